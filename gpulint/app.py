@@ -1,0 +1,68 @@
+"""`gpulint check` end to end: collect -> lint -> (fix) -> format -> exit decision."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpulint.config import Config
+from gpulint.engine import Report, enabled_rules, lint
+from gpulint.formatters import FormatOptions, get_formatter
+from gpulint.sources import Source, SourceError, collect
+
+
+@dataclass
+class CheckResult:
+    rendered: str
+    failed: bool
+    messages: list[str] = field(default_factory=list)  # for stderr
+    usage_error: bool = False
+
+
+def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, messages: list[str]) -> tuple[list[Source], str]:
+    """Fix files in place (or collect their diff); returns the sources that changed and the diff text."""
+    from gpulint.fix import fix_text, unified_diff, write_atomically
+
+    by_display = {source.display: source for source in sources}
+    changed: list[Source] = []
+    diffs: list[str] = []
+    for file in report.files:
+        fixes = [finding.fix for finding in file.findings if finding.fix is not None]
+        source = by_display.get(file.path)
+        if not fixes or source is None:
+            continue
+        if source.fs_path is None:
+            messages.append(f"gpulint: {file.path}: fixes are not applied to standard input")
+            continue
+        text = source.read().decode("utf-8")
+        outcome = fix_text(file.path, text, fixes)
+        if outcome.refused:
+            messages.append(f"gpulint: {file.path}: not fixed: {outcome.refused}")
+        if outcome.new_text is None:
+            continue
+        if show_diff:
+            diffs.append(unified_diff(file.path, text, outcome.new_text))
+        else:
+            write_atomically(source.fs_path, outcome.new_text)
+            messages.append(f"gpulint: {file.path}: applied {outcome.applied} fix{'es' if outcome.applied > 1 else ''}")
+            changed.append(source)
+    return changed, "".join(diffs)
+
+
+def run_check(paths: list[str], config: Config, output_format: str, *, fix: bool = False, show_diff: bool = False,
+              jobs: int = 0, color: bool = False) -> CheckResult:
+    try:
+        sources = collect(paths, config.exclude)
+    except SourceError as exc:
+        return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
+    report = lint(sources, config, jobs)
+    messages: list[str] = []
+    if fix or show_diff:
+        changed, diff = _apply_fixes(report, sources, show_diff, messages)
+        if show_diff:
+            return CheckResult(diff, bool(diff), messages)
+        if changed:  # report what is left after the fixes
+            relinted = {r.path: r for r in lint(changed, config, jobs).files}
+            report = Report([relinted.get(r.path, r) for r in report.files])
+    rules = enabled_rules(config)
+    rendered = get_formatter(output_format)(report, rules, FormatOptions(color=color))
+    worst = report.worst()
+    return CheckResult(rendered, worst is not None and worst >= config.fail_on, messages)

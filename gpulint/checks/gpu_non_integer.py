@@ -1,0 +1,38 @@
+"""gpu-non-integer: an extended-resource quantity that is not a whole number."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.checks import CheckContext, field_path
+from gpulint.findings import Diagnostic
+from gpulint.objects import KubeObject
+from gpulint.quantity import QuantityError, quantity_from_yaml
+from gpulint.resources import is_extended
+from gpulint.workloads import container_resources
+
+RULE_ID = "gpu-non-integer"
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    for block in container_resources(obj.data):
+        for section, values in (("requests", block.requests), ("limits", block.limits)):
+            for name, value in values.items():
+                if not is_extended(name):
+                    continue
+                path = (*block.path, section, name)
+                where = field_path(path)
+                try:
+                    quantity = quantity_from_yaml(value)
+                except QuantityError as exc:
+                    yield Diagnostic(RULE_ID, path, f"{where}: {value!r} is not a valid Kubernetes quantity ({exc}); "
+                                                    f"write a whole number such as 1")
+                    continue
+                if quantity.value < 0:
+                    yield Diagnostic(RULE_ID, path, f"{where}: Invalid value: \"{value}\": must be greater than "
+                                                    "or equal to 0")
+                elif not quantity.is_integer():
+                    yield Diagnostic(
+                        RULE_ID, path,
+                        f"{where}: Invalid value: \"{value}\": must be an integer; {name} is an extended resource "
+                        "and is allocated in whole devices. To share a GPU, use the device plugin's time-slicing "
+                        "or MPS replicas, a MIG profile, or a DRA claim")

@@ -1,0 +1,31 @@
+"""schema-invalid: the object does not match the Kubernetes schema of its apiVersion/kind."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.checks import CheckContext, field_path
+from gpulint.findings import Diagnostic, Severity
+from gpulint.objects import KubeObject
+
+RULE_ID = "schema-invalid"
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    data = obj.data
+    if not isinstance(data.get("kind"), str) or not data.get("kind"):
+        yield Diagnostic(RULE_ID, ("kind",) if "kind" in data else (),
+                         "object has no kind: kubectl refuses it (Object 'Kind' is missing)")
+        return
+    if not isinstance(data.get("apiVersion"), str) or not data.get("apiVersion"):
+        yield Diagnostic(RULE_ID, ("apiVersion",) if "apiVersion" in data else (),
+                         f"{data['kind']} has no apiVersion: kubectl refuses it (apiVersion not set)")
+        return
+    for error in ctx.schemas.validate(data):
+        where = field_path(error.path) or obj.kind
+        if error.unknown_field:
+            yield Diagnostic(RULE_ID, error.path,
+                             f'unknown field "{where}" in {obj.api_version} {obj.kind} '
+                             f"(Kubernetes {ctx.config.kubernetes_version}); the API server's strict field "
+                             "validation warns and drops it", on_key=True, severity=Severity.WARNING)
+        else:
+            yield Diagnostic(RULE_ID, error.path, f"{where}: {error.message}")

@@ -1,0 +1,154 @@
+"""Command line: gpulint check | rules | rule NAME.
+
+Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it,
+2 usage or configuration error, 3 internal error (a bug: please report it).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from gpulint import __version__
+from gpulint.config import Config, ConfigError, check_rule_ids, discover, load, parse_kubernetes_version
+from gpulint.findings import Severity
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+SEVERITIES = ("error", "warning", "info")
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _load_config(config_path: str | None, known: set[str]) -> Config:
+    if config_path:
+        path = Path(config_path)
+        if not path.is_file():
+            raise ConfigError(f"--config: {config_path}: no such file")
+        return load(path, known)
+    found = discover(Path.cwd())
+    return load(found, known) if found else Config()
+
+
+def _use_color(choice: str, output: str | None) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    if output or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gpulint")
+def cli() -> None:
+    """gpulint: find GPU workloads that would stay Pending, land on the wrong accelerator, or deadlock."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github", "junit"]),
+              default="text", show_default=True, help="Output format.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False),
+              help="Configuration file (default: .gpulint.yaml or pyproject.toml found walking up).")
+@click.option("--select", multiple=True, help="Only these rules (comma-separated, repeatable).")
+@click.option("--ignore", multiple=True, help="Skip these rules (comma-separated, repeatable).")
+@click.option("--kubernetes-version", help="Target Kubernetes version: 1.35, 1.36 or 1.37 (default 1.37).")
+@click.option("--fail-on", type=click.Choice(SEVERITIES), help="Lowest severity that fails the run (default error).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change no file.")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Worker processes (0: one per core for large inputs).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+def check(paths: tuple[str, ...], output_format: str, output: str | None, config_path: str | None,
+          select: tuple[str, ...], ignore: tuple[str, ...], kubernetes_version: str | None, fail_on: str | None,
+          exit_zero: bool, fix: bool, show_diff: bool, jobs: int, color: str) -> None:
+    """Lint manifests in PATHS (files, directories, or - for stdin; default: the current directory)."""
+    from gpulint.registry import all_rules
+
+    known = set(all_rules())
+    try:
+        config = _load_config(config_path, known)
+        selected, ignored = _split(select), _split(ignore)
+        if selected:
+            check_rule_ids(selected, known, "--select", "select")
+        if ignored:
+            check_rule_ids(ignored, known, "--ignore", "ignore")
+        config = config.with_overrides(
+            select=selected,
+            ignore=ignored,
+            kubernetes_version=parse_kubernetes_version(kubernetes_version) if kubernetes_version else None,
+            fail_on=Severity.parse(fail_on) if fail_on else None,
+        )
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    from gpulint.app import run_check
+
+    result = run_check(list(paths) or ["."], config, output_format, fix=fix, show_diff=show_diff, jobs=jobs,
+                       color=_use_color(color, output))
+    for message in result.messages:
+        click.echo(message, err=True)
+    if output:
+        try:
+            Path(output).write_text(result.rendered, encoding="utf-8")
+        except OSError as exc:
+            raise click.UsageError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
+    else:
+        click.echo(result.rendered, nl=False)
+    if result.usage_error:
+        sys.exit(EXIT_USAGE)
+    if exit_zero:
+        sys.exit(EXIT_OK)
+    sys.exit(EXIT_FINDINGS if result.failed else EXIT_OK)
+
+
+@cli.command("rules")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def list_rules(output_format: str) -> None:
+    """List every rule with its default severity."""
+    from gpulint.registry import all_rules
+
+    rules = all_rules()
+    if output_format == "json":
+        import json
+
+        click.echo(json.dumps([{"id": r.id, "severity": str(r.severity), "summary": r.summary}
+                               for r in rules.values()], indent=2))
+        return
+    width = max(len(rule_id) for rule_id in rules)
+    for rule in rules.values():
+        click.echo(f"{rule.id:<{width}}  {str(rule.severity):<7}  {rule.summary}")
+
+
+@cli.command("rule")
+@click.argument("name")
+def show_rule(name: str) -> None:
+    """Print the docs of rule NAME: what it does, why, the Kubernetes rule, an example and its fix."""
+    from gpulint.registry import all_rules
+
+    rules = all_rules()
+    if name not in rules:
+        try:
+            check_rule_ids((name,), set(rules), "gpulint rule", "NAME")
+        except ConfigError as exc:
+            raise click.UsageError(str(exc)) from None
+    click.echo(rules[name].markdown(), nl=False)
+
+
+def main() -> None:
+    try:
+        cli(standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("gpulint: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - a bug must still end with a message, not a traceback
+        click.echo(f"gpulint: internal error: {type(exc).__name__}: {exc} (please report this)", err=True)
+        if os.environ.get("GPULINT_DEBUG"):
+            raise
+        sys.exit(EXIT_INTERNAL)

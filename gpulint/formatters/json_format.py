@@ -1,0 +1,20 @@
+"""The JSON contract (version 1): {"version", "findings": [...], "summary": {...}}."""
+from __future__ import annotations
+
+import json
+
+from gpulint.engine import Report
+from gpulint.formatters import FormatOptions
+from gpulint.registry import Rule
+
+CONTRACT_VERSION = 1
+
+
+def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
+    document = {
+        "version": CONTRACT_VERSION,
+        "findings": [finding.as_json() for finding in report.findings],
+        "summary": report.summary(),
+        "notes": list(options.notes),
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

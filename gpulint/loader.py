@@ -1,0 +1,358 @@
+"""Text -> located documents.
+
+YAML is composed with libyaml (PyYAML's CSafeLoader), which keeps a start mark on
+every node; the node tree is kept beside the plain data so a finding can be placed
+on its exact line and column without paying for positions nobody asks about.
+
+Values are read the way Kubernetes reads them (go-yaml, YAML 1.1: ``yes``/``on``
+are booleans; keys become strings as in the YAML-to-JSON conversion), duplicate
+keys are reported rather than silently dropped, and alias bombs are refused
+rather than expanded.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from gpulint.findings import Path
+
+try:  # libyaml is present in every PyYAML wheel; the pure-Python loader is ~15x slower
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 256
+# An alias may be used freely; a document whose aliases expand it beyond both
+# limits is an alias bomb ("billion laughs") and is refused, as go-yaml does.
+MAX_EXPANDED_NODES = 200_000
+MAX_EXPANSION_RATIO = 10
+
+# An unquoted ``{{`` where a value starts (``key: {{ .Values.x }}``, ``- {{ x }}``) is
+# a template even when it happens to parse; quoted ``"{{ x }}"`` may be data (Argo).
+_TEMPLATE_VALUE = re.compile(r"^[ \t]*(?:-[ \t]+)*(?:[^#'\"\n]*?:[ \t]+)?\{\{", re.MULTILINE)
+_TEMPLATE_ACTION_LINE = re.compile(r"^\s*\{\{-?\s*(?:if|else|end|range|with|define|include|template|/\*|-)\b.*\}\}\s*$",
+                                   re.MULTILINE)
+_TEMPLATED_MESSAGE = ("templated file: it contains Go/Helm template syntax ({{ ... }}) and is not plain YAML; "
+                      "lint the rendered output instead: helm template RELEASE CHART | gpulint check -")
+_DOC_START = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
+
+_T = "tag:yaml.org,2002:"
+_STR, _NULL, _BOOL, _INT, _FLOAT, _MERGE = (_T + t for t in ("str", "null", "bool", "int", "float", "merge"))
+
+
+class LoadError(Exception):
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """A problem with the file itself (not with one Kubernetes object)."""
+
+    message: str
+    line: int  # 1-based
+    column: int  # 1-based
+    document: int | None = None
+
+
+@dataclass
+class LocatedDocument:
+    path: str
+    index: int  # position in the file's stream of documents, counting empty ones
+    data: Any
+    node: Node
+    line_offset: int = 0  # node marks count from the chunk that was parsed, not the file
+
+    def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
+        """1-based line and column of the node at ``path`` (or its deepest existing ancestor)."""
+        node: Node = self.node
+        key_node: Node | None = None
+        for step in path:
+            child = _child(node, step)
+            if child is None:
+                break
+            key_node, node = child
+        target = key_node if (on_key and key_node is not None) else node
+        mark = target.start_mark
+        return mark.line + self.line_offset + 1, mark.column + 1
+
+
+@dataclass
+class LoadedFile:
+    path: str
+    text: str
+    documents: list[LocatedDocument] = field(default_factory=list)
+    problems: list[LoadProblem] = field(default_factory=list)
+    templated: bool = False
+
+
+def _child(node: Node, step: Any) -> tuple[Node | None, Node] | None:
+    if isinstance(node, MappingNode) and isinstance(step, str):
+        found = None
+        for key, value in node.value:
+            if key.tag == _MERGE:
+                continue
+            if isinstance(key, ScalarNode) and _key_text(key) == step:
+                found = (key, value)  # the last duplicate wins, as in JSON
+        if found is not None:
+            return found
+        for key, value in node.value:  # merged keys (<<: *anchor) come last
+            if key.tag == _MERGE:
+                sources = value.value if isinstance(value, SequenceNode) else [value]
+                for source in sources:
+                    hit = _child(source, step)
+                    if hit is not None:
+                        return hit
+        return None
+    if isinstance(node, SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+        return None, node.value[step]
+    return None
+
+
+def _key_text(key: ScalarNode) -> str:
+    value = _scalar(key, _CONSTRUCTOR)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+class _Constructor(SafeConstructor):
+    """Only used for its scalar resolvers (int, float and bool spellings of YAML 1.1)."""
+
+
+_CONSTRUCTOR = _Constructor()
+
+
+def _scalar(node: ScalarNode, constructor: SafeConstructor) -> Any:
+    tag = node.tag
+    if tag == _STR:
+        return node.value
+    if tag == _NULL:
+        return None
+    if tag == _BOOL:
+        return constructor.construct_yaml_bool(node)
+    if tag == _INT:
+        return constructor.construct_yaml_int(node)
+    if tag == _FLOAT:
+        value = constructor.construct_yaml_float(node)
+        return value
+    # timestamps, binary and custom tags: Kubernetes sees the text (YAML -> JSON string)
+    return node.value
+
+
+class _Builder:
+    """Turns one composed document into plain Python data."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.duplicates: list[LoadProblem] = []
+        self._built: dict[int, Any] = {}
+        self._sizes: dict[int, int] = {}
+        self._physical = 0
+
+    def build(self, root: Node) -> Any:
+        expanded = self._size(root, 0)
+        if expanded > MAX_EXPANDED_NODES and expanded > MAX_EXPANSION_RATIO * self._physical:
+            mark = root.start_mark
+            raise LoadError(
+                f"document refused: its aliases expand {self._physical} nodes into {expanded} "
+                "(an alias bomb); Kubernetes' YAML reader refuses excessive aliasing too",
+                mark.line + 1, mark.column + 1)
+        return self._build(root)
+
+    def _size(self, node: Node, depth: int) -> int:
+        """Expanded node count; also enforces the depth limit. Memoised per node, so aliases are cheap."""
+        known = self._sizes.get(id(node))
+        if known is not None:
+            return known
+        if depth > MAX_DEPTH:
+            mark = node.start_mark
+            raise LoadError(f"document nests deeper than {MAX_DEPTH} levels", mark.line + 1, mark.column + 1)
+        self._physical += 1
+        if isinstance(node, MappingNode):
+            total = 1 + sum(self._size(k, depth + 1) + self._size(v, depth + 1) for k, v in node.value)
+        elif isinstance(node, SequenceNode):
+            total = 1 + sum(self._size(item, depth + 1) for item in node.value)
+        else:
+            total = 1
+        self._sizes[id(node)] = total
+        return total
+
+    def _build(self, node: Node) -> Any:
+        if isinstance(node, ScalarNode):
+            return _scalar(node, _CONSTRUCTOR)
+        built = self._built.get(id(node))
+        if built is not None:  # an alias: share the value, never copy it
+            return built
+        if isinstance(node, SequenceNode):
+            items: list[Any] = []
+            self._built[id(node)] = items
+            items.extend(self._build(item) for item in node.value)
+            return items
+        mapping: dict[str, Any] = {}
+        self._built[id(node)] = mapping
+        merges: list[Node] = []
+        seen: dict[str, Node] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                merges.append(value_node)
+                continue
+            key = _key_text(key_node) if isinstance(key_node, ScalarNode) else str(self._build(key_node))
+            first = seen.get(key)
+            if first is not None:
+                mark = key_node.start_mark
+                self.duplicates.append(LoadProblem(
+                    f'duplicate key "{key}" (first defined at line {first.start_mark.line + 1}); '
+                    "Kubernetes rejects it: mapping key already defined",
+                    mark.line + 1, mark.column + 1))
+            seen[key] = key_node
+            mapping[key] = self._build(value_node)
+        for merge in merges:  # explicit keys win over merged ones
+            sources = merge.value if isinstance(merge, SequenceNode) else [merge]
+            for source in sources:
+                merged = self._build(source)
+                if isinstance(merged, dict):
+                    for key, value in merged.items():
+                        mapping.setdefault(key, value)
+        return mapping
+
+
+def looks_templated(text: str) -> int | None:
+    """Line (1-based) of the first Go/Helm template action, if the text is a template."""
+    if "{{" not in text:
+        return None
+    match = _TEMPLATE_ACTION_LINE.search(text) or _TEMPLATE_VALUE.search(text)
+    if match is None:
+        return None
+    return text.count("\n", 0, match.start()) + 1
+
+
+def decode(raw: bytes) -> str:
+    """Bytes -> text as YAML allows (UTF-8, or UTF-16/32 with a BOM)."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        return raw[3:].decode("utf-8")
+    for bom, codec in ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+                       (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+        if raw.startswith(bom):
+            return raw.decode(codec)
+    return raw.decode("utf-8")
+
+
+def load_bytes(path: str, raw: bytes) -> LoadedFile:
+    if len(raw) > MAX_FILE_BYTES:
+        loaded = LoadedFile(path, "")
+        loaded.problems.append(LoadProblem(
+            f"file is {len(raw) // (1024 * 1024)} MiB, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit; not read",
+            1, 1))
+        return loaded
+    if b"\x00" in raw[:8192] and not raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        loaded = LoadedFile(path, "")
+        loaded.problems.append(LoadProblem("binary file (contains NUL bytes); not a YAML or JSON manifest", 1, 1))
+        return loaded
+    try:
+        text = decode(raw)
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        loaded = LoadedFile(path, "")
+        loaded.problems.append(LoadProblem(
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); Kubernetes manifests must be UTF-8", line, column))
+        return loaded
+    return load_text(path, text)
+
+
+def load_text(path: str, text: str) -> LoadedFile:
+    loaded = LoadedFile(path, text)
+    template_line = looks_templated(text)
+    if template_line is not None:
+        loaded.templated = True
+        loaded.problems.append(LoadProblem(_TEMPLATED_MESSAGE, template_line, 1))
+        return loaded
+    _parse_stream(loaded, text, line_offset=0, first_index=0)
+    if loaded.problems and "{{" in text and not loaded.documents:
+        line = text.count("\n", 0, text.index("{{")) + 1
+        loaded.templated = True
+        loaded.problems = [LoadProblem(_TEMPLATED_MESSAGE, line, 1)]
+    return loaded
+
+
+def _parse_stream(loaded: LoadedFile, text: str, line_offset: int, first_index: int) -> None:
+    index = first_index
+    while True:
+        try:
+            for root in yaml.compose_all(text, Loader=_Loader):
+                if root is not None:
+                    builder = _Builder(loaded.path)
+                    try:
+                        data = builder.build(root)
+                    except LoadError as exc:
+                        loaded.problems.append(LoadProblem(exc.message, exc.line + line_offset, exc.column, index))
+                    else:
+                        loaded.problems.extend(
+                            LoadProblem(p.message, p.line + line_offset, p.column, index) for p in builder.duplicates)
+                        loaded.documents.append(LocatedDocument(loaded.path, index, data, root, line_offset))
+                index += 1
+            return
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = mark.line if mark is not None else 0
+            column = mark.column if mark is not None else 0
+            loaded.problems.append(LoadProblem(_yaml_message(exc, text), line + line_offset + 1, column + 1, index))
+        except yaml.YAMLError as exc:  # reader errors (control characters) carry a position too
+            position = getattr(exc, "position", 0) or 0
+            line = text.count("\n", 0, position)
+            column = position - (text.rfind("\n", 0, position) + 1)
+            loaded.problems.append(LoadProblem(str(exc).splitlines()[0], line + line_offset + 1, column + 1, index))
+        except RecursionError:
+            loaded.problems.append(LoadProblem(f"document nests deeper than {MAX_DEPTH} levels", line_offset + 1, 1, index))
+            line = 0
+        # Resume at the next document after the broken one, so one bad document
+        # does not hide the findings of the rest of the file.
+        restart = _next_document_start(text, line)
+        if restart is None:
+            return
+        skipped_lines = text.count("\n", 0, restart)
+        text = text[restart:]
+        line_offset += skipped_lines
+        index += 1
+
+
+def _next_document_start(text: str, error_line: int) -> int | None:
+    """Offset of the first ``---`` at or after the error line that lets parsing make progress."""
+    offset = 0
+    for _ in range(error_line):
+        newline = text.find("\n", offset)
+        if newline < 0:
+            return None
+        offset = newline + 1
+    match = _DOC_START.search(text, max(offset, 1))
+    return match.start() if match else None
+
+
+def _char_at(text: str, line: int, column: int) -> str:
+    lines = text.split("\n", line + 1)
+    if line < len(lines) and column < len(lines[line]):
+        return lines[line][column]
+    return ""
+
+
+def _yaml_message(exc: yaml.MarkedYAMLError, text: str) -> str:
+    parts = [p for p in (exc.context, exc.problem) if p]
+    message = "; ".join(parts) if parts else "invalid YAML"
+    mark = exc.problem_mark
+    if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
+        message += " (a tab: YAML does not allow tabs for indentation; use spaces)"
+    if exc.context_mark is not None and exc.problem_mark is not None and exc.context_mark.line != exc.problem_mark.line:
+        message += f" (the construct starts at line {exc.context_mark.line + 1})"
+    return f"YAML syntax error: {message}"

@@ -1,0 +1,64 @@
+"""Located documents -> Kubernetes objects (``kind: List`` expanded), with their references."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.findings import ObjectRef, Path
+from gpulint.loader import LocatedDocument
+
+SUPPRESS_ANNOTATION = "gpulint.io/ignore"
+
+
+@dataclass(frozen=True)
+class KubeObject:
+    data: dict[str, Any]
+    document: LocatedDocument
+    prefix: Path  # where the object sits in its document (("items", 3) inside a List)
+    ref: ObjectRef
+
+    @property
+    def api_version(self) -> str:
+        return self.ref.api_version
+
+    @property
+    def kind(self) -> str:
+        return self.ref.kind
+
+    def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
+        return self.document.locate((*self.prefix, *path), on_key)
+
+    def annotations(self) -> dict[str, Any]:
+        metadata = self.data.get("metadata")
+        annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+        return annotations if isinstance(annotations, dict) else {}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def object_ref(data: dict[str, Any]) -> ObjectRef:
+    metadata = data.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    name = _text(metadata.get("name")) or _text(metadata.get("generateName"))
+    return ObjectRef(_text(data.get("apiVersion")), _text(data.get("kind")), _text(metadata.get("namespace")), name)
+
+
+def is_object(data: Any) -> bool:
+    """A mapping that claims to be a Kubernetes object (has apiVersion or kind)."""
+    return isinstance(data, dict) and ("kind" in data or "apiVersion" in data)
+
+
+def objects_in(document: LocatedDocument) -> Iterator[KubeObject]:
+    data = document.data
+    if not is_object(data):
+        return
+    if data.get("kind") == "List" or (isinstance(data.get("kind"), str) and data["kind"].endswith("List")
+                                       and isinstance(data.get("items"), list)):
+        for index, item in enumerate(data.get("items") or []):
+            if isinstance(item, dict):
+                yield KubeObject(item, document, ("items", index), object_ref(item))
+        return
+    yield KubeObject(data, document, (), object_ref(data))
