@@ -90,8 +90,9 @@ def check(paths: tuple[str, ...], output_format: str, output: str | None, config
         raise click.UsageError(str(exc)) from None
     from gpulint.app import run_check
 
+    use_color = _use_color(color, output)
     result = run_check(list(paths) or ["."], config, output_format, fix=fix, show_diff=show_diff, jobs=jobs,
-                       color=_use_color(color, output))
+                       color=use_color)
     for message in result.messages:
         click.echo(message, err=True)
     if output:
@@ -100,7 +101,7 @@ def check(paths: tuple[str, ...], output_format: str, output: str | None, config
         except OSError as exc:
             raise click.UsageError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
     else:
-        click.echo(result.rendered, nl=False)
+        click.echo(result.rendered, nl=False, color=use_color)
     if result.usage_error:
         sys.exit(EXIT_USAGE)
     if exit_zero:

@@ -76,12 +76,14 @@ class LocatedDocument:
         """1-based line and column of the node at ``path`` (or its deepest existing ancestor)."""
         node: Node = self.node
         key_node: Node | None = None
+        complete = True
         for step in path:
             child = _child(node, step)
             if child is None:
+                complete = False  # point at the key of the deepest ancestor that exists
                 break
             key_node, node = child
-        target = key_node if (on_key and key_node is not None) else node
+        target = key_node if ((on_key or not complete) and key_node is not None) else node
         mark = target.start_mark
         return mark.line + self.line_offset + 1, mark.column + 1
 

@@ -1,7 +1,7 @@
 """Suppressions: object annotations, line comments, file comments and per-path config.
 
 - ``metadata.annotations["gpulint.io/ignore"]: "rule-a,rule-b # reason"``
-- ``# gpulint: disable=rule-a,rule-b`` on the offending line or the line above
+- ``# gpulint: disable=rule-a,rule-b`` at the end of the offending line, or alone on the line above
 - ``# gpulint: disable-file=rule-a`` anywhere in the file (conventionally at the top)
 ``all`` matches every rule.
 """
@@ -45,18 +45,19 @@ class FileSuppressions:
         for number, line in enumerate(text.splitlines(), 1):
             if "gpulint:" not in line:
                 continue
+            # A comment on a line of its own covers the next line; a trailing one, its own line.
+            target = number + 1 if line.lstrip().startswith("#") else number
             for match in _COMMENT.finditer(line):
                 ids = _ids(match.group(2))
                 if match.group(1) == "disable-file":
                     whole |= ids
                 else:
-                    found.by_line[number] = found.by_line.get(number, frozenset()) | ids
+                    found.by_line[target] = found.by_line.get(target, frozenset()) | ids
         found.whole_file = frozenset(whole)
         return found
 
     def suppresses(self, finding: Finding) -> bool:
-        for ids in (self.whole_file, self.by_line.get(finding.line, frozenset()),
-                    self.by_line.get(finding.line - 1, frozenset())):
+        for ids in (self.whole_file, self.by_line.get(finding.line, frozenset())):
             if finding.rule in ids or "all" in ids:
                 return True
         return False

@@ -1,0 +1,167 @@
+"""The loader: exact positions, Kubernetes' YAML semantics, and hostile input refused cleanly."""
+import textwrap
+
+from gpulint.loader import MAX_DEPTH, load_bytes, load_text
+
+
+def load(text: str):
+    return load_text("f.yaml", textwrap.dedent(text).lstrip("\n"))
+
+
+def test_positions_of_keys_and_values_are_one_based():
+    loaded = load("""
+        apiVersion: v1
+        kind: Pod
+        spec:
+          containers:
+          - name: a
+            resources:
+              limits: {nvidia.com/gpu: 2}
+    """)
+    doc = loaded.documents[0]
+    path = ("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")
+    assert doc.locate(path) == (7, 32)
+    assert doc.locate(path, on_key=True) == (7, 16)
+    assert doc.locate(("spec", "containers", 0)) == (5, 5)
+    # a path that does not exist points at its deepest existing ancestor
+    assert doc.locate(("spec", "containers", 0, "resources", "requests")) == (6, 5)
+
+
+def test_positions_count_from_the_file_in_later_documents():
+    loaded = load("""
+        # header comment
+        apiVersion: v1
+        kind: ConfigMap
+        ---
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: second
+    """)
+    assert [d.index for d in loaded.documents] == [0, 1]
+    assert loaded.documents[1].locate(("metadata", "name")) == (8, 9)
+
+
+def test_yaml_1_1_booleans_as_kubernetes_reads_them():
+    data = load("a: yes\nb: on\nc: 'yes'\nd: 0x10\ne: 1e-1\nf: 2021-01-01\n").documents[0].data
+    assert data == {"a": True, "b": True, "c": "yes", "d": 16, "e": "1e-1", "f": "2021-01-01"}
+
+
+def test_keys_become_strings_as_in_yaml_to_json():
+    assert load("1: a\ntrue: b\n").documents[0].data == {"1": "a", "true": "b"}
+
+
+def test_duplicate_keys_are_reported_at_the_second_key():
+    loaded = load("""
+        metadata:
+          name: a
+          name: b
+    """)
+    (problem,) = loaded.problems
+    assert (problem.line, problem.column) == (3, 3)
+    assert 'duplicate key "name"' in problem.message and "line 2" in problem.message
+    assert loaded.documents[0].data["metadata"]["name"] == "b"
+
+
+def test_merge_keys_and_aliases():
+    loaded = load("""
+        base: &base {cpu: "1", memory: 1Gi}
+        limits:
+          <<: *base
+          cpu: "2"
+    """)
+    assert loaded.documents[0].data["limits"] == {"cpu": "2", "memory": "1Gi"}
+    assert loaded.documents[0].locate(("limits", "memory")) == (1, 32)
+
+
+def test_alias_bomb_is_refused_not_expanded():
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for level in range(1, 9):
+        previous, name = chr(96 + level), chr(97 + level)
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
+    loaded = load_text("bomb.yaml", "\n".join(lines) + "\n")
+    assert loaded.documents == []
+    (problem,) = loaded.problems
+    assert "alias bomb" in problem.message
+
+
+def test_deep_nesting_is_a_clear_problem():
+    loaded = load_text("deep.yaml", "- " * (MAX_DEPTH + 10) + "x\n")
+    assert "nests deeper" in loaded.problems[0].message
+    loaded = load_text("deeper.yaml", "[" * 10000 + "]" * 10000)
+    assert loaded.problems and loaded.problems[0].line == 1
+    assert "nesting depth" in loaded.problems[0].message or "nests deeper" in loaded.problems[0].message
+
+
+def test_syntax_error_has_line_and_column_and_later_documents_survive():
+    loaded = load("""
+        apiVersion: v1
+        kind: Pod
+        spec: [1, 2
+        ---
+        apiVersion: v1
+        kind: ConfigMap
+    """)
+    assert len(loaded.problems) == 1
+    assert loaded.problems[0].line == 4 and loaded.problems[0].message.startswith("YAML syntax error")
+    assert [d.data["kind"] for d in loaded.documents] == ["ConfigMap"]
+    assert loaded.documents[0].locate(("kind",)) == (6, 7)
+
+
+def test_tabs_get_a_hint():
+    loaded = load_text("tabs.yaml", "spec:\n\tcontainers: []\n")
+    assert loaded.problems[0].line == 2
+    assert "tab" in loaded.problems[0].message
+
+
+def test_helm_templates_are_reported_once():
+    loaded = load("""
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: {{ .Release.Name }}
+        {{- if .Values.gpu }}
+        spec: {}
+        {{- end }}
+    """)
+    assert loaded.templated and len(loaded.problems) == 1
+    assert "helm template" in loaded.problems[0].message
+
+
+def test_quoted_braces_are_data_not_templates():
+    loaded = load("""
+        apiVersion: argoproj.io/v1alpha1
+        kind: Workflow
+        spec:
+          arguments: ["{{inputs.parameters.model}}"]
+    """)
+    assert not loaded.templated and not loaded.problems
+
+
+def test_binary_and_non_utf8_files():
+    assert "binary" in load_bytes("b.yaml", b"\x00\x01\x02kind: Pod").problems[0].message
+    problem = load_bytes("latin1.yaml", b"kind: Pod\nname: caf\xe9\n").problems[0]
+    assert (problem.line, problem.column) == (2, 10) and "UTF-8" in problem.message
+
+
+def test_utf8_bom_and_utf16_are_read():
+    assert load_bytes("bom.yaml", b"\xef\xbb\xbfkind: Pod\n").documents[0].data == {"kind": "Pod"}
+    assert load_bytes("u16.yaml", "kind: Pod\n".encode("utf-16")).documents[0].data == {"kind": "Pod"}
+
+
+def test_empty_and_null_documents():
+    for text in ("", "---\n", "---\n---\n", "# only a comment\n", "~\n"):
+        loaded = load_text("e.yaml", text)
+        assert not loaded.problems
+        assert all(d.data is None for d in loaded.documents)
+
+
+def test_json_is_read_with_positions():
+    loaded = load_text("pod.json", '{\n  "apiVersion": "v1",\n  "kind": "Pod",\n  "spec": {"containers": []}\n}\n')
+    assert loaded.documents[0].data["kind"] == "Pod"
+    assert loaded.documents[0].locate(("spec", "containers")) == (4, 26)
+
+
+def test_control_characters_are_a_problem_not_a_crash():
+    loaded = load_text("ctl.yaml", "kind: Pod\nname: a\x07b\n")
+    assert loaded.problems and loaded.problems[0].line == 2

@@ -1,0 +1,115 @@
+"""schema-invalid against the generated Kubernetes schemas."""
+import json
+
+import pytest
+
+from conftest import REPO, by_rule, lint_text
+from gpulint.config import Config
+from gpulint.findings import Severity
+
+
+def test_v1beta1_shape_under_v1_is_reported_as_unknown_fields_with_positions():
+    findings = by_rule(lint_text("""
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaim
+        metadata: {name: gpu}
+        spec:
+          devices:
+            requests:
+            - name: gpu
+              deviceClassName: gpu.nvidia.com
+    """), "schema-invalid")
+    (finding,) = findings
+    assert finding.severity == Severity.WARNING
+    assert (finding.line, finding.column) == (8, 7)
+    assert 'unknown field "spec.devices.requests[0].deviceClassName"' in finding.message
+
+
+def test_wrong_type_is_an_error_at_the_value():
+    (finding,) = by_rule(lint_text("""
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: d}
+        spec:
+          replicas: many
+          selector: {matchLabels: {a: b}}
+          template:
+            metadata: {labels: {a: b}}
+            spec:
+              containers: [{name: c, image: i}]
+    """), "schema-invalid")
+    assert finding.severity == Severity.ERROR
+    assert (finding.line, finding.column) == (5, 13)
+    assert finding.message.startswith("spec.replicas: Invalid value")
+
+
+def test_missing_required_field():
+    (finding,) = by_rule(lint_text("""
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          containers:
+          - image: nginx
+    """), "schema-invalid")
+    assert '"name" is required' in finding.message and finding.line == 6
+
+
+def test_int_or_string_null_is_not_an_error():
+    findings = lint_text("""
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: d}
+        spec:
+          selector: {matchLabels: {a: b}}
+          strategy:
+            rollingUpdate: {maxSurge: , maxUnavailable: 25%}
+          template:
+            metadata: {labels: {a: b}}
+            spec:
+              containers: [{name: c, image: i}]
+    """)
+    assert findings == []
+
+
+def test_kinds_without_schema_are_skipped_silently():
+    assert lint_text("apiVersion: example.com/v1\nkind: Whatever\nspec: {anything: [1, 2]}\n") == []
+
+
+def test_missing_kind_or_api_version():
+    (finding,) = lint_text("apiVersion: v1\nmetadata: {name: x}\n")
+    assert finding.rule == "schema-invalid" and "no kind" in finding.message
+    (finding,) = lint_text("kind: Pod\nmetadata: {name: x}\n")
+    assert "no apiVersion" in finding.message and finding.line == 1
+
+
+def test_documents_that_are_not_objects_are_skipped():
+    assert lint_text("replicaCount: 2\nimage: {tag: latest}\n") == []
+    assert lint_text("- op: add\n  path: /spec/replicas\n  value: 3\n") == []
+
+
+@pytest.mark.parametrize("version, expected", [("1.35", 0), ("1.37", 1)])
+def test_kubernetes_version_picks_the_schema_set(version, expected):
+    # scheduling.k8s.io/v1beta1 Workload exists only from 1.37; on 1.35 it has no schema and is skipped
+    text = """
+        apiVersion: scheduling.k8s.io/v1beta1
+        kind: Workload
+        metadata: {name: w}
+        spec:
+          podGroupTemplates:
+          - name: workers
+            schedulingPolicy: {gang: {minCount: many}}
+    """
+    findings = by_rule(lint_text(text, config=Config(kubernetes_version=version)), "schema-invalid")
+    assert len(findings) == expected
+
+
+def test_generated_schemas_cover_the_required_kinds():
+    index = json.loads((REPO / "schemas" / "v1.37" / "index.json").read_text())
+    for key in ("v1/Pod", "v1/Node", "v1/PodTemplate", "apps/v1/Deployment", "batch/v1/CronJob",
+                "resource.k8s.io/v1/ResourceClaim", "resource.k8s.io/v1beta1/ResourceSlice",
+                "resource.k8s.io/v1beta2/DeviceClass", "scheduling.k8s.io/v1beta1/Workload",
+                "scheduling.k8s.io/v1beta1/PodGroup"):
+        assert key in index
+    for version in ("v1.35", "v1.36"):
+        assert (REPO / "schemas" / version / "index.json").is_file()
