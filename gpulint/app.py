@@ -32,7 +32,11 @@ def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, message
         if source.fs_path is None:
             messages.append(f"gpulint: {file.path}: fixes are not applied to standard input")
             continue
-        text = source.read().decode("utf-8")
+        raw = source.read()
+        if raw.startswith(b"\xef\xbb\xbf"):
+            messages.append(f"gpulint: {file.path}: not fixed: the file starts with a byte-order mark")
+            continue
+        text = raw.decode("utf-8")
         outcome = fix_text(file.path, text, fixes)
         if outcome.refused:
             messages.append(f"gpulint: {file.path}: not fixed: {outcome.refused}")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -182,6 +181,8 @@ def lint(sources: Iterable[Source], config: Config, jobs: int = 0) -> Report:
     workers = jobs or os.cpu_count() or 1
     if workers <= 1 or len(items) < PARALLEL_MIN_FILES:
         return Report(_lint_chunk(config, items))
+    from concurrent.futures import ProcessPoolExecutor  # only large inputs pay for the pool
+
     chunk_count = workers * 4  # small chunks even out files of different sizes
     size = max(1, -(-len(items) // chunk_count))
     chunks = [items[start:start + size] for start in range(0, len(items), size)]

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Benchmark gpulint end to end, as a user runs it.
+
+Generates a GitOps-like corpus (GPU Pods, Deployments, Jobs, PyTorchJobs, DRA
+ResourceClaimTemplates with CEL selectors, Nodes with ~40 labels; some broken on
+purpose), then times `gpulint check` on it and on one file (the pre-commit case).
+
+    python benchmarks/bench.py [--documents 5000] [--files 500] [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+GPU_MODELS = ["NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB", "NVIDIA-L4", "NVIDIA-L40S"]
+
+
+def pod_spec(rng: random.Random, indent: str) -> str:
+    gpus = rng.choice([1, 2, 4, 8])
+    request = f"\n{indent}      requests:\n{indent}        nvidia.com/gpu: {gpus if rng.random() > 0.05 else 1}" \
+        if rng.random() < 0.3 else ""
+    value = gpus if rng.random() > 0.03 else "0.5"
+    return (f"{indent}nodeSelector:\n{indent}  nvidia.com/gpu.product: {rng.choice(GPU_MODELS)}\n"
+            f"{indent}tolerations:\n{indent}- key: nvidia.com/gpu\n{indent}  operator: Exists\n"
+            f"{indent}  effect: NoSchedule\n"
+            f"{indent}containers:\n{indent}- name: main\n{indent}  image: registry.example.com/ml/trainer:1.{rng.randint(0, 9)}\n"
+            f"{indent}  command: [python, train.py, --epochs, '10']\n"
+            f"{indent}  env:\n{indent}  - name: NCCL_DEBUG\n{indent}    value: INFO\n"
+            f"{indent}  resources:\n{indent}    limits:\n{indent}      nvidia.com/gpu: {value}\n"
+            f"{indent}      memory: 64Gi\n{indent}      cpu: '16'{request}\n"
+            f"{indent}  volumeMounts:\n{indent}  - name: data\n{indent}    mountPath: /data\n"
+            f"{indent}volumes:\n{indent}- name: data\n{indent}  persistentVolumeClaim:\n{indent}    claimName: data\n")
+
+
+def document(rng: random.Random, n: int) -> str:
+    kind = n % 6
+    meta = f"metadata:\n  name: obj-{n}\n  namespace: team-{n % 17}\n  labels:\n    app: app-{n}\n"
+    if kind == 0:
+        return f"apiVersion: v1\nkind: Pod\n{meta}spec:\n" + pod_spec(rng, "  ")
+    if kind == 1:
+        return (f"apiVersion: apps/v1\nkind: Deployment\n{meta}spec:\n  replicas: 2\n"
+                f"  selector:\n    matchLabels:\n      app: app-{n}\n  template:\n    metadata:\n"
+                f"      labels:\n        app: app-{n}\n    spec:\n" + pod_spec(rng, "      "))
+    if kind == 2:
+        return (f"apiVersion: batch/v1\nkind: Job\n{meta}spec:\n  parallelism: 4\n  completions: 4\n"
+                f"  template:\n    spec:\n      restartPolicy: Never\n" + pod_spec(rng, "      "))
+    if kind == 3:
+        return (f"apiVersion: kubeflow.org/v1\nkind: PyTorchJob\n{meta}spec:\n  pytorchReplicaSpecs:\n"
+                f"    Worker:\n      replicas: 4\n      template:\n        spec:\n" + pod_spec(rng, "          "))
+    if kind == 4:
+        return (f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n{meta}spec:\n  spec:\n"
+                f"    devices:\n      requests:\n      - name: gpus\n        exactly:\n"
+                f"          deviceClassName: gpu.nvidia.com\n          count: {rng.choice([1, 2, 4])}\n"
+                f"          selectors:\n          - cel:\n              expression: >-\n"
+                f"                device.attributes[\"gpu.nvidia.com\"].productName.startsWith(\"NVIDIA H100\") &&\n"
+                f"                device.capacity[\"gpu.nvidia.com\"].memory.compareTo(quantity(\"80Gi\")) >= 0\n")
+    labels = "".join(f"    feature.node.kubernetes.io/cpu-cpuid.FEATURE{i}: 'true'\n" for i in range(30))
+    model = rng.choice(GPU_MODELS)
+    return (f"apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-node-{n}\n  labels:\n"
+            f"    kubernetes.io/hostname: gpu-node-{n}\n    topology.kubernetes.io/zone: zone-{n % 3}\n"
+            f"    nvidia.com/gpu.product: {model}\n    nvidia.com/gpu.count: '8'\n{labels}"
+            f"spec:\n  taints:\n  - key: nvidia.com/gpu\n    value: present\n    effect: NoSchedule\n"
+            f"status:\n  capacity:\n    cpu: '192'\n    memory: 2Ti\n    nvidia.com/gpu: '8'\n    pods: '110'\n"
+            f"  allocatable:\n    cpu: '190'\n    memory: 1900Gi\n    nvidia.com/gpu: '8'\n    pods: '110'\n")
+
+
+def generate(root: Path, documents: int, files: int, seed: int = 7) -> int:
+    rng = random.Random(seed)
+    per_file = max(1, documents // files)
+    written = 0
+    for index in range(files):
+        folder = root / f"team-{index % 20}"
+        folder.mkdir(parents=True, exist_ok=True)
+        docs = [document(rng, written + i) for i in range(per_file)]
+        (folder / f"manifests-{index}.yaml").write_text("---\n".join(docs))
+        written += per_file
+    return written
+
+
+def timed(command: list[str], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--documents", type=int, default=5000)
+    parser.add_argument("--files", type=int, default=500)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--gpulint", default=shutil.which("gpulint") or os.path.join(os.path.dirname(sys.executable),
+                                                                                        "gpulint"))
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="gpulint-bench-") as tmp:
+        corpus = Path(tmp) / "corpus"
+        count = generate(corpus, args.documents, args.files)
+        size = sum(p.stat().st_size for p in corpus.rglob("*.yaml"))
+        lint = [args.gpulint, "check", str(corpus), "--format", "json", "--output", os.devnull, "--exit-zero"]
+        wall = timed(lint, args.repeat)
+        serial = timed([*lint, "--jobs", "1"], args.repeat)
+        one_file = next(corpus.rglob("*.yaml"))
+        single = Path(tmp) / "one.yaml"
+        single.write_text(one_file.read_text().split("---\n")[0])
+        one = timed([args.gpulint, "check", str(single), "--exit-zero"], max(5, args.repeat))
+        help_only = timed([args.gpulint, "--version"], max(5, args.repeat))
+    print(f"corpus: {count} documents in {args.files} files ({size / 1e6:.1f} MB); {os.cpu_count()} cores")
+    print("| measurement | result |\n|---|---:|")
+    print(f"| `gpulint check` on the corpus, all cores | {wall:.2f} s = {count / wall:,.0f} documents/s |")
+    print(f"| the same, `--jobs 1` | {serial:.2f} s = {count / serial:,.0f} documents/s |")
+    print(f"| one-file run (pre-commit) | {one * 1000:.0f} ms wall |")
+    print(f"| `gpulint --version` (start-up floor) | {help_only * 1000:.0f} ms wall |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""gpulint never crashes: random YAML-ish text, random bytes, random manifests."""
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpulint.config import Config
+from gpulint.engine import FileLinter
+from gpulint.findings import Severity
+from gpulint.sources import Source
+
+LINTER = FileLinter(Config())
+FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+YAMLISH = st.lists(st.sampled_from([
+    "apiVersion: v1", "kind: Pod", "kind: List", "items:", "- ", "  ", "spec:", "containers:", "resources:",
+    "requests:", "limits:", "nvidia.com/gpu: ", "0.5", "1", "'2'", "{", "}", "[", "]", ":", "---", "...", "&a ",
+    "*a", "<<: *a", "!!binary", "!custom", "# gpulint: disable=all", "{{ .Values.x }}", "\t", "\n", '"', "'",
+    "? ", "|", ">-", "yes", "null", "~", "1e3", "\x07", "é", "metadata: {name: x, annotations: {gpulint.io/ignore: a}}",
+]), max_size=60).map("".join)
+
+
+def lint(raw: bytes):
+    return LINTER.lint(Source("random.yaml", content=raw))
+
+
+def assert_sane(report):
+    for finding in report.findings:
+        assert finding.line >= 1 and finding.column >= 1
+        assert finding.message and finding.rule
+        assert "internal error" not in finding.message, finding.message
+
+
+@FAST
+@given(YAMLISH)
+def test_yamlish_text_never_crashes(text):
+    assert_sane(lint(text.encode()))
+
+
+@FAST
+@given(st.binary(max_size=400))
+def test_random_bytes_never_crash(raw):
+    assert_sane(lint(raw))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=10),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20)
+QUANTITY = st.one_of(st.integers(-5, 10), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.none(),
+                     st.sampled_from(["1", "0.5", "500m", "1e-1", "1Ki", "abc", "", " 2 ", "1e999999", "9" * 200]))
+CONTAINER = st.fixed_dictionaries({"name": st.text(max_size=5), "image": st.just("i")}, optional={
+    "resources": st.fixed_dictionaries({}, optional={
+        "requests": st.one_of(JSON_VALUES, st.dictionaries(st.sampled_from(["nvidia.com/gpu", "cpu", "x.io/y"]),
+                                                            QUANTITY, max_size=3)),
+        "limits": st.one_of(JSON_VALUES, st.dictionaries(st.sampled_from(["nvidia.com/gpu", "amd.com/gpu"]),
+                                                          QUANTITY, max_size=2)),
+    })})
+POD_SPEC = st.fixed_dictionaries({}, optional={
+    "containers": st.one_of(JSON_VALUES, st.lists(CONTAINER, max_size=3)),
+    "initContainers": st.lists(CONTAINER, max_size=2),
+})
+MANIFEST = st.one_of(
+    st.fixed_dictionaries({"apiVersion": st.just("v1"), "kind": st.just("Pod"),
+                           "metadata": st.one_of(JSON_VALUES, st.just({"name": "p"})), "spec": POD_SPEC}),
+    st.fixed_dictionaries({"apiVersion": st.sampled_from(["apps/v1", "batch/v1", "kubeflow.org/v1", "ray.io/v1"]),
+                           "kind": st.sampled_from(["Deployment", "Job", "PyTorchJob", "RayCluster", "CronJob"]),
+                           "spec": st.one_of(JSON_VALUES, st.fixed_dictionaries({
+                               "replicas": JSON_VALUES, "template": st.fixed_dictionaries({"spec": POD_SPEC}),
+                               "pytorchReplicaSpecs": st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=2),
+                               "workerGroupSpecs": st.lists(JSON_VALUES, max_size=2)}))}),
+    st.fixed_dictionaries({"apiVersion": st.just("v1"), "kind": st.just("List"),
+                           "items": st.lists(JSON_VALUES, max_size=3)}),
+)
+
+
+@FAST
+@given(st.lists(MANIFEST, min_size=1, max_size=3))
+def test_random_manifests_never_crash(manifests):
+    text = "\n---\n".join(json.dumps(m) for m in manifests)
+    report = lint(text.encode())
+    assert_sane(report)
+    assert all(f.severity in Severity for f in report.findings)
