@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from gpulint.config import Config
 from gpulint.engine import Report, enabled_rules, lint
 from gpulint.formatters import FormatOptions, get_formatter
+from gpulint.inventory import Inventory, InventoryError, add_sources, load_inventory
 from gpulint.sources import Source, SourceError, collect
 
 
@@ -51,22 +52,55 @@ def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, message
     return changed, "".join(diffs)
 
 
+INVENTORY_RULES = ("gpu-resource-unknown", "gpu-unschedulable", "over-tight-affinity")
+_CLUSTER_KINDS = (b"DeviceClass", b"ResourceSlice")
+
+
+def build_inventory(config: Config, sources: list[Source]) -> Inventory | None:
+    """The configured inventory, plus the DeviceClasses and ResourceSlices among the linted files."""
+    inventory = load_inventory(list(config.inventory)) if config.inventory else None
+    cluster_files = [source for source in sources if _mentions_cluster_kinds(source)]
+    if cluster_files:
+        inventory = inventory or Inventory()
+        add_sources(inventory, cluster_files, kinds=("DeviceClass", "ResourceSlice"))
+    return inventory
+
+
+def _mentions_cluster_kinds(source: Source) -> bool:
+    try:
+        raw = source.read()
+    except OSError:
+        return False
+    return any(kind in raw for kind in _CLUSTER_KINDS)
+
+
+def inventory_note(config: Config, inventory: Inventory | None) -> tuple[str, ...]:
+    if inventory is not None and inventory.has_nodes:
+        return ()
+    skipped = [rule for rule in INVENTORY_RULES if rule in enabled_rules(config)]
+    if not skipped:
+        return ()
+    return (f"no cluster inventory with nodes (--inventory): skipped {', '.join(skipped)}",)
+
+
 def run_check(paths: list[str], config: Config, output_format: str, *, fix: bool = False, show_diff: bool = False,
               jobs: int = 0, color: bool = False) -> CheckResult:
     try:
         sources = collect(paths, config.exclude)
-    except SourceError as exc:
+        inventory = build_inventory(config, sources)
+    except (SourceError, InventoryError) as exc:
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
-    report = lint(sources, config, jobs)
+    report = lint(sources, config, jobs, inventory)
     messages: list[str] = []
     if fix or show_diff:
         changed, diff = _apply_fixes(report, sources, show_diff, messages)
         if show_diff:
             return CheckResult(diff, bool(diff), messages)
         if changed:  # report what is left after the fixes
-            relinted = {r.path: r for r in lint(changed, config, jobs).files}
+            relinted = {r.path: r for r in lint(changed, config, jobs, inventory).files}
             report = Report([relinted.get(r.path, r) for r in report.files])
     rules = enabled_rules(config)
-    rendered = get_formatter(output_format)(report, rules, FormatOptions(color=color))
+    notes = inventory_note(config, inventory)
+    rendered = get_formatter(output_format)(report, rules, FormatOptions(color=color, notes=notes))
     worst = report.worst()
     return CheckResult(rendered, worst is not None and worst >= config.fail_on, messages)

@@ -61,6 +61,9 @@ def cli() -> None:
 @click.option("--kubernetes-version", help="Target Kubernetes version: 1.35, 1.36 or 1.37 (default 1.37).")
 @click.option("--fail-on", type=click.Choice(SEVERITIES), help="Lowest severity that fails the run (default error).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
+@click.option("--inventory", "inventory_paths", multiple=True, type=click.Path(),
+              help="Cluster inventory: kubectl get nodes,resourceslices,deviceclasses -o yaml (file or directory; "
+                   "repeatable).")
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change no file.")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
@@ -68,7 +71,8 @@ def cli() -> None:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 def check(paths: tuple[str, ...], output_format: str, output: str | None, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], kubernetes_version: str | None, fail_on: str | None,
-          exit_zero: bool, fix: bool, show_diff: bool, jobs: int, color: str) -> None:
+          exit_zero: bool, inventory_paths: tuple[str, ...], fix: bool, show_diff: bool, jobs: int,
+          color: str) -> None:
     """Lint manifests in PATHS (files, directories, or - for stdin; default: the current directory)."""
     from gpulint.registry import all_rules
 
@@ -85,6 +89,7 @@ def check(paths: tuple[str, ...], output_format: str, output: str | None, config
             ignore=ignored,
             kubernetes_version=parse_kubernetes_version(kubernetes_version) if kubernetes_version else None,
             fail_on=Severity.parse(fail_on) if fail_on else None,
+            inventory=tuple(inventory_paths) if inventory_paths else None,
         )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None

@@ -33,6 +33,7 @@ class Config:
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
     fail_on: Severity = Severity.ERROR
     exclude: tuple[str, ...] = ()
+    inventory: tuple[str, ...] = ()  # inventory files/directories (config paths made relative to the config file)
     source: str = ""  # the file it came from, for messages
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
 
@@ -83,7 +84,7 @@ def from_mapping(raw: Any, where: str, known_rules: set[str], root: str = ".") -
         raise ConfigError(f"{where}: the configuration must be a mapping of keys to values")
     handlers = {
         "select", "ignore", "severity", "per-path-ignores", "gpu-resources",
-        "kubernetes-version", "fail-on", "exclude",
+        "kubernetes-version", "fail-on", "exclude", "inventory",
     }
     for key in raw:
         if key not in handlers:
@@ -130,6 +131,8 @@ def from_mapping(raw: Any, where: str, known_rules: set[str], root: str = ".") -
             raise ConfigError(f"{where}: 'fail-on': {exc}") from None
     if "exclude" in raw:
         changes["exclude"] = _string_list(raw["exclude"], "exclude", where)
+    if "inventory" in raw:
+        changes["inventory"] = tuple(str(Path(root) / p) for p in _string_list(raw["inventory"], "inventory", where))
     return replace(config, **changes)
 
 

@@ -13,6 +13,7 @@ from functools import cache
 from gpulint.checks import CheckContext
 from gpulint.config import Config
 from gpulint.findings import Diagnostic, Finding, Fix, ObjectRef, Severity
+from gpulint.inventory import Inventory
 from gpulint.loader import load_bytes
 from gpulint.objects import KubeObject, is_object, objects_in
 from gpulint.registry import Rule, all_rules
@@ -83,12 +84,12 @@ def _schema_store(kubernetes_version: str) -> SchemaStore:
 
 
 class FileLinter:
-    """Lints one file at a time with a fixed configuration."""
+    """Lints one file at a time with a fixed configuration (and cluster inventory)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, inventory: Inventory | None = None) -> None:
         self.config = config
         self.rules = enabled_rules(config)
-        self.context = CheckContext(config, _schema_store(config.kubernetes_version))
+        self.context = CheckContext(config, _schema_store(config.kubernetes_version), inventory)
 
     def lint(self, source: Source) -> FileReport:
         report = FileReport(source.display)
@@ -170,22 +171,33 @@ class FileLinter:
 _SUPPRESSED = Finding("", Severity.INFO, "", "", 0, 0, ObjectRef())
 
 
-def _lint_chunk(config: Config, sources: Sequence[Source]) -> list[FileReport]:
-    linter = FileLinter(config)
-    return [linter.lint(source) for source in sources]
+# The linter of a worker process, built once by the pool's initializer so the inventory
+# (thousands of nodes) crosses the process boundary once per worker, not once per chunk.
+_worker_linter: FileLinter | None = None
 
 
-def lint(sources: Iterable[Source], config: Config, jobs: int = 0) -> Report:
+def _init_worker(config: Config, inventory: Inventory | None) -> None:
+    global _worker_linter
+    _worker_linter = FileLinter(config, inventory)
+
+
+def _lint_chunk(sources: Sequence[Source]) -> list[FileReport]:
+    assert _worker_linter is not None
+    return [_worker_linter.lint(source) for source in sources]
+
+
+def lint(sources: Iterable[Source], config: Config, jobs: int = 0, inventory: Inventory | None = None) -> Report:
     """Lint every source; ``jobs`` 0 means one worker per core when the input is large."""
     items = list(sources)
     workers = jobs or os.cpu_count() or 1
     if workers <= 1 or len(items) < PARALLEL_MIN_FILES:
-        return Report(_lint_chunk(config, items))
+        linter = FileLinter(config, inventory)
+        return Report([linter.lint(source) for source in items])
     from concurrent.futures import ProcessPoolExecutor  # only large inputs pay for the pool
 
     chunk_count = workers * 4  # small chunks even out files of different sizes
     size = max(1, -(-len(items) // chunk_count))
     chunks = [items[start:start + size] for start in range(0, len(items), size)]
-    with ProcessPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
-        results = pool.map(_lint_chunk, [config] * len(chunks), chunks)
-        return Report([report for chunk in results for report in chunk])
+    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), initializer=_init_worker,
+                             initargs=(config, inventory)) as pool:
+        return Report([report for chunk in pool.map(_lint_chunk, chunks) for report in chunk])

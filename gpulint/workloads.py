@@ -201,3 +201,39 @@ def container_resources(obj: dict[str, Any]) -> Iterator[ContainerResources]:
                 requests if isinstance(requests, dict) else {},
                 limits if isinstance(limits, dict) else {},
             )
+
+
+# Tolerations the DaemonSet controller adds to every daemon pod (pkg/controller/daemon/util).
+DAEMONSET_TOLERATIONS: tuple[dict[str, str], ...] = (
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
+)
+
+
+def effective_pod_spec(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The pod spec as the scheduler sees it (controller-added tolerations included)."""
+    if kind != "DaemonSet":
+        return spec
+    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+    return {**spec, "tolerations": [*tolerations, *DAEMONSET_TOLERATIONS]}
+
+
+def extended_resource_path(site: PodSpecSite, names: frozenset[str] | None = None) -> Path | None:
+    """Path to the first extended resource a container of ``site`` asks for (the limit, else the request)."""
+    from gpulint.resources import is_extended
+
+    for container_path, container in containers(site.spec):
+        resources = container.get("resources")
+        if not isinstance(resources, dict):
+            continue
+        for section in ("limits", "requests"):
+            values = resources.get(section)
+            if isinstance(values, dict):
+                for name in values:
+                    if is_extended(name) and (names is None or name in names):
+                        return (*site.path, *container_path, "resources", section, name)
+    return None

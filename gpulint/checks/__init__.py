@@ -9,6 +9,7 @@ from gpulint.config import Config
 from gpulint.findings import Diagnostic, Path
 
 if TYPE_CHECKING:
+    from gpulint.inventory import Inventory
     from gpulint.objects import KubeObject
     from gpulint.schema import SchemaStore
 
@@ -17,7 +18,18 @@ if TYPE_CHECKING:
 class CheckContext:
     config: Config
     schemas: "SchemaStore"
+    inventory: "Inventory | None" = None
     cache: dict[str, Any] = field(default_factory=dict)  # per-run memo for checks
+
+    @property
+    def cluster(self) -> "Inventory | None":
+        """The inventory when it has nodes: the rules that need hardware are skipped otherwise."""
+        return self.inventory if self.inventory is not None and self.inventory.has_nodes else None
+
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        if key not in self.cache:
+            self.cache[key] = compute()
+        return self.cache[key]
 
 
 ObjectCheck = Callable[["KubeObject", CheckContext], Iterator[Diagnostic]]
@@ -37,9 +49,12 @@ def field_path(path: Path) -> str:
 
 
 def _registry() -> dict[str, ObjectCheck]:
-    from gpulint.checks import gpu_non_integer, gpu_request_without_limit, schema_invalid
+    from gpulint.checks import (gpu_non_integer, gpu_request_without_limit, gpu_resource_unknown, gpu_unschedulable,
+                                over_tight_affinity, schema_invalid, stale_gpu_label)
 
-    return {module.RULE_ID: module.check for module in (gpu_request_without_limit, gpu_non_integer, schema_invalid)}
+    modules = (gpu_request_without_limit, gpu_non_integer, schema_invalid, gpu_resource_unknown, gpu_unschedulable,
+               over_tight_affinity, stale_gpu_label)
+    return {module.RULE_ID: module.check for module in modules}
 
 
 OBJECT_CHECKS: dict[str, ObjectCheck] = _registry()

@@ -1,0 +1,144 @@
+"""The cluster inventory: what `kubectl get nodes,resourceslices,deviceclasses -o yaml` prints.
+
+Optionally also running Pods (they consume node capacity: the "does not fit now" view)
+and ResourceClaims (allocated claims consume devices).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cached_property
+from typing import Any
+
+from gpulint.loader import LoadProblem, load_bytes
+from gpulint.objects import KubeObject, objects_in
+from gpulint.scheduler import ClusterModel, NodeInfo, pod_requests
+from gpulint.sources import Source, SourceError, collect
+
+INVENTORY_KINDS = ("Node", "ResourceSlice", "DeviceClass", "Pod", "ResourceClaim")
+DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+class InventoryError(Exception):
+    """The inventory cannot be read: a usage error (exit 2) with file:line:col."""
+
+
+@dataclass
+class Located:
+    data: dict[str, Any]
+    file: str
+    line: int
+    column: int
+
+
+@dataclass
+class Inventory:
+    nodes: list[NodeInfo] = field(default_factory=list)
+    node_objects: dict[str, Located] = field(default_factory=dict)
+    slices: list[Located] = field(default_factory=list)
+    device_classes: dict[str, Located] = field(default_factory=dict)
+    pods: list[Located] = field(default_factory=list)
+    claims: list[Located] = field(default_factory=list)
+    sources: tuple[str, ...] = ()
+
+    @property
+    def has_nodes(self) -> bool:
+        return bool(self.nodes)
+
+    def add(self, obj: KubeObject) -> None:
+        line, column = obj.locate(())
+        located = Located(obj.data, obj.document.path, line, column)
+        name = obj.ref.name
+        if obj.kind == "Node" and obj.api_version == "v1":
+            self.nodes.append(NodeInfo.from_object(obj.data, (obj.document.path, line, column)))
+            self.node_objects[name] = located
+        elif obj.kind == "ResourceSlice" and obj.api_version.startswith("resource.k8s.io/"):
+            self.slices.append(located)
+        elif obj.kind == "DeviceClass" and obj.api_version.startswith("resource.k8s.io/"):
+            self.device_classes.setdefault(name, located)
+        elif obj.kind == "Pod" and obj.api_version == "v1":
+            self.pods.append(located)
+        elif obj.kind == "ResourceClaim" and obj.api_version.startswith("resource.k8s.io/"):
+            self.claims.append(located)
+
+    def account_running_pods(self) -> None:
+        """Non-terminal pods bound to a node consume its capacity in the "now" view."""
+        by_name = {node.name: node for node in self.nodes}
+        for pod in self.pods:
+            spec = pod.data.get("spec") if isinstance(pod.data.get("spec"), dict) else {}
+            status = pod.data.get("status") if isinstance(pod.data.get("status"), dict) else {}
+            node = by_name.get(spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else "")
+            if node is None or status.get("phase") in TERMINAL_PHASES:
+                continue
+            for resource, amount in pod_requests(spec).items():
+                node.used[resource] = node.used.get(resource, Fraction(0)) + amount
+            node.pod_count += 1
+
+    @cached_property
+    def model(self) -> ClusterModel:
+        return ClusterModel(self.nodes)
+
+    def dra_extended_resources(self) -> dict[str, str]:
+        """Extended resource name -> DeviceClass that backs it (explicit name or the implicit one)."""
+        names: dict[str, str] = {}
+        for class_name, located in sorted(self.device_classes.items()):
+            names[DEVICE_CLASS_PREFIX + class_name] = class_name
+            spec = located.data.get("spec") if isinstance(located.data.get("spec"), dict) else {}
+            explicit = spec.get("extendedResourceName")
+            if isinstance(explicit, str) and explicit:
+                names.setdefault(explicit, class_name)
+        return names
+
+    @cached_property
+    def published_resources(self) -> frozenset[str]:
+        names: set[str] = set()
+        for node in self.nodes:
+            names.update(name for name, amount in node.capacity.items() if amount > 0)
+            names.update(name for name, amount in node.allocatable.items() if amount > 0)
+        return frozenset(names)
+
+    def slices_for_node(self, node_name: str) -> list[dict[str, Any]]:
+        out = []
+        for located in self.slices:
+            spec = located.data.get("spec")
+            if isinstance(spec, dict) and spec.get("nodeName") == node_name:
+                out.append(spec)
+        return out
+
+
+def _problem_message(path: str, problem: LoadProblem) -> str:
+    return f"{path}:{problem.line}:{problem.column}: inventory: {problem.message}"
+
+
+def load_inventory(paths: list[str]) -> Inventory:
+    inventory = Inventory(sources=tuple(paths))
+    try:
+        sources = collect(paths)
+    except SourceError as exc:
+        raise InventoryError(f"--inventory: {exc}") from None
+    problems: list[str] = []
+    for source in sources:
+        add_sources(inventory, [source], problems)
+    if problems:
+        raise InventoryError("the inventory cannot be read:\n" + "\n".join(problems))
+    inventory.account_running_pods()
+    return inventory
+
+
+def add_sources(inventory: Inventory, sources: list[Source], problems: list[str] | None = None,
+                kinds: tuple[str, ...] = INVENTORY_KINDS) -> None:
+    for source in sources:
+        try:
+            raw = source.read()
+        except OSError as exc:
+            if problems is not None:
+                problems.append(f"{source.display}: cannot read: {exc.strerror or exc}")
+            continue
+        loaded = load_bytes(source.display, raw)
+        if problems is not None:
+            problems.extend(_problem_message(source.display, p) for p in loaded.problems)
+        for document in loaded.documents:
+            for obj in objects_in(document):
+                if obj.kind in kinds:
+                    inventory.add(obj)
