@@ -147,6 +147,99 @@ def show_rule(name: str) -> None:
     click.echo(rules[name].markdown(), nl=False)
 
 
+def _inventory_config(config_path: str | None, inventory_paths: tuple[str, ...], kubernetes_version: str | None):
+    from gpulint.registry import all_rules
+
+    try:
+        config = _load_config(config_path, set(all_rules()))
+        config = config.with_overrides(
+            inventory=tuple(inventory_paths) if inventory_paths else None,
+            kubernetes_version=parse_kubernetes_version(kubernetes_version) if kubernetes_version else None)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    if not config.inventory:
+        raise click.UsageError("no inventory: give --inventory PATH (or 'inventory:' in the configuration)")
+    return config
+
+
+def _read_inventory(config: Config):
+    from gpulint.inventory import InventoryError, load_inventory
+
+    try:
+        return load_inventory(list(config.inventory))
+    except InventoryError as exc:
+        click.echo(f"gpulint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+@cli.command("inventory")
+@click.option("--inventory", "inventory_paths", multiple=True, type=click.Path(),
+              help="Inventory file or directory (repeatable; default: 'inventory:' from the configuration).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None, output_format: str) -> None:
+    """Summarize the cluster inventory (GPUs by model, zone, rack; free capacity; DRA devices) and check it."""
+    import json
+
+    from gpulint.engine import lint
+    from gpulint.formatters.text import render as render_findings
+    from gpulint.formatters import FormatOptions
+    from gpulint.inventory_report import render_text, summarize
+    from gpulint.registry import all_rules
+    from gpulint.sources import collect
+
+    config = _inventory_config(config_path, inventory_paths, None)
+    inventory = _read_inventory(config)
+    own_checks = config.with_overrides(select=("stale-gpu-label", "schema-invalid"), ignore=())
+    report = lint(collect(list(config.inventory)), own_checks, inventory=inventory)
+    summary = summarize(inventory)
+    if output_format == "json":
+        click.echo(json.dumps({"summary": summary.as_json(),
+                               "findings": [f.as_json() for f in report.findings]}, indent=2))
+    else:
+        click.echo(render_text(summary), nl=False)
+        click.echo("Inventory findings:")
+        click.echo(render_findings(report, all_rules(), FormatOptions()), nl=False)
+    worst = report.worst()
+    sys.exit(EXIT_FINDINGS if worst is not None and worst >= Severity.ERROR else EXIT_OK)
+
+
+@cli.command("explain")
+@click.argument("paths", nargs=-1, type=click.Path(), required=True)
+@click.option("--object", "object_selector", help="Only KIND/NAME or KIND/NAMESPACE/NAME.")
+@click.option("--inventory", "inventory_paths", multiple=True, type=click.Path(),
+              help="Inventory file or directory (repeatable; default: 'inventory:' from the configuration).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+def explain_command(paths: tuple[str, ...], object_selector: str | None, inventory_paths: tuple[str, ...],
+                    config_path: str | None) -> None:
+    """Explain why the pods of the manifests in PATHS would be Pending on the inventory's cluster."""
+    from gpulint.app import build_inventory
+    from gpulint.explain import explain_objects, object_matches, render
+    from gpulint.loader import load_bytes
+    from gpulint.objects import objects_in
+    from gpulint.sources import SourceError, collect
+
+    config = _inventory_config(config_path, inventory_paths, None)
+    try:
+        sources = collect(list(paths), config.exclude)
+    except SourceError as exc:
+        raise click.UsageError(str(exc)) from None
+    inventory = build_inventory(config, sources) or _read_inventory(config)
+    objects = []
+    for source in sources:
+        loaded = load_bytes(source.display, source.read())
+        for problem in loaded.problems:
+            click.echo(f"{source.display}:{problem.line}:{problem.column}: {problem.message}", err=True)
+        for document in loaded.documents:
+            objects.extend(obj for obj in objects_in(document) if object_matches(obj, object_selector))
+    explanations = explain_objects(objects, inventory)
+    if not explanations:
+        what = f" matching --object {object_selector}" if object_selector else ""
+        click.echo(f"gpulint: no pod templates{what} in {', '.join(paths)}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(render(explanations), nl=False)
+
+
 def main() -> None:
     try:
         cli(standalone_mode=True)

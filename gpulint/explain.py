@@ -1,0 +1,166 @@
+"""`gpulint explain`: why would this pod be Pending? Answered in the order operators diagnose it.
+
+1. resource name and count, 2. capacity vs allocatable, 3. node affinity and taints
+(a per-node table, identical nodes once with a count), 4. DRA, 5. gang and topology,
+then the scheduler's own summary and the kubectl commands that confirm it live.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from gpulint.checks.gpu_unschedulable import hint
+from gpulint.inventory import Inventory
+from gpulint.objects import KubeObject
+from gpulint.resources import is_extended
+from gpulint.scheduler import (REASON_AFFINITY, REASON_NODE_NAME, REASON_UNSCHEDULABLE, FitResult, NodeGroup,
+                               pod_requirements)
+from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites
+
+OK, FAIL, INFO = "ok", "FAIL", "info"
+
+
+@dataclass
+class Step:
+    title: str
+    status: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SiteExplanation:
+    heading: str
+    steps: list[Step]
+    table: list[tuple[str, int, str]]  # nodes, count, result
+    summary: str
+    commands: list[str]
+
+
+def object_matches(obj: KubeObject, selector: str | None) -> bool:
+    """``--object`` is KIND/NAME or KIND/NAMESPACE/NAME (kind case-insensitive)."""
+    if not selector:
+        return True
+    parts = selector.split("/")
+    if len(parts) == 2:
+        kind, name, namespace = parts[0], parts[1], None
+    elif len(parts) == 3:
+        kind, namespace, name = parts
+    else:
+        return False
+    return (obj.kind.lower() == kind.lower() and obj.ref.name == name
+            and (namespace is None or obj.ref.namespace == namespace))
+
+
+def _amount(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
+def _names(group: NodeGroup, limit: int = 3) -> str:
+    names = [node.name for node in group.nodes[:limit]]
+    more = f" (+{len(group) - limit})" if len(group) > limit else ""
+    return ", ".join(names) + more
+
+
+def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory) -> SiteExplanation:
+    pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
+    model = inventory.model
+    result: FitResult = model.evaluate(pod)
+    role = f", '{site.role}' pod template" if site.role else ""
+    count = "" if site.pods is None else f" ({site.pods} pod{'s' if site.pods != 1 else ''})"
+    heading = f"{obj.ref.display()}{role}{count}"
+    steps: list[Step] = []
+
+    # 1. resource names and counts
+    extended = {name: amount for name, amount in pod.requests.items() if is_extended(name)}
+    known = inventory.published_resources | inventory.dra_extended_resources().keys()
+    unknown = [name for name in extended if name not in known]
+    lines = [f"effective pod request: " + (", ".join(f"{n} {_amount(a)}" for n, a in sorted(pod.requests.items()))
+                                            or "nothing")]
+    lines += [f"{name}: no node publishes it and no DeviceClass backs it" for name in unknown]
+    fractional = [name for name, amount in extended.items() if amount.denominator != 1]
+    lines += [f"{name}: {_amount(extended[name])} is not a whole number (the API server rejects it)"
+              for name in fractional]
+    steps.append(Step("Resource names and counts", FAIL if unknown or fractional else OK, lines))
+
+    # 2. capacity vs allocatable
+    lines = []
+    status = OK
+    for name, amount in sorted(extended.items()):
+        largest_capacity = max((n.capacity.get(name, Fraction(0)) for n in inventory.nodes), default=Fraction(0))
+        largest_allocatable = max((n.allocatable.get(name, Fraction(0)) for n in inventory.nodes), default=Fraction(0))
+        largest_free = max((n.free(name) for n in inventory.nodes), default=Fraction(0))
+        lines.append(f"{name}: asks {_amount(amount)}; largest node capacity {_amount(largest_capacity)}, "
+                     f"allocatable {_amount(largest_allocatable)}, free now {_amount(largest_free)}")
+        if amount > largest_allocatable:
+            status = FAIL
+    steps.append(Step("Capacity vs allocatable", status, lines or ["no extended resources requested"]))
+
+    # 3. affinity and taints
+    affinity_failures = sum(c for r, c in result.reasons.items() if r == REASON_AFFINITY)
+    taint_failures = sum(c for r, c in result.reasons.items() if r.startswith("node(s) had untolerated taint"))
+    other = sum(c for r, c in result.reasons.items() if r in (REASON_UNSCHEDULABLE, REASON_NODE_NAME))
+    lines = [f"{len(pod.requirements())} required node selection term(s); {affinity_failures} node(s) excluded by "
+             f"affinity/selector, {taint_failures} by untolerated taints, {other} cordoned or not the named node"]
+    steps.append(Step("Node affinity and taints", FAIL if not result.fits and (affinity_failures or taint_failures)
+                      else OK, lines))
+
+    # 4. DRA and 5. gangs: the claims and gang rules report these in `gpulint check`.
+    claims = site.spec.get("resourceClaims")
+    steps.append(Step("DRA claims", INFO, [f"{len(claims)} resource claim(s): not evaluated here yet"
+                                           if isinstance(claims, list) and claims else "no resource claims"]))
+    steps.append(Step("Gang and topology", INFO, ["not evaluated here yet"]))
+
+    by_result: dict[str, list] = {}
+    if result.fitting:
+        by_result["fits"] = list(result.fitting)
+    for group, reasons in result.failing:  # rows with the same verdict are shown once
+        by_result.setdefault("; ".join(reasons), []).extend(group.nodes)
+    table = [(_names(NodeGroup(nodes)), len(nodes), verdict) for verdict, nodes in by_result.items()]
+    summary = (f"{len(result.fitting)}/{result.total} nodes pass every filter" if result.fits
+               else result.summary() + hint(result, pod, inventory))
+    return SiteExplanation(heading, steps, table, summary, _commands(obj, site, result))
+
+
+def _commands(obj: KubeObject, site: PodSpecSite, result: FitResult) -> list[str]:
+    namespace = f" -n {obj.ref.namespace}" if obj.ref.namespace else ""
+    commands = [f"kubectl get events{namespace} --field-selector reason=FailedScheduling"]
+    labels = {}
+    template = obj.data
+    for step in site.template_path:
+        template = template.get(step, {}) if isinstance(template, dict) else {}
+    metadata = template.get("metadata") if isinstance(template, dict) and site.template_path else obj.data.get(
+        "metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("labels"), dict):
+        labels = metadata["labels"]
+    if labels:
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        commands.append(f"kubectl describe pods{namespace} -l {selector}")
+    elif obj.kind == "Pod":
+        commands.append(f"kubectl describe pod{namespace} {obj.ref.name}")
+    commands.append("kubectl get nodes -L nvidia.com/gpu.product,nvidia.com/gpu.count,topology.kubernetes.io/zone")
+    if result.failing:
+        example = result.failing[0][0].representative.name
+        commands.append(f"kubectl describe node {example}   # taints, labels, Allocated resources")
+    return commands
+
+
+def explain_objects(objects: list[KubeObject], inventory: Inventory) -> list[SiteExplanation]:
+    return [explain_site(obj, site, inventory) for obj in objects for site in pod_spec_sites(obj.data)]
+
+
+def render(explanations: list[SiteExplanation]) -> str:
+    out: list[str] = []
+    for explanation in explanations:
+        out.append(f"== {explanation.heading}")
+        for number, step in enumerate(explanation.steps, 1):
+            out.append(f"{number}. {step.title}: {step.status}")
+            out.extend(f"     {line}" for line in step.lines)
+        width = max((len(names) for names, _, _ in explanation.table), default=5)
+        out.append("   nodes".ljust(width + 5) + "  count  result")
+        for names, count, result in explanation.table:
+            out.append(f"   {names:<{width}}  {count:>5}  {result}")
+        out.append(f"Scheduler: {explanation.summary}")
+        out.append("Confirm on the live cluster:")
+        out.extend(f"   {command}" for command in explanation.commands)
+        out.append("")
+    return "\n".join(out)

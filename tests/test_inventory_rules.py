@@ -1,0 +1,309 @@
+"""The inventory rules on a realistic fleet (tests/data/fleet): failing cases and false-positive traps."""
+import json
+import textwrap
+
+import pytest
+
+from conftest import DATA, by_rule, run_cli
+from gpulint.config import Config
+from gpulint.engine import FileLinter
+from gpulint.findings import Severity
+from gpulint.inventory import InventoryError, load_inventory
+from gpulint.sources import Source
+
+FLEET = str(DATA / "fleet")
+TOLERATE = "tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]"
+
+
+@pytest.fixture(scope="module")
+def inventory():
+    return load_inventory([FLEET])
+
+
+def lint(text: str, inventory, **config):
+    body = textwrap.dedent(text).lstrip("\n")
+    return FileLinter(Config(**config), inventory).lint(Source("w.yaml", content=body.encode())).findings
+
+
+def pod(spec_lines: str, kind_header: str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n"):
+    return kind_header + textwrap.indent(textwrap.dedent(spec_lines).strip("\n"), "  ") + "\n"
+
+
+def gpu_pod(gpus, extra: str = "", resource: str = "nvidia.com/gpu") -> str:
+    """A Pod with one container asking for ``gpus`` of ``resource``; ``extra`` is more of the pod spec."""
+    spec = textwrap.dedent(extra).strip("\n") + "\n" if extra.strip() else ""
+    spec += f"containers:\n- name: c\n  image: i\n  resources:\n    limits: {{{resource}: {gpus}}}\n"
+    return "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n" + textwrap.indent(spec, "  ")
+
+
+def test_inventory_reads_nodes_slices_classes_and_running_pods(inventory):
+    assert len(inventory.nodes) == 8
+    assert "gpu.example.com" in inventory.device_classes and len(inventory.slices) == 1
+    by_name = {n.name: n for n in inventory.nodes}
+    assert by_name["h100-0"].used["nvidia.com/gpu"] == 8 and by_name["h100-1"].used["nvidia.com/gpu"] == 4
+    assert "nvidia.com/gpu" not in by_name["h100-2"].used  # a Succeeded pod holds nothing
+
+
+# ----------------------------------------------------------------- gpu-resource-unknown
+
+def test_typo_in_resource_name_is_unknown_with_a_suggestion(inventory):
+    (finding,) = by_rule(lint(gpu_pod(1, resource="nvidia.com/gpus"), inventory), "gpu-resource-unknown")
+    assert "Did you mean nvidia.com/gpu?" in finding.message
+    assert "0/8 nodes are available: 8 Insufficient nvidia.com/gpus." in finding.message
+    assert (finding.line, finding.column) == (9, 16)
+    # and gpu-unschedulable does not say it a second time
+    assert by_rule(lint(gpu_pod(1, resource="nvidia.com/gpus"), inventory), "gpu-unschedulable") == []
+
+
+@pytest.mark.parametrize("resource", ["nvidia.com/mig-1g.5gb", "example.com/gpu",
+                                      "deviceclass.resource.kubernetes.io/gpu.example.com"])
+def test_published_and_dra_backed_resources_are_known(inventory, resource):
+    assert by_rule(lint(gpu_pod(1, resource=resource), inventory), "gpu-resource-unknown") == []
+
+
+def test_mig_profile_no_node_offers(inventory):
+    (finding,) = by_rule(lint(gpu_pod(1, resource="nvidia.com/mig-3g.20gb"), inventory), "gpu-resource-unknown")
+    assert "nvidia.com/mig-1g.5gb" in finding.message
+
+
+def test_device_class_in_the_linted_files_counts(write, tmp_path):
+    nodes_only = write("inv/nodes.yaml", (DATA / "fleet" / "nodes.yaml").read_text())
+    manifest = write("app/app.yaml", (DATA / "fleet" / "dra.yaml").read_text().split("---")[0] + "---\n"
+                     + gpu_pod(1, resource="example.com/gpu"))
+    report = run_cli("check", str(manifest), "--inventory", str(nodes_only), "--format", "json").json()
+    assert [f["rule"] for f in report["findings"] if f["rule"] == "gpu-resource-unknown"] == []
+
+
+# ----------------------------------------------------------------- gpu-unschedulable
+
+def test_more_gpus_than_any_node_has(inventory):
+    (finding,) = by_rule(lint(gpu_pod(16, TOLERATE), inventory), "gpu-unschedulable")
+    assert finding.severity == Severity.ERROR
+    assert ("0/8 nodes are available: 1 node(s) were unschedulable, 7 Insufficient nvidia.com/gpu."
+            in finding.message)
+    assert "largest node that passes the other filters offers 8 nvidia.com/gpu; this pod asks for 16" in finding.message
+
+
+def test_untolerated_taints_and_the_fit_on_untainted_nodes(inventory):
+    # 8 GPUs without the toleration: only the untainted L4 node with 8 (time-sliced) replicas fits
+    assert by_rule(lint(gpu_pod(8), inventory), "gpu-unschedulable") == []
+    (finding,) = by_rule(lint(gpu_pod(8, "nodeSelector: {topology.kubernetes.io/zone: zone-a}"), inventory),
+                         "gpu-unschedulable")
+    assert "3 node(s) had untolerated taint {nvidia.com/gpu: present}" in finding.message
+
+
+def test_fits_empty_but_not_now_is_a_warning(inventory):
+    spec = f"{TOLERATE}\nnodeSelector: {{topology.kubernetes.io/rack: r1}}"
+    (finding,) = by_rule(lint(gpu_pod(8, spec), inventory), "gpu-unschedulable")
+    assert finding.severity == Severity.WARNING
+    assert "fits on the empty cluster (2 nodes) but not with the pods running now" in finding.message
+    assert "2 Insufficient nvidia.com/gpu" in finding.message
+
+
+def test_replicas_that_do_not_all_fit(inventory):
+    deployment = """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: d}
+        spec:
+          replicas: 5
+          selector: {matchLabels: {a: b}}
+          template:
+            metadata: {labels: {a: b}}
+            spec:
+              tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+              containers:
+              - name: c
+                image: i
+                resources: {limits: {nvidia.com/gpu: 8}}
+    """
+    (finding,) = by_rule(lint(deployment, inventory), "gpu-unschedulable")
+    assert finding.severity == Severity.WARNING
+    assert "runs 5 of these pods, but only 3 fit" in finding.message
+
+
+def test_daemonset_pods_get_the_controllers_tolerations(inventory):
+    daemonset = """
+        apiVersion: apps/v1
+        kind: DaemonSet
+        metadata: {name: dcgm}
+        spec:
+          selector: {matchLabels: {a: b}}
+          template:
+            metadata: {labels: {a: b}}
+            spec:
+              nodeSelector: {kubernetes.io/hostname: l4-2}
+              containers:
+              - name: c
+                image: i
+                resources: {limits: {nvidia.com/gpu: 1}}
+    """
+    assert by_rule(lint(daemonset, inventory), "gpu-unschedulable") == []  # tolerates the cordon
+
+
+def test_pods_without_extended_resources_are_not_judged(inventory):
+    text = pod("""
+        nodeSelector: {pool: does-not-exist}
+        containers: [{name: c, image: i, resources: {requests: {cpu: "1000"}}}]
+    """)
+    assert by_rule(lint(text, inventory), "gpu-unschedulable") == []
+
+
+def test_dra_extended_resource_is_left_to_dra(inventory):
+    assert by_rule(lint(gpu_pod(2, resource="example.com/gpu"), inventory), "gpu-unschedulable") == []
+
+
+# ----------------------------------------------------------------- over-tight-affinity
+
+def test_affinity_matching_no_node_names_the_expression_and_the_real_values(inventory):
+    text = gpu_pod(1, """affinity:
+          nodeAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution:
+              nodeSelectorTerms:
+              - matchExpressions:
+                - {key: topology.kubernetes.io/zone, operator: In, values: [zone-a, zone-c]}
+                - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB]}""")
+    (finding,) = by_rule(lint(text, inventory), "over-tight-affinity")
+    assert finding.severity == Severity.ERROR
+    assert "'nvidia.com/gpu.product In [NVIDIA-H100-80GB]' alone excludes 8" in finding.message
+    assert "NVIDIA-H100-80GB-HBM3 (3)" in finding.message
+    assert finding.line == 11  # the expression that excludes the most nodes
+
+
+def test_affinity_to_nodes_without_the_gpu(inventory):
+    (finding,) = by_rule(lint(gpu_pod(1, "nodeSelector: {kubernetes.io/hostname: cpu-0}"), inventory),
+                         "over-tight-affinity")
+    assert finding.severity == Severity.WARNING
+    assert "none of them offers nvidia.com/gpu" in finding.message
+
+
+def test_preferred_affinity_and_matching_selectors_are_clean(inventory):
+    preferred = gpu_pod(1, """affinity:
+          nodeAffinity:
+            preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 1
+              preference: {matchExpressions: [{key: nope, operator: Exists}]}""")
+    assert by_rule(lint(preferred, inventory), "over-tight-affinity") == []
+    ok = gpu_pod(1, "nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}")
+    assert by_rule(lint(ok, inventory), "over-tight-affinity") == []
+
+
+def test_affinity_that_limits_replicas(inventory):
+    statefulset = """
+        apiVersion: apps/v1
+        kind: StatefulSet
+        metadata: {name: s}
+        spec:
+          replicas: 3
+          serviceName: s
+          selector: {matchLabels: {a: b}}
+          template:
+            metadata: {labels: {a: b}}
+            spec:
+              tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+              nodeSelector: {topology.kubernetes.io/rack: r2}
+              containers:
+              - name: c
+                image: i
+                resources: {limits: {nvidia.com/gpu: 4}}
+    """
+    (finding,) = by_rule(lint(statefulset, inventory), "over-tight-affinity")
+    assert "needs 3 pods, but the 1 nodes" in finding.message and "hold only 1" in finding.message
+
+
+# ----------------------------------------------------------------- stale-gpu-label
+
+def test_stale_labels_on_the_inventory_nodes():
+    report = run_cli("check", str(DATA / "fleet" / "nodes.yaml"), "--inventory", FLEET, "--format", "json").json()
+    stale = {(f["object"]["name"], f["line"]): f["message"] for f in report["findings"]
+             if f["rule"] == "stale-gpu-label"}
+    names = sorted(name for name, _ in stale)
+    # h100-1: product label vs slice; h100-2: unhealthy GPUs; l4-1: plugin down; l4-2: count label stale
+    assert names == ["h100-1", "h100-2", "l4-1", "l4-2"]
+    messages = " | ".join(stale.values())
+    assert "ResourceSlice publishes NVIDIA-A100-SXM4-80GB" in messages
+    assert "capacity 8 but allocatable 6" in messages
+    assert "advertises no nvidia.com/gpu" in messages
+    assert "nvidia.com/gpu.count=2 but the node's capacity is 4" in messages
+
+
+def test_mig_and_time_slicing_nodes_are_not_stale():
+    report = run_cli("check", str(DATA / "fleet" / "nodes.yaml"), "--inventory", FLEET, "--format", "json").json()
+    names = {f["object"]["name"] for f in report["findings"] if f["rule"] == "stale-gpu-label"}
+    assert "a100-mig" not in names and "l4-0" not in names
+
+
+def test_workload_selecting_only_stale_nodes(inventory):
+    text = gpu_pod(1, f"{TOLERATE}\nnodeSelector: {{kubernetes.io/hostname: h100-1, "
+                      "nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}")
+    (finding,) = by_rule(lint(text, inventory), "stale-gpu-label")
+    assert "every node the pod's node selection allows has stale GPU labels" in finding.message
+
+
+# ----------------------------------------------------------------- the pipeline
+
+def test_without_inventory_the_rules_are_skipped_and_the_summary_says_so(write):
+    path = write("p.yaml", gpu_pod(16))
+    result = run_cli("check", str(path))
+    assert result.exit_code == 0
+    assert "note: no cluster inventory with nodes (--inventory): skipped gpu-resource-unknown" in result.stdout
+    assert "skipped" in " ".join(run_cli("check", str(path), "--format", "json").json()["notes"])
+
+
+def test_broken_inventory_is_a_usage_error_with_a_position(write):
+    bad = write("inv.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: [\n")
+    path = write("p.yaml", gpu_pod(1))
+    result = run_cli("check", str(path), "--inventory", str(bad))
+    assert result.exit_code == 2
+    assert f"{bad}:4:1: inventory: YAML syntax error" in result.stderr
+    with pytest.raises(InventoryError):
+        load_inventory([str(bad)])
+    assert run_cli("check", str(path), "--inventory", "/no/such/inventory").exit_code == 2
+
+
+def test_inventory_from_the_config_file(write, tmp_path, monkeypatch):
+    path = write("apps/p.yaml", gpu_pod(16, TOLERATE))
+    write(".gpulint.yaml", f"inventory: [{FLEET}]\n")
+    monkeypatch.chdir(tmp_path)
+    report = run_cli("check", "apps", "--format", "json")
+    assert report.exit_code == 1
+    assert [f["rule"] for f in report.json()["findings"]] == ["gpu-unschedulable"]
+
+
+def test_inventory_command(tmp_path):
+    result = run_cli("inventory", "--inventory", FLEET)
+    assert result.exit_code == 0
+    assert "Nodes: 8 (2 running pods accounted)" in result.stdout
+    assert "NVIDIA-H100-80GB-HBM3  3" in result.stdout
+    assert "stale-gpu-label" in result.stdout
+    data = json.loads(run_cli("inventory", "--inventory", FLEET, "--format", "json").stdout)
+    gpu = data["summary"]["resources"]["nvidia.com/gpu"]
+    assert gpu == {"capacity": 36, "allocatable": 34, "free": 22}
+    assert data["summary"]["deviceClasses"] == {"gpu.example.com": {"extendedResourceName": "example.com/gpu"}}
+    assert run_cli("inventory").exit_code == 2
+
+
+def test_explain_command(write):
+    path = write("job.yaml", """
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: big, namespace: ml}
+        spec:
+          template:
+            metadata: {labels: {app: big}}
+            spec:
+              restartPolicy: Never
+              tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+              containers:
+              - name: c
+                image: i
+                resources: {limits: {nvidia.com/gpu: 16}}
+    """)
+    result = run_cli("explain", str(path), "--inventory", FLEET, "--object", "job/ml/big")
+    assert result.exit_code == 0
+    out = result.stdout
+    assert "== Job/ml/big (1 pod)" in out
+    assert "2. Capacity vs allocatable: FAIL" in out
+    assert "Scheduler: 0/8 nodes are available: 1 node(s) were unschedulable, 7 Insufficient nvidia.com/gpu." in out
+    assert "kubectl describe pods -n ml -l app=big" in out
+    assert run_cli("explain", str(path), "--inventory", FLEET, "--object", "job/other").exit_code == 2

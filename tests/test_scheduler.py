@@ -1,0 +1,165 @@
+"""The scheduler model, filter by filter, against the Kubernetes rules as documented."""
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpulint.scheduler import (ClusterModel, NodeInfo, Taint, filter_reasons, pod_requests, pod_requirements)
+
+
+def node(name="n", labels=None, taints=(), unschedulable=False, **allocatable):
+    alloc = {k.replace("_", "/").replace("nvidia/com", "nvidia.com"): Fraction(v) for k, v in allocatable.items()}
+    return NodeInfo(name, {"kubernetes.io/hostname": name, **(labels or {})}, tuple(taints), unschedulable,
+                    alloc, dict(alloc))
+
+
+def reasons(spec, n, now=False):
+    return filter_reasons(pod_requirements(spec), n, now)
+
+
+@pytest.mark.parametrize("operator, values, labels, fits", [
+    ("In", ["a", "b"], {"k": "a"}, True), ("In", ["a"], {"k": "c"}, False), ("In", ["a"], {}, False),
+    ("NotIn", ["a"], {"k": "b"}, True), ("NotIn", ["a"], {}, True), ("NotIn", ["a"], {"k": "a"}, False),
+    ("Exists", [], {"k": ""}, True), ("Exists", [], {}, False),
+    ("DoesNotExist", [], {}, True), ("DoesNotExist", [], {"k": "x"}, False),
+    ("Gt", ["4"], {"k": "8"}, True), ("Gt", ["8"], {"k": "8"}, False), ("Gt", ["4"], {"k": "eight"}, False),
+    ("Lt", ["4"], {"k": "2"}, True), ("Lt", ["4"], {}, False),
+])
+def test_node_affinity_operators(operator, values, labels, fits):
+    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": operator, "values": values}]}]}}}}
+    assert (reasons(spec, node(labels=labels)) == []) is fits
+
+
+def test_terms_are_ored_and_expressions_anded_and_empty_terms_match_nothing():
+    a, b = node("a", {"zone": "z1", "gpu": "h100"}), node("b", {"zone": "z2", "gpu": "l4"})
+    terms = [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]},
+                                   {"key": "gpu", "operator": "In", "values": ["l4"]}]},
+             {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z2"]}]}]
+    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}
+    assert reasons(spec, a) != [] and reasons(spec, b) == []
+    empty = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{}]}}}}
+    assert reasons(empty, a) == ["node(s) didn't match Pod's node affinity/selector"]
+
+
+def test_match_fields_on_the_node_name_and_node_selector_anded():
+    spec = {"nodeSelector": {"gpu": "h100"}, "affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}]}}}}
+    assert reasons(spec, node("a", {"gpu": "h100"})) == []
+    assert reasons(spec, node("b", {"gpu": "h100"})) != []
+    assert reasons(spec, node("a", {"gpu": "l4"})) != []
+
+
+def test_preferred_affinity_never_filters():
+    spec = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "preference": {"matchExpressions": [{"key": "nope", "operator": "Exists"}]}}]}}}
+    assert reasons(spec, node()) == []
+
+
+@pytest.mark.parametrize("toleration, tolerated", [
+    ({"key": "gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}, True),
+    ({"key": "gpu", "value": "present"}, True),                        # operator defaults to Equal, any effect
+    ({"key": "gpu", "operator": "Equal", "value": "other"}, False),
+    ({"key": "gpu", "operator": "Exists"}, True),
+    ({"operator": "Exists"}, True),                                     # empty key + Exists tolerates everything
+    ({"key": "gpu", "operator": "Exists", "effect": "NoExecute"}, False),
+    ({"key": "other", "operator": "Exists"}, False),
+])
+def test_taint_toleration(toleration, tolerated):
+    tainted = node(taints=[Taint("gpu", "present", "NoSchedule")])
+    found = reasons({"tolerations": [toleration]}, tainted)
+    assert (found == []) is tolerated
+    if not tolerated:
+        assert found == ["node(s) had untolerated taint {gpu: present}"]
+
+
+def test_prefer_no_schedule_taints_do_not_filter():
+    assert reasons({}, node(taints=[Taint("soft", "", "PreferNoSchedule")])) == []
+    assert reasons({}, node(taints=[Taint("hard", "", "NoExecute")])) == ["node(s) had untolerated taint {hard: }"]
+
+
+def test_cordoned_nodes_and_node_name():
+    cordoned = node("c", unschedulable=True)
+    assert reasons({}, cordoned) == ["node(s) were unschedulable"]
+    assert reasons({"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
+                                     "effect": "NoSchedule"}]}, cordoned) == []
+    assert reasons({"nodeName": "other"}, node("n")) == ["node(s) didn't match the requested node name"]
+    # a pod bound with nodeName skips the scheduler: cordon and NoSchedule taints do not stop it
+    assert reasons({"nodeName": "c"}, cordoned) == []
+
+
+def test_filters_run_in_the_schedulers_order():
+    n = node(taints=[Taint("gpu", "", "NoSchedule")], labels={"a": "b"}, nvidia_com_gpu=1)
+    spec = {"nodeSelector": {"a": "c"}, "containers": [{"resources": {"limits": {"nvidia.com/gpu": 4}}}]}
+    assert reasons(spec, n) == ["node(s) had untolerated taint {gpu: }"]  # TaintToleration before NodeAffinity
+
+
+def test_resources_fit_counts_every_insufficient_resource():
+    n = node(cpu=4, memory=2**30, nvidia_com_gpu=1, pods=110)
+    spec = {"containers": [{"resources": {"requests": {"cpu": "8", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": 2}}}]}
+    assert reasons(spec, n) == ["Insufficient cpu", "Insufficient nvidia.com/gpu"]
+    assert reasons({"containers": [{}]}, node(pods=0)) == ["Too many pods"]
+
+
+def test_effective_pod_request():
+    spec = {
+        "initContainers": [
+            {"name": "init", "resources": {"requests": {"cpu": "4"}}},
+            {"name": "sidecar", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}},
+            {"name": "late-init", "resources": {"requests": {"cpu": "2", "nvidia.com/gpu": "1"},
+                                                "limits": {"nvidia.com/gpu": "1"}}},
+        ],
+        "containers": [{"resources": {"limits": {"cpu": "2", "nvidia.com/gpu": "2"}}},
+                       {"resources": {"requests": {"memory": "1Gi"}}}],
+        "overhead": {"cpu": "250m"},
+    }
+    requests = pod_requests(spec)
+    # cpu: max(app 2 + sidecar 1, init 4, late-init 2 + sidecar 1) + overhead = 4.25
+    assert requests["cpu"] == Fraction(17, 4)
+    assert requests["nvidia.com/gpu"] == 2
+    assert requests["memory"] == 2**30
+
+
+def test_summary_is_the_schedulers_fit_error():
+    nodes = [node(f"gpu-{i}", nvidia_com_gpu=8) for i in range(4)] + \
+            [node(f"cpu-{i}", {"pool": "cpu"}) for i in range(8)]
+    spec = {"nodeSelector": {}, "containers": [{"resources": {"limits": {"nvidia.com/gpu": 16}}}],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "pool", "operator": "DoesNotExist"}]}]}}}}
+    result = ClusterModel(nodes).evaluate(pod_requirements(spec))
+    assert result.summary() == ("0/12 nodes are available: 4 Insufficient nvidia.com/gpu, "
+                                "8 node(s) didn't match Pod's node affinity/selector.")
+
+
+LABELS = st.dictionaries(st.sampled_from(["zone", "gpu", "rack"]), st.sampled_from(["a", "b", "1", "8"]), max_size=3)
+NODES = st.lists(st.builds(lambda labels, taint, cordon, gpus, cpu: NodeInfo(
+    "", labels, (Taint("gpu", "x", "NoSchedule"),) if taint else (), cordon,
+    {"nvidia.com/gpu": Fraction(gpus), "cpu": Fraction(cpu), "pods": Fraction(110)}, {}),
+    LABELS, st.booleans(), st.booleans(), st.integers(0, 8), st.integers(1, 64)), min_size=1, max_size=30)
+EXPRESSION = st.builds(lambda key, op, values: {"key": key, "operator": op, "values": values},
+                       st.sampled_from(["zone", "gpu", "rack"]),
+                       st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
+                       st.lists(st.sampled_from(["a", "b", "1", "8"]), min_size=1, max_size=2))
+POD = st.builds(lambda selector, terms, gpus, tolerate: {
+    "nodeSelector": selector,
+    **({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]}}}} if terms else {}),
+    "tolerations": [{"operator": "Exists"}] if tolerate else [],
+    "containers": [{"resources": {"limits": {"nvidia.com/gpu": gpus}}}]},
+    LABELS, st.lists(st.lists(EXPRESSION, max_size=2), max_size=2), st.integers(0, 9), st.booleans())
+
+
+@settings(max_examples=200, deadline=None)
+@given(NODES, POD)
+def test_grouping_never_changes_the_answer(nodes, pod_spec):
+    for index, n in enumerate(nodes):
+        n.name = f"node-{index}"
+        n.labels["kubernetes.io/hostname"] = n.name
+    pod = pod_requirements(pod_spec)
+    result = ClusterModel(nodes).evaluate(pod)
+    brute = {n.name for n in nodes if not filter_reasons(pod, n, False)}
+    assert {n.name for n in result.fitting} == brute
+    assert sum(result.reasons.values()) >= len(nodes) - len(brute)
