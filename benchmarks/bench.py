@@ -85,6 +85,27 @@ def generate(root: Path, documents: int, files: int, seed: int = 7) -> int:
     return written
 
 
+def generate_fleet(path: Path, nodes: int, seed: int = 11) -> None:
+    """An inventory of ``nodes`` GPU nodes: 4 models, 3 zones, racks of 32, some tainted, some cordoned."""
+    rng = random.Random(seed)
+    items = []
+    for index in range(nodes):
+        model = GPU_MODELS[index % len(GPU_MODELS)]
+        gpus = 4 if model == "NVIDIA-L4" else 8
+        taint = "  spec:\n    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]\n" \
+            if model != "NVIDIA-L4" else ""
+        if rng.random() < 0.01:
+            taint = "  spec:\n    unschedulable: true\n"
+        items.append(
+            f"- apiVersion: v1\n  kind: Node\n  metadata:\n    name: node-{index}\n    labels:\n"
+            f"      kubernetes.io/hostname: node-{index}\n      topology.kubernetes.io/zone: zone-{index % 3}\n"
+            f"      topology.kubernetes.io/rack: rack-{index // 32}\n      nvidia.com/gpu.product: {model}\n"
+            f"      nvidia.com/gpu.count: '{gpus}'\n{taint}"
+            f"  status:\n    capacity: {{cpu: '192', memory: 2Ti, pods: '110', nvidia.com/gpu: '{gpus}'}}\n"
+            f"    allocatable: {{cpu: '190', memory: 2000Gi, pods: '110', nvidia.com/gpu: '{gpus}'}}\n")
+    path.write_text("apiVersion: v1\nkind: List\nitems:\n" + "".join(items))
+
+
 def timed(command: list[str], repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -99,6 +120,8 @@ def main() -> int:
     parser.add_argument("--documents", type=int, default=5000)
     parser.add_argument("--files", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--nodes", type=int, default=5000, help="inventory size for the cluster-model run")
+    parser.add_argument("--workloads", type=int, default=2000, help="workload documents for the cluster-model run")
     parser.add_argument("--gpulint", default=shutil.which("gpulint") or os.path.join(os.path.dirname(sys.executable),
                                                                                         "gpulint"))
     args = parser.parse_args()
@@ -114,12 +137,20 @@ def main() -> int:
         single.write_text(one_file.read_text().split("---\n")[0])
         one = timed([args.gpulint, "check", str(single), "--exit-zero"], max(5, args.repeat))
         help_only = timed([args.gpulint, "--version"], max(5, args.repeat))
+        fleet = Path(tmp) / "fleet.yaml"
+        generate_fleet(fleet, args.nodes)
+        workloads = Path(tmp) / "workloads"
+        generate(workloads, args.workloads, max(1, args.workloads // 10), seed=3)
+        cluster = timed([args.gpulint, "check", str(workloads), "--inventory", str(fleet), "--format", "json",
+                         "--output", os.devnull, "--exit-zero"], args.repeat)
     print(f"corpus: {count} documents in {args.files} files ({size / 1e6:.1f} MB); {os.cpu_count()} cores")
     print("| measurement | result |\n|---|---:|")
     print(f"| `gpulint check` on the corpus, all cores | {wall:.2f} s = {count / wall:,.0f} documents/s |")
     print(f"| the same, `--jobs 1` | {serial:.2f} s = {count / serial:,.0f} documents/s |")
     print(f"| one-file run (pre-commit) | {one * 1000:.0f} ms wall |")
     print(f"| `gpulint --version` (start-up floor) | {help_only * 1000:.0f} ms wall |")
+    print(f"| {args.workloads} workload documents against a {args.nodes}-node inventory (all rules) | "
+          f"{cluster:.2f} s |")
     return 0
 
 

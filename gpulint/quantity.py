@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -48,6 +49,7 @@ class Quantity:
         return self.text
 
 
+@lru_cache(maxsize=4096)  # manifests and inventories repeat the same few values thousands of times
 def parse_quantity(text: str) -> Quantity:
     if not text:
         raise QuantityError("quantity is empty")

@@ -368,13 +368,21 @@ def group_nodes(nodes: Iterable[NodeInfo], ignore_labels: frozenset[str]) -> lis
 @dataclass
 class FitResult:
     total: int
-    fitting: list[NodeInfo]
+    fitting_groups: list[NodeGroup]
     reasons: Counter[str]  # reason -> number of nodes
     failing: list[tuple[NodeGroup, list[str]]]  # per group, the reasons it fails (for tables)
 
     @property
+    def fitting(self) -> list[NodeInfo]:
+        return [node for group in self.fitting_groups for node in group.nodes]
+
+    @property
+    def fitting_count(self) -> int:
+        return sum(len(group) for group in self.fitting_groups)
+
+    @property
     def fits(self) -> bool:
-        return bool(self.fitting)
+        return bool(self.fitting_groups)
 
     def summary(self) -> str:
         """FitError.Error(): the histogram sorted on the whole "count reason" string."""
@@ -383,14 +391,26 @@ class FitResult:
             else f"0/{self.total} nodes are available."
 
 
+def copies_on(pod: PodRequirements, node: NodeInfo) -> int:
+    """How many copies of ``pod`` fit on an empty ``node`` (its most constraining resource decides)."""
+    copies: int | None = None
+    for resource, amount in pod.requests.items():
+        fit = int(node.allocatable.get(resource, Fraction(0)) // amount)
+        copies = fit if copies is None else min(copies, fit)
+    pods_allowed = node.allocatable.get("pods")
+    if pods_allowed is not None:
+        copies = int(pods_allowed) if copies is None else min(copies, int(pods_allowed))
+    return copies if copies is not None else 1_000_000
+
+
 @dataclass
 class ClusterModel:
-    """Nodes grouped once; pods evaluated group by group, each distinct pod once."""
+    """Nodes grouped once; each distinct pod evaluated once, group by group."""
 
     nodes: list[NodeInfo]
     _identity: frozenset[str] = frozenset()
     _groups: list[NodeGroup] | None = None
-    _cache: dict[tuple[Any, ...], FitResult] = field(default_factory=dict)
+    _cache: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._identity = identity_label_keys(self.nodes)
@@ -400,42 +420,48 @@ class ClusterModel:
             self._groups = group_nodes(self.nodes, self._identity)
         return self._groups
 
-    def evaluate(self, pod: PodRequirements, now: bool = False) -> FitResult:
-        key = (pod.signature(), now)
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached
+    def _groups_for(self, pod: PodRequirements) -> list[NodeGroup]:
         if pod.uses_node_identity() or pod.label_keys() & self._identity:
-            groups = [NodeGroup([node]) for node in self.nodes]  # the pod names nodes: no grouping
-        else:
-            groups = self.groups()
-        fitting: list[NodeInfo] = []
+            return [NodeGroup([node]) for node in self.nodes]  # the pod names nodes: no grouping
+        return self.groups()
+
+    def _memo(self, key: tuple[Any, ...], compute: Any) -> Any:
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def evaluate(self, pod: PodRequirements, now: bool = False) -> FitResult:
+        return self._memo(("fit", pod.signature(), now), lambda: self._evaluate(pod, now))
+
+    def _evaluate(self, pod: PodRequirements, now: bool) -> FitResult:
+        fitting: list[NodeGroup] = []
         reasons: Counter[str] = Counter()
         failing: list[tuple[NodeGroup, list[str]]] = []
-        for group in groups:
+        for group in self._groups_for(pod):
             found = filter_reasons(pod, group.representative, now)
             if found:
                 for reason in found:
                     reasons[reason] += len(group)
                 failing.append((group, found))
             else:
-                fitting.extend(group.nodes)
-        result = FitResult(len(self.nodes), fitting, reasons, failing)
-        self._cache[key] = result
-        return result
+                fitting.append(group)
+        return FitResult(len(self.nodes), fitting, reasons, failing)
 
-    def pods_that_fit(self, pod: PodRequirements, nodes: Iterable[NodeInfo]) -> int:
-        """How many copies of ``pod`` the given nodes hold on the empty cluster (resources only)."""
-        total = 0
-        for node in nodes:
-            copies = None
-            for resource, amount in pod.requests.items():
-                available = node.allocatable.get(resource, Fraction(0))
-                fit = int(available // amount) if amount > 0 else None
-                if fit is not None:
-                    copies = fit if copies is None else min(copies, fit)
-            pods_allowed = node.allocatable.get("pods")
-            if pods_allowed is not None:
-                copies = int(pods_allowed) if copies is None else min(copies, int(pods_allowed))
-            total += copies if copies is not None else 1_000_000
-        return total
+    def placeable(self, pod: PodRequirements) -> int:
+        """Copies of ``pod`` the empty cluster holds at once on the nodes that pass every filter."""
+        return self._memo(("placeable", pod.signature()), lambda: sum(
+            copies_on(pod, group.representative) * len(group) for group in self.evaluate(pod).fitting_groups))
+
+    def matching_groups(self, pod: PodRequirements) -> list[NodeGroup]:
+        return self._memo(("affinity", pod.node_selector, pod.affinity_terms), lambda: [
+            group for group in self._groups_for(pod) if pod.matches_affinity(group.representative)])
+
+    def matching_affinity(self, pod: PodRequirements) -> list[NodeInfo]:
+        return [node for group in self.matching_groups(pod) for node in group.nodes]
+
+    def excluded_by(self, requirement: "Requirement") -> int:
+        def count() -> int:
+            if requirement.field or requirement.key in self._identity:
+                return sum(1 for node in self.nodes if not requirement.matches(node))
+            return sum(len(g) for g in self.groups() if not requirement.matches(g.representative))
+        return self._memo(("excluded", requirement), count)

@@ -78,17 +78,17 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                                              f"{empty.summary()}{hint(empty, pod, inventory)}")
             continue
         if site.pods and site.pods > 1:
-            placed = model.pods_that_fit(pod, empty.fitting)
+            placed = model.placeable(pod)
             if placed < site.pods:
                 yield Diagnostic(RULE_ID, where,
                                  f"the workload runs {site.pods} of these pods, but only {placed} fit on the empty "
-                                 f"cluster at once (on {_nodes(len(empty.fitting))} that pass every filter); the "
+                                 f"cluster at once (on {_nodes(empty.fitting_count)} that pass every filter); the "
                                  f"other {site.pods - placed} would stay Pending", severity=Severity.WARNING)
         if inventory.pods and not pod.node_name:  # a bound pod is already counted in the inventory
             now = model.evaluate(pod, now=True)
             if not now.fits:
                 yield Diagnostic(RULE_ID, where,
-                                 f"{_subject(site)} fits on the empty cluster ({_nodes(len(empty.fitting))}) but not "
+                                 f"{_subject(site)} fits on the empty cluster ({_nodes(empty.fitting_count)}) but not "
                                  f"with the pods running now: {now.summary()}{hint(now, pod, inventory)}",
                                  severity=Severity.WARNING)
 

@@ -165,7 +165,7 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                             if not r.field and r.key.startswith(GPU_LABEL_PREFIXES) and r.operator in ("In", "Exists")]
         if not gpu_requirements:
             continue
-        selected = [n for n in inventory.nodes if pod.matches_affinity(n)]
+        selected = inventory.model.matching_affinity(pod)
         if selected and all(n.name in stale for n in selected):
             example: NodeInfo = selected[0]
             requirement = gpu_requirements[0]
