@@ -307,3 +307,33 @@ def test_explain_command(write):
     assert "Scheduler: 0/8 nodes are available: 1 node(s) were unschedulable, 7 Insufficient nvidia.com/gpu." in out
     assert "kubectl describe pods -n ml -l app=big" in out
     assert run_cli("explain", str(path), "--inventory", FLEET, "--object", "job/other").exit_code == 2
+
+
+def test_amd_labels_without_the_device_plugin_and_custom_gpu_resources(write):
+    nodes = write("nodes.yaml", """
+        apiVersion: v1
+        kind: List
+        items:
+        - apiVersion: v1
+          kind: Node
+          metadata:
+            name: mi300-0
+            labels: {amd.com/gpu.product-name: AMD_Instinct_MI300X_OAM, amd.com/gpu.vram: 192G}
+          status:
+            capacity: {cpu: "96", pods: "110"}
+        - apiVersion: v1
+          kind: Node
+          metadata: {name: mi300-1, labels: {amd.com/gpu.product-name: AMD_Instinct_MI300X_OAM}}
+          status:
+            capacity: {cpu: "96", pods: "110", amd.com/gpu: "8", example.com/accelerator: "4"}
+            allocatable: {cpu: "96", pods: "110", amd.com/gpu: "8", example.com/accelerator: "2"}
+    """)
+    report = run_cli("check", str(nodes), "--format", "json").json()
+    (finding,) = [f for f in report["findings"] if f["rule"] == "stale-gpu-label"]
+    assert finding["object"]["name"] == "mi300-0" and "no amd.com/gpu" in finding["message"]
+    assert finding["line"] == 8  # the first AMD label key
+    write(".gpulint.yaml", "gpu-resources: [example.com/accelerator]\n")
+    report = run_cli("check", str(nodes), "--format", "json", "--config", str(nodes.parent / ".gpulint.yaml")).json()
+    messages = [f["message"] for f in report["findings"] if f["object"]["name"] == "mi300-1"]
+    assert messages == ["example.com/accelerator: capacity 4 but allocatable 2: 2 device(s) are unhealthy or withheld "
+                        "by the device plugin; workloads sized for the full node will not fit"]

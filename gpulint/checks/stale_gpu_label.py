@@ -11,6 +11,7 @@ from gpulint.findings import Diagnostic, Path
 from gpulint.inventory import Inventory
 from gpulint.objects import KubeObject
 from gpulint.quantity import QuantityError, quantity_from_yaml
+from gpulint.resources import is_gpu
 from gpulint.scheduler import NodeInfo, pod_requirements, resource_list
 from gpulint.workloads import pod_spec_sites
 
@@ -71,7 +72,8 @@ def _capacity(device: dict[str, Any], name: str) -> Fraction | None:
         return None
 
 
-def node_staleness(node: dict[str, Any], slices: list[dict[str, Any]]) -> list[Staleness]:
+def node_staleness(node: dict[str, Any], slices: list[dict[str, Any]],
+                   gpu_resources: tuple[str, ...] = ()) -> list[Staleness]:
     labels = _labels(node)
     status = node.get("status") if isinstance(node.get("status"), dict) else {}
     capacity = resource_list(status.get("capacity"))
@@ -108,8 +110,7 @@ def node_staleness(node: dict[str, Any], slices: list[dict[str, Any]]) -> list[S
                                    "re-run) or devices are missing"))
 
     for resource, total in sorted(capacity.items()):
-        if (resource.startswith(("nvidia.com/", "amd.com/gpu", "gpu.intel.com/"))
-                and resource in allocatable and allocatable[resource] < total):
+        if is_gpu(resource, gpu_resources) and resource in allocatable and allocatable[resource] < total:
             found.append(Staleness(("status", "allocatable", resource),
                                    f"{resource}: capacity {total} but allocatable {allocatable[resource]}: "
                                    f"{total - allocatable[resource]} device(s) are unhealthy or withheld by the "
@@ -135,11 +136,11 @@ def node_staleness(node: dict[str, Any], slices: list[dict[str, Any]]) -> list[S
     return found
 
 
-def stale_nodes(inventory: Inventory) -> dict[str, list[Staleness]]:
+def stale_nodes(inventory: Inventory, gpu_resources: tuple[str, ...] = ()) -> dict[str, list[Staleness]]:
     """Nodes whose GPU *labels* are wrong (unhealthy devices alone do not make a label stale)."""
     out = {}
     for name, located in inventory.node_objects.items():
-        problems = [p for p in node_staleness(located.data, inventory.slices_for_node(name))
+        problems = [p for p in node_staleness(located.data, inventory.slices_for_node(name), gpu_resources)
                     if p.path[:2] == ("metadata", "labels")]
         if problems:
             out[name] = problems
@@ -148,7 +149,7 @@ def stale_nodes(inventory: Inventory) -> dict[str, list[Staleness]]:
 
 def _check_node(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     slices = ctx.inventory.slices_for_node(obj.ref.name) if ctx.inventory is not None else []
-    for problem in node_staleness(obj.data, slices):
+    for problem in node_staleness(obj.data, slices, ctx.config.gpu_resources):
         yield Diagnostic(RULE_ID, problem.path, problem.message, on_key=problem.path[0] == "metadata")
 
 
@@ -156,7 +157,7 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     inventory = ctx.cluster
     if inventory is None:
         return
-    stale = ctx.memo("stale-nodes", lambda: stale_nodes(inventory))
+    stale = ctx.memo("stale-nodes", lambda: stale_nodes(inventory, ctx.config.gpu_resources))
     if not stale:
         return
     for site in pod_spec_sites(obj.data):
