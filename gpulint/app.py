@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from gpulint.config import Config
 from gpulint.engine import Report, enabled_rules, lint
 from gpulint.formatters import FormatOptions, get_formatter
-from gpulint.inventory import Inventory, InventoryError, add_sources, load_inventory
+from gpulint.inventory import LINTED_CLUSTER_KINDS, Inventory, InventoryError, add_sources, load_inventory
 from gpulint.sources import Source, SourceError, collect
 
 
@@ -53,16 +53,16 @@ def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, message
 
 
 INVENTORY_RULES = ("gpu-resource-unknown", "gpu-unschedulable", "over-tight-affinity")
-_CLUSTER_KINDS = (b"DeviceClass", b"ResourceSlice")
+_CLUSTER_KINDS = (b"DeviceClass", b"ResourceSlice", b"ResourceClaim")
 
 
 def build_inventory(config: Config, sources: list[Source]) -> Inventory | None:
-    """The configured inventory, plus the DeviceClasses and ResourceSlices among the linted files."""
+    """The configured inventory, plus the DRA objects among the linted files (classes, slices, claims)."""
     inventory = load_inventory(list(config.inventory)) if config.inventory else None
     cluster_files = [source for source in sources if _mentions_cluster_kinds(source)]
     if cluster_files:
         inventory = inventory or Inventory()
-        add_sources(inventory, cluster_files, kinds=("DeviceClass", "ResourceSlice"))
+        add_sources(inventory, cluster_files, kinds=LINTED_CLUSTER_KINDS, from_inventory=False)
     return inventory
 
 

@@ -150,7 +150,10 @@ class FileLinter:
         return findings
 
     def _finding(self, obj: KubeObject, diagnostic: Diagnostic) -> Finding:
-        line, column = obj.locate(diagnostic.path, diagnostic.on_key)
+        if diagnostic.offset is not None:
+            line, column = obj.locate_in_string(diagnostic.path, diagnostic.offset)
+        else:
+            line, column = obj.locate(diagnostic.path, diagnostic.on_key)
         fix = None
         if diagnostic.fix_path is not None:
             source = None if diagnostic.fix_source is None else (*obj.prefix, *diagnostic.fix_source)

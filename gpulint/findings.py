@@ -73,6 +73,7 @@ class Diagnostic:
     fix_description: str = ""
     fix_source: Path | None = None
     severity: Severity | None = None  # a check may lower/raise one finding (e.g. unknown fields)
+    offset: int | None = None  # a character offset inside the string at ``path`` (a CEL error's position)
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.loader import LoadProblem, load_bytes
 from gpulint.objects import KubeObject, objects_in
 from gpulint.scheduler import ClusterModel, NodeInfo, pod_requests
 from gpulint.sources import Source, SourceError, collect
 
-INVENTORY_KINDS = ("Node", "ResourceSlice", "DeviceClass", "Pod", "ResourceClaim")
+if TYPE_CHECKING:
+    from gpulint.dra_model import DraModel
+
+INVENTORY_KINDS = ("Node", "ResourceSlice", "DeviceClass", "Pod", "ResourceClaim", "ResourceClaimTemplate")
+LINTED_CLUSTER_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -40,13 +44,21 @@ class Inventory:
     device_classes: dict[str, Located] = field(default_factory=dict)
     pods: list[Located] = field(default_factory=list)
     claims: list[Located] = field(default_factory=list)
+    claim_templates: dict[tuple[str, str], Located] = field(default_factory=dict)  # (namespace, name)
+    named_claims: dict[tuple[str, str], Located] = field(default_factory=dict)
+    claims_from_inventory: bool = False  # the inventory lists the cluster's claims: a missing one is missing
+    classes_from_inventory: bool = False  # the inventory lists the cluster's DeviceClasses
     sources: tuple[str, ...] = ()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Derived models (compiled CEL programs among them) are rebuilt lazily in each worker.
+        return {k: v for k, v in self.__dict__.items() if k not in ("model", "dra", "published_resources")}
 
     @property
     def has_nodes(self) -> bool:
         return bool(self.nodes)
 
-    def add(self, obj: KubeObject) -> None:
+    def add(self, obj: KubeObject, from_inventory: bool = True) -> None:
         line, column = obj.locate(())
         located = Located(obj.data, obj.document.path, line, column)
         name = obj.ref.name
@@ -57,10 +69,15 @@ class Inventory:
             self.slices.append(located)
         elif obj.kind == "DeviceClass" and obj.api_version.startswith("resource.k8s.io/"):
             self.device_classes.setdefault(name, located)
+            self.classes_from_inventory |= from_inventory
         elif obj.kind == "Pod" and obj.api_version == "v1":
             self.pods.append(located)
         elif obj.kind == "ResourceClaim" and obj.api_version.startswith("resource.k8s.io/"):
             self.claims.append(located)
+            self.named_claims.setdefault((obj.ref.namespace, name), located)
+            self.claims_from_inventory |= from_inventory
+        elif obj.kind == "ResourceClaimTemplate" and obj.api_version.startswith("resource.k8s.io/"):
+            self.claim_templates.setdefault((obj.ref.namespace, name), located)
 
     def account_running_pods(self) -> None:
         """Non-terminal pods bound to a node consume its capacity in the "now" view."""
@@ -78,6 +95,12 @@ class Inventory:
     @cached_property
     def model(self) -> ClusterModel:
         return ClusterModel(self.nodes)
+
+    @cached_property
+    def dra(self) -> "DraModel":
+        from gpulint.dra_model import DraModel
+
+        return DraModel(self)
 
     def dra_extended_resources(self) -> dict[str, str]:
         """Extended resource name -> DeviceClass that backs it (explicit name or the implicit one)."""
@@ -127,7 +150,7 @@ def load_inventory(paths: list[str]) -> Inventory:
 
 
 def add_sources(inventory: Inventory, sources: list[Source], problems: list[str] | None = None,
-                kinds: tuple[str, ...] = INVENTORY_KINDS) -> None:
+                kinds: tuple[str, ...] = INVENTORY_KINDS, from_inventory: bool = True) -> None:
     for source in sources:
         try:
             raw = source.read()
@@ -141,4 +164,4 @@ def add_sources(inventory: Inventory, sources: list[Source], problems: list[str]
         for document in loaded.documents:
             for obj in objects_in(document):
                 if obj.kind in kinds:
-                    inventory.add(obj)
+                    inventory.add(obj, from_inventory)

@@ -71,6 +71,7 @@ class LocatedDocument:
     data: Any
     node: Node
     line_offset: int = 0  # node marks count from the chunk that was parsed, not the file
+    text: str = ""  # the text that was parsed (the file, or the chunk after a broken document)
 
     def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
         """1-based line and column of the node at ``path`` (or its deepest existing ancestor)."""
@@ -86,6 +87,48 @@ class LocatedDocument:
         target = key_node if ((on_key or not complete) and key_node is not None) else node
         mark = target.start_mark
         return mark.line + self.line_offset + 1, mark.column + 1
+
+
+    def locate_in_string(self, path: Path, offset: int) -> tuple[int, int]:
+        """Line and column of character ``offset`` of the string at ``path``, in the file.
+
+        Works for every scalar style (plain, quoted, literal ``|``, folded ``>``): the
+        value's non-blank characters are matched in order against the source's.
+        """
+        node: Node = self.node
+        for step in path:
+            child = _child(node, step)
+            if child is None:
+                return self.locate(path)
+            node = child[1]
+        if not isinstance(node, ScalarNode) or not self.text:
+            return self.locate(path)
+        value = node.value
+        wanted = sum(1 for ch in value[:offset] if not ch.isspace())
+        source = self.text[node.start_mark.index:node.end_mark.index]
+        position = 0
+        if node.style in ("|", ">"):
+            position = source.find("\n") + 1  # past the block header (|, >-, |2 ...)
+        elif node.style in ("'", '"'):
+            position = 1
+        seen = 0
+        while position < len(source):
+            ch = source[position]
+            if ch.isspace():
+                position += 1
+                continue
+            if seen == wanted:
+                break
+            if node.style == '"' and ch == "\\":
+                position += 1  # an escape is one character of the value
+            elif node.style == "'" and source.startswith("''", position):
+                position += 1
+            seen += 1
+            position += 1
+        absolute = node.start_mark.index + position
+        line = self.text.count("\n", 0, absolute)
+        column = absolute - (self.text.rfind("\n", 0, absolute) + 1)
+        return line + self.line_offset + 1, column + 1
 
 
 @dataclass
@@ -303,7 +346,7 @@ def _parse_stream(loaded: LoadedFile, text: str, line_offset: int, first_index: 
                     else:
                         loaded.problems.extend(
                             LoadProblem(p.message, p.line + line_offset, p.column, index) for p in builder.duplicates)
-                        loaded.documents.append(LocatedDocument(loaded.path, index, data, root, line_offset))
+                        loaded.documents.append(LocatedDocument(loaded.path, index, data, root, line_offset, text))
                 index += 1
             return
         except yaml.MarkedYAMLError as exc:

@@ -29,6 +29,9 @@ class KubeObject:
     def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
         return self.document.locate((*self.prefix, *path), on_key)
 
+    def locate_in_string(self, path: Path, offset: int) -> tuple[int, int]:
+        return self.document.locate_in_string((*self.prefix, *path), offset)
+
     def annotations(self) -> dict[str, Any]:
         metadata = self.data.get("metadata")
         annotations = metadata.get("annotations") if isinstance(metadata, dict) else None

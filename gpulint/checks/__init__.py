@@ -49,11 +49,14 @@ def field_path(path: Path) -> str:
 
 
 def _registry() -> dict[str, ObjectCheck]:
-    from gpulint.checks import (gpu_non_integer, gpu_request_without_limit, gpu_resource_unknown, gpu_unschedulable,
-                                over_tight_affinity, schema_invalid, stale_gpu_label)
+    from gpulint.checks import (api_version_unavailable, cel_invalid, claim_reference_invalid, claim_unsatisfiable,
+                                device_class_unknown, gpu_nic_locality, gpu_non_integer, gpu_request_without_limit,
+                                gpu_resource_unknown, gpu_unschedulable, over_tight_affinity, schema_invalid,
+                                stale_gpu_label)
 
     modules = (gpu_request_without_limit, gpu_non_integer, schema_invalid, gpu_resource_unknown, gpu_unschedulable,
-               over_tight_affinity, stale_gpu_label)
+               over_tight_affinity, stale_gpu_label, cel_invalid, device_class_unknown, claim_reference_invalid,
+               claim_unsatisfiable, gpu_nic_locality, api_version_unavailable)
     return {module.RULE_ID: module.check for module in modules}
 
 

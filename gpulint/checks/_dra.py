@@ -1,0 +1,34 @@
+"""Helpers shared by the DRA checks: the claim objects of a file and what they reference."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.dra import ClaimSpec, claim_spec_path, parse_claim_spec
+from gpulint.findings import Path
+from gpulint.objects import KubeObject
+
+CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+
+
+def is_dra(obj: KubeObject, *kinds: str) -> bool:
+    return obj.api_version.startswith("resource.k8s.io/") and obj.kind in kinds
+
+
+def claim_of(obj: KubeObject) -> ClaimSpec | None:
+    """The device claim of a ResourceClaim or ResourceClaimTemplate object."""
+    if not is_dra(obj, *CLAIM_KINDS):
+        return None
+    base = claim_spec_path(obj.kind)
+    devices = obj.data
+    for step in base:
+        devices = devices.get(step) if isinstance(devices, dict) else None
+    return parse_claim_spec(obj.api_version, devices, base)
+
+
+def class_references(obj: KubeObject) -> Iterator[tuple[str, Path]]:
+    claim = claim_of(obj)
+    if claim is None:
+        return
+    for request in claim.requests:
+        for alternative in request.alternatives:
+            yield alternative.class_name, alternative.class_path

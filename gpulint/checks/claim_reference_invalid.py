@@ -1,0 +1,100 @@
+"""claim-reference-invalid: pods and claims that reference claims, requests or templates that do not exist."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from gpulint.checks import CheckContext
+from gpulint.checks._dra import claim_of
+from gpulint.dra import claim_spec_path, parse_claim_spec
+from gpulint.findings import Diagnostic, Severity
+from gpulint.objects import KubeObject
+from gpulint.workloads import containers, pod_spec_sites
+
+RULE_ID = "claim-reference-invalid"
+
+
+def _pod_claims(spec: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    claims = spec.get("resourceClaims")
+    return [(i, c) for i, c in enumerate(claims) if isinstance(c, dict)] if isinstance(claims, list) else []
+
+
+def referenced_claim(obj: KubeObject, entry: dict[str, Any], ctx: CheckContext):
+    """The claim (or template) data a pod's resourceClaims entry points at, if the linted set or inventory has it."""
+    inventory = ctx.inventory
+    if inventory is None:
+        return None, None
+    namespace = obj.ref.namespace
+    if isinstance(entry.get("resourceClaimTemplateName"), str):
+        located = inventory.claim_templates.get((namespace, entry["resourceClaimTemplateName"]))
+        return located, "ResourceClaimTemplate"
+    if isinstance(entry.get("resourceClaimName"), str):
+        return inventory.named_claims.get((namespace, entry["resourceClaimName"])), "ResourceClaim"
+    return None, None
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    claim = claim_of(obj)
+    if claim is not None:
+        for path, message in claim.shape_problems:
+            yield Diagnostic(RULE_ID, path, message)
+        return
+    for site in pod_spec_sites(obj.data):
+        yield from _check_pod(obj, site.spec, site.path, ctx)
+
+
+def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckContext) -> Iterator[Diagnostic]:
+    entries = _pod_claims(spec)
+    names = [str(entry.get("name")) for _, entry in entries]
+    requests_by_name: dict[str, set[str] | None] = {}
+    for index, entry in entries:
+        path = (*base, "resourceClaims", index)
+        has_claim = "resourceClaimName" in entry
+        has_template = "resourceClaimTemplateName" in entry
+        if has_claim == has_template:
+            yield Diagnostic(RULE_ID, path, f"resourceClaims[{index}] ('{entry.get('name')}'): exactly one of "
+                                            "resourceClaimName and resourceClaimTemplateName must be set"
+                             + (" (the `source:` wrapper was removed in Kubernetes 1.31)" if "source" in entry else ""))
+            continue
+        located, kind = referenced_claim(obj, entry, ctx)
+        target = entry.get("resourceClaimTemplateName") or entry.get("resourceClaimName")
+        field_name = "resourceClaimTemplateName" if has_template else "resourceClaimName"
+        if located is None:
+            definite = ctx.inventory is not None and ctx.inventory.claims_from_inventory
+            namespace = obj.ref.namespace or "the pod's namespace"
+            yield Diagnostic(RULE_ID, (*path, field_name),
+                             f"{kind or 'claim'} '{target}' is not among the linted files"
+                             + (" or the inventory's claims" if definite else "") + f" (namespace {namespace}); "
+                             "the pod stays Pending until it exists"
+                             + ("" if definite else " (not an error: the inventory does not list claims)"),
+                             severity=None if definite else Severity.WARNING)
+            requests_by_name[str(entry.get("name"))] = None
+            continue
+        spec_path = claim_spec_path(kind)
+        devices = located.data
+        for step in spec_path:
+            devices = devices.get(step) if isinstance(devices, dict) else None
+        parsed = parse_claim_spec(str(located.data.get("apiVersion") or ""), devices, spec_path)
+        requests_by_name[str(entry.get("name"))] = {r.name for r in parsed.requests}
+    for container_path, container in containers(spec):
+        resources = container.get("resources")
+        claims = resources.get("claims") if isinstance(resources, dict) else None
+        if not isinstance(claims, list):
+            continue
+        for index, reference in enumerate(claims):
+            if not isinstance(reference, dict):
+                continue
+            path = (*base, *container_path, "resources", "claims", index)
+            name = str(reference.get("name"))
+            if name not in names:
+                listed = f": {', '.join(names)}" if names else " which is empty"
+                yield Diagnostic(RULE_ID, (*path, "name"),
+                                 f"container '{container.get('name')}' uses claim '{name}': Not found: must be one "
+                                 f"of the names in pod.spec.resourceClaims{listed}")
+                continue
+            request = reference.get("request")
+            known = requests_by_name.get(name)
+            if isinstance(request, str) and request and known is not None and request not in known:
+                yield Diagnostic(RULE_ID, (*path, "request"),
+                                 f"container '{container.get('name')}' asks for request '{request}' of claim "
+                                 f"'{name}', which has only {', '.join(sorted(known)) or 'no requests'}")

@@ -1,0 +1,130 @@
+"""claim-unsatisfiable: no node's devices can satisfy a claim (or all the claims of a pod) on the empty cluster."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from gpulint.checks import CheckContext
+from gpulint.checks._dra import claim_of
+from gpulint.checks.claim_reference_invalid import referenced_claim
+from gpulint.dra import Alternative, ClaimSpec, Request, claim_spec_path, parse_claim_spec
+from gpulint.dra_model import DraModel
+from gpulint.findings import Diagnostic
+from gpulint.objects import KubeObject
+from gpulint.resources import is_extended
+from gpulint.scheduler import pod_requirements
+from gpulint.workloads import PodSpecSite, container_resources, effective_pod_spec, pod_spec_sites
+
+RULE_ID = "claim-unsatisfiable"
+
+
+def _dra(ctx: CheckContext) -> DraModel | None:
+    inventory = ctx.cluster
+    if inventory is None or not inventory.dra.has_devices:
+        return None
+    return inventory.dra
+
+
+def explain_failure(verdicts: list, total: int) -> str | None:
+    """None when some node fits or the answer is unknown; else why, from the node that came closest."""
+    if any(verdict.fits is not False for _, verdict in verdicts):
+        return None
+    group, best = max(verdicts, key=lambda item: item[1].score)
+    if best.score <= 0:
+        return f"no node of {total} has a device for it: {best.reason}"
+    others = f" (and {len(group.nodes) - 1} identical)" if len(group.nodes) > 1 else ""
+    return f"no node of {total} can satisfy it: {best.reason}, on the node that comes closest, " \
+           f"{group.nodes[0].name}{others}"
+
+
+def _classes_known(claim: ClaimSpec, dra: DraModel) -> bool:
+    """A claim naming a class that does not exist is device-class-unknown's finding, not this one's."""
+    return all(a.class_name in dra.classes for r in claim.requests for a in r.alternatives)
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    dra = _dra(ctx)
+    if dra is None:
+        return
+    claim = claim_of(obj)
+    if claim is not None:
+        if claim.requests and all(r.alternatives for r in claim.requests) and _classes_known(claim, dra):
+            reason = explain_failure(dra.verdicts((claim,)), len(dra.inventory.nodes))
+            if reason is not None:
+                yield Diagnostic(RULE_ID, claim.requests[0].path[:-1], f"the claim can never be allocated: {reason}")
+        return
+    for site in pod_spec_sites(obj.data):
+        yield from _check_pod(obj, site, ctx, dra)
+
+
+def _referenced_claims(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> list[ClaimSpec]:
+    claims = []
+    entries = site.spec.get("resourceClaims")
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        located, kind = referenced_claim(obj, entry, ctx)
+        if located is None:
+            continue  # claim-reference-invalid reports it
+        base = claim_spec_path(kind)
+        devices: Any = located.data
+        for step in base:
+            devices = devices.get(step) if isinstance(devices, dict) else None
+        claims.append(parse_claim_spec(str(located.data.get("apiVersion") or ""), devices, base))
+    return claims
+
+
+def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraModel) -> Iterator[Diagnostic]:
+    total = len(dra.inventory.nodes)
+    parts = _referenced_claims(obj, site, ctx)
+    extended = _extended_resource_claim(site, dra)
+    if extended is not None:
+        claim, where = extended
+        reason = explain_failure(dra.verdicts((claim,)), total)
+        if reason is not None:
+            yield Diagnostic(RULE_ID, where, f"this extended resource is served by DRA (a DeviceClass's "
+                                             f"extendedResourceName) and can never be allocated: {reason}")
+            return
+        parts.append(claim)
+    # Each claim alone is judged on its own object; here they are judged together, on the nodes the pod may use.
+    if not parts or not all(_classes_known(part, dra) for part in parts) or any(explain_failure(dra.verdicts((part,)), total) is not None for part in parts):
+        return
+    allowed = None
+    if _has_node_filters(site):
+        pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
+        allowed = frozenset(node.name for node in dra.inventory.model.evaluate(pod).fitting)
+    if len(parts) == 1 and allowed is None:
+        return
+    reason = explain_failure(dra.verdicts(tuple(parts), allowed), total)
+    if reason is not None:
+        what = "the pod's claims cannot be allocated together on one node" if len(parts) > 1 \
+            else "the pod's claim cannot be allocated on any node the pod may use"
+        yield Diagnostic(RULE_ID, (*site.path, "resourceClaims"), f"{what}: {reason}")
+
+
+def _has_node_filters(site: PodSpecSite) -> bool:
+    spec = site.spec
+    return any(key in spec for key in ("nodeSelector", "affinity", "tolerations", "nodeName"))
+
+
+def _extended_resource_claim(site: PodSpecSite, dra: DraModel) -> tuple[ClaimSpec, tuple] | None:
+    """A DRA-backed extended resource (DeviceClass.extendedResourceName) as the claim the scheduler makes for it."""
+    backed = dra.inventory.dra_extended_resources()
+    published = dra.inventory.published_resources
+    requests = []
+    where: tuple = ()
+    for block in container_resources({"spec": site.spec, "kind": "Pod", "apiVersion": "v1"}):
+        for name, value in block.limits.items():
+            if is_extended(name) and name in backed and name not in published:
+                count = value if isinstance(value, int) and not isinstance(value, bool) else None
+                if count is None:
+                    try:
+                        count = int(str(value))
+                    except ValueError:
+                        continue
+                alternative = Alternative(name, backed[name], (), False, max(count, 1), (), ())
+                requests.append(Request(f"{block.container}-{name}", (), (alternative,), False))
+                where = where or (*site.path, *block.path[1:], "limits", name)
+    if not requests:
+        return None
+    return ClaimSpec(tuple(requests), (), ()), where

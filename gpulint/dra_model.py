@@ -1,0 +1,74 @@
+"""The cluster's DRA view, built once per run: devices per node, grouped by shape, and the allocator."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpulint.cel import CelEngine
+from gpulint.dra import Allocator, ClaimSpec, Device, NodeVerdict, SelectorCache, devices_by_node
+from gpulint.scheduler import NodeInfo
+
+if TYPE_CHECKING:
+    from gpulint.inventory import Inventory
+
+
+@dataclass
+class DeviceGroup:
+    """Nodes whose devices have identical shapes: the allocator answers once for all of them."""
+
+    nodes: list[NodeInfo]
+    devices: list[Device]
+
+
+@dataclass
+class DraModel:
+    inventory: "Inventory"
+    engine: CelEngine = field(default_factory=CelEngine)
+    _groups: list[DeviceGroup] | None = None
+    _verdicts: dict[Any, list[tuple[DeviceGroup, NodeVerdict]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.selectors = SelectorCache(self.engine)
+        self.classes = {name: located.data for name, located in self.inventory.device_classes.items()}
+        self.allocator = Allocator(self.classes, self.selectors)
+
+    @property
+    def has_devices(self) -> bool:
+        return bool(self.inventory.slices) and bool(self.inventory.nodes)
+
+    def groups(self) -> list[DeviceGroup]:
+        if self._groups is None:
+            slices = [located.data.get("spec") for located in self.inventory.slices
+                      if isinstance(located.data.get("spec"), dict)]
+            by_node = devices_by_node(slices, self.inventory.nodes)
+            grouped: dict[Any, DeviceGroup] = {}
+            for node in self.inventory.nodes:
+                devices = by_node.get(node.name, [])
+                key = tuple(sorted((d.common_shape, d.name) for d in devices))
+                if key in grouped:
+                    grouped[key].nodes.append(node)
+                else:
+                    grouped[key] = DeviceGroup([node], devices)
+            self._groups = list(grouped.values())
+        return self._groups
+
+    def all_devices(self) -> list[Device]:
+        seen: dict[str, Device] = {}
+        for group in self.groups():
+            for device in group.devices:
+                seen.setdefault(device.shape.__repr__() + device.key, device)
+        return list(seen.values())
+
+    def verdicts(self, claims: tuple[ClaimSpec, ...], node_names: frozenset[str] | None = None
+                 ) -> list[tuple[DeviceGroup, NodeVerdict]]:
+        """The allocator's answer for each device group (restricted to ``node_names`` when given)."""
+        key = (claims, node_names)
+        if key not in self._verdicts:
+            out = []
+            for group in self.groups():
+                nodes = [n for n in group.nodes if node_names is None or n.name in node_names]
+                if nodes:
+                    out.append((DeviceGroup(nodes, group.devices),
+                                self.allocator.fits(list(claims), group.devices, nodes[0].name)))
+            self._verdicts[key] = out
+        return self._verdicts[key]
