@@ -112,6 +112,7 @@ class LocatedDocument:
         elif node.style in ("'", '"'):
             position = 1
         seen = 0
+        after_last = position  # just past the last character matched: where an error "at the end" belongs
         while position < len(source):
             ch = source[position]
             if ch.isspace():
@@ -125,6 +126,9 @@ class LocatedDocument:
                 position += 1
             seen += 1
             position += 1
+            after_last = position
+        if seen < wanted or position >= len(source):
+            position = after_last
         absolute = node.start_mark.index + position
         line = self.text.count("\n", 0, absolute)
         column = absolute - (self.text.rfind("\n", 0, absolute) + 1)

@@ -1,0 +1,303 @@
+"""The DRA rules on a DGX-style test cluster (tests/data/dra): failing and clean cases."""
+import textwrap
+
+import pytest
+
+from conftest import DATA, by_rule, run_cli
+from gpulint.config import Config
+from gpulint.engine import FileLinter
+from gpulint.findings import Severity
+from gpulint.inventory import LINTED_CLUSTER_KINDS, add_sources, load_inventory
+from gpulint.sources import Source
+
+DRA = str(DATA / "dra")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    return load_inventory([DRA])
+
+
+def lint(text: str, inventory=None, **config):
+    """Lint ``text`` as gpulint check does: its DRA objects join the inventory (a fresh copy)."""
+    body = textwrap.dedent(text).lstrip("\n")
+    source = Source("claims.yaml", content=body.encode())
+    if inventory is not None:
+        inventory = load_inventory([DRA])
+        add_sources(inventory, [source], kinds=LINTED_CLUSTER_KINDS, from_inventory=False)
+    return FileLinter(Config(**config), inventory).lint(source).findings
+
+
+def template(requests: str, constraints: str = "", name: str = "t", api: str = "resource.k8s.io/v1") -> str:
+    body = f"""
+        apiVersion: {api}
+        kind: ResourceClaimTemplate
+        metadata: {{name: {name}, namespace: ml}}
+        spec:
+          spec:
+            devices:
+              requests:
+        """
+    text = textwrap.dedent(body).lstrip("\n") + textwrap.indent(textwrap.dedent(requests).strip("\n"), " " * 6) + "\n"
+    if constraints:
+        text += "      constraints:\n" + textwrap.indent(textwrap.dedent(constraints).strip("\n"), " " * 6) + "\n"
+    return text
+
+
+def gpus(count: int, selector: str = "", name: str = "gpus", klass: str = "gpu.nvidia.com") -> str:
+    sel = f"\n    selectors:\n    - cel:\n        expression: '{selector}'" if selector else ""
+    return f"- name: {name}\n  exactly:\n    deviceClassName: {klass}\n    count: {count}{sel}\n"
+
+
+# ----------------------------------------------------------------- cel-invalid
+
+def test_cel_error_points_into_a_block_scalar(cluster):
+    text = template("""
+        - name: gpu
+          exactly:
+            deviceClassName: gpu.nvidia.com
+            selectors:
+            - cel:
+                expression: |
+                  device.attributes["gpu.nvidia.com"].type == "gpu" &&
+                    device.productName.startsWith("NVIDIA")
+    """)
+    (finding,) = by_rule(lint(text, cluster), "cel-invalid")
+    assert "undefined field 'productName'" in finding.message
+    assert (finding.line, finding.column) == (15, 26)
+    assert text.splitlines()[14][25:36] == "productName"
+
+
+def test_cel_error_points_into_a_folded_and_a_quoted_scalar():
+    folded = template("""
+        - name: gpu
+          exactly:
+            deviceClassName: gpu.nvidia.com
+            selectors:
+            - cel:
+                expression: >-
+                  device.driver == "gpu.nvidia.com" &&
+                  device.attributes["gpu.nvidia.com"].type ==
+    """)
+    (finding,) = by_rule(lint(folded), "cel-invalid")
+    assert "compilation failed" in finding.message and finding.line == 15
+    quoted = template(gpus(1, selector='device.driver.frobnicate()'))
+    (finding,) = by_rule(lint(quoted), "cel-invalid")
+    assert "undeclared reference to 'frobnicate'" in finding.message
+    assert (finding.line, finding.column) == (14, 52)
+    assert quoted.splitlines()[13][51] == "("
+
+
+def test_cel_runtime_errors_only_on_devices_the_class_selects(cluster):
+    # productName exists on NVIDIA GPUs; `model` does not: a runtime error, not false
+    text = template(gpus(1, selector='device.attributes["gpu.nvidia.com"].model == "H100"'))
+    (finding,) = by_rule(lint(text, cluster), "cel-invalid")
+    assert "CEL runtime error on device gpu.nvidia.com/" in finding.message
+    guarded = template(gpus(1, selector='device.attributes["gpu.nvidia.com"].?model.orValue("") == "H100"'))
+    assert by_rule(lint(guarded, cluster), "cel-invalid") == []
+    # the fabric class selects only fabric devices, which have no gpu.nvidia.com domain at all: an empty map
+    fabric = template(gpus(1, selector='!has(device.attributes["gpu.nvidia.com"].type)', klass="fabric.example.com"))
+    assert by_rule(lint(fabric, cluster), "cel-invalid") == []
+
+
+def test_functions_not_evaluable_offline_are_info():
+    text = template(gpus(1, selector='sets.contains(["a"], ["a"])'))
+    (finding,) = by_rule(lint(text), "cel-invalid")
+    assert finding.severity == Severity.INFO and "cannot be evaluated offline" in finding.message
+
+
+def test_device_class_selectors_are_checked():
+    text = """
+        apiVersion: resource.k8s.io/v1
+        kind: DeviceClass
+        metadata: {name: broken}
+        spec:
+          selectors:
+          - cel: {expression: "device.driver == 1 +"}
+    """
+    (finding,) = by_rule(lint(text), "cel-invalid")
+    assert finding.line == 6 and "compilation failed" in finding.message
+
+
+# ----------------------------------------------------------------- device-class-unknown
+
+def test_unknown_class_with_the_clusters_classes_is_an_error_with_a_suggestion(cluster):
+    (finding,) = by_rule(lint(template(gpus(1, klass="gpu.nvidia")), cluster), "device-class-unknown")
+    assert finding.severity == Severity.ERROR and "did you mean 'gpu.nvidia.com'?" in finding.message
+    assert (finding.line, finding.column) == (10, 28)
+
+
+def test_unknown_class_checked_only_against_linted_files_is_a_warning_and_without_any_is_info(write):
+    linted = write("a.yaml", (DATA / "dra" / "classes.yaml").read_text() + "---\n" +
+                   template(gpus(1, klass="mig.nvidia.com")))
+    report = run_cli("check", str(linted), "--format", "json").json()
+    (finding,) = [f for f in report["findings"] if f["rule"] == "device-class-unknown"]
+    assert finding["severity"] == "warning"
+    (finding,) = by_rule(lint(template(gpus(1))), "device-class-unknown")
+    assert finding.severity == Severity.INFO and "not checked" in finding.message
+
+
+# ----------------------------------------------------------------- claim-reference-invalid
+
+POD_WITH_CLAIMS = """
+    apiVersion: v1
+    kind: Pod
+    metadata: {{name: p, namespace: ml}}
+    spec:
+      resourceClaims:
+      - name: gpus
+        resourceClaimTemplateName: {template}
+      containers:
+      - name: c
+        image: i
+        resources:
+          claims:
+          - name: {claim}
+            request: {request}
+"""
+
+
+def test_container_claim_not_in_the_pod():
+    text = POD_WITH_CLAIMS.format(template="t", claim="gpu", request="gpus")
+    (finding,) = [f for f in by_rule(lint(template(gpus(1)) + "---\n" + textwrap.dedent(text)),
+                                     "claim-reference-invalid") if "must be one of" in f.message]
+    assert "Not found: must be one of the names in pod.spec.resourceClaims: gpus" in finding.message
+
+
+def test_request_not_in_the_claim_and_missing_templates(cluster):
+    text = template(gpus(1)) + "---\n" + textwrap.dedent(POD_WITH_CLAIMS.format(template="t", claim="gpus",
+                                                                                request="nic"))
+    (finding,) = by_rule(lint(text, cluster), "claim-reference-invalid")
+    assert "asks for request 'nic' of claim 'gpus', which has only gpus" in finding.message
+    missing = textwrap.dedent(POD_WITH_CLAIMS.format(template="absent", claim="gpus", request="gpus"))
+    (finding,) = by_rule(lint(missing, cluster), "claim-reference-invalid")
+    assert finding.severity == Severity.WARNING and "'absent' is not among the linted files" in finding.message
+
+
+def test_malformed_requests():
+    both = template("""
+        - name: gpu
+          exactly: {deviceClassName: gpu.nvidia.com}
+          firstAvailable:
+          - {name: a, deviceClassName: gpu.nvidia.com}
+        - name: all
+          exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, count: 2}
+    """)
+    messages = [f.message for f in by_rule(lint(both), "claim-reference-invalid")]
+    assert any("exactly one of `exactly` and `firstAvailable`" in m for m in messages)
+    assert any("count must not be set with allocationMode All" in m for m in messages)
+
+
+# ----------------------------------------------------------------- claim-unsatisfiable
+
+def test_more_devices_than_any_node_has(cluster):
+    (finding,) = by_rule(lint(template(gpus(9)), cluster), "claim-unsatisfiable")
+    assert "request 'gpus' needs 9 devices of class gpu.nvidia.com; 8 pass the class selectors and 8" in finding.message
+    assert "on the node that comes closest, dgx-0" in finding.message
+    assert by_rule(lint(template(gpus(8)), cluster), "claim-unsatisfiable") == []
+
+
+def test_selectors_that_match_nothing(cluster):
+    b200 = template(gpus(1, selector='device.attributes["gpu.nvidia.com"].productName.contains("B200")'))
+    (finding,) = by_rule(lint(b200, cluster), "claim-unsatisfiable")
+    assert "no node of 4 has a device for it" in finding.message
+    memory = template(gpus(2, selector='device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("48Gi")) <= 0'))
+    assert by_rule(lint(memory, cluster), "claim-unsatisfiable") == []  # the L40S node has 4 of 48Gi
+
+
+def test_match_attribute_across_requests(cluster):
+    local = "- requests: [gpus]\n  matchAttribute: resource.kubernetes.io/pcieRoot\n"
+    (finding,) = by_rule(lint(template(gpus(6), local), cluster), "claim-unsatisfiable")
+    assert "6 devices must share one resource.kubernetes.io/pcieRoot; the most on one value is 4" in finding.message
+    assert by_rule(lint(template(gpus(4), local), cluster), "claim-unsatisfiable") == []
+    with_nic = template(gpus(4) + gpus(1, name="nic", klass="rdma.example.com"),
+                        "- requests: [gpus, nic]\n  matchAttribute: resource.kubernetes.io/numaNode\n")
+    assert by_rule(lint(with_nic, cluster), "claim-unsatisfiable") == []
+    two_nics = template(gpus(4) + gpus(2, name="nic", klass="rdma.example.com"),
+                        "- requests: [gpus, nic]\n  matchAttribute: resource.kubernetes.io/pcieRoot\n")
+    assert len(by_rule(lint(two_nics, cluster), "claim-unsatisfiable")) == 1
+
+
+def test_first_available_and_all_mode(cluster):
+    prioritized = template("""
+        - name: gpu
+          firstAvailable:
+          - name: b200
+            deviceClassName: gpu.nvidia.com
+            selectors:
+            - cel: {expression: 'device.attributes["gpu.nvidia.com"].productName.contains("B200")'}
+          - name: any
+            deviceClassName: gpu.nvidia.com
+            count: 2
+    """)
+    assert by_rule(lint(prioritized, cluster), "claim-unsatisfiable") == []
+    all_fabric = template("- name: fabric\n  exactly: {deviceClassName: fabric.example.com, allocationMode: All}\n")
+    assert by_rule(lint(all_fabric, cluster), "claim-unsatisfiable") == []
+
+
+def test_v1beta1_slices_and_claims(cluster):
+    flat = template("- name: gpu\n  deviceClassName: gpu.nvidia.com\n  selectors:\n  - cel: {expression: "
+                    "'device.attributes[\"gpu.nvidia.com\"].productName == \"NVIDIA A100-SXM4-40GB\"'}\n",
+                    api="resource.k8s.io/v1beta1")
+    findings = lint(flat, cluster)
+    assert by_rule(findings, "claim-unsatisfiable") == [] and by_rule(findings, "claim-reference-invalid") == []
+
+
+def test_claims_of_one_pod_must_fit_on_one_node(cluster):
+    text = (template(gpus(6), name="a") + "---\n" + template(gpus(6), name="b") + "---\n" + textwrap.dedent("""
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p, namespace: ml}
+        spec:
+          resourceClaims:
+          - {name: a, resourceClaimTemplateName: a}
+          - {name: b, resourceClaimTemplateName: b}
+          containers:
+          - name: c
+            image: i
+            resources: {claims: [{name: a}, {name: b}]}
+    """))
+    (finding,) = by_rule(lint(text, cluster), "claim-unsatisfiable")
+    assert finding.obj.kind == "Pod" and "cannot be allocated together on one node" in finding.message
+
+
+def test_dra_extended_resource_is_checked_through_the_class(cluster):
+    pod = """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          containers:
+          - name: c
+            image: i
+            resources: {limits: {example.com/dra-gpu: %d}}
+    """
+    assert by_rule(lint(pod % 8, cluster), "claim-unsatisfiable") == []
+    (finding,) = by_rule(lint(pod % 9, cluster), "claim-unsatisfiable")
+    assert "served by DRA" in finding.message and finding.line == 8
+    assert by_rule(lint(pod % 9, cluster), "gpu-resource-unknown") == []
+
+
+# ----------------------------------------------------------------- gpu-nic-locality
+
+def test_gpu_and_nic_without_locality_constraint():
+    text = template(gpus(4) + gpus(1, name="nic", klass="rdma.example.com"))
+    (finding,) = by_rule(lint(text), "gpu-nic-locality")
+    assert finding.severity == Severity.WARNING and "matchAttribute: resource.kubernetes.io/pcieRoot" in finding.message
+    ok = template(gpus(4) + gpus(1, name="nic", klass="rdma.example.com"),
+                  "- matchAttribute: resource.kubernetes.io/numaNode\n")
+    assert by_rule(lint(ok), "gpu-nic-locality") == []
+    assert by_rule(lint(template(gpus(4))), "gpu-nic-locality") == []
+
+
+# ----------------------------------------------------------------- api-version-unavailable
+
+def test_api_versions_not_served():
+    old = template(gpus(1), api="resource.k8s.io/v1alpha3")
+    (finding,) = by_rule(lint(old), "api-version-unavailable")
+    assert "use resource.k8s.io/v1" in finding.message and finding.line == 1
+    assert by_rule(lint(template(gpus(1), api="resource.k8s.io/v1beta2")), "api-version-unavailable") == []
+    workload = "apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w}\nspec: {}\n"
+    assert by_rule(lint(workload), "api-version-unavailable") == []
+    (finding,) = by_rule(lint(workload, kubernetes_version="1.35"), "api-version-unavailable")
+    assert "not served by Kubernetes 1.35" in finding.message and "scheduling.k8s.io/v1alpha1" in finding.message
