@@ -10,6 +10,7 @@ purpose), then times `gpulint check` on it and on one file (the pre-commit case)
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -19,6 +20,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import yaml
 
 GPU_MODELS = ["NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB", "NVIDIA-L4", "NVIDIA-L40S"]
 
@@ -106,6 +109,51 @@ def generate_fleet(path: Path, nodes: int, seed: int = 11) -> None:
     path.write_text("apiVersion: v1\nkind: List\nitems:\n" + "".join(items))
 
 
+def generate_dra_cluster(path: Path, nodes: int, gpus: int = 8, seed: int = 5) -> None:
+    """Nodes with ``gpus`` GPUs each published in ResourceSlices (4 per PCIe root), plus DeviceClasses."""
+    rng = random.Random(seed)
+    docs = ["apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.nvidia.com}\nspec:\n"
+            "  selectors:\n  - cel: {expression: \"device.driver == 'gpu.nvidia.com' && "
+            "device.attributes['gpu.nvidia.com'].type == 'gpu'\"}\n"]
+    for index in range(nodes):
+        model = rng.choice(["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA L40S"])
+        memory = "48Gi" if "L40S" in model else "80Gi"
+        devices = "".join(
+            f"  - name: gpu-{g}\n    attributes:\n      type: {{string: gpu}}\n"
+            f"      uuid: {{string: GPU-{index:05d}-{g}}}\n      productName: {{string: {model}}}\n"
+            f"      driverVersion: {{version: 570.124.6}}\n"
+            f"      resource.kubernetes.io/pcieRoot: {{string: pci0000:{'17' if g < gpus // 2 else '97'}}}\n"
+            f"    capacity:\n      memory: {{value: {memory}}}\n" for g in range(gpus))
+        docs.append(f"apiVersion: v1\nkind: Node\nmetadata:\n  name: node-{index}\n  labels: "
+                    f"{{kubernetes.io/hostname: node-{index}}}\nstatus:\n  capacity: {{cpu: '96', pods: '110'}}\n")
+        docs.append(f"apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {{name: node-{index}-gpus}}\n"
+                    f"spec:\n  driver: gpu.nvidia.com\n  nodeName: node-{index}\n"
+                    f"  pool: {{name: node-{index}, generation: 1, resourceSliceCount: 1}}\n  devices:\n{devices}")
+    path.write_text("---\n".join(docs))
+
+
+def generate_claims(root: Path, claims: int, seed: int = 9) -> None:
+    rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    docs = []
+    for index in range(claims):
+        count = rng.choice([1, 2, 4, 6, 8, 9])
+        product = rng.choice(["H100", "A100", "L40S", "B200"])
+        memory = rng.choice(["40Gi", "80Gi"])
+        constraint = ("      constraints:\n      - requests: [gpus]\n"
+                      "        matchAttribute: resource.kubernetes.io/pcieRoot\n") if rng.random() < 0.3 else ""
+        docs.append(
+            f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {{name: claim-{index}}}\n"
+            f"spec:\n  spec:\n    devices:\n      requests:\n      - name: gpus\n        exactly:\n"
+            f"          deviceClassName: gpu.nvidia.com\n          count: {count}\n          selectors:\n"
+            f"          - cel:\n              expression: >-\n"
+            f"                device.attributes[\"gpu.nvidia.com\"].productName.contains(\"{product}\") &&\n"
+            f"                device.capacity[\"gpu.nvidia.com\"].memory.compareTo(quantity(\"{memory}\")) >= 0\n"
+            + constraint)
+    for chunk in range(0, claims, 50):
+        (root / f"claims-{chunk}.yaml").write_text("---\n".join(docs[chunk:chunk + 50]))
+
+
 def timed(command: list[str], repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -122,6 +170,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--nodes", type=int, default=5000, help="inventory size for the cluster-model run")
     parser.add_argument("--workloads", type=int, default=2000, help="workload documents for the cluster-model run")
+    parser.add_argument("--claims", type=int, default=500, help="DRA claims for the allocator run")
     parser.add_argument("--gpulint", default=shutil.which("gpulint") or os.path.join(os.path.dirname(sys.executable),
                                                                                         "gpulint"))
     args = parser.parse_args()
@@ -143,6 +192,18 @@ def main() -> int:
         generate(workloads, args.workloads, max(1, args.workloads // 10), seed=3)
         cluster = timed([args.gpulint, "check", str(workloads), "--inventory", str(fleet), "--format", "json",
                          "--output", os.devnull, "--exit-zero"], args.repeat)
+        dra_cluster = Path(tmp) / "dra-cluster.yaml"
+        generate_dra_cluster(dra_cluster, args.nodes)
+        dra_cluster_size = dra_cluster.stat().st_size
+        claims = Path(tmp) / "claims"
+        generate_claims(claims, args.claims)
+        allocator = timed([args.gpulint, "check", str(claims), "--inventory", str(dra_cluster), "--format", "json",
+                           "--output", os.devnull, "--exit-zero"], args.repeat)
+        dra_json = Path(tmp) / "dra-cluster.json"  # what `kubectl get ... -o json` saves
+        dra_json.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(
+            yaml.load_all(dra_cluster.read_text(), Loader=yaml.CSafeLoader))}))
+        allocator_json = timed([args.gpulint, "check", str(claims), "--inventory", str(dra_json), "--format", "json",
+                                "--output", os.devnull, "--exit-zero"], args.repeat)
     print(f"corpus: {count} documents in {args.files} files ({size / 1e6:.1f} MB); {os.cpu_count()} cores")
     print("| measurement | result |\n|---|---:|")
     print(f"| `gpulint check` on the corpus, all cores | {wall:.2f} s = {count / wall:,.0f} documents/s |")
@@ -151,6 +212,9 @@ def main() -> int:
     print(f"| `gpulint --version` (start-up floor) | {help_only * 1000:.0f} ms wall |")
     print(f"| {args.workloads} workload documents against a {args.nodes}-node inventory (all rules) | "
           f"{cluster:.2f} s |")
+    print(f"| {args.claims} DRA claims (CEL selectors, some with matchAttribute) against {args.nodes} nodes x 8 GPUs "
+          f"in ResourceSlices, inventory as JSON | {allocator_json:.2f} s |")
+    print(f"| the same, inventory as YAML ({dra_cluster_size / 1e6:.0f} MB) | {allocator:.2f} s |")
     return 0
 
 

@@ -1,6 +1,7 @@
 """`gpulint check` end to end: collect -> lint -> (fix) -> format -> exit decision."""
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 
 from gpulint.config import Config
@@ -90,6 +91,8 @@ def run_check(paths: list[str], config: Config, output_format: str, *, fix: bool
         inventory = build_inventory(config, sources)
     except (SourceError, InventoryError) as exc:
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
+    if inventory is not None:
+        gc.freeze()  # the inventory lives for the whole run: keep the collector from rescanning it
     report = lint(sources, config, jobs, inventory)
     messages: list[str] = []
     if fix or show_diff:

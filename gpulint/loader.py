@@ -11,7 +11,10 @@ rather than expanded.
 """
 from __future__ import annotations
 
+import gc
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -321,7 +324,25 @@ def load_bytes(path: str, raw: bytes) -> LoadedFile:
     return load_text(path, text)
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Composing keeps every node alive, and CPython's cyclic collector would rescan them all
+    again and again (3-4x the parse time on a 10 MB inventory); nodes form no cycles."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def load_text(path: str, text: str) -> LoadedFile:
+    with collector_paused():
+        return _load_text(path, text)
+
+
+def _load_text(path: str, text: str) -> LoadedFile:
     loaded = LoadedFile(path, text)
     template_line = looks_templated(text)
     if template_line is not None:

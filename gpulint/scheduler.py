@@ -127,10 +127,9 @@ class NodeInfo:
     capacity: dict[str, Fraction]
     used: dict[str, Fraction] = field(default_factory=dict)  # by running pods (the "now" view)
     pod_count: int = 0
-    source: tuple[str, int, int] = ("", 0, 0)  # file, line, column of the Node object
 
     @classmethod
-    def from_object(cls, data: dict[str, Any], source: tuple[str, int, int] = ("", 0, 0)) -> "NodeInfo":
+    def from_object(cls, data: dict[str, Any]) -> "NodeInfo":
         metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
         spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
         status = data.get("status") if isinstance(data.get("status"), dict) else {}
@@ -142,7 +141,7 @@ class NodeInfo:
         capacity = resource_list(status.get("capacity"))
         allocatable = resource_list(status.get("allocatable")) or dict(capacity)
         return cls(str(metadata.get("name") or ""), {str(k): _label_value(v) for k, v in labels.items()},
-                   tuple(taints), spec.get("unschedulable") is True, allocatable, capacity, source=source)
+                   tuple(taints), spec.get("unschedulable") is True, allocatable, capacity)
 
     def free(self, resource: str) -> Fraction:
         return self.allocatable.get(resource, Fraction(0)) - self.used.get(resource, Fraction(0))

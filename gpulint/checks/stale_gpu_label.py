@@ -157,17 +157,15 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     inventory = ctx.cluster
     if inventory is None:
         return
-    stale = ctx.memo("stale-nodes", lambda: stale_nodes(inventory, ctx.config.gpu_resources))
-    if not stale:
-        return
     for site in pod_spec_sites(obj.data):
         pod = pod_requirements(site.spec)
         gpu_requirements = [r for r in pod.requirements()
                             if not r.field and r.key.startswith(GPU_LABEL_PREFIXES) and r.operator in ("In", "Exists")]
         if not gpu_requirements:
             continue
+        stale = ctx.memo("stale-nodes", lambda: stale_nodes(inventory, ctx.config.gpu_resources))
         selected = inventory.model.matching_affinity(pod)
-        if selected and all(n.name in stale for n in selected):
+        if stale and selected and all(n.name in stale for n in selected):
             example: NodeInfo = selected[0]
             requirement = gpu_requirements[0]
             yield Diagnostic(RULE_ID, (*site.path, *requirement.path),
