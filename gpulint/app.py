@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import re
 from dataclasses import dataclass, field
 
 from gpulint.config import Config
@@ -54,25 +55,33 @@ def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, message
 
 
 INVENTORY_RULES = ("gpu-resource-unknown", "gpu-unschedulable", "over-tight-affinity")
-_CLUSTER_KINDS = (b"DeviceClass", b"ResourceSlice", b"ResourceClaim")
+_CLUSTER_OBJECT = re.compile(rb"kind:\s*[\"']?(?:DeviceClass|ResourceSlice)\b")
+_CLAIM_OBJECT = re.compile(rb"kind:\s*[\"']?(?:ResourceClaim|ResourceClaimTemplate)\b")
+_CLAIM_REFERENCE = re.compile(rb"resourceClaim(?:Template)?Name")
 
 
 def build_inventory(config: Config, sources: list[Source]) -> Inventory | None:
-    """The configured inventory, plus the DRA objects among the linted files (classes, slices, claims)."""
+    """The configured inventory, plus the DRA objects among the linted files.
+
+    Only files that hold such objects are read twice: DeviceClasses and ResourceSlices
+    always, claims and claim templates only when some pod references one.
+    """
     inventory = load_inventory(list(config.inventory)) if config.inventory else None
-    cluster_files = [source for source in sources if _mentions_cluster_kinds(source)]
+    contents = [(source, _read(source)) for source in sources]
+    wants_claims = any(_CLAIM_REFERENCE.search(raw) for _, raw in contents)
+    cluster_files = [source for source, raw in contents
+                     if _CLUSTER_OBJECT.search(raw) or (wants_claims and _CLAIM_OBJECT.search(raw))]
     if cluster_files:
         inventory = inventory or Inventory()
         add_sources(inventory, cluster_files, kinds=LINTED_CLUSTER_KINDS, from_inventory=False)
     return inventory
 
 
-def _mentions_cluster_kinds(source: Source) -> bool:
+def _read(source: Source) -> bytes:
     try:
-        raw = source.read()
+        return source.read()
     except OSError:
-        return False
-    return any(kind in raw for kind in _CLUSTER_KINDS)
+        return b""
 
 
 def inventory_note(config: Config, inventory: Inventory | None) -> tuple[str, ...]:
