@@ -287,7 +287,7 @@ class NodeVerdict:
     node: str
     fits: bool | None  # None: unknown (search too large)
     reason: str = ""
-    score: int = 0  # how close it came (for "the best node")
+    score: tuple[int, ...] = (0,)  # how close it came (for "the best node")
 
 
 def _matching(slots: list[tuple[str, int, list[Device], bool]]) -> bool:
@@ -330,7 +330,7 @@ class Allocator:
                     after_class, chosen = self._candidates(alternative, devices)
                     options.append(Slot(request.name, alternative, after_class, chosen))
                 per_request.append(options)
-        best_reason, best_score = "", -1
+        best_reason, best_score = "", (-1,)
         tried = 0
         for choice in itertools.product(*per_request):  # firstAvailable: earlier subrequests first
             tried += 1
@@ -345,22 +345,22 @@ class Allocator:
             return NodeVerdict(node, True)
         return NodeVerdict(node, False, best_reason, best_score)
 
-    def _fits_choice(self, slots: list[Slot], claims: list[ClaimSpec]) -> tuple[bool, str, int]:
+    def _fits_choice(self, slots: list[Slot], claims: list[ClaimSpec]) -> tuple[bool, str, tuple[int, ...]]:
         for slot in slots:
             need = 1 if slot.alternative.all_devices else slot.alternative.count
             if len(slot.candidates) < need:
-                return False, self._short(slot, need), len(slot.candidates)
+                return False, self._short(slot, need), (len(slot.candidates), len(slot.after_class))
         constraints = [c for claim in claims for c in claim.constraints]
         matching = [c for c in constraints if not c.distinct]
         tried = 0
-        best = ("", -1)
+        best: tuple[str, int] = ("", -1)
         for values, restricted in self._constraint_groups(slots, matching):
             tried += 1
             if tried > MAX_COMBINATIONS:
-                return False, "search too large", 0
+                return False, "search too large", (0,)
             problem = self._match(restricted)
             if problem is None:
-                return True, "", 0
+                return True, "", (0,)
             if matching:
                 together = len({d.key for slot in restricted if any(_named(slot, c) for c in matching)
                                 for d in slot.candidates})
@@ -369,7 +369,7 @@ class Allocator:
                 problem = (f"{needed} devices must share one {', '.join(c.attribute for c in matching)}; "
                            f"the most on one value is {together} ({shown})", together)
             best = max(best, problem, key=lambda p: p[1])
-        return False, best[0], best[1]
+        return False, best[0], (best[1], 0)
 
     def _short(self, slot: Slot, need: int) -> str:
         alternative = slot.alternative

@@ -200,7 +200,7 @@ def test_more_devices_than_any_node_has(cluster):
 def test_selectors_that_match_nothing(cluster):
     b200 = template(gpus(1, selector='device.attributes["gpu.nvidia.com"].productName.contains("B200")'))
     (finding,) = by_rule(lint(b200, cluster), "claim-unsatisfiable")
-    assert "no node of 4 has a device for it" in finding.message
+    assert "8 pass the class selectors and 0 its own selectors" in finding.message
     memory = template(gpus(2, selector='device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("48Gi")) <= 0'))
     assert by_rule(lint(memory, cluster), "claim-unsatisfiable") == []  # the L40S node has 4 of 48Gi
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gpulint.cel import CelProblem
 from gpulint.checks import CheckContext
 from gpulint.checks._dra import claim_of
 from gpulint.checks.claim_reference_invalid import referenced_claim
@@ -30,16 +31,20 @@ def explain_failure(verdicts: list, total: int) -> str | None:
     if any(verdict.fits is not False for _, verdict in verdicts):
         return None
     group, best = max(verdicts, key=lambda item: item[1].score)
-    if best.score <= 0:
+    if best.score[0] <= 0 and max(best.score) <= 0:
         return f"no node of {total} has a device for it: {best.reason}"
     others = f" (and {len(group.nodes) - 1} identical)" if len(group.nodes) > 1 else ""
     return f"no node of {total} can satisfy it: {best.reason}, on the node that comes closest, " \
            f"{group.nodes[0].name}{others}"
 
 
-def _classes_known(claim: ClaimSpec, dra: DraModel) -> bool:
-    """A claim naming a class that does not exist is device-class-unknown's finding, not this one's."""
-    return all(a.class_name in dra.classes for r in claim.requests for a in r.alternatives)
+def _judgeable(claim: ClaimSpec, dra: DraModel) -> bool:
+    """A claim naming a class that does not exist, or whose selectors do not compile, is
+    device-class-unknown's or cel-invalid's finding, not this one's."""
+    alternatives = [a for r in claim.requests for a in r.alternatives]
+    return (all(a.class_name in dra.classes for a in alternatives)
+            and not any(isinstance(dra.engine.compile(s.expression), CelProblem)
+                        for a in alternatives for s in a.selectors))
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -48,7 +53,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     claim = claim_of(obj)
     if claim is not None:
-        if claim.requests and all(r.alternatives for r in claim.requests) and _classes_known(claim, dra):
+        if claim.requests and all(r.alternatives for r in claim.requests) and _judgeable(claim, dra):
             reason = explain_failure(dra.verdicts((claim,)), len(dra.inventory.nodes))
             if reason is not None:
                 yield Diagnostic(RULE_ID, claim.requests[0].path[:-1], f"the claim can never be allocated: {reason}")
@@ -87,7 +92,7 @@ def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraMo
             return
         parts.append(claim)
     # Each claim alone is judged on its own object; here they are judged together, on the nodes the pod may use.
-    if not parts or not all(_classes_known(part, dra) for part in parts) or any(explain_failure(dra.verdicts((part,)), total) is not None for part in parts):
+    if not parts or not all(_judgeable(part, dra) for part in parts) or any(explain_failure(dra.verdicts((part,)), total) is not None for part in parts):
         return
     allowed = None
     if _has_node_filters(site):
