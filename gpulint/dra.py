@@ -369,7 +369,8 @@ class Allocator:
                 problem = (f"{needed} devices must share one {', '.join(c.attribute for c in matching)}; "
                            f"the most on one value is {together} ({shown})", together)
             best = max(best, problem, key=lambda p: p[1])
-        return False, best[0], (best[1], 0)
+        # ranked by the devices usable together, then by all the candidates the node offers
+        return False, best[0], (best[1], len({d.key for slot in slots for d in slot.candidates}))
 
     def _short(self, slot: Slot, need: int) -> str:
         alternative = slot.alternative

@@ -47,6 +47,7 @@ class Inventory:
     named_claims: dict[tuple[str, str], Located] = field(default_factory=dict)
     claims_from_inventory: bool = False  # the inventory lists the cluster's claims: a missing one is missing
     classes_from_inventory: bool = False  # the inventory lists the cluster's DeviceClasses
+    _slice_names: set[str] = field(default_factory=set)
     sources: tuple[str, ...] = ()
 
     def __getstate__(self) -> dict[str, Any]:
@@ -65,7 +66,9 @@ class Inventory:
             self.nodes.append(NodeInfo.from_object(obj.data))
             self.node_objects[name] = located
         elif obj.kind == "ResourceSlice" and obj.api_version.startswith("resource.k8s.io/"):
-            self.slices.append(located)
+            if name not in self._slice_names:  # the same slice in the inventory and the linted files
+                self._slice_names.add(name)
+                self.slices.append(located)
         elif obj.kind == "DeviceClass" and obj.api_version.startswith("resource.k8s.io/"):
             self.device_classes.setdefault(name, located)
             self.classes_from_inventory |= from_inventory

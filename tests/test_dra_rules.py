@@ -301,3 +301,12 @@ def test_api_versions_not_served():
     assert by_rule(lint(workload), "api-version-unavailable") == []
     (finding,) = by_rule(lint(workload, kubernetes_version="1.35"), "api-version-unavailable")
     assert "not served by Kubernetes 1.35" in finding.message and "scheduling.k8s.io/v1alpha1" in finding.message
+
+
+def test_slices_in_both_the_inventory_and_the_linted_files_count_once(write):
+    slices = (DATA / "dra" / "slices.yaml").read_text()
+    claim = write("claims.yaml", template(gpus(9)))
+    copy = write("cluster/slices.yaml", slices)
+    report = run_cli("check", str(claim), str(copy), "--inventory", DRA, "--format", "json").json()
+    (finding,) = [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"]
+    assert "8 pass the class selectors" in finding["message"]
