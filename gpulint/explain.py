@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from gpulint.checks.claim_unsatisfiable import explain_failure, referenced_claims
 from gpulint.checks.gpu_unschedulable import hint
 from gpulint.inventory import Inventory
 from gpulint.objects import KubeObject
@@ -104,11 +105,8 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory) -> Si
     steps.append(Step("Node affinity and taints", FAIL if not result.fits and (affinity_failures or taint_failures)
                       else OK, lines))
 
-    # 4. DRA and 5. gangs: the claims and gang rules report these in `gpulint check`.
-    claims = site.spec.get("resourceClaims")
-    steps.append(Step("DRA claims", INFO, [f"{len(claims)} resource claim(s): not evaluated here yet"
-                                           if isinstance(claims, list) and claims else "no resource claims"]))
-    steps.append(Step("Gang and topology", INFO, ["not evaluated here yet"]))
+    steps.append(_dra_step(obj, site, inventory, result))
+    steps.append(Step("Gang and topology", INFO, ["gang checks are not part of gpulint yet"]))
 
     by_result: dict[str, list] = {}
     if result.fitting:
@@ -119,6 +117,26 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory) -> Si
     summary = (f"{len(result.fitting)}/{result.total} nodes pass every filter" if result.fits
                else result.summary() + hint(result, pod, inventory))
     return SiteExplanation(heading, steps, table, summary, _commands(obj, site, result))
+
+
+def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Inventory, result: FitResult) -> Step:
+    entries = site.spec.get("resourceClaims")
+    if not isinstance(entries, list) or not entries:
+        return Step("DRA claims", OK, ["no resource claims"])
+    claims = referenced_claims(obj, site, inventory)
+    lines = [f"{len(entries)} resource claim(s); {len(claims)} found in the linted files or the inventory"]
+    if not claims or not inventory.dra.has_devices:
+        lines.append("no ResourceSlices in the inventory: allocation not evaluated")
+        return Step("DRA claims", INFO, lines)
+    allowed = frozenset(node.name for node in result.fitting)
+    verdicts = inventory.dra.verdicts(tuple(claims), allowed)
+    fitting = sum(len(group.nodes) for group, verdict in verdicts if verdict.fits)
+    if fitting:
+        lines.append(f"the claims can be allocated on {fitting} of the {len(allowed)} nodes that pass the other filters")
+        return Step("DRA claims", OK, lines)
+    reason = explain_failure(verdicts, len(inventory.nodes)) if verdicts else None
+    lines.append(reason or "no node that passes the other filters publishes devices")
+    return Step("DRA claims", FAIL, lines)
 
 
 def _commands(obj: KubeObject, site: PodSpecSite, result: FitResult) -> list[str]:

@@ -129,7 +129,7 @@ def test_unknown_class_with_the_clusters_classes_is_an_error_with_a_suggestion(c
 
 def test_unknown_class_checked_only_against_linted_files_is_a_warning_and_without_any_is_info(write):
     linted = write("a.yaml", (DATA / "dra" / "classes.yaml").read_text() + "---\n" +
-                   template(gpus(1, klass="mig.nvidia.com")))
+                   template(gpus(1, klass="vfio.gpu.nvidia.com")))
     report = run_cli("check", str(linted), "--format", "json").json()
     (finding,) = [f for f in report["findings"] if f["rule"] == "device-class-unknown"]
     assert finding["severity"] == "warning"
@@ -310,3 +310,42 @@ def test_slices_in_both_the_inventory_and_the_linted_files_count_once(write):
     report = run_cli("check", str(claim), str(copy), "--inventory", DRA, "--format", "json").json()
     (finding,) = [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"]
     assert "8 pass the class selectors" in finding["message"]
+
+
+def test_a_pods_claim_on_nodes_its_tolerations_exclude(write):
+    nodes = (DATA / "dra" / "nodes.yaml").read_text().replace(
+        "  status:", "  spec:\n    taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n  status:", 2)
+    inventory = write("inv/nodes.yaml", nodes)
+    write("inv/slices.yaml", (DATA / "dra" / "slices.yaml").read_text())
+    write("inv/classes.yaml", (DATA / "dra" / "classes.yaml").read_text())
+    pod = """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p, namespace: ml}
+        spec:
+          %s
+          resourceClaims:
+          - {name: gpus, resourceClaimTemplateName: t}
+          containers:
+          - {name: c, image: i, resources: {claims: [{name: gpus}]}}
+    """
+    untolerated = write("a.yaml", template(gpus(8)) + "---\n" + textwrap.dedent(pod % "hostNetwork: false"))
+    report = run_cli("check", str(untolerated), "--inventory", str(inventory.parent), "--format", "json").json()
+    (finding,) = [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"]
+    assert "allow 3 of the 5 nodes" in finding["message"] and finding["object"]["kind"] == "Pod"
+    tolerated = write("b.yaml", template(gpus(8)) + "---\n" + textwrap.dedent(pod % "tolerations: [{operator: Exists}]"))
+    report = run_cli("check", str(tolerated), "--inventory", str(inventory.parent), "--format", "json").json()
+    assert [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"] == []
+
+
+def test_mig_devices_by_profile(cluster):
+    profile = 'device.attributes["gpu.nvidia.com"].profile == "1g.10gb"'
+    assert by_rule(lint(template(gpus(7, selector=profile, klass="mig.nvidia.com")), cluster),
+                   "claim-unsatisfiable") == []
+    (finding,) = by_rule(lint(template(gpus(8, selector=profile, klass="mig.nvidia.com")), cluster),
+                         "claim-unsatisfiable")
+    assert "needs 8 devices of class mig.nvidia.com; 7 pass" in finding.message
+    # the MIG slices are not whole GPUs: the gpu class never selects them
+    big = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("9Gi")) >= 0'
+    (finding,) = by_rule(lint(template(gpus(9, selector=big)), cluster), "claim-unsatisfiable")
+    assert "needs 9 devices of class gpu.nvidia.com; 8 pass" in finding.message

@@ -8,6 +8,7 @@ from gpulint.checks import CheckContext
 from gpulint.checks._dra import claim_of
 from gpulint.dra import claim_spec_path, parse_claim_spec
 from gpulint.findings import Diagnostic, Severity
+from gpulint.inventory import Inventory
 from gpulint.objects import KubeObject
 from gpulint.workloads import containers, pod_spec_sites
 
@@ -19,9 +20,8 @@ def _pod_claims(spec: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     return [(i, c) for i, c in enumerate(claims) if isinstance(c, dict)] if isinstance(claims, list) else []
 
 
-def referenced_claim(obj: KubeObject, entry: dict[str, Any], ctx: CheckContext):
+def referenced_claim(obj: KubeObject, entry: dict[str, Any], inventory: Inventory | None):
     """The claim (or template) data a pod's resourceClaims entry points at, if the linted set or inventory has it."""
-    inventory = ctx.inventory
     if inventory is None:
         return None, None
     namespace = obj.ref.namespace
@@ -56,7 +56,7 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
                                             "resourceClaimName and resourceClaimTemplateName must be set"
                              + (" (the `source:` wrapper was removed in Kubernetes 1.31)" if "source" in entry else ""))
             continue
-        located, kind = referenced_claim(obj, entry, ctx)
+        located, kind = referenced_claim(obj, entry, ctx.inventory)
         target = entry.get("resourceClaimTemplateName") or entry.get("resourceClaimName")
         field_name = "resourceClaimTemplateName" if has_template else "resourceClaimName"
         if located is None:

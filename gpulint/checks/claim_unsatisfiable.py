@@ -11,6 +11,7 @@ from gpulint.checks.claim_reference_invalid import referenced_claim
 from gpulint.dra import Alternative, ClaimSpec, Request, claim_spec_path, parse_claim_spec
 from gpulint.dra_model import DraModel
 from gpulint.findings import Diagnostic
+from gpulint.inventory import Inventory
 from gpulint.objects import KubeObject
 from gpulint.resources import is_extended
 from gpulint.scheduler import pod_requirements
@@ -62,13 +63,14 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _check_pod(obj, site, ctx, dra)
 
 
-def _referenced_claims(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> list[ClaimSpec]:
+def referenced_claims(obj: KubeObject, site: PodSpecSite, inventory: Inventory | None) -> list[ClaimSpec]:
+    """The parsed claims a pod template references (those the linted files or the inventory hold)."""
     claims = []
     entries = site.spec.get("resourceClaims")
     for entry in entries if isinstance(entries, list) else []:
         if not isinstance(entry, dict):
             continue
-        located, kind = referenced_claim(obj, entry, ctx)
+        located, kind = referenced_claim(obj, entry, inventory)
         if located is None:
             continue  # claim-reference-invalid reports it
         base = claim_spec_path(kind)
@@ -81,7 +83,7 @@ def _referenced_claims(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
 
 def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraModel) -> Iterator[Diagnostic]:
     total = len(dra.inventory.nodes)
-    parts = _referenced_claims(obj, site, ctx)
+    parts = referenced_claims(obj, site, ctx.inventory)
     extended = _extended_resource_claim(site, dra)
     if extended is not None:
         claim, where = extended
@@ -94,22 +96,20 @@ def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraMo
     # Each claim alone is judged on its own object; here they are judged together, on the nodes the pod may use.
     if not parts or not all(_judgeable(part, dra) for part in parts) or any(explain_failure(dra.verdicts((part,)), total) is not None for part in parts):
         return
-    allowed = None
-    if _has_node_filters(site):
-        pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
-        allowed = frozenset(node.name for node in dra.inventory.model.evaluate(pod).fitting)
-    if len(parts) == 1 and allowed is None:
+    # Taints, affinity and resources decide which nodes the pod can use at all.
+    pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
+    allowed = frozenset(node.name for node in dra.inventory.model.evaluate(pod).fitting)
+    if len(parts) == 1 and len(allowed) == total:
         return
-    reason = explain_failure(dra.verdicts(tuple(parts), allowed), total)
+    if not allowed:
+        return  # gpu-unschedulable (or nothing: a pod without GPUs) speaks for the filters
+    reason = explain_failure(dra.verdicts(tuple(parts), allowed), len(allowed))
     if reason is not None:
         what = "the pod's claims cannot be allocated together on one node" if len(parts) > 1 \
             else "the pod's claim cannot be allocated on any node the pod may use"
-        yield Diagnostic(RULE_ID, (*site.path, "resourceClaims"), f"{what}: {reason}")
-
-
-def _has_node_filters(site: PodSpecSite) -> bool:
-    spec = site.spec
-    return any(key in spec for key in ("nodeSelector", "affinity", "tolerations", "nodeName"))
+        scope = "" if len(allowed) == total else \
+            f" (its tolerations, affinity and requests allow {len(allowed)} of the {total} nodes)"
+        yield Diagnostic(RULE_ID, (*site.path, "resourceClaims"), f"{what}{scope}: {reason}")
 
 
 def _extended_resource_claim(site: PodSpecSite, dra: DraModel) -> tuple[ClaimSpec, tuple] | None:
