@@ -55,16 +55,16 @@ def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, message
 
 
 INVENTORY_RULES = ("gpu-resource-unknown", "gpu-unschedulable", "over-tight-affinity")
-_CLUSTER_OBJECT = re.compile(rb"kind:\s*[\"']?(?:DeviceClass|ResourceSlice)\b")
+_CLUSTER_OBJECT = re.compile(rb"kind:\s*[\"']?(?:DeviceClass|ResourceSlice|Workload|PodGroup|CompositePodGroup)\b")
 _CLAIM_OBJECT = re.compile(rb"kind:\s*[\"']?(?:ResourceClaim|ResourceClaimTemplate)\b")
 _CLAIM_REFERENCE = re.compile(rb"resourceClaim(?:Template)?Name")
 
 
 def build_inventory(config: Config, sources: list[Source]) -> Inventory | None:
-    """The configured inventory, plus the DRA objects among the linted files.
+    """The configured inventory, plus the DRA and gang objects among the linted files.
 
-    Only files that hold such objects are read twice: DeviceClasses and ResourceSlices
-    always, claims and claim templates only when some pod references one.
+    Only files that hold such objects are read twice: DeviceClasses, ResourceSlices and
+    gang groups always, claims and claim templates only when some pod references one.
     """
     inventory = load_inventory(list(config.inventory)) if config.inventory else None
     contents = [(source, _read(source)) for source in sources]

@@ -12,7 +12,8 @@ from pathlib import Path
 import click
 
 from gpulint import __version__
-from gpulint.config import Config, ConfigError, check_rule_ids, discover, load, parse_kubernetes_version
+from gpulint.config import (Config, ConfigError, check_rule_ids, discover, load, parse_feature_gates,
+                            parse_kubernetes_version)
 from gpulint.findings import Severity
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -60,6 +61,7 @@ def cli() -> None:
 @click.option("--ignore", multiple=True, help="Skip these rules (comma-separated, repeatable).")
 @click.option("--kubernetes-version", help="Target Kubernetes version: 1.35, 1.36 or 1.37 (default 1.37).")
 @click.option("--fail-on", type=click.Choice(SEVERITIES), help="Lowest severity that fails the run (default error).")
+@click.option("--feature-gates", help="Feature gates of the target cluster, e.g. GenericWorkload=true,CompositePodGroup=false.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
 @click.option("--inventory", "inventory_paths", multiple=True, type=click.Path(),
               help="Cluster inventory: kubectl get nodes,resourceslices,deviceclasses -o yaml (file or directory; "
@@ -71,6 +73,7 @@ def cli() -> None:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 def check(paths: tuple[str, ...], output_format: str, output: str | None, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], kubernetes_version: str | None, fail_on: str | None,
+          feature_gates: str | None,
           exit_zero: bool, inventory_paths: tuple[str, ...], fix: bool, show_diff: bool, jobs: int,
           color: str) -> None:
     """Lint manifests in PATHS (files, directories, or - for stdin; default: the current directory)."""
@@ -90,6 +93,7 @@ def check(paths: tuple[str, ...], output_format: str, output: str | None, config
             kubernetes_version=parse_kubernetes_version(kubernetes_version) if kubernetes_version else None,
             fail_on=Severity.parse(fail_on) if fail_on else None,
             inventory=tuple(inventory_paths) if inventory_paths else None,
+            feature_gates=parse_feature_gates(feature_gates) if feature_gates is not None else None,
         )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None

@@ -34,6 +34,7 @@ class Config:
     fail_on: Severity = Severity.ERROR
     exclude: tuple[str, ...] = ()
     inventory: tuple[str, ...] = ()  # inventory files/directories (config paths made relative to the config file)
+    feature_gates: dict[str, bool] | None = None  # None: not stated (gate findings are info)
     source: str = ""  # the file it came from, for messages
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
 
@@ -57,6 +58,30 @@ def parse_kubernetes_version(value: Any, where: str = "--kubernetes-version") ->
         raise ConfigError(f"{where}: Kubernetes version {value!r} is not supported "
                           f"(choose one of {', '.join(SUPPORTED_KUBERNETES_VERSIONS)})")
     return version
+
+
+def parse_feature_gates(value: Any, where: str = "--feature-gates") -> dict[str, bool]:
+    """``A=true,B=false`` (as kube-apiserver takes it) or a mapping of gate to bool."""
+    if isinstance(value, dict):
+        items = [(str(k), v) for k, v in value.items()]
+    elif isinstance(value, str):
+        items = []
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            name, sep, flag = part.partition("=")
+            if not sep:
+                raise ConfigError(f"{where}: '{part}' is not NAME=true|false")
+            items.append((name.strip(), flag.strip().lower()))
+    else:
+        raise ConfigError(f"{where}: expected NAME=true|false pairs")
+    gates = {}
+    for name, flag in items:
+        if flag in (True, "true"):
+            gates[name] = True
+        elif flag in (False, "false"):
+            gates[name] = False
+        else:
+            raise ConfigError(f"{where}: gate '{name}' must be true or false, not {flag!r}")
+    return gates
 
 
 def check_rule_ids(ids: tuple[str, ...], known: set[str], where: str, key: str) -> None:
@@ -84,7 +109,7 @@ def from_mapping(raw: Any, where: str, known_rules: set[str], root: str = ".") -
         raise ConfigError(f"{where}: the configuration must be a mapping of keys to values")
     handlers = {
         "select", "ignore", "severity", "per-path-ignores", "gpu-resources",
-        "kubernetes-version", "fail-on", "exclude", "inventory",
+        "kubernetes-version", "fail-on", "exclude", "inventory", "feature-gates",
     }
     for key in raw:
         if key not in handlers:
@@ -131,6 +156,8 @@ def from_mapping(raw: Any, where: str, known_rules: set[str], root: str = ".") -
             raise ConfigError(f"{where}: 'fail-on': {exc}") from None
     if "exclude" in raw:
         changes["exclude"] = _string_list(raw["exclude"], "exclude", where)
+    if "feature-gates" in raw:
+        changes["feature_gates"] = parse_feature_gates(raw["feature-gates"], f"{where}: 'feature-gates'")
     if "inventory" in raw:
         changes["inventory"] = tuple(str(Path(root) / p) for p in _string_list(raw["inventory"], "inventory", where))
     return replace(config, **changes)

@@ -109,7 +109,8 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
     """The device claim at ``base`` (``spec.devices`` or ``spec.spec.devices``), in any served shape."""
     requests: list[Request] = []
     problems: list[tuple[Path, str]] = []
-    flat = api_version.endswith("/v1beta1")  # v1beta1 has no `exactly`: request fields sit on the request
+    # v1beta1 and v1alpha3 have no `exactly`: the request fields sit on the request itself
+    flat = not api_version.endswith(("/v1", "/v1beta2"))
     for index, raw in enumerate(_dig(devices, ("requests",)) or []):
         if not isinstance(raw, dict):
             continue

@@ -19,8 +19,10 @@ from gpulint.sources import Source, SourceError, collect
 if TYPE_CHECKING:
     from gpulint.dra_model import DraModel
 
-INVENTORY_KINDS = ("Node", "ResourceSlice", "DeviceClass", "Pod", "ResourceClaim", "ResourceClaimTemplate")
-LINTED_CLUSTER_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
+INVENTORY_KINDS = ("Node", "ResourceSlice", "DeviceClass", "Pod", "ResourceClaim", "ResourceClaimTemplate",
+                   *GANG_OBJECT_KINDS)
+LINTED_CLUSTER_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", *GANG_OBJECT_KINDS)
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -48,7 +50,16 @@ class Inventory:
     claims_from_inventory: bool = False  # the inventory lists the cluster's claims: a missing one is missing
     classes_from_inventory: bool = False  # the inventory lists the cluster's DeviceClasses
     _slice_names: set[str] = field(default_factory=set)
+    # (api group, kind, namespace, name) -> object: native, coscheduling and Volcano groups
+    gang_objects: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
+
+    def find_gang_object(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return _namespaced(self.gang_objects, namespace, name, lambda key: key[:2] == (group, kind))
+
+    def find_claim(self, kind: str, namespace: str, name: str) -> Located | None:
+        table = self.claim_templates if kind == "ResourceClaimTemplate" else self.named_claims
+        return _namespaced(table, namespace, name, lambda key: True)
 
     def __getstate__(self) -> dict[str, Any]:
         # Derived models (compiled CEL programs among them) are rebuilt lazily in each worker.
@@ -80,6 +91,9 @@ class Inventory:
             self.claims_from_inventory |= from_inventory
         elif obj.kind == "ResourceClaimTemplate" and obj.api_version.startswith("resource.k8s.io/"):
             self.claim_templates.setdefault((obj.ref.namespace, name), located)
+        elif obj.kind in GANG_OBJECT_KINDS:
+            group = obj.api_version.rpartition("/")[0]
+            self.gang_objects.setdefault((group, obj.kind, obj.ref.namespace, name), obj.data)
 
     def account_running_pods(self) -> None:
         """Non-terminal pods bound to a node consume its capacity in the "now" view."""
@@ -134,6 +148,16 @@ class Inventory:
             if isinstance(spec, dict) and isinstance(spec.get("nodeName"), str):
                 by_node.setdefault(spec["nodeName"], []).append(spec)
         return by_node
+
+
+def _namespaced(table: dict[Any, Any], namespace: str, name: str, wanted: Any) -> Any:
+    """An object by namespace and name; a manifest without a namespace matches any (it is
+    applied to whatever namespace kubectl or the GitOps tool targets)."""
+    for key, value in table.items():
+        key_namespace, key_name = key[-2], key[-1]
+        if wanted(key) and key_name == name and (key_namespace == namespace or not key_namespace or not namespace):
+            return value
+    return None
 
 
 def _problem_message(path: str, problem: LoadProblem) -> str:

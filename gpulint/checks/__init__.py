@@ -50,13 +50,15 @@ def field_path(path: Path) -> str:
 
 def _registry() -> dict[str, ObjectCheck]:
     from gpulint.checks import (api_version_unavailable, cel_invalid, claim_reference_invalid, claim_unsatisfiable,
-                                device_class_unknown, gpu_nic_locality, gpu_non_integer, gpu_request_without_limit,
-                                gpu_resource_unknown, gpu_unschedulable, over_tight_affinity, schema_invalid,
-                                stale_gpu_label)
+                                device_class_unknown, feature_gate_required, gang_inconsistent, gang_missing,
+                                gang_unsatisfiable, gpu_nic_locality, gpu_non_integer, gpu_request_without_limit,
+                                gpu_resource_unknown, gpu_unschedulable, over_tight_affinity, over_tight_topology,
+                                schema_invalid, stale_gpu_label)
 
     modules = (gpu_request_without_limit, gpu_non_integer, schema_invalid, gpu_resource_unknown, gpu_unschedulable,
                over_tight_affinity, stale_gpu_label, cel_invalid, device_class_unknown, claim_reference_invalid,
-               claim_unsatisfiable, gpu_nic_locality, api_version_unavailable)
+               claim_unsatisfiable, gpu_nic_locality, api_version_unavailable, gang_unsatisfiable, gang_inconsistent,
+               gang_missing, over_tight_topology, feature_gate_required)
     return {module.RULE_ID: module.check for module in modules}
 
 

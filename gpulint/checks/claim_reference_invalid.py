@@ -26,10 +26,10 @@ def referenced_claim(obj: KubeObject, entry: dict[str, Any], inventory: Inventor
         return None, None
     namespace = obj.ref.namespace
     if isinstance(entry.get("resourceClaimTemplateName"), str):
-        located = inventory.claim_templates.get((namespace, entry["resourceClaimTemplateName"]))
-        return located, "ResourceClaimTemplate"
+        return inventory.find_claim("ResourceClaimTemplate", namespace, entry["resourceClaimTemplateName"]), \
+            "ResourceClaimTemplate"
     if isinstance(entry.get("resourceClaimName"), str):
-        return inventory.named_claims.get((namespace, entry["resourceClaimName"])), "ResourceClaim"
+        return inventory.find_claim("ResourceClaim", namespace, entry["resourceClaimName"]), "ResourceClaim"
     return None, None
 
 

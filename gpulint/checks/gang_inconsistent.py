@@ -1,0 +1,38 @@
+"""gang-inconsistent: a gang whose minimum exceeds its pods, whose group is missing, or whose members
+name different schedulers."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.checks import CheckContext
+from gpulint.findings import Diagnostic, Severity
+from gpulint.gangs import _group_minimum, gangs_of, group_references
+from gpulint.objects import KubeObject
+from gpulint.workloads import pod_spec_sites
+
+RULE_ID = "gang-inconsistent"
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    for gang in gangs_of(obj, ctx.inventory):
+        if gang.required > gang.total:
+            source = "its group" if gang.declared_by_group else "it"
+            yield Diagnostic(RULE_ID, gang.path,
+                             f"{gang.system}: {source} requires {gang.required} pods at once but "
+                             f"{'this object creates' if gang.declared_by_group else 'the workload creates'} only "
+                             f"{gang.total}; the gang can never reach quorum and its pods wait forever")
+        schedulers = sorted({member.scheduler for member in gang.members})
+        if len(schedulers) > 1:
+            yield Diagnostic(RULE_ID, gang.members[0].path,
+                             f"{gang.system}: its members name different schedulers ({', '.join(schedulers)}); "
+                             "one scheduler must place the whole gang")
+    for site in pod_spec_sites(obj.data):
+        for ref in group_references(obj.data, site, obj.ref.namespace):
+            _minimum, _topology, _gang, found = _group_minimum(ref, ctx.inventory)
+            if not found:
+                kind = {"PodGroup": "PodGroup", "Workload": "Workload", "coscheduling": "coscheduling PodGroup",
+                        "volcano": "Volcano PodGroup"}[ref.system]
+                yield Diagnostic(RULE_ID, ref.path,
+                                 f"the pods join {kind} '{ref.name}' (namespace {ref.namespace or 'of the pod'}), "
+                                 "which the linted files do not define: they stay unschedulable until it exists "
+                                 "(ignore this if a controller creates it)", severity=Severity.WARNING)

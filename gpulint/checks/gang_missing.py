@@ -1,0 +1,43 @@
+"""gang-missing: several GPU pods that only work together, started without any gang policy."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.checks import CheckContext
+from gpulint.findings import Diagnostic
+from gpulint.gangs import has_gang_policy
+from gpulint.objects import KubeObject
+from gpulint.resources import is_gpu
+from gpulint.scheduler import pod_requests
+from gpulint.workloads import api_group, pod_spec_sites
+
+RULE_ID = "gang-missing"
+# Kinds whose pods are one distributed program (one rank missing stalls the others).
+TOGETHER = {("kubeflow.org", "PyTorchJob"), ("kubeflow.org", "MPIJob"), ("kubeflow.org", "TFJob"),
+            ("kubeflow.org", "JAXJob"), ("kubeflow.org", "XGBoostJob"), ("kubeflow.org", "PaddleJob"),
+            ("jobset.x-k8s.io", "JobSet"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+            ("batch.volcano.sh", "Job")}
+
+
+def _distributed(obj: KubeObject) -> bool:
+    key = (api_group(obj.api_version), obj.kind)
+    if key in TOGETHER:
+        return True
+    spec = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
+    return key == ("batch", "Job") and spec.get("completionMode") == "Indexed"
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if not _distributed(obj):
+        return
+    gpu_pods = 0
+    for site in pod_spec_sites(obj.data):
+        if any(is_gpu(name, ctx.config.gpu_resources) for name in pod_requests(site.spec)):
+            gpu_pods += site.pods or 0
+    if gpu_pods < 2 or has_gang_policy(obj, ctx.inventory):
+        return
+    yield Diagnostic(RULE_ID, ("spec",) if "spec" in obj.data else (),
+                     f"{obj.kind} starts {gpu_pods} GPU pods that only work together, with no gang policy: a partial "
+                     "placement holds GPUs idle while the placed pods wait for their peers. Use a gang: native "
+                     "Workload/PodGroup (or Job spec.scheduling), Volcano, coscheduling, or Kueue admission",
+                     on_key=True)

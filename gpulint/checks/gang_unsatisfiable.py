@@ -1,0 +1,43 @@
+"""gang-unsatisfiable: the members a gang needs at once cannot all be placed, even on the empty cluster."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.checks import CheckContext
+from gpulint.findings import Diagnostic
+from gpulint.gangs import Gang, GangVerdict, gangs_of, member_demand, pack
+from gpulint.objects import KubeObject
+
+RULE_ID = "gang-unsatisfiable"
+
+
+def verdict(gang: Gang, ctx: CheckContext, topology_key: str | None = None) -> GangVerdict:
+    """Packing is the expensive part: one verdict per distinct gang shape and topology per run."""
+    inventory = ctx.cluster
+    assert inventory is not None
+    key = (RULE_ID, tuple((m.pod.signature(), m.count) for m in gang.members), gang.required,
+           gang.topology_key if topology_key is None else topology_key)
+    return ctx.memo(key, lambda: pack(gang, inventory.model, topology_key))
+
+
+def describe(gang: Gang, result: GangVerdict, key: str) -> str:
+    main = result.main
+    assert main is not None
+    where = f" in one {key}" if key else ""
+    best = result.best()
+    domain = f"the best {key.rsplit('/', 1)[-1]} ({best.domain})" if key and best else "the cluster"
+    held = best.placeable if best else 0
+    detail = f"; {best.reason}" if best and best.reason and len(gang.members) > 1 else ""
+    return (f"{gang.system} needs {result.required_main} {main.role} pods x {member_demand(main)} placed at once"
+            f"{where}; {domain} fits {held}{detail}")
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if ctx.cluster is None:
+        return
+    for gang in gangs_of(obj, ctx.inventory):
+        result = verdict(gang, ctx)
+        if result.unsatisfiable:
+            yield Diagnostic(RULE_ID, gang.path,
+                             f"{describe(gang, result, gang.topology_key)}. Partial placement would hold GPUs idle "
+                             "while the gang waits for peers that cannot start")

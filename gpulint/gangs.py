@@ -1,0 +1,375 @@
+"""Gangs: the pods that must be placed together, from every gang system in use, and a packer
+that proves when they cannot be.
+
+Sources of gangs: Volcano Jobs (minAvailable), Kubeflow jobs with runPolicy.schedulingPolicy,
+native Job ``spec.scheduling`` (1.37), and pod templates that join a group: native
+``spec.schedulingGroup.podGroupName`` (1.36+) or ``spec.workloadRef`` (1.35), scheduler-plugins
+coscheduling (label ``scheduling.x-k8s.io/pod-group``), Volcano (annotation
+``scheduling.k8s.io/group-name``), Kueue plain-pod groups (``kueue.x-k8s.io/pod-group-name`` +
+``pod-group-total-count``) and Kueue topology-aware scheduling annotations.
+
+The packer never claims "unsatisfiable" without a proof: per member type, the copies the
+nodes of a domain can hold (exact for one type of member: each node's copies are independent);
+per resource, total demand against total allocatable; an exhaustive search for small gangs.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from gpulint.findings import Path
+from gpulint.scheduler import ClusterModel, NodeInfo, PodRequirements, copies_on, filter_reasons, pod_requirements
+from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites
+
+if TYPE_CHECKING:
+    from gpulint.inventory import Inventory
+    from gpulint.objects import KubeObject
+
+COSCHEDULING_LABEL = "scheduling.x-k8s.io/pod-group"
+VOLCANO_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
+KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+KUEUE_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+GANG_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
+EXACT_SEARCH_PODS = 12  # gangs this small (on few enough nodes) are searched exhaustively
+EXACT_SEARCH_NODES = 12
+
+
+@dataclass(frozen=True)
+class Member:
+    role: str
+    path: Path  # the pod spec in the object
+    pod: PodRequirements
+    count: int  # pods of this template in the gang
+    scheduler: str
+
+
+@dataclass
+class Gang:
+    system: str  # "Volcano Job", "coscheduling PodGroup g", ...
+    members: list[Member]
+    required: int  # pods that must be placed at once
+    path: Path  # where findings about the gang point
+    topology_key: str = ""
+    topology_path: Path | None = None
+    declared_by_group: bool = False  # the minimum comes from a group object, not from this object
+
+    @property
+    def total(self) -> int:
+        return sum(member.count for member in self.members)
+
+
+# --------------------------------------------------------------------------- extraction
+
+def _int(value: Any, default: int | None = None) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _dig(data: Any, *path: Any) -> Any:
+    for step in path:
+        data = data.get(step) if isinstance(data, dict) else None
+    return data
+
+
+def _template_meta(obj_data: dict[str, Any], site: PodSpecSite) -> dict[str, Any]:
+    holder: Any = obj_data
+    for step in site.template_path:
+        holder = holder[step] if isinstance(holder, (dict, list)) else None
+    metadata = holder.get("metadata") if isinstance(holder, dict) else None
+    if site.template_path == () and isinstance(obj_data.get("metadata"), dict):
+        metadata = obj_data["metadata"]
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def _member(kind: str, site: PodSpecSite, count: int | None = None) -> Member:
+    scheduler = site.spec.get("schedulerName")
+    return Member(site.role or "pod", site.path, pod_requirements(effective_pod_spec(kind, site.spec)),
+                  count if count is not None else (site.pods or 0),
+                  scheduler if isinstance(scheduler, str) else "default-scheduler")
+
+
+@dataclass(frozen=True)
+class GroupReference:
+    system: str
+    namespace: str
+    name: str
+    path: Path  # to the label/annotation/field that makes the reference
+
+
+def group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str) -> list[GroupReference]:
+    meta = _template_meta(obj_data, site)
+    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+    meta_path = (*site.template_path, "metadata")
+    refs = []
+    group = _dig(site.spec, "schedulingGroup", "podGroupName")
+    if isinstance(group, str):
+        refs.append(GroupReference("PodGroup", namespace, group, (*site.path, "schedulingGroup", "podGroupName")))
+    workload = _dig(site.spec, "workloadRef", "name")
+    if isinstance(workload, str):
+        refs.append(GroupReference("Workload", namespace, workload, (*site.path, "workloadRef", "name")))
+    if isinstance(labels.get(COSCHEDULING_LABEL), str):
+        refs.append(GroupReference("coscheduling", namespace, labels[COSCHEDULING_LABEL],
+                                   (*meta_path, "labels", COSCHEDULING_LABEL)))
+    for key in VOLCANO_ANNOTATIONS:
+        if isinstance(annotations.get(key), str):
+            refs.append(GroupReference("volcano", namespace, annotations[key], (*meta_path, "annotations", key)))
+            break
+    return refs
+
+
+def _native_policy(spec: Any) -> tuple[int | None, str, bool]:
+    """(gang minCount, topology key, is a gang) of a PodGroup spec or a Workload podGroupTemplate."""
+    policy = _dig(spec, "schedulingPolicy") or _dig(spec, "policy")
+    gang = _dig(policy, "gang")
+    key = _dig(spec, "schedulingConstraints", "topology")
+    topology = key[0].get("key") if isinstance(key, list) and key and isinstance(key[0], dict) else ""
+    return _int(_dig(gang, "minCount")), topology if isinstance(topology, str) else "", isinstance(gang, dict)
+
+
+def _group_minimum(ref: GroupReference, inventory: Inventory | None) -> tuple[int | None, str, bool, bool]:
+    """(minimum, topology key, is a gang, the group object was found)."""
+    if inventory is None:
+        return None, "", True, False
+    if ref.system == "PodGroup":
+        data = inventory.find_gang_object("scheduling.k8s.io", "PodGroup", ref.namespace, ref.name)
+        if data is None:
+            return None, "", True, False
+        minimum, topology, is_gang = _native_policy(data.get("spec"))
+        return minimum, topology, is_gang, True
+    if ref.system == "Workload":
+        data = inventory.find_gang_object("scheduling.k8s.io", "Workload", ref.namespace, ref.name)
+        return (None, "", True, data is not None)  # v1alpha1 groups: the template names its podGroup
+    group = "scheduling.x-k8s.io" if ref.system == "coscheduling" else "scheduling.volcano.sh"
+    data = inventory.find_gang_object(group, "PodGroup", ref.namespace, ref.name)
+    if data is None:
+        return None, "", True, False
+    return _int(_dig(data, "spec", "minMember")), "", True, True
+
+
+def gangs_of(obj: KubeObject, inventory: Inventory | None) -> list[Gang]:
+    """The gangs an object starts (empty for objects without a gang policy)."""
+    data, kind, group = obj.data, obj.kind, obj.api_version.rpartition("/")[0]
+    sites = list(pod_spec_sites(data))
+    if not sites:
+        return []
+    if group == "batch.volcano.sh" and kind == "Job":
+        members = [_member(kind, site) for site in sites]
+        total = sum(m.count for m in members)
+        return [Gang("Volcano Job", members, _int(_dig(data, "spec", "minAvailable"), total) or total,
+                     ("spec", "minAvailable") if "minAvailable" in (data.get("spec") or {}) else ("spec",))]
+    if group == "kubeflow.org" and isinstance(_dig(data, "spec", "runPolicy", "schedulingPolicy"), dict):
+        members = [_member(kind, site) for site in sites]
+        total = sum(m.count for m in members)
+        minimum = _int(_dig(data, "spec", "runPolicy", "schedulingPolicy", "minAvailable"), total) or total
+        return [Gang(f"{kind} schedulingPolicy", members, minimum,
+                     ("spec", "runPolicy", "schedulingPolicy"))]
+    scheduling = _dig(data, "spec", "scheduling") if group == "batch" and kind == "Job" else None
+    if isinstance(scheduling, dict):
+        minimum, topology, is_gang = _native_policy(scheduling)
+        if is_gang:
+            members = [_member(kind, site) for site in sites]
+            total = sum(m.count for m in members)
+            return [Gang("Job spec.scheduling gang", members, minimum or total,
+                         ("spec", "scheduling", "schedulingPolicy", "gang"), topology,
+                         ("spec", "scheduling", "schedulingConstraints", "topology") if topology else None)]
+    return _referenced_gangs(obj, sites, inventory) + _kueue_gangs(obj, sites)
+
+
+def _referenced_gangs(obj: KubeObject, sites: list[PodSpecSite], inventory: Inventory | None) -> list[Gang]:
+    by_group: dict[GroupReference, list[Member]] = defaultdict(list)
+    first_path: dict[GroupReference, Path] = {}
+    for site in sites:
+        for ref in group_references(obj.data, site, obj.ref.namespace):
+            key = GroupReference(ref.system, ref.namespace, ref.name, ())
+            by_group[key].append(_member(obj.kind, site))
+            first_path.setdefault(key, ref.path)
+    gangs = []
+    for ref, members in by_group.items():
+        minimum, topology, is_gang, _found = _group_minimum(ref, inventory)
+        if not is_gang or minimum is None:
+            continue
+        gangs.append(Gang(f"{ref.system} group {ref.name}", members, minimum, first_path[ref], topology,
+                          first_path[ref] if topology else None, declared_by_group=True))
+    return gangs
+
+
+def _kueue_gangs(obj: KubeObject, sites: list[PodSpecSite]) -> list[Gang]:
+    """Kueue admits a workload whole; a required topology makes each pod set one domain."""
+    gangs = []
+    for site in sites:
+        meta = _template_meta(obj.data, site)
+        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        topology = annotations.get(KUEUE_REQUIRED_TOPOLOGY)
+        total = _int(annotations.get(KUEUE_TOTAL_ANNOTATION)) or (
+            int(annotations[KUEUE_TOTAL_ANNOTATION]) if str(annotations.get(KUEUE_TOTAL_ANNOTATION, "")).isdigit()
+            else None)
+        if isinstance(labels.get(KUEUE_GROUP_LABEL), str) and total:
+            gangs.append(Gang(f"Kueue pod group {labels[KUEUE_GROUP_LABEL]}", [_member(obj.kind, site, 1)], total,
+                              (*site.template_path, "metadata", "labels", KUEUE_GROUP_LABEL),
+                              topology if isinstance(topology, str) else "", None, declared_by_group=True))
+        elif isinstance(topology, str) and site.pods:
+            path = (*site.template_path, "metadata", "annotations", KUEUE_REQUIRED_TOPOLOGY)
+            gangs.append(Gang(f"Kueue pod set {site.role or 'pods'}", [_member(obj.kind, site)], site.pods, path,
+                              topology, path))
+    return gangs
+
+
+def has_gang_policy(obj: KubeObject, inventory: Inventory | None) -> bool:
+    """Any sign that the pods are placed together (or admitted together, with Kueue)."""
+    if gangs_of(obj, inventory):
+        return True
+    labels = _dig(obj.data, "metadata", "labels")
+    if isinstance(labels, dict) and KUEUE_QUEUE_LABEL in labels:
+        return True
+    for site in pod_spec_sites(obj.data):
+        if group_references(obj.data, site, obj.ref.namespace):
+            return True
+        meta = _template_meta(obj.data, site)
+        if KUEUE_QUEUE_LABEL in (meta.get("labels") or {}) or site.spec.get("schedulerName") in (
+                "volcano", "kai-scheduler", "scheduler-plugins-scheduler", "yunikorn"):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- packing
+
+@dataclass
+class Placement:
+    """The answer for one domain (or the whole cluster)."""
+
+    domain: str
+    proven_unsatisfiable: bool
+    fits: bool  # proven to fit (exact for one member type, or found by search)
+    placeable: int  # copies of the main member the domain holds (for messages)
+    reason: str = ""
+
+
+@dataclass
+class GangVerdict:
+    placements: list[Placement]
+    required_main: int
+    main: Member | None
+
+    @property
+    def unsatisfiable(self) -> bool:
+        return bool(self.placements) and all(p.proven_unsatisfiable for p in self.placements)
+
+    def best(self) -> Placement | None:
+        return max(self.placements, key=lambda p: (p.fits, p.placeable), default=None)
+
+    def fitting_domains(self) -> list[Placement]:
+        return [p for p in self.placements if p.fits]
+
+
+def _required_members(gang: Gang) -> list[tuple[Member, int]] | None:
+    """The pods that must be placed, per member; None when which ones is not determined."""
+    if gang.required >= gang.total:
+        return [(member, member.count) for member in gang.members if member.count]
+    distinct = {member.pod.signature() for member in gang.members}
+    if len(distinct) == 1:  # any `required` of identical pods
+        return [(gang.members[0], gang.required)]
+    return None
+
+
+def _domains(nodes: list[NodeInfo], key: str) -> dict[str, list[NodeInfo]]:
+    if not key:
+        return {"": nodes}
+    domains: dict[str, list[NodeInfo]] = defaultdict(list)
+    for node in nodes:
+        if key in node.labels:
+            domains[node.labels[key]].append(node)
+    return dict(domains)
+
+
+def pack(gang: Gang, model: ClusterModel, topology_key: str | None = None) -> GangVerdict:
+    key = gang.topology_key if topology_key is None else topology_key
+    required = _required_members(gang)
+    if not required:
+        return GangVerdict([], 0, None)
+    allowed = {id(member): {id(node) for node in model.evaluate(member.pod).fitting} for member, _ in required}
+    main, main_count = max(required, key=lambda item: (item[1], sum(item[0].pod.requests.values())))
+    placements = []
+    for domain, nodes in _domains(model.nodes, key).items():
+        placements.append(_place(domain, nodes, required, allowed, main, main_count))
+    return GangVerdict(placements, main_count, main)
+
+
+def _place(domain: str, nodes: list[NodeInfo], required: list[tuple[Member, int]], allowed: dict[int, set[int]],
+           main: Member, main_count: int) -> Placement:
+    copies = {}
+    for member, count in required:
+        hosts = [node for node in nodes if id(node) in allowed[id(member)]]
+        copies[id(member)] = sum(copies_on(member.pod, node) for node in hosts)
+        if copies[id(member)] < count:
+            return Placement(domain, True, False, copies[id(main)] if id(main) in copies else 0,
+                             f"{member.role}: {copies[id(member)]} of {count} fit")
+    if len(required) == 1:
+        return Placement(domain, False, True, copies[id(main)])
+    # several kinds of member: a resource-sum bound, then an exhaustive search when small
+    usable = [node for node in nodes if any(id(node) in allowed[id(m)] for m, _ in required)]
+    demand: dict[str, Fraction] = defaultdict(Fraction)
+    for member, count in required:
+        for resource, amount in member.pod.requests.items():
+            demand[resource] += amount * count
+    for resource, amount in demand.items():
+        supply = sum(node.allocatable.get(resource, Fraction(0)) for node in usable)
+        if amount > supply:
+            return Placement(domain, True, False, copies[id(main)],
+                             f"the gang needs {_show(amount)} {resource}; the domain offers {_show(supply)}")
+    pods = sum(count for _, count in required)
+    if pods <= EXACT_SEARCH_PODS and len(usable) <= EXACT_SEARCH_NODES:
+        fits = search([(m, c) for m, c in required], usable, allowed)
+        return Placement(domain, not fits, fits, copies[id(main)], "" if fits else "no placement of all members")
+    return Placement(domain, False, False, copies[id(main)])  # unknown: never reported
+
+
+def search(required: list[tuple[Member, int]], nodes: list[NodeInfo], allowed: dict[int, set[int]]) -> bool:
+    """Exhaustive placement of every required pod (small gangs only)."""
+    pods = [member for member, count in required for _ in range(count)]
+    used: list[dict[str, Fraction]] = [defaultdict(Fraction) for _ in nodes]
+    counts = [0] * len(nodes)
+
+    def fits(member: Member, index: int) -> bool:
+        node = nodes[index]
+        if id(node) not in allowed[id(member)]:
+            return False
+        if "pods" in node.allocatable and counts[index] + 1 > node.allocatable["pods"]:
+            return False
+        return all(used[index][r] + a <= node.allocatable.get(r, Fraction(0)) for r, a in member.pod.requests.items())
+
+    def place(position: int) -> bool:
+        if position == len(pods):
+            return True
+        member = pods[position]
+        for index in range(len(nodes)):
+            if fits(member, index):
+                for r, a in member.pod.requests.items():
+                    used[index][r] += a
+                counts[index] += 1
+                if place(position + 1):
+                    return True
+                for r, a in member.pod.requests.items():
+                    used[index][r] -= a
+                counts[index] -= 1
+        return False
+
+    return place(0)
+
+
+def _show(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
+def member_demand(member: Member) -> str:
+    gpus = [f"{_show(a)} {r}" for r, a in sorted(member.pod.requests.items()) if "/" in r]
+    return ", ".join(gpus) or ", ".join(f"{_show(a)} {r}" for r, a in sorted(member.pod.requests.items())) \
+        or "no resources"
+
+
+def node_fits(member: Member, node: NodeInfo) -> bool:
+    return not filter_reasons(member.pod, node, False)
