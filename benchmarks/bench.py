@@ -154,6 +154,27 @@ def generate_claims(root: Path, claims: int, seed: int = 9) -> None:
         (root / f"claims-{chunk}.yaml").write_text("---\n".join(docs[chunk:chunk + 50]))
 
 
+def generate_gangs(root: Path, gangs: int, seed: int = 13) -> None:
+    """Volcano Jobs of 2-64 workers, half of them confined to one rack through Kueue's annotation."""
+    rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    docs = []
+    for index in range(gangs):
+        workers = rng.randint(2, 64)
+        gpus = rng.choice([1, 2, 4, 8])
+        topology = ("\n        annotations: {kueue.x-k8s.io/podset-required-topology: topology.kubernetes.io/rack}"
+                    if index % 2 else " {}")
+        docs.append(
+            f"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: gang-{index}, namespace: ml}}\n"
+            f"spec:\n  minAvailable: {workers}\n  schedulerName: volcano\n  tasks:\n  - name: worker\n"
+            f"    replicas: {workers}\n    template:\n      metadata:{topology}\n      spec:\n"
+            f"        tolerations: [{{key: nvidia.com/gpu, operator: Exists}}]\n        containers:\n"
+            f"        - name: w\n          image: registry.example.com/train:1.0\n"
+            f"          resources: {{limits: {{nvidia.com/gpu: {gpus}, cpu: '8'}}}}\n")
+    for chunk in range(0, gangs, 20):
+        (root / f"gangs-{chunk}.yaml").write_text("---\n".join(docs[chunk:chunk + 20]))
+
+
 def timed(command: list[str], repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -171,6 +192,7 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=5000, help="inventory size for the cluster-model run")
     parser.add_argument("--workloads", type=int, default=2000, help="workload documents for the cluster-model run")
     parser.add_argument("--claims", type=int, default=500, help="DRA claims for the allocator run")
+    parser.add_argument("--gangs", type=int, default=200, help="gangs (2-64 members) for the packing run")
     parser.add_argument("--gpulint", default=shutil.which("gpulint") or os.path.join(os.path.dirname(sys.executable),
                                                                                         "gpulint"))
     args = parser.parse_args()
@@ -199,6 +221,12 @@ def main() -> int:
         generate_claims(claims, args.claims)
         allocator = timed([args.gpulint, "check", str(claims), "--inventory", str(dra_cluster), "--format", "json",
                            "--output", os.devnull, "--exit-zero"], args.repeat)
+        gang_dir = Path(tmp) / "gangs"
+        generate_gangs(gang_dir, args.gangs)
+        fleet_json = Path(tmp) / "fleet.json"
+        fleet_json.write_text(json.dumps(yaml.load(fleet.read_text(), Loader=yaml.CSafeLoader)))
+        packing = timed([args.gpulint, "check", str(gang_dir), "--inventory", str(fleet_json), "--format", "json",
+                         "--output", os.devnull, "--exit-zero"], args.repeat)
         dra_json = Path(tmp) / "dra-cluster.json"  # what `kubectl get ... -o json` saves
         dra_json.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(
             yaml.load_all(dra_cluster.read_text(), Loader=yaml.CSafeLoader))}))
@@ -215,6 +243,7 @@ def main() -> int:
     print(f"| {args.claims} DRA claims (CEL selectors, some with matchAttribute) against {args.nodes} nodes x 8 GPUs "
           f"in ResourceSlices, inventory as JSON | {allocator_json:.2f} s |")
     print(f"| the same, inventory as YAML ({dra_cluster_size / 1e6:.0f} MB) | {allocator:.2f} s |")
+    print(f"| {args.gangs} gangs of 2-64 members (half within one rack) against {args.nodes} nodes | {packing:.2f} s |")
     return 0
 
 

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from gpulint.checks.claim_unsatisfiable import explain_failure, referenced_claims
+from gpulint.checks.gang_unsatisfiable import describe
 from gpulint.checks.gpu_unschedulable import hint
+from gpulint.gangs import gangs_of, pack
 from gpulint.inventory import Inventory
 from gpulint.objects import KubeObject
 from gpulint.resources import is_extended
@@ -106,7 +108,7 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory) -> Si
                       else OK, lines))
 
     steps.append(_dra_step(obj, site, inventory, result))
-    steps.append(Step("Gang and topology", INFO, ["gang checks are not part of gpulint yet"]))
+    steps.append(_gang_step(obj, inventory))
 
     by_result: dict[str, list] = {}
     if result.fitting:
@@ -117,6 +119,32 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory) -> Si
     summary = (f"{len(result.fitting)}/{result.total} nodes pass every filter" if result.fits
                else result.summary() + hint(result, pod, inventory))
     return SiteExplanation(heading, steps, table, summary, _commands(obj, site, result))
+
+
+def _gang_step(obj: KubeObject, inventory: Inventory) -> Step:
+    gangs = gangs_of(obj, inventory)
+    if not gangs:
+        return Step("Gang and topology", OK, ["no gang: pods are placed one by one"])
+    lines, status = [], OK
+    for gang in gangs:
+        result = pack(gang, inventory.model)
+        where = f" in one {gang.topology_key}" if gang.topology_key else ""
+        lines.append(f"{gang.system}: {gang.required} of {gang.total} pods at once{where}")
+        if result.main is None:
+            lines.append("  which members must run together is not determined: not evaluated")
+            continue
+        fitting = result.fitting_domains()
+        if result.unsatisfiable:
+            status = FAIL
+            lines.append(f"  cannot be placed: {describe(gang, result, gang.topology_key)}")
+        elif fitting:
+            names = ", ".join(p.domain or "the cluster" for p in fitting[:5])
+            lines.append(f"  fits in {len(fitting)} domain(s): {names}")
+        best = result.best()
+        if gang.topology_key and result.unsatisfiable and best is not None:
+            lines.append(f"  to make it fit: at most {best.placeable} {result.main.role} pods per domain, "
+                         f"smaller pods, or a wider topology than {gang.topology_key}")
+    return Step("Gang and topology", status, lines)
 
 
 def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Inventory, result: FitResult) -> Step:

@@ -84,11 +84,12 @@ def _template_meta(obj_data: dict[str, Any], site: PodSpecSite) -> dict[str, Any
     return metadata if isinstance(metadata, dict) else {}
 
 
-def _member(kind: str, site: PodSpecSite, count: int | None = None) -> Member:
-    scheduler = site.spec.get("schedulerName")
+def _member(kind: str, site: PodSpecSite, count: int | None = None, default_scheduler: str = "default-scheduler"
+            ) -> Member:
+    scheduler = site.spec.get("schedulerName") or default_scheduler
     return Member(site.role or "pod", site.path, pod_requirements(effective_pod_spec(kind, site.spec)),
                   count if count is not None else (site.pods or 0),
-                  scheduler if isinstance(scheduler, str) else "default-scheduler")
+                  scheduler if isinstance(scheduler, str) else default_scheduler)
 
 
 @dataclass(frozen=True)
@@ -156,17 +157,21 @@ def gangs_of(obj: KubeObject, inventory: Inventory | None) -> list[Gang]:
     sites = list(pod_spec_sites(data))
     if not sites:
         return []
+    topology, topology_path = _template_topology(data, sites)
     if group == "batch.volcano.sh" and kind == "Job":
-        members = [_member(kind, site) for site in sites]
+        scheduler = _dig(data, "spec", "schedulerName")
+        members = [_member(kind, site, default_scheduler=scheduler if isinstance(scheduler, str) else "volcano")
+                   for site in sites]
         total = sum(m.count for m in members)
         return [Gang("Volcano Job", members, _int(_dig(data, "spec", "minAvailable"), total) or total,
-                     ("spec", "minAvailable") if "minAvailable" in (data.get("spec") or {}) else ("spec",))]
+                     ("spec", "minAvailable") if "minAvailable" in (data.get("spec") or {}) else ("spec",),
+                     topology, topology_path)]
     if group == "kubeflow.org" and isinstance(_dig(data, "spec", "runPolicy", "schedulingPolicy"), dict):
         members = [_member(kind, site) for site in sites]
         total = sum(m.count for m in members)
         minimum = _int(_dig(data, "spec", "runPolicy", "schedulingPolicy", "minAvailable"), total) or total
         return [Gang(f"{kind} schedulingPolicy", members, minimum,
-                     ("spec", "runPolicy", "schedulingPolicy"))]
+                     ("spec", "runPolicy", "schedulingPolicy"), topology, topology_path)]
     scheduling = _dig(data, "spec", "scheduling") if group == "batch" and kind == "Job" else None
     if isinstance(scheduling, dict):
         minimum, topology, is_gang = _native_policy(scheduling)
@@ -177,6 +182,16 @@ def gangs_of(obj: KubeObject, inventory: Inventory | None) -> list[Gang]:
                          ("spec", "scheduling", "schedulingPolicy", "gang"), topology,
                          ("spec", "scheduling", "schedulingConstraints", "topology") if topology else None)]
     return _referenced_gangs(obj, sites, inventory) + _kueue_gangs(obj, sites)
+
+
+def _template_topology(data: dict[str, Any], sites: list[PodSpecSite]) -> tuple[str, Path | None]:
+    """A Kueue required topology on a pod template of a gang workload: the gang's domain."""
+    for site in sites:
+        annotations = _template_meta(data, site).get("annotations")
+        value = annotations.get(KUEUE_REQUIRED_TOPOLOGY) if isinstance(annotations, dict) else None
+        if isinstance(value, str) and value:
+            return value, (*site.template_path, "metadata", "annotations", KUEUE_REQUIRED_TOPOLOGY)
+    return "", None
 
 
 def _referenced_gangs(obj: KubeObject, sites: list[PodSpecSite], inventory: Inventory | None) -> list[Gang]:

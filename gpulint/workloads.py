@@ -163,7 +163,8 @@ def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                 continue
             for spec_path, spec in expand(owner, site.spec, owner_path):
                 if isinstance(spec, dict):
-                    role = site.role or (str(owner_path[-1]) if site.owner[-1:] == ("{}",) else "")
+                    role = site.role or (str(owner_path[-1]) if site.owner[-1:] == ("{}",) else "") \
+                        or str(owner.get("name") or owner.get("groupName") or "")  # Volcano tasks, JobSet, Ray
                     yield PodSpecSite(spec_path, spec, site.pods(obj, owner), role, spec_path[:-1])
 
 

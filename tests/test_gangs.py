@@ -1,0 +1,302 @@
+"""Gangs on a three-rack cluster (tests/data/racks): r1 4x8 GPUs, r2 2x8 GPUs in zone-a; r3 3x4 GPUs in zone-b."""
+import itertools
+import textwrap
+from fractions import Fraction
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import DATA, by_rule, run_cli
+from gpulint.config import Config
+from gpulint.engine import FileLinter
+from gpulint.findings import Severity
+from gpulint.gangs import Gang, Member, pack, search
+from gpulint.inventory import LINTED_CLUSTER_KINDS, add_sources, load_inventory
+from gpulint.scheduler import ClusterModel, NodeInfo, copies_on, pod_requirements
+from gpulint.sources import Source
+
+RACKS = str(DATA / "racks")
+
+
+def lint(text: str, with_inventory: bool = True, **config):
+    body = textwrap.dedent(text).lstrip("\n")
+    source = Source("gang.yaml", content=body.encode())
+    inventory = None
+    if with_inventory:
+        inventory = load_inventory([RACKS])
+        add_sources(inventory, [source], kinds=LINTED_CLUSTER_KINDS, from_inventory=False)
+    return FileLinter(Config(**config), inventory).lint(source).findings
+
+
+def volcano_job(workers: int, gpus: int = 8, min_available: int | None = None, topology: str = "") -> str:
+    annotations = ("\n" + " " * 16 + f"annotations: {{kueue.x-k8s.io/podset-required-topology: {topology}}}"
+                   if topology else "")
+    minimum = f"\n          minAvailable: {min_available if min_available is not None else workers}"
+    return textwrap.dedent(f"""
+        apiVersion: batch.volcano.sh/v1alpha1
+        kind: Job
+        metadata: {{name: llm, namespace: ml}}
+        spec:{minimum}
+          schedulerName: volcano
+          tasks:
+          - name: worker
+            replicas: {workers}
+            template:
+              metadata:{annotations or " {}"}
+              spec:
+                containers:
+                - name: w
+                  image: i
+                  resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}
+    """)
+
+
+# ----------------------------------------------------------------- gang-unsatisfiable / over-tight-topology
+
+def test_exactly_enough_capacity_fits():
+    findings = lint(volcano_job(6))
+    assert by_rule(findings, "gang-unsatisfiable") == []
+
+
+def test_one_more_worker_than_the_cluster_holds():
+    (finding,) = by_rule(lint(volcano_job(7)), "gang-unsatisfiable")
+    assert "needs 7 worker pods x 8 nvidia.com/gpu placed at once; the cluster fits 6" in finding.message
+    assert finding.line == 5  # minAvailable
+
+
+def test_rack_topology_that_only_one_rack_satisfies():
+    findings = lint(volcano_job(4, topology="topology.kubernetes.io/rack"))
+    assert by_rule(findings, "gang-unsatisfiable") == []
+    (finding,) = by_rule(findings, "over-tight-topology")
+    assert "only topology.kubernetes.io/rack=r1 can host the whole gang" in finding.message
+
+
+def test_capacity_split_across_two_racks():
+    findings = lint(volcano_job(5, topology="topology.kubernetes.io/rack"))
+    (unsat,) = by_rule(findings, "gang-unsatisfiable")
+    assert "in one topology.kubernetes.io/rack; the best rack (r1) fits 4" in unsat.message
+    (tight,) = by_rule(findings, "over-tight-topology")
+    assert "makes the gang unplaceable while the cluster as a whole could hold it" in tight.message
+
+
+def test_partial_minimum_of_identical_pods():
+    assert by_rule(lint(volcano_job(10, min_available=6)), "gang-unsatisfiable") == []
+    assert len(by_rule(lint(volcano_job(10, min_available=7)), "gang-unsatisfiable")) == 1
+
+
+def test_native_podgroup_with_topology_and_referencing_pods():
+    text = """
+        apiVersion: scheduling.k8s.io/v1beta1
+        kind: PodGroup
+        metadata: {name: workers, namespace: ml}
+        spec:
+          schedulingPolicy: {gang: {minCount: 3}}
+          schedulingConstraints: {topology: [{key: topology.kubernetes.io/rack}]}
+        ---
+        apiVersion: apps/v1
+        kind: StatefulSet
+        metadata: {name: w, namespace: ml}
+        spec:
+          replicas: 3
+          serviceName: w
+          selector: {matchLabels: {a: b}}
+          template:
+            metadata: {labels: {a: b}}
+            spec:
+              schedulingGroup: {podGroupName: workers}
+              containers:
+              - {name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}
+    """
+    findings = lint(text)
+    assert by_rule(findings, "gang-unsatisfiable") == []  # r1 holds 4
+    assert by_rule(findings, "gang-inconsistent") == []
+    (info,) = [f for f in by_rule(findings, "feature-gate-required") if f.obj.kind == "StatefulSet"]
+    assert info.severity == Severity.INFO and "GenericWorkload" in info.message
+    bigger = text.replace("minCount: 3", "minCount: 5").replace("replicas: 3", "replicas: 5")
+    (finding,) = by_rule(lint(bigger), "gang-unsatisfiable")
+    assert "group workers needs 5" in finding.message and finding.obj.kind == "StatefulSet"
+
+
+def test_several_member_shapes_use_the_exact_search():
+    launcher_and_workers = """
+        apiVersion: batch.volcano.sh/v1alpha1
+        kind: Job
+        metadata: {name: mpi, namespace: ml}
+        spec:
+          minAvailable: %d
+          schedulerName: volcano
+          tasks:
+          - name: launcher
+            replicas: 1
+            template:
+              spec:
+                containers: [{name: l, image: i, resources: {requests: {cpu: "60"}}}]
+          - name: worker
+            replicas: %d
+            template:
+              spec:
+                containers: [{name: w, image: i, resources: {requests: {cpu: "10"}, limits: {nvidia.com/gpu: 8}}}]
+    """
+    assert by_rule(lint(launcher_and_workers % (7, 6)), "gang-unsatisfiable") == []
+    assert len(by_rule(lint(launcher_and_workers % (8, 7)), "gang-unsatisfiable")) == 1
+
+
+# ----------------------------------------------------------------- gang-inconsistent
+
+def test_minimum_larger_than_the_pods():
+    (finding,) = by_rule(lint(volcano_job(4, min_available=6), with_inventory=False), "gang-inconsistent")
+    assert "requires 6 pods at once but the workload creates only 4" in finding.message
+
+
+def test_coscheduling_group_minimum_and_missing_groups():
+    group = """
+        apiVersion: scheduling.x-k8s.io/v1alpha1
+        kind: PodGroup
+        metadata: {name: nginx, namespace: ml}
+        spec: {minMember: 4}
+        ---
+    """
+    deployment = """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: d, namespace: ml}
+        spec:
+          replicas: 3
+          selector: {matchLabels: {a: b}}
+          template:
+            metadata:
+              labels: {a: b, scheduling.x-k8s.io/pod-group: nginx}
+            spec:
+              schedulerName: scheduler-plugins-scheduler
+              containers: [{name: c, image: i}]
+    """
+    (finding,) = by_rule(lint(textwrap.dedent(group) + textwrap.dedent(deployment)), "gang-inconsistent")
+    assert "requires 4 pods at once but this object creates only 3" in finding.message
+    (missing,) = by_rule(lint(deployment), "gang-inconsistent")
+    assert missing.severity == Severity.WARNING and "coscheduling PodGroup 'nginx'" in missing.message
+
+
+def test_members_with_different_schedulers():
+    text = volcano_job(2) + textwrap.indent(textwrap.dedent("""
+        - name: evaluator
+          replicas: 1
+          template:
+            spec:
+              schedulerName: default-scheduler
+              containers: [{name: e, image: i}]
+    """).strip("\n"), "  ") + "\n"
+    (finding,) = by_rule(lint(text, with_inventory=False), "gang-inconsistent")
+    assert "different schedulers (default-scheduler, volcano)" in finding.message
+
+
+# ----------------------------------------------------------------- gang-missing
+
+PYTORCH = """
+    apiVersion: kubeflow.org/v1
+    kind: PyTorchJob
+    metadata: {name: ddp, namespace: ml%s}
+    spec:%s
+      pytorchReplicaSpecs:
+        Worker:
+          replicas: %d
+          template:
+            spec:
+              containers:
+              - {name: pytorch, image: i, resources: {limits: {%s: 8}}}
+"""
+
+
+@pytest.mark.parametrize("labels, policy, workers, resource, expected", [
+    ("", "", 2, "nvidia.com/gpu", 1),
+    ("", "\n  runPolicy: {schedulingPolicy: {minAvailable: 2}}", 2, "nvidia.com/gpu", 0),
+    (", labels: {kueue.x-k8s.io/queue-name: team-a}", "", 2, "nvidia.com/gpu", 0),
+    ("", "", 1, "nvidia.com/gpu", 0),
+    ("", "", 4, "cpu", 0),
+])
+def test_gang_missing(labels, policy, workers, resource, expected):
+    text = textwrap.dedent(PYTORCH % (labels, policy, workers, resource))
+    assert len(by_rule(lint(text, with_inventory=False), "gang-missing")) == expected
+
+
+def test_indexed_job_with_gpus_needs_a_gang():
+    job = """
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: j}
+        spec:
+          completionMode: Indexed
+          parallelism: 4
+          completions: 4
+          template:
+            spec:
+              restartPolicy: Never
+              containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]
+    """
+    assert len(by_rule(lint(job, with_inventory=False), "gang-missing")) == 1
+    assert by_rule(lint(job.replace("Indexed", "NonIndexed"), with_inventory=False), "gang-missing") == []
+
+
+# ----------------------------------------------------------------- feature-gate-required
+
+def test_feature_gates():
+    workload = "apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w}\nspec:\n  podGroupTemplates:\n" \
+               "  - name: g\n    schedulingPolicy: {gang: {minCount: 2}}\n"
+    (info,) = by_rule(lint(workload, with_inventory=False), "feature-gate-required")
+    assert info.severity == Severity.INFO and "GenericWorkload" in info.message
+    (warning,) = by_rule(lint(workload, with_inventory=False, feature_gates={"GenericWorkload": False}),
+                         "feature-gate-required")
+    assert warning.severity == Severity.WARNING and "disabled in --feature-gates" in warning.message
+    assert by_rule(lint(workload, with_inventory=False, feature_gates={"GenericWorkload": True}),
+                   "feature-gate-required") == []
+
+
+def test_feature_gates_flag_and_config(write):
+    path = write("w.yaml", "apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w}\nspec: {}\n")
+    report = run_cli("check", str(path), "--feature-gates", "GenericWorkload=false", "--format", "json").json()
+    assert [f["severity"] for f in report["findings"] if f["rule"] == "feature-gate-required"] == ["warning"]
+    assert run_cli("check", str(path), "--feature-gates", "GenericWorkload").exit_code == 2
+
+
+# ----------------------------------------------------------------- the packer against brute force
+
+def _node(name: str, gpus: int, cpu: int) -> NodeInfo:
+    amounts = {"nvidia.com/gpu": Fraction(gpus), "cpu": Fraction(cpu), "pods": Fraction(110)}
+    return NodeInfo(name, {"kubernetes.io/hostname": name}, (), False, amounts, dict(amounts))
+
+
+def _member(role: str, gpus: int, cpu: int, count: int) -> Member:
+    spec = {"containers": [{"resources": {"requests": {"cpu": str(cpu)}, "limits": {"nvidia.com/gpu": gpus}}}]}
+    return Member(role, (), pod_requirements(spec), count, "default-scheduler")
+
+
+def _brute_force(nodes: list[NodeInfo], members: list[Member]) -> bool:
+    pods = [m for m in members for _ in range(m.count)]
+    for assignment in itertools.product(range(len(nodes)), repeat=len(pods)):
+        used = [dict(gpu=0, cpu=0) for _ in nodes]
+        ok = True
+        for member, index in zip(pods, assignment):
+            used[index]["gpu"] += member.pod.requests.get("nvidia.com/gpu", 0)
+            used[index]["cpu"] += member.pod.requests.get("cpu", 0)
+            node = nodes[index]
+            if used[index]["gpu"] > node.allocatable["nvidia.com/gpu"] or used[index]["cpu"] > node.allocatable["cpu"]:
+                ok = False
+                break
+        if ok:
+            return True
+    return False
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 8), st.integers(1, 16)), min_size=1, max_size=3),
+       st.lists(st.tuples(st.integers(0, 4), st.integers(0, 8), st.integers(1, 3)), min_size=1, max_size=2))
+def test_packer_never_contradicts_brute_force(node_shapes, member_shapes):
+    nodes = [_node(f"n{i}", gpus, cpu) for i, (gpus, cpu) in enumerate(node_shapes)]
+    members = [_member(f"m{i}", gpus, cpu, count) for i, (gpus, cpu, count) in enumerate(member_shapes)]
+    gang = Gang("test", members, sum(m.count for m in members), ())
+    verdict = pack(gang, ClusterModel(nodes))
+    feasible = _brute_force(nodes, members)
+    if verdict.unsatisfiable:
+        assert not feasible  # never "unsatisfiable" when a placement exists
+    if verdict.placements and verdict.placements[0].fits:
+        assert feasible  # never a fit that violates a node's capacity
