@@ -98,6 +98,7 @@ class GroupReference:
     namespace: str
     name: str
     path: Path  # to the label/annotation/field that makes the reference
+    pod_group: str = ""  # v1alpha1 workloadRef: the Workload's pod group
 
 
 def group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str) -> list[GroupReference]:
@@ -111,7 +112,9 @@ def group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str
         refs.append(GroupReference("PodGroup", namespace, group, (*site.path, "schedulingGroup", "podGroupName")))
     workload = _dig(site.spec, "workloadRef", "name")
     if isinstance(workload, str):
-        refs.append(GroupReference("Workload", namespace, workload, (*site.path, "workloadRef", "name")))
+        group_name = _dig(site.spec, "workloadRef", "podGroup")
+        refs.append(GroupReference("Workload", namespace, workload, (*site.path, "workloadRef", "name"),
+                                   group_name if isinstance(group_name, str) else ""))
     if isinstance(labels.get(COSCHEDULING_LABEL), str):
         refs.append(GroupReference("coscheduling", namespace, labels[COSCHEDULING_LABEL],
                                    (*meta_path, "labels", COSCHEDULING_LABEL)))
@@ -143,7 +146,13 @@ def _group_minimum(ref: GroupReference, inventory: Inventory | None) -> tuple[in
         return minimum, topology, is_gang, True
     if ref.system == "Workload":
         data = inventory.find_gang_object("scheduling.k8s.io", "Workload", ref.namespace, ref.name)
-        return (None, "", True, data is not None)  # v1alpha1 groups: the template names its podGroup
+        if data is None:
+            return None, "", True, False
+        for group in _dig(data, "spec", "podGroups") or []:  # 1.35 v1alpha1: spec.podGroups[].policy.gang
+            if isinstance(group, dict) and group.get("name") == ref.pod_group:
+                minimum, topology, is_gang = _native_policy(group)
+                return minimum, topology, is_gang, True
+        return None, "", False, True
     group = "scheduling.x-k8s.io" if ref.system == "coscheduling" else "scheduling.volcano.sh"
     data = inventory.find_gang_object(group, "PodGroup", ref.namespace, ref.name)
     if data is None:
@@ -199,7 +208,7 @@ def _referenced_gangs(obj: KubeObject, sites: list[PodSpecSite], inventory: Inve
     first_path: dict[GroupReference, Path] = {}
     for site in sites:
         for ref in group_references(obj.data, site, obj.ref.namespace):
-            key = GroupReference(ref.system, ref.namespace, ref.name, ())
+            key = GroupReference(ref.system, ref.namespace, ref.name, (), ref.pod_group)
             by_group[key].append(_member(obj.kind, site))
             first_path.setdefault(key, ref.path)
     gangs = []
@@ -224,7 +233,8 @@ def _kueue_gangs(obj: KubeObject, sites: list[PodSpecSite]) -> list[Gang]:
             int(annotations[KUEUE_TOTAL_ANNOTATION]) if str(annotations.get(KUEUE_TOTAL_ANNOTATION, "")).isdigit()
             else None)
         if isinstance(labels.get(KUEUE_GROUP_LABEL), str) and total:
-            gangs.append(Gang(f"Kueue pod group {labels[KUEUE_GROUP_LABEL]}", [_member(obj.kind, site, 1)], total,
+            # the group's other pods are other Pod objects: judged as `total` pods like this one
+            gangs.append(Gang(f"Kueue pod group {labels[KUEUE_GROUP_LABEL]}", [_member(obj.kind, site, total)], total,
                               (*site.template_path, "metadata", "labels", KUEUE_GROUP_LABEL),
                               topology if isinstance(topology, str) else "", None, declared_by_group=True))
         elif isinstance(topology, str) and site.pods:

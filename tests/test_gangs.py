@@ -300,3 +300,44 @@ def test_packer_never_contradicts_brute_force(node_shapes, member_shapes):
         assert not feasible  # never "unsatisfiable" when a placement exists
     if verdict.placements and verdict.placements[0].fits:
         assert feasible  # never a fit that violates a node's capacity
+
+
+def test_v1alpha1_workload_reference_and_kueue_pod_group():
+    workload = """
+        apiVersion: scheduling.k8s.io/v1alpha1
+        kind: Workload
+        metadata: {name: train, namespace: ml}
+        spec:
+          podGroups:
+          - name: workers
+            policy: {gang: {minCount: 7}}
+        ---
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: j, namespace: ml}
+        spec:
+          parallelism: 7
+          completions: 7
+          template:
+            spec:
+              restartPolicy: Never
+              workloadRef: {name: train, podGroup: workers}
+              containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]
+    """
+    (finding,) = by_rule(lint(workload, kubernetes_version="1.35"), "gang-unsatisfiable")
+    assert "group train needs 7" in finding.message and "fits 6" in finding.message
+    kueue = """
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: p0
+          namespace: ml
+          labels: {kueue.x-k8s.io/pod-group-name: g, kueue.x-k8s.io/queue-name: q}
+          annotations: {kueue.x-k8s.io/pod-group-total-count: "%d"}
+        spec:
+          containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]
+    """
+    assert by_rule(lint(kueue % 2), "gang-inconsistent") == []  # the group's other pods are other objects
+    assert by_rule(lint(kueue % 6), "gang-unsatisfiable") == []
+    (finding,) = by_rule(lint(kueue % 7), "gang-unsatisfiable")
+    assert "Kueue pod group g needs 7" in finding.message
