@@ -244,6 +244,42 @@ def explain_command(paths: tuple[str, ...], object_selector: str | None, invento
     click.echo(render(explanations), nl=False)
 
 
+@cli.command("serve")
+@click.option("--tls-cert", required=True, type=click.Path(exists=True, dir_okay=False), help="PEM certificate.")
+@click.option("--tls-key", required=True, type=click.Path(exists=True, dir_okay=False), help="PEM private key.")
+@click.option("--host", default="0.0.0.0", show_default=True)
+@click.option("--port", default=8443, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--inventory", "inventory_paths", multiple=True, type=click.Path(),
+              help="Inventory file or directory, re-read when it changes (repeatable).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+@click.option("--deny-on", type=click.Choice(SEVERITIES), default="error", show_default=True,
+              help="Lowest severity that denies the object; the rest become warnings.")
+@click.option("--dry-run-mode", is_flag=True, help="Never deny: every finding becomes a warning (for rollout).")
+@click.option("--max-body-bytes", default=3 * 1024 * 1024, show_default=True, type=click.IntRange(1024))
+@click.option("--failure-mode", type=click.Choice(["allow", "deny"]), default="allow", show_default=True,
+              help="The answer when gpulint itself fails on a request.")
+@click.option("--inventory-poll-seconds", default=10.0, show_default=True, type=click.FloatRange(0.1))
+def serve_command(tls_cert: str, tls_key: str, host: str, port: int, inventory_paths: tuple[str, ...],
+                  config_path: str | None, deny_on: str, dry_run_mode: bool, max_body_bytes: int, failure_mode: str,
+                  inventory_poll_seconds: float) -> None:
+    """Run the validating admission webhook (HTTPS, POST /validate; /healthz, /readyz, /metrics)."""
+    from gpulint.registry import all_rules
+    from gpulint.serve import ServeOptions, run
+
+    try:
+        config = _load_config(config_path, set(all_rules()))
+        config = config.with_overrides(inventory=tuple(inventory_paths) if inventory_paths else None)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    options = ServeOptions(host, port, tls_cert, tls_key, Severity.parse(deny_on), dry_run_mode, max_body_bytes,
+                           failure_mode, inventory_poll_seconds)
+    try:
+        run(config, options)
+    except (OSError, ValueError) as exc:  # port in use, unreadable key...
+        click.echo(f"gpulint: error: cannot serve: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
 def main() -> None:
     try:
         cli(standalone_mode=True)

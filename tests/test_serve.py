@@ -1,0 +1,241 @@
+"""The admission webhook, served for real over TLS on loopback, talked to with a real HTTPS client."""
+import http.client
+import json
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import trustme
+
+from conftest import DATA
+
+BAD_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad"},
+           "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}
+GOOD_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "good"},
+            "spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+
+
+def gpu_pod(gpus: int) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{gpus}"},
+            "spec": {"tolerations": [{"operator": "Exists"}],
+                     "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": gpus}}}]}}
+
+
+def review(obj: dict | None, uid: str = "uid-1", operation: str = "CREATE") -> dict:
+    request = {"uid": uid, "operation": operation, "namespace": "ml",
+               "kind": {"group": "", "version": "v1", "kind": "Pod"}}
+    if obj is not None:
+        request["object"] = obj
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+def nodes_yaml(gpus: int) -> str:
+    return ("apiVersion: v1\nkind: List\nitems:\n" + "".join(
+        f"- apiVersion: v1\n  kind: Node\n  metadata: {{name: n{i}, labels: {{kubernetes.io/hostname: n{i}}}}}\n"
+        f"  status:\n    capacity: {{cpu: '64', pods: '110', nvidia.com/gpu: '{gpus}'}}\n" for i in range(3)))
+
+
+class Server:
+    def __init__(self, tmp_path, *extra: str, inventory: str | None = None):
+        ca = trustme.CA()
+        cert = ca.issue_cert("localhost", "127.0.0.1")
+        self.cert, self.key = tmp_path / "tls.crt", tmp_path / "tls.key"
+        cert.private_key_pem.write_to_path(str(self.key))
+        cert.cert_chain_pems[0].write_to_path(str(self.cert))
+        self.client_context = ssl.create_default_context()
+        ca.configure_trust(self.client_context)
+        command = [sys.executable, "-m", "gpulint", "serve", "--tls-cert", str(self.cert), "--tls-key", str(self.key),
+                   "--host", "127.0.0.1", "--port", "0", "--inventory-poll-seconds", "0.2", *extra]
+        if inventory:
+            command += ["--inventory", inventory]
+        self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+        self.log: list[dict] = []
+        self.port = None
+        deadline = time.time() + 20
+        while self.port is None and time.time() < deadline:
+            line = self.process.stderr.readline()
+            if not line:
+                break
+            event = json.loads(line)
+            self.log.append(event)
+            if event["event"] == "serving":
+                self.port = event["port"]
+        assert self.port, self.log
+        self.reader = threading.Thread(target=self._read_log, daemon=True)
+        self.reader.start()
+
+    def _read_log(self):
+        for line in self.process.stderr:
+            self.log.append(json.loads(line))
+
+    def connection(self) -> http.client.HTTPSConnection:
+        return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.client_context, timeout=10)
+
+    def post(self, body: bytes | dict, path: str = "/validate") -> tuple[int, dict]:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        connection = self.connection()
+        connection.request("POST", path, body=data, headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        payload = response.read()
+        connection.close()
+        return response.status, json.loads(payload) if payload else {}
+
+    def get(self, path: str) -> tuple[int, str]:
+        connection = self.connection()
+        connection.request("GET", path)
+        response = connection.getresponse()
+        text = response.read().decode()
+        connection.close()
+        return response.status, text
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=15)
+
+
+@pytest.fixture
+def server(tmp_path):
+    running = Server(tmp_path)
+    yield running
+    running.stop()
+
+
+def test_allow_deny_and_warnings(server):
+    status, answer = server.post(review(GOOD_POD, "uid-good"))
+    assert status == 200 and answer["response"] == {"uid": "uid-good", "allowed": True}
+    status, answer = server.post(review(BAD_POD, "uid-bad"))
+    response = answer["response"]
+    assert response["uid"] == "uid-bad" and response["allowed"] is False
+    assert "gpu-request-without-limit" in response["status"]["message"] and response["status"]["code"] == 403
+    unknown_field = {**GOOD_POD, "spec": {**GOOD_POD["spec"], "tolerationz": []}}
+    status, answer = server.post(review(unknown_field))
+    assert answer["response"]["allowed"] is True
+    assert any("unknown field \"spec.tolerationz\"" in w for w in answer["response"]["warnings"])
+
+
+def test_suppression_annotation_and_delete(server):
+    exempt = {**BAD_POD, "metadata": {"name": "bad", "annotations": {"gpulint.io/ignore": "gpu-request-without-limit"}}}
+    assert server.post(review(exempt))[1]["response"]["allowed"] is True
+    assert server.post(review(None, operation="DELETE"))[1]["response"] == {"uid": "uid-1", "allowed": True}
+
+
+def test_bad_requests(server):
+    assert server.post(b"{not json")[0] == 400
+    status, answer = server.post({"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview",
+                                  "request": {"uid": "x"}})
+    assert status == 400 and "admission.k8s.io/v1" in answer["error"]
+    assert server.post({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"})[0] == 400
+    # the server answers 413 from the headers alone, without reading the body
+    connection = server.connection()
+    connection.putrequest("POST", "/validate")
+    connection.putheader("Content-Length", str(3 * 1024 * 1024 + 1))
+    connection.endheaders()
+    response = connection.getresponse()
+    assert response.status == 413 and b"over" in response.read()
+    connection.close()
+    assert server.get("/nope")[0] == 404
+
+
+def test_concurrent_requests(server):
+    def one(index: int) -> bool:
+        obj = BAD_POD if index % 2 else GOOD_POD
+        status, answer = server.post(review(obj, f"uid-{index}"))
+        return status == 200 and answer["response"]["uid"] == f"uid-{index}" and \
+            answer["response"]["allowed"] is (index % 2 == 0)
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        assert all(pool.map(one, range(64)))
+
+
+def test_health_metrics_and_json_logs(server):
+    server.post(review(BAD_POD))
+    assert server.get("/healthz") == (200, "ok\n")
+    assert server.get("/readyz")[0] == 200
+    status, metrics = server.get("/metrics")
+    assert status == 200
+    assert 'gpulint_requests_total{path="/validate",result="denied"} 1' in metrics
+    assert "gpulint_denials_total 1" in metrics
+    assert 'gpulint_review_duration_seconds_bucket{le="+Inf"} 1' in metrics
+    time.sleep(0.2)
+    reviews = [event for event in server.log if event["event"] == "review"]
+    assert reviews and reviews[-1]["uid"] == "uid-1" and reviews[-1]["result"] == "denied"
+
+
+def test_dry_run_mode_never_denies(tmp_path):
+    running = Server(tmp_path, "--dry-run-mode")
+    try:
+        answer = running.post(review(BAD_POD))[1]["response"]
+        assert answer["allowed"] is True and any("gpu-request-without-limit" in w for w in answer["warnings"])
+    finally:
+        running.stop()
+
+
+def test_inventory_reload_mid_traffic(tmp_path):
+    inventory = tmp_path / "inventory"
+    inventory.mkdir()
+    (inventory / "nodes.yaml").write_text(nodes_yaml(8))
+    running = Server(tmp_path, inventory=str(inventory))
+    try:
+        assert running.get("/readyz")[0] == 200
+        answer = running.post(review(gpu_pod(16)))[1]["response"]
+        assert answer["allowed"] is False and "gpu-unschedulable" in answer["status"]["message"]
+        # a half-written file never replaces a good inventory
+        (inventory / "nodes.yaml").write_text(nodes_yaml(16)[:90])
+        time.sleep(1.0)
+        assert running.post(review(gpu_pod(16)))[1]["response"]["allowed"] is False
+        assert any(event["event"] == "inventory_rejected" for event in running.log)
+        # the new inventory lands atomically (write + rename), and requests keep flowing meanwhile
+        staged = tmp_path / "staged.yaml"
+        staged.write_text(nodes_yaml(16))
+        os.replace(staged, inventory / "nodes.yaml")
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            if running.post(review(gpu_pod(16)))[1]["response"]["allowed"]:
+                break
+            time.sleep(0.1)
+        assert running.post(review(gpu_pod(16)))[1]["response"]["allowed"] is True
+        assert "gpulint_inventory_age_seconds" in running.get("/metrics")[1]
+    finally:
+        running.stop()
+
+
+def test_sigterm_lets_in_flight_requests_finish(tmp_path):
+    running = Server(tmp_path)
+    body = json.dumps(review(GOOD_POD, "uid-in-flight")).encode()
+    raw = socket.create_connection(("127.0.0.1", running.port), timeout=10)
+    tls = running.client_context.wrap_socket(raw, server_hostname="localhost")
+    tls.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:10])
+    time.sleep(0.3)
+    running.process.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    tls.sendall(body[10:])
+    answer = b""
+    while b"uid-in-flight" not in answer:
+        chunk = tls.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    tls.close()
+    assert b"HTTP/1.1 200" in answer and b'"allowed": true' in answer
+    assert running.process.wait(timeout=15) == 0
+    assert any(event["event"] == "shutdown" for event in running.log)
+
+
+def test_failure_mode_answers_when_gpulint_itself_fails(tmp_path, monkeypatch):
+    from gpulint import serve as serve_module
+    from gpulint.config import Config
+
+    monkeypatch.setattr(serve_module, "decide", lambda *args: (_ for _ in ()).throw(RuntimeError("boom")))
+    for mode, allowed in (("allow", True), ("deny", False)):
+        webhook = serve_module.Webhook(Config(), serve_module.ServeOptions(failure_mode=mode))
+        status, answer, _ = webhook.review(json.dumps(review(GOOD_POD)).encode())
+        assert status == 200 and answer["response"]["allowed"] is allowed
