@@ -259,9 +259,13 @@ def explain_command(paths: tuple[str, ...], object_selector: str | None, invento
 @click.option("--failure-mode", type=click.Choice(["allow", "deny"]), default="allow", show_default=True,
               help="The answer when gpulint itself fails on a request.")
 @click.option("--inventory-poll-seconds", default=10.0, show_default=True, type=click.FloatRange(0.1))
+@click.option("--live-inventory", is_flag=True,
+              help="Watch Nodes, ResourceSlices and DeviceClasses through the Kubernetes API (in-cluster service "
+                   "account, or --kubeconfig).")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig for --live-inventory.")
 def serve_command(tls_cert: str, tls_key: str, host: str, port: int, inventory_paths: tuple[str, ...],
                   config_path: str | None, deny_on: str, dry_run_mode: bool, max_body_bytes: int, failure_mode: str,
-                  inventory_poll_seconds: float) -> None:
+                  inventory_poll_seconds: float, live_inventory: bool, kubeconfig: str | None) -> None:
     """Run the validating admission webhook (HTTPS, POST /validate; /healthz, /readyz, /metrics)."""
     from gpulint.registry import all_rules
     from gpulint.serve import ServeOptions, run
@@ -272,10 +276,10 @@ def serve_command(tls_cert: str, tls_key: str, host: str, port: int, inventory_p
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     options = ServeOptions(host, port, tls_cert, tls_key, Severity.parse(deny_on), dry_run_mode, max_body_bytes,
-                           failure_mode, inventory_poll_seconds)
+                           failure_mode, inventory_poll_seconds, live_inventory, kubeconfig or "")
     try:
         run(config, options)
-    except (OSError, ValueError) as exc:  # port in use, unreadable key...
+    except Exception as exc:  # noqa: BLE001 - port in use, unreadable key, no in-cluster credentials...
         click.echo(f"gpulint: error: cannot serve: {exc}", err=True)
         sys.exit(EXIT_USAGE)
 

@@ -41,6 +41,8 @@ class ServeOptions:
     max_body_bytes: int = 3 * 1024 * 1024  # the API server's own request limit is ~3 MiB
     failure_mode: str = "allow"  # allow (with a warning) or deny, when gpulint itself fails
     inventory_poll_seconds: float = 10.0
+    live_inventory: bool = False  # list/watch Nodes, ResourceSlices, DeviceClasses from the API server
+    kubeconfig: str = ""  # for the live inventory outside the cluster (default: the service account)
 
 
 @dataclass
@@ -105,19 +107,32 @@ def log(event: str, **fields: Any) -> None:
 
 
 class Webhook:
-    def __init__(self, config: Config, options: ServeOptions) -> None:
+    def __init__(self, config: Config, options: ServeOptions, api: Any = None) -> None:
         self.config = config
         self.options = options
         self.metrics = Metrics()
         self.snapshot = Snapshot(FileLinter(config), None, None)
         self._signature: tuple[Any, ...] | None = None
         self._stop = threading.Event()
+        self.live = None
         if config.inventory:
             self.reload_inventory()
+        if options.live_inventory:
+            from gpulint.live_inventory import LiveInventory, api_client
+
+            self.live = LiveInventory(api if api is not None else api_client(options.kubeconfig or None),
+                                      self.swap_inventory, log)
+            self.live.start()
 
     @property
     def ready(self) -> bool:
+        if self.live is not None:
+            return self.live.synced
         return not self.config.inventory or self.snapshot.inventory is not None
+
+    def swap_inventory(self, inventory: Inventory) -> None:
+        """Replace the inventory whole: a request sees the old one or the new one, never a mix."""
+        self.snapshot = Snapshot(FileLinter(self.config, inventory), inventory, time.time())
 
     def _inventory_signature(self) -> tuple[Any, ...]:
         entries = []
@@ -149,11 +164,15 @@ class Webhook:
         return True
 
     def watch_inventory(self) -> None:
+        if not self.config.inventory:
+            return
         while not self._stop.wait(self.options.inventory_poll_seconds):
             self.reload_inventory()
 
     def stop(self) -> None:
         self._stop.set()
+        if self.live is not None:
+            self.live.stop()
 
     def review(self, body: bytes) -> tuple[int, dict[str, Any], Decision | None]:
         try:
