@@ -16,7 +16,7 @@ import ssl
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -108,6 +108,7 @@ def log(event: str, **fields: Any) -> None:
 
 class Webhook:
     def __init__(self, config: Config, options: ServeOptions, api: Any = None) -> None:
+        config = replace(config, single_object=True)
         self.config = config
         self.options = options
         self.metrics = Metrics()

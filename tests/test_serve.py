@@ -239,3 +239,16 @@ def test_failure_mode_answers_when_gpulint_itself_fails(tmp_path, monkeypatch):
         webhook = serve_module.Webhook(Config(), serve_module.ServeOptions(failure_mode=mode))
         status, answer, _ = webhook.review(json.dumps(review(GOOD_POD)).encode())
         assert status == 200 and answer["response"]["allowed"] is allowed
+
+
+def test_references_to_other_objects_are_not_judged_one_object_at_a_time(tmp_path):
+    from gpulint import serve as serve_module
+    from gpulint.config import Config
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "in-the-cluster"}],
+                    "schedulingGroup": {"podGroupName": "also-in-the-cluster"},
+                    "containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "gpus"}]}}]}}
+    webhook = serve_module.Webhook(Config(feature_gates={"GenericWorkload": True}), serve_module.ServeOptions())
+    answer = webhook.review(json.dumps(review(pod)).encode())[1]["response"]
+    assert answer == {"uid": "uid-1", "allowed": True}

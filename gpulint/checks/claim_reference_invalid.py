@@ -59,6 +59,9 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
         located, kind = referenced_claim(obj, entry, ctx.inventory)
         target = entry.get("resourceClaimTemplateName") or entry.get("resourceClaimName")
         field_name = "resourceClaimTemplateName" if has_template else "resourceClaimName"
+        if located is None and ctx.config.single_object:
+            requests_by_name[str(entry.get("name"))] = None
+            continue
         if located is None:
             definite = ctx.inventory is not None and ctx.inventory.claims_from_inventory
             namespace = obj.ref.namespace or "the pod's namespace"

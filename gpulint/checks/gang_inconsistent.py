@@ -29,7 +29,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for site in pod_spec_sites(obj.data):
         for ref in group_references(obj.data, site, obj.ref.namespace):
             _minimum, _topology, _gang, found = _group_minimum(ref, ctx.inventory)
-            if not found:
+            if not found and not ctx.config.single_object:
                 kind = {"PodGroup": "PodGroup", "Workload": "Workload", "coscheduling": "coscheduling PodGroup",
                         "volcano": "Volcano PodGroup"}[ref.system]
                 yield Diagnostic(RULE_ID, ref.path,
