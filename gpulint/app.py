@@ -4,11 +4,14 @@ from __future__ import annotations
 import gc
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpulint.config import Config
 from gpulint.engine import Report, enabled_rules, lint
 from gpulint.formatters import FormatOptions, get_formatter
 from gpulint.inventory import LINTED_CLUSTER_KINDS, Inventory, InventoryError, add_sources, load_inventory
+from gpulint.policies import PolicyError, cached_policies
+from gpulint.registry import policy_rules
 from gpulint.sources import Source, SourceError, collect
 
 
@@ -55,7 +58,8 @@ def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, message
 
 
 INVENTORY_RULES = ("gpu-resource-unknown", "gpu-unschedulable", "over-tight-affinity")
-_CLUSTER_OBJECT = re.compile(rb"kind:\s*[\"']?(?:DeviceClass|ResourceSlice|Workload|PodGroup|CompositePodGroup)\b")
+_CLUSTER_OBJECT = re.compile(
+    rb"kind:\s*[\"']?(?:DeviceClass|ResourceSlice|Workload|PodGroup|CompositePodGroup|Namespace)\b")
 _CLAIM_OBJECT = re.compile(rb"kind:\s*[\"']?(?:ResourceClaim|ResourceClaimTemplate)\b")
 _CLAIM_REFERENCE = re.compile(rb"resourceClaim(?:Template)?Name")
 
@@ -77,6 +81,14 @@ def build_inventory(config: Config, sources: list[Source]) -> Inventory | None:
     return inventory
 
 
+def all_objects(sources: list[Source]) -> list[dict[str, Any]]:
+    from gpulint.loader import load_bytes
+    from gpulint.objects import objects_in
+
+    return [obj.data for source in sources for document in load_bytes(source.display, _read(source)).documents
+            for obj in objects_in(document)]
+
+
 def _read(source: Source) -> bytes:
     try:
         return source.read()
@@ -96,10 +108,16 @@ def inventory_note(config: Config, inventory: Inventory | None) -> tuple[str, ..
 def run_check(paths: list[str], config: Config, output_format: str, *, fix: bool = False, show_diff: bool = False,
               jobs: int = 0, color: bool = False) -> CheckResult:
     try:
+        policies = cached_policies(config.policies) if config.policies else ()
+        if policies:
+            policy_rules(config.policies)  # a policy that clashes with a built-in rule is a usage error
         sources = collect(paths, config.exclude)
         inventory = build_inventory(config, sources)
-    except (SourceError, InventoryError) as exc:
+    except (SourceError, InventoryError, PolicyError) as exc:
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
+    if any(policy.uses_objects for policy in policies):  # cross-object policies see every linted object
+        inventory = inventory or Inventory()
+        inventory.linted_objects = all_objects(sources)
     if inventory is not None:
         gc.freeze()  # the inventory lives for the whole run: keep the collector from rescanning it
     report = lint(sources, config, jobs, inventory)

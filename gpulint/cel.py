@@ -222,13 +222,19 @@ def estimated_cost(expression: str) -> int:
     return max(LIST_SIZE_ESTIMATE, literal) ** best * max(len(expression) // 10, 1)
 
 
-class CelEngine:
-    """Compiles each distinct expression once; evaluates against device maps."""
+DEVICE_VARIABLES = ("device",)
 
-    def __init__(self) -> None:
+
+class CelEngine:
+    """Compiles each distinct expression once; evaluates against device maps (or, with other
+    ``variables``, against objects: the policy environment)."""
+
+    def __init__(self, variables: tuple[str, ...] = DEVICE_VARIABLES, max_cost: int = MAX_COST) -> None:
+        self.max_cost = max_cost
         self._env: Any = None
         self._compiled: dict[str, Compiled | CelProblem] = {}
         self.unavailable: str = ""
+        self.variables = variables
 
     def _environment(self) -> Any:
         if self._env is None:
@@ -239,7 +245,8 @@ class CelEngine:
                 self.unavailable = f"the CEL engine is not available ({exc})"
                 return None
             self._env = cel.NewEnv(
-                variables={"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
+                variables={name: cel.Type.DYN for name in self.variables} if self.variables != DEVICE_VARIABLES
+                else {"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
                 extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings(), ext_bindings.ExtBindings()],
                 functions=_kubernetes_functions(cel))
         return self._env
@@ -256,15 +263,16 @@ class CelEngine:
             return CelProblem(f"expression is {len(expression)} characters, over Kubernetes' limit of "
                               f"{MAX_EXPRESSION_LENGTH} (CELSelectorExpressionMaxLength)", MAX_EXPRESSION_LENGTH)
         code = _strip_strings(expression)
-        for match in _DEVICE_FIELD.finditer(code):
+        for match in _DEVICE_FIELD.finditer(code) if self.variables == DEVICE_VARIABLES else ():
             if match.group(1) not in DEVICE_FIELDS:
                 return CelProblem(f"undefined field '{match.group(1)}' (device has driver, attributes, capacity and "
                                   "allowMultipleAllocations; attributes are read as "
                                   "device.attributes[\"<domain>\"].<name>)", match.start(1))
         cost = estimated_cost(expression)
-        if cost > MAX_COST:
-            return CelProblem(f"estimated cost {cost:,} exceeds the selector budget of {MAX_COST:,} "
-                              "(CELSelectorExpressionMaxCost): nested comprehensions over lists", 0)
+        if cost > self.max_cost:
+            what = "the selector budget" if self.max_cost == MAX_COST else "the CEL runtime budget"
+            return CelProblem(f"estimated cost {cost:,} exceeds {what} of {self.max_cost:,}: nested "
+                              "comprehensions over lists", 0)
         env = self._environment()
         if env is None:
             return CelProblem(self.unavailable, 0, evaluable=False)
@@ -273,10 +281,20 @@ class CelEngine:
         except RuntimeError as exc:
             return _compile_problem(str(exc), expression)
         result_type = program.return_type().name()
-        if result_type not in ("BOOL", "DYN", "ERROR"):
+        if self.variables == DEVICE_VARIABLES and result_type not in ("BOOL", "DYN", "ERROR"):
             return CelProblem(f"must evaluate to bool or the unknown type, not {result_type.lower()}", 0)
         domains = tuple(sorted({_literal(m.group(1)) for m in _DOMAIN_LITERAL.finditer(expression)}))
         return Compiled(expression, program, domains)
+
+    def run(self, compiled: Compiled, data: dict[str, Any]) -> tuple[Any, str]:
+        """(value, "") or (None, the runtime error): any result type, for policies."""
+        try:
+            value = compiled.program.eval(data=data)
+        except Exception as exc:  # noqa: BLE001 - the engine's failures become runtime errors
+            return None, str(exc)
+        if value.type().name() == "ERROR":
+            return None, str(value.value())
+        return value.plain_value() if hasattr(value, "plain_value") else value.value(), ""
 
     def evaluate(self, compiled: Compiled, device: dict[str, Any]) -> bool | str:
         """True/False, or the runtime error message (an error, never false, as in the scheduler)."""

@@ -66,6 +66,9 @@ def cli() -> None:
 @click.option("--inventory", "inventory_paths", multiple=True, type=click.Path(),
               help="Cluster inventory: kubectl get nodes,resourceslices,deviceclasses -o yaml (file or directory; "
                    "repeatable).")
+@click.option("--policy", "policy_paths", multiple=True,
+              help="Policy file or directory (gpulint Policies, ValidatingAdmissionPolicies), or gpulint:NAME / "
+                   "gpulint:all from the shipped library (repeatable).")
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change no file.")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
@@ -74,8 +77,8 @@ def cli() -> None:
 def check(paths: tuple[str, ...], output_format: str, output: str | None, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], kubernetes_version: str | None, fail_on: str | None,
           feature_gates: str | None,
-          exit_zero: bool, inventory_paths: tuple[str, ...], fix: bool, show_diff: bool, jobs: int,
-          color: str) -> None:
+          exit_zero: bool, inventory_paths: tuple[str, ...], policy_paths: tuple[str, ...], fix: bool,
+          show_diff: bool, jobs: int, color: str) -> None:
     """Lint manifests in PATHS (files, directories, or - for stdin; default: the current directory)."""
     from gpulint.registry import all_rules
 
@@ -94,6 +97,7 @@ def check(paths: tuple[str, ...], output_format: str, output: str | None, config
             fail_on=Severity.parse(fail_on) if fail_on else None,
             inventory=tuple(inventory_paths) if inventory_paths else None,
             feature_gates=parse_feature_gates(feature_gates) if feature_gates is not None else None,
+            policies=tuple(policy_paths) if policy_paths else None,
         )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
@@ -118,13 +122,23 @@ def check(paths: tuple[str, ...], output_format: str, output: str | None, config
     sys.exit(EXIT_FINDINGS if result.failed else EXIT_OK)
 
 
+def _rules_with_policies(policy_paths: tuple[str, ...]) -> dict:
+    from gpulint.policies import PolicyError
+    from gpulint.registry import all_rules, policy_rules
+
+    try:
+        return {**all_rules(), **policy_rules(tuple(policy_paths))} if policy_paths else all_rules()
+    except PolicyError as exc:
+        click.echo(f"gpulint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
 @cli.command("rules")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def list_rules(output_format: str) -> None:
+@click.option("--policy", "policy_paths", multiple=True, help="Also list these policies' rules.")
+def list_rules(output_format: str, policy_paths: tuple[str, ...]) -> None:
     """List every rule with its default severity."""
-    from gpulint.registry import all_rules
-
-    rules = all_rules()
+    rules = _rules_with_policies(policy_paths)
     if output_format == "json":
         import json
 
@@ -138,11 +152,10 @@ def list_rules(output_format: str) -> None:
 
 @cli.command("rule")
 @click.argument("name")
-def show_rule(name: str) -> None:
+@click.option("--policy", "policy_paths", multiple=True, help="Policies whose rules NAME may name.")
+def show_rule(name: str, policy_paths: tuple[str, ...]) -> None:
     """Print the docs of rule NAME: what it does, why, the Kubernetes rule, an example and its fix."""
-    from gpulint.registry import all_rules
-
-    rules = all_rules()
+    rules = _rules_with_policies(policy_paths)
     if name not in rules:
         try:
             check_rule_ids((name,), set(rules), "gpulint rule", "NAME")
@@ -263,18 +276,22 @@ def explain_command(paths: tuple[str, ...], object_selector: str | None, invento
               help="Watch Nodes, ResourceSlices and DeviceClasses through the Kubernetes API (in-cluster service "
                    "account, or --kubeconfig).")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig for --live-inventory.")
+@click.option("--policy", "policy_paths", multiple=True, help="Policies to enforce too (as in gpulint check).")
 def serve_command(tls_cert: str, tls_key: str, host: str, port: int, inventory_paths: tuple[str, ...],
                   config_path: str | None, deny_on: str, dry_run_mode: bool, max_body_bytes: int, failure_mode: str,
-                  inventory_poll_seconds: float, live_inventory: bool, kubeconfig: str | None) -> None:
+                  inventory_poll_seconds: float, live_inventory: bool, kubeconfig: str | None,
+                  policy_paths: tuple[str, ...]) -> None:
     """Run the validating admission webhook (HTTPS, POST /validate; /healthz, /readyz, /metrics)."""
     from gpulint.registry import all_rules
     from gpulint.serve import ServeOptions, run
 
     try:
         config = _load_config(config_path, set(all_rules()))
-        config = config.with_overrides(inventory=tuple(inventory_paths) if inventory_paths else None)
+        config = config.with_overrides(inventory=tuple(inventory_paths) if inventory_paths else None,
+                                       policies=tuple(policy_paths) if policy_paths else None)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    _rules_with_policies(config.policies)  # a broken policy is a usage error before serving
     options = ServeOptions(host, port, tls_cert, tls_key, Severity.parse(deny_on), dry_run_mode, max_body_bytes,
                            failure_mode, inventory_poll_seconds, live_inventory, kubeconfig or "")
     try:

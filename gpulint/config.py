@@ -38,6 +38,7 @@ class Config:
     # The webhook sees one object at a time: a reference to another object (a claim template,
     # a PodGroup) cannot be judged missing there, only in a linted set.
     single_object: bool = False
+    policies: tuple[str, ...] = ()  # policy files/directories, or gpulint:NAME from the shipped library
     source: str = ""  # the file it came from, for messages
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
 
@@ -112,7 +113,7 @@ def from_mapping(raw: Any, where: str, known_rules: set[str], root: str = ".") -
         raise ConfigError(f"{where}: the configuration must be a mapping of keys to values")
     handlers = {
         "select", "ignore", "severity", "per-path-ignores", "gpu-resources",
-        "kubernetes-version", "fail-on", "exclude", "inventory", "feature-gates",
+        "kubernetes-version", "fail-on", "exclude", "inventory", "feature-gates", "policies",
     }
     for key in raw:
         if key not in handlers:
@@ -161,6 +162,9 @@ def from_mapping(raw: Any, where: str, known_rules: set[str], root: str = ".") -
         changes["exclude"] = _string_list(raw["exclude"], "exclude", where)
     if "feature-gates" in raw:
         changes["feature_gates"] = parse_feature_gates(raw["feature-gates"], f"{where}: 'feature-gates'")
+    if "policies" in raw:
+        changes["policies"] = tuple(p if p.startswith("gpulint:") else str(Path(root) / p)
+                                    for p in _string_list(raw["policies"], "policies", where))
     if "inventory" in raw:
         changes["inventory"] = tuple(str(Path(root) / p) for p in _string_list(raw["inventory"], "inventory", where))
     return replace(config, **changes)

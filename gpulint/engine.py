@@ -16,7 +16,7 @@ from gpulint.findings import Diagnostic, Finding, Fix, ObjectRef, Severity
 from gpulint.inventory import Inventory
 from gpulint.loader import load_bytes
 from gpulint.objects import KubeObject, is_object, objects_in
-from gpulint.registry import Rule, all_rules
+from gpulint.registry import Rule, all_rules, policy_rules
 from gpulint.schema import SchemaStore
 from gpulint.sources import Source
 from gpulint.suppress import FileSuppressions, annotation_rules, path_ignores
@@ -65,7 +65,7 @@ class Report:
 
 
 def enabled_rules(config: Config) -> dict[str, Rule]:
-    rules = all_rules()
+    rules = {**all_rules(), **policy_rules(config.policies)} if config.policies else all_rules()
     selected = config.select
     chosen = {}
     for rule_id, rule in rules.items():
@@ -125,7 +125,7 @@ class FileLinter:
         configured = self.config.severity.get(rule_id)
         if configured is not None:
             return configured
-        return requested or all_rules()[rule_id].severity
+        return requested or self.rules.get(rule_id, all_rules().get(rule_id)).severity
 
     def _check_object(self, obj: KubeObject) -> list[Finding]:
         findings = []

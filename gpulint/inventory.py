@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 INVENTORY_KINDS = ("Node", "ResourceSlice", "DeviceClass", "Pod", "ResourceClaim", "ResourceClaimTemplate",
                    *GANG_OBJECT_KINDS)
-LINTED_CLUSTER_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", *GANG_OBJECT_KINDS)
+LINTED_CLUSTER_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "Namespace",
+                        *GANG_OBJECT_KINDS)
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -52,6 +53,8 @@ class Inventory:
     _slice_names: set[str] = field(default_factory=set)
     # (api group, kind, namespace, name) -> object: native, coscheduling and Volcano groups
     gang_objects: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
+    namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)  # Namespace objects (policy selectors)
+    linted_objects: list[dict[str, Any]] = field(default_factory=list)  # for policies that use `objects`
     sources: tuple[str, ...] = ()
 
     def find_gang_object(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
@@ -91,6 +94,8 @@ class Inventory:
             self.claims_from_inventory |= from_inventory
         elif obj.kind == "ResourceClaimTemplate" and obj.api_version.startswith("resource.k8s.io/"):
             self.claim_templates.setdefault((obj.ref.namespace, name), located)
+        elif obj.kind == "Namespace" and obj.api_version == "v1":
+            self.namespaces.setdefault(name, obj.data)
         elif obj.kind in GANG_OBJECT_KINDS:
             group = obj.api_version.rpartition("/")[0]
             self.gang_objects.setdefault((group, obj.kind, obj.ref.namespace, name), obj.data)

@@ -106,10 +106,12 @@ class LiveInventory:
                         break
                     self._apply(resource, event.get("type"), event.get("raw_object"))
             except ApiException as exc:
-                if exc.status != 410:
+                if exc.status != 410 and not self._stop.is_set():
                     self._log("live_inventory_error", resource=resource.plural, status=exc.status,
                               error=str(exc.reason)[:200])
             except Exception as exc:  # noqa: BLE001 - a broken connection: relist after a pause
+                if self._stop.is_set():
+                    break
                 self._log("live_inventory_error", resource=resource.plural, error=f"{type(exc).__name__}: {exc}"[:300])
             self._stop.wait(RETRY_SECONDS)
 

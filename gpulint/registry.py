@@ -69,3 +69,45 @@ def all_rules() -> dict[str, Rule]:
     if missing:
         raise ValueError(f"checks without docs in rules/: {', '.join(sorted(missing))}")
     return rules
+
+
+def policy_rules(paths: tuple[str, ...]) -> dict[str, Rule]:
+    """Policies as rules: their id, severity, docs and check (several bindings of one VAP: one rule)."""
+    from gpulint.policies import policy_signature
+
+    return _policy_rules(paths, policy_signature(paths))
+
+
+@cache
+def _policy_rules(paths: tuple[str, ...], signature: tuple[Any, ...]) -> dict[str, Rule]:
+    from gpulint.policies import PolicyError, cached_policies, policy_check, policy_engine
+
+    policies = cached_policies(paths)
+
+    builtin = all_rules()
+    grouped: dict[str, list] = {}
+    for policy in policies:
+        if policy.name in builtin:
+            raise PolicyError(f"{policy.source}: policy '{policy.name}' has the id of a built-in rule")
+        grouped.setdefault(policy.name, []).append(policy)
+    rules = {}
+    for name, policies in grouped.items():
+        first = policies[0]
+        checks = [policy_check(policy, policy_engine) for policy in policies]
+        docs = first.docs
+        rules[name] = Rule(
+            id=name, severity=max(p.severity for p in policies),
+            summary=str(docs.get("summary") or f"team policy {name}"),
+            what=str(docs.get("what") or docs.get("rationale") or "A team policy written in CEL."),
+            why=str(docs.get("rationale") or "See the policy file."),
+            kubernetes=(f"policy file {first.source}",),
+            example=str(docs.get("example") or ""), use_instead=str(docs.get("useInstead") or docs.get("fix") or ""),
+            fix_safety="", check=_combined(checks))
+    return rules
+
+
+def _combined(checks: list) -> ObjectCheck:
+    def check(obj, ctx):  # type: ignore[no-untyped-def]
+        for one in checks:
+            yield from one(obj, ctx)
+    return check

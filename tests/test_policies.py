@@ -1,0 +1,231 @@
+"""Policies as code: gpulint Policies and ValidatingAdmissionPolicies evaluated offline."""
+import json
+import textwrap
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import run_cli
+from gpulint.policies import PolicyError, load_policies, parse_field_path
+
+POLICY = """
+apiVersion: gpulint.io/v1alpha1
+kind: Policy
+metadata: {name: gpu-pods-need-memory}
+spec:
+  severity: error
+  match: {kinds: [Pod, apps/Deployment], namespaces: [ml]}
+  variables:
+  - name: gpuContainers
+    expression: >-
+      object.spec.containers.filter(c, has(c.resources) && has(c.resources.limits) &&
+        "nvidia.com/gpu" in c.resources.limits)
+  validations:
+  - expression: variables.gpuContainers.all(c, "memory" in c.resources.limits)
+    messageExpression: '"no memory limit on " + variables.gpuContainers.filter(c, !("memory" in c.resources.limits)).map(c, c.name).join(", ")'
+    fieldPath: spec.containers[0].resources
+  docs:
+    summary: GPU pods set a memory limit.
+    rationale: A GPU worker without a memory limit can be evicted by node memory pressure.
+"""
+
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: %s}
+spec:
+  containers:
+  - name: trainer
+    image: i
+    resources:
+      limits: {nvidia.com/gpu: 1%s}
+"""
+
+
+def check(write, manifest: str, *policies: str, extra=()):
+    paths = []
+    for index, text in enumerate(policies):
+        paths += ["--policy", str(write(f"policies/p{index}.yaml", text))]
+    target = write("app.yaml", manifest)
+    return run_cli("check", str(target), *paths, "--format", "json", *extra)
+
+
+def test_policy_finding_with_message_expression_and_field_path(write):
+    result = check(write, POD % ("ml", ""), POLICY)
+    (finding,) = result.json()["findings"]
+    assert finding["rule"] == "gpu-pods-need-memory" and finding["severity"] == "error"
+    assert finding["message"] == "no memory limit on trainer"
+    assert (finding["line"], finding["column"]) == (8, 5)  # spec.containers[0].resources
+    assert result.exit_code == 1
+
+
+def test_policy_match_and_passing_objects(write):
+    assert check(write, POD % ("ml", ", memory: 8Gi"), POLICY).json()["findings"] == []
+    assert check(write, POD % ("other", ""), POLICY).json()["findings"] == []  # namespace not matched
+
+
+def test_policy_findings_use_suppressions_and_severity_config(write):
+    suppressed = POD.replace("metadata: {name: p, namespace: %s}",
+                             "metadata: {name: p, namespace: %s, annotations: {gpulint.io/ignore: gpu-pods-need-memory}}")
+    assert check(write, suppressed % ("ml", ""), POLICY).json()["summary"]["suppressed"] == 1
+    docs = run_cli("rule", "gpu-pods-need-memory", "--policy", str(write("p.yaml", POLICY)))
+    assert "GPU pods set a memory limit." in docs.stdout and "memory pressure" in docs.stdout
+
+
+@pytest.mark.parametrize("broken, position, words", [
+    ("object.spec.containers.all(c, c.name ==)", (13, 56), "compilation failed"),
+    ("object.spec.containers.frobnicate()", (13, 50), "undeclared reference to 'frobnicate'"),
+])
+def test_policy_cel_errors_have_exact_positions(write, broken, position, words):
+    text = POLICY.replace('variables.gpuContainers.all(c, "memory" in c.resources.limits)', broken)
+    path = write("bad.yaml", text)
+    result = run_cli("check", str(write("app.yaml", POD % ("ml", ""))), "--policy", str(path))
+    assert result.exit_code == 2
+    assert f"{path}:{position[0]}:{position[1]}: policy: CEL" in result.stderr and words in result.stderr
+
+
+def test_policy_shape_errors(write):
+    bad = POLICY.replace("name: gpu-pods-need-memory", "name: Not_Kebab").replace("severity: error", "severity: fatal")
+    result = run_cli("check", str(write("app.yaml", POD % ("ml", ""))), "--policy", str(write("bad.yaml", bad)))
+    assert result.exit_code == 2 and "metadata.name (the rule id)" in result.stderr
+    clash = POLICY.replace("name: gpu-pods-need-memory", "name: gpu-non-integer")
+    result = run_cli("check", str(write("app.yaml", POD % ("ml", ""))), "--policy", str(write("c.yaml", clash)))
+    assert result.exit_code == 2 and "id of a built-in rule" in result.stderr
+
+
+def test_policy_sees_the_inventory_and_other_objects(write):
+    inventory = write("inv/nodes.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {gpu: h100}}\n"
+                                        "status: {capacity: {nvidia.com/gpu: '8'}}\n")
+    policy = """
+        apiVersion: gpulint.io/v1alpha1
+        kind: Policy
+        metadata: {name: service-for-every-deployment}
+        spec:
+          severity: warning
+          match: {kinds: [apps/Deployment]}
+          validations:
+          - expression: objects.exists(o, o.kind == "Service" && o.metadata.name == object.metadata.name)
+            message: every Deployment needs a Service of the same name
+          - expression: inventory.nodes.exists(n, n.metadata.labels.gpu == "h100")
+            message: the cluster has no H100 node
+    """
+    deployment = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  selector: {matchLabels: {a: b}}\n"
+                  "  template:\n    metadata: {labels: {a: b}}\n    spec: {containers: [{name: c, image: i}]}\n")
+    service = "---\napiVersion: v1\nkind: Service\nmetadata: {name: api}\nspec: {ports: [{port: 80}]}\n"
+    result = check(write, deployment, textwrap.dedent(policy), extra=("--inventory", str(inventory)))
+    assert [f["message"] for f in result.json()["findings"]] == ["every Deployment needs a Service of the same name"]
+    result = check(write, deployment + service, textwrap.dedent(policy), extra=("--inventory", str(inventory)))
+    assert result.json()["findings"] == []
+
+
+VAP = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-gpus}
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [pods]
+  matchConditions:
+  - name: has-gpus
+    expression: object.spec.containers.exists(c, has(c.resources.limits) && "nvidia.com/gpu" in c.resources.limits)
+  validations:
+  - expression: >-
+      object.spec.containers.all(c, !has(c.resources.limits) || !("nvidia.com/gpu" in c.resources.limits) ||
+        int(c.resources.limits["nvidia.com/gpu"]) <= int(params.data.maxGpus))
+    messageExpression: '"at most " + params.data.maxGpus + " GPUs per container"'
+  - expression: authorizer.group("").resource("pods").check("create").allowed()
+    message: needs the authorizer
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-gpus-ml}
+spec:
+  policyName: max-gpus
+  validationActions: [Warn]
+  paramRef: {name: gpu-limits, namespace: ml}
+  matchResources:
+    objectSelector:
+      matchExpressions: [{key: exempt, operator: DoesNotExist}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: gpu-limits, namespace: ml}
+data: {maxGpus: "4"}
+"""
+
+
+def test_validating_admission_policy_offline(write):
+    result = check(write, (POD % ("ml", "")).replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 8"), VAP)
+    findings = result.json()["findings"]
+    assert [(f["rule"], f["severity"], f["message"]) for f in findings] == [
+        ("max-gpus", "warning", "at most 4 GPUs per container"),
+        ("max-gpus", "info", "policy max-gpus could not be evaluated offline on this object: uses 'authorizer', "
+                             "which only the API server has"),
+    ]
+    assert result.exit_code == 0  # Warn: not a failure
+    small = check(write, POD % ("ml", ""), VAP).json()["findings"]
+    assert [f["severity"] for f in small] == ["info"]  # only the authorizer expression is left
+    exempt = POD.replace("namespace: %s}", "namespace: %s, labels: {exempt: 'yes'}}")
+    assert check(write, exempt % ("ml", ""), VAP).json()["findings"] == []  # the binding's objectSelector
+    deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {}\n"
+    findings = check(write, deployment, VAP).json()["findings"]
+    assert [f for f in findings if f["rule"] == "max-gpus"] == []  # resourceRules: pods only
+
+
+def test_deny_binding_is_an_error_and_missing_params_are_not_evaluable(write):
+    deny = VAP.replace("validationActions: [Warn]", "validationActions: [Deny]")
+    result = check(write, (POD % ("ml", "")).replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 8"), deny)
+    assert result.exit_code == 1 and result.json()["findings"][0]["severity"] == "error"
+    no_params = VAP.replace("paramRef: {name: gpu-limits", "paramRef: {name: other")
+    (finding,) = check(write, POD % ("ml", ""), no_params).json()["findings"]
+    assert finding["severity"] == "info" and "no params object" in finding["message"]
+
+
+def test_shipped_policy_library(write):
+    result = run_cli("check", str(write("app.yaml", POD % ("ml-research", ""))), "--policy",
+                     "gpulint:require-gpu-memory-limit", "--format", "json")
+    (finding,) = result.json()["findings"]
+    assert finding["rule"] == "require-gpu-memory-limit" and finding["message"].endswith("trainer")
+    listing = run_cli("rules", "--policy", "gpulint:all").stdout
+    for name in ("require-gpu-memory-limit", "require-gang-for-multi-worker-gpu-jobs",
+                 "restrict-gpu-models-per-namespace", "forbid-gpu-in-non-gpu-namespaces"):
+        assert name in listing
+    assert run_cli("check", str(write("x.yaml", "a: 1\n")), "--policy", "gpulint:nope").exit_code == 2
+
+
+def test_field_paths():
+    assert parse_field_path("spec.containers[0].resources") == ("spec", "containers", 0, "resources")
+    assert parse_field_path("metadata.labels['app.kubernetes.io/name']") == (
+        "metadata", "labels", "app.kubernetes.io/name")
+    assert parse_field_path("spec..x[") is None
+
+
+EXPRESSIONS = st.lists(st.sampled_from([
+    "object", ".", "spec", "metadata", "name", "containers", "podSpecs", "inventory", "nodes", "objects",
+    "variables", "v", "size(", ")", "(", "[", "]", "0", "1", '"x"', "==", "&&", "||", "!", ".all(", ".exists(",
+    "c", ",", "has(", "true", "false", "params", "authorizer", "+", " ",
+]), max_size=20).map("".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(EXPRESSIONS, EXPRESSIONS)
+def test_random_policies_never_crash(tmp_path_factory, variable, expression):
+    root = tmp_path_factory.mktemp("random")
+    policy = {"apiVersion": "gpulint.io/v1alpha1", "kind": "Policy", "metadata": {"name": "random"},
+              "spec": {"variables": [{"name": "v", "expression": variable or "1"}],
+                       "validations": [{"expression": expression or "true", "message": "m"}]}}
+    (root / "policy.json").write_text(json.dumps(policy))
+    (root / "app.yaml").write_text(POD % ("ml", ""))
+    try:
+        load_policies((str(root / "policy.json"),))
+    except PolicyError as exc:
+        assert "policy.json:" in str(exc)
+        return
+    result = run_cli("check", str(root / "app.yaml"), "--policy", str(root / "policy.json"), "--format", "json")
+    assert result.exit_code in (0, 1) and "Traceback" not in result.stderr
