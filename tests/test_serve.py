@@ -252,3 +252,13 @@ def test_references_to_other_objects_are_not_judged_one_object_at_a_time(tmp_pat
     webhook = serve_module.Webhook(Config(feature_gates={"GenericWorkload": True}), serve_module.ServeOptions())
     answer = webhook.review(json.dumps(review(pod)).encode())[1]["response"]
     assert answer == {"uid": "uid-1", "allowed": True}
+
+
+def test_policies_are_enforced_at_admission(tmp_path):
+    from gpulint import serve as serve_module
+    from gpulint.config import Config
+
+    webhook = serve_module.Webhook(Config(policies=("gpulint:forbid-gpu-in-non-gpu-namespaces",)),
+                                   serve_module.ServeOptions())
+    answer = webhook.review(json.dumps(review(GOOD_POD)).encode())[1]["response"]  # namespace ml: no GPU quota
+    assert answer["allowed"] is False and "forbid-gpu-in-non-gpu-namespaces" in answer["status"]["message"]
