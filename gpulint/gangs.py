@@ -56,6 +56,7 @@ class Gang:
     topology_key: str = ""
     topology_path: Path | None = None
     declared_by_group: bool = False  # the minimum comes from a group object, not from this object
+    parent: str = ""  # 1.37 CompositePodGroup the group belongs to (multi-level topology)
 
     @property
     def total(self) -> int:
@@ -134,7 +135,7 @@ def _native_policy(spec: Any) -> tuple[int | None, str, bool]:
     return _int(_dig(gang, "minCount")), topology if isinstance(topology, str) else "", isinstance(gang, dict)
 
 
-def _group_minimum(ref: GroupReference, inventory: Inventory | None) -> tuple[int | None, str, bool, bool]:
+def group_minimum(ref: GroupReference, inventory: Inventory | None) -> tuple[int | None, str, bool, bool]:
     """(minimum, topology key, is a gang, the group object was found)."""
     if inventory is None:
         return None, "", True, False
@@ -213,11 +214,16 @@ def _referenced_gangs(obj: KubeObject, sites: list[PodSpecSite], inventory: Inve
             first_path.setdefault(key, ref.path)
     gangs = []
     for ref, members in by_group.items():
-        minimum, topology, is_gang, _found = _group_minimum(ref, inventory)
+        minimum, topology, is_gang, _found = group_minimum(ref, inventory)
         if not is_gang or minimum is None:
             continue
-        gangs.append(Gang(f"{ref.system} group {ref.name}", members, minimum, first_path[ref], topology,
-                          first_path[ref] if topology else None, declared_by_group=True))
+        parent = ""
+        if ref.system == "PodGroup" and inventory is not None:
+            group = inventory.find_gang_object("scheduling.k8s.io", "PodGroup", ref.namespace, ref.name) or {}
+            parent = str(_dig(group, "spec", "parentCompositePodGroupName") or "")
+        label = {"coscheduling": "coscheduling PodGroup", "volcano": "Volcano PodGroup"}.get(ref.system, ref.system)
+        gangs.append(Gang(f"{label} {ref.name}", members, minimum, first_path[ref], topology,
+                          first_path[ref] if topology else None, declared_by_group=True, parent=parent))
     return gangs
 
 
@@ -242,6 +248,45 @@ def _kueue_gangs(obj: KubeObject, sites: list[PodSpecSite]) -> list[Gang]:
             gangs.append(Gang(f"Kueue pod set {site.role or 'pods'}", [_member(obj.kind, site)], site.pods, path,
                               topology, path))
     return gangs
+
+
+@dataclass
+class CompositeGang:
+    """1.37 multi-level placement: child groups together in one outer domain (a zone), each
+    child within its own domain (a rack)."""
+
+    name: str
+    children: list[Gang]
+    outer_key: str
+    path: Path
+
+
+def composites_of(obj: KubeObject, inventory: Inventory | None) -> list[CompositeGang]:
+    if inventory is None:
+        return []
+    by_parent: dict[str, list[Gang]] = defaultdict(list)
+    for gang in gangs_of(obj, inventory):
+        if gang.parent:
+            by_parent[gang.parent].append(gang)
+    out = []
+    for parent, children in by_parent.items():
+        data = inventory.find_gang_object("scheduling.k8s.io", "CompositePodGroup", obj.ref.namespace, parent) or {}
+        _minimum, outer, _gang = _native_policy(data.get("spec"))
+        if outer:
+            out.append(CompositeGang(parent, children, outer, children[0].path))
+    return out
+
+
+def pack_composite(composite: CompositeGang, model: ClusterModel) -> tuple[bool, str]:
+    """(proven unsatisfiable, why) - every outer domain must fail for a child, or in total."""
+    reasons = []
+    for domain, nodes in sorted(_domains(model.nodes, composite.outer_key).items()):
+        inner = ClusterModel(nodes)
+        failed = next((child for child in composite.children if pack(child, inner).unsatisfiable), None)
+        if failed is None:
+            return False, ""
+        reasons.append(f"{domain}: {failed.system} does not fit in one {failed.topology_key or 'domain'}")
+    return bool(reasons), "; ".join(reasons[:4]) + (f" (and {len(reasons) - 4} more)" if len(reasons) > 4 else "")
 
 
 def has_gang_policy(obj: KubeObject, inventory: Inventory | None) -> bool:

@@ -219,7 +219,7 @@ def resolve(paths: tuple[str, ...]) -> list[str]:
             name = path[len(BUILTIN_PREFIX):]
             library = data_dir("rules") / "policies"
             if name == "all":
-                out.append(str(library))
+                out.extend(str(p) for p in sorted(library.glob("*.yaml")))
             elif (library / f"{name}.yaml").is_file():
                 out.append(str(library / f"{name}.yaml"))
             else:

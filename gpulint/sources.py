@@ -56,6 +56,9 @@ def _excluded(path: str, patterns: Sequence[str]) -> bool:
 
 def _walk(directory: str, exclude: Sequence[str]) -> Iterator[str]:
     visible = _git_visible(directory)
+    root = os.path.normpath(os.path.abspath(directory)) + os.sep
+    if visible is not None and not any(path.startswith(root) for path in visible):
+        visible = None  # the directory named is itself ignored (a venv, a build dir): the user asked for it
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude))
         for name in sorted(files):

@@ -225,3 +225,12 @@ def test_installed_console_script_runs_from_another_directory(tmp_path, write):
     result = subprocess.run([script, "check", str(bad)], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 1 and "gpu-request-without-limit" in result.stdout
     assert "Traceback" not in result.stderr
+
+
+def test_a_directory_named_explicitly_is_read_even_when_git_ignores_it(write, tmp_path):
+    write(".gitignore", "vendor/\n")
+    write("vendor/charts/bad.yaml", BAD_POD)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    report = run_cli("check", str(tmp_path / "vendor"), "--format", "json").json()
+    assert len(report["findings"]) == 1
+    assert run_cli("check", str(tmp_path), "--format", "json").json()["findings"] == []

@@ -115,7 +115,7 @@ def test_native_podgroup_with_topology_and_referencing_pods():
     assert info.severity == Severity.INFO and "GenericWorkload" in info.message
     bigger = text.replace("minCount: 3", "minCount: 5").replace("replicas: 3", "replicas: 5")
     (finding,) = by_rule(lint(bigger), "gang-unsatisfiable")
-    assert "group workers needs 5" in finding.message and finding.obj.kind == "StatefulSet"
+    assert "PodGroup workers needs 5" in finding.message and finding.obj.kind == "StatefulSet"
 
 
 def test_several_member_shapes_use_the_exact_search():
@@ -325,7 +325,7 @@ def test_v1alpha1_workload_reference_and_kueue_pod_group():
               containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]
     """
     (finding,) = by_rule(lint(workload, kubernetes_version="1.35"), "gang-unsatisfiable")
-    assert "group train needs 7" in finding.message and "fits 6" in finding.message
+    assert "Workload train needs 7" in finding.message and "fits 6" in finding.message
     kueue = """
         apiVersion: v1
         kind: Pod
@@ -341,3 +341,62 @@ def test_v1alpha1_workload_reference_and_kueue_pod_group():
     assert by_rule(lint(kueue % 6), "gang-unsatisfiable") == []
     (finding,) = by_rule(lint(kueue % 7), "gang-unsatisfiable")
     assert "Kueue pod group g needs 7" in finding.message
+
+
+def test_multi_level_topology_job_in_one_zone_each_group_in_one_rack():
+    composite = """
+        apiVersion: scheduling.k8s.io/v1alpha3
+        kind: CompositePodGroup
+        metadata: {name: job, namespace: ml}
+        spec:
+          schedulingPolicy: {gang: {minGroupCount: 2}}
+          schedulingConstraints: {topology: [{key: topology.kubernetes.io/zone}]}
+        ---
+        apiVersion: scheduling.k8s.io/v1alpha3
+        kind: PodGroup
+        metadata: {name: group-a, namespace: ml}
+        spec:
+          parentCompositePodGroupName: job
+          schedulingPolicy: {gang: {minCount: %d}}
+          schedulingConstraints: {topology: [{key: topology.kubernetes.io/rack}]}
+        ---
+        apiVersion: scheduling.k8s.io/v1alpha3
+        kind: PodGroup
+        metadata: {name: group-b, namespace: ml}
+        spec:
+          parentCompositePodGroupName: job
+          schedulingPolicy: {gang: {minCount: 2}}
+          schedulingConstraints: {topology: [{key: topology.kubernetes.io/rack}]}
+        ---
+        apiVersion: jobset.x-k8s.io/v1alpha2
+        kind: JobSet
+        metadata: {name: js, namespace: ml}
+        spec:
+          replicatedJobs:
+          - name: a
+            replicas: 1
+            template:
+              spec:
+                parallelism: %d
+                completions: %d
+                template:
+                  spec:
+                    schedulingGroup: {podGroupName: group-a}
+                    containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]
+          - name: b
+            replicas: 1
+            template:
+              spec:
+                parallelism: 2
+                completions: 2
+                template:
+                  spec:
+                    schedulingGroup: {podGroupName: group-b}
+                    containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]
+    """
+    # zone-a: rack r1 holds 4 x 8 GPUs, rack r2 holds 2: groups of 4 and 2 fit; of 5 and 2 do not
+    fits = [f for f in lint(composite % (4, 4, 4)) if f.rule == "gang-unsatisfiable"]
+    assert fits == []
+    (finding,) = [f for f in lint(composite % (5, 5, 5))
+                  if f.rule == "gang-unsatisfiable" and "CompositePodGroup" in f.message]
+    assert "in one topology.kubernetes.io/zone" in finding.message and "zone-a" in finding.message

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpulint.checks import CheckContext
 from gpulint.findings import Diagnostic, Severity
-from gpulint.gangs import _group_minimum, gangs_of, group_references
+from gpulint.gangs import gangs_of, group_minimum, group_references
 from gpulint.objects import KubeObject
 from gpulint.workloads import pod_spec_sites
 
@@ -28,7 +28,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                              "one scheduler must place the whole gang")
     for site in pod_spec_sites(obj.data):
         for ref in group_references(obj.data, site, obj.ref.namespace):
-            _minimum, _topology, _gang, found = _group_minimum(ref, ctx.inventory)
+            _minimum, _topology, _gang, found = group_minimum(ref, ctx.inventory)
             if not found and not ctx.config.single_object:
                 kind = {"PodGroup": "PodGroup", "Workload": "Workload", "coscheduling": "coscheduling PodGroup",
                         "volcano": "Volcano PodGroup"}[ref.system]

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 from gpulint.checks import CheckContext
 from gpulint.findings import Diagnostic
-from gpulint.gangs import Gang, GangVerdict, gangs_of, member_demand, pack
+from gpulint.gangs import Gang, GangVerdict, composites_of, gangs_of, member_demand, pack, pack_composite
 from gpulint.objects import KubeObject
 
 RULE_ID = "gang-unsatisfiable"
@@ -35,6 +35,14 @@ def describe(gang: Gang, result: GangVerdict, key: str) -> str:
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if ctx.cluster is None:
         return
+    for composite in composites_of(obj, ctx.inventory):
+        unsatisfiable, why = pack_composite(composite, ctx.cluster.model)
+        if unsatisfiable:
+            groups = ", ".join(child.system for child in composite.children)
+            yield Diagnostic(RULE_ID, composite.path,
+                             f"CompositePodGroup {composite.name} needs its groups ({groups}) in one "
+                             f"{composite.outer_key}, each group within its own domain; no "
+                             f"{composite.outer_key.rsplit('/', 1)[-1]} can hold them: {why}")
     for gang in gangs_of(obj, ctx.inventory):
         result = verdict(gang, ctx)
         if result.unsatisfiable:
