@@ -81,3 +81,53 @@ def test_random_manifests_never_crash(manifests):
     report = lint(text.encode())
     assert_sane(report)
     assert all(f.severity in Severity for f in report.findings)
+
+
+# The same random manifests, and random DRA and gang objects, against a real inventory:
+# every inventory, DRA and gang rule runs on them and none may fail internally.
+from conftest import DATA  # noqa: E402
+from gpulint.inventory import LINTED_CLUSTER_KINDS, add_sources, load_inventory  # noqa: E402
+
+CLAIM = st.fixed_dictionaries({
+    "apiVersion": st.sampled_from(["resource.k8s.io/v1", "resource.k8s.io/v1beta1", "resource.k8s.io/v1alpha3"]),
+    "kind": st.sampled_from(["ResourceClaim", "ResourceClaimTemplate", "DeviceClass"]),
+    "metadata": st.just({"name": "c", "namespace": "ml"}),
+    "spec": st.one_of(JSON_VALUES, st.fixed_dictionaries({"devices": st.fixed_dictionaries({
+        "requests": st.lists(st.fixed_dictionaries({"name": st.sampled_from(["a", "b"])}, optional={
+            "exactly": st.fixed_dictionaries({"deviceClassName": st.sampled_from(["gpu.nvidia.com", "x", ""])},
+                                             optional={"count": st.one_of(st.integers(-1, 12), JSON_VALUES),
+                                                       "allocationMode": st.sampled_from(["All", "ExactCount", "?"]),
+                                                       "selectors": st.lists(st.fixed_dictionaries({"cel": st.fixed_dictionaries({
+                                                           "expression": st.sampled_from([
+                                                               'device.attributes["gpu.nvidia.com"].type == "gpu"',
+                                                               "device.x", "1 +", "true", 'quantity("1") == 1'])})}),
+                                                           max_size=2)}),
+            "firstAvailable": st.lists(JSON_VALUES, max_size=2)}), max_size=3),
+        "constraints": st.lists(st.fixed_dictionaries({}, optional={
+            "requests": st.lists(st.sampled_from(["a", "b", "c"]), max_size=2),
+            "matchAttribute": st.sampled_from(["resource.kubernetes.io/pcieRoot", "x", ""])}), max_size=2)})})),
+})
+GANG = st.fixed_dictionaries({
+    "apiVersion": st.sampled_from(["batch.volcano.sh/v1alpha1", "scheduling.k8s.io/v1beta1", "kubeflow.org/v1"]),
+    "kind": st.sampled_from(["Job", "PodGroup", "Workload", "PyTorchJob"]),
+    "metadata": st.just({"name": "g", "namespace": "ml"}),
+    "spec": st.one_of(JSON_VALUES, st.fixed_dictionaries({}, optional={
+        "minAvailable": st.one_of(st.integers(-1, 80), JSON_VALUES),
+        "schedulingPolicy": st.one_of(JSON_VALUES, st.just({"gang": {"minCount": 3}})),
+        "schedulingConstraints": st.just({"topology": [{"key": "topology.kubernetes.io/rack"}]}),
+        "runPolicy": st.just({"schedulingPolicy": {"minAvailable": 2}}),
+        "tasks": st.lists(st.fixed_dictionaries({"replicas": st.integers(0, 70), "template": st.fixed_dictionaries(
+            {"metadata": st.just({"annotations": {"kueue.x-k8s.io/podset-required-topology":
+                                                  "topology.kubernetes.io/rack"}}), "spec": POD_SPEC})}), max_size=2),
+    })),
+})
+
+
+@FAST
+@given(st.lists(st.one_of(MANIFEST, CLAIM, GANG), min_size=1, max_size=4))
+def test_random_objects_against_an_inventory_never_crash(manifests):
+    text = "\n---\n".join(json.dumps(m) for m in manifests)
+    source = Source("random.yaml", content=text.encode())
+    inventory = load_inventory([str(DATA / "dra"), str(DATA / "racks")])
+    add_sources(inventory, [source], kinds=LINTED_CLUSTER_KINDS, from_inventory=False)
+    assert_sane(FileLinter(Config(), inventory).lint(source))
