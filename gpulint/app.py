@@ -60,6 +60,7 @@ def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, message
 INVENTORY_RULES = ("gpu-resource-unknown", "gpu-unschedulable", "over-tight-affinity")
 _CLUSTER_OBJECT = re.compile(
     rb"kind:\s*[\"']?(?:DeviceClass|ResourceSlice|Workload|PodGroup|CompositePodGroup|Namespace)\b")
+_CLUSTER_WORDS = (b"DeviceClass", b"ResourceSlice", b"Workload", b"PodGroup", b"Namespace")  # cheap pre-filter
 _CLAIM_OBJECT = re.compile(rb"kind:\s*[\"']?(?:ResourceClaim|ResourceClaimTemplate)\b")
 _CLAIM_REFERENCE = re.compile(rb"resourceClaim(?:Template)?Name")
 
@@ -72,9 +73,10 @@ def build_inventory(config: Config, sources: list[Source]) -> Inventory | None:
     """
     inventory = load_inventory(list(config.inventory)) if config.inventory else None
     contents = [(source, _read(source)) for source in sources]
-    wants_claims = any(_CLAIM_REFERENCE.search(raw) for _, raw in contents)
+    wants_claims = any(b"resourceClaim" in raw and _CLAIM_REFERENCE.search(raw) for _, raw in contents)
     cluster_files = [source for source, raw in contents
-                     if _CLUSTER_OBJECT.search(raw) or (wants_claims and _CLAIM_OBJECT.search(raw))]
+                     if (any(word in raw for word in _CLUSTER_WORDS) and _CLUSTER_OBJECT.search(raw))
+                     or (wants_claims and b"ResourceClaim" in raw and _CLAIM_OBJECT.search(raw))]
     if cluster_files:
         inventory = inventory or Inventory()
         add_sources(inventory, cluster_files, kinds=LINTED_CLUSTER_KINDS, from_inventory=False)
