@@ -400,3 +400,92 @@ def test_multi_level_topology_job_in_one_zone_each_group_in_one_rack():
     (finding,) = [f for f in lint(composite % (5, 5, 5))
                   if f.rule == "gang-unsatisfiable" and "CompositePodGroup" in f.message]
     assert "in one topology.kubernetes.io/zone" in finding.message and "zone-a" in finding.message
+
+
+SYSTEMS = {
+    "volcano": lambda n: volcano_job(n),
+    "kubeflow": lambda n: textwrap.dedent(f"""
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata: {{name: ddp, namespace: ml}}
+        spec:
+          runPolicy: {{schedulingPolicy: {{minAvailable: {n}}}}}
+          pytorchReplicaSpecs:
+            Worker:
+              replicas: {n}
+              template:
+                spec:
+                  schedulerName: volcano
+                  containers: [{{name: w, image: i, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}]
+    """),
+    "native-job": lambda n: textwrap.dedent(f"""
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {{name: j, namespace: ml}}
+        spec:
+          parallelism: {n}
+          completions: {n}
+          scheduling: {{schedulingPolicy: {{gang: {{minCount: {n}}}}}}}
+          template:
+            spec:
+              restartPolicy: Never
+              containers: [{{name: w, image: i, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}]
+    """),
+    "coscheduling": lambda n: textwrap.dedent(f"""
+        apiVersion: scheduling.x-k8s.io/v1alpha1
+        kind: PodGroup
+        metadata: {{name: pg, namespace: ml}}
+        spec: {{minMember: {n}}}
+        ---
+        apiVersion: apps/v1
+        kind: StatefulSet
+        metadata: {{name: s, namespace: ml}}
+        spec:
+          replicas: {n}
+          serviceName: s
+          selector: {{matchLabels: {{a: b}}}}
+          template:
+            metadata: {{labels: {{a: b, scheduling.x-k8s.io/pod-group: pg}}}}
+            spec:
+              schedulerName: scheduler-plugins-scheduler
+              containers: [{{name: w, image: i, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}]
+    """),
+    "native-podgroup": lambda n: textwrap.dedent(f"""
+        apiVersion: scheduling.k8s.io/v1beta1
+        kind: PodGroup
+        metadata: {{name: pg, namespace: ml}}
+        spec: {{schedulingPolicy: {{gang: {{minCount: {n}}}}}}}
+        ---
+        apiVersion: apps/v1
+        kind: StatefulSet
+        metadata: {{name: s, namespace: ml}}
+        spec:
+          replicas: {n}
+          serviceName: s
+          selector: {{matchLabels: {{a: b}}}}
+          template:
+            metadata: {{labels: {{a: b}}}}
+            spec:
+              schedulingGroup: {{podGroupName: pg}}
+              containers: [{{name: w, image: i, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}]
+    """),
+    "kueue-pod-group": lambda n: textwrap.dedent(f"""
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: p
+          namespace: ml
+          labels: {{kueue.x-k8s.io/pod-group-name: g, kueue.x-k8s.io/queue-name: q}}
+          annotations: {{kueue.x-k8s.io/pod-group-total-count: "{n}"}}
+        spec:
+          containers: [{{name: w, image: i, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}]
+    """),
+}
+
+
+@pytest.mark.parametrize("system", sorted(SYSTEMS))
+def test_every_gang_system_at_the_capacity_boundary(system):
+    # the cluster holds exactly 6 pods of 8 GPUs: 5 fits, 6 fits (borderline), 7 does not
+    for workers, unsatisfiable in ((5, 0), (6, 0), (7, 1)):
+        findings = by_rule(lint(SYSTEMS[system](workers)), "gang-unsatisfiable")
+        assert len(findings) == unsatisfiable, (system, workers, [f.message for f in findings])
