@@ -353,6 +353,10 @@ class Allocator:
                 return False, self._short(slot, need), (len(slot.candidates), len(slot.after_class))
         constraints = [c for claim in claims for c in claim.constraints]
         matching = [c for c in constraints if not c.distinct]
+        for constraint in (c for c in constraints if c.distinct):
+            problem = _distinct_shortfall(slots, constraint)
+            if problem is not None:
+                return False, problem[0], (problem[1], 0)
         tried = 0
         best: tuple[str, int] = ("", -1)
         for values, restricted in self._constraint_groups(slots, matching):
@@ -429,6 +433,19 @@ class Allocator:
                     f"constraints; {len(slot.candidates)} do"), len(slot.candidates)
         return (f"the requests need {needed} distinct devices together; {distinct} candidate devices satisfy "
                 f"their selectors and constraints"), distinct
+
+
+def _distinct_shortfall(slots: list[Slot], constraint: Constraint) -> tuple[str, int] | None:
+    """distinctAttribute: the named requests need as many different values as devices (a sound bound;
+    devices without the attribute are never chosen)."""
+    named = [slot for slot in slots if _named(slot, constraint)]
+    needed = sum(1 if slot.alternative.all_devices else slot.alternative.count for slot in named)
+    values = {_freeze(d.attribute(constraint.attribute)) for slot in named for d in slot.candidates
+              if d.attribute(constraint.attribute) is not _MISSING}
+    if len(values) < needed:
+        return (f"{needed} devices must each have a different {constraint.attribute}; the candidates have "
+                f"{len(values)} distinct value{'s' if len(values) != 1 else ''}"), len(values)
+    return None
 
 
 def _show(value: Any) -> str:

@@ -26,6 +26,7 @@ class DraModel:
     engine: CelEngine = field(default_factory=CelEngine)
     _groups: list[DeviceGroup] | None = None
     _verdicts: dict[Any, list[tuple[DeviceGroup, NodeVerdict]]] = field(default_factory=dict)
+    _allocated: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         self.selectors = SelectorCache(self.engine)
@@ -72,3 +73,28 @@ class DraModel:
                                 self.allocator.fits(list(claims), group.devices, nodes[0].name)))
             self._verdicts[key] = out
         return self._verdicts[key]
+
+    @property
+    def allocated(self) -> frozenset[str]:
+        """Devices held by the allocated ResourceClaims of the inventory (driver/pool/device)."""
+        if self._allocated is None:
+            keys = set()
+            for located in self.inventory.claims:
+                results = (((located.data.get("status") or {}).get("allocation") or {}).get("devices") or {}
+                           ).get("results") or []
+                for result in results:
+                    if isinstance(result, dict) and not result.get("adminAccess"):
+                        keys.add(f"{result.get('driver')}/{result.get('pool')}/{result.get('device')}")
+            self._allocated = frozenset(keys)
+        return self._allocated
+
+    def verdicts_now(self, claims: tuple[ClaimSpec, ...]) -> list[tuple[DeviceGroup, NodeVerdict]]:
+        """The same, with the devices that allocated claims hold taken away (node by node)."""
+        out = []
+        for group in self.groups():
+            free = [d for d in group.devices if d.key not in self.allocated]
+            if len(free) == len(group.devices):
+                out.append((group, self.allocator.fits(list(claims), group.devices, group.nodes[0].name)))
+            else:  # device keys name pools, so a group with taken devices has one node
+                out.append((group, self.allocator.fits(list(claims), free, group.nodes[0].name)))
+        return out

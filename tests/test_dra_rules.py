@@ -1,4 +1,5 @@
 """The DRA rules on a DGX-style test cluster (tests/data/dra): failing and clean cases."""
+import json
 import textwrap
 
 import pytest
@@ -349,3 +350,31 @@ def test_mig_devices_by_profile(cluster):
     big = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("9Gi")) >= 0'
     (finding,) = by_rule(lint(template(gpus(9, selector=big)), cluster), "claim-unsatisfiable")
     assert "needs 9 devices of class gpu.nvidia.com; 8 pass" in finding.message
+
+
+def test_distinct_attribute(cluster):
+    distinct = "- requests: [gpus]\n  distinctAttribute: resource.kubernetes.io/pcieRoot\n"
+    assert by_rule(lint(template(gpus(2), distinct), cluster), "claim-unsatisfiable") == []
+    (finding,) = by_rule(lint(template(gpus(3), distinct), cluster), "claim-unsatisfiable")
+    assert "3 devices must each have a different resource.kubernetes.io/pcieRoot" in finding.message
+
+
+def test_devices_held_by_allocated_claims(write):
+    results = [{"request": "gpus", "driver": "gpu.nvidia.com", "pool": node, "device": f"gpu-{i}"}
+               for node in ("dgx-0", "dgx-1") for i in range(6)]
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "running-job", "namespace": "ml"},
+             "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+                 "deviceClassName": "gpu.nvidia.com", "count": 6}}]}},
+             "status": {"allocation": {"devices": {"results": results}}}}
+    inventory = write("cluster/claims.json", json.dumps({"apiVersion": "v1", "kind": "List", "items": [claim]}))
+    for name in ("nodes.yaml", "slices.yaml", "classes.yaml"):
+        write(f"cluster/{name}", (DATA / "dra" / name).read_text())
+    h100 = 'device.attributes["gpu.nvidia.com"].productName.contains("H100")'
+    manifest = write("claims.yaml", template(gpus(4, selector=h100)))
+    report = run_cli("check", str(manifest), "--inventory", str(inventory.parent), "--format", "json").json()
+    (finding,) = [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"]
+    assert finding["severity"] == "warning" and "not the devices that allocated claims leave free now" in finding["message"]
+    small = write("small.yaml", template(gpus(2, selector=h100)))
+    report = run_cli("check", str(small), "--inventory", str(inventory.parent), "--format", "json").json()
+    assert [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"] == []

@@ -10,7 +10,7 @@ from gpulint.checks._dra import claim_of
 from gpulint.checks.claim_reference_invalid import referenced_claim
 from gpulint.dra import Alternative, ClaimSpec, Request, claim_spec_path, parse_claim_spec
 from gpulint.dra_model import DraModel
-from gpulint.findings import Diagnostic
+from gpulint.findings import Diagnostic, Severity
 from gpulint.inventory import Inventory
 from gpulint.objects import KubeObject
 from gpulint.resources import is_extended
@@ -39,6 +39,12 @@ def explain_failure(verdicts: list, total: int) -> str | None:
            f"{group.nodes[0].name}{others}"
 
 
+def _allocated(obj: KubeObject) -> bool:
+    """A claim that is itself allocated already holds its devices."""
+    status = obj.data.get("status")
+    return isinstance(status, dict) and isinstance(status.get("allocation"), dict)
+
+
 def _judgeable(claim: ClaimSpec, dra: DraModel) -> bool:
     """A claim naming a class that does not exist, or whose selectors do not compile, is
     device-class-unknown's or cel-invalid's finding, not this one's."""
@@ -55,9 +61,16 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     claim = claim_of(obj)
     if claim is not None:
         if claim.requests and all(r.alternatives for r in claim.requests) and _judgeable(claim, dra):
+            where = claim.requests[0].path[:-1]
             reason = explain_failure(dra.verdicts((claim,)), len(dra.inventory.nodes))
             if reason is not None:
-                yield Diagnostic(RULE_ID, claim.requests[0].path[:-1], f"the claim can never be allocated: {reason}")
+                yield Diagnostic(RULE_ID, where, f"the claim can never be allocated: {reason}")
+            elif dra.allocated and not _allocated(obj):
+                now = explain_failure(dra.verdicts_now((claim,)), len(dra.inventory.nodes))
+                if now is not None:
+                    yield Diagnostic(RULE_ID, where, "the claim fits the empty cluster but not the devices that "
+                                                     f"allocated claims leave free now: {now}",
+                                     severity=Severity.WARNING)
         return
     for site in pod_spec_sites(obj.data):
         yield from _check_pod(obj, site, ctx, dra)
