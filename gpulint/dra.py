@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpulint.cel import CelEngine, CelProblem, Compiled, device_value
+from gpulint.cel import CelEngine, CelProblem, device_value
 from gpulint.findings import Path
 from gpulint.scheduler import NodeInfo, pod_requirements
 

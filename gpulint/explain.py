@@ -77,7 +77,7 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory) -> Si
     extended = {name: amount for name, amount in pod.requests.items() if is_extended(name)}
     known = inventory.published_resources | inventory.dra_extended_resources().keys()
     unknown = [name for name in extended if name not in known]
-    lines = [f"effective pod request: " + (", ".join(f"{n} {_amount(a)}" for n, a in sorted(pod.requests.items()))
+    lines = ["effective pod request: " + (", ".join(f"{n} {_amount(a)}" for n, a in sorted(pod.requests.items()))
                                             or "nothing")]
     lines += [f"{name}: no node publishes it and no DeviceClass backs it" for name in unknown]
     fractional = [name for name, amount in extended.items() if amount.denominator != 1]

@@ -15,12 +15,12 @@ per resource, total demand against total allocatable; an exhaustive search for s
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from gpulint.findings import Path
-from gpulint.scheduler import ClusterModel, NodeInfo, PodRequirements, copies_on, filter_reasons, pod_requirements
+from gpulint.scheduler import ClusterModel, NodeInfo, PodRequirements, copies_on, pod_requirements
 from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites
 
 if TYPE_CHECKING:
@@ -439,7 +439,3 @@ def member_demand(member: Member) -> str:
     gpus = [f"{_show(a)} {r}" for r, a in sorted(member.pod.requests.items()) if "/" in r]
     return ", ".join(gpus) or ", ".join(f"{_show(a)} {r}" for r, a in sorted(member.pod.requests.items())) \
         or "no resources"
-
-
-def node_fits(member: Member, node: NodeInfo) -> bool:
-    return not filter_reasons(member.pod, node, False)

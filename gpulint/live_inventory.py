@@ -8,7 +8,6 @@ Every change rebuilds the inventory and hands it to ``on_change``, which swaps i
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -148,10 +147,3 @@ def _with_kind(item: dict[str, Any], resource: Resource) -> dict[str, Any]:
     """List items carry no apiVersion/kind; the inventory needs them."""
     api_version = f"{resource.group}/{resource.version}" if resource.group else resource.version
     return {"apiVersion": api_version, "kind": resource.kind, **item}
-
-
-def wait_synced(live: LiveInventory, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and not live.synced:
-        time.sleep(0.05)
-    return live.synced

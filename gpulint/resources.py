@@ -21,10 +21,6 @@ def is_native(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
-def is_hugepages(name: str) -> bool:
-    return name.startswith("hugepages-")
-
-
 def is_extended(name: str) -> bool:
     """IsExtendedResourceName: not native, not ``requests.*``, and a qualified name."""
     if is_native(name) or name.startswith("requests."):

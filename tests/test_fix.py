@@ -1,6 +1,5 @@
 """--fix and --diff: exact edits, everything else byte-for-byte, idempotent, atomic."""
 import os
-import textwrap
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

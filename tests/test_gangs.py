@@ -11,9 +11,9 @@ from conftest import DATA, by_rule, run_cli
 from gpulint.config import Config
 from gpulint.engine import FileLinter
 from gpulint.findings import Severity
-from gpulint.gangs import Gang, Member, pack, search
+from gpulint.gangs import Gang, Member, pack
 from gpulint.inventory import LINTED_CLUSTER_KINDS, add_sources, load_inventory
-from gpulint.scheduler import ClusterModel, NodeInfo, copies_on, pod_requirements
+from gpulint.scheduler import ClusterModel, NodeInfo, pod_requirements
 from gpulint.sources import Source
 
 RACKS = str(DATA / "racks")

@@ -262,7 +262,7 @@ def test_broken_inventory_is_a_usage_error_with_a_position(write):
 
 
 def test_inventory_from_the_config_file(write, tmp_path, monkeypatch):
-    path = write("apps/p.yaml", gpu_pod(16, TOLERATE))
+    write("apps/p.yaml", gpu_pod(16, TOLERATE))
     write(".gpulint.yaml", f"inventory: [{FLEET}]\n")
     monkeypatch.chdir(tmp_path)
     report = run_cli("check", "apps", "--format", "json")

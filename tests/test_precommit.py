@@ -3,7 +3,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 from conftest import REPO
 from test_cli import BAD_POD, GOOD_POD

@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import trustme
 
-from conftest import DATA
 
 BAD_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad"},
            "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}
