@@ -378,3 +378,14 @@ def test_devices_held_by_allocated_claims(write):
     small = write("small.yaml", template(gpus(2, selector=h100)))
     report = run_cli("check", str(small), "--inventory", str(inventory.parent), "--format", "json").json()
     assert [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"] == []
+
+
+def test_exact_positions_of_reference_and_locality_findings():
+    text = template(gpus(1)) + "---\n" + textwrap.dedent(POD_WITH_CLAIMS.format(template="t", claim="gpu",
+                                                                                request="gpus"))
+    (finding,) = [f for f in by_rule(lint(text), "claim-reference-invalid") if "must be one of" in f.message]
+    assert (finding.line, finding.column) == (26, 15)  # resources.claims[0].name's value
+    assert text.splitlines()[25][14:17] == "gpu"
+    nic = template(gpus(4) + gpus(1, name="nic", klass="rdma.example.com"))
+    (locality,) = by_rule(lint(nic), "gpu-nic-locality")
+    assert (locality.line, locality.column) == (8, 7)  # the requests list

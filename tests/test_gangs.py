@@ -489,3 +489,16 @@ def test_every_gang_system_at_the_capacity_boundary(system):
     for workers, unsatisfiable in ((5, 0), (6, 0), (7, 1)):
         findings = by_rule(lint(SYSTEMS[system](workers)), "gang-unsatisfiable")
         assert len(findings) == unsatisfiable, (system, workers, [f.message for f in findings])
+
+
+def test_exact_positions_of_gang_findings():
+    missing = textwrap.dedent(PYTORCH % ("", "", 2, "nvidia.com/gpu"))
+    (finding,) = by_rule(lint(missing, with_inventory=False), "gang-missing")
+    assert (finding.line, finding.column) == (4, 1)  # the spec key
+    (inconsistent,) = by_rule(lint(volcano_job(4, min_available=6), with_inventory=False), "gang-inconsistent")
+    assert (inconsistent.line, inconsistent.column) == (5, 17)  # minAvailable's value
+    (tight,) = by_rule(lint(volcano_job(4, topology="topology.kubernetes.io/rack")), "over-tight-topology")
+    assert (tight.line, tight.column) == (12, 64)  # the Kueue topology annotation's value
+    workload = "apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w}\nspec: {}\n"
+    (gate,) = by_rule(lint(workload, with_inventory=False), "feature-gate-required")
+    assert (gate.line, gate.column) == (2, 7)

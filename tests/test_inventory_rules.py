@@ -337,3 +337,8 @@ def test_amd_labels_without_the_device_plugin_and_custom_gpu_resources(write):
     messages = [f["message"] for f in report["findings"] if f["object"]["name"] == "mi300-1"]
     assert messages == ["example.com/accelerator: capacity 4 but allocatable 2: 2 device(s) are unhealthy or withheld "
                         "by the device plugin; workloads sized for the full node will not fit"]
+
+
+def test_gpu_unschedulable_points_at_the_gpu_limit(inventory):
+    (finding,) = by_rule(lint(gpu_pod(16, TOLERATE), inventory), "gpu-unschedulable")
+    assert (finding.line, finding.column) == (10, 32)  # limits' nvidia.com/gpu value
