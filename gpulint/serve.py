@@ -164,11 +164,32 @@ class Webhook:
         log("inventory_loaded", nodes=len(inventory.nodes), slices=len(inventory.slices))
         return True
 
-    def watch_inventory(self) -> None:
-        if not self.config.inventory:
-            return
+    def watch_files(self, context: ssl.SSLContext | None = None) -> None:
+        """Re-read the inventory and the serving certificate when they change (cert-manager renews
+        the certificate in place: new connections get the new one, no restart needed)."""
+        certificate = self._certificate_signature()
         while not self._stop.wait(self.options.inventory_poll_seconds):
-            self.reload_inventory()
+            if self.config.inventory:
+                self.reload_inventory()
+            current = self._certificate_signature()
+            if context is not None and current != certificate:
+                try:
+                    context.load_cert_chain(self.options.tls_cert, self.options.tls_key)
+                except (OSError, ssl.SSLError) as exc:  # a half-written pair: keep serving the old one
+                    log("certificate_rejected", error=str(exc)[:200])
+                    continue
+                certificate = current
+                log("certificate_reloaded")
+
+    def _certificate_signature(self) -> tuple[Any, ...]:
+        out = []
+        for path in (self.options.tls_cert, self.options.tls_key):
+            try:
+                stat = os.stat(path)
+                out.append((stat.st_mtime_ns, stat.st_size))
+            except OSError:
+                out.append(None)
+        return tuple(out)
 
     def stop(self) -> None:
         self._stop.set()
@@ -255,6 +276,14 @@ class _Handler(BaseHTTPRequestHandler):
             result=result, findings=len(decision.findings) if decision else 0, ms=round(elapsed * 1000, 2))
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A failed handshake or a dropped connection: one JSON log line, not a traceback on stderr."""
+        error = sys.exc_info()[1]
+        log("connection_error", client=str(client_address[0]) if client_address else None,
+            error=f"{type(error).__name__}: {error}"[:300])
+
+
 def tls_context(cert: str, key: str) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -262,23 +291,23 @@ def tls_context(cert: str, key: str) -> ssl.SSLContext:
     return context
 
 
-def build_server(config: Config, options: ServeOptions) -> tuple[ThreadingHTTPServer, Webhook]:
+def build_server(config: Config, options: ServeOptions) -> tuple[ThreadingHTTPServer, Webhook, ssl.SSLContext]:
     webhook = Webhook(config, options)
     handler = type("Handler", (_Handler,), {"webhook": webhook})
-    server = ThreadingHTTPServer((options.host, options.port), handler)
+    server = _Server((options.host, options.port), handler)
     server.daemon_threads = False  # shutdown waits for in-flight requests
     server.block_on_close = True
     # The handshake runs on the first read, in the request's own thread: a slow client cannot
     # stall the accept loop.
-    server.socket = tls_context(options.tls_cert, options.tls_key).wrap_socket(
-        server.socket, server_side=True, do_handshake_on_connect=False)
-    return server, webhook
+    context = tls_context(options.tls_cert, options.tls_key)
+    server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+    return server, webhook, context
 
 
 def run(config: Config, options: ServeOptions) -> None:
     """Serve until SIGTERM or SIGINT; in-flight requests finish before the process exits."""
-    server, webhook = build_server(config, options)
-    watcher = threading.Thread(target=webhook.watch_inventory, name="inventory-watch", daemon=True)
+    server, webhook, context = build_server(config, options)
+    watcher = threading.Thread(target=webhook.watch_files, args=(context,), name="file-watch", daemon=True)
     watcher.start()
 
     def stop(signum: int, _frame: Any) -> None:

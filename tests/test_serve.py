@@ -261,3 +261,39 @@ def test_policies_are_enforced_at_admission(tmp_path):
                                    serve_module.ServeOptions())
     answer = webhook.review(json.dumps(review(GOOD_POD)).encode())[1]["response"]  # namespace ml: no GPU quota
     assert answer["allowed"] is False and "forbid-gpu-in-non-gpu-namespaces" in answer["status"]["message"]
+
+
+def test_renewed_certificate_is_served_without_a_restart(tmp_path):
+    running = Server(tmp_path)
+    try:
+        first = running.connection()
+        first.request("GET", "/healthz")
+        first.getresponse().read()
+        old_serial = ssl.DER_cert_to_PEM_cert(first.sock.getpeercert(binary_form=True))
+        first.close()
+        renewed = trustme.CA()  # cert-manager renews in place (here: a new CA too, to tell them apart)
+        cert = renewed.issue_cert("localhost", "127.0.0.1")
+        cert.private_key_pem.write_to_path(str(running.key))
+        cert.cert_chain_pems[0].write_to_path(str(running.cert))
+        context = ssl.create_default_context()
+        renewed.configure_trust(context)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                connection = http.client.HTTPSConnection("127.0.0.1", running.port, context=context, timeout=5)
+                connection.request("GET", "/healthz")
+                assert connection.getresponse().status == 200
+                new_serial = ssl.DER_cert_to_PEM_cert(connection.sock.getpeercert(binary_form=True))
+                connection.close()
+                break
+            except ssl.SSLError:
+                time.sleep(0.2)
+        else:
+            raise AssertionError("the renewed certificate was never served")
+        assert new_serial != old_serial
+        deadline = time.time() + 5
+        while time.time() < deadline and not any(e["event"] == "certificate_reloaded" for e in running.log):
+            time.sleep(0.1)
+        assert any(event["event"] == "certificate_reloaded" for event in running.log)
+    finally:
+        running.stop()
