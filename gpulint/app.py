@@ -51,7 +51,11 @@ def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, message
         if show_diff:
             diffs.append(unified_diff(file.path, text, outcome.new_text))
         else:
-            write_atomically(source.fs_path, outcome.new_text)
+            try:
+                write_atomically(source.fs_path, outcome.new_text)
+            except OSError as exc:  # a read-only file or directory: say so, keep going
+                messages.append(f"gpulint: {file.path}: not fixed: cannot write it ({exc.strerror or exc})")
+                continue
             messages.append(f"gpulint: {file.path}: applied {outcome.applied} fix{'es' if outcome.applied > 1 else ''}")
             changed.append(source)
     return changed, "".join(diffs)
