@@ -33,6 +33,8 @@ KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 KUEUE_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+KUEUE_SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
+KUEUE_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 GANG_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 EXACT_SEARCH_PODS = 12  # gangs this small (on few enough nodes) are searched exhaustively
 EXACT_SEARCH_NODES = 12
@@ -57,6 +59,8 @@ class Gang:
     topology_path: Path | None = None
     declared_by_group: bool = False  # the minimum comes from a group object, not from this object
     parent: str = ""  # 1.37 CompositePodGroup the group belongs to (multi-level topology)
+    slice_key: str = ""  # Kueue podset slices: every `slice_size` pods within one domain of this label
+    slice_size: int = 0
 
     @property
     def total(self) -> int:
@@ -243,10 +247,15 @@ def _kueue_gangs(obj: KubeObject, sites: list[PodSpecSite]) -> list[Gang]:
             gangs.append(Gang(f"Kueue pod group {labels[KUEUE_GROUP_LABEL]}", [_member(obj.kind, site, total)], total,
                               (*site.template_path, "metadata", "labels", KUEUE_GROUP_LABEL),
                               topology if isinstance(topology, str) else "", None, declared_by_group=True))
-        elif isinstance(topology, str) and site.pods:
-            path = (*site.template_path, "metadata", "annotations", KUEUE_REQUIRED_TOPOLOGY)
+        elif (isinstance(topology, str) or isinstance(annotations.get(KUEUE_SLICE_TOPOLOGY), str)) and site.pods:
+            key = KUEUE_REQUIRED_TOPOLOGY if isinstance(topology, str) else KUEUE_SLICE_TOPOLOGY
+            path = (*site.template_path, "metadata", "annotations", key)
+            slice_key = annotations.get(KUEUE_SLICE_TOPOLOGY)
+            size = str(annotations.get(KUEUE_SLICE_SIZE, ""))
             gangs.append(Gang(f"Kueue pod set {site.role or 'pods'}", [_member(obj.kind, site)], site.pods, path,
-                              topology, path))
+                              topology if isinstance(topology, str) else "", path,
+                              slice_key=slice_key if isinstance(slice_key, str) else "",
+                              slice_size=int(size) if size.isdigit() else 0))
     return gangs
 
 
@@ -365,8 +374,26 @@ def pack(gang: Gang, model: ClusterModel, topology_key: str | None = None) -> Ga
     main, main_count = max(required, key=lambda item: (item[1], sum(item[0].pod.requests.values())))
     placements = []
     for domain, nodes in _domains(model.nodes, key).items():
-        placements.append(_place(domain, nodes, required, allowed, main, main_count))
+        placement = _place(domain, nodes, required, allowed, main, main_count)
+        if gang.slice_key and gang.slice_size and len(required) == 1 and not placement.proven_unsatisfiable:
+            placement = _place_slices(domain, nodes, main, main_count, allowed[id(main)], gang)
+        placements.append(placement)
     return GangVerdict(placements, main_count, main)
+
+
+def _place_slices(domain: str, nodes: list[NodeInfo], member: Member, count: int, allowed: set[int],
+                  gang: Gang) -> Placement:
+    """Slices of `slice_size` identical pods, each within one domain of `slice_key` (exact: a
+    sub-domain holding c copies holds floor(c / size) slices)."""
+    needed = -(-count // gang.slice_size)
+    slices = 0
+    for _sub, sub_nodes in _domains(nodes, gang.slice_key).items():
+        copies = sum(copies_on(member.pod, node) for node in sub_nodes if id(node) in allowed)
+        slices += copies // gang.slice_size
+    if slices < needed:
+        return Placement(domain, True, False, slices * gang.slice_size,
+                         f"slices of {gang.slice_size} in one {gang.slice_key}: {slices} of {needed} fit")
+    return Placement(domain, False, True, slices * gang.slice_size)
 
 
 def _place(domain: str, nodes: list[NodeInfo], required: list[tuple[Member, int]], allowed: dict[int, set[int]],

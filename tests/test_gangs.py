@@ -502,3 +502,42 @@ def test_exact_positions_of_gang_findings():
     workload = "apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w}\nspec: {}\n"
     (gate,) = by_rule(lint(workload, with_inventory=False), "feature-gate-required")
     assert (gate.line, gate.column) == (2, 7)
+
+
+def test_kueue_slices_each_within_one_rack():
+    job = """
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: sliced, namespace: ml, labels: {kueue.x-k8s.io/queue-name: q}}
+        spec:
+          parallelism: %d
+          completions: %d
+          template:
+            metadata:
+              annotations:
+                kueue.x-k8s.io/podset-slice-required-topology: topology.kubernetes.io/rack
+                kueue.x-k8s.io/podset-slice-size: "3"
+            spec:
+              restartPolicy: Never
+              containers: [{name: w, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]
+    """
+    # slices of 3 x 8 GPUs: rack r1 (4 nodes) holds one slice, r2 (2 nodes) none -> 3 pods fit, 6 do not,
+    # though the cluster has room for 6 such pods in total
+    assert by_rule(lint(job % (3, 3)), "gang-unsatisfiable") == []
+    (finding,) = by_rule(lint(job % (6, 6)), "gang-unsatisfiable")
+    assert "Kueue pod set" in finding.message
+
+
+def test_podgroup_min_resources_larger_than_the_cluster():
+    group = """
+        apiVersion: scheduling.volcano.sh/v1beta1
+        kind: PodGroup
+        metadata: {name: big, namespace: ml}
+        spec:
+          minMember: 2
+          minResources: {nvidia.com/gpu: "%d", cpu: "64"}
+    """
+    assert by_rule(lint(group % 60), "gang-unsatisfiable") == []  # 4x8 + 2x8 + 3x4 = 60 GPUs
+    (finding,) = by_rule(lint(group % 61), "gang-unsatisfiable")
+    assert "minResources nvidia.com/gpu: 61 at once, but the schedulable nodes have 60" in finding.message
+    assert finding.line == 6

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from fractions import Fraction
 
 from gpulint.checks import CheckContext
 from gpulint.findings import Diagnostic
 from gpulint.gangs import Gang, GangVerdict, composites_of, gangs_of, member_demand, pack, pack_composite
 from gpulint.objects import KubeObject
+from gpulint.scheduler import resource_list
 
 RULE_ID = "gang-unsatisfiable"
 
@@ -16,7 +18,7 @@ def verdict(gang: Gang, ctx: CheckContext, topology_key: str | None = None) -> G
     inventory = ctx.cluster
     assert inventory is not None
     key = (RULE_ID, tuple((m.pod.signature(), m.count) for m in gang.members), gang.required,
-           gang.topology_key if topology_key is None else topology_key)
+           gang.topology_key if topology_key is None else topology_key, gang.slice_key, gang.slice_size)
     return ctx.memo(key, lambda: pack(gang, inventory.model, topology_key))
 
 
@@ -32,9 +34,33 @@ def describe(gang: Gang, result: GangVerdict, key: str) -> str:
             f"{where}; {domain} fits {held}{detail}")
 
 
+MIN_RESOURCES_GROUPS = ("scheduling.volcano.sh", "scheduling.x-k8s.io")
+
+
+def _min_resources(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Volcano and coscheduling PodGroups admit the gang only when minResources are free at once."""
+    spec = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
+    wanted = resource_list(spec.get("minResources"))
+    if not wanted or ctx.cluster is None:
+        return
+    nodes = [node for node in ctx.cluster.nodes if not node.unschedulable]
+    for resource, amount in sorted(wanted.items()):
+        total = sum((node.allocatable.get(resource, Fraction(0)) for node in nodes), Fraction(0))
+        if amount > total:
+            yield Diagnostic(RULE_ID, ("spec", "minResources", resource),
+                             f"the PodGroup needs minResources {resource}: {_show(amount)} at once, but the "
+                             f"schedulable nodes have {_show(total)} in all; the gang is never admitted")
+
+
+def _show(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if ctx.cluster is None:
         return
+    if obj.kind == "PodGroup" and obj.api_version.rpartition("/")[0] in MIN_RESOURCES_GROUPS:
+        yield from _min_resources(obj, ctx)
     for composite in composites_of(obj, ctx.inventory):
         unsatisfiable, why = pack_composite(composite, ctx.cluster.model)
         if unsatisfiable:
