@@ -89,7 +89,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             if not now.fits:
                 yield Diagnostic(RULE_ID, where,
                                  f"{_subject(site)} fits on the empty cluster ({_nodes(empty.fitting_count)}) but not "
-                                 f"with the pods running now: {now.summary()}{hint(now, pod, inventory)}",
+                                 f"with the pods running now: {now.summary()}{hint(now, pod, inventory)} "
+                                 "(it waits for capacity, or preempts lower-priority pods if its priority allows)",
                                  severity=Severity.WARNING)
 
 
