@@ -30,6 +30,7 @@ class InventorySummary:
     by_rack: Counter[str] = field(default_factory=Counter)
     resources: dict[str, ResourceTotals] = field(default_factory=dict)
     devices_by_driver: Counter[str] = field(default_factory=Counter)
+    devices_by_class: Counter[str] = field(default_factory=Counter)
     device_classes: dict[str, str] = field(default_factory=dict)  # class -> extended resource name or ""
     running_pods: int = 0
 
@@ -43,6 +44,7 @@ class InventorySummary:
             "resources": {name: {"capacity": number(t.capacity), "allocatable": number(t.allocatable),
                                  "free": number(t.free)} for name, t in sorted(self.resources.items())},
             "draDevicesByDriver": dict(self.devices_by_driver),
+            "draDevicesByClass": dict(self.devices_by_class),
             "deviceClasses": {name: {"extendedResourceName": ext or None}
                               for name, ext in sorted(self.device_classes.items())},
             "runningPods": self.running_pods,
@@ -77,8 +79,26 @@ def summarize(inventory: Inventory) -> InventorySummary:
     extended = {cls: name for name, cls in inventory.dra_extended_resources().items()
                 if not name.startswith("deviceclass.resource.kubernetes.io/")}
     summary.device_classes = {name: extended.get(name, "") for name in inventory.device_classes}
+    summary.devices_by_class = _devices_by_class(inventory)
     summary.running_pods = sum(node.pod_count for node in inventory.nodes)
     return summary
+
+
+def _devices_by_class(inventory: Inventory) -> Counter[str]:
+    """Devices each DeviceClass selects (its CEL selectors evaluated on every published device)."""
+    counts: Counter[str] = Counter()
+    if not inventory.slices or not inventory.device_classes:
+        return counts
+    from gpulint.dra import class_selectors, slice_devices
+
+    dra = inventory.dra
+    devices = [device for located in inventory.slices if isinstance(located.data.get("spec"), dict)
+               for device in slice_devices(located.data["spec"])]
+    for name, located in sorted(inventory.device_classes.items()):
+        selectors = class_selectors(located.data)
+        counts[name] = sum(1 for device in devices
+                           if all(dra.selectors.outcome(selector, device).matches for selector in selectors))
+    return counts
 
 
 def _table(title: str, counts: Counter[str]) -> list[str]:
@@ -109,6 +129,8 @@ def render_text(summary: InventorySummary) -> str:
         lines += _table("DRA devices by driver (ResourceSlices):", summary.devices_by_driver)
     if summary.device_classes:
         lines.append("DeviceClasses:")
+        width = max(len(name) for name in summary.device_classes)
         for name, extended in sorted(summary.device_classes.items()):
-            lines.append(f"  {name}" + (f"  (extendedResourceName {extended})" if extended else ""))
+            devices = f"  {summary.devices_by_class.get(name, 0):>4} devices" if summary.devices_by_driver else ""
+            lines.append(f"  {name:<{width}}{devices}" + (f"  (extendedResourceName {extended})" if extended else ""))
     return "\n".join(lines) + "\n"

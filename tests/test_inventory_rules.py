@@ -342,3 +342,19 @@ def test_amd_labels_without_the_device_plugin_and_custom_gpu_resources(write):
 def test_gpu_unschedulable_points_at_the_gpu_limit(inventory):
     (finding,) = by_rule(lint(gpu_pod(16, TOLERATE), inventory), "gpu-unschedulable")
     assert (finding.line, finding.column) == (10, 32)  # limits' nvidia.com/gpu value
+
+
+def test_inventory_counts_dra_devices_per_class():
+    data = json.loads(run_cli("inventory", "--inventory", str(DATA / "dra"), "--format", "json").stdout)
+    summary = data["summary"]
+    assert summary["draDevicesByDriver"]["gpu.nvidia.com"] == 8 + 8 + 4 + 1 + 7
+    assert summary["draDevicesByClass"] == {"gpu.nvidia.com": 21, "mig.nvidia.com": 7, "rdma.example.com": 4,
+                                            "fabric.example.com": 1}
+
+
+def test_parallel_output_is_deterministic(tmp_path):
+    for index in range(60):
+        (tmp_path / f"f{index:02d}.yaml").write_text(gpu_pod(index % 3 + 1, resource="nvidia.com/gpus"))
+    serial = run_cli("check", str(tmp_path), "--inventory", FLEET, "--jobs", "1", "--format", "json")
+    parallel = run_cli("check", str(tmp_path), "--inventory", FLEET, "--jobs", "2", "--format", "json")
+    assert serial.stdout == parallel.stdout and len(serial.json()["findings"]) == 60
