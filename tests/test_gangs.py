@@ -541,3 +541,26 @@ def test_podgroup_min_resources_larger_than_the_cluster():
     (finding,) = by_rule(lint(group % 61), "gang-unsatisfiable")
     assert "minResources nvidia.com/gpu: 61 at once, but the schedulable nodes have 60" in finding.message
     assert finding.line == 6
+
+
+def test_a_misspelt_group_is_an_error_when_the_repository_defines_its_groups():
+    text = """
+        apiVersion: scheduling.x-k8s.io/v1alpha1
+        kind: PodGroup
+        metadata: {name: trainers, namespace: ml}
+        spec: {minMember: 2}
+        ---
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: j, namespace: ml}
+        spec:
+          parallelism: 2
+          template:
+            metadata: {labels: {scheduling.x-k8s.io/pod-group: trainer}}
+            spec:
+              restartPolicy: Never
+              schedulerName: scheduler-plugins-scheduler
+              containers: [{name: c, image: i}]
+    """
+    (finding,) = by_rule(lint(text), "gang-inconsistent")
+    assert finding.severity == Severity.ERROR and "did you mean 'trainers'?" in finding.message

@@ -2,6 +2,7 @@
 name different schedulers."""
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 
 from gpulint.checks import CheckContext
@@ -29,10 +30,24 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for site in pod_spec_sites(obj.data):
         for ref in group_references(obj.data, site, obj.ref.namespace):
             _minimum, _topology, _gang, found = group_minimum(ref, ctx.inventory)
-            if not found and not ctx.config.single_object:
-                kind = {"PodGroup": "PodGroup", "Workload": "Workload", "coscheduling": "coscheduling PodGroup",
-                        "volcano": "Volcano PodGroup"}[ref.system]
+            if found or ctx.config.single_object:
+                continue
+            group, kind = SYSTEM_OBJECTS[ref.system]
+            known = sorted(name for (g, k, _ns, name) in (ctx.inventory.gang_objects if ctx.inventory else {})
+                           if (g, k) == (group, kind))
+            label = f"{'Volcano ' if ref.system == 'volcano' else 'coscheduling ' if ref.system == 'coscheduling' else ''}" \
+                    f"{kind} '{ref.name}'"
+            if known:  # the repository keeps its groups: a name that matches none is a mistake
+                close = difflib.get_close_matches(ref.name, known, n=1, cutoff=0.6)
+                hint = f"; did you mean '{close[0]}'?" if close else f"; defined: {', '.join(known[:6])}"
+                yield Diagnostic(RULE_ID, ref.path, f"the pods join {label}, which no linted file defines: they stay "
+                                                    f"unschedulable until it exists{hint}")
+            else:
                 yield Diagnostic(RULE_ID, ref.path,
-                                 f"the pods join {kind} '{ref.name}' (namespace {ref.namespace or 'of the pod'}), "
-                                 "which the linted files do not define: they stay unschedulable until it exists "
-                                 "(ignore this if a controller creates it)", severity=Severity.WARNING)
+                                 f"the pods join {label} (namespace {ref.namespace or 'of the pod'}), which the linted "
+                                 "files do not define: they stay unschedulable until it exists (ignore this if a "
+                                 "controller creates it)", severity=Severity.WARNING)
+
+
+SYSTEM_OBJECTS = {"PodGroup": ("scheduling.k8s.io", "PodGroup"), "Workload": ("scheduling.k8s.io", "Workload"),
+                  "coscheduling": ("scheduling.x-k8s.io", "PodGroup"), "volcano": ("scheduling.volcano.sh", "PodGroup")}
