@@ -16,7 +16,8 @@ from typing import Any
 
 from gpulint.findings import Finding
 
-_COMMENT = re.compile(r"#\s*gpulint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9_,\- ]+)")
+# The rule ids (comma-separated); anything after them is a free-text reason.
+_COMMENT = re.compile(r"#\s*gpulint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*)")
 ANNOTATION = "gpulint.io/ignore"
 
 

@@ -234,3 +234,11 @@ def test_a_directory_named_explicitly_is_read_even_when_git_ignores_it(write, tm
     report = run_cli("check", str(tmp_path / "vendor"), "--format", "json").json()
     assert len(report["findings"]) == 1
     assert run_cli("check", str(tmp_path), "--format", "json").json()["findings"] == []
+
+
+def test_suppression_comments_may_carry_a_reason(write):
+    path = write("r.yaml", BAD_POD.replace("requests: {nvidia.com/gpu: 1}",
+                                           "requests: {nvidia.com/gpu: 1}  # gpulint: disable=gpu-request-without-limit"
+                                           " -- the platform webhook adds the limit"))
+    report = run_cli("check", str(path), "--format", "json").json()
+    assert report["findings"] == [] and report["summary"]["suppressed"] == 1
