@@ -19,7 +19,7 @@ from gpulint.objects import KubeObject, is_object, objects_in
 from gpulint.registry import Rule, all_rules, policy_rules
 from gpulint.schema import SchemaStore
 from gpulint.sources import Source
-from gpulint.suppress import FileSuppressions, annotation_rules, path_ignores
+from gpulint.suppress import FileSuppressions, annotation_rules, path_ignores, template_annotation_rules
 
 YAML_INVALID = "yaml-invalid"
 PARALLEL_MIN_FILES = 48
@@ -130,6 +130,7 @@ class FileLinter:
     def _check_object(self, obj: KubeObject) -> list[Finding]:
         findings = []
         ignored = annotation_rules(obj.annotations())
+        template_ignores = template_annotation_rules(obj.data)
         for rule_id, rule in self.rules.items():
             if rule.check is None:
                 continue
@@ -144,7 +145,8 @@ class FileLinter:
                 continue
             for diagnostic in diagnostics:
                 finding = self._finding(obj, diagnostic)
-                if rule_id in ignored or "all" in ignored:
+                scoped = [rules for prefix, rules in template_ignores if diagnostic.path[:len(prefix)] == prefix]
+                if any(rule_id in rules or "all" in rules for rules in (ignored, *scoped)):
                     finding = _SUPPRESSED
                 findings.append(finding)
         return findings

@@ -242,3 +242,23 @@ def test_suppression_comments_may_carry_a_reason(write):
                                            " -- the platform webhook adds the limit"))
     report = run_cli("check", str(path), "--format", "json").json()
     assert report["findings"] == [] and report["summary"]["suppressed"] == 1
+
+
+def test_pod_template_annotation_suppresses_findings_inside_the_template(write):
+    path = write("d.yaml", """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: d}
+        spec:
+          selector: {matchLabels: {a: b}}
+          template:
+            metadata:
+              labels: {a: b}
+              annotations: {gpulint.io/ignore: gpu-non-integer}
+            spec:
+              containers:
+              - {name: c, image: i, resources: {limits: {nvidia.com/gpu: 0.5}, requests: {amd.com/gpu: 1}}}
+    """)
+    report = run_cli("check", str(path), "--format", "json").json()
+    assert [f["rule"] for f in report["findings"]] == ["gpu-request-without-limit"]
+    assert report["summary"]["suppressed"] == 1
