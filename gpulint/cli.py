@@ -227,11 +227,12 @@ def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None,
 @click.option("--inventory", "inventory_paths", multiple=True, type=click.Path(),
               help="Inventory file or directory (repeatable; default: 'inventory:' from the configuration).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False))
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain_command(paths: tuple[str, ...], object_selector: str | None, inventory_paths: tuple[str, ...],
-                    config_path: str | None) -> None:
+                    config_path: str | None, output_format: str) -> None:
     """Explain why the pods of the manifests in PATHS would be Pending on the inventory's cluster."""
     from gpulint.app import build_inventory
-    from gpulint.explain import explain_objects, object_matches, render
+    from gpulint.explain import explain_objects, object_matches, render, render_json
     from gpulint.loader import load_bytes
     from gpulint.objects import objects_in
     from gpulint.sources import SourceError, collect
@@ -254,7 +255,7 @@ def explain_command(paths: tuple[str, ...], object_selector: str | None, invento
         what = f" matching --object {object_selector}" if object_selector else ""
         click.echo(f"gpulint: no pod templates{what} in {', '.join(paths)}", err=True)
         sys.exit(EXIT_USAGE)
-    click.echo(render(explanations), nl=False)
+    click.echo((render_json if output_format == "json" else render)(explanations), nl=False)
 
 
 @cli.command("serve")

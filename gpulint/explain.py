@@ -194,6 +194,18 @@ def explain_objects(objects: list[KubeObject], inventory: Inventory) -> list[Sit
     return [explain_site(obj, site, inventory) for obj in objects for site in pod_spec_sites(obj.data)]
 
 
+def render_json(explanations: list[SiteExplanation]) -> str:
+    import json
+
+    return json.dumps([{
+        "heading": e.heading,
+        "steps": [{"title": step.title, "status": step.status, "lines": step.lines} for step in e.steps],
+        "nodes": [{"nodes": names, "count": count, "result": result} for names, count, result in e.table],
+        "scheduler": e.summary,
+        "commands": e.commands,
+    } for e in explanations], indent=2) + "\n"
+
+
 def render(explanations: list[SiteExplanation]) -> str:
     out: list[str] = []
     for explanation in explanations:

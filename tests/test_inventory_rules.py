@@ -358,3 +358,13 @@ def test_parallel_output_is_deterministic(tmp_path):
     serial = run_cli("check", str(tmp_path), "--inventory", FLEET, "--jobs", "1", "--format", "json")
     parallel = run_cli("check", str(tmp_path), "--inventory", FLEET, "--jobs", "2", "--format", "json")
     assert serial.stdout == parallel.stdout and len(serial.json()["findings"]) == 60
+
+
+def test_explain_json(write):
+    path = write("p.yaml", gpu_pod(16, TOLERATE))
+    data = json.loads(run_cli("explain", str(path), "--inventory", FLEET, "--format", "json").stdout)
+    (explanation,) = data
+    assert explanation["heading"] == "Pod/ml/p (1 pod)"
+    assert [step["status"] for step in explanation["steps"]][:2] == ["ok", "FAIL"]
+    assert explanation["scheduler"].startswith("0/8 nodes are available:")
+    assert sum(row["count"] for row in explanation["nodes"]) == 8
