@@ -36,11 +36,6 @@ MAX_DEPTH = 256
 MAX_EXPANDED_NODES = 200_000
 MAX_EXPANSION_RATIO = 10
 
-# An unquoted ``{{`` where a value starts (``key: {{ .Values.x }}``, ``- {{ x }}``) is
-# a template even when it happens to parse; quoted ``"{{ x }}"`` may be data (Argo).
-_TEMPLATE_VALUE = re.compile(r"^[ \t]*(?:-[ \t]+)*(?:[^#'\"\n]*?:[ \t]+)?\{\{", re.MULTILINE)
-_TEMPLATE_ACTION_LINE = re.compile(r"^\s*\{\{-?\s*(?:if|else|end|range|with|define|include|template|/\*|-)\b.*\}\}\s*$",
-                                   re.MULTILINE)
 _TEMPLATED_MESSAGE = ("templated file: it contains Go/Helm template syntax ({{ ... }}) and is not plain YAML; "
                       "lint the rendered output instead: helm template RELEASE CHART | gpulint check -")
 _DOC_START = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
@@ -280,16 +275,6 @@ class _Builder:
         return mapping
 
 
-def looks_templated(text: str) -> int | None:
-    """Line (1-based) of the first Go/Helm template action, if the text is a template."""
-    if "{{" not in text:
-        return None
-    match = _TEMPLATE_ACTION_LINE.search(text) or _TEMPLATE_VALUE.search(text)
-    if match is None:
-        return None
-    return text.count("\n", 0, match.start()) + 1
-
-
 def decode(raw: bytes) -> str:
     """Bytes -> text as YAML allows (UTF-8, or UTF-16/32 with a BOM)."""
     if raw.startswith(b"\xef\xbb\xbf"):
@@ -344,17 +329,48 @@ def load_text(path: str, text: str) -> LoadedFile:
 
 def _load_text(path: str, text: str) -> LoadedFile:
     loaded = LoadedFile(path, text)
-    template_line = looks_templated(text)
-    if template_line is not None:
-        loaded.templated = True
-        loaded.problems.append(LoadProblem(_TEMPLATED_MESSAGE, template_line, 1))
-        return loaded
     _parse_stream(loaded, text, line_offset=0, first_index=0)
-    if loaded.problems and "{{" in text and not loaded.documents:
-        line = text.count("\n", 0, text.index("{{")) + 1
-        loaded.templated = True
-        loaded.problems = [LoadProblem(_TEMPLATED_MESSAGE, line, 1)]
+    if "{{" in text:
+        template_line = _template_outside_strings(loaded, text)
+        if template_line is not None:
+            loaded.templated = True
+            loaded.problems = [LoadProblem(_TEMPLATED_MESSAGE, template_line, 1)]
+            loaded.documents = []
     return loaded
+
+
+def _template_outside_strings(loaded: LoadedFile, text: str) -> int | None:
+    """Line of a ``{{`` that is template syntax rather than text inside a string.
+
+    ``{{ $labels.instance }}`` inside a quoted or block scalar is data (Prometheus and
+    Alertmanager templates, Argo parameters); anywhere else - or in a file that does not parse -
+    it is a Helm/Go template that must be rendered before it can be linted.
+    """
+    braces = [match.start() for match in re.finditer(r"\{\{", text)]
+    if loaded.problems and any(p.message.startswith("YAML syntax error") for p in loaded.problems):
+        return text.count("\n", 0, braces[0]) + 1
+    spans = sorted(span for document in loaded.documents for span in _scalar_spans(document.node))
+    for position in braces:
+        if not any(start <= position < end for start, end in spans):
+            return text.count("\n", 0, position) + 1
+    return None
+
+
+def _scalar_spans(root: Node) -> list[tuple[int, int]]:
+    spans, stack, seen = [], [root], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):  # a plain scalar cannot start with "{": its braces are text too
+            spans.append((node.start_mark.index, node.end_mark.index))
+        elif isinstance(node, MappingNode):
+            for key, value in node.value:
+                stack.extend((key, value))
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return spans
 
 
 def _parse_stream(loaded: LoadedFile, text: str, line_offset: int, first_index: int) -> None:

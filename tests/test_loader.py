@@ -165,3 +165,43 @@ def test_json_is_read_with_positions():
 def test_control_characters_are_a_problem_not_a_crash():
     loaded = load_text("ctl.yaml", "kind: Pod\nname: a\x07b\n")
     assert loaded.problems and loaded.problems[0].line == 2
+
+
+def test_go_templates_inside_strings_are_data_not_helm():
+    prometheus = load("""
+        apiVersion: monitoring.coreos.com/v1
+        kind: PrometheusRule
+        metadata: {name: gpu-alerts}
+        spec:
+          groups:
+          - name: gpus
+            rules:
+            - alert: GPUDown
+              expr: DCGM_FI_DEV_GPU_UTIL == 0
+              annotations:
+                summary: "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} is idle"
+                description: |
+                  {{ $labels.instance }} reports no utilisation.
+                  {{ range $i, $v := .Alerts }}{{ $v.Labels.pod }}{{ end }}
+        ---
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: alertmanager-templates}
+        data:
+          gpu.tmpl: >
+            {{ define "gpu.title" }}[{{ .Status }}] {{ .CommonLabels.alertname }}{{ end }}
+          plain: text with {{ braces }} inside
+    """)
+    assert not prometheus.templated and not prometheus.problems and len(prometheus.documents) == 2
+    helm_value = load("""
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          containers:
+          - name: c
+            resources:
+              limits:
+                nvidia.com/gpu: {{ .Values.gpus }}
+    """)
+    assert helm_value.templated and helm_value.problems[0].line == 9 and helm_value.documents == []
