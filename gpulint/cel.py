@@ -96,6 +96,8 @@ class Version:
 
 def parse_semver(text: str, normalize: bool = False) -> Version:
     """blang/semver strict parsing; ``normalize`` allows a leading v, missing parts and leading zeros."""
+    if len(text) > 256:  # no real version is this long; bounds the regex work on hostile input
+        raise ValueError("invalid semver: longer than 256 characters")
     if normalize:
         match = re.fullmatch(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(.*)", text.removeprefix("v"), re.DOTALL)
         if match:

@@ -273,6 +273,8 @@ def explain_command(paths: tuple[str, ...], object_selector: str | None, invento
 @click.option("--failure-mode", type=click.Choice(["allow", "deny"]), default="allow", show_default=True,
               help="The answer when gpulint itself fails on a request.")
 @click.option("--inventory-poll-seconds", default=10.0, show_default=True, type=click.FloatRange(0.1))
+@click.option("--max-concurrency", default=64, show_default=True, type=click.IntRange(1),
+              help="Reviews in progress at once; more are answered 503.")
 @click.option("--live-inventory", is_flag=True,
               help="Watch Nodes, ResourceSlices and DeviceClasses through the Kubernetes API (in-cluster service "
                    "account, or --kubeconfig).")
@@ -280,8 +282,8 @@ def explain_command(paths: tuple[str, ...], object_selector: str | None, invento
 @click.option("--policy", "policy_paths", multiple=True, help="Policies to enforce too (as in gpulint check).")
 def serve_command(tls_cert: str, tls_key: str, host: str, port: int, inventory_paths: tuple[str, ...],
                   config_path: str | None, deny_on: str, dry_run_mode: bool, max_body_bytes: int, failure_mode: str,
-                  inventory_poll_seconds: float, live_inventory: bool, kubeconfig: str | None,
-                  policy_paths: tuple[str, ...]) -> None:
+                  inventory_poll_seconds: float, max_concurrency: int, live_inventory: bool,
+                  kubeconfig: str | None, policy_paths: tuple[str, ...]) -> None:
     """Run the validating admission webhook (HTTPS, POST /validate; /healthz, /readyz, /metrics)."""
     from gpulint.registry import all_rules
     from gpulint.serve import ServeOptions, run
@@ -294,7 +296,7 @@ def serve_command(tls_cert: str, tls_key: str, host: str, port: int, inventory_p
         raise click.UsageError(str(exc)) from None
     _rules_with_policies(config.policies)  # a broken policy is a usage error before serving
     options = ServeOptions(host, port, tls_cert, tls_key, Severity.parse(deny_on), dry_run_mode, max_body_bytes,
-                           failure_mode, inventory_poll_seconds, live_inventory, kubeconfig or "")
+                           failure_mode, inventory_poll_seconds, max_concurrency, live_inventory, kubeconfig or "")
     try:
         run(config, options)
     except Exception as exc:  # noqa: BLE001 - port in use, unreadable key, no in-cluster credentials...

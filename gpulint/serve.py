@@ -41,6 +41,7 @@ class ServeOptions:
     max_body_bytes: int = 3 * 1024 * 1024  # the API server's own request limit is ~3 MiB
     failure_mode: str = "allow"  # allow (with a warning) or deny, when gpulint itself fails
     inventory_poll_seconds: float = 10.0
+    max_concurrency: int = 64  # reviews in progress at once; more get 503 (the API server retries or ignores)
     live_inventory: bool = False  # list/watch Nodes, ResourceSlices, DeviceClasses from the API server
     kubeconfig: str = ""  # for the live inventory outside the cluster (default: the service account)
 
@@ -116,6 +117,7 @@ class Webhook:
         self._signature: tuple[Any, ...] | None = None
         self._stop = threading.Event()
         self.live = None
+        self.slots = threading.BoundedSemaphore(options.max_concurrency)
         if config.inventory:
             self.reload_inventory()
         if options.live_inventory:
@@ -266,8 +268,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(413, json.dumps({"error": f"request body over {webhook.options.max_body_bytes} bytes"}).encode())
             webhook.metrics.observe(self.path, "too_large", time.perf_counter() - started)
             return
-        body = self.rfile.read(int(length))
-        status, answer, decision = webhook.review(body)
+        if not webhook.slots.acquire(blocking=False):  # a flood must not exhaust threads or memory
+            self.close_connection = True
+            self._send(503, b'{"error": "too many reviews in progress"}')
+            webhook.metrics.observe(self.path, "overloaded", time.perf_counter() - started)
+            return
+        try:
+            body = self.rfile.read(int(length))
+            status, answer, decision = webhook.review(body)
+        finally:
+            webhook.slots.release()
         self._send(status, json.dumps(answer).encode())
         elapsed = time.perf_counter() - started
         result = "bad_request" if status != 200 else ("denied" if decision and not decision.allowed else "allowed")

@@ -297,3 +297,28 @@ def test_renewed_certificate_is_served_without_a_restart(tmp_path):
         assert any(event["event"] == "certificate_reloaded" for event in running.log)
     finally:
         running.stop()
+
+
+def test_reviews_beyond_the_concurrency_limit_get_503(tmp_path):
+    running = Server(tmp_path, "--max-concurrency", "1")
+    try:
+        body = json.dumps(review(GOOD_POD, "uid-slow")).encode()
+        raw = socket.create_connection(("127.0.0.1", running.port), timeout=10)
+        slow = running.client_context.wrap_socket(raw, server_hostname="localhost")
+        slow.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                     + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:5])
+        time.sleep(0.3)  # the slow review holds the only slot while its body trickles in
+        status, answer = running.post(review(GOOD_POD, "uid-rejected"))
+        assert status == 503 and "too many reviews" in answer["error"]
+        slow.sendall(body[5:])
+        reply = b""
+        while b"uid-slow" not in reply:
+            chunk = slow.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+        slow.close()
+        assert b"HTTP/1.1 200" in reply
+        assert running.post(review(GOOD_POD, "uid-after"))[0] == 200  # the slot was released
+    finally:
+        running.stop()
