@@ -94,6 +94,26 @@ class Server:
         connection.close()
         return response.status, text
 
+    def start_slow_review(self, body: bytes, first: int):
+        """A review whose body is only partly sent: it stays in flight until finish_slow_review."""
+        raw = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        tls = self.client_context.wrap_socket(raw, server_hostname="localhost")
+        tls.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                    + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:first])
+        return tls
+
+    @staticmethod
+    def finish_slow_review(tls, body: bytes, first: int, marker: bytes) -> bytes:
+        tls.sendall(body[first:])
+        reply = b""
+        while marker not in reply:
+            chunk = tls.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+        tls.close()
+        return reply
+
     def stop(self):
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
@@ -209,21 +229,11 @@ def test_inventory_reload_mid_traffic(tmp_path):
 def test_sigterm_lets_in_flight_requests_finish(tmp_path):
     running = Server(tmp_path)
     body = json.dumps(review(GOOD_POD, "uid-in-flight")).encode()
-    raw = socket.create_connection(("127.0.0.1", running.port), timeout=10)
-    tls = running.client_context.wrap_socket(raw, server_hostname="localhost")
-    tls.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:10])
+    tls = running.start_slow_review(body, 10)
     time.sleep(0.3)
     running.process.send_signal(signal.SIGTERM)
     time.sleep(0.3)
-    tls.sendall(body[10:])
-    answer = b""
-    while b"uid-in-flight" not in answer:
-        chunk = tls.recv(65536)
-        if not chunk:
-            break
-        answer += chunk
-    tls.close()
+    answer = running.finish_slow_review(tls, body, 10, b"uid-in-flight")
     assert b"HTTP/1.1 200" in answer and b'"allowed": true' in answer
     assert running.process.wait(timeout=15) == 0
     assert any(event["event"] == "shutdown" for event in running.log)
@@ -303,21 +313,11 @@ def test_reviews_beyond_the_concurrency_limit_get_503(tmp_path):
     running = Server(tmp_path, "--max-concurrency", "1")
     try:
         body = json.dumps(review(GOOD_POD, "uid-slow")).encode()
-        raw = socket.create_connection(("127.0.0.1", running.port), timeout=10)
-        slow = running.client_context.wrap_socket(raw, server_hostname="localhost")
-        slow.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                     + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:5])
+        slow = running.start_slow_review(body, 5)
         time.sleep(0.3)  # the slow review holds the only slot while its body trickles in
         status, answer = running.post(review(GOOD_POD, "uid-rejected"))
         assert status == 503 and "too many reviews" in answer["error"]
-        slow.sendall(body[5:])
-        reply = b""
-        while b"uid-slow" not in reply:
-            chunk = slow.recv(65536)
-            if not chunk:
-                break
-            reply += chunk
-        slow.close()
+        reply = running.finish_slow_review(slow, body, 5, b"uid-slow")
         assert b"HTTP/1.1 200" in reply
         assert running.post(review(GOOD_POD, "uid-after"))[0] == 200  # the slot was released
     finally:
