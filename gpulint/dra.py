@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulint.cel import CelEngine, CelProblem, device_value
+from gpulint.fields import dig
 from gpulint.findings import Path
 from gpulint.scheduler import NodeInfo, pod_requirements
 
@@ -75,22 +76,17 @@ def claim_spec_path(kind: str) -> Path:
     return ("spec", "spec", "devices") if kind == "ResourceClaimTemplate" else ("spec", "devices")
 
 
-def _dig(data: Any, path: Path) -> Any:
-    for step in path:
-        if isinstance(data, dict):
-            data = data.get(step)
-        elif isinstance(data, list) and isinstance(step, int) and 0 <= step < len(data):
-            data = data[step]
-        else:
-            return None
-    return data
+def claim_spec_of(data: dict[str, Any], kind: str) -> ClaimSpec:
+    """The device claim of a ResourceClaim or ResourceClaimTemplate object, in its version's shape."""
+    base = claim_spec_path(kind)
+    return parse_claim_spec(str(data.get("apiVersion") or ""), dig(data, *base), base)
 
 
 def _alternative(raw: dict[str, Any], name: str, path: Path) -> tuple[Alternative, list[tuple[Path, str]]]:
     problems = []
     selectors = []
     for index, selector in enumerate(raw.get("selectors") or []):
-        expression = _dig(selector, ("cel", "expression"))
+        expression = dig(selector, "cel", "expression")
         if isinstance(expression, str):
             selectors.append(Selector(expression, (*path, "selectors", index, "cel", "expression")))
     mode = raw.get("allocationMode") or "ExactCount"
@@ -111,7 +107,7 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
     problems: list[tuple[Path, str]] = []
     # v1beta1 and v1alpha3 have no `exactly`: the request fields sit on the request itself
     flat = not api_version.endswith(("/v1", "/v1beta2"))
-    for index, raw in enumerate(_dig(devices, ("requests",)) or []):
+    for index, raw in enumerate(dig(devices, "requests",) or []):
         if not isinstance(raw, dict):
             continue
         name = str(raw.get("name") or f"#{index}")
@@ -134,7 +130,7 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
             problems.extend(found)
         requests.append(Request(name, path, tuple(alternatives), isinstance(first, list)))
     constraints = []
-    for index, raw in enumerate(_dig(devices, ("constraints",)) or []):
+    for index, raw in enumerate(dig(devices, "constraints",) or []):
         if not isinstance(raw, dict):
             continue
         attribute = raw.get("matchAttribute") or raw.get("distinctAttribute")
@@ -147,8 +143,8 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
 
 def class_selectors(device_class: dict[str, Any]) -> tuple[Selector, ...]:
     out = []
-    for index, selector in enumerate(_dig(device_class, ("spec", "selectors")) or []):
-        expression = _dig(selector, ("cel", "expression"))
+    for index, selector in enumerate(dig(device_class, "spec", "selectors") or []):
+        expression = dig(selector, "cel", "expression")
         if isinstance(expression, str):
             out.append(Selector(expression, ("spec", "selectors", index, "cel", "expression")))
     return tuple(out)
@@ -197,7 +193,7 @@ def _freeze(value: Any) -> Any:
 
 def slice_devices(slice_spec: dict[str, Any]) -> list[Device]:
     driver = str(slice_spec.get("driver") or "")
-    pool = str(_dig(slice_spec, ("pool", "name")) or "")
+    pool = str(dig(slice_spec, "pool", "name") or "")
     devices = []
     for raw in slice_spec.get("devices") or []:
         if not isinstance(raw, dict):

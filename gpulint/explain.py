@@ -18,7 +18,7 @@ from gpulint.objects import KubeObject
 from gpulint.resources import is_extended
 from gpulint.scheduler import (REASON_AFFINITY, REASON_NODE_NAME, REASON_UNSCHEDULABLE, FitResult, NodeGroup,
                                pod_requirements)
-from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites
+from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
 
 OK, FAIL, INFO = "ok", "FAIL", "info"
 
@@ -170,14 +170,8 @@ def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Inventory, result: 
 def _commands(obj: KubeObject, site: PodSpecSite, result: FitResult) -> list[str]:
     namespace = f" -n {obj.ref.namespace}" if obj.ref.namespace else ""
     commands = [f"kubectl get events{namespace} --field-selector reason=FailedScheduling"]
-    labels = {}
-    template = obj.data
-    for step in site.template_path:
-        template = template.get(step, {}) if isinstance(template, dict) else {}
-    metadata = template.get("metadata") if isinstance(template, dict) and site.template_path else obj.data.get(
-        "metadata")
-    if isinstance(metadata, dict) and isinstance(metadata.get("labels"), dict):
-        labels = metadata["labels"]
+    labels = template_metadata(obj.data, site).get("labels")
+    labels = labels if isinstance(labels, dict) else {}
     if labels:
         selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
         commands.append(f"kubectl describe pods{namespace} -l {selector}")

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from gpulint.findings import Path
 from gpulint.scheduler import ClusterModel, NodeInfo, PodRequirements, copies_on, pod_requirements
-from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites
+from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
+from gpulint.fields import dig, mapping
 
 if TYPE_CHECKING:
     from gpulint.inventory import Inventory
@@ -73,22 +74,6 @@ def _int(value: Any, default: int | None = None) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _dig(data: Any, *path: Any) -> Any:
-    for step in path:
-        data = data.get(step) if isinstance(data, dict) else None
-    return data
-
-
-def _template_meta(obj_data: dict[str, Any], site: PodSpecSite) -> dict[str, Any]:
-    holder: Any = obj_data
-    for step in site.template_path:
-        holder = holder[step] if isinstance(holder, (dict, list)) else None
-    metadata = holder.get("metadata") if isinstance(holder, dict) else None
-    if site.template_path == () and isinstance(obj_data.get("metadata"), dict):
-        metadata = obj_data["metadata"]
-    return metadata if isinstance(metadata, dict) else {}
-
-
 def _member(kind: str, site: PodSpecSite, count: int | None = None, default_scheduler: str = "default-scheduler"
             ) -> Member:
     scheduler = site.spec.get("schedulerName") or default_scheduler
@@ -107,17 +92,17 @@ class GroupReference:
 
 
 def group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str) -> list[GroupReference]:
-    meta = _template_meta(obj_data, site)
-    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
-    annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+    meta = template_metadata(obj_data, site)
+    labels = mapping(meta.get("labels"))
+    annotations = mapping(meta.get("annotations"))
     meta_path = (*site.template_path, "metadata")
     refs = []
-    group = _dig(site.spec, "schedulingGroup", "podGroupName")
+    group = dig(site.spec, "schedulingGroup", "podGroupName")
     if isinstance(group, str):
         refs.append(GroupReference("PodGroup", namespace, group, (*site.path, "schedulingGroup", "podGroupName")))
-    workload = _dig(site.spec, "workloadRef", "name")
+    workload = dig(site.spec, "workloadRef", "name")
     if isinstance(workload, str):
-        group_name = _dig(site.spec, "workloadRef", "podGroup")
+        group_name = dig(site.spec, "workloadRef", "podGroup")
         refs.append(GroupReference("Workload", namespace, workload, (*site.path, "workloadRef", "name"),
                                    group_name if isinstance(group_name, str) else ""))
     if isinstance(labels.get(COSCHEDULING_LABEL), str):
@@ -132,11 +117,11 @@ def group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str
 
 def _native_policy(spec: Any) -> tuple[int | None, str, bool]:
     """(gang minCount, topology key, is a gang) of a PodGroup spec or a Workload podGroupTemplate."""
-    policy = _dig(spec, "schedulingPolicy") or _dig(spec, "policy")
-    gang = _dig(policy, "gang")
-    key = _dig(spec, "schedulingConstraints", "topology")
+    policy = dig(spec, "schedulingPolicy") or dig(spec, "policy")
+    gang = dig(policy, "gang")
+    key = dig(spec, "schedulingConstraints", "topology")
     topology = key[0].get("key") if isinstance(key, list) and key and isinstance(key[0], dict) else ""
-    return _int(_dig(gang, "minCount")), topology if isinstance(topology, str) else "", isinstance(gang, dict)
+    return _int(dig(gang, "minCount")), topology if isinstance(topology, str) else "", isinstance(gang, dict)
 
 
 def group_minimum(ref: GroupReference, inventory: Inventory | None) -> tuple[int | None, str, bool, bool]:
@@ -153,7 +138,7 @@ def group_minimum(ref: GroupReference, inventory: Inventory | None) -> tuple[int
         data = inventory.find_gang_object("scheduling.k8s.io", "Workload", ref.namespace, ref.name)
         if data is None:
             return None, "", True, False
-        for group in _dig(data, "spec", "podGroups") or []:  # 1.35 v1alpha1: spec.podGroups[].policy.gang
+        for group in dig(data, "spec", "podGroups") or []:  # 1.35 v1alpha1: spec.podGroups[].policy.gang
             if isinstance(group, dict) and group.get("name") == ref.pod_group:
                 minimum, topology, is_gang = _native_policy(group)
                 return minimum, topology, is_gang, True
@@ -162,7 +147,7 @@ def group_minimum(ref: GroupReference, inventory: Inventory | None) -> tuple[int
     data = inventory.find_gang_object(group, "PodGroup", ref.namespace, ref.name)
     if data is None:
         return None, "", True, False
-    return _int(_dig(data, "spec", "minMember")), "", True, True
+    return _int(dig(data, "spec", "minMember")), "", True, True
 
 
 def gangs_of(obj: KubeObject, inventory: Inventory | None) -> list[Gang]:
@@ -173,20 +158,20 @@ def gangs_of(obj: KubeObject, inventory: Inventory | None) -> list[Gang]:
         return []
     topology, topology_path = _template_topology(data, sites)
     if group == "batch.volcano.sh" and kind == "Job":
-        scheduler = _dig(data, "spec", "schedulerName")
+        scheduler = dig(data, "spec", "schedulerName")
         members = [_member(kind, site, default_scheduler=scheduler if isinstance(scheduler, str) else "volcano")
                    for site in sites]
         total = sum(m.count for m in members)
-        return [Gang("Volcano Job", members, _int(_dig(data, "spec", "minAvailable"), total) or total,
+        return [Gang("Volcano Job", members, _int(dig(data, "spec", "minAvailable"), total) or total,
                      ("spec", "minAvailable") if "minAvailable" in (data.get("spec") or {}) else ("spec",),
                      topology, topology_path)]
-    if group == "kubeflow.org" and isinstance(_dig(data, "spec", "runPolicy", "schedulingPolicy"), dict):
+    if group == "kubeflow.org" and isinstance(dig(data, "spec", "runPolicy", "schedulingPolicy"), dict):
         members = [_member(kind, site) for site in sites]
         total = sum(m.count for m in members)
-        minimum = _int(_dig(data, "spec", "runPolicy", "schedulingPolicy", "minAvailable"), total) or total
+        minimum = _int(dig(data, "spec", "runPolicy", "schedulingPolicy", "minAvailable"), total) or total
         return [Gang(f"{kind} schedulingPolicy", members, minimum,
                      ("spec", "runPolicy", "schedulingPolicy"), topology, topology_path)]
-    scheduling = _dig(data, "spec", "scheduling") if group == "batch" and kind == "Job" else None
+    scheduling = dig(data, "spec", "scheduling") if group == "batch" and kind == "Job" else None
     if isinstance(scheduling, dict):
         minimum, topology, is_gang = _native_policy(scheduling)
         if is_gang:
@@ -201,7 +186,7 @@ def gangs_of(obj: KubeObject, inventory: Inventory | None) -> list[Gang]:
 def _template_topology(data: dict[str, Any], sites: list[PodSpecSite]) -> tuple[str, Path | None]:
     """A Kueue required topology on a pod template of a gang workload: the gang's domain."""
     for site in sites:
-        annotations = _template_meta(data, site).get("annotations")
+        annotations = template_metadata(data, site).get("annotations")
         value = annotations.get(KUEUE_REQUIRED_TOPOLOGY) if isinstance(annotations, dict) else None
         if isinstance(value, str) and value:
             return value, (*site.template_path, "metadata", "annotations", KUEUE_REQUIRED_TOPOLOGY)
@@ -224,7 +209,7 @@ def _referenced_gangs(obj: KubeObject, sites: list[PodSpecSite], inventory: Inve
         parent = ""
         if ref.system == "PodGroup" and inventory is not None:
             group = inventory.find_gang_object("scheduling.k8s.io", "PodGroup", ref.namespace, ref.name) or {}
-            parent = str(_dig(group, "spec", "parentCompositePodGroupName") or "")
+            parent = str(dig(group, "spec", "parentCompositePodGroupName") or "")
         label = {"coscheduling": "coscheduling PodGroup", "volcano": "Volcano PodGroup"}.get(ref.system, ref.system)
         gangs.append(Gang(f"{label} {ref.name}", members, minimum, first_path[ref], topology,
                           first_path[ref] if topology else None, declared_by_group=True, parent=parent))
@@ -235,9 +220,9 @@ def _kueue_gangs(obj: KubeObject, sites: list[PodSpecSite]) -> list[Gang]:
     """Kueue admits a workload whole; a required topology makes each pod set one domain."""
     gangs = []
     for site in sites:
-        meta = _template_meta(obj.data, site)
-        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
-        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        meta = template_metadata(obj.data, site)
+        annotations = mapping(meta.get("annotations"))
+        labels = mapping(meta.get("labels"))
         topology = annotations.get(KUEUE_REQUIRED_TOPOLOGY)
         total = _int(annotations.get(KUEUE_TOTAL_ANNOTATION)) or (
             int(annotations[KUEUE_TOTAL_ANNOTATION]) if str(annotations.get(KUEUE_TOTAL_ANNOTATION, "")).isdigit()
@@ -302,13 +287,13 @@ def has_gang_policy(obj: KubeObject, inventory: Inventory | None) -> bool:
     """Any sign that the pods are placed together (or admitted together, with Kueue)."""
     if gangs_of(obj, inventory):
         return True
-    labels = _dig(obj.data, "metadata", "labels")
+    labels = dig(obj.data, "metadata", "labels")
     if isinstance(labels, dict) and KUEUE_QUEUE_LABEL in labels:
         return True
     for site in pod_spec_sites(obj.data):
         if group_references(obj.data, site, obj.ref.namespace):
             return True
-        meta = _template_meta(obj.data, site)
+        meta = template_metadata(obj.data, site)
         if KUEUE_QUEUE_LABEL in (meta.get("labels") or {}) or site.spec.get("schedulerName") in (
                 "volcano", "kai-scheduler", "scheduler-plugins-scheduler", "yunikorn"):
             return True

@@ -15,6 +15,7 @@ from gpulint.loader import LoadProblem, LocatedDocument, collector_paused, load_
 from gpulint.objects import KubeObject, objects_in
 from gpulint.scheduler import ClusterModel, NodeInfo, pod_requests
 from gpulint.sources import Source, SourceError, collect
+from gpulint.fields import mapping
 
 if TYPE_CHECKING:
     from gpulint.dra_model import DraModel
@@ -104,8 +105,8 @@ class Inventory:
         """Non-terminal pods bound to a node consume its capacity in the "now" view."""
         by_name = {node.name: node for node in self.nodes}
         for pod in self.pods:
-            spec = pod.data.get("spec") if isinstance(pod.data.get("spec"), dict) else {}
-            status = pod.data.get("status") if isinstance(pod.data.get("status"), dict) else {}
+            spec = mapping(pod.data.get("spec"))
+            status = mapping(pod.data.get("status"))
             node = by_name.get(spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else "")
             if node is None or status.get("phase") in TERMINAL_PHASES:
                 continue
@@ -128,7 +129,7 @@ class Inventory:
         names: dict[str, str] = {}
         for class_name, located in sorted(self.device_classes.items()):
             names[DEVICE_CLASS_PREFIX + class_name] = class_name
-            spec = located.data.get("spec") if isinstance(located.data.get("spec"), dict) else {}
+            spec = mapping(located.data.get("spec"))
             explicit = spec.get("extendedResourceName")
             if isinstance(explicit, str) and explicit:
                 names.setdefault(explicit, class_name)

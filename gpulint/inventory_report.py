@@ -8,6 +8,7 @@ from typing import Any
 
 from gpulint.inventory import Inventory
 from gpulint.resources import is_extended
+from gpulint.fields import mapping, sequence
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 RACK_LABELS = ("topology.kubernetes.io/rack", "cloud.google.com/gce-topology-subblock",
@@ -73,8 +74,8 @@ def summarize(inventory: Inventory) -> InventorySummary:
             totals[name].free += max(node.free(name), Fraction(0))
     summary.resources = dict(totals)
     for located in inventory.slices:
-        spec = located.data.get("spec") if isinstance(located.data.get("spec"), dict) else {}
-        devices = spec.get("devices") if isinstance(spec.get("devices"), list) else []
+        spec = mapping(located.data.get("spec"))
+        devices = sequence(spec.get("devices"))
         summary.devices_by_driver[str(spec.get("driver") or "(no driver)")] += len(devices)
     extended = {cls: name for name, cls in inventory.dra_extended_resources().items()
                 if not name.startswith("deviceclass.resource.kubernetes.io/")}

@@ -20,6 +20,7 @@ from gpulint.loader import LocatedDocument, load_bytes
 from gpulint.objects import KubeObject, objects_in
 from gpulint.sources import SourceError, collect
 from gpulint.workloads import pod_spec_sites
+from gpulint.fields import mapping
 
 if TYPE_CHECKING:
     from gpulint.checks import CheckContext
@@ -167,18 +168,18 @@ def _gpulint_policy(loader: _Loader, document: LocatedDocument, data: dict[str, 
     except ValueError as exc:
         loader.problem(document, ("spec", "severity"), str(exc))
         severity = Severity.ERROR
-    raw_match = spec.get("match") if isinstance(spec.get("match"), dict) else {}
+    raw_match = mapping(spec.get("match"))
     match = Match(kinds=_list(raw_match.get("kinds")), namespaces=_list(raw_match.get("namespaces")),
                   label_selector=raw_match.get("labelSelector") if isinstance(raw_match.get("labelSelector"), dict)
                   else None)
     return Policy(name, severity, match, _variables(loader, document, spec.get("variables"), ("spec", "variables")),
                   _validations(loader, document, spec.get("validations"), ("spec", "validations")),
-                  spec.get("docs") if isinstance(spec.get("docs"), dict) else {}, document.path)
+                  mapping(spec.get("docs")), document.path)
 
 
 def _vap(loader: _Loader, document: LocatedDocument, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
-    constraints = spec.get("matchConstraints") if isinstance(spec.get("matchConstraints"), dict) else {}
+    spec = mapping(data.get("spec"))
+    constraints = mapping(spec.get("matchConstraints"))
     conditions = []
     for index, item in enumerate(spec.get("matchConditions") or []):
         if isinstance(item, dict):
@@ -268,7 +269,7 @@ def load_policies(paths: tuple[str, ...]) -> list[Policy]:
 
 def _bound(loader: _Loader, document: LocatedDocument, binding: dict[str, Any], vaps: dict[str, dict[str, Any]],
            others: list[dict[str, Any]]) -> Policy | None:
-    spec = binding.get("spec") if isinstance(binding.get("spec"), dict) else {}
+    spec = mapping(binding.get("spec"))
     name = spec.get("policyName")
     if name not in vaps:
         loader.problem(document, ("spec", "policyName"), f"binding names ValidatingAdmissionPolicy {name!r}, "

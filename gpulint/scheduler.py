@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.quantity import QuantityError, quantity_from_yaml
+from gpulint.fields import mapping
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
@@ -130,10 +131,10 @@ class NodeInfo:
 
     @classmethod
     def from_object(cls, data: dict[str, Any]) -> "NodeInfo":
-        metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-        spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
-        status = data.get("status") if isinstance(data.get("status"), dict) else {}
-        labels = metadata.get("labels") if isinstance(metadata.get("labels"), dict) else {}
+        metadata = mapping(data.get("metadata"))
+        spec = mapping(data.get("spec"))
+        status = mapping(data.get("status"))
+        labels = mapping(metadata.get("labels"))
         taints = []
         for taint in spec.get("taints") or []:
             if isinstance(taint, dict) and isinstance(taint.get("key"), str):

@@ -35,17 +35,13 @@ def annotation_rules(annotations: dict[str, Any]) -> frozenset[str]:
 def template_annotation_rules(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], frozenset[str]]]:
     """The annotation on a pod template (what a Helm chart or a controller passes down to its pods)
     suppresses findings inside that template: (path prefix of the template, rule ids)."""
-    from gpulint.workloads import pod_spec_sites
+    from gpulint.workloads import pod_spec_sites, template_metadata
 
     scoped = []
     for site in pod_spec_sites(data):
         if not site.template_path:
             continue  # a Pod: its own metadata is the object's
-        holder: Any = data
-        for step in site.template_path:
-            holder = holder[step] if isinstance(holder, (dict, list)) else None
-        metadata = holder.get("metadata") if isinstance(holder, dict) else None
-        annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+        annotations = template_metadata(data, site).get("annotations")
         if isinstance(annotations, dict):
             rules = annotation_rules(annotations)
             if rules:

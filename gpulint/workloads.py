@@ -168,6 +168,15 @@ def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                     yield PodSpecSite(spec_path, spec, site.pods(obj, owner), role, spec_path[:-1])
 
 
+def template_metadata(data: dict[str, Any], site: PodSpecSite) -> dict[str, Any]:
+    """The metadata of the pod template at ``site`` (for a Pod: the object's own)."""
+    holder: Any = data
+    for step in site.template_path:
+        holder = holder[step] if isinstance(holder, (dict, list)) else None
+    metadata = holder.get("metadata") if isinstance(holder, dict) else None
+    return metadata if isinstance(metadata, dict) else {}
+
+
 def containers(spec: dict[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
     """(path relative to the pod spec, container) for every container, init and ephemeral included."""
     for list_name in CONTAINER_LISTS:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.dra import ClaimSpec, claim_spec_path, parse_claim_spec
+from gpulint.dra import ClaimSpec, claim_spec_of
 from gpulint.findings import Path
 from gpulint.objects import KubeObject
 
@@ -18,11 +18,7 @@ def claim_of(obj: KubeObject) -> ClaimSpec | None:
     """The device claim of a ResourceClaim or ResourceClaimTemplate object."""
     if not is_dra(obj, *CLAIM_KINDS):
         return None
-    base = claim_spec_path(obj.kind)
-    devices = obj.data
-    for step in base:
-        devices = devices.get(step) if isinstance(devices, dict) else None
-    return parse_claim_spec(obj.api_version, devices, base)
+    return claim_spec_of(obj.data, obj.kind)
 
 
 def class_references(obj: KubeObject) -> Iterator[tuple[str, Path]]:

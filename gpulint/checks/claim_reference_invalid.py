@@ -6,7 +6,7 @@ from typing import Any
 
 from gpulint.checks import CheckContext
 from gpulint.checks._dra import claim_of
-from gpulint.dra import claim_spec_path, parse_claim_spec
+from gpulint.dra import claim_spec_of
 from gpulint.findings import Diagnostic, Severity
 from gpulint.inventory import Inventory
 from gpulint.objects import KubeObject
@@ -73,11 +73,7 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
                              severity=None if definite else Severity.WARNING)
             requests_by_name[str(entry.get("name"))] = None
             continue
-        spec_path = claim_spec_path(kind)
-        devices = located.data
-        for step in spec_path:
-            devices = devices.get(step) if isinstance(devices, dict) else None
-        parsed = parse_claim_spec(str(located.data.get("apiVersion") or ""), devices, spec_path)
+        parsed = claim_spec_of(located.data, kind)
         requests_by_name[str(entry.get("name"))] = {r.name for r in parsed.requests}
     for container_path, container in containers(spec):
         resources = container.get("resources")

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from gpulint.cel import CelProblem
 from gpulint.checks import CheckContext
 from gpulint.checks._dra import claim_of
 from gpulint.checks.claim_reference_invalid import referenced_claim
-from gpulint.dra import Alternative, ClaimSpec, Request, claim_spec_path, parse_claim_spec
+from gpulint.dra import Alternative, ClaimSpec, Request, claim_spec_of
 from gpulint.dra_model import DraModel
 from gpulint.findings import Diagnostic, Severity
 from gpulint.inventory import Inventory
@@ -86,11 +85,7 @@ def referenced_claims(obj: KubeObject, site: PodSpecSite, inventory: Inventory |
         located, kind = referenced_claim(obj, entry, inventory)
         if located is None:
             continue  # claim-reference-invalid reports it
-        base = claim_spec_path(kind)
-        devices: Any = located.data
-        for step in base:
-            devices = devices.get(step) if isinstance(devices, dict) else None
-        claims.append(parse_claim_spec(str(located.data.get("apiVersion") or ""), devices, base))
+        claims.append(claim_spec_of(located.data, kind))
     return claims
 
 

@@ -7,6 +7,7 @@ from gpulint.checks import CheckContext
 from gpulint.findings import Diagnostic, Severity
 from gpulint.objects import KubeObject
 from gpulint.workloads import pod_spec_sites
+from gpulint.fields import mapping
 
 RULE_ID = "feature-gate-required"
 # gate -> (stage by Kubernetes minor version, on by default) for the versions gpulint targets.
@@ -21,7 +22,7 @@ GATES: dict[str, dict[str, tuple[str, bool]]] = {
 
 def _uses(obj: KubeObject) -> Iterator[tuple[str, tuple, str]]:
     data, group = obj.data, obj.api_version.rpartition("/")[0]
-    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+    spec = mapping(data.get("spec"))
     if group == "scheduling.k8s.io" and obj.kind in ("Workload", "PodGroup", "CompositePodGroup"):
         yield "GenericWorkload", ("kind",), f"the {obj.kind} API"
         if obj.kind == "CompositePodGroup" or "compositePodGroupTemplates" in spec:

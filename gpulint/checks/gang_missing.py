@@ -10,6 +10,7 @@ from gpulint.objects import KubeObject
 from gpulint.resources import is_gpu
 from gpulint.scheduler import pod_requests
 from gpulint.workloads import api_group, pod_spec_sites
+from gpulint.fields import mapping
 
 RULE_ID = "gang-missing"
 # Kinds whose pods are one distributed program (one rank missing stalls the others).
@@ -23,7 +24,7 @@ def _distributed(obj: KubeObject) -> bool:
     key = (api_group(obj.api_version), obj.kind)
     if key in TOGETHER:
         return True
-    spec = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
+    spec = mapping(obj.data.get("spec"))
     return key == ("batch", "Job") and spec.get("completionMode") == "Indexed"
 
 

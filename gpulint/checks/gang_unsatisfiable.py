@@ -9,6 +9,7 @@ from gpulint.findings import Diagnostic
 from gpulint.gangs import Gang, GangVerdict, composites_of, gangs_of, member_demand, pack, pack_composite
 from gpulint.objects import KubeObject
 from gpulint.scheduler import resource_list
+from gpulint.fields import mapping
 
 RULE_ID = "gang-unsatisfiable"
 
@@ -39,7 +40,7 @@ MIN_RESOURCES_GROUPS = ("scheduling.volcano.sh", "scheduling.x-k8s.io")
 
 def _min_resources(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     """Volcano and coscheduling PodGroups admit the gang only when minResources are free at once."""
-    spec = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
+    spec = mapping(obj.data.get("spec"))
     wanted = resource_list(spec.get("minResources"))
     if not wanted or ctx.cluster is None:
         return

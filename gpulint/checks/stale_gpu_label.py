@@ -14,6 +14,7 @@ from gpulint.quantity import QuantityError, quantity_from_yaml
 from gpulint.resources import is_gpu
 from gpulint.scheduler import NodeInfo, pod_requirements, resource_list
 from gpulint.workloads import pod_spec_sites
+from gpulint.fields import mapping
 
 RULE_ID = "stale-gpu-label"
 NVIDIA_DRIVER = "gpu.nvidia.com"
@@ -29,8 +30,8 @@ class Staleness:
 
 
 def _labels(node: dict[str, Any]) -> dict[str, str]:
-    metadata = node.get("metadata") if isinstance(node.get("metadata"), dict) else {}
-    labels = metadata.get("labels") if isinstance(metadata.get("labels"), dict) else {}
+    metadata = mapping(node.get("metadata"))
+    labels = mapping(metadata.get("labels"))
     return {str(k): str(v) for k, v in labels.items()}
 
 
@@ -52,7 +53,7 @@ def _devices(slice_spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _attribute(device: dict[str, Any], name: str) -> Any:
-    attributes = device.get("attributes") if isinstance(device.get("attributes"), dict) else {}
+    attributes = mapping(device.get("attributes"))
     value = attributes.get(name) or attributes.get(f"{NVIDIA_DRIVER}/{name}")
     if isinstance(value, dict):
         for kind in ("string", "int", "bool", "version"):
@@ -62,7 +63,7 @@ def _attribute(device: dict[str, Any], name: str) -> Any:
 
 
 def _capacity(device: dict[str, Any], name: str) -> Fraction | None:
-    capacity = device.get("capacity") if isinstance(device.get("capacity"), dict) else {}
+    capacity = mapping(device.get("capacity"))
     value = capacity.get(name)
     if isinstance(value, dict):
         value = value.get("value")
@@ -75,7 +76,7 @@ def _capacity(device: dict[str, Any], name: str) -> Fraction | None:
 def node_staleness(node: dict[str, Any], slices: list[dict[str, Any]],
                    gpu_resources: tuple[str, ...] = ()) -> list[Staleness]:
     labels = _labels(node)
-    status = node.get("status") if isinstance(node.get("status"), dict) else {}
+    status = mapping(node.get("status"))
     capacity = resource_list(status.get("capacity"))
     allocatable = resource_list(status.get("allocatable"))
     nvidia_slices = [s for s in slices if s.get("driver") == NVIDIA_DRIVER]
