@@ -54,10 +54,11 @@ class DraModel:
         return self._groups
 
     def all_devices(self) -> list[Device]:
+        """Every published device once (an allNodes slice appears in many nodes' lists)."""
         seen: dict[str, Device] = {}
         for group in self.groups():
             for device in group.devices:
-                seen.setdefault(device.shape.__repr__() + device.key, device)
+                seen.setdefault(device.key, device)
         return list(seen.values())
 
     def verdicts(self, claims: tuple[ClaimSpec, ...], node_names: frozenset[str] | None = None

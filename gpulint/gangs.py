@@ -224,9 +224,8 @@ def _kueue_gangs(obj: KubeObject, sites: list[PodSpecSite]) -> list[Gang]:
         annotations = mapping(meta.get("annotations"))
         labels = mapping(meta.get("labels"))
         topology = annotations.get(KUEUE_REQUIRED_TOPOLOGY)
-        total = _int(annotations.get(KUEUE_TOTAL_ANNOTATION)) or (
-            int(annotations[KUEUE_TOTAL_ANNOTATION]) if str(annotations.get(KUEUE_TOTAL_ANNOTATION, "")).isdigit()
-            else None)
+        count = str(annotations.get(KUEUE_TOTAL_ANNOTATION, ""))  # an annotation: a string, "4"
+        total = int(count) if count.isdigit() else None
         if isinstance(labels.get(KUEUE_GROUP_LABEL), str) and total:
             # the group's other pods are other Pod objects: judged as `total` pods like this one
             gangs.append(Gang(f"Kueue pod group {labels[KUEUE_GROUP_LABEL]}", [_member(obj.kind, site, total)], total,

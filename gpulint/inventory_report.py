@@ -90,11 +90,10 @@ def _devices_by_class(inventory: Inventory) -> Counter[str]:
     counts: Counter[str] = Counter()
     if not inventory.slices or not inventory.device_classes:
         return counts
-    from gpulint.dra import class_selectors, slice_devices
+    from gpulint.dra import class_selectors
 
     dra = inventory.dra
-    devices = [device for located in inventory.slices if isinstance(located.data.get("spec"), dict)
-               for device in slice_devices(located.data["spec"])]
+    devices = dra.all_devices()
     for name, located in sorted(inventory.device_classes.items()):
         selectors = class_selectors(located.data)
         counts[name] = sum(1 for device in devices

@@ -136,6 +136,7 @@ class Webhook:
     def swap_inventory(self, inventory: Inventory) -> None:
         """Replace the inventory whole: a request sees the old one or the new one, never a mix."""
         self.snapshot = Snapshot(FileLinter(self.config, inventory), inventory, time.time())
+        gc.freeze()  # a long-lived inventory: keep the cyclic collector from rescanning it per request
 
     def _inventory_signature(self) -> tuple[Any, ...]:
         entries = []
@@ -160,9 +161,8 @@ class Webhook:
         except InventoryError as exc:
             log("inventory_rejected", error=str(exc).splitlines()[-1][:300])
             return False
-        self.snapshot = Snapshot(FileLinter(self.config, inventory), inventory, time.time())
+        self.swap_inventory(inventory)
         self._signature = signature
-        gc.freeze()  # a long-lived inventory: keep the cyclic collector from rescanning it per request
         log("inventory_loaded", nodes=len(inventory.nodes), slices=len(inventory.slices))
         return True
 

@@ -9,12 +9,14 @@ from gpulint.checks._dra import claim_of
 from gpulint.checks.claim_reference_invalid import referenced_claim
 from gpulint.dra import Alternative, ClaimSpec, Request, claim_spec_of
 from gpulint.dra_model import DraModel
+from gpulint.fields import mapping
 from gpulint.findings import Diagnostic, Severity
 from gpulint.inventory import Inventory
 from gpulint.objects import KubeObject
+from gpulint.quantity import QuantityError, quantity_from_yaml
 from gpulint.resources import is_extended
 from gpulint.scheduler import pod_requirements
-from gpulint.workloads import PodSpecSite, container_resources, effective_pod_spec, pod_spec_sites
+from gpulint.workloads import PodSpecSite, containers, effective_pod_spec, pod_spec_sites
 
 RULE_ID = "claim-unsatisfiable"
 
@@ -126,18 +128,20 @@ def _extended_resource_claim(site: PodSpecSite, dra: DraModel) -> tuple[ClaimSpe
     published = dra.inventory.published_resources
     requests = []
     where: tuple = ()
-    for block in container_resources({"spec": site.spec, "kind": "Pod", "apiVersion": "v1"}):
-        for name, value in block.limits.items():
-            if is_extended(name) and name in backed and name not in published:
-                count = value if isinstance(value, int) and not isinstance(value, bool) else None
-                if count is None:
-                    try:
-                        count = int(str(value))
-                    except ValueError:
-                        continue
-                alternative = Alternative(name, backed[name], (), False, max(count, 1), (), ())
-                requests.append(Request(f"{block.container}-{name}", (), (alternative,), False))
-                where = where or (*site.path, *block.path[1:], "limits", name)
+    for container_path, container in containers(site.spec):
+        limits = mapping(mapping(container.get("resources")).get("limits"))
+        for name, value in limits.items():
+            if not (is_extended(name) and name in backed and name not in published):
+                continue
+            try:
+                quantity = quantity_from_yaml(value)
+            except QuantityError:
+                continue  # gpu-non-integer reports it
+            if not quantity.is_integer() or quantity.value < 1:
+                continue
+            alternative = Alternative(name, backed[name], (), False, int(quantity.value), (), ())
+            requests.append(Request(f"{container.get('name')}-{name}", (), (alternative,), False))
+            where = where or (*site.path, *container_path, "resources", "limits", name)
     if not requests:
         return None
     return ClaimSpec(tuple(requests), (), ()), where
