@@ -1,8 +1,32 @@
-"""The rules: each one's docs and default severity (rules/<id>.yaml) tied to its check."""
+"""The rules: each one's docs and default severity (rules/<id>.yaml) tied to its check.
+
+A rule file has these keys (unknown keys are refused, so a misspelt one cannot go unnoticed):
+
+- ``id``, ``severity``, ``summary``, ``what``, ``why``, ``kubernetes`` (a list of sources),
+  ``example`` (a manifest that triggers the rule) and ``use-instead`` (the same manifest, fixed);
+- ``example-findings``: every finding the rule, run alone, reports on ``example``, as
+  ``[line, column, "a fragment of the message"]`` lists - tests/test_rule_docs.py compares the
+  whole list, so a doc whose example stops firing (or fires twice) fails the tests;
+- ``example-inventory``: optional, the cluster inventory both examples are linted against:
+  ``rules/inventories/<name>.yaml`` or the folder ``rules/inventories/<name>/`` (shipped with
+  gpulint, so ``gpulint rule <id>`` can name it);
+- ``example-config`` / ``use-instead-config``: optional mappings with the keys of
+  ``.gpulint.yaml`` (``feature-gates``, ``kubernetes-version``, ...) for that example's run;
+- ``use-instead-allow``: optional ``{rule-id: reason}``. With every rule enabled, ``use-instead``
+  must produce no error or warning except from the rules listed here;
+- ``fix-safety``: optional, what ``--fix`` does and why it is safe.
+
+Library policies (rules/policies/) carry the same information in ``spec.docs`` in the
+policy's camelCase: ``example``, ``useInstead``, ``exampleFindings``, ``exampleInventory``,
+``exampleConfig``, ``useInsteadConfig``, ``useInsteadAllow``.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -11,7 +35,11 @@ from gpulint.checks import OBJECT_CHECKS, ObjectCheck
 from gpulint.data import data_dir
 from gpulint.findings import Severity
 
-_REQUIRED = ("id", "severity", "summary", "what", "why", "kubernetes", "example", "use-instead")
+_REQUIRED = ("id", "severity", "summary", "what", "why", "kubernetes", "example", "use-instead", "example-findings")
+_OPTIONAL = ("fix-safety", "example-inventory", "example-config", "use-instead-config", "use-instead-allow")
+_INVENTORY_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")  # a file name, never a path
+
+ExpectedFinding = tuple[int, int, str]  # line, column, a fragment of the message
 
 
 @dataclass(frozen=True)
@@ -26,22 +54,97 @@ class Rule:
     use_instead: str  # the same manifest, fixed
     fix_safety: str
     check: ObjectCheck | None  # None: reported by the loader, not by an object check
+    example_findings: tuple[ExpectedFinding, ...] = ()  # what the rule alone reports on `example`
+    example_inventory: str = ""  # a shipped inventory's name (rules/inventories/)
+    # .gpulint.yaml keys for the example's / use-instead's run (dicts: not part of the hash)
+    example_config: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    use_instead_config: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    use_instead_allow: Mapping[str, str] = field(default_factory=dict, hash=False)  # rule id -> reason
+
+    def inventory_path(self) -> Path | None:
+        return shipped_inventory(self.example_inventory) if self.example_inventory else None
 
     def markdown(self) -> str:
         parts = [f"# {self.id} ({self.severity})", "", self.summary, "", "## What it does", "", self.what.strip(),
                  "", "## Why is this bad?", "", self.why.strip(), "", "## Kubernetes rule", ""]
         parts += [f"- {line}" for line in self.kubernetes]
-        parts += ["", "## Example", "", "```yaml", self.example.rstrip(), "```", "",
-                  "## Use instead", "", "```yaml", self.use_instead.rstrip(), "```"]
+        parts += ["", "## Example", "", "```yaml", self.example.rstrip(), "```", ""]
+        if self.example_inventory:
+            path = shipped_inventory(self.example_inventory)
+            shown = f"rules/inventories/{path.name}{'/' if path.is_dir() else ''}"
+            parts += [f"Assumes the cluster inventory `{self.example_inventory}` (`--inventory`; shipped with "
+                      f"gpulint as {shown}), for this example and the one below.", ""]
+        parts += _config_note(self.example_config)
+        if self.example_findings:
+            where = ", ".join(f"{line}:{column}" for line, column, _ in self.example_findings)
+            parts += [f"gpulint reports it at {where} (line:column).", ""]
+        parts += ["## Use instead", "", "```yaml", self.use_instead.rstrip(), "```"]
+        if self.use_instead_config:
+            parts += ["", *_config_note(self.use_instead_config)[:-1]]
         if self.fix_safety:
             parts += ["", "## Fix safety", "", self.fix_safety.strip()]
         return "\n".join(parts) + "\n"
 
 
+def _config_note(config: Mapping[str, Any]) -> list[str]:
+    if not config:
+        return []
+    flow = yaml.safe_dump(dict(config), default_flow_style=True, sort_keys=True, width=1000).strip()
+    return [f"Linted with the configuration `{flow}` (.gpulint.yaml keys).", ""]
+
+
+def shipped_inventory(name: str) -> Path:
+    """rules/inventories/<name>.yaml or the folder rules/inventories/<name>/ (in a wheel: gpulint/_data/...)."""
+    if not _INVENTORY_NAME.fullmatch(name):
+        raise ValueError(f"example-inventory {name!r} must be the name of a file in rules/inventories/, "
+                         "such as h100-racks")
+    base = data_dir("rules") / "inventories"
+    for candidate in (base / f"{name}.yaml", base / name):
+        if candidate.exists():
+            return candidate
+    raise ValueError(f"example-inventory {name!r}: neither {base / name}.yaml nor the folder {base / name} exists")
+
+
+def _expected_findings(raw: Any, source: str, key: str) -> tuple[ExpectedFinding, ...]:
+    def is_position(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+    if not isinstance(raw, list):
+        raise ValueError(f"{source}: '{key}' must be a list of [line, column, \"message fragment\"]")
+    out = []
+    for item in raw:
+        if not (isinstance(item, list) and len(item) == 3 and is_position(item[0]) and is_position(item[1])
+                and isinstance(item[2], str) and item[2].strip()):
+            raise ValueError(f"{source}: '{key}' entry {item!r} is not [line, column, \"message fragment\"] "
+                             "(line and column from 1, a non-empty fragment)")
+        out.append((item[0], item[1], item[2]))
+    return tuple(sorted(out))
+
+
+def _mapping(raw: Any, source: str, key: str) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"{source}: '{key}' must be a mapping")
+    return {str(k): v for k, v in raw.items()}
+
+
 def _rule_from(raw: Any, source: str) -> Rule:
     if not isinstance(raw, dict) or any(key not in raw for key in _REQUIRED):
         raise ValueError(f"{source}: a rule file needs the keys {', '.join(_REQUIRED)}")
+    unknown = sorted(set(raw) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        raise ValueError(f"{source}: unknown key(s) {', '.join(unknown)} (optional keys: {', '.join(_OPTIONAL)})")
     rule_id = raw["id"]
+    inventory = str(raw.get("example-inventory") or "")
+    if inventory:
+        try:
+            shipped_inventory(inventory)
+        except ValueError as exc:
+            raise ValueError(f"{source}: {exc}") from None
+    allow = _mapping(raw.get("use-instead-allow"), source, "use-instead-allow")
+    if not all(isinstance(reason, str) and reason.strip() for reason in allow.values()):
+        raise ValueError(f"{source}: every rule in 'use-instead-allow' needs a reason")
     return Rule(
         id=rule_id,
         severity=Severity.parse(raw["severity"]),
@@ -53,6 +156,11 @@ def _rule_from(raw: Any, source: str) -> Rule:
         use_instead=str(raw["use-instead"]),
         fix_safety=str(raw.get("fix-safety", "")),
         check=OBJECT_CHECKS.get(rule_id),
+        example_findings=_expected_findings(raw["example-findings"], source, "example-findings"),
+        example_inventory=inventory,
+        example_config=_mapping(raw.get("example-config"), source, "example-config"),
+        use_instead_config=_mapping(raw.get("use-instead-config"), source, "use-instead-config"),
+        use_instead_allow=allow,
     )
 
 
@@ -102,8 +210,32 @@ def _policy_rules(paths: tuple[str, ...], signature: tuple[Any, ...]) -> dict[st
             why=str(docs.get("rationale") or "See the policy file."),
             kubernetes=(f"policy file {first.source}",),
             example=str(docs.get("example") or ""), use_instead=str(docs.get("useInstead") or docs.get("fix") or ""),
-            fix_safety="", check=_combined(checks))
+            fix_safety="", check=_combined(checks), **_policy_example_run(docs, first.source))
     return rules
+
+
+def _policy_example_run(docs: dict[str, Any], source: str) -> dict[str, Any]:
+    """The example-run keys of a policy's docs. They only serve the docs and their tests, so a
+    malformed one in a team's policy is left out rather than failing every run that loads it."""
+    out: dict[str, Any] = {}
+    for key, field_name, parse in (
+            ("exampleFindings", "example_findings", _expected_findings),
+            ("exampleConfig", "example_config", _mapping),
+            ("useInsteadConfig", "use_instead_config", _mapping),
+            ("useInsteadAllow", "use_instead_allow", _mapping)):
+        if key in docs:
+            try:
+                out[field_name] = parse(docs[key], source, key)
+            except ValueError:
+                continue
+    name = docs.get("exampleInventory")
+    if isinstance(name, str) and name:
+        try:
+            shipped_inventory(name)
+            out["example_inventory"] = name
+        except ValueError:
+            pass
+    return out
 
 
 def _combined(checks: list) -> ObjectCheck:
