@@ -24,3 +24,25 @@ def dig(data: Any, *path: Any) -> Any:
         else:
             return None
     return data
+
+
+def type_name(value: Any) -> str:
+    """How a value's type is named in messages, in YAML's words ("a number", "a list", ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def text(value: Any) -> str:
+    """``value`` when it is a string, else an empty one."""
+    return value if isinstance(value, str) else ""

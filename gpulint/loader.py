@@ -12,6 +12,7 @@ rather than expanded.
 from __future__ import annotations
 
 import gc
+import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -140,6 +141,7 @@ class LoadedFile:
     documents: list[LocatedDocument] = field(default_factory=list)
     problems: list[LoadProblem] = field(default_factory=list)
     templated: bool = False
+    encoding: "Encoding | None" = None  # how the bytes were decoded (None: given as text)
 
 
 def _child(node: Node, step: Any) -> tuple[Node | None, Node] | None:
@@ -179,6 +181,10 @@ class _Constructor(SafeConstructor):
 
 
 _CONSTRUCTOR = _Constructor()
+# go-yaml (what Kubernetes reads YAML with) keeps an integer only within int64/uint64; a longer
+# decimal becomes a float, and one that overflows a float stays text. Python would build an
+# int of any size, and refuse to print one of more than 4,300 digits.
+_INT_MIN, _INT_MAX = -(2 ** 63), 2 ** 64 - 1
 
 
 def _scalar(node: ScalarNode, constructor: SafeConstructor) -> Any:
@@ -187,15 +193,42 @@ def _scalar(node: ScalarNode, constructor: SafeConstructor) -> Any:
         return node.value
     if tag == _NULL:
         return None
-    if tag == _BOOL:
-        return constructor.construct_yaml_bool(node)
-    if tag == _INT:
-        return constructor.construct_yaml_int(node)
-    if tag == _FLOAT:
-        value = constructor.construct_yaml_float(node)
-        return value
+    try:
+        if tag == _BOOL:
+            return constructor.construct_yaml_bool(node)
+        if tag == _INT:
+            return _integer(node, constructor)
+        if tag == _FLOAT:
+            value = constructor.construct_yaml_float(node)
+            if math.isinf(value) and "inf" not in node.value.lower():
+                return node.value  # 1.0e+400 overflows: go-yaml keeps the text
+            return value
+    except (ValueError, KeyError, TypeError) as exc:
+        # Only an explicit tag the text does not fit (``!!int abc``) gets here: go-yaml refuses the document.
+        mark = node.start_mark
+        raise LoadError(f"cannot decode !!str `{_shorten(node.value)}` as a !!{tag.rpartition(':')[2]} "
+                        "(an explicit YAML tag that does not fit its value); Kubernetes rejects it",
+                        mark.line + 1, mark.column + 1) from exc
     # timestamps, binary and custom tags: Kubernetes sees the text (YAML -> JSON string)
     return node.value
+
+
+def _integer(node: ScalarNode, constructor: SafeConstructor) -> Any:
+    digits = node.value.replace("_", "").lstrip("+-")
+    decimal = digits.isdigit() and not digits.startswith("0")
+    if decimal and len(digits) > 20:  # beyond uint64 whatever it is: no big-int parse
+        value = float(node.value.replace("_", ""))
+        return value if math.isfinite(value) else node.value
+    value = constructor.construct_yaml_int(node)
+    if _INT_MIN <= value <= _INT_MAX:
+        return value
+    if decimal:
+        return float(value)
+    return node.value  # hex, octal or binary beyond 64 bits: text, as go-yaml leaves it
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class _Builder:
@@ -275,15 +308,60 @@ class _Builder:
         return mapping
 
 
-def decode(raw: bytes) -> str:
-    """Bytes -> text as YAML allows (UTF-8, or UTF-16/32 with a BOM)."""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        return raw[3:].decode("utf-8")
-    for bom, codec in ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
-                       (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+# The byte-order marks YAML allows (YAML 1.2 §5.2), longest first: UTF-32 LE starts like UTF-16 LE.
+_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+@dataclass(frozen=True)
+class Encoding:
+    codec: str  # a Python codec without BOM handling: utf-8, utf-16-le, ...
+    bom: bytes  # b"" for UTF-8 without a BOM
+
+    def encode(self, text: str) -> bytes:
+        """``text`` as the file had it (same encoding, same BOM): what --fix writes back."""
+        return self.bom + text.encode(self.codec)
+
+
+UTF8 = Encoding("utf-8", b"")
+
+
+def detect_encoding(raw: bytes) -> Encoding:
+    for bom, codec in _BOMS:
         if raw.startswith(bom):
-            return raw.decode(codec)
-    return raw.decode("utf-8")
+            return Encoding(codec, bom)
+    return UTF8
+
+
+class DecodeError(ValueError):
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.message, self.line, self.column = message, line, column
+
+
+def decode(raw: bytes) -> str:
+    """Bytes -> text as YAML allows: UTF-8 (with or without a BOM), or UTF-16/32 with a BOM.
+
+    Raises DecodeError with the 1-based line and column of the first undecodable character.
+    """
+    encoding = detect_encoding(raw)
+    body = raw[len(encoding.bom):]
+    try:
+        return body.decode(encoding.codec)
+    except UnicodeDecodeError as exc:
+        before = body[:exc.start].decode(encoding.codec, errors="replace")
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        name = encoding.codec.upper().replace("-LE", "").replace("-BE", "")
+        what = f"byte 0x{body[exc.start]:02x}: {exc.reason}"
+        hint = ("Kubernetes manifests must be UTF-8" if encoding is UTF8
+                else f"the file starts with a {name} byte-order mark but is not valid {name}")
+        raise DecodeError(f"not valid {name} ({what}); {hint}", line, column) from None
+
+
+def _looks_like_utf16_without_bom(raw: bytes) -> bool:
+    head = raw[:512]
+    return len(head) >= 4 and (head[1::2].count(0) > len(head) // 4 or head[0::2].count(0) > len(head) // 4)
 
 
 def load_bytes(path: str, raw: bytes) -> LoadedFile:
@@ -293,20 +371,23 @@ def load_bytes(path: str, raw: bytes) -> LoadedFile:
             f"file is {len(raw) // (1024 * 1024)} MiB, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit; not read",
             1, 1))
         return loaded
-    if b"\x00" in raw[:8192] and not raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+    encoding = detect_encoding(raw)
+    if encoding is UTF8 and b"\x00" in raw[:8192]:
         loaded = LoadedFile(path, "")
-        loaded.problems.append(LoadProblem("binary file (contains NUL bytes); not a YAML or JSON manifest", 1, 1))
+        message = ("UTF-16 or UTF-32 without a byte-order mark: YAML needs the BOM to tell; save it as UTF-8"
+                   if _looks_like_utf16_without_bom(raw) else
+                   "binary file (contains NUL bytes); not a YAML or JSON manifest")
+        loaded.problems.append(LoadProblem(message, 1, 1))
         return loaded
     try:
         text = decode(raw)
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        loaded = LoadedFile(path, "")
-        loaded.problems.append(LoadProblem(
-            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); Kubernetes manifests must be UTF-8", line, column))
+    except DecodeError as exc:
+        loaded = LoadedFile(path, "", encoding=encoding)
+        loaded.problems.append(LoadProblem(exc.message, exc.line, exc.column))
         return loaded
-    return load_text(path, text)
+    loaded = load_text(path, text)
+    loaded.encoding = encoding
+    return loaded
 
 
 @contextmanager

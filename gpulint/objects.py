@@ -5,6 +5,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from gpulint.fields import sequence
 from gpulint.findings import ObjectRef, Path
 from gpulint.loader import LocatedDocument
 
@@ -54,14 +55,29 @@ def is_object(data: Any) -> bool:
     return isinstance(data, dict) and ("kind" in data or "apiVersion" in data)
 
 
+def is_list(data: dict[str, Any]) -> bool:
+    """``kind: List`` (what ``kubectl get -o yaml`` prints), or a typed list such as PodList."""
+    kind = data.get("kind")
+    return kind == "List" or (isinstance(kind, str) and kind.endswith("List") and isinstance(data.get("items"), list))
+
+
+def list_is_malformed(data: dict[str, Any]) -> bool:
+    """A List whose ``items`` is not a list of mappings: kubectl refuses the whole document."""
+    items = data.get("items")
+    if items is None:
+        return False
+    return not isinstance(items, list) or not all(isinstance(item, dict) for item in items)
+
+
 def objects_in(document: LocatedDocument) -> Iterator[KubeObject]:
     data = document.data
     if not is_object(data):
         return
-    if data.get("kind") == "List" or (isinstance(data.get("kind"), str) and data["kind"].endswith("List")
-                                       and isinstance(data.get("items"), list)):
-        for index, item in enumerate(data.get("items") or []):
+    if is_list(data):
+        for index, item in enumerate(sequence(data.get("items"))):
             if isinstance(item, dict):
                 yield KubeObject(item, document, ("items", index), object_ref(item))
+        if list_is_malformed(data):  # the List itself, so that schema-invalid can say what is wrong
+            yield KubeObject(data, document, (), object_ref(data))
         return
     yield KubeObject(data, document, (), object_ref(data))

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from gpulint.cel import CelEngine, CelProblem, Compiled
+from gpulint.cel import COST_EXCEEDED, PER_CALL_LIMIT, CelEngine, CelProblem, Compiled
 from gpulint.findings import Diagnostic, Path, Severity
-from gpulint.loader import LocatedDocument, load_bytes
+from gpulint.loader import load_bytes
 from gpulint.objects import KubeObject, objects_in
 from gpulint.sources import SourceError, collect
 from gpulint.workloads import pod_spec_sites
-from gpulint.fields import mapping
+from gpulint.checks import field_path
+from gpulint.fields import mapping, sequence, type_name
 
 if TYPE_CHECKING:
     from gpulint.checks import CheckContext
@@ -89,18 +90,66 @@ class Policy:
 
 # --------------------------------------------------------------------------- loading
 
+_TYPE_WORDS = {dict: "a mapping", list: "a list", str: "a string"}
+_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+
+
 @dataclass
 class _Loader:
     engine: CelEngine
     problems: list[str] = field(default_factory=list)
 
-    def problem(self, document: LocatedDocument, path: Path, message: str, offset: int | None = None) -> None:
-        line, column = document.locate_in_string(path, offset) if offset is not None else document.locate(path)
-        self.problems.append(f"{document.path}:{line}:{column}: policy: {message}")
+    def problem(self, obj: KubeObject, path: Path, message: str, offset: int | None = None) -> None:
+        line, column = obj.locate_in_string(path, offset) if offset is not None else obj.locate(path)
+        self.problems.append(f"{obj.document.path}:{line}:{column}: policy: {message}")
 
-    def expression(self, document: LocatedDocument, data: Any, path: Path) -> Expression | None:
+    def typed(self, obj: KubeObject, path: Path, value: Any, kind: type, default: Any) -> Any:
+        """``value`` when it is of ``kind`` (or ``default`` when absent); a wrong type is a problem."""
+        if value is None:
+            return default
+        if isinstance(value, kind):
+            return value
+        self.problem(obj, path, f"{field_path(path)} must be {_TYPE_WORDS[kind]}, not {type_name(value)}")
+        return default
+
+    def strings(self, obj: KubeObject, path: Path, value: Any) -> tuple[str, ...]:
+        """A list of strings (absent: empty)."""
+        items = self.typed(obj, path, value, list, [])
+        for index, item in enumerate(items):
+            if not isinstance(item, str):
+                self.problem(obj, (*path, index), f"{field_path(path)} must list strings, not {type_name(item)}")
+                return ()
+        return tuple(items)
+
+    def selector(self, obj: KubeObject, path: Path, value: Any) -> dict[str, Any] | None:
+        """A metav1.LabelSelector, checked so that matching it cannot fail (None when absent or broken)."""
+        raw = self.typed(obj, path, value, dict, None)
+        if raw is None:
+            return None
+        problems = len(self.problems)
+        labels = self.typed(obj, (*path, "matchLabels"), raw.get("matchLabels"), dict, {})
+        for key, label in labels.items():
+            if isinstance(label, (dict, list)) or label is None:
+                self.problem(obj, (*path, "matchLabels", key), f"label {key!r} must be a string, not {type_name(label)}")
+        expressions = self.typed(obj, (*path, "matchExpressions"), raw.get("matchExpressions"), list, [])
+        for index, expression in enumerate(expressions):
+            where = (*path, "matchExpressions", index)
+            if not isinstance(expression, dict):
+                self.problem(obj, where, f"a match expression must be a mapping, not {type_name(expression)}")
+                continue
+            if not isinstance(expression.get("key"), str) or not expression["key"]:
+                self.problem(obj, (*where, "key"), "a match expression needs a key (a string)")
+            if expression.get("operator") not in _SELECTOR_OPERATORS:
+                self.problem(obj, (*where, "operator"), f"operator must be one of {', '.join(_SELECTOR_OPERATORS)}, "
+                                                        f"not {_shown(expression.get('operator'))}")
+            self.strings(obj, (*where, "values"), expression.get("values"))
+        return raw if len(self.problems) == problems else None
+
+    def expression(self, obj: KubeObject, data: Any, path: Path) -> Expression | None:
         if not isinstance(data, str) or not data.strip():
-            self.problem(document, path, "an expression must be a non-empty string")
+            self.problem(obj, path, "an expression must be a non-empty string")
             return None
         uses = [v for v in NOT_OFFLINE_VARIABLES if re.search(rf"\b{v}\b", data)]
         if uses:  # the authorizer's library is the API server's: not compiled, not evaluated here
@@ -108,103 +157,148 @@ class _Loader:
         compiled = self.engine.compile(data)
         if isinstance(compiled, CelProblem):
             if compiled.evaluable:
-                self.problem(document, path, f"CEL {compiled.message}", compiled.offset)
+                self.problem(obj, path, f"CEL {compiled.message}", compiled.offset)
                 return None
             return Expression(data, path, None, compiled.message)
         return Expression(data, path, compiled)
+
+
+def _shown(value: Any) -> str:
+    """A user value in a message, bounded (a policy file may hold anything)."""
+    text = repr(value) if isinstance(value, str) else type_name(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _list(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
-def _validations(loader: _Loader, document: LocatedDocument, raw: Any, base: Path) -> tuple[Validation, ...]:
+def _validations(loader: _Loader, obj: KubeObject, raw: Any, base: Path) -> tuple[Validation, ...]:
     out = []
     if not isinstance(raw, list) or not raw:
-        loader.problem(document, base, "validations must be a non-empty list")
+        loader.problem(obj, base, "validations must be a non-empty list")
         return ()
     for index, item in enumerate(raw):
         path = (*base, index)
         if not isinstance(item, dict):
-            loader.problem(document, path, "a validation must be a mapping")
+            loader.problem(obj, path, f"a validation must be a mapping, not {type_name(item)}")
             continue
-        expression = loader.expression(document, item.get("expression"), (*path, "expression"))
+        expression = loader.expression(obj, item.get("expression"), (*path, "expression"))
         message_expression = None
         if "messageExpression" in item:
-            message_expression = loader.expression(document, item["messageExpression"], (*path, "messageExpression"))
-        field_path = parse_field_path(item.get("fieldPath")) if item.get("fieldPath") else ()
-        if field_path is None:
-            loader.problem(document, (*path, "fieldPath"), f"fieldPath {item.get('fieldPath')!r} is not a field path "
-                                                           "such as spec.containers[0].resources")
-            field_path = ()
+            message_expression = loader.expression(obj, item["messageExpression"], (*path, "messageExpression"))
+        field_path_text = item.get("fieldPath")
+        parsed_path = parse_field_path(field_path_text) if field_path_text else ()
+        if parsed_path is None:
+            loader.problem(obj, (*path, "fieldPath"), f"fieldPath {_shown(field_path_text)} is not a field path "
+                                                      "such as spec.containers[0].resources")
+            parsed_path = ()
+        message = loader.typed(obj, (*path, "message"), item.get("message"), str, "")
         if expression is not None:
-            out.append(Validation(expression, str(item.get("message") or ""), message_expression, field_path))
+            out.append(Validation(expression, message, message_expression, parsed_path))
     return tuple(out)
 
 
-def _variables(loader: _Loader, document: LocatedDocument, raw: Any, base: Path) -> tuple[tuple[str, Expression], ...]:
+def _variables(loader: _Loader, obj: KubeObject, raw: Any, base: Path) -> tuple[tuple[str, Expression], ...]:
     out = []
-    for index, item in enumerate(raw if isinstance(raw, list) else []):
+    for index, item in enumerate(loader.typed(obj, base, raw, list, [])):
         if isinstance(item, dict) and isinstance(item.get("name"), str):
-            expression = loader.expression(document, item.get("expression"), (*base, index, "expression"))
+            expression = loader.expression(obj, item.get("expression"), (*base, index, "expression"))
             if expression is not None:
                 out.append((item["name"], expression))
         else:
-            loader.problem(document, (*base, index), "a variable needs a name and an expression")
+            loader.problem(obj, (*base, index), "a variable needs a name and an expression")
     return tuple(out)
 
 
-def _gpulint_policy(loader: _Loader, document: LocatedDocument, data: dict[str, Any]) -> Policy | None:
-    spec = data.get("spec")
-    name = (data.get("metadata") or {}).get("name")
-    if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name):
-        loader.problem(document, ("metadata", "name"), "metadata.name (the rule id) must be a kebab-case name")
+def _metadata_name(loader: _Loader, obj: KubeObject, pattern: re.Pattern[str], message: str) -> str | None:
+    """metadata.name when it is a string that matches ``pattern`` (else a problem, and None)."""
+    metadata = obj.data.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        loader.problem(obj, ("metadata",), f"metadata must be a mapping, not {type_name(metadata)}")
         return None
+    name = mapping(metadata).get("name")
+    if not isinstance(name, str) or not pattern.fullmatch(name):
+        loader.problem(obj, ("metadata", "name"), message)
+        return None
+    return name
+
+
+def _spec(loader: _Loader, obj: KubeObject) -> dict[str, Any] | None:
+    spec = obj.data.get("spec")
     if not isinstance(spec, dict):
-        loader.problem(document, ("spec",), "spec is required")
+        loader.problem(obj, ("spec",), "spec is required" if spec is None else
+                       f"spec must be a mapping, not {type_name(spec)}")
+        return None
+    return spec
+
+
+def _gpulint_policy(loader: _Loader, obj: KubeObject) -> Policy | None:
+    name = _metadata_name(loader, obj, _NAME, "metadata.name (the rule id) must be a kebab-case name")
+    if name is None:
+        return None
+    spec = _spec(loader, obj)
+    if spec is None:
         return None
     try:
         severity = Severity.parse(str(spec.get("severity", "error")))
     except ValueError as exc:
-        loader.problem(document, ("spec", "severity"), str(exc))
+        loader.problem(obj, ("spec", "severity"), str(exc))
         severity = Severity.ERROR
-    raw_match = mapping(spec.get("match"))
-    match = Match(kinds=_list(raw_match.get("kinds")), namespaces=_list(raw_match.get("namespaces")),
-                  label_selector=raw_match.get("labelSelector") if isinstance(raw_match.get("labelSelector"), dict)
-                  else None)
-    return Policy(name, severity, match, _variables(loader, document, spec.get("variables"), ("spec", "variables")),
-                  _validations(loader, document, spec.get("validations"), ("spec", "validations")),
-                  mapping(spec.get("docs")), document.path)
+    raw_match = loader.typed(obj, ("spec", "match"), spec.get("match"), dict, {})
+    match = Match(kinds=loader.strings(obj, ("spec", "match", "kinds"), raw_match.get("kinds")),
+                  namespaces=loader.strings(obj, ("spec", "match", "namespaces"), raw_match.get("namespaces")),
+                  label_selector=loader.selector(obj, ("spec", "match", "labelSelector"),
+                                                 raw_match.get("labelSelector")))
+    return Policy(name, severity, match, _variables(loader, obj, spec.get("variables"), ("spec", "variables")),
+                  _validations(loader, obj, spec.get("validations"), ("spec", "validations")),
+                  loader.typed(obj, ("spec", "docs"), spec.get("docs"), dict, {}), obj.document.path)
 
 
-def _vap(loader: _Loader, document: LocatedDocument, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    spec = mapping(data.get("spec"))
-    constraints = mapping(spec.get("matchConstraints"))
+def _vap(loader: _Loader, obj: KubeObject) -> tuple[str, dict[str, Any]]:
+    name = _metadata_name(loader, obj, _DNS_SUBDOMAIN, "metadata.name must be a DNS subdomain name (lower case letters, "
+                                       "digits, '-' and '.')") or ""
+    spec = _spec(loader, obj) or {}
+    constraints = loader.typed(obj, ("spec", "matchConstraints"), spec.get("matchConstraints"), dict, {})
     conditions = []
-    for index, item in enumerate(spec.get("matchConditions") or []):
-        if isinstance(item, dict):
-            expression = loader.expression(document, item.get("expression"), ("spec", "matchConditions", index,
-                                                                               "expression"))
-            if expression is not None:
-                conditions.append((str(item.get("name") or index), expression))
+    for index, item in enumerate(loader.typed(obj, ("spec", "matchConditions"), spec.get("matchConditions"), list, [])):
+        if not isinstance(item, dict):
+            loader.problem(obj, ("spec", "matchConditions", index),
+                           f"a match condition must be a mapping, not {type_name(item)}")
+            continue
+        expression = loader.expression(obj, item.get("expression"), ("spec", "matchConditions", index, "expression"))
+        if expression is not None:
+            conditions.append((str(item.get("name") or index), expression))
     parsed = {
-        "match": _resource_match(constraints, tuple(conditions)),
-        "variables": _variables(loader, document, spec.get("variables"), ("spec", "variables")),
-        "validations": _validations(loader, document, spec.get("validations"), ("spec", "validations")),
-        "paramKind": spec.get("paramKind") if isinstance(spec.get("paramKind"), dict) else None,
-        "source": document.path,
+        "match": _resource_match(loader, obj, constraints, ("spec", "matchConstraints"), tuple(conditions)),
+        "variables": _variables(loader, obj, spec.get("variables"), ("spec", "variables")),
+        "validations": _validations(loader, obj, spec.get("validations"), ("spec", "validations")),
+        "paramKind": loader.typed(obj, ("spec", "paramKind"), spec.get("paramKind"), dict, None),
+        "source": obj.document.path,
     }
-    return str((data.get("metadata") or {}).get("name") or ""), parsed
+    return name, parsed
 
 
-def _resource_match(constraints: dict[str, Any], conditions: tuple = ()) -> Match:
+def _resource_match(loader: _Loader, obj: KubeObject, constraints: dict[str, Any], base: Path,
+                    conditions: tuple = ()) -> Match:
     resources = []
-    for rule in constraints.get("resourceRules") or []:
-        if isinstance(rule, dict) and ("CREATE" in _list(rule.get("operations")) or "*" in _list(rule.get("operations"))):
-            resources.append((_list(rule.get("apiGroups")), _list(rule.get("apiVersions")), _list(rule.get("resources"))))
+    for index, rule in enumerate(loader.typed(obj, (*base, "resourceRules"), constraints.get("resourceRules"),
+                                              list, [])):
+        path = (*base, "resourceRules", index)
+        if not isinstance(rule, dict):
+            loader.problem(obj, path, f"a resource rule must be a mapping, not {type_name(rule)}")
+            continue
+        operations = loader.strings(obj, (*path, "operations"), rule.get("operations"))
+        groups = loader.strings(obj, (*path, "apiGroups"), rule.get("apiGroups"))
+        versions = loader.strings(obj, (*path, "apiVersions"), rule.get("apiVersions"))
+        names = loader.strings(obj, (*path, "resources"), rule.get("resources"))
+        if "CREATE" in operations or "*" in operations:
+            resources.append((groups, versions, names))
     return Match(resources=tuple(resources) or ((("*",), ("*",), ("__none__",)),),
-                 namespace_selector=constraints.get("namespaceSelector") or None,
-                 label_selector=constraints.get("objectSelector") or None, conditions=conditions)
+                 namespace_selector=loader.selector(obj, (*base, "namespaceSelector"),
+                                                    constraints.get("namespaceSelector")) or None,
+                 label_selector=loader.selector(obj, (*base, "objectSelector"), constraints.get("objectSelector"))
+                 or None, conditions=conditions)
 
 
 BUILTIN_PREFIX = "gpulint:"
@@ -219,13 +313,14 @@ def resolve(paths: tuple[str, ...]) -> list[str]:
         if path.startswith(BUILTIN_PREFIX):
             name = path[len(BUILTIN_PREFIX):]
             library = data_dir("rules") / "policies"
+            packaged = {p.stem: p for p in sorted(library.glob("*.yaml"))}
             if name == "all":
-                out.extend(str(p) for p in sorted(library.glob("*.yaml")))
-            elif (library / f"{name}.yaml").is_file():
-                out.append(str(library / f"{name}.yaml"))
+                out.extend(str(p) for p in packaged.values())
+            elif name in packaged:  # a plain name from the list, never a path (gpulint:../../x)
+                out.append(str(packaged[name]))
             else:
-                known = ", ".join(sorted(p.stem for p in library.glob("*.yaml")))
-                raise PolicyError(f"--policy {path}: no such library policy (known: {known})")
+                raise PolicyError(f"--policy {_shown(path)}: no such library policy "
+                                  f"(known: {', '.join(sorted(packaged))})")
         else:
             out.append(path)
     return out
@@ -240,26 +335,31 @@ def load_policies(paths: tuple[str, ...]) -> list[Policy]:
         raise PolicyError(f"--policy: {exc}") from None
     policies: list[Policy] = []
     vaps: dict[str, dict[str, Any]] = {}
-    bindings: list[tuple[LocatedDocument, dict[str, Any]]] = []
+    bindings: list[KubeObject] = []
     others: list[dict[str, Any]] = []
     for source in sources:
-        loaded = load_bytes(source.display, source.read())
+        try:
+            raw = source.read()
+        except OSError as exc:  # a dangling symlink, a directory named *.yaml, no permission...
+            loader.problems.append(f"{source.display}:1:1: policy: cannot read: {exc.strerror or exc}")
+            continue
+        loaded = load_bytes(source.display, raw)
         loader.problems.extend(f"{source.display}:{p.line}:{p.column}: policy: {p.message}" for p in loaded.problems)
         for document in loaded.documents:
             for obj in objects_in(document):
                 if obj.api_version == POLICY_API and obj.kind == "Policy":
-                    policy = _gpulint_policy(loader, document, obj.data)
+                    policy = _gpulint_policy(loader, obj)
                     if policy is not None:
                         policies.append(policy)
                 elif obj.api_version == VAP_API and obj.kind == "ValidatingAdmissionPolicy":
-                    name, parsed = _vap(loader, document, obj.data)
+                    name, parsed = _vap(loader, obj)
                     vaps[name] = parsed
                 elif obj.api_version == VAP_API and obj.kind == "ValidatingAdmissionPolicyBinding":
-                    bindings.append((document, obj.data))
+                    bindings.append(obj)
                 else:
                     others.append(obj.data)  # params objects
-    for document, binding in bindings:
-        policy = _bound(loader, document, binding, vaps, others)
+    for binding in bindings:
+        policy = _bound(loader, binding, vaps, others)
         if policy is not None:
             policies.append(policy)
     if loader.problems:
@@ -267,59 +367,81 @@ def load_policies(paths: tuple[str, ...]) -> list[Policy]:
     return policies
 
 
-def _bound(loader: _Loader, document: LocatedDocument, binding: dict[str, Any], vaps: dict[str, dict[str, Any]],
+def _bound(loader: _Loader, obj: KubeObject, vaps: dict[str, dict[str, Any]],
            others: list[dict[str, Any]]) -> Policy | None:
-    spec = mapping(binding.get("spec"))
+    spec = _spec(loader, obj)
+    if spec is None:
+        return None
     name = spec.get("policyName")
-    if name not in vaps:
-        loader.problem(document, ("spec", "policyName"), f"binding names ValidatingAdmissionPolicy {name!r}, "
-                                                         "which the policy files do not define")
+    if not isinstance(name, str) or name not in vaps:
+        loader.problem(obj, ("spec", "policyName"), f"binding names ValidatingAdmissionPolicy {_shown(name)}, "
+                                                    "which the policy files do not define")
         return None
     vap = vaps[name]
-    actions = _list(spec.get("validationActions")) or ("Deny",)
+    actions = loader.strings(obj, ("spec", "validationActions"), spec.get("validationActions")) or ("Deny",)
+    unknown = [action for action in actions if action not in ACTION_SEVERITY]
+    if unknown:
+        loader.problem(obj, ("spec", "validationActions"), f"unknown validation action {_shown(unknown[0])} "
+                                                           f"(one of {', '.join(ACTION_SEVERITY)})")
     severity = max(ACTION_SEVERITY.get(a, Severity.ERROR) for a in actions)
     params: tuple[dict[str, Any], ...] = ()
     kind = vap["paramKind"]
-    reference = spec.get("paramRef") if isinstance(spec.get("paramRef"), dict) else None
+    reference = loader.typed(obj, ("spec", "paramRef"), spec.get("paramRef"), dict, None)
     if kind and reference:
         candidates = [o for o in others if o.get("kind") == kind.get("kind")
                       and o.get("apiVersion") == kind.get("apiVersion")]
+        selector = loader.selector(obj, ("spec", "paramRef", "selector"), reference.get("selector"))
         if isinstance(reference.get("name"), str):
-            candidates = [o for o in candidates if (o.get("metadata") or {}).get("name") == reference["name"]]
-        elif isinstance(reference.get("selector"), dict):
-            candidates = [o for o in candidates if selector_matches(reference["selector"],
-                                                                    (o.get("metadata") or {}).get("labels") or {})]
+            candidates = [o for o in candidates if mapping(o.get("metadata")).get("name") == reference["name"]]
+        elif selector is not None:
+            candidates = [o for o in candidates if selector_matches(selector, _labels(o))]
         params = tuple(candidates)
     extra = ()
-    if isinstance(spec.get("matchResources"), dict):
-        extra = (_resource_match(spec["matchResources"]) if spec["matchResources"].get("resourceRules")
-                 else Match(namespace_selector=spec["matchResources"].get("namespaceSelector") or None,
-                            label_selector=spec["matchResources"].get("objectSelector") or None),)
-    return Policy(str(name), severity, vap["match"], vap["variables"], vap["validations"],
-                  {"summary": f"ValidatingAdmissionPolicy {name} (binding {(binding.get('metadata') or {}).get('name')},"
+    resources = loader.typed(obj, ("spec", "matchResources"), spec.get("matchResources"), dict, None)
+    if resources is not None:
+        base = ("spec", "matchResources")
+        extra = (_resource_match(loader, obj, resources, base) if resources.get("resourceRules")
+                 else Match(namespace_selector=loader.selector(obj, (*base, "namespaceSelector"),
+                                                               resources.get("namespaceSelector")) or None,
+                            label_selector=loader.selector(obj, (*base, "objectSelector"),
+                                                           resources.get("objectSelector")) or None),)
+    binding_name = mapping(obj.data.get("metadata")).get("name")
+    return Policy(name, severity, vap["match"], vap["variables"], vap["validations"],
+                  {"summary": f"ValidatingAdmissionPolicy {name} (binding {binding_name},"
                               f" {'/'.join(actions)})"}, vap["source"], params, bool(kind), extra)
+
+
+def _labels(data: dict[str, Any]) -> dict[str, Any]:
+    return mapping(mapping(data.get("metadata")).get("labels"))
 
 
 # --------------------------------------------------------------------------- matching
 
 def selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
-    """A metav1.LabelSelector (matchLabels ANDed with matchExpressions)."""
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if str(labels.get(key)) != str(value) or key not in labels:
+    """A metav1.LabelSelector (matchLabels ANDed with matchExpressions); shapes checked when loaded."""
+    for key, value in mapping(selector.get("matchLabels")).items():
+        if key not in labels or _label_text(labels.get(key)) != _label_text(value):
             return False
-    for expression in selector.get("matchExpressions") or []:
+    for expression in sequence(selector.get("matchExpressions")):
+        expression = mapping(expression)
         key, operator = expression.get("key"), expression.get("operator")
-        values = [str(v) for v in expression.get("values") or []]
-        present = key in labels
-        if operator == "In" and not (present and str(labels[key]) in values):
+        values = [_label_text(v) for v in sequence(expression.get("values"))]
+        present = isinstance(key, str) and key in labels
+        if operator == "In" and not (present and _label_text(labels[key]) in values):
             return False
-        if operator == "NotIn" and present and str(labels[key]) in values:
+        if operator == "NotIn" and present and _label_text(labels[key]) in values:
             return False
         if operator == "Exists" and not present:
             return False
         if operator == "DoesNotExist" and present:
             return False
     return True
+
+
+def _label_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def resource_name(kind: str) -> str:
@@ -352,7 +474,7 @@ def _matches(match: Match, obj: KubeObject, namespaces: dict[str, dict[str, Any]
         return False
     if not _matches_resources(match, obj):
         return False
-    labels = (obj.data.get("metadata") or {}).get("labels") or {}
+    labels = _labels(obj.data)
     if match.label_selector is not None and not selector_matches(match.label_selector, labels):
         return False
     if match.namespace_selector and (match.namespace_selector.get("matchLabels")
@@ -360,7 +482,7 @@ def _matches(match: Match, obj: KubeObject, namespaces: dict[str, dict[str, Any]
         namespace = namespaces.get(obj.ref.namespace)
         if namespace is None:
             return None
-        if not selector_matches(match.namespace_selector, (namespace.get("metadata") or {}).get("labels") or {}):
+        if not selector_matches(match.namespace_selector, _labels(namespace)):
             return False
     return True
 
@@ -449,9 +571,16 @@ def _evaluate_once(policy: Policy, obj: KubeObject, data: dict[str, Any], engine
     data = {**data, "variables": variables}
     for name, expression in policy.variables:
         value, error = _run(engine, expression, data)
+        if error.startswith(COST_EXCEEDED):  # fails in the API server too (failurePolicy Fail denies)
+            yield Diagnostic(policy.name, (), f"policy {policy.name}: variable {name}: {error}", severity=policy.severity)
+            return
         variables[name] = value if not error else None
     for validation in policy.validations:
         value, error = _run(engine, validation.expression, data)
+        if error.startswith(COST_EXCEEDED):
+            yield Diagnostic(policy.name, validation.field_path, f"policy {policy.name}: {error}",
+                             severity=policy.severity, on_key=bool(validation.field_path))
+            continue
         if error:
             yield Diagnostic(policy.name, validation.field_path,
                              f"policy {policy.name} could not be evaluated offline on this object: {error}",
@@ -473,7 +602,10 @@ def policy_signature(paths: tuple[str, ...]) -> tuple[Any, ...]:
     entries: list[Any] = []
     for path in paths:
         target = FilePath(path)
-        files = sorted(target.rglob("*")) if target.is_dir() else [target]
+        try:
+            files = sorted(target.rglob("*")) if target.is_dir() else [target]
+        except OSError:  # a name too long, a loop: load_policies says what is wrong with it
+            files = [target]
         for file in files:
             try:
                 stat = file.stat()
@@ -495,4 +627,4 @@ def _cached_policies(paths: tuple[str, ...], signature: tuple[Any, ...]) -> tupl
 @cache
 def policy_engine() -> CelEngine:
     """One CEL environment per process for every policy (expressions compile once each)."""
-    return CelEngine(POLICY_VARIABLES, max_cost=RUNTIME_COST_BUDGET)
+    return CelEngine(POLICY_VARIABLES, max_cost=PER_CALL_LIMIT)  # cel.CostLimit per expression, as the API server

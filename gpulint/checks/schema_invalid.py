@@ -4,8 +4,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.checks import CheckContext, field_path
+from gpulint.fields import type_name
 from gpulint.findings import Diagnostic, Severity
-from gpulint.objects import KubeObject
+from gpulint.objects import KubeObject, is_list, list_is_malformed
 
 RULE_ID = "schema-invalid"
 
@@ -20,6 +21,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield Diagnostic(RULE_ID, ("apiVersion",) if "apiVersion" in data else (),
                          f"{data['kind']} has no apiVersion: kubectl refuses it (apiVersion not set)")
         return
+    if is_list(data) and list_is_malformed(data):
+        yield from _list_items(obj)
+        return
     for error in ctx.schemas.validate(data):
         where = field_path(error.path) or obj.kind
         if error.unknown_field:
@@ -29,3 +33,16 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                              "validation warns and drops it", on_key=True, severity=Severity.WARNING)
         else:
             yield Diagnostic(RULE_ID, error.path, f"{where}: {error.message}")
+
+
+def _list_items(obj: KubeObject) -> Iterator[Diagnostic]:
+    items = obj.data.get("items")
+    if not isinstance(items, list):
+        yield Diagnostic(RULE_ID, ("items",), f"items: Invalid value: {obj.kind}.items must be a list of objects, "
+                                              f"not {type_name(items)}; kubectl refuses the whole document")
+        return
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            yield Diagnostic(RULE_ID, ("items", index), f"items[{index}]: Invalid value: each item of a "
+                                                        f"{obj.kind} must be an object, not {type_name(item)}; "
+                                                        "kubectl refuses the whole document")
