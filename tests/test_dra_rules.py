@@ -10,6 +10,7 @@ from gpulint.engine import FileLinter
 from gpulint.findings import Severity
 from gpulint.inventory import LINTED_CLUSTER_KINDS, add_sources, load_inventory
 from gpulint.sources import Source
+from rule_harness import assert_findings
 
 DRA = str(DATA / "dra")
 
@@ -184,9 +185,9 @@ def test_malformed_requests():
         - name: all
           exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, count: 2}
     """)
-    messages = [f.message for f in by_rule(lint(both), "claim-reference-invalid")]
-    assert any("exactly one of `exactly` and `firstAvailable`" in m for m in messages)
-    assert any("count must not be set with allocationMode All" in m for m in messages)
+    assert_findings("claim-reference-invalid", both, [
+        (8, 9, "request 'gpu': exactly one of `exactly` and `firstAvailable` must be set"),
+        (13, 80, "request 'all': count must not be set with allocationMode All")])
 
 
 # ----------------------------------------------------------------- claim-unsatisfiable

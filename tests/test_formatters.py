@@ -54,7 +54,9 @@ def test_github_annotations(manifests):
     lines = run_cli("check", str(bad), str(warn), "--format", "github").stdout.splitlines()
     error = next(line for line in lines if line.startswith("::error "))
     assert error.startswith(f"::error file={bad},line=9,col=18,title=gpulint gpu-request-without-limit::")
-    assert any(line.startswith("::warning file=") for line in lines)
+    warnings = [line for line in lines if line.startswith("::warning ")]
+    assert [line.split("::")[1] for line in warnings] == [
+        f"warning file={warn},line=9,col=5,title=gpulint schema-invalid"]
     assert "\n" not in error
 
 

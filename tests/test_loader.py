@@ -136,6 +136,8 @@ def test_quoted_braces_are_data_not_templates():
           arguments: ["{{inputs.parameters.model}}"]
     """)
     assert not loaded.templated and not loaded.problems
+    assert [d.data for d in loaded.documents] == [{"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow",
+                                                   "spec": {"arguments": ["{{inputs.parameters.model}}"]}}]
 
 
 def test_binary_and_non_utf8_files():
@@ -150,10 +152,10 @@ def test_utf8_bom_and_utf16_are_read():
 
 
 def test_empty_and_null_documents():
-    for text in ("", "---\n", "---\n---\n", "# only a comment\n", "~\n"):
+    for text, count in (("", 0), ("---\n", 1), ("---\n---\n", 2), ("# only a comment\n", 0), ("~\n", 1)):
         loaded = load_text("e.yaml", text)
         assert not loaded.problems
-        assert all(d.data is None for d in loaded.documents)
+        assert [d.data for d in loaded.documents] == [None] * count, text
 
 
 def test_json_is_read_with_positions():

@@ -6,7 +6,6 @@ from hypothesis import strategies as st
 
 from gpulint.config import Config
 from gpulint.engine import FileLinter
-from gpulint.findings import Severity
 from gpulint.sources import Source
 
 LINTER = FileLinter(Config())
@@ -80,7 +79,6 @@ def test_random_manifests_never_crash(manifests):
     text = "\n---\n".join(json.dumps(m) for m in manifests)
     report = lint(text.encode())
     assert_sane(report)
-    assert all(f.severity in Severity for f in report.findings)
 
 
 # The same random manifests, and random DRA and gang objects, against a real inventory:
