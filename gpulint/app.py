@@ -25,7 +25,7 @@ class CheckResult:
 
 def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, messages: list[str]) -> tuple[list[Source], str]:
     """Fix files in place (or collect their diff); returns the sources that changed and the diff text."""
-    from gpulint.fix import fix_text, unified_diff, write_atomically
+    from gpulint.fix import FixRefused, prepare_fix, write_fix
 
     by_display = {source.display: source for source in sources}
     changed: list[Source] = []
@@ -36,28 +36,26 @@ def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, message
         if not fixes or source is None:
             continue
         if source.fs_path is None:
-            messages.append(f"gpulint: {file.path}: fixes are not applied to standard input")
+            messages.append(f"gpulint: {file.path}: fixes are not applied to standard input or a pipe")
             continue
-        raw = source.read()
-        if raw.startswith(b"\xef\xbb\xbf"):
-            messages.append(f"gpulint: {file.path}: not fixed: the file starts with a byte-order mark")
-            continue
-        text = raw.decode("utf-8")
-        outcome = fix_text(file.path, text, fixes)
-        if outcome.refused:
-            messages.append(f"gpulint: {file.path}: not fixed: {outcome.refused}")
-        if outcome.new_text is None:
-            continue
-        if show_diff:
-            diffs.append(unified_diff(file.path, text, outcome.new_text))
-        else:
-            try:
-                write_atomically(source.fs_path, outcome.new_text)
-            except OSError as exc:  # a read-only file or directory: say so, keep going
-                messages.append(f"gpulint: {file.path}: not fixed: cannot write it ({exc.strerror or exc})")
+        try:
+            linted = source.read()  # the bytes the findings came from: the file must still hold them
+            prepared = prepare_fix(file.path, source.fs_path, fixes, linted)
+            if prepared is None:
                 continue
-            messages.append(f"gpulint: {file.path}: applied {outcome.applied} fix{'es' if outcome.applied > 1 else ''}")
-            changed.append(source)
+            if show_diff:
+                diffs.append(prepared.diff())
+                continue
+            write_fix(prepared)
+        except FixRefused as exc:
+            messages.append(f"gpulint: {file.path}: not fixed: {exc}")
+            continue
+        except OSError as exc:  # a full disk, a read-only file: the file is as it was
+            messages.append(f"gpulint: {file.path}: not fixed: cannot write it ({exc.strerror or exc}); "
+                            "left unchanged")
+            continue
+        messages.append(f"gpulint: {file.path}: applied {prepared.applied} fix{'es' if prepared.applied > 1 else ''}")
+        changed.append(source)
     return changed, "".join(diffs)
 
 

@@ -15,7 +15,9 @@ from gpulint.loader import LoadProblem, LocatedDocument, collector_paused, load_
 from gpulint.objects import KubeObject, objects_in
 from gpulint.scheduler import ClusterModel, NodeInfo, pod_requests
 from gpulint.sources import Source, SourceError, collect
-from gpulint.fields import mapping
+from gpulint.fields import mapping, type_name
+from gpulint.findings import Path
+from gpulint.quantity import QuantityError, quantity_from_yaml
 
 if TYPE_CHECKING:
     from gpulint.dra_model import DraModel
@@ -195,7 +197,13 @@ def add_sources(inventory: Inventory, sources: list[Source], problems: list[str]
                 problems.append(f"{source.display}: cannot read: {exc.strerror or exc}")
             continue
         with collector_paused():  # the parse tree is dropped before the collector runs again
-            for obj in _objects(source.display, raw, problems):
+            objects = _objects(source.display, raw, problems)
+            if problems is not None:
+                found = _shape_problems(source.display, raw, objects, problems)
+                if found:
+                    problems.extend(found)
+                    continue
+            for obj in objects:
                 if obj.kind in kinds:
                     inventory.add(obj, from_inventory)
 
@@ -208,13 +216,91 @@ def _objects(display: str, raw: bytes, problems: list[str] | None) -> list[KubeO
     if stripped[:1] in (b"{", b"["):
         try:
             data = json.loads(raw)
-        except ValueError:
-            pass  # not JSON after all: the YAML reader says where it breaks
+        except (ValueError, RecursionError):
+            pass  # not JSON after all, or nested too deep: the YAML reader says where it breaks
         else:
             documents = data if isinstance(data, list) else [data]
             return [obj for index, item in enumerate(documents)
                     for obj in objects_in(LocatedDocument(display, index, item, None))]
+    return _located_objects(display, raw, problems)
+
+
+def _located_objects(display: str, raw: bytes, problems: list[str] | None) -> list[KubeObject]:
     loaded = load_bytes(display, raw)
     if problems is not None:
         problems.extend(_problem_message(display, p) for p in loaded.problems)
     return [obj for document in loaded.documents for obj in objects_in(document)]
+
+
+def _shape_problems(display: str, raw: bytes, objects: list[KubeObject], problems: list[str]) -> list[str]:
+    """``file:line:col`` messages for the inventory objects whose fields gpulint's model reads are of
+    the wrong type (a Node whose ``spec.taints`` is a number): used as they are, they would give
+    wrong answers without a word."""
+    if not any(node_problems(obj) for obj in objects if _is_node(obj)):
+        return []
+    if any(obj.document.node is None for obj in objects):  # read as JSON: read again for positions
+        objects = _located_objects(display, raw, problems)
+    return [f"{display}:{line}:{column}: inventory: {obj.ref.kind}/{obj.ref.name or '?'}: {message}"
+            for obj in objects if _is_node(obj)
+            for path, message in node_problems(obj)
+            for line, column in (obj.locate(path),)]
+
+
+def _is_node(obj: KubeObject) -> bool:
+    return obj.kind == "Node" and obj.api_version == "v1"
+
+
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def node_problems(obj: KubeObject) -> list[tuple[Path, str]]:
+    """Fields of a Node that the scheduler model reads, when they are of the wrong type."""
+    data = obj.data
+    found: list[tuple[Path, str]] = []
+    for key in ("metadata", "spec", "status"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            found.append(((key,), f"{key} must be a mapping, not {type_name(data[key])}"))
+    metadata, spec, status = (mapping(data.get(key)) for key in ("metadata", "spec", "status"))
+    if not isinstance(metadata.get("name"), str) or not metadata["name"]:
+        found.append((("metadata", "name"), "a Node needs metadata.name (a string)"))
+    labels = metadata.get("labels")
+    if labels is not None and not isinstance(labels, dict):
+        found.append((("metadata", "labels"), f"metadata.labels must be a mapping, not {type_name(labels)}"))
+    for key, value in mapping(labels).items():
+        if isinstance(value, (dict, list)):
+            found.append((("metadata", "labels", key), f"label {key}: a value must be a string, not {type_name(value)}"))
+    found.extend(_taint_problems(spec.get("taints")))
+    if spec.get("unschedulable") is not None and not isinstance(spec["unschedulable"], bool):
+        found.append((("spec", "unschedulable"), "spec.unschedulable must be true or false, "
+                                                 f"not {type_name(spec['unschedulable'])}"))
+    for section in ("capacity", "allocatable"):
+        values = status.get(section)
+        if values is not None and not isinstance(values, dict):
+            found.append((("status", section), f"status.{section} must be a mapping of resource names to "
+                                               f"quantities, not {type_name(values)}"))
+        for name, value in mapping(values).items():
+            try:
+                quantity_from_yaml(value)
+            except QuantityError as exc:
+                found.append((("status", section, name), f"status.{section}[{name}]: {exc}"))
+    return found
+
+
+def _taint_problems(taints: Any) -> list[tuple[Path, str]]:
+    if taints is None:
+        return []
+    if not isinstance(taints, list):
+        return [(("spec", "taints"), f"spec.taints must be a list of taints, not {type_name(taints)}")]
+    found: list[tuple[Path, str]] = []
+    for index, taint in enumerate(taints):
+        path = ("spec", "taints", index)
+        if not isinstance(taint, dict):
+            found.append((path, f"spec.taints[{index}] must be a mapping (key, value, effect), not {type_name(taint)}"))
+        elif not isinstance(taint.get("key"), str) or not taint["key"]:
+            found.append(((*path, "key"), f"spec.taints[{index}] needs a key (a string)"))
+        elif taint.get("effect") not in TAINT_EFFECTS:
+            found.append(((*path, "effect"), f"spec.taints[{index}].effect must be one of {', '.join(TAINT_EFFECTS)}"))
+        elif isinstance(taint.get("value"), (dict, list)):
+            found.append(((*path, "value"), f"spec.taints[{index}].value must be a string, "
+                                            f"not {type_name(taint['value'])}"))
+    return found

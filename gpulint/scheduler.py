@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.quantity import QuantityError, quantity_from_yaml
-from gpulint.fields import mapping
+from gpulint.fields import mapping, sequence
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
@@ -136,7 +136,7 @@ class NodeInfo:
         status = mapping(data.get("status"))
         labels = mapping(metadata.get("labels"))
         taints = []
-        for taint in spec.get("taints") or []:
+        for taint in sequence(spec.get("taints")):
             if isinstance(taint, dict) and isinstance(taint.get("key"), str):
                 taints.append(Taint(taint["key"], str(taint.get("value") or ""), str(taint.get("effect") or "")))
         capacity = resource_list(status.get("capacity"))
@@ -264,17 +264,17 @@ def pod_requirements(spec: dict[str, Any]) -> PodRequirements:
     if isinstance(required, dict):
         terms = []
         base = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-        for t_index, term in enumerate(required.get("nodeSelectorTerms") or []):
+        for t_index, term in enumerate(sequence(required.get("nodeSelectorTerms"))):
             parsed: list[Requirement] = []
             if isinstance(term, dict):
                 for kind in ("matchExpressions", "matchFields"):
-                    for e_index, expression in enumerate(term.get(kind) or []):
+                    for e_index, expression in enumerate(sequence(term.get(kind))):
                         if isinstance(expression, dict):
                             parsed.append(_expression(expression, (*base, t_index, kind, e_index),
                                                       kind == "matchFields"))
             terms.append(tuple(parsed))
     tolerations = []
-    for toleration in spec.get("tolerations") or []:
+    for toleration in sequence(spec.get("tolerations")):
         if isinstance(toleration, dict):
             tolerations.append(Toleration(str(toleration.get("key") or ""), str(toleration.get("operator") or ""),
                                           _label_value(toleration.get("value")), str(toleration.get("effect") or "")))
@@ -286,7 +286,7 @@ def pod_requirements(spec: dict[str, Any]) -> PodRequirements:
 def _expression(expression: dict[str, Any], path: tuple[Any, ...], field_match: bool) -> Requirement:
     key = str(expression.get("key") or "")
     operator = str(expression.get("operator") or "")
-    values = tuple(_label_value(v) for v in expression.get("values") or [] if not isinstance(v, (dict, list)))
+    values = tuple(_label_value(v) for v in sequence(expression.get("values")) if not isinstance(v, (dict, list)))
     shown = f"{key} {operator}" + (f" [{', '.join(values)}]" if values else "")
     return Requirement(("matchFields " if field_match else "") + shown, path, key, operator, values, field_match)
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from gpulint.fields import dig, mapping, sequence
 from gpulint.findings import Path
 
 PodCount = Callable[[dict[str, Any], dict[str, Any]], "int | None"]  # (object, owner) -> pods
@@ -103,7 +104,7 @@ TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
     ("jobset.x-k8s.io", "JobSet"): (
         TemplateSite(("spec", "replicatedJobs", "[]"), ("template", "spec", "template", "spec"),
                      lambda obj, owner: _mul(_int(owner, ("replicas",), 1),
-                                             _job_pods(owner.get("template", {}).get("spec", {})))),),
+                                             _job_pods(dig(owner, "template", "spec")))),),
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): (
         TemplateSite(("spec", "leaderWorkerTemplate"), ("leaderTemplate", "spec"),
                      field_count((("spec", "replicas"), 1), absolute=True), "leader"),
@@ -170,11 +171,7 @@ def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
 
 def template_metadata(data: dict[str, Any], site: PodSpecSite) -> dict[str, Any]:
     """The metadata of the pod template at ``site`` (for a Pod: the object's own)."""
-    holder: Any = data
-    for step in site.template_path:
-        holder = holder[step] if isinstance(holder, (dict, list)) else None
-    metadata = holder.get("metadata") if isinstance(holder, dict) else None
-    return metadata if isinstance(metadata, dict) else {}
+    return mapping(dig(data, *site.template_path, "metadata"))
 
 
 def containers(spec: dict[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
@@ -228,7 +225,7 @@ def effective_pod_spec(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
     """The pod spec as the scheduler sees it (controller-added tolerations included)."""
     if kind != "DaemonSet":
         return spec
-    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+    tolerations = [t for t in sequence(spec.get("tolerations")) if isinstance(t, dict)]
     return {**spec, "tolerations": [*tolerations, *DAEMONSET_TOLERATIONS]}
 
 

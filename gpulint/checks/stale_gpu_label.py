@@ -14,7 +14,7 @@ from gpulint.quantity import QuantityError, quantity_from_yaml
 from gpulint.resources import is_gpu
 from gpulint.scheduler import NodeInfo, pod_requirements, resource_list
 from gpulint.workloads import pod_spec_sites
-from gpulint.fields import mapping
+from gpulint.fields import mapping, sequence
 
 RULE_ID = "stale-gpu-label"
 NVIDIA_DRIVER = "gpu.nvidia.com"
@@ -45,7 +45,7 @@ def _int(text: str | None) -> int | None:
 def _devices(slice_spec: dict[str, Any]) -> list[dict[str, Any]]:
     """Devices of a ResourceSlice with attributes flattened (v1/v1beta2 flat, v1beta1 under ``basic``)."""
     out = []
-    for device in slice_spec.get("devices") or []:
+    for device in sequence(slice_spec.get("devices")):
         if isinstance(device, dict):
             body = device.get("basic") if isinstance(device.get("basic"), dict) else device
             out.append(body)
