@@ -1,0 +1,431 @@
+"""The whole pipeline under generated and mutated input (issue #11, "tests that keep it so").
+
+Realistic GPU manifests, inventories, policies and AdmissionReviews (tests/fuzz/fuzz_strategies.py),
+mutated and written as odd YAML, go through the real entry points: `gpulint check` (every output
+format, with and without an inventory and policies, --fix on a temporary copy), `gpulint explain`,
+`gpulint inventory`, `gpulint rules --policy`, and the webhook's review path (in process, and a few
+through a real HTTPS server on loopback).
+
+Properties: exit code 0, 1 or 2, never 3; no traceback; no "internal error" finding; a usage error
+says what is wrong; every output format is well formed; bounded time and memory per example;
+--fix output re-parses to the intended data, and a second --fix changes nothing.
+
+CI runs a modest number of examples; GPULINT_FUZZ_EXAMPLES=2000 runs longer locally, and
+GPULINT_FUZZ_COLLECT=DIR writes each distinct failure to DIR (smallest input kept) and keeps going.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import hashlib
+import json
+import os
+import re
+import resource
+import signal
+import tempfile
+import time
+import traceback
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fuzz_strategies as fs
+from conftest import DATA, REPO
+from gpulint.admission import MAX_WARNING_LENGTH, MAX_WARNINGS, BadReview, decide, parse_review
+from gpulint.cli import cli
+from gpulint.config import Config
+from gpulint.findings import Severity
+from gpulint.loader import load_bytes
+from gpulint.serve import ServeOptions, Webhook
+
+EXAMPLES = int(os.environ.get("GPULINT_FUZZ_EXAMPLES") or 0)
+SOFT_SECONDS = float(os.environ.get("GPULINT_FUZZ_SECONDS") or 10)  # per example, asserted
+HARD_SECONDS = 3 * SOFT_SECONDS  # per example, enforced with SIGALRM (a hang must not hang CI)
+MAX_RSS_MB = 2048
+COLLECT = os.environ.get("GPULINT_FUZZ_COLLECT")
+FORMATS = ("text", "json", "sarif", "github", "junit")
+EXAMPLE_INVENTORIES = (str(REPO / "examples" / "inventory"), str(DATA / "dra"), str(DATA / "racks"))
+
+
+def fuzz(ci_examples: int) -> settings:
+    return settings(max_examples=EXAMPLES or ci_examples, deadline=None, print_blob=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.large_base_example])
+
+
+def _signature(test: str, exc: BaseException) -> str:
+    """What makes two failures the same bug: the innermost gpulint frame and the exception type,
+    or the failed check's rule, or the assertion's first line."""
+    text = "".join(traceback.format_exception(exc))
+    internal = re.search(r"internal error in gpulint's ([\w-]+) check \((\w+)", text)
+    if internal:
+        return f"{test} {internal[1]} {internal[2]}"
+    frames = re.findall(r'File "[^"]*/gpulint/([\w/]+\.py)", line \d+, in (\w+)', text)
+    errors = re.findall(r"^(\w+(?:Error|Exception|Timeout)):", text, re.MULTILINE)
+    if frames and errors:
+        return f"{test} {frames[-1][0]}:{frames[-1][1]} {errors[-1]}"
+    first = re.sub(r"\d+|/tmp/\S+", "N", str(exc).strip().split("\n")[0])[:100]
+    return f"{test} {type(exc).__name__} {first}"
+
+
+def _record(test: str, exc: BaseException, kwargs: dict[str, Any]) -> None:
+    signature = _signature(test, exc)
+    inputs = "\n".join(f"{name} = {value!r}" for name, value in kwargs.items() if name not in ("webhooks",
+                                                                                               "https_server"))
+    path = Path(COLLECT or ".") / (hashlib.sha1(signature.encode()).hexdigest()[:12] + ".txt")
+    if path.exists() and len(path.read_text(errors="replace")) <= len(inputs) + 20_000:
+        return  # keep the smallest input seen for each failure
+    path.parent.mkdir(parents=True, exist_ok=True)
+    failure = "".join(traceback.format_exception(exc))[-20_000:]
+    path.write_text(f"{signature}\n\n{inputs}\n\n{failure}")
+
+
+def collecting(test: Callable[..., None]) -> Callable[..., None]:
+    """With GPULINT_FUZZ_COLLECT set, a failing example is written down and the run goes on."""
+    if not COLLECT:
+        return test
+
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> None:
+        try:
+            test(*args, **kwargs)
+        except (Exception, ExampleTimeout) as exc:  # noqa: BLE001 - every failure is recorded
+            _record(test.__name__, exc, kwargs)
+    return run
+
+
+# --------------------------------------------------------------------------- bounds
+
+
+class ExampleTimeout(BaseException):
+    """Raised by SIGALRM; a BaseException so no `except Exception` in gpulint swallows it."""
+
+
+@contextlib.contextmanager
+def bounded(what: str) -> Iterator[None]:
+    """Time and memory bounds for one example."""
+    def expire(signum: int, frame: Any) -> None:
+        raise ExampleTimeout(f"{what}: still running after {HARD_SECONDS:.0f} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, HARD_SECONDS)
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        gc.unfreeze()  # run_check freezes its inventory for a one-shot process; many runs here
+    elapsed = time.monotonic() - started
+    assert elapsed < SOFT_SECONDS, f"{what}: took {elapsed:.1f} s (limit {SOFT_SECONDS:.0f} s)"
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    assert peak < MAX_RSS_MB, f"{what}: the process grew to {peak:.0f} MiB"
+
+
+# --------------------------------------------------------------------------- the CLI, in process
+
+
+@dataclass
+class Outcome:
+    args: tuple[str, ...]
+    code: int
+    stdout: str
+    stderr: str
+    error: str  # the traceback of an exception that escaped the command (`gpulint` would exit 3)
+
+    def describe(self) -> str:
+        return (f"gpulint {' '.join(self.args)} -> exit {self.code}\n{self.error}"
+                f"--- stderr ---\n{self.stderr[-3000:]}\n--- stdout ---\n{self.stdout[-3000:]}")
+
+
+def gpulint(*args: str, stdin: bytes | None = None) -> Outcome:
+    """The click command as `gpulint` runs it; an escaping exception is what main() turns into exit 3."""
+    result = CliRunner().invoke(cli, list(args), input=stdin, catch_exceptions=True)
+    error = ""
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        if isinstance(result.exception, ExampleTimeout):
+            raise result.exception
+        error = "".join(traceback.format_exception(*result.exc_info))
+    return Outcome(tuple(args), 3 if error else result.exit_code, result.stdout, result.stderr, error)
+
+
+def assert_clean(outcome: Outcome) -> None:
+    assert outcome.code in (0, 1, 2), outcome.describe()
+    output = outcome.stdout + outcome.stderr
+    assert "Traceback" not in output, outcome.describe()
+    assert "internal error" not in output, outcome.describe()
+    if outcome.code == 2:
+        assert outcome.stderr.strip(), f"a usage error without a message\n{outcome.describe()}"
+
+
+def assert_well_formed(output_format: str, outcome: Outcome, fail_on: Severity) -> None:
+    """The report parses in its format, and the exit code agrees with its findings."""
+    if outcome.code == 2:
+        return
+    text = outcome.stdout
+    if output_format == "json":
+        document = json.loads(text)
+        for finding in document["findings"]:
+            assert finding["line"] >= 1 and finding["column"] >= 1, finding
+        failing = [f for f in document["findings"] if Severity.parse(f["severity"]) >= fail_on]
+        assert outcome.code == (1 if failing else 0), outcome.describe()
+    elif output_format == "sarif":
+        assert json.loads(text)["version"] == "2.1.0"
+    elif output_format == "junit":
+        ET.fromstring(text.encode())
+    elif output_format == "github":
+        lines = text.rstrip("\n").split("\n")
+        assert all(line.startswith("::") for line in lines[:-1]), outcome.describe()
+    else:
+        assert text.rstrip("\n").rsplit("\n", 1)[-1].startswith(("Found ", "No problems")), outcome.describe()
+
+
+@dataclass
+class Workspace:
+    """Generated files in a fresh directory, which is also the working directory (no stray config)."""
+
+    root: Path
+
+    def write(self, name: str, raw: bytes) -> str:
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(raw)
+        return str(path)
+
+
+@contextlib.contextmanager
+def workspace() -> Iterator[Workspace]:
+    with tempfile.TemporaryDirectory(prefix="gpulint-fuzz-") as directory, contextlib.chdir(directory):
+        yield Workspace(Path(directory))
+
+
+# --------------------------------------------------------------------------- inputs
+
+MANIFEST_FILES = st.lists(fs.file_bytes(fs.MANIFEST_OBJECTS), min_size=1, max_size=2)
+# Generated inventories, written plainly (their objects mutated) or oddly; or the repository's own.
+GENERATED_INVENTORY = st.one_of(
+    fs.INVENTORY_OBJECTS.map(lambda objects: fs.dump_yaml(objects[0], False) + "".join(
+        "---\n" + fs.dump_yaml(o, False) for o in objects[1:])).map(str.encode),
+    fs.INVENTORY_OBJECTS.map(lambda objects: fs.dump_json({"apiVersion": "v1", "kind": "List", "items": objects},
+                                                          None).encode()),
+    fs.file_bytes(fs.INVENTORY_OBJECTS))
+INVENTORY = st.one_of(st.none(), st.sampled_from(EXAMPLE_INVENTORIES), GENERATED_INVENTORY)
+POLICY = st.one_of(st.none(), st.none(), st.sampled_from(("gpulint:all", "gpulint:require-gpu-memory-limit")),
+                   fs.file_bytes(fs.POLICY_OBJECTS),
+                   fs.POLICY_OBJECTS.map(lambda objects: "---\n".join(fs.dump_yaml(o, False) for o in objects)
+                                         ).map(str.encode))
+
+
+def _place(space: Workspace, name: str, value: str | bytes | None) -> list[str]:
+    """A path for an inventory or policy that is generated bytes, a repository path, or none."""
+    if value is None:
+        return []
+    return [space.write(name, value)] if isinstance(value, bytes) else [value]
+
+
+# --------------------------------------------------------------------------- properties: check
+
+
+@fuzz(60)
+@given(files=MANIFEST_FILES, inventory=INVENTORY, policy=POLICY, output_format=st.sampled_from(FORMATS),
+       fail_on=st.sampled_from(("error", "warning", "info")), version=st.sampled_from(("1.35", "1.36", "1.37")),
+       stdin=st.booleans())
+@collecting
+def test_check(files: list[bytes], inventory: Any, policy: Any, output_format: str, fail_on: str, version: str,
+               stdin: bool) -> None:
+    with workspace() as space, bounded("gpulint check"):
+        paths = [space.write(f"m{i}.yaml", raw) for i, raw in enumerate(files)]
+        args = [*paths[stdin:], "--format", output_format, "--fail-on", fail_on, "--kubernetes-version", version]
+        args += [a for path in _place(space, "inventory/cluster.yaml", inventory) for a in ("--inventory", path)]
+        args += [a for path in _place(space, "policies/policy.yaml", policy) for a in ("--policy", path)]
+        if stdin:
+            args.append("-")
+        outcome = gpulint("check", *args, stdin=files[0] if stdin else None)
+        assert_clean(outcome)
+        assert_well_formed(output_format, outcome, Severity.parse(fail_on))
+
+
+@fuzz(25)
+@given(files=MANIFEST_FILES, inventory=st.sampled_from(EXAMPLE_INVENTORIES) | GENERATED_INVENTORY,
+       output_format=st.sampled_from(("text", "json")),
+       selector=st.sampled_from((None, "Pod/pod", "Job/ml/job", "Deployment/x/y/z", "", "/")))
+@collecting
+def test_explain(files: list[bytes], inventory: Any, output_format: str, selector: str | None) -> None:
+    with workspace() as space, bounded("gpulint explain"):
+        paths = [space.write(f"m{i}.yaml", raw) for i, raw in enumerate(files)]
+        args = ["explain", *paths, "--format", output_format, "--inventory", *_place(space, "inv.yaml", inventory)]
+        if selector is not None:
+            args += ["--object", selector]
+        outcome = gpulint(*args)
+        assert_clean(outcome)
+        if outcome.code == 0 and output_format == "json":
+            json.loads(outcome.stdout)
+
+
+@fuzz(25)
+@given(inventory=GENERATED_INVENTORY, output_format=st.sampled_from(("text", "json")))
+@collecting
+def test_inventory(inventory: bytes, output_format: str) -> None:
+    with workspace() as space, bounded("gpulint inventory"):
+        outcome = gpulint("inventory", "--inventory", space.write("inv.yaml", inventory), "--format", output_format)
+        assert_clean(outcome)
+        if outcome.code != 2 and output_format == "json":
+            json.loads(outcome.stdout)
+
+
+@fuzz(25)
+@given(policy=fs.file_bytes(fs.POLICY_OBJECTS), command=st.sampled_from(("rules", "rule")))
+@collecting
+def test_policy_rules(policy: bytes, command: str) -> None:
+    with workspace() as space, bounded("gpulint rules --policy"):
+        path = space.write("policy.yaml", policy)
+        args = ["rules", "--format", "json"] if command == "rules" else ["rule", "team-rule"]
+        assert_clean(gpulint(*args, "--policy", path))
+
+
+# --------------------------------------------------------------------------- properties: --fix
+
+MISSING = object()
+
+
+def _differences(old: Any, new: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any, Any]]:
+    """(path, old, new) where two documents differ; MISSING for an absent key."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [d for key in [*old, *(k for k in new if k not in old)]
+                for d in _differences(old.get(key, MISSING), new.get(key, MISSING), (*path, key))]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [d for index, pair in enumerate(zip(old, new)) for d in _differences(*pair, (*path, index))]
+    same = type(old) is type(new) and (old == new or old != old and new != new)  # NaN equals NaN here
+    return [] if same else [(path, old, new)]
+
+
+def _at(data: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        data = data.get(step, MISSING) if isinstance(data, dict) else MISSING
+    return data
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def assert_intended_edit(before: Any, after: Any) -> None:
+    """Every change is one gpu-request-without-limit fix: a limit set to its request, or a request
+    set to its limit. Nothing else in the document moves."""
+    for path, old, new in _differences(before, after):
+        assert len(path) >= 2 and path[-2] in ("limits", "requests") or path[-1] == "limits", (path, old, new)
+        if path[-1] == "limits":  # the whole limits mapping was added
+            requests = _at(before, (*path[:-1], "requests"))
+            assert old in (MISSING, None) and isinstance(new, dict), (path, old, new)
+            assert all(_same(value, _at(requests, (name,))) for name, value in new.items()), (path, old, new)
+        elif path[-2] == "limits":
+            assert old is MISSING and _same(new, _at(before, (*path[:-2], "requests", path[-1]))), (path, old, new)
+        else:
+            assert old is not MISSING and _same(new, _at(before, (*path[:-2], "limits", path[-1]))), (path, old, new)
+
+
+def _documents(raw: bytes) -> tuple[list[Any], bool]:
+    loaded = load_bytes("f.yaml", raw)
+    return [document.data for document in loaded.documents], not loaded.problems
+
+
+FIX_FILE = st.lists(fs.mutated(fs.FIXABLE_WORKLOADS, max_mutations=1), min_size=1, max_size=3).flatmap(
+    fs.stream_text).flatmap(fs.encoded)
+
+
+@fuzz(60)
+@given(raw=FIX_FILE)
+@collecting
+def test_fix_reparses_to_the_intended_data_and_is_idempotent(raw: bytes) -> None:
+    with workspace() as space, bounded("gpulint check --fix"):
+        path = space.write("manifest.yaml", raw)
+        before, parses = _documents(raw)
+        first = gpulint("check", path, "--fix", "--format", "json")
+        assert_clean(first)
+        fixed = Path(path).read_bytes()
+        if fixed != raw:
+            assert parses, "a file with YAML problems was rewritten"
+            assert not raw.startswith(b"\xef\xbb\xbf"), "a file with a byte-order mark was rewritten"
+            after, parses_after = _documents(fixed)
+            assert parses_after, fixed.decode(errors="replace")
+            assert len(after) == len(before)
+            for old, new in zip(before, after):
+                assert_intended_edit(old, new)
+            if b"\r\n" in raw and raw.count(b"\n") == raw.count(b"\r\n"):
+                assert fixed.count(b"\n") == fixed.count(b"\r\n"), "CRLF line endings were mixed with LF"
+        second = gpulint("check", path, "--fix", "--format", "json")
+        assert_clean(second)
+        assert Path(path).read_bytes() == fixed, "a second --fix changed the file again"
+        diff = gpulint("check", path, "--diff")
+        assert_clean(diff)
+        assert diff.stdout == "", f"--diff after --fix still shows changes:\n{diff.stdout}"
+
+
+# --------------------------------------------------------------------------- properties: admission
+
+
+@pytest.fixture(scope="module")
+def webhooks(tmp_path_factory: pytest.TempPathFactory) -> list[Webhook]:
+    """Webhooks as `gpulint serve` builds them: no inventory, the example cluster, policies too."""
+    policies = ("gpulint:all",)
+    return [Webhook(Config(), ServeOptions()),
+            Webhook(Config(inventory=(str(REPO / "examples" / "inventory"),)), ServeOptions()),
+            Webhook(Config(inventory=(str(DATA / "dra"),), policies=policies), ServeOptions(dry_run=True))]
+
+
+@fuzz(150)
+@given(body=fs.review_body(), which=st.integers(0, 2), deny_on=st.sampled_from(list(Severity)))
+@collecting
+def test_admission_decide(webhooks: list[Webhook], body: bytes, which: int, deny_on: Severity) -> None:
+    webhook = webhooks[which]
+    with bounded("admission review"):
+        try:
+            request = parse_review(body)
+        except BadReview as exc:
+            assert str(exc)
+            return
+        decision = decide(request, webhook.snapshot.linter, deny_on, webhook.options.dry_run)
+        answer = json.loads(json.dumps(decision.response()))
+        response = answer["response"]
+        assert response["uid"] == request["uid"]
+        assert len(response.get("warnings", ())) <= MAX_WARNINGS + 1
+        assert all(len(w) <= MAX_WARNING_LENGTH for w in response.get("warnings", ()))
+        assert not any("internal error" in f.message for f in decision.findings), decision.findings
+        if request.get("operation") not in ("CREATE", "UPDATE") or webhook.options.dry_run:
+            assert response["allowed"] is True
+
+
+@pytest.fixture(scope="module")
+def https_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from test_serve import Server
+
+    server = Server(tmp_path_factory.mktemp("webhook"), inventory=str(REPO / "examples" / "inventory"))
+    yield server
+    server.stop()
+
+
+@fuzz(20)
+@given(body=fs.review_body())
+@collecting
+def test_webhook_over_https(https_server: Any, body: bytes) -> None:
+    """The same reviews through a real server: an answer for each, and gpulint never fails on one."""
+    with bounded("POST /validate"):
+        seen = len(https_server.log)
+        status, answer = https_server.post(body)
+        assert status in (200, 400), (status, answer)
+        if status == 200:
+            assert answer["kind"] == "AdmissionReview" and "allowed" in answer["response"]
+        deadline = time.monotonic() + 5  # the server logs the review just after answering it
+        while not any(e["event"] == "review" for e in https_server.log[seen:]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        failures = [e for e in https_server.log[seen:] if e["event"] in ("review_failed", "connection_error")]
+        assert not failures, failures
