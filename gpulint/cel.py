@@ -20,15 +20,24 @@ Library functions Kubernetes has and this engine lacks (sets, the list extension
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+from gpulint import cel_cost
+from gpulint.cel_sandbox import Sandbox
 from gpulint.quantity import QuantityError, parse_quantity
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength
-MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost
-LIST_SIZE_ESTIMATE = 48  # the estimator's bound for attribute lists
+MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost: validation refuses a higher estimate, the scheduler stops at it
+PER_CALL_LIMIT = 1_000_000  # k8s.io/apiserver pkg/apis/cel PerCallLimit: admission CEL, per expression evaluation
+# cel-go concatenates lists in O(1) (a view); cel-cpp copies them, so a value Kubernetes builds
+# cheaply can exhaust memory here. Evaluations that may build more than this run in the sandbox.
+MAX_BUILT = 1 << 24
+COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"  # cel-go's runtime message
+CACHE_SIZE = 4096  # compiled expressions (and their cost verdicts) kept per engine: the webhook sees new ones forever
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
 
 QUANTITY_TAG = "\ue000q:"  # a private-use character: no manifest string starts with it
@@ -191,6 +200,39 @@ class Compiled:
     expression: str
     program: Any
     domains: tuple[str, ...]  # attribute/capacity domains the expression names (unknown ones read as {})
+    checked: cel_cost.Checked | None = field(default=None, compare=False, repr=False)  # None: not estimable
+    bounded: bool = False  # True: the estimate with the declared input sizes is within the limit
+    roots: tuple[str, ...] = ()  # the environment's variables it reads
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    """A bounded mapping that forgets the least recently used entry (thread-safe: the webhook's threads share it)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 def _offset(expression: str, line: int, column: int) -> int:
@@ -203,40 +245,44 @@ def _strip_strings(expression: str) -> str:
     return re.sub(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", lambda m: " " * len(m.group(0)), expression)
 
 
-def estimated_cost(expression: str) -> int:
-    """A conservative stand-in for Kubernetes' static cost estimate: nested comprehensions
-    multiply by the largest list they can range over (attribute lists: at most 48)."""
-    code = _strip_strings(expression)
-    depth = best = 0
-    stack: list[bool] = []
-    for match in re.finditer(r"[()]|" + _MACRO.pattern, code):
-        token = match.group(0)
-        if token == ")":
-            if stack and stack.pop():
-                depth -= 1
-        elif token == "(":
-            stack.append(False)
-        else:
-            stack.append(True)
-            depth += 1
-            best = max(best, depth)
-    literal = max((m.group(0).count(",") + 1 for m in re.finditer(r"\[[^\[\]]*\]", code)), default=1)
-    return max(LIST_SIZE_ESTIMATE, literal) ** best * max(len(expression) // 10, 1)
-
-
 DEVICE_VARIABLES = ("device",)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one evaluation may run, from the estimate with the inputs' actual sizes."""
+
+    in_process: bool  # the estimate bounds it: run here
+    exceeded: str = ""  # the estimate's minimum is over the limit: it fails in Kubernetes too
 
 
 class CelEngine:
     """Compiles each distinct expression once; evaluates against device maps (or, with other
-    ``variables``, against objects: the policy environment)."""
+    ``variables``, against objects: the policy environment).
 
-    def __init__(self, variables: tuple[str, ...] = DEVICE_VARIABLES, max_cost: int = MAX_COST) -> None:
+    Cost, as Kubernetes bounds it: every expression gets cel-go's static estimate (gpulint.cel_cost).
+    A DRA selector over ``max_cost`` with the declared device sizes is refused at compile time.
+    An evaluation runs in-process when the estimate with its inputs' sizes is within ``max_cost``;
+    otherwise in a worker process with memory and time limits (gpulint.cel_sandbox), where running
+    out is reported as Kubernetes reports it: "operation cancelled: actual cost limit exceeded".
+    ``guarded=False`` (the worker itself) skips all of that.
+    """
+
+    def __init__(self, variables: tuple[str, ...] = DEVICE_VARIABLES, max_cost: int = MAX_COST,
+                 guarded: bool = True, cache_size: int = CACHE_SIZE) -> None:
         self.max_cost = max_cost
+        self.guarded = guarded
         self._env: Any = None
-        self._compiled: dict[str, Compiled | CelProblem] = {}
+        self._compiled: LRU[str, Compiled | CelProblem] = LRU(cache_size)
+        self._verdicts: LRU[tuple[str, tuple[int, ...]], Verdict] = LRU(cache_size)
+        self._bounds: LRU[int, tuple[Any, int]] = LRU(256)  # id(value) -> (value, its size bound)
+        self._sandbox: Sandbox | None = None
         self.unavailable: str = ""
         self.variables = variables
+
+    @property
+    def devices(self) -> bool:
+        return self.variables == DEVICE_VARIABLES
 
     def _environment(self) -> Any:
         if self._env is None:
@@ -247,7 +293,7 @@ class CelEngine:
                 self.unavailable = f"the CEL engine is not available ({exc})"
                 return None
             self._env = cel.NewEnv(
-                variables={name: cel.Type.DYN for name in self.variables} if self.variables != DEVICE_VARIABLES
+                variables={name: cel.Type.DYN for name in self.variables} if not self.devices
                 else {"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
                 extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings(), ext_bindings.ExtBindings()],
                 functions=_kubernetes_functions(cel))
@@ -257,7 +303,7 @@ class CelEngine:
         cached = self._compiled.get(expression)
         if cached is None:
             cached = self._compile(expression)
-            self._compiled[expression] = cached
+            self._compiled.put(expression, cached)
         return cached
 
     def _compile(self, expression: str) -> Compiled | CelProblem:
@@ -265,16 +311,11 @@ class CelEngine:
             return CelProblem(f"expression is {len(expression)} characters, over Kubernetes' limit of "
                               f"{MAX_EXPRESSION_LENGTH} (CELSelectorExpressionMaxLength)", MAX_EXPRESSION_LENGTH)
         code = _strip_strings(expression)
-        for match in _DEVICE_FIELD.finditer(code) if self.variables == DEVICE_VARIABLES else ():
+        for match in _DEVICE_FIELD.finditer(code) if self.devices else ():
             if match.group(1) not in DEVICE_FIELDS:
                 return CelProblem(f"undefined field '{match.group(1)}' (device has driver, attributes, capacity and "
                                   "allowMultipleAllocations; attributes are read as "
                                   "device.attributes[\"<domain>\"].<name>)", match.start(1))
-        cost = estimated_cost(expression)
-        if cost > self.max_cost:
-            what = "the selector budget" if self.max_cost == MAX_COST else "the CEL runtime budget"
-            return CelProblem(f"estimated cost {cost:,} exceeds {what} of {self.max_cost:,}: nested "
-                              "comprehensions over lists", 0)
         env = self._environment()
         if env is None:
             return CelProblem(self.unavailable, 0, evaluable=False)
@@ -283,13 +324,104 @@ class CelEngine:
         except RuntimeError as exc:
             return _compile_problem(str(exc), expression)
         result_type = program.return_type().name()
-        if self.variables == DEVICE_VARIABLES and result_type not in ("BOOL", "DYN", "ERROR"):
+        if self.devices and result_type not in ("BOOL", "DYN", "ERROR"):
             return CelProblem(f"must evaluate to bool or the unknown type, not {result_type.lower()}", 0)
         domains = tuple(sorted({_literal(m.group(1)) for m in _DOMAIN_LITERAL.finditer(expression)}))
-        return Compiled(expression, program, domains)
+        if not self.guarded:
+            return Compiled(expression, program, domains)
+        return self._costed(Compiled(expression, program, domains))
+
+    def _costed(self, compiled: Compiled) -> Compiled | CelProblem:
+        """The compiled expression with its checked AST and Kubernetes' verdict on its estimated cost."""
+        try:
+            checked = cel_cost.decode(compiled.program.serialize())
+        except (RuntimeError, ValueError, IndexError, RecursionError, UnicodeDecodeError):
+            return compiled  # not estimable: every evaluation goes to the sandbox
+        roots = tuple(sorted(cel_cost.identifiers(checked.root) & set(self.variables)))
+        bounded = False
+        if self.devices:
+            try:
+                static = cel_cost.estimate(checked, cel_cost.dra_sizes, self.max_cost)
+            except RecursionError:
+                return Compiled(compiled.expression, compiled.program, compiled.domains, checked, False, roots)
+            if static.cost[1] > self.max_cost:
+                # pkg/apis/resource/validation: field.Forbidden(..., "too complex, exceeds cost limit")
+                return CelProblem(f"too complex, exceeds cost limit: {cel_cost.exceeds_message(static.cost[1], self.max_cost)}"
+                                  f" (CELSelectorExpressionMaxCost is {self.max_cost:,}); the API server refuses it",
+                                  static.hot_offset)
+            if static.built > MAX_BUILT:
+                return CelProblem(f"builds values of up to {static.built:,} elements (list concatenation), which "
+                                  "Kubernetes shares and gpulint's engine copies", static.hot_offset, evaluable=False)
+            bounded = True
+        return Compiled(compiled.expression, compiled.program, compiled.domains, checked, bounded, roots)
+
+    # -- deciding where an evaluation runs
+
+    def _bound(self, value: Any) -> int:
+        """The largest string or container inside ``value``, rounded up to a power of two (cached by identity:
+        the policy environment passes the same inventory and object lists to every expression)."""
+        if value is None or isinstance(value, (bool, int, float)):
+            return 0
+        cached = self._bounds.get(id(value))
+        if cached is not None and cached[0] is value:
+            return cached[1]
+        bound = cel_cost.data_bound(value)
+        bound = 1 << max(bound - 1, 63).bit_length() if bound < cel_cost.U64 else bound
+        self._bounds.put(id(value), (value, bound))
+        return bound
+
+    def _verdict(self, compiled: Compiled, data: dict[str, Any]) -> Verdict:
+        """Run here when the estimate with the inputs' size bounds is within the limit (cached per bounds:
+        the common case); else estimate with the inputs' exact sizes (uncached: the rare case)."""
+        if compiled.checked is None:
+            return Verdict(False)
+        bounds = tuple(self._bound(data.get(name)) for name in compiled.roots)
+        key = (compiled.expression, bounds)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            found = self._estimate(compiled.checked, cel_cost.uniform_sizes(dict(zip(compiled.roots, bounds))))
+            verdict = Verdict(found is not None and found.cost[1] <= self.max_cost and found.built <= MAX_BUILT)
+            self._verdicts.put(key, verdict)
+        if verdict.in_process:
+            return verdict
+        found = self._estimate(compiled.checked, cel_cost.actual_sizes(data))
+        if found is None:
+            return verdict
+        if found.cost[0] > self.max_cost:
+            return Verdict(False, f"{COST_EXCEEDED} (its cost with these inputs is at least {found.cost[0]:,}, "
+                                  f"over the limit of {self.max_cost:,})")
+        return Verdict(found.cost[1] <= self.max_cost and found.built <= MAX_BUILT)
+
+    def _estimate(self, checked: cel_cost.Checked, sizes: cel_cost.SizeModel) -> cel_cost.Estimate | None:
+        try:
+            return cel_cost.estimate(checked, sizes, self.max_cost)
+        except RecursionError:
+            return None
+
+    def _stopped(self, compiled: Compiled, data: dict[str, Any], device: bool) -> tuple[Any, str]:
+        """Evaluate in the worker: (value, "") or (None, error)."""
+        if self._sandbox is None:
+            self._sandbox = Sandbox(self.variables)
+        outcome = self._sandbox.evaluate(compiled.expression, data, device)
+        if outcome.stopped:
+            return None, (f"{COST_EXCEEDED} (its estimated cost with these inputs is over the limit of "
+                          f"{self.max_cost:,}, and gpulint {outcome.stopped}; Kubernetes allows about 0.1 s)")
+        return outcome.value, outcome.error
+
+    def close(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+
+    # -- evaluating
 
     def run(self, compiled: Compiled, data: dict[str, Any]) -> tuple[Any, str]:
         """(value, "") or (None, the runtime error): any result type, for policies."""
+        if self.guarded:
+            verdict = self._verdict(compiled, data)
+            if verdict.exceeded:
+                return None, verdict.exceeded
+            if not verdict.in_process:
+                return self._stopped(compiled, data, False)
         try:
             value = compiled.program.eval(data=data)
         except Exception as exc:  # noqa: BLE001 - the engine's failures become runtime errors
@@ -298,8 +430,19 @@ class CelEngine:
             return None, str(value.value())
         return value.plain_value() if hasattr(value, "plain_value") else value.value(), ""
 
-    def evaluate(self, compiled: Compiled, device: dict[str, Any]) -> bool | str:
-        """True/False, or the runtime error message (an error, never false, as in the scheduler)."""
+    def evaluate(self, compiled: Compiled, device: dict[str, Any], within_limits: bool | None = None) -> bool | str:
+        """True/False, or the runtime error message (an error, never false, as in the scheduler).
+
+        ``within_limits``: whether the device keeps to the sizes the API server enforces (computed when None).
+        """
+        if self.guarded and not (compiled.bounded and (within_limits if within_limits is not None
+                                                       else cel_cost.dra_within_limits(device))):
+            verdict = self._verdict(compiled, {"device": device})
+            if verdict.exceeded:
+                return verdict.exceeded
+            if not verdict.in_process:
+                value, error = self._stopped(compiled, device, True)
+                return error or bool(value)
         for key in ("attributes", "capacity"):
             groups = device[key]
             missing = [d for d in compiled.domains if d not in groups]

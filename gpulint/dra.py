@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpulint.cel import CelEngine, CelProblem, device_value
+from gpulint.cel import CACHE_SIZE, LRU, CelEngine, CelProblem, device_value
+from gpulint.cel_cost import dra_within_limits
 from gpulint.fields import dig
 from gpulint.findings import Path
 from gpulint.scheduler import NodeInfo, pod_requirements
@@ -160,6 +161,7 @@ class Device:
     cel_view: dict[str, Any] = field(hash=False, compare=False)  # the `device` variable
     shape: tuple[Any, ...] = ()  # driver + attributes + capacity, for caching selector results
     common_shape: tuple[Any, ...] = ()  # the same without per-device identifiers (uuid, PCI address)
+    within_limits: bool = True  # the sizes the API server enforces (CEL cost estimates assume them)
 
     @property
     def key(self) -> str:
@@ -184,10 +186,14 @@ def _grouped(values: Any, driver: str, convert: bool) -> dict[str, dict[str, Any
 
 
 def _freeze(value: Any) -> Any:
+    """A hashable, order-free form; YAML may mix key types (1 and "a"), so keys sort by type, then text."""
     if isinstance(value, dict):
-        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, list):
+        return tuple(sorted(((k, _freeze(v)) for k, v in value.items()),
+                            key=lambda item: (type(item[0]).__name__, str(item[0]))))
+    if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
+    if isinstance(value, (set, frozenset)):  # YAML !!set
+        return tuple(sorted((_freeze(v) for v in value), key=repr))
     return value
 
 
@@ -207,7 +213,7 @@ def slice_devices(slice_spec: dict[str, Any]) -> list[Device]:
                   for domain, values in attributes.items()}
         devices.append(Device(driver, pool, str(raw.get("name") or ""), view,
                               (driver, _freeze(attributes), _freeze(capacity)),
-                              (driver, _freeze(common), _freeze(capacity))))
+                              (driver, _freeze(common), _freeze(capacity)), dra_within_limits(view)))
     return devices
 
 
@@ -243,11 +249,12 @@ class SelectorOutcome:
 
 
 class SelectorCache:
-    """Each distinct (expression, device shape) is evaluated once."""
+    """Each distinct (expression, device shape) is evaluated once (while it is among the most recent:
+    a long-running webhook sees new expressions forever)."""
 
-    def __init__(self, engine: CelEngine) -> None:
+    def __init__(self, engine: CelEngine, size: int = 16 * CACHE_SIZE) -> None:
         self.engine = engine
-        self._results: dict[tuple[str, Any], SelectorOutcome] = {}
+        self._results: LRU[tuple[str, Any], SelectorOutcome] = LRU(size)
 
     def outcome(self, selector: Selector, device: Device) -> SelectorOutcome:
         expression = selector.expression
@@ -261,9 +268,9 @@ class SelectorCache:
                 if not compiled.evaluable:
                     cached = SelectorOutcome(True)  # cannot evaluate offline: assume it matches (never a false error)
             else:
-                result = self.engine.evaluate(compiled, device.cel_view)
+                result = self.engine.evaluate(compiled, device.cel_view, device.within_limits)
                 cached = SelectorOutcome(result is True, result if isinstance(result, str) else "")
-            self._results[key] = cached
+            self._results.put(key, cached)
         return cached
 
 

@@ -1,10 +1,11 @@
 """The cluster's DRA view, built once per run: devices per node, grouped by shape, and the allocator."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpulint.cel import CelEngine
+from gpulint.cel import CACHE_SIZE, LRU, CelEngine
 from gpulint.dra import Allocator, ClaimSpec, Device, NodeVerdict, SelectorCache, devices_by_node
 from gpulint.scheduler import NodeInfo
 
@@ -25,7 +26,8 @@ class DraModel:
     inventory: "Inventory"
     engine: CelEngine = field(default_factory=CelEngine)
     _groups: list[DeviceGroup] | None = None
-    _verdicts: dict[Any, list[tuple[DeviceGroup, NodeVerdict]]] = field(default_factory=dict)
+    # per distinct set of claims (their selectors): bounded, the webhook reviews new claims forever
+    _verdicts: LRU[Any, list[tuple[DeviceGroup, NodeVerdict]]] = field(default_factory=lambda: LRU(CACHE_SIZE))
     _allocated: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
@@ -45,7 +47,8 @@ class DraModel:
             grouped: dict[Any, DeviceGroup] = {}
             for node in self.inventory.nodes:
                 devices = by_node.get(node.name, [])
-                key = tuple(sorted((d.common_shape, d.name) for d in devices))
+                # order-free without sorting: shapes of different devices may hold values of different types
+                key = frozenset(Counter((d.common_shape, d.name) for d in devices).items())
                 if key in grouped:
                     grouped[key].nodes.append(node)
                 else:
@@ -65,15 +68,17 @@ class DraModel:
                  ) -> list[tuple[DeviceGroup, NodeVerdict]]:
         """The allocator's answer for each device group (restricted to ``node_names`` when given)."""
         key = (claims, node_names)
-        if key not in self._verdicts:
+        cached = self._verdicts.get(key)
+        if cached is None:
             out = []
             for group in self.groups():
                 nodes = [n for n in group.nodes if node_names is None or n.name in node_names]
                 if nodes:
                     out.append((DeviceGroup(nodes, group.devices),
                                 self.allocator.fits(list(claims), group.devices, nodes[0].name)))
-            self._verdicts[key] = out
-        return self._verdicts[key]
+            self._verdicts.put(key, out)
+            cached = out
+        return cached
 
     @property
     def allocated(self) -> frozenset[str]:

@@ -95,12 +95,107 @@ def test_compile_errors_have_positions(expression, words, offset):
         assert problem.offset == offset
 
 
-def test_length_and_cost_limits():
+def test_length_limit():
     long = " || ".join(['device.driver == "gpu.nvidia.com"'] * 400)
     assert "10240" in ENGINE.compile(long).message
-    nested = "[1,2].all(a, [1,2].all(b, [1,2].all(c, [1,2].all(d, true))))"
-    assert "exceeds the selector budget" in ENGINE.compile(nested).message
-    assert isinstance(ENGINE.compile("[1,2].all(a, [1,2].exists(b, a == b))"), Compiled)
+
+
+def bind_chain(levels: int, seed: str = '"ab"') -> str:
+    text = f"cel.bind(a0, {seed}, "
+    for i in range(1, levels):
+        text += f"cel.bind(a{i}, a{i - 1} + a{i - 1}, "
+    return text + f"a{levels - 1}.size() > 0" + ")" * levels
+
+
+def test_cost_is_estimated_as_kubernetes_does():
+    # literal lists have their exact sizes: 2**4 iterations are cheap (the old regex guess refused this)
+    assert isinstance(ENGINE.compile("[1,2].all(a, [1,2].all(b, [1,2].all(c, [1,2].all(d, true))))"), Compiled)
+    # device maps have their declared sizes (32 domains x 32 attributes): four nested loops are too many
+    nested = ("device.attributes.all(d, device.attributes[d].all(k, device.attributes.all(e, "
+              "device.attributes[e].all(j, device.attributes[d][k] == device.attributes[e][j]))))")
+    problem = ENGINE.compile(nested)
+    assert isinstance(problem, CelProblem) and problem.evaluable
+    assert problem.message.startswith("too complex, exceeds cost limit: estimated cost ")
+    assert "exceeds budget by factor of" in problem.message and "CELSelectorExpressionMaxCost" in problem.message
+    # string concatenation costs a tenth of the result size, which is the sum of the operands
+    assert isinstance(ENGINE.compile(bind_chain(16)), Compiled)  # 2**16 characters: cost ~13,000
+    doubled = 'cel.bind(a, "' + "x" * 100 + '", ' + " + ".join(["a"] * 20) + ' != "")'
+    assert isinstance(ENGINE.compile(doubled), Compiled)
+
+
+def test_cost_finding_points_at_the_part_over_the_limit():
+    seed = 'device.attributes["gpu.nvidia.com"].productName'  # at most 64 characters: x4 per level
+    names = "abcdefghij"
+    expression = f'device.driver == "gpu.nvidia.com" && cel.bind(a, {seed}, '
+    for prev, name in zip(names, names[1:]):
+        expression += f"cel.bind({name}, {prev} + {prev} + {prev} + {prev}, "
+    expression += 'j + j + j + j != ""' + ")" * len(names)
+    problem = ENGINE.compile(expression)
+    assert isinstance(problem, CelProblem) and "too complex" in problem.message
+    assert expression[problem.offset:].startswith("j + j + j + j")
+
+
+def test_the_compile_cache_is_bounded():
+    engine = CelEngine(cache_size=8)
+    for index in range(100):
+        engine.compile(f'device.driver == "d{index}.example.com"')
+    assert len(engine._compiled) == 8
+    recent = engine.compile('device.driver == "d99.example.com"')
+    assert engine.compile('device.driver == "d99.example.com"') is recent
+
+
+def test_mixed_attribute_types_are_errors_for_the_device_not_the_run():
+    compiled = ENGINE.compile('device.attributes["gpu.nvidia.com"].index > 2')
+    for value, expected in ((3, True), (1, False)):
+        device = {**DEVICE, "attributes": {"gpu.nvidia.com": {"index": value}}}
+        assert ENGINE.evaluate(compiled, device) is expected
+    for value in ("three", True, [1]):
+        device = {**DEVICE, "attributes": {"gpu.nvidia.com": {"index": value}}}
+        assert "No matching overloads" in ENGINE.evaluate(compiled, device)
+
+
+def test_inputs_over_the_declared_sizes_are_estimated_with_their_own_sizes():
+    engine = CelEngine()
+    try:
+        compiled = engine.compile('device.attributes["x"].s.replace("", device.attributes["x"].s).size() > 0')
+        assert isinstance(compiled, Compiled) and compiled.bounded
+        assert engine.evaluate(compiled, {**DEVICE, "attributes": {"x": {"s": "a" * 64}}}) is True
+        assert engine._sandbox is None  # within the API server's sizes: in-process
+        # 5,000 characters: Kubernetes' cost is 1,000 (fine), but the result has 25 million: evaluated in the worker
+        assert engine.evaluate(compiled, {**DEVICE, "attributes": {"x": {"s": "a" * 5000}}}) is True
+        assert engine._sandbox is not None
+        # 3,000,000 characters: each replace() traverses at least 3,000,000 (cost 600,000): over the limit for sure
+        twice = engine.compile('device.attributes["x"].s.replace("a", "bb").replace("b", "cc").size() > 0')
+        result = engine.evaluate(twice, {**DEVICE, "attributes": {"x": {"s": "a" * 3_000_000}}})
+        assert result == ("operation cancelled: actual cost limit exceeded (its cost with these inputs is at least "
+                          "1,200,006, over the limit of 1,000,000)")
+    finally:
+        engine.close()
+
+
+def test_policy_expressions_run_here_when_their_inputs_bound_them():
+    engine = CelEngine(("object",), max_cost=1_000_000)
+    compiled = engine.compile("object.items.all(i, i.name.startsWith(\"gpu\"))")
+    data = {"object": {"items": [{"name": f"gpu-{n}"} for n in range(200)]}}
+    assert engine.run(compiled, data) == (True, "")
+    assert engine._sandbox is None  # the common path never starts the worker
+
+
+def test_the_sandbox_answers_and_stops():
+    engine = CelEngine(("object",), max_cost=1_000_000)
+    try:
+        name = "object.s"
+        grows = f'{name}.replace("", {name}).replace("", {name}).replace("", {name})'
+        small = engine.compile(f'({name}.startsWith("a") ? {grows} : "").size() >= 0')
+        start = time.perf_counter()
+        value, error = engine.run(small, {"object": {"s": "b" * 600}})  # the short branch: the worker answers
+        assert (value, error) == (True, "") and engine._sandbox is not None
+        value, error = engine.run(small, {"object": {"s": "a" * 600}})  # 600**3 x 600 characters: stopped
+        assert value is None and error.startswith("operation cancelled: actual cost limit exceeded")
+        assert "gpulint stopped" in error and time.perf_counter() - start < 10
+        assert engine.run(engine.compile("object.s.size() == 1"), {"object": {"s": "b"}}) == (True, "")
+    finally:
+        engine.close()
 
 
 @pytest.mark.parametrize("expression", [

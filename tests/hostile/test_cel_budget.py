@@ -1,0 +1,266 @@
+"""CEL that grows values exponentially, through every place gpulint evaluates CEL: each must end as a
+finding (Kubernetes' words) within seconds and bounded memory, never a hang, a crash or an OOM kill.
+
+The CLI runs as a real subprocess under a small wrapper that reports the peak RSS of the CLI and
+everything it waited for (RUSAGE_CHILDREN), including the CEL sandbox worker.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+MIB = 1024 * 1024
+# A CLI run is ~100 MiB; the sandbox worker is capped at its start size + 512 MiB of address space.
+# The bug this guards against took 3.5 GB.
+RSS_LIMIT = 900 * MIB
+WRAPPER = """
+import resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+sys.stdout.write(done.stdout)
+sys.stderr.write(done.stderr)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, file=sys.stderr)
+sys.exit(done.returncode)
+"""
+
+
+def bind_bomb(levels: int = 12, seed: str = '"abcdefgh"') -> str:
+    """Nested cel.bind, each quadrupling a string: 8 x 4**11 = 33,554,432 characters at 12 levels."""
+    text = f"cel.bind(a0, {seed}, "
+    for i in range(1, levels):
+        text += f"cel.bind(a{i}, a{i - 1} + a{i - 1} + a{i - 1} + a{i - 1}, "
+    return text + f"a{levels - 1}.size() > 0" + ")" * levels
+
+
+BOMB = bind_bomb()
+
+
+def gpulint(*args: str, timeout: float = 60) -> tuple[int, dict, int, float]:
+    """(exit code, JSON report, peak RSS in bytes, seconds) of `gpulint check --format json ...`."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", WRAPPER, sys.executable, "-m", "gpulint", "check", "--format", "json",
+                           *args], capture_output=True, text=True, timeout=timeout)
+    elapsed = time.perf_counter() - start
+    *errors, rss = done.stderr.strip().splitlines()
+    assert done.returncode in (0, 1), (done.returncode, "\n".join(errors))
+    return done.returncode, json.loads(done.stdout), int(rss), elapsed
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return path
+
+
+def findings(report: dict, rule: str) -> list[dict]:
+    return [f for f in report["findings"] if f["rule"] == rule]
+
+
+INVENTORY = """
+    apiVersion: v1
+    kind: Node
+    metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+    status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+    ---
+    apiVersion: resource.k8s.io/v1
+    kind: DeviceClass
+    metadata: {name: gpu.example.com}
+    spec:
+      selectors:
+      - cel: {expression: 'device.driver == "gpu.example.com"'}
+    ---
+    apiVersion: resource.k8s.io/v1
+    kind: ResourceSlice
+    metadata: {name: s1}
+    spec:
+      driver: gpu.example.com
+      nodeName: n1
+      pool: {name: p1, generation: 1, resourceSliceCount: 1}
+      devices:
+      - name: g0
+        attributes:
+          model: {string: MODEL}
+"""
+
+
+def test_the_409_byte_resource_claim_is_a_cost_finding(tmp_path):
+    claim = write(tmp_path / "claim.yaml", f"""
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaim
+        metadata: {{name: c}}
+        spec:
+          devices:
+            requests:
+            - name: g
+              exactly:
+                deviceClassName: gpu.example.com
+                selectors:
+                - cel:
+                    expression: '{BOMB}'
+    """)
+    assert len(BOMB) == 409
+    inventory = write(tmp_path / "inventory.yaml", INVENTORY.replace("MODEL", "h100"))
+    code, report, rss, elapsed = gpulint(str(claim), "--inventory", str(inventory))
+    (finding,) = findings(report, "cel-invalid")
+    assert code == 1 and finding["severity"] == "error"
+    assert "too complex, exceeds cost limit: estimated cost 10,066,511 exceeds budget by factor of 10.1x" \
+           in finding["message"]
+    # at the concatenation that crosses the limit, inside the expression
+    line = claim.read_text().splitlines()[finding["line"] - 1]
+    assert line[finding["column"] - 1:].startswith("a10 + a10 + a10 + a10")
+    assert rss < RSS_LIMIT and elapsed < 15
+
+
+def test_a_device_class_selector_bomb_is_a_cost_finding(tmp_path):
+    klass = write(tmp_path / "class.yaml", f"""
+        apiVersion: resource.k8s.io/v1
+        kind: DeviceClass
+        metadata: {{name: bomb}}
+        spec:
+          selectors:
+          - cel:
+              expression: >-
+                {bind_bomb(14, 'device.driver')}
+    """)
+    inventory = write(tmp_path / "inventory.yaml", INVENTORY.replace("MODEL", "h100"))
+    code, report, rss, elapsed = gpulint(str(klass), "--inventory", str(inventory))
+    (finding,) = findings(report, "cel-invalid")
+    assert "too complex, exceeds cost limit" in finding["message"] and "more than 100x" in finding["message"]
+    assert finding["line"] == 8 and code == 1
+    assert rss < RSS_LIMIT and elapsed < 15
+
+
+def claim_with(tmp_path: Path, selector: str) -> Path:
+    return write(tmp_path / "claim.yaml", f"""
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaim
+        metadata: {{name: c}}
+        spec:
+          devices:
+            requests:
+            - name: g
+              exactly:
+                deviceClassName: gpu.example.com
+                selectors:
+                - cel: {{expression: '{selector}'}}
+    """)
+
+
+MODEL = 'device.attributes["gpu.example.com"].model'
+GROWS = f'{MODEL}.replace("", {MODEL}).replace("", {MODEL})'  # a 20,000-character model: 20,001 x 20,000 x ...
+
+
+def test_huge_attribute_values_in_an_inventory_slice_are_over_the_cost_limit(tmp_path):
+    # Within the API server's sizes (attribute strings <= 64) this selector is cheap.
+    claim = claim_with(tmp_path, f"{GROWS}.size() > 0")
+    small = write(tmp_path / "small.yaml", INVENTORY.replace("MODEL", "h100"))
+    code, report, _, _ = gpulint(str(claim), "--inventory", str(small))
+    assert code == 0 and report["findings"] == []
+    huge = write(tmp_path / "huge.yaml", INVENTORY.replace("MODEL", "x" * 20_000))
+    code, report, rss, elapsed = gpulint(str(claim), "--inventory", str(huge))
+    (finding,) = findings(report, "cel-invalid")
+    assert re.search(r"CEL runtime error on device gpu.example.com/p1/g0: operation cancelled: actual cost limit "
+                     r"exceeded \(its cost with these inputs is at least [\d,]{9,}, over the limit of 1,000,000\)",
+                     finding["message"])
+    assert rss < RSS_LIMIT and elapsed < 15
+
+
+def test_an_evaluation_the_estimate_cannot_decide_is_stopped_in_the_sandbox(tmp_path):
+    # `||` may stop after its left side, so only evaluating tells: the worker runs out of memory or time
+    claim = claim_with(tmp_path, f'device.driver == "other.example.com" || {GROWS}.size() > 0')
+    huge = write(tmp_path / "huge.yaml", INVENTORY.replace("MODEL", "x" * 20_000))
+    code, report, rss, elapsed = gpulint(str(claim), "--inventory", str(huge))
+    (finding,) = findings(report, "cel-invalid")
+    assert ("CEL runtime error on device gpu.example.com/p1/g0: operation cancelled: actual cost limit exceeded "
+            "(its estimated cost with these inputs is over the limit of 1,000,000, and gpulint stopped") \
+        in finding["message"]
+    assert rss < RSS_LIMIT and elapsed < 15
+
+
+def test_policy_and_validating_admission_policy_bombs_are_findings(tmp_path):
+    pod = write(tmp_path / "pod.yaml", f"""
+        apiVersion: v1
+        kind: Pod
+        metadata: {{name: trainer-{"x" * 55}}}
+        spec:
+          containers:
+          - {{name: main, image: example.com/trainer:1}}
+    """)
+    name = "object.metadata.name"
+    grows = f"{name}.replace(\"\", {name}).replace(\"\", {name}).replace(\"\", {name}).replace(\"\", {name})"
+    policies = write(tmp_path / "policies.yaml", f"""
+        apiVersion: gpulint.io/v1alpha1
+        kind: Policy
+        metadata: {{name: bomb-by-name}}
+        spec:
+          match: {{kinds: [Pod]}}
+          validations:
+          - expression: '{bind_bomb(12, name)}'
+            message: never
+          - expression: '({name}.startsWith("trainer") ? {grows} : "").size() > 0'
+            message: never either
+        ---
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: ValidatingAdmissionPolicy
+        metadata: {{name: literal-bomb}}
+        spec:
+          matchConstraints:
+            resourceRules:
+            - {{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}}
+          validations:
+          - expression: '{BOMB}'
+        ---
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: ValidatingAdmissionPolicyBinding
+        metadata: {{name: literal-bomb}}
+        spec: {{policyName: literal-bomb, validationActions: [Deny]}}
+    """)
+    code, report, rss, elapsed = gpulint(str(pod), "--policy", str(policies))
+    by_name = findings(report, "bomb-by-name")
+    assert len(by_name) == 2 and all(f["severity"] == "error" for f in by_name)
+    # with DYN-typed variables `+` may be integer addition, so the estimate's minimum cannot decide: the worker stops it
+    assert "operation cancelled: actual cost limit exceeded (its " in by_name[0]["message"]
+    assert "operation cancelled: actual cost limit exceeded (its estimated cost with these inputs is over the " \
+           "limit of 1,000,000, and gpulint stopped" in by_name[1]["message"]
+    (vap,) = findings(report, "literal-bomb")
+    assert "operation cancelled: actual cost limit exceeded (its cost with these inputs is at least 10,066,511" \
+           in vap["message"] and vap["severity"] == "error"
+    assert code == 1 and rss < RSS_LIMIT and elapsed < 20
+
+
+def test_mixed_attribute_types_under_a_comparing_selector_are_per_device_errors(tmp_path):
+    inventory = write(tmp_path / "inventory.yaml", INVENTORY.replace("""
+      - name: g0
+        attributes:
+          model: {string: MODEL}
+""", """
+      - name: g0
+        attributes:
+          index: {int: 3}
+      - name: g1
+        attributes:
+          index: {string: three}
+      - name: g2
+        attributes:
+          index: {bool: true}
+"""))
+    claim = write(tmp_path / "claim.yaml", """
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaim
+        metadata: {name: c}
+        spec:
+          devices:
+            requests:
+            - name: g
+              exactly:
+                deviceClassName: gpu.example.com
+                selectors:
+                - cel: {expression: 'device.attributes["gpu.example.com"].index > 2'}
+    """)
+    code, report, _, _ = gpulint(str(claim), "--inventory", str(inventory))
+    (finding,) = findings(report, "cel-invalid")
+    assert "CEL runtime error on device gpu.example.com/p1/g1" in finding["message"]
+    assert "No matching overloads" in finding["message"] and code == 1
