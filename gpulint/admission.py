@@ -5,16 +5,28 @@ Pure logic, no I/O: the server (gpulint.serve) reads the body and writes the ans
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
-from gpulint.engine import FileLinter
-from gpulint.findings import Finding, Severity
-from gpulint.sources import Source
+from gpulint.engine import Deadline, FileLinter
+from gpulint.findings import Finding, Path, Severity
+from gpulint.loader import MAX_DEPTH, LocatedDocument
 
 ADMISSION_API = "admission.k8s.io/v1"
 MAX_WARNINGS = 20
 MAX_WARNING_LENGTH = 256  # the API server shortens longer warnings; keep ours readable
+MAX_DENIAL_LINES = 20  # the denial message lists this many findings, then a count: the answer stays small
+# JSON nesting allowed in a review body: the object itself may nest MAX_DEPTH levels (the same limit
+# as a YAML file), plus the AdmissionReview envelope around it.
+MAX_BODY_DEPTH = MAX_DEPTH + 4
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_BRACKET_STEP = [0] * 256
+for _open, _close in (b"[]", b"{}"):
+    _BRACKET_STEP[_open], _BRACKET_STEP[_close] = 1, -1
 
 
 class BadReview(Exception):
@@ -39,11 +51,35 @@ class Decision:
         return {"apiVersion": ADMISSION_API, "kind": "AdmissionReview", "response": body}
 
 
+class ReviewDocument(LocatedDocument):
+    """The object of a review, parsed from JSON: no YAML nodes, and no positions to report (the
+    API server shows messages, never lines), so locating anything is free."""
+
+    def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
+        return 1, 1
+
+    def locate_in_string(self, path: Path, offset: int) -> tuple[int, int]:
+        return 1, 1
+
+
+def json_depth(body: bytes) -> int:
+    """Deepest nesting of arrays and objects in valid JSON, counted in C-speed passes (strings removed
+    first: their brackets are text)."""
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    if not brackets:
+        return 0
+    return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)))
+
+
 def parse_review(body: bytes) -> dict[str, Any]:
     try:
         review = json.loads(body)
+    except RecursionError:
+        raise BadReview(f"request body nests deeper than {MAX_BODY_DEPTH} levels") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadReview(f"request body is not JSON: {exc}") from None
+    if json_depth(body) > MAX_BODY_DEPTH:  # checks walk objects recursively: refuse what they cannot walk
+        raise BadReview(f"request body nests deeper than {MAX_BODY_DEPTH} levels")
     if not isinstance(review, dict):
         raise BadReview("request body is not a JSON object")
     if review.get("apiVersion") != ADMISSION_API or review.get("kind") != "AdmissionReview":
@@ -60,7 +96,8 @@ def _warning(finding: Finding) -> str:
     return text if len(text) <= MAX_WARNING_LENGTH else text[:MAX_WARNING_LENGTH - 3] + "..."
 
 
-def decide(request: dict[str, Any], linter: FileLinter, deny_on: Severity, dry_run: bool) -> Decision:
+def decide(request: dict[str, Any], linter: FileLinter, deny_on: Severity, dry_run: bool,
+           deadline: Deadline | None = None) -> Decision:
     uid = request["uid"]
     operation = request.get("operation")
     obj = request.get("object")
@@ -70,8 +107,10 @@ def decide(request: dict[str, Any], linter: FileLinter, deny_on: Severity, dry_r
         obj = {**obj, "metadata": {**obj["metadata"], "namespace": request["namespace"]}}
     kind = str(obj.get("kind") or "")
     name = str((obj.get("metadata") or {}).get("name") or (obj.get("metadata") or {}).get("generateName") or "")
-    source = Source(f"{kind}/{request.get('namespace') or ''}/{name}", content=json.dumps(obj).encode())
-    findings = linter.lint(source).findings
+    path = f"{kind}/{request.get('namespace') or ''}/{name}"
+    # The object is linted as parsed: re-serialising it to go through the YAML loader cost seconds and
+    # hundreds of MB for an object with a million values, for positions nobody is shown.
+    findings = linter.lint_documents(path, [ReviewDocument(path, 0, obj, None)], deadline).findings
     denying = [f for f in findings if f.severity >= deny_on]
     rest = [f for f in findings if f.severity < deny_on]
     if dry_run:
@@ -80,6 +119,9 @@ def decide(request: dict[str, Any], linter: FileLinter, deny_on: Severity, dry_r
     if len(rest) > MAX_WARNINGS:
         warnings.append(f"gpulint: {len(rest) - MAX_WARNINGS} more findings not shown")
     if denying:
-        message = "gpulint denied this object:\n" + "\n".join(f"- {f.rule}: {f.message}" for f in denying)
+        lines = [f"- {f.rule}: {f.message}" for f in denying[:MAX_DENIAL_LINES]]
+        if len(denying) > MAX_DENIAL_LINES:
+            lines.append(f"- and {len(denying) - MAX_DENIAL_LINES} more")
+        message = "gpulint denied this object:\n" + "\n".join(lines)
         return Decision(uid, False, message, warnings, findings, kind)
     return Decision(uid, True, "", warnings, findings, kind)

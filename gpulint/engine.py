@@ -6,6 +6,8 @@ process pool; results come back in input order, so output is deterministic.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -14,7 +16,7 @@ from gpulint.checks import CheckContext
 from gpulint.config import Config
 from gpulint.findings import Diagnostic, Finding, Fix, ObjectRef, Severity
 from gpulint.inventory import Inventory
-from gpulint.loader import load_bytes
+from gpulint.loader import LoadedFile, LocatedDocument, load_bytes
 from gpulint.objects import KubeObject, is_object, objects_in
 from gpulint.registry import Rule, all_rules, policy_rules
 from gpulint.schema import SchemaStore
@@ -77,6 +79,30 @@ def enabled_rules(config: Config) -> dict[str, Rule]:
     return chosen
 
 
+class DeadlineExceeded(Exception):
+    """A review ran past its deadline (or its client left): its result is no longer wanted."""
+
+
+@dataclass
+class Deadline:
+    """Checked between objects, rules and findings: Python threads cannot be killed, so a long
+    review stops itself at the next check once the server no longer waits for it."""
+
+    at: float  # time.monotonic()
+    _cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    @property
+    def expired(self) -> bool:
+        return self._cancelled.is_set() or time.monotonic() >= self.at
+
+    def check(self) -> None:
+        if self.expired:
+            raise DeadlineExceeded("review deadline passed")
+
+
 @cache
 def _schema_store(kubernetes_version: str) -> SchemaStore:
     # One per process and version: compiled validators are reused across files and chunks.
@@ -91,18 +117,26 @@ class FileLinter:
         self.rules = enabled_rules(config)
         self.context = CheckContext(config, _schema_store(config.kubernetes_version), inventory)
 
-    def lint(self, source: Source) -> FileReport:
-        report = FileReport(source.display)
+    def lint(self, source: Source, deadline: Deadline | None = None) -> FileReport:
         try:
             raw = source.read()
         except OSError as exc:
+            report = FileReport(source.display)
             report.findings.append(self._file_finding(source.display, f"cannot read file: {exc.strerror or exc}", 1, 1))
             return report
-        loaded = load_bytes(source.display, raw)
+        return self._lint_loaded(load_bytes(source.display, raw), deadline)
+
+    def lint_documents(self, path: str, documents: list[LocatedDocument],
+                       deadline: Deadline | None = None) -> FileReport:
+        """Documents parsed already (an AdmissionReview's object): no YAML round trip, no comments."""
+        return self._lint_loaded(LoadedFile(path, "", documents), deadline)
+
+    def _lint_loaded(self, loaded: LoadedFile, deadline: Deadline | None) -> FileReport:
+        report = FileReport(loaded.path)
         report.templated = loaded.templated
         findings: list[Finding] = []
         if YAML_INVALID in self.rules:
-            findings.extend(self._file_finding(source.display, p.message, p.line, p.column, p.document or 0)
+            findings.extend(self._file_finding(loaded.path, p.message, p.line, p.column, p.document or 0)
                             for p in loaded.problems)
         report.documents = len(loaded.documents)
         for document in loaded.documents:
@@ -112,8 +146,8 @@ class FileLinter:
                 continue
             for obj in objects_in(document):
                 report.objects += 1
-                findings.extend(self._check_object(obj))
-        report.findings, report.suppressed = self._suppress(source.display, loaded.text, findings)
+                findings.extend(self._check_object(obj, deadline))
+        report.findings, report.suppressed = self._suppress(loaded.path, loaded.text, findings)
         report.findings.sort(key=Finding.sort_key)
         return report
 
@@ -127,7 +161,7 @@ class FileLinter:
             return configured
         return requested or self.rules.get(rule_id, all_rules().get(rule_id)).severity
 
-    def _check_object(self, obj: KubeObject) -> list[Finding]:
+    def _check_object(self, obj: KubeObject, deadline: Deadline | None = None) -> list[Finding]:
         findings = []
         ignored = annotation_rules(obj.annotations())
         template_ignores = template_annotation_rules(obj.data)
@@ -135,7 +169,9 @@ class FileLinter:
             if rule.check is None:
                 continue
             try:
-                diagnostics = list(rule.check(obj, self.context))
+                diagnostics = self._diagnostics(rule, obj, deadline)
+            except DeadlineExceeded:
+                raise
             except Exception as exc:  # a bug in one check must not hide the others' findings
                 line, column = obj.locate(())
                 findings.append(Finding(rule_id, Severity.INFO,
@@ -150,6 +186,16 @@ class FileLinter:
                     finding = _SUPPRESSED
                 findings.append(finding)
         return findings
+
+    def _diagnostics(self, rule: Rule, obj: KubeObject, deadline: Deadline | None) -> list[Diagnostic]:
+        if deadline is None:
+            return list(rule.check(obj, self.context))
+        deadline.check()
+        diagnostics = []
+        for diagnostic in rule.check(obj, self.context):  # a check may yield very many: stop between them
+            deadline.check()
+            diagnostics.append(diagnostic)
+        return diagnostics
 
     def _finding(self, obj: KubeObject, diagnostic: Diagnostic) -> Finding:
         if diagnostic.offset is not None:

@@ -12,6 +12,10 @@ from typing import Any
 from gpulint.data import data_dir
 from gpulint.findings import Path
 
+# jsonschema-rs builds every error of an object before yielding the first, superlinearly and holding
+# the GIL (a million invalid values: ~40 s). Past this many values only the first error is reported.
+MAX_DETAILED_VALUES = 5_000
+
 
 @dataclass(frozen=True)
 class SchemaError:
@@ -60,8 +64,22 @@ class SchemaStore:
         validator = self.validator(api_version, kind)
         if validator is None:
             return []
+        if validator.is_valid(data):  # the common case, and fast whatever the size
+            return []
+        if _more_values_than(data, MAX_DETAILED_VALUES):
+            import jsonschema_rs
+
+            try:
+                validator.validate(data)  # stops at the first error
+            except jsonschema_rs.ValidationError as first:
+                return self._errors([first])
+            return []
+        return self._errors(validator.iter_errors(data))
+
+    @staticmethod
+    def _errors(found: Any) -> list[SchemaError]:
         errors: list[SchemaError] = []
-        for error in validator.iter_errors(data):
+        for error in found:
             path = tuple(error.instance_path)
             kind_name = type(error.kind).__name__
             if kind_name == "AdditionalProperties":
@@ -70,6 +88,20 @@ class SchemaStore:
             else:
                 errors.append(SchemaError(path, _message(error, kind_name), False))
         return errors
+
+
+def _more_values_than(data: Any, limit: int) -> bool:
+    stack, seen = [data], 0
+    while stack:
+        value = stack.pop()
+        seen += 1
+        if seen > limit:
+            return True
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
 
 
 def _message(error: Any, kind_name: str) -> str:

@@ -13,7 +13,7 @@ from kubernetes import client
 
 from gpulint.config import Config
 from gpulint.serve import ServeOptions, Webhook
-from test_serve import gpu_pod, review
+from webhook_helpers import gpu_pod, review
 
 
 def node(name: str, gpus: int) -> dict:
@@ -106,7 +106,7 @@ def api(tmp_path):
 
 
 def allowed(webhook: Webhook, gpus: int) -> bool:
-    return webhook.review(json.dumps(review(gpu_pod(gpus))).encode())[1]["response"]["allowed"]
+    return webhook.review(json.dumps(review(gpu_pod(gpus))).encode()).body["response"]["allowed"]
 
 
 def wait_for(predicate, seconds: float = 10) -> bool:
@@ -142,7 +142,8 @@ def test_not_ready_until_every_resource_is_listed(tmp_path):
     try:
         time.sleep(0.5)
         assert webhook.ready is False
-        status, answer, _ = webhook.review(json.dumps(review(gpu_pod(16))).encode())
+        answered = webhook.review(json.dumps(review(gpu_pod(16))).encode())
+        status, answer = answered.status, answered.body
         assert status == 200 and answer["response"]["allowed"] is True  # no inventory: the inventory rules skip
     finally:
         webhook.stop()

@@ -13,111 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import trustme
-
-
-BAD_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad"},
-           "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}
-GOOD_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "good"},
-            "spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
-
-
-def gpu_pod(gpus: int) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{gpus}"},
-            "spec": {"tolerations": [{"operator": "Exists"}],
-                     "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": gpus}}}]}}
-
-
-def review(obj: dict | None, uid: str = "uid-1", operation: str = "CREATE") -> dict:
-    request = {"uid": uid, "operation": operation, "namespace": "ml",
-               "kind": {"group": "", "version": "v1", "kind": "Pod"}}
-    if obj is not None:
-        request["object"] = obj
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
-
-
-def nodes_yaml(gpus: int) -> str:
-    return ("apiVersion: v1\nkind: List\nitems:\n" + "".join(
-        f"- apiVersion: v1\n  kind: Node\n  metadata: {{name: n{i}, labels: {{kubernetes.io/hostname: n{i}}}}}\n"
-        f"  status:\n    capacity: {{cpu: '64', pods: '110', nvidia.com/gpu: '{gpus}'}}\n" for i in range(3)))
-
-
-class Server:
-    def __init__(self, tmp_path, *extra: str, inventory: str | None = None):
-        ca = trustme.CA()
-        cert = ca.issue_cert("localhost", "127.0.0.1")
-        self.cert, self.key = tmp_path / "tls.crt", tmp_path / "tls.key"
-        cert.private_key_pem.write_to_path(str(self.key))
-        cert.cert_chain_pems[0].write_to_path(str(self.cert))
-        self.client_context = ssl.create_default_context()
-        ca.configure_trust(self.client_context)
-        command = [sys.executable, "-m", "gpulint", "serve", "--tls-cert", str(self.cert), "--tls-key", str(self.key),
-                   "--host", "127.0.0.1", "--port", "0", "--inventory-poll-seconds", "0.2", *extra]
-        if inventory:
-            command += ["--inventory", inventory]
-        self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-        self.log: list[dict] = []
-        self.port = None
-        deadline = time.time() + 20
-        while self.port is None and time.time() < deadline:
-            line = self.process.stderr.readline()
-            if not line:
-                break
-            event = json.loads(line)
-            self.log.append(event)
-            if event["event"] == "serving":
-                self.port = event["port"]
-        assert self.port, self.log
-        self.reader = threading.Thread(target=self._read_log, daemon=True)
-        self.reader.start()
-
-    def _read_log(self):
-        for line in self.process.stderr:
-            self.log.append(json.loads(line))
-
-    def connection(self) -> http.client.HTTPSConnection:
-        return http.client.HTTPSConnection("127.0.0.1", self.port, context=self.client_context, timeout=10)
-
-    def post(self, body: bytes | dict, path: str = "/validate") -> tuple[int, dict]:
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        connection = self.connection()
-        connection.request("POST", path, body=data, headers={"Content-Type": "application/json"})
-        response = connection.getresponse()
-        payload = response.read()
-        connection.close()
-        return response.status, json.loads(payload) if payload else {}
-
-    def get(self, path: str) -> tuple[int, str]:
-        connection = self.connection()
-        connection.request("GET", path)
-        response = connection.getresponse()
-        text = response.read().decode()
-        connection.close()
-        return response.status, text
-
-    def start_slow_review(self, body: bytes, first: int):
-        """A review whose body is only partly sent: it stays in flight until finish_slow_review."""
-        raw = socket.create_connection(("127.0.0.1", self.port), timeout=10)
-        tls = self.client_context.wrap_socket(raw, server_hostname="localhost")
-        tls.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                    + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:first])
-        return tls
-
-    @staticmethod
-    def finish_slow_review(tls, body: bytes, first: int, marker: bytes) -> bytes:
-        tls.sendall(body[first:])
-        reply = b""
-        while marker not in reply:
-            chunk = tls.recv(65536)
-            if not chunk:
-                break
-            reply += chunk
-        tls.close()
-        return reply
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=15)
+from webhook_helpers import BAD_POD, GOOD_POD, Server, gpu_pod, nodes_yaml, review
 
 
 @pytest.fixture
@@ -246,8 +142,8 @@ def test_failure_mode_answers_when_gpulint_itself_fails(tmp_path, monkeypatch):
     monkeypatch.setattr(serve_module, "decide", lambda *args: (_ for _ in ()).throw(RuntimeError("boom")))
     for mode, allowed in (("allow", True), ("deny", False)):
         webhook = serve_module.Webhook(Config(), serve_module.ServeOptions(failure_mode=mode))
-        status, answer, _ = webhook.review(json.dumps(review(GOOD_POD)).encode())
-        assert status == 200 and answer["response"]["allowed"] is allowed
+        answer = webhook.review(json.dumps(review(GOOD_POD)).encode())
+        assert answer.status == 200 and answer.body["response"]["allowed"] is allowed
 
 
 def test_references_to_other_objects_are_not_judged_one_object_at_a_time(tmp_path):
@@ -259,7 +155,7 @@ def test_references_to_other_objects_are_not_judged_one_object_at_a_time(tmp_pat
                     "schedulingGroup": {"podGroupName": "also-in-the-cluster"},
                     "containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "gpus"}]}}]}}
     webhook = serve_module.Webhook(Config(feature_gates={"GenericWorkload": True}), serve_module.ServeOptions())
-    answer = webhook.review(json.dumps(review(pod)).encode())[1]["response"]
+    answer = webhook.review(json.dumps(review(pod)).encode()).body["response"]
     assert answer == {"uid": "uid-1", "allowed": True}
 
 
@@ -269,7 +165,7 @@ def test_policies_are_enforced_at_admission(tmp_path):
 
     webhook = serve_module.Webhook(Config(policies=("gpulint:forbid-gpu-in-non-gpu-namespaces",)),
                                    serve_module.ServeOptions())
-    answer = webhook.review(json.dumps(review(GOOD_POD)).encode())[1]["response"]  # namespace ml: no GPU quota
+    answer = webhook.review(json.dumps(review(GOOD_POD)).encode()).body["response"]  # namespace ml: no GPU quota
     assert answer["allowed"] is False and "forbid-gpu-in-non-gpu-namespaces" in answer["status"]["message"]
 
 
@@ -309,16 +205,27 @@ def test_renewed_certificate_is_served_without_a_restart(tmp_path):
         running.stop()
 
 
-def test_reviews_beyond_the_concurrency_limit_get_503(tmp_path):
-    running = Server(tmp_path, "--max-concurrency", "1")
-    try:
-        body = json.dumps(review(GOOD_POD, "uid-slow")).encode()
-        slow = running.start_slow_review(body, 5)
-        time.sleep(0.3)  # the slow review holds the only slot while its body trickles in
-        status, answer = running.post(review(GOOD_POD, "uid-rejected"))
-        assert status == 503 and "too many reviews" in answer["error"]
-        reply = running.finish_slow_review(slow, body, 5, b"uid-slow")
-        assert b"HTTP/1.1 200" in reply
-        assert running.post(review(GOOD_POD, "uid-after"))[0] == 200  # the slot was released
-    finally:
-        running.stop()
+def test_reviews_beyond_the_concurrency_limit_get_503(monkeypatch):
+    from gpulint import serve as serve_module
+    from gpulint.config import Config
+
+    release = threading.Event()
+    real_decide = serve_module.decide
+
+    def slow_decide(*args):
+        release.wait(10)
+        return real_decide(*args)
+
+    monkeypatch.setattr(serve_module, "decide", slow_decide)
+    webhook = serve_module.Webhook(Config(), serve_module.ServeOptions(max_concurrency=1))
+    body = json.dumps(review(GOOD_POD)).encode()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        first = pool.submit(webhook.review, body)
+        deadline = time.time() + 5
+        while webhook.slots._value and time.time() < deadline:  # the first review holds the only slot
+            time.sleep(0.01)
+        answer = webhook.review(body)
+        assert answer.status == 503 and "too many reviews" in answer.body["error"]
+        release.set()
+        assert first.result().status == 200
+    assert webhook.review(body).status == 200  # the slot was released
