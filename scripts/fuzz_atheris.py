@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""Coverage-guided fuzzing of the whole gpulint pipeline with atheris (libFuzzer for Python).
+
+Each input's first byte picks a target, the rest is the payload:
+
+  0 check      bytes -> loader -> objects -> every rule, against the example cluster inventory
+               (plus the input's own DeviceClasses, claims and gang groups), then explain and
+               every output format
+  1 admission  bytes -> AdmissionReview -> the webhook's decide(); YAML that is not a review is
+               wrapped in one, so mutations of manifests reach decide() too
+  2 policy     bytes -> policy file -> load_policies -> each policy evaluated on the examples
+  3 fix        bytes -> a file -> `gpulint check --fix` (run_check), twice: the result must
+               re-parse and the second run must change nothing
+
+A crash is an exception out of gpulint (or a check that failed internally: its traceback is
+kept), a report that does not parse in its format, or a --fix that breaks the file. libFuzzer
+also stops on a slow input (-timeout, seconds) or one that needs too much memory (-rss_limit_mb).
+
+  python scripts/fuzz_atheris.py --max-time 60            # a minute, corpus seeded from examples/
+  python scripts/fuzz_atheris.py --runs 5000 --corpus fuzz-corpus/   # keep what it learns
+  python scripts/fuzz_atheris.py crash-1234abcd           # re-run one input (libFuzzer arguments pass through)
+
+Without atheris (it has wheels for CPython on Linux x86_64/aarch64 and macOS), the script says
+so and exits 0, so CI stays green where it cannot be installed.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+TARGETS = ("check", "admission", "policy", "fix")
+SEED_DIRS = ("examples", "tests/data", "rules/policies")
+# Tokens libFuzzer splices into inputs: YAML syntax and the fields gpulint reads.
+DICTIONARY = (
+    "---", "...", "- ", ": ", "{", "}", "[", "]", "&a ", "*a", "<<: *a", "!!str ", "!!int ", "!!binary ", "!!set ",
+    "!custom ", "? ", "|-", ">+", "'", '"', "\\u0000", "\r\n", "\t", "# gpulint: disable=all", "{{ .Values.x }}",
+    "apiVersion: ", "kind: ", "kind: List", "items:", "metadata:", "name: ", "namespace: ", "spec:", "template:",
+    "containers:", "initContainers:", "resources:", "requests:", "limits:", "nvidia.com/gpu", "amd.com/gpu",
+    "replicas: ", "parallelism: ", "minAvailable: ", "minMember: ", "tasks:", "pytorchReplicaSpecs:",
+    "nodeSelector:", "affinity:", "tolerations:", "taints:", "topologyKey: ", "resourceClaims:",
+    "resourceClaimTemplateName: ", "deviceClassName: ", "count: ", "selectors:", "cel:", "expression: ",
+    "device.attributes", "device.capacity", "quantity(", "semver(", ".compareTo(", "matchAttribute: ",
+    "firstAvailable:", "allocationMode: All", "ResourceSlice", "DeviceClass", "ResourceClaimTemplate", "PodGroup",
+    "scheduling.x-k8s.io/pod-group", "kueue.x-k8s.io/podset-required-topology", "gpulint.io/ignore",
+    "validations:", "variables:", "messageExpression: ", "fieldPath: ", "policyName: ", "paramRef:",
+    '"operation": "CREATE"', '"object": ', '"uid": ', "1e999", "-1", "9223372036854775808", "0.5", "500m", "1Ki",
+)
+
+try:
+    import atheris
+except ImportError:  # pragma: no cover - depends on the platform
+    atheris = None
+
+
+class CheckCrashed(BaseException):
+    """A rule's check raised. A BaseException, so the engine's `except Exception` (which turns
+    a crash into an "internal error" finding) lets it through with its traceback."""
+
+
+class Harness:
+    """The pipeline, set up once; ``run`` feeds it one input."""
+
+    def __init__(self, workdir: str) -> None:
+        from gpulint.admission import BadReview, decide, parse_review
+        from gpulint.config import Config
+        from gpulint.engine import FileLinter
+        from gpulint.inventory import load_inventory
+        from gpulint.loader import load_bytes
+        from gpulint.objects import objects_in
+        from gpulint.sources import Source
+
+        self.workdir = workdir
+        self.config = Config()
+        inventory = load_inventory([str(REPO / "examples" / "inventory"), str(REPO / "tests" / "data" / "dra")])
+        # A fresh copy per input (the input's cluster objects are added to it): pickling drops the
+        # derived models, exactly as for the process pool's workers.
+        self.inventory_blob = pickle.dumps(inventory)
+        self.admission_linter = FileLinter(dataclasses.replace(self.config, single_object=True), inventory)
+        self.decide, self.parse_review, self.bad_review = decide, parse_review, BadReview
+        self.load_bytes, self.objects_in, self.source = load_bytes, objects_in, Source
+        self.file_linter = FileLinter
+        examples = sorted((REPO / "examples" / "manifests").glob("*.yaml"))
+        self.example_objects = [obj for path in examples
+                                for document in load_bytes(str(path), path.read_bytes()).documents
+                                for obj in objects_in(document)]
+
+    def run(self, data: bytes) -> None:
+        if not data:
+            return
+        target, payload = TARGETS[data[0] % len(TARGETS)], data[1:]
+        getattr(self, f"_{target}")(payload)
+
+    # ------------------------------------------------------------------ targets
+
+    def _linter(self, inventory: Any) -> Any:
+        linter = self.file_linter(self.config, inventory)
+        linter.rules = {rule_id: _raising(rule) for rule_id, rule in linter.rules.items()}
+        return linter
+
+    def _check(self, payload: bytes) -> None:
+        from gpulint.engine import Report
+        from gpulint.explain import explain_objects, render, render_json
+        from gpulint.formatters import FormatOptions, get_formatter
+        from gpulint.inventory import LINTED_CLUSTER_KINDS, add_sources
+
+        source = self.source("fuzz.yaml", content=payload)
+        inventory = pickle.loads(self.inventory_blob)
+        add_sources(inventory, [source], kinds=LINTED_CLUSTER_KINDS, from_inventory=False)
+        linter = self._linter(inventory)
+        report = Report([linter.lint(source)])
+        for name in ("text", "json", "sarif", "github", "junit"):
+            rendered = get_formatter(name)(report, linter.rules, FormatOptions())
+            if name in ("json", "sarif"):
+                json.loads(rendered)
+            elif name == "junit":
+                ET.fromstring(rendered.encode())
+        objects = [obj for document in self.load_bytes("fuzz.yaml", payload).documents
+                   for obj in self.objects_in(document)]
+        explanations = explain_objects(objects, inventory)
+        render(explanations)
+        json.loads(render_json(explanations))
+
+    def _admission(self, payload: bytes) -> None:
+        from gpulint.findings import Severity
+
+        try:
+            request = self.parse_review(payload)
+        except self.bad_review:
+            request = self._wrapped(payload)
+            if request is None:
+                return
+        for deny_on in (Severity.ERROR, Severity.INFO):
+            decision = self.decide(request, self.admission_linter, deny_on, False)
+            json.dumps(decision.response())
+            internal = [f.message for f in decision.findings if "internal error" in f.message]
+            assert not internal, internal
+
+    def _wrapped(self, payload: bytes) -> dict[str, Any] | None:
+        """A manifest as the API server would send it: the object of a CREATE review, in JSON."""
+        for document in self.load_bytes("fuzz.yaml", payload).documents:
+            if isinstance(document.data, dict):
+                try:
+                    obj = json.loads(json.dumps(document.data, default=str))
+                except (ValueError, RecursionError):
+                    return None  # not JSON-representable: the API server would never send it
+                return {"uid": "fuzz", "operation": "CREATE", "namespace": "ml", "object": obj}
+        return None
+
+    def _policy(self, payload: bytes) -> None:
+        from gpulint.policies import PolicyError, evaluate, load_policies, policy_engine
+
+        path = os.path.join(self.workdir, "policy.yaml")
+        with open(path, "wb") as handle:
+            handle.write(payload)
+        try:
+            policies = load_policies((path,))
+        except PolicyError as error:
+            assert str(error)
+            return
+        context = self.file_linter(self.config, pickle.loads(self.inventory_blob)).context
+        for policy in policies:
+            for obj in self.example_objects:
+                list(evaluate(policy, obj, context, policy_engine()))
+
+    def _fix(self, payload: bytes) -> None:
+        from gpulint.app import run_check
+
+        path = os.path.join(self.workdir, "manifest.yaml")
+        with open(path, "wb") as handle:
+            handle.write(payload)
+        run_check([path], self.config, "json", fix=True)
+        fixed = Path(path).read_bytes()
+        if fixed != payload:
+            loaded = self.load_bytes(path, fixed)
+            assert not loaded.problems, f"--fix wrote a file that does not parse: {loaded.problems[0]}"
+        run_check([path], self.config, "json", fix=True)
+        assert Path(path).read_bytes() == fixed, "a second --fix changed the file again"
+
+
+def _raising(rule: Any) -> Any:
+    if rule.check is None:
+        return rule
+    check = rule.check
+
+    def run(obj: Any, ctx: Any) -> list[Any]:
+        try:
+            return list(check(obj, ctx))
+        except Exception as exc:
+            raise CheckCrashed(f"the {rule.id} check raised {type(exc).__name__}: {exc}") from exc
+    return dataclasses.replace(rule, check=run)
+
+
+# ---------------------------------------------------------------------- corpus and command line
+
+
+def seed_corpus(directory: Path) -> None:
+    """One input per target and example file: manifests, inventories, policies, reviews."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = sorted(p for root in SEED_DIRS for p in (REPO / root).rglob("*.yaml"))
+    for index, path in enumerate(files):
+        raw = path.read_bytes()
+        for target in range(len(TARGETS)):
+            (directory / f"seed-{index:03d}-{TARGETS[target]}").write_bytes(bytes([target]) + raw)
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+              "request": {"uid": "seed", "operation": "CREATE", "namespace": "ml",
+                          "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                                     "spec": {"containers": [{"name": "c", "image": "i", "resources": {
+                                         "requests": {"nvidia.com/gpu": 1}}}]}}}}
+    (directory / "seed-review").write_bytes(b"\x01" + json.dumps(review).encode())
+
+
+def write_dictionary(path: Path) -> None:
+    """libFuzzer's format: one quoted token a line, escaped as \\xNN where not printable ASCII."""
+    def quoted(token: str) -> str:
+        return "".join(ch if 32 <= ord(ch) < 127 and ch not in '"\\' else f"\\x{ord(ch):02x}"
+                       for ch in token)
+    path.write_text("".join(f'"{quoted(token)}"\n' for token in DICTIONARY), encoding="ascii")
+
+
+def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="Other arguments go to libFuzzer (e.g. -timeout=10, a crash file).")
+    parser.add_argument("--runs", type=int, help="stop after N inputs")
+    parser.add_argument("--max-time", type=int, help="stop after S seconds")
+    parser.add_argument("--corpus", type=Path, help="corpus directory, kept between runs (default: a temporary one)")
+    parser.add_argument("--artifacts", type=Path, default=Path("fuzz-artifacts"),
+                        help="where crashing inputs are copied (default: fuzz-artifacts/, created on a crash)")
+    parser.add_argument("--seed", type=int, help="libFuzzer's random seed (fixed: reproducible runs)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # the fuzzing process itself
+    return parser.parse_known_args(argv)
+
+
+def fuzz(libfuzzer: list[str]) -> None:
+    """The fuzzing process: libFuzzer ends it (exit 0 when done, non-zero on a crash)."""
+    import importlib
+    import pkgutil
+
+    with atheris.instrument_imports(include=["gpulint"]):  # coverage feedback from gpulint's code only
+        import gpulint
+
+        for module in pkgutil.walk_packages(gpulint.__path__, "gpulint."):
+            if module.name == "gpulint.__main__":  # runs the CLI when imported
+                continue
+            try:
+                importlib.import_module(module.name)
+            except ImportError:  # an optional dependency (the live inventory's kubernetes client)
+                pass
+    harness = Harness(tempfile.mkdtemp(prefix="work-", dir=os.environ["GPULINT_FUZZ_WORKDIR"]))
+    atheris.Setup(libfuzzer, harness.run)
+    atheris.Fuzz()
+
+
+def main(argv: list[str]) -> int:
+    if atheris is None:
+        print("fuzz_atheris: atheris is not installed (pip install atheris); skipping", file=sys.stderr)
+        return 0
+    args, passthrough = parse_args(argv[1:])
+    if args.child:
+        fuzz([argv[0], *passthrough])
+        return 0
+    # libFuzzer exits the process without Python's cleanup, so it runs in a child process and
+    # this one keeps the temporary files tidy and reports the crashing inputs.
+    with tempfile.TemporaryDirectory(prefix="gpulint-atheris-") as workdir:
+        reproducing = any(not a.startswith("-") for a in passthrough)  # crash files named: run just those
+        corpus = args.corpus or Path(workdir) / "corpus"
+        if not reproducing and (not corpus.is_dir() or not any(corpus.iterdir())):
+            seed_corpus(corpus)
+        crashes = Path(workdir) / "crashes"
+        crashes.mkdir()
+        dictionary = Path(workdir) / "gpulint.dict"
+        write_dictionary(dictionary)
+        command = [sys.executable, str(Path(__file__).resolve()), "--child", f"-artifact_prefix={crashes}/",
+                   f"-dict={dictionary}", "-timeout=10", "-rss_limit_mb=2048", "-max_len=65536", *passthrough]
+        if args.runs is not None:
+            command.append(f"-runs={args.runs}")
+        if args.max_time is not None:
+            command.append(f"-max_total_time={args.max_time}")
+        environment = {**os.environ, "GPULINT_FUZZ_WORKDIR": workdir}
+        if args.seed is not None:  # the same inputs in the same order: set iteration order fixed too
+            command.append(f"-seed={args.seed}")
+            environment["PYTHONHASHSEED"] = "0"
+        if not reproducing:
+            command.append(str(corpus))
+        status = subprocess.run(command, env=environment, check=False).returncode
+        found = sorted(crashes.iterdir())
+        if found:
+            args.artifacts.mkdir(parents=True, exist_ok=True)
+            for path in found:
+                shutil.copy(path, args.artifacts / path.name)
+                print(f"fuzz_atheris: crashing input: {args.artifacts / path.name} "
+                      f"(re-run: python {Path(argv[0]).name} {args.artifacts / path.name})", file=sys.stderr)
+        return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
