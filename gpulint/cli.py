@@ -102,24 +102,38 @@ def check(paths: tuple[str, ...], output_format: str, output: str | None, config
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     from gpulint.app import run_check
+    from gpulint.formatters import encode
 
+    if output and _is_one_of(output, paths):
+        raise click.UsageError(f"--output: {output} is one of the files to check; the report would overwrite it")
     use_color = _use_color(color, output)
     result = run_check(list(paths) or ["."], config, output_format, fix=fix, show_diff=show_diff, jobs=jobs,
                        color=use_color)
     for message in result.messages:
         click.echo(message, err=True)
+    rendered = encode(result.rendered, "text" if show_diff else output_format)
     if output:
         try:
-            Path(output).write_text(result.rendered, encoding="utf-8")
+            Path(output).write_bytes(rendered)
         except OSError as exc:
             raise click.UsageError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
     else:
-        click.echo(result.rendered, nl=False, color=use_color)
+        click.echo(rendered, nl=False)
     if result.usage_error:
         sys.exit(EXIT_USAGE)
     if exit_zero:
         sys.exit(EXIT_OK)
     sys.exit(EXIT_FINDINGS if result.failed else EXIT_OK)
+
+
+def _is_one_of(output: str, paths: tuple[str, ...]) -> bool:
+    for path in paths:
+        try:
+            if path != "-" and os.path.isfile(path) and os.path.samefile(output, path):
+                return True
+        except OSError:  # the output does not exist yet (or cannot be looked at): it is no input file
+            return False
+    return False
 
 
 def _rules_with_policies(policy_paths: tuple[str, ...]) -> dict:
@@ -200,7 +214,7 @@ def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None,
 
     from gpulint.engine import lint
     from gpulint.formatters.text import render as render_findings
-    from gpulint.formatters import FormatOptions
+    from gpulint.formatters import FormatOptions, encode
     from gpulint.inventory_report import render_text, summarize
     from gpulint.registry import all_rules
     from gpulint.sources import collect
@@ -214,9 +228,9 @@ def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None,
         click.echo(json.dumps({"summary": summary.as_json(),
                                "findings": [f.as_json() for f in report.findings]}, indent=2))
     else:
-        click.echo(render_text(summary), nl=False)
+        click.echo(encode(render_text(summary), "text"), nl=False)
         click.echo("Inventory findings:")
-        click.echo(render_findings(report, all_rules(), FormatOptions()), nl=False)
+        click.echo(encode(render_findings(report, all_rules(), FormatOptions()), "text"), nl=False)
     worst = report.worst()
     sys.exit(EXIT_FINDINGS if worst is not None and worst >= Severity.ERROR else EXIT_OK)
 
@@ -233,6 +247,8 @@ def explain_command(paths: tuple[str, ...], object_selector: str | None, invento
     """Explain why the pods of the manifests in PATHS would be Pending on the inventory's cluster."""
     from gpulint.app import build_inventory
     from gpulint.explain import explain_objects, object_matches, render, render_json
+    from gpulint.formatters import encode
+    from gpulint.inventory import InventoryError
     from gpulint.loader import load_bytes
     from gpulint.objects import objects_in
     from gpulint.sources import SourceError, collect
@@ -240,22 +256,37 @@ def explain_command(paths: tuple[str, ...], object_selector: str | None, invento
     config = _inventory_config(config_path, inventory_paths, None)
     try:
         sources = collect(list(paths), config.exclude)
-    except SourceError as exc:
-        raise click.UsageError(str(exc)) from None
-    inventory = build_inventory(config, sources) or _read_inventory(config)
+        # The same inventory as `check` builds (DRA objects of the linted files included), so the
+        # same bad inventory fails the same way: exit 2 with file:line:col.
+        inventory = build_inventory(config, sources)
+    except (SourceError, InventoryError) as exc:
+        click.echo(f"gpulint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    inventory = inventory or _read_inventory(config)
     objects = []
+    unreadable = False  # `check` reports these as yaml-invalid errors (exit 1); so does explain
     for source in sources:
-        loaded = load_bytes(source.display, source.read())
+        try:
+            raw = source.read()
+        except OSError as exc:
+            click.echo(f"{source.display}: cannot read file: {exc.strerror or exc}", err=True)
+            unreadable = True
+            continue
+        loaded = load_bytes(source.display, raw)
         for problem in loaded.problems:
             click.echo(f"{source.display}:{problem.line}:{problem.column}: {problem.message}", err=True)
+            unreadable = True
         for document in loaded.documents:
             objects.extend(obj for obj in objects_in(document) if object_matches(obj, object_selector))
     explanations = explain_objects(objects, inventory)
-    if not explanations:
+    if explanations:
+        text = (render_json if output_format == "json" else render)(explanations)
+        click.echo(encode(text, "json" if output_format == "json" else "text"), nl=False)
+    elif not unreadable:
         what = f" matching --object {object_selector}" if object_selector else ""
         click.echo(f"gpulint: no pod templates{what} in {', '.join(paths)}", err=True)
         sys.exit(EXIT_USAGE)
-    click.echo((render_json if output_format == "json" else render)(explanations), nl=False)
+    sys.exit(EXIT_FINDINGS if unreadable else EXIT_OK)
 
 
 @cli.command("serve")

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from gpulint.fields import type_name
 from gpulint.findings import Severity
 
 CONFIG_FILE = ".gpulint.yaml"
@@ -55,11 +55,11 @@ def _string_list(value: Any, key: str, where: str) -> tuple[str, ...]:
 
 
 def parse_kubernetes_version(value: Any, where: str = "--kubernetes-version") -> str:
-    text = str(value).strip().lstrip("v")
+    text = _scalar_text(value).strip().lstrip("v")
     match = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)?", text)
     version = f"{match.group(1)}.{match.group(2)}" if match else text
     if version not in SUPPORTED_KUBERNETES_VERSIONS:
-        raise ConfigError(f"{where}: Kubernetes version {value!r} is not supported "
+        raise ConfigError(f"{where}: Kubernetes version {_shown(value)} is not supported "
                           f"(choose one of {', '.join(SUPPORTED_KUBERNETES_VERSIONS)})")
     return version
 
@@ -84,16 +84,17 @@ def parse_feature_gates(value: Any, where: str = "--feature-gates") -> dict[str,
         elif flag in (False, "false"):
             gates[name] = False
         else:
-            raise ConfigError(f"{where}: gate '{name}' must be true or false, not {flag!r}")
+            raise ConfigError(f"{where}: gate '{_shown(name)}' must be true or false, not {_shown(flag)}")
     return gates
 
 
 def check_rule_ids(ids: tuple[str, ...], known: set[str], where: str, key: str) -> None:
     for rule_id in ids:
         if rule_id != "all" and rule_id not in known:
-            close = sorted(known, key=lambda k: _distance(k, rule_id))[:1]
+            # the edit distance is quadratic: no suggestion for a name no rule id is near anyway
+            close = sorted(known, key=lambda k: _distance(k, rule_id))[:1] if len(rule_id) <= 64 else []
             hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ConfigError(f"{where}: '{key}' names unknown rule '{rule_id}'{hint}")
+            raise ConfigError(f"{where}: '{key}' names unknown rule {_shown(rule_id)}{hint}")
 
 
 def _distance(a: str, b: str) -> int:
@@ -106,68 +107,88 @@ def _distance(a: str, b: str) -> int:
     return previous[-1]
 
 
-def from_mapping(raw: Any, where: str, known_rules: set[str], root: str = ".") -> Config:
+Locator = Callable[[tuple[str, ...]], str]  # a key path -> "file:line:col" for messages
+
+
+def from_mapping(raw: Any, where: str, known_rules: set[str], root: str = ".", locate: Locator | None = None) -> Config:
+    """A configuration from its mapping; ``locate`` places a key's value in the file for messages."""
+    at: Locator = locate or (lambda keys: where)
     if raw is None:
         return Config(source=where, root=root)
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: the configuration must be a mapping of keys to values")
+        raise ConfigError(f"{at(())}: the configuration must be a mapping of keys to values, not {type_name(raw)}")
     handlers = {
         "select", "ignore", "severity", "per-path-ignores", "gpu-resources",
         "kubernetes-version", "fail-on", "exclude", "inventory", "feature-gates", "policies",
     }
     for key in raw:
         if key not in handlers:
-            raise ConfigError(f"{where}: unknown key '{key}' (known keys: {', '.join(sorted(handlers))})")
+            raise ConfigError(f"{at((str(key),))}: unknown key '{key}' (known keys: {', '.join(sorted(handlers))})")
     config = Config(source=where, root=root)
     changes: dict[str, Any] = {}
     if "select" in raw:
-        changes["select"] = _string_list(raw["select"], "select", where)
-        check_rule_ids(changes["select"], known_rules, where, "select")
+        changes["select"] = _string_list(raw["select"], "select", at(("select",)))
+        check_rule_ids(changes["select"], known_rules, at(("select",)), "select")
     if "ignore" in raw:
-        changes["ignore"] = _string_list(raw["ignore"], "ignore", where)
-        check_rule_ids(changes["ignore"], known_rules, where, "ignore")
+        changes["ignore"] = _string_list(raw["ignore"], "ignore", at(("ignore",)))
+        check_rule_ids(changes["ignore"], known_rules, at(("ignore",)), "ignore")
     if "severity" in raw:
         severities = raw["severity"]
         if not isinstance(severities, dict):
-            raise ConfigError(f"{where}: 'severity' must map rule ids to error, warning or info")
+            raise ConfigError(f"{at(('severity',))}: 'severity' must map rule ids to error, warning or info")
         parsed: dict[str, Severity] = {}
         for rule_id, level in severities.items():
-            check_rule_ids((str(rule_id),), known_rules, where, "severity")
+            check_rule_ids((str(rule_id),), known_rules, at(("severity", str(rule_id))), "severity")
             try:
-                parsed[str(rule_id)] = Severity.parse(str(level))
+                parsed[str(rule_id)] = Severity.parse(_scalar_text(level))
             except ValueError as exc:
-                raise ConfigError(f"{where}: 'severity.{rule_id}': {exc}") from None
+                raise ConfigError(f"{at(('severity', str(rule_id)))}: 'severity.{rule_id}': {exc}") from None
         changes["severity"] = parsed
     if "per-path-ignores" in raw:
         mapping = raw["per-path-ignores"]
         if not isinstance(mapping, dict):
-            raise ConfigError(f"{where}: 'per-path-ignores' must map path globs to lists of rule ids")
+            raise ConfigError(f"{at(('per-path-ignores',))}: 'per-path-ignores' must map path globs to lists of rule ids")
         per_path: dict[str, tuple[str, ...]] = {}
         for glob, rules in mapping.items():
-            ids = _string_list(rules, f"per-path-ignores.{glob}", where)
-            check_rule_ids(ids, known_rules, where, f"per-path-ignores.{glob}")
+            place = at(("per-path-ignores", str(glob)))
+            ids = _string_list(rules, f"per-path-ignores.{glob}", place)
+            check_rule_ids(ids, known_rules, place, f"per-path-ignores.{glob}")
             per_path[str(glob)] = ids
         changes["per_path_ignores"] = per_path
     if "gpu-resources" in raw:
-        changes["gpu_resources"] = _string_list(raw["gpu-resources"], "gpu-resources", where)
+        changes["gpu_resources"] = _string_list(raw["gpu-resources"], "gpu-resources", at(("gpu-resources",)))
     if "kubernetes-version" in raw:
         changes["kubernetes_version"] = parse_kubernetes_version(raw["kubernetes-version"],
-                                                                 f"{where}: 'kubernetes-version'")
+                                                                 f"{at(('kubernetes-version',))}: 'kubernetes-version'")
     if "fail-on" in raw:
         try:
-            changes["fail_on"] = Severity.parse(str(raw["fail-on"]))
+            changes["fail_on"] = Severity.parse(_scalar_text(raw["fail-on"]))
         except ValueError as exc:
-            raise ConfigError(f"{where}: 'fail-on': {exc}") from None
+            raise ConfigError(f"{at(('fail-on',))}: 'fail-on': {exc}") from None
     if "exclude" in raw:
-        changes["exclude"] = _string_list(raw["exclude"], "exclude", where)
+        changes["exclude"] = _string_list(raw["exclude"], "exclude", at(("exclude",)))
     if "feature-gates" in raw:
-        changes["feature_gates"] = parse_feature_gates(raw["feature-gates"], f"{where}: 'feature-gates'")
+        changes["feature_gates"] = parse_feature_gates(raw["feature-gates"], f"{at(('feature-gates',))}: 'feature-gates'")
     if "policies" in raw:
         changes["policies"] = tuple(p if p.startswith("gpulint:") else str(Path(root) / p)
-                                    for p in _string_list(raw["policies"], "policies", where))
+                                    for p in _string_list(raw["policies"], "policies", at(("policies",))))
     if "inventory" in raw:
-        changes["inventory"] = tuple(str(Path(root) / p) for p in _string_list(raw["inventory"], "inventory", where))
+        changes["inventory"] = tuple(str(Path(root) / p)
+                                     for p in _string_list(raw["inventory"], "inventory", at(("inventory",))))
     return replace(config, **changes)
+
+
+def _shown(value: Any) -> str:
+    """A user value in a message: quoted, and bounded (a configuration may hold anything)."""
+    text = repr(_scalar_text(value)) if isinstance(value, str) else _scalar_text(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _scalar_text(value: Any) -> str:
+    """A scalar as text for a message or a parse; a list or mapping is shown by its type, not dumped."""
+    if isinstance(value, (dict, list)):
+        return type_name(value)
+    return str(value)
 
 
 def discover(start: Path) -> Path | None:
@@ -192,20 +213,86 @@ def _read(path: Path) -> str:
 def load(path: Path, known_rules: set[str]) -> Config:
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{where}: cannot read the configuration: {exc}") from None
+        raw_bytes = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read the configuration: {exc.strerror or exc}") from None
     root = str(path.parent)
     if path.name == "pyproject.toml":
-        try:
-            raw = tomllib.loads(text).get("tool", {}).get("gpulint")
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{where}: invalid TOML: {exc}") from None
-        return from_mapping(raw, f"{where} [tool.gpulint]", known_rules, root)
+        return _load_pyproject(where, raw_bytes, known_rules, root)
+    from gpulint.loader import load_bytes  # the manifests' reader: YAML 1.1 as Kubernetes reads it, positions
+
+    loaded = load_bytes(where, raw_bytes)
+    if loaded.problems:
+        problem = loaded.problems[0]
+        message = problem.message.removeprefix("YAML syntax error: ")
+        raise ConfigError(f"{where}:{problem.line}:{problem.column}: invalid YAML: {message}")
+    documents = [document for document in loaded.documents if document.data is not None]
+    if len(documents) > 1:
+        line, column = documents[1].locate(())
+        raise ConfigError(f"{where}:{line}:{column}: the configuration must be one YAML document")
+    if not documents:
+        return from_mapping(None, where, known_rules, root)
+    document = documents[0]
+
+    def locate(keys: tuple[str, ...]) -> str:
+        line, column = document.locate(keys)
+        return f"{where}:{line}:{column}"
+    return from_mapping(document.data, where, known_rules, root, locate)
+
+
+def _load_pyproject(where: str, raw: bytes, known_rules: set[str], root: str) -> Config:
     try:
-        raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        position = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        raise ConfigError(f"{where}{position}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
-    return from_mapping(raw, where, known_rules, root)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(f"{where}:{line}:{column}: invalid TOML: not valid UTF-8") from None
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        found = re.search(r"\(at line (\d+), column (\d+)\)$", message)
+        if found:
+            message = message[:found.start()].rstrip()
+            raise ConfigError(f"{where}:{found.group(1)}:{found.group(2)}: invalid TOML: {message}") from None
+        raise ConfigError(f"{where}: invalid TOML: {message}") from None
+    tool = document.get("tool")
+    raw_config = tool.get("gpulint") if isinstance(tool, dict) else None
+    locator = _TomlLocator(where, text.splitlines())
+    return from_mapping(raw_config, f"{where} [tool.gpulint]", known_rules, root, locator.locate)
+
+
+@dataclass(frozen=True)
+class _TomlLocator:
+    """Finds a key of [tool.gpulint] in pyproject.toml well enough to point at it (tomllib keeps no positions)."""
+
+    where: str
+    lines: list[str]
+
+    def locate(self, keys: tuple[str, ...]) -> str:
+        header = self._table("tool.gpulint")
+        if header is None:
+            return f"{self.where} [tool.gpulint]"
+        if keys:
+            # A key of a sub-table ([tool.gpulint.severity]) is in that table; any other in [tool.gpulint].
+            sub = self._table(f"tool.gpulint.{keys[0]}") if len(keys) > 1 else None
+            for start, key in ((sub, keys[1]), (header, keys[0])) if sub is not None else ((header, keys[0]),):
+                found = self._key(start, key)
+                if found is not None:
+                    return f"{self.where}:{found[0]}:{found[1]}"
+        return f"{self.where}:{header + 1}:1"
+
+    def _table(self, name: str) -> int | None:
+        pattern = re.compile(r"\s*\[\s*" + r"\s*\.\s*".join(re.escape(part) for part in name.split(".")) + r"\s*\]")
+        return next((index for index, line in enumerate(self.lines) if pattern.match(line)), None)
+
+    def _key(self, header: int, key: str) -> tuple[int, int] | None:
+        pattern = re.compile(r"\s*(?:" + re.escape(key) + r'|"' + re.escape(key) + r'")\s*=\s*')
+        for index in range(header + 1, len(self.lines)):
+            line = self.lines[index]
+            if re.match(r"\s*\[", line):
+                return None
+            match = pattern.match(line)
+            if match:
+                return index + 1, match.end() + 1
+        return None

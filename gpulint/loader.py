@@ -206,8 +206,8 @@ def _scalar(node: ScalarNode, constructor: SafeConstructor) -> Any:
     except (ValueError, KeyError, TypeError) as exc:
         # Only an explicit tag the text does not fit (``!!int abc``) gets here: go-yaml refuses the document.
         mark = node.start_mark
-        raise LoadError(f"cannot decode !!str `{_shorten(node.value)}` as a !!{tag.rpartition(':')[2]} "
-                        "(an explicit YAML tag that does not fit its value); Kubernetes rejects it",
+        raise LoadError(f"cannot decode !!str `{_shorten(node.value)}` as a !!{tag.rpartition(':')[2]}: an explicit "
+                        "YAML tag that does not fit its value (Kubernetes' YAML reader refuses it too)",
                         mark.line + 1, mark.column + 1) from exc
     # timestamps, binary and custom tags: Kubernetes sees the text (YAML -> JSON string)
     return node.value

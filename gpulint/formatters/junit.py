@@ -4,7 +4,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from gpulint.engine import Report
-from gpulint.formatters import FormatOptions
+from gpulint.formatters import FormatOptions, valid_xml
 from gpulint.registry import Rule
 
 
@@ -22,4 +22,5 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
             failure.text = (f"{finding.file}:{finding.line}:{finding.column}: {finding.severity}[{finding.rule}] "
                             f"{finding.obj.display()} {finding.message}")
     ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    # ElementTree writes control characters and lone surrogates as they are, which no XML parser accepts
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + valid_xml(ET.tostring(suites, encoding="unicode")) + "\n"

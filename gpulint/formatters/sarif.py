@@ -9,7 +9,7 @@ from urllib.parse import quote
 from gpulint import __version__
 from gpulint.engine import Report
 from gpulint.findings import Severity
-from gpulint.formatters import FormatOptions
+from gpulint.formatters import FormatOptions, valid_unicode
 from gpulint.registry import Rule
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -17,10 +17,18 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def _uri(path: str) -> str:
+    """A URI for ``path``, percent-encoding its bytes as the file system has them (a name that is
+    not valid UTF-8 included: it reaches Python as lone surrogates, PEP 383)."""
     posix = PurePath(path).as_posix()
-    if posix.startswith("/"):
-        return "file://" + quote(posix)
-    return quote(posix.removeprefix("./"))
+    prefix = "file://" if posix.startswith("/") else ""
+    return prefix + quote(_fs_bytes(posix.removeprefix("./")))
+
+
+def _fs_bytes(path: str) -> bytes:
+    try:
+        return path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no file system produced (typed by hand): shown as U+FFFD
+        return valid_unicode(path).encode("utf-8")
 
 
 def _rule(rule: Rule) -> dict[str, Any]:
@@ -74,4 +82,4 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
             "results": results,
         }],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return valid_unicode(json.dumps(log, indent=2, ensure_ascii=False)) + "\n"
