@@ -81,6 +81,7 @@ class Harness:
         from gpulint.sources import Source
 
         self.workdir = workdir
+        self.keep_going = os.environ.get("GPULINT_FUZZ_KEEP_GOING", "")  # a directory: record crashes, go on
         self.config = Config()
         inventory = load_inventory([str(REPO / "examples" / "inventory"), str(REPO / "tests" / "data" / "dra")])
         # A fresh copy per input (the input's cluster objects are added to it): pickling drops the
@@ -99,7 +100,13 @@ class Harness:
         if not data:
             return
         target, payload = TARGETS[data[0] % len(TARGETS)], data[1:]
-        getattr(self, f"_{target}")(payload)
+        if not self.keep_going:
+            getattr(self, f"_{target}")(payload)
+            return
+        try:
+            getattr(self, f"_{target}")(payload)
+        except (Exception, CheckCrashed) as exc:  # noqa: BLE001 - every failure is written down
+            _keep(self.keep_going, target, data, exc)
 
     # ------------------------------------------------------------------ targets
 
@@ -188,6 +195,25 @@ class Harness:
         assert Path(path).read_bytes() == fixed, "a second --fix changed the file again"
 
 
+def _keep(directory: str, target: str, data: bytes, exc: BaseException) -> None:
+    """One file per distinct failure (its innermost gpulint frame and type), the shortest input kept."""
+    import hashlib
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/gpulint/" in f.filename]
+    cause = exc.__cause__ or exc
+    where = f"{frames[-1].filename.rsplit('/gpulint/', 1)[-1]}:{frames[-1].name}" if frames else ""
+    inner = [f for f in traceback.extract_tb(cause.__traceback__) if "/gpulint/" in f.filename]
+    if inner:
+        where = f"{inner[-1].filename.rsplit('/gpulint/', 1)[-1]}:{inner[-1].name}"
+    signature = f"{target} {where} {type(cause).__name__}"
+    stem = Path(directory) / ("crash-" + hashlib.sha1(signature.encode()).hexdigest()[:12])
+    if stem.exists() and stem.stat().st_size <= len(data):
+        return
+    stem.write_bytes(data)
+    stem.with_suffix(".txt").write_text(signature + "\n\n" + "".join(traceback.format_exception(exc))[-8000:])
+
+
 def _raising(rule: Any) -> Any:
     if rule.check is None:
         return rule
@@ -237,6 +263,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--artifacts", type=Path, default=Path("fuzz-artifacts"),
                         help="where crashing inputs are copied (default: fuzz-artifacts/, created on a crash)")
     parser.add_argument("--seed", type=int, help="libFuzzer's random seed (fixed: reproducible runs)")
+    parser.add_argument("--keep-going", type=Path, metavar="DIR",
+                        help="long runs: write each distinct failure to DIR (crash-ID and crash-ID.txt) and go on")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # the fuzzing process itself
     return parser.parse_known_args(argv)
 
@@ -287,6 +315,9 @@ def main(argv: list[str]) -> int:
         if args.max_time is not None:
             command.append(f"-max_total_time={args.max_time}")
         environment = {**os.environ, "GPULINT_FUZZ_WORKDIR": workdir}
+        if args.keep_going:
+            args.keep_going.mkdir(parents=True, exist_ok=True)
+            environment["GPULINT_FUZZ_KEEP_GOING"] = str(args.keep_going.resolve())
         if args.seed is not None:  # the same inputs in the same order: set iteration order fixed too
             command.append(f"-seed={args.seed}")
             environment["PYTHONHASHSEED"] = "0"

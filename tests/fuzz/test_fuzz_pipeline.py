@@ -73,20 +73,24 @@ def _signature(test: str, exc: BaseException) -> str:
     errors = re.findall(r"^(\w+(?:Error|Exception|Timeout)):", text, re.MULTILINE)
     if frames and errors:
         return f"{test} {frames[-1][0]}:{frames[-1][1]} {errors[-1]}"
-    first = re.sub(r"\d+|/tmp/\S+", "N", str(exc).strip().split("\n")[0])[:100]
+    first = re.sub(r"\d+|/tmp/\S+", "N", str(exc).strip().split("\n")[0].split(":")[0])[:100]
     return f"{test} {type(exc).__name__} {first}"
 
 
 def _record(test: str, exc: BaseException, kwargs: dict[str, Any]) -> None:
+    """DIR/<id>.txt: the failure with its inputs shortened; DIR/<id>.inputs: the whole inputs."""
     signature = _signature(test, exc)
-    inputs = "\n".join(f"{name} = {value!r}" for name, value in kwargs.items() if name not in ("webhooks",
-                                                                                               "https_server"))
-    path = Path(COLLECT or ".") / (hashlib.sha1(signature.encode()).hexdigest()[:12] + ".txt")
-    if path.exists() and len(path.read_text(errors="replace")) <= len(inputs) + 20_000:
+    inputs = {name: value for name, value in kwargs.items() if name not in ("webhooks", "https_server")}
+    whole = "\n".join(f"{name} = {value!r}" for name, value in inputs.items())
+    stem = Path(COLLECT or ".") / hashlib.sha1(signature.encode()).hexdigest()[:12]
+    previous = stem.with_suffix(".inputs")
+    if previous.exists() and previous.stat().st_size <= len(whole):
         return  # keep the smallest input seen for each failure
-    path.parent.mkdir(parents=True, exist_ok=True)
-    failure = "".join(traceback.format_exception(exc))[-20_000:]
-    path.write_text(f"{signature}\n\n{inputs}\n\n{failure}")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    short = "\n".join(f"{name} = {value!r:.1500}" for name, value in inputs.items())
+    failure = "".join(traceback.format_exception(exc))[-6000:]
+    stem.with_suffix(".txt").write_text(f"{signature}\n\n{short}\n\n{failure}")
+    previous.write_text(whole)
 
 
 def collecting(test: Callable[..., None]) -> Callable[..., None]:
@@ -310,7 +314,12 @@ def _differences(old: Any, new: Any, path: tuple[Any, ...] = ()) -> list[tuple[t
 
 def _at(data: Any, path: tuple[Any, ...]) -> Any:
     for step in path:
-        data = data.get(step, MISSING) if isinstance(data, dict) else MISSING
+        if isinstance(data, dict):
+            data = data.get(step, MISSING)
+        elif isinstance(data, list) and isinstance(step, int) and 0 <= step < len(data):
+            data = data[step]
+        else:
+            return MISSING
     return data
 
 
@@ -322,20 +331,29 @@ def assert_intended_edit(before: Any, after: Any) -> None:
     """Every change is one gpu-request-without-limit fix: a limit set to its request, or a request
     set to its limit. Nothing else in the document moves."""
     for path, old, new in _differences(before, after):
-        assert len(path) >= 2 and path[-2] in ("limits", "requests") or path[-1] == "limits", (path, old, new)
+        change = f"--fix changed more than a fix: {path}: {'(absent)' if old is MISSING else repr(old)} -> {new!r}"
+        assert len(path) >= 2 and path[-2] in ("limits", "requests") or path[-1] == "limits", change
         if path[-1] == "limits":  # the whole limits mapping was added
             requests = _at(before, (*path[:-1], "requests"))
-            assert old in (MISSING, None) and isinstance(new, dict), (path, old, new)
-            assert all(_same(value, _at(requests, (name,))) for name, value in new.items()), (path, old, new)
+            assert old in (MISSING, None) and isinstance(new, dict), change
+            assert all(_same(value, _at(requests, (name,))) for name, value in new.items()), change
         elif path[-2] == "limits":
-            assert old is MISSING and _same(new, _at(before, (*path[:-2], "requests", path[-1]))), (path, old, new)
+            assert old is MISSING and _same(new, _at(before, (*path[:-2], "requests", path[-1]))), change
         else:
-            assert old is not MISSING and _same(new, _at(before, (*path[:-2], "limits", path[-1]))), (path, old, new)
+            assert old is not MISSING and _same(new, _at(before, (*path[:-2], "limits", path[-1]))), change
 
 
-def _documents(raw: bytes) -> tuple[list[Any], bool]:
+BOMS = (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff", b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
+def _bom(raw: bytes) -> bytes:
+    return next((bom for bom in BOMS if raw.startswith(bom)), b"")
+
+
+def _load(raw: bytes) -> tuple[list[Any], str, bool]:
+    """The documents' data, the decoded text, and whether it loads without problems."""
     loaded = load_bytes("f.yaml", raw)
-    return [document.data for document in loaded.documents], not loaded.problems
+    return [document.data for document in loaded.documents], loaded.text, not loaded.problems
 
 
 FIX_FILE = st.lists(fs.mutated(fs.FIXABLE_WORKLOADS, max_mutations=1), min_size=1, max_size=3).flatmap(
@@ -348,20 +366,20 @@ FIX_FILE = st.lists(fs.mutated(fs.FIXABLE_WORKLOADS, max_mutations=1), min_size=
 def test_fix_reparses_to_the_intended_data_and_is_idempotent(raw: bytes) -> None:
     with workspace() as space, bounded("gpulint check --fix"):
         path = space.write("manifest.yaml", raw)
-        before, parses = _documents(raw)
+        before, text, parses = _load(raw)
         first = gpulint("check", path, "--fix", "--format", "json")
         assert_clean(first)
         fixed = Path(path).read_bytes()
         if fixed != raw:
             assert parses, "a file with YAML problems was rewritten"
-            assert not raw.startswith(b"\xef\xbb\xbf"), "a file with a byte-order mark was rewritten"
-            after, parses_after = _documents(fixed)
-            assert parses_after, fixed.decode(errors="replace")
+            assert _bom(fixed) == _bom(raw), "--fix changed the byte-order mark"
+            after, fixed_text, parses_after = _load(fixed)
+            assert parses_after, fixed_text
             assert len(after) == len(before)
             for old, new in zip(before, after):
                 assert_intended_edit(old, new)
-            if b"\r\n" in raw and raw.count(b"\n") == raw.count(b"\r\n"):
-                assert fixed.count(b"\n") == fixed.count(b"\r\n"), "CRLF line endings were mixed with LF"
+            if "\r\n" in text and text.count("\n") == text.count("\r\n"):
+                assert fixed_text.count("\n") == fixed_text.count("\r\n"), "--fix mixed LF into a CRLF file"
         second = gpulint("check", path, "--fix", "--format", "json")
         assert_clean(second)
         assert Path(path).read_bytes() == fixed, "a second --fix changed the file again"
