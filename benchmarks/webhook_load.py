@@ -88,8 +88,8 @@ def main() -> int:
                     time.sleep(delay)
                 sent = time.perf_counter()
                 try:
-                    connection.request("POST", "/validate", body=review(index),
-                                       headers={"Content-Type": "application/json"})
+                    connection.request("POST", "/validate?timeout=10s", body=review(index),  # as kube-apiserver
+                                       headers={"Content-Type": "application/json", "Accept": "application/json"})
                     response = connection.getresponse()
                     answer = json.loads(response.read())
                     ok = response.status == 200 and answer["response"]["uid"] == f"uid-{index}"

@@ -39,12 +39,13 @@ from gpulint.inventory import Inventory, InventoryError, load_inventory
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 KNOWN_PATHS = ("/validate", "/healthz", "/readyz", "/metrics")  # metric labels; anything else is "other"
+REVIEWED = ("allowed", "denied", "timeout", "failed")  # results of reviews (the latency histogram's)
 IDLE_SECONDS = 30.0  # a keep-alive connection may wait this long for its next request
 READ_SECONDS = 10.0  # request line, headers and body must all arrive within this, from the first byte
 WRITE_SECONDS = 10.0  # a client that does not read its answer does not hold a thread forever
 POLL_SECONDS = 0.2  # how often blocked reads look at their deadline (and at a shutdown)
 SHUTDOWN_READ_GRACE = 2.0  # on SIGTERM, a request still arriving gets this long to finish arriving
-MAX_HEAD_BYTES = 64 * 1024  # request line and headers together; more gets 431
+MAX_HEAD_BYTES = 64 * 1024  # all headers together; more gets 431 (the request line alone: 64 KiB, then 414)
 # The API server sends ?timeout= (its timeoutSeconds: 1-30 s, 10 s by default). The answer must be back
 # before it gives up, so a review gets the timeout less a margin for the way back.
 DEFAULT_TIMEOUT = 10.0
@@ -114,7 +115,7 @@ class Metrics:
         with self.lock:
             self.requests[(label, result)] = self.requests.get((label, result), 0) + 1
             self.denials += denied
-            if label == "/validate":
+            if result in REVIEWED:
                 index = next((i for i, bound in enumerate(LATENCY_BUCKETS) if seconds <= bound), len(LATENCY_BUCKETS))
                 self.latency_counts[index] += 1
                 self.latency_sum += seconds
@@ -383,7 +384,7 @@ class ReadDeadline(Exception):
 
 
 class HeadTooLarge(Exception):
-    """The request line and headers together are over MAX_HEAD_BYTES."""
+    """The headers together are over MAX_HEAD_BYTES."""
 
 
 class _DeadlineReader(io.RawIOBase):
@@ -411,8 +412,8 @@ class _DeadlineReader(io.RawIOBase):
 
 
 class _HeadReader:
-    """The buffered reader as the stdlib's header parser sees it: readline only, with a budget for
-    the request line and all headers together (the stdlib bounds each line, not their sum)."""
+    """The buffered reader as the stdlib's header parser sees it: readline only, with one budget for
+    all the headers together (the stdlib bounds each line and their count, not their sum)."""
 
     def __init__(self, reader: io.BufferedReader, budget: int) -> None:
         self.reader = reader
@@ -480,14 +481,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.raw_reader.deadline = deadline
         self.command, self.path, self.request_version, self.requestline = "", "", "", ""
         try:
-            self.rfile = _HeadReader(self.buffered, MAX_HEAD_BYTES)
-            self.raw_requestline = self.rfile.readline(65537)
+            self.raw_requestline = self.buffered.readline(65537)
             if len(self.raw_requestline) > 65536:
                 self.send_error(414, "request line too long")
                 return
             if not self.raw_requestline:
                 self.close_connection = True
                 return
+            self.rfile = _HeadReader(self.buffered, MAX_HEAD_BYTES)  # what parse_request reads: the headers
             if not self.parse_request():
                 return  # the stdlib answered (400, 431, 505) through send_error
             self.rfile = self.buffered
@@ -499,7 +500,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             method()
         except HeadTooLarge:
-            self.send_error(431, f"request line and headers over {MAX_HEAD_BYTES} bytes")
+            self.send_error(431, f"request headers over {MAX_HEAD_BYTES} bytes")
         except ReadDeadline:
             self.send_error(408, f"request not received within {options.read_seconds:g} s")
         finally:

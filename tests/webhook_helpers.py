@@ -49,35 +49,51 @@ def issue_pair(ca: trustme.CA, directory: Path) -> tuple[Path, Path]:
     return directory / "tls.crt", directory / "tls.key"
 
 
+class ResponseReader:
+    """HTTP/1.1 responses, one after another, from a raw socket (pipelined answers may share a read)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.data = b""
+
+    def _more(self) -> None:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"connection closed before a whole response: {self.data[:200]!r}")
+        self.data += chunk
+
+    def read(self, timeout: float = 10, head: bool = False) -> tuple[int, dict[str, str], bytes]:
+        """Status, headers (lower-case names) and body (none for an answer to HEAD)."""
+        self.sock.settimeout(timeout)
+        while b"\r\n\r\n" not in self.data:
+            self._more()
+        lines_text, _, self.data = self.data.partition(b"\r\n\r\n")
+        lines = lines_text.decode("latin-1").split("\r\n")
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        length = 0 if head else int(headers.get("content-length", "0"))
+        while len(self.data) < length:
+            self._more()
+        body, self.data = self.data[:length], self.data[length:]
+        return int(lines[0].split()[1]), headers, body
+
+
 def read_response(sock: socket.socket, timeout: float = 10) -> tuple[int, dict[str, str], bytes]:
-    """One HTTP/1.1 response from a raw socket: status, headers (lower-case names), body."""
-    sock.settimeout(timeout)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"connection closed before a response: {data!r}")
-        data += chunk
-    head, _, rest = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split()[1])
-    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-    length = int(headers.get("content-length", "0"))
-    while len(rest) < length:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        rest += chunk
-    sock.pending = rest[length:]  # type: ignore[attr-defined] - pipelined answers that came along
-    return status, headers, rest[:length]
+    return ResponseReader(sock).read(timeout)
 
 
 def closed_by_server(sock: socket.socket, timeout: float = 5) -> bool:
-    sock.settimeout(timeout)
+    """Does the server close the connection within ``timeout`` (after whatever it still sends)?"""
+    deadline = time.monotonic() + timeout
     try:
-        return sock.recv(1) == b""
+        while time.monotonic() < deadline:
+            sock.settimeout(max(0.01, deadline - time.monotonic()))
+            if sock.recv(65536) == b"":
+                return True
     except (ConnectionError, ssl.SSLError):
         return True
+    except TimeoutError:
+        return False
+    return False
 
 
 class Client:
