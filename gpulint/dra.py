@@ -14,6 +14,7 @@ import itertools
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from gpulint.cel import CACHE_SIZE, LRU, CelEngine, CelProblem, device_value
@@ -161,7 +162,12 @@ class Device:
     cel_view: dict[str, Any] = field(hash=False, compare=False)  # the `device` variable
     shape: tuple[Any, ...] = ()  # driver + attributes + capacity, for caching selector results
     common_shape: tuple[Any, ...] = ()  # the same without per-device identifiers (uuid, PCI address)
-    within_limits: bool = True  # the sizes the API server enforces (CEL cost estimates assume them)
+
+    @cached_property
+    def within_limits(self) -> bool:
+        """Whether it keeps to the sizes the API server enforces (the CEL cost estimate assumes them);
+        asked only when a selector is evaluated, not for every published device."""
+        return dra_within_limits(self.cel_view)
 
     @property
     def key(self) -> str:
@@ -175,6 +181,10 @@ class Device:
 _MISSING = object()
 
 
+def _first(item: tuple[Any, Any]) -> Any:
+    return item[0]
+
+
 def _grouped(values: Any, driver: str, convert: bool) -> dict[str, dict[str, Any]]:
     """parseQualifiedName: `name` belongs to the driver's domain, `dom.ain/name` to dom.ain."""
     grouped: dict[str, dict[str, Any]] = {}
@@ -186,10 +196,13 @@ def _grouped(values: Any, driver: str, convert: bool) -> dict[str, dict[str, Any
 
 
 def _freeze(value: Any) -> Any:
-    """A hashable, order-free form; YAML may mix key types (1 and "a"), so keys sort by type, then text."""
+    """A hashable, order-free form (YAML may mix key types, 1 and "a": those sort by type, then text)."""
     if isinstance(value, dict):
-        return tuple(sorted(((k, _freeze(v)) for k, v in value.items()),
-                            key=lambda item: (type(item[0]).__name__, str(item[0]))))
+        items = [(k, _freeze(v)) for k, v in value.items()]
+        try:
+            return tuple(sorted(items, key=_first))
+        except TypeError:
+            return tuple(sorted(items, key=lambda item: (type(item[0]).__name__, str(item[0]))))
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     if isinstance(value, (set, frozenset)):  # YAML !!set
@@ -213,7 +226,7 @@ def slice_devices(slice_spec: dict[str, Any]) -> list[Device]:
                   for domain, values in attributes.items()}
         devices.append(Device(driver, pool, str(raw.get("name") or ""), view,
                               (driver, _freeze(attributes), _freeze(capacity)),
-                              (driver, _freeze(common), _freeze(capacity)), dra_within_limits(view)))
+                              (driver, _freeze(common), _freeze(capacity))))
     return devices
 
 
