@@ -12,6 +12,7 @@ from fractions import Fraction
 from gpulint.checks.claim_unsatisfiable import explain_failure, referenced_claims
 from gpulint.checks.gang_unsatisfiable import describe
 from gpulint.checks.gpu_unschedulable import hint
+from gpulint.gang_packing import WORK_BUDGET
 from gpulint.gangs import gangs_of, pack
 from gpulint.inventory import Inventory
 from gpulint.objects import KubeObject
@@ -137,6 +138,9 @@ def _gang_step(obj: KubeObject, inventory: Inventory) -> Step:
         if result.unsatisfiable:
             status = FAIL
             lines.append(f"  cannot be placed: {describe(gang, result, gang.topology_key)}")
+        elif result.undecided:  # neither proven: said, never a failure
+            status = INFO if status == OK else status
+            lines.append(f"  could not decide within the work budget ({WORK_BUDGET:,} search steps) whether it fits")
         elif fitting:
             names = ", ".join(p.domain or "the cluster" for p in fitting[:5])
             lines.append(f"  fits in {len(fitting)} domain(s): {names}")

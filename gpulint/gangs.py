@@ -8,19 +8,21 @@ coscheduling (label ``scheduling.x-k8s.io/pod-group``), Volcano (annotation
 ``scheduling.k8s.io/group-name``), Kueue plain-pod groups (``kueue.x-k8s.io/pod-group-name`` +
 ``pod-group-total-count``) and Kueue topology-aware scheduling annotations.
 
-The packer never claims "unsatisfiable" without a proof: per member type, the copies the
-nodes of a domain can hold (exact for one type of member: each node's copies are independent);
-per resource, total demand against total allocatable; an exhaustive search for small gangs.
+The packer (gpulint.gang_packing) never claims "unsatisfiable" without a proof. It works on
+counts - identical pods as one shape, identical nodes as one kind - so it is polynomial except
+for its exact search, which a work budget bounds: a gang it cannot decide in time is "undecided",
+never unsatisfiable.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from gpulint.findings import Path
-from gpulint.scheduler import ClusterModel, NodeInfo, PodRequirements, copies_on, pod_requirements
+from gpulint.gang_packing import Budget, Decision, NodeKind, Outcome, Shape, decide, fit_count, node_kind
+from gpulint.scheduler import ClusterModel, NodeInfo, PodRequirements, pod_requirements
 from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
 from gpulint.fields import dig, mapping
 
@@ -37,8 +39,6 @@ KUEUE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 KUEUE_SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
 KUEUE_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 GANG_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
-EXACT_SEARCH_PODS = 12  # gangs this small (on few enough nodes) are searched exhaustively
-EXACT_SEARCH_NODES = 12
 
 
 @dataclass(frozen=True)
@@ -270,16 +270,55 @@ def composites_of(obj: KubeObject, inventory: Inventory | None) -> list[Composit
     return out
 
 
-def pack_composite(composite: CompositeGang, model: ClusterModel) -> tuple[bool, str]:
-    """(proven unsatisfiable, why) - every outer domain must fail for a child, or in total."""
-    reasons = []
+@dataclass
+class CompositeVerdict:
+    unsatisfiable: bool
+    undecided: bool  # the work budget ran out before every outer domain was decided
+    why: str = ""
+
+
+def pack_composite(composite: CompositeGang, model: ClusterModel, budget: Budget | None = None
+                   ) -> CompositeVerdict:
+    """Proven unsatisfiable when every outer domain fails: for one child within its own inner
+    domain, or for all children together (their pods, ignoring the inner domains, which only
+    restrict further)."""
+    budget = budget or Budget()
+    reasons, undecided = [], False
     for domain, nodes in sorted(_domains(model.nodes, composite.outer_key).items()):
-        inner = ClusterModel(nodes)
-        failed = next((child for child in composite.children if pack(child, inner).unsatisfiable), None)
-        if failed is None:
-            return False, ""
-        reasons.append(f"{domain}: {failed.system} does not fit in one {failed.topology_key or 'domain'}")
-    return bool(reasons), "; ".join(reasons[:4]) + (f" (and {len(reasons) - 4} more)" if len(reasons) > 4 else "")
+        failure, unknown = _composite_domain(composite, model, nodes, budget)
+        if not failure:
+            undecided = undecided or unknown
+            if not unknown:
+                return CompositeVerdict(False, False)
+            continue
+        reasons.append(f"{domain}: {failure}")
+    if undecided or not reasons:
+        return CompositeVerdict(False, undecided)
+    more = f" (and {len(reasons) - 4} more)" if len(reasons) > 4 else ""
+    return CompositeVerdict(True, False, "; ".join(reasons[:4]) + more)
+
+
+def _composite_domain(composite: CompositeGang, model: ClusterModel, nodes: list[NodeInfo], budget: Budget
+                      ) -> tuple[str, bool]:
+    """(why the outer domain cannot hold the children, or ""; whether that was left undecided)."""
+    unknown = False
+    for child in composite.children:
+        verdict = _pack_nodes(child, model, nodes, child.topology_key, budget)
+        if verdict.unsatisfiable:
+            return f"{child.system} does not fit in one {child.topology_key or 'domain'}", False
+        unknown = unknown or verdict.undecided
+    parts = [_required_members(child) for child in composite.children]
+    if len(composite.children) > 1 and all(parts):
+        members = [member for part in parts for member, _ in part or []]
+        counts = [count for part in parts for _, count in part or []]
+        joint = Gang("the groups together", [Member(m.role, m.path, m.pod, c, m.scheduler)
+                                             for m, c in zip(members, counts)], sum(counts), composite.path)
+        together = _pack_nodes(joint, model, nodes, "", budget)
+        if together.unsatisfiable:
+            best = together.best()
+            return f"the groups together do not fit ({best.reason if best else ''})", False
+        unknown = unknown or together.undecided
+    return "", unknown
 
 
 def has_gang_policy(obj: KubeObject, inventory: Inventory | None) -> bool:
@@ -300,6 +339,7 @@ def has_gang_policy(obj: KubeObject, inventory: Inventory | None) -> bool:
 
 
 # --------------------------------------------------------------------------- packing
+# --------------------------------------------------------------------------- packing
 
 @dataclass
 class Placement:
@@ -307,9 +347,16 @@ class Placement:
 
     domain: str
     proven_unsatisfiable: bool
-    fits: bool  # proven to fit (exact for one member type, or found by search)
+    fits: bool  # proven to fit (exact for one member type, or a placement was built)
     placeable: int  # copies of the main member the domain holds (for messages)
     reason: str = ""
+    undecided: bool = False  # the work budget ran out before either was proven
+
+    @classmethod
+    def of(cls, domain: str, decision: Decision, main: int) -> Placement:
+        return cls(domain, decision.outcome is Outcome.UNSATISFIABLE, decision.outcome is Outcome.FITS,
+                   decision.copies[main] if decision.copies else 0, decision.reason,
+                   decision.outcome is Outcome.UNKNOWN)
 
 
 @dataclass
@@ -322,11 +369,23 @@ class GangVerdict:
     def unsatisfiable(self) -> bool:
         return bool(self.placements) and all(p.proven_unsatisfiable for p in self.placements)
 
+    @property
+    def undecided(self) -> bool:
+        """Not proven either way because the work budget ran out (never an error)."""
+        return not self.unsatisfiable and not self.fitting_domains() and any(p.undecided for p in self.placements)
+
     def best(self) -> Placement | None:
         return max(self.placements, key=lambda p: (p.fits, p.placeable), default=None)
 
     def fitting_domains(self) -> list[Placement]:
         return [p for p in self.placements if p.fits]
+
+    def only_domain(self) -> Placement | None:
+        """The one domain that hosts the gang, when every other one is proven not to."""
+        fitting = self.fitting_domains()
+        if len(fitting) == 1 and all(p.proven_unsatisfiable for p in self.placements if p is not fitting[0]):
+            return fitting[0]
+        return None
 
 
 def _required_members(gang: Gang) -> list[tuple[Member, int]] | None:
@@ -349,97 +408,75 @@ def _domains(nodes: list[NodeInfo], key: str) -> dict[str, list[NodeInfo]]:
     return dict(domains)
 
 
-def pack(gang: Gang, model: ClusterModel, topology_key: str | None = None) -> GangVerdict:
+@dataclass
+class _Packing:
+    """A gang's pods as shapes (identical pods once, with a count) and every node as a NodeKind
+    (identical nodes alike), computed once per verdict and shared by all its domains."""
+
+    shapes: list[Shape]
+    main: int  # the shape of the main member
+    kind_of: dict[int, NodeKind]  # id(node) -> its kind
+
+    @classmethod
+    def of(cls, required: list[tuple[Member, int]], main: Member, model: ClusterModel,
+           nodes: list[NodeInfo]) -> _Packing:
+        groups: dict[tuple[Any, ...], list[tuple[Member, int]]] = {}
+        for member, count in required:
+            groups.setdefault(member.pod.signature(), []).append((member, count))
+        shapes = [Shape("/".join(dict.fromkeys(m.role for m, _ in group)),
+                        tuple(sorted(group[0][0].pod.requests.items())), sum(c for _, c in group))
+                  for group in groups.values()]
+        allowed = [{id(node) for node in model.evaluate(group[0][0].pod).fitting} for group in groups.values()]
+        resources = frozenset(r for shape in shapes for r, _ in shape.requests)
+        interned: dict[tuple[Any, ...], NodeKind] = {}
+        kind_of: dict[int, NodeKind] = {}
+        for node in nodes:
+            mask = frozenset(index for index, ids in enumerate(allowed) if id(node) in ids)
+            kind = node_kind(node.allocatable, resources, mask)
+            kind_of[id(node)] = interned.setdefault((kind.allocatable, mask), kind)
+        return cls(shapes, list(groups).index(main.pod.signature()), kind_of)
+
+    def kinds(self, nodes: list[NodeInfo]) -> Counter[NodeKind]:
+        return Counter(self.kind_of[id(node)] for node in nodes)
+
+
+def pack(gang: Gang, model: ClusterModel, topology_key: str | None = None, budget: Budget | None = None
+         ) -> GangVerdict:
+    """Where the gang fits: per domain of its topology key (the whole cluster without one)."""
     key = gang.topology_key if topology_key is None else topology_key
+    return _pack_nodes(gang, model, model.nodes, key, budget or Budget())
+
+
+def _pack_nodes(gang: Gang, model: ClusterModel, nodes: list[NodeInfo], key: str, budget: Budget) -> GangVerdict:
     required = _required_members(gang)
     if not required:
         return GangVerdict([], 0, None)
-    allowed = {id(member): {id(node) for node in model.evaluate(member.pod).fitting} for member, _ in required}
     main, main_count = max(required, key=lambda item: (item[1], sum(item[0].pod.requests.values())))
+    packing = _Packing.of(required, main, model, nodes)
     placements = []
-    for domain, nodes in _domains(model.nodes, key).items():
-        placement = _place(domain, nodes, required, allowed, main, main_count)
-        if gang.slice_key and gang.slice_size and len(required) == 1 and not placement.proven_unsatisfiable:
-            placement = _place_slices(domain, nodes, main, main_count, allowed[id(main)], gang)
+    for domain, domain_nodes in _domains(nodes, key).items():
+        kinds = packing.kinds(domain_nodes)
+        placement = Placement.of(domain, decide(packing.shapes, kinds, budget), packing.main)
+        if gang.slice_key and gang.slice_size and len(packing.shapes) == 1 and not placement.proven_unsatisfiable:
+            placement = _place_slices(domain, domain_nodes, packing, main_count, gang)
         placements.append(placement)
     return GangVerdict(placements, main_count, main)
 
 
-def _place_slices(domain: str, nodes: list[NodeInfo], member: Member, count: int, allowed: set[int],
-                  gang: Gang) -> Placement:
+def _place_slices(domain: str, nodes: list[NodeInfo], packing: _Packing, count: int, gang: Gang) -> Placement:
     """Slices of `slice_size` identical pods, each within one domain of `slice_key` (exact: a
     sub-domain holding c copies holds floor(c / size) slices)."""
     needed = -(-count // gang.slice_size)
+    requests = dict(packing.shapes[0].requests)
     slices = 0
     for _sub, sub_nodes in _domains(nodes, gang.slice_key).items():
-        copies = sum(copies_on(member.pod, node) for node in sub_nodes if id(node) in allowed)
+        copies = sum(number * fit_count(requests, dict(kind.allocatable))
+                     for kind, number in packing.kinds(sub_nodes).items() if kind.allowed)
         slices += copies // gang.slice_size
     if slices < needed:
         return Placement(domain, True, False, slices * gang.slice_size,
                          f"slices of {gang.slice_size} in one {gang.slice_key}: {slices} of {needed} fit")
     return Placement(domain, False, True, slices * gang.slice_size)
-
-
-def _place(domain: str, nodes: list[NodeInfo], required: list[tuple[Member, int]], allowed: dict[int, set[int]],
-           main: Member, main_count: int) -> Placement:
-    copies = {}
-    for member, count in required:
-        hosts = [node for node in nodes if id(node) in allowed[id(member)]]
-        copies[id(member)] = sum(copies_on(member.pod, node) for node in hosts)
-        if copies[id(member)] < count:
-            return Placement(domain, True, False, copies[id(main)] if id(main) in copies else 0,
-                             f"{member.role}: {copies[id(member)]} of {count} fit")
-    if len(required) == 1:
-        return Placement(domain, False, True, copies[id(main)])
-    # several kinds of member: a resource-sum bound, then an exhaustive search when small
-    usable = [node for node in nodes if any(id(node) in allowed[id(m)] for m, _ in required)]
-    demand: dict[str, Fraction] = defaultdict(Fraction)
-    for member, count in required:
-        for resource, amount in member.pod.requests.items():
-            demand[resource] += amount * count
-    for resource, amount in demand.items():
-        supply = sum(node.allocatable.get(resource, Fraction(0)) for node in usable)
-        if amount > supply:
-            return Placement(domain, True, False, copies[id(main)],
-                             f"the gang needs {_show(amount)} {resource}; the domain offers {_show(supply)}")
-    pods = sum(count for _, count in required)
-    if pods <= EXACT_SEARCH_PODS and len(usable) <= EXACT_SEARCH_NODES:
-        fits = search([(m, c) for m, c in required], usable, allowed)
-        return Placement(domain, not fits, fits, copies[id(main)], "" if fits else "no placement of all members")
-    return Placement(domain, False, False, copies[id(main)])  # unknown: never reported
-
-
-def search(required: list[tuple[Member, int]], nodes: list[NodeInfo], allowed: dict[int, set[int]]) -> bool:
-    """Exhaustive placement of every required pod (small gangs only)."""
-    pods = [member for member, count in required for _ in range(count)]
-    used: list[dict[str, Fraction]] = [defaultdict(Fraction) for _ in nodes]
-    counts = [0] * len(nodes)
-
-    def fits(member: Member, index: int) -> bool:
-        node = nodes[index]
-        if id(node) not in allowed[id(member)]:
-            return False
-        if "pods" in node.allocatable and counts[index] + 1 > node.allocatable["pods"]:
-            return False
-        return all(used[index][r] + a <= node.allocatable.get(r, Fraction(0)) for r, a in member.pod.requests.items())
-
-    def place(position: int) -> bool:
-        if position == len(pods):
-            return True
-        member = pods[position]
-        for index in range(len(nodes)):
-            if fits(member, index):
-                for r, a in member.pod.requests.items():
-                    used[index][r] += a
-                counts[index] += 1
-                if place(position + 1):
-                    return True
-                for r, a in member.pod.requests.items():
-                    used[index][r] -= a
-                counts[index] -= 1
-        return False
-
-    return place(0)
 
 
 def _show(value: Fraction) -> str:

@@ -5,7 +5,8 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from gpulint.checks import CheckContext
-from gpulint.findings import Diagnostic
+from gpulint.findings import Diagnostic, Path, Severity
+from gpulint.gang_packing import WORK_BUDGET
 from gpulint.gangs import Gang, GangVerdict, composites_of, gangs_of, member_demand, pack, pack_composite
 from gpulint.objects import KubeObject
 from gpulint.scheduler import resource_list
@@ -63,16 +64,29 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.kind == "PodGroup" and obj.api_version.rpartition("/")[0] in MIN_RESOURCES_GROUPS:
         yield from _min_resources(obj, ctx)
     for composite in composites_of(obj, ctx.inventory):
-        unsatisfiable, why = pack_composite(composite, ctx.cluster.model)
-        if unsatisfiable:
-            groups = ", ".join(child.system for child in composite.children)
+        placed = pack_composite(composite, ctx.cluster.model)
+        groups = ", ".join(child.system for child in composite.children)
+        if placed.unsatisfiable:
             yield Diagnostic(RULE_ID, composite.path,
                              f"CompositePodGroup {composite.name} needs its groups ({groups}) in one "
                              f"{composite.outer_key}, each group within its own domain; no "
-                             f"{composite.outer_key.rsplit('/', 1)[-1]} can hold them: {why}")
+                             f"{composite.outer_key.rsplit('/', 1)[-1]} can hold them: {placed.why}")
+        elif placed.undecided:
+            yield undecided(composite.path, f"CompositePodGroup {composite.name} ({groups})",
+                            f" in one {composite.outer_key}")
     for gang in gangs_of(obj, ctx.inventory):
         result = verdict(gang, ctx)
         if result.unsatisfiable:
             yield Diagnostic(RULE_ID, gang.path,
                              f"{describe(gang, result, gang.topology_key)}. Partial placement would hold GPUs idle "
                              "while the gang waits for peers that cannot start")
+        elif result.undecided:
+            yield undecided(gang.path, gang.system, f" in one {gang.topology_key}" if gang.topology_key else "")
+
+
+def undecided(path: Path, who: str, where: str) -> Diagnostic:
+    """Info, never an error: no proof either way (the exact search is cut off by its work budget)."""
+    return Diagnostic(RULE_ID, path,
+                      f"{who}: could not decide within the work budget ({WORK_BUDGET:,} search steps) whether "
+                      f"the pods fit at once{where}; the capacity totals allow it but no placement was found in "
+                      "time. Not reported as unsatisfiable", severity=Severity.INFO)

@@ -22,13 +22,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         constrained = verdict(gang, ctx)
         if constrained.unsatisfiable:
             free = verdict(gang, ctx, topology_key="")
-            if not free.unsatisfiable and free.placements:
+            if free.fitting_domains():  # proven to fit without the requirement
                 yield Diagnostic(RULE_ID, where,
                                  f"the topology requirement '{gang.topology_key}' makes the gang unplaceable while "
                                  f"the cluster as a whole could hold it: {describe(gang, constrained, gang.topology_key)}")
             continue
-        fitting = constrained.fitting_domains()
-        if len(fitting) == 1 and len(constrained.placements) > 1:
+        only = constrained.only_domain()  # every other domain proven not to hold it
+        if only is not None and len(constrained.placements) > 1:
             yield Diagnostic(RULE_ID, where,
-                             f"only {gang.topology_key}={fitting[0].domain} can host the whole gang "
+                             f"only {gang.topology_key}={only.domain} can host the whole gang "
                              f"({len(constrained.placements)} domains exist); any failure there blocks it")
