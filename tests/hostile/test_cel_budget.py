@@ -264,3 +264,42 @@ def test_mixed_attribute_types_under_a_comparing_selector_are_per_device_errors(
     (finding,) = findings(report, "cel-invalid")
     assert "CEL runtime error on device gpu.example.com/p1/g1" in finding["message"]
     assert "No matching overloads" in finding["message"] and code == 1
+
+
+def claim_review(uid: str, selector: str) -> dict:
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": uid, "namespace": "ml"},
+             "spec": {"devices": {"requests": [{"name": "g", "exactly": {
+                 "deviceClassName": "gpu.example.com", "selectors": [{"cel": {"expression": selector}}]}}]}}}
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": uid, "operation": "CREATE", "namespace": "ml", "object": claim,
+        "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"}}}
+
+
+def peak_rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
+def test_the_webhook_denies_cel_bombs_in_bounded_memory(tmp_path):
+    from webhook_helpers import Server
+
+    inventory = write(tmp_path / "inventory.yaml", INVENTORY.replace("MODEL", "x" * 20_000))
+    server = Server(tmp_path, inventory=str(inventory))
+    try:
+        start = time.perf_counter()
+        status, answer = server.post(claim_review("bomb", BOMB))  # the 409-byte claim, as the API server sends it
+        assert status == 200 and answer["response"]["allowed"] is False
+        assert "too complex, exceeds cost limit" in answer["response"]["status"]["message"]
+        # a selector only the huge inventory attribute makes expensive: stopped where it can be stopped
+        status, answer = server.post(claim_review("huge", f'device.driver == "other.example.com" || {GROWS}.size() > 0'))
+        assert status == 200 and answer["response"]["allowed"] is False
+        assert "operation cancelled: actual cost limit exceeded" in answer["response"]["status"]["message"]
+        # the server keeps serving, and fast, after both
+        status, answer = server.post(claim_review("fine", 'device.attributes["gpu.example.com"].model.size() > 0'))
+        assert status == 200 and answer["response"]["allowed"] is True
+        assert time.perf_counter() - start < 15
+        assert peak_rss(server.process.pid) < RSS_LIMIT
+    finally:
+        server.stop()
