@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from gpulint.cel import LRU
 from gpulint.quantity import QuantityError, quantity_from_yaml
 from gpulint.fields import mapping, sequence
 
@@ -403,6 +404,8 @@ def copies_on(pod: PodRequirements, node: NodeInfo) -> int:
     return copies if copies is not None else 1_000_000
 
 
+MEMO_SIZE = 1024  # results kept per distinct pod (each may hold a verdict per node group)
+
 @dataclass
 class ClusterModel:
     """Nodes grouped once; each distinct pod evaluated once, group by group."""
@@ -410,7 +413,8 @@ class ClusterModel:
     nodes: list[NodeInfo]
     _identity: frozenset[str] = frozenset()
     _groups: list[NodeGroup] | None = None
-    _cache: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    # per distinct pod; bounded: the webhook's model lives for every review of a snapshot
+    _cache: LRU[tuple[Any, ...], Any] = field(default_factory=lambda: LRU(MEMO_SIZE))
 
     def __post_init__(self) -> None:
         self._identity = identity_label_keys(self.nodes)
@@ -426,9 +430,11 @@ class ClusterModel:
         return self.groups()
 
     def _memo(self, key: tuple[Any, ...], compute: Any) -> Any:
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
+        value = self._cache.get(key)
+        if value is None:
+            value = compute()
+            self._cache.put(key, value)
+        return value
 
     def evaluate(self, pod: PodRequirements, now: bool = False) -> FitResult:
         return self._memo(("fit", pod.signature(), now), lambda: self._evaluate(pod, now))

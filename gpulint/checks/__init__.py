@@ -5,6 +5,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gpulint.cel import LRU
 from gpulint.config import Config
 from gpulint.findings import Diagnostic, Path
 
@@ -14,12 +15,15 @@ if TYPE_CHECKING:
     from gpulint.schema import SchemaStore
 
 
+MEMO_SIZE = 1024  # results kept per distinct pod (each may hold a verdict per node group)
+
 @dataclass
 class CheckContext:
     config: Config
     schemas: "SchemaStore"
     inventory: "Inventory | None" = None
-    cache: dict[str, Any] = field(default_factory=dict)  # per-run memo for checks
+    # per-run memo for checks; bounded: the webhook's context lives for every review of a snapshot
+    cache: LRU[Any, Any] = field(default_factory=lambda: LRU(MEMO_SIZE))
 
     @property
     def cluster(self) -> "Inventory | None":
@@ -27,9 +31,11 @@ class CheckContext:
         return self.inventory if self.inventory is not None and self.inventory.has_nodes else None
 
     def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
-        if key not in self.cache:
-            self.cache[key] = compute()
-        return self.cache[key]
+        value = self.cache.get(key)
+        if value is None:
+            value = compute()
+            self.cache.put(key, value)
+        return value
 
 
 ObjectCheck = Callable[["KubeObject", CheckContext], Iterator[Diagnostic]]

@@ -441,3 +441,50 @@ def test_certificate_rotation_through_the_data_symlink(tmp_path):
         assert wait_until(lambda: served_by(third, running.port))
     finally:
         running.stop()
+
+
+# ---------------------------------------------------------------- 7. memory over many reviews and reloads
+
+def resident_mib() -> float:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+
+
+def distinct_review(index: int) -> bytes:
+    """A pod unlike every other: its own selector, affinity and requests (each a key of some cache)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{index}", "labels": {"app": f"a{index}"}},
+           "spec": {"nodeSelector": {"kubernetes.io/hostname": f"n{index % 3}", f"team-{index}": "x"},
+                    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": [
+                            {"key": "zone", "operator": "In", "values": [f"z{index}"]}]}]}}},
+                    "tolerations": [{"operator": "Exists"}],
+                    "containers": [{"name": "c", "image": "i", "resources": {
+                        "limits": {"nvidia.com/gpu": 1 + index % 8, "cpu": f"{index + 1}m"}}}]}}
+    return json.dumps(review(pod, f"uid-{index}")).encode()
+
+
+def test_memory_stays_flat_over_distinct_reviews_and_reloads(tmp_path):
+    from gpulint.serve import Webhook
+    from webhook_helpers import nodes_yaml
+
+    inventory = tmp_path / "inventory"
+    inventory.mkdir()
+    (inventory / "nodes.yaml").write_text(nodes_yaml(8, 40))
+    webhook = Webhook(Config(inventory=(str(inventory),)), ServeOptions())
+    index = 0
+
+    def reviews(count: int, reloads: int = 0) -> None:
+        nonlocal index
+        for step in range(count):
+            answer = webhook.review(distinct_review(index))
+            assert answer is not None and answer.status == 200
+            index += 1
+            if reloads and step % (count // reloads) == 0:
+                assert webhook.reload_inventory(force=True)
+
+    reviews(1100, reloads=5)  # warm-up: the per-pod caches (1,024 entries) full
+    before = resident_mib()
+    reviews(200, reloads=20)  # each reload: a new snapshot, the old one collectable
+    reviews(1100)  # the caches full again
+    growth = resident_mib() - before
+    # before the fix: ~25 MiB (every distinct pod cached forever, every old snapshot frozen by gc.freeze)
+    assert growth < 8, f"{growth:.1f} MiB more after {index} distinct reviews and 25 reloads"
