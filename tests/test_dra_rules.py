@@ -121,6 +121,32 @@ def test_device_class_selectors_are_checked():
     assert finding.line == 6 and "compilation failed" in finding.message
 
 
+def test_a_selector_over_the_cost_limit_is_cel_invalid_at_the_costly_part_and_nothing_else(cluster):
+    # each bind quadruples a 64-character attribute (3 concatenations: 0.2 + 0.3 + 0.4 per character of the
+    # operand), ten times: 0.9 x 64 x (4**10 - 1) / 3 = 20,132,640, plus 159 for identifiers and selects
+    names = "abcdefghij"
+    body = 'cel.bind(a, device.attributes["gpu.nvidia.com"].productName,\n'
+    for prev, name in zip(names, names[1:]):
+        body += f"  cel.bind({name}, {prev} + {prev} + {prev} + {prev},\n"
+    body += '  j + j + j + j != ""' + ")" * len(names)
+    text = template("""
+        - name: gpu
+          exactly:
+            deviceClassName: gpu.nvidia.com
+            selectors:
+            - cel:
+                expression: |
+        """.rstrip(" ") + textwrap.indent(body, " " * 18) + "\n")
+    findings = lint(text, cluster)
+    (finding,) = by_rule(findings, "cel-invalid")
+    assert finding.severity == Severity.ERROR
+    assert finding.message.startswith("CEL selector too complex, exceeds cost limit: estimated cost 20,132,799 "
+                                      "exceeds budget by factor of 20.1x (CELSelectorExpressionMaxCost is 1,000,000)")
+    line = text.splitlines()[finding.line - 1]
+    assert line[finding.column - 1:].startswith("j + j + j + j")  # 67 million characters: the part over alone
+    assert by_rule(findings, "claim-unsatisfiable") == []  # cel-invalid's finding, not an allocation verdict
+
+
 # ----------------------------------------------------------------- device-class-unknown
 
 def test_unknown_class_with_the_clusters_classes_is_an_error_with_a_suggestion(cluster):
