@@ -1,5 +1,11 @@
 """--fix and --diff: exact edits, everything else byte-for-byte, idempotent, atomic."""
+import copy
+import difflib
+import json
 import os
+import re
+
+import yaml
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -171,3 +177,169 @@ def test_fix_property_fixes_everything_once_and_is_idempotent(layout):
     for line in text.splitlines():  # nothing the user wrote is lost, comments included
         if "nvidia.com/gpu" not in line:
             assert line in once.splitlines()
+
+
+def test_two_fixes_that_create_the_same_parent_share_it():
+    # Planned on one parse, both fixes want to create `limits:`; they must make one mapping, not two keys.
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: i\n"
+            "    resources:\n      requests:\n        nvidia.com/gpu: 2\n        example.com/fpga: '1'\n"
+            "    env: []\n")
+    assert apply(text) == text.replace(
+        "    env: []\n", "      limits:\n        nvidia.com/gpu: 2\n        example.com/fpga: '1'\n    env: []\n")
+    flow = text.replace("    resources:\n      requests:\n        nvidia.com/gpu: 2\n        example.com/fpga: '1'\n",
+                        "    resources: {requests: {nvidia.com/gpu: 2, example.com/fpga: '1'}}\n")
+    assert apply(flow) == flow.replace(
+        "'1'}}", "'1'}, limits: {nvidia.com/gpu: 2, example.com/fpga: '1'}}")
+
+
+def test_keys_that_yaml_would_read_as_other_types_are_quoted():
+    from gpulint.findings import Fix
+
+    text = "a:\n  b: 1\n"
+    outcome = fix_text("f.yaml", text, [Fix(0, ("a", "yes", "null", "x"), 1, "")])
+    assert outcome.new_text == 'a:\n  b: 1\n  "yes":\n    "null":\n      x: 1\n'
+
+
+# --- item 6: random manifests with fixable findings --------------------------------------------------
+
+EXTENDED = ["nvidia.com/gpu", "amd.com/gpu", "example.com/fpga"]
+AMOUNTS = st.sampled_from([1, 2, 8, "2", "4"])
+AMOUNT_MAPS = st.dictionaries(st.sampled_from([*EXTENDED, "cpu"]), AMOUNTS, max_size=3)
+CONTAINERS = st.lists(st.fixed_dictionaries(
+    {"name": st.sampled_from(["main", "side"]), "image": st.just("i")},
+    optional={"resources": st.fixed_dictionaries(
+        {"requests": st.dictionaries(st.sampled_from([*EXTENDED, "cpu"]), AMOUNTS, min_size=1, max_size=3)},
+        optional={"limits": AMOUNT_MAPS})},
+), min_size=1, max_size=3)
+PODS = st.lists(CONTAINERS, min_size=1, max_size=3)
+STYLE = st.fixed_dictionaries({
+    "format": st.sampled_from(["yaml", "yaml", "json"]),
+    "indent": st.sampled_from([1, 2, 4]),
+    "seq_indented": st.booleans(),
+    "flow_resources": st.booleans(),
+    "quote": st.sampled_from(['"', "'"]),
+    "comments": st.booleans(),
+    "crlf": st.booleans(),
+    "final_newline": st.booleans(),
+    "json_layout": st.sampled_from([{}, {"indent": 2}, {"indent": "\t"}, {"separators": (",", ":")}]),
+})
+
+
+def pod(containers, index: int) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{index}"}, "spec": {"containers": containers}}
+
+
+def same_amount(a, b) -> bool:
+    return int(a) == int(b)
+
+
+def intended(document: dict) -> dict:
+    """The rule's fixes, computed on plain data: a missing limit gets the request, a different request the limit."""
+    fixed = copy.deepcopy(document)
+    for container in fixed["spec"]["containers"]:
+        resources = container.get("resources", {})
+        for name, amount in resources.get("requests", {}).items():
+            if name not in EXTENDED:
+                continue
+            limits = resources.setdefault("limits", {})
+            if name not in limits:
+                limits[name] = amount
+            elif not same_amount(amount, limits[name]):
+                resources["requests"][name] = limits[name]
+    return fixed
+
+
+class YamlWriter:
+    def __init__(self, style) -> None:
+        self.style, self.lines, self.notes = style, [], 0
+
+    def note(self) -> str:
+        self.notes += 1
+        return f"  # note-{self.notes}" if self.style["comments"] else ""
+
+    def scalar(self, value) -> str:
+        return f'{self.style["quote"]}{value}{self.style["quote"]}' if isinstance(value, str) else str(value)
+
+    def flow(self, value) -> str:
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{k}: {self.flow(v)}" for k, v in value.items()) + "}"
+        return self.scalar(value)
+
+    def mapping(self, mapping: dict, indent: int, first_prefix: str | None = None) -> None:
+        step = self.style["indent"]
+        for number, (key, value) in enumerate(mapping.items()):
+            pad = first_prefix if number == 0 and first_prefix is not None else " " * indent
+            if isinstance(value, dict) and value and not (key == "resources" and self.style["flow_resources"]):
+                if self.style["comments"] and key in ("resources", "limits"):
+                    self.lines.append(" " * indent + f"# about {key} {self.notes}")
+                self.lines.append(f"{pad}{key}:{self.note()}")
+                self.mapping(value, indent + step)
+            elif isinstance(value, list):
+                self.lines.append(f"{pad}{key}:")
+                dash = indent + step if self.style["seq_indented"] else indent
+                for item in value:
+                    self.mapping(item, dash + 2, " " * dash + "- ")
+            else:
+                self.lines.append(f"{pad}{key}: {self.flow(value)}{self.note()}")
+
+
+def render_manifest(documents: list[dict], style) -> tuple[str, str]:
+    """(file name, text) of the documents in one of many real-world layouts."""
+    newline = "\r\n" if style["crlf"] else "\n"
+    if style["format"] == "json":
+        text = json.dumps(documents[0], **style["json_layout"])
+        return "m.json", text.replace("\n", newline) + (newline if style["final_newline"] else "")
+    chunks = []
+    for document in documents:
+        writer = YamlWriter(style)
+        writer.mapping(document, 0)
+        chunks.append(newline.join(writer.lines))
+    text = (newline + "---" + newline).join(chunks)
+    return "m.yaml", text + (newline if style["final_newline"] else "")
+
+
+def fix_file_text(name: str, text: str) -> str:
+    report = FileLinter(Config()).lint(Source(name, content=text.encode()))
+    fixes = [f.fix for f in report.findings if f.fix is not None]
+    outcome = fix_text(name, text, fixes)
+    assert not outcome.refused, outcome.refused
+    return text if outcome.new_text is None else outcome.new_text
+
+
+def parse(name: str, text: str) -> list:
+    if name.endswith(".json"):
+        return [json.loads(text)]
+    return list(yaml.load_all(text, Loader=yaml.CSafeLoader))
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(PODS, STYLE)
+def test_fixed_text_parses_to_the_intended_data_and_nothing_else_changes(pods, style):
+    documents = [pod(containers, index) for index, containers in enumerate(pods)]
+    name, text = render_manifest(documents, style)
+    assert parse(name, text) == documents[:len(parse(name, text))]  # the generator writes what it means
+    fixed = fix_file_text(name, text)
+    assert parse(name, fixed) == [intended(d) for d in parse(name, text)]
+    assert fix_file_text(name, fixed) == fixed  # idempotent
+    newline = "\r\n" if style["crlf"] else "\n"
+    old_lines, new_lines = text.split(newline), fixed.split(newline)
+    assert fixed.count("\r") == fixed.count("\r\n") == (fixed.count("\n") if style["crlf"] else 0)
+    assert re.findall(r"# [^\r\n]*", fixed) == re.findall(r"# [^\r\n]*", text)  # every comment, in order
+    # Every old line is still there, in order: unchanged, or with text only added (a JSON comma, an entry in a
+    # flow mapping), or with only an amount changed (the request set to the limit).
+    position = 0
+    for line in old_lines:
+        while position < len(new_lines) and not only_insertions(amounts(line), amounts(new_lines[position])):
+            position += 1
+        assert position < len(new_lines), f"lost or changed: {line!r}"
+        position += 1
+    assert fixed.endswith(newline) == text.endswith(newline)
+
+
+def amounts(line: str) -> str:
+    return re.sub(r"[\"']?\b\d+\b[\"']?", "N", line)
+
+
+def only_insertions(old: str, new: str) -> bool:
+    return all(tag in ("equal", "insert")
+               for tag, *_ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes())
