@@ -21,11 +21,18 @@ from gpulint.config import Config
 from gpulint.serve import ServeOptions, build_server, go_duration, review_budget
 
 
-@pytest.fixture
-def server(tmp_path):
-    running = Server(tmp_path)
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One server for the tests that need no special flags (they compare counters, not absolutes)."""
+    running = Server(tmp_path_factory.mktemp("shared"))
     yield running
     running.stop()
+
+
+def counted(client: Client, path: str, result: str) -> int:
+    prefix = f'gpulint_requests_total{{path="{path}",result="{result}"}} '
+    return next((int(line[len(prefix):]) for line in client.get("/metrics")[1].splitlines()
+                 if line.startswith(prefix)), 0)
 
 
 class InProcess(Client):
@@ -86,23 +93,24 @@ def api_server_post(client: Client, body: bytes, timeout: str = "5s") -> tuple[i
 # ---------------------------------------------------------------- 1. the request as the API server sends it
 
 def test_the_api_servers_request_is_reviewed(server):
+    denied, allowed = counted(server, "/validate", "denied"), counted(server, "/validate", "allowed")
     status, answer = api_server_post(server, api_server_review(BAD_POD, "uid-api-bad"))
     assert status == 200
     assert answer["response"]["uid"] == "uid-api-bad" and answer["response"]["allowed"] is False
     assert "gpu-request-without-limit" in answer["response"]["status"]["message"]
     status, answer = api_server_post(server, api_server_review(GOOD_POD, "uid-api-update", "UPDATE", GOOD_POD), "10s")
     assert status == 200 and answer["response"] == {"uid": "uid-api-update", "allowed": True}
-    metrics = server.get("/metrics")[1]
-    assert 'gpulint_requests_total{path="/validate",result="denied"} 1' in metrics
-    assert 'gpulint_requests_total{path="/validate",result="allowed"} 1' in metrics
+    assert counted(server, "/validate", "denied") == denied + 1
+    assert counted(server, "/validate", "allowed") == allowed + 1
 
 
 def test_unknown_paths_are_counted_under_one_bounded_label(server):
+    before = counted(server, "other", "not_found")
     for path in ("/validat", "/attacker-chosen-%22label", "/validate/../x"):
         assert server.post(review(GOOD_POD), path=path)[0] == 404
     assert server.get("/x?y=z")[0] == 404
+    assert counted(server, "other", "not_found") == before + 4
     metrics = server.get("/metrics")[1]
-    assert 'gpulint_requests_total{path="other",result="not_found"} 4' in metrics
     assert "attacker" not in metrics and "validat\"" not in metrics
 
 
@@ -294,6 +302,9 @@ def test_http_1_0_keep_alive_and_pipelining(server):
 
 
 def test_methods_that_do_not_belong_get_405(server):
+    before = counted(server, "/validate", "method_not_allowed")
+    histogram = next(line for line in server.get("/metrics")[1].splitlines()
+                     if line.startswith("gpulint_review_duration_seconds_count"))
     for method, path, allowed in (("PUT", "/validate", "POST"), ("GET", "/validate?timeout=5s", "POST"),
                                   ("DELETE", "/validate", "POST"), ("POST", "/healthz", "GET, HEAD"),
                                   ("PATCH", "/metrics", "GET, HEAD"), ("POST", "/readyz", "GET, HEAD")):
@@ -309,9 +320,8 @@ def test_methods_that_do_not_belong_get_405(server):
     assert status == 200 and payload == b"ok\n"
     tls.close()
     assert raw_post(server, "BREW /validate HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 501
-    metrics = server.get("/metrics")[1]
-    assert 'path="/validate",result="method_not_allowed"} 4' in metrics  # with BREW's 501
-    assert 'gpulint_review_duration_seconds_count 0' in metrics  # none of them was a review
+    assert counted(server, "/validate", "method_not_allowed") == before + 4  # with BREW's 501
+    assert histogram in server.get("/metrics")[1].splitlines()  # none of them was a review
 
 
 def test_connections_beyond_the_limit_are_closed_at_once(tmp_path):
