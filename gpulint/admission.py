@@ -11,6 +11,7 @@ from itertools import accumulate
 from typing import Any
 
 from gpulint.engine import Deadline, FileLinter
+from gpulint.fields import mapping, text
 from gpulint.findings import Finding, Path, Severity
 from gpulint.loader import MAX_DEPTH, LocatedDocument
 
@@ -103,11 +104,13 @@ def decide(request: dict[str, Any], linter: FileLinter, deny_on: Severity, dry_r
     obj = request.get("object")
     if operation not in ("CREATE", "UPDATE") or not isinstance(obj, dict):
         return Decision(uid, True)  # DELETE, CONNECT: nothing to check
-    if request.get("namespace") and isinstance(obj.get("metadata"), dict) and not obj["metadata"].get("namespace"):
-        obj = {**obj, "metadata": {**obj["metadata"], "namespace": request["namespace"]}}
-    kind = str(obj.get("kind") or "")
-    name = str((obj.get("metadata") or {}).get("name") or (obj.get("metadata") or {}).get("generateName") or "")
-    path = f"{kind}/{request.get('namespace') or ''}/{name}"
+    namespace = text(request.get("namespace"))
+    metadata = mapping(obj.get("metadata"))  # user data: metadata may be anything
+    if namespace and isinstance(obj.get("metadata"), dict) and not metadata.get("namespace"):
+        obj = {**obj, "metadata": {**metadata, "namespace": namespace}}
+    kind = text(obj.get("kind"))
+    name = text(metadata.get("name")) or text(metadata.get("generateName"))
+    path = f"{kind}/{namespace}/{name}"
     # The object is linted as parsed: re-serialising it to go through the YAML loader cost seconds and
     # hundreds of MB for an object with a million values, for positions nobody is shown.
     findings = linter.lint_documents(path, [ReviewDocument(path, 0, obj, None)], deadline).findings

@@ -498,3 +498,14 @@ def test_memory_stays_flat_over_distinct_reviews_and_reloads(tmp_path):
     growth = resident_mib() - before
     # before the fix: ~25 MiB (every distinct pod cached forever, every old snapshot frozen by gc.freeze)
     assert growth < 8, f"{growth:.1f} MiB more after {index} distinct reviews and 25 reloads"
+
+
+def test_metadata_of_the_wrong_type_is_checked_not_a_failure():
+    from gpulint.serve import Webhook
+
+    webhook = Webhook(Config(), ServeOptions(failure_mode="deny"))
+    for metadata in ([[{"name": "x"}]], "x", 5, None):
+        answer = webhook.review(json.dumps(review({**BAD_POD, "metadata": metadata})).encode())
+        response = answer.body["response"]
+        assert answer.result == "denied", metadata  # denied for its findings, not by the failure mode
+        assert "gpu-request-without-limit" in response["status"]["message"]
