@@ -19,7 +19,7 @@ from typing import Any
 
 from gpulint.cel import CACHE_SIZE, LRU, CelEngine, CelProblem, device_value
 from gpulint.cel_cost import dra_within_limits
-from gpulint.fields import dig
+from gpulint.fields import dig, sequence
 from gpulint.findings import Path
 from gpulint.scheduler import NodeInfo, pod_requirements
 
@@ -87,7 +87,7 @@ def claim_spec_of(data: dict[str, Any], kind: str) -> ClaimSpec:
 def _alternative(raw: dict[str, Any], name: str, path: Path) -> tuple[Alternative, list[tuple[Path, str]]]:
     problems = []
     selectors = []
-    for index, selector in enumerate(raw.get("selectors") or []):
+    for index, selector in enumerate(sequence(raw.get("selectors"))):
         expression = dig(selector, "cel", "expression")
         if isinstance(expression, str):
             selectors.append(Selector(expression, (*path, "selectors", index, "cel", "expression")))
@@ -109,7 +109,7 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
     problems: list[tuple[Path, str]] = []
     # v1beta1 and v1alpha3 have no `exactly`: the request fields sit on the request itself
     flat = not api_version.endswith(("/v1", "/v1beta2"))
-    for index, raw in enumerate(dig(devices, "requests",) or []):
+    for index, raw in enumerate(sequence(dig(devices, "requests"))):
         if not isinstance(raw, dict):
             continue
         name = str(raw.get("name") or f"#{index}")
@@ -132,12 +132,12 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
             problems.extend(found)
         requests.append(Request(name, path, tuple(alternatives), isinstance(first, list)))
     constraints = []
-    for index, raw in enumerate(dig(devices, "constraints",) or []):
+    for index, raw in enumerate(sequence(dig(devices, "constraints"))):
         if not isinstance(raw, dict):
             continue
         attribute = raw.get("matchAttribute") or raw.get("distinctAttribute")
         if isinstance(attribute, str):
-            names = tuple(str(r) for r in raw.get("requests") or [])
+            names = tuple(str(r) for r in sequence(raw.get("requests")))
             constraints.append(Constraint(names, attribute, "distinctAttribute" in raw,
                                           (*base, "constraints", index)))
     return ClaimSpec(tuple(requests), tuple(constraints), tuple(problems))
@@ -145,7 +145,7 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
 
 def class_selectors(device_class: dict[str, Any]) -> tuple[Selector, ...]:
     out = []
-    for index, selector in enumerate(dig(device_class, "spec", "selectors") or []):
+    for index, selector in enumerate(sequence(dig(device_class, "spec", "selectors"))):
         expression = dig(selector, "cel", "expression")
         if isinstance(expression, str):
             out.append(Selector(expression, ("spec", "selectors", index, "cel", "expression")))
@@ -214,7 +214,7 @@ def slice_devices(slice_spec: dict[str, Any]) -> list[Device]:
     driver = str(slice_spec.get("driver") or "")
     pool = str(dig(slice_spec, "pool", "name") or "")
     devices = []
-    for raw in slice_spec.get("devices") or []:
+    for raw in sequence(slice_spec.get("devices")):
         if not isinstance(raw, dict):
             continue
         body = raw.get("basic") if isinstance(raw.get("basic"), dict) else raw  # v1beta1 wraps in `basic`

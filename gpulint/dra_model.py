@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpulint.cel import CACHE_SIZE, LRU, CelEngine
 from gpulint.dra import Allocator, ClaimSpec, Device, NodeVerdict, SelectorCache, devices_by_node
+from gpulint.fields import dig, sequence
 from gpulint.scheduler import NodeInfo
 
 if TYPE_CHECKING:
@@ -86,9 +87,7 @@ class DraModel:
         if self._allocated is None:
             keys = set()
             for located in self.inventory.claims:
-                results = (((located.data.get("status") or {}).get("allocation") or {}).get("devices") or {}
-                           ).get("results") or []
-                for result in results:
+                for result in sequence(dig(located.data, "status", "allocation", "devices", "results")):
                     if isinstance(result, dict) and not result.get("adminAccess"):
                         keys.add(f"{result.get('driver')}/{result.get('pool')}/{result.get('device')}")
             self._allocated = frozenset(keys)
