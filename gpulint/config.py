@@ -271,16 +271,14 @@ class _TomlLocator:
 
     def locate(self, keys: tuple[str, ...]) -> str:
         header = self._table("tool.gpulint")
-        if header is None:
-            return f"{self.where} [tool.gpulint]"
-        if keys:
-            # A key of a sub-table ([tool.gpulint.severity]) is in that table; any other in [tool.gpulint].
-            sub = self._table(f"tool.gpulint.{keys[0]}") if len(keys) > 1 else None
-            for start, key in ((sub, keys[1]), (header, keys[0])) if sub is not None else ((header, keys[0]),):
-                found = self._key(start, key)
-                if found is not None:
-                    return f"{self.where}:{found[0]}:{found[1]}"
-        return f"{self.where}:{header + 1}:1"
+        # A key of a sub-table ([tool.gpulint.severity]) is in that table; any other in [tool.gpulint].
+        sub = self._table(f"tool.gpulint.{keys[0]}") if len(keys) > 1 else None
+        for start, key in ((sub, keys[1:2]), (header, keys[:1])):
+            found = self._key(start, key[0]) if start is not None and key else None
+            if found is not None:
+                return f"{self.where}:{found[0]}:{found[1]}"
+        table = header if header is not None else sub
+        return f"{self.where}:{table + 1}:1" if table is not None else f"{self.where} [tool.gpulint]"
 
     def _table(self, name: str) -> int | None:
         pattern = re.compile(r"\s*\[\s*" + r"\s*\.\s*".join(re.escape(part) for part in name.split(".")) + r"\s*\]")

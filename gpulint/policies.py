@@ -18,7 +18,7 @@ from gpulint.cel import COST_EXCEEDED, PER_CALL_LIMIT, CelEngine, CelProblem, Co
 from gpulint.findings import Diagnostic, Path, Severity
 from gpulint.loader import load_bytes
 from gpulint.objects import KubeObject, objects_in
-from gpulint.sources import SourceError, collect
+from gpulint.sources import SourceError, collect_all
 from gpulint.workloads import pod_spec_sites
 from gpulint.checks import field_path
 from gpulint.fields import mapping, sequence, type_name
@@ -330,9 +330,13 @@ def load_policies(paths: tuple[str, ...]) -> list[Policy]:
     """gpulint Policies and ValidatingAdmissionPolicies (+ bindings, params) from files or directories."""
     loader = _Loader(policy_engine())
     try:
-        sources = collect(resolve(paths))
+        collected = collect_all(resolve(paths))
     except SourceError as exc:
         raise PolicyError(f"--policy: {exc}") from None
+    sources = collected.sources
+    # A policy file a directory walk had to skip (a broken link, a FIFO) is a rule silently not
+    # enforced: refuse to run without it.
+    loader.problems.extend(f"{note} (a policy file must be a regular file)" for note in collected.notes)
     policies: list[Policy] = []
     vaps: dict[str, dict[str, Any]] = {}
     bindings: list[KubeObject] = []

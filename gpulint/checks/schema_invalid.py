@@ -32,7 +32,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                              f"(Kubernetes {ctx.config.kubernetes_version}); the API server's strict field "
                              "validation warns and drops it", on_key=True, severity=Severity.WARNING)
         else:
-            yield Diagnostic(RULE_ID, error.path, f"{where}: {error.message}")
+            yield Diagnostic(RULE_ID, error.path, f"{where}: {_bounded(error.message)}")
 
 
 def _list_items(obj: KubeObject) -> Iterator[Diagnostic]:
@@ -46,3 +46,14 @@ def _list_items(obj: KubeObject) -> Iterator[Diagnostic]:
             yield Diagnostic(RULE_ID, ("items", index), f"items[{index}]: Invalid value: each item of a "
                                                         f"{obj.kind} must be an object, not {type_name(item)}; "
                                                         "kubectl refuses the whole document")
+
+
+MAX_MESSAGE = 240
+
+
+def _bounded(message: str) -> str:
+    """The schema library quotes the offending value whole: a 5,000-digit number or a 1 MB string
+    would fill the report. The head says what it is, the tail what was expected."""
+    if len(message) <= MAX_MESSAGE:
+        return message
+    return f"{message[:MAX_MESSAGE // 2]}...{message[-MAX_MESSAGE // 2:]}"
