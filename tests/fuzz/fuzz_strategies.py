@@ -351,6 +351,35 @@ PARAMS = st.fixed_dictionaries({"apiVersion": st.just("example.com/v1"), "kind":
                                 "spec": st.fixed_dictionaries({"max": st.one_of(st.integers(-1, 9), JSON_VALUES)})})
 POLICY_OBJECTS = st.lists(st.one_of(POLICY, POLICY, VAP, BINDING, PARAMS), min_size=1, max_size=4)
 
+# --------------------------------------------------------------------------- configuration (.gpulint.yaml)
+
+RULE_IDS = st.sampled_from(("gpu-request-without-limit", "schema-invalid", "gang-missing", "claim-unsatisfiable",
+                            "all", "nope", "GPU-NON-INTEGER", ""))
+RULE_LIST = st.one_of(st.lists(RULE_IDS, max_size=3), RULE_IDS)
+CONFIG = st.fixed_dictionaries({}, optional={
+    "select": RULE_LIST, "ignore": RULE_LIST,
+    "severity": st.dictionaries(RULE_IDS, st.sampled_from(("error", "warning", "info", "off", 1)), max_size=2),
+    "per-path-ignores": st.dictionaries(st.sampled_from(("m0.yaml", "*.yaml", "**/x", "[", "")), RULE_LIST,
+                                        max_size=2),
+    "gpu-resources": st.lists(st.sampled_from(GPU_RESOURCES + ("example.com/*", "")), max_size=2),
+    "kubernetes-version": st.sampled_from(("1.35", "1.37", 1.36, "2.0", "v1.36", "")),
+    "fail-on": st.sampled_from(("error", "warning", "info", "never", None)),
+    "exclude": st.lists(st.sampled_from(("m1.yaml", "**", "*.yaml", "[", "/")), max_size=2),
+    "feature-gates": st.one_of(st.sampled_from(("GenericWorkload=true", "A=maybe", "=", "")),
+                               st.dictionaries(st.sampled_from(("GenericWorkload", "CompositePodGroup", "Bogus")),
+                                               st.sampled_from((True, False, "yes", 1)), max_size=2)),
+    "policies": st.lists(st.sampled_from(("gpulint:all", "gpulint:nope", "policies", "missing.yaml")), max_size=2),
+    "inventory": st.lists(st.sampled_from(("inventory", "missing", "m0.yaml")), max_size=2),
+})
+CONFIG_FILES = st.one_of(
+    st.builds(lambda c: (".gpulint.yaml", c), CONFIG.map(lambda c: yaml.safe_dump(c).encode())),
+    st.builds(lambda b: (".gpulint.yaml", b), st.sampled_from((b"", b"- a\n", b"select: [\n", b"\xff\xfe\x00",
+                                                              b"select: *a\n", b"? [a]\n: b\n"))),
+    st.builds(lambda b: ("pyproject.toml", b"[tool.gpulint]\n" + b), st.sampled_from((
+        b"select = ['gpu-request-without-limit']\n", b"select = 5\n", b"fail-on = 'x'\n", b"= broken", b"\xff",
+        b"[tool.gpulint.severity]\nschema-invalid = 'info'\n", b"inventory = ['missing']\n"))),
+)
+
 # --------------------------------------------------------------------------- mutations
 
 # A marker for "write this value with this YAML tag" (JSON renderings drop the tag).

@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import fuzz_strategies as fs
@@ -242,11 +242,13 @@ def _place(space: Workspace, name: str, value: str | bytes | None) -> list[str]:
 @fuzz(60)
 @given(files=MANIFEST_FILES, inventory=INVENTORY, policy=POLICY, output_format=st.sampled_from(FORMATS),
        fail_on=st.sampled_from(("error", "warning", "info")), version=st.sampled_from(("1.35", "1.36", "1.37")),
-       stdin=st.booleans())
+       stdin=st.booleans(), config=st.one_of(st.none(), st.none(), fs.CONFIG_FILES))
 @collecting
 def test_check(files: list[bytes], inventory: Any, policy: Any, output_format: str, fail_on: str, version: str,
-               stdin: bool) -> None:
+               stdin: bool, config: tuple[str, bytes] | None) -> None:
     with workspace() as space, bounded("gpulint check"):
+        if config is not None:  # found by walking up from the working directory
+            space.write(*config)
         paths = [space.write(f"m{i}.yaml", raw) for i, raw in enumerate(files)]
         args = [*paths[stdin:], "--format", output_format, "--fail-on", fail_on, "--kubernetes-version", version]
         args += [a for path in _place(space, "inventory/cluster.yaml", inventory) for a in ("--inventory", path)]
@@ -405,6 +407,7 @@ def webhooks(tmp_path_factory: pytest.TempPathFactory) -> list[Webhook]:
 @collecting
 def test_admission_decide(webhooks: list[Webhook], body: bytes, which: int, deny_on: Severity) -> None:
     webhook = webhooks[which]
+    assume(len(body) <= ServeOptions().max_body_bytes)  # the server answers 413 without reading a larger one
     with bounded("admission review"):
         try:
             request = parse_review(body)
@@ -439,6 +442,7 @@ GPULINT_FAILED = ("review_failed", "review_timeout", "connection_error")
 @collecting
 def test_webhook_over_https(https_server: Any, body: bytes) -> None:
     """The same reviews through a real server: an answer for each, and gpulint never fails on one."""
+    assume(len(body) <= ServeOptions().max_body_bytes)  # larger: 413, and the connection closed mid-upload
     with bounded("POST /validate"):
         seen, seen_lines = len(https_server.log), len(https_server.raw_lines)
         status, answer = https_server.post(body)
