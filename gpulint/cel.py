@@ -37,6 +37,7 @@ PER_CALL_LIMIT = 1_000_000  # k8s.io/apiserver pkg/apis/cel PerCallLimit: admiss
 # cheaply can exhaust memory here. Evaluations that may build more than this run in the sandbox.
 MAX_BUILT = 1 << 24
 COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"  # cel-go's runtime message
+MUTABLE_ROOTS = ("variables",)  # policy variables are added to this map between expressions
 CACHE_SIZE = 4096  # compiled expressions (and their cost verdicts) kept per engine: the webhook sees new ones forever
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
 
@@ -357,16 +358,18 @@ class CelEngine:
 
     # -- deciding where an evaluation runs
 
-    def _bound(self, value: Any) -> int:
+    def _bound(self, name: str, value: Any) -> int:
         """The largest string or container inside ``value``, rounded up to a power of two (cached by identity:
-        the policy environment passes the same inventory and object lists to every expression)."""
+        the policy environment passes the same inventory and object lists to every expression; not for
+        ``variables``, which it fills in place between expressions)."""
         if value is None or isinstance(value, (bool, int, float)):
             return 0
+        if name in MUTABLE_ROOTS:
+            return _bucket(cel_cost.data_bound(value))
         cached = self._bounds.get(id(value))
         if cached is not None and cached[0] is value:
             return cached[1]
-        bound = cel_cost.data_bound(value)
-        bound = 1 << max(bound - 1, 63).bit_length() if bound < cel_cost.U64 else bound
+        bound = _bucket(cel_cost.data_bound(value))
         self._bounds.put(id(value), (value, bound))
         return bound
 
@@ -375,7 +378,7 @@ class CelEngine:
         the common case); else estimate with the inputs' exact sizes (uncached: the rare case)."""
         if compiled.checked is None:
             return Verdict(False)
-        bounds = tuple(self._bound(data.get(name)) for name in compiled.roots)
+        bounds = tuple(self._bound(name, data.get(name)) for name in compiled.roots)
         key = (compiled.expression, bounds)
         verdict = self._verdicts.get(key)
         if verdict is None:
@@ -402,6 +405,8 @@ class CelEngine:
         """Evaluate in the worker: (value, "") or (None, error)."""
         if self._sandbox is None:
             self._sandbox = Sandbox(self.variables)
+        if not device:  # only what it reads crosses the pipe (not the whole inventory)
+            data = {name: data.get(name) for name in compiled.roots}
         outcome = self._sandbox.evaluate(compiled.expression, data, device)
         if outcome.stopped:
             return None, (f"{COST_EXCEEDED} (its estimated cost with these inputs is over the limit of "
@@ -461,6 +466,11 @@ class CelEngine:
         if not isinstance(result, bool):
             return f"CEL result of type {value.type().name().lower()} could not be converted to bool"
         return result
+
+
+def _bucket(bound: int) -> int:
+    """A size bound rounded up to a power of two (at least 64): few distinct bounds, so verdicts cache well."""
+    return 1 << max(bound - 1, 63).bit_length() if bound < cel_cost.U64 else bound
 
 
 def _literal(text: str) -> str:
