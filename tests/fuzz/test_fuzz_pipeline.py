@@ -16,19 +16,13 @@ GPULINT_FUZZ_COLLECT=DIR writes each distinct failure to DIR (smallest input kep
 from __future__ import annotations
 
 import contextlib
-import functools
-import gc
-import hashlib
 import json
 import os
-import re
-import resource
-import signal
 import tempfile
 import time
 import traceback
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +34,7 @@ from hypothesis import strategies as st
 
 import fuzz_strategies as fs
 from conftest import DATA, REPO
+from fuzz_support import bounded, collecting
 from gpulint.admission import MAX_WARNING_LENGTH, MAX_WARNINGS, BadReview, decide, parse_review
 from gpulint.cli import cli
 from gpulint.config import Config
@@ -48,10 +43,6 @@ from gpulint.loader import load_bytes
 from gpulint.serve import ServeOptions, Webhook
 
 EXAMPLES = int(os.environ.get("GPULINT_FUZZ_EXAMPLES") or 0)
-SOFT_SECONDS = float(os.environ.get("GPULINT_FUZZ_SECONDS") or 10)  # per example, asserted
-HARD_SECONDS = 3 * SOFT_SECONDS  # per example, enforced with SIGALRM (a hang must not hang CI)
-MAX_RSS_MB = 2048
-COLLECT = os.environ.get("GPULINT_FUZZ_COLLECT")
 FORMATS = ("text", "json", "sarif", "github", "junit")
 EXAMPLE_INVENTORIES = (str(REPO / "examples" / "inventory"), str(DATA / "dra"), str(DATA / "racks"))
 
@@ -60,79 +51,6 @@ def fuzz(ci_examples: int) -> settings:
     return settings(max_examples=EXAMPLES or ci_examples, deadline=None, print_blob=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.large_base_example])
-
-
-def _signature(test: str, exc: BaseException) -> str:
-    """What makes two failures the same bug: the innermost gpulint frame and the exception type,
-    or the failed check's rule, or the assertion's first line."""
-    text = "".join(traceback.format_exception(exc))
-    internal = re.search(r"internal error in gpulint's ([\w-]+) check \((\w+)", text)
-    if internal:
-        return f"{test} {internal[1]} {internal[2]}"
-    frames = re.findall(r'File "[^"]*/gpulint/([\w/]+\.py)", line \d+, in (\w+)', text)
-    errors = re.findall(r"^(\w+(?:Error|Exception|Timeout)):", text, re.MULTILINE)
-    if frames and errors:
-        return f"{test} {frames[-1][0]}:{frames[-1][1]} {errors[-1]}"
-    first = re.sub(r"\d+|/tmp/\S+", "N", str(exc).strip().split("\n")[0].split(":")[0])[:100]
-    return f"{test} {type(exc).__name__} {first}"
-
-
-def _record(test: str, exc: BaseException, kwargs: dict[str, Any]) -> None:
-    """DIR/<id>.txt: the failure with its inputs shortened; DIR/<id>.inputs: the whole inputs."""
-    signature = _signature(test, exc)
-    inputs = {name: value for name, value in kwargs.items() if name not in ("webhooks", "https_server")}
-    whole = "\n".join(f"{name} = {value!r}" for name, value in inputs.items())
-    stem = Path(COLLECT or ".") / hashlib.sha1(signature.encode()).hexdigest()[:12]
-    previous = stem.with_suffix(".inputs")
-    if previous.exists() and previous.stat().st_size <= len(whole):
-        return  # keep the smallest input seen for each failure
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    short = "\n".join(f"{name} = {value!r:.1500}" for name, value in inputs.items())
-    failure = "".join(traceback.format_exception(exc))[-6000:]
-    stem.with_suffix(".txt").write_text(f"{signature}\n\n{short}\n\n{failure}")
-    previous.write_text(whole)
-
-
-def collecting(test: Callable[..., None]) -> Callable[..., None]:
-    """With GPULINT_FUZZ_COLLECT set, a failing example is written down and the run goes on."""
-    if not COLLECT:
-        return test
-
-    @functools.wraps(test)
-    def run(*args: Any, **kwargs: Any) -> None:
-        try:
-            test(*args, **kwargs)
-        except (Exception, ExampleTimeout) as exc:  # noqa: BLE001 - every failure is recorded
-            _record(test.__name__, exc, kwargs)
-    return run
-
-
-# --------------------------------------------------------------------------- bounds
-
-
-class ExampleTimeout(BaseException):
-    """Raised by SIGALRM; a BaseException so no `except Exception` in gpulint swallows it."""
-
-
-@contextlib.contextmanager
-def bounded(what: str) -> Iterator[None]:
-    """Time and memory bounds for one example."""
-    def expire(signum: int, frame: Any) -> None:
-        raise ExampleTimeout(f"{what}: still running after {HARD_SECONDS:.0f} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, HARD_SECONDS)
-    started = time.monotonic()
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        gc.unfreeze()  # run_check freezes its inventory for a one-shot process; many runs here
-    elapsed = time.monotonic() - started
-    assert elapsed < SOFT_SECONDS, f"{what}: took {elapsed:.1f} s (limit {SOFT_SECONDS:.0f} s)"
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    assert peak < MAX_RSS_MB, f"{what}: the process grew to {peak:.0f} MiB"
 
 
 # --------------------------------------------------------------------------- the CLI, in process
@@ -156,8 +74,6 @@ def gpulint(*args: str, stdin: bytes | None = None) -> Outcome:
     result = CliRunner().invoke(cli, list(args), input=stdin, catch_exceptions=True)
     error = ""
     if result.exception is not None and not isinstance(result.exception, SystemExit):
-        if isinstance(result.exception, ExampleTimeout):
-            raise result.exception
         error = "".join(traceback.format_exception(*result.exc_info))
     return Outcome(tuple(args), 3 if error else result.exit_code, result.stdout, result.stderr, error)
 
@@ -239,7 +155,7 @@ def _place(space: Workspace, name: str, value: str | bytes | None) -> list[str]:
 # --------------------------------------------------------------------------- properties: check
 
 
-@fuzz(60)
+@fuzz(50)
 @given(files=MANIFEST_FILES, inventory=INVENTORY, policy=POLICY, output_format=st.sampled_from(FORMATS),
        fail_on=st.sampled_from(("error", "warning", "info")), version=st.sampled_from(("1.35", "1.36", "1.37")),
        stdin=st.booleans(), config=st.one_of(st.none(), st.none(), fs.CONFIG_FILES))
@@ -260,7 +176,7 @@ def test_check(files: list[bytes], inventory: Any, policy: Any, output_format: s
         assert_well_formed(output_format, outcome, Severity.parse(fail_on))
 
 
-@fuzz(25)
+@fuzz(20)
 @given(files=MANIFEST_FILES, inventory=st.sampled_from(EXAMPLE_INVENTORIES) | GENERATED_INVENTORY,
        output_format=st.sampled_from(("text", "json")),
        selector=st.sampled_from((None, "Pod/pod", "Job/ml/job", "Deployment/x/y/z", "", "/")))
@@ -277,7 +193,7 @@ def test_explain(files: list[bytes], inventory: Any, output_format: str, selecto
             json.loads(outcome.stdout)
 
 
-@fuzz(25)
+@fuzz(20)
 @given(inventory=GENERATED_INVENTORY, output_format=st.sampled_from(("text", "json")))
 @collecting
 def test_inventory(inventory: bytes, output_format: str) -> None:
@@ -288,7 +204,7 @@ def test_inventory(inventory: bytes, output_format: str) -> None:
             json.loads(outcome.stdout)
 
 
-@fuzz(25)
+@fuzz(20)
 @given(policy=fs.file_bytes(fs.POLICY_OBJECTS), command=st.sampled_from(("rules", "rule")))
 @collecting
 def test_policy_rules(policy: bytes, command: str) -> None:
@@ -362,7 +278,7 @@ FIX_FILE = st.lists(fs.mutated(fs.FIXABLE_WORKLOADS, max_mutations=1), min_size=
     fs.stream_text).flatmap(fs.encoded)
 
 
-@fuzz(60)
+@fuzz(40)
 @given(raw=FIX_FILE)
 @collecting
 def test_fix_reparses_to_the_intended_data_and_is_idempotent(raw: bytes) -> None:
@@ -402,7 +318,7 @@ def webhooks(tmp_path_factory: pytest.TempPathFactory) -> list[Webhook]:
             Webhook(Config(inventory=(str(DATA / "dra"),), policies=policies), ServeOptions(dry_run=True))]
 
 
-@fuzz(150)
+@fuzz(100)
 @given(body=fs.review_body(), which=st.integers(0, 2), deny_on=st.sampled_from(list(Severity)))
 @collecting
 def test_admission_decide(webhooks: list[Webhook], body: bytes, which: int, deny_on: Severity) -> None:
@@ -437,7 +353,7 @@ def https_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 GPULINT_FAILED = ("review_failed", "review_timeout", "connection_error")
 
 
-@fuzz(20)
+@fuzz(15)
 @given(body=fs.review_body())
 @collecting
 def test_webhook_over_https(https_server: Any, body: bytes) -> None:
