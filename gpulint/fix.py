@@ -84,7 +84,7 @@ class _Plan:
 
 @dataclass(frozen=True)
 class _Style:
-    json: bool  # a .json file: keys always double-quoted
+    json: bool  # the file is JSON: keys always double-quoted, and it must stay JSON
     default_newline: str
 
 
@@ -397,7 +397,8 @@ def fix_text(path: str, text: str, fixes: Sequence[Fix]) -> FixOutcome:
         applied += 1
     if not applied:
         return FixOutcome(path, None, 0)
-    style = _Style(json=path.lower().endswith(".json"), default_newline=_file_newline(text))
+    # JSON is kept JSON whatever the file is called (kubectl get -o json > x.yaml); YAML in a .json file stays YAML.
+    style = _Style(json=_is_json(text), default_newline=_file_newline(text))
     edits: list[_Edit] = []
     for plan in plans.values():
         rendered = _render(text, plan, style)
@@ -409,20 +410,25 @@ def fix_text(path: str, text: str, fixes: Sequence[Fix]) -> FixOutcome:
         return FixOutcome(path, None, 0, "two fixes overlap; left unchanged")
     if fixed == text:
         return FixOutcome(path, None, 0)
-    return _verified(path, fixed, applied, expected)
+    return _verified(path, fixed, applied, expected, must_be_json=style.json)
 
 
-def _verified(path: str, fixed: str, applied: int, expected: dict[int, Any]) -> FixOutcome:
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _verified(path: str, fixed: str, applied: int, expected: dict[int, Any], must_be_json: bool) -> FixOutcome:
     reparsed = load_text(path, fixed)
     if reparsed.problems:
         return FixOutcome(path, None, 0, "a fix would have broken the YAML; left unchanged")
     if {doc.index: doc.data for doc in reparsed.documents} != expected:
         return FixOutcome(path, None, 0, "the edit would have changed more than the fix; left unchanged")
-    if path.lower().endswith(".json"):
-        try:
-            json.loads(fixed)
-        except ValueError:
-            return FixOutcome(path, None, 0, "the fixed file would not be valid JSON; left unchanged")
+    if must_be_json and not _is_json(fixed):  # YAML reads more than JSON: a JSON file must stay JSON
+        return FixOutcome(path, None, 0, "the fixed file would not be valid JSON; left unchanged")
     return FixOutcome(path, fixed, applied)
 
 
@@ -494,6 +500,8 @@ def write_fix(prepared: PreparedFix) -> None:
         raise FixRefused(f"cannot read it again ({exc.strerror or exc})") from None
     if (status.st_dev, status.st_ino) != prepared.identity or current != prepared.old_raw:
         raise FixRefused("it changed while it was being fixed; left unchanged")
+    if not os.access(target, os.W_OK):  # a rename would go round a read-only file; respect it
+        raise FixRefused("the file is read-only; left unchanged")
     if status.st_nlink > 1:  # replacing it would split the hard link: write into the same inode
         _write_in_place(target, prepared.old_raw, prepared.new_raw)
     else:
@@ -540,7 +548,7 @@ def _replace_atomically(target: str, status: os.stat_result, data: bytes) -> Non
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
-            _copy_owner_and_mode(handle.fileno(), status)
+            _copy_metadata(target, handle.fileno(), status)
             os.fsync(handle.fileno())
         os.replace(temporary, target)
     except BaseException:
@@ -552,7 +560,8 @@ def _replace_atomically(target: str, status: os.stat_result, data: bytes) -> Non
     _fsync_directory(directory)
 
 
-def _copy_owner_and_mode(descriptor: int, status: os.stat_result) -> None:
+def _copy_metadata(source: str, descriptor: int, status: os.stat_result) -> None:
+    """Owner (where permitted), mode and extended attributes of ``source`` onto the new file."""
     mine = os.fstat(descriptor)
     if (mine.st_uid, mine.st_gid) != (status.st_uid, status.st_gid):
         try:
@@ -563,6 +572,22 @@ def _copy_owner_and_mode(descriptor: int, status: os.stat_result) -> None:
             except PermissionError:
                 pass
     os.fchmod(descriptor, stat.S_IMODE(status.st_mode))  # after chown, which clears set-id bits
+    _copy_extended_attributes(source, descriptor)
+
+
+def _copy_extended_attributes(source: str, descriptor: int) -> None:
+    """ACLs (system.posix_acl_*), SELinux labels and user attributes, where the system has them."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(source)
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.setxattr(descriptor, name, os.getxattr(source, name))
+        except OSError:
+            pass  # not permitted, or not supported here: the content and mode matter more
 
 
 def _fsync_directory(directory: str) -> None:

@@ -391,3 +391,45 @@ def test_a_named_pipe_is_linted_but_never_fixed(tmp_path):
     assert done.returncode == 1 and "gpu-request-without-limit" in done.stdout
     assert "fixes are not applied to standard input or a pipe" in done.stderr
     assert stat.S_ISFIFO(fifo.lstat().st_mode) and entries(tmp_path) == ["pod.yaml"]
+
+
+def test_extended_attributes_are_kept(tmp_path):
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(POD)
+    try:
+        os.setxattr(manifest, "user.reviewed-by", b"platform-team")
+    except (AttributeError, OSError) as exc:
+        pytest.skip(f"no user extended attributes here: {exc}")
+    done = gpulint("check", "--fix", str(manifest))
+    assert done.returncode == 0, done.stderr
+    assert manifest.read_text() == FIXED
+    assert os.getxattr(manifest, "user.reviewed-by") == b"platform-team"
+
+
+def test_a_read_only_file_is_not_replaced_behind_its_back(tmp_path):
+    # A rename needs only the directory's permission: it would have gone round the file's own.
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(POD)
+    if os.geteuid() != 0:
+        manifest.chmod(0o444)
+    elif shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(manifest)],
+                                                          capture_output=True, check=False).returncode:
+        pytest.skip("running as root without chattr +i: no file is read-only to root")
+    try:
+        done = gpulint("check", "--fix", str(manifest))
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(manifest)], check=True)
+    assert f"gpulint: {manifest}: not fixed: the file is read-only; left unchanged" in done.stderr
+    assert done.returncode == 1 and manifest.read_text() == POD and entries(tmp_path) == ["pod.yaml"]
+
+
+def test_json_is_recognised_by_content_and_old_mac_line_breaks_are_kept(tmp_path):
+    (tmp_path / "kubectl-output.yaml").write_text(json.dumps(POD_DATA, indent=4))  # kubectl get -o json > x.yaml
+    (tmp_path / "yaml-in.json").write_text(POD)
+    (tmp_path / "cr.yaml").write_bytes(POD.replace("\n", "\r").encode())
+    done = gpulint("check", "--fix", ".", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "kubectl-output.yaml").read_text() == json.dumps(FIXED_DATA, indent=4)
+    assert (tmp_path / "yaml-in.json").read_text() == FIXED
+    assert (tmp_path / "cr.yaml").read_bytes() == FIXED.replace("\n", "\r").encode()
