@@ -18,6 +18,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import subprocess
 import tempfile
 import time
 import traceback
@@ -63,6 +65,7 @@ class Outcome:
     stdout: str
     stderr: str
     error: str  # the traceback of an exception that escaped the command (`gpulint` would exit 3)
+    stdout_bytes: bytes = b""  # as written (click's .stdout turns CRLF into LF)
 
     def describe(self) -> str:
         return (f"gpulint {' '.join(self.args)} -> exit {self.code}\n{self.error}"
@@ -75,7 +78,8 @@ def gpulint(*args: str, stdin: bytes | None = None) -> Outcome:
     error = ""
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         error = "".join(traceback.format_exception(*result.exc_info))
-    return Outcome(tuple(args), 3 if error else result.exit_code, result.stdout, result.stderr, error)
+    return Outcome(tuple(args), 3 if error else result.exit_code, result.stdout, result.stderr, error,
+                   result.stdout_bytes)
 
 
 def assert_clean(outcome: Outcome) -> None:
@@ -278,16 +282,32 @@ FIX_FILE = st.lists(fs.mutated(fs.FIXABLE_WORKLOADS, max_mutations=1), min_size=
     fs.stream_text).flatmap(fs.encoded)
 
 
+def assert_diff_applies(diff: bytes, directory: Path, raw: bytes, fixed: bytes) -> None:
+    """`patch` turns the original into what --fix wrote, byte for byte (UTF-8 files: the diff is UTF-8)."""
+    if shutil.which("patch") is None or _bom(raw) not in (b"", b"\xef\xbb\xbf"):
+        return
+    directory.mkdir()
+    (directory / "manifest.yaml").write_bytes(raw)
+    applied = subprocess.run(["patch", "-p1", "--batch", "--silent", "-d", str(directory)], input=diff,
+                             capture_output=True, timeout=30, check=False)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert (directory / "manifest.yaml").read_bytes() == fixed, "the --diff output is not what --fix wrote"
+
+
 @fuzz(40)
 @given(raw=FIX_FILE)
 @collecting
 def test_fix_reparses_to_the_intended_data_and_is_idempotent(raw: bytes) -> None:
     with workspace() as space, bounded("gpulint check --fix"):
-        path = space.write("manifest.yaml", raw)
+        space.write("manifest.yaml", raw)
         before, text, parses = _load(raw)
-        first = gpulint("check", path, "--fix", "--format", "json")
+        preview = gpulint("check", "manifest.yaml", "--diff")  # relative: the diff's a/ and b/ paths apply here
+        assert_clean(preview)
+        assert Path("manifest.yaml").read_bytes() == raw, "--diff changed the file"
+        first = gpulint("check", "manifest.yaml", "--fix", "--format", "json")
         assert_clean(first)
-        fixed = Path(path).read_bytes()
+        fixed = Path("manifest.yaml").read_bytes()
+        assert (preview.stdout != "") == (fixed != raw), f"--diff and --fix disagree:\n{preview.stdout}"
         if fixed != raw:
             assert parses, "a file with YAML problems was rewritten"
             assert _bom(fixed) == _bom(raw), "--fix changed the byte-order mark"
@@ -298,10 +318,11 @@ def test_fix_reparses_to_the_intended_data_and_is_idempotent(raw: bytes) -> None
                 assert_intended_edit(old, new)
             if "\r\n" in text and text.count("\n") == text.count("\r\n"):
                 assert fixed_text.count("\n") == fixed_text.count("\r\n"), "--fix mixed LF into a CRLF file"
-        second = gpulint("check", path, "--fix", "--format", "json")
+            assert_diff_applies(preview.stdout_bytes, space.root / "patched", raw, fixed)
+        second = gpulint("check", "manifest.yaml", "--fix", "--format", "json")
         assert_clean(second)
-        assert Path(path).read_bytes() == fixed, "a second --fix changed the file again"
-        diff = gpulint("check", path, "--diff")
+        assert Path("manifest.yaml").read_bytes() == fixed, "a second --fix changed the file again"
+        diff = gpulint("check", "manifest.yaml", "--diff")
         assert_clean(diff)
         assert diff.stdout == "", f"--diff after --fix still shows changes:\n{diff.stdout}"
 
