@@ -3,10 +3,7 @@ import http.client
 import json
 import os
 import signal
-import socket
 import ssl
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
