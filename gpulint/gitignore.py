@@ -23,8 +23,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, replace
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from gpulint.sources import ReadFile, SkippedEntry, SourceError, read_file
 
@@ -34,6 +33,9 @@ MAX_INDEX_BYTES = 256 * 1024 * 1024  # the index of a monorepo with a million fi
 _LIMIT_NAMES = {".gitignore": "max-ignore-file-bytes", "exclude": "max-ignore-file-bytes"}
 _ENTRY_FIXED = 40  # ctime, mtime (seconds, nanoseconds), dev, ino, mode, uid, gid, size: 4 bytes each
 _OBJECT_FORMAT_SHA256 = re.compile(rb"(?im)^\s*objectformat\s*=\s*sha256\s*$")
+
+if TYPE_CHECKING:
+    import pathspec
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,8 @@ def _layer(path: str, prefix: str, notes: list[str]) -> tuple[_Layer, ...]:
 
 
 def _compile(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    import pathspec  # only when a repository has ignore rules: it costs tens of milliseconds
+
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines, backend="re2")
     except ImportError as exc:  # never fall back to a backtracking matcher: a pattern could hang it
