@@ -12,7 +12,7 @@ from gpulint.formatters import FormatOptions, get_formatter
 from gpulint.inventory import LINTED_CLUSTER_KINDS, Inventory, InventoryError, add_sources, load_inventory
 from gpulint.policies import PolicyError, cached_policies
 from gpulint.registry import policy_rules
-from gpulint.sources import Source, SourceError, collect
+from gpulint.sources import Source, SourceError, collect_all
 
 
 @dataclass
@@ -70,11 +70,12 @@ _CLAIM_REFERENCE = re.compile(rb"resourceClaim(?:Template)?Name")
 def build_inventory(config: Config, sources: list[Source]) -> Inventory | None:
     """The configured inventory, plus the DRA and gang objects among the linted files.
 
-    Only files that hold such objects are read twice: DeviceClasses, ResourceSlices and
-    gang groups always, claims and claim templates only when some pod references one.
+    The bytes were read once by collect(); only files that hold such objects are parsed
+    twice: DeviceClasses, ResourceSlices and gang groups always, claims and claim
+    templates only when some pod references one.
     """
     inventory = load_inventory(list(config.inventory)) if config.inventory else None
-    contents = [(source, _read(source)) for source in sources]
+    contents = [(source, source.read()) for source in sources]
     wants_claims = any(b"resourceClaim" in raw and _CLAIM_REFERENCE.search(raw) for _, raw in contents)
     cluster_files = [source for source, raw in contents
                      if (any(word in raw for word in _CLUSTER_WORDS) and _CLUSTER_OBJECT.search(raw))
@@ -89,15 +90,8 @@ def all_objects(sources: list[Source]) -> list[dict[str, Any]]:
     from gpulint.loader import load_bytes
     from gpulint.objects import objects_in
 
-    return [obj.data for source in sources for document in load_bytes(source.display, _read(source)).documents
+    return [obj.data for source in sources for document in load_bytes(source.display, source.read()).documents
             for obj in objects_in(document)]
-
-
-def _read(source: Source) -> bytes:
-    try:
-        return source.read()
-    except OSError:
-        return b""
 
 
 def inventory_note(config: Config, inventory: Inventory | None) -> tuple[str, ...]:
@@ -115,7 +109,8 @@ def run_check(paths: list[str], config: Config, output_format: str, *, fix: bool
         policies = cached_policies(config.policies) if config.policies else ()
         if policies:
             policy_rules(config.policies)  # a policy that clashes with a built-in rule is a usage error
-        sources = collect(paths, config.exclude)
+        collected = collect_all(paths, config.exclude)
+        sources = collected.sources
         inventory = build_inventory(config, sources)
     except (SourceError, InventoryError, PolicyError) as exc:
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
@@ -131,10 +126,10 @@ def run_check(paths: list[str], config: Config, output_format: str, *, fix: bool
         if show_diff:
             return CheckResult(diff, bool(diff), messages)
         if changed:  # report what is left after the fixes
-            relinted = {r.path: r for r in lint(changed, config, jobs, inventory).files}
+            relinted = {r.path: r for r in lint([s.fresh() for s in changed], config, jobs, inventory).files}
             report = Report([relinted.get(r.path, r) for r in report.files])
     rules = enabled_rules(config)
-    notes = inventory_note(config, inventory)
+    notes = (*collected.notes, *inventory_note(config, inventory))
     rendered = get_formatter(output_format)(report, rules, FormatOptions(color=color, notes=notes))
     worst = report.worst()
     return CheckResult(rendered, worst is not None and worst >= config.fail_on, messages)
