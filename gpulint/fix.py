@@ -138,7 +138,7 @@ def _plan_fix(text: str, root: Node, fix: Fix, plan: _Plan) -> bool:
         if source_missing or not isinstance(source, ScalarNode):
             return False
         pending = plan.replacements.get(id(source))  # an earlier fix in this pass changed the source
-        value = pending[1] if pending else text[source.start_mark.index:source.end_mark.index]
+        value = pending[1] if pending else _without_anchor(text[source.start_mark.index:source.end_mark.index])
         if "\n" in value or "\r" in value:
             return False  # a multi-line scalar does not read the same elsewhere
     nodes, missing = _walk(root, fix.path)
@@ -153,6 +153,17 @@ def _plan_fix(text: str, root: Node, fix: Fix, plan: _Plan) -> bool:
         return False
     insertion = plan.insertions.setdefault(id(parent), _Insertion(parent, nodes))
     return _tree_put(insertion.tree, missing, _Leaf(value))
+
+
+def _without_anchor(scalar: str) -> str:
+    """A scalar's text as copied elsewhere: its tag kept, its anchor (``&name``, defined once) dropped."""
+    properties = []
+    while scalar.startswith(("&", "!")):
+        token, _, scalar = scalar.partition(" ")
+        scalar = scalar.lstrip(" ")
+        if token.startswith("!"):
+            properties.append(token)
+    return " ".join([*properties, scalar])
 
 
 def _plain_set(root: Any, path: Path, value: Any) -> None:
@@ -202,12 +213,24 @@ def _file_newline(text: str) -> str:
     return match.group(0) if match else "\n"
 
 
-def _last_index(node: Node) -> int:
-    """Character offset of the last character that belongs to ``node``'s subtree."""
-    while isinstance(node, (MappingNode, SequenceNode)) and node.value and not node.flow_style:
+def _last_index(key: Node | None, node: Node) -> int | None:
+    """Offset of the last character written for ``node`` (the value of ``key``) here.
+
+    An alias (``*name``) shares its node with the anchor elsewhere in the file, so its marks
+    point there; what is written here ends on the key's line. None: the end cannot be told.
+    """
+    while True:
+        if key is not None and node.start_mark.index < key.end_mark.index:
+            return key.end_mark.index
+        if not isinstance(node, (MappingNode, SequenceNode)) or not node.value or node.flow_style:
+            return max(node.start_mark.index, node.end_mark.index - 1)
         last = node.value[-1]
-        node = last[1] if isinstance(last, tuple) else last
-    return max(node.start_mark.index, node.end_mark.index - 1)
+        if isinstance(last, tuple):
+            key, node = last
+        elif last.start_mark.index < node.start_mark.index:
+            return None  # a sequence whose last item is an alias
+        else:
+            key, node = None, last
 
 
 def _quoted_keys(style: _Style, ancestors: Sequence[Node]) -> bool:
@@ -247,7 +270,7 @@ def _block_lines(tree: _Tree, indent: int, step: int, quoted: bool) -> list[str]
     return lines
 
 
-def _block_edits(text: str, insertion: _Insertion, style: _Style) -> list[_Edit]:
+def _block_edits(text: str, insertion: _Insertion, style: _Style) -> list[_Edit] | None:
     mapping = insertion.mapping
     indent = mapping.value[0][0].start_mark.column
     step = _child_step(mapping) or 2
@@ -259,7 +282,10 @@ def _block_edits(text: str, insertion: _Insertion, style: _Style) -> list[_Edit]
         for key_node, value_node in mapping.value:  # limits right after requests, and the reverse
             if isinstance(key_node, ScalarNode) and key_node.value == sibling:
                 anchor = (key_node, value_node)
-        position = _line_end(text, _last_index(anchor[1]))
+        last = _last_index(*anchor)
+        if last is None:
+            return None
+        position = _line_end(text, last)
         newline = _newline_before(text, position, style.default_newline)
         lines = _block_lines({key: child}, indent, step, quoted)
         edits.append(_Edit(position, position, newline.join(lines) + newline, on_new_line=True))
@@ -343,13 +369,11 @@ def _render(text: str, plan: _Plan, style: _Style) -> list[_Edit] | None:
     edits = [_Edit(node.start_mark.index, node.end_mark.index, value) for node, value in plan.replacements.values()]
     for insertion in plan.insertions.values():
         mapping = insertion.mapping
-        if mapping.flow_style or not mapping.value:
-            flow = _flow_edits(text, insertion, style)
-            if flow is None:
-                return None
-            edits.extend(flow)
-        else:
-            edits.extend(_block_edits(text, insertion, style))
+        flow = mapping.flow_style or not mapping.value
+        made = _flow_edits(text, insertion, style) if flow else _block_edits(text, insertion, style)
+        if made is None:
+            return None
+        edits.extend(made)
     return edits
 
 

@@ -343,3 +343,20 @@ def amounts(line: str) -> str:
 def only_insertions(old: str, new: str) -> bool:
     return all(tag in ("equal", "insert")
                for tag, *_ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes())
+
+
+def test_anchors_and_aliases_are_fixed_where_they_are_written():
+    # An alias shares its node with the anchor, whose marks point elsewhere in the file.
+    shared_requests = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+                       "    image: i\n    resources:\n      requests: &r\n        nvidia.com/gpu: 1\n  - name: d\n"
+                       "    image: i\n    resources:\n      requests: *r\n    env: []\n")
+    limits = "      limits:\n        nvidia.com/gpu: 1\n"
+    assert apply(shared_requests) == shared_requests.replace(
+        "  - name: d", limits + "  - name: d").replace("*r\n", "*r\n" + limits)
+    anchored_amount = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+                       "    image: i\n    resources:\n      requests:\n        nvidia.com/gpu: &n !!int 1\n"
+                       "  - name: d\n    image: i\n    resources:\n      requests:\n        amd.com/gpu: *n\n")
+    fixed = apply(anchored_amount)  # the value is copied with its tag, never with its anchor (defined once)
+    assert fixed == anchored_amount.replace("  - name: d", "      limits:\n        nvidia.com/gpu: !!int 1\n"
+                                            "  - name: d") + "      limits:\n        amd.com/gpu: !!int 1\n"
+    assert fixes_for(fixed) == []
