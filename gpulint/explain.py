@@ -65,7 +65,8 @@ def _names(group: NodeGroup, limit: int = 3) -> str:
     return ", ".join(names) + more
 
 
-def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory) -> SiteExplanation:
+def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory, gang: Step | None = None
+                 ) -> SiteExplanation:
     pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
     model = inventory.model
     result: FitResult = model.evaluate(pod)
@@ -109,7 +110,7 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory) -> Si
                       else OK, lines))
 
     steps.append(_dra_step(obj, site, inventory, result))
-    steps.append(_gang_step(obj, inventory))
+    steps.append(gang or _gang_step(obj, inventory))
 
     by_result: dict[str, list] = {}
     if result.fitting:
@@ -189,7 +190,12 @@ def _commands(obj: KubeObject, site: PodSpecSite, result: FitResult) -> list[str
 
 
 def explain_objects(objects: list[KubeObject], inventory: Inventory) -> list[SiteExplanation]:
-    return [explain_site(obj, site, inventory) for obj in objects for site in pod_spec_sites(obj.data)]
+    out = []
+    for obj in objects:
+        sites = list(pod_spec_sites(obj.data))
+        gang = _gang_step(obj, inventory) if sites else None  # the object's gangs, packed once for all its sites
+        out.extend(explain_site(obj, site, inventory, gang) for site in sites)
+    return out
 
 
 def render_json(explanations: list[SiteExplanation]) -> str:

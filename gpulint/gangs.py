@@ -307,12 +307,11 @@ def _composite_domain(composite: CompositeGang, model: ClusterModel, nodes: list
         if verdict.unsatisfiable:
             return f"{child.system} does not fit in one {child.topology_key or 'domain'}", False
         unknown = unknown or verdict.undecided
-    parts = [_required_members(child) for child in composite.children]
-    if len(composite.children) > 1 and all(parts):
-        members = [member for part in parts for member, _ in part or []]
-        counts = [count for part in parts for _, count in part or []]
-        joint = Gang("the groups together", [Member(m.role, m.path, m.pod, c, m.scheduler)
-                                             for m, c in zip(members, counts)], sum(counts), composite.path)
+    parts = [(child.system, _required_members(child)) for child in composite.children]
+    if len(parts) > 1 and all(part for _, part in parts):
+        members = [Member(system, member.path, member.pod, count, member.scheduler)  # named for messages
+                   for system, part in parts for member, count in part or []]
+        joint = Gang("the groups together", members, sum(m.count for m in members), composite.path)
         together = _pack_nodes(joint, model, nodes, "", budget)
         if together.unsatisfiable:
             best = together.best()
@@ -426,14 +425,26 @@ class _Packing:
         shapes = [Shape("/".join(dict.fromkeys(m.role for m, _ in group)),
                         tuple(sorted(group[0][0].pod.requests.items())), sum(c for _, c in group))
                   for group in groups.values()]
-        allowed = [{id(node) for node in model.evaluate(group[0][0].pod).fitting} for group in groups.values()]
+        masks: dict[int, frozenset[int]] = defaultdict(frozenset)  # id(node) -> shapes passing its filters
+        for index, group in enumerate(groups.values()):
+            for fitting in model.evaluate(group[0][0].pod).fitting_groups:
+                for node in fitting.nodes:
+                    masks[id(node)] |= {index}
         resources = frozenset(r for shape in shapes for r, _ in shape.requests)
+        amounts: dict[int, NodeKind] = {}  # id(node) -> its amounts; once per group of identical nodes
+        for node_group in model.groups():
+            amount = node_kind(node_group.representative.allocatable, resources, frozenset())
+            for node in node_group.nodes:
+                amounts[id(node)] = amount
         interned: dict[tuple[Any, ...], NodeKind] = {}
         kind_of: dict[int, NodeKind] = {}
         for node in nodes:
-            mask = frozenset(index for index, ids in enumerate(allowed) if id(node) in ids)
-            kind = node_kind(node.allocatable, resources, mask)
-            kind_of[id(node)] = interned.setdefault((kind.allocatable, mask), kind)
+            amount = amounts.get(id(node)) or node_kind(node.allocatable, resources, frozenset())
+            mask = masks[id(node)]
+            kind = interned.get((amount.allocatable, mask))
+            if kind is None:
+                kind = interned[(amount.allocatable, mask)] = NodeKind(amount.allocatable, mask)
+            kind_of[id(node)] = kind
         return cls(shapes, list(groups).index(main.pod.signature()), kind_of)
 
     def kinds(self, nodes: list[NodeInfo]) -> Counter[NodeKind]:

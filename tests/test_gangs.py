@@ -1,6 +1,7 @@
 """Gangs on a three-rack cluster (tests/data/racks): r1 4x8 GPUs, r2 2x8 GPUs in zone-a; r3 3x4 GPUs in zone-b."""
 import itertools
 import textwrap
+from collections import Counter
 from fractions import Fraction
 
 import pytest
@@ -11,6 +12,7 @@ from conftest import DATA, by_rule, run_cli
 from gpulint.config import Config
 from gpulint.engine import FileLinter
 from gpulint.findings import Severity
+from gpulint.gang_packing import Budget, NodeKind, Outcome, Shape, _Problem, decide, node_kind
 from gpulint.gangs import Gang, Member, pack
 from gpulint.inventory import LINTED_CLUSTER_KINDS, add_sources, load_inventory
 from gpulint.scheduler import ClusterModel, NodeInfo, pod_requirements
@@ -302,6 +304,50 @@ def test_packer_never_contradicts_brute_force(node_shapes, member_shapes):
         assert feasible  # never a fit that violates a node's capacity
 
 
+def _brute_force_shapes(shapes: list[Shape], nodes: list[tuple[dict, frozenset[int]]]) -> bool:
+    """Every pod on every allowed node, one after another (nodes in the same state tried once)."""
+    pods = [index for index, shape in enumerate(shapes) for _ in range(shape.count)]
+
+    def place(position: int, used: list[dict]) -> bool:
+        if position == len(pods):
+            return True
+        index, tried = pods[position], set()
+        for number, (allocatable, allowed) in enumerate(nodes):
+            state = (tuple(sorted(used[number].items())), tuple(sorted(allocatable.items())), allowed)
+            if index not in allowed or state in tried:
+                continue
+            tried.add(state)
+            after = dict(used[number], pods=used[number].get("pods", 0) + 1)
+            for resource, amount in shapes[index].requests:
+                after[resource] = after.get(resource, 0) + amount
+            if all(amount <= allocatable.get(resource, 0) for resource, amount in after.items()):
+                if place(position + 1, [*used[:number], after, *used[number + 1:]]):
+                    return True
+        return False
+
+    return place(0, [{} for _ in nodes])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 12), st.sampled_from([2, 3, 110]),
+                          st.sets(st.integers(0, 2))), min_size=1, max_size=5),
+       st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 4)), min_size=1, max_size=3))
+def test_counting_packer_and_its_search_against_brute_force(node_shapes, pod_shapes):
+    shapes = [Shape(f"s{i}", tuple((r, Fraction(a)) for r, a in (("nvidia.com/gpu", gpus), ("cpu", cpu)) if a), count)
+              for i, (gpus, cpu, count) in enumerate(pod_shapes)]
+    nodes = [({"nvidia.com/gpu": gpus, "cpu": cpu, "pods": slots}, frozenset(i for i in allowed if i < len(shapes)))
+             for gpus, cpu, slots, allowed in node_shapes]
+    kinds: Counter[NodeKind] = Counter(
+        node_kind({r: Fraction(a) for r, a in allocatable.items()}, frozenset({"nvidia.com/gpu", "cpu"}), allowed)
+        for allocatable, allowed in nodes)
+    feasible = _brute_force_shapes(shapes, nodes)
+    decision = decide(shapes, kinds, Budget(10**6))
+    assert decision.outcome is (Outcome.FITS if feasible else Outcome.UNSATISFIABLE), decision
+    problem = _Problem.build(shapes, kinds)  # the search alone (no bounds, no greedy) is exact too
+    if problem.classes and all(held >= shape.count for held, shape in zip(problem.copies(), shapes)):
+        assert problem.search(Budget(10**6)) is feasible
+
+
 def test_v1alpha1_workload_reference_and_kueue_pod_group():
     workload = """
         apiVersion: scheduling.k8s.io/v1alpha1
@@ -400,6 +446,12 @@ def test_multi_level_topology_job_in_one_zone_each_group_in_one_rack():
     (finding,) = [f for f in lint(composite % (5, 5, 5))
                   if f.rule == "gang-unsatisfiable" and "CompositePodGroup" in f.message]
     assert "in one topology.kubernetes.io/zone" in finding.message and "zone-a" in finding.message
+    # groups of 4 and 3 each fit rack r1 alone, but zone-a's 6 nodes cannot hold their 7 pods together
+    together = composite.replace("minCount: 2}", "minCount: 3}").replace("parallelism: 2\n                completions: 2",
+                                                                         "parallelism: 3\n                completions: 3")
+    (finding,) = [f for f in lint(together % (4, 4, 4))
+                  if f.rule == "gang-unsatisfiable" and "CompositePodGroup" in f.message]
+    assert "zone-a: the groups together do not fit (PodGroup group-a/PodGroup group-b: 6 of 7 fit)" in finding.message, finding.message
 
 
 SYSTEMS = {
