@@ -380,6 +380,15 @@ CONFIG_FILES = st.one_of(
         b"[tool.gpulint.severity]\nschema-invalid = 'info'\n", b"inventory = ['missing']\n"))),
 )
 
+GITIGNORE = st.lists(st.sampled_from((
+    "*.yaml", "!m0.yaml", "m1.yaml", "inventory/", "/policies", "**/cluster.yaml", "[", "\\", "!", "#", "",
+    "*.y[a", "m?.yaml", "**", "a/**/b", " ", "x" * 300, "\udcff", "\x00")), max_size=4).map(
+    lambda lines: "\n".join(lines).encode("utf-8", "surrogateescape"))
+NAMESPACE = st.fixed_dictionaries({"apiVersion": st.just("v1"), "kind": st.just("Namespace"),
+                                   "metadata": st.fixed_dictionaries({"name": st.sampled_from(NAMESPACES)}, optional={
+                                       "labels": st.dictionaries(st.sampled_from(("gpu", "team")),
+                                                                 st.sampled_from(("yes", "no")), max_size=2)})})
+
 # --------------------------------------------------------------------------- mutations
 
 # A marker for "write this value with this YAML tag" (JSON renderings drop the tag).
@@ -621,7 +630,7 @@ def file_bytes(objects: st.SearchStrategy[list[Any]]) -> st.SearchStrategy[bytes
 
 
 MANIFEST_OBJECT = st.one_of(mutated(WORKLOADS), mutated(WORKLOADS), mutated(DRA_OBJECTS), mutated(GROUP_OBJECTS),
-                            MANIFEST, CLAIM, GANG)
+                            MANIFEST, CLAIM, GANG, NAMESPACE)
 MANIFEST_OBJECTS = st.lists(MANIFEST_OBJECT, min_size=1, max_size=4)
 INVENTORY_OBJECTS = st.lists(mutated(INVENTORY_OBJECT, max_mutations=1), min_size=1, max_size=8)
 

@@ -162,15 +162,19 @@ def _place(space: Workspace, name: str, value: str | bytes | None) -> list[str]:
 @fuzz(50)
 @given(files=MANIFEST_FILES, inventory=INVENTORY, policy=POLICY, output_format=st.sampled_from(FORMATS),
        fail_on=st.sampled_from(("error", "warning", "info")), version=st.sampled_from(("1.35", "1.36", "1.37")),
-       stdin=st.booleans(), config=st.one_of(st.none(), st.none(), fs.CONFIG_FILES))
+       stdin=st.booleans(), config=st.one_of(st.none(), st.none(), fs.CONFIG_FILES),
+       walk=st.one_of(st.none(), st.none(), fs.GITIGNORE))
 @collecting
 def test_check(files: list[bytes], inventory: Any, policy: Any, output_format: str, fail_on: str, version: str,
-               stdin: bool, config: tuple[str, bytes] | None) -> None:
+               stdin: bool, config: tuple[str, bytes] | None, walk: bytes | None) -> None:
     with workspace() as space, bounded("gpulint check"):
         if config is not None:  # found by walking up from the working directory
             space.write(*config)
-        paths = [space.write(f"m{i}.yaml", raw) for i, raw in enumerate(files)]
-        args = [*paths[stdin:], "--format", output_format, "--fail-on", fail_on, "--kubernetes-version", version]
+        named = [space.write(f"m{i}.yaml", raw) for i, raw in enumerate(files)][stdin:]
+        if walk is not None:  # the directory is walked, with this .gitignore
+            space.write(".gitignore", walk)
+            named = ["."]
+        args = [*named, "--format", output_format, "--fail-on", fail_on, "--kubernetes-version", version]
         args += [a for path in _place(space, "inventory/cluster.yaml", inventory) for a in ("--inventory", path)]
         args += [a for path in _place(space, "policies/policy.yaml", policy) for a in ("--policy", path)]
         if stdin:
