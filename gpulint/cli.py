@@ -193,11 +193,11 @@ def _inventory_config(config_path: str | None, inventory_paths: tuple[str, ...],
     return config
 
 
-def _read_inventory(config: Config):
+def _read_inventory(config: Config, sources: list | None = None):
     from gpulint.inventory import InventoryError, load_inventory
 
     try:
-        return load_inventory(list(config.inventory))
+        return load_inventory(list(config.inventory), sources)
     except InventoryError as exc:
         click.echo(f"gpulint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -219,10 +219,17 @@ def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None,
     from gpulint.registry import all_rules
     from gpulint.sources import collect
 
+    from gpulint.sources import SourceError
+
     config = _inventory_config(config_path, inventory_paths, None)
-    inventory = _read_inventory(config)
+    try:
+        sources = collect(list(config.inventory))  # read once: summarized and checked from the same bytes
+    except SourceError as exc:
+        click.echo(f"gpulint: error: --inventory: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    inventory = _read_inventory(config, sources)
     own_checks = config.with_overrides(select=("stale-gpu-label", "schema-invalid"), ignore=())
-    report = lint(collect(list(config.inventory)), own_checks, inventory=inventory)
+    report = lint(sources, own_checks, inventory=inventory)
     summary = summarize(inventory)
     if output_format == "json":
         click.echo(json.dumps({"summary": summary.as_json(),

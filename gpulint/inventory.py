@@ -172,10 +172,11 @@ def _problem_message(path: str, problem: LoadProblem) -> str:
     return f"{path}:{problem.line}:{problem.column}: inventory: {problem.message}"
 
 
-def load_inventory(paths: list[str]) -> Inventory:
+def load_inventory(paths: list[str], sources: list[Source] | None = None) -> Inventory:
+    """``sources``: ``paths`` already collected (and read: a pipe cannot be read twice)."""
     inventory = Inventory(sources=tuple(paths))
     try:
-        sources = collect(paths)
+        sources = collect(paths) if sources is None else sources
     except SourceError as exc:
         raise InventoryError(f"--inventory: {exc}") from None
     problems: list[str] = []

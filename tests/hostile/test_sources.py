@@ -185,7 +185,10 @@ def test_a_hostile_git_index_is_data(tmp_path, what):
         git(repo, "add", "-f", "ignored.yaml")
         index.write_bytes(index.read_bytes()[:-40])  # an entry cut short
     result = gpulint("check", repo, "--format", "json", timeout=20)
-    assert result.returncode == 1 and linted(result, repo)[0] == "a.yaml"
+    # The index is unusable, the .gitignore still applies; the note says what that costs.
+    assert result.returncode == 1 and linted(result, repo) == ["a.yaml"]
+    (note,) = report(result)["notes"][:1]
+    assert "index" in note and ("not used: a FIFO" in note if what == "fifo" else "gpulint can read" in note)
 
 
 def test_an_ignore_file_that_is_a_fifo_or_too_big_does_not_hang(tmp_path):
@@ -345,6 +348,22 @@ def test_a_named_fifo_waits_for_its_writer(tmp_path):
         writer.join()
     assert result.returncode == 1 and report(result)["findings"][0]["object"]["name"] == "late"
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # --fix did not replace the pipe with a file
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_explain_and_inventory_read_a_pipe_once():
+    """Both read their inputs twice: explain found no pod (exit 2), inventory a false clean."""
+    job = EXAMPLES / "manifests" / "cluster-fit.yaml"
+    result = gpulint("explain", f"<(cat '{job}')", "--object", "Job/ml-research/llm-eval-16gpu",
+                     "--inventory", EXAMPLES / "inventory", shell=True)
+    assert result.returncode == 0 and "nvidia.com/gpu: asks 16; largest node capacity 8" in result.stdout
+    nodes = EXAMPLES / "inventory" / "nodes.yaml"
+    result = gpulint("inventory", "--inventory", f"<(cat '{nodes}')", "--format", "json", shell=True)
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    findings = json.loads(result.stdout)["findings"]
+    assert {f["rule"] for f in findings} == {"stale-gpu-label"} and len(findings) == 2
 
 
 def test_an_endless_pipe_is_refused_at_the_limit():
