@@ -238,10 +238,10 @@ def seed_corpus(directory: Path) -> None:
     """One input per target and example file: manifests, inventories, policies, reviews."""
     directory.mkdir(parents=True, exist_ok=True)
     files = sorted(p for root in SEED_DIRS for p in (REPO / root).rglob("*.yaml"))
-    for index, path in enumerate(files):
+    for path in files:
         raw = path.read_bytes()
         for target in range(len(TARGETS)):
-            (directory / f"seed-{index:03d}-{TARGETS[target]}").write_bytes(bytes([target]) + raw)
+            (directory / f"seed-{path.parent.name}-{path.stem}-{TARGETS[target]}").write_bytes(bytes([target]) + raw)
     review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
               "request": {"uid": "seed", "operation": "CREATE", "namespace": "ml",
                           "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
@@ -294,10 +294,10 @@ def fuzz(libfuzzer: list[str]) -> None:
 
 
 def main(argv: list[str]) -> int:
+    args, passthrough = parse_args(argv[1:])
     if atheris is None:
         print("fuzz_atheris: atheris is not installed (pip install atheris); skipping", file=sys.stderr)
         return 0
-    args, passthrough = parse_args(argv[1:])
     if args.child:
         fuzz([argv[0], *passthrough])
         return 0

@@ -1,0 +1,73 @@
+"""scripts/fuzz_atheris.py: its harness runs every target on the seed corpus, turns a check that raises
+into a crash (not an "internal error" finding), and the script skips cleanly without atheris.
+(CI runs the fuzzer itself briefly, after pytest.)"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from conftest import REPO
+
+SCRIPT = REPO / "scripts" / "fuzz_atheris.py"
+
+
+@pytest.fixture(scope="module")
+def fuzzer() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("fuzz_atheris", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def harness(fuzzer: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> object:
+    return fuzzer.Harness(str(tmp_path_factory.mktemp("harness")))
+
+
+def test_every_target_runs_the_example_seeds(fuzzer: ModuleType, harness: object, tmp_path: Path) -> None:
+    fuzzer.seed_corpus(tmp_path)
+    seeds = sorted([*tmp_path.glob("seed-manifests-*"), tmp_path / "seed-review"])
+    assert {fuzzer.TARGETS[p.read_bytes()[0]] for p in seeds} == set(fuzzer.TARGETS)
+    for seed in seeds:
+        harness.run(seed.read_bytes())  # the examples crash nothing
+
+
+def test_a_check_that_raises_is_a_crash_with_its_traceback(fuzzer: ModuleType, harness: object) -> None:
+    def broken(obj: object, ctx: object) -> list:
+        raise KeyError("spec")
+
+    linter = harness._linter(None)
+    rule = linter.rules["gpu-non-integer"]
+    linter.rules["gpu-non-integer"] = fuzzer._raising(dataclasses.replace(rule, check=broken))
+    source = harness.source("pod.yaml", content=(REPO / "examples" / "manifests" / "training-pod.yaml").read_bytes())
+    with pytest.raises(fuzzer.CheckCrashed, match="the gpu-non-integer check raised KeyError") as crash:
+        linter.lint(source)  # the engine would have reported "internal error in gpulint's ..." and gone on
+    assert isinstance(crash.value.__cause__, KeyError)
+
+
+def test_keep_going_writes_each_failure_once_with_the_shortest_input(fuzzer: ModuleType, tmp_path: Path) -> None:
+    try:
+        raise ValueError("boom")
+    except ValueError as exc:
+        failure = exc
+    for data in (b"\x00long input", b"\x00short", b"\x00a much longer input"):
+        fuzzer._keep(str(tmp_path), "check", data, failure)
+    crashes = sorted(tmp_path.glob("crash-*"))
+    assert [p.suffix for p in crashes] == ["", ".txt"]
+    assert crashes[0].read_bytes() == b"\x00short"
+    assert crashes[1].read_text().startswith("check  ValueError\n")
+
+
+def test_without_atheris_the_script_says_so_and_exits_0(tmp_path: Path) -> None:
+    (tmp_path / "atheris.py").write_text('raise ImportError("no wheel for this platform")\n')
+    done = subprocess.run([sys.executable, str(SCRIPT), "--runs", "10"], capture_output=True, text=True, timeout=60,
+                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "fuzz_atheris: atheris is not installed (pip install atheris); skipping\n"
