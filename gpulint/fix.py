@@ -31,7 +31,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gpulint.findings import Fix, Path
-from gpulint.loader import DecodeError, Encoding, LoadedFile, _child, decode, detect_encoding, load_text
+from gpulint.loader import DecodeError, Encoding, _child, decode, detect_encoding, load_text
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
 _SIBLING = {"limits": "requests", "requests": "limits"}
