@@ -60,7 +60,18 @@ POLICY_CEL = (
     "c.resources.limits.exists(r, r.startsWith('nvidia.com/'))))",
     "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, a+b+c > 0)))",
 )
-POLICY_CEL_VALUES = st.one_of(st.sampled_from(POLICY_CEL), JSON_VALUES)
+# Random CEL-ish text: for the parser, the type checker and the cost estimator.
+CEL_TOKENS = (
+    "device", "object", "podSpecs", "variables", "params", ".", "attributes", "capacity", "driver", "spec",
+    '["gpu.nvidia.com"]', "[", "]", "(", ")", "{", "}", ",", ":", "?", ".?", "+", "-", "*", "/", "%", "==", "!=",
+    "<", ">=", "&&", "||", "!", "in", "1", "-1", "1.5", "9223372036854775807", "'a'", '"x"', "b'x'", "true", "null",
+    ".all(x, ", ".exists(x, ", ".map(x, ", ".filter(x, ", ".exists_one(x, ", "x", ".size()", "has(", ".matches(",
+    "'(a+)+$'", "quantity('1Gi')", "semver('1.0.0')", ".compareTo(", ".isGreaterThan(", "string(", "int(", "dyn(",
+    "duration('1s')", "timestamp('2020-01-01T00:00:00Z')", "optional.of(1)", ".orValue(", "[1,2,3]", "{'a': 1}",
+    ".repeat(100000)", ".split(',')", ".join(',')", "cel.bind(v, ", "math.greatest(", "lists.range(1000)",
+)
+CEL_TEXT = st.lists(st.sampled_from(CEL_TOKENS), min_size=1, max_size=12).map(" ".join)
+POLICY_CEL_VALUES = st.one_of(st.sampled_from(POLICY_CEL), st.sampled_from(POLICY_CEL), CEL_TEXT, JSON_VALUES)
 
 # --------------------------------------------------------------------------- values
 
@@ -215,8 +226,8 @@ FIXABLE_WORKLOADS = workloads(st.one_of(FIXABLE_CONTAINER, CONTAINER))
 
 # --------------------------------------------------------------------------- DRA and gangs
 
-SELECTORS = st.lists(st.fixed_dictionaries({"cel": st.fixed_dictionaries({"expression": st.sampled_from(DEVICE_CEL)})}),
-                     max_size=2)
+SELECTORS = st.lists(st.fixed_dictionaries({"cel": st.fixed_dictionaries({"expression": st.one_of(
+    st.sampled_from(DEVICE_CEL), st.sampled_from(DEVICE_CEL), CEL_TEXT)})}), max_size=2)
 EXACTLY = st.fixed_dictionaries({"deviceClassName": st.sampled_from(DEVICE_CLASSES)}, optional={
     "count": st.one_of(st.integers(-1, 12), st.sampled_from((10 ** 9, 2 ** 63))), "selectors": SELECTORS,
     "allocationMode": st.sampled_from(("ExactCount", "All", "?")), "adminAccess": st.booleans()})
