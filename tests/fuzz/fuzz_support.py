@@ -13,9 +13,11 @@ import signal
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hypothesis import reject
 from hypothesis.errors import UnsatisfiedAssumption
 
 SOFT_SECONDS = float(os.environ.get("GPULINT_FUZZ_SECONDS") or 10)  # per example, asserted
@@ -23,6 +25,29 @@ HARD_SECONDS = 3 * SOFT_SECONDS  # per example, enforced with SIGALRM (a hang mu
 MAX_RSS_MB = 2048
 COLLECT = os.environ.get("GPULINT_FUZZ_COLLECT")  # a directory: failures are written there, the run goes on
 FIXTURES = ("webhooks", "https_server")  # test arguments that are not generated inputs
+
+
+@dataclass(frozen=True)
+class KnownBug:
+    """A bug the fuzzers found whose owner has not fixed it yet; its xfail test is in tests/hostile/test_fuzz.py.
+    Remove the entry when that test passes."""
+
+    what: str
+    traceback: re.Pattern[str]
+
+
+KNOWN_BUGS = (
+    KnownBug("loader: an explicit !!int or !!float tag on an empty or sign-only scalar (`a: !!int`, "
+             "`a: !!int '-'`, `a: !!float ''`) raises IndexError inside PyYAML's constructor (exit 3)",
+             re.compile(r"in _(?:integer|scalar)\n[\s\S]*IndexError: string index out of range")),
+)
+
+
+def skip_known(traceback_text: str) -> None:
+    """Discard the example when the failure is a known, reported bug: the property goes on testing
+    everything else (a bug hit by chance must not make CI flaky), and the bug's own test tracks it."""
+    if any(bug.traceback.search(traceback_text) for bug in KNOWN_BUGS):
+        reject()
 
 
 def _signature(test: str, exc: BaseException) -> str:
