@@ -79,13 +79,15 @@ def test_an_inventory_claim_with_a_malformed_status_holds_no_devices(tmp_path: P
     inventory = tmp_path / "inventory"
     shutil.copytree(REPO / "examples" / "inventory", inventory)
     (tmp_path / "pod.yaml").write_text(POD_WITH_CLAIM)
-    claim = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: held, namespace: ml}\nspec: {}\n"
-    (inventory / "claims.yaml").write_text(claim)
+    statuses = ("5", "{allocation: [1]}", "{allocation: {devices: {results: 1}}}")
+    claims = [f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {{name: held{i}, namespace: ml}}\n"
+              f"spec: {{}}\n" for i in range(len(statuses))]
+    (inventory / "claims.yaml").write_text("---\n".join(claims))
     expected = gpulint("check", "pod.yaml", "--inventory", "inventory", cwd=tmp_path)
     assert expected[:2] == (0, [])  # the claim fits: it is then checked against the devices claims hold
-    for status in ("5", "{allocation: [1]}", "{allocation: {devices: {results: 1}}}"):
-        (inventory / "claims.yaml").write_text(claim + f"status: {status}\n")
-        assert gpulint("check", "pod.yaml", "--inventory", "inventory", cwd=tmp_path) == expected, status
+    (inventory / "claims.yaml").write_text("---\n".join(f"{claim}status: {status}\n"
+                                                       for claim, status in zip(claims, statuses)))
+    assert gpulint("check", "pod.yaml", "--inventory", "inventory", cwd=tmp_path) == expected
 
 
 # Reported to the loader's owner, not fixed here (gpulint/loader.py is being reworked for #11): PyYAML's
