@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from gpulint.sources import ReadFile, SkippedEntry, SourceError, read_file
@@ -30,7 +31,7 @@ from gpulint.sources import ReadFile, SkippedEntry, SourceError, read_file
 GIT = ".git"
 MAX_IGNORE_FILE_BYTES = 1024 * 1024  # git itself reads any size; a megabyte of patterns is not a real file
 MAX_INDEX_BYTES = 256 * 1024 * 1024  # the index of a monorepo with a million files is ~100 MiB
-_LIMIT_NAMES = {".gitignore": "max-ignore-file-bytes", "exclude": "max-ignore-file-bytes"}
+IGNORE_LIMIT_NAME, INDEX_LIMIT_NAME = "max-ignore-file-bytes", "max-index-bytes"
 _ENTRY_FIXED = 40  # ctime, mtime (seconds, nanoseconds), dev, ino, mode, uid, gid, size: 4 bytes each
 _OBJECT_FORMAT_SHA256 = re.compile(rb"(?im)^\s*objectformat\s*=\s*sha256\s*$")
 
@@ -52,11 +53,24 @@ class _Layer:
         return self.spec.check_file(relative[len(self.base):]).include
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Repository:
+    """A work tree. Its index is read only when a pattern ignores something (most walks: never)."""
+
     top: str  # the work tree's top directory
-    tracked: frozenset[str]  # paths in the index, "/"-separated, relative to the top
-    tracked_dirs: frozenset[str]  # every directory holding one, ending in "/"
+    git_dir: str | None  # where the index is
+    common_dir: str | None  # where info/exclude and config are
+    notes: list[str] = field(repr=False)
+
+    @cached_property
+    def tracked(self) -> frozenset[str]:
+        """Paths in the index, "/"-separated, relative to the top."""
+        return _tracked(self.git_dir, self.common_dir, self.notes) if self.git_dir else frozenset()
+
+    @cached_property
+    def tracked_dirs(self) -> frozenset[str]:
+        """Every directory holding a tracked path, ending in "/"."""
+        return frozenset(path[:cut + 1] for path in self.tracked for cut in _slashes(path))
 
 
 @dataclass(frozen=True)
@@ -71,13 +85,10 @@ class Scope:
         if self.repository is None:
             return False  # outside a git work tree, as git: no .gitignore applies
         relative = self.prefix + name + ("/" if is_dir else "")
-        if relative in (self.repository.tracked_dirs if is_dir else self.repository.tracked):
-            return False
-        for layer in reversed(self.layers):
-            verdict = layer.verdict(relative)
-            if verdict is not None:
-                return verdict
-        return False
+        verdict = next((v for v in (layer.verdict(relative) for layer in reversed(self.layers)) if v is not None),
+                       False)
+        # What git tracks is listed whatever the patterns say (and so is the directory holding it).
+        return verdict and relative not in (self.repository.tracked_dirs if is_dir else self.repository.tracked)
 
     def enter(self, name: str, path: str, notes: list[str]) -> Scope:
         """The rules inside subdirectory ``name`` (at ``path``) of this one."""
@@ -129,12 +140,10 @@ def _is_work_tree(directory: str) -> bool:
 
 def _top_scope(top: str, notes: list[str]) -> Scope:
     git_dir, common_dir = _git_dirs(top, notes)
-    tracked = _tracked(git_dir, common_dir, notes) if git_dir else frozenset()
-    tracked_dirs = frozenset(path[:cut + 1] for path in tracked for cut in _slashes(path))
     layers: tuple[_Layer, ...] = ()
     if common_dir:
         layers = _layer(os.path.join(common_dir, "info", "exclude"), "", notes)
-    return Scope(_Repository(top, tracked, tracked_dirs), "", layers + _gitignore(top, "", notes))
+    return Scope(_Repository(top, git_dir, common_dir, notes), "", layers + _gitignore(top, "", notes))
 
 
 def _slashes(path: str) -> list[int]:
@@ -146,23 +155,22 @@ def _git_dirs(top: str, notes: list[str]) -> tuple[str | None, str | None]:
     dot_git = os.path.join(top, GIT)
     if os.path.isdir(dot_git) and not os.path.islink(dot_git):
         return dot_git, dot_git
-    read = _read_optional(dot_git, notes, MAX_IGNORE_FILE_BYTES)
+    read = _read_optional(dot_git, notes, MAX_IGNORE_FILE_BYTES, IGNORE_LIMIT_NAME)
     line = read.content.decode("utf-8", "replace").strip() if read else ""
     if not line.startswith("gitdir:"):
         return None, None
     git_dir = os.path.join(top, line[len("gitdir:"):].strip())
-    common = _read_optional(os.path.join(git_dir, "commondir"), notes, MAX_IGNORE_FILE_BYTES)
+    common = _read_optional(os.path.join(git_dir, "commondir"), notes, MAX_IGNORE_FILE_BYTES, IGNORE_LIMIT_NAME)
     common_dir = os.path.join(git_dir, common.content.decode("utf-8", "replace").strip()) if common else git_dir
     return git_dir, common_dir
 
 
-def _read_optional(path: str, notes: list[str], limit: int) -> ReadFile | None:
+def _read_optional(path: str, notes: list[str], limit: int, limit_name: str) -> ReadFile | None:
     """A file of git's, read as data; absent, a link or not a regular file: None (with a note)."""
     if not os.path.lexists(path):
         return None
     try:
-        return read_file(path, limit=limit, limit_name=_LIMIT_NAMES.get(os.path.basename(path), "max-index-bytes"),
-                         walked=True, follow=False)
+        return read_file(path, limit=limit, limit_name=limit_name, walked=True, follow=False)
     except SkippedEntry as skipped:
         notes.append(f"{path}: not used: {skipped.reason}, not a regular file")
         return None
@@ -178,12 +186,14 @@ def _gitignore(directory: str, prefix: str, notes: list[str]) -> tuple[_Layer, .
 
 
 def _layer(path: str, prefix: str, notes: list[str]) -> tuple[_Layer, ...]:
-    read = _read_optional(path, notes, MAX_IGNORE_FILE_BYTES)
+    read = _read_optional(path, notes, MAX_IGNORE_FILE_BYTES, IGNORE_LIMIT_NAME)
     if read is None:
         return ()
     lines = read.content.decode("utf-8", "replace").splitlines()
     try:
         spec = _compile(lines)
+    except SourceError:
+        raise
     except Exception:  # noqa: BLE001 - pathspec raises several types for a bad pattern
         # Git skips a pattern it cannot parse; so do we, keeping the others' order.
         lines = [line if _valid(line) else "" for line in lines]
@@ -212,10 +222,11 @@ def _valid(line: str) -> bool:
 
 def _tracked(git_dir: str, common_dir: str | None, notes: list[str]) -> frozenset[str]:
     """Paths in the index (``git ls-files --cached``), or none when it cannot be read."""
-    read = _read_optional(os.path.join(git_dir, "index"), notes, MAX_INDEX_BYTES)
+    read = _read_optional(os.path.join(git_dir, "index"), notes, MAX_INDEX_BYTES, INDEX_LIMIT_NAME)
     if read is None:
         return frozenset()
-    config = _read_optional(os.path.join(common_dir or git_dir, "config"), notes, MAX_IGNORE_FILE_BYTES)
+    config = _read_optional(os.path.join(common_dir or git_dir, "config"), notes, MAX_IGNORE_FILE_BYTES,
+                            IGNORE_LIMIT_NAME)
     hash_size = 32 if config and _OBJECT_FORMAT_SHA256.search(config.content) else 20
     paths = index_paths(read.content, hash_size)
     if paths is None:

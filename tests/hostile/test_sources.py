@@ -191,6 +191,27 @@ def test_a_hostile_git_index_is_data(tmp_path, what):
     assert "index" in note and ("not used: a FIFO" in note if what == "fifo" else "gpulint can read" in note)
 
 
+@pytest.mark.parametrize("version, object_format", [(2, "sha1"), (3, "sha1"), (4, "sha1"), (4, "sha256")])
+def test_the_index_is_read_as_git_lists_it(tmp_path, version, object_format):
+    from gpulint.gitignore import Scope, scope_for_walk
+
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", f"--object-format={object_format}", str(repo))
+    names = ["a.yaml", "ab.yaml", "abc/d.yaml", "abc/de/f.yaml", "b" * 200 + ".yaml", "z/é.yaml", "new.yaml"]
+    for name in names:
+        bad(repo / name)
+    (repo / ".gitignore").write_text("*.yaml\n")
+    git(repo, "add", "-f", *names[:-1])
+    git(repo, "add", "-f", "--intent-to-add", "new.yaml")  # an extended-flags entry (index v3+)
+    git(repo, "update-index", "--index-version", str(version))
+    listed = set(git(repo, "-c", "core.quotePath=false", "ls-files", "-z").stdout.split("\0")) - {""}
+    notes: list[str] = []
+    scope = scope_for_walk(os.path.realpath(repo), notes)
+    assert isinstance(scope, Scope) and scope.repository is not None
+    assert scope.repository.tracked == listed and notes == []
+    assert linted(gpulint("check", repo, "--format", "json"), repo) == sorted(names)
+
+
 def test_an_ignore_file_that_is_a_fifo_or_too_big_does_not_hang(tmp_path):
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", str(repo))
