@@ -4,9 +4,9 @@ Every source is read exactly once, here, and its bytes travel with it: a pipe
 (``<(helm template …)``) cannot be read twice, and every consumer (the cross-file
 inventory, cross-object policies, the per-file checks) must see the same bytes.
 
-Nothing here runs a program: ``.gitignore`` rules are evaluated by this module
-(see gpulint/gitignore.py), never by calling git, which would run commands a
-repository's ``.git/config`` chooses (``core.fsmonitor``). Reads are bounded: the
+Nothing here runs a program: ``.gitignore`` rules are evaluated by gpulint/gitignore.py,
+never by calling git, which would run commands a repository's ``.git/config`` chooses
+(``core.fsmonitor``). Reads are bounded: the
 file type and size are checked before a byte is read, and no more than the limit
 plus one byte is ever read.
 """
