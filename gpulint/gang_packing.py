@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations
@@ -26,8 +26,12 @@ from itertools import combinations
 # Steps (node configurations tried) the exact search may spend on one gang verdict, across all
 # of its topology domains: about 0.25 s of CPU (5 us a step), so a webhook review stays quick.
 WORK_BUDGET = 50_000
-SUBSET_BOUND_SHAPES = 6  # up to this many shapes, the resource bound is checked for every subset
+SUBSET_BOUND_WORK = 20_000  # the resource bound is checked for every subset of shapes while
+# node kinds x 2^shapes stays under this (six shapes on 300 kinds); otherwise for all shapes at once
 SLOTS = "pods"  # the per-node pod limit (allocatable `pods`), a resource every pod takes one of
+
+
+Vector = tuple[int, ...]  # per resource, in whole units
 
 
 class Outcome(enum.Enum):
@@ -47,10 +51,6 @@ class Budget:
         if self.remaining < 0:
             raise _OutOfBudget
 
-    @property
-    def exhausted(self) -> bool:
-        return self.remaining < 0
-
 
 class _OutOfBudget(Exception):
     pass
@@ -68,10 +68,15 @@ class Shape:
 @dataclass(frozen=True)
 class NodeKind:
     """Identical nodes, as far as the gang can tell: the same allocatable amounts of the
-    resources the gang requests, and the same shapes passing the filters on them."""
+    resources the gang requests, counted in that resource's unit (see ``request_units``), the
+    same pod limit, and the same shapes passing the filters on them."""
 
-    allocatable: tuple[tuple[str, Fraction], ...]
+    amounts: tuple[tuple[str, int], ...]  # (resource, whole units), sorted by resource
+    slots: int | None  # allocatable `pods`; None: no limit
     allowed: frozenset[int]  # indexes into the shapes
+
+    def allowing(self, allowed: frozenset[int]) -> NodeKind:
+        return NodeKind(self.amounts, self.slots, allowed)
 
 
 @dataclass
@@ -81,32 +86,49 @@ class Decision:
     reason: str = ""
 
 
-def node_kind(allocatable: Mapping[str, Fraction], resources: frozenset[str], allowed: frozenset[int]) -> NodeKind:
-    relevant = tuple(sorted((r, a) for r, a in allocatable.items() if r in resources or r == SLOTS))
-    return NodeKind(relevant, allowed)
+def request_units(shapes: Sequence[Shape]) -> dict[str, Fraction]:
+    """Per resource, the greatest common divisor of the shapes' requests: every sum of requests
+    is a multiple of it, so a capacity counted in whole units admits exactly the same pods, and
+    nodes a few KiB of memory apart become one kind."""
+    amounts: dict[str, list[Fraction]] = {}
+    for shape in shapes:
+        for resource, amount in shape.requests:
+            if amount > 0 and resource != SLOTS:
+                amounts.setdefault(resource, []).append(Fraction(amount))
+    units = {}
+    for resource, values in sorted(amounts.items()):
+        common = math.lcm(*(value.denominator for value in values))
+        units[resource] = Fraction(math.gcd(*(int(value * common) for value in values)), common)
+    return units
 
 
-def fit_count(requests: Mapping[str, Fraction], allocatable: Mapping[str, Fraction]) -> int:
-    """Copies of a pod one empty node holds: its most constraining resource, and its pod limit."""
-    copies: int | None = None
-    for resource, amount in requests.items():
-        if amount > 0:
-            held = int(allocatable.get(resource, Fraction(0)) // amount)
-            copies = held if copies is None else min(copies, held)
-    if SLOTS in allocatable:
-        copies = int(allocatable[SLOTS]) if copies is None else min(copies, int(allocatable[SLOTS]))
-    return copies if copies is not None else 1_000_000
+def node_kind(allocatable: Mapping[str, Fraction], units: Mapping[str, Fraction],
+              allowed: frozenset[int] = frozenset()) -> NodeKind:
+    amounts = tuple((r, math.floor(allocatable.get(r, Fraction(0)) / unit)) for r, unit in sorted(units.items()))
+    slots = math.floor(allocatable[SLOTS]) if SLOTS in allocatable else None
+    return NodeKind(amounts, slots, allowed)
+
+
+NO_LIMIT = 1_000_000  # copies of a pod that requests nothing on a node without a pod limit
+
+
+def copies_on_kind(shape: Shape, kind: NodeKind, units: Mapping[str, Fraction]) -> int:
+    """Copies of one shape a node of ``kind`` holds: its most constraining resource, and its pod limit."""
+    return _fit(_in_units(shape, units), _capacity(kind, NO_LIMIT))
 
 
 def decide(shapes: list[Shape], kinds: Mapping[NodeKind, int], budget: Budget) -> Decision:
-    """Can every pod of every shape be placed at once on these nodes (``kinds``: how many of each)?"""
-    order = _largest_first(shapes, kinds)
+    """Can every pod of every shape be placed at once on these nodes (``kinds``: how many of each,
+    in the units of ``request_units(shapes)``)?"""
+    units = request_units(shapes)
+    order = _largest_first([_in_units(shape, units) for shape in shapes], kinds)
     position = {old: new for new, old in enumerate(order)}
     renumbered: Counter[NodeKind] = Counter()
     for kind, count in kinds.items():
-        renumbered[NodeKind(kind.allocatable, frozenset(position[i] for i in kind.allowed if i in position))] += count
+        renumbered[kind.allowing(frozenset(position[i] for i in kind.allowed if i in position))] += count
     problem = _Problem.build([shapes[i] for i in order], renumbered)
-    copies = [problem.copies()[position[i]] for i in range(len(shapes))]
+    held = problem.copies()
+    copies = [held[position[i]] for i in range(len(shapes))]
     for index, shape in enumerate(shapes):
         if copies[index] < shape.count:
             return Decision(Outcome.UNSATISFIABLE, copies, f"{shape.name}: {copies[index]} of {shape.count} fit")
@@ -126,21 +148,30 @@ def decide(shapes: list[Shape], kinds: Mapping[NodeKind, int], budget: Budget) -
     return Decision(Outcome.UNSATISFIABLE, copies, "no placement of all members")
 
 
-def _largest_first(shapes: list[Shape], kinds: Mapping[NodeKind, int]) -> list[int]:
+def _largest_first(requests: list[Vector], kinds: Mapping[NodeKind, int]) -> list[int]:
     """Shape indexes by their largest share of the biggest node: the search fills nodes with big
     pods first, where a wrong choice is found out soonest."""
-    peaks: dict[str, Fraction] = {}
-    for kind in kinds:
-        for resource, amount in kind.allocatable:
-            peaks[resource] = max(peaks.get(resource, Fraction(0)), amount)
-    def share(shape: Shape) -> Fraction:
-        return max((a / peaks[r] for r, a in shape.requests if peaks.get(r)), default=Fraction(0))
-    return sorted(range(len(shapes)), key=lambda i: (-share(shapes[i]), i))
+    peaks = [max(column, default=0) for column in zip(*(_capacity(kind, 0) for kind in kinds))]
+
+    def share(request: Vector) -> float:
+        return max((need / peak for need, peak in zip(request, peaks) if peak), default=0.0)
+
+    return sorted(range(len(requests)), key=lambda i: (-share(requests[i]), i))
+
+
+def _in_units(shape: Shape, units: Mapping[str, Fraction]) -> Vector:
+    """A shape's requests in whole units (the resources of ``units``, sorted), then its pod slots:
+    one, or what it names as the `pods` resource."""
+    asked = dict(shape.requests)
+    slots = max(1, math.ceil(asked.get(SLOTS, Fraction(0))))
+    return (*(int(asked.get(r, Fraction(0)) / unit) for r, unit in sorted(units.items())), slots)
+
+
+def _capacity(kind: NodeKind, unlimited: int) -> Vector:
+    return (*(amount for _, amount in kind.amounts), kind.slots if kind.slots is not None else unlimited)
 
 
 # --------------------------------------------------------------------------- the integer problem
-
-Vector = tuple[int, ...]
 
 
 @dataclass
@@ -153,11 +184,11 @@ class _Class:
 
 @dataclass
 class _Problem:
-    """Resources scaled to integers (quantities are decimal fractions), the pod limit as the
-    last resource, every pod requesting one slot."""
+    """Requests and capacities in whole units of each resource, the pod limit as the last
+    resource (every pod takes at least one slot)."""
 
     names: list[str]
-    scale: list[int]
+    units: list[Fraction]  # what one unit of each resource is (the pod slot: one)
     shapes: list[Shape]
     demand: list[int]
     requests: list[Vector]
@@ -165,28 +196,16 @@ class _Problem:
 
     @classmethod
     def build(cls, shapes: list[Shape], kinds: Mapping[NodeKind, int]) -> _Problem:
-        resources = sorted({r for shape in shapes for r, a in shape.requests if a > 0 and r != SLOTS})
-        names = [*resources, SLOTS]
-        scale = []
-        for resource in resources:
-            amounts = [a for shape in shapes for r, a in shape.requests if r == resource]
-            amounts += [a for kind in kinds for r, a in kind.allocatable if r == resource]
-            scale.append(math.lcm(*(Fraction(a).denominator for a in amounts)))
-        total = sum(shape.count for shape in shapes)
-        requests = []
-        for shape in shapes:
-            asked = dict(shape.requests)
-            # a pod that names `pods` as a resource takes that many slots; every pod takes at least one
-            slots = max(1, math.ceil(asked.get(SLOTS, Fraction(0))))
-            requests.append((*(int(asked.get(r, Fraction(0)) * s) for r, s in zip(resources, scale)), slots))
-        problem = cls(names, scale, shapes, [shape.count for shape in shapes], requests)
-        merged: dict[tuple[Vector, frozenset[int]], int] = {}
+        """``kinds`` counted in ``request_units(shapes)``."""
+        units = request_units(shapes)
+        requests = [_in_units(shape, units) for shape in shapes]
+        names = [*sorted(units), SLOTS]
+        problem = cls(names, [*(units[r] for r in sorted(units)), Fraction(1)], shapes,
+                      [shape.count for shape in shapes], requests)
+        total = sum(shape.count for shape in shapes)  # a node without a pod limit: never binding
+        merged: Counter[tuple[Vector, frozenset[int]]] = Counter()
         for kind, count in kinds.items():
-            available = dict(kind.allocatable)
-            slots = int(available[SLOTS]) if SLOTS in available else total  # no limit: never binding
-            capacity = (*(int(available.get(r, Fraction(0)) * s) for r, s in zip(resources, scale)), slots)
-            key = (capacity, kind.allowed)
-            merged[key] = merged.get(key, 0) + count
+            merged[(_capacity(kind, total), kind.allowed)] += count
         for (capacity, allowed), count in merged.items():
             fits = [_fit(request, capacity) if index in allowed else 0 for index, request in enumerate(requests)]
             usable = frozenset(index for index in allowed if fits[index] > 0)
@@ -202,7 +221,7 @@ class _Problem:
         return [sum(c.count * c.fits[index] for c in self.classes) for index in range(len(self.shapes))]
 
     def _show(self, resource: int, amount: int) -> str:
-        value = Fraction(amount, self.scale[resource]) if resource < len(self.scale) else Fraction(amount)
+        value = amount * self.units[resource]
         return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
 
     # ----------------------------------------------------------------------- necessary conditions
@@ -211,7 +230,7 @@ class _Problem:
         """A proof that no placement exists, or ""."""
         active = [i for i, count in enumerate(self.demand) if count]
         subsets: list[tuple[int, ...]] = [tuple(active)]
-        if len(active) <= SUBSET_BOUND_SHAPES:
+        if len(self.classes) << len(active) <= SUBSET_BOUND_WORK:
             subsets = [s for size in range(1, len(active) + 1) for s in combinations(active, size)]
         for subset in subsets:
             for resource in range(len(self.names)):
@@ -291,29 +310,31 @@ class _Problem:
     def _greedy(self, order: list[int], contention_first: bool) -> bool:
         # states: [class index, remaining capacity, how many nodes are in exactly this state]
         states: list[list] = [[k, c.capacity, c.count] for k, c in enumerate(self.classes)]
-        pending = set(i for i in order if self.demand[i])
+        pending = {i for i in order if self.demand[i]}
         for shape in order:
             left = self.demand[shape]
             pending.discard(shape)
-            request = self.requests[shape]
-            while left:
-                best, best_score = None, None
-                for state in states:
-                    klass = self.classes[state[0]]
-                    if shape not in klass.allowed or not state[2]:
-                        continue
-                    per_node = min(_fit(request, state[1]), left)
-                    if not per_node:
-                        continue
+            if not left:
+                continue
+            # the states ranked once per shape, then filled in turn: O(states log states) a shape
+            ranked = []
+            for state in states:
+                klass = self.classes[state[0]]
+                per_node = min(_fit(self.requests[shape], state[1]), left) if shape in klass.allowed else 0
+                if per_node:
                     leftover = sum((have - per_node * need) / full for have, need, full
-                                   in zip(state[1], request, klass.capacity) if full)
+                                   in zip(state[1], self.requests[shape], klass.capacity) if full)
                     contention = len(pending & klass.allowed)
-                    score = (contention, leftover) if contention_first else (leftover, contention)
-                    if best_score is None or score < best_score:
-                        best, best_score = state, score
-                if best is None:
-                    return False
-                left = self._fill(states, best, shape, left)
+                    ranked.append(((contention, leftover) if contention_first else (leftover, contention), state))
+            ranked.sort(key=lambda item: item[0])
+            filled: list[list] = []
+            for _score, state in ranked:
+                if not left:
+                    break
+                left = self._fill(filled, state, shape, left)
+            if left:
+                return False
+            states = [state for state in states + filled if state[2]]
         return True
 
     def _fill(self, states: list[list], state: list, shape: int, left: int) -> int:
@@ -397,28 +418,36 @@ class _Problem:
         return True
 
     def _configs(self, klass: int, demand: list[int], bound: Vector | None, budget: Budget) -> Iterator[Vector]:
-        """The maximal configurations of one node of ``klass``, greatest first, at most ``bound``."""
+        """The maximal configurations of one node of ``klass``, greatest first, at most ``bound``.
+        Depth-first over the shapes with an explicit stack: a gang may have many shapes."""
         c = self.classes[klass]
         wanted = tuple(demand)  # the demand when this node's turn came
-        config = [0] * len(self.shapes)
-        last = len(self.shapes) - 1
-
-        def walk(index: int, room: Vector, tight: bool) -> Iterator[Vector]:
+        shapes = len(self.shapes)
+        config = [0] * shapes
+        # per shape in turn: [shape, next count to try, room before it, still equal to bound so far]
+        stack = [[0, self._most(c, wanted, 0, c.capacity, bound), c.capacity, bound is not None]]
+        while stack:
+            frame = stack[-1]
+            index, count, room, tight = frame
+            if count < 0:
+                stack.pop()
+                continue
+            frame[1] -= 1
             budget.spend()
-            if index > last:
-                if all(not (wanted[i] - config[i]) or _fit(self.requests[i], room) == 0 for i in c.allowed):
-                    yield tuple(config)
-                return
-            top = min(wanted[index], _fit(self.requests[index], room)) if index in c.allowed else 0
-            if tight and bound is not None:
-                top = min(top, bound[index])
-            for count in range(top, -1, -1):
-                config[index] = count
-                yield from walk(index + 1, _minus(room, self.requests[index], count),
-                                tight and bound is not None and count == bound[index])
-            config[index] = 0
+            config[index] = count
+            after = _minus(room, self.requests[index], count)
+            tight = tight and bound is not None and count == bound[index]
+            if index + 1 < shapes:
+                stack.append([index + 1, self._most(c, wanted, index + 1, after, bound if tight else None), after,
+                              tight])
+            elif all(not (wanted[i] - config[i]) or _fit(self.requests[i], after) == 0 for i in c.allowed):
+                yield tuple(config)
 
-        return walk(0, c.capacity, True)
+    def _most(self, c: _Class, wanted: Vector, index: int, room: Vector, bound: Vector | None) -> int:
+        """The greatest count of shape ``index`` to try on a node: what is wanted, fits, and keeps
+        the configuration at most ``bound``."""
+        top = min(wanted[index], _fit(self.requests[index], room)) if index in c.allowed else 0
+        return min(top, bound[index]) if bound is not None else top
 
 
 @dataclass
@@ -448,7 +477,7 @@ def _no_greater(bound: Vector | None, failed: Vector | None) -> bool:
 
 
 def _fit(request: Vector, room: Vector) -> int:
-    return min((have // need for have, need in zip(room, request) if need), default=0)
+    return max(0, min((have // need for have, need in zip(room, request) if need), default=0))
 
 
 def _minus(room: Vector, request: Vector, copies: int) -> Vector:

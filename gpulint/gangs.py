@@ -21,7 +21,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from gpulint.findings import Path
-from gpulint.gang_packing import Budget, Decision, NodeKind, Outcome, Shape, decide, fit_count, node_kind
+from gpulint.gang_packing import (Budget, Decision, NodeKind, Outcome, Shape, copies_on_kind, decide, node_kind,
+                                  request_units)
 from gpulint.scheduler import ClusterModel, NodeInfo, PodRequirements, pod_requirements
 from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
 from gpulint.fields import dig, mapping
@@ -414,6 +415,7 @@ class _Packing:
 
     shapes: list[Shape]
     main: int  # the shape of the main member
+    units: dict[str, Fraction]  # what the node kinds count in
     kind_of: dict[int, NodeKind]  # id(node) -> its kind
 
     @classmethod
@@ -430,22 +432,19 @@ class _Packing:
             for fitting in model.evaluate(group[0][0].pod).fitting_groups:
                 for node in fitting.nodes:
                     masks[id(node)] |= {index}
-        resources = frozenset(r for shape in shapes for r, _ in shape.requests)
+        units = request_units(shapes)
         amounts: dict[int, NodeKind] = {}  # id(node) -> its amounts; once per group of identical nodes
         for node_group in model.groups():
-            amount = node_kind(node_group.representative.allocatable, resources, frozenset())
+            amount = node_kind(node_group.representative.allocatable, units)
             for node in node_group.nodes:
                 amounts[id(node)] = amount
-        interned: dict[tuple[Any, ...], NodeKind] = {}
+        interned: dict[NodeKind, NodeKind] = {}
         kind_of: dict[int, NodeKind] = {}
         for node in nodes:
-            amount = amounts.get(id(node)) or node_kind(node.allocatable, resources, frozenset())
-            mask = masks[id(node)]
-            kind = interned.get((amount.allocatable, mask))
-            if kind is None:
-                kind = interned[(amount.allocatable, mask)] = NodeKind(amount.allocatable, mask)
-            kind_of[id(node)] = kind
-        return cls(shapes, list(groups).index(main.pod.signature()), kind_of)
+            amount = amounts.get(id(node)) or node_kind(node.allocatable, units)
+            kind = amount.allowing(masks[id(node)])
+            kind_of[id(node)] = interned.setdefault(kind, kind)
+        return cls(shapes, list(groups).index(main.pod.signature()), units, kind_of)
 
     def kinds(self, nodes: list[NodeInfo]) -> Counter[NodeKind]:
         return Counter(self.kind_of[id(node)] for node in nodes)
@@ -465,9 +464,12 @@ def _pack_nodes(gang: Gang, model: ClusterModel, nodes: list[NodeInfo], key: str
     main, main_count = max(required, key=lambda item: (item[1], sum(item[0].pod.requests.values())))
     packing = _Packing.of(required, main, model, nodes)
     placements = []
+    decided: dict[frozenset[tuple[NodeKind, int]], Decision] = {}  # racks alike are decided once
     for domain, domain_nodes in _domains(nodes, key).items():
-        kinds = packing.kinds(domain_nodes)
-        placement = Placement.of(domain, decide(packing.shapes, kinds, budget), packing.main)
+        kinds = frozenset(packing.kinds(domain_nodes).items())
+        if kinds not in decided:
+            decided[kinds] = decide(packing.shapes, dict(kinds), budget)
+        placement = Placement.of(domain, decided[kinds], packing.main)
         if gang.slice_key and gang.slice_size and len(packing.shapes) == 1 and not placement.proven_unsatisfiable:
             placement = _place_slices(domain, domain_nodes, packing, main_count, gang)
         placements.append(placement)
@@ -478,10 +480,9 @@ def _place_slices(domain: str, nodes: list[NodeInfo], packing: _Packing, count: 
     """Slices of `slice_size` identical pods, each within one domain of `slice_key` (exact: a
     sub-domain holding c copies holds floor(c / size) slices)."""
     needed = -(-count // gang.slice_size)
-    requests = dict(packing.shapes[0].requests)
     slices = 0
     for _sub, sub_nodes in _domains(nodes, gang.slice_key).items():
-        copies = sum(number * fit_count(requests, dict(kind.allocatable))
+        copies = sum(number * copies_on_kind(packing.shapes[0], kind, packing.units)
                      for kind, number in packing.kinds(sub_nodes).items() if kind.allowed)
         slices += copies // gang.slice_size
     if slices < needed:

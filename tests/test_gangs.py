@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 from conftest import DATA, by_rule, run_cli
 from gpulint.config import Config
-from gpulint.engine import FileLinter
+from gpulint.run import LintRun
 from gpulint.findings import Severity
-from gpulint.gang_packing import Budget, NodeKind, Outcome, Shape, _Problem, decide, node_kind
+from gpulint.gang_packing import Budget, NodeKind, Outcome, Shape, _Problem, decide, node_kind, request_units
 from gpulint.gangs import Gang, Member, pack
-from gpulint.inventory import LINTED_CLUSTER_KINDS, add_sources, load_inventory
+from gpulint.inventory import load_inventory
 from gpulint.scheduler import ClusterModel, NodeInfo, pod_requirements
 from gpulint.sources import Source
 
@@ -24,11 +24,8 @@ RACKS = str(DATA / "racks")
 def lint(text: str, with_inventory: bool = True, **config):
     body = textwrap.dedent(text).lstrip("\n")
     source = Source("gang.yaml", content=body.encode())
-    inventory = None
-    if with_inventory:
-        inventory = load_inventory([RACKS])
-        add_sources(inventory, [source], kinds=LINTED_CLUSTER_KINDS, from_inventory=False)
-    return FileLinter(Config(**config), inventory).lint(source).findings
+    inventory = load_inventory([RACKS]) if with_inventory else None
+    return LintRun(Config(**config), [source], inventory).report().findings
 
 
 def volcano_job(workers: int, gpus: int = 8, min_available: int | None = None, topology: str = "") -> str:
@@ -338,7 +335,7 @@ def test_counting_packer_and_its_search_against_brute_force(node_shapes, pod_sha
     nodes = [({"nvidia.com/gpu": gpus, "cpu": cpu, "pods": slots}, frozenset(i for i in allowed if i < len(shapes)))
              for gpus, cpu, slots, allowed in node_shapes]
     kinds: Counter[NodeKind] = Counter(
-        node_kind({r: Fraction(a) for r, a in allocatable.items()}, frozenset({"nvidia.com/gpu", "cpu"}), allowed)
+        node_kind({r: Fraction(a) for r, a in allocatable.items()}, request_units(shapes), allowed)
         for allocatable, allowed in nodes)
     feasible = _brute_force_shapes(shapes, nodes)
     decision = decide(shapes, kinds, Budget(10**6))

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from webhook_helpers import Server, review
 
-from gpulint.gang_packing import WORK_BUDGET, Budget, Outcome, Shape, decide, node_kind
+from gpulint.gang_packing import WORK_BUDGET, Budget, Outcome, Shape, decide, node_kind, request_units
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60  # seconds a subprocess may take before the test fails (the old code took minutes)
@@ -91,7 +91,7 @@ def test_twelve_gpu_pods_on_eleven_nodes_are_proven_unsatisfiable_at_once(tmp_pa
 
 def test_the_search_proves_what_the_bounds_cannot(tmp_path):
     shapes = [Shape(f"cpu{cpus}", (("cpu", Fraction(cpus)),), replicas) for replicas, cpus in SEARCH_PROVES]
-    nodes = {node_kind({"cpu": Fraction(100)}, frozenset({"cpu"}), frozenset(range(len(shapes)))): 5}
+    nodes = {node_kind({"cpu": Fraction(100)}, request_units(shapes), frozenset(range(len(shapes)))): 5}
     assert decide(shapes, nodes, Budget(0)).outcome is Outcome.UNKNOWN  # bounds and greedy leave it open
     code, findings, took = check_json(tmp_path, volcano_job(cpu_tasks(SEARCH_PROVES)), nodes_yaml(5, CPU_NODE))
     (finding,) = gang_findings(findings)
