@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gpulint.config import Config  # noqa: E402
-from gpulint.engine import FileLinter  # noqa: E402
+from gpulint.run import LintRun  # noqa: E402
 from gpulint.findings import Fix  # noqa: E402
 from gpulint.fix import _apply, _file_newline, _Plan, _plan_fix, _render, _Style, fix_text  # noqa: E402
 from gpulint.loader import load_text  # noqa: E402
@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     text = manifest(args.fixes)
-    report = FileLinter(Config()).lint(Source("bench.yaml", content=text.encode()))
+    report = LintRun(Config(), [Source("bench.yaml", content=text.encode())]).report().files[0]
     fixes = [finding.fix for finding in report.findings if finding.fix is not None]
     assert len(fixes) == args.fixes, len(fixes)
     now, outcome = timed(lambda: fix_text("bench.yaml", text, fixes), args.repeat)

@@ -10,10 +10,14 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from gpulint.engine import Deadline, FileLinter
+from gpulint.config import Config
+from gpulint.engine import Deadline, enabled_rules
 from gpulint.fields import mapping, text
-from gpulint.findings import Finding, Path, Severity
-from gpulint.loader import MAX_DEPTH, LocatedDocument
+from gpulint.findings import Finding, Severity
+from gpulint.inventory import ClusterInventory
+from gpulint.loader import MAX_DEPTH
+from gpulint.registry import Rule
+from gpulint.run import LintRun
 
 ADMISSION_API = "admission.k8s.io/v1"
 MAX_WARNINGS = 20
@@ -52,15 +56,21 @@ class Decision:
         return {"apiVersion": ADMISSION_API, "kind": "AdmissionReview", "response": body}
 
 
-class ReviewDocument(LocatedDocument):
-    """The object of a review, parsed from JSON: no YAML nodes, and no positions to report (the
-    API server shows messages, never lines), so locating anything is free."""
+@dataclass(frozen=True)
+class Reviewer:
+    """What every review of one inventory snapshot shares; each review is a LintRun of its own."""
 
-    def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
-        return 1, 1
+    config: Config
+    rules: dict[str, Rule]
+    cluster: ClusterInventory | None = None
 
-    def locate_in_string(self, path: Path, offset: int) -> tuple[int, int]:
-        return 1, 1
+    @classmethod
+    def build(cls, config: Config, cluster: ClusterInventory | None = None) -> "Reviewer":
+        return cls(config, enabled_rules(config), cluster)
+
+    def findings(self, obj: dict[str, Any], deadline: Deadline | None = None) -> list[Finding]:
+        run = LintRun.for_object(self.config, obj, self.cluster, self.rules)
+        return run.report(deadline=deadline).findings
 
 
 def json_depth(body: bytes) -> int:
@@ -97,7 +107,7 @@ def _warning(finding: Finding) -> str:
     return text if len(text) <= MAX_WARNING_LENGTH else text[:MAX_WARNING_LENGTH - 3] + "..."
 
 
-def decide(request: dict[str, Any], linter: FileLinter, deny_on: Severity, dry_run: bool,
+def decide(request: dict[str, Any], reviewer: Reviewer, deny_on: Severity, dry_run: bool,
            deadline: Deadline | None = None) -> Decision:
     uid = request["uid"]
     operation = request.get("operation")
@@ -109,11 +119,9 @@ def decide(request: dict[str, Any], linter: FileLinter, deny_on: Severity, dry_r
     if namespace and isinstance(obj.get("metadata"), dict) and not metadata.get("namespace"):
         obj = {**obj, "metadata": {**metadata, "namespace": namespace}}
     kind = text(obj.get("kind"))
-    name = text(metadata.get("name")) or text(metadata.get("generateName"))
-    path = f"{kind}/{namespace}/{name}"
     # The object is linted as parsed: re-serialising it to go through the YAML loader cost seconds and
     # hundreds of MB for an object with a million values, for positions nobody is shown.
-    findings = linter.lint_documents(path, [ReviewDocument(path, 0, obj, None)], deadline).findings
+    findings = reviewer.findings(obj, deadline)
     denying = [f for f in findings if f.severity >= deny_on]
     rest = [f for f in findings if f.severity < deny_on]
     if dry_run:

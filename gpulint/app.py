@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 import gc
-import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from gpulint.config import Config
-from gpulint.engine import Report, enabled_rules, lint
+from gpulint.engine import enabled_rules
+from gpulint.findings import Report
 from gpulint.formatters import FormatOptions, get_formatter
-from gpulint.inventory import LINTED_CLUSTER_KINDS, Inventory, InventoryError, add_sources, load_inventory
-from gpulint.policies import PolicyError, cached_policies
-from gpulint.registry import policy_rules
+from gpulint.inventory import ClusterInventory, InventoryError, load_inventory
+from gpulint.policies import PolicyError
+from gpulint.run import LintRun
 from gpulint.sources import Source, SourceError, collect_all
 
 
@@ -60,42 +59,15 @@ def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, message
 
 
 INVENTORY_RULES = ("gpu-resource-unknown", "gpu-unschedulable", "over-tight-affinity")
-_CLUSTER_OBJECT = re.compile(
-    rb"kind:\s*[\"']?(?:DeviceClass|ResourceSlice|Workload|PodGroup|CompositePodGroup|Namespace)\b")
-_CLUSTER_WORDS = (b"DeviceClass", b"ResourceSlice", b"Workload", b"PodGroup", b"Namespace")  # cheap pre-filter
-_CLAIM_OBJECT = re.compile(rb"kind:\s*[\"']?(?:ResourceClaim|ResourceClaimTemplate)\b")
-_CLAIM_REFERENCE = re.compile(rb"resourceClaim(?:Template)?Name")
 
 
-def build_inventory(config: Config, sources: list[Source]) -> Inventory | None:
-    """The configured inventory, plus the DRA and gang objects among the linted files.
-
-    The bytes were read once by collect(); only files that hold such objects are parsed
-    twice: DeviceClasses, ResourceSlices and gang groups always, claims and claim
-    templates only when some pod references one.
-    """
-    inventory = load_inventory(list(config.inventory)) if config.inventory else None
-    contents = [(source, source.read()) for source in sources]
-    wants_claims = any(b"resourceClaim" in raw and _CLAIM_REFERENCE.search(raw) for _, raw in contents)
-    cluster_files = [source for source, raw in contents
-                     if (any(word in raw for word in _CLUSTER_WORDS) and _CLUSTER_OBJECT.search(raw))
-                     or (wants_claims and b"ResourceClaim" in raw and _CLAIM_OBJECT.search(raw))]
-    if cluster_files:
-        inventory = inventory or Inventory()
-        add_sources(inventory, cluster_files, kinds=LINTED_CLUSTER_KINDS, from_inventory=False)
-    return inventory
+def load_cluster(config: Config) -> ClusterInventory | None:
+    """The configured inventory (``--inventory`` / ``inventory:``), or None."""
+    return load_inventory(list(config.inventory)) if config.inventory else None
 
 
-def all_objects(sources: list[Source]) -> list[dict[str, Any]]:
-    from gpulint.loader import load_bytes
-    from gpulint.objects import objects_in
-
-    return [obj.data for source in sources for document in load_bytes(source.display, source.read()).documents
-            for obj in objects_in(document)]
-
-
-def inventory_note(config: Config, inventory: Inventory | None) -> tuple[str, ...]:
-    if inventory is not None and inventory.has_nodes:
+def inventory_note(config: Config, cluster: ClusterInventory | None) -> tuple[str, ...]:
+    if cluster is not None and cluster.has_nodes:
         return ()
     skipped = [rule for rule in INVENTORY_RULES if rule in enabled_rules(config)]
     if not skipped:
@@ -106,30 +78,24 @@ def inventory_note(config: Config, inventory: Inventory | None) -> tuple[str, ..
 def run_check(paths: list[str], config: Config, output_format: str, *, fix: bool = False, show_diff: bool = False,
               jobs: int = 0, color: bool = False) -> CheckResult:
     try:
-        policies = cached_policies(config.policies) if config.policies else ()
-        if policies:
-            policy_rules(config.policies)  # a policy that clashes with a built-in rule is a usage error
+        rules = enabled_rules(config)  # loads the policies: a policy that clashes with a built-in rule is a usage error
         collected = collect_all(paths, config.exclude)
-        sources = collected.sources
-        inventory = build_inventory(config, sources)
+        cluster = load_cluster(config)
     except (SourceError, InventoryError, PolicyError) as exc:
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
-    if any(policy.uses_objects for policy in policies):  # cross-object policies see every linted object
-        inventory = inventory or Inventory()
-        inventory.linted_objects = all_objects(sources)
-    if inventory is not None:
+    if cluster is not None:
         gc.freeze()  # the inventory lives for the whole run: keep the collector from rescanning it
-    report = lint(sources, config, jobs, inventory)
+    run = LintRun(config, collected.sources, cluster, rules=rules)
+    fixing = fix or show_diff
+    report = run.report(1 if fixing else jobs)  # fixing reuses the parsed files: one process holds them
     messages: list[str] = []
-    if fix or show_diff:
-        changed, diff = _apply_fixes(report, sources, show_diff, messages)
+    if fixing:
+        changed, diff = _apply_fixes(report, collected.sources, show_diff, messages)
         if show_diff:
             return CheckResult(diff, bool(diff), messages)
         if changed:  # report what is left after the fixes
-            relinted = {r.path: r for r in lint([s.fresh() for s in changed], config, jobs, inventory).files}
-            report = Report([relinted.get(r.path, r) for r in report.files])
-    rules = enabled_rules(config)
-    notes = (*collected.notes, *inventory_note(config, inventory))
+            report = run.relinted(changed).report(1)
+    notes = (*collected.notes, *inventory_note(config, cluster))
     rendered = get_formatter(output_format)(report, rules, FormatOptions(color=color, notes=notes))
     worst = report.worst()
     return CheckResult(rendered, worst is not None and worst >= config.fail_on, messages)

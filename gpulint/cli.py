@@ -212,14 +212,12 @@ def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None,
     """Summarize the cluster inventory (GPUs by model, zone, rack; free capacity; DRA devices) and check it."""
     import json
 
-    from gpulint.engine import lint
-    from gpulint.formatters.text import render as render_findings
     from gpulint.formatters import FormatOptions, encode
+    from gpulint.formatters.text import render as render_findings
     from gpulint.inventory_report import render_text, summarize
     from gpulint.registry import all_rules
-    from gpulint.sources import collect
-
-    from gpulint.sources import SourceError
+    from gpulint.run import LintRun
+    from gpulint.sources import SourceError, collect
 
     config = _inventory_config(config_path, inventory_paths, None)
     try:
@@ -229,8 +227,9 @@ def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None,
         sys.exit(EXIT_USAGE)
     inventory = _read_inventory(config, sources)
     own_checks = config.with_overrides(select=("stale-gpu-label", "schema-invalid"), ignore=())
-    report = lint(sources, own_checks, inventory=inventory)
-    summary = summarize(inventory)
+    run = LintRun(own_checks, sources, inventory)
+    report = run.report()
+    summary = summarize(run.resolver)
     if output_format == "json":
         click.echo(json.dumps({"summary": summary.as_json(),
                                "findings": [f.as_json() for f in report.findings]}, indent=2))
@@ -252,48 +251,38 @@ def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None,
 def explain_command(paths: tuple[str, ...], object_selector: str | None, inventory_paths: tuple[str, ...],
                     config_path: str | None, output_format: str) -> None:
     """Explain why the pods of the manifests in PATHS would be Pending on the inventory's cluster."""
-    from gpulint.app import build_inventory
     from gpulint.explain import explain_objects, object_matches, render, render_json
     from gpulint.formatters import encode
-    from gpulint.inventory import InventoryError
-    from gpulint.loader import load_bytes
-    from gpulint.objects import objects_in
+    from gpulint.run import LintRun
     from gpulint.sources import SourceError, collect
 
     config = _inventory_config(config_path, inventory_paths, None)
     try:
         sources = collect(list(paths), config.exclude)
-        # The same inventory as `check` builds (DRA objects of the linted files included), so the
-        # same bad inventory fails the same way: exit 2 with file:line:col.
-        inventory = build_inventory(config, sources)
-    except (SourceError, InventoryError) as exc:
+    except SourceError as exc:
         click.echo(f"gpulint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
-    inventory = inventory or _read_inventory(config)
-    objects = []
-    unreadable = False  # `check` reports these as yaml-invalid errors (exit 1); so does explain
-    for source in sources:
-        try:
-            raw = source.read()
-        except OSError as exc:
-            click.echo(f"{source.display}: cannot read file: {exc.strerror or exc}", err=True)
-            unreadable = True
-            continue
-        loaded = load_bytes(source.display, raw)
-        for problem in loaded.problems:
-            click.echo(f"{source.display}:{problem.line}:{problem.column}: {problem.message}", err=True)
-            unreadable = True
-        for document in loaded.documents:
-            objects.extend(obj for obj in objects_in(document) if object_matches(obj, object_selector))
-    explanations = explain_objects(objects, inventory)
+    # The same run as `check` builds: the same inventory (a bad one fails the same way, exit 2 with
+    # file:line:col), the same linted set, the same verdicts and findings.
+    run = LintRun(config, sources, _read_inventory(config))
+    report = run.report(1)
+    for finding in report.findings:
+        if finding.rule == "yaml-invalid":
+            click.echo(f"{finding.file}:{finding.line}:{finding.column}: {finding.message}", err=True)
+    objects = [obj for obj in run.objects() if object_matches(obj, object_selector)]
+    explanations = explain_objects(objects, run.resolver, report.findings)
     if explanations:
         text = (render_json if output_format == "json" else render)(explanations)
         click.echo(encode(text, "json" if output_format == "json" else "text"), nl=False)
-    elif not unreadable:
+    elif not any(f.rule == "yaml-invalid" for f in report.findings):
         what = f" matching --object {object_selector}" if object_selector else ""
         click.echo(f"gpulint: no pod templates{what} in {', '.join(paths)}", err=True)
         sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_FINDINGS if unreadable else EXIT_OK)
+    # The exit code `check` gives for the objects explained (and for files it cannot read).
+    explained = {(obj.document.path, obj.document.index, obj.ref) for obj in objects}
+    judged = [f for f in report.findings if f.rule == "yaml-invalid" or (f.file, f.document, f.obj) in explained]
+    worst = max((f.severity for f in judged), default=None)
+    sys.exit(EXIT_FINDINGS if worst is not None and worst >= config.fail_on else EXIT_OK)
 
 
 @cli.command("serve")

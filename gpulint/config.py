@@ -35,9 +35,6 @@ class Config:
     exclude: tuple[str, ...] = ()
     inventory: tuple[str, ...] = ()  # inventory files/directories (config paths made relative to the config file)
     feature_gates: dict[str, bool] | None = None  # None: not stated (gate findings are info)
-    # The webhook sees one object at a time: a reference to another object (a claim template,
-    # a PodGroup) cannot be judged missing there, only in a linted set.
-    single_object: bool = False
     policies: tuple[str, ...] = ()  # policy files/directories, or gpulint:NAME from the shipped library
     source: str = ""  # the file it came from, for messages
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory

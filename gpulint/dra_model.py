@@ -3,15 +3,30 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from gpulint.cel import CACHE_SIZE, LRU, CelEngine
 from gpulint.dra import Allocator, ClaimSpec, Device, NodeVerdict, SelectorCache, devices_by_node
 from gpulint.fields import dig, sequence
 from gpulint.scheduler import NodeInfo
 
-if TYPE_CHECKING:
-    from gpulint.inventory import Inventory
+
+
+class DraInputs(Protocol):
+    """What the model is built from: the cluster inventory, or the resolver (inventory + linted objects)."""
+
+    @property
+    def nodes(self) -> list[NodeInfo]: ...
+
+    @property
+    def slices(self) -> Sequence[Any]: ...  # objects with .data
+
+    @property
+    def device_classes(self) -> Mapping[str, Any]: ...
+
+    @property
+    def claims(self) -> Sequence[Any]: ...
 
 
 @dataclass
@@ -24,7 +39,7 @@ class DeviceGroup:
 
 @dataclass
 class DraModel:
-    inventory: "Inventory"
+    inventory: DraInputs
     engine: CelEngine = field(default_factory=CelEngine)
     _groups: list[DeviceGroup] | None = None
     # per distinct set of claims (their selectors): bounded, the webhook reviews new claims forever

@@ -1,69 +1,21 @@
-"""The pipeline: sources -> located documents -> objects -> checks -> findings -> suppressions.
-
-Files are independent for the per-object checks, so large inputs are split over a
-process pool; results come back in input order, so output is deterministic.
-"""
+"""Objects -> checks -> findings -> suppressions, for one parsed file at a time (gpulint.run drives it)."""
 from __future__ import annotations
 
-import os
 import threading
 import time
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
 from gpulint.checks import CheckContext
 from gpulint.config import Config
-from gpulint.findings import Diagnostic, Finding, Fix, ObjectRef, Severity
-from gpulint.inventory import Inventory
-from gpulint.loader import LoadedFile, LocatedDocument, load_bytes
-from gpulint.objects import KubeObject, is_object, objects_in
+from gpulint.findings import Diagnostic, FileReport, Finding, Fix, ObjectRef, Severity
+from gpulint.objects import KubeObject, ParsedFile
 from gpulint.registry import Rule, all_rules, policy_rules
+from gpulint.resolver import Resolver
 from gpulint.schema import SchemaStore
-from gpulint.sources import Source
 from gpulint.suppress import FileSuppressions, annotation_rules, path_ignores, template_annotation_rules
 
 YAML_INVALID = "yaml-invalid"
-PARALLEL_MIN_FILES = 48
-
-
-@dataclass
-class FileReport:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    documents: int = 0
-    objects: int = 0
-    not_objects: int = 0  # documents that are not Kubernetes objects (values files, patches)
-    suppressed: int = 0
-    templated: bool = False
-
-
-@dataclass
-class Report:
-    files: list[FileReport]
-
-    @property
-    def findings(self) -> list[Finding]:
-        return [finding for report in self.files for finding in report.findings]
-
-    def count(self, severity: Severity) -> int:
-        return sum(1 for finding in self.findings if finding.severity == severity)
-
-    def worst(self) -> Severity | None:
-        return max((finding.severity for finding in self.findings), default=None)
-
-    def summary(self) -> dict[str, int]:
-        return {
-            "files": len(self.files),
-            "documents": sum(r.documents for r in self.files),
-            "objects": sum(r.objects for r in self.files),
-            "not_objects": sum(r.not_objects for r in self.files),
-            "errors": self.count(Severity.ERROR),
-            "warnings": self.count(Severity.WARNING),
-            "infos": self.count(Severity.INFO),
-            "suppressed": sum(r.suppressed for r in self.files),
-            "fixable": sum(1 for f in self.findings if f.fix is not None),
-        }
 
 
 def enabled_rules(config: Config) -> dict[str, Rule]:
@@ -109,45 +61,37 @@ def _schema_store(kubernetes_version: str) -> SchemaStore:
     return SchemaStore(kubernetes_version)
 
 
-class FileLinter:
-    """Lints one file at a time with a fixed configuration (and cluster inventory)."""
+class Engine:
+    """Checks parsed files with a fixed configuration, rule set and view of the cluster.
 
-    def __init__(self, config: Config, inventory: Inventory | None = None) -> None:
+    Built once per run (or per admission review): the check context, and its memo, live as
+    long as the run does.
+    """
+
+    def __init__(self, config: Config, resolver: Resolver, rules: dict[str, Rule] | None = None) -> None:
         self.config = config
-        self.rules = enabled_rules(config)
-        self.context = CheckContext(config, _schema_store(config.kubernetes_version), inventory)
+        self.rules = enabled_rules(config) if rules is None else rules
+        self.context = CheckContext(config, _schema_store(config.kubernetes_version), resolver)
 
-    def lint(self, source: Source, deadline: Deadline | None = None) -> FileReport:
-        try:
-            raw = source.read()
-        except OSError as exc:
-            report = FileReport(source.display)
-            report.findings.append(self._file_finding(source.display, f"cannot read file: {exc.strerror or exc}", 1, 1))
-            return report
-        return self._lint_loaded(load_bytes(source.display, raw), deadline)
-
-    def lint_documents(self, path: str, documents: list[LocatedDocument],
-                       deadline: Deadline | None = None) -> FileReport:
-        """Documents parsed already (an AdmissionReview's object): no YAML round trip, no comments."""
-        return self._lint_loaded(LoadedFile(path, "", documents), deadline)
-
-    def _lint_loaded(self, loaded: LoadedFile, deadline: Deadline | None) -> FileReport:
+    def check_file(self, parsed: ParsedFile, deadline: Deadline | None = None, *,
+                   path_ignores_apply: bool = True) -> FileReport:
+        """Findings of one parsed file, suppressions applied (``per-path-ignores`` only for files:
+        an admission review has no path)."""
+        loaded = parsed.loaded
         report = FileReport(loaded.path)
         report.templated = loaded.templated
         findings: list[Finding] = []
+        if parsed.read_error is not None:
+            findings.append(self._file_finding(loaded.path, f"cannot read file: {parsed.read_error}", 1, 1))
         if YAML_INVALID in self.rules:
             findings.extend(self._file_finding(loaded.path, p.message, p.line, p.column, p.document or 0)
                             for p in loaded.problems)
         report.documents = len(loaded.documents)
-        for document in loaded.documents:
-            if not is_object(document.data):
-                if document.data is not None:
-                    report.not_objects += 1
-                continue
-            for obj in objects_in(document):
-                report.objects += 1
-                findings.extend(self._check_object(obj, deadline))
-        report.findings, report.suppressed = self._suppress(loaded.path, loaded.text, findings)
+        report.not_objects = parsed.not_objects
+        for obj in parsed.objects:
+            report.objects += 1
+            findings.extend(self._check_object(obj, deadline))
+        report.findings, report.suppressed = self._suppress(loaded.path, loaded.text, findings, path_ignores_apply)
         report.findings.sort(key=Finding.sort_key)
         return report
 
@@ -210,9 +154,11 @@ class FileLinter:
         return Finding(diagnostic.rule, self._severity(diagnostic.rule, diagnostic.severity), diagnostic.message,
                        obj.document.path, line, column, obj.ref, fix, obj.document.index)
 
-    def _suppress(self, path: str, text: str, findings: list[Finding]) -> tuple[list[Finding], int]:
+    def _suppress(self, path: str, text: str, findings: list[Finding],
+                  path_ignores_apply: bool) -> tuple[list[Finding], int]:
         comments = FileSuppressions.scan(text)
-        by_path = path_ignores(path, self.config.per_path_ignores, self.config.root)
+        by_path = (path_ignores(path, self.config.per_path_ignores, self.config.root) if path_ignores_apply
+                   else frozenset())
         kept = [f for f in findings if f is not _SUPPRESSED and f.rule not in by_path and "all" not in by_path
                 and not comments.suppresses(f)]
         return kept, len(findings) - len(kept)
@@ -220,35 +166,3 @@ class FileLinter:
 
 # A placeholder for a finding suppressed by its object's annotation (counted, not reported).
 _SUPPRESSED = Finding("", Severity.INFO, "", "", 0, 0, ObjectRef())
-
-
-# The linter of a worker process, built once by the pool's initializer so the inventory
-# (thousands of nodes) crosses the process boundary once per worker, not once per chunk.
-_worker_linter: FileLinter | None = None
-
-
-def _init_worker(config: Config, inventory: Inventory | None) -> None:
-    global _worker_linter
-    _worker_linter = FileLinter(config, inventory)
-
-
-def _lint_chunk(sources: Sequence[Source]) -> list[FileReport]:
-    assert _worker_linter is not None
-    return [_worker_linter.lint(source) for source in sources]
-
-
-def lint(sources: Iterable[Source], config: Config, jobs: int = 0, inventory: Inventory | None = None) -> Report:
-    """Lint every source; ``jobs`` 0 means one worker per core when the input is large."""
-    items = list(sources)
-    workers = jobs or os.cpu_count() or 1
-    if workers <= 1 or len(items) < PARALLEL_MIN_FILES:
-        linter = FileLinter(config, inventory)
-        return Report([linter.lint(source) for source in items])
-    from concurrent.futures import ProcessPoolExecutor  # only large inputs pay for the pool
-
-    chunk_count = workers * 4  # small chunks even out files of different sizes
-    size = max(1, -(-len(items) // chunk_count))
-    chunks = [items[start:start + size] for start in range(0, len(items), size)]
-    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), initializer=_init_worker,
-                             initargs=(config, inventory)) as pool:
-        return Report([report for chunk in pool.map(_lint_chunk, chunks) for report in chunk])

@@ -9,19 +9,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from gpulint.checks.claim_unsatisfiable import explain_failure, referenced_claims
+from gpulint.checks.claim_unsatisfiable import explain_failure, extended_resource_claim, referenced_claims
 from gpulint.checks.gang_unsatisfiable import describe
-from gpulint.checks.gpu_unschedulable import hint
+from gpulint.checks.gpu_unschedulable import gpu_pod_requirements, hint
 from gpulint.gang_packing import WORK_BUDGET
 from gpulint.gangs import gangs_of, pack
-from gpulint.inventory import Inventory
+from gpulint.dra import ClaimSpec, claim_spec_of
+from gpulint.findings import Finding, Severity
 from gpulint.objects import KubeObject
+from gpulint.resolver import Resolver
 from gpulint.resources import is_extended
 from gpulint.scheduler import (REASON_AFFINITY, REASON_NODE_NAME, REASON_UNSCHEDULABLE, FitResult, NodeGroup,
                                pod_requirements)
 from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
 
 OK, FAIL, INFO = "ok", "FAIL", "info"
+EXPLAIN_JSON_VERSION = 1  # bumped when the shape of `explain --format json` changes
+NO_GANG = "no gang: pods are placed one by one"
 
 
 @dataclass
@@ -65,9 +69,11 @@ def _names(group: NodeGroup, limit: int = 3) -> str:
     return ", ".join(names) + more
 
 
-def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory, gang: Step | None = None
+def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: Step | None = None
                  ) -> SiteExplanation:
-    pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
+    # The requirements gpu-unschedulable judges: DRA-backed extended resources are the DRA step's.
+    pod = gpu_pod_requirements(obj.kind, site, inventory) or pod_requirements(effective_pod_spec(obj.kind, site.spec))
+    dra_backed = set(inventory.dra_extended_resources()) - inventory.published_resources
     model = inventory.model
     result: FitResult = model.evaluate(pod)
     role = f", '{site.role}' pod template" if site.role else ""
@@ -76,7 +82,8 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory, gang:
     steps: list[Step] = []
 
     # 1. resource names and counts
-    extended = {name: amount for name, amount in pod.requests.items() if is_extended(name)}
+    everything = pod_requirements(effective_pod_spec(obj.kind, site.spec)).requests
+    extended = {name: amount for name, amount in everything.items() if is_extended(name)}
     known = inventory.published_resources | inventory.dra_extended_resources().keys()
     unknown = [name for name in extended if name not in known]
     lines = ["effective pod request: " + (", ".join(f"{n} {_amount(a)}" for n, a in sorted(pod.requests.items()))
@@ -91,6 +98,10 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory, gang:
     lines = []
     status = OK
     for name, amount in sorted(extended.items()):
+        if name in dra_backed:
+            lines.append(f"{name}: asks {_amount(amount)}; served by DRA (a DeviceClass's extendedResourceName): "
+                         "see the DRA step")
+            continue
         largest_capacity = max((n.capacity.get(name, Fraction(0)) for n in inventory.nodes), default=Fraction(0))
         largest_allocatable = max((n.allocatable.get(name, Fraction(0)) for n in inventory.nodes), default=Fraction(0))
         largest_free = max((n.free(name) for n in inventory.nodes), default=Fraction(0))
@@ -98,6 +109,12 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory, gang:
                      f"allocatable {_amount(largest_allocatable)}, free now {_amount(largest_free)}")
         if amount > largest_allocatable:
             status = FAIL
+    if result.fits and site.pods and site.pods > 1:  # the same count gpu-unschedulable judges
+        placed = model.placeable(pod)
+        if placed < site.pods:
+            status = FAIL
+            lines.append(f"the workload runs {site.pods} of these pods, but only {placed} fit on the empty cluster "
+                         f"at once; the other {site.pods - placed} would stay Pending")
     steps.append(Step("Capacity vs allocatable", status, lines or ["no extended resources requested"]))
 
     # 3. affinity and taints
@@ -123,10 +140,10 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Inventory, gang:
     return SiteExplanation(heading, steps, table, summary, _commands(obj, site, result))
 
 
-def _gang_step(obj: KubeObject, inventory: Inventory) -> Step:
+def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
     gangs = gangs_of(obj, inventory)
     if not gangs:
-        return Step("Gang and topology", OK, ["no gang: pods are placed one by one"])
+        return Step("Gang and topology", OK, [NO_GANG])
     lines, status = [], OK
     for gang in gangs:
         result = pack(gang, inventory.model)
@@ -152,11 +169,15 @@ def _gang_step(obj: KubeObject, inventory: Inventory) -> Step:
     return Step("Gang and topology", status, lines)
 
 
-def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Inventory, result: FitResult) -> Step:
+def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, result: FitResult) -> Step:
     entries = site.spec.get("resourceClaims")
-    if not isinstance(entries, list) or not entries:
+    entries = entries if isinstance(entries, list) else []
+    if not entries and extended_resource_claim(site, inventory) is None:
         return Step("DRA claims", OK, ["no resource claims"])
     claims = referenced_claims(obj, site, inventory)
+    extended = extended_resource_claim(site, inventory)
+    if extended is not None:
+        claims.append(extended[0])
     lines = [f"{len(entries)} resource claim(s); {len(claims)} found in the linted files or the inventory"]
     if not claims or not inventory.dra.has_devices:
         lines.append("no ResourceSlices in the inventory: allocation not evaluated")
@@ -183,31 +204,80 @@ def _commands(obj: KubeObject, site: PodSpecSite, result: FitResult) -> list[str
     elif obj.kind == "Pod":
         commands.append(f"kubectl describe pod{namespace} {obj.ref.name}")
     commands.append("kubectl get nodes -L nvidia.com/gpu.product,nvidia.com/gpu.count,topology.kubernetes.io/zone")
-    if result.failing:
-        example = result.failing[0][0].representative.name
-        commands.append(f"kubectl describe node {example}   # taints, labels, Allocated resources")
+    # A node the pod's affinity excludes is never a node the pod touches: describe one it was refused by.
+    touched = [group for group, reasons in result.failing if REASON_AFFINITY not in reasons
+               and REASON_NODE_NAME not in reasons]
+    if touched:
+        commands.append(f"kubectl describe node {touched[0].representative.name}   # taints, labels, Allocated "
+                        "resources")
     return commands
 
 
-def explain_objects(objects: list[KubeObject], inventory: Inventory) -> list[SiteExplanation]:
+def explain_objects(objects: list[KubeObject], inventory: Resolver,
+                    findings: list[Finding] = ()) -> list[SiteExplanation]:  # type: ignore[assignment]
+    """An explanation per pod template, and one per object that has none but that `check` judges
+    (claims, claim templates, gang groups); each ends with `check`'s own findings on the object."""
     out = []
     for obj in objects:
+        own = [f for f in findings if f.file == obj.document.path and f.obj == obj.ref
+               and f.document == obj.document.index]
         sites = list(pod_spec_sites(obj.data))
         gang = _gang_step(obj, inventory) if sites else None  # the object's gangs, packed once for all its sites
-        out.extend(explain_site(obj, site, inventory, gang) for site in sites)
+        explained = [explain_site(obj, site, inventory, gang) for site in sites]
+        if not explained:
+            steps = _object_steps(obj, inventory)
+            if not steps and not own:
+                continue
+            explained = [SiteExplanation(obj.ref.display(), steps, [], "", [])]
+        for explanation in explained:
+            explanation.steps.append(_findings_step(own))
+        out.extend(explained)
     return out
+
+
+def _object_steps(obj: KubeObject, inventory: Resolver) -> list[Step]:
+    """What `check` judges on an object without pods: a claim's allocation, a group's packing."""
+    steps = []
+    if obj.ref.group == "resource.k8s.io" and obj.kind in ("ResourceClaim", "ResourceClaimTemplate"):
+        steps.append(_claim_step(claim_spec_of(obj.data, obj.kind), inventory))
+    gang = _gang_step(obj, inventory)
+    if gang.lines != [NO_GANG]:
+        steps.append(gang)
+    return steps
+
+
+def _claim_step(claim: ClaimSpec, inventory: Resolver) -> Step:
+    dra = inventory.dra
+    if not inventory.has_nodes or not dra.has_devices:
+        return Step("DRA allocation", INFO, ["no ResourceSlices in the inventory: allocation not evaluated"])
+    if not claim.requests:
+        return Step("DRA allocation", INFO, ["the claim has no requests"])
+    reason = explain_failure(dra.verdicts((claim,)), len(inventory.nodes))
+    if reason is not None:
+        return Step("DRA allocation", FAIL, [f"the claim can never be allocated: {reason}"])
+    fitting = sum(len(group.nodes) for group, verdict in dra.verdicts((claim,)) if verdict.fits)
+    return Step("DRA allocation", OK, [f"the claim can be allocated on {fitting} of the {len(inventory.nodes)} "
+                                       "nodes"])
+
+
+def _findings_step(findings: list[Finding]) -> Step:
+    if not findings:
+        return Step("gpulint check", OK, ["no findings"])
+    worst = max(f.severity for f in findings)
+    lines = [f"{f.line}:{f.column}: {f.severity}[{f.rule}] {f.message}" for f in findings]
+    return Step("gpulint check", FAIL if worst >= Severity.ERROR else INFO, lines)
 
 
 def render_json(explanations: list[SiteExplanation]) -> str:
     import json
 
-    return json.dumps([{
+    return json.dumps({"version": EXPLAIN_JSON_VERSION, "explanations": [{
         "heading": e.heading,
         "steps": [{"title": step.title, "status": step.status, "lines": step.lines} for step in e.steps],
         "nodes": [{"nodes": names, "count": count, "result": result} for names, count, result in e.table],
         "scheduler": e.summary,
         "commands": e.commands,
-    } for e in explanations], indent=2) + "\n"
+    } for e in explanations]}, indent=2) + "\n"
 
 
 def render(explanations: list[SiteExplanation]) -> str:
@@ -217,12 +287,15 @@ def render(explanations: list[SiteExplanation]) -> str:
         for number, step in enumerate(explanation.steps, 1):
             out.append(f"{number}. {step.title}: {step.status}")
             out.extend(f"     {line}" for line in step.lines)
-        width = max((len(names) for names, _, _ in explanation.table), default=5)
-        out.append("   nodes".ljust(width + 5) + "  count  result")
-        for names, count, result in explanation.table:
-            out.append(f"   {names:<{width}}  {count:>5}  {result}")
-        out.append(f"Scheduler: {explanation.summary}")
-        out.append("Confirm on the live cluster:")
-        out.extend(f"   {command}" for command in explanation.commands)
+        if explanation.table:
+            width = max((len(names) for names, _, _ in explanation.table), default=5)
+            out.append("   nodes".ljust(width + 5) + "  count  result")
+            for names, count, result in explanation.table:
+                out.append(f"   {names:<{width}}  {count:>5}  {result}")
+        if explanation.summary:
+            out.append(f"Scheduler: {explanation.summary}")
+        if explanation.commands:
+            out.append("Confirm on the live cluster:")
+            out.extend(f"   {command}" for command in explanation.commands)
         out.append("")
     return "\n".join(out)

@@ -32,6 +32,15 @@ class ObjectRef:
     namespace: str = ""
     name: str = ""
 
+    @property
+    def group(self) -> str:
+        """The API group: "" for the core group (``v1``), ``batch`` for ``batch/v1``."""
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def version(self) -> str:
+        return self.api_version.rpartition("/")[2]
+
     def display(self) -> str:
         name = f"{self.namespace}/{self.name}" if self.namespace else self.name
         return f"{self.kind}/{name}" if self.kind else name
@@ -101,4 +110,43 @@ class Finding:
             "column": self.column,
             "object": self.obj.as_json(),
             "fixable": self.fix is not None,
+        }
+
+
+@dataclass
+class FileReport:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    documents: int = 0
+    objects: int = 0
+    not_objects: int = 0  # documents that are not Kubernetes objects (values files, patches)
+    suppressed: int = 0
+    templated: bool = False
+
+
+@dataclass
+class Report:
+    files: list[FileReport]
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [finding for report in self.files for finding in report.findings]
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for finding in self.findings if finding.severity == severity)
+
+    def worst(self) -> Severity | None:
+        return max((finding.severity for finding in self.findings), default=None)
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "files": len(self.files),
+            "documents": sum(r.documents for r in self.files),
+            "objects": sum(r.objects for r in self.files),
+            "not_objects": sum(r.not_objects for r in self.files),
+            "errors": self.count(Severity.ERROR),
+            "warnings": self.count(Severity.WARNING),
+            "infos": self.count(Severity.INFO),
+            "suppressed": sum(r.suppressed for r in self.files),
+            "fixable": sum(1 for f in self.findings if f.fix is not None),
         }

@@ -9,7 +9,8 @@ import json
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpulint.loader import LoadProblem, LocatedDocument, collector_paused, load_bytes
 from gpulint.objects import KubeObject, objects_in
@@ -23,10 +24,8 @@ if TYPE_CHECKING:
     from gpulint.dra_model import DraModel
 
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
-INVENTORY_KINDS = ("Node", "ResourceSlice", "DeviceClass", "Pod", "ResourceClaim", "ResourceClaimTemplate",
+INVENTORY_KINDS = ("Node", "ResourceSlice", "DeviceClass", "Pod", "ResourceClaim", "ResourceClaimTemplate", "Namespace",
                    *GANG_OBJECT_KINDS)
-LINTED_CLUSTER_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "Namespace",
-                        *GANG_OBJECT_KINDS)
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -37,12 +36,16 @@ class InventoryError(Exception):
 
 @dataclass
 class Located:
+    """An inventory object and the file it came from."""
+
     data: dict[str, Any]
     file: str
 
 
 @dataclass
-class Inventory:
+class ClusterInventory:
+    """What ``--inventory`` (or the webhook's live watch) says the cluster holds; never the linted files."""
+
     nodes: list[NodeInfo] = field(default_factory=list)
     node_objects: dict[str, Located] = field(default_factory=dict)
     slices: list[Located] = field(default_factory=list)
@@ -51,14 +54,17 @@ class Inventory:
     claims: list[Located] = field(default_factory=list)
     claim_templates: dict[tuple[str, str], Located] = field(default_factory=dict)  # (namespace, name)
     named_claims: dict[tuple[str, str], Located] = field(default_factory=dict)
-    claims_from_inventory: bool = False  # the inventory lists the cluster's claims: a missing one is missing
-    classes_from_inventory: bool = False  # the inventory lists the cluster's DeviceClasses
-    _slice_names: set[str] = field(default_factory=set)
     # (api group, kind, namespace, name) -> object: native, coscheduling and Volcano groups
     gang_objects: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
-    namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)  # Namespace objects (policy selectors)
-    linted_objects: list[dict[str, Any]] = field(default_factory=list)  # for policies that use `objects`
+    namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Kinds the inventory lists (even when it lists none of them, a live watch says so): for these,
+    # an object absent from the inventory is absent from the cluster.
+    listed_kinds: set[str] = field(default_factory=set)
     sources: tuple[str, ...] = ()
+    _slice_names: set[str] = field(default_factory=set)
+
+    def lists(self, kind: str) -> bool:
+        return kind in self.listed_kinds
 
     def find_gang_object(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         return _namespaced(self.gang_objects, namespace, name, lambda key: key[:2] == (group, kind))
@@ -70,38 +76,37 @@ class Inventory:
     def __getstate__(self) -> dict[str, Any]:
         # Derived models (compiled CEL programs among them) are rebuilt lazily in each worker.
         return {k: v for k, v in self.__dict__.items()
-                if k not in ("model", "dra", "published_resources", "_slices_by_node")}
+                if k not in ("model", "dra", "published_resources")}
 
     @property
     def has_nodes(self) -> bool:
         return bool(self.nodes)
 
-    def add(self, obj: KubeObject, from_inventory: bool = True) -> None:
+    def add(self, obj: KubeObject) -> None:
         located = Located(obj.data, obj.document.path)
         name = obj.ref.name
-        if obj.kind == "Node" and obj.api_version == "v1":
+        kind, group = obj.kind, obj.ref.group
+        self.listed_kinds.add(kind)
+        if kind == "Node" and obj.api_version == "v1":
             self.nodes.append(NodeInfo.from_object(obj.data))
             self.node_objects[name] = located
-        elif obj.kind == "ResourceSlice" and obj.api_version.startswith("resource.k8s.io/"):
-            if name not in self._slice_names:  # the same slice in the inventory and the linted files
+        elif kind == "ResourceSlice" and group == "resource.k8s.io":
+            if name not in self._slice_names:
                 self._slice_names.add(name)
                 self.slices.append(located)
-        elif obj.kind == "DeviceClass" and obj.api_version.startswith("resource.k8s.io/"):
+        elif kind == "DeviceClass" and group == "resource.k8s.io":
             self.device_classes.setdefault(name, located)
-            self.classes_from_inventory |= from_inventory
-        elif obj.kind == "Pod" and obj.api_version == "v1":
+        elif kind == "Pod" and obj.api_version == "v1":
             self.pods.append(located)
-        elif obj.kind == "ResourceClaim" and obj.api_version.startswith("resource.k8s.io/"):
+        elif kind == "ResourceClaim" and group == "resource.k8s.io":
             self.claims.append(located)
             self.named_claims.setdefault((obj.ref.namespace, name), located)
-            self.claims_from_inventory |= from_inventory
-        elif obj.kind == "ResourceClaimTemplate" and obj.api_version.startswith("resource.k8s.io/"):
+        elif kind == "ResourceClaimTemplate" and group == "resource.k8s.io":
             self.claim_templates.setdefault((obj.ref.namespace, name), located)
-        elif obj.kind == "Namespace" and obj.api_version == "v1":
+        elif kind == "Namespace" and obj.api_version == "v1":
             self.namespaces.setdefault(name, obj.data)
-        elif obj.kind in GANG_OBJECT_KINDS:
-            group = obj.api_version.rpartition("/")[0]
-            self.gang_objects.setdefault((group, obj.kind, obj.ref.namespace, name), obj.data)
+        elif kind in GANG_OBJECT_KINDS:
+            self.gang_objects.setdefault((group, kind, obj.ref.namespace, name), obj.data)
 
     def account_running_pods(self) -> None:
         """Non-terminal pods bound to a node consume its capacity in the "now" view."""
@@ -126,17 +131,6 @@ class Inventory:
 
         return DraModel(self)
 
-    def dra_extended_resources(self) -> dict[str, str]:
-        """Extended resource name -> DeviceClass that backs it (explicit name or the implicit one)."""
-        names: dict[str, str] = {}
-        for class_name, located in sorted(self.device_classes.items()):
-            names[DEVICE_CLASS_PREFIX + class_name] = class_name
-            spec = mapping(located.data.get("spec"))
-            explicit = spec.get("extendedResourceName")
-            if isinstance(explicit, str) and explicit:
-                names.setdefault(explicit, class_name)
-        return names
-
     @cached_property
     def published_resources(self) -> frozenset[str]:
         names: set[str] = set()
@@ -145,17 +139,30 @@ class Inventory:
             names.update(name for name, amount in node.allocatable.items() if amount > 0)
         return frozenset(names)
 
-    def slices_for_node(self, node_name: str) -> list[dict[str, Any]]:
-        return self._slices_by_node.get(node_name, [])
 
-    @cached_property
-    def _slices_by_node(self) -> dict[str, list[dict[str, Any]]]:
-        by_node: dict[str, list[dict[str, Any]]] = {}
-        for located in self.slices:
-            spec = located.data.get("spec")
-            if isinstance(spec, dict) and isinstance(spec.get("nodeName"), str):
-                by_node.setdefault(spec["nodeName"], []).append(spec)
-        return by_node
+class HasData(Protocol):
+    data: dict[str, Any]
+
+
+def dra_extended_resources(device_classes: Mapping[str, HasData]) -> dict[str, str]:
+    """Extended resource name -> DeviceClass that backs it (explicit name or the implicit one)."""
+    names: dict[str, str] = {}
+    for class_name, located in sorted(device_classes.items()):
+        names[DEVICE_CLASS_PREFIX + class_name] = class_name
+        spec = mapping(located.data.get("spec"))
+        explicit = spec.get("extendedResourceName")
+        if isinstance(explicit, str) and explicit:
+            names.setdefault(explicit, class_name)
+    return names
+
+
+def slices_by_node(slices: Iterable[HasData]) -> dict[str, list[dict[str, Any]]]:
+    by_node: dict[str, list[dict[str, Any]]] = {}
+    for located in slices:
+        spec = located.data.get("spec")
+        if isinstance(spec, dict) and isinstance(spec.get("nodeName"), str):
+            by_node.setdefault(spec["nodeName"], []).append(spec)
+    return by_node
 
 
 def _namespaced(table: dict[Any, Any], namespace: str, name: str, wanted: Any) -> Any:
@@ -172,9 +179,9 @@ def _problem_message(path: str, problem: LoadProblem) -> str:
     return f"{path}:{problem.line}:{problem.column}: inventory: {problem.message}"
 
 
-def load_inventory(paths: list[str], sources: list[Source] | None = None) -> Inventory:
+def load_inventory(paths: list[str], sources: list[Source] | None = None) -> ClusterInventory:
     """``sources``: ``paths`` already collected (and read: a pipe cannot be read twice)."""
-    inventory = Inventory(sources=tuple(paths))
+    inventory = ClusterInventory(sources=tuple(paths))
     try:
         sources = collect(paths) if sources is None else sources
     except SourceError as exc:
@@ -188,8 +195,7 @@ def load_inventory(paths: list[str], sources: list[Source] | None = None) -> Inv
     return inventory
 
 
-def add_sources(inventory: Inventory, sources: list[Source], problems: list[str] | None = None,
-                kinds: tuple[str, ...] = INVENTORY_KINDS, from_inventory: bool = True) -> None:
+def add_sources(inventory: ClusterInventory, sources: list[Source], problems: list[str] | None = None) -> None:
     for source in sources:
         try:
             raw = source.read()
@@ -205,8 +211,8 @@ def add_sources(inventory: Inventory, sources: list[Source], problems: list[str]
                     problems.extend(found)
                     continue
             for obj in objects:
-                if obj.kind in kinds:
-                    inventory.add(obj, from_inventory)
+                if obj.kind in INVENTORY_KINDS:
+                    inventory.add(obj)
 
 
 def _objects(display: str, raw: bytes, problems: list[str] | None) -> list[KubeObject]:

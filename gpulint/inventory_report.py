@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from gpulint.inventory import Inventory
+from gpulint.resolver import Resolver
 from gpulint.resources import is_extended
 from gpulint.fields import mapping, sequence
 
@@ -59,7 +59,7 @@ def _first_label(labels: dict[str, str], keys: tuple[str, ...], default: str) ->
     return default
 
 
-def summarize(inventory: Inventory) -> InventorySummary:
+def summarize(inventory: Resolver) -> InventorySummary:
     summary = InventorySummary(len(inventory.nodes))
     totals: dict[str, ResourceTotals] = defaultdict(ResourceTotals)
     for node in inventory.nodes:
@@ -85,7 +85,7 @@ def summarize(inventory: Inventory) -> InventorySummary:
     return summary
 
 
-def _devices_by_class(inventory: Inventory) -> Counter[str]:
+def _devices_by_class(inventory: Resolver) -> Counter[str]:
     """Devices each DeviceClass selects (its CEL selectors evaluated on every published device)."""
     counts: Counter[str] = Counter()
     if not inventory.slices or not inventory.device_classes:

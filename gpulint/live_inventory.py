@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gpulint.inventory import Inventory
+from gpulint.inventory import ClusterInventory
 from gpulint.loader import LocatedDocument
 from gpulint.objects import objects_in
 
@@ -46,7 +46,7 @@ def api_client(kubeconfig: str | None = None, configuration: Any = None) -> Any:
 
 
 class LiveInventory:
-    def __init__(self, client: Any, on_change: Callable[[Inventory], None], log: Callable[..., None]) -> None:
+    def __init__(self, client: Any, on_change: Callable[[ClusterInventory], None], log: Callable[..., None]) -> None:
         from kubernetes import client as k8s
 
         self._core = k8s.CoreV1Api(client)
@@ -130,7 +130,7 @@ class LiveInventory:
             return
         with self._lock:
             snapshot = [item for table in self._objects.values() for item in table.values()]
-        inventory = Inventory(sources=("live",), classes_from_inventory=True)
+        inventory = ClusterInventory(sources=("live",), listed_kinds={"Node", "ResourceSlice", "DeviceClass"})
         for index, item in enumerate(snapshot):
             for obj in objects_in(LocatedDocument("live", index, item, None)):
                 inventory.add(obj)

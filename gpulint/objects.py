@@ -7,7 +7,7 @@ from typing import Any
 
 from gpulint.fields import sequence
 from gpulint.findings import ObjectRef, Path
-from gpulint.loader import LocatedDocument
+from gpulint.loader import LoadedFile, LocatedDocument
 
 SUPPRESS_ANNOTATION = "gpulint.io/ignore"
 
@@ -81,3 +81,28 @@ def objects_in(document: LocatedDocument) -> Iterator[KubeObject]:
             yield KubeObject(data, document, (), object_ref(data))
         return
     yield KubeObject(data, document, (), object_ref(data))
+
+
+@dataclass
+class ParsedFile:
+    """A source parsed once: its documents (with positions) and the Kubernetes objects in them."""
+
+    loaded: LoadedFile
+    objects: list[KubeObject]
+    not_objects: int = 0  # documents that are not Kubernetes objects (values files, patches)
+    read_error: str | None = None  # the file could not be read (then ``loaded`` is empty)
+
+    @property
+    def path(self) -> str:
+        return self.loaded.path
+
+
+def parse_file(loaded: LoadedFile) -> ParsedFile:
+    objects: list[KubeObject] = []
+    not_objects = 0
+    for document in loaded.documents:
+        if is_object(document.data):
+            objects.extend(objects_in(document))
+        elif document.data is not None:
+            not_objects += 1
+    return ParsedFile(loaded, objects, not_objects)

@@ -512,9 +512,7 @@ def pod_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def inventory_view(ctx: CheckContext) -> dict[str, Any]:
-    inventory = ctx.inventory
-    if inventory is None:
-        return {"nodes": [], "deviceClasses": [], "resourceSlices": []}
+    inventory = ctx.resolver
     return {"nodes": [located.data for located in inventory.node_objects.values()],
             "deviceClasses": [located.data for located in inventory.device_classes.values()],
             "resourceSlices": [located.data for located in inventory.slices]}
@@ -533,7 +531,7 @@ def _not_offline(policy: Policy, why: str) -> Diagnostic:
 
 
 def evaluate(policy: Policy, obj: KubeObject, ctx: CheckContext, engine: CelEngine) -> Iterator[Diagnostic]:
-    namespaces = ctx.inventory.namespaces if ctx.inventory is not None else {}
+    namespaces = ctx.resolver.namespaces
     verdicts = [_matches(m, obj, namespaces) for m in (policy.match, *policy.extra_matches)]
     if any(v is False for v in verdicts):
         return
@@ -546,7 +544,7 @@ def evaluate(policy: Policy, obj: KubeObject, ctx: CheckContext, engine: CelEngi
     data: dict[str, Any] = {
         "object": obj.data, "oldObject": None, "podSpecs": pod_specs(obj.data),
         "inventory": ctx.memo("policy-inventory", lambda: inventory_view(ctx)),
-        "objects": ctx.inventory.linted_objects if ctx.inventory is not None else [],
+        "objects": ctx.resolver.objects,
         "request": {"operation": "CREATE", "namespace": obj.ref.namespace, "name": obj.ref.name,
                     "kind": {"group": obj.api_version.rpartition("/")[0], "version": obj.api_version.rpartition("/")[2],
                              "kind": obj.kind}},

@@ -60,6 +60,7 @@ class Rule:
     example_config: Mapping[str, Any] = field(default_factory=dict, hash=False)
     use_instead_config: Mapping[str, Any] = field(default_factory=dict, hash=False)
     use_instead_allow: Mapping[str, str] = field(default_factory=dict, hash=False)  # rule id -> reason
+    reads_objects: bool = False  # a policy that reads every linted object (`objects`)
 
     def inventory_path(self) -> Path | None:
         return shipped_inventory(self.example_inventory) if self.example_inventory else None
@@ -210,7 +211,8 @@ def _policy_rules(paths: tuple[str, ...], signature: tuple[Any, ...]) -> dict[st
             why=str(docs.get("rationale") or "See the policy file."),
             kubernetes=(f"policy file {first.source}",),
             example=str(docs.get("example") or ""), use_instead=str(docs.get("useInstead") or docs.get("fix") or ""),
-            fix_safety="", check=_combined(checks), **_policy_example_run(docs, first.source))
+            fix_safety="", check=_combined(checks), reads_objects=any(p.uses_objects for p in policies),
+            **_policy_example_run(docs, first.source))
     return rules
 
 

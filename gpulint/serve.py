@@ -26,16 +26,16 @@ import sys
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
-from gpulint.admission import BadReview, Decision, decide, parse_review
+from gpulint.admission import BadReview, Decision, Reviewer, decide, parse_review
 from gpulint.config import Config
-from gpulint.engine import Deadline, DeadlineExceeded, FileLinter
+from gpulint.engine import Deadline, DeadlineExceeded
 from gpulint.findings import Severity
-from gpulint.inventory import Inventory, InventoryError, load_inventory
+from gpulint.inventory import ClusterInventory, InventoryError, load_inventory
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 KNOWN_PATHS = ("/validate", "/healthz", "/readyz", "/metrics")  # metric labels; anything else is "other"
@@ -155,8 +155,8 @@ class Metrics:
 class Snapshot:
     """What a request sees: swapped whole, so a request never mixes two inventories."""
 
-    linter: FileLinter
-    inventory: Inventory | None
+    reviewer: Reviewer
+    inventory: ClusterInventory | None
     loaded_at: float | None
 
 
@@ -219,11 +219,10 @@ class Certificates:
 
 class Webhook:
     def __init__(self, config: Config, options: ServeOptions, api: Any = None) -> None:
-        config = replace(config, single_object=True)
         self.config = config
         self.options = options
         self.metrics = Metrics()
-        self.snapshot = Snapshot(FileLinter(config), None, None)
+        self.snapshot = Snapshot(Reviewer.build(config), None, None)
         self._signature: tuple[Any, ...] | None = None
         self._stop = threading.Event()
         self._wake = threading.Event()  # SIGHUP: re-read now
@@ -252,10 +251,10 @@ class Webhook:
     def stopping(self) -> bool:
         return self._stop.is_set()
 
-    def swap_inventory(self, inventory: Inventory) -> None:
+    def swap_inventory(self, inventory: ClusterInventory) -> None:
         """Replace the inventory whole: a request sees the old one or the new one, never a mix."""
         with self._swap_lock:
-            self.snapshot = Snapshot(FileLinter(self.config, inventory), inventory, time.time())
+            self.snapshot = Snapshot(Reviewer.build(self.config, inventory), inventory, time.time())
             # gc.freeze keeps the collector from rescanning a long-lived inventory per request, but a
             # frozen object is never collected: the old snapshot (its models point back at it: cycles)
             # would stay forever. Thaw, collect what the swap released, freeze what is alive now.
@@ -336,7 +335,7 @@ class Webhook:
 
         def work() -> None:
             try:
-                future.set_result(decide(request, snapshot.linter, options.deny_on, options.dry_run, deadline))
+                future.set_result(decide(request, snapshot.reviewer, options.deny_on, options.dry_run, deadline))
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
                 future.set_exception(exc)
             finally:

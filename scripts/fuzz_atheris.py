@@ -82,7 +82,9 @@ class Harness:
     def __init__(self, workdir: str) -> None:
         from gpulint.admission import BadReview, decide, parse_review
         from gpulint.config import Config
-        from gpulint.engine import FileLinter
+        from gpulint.admission import Reviewer
+        from gpulint.engine import enabled_rules
+        from gpulint.run import LintRun
         from gpulint.inventory import load_inventory
         from gpulint.loader import load_bytes
         from gpulint.objects import objects_in
@@ -92,13 +94,12 @@ class Harness:
         self.keep_going = os.environ.get("GPULINT_FUZZ_KEEP_GOING", "")  # a directory: record crashes, go on
         self.config = Config()
         inventory = load_inventory([str(REPO / "examples" / "inventory"), str(REPO / "tests" / "data" / "dra")])
-        # A fresh copy per input (the input's cluster objects are added to it): pickling drops the
-        # derived models, exactly as for the process pool's workers.
-        self.inventory_blob = pickle.dumps(inventory)
-        self.admission_linter = FileLinter(dataclasses.replace(self.config, single_object=True), inventory)
+        self.inventory = inventory
+        self.reviewer = Reviewer.build(self.config, inventory)
         self.decide, self.parse_review, self.bad_review = decide, parse_review, BadReview
         self.load_bytes, self.objects_in, self.source = load_bytes, objects_in, Source
-        self.file_linter = FileLinter
+        self.lint_run = LintRun
+        self.rules = {rule_id: _raising(rule) for rule_id, rule in enabled_rules(self.config).items()}
         examples = sorted((REPO / "examples" / "manifests").glob("*.yaml"))
         self.example_objects = [obj for path in examples
                                 for document in load_bytes(str(path), path.read_bytes()).documents
@@ -119,31 +120,20 @@ class Harness:
 
     # ------------------------------------------------------------------ targets
 
-    def _linter(self, inventory: Any) -> Any:
-        linter = self.file_linter(self.config, inventory)
-        linter.rules = {rule_id: _raising(rule) for rule_id, rule in linter.rules.items()}
-        return linter
-
     def _check(self, payload: bytes) -> None:
-        from gpulint.engine import Report
         from gpulint.explain import explain_objects, render, render_json
         from gpulint.formatters import FormatOptions, get_formatter
-        from gpulint.inventory import LINTED_CLUSTER_KINDS, add_sources
 
         source = self.source("fuzz.yaml", content=payload)
-        inventory = pickle.loads(self.inventory_blob)
-        add_sources(inventory, [source], kinds=LINTED_CLUSTER_KINDS, from_inventory=False)
-        linter = self._linter(inventory)
-        report = Report([linter.lint(source)])
+        run = self.lint_run(self.config, [source], self.inventory, rules=self.rules)
+        report = run.report()
         for name in ("text", "json", "sarif", "github", "junit"):
-            rendered = get_formatter(name)(report, linter.rules, FormatOptions())
+            rendered = get_formatter(name)(report, self.rules, FormatOptions())
             if name in ("json", "sarif"):
                 json.loads(rendered)
             elif name == "junit":
                 ET.fromstring(rendered.encode())
-        objects = [obj for document in self.load_bytes("fuzz.yaml", payload).documents
-                   for obj in self.objects_in(document)]
-        explanations = explain_objects(objects, inventory)
+        explanations = explain_objects(run.objects(), run.resolver, report.findings)
         render(explanations)
         json.loads(render_json(explanations))
 
@@ -157,7 +147,7 @@ class Harness:
             if request is None:
                 return
         for deny_on in (Severity.ERROR, Severity.INFO):
-            decision = self.decide(request, self.admission_linter, deny_on, False)
+            decision = self.decide(request, self.reviewer, deny_on, False)
             json.dumps(decision.response())
             internal = [f.message for f in decision.findings if "internal error" in f.message]
             assert not internal, internal
@@ -184,7 +174,7 @@ class Harness:
         except PolicyError as error:
             assert str(error)
             return
-        context = self.file_linter(self.config, pickle.loads(self.inventory_blob)).context
+        context = self.lint_run(self.config, (), self.inventory).engine.context
         for policy in policies:
             for obj in self.example_objects:
                 list(evaluate(policy, obj, context, policy_engine()))

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from gpulint.cli import cli
 from gpulint.config import Config
-from gpulint.engine import FileLinter
+from gpulint.run import LintRun
 from gpulint.findings import Finding
 from gpulint.sources import Source
 
@@ -37,7 +37,7 @@ def run_cli(*args: str, input: str | bytes | None = None) -> Run:
 def lint_text(text: str, path: str = "manifest.yaml", config: Config | None = None) -> list[Finding]:
     """Lint YAML text (dedented) as one file and return its findings."""
     body = textwrap.dedent(text).lstrip("\n")
-    return FileLinter(config or Config()).lint(Source(path, content=body.encode())).findings
+    return LintRun(config or Config(), [Source(path, content=body.encode())]).report().findings
 
 
 def by_rule(findings: list[Finding], rule: str) -> list[Finding]:

@@ -6,9 +6,9 @@ import pytest
 
 from conftest import DATA, by_rule, run_cli
 from gpulint.config import Config
-from gpulint.engine import FileLinter
+from gpulint.run import LintRun
 from gpulint.findings import Severity
-from gpulint.inventory import LINTED_CLUSTER_KINDS, add_sources, load_inventory
+from gpulint.inventory import load_inventory
 from gpulint.sources import Source
 from rule_harness import assert_findings
 
@@ -21,13 +21,10 @@ def cluster():
 
 
 def lint(text: str, inventory=None, **config):
-    """Lint ``text`` as gpulint check does: its DRA objects join the inventory (a fresh copy)."""
+    """Lint ``text`` as gpulint check does (one LintRun: its DRA objects join the cluster's)."""
     body = textwrap.dedent(text).lstrip("\n")
     source = Source("claims.yaml", content=body.encode())
-    if inventory is not None:
-        inventory = load_inventory([DRA])
-        add_sources(inventory, [source], kinds=LINTED_CLUSTER_KINDS, from_inventory=False)
-    return FileLinter(Config(**config), inventory).lint(source).findings
+    return LintRun(Config(**config), [source], inventory).report().findings
 
 
 def template(requests: str, constraints: str = "", name: str = "t", api: str = "resource.k8s.io/v1") -> str:

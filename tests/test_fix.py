@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from conftest import run_cli
 from gpulint.config import Config
-from gpulint.engine import FileLinter
+from gpulint.run import LintRun
 from gpulint.fix import fix_text
 from gpulint.sources import Source
 
@@ -63,7 +63,7 @@ spec:
 
 
 def fixes_for(text: str, path: str = "f.yaml"):
-    report = FileLinter(Config()).lint(Source(path, content=text.encode()))
+    report = LintRun(Config(), [Source(path, content=text.encode())]).report().files[0]
     return [f.fix for f in report.findings if f.fix is not None]
 
 
@@ -299,7 +299,7 @@ def render_manifest(documents: list[dict], style) -> tuple[str, str]:
 
 
 def fix_file_text(name: str, text: str) -> str:
-    report = FileLinter(Config()).lint(Source(name, content=text.encode()))
+    report = LintRun(Config(), [Source(name, content=text.encode())]).report().files[0]
     fixes = [f.fix for f in report.findings if f.fix is not None]
     outcome = fix_text(name, text, fixes)
     assert not outcome.refused, outcome.refused

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import DATA, by_rule, run_cli
 from gpulint.config import Config
-from gpulint.engine import FileLinter
+from gpulint.run import LintRun
 from gpulint.findings import Severity
 from gpulint.inventory import InventoryError, load_inventory
 from gpulint.sources import Source
@@ -22,7 +22,7 @@ def inventory():
 
 def lint(text: str, inventory, **config):
     body = textwrap.dedent(text).lstrip("\n")
-    return FileLinter(Config(**config), inventory).lint(Source("w.yaml", content=body.encode())).findings
+    return LintRun(Config(**config), [Source("w.yaml", content=body.encode())], inventory).report().findings
 
 
 def pod(spec_lines: str, kind_header: str = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n"):
@@ -300,12 +300,14 @@ def test_explain_command(write):
                 resources: {limits: {nvidia.com/gpu: 16}}
     """)
     result = run_cli("explain", str(path), "--inventory", FLEET, "--object", "job/ml/big")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # as `check` exits: the Job is gpu-unschedulable
     out = result.stdout
     assert "== Job/ml/big (1 pod)" in out
     assert "2. Capacity vs allocatable: FAIL" in out
     assert "Scheduler: 0/8 nodes are available: 1 node(s) were unschedulable, 7 Insufficient nvidia.com/gpu." in out
     assert "kubectl describe pods -n ml -l app=big" in out
+    # check's own finding on the object, from the same run
+    assert "6. gpulint check: FAIL\n     13:46: error[gpu-unschedulable] this pod can never be scheduled" in out
     assert run_cli("explain", str(path), "--inventory", FLEET, "--object", "job/other").exit_code == 2
 
 
@@ -363,7 +365,8 @@ def test_parallel_output_is_deterministic(tmp_path):
 def test_explain_json(write):
     path = write("p.yaml", gpu_pod(16, TOLERATE))
     data = json.loads(run_cli("explain", str(path), "--inventory", FLEET, "--format", "json").stdout)
-    (explanation,) = data
+    assert data["version"] == 1
+    (explanation,) = data["explanations"]
     assert explanation["heading"] == "Pod/ml/p (1 pod)"
     assert [step["status"] for step in explanation["steps"]][:2] == ["ok", "FAIL"]
     assert explanation["scheduler"].startswith("0/8 nodes are available:")

@@ -5,10 +5,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpulint.config import Config
-from gpulint.engine import FileLinter
+from gpulint.run import LintRun
 from gpulint.sources import Source
 
-LINTER = FileLinter(Config())
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 YAMLISH = st.lists(st.sampled_from([
@@ -20,7 +19,7 @@ YAMLISH = st.lists(st.sampled_from([
 
 
 def lint(raw: bytes):
-    return LINTER.lint(Source("random.yaml", content=raw))
+    return LintRun(Config(), [Source("random.yaml", content=raw)]).report().files[0]
 
 
 def assert_sane(report):
@@ -84,7 +83,7 @@ def test_random_manifests_never_crash(manifests):
 # The same random manifests, and random DRA and gang objects, against a real inventory:
 # every inventory, DRA and gang rule runs on them and none may fail internally.
 from conftest import DATA  # noqa: E402
-from gpulint.inventory import LINTED_CLUSTER_KINDS, add_sources, load_inventory  # noqa: E402
+from gpulint.inventory import load_inventory  # noqa: E402
 
 CLAIM = st.fixed_dictionaries({
     "apiVersion": st.sampled_from(["resource.k8s.io/v1", "resource.k8s.io/v1beta1", "resource.k8s.io/v1alpha3"]),
@@ -127,5 +126,4 @@ def test_random_objects_against_an_inventory_never_crash(manifests):
     text = "\n---\n".join(json.dumps(m) for m in manifests)
     source = Source("random.yaml", content=text.encode())
     inventory = load_inventory([str(DATA / "dra"), str(DATA / "racks")])
-    add_sources(inventory, [source], kinds=LINTED_CLUSTER_KINDS, from_inventory=False)
-    assert_sane(FileLinter(Config(), inventory).lint(source))
+    assert_sane(LintRun(Config(), [source], inventory).report().files[0])

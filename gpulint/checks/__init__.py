@@ -10,8 +10,8 @@ from gpulint.config import Config
 from gpulint.findings import Diagnostic, Path
 
 if TYPE_CHECKING:
-    from gpulint.inventory import Inventory
     from gpulint.objects import KubeObject
+    from gpulint.resolver import Resolver
     from gpulint.schema import SchemaStore
 
 
@@ -21,14 +21,14 @@ MEMO_SIZE = 1024  # results kept per distinct pod (each may hold a verdict per n
 class CheckContext:
     config: Config
     schemas: "SchemaStore"
-    inventory: "Inventory | None" = None
-    # per-run memo for checks; bounded: the webhook's context lives for every review of a snapshot
+    resolver: "Resolver"
+    # per-run memo for checks (a run is one invocation, or one admission review); bounded all the same
     cache: LRU[Any, Any] = field(default_factory=lambda: LRU(MEMO_SIZE))
 
     @property
-    def cluster(self) -> "Inventory | None":
-        """The inventory when it has nodes: the rules that need hardware are skipped otherwise."""
-        return self.inventory if self.inventory is not None and self.inventory.has_nodes else None
+    def cluster(self) -> "Resolver | None":
+        """The resolver when the inventory has nodes: the rules that need hardware are skipped otherwise."""
+        return self.resolver if self.resolver.has_nodes else None
 
     def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
         value = self.cache.get(key)

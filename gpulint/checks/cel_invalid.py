@@ -18,7 +18,7 @@ RULE_ID = "cel-invalid"
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if not is_dra(obj, "DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):
         return
-    dra = ctx.inventory.dra if ctx.inventory is not None else None
+    dra = ctx.resolver.dra_if_any
     engine: CelEngine = dra.engine if dra is not None else ctx.memo("cel-engine", CelEngine)
     for selector, devices in _selectors_and_devices(obj, dra):
         compiled = engine.compile(selector.expression)

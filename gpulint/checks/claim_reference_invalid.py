@@ -8,7 +8,7 @@ from gpulint.checks import CheckContext
 from gpulint.checks._dra import claim_of
 from gpulint.dra import claim_spec_of
 from gpulint.findings import Diagnostic, Severity
-from gpulint.inventory import Inventory
+from gpulint.resolver import Resolver
 from gpulint.objects import KubeObject
 from gpulint.workloads import containers, pod_spec_sites
 
@@ -20,16 +20,14 @@ def _pod_claims(spec: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     return [(i, c) for i, c in enumerate(claims) if isinstance(c, dict)] if isinstance(claims, list) else []
 
 
-def referenced_claim(obj: KubeObject, entry: dict[str, Any], inventory: Inventory | None):
+def referenced_claim(obj: KubeObject, entry: dict[str, Any], resolver: Resolver):
     """The claim (or template) data a pod's resourceClaims entry points at, if the linted set or inventory has it."""
-    if inventory is None:
-        return None, None
     namespace = obj.ref.namespace
     if isinstance(entry.get("resourceClaimTemplateName"), str):
-        return inventory.find_claim("ResourceClaimTemplate", namespace, entry["resourceClaimTemplateName"]), \
+        return resolver.find_claim("ResourceClaimTemplate", namespace, entry["resourceClaimTemplateName"]), \
             "ResourceClaimTemplate"
     if isinstance(entry.get("resourceClaimName"), str):
-        return inventory.find_claim("ResourceClaim", namespace, entry["resourceClaimName"]), "ResourceClaim"
+        return resolver.find_claim("ResourceClaim", namespace, entry["resourceClaimName"]), "ResourceClaim"
     return None, None
 
 
@@ -56,14 +54,14 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
                                             "resourceClaimName and resourceClaimTemplateName must be set"
                              + (" (the `source:` wrapper was removed in Kubernetes 1.31)" if "source" in entry else ""))
             continue
-        located, kind = referenced_claim(obj, entry, ctx.inventory)
+        located, kind = referenced_claim(obj, entry, ctx.resolver)
         target = entry.get("resourceClaimTemplateName") or entry.get("resourceClaimName")
         field_name = "resourceClaimTemplateName" if has_template else "resourceClaimName"
-        if located is None and ctx.config.single_object:
+        if located is None and not ctx.resolver.reference_proven_absent:
             requests_by_name[str(entry.get("name"))] = None
             continue
         if located is None:
-            definite = ctx.inventory is not None and ctx.inventory.claims_from_inventory
+            definite = ctx.resolver.claims_listed
             namespace = obj.ref.namespace or "the pod's namespace"
             yield Diagnostic(RULE_ID, (*path, field_name),
                              f"{kind or 'claim'} '{target}' is not among the linted files"

@@ -11,7 +11,7 @@ from gpulint.dra import Alternative, ClaimSpec, Request, claim_spec_of
 from gpulint.dra_model import DraModel
 from gpulint.fields import mapping
 from gpulint.findings import Diagnostic, Severity
-from gpulint.inventory import Inventory
+from gpulint.resolver import Resolver
 from gpulint.objects import KubeObject
 from gpulint.quantity import QuantityError, quantity_from_yaml
 from gpulint.resources import is_extended
@@ -22,10 +22,10 @@ RULE_ID = "claim-unsatisfiable"
 
 
 def _dra(ctx: CheckContext) -> DraModel | None:
-    inventory = ctx.cluster
-    if inventory is None or not inventory.dra.has_devices:
+    world = ctx.cluster
+    if world is None or not world.dra.has_devices:
         return None
-    return inventory.dra
+    return world.dra
 
 
 def explain_failure(verdicts: list, total: int) -> str | None:
@@ -63,11 +63,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if claim is not None:
         if claim.requests and all(r.alternatives for r in claim.requests) and _judgeable(claim, dra):
             where = claim.requests[0].path[:-1]
-            reason = explain_failure(dra.verdicts((claim,)), len(dra.inventory.nodes))
+            reason = explain_failure(dra.verdicts((claim,)), len(ctx.resolver.nodes))
             if reason is not None:
                 yield Diagnostic(RULE_ID, where, f"the claim can never be allocated: {reason}")
             elif dra.allocated and not _allocated(obj):
-                now = explain_failure(dra.verdicts_now((claim,)), len(dra.inventory.nodes))
+                now = explain_failure(dra.verdicts_now((claim,)), len(ctx.resolver.nodes))
                 if now is not None:
                     yield Diagnostic(RULE_ID, where, "the claim fits the empty cluster but not the devices that "
                                                      f"allocated claims leave free now: {now}",
@@ -77,14 +77,14 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _check_pod(obj, site, ctx, dra)
 
 
-def referenced_claims(obj: KubeObject, site: PodSpecSite, inventory: Inventory | None) -> list[ClaimSpec]:
+def referenced_claims(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -> list[ClaimSpec]:
     """The parsed claims a pod template references (those the linted files or the inventory hold)."""
     claims = []
     entries = site.spec.get("resourceClaims")
     for entry in entries if isinstance(entries, list) else []:
         if not isinstance(entry, dict):
             continue
-        located, kind = referenced_claim(obj, entry, inventory)
+        located, kind = referenced_claim(obj, entry, resolver)
         if located is None:
             continue  # claim-reference-invalid reports it
         claims.append(claim_spec_of(located.data, kind))
@@ -92,9 +92,9 @@ def referenced_claims(obj: KubeObject, site: PodSpecSite, inventory: Inventory |
 
 
 def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraModel) -> Iterator[Diagnostic]:
-    total = len(dra.inventory.nodes)
-    parts = referenced_claims(obj, site, ctx.inventory)
-    extended = _extended_resource_claim(site, dra)
+    total = len(ctx.resolver.nodes)
+    parts = referenced_claims(obj, site, ctx.resolver)
+    extended = extended_resource_claim(site, ctx.resolver)
     if extended is not None:
         claim, where = extended
         reason = explain_failure(dra.verdicts((claim,)), total)
@@ -108,7 +108,7 @@ def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraMo
         return
     # Taints, affinity and resources decide which nodes the pod can use at all.
     pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
-    allowed = frozenset(node.name for node in dra.inventory.model.evaluate(pod).fitting)
+    allowed = frozenset(node.name for node in ctx.resolver.model.evaluate(pod).fitting)
     if len(parts) == 1 and len(allowed) == total:
         return
     if not allowed:
@@ -122,10 +122,10 @@ def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraMo
         yield Diagnostic(RULE_ID, (*site.path, "resourceClaims"), f"{what}{scope}: {reason}")
 
 
-def _extended_resource_claim(site: PodSpecSite, dra: DraModel) -> tuple[ClaimSpec, tuple] | None:
+def extended_resource_claim(site: PodSpecSite, resolver: Resolver) -> tuple[ClaimSpec, tuple] | None:
     """A DRA-backed extended resource (DeviceClass.extendedResourceName) as the claim the scheduler makes for it."""
-    backed = dra.inventory.dra_extended_resources()
-    published = dra.inventory.published_resources
+    backed = resolver.dra_extended_resources()
+    published = resolver.published_resources
     requests = []
     where: tuple = ()
     for container_path, container in containers(site.spec):

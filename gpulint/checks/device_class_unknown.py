@@ -13,7 +13,7 @@ RULE_ID = "device-class-unknown"
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    known = sorted(ctx.inventory.device_classes) if ctx.inventory is not None else []
+    known = sorted(ctx.resolver.device_classes)
     for class_name, path in class_references(obj):
         if not class_name:
             yield Diagnostic(RULE_ID, path, "the request names no deviceClassName (required)")
@@ -25,7 +25,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         elif class_name not in known:
             close = difflib.get_close_matches(class_name, known, n=1, cutoff=0.6)
             hint = f"; did you mean '{close[0]}'?" if close else f"; defined: {', '.join(known[:8])}"
-            if ctx.inventory.classes_from_inventory:
+            if ctx.resolver.classes_listed:
                 yield Diagnostic(RULE_ID, path,
                                  f"DeviceClass '{class_name}' does not exist: the scheduler leaves the pod Pending "
                                  f"with \"device class {class_name} does not exist\"{hint}")

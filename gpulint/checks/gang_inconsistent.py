@@ -15,7 +15,7 @@ RULE_ID = "gang-inconsistent"
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    for gang in gangs_of(obj, ctx.inventory):
+    for gang in gangs_of(obj, ctx.resolver):
         if gang.required > gang.total:
             source = "its group" if gang.declared_by_group else "it"
             yield Diagnostic(RULE_ID, gang.path,
@@ -29,11 +29,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                              "one scheduler must place the whole gang")
     for site in pod_spec_sites(obj.data):
         for ref in group_references(obj.data, site, obj.ref.namespace):
-            _minimum, _topology, _gang, found = group_minimum(ref, ctx.inventory)
-            if found or ctx.config.single_object:
+            _minimum, _topology, _gang, found = group_minimum(ref, ctx.resolver)
+            if found or not ctx.resolver.reference_proven_absent:
                 continue
             group, kind = SYSTEM_OBJECTS[ref.system]
-            known = sorted(name for (g, k, _ns, name) in (ctx.inventory.gang_objects if ctx.inventory else {})
+            known = sorted(name for (g, k, _ns, name) in ctx.resolver.gang_object_keys()
                            if (g, k) == (group, kind))
             label = f"{'Volcano ' if ref.system == 'volcano' else 'coscheduling ' if ref.system == 'coscheduling' else ''}" \
                     f"{kind} '{ref.name}'"

@@ -35,7 +35,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for site in pod_spec_sites(obj.data):
         if any(is_gpu(name, ctx.config.gpu_resources) for name in pod_requests(site.spec)):
             gpu_pods += site.pods or 0
-    if gpu_pods < 2 or has_gang_policy(obj, ctx.inventory):
+    if gpu_pods < 2 or has_gang_policy(obj, ctx.resolver):
         return
     yield Diagnostic(RULE_ID, ("spec",) if "spec" in obj.data else (),
                      f"{obj.kind} starts {gpu_pods} GPU pods that only work together, with no gang policy: a partial "

@@ -63,7 +63,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     if obj.kind == "PodGroup" and obj.api_version.rpartition("/")[0] in MIN_RESOURCES_GROUPS:
         yield from _min_resources(obj, ctx)
-    for composite in composites_of(obj, ctx.inventory):
+    for composite in composites_of(obj, ctx.resolver):
         placed = pack_composite(composite, ctx.cluster.model)
         groups = ", ".join(child.system for child in composite.children)
         if placed.unsatisfiable:
@@ -74,7 +74,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         elif placed.undecided:
             yield undecided(composite.path, f"CompositePodGroup {composite.name} ({groups})",
                             f" in one {composite.outer_key}")
-    for gang in gangs_of(obj, ctx.inventory):
+    for gang in gangs_of(obj, ctx.resolver):
         result = verdict(gang, ctx)
         if result.unsatisfiable:
             yield Diagnostic(RULE_ID, gang.path,

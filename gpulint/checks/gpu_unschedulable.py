@@ -7,7 +7,7 @@ from fractions import Fraction
 
 from gpulint.checks import CheckContext
 from gpulint.findings import Diagnostic, Severity
-from gpulint.inventory import Inventory
+from gpulint.resolver import Resolver
 from gpulint.objects import KubeObject
 from gpulint.resources import is_extended
 from gpulint.scheduler import REASON_AFFINITY, FitResult, PodRequirements, pod_requirements
@@ -16,7 +16,7 @@ from gpulint.workloads import PodSpecSite, effective_pod_spec, extended_resource
 RULE_ID = "gpu-unschedulable"
 
 
-def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Inventory) -> PodRequirements | None:
+def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> PodRequirements | None:
     """Scheduler requirements of a pod that asks for an extended resource (None for other pods).
 
     Extended resources backed by a DeviceClass (DRA extended resources) and published by
@@ -34,7 +34,7 @@ def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Inventory) -> 
     return requirements
 
 
-def hint(result: FitResult, pod: PodRequirements, inventory: Inventory) -> str:
+def hint(result: FitResult, pod: PodRequirements, inventory: Resolver) -> str:
     """The smallest change that would help, read off why the nodes failed."""
     first = Counter()
     for group, reasons in result.failing:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpulint.checks import CheckContext
 from gpulint.findings import Diagnostic, Severity
-from gpulint.inventory import Inventory
+from gpulint.resolver import Resolver
 from gpulint.objects import KubeObject
 from gpulint.resources import is_extended
 from gpulint.scheduler import ClusterModel, NodeInfo, PodRequirements, Requirement, pod_requirements
@@ -49,7 +49,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield Diagnostic(RULE_ID, (*site.path, *relative_path), message, severity=severity)
 
 
-def _judge(pod: PodRequirements, pods: int | None, inventory: Inventory) -> Iterator[tuple[tuple, str, Severity]]:
+def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Iterator[tuple[tuple, str, Severity]]:
     nodes = inventory.nodes
     groups = inventory.model.matching_groups(pod)
     requirement, excluded = most_excluding(pod, inventory.model)
@@ -71,7 +71,7 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Inventory) -> Iter
     yield from _replicas(pods, pod, inventory, allowed, requirement)
 
 
-def _replicas(pods: int | None, pod: PodRequirements, inventory: Inventory, allowed: int,
+def _replicas(pods: int | None, pod: PodRequirements, inventory: Resolver, allowed: int,
               requirement: Requirement) -> Iterator[tuple[tuple, str, Severity]]:
     if not pods or pods < 2 or not pod.requests:
         return

@@ -15,7 +15,7 @@ RULE_ID = "over-tight-topology"
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if ctx.cluster is None:
         return
-    for gang in gangs_of(obj, ctx.inventory):
+    for gang in gangs_of(obj, ctx.resolver):
         if not gang.topology_key:
             continue
         where = gang.topology_path or gang.path

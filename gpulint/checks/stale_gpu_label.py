@@ -8,7 +8,7 @@ from typing import Any
 
 from gpulint.checks import CheckContext
 from gpulint.findings import Diagnostic, Path
-from gpulint.inventory import Inventory
+from gpulint.resolver import Resolver
 from gpulint.objects import KubeObject
 from gpulint.quantity import QuantityError, quantity_from_yaml
 from gpulint.resources import is_gpu
@@ -137,7 +137,7 @@ def node_staleness(node: dict[str, Any], slices: list[dict[str, Any]],
     return found
 
 
-def stale_nodes(inventory: Inventory, gpu_resources: tuple[str, ...] = ()) -> dict[str, list[Staleness]]:
+def stale_nodes(inventory: Resolver, gpu_resources: tuple[str, ...] = ()) -> dict[str, list[Staleness]]:
     """Nodes whose GPU *labels* are wrong (unhealthy devices alone do not make a label stale)."""
     out = {}
     for name, located in inventory.node_objects.items():
@@ -149,7 +149,7 @@ def stale_nodes(inventory: Inventory, gpu_resources: tuple[str, ...] = ()) -> di
 
 
 def _check_node(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    slices = ctx.inventory.slices_for_node(obj.ref.name) if ctx.inventory is not None else []
+    slices = ctx.resolver.slices_for_node(obj.ref.name)
     for problem in node_staleness(obj.data, slices, ctx.config.gpu_resources):
         yield Diagnostic(RULE_ID, problem.path, problem.message, on_key=problem.path[0] == "metadata")
 

@@ -5,7 +5,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpulint.engine import Report
+from gpulint.findings import Report
 from gpulint.registry import Rule
 
 

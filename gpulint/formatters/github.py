@@ -1,7 +1,7 @@
 """GitHub Actions workflow commands: one ::error/::warning/::notice annotation per finding."""
 from __future__ import annotations
 
-from gpulint.engine import Report
+from gpulint.findings import Report
 from gpulint.findings import Severity
 from gpulint.formatters import FormatOptions
 from gpulint.formatters.text import summary_line

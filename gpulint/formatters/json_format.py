@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from gpulint.engine import Report
+from gpulint.findings import Report
 from gpulint.formatters import FormatOptions
 from gpulint.registry import Rule
 

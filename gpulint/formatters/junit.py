@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from gpulint.engine import Report
+from gpulint.findings import Report
 from gpulint.formatters import FormatOptions, valid_xml
 from gpulint.registry import Rule
 

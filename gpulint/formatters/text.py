@@ -1,7 +1,7 @@
 """path:line:col: severity[rule] message, one per line, then a summary."""
 from __future__ import annotations
 
-from gpulint.engine import Report
+from gpulint.findings import Report
 from gpulint.findings import Severity
 from gpulint.formatters import FormatOptions
 from gpulint.registry import Rule

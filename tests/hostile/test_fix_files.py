@@ -345,18 +345,18 @@ EDITED = POD.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 4")
 
 
 def test_a_file_edited_between_lint_and_fix_is_not_touched(tmp_path, monkeypatch):
-    import gpulint.app
+    from gpulint.run import LintRun
 
     manifest = tmp_path / "pod.yaml"
     manifest.write_text(POD)
-    real_lint = gpulint.app.lint
+    real_report = LintRun.report
 
     def lint_then_edit(*args, **kwargs):
-        report = real_lint(*args, **kwargs)
+        report = real_report(*args, **kwargs)
         manifest.write_text(EDITED)  # the user saves in an editor while gpulint runs
         return report
 
-    monkeypatch.setattr(gpulint.app, "lint", lint_then_edit)
+    monkeypatch.setattr(LintRun, "report", lint_then_edit)
     result = run_cli("check", "--fix", str(manifest))
     assert f"gpulint: {manifest}: not fixed: it changed after it was linted; run gpulint again" in result.stderr
     assert manifest.read_text() == EDITED and entries(tmp_path) == ["pod.yaml"]

@@ -379,7 +379,8 @@ def test_explain_and_inventory_read_a_pipe_once():
     job = EXAMPLES / "manifests" / "cluster-fit.yaml"
     result = gpulint("explain", f"<(cat '{job}')", "--object", "Job/ml-research/llm-eval-16gpu",
                      "--inventory", EXAMPLES / "inventory", shell=True)
-    assert result.returncode == 0 and "nvidia.com/gpu: asks 16; largest node capacity 8" in result.stdout
+    # exit 1, as `check` exits for this Job (gpu-unschedulable): explain and check share their verdicts
+    assert result.returncode == 1 and "nvidia.com/gpu: asks 16; largest node capacity 8" in result.stdout
     nodes = EXAMPLES / "inventory" / "nodes.yaml"
     result = gpulint("inventory", "--inventory", f"<(cat '{nodes}')", "--format", "json", shell=True)
     assert result.returncode == 0 and "Traceback" not in result.stderr
