@@ -30,7 +30,6 @@ import dataclasses
 import gc
 import json
 import os
-import pickle
 import shutil
 import subprocess
 import sys

@@ -361,7 +361,7 @@ def test_admission_decide(webhooks: list[Webhook], body: bytes, which: int, deny
         except BadReview as exc:
             assert str(exc)
             return
-        decision = decide(request, webhook.snapshot.linter, deny_on, webhook.options.dry_run)
+        decision = decide(request, webhook.snapshot.reviewer, deny_on, webhook.options.dry_run)
         answer = json.loads(json.dumps(decision.response()))
         response = answer["response"]
         assert response["uid"] == request["uid"]
