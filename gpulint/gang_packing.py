@@ -224,6 +224,11 @@ class _Problem:
         value = amount * self.units[resource]
         return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
 
+    def _names(self, shapes: Sequence[int], shown: int = 3) -> str:
+        names = [self.shapes[i].name for i in shapes]
+        more = f" and {len(names) - shown} more" if len(names) > shown else ""
+        return " and ".join(names[:shown]) + more
+
     # ----------------------------------------------------------------------- necessary conditions
 
     def bound_violated(self) -> str:
@@ -240,7 +245,7 @@ class _Problem:
                 offer = sum(c.count * self._usable(c, subset, resource) for c in self.classes)
                 if need > offer:
                     who = "the gang" if len(subset) == len(active) else \
-                        " and ".join(self.shapes[i].name for i in subset) + " pods"
+                        self._names(subset) + " pods"
                     name = self.names[resource]
                     where = "the domain offers" if who == "the gang" else "the nodes they may use offer"
                     return f"{who} need{'s' if who == 'the gang' else ''} {self._show(resource, need)} {name}; " \
@@ -267,7 +272,7 @@ class _Problem:
         nodes = sum(c.count for c in self.classes if c.allowed & set(big))
         if pods <= nodes:
             return ""
-        names = " and ".join(self.shapes[i].name for i in big)
+        names = self._names(big)
         return (f"{pods} {names} pods each need more than half of a node's {self.names[resource]}, so at most "
                 f"one per node, and {nodes} nodes can take them")
 

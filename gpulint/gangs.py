@@ -20,12 +20,21 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from gpulint.findings import Path
-from gpulint.gang_packing import (Budget, Decision, NodeKind, Outcome, Shape, copies_on_kind, decide, node_kind,
-                                  request_units)
-from gpulint.scheduler import ClusterModel, NodeInfo, PodRequirements, pod_requirements
-from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
 from gpulint.fields import dig, mapping
+from gpulint.findings import Path
+from gpulint.gang_packing import (
+    Budget,
+    Decision,
+    NodeKind,
+    Outcome,
+    Shape,
+    copies_on_kind,
+    decide,
+    node_kind,
+    request_units,
+)
+from gpulint.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, pod_requirements
+from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
 
 if TYPE_CHECKING:
     from gpulint.inventory import Inventory
@@ -424,14 +433,21 @@ class _Packing:
         groups: dict[tuple[Any, ...], list[tuple[Member, int]]] = {}
         for member, count in required:
             groups.setdefault(member.pod.signature(), []).append((member, count))
-        shapes = [Shape("/".join(dict.fromkeys(m.role for m, _ in group)),
+        shapes = [Shape(_roles(group),
                         tuple(sorted(group[0][0].pod.requests.items())), sum(c for _, c in group))
                   for group in groups.values()]
-        masks: dict[int, frozenset[int]] = defaultdict(frozenset)  # id(node) -> shapes passing its filters
+        # the shapes passing each node's filters, one bit each: gathered per group of identical nodes
+        # (the groups are shared between shapes), then handed to the group's nodes
+        by_group: dict[int, tuple[NodeGroup, int]] = {}
         for index, group in enumerate(groups.values()):
             for fitting in model.evaluate(group[0][0].pod).fitting_groups:
-                for node in fitting.nodes:
-                    masks[id(node)] |= {index}
+                _, seen = by_group.get(id(fitting), (fitting, 0))
+                by_group[id(fitting)] = (fitting, seen | 1 << index)
+        bits: dict[int, int] = defaultdict(int)  # id(node) -> its bits
+        for fitting, mask in by_group.values():
+            for node in fitting.nodes:
+                bits[id(node)] |= mask
+        masks: dict[int, frozenset[int]] = {}
         units = request_units(shapes)
         amounts: dict[int, NodeKind] = {}  # id(node) -> its amounts; once per group of identical nodes
         for node_group in model.groups():
@@ -442,12 +458,21 @@ class _Packing:
         kind_of: dict[int, NodeKind] = {}
         for node in nodes:
             amount = amounts.get(id(node)) or node_kind(node.allocatable, units)
-            kind = amount.allowing(masks[id(node)])
+            mask = bits[id(node)]
+            if mask not in masks:
+                masks[mask] = frozenset(i for i in range(len(shapes)) if mask >> i & 1)
+            kind = amount.allowing(masks[mask])
             kind_of[id(node)] = interned.setdefault(kind, kind)
         return cls(shapes, list(groups).index(main.pod.signature()), units, kind_of)
 
     def kinds(self, nodes: list[NodeInfo]) -> Counter[NodeKind]:
         return Counter(self.kind_of[id(node)] for node in nodes)
+
+
+def _roles(members: list[tuple[Member, int]], shown: int = 3) -> str:
+    """The roles of identical members, for messages: worker/evaluator."""
+    roles = list(dict.fromkeys(member.role for member, _ in members))
+    return "/".join(roles[:shown]) + (f"/+{len(roles) - shown}" if len(roles) > shown else "")
 
 
 def pack(gang: Gang, model: ClusterModel, topology_key: str | None = None, budget: Budget | None = None

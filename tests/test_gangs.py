@@ -345,6 +345,16 @@ def test_counting_packer_and_its_search_against_brute_force(node_shapes, pod_sha
         assert problem.search(Budget(10**6)) is feasible
 
 
+def test_the_search_takes_gangs_of_many_shapes():
+    # 1,200 pods of distinct CPU requests on two nodes: a configuration spans every shape, deeper
+    # than Python's recursion limit
+    shapes = [Shape(f"t{i}", (("cpu", Fraction(1000 + i, 1000)),), 1) for i in range(1200)]
+    units = request_units(shapes)
+    kinds = {node_kind({"cpu": Fraction(1100), "pods": Fraction(1000)}, units, frozenset(range(1200))): 2}
+    assert _Problem.build(shapes, kinds).search(Budget(10**6)) is True
+    assert decide(shapes, kinds, Budget()).outcome is Outcome.FITS
+
+
 def test_v1alpha1_workload_reference_and_kueue_pod_group():
     workload = """
         apiVersion: scheduling.k8s.io/v1alpha1
