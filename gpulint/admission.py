@@ -65,7 +65,7 @@ class Reviewer:
     cluster: ClusterInventory | None = None
 
     @classmethod
-    def build(cls, config: Config, cluster: ClusterInventory | None = None) -> "Reviewer":
+    def build(cls, config: Config, cluster: ClusterInventory | None = None) -> Reviewer:
         return cls(config, enabled_rules(config), cluster)
 
     def findings(self, obj: dict[str, Any], deadline: Deadline | None = None) -> list[Finding]:

@@ -5,7 +5,7 @@ import gc
 from dataclasses import dataclass, field
 
 from gpulint.config import Config
-from gpulint.engine import enabled_rules
+from gpulint.engine import enabled_rules, skipped_notes
 from gpulint.findings import Report
 from gpulint.formatters import FormatOptions, get_formatter
 from gpulint.inventory import ClusterInventory, InventoryError, load_inventory
@@ -58,21 +58,9 @@ def _apply_fixes(report: Report, sources: list[Source], show_diff: bool, message
     return changed, "".join(diffs)
 
 
-INVENTORY_RULES = ("gpu-resource-unknown", "gpu-unschedulable", "over-tight-affinity")
-
-
 def load_cluster(config: Config) -> ClusterInventory | None:
     """The configured inventory (``--inventory`` / ``inventory:``), or None."""
     return load_inventory(list(config.inventory)) if config.inventory else None
-
-
-def inventory_note(config: Config, cluster: ClusterInventory | None) -> tuple[str, ...]:
-    if cluster is not None and cluster.has_nodes:
-        return ()
-    skipped = [rule for rule in INVENTORY_RULES if rule in enabled_rules(config)]
-    if not skipped:
-        return ()
-    return (f"no cluster inventory with nodes (--inventory): skipped {', '.join(skipped)}",)
 
 
 def run_check(paths: list[str], config: Config, output_format: str, *, fix: bool = False, show_diff: bool = False,
@@ -95,7 +83,7 @@ def run_check(paths: list[str], config: Config, output_format: str, *, fix: bool
             return CheckResult(diff, bool(diff), messages)
         if changed:  # report what is left after the fixes
             report = run.relinted(changed).report(1)
-    notes = (*collected.notes, *inventory_note(config, cluster))
+    notes = (*collected.notes, *skipped_notes(rules, run.resolver))
     rendered = get_formatter(output_format)(report, rules, FormatOptions(color=color, notes=notes))
     worst = report.worst()
     return CheckResult(rendered, worst is not None and worst >= config.fail_on, messages)

@@ -429,7 +429,7 @@ class CelEngine:
                 return self._stopped(compiled, data, False)
         try:
             value = compiled.program.eval(data=data)
-        except Exception as exc:  # noqa: BLE001 - the engine's failures become runtime errors
+        except Exception as exc:
             return None, str(exc)
         if value.type().name() == "ERROR":
             return None, str(value.value())
@@ -455,7 +455,7 @@ class CelEngine:
                 device = {**device, key: {**groups, **{d: {} for d in missing}}}
         try:
             value = compiled.program.eval(data={"device": device})
-        except Exception as exc:  # noqa: BLE001 - the engine's failures become runtime errors
+        except Exception as exc:
             return str(exc)
         result = value.value()
         if value.type().name() == "ERROR":

@@ -108,19 +108,19 @@ class Node:
     name: str = ""  # ident name, select field, call function
     const: Any = None  # ("string", "abc") / ("bool", False) / ...
     test_only: bool = False
-    target: "Node | None" = None  # select operand, member-call target
-    args: list["Node"] = field(default_factory=list)  # call args, list elements, map/struct values (keys after)
-    keys: list["Node"] = field(default_factory=list)
+    target: Node | None = None  # select operand, member-call target
+    args: list[Node] = field(default_factory=list)  # call args, list elements, map/struct values (keys after)
+    keys: list[Node] = field(default_factory=list)
     iter_var: str = ""
     iter_var2: str = ""
     accu_var: str = ""
-    iter_range: "Node | None" = None
-    accu_init: "Node | None" = None
-    loop_condition: "Node | None" = None
-    loop_step: "Node | None" = None
-    result: "Node | None" = None
+    iter_range: Node | None = None
+    accu_init: Node | None = None
+    loop_condition: Node | None = None
+    loop_step: Node | None = None
+    result: Node | None = None
 
-    def children(self) -> list["Node"]:
+    def children(self) -> list[Node]:
         parts = [self.target, *self.args, *self.keys, self.iter_range, self.accu_init, self.loop_condition,
                  self.loop_step, self.result]
         return [p for p in parts if p is not None]

@@ -109,7 +109,7 @@ class Sandbox:
     def __del__(self) -> None:
         try:
             self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to clean
+        except Exception:
             pass
 
 

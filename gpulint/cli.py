@@ -12,8 +12,16 @@ from pathlib import Path
 import click
 
 from gpulint import __version__
-from gpulint.config import (Config, ConfigError, check_rule_ids, discover, load, parse_feature_gates,
-                            parse_kubernetes_version)
+from gpulint.config import (
+    Config,
+    ConfigError,
+    KnownRules,
+    check_rule_ids,
+    discover,
+    load,
+    parse_feature_gates,
+    parse_kubernetes_version,
+)
 from gpulint.findings import Severity
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -26,7 +34,20 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
-def _load_config(config_path: str | None, known: set[str]) -> Config:
+def _known_rules(extra_policies: tuple[str, ...] = ()) -> KnownRules:
+    """Rule ids a configuration may name: the built-in rules and the rules of the policies it loads."""
+    def known(policies: tuple[str, ...]) -> set[str]:
+        from gpulint.policies import PolicyError
+        from gpulint.registry import rule_ids
+
+        try:
+            return rule_ids((*policies, *extra_policies))
+        except PolicyError as exc:
+            raise ConfigError(str(exc)) from None
+    return known
+
+
+def _load_config(config_path: str | None, known: KnownRules) -> Config:
     if config_path:
         path = Path(config_path)
         if not path.is_file():
@@ -80,11 +101,9 @@ def check(paths: tuple[str, ...], output_format: str, output: str | None, config
           exit_zero: bool, inventory_paths: tuple[str, ...], policy_paths: tuple[str, ...], fix: bool,
           show_diff: bool, jobs: int, color: str) -> None:
     """Lint manifests in PATHS (files, directories, or - for stdin; default: the current directory)."""
-    from gpulint.registry import all_rules
-
-    known = set(all_rules())
     try:
-        config = _load_config(config_path, known)
+        config = _load_config(config_path, _known_rules(policy_paths))
+        known = _known_rules()(policy_paths or config.policies)
         selected, ignored = _split(select), _split(ignore)
         if selected:
             check_rule_ids(selected, known, "--select", "select")
@@ -179,10 +198,9 @@ def show_rule(name: str, policy_paths: tuple[str, ...]) -> None:
 
 
 def _inventory_config(config_path: str | None, inventory_paths: tuple[str, ...], kubernetes_version: str | None):
-    from gpulint.registry import all_rules
 
     try:
-        config = _load_config(config_path, set(all_rules()))
+        config = _load_config(config_path, _known_rules())
         config = config.with_overrides(
             inventory=tuple(inventory_paths) if inventory_paths else None,
             kubernetes_version=parse_kubernetes_version(kubernetes_version) if kubernetes_version else None)
@@ -312,11 +330,10 @@ def serve_command(tls_cert: str, tls_key: str, host: str, port: int, inventory_p
                   inventory_poll_seconds: float, max_concurrency: int, live_inventory: bool,
                   kubeconfig: str | None, policy_paths: tuple[str, ...]) -> None:
     """Run the validating admission webhook (HTTPS, POST /validate; /healthz, /readyz, /metrics)."""
-    from gpulint.registry import all_rules
     from gpulint.serve import ServeOptions, run
 
     try:
-        config = _load_config(config_path, set(all_rules()))
+        config = _load_config(config_path, _known_rules())
         config = config.with_overrides(inventory=tuple(inventory_paths) if inventory_paths else None,
                                        policies=tuple(policy_paths) if policy_paths else None)
     except ConfigError as exc:
@@ -326,7 +343,7 @@ def serve_command(tls_cert: str, tls_key: str, host: str, port: int, inventory_p
                            failure_mode, inventory_poll_seconds, max_concurrency, live_inventory, kubeconfig or "")
     try:
         run(config, options)
-    except Exception as exc:  # noqa: BLE001 - port in use, unreadable key, no in-cluster credentials...
+    except Exception as exc:
         click.echo(f"gpulint: error: cannot serve: {exc}", err=True)
         sys.exit(EXIT_USAGE)
 
@@ -337,7 +354,7 @@ def main() -> None:
     except KeyboardInterrupt:
         click.echo("gpulint: interrupted", err=True)
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - a bug must still end with a message, not a traceback
+    except Exception as exc:
         click.echo(f"gpulint: internal error: {type(exc).__name__}: {exc} (please report this)", err=True)
         if os.environ.get("GPULINT_DEBUG"):
             raise

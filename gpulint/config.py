@@ -39,7 +39,7 @@ class Config:
     source: str = ""  # the file it came from, for messages
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
 
-    def with_overrides(self, **changes: Any) -> "Config":
+    def with_overrides(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
@@ -105,9 +105,11 @@ def _distance(a: str, b: str) -> int:
 
 
 Locator = Callable[[tuple[str, ...]], str]  # a key path -> "file:line:col" for messages
+# The rule ids a configuration may name, given the policies it loads (policies are rules too).
+KnownRules = Callable[[tuple[str, ...]], set[str]]
 
 
-def from_mapping(raw: Any, where: str, known_rules: set[str], root: str = ".", locate: Locator | None = None) -> Config:
+def from_mapping(raw: Any, where: str, known_rules: KnownRules, root: str = ".", locate: Locator | None = None) -> Config:
     """A configuration from its mapping; ``locate`` places a key's value in the file for messages."""
     at: Locator = locate or (lambda keys: where)
     if raw is None:
@@ -123,19 +125,25 @@ def from_mapping(raw: Any, where: str, known_rules: set[str], root: str = ".", l
             raise ConfigError(f"{at((str(key),))}: unknown key '{key}' (known keys: {', '.join(sorted(handlers))})")
     config = Config(source=where, root=root)
     changes: dict[str, Any] = {}
+    if "policies" in raw:
+        changes["policies"] = tuple(p if p.startswith("gpulint:") else str(Path(root) / p)
+                                    for p in _string_list(raw["policies"], "policies", at(("policies",))))
+    # Policies load before the rule ids are checked: `select`, `ignore`, `severity` and
+    # `per-path-ignores` may name a policy exactly as they name a built-in rule.
+    known = known_rules(changes.get("policies", ()))
     if "select" in raw:
         changes["select"] = _string_list(raw["select"], "select", at(("select",)))
-        check_rule_ids(changes["select"], known_rules, at(("select",)), "select")
+        check_rule_ids(changes["select"], known, at(("select",)), "select")
     if "ignore" in raw:
         changes["ignore"] = _string_list(raw["ignore"], "ignore", at(("ignore",)))
-        check_rule_ids(changes["ignore"], known_rules, at(("ignore",)), "ignore")
+        check_rule_ids(changes["ignore"], known, at(("ignore",)), "ignore")
     if "severity" in raw:
         severities = raw["severity"]
         if not isinstance(severities, dict):
             raise ConfigError(f"{at(('severity',))}: 'severity' must map rule ids to error, warning or info")
         parsed: dict[str, Severity] = {}
         for rule_id, level in severities.items():
-            check_rule_ids((str(rule_id),), known_rules, at(("severity", str(rule_id))), "severity")
+            check_rule_ids((str(rule_id),), known, at(("severity", str(rule_id))), "severity")
             try:
                 parsed[str(rule_id)] = Severity.parse(_scalar_text(level))
             except ValueError as exc:
@@ -149,7 +157,7 @@ def from_mapping(raw: Any, where: str, known_rules: set[str], root: str = ".", l
         for glob, rules in mapping.items():
             place = at(("per-path-ignores", str(glob)))
             ids = _string_list(rules, f"per-path-ignores.{glob}", place)
-            check_rule_ids(ids, known_rules, place, f"per-path-ignores.{glob}")
+            check_rule_ids(ids, known, place, f"per-path-ignores.{glob}")
             per_path[str(glob)] = ids
         changes["per_path_ignores"] = per_path
     if "gpu-resources" in raw:
@@ -166,9 +174,6 @@ def from_mapping(raw: Any, where: str, known_rules: set[str], root: str = ".", l
         changes["exclude"] = _string_list(raw["exclude"], "exclude", at(("exclude",)))
     if "feature-gates" in raw:
         changes["feature_gates"] = parse_feature_gates(raw["feature-gates"], f"{at(('feature-gates',))}: 'feature-gates'")
-    if "policies" in raw:
-        changes["policies"] = tuple(p if p.startswith("gpulint:") else str(Path(root) / p)
-                                    for p in _string_list(raw["policies"], "policies", at(("policies",))))
     if "inventory" in raw:
         changes["inventory"] = tuple(str(Path(root) / p)
                                      for p in _string_list(raw["inventory"], "inventory", at(("inventory",))))
@@ -207,7 +212,7 @@ def _read(path: Path) -> str:
         return ""
 
 
-def load(path: Path, known_rules: set[str]) -> Config:
+def load(path: Path, known_rules: KnownRules) -> Config:
     where = str(path)
     try:
         raw_bytes = path.read_bytes()
@@ -237,7 +242,7 @@ def load(path: Path, known_rules: set[str]) -> Config:
     return from_mapping(document.data, where, known_rules, root, locate)
 
 
-def _load_pyproject(where: str, raw: bytes, known_rules: set[str], root: str) -> Config:
+def _load_pyproject(where: str, raw: bytes, known_rules: KnownRules, root: str) -> Config:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

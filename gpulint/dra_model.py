@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gpulint.cel import CACHE_SIZE, LRU, CelEngine
 from gpulint.dra import Allocator, ClaimSpec, Device, NodeVerdict, SelectorCache, devices_by_node
 from gpulint.fields import dig, sequence
 from gpulint.scheduler import NodeInfo
-
 
 
 class DraInputs(Protocol):

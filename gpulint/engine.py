@@ -12,6 +12,7 @@ from gpulint.findings import Diagnostic, FileReport, Finding, Fix, ObjectRef, Se
 from gpulint.objects import KubeObject, ParsedFile
 from gpulint.registry import Rule, all_rules, policy_rules
 from gpulint.resolver import Resolver
+from gpulint.rule_spec import Need
 from gpulint.schema import SchemaStore
 from gpulint.suppress import FileSuppressions, annotation_rules, path_ignores, template_annotation_rules
 
@@ -61,6 +62,24 @@ def _schema_store(kubernetes_version: str) -> SchemaStore:
     return SchemaStore(kubernetes_version)
 
 
+def available_needs(resolver: Resolver) -> frozenset[Need]:
+    """What this run can give the rules (see gpulint.rule_spec.Need)."""
+    if not resolver.has_nodes:
+        return frozenset()
+    return frozenset({Need.NODES, Need.DEVICES}) if resolver.dra.has_devices else frozenset({Need.NODES})
+
+
+def skipped_notes(rules: dict[str, Rule], resolver: Resolver) -> tuple[str, ...]:
+    """One note per missing need, naming the enabled rules it skips (derived from their specs)."""
+    available = available_needs(resolver)
+    skipped: dict[Need, list[str]] = {}
+    for rule_id, rule in rules.items():
+        missing = [need for need in Need if need in rule.needs and need not in available]
+        if missing:  # the first missing need explains it: no nodes means no devices either
+            skipped.setdefault(missing[0], []).append(rule_id)
+    return tuple(f"{need.value}: skipped {', '.join(ids)}" for need, ids in skipped.items())
+
+
 class Engine:
     """Checks parsed files with a fixed configuration, rule set and view of the cluster.
 
@@ -70,8 +89,13 @@ class Engine:
 
     def __init__(self, config: Config, resolver: Resolver, rules: dict[str, Rule] | None = None) -> None:
         self.config = config
-        self.rules = enabled_rules(config) if rules is None else rules
+        rules = enabled_rules(config) if rules is None else rules
+        self.rules = rules
         self.context = CheckContext(config, _schema_store(config.kubernetes_version), resolver)
+        available = available_needs(resolver)
+        # Routed once: a rule whose needs are unmet never runs; the run says it was skipped.
+        self._runnable = [(rule_id, rule) for rule_id, rule in rules.items()
+                          if rule.check is not None and rule.needs <= available]
 
     def check_file(self, parsed: ParsedFile, deadline: Deadline | None = None, *,
                    path_ignores_apply: bool = True) -> FileReport:
@@ -109,8 +133,8 @@ class Engine:
         findings = []
         ignored = annotation_rules(obj.annotations())
         template_ignores = template_annotation_rules(obj.data)
-        for rule_id, rule in self.rules.items():
-            if rule.check is None:
+        for rule_id, rule in self._runnable:
+            if not rule.reads(obj.kind):
                 continue
             try:
                 diagnostics = self._diagnostics(rule, obj, deadline)

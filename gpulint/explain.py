@@ -9,18 +9,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from gpulint.checks.claim_unsatisfiable import explain_failure, extended_resource_claim, referenced_claims
-from gpulint.checks.gang_unsatisfiable import describe
-from gpulint.checks.gpu_unschedulable import gpu_pod_requirements, hint
-from gpulint.gang_packing import WORK_BUDGET
-from gpulint.gangs import gangs_of, pack
 from gpulint.dra import ClaimSpec, claim_spec_of
 from gpulint.findings import Finding, Severity
+from gpulint.gang_packing import WORK_BUDGET
+from gpulint.gangs import gangs_of, pack
 from gpulint.objects import KubeObject
 from gpulint.resolver import Resolver
 from gpulint.resources import is_extended
-from gpulint.scheduler import (REASON_AFFINITY, REASON_NODE_NAME, REASON_UNSCHEDULABLE, FitResult, NodeGroup,
-                               pod_requirements)
+from gpulint.scheduler import (
+    REASON_AFFINITY,
+    REASON_NODE_NAME,
+    REASON_UNSCHEDULABLE,
+    FitResult,
+    NodeGroup,
+    pod_requirements,
+)
+from gpulint.verdicts import (
+    allocation_failure,
+    describe_gang,
+    extended_resource_claim,
+    gpu_pod_requirements,
+    referenced_claims,
+    scheduling_hint,
+)
 from gpulint.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
 
 OK, FAIL, INFO = "ok", "FAIL", "info"
@@ -136,7 +147,7 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: 
         by_result.setdefault("; ".join(reasons), []).extend(group.nodes)
     table = [(_names(NodeGroup(nodes)), len(nodes), verdict) for verdict, nodes in by_result.items()]
     summary = (f"{len(result.fitting)}/{result.total} nodes pass every filter" if result.fits
-               else result.summary() + hint(result, pod, inventory))
+               else result.summary() + scheduling_hint(result, pod, inventory))
     return SiteExplanation(heading, steps, table, summary, _commands(obj, site, result))
 
 
@@ -155,7 +166,7 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
         fitting = result.fitting_domains()
         if result.unsatisfiable:
             status = FAIL
-            lines.append(f"  cannot be placed: {describe(gang, result, gang.topology_key)}")
+            lines.append(f"  cannot be placed: {describe_gang(gang, result, gang.topology_key)}")
         elif result.undecided:  # neither proven: said, never a failure
             status = INFO if status == OK else status
             lines.append(f"  could not decide within the work budget ({WORK_BUDGET:,} search steps) whether it fits")
@@ -188,7 +199,7 @@ def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, result: F
     if fitting:
         lines.append(f"the claims can be allocated on {fitting} of the {len(allowed)} nodes that pass the other filters")
         return Step("DRA claims", OK, lines)
-    reason = explain_failure(verdicts, len(inventory.nodes)) if verdicts else None
+    reason = allocation_failure(verdicts, len(inventory.nodes)) if verdicts else None
     lines.append(reason or "no node that passes the other filters publishes devices")
     return Step("DRA claims", FAIL, lines)
 
@@ -252,7 +263,7 @@ def _claim_step(claim: ClaimSpec, inventory: Resolver) -> Step:
         return Step("DRA allocation", INFO, ["no ResourceSlices in the inventory: allocation not evaluated"])
     if not claim.requests:
         return Step("DRA allocation", INFO, ["the claim has no requests"])
-    reason = explain_failure(dra.verdicts((claim,)), len(inventory.nodes))
+    reason = allocation_failure(dra.verdicts((claim,)), len(inventory.nodes))
     if reason is not None:
         return Step("DRA allocation", FAIL, [f"the claim can never be allocated: {reason}"])
     fitting = sum(len(group.nodes) for group, verdict in dra.verdicts((claim,)) if verdict.fits)

@@ -12,7 +12,7 @@ class Severity(enum.IntEnum):
     ERROR = 3
 
     @classmethod
-    def parse(cls, text: str) -> "Severity":
+    def parse(cls, text: str) -> Severity:
         try:
             return cls[text.strip().upper()]
         except KeyError:

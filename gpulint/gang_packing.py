@@ -193,6 +193,10 @@ class _Problem:
     demand: list[int]
     requests: list[Vector]
     classes: list[_Class] = field(default_factory=list)
+    # filled by _suffix() for the search: per class, its room and what the classes after it hold
+    _room: list[list[int]] = field(default_factory=list)
+    _room_after: list[list[int]] = field(default_factory=list)
+    _copies_after: list[list[int]] = field(default_factory=list)
 
     @classmethod
     def build(cls, shapes: list[Shape], kinds: Mapping[NodeKind, int]) -> _Problem:

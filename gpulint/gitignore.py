@@ -194,7 +194,7 @@ def _layer(path: str, prefix: str, notes: list[str]) -> tuple[_Layer, ...]:
         spec = _compile(lines)
     except SourceError:
         raise
-    except Exception:  # noqa: BLE001 - pathspec raises several types for a bad pattern
+    except Exception:
         # Git skips a pattern it cannot parse; so do we, keeping the others' order.
         lines = [line if _valid(line) else "" for line in lines]
         spec = _compile(lines)
@@ -215,7 +215,7 @@ def _valid(line: str) -> bool:
         _compile([line])
     except SourceError:
         raise
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
     return True
 

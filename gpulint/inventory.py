@@ -6,19 +6,19 @@ and ResourceClaims (allocated claims consume devices).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
-from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gpulint.loader import LoadProblem, LocatedDocument, collector_paused, load_bytes
-from gpulint.objects import KubeObject, objects_in
-from gpulint.scheduler import ClusterModel, NodeInfo, pod_requests
-from gpulint.sources import Source, SourceError, collect
 from gpulint.fields import mapping, type_name
 from gpulint.findings import Path
+from gpulint.loader import LoadProblem, LocatedDocument, collector_paused, load_bytes
+from gpulint.objects import KubeObject, objects_in
 from gpulint.quantity import QuantityError, quantity_from_yaml
+from gpulint.scheduler import ClusterModel, NodeInfo, pod_requests
+from gpulint.sources import Source, SourceError, collect
 
 if TYPE_CHECKING:
     from gpulint.dra_model import DraModel
@@ -126,7 +126,7 @@ class ClusterInventory:
         return ClusterModel(self.nodes)
 
     @cached_property
-    def dra(self) -> "DraModel":
+    def dra(self) -> DraModel:
         from gpulint.dra_model import DraModel
 
         return DraModel(self)

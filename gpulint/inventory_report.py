@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from gpulint.fields import mapping, sequence
 from gpulint.resolver import Resolver
 from gpulint.resources import is_extended
-from gpulint.fields import mapping, sequence
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 RACK_LABELS = ("topology.kubernetes.io/rack", "cloud.google.com/gce-topology-subblock",

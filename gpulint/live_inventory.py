@@ -108,7 +108,7 @@ class LiveInventory:
                 if exc.status != 410 and not self._stop.is_set():
                     self._log("live_inventory_error", resource=resource.plural, status=exc.status,
                               error=str(exc.reason)[:200])
-            except Exception as exc:  # noqa: BLE001 - a broken connection: relist after a pause
+            except Exception as exc:
                 if self._stop.is_set():
                     break
                 self._log("live_inventory_error", resource=resource.plural, error=f"{type(exc).__name__}: {exc}"[:300])

@@ -141,7 +141,7 @@ class LoadedFile:
     documents: list[LocatedDocument] = field(default_factory=list)
     problems: list[LoadProblem] = field(default_factory=list)
     templated: bool = False
-    encoding: "Encoding | None" = None  # how the bytes were decoded (None: given as text)
+    encoding: Encoding | None = None  # how the bytes were decoded (None: given as text)
 
 
 def _child(node: Node, step: Any) -> tuple[Node | None, Node] | None:

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from pathlib import Path as FilePath
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Any
 
 from gpulint.cel import COST_EXCEEDED, PER_CALL_LIMIT, CelEngine, CelProblem, Compiled
+from gpulint.checks import field_path
+from gpulint.fields import mapping, sequence, type_name
 from gpulint.findings import Diagnostic, Path, Severity
 from gpulint.loader import load_bytes
 from gpulint.objects import KubeObject, objects_in
 from gpulint.sources import SourceError, collect_all
 from gpulint.workloads import pod_spec_sites
-from gpulint.checks import field_path
-from gpulint.fields import mapping, sequence, type_name
 
 if TYPE_CHECKING:
     from gpulint.checks import CheckContext

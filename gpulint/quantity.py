@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 _NUMBER = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?")

@@ -22,20 +22,24 @@ policy's camelCase: ``example``, ``useInstead``, ``exampleFindings``, ``exampleI
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
 
-from gpulint.checks import OBJECT_CHECKS, ObjectCheck
+from gpulint.checks import ObjectCheck
 from gpulint.data import data_dir
 from gpulint.findings import Severity
+from gpulint.rule_spec import Need, RuleSpec
 
-_REQUIRED = ("id", "severity", "summary", "what", "why", "kubernetes", "example", "use-instead", "example-findings")
+_REQUIRED = ("id", "summary", "what", "why", "kubernetes", "example", "use-instead", "example-findings")
 _OPTIONAL = ("fix-safety", "example-inventory", "example-config", "use-instead-config", "use-instead-allow")
 _INVENTORY_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")  # a file name, never a path
 
@@ -61,6 +65,11 @@ class Rule:
     use_instead_config: Mapping[str, Any] = field(default_factory=dict, hash=False)
     use_instead_allow: Mapping[str, str] = field(default_factory=dict, hash=False)  # rule id -> reason
     reads_objects: bool = False  # a policy that reads every linted object (`objects`)
+    kinds: frozenset[str] | None = None  # object kinds the check reads (None: any)
+    needs: frozenset[Need] = frozenset()  # what the check cannot judge without
+
+    def reads(self, kind: str) -> bool:
+        return self.kinds is None or kind in self.kinds
 
     def inventory_path(self) -> Path | None:
         return shipped_inventory(self.example_inventory) if self.example_inventory else None
@@ -130,7 +139,7 @@ def _mapping(raw: Any, source: str, key: str) -> dict[str, Any]:
     return {str(k): v for k, v in raw.items()}
 
 
-def _rule_from(raw: Any, source: str) -> Rule:
+def _rule_from(raw: Any, source: str, module: ModuleType) -> Rule:
     if not isinstance(raw, dict) or any(key not in raw for key in _REQUIRED):
         raise ValueError(f"{source}: a rule file needs the keys {', '.join(_REQUIRED)}")
     unknown = sorted(set(raw) - set(_REQUIRED) - set(_OPTIONAL))
@@ -148,7 +157,7 @@ def _rule_from(raw: Any, source: str) -> Rule:
         raise ValueError(f"{source}: every rule in 'use-instead-allow' needs a reason")
     return Rule(
         id=rule_id,
-        severity=Severity.parse(raw["severity"]),
+        severity=module.SPEC.severity,
         summary=str(raw["summary"]).strip(),
         what=str(raw["what"]),
         why=str(raw["why"]),
@@ -156,7 +165,9 @@ def _rule_from(raw: Any, source: str) -> Rule:
         example=str(raw["example"]),
         use_instead=str(raw["use-instead"]),
         fix_safety=str(raw.get("fix-safety", "")),
-        check=OBJECT_CHECKS.get(rule_id),
+        check=module.check,
+        kinds=module.SPEC.kinds,
+        needs=module.SPEC.needs,
         example_findings=_expected_findings(raw["example-findings"], source, "example-findings"),
         example_inventory=inventory,
         example_config=_mapping(raw.get("example-config"), source, "example-config"),
@@ -167,17 +178,37 @@ def _rule_from(raw: Any, source: str) -> Rule:
 
 @cache
 def all_rules() -> dict[str, Rule]:
+    """The built-in rules: every module of gpulint.checks with a SPEC, and its docs in rules/<id>.yaml."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    modules = rule_modules()
+    docs = {path.stem: path for path in sorted(data_dir("rules").glob("*.yaml"))}
+    if set(modules) != set(docs):
+        raise ValueError(f"rules without docs in rules/: {', '.join(sorted(set(modules) - set(docs))) or 'none'}; "
+                         f"docs without a rule module: {', '.join(sorted(set(docs) - set(modules))) or 'none'}")
     rules: dict[str, Rule] = {}
-    for path in sorted(data_dir("rules").glob("*.yaml")):
-        rule = _rule_from(yaml.load(path.read_text(encoding="utf-8"), Loader=loader), str(path))
+    for rule_id in sorted(modules):
+        path = docs[rule_id]
+        rule = _rule_from(yaml.load(path.read_text(encoding="utf-8"), Loader=loader), str(path), modules[rule_id])
         if rule.id != path.stem:
             raise ValueError(f"{path}: id {rule.id!r} does not match the file name")
         rules[rule.id] = rule
-    missing = set(OBJECT_CHECKS) - set(rules)
-    if missing:
-        raise ValueError(f"checks without docs in rules/: {', '.join(sorted(missing))}")
     return rules
+
+
+@cache
+def rule_modules() -> dict[str, ModuleType]:
+    """Rule id -> its module: discovered, so adding a rule is adding a module (and its docs)."""
+    import gpulint.checks
+
+    found = {}
+    for info in pkgutil.iter_modules(gpulint.checks.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"gpulint.checks.{info.name}")
+        spec = getattr(module, "SPEC", None)
+        if isinstance(spec, RuleSpec):
+            found[spec.id] = module
+    return found
 
 
 def policy_rules(paths: tuple[str, ...]) -> dict[str, Rule]:
@@ -245,3 +276,8 @@ def _combined(checks: list) -> ObjectCheck:
         for one in checks:
             yield from one(obj, ctx)
     return check
+
+
+def rule_ids(policies: tuple[str, ...] = ()) -> set[str]:
+    """Every rule id a run with these policies knows: built-in rules and policies alike."""
+    return set(all_rules()) | (set(policy_rules(policies)) if policies else set())

@@ -11,8 +11,14 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from gpulint.inventory import (GANG_OBJECT_KINDS, ClusterInventory, HasData, Located, dra_extended_resources,
-                               slices_by_node)
+from gpulint.inventory import (
+    GANG_OBJECT_KINDS,
+    ClusterInventory,
+    HasData,
+    Located,
+    dra_extended_resources,
+    slices_by_node,
+)
 from gpulint.linted_set import LintedObject, LintedSet
 from gpulint.scheduler import ClusterModel, NodeInfo
 
@@ -95,7 +101,7 @@ class Resolver:
         return slices_by_node(self.slices)
 
     @cached_property
-    def dra(self) -> "DraModel":
+    def dra(self) -> DraModel:
         """The inventory's model (built once per inventory) unless the linted set adds devices,
         classes or claims; then a model of both, for this run."""
         if self.inventory is not None and not any(self.linted.has_kind(DRA_GROUP, k) for k in _DRA_CLUSTER_KINDS):
@@ -105,7 +111,7 @@ class Resolver:
         return DraModel(self)
 
     @property
-    def dra_if_any(self) -> "DraModel | None":
+    def dra_if_any(self) -> DraModel | None:
         """The DRA model, or None when neither an inventory nor a linted DRA object gives one."""
         if self.inventory is None and not any(self.linted.has_kind(DRA_GROUP, k) for k in _DRA_CLUSTER_KINDS):
             return None

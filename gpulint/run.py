@@ -84,7 +84,7 @@ class LintRun:
     def objects(self) -> list[KubeObject]:
         return [obj for parsed in self.files for obj in parsed.objects]
 
-    def relinted(self, changed: Sequence[Source]) -> "LintRun":
+    def relinted(self, changed: Sequence[Source]) -> LintRun:
         """The same run after --fix rewrote ``changed``: those files are read and parsed again,
         the others are reused as parsed."""
         fresh = {source.display: source.fresh() for source in changed}
@@ -108,7 +108,7 @@ class LintRun:
 
     @classmethod
     def for_object(cls, config: Config, data: dict[str, Any], cluster: ClusterInventory | None,
-                   rules: dict[str, Rule] | None = None) -> "LintRun":
+                   rules: dict[str, Rule] | None = None) -> LintRun:
         """An object already parsed (an AdmissionReview's): no source, no positions, no path."""
         ref = object_ref(data)
         display = ref.display()
@@ -172,7 +172,7 @@ def _worker(run: LintRun, share: list[int], conn: Any, everything: bool) -> None
         linted: LintedSet = _receive(conn)
         engine = Engine(run.config, Resolver(linted, run.cluster), run.rules)
         _send(conn, [engine.check_file(p, path_ignores_apply=run.complete) for p in parsed])
-    except BaseException:  # noqa: BLE001 - reported to the parent, which raises it
+    except BaseException:
         _send(conn, _WorkerFailure(traceback.format_exc()))
     finally:
         conn.close()

@@ -15,8 +15,8 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.cel import LRU
-from gpulint.quantity import QuantityError, quantity_from_yaml
 from gpulint.fields import mapping, sequence
+from gpulint.quantity import QuantityError, quantity_from_yaml
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
@@ -29,7 +29,7 @@ def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
-def untolerated(taint: "Taint") -> str:
+def untolerated(taint: Taint) -> str:
     return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
 
 
@@ -131,7 +131,7 @@ class NodeInfo:
     pod_count: int = 0
 
     @classmethod
-    def from_object(cls, data: dict[str, Any]) -> "NodeInfo":
+    def from_object(cls, data: dict[str, Any]) -> NodeInfo:
         metadata = mapping(data.get("metadata"))
         spec = mapping(data.get("spec"))
         status = mapping(data.get("status"))
@@ -465,7 +465,7 @@ class ClusterModel:
     def matching_affinity(self, pod: PodRequirements) -> list[NodeInfo]:
         return [node for group in self.matching_groups(pod) for node in group.nodes]
 
-    def excluded_by(self, requirement: "Requirement") -> int:
+    def excluded_by(self, requirement: Requirement) -> int:
         def count() -> int:
             if requirement.field or requirement.key in self._identity:
                 return sum(1 for node in self.nodes if not requirement.matches(node))

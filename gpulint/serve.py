@@ -25,10 +25,11 @@ import ssl
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from gpulint.admission import BadReview, Decision, Reviewer, decide, parse_review
@@ -309,7 +310,7 @@ class Webhook:
                     self.reload_inventory(force=forced)
                 if self.certificates is not None:
                     self.certificates.reload(force=forced)
-            except Exception as exc:  # noqa: BLE001 - the watcher must outlive any one bad reload
+            except Exception as exc:
                 log("reload_failed", error=f"{type(exc).__name__}: {exc}"[:300])
 
     def stop(self) -> None:
@@ -336,7 +337,7 @@ class Webhook:
         def work() -> None:
             try:
                 future.set_result(decide(request, snapshot.reviewer, options.deny_on, options.dry_run, deadline))
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            except BaseException as exc:
                 future.set_exception(exc)
             finally:
                 self.slots.release()
@@ -360,7 +361,7 @@ class Webhook:
                     deadline.cancel()
                     return self._unfinished(request)
                 continue
-            except Exception as exc:  # noqa: BLE001 - never a crash or a hung request: the failure mode answers
+            except Exception as exc:
                 log("review_failed", uid=request["uid"], error=f"{type(exc).__name__}: {exc}"[:300])
                 return self._failure(request, f"gpulint could not check this object ({type(exc).__name__})",
                                      "failed")
@@ -431,7 +432,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "gpulint"
     protocol_version = "HTTP/1.1"
     webhook: Webhook  # set on the subclass made per server
-    server: "_Server"
+    server: _Server
 
     def setup(self) -> None:
         # Headers and body go out as separate writes; without TCP_NODELAY the client's delayed
@@ -456,7 +457,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.phase == "reading":
             self.raw_reader.deadline = min(self.raw_reader.deadline, now + SHUTDOWN_READ_GRACE)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+    def log_message(self, format: str, *args: Any) -> None:
         return  # structured logs are written per request instead
 
     # ------------------------------------------------------------------ reading a request
@@ -557,12 +558,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, b'{"error": "not found"}')
             self.webhook.metrics.observe(route, "not_found", time.monotonic() - self.started)
 
-    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _other_method  # noqa: N815
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _other_method
 
-    def do_HEAD(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_HEAD(self) -> None:
         self._get(head=True)
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:
         self._get(head=False)
 
     def _get(self, head: bool) -> None:
@@ -585,7 +586,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         webhook.metrics.observe(route, "ok", time.monotonic() - self.started)
 
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_POST(self) -> None:
         webhook = self.webhook
         url = urlsplit(self.path)
         if url.path != "/validate":  # routed on the path: the API server always adds ?timeout=

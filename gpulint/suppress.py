@@ -55,7 +55,7 @@ class FileSuppressions:
     whole_file: frozenset[str] = frozenset()
 
     @classmethod
-    def scan(cls, text: str) -> "FileSuppressions":
+    def scan(cls, text: str) -> FileSuppressions:
         found = cls()
         if "gpulint:" not in text:  # the common case costs one substring search
             return found

@@ -81,9 +81,9 @@ class PodSpecSite:
 
 
 _DEPLOYMENT_LIKE = (TemplateSite(("spec",), ("template", "spec"), field_count((("replicas",), 1))),)
-_REPLICA_SPECS = lambda field: (  # noqa: E731 - Kubeflow training operators share one shape
+_REPLICA_SPECS = lambda field: (
     TemplateSite(("spec", field, "{}"), ("template", "spec"), field_count((("replicas",), 1))),)
-_RAY_CLUSTER = lambda prefix: (  # noqa: E731 - RayCluster, RayJob and RayService embed one shape
+_RAY_CLUSTER = lambda prefix: (
     TemplateSite((*prefix, "headGroupSpec"), ("template", "spec"), _constant(1), "head"),
     TemplateSite((*prefix, "workerGroupSpecs", "[]"), ("template", "spec"),
                  field_count((("replicas",), 1), (("numOfHosts",), 1)), "worker"),

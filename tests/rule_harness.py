@@ -24,7 +24,7 @@ from typing import Any
 
 from gpulint.app import run_check
 from gpulint.config import Config, from_mapping
-from gpulint.registry import all_rules
+from gpulint.registry import all_rules, rule_ids
 
 Expected = tuple[int, int, str]  # line, column, a fragment of the message
 InventoryArg = str | Path | Sequence[str | Path] | None
@@ -78,7 +78,7 @@ def assert_findings(rule_id: str, text: str, expected: Sequence[Expected], *, in
 
 
 def _config(rule_id: str | None, mapping: Mapping[str, Any] | None, inventory: InventoryArg, root: str) -> Config:
-    config = from_mapping(dict(mapping or {}), "<harness config>", set(all_rules()), root)
+    config = from_mapping(dict(mapping or {}), "<harness config>", rule_ids, root)
     paths = _inventory_paths(inventory)
     changes: dict[str, Any] = {}
     if rule_id is not None:

@@ -229,3 +229,25 @@ def test_random_policies_never_crash(tmp_path_factory, variable, expression):
         return
     result = run_cli("check", str(root / "app.yaml"), "--policy", str(root / "policy.json"), "--format", "json")
     assert result.exit_code in (0, 1) and "Traceback" not in result.stderr
+
+
+def test_a_configuration_names_its_policies_like_built_in_rules(tmp_path, monkeypatch):
+    """Policies load before the configuration's rule ids are checked: severity, ignore and
+    per-path-ignores may name a policy (they were refused as unknown rules)."""
+    (tmp_path / ".gpulint.yaml").write_text(
+        "policies: ['gpulint:require-gpu-memory-limit']\n"
+        "severity: {require-gpu-memory-limit: error}\n"
+        "per-path-ignores: {'legacy/*': [require-gpu-memory-limit]}\n")
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: i\n"
+           "    resources: {limits: {nvidia.com/gpu: 1}}\n")
+    (tmp_path / "legacy").mkdir()
+    (tmp_path / "pod.yaml").write_text(pod)
+    (tmp_path / "legacy" / "pod.yaml").write_text(pod)
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("check", ".", "--format", "json")
+    assert result.exit_code == 1
+    assert [(f["path"], f["rule"], f["severity"]) for f in result.json()["findings"]] == [
+        ("pod.yaml", "require-gpu-memory-limit", "error")]
+    assert run_cli("check", ".", "--ignore", "require-gpu-memory-limit").exit_code == 0
+    typo = run_cli("check", ".", "--ignore", "require-gpu-memory-limt")
+    assert typo.exit_code == 2 and "did you mean 'require-gpu-memory-limit'?" in typo.stderr

@@ -6,10 +6,10 @@ import pytest
 import yaml
 
 from conftest import REPO, run_cli
-from gpulint.checks import OBJECT_CHECKS
 from gpulint.data import data_dir
 from gpulint.findings import Severity
-from gpulint.registry import _rule_from, all_rules, policy_rules, shipped_inventory
+from gpulint.registry import _rule_from, all_rules, policy_rules, rule_modules, shipped_inventory
+from gpulint.rule_spec import RuleSpec
 
 RULES = sorted(all_rules())
 
@@ -18,9 +18,10 @@ def raw_doc(rule_id: str) -> dict:
     return yaml.safe_load((data_dir("rules") / f"{rule_id}.yaml").read_text(encoding="utf-8"))
 
 
-def test_every_check_has_docs_and_every_doc_a_check_or_the_loader():
-    assert set(OBJECT_CHECKS) <= set(RULES)
-    assert set(RULES) - set(OBJECT_CHECKS) == {"yaml-invalid"}  # reported by the loader
+def test_every_rule_module_has_docs_and_every_doc_a_rule_module():
+    modules = rule_modules()
+    assert sorted(modules) == RULES
+    assert [rule_id for rule_id, module in modules.items() if module.check is None] == ["yaml-invalid"]  # the loader's
     assert sorted(p.stem for p in (REPO / "rules").glob("*.yaml")) == RULES
     assert sorted(p.stem for p in data_dir("rules").glob("*.yaml")) == RULES  # what an installed gpulint reads
 
@@ -28,8 +29,11 @@ def test_every_check_has_docs_and_every_doc_a_check_or_the_loader():
 @pytest.mark.parametrize("rule_id", RULES)
 def test_rule_docs_are_complete(rule_id):
     rule, raw = all_rules()[rule_id], raw_doc(rule_id)
-    assert rule.check is OBJECT_CHECKS.get(rule_id)
-    assert rule.severity == Severity.parse(raw["severity"])
+    spec = rule_modules()[rule_id].SPEC
+    assert isinstance(spec, RuleSpec) and spec.id == rule_id
+    assert rule.check is rule_modules()[rule_id].check
+    assert (rule.severity, rule.kinds, rule.needs) == (spec.severity, spec.kinds, spec.needs)
+    assert "severity" not in raw  # one place: the spec beside the check
     assert "\n" not in rule.summary and rule.summary.endswith(".") and len(rule.summary.split()) >= 6
     assert len(rule.what.split()) >= 15 and len(rule.why.split()) >= 15
     assert rule.kubernetes and all(len(line.split()) >= 3 for line in rule.kubernetes)
@@ -78,7 +82,7 @@ def parse(changes: dict, drop: tuple[str, ...] = ()) -> object:
     raw.update(changes)
     for key in drop:
         raw.pop(key)
-    return _rule_from(raw, "rules/gpu-non-integer.yaml")
+    return _rule_from(raw, "rules/gpu-non-integer.yaml", rule_modules()["gpu-non-integer"])
 
 
 def test_a_valid_doc_parses_with_sorted_findings_and_its_run_settings():
@@ -92,7 +96,7 @@ def test_a_valid_doc_parses_with_sorted_findings_and_its_run_settings():
 
 
 @pytest.mark.parametrize("changes, drop, message", [
-    ({}, ("example-findings",), "a rule file needs the keys id, severity, summary, what, why, kubernetes, example, "
+    ({}, ("example-findings",), "a rule file needs the keys id, summary, what, why, kubernetes, example, "
                                 "use-instead, example-findings"),
     ({"example-finding": [[1, 1, "x"]]}, (), "unknown key(s) example-finding (optional keys: fix-safety, "),
     ({"example-findings": [[0, 1, "x"]]}, (), "'example-findings' entry [0, 1, 'x'] is not [line, column"),

@@ -20,13 +20,13 @@ MEMO_SIZE = 1024  # results kept per distinct pod (each may hold a verdict per n
 @dataclass
 class CheckContext:
     config: Config
-    schemas: "SchemaStore"
-    resolver: "Resolver"
+    schemas: SchemaStore
+    resolver: Resolver
     # per-run memo for checks (a run is one invocation, or one admission review); bounded all the same
     cache: LRU[Any, Any] = field(default_factory=lambda: LRU(MEMO_SIZE))
 
     @property
-    def cluster(self) -> "Resolver | None":
+    def cluster(self) -> Resolver | None:
         """The resolver when the inventory has nodes: the rules that need hardware are skipped otherwise."""
         return self.resolver if self.resolver.has_nodes else None
 
@@ -52,20 +52,3 @@ def field_path(path: Path) -> str:
         else:
             out += f".{step}" if out else step
     return out
-
-
-def _registry() -> dict[str, ObjectCheck]:
-    from gpulint.checks import (api_version_unavailable, cel_invalid, claim_reference_invalid, claim_unsatisfiable,
-                                device_class_unknown, feature_gate_required, gang_inconsistent, gang_missing,
-                                gang_unsatisfiable, gpu_nic_locality, gpu_non_integer, gpu_request_without_limit,
-                                gpu_resource_unknown, gpu_unschedulable, over_tight_affinity, over_tight_topology,
-                                schema_invalid, stale_gpu_label)
-
-    modules = (gpu_request_without_limit, gpu_non_integer, schema_invalid, gpu_resource_unknown, gpu_unschedulable,
-               over_tight_affinity, stale_gpu_label, cel_invalid, device_class_unknown, claim_reference_invalid,
-               claim_unsatisfiable, gpu_nic_locality, api_version_unavailable, gang_unsatisfiable, gang_inconsistent,
-               gang_missing, over_tight_topology, feature_gate_required)
-    return {module.RULE_ID: module.check for module in modules}
-
-
-OBJECT_CHECKS: dict[str, ObjectCheck] = _registry()

@@ -4,8 +4,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.checks import CheckContext
-from gpulint.findings import Diagnostic
+from gpulint.findings import Diagnostic, Severity
 from gpulint.objects import KubeObject
+from gpulint.rule_spec import RuleSpec
 
 RULE_ID = "api-version-unavailable"
 # Preference when suggesting a version: stable, then the newest beta, then alpha.
@@ -16,6 +17,9 @@ _RANK = {"v1": 0, "v1beta2": 1, "v1beta1": 2, "v1alpha3": 3, "v1alpha2": 4, "v1a
 # its alpha version may still be served beside v1, so it is left alone).
 CHECKED_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "Workload",
                            "PodGroup", "CompositePodGroup"})
+
+
+SPEC = RuleSpec(RULE_ID, Severity.ERROR, kinds=frozenset(CHECKED_KINDS))
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

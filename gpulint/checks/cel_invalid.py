@@ -11,8 +11,10 @@ from gpulint.dra import Device, Selector, class_selectors
 from gpulint.dra_model import DraModel
 from gpulint.findings import Diagnostic, Severity
 from gpulint.objects import KubeObject
+from gpulint.rule_spec import DRA_SELECTOR_KINDS, RuleSpec
 
-RULE_ID = "cel-invalid"
+SPEC = RuleSpec("cel-invalid", Severity.ERROR, kinds=DRA_SELECTOR_KINDS)
+RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

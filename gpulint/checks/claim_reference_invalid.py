@@ -8,27 +8,18 @@ from gpulint.checks import CheckContext
 from gpulint.checks._dra import claim_of
 from gpulint.dra import claim_spec_of
 from gpulint.findings import Diagnostic, Severity
-from gpulint.resolver import Resolver
 from gpulint.objects import KubeObject
+from gpulint.rule_spec import RuleSpec
+from gpulint.verdicts import referenced_claim
 from gpulint.workloads import containers, pod_spec_sites
 
-RULE_ID = "claim-reference-invalid"
+SPEC = RuleSpec("claim-reference-invalid", Severity.ERROR)
+RULE_ID = SPEC.id
 
 
 def _pod_claims(spec: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     claims = spec.get("resourceClaims")
     return [(i, c) for i, c in enumerate(claims) if isinstance(c, dict)] if isinstance(claims, list) else []
-
-
-def referenced_claim(obj: KubeObject, entry: dict[str, Any], resolver: Resolver):
-    """The claim (or template) data a pod's resourceClaims entry points at, if the linted set or inventory has it."""
-    namespace = obj.ref.namespace
-    if isinstance(entry.get("resourceClaimTemplateName"), str):
-        return resolver.find_claim("ResourceClaimTemplate", namespace, entry["resourceClaimTemplateName"]), \
-            "ResourceClaimTemplate"
-    if isinstance(entry.get("resourceClaimName"), str):
-        return resolver.find_claim("ResourceClaim", namespace, entry["resourceClaimName"]), "ResourceClaim"
-    return None, None
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

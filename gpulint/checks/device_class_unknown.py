@@ -8,8 +8,10 @@ from gpulint.checks import CheckContext
 from gpulint.checks._dra import class_references
 from gpulint.findings import Diagnostic, Severity
 from gpulint.objects import KubeObject
+from gpulint.rule_spec import DRA_CLAIM_KINDS, RuleSpec
 
-RULE_ID = "device-class-unknown"
+SPEC = RuleSpec("device-class-unknown", Severity.ERROR, kinds=DRA_CLAIM_KINDS)
+RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.checks import CheckContext
+from gpulint.fields import mapping
 from gpulint.findings import Diagnostic, Severity
 from gpulint.objects import KubeObject
+from gpulint.rule_spec import RuleSpec
 from gpulint.workloads import pod_spec_sites
-from gpulint.fields import mapping
 
-RULE_ID = "feature-gate-required"
+SPEC = RuleSpec("feature-gate-required", Severity.INFO)
+RULE_ID = SPEC.id
 # gate -> (stage by Kubernetes minor version, on by default) for the versions gpulint targets.
 GATES: dict[str, dict[str, tuple[str, bool]]] = {
     "GenericWorkload": {"1.35": ("alpha", False), "1.36": ("alpha", False), "1.37": ("beta", False)},

@@ -9,9 +9,11 @@ from gpulint.checks import CheckContext
 from gpulint.findings import Diagnostic, Severity
 from gpulint.gangs import gangs_of, group_minimum, group_references
 from gpulint.objects import KubeObject
+from gpulint.rule_spec import RuleSpec
 from gpulint.workloads import pod_spec_sites
 
-RULE_ID = "gang-inconsistent"
+SPEC = RuleSpec("gang-inconsistent", Severity.ERROR)
+RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

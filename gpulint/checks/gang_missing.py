@@ -4,15 +4,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.checks import CheckContext
-from gpulint.findings import Diagnostic
+from gpulint.fields import mapping
+from gpulint.findings import Diagnostic, Severity
 from gpulint.gangs import has_gang_policy
 from gpulint.objects import KubeObject
 from gpulint.resources import is_gpu
+from gpulint.rule_spec import RuleSpec
 from gpulint.scheduler import pod_requests
 from gpulint.workloads import api_group, pod_spec_sites
-from gpulint.fields import mapping
 
-RULE_ID = "gang-missing"
+SPEC = RuleSpec("gang-missing", Severity.WARNING)
+RULE_ID = SPEC.id
 # Kinds whose pods are one distributed program (one rank missing stalls the others).
 TOGETHER = {("kubeflow.org", "PyTorchJob"), ("kubeflow.org", "MPIJob"), ("kubeflow.org", "TFJob"),
             ("kubeflow.org", "JAXJob"), ("kubeflow.org", "XGBoostJob"), ("kubeflow.org", "PaddleJob"),

@@ -5,35 +5,22 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from gpulint.checks import CheckContext
+from gpulint.fields import mapping
 from gpulint.findings import Diagnostic, Path, Severity
 from gpulint.gang_packing import WORK_BUDGET
-from gpulint.gangs import Gang, GangVerdict, composites_of, gangs_of, member_demand, pack, pack_composite
+from gpulint.gangs import Gang, GangVerdict, composites_of, gangs_of, pack_composite
 from gpulint.objects import KubeObject
+from gpulint.rule_spec import Need, RuleSpec
 from gpulint.scheduler import resource_list
-from gpulint.fields import mapping
+from gpulint.verdicts import describe_gang, gang_verdict
 
-RULE_ID = "gang-unsatisfiable"
+SPEC = RuleSpec("gang-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES}))
+RULE_ID = SPEC.id
 
 
 def verdict(gang: Gang, ctx: CheckContext, topology_key: str | None = None) -> GangVerdict:
-    """Packing is the expensive part: one verdict per distinct gang shape and topology per run."""
-    inventory = ctx.cluster
-    assert inventory is not None
-    key = (RULE_ID, tuple((m.pod.signature(), m.count) for m in gang.members), gang.required,
-           gang.topology_key if topology_key is None else topology_key, gang.slice_key, gang.slice_size)
-    return ctx.memo(key, lambda: pack(gang, inventory.model, topology_key))
-
-
-def describe(gang: Gang, result: GangVerdict, key: str) -> str:
-    main = result.main
-    assert main is not None
-    where = f" in one {key}" if key else ""
-    best = result.best()
-    domain = f"the best {key.rsplit('/', 1)[-1]} ({best.domain})" if key and best else "the cluster"
-    held = best.placeable if best else 0
-    detail = f"; {best.reason}" if best and best.reason and len(gang.members) > 1 else ""
-    return (f"{gang.system} needs {result.required_main} {main.role} pods x {member_demand(main)} placed at once"
-            f"{where}; {domain} fits {held}{detail}")
+    assert ctx.cluster is not None
+    return gang_verdict(gang, ctx.cluster, ctx.memo, topology_key)
 
 
 MIN_RESOURCES_GROUPS = ("scheduling.volcano.sh", "scheduling.x-k8s.io")
@@ -78,7 +65,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         result = verdict(gang, ctx)
         if result.unsatisfiable:
             yield Diagnostic(RULE_ID, gang.path,
-                             f"{describe(gang, result, gang.topology_key)}. Partial placement would hold GPUs idle "
+                             f"{describe_gang(gang, result, gang.topology_key)}. Partial placement would hold GPUs idle "
                              "while the gang waits for peers that cannot start")
         elif result.undecided:
             yield undecided(gang.path, gang.system, f" in one {gang.topology_key}" if gang.topology_key else "")

@@ -7,10 +7,12 @@ from collections.abc import Iterator
 from gpulint.checks import CheckContext
 from gpulint.checks._dra import claim_of
 from gpulint.dra import LOCALITY_ATTRIBUTES, Request
-from gpulint.findings import Diagnostic
+from gpulint.findings import Diagnostic, Severity
 from gpulint.objects import KubeObject
+from gpulint.rule_spec import DRA_CLAIM_KINDS, RuleSpec
 
-RULE_ID = "gpu-nic-locality"
+SPEC = RuleSpec("gpu-nic-locality", Severity.WARNING, kinds=DRA_CLAIM_KINDS)
+RULE_ID = SPEC.id
 _GPU = re.compile(r"gpu|mig|accelerator|neuron|tpu|gaudi", re.IGNORECASE)
 _NIC = re.compile(r"nic|rdma|net|sriov|infiniband|\bib\b|roce|ethernet", re.IGNORECASE)
 

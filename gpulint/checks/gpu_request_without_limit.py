@@ -4,13 +4,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.checks import CheckContext, field_path
-from gpulint.findings import Diagnostic
+from gpulint.findings import Diagnostic, Severity
 from gpulint.objects import KubeObject
 from gpulint.quantity import QuantityError, quantity_from_yaml
 from gpulint.resources import is_extended
+from gpulint.rule_spec import RuleSpec
 from gpulint.workloads import container_resources
 
-RULE_ID = "gpu-request-without-limit"
+SPEC = RuleSpec("gpu-request-without-limit", Severity.ERROR)
+RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

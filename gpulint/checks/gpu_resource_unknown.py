@@ -5,12 +5,14 @@ import difflib
 from collections.abc import Iterator
 
 from gpulint.checks import CheckContext
-from gpulint.findings import Diagnostic
+from gpulint.findings import Diagnostic, Severity
 from gpulint.objects import KubeObject
 from gpulint.resources import is_extended
+from gpulint.rule_spec import Need, RuleSpec
 from gpulint.workloads import container_resources
 
-RULE_ID = "gpu-resource-unknown"
+SPEC = RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}))
+RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

@@ -6,13 +6,15 @@ from collections.abc import Iterator
 
 from gpulint.checks import CheckContext
 from gpulint.findings import Diagnostic, Severity
-from gpulint.resolver import Resolver
 from gpulint.objects import KubeObject
+from gpulint.resolver import Resolver
 from gpulint.resources import is_extended
+from gpulint.rule_spec import Need, RuleSpec
 from gpulint.scheduler import ClusterModel, NodeInfo, PodRequirements, Requirement, pod_requirements
 from gpulint.workloads import effective_pod_spec, pod_spec_sites
 
-RULE_ID = "over-tight-affinity"
+SPEC = RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}))
+RULE_ID = SPEC.id
 
 
 def most_excluding(pod: PodRequirements, model: ClusterModel) -> tuple[Requirement, int]:

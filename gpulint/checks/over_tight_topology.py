@@ -4,12 +4,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.checks import CheckContext
-from gpulint.checks.gang_unsatisfiable import describe, verdict
-from gpulint.findings import Diagnostic
+from gpulint.findings import Diagnostic, Severity
 from gpulint.gangs import gangs_of
 from gpulint.objects import KubeObject
+from gpulint.rule_spec import Need, RuleSpec
+from gpulint.verdicts import describe_gang, gang_verdict
 
-RULE_ID = "over-tight-topology"
+SPEC = RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES}))
+RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -19,13 +21,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if not gang.topology_key:
             continue
         where = gang.topology_path or gang.path
-        constrained = verdict(gang, ctx)
+        constrained = gang_verdict(gang, ctx.cluster, ctx.memo)
         if constrained.unsatisfiable:
-            free = verdict(gang, ctx, topology_key="")
+            free = gang_verdict(gang, ctx.cluster, ctx.memo, topology_key="")
             if free.fitting_domains():  # proven to fit without the requirement
                 yield Diagnostic(RULE_ID, where,
                                  f"the topology requirement '{gang.topology_key}' makes the gang unplaceable while "
-                                 f"the cluster as a whole could hold it: {describe(gang, constrained, gang.topology_key)}")
+                                 f"the cluster as a whole could hold it: {describe_gang(gang, constrained, gang.topology_key)}")
             continue
         only = constrained.only_domain()  # every other domain proven not to hold it
         if only is not None and len(constrained.placements) > 1:

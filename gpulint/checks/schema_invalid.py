@@ -7,8 +7,10 @@ from gpulint.checks import CheckContext, field_path
 from gpulint.fields import type_name
 from gpulint.findings import Diagnostic, Severity
 from gpulint.objects import KubeObject, is_list, list_is_malformed
+from gpulint.rule_spec import RuleSpec
 
-RULE_ID = "schema-invalid"
+SPEC = RuleSpec("schema-invalid", Severity.ERROR)
+RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

@@ -7,16 +7,18 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.checks import CheckContext
-from gpulint.findings import Diagnostic, Path
-from gpulint.resolver import Resolver
+from gpulint.fields import mapping, sequence
+from gpulint.findings import Diagnostic, Path, Severity
 from gpulint.objects import KubeObject
 from gpulint.quantity import QuantityError, quantity_from_yaml
+from gpulint.resolver import Resolver
 from gpulint.resources import is_gpu
+from gpulint.rule_spec import RuleSpec
 from gpulint.scheduler import NodeInfo, pod_requirements, resource_list
 from gpulint.workloads import pod_spec_sites
-from gpulint.fields import mapping, sequence
 
-RULE_ID = "stale-gpu-label"
+SPEC = RuleSpec("stale-gpu-label", Severity.WARNING)
+RULE_ID = SPEC.id
 NVIDIA_DRIVER = "gpu.nvidia.com"
 # Labels that describe the GPUs a node has; a workload selecting on them trusts them.
 GPU_LABEL_PREFIXES = ("nvidia.com/gpu.", "nvidia.com/mig.", "nvidia.com/cuda.", "amd.com/gpu.", "beta.amd.com/gpu.")

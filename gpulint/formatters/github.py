@@ -1,8 +1,7 @@
 """GitHub Actions workflow commands: one ::error/::warning/::notice annotation per finding."""
 from __future__ import annotations
 
-from gpulint.findings import Report
-from gpulint.findings import Severity
+from gpulint.findings import Report, Severity
 from gpulint.formatters import FormatOptions
 from gpulint.formatters.text import summary_line
 from gpulint.registry import Rule

@@ -7,8 +7,7 @@ from typing import Any
 from urllib.parse import quote
 
 from gpulint import __version__
-from gpulint.findings import Report
-from gpulint.findings import Severity
+from gpulint.findings import Report, Severity
 from gpulint.formatters import FormatOptions, valid_unicode
 from gpulint.registry import Rule
 

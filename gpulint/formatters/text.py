@@ -1,8 +1,7 @@
 """path:line:col: severity[rule] message, one per line, then a summary."""
 from __future__ import annotations
 
-from gpulint.findings import Report
-from gpulint.findings import Severity
+from gpulint.findings import Report, Severity
 from gpulint.formatters import FormatOptions
 from gpulint.registry import Rule
 

@@ -255,3 +255,20 @@ def test_output_never_overwrites_a_file_being_checked(tmp_path, monkeypatch):
     _run(tmp_path, monkeypatch, Case({"pod.yaml": POD}, ("check", "pod.yaml", "--output", "pod.yaml"), 2,
                                      ("--output: pod.yaml is one of the files to check",)))
     assert (tmp_path / "pod.yaml").read_text() == POD
+
+
+@pytest.mark.parametrize("name", ["yaml tag that does not fit its value", "explain with a deeply nested JSON inventory",
+                                  "ValidatingAdmissionPolicy with spec: 5"])
+def test_the_installed_entry_point_exits_with_the_same_codes(name, tmp_path):
+    """The real process, through gpulint.cli.main (where an exception would become exit 3)."""
+    import subprocess
+    import sys
+
+    case = CASES[name]
+    _write(tmp_path, case.files)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "GPULINT_DEBUG": ""}
+    result = subprocess.run([sys.executable, "-m", "gpulint", *case.args], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=60)
+    output = result.stdout + result.stderr
+    assert result.returncode == case.exit_code, output
+    assert case.expected[0] in output and "internal error" not in output and "Traceback" not in output

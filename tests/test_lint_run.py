@@ -1,0 +1,441 @@
+"""Issue #12, "One parse, one world": the user-visible bugs it names, reproduced through the CLI on real files.
+
+- objects other files refer to (claim templates, DeviceClasses, gang groups) were found by a byte regex that
+  could not read JSON: a Pod whose ResourceClaimTemplate is in ``claim.json`` was told it does not exist;
+- every linted file is parsed once per invocation (check, check --inventory, --policy, --fix, explain);
+- forked workers see the objects of files other workers hold;
+- the webhook lints the object itself: ``per-path-ignores`` (globs over file paths) never exempt a review.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from webhook_helpers import BAD_POD, Server, review
+
+from conftest import DATA, run_cli
+
+DRA_INVENTORY = str(DATA / "dra")
+
+
+def _findings(result) -> list[tuple[str, str, int, int, str, str]]:
+    """(file name, rule, line, column, severity, message) of a JSON report."""
+    return [(Path(f["path"]).name, f["rule"], f["line"], f["column"], f["severity"], f["message"])
+            for f in result.json()["findings"]]
+
+
+# --------------------------------------------------------------------------- cross-file objects in JSON
+
+CLAIM_TEMPLATE_JSON = """\
+{
+  "apiVersion": "resource.k8s.io/v1",
+  "kind": "ResourceClaimTemplate",
+  "metadata": {"name": "single-gpu", "namespace": "ml"},
+  "spec": {"spec": {"devices": {"requests": [
+    {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}
+  ]}}}
+}
+"""
+
+POD_WITH_CLAIM = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: ml
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: {template}
+  containers:
+  - name: main
+    image: registry.example.com/trainer:1.0
+    resources:
+      claims:
+      - name: gpu
+        request: {request}
+"""
+
+
+def test_claim_template_in_a_json_file_is_found(write, tmp_path):
+    write("claim.json", CLAIM_TEMPLATE_JSON)
+    write("pod.yaml", POD_WITH_CLAIM.format(name="trainer", template="single-gpu", request="gpu"))
+    result = run_cli("check", str(tmp_path), "--format", "json", "--select", "claim-reference-invalid")
+    assert result.exit_code == 0 and result.json()["findings"] == []
+    # The template's requests are read from the JSON too, and a name it does not have is still reported.
+    write("typo.yaml", POD_WITH_CLAIM.format(name="typo", template="single-gpus", request="gpu"))
+    write("wrong-request.yaml", POD_WITH_CLAIM.format(name="wrong", template="single-gpu", request="gpus"))
+    result = run_cli("check", str(tmp_path), "--format", "json", "--select", "claim-reference-invalid")
+    assert _findings(result) == [
+        ("typo.yaml", "claim-reference-invalid", 9, 32, "warning",
+         "ResourceClaimTemplate 'single-gpus' is not among the linted files (namespace ml); the pod stays Pending "
+         "until it exists (not an error: the inventory does not list claims)"),
+        ("wrong-request.yaml", "claim-reference-invalid", 16, 18, "error",
+         "container 'main' asks for request 'gpus' of claim 'gpu', which has only gpu"),
+    ]
+
+
+# `kubectl get deviceclasses -o json` output: a List.
+DEVICE_CLASSES_JSON = """\
+{"apiVersion": "v1", "kind": "List", "items": [
+  {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "h100.example.com"},
+   "spec": {"selectors": [{"cel": {"expression":
+     "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"}}]}}
+]}
+"""
+
+H100_TEMPLATES = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: eight-h100
+  namespace: ml
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly:
+          deviceClassName: h100.example.com
+          allocationMode: ExactCount
+          count: 8
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: nine-h100
+  namespace: ml
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly:
+          deviceClassName: h100.example.com
+          allocationMode: ExactCount
+          count: 9
+"""
+
+TYPO_CLASS_TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: typo, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: h100.exmple.com}
+"""
+
+
+def test_device_class_in_a_json_file_is_known(write, tmp_path):
+    write("classes.json", DEVICE_CLASSES_JSON)
+    write("claims.yaml", H100_TEMPLATES)
+    result = run_cli("check", str(tmp_path), "--format", "json", "--select", "device-class-unknown")
+    assert result.exit_code == 0 and result.json()["findings"] == []
+    write("typo.yaml", TYPO_CLASS_TEMPLATE)
+    result = run_cli("check", str(tmp_path), "--format", "json", "--select", "device-class-unknown")
+    assert _findings(result) == [
+        ("typo.yaml", "device-class-unknown", 9, 36, "warning",
+         "DeviceClass 'h100.exmple.com' is not defined in the linted files; did you mean 'h100.example.com'? (if a "
+         "driver installs it, add `kubectl get deviceclasses -o yaml` to the inventory)")]
+
+
+def test_device_class_in_a_json_file_is_allocated_from_with_an_inventory(write, tmp_path):
+    """The inventory lists the cluster's classes, and the linted JSON adds one: claim-unsatisfiable judges
+    claims of that class on the inventory's devices (16 H100s, 8 per node), device-class-unknown is silent."""
+    write("classes.json", DEVICE_CLASSES_JSON)
+    write("claims.yaml", H100_TEMPLATES)
+    result = run_cli("check", str(tmp_path), "--format", "json", "--inventory", DRA_INVENTORY,
+                     "--select", "device-class-unknown,claim-unsatisfiable")
+    assert result.exit_code == 1
+    assert _findings(result) == [
+        ("claims.yaml", "claim-unsatisfiable", 25, 7, "error",
+         "the claim can never be allocated: no node of 5 can satisfy it: request 'gpus' needs 9 devices of class "
+         "h100.example.com; 8 pass the class selectors and 8 its own selectors, on the node that comes closest, "
+         "dgx-0")]
+
+
+PODGROUP_JSON = """\
+{
+  "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+  "kind": "PodGroup",
+  "metadata": {"name": "trainers", "namespace": "ml"},
+  "spec": {"minMember": 8, "scheduleTimeoutSeconds": 60}
+}
+"""
+
+COSCHEDULED_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  namespace: ml
+spec:
+  parallelism: {pods}
+  completions: {pods}
+  template:
+    metadata:
+      labels:
+        scheduling.x-k8s.io/pod-group: {group}
+    spec:
+      schedulerName: scheduler-plugins-scheduler
+      restartPolicy: Never
+      containers:
+      - name: worker
+        image: registry.example.com/train:1.0
+        resources:
+          limits:
+            nvidia.com/gpu: 8
+"""
+
+
+def test_pod_group_in_a_json_file_is_found(write, tmp_path):
+    write("podgroup.json", PODGROUP_JSON)
+    write("job.yaml", COSCHEDULED_JOB.format(name="train", pods=8, group="trainers"))
+    result = run_cli("check", str(tmp_path), "--format", "json", "--select", "gang-inconsistent")
+    assert result.exit_code == 0 and result.json()["findings"] == []
+    # minMember is read from the JSON group; a name no group has is a mistake (the repository keeps its groups).
+    write("job.yaml", COSCHEDULED_JOB.format(name="train", pods=4, group="trainers")
+          + "---\n" + COSCHEDULED_JOB.format(name="eval", pods=1, group="trainer"))
+    result = run_cli("check", str(tmp_path), "--format", "json", "--select", "gang-inconsistent")
+    assert _findings(result) == [
+        ("job.yaml", "gang-inconsistent", 12, 40, "error",
+         "coscheduling PodGroup trainers: its group requires 8 pods at once but this object creates only 4; the "
+         "gang can never reach quorum and its pods wait forever"),
+        ("job.yaml", "gang-inconsistent", 34, 40, "error",
+         "the pods join coscheduling PodGroup 'trainer', which no linted file defines: they stay unschedulable "
+         "until it exists; did you mean 'trainers'?"),
+    ]
+
+
+# --------------------------------------------------------------------------- parsed once
+
+@pytest.fixture
+def parses(monkeypatch) -> Counter:
+    """Calls of gpulint.loader.load_bytes by path, wherever gpulint calls it from (its module and every
+    module that imported the name: gpulint.run, the inventory, policies, configuration)."""
+    import gpulint.app, gpulint.config, gpulint.explain, gpulint.inventory, gpulint.loader, gpulint.policies  # noqa: E401,F401
+    import gpulint.run  # noqa: F401
+
+    counts: Counter = Counter()
+    original = gpulint.loader.load_bytes
+
+    def counting(path, raw):
+        counts[path] += 1
+        return original(path, raw)
+
+    patched = []
+    for name, module in list(sys.modules.items()):
+        if name.startswith("gpulint") and getattr(module, "load_bytes", None) is original:
+            monkeypatch.setattr(module, "load_bytes", counting)
+            patched.append(name)
+    assert "gpulint.loader" in patched and "gpulint.run" in patched, patched
+    return counts
+
+
+# A policy that reads every linted object: each Pod's claim templates must be among the linted files.
+OBJECTS_POLICY = """\
+apiVersion: gpulint.io/v1alpha1
+kind: Policy
+metadata: {name: claim-templates-in-repository}
+spec:
+  severity: warning
+  match: {kinds: [Pod]}
+  validations:
+  - expression: >-
+      !has(object.spec.resourceClaims) || object.spec.resourceClaims.all(c,
+        !has(c.resourceClaimTemplateName) || objects.exists(o, o.kind == "ResourceClaimTemplate" &&
+        o.metadata.name == c.resourceClaimTemplateName))
+    message: a claim template of this pod is not in the repository
+  docs: {summary: Claim templates live in the repository., rationale: r, example: e, useInstead: u}
+"""
+
+LINTED_SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: spare-h100}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: dgx-1
+  pool: {name: spare, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-8
+    attributes:
+      type: {string: gpu}
+      productName: {string: NVIDIA H100 80GB HBM3}
+    capacity:
+      memory: {value: 80Gi}
+"""
+
+
+def _dra_repository(write) -> list[Path]:
+    """Linted files with DRA objects (a class, a slice, templates) and pods that use them, JSON and YAML."""
+    return [
+        write("repo/classes.json", DEVICE_CLASSES_JSON),
+        write("repo/claims.yaml", H100_TEMPLATES),
+        write("repo/slice.yaml", LINTED_SLICE),
+        write("repo/ten.yaml", H100_TEMPLATES.split("---\n")[1].replace("nine", "ten").replace("count: 9", "count: 10")),
+        write("repo/claim.json", CLAIM_TEMPLATE_JSON),
+        write("repo/pod.yaml", POD_WITH_CLAIM.format(name="trainer", template="single-gpu", request="gpu")),
+        write("repo/typo.yaml", POD_WITH_CLAIM.format(name="typo", template="single-gpus", request="gpu")),
+    ]
+
+
+def _linted_counts(parses: Counter, files: list[Path]) -> dict[str, int]:
+    return {Path(path).name: parses[path] for path in map(str, files)}
+
+
+def test_check_parses_each_linted_file_once(write, parses):
+    files = _dra_repository(write)
+    policy = write("policy.yaml", OBJECTS_POLICY)
+    result = run_cli("check", str(files[0].parent), "--format", "json", "--inventory", DRA_INVENTORY,
+                     "--policy", str(policy), "--jobs", "1")
+    # The run really used the linted set (the JSON class, the slice that puts a 9th H100 on dgx-1), the
+    # inventory (the other 16 H100s) and the policy's `objects`.
+    assert [(name, rule, message) for name, rule, _, _, _, message in _findings(result)] == [
+        ("ten.yaml", "claim-unsatisfiable",
+         "the claim can never be allocated: no node of 5 can satisfy it: request 'gpus' needs 10 devices of class "
+         "h100.example.com; 9 pass the class selectors and 9 its own selectors, on the node that comes closest, "
+         "dgx-1"),
+        ("typo.yaml", "claim-templates-in-repository", "a claim template of this pod is not in the repository"),
+        ("typo.yaml", "claim-reference-invalid",
+         "ResourceClaimTemplate 'single-gpus' is not among the linted files (namespace ml); the pod stays Pending "
+         "until it exists (not an error: the inventory does not list claims)"),
+    ]
+    assert result.json()["summary"]["files"] == len(files)
+    assert _linted_counts(parses, files) == {path.name: 1 for path in files}
+    inventory_files = [str(DATA / "dra" / name) for name in ("classes.yaml", "nodes.yaml", "slices.yaml")]
+    assert {Path(p).name: parses[p] for p in inventory_files} == {"classes.yaml": 1, "nodes.yaml": 1, "slices.yaml": 1}
+    assert parses[str(policy)] == 1
+
+
+def test_explain_parses_each_linted_file_once(write, parses):
+    files = _dra_repository(write)
+    result = run_cli("explain", str(files[0].parent), "--inventory", DRA_INVENTORY, "--format", "json")
+    headings = [e["heading"] for e in json.loads(result.stdout)["explanations"]]
+    assert "Pod/ml/trainer (1 pod)" in headings and "ResourceClaimTemplate/ml/nine-h100" in headings
+    assert _linted_counts(parses, files) == {path.name: 1 for path in files}
+
+
+def test_fix_parses_again_only_the_fixed_files(write, parses, tmp_path):
+    fixable = write("repo/unlimited.yaml", """\
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: unlimited, namespace: ml}
+        spec:
+          containers:
+          - name: main
+            image: registry.example.com/trainer:1.0
+            resources:
+              requests: {nvidia.com/gpu: 2}
+    """)
+    files = [*_dra_repository(write), fixable]
+    result = run_cli("check", str(tmp_path / "repo"), "--format", "json", "--inventory", DRA_INVENTORY, "--fix")
+    assert result.stderr == f"gpulint: {fixable}: applied 1 fix\n"
+    assert fixable.read_text().endswith("      requests: {nvidia.com/gpu: 2}\n      limits:\n        nvidia.com/gpu: 2\n")
+    # The report is of the files as they are now: the fixed file read and parsed again, the others as parsed.
+    assert [(name, rule, line) for name, rule, line, *_ in _findings(result)] == [
+        ("ten.yaml", "claim-unsatisfiable", 10), ("typo.yaml", "claim-reference-invalid", 9),
+        ("unlimited.yaml", "gpu-resource-unknown", 11)]  # the inventory's nodes publish no nvidia.com/gpu
+    expected = {path.name: 1 for path in files} | {"unlimited.yaml": 2}
+    assert _linted_counts(parses, files) == expected
+
+
+# --------------------------------------------------------------------------- forked workers
+
+def test_parallel_workers_see_objects_of_other_workers(tmp_path, monkeypatch):
+    """60 files over 2 workers: the claim template is in the first file (JSON), the DeviceClass in the last,
+    and every file between has pods that use them, so whatever the split, a worker resolves references
+    to objects only the other worker parsed."""
+    import gpulint.run
+
+    (tmp_path / "f00-template.json").write_text(CLAIM_TEMPLATE_JSON.replace("gpu.nvidia.com", "gpu.example.com"))
+    expected = []
+    for index in range(1, 59):
+        template = "single-gpus" if index % 20 == 7 else "single-gpu"  # files 7, 27, 47: a typo
+        request = "gpus" if index == 33 else "gpu"
+        name = f"f{index:02d}-pod.yaml"
+        (tmp_path / name).write_text(POD_WITH_CLAIM.format(name=f"worker-{index}", template=template,
+                                                           request=request))
+        if template != "single-gpu":
+            expected.append((name, "claim-reference-invalid", 9, 32, "warning",
+                             "ResourceClaimTemplate 'single-gpus' is not among the linted files (namespace ml); the "
+                             "pod stays Pending until it exists (not an error: the inventory does not list claims)"))
+        if request != "gpu":
+            expected.append((name, "claim-reference-invalid", 16, 18, "error",
+                             "container 'main' asks for request 'gpus' of claim 'gpu', which has only gpu"))
+    (tmp_path / "f59-class.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
+        "spec:\n  selectors:\n  - cel: {expression: \"device.driver == 'gpu.example.com'\"}\n")
+    assert len(list(tmp_path.iterdir())) >= gpulint.run.PARALLEL_MIN_FILES + 12
+
+    forked = []
+    real_parallel = gpulint.run._parallel_reports
+    monkeypatch.setattr(gpulint.run, "_parallel_reports",
+                        lambda run, workers: forked.append(workers) or real_parallel(run, workers))
+    args = ("check", str(tmp_path), "--format", "json", "--select", "claim-reference-invalid,device-class-unknown")
+    serial = run_cli(*args, "--jobs", "1")
+    assert forked == []
+    parallel = run_cli(*args, "--jobs", "2")
+    assert forked == [2]  # the forked path ran
+    assert parallel.stdout == serial.stdout and parallel.exit_code == serial.exit_code == 1
+    assert _findings(parallel) == expected
+
+
+# --------------------------------------------------------------------------- the webhook has no path
+
+PER_PATH_CONFIG = 'per-path-ignores: {"ml/*": [gpu-request-without-limit]}\n'
+NO_LIMIT = ("container 'c' requests nvidia.com/gpu: 1 but sets no limit for it; the API server rejects the Pod "
+            "(spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable "
+            "resources). Set limits.nvidia.com/gpu to 1 (extended resources are requested through limits; the "
+            "request defaults to the limit)")
+BAD_POD_YAML = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: bad, namespace: ml}
+spec:
+  containers:
+  - name: c
+    image: i
+    resources:
+      requests: {nvidia.com/gpu: 1}
+"""
+
+
+def test_per_path_ignores_exempt_files_not_admission_reviews(write, tmp_path):
+    from gpulint.admission import Reviewer, decide
+    from gpulint.config import load
+    from gpulint.findings import Severity
+    from gpulint.registry import all_rules
+
+    config_path = write(".gpulint.yaml", PER_PATH_CONFIG)
+    write("ml/pod.yaml", BAD_POD_YAML)
+    write("other/pod.yaml", BAD_POD_YAML)
+    result = run_cli("check", str(tmp_path), "--config", str(config_path), "--format", "json")
+    assert _findings(result) == [("pod.yaml", "gpu-request-without-limit", 9, 18, "error", NO_LIMIT)]
+    assert result.json()["findings"][0]["path"] == str(tmp_path / "other" / "pod.yaml")
+    assert result.json()["summary"]["suppressed"] == 1
+
+    # A review of the same object, in namespace ml: the object has no path, and no path glob applies to it.
+    reviewer = Reviewer.build(load(config_path, set(all_rules())))
+    decision = decide(review(BAD_POD)["request"], reviewer, Severity.ERROR, dry_run=False)
+    assert decision.allowed is False
+    assert [(f.rule, f.message) for f in decision.findings] == [("gpu-request-without-limit", NO_LIMIT)]
+
+
+def test_webhook_server_denies_despite_per_path_ignores(tmp_path):
+    config_path = tmp_path / ".gpulint.yaml"
+    config_path.write_text(PER_PATH_CONFIG)
+    server = Server(tmp_path, "--config", str(config_path))
+    try:
+        status, answer = server.post(review(BAD_POD, "uid-ml"))
+    finally:
+        server.stop()
+    response = answer["response"]
+    assert status == 200 and response["uid"] == "uid-ml" and response["allowed"] is False
+    assert response["status"]["message"] == f"gpulint denied this object:\n- gpu-request-without-limit: {NO_LIMIT}"
