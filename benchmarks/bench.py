@@ -7,6 +7,7 @@ purpose), then times `gpulint check` on it and on one file (the pre-commit case)
 
     python benchmarks/bench.py [--documents 5000] [--files 500] [--repeat 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,19 +29,24 @@ GPU_MODELS = ["NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB", "NVIDIA-L4", "NV
 
 def pod_spec(rng: random.Random, indent: str) -> str:
     gpus = rng.choice([1, 2, 4, 8])
-    request = f"\n{indent}      requests:\n{indent}        nvidia.com/gpu: {gpus if rng.random() > 0.05 else 1}" \
-        if rng.random() < 0.3 else ""
+    request = (
+        f"\n{indent}      requests:\n{indent}        nvidia.com/gpu: {gpus if rng.random() > 0.05 else 1}"
+        if rng.random() < 0.3
+        else ""
+    )
     value = gpus if rng.random() > 0.03 else "0.5"
-    return (f"{indent}nodeSelector:\n{indent}  nvidia.com/gpu.product: {rng.choice(GPU_MODELS)}\n"
-            f"{indent}tolerations:\n{indent}- key: nvidia.com/gpu\n{indent}  operator: Exists\n"
-            f"{indent}  effect: NoSchedule\n"
-            f"{indent}containers:\n{indent}- name: main\n{indent}  image: registry.example.com/ml/trainer:1.{rng.randint(0, 9)}\n"
-            f"{indent}  command: [python, train.py, --epochs, '10']\n"
-            f"{indent}  env:\n{indent}  - name: NCCL_DEBUG\n{indent}    value: INFO\n"
-            f"{indent}  resources:\n{indent}    limits:\n{indent}      nvidia.com/gpu: {value}\n"
-            f"{indent}      memory: 64Gi\n{indent}      cpu: '16'{request}\n"
-            f"{indent}  volumeMounts:\n{indent}  - name: data\n{indent}    mountPath: /data\n"
-            f"{indent}volumes:\n{indent}- name: data\n{indent}  persistentVolumeClaim:\n{indent}    claimName: data\n")
+    return (
+        f"{indent}nodeSelector:\n{indent}  nvidia.com/gpu.product: {rng.choice(GPU_MODELS)}\n"
+        f"{indent}tolerations:\n{indent}- key: nvidia.com/gpu\n{indent}  operator: Exists\n"
+        f"{indent}  effect: NoSchedule\n"
+        f"{indent}containers:\n{indent}- name: main\n{indent}  image: registry.example.com/ml/trainer:1.{rng.randint(0, 9)}\n"
+        f"{indent}  command: [python, train.py, --epochs, '10']\n"
+        f"{indent}  env:\n{indent}  - name: NCCL_DEBUG\n{indent}    value: INFO\n"
+        f"{indent}  resources:\n{indent}    limits:\n{indent}      nvidia.com/gpu: {value}\n"
+        f"{indent}      memory: 64Gi\n{indent}      cpu: '16'{request}\n"
+        f"{indent}  volumeMounts:\n{indent}  - name: data\n{indent}    mountPath: /data\n"
+        f"{indent}volumes:\n{indent}- name: data\n{indent}  persistentVolumeClaim:\n{indent}    claimName: data\n"
+    )
 
 
 def document(rng: random.Random, n: int) -> str:
@@ -49,30 +55,40 @@ def document(rng: random.Random, n: int) -> str:
     if kind == 0:
         return f"apiVersion: v1\nkind: Pod\n{meta}spec:\n" + pod_spec(rng, "  ")
     if kind == 1:
-        return (f"apiVersion: apps/v1\nkind: Deployment\n{meta}spec:\n  replicas: 2\n"
-                f"  selector:\n    matchLabels:\n      app: app-{n}\n  template:\n    metadata:\n"
-                f"      labels:\n        app: app-{n}\n    spec:\n" + pod_spec(rng, "      "))
+        return (
+            f"apiVersion: apps/v1\nkind: Deployment\n{meta}spec:\n  replicas: 2\n"
+            f"  selector:\n    matchLabels:\n      app: app-{n}\n  template:\n    metadata:\n"
+            f"      labels:\n        app: app-{n}\n    spec:\n" + pod_spec(rng, "      ")
+        )
     if kind == 2:
-        return (f"apiVersion: batch/v1\nkind: Job\n{meta}spec:\n  parallelism: 4\n  completions: 4\n"
-                f"  template:\n    spec:\n      restartPolicy: Never\n" + pod_spec(rng, "      "))
+        return (
+            f"apiVersion: batch/v1\nkind: Job\n{meta}spec:\n  parallelism: 4\n  completions: 4\n"
+            f"  template:\n    spec:\n      restartPolicy: Never\n" + pod_spec(rng, "      ")
+        )
     if kind == 3:
-        return (f"apiVersion: kubeflow.org/v1\nkind: PyTorchJob\n{meta}spec:\n  pytorchReplicaSpecs:\n"
-                f"    Worker:\n      replicas: 4\n      template:\n        spec:\n" + pod_spec(rng, "          "))
+        return (
+            f"apiVersion: kubeflow.org/v1\nkind: PyTorchJob\n{meta}spec:\n  pytorchReplicaSpecs:\n"
+            f"    Worker:\n      replicas: 4\n      template:\n        spec:\n" + pod_spec(rng, "          ")
+        )
     if kind == 4:
-        return (f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n{meta}spec:\n  spec:\n"
-                f"    devices:\n      requests:\n      - name: gpus\n        exactly:\n"
-                f"          deviceClassName: gpu.nvidia.com\n          count: {rng.choice([1, 2, 4])}\n"
-                f"          selectors:\n          - cel:\n              expression: >-\n"
-                f"                device.attributes[\"gpu.nvidia.com\"].productName.startsWith(\"NVIDIA H100\") &&\n"
-                f"                device.capacity[\"gpu.nvidia.com\"].memory.compareTo(quantity(\"80Gi\")) >= 0\n")
+        return (
+            f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n{meta}spec:\n  spec:\n"
+            f"    devices:\n      requests:\n      - name: gpus\n        exactly:\n"
+            f"          deviceClassName: gpu.nvidia.com\n          count: {rng.choice([1, 2, 4])}\n"
+            f"          selectors:\n          - cel:\n              expression: >-\n"
+            f'                device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100") &&\n'
+            f'                device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) >= 0\n'
+        )
     labels = "".join(f"    feature.node.kubernetes.io/cpu-cpuid.FEATURE{i}: 'true'\n" for i in range(30))
     model = rng.choice(GPU_MODELS)
-    return (f"apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-node-{n}\n  labels:\n"
-            f"    kubernetes.io/hostname: gpu-node-{n}\n    topology.kubernetes.io/zone: zone-{n % 3}\n"
-            f"    nvidia.com/gpu.product: {model}\n    nvidia.com/gpu.count: '8'\n{labels}"
-            f"spec:\n  taints:\n  - key: nvidia.com/gpu\n    value: present\n    effect: NoSchedule\n"
-            f"status:\n  capacity:\n    cpu: '192'\n    memory: 2Ti\n    nvidia.com/gpu: '8'\n    pods: '110'\n"
-            f"  allocatable:\n    cpu: '190'\n    memory: 1900Gi\n    nvidia.com/gpu: '8'\n    pods: '110'\n")
+    return (
+        f"apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-node-{n}\n  labels:\n"
+        f"    kubernetes.io/hostname: gpu-node-{n}\n    topology.kubernetes.io/zone: zone-{n % 3}\n"
+        f"    nvidia.com/gpu.product: {model}\n    nvidia.com/gpu.count: '8'\n{labels}"
+        f"spec:\n  taints:\n  - key: nvidia.com/gpu\n    value: present\n    effect: NoSchedule\n"
+        f"status:\n  capacity:\n    cpu: '192'\n    memory: 2Ti\n    nvidia.com/gpu: '8'\n    pods: '110'\n"
+        f"  allocatable:\n    cpu: '190'\n    memory: 1900Gi\n    nvidia.com/gpu: '8'\n    pods: '110'\n"
+    )
 
 
 def generate(root: Path, documents: int, files: int, seed: int = 7) -> int:
@@ -95,8 +111,11 @@ def generate_fleet(path: Path, nodes: int, seed: int = 11) -> None:
     for index in range(nodes):
         model = GPU_MODELS[index % len(GPU_MODELS)]
         gpus = 4 if model == "NVIDIA-L4" else 8
-        taint = "  spec:\n    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]\n" \
-            if model != "NVIDIA-L4" else ""
+        taint = (
+            "  spec:\n    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]\n"
+            if model != "NVIDIA-L4"
+            else ""
+        )
         if rng.random() < 0.01:
             taint = "  spec:\n    unschedulable: true\n"
         items.append(
@@ -105,16 +124,19 @@ def generate_fleet(path: Path, nodes: int, seed: int = 11) -> None:
             f"      topology.kubernetes.io/rack: rack-{index // 32}\n      nvidia.com/gpu.product: {model}\n"
             f"      nvidia.com/gpu.count: '{gpus}'\n{taint}"
             f"  status:\n    capacity: {{cpu: '192', memory: 2Ti, pods: '110', nvidia.com/gpu: '{gpus}'}}\n"
-            f"    allocatable: {{cpu: '190', memory: 2000Gi, pods: '110', nvidia.com/gpu: '{gpus}'}}\n")
+            f"    allocatable: {{cpu: '190', memory: 2000Gi, pods: '110', nvidia.com/gpu: '{gpus}'}}\n"
+        )
     path.write_text("apiVersion: v1\nkind: List\nitems:\n" + "".join(items))
 
 
 def generate_dra_cluster(path: Path, nodes: int, gpus: int = 8, seed: int = 5) -> None:
     """Nodes with ``gpus`` GPUs each published in ResourceSlices (4 per PCIe root), plus DeviceClasses."""
     rng = random.Random(seed)
-    docs = ["apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.nvidia.com}\nspec:\n"
-            "  selectors:\n  - cel: {expression: \"device.driver == 'gpu.nvidia.com' && "
-            "device.attributes['gpu.nvidia.com'].type == 'gpu'\"}\n"]
+    docs = [
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.nvidia.com}\nspec:\n"
+        "  selectors:\n  - cel: {expression: \"device.driver == 'gpu.nvidia.com' && "
+        "device.attributes['gpu.nvidia.com'].type == 'gpu'\"}\n"
+    ]
     for index in range(nodes):
         model = rng.choice(["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA L40S"])
         memory = "48Gi" if "L40S" in model else "80Gi"
@@ -123,12 +145,18 @@ def generate_dra_cluster(path: Path, nodes: int, gpus: int = 8, seed: int = 5) -
             f"      uuid: {{string: GPU-{index:05d}-{g}}}\n      productName: {{string: {model}}}\n"
             f"      driverVersion: {{version: 570.124.6}}\n"
             f"      resource.kubernetes.io/pcieRoot: {{string: pci0000:{'17' if g < gpus // 2 else '97'}}}\n"
-            f"    capacity:\n      memory: {{value: {memory}}}\n" for g in range(gpus))
-        docs.append(f"apiVersion: v1\nkind: Node\nmetadata:\n  name: node-{index}\n  labels: "
-                    f"{{kubernetes.io/hostname: node-{index}}}\nstatus:\n  capacity: {{cpu: '96', pods: '110'}}\n")
-        docs.append(f"apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {{name: node-{index}-gpus}}\n"
-                    f"spec:\n  driver: gpu.nvidia.com\n  nodeName: node-{index}\n"
-                    f"  pool: {{name: node-{index}, generation: 1, resourceSliceCount: 1}}\n  devices:\n{devices}")
+            f"    capacity:\n      memory: {{value: {memory}}}\n"
+            for g in range(gpus)
+        )
+        docs.append(
+            f"apiVersion: v1\nkind: Node\nmetadata:\n  name: node-{index}\n  labels: "
+            f"{{kubernetes.io/hostname: node-{index}}}\nstatus:\n  capacity: {{cpu: '96', pods: '110'}}\n"
+        )
+        docs.append(
+            f"apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {{name: node-{index}-gpus}}\n"
+            f"spec:\n  driver: gpu.nvidia.com\n  nodeName: node-{index}\n"
+            f"  pool: {{name: node-{index}, generation: 1, resourceSliceCount: 1}}\n  devices:\n{devices}"
+        )
     path.write_text("---\n".join(docs))
 
 
@@ -140,18 +168,22 @@ def generate_claims(root: Path, claims: int, seed: int = 9) -> None:
         count = rng.choice([1, 2, 4, 6, 8, 9])
         product = rng.choice(["H100", "A100", "L40S", "B200"])
         memory = rng.choice(["40Gi", "80Gi"])
-        constraint = ("      constraints:\n      - requests: [gpus]\n"
-                      "        matchAttribute: resource.kubernetes.io/pcieRoot\n") if rng.random() < 0.3 else ""
+        constraint = (
+            ("      constraints:\n      - requests: [gpus]\n        matchAttribute: resource.kubernetes.io/pcieRoot\n")
+            if rng.random() < 0.3
+            else ""
+        )
         docs.append(
             f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {{name: claim-{index}}}\n"
             f"spec:\n  spec:\n    devices:\n      requests:\n      - name: gpus\n        exactly:\n"
             f"          deviceClassName: gpu.nvidia.com\n          count: {count}\n          selectors:\n"
             f"          - cel:\n              expression: >-\n"
-            f"                device.attributes[\"gpu.nvidia.com\"].productName.contains(\"{product}\") &&\n"
-            f"                device.capacity[\"gpu.nvidia.com\"].memory.compareTo(quantity(\"{memory}\")) >= 0\n"
-            + constraint)
+            f'                device.attributes["gpu.nvidia.com"].productName.contains("{product}") &&\n'
+            f'                device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("{memory}")) >= 0\n'
+            + constraint
+        )
     for chunk in range(0, claims, 50):
-        (root / f"claims-{chunk}.yaml").write_text("---\n".join(docs[chunk:chunk + 50]))
+        (root / f"claims-{chunk}.yaml").write_text("---\n".join(docs[chunk : chunk + 50]))
 
 
 def generate_gangs(root: Path, gangs: int, seed: int = 13) -> None:
@@ -162,17 +194,21 @@ def generate_gangs(root: Path, gangs: int, seed: int = 13) -> None:
     for index in range(gangs):
         workers = rng.randint(2, 64)
         gpus = rng.choice([1, 2, 4, 8])
-        topology = ("\n        annotations: {kueue.x-k8s.io/podset-required-topology: topology.kubernetes.io/rack}"
-                    if index % 2 else " {}")
+        topology = (
+            "\n        annotations: {kueue.x-k8s.io/podset-required-topology: topology.kubernetes.io/rack}"
+            if index % 2
+            else " {}"
+        )
         docs.append(
             f"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: gang-{index}, namespace: ml}}\n"
             f"spec:\n  minAvailable: {workers}\n  schedulerName: volcano\n  tasks:\n  - name: worker\n"
             f"    replicas: {workers}\n    template:\n      metadata:{topology}\n      spec:\n"
             f"        tolerations: [{{key: nvidia.com/gpu, operator: Exists}}]\n        containers:\n"
             f"        - name: w\n          image: registry.example.com/train:1.0\n"
-            f"          resources: {{limits: {{nvidia.com/gpu: {gpus}, cpu: '8'}}}}\n")
+            f"          resources: {{limits: {{nvidia.com/gpu: {gpus}, cpu: '8'}}}}\n"
+        )
     for chunk in range(0, gangs, 20):
-        (root / f"gangs-{chunk}.yaml").write_text("---\n".join(docs[chunk:chunk + 20]))
+        (root / f"gangs-{chunk}.yaml").write_text("---\n".join(docs[chunk : chunk + 20]))
 
 
 def timed(command: list[str], repeat: int) -> float:
@@ -193,8 +229,9 @@ def main() -> int:
     parser.add_argument("--workloads", type=int, default=2000, help="workload documents for the cluster-model run")
     parser.add_argument("--claims", type=int, default=500, help="DRA claims for the allocator run")
     parser.add_argument("--gangs", type=int, default=200, help="gangs (2-64 members) for the packing run")
-    parser.add_argument("--gpulint", default=shutil.which("gpulint") or os.path.join(os.path.dirname(sys.executable),
-                                                                                        "gpulint"))
+    parser.add_argument(
+        "--gpulint", default=shutil.which("gpulint") or os.path.join(os.path.dirname(sys.executable), "gpulint")
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gpulint-bench-") as tmp:
         corpus = Path(tmp) / "corpus"
@@ -212,36 +249,98 @@ def main() -> int:
         generate_fleet(fleet, args.nodes)
         workloads = Path(tmp) / "workloads"
         generate(workloads, args.workloads, max(1, args.workloads // 10), seed=3)
-        cluster = timed([args.gpulint, "check", str(workloads), "--inventory", str(fleet), "--format", "json",
-                         "--output", os.devnull, "--exit-zero"], args.repeat)
+        cluster = timed(
+            [
+                args.gpulint,
+                "check",
+                str(workloads),
+                "--inventory",
+                str(fleet),
+                "--format",
+                "json",
+                "--output",
+                os.devnull,
+                "--exit-zero",
+            ],
+            args.repeat,
+        )
         dra_cluster = Path(tmp) / "dra-cluster.yaml"
         generate_dra_cluster(dra_cluster, args.nodes)
         dra_cluster_size = dra_cluster.stat().st_size
         claims = Path(tmp) / "claims"
         generate_claims(claims, args.claims)
-        allocator = timed([args.gpulint, "check", str(claims), "--inventory", str(dra_cluster), "--format", "json",
-                           "--output", os.devnull, "--exit-zero"], args.repeat)
+        allocator = timed(
+            [
+                args.gpulint,
+                "check",
+                str(claims),
+                "--inventory",
+                str(dra_cluster),
+                "--format",
+                "json",
+                "--output",
+                os.devnull,
+                "--exit-zero",
+            ],
+            args.repeat,
+        )
         gang_dir = Path(tmp) / "gangs"
         generate_gangs(gang_dir, args.gangs)
         fleet_json = Path(tmp) / "fleet.json"
         fleet_json.write_text(json.dumps(yaml.load(fleet.read_text(), Loader=yaml.CSafeLoader)))
-        packing = timed([args.gpulint, "check", str(gang_dir), "--inventory", str(fleet_json), "--format", "json",
-                         "--output", os.devnull, "--exit-zero"], args.repeat)
+        packing = timed(
+            [
+                args.gpulint,
+                "check",
+                str(gang_dir),
+                "--inventory",
+                str(fleet_json),
+                "--format",
+                "json",
+                "--output",
+                os.devnull,
+                "--exit-zero",
+            ],
+            args.repeat,
+        )
         dra_json = Path(tmp) / "dra-cluster.json"  # what `kubectl get ... -o json` saves
-        dra_json.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(
-            yaml.load_all(dra_cluster.read_text(), Loader=yaml.CSafeLoader))}))
-        allocator_json = timed([args.gpulint, "check", str(claims), "--inventory", str(dra_json), "--format", "json",
-                                "--output", os.devnull, "--exit-zero"], args.repeat)
+        dra_json.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "List",
+                    "items": list(yaml.load_all(dra_cluster.read_text(), Loader=yaml.CSafeLoader)),
+                }
+            )
+        )
+        allocator_json = timed(
+            [
+                args.gpulint,
+                "check",
+                str(claims),
+                "--inventory",
+                str(dra_json),
+                "--format",
+                "json",
+                "--output",
+                os.devnull,
+                "--exit-zero",
+            ],
+            args.repeat,
+        )
     print(f"corpus: {count} documents in {args.files} files ({size / 1e6:.1f} MB); {os.cpu_count()} cores")
     print("| measurement | result |\n|---|---:|")
     print(f"| `gpulint check` on the corpus, all cores | {wall:.2f} s = {count / wall:,.0f} documents/s |")
     print(f"| the same, `--jobs 1` | {serial:.2f} s = {count / serial:,.0f} documents/s |")
     print(f"| one-file run (pre-commit) | {one * 1000:.0f} ms wall |")
     print(f"| `gpulint --version` (start-up floor) | {help_only * 1000:.0f} ms wall |")
-    print(f"| {args.workloads} workload documents against a {args.nodes}-node inventory (all rules) | "
-          f"{cluster:.2f} s |")
-    print(f"| {args.claims} DRA claims (CEL selectors, some with matchAttribute) against {args.nodes} nodes x 8 GPUs "
-          f"in ResourceSlices, inventory as JSON | {allocator_json:.2f} s |")
+    print(
+        f"| {args.workloads} workload documents against a {args.nodes}-node inventory (all rules) | {cluster:.2f} s |"
+    )
+    print(
+        f"| {args.claims} DRA claims (CEL selectors, some with matchAttribute) against {args.nodes} nodes x 8 GPUs "
+        f"in ResourceSlices, inventory as JSON | {allocator_json:.2f} s |"
+    )
     print(f"| the same, inventory as YAML ({dra_cluster_size / 1e6:.0f} MB) | {allocator:.2f} s |")
     print(f"| {args.gangs} gangs of 2-64 members (half within one rack) against {args.nodes} nodes | {packing:.2f} s |")
     return 0

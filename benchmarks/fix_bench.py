@@ -8,6 +8,7 @@ the text again after each, as `--fix` did before; its cost grows with N squared 
 
     python benchmarks/fix_bench.py [--fixes 300] [--repeat 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,12 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gpulint.config import Config  # noqa: E402
-from gpulint.run import LintRun  # noqa: E402
-from gpulint.findings import Fix  # noqa: E402
-from gpulint.fix import _apply, _file_newline, _Plan, _plan_fix, _render, _Style, fix_text  # noqa: E402
-from gpulint.loader import load_text  # noqa: E402
-from gpulint.sources import Source  # noqa: E402
+from gpulint.lint.config import Config  # noqa: E402
+from gpulint.lint.findings import Fix  # noqa: E402
+from gpulint.lint.fix import _apply, _file_newline, _Plan, _plan_fix, _render, _Style, fix_text  # noqa: E402
+from gpulint.lint.loader import load_text  # noqa: E402
+from gpulint.lint.run import LintRun  # noqa: E402
+from gpulint.lint.sources import Source  # noqa: E402
 
 
 def manifest(containers: int) -> str:

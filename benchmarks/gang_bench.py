@@ -10,6 +10,7 @@ process (the wall time on an idle machine; wall time is shown too).
 
     python benchmarks/gang_bench.py [--nodes 5000] [--pods 1000] [--repeat 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,12 +19,11 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any
 
-from gpulint.gang_packing import WORK_BUDGET
-from gpulint.gangs import Gang, Member, pack
-from gpulint.scheduler import ClusterModel, NodeInfo, pod_requirements
+from gpulint.kube.gangs.members import Gang, Member, pack
+from gpulint.kube.gangs.packing import WORK_BUDGET
+from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requirements
 
 GPU_MODELS = ["NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB", "NVIDIA-L4", "NVIDIA-L40S"]
 ZONE, RACK = "topology.kubernetes.io/zone", "topology.kubernetes.io/rack"
@@ -42,11 +42,24 @@ def fleet(nodes: int, seed: int = 11) -> list[NodeInfo]:
         if rng.random() < 0.01:
             spec = {"unschedulable": True}
         amounts = {"cpu": "190", "memory": "2000Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
-        out.append(NodeInfo.from_object({
-            "metadata": {"name": f"node-{index}", "labels": {
-                "kubernetes.io/hostname": f"node-{index}", ZONE: f"zone-{index % 3}", RACK: f"rack-{index // 32}",
-                "nvidia.com/gpu.product": model, "nvidia.com/gpu.count": str(gpus)}},
-            "spec": spec, "status": {"capacity": amounts, "allocatable": amounts}}))
+        out.append(
+            NodeInfo.from_object(
+                {
+                    "metadata": {
+                        "name": f"node-{index}",
+                        "labels": {
+                            "kubernetes.io/hostname": f"node-{index}",
+                            ZONE: f"zone-{index % 3}",
+                            RACK: f"rack-{index // 32}",
+                            "nvidia.com/gpu.product": model,
+                            "nvidia.com/gpu.count": str(gpus),
+                        },
+                    },
+                    "spec": spec,
+                    "status": {"capacity": amounts, "allocatable": amounts},
+                }
+            )
+        )
     return out
 
 
@@ -54,8 +67,10 @@ def member(role: str, count: int, requests: dict[str, str], gpus: int = 0) -> Me
     resources: dict[str, Any] = {"requests": requests}
     if gpus:
         resources["limits"] = {"nvidia.com/gpu": gpus}
-    spec = {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
-            "containers": [{"name": role, "image": "i", "resources": resources}]}
+    spec = {
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+        "containers": [{"name": role, "image": "i", "resources": resources}],
+    }
     return Member(role, ("spec",), pod_requirements(spec), count, "volcano")
 
 
@@ -64,10 +79,12 @@ def big_gang(pods: int = 1000, topology: str = "") -> Gang:
     workers = pods * 6 // 10
     evaluators = pods * 2 // 10
     loaders = pods - 1 - workers - evaluators
-    members = [member("launcher", 1, {"cpu": "8", "memory": "32Gi"}),
-               member("worker", workers, {"cpu": "20", "memory": "200Gi"}, gpus=8),
-               member("evaluator", evaluators, {"cpu": "4", "memory": "32Gi"}, gpus=1),
-               member("loader", loaders, {"cpu": "2", "memory": "8Gi"})]
+    members = [
+        member("launcher", 1, {"cpu": "8", "memory": "32Gi"}),
+        member("worker", workers, {"cpu": "20", "memory": "200Gi"}, gpus=8),
+        member("evaluator", evaluators, {"cpu": "4", "memory": "32Gi"}, gpus=1),
+        member("loader", loaders, {"cpu": "2", "memory": "8Gi"}),
+    ]
     return Gang("Volcano Job", members, pods, ("spec",), topology)
 
 
@@ -77,8 +94,9 @@ def undecidable_gang() -> tuple[Gang, list[NodeInfo]]:
     sizes = [(32, 1), (33, 2), (35, 2), (36, 2), (37, 1), (38, 2), (40, 1), (42, 2), (43, 2), (44, 1)]
     members = [member(f"s{size}", count, {"cpu": str(size)}) for size, count in sizes]
     amounts = {"cpu": "100", "pods": "110"}
-    nodes = [NodeInfo.from_object({"metadata": {"name": f"cpu-{i}"}, "status": {"allocatable": amounts}})
-             for i in range(7)]
+    nodes = [
+        NodeInfo.from_object({"metadata": {"name": f"cpu-{i}"}, "status": {"allocatable": amounts}}) for i in range(7)
+    ]
     return Gang("Volcano Job", members, sum(c for _, c in sizes), ("spec",)), nodes
 
 
@@ -86,8 +104,9 @@ def twelve_on_eleven() -> tuple[Gang, list[NodeInfo]]:
     """The case from issue #11: 12 GPU pods (6 x 6 GPUs, 6 x 5 GPUs) on 11 nodes of 8 GPUs."""
     members = [member("big", 6, {}, gpus=6), member("small", 6, {}, gpus=5)]
     amounts = {"cpu": "64", "pods": "110", "nvidia.com/gpu": "8"}
-    nodes = [NodeInfo.from_object({"metadata": {"name": f"gpu-{i}"}, "status": {"allocatable": amounts}})
-             for i in range(11)]
+    nodes = [
+        NodeInfo.from_object({"metadata": {"name": f"gpu-{i}"}, "status": {"allocatable": amounts}}) for i in range(11)
+    ]
     return Gang("Volcano Job", members, 12, ("spec",)), nodes
 
 
@@ -132,15 +151,21 @@ def main() -> int:
         ("issue #11: 12 GPU pods on 11 nodes", *twelve_on_eleven()),
         (f"worst case: undecidable, runs to the work budget ({WORK_BUDGET:,} steps)", *undecidable_gang()),
     ]
-    print(f"{args.nodes} nodes; median of {args.repeat}; baseline = one scheduler-filter pass of the gang's "
-          "pod shapes over the same nodes")
-    print("| gang | verdict | baseline (CPU) | packing, filters included (CPU) | the same, wall | "
-          "packing / baseline |\n|---|---|---:|---:|---:|---:|")
+    print(
+        f"{args.nodes} nodes; median of {args.repeat}; baseline = one scheduler-filter pass of the gang's "
+        "pod shapes over the same nodes"
+    )
+    print(
+        "| gang | verdict | baseline (CPU) | packing, filters included (CPU) | the same, wall | "
+        "packing / baseline |\n|---|---|---:|---:|---:|---:|"
+    )
     for title, gang, on in cases:
-        _, baseline = timed(lambda: filter_pass(gang, on), args.repeat)
-        wall, cpu = timed(lambda: pack(gang, ClusterModel(on)), args.repeat)
-        print(f"| {title} | {verdict(gang, on)} | {baseline * 1000:.1f} ms | {cpu * 1000:.1f} ms | "
-              f"{wall * 1000:.1f} ms | {cpu / baseline:.1f}x |")
+        _, baseline = timed(lambda: filter_pass(gang, on), args.repeat)  # noqa: B023 - timed() calls it at once
+        wall, cpu = timed(lambda: pack(gang, ClusterModel(on)), args.repeat)  # noqa: B023
+        print(
+            f"| {title} | {verdict(gang, on)} | {baseline * 1000:.1f} ms | {cpu * 1000:.1f} ms | "
+            f"{wall * 1000:.1f} ms | {cpu / baseline:.1f}x |"
+        )
     return 0
 
 

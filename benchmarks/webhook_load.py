@@ -7,6 +7,7 @@ achieved rate and the p50/p99 latency. Bounded in count and time; loopback only.
 
     python benchmarks/webhook_load.py [--rate 200] [--seconds 10] [--nodes 1000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,25 +27,50 @@ import trustme
 
 
 def inventory(path: Path, nodes: int) -> None:
-    items = [{"apiVersion": "v1", "kind": "Node",
-              "metadata": {"name": f"node-{i}", "labels": {"kubernetes.io/hostname": f"node-{i}",
-                                                            "topology.kubernetes.io/zone": f"zone-{i % 3}",
-                                                            "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
-              "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
-              "status": {"capacity": {"cpu": "192", "memory": "2Ti", "pods": "110", "nvidia.com/gpu": "8"}}}
-             for i in range(nodes)]
+    items = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": f"node-{i}",
+                "labels": {
+                    "kubernetes.io/hostname": f"node-{i}",
+                    "topology.kubernetes.io/zone": f"zone-{i % 3}",
+                    "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                },
+            },
+            "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
+            "status": {"capacity": {"cpu": "192", "memory": "2Ti", "pods": "110", "nvidia.com/gpu": "8"}},
+        }
+        for i in range(nodes)
+    ]
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
 
 
 def review(index: int) -> bytes:
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"trainer-{index}", "namespace": "ml"},
-           "spec": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
-                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                    "containers": [{"name": "trainer", "image": "registry.example.com/trainer:1.0",
-                                    "resources": {"limits": {"nvidia.com/gpu": 1 + index % 8, "memory": "64Gi"}}}]}}
-    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                       "request": {"uid": f"uid-{index}", "operation": "CREATE", "namespace": "ml",
-                                   "object": pod}}).encode()
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"trainer-{index}", "namespace": "ml"},
+        "spec": {
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "containers": [
+                {
+                    "name": "trainer",
+                    "image": "registry.example.com/trainer:1.0",
+                    "resources": {"limits": {"nvidia.com/gpu": 1 + index % 8, "memory": "64Gi"}},
+                }
+            ],
+        },
+    }
+    return json.dumps(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {"uid": f"uid-{index}", "operation": "CREATE", "namespace": "ml", "object": pod},
+        }
+    ).encode()
 
 
 def main() -> int:
@@ -61,10 +87,26 @@ def main() -> int:
         cert.private_key_pem.write_to_path(str(root / "tls.key"))
         cert.cert_chain_pems[0].write_to_path(str(root / "tls.crt"))
         inventory(root / "inventory.json", args.nodes)
-        server = subprocess.Popen([sys.executable, "-m", "gpulint", "serve", "--tls-cert", str(root / "tls.crt"),
-                                   "--tls-key", str(root / "tls.key"), "--host", "127.0.0.1", "--port", "0",
-                                   "--inventory", str(root / "inventory.json")],
-                                  stderr=subprocess.PIPE, text=True)
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gpulint",
+                "serve",
+                "--tls-cert",
+                str(root / "tls.crt"),
+                "--tls-key",
+                str(root / "tls.key"),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--inventory",
+                str(root / "inventory.json"),
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         port = None
         while port is None:
             event = json.loads(server.stderr.readline())
@@ -88,8 +130,12 @@ def main() -> int:
                     time.sleep(delay)
                 sent = time.perf_counter()
                 try:
-                    connection.request("POST", "/validate?timeout=10s", body=review(index),  # as kube-apiserver
-                                       headers={"Content-Type": "application/json", "Accept": "application/json"})
+                    connection.request(
+                        "POST",
+                        "/validate?timeout=10s",
+                        body=review(index),  # as kube-apiserver
+                        headers={"Content-Type": "application/json", "Accept": "application/json"},
+                    )
                     response = connection.getresponse()
                     answer = json.loads(response.read())
                     ok = response.status == 200 and answer["response"]["uid"] == f"uid-{index}"
@@ -111,8 +157,10 @@ def main() -> int:
     ordered = sorted(latencies)
     p50 = statistics.median(ordered) * 1000
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
-    print(f"{len(ordered)} GPU Pod reviews at a target of {args.rate:.0f}/s against a {args.nodes}-node inventory, "
-          f"{args.connections} keep-alive connections")
+    print(
+        f"{len(ordered)} GPU Pod reviews at a target of {args.rate:.0f}/s against a {args.nodes}-node inventory, "
+        f"{args.connections} keep-alive connections"
+    )
     print("| measurement | result |\n|---|---:|")
     print(f"| achieved rate | {len(ordered) / elapsed:.0f} requests/s |")
     print(f"| p50 latency | {p50:.1f} ms |")

@@ -23,6 +23,7 @@ also stops on a slow input (-timeout, seconds) or one that needs too much memory
 Without atheris (it has wheels for CPython on Linux x86_64/aarch64 and macOS), the script says
 so and exits 0, so CI stays green where it cannot be installed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,18 +44,96 @@ TARGETS = ("check", "admission", "policy", "fix")
 SEED_DIRS = ("examples", "tests/data", "rules/policies")
 # Tokens libFuzzer splices into inputs: YAML syntax and the fields gpulint reads.
 DICTIONARY = (
-    "---", "...", "- ", ": ", "{", "}", "[", "]", "&a ", "*a", "<<: *a", "!!str ", "!!int ", "!!binary ", "!!set ",
-    "!custom ", "? ", "|-", ">+", "'", '"', "\\u0000", "\r\n", "\t", "# gpulint: disable=all", "{{ .Values.x }}",
-    "apiVersion: ", "kind: ", "kind: List", "items:", "metadata:", "name: ", "namespace: ", "spec:", "template:",
-    "containers:", "initContainers:", "resources:", "requests:", "limits:", "nvidia.com/gpu", "amd.com/gpu",
-    "replicas: ", "parallelism: ", "minAvailable: ", "minMember: ", "tasks:", "pytorchReplicaSpecs:",
-    "nodeSelector:", "affinity:", "tolerations:", "taints:", "topologyKey: ", "resourceClaims:",
-    "resourceClaimTemplateName: ", "deviceClassName: ", "count: ", "selectors:", "cel:", "expression: ",
-    "device.attributes", "device.capacity", "quantity(", "semver(", ".compareTo(", "matchAttribute: ",
-    "firstAvailable:", "allocationMode: All", "ResourceSlice", "DeviceClass", "ResourceClaimTemplate", "PodGroup",
-    "scheduling.x-k8s.io/pod-group", "kueue.x-k8s.io/podset-required-topology", "gpulint.io/ignore",
-    "validations:", "variables:", "messageExpression: ", "fieldPath: ", "policyName: ", "paramRef:",
-    '"operation": "CREATE"', '"object": ', '"uid": ', "1e999", "-1", "9223372036854775808", "0.5", "500m", "1Ki",
+    "---",
+    "...",
+    "- ",
+    ": ",
+    "{",
+    "}",
+    "[",
+    "]",
+    "&a ",
+    "*a",
+    "<<: *a",
+    "!!str ",
+    "!!int ",
+    "!!binary ",
+    "!!set ",
+    "!custom ",
+    "? ",
+    "|-",
+    ">+",
+    "'",
+    '"',
+    "\\u0000",
+    "\r\n",
+    "\t",
+    "# gpulint: disable=all",
+    "{{ .Values.x }}",
+    "apiVersion: ",
+    "kind: ",
+    "kind: List",
+    "items:",
+    "metadata:",
+    "name: ",
+    "namespace: ",
+    "spec:",
+    "template:",
+    "containers:",
+    "initContainers:",
+    "resources:",
+    "requests:",
+    "limits:",
+    "nvidia.com/gpu",
+    "amd.com/gpu",
+    "replicas: ",
+    "parallelism: ",
+    "minAvailable: ",
+    "minMember: ",
+    "tasks:",
+    "pytorchReplicaSpecs:",
+    "nodeSelector:",
+    "affinity:",
+    "tolerations:",
+    "taints:",
+    "topologyKey: ",
+    "resourceClaims:",
+    "resourceClaimTemplateName: ",
+    "deviceClassName: ",
+    "count: ",
+    "selectors:",
+    "cel:",
+    "expression: ",
+    "device.attributes",
+    "device.capacity",
+    "quantity(",
+    "semver(",
+    ".compareTo(",
+    "matchAttribute: ",
+    "firstAvailable:",
+    "allocationMode: All",
+    "ResourceSlice",
+    "DeviceClass",
+    "ResourceClaimTemplate",
+    "PodGroup",
+    "scheduling.x-k8s.io/pod-group",
+    "kueue.x-k8s.io/podset-required-topology",
+    "gpulint.io/ignore",
+    "validations:",
+    "variables:",
+    "messageExpression: ",
+    "fieldPath: ",
+    "policyName: ",
+    "paramRef:",
+    '"operation": "CREATE"',
+    '"object": ',
+    '"uid": ',
+    "1e999",
+    "-1",
+    "9223372036854775808",
+    "0.5",
+    "500m",
+    "1Ki",
 )
 
 try:
@@ -65,9 +144,7 @@ except ImportError:  # pragma: no cover - depends on the platform
 
 # Bugs found and reported whose owners have not fixed them yet (tests/hostile/test_fuzz.py has an xfail
 # test for each): an input that hits one is not a new crash. Remove an entry when its test passes.
-KNOWN_BUGS = (
-    ("loader: !!int/!!float on an empty or sign-only scalar", r"in _(?:integer|scalar)\n[\s\S]*IndexError"),
-)
+KNOWN_BUGS = (("loader: !!int/!!float on an empty or sign-only scalar", r"in _(?:integer|scalar)\n[\s\S]*IndexError"),)
 
 
 class CheckCrashed(BaseException):
@@ -79,15 +156,14 @@ class Harness:
     """The pipeline, set up once; ``run`` feeds it one input."""
 
     def __init__(self, workdir: str) -> None:
-        from gpulint.admission import BadReview, decide, parse_review
-        from gpulint.config import Config
-        from gpulint.admission import Reviewer
-        from gpulint.engine import enabled_rules
-        from gpulint.run import LintRun
-        from gpulint.inventory import load_inventory
-        from gpulint.loader import load_bytes
-        from gpulint.objects import objects_in
-        from gpulint.sources import Source
+        from gpulint.lint.config import Config
+        from gpulint.lint.engine import enabled_rules
+        from gpulint.lint.inventory import load_inventory
+        from gpulint.lint.loader import load_bytes
+        from gpulint.lint.objects import objects_in
+        from gpulint.lint.run import LintRun
+        from gpulint.lint.sources import Source
+        from gpulint.webhook.admission import BadReview, Reviewer, decide, parse_review
 
         self.workdir = workdir
         self.keep_going = os.environ.get("GPULINT_FUZZ_KEEP_GOING", "")  # a directory: record crashes, go on
@@ -100,9 +176,12 @@ class Harness:
         self.lint_run = LintRun
         self.rules = {rule_id: _raising(rule) for rule_id, rule in enabled_rules(self.config).items()}
         examples = sorted((REPO / "examples" / "manifests").glob("*.yaml"))
-        self.example_objects = [obj for path in examples
-                                for document in load_bytes(str(path), path.read_bytes()).documents
-                                for obj in objects_in(document)]
+        self.example_objects = [
+            obj
+            for path in examples
+            for document in load_bytes(str(path), path.read_bytes()).documents
+            for obj in objects_in(document)
+        ]
 
     def run(self, data: bytes) -> None:
         if not data:
@@ -120,8 +199,8 @@ class Harness:
     # ------------------------------------------------------------------ targets
 
     def _check(self, payload: bytes) -> None:
-        from gpulint.explain import explain_objects, render, render_json
-        from gpulint.formatters import FormatOptions, get_formatter
+        from gpulint.cli.explain import explain_objects, render, render_json
+        from gpulint.report import FormatOptions, get_formatter
 
         source = self.source("fuzz.yaml", content=payload)
         run = self.lint_run(self.config, [source], self.inventory, rules=self.rules)
@@ -137,7 +216,7 @@ class Harness:
         json.loads(render_json(explanations))
 
     def _admission(self, payload: bytes) -> None:
-        from gpulint.findings import Severity
+        from gpulint.lint.findings import Severity
 
         try:
             request = self.parse_review(payload)
@@ -163,7 +242,7 @@ class Harness:
         return None
 
     def _policy(self, payload: bytes) -> None:
-        from gpulint.policies import PolicyError, evaluate, load_policies, policy_engine
+        from gpulint.lint.policies import PolicyError, evaluate, load_policies, policy_engine
 
         path = os.path.join(self.workdir, "policy.yaml")
         with open(path, "wb") as handle:
@@ -179,7 +258,7 @@ class Harness:
                 list(evaluate(policy, obj, context, policy_engine()))
 
     def _fix(self, payload: bytes) -> None:
-        from gpulint.app import run_check
+        from gpulint.cli.check import run_check
 
         path = os.path.join(self.workdir, "manifest.yaml")
         with open(path, "wb") as handle:
@@ -233,6 +312,7 @@ def _raising(rule: Any) -> Any:
             return list(check(obj, ctx))
         except Exception as exc:
             raise CheckCrashed(f"the {rule.id} check raised {type(exc).__name__}: {exc}") from exc
+
     return dataclasses.replace(rule, check=run)
 
 
@@ -247,33 +327,53 @@ def seed_corpus(directory: Path) -> None:
         raw = path.read_bytes()
         for target in range(len(TARGETS)):
             (directory / f"seed-{path.parent.name}-{path.stem}-{TARGETS[target]}").write_bytes(bytes([target]) + raw)
-    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-              "request": {"uid": "seed", "operation": "CREATE", "namespace": "ml",
-                          "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-                                     "spec": {"containers": [{"name": "c", "image": "i", "resources": {
-                                         "requests": {"nvidia.com/gpu": 1}}}]}}}}
+    review = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "seed",
+            "operation": "CREATE",
+            "namespace": "ml",
+            "object": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"nvidia.com/gpu": 1}}}]},
+            },
+        },
+    }
     (directory / "seed-review").write_bytes(b"\x01" + json.dumps(review).encode())
 
 
 def write_dictionary(path: Path) -> None:
     """libFuzzer's format: one quoted token a line, escaped as \\xNN where not printable ASCII."""
+
     def quoted(token: str) -> str:
-        return "".join(ch if 32 <= ord(ch) < 127 and ch not in '"\\' else f"\\x{ord(ch):02x}"
-                       for ch in token)
+        return "".join(ch if 32 <= ord(ch) < 127 and ch not in '"\\' else f"\\x{ord(ch):02x}" for ch in token)
+
     path.write_text("".join(f'"{quoted(token)}"\n' for token in DICTIONARY), encoding="ascii")
 
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     epilog="Other arguments go to libFuzzer (e.g. -timeout=10, a crash file).")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], epilog="Other arguments go to libFuzzer (e.g. -timeout=10, a crash file)."
+    )
     parser.add_argument("--runs", type=int, help="stop after N inputs")
     parser.add_argument("--max-time", type=int, help="stop after S seconds")
     parser.add_argument("--corpus", type=Path, help="corpus directory, kept between runs (default: a temporary one)")
-    parser.add_argument("--artifacts", type=Path, default=Path("fuzz-artifacts"),
-                        help="where crashing inputs are copied (default: fuzz-artifacts/, created on a crash)")
+    parser.add_argument(
+        "--artifacts",
+        type=Path,
+        default=Path("fuzz-artifacts"),
+        help="where crashing inputs are copied (default: fuzz-artifacts/, created on a crash)",
+    )
     parser.add_argument("--seed", type=int, help="libFuzzer's random seed (fixed: reproducible runs)")
-    parser.add_argument("--keep-going", type=Path, metavar="DIR",
-                        help="long runs: write each distinct failure to DIR (crash-ID and crash-ID.txt) and go on")
+    parser.add_argument(
+        "--keep-going",
+        type=Path,
+        metavar="DIR",
+        help="long runs: write each distinct failure to DIR (crash-ID and crash-ID.txt) and go on",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # the fuzzing process itself
     return parser.parse_known_args(argv)
 
@@ -317,8 +417,17 @@ def main(argv: list[str]) -> int:
         crashes.mkdir()
         dictionary = Path(workdir) / "gpulint.dict"
         write_dictionary(dictionary)
-        command = [sys.executable, str(Path(__file__).resolve()), "--child", f"-artifact_prefix={crashes}/",
-                   f"-dict={dictionary}", "-timeout=10", "-rss_limit_mb=2048", "-max_len=65536", *passthrough]
+        command = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--child",
+            f"-artifact_prefix={crashes}/",
+            f"-dict={dictionary}",
+            "-timeout=10",
+            "-rss_limit_mb=2048",
+            "-max_len=65536",
+            *passthrough,
+        ]
         if args.runs is not None:
             command.append(f"-runs={args.runs}")
         if args.max_time is not None:
@@ -338,8 +447,11 @@ def main(argv: list[str]) -> int:
             args.artifacts.mkdir(parents=True, exist_ok=True)
             for path in found:
                 shutil.copy(path, args.artifacts / path.name)
-                print(f"fuzz_atheris: crashing input: {args.artifacts / path.name} "
-                      f"(re-run: python {Path(argv[0]).name} {args.artifacts / path.name})", file=sys.stderr)
+                print(
+                    f"fuzz_atheris: crashing input: {args.artifacts / path.name} "
+                    f"(re-run: python {Path(argv[0]).name} {args.artifacts / path.name})",
+                    file=sys.stderr,
+                )
         return status
 
 

@@ -15,6 +15,7 @@ Two rewrites keep the schemas faithful to how the API server reads objects:
 
 Usage: python scripts/generate_schemas.py ../shared/k8s-openapi schemas
 """
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,7 @@ def rewrite(node: Any, reached: set[str]) -> Any:
                 continue
             prefix = ref_prefix(value) if key == "$ref" else None
             if prefix is not None:
-                name = value[len(prefix):]
+                name = value[len(prefix) :]
                 reached.add(name)
                 out[key] = "#/$defs/" + name
             elif key == "oneOf":

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpulint.cli import cli
-from gpulint.config import Config
-from gpulint.run import LintRun
-from gpulint.findings import Finding
-from gpulint.sources import Source
+from gpulint.cli.main import cli
+from gpulint.lint.config import Config
+from gpulint.lint.findings import Finding
+from gpulint.lint.run import LintRun
+from gpulint.lint.sources import Source
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).parent.parent
@@ -51,4 +51,5 @@ def write(tmp_path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
         return path
+
     return _write

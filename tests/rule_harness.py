@@ -3,7 +3,7 @@
     assert_findings("gpu-non-integer", text, [(14, 29, "must be an integer")])
 
 writes ``text`` to a real file, builds the configuration from a ``.gpulint.yaml``-style mapping
-(the parser the CLI uses), and runs ``gpulint.app.run_check`` - sources, inventory (with the
+(the parser the CLI uses), and runs ``gpulint.cli.check.run_check`` - sources, inventory (with the
 cluster objects among the linted files), policies, the engine with its suppressions, the JSON
 formatter - with only ``rule_id`` enabled. Every finding of the run is compared, in position
 order, with ``expected``: one missing, one extra, or one at another line:column fails.
@@ -11,6 +11,7 @@ order, with ``expected``: one missing, one extra, or one at another line:column 
 The public API is ``findings_of``, ``assert_findings`` and ``Found``; when the run is moved
 onto a shared ``LintRun`` object only ``_run`` changes.
 """
+
 from __future__ import annotations
 
 import gc
@@ -22,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpulint.app import run_check
-from gpulint.config import Config, from_mapping
-from gpulint.registry import all_rules, rule_ids
+from gpulint.cli.check import run_check
+from gpulint.lint.config import Config, from_mapping
+from gpulint.lint.registry import rule_ids
 
 Expected = tuple[int, int, str]  # line, column, a fragment of the message
 InventoryArg = str | Path | Sequence[str | Path] | None
@@ -46,8 +47,14 @@ class HarnessError(AssertionError):
     """The run itself failed (a usage error: bad configuration, unreadable inventory)."""
 
 
-def findings_of(rule_id: str | None, text: str, *, inventory: InventoryArg = None,
-                config: Mapping[str, Any] | None = None, file_name: str = "manifest.yaml") -> list[Found]:
+def findings_of(
+    rule_id: str | None,
+    text: str,
+    *,
+    inventory: InventoryArg = None,
+    config: Mapping[str, Any] | None = None,
+    file_name: str = "manifest.yaml",
+) -> list[Found]:
     """The findings of one run over ``text`` (dedented), in position order.
 
     ``rule_id`` None runs every rule (the configuration's ``select``/``ignore`` still apply).
@@ -61,19 +68,30 @@ def findings_of(rule_id: str | None, text: str, *, inventory: InventoryArg = Non
         return _run(rule_id, path, _config(rule_id, config, inventory, tmp))
 
 
-def assert_findings(rule_id: str, text: str, expected: Sequence[Expected], *, inventory: InventoryArg = None,
-                    config: Mapping[str, Any] | None = None) -> list[Found]:
+def assert_findings(
+    rule_id: str,
+    text: str,
+    expected: Sequence[Expected],
+    *,
+    inventory: InventoryArg = None,
+    config: Mapping[str, Any] | None = None,
+) -> list[Found]:
     """Run ``rule_id`` alone on ``text``; its findings must be exactly ``expected`` (any order given)."""
     found = findings_of(rule_id, text, inventory=inventory, config=config)
     wanted = sorted(expected, key=lambda item: (item[0], item[1]))
     mismatch = len(found) != len(wanted) or any(
         (f.line, f.column) != (line, column) or fragment not in f.message
-        for f, (line, column, fragment) in zip(found, wanted))
+        for f, (line, column, fragment) in zip(found, wanted)
+    )
     if mismatch:
         raise AssertionError(
             f"{rule_id}: the findings differ from the expected ones\n"
-            "expected:\n" + "".join(f"  {line}:{column} ...{fragment}...\n" for line, column, fragment in wanted)
-            + "found:\n" + "".join(f"  {f.brief()}\n" for f in found) + ("  (none)\n" if not found else ""))
+            "expected:\n"
+            + "".join(f"  {line}:{column} ...{fragment}...\n" for line, column, fragment in wanted)
+            + "found:\n"
+            + "".join(f"  {f.brief()}\n" for f in found)
+            + ("  (none)\n" if not found else "")
+        )
     return found
 
 

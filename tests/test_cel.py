@@ -1,20 +1,28 @@
 """CEL as Kubernetes evaluates DRA selectors: libraries, device semantics, errors, limits."""
+
 import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpulint.cel import CelEngine, CelProblem, Compiled, device_value
+from gpulint.kube.cel.engine import CelEngine, CelProblem, Compiled, device_value
 
 ENGINE = CelEngine()
 DEVICE = {
     "driver": "gpu.nvidia.com",
     "attributes": {
-        "gpu.nvidia.com": {name: device_value(value) for name, value in {
-            "type": {"string": "gpu"}, "productName": {"string": "NVIDIA H100 80GB HBM3"},
-            "driverVersion": {"version": "570.124.6"}, "cudaComputeCapability": {"version": "9.0.0"},
-            "index": {"int": 3}, "mig": {"bool": False}}.items()},
+        "gpu.nvidia.com": {
+            name: device_value(value)
+            for name, value in {
+                "type": {"string": "gpu"},
+                "productName": {"string": "NVIDIA H100 80GB HBM3"},
+                "driverVersion": {"version": "570.124.6"},
+                "cudaComputeCapability": {"version": "9.0.0"},
+                "index": {"int": 3},
+                "mig": {"bool": False},
+            }.items()
+        },
         "resource.kubernetes.io": {"pcieRoot": "pci0000:17"},
     },
     "capacity": {"gpu.nvidia.com": {"memory": device_value({"value": "80Gi"})}},
@@ -28,41 +36,44 @@ def run(expression: str, device=DEVICE):
     return ENGINE.evaluate(compiled, device)
 
 
-@pytest.mark.parametrize("expression", [
-    # the Kubernetes quantity library docs
-    'quantity("200M").compareTo(quantity("0.2G")) == 0',
-    'quantity("50M").compareTo(quantity("50Mi")) == -1',
-    'quantity("1Gi") == quantity("1024Mi")',
-    'isQuantity("1.5Gi") && !isQuantity("1.5GiB")',
-    'quantity("1.5").add(1).isGreaterThan(quantity("2"))',
-    'quantity("2").sub(quantity("500m")).asApproximateFloat() == 1.5',
-    'quantity("4").asInteger() == 4 && quantity("4").isInteger() && !quantity("500m").isInteger()',
-    'quantity("-3").sign() == -1',
-    # the semver library docs
-    'semver("v1.0.0", true) == semver("1.0.0")',
-    'semver("1.0", true) == semver("1.0.0")',
-    '!isSemver("v1.0") && isSemver("v1.0", true)',
-    'semver("1.2.3-alpha").isLessThan(semver("1.2.3"))',
-    'semver("1.2.3-alpha.10").isGreaterThan(semver("1.2.3-alpha.9"))',
-    'semver("2.0.0").major() == 2 && semver("2.7.1").minor() == 7 && semver("2.7.1").patch() == 1',
-    # device attributes with their Kubernetes types
-    'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")',
-    'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) >= 0',
-    'device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("550.0.0"))',
-    'device.attributes["gpu.nvidia.com"].cudaComputeCapability.compareTo(semver("9.0.0")) >= 0',
-    'device.attributes["gpu.nvidia.com"].index == 3 && !device.attributes["gpu.nvidia.com"].mig',
-    'device.attributes["resource.kubernetes.io"].pcieRoot.matches("^pci0000:[0-9a-f]+$")',
-    # the extensions Kubernetes enables
-    'device.attributes["gpu.nvidia.com"].productName.lowerAscii().contains("h100")',
-    'device.attributes["gpu.nvidia.com"].productName.split(" ")[1] == "H100"',
-    'cel.bind(gpu, device.attributes["gpu.nvidia.com"], gpu.type == "gpu" && gpu.index > 1)',
-    'device.attributes["gpu.nvidia.com"].?nvlink.orValue(false) == false',
-    'has(device.attributes["gpu.nvidia.com"].productName) && !has(device.attributes["gpu.nvidia.com"].nope)',
-    # an unknown domain is an empty map, not an error
-    '!has(device.attributes["other.example.com"].model)',
-    'device.attributes["other.example.com"].?model.orValue("") == ""',
-    '!device.allowMultipleAllocations',
-])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        # the Kubernetes quantity library docs
+        'quantity("200M").compareTo(quantity("0.2G")) == 0',
+        'quantity("50M").compareTo(quantity("50Mi")) == -1',
+        'quantity("1Gi") == quantity("1024Mi")',
+        'isQuantity("1.5Gi") && !isQuantity("1.5GiB")',
+        'quantity("1.5").add(1).isGreaterThan(quantity("2"))',
+        'quantity("2").sub(quantity("500m")).asApproximateFloat() == 1.5',
+        'quantity("4").asInteger() == 4 && quantity("4").isInteger() && !quantity("500m").isInteger()',
+        'quantity("-3").sign() == -1',
+        # the semver library docs
+        'semver("v1.0.0", true) == semver("1.0.0")',
+        'semver("1.0", true) == semver("1.0.0")',
+        '!isSemver("v1.0") && isSemver("v1.0", true)',
+        'semver("1.2.3-alpha").isLessThan(semver("1.2.3"))',
+        'semver("1.2.3-alpha.10").isGreaterThan(semver("1.2.3-alpha.9"))',
+        'semver("2.0.0").major() == 2 && semver("2.7.1").minor() == 7 && semver("2.7.1").patch() == 1',
+        # device attributes with their Kubernetes types
+        'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")',
+        'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) >= 0',
+        'device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("550.0.0"))',
+        'device.attributes["gpu.nvidia.com"].cudaComputeCapability.compareTo(semver("9.0.0")) >= 0',
+        'device.attributes["gpu.nvidia.com"].index == 3 && !device.attributes["gpu.nvidia.com"].mig',
+        'device.attributes["resource.kubernetes.io"].pcieRoot.matches("^pci0000:[0-9a-f]+$")',
+        # the extensions Kubernetes enables
+        'device.attributes["gpu.nvidia.com"].productName.lowerAscii().contains("h100")',
+        'device.attributes["gpu.nvidia.com"].productName.split(" ")[1] == "H100"',
+        'cel.bind(gpu, device.attributes["gpu.nvidia.com"], gpu.type == "gpu" && gpu.index > 1)',
+        'device.attributes["gpu.nvidia.com"].?nvlink.orValue(false) == false',
+        'has(device.attributes["gpu.nvidia.com"].productName) && !has(device.attributes["gpu.nvidia.com"].nope)',
+        # an unknown domain is an empty map, not an error
+        '!has(device.attributes["other.example.com"].model)',
+        'device.attributes["other.example.com"].?model.orValue("") == ""',
+        "!device.allowMultipleAllocations",
+    ],
+)
 def test_kubernetes_semantics(expression):
     assert run(expression) is True
 
@@ -70,8 +81,10 @@ def test_kubernetes_semantics(expression):
 def test_unknown_attribute_is_a_runtime_error_with_the_kubernetes_hint():
     result = run('device.attributes["gpu.nvidia.com"].model == "H100"')
     assert isinstance(result, str) and "model" in result
-    assert result.endswith("consider using CEL optional chaining (.? followed by orValue()) or guarding the check "
-                           "with has() for optional fields")
+    assert result.endswith(
+        "consider using CEL optional chaining (.? followed by orValue()) or guarding the check "
+        "with has() for optional fields"
+    )
     assert isinstance(run('device.attributes["nope.example.com"].model == "x"'), str)
 
 
@@ -79,14 +92,17 @@ def test_invalid_quantity_is_a_runtime_error():
     assert "suffix" in run('quantity("200K") == quantity("1")')
 
 
-@pytest.mark.parametrize("expression, words, offset", [
-    ('device.productName == "x"', "undefined field 'productName'", 7),
-    ('device.attributes["gpu.nvidia.com"].type ==', "compilation failed", None),
-    ('device.attributes["gpu.nvidia.com"].type.size()', "must evaluate to bool or the unknown type, not int", 0),
-    ("1 + 2", "must evaluate to bool or the unknown type, not int", 0),
-    ('device.driver.frobnicate()', "undeclared reference to 'frobnicate'", 24),  # cel reports the call's paren
-    ('quantity(1) == quantity("1")', "no matching overload for 'quantity'", 8),
-])
+@pytest.mark.parametrize(
+    "expression, words, offset",
+    [
+        ('device.productName == "x"', "undefined field 'productName'", 7),
+        ('device.attributes["gpu.nvidia.com"].type ==', "compilation failed", None),
+        ('device.attributes["gpu.nvidia.com"].type.size()', "must evaluate to bool or the unknown type, not int", 0),
+        ("1 + 2", "must evaluate to bool or the unknown type, not int", 0),
+        ("device.driver.frobnicate()", "undeclared reference to 'frobnicate'", 24),  # cel reports the call's paren
+        ('quantity(1) == quantity("1")', "no matching overload for 'quantity'", 8),
+    ],
+)
 def test_compile_errors_have_positions(expression, words, offset):
     problem = ENGINE.compile(expression)
     assert isinstance(problem, CelProblem) and problem.evaluable
@@ -111,8 +127,10 @@ def test_cost_is_estimated_as_kubernetes_does():
     # literal lists have their exact sizes: 2**4 iterations are cheap (the old regex guess refused this)
     assert isinstance(ENGINE.compile("[1,2].all(a, [1,2].all(b, [1,2].all(c, [1,2].all(d, true))))"), Compiled)
     # device maps have their declared sizes (32 domains x 32 attributes): four nested loops are too many
-    nested = ("device.attributes.all(d, device.attributes[d].all(k, device.attributes.all(e, "
-              "device.attributes[e].all(j, device.attributes[d][k] == device.attributes[e][j]))))")
+    nested = (
+        "device.attributes.all(d, device.attributes[d].all(k, device.attributes.all(e, "
+        "device.attributes[e].all(j, device.attributes[d][k] == device.attributes[e][j]))))"
+    )
     problem = ENGINE.compile(nested)
     assert isinstance(problem, CelProblem) and problem.evaluable
     assert problem.message.startswith("too complex, exceeds cost limit: estimated cost ")
@@ -132,7 +150,7 @@ def test_cost_finding_points_at_the_part_over_the_limit():
     expression += 'j + j + j + j != ""' + ")" * len(names)
     problem = ENGINE.compile(expression)
     assert isinstance(problem, CelProblem) and "too complex" in problem.message
-    assert expression[problem.offset:].startswith("j + j + j + j")
+    assert expression[problem.offset :].startswith("j + j + j + j")
 
 
 def test_the_compile_cache_is_bounded():
@@ -169,15 +187,17 @@ def test_inputs_over_the_declared_sizes_are_estimated_with_their_own_sizes():
         # 3,000,000 characters: each replace() traverses at least 3,000,000 (cost 600,000): over the limit for sure
         twice = engine.compile('device.attributes["x"].s.replace("a", "bb").replace("b", "cc").size() > 0')
         result = engine.evaluate(twice, {**DEVICE, "attributes": {"x": {"s": "a" * 3_000_000}}})
-        assert result == ("operation cancelled: actual cost limit exceeded (its cost with these inputs is at least "
-                          "1,200,006, over the limit of 1,000,000)")
+        assert result == (
+            "operation cancelled: actual cost limit exceeded (its cost with these inputs is at least "
+            "1,200,006, over the limit of 1,000,000)"
+        )
     finally:
         engine.close()
 
 
 def test_policy_expressions_run_here_when_their_inputs_bound_them():
     engine = CelEngine(("object",), max_cost=1_000_000)
-    compiled = engine.compile("object.items.all(i, i.name.startsWith(\"gpu\"))")
+    compiled = engine.compile('object.items.all(i, i.name.startsWith("gpu"))')
     data = {"object": {"items": [{"name": f"gpu-{n}"} for n in range(200)]}}
     assert engine.run(compiled, data) == (True, "")
     assert engine._sandbox is None  # the common path never starts the worker
@@ -200,11 +220,15 @@ def test_the_sandbox_answers_and_stops():
         engine.close()
 
 
-@pytest.mark.parametrize("expression", [
-    'sets.contains(["a"], ["a"])', '["b", "a"].sort()[0] == "a"',
-    'device.attributes["gpu.nvidia.com"].productName.find("H1.0") == "H100"',
-    'isURL("https://example.com")',
-])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'sets.contains(["a"], ["a"])',
+        '["b", "a"].sort()[0] == "a"',
+        'device.attributes["gpu.nvidia.com"].productName.find("H1.0") == "H100"',
+        'isURL("https://example.com")',
+    ],
+)
 def test_kubernetes_functions_it_cannot_run_are_not_errors(expression):
     problem = ENGINE.compile(expression)
     assert isinstance(problem, CelProblem) and not problem.evaluable
@@ -222,12 +246,56 @@ def test_each_expression_compiles_once():
     assert engine.compile("true") is engine.compile("true")
 
 
-TOKENS = st.sampled_from([
-    "device", ".", "attributes", "capacity", "driver", '["gpu.nvidia.com"]', "[", "]", "(", ")", "productName",
-    "memory", "==", "!=", "&&", "||", "!", '"x"', "1", "2.5", "true", "quantity(", 'quantity("1Gi")', "semver(",
-    '"1.2.3"', ".compareTo(", ".isGreaterThan(", ".?", "orValue(", "has(", "cel.bind(", ",", " ", "size(",
-    ".exists(", "a", ".all(", ".matches(", '"^a+$"', "sets.contains(", "{", "}", ":", "-", "?", ".major()",
-])
+TOKENS = st.sampled_from(
+    [
+        "device",
+        ".",
+        "attributes",
+        "capacity",
+        "driver",
+        '["gpu.nvidia.com"]',
+        "[",
+        "]",
+        "(",
+        ")",
+        "productName",
+        "memory",
+        "==",
+        "!=",
+        "&&",
+        "||",
+        "!",
+        '"x"',
+        "1",
+        "2.5",
+        "true",
+        "quantity(",
+        'quantity("1Gi")',
+        "semver(",
+        '"1.2.3"',
+        ".compareTo(",
+        ".isGreaterThan(",
+        ".?",
+        "orValue(",
+        "has(",
+        "cel.bind(",
+        ",",
+        " ",
+        "size(",
+        ".exists(",
+        "a",
+        ".all(",
+        ".matches(",
+        '"^a+$"',
+        "sets.contains(",
+        "{",
+        "}",
+        ":",
+        "-",
+        "?",
+        ".major()",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -245,7 +313,9 @@ def test_policy_variables_filled_in_place_are_measured_each_time():
     variables: dict = {}
     assert engine.run(engine.compile("size(variables) == 0"), {"variables": variables}) == (True, "")
     variables["big"] = "a" * 3_000_000  # the policy environment adds each variable's value to the same map
-    value, error = engine.run(engine.compile('variables.big.replace("a", "bb").replace("b", "cc").size() > 0'),
-                              {"variables": variables})
-    assert value is None and error.startswith("operation cancelled: actual cost limit exceeded (its cost with these "
-                                              "inputs is at least")
+    value, error = engine.run(
+        engine.compile('variables.big.replace("a", "bb").replace("b", "cc").size() > 0'), {"variables": variables}
+    )
+    assert value is None and error.startswith(
+        "operation cancelled: actual cost limit exceeded (its cost with these inputs is at least"
+    )

@@ -1,11 +1,11 @@
 """The command line: exit codes, stdin, output files, colour, configuration and suppressions."""
+
 import json
 import os
 import subprocess
 import sys
 
 import pytest
-
 from conftest import run_cli
 
 BAD_POD = """
@@ -74,14 +74,16 @@ def test_no_color_environment_is_honoured(write):
     bad = write("bad.yaml", BAD_POD)
     env = {**os.environ, "NO_COLOR": "1"}
     # `script` would give a real tty; the decision function is what matters:
-    from gpulint.cli import _use_color
+    from gpulint.cli.main import _use_color
+
     os.environ["NO_COLOR"] = "1"
     try:
         assert _use_color("auto", None) is False
     finally:
         del os.environ["NO_COLOR"]
-    result = subprocess.run([sys.executable, "-m", "gpulint", "check", str(bad)], capture_output=True, text=True,
-                            env=env)
+    result = subprocess.run(
+        [sys.executable, "-m", "gpulint", "check", str(bad)], capture_output=True, text=True, env=env
+    )
     assert "\033[" not in result.stdout and result.returncode == 1
 
 
@@ -99,9 +101,14 @@ def test_output_file_and_json_contract(write, tmp_path):
     report = json.loads(out.read_text())
     (finding,) = report["findings"]
     assert finding == {
-        "rule": "gpu-request-without-limit", "severity": "error", "message": finding["message"],
-        "path": str(bad), "line": 9, "column": 18,
-        "object": {"apiVersion": "v1", "kind": "Pod", "namespace": "ml", "name": "bad"}, "fixable": True,
+        "rule": "gpu-request-without-limit",
+        "severity": "error",
+        "message": finding["message"],
+        "path": str(bad),
+        "line": 9,
+        "column": 18,
+        "object": {"apiVersion": "v1", "kind": "Pod", "namespace": "ml", "name": "bad"},
+        "fixable": True,
     }
     assert report["summary"]["errors"] == 1 and report["summary"]["objects"] == 1
     assert report["version"] == 1
@@ -110,9 +117,17 @@ def test_output_file_and_json_contract(write, tmp_path):
 def test_directories_are_walked_skipping_hidden_and_non_manifests(write, tmp_path):
     write("apps/a.yaml", BAD_POD)
     write("apps/b.yml", BAD_POD)
-    write("apps/c.json", json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "j"},
-                                     "spec": {"containers": [{"name": "c", "image": "i",
-                                                              "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}))
+    write(
+        "apps/c.json",
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "j"},
+                "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"nvidia.com/gpu": 1}}}]},
+            }
+        ),
+    )
     write(".hidden/d.yaml", BAD_POD)
     write("apps/notes.txt", BAD_POD)
     report = run_cli("check", str(tmp_path), "--format", "json").json()
@@ -131,12 +146,15 @@ def test_gitignored_files_are_skipped(write, tmp_path):
 def test_config_file_select_ignore_severity_and_per_path(write, tmp_path, monkeypatch):
     write("manifests/bad.yaml", BAD_POD)
     write("legacy/bad.yaml", BAD_POD)
-    write(".gpulint.yaml", """
+    write(
+        ".gpulint.yaml",
+        """
         severity:
           gpu-request-without-limit: warning
         per-path-ignores:
           legacy/*: [gpu-request-without-limit]
-    """)
+    """,
+    )
     monkeypatch.chdir(tmp_path / "manifests")  # discovered by walking up
     report = run_cli("check", str(tmp_path), "--format", "json")
     findings = report.json()["findings"]
@@ -153,14 +171,17 @@ def test_pyproject_configuration(write, tmp_path, monkeypatch):
     assert run_cli("check", "bad.yaml").exit_code == 0
 
 
-@pytest.mark.parametrize("config, words", [
-    ("severity:\n  gpu-request-without-limit: fatal\n", "severity.gpu-request-without-limit"),
-    ("selec: [a]\n", "unknown key 'selec'"),
-    ("ignore: [gpu-request-without-limits]\n", "did you mean 'gpu-request-without-limit'"),
-    ("kubernetes-version: '1.10'\n", "kubernetes-version"),
-    ("select: [\n", "invalid YAML"),
-    ("- a\n- b\n", "must be a mapping"),
-])
+@pytest.mark.parametrize(
+    "config, words",
+    [
+        ("severity:\n  gpu-request-without-limit: fatal\n", "severity.gpu-request-without-limit"),
+        ("selec: [a]\n", "unknown key 'selec'"),
+        ("ignore: [gpu-request-without-limits]\n", "did you mean 'gpu-request-without-limit'"),
+        ("kubernetes-version: '1.10'\n", "kubernetes-version"),
+        ("select: [\n", "invalid YAML"),
+        ("- a\n- b\n", "must be a mapping"),
+    ],
+)
 def test_invalid_configuration_is_a_usage_error_naming_the_key(write, tmp_path, monkeypatch, config, words):
     write("good.yaml", GOOD_POD)
     write(".gpulint.yaml", config)
@@ -171,7 +192,9 @@ def test_invalid_configuration_is_a_usage_error_naming_the_key(write, tmp_path, 
 
 
 def test_suppression_comments_and_annotation(write):
-    path = write("s.yaml", """
+    path = write(
+        "s.yaml",
+        """
         # gpulint: disable-file=schema-invalid
         apiVersion: v1
         kind: Pod
@@ -200,7 +223,8 @@ def test_suppression_comments_and_annotation(write):
             image: i
             resources:
               requests: {nvidia.com/gpu: 0.5}
-    """)
+    """,
+    )
     report = run_cli("check", str(path), "--format", "json").json()
     assert [(f["rule"], f["line"]) for f in report["findings"]] == [("gpu-request-without-limit", 15)]
     assert report["summary"]["suppressed"] == 5
@@ -212,8 +236,14 @@ def test_rules_and_rule_docs():
     for rule in ("gpu-request-without-limit", "gpu-non-integer", "schema-invalid", "yaml-invalid"):
         assert rule in listing.stdout
     docs = run_cli("rule", "gpu-request-without-limit").stdout
-    for section in ("## What it does", "## Why is this bad?", "## Kubernetes rule", "## Example", "## Use instead",
-                    "Limit must be set for non overcommitable resources"):
+    for section in (
+        "## What it does",
+        "## Why is this bad?",
+        "## Kubernetes rule",
+        "## Example",
+        "## Use instead",
+        "Limit must be set for non overcommitable resources",
+    ):
         assert section in docs
     unknown = run_cli("rule", "gpu-request-without-limits")
     assert unknown.exit_code == 2 and "did you mean" in unknown.stderr
@@ -237,15 +267,22 @@ def test_a_directory_named_explicitly_is_read_even_when_git_ignores_it(write, tm
 
 
 def test_suppression_comments_may_carry_a_reason(write):
-    path = write("r.yaml", BAD_POD.replace("requests: {nvidia.com/gpu: 1}",
-                                           "requests: {nvidia.com/gpu: 1}  # gpulint: disable=gpu-request-without-limit"
-                                           " -- the platform webhook adds the limit"))
+    path = write(
+        "r.yaml",
+        BAD_POD.replace(
+            "requests: {nvidia.com/gpu: 1}",
+            "requests: {nvidia.com/gpu: 1}  # gpulint: disable=gpu-request-without-limit"
+            " -- the platform webhook adds the limit",
+        ),
+    )
     report = run_cli("check", str(path), "--format", "json").json()
     assert report["findings"] == [] and report["summary"]["suppressed"] == 1
 
 
 def test_pod_template_annotation_suppresses_findings_inside_the_template(write):
-    path = write("d.yaml", """
+    path = write(
+        "d.yaml",
+        """
         apiVersion: apps/v1
         kind: Deployment
         metadata: {name: d}
@@ -258,7 +295,8 @@ def test_pod_template_annotation_suppresses_findings_inside_the_template(write):
             spec:
               containers:
               - {name: c, image: i, resources: {limits: {nvidia.com/gpu: 0.5}, requests: {amd.com/gpu: 1}}}
-    """)
+    """,
+    )
     report = run_cli("check", str(path), "--format", "json").json()
     assert [f["rule"] for f in report["findings"]] == ["gpu-request-without-limit"]
     assert report["summary"]["suppressed"] == 1

@@ -1,12 +1,13 @@
 """The webhook's own deploy manifests: linted clean by gpulint, valid against the schemas, safe defaults."""
-import yaml
 
+import yaml
 from conftest import REPO, run_cli
 
 
 def objects():
-    return [doc for path in sorted((REPO / "deploy").glob("*.yaml"))
-            for doc in yaml.safe_load_all(path.read_text()) if doc]
+    return [
+        doc for path in sorted((REPO / "deploy").glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text()) if doc
+    ]
 
 
 def test_gpulint_lints_its_own_deploy_manifests_clean():

@@ -1,16 +1,17 @@
 """The DRA rules on a DGX-style test cluster (tests/data/dra): failing and clean cases."""
+
 import json
 import textwrap
 
 import pytest
-
 from conftest import DATA, by_rule, run_cli
-from gpulint.config import Config
-from gpulint.run import LintRun
-from gpulint.findings import Severity
-from gpulint.inventory import load_inventory
-from gpulint.sources import Source
 from rule_harness import assert_findings
+
+from gpulint.lint.config import Config
+from gpulint.lint.findings import Severity
+from gpulint.lint.inventory import load_inventory
+from gpulint.lint.run import LintRun
+from gpulint.lint.sources import Source
 
 DRA = str(DATA / "dra")
 
@@ -50,6 +51,7 @@ def gpus(count: int, selector: str = "", name: str = "gpus", klass: str = "gpu.n
 
 # ----------------------------------------------------------------- cel-invalid
 
+
 def test_cel_error_points_into_a_block_scalar(cluster):
     text = template("""
         - name: gpu
@@ -80,7 +82,7 @@ def test_cel_error_points_into_a_folded_and_a_quoted_scalar():
     """)
     (finding,) = by_rule(lint(folded), "cel-invalid")
     assert "compilation failed" in finding.message and finding.line == 15
-    quoted = template(gpus(1, selector='device.driver.frobnicate()'))
+    quoted = template(gpus(1, selector="device.driver.frobnicate()"))
     (finding,) = by_rule(lint(quoted), "cel-invalid")
     assert "undeclared reference to 'frobnicate'" in finding.message
     assert (finding.line, finding.column) == (14, 52)
@@ -126,25 +128,32 @@ def test_a_selector_over_the_cost_limit_is_cel_invalid_at_the_costly_part_and_no
     for prev, name in zip(names, names[1:]):
         body += f"  cel.bind({name}, {prev} + {prev} + {prev} + {prev},\n"
     body += '  j + j + j + j != ""' + ")" * len(names)
-    text = template("""
+    text = template(
+        """
         - name: gpu
           exactly:
             deviceClassName: gpu.nvidia.com
             selectors:
             - cel:
                 expression: |
-        """.rstrip(" ") + textwrap.indent(body, " " * 18) + "\n")
+        """.rstrip(" ")
+        + textwrap.indent(body, " " * 18)
+        + "\n"
+    )
     findings = lint(text, cluster)
     (finding,) = by_rule(findings, "cel-invalid")
     assert finding.severity == Severity.ERROR
-    assert finding.message.startswith("CEL selector too complex, exceeds cost limit: estimated cost 20,132,799 "
-                                      "exceeds budget by factor of 20.1x (CELSelectorExpressionMaxCost is 1,000,000)")
+    assert finding.message.startswith(
+        "CEL selector too complex, exceeds cost limit: estimated cost 20,132,799 "
+        "exceeds budget by factor of 20.1x (CELSelectorExpressionMaxCost is 1,000,000)"
+    )
     line = text.splitlines()[finding.line - 1]
-    assert line[finding.column - 1:].startswith("j + j + j + j")  # 67 million characters: the part over alone
+    assert line[finding.column - 1 :].startswith("j + j + j + j")  # 67 million characters: the part over alone
     assert by_rule(findings, "claim-unsatisfiable") == []  # cel-invalid's finding, not an allocation verdict
 
 
 # ----------------------------------------------------------------- device-class-unknown
+
 
 def test_unknown_class_with_the_clusters_classes_is_an_error_with_a_suggestion(cluster):
     (finding,) = by_rule(lint(template(gpus(1, klass="gpu.nvidia")), cluster), "device-class-unknown")
@@ -153,8 +162,9 @@ def test_unknown_class_with_the_clusters_classes_is_an_error_with_a_suggestion(c
 
 
 def test_unknown_class_checked_only_against_linted_files_is_a_warning_and_without_any_is_info(write):
-    linted = write("a.yaml", (DATA / "dra" / "classes.yaml").read_text() + "---\n" +
-                   template(gpus(1, klass="vfio.gpu.nvidia.com")))
+    linted = write(
+        "a.yaml", (DATA / "dra" / "classes.yaml").read_text() + "---\n" + template(gpus(1, klass="vfio.gpu.nvidia.com"))
+    )
     report = run_cli("check", str(linted), "--format", "json").json()
     (finding,) = [f for f in report["findings"] if f["rule"] == "device-class-unknown"]
     assert finding["severity"] == "warning"
@@ -184,14 +194,18 @@ POD_WITH_CLAIMS = """
 
 def test_container_claim_not_in_the_pod():
     text = POD_WITH_CLAIMS.format(template="t", claim="gpu", request="gpus")
-    (finding,) = [f for f in by_rule(lint(template(gpus(1)) + "---\n" + textwrap.dedent(text)),
-                                     "claim-reference-invalid") if "must be one of" in f.message]
+    (finding,) = [
+        f
+        for f in by_rule(lint(template(gpus(1)) + "---\n" + textwrap.dedent(text)), "claim-reference-invalid")
+        if "must be one of" in f.message
+    ]
     assert "Not found: must be one of the names in pod.spec.resourceClaims: gpus" in finding.message
 
 
 def test_request_not_in_the_claim_and_missing_templates(cluster):
-    text = template(gpus(1)) + "---\n" + textwrap.dedent(POD_WITH_CLAIMS.format(template="t", claim="gpus",
-                                                                                request="nic"))
+    text = (
+        template(gpus(1)) + "---\n" + textwrap.dedent(POD_WITH_CLAIMS.format(template="t", claim="gpus", request="nic"))
+    )
     (finding,) = by_rule(lint(text, cluster), "claim-reference-invalid")
     assert "asks for request 'nic' of claim 'gpus', which has only gpus" in finding.message
     missing = textwrap.dedent(POD_WITH_CLAIMS.format(template="absent", claim="gpus", request="gpus"))
@@ -208,12 +222,18 @@ def test_malformed_requests():
         - name: all
           exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, count: 2}
     """)
-    assert_findings("claim-reference-invalid", both, [
-        (8, 9, "request 'gpu': exactly one of `exactly` and `firstAvailable` must be set"),
-        (13, 80, "request 'all': count must not be set with allocationMode All")])
+    assert_findings(
+        "claim-reference-invalid",
+        both,
+        [
+            (8, 9, "request 'gpu': exactly one of `exactly` and `firstAvailable` must be set"),
+            (13, 80, "request 'all': count must not be set with allocationMode All"),
+        ],
+    )
 
 
 # ----------------------------------------------------------------- claim-unsatisfiable
+
 
 def test_more_devices_than_any_node_has(cluster):
     (finding,) = by_rule(lint(template(gpus(9)), cluster), "claim-unsatisfiable")
@@ -235,11 +255,15 @@ def test_match_attribute_across_requests(cluster):
     (finding,) = by_rule(lint(template(gpus(6), local), cluster), "claim-unsatisfiable")
     assert "6 devices must share one resource.kubernetes.io/pcieRoot; the most on one value is 4" in finding.message
     assert by_rule(lint(template(gpus(4), local), cluster), "claim-unsatisfiable") == []
-    with_nic = template(gpus(4) + gpus(1, name="nic", klass="rdma.example.com"),
-                        "- requests: [gpus, nic]\n  matchAttribute: resource.kubernetes.io/numaNode\n")
+    with_nic = template(
+        gpus(4) + gpus(1, name="nic", klass="rdma.example.com"),
+        "- requests: [gpus, nic]\n  matchAttribute: resource.kubernetes.io/numaNode\n",
+    )
     assert by_rule(lint(with_nic, cluster), "claim-unsatisfiable") == []
-    two_nics = template(gpus(4) + gpus(2, name="nic", klass="rdma.example.com"),
-                        "- requests: [gpus, nic]\n  matchAttribute: resource.kubernetes.io/pcieRoot\n")
+    two_nics = template(
+        gpus(4) + gpus(2, name="nic", klass="rdma.example.com"),
+        "- requests: [gpus, nic]\n  matchAttribute: resource.kubernetes.io/pcieRoot\n",
+    )
     assert len(by_rule(lint(two_nics, cluster), "claim-unsatisfiable")) == 1
 
 
@@ -261,15 +285,22 @@ def test_first_available_and_all_mode(cluster):
 
 
 def test_v1beta1_slices_and_claims(cluster):
-    flat = template("- name: gpu\n  deviceClassName: gpu.nvidia.com\n  selectors:\n  - cel: {expression: "
-                    "'device.attributes[\"gpu.nvidia.com\"].productName == \"NVIDIA A100-SXM4-40GB\"'}\n",
-                    api="resource.k8s.io/v1beta1")
+    flat = template(
+        "- name: gpu\n  deviceClassName: gpu.nvidia.com\n  selectors:\n  - cel: {expression: "
+        '\'device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100-SXM4-40GB"\'}\n',
+        api="resource.k8s.io/v1beta1",
+    )
     findings = lint(flat, cluster)
     assert by_rule(findings, "claim-unsatisfiable") == [] and by_rule(findings, "claim-reference-invalid") == []
 
 
 def test_claims_of_one_pod_must_fit_on_one_node(cluster):
-    text = (template(gpus(6), name="a") + "---\n" + template(gpus(6), name="b") + "---\n" + textwrap.dedent("""
+    text = (
+        template(gpus(6), name="a")
+        + "---\n"
+        + template(gpus(6), name="b")
+        + "---\n"
+        + textwrap.dedent("""
         apiVersion: v1
         kind: Pod
         metadata: {name: p, namespace: ml}
@@ -281,7 +312,8 @@ def test_claims_of_one_pod_must_fit_on_one_node(cluster):
           - name: c
             image: i
             resources: {claims: [{name: a}, {name: b}]}
-    """))
+    """)
+    )
     (finding,) = by_rule(lint(text, cluster), "claim-unsatisfiable")
     assert finding.obj.kind == "Pod" and "cannot be allocated together on one node" in finding.message
 
@@ -305,17 +337,20 @@ def test_dra_extended_resource_is_checked_through_the_class(cluster):
 
 # ----------------------------------------------------------------- gpu-nic-locality
 
+
 def test_gpu_and_nic_without_locality_constraint():
     text = template(gpus(4) + gpus(1, name="nic", klass="rdma.example.com"))
     (finding,) = by_rule(lint(text), "gpu-nic-locality")
     assert finding.severity == Severity.WARNING and "matchAttribute: resource.kubernetes.io/pcieRoot" in finding.message
-    ok = template(gpus(4) + gpus(1, name="nic", klass="rdma.example.com"),
-                  "- matchAttribute: resource.kubernetes.io/numaNode\n")
+    ok = template(
+        gpus(4) + gpus(1, name="nic", klass="rdma.example.com"), "- matchAttribute: resource.kubernetes.io/numaNode\n"
+    )
     assert by_rule(lint(ok), "gpu-nic-locality") == []
     assert by_rule(lint(template(gpus(4))), "gpu-nic-locality") == []
 
 
 # ----------------------------------------------------------------- api-version-unavailable
+
 
 def test_api_versions_not_served():
     old = template(gpus(1), api="resource.k8s.io/v1alpha3")
@@ -338,8 +373,11 @@ def test_slices_in_both_the_inventory_and_the_linted_files_count_once(write):
 
 
 def test_a_pods_claim_on_nodes_its_tolerations_exclude(write):
-    nodes = (DATA / "dra" / "nodes.yaml").read_text().replace(
-        "  status:", "  spec:\n    taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n  status:", 2)
+    nodes = (
+        (DATA / "dra" / "nodes.yaml")
+        .read_text()
+        .replace("  status:", "  spec:\n    taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n  status:", 2)
+    )
     inventory = write("inv/nodes.yaml", nodes)
     write("inv/slices.yaml", (DATA / "dra" / "slices.yaml").read_text())
     write("inv/classes.yaml", (DATA / "dra" / "classes.yaml").read_text())
@@ -358,17 +396,21 @@ def test_a_pods_claim_on_nodes_its_tolerations_exclude(write):
     report = run_cli("check", str(untolerated), "--inventory", str(inventory.parent), "--format", "json").json()
     (finding,) = [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"]
     assert "allow 3 of the 5 nodes" in finding["message"] and finding["object"]["kind"] == "Pod"
-    tolerated = write("b.yaml", template(gpus(8)) + "---\n" + textwrap.dedent(pod % "tolerations: [{operator: Exists}]"))
+    tolerated = write(
+        "b.yaml", template(gpus(8)) + "---\n" + textwrap.dedent(pod % "tolerations: [{operator: Exists}]")
+    )
     report = run_cli("check", str(tolerated), "--inventory", str(inventory.parent), "--format", "json").json()
     assert [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"] == []
 
 
 def test_mig_devices_by_profile(cluster):
     profile = 'device.attributes["gpu.nvidia.com"].profile == "1g.10gb"'
-    assert by_rule(lint(template(gpus(7, selector=profile, klass="mig.nvidia.com")), cluster),
-                   "claim-unsatisfiable") == []
-    (finding,) = by_rule(lint(template(gpus(8, selector=profile, klass="mig.nvidia.com")), cluster),
-                         "claim-unsatisfiable")
+    assert (
+        by_rule(lint(template(gpus(7, selector=profile, klass="mig.nvidia.com")), cluster), "claim-unsatisfiable") == []
+    )
+    (finding,) = by_rule(
+        lint(template(gpus(8, selector=profile, klass="mig.nvidia.com")), cluster), "claim-unsatisfiable"
+    )
     assert "needs 8 devices of class mig.nvidia.com; 7 pass" in finding.message
     # the MIG slices are not whole GPUs: the gpu class never selects them
     big = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("9Gi")) >= 0'
@@ -384,13 +426,20 @@ def test_distinct_attribute(cluster):
 
 
 def test_devices_held_by_allocated_claims(write):
-    results = [{"request": "gpus", "driver": "gpu.nvidia.com", "pool": node, "device": f"gpu-{i}"}
-               for node in ("dgx-0", "dgx-1") for i in range(6)]
-    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-             "metadata": {"name": "running-job", "namespace": "ml"},
-             "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
-                 "deviceClassName": "gpu.nvidia.com", "count": 6}}]}},
-             "status": {"allocation": {"devices": {"results": results}}}}
+    results = [
+        {"request": "gpus", "driver": "gpu.nvidia.com", "pool": node, "device": f"gpu-{i}"}
+        for node in ("dgx-0", "dgx-1")
+        for i in range(6)
+    ]
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "running-job", "namespace": "ml"},
+        "spec": {
+            "devices": {"requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 6}}]}
+        },
+        "status": {"allocation": {"devices": {"results": results}}},
+    }
     inventory = write("cluster/claims.json", json.dumps({"apiVersion": "v1", "kind": "List", "items": [claim]}))
     for name in ("nodes.yaml", "slices.yaml", "classes.yaml"):
         write(f"cluster/{name}", (DATA / "dra" / name).read_text())
@@ -398,15 +447,19 @@ def test_devices_held_by_allocated_claims(write):
     manifest = write("claims.yaml", template(gpus(4, selector=h100)))
     report = run_cli("check", str(manifest), "--inventory", str(inventory.parent), "--format", "json").json()
     (finding,) = [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"]
-    assert finding["severity"] == "warning" and "not the devices that allocated claims leave free now" in finding["message"]
+    assert (
+        finding["severity"] == "warning"
+        and "not the devices that allocated claims leave free now" in finding["message"]
+    )
     small = write("small.yaml", template(gpus(2, selector=h100)))
     report = run_cli("check", str(small), "--inventory", str(inventory.parent), "--format", "json").json()
     assert [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"] == []
 
 
 def test_exact_positions_of_reference_and_locality_findings():
-    text = template(gpus(1)) + "---\n" + textwrap.dedent(POD_WITH_CLAIMS.format(template="t", claim="gpu",
-                                                                                request="gpus"))
+    text = (
+        template(gpus(1)) + "---\n" + textwrap.dedent(POD_WITH_CLAIMS.format(template="t", claim="gpu", request="gpus"))
+    )
     (finding,) = [f for f in by_rule(lint(text), "claim-reference-invalid") if "must be one of" in f.message]
     assert (finding.line, finding.column) == (26, 15)  # resources.claims[0].name's value
     assert text.splitlines()[25][14:17] == "gpu"

@@ -1,4 +1,5 @@
 """--fix and --diff: exact edits, everything else byte-for-byte, idempotent, atomic."""
+
 import copy
 import difflib
 import json
@@ -6,15 +7,14 @@ import os
 import re
 
 import yaml
-
+from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
-from gpulint.config import Config
-from gpulint.run import LintRun
-from gpulint.fix import fix_text
-from gpulint.sources import Source
+from gpulint.lint.config import Config
+from gpulint.lint.fix import fix_text
+from gpulint.lint.run import LintRun
+from gpulint.lint.sources import Source
 
 MIXED = """\
 # Training job for the vision team
@@ -75,11 +75,13 @@ def apply(text: str) -> str:
 def test_fix_touches_only_the_fixed_lines():
     fixed = apply(MIXED)
     assert fixed == MIXED.replace(
-        '              cpu: "8"\n', '              cpu: "8"\n              nvidia.com/gpu: "2"\n').replace(
-        "{requests: {nvidia.com/gpu: 1}}", "{requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 1}}").replace(
-        "        amd.com/gpu: 1\n", "        amd.com/gpu: 2\n").replace(
+        '              cpu: "8"\n', '              cpu: "8"\n              nvidia.com/gpu: "2"\n'
+    ).replace(
+        "{requests: {nvidia.com/gpu: 1}}", "{requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 1}}"
+    ).replace("        amd.com/gpu: 1\n", "        amd.com/gpu: 2\n").replace(
         "        nvidia.com/gpu: 1\n        cpu: 1\n",
-        "        nvidia.com/gpu: 1\n        cpu: 1\n      limits:\n        nvidia.com/gpu: 1\n")
+        "        nvidia.com/gpu: 1\n        cpu: 1\n      limits:\n        nvidia.com/gpu: 1\n",
+    )
     assert fixes_for(fixed) == []
 
 
@@ -122,8 +124,13 @@ def test_files_with_yaml_problems_are_not_fixed(write):
 
 
 def test_non_integer_values_have_no_automatic_fix():
-    assert fixes_for("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
-                     "    image: i\n    resources: {limits: {nvidia.com/gpu: 0.5}}\n") == []
+    assert (
+        fixes_for(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+            "    image: i\n    resources: {limits: {nvidia.com/gpu: 0.5}}\n"
+        )
+        == []
+    )
 
 
 def test_stdin_is_never_fixed():
@@ -131,17 +138,19 @@ def test_stdin_is_never_fixed():
     assert "not applied to standard input" in result.stderr
 
 
-LAYOUT = st.fixed_dictionaries({
-    "indent": st.sampled_from([2, 4]),
-    "seq_indented": st.booleans(),
-    "flow_resources": st.booleans(),
-    "has_limits": st.booleans(),
-    "request": st.sampled_from(["1", "2", '"4"', "'8'", "16"]),
-    "limit": st.sampled_from(["1", "2", "8"]),
-    "comment": st.sampled_from(["", "  # why", "    # gpus for training"]),
-    "extra": st.sampled_from(["", "cpu: 1", "memory: 4Gi"]),
-    "crlf": st.booleans(),
-})
+LAYOUT = st.fixed_dictionaries(
+    {
+        "indent": st.sampled_from([2, 4]),
+        "seq_indented": st.booleans(),
+        "flow_resources": st.booleans(),
+        "has_limits": st.booleans(),
+        "request": st.sampled_from(["1", "2", '"4"', "'8'", "16"]),
+        "limit": st.sampled_from(["1", "2", "8"]),
+        "comment": st.sampled_from(["", "  # why", "    # gpus for training"]),
+        "extra": st.sampled_from(["", "cpu: 1", "memory: 4Gi"]),
+        "crlf": st.booleans(),
+    }
+)
 
 
 def render(layout) -> str:
@@ -149,15 +158,27 @@ def render(layout) -> str:
     dash = i if layout["seq_indented"] else ""
     item = dash + "- "
     body = dash + "  "
-    lines = ["apiVersion: v1", "kind: Pod", "metadata:", f"{i}name: p", "spec:", f"{i}containers:",
-             f"{i}{item}name: c", f"{i}{body}image: i"]
+    lines = [
+        "apiVersion: v1",
+        "kind: Pod",
+        "metadata:",
+        f"{i}name: p",
+        "spec:",
+        f"{i}containers:",
+        f"{i}{item}name: c",
+        f"{i}{body}image: i",
+    ]
     if layout["flow_resources"]:
         limits = f", limits: {{nvidia.com/gpu: {layout['limit']}}}" if layout["has_limits"] else ""
-        lines.append(f"{i}{body}resources: {{requests: {{nvidia.com/gpu: {layout['request']}}}{limits}}}"
-                     + layout["comment"])
+        lines.append(
+            f"{i}{body}resources: {{requests: {{nvidia.com/gpu: {layout['request']}}}{limits}}}" + layout["comment"]
+        )
     else:
-        lines += [f"{i}{body}resources:", f"{i}{body}{i}requests:",
-                  f"{i}{body}{i}{i}nvidia.com/gpu: {layout['request']}{layout['comment']}"]
+        lines += [
+            f"{i}{body}resources:",
+            f"{i}{body}{i}requests:",
+            f"{i}{body}{i}{i}nvidia.com/gpu: {layout['request']}{layout['comment']}",
+        ]
         if layout["extra"]:
             lines.append(f"{i}{body}{i}{i}{layout['extra']}")
         if layout["has_limits"]:
@@ -181,19 +202,23 @@ def test_fix_property_fixes_everything_once_and_is_idempotent(layout):
 
 def test_two_fixes_that_create_the_same_parent_share_it():
     # Planned on one parse, both fixes want to create `limits:`; they must make one mapping, not two keys.
-    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: i\n"
-            "    resources:\n      requests:\n        nvidia.com/gpu: 2\n        example.com/fpga: '1'\n"
-            "    env: []\n")
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: i\n"
+        "    resources:\n      requests:\n        nvidia.com/gpu: 2\n        example.com/fpga: '1'\n"
+        "    env: []\n"
+    )
     assert apply(text) == text.replace(
-        "    env: []\n", "      limits:\n        nvidia.com/gpu: 2\n        example.com/fpga: '1'\n    env: []\n")
-    flow = text.replace("    resources:\n      requests:\n        nvidia.com/gpu: 2\n        example.com/fpga: '1'\n",
-                        "    resources: {requests: {nvidia.com/gpu: 2, example.com/fpga: '1'}}\n")
-    assert apply(flow) == flow.replace(
-        "'1'}}", "'1'}, limits: {nvidia.com/gpu: 2, example.com/fpga: '1'}}")
+        "    env: []\n", "      limits:\n        nvidia.com/gpu: 2\n        example.com/fpga: '1'\n    env: []\n"
+    )
+    flow = text.replace(
+        "    resources:\n      requests:\n        nvidia.com/gpu: 2\n        example.com/fpga: '1'\n",
+        "    resources: {requests: {nvidia.com/gpu: 2, example.com/fpga: '1'}}\n",
+    )
+    assert apply(flow) == flow.replace("'1'}}", "'1'}, limits: {nvidia.com/gpu: 2, example.com/fpga: '1'}}")
 
 
 def test_keys_that_yaml_would_read_as_other_types_are_quoted():
-    from gpulint.findings import Fix
+    from gpulint.lint.findings import Fix
 
     text = "a:\n  b: 1\n"
     outcome = fix_text("f.yaml", text, [Fix(0, ("a", "yes", "null", "x"), 1, "")])
@@ -205,24 +230,33 @@ def test_keys_that_yaml_would_read_as_other_types_are_quoted():
 EXTENDED = ["nvidia.com/gpu", "amd.com/gpu", "example.com/fpga"]
 AMOUNTS = st.sampled_from([1, 2, 8, "2", "4"])
 AMOUNT_MAPS = st.dictionaries(st.sampled_from([*EXTENDED, "cpu"]), AMOUNTS, max_size=3)
-CONTAINERS = st.lists(st.fixed_dictionaries(
-    {"name": st.sampled_from(["main", "side"]), "image": st.just("i")},
-    optional={"resources": st.fixed_dictionaries(
-        {"requests": st.dictionaries(st.sampled_from([*EXTENDED, "cpu"]), AMOUNTS, min_size=1, max_size=3)},
-        optional={"limits": AMOUNT_MAPS})},
-), min_size=1, max_size=3)
+CONTAINERS = st.lists(
+    st.fixed_dictionaries(
+        {"name": st.sampled_from(["main", "side"]), "image": st.just("i")},
+        optional={
+            "resources": st.fixed_dictionaries(
+                {"requests": st.dictionaries(st.sampled_from([*EXTENDED, "cpu"]), AMOUNTS, min_size=1, max_size=3)},
+                optional={"limits": AMOUNT_MAPS},
+            )
+        },
+    ),
+    min_size=1,
+    max_size=3,
+)
 PODS = st.lists(CONTAINERS, min_size=1, max_size=3)
-STYLE = st.fixed_dictionaries({
-    "format": st.sampled_from(["yaml", "yaml", "json"]),
-    "indent": st.sampled_from([1, 2, 4]),
-    "seq_indented": st.booleans(),
-    "flow_resources": st.booleans(),
-    "quote": st.sampled_from(['"', "'"]),
-    "comments": st.booleans(),
-    "crlf": st.booleans(),
-    "final_newline": st.booleans(),
-    "json_layout": st.sampled_from([{}, {"indent": 2}, {"indent": "\t"}, {"separators": (",", ":")}]),
-})
+STYLE = st.fixed_dictionaries(
+    {
+        "format": st.sampled_from(["yaml", "yaml", "json"]),
+        "indent": st.sampled_from([1, 2, 4]),
+        "seq_indented": st.booleans(),
+        "flow_resources": st.booleans(),
+        "quote": st.sampled_from(['"', "'"]),
+        "comments": st.booleans(),
+        "crlf": st.booleans(),
+        "final_newline": st.booleans(),
+        "json_layout": st.sampled_from([{}, {"indent": 2}, {"indent": "\t"}, {"separators": (",", ":")}]),
+    }
+)
 
 
 def pod(containers, index: int) -> dict:
@@ -258,7 +292,7 @@ class YamlWriter:
         return f"  # note-{self.notes}" if self.style["comments"] else ""
 
     def scalar(self, value) -> str:
-        return f'{self.style["quote"]}{value}{self.style["quote"]}' if isinstance(value, str) else str(value)
+        return f"{self.style['quote']}{value}{self.style['quote']}" if isinstance(value, str) else str(value)
 
     def flow(self, value) -> str:
         if isinstance(value, dict):
@@ -317,7 +351,7 @@ def parse(name: str, text: str) -> list:
 def test_fixed_text_parses_to_the_intended_data_and_nothing_else_changes(pods, style):
     documents = [pod(containers, index) for index, containers in enumerate(pods)]
     name, text = render_manifest(documents, style)
-    assert parse(name, text) == documents[:len(parse(name, text))]  # the generator writes what it means
+    assert parse(name, text) == documents[: len(parse(name, text))]  # the generator writes what it means
     fixed = fix_file_text(name, text)
     assert parse(name, fixed) == [intended(d) for d in parse(name, text)]
     assert fix_file_text(name, fixed) == fixed  # idempotent
@@ -341,22 +375,31 @@ def amounts(line: str) -> str:
 
 
 def only_insertions(old: str, new: str) -> bool:
-    return all(tag in ("equal", "insert")
-               for tag, *_ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes())
+    return all(
+        tag in ("equal", "insert") for tag, *_ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    )
 
 
 def test_anchors_and_aliases_are_fixed_where_they_are_written():
     # An alias shares its node with the anchor, whose marks point elsewhere in the file.
-    shared_requests = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
-                       "    image: i\n    resources:\n      requests: &r\n        nvidia.com/gpu: 1\n  - name: d\n"
-                       "    image: i\n    resources:\n      requests: *r\n    env: []\n")
+    shared_requests = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+        "    image: i\n    resources:\n      requests: &r\n        nvidia.com/gpu: 1\n  - name: d\n"
+        "    image: i\n    resources:\n      requests: *r\n    env: []\n"
+    )
     limits = "      limits:\n        nvidia.com/gpu: 1\n"
-    assert apply(shared_requests) == shared_requests.replace(
-        "  - name: d", limits + "  - name: d").replace("*r\n", "*r\n" + limits)
-    anchored_amount = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
-                       "    image: i\n    resources:\n      requests:\n        nvidia.com/gpu: &n !!int 1\n"
-                       "  - name: d\n    image: i\n    resources:\n      requests:\n        amd.com/gpu: *n\n")
+    assert apply(shared_requests) == shared_requests.replace("  - name: d", limits + "  - name: d").replace(
+        "*r\n", "*r\n" + limits
+    )
+    anchored_amount = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+        "    image: i\n    resources:\n      requests:\n        nvidia.com/gpu: &n !!int 1\n"
+        "  - name: d\n    image: i\n    resources:\n      requests:\n        amd.com/gpu: *n\n"
+    )
     fixed = apply(anchored_amount)  # the value is copied with its tag, never with its anchor (defined once)
-    assert fixed == anchored_amount.replace("  - name: d", "      limits:\n        nvidia.com/gpu: !!int 1\n"
-                                            "  - name: d") + "      limits:\n        amd.com/gpu: !!int 1\n"
+    assert (
+        fixed
+        == anchored_amount.replace("  - name: d", "      limits:\n        nvidia.com/gpu: !!int 1\n  - name: d")
+        + "      limits:\n        amd.com/gpu: !!int 1\n"
+    )
     assert fixes_for(fixed) == []

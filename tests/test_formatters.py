@@ -1,11 +1,11 @@
 """Every output format, on the same real findings; SARIF validated against the OASIS schema."""
+
 import json
 import xml.etree.ElementTree as ET
 from importlib import resources
 
 import jsonschema
 import pytest
-
 from conftest import run_cli
 from test_cli import BAD_POD, WARN_POD
 
@@ -56,12 +56,14 @@ def test_github_annotations(manifests):
     assert error.startswith(f"::error file={bad},line=9,col=18,title=gpulint gpu-request-without-limit::")
     warnings = [line for line in lines if line.startswith("::warning ")]
     assert [line.split("::")[1] for line in warnings] == [
-        f"warning file={warn},line=9,col=5,title=gpulint schema-invalid"]
+        f"warning file={warn},line=9,col=5,title=gpulint schema-invalid"
+    ]
     assert "\n" not in error
 
 
 def test_github_escapes_newlines_and_percent():
-    from gpulint.formatters.github import _data, _property
+    from gpulint.report.github import _data, _property
+
     assert _data("50%\nnext") == "50%25%0Anext"
     assert _property("a:b,c") == "a%3Ab%2Cc"
 

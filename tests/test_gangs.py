@@ -1,22 +1,23 @@
 """Gangs on a three-rack cluster (tests/data/racks): r1 4x8 GPUs, r2 2x8 GPUs in zone-a; r3 3x4 GPUs in zone-b."""
+
 import itertools
 import textwrap
 from collections import Counter
 from fractions import Fraction
 
 import pytest
+from conftest import DATA, by_rule, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, by_rule, run_cli
-from gpulint.config import Config
-from gpulint.run import LintRun
-from gpulint.findings import Severity
-from gpulint.gang_packing import Budget, NodeKind, Outcome, Shape, _Problem, decide, node_kind, request_units
-from gpulint.gangs import Gang, Member, pack
-from gpulint.inventory import load_inventory
-from gpulint.scheduler import ClusterModel, NodeInfo, pod_requirements
-from gpulint.sources import Source
+from gpulint.kube.gangs.members import Gang, Member, pack
+from gpulint.kube.gangs.packing import Budget, NodeKind, Outcome, Shape, _Problem, decide, node_kind, request_units
+from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requirements
+from gpulint.lint.config import Config
+from gpulint.lint.findings import Severity
+from gpulint.lint.inventory import load_inventory
+from gpulint.lint.run import LintRun
+from gpulint.lint.sources import Source
 
 RACKS = str(DATA / "racks")
 
@@ -29,8 +30,9 @@ def lint(text: str, with_inventory: bool = True, **config):
 
 
 def volcano_job(workers: int, gpus: int = 8, min_available: int | None = None, topology: str = "") -> str:
-    annotations = ("\n" + " " * 16 + f"annotations: {{kueue.x-k8s.io/podset-required-topology: {topology}}}"
-                   if topology else "")
+    annotations = (
+        "\n" + " " * 16 + f"annotations: {{kueue.x-k8s.io/podset-required-topology: {topology}}}" if topology else ""
+    )
     minimum = f"\n          minAvailable: {min_available if min_available is not None else workers}"
     return textwrap.dedent(f"""
         apiVersion: batch.volcano.sh/v1alpha1
@@ -52,6 +54,7 @@ def volcano_job(workers: int, gpus: int = 8, min_available: int | None = None, t
 
 
 # ----------------------------------------------------------------- gang-unsatisfiable / over-tight-topology
+
 
 def test_exactly_enough_capacity_fits():
     findings = lint(volcano_job(6))
@@ -143,6 +146,7 @@ def test_several_member_shapes_use_the_exact_search():
 
 # ----------------------------------------------------------------- gang-inconsistent
 
+
 def test_minimum_larger_than_the_pods():
     (finding,) = by_rule(lint(volcano_job(4, min_available=6), with_inventory=False), "gang-inconsistent")
     assert "requires 6 pods at once but the workload creates only 4" in finding.message
@@ -177,14 +181,21 @@ def test_coscheduling_group_minimum_and_missing_groups():
 
 
 def test_members_with_different_schedulers():
-    text = volcano_job(2) + textwrap.indent(textwrap.dedent("""
+    text = (
+        volcano_job(2)
+        + textwrap.indent(
+            textwrap.dedent("""
         - name: evaluator
           replicas: 1
           template:
             spec:
               schedulerName: default-scheduler
               containers: [{name: e, image: i}]
-    """).strip("\n"), "  ") + "\n"
+    """).strip("\n"),
+            "  ",
+        )
+        + "\n"
+    )
     (finding,) = by_rule(lint(text, with_inventory=False), "gang-inconsistent")
     assert "different schedulers (default-scheduler, volcano)" in finding.message
 
@@ -206,13 +217,16 @@ PYTORCH = """
 """
 
 
-@pytest.mark.parametrize("labels, policy, workers, resource, expected", [
-    ("", "", 2, "nvidia.com/gpu", 1),
-    ("", "\n  runPolicy: {schedulingPolicy: {minAvailable: 2}}", 2, "nvidia.com/gpu", 0),
-    (", labels: {kueue.x-k8s.io/queue-name: team-a}", "", 2, "nvidia.com/gpu", 0),
-    ("", "", 1, "nvidia.com/gpu", 0),
-    ("", "", 4, "cpu", 0),
-])
+@pytest.mark.parametrize(
+    "labels, policy, workers, resource, expected",
+    [
+        ("", "", 2, "nvidia.com/gpu", 1),
+        ("", "\n  runPolicy: {schedulingPolicy: {minAvailable: 2}}", 2, "nvidia.com/gpu", 0),
+        (", labels: {kueue.x-k8s.io/queue-name: team-a}", "", 2, "nvidia.com/gpu", 0),
+        ("", "", 1, "nvidia.com/gpu", 0),
+        ("", "", 4, "cpu", 0),
+    ],
+)
 def test_gang_missing(labels, policy, workers, resource, expected):
     text = textwrap.dedent(PYTORCH % (labels, policy, workers, resource))
     assert len(by_rule(lint(text, with_inventory=False), "gang-missing")) == expected
@@ -238,16 +252,22 @@ def test_indexed_job_with_gpus_needs_a_gang():
 
 # ----------------------------------------------------------------- feature-gate-required
 
+
 def test_feature_gates():
-    workload = "apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w}\nspec:\n  podGroupTemplates:\n" \
-               "  - name: g\n    schedulingPolicy: {gang: {minCount: 2}}\n"
+    workload = (
+        "apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w}\nspec:\n  podGroupTemplates:\n"
+        "  - name: g\n    schedulingPolicy: {gang: {minCount: 2}}\n"
+    )
     (info,) = by_rule(lint(workload, with_inventory=False), "feature-gate-required")
     assert info.severity == Severity.INFO and "GenericWorkload" in info.message
-    (warning,) = by_rule(lint(workload, with_inventory=False, feature_gates={"GenericWorkload": False}),
-                         "feature-gate-required")
+    (warning,) = by_rule(
+        lint(workload, with_inventory=False, feature_gates={"GenericWorkload": False}), "feature-gate-required"
+    )
     assert warning.severity == Severity.WARNING and "disabled in --feature-gates" in warning.message
-    assert by_rule(lint(workload, with_inventory=False, feature_gates={"GenericWorkload": True}),
-                   "feature-gate-required") == []
+    assert (
+        by_rule(lint(workload, with_inventory=False, feature_gates={"GenericWorkload": True}), "feature-gate-required")
+        == []
+    )
 
 
 def test_feature_gates_flag_and_config(write):
@@ -258,6 +278,7 @@ def test_feature_gates_flag_and_config(write):
 
 
 # ----------------------------------------------------------------- the packer against brute force
+
 
 def _node(name: str, gpus: int, cpu: int) -> NodeInfo:
     amounts = {"nvidia.com/gpu": Fraction(gpus), "cpu": Fraction(cpu), "pods": Fraction(110)}
@@ -287,8 +308,10 @@ def _brute_force(nodes: list[NodeInfo], members: list[Member]) -> bool:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.integers(0, 8), st.integers(1, 16)), min_size=1, max_size=3),
-       st.lists(st.tuples(st.integers(0, 4), st.integers(0, 8), st.integers(1, 3)), min_size=1, max_size=2))
+@given(
+    st.lists(st.tuples(st.integers(0, 8), st.integers(1, 16)), min_size=1, max_size=3),
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 8), st.integers(1, 3)), min_size=1, max_size=2),
+)
 def test_packer_never_contradicts_brute_force(node_shapes, member_shapes):
     nodes = [_node(f"n{i}", gpus, cpu) for i, (gpus, cpu) in enumerate(node_shapes)]
     members = [_member(f"m{i}", gpus, cpu, count) for i, (gpus, cpu, count) in enumerate(member_shapes)]
@@ -318,7 +341,7 @@ def _brute_force_shapes(shapes: list[Shape], nodes: list[tuple[dict, frozenset[i
             for resource, amount in shapes[index].requests:
                 after[resource] = after.get(resource, 0) + amount
             if all(amount <= allocatable.get(resource, 0) for resource, amount in after.items()):
-                if place(position + 1, [*used[:number], after, *used[number + 1:]]):
+                if place(position + 1, [*used[:number], after, *used[number + 1 :]]):
                     return True
         return False
 
@@ -326,17 +349,27 @@ def _brute_force_shapes(shapes: list[Shape], nodes: list[tuple[dict, frozenset[i
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 12), st.sampled_from([2, 3, 110]),
-                          st.sets(st.integers(0, 2))), min_size=1, max_size=5),
-       st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 4)), min_size=1, max_size=3))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 8), st.integers(0, 12), st.sampled_from([2, 3, 110]), st.sets(st.integers(0, 2))),
+        min_size=1,
+        max_size=5,
+    ),
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 4)), min_size=1, max_size=3),
+)
 def test_counting_packer_and_its_search_against_brute_force(node_shapes, pod_shapes):
-    shapes = [Shape(f"s{i}", tuple((r, Fraction(a)) for r, a in (("nvidia.com/gpu", gpus), ("cpu", cpu)) if a), count)
-              for i, (gpus, cpu, count) in enumerate(pod_shapes)]
-    nodes = [({"nvidia.com/gpu": gpus, "cpu": cpu, "pods": slots}, frozenset(i for i in allowed if i < len(shapes)))
-             for gpus, cpu, slots, allowed in node_shapes]
+    shapes = [
+        Shape(f"s{i}", tuple((r, Fraction(a)) for r, a in (("nvidia.com/gpu", gpus), ("cpu", cpu)) if a), count)
+        for i, (gpus, cpu, count) in enumerate(pod_shapes)
+    ]
+    nodes = [
+        ({"nvidia.com/gpu": gpus, "cpu": cpu, "pods": slots}, frozenset(i for i in allowed if i < len(shapes)))
+        for gpus, cpu, slots, allowed in node_shapes
+    ]
     kinds: Counter[NodeKind] = Counter(
         node_kind({r: Fraction(a) for r, a in allocatable.items()}, request_units(shapes), allowed)
-        for allocatable, allowed in nodes)
+        for allocatable, allowed in nodes
+    )
     feasible = _brute_force_shapes(shapes, nodes)
     decision = decide(shapes, kinds, Budget(10**6))
     assert decision.outcome is (Outcome.FITS if feasible else Outcome.UNSATISFIABLE), decision
@@ -450,15 +483,20 @@ def test_multi_level_topology_job_in_one_zone_each_group_in_one_rack():
     # zone-a: rack r1 holds 4 x 8 GPUs, rack r2 holds 2: groups of 4 and 2 fit; of 5 and 2 do not
     fits = [f for f in lint(composite % (4, 4, 4)) if f.rule == "gang-unsatisfiable"]
     assert fits == []
-    (finding,) = [f for f in lint(composite % (5, 5, 5))
-                  if f.rule == "gang-unsatisfiable" and "CompositePodGroup" in f.message]
+    (finding,) = [
+        f for f in lint(composite % (5, 5, 5)) if f.rule == "gang-unsatisfiable" and "CompositePodGroup" in f.message
+    ]
     assert "in one topology.kubernetes.io/zone" in finding.message and "zone-a" in finding.message
     # groups of 4 and 3 each fit rack r1 alone, but zone-a's 6 nodes cannot hold their 7 pods together
-    together = composite.replace("minCount: 2}", "minCount: 3}").replace("parallelism: 2\n                completions: 2",
-                                                                         "parallelism: 3\n                completions: 3")
-    (finding,) = [f for f in lint(together % (4, 4, 4))
-                  if f.rule == "gang-unsatisfiable" and "CompositePodGroup" in f.message]
-    assert "zone-a: the groups together do not fit (PodGroup group-a/PodGroup group-b: 6 of 7 fit)" in finding.message, finding.message
+    together = composite.replace("minCount: 2}", "minCount: 3}").replace(
+        "parallelism: 2\n                completions: 2", "parallelism: 3\n                completions: 3"
+    )
+    (finding,) = [
+        f for f in lint(together % (4, 4, 4)) if f.rule == "gang-unsatisfiable" and "CompositePodGroup" in f.message
+    ]
+    assert (
+        "zone-a: the groups together do not fit (PodGroup group-a/PodGroup group-b: 6 of 7 fit)" in finding.message
+    ), finding.message
 
 
 SYSTEMS = {

@@ -1,8 +1,9 @@
 """The GitHub Action and pre-commit hook definitions point at commands and formats that exist."""
-import yaml
 
+import yaml
 from conftest import REPO
-from gpulint.formatters import FORMATS
+
+from gpulint.report import FORMATS
 
 
 def test_action_runs_gpulint_with_real_formats_and_uploads_sarif():

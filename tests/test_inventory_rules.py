@@ -1,15 +1,16 @@
 """The inventory rules on a realistic fleet (tests/data/fleet): failing cases and false-positive traps."""
+
 import json
 import textwrap
 
 import pytest
-
 from conftest import DATA, by_rule, run_cli
-from gpulint.config import Config
-from gpulint.run import LintRun
-from gpulint.findings import Severity
-from gpulint.inventory import InventoryError, load_inventory
-from gpulint.sources import Source
+
+from gpulint.lint.config import Config
+from gpulint.lint.findings import Severity
+from gpulint.lint.inventory import InventoryError, load_inventory
+from gpulint.lint.run import LintRun
+from gpulint.lint.sources import Source
 
 FLEET = str(DATA / "fleet")
 TOLERATE = "tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]"
@@ -46,6 +47,7 @@ def test_inventory_reads_nodes_slices_classes_and_running_pods(inventory):
 
 # ----------------------------------------------------------------- gpu-resource-unknown
 
+
 def test_typo_in_resource_name_is_unknown_with_a_suggestion(inventory):
     (finding,) = by_rule(lint(gpu_pod(1, resource="nvidia.com/gpus"), inventory), "gpu-resource-unknown")
     assert "Did you mean nvidia.com/gpu?" in finding.message
@@ -55,8 +57,9 @@ def test_typo_in_resource_name_is_unknown_with_a_suggestion(inventory):
     assert by_rule(lint(gpu_pod(1, resource="nvidia.com/gpus"), inventory), "gpu-unschedulable") == []
 
 
-@pytest.mark.parametrize("resource", ["nvidia.com/mig-1g.5gb", "example.com/gpu",
-                                      "deviceclass.resource.kubernetes.io/gpu.example.com"])
+@pytest.mark.parametrize(
+    "resource", ["nvidia.com/mig-1g.5gb", "example.com/gpu", "deviceclass.resource.kubernetes.io/gpu.example.com"]
+)
 def test_published_and_dra_backed_resources_are_known(inventory, resource):
     assert by_rule(lint(gpu_pod(1, resource=resource), inventory), "gpu-resource-unknown") == []
 
@@ -68,27 +71,30 @@ def test_mig_profile_no_node_offers(inventory):
 
 def test_device_class_in_the_linted_files_counts(write, tmp_path):
     nodes_only = write("inv/nodes.yaml", (DATA / "fleet" / "nodes.yaml").read_text())
-    manifest = write("app/app.yaml", (DATA / "fleet" / "dra.yaml").read_text().split("---")[0] + "---\n"
-                     + gpu_pod(1, resource="example.com/gpu"))
+    manifest = write(
+        "app/app.yaml",
+        (DATA / "fleet" / "dra.yaml").read_text().split("---")[0] + "---\n" + gpu_pod(1, resource="example.com/gpu"),
+    )
     report = run_cli("check", str(manifest), "--inventory", str(nodes_only), "--format", "json").json()
     assert [f["rule"] for f in report["findings"] if f["rule"] == "gpu-resource-unknown"] == []
 
 
 # ----------------------------------------------------------------- gpu-unschedulable
 
+
 def test_more_gpus_than_any_node_has(inventory):
     (finding,) = by_rule(lint(gpu_pod(16, TOLERATE), inventory), "gpu-unschedulable")
     assert finding.severity == Severity.ERROR
-    assert ("0/8 nodes are available: 1 node(s) were unschedulable, 7 Insufficient nvidia.com/gpu."
-            in finding.message)
+    assert "0/8 nodes are available: 1 node(s) were unschedulable, 7 Insufficient nvidia.com/gpu." in finding.message
     assert "largest node that passes the other filters offers 8 nvidia.com/gpu; this pod asks for 16" in finding.message
 
 
 def test_untolerated_taints_and_the_fit_on_untainted_nodes(inventory):
     # 8 GPUs without the toleration: only the untainted L4 node with 8 (time-sliced) replicas fits
     assert by_rule(lint(gpu_pod(8), inventory), "gpu-unschedulable") == []
-    (finding,) = by_rule(lint(gpu_pod(8, "nodeSelector: {topology.kubernetes.io/zone: zone-a}"), inventory),
-                         "gpu-unschedulable")
+    (finding,) = by_rule(
+        lint(gpu_pod(8, "nodeSelector: {topology.kubernetes.io/zone: zone-a}"), inventory), "gpu-unschedulable"
+    )
     assert "3 node(s) had untolerated taint {nvidia.com/gpu: present}" in finding.message
 
 
@@ -155,14 +161,18 @@ def test_dra_extended_resource_is_left_to_dra(inventory):
 
 # ----------------------------------------------------------------- over-tight-affinity
 
+
 def test_affinity_matching_no_node_names_the_expression_and_the_real_values(inventory):
-    text = gpu_pod(1, """affinity:
+    text = gpu_pod(
+        1,
+        """affinity:
           nodeAffinity:
             requiredDuringSchedulingIgnoredDuringExecution:
               nodeSelectorTerms:
               - matchExpressions:
                 - {key: topology.kubernetes.io/zone, operator: In, values: [zone-a, zone-c]}
-                - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB]}""")
+                - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB]}""",
+    )
     (finding,) = by_rule(lint(text, inventory), "over-tight-affinity")
     assert finding.severity == Severity.ERROR
     assert "'nvidia.com/gpu.product In [NVIDIA-H100-80GB]' alone excludes 8" in finding.message
@@ -171,18 +181,22 @@ def test_affinity_matching_no_node_names_the_expression_and_the_real_values(inve
 
 
 def test_affinity_to_nodes_without_the_gpu(inventory):
-    (finding,) = by_rule(lint(gpu_pod(1, "nodeSelector: {kubernetes.io/hostname: cpu-0}"), inventory),
-                         "over-tight-affinity")
+    (finding,) = by_rule(
+        lint(gpu_pod(1, "nodeSelector: {kubernetes.io/hostname: cpu-0}"), inventory), "over-tight-affinity"
+    )
     assert finding.severity == Severity.WARNING
     assert "none of them offers nvidia.com/gpu" in finding.message
 
 
 def test_preferred_affinity_and_matching_selectors_are_clean(inventory):
-    preferred = gpu_pod(1, """affinity:
+    preferred = gpu_pod(
+        1,
+        """affinity:
           nodeAffinity:
             preferredDuringSchedulingIgnoredDuringExecution:
             - weight: 1
-              preference: {matchExpressions: [{key: nope, operator: Exists}]}""")
+              preference: {matchExpressions: [{key: nope, operator: Exists}]}""",
+    )
     assert by_rule(lint(preferred, inventory), "over-tight-affinity") == []
     ok = gpu_pod(1, "nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}")
     assert by_rule(lint(ok, inventory), "over-tight-affinity") == []
@@ -213,10 +227,12 @@ def test_affinity_that_limits_replicas(inventory):
 
 # ----------------------------------------------------------------- stale-gpu-label
 
+
 def test_stale_labels_on_the_inventory_nodes():
     report = run_cli("check", str(DATA / "fleet" / "nodes.yaml"), "--inventory", FLEET, "--format", "json").json()
-    stale = {(f["object"]["name"], f["line"]): f["message"] for f in report["findings"]
-             if f["rule"] == "stale-gpu-label"}
+    stale = {
+        (f["object"]["name"], f["line"]): f["message"] for f in report["findings"] if f["rule"] == "stale-gpu-label"
+    }
     names = sorted(name for name, _ in stale)
     # h100-1: product label vs slice; h100-2: unhealthy GPUs; l4-1: plugin down; l4-2: count label stale
     assert names == ["h100-1", "h100-2", "l4-1", "l4-2"]
@@ -234,21 +250,26 @@ def test_mig_and_time_slicing_nodes_are_not_stale():
 
 
 def test_workload_selecting_only_stale_nodes(inventory):
-    text = gpu_pod(1, f"{TOLERATE}\nnodeSelector: {{kubernetes.io/hostname: h100-1, "
-                      "nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}")
+    text = gpu_pod(
+        1,
+        f"{TOLERATE}\nnodeSelector: {{kubernetes.io/hostname: h100-1, nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}",
+    )
     (finding,) = by_rule(lint(text, inventory), "stale-gpu-label")
     assert "every node the pod's node selection allows has stale GPU labels" in finding.message
 
 
 # ----------------------------------------------------------------- the pipeline
 
+
 def test_without_inventory_the_rules_are_skipped_and_the_summary_says_so(write):
     path = write("p.yaml", gpu_pod(16))
     result = run_cli("check", str(path))
     assert result.exit_code == 0
     # every rule whose spec needs nodes, named once (the note is derived from the rules' specs)
-    note = ("no cluster inventory with nodes (--inventory): skipped claim-unsatisfiable, gang-unsatisfiable, "
-            "gpu-resource-unknown, gpu-unschedulable, over-tight-affinity, over-tight-topology")
+    note = (
+        "no cluster inventory with nodes (--inventory): skipped claim-unsatisfiable, gang-unsatisfiable, "
+        "gpu-resource-unknown, gpu-unschedulable, over-tight-affinity, over-tight-topology"
+    )
     assert f"note: {note}\n" in result.stdout
     assert run_cli("check", str(path), "--format", "json").json()["notes"] == [note]
     only = run_cli("check", str(path), "--select", "gpu-unschedulable,gpu-non-integer", "--format", "json").json()
@@ -289,7 +310,9 @@ def test_inventory_command(tmp_path):
 
 
 def test_explain_command(write):
-    path = write("job.yaml", """
+    path = write(
+        "job.yaml",
+        """
         apiVersion: batch/v1
         kind: Job
         metadata: {name: big, namespace: ml}
@@ -303,7 +326,8 @@ def test_explain_command(write):
               - name: c
                 image: i
                 resources: {limits: {nvidia.com/gpu: 16}}
-    """)
+    """,
+    )
     result = run_cli("explain", str(path), "--inventory", FLEET, "--object", "job/ml/big")
     assert result.exit_code == 1  # as `check` exits: the Job is gpu-unschedulable
     out = result.stdout
@@ -317,7 +341,9 @@ def test_explain_command(write):
 
 
 def test_amd_labels_without_the_device_plugin_and_custom_gpu_resources(write):
-    nodes = write("nodes.yaml", """
+    nodes = write(
+        "nodes.yaml",
+        """
         apiVersion: v1
         kind: List
         items:
@@ -334,7 +360,8 @@ def test_amd_labels_without_the_device_plugin_and_custom_gpu_resources(write):
           status:
             capacity: {cpu: "96", pods: "110", amd.com/gpu: "8", example.com/accelerator: "4"}
             allocatable: {cpu: "96", pods: "110", amd.com/gpu: "8", example.com/accelerator: "2"}
-    """)
+    """,
+    )
     report = run_cli("check", str(nodes), "--format", "json").json()
     (finding,) = [f for f in report["findings"] if f["rule"] == "stale-gpu-label"]
     assert finding["object"]["name"] == "mi300-0" and "no amd.com/gpu" in finding["message"]
@@ -342,8 +369,10 @@ def test_amd_labels_without_the_device_plugin_and_custom_gpu_resources(write):
     write(".gpulint.yaml", "gpu-resources: [example.com/accelerator]\n")
     report = run_cli("check", str(nodes), "--format", "json", "--config", str(nodes.parent / ".gpulint.yaml")).json()
     messages = [f["message"] for f in report["findings"] if f["object"]["name"] == "mi300-1"]
-    assert messages == ["example.com/accelerator: capacity 4 but allocatable 2: 2 device(s) are unhealthy or withheld "
-                        "by the device plugin; workloads sized for the full node will not fit"]
+    assert messages == [
+        "example.com/accelerator: capacity 4 but allocatable 2: 2 device(s) are unhealthy or withheld "
+        "by the device plugin; workloads sized for the full node will not fit"
+    ]
 
 
 def test_gpu_unschedulable_points_at_the_gpu_limit(inventory):
@@ -355,8 +384,12 @@ def test_inventory_counts_dra_devices_per_class():
     data = json.loads(run_cli("inventory", "--inventory", str(DATA / "dra"), "--format", "json").stdout)
     summary = data["summary"]
     assert summary["draDevicesByDriver"]["gpu.nvidia.com"] == 8 + 8 + 4 + 1 + 7
-    assert summary["draDevicesByClass"] == {"gpu.nvidia.com": 21, "mig.nvidia.com": 7, "rdma.example.com": 4,
-                                            "fabric.example.com": 1}
+    assert summary["draDevicesByClass"] == {
+        "gpu.nvidia.com": 21,
+        "mig.nvidia.com": 7,
+        "rdma.example.com": 4,
+        "fabric.example.com": 1,
+    }
 
 
 def test_parallel_output_is_deterministic(tmp_path):

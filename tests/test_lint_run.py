@@ -6,6 +6,7 @@
 - forked workers see the objects of files other workers hold;
 - the webhook lints the object itself: ``per-path-ignores`` (globs over file paths) never exempt a review.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,17 +15,18 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from webhook_helpers import BAD_POD, Server, review
-
 from conftest import DATA, run_cli
+from webhook_helpers import BAD_POD, Server, review
 
 DRA_INVENTORY = str(DATA / "dra")
 
 
 def _findings(result) -> list[tuple[str, str, int, int, str, str]]:
     """(file name, rule, line, column, severity, message) of a JSON report."""
-    return [(Path(f["path"]).name, f["rule"], f["line"], f["column"], f["severity"], f["message"])
-            for f in result.json()["findings"]]
+    return [
+        (Path(f["path"]).name, f["rule"], f["line"], f["column"], f["severity"], f["message"])
+        for f in result.json()["findings"]
+    ]
 
 
 # --------------------------------------------------------------------------- cross-file objects in JSON
@@ -70,11 +72,23 @@ def test_claim_template_in_a_json_file_is_found(write, tmp_path):
     write("wrong-request.yaml", POD_WITH_CLAIM.format(name="wrong", template="single-gpu", request="gpus"))
     result = run_cli("check", str(tmp_path), "--format", "json", "--select", "claim-reference-invalid")
     assert _findings(result) == [
-        ("typo.yaml", "claim-reference-invalid", 9, 32, "warning",
-         "ResourceClaimTemplate 'single-gpus' is not among the linted files (namespace ml); the pod stays Pending "
-         "until it exists (not an error: the inventory does not list claims)"),
-        ("wrong-request.yaml", "claim-reference-invalid", 16, 18, "error",
-         "container 'main' asks for request 'gpus' of claim 'gpu', which has only gpu"),
+        (
+            "typo.yaml",
+            "claim-reference-invalid",
+            9,
+            32,
+            "warning",
+            "ResourceClaimTemplate 'single-gpus' is not among the linted files (namespace ml); the pod stays Pending "
+            "until it exists (not an error: the inventory does not list claims)",
+        ),
+        (
+            "wrong-request.yaml",
+            "claim-reference-invalid",
+            16,
+            18,
+            "error",
+            "container 'main' asks for request 'gpus' of claim 'gpu', which has only gpu",
+        ),
     ]
 
 
@@ -140,9 +154,16 @@ def test_device_class_in_a_json_file_is_known(write, tmp_path):
     write("typo.yaml", TYPO_CLASS_TEMPLATE)
     result = run_cli("check", str(tmp_path), "--format", "json", "--select", "device-class-unknown")
     assert _findings(result) == [
-        ("typo.yaml", "device-class-unknown", 9, 36, "warning",
-         "DeviceClass 'h100.exmple.com' is not defined in the linted files; did you mean 'h100.example.com'? (if a "
-         "driver installs it, add `kubectl get deviceclasses -o yaml` to the inventory)")]
+        (
+            "typo.yaml",
+            "device-class-unknown",
+            9,
+            36,
+            "warning",
+            "DeviceClass 'h100.exmple.com' is not defined in the linted files; did you mean 'h100.example.com'? (if a "
+            "driver installs it, add `kubectl get deviceclasses -o yaml` to the inventory)",
+        )
+    ]
 
 
 def test_device_class_in_a_json_file_is_allocated_from_with_an_inventory(write, tmp_path):
@@ -150,14 +171,29 @@ def test_device_class_in_a_json_file_is_allocated_from_with_an_inventory(write, 
     claims of that class on the inventory's devices (16 H100s, 8 per node), device-class-unknown is silent."""
     write("classes.json", DEVICE_CLASSES_JSON)
     write("claims.yaml", H100_TEMPLATES)
-    result = run_cli("check", str(tmp_path), "--format", "json", "--inventory", DRA_INVENTORY,
-                     "--select", "device-class-unknown,claim-unsatisfiable")
+    result = run_cli(
+        "check",
+        str(tmp_path),
+        "--format",
+        "json",
+        "--inventory",
+        DRA_INVENTORY,
+        "--select",
+        "device-class-unknown,claim-unsatisfiable",
+    )
     assert result.exit_code == 1
     assert _findings(result) == [
-        ("claims.yaml", "claim-unsatisfiable", 25, 7, "error",
-         "the claim can never be allocated: no node of 5 can satisfy it: request 'gpus' needs 9 devices of class "
-         "h100.example.com; 8 pass the class selectors and 8 its own selectors, on the node that comes closest, "
-         "dgx-0")]
+        (
+            "claims.yaml",
+            "claim-unsatisfiable",
+            25,
+            7,
+            "error",
+            "the claim can never be allocated: no node of 5 can satisfy it: request 'gpus' needs 9 devices of class "
+            "h100.example.com; 8 pass the class selectors and 8 its own selectors, on the node that comes closest, "
+            "dgx-0",
+        )
+    ]
 
 
 PODGROUP_JSON = """\
@@ -200,30 +236,52 @@ def test_pod_group_in_a_json_file_is_found(write, tmp_path):
     result = run_cli("check", str(tmp_path), "--format", "json", "--select", "gang-inconsistent")
     assert result.exit_code == 0 and result.json()["findings"] == []
     # minMember is read from the JSON group; a name no group has is a mistake (the repository keeps its groups).
-    write("job.yaml", COSCHEDULED_JOB.format(name="train", pods=4, group="trainers")
-          + "---\n" + COSCHEDULED_JOB.format(name="eval", pods=1, group="trainer"))
+    write(
+        "job.yaml",
+        COSCHEDULED_JOB.format(name="train", pods=4, group="trainers")
+        + "---\n"
+        + COSCHEDULED_JOB.format(name="eval", pods=1, group="trainer"),
+    )
     result = run_cli("check", str(tmp_path), "--format", "json", "--select", "gang-inconsistent")
     assert _findings(result) == [
-        ("job.yaml", "gang-inconsistent", 12, 40, "error",
-         "coscheduling PodGroup trainers: its group requires 8 pods at once but this object creates only 4; the "
-         "gang can never reach quorum and its pods wait forever"),
-        ("job.yaml", "gang-inconsistent", 34, 40, "error",
-         "the pods join coscheduling PodGroup 'trainer', which no linted file defines: they stay unschedulable "
-         "until it exists; did you mean 'trainers'?"),
+        (
+            "job.yaml",
+            "gang-inconsistent",
+            12,
+            40,
+            "error",
+            "coscheduling PodGroup trainers: its group requires 8 pods at once but this object creates only 4; the "
+            "gang can never reach quorum and its pods wait forever",
+        ),
+        (
+            "job.yaml",
+            "gang-inconsistent",
+            34,
+            40,
+            "error",
+            "the pods join coscheduling PodGroup 'trainer', which no linted file defines: they stay unschedulable "
+            "until it exists; did you mean 'trainers'?",
+        ),
     ]
 
 
 # --------------------------------------------------------------------------- parsed once
 
+
 @pytest.fixture
 def parses(monkeypatch) -> Counter:
-    """Calls of gpulint.loader.load_bytes by path, wherever gpulint calls it from (its module and every
-    module that imported the name: gpulint.run, the inventory, policies, configuration)."""
-    import gpulint.app, gpulint.config, gpulint.explain, gpulint.inventory, gpulint.loader, gpulint.policies  # noqa: E401,F401
-    import gpulint.run  # noqa: F401
+    """Calls of gpulint.lint.loader.load_bytes by path, wherever gpulint calls it from (its module and every
+    module that imported the name: gpulint.lint.run, the inventory, policies, configuration)."""
+    import gpulint.cli.check  # noqa: E401,F401
+    import gpulint.cli.explain
+    import gpulint.lint.config
+    import gpulint.lint.inventory
+    import gpulint.lint.loader
+    import gpulint.lint.policies
+    import gpulint.lint.run  # noqa: F401
 
     counts: Counter = Counter()
-    original = gpulint.loader.load_bytes
+    original = gpulint.lint.loader.load_bytes
 
     def counting(path, raw):
         counts[path] += 1
@@ -234,7 +292,7 @@ def parses(monkeypatch) -> Counter:
         if name.startswith("gpulint") and getattr(module, "load_bytes", None) is original:
             monkeypatch.setattr(module, "load_bytes", counting)
             patched.append(name)
-    assert "gpulint.loader" in patched and "gpulint.run" in patched, patched
+    assert "gpulint.lint.loader" in patched and "gpulint.lint.run" in patched, patched
     return counts
 
 
@@ -279,7 +337,9 @@ def _dra_repository(write) -> list[Path]:
         write("repo/classes.json", DEVICE_CLASSES_JSON),
         write("repo/claims.yaml", H100_TEMPLATES),
         write("repo/slice.yaml", LINTED_SLICE),
-        write("repo/ten.yaml", H100_TEMPLATES.split("---\n")[1].replace("nine", "ten").replace("count: 9", "count: 10")),
+        write(
+            "repo/ten.yaml", H100_TEMPLATES.split("---\n")[1].replace("nine", "ten").replace("count: 9", "count: 10")
+        ),
         write("repo/claim.json", CLAIM_TEMPLATE_JSON),
         write("repo/pod.yaml", POD_WITH_CLAIM.format(name="trainer", template="single-gpu", request="gpu")),
         write("repo/typo.yaml", POD_WITH_CLAIM.format(name="typo", template="single-gpus", request="gpu")),
@@ -293,19 +353,35 @@ def _linted_counts(parses: Counter, files: list[Path]) -> dict[str, int]:
 def test_check_parses_each_linted_file_once(write, parses):
     files = _dra_repository(write)
     policy = write("policy.yaml", OBJECTS_POLICY)
-    result = run_cli("check", str(files[0].parent), "--format", "json", "--inventory", DRA_INVENTORY,
-                     "--policy", str(policy), "--jobs", "1")
+    result = run_cli(
+        "check",
+        str(files[0].parent),
+        "--format",
+        "json",
+        "--inventory",
+        DRA_INVENTORY,
+        "--policy",
+        str(policy),
+        "--jobs",
+        "1",
+    )
     # The run really used the linted set (the JSON class, the slice that puts a 9th H100 on dgx-1), the
     # inventory (the other 16 H100s) and the policy's `objects`.
     assert [(name, rule, message) for name, rule, _, _, _, message in _findings(result)] == [
-        ("ten.yaml", "claim-unsatisfiable",
-         "the claim can never be allocated: no node of 5 can satisfy it: request 'gpus' needs 10 devices of class "
-         "h100.example.com; 9 pass the class selectors and 9 its own selectors, on the node that comes closest, "
-         "dgx-1"),
+        (
+            "ten.yaml",
+            "claim-unsatisfiable",
+            "the claim can never be allocated: no node of 5 can satisfy it: request 'gpus' needs 10 devices of class "
+            "h100.example.com; 9 pass the class selectors and 9 its own selectors, on the node that comes closest, "
+            "dgx-1",
+        ),
         ("typo.yaml", "claim-templates-in-repository", "a claim template of this pod is not in the repository"),
-        ("typo.yaml", "claim-reference-invalid",
-         "ResourceClaimTemplate 'single-gpus' is not among the linted files (namespace ml); the pod stays Pending "
-         "until it exists (not an error: the inventory does not list claims)"),
+        (
+            "typo.yaml",
+            "claim-reference-invalid",
+            "ResourceClaimTemplate 'single-gpus' is not among the linted files (namespace ml); the pod stays Pending "
+            "until it exists (not an error: the inventory does not list claims)",
+        ),
     ]
     assert result.json()["summary"]["files"] == len(files)
     assert _linted_counts(parses, files) == {path.name: 1 for path in files}
@@ -323,7 +399,9 @@ def test_explain_parses_each_linted_file_once(write, parses):
 
 
 def test_fix_parses_again_only_the_fixed_files(write, parses, tmp_path):
-    fixable = write("repo/unlimited.yaml", """\
+    fixable = write(
+        "repo/unlimited.yaml",
+        """\
         apiVersion: v1
         kind: Pod
         metadata: {name: unlimited, namespace: ml}
@@ -333,26 +411,32 @@ def test_fix_parses_again_only_the_fixed_files(write, parses, tmp_path):
             image: registry.example.com/trainer:1.0
             resources:
               requests: {nvidia.com/gpu: 2}
-    """)
+    """,
+    )
     files = [*_dra_repository(write), fixable]
     result = run_cli("check", str(tmp_path / "repo"), "--format", "json", "--inventory", DRA_INVENTORY, "--fix")
     assert result.stderr == f"gpulint: {fixable}: applied 1 fix\n"
-    assert fixable.read_text().endswith("      requests: {nvidia.com/gpu: 2}\n      limits:\n        nvidia.com/gpu: 2\n")
+    assert fixable.read_text().endswith(
+        "      requests: {nvidia.com/gpu: 2}\n      limits:\n        nvidia.com/gpu: 2\n"
+    )
     # The report is of the files as they are now: the fixed file read and parsed again, the others as parsed.
     assert [(name, rule, line) for name, rule, line, *_ in _findings(result)] == [
-        ("ten.yaml", "claim-unsatisfiable", 10), ("typo.yaml", "claim-reference-invalid", 9),
-        ("unlimited.yaml", "gpu-resource-unknown", 11)]  # the inventory's nodes publish no nvidia.com/gpu
+        ("ten.yaml", "claim-unsatisfiable", 10),
+        ("typo.yaml", "claim-reference-invalid", 9),
+        ("unlimited.yaml", "gpu-resource-unknown", 11),
+    ]  # the inventory's nodes publish no nvidia.com/gpu
     expected = {path.name: 1 for path in files} | {"unlimited.yaml": 2}
     assert _linted_counts(parses, files) == expected
 
 
 # --------------------------------------------------------------------------- forked workers
 
+
 def test_parallel_workers_see_objects_of_other_workers(tmp_path, monkeypatch):
     """60 files over 2 workers: the claim template is in the first file (JSON), the DeviceClass in the last,
     and every file between has pods that use them, so whatever the split, a worker resolves references
     to objects only the other worker parsed."""
-    import gpulint.run
+    import gpulint.lint.run
 
     (tmp_path / "f00-template.json").write_text(CLAIM_TEMPLATE_JSON.replace("gpu.nvidia.com", "gpu.example.com"))
     expected = []
@@ -360,24 +444,43 @@ def test_parallel_workers_see_objects_of_other_workers(tmp_path, monkeypatch):
         template = "single-gpus" if index % 20 == 7 else "single-gpu"  # files 7, 27, 47: a typo
         request = "gpus" if index == 33 else "gpu"
         name = f"f{index:02d}-pod.yaml"
-        (tmp_path / name).write_text(POD_WITH_CLAIM.format(name=f"worker-{index}", template=template,
-                                                           request=request))
+        (tmp_path / name).write_text(POD_WITH_CLAIM.format(name=f"worker-{index}", template=template, request=request))
         if template != "single-gpu":
-            expected.append((name, "claim-reference-invalid", 9, 32, "warning",
-                             "ResourceClaimTemplate 'single-gpus' is not among the linted files (namespace ml); the "
-                             "pod stays Pending until it exists (not an error: the inventory does not list claims)"))
+            expected.append(
+                (
+                    name,
+                    "claim-reference-invalid",
+                    9,
+                    32,
+                    "warning",
+                    "ResourceClaimTemplate 'single-gpus' is not among the linted files (namespace ml); the "
+                    "pod stays Pending until it exists (not an error: the inventory does not list claims)",
+                )
+            )
         if request != "gpu":
-            expected.append((name, "claim-reference-invalid", 16, 18, "error",
-                             "container 'main' asks for request 'gpus' of claim 'gpu', which has only gpu"))
+            expected.append(
+                (
+                    name,
+                    "claim-reference-invalid",
+                    16,
+                    18,
+                    "error",
+                    "container 'main' asks for request 'gpus' of claim 'gpu', which has only gpu",
+                )
+            )
     (tmp_path / "f59-class.yaml").write_text(
         "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
-        "spec:\n  selectors:\n  - cel: {expression: \"device.driver == 'gpu.example.com'\"}\n")
-    assert len(list(tmp_path.iterdir())) >= gpulint.run.PARALLEL_MIN_FILES + 12
+        "spec:\n  selectors:\n  - cel: {expression: \"device.driver == 'gpu.example.com'\"}\n"
+    )
+    assert len(list(tmp_path.iterdir())) >= gpulint.lint.run.PARALLEL_MIN_FILES + 12
 
     forked = []
-    real_parallel = gpulint.run._parallel_reports
-    monkeypatch.setattr(gpulint.run, "_parallel_reports",
-                        lambda run, workers: forked.append(workers) or real_parallel(run, workers))
+    real_parallel = gpulint.lint.run._parallel_reports
+    monkeypatch.setattr(
+        gpulint.lint.run,
+        "_parallel_reports",
+        lambda run, workers: forked.append(workers) or real_parallel(run, workers),
+    )
     args = ("check", str(tmp_path), "--format", "json", "--select", "claim-reference-invalid,device-class-unknown")
     serial = run_cli(*args, "--jobs", "1")
     assert forked == []
@@ -390,10 +493,12 @@ def test_parallel_workers_see_objects_of_other_workers(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- the webhook has no path
 
 PER_PATH_CONFIG = 'per-path-ignores: {"ml/*": [gpu-request-without-limit]}\n'
-NO_LIMIT = ("container 'c' requests nvidia.com/gpu: 1 but sets no limit for it; the API server rejects the Pod "
-            "(spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable "
-            "resources). Set limits.nvidia.com/gpu to 1 (extended resources are requested through limits; the "
-            "request defaults to the limit)")
+NO_LIMIT = (
+    "container 'c' requests nvidia.com/gpu: 1 but sets no limit for it; the API server rejects the Pod "
+    "(spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable "
+    "resources). Set limits.nvidia.com/gpu to 1 (extended resources are requested through limits; the "
+    "request defaults to the limit)"
+)
 BAD_POD_YAML = """\
 apiVersion: v1
 kind: Pod
@@ -408,10 +513,9 @@ spec:
 
 
 def test_per_path_ignores_exempt_files_not_admission_reviews(write, tmp_path):
-    from gpulint.admission import Reviewer, decide
-    from gpulint.config import load
-    from gpulint.findings import Severity
-    from gpulint.registry import all_rules
+    from gpulint.lint.config import Config
+    from gpulint.lint.findings import Severity
+    from gpulint.webhook.admission import Reviewer, decide
 
     config_path = write(".gpulint.yaml", PER_PATH_CONFIG)
     write("ml/pod.yaml", BAD_POD_YAML)
@@ -421,8 +525,10 @@ def test_per_path_ignores_exempt_files_not_admission_reviews(write, tmp_path):
     assert result.json()["findings"][0]["path"] == str(tmp_path / "other" / "pod.yaml")
     assert result.json()["summary"]["suppressed"] == 1
 
-    # A review of the same object, in namespace ml: the object has no path, and no path glob applies to it.
-    reviewer = Reviewer.build(load(config_path, set(all_rules())))
+    # A review of the same object, in namespace ml, with the configuration that file holds: the object has no
+    # path, and no path glob applies to it (the webhook once linted it as the file "Pod/ml/bad").
+    config = Config(per_path_ignores={"ml/*": ("gpu-request-without-limit",)}, root=str(tmp_path))
+    reviewer = Reviewer.build(config)
     decision = decide(review(BAD_POD)["request"], reviewer, Severity.ERROR, dry_run=False)
     assert decision.allowed is False
     assert [(f.rule, f.message) for f in decision.findings] == [("gpu-request-without-limit", NO_LIMIT)]

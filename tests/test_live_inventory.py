@@ -1,4 +1,5 @@
 """The live inventory: the official kubernetes client against a local HTTPS server speaking list/watch."""
+
 import json
 import queue
 import ssl
@@ -10,24 +11,28 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import trustme
 from kubernetes import client
-
-from gpulint.config import Config
-from gpulint.serve import ServeOptions, Webhook
 from webhook_helpers import gpu_pod, review
+
+from gpulint.lint.config import Config
+from gpulint.webhook.server import ServeOptions, Webhook
 
 
 def node(name: str, gpus: int) -> dict:
-    return {"metadata": {"name": name, "uid": f"uid-{name}", "labels": {"kubernetes.io/hostname": name}},
-            "status": {"capacity": {"cpu": "64", "pods": "110", "nvidia.com/gpu": str(gpus)}}}
+    return {
+        "metadata": {"name": name, "uid": f"uid-{name}", "labels": {"kubernetes.io/hostname": name}},
+        "status": {"capacity": {"cpu": "64", "pods": "110", "nvidia.com/gpu": str(gpus)}},
+    }
 
 
 class FakeApiServer:
     """Serves NodeList / ResourceSliceList / DeviceClassList and streams watch events from queues."""
 
     def __init__(self, tmp_path):
-        self.lists = {"/api/v1/nodes": [node("n0", 8), node("n1", 8)],
-                      "/apis/resource.k8s.io/v1/resourceslices": [],
-                      "/apis/resource.k8s.io/v1/deviceclasses": []}
+        self.lists = {
+            "/api/v1/nodes": [node("n0", 8), node("n1", 8)],
+            "/apis/resource.k8s.io/v1/resourceslices": [],
+            "/apis/resource.k8s.io/v1/deviceclasses": [],
+        }
         self.events = {path: queue.Queue() for path in self.lists}
         self.authorizations: list[str] = []
         self.watch_versions: list[str] = []
@@ -58,8 +63,14 @@ class FakeApiServer:
                 self.send_header("Content-Type", "application/json")
                 if query.get("watch", ["false"])[0].lower() != "true":
                     kind = url.path.rsplit("/", 1)[1]
-                    body = json.dumps({"kind": kind, "apiVersion": "v1", "metadata": {"resourceVersion": "10"},
-                                       "items": fake.lists[url.path]}).encode()
+                    body = json.dumps(
+                        {
+                            "kind": kind,
+                            "apiVersion": "v1",
+                            "metadata": {"resourceVersion": "10"},
+                            "items": fake.lists[url.path],
+                        }
+                    ).encode()
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     self.wfile.write(body)

@@ -1,9 +1,10 @@
 """The loader: exact positions, Kubernetes' YAML semantics, and hostile input refused cleanly."""
+
 import textwrap
 
 import pytest
 
-from gpulint.loader import MAX_DEPTH, detect_encoding, load_bytes, load_text
+from gpulint.lint.loader import MAX_DEPTH, detect_encoding, load_bytes, load_text
 
 
 def load(text: str):
@@ -138,8 +139,13 @@ def test_quoted_braces_are_data_not_templates():
           arguments: ["{{inputs.parameters.model}}"]
     """)
     assert not loaded.templated and not loaded.problems
-    assert [d.data for d in loaded.documents] == [{"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow",
-                                                   "spec": {"arguments": ["{{inputs.parameters.model}}"]}}]
+    assert [d.data for d in loaded.documents] == [
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "Workflow",
+            "spec": {"arguments": ["{{inputs.parameters.model}}"]},
+        }
+    ]
 
 
 def test_binary_and_non_utf8_files():
@@ -211,9 +217,17 @@ def test_go_templates_inside_strings_are_data_not_helm():
     assert helm_value.templated and helm_value.problems[0].line == 9 and helm_value.documents == []
 
 
-@pytest.mark.parametrize("codec, bom", [("utf-8", b""), ("utf-8", b"\xef\xbb\xbf"), ("utf-16-le", b"\xff\xfe"),
-                                        ("utf-16-be", b"\xfe\xff"), ("utf-32-le", b"\xff\xfe\x00\x00"),
-                                        ("utf-32-be", b"\x00\x00\xfe\xff")])
+@pytest.mark.parametrize(
+    "codec, bom",
+    [
+        ("utf-8", b""),
+        ("utf-8", b"\xef\xbb\xbf"),
+        ("utf-16-le", b"\xff\xfe"),
+        ("utf-16-be", b"\xfe\xff"),
+        ("utf-32-le", b"\xff\xfe\x00\x00"),
+        ("utf-32-be", b"\x00\x00\xfe\xff"),
+    ],
+)
 def test_every_encoding_yaml_allows_is_read_and_kept_for_writing_back(codec, bom):
     text = "kind: Pod\nmetadata: {name: café}\n"
     raw = bom + text.encode(codec)
@@ -224,7 +238,7 @@ def test_every_encoding_yaml_allows_is_read_and_kept_for_writing_back(codec, bom
 
 
 def test_undecodable_bytes_are_placed_in_the_decoded_text():
-    problem, = load_bytes("p.yaml", b"\xef\xbb\xbfkind: Pod\nname: caf\xe9\n").problems  # after a BOM
+    (problem,) = load_bytes("p.yaml", b"\xef\xbb\xbfkind: Pod\nname: caf\xe9\n").problems  # after a BOM
     assert (problem.line, problem.column) == (2, 10) and "not valid UTF-8" in problem.message
-    problem, = load_bytes("p.yaml", b"\xff\xfe" + "a: 1\nb: x".encode("utf-16-le") + b"\x00\xd8").problems
+    (problem,) = load_bytes("p.yaml", b"\xff\xfe" + "a: 1\nb: x".encode("utf-16-le") + b"\x00\xd8").problems
     assert (problem.line, problem.column) == (2, 5) and "not valid UTF-16" in problem.message

@@ -1,13 +1,14 @@
 """Policies as code: gpulint Policies and ValidatingAdmissionPolicies evaluated offline."""
+
 import json
 import textwrap
 
 import pytest
+from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
-from gpulint.policies import PolicyError, load_policies, parse_field_path
+from gpulint.lint.policies import PolicyError, load_policies, parse_field_path
 
 POLICY = """
 apiVersion: gpulint.io/v1alpha1
@@ -66,17 +67,22 @@ def test_policy_match_and_passing_objects(write):
 
 
 def test_policy_findings_use_suppressions_and_severity_config(write):
-    suppressed = POD.replace("metadata: {name: p, namespace: %s}",
-                             "metadata: {name: p, namespace: %s, annotations: {gpulint.io/ignore: gpu-pods-need-memory}}")
+    suppressed = POD.replace(
+        "metadata: {name: p, namespace: %s}",
+        "metadata: {name: p, namespace: %s, annotations: {gpulint.io/ignore: gpu-pods-need-memory}}",
+    )
     assert check(write, suppressed % ("ml", ""), POLICY).json()["summary"]["suppressed"] == 1
     docs = run_cli("rule", "gpu-pods-need-memory", "--policy", str(write("p.yaml", POLICY)))
     assert "GPU pods set a memory limit." in docs.stdout and "memory pressure" in docs.stdout
 
 
-@pytest.mark.parametrize("broken, position, words", [
-    ("object.spec.containers.all(c, c.name ==)", (13, 56), "compilation failed"),
-    ("object.spec.containers.frobnicate()", (13, 50), "undeclared reference to 'frobnicate'"),
-])
+@pytest.mark.parametrize(
+    "broken, position, words",
+    [
+        ("object.spec.containers.all(c, c.name ==)", (13, 56), "compilation failed"),
+        ("object.spec.containers.frobnicate()", (13, 50), "undeclared reference to 'frobnicate'"),
+    ],
+)
 def test_policy_cel_errors_have_exact_positions(write, broken, position, words):
     text = POLICY.replace('variables.gpuContainers.all(c, "memory" in c.resources.limits)', broken)
     path = write("bad.yaml", text)
@@ -95,8 +101,11 @@ def test_policy_shape_errors(write):
 
 
 def test_policy_sees_the_inventory_and_other_objects(write):
-    inventory = write("inv/nodes.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {gpu: h100}}\n"
-                                        "status: {capacity: {nvidia.com/gpu: '8'}}\n")
+    inventory = write(
+        "inv/nodes.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {gpu: h100}}\n"
+        "status: {capacity: {nvidia.com/gpu: '8'}}\n",
+    )
     policy = """
         apiVersion: gpulint.io/v1alpha1
         kind: Policy
@@ -110,8 +119,10 @@ def test_policy_sees_the_inventory_and_other_objects(write):
           - expression: inventory.nodes.exists(n, n.metadata.labels.gpu == "h100")
             message: the cluster has no H100 node
     """
-    deployment = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  selector: {matchLabels: {a: b}}\n"
-                  "  template:\n    metadata: {labels: {a: b}}\n    spec: {containers: [{name: c, image: i}]}\n")
+    deployment = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n  selector: {matchLabels: {a: b}}\n"
+        "  template:\n    metadata: {labels: {a: b}}\n    spec: {containers: [{name: c, image: i}]}\n"
+    )
     service = "---\napiVersion: v1\nkind: Service\nmetadata: {name: api}\nspec: {ports: [{port: 80}]}\n"
     result = check(write, deployment, textwrap.dedent(policy), extra=("--inventory", str(inventory)))
     assert [f["message"] for f in result.json()["findings"]] == ["every Deployment needs a Service of the same name"]
@@ -165,8 +176,12 @@ def test_validating_admission_policy_offline(write):
     findings = result.json()["findings"]
     assert [(f["rule"], f["severity"], f["message"]) for f in findings] == [
         ("max-gpus", "warning", "at most 4 GPUs per container"),
-        ("max-gpus", "info", "policy max-gpus could not be evaluated offline on this object: uses 'authorizer', "
-                             "which only the API server has"),
+        (
+            "max-gpus",
+            "info",
+            "policy max-gpus could not be evaluated offline on this object: uses 'authorizer', "
+            "which only the API server has",
+        ),
     ]
     assert result.exit_code == 0  # Warn: not a failure
     small = check(write, POD % ("ml", ""), VAP).json()["findings"]
@@ -188,13 +203,23 @@ def test_deny_binding_is_an_error_and_missing_params_are_not_evaluable(write):
 
 
 def test_shipped_policy_library(write):
-    result = run_cli("check", str(write("app.yaml", POD % ("ml-research", ""))), "--policy",
-                     "gpulint:require-gpu-memory-limit", "--format", "json")
+    result = run_cli(
+        "check",
+        str(write("app.yaml", POD % ("ml-research", ""))),
+        "--policy",
+        "gpulint:require-gpu-memory-limit",
+        "--format",
+        "json",
+    )
     (finding,) = result.json()["findings"]
     assert finding["rule"] == "require-gpu-memory-limit" and finding["message"].endswith("trainer")
     listing = run_cli("rules", "--policy", "gpulint:all").stdout
-    for name in ("require-gpu-memory-limit", "require-gang-for-multi-worker-gpu-jobs",
-                 "restrict-gpu-models-per-namespace", "forbid-gpu-in-non-gpu-namespaces"):
+    for name in (
+        "require-gpu-memory-limit",
+        "require-gang-for-multi-worker-gpu-jobs",
+        "restrict-gpu-models-per-namespace",
+        "forbid-gpu-in-non-gpu-namespaces",
+    ):
         assert name in listing
     assert run_cli("check", str(write("x.yaml", "a: 1\n")), "--policy", "gpulint:nope").exit_code == 2
 
@@ -202,24 +227,70 @@ def test_shipped_policy_library(write):
 def test_field_paths():
     assert parse_field_path("spec.containers[0].resources") == ("spec", "containers", 0, "resources")
     assert parse_field_path("metadata.labels['app.kubernetes.io/name']") == (
-        "metadata", "labels", "app.kubernetes.io/name")
+        "metadata",
+        "labels",
+        "app.kubernetes.io/name",
+    )
     assert parse_field_path("spec..x[") is None
 
 
-EXPRESSIONS = st.lists(st.sampled_from([
-    "object", ".", "spec", "metadata", "name", "containers", "podSpecs", "inventory", "nodes", "objects",
-    "variables", "v", "size(", ")", "(", "[", "]", "0", "1", '"x"', "==", "&&", "||", "!", ".all(", ".exists(",
-    "c", ",", "has(", "true", "false", "params", "authorizer", "+", " ",
-]), max_size=20).map("".join)
+EXPRESSIONS = st.lists(
+    st.sampled_from(
+        [
+            "object",
+            ".",
+            "spec",
+            "metadata",
+            "name",
+            "containers",
+            "podSpecs",
+            "inventory",
+            "nodes",
+            "objects",
+            "variables",
+            "v",
+            "size(",
+            ")",
+            "(",
+            "[",
+            "]",
+            "0",
+            "1",
+            '"x"',
+            "==",
+            "&&",
+            "||",
+            "!",
+            ".all(",
+            ".exists(",
+            "c",
+            ",",
+            "has(",
+            "true",
+            "false",
+            "params",
+            "authorizer",
+            "+",
+            " ",
+        ]
+    ),
+    max_size=20,
+).map("".join)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(EXPRESSIONS, EXPRESSIONS)
 def test_random_policies_never_crash(tmp_path_factory, variable, expression):
     root = tmp_path_factory.mktemp("random")
-    policy = {"apiVersion": "gpulint.io/v1alpha1", "kind": "Policy", "metadata": {"name": "random"},
-              "spec": {"variables": [{"name": "v", "expression": variable or "1"}],
-                       "validations": [{"expression": expression or "true", "message": "m"}]}}
+    policy = {
+        "apiVersion": "gpulint.io/v1alpha1",
+        "kind": "Policy",
+        "metadata": {"name": "random"},
+        "spec": {
+            "variables": [{"name": "v", "expression": variable or "1"}],
+            "validations": [{"expression": expression or "true", "message": "m"}],
+        },
+    }
     (root / "policy.json").write_text(json.dumps(policy))
     (root / "app.yaml").write_text(POD % ("ml", ""))
     try:
@@ -237,9 +308,12 @@ def test_a_configuration_names_its_policies_like_built_in_rules(tmp_path, monkey
     (tmp_path / ".gpulint.yaml").write_text(
         "policies: ['gpulint:require-gpu-memory-limit']\n"
         "severity: {require-gpu-memory-limit: error}\n"
-        "per-path-ignores: {'legacy/*': [require-gpu-memory-limit]}\n")
-    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: i\n"
-           "    resources: {limits: {nvidia.com/gpu: 1}}\n")
+        "per-path-ignores: {'legacy/*': [require-gpu-memory-limit]}\n"
+    )
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: i\n"
+        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
     (tmp_path / "legacy").mkdir()
     (tmp_path / "pod.yaml").write_text(pod)
     (tmp_path / "legacy" / "pod.yaml").write_text(pod)
@@ -247,7 +321,8 @@ def test_a_configuration_names_its_policies_like_built_in_rules(tmp_path, monkey
     result = run_cli("check", ".", "--format", "json")
     assert result.exit_code == 1
     assert [(f["path"], f["rule"], f["severity"]) for f in result.json()["findings"]] == [
-        ("pod.yaml", "require-gpu-memory-limit", "error")]
+        ("pod.yaml", "require-gpu-memory-limit", "error")
+    ]
     assert run_cli("check", ".", "--ignore", "require-gpu-memory-limit").exit_code == 0
     typo = run_cli("check", ".", "--ignore", "require-gpu-memory-limt")
     assert typo.exit_code == 2 and "did you mean 'require-gpu-memory-limit'?" in typo.stderr

@@ -1,4 +1,5 @@
 """A real `pre-commit try-repo` run of this repository's hook against a temporary git repository."""
+
 import os
 import shutil
 import subprocess
@@ -23,8 +24,14 @@ def test_pre_commit_try_repo_flags_the_bad_manifest_only(tmp_path):
     pre_commit = shutil.which("pre-commit", path=os.path.dirname(sys.executable)) or "pre-commit"
 
     def try_repo(*files: str) -> subprocess.CompletedProcess:
-        return subprocess.run([pre_commit, "try-repo", str(REPO), "gpulint", "--files", *files],
-                              cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        return subprocess.run(
+            [pre_commit, "try-repo", str(REPO), "gpulint", "--files", *files],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
 
     failing = try_repo("bad.yaml", "good.yaml", "notes.txt")
     assert failing.returncode == 1, failing.stdout + failing.stderr

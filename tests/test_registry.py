@@ -1,15 +1,15 @@
 """Every rule: one docs file, one check (or the loader), docs with every part, printed whole;
 the doc keys that make the docs runnable are parsed strictly (tests/test_rule_docs.py runs them)."""
+
 import copy
 
 import pytest
 import yaml
-
 from conftest import REPO, run_cli
-from gpulint.data import data_dir
-from gpulint.findings import Severity
-from gpulint.registry import _rule_from, all_rules, policy_rules, rule_modules, shipped_inventory
-from gpulint.rule_spec import RuleSpec
+
+from gpulint.lint.data import data_dir
+from gpulint.lint.registry import _rule_from, all_rules, policy_rules, rule_modules, shipped_inventory
+from gpulint.lint.rule_spec import RuleSpec
 
 RULES = sorted(all_rules())
 
@@ -63,8 +63,10 @@ def test_the_doc_names_the_inventory_and_configuration_of_its_examples():
     claims = all_rules()["claim-unsatisfiable"]
     assert claims.example_inventory == "h100-dra"
     assert claims.inventory_path() == data_dir("rules") / "inventories" / "h100-dra"
-    assert "Assumes the cluster inventory `h100-dra` (`--inventory`; shipped with gpulint as " \
-           "rules/inventories/h100-dra/), for this example and the one below." in claims.markdown()
+    assert (
+        "Assumes the cluster inventory `h100-dra` (`--inventory`; shipped with gpulint as "
+        "rules/inventories/h100-dra/), for this example and the one below." in claims.markdown()
+    )
     racks = all_rules()["gpu-unschedulable"]
     assert racks.inventory_path() == data_dir("rules") / "inventories" / "h100-racks.yaml"
     assert "as rules/inventories/h100-racks.yaml)" in racks.markdown()
@@ -72,10 +74,12 @@ def test_the_doc_names_the_inventory_and_configuration_of_its_examples():
     assert gates.example_config == {} and gates.use_instead_config == {"feature-gates": {"GenericWorkload": True}}
     printed = gates.markdown()
     assert printed.index("## Use instead") < printed.index(
-        "Linted with the configuration `{feature-gates: {GenericWorkload: true}}` (.gpulint.yaml keys).")
+        "Linted with the configuration `{feature-gates: {GenericWorkload: true}}` (.gpulint.yaml keys)."
+    )
 
 
 # ------------------------------------------------------------------ the doc keys, parsed strictly
+
 
 def parse(changes: dict, drop: tuple[str, ...] = ()) -> object:
     raw = copy.deepcopy(raw_doc("gpu-non-integer"))
@@ -86,29 +90,44 @@ def parse(changes: dict, drop: tuple[str, ...] = ()) -> object:
 
 
 def test_a_valid_doc_parses_with_sorted_findings_and_its_run_settings():
-    rule = parse({"example-findings": [[14, 29, "b"], [3, 1, "a"]], "example-inventory": "h100-racks",
-                  "example-config": {"feature-gates": {"GenericWorkload": False}},
-                  "use-instead-allow": {"gpu-resource-unknown": "the MIG profile is not in this inventory"}})
+    rule = parse(
+        {
+            "example-findings": [[14, 29, "b"], [3, 1, "a"]],
+            "example-inventory": "h100-racks",
+            "example-config": {"feature-gates": {"GenericWorkload": False}},
+            "use-instead-allow": {"gpu-resource-unknown": "the MIG profile is not in this inventory"},
+        }
+    )
     assert rule.example_findings == ((3, 1, "a"), (14, 29, "b"))
     assert rule.example_inventory == "h100-racks"
     assert rule.example_config == {"feature-gates": {"GenericWorkload": False}} and rule.use_instead_config == {}
     assert rule.use_instead_allow == {"gpu-resource-unknown": "the MIG profile is not in this inventory"}
 
 
-@pytest.mark.parametrize("changes, drop, message", [
-    ({}, ("example-findings",), "a rule file needs the keys id, summary, what, why, kubernetes, example, "
-                                "use-instead, example-findings"),
-    ({"example-finding": [[1, 1, "x"]]}, (), "unknown key(s) example-finding (optional keys: fix-safety, "),
-    ({"example-findings": [[0, 1, "x"]]}, (), "'example-findings' entry [0, 1, 'x'] is not [line, column"),
-    ({"example-findings": [[1, 1, ""]]}, (), "'example-findings' entry [1, 1, ''] is not [line, column"),
-    ({"example-findings": [[1, 1]]}, (), "'example-findings' entry [1, 1] is not [line, column"),
-    ({"example-findings": [[1, True, "x"]]}, (), "'example-findings' entry [1, True, 'x'] is not [line, column"),
-    ({"example-findings": "14:29"}, (), "'example-findings' must be a list of [line, column"),
-    ({"example-inventory": "../../etc/passwd"}, (), "example-inventory '../../etc/passwd' must be the name of a file"),
-    ({"example-inventory": "h100-rack"}, (), "example-inventory 'h100-rack': neither "),
-    ({"example-config": ["feature-gates"]}, (), "'example-config' must be a mapping"),
-    ({"use-instead-allow": {"gang-missing": ""}}, (), "every rule in 'use-instead-allow' needs a reason"),
-])
+@pytest.mark.parametrize(
+    "changes, drop, message",
+    [
+        (
+            {},
+            ("example-findings",),
+            "a rule file needs the keys id, summary, what, why, kubernetes, example, use-instead, example-findings",
+        ),
+        ({"example-finding": [[1, 1, "x"]]}, (), "unknown key(s) example-finding (optional keys: fix-safety, "),
+        ({"example-findings": [[0, 1, "x"]]}, (), "'example-findings' entry [0, 1, 'x'] is not [line, column"),
+        ({"example-findings": [[1, 1, ""]]}, (), "'example-findings' entry [1, 1, ''] is not [line, column"),
+        ({"example-findings": [[1, 1]]}, (), "'example-findings' entry [1, 1] is not [line, column"),
+        ({"example-findings": [[1, True, "x"]]}, (), "'example-findings' entry [1, True, 'x'] is not [line, column"),
+        ({"example-findings": "14:29"}, (), "'example-findings' must be a list of [line, column"),
+        (
+            {"example-inventory": "../../etc/passwd"},
+            (),
+            "example-inventory '../../etc/passwd' must be the name of a file",
+        ),
+        ({"example-inventory": "h100-rack"}, (), "example-inventory 'h100-rack': neither "),
+        ({"example-config": ["feature-gates"]}, (), "'example-config' must be a mapping"),
+        ({"use-instead-allow": {"gang-missing": ""}}, (), "every rule in 'use-instead-allow' needs a reason"),
+    ],
+)
 def test_a_malformed_doc_is_refused_with_the_key_at_fault(changes, drop, message):
     with pytest.raises(ValueError) as raised:
         parse(changes, drop)
@@ -120,7 +139,11 @@ def test_shipped_inventories_resolve_to_a_file_or_a_folder_of_the_data_dir():
     assert shipped_inventory("h100-racks") == base / "h100-racks.yaml"
     assert shipped_inventory("h100-dra") == base / "h100-dra"
     assert sorted(p.name for p in (base / "h100-dra").iterdir()) == [
-        "deviceclasses.yaml", "nodes.yaml", "resourceclaimtemplates.yaml", "resourceslices.yaml"]
+        "deviceclasses.yaml",
+        "nodes.yaml",
+        "resourceclaimtemplates.yaml",
+        "resourceslices.yaml",
+    ]
 
 
 POLICY = """\

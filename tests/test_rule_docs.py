@@ -5,6 +5,7 @@ Runs go through the CLI's pipeline (tests/rule_harness.py), against the inventor
 (shipped in rules/inventories/, found the way `gpulint rule` finds it) and the configuration it
 gives. The shipped policy library (rules/policies/) is held to the same standard.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -12,11 +13,11 @@ import sys
 from typing import Any
 
 import pytest
-
-from gpulint.data import data_dir
-from gpulint.inventory import load_inventory
-from gpulint.registry import Rule, all_rules, policy_rules
 from rule_harness import assert_findings, findings_of
+
+from gpulint.lint.data import data_dir
+from gpulint.lint.inventory import load_inventory
+from gpulint.lint.registry import Rule, all_rules, policy_rules
 
 BUILTIN = sorted(all_rules())
 LIBRARY = sorted(path.stem for path in (data_dir("rules") / "policies").glob("*.yaml"))
@@ -42,8 +43,9 @@ ALL = [*BUILTIN, *LIBRARY]
 def test_example_produces_exactly_the_documented_findings(rule_id):
     rule, base = _rule(rule_id)
     assert rule.example_findings, f"{rule_id}: the doc lists no example-findings"
-    found = assert_findings(rule_id, rule.example, rule.example_findings, inventory=_inventory(rule),
-                            config={**base, **rule.example_config})
+    found = assert_findings(
+        rule_id, rule.example, rule.example_findings, inventory=_inventory(rule), config={**base, **rule.example_config}
+    )
     assert {f.rule for f in found} == {rule_id}
 
 
@@ -51,7 +53,9 @@ def test_example_produces_exactly_the_documented_findings(rule_id):
 def test_use_instead_is_clean_for_its_rule(rule_id):
     rule, base = _rule(rule_id)
     assert rule.use_instead.strip() and rule.use_instead != rule.example
-    assert_findings(rule_id, rule.use_instead, [], inventory=_inventory(rule), config={**base, **rule.use_instead_config})
+    assert_findings(
+        rule_id, rule.use_instead, [], inventory=_inventory(rule), config={**base, **rule.use_instead_config}
+    )
 
 
 @pytest.mark.parametrize("rule_id", ALL)
@@ -67,8 +71,12 @@ def test_use_instead_has_no_error_or_warning_from_any_rule(rule_id):
 
 def test_every_builtin_rule_and_library_policy_is_covered():
     assert len(BUILTIN) == 19 and set(BUILTIN) == set(all_rules())
-    assert LIBRARY == ["forbid-gpu-in-non-gpu-namespaces", "require-gang-for-multi-worker-gpu-jobs",
-                       "require-gpu-memory-limit", "restrict-gpu-models-per-namespace"]
+    assert LIBRARY == [
+        "forbid-gpu-in-non-gpu-namespaces",
+        "require-gang-for-multi-worker-gpu-jobs",
+        "require-gpu-memory-limit",
+        "restrict-gpu-models-per-namespace",
+    ]
 
 
 @pytest.mark.parametrize("name", sorted({r.example_inventory for r in all_rules().values() if r.example_inventory}))
@@ -77,18 +85,31 @@ def test_shipped_inventories_are_found_through_the_data_dir_and_load(name):
     path = rule.inventory_path()
     assert path is not None and path.is_relative_to(data_dir("rules") / "inventories")
     inventory = load_inventory([str(path)])
-    assert inventory.has_nodes and all(node.labels.get("nvidia.com/gpu.product") == "NVIDIA-H100-80GB-HBM3"
-                                       for node in inventory.nodes)
+    assert inventory.has_nodes and all(
+        node.labels.get("nvidia.com/gpu.product") == "NVIDIA-H100-80GB-HBM3" for node in inventory.nodes
+    )
 
 
 def test_the_rule_command_names_the_inventory_and_configuration_the_example_assumes():
-    printed = subprocess.run([sys.executable, "-m", "gpulint", "rule", "claim-unsatisfiable"],
-                             capture_output=True, text=True, timeout=60, check=False)
+    printed = subprocess.run(
+        [sys.executable, "-m", "gpulint", "rule", "claim-unsatisfiable"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert printed.returncode == 0, printed.stderr
-    assert ("Assumes the cluster inventory `h100-dra` (`--inventory`; shipped with gpulint as "
-            "rules/inventories/h100-dra/), for this example and the one below.") in printed.stdout
-    gates = subprocess.run([sys.executable, "-m", "gpulint", "rule", "feature-gate-required"],
-                           capture_output=True, text=True, timeout=60, check=False)
+    assert (
+        "Assumes the cluster inventory `h100-dra` (`--inventory`; shipped with gpulint as "
+        "rules/inventories/h100-dra/), for this example and the one below."
+    ) in printed.stdout
+    gates = subprocess.run(
+        [sys.executable, "-m", "gpulint", "rule", "feature-gate-required"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert gates.returncode == 0, gates.stderr
     use_instead = gates.stdout.split("## Use instead", 1)[1]
     assert "Linted with the configuration `{feature-gates: {GenericWorkload: true}}`" in use_instead

@@ -1,6 +1,6 @@
 """gpu-request-without-limit and gpu-non-integer on real manifests, with exact positions."""
-import pytest
 
+import pytest
 from conftest import by_rule, lint_text
 
 POD = """
@@ -30,20 +30,24 @@ def test_request_without_limit_points_at_the_request_key():
 
 
 def test_request_differing_from_limit_quotes_the_api_server():
-    (finding,) = by_rule(lint_text(pod("requests:\n  nvidia.com/gpu: 1\nlimits:\n  nvidia.com/gpu: 2\n")),
-                         "gpu-request-without-limit")
+    (finding,) = by_rule(
+        lint_text(pod("requests:\n  nvidia.com/gpu: 1\nlimits:\n  nvidia.com/gpu: 2\n")), "gpu-request-without-limit"
+    )
     assert "must be equal to nvidia.com/gpu limit of 2" in finding.message
     assert (finding.line, finding.column) == (10, 25)
 
 
-@pytest.mark.parametrize("resources", [
-    "limits:\n  nvidia.com/gpu: 2\n",                                  # limit only: the request is defaulted
-    "requests:\n  nvidia.com/gpu: 2\nlimits:\n  nvidia.com/gpu: 2\n",  # equal
-    "requests:\n  nvidia.com/gpu: '2'\nlimits:\n  nvidia.com/gpu: 2000m\n",  # equal as quantities
-    "requests:\n  cpu: 1\n  memory: 1Gi\n",                            # native resources may be overcommitted
-    "requests:\n  hugepages-2Mi: 1Gi\nlimits:\n  hugepages-2Mi: 1Gi\n",
-    "requests:\n  example.kubernetes.io/foo: 1\n",                     # kubernetes.io namespace: native
-])
+@pytest.mark.parametrize(
+    "resources",
+    [
+        "limits:\n  nvidia.com/gpu: 2\n",  # limit only: the request is defaulted
+        "requests:\n  nvidia.com/gpu: 2\nlimits:\n  nvidia.com/gpu: 2\n",  # equal
+        "requests:\n  nvidia.com/gpu: '2'\nlimits:\n  nvidia.com/gpu: 2000m\n",  # equal as quantities
+        "requests:\n  cpu: 1\n  memory: 1Gi\n",  # native resources may be overcommitted
+        "requests:\n  hugepages-2Mi: 1Gi\nlimits:\n  hugepages-2Mi: 1Gi\n",
+        "requests:\n  example.kubernetes.io/foo: 1\n",  # kubernetes.io namespace: native
+    ],
+)
 def test_clean_resources(resources):
     findings = lint_text(pod(resources))
     assert by_rule(findings, "gpu-request-without-limit") == []
@@ -63,8 +67,15 @@ def test_non_integer_quantities(value):
     assert (finding.line, finding.column) == (10, 25)
 
 
-@pytest.mark.parametrize("value, words", [("one", "not a valid Kubernetes quantity"), ("1K", "suffix"),
-                                          ("-1", "greater than or equal to 0"), ("true", "not a quantity")])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("one", "not a valid Kubernetes quantity"),
+        ("1K", "suffix"),
+        ("-1", "greater than or equal to 0"),
+        ("true", "not a quantity"),
+    ],
+)
 def test_invalid_quantities(value, words):
     (finding,) = by_rule(lint_text(pod(f"limits:\n  nvidia.com/gpu: {value}\n")), "gpu-non-integer")
     assert words in finding.message
@@ -95,26 +106,50 @@ WORKLOADS = {
     "DaemonSet": ("apps/v1", "spec:\n  template:\n    spec:\n      containers:\n      - {SPEC}"),
     "ReplicaSet": ("apps/v1", "spec:\n  template:\n    spec:\n      containers:\n      - {SPEC}"),
     "Job": ("batch/v1", "spec:\n  template:\n    spec:\n      initContainers:\n      - {SPEC}"),
-    "CronJob": ("batch/v1", "spec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n"
-                            "          containers:\n          - {SPEC}"),
+    "CronJob": (
+        "batch/v1",
+        "spec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers:\n          - {SPEC}",
+    ),
     "PodTemplate": ("v1", "template:\n  spec:\n    ephemeralContainers:\n    - {SPEC}"),
-    "JobSet": ("jobset.x-k8s.io/v1alpha2", "spec:\n  replicatedJobs:\n  - name: w\n    template:\n      spec:\n"
-                                           "        template:\n          spec:\n            containers:\n"
-                                           "            - {SPEC}"),
-    "LeaderWorkerSet": ("leaderworkerset.x-k8s.io/v1", "spec:\n  leaderWorkerTemplate:\n    workerTemplate:\n"
-                                                       "      spec:\n        containers:\n        - {SPEC}"),
-    "PyTorchJob": ("kubeflow.org/v1", "spec:\n  pytorchReplicaSpecs:\n    Worker:\n      template:\n        spec:\n"
-                                      "          containers:\n          - {SPEC}"),
-    "MPIJob": ("kubeflow.org/v2beta1", "spec:\n  mpiReplicaSpecs:\n    Launcher:\n      template:\n        spec:\n"
-                                       "          containers:\n          - {SPEC}"),
-    "TFJob": ("kubeflow.org/v1", "spec:\n  tfReplicaSpecs:\n    PS:\n      template:\n        spec:\n"
-                                 "          containers:\n          - {SPEC}"),
-    "RayCluster": ("ray.io/v1", "spec:\n  workerGroupSpecs:\n  - groupName: g\n    template:\n      spec:\n"
-                                "        containers:\n        - {SPEC}"),
-    "RayJob": ("ray.io/v1", "spec:\n  rayClusterSpec:\n    headGroupSpec:\n      template:\n        spec:\n"
-                            "          containers:\n          - {SPEC}"),
-    "RayService": ("ray.io/v1", "spec:\n  rayClusterConfig:\n    workerGroupSpecs:\n    - template:\n"
-                                "        spec:\n          containers:\n          - {SPEC}"),
+    "JobSet": (
+        "jobset.x-k8s.io/v1alpha2",
+        "spec:\n  replicatedJobs:\n  - name: w\n    template:\n      spec:\n"
+        "        template:\n          spec:\n            containers:\n"
+        "            - {SPEC}",
+    ),
+    "LeaderWorkerSet": (
+        "leaderworkerset.x-k8s.io/v1",
+        "spec:\n  leaderWorkerTemplate:\n    workerTemplate:\n      spec:\n        containers:\n        - {SPEC}",
+    ),
+    "PyTorchJob": (
+        "kubeflow.org/v1",
+        "spec:\n  pytorchReplicaSpecs:\n    Worker:\n      template:\n        spec:\n"
+        "          containers:\n          - {SPEC}",
+    ),
+    "MPIJob": (
+        "kubeflow.org/v2beta1",
+        "spec:\n  mpiReplicaSpecs:\n    Launcher:\n      template:\n        spec:\n"
+        "          containers:\n          - {SPEC}",
+    ),
+    "TFJob": (
+        "kubeflow.org/v1",
+        "spec:\n  tfReplicaSpecs:\n    PS:\n      template:\n        spec:\n          containers:\n          - {SPEC}",
+    ),
+    "RayCluster": (
+        "ray.io/v1",
+        "spec:\n  workerGroupSpecs:\n  - groupName: g\n    template:\n      spec:\n"
+        "        containers:\n        - {SPEC}",
+    ),
+    "RayJob": (
+        "ray.io/v1",
+        "spec:\n  rayClusterSpec:\n    headGroupSpec:\n      template:\n        spec:\n"
+        "          containers:\n          - {SPEC}",
+    ),
+    "RayService": (
+        "ray.io/v1",
+        "spec:\n  rayClusterConfig:\n    workerGroupSpecs:\n    - template:\n"
+        "        spec:\n          containers:\n          - {SPEC}",
+    ),
 }
 
 

@@ -1,73 +1,122 @@
 """The scheduler model, filter by filter, against the Kubernetes rules as documented."""
+
 from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpulint.scheduler import (ClusterModel, NodeInfo, Taint, filter_reasons, pod_requests, pod_requirements)
+from gpulint.kube.scheduler import ClusterModel, NodeInfo, Taint, filter_reasons, pod_requests, pod_requirements
 
 
 def node(name="n", labels=None, taints=(), unschedulable=False, **allocatable):
     alloc = {k.replace("_", "/").replace("nvidia/com", "nvidia.com"): Fraction(v) for k, v in allocatable.items()}
-    return NodeInfo(name, {"kubernetes.io/hostname": name, **(labels or {})}, tuple(taints), unschedulable,
-                    alloc, dict(alloc))
+    return NodeInfo(
+        name, {"kubernetes.io/hostname": name, **(labels or {})}, tuple(taints), unschedulable, alloc, dict(alloc)
+    )
 
 
 def reasons(spec, n, now=False):
     return filter_reasons(pod_requirements(spec), n, now)
 
 
-@pytest.mark.parametrize("operator, values, labels, fits", [
-    ("In", ["a", "b"], {"k": "a"}, True), ("In", ["a"], {"k": "c"}, False), ("In", ["a"], {}, False),
-    ("NotIn", ["a"], {"k": "b"}, True), ("NotIn", ["a"], {}, True), ("NotIn", ["a"], {"k": "a"}, False),
-    ("Exists", [], {"k": ""}, True), ("Exists", [], {}, False),
-    ("DoesNotExist", [], {}, True), ("DoesNotExist", [], {"k": "x"}, False),
-    ("Gt", ["4"], {"k": "8"}, True), ("Gt", ["8"], {"k": "8"}, False), ("Gt", ["4"], {"k": "eight"}, False),
-    ("Lt", ["4"], {"k": "2"}, True), ("Lt", ["4"], {}, False),
-])
+@pytest.mark.parametrize(
+    "operator, values, labels, fits",
+    [
+        ("In", ["a", "b"], {"k": "a"}, True),
+        ("In", ["a"], {"k": "c"}, False),
+        ("In", ["a"], {}, False),
+        ("NotIn", ["a"], {"k": "b"}, True),
+        ("NotIn", ["a"], {}, True),
+        ("NotIn", ["a"], {"k": "a"}, False),
+        ("Exists", [], {"k": ""}, True),
+        ("Exists", [], {}, False),
+        ("DoesNotExist", [], {}, True),
+        ("DoesNotExist", [], {"k": "x"}, False),
+        ("Gt", ["4"], {"k": "8"}, True),
+        ("Gt", ["8"], {"k": "8"}, False),
+        ("Gt", ["4"], {"k": "eight"}, False),
+        ("Lt", ["4"], {"k": "2"}, True),
+        ("Lt", ["4"], {}, False),
+    ],
+)
 def test_node_affinity_operators(operator, values, labels, fits):
-    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": operator, "values": values}]}]}}}}
+    spec = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": operator, "values": values}]}]
+                }
+            }
+        }
+    }
     assert (reasons(spec, node(labels=labels)) == []) is fits
 
 
 def test_terms_are_ored_and_expressions_anded_and_empty_terms_match_nothing():
     a, b = node("a", {"zone": "z1", "gpu": "h100"}), node("b", {"zone": "z2", "gpu": "l4"})
-    terms = [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]},
-                                   {"key": "gpu", "operator": "In", "values": ["l4"]}]},
-             {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z2"]}]}]
-    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}
+    terms = [
+        {
+            "matchExpressions": [
+                {"key": "zone", "operator": "In", "values": ["z1"]},
+                {"key": "gpu", "operator": "In", "values": ["l4"]},
+            ]
+        },
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z2"]}]},
+    ]
+    spec = {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+    }
     assert reasons(spec, a) != [] and reasons(spec, b) == []
-    empty = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{}]}}}}
+    empty = {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}
+    }
     assert reasons(empty, a) == ["node(s) didn't match Pod's node affinity/selector"]
 
 
 def test_match_fields_on_the_node_name_and_node_selector_anded():
-    spec = {"nodeSelector": {"gpu": "h100"}, "affinity": {"nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}]}}}}
+    spec = {
+        "nodeSelector": {"gpu": "h100"},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}
+                    ]
+                }
+            }
+        },
+    }
     assert reasons(spec, node("a", {"gpu": "h100"})) == []
     assert reasons(spec, node("b", {"gpu": "h100"})) != []
     assert reasons(spec, node("a", {"gpu": "l4"})) != []
 
 
 def test_preferred_affinity_never_filters():
-    spec = {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 100, "preference": {"matchExpressions": [{"key": "nope", "operator": "Exists"}]}}]}}}
+    spec = {
+        "affinity": {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 100, "preference": {"matchExpressions": [{"key": "nope", "operator": "Exists"}]}}
+                ]
+            }
+        }
+    }
     assert reasons(spec, node()) == []
 
 
-@pytest.mark.parametrize("toleration, tolerated", [
-    ({"key": "gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}, True),
-    ({"key": "gpu", "value": "present"}, True),                        # operator defaults to Equal, any effect
-    ({"key": "gpu", "operator": "Equal", "value": "other"}, False),
-    ({"key": "gpu", "operator": "Exists"}, True),
-    ({"operator": "Exists"}, True),                                     # empty key + Exists tolerates everything
-    ({"key": "gpu", "operator": "Exists", "effect": "NoExecute"}, False),
-    ({"key": "other", "operator": "Exists"}, False),
-])
+@pytest.mark.parametrize(
+    "toleration, tolerated",
+    [
+        ({"key": "gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}, True),
+        ({"key": "gpu", "value": "present"}, True),  # operator defaults to Equal, any effect
+        ({"key": "gpu", "operator": "Equal", "value": "other"}, False),
+        ({"key": "gpu", "operator": "Exists"}, True),
+        ({"operator": "Exists"}, True),  # empty key + Exists tolerates everything
+        ({"key": "gpu", "operator": "Exists", "effect": "NoExecute"}, False),
+        ({"key": "other", "operator": "Exists"}, False),
+    ],
+)
 def test_taint_toleration(toleration, tolerated):
     tainted = node(taints=[Taint("gpu", "present", "NoSchedule")])
     found = reasons({"tolerations": [toleration]}, tainted)
@@ -84,8 +133,17 @@ def test_prefer_no_schedule_taints_do_not_filter():
 def test_cordoned_nodes_and_node_name():
     cordoned = node("c", unschedulable=True)
     assert reasons({}, cordoned) == ["node(s) were unschedulable"]
-    assert reasons({"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
-                                     "effect": "NoSchedule"}]}, cordoned) == []
+    assert (
+        reasons(
+            {
+                "tolerations": [
+                    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+                ]
+            },
+            cordoned,
+        )
+        == []
+    )
     assert reasons({"nodeName": "other"}, node("n")) == ["node(s) didn't match the requested node name"]
     # a pod bound with nodeName skips the scheduler: cordon and NoSchedule taints do not stop it
     assert reasons({"nodeName": "c"}, cordoned) == []
@@ -109,11 +167,15 @@ def test_effective_pod_request():
         "initContainers": [
             {"name": "init", "resources": {"requests": {"cpu": "4"}}},
             {"name": "sidecar", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}},
-            {"name": "late-init", "resources": {"requests": {"cpu": "2", "nvidia.com/gpu": "1"},
-                                                "limits": {"nvidia.com/gpu": "1"}}},
+            {
+                "name": "late-init",
+                "resources": {"requests": {"cpu": "2", "nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}},
+            },
         ],
-        "containers": [{"resources": {"limits": {"cpu": "2", "nvidia.com/gpu": "2"}}},
-                       {"resources": {"requests": {"memory": "1Gi"}}}],
+        "containers": [
+            {"resources": {"limits": {"cpu": "2", "nvidia.com/gpu": "2"}}},
+            {"resources": {"requests": {"memory": "1Gi"}}},
+        ],
         "overhead": {"cpu": "250m"},
     }
     requests = pod_requests(spec)
@@ -124,32 +186,76 @@ def test_effective_pod_request():
 
 
 def test_summary_is_the_schedulers_fit_error():
-    nodes = [node(f"gpu-{i}", nvidia_com_gpu=8) for i in range(4)] + \
-            [node(f"cpu-{i}", {"pool": "cpu"}) for i in range(8)]
-    spec = {"nodeSelector": {}, "containers": [{"resources": {"limits": {"nvidia.com/gpu": 16}}}],
-            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchExpressions": [{"key": "pool", "operator": "DoesNotExist"}]}]}}}}
+    nodes = [node(f"gpu-{i}", nvidia_com_gpu=8) for i in range(4)] + [
+        node(f"cpu-{i}", {"pool": "cpu"}) for i in range(8)
+    ]
+    spec = {
+        "nodeSelector": {},
+        "containers": [{"resources": {"limits": {"nvidia.com/gpu": 16}}}],
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "DoesNotExist"}]}]
+                }
+            }
+        },
+    }
     result = ClusterModel(nodes).evaluate(pod_requirements(spec))
-    assert result.summary() == ("0/12 nodes are available: 4 Insufficient nvidia.com/gpu, "
-                                "8 node(s) didn't match Pod's node affinity/selector.")
+    assert result.summary() == (
+        "0/12 nodes are available: 4 Insufficient nvidia.com/gpu, 8 node(s) didn't match Pod's node affinity/selector."
+    )
 
 
 LABELS = st.dictionaries(st.sampled_from(["zone", "gpu", "rack"]), st.sampled_from(["a", "b", "1", "8"]), max_size=3)
-NODES = st.lists(st.builds(lambda labels, taint, cordon, gpus, cpu: NodeInfo(
-    "", labels, (Taint("gpu", "x", "NoSchedule"),) if taint else (), cordon,
-    {"nvidia.com/gpu": Fraction(gpus), "cpu": Fraction(cpu), "pods": Fraction(110)}, {}),
-    LABELS, st.booleans(), st.booleans(), st.integers(0, 8), st.integers(1, 64)), min_size=1, max_size=30)
-EXPRESSION = st.builds(lambda key, op, values: {"key": key, "operator": op, "values": values},
-                       st.sampled_from(["zone", "gpu", "rack"]),
-                       st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
-                       st.lists(st.sampled_from(["a", "b", "1", "8"]), min_size=1, max_size=2))
-POD = st.builds(lambda selector, terms, gpus, tolerate: {
-    "nodeSelector": selector,
-    **({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]}}}} if terms else {}),
-    "tolerations": [{"operator": "Exists"}] if tolerate else [],
-    "containers": [{"resources": {"limits": {"nvidia.com/gpu": gpus}}}]},
-    LABELS, st.lists(st.lists(EXPRESSION, max_size=2), max_size=2), st.integers(0, 9), st.booleans())
+NODES = st.lists(
+    st.builds(
+        lambda labels, taint, cordon, gpus, cpu: NodeInfo(
+            "",
+            labels,
+            (Taint("gpu", "x", "NoSchedule"),) if taint else (),
+            cordon,
+            {"nvidia.com/gpu": Fraction(gpus), "cpu": Fraction(cpu), "pods": Fraction(110)},
+            {},
+        ),
+        LABELS,
+        st.booleans(),
+        st.booleans(),
+        st.integers(0, 8),
+        st.integers(1, 64),
+    ),
+    min_size=1,
+    max_size=30,
+)
+EXPRESSION = st.builds(
+    lambda key, op, values: {"key": key, "operator": op, "values": values},
+    st.sampled_from(["zone", "gpu", "rack"]),
+    st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
+    st.lists(st.sampled_from(["a", "b", "1", "8"]), min_size=1, max_size=2),
+)
+POD = st.builds(
+    lambda selector, terms, gpus, tolerate: {
+        "nodeSelector": selector,
+        **(
+            {
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]
+                        }
+                    }
+                }
+            }
+            if terms
+            else {}
+        ),
+        "tolerations": [{"operator": "Exists"}] if tolerate else [],
+        "containers": [{"resources": {"limits": {"nvidia.com/gpu": gpus}}}],
+    },
+    LABELS,
+    st.lists(st.lists(EXPRESSION, max_size=2), max_size=2),
+    st.integers(0, 9),
+    st.booleans(),
+)
 
 
 @settings(max_examples=200, deadline=None)

@@ -1,15 +1,17 @@
 """schema-invalid against the generated Kubernetes schemas."""
+
 import json
 
 import pytest
-
 from conftest import REPO, by_rule, lint_text
-from gpulint.config import Config
-from gpulint.findings import Severity
+
+from gpulint.lint.config import Config
+from gpulint.lint.findings import Severity
 
 
 def test_v1beta1_shape_under_v1_is_reported_as_unknown_fields_with_positions():
-    findings = by_rule(lint_text("""
+    findings = by_rule(
+        lint_text("""
         apiVersion: resource.k8s.io/v1
         kind: ResourceClaim
         metadata: {name: gpu}
@@ -18,7 +20,9 @@ def test_v1beta1_shape_under_v1_is_reported_as_unknown_fields_with_positions():
             requests:
             - name: gpu
               deviceClassName: gpu.nvidia.com
-    """), "schema-invalid")
+    """),
+        "schema-invalid",
+    )
     (finding,) = findings
     assert finding.severity == Severity.WARNING
     assert (finding.line, finding.column) == (8, 7)
@@ -26,7 +30,8 @@ def test_v1beta1_shape_under_v1_is_reported_as_unknown_fields_with_positions():
 
 
 def test_wrong_type_is_an_error_at_the_value():
-    (finding,) = by_rule(lint_text("""
+    (finding,) = by_rule(
+        lint_text("""
         apiVersion: apps/v1
         kind: Deployment
         metadata: {name: d}
@@ -37,21 +42,26 @@ def test_wrong_type_is_an_error_at_the_value():
             metadata: {labels: {a: b}}
             spec:
               containers: [{name: c, image: i}]
-    """), "schema-invalid")
+    """),
+        "schema-invalid",
+    )
     assert finding.severity == Severity.ERROR
     assert (finding.line, finding.column) == (5, 13)
     assert finding.message.startswith("spec.replicas: Invalid value")
 
 
 def test_missing_required_field():
-    (finding,) = by_rule(lint_text("""
+    (finding,) = by_rule(
+        lint_text("""
         apiVersion: v1
         kind: Pod
         metadata: {name: p}
         spec:
           containers:
           - image: nginx
-    """), "schema-invalid")
+    """),
+        "schema-invalid",
+    )
     assert '"name" is required' in finding.message and finding.line == 6
 
 
@@ -106,10 +116,18 @@ def test_kubernetes_version_picks_the_schema_set(version, expected):
 
 def test_generated_schemas_cover_the_required_kinds():
     index = json.loads((REPO / "schemas" / "v1.37" / "index.json").read_text())
-    for key in ("v1/Pod", "v1/Node", "v1/PodTemplate", "apps/v1/Deployment", "batch/v1/CronJob",
-                "resource.k8s.io/v1/ResourceClaim", "resource.k8s.io/v1beta1/ResourceSlice",
-                "resource.k8s.io/v1beta2/DeviceClass", "scheduling.k8s.io/v1beta1/Workload",
-                "scheduling.k8s.io/v1beta1/PodGroup"):
+    for key in (
+        "v1/Pod",
+        "v1/Node",
+        "v1/PodTemplate",
+        "apps/v1/Deployment",
+        "batch/v1/CronJob",
+        "resource.k8s.io/v1/ResourceClaim",
+        "resource.k8s.io/v1beta1/ResourceSlice",
+        "resource.k8s.io/v1beta2/DeviceClass",
+        "scheduling.k8s.io/v1beta1/Workload",
+        "scheduling.k8s.io/v1beta1/PodGroup",
+    ):
         assert key in index
     for version in ("v1.35", "v1.36"):
         assert (REPO / "schemas" / version / "index.json").is_file()

@@ -1,4 +1,5 @@
 """The admission webhook, served for real over TLS on loopback, talked to with a real HTTPS client."""
+
 import http.client
 import json
 import os
@@ -30,7 +31,7 @@ def test_allow_deny_and_warnings(server):
     unknown_field = {**GOOD_POD, "spec": {**GOOD_POD["spec"], "tolerationz": []}}
     status, answer = server.post(review(unknown_field))
     assert answer["response"]["allowed"] is True
-    assert any("unknown field \"spec.tolerationz\"" in w for w in answer["response"]["warnings"])
+    assert any('unknown field "spec.tolerationz"' in w for w in answer["response"]["warnings"])
 
 
 def test_suppression_annotation_and_delete(server):
@@ -41,8 +42,9 @@ def test_suppression_annotation_and_delete(server):
 
 def test_bad_requests(server):
     assert server.post(b"{not json")[0] == 400
-    status, answer = server.post({"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview",
-                                  "request": {"uid": "x"}})
+    status, answer = server.post(
+        {"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview", "request": {"uid": "x"}}
+    )
     assert status == 400 and "admission.k8s.io/v1" in answer["error"]
     assert server.post({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"})[0] == 400
     # the server answers 413 from the headers alone, without reading the body
@@ -60,8 +62,11 @@ def test_concurrent_requests(server):
     def one(index: int) -> bool:
         obj = BAD_POD if index % 2 else GOOD_POD
         status, answer = server.post(review(obj, f"uid-{index}"))
-        return status == 200 and answer["response"]["uid"] == f"uid-{index}" and \
-            answer["response"]["allowed"] is (index % 2 == 0)
+        return (
+            status == 200
+            and answer["response"]["uid"] == f"uid-{index}"
+            and answer["response"]["allowed"] is (index % 2 == 0)
+        )
 
     with ThreadPoolExecutor(max_workers=16) as pool:
         assert all(pool.map(one, range(64)))
@@ -133,8 +138,8 @@ def test_sigterm_lets_in_flight_requests_finish(tmp_path):
 
 
 def test_failure_mode_answers_when_gpulint_itself_fails(tmp_path, monkeypatch):
-    from gpulint import serve as serve_module
-    from gpulint.config import Config
+    from gpulint.lint.config import Config
+    from gpulint.webhook import server as serve_module
 
     monkeypatch.setattr(serve_module, "decide", lambda *args: (_ for _ in ()).throw(RuntimeError("boom")))
     for mode, allowed in (("allow", True), ("deny", False)):
@@ -144,24 +149,31 @@ def test_failure_mode_answers_when_gpulint_itself_fails(tmp_path, monkeypatch):
 
 
 def test_references_to_other_objects_are_not_judged_one_object_at_a_time(tmp_path):
-    from gpulint import serve as serve_module
-    from gpulint.config import Config
+    from gpulint.lint.config import Config
+    from gpulint.webhook import server as serve_module
 
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-           "spec": {"resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "in-the-cluster"}],
-                    "schedulingGroup": {"podGroupName": "also-in-the-cluster"},
-                    "containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "gpus"}]}}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {
+            "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "in-the-cluster"}],
+            "schedulingGroup": {"podGroupName": "also-in-the-cluster"},
+            "containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "gpus"}]}}],
+        },
+    }
     webhook = serve_module.Webhook(Config(feature_gates={"GenericWorkload": True}), serve_module.ServeOptions())
     answer = webhook.review(json.dumps(review(pod)).encode()).body["response"]
     assert answer == {"uid": "uid-1", "allowed": True}
 
 
 def test_policies_are_enforced_at_admission(tmp_path):
-    from gpulint import serve as serve_module
-    from gpulint.config import Config
+    from gpulint.lint.config import Config
+    from gpulint.webhook import server as serve_module
 
-    webhook = serve_module.Webhook(Config(policies=("gpulint:forbid-gpu-in-non-gpu-namespaces",)),
-                                   serve_module.ServeOptions())
+    webhook = serve_module.Webhook(
+        Config(policies=("gpulint:forbid-gpu-in-non-gpu-namespaces",)), serve_module.ServeOptions()
+    )
     answer = webhook.review(json.dumps(review(GOOD_POD)).encode()).body["response"]  # namespace ml: no GPU quota
     assert answer["allowed"] is False and "forbid-gpu-in-non-gpu-namespaces" in answer["status"]["message"]
 
@@ -203,8 +215,8 @@ def test_renewed_certificate_is_served_without_a_restart(tmp_path):
 
 
 def test_reviews_beyond_the_concurrency_limit_get_503(monkeypatch):
-    from gpulint import serve as serve_module
-    from gpulint.config import Config
+    from gpulint.lint.config import Config
+    from gpulint.webhook import server as serve_module
 
     release = threading.Event()
     real_decide = serve_module.decide

@@ -1,5 +1,6 @@
 """The admission webhook served for real over TLS on loopback (a `gpulint serve` subprocess, or the same
 server in-process when a test needs options the CLI does not expose), and clients that talk to it."""
+
 from __future__ import annotations
 
 import http.client
@@ -15,30 +16,50 @@ from pathlib import Path
 
 import trustme
 
-BAD_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad"},
-           "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}
-GOOD_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "good"},
-            "spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+BAD_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "bad"},
+    "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"nvidia.com/gpu": 1}}}]},
+}
+GOOD_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "good"},
+    "spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+}
 
 
 def gpu_pod(gpus: int) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{gpus}"},
-            "spec": {"tolerations": [{"operator": "Exists"}],
-                     "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": gpus}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"p{gpus}"},
+        "spec": {
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": gpus}}}],
+        },
+    }
 
 
 def review(obj: dict | None, uid: str = "uid-1", operation: str = "CREATE") -> dict:
-    request = {"uid": uid, "operation": operation, "namespace": "ml",
-               "kind": {"group": "", "version": "v1", "kind": "Pod"}}
+    request = {
+        "uid": uid,
+        "operation": operation,
+        "namespace": "ml",
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+    }
     if obj is not None:
         request["object"] = obj
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
 
 
 def nodes_yaml(gpus: int, count: int = 3) -> str:
-    return ("apiVersion: v1\nkind: List\nitems:\n" + "".join(
+    return "apiVersion: v1\nkind: List\nitems:\n" + "".join(
         f"- apiVersion: v1\n  kind: Node\n  metadata: {{name: n{i}, labels: {{kubernetes.io/hostname: n{i}}}}}\n"
-        f"  status:\n    capacity: {{cpu: '64', pods: '110', nvidia.com/gpu: '{gpus}'}}\n" for i in range(count)))
+        f"  status:\n    capacity: {{cpu: '64', pods: '110', nvidia.com/gpu: '{gpus}'}}\n"
+        for i in range(count)
+    )
 
 
 def issue_pair(ca: trustme.CA, directory: Path) -> tuple[Path, Path]:
@@ -131,8 +152,11 @@ class Client:
     def start_slow_review(self, body: bytes, first: int, path: str = "/validate") -> ssl.SSLSocket:
         """A review whose body is only partly sent: it stays in flight until finish_slow_review."""
         tls = self.raw()
-        tls.sendall(f"POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n".encode()
-                    + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:first])
+        tls.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n".encode()
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body[:first]
+        )
         return tls
 
     @staticmethod
@@ -151,15 +175,37 @@ class Client:
 class Server(Client):
     """`python -m gpulint serve` in a subprocess, its JSON log lines collected."""
 
-    def __init__(self, tmp_path: Path, *extra: str, inventory: str | None = None,
-                 cert: Path | None = None, key: Path | None = None, ca: trustme.CA | None = None) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        *extra: str,
+        inventory: str | None = None,
+        cert: Path | None = None,
+        key: Path | None = None,
+        ca: trustme.CA | None = None,
+    ) -> None:
         if cert is None:
             ca = trustme.CA()
             cert, key = issue_pair(ca, tmp_path)
         assert ca is not None and key is not None
         self.ca, self.cert, self.key = ca, cert, key
-        command = [sys.executable, "-m", "gpulint", "serve", "--tls-cert", str(cert), "--tls-key", str(key),
-                   "--host", "127.0.0.1", "--port", "0", "--inventory-poll-seconds", "0.2", *extra]
+        command = [
+            sys.executable,
+            "-m",
+            "gpulint",
+            "serve",
+            "--tls-cert",
+            str(cert),
+            "--tls-key",
+            str(key),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--inventory-poll-seconds",
+            "0.2",
+            *extra,
+        ]
         if inventory:
             command += ["--inventory", inventory]
         self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path)

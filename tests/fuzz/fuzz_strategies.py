@@ -7,6 +7,7 @@ types, huge or negative numbers, deep nesting, blown-up lists), and renderings a
 that are not UTF-8). The simple random values and manifests of tests/test_properties.py are
 reused, not repeated.
 """
+
 from __future__ import annotations
 
 import copy
@@ -16,7 +17,6 @@ from typing import Any
 
 import yaml
 from hypothesis import strategies as st
-
 from test_properties import CLAIM, GANG, JSON_VALUES, MANIFEST, QUANTITY
 
 # --------------------------------------------------------------------------- vocabulary
@@ -28,9 +28,17 @@ ZONES = ("us-east-1a", "us-east-1b", "")
 RACKS = ("rack-a1", "rack-a2", "rack-b1")
 NODE_NAMES = ("n0", "n1", "n2", "h100-a-0", "")
 NAMESPACES = ("ml", "ml-research", "default", "")
-LABEL_KEYS = ("nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.present", "nvidia.com/gpu.memory",
-              "topology.kubernetes.io/zone", "topology.kubernetes.io/rack", "kubernetes.io/hostname",
-              "nvidia.com/mig.capable", "node.kubernetes.io/instance-type")
+LABEL_KEYS = (
+    "nvidia.com/gpu.product",
+    "nvidia.com/gpu.count",
+    "nvidia.com/gpu.present",
+    "nvidia.com/gpu.memory",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/rack",
+    "kubernetes.io/hostname",
+    "nvidia.com/mig.capable",
+    "node.kubernetes.io/instance-type",
+)
 TOPOLOGY_KEYS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/rack", "kubernetes.io/hostname", "x")
 DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com", "gpu.amd.com", "missing.example.com", "")
 DRIVERS = ("gpu.nvidia.com", "gpu.amd.com", "")
@@ -44,31 +52,114 @@ DEVICE_CEL = (
     'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0',
     'device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("550.0.0"))',
     'device.attributes["resource.kubernetes.io"].pcieRoot == "pci0000:17"',
-    "device.productName", "1 +", "", "true", "device.attributes.exists(d, true)",
-    '"a".matches("(a+)+$")', 'quantity("1e999999") == quantity("1")', 'semver("999999999999999999999.0.0") != null',
+    "device.productName",
+    "1 +",
+    "",
+    "true",
+    "device.attributes.exists(d, true)",
+    '"a".matches("(a+)+$")',
+    'quantity("1e999999") == quantity("1")',
+    'semver("999999999999999999999.0.0") != null',
     "[1,2,3,4,5,6,7,8].all(a, [1,2,3,4,5,6,7,8].all(b, [1,2,3,4,5,6,7,8].all(c, a + b + c > 0)))",
-    '"x".repeat(100000).size() > 0', "device.attributes['gpu.nvidia.com'].architecture in ['Hopper', 'Ampere']",
+    '"x".repeat(100000).size() > 0',
+    "device.attributes['gpu.nvidia.com'].architecture in ['Hopper', 'Ampere']",
 )
 POLICY_CEL = (
-    "true", "false", "object.kind == 'Pod'", "has(object.metadata.namespace)",
+    "true",
+    "false",
+    "object.kind == 'Pod'",
+    "has(object.metadata.namespace)",
     "podSpecs.all(p, p.spec.containers.all(c, !has(c.resources.requests) || has(c.resources.limits)))",
-    "object.metadata.name.size() < 64", "inventory.nodes.size() >= 0", "objects.size() > 0",
-    "params.spec.max >= 1", "variables.gpus <= 8", "request.operation == 'CREATE'",
-    "authorizer.group('').resource('pods').check('create').allowed()", "object.spec.replicas > 1 ?",
-    "object.nope.nope", "1 / 0 == 1", "'a' + 1", "object.spec.containers.map(c, c.name).join(',')",
+    "object.metadata.name.size() < 64",
+    "inventory.nodes.size() >= 0",
+    "objects.size() > 0",
+    "params.spec.max >= 1",
+    "variables.gpus <= 8",
+    "request.operation == 'CREATE'",
+    "authorizer.group('').resource('pods').check('create').allowed()",
+    "object.spec.replicas > 1 ?",
+    "object.nope.nope",
+    "1 / 0 == 1",
+    "'a' + 1",
+    "object.spec.containers.map(c, c.name).join(',')",
     "podSpecs.exists(p, p.spec.containers.exists(c, has(c.resources.limits) && "
     "c.resources.limits.exists(r, r.startsWith('nvidia.com/'))))",
     "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, a+b+c > 0)))",
 )
 # Random CEL-ish text: for the parser, the type checker and the cost estimator.
 CEL_TOKENS = (
-    "device", "object", "podSpecs", "variables", "params", ".", "attributes", "capacity", "driver", "spec",
-    '["gpu.nvidia.com"]', "[", "]", "(", ")", "{", "}", ",", ":", "?", ".?", "+", "-", "*", "/", "%", "==", "!=",
-    "<", ">=", "&&", "||", "!", "in", "1", "-1", "1.5", "9223372036854775807", "'a'", '"x"', "b'x'", "true", "null",
-    ".all(x, ", ".exists(x, ", ".map(x, ", ".filter(x, ", ".exists_one(x, ", "x", ".size()", "has(", ".matches(",
-    "'(a+)+$'", "quantity('1Gi')", "semver('1.0.0')", ".compareTo(", ".isGreaterThan(", "string(", "int(", "dyn(",
-    "duration('1s')", "timestamp('2020-01-01T00:00:00Z')", "optional.of(1)", ".orValue(", "[1,2,3]", "{'a': 1}",
-    ".repeat(100000)", ".split(',')", ".join(',')", "cel.bind(v, ", "math.greatest(", "lists.range(1000)",
+    "device",
+    "object",
+    "podSpecs",
+    "variables",
+    "params",
+    ".",
+    "attributes",
+    "capacity",
+    "driver",
+    "spec",
+    '["gpu.nvidia.com"]',
+    "[",
+    "]",
+    "(",
+    ")",
+    "{",
+    "}",
+    ",",
+    ":",
+    "?",
+    ".?",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "==",
+    "!=",
+    "<",
+    ">=",
+    "&&",
+    "||",
+    "!",
+    "in",
+    "1",
+    "-1",
+    "1.5",
+    "9223372036854775807",
+    "'a'",
+    '"x"',
+    "b'x'",
+    "true",
+    "null",
+    ".all(x, ",
+    ".exists(x, ",
+    ".map(x, ",
+    ".filter(x, ",
+    ".exists_one(x, ",
+    "x",
+    ".size()",
+    "has(",
+    ".matches(",
+    "'(a+)+$'",
+    "quantity('1Gi')",
+    "semver('1.0.0')",
+    ".compareTo(",
+    ".isGreaterThan(",
+    "string(",
+    "int(",
+    "dyn(",
+    "duration('1s')",
+    "timestamp('2020-01-01T00:00:00Z')",
+    "optional.of(1)",
+    ".orValue(",
+    "[1,2,3]",
+    "{'a': 1}",
+    ".repeat(100000)",
+    ".split(',')",
+    ".join(',')",
+    "cel.bind(v, ",
+    "math.greatest(",
+    "lists.range(1000)",
 )
 CEL_TEXT = st.lists(st.sampled_from(CEL_TOKENS), min_size=1, max_size=12).map(" ".join)
 POLICY_CEL_VALUES = st.one_of(st.sampled_from(POLICY_CEL), st.sampled_from(POLICY_CEL), CEL_TEXT, JSON_VALUES)
@@ -78,64 +169,144 @@ POLICY_CEL_VALUES = st.one_of(st.sampled_from(POLICY_CEL), st.sampled_from(POLIC
 NAME = st.sampled_from(("train", "worker", "infer", "a", "x" * 80, "UPPER", "é", ""))
 GPU_AMOUNT = st.one_of(st.integers(0, 16), st.sampled_from(("1", "8", "0.5", "500m", "2k", "1Gi", "-1")), QUANTITY)
 CPU_AMOUNT = st.sampled_from(("500m", "2", "64", "190", "1Gi", "512Mi", 4, 0.5))
-HUGE_NUMBERS = (10 ** 20, -10 ** 20, 2 ** 63, -(2 ** 63) - 1, 10 ** 400, 1e308, -1e-308, 2 ** 31, -1, 0)
-ODD_SCALARS = (None, True, False, 0, -1, 1.5, "", "x", "1e3", "0x10", "~", "null", "yes", "NaN", "∞", "\u202e",
-               "a" * 10_000, [], {}, [[]], {"a": {}}, [None], {"": None})
+HUGE_NUMBERS = (10**20, -(10**20), 2**63, -(2**63) - 1, 10**400, 1e308, -1e-308, 2**31, -1, 0)
+ODD_SCALARS = (
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1.5,
+    "",
+    "x",
+    "1e3",
+    "0x10",
+    "~",
+    "null",
+    "yes",
+    "NaN",
+    "∞",
+    "\u202e",
+    "a" * 10_000,
+    [],
+    {},
+    [[]],
+    {"a": {}},
+    [None],
+    {"": None},
+)
 
 
 def _labels(keys: tuple[str, ...], values: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
     return st.dictionaries(st.sampled_from(keys), values, max_size=4)
 
 
-LABEL_VALUES = st.one_of(st.sampled_from(PRODUCTS + ZONES + RACKS + NODE_NAMES + ("8", "true", "81559")),
-                         st.integers(0, 8))
+LABEL_VALUES = st.one_of(
+    st.sampled_from(PRODUCTS + ZONES + RACKS + NODE_NAMES + ("8", "true", "81559")), st.integers(0, 8)
+)
 
 # --------------------------------------------------------------------------- pod specs
 
 
 def resources() -> st.SearchStrategy[dict[str, Any]]:
     amounts = st.dictionaries(st.sampled_from(GPU_RESOURCES + OTHER_RESOURCES), GPU_AMOUNT | CPU_AMOUNT, max_size=3)
-    return st.fixed_dictionaries({}, optional={"requests": amounts, "limits": amounts,
-                                               "claims": st.lists(st.fixed_dictionaries({"name": NAME}), max_size=2)})
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "requests": amounts,
+            "limits": amounts,
+            "claims": st.lists(st.fixed_dictionaries({"name": NAME}), max_size=2),
+        },
+    )
 
 
-CONTAINER = st.fixed_dictionaries({"name": NAME, "image": st.just("registry.example.com/ml/trainer:1")}, optional={
-    "resources": resources(), "restartPolicy": st.sampled_from(("Always", "Never"))})
+CONTAINER = st.fixed_dictionaries(
+    {"name": NAME, "image": st.just("registry.example.com/ml/trainer:1")},
+    optional={"resources": resources(), "restartPolicy": st.sampled_from(("Always", "Never"))},
+)
 
-NODE_SELECTOR_TERM = st.fixed_dictionaries({"matchExpressions": st.lists(st.fixed_dictionaries({
-    "key": st.sampled_from(LABEL_KEYS),
-    "operator": st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Bogus")),
-}, optional={"values": st.lists(LABEL_VALUES, max_size=3)}), max_size=3)})
-AFFINITY = st.fixed_dictionaries({}, optional={
-    "nodeAffinity": st.fixed_dictionaries({"requiredDuringSchedulingIgnoredDuringExecution": st.fixed_dictionaries(
-        {"nodeSelectorTerms": st.lists(NODE_SELECTOR_TERM, max_size=2)})}),
-    "podAntiAffinity": st.fixed_dictionaries({"requiredDuringSchedulingIgnoredDuringExecution": st.lists(
-        st.fixed_dictionaries({"topologyKey": st.sampled_from(TOPOLOGY_KEYS),
-                               "labelSelector": st.just({"matchLabels": {"app": "train"}})}), max_size=2)}),
-})
-TOLERATION = st.fixed_dictionaries({}, optional={
-    "key": st.sampled_from(("nvidia.com/gpu", "node.kubernetes.io/unschedulable", "")),
-    "operator": st.sampled_from(("Exists", "Equal")), "value": st.sampled_from(("present", "")),
-    "effect": st.sampled_from(("NoSchedule", "NoExecute", ""))})
-POD_CLAIM = st.fixed_dictionaries({"name": NAME}, optional={
-    "resourceClaimTemplateName": st.sampled_from(("one-h100", "four-local-h100", "t", "missing")),
-    "resourceClaimName": st.sampled_from(("shared-gpu", "c", "missing"))})
+NODE_SELECTOR_TERM = st.fixed_dictionaries(
+    {
+        "matchExpressions": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "key": st.sampled_from(LABEL_KEYS),
+                    "operator": st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Bogus")),
+                },
+                optional={"values": st.lists(LABEL_VALUES, max_size=3)},
+            ),
+            max_size=3,
+        )
+    }
+)
+AFFINITY = st.fixed_dictionaries(
+    {},
+    optional={
+        "nodeAffinity": st.fixed_dictionaries(
+            {
+                "requiredDuringSchedulingIgnoredDuringExecution": st.fixed_dictionaries(
+                    {"nodeSelectorTerms": st.lists(NODE_SELECTOR_TERM, max_size=2)}
+                )
+            }
+        ),
+        "podAntiAffinity": st.fixed_dictionaries(
+            {
+                "requiredDuringSchedulingIgnoredDuringExecution": st.lists(
+                    st.fixed_dictionaries(
+                        {
+                            "topologyKey": st.sampled_from(TOPOLOGY_KEYS),
+                            "labelSelector": st.just({"matchLabels": {"app": "train"}}),
+                        }
+                    ),
+                    max_size=2,
+                )
+            }
+        ),
+    },
+)
+TOLERATION = st.fixed_dictionaries(
+    {},
+    optional={
+        "key": st.sampled_from(("nvidia.com/gpu", "node.kubernetes.io/unschedulable", "")),
+        "operator": st.sampled_from(("Exists", "Equal")),
+        "value": st.sampled_from(("present", "")),
+        "effect": st.sampled_from(("NoSchedule", "NoExecute", "")),
+    },
+)
+POD_CLAIM = st.fixed_dictionaries(
+    {"name": NAME},
+    optional={
+        "resourceClaimTemplateName": st.sampled_from(("one-h100", "four-local-h100", "t", "missing")),
+        "resourceClaimName": st.sampled_from(("shared-gpu", "c", "missing")),
+    },
+)
+
 
 def pod_spec(container: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries({"containers": st.lists(container, min_size=1, max_size=3)}, optional={
-        "initContainers": st.lists(container, max_size=2),
-        "nodeSelector": _labels(LABEL_KEYS, LABEL_VALUES),
-        "affinity": AFFINITY,
-        "tolerations": st.lists(TOLERATION, max_size=2),
-        "topologySpreadConstraints": st.lists(st.fixed_dictionaries({
-            "maxSkew": st.integers(-1, 3), "topologyKey": st.sampled_from(TOPOLOGY_KEYS),
-            "whenUnsatisfiable": st.sampled_from(("DoNotSchedule", "ScheduleAnyway"))}), max_size=2),
-        "schedulerName": st.sampled_from(("volcano", "default-scheduler", "scheduler-plugins-scheduler")),
-        "resourceClaims": st.lists(POD_CLAIM, max_size=2),
-        "schedulingGroup": st.fixed_dictionaries({"podGroupName": st.sampled_from(("g", "pg", "missing"))}),
-        "workloadRef": st.fixed_dictionaries({"name": st.sampled_from(("w", "missing")), "podGroup": NAME}),
-        "nodeName": st.sampled_from(NODE_NAMES),
-    })
+    return st.fixed_dictionaries(
+        {"containers": st.lists(container, min_size=1, max_size=3)},
+        optional={
+            "initContainers": st.lists(container, max_size=2),
+            "nodeSelector": _labels(LABEL_KEYS, LABEL_VALUES),
+            "affinity": AFFINITY,
+            "tolerations": st.lists(TOLERATION, max_size=2),
+            "topologySpreadConstraints": st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "maxSkew": st.integers(-1, 3),
+                        "topologyKey": st.sampled_from(TOPOLOGY_KEYS),
+                        "whenUnsatisfiable": st.sampled_from(("DoNotSchedule", "ScheduleAnyway")),
+                    }
+                ),
+                max_size=2,
+            ),
+            "schedulerName": st.sampled_from(("volcano", "default-scheduler", "scheduler-plugins-scheduler")),
+            "resourceClaims": st.lists(POD_CLAIM, max_size=2),
+            "schedulingGroup": st.fixed_dictionaries({"podGroupName": st.sampled_from(("g", "pg", "missing"))}),
+            "workloadRef": st.fixed_dictionaries({"name": st.sampled_from(("w", "missing")), "podGroup": NAME}),
+            "nodeName": st.sampled_from(NODE_NAMES),
+        },
+    )
 
 
 TEMPLATE_ANNOTATIONS = {
@@ -146,261 +317,646 @@ TEMPLATE_ANNOTATIONS = {
     "scheduling.k8s.io/group-name": st.sampled_from(("g", "missing")),
     "gpulint.io/ignore": st.sampled_from(("all", "gpu-request-without-limit", "nope", "")),
 }
-TEMPLATE_LABELS = {"scheduling.x-k8s.io/pod-group": st.sampled_from(("g", "missing")),
-                   "kueue.x-k8s.io/pod-group-name": st.sampled_from(("g", "kg")),
-                   "kueue.x-k8s.io/queue-name": st.just("q"), "app": st.just("train")}
+TEMPLATE_LABELS = {
+    "scheduling.x-k8s.io/pod-group": st.sampled_from(("g", "missing")),
+    "kueue.x-k8s.io/pod-group-name": st.sampled_from(("g", "kg")),
+    "kueue.x-k8s.io/queue-name": st.just("q"),
+    "app": st.just("train"),
+}
 
 
 def template(container: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries({"spec": pod_spec(container)}, optional={"metadata": st.fixed_dictionaries({}, optional={
-        "labels": st.fixed_dictionaries({}, optional=TEMPLATE_LABELS),
-        "annotations": st.fixed_dictionaries({}, optional=TEMPLATE_ANNOTATIONS)})})
+    return st.fixed_dictionaries(
+        {"spec": pod_spec(container)},
+        optional={
+            "metadata": st.fixed_dictionaries(
+                {},
+                optional={
+                    "labels": st.fixed_dictionaries({}, optional=TEMPLATE_LABELS),
+                    "annotations": st.fixed_dictionaries({}, optional=TEMPLATE_ANNOTATIONS),
+                },
+            )
+        },
+    )
 
 
 def metadata(kind_name: str = "x") -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries({"name": st.sampled_from((kind_name, "a", "b"))}, optional={
-        "namespace": st.sampled_from(NAMESPACES), "labels": st.fixed_dictionaries({}, optional=TEMPLATE_LABELS),
-        "annotations": st.fixed_dictionaries({}, optional=TEMPLATE_ANNOTATIONS)})
+    return st.fixed_dictionaries(
+        {"name": st.sampled_from((kind_name, "a", "b"))},
+        optional={
+            "namespace": st.sampled_from(NAMESPACES),
+            "labels": st.fixed_dictionaries({}, optional=TEMPLATE_LABELS),
+            "annotations": st.fixed_dictionaries({}, optional=TEMPLATE_ANNOTATIONS),
+        },
+    )
 
 
 def _object(api_version: str, kind: str, spec: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries({"apiVersion": st.just(api_version), "kind": st.just(kind),
-                                  "metadata": metadata(kind.lower()), "spec": spec})
+    return st.fixed_dictionaries(
+        {"apiVersion": st.just(api_version), "kind": st.just(kind), "metadata": metadata(kind.lower()), "spec": spec}
+    )
 
 
-REPLICAS = st.one_of(st.integers(0, 70), st.sampled_from((None, -1, 10 ** 9)))
-RUN_POLICY = st.fixed_dictionaries({"schedulingPolicy": st.fixed_dictionaries({}, optional={
-    "minAvailable": REPLICAS, "queue": st.just("q"), "priorityClass": st.just("high")})})
+REPLICAS = st.one_of(st.integers(0, 70), st.sampled_from((None, -1, 10**9)))
+RUN_POLICY = st.fixed_dictionaries(
+    {
+        "schedulingPolicy": st.fixed_dictionaries(
+            {}, optional={"minAvailable": REPLICAS, "queue": st.just("q"), "priorityClass": st.just("high")}
+        )
+    }
+)
 
 
 def workloads(container: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
     """Every kind of workload gpulint reads pod templates from, with containers from ``container``."""
     spec, tmpl = pod_spec(container), template(container)
-    replica_spec = st.fixed_dictionaries({"replicas": REPLICAS, "template": tmpl},
-                                         optional={"restartPolicy": st.just("OnFailure")})
+    replica_spec = st.fixed_dictionaries(
+        {"replicas": REPLICAS, "template": tmpl}, optional={"restartPolicy": st.just("OnFailure")}
+    )
     return st.one_of(
         _object("v1", "Pod", spec),
         _object("apps/v1", "Deployment", st.fixed_dictionaries({"replicas": REPLICAS, "template": tmpl})),
         _object("apps/v1", "StatefulSet", st.fixed_dictionaries({"replicas": REPLICAS, "template": tmpl})),
         _object("apps/v1", "DaemonSet", st.fixed_dictionaries({"template": tmpl})),
-        _object("batch/v1", "Job", st.fixed_dictionaries({"template": tmpl}, optional={
-            "parallelism": REPLICAS, "completions": REPLICAS, "completionMode": st.just("Indexed"),
-            "scheduling": st.fixed_dictionaries({"gang": st.fixed_dictionaries({"minCount": REPLICAS})})})),
-        _object("batch/v1", "CronJob", st.fixed_dictionaries({
-            "schedule": st.just("* * * * *"),
-            "jobTemplate": st.fixed_dictionaries({"spec": st.fixed_dictionaries({"template": tmpl,
-                                                                                 "parallelism": REPLICAS})})})),
-        _object("kubeflow.org/v1", "PyTorchJob", st.fixed_dictionaries({
-            "pytorchReplicaSpecs": st.dictionaries(st.sampled_from(("Master", "Worker")), replica_spec, max_size=2)},
-            optional={"runPolicy": RUN_POLICY})),
-        _object("kubeflow.org/v2beta1", "MPIJob", st.fixed_dictionaries({
-            "mpiReplicaSpecs": st.dictionaries(st.sampled_from(("Launcher", "Worker")), replica_spec, max_size=2)},
-            optional={"runPolicy": RUN_POLICY})),
-        _object("batch.volcano.sh/v1alpha1", "Job", st.fixed_dictionaries({
-            "minAvailable": REPLICAS, "schedulerName": st.just("volcano"),
-            "tasks": st.lists(st.fixed_dictionaries({"name": NAME, "replicas": REPLICAS, "template": tmpl}),
-                              max_size=3)})),
-        _object("jobset.x-k8s.io/v1alpha2", "JobSet", st.fixed_dictionaries({"replicatedJobs": st.lists(
-            st.fixed_dictionaries({"name": NAME, "replicas": REPLICAS, "template": st.fixed_dictionaries(
-                {"spec": st.fixed_dictionaries({"parallelism": REPLICAS, "template": tmpl})})}), max_size=2)})),
-        _object("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", st.fixed_dictionaries({
-            "replicas": REPLICAS, "leaderWorkerTemplate": st.fixed_dictionaries(
-                {"size": REPLICAS, "workerTemplate": tmpl}, optional={"leaderTemplate": tmpl})})),
-        _object("ray.io/v1", "RayCluster", st.fixed_dictionaries({
-            "headGroupSpec": st.fixed_dictionaries({"template": tmpl}),
-            "workerGroupSpecs": st.lists(st.fixed_dictionaries({"groupName": NAME, "replicas": REPLICAS,
-                                                                "numOfHosts": REPLICAS, "template": tmpl}),
-                                         max_size=2)})),
+        _object(
+            "batch/v1",
+            "Job",
+            st.fixed_dictionaries(
+                {"template": tmpl},
+                optional={
+                    "parallelism": REPLICAS,
+                    "completions": REPLICAS,
+                    "completionMode": st.just("Indexed"),
+                    "scheduling": st.fixed_dictionaries({"gang": st.fixed_dictionaries({"minCount": REPLICAS})}),
+                },
+            ),
+        ),
+        _object(
+            "batch/v1",
+            "CronJob",
+            st.fixed_dictionaries(
+                {
+                    "schedule": st.just("* * * * *"),
+                    "jobTemplate": st.fixed_dictionaries(
+                        {"spec": st.fixed_dictionaries({"template": tmpl, "parallelism": REPLICAS})}
+                    ),
+                }
+            ),
+        ),
+        _object(
+            "kubeflow.org/v1",
+            "PyTorchJob",
+            st.fixed_dictionaries(
+                {
+                    "pytorchReplicaSpecs": st.dictionaries(
+                        st.sampled_from(("Master", "Worker")), replica_spec, max_size=2
+                    )
+                },
+                optional={"runPolicy": RUN_POLICY},
+            ),
+        ),
+        _object(
+            "kubeflow.org/v2beta1",
+            "MPIJob",
+            st.fixed_dictionaries(
+                {"mpiReplicaSpecs": st.dictionaries(st.sampled_from(("Launcher", "Worker")), replica_spec, max_size=2)},
+                optional={"runPolicy": RUN_POLICY},
+            ),
+        ),
+        _object(
+            "batch.volcano.sh/v1alpha1",
+            "Job",
+            st.fixed_dictionaries(
+                {
+                    "minAvailable": REPLICAS,
+                    "schedulerName": st.just("volcano"),
+                    "tasks": st.lists(
+                        st.fixed_dictionaries({"name": NAME, "replicas": REPLICAS, "template": tmpl}), max_size=3
+                    ),
+                }
+            ),
+        ),
+        _object(
+            "jobset.x-k8s.io/v1alpha2",
+            "JobSet",
+            st.fixed_dictionaries(
+                {
+                    "replicatedJobs": st.lists(
+                        st.fixed_dictionaries(
+                            {
+                                "name": NAME,
+                                "replicas": REPLICAS,
+                                "template": st.fixed_dictionaries(
+                                    {"spec": st.fixed_dictionaries({"parallelism": REPLICAS, "template": tmpl})}
+                                ),
+                            }
+                        ),
+                        max_size=2,
+                    )
+                }
+            ),
+        ),
+        _object(
+            "leaderworkerset.x-k8s.io/v1",
+            "LeaderWorkerSet",
+            st.fixed_dictionaries(
+                {
+                    "replicas": REPLICAS,
+                    "leaderWorkerTemplate": st.fixed_dictionaries(
+                        {"size": REPLICAS, "workerTemplate": tmpl}, optional={"leaderTemplate": tmpl}
+                    ),
+                }
+            ),
+        ),
+        _object(
+            "ray.io/v1",
+            "RayCluster",
+            st.fixed_dictionaries(
+                {
+                    "headGroupSpec": st.fixed_dictionaries({"template": tmpl}),
+                    "workerGroupSpecs": st.lists(
+                        st.fixed_dictionaries(
+                            {"groupName": NAME, "replicas": REPLICAS, "numOfHosts": REPLICAS, "template": tmpl}
+                        ),
+                        max_size=2,
+                    ),
+                }
+            ),
+        ),
     )
 
 
 WORKLOADS = workloads(CONTAINER)
 # Containers that ask for a GPU in requests only, or with a different limit: what --fix repairs.
-FIXABLE_CONTAINER = st.fixed_dictionaries({
-    "name": NAME, "image": st.just("i"),
-    "resources": st.fixed_dictionaries({"requests": st.dictionaries(
-        st.sampled_from(GPU_RESOURCES), st.one_of(st.integers(1, 8), st.sampled_from(("1", "2", "8"))),
-        min_size=1, max_size=2)}, optional={"limits": st.dictionaries(
-            st.sampled_from(GPU_RESOURCES + ("cpu",)), st.one_of(st.integers(1, 8), st.just("4")), max_size=2)})})
+FIXABLE_CONTAINER = st.fixed_dictionaries(
+    {
+        "name": NAME,
+        "image": st.just("i"),
+        "resources": st.fixed_dictionaries(
+            {
+                "requests": st.dictionaries(
+                    st.sampled_from(GPU_RESOURCES),
+                    st.one_of(st.integers(1, 8), st.sampled_from(("1", "2", "8"))),
+                    min_size=1,
+                    max_size=2,
+                )
+            },
+            optional={
+                "limits": st.dictionaries(
+                    st.sampled_from(GPU_RESOURCES + ("cpu",)), st.one_of(st.integers(1, 8), st.just("4")), max_size=2
+                )
+            },
+        ),
+    }
+)
 FIXABLE_WORKLOADS = workloads(st.one_of(FIXABLE_CONTAINER, CONTAINER))
 
 # --------------------------------------------------------------------------- DRA and gangs
 
-SELECTORS = st.lists(st.fixed_dictionaries({"cel": st.fixed_dictionaries({"expression": st.one_of(
-    st.sampled_from(DEVICE_CEL), st.sampled_from(DEVICE_CEL), CEL_TEXT)})}), max_size=2)
-EXACTLY = st.fixed_dictionaries({"deviceClassName": st.sampled_from(DEVICE_CLASSES)}, optional={
-    "count": st.one_of(st.integers(-1, 12), st.sampled_from((10 ** 9, 2 ** 63))), "selectors": SELECTORS,
-    "allocationMode": st.sampled_from(("ExactCount", "All", "?")), "adminAccess": st.booleans()})
-DEVICE_REQUEST = st.fixed_dictionaries({"name": st.sampled_from(("gpu", "gpus", "a", "b"))}, optional={
-    "exactly": EXACTLY,
-    "firstAvailable": st.lists(st.fixed_dictionaries({"name": st.sampled_from(("big", "small"))}).flatmap(
-        lambda sub: EXACTLY.map(lambda e: {**sub, **e})), max_size=3),
-    # v1beta1 keeps the request fields flat
-    "deviceClassName": st.sampled_from(DEVICE_CLASSES), "count": st.integers(-1, 12), "selectors": SELECTORS})
-DEVICES = st.fixed_dictionaries({"requests": st.lists(DEVICE_REQUEST, max_size=3)}, optional={
-    "constraints": st.lists(st.fixed_dictionaries({}, optional={
-        "requests": st.lists(st.sampled_from(("gpu", "gpus", "a", "zzz")), max_size=2),
-        "matchAttribute": st.sampled_from(("resource.kubernetes.io/pcieRoot", "gpu.nvidia.com/productName", "x",
-                                           "")),
-        "distinctAttribute": st.sampled_from(("resource.kubernetes.io/pcieRoot", "x"))}), max_size=2)})
+SELECTORS = st.lists(
+    st.fixed_dictionaries(
+        {
+            "cel": st.fixed_dictionaries(
+                {"expression": st.one_of(st.sampled_from(DEVICE_CEL), st.sampled_from(DEVICE_CEL), CEL_TEXT)}
+            )
+        }
+    ),
+    max_size=2,
+)
+EXACTLY = st.fixed_dictionaries(
+    {"deviceClassName": st.sampled_from(DEVICE_CLASSES)},
+    optional={
+        "count": st.one_of(st.integers(-1, 12), st.sampled_from((10**9, 2**63))),
+        "selectors": SELECTORS,
+        "allocationMode": st.sampled_from(("ExactCount", "All", "?")),
+        "adminAccess": st.booleans(),
+    },
+)
+DEVICE_REQUEST = st.fixed_dictionaries(
+    {"name": st.sampled_from(("gpu", "gpus", "a", "b"))},
+    optional={
+        "exactly": EXACTLY,
+        "firstAvailable": st.lists(
+            st.fixed_dictionaries({"name": st.sampled_from(("big", "small"))}).flatmap(
+                lambda sub: EXACTLY.map(lambda e: {**sub, **e})
+            ),
+            max_size=3,
+        ),
+        # v1beta1 keeps the request fields flat
+        "deviceClassName": st.sampled_from(DEVICE_CLASSES),
+        "count": st.integers(-1, 12),
+        "selectors": SELECTORS,
+    },
+)
+DEVICES = st.fixed_dictionaries(
+    {"requests": st.lists(DEVICE_REQUEST, max_size=3)},
+    optional={
+        "constraints": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "requests": st.lists(st.sampled_from(("gpu", "gpus", "a", "zzz")), max_size=2),
+                    "matchAttribute": st.sampled_from(
+                        ("resource.kubernetes.io/pcieRoot", "gpu.nvidia.com/productName", "x", "")
+                    ),
+                    "distinctAttribute": st.sampled_from(("resource.kubernetes.io/pcieRoot", "x")),
+                },
+            ),
+            max_size=2,
+        )
+    },
+)
 DRA_VERSIONS = ("resource.k8s.io/v1", "resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2")
 DRA_OBJECTS = st.one_of(
-    st.sampled_from(DRA_VERSIONS).flatmap(lambda v: _object(v, "ResourceClaim", st.fixed_dictionaries(
-        {"devices": DEVICES}))),
-    st.sampled_from(DRA_VERSIONS).flatmap(lambda v: _object(v, "ResourceClaimTemplate", st.fixed_dictionaries(
-        {"spec": st.fixed_dictionaries({"devices": DEVICES})}))),
-    st.sampled_from(DRA_VERSIONS).flatmap(lambda v: _object(v, "DeviceClass", st.fixed_dictionaries(
-        {}, optional={"selectors": SELECTORS,
-                      "extendedResourceName": st.sampled_from(("nvidia.com/gpu", "example.com/dra-gpu"))}))),
+    st.sampled_from(DRA_VERSIONS).flatmap(
+        lambda v: _object(v, "ResourceClaim", st.fixed_dictionaries({"devices": DEVICES}))
+    ),
+    st.sampled_from(DRA_VERSIONS).flatmap(
+        lambda v: _object(
+            v, "ResourceClaimTemplate", st.fixed_dictionaries({"spec": st.fixed_dictionaries({"devices": DEVICES})})
+        )
+    ),
+    st.sampled_from(DRA_VERSIONS).flatmap(
+        lambda v: _object(
+            v,
+            "DeviceClass",
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "selectors": SELECTORS,
+                    "extendedResourceName": st.sampled_from(("nvidia.com/gpu", "example.com/dra-gpu")),
+                },
+            ),
+        )
+    ),
 )
 GROUP_OBJECTS = st.one_of(
-    _object("scheduling.x-k8s.io/v1alpha1", "PodGroup", st.fixed_dictionaries({"minMember": REPLICAS}, optional={
-        "minResources": st.dictionaries(st.sampled_from(GPU_RESOURCES + OTHER_RESOURCES), GPU_AMOUNT, max_size=2)})),
-    _object("scheduling.volcano.sh/v1beta1", "PodGroup", st.fixed_dictionaries({"minMember": REPLICAS}, optional={
-        "minResources": st.dictionaries(st.sampled_from(GPU_RESOURCES), GPU_AMOUNT, max_size=2)})),
-    _object("scheduling.k8s.io/v1alpha2", "PodGroup", st.fixed_dictionaries({}, optional={
-        "schedulingPolicy": st.fixed_dictionaries({"gang": st.fixed_dictionaries({"minCount": REPLICAS})}),
-        "schedulingConstraints": st.fixed_dictionaries({"topology": st.lists(
-            st.fixed_dictionaries({"key": st.sampled_from(TOPOLOGY_KEYS)}), max_size=1)})})),
-    _object("scheduling.k8s.io/v1alpha1", "Workload", st.fixed_dictionaries({"podGroups": st.lists(
-        st.fixed_dictionaries({"name": NAME, "policy": st.fixed_dictionaries(
-            {"gang": st.fixed_dictionaries({"minCount": REPLICAS})})}), max_size=2)})),
+    _object(
+        "scheduling.x-k8s.io/v1alpha1",
+        "PodGroup",
+        st.fixed_dictionaries(
+            {"minMember": REPLICAS},
+            optional={
+                "minResources": st.dictionaries(
+                    st.sampled_from(GPU_RESOURCES + OTHER_RESOURCES), GPU_AMOUNT, max_size=2
+                )
+            },
+        ),
+    ),
+    _object(
+        "scheduling.volcano.sh/v1beta1",
+        "PodGroup",
+        st.fixed_dictionaries(
+            {"minMember": REPLICAS},
+            optional={"minResources": st.dictionaries(st.sampled_from(GPU_RESOURCES), GPU_AMOUNT, max_size=2)},
+        ),
+    ),
+    _object(
+        "scheduling.k8s.io/v1alpha2",
+        "PodGroup",
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "schedulingPolicy": st.fixed_dictionaries({"gang": st.fixed_dictionaries({"minCount": REPLICAS})}),
+                "schedulingConstraints": st.fixed_dictionaries(
+                    {"topology": st.lists(st.fixed_dictionaries({"key": st.sampled_from(TOPOLOGY_KEYS)}), max_size=1)}
+                ),
+            },
+        ),
+    ),
+    _object(
+        "scheduling.k8s.io/v1alpha1",
+        "Workload",
+        st.fixed_dictionaries(
+            {
+                "podGroups": st.lists(
+                    st.fixed_dictionaries(
+                        {
+                            "name": NAME,
+                            "policy": st.fixed_dictionaries({"gang": st.fixed_dictionaries({"minCount": REPLICAS})}),
+                        }
+                    ),
+                    max_size=2,
+                )
+            }
+        ),
+    ),
 )
 
 # --------------------------------------------------------------------------- inventory
 
-CAPACITY = st.dictionaries(st.sampled_from(("nvidia.com/gpu", "amd.com/gpu", "cpu", "memory", "pods")),
-                           st.one_of(st.sampled_from(("8", "0", "7", "190", "2015Gi", "110", "-1", "1e9")), GPU_AMOUNT),
-                           max_size=5)
-NODE = st.fixed_dictionaries({
-    "apiVersion": st.just("v1"), "kind": st.just("Node"),
-    "metadata": st.fixed_dictionaries({"name": st.sampled_from(NODE_NAMES)}, optional={
-        "labels": _labels(LABEL_KEYS, LABEL_VALUES)}),
-}, optional={
-    "spec": st.fixed_dictionaries({}, optional={
-        "unschedulable": st.booleans(),
-        "taints": st.lists(st.fixed_dictionaries({"key": st.sampled_from(("nvidia.com/gpu", "dedicated")),
-                                                  "effect": st.sampled_from(("NoSchedule", "NoExecute", "X"))},
-                                                 optional={"value": st.just("present")}), max_size=2)}),
-    "status": st.fixed_dictionaries({}, optional={"capacity": CAPACITY, "allocatable": CAPACITY}),
-})
+CAPACITY = st.dictionaries(
+    st.sampled_from(("nvidia.com/gpu", "amd.com/gpu", "cpu", "memory", "pods")),
+    st.one_of(st.sampled_from(("8", "0", "7", "190", "2015Gi", "110", "-1", "1e9")), GPU_AMOUNT),
+    max_size=5,
+)
+NODE = st.fixed_dictionaries(
+    {
+        "apiVersion": st.just("v1"),
+        "kind": st.just("Node"),
+        "metadata": st.fixed_dictionaries(
+            {"name": st.sampled_from(NODE_NAMES)}, optional={"labels": _labels(LABEL_KEYS, LABEL_VALUES)}
+        ),
+    },
+    optional={
+        "spec": st.fixed_dictionaries(
+            {},
+            optional={
+                "unschedulable": st.booleans(),
+                "taints": st.lists(
+                    st.fixed_dictionaries(
+                        {
+                            "key": st.sampled_from(("nvidia.com/gpu", "dedicated")),
+                            "effect": st.sampled_from(("NoSchedule", "NoExecute", "X")),
+                        },
+                        optional={"value": st.just("present")},
+                    ),
+                    max_size=2,
+                ),
+            },
+        ),
+        "status": st.fixed_dictionaries({}, optional={"capacity": CAPACITY, "allocatable": CAPACITY}),
+    },
+)
 ATTRIBUTE = st.one_of(
     st.fixed_dictionaries({"string": st.sampled_from(("gpu", "mig", "NVIDIA H100 80GB HBM3", "Hopper", "pci0000:17"))}),
-    st.fixed_dictionaries({"int": st.sampled_from((0, 1, -1, 2 ** 63))}),
+    st.fixed_dictionaries({"int": st.sampled_from((0, 1, -1, 2**63))}),
     st.fixed_dictionaries({"bool": st.booleans()}),
     st.fixed_dictionaries({"version": st.sampled_from(("9.0.0", "570.124.6", "1.2", "v1", "1.0.0-rc.1+b"))}),
-    JSON_VALUES)
-DEVICE = st.fixed_dictionaries({"name": st.sampled_from(("gpu-0", "gpu-1", "mig-0", ""))}, optional={
-    "attributes": st.dictionaries(st.sampled_from(("type", "productName", "architecture", "driverVersion",
-                                                   "resource.kubernetes.io/pcieRoot", "gpu.nvidia.com/index")),
-                                  ATTRIBUTE, max_size=4),
-    "capacity": st.dictionaries(st.sampled_from(("memory", "cores")), st.fixed_dictionaries(
-        {"value": st.sampled_from(("80Gi", "0", "-1", "1e999", "x"))}), max_size=2)})
-RESOURCE_SLICE = st.sampled_from(DRA_VERSIONS).flatmap(lambda v: st.fixed_dictionaries({
-    "apiVersion": st.just(v), "kind": st.just("ResourceSlice"),
-    "metadata": st.fixed_dictionaries({"name": st.sampled_from(("s0", "s1", "s2"))}),
-    "spec": st.fixed_dictionaries({"driver": st.sampled_from(DRIVERS), "devices": st.lists(DEVICE, max_size=3)},
-                                  optional={"nodeName": st.sampled_from(NODE_NAMES), "allNodes": st.booleans(),
-                                            "pool": st.fixed_dictionaries({"name": st.sampled_from(NODE_NAMES),
-                                                                           "generation": st.integers(0, 2),
-                                                                           "resourceSliceCount": st.integers(0, 2)})}),
-}))
-RUNNING_POD = st.fixed_dictionaries({
-    "apiVersion": st.just("v1"), "kind": st.just("Pod"), "metadata": st.just({"name": "running", "namespace": "ml"}),
-    "spec": st.fixed_dictionaries({"nodeName": st.sampled_from(NODE_NAMES),
-                                   "containers": st.lists(CONTAINER, min_size=1, max_size=2)}),
-}, optional={"status": st.fixed_dictionaries({"phase": st.sampled_from(("Running", "Succeeded", "Pending"))})})
+    JSON_VALUES,
+)
+DEVICE = st.fixed_dictionaries(
+    {"name": st.sampled_from(("gpu-0", "gpu-1", "mig-0", ""))},
+    optional={
+        "attributes": st.dictionaries(
+            st.sampled_from(
+                (
+                    "type",
+                    "productName",
+                    "architecture",
+                    "driverVersion",
+                    "resource.kubernetes.io/pcieRoot",
+                    "gpu.nvidia.com/index",
+                )
+            ),
+            ATTRIBUTE,
+            max_size=4,
+        ),
+        "capacity": st.dictionaries(
+            st.sampled_from(("memory", "cores")),
+            st.fixed_dictionaries({"value": st.sampled_from(("80Gi", "0", "-1", "1e999", "x"))}),
+            max_size=2,
+        ),
+    },
+)
+RESOURCE_SLICE = st.sampled_from(DRA_VERSIONS).flatmap(
+    lambda v: st.fixed_dictionaries(
+        {
+            "apiVersion": st.just(v),
+            "kind": st.just("ResourceSlice"),
+            "metadata": st.fixed_dictionaries({"name": st.sampled_from(("s0", "s1", "s2"))}),
+            "spec": st.fixed_dictionaries(
+                {"driver": st.sampled_from(DRIVERS), "devices": st.lists(DEVICE, max_size=3)},
+                optional={
+                    "nodeName": st.sampled_from(NODE_NAMES),
+                    "allNodes": st.booleans(),
+                    "pool": st.fixed_dictionaries(
+                        {
+                            "name": st.sampled_from(NODE_NAMES),
+                            "generation": st.integers(0, 2),
+                            "resourceSliceCount": st.integers(0, 2),
+                        }
+                    ),
+                },
+            ),
+        }
+    )
+)
+RUNNING_POD = st.fixed_dictionaries(
+    {
+        "apiVersion": st.just("v1"),
+        "kind": st.just("Pod"),
+        "metadata": st.just({"name": "running", "namespace": "ml"}),
+        "spec": st.fixed_dictionaries(
+            {"nodeName": st.sampled_from(NODE_NAMES), "containers": st.lists(CONTAINER, min_size=1, max_size=2)}
+        ),
+    },
+    optional={"status": st.fixed_dictionaries({"phase": st.sampled_from(("Running", "Succeeded", "Pending"))})},
+)
 INVENTORY_OBJECT = st.one_of(NODE, NODE, RESOURCE_SLICE, DRA_OBJECTS, RUNNING_POD, GROUP_OBJECTS)
 
 # --------------------------------------------------------------------------- policies
 
-POLICY = st.fixed_dictionaries({
-    "apiVersion": st.just("gpulint.io/v1alpha1"), "kind": st.just("Policy"),
-    "metadata": st.fixed_dictionaries({"name": st.sampled_from(("team-rule", "other-rule", "Bad Name",
-                                                                "gpu-non-integer"))}),
-    "spec": st.fixed_dictionaries({"validations": st.lists(st.fixed_dictionaries({"expression": POLICY_CEL_VALUES},
-                                                                                 optional={
-        "message": st.sampled_from(("no", "")), "messageExpression": POLICY_CEL_VALUES,
-        "fieldPath": st.sampled_from(("spec.containers[0].resources", "spec[", "metadata.name", "x..y"))}),
-        min_size=1, max_size=2)}, optional={
-        "severity": st.sampled_from(("error", "warning", "info", "fatal")),
-        "match": st.fixed_dictionaries({}, optional={
-            "kinds": st.lists(st.sampled_from(("*", "Pod", "apps/Deployment", "Job")), max_size=2),
-            "namespaces": st.lists(st.sampled_from(NAMESPACES), max_size=2),
-            "labelSelector": st.just({"matchLabels": {"app": "train"}})}),
-        "variables": st.lists(st.fixed_dictionaries({"name": st.sampled_from(("gpus", "v")),
-                                                     "expression": POLICY_CEL_VALUES}), max_size=2),
-        "docs": st.fixed_dictionaries({}, optional={"summary": st.just("s")})}),
-})
+POLICY = st.fixed_dictionaries(
+    {
+        "apiVersion": st.just("gpulint.io/v1alpha1"),
+        "kind": st.just("Policy"),
+        "metadata": st.fixed_dictionaries(
+            {"name": st.sampled_from(("team-rule", "other-rule", "Bad Name", "gpu-non-integer"))}
+        ),
+        "spec": st.fixed_dictionaries(
+            {
+                "validations": st.lists(
+                    st.fixed_dictionaries(
+                        {"expression": POLICY_CEL_VALUES},
+                        optional={
+                            "message": st.sampled_from(("no", "")),
+                            "messageExpression": POLICY_CEL_VALUES,
+                            "fieldPath": st.sampled_from(
+                                ("spec.containers[0].resources", "spec[", "metadata.name", "x..y")
+                            ),
+                        },
+                    ),
+                    min_size=1,
+                    max_size=2,
+                )
+            },
+            optional={
+                "severity": st.sampled_from(("error", "warning", "info", "fatal")),
+                "match": st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "kinds": st.lists(st.sampled_from(("*", "Pod", "apps/Deployment", "Job")), max_size=2),
+                        "namespaces": st.lists(st.sampled_from(NAMESPACES), max_size=2),
+                        "labelSelector": st.just({"matchLabels": {"app": "train"}}),
+                    },
+                ),
+                "variables": st.lists(
+                    st.fixed_dictionaries({"name": st.sampled_from(("gpus", "v")), "expression": POLICY_CEL_VALUES}),
+                    max_size=2,
+                ),
+                "docs": st.fixed_dictionaries({}, optional={"summary": st.just("s")}),
+            },
+        ),
+    }
+)
 VAP_NAME = st.sampled_from(("gpu-limit", "other"))
-VAP = st.fixed_dictionaries({
-    "apiVersion": st.just("admissionregistration.k8s.io/v1"), "kind": st.just("ValidatingAdmissionPolicy"),
-    "metadata": st.fixed_dictionaries({"name": VAP_NAME}),
-    "spec": st.fixed_dictionaries({
-        "matchConstraints": st.fixed_dictionaries({"resourceRules": st.lists(st.fixed_dictionaries({
-            "apiGroups": st.just(["", "apps", "batch"]), "apiVersions": st.just(["*"]),
-            "operations": st.sampled_from((["CREATE"], ["*"], ["DELETE"])),
-            "resources": st.sampled_from((["pods"], ["deployments", "jobs"], ["*"]))}), max_size=2)}),
-        "validations": st.lists(st.fixed_dictionaries({"expression": POLICY_CEL_VALUES}), min_size=1, max_size=2)},
-        optional={
-        "paramKind": st.just({"apiVersion": "example.com/v1", "kind": "GpuLimits"}),
-        "matchConditions": st.lists(st.fixed_dictionaries({"name": NAME, "expression": POLICY_CEL_VALUES}),
-                                    max_size=2),
-        "variables": st.lists(st.fixed_dictionaries({"name": st.just("gpus"), "expression": POLICY_CEL_VALUES}),
-                              max_size=1)}),
-})
-BINDING = st.fixed_dictionaries({
-    "apiVersion": st.just("admissionregistration.k8s.io/v1"), "kind": st.just("ValidatingAdmissionPolicyBinding"),
-    "metadata": st.just({"name": "binding"}),
-    "spec": st.fixed_dictionaries({"policyName": st.one_of(VAP_NAME, JSON_VALUES)}, optional={
-        "validationActions": st.lists(st.sampled_from(("Deny", "Warn", "Audit", "Bogus")), max_size=2),
-        "paramRef": st.sampled_from(({"name": "limits"}, {"selector": {"matchLabels": {"a": "b"}}}, {})),
-        "matchResources": st.just({"namespaceSelector": {"matchLabels": {"gpu": "yes"}}})}),
-})
-PARAMS = st.fixed_dictionaries({"apiVersion": st.just("example.com/v1"), "kind": st.just("GpuLimits"),
-                                "metadata": st.just({"name": "limits", "labels": {"a": "b"}}),
-                                "spec": st.fixed_dictionaries({"max": st.one_of(st.integers(-1, 9), JSON_VALUES)})})
+VAP = st.fixed_dictionaries(
+    {
+        "apiVersion": st.just("admissionregistration.k8s.io/v1"),
+        "kind": st.just("ValidatingAdmissionPolicy"),
+        "metadata": st.fixed_dictionaries({"name": VAP_NAME}),
+        "spec": st.fixed_dictionaries(
+            {
+                "matchConstraints": st.fixed_dictionaries(
+                    {
+                        "resourceRules": st.lists(
+                            st.fixed_dictionaries(
+                                {
+                                    "apiGroups": st.just(["", "apps", "batch"]),
+                                    "apiVersions": st.just(["*"]),
+                                    "operations": st.sampled_from((["CREATE"], ["*"], ["DELETE"])),
+                                    "resources": st.sampled_from((["pods"], ["deployments", "jobs"], ["*"])),
+                                }
+                            ),
+                            max_size=2,
+                        )
+                    }
+                ),
+                "validations": st.lists(
+                    st.fixed_dictionaries({"expression": POLICY_CEL_VALUES}), min_size=1, max_size=2
+                ),
+            },
+            optional={
+                "paramKind": st.just({"apiVersion": "example.com/v1", "kind": "GpuLimits"}),
+                "matchConditions": st.lists(
+                    st.fixed_dictionaries({"name": NAME, "expression": POLICY_CEL_VALUES}), max_size=2
+                ),
+                "variables": st.lists(
+                    st.fixed_dictionaries({"name": st.just("gpus"), "expression": POLICY_CEL_VALUES}), max_size=1
+                ),
+            },
+        ),
+    }
+)
+BINDING = st.fixed_dictionaries(
+    {
+        "apiVersion": st.just("admissionregistration.k8s.io/v1"),
+        "kind": st.just("ValidatingAdmissionPolicyBinding"),
+        "metadata": st.just({"name": "binding"}),
+        "spec": st.fixed_dictionaries(
+            {"policyName": st.one_of(VAP_NAME, JSON_VALUES)},
+            optional={
+                "validationActions": st.lists(st.sampled_from(("Deny", "Warn", "Audit", "Bogus")), max_size=2),
+                "paramRef": st.sampled_from(({"name": "limits"}, {"selector": {"matchLabels": {"a": "b"}}}, {})),
+                "matchResources": st.just({"namespaceSelector": {"matchLabels": {"gpu": "yes"}}}),
+            },
+        ),
+    }
+)
+PARAMS = st.fixed_dictionaries(
+    {
+        "apiVersion": st.just("example.com/v1"),
+        "kind": st.just("GpuLimits"),
+        "metadata": st.just({"name": "limits", "labels": {"a": "b"}}),
+        "spec": st.fixed_dictionaries({"max": st.one_of(st.integers(-1, 9), JSON_VALUES)}),
+    }
+)
 POLICY_OBJECTS = st.lists(st.one_of(POLICY, POLICY, VAP, BINDING, PARAMS), min_size=1, max_size=4)
 
 # --------------------------------------------------------------------------- configuration (.gpulint.yaml)
 
-RULE_IDS = st.sampled_from(("gpu-request-without-limit", "schema-invalid", "gang-missing", "claim-unsatisfiable",
-                            "all", "nope", "GPU-NON-INTEGER", ""))
+RULE_IDS = st.sampled_from(
+    (
+        "gpu-request-without-limit",
+        "schema-invalid",
+        "gang-missing",
+        "claim-unsatisfiable",
+        "all",
+        "nope",
+        "GPU-NON-INTEGER",
+        "",
+    )
+)
 RULE_LIST = st.one_of(st.lists(RULE_IDS, max_size=3), RULE_IDS)
-CONFIG = st.fixed_dictionaries({}, optional={
-    "select": RULE_LIST, "ignore": RULE_LIST,
-    "severity": st.dictionaries(RULE_IDS, st.sampled_from(("error", "warning", "info", "off", 1)), max_size=2),
-    "per-path-ignores": st.dictionaries(st.sampled_from(("m0.yaml", "*.yaml", "**/x", "[", "")), RULE_LIST,
-                                        max_size=2),
-    "gpu-resources": st.lists(st.sampled_from(GPU_RESOURCES + ("example.com/*", "")), max_size=2),
-    "kubernetes-version": st.sampled_from(("1.35", "1.37", 1.36, "2.0", "v1.36", "")),
-    "fail-on": st.sampled_from(("error", "warning", "info", "never", None)),
-    "exclude": st.lists(st.sampled_from(("m1.yaml", "**", "*.yaml", "[", "/")), max_size=2),
-    "feature-gates": st.one_of(st.sampled_from(("GenericWorkload=true", "A=maybe", "=", "")),
-                               st.dictionaries(st.sampled_from(("GenericWorkload", "CompositePodGroup", "Bogus")),
-                                               st.sampled_from((True, False, "yes", 1)), max_size=2)),
-    "policies": st.lists(st.sampled_from(("gpulint:all", "gpulint:nope", "policies", "missing.yaml")), max_size=2),
-    "inventory": st.lists(st.sampled_from(("inventory", "missing", "m0.yaml")), max_size=2),
-})
+CONFIG = st.fixed_dictionaries(
+    {},
+    optional={
+        "select": RULE_LIST,
+        "ignore": RULE_LIST,
+        "severity": st.dictionaries(RULE_IDS, st.sampled_from(("error", "warning", "info", "off", 1)), max_size=2),
+        "per-path-ignores": st.dictionaries(
+            st.sampled_from(("m0.yaml", "*.yaml", "**/x", "[", "")), RULE_LIST, max_size=2
+        ),
+        "gpu-resources": st.lists(st.sampled_from(GPU_RESOURCES + ("example.com/*", "")), max_size=2),
+        "kubernetes-version": st.sampled_from(("1.35", "1.37", 1.36, "2.0", "v1.36", "")),
+        "fail-on": st.sampled_from(("error", "warning", "info", "never", None)),
+        "exclude": st.lists(st.sampled_from(("m1.yaml", "**", "*.yaml", "[", "/")), max_size=2),
+        "feature-gates": st.one_of(
+            st.sampled_from(("GenericWorkload=true", "A=maybe", "=", "")),
+            st.dictionaries(
+                st.sampled_from(("GenericWorkload", "CompositePodGroup", "Bogus")),
+                st.sampled_from((True, False, "yes", 1)),
+                max_size=2,
+            ),
+        ),
+        "policies": st.lists(st.sampled_from(("gpulint:all", "gpulint:nope", "policies", "missing.yaml")), max_size=2),
+        "inventory": st.lists(st.sampled_from(("inventory", "missing", "m0.yaml")), max_size=2),
+    },
+)
 CONFIG_FILES = st.one_of(
     st.builds(lambda c: (".gpulint.yaml", c), CONFIG.map(lambda c: yaml.safe_dump(c).encode())),
-    st.builds(lambda b: (".gpulint.yaml", b), st.sampled_from((b"", b"- a\n", b"select: [\n", b"\xff\xfe\x00",
-                                                              b"select: *a\n", b"? [a]\n: b\n"))),
-    st.builds(lambda b: ("pyproject.toml", b"[tool.gpulint]\n" + b), st.sampled_from((
-        b"select = ['gpu-request-without-limit']\n", b"select = 5\n", b"fail-on = 'x'\n", b"= broken", b"\xff",
-        b"[tool.gpulint.severity]\nschema-invalid = 'info'\n", b"inventory = ['missing']\n"))),
+    st.builds(
+        lambda b: (".gpulint.yaml", b),
+        st.sampled_from((b"", b"- a\n", b"select: [\n", b"\xff\xfe\x00", b"select: *a\n", b"? [a]\n: b\n")),
+    ),
+    st.builds(
+        lambda b: ("pyproject.toml", b"[tool.gpulint]\n" + b),
+        st.sampled_from(
+            (
+                b"select = ['gpu-request-without-limit']\n",
+                b"select = 5\n",
+                b"fail-on = 'x'\n",
+                b"= broken",
+                b"\xff",
+                b"[tool.gpulint.severity]\nschema-invalid = 'info'\n",
+                b"inventory = ['missing']\n",
+            )
+        ),
+    ),
 )
 
-GITIGNORE = st.lists(st.sampled_from((
-    "*.yaml", "!m0.yaml", "m1.yaml", "inventory/", "/policies", "**/cluster.yaml", "[", "\\", "!", "#", "",
-    "*.y[a", "m?.yaml", "**", "a/**/b", " ", "x" * 300, "\udcff", "\x00")), max_size=4).map(
-    lambda lines: "\n".join(lines).encode("utf-8", "surrogateescape"))
-NAMESPACE = st.fixed_dictionaries({"apiVersion": st.just("v1"), "kind": st.just("Namespace"),
-                                   "metadata": st.fixed_dictionaries({"name": st.sampled_from(NAMESPACES)}, optional={
-                                       "labels": st.dictionaries(st.sampled_from(("gpu", "team")),
-                                                                 st.sampled_from(("yes", "no")), max_size=2)})})
+GITIGNORE = st.lists(
+    st.sampled_from(
+        (
+            "*.yaml",
+            "!m0.yaml",
+            "m1.yaml",
+            "inventory/",
+            "/policies",
+            "**/cluster.yaml",
+            "[",
+            "\\",
+            "!",
+            "#",
+            "",
+            "*.y[a",
+            "m?.yaml",
+            "**",
+            "a/**/b",
+            " ",
+            "x" * 300,
+            "\udcff",
+            "\x00",
+        )
+    ),
+    max_size=4,
+).map(lambda lines: "\n".join(lines).encode("utf-8", "surrogateescape"))
+NAMESPACE = st.fixed_dictionaries(
+    {
+        "apiVersion": st.just("v1"),
+        "kind": st.just("Namespace"),
+        "metadata": st.fixed_dictionaries(
+            {"name": st.sampled_from(NAMESPACES)},
+            optional={
+                "labels": st.dictionaries(st.sampled_from(("gpu", "team")), st.sampled_from(("yes", "no")), max_size=2)
+            },
+        ),
+    }
+)
 
 # --------------------------------------------------------------------------- mutations
+
 
 # A marker for "write this value with this YAML tag" (JSON renderings drop the tag).
 @dataclass(frozen=True)
@@ -409,8 +965,22 @@ class Tagged:
     value: Any
 
 
-TAGS = ("!!str", "!!int", "!!float", "!!bool", "!!null", "!!binary", "!!timestamp", "!!set", "!!omap", "!!seq",
-        "!!map", "!custom", "!!python/object:os.system", "tag:example.com,2000:x")
+TAGS = (
+    "!!str",
+    "!!int",
+    "!!float",
+    "!!bool",
+    "!!null",
+    "!!binary",
+    "!!timestamp",
+    "!!set",
+    "!!omap",
+    "!!seq",
+    "!!map",
+    "!custom",
+    "!!python/object:os.system",
+    "tag:example.com,2000:x",
+)
 
 
 def paths_of(value: Any, prefix: tuple[Any, ...] = (), limit: int = 400) -> list[tuple[Any, ...]]:
@@ -457,8 +1027,17 @@ def _reaches(root: Any, target: Any) -> bool:
     return False
 
 
-MUTATIONS = ("drop", "wrong_type", "huge_number", "deep_nesting", "blow_up_list", "tag", "alias", "odd_key",
-             "json_value")
+MUTATIONS = (
+    "drop",
+    "wrong_type",
+    "huge_number",
+    "deep_nesting",
+    "blow_up_list",
+    "tag",
+    "alias",
+    "odd_key",
+    "json_value",
+)
 
 
 @st.composite
@@ -527,8 +1106,9 @@ def _plain(value: Any) -> Any:
 
 def dump_yaml(value: Any, flow: bool, width: int = 80) -> str:
     try:
-        return yaml.dump(value, Dumper=_Dumper, default_flow_style=flow, sort_keys=False, allow_unicode=True,
-                         width=width)
+        return yaml.dump(
+            value, Dumper=_Dumper, default_flow_style=flow, sort_keys=False, allow_unicode=True, width=width
+        )
     except (yaml.YAMLError, RecursionError, ValueError):  # nesting beyond the emitter: write it as JSON
         return dump_json(value, indent=None)
 
@@ -550,14 +1130,33 @@ def document_text(draw: st.DrawFn, value: Any) -> str:
     return dump_yaml(value, style == "flow", draw(st.sampled_from((80, 20, 10_000))))
 
 
-DECORATIONS = ("comment", "disable", "directive", "empty_doc", "end_marker", "merge_key", "alias_bomb", "helm",
-               "tab", "truncate", "long_line", "dup_key", "null_doc", "list_wrap", "deep_flow", "deep_json")
+DECORATIONS = (
+    "comment",
+    "disable",
+    "directive",
+    "empty_doc",
+    "end_marker",
+    "merge_key",
+    "alias_bomb",
+    "helm",
+    "tab",
+    "truncate",
+    "long_line",
+    "dup_key",
+    "null_doc",
+    "list_wrap",
+    "deep_flow",
+    "deep_json",
+)
 DEEP = (300, 3000, 100_000)
 ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
-MERGE_DOC = ("base: &base {apiVersion: v1, kind: Pod, metadata: {name: merged}}\n"
-             "pod:\n  <<: *base\n  spec:\n    containers:\n    - name: c\n      image: i\n"
-             "      resources: {requests: {nvidia.com/gpu: 1}}\n")
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+)
+MERGE_DOC = (
+    "base: &base {apiVersion: v1, kind: Pod, metadata: {name: merged}}\n"
+    "pod:\n  <<: *base\n  spec:\n    containers:\n    - name: c\n      image: i\n"
+    "      resources: {requests: {nvidia.com/gpu: 1}}\n"
+)
 
 
 @st.composite
@@ -575,9 +1174,19 @@ def stream_text(draw: st.DrawFn, documents: list[Any]) -> str:
         if decoration == "comment":
             texts[index] = "# a comment\n" + text
         elif decoration == "disable":
-            texts[index] = draw(st.sampled_from(("# gpulint: disable=all\n", "# gpulint: disable-file\n",
-                                                 "# gpulint: disable-next-line=gpu-request-without-limit why\n",
-                                                 "# gpulint: disable=nope\n"))) + text
+            texts[index] = (
+                draw(
+                    st.sampled_from(
+                        (
+                            "# gpulint: disable=all\n",
+                            "# gpulint: disable-file\n",
+                            "# gpulint: disable-next-line=gpu-request-without-limit why\n",
+                            "# gpulint: disable=nope\n",
+                        )
+                    )
+                )
+                + text
+            )
         elif decoration == "directive":
             texts[index] = "%YAML 1.1\n---\n" + text
         elif decoration == "empty_doc":
@@ -593,7 +1202,7 @@ def stream_text(draw: st.DrawFn, documents: list[Any]) -> str:
         elif decoration == "tab":
             texts[index] = text.replace("  ", "\t", 1)
         elif decoration == "truncate" and text:
-            texts[index] = text[:draw(st.integers(0, len(text) - 1))]
+            texts[index] = text[: draw(st.integers(0, len(text) - 1))]
         elif decoration == "long_line":
             texts[index] = text + "# " + "x" * 100_000 + "\n"
         elif decoration == "dup_key":
@@ -640,28 +1249,47 @@ def file_bytes(objects: st.SearchStrategy[list[Any]]) -> st.SearchStrategy[bytes
     return objects.flatmap(stream_text).flatmap(encoded)
 
 
-MANIFEST_OBJECT = st.one_of(mutated(WORKLOADS), mutated(WORKLOADS), mutated(DRA_OBJECTS), mutated(GROUP_OBJECTS),
-                            MANIFEST, CLAIM, GANG, NAMESPACE)
+MANIFEST_OBJECT = st.one_of(
+    mutated(WORKLOADS),
+    mutated(WORKLOADS),
+    mutated(DRA_OBJECTS),
+    mutated(GROUP_OBJECTS),
+    MANIFEST,
+    CLAIM,
+    GANG,
+    NAMESPACE,
+)
 MANIFEST_OBJECTS = st.lists(MANIFEST_OBJECT, min_size=1, max_size=4)
 INVENTORY_OBJECTS = st.lists(mutated(INVENTORY_OBJECT, max_mutations=1), min_size=1, max_size=8)
 
 # --------------------------------------------------------------------------- AdmissionReviews
 
-REVIEW_REQUEST = st.fixed_dictionaries({
-    "uid": st.sampled_from(("uid-1", "705ab4f5-6393-11e8-b7cc-42010a800002")),
-    "operation": st.sampled_from(("CREATE", "UPDATE", "DELETE", "CONNECT", "create")),
-    "object": mutated(st.one_of(WORKLOADS, DRA_OBJECTS, GROUP_OBJECTS)),
-}, optional={
-    "namespace": st.sampled_from(NAMESPACES),
-    "kind": st.fixed_dictionaries({"group": st.sampled_from(("", "apps", "batch")), "version": st.just("v1"),
-                                   "kind": st.sampled_from(("Pod", "Deployment", "Job"))}),
-    "oldObject": st.one_of(st.none(), WORKLOADS),
-    "dryRun": st.booleans(),
-    "userInfo": st.just({"username": "system:serviceaccount:ml:ci", "groups": ["system:authenticated"]}),
-})
-REVIEW = mutated(st.fixed_dictionaries({"apiVersion": st.just("admission.k8s.io/v1"),
-                                        "kind": st.just("AdmissionReview"), "request": REVIEW_REQUEST}),
-                 max_mutations=2)
+REVIEW_REQUEST = st.fixed_dictionaries(
+    {
+        "uid": st.sampled_from(("uid-1", "705ab4f5-6393-11e8-b7cc-42010a800002")),
+        "operation": st.sampled_from(("CREATE", "UPDATE", "DELETE", "CONNECT", "create")),
+        "object": mutated(st.one_of(WORKLOADS, DRA_OBJECTS, GROUP_OBJECTS)),
+    },
+    optional={
+        "namespace": st.sampled_from(NAMESPACES),
+        "kind": st.fixed_dictionaries(
+            {
+                "group": st.sampled_from(("", "apps", "batch")),
+                "version": st.just("v1"),
+                "kind": st.sampled_from(("Pod", "Deployment", "Job")),
+            }
+        ),
+        "oldObject": st.one_of(st.none(), WORKLOADS),
+        "dryRun": st.booleans(),
+        "userInfo": st.just({"username": "system:serviceaccount:ml:ci", "groups": ["system:authenticated"]}),
+    },
+)
+REVIEW = mutated(
+    st.fixed_dictionaries(
+        {"apiVersion": st.just("admission.k8s.io/v1"), "kind": st.just("AdmissionReview"), "request": REVIEW_REQUEST}
+    ),
+    max_mutations=2,
+)
 
 
 @st.composite
@@ -671,7 +1299,7 @@ def review_body(draw: st.DrawFn) -> bytes:
     mangle = draw(st.sampled_from(("none", "none", "none", "truncate", "bytes", "utf-16", "yaml", "deep")))
     raw = body.encode()
     if mangle == "truncate":
-        return raw[:draw(st.integers(0, len(raw)))]
+        return raw[: draw(st.integers(0, len(raw)))]
     if mangle == "bytes":
         return draw(st.binary(max_size=200))
     if mangle == "utf-16":
@@ -680,7 +1308,11 @@ def review_body(draw: st.DrawFn) -> bytes:
         return dump_yaml(json.loads(body), False).encode()
     if mangle == "deep":  # the json module's recursion limit, inside a well-formed review
         depth = draw(st.sampled_from((500, 5000, 100_000)))
-        return (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "u", '
-                b'"operation": "CREATE", "object": {"apiVersion": "v1", "kind": "Pod", "spec": '
-                + b"[" * depth + b"]" * depth + b"}}}")
+        return (
+            b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "u", '
+            b'"operation": "CREATE", "object": {"apiVersion": "v1", "kind": "Pod", "spec": '
+            + b"[" * depth
+            + b"]" * depth
+            + b"}}}"
+        )
     return raw

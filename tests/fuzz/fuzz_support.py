@@ -1,5 +1,6 @@
 """Support for the fuzz properties: per-example time and memory bounds, and (for long local runs)
 writing failures down instead of stopping at the first."""
+
 from __future__ import annotations
 
 import contextlib
@@ -37,9 +38,11 @@ class KnownBug:
 
 
 KNOWN_BUGS = (
-    KnownBug("loader: an explicit !!int or !!float tag on an empty or sign-only scalar (`a: !!int`, "
-             "`a: !!int '-'`, `a: !!float ''`) raises IndexError inside PyYAML's constructor (exit 3)",
-             re.compile(r"in _(?:integer|scalar)\n[\s\S]*IndexError: string index out of range")),
+    KnownBug(
+        "loader: an explicit !!int or !!float tag on an empty or sign-only scalar (`a: !!int`, "
+        "`a: !!int '-'`, `a: !!float ''`) raises IndexError inside PyYAML's constructor (exit 3)",
+        re.compile(r"in _(?:integer|scalar)\n[\s\S]*IndexError: string index out of range"),
+    ),
 )
 
 
@@ -94,6 +97,7 @@ def collecting(test: Callable[..., None]) -> Callable[..., None]:
             raise
         except (Exception, ExampleTimeout) as exc:  # noqa: BLE001 - every failure is recorded
             _record(test.__name__, exc, kwargs)
+
     return run
 
 
@@ -107,6 +111,7 @@ class ExampleTimeout(BaseException):
 @contextlib.contextmanager
 def bounded(what: str) -> Iterator[None]:
     """Time and memory bounds for one example."""
+
     def expire(signum: int, frame: Any) -> None:
         raise ExampleTimeout(f"{what}: still running after {HARD_SECONDS:.0f} s")
 

@@ -1,6 +1,7 @@
 """scripts/fuzz_atheris.py: its harness runs every target on the seed corpus, turns a check that raises
 into a crash (not an "internal error" finding), and the script skips cleanly without atheris.
 (CI runs the fuzzer itself briefly, after pytest.)"""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +12,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-
 from conftest import REPO
 
 SCRIPT = REPO / "scripts" / "fuzz_atheris.py"
@@ -67,7 +67,12 @@ def test_keep_going_writes_each_failure_once_with_the_shortest_input(fuzzer: Mod
 
 def test_without_atheris_the_script_says_so_and_exits_0(tmp_path: Path) -> None:
     (tmp_path / "atheris.py").write_text('raise ImportError("no wheel for this platform")\n')
-    done = subprocess.run([sys.executable, str(SCRIPT), "--runs", "10"], capture_output=True, text=True, timeout=60,
-                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--runs", "10"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr == "fuzz_atheris: atheris is not installed (pip install atheris); skipping\n"

@@ -13,6 +13,7 @@ says what is wrong; every output format is well formed; bounded time and memory 
 CI runs a modest number of examples; GPULINT_FUZZ_EXAMPLES=2000 runs longer locally, and
 GPULINT_FUZZ_COLLECT=DIR writes each distinct failure to DIR (smallest input kept) and keeps going.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -29,20 +30,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import fuzz_strategies as fs
 import pytest
 from click.testing import CliRunner
+from conftest import DATA, REPO
+from fuzz_support import bounded, collecting, skip_known
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import fuzz_strategies as fs
-from conftest import DATA, REPO
-from fuzz_support import bounded, collecting, skip_known
-from gpulint.admission import MAX_WARNING_LENGTH, MAX_WARNINGS, BadReview, decide, parse_review
-from gpulint.cli import cli
-from gpulint.config import Config
-from gpulint.findings import Severity
-from gpulint.loader import load_bytes
-from gpulint.serve import ServeOptions, Webhook
+from gpulint.cli.main import cli
+from gpulint.lint.config import Config
+from gpulint.lint.findings import Severity
+from gpulint.lint.loader import load_bytes
+from gpulint.webhook.admission import MAX_WARNING_LENGTH, MAX_WARNINGS, BadReview, decide, parse_review
+from gpulint.webhook.server import ServeOptions, Webhook
 
 EXAMPLES = int(os.environ.get("GPULINT_FUZZ_EXAMPLES") or 0)
 FORMATS = ("text", "json", "sarif", "github", "junit")
@@ -50,9 +51,17 @@ EXAMPLE_INVENTORIES = (str(REPO / "examples" / "inventory"), str(DATA / "dra"), 
 
 
 def fuzz(ci_examples: int) -> settings:
-    return settings(max_examples=EXAMPLES or ci_examples, deadline=None, print_blob=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
-                                           HealthCheck.large_base_example])
+    return settings(
+        max_examples=EXAMPLES or ci_examples,
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+            HealthCheck.large_base_example,
+        ],
+    )
 
 
 # --------------------------------------------------------------------------- the CLI, in process
@@ -68,8 +77,10 @@ class Outcome:
     stdout_bytes: bytes = b""  # as written (click's .stdout turns CRLF into LF)
 
     def describe(self) -> str:
-        return (f"gpulint {' '.join(self.args)} -> exit {self.code}\n{self.error}"
-                f"--- stderr ---\n{self.stderr[-3000:]}\n--- stdout ---\n{self.stdout[-3000:]}")
+        return (
+            f"gpulint {' '.join(self.args)} -> exit {self.code}\n{self.error}"
+            f"--- stderr ---\n{self.stderr[-3000:]}\n--- stdout ---\n{self.stdout[-3000:]}"
+        )
 
 
 def gpulint(*args: str, stdin: bytes | None = None) -> Outcome:
@@ -78,8 +89,9 @@ def gpulint(*args: str, stdin: bytes | None = None) -> Outcome:
     error = ""
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         error = "".join(traceback.format_exception(*result.exc_info))
-    return Outcome(tuple(args), 3 if error else result.exit_code, result.stdout, result.stderr, error,
-                   result.stdout_bytes)
+    return Outcome(
+        tuple(args), 3 if error else result.exit_code, result.stdout, result.stderr, error, result.stdout_bytes
+    )
 
 
 def assert_clean(outcome: Outcome) -> None:
@@ -139,16 +151,22 @@ def workspace() -> Iterator[Workspace]:
 MANIFEST_FILES = st.lists(fs.file_bytes(fs.MANIFEST_OBJECTS), min_size=1, max_size=2)
 # Generated inventories, written plainly (their objects mutated) or oddly; or the repository's own.
 GENERATED_INVENTORY = st.one_of(
-    fs.INVENTORY_OBJECTS.map(lambda objects: fs.dump_yaml(objects[0], False) + "".join(
-        "---\n" + fs.dump_yaml(o, False) for o in objects[1:])).map(str.encode),
-    fs.INVENTORY_OBJECTS.map(lambda objects: fs.dump_json({"apiVersion": "v1", "kind": "List", "items": objects},
-                                                          None).encode()),
-    fs.file_bytes(fs.INVENTORY_OBJECTS))
+    fs.INVENTORY_OBJECTS.map(
+        lambda objects: fs.dump_yaml(objects[0], False) + "".join("---\n" + fs.dump_yaml(o, False) for o in objects[1:])
+    ).map(str.encode),
+    fs.INVENTORY_OBJECTS.map(
+        lambda objects: fs.dump_json({"apiVersion": "v1", "kind": "List", "items": objects}, None).encode()
+    ),
+    fs.file_bytes(fs.INVENTORY_OBJECTS),
+)
 INVENTORY = st.one_of(st.none(), st.sampled_from(EXAMPLE_INVENTORIES), GENERATED_INVENTORY)
-POLICY = st.one_of(st.none(), st.none(), st.sampled_from(("gpulint:all", "gpulint:require-gpu-memory-limit")),
-                   fs.file_bytes(fs.POLICY_OBJECTS),
-                   fs.POLICY_OBJECTS.map(lambda objects: "---\n".join(fs.dump_yaml(o, False) for o in objects)
-                                         ).map(str.encode))
+POLICY = st.one_of(
+    st.none(),
+    st.none(),
+    st.sampled_from(("gpulint:all", "gpulint:require-gpu-memory-limit")),
+    fs.file_bytes(fs.POLICY_OBJECTS),
+    fs.POLICY_OBJECTS.map(lambda objects: "---\n".join(fs.dump_yaml(o, False) for o in objects)).map(str.encode),
+)
 
 
 def _place(space: Workspace, name: str, value: str | bytes | None) -> list[str]:
@@ -162,13 +180,29 @@ def _place(space: Workspace, name: str, value: str | bytes | None) -> list[str]:
 
 
 @fuzz(50)
-@given(files=MANIFEST_FILES, inventory=INVENTORY, policy=POLICY, output_format=st.sampled_from(FORMATS),
-       fail_on=st.sampled_from(("error", "warning", "info")), version=st.sampled_from(("1.35", "1.36", "1.37")),
-       stdin=st.booleans(), config=st.one_of(st.none(), st.none(), fs.CONFIG_FILES),
-       walk=st.one_of(st.none(), st.none(), fs.GITIGNORE))
+@given(
+    files=MANIFEST_FILES,
+    inventory=INVENTORY,
+    policy=POLICY,
+    output_format=st.sampled_from(FORMATS),
+    fail_on=st.sampled_from(("error", "warning", "info")),
+    version=st.sampled_from(("1.35", "1.36", "1.37")),
+    stdin=st.booleans(),
+    config=st.one_of(st.none(), st.none(), fs.CONFIG_FILES),
+    walk=st.one_of(st.none(), st.none(), fs.GITIGNORE),
+)
 @collecting
-def test_check(files: list[bytes], inventory: Any, policy: Any, output_format: str, fail_on: str, version: str,
-               stdin: bool, config: tuple[str, bytes] | None, walk: bytes | None) -> None:
+def test_check(
+    files: list[bytes],
+    inventory: Any,
+    policy: Any,
+    output_format: str,
+    fail_on: str,
+    version: str,
+    stdin: bool,
+    config: tuple[str, bytes] | None,
+    walk: bytes | None,
+) -> None:
     with workspace() as space, bounded("gpulint check"):
         if config is not None:  # found by walking up from the working directory
             space.write(*config)
@@ -187,9 +221,12 @@ def test_check(files: list[bytes], inventory: Any, policy: Any, output_format: s
 
 
 @fuzz(20)
-@given(files=MANIFEST_FILES, inventory=st.sampled_from(EXAMPLE_INVENTORIES) | GENERATED_INVENTORY,
-       output_format=st.sampled_from(("text", "json")),
-       selector=st.sampled_from((None, "Pod/pod", "Job/ml/job", "Deployment/x/y/z", "", "/")))
+@given(
+    files=MANIFEST_FILES,
+    inventory=st.sampled_from(EXAMPLE_INVENTORIES) | GENERATED_INVENTORY,
+    output_format=st.sampled_from(("text", "json")),
+    selector=st.sampled_from((None, "Pod/pod", "Job/ml/job", "Deployment/x/y/z", "", "/")),
+)
 @collecting
 def test_explain(files: list[bytes], inventory: Any, output_format: str, selector: str | None) -> None:
     with workspace() as space, bounded("gpulint explain"):
@@ -232,8 +269,11 @@ MISSING = object()
 def _differences(old: Any, new: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any, Any]]:
     """(path, old, new) where two documents differ; MISSING for an absent key."""
     if isinstance(old, dict) and isinstance(new, dict):
-        return [d for key in [*old, *(k for k in new if k not in old)]
-                for d in _differences(old.get(key, MISSING), new.get(key, MISSING), (*path, key))]
+        return [
+            d
+            for key in [*old, *(k for k in new if k not in old)]
+            for d in _differences(old.get(key, MISSING), new.get(key, MISSING), (*path, key))
+        ]
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         return [d for index, pair in enumerate(zip(old, new)) for d in _differences(*pair, (*path, index))]
     same = type(old) is type(new) and (old == new or old != old and new != new)  # NaN equals NaN here
@@ -288,8 +328,11 @@ def _load(raw: bytes) -> tuple[list[Any], str, bool]:
     return [document.data for document in loaded.documents], loaded.text, not loaded.problems
 
 
-FIX_FILE = st.lists(fs.mutated(fs.FIXABLE_WORKLOADS, max_mutations=1), min_size=1, max_size=3).flatmap(
-    fs.stream_text).flatmap(fs.encoded)
+FIX_FILE = (
+    st.lists(fs.mutated(fs.FIXABLE_WORKLOADS, max_mutations=1), min_size=1, max_size=3)
+    .flatmap(fs.stream_text)
+    .flatmap(fs.encoded)
+)
 
 
 def assert_diff_applies(diff: bytes, directory: Path, raw: bytes, fixed: bytes) -> None:
@@ -298,8 +341,13 @@ def assert_diff_applies(diff: bytes, directory: Path, raw: bytes, fixed: bytes) 
         return
     directory.mkdir()
     (directory / "manifest.yaml").write_bytes(raw)
-    applied = subprocess.run(["patch", "-p1", "--batch", "--silent", "-d", str(directory)], input=diff,
-                             capture_output=True, timeout=30, check=False)
+    applied = subprocess.run(
+        ["patch", "-p1", "--batch", "--silent", "-d", str(directory)],
+        input=diff,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert (directory / "manifest.yaml").read_bytes() == fixed, "the --diff output is not what --fix wrote"
 
@@ -344,9 +392,11 @@ def test_fix_reparses_to_the_intended_data_and_is_idempotent(raw: bytes) -> None
 def webhooks(tmp_path_factory: pytest.TempPathFactory) -> list[Webhook]:
     """Webhooks as `gpulint serve` builds them: no inventory, the example cluster, policies too."""
     policies = ("gpulint:all",)
-    return [Webhook(Config(), ServeOptions()),
-            Webhook(Config(inventory=(str(REPO / "examples" / "inventory"),)), ServeOptions()),
-            Webhook(Config(inventory=(str(DATA / "dra"),), policies=policies), ServeOptions(dry_run=True))]
+    return [
+        Webhook(Config(), ServeOptions()),
+        Webhook(Config(inventory=(str(REPO / "examples" / "inventory"),)), ServeOptions()),
+        Webhook(Config(inventory=(str(DATA / "dra"),), policies=policies), ServeOptions(dry_run=True)),
+    ]
 
 
 @fuzz(100)

@@ -4,6 +4,7 @@ finding (Kubernetes' words) within seconds and bounded memory, never a hang, a c
 The CLI runs as a real subprocess under a small wrapper that reports the peak RSS of the CLI and
 everything it waited for (RUSAGE_CHILDREN), including the CEL sandbox worker.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,12 @@ BOMB = bind_bomb()
 def gpulint(*args: str, timeout: float = 60) -> tuple[int, dict, int, float]:
     """(exit code, JSON report, peak RSS in bytes, seconds) of `gpulint check --format json ...`."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", WRAPPER, sys.executable, "-m", "gpulint", "check", "--format", "json",
-                           *args], capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-c", WRAPPER, sys.executable, "-m", "gpulint", "check", "--format", "json", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     elapsed = time.perf_counter() - start
     *errors, rss = done.stderr.strip().splitlines()
     assert done.returncode in (0, 1), (done.returncode, "\n".join(errors))
@@ -87,7 +92,9 @@ INVENTORY = """
 
 
 def test_the_409_byte_resource_claim_is_a_cost_finding(tmp_path):
-    claim = write(tmp_path / "claim.yaml", f"""
+    claim = write(
+        tmp_path / "claim.yaml",
+        f"""
         apiVersion: resource.k8s.io/v1
         kind: ResourceClaim
         metadata: {{name: c}}
@@ -100,22 +107,27 @@ def test_the_409_byte_resource_claim_is_a_cost_finding(tmp_path):
                 selectors:
                 - cel:
                     expression: '{BOMB}'
-    """)
+    """,
+    )
     assert len(BOMB) == 409
     inventory = write(tmp_path / "inventory.yaml", INVENTORY.replace("MODEL", "h100"))
     code, report, rss, elapsed = gpulint(str(claim), "--inventory", str(inventory))
     (finding,) = findings(report, "cel-invalid")
     assert code == 1 and finding["severity"] == "error"
-    assert "too complex, exceeds cost limit: estimated cost 10,066,511 exceeds budget by factor of 10.1x" \
-           in finding["message"]
+    assert (
+        "too complex, exceeds cost limit: estimated cost 10,066,511 exceeds budget by factor of 10.1x"
+        in finding["message"]
+    )
     # at the concatenation that crosses the limit, inside the expression
     line = claim.read_text().splitlines()[finding["line"] - 1]
-    assert line[finding["column"] - 1:].startswith("a10 + a10 + a10 + a10")
+    assert line[finding["column"] - 1 :].startswith("a10 + a10 + a10 + a10")
     assert rss < RSS_LIMIT and elapsed < 15
 
 
 def test_a_device_class_selector_bomb_is_a_cost_finding(tmp_path):
-    klass = write(tmp_path / "class.yaml", f"""
+    klass = write(
+        tmp_path / "class.yaml",
+        f"""
         apiVersion: resource.k8s.io/v1
         kind: DeviceClass
         metadata: {{name: bomb}}
@@ -123,8 +135,9 @@ def test_a_device_class_selector_bomb_is_a_cost_finding(tmp_path):
           selectors:
           - cel:
               expression: >-
-                {bind_bomb(14, 'device.driver')}
-    """)
+                {bind_bomb(14, "device.driver")}
+    """,
+    )
     inventory = write(tmp_path / "inventory.yaml", INVENTORY.replace("MODEL", "h100"))
     code, report, rss, elapsed = gpulint(str(klass), "--inventory", str(inventory))
     (finding,) = findings(report, "cel-invalid")
@@ -134,7 +147,9 @@ def test_a_device_class_selector_bomb_is_a_cost_finding(tmp_path):
 
 
 def claim_with(tmp_path: Path, selector: str) -> Path:
-    return write(tmp_path / "claim.yaml", f"""
+    return write(
+        tmp_path / "claim.yaml",
+        f"""
         apiVersion: resource.k8s.io/v1
         kind: ResourceClaim
         metadata: {{name: c}}
@@ -146,7 +161,8 @@ def claim_with(tmp_path: Path, selector: str) -> Path:
                 deviceClassName: gpu.example.com
                 selectors:
                 - cel: {{expression: '{selector}'}}
-    """)
+    """,
+    )
 
 
 MODEL = 'device.attributes["gpu.example.com"].model'
@@ -162,9 +178,11 @@ def test_huge_attribute_values_in_an_inventory_slice_are_over_the_cost_limit(tmp
     huge = write(tmp_path / "huge.yaml", INVENTORY.replace("MODEL", "x" * 20_000))
     code, report, rss, elapsed = gpulint(str(claim), "--inventory", str(huge))
     (finding,) = findings(report, "cel-invalid")
-    assert re.search(r"CEL runtime error on device gpu.example.com/p1/g0: operation cancelled: actual cost limit "
-                     r"exceeded \(its cost with these inputs is at least [\d,]{9,}, over the limit of 1,000,000\)",
-                     finding["message"])
+    assert re.search(
+        r"CEL runtime error on device gpu.example.com/p1/g0: operation cancelled: actual cost limit "
+        r"exceeded \(its cost with these inputs is at least [\d,]{9,}, over the limit of 1,000,000\)",
+        finding["message"],
+    )
     assert rss < RSS_LIMIT and elapsed < 15
 
 
@@ -174,24 +192,30 @@ def test_an_evaluation_the_estimate_cannot_decide_is_stopped_in_the_sandbox(tmp_
     huge = write(tmp_path / "huge.yaml", INVENTORY.replace("MODEL", "x" * 20_000))
     code, report, rss, elapsed = gpulint(str(claim), "--inventory", str(huge))
     (finding,) = findings(report, "cel-invalid")
-    assert ("CEL runtime error on device gpu.example.com/p1/g0: operation cancelled: actual cost limit exceeded "
-            "(its estimated cost with these inputs is over the limit of 1,000,000, and gpulint stopped") \
-        in finding["message"]
+    assert (
+        "CEL runtime error on device gpu.example.com/p1/g0: operation cancelled: actual cost limit exceeded "
+        "(its estimated cost with these inputs is over the limit of 1,000,000, and gpulint stopped"
+    ) in finding["message"]
     assert rss < RSS_LIMIT and elapsed < 15
 
 
 def test_policy_and_validating_admission_policy_bombs_are_findings(tmp_path):
-    pod = write(tmp_path / "pod.yaml", f"""
+    pod = write(
+        tmp_path / "pod.yaml",
+        f"""
         apiVersion: v1
         kind: Pod
         metadata: {{name: trainer-{"x" * 55}}}
         spec:
           containers:
           - {{name: main, image: example.com/trainer:1}}
-    """)
+    """,
+    )
     name = "object.metadata.name"
-    grows = f"{name}.replace(\"\", {name}).replace(\"\", {name}).replace(\"\", {name}).replace(\"\", {name})"
-    policies = write(tmp_path / "policies.yaml", f"""
+    grows = f'{name}.replace("", {name}).replace("", {name}).replace("", {name}).replace("", {name})'
+    policies = write(
+        tmp_path / "policies.yaml",
+        f"""
         apiVersion: gpulint.io/v1alpha1
         kind: Policy
         metadata: {{name: bomb-by-name}}
@@ -217,26 +241,36 @@ def test_policy_and_validating_admission_policy_bombs_are_findings(tmp_path):
         kind: ValidatingAdmissionPolicyBinding
         metadata: {{name: literal-bomb}}
         spec: {{policyName: literal-bomb, validationActions: [Deny]}}
-    """)
+    """,
+    )
     code, report, rss, elapsed = gpulint(str(pod), "--policy", str(policies))
     by_name = findings(report, "bomb-by-name")
     assert len(by_name) == 2 and all(f["severity"] == "error" for f in by_name)
     # with DYN-typed variables `+` may be integer addition, so the estimate's minimum cannot decide: the worker stops it
     assert "operation cancelled: actual cost limit exceeded (its " in by_name[0]["message"]
-    assert "operation cancelled: actual cost limit exceeded (its estimated cost with these inputs is over the " \
-           "limit of 1,000,000, and gpulint stopped" in by_name[1]["message"]
+    assert (
+        "operation cancelled: actual cost limit exceeded (its estimated cost with these inputs is over the "
+        "limit of 1,000,000, and gpulint stopped" in by_name[1]["message"]
+    )
     (vap,) = findings(report, "literal-bomb")
-    assert "operation cancelled: actual cost limit exceeded (its cost with these inputs is at least 10,066,511" \
-           in vap["message"] and vap["severity"] == "error"
+    assert (
+        "operation cancelled: actual cost limit exceeded (its cost with these inputs is at least 10,066,511"
+        in vap["message"]
+        and vap["severity"] == "error"
+    )
     assert code == 1 and rss < RSS_LIMIT and elapsed < 20
 
 
 def test_mixed_attribute_types_under_a_comparing_selector_are_per_device_errors(tmp_path):
-    inventory = write(tmp_path / "inventory.yaml", INVENTORY.replace("""
+    inventory = write(
+        tmp_path / "inventory.yaml",
+        INVENTORY.replace(
+            """
       - name: g0
         attributes:
           model: {string: MODEL}
-""", """
+""",
+            """
       - name: g0
         attributes:
           index: {int: 3}
@@ -246,8 +280,12 @@ def test_mixed_attribute_types_under_a_comparing_selector_are_per_device_errors(
       - name: g2
         attributes:
           index: {bool: true}
-"""))
-    claim = write(tmp_path / "claim.yaml", """
+""",
+        ),
+    )
+    claim = write(
+        tmp_path / "claim.yaml",
+        """
         apiVersion: resource.k8s.io/v1
         kind: ResourceClaim
         metadata: {name: c}
@@ -259,7 +297,8 @@ def test_mixed_attribute_types_under_a_comparing_selector_are_per_device_errors(
                 deviceClassName: gpu.example.com
                 selectors:
                 - cel: {expression: 'device.attributes["gpu.example.com"].index > 2'}
-    """)
+    """,
+    )
     code, report, _, _ = gpulint(str(claim), "--inventory", str(inventory))
     (finding,) = findings(report, "cel-invalid")
     assert "CEL runtime error on device gpu.example.com/p1/g1" in finding["message"]
@@ -267,12 +306,35 @@ def test_mixed_attribute_types_under_a_comparing_selector_are_per_device_errors(
 
 
 def claim_review(uid: str, selector: str) -> dict:
-    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": uid, "namespace": "ml"},
-             "spec": {"devices": {"requests": [{"name": "g", "exactly": {
-                 "deviceClassName": "gpu.example.com", "selectors": [{"cel": {"expression": selector}}]}}]}}}
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
-        "uid": uid, "operation": "CREATE", "namespace": "ml", "object": claim,
-        "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"}}}
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": uid, "namespace": "ml"},
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "g",
+                        "exactly": {
+                            "deviceClassName": "gpu.example.com",
+                            "selectors": [{"cel": {"expression": selector}}],
+                        },
+                    }
+                ]
+            }
+        },
+    }
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "operation": "CREATE",
+            "namespace": "ml",
+            "object": claim,
+            "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"},
+        },
+    }
 
 
 def peak_rss(pid: int) -> int:
@@ -293,7 +355,9 @@ def test_the_webhook_denies_cel_bombs_in_bounded_memory(tmp_path):
         assert status == 200 and answer["response"]["allowed"] is False
         assert "too complex, exceeds cost limit" in answer["response"]["status"]["message"]
         # a selector only the huge inventory attribute makes expensive: stopped where it can be stopped
-        status, answer = server.post(claim_review("huge", f'device.driver == "other.example.com" || {GROWS}.size() > 0'))
+        status, answer = server.post(
+            claim_review("huge", f'device.driver == "other.example.com" || {GROWS}.size() > 0')
+        )
         assert status == 200 and answer["response"]["allowed"] is False
         assert "operation cancelled: actual cost limit exceeded" in answer["response"]["status"]["message"]
         # the server keeps serving, and fast, after both

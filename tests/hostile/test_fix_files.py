@@ -5,6 +5,7 @@ Most tests run the real CLI as a subprocess on real files; the few that must int
 with a run (a file edited between lint and fix, a write failing halfway) use click's runner
 in-process with real files on disk.
 """
+
 from __future__ import annotations
 
 import errno
@@ -19,7 +20,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 POD = textwrap.dedent("""\
@@ -36,15 +36,20 @@ POD = textwrap.dedent("""\
             nvidia.com/gpu: 1
     """)
 FIXED = POD + "      limits:\n        nvidia.com/gpu: 1\n"
-POD_DATA = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-            "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}
+POD_DATA = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p"},
+    "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"nvidia.com/gpu": 1}}}]},
+}
 FIXED_DATA = json.loads(json.dumps(POD_DATA))
 FIXED_DATA["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": 1}
 
 
 def gpulint(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpulint", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "gpulint", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout, check=False
+    )
 
 
 def entries(directory: Path) -> list[str]:
@@ -52,6 +57,7 @@ def entries(directory: Path) -> list[str]:
 
 
 # --- item 1: one pass, one verification ---------------------------------------------------------
+
 
 def test_a_thousand_fixes_take_seconds_not_minutes(tmp_path):
     # Before: the file was parsed again after every fix - 1,000 fixes took ~100 s.
@@ -73,6 +79,7 @@ def test_a_thousand_fixes_take_seconds_not_minutes(tmp_path):
 
 # --- item 2: symbolic links ------------------------------------------------------------------------
 
+
 def test_a_symlinked_manifest_fixes_its_target_and_stays_a_link(tmp_path):
     shared, manifests = tmp_path / "shared", tmp_path / "manifests"
     shared.mkdir()
@@ -92,6 +99,7 @@ def test_a_symlinked_manifest_fixes_its_target_and_stays_a_link(tmp_path):
 
 
 # --- item 3: hard links ----------------------------------------------------------------------------
+
 
 def test_a_hard_linked_manifest_keeps_its_inode_and_both_names_see_the_fix(tmp_path):
     first = tmp_path / "a.yaml"
@@ -118,6 +126,7 @@ def test_a_file_named_twice_or_through_two_hard_links_is_fixed_once(tmp_path):
 
 
 # --- item 4: mode, owner, encodings ----------------------------------------------------------------
+
 
 def test_mode_and_owner_are_kept(tmp_path):
     manifest = tmp_path / "owned.yaml"
@@ -190,6 +199,7 @@ def test_json_is_fixed_in_json_keeping_its_layout(tmp_path):
 
 # --- item 7: --diff for the same files; it must apply with patch(1) to what --fix writes -----------
 
+
 @pytest.mark.skipif(shutil.which("patch") is None, reason="needs patch(1)")
 def test_diff_applies_with_patch_to_exactly_what_fix_writes(tmp_path):
     files = {
@@ -205,13 +215,24 @@ def test_diff_applies_with_patch_to_exactly_what_fix_writes(tmp_path):
         directory.mkdir()
         for name, raw in files.items():
             (directory / name).write_bytes(raw)
-    diff = subprocess.run([sys.executable, "-m", "gpulint", "check", "--diff", "."], cwd=patched,
-                          capture_output=True, timeout=60, check=False)  # bytes: the CRs are the point
+    diff = subprocess.run(
+        [sys.executable, "-m", "gpulint", "check", "--diff", "."],
+        cwd=patched,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )  # bytes: the CRs are the point
     assert diff.returncode == 1, diff.stderr
     assert [(patched / name).read_bytes() for name in files] == list(files.values())  # --diff writes nothing
     assert b"\\ No newline at end of file" in diff.stdout and b"nvidia.com/gpu: 1\r\n" in diff.stdout
-    applied = subprocess.run(["patch", "-p1", "--quiet", "--batch"], input=diff.stdout, cwd=patched,
-                             capture_output=True, timeout=30, check=False)
+    applied = subprocess.run(
+        ["patch", "-p1", "--quiet", "--batch"],
+        input=diff.stdout,
+        cwd=patched,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert gpulint("check", "--fix", ".", cwd=fixed).returncode == 0
     for name in files:
@@ -220,6 +241,7 @@ def test_diff_applies_with_patch_to_exactly_what_fix_writes(tmp_path):
 
 
 # --- item 4/7: nothing written, nothing left behind, when writing is impossible ---------------------
+
 
 @pytest.fixture
 def read_only_directory(tmp_path):
@@ -232,8 +254,11 @@ def read_only_directory(tmp_path):
         yield directory
         directory.chmod(0o755)
         return
-    locked = subprocess.run(["chattr", "+i", str(directory)], capture_output=True, check=False) \
-        if shutil.which("chattr") else None
+    locked = (
+        subprocess.run(["chattr", "+i", str(directory)], capture_output=True, check=False)
+        if shutil.which("chattr")
+        else None
+    )
     if locked is None or locked.returncode != 0:
         pytest.skip("running as root on a file system without chattr +i: no real read-only directory")
     try:
@@ -286,8 +311,9 @@ def test_a_full_disk_leaves_every_file_as_it_was_and_no_temporary_file(tmp_path)
     environment = {**os.environ, "DISK": str(disk), "SRC": str(source), "OUT": str(out), "PY": sys.executable}
     if shutil.which("unshare") is None:
         pytest.skip("needs unshare(1) to mount a small file system privately")
-    done = subprocess.run([*namespace, "sh", "-c", FULL_DISK], env=environment, capture_output=True, text=True,
-                          timeout=60, check=False)
+    done = subprocess.run(
+        [*namespace, "sh", "-c", FULL_DISK], env=environment, capture_output=True, text=True, timeout=60, check=False
+    )
     if not (out / "full.err").exists():
         pytest.skip(f"cannot mount a private tmpfs here: {done.stderr.strip()}")
     errors = (out / "full.err").read_text()
@@ -345,7 +371,7 @@ EDITED = POD.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 4")
 
 
 def test_a_file_edited_between_lint_and_fix_is_not_touched(tmp_path, monkeypatch):
-    from gpulint.run import LintRun
+    from gpulint.lint.run import LintRun
 
     manifest = tmp_path / "pod.yaml"
     manifest.write_text(POD)
@@ -363,18 +389,18 @@ def test_a_file_edited_between_lint_and_fix_is_not_touched(tmp_path, monkeypatch
 
 
 def test_a_file_edited_while_its_fix_is_built_is_not_overwritten(tmp_path, monkeypatch):
-    import gpulint.fix
+    import gpulint.lint.fix
 
     manifest = tmp_path / "pod.yaml"
     manifest.write_text(POD)
-    real_prepare = gpulint.fix.prepare_fix
+    real_prepare = gpulint.lint.fix.prepare_fix
 
     def prepare_then_edit(*args, **kwargs):
         prepared = real_prepare(*args, **kwargs)
         manifest.write_text(EDITED)
         return prepared
 
-    monkeypatch.setattr(gpulint.fix, "prepare_fix", prepare_then_edit)
+    monkeypatch.setattr(gpulint.lint.fix, "prepare_fix", prepare_then_edit)
     result = run_cli("check", "--fix", str(manifest))
     assert "not fixed: it changed while it was being fixed; left unchanged" in result.stderr
     assert manifest.read_text() == EDITED and entries(tmp_path) == ["pod.yaml"]
@@ -412,8 +438,10 @@ def test_a_read_only_file_is_not_replaced_behind_its_back(tmp_path):
     manifest.write_text(POD)
     if os.geteuid() != 0:
         manifest.chmod(0o444)
-    elif shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(manifest)],
-                                                          capture_output=True, check=False).returncode:
+    elif (
+        shutil.which("chattr") is None
+        or subprocess.run(["chattr", "+i", str(manifest)], capture_output=True, check=False).returncode
+    ):
         pytest.skip("running as root without chattr +i: no file is read-only to root")
     try:
         done = gpulint("check", "--fix", str(manifest))

@@ -1,5 +1,6 @@
 """Bugs the whole-pipeline fuzzers found (tests/fuzz/, scripts/fuzz_atheris.py), each reproduced as found:
 through the `gpulint` command, on a real file."""
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,13 @@ spec:
 
 
 def gpulint(*args: str, cwd: Path) -> tuple[int, list[dict], str]:
-    done = subprocess.run([sys.executable, "-m", "gpulint", *args, "--format", "json"], cwd=cwd, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "gpulint", *args, "--format", "json"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "internal error" not in done.stdout + done.stderr, done.stdout + done.stderr
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, json.loads(done.stdout)["findings"], done.stderr
@@ -49,27 +55,49 @@ def gpulint(*args: str, cwd: Path) -> tuple[int, list[dict], str]:
 # (The slice is only read when a pod needs DRA devices, hence the pod and its claim template.)
 SCALAR_LISTS = (
     (CLAIM + "    requests: 5\n", (6, 15), "spec.devices.requests: Invalid value: 5 is not of types"),
-    (CLAIM + REQUEST + "        selectors: true\n", (10, 20),
-     "spec.devices.requests[0].exactly.selectors: Invalid value: true is not of types"),
-    (CLAIM + REQUEST + "    constraints:\n    - matchAttribute: resource.kubernetes.io/pcieRoot\n      requests: 7\n",
-     (12, 17), "spec.devices.constraints[0].requests: Invalid value: 7 is not of types"),
-    ("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\nspec:\n"
-     "  selectors: true\n", (5, 14), "spec.selectors: Invalid value: true is not of types"),
-    ("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n  driver: gpu.nvidia.com\n"
-     "  nodeName: h100-a-2\n  pool: {name: p, generation: 1, resourceSliceCount: 1}\n  devices: 3\n---\n"
-     + POD_WITH_CLAIM, (8, 12), "spec.devices: Invalid value: 3 is not of types"),
+    (
+        CLAIM + REQUEST + "        selectors: true\n",
+        (10, 20),
+        "spec.devices.requests[0].exactly.selectors: Invalid value: true is not of types",
+    ),
+    (
+        CLAIM
+        + REQUEST
+        + "    constraints:\n    - matchAttribute: resource.kubernetes.io/pcieRoot\n      requests: 7\n",
+        (12, 17),
+        "spec.devices.constraints[0].requests: Invalid value: 7 is not of types",
+    ),
+    (
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\nspec:\n"
+        "  selectors: true\n",
+        (5, 14),
+        "spec.selectors: Invalid value: true is not of types",
+    ),
+    (
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n  driver: gpu.nvidia.com\n"
+        "  nodeName: h100-a-2\n  pool: {name: p, generation: 1, resourceSliceCount: 1}\n  devices: 3\n---\n"
+        + POD_WITH_CLAIM,
+        (8, 12),
+        "spec.devices: Invalid value: 3 is not of types",
+    ),
 )
 
 
 def test_a_dra_list_that_is_a_scalar_is_a_schema_error_not_a_crash(tmp_path: Path) -> None:
     for index, (manifest, _, _) in enumerate(SCALAR_LISTS):
         (tmp_path / f"dra{index}.yaml").write_text(manifest)
-    code, findings, _ = gpulint("check", *(f"dra{i}.yaml" for i in range(len(SCALAR_LISTS))),
-                                "--inventory", str(REPO / "examples" / "inventory"), cwd=tmp_path)
+    code, findings, _ = gpulint(
+        "check",
+        *(f"dra{i}.yaml" for i in range(len(SCALAR_LISTS))),
+        "--inventory",
+        str(REPO / "examples" / "inventory"),
+        cwd=tmp_path,
+    )
     assert code == 1
     schema = [f for f in findings if f["rule"] == "schema-invalid"]
     assert [(f["path"], f["line"], f["column"]) for f in schema] == [
-        (f"dra{i}.yaml", *position) for i, (_, position, _) in enumerate(SCALAR_LISTS)]
+        (f"dra{i}.yaml", *position) for i, (_, position, _) in enumerate(SCALAR_LISTS)
+    ]
     for finding, (_, _, message) in zip(schema, SCALAR_LISTS):
         assert finding["message"].startswith(message), finding
 
@@ -80,21 +108,27 @@ def test_an_inventory_claim_with_a_malformed_status_holds_no_devices(tmp_path: P
     shutil.copytree(REPO / "examples" / "inventory", inventory)
     (tmp_path / "pod.yaml").write_text(POD_WITH_CLAIM)
     statuses = ("5", "{allocation: [1]}", "{allocation: {devices: {results: 1}}}")
-    claims = [f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {{name: held{i}, namespace: ml}}\n"
-              f"spec: {{}}\n" for i in range(len(statuses))]
+    claims = [
+        f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {{name: held{i}, namespace: ml}}\nspec: {{}}\n"
+        for i in range(len(statuses))
+    ]
     (inventory / "claims.yaml").write_text("---\n".join(claims))
     expected = gpulint("check", "pod.yaml", "--inventory", "inventory", cwd=tmp_path)
     assert expected[:2] == (0, [])  # the claim fits: it is then checked against the devices claims hold
-    (inventory / "claims.yaml").write_text("---\n".join(f"{claim}status: {status}\n"
-                                                       for claim, status in zip(claims, statuses)))
+    (inventory / "claims.yaml").write_text(
+        "---\n".join(f"{claim}status: {status}\n" for claim, status in zip(claims, statuses))
+    )
     assert gpulint("check", "pod.yaml", "--inventory", "inventory", cwd=tmp_path) == expected
 
 
 # Reported to the loader's owner, not fixed here (gpulint/loader.py is being reworked for #11): PyYAML's
 # int and float constructors index the text's first character, and _scalar catches only ValueError,
 # KeyError and TypeError. tests/fuzz/fuzz_support.py KNOWN_BUGS discards fuzz examples that hit it.
-@pytest.mark.xfail(strict=False, reason="loader: IndexError (exit 3) for !!int/!!float on an empty or sign-only "
-                                        "scalar; reported to the loader's owner")
+@pytest.mark.xfail(
+    strict=False,
+    reason="loader: IndexError (exit 3) for !!int/!!float on an empty or sign-only "
+    "scalar; reported to the loader's owner",
+)
 def test_an_explicit_number_tag_on_an_empty_scalar_is_a_yaml_error(tmp_path: Path) -> None:
     texts = ("a: !!int\n", "a: !!int '-'\n", "a: !!float ''\n", "!!int : x\n")
     for index, text in enumerate(texts):
@@ -102,5 +136,8 @@ def test_an_explicit_number_tag_on_an_empty_scalar_is_a_yaml_error(tmp_path: Pat
     code, findings, _ = gpulint("check", *(f"tag{i}.yaml" for i in range(len(texts))), cwd=tmp_path)
     assert code == 1
     assert [(f["path"], f["rule"], f["line"], f["column"]) for f in findings] == [
-        ("tag0.yaml", "yaml-invalid", 1, 4), ("tag1.yaml", "yaml-invalid", 1, 4), ("tag2.yaml", "yaml-invalid", 1, 4),
-        ("tag3.yaml", "yaml-invalid", 1, 1)]
+        ("tag0.yaml", "yaml-invalid", 1, 4),
+        ("tag1.yaml", "yaml-invalid", 1, 4),
+        ("tag2.yaml", "yaml-invalid", 1, 4),
+        ("tag3.yaml", "yaml-invalid", 1, 1),
+    ]

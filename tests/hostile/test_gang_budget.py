@@ -2,6 +2,7 @@
 search run for minutes, through the CLI and the webhook, and the 1,000-pod x 5,000-node case.
 
 The slow cases run in subprocesses with a timeout, so the old code fails the test instead of hanging it."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -17,7 +18,7 @@ import pytest
 import yaml
 from webhook_helpers import Server, review
 
-from gpulint.gang_packing import WORK_BUDGET, Budget, Outcome, Shape, decide, node_kind, request_units
+from gpulint.kube.gangs.packing import WORK_BUDGET, Budget, Outcome, Shape, decide, node_kind, request_units
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60  # seconds a subprocess may take before the test fails (the old code took minutes)
@@ -27,22 +28,28 @@ def nodes_yaml(count: int, allocatable: str) -> str:
     return "apiVersion: v1\nkind: List\nitems:\n" + "".join(
         f"- apiVersion: v1\n  kind: Node\n  metadata:\n    name: node-{i}\n"
         f"    labels: {{kubernetes.io/hostname: node-{i}}}\n  status:\n    allocatable: {{{allocatable}}}\n"
-        for i in range(count))
+        for i in range(count)
+    )
 
 
 def volcano_job(tasks: list[tuple[str, int, str]]) -> str:
     """A Volcano Job with every pod required at once; tasks are (name, replicas, resource limits)."""
-    body = "".join(textwrap.dedent(f"""\
+    body = "".join(
+        textwrap.dedent(f"""\
           - name: {name}
             replicas: {replicas}
             template:
               spec:
                 containers:
                 - {{name: c, image: i, resources: {{limits: {{{limits}}}}}}}
-        """) for name, replicas, limits in tasks)
+        """)
+        for name, replicas, limits in tasks
+    )
     total = sum(replicas for _, replicas, _ in tasks)
-    return (f"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: llm, namespace: ml}}\nspec:\n"
-            f"  minAvailable: {total}\n  schedulerName: volcano\n  tasks:\n" + textwrap.indent(body, "  "))
+    return (
+        f"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: llm, namespace: ml}}\nspec:\n"
+        f"  minAvailable: {total}\n  schedulerName: volcano\n  tasks:\n" + textwrap.indent(body, "  ")
+    )
 
 
 GPU_NODE = 'cpu: "64", memory: 512Gi, pods: "110", nvidia.com/gpu: "8"'
@@ -62,8 +69,9 @@ def cpu_tasks(sizes: list[tuple[int, int]]) -> list[tuple[str, int, str]]:
 
 def gpulint(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess, float]:
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "gpulint", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=TIMEOUT)
+    done = subprocess.run(
+        [sys.executable, "-m", "gpulint", *args], capture_output=True, text=True, cwd=cwd, timeout=TIMEOUT
+    )
     return done, time.monotonic() - start
 
 
@@ -117,10 +125,15 @@ def test_only_one_domain_is_claimed_when_the_others_are_proven_not_to_fit(tmp_pa
     nodes = "apiVersion: v1\nkind: List\nitems:\n" + "".join(
         f"- apiVersion: v1\n  kind: Node\n  metadata:\n    name: {rack}-{i}\n    labels: "
         f"{{kubernetes.io/hostname: {rack}-{i}, topology.kubernetes.io/rack: {rack}}}\n"
-        f"  status:\n    allocatable: {{{allocatable}}}\n" for rack, count, allocatable in racks for i in range(count))
+        f"  status:\n    allocatable: {{{allocatable}}}\n"
+        for rack, count, allocatable in racks
+        for i in range(count)
+    )
     job = volcano_job(cpu_tasks(UNDECIDABLE)).replace(
-        "      spec:\n", "      metadata: {annotations: {kueue.x-k8s.io/podset-required-topology: "
-                          "topology.kubernetes.io/rack}}\n      spec:\n")
+        "      spec:\n",
+        "      metadata: {annotations: {kueue.x-k8s.io/podset-required-topology: "
+        "topology.kubernetes.io/rack}}\n      spec:\n",
+    )
     code, findings, _ = check_json(tmp_path, job, nodes)
     assert gang_findings(findings) == [] and code == 0
     # a rack too small to hold the pods is proven out: now r1 is the only one
@@ -156,8 +169,10 @@ def _bench():
     return module
 
 
-@pytest.mark.parametrize("topology, expected", [("", "fits"), ("topology.kubernetes.io/zone", "fits"),
-                                                ("topology.kubernetes.io/rack", "unsatisfiable")])
+@pytest.mark.parametrize(
+    "topology, expected",
+    [("", "fits"), ("topology.kubernetes.io/zone", "fits"), ("topology.kubernetes.io/rack", "unsatisfiable")],
+)
 @pytest.mark.parametrize("memory", ["same", "a few MiB apart"])
 def test_a_thousand_pods_on_five_thousand_nodes(topology, expected, memory):
     bench = _bench()

@@ -4,6 +4,7 @@ symlinks out of the tree, FIFOs, devices, endless and huge files, process substi
 Every run is a real `python -m gpulint` subprocess (so PYTHONPATH can point it at another
 checkout), with its address space capped so a regression fails the test instead of the machine.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,13 +44,15 @@ def _cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
-def gpulint(*args: str | Path, cwd: Path | None = None, timeout: float = 30, stdin=subprocess.DEVNULL,
-            shell: bool = False) -> subprocess.CompletedProcess:
+def gpulint(
+    *args: str | Path, cwd: Path | None = None, timeout: float = 30, stdin=subprocess.DEVNULL, shell: bool = False
+) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "gpulint", *map(str, args)]
     if shell:  # through bash, for process substitution: args are one bash word list
         command = ["bash", "-c", "exec " + " ".join(command)]
-    return subprocess.run(command, cwd=cwd, stdin=stdin, capture_output=True, text=True, timeout=timeout,
-                          preexec_fn=_cap_memory)
+    return subprocess.run(
+        command, cwd=cwd, stdin=stdin, capture_output=True, text=True, timeout=timeout, preexec_fn=_cap_memory
+    )
 
 
 def report(result: subprocess.CompletedProcess) -> dict:
@@ -73,6 +76,7 @@ def git(repo: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 # Issue #11, item 1: the directory walk ran `git ls-files`, which runs core.fsmonitor.
+
 
 def test_a_repository_cannot_make_the_walk_run_a_command(tmp_path):
     repo = tmp_path / "fork"
@@ -101,13 +105,32 @@ def test_gitignore_rules_match_git(tmp_path):
     git tracks although a pattern matches it: the same files as `git ls-files -co --exclude-standard`."""
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", str(repo))
-    files = ["a.yaml", "skip.yaml", "keep-skip.yaml", "build/out.yaml", "build/keep.yaml", "src/build/x.yaml",
-             "src/app.yaml", "src/gen/z.yaml", "src/gen/keep/k.yaml", "src/deep/er/local.yaml", "root.yaml",
-             "src/root.yaml", "logs/today/x.yaml", "docs/a/b/c/doc.yaml", "excluded/e.yaml", "forced/f.yaml",
-             "charts/templates/t.yaml", "charts/values.yaml", "dir-only", "dir-only.yaml"]
+    files = [
+        "a.yaml",
+        "skip.yaml",
+        "keep-skip.yaml",
+        "build/out.yaml",
+        "build/keep.yaml",
+        "src/build/x.yaml",
+        "src/app.yaml",
+        "src/gen/z.yaml",
+        "src/gen/keep/k.yaml",
+        "src/deep/er/local.yaml",
+        "root.yaml",
+        "src/root.yaml",
+        "logs/today/x.yaml",
+        "docs/a/b/c/doc.yaml",
+        "excluded/e.yaml",
+        "forced/f.yaml",
+        "charts/templates/t.yaml",
+        "charts/values.yaml",
+        "dir-only",
+        "dir-only.yaml",
+    ]
     for index, name in enumerate(files):
         bad(repo / name, f"p{index}")
-    (repo / ".gitignore").write_text(textwrap.dedent("""\
+    (repo / ".gitignore").write_text(
+        textwrap.dedent("""\
         # comments and blank lines
 
         *skip.yaml
@@ -120,7 +143,8 @@ def test_gitignore_rules_match_git(tmp_path):
         charts/*
         !charts/values.yaml
         dir-only/
-        """))
+        """)
+    )
     (repo / "src" / ".gitignore").write_text("gen/*\n!gen/keep/\nlocal.yaml\n")
     (repo / "src" / "deep" / ".gitignore").write_text("!local.yaml\n")  # a deeper file overrides
     (repo / ".git" / "info" / "exclude").write_text("excluded/\n")
@@ -193,7 +217,7 @@ def test_a_hostile_git_index_is_data(tmp_path, what):
 
 @pytest.mark.parametrize("version, object_format", [(2, "sha1"), (3, "sha1"), (4, "sha1"), (4, "sha256")])
 def test_the_index_is_read_as_git_lists_it(tmp_path, version, object_format):
-    from gpulint.gitignore import Scope, scope_for_walk
+    from gpulint.lint.gitignore import Scope, scope_for_walk
 
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", f"--object-format={object_format}", str(repo))
@@ -230,6 +254,7 @@ def test_an_ignore_file_that_is_a_fifo_or_too_big_does_not_hang(tmp_path):
 
 # Item 2: symlinks.
 
+
 def test_the_walk_does_not_follow_symlinks_out_of_the_tree(tmp_path):
     outside = bad(tmp_path / "secrets" / "secret.yaml", "secret")
     tree = tmp_path / "tree"
@@ -238,8 +263,9 @@ def test_the_walk_does_not_follow_symlinks_out_of_the_tree(tmp_path):
     (tree / "leakdir").symlink_to(outside.parent, target_is_directory=True)
     result = gpulint("check", tree, "--format", "json")
     assert result.returncode == 1 and linted(result, tree) == ["own.yaml"]
-    assert any("leak.yaml: skipped: a symbolic link to" in note and "outside" in note
-               for note in report(result)["notes"])
+    assert any(
+        "leak.yaml: skipped: a symbolic link to" in note and "outside" in note for note in report(result)["notes"]
+    )
     # Named on the command line, a link is the user's choice: followed.
     assert linted(gpulint("check", tree / "leak.yaml", "--format", "json"), tree) == ["leak.yaml"]
 
@@ -268,6 +294,7 @@ def test_an_in_tree_link_to_a_hidden_file_is_read_once(tmp_path):
 
 
 # Item 3: file types and sizes are checked before reading.
+
 
 def test_a_fifo_in_a_linted_directory_is_skipped_not_waited_for(tmp_path):
     bad(tmp_path / "a.yaml")
@@ -299,9 +326,9 @@ def test_a_huge_sparse_file_is_refused_before_it_is_read(tmp_path):
     big = tmp_path / "apps" / "big.yaml"
     big.parent.mkdir()
     with open(big, "wb") as handle:
-        handle.truncate(10 * 1024 ** 3)
+        handle.truncate(10 * 1024**3)
     bad(tmp_path / "apps" / "a.yaml")
-    expected = f"big.yaml: file is {10 * 1024 ** 3} bytes, over the limit of {LIMIT} bytes (64 MiB, max-file-bytes)"
+    expected = f"big.yaml: file is {10 * 1024**3} bytes, over the limit of {LIMIT} bytes (64 MiB, max-file-bytes)"
     for target in (big, tmp_path):  # named, and met in a walk
         started = time.monotonic()
         result = gpulint("check", target, timeout=20)
@@ -311,7 +338,7 @@ def test_a_huge_sparse_file_is_refused_before_it_is_read(tmp_path):
 
 
 def test_a_file_at_the_limit_is_read_and_one_byte_more_is_refused(tmp_path):
-    from gpulint.sources import SourceError, collect_all
+    from gpulint.lint.sources import SourceError, collect_all
 
     path = tmp_path / "edge.yaml"
     path.write_bytes(b"#" * 100)
@@ -324,6 +351,7 @@ def test_a_file_at_the_limit_is_read_and_one_byte_more_is_refused(tmp_path):
 
 
 # Item 4: a pipe is read exactly once.
+
 
 def test_process_substitution_is_read_once_and_its_findings_reported(tmp_path):
     manifest = bad(tmp_path / "f.yaml", "piped")
@@ -377,8 +405,15 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 def test_explain_and_inventory_read_a_pipe_once():
     """Both read their inputs twice: explain found no pod (exit 2), inventory a false clean."""
     job = EXAMPLES / "manifests" / "cluster-fit.yaml"
-    result = gpulint("explain", f"<(cat '{job}')", "--object", "Job/ml-research/llm-eval-16gpu",
-                     "--inventory", EXAMPLES / "inventory", shell=True)
+    result = gpulint(
+        "explain",
+        f"<(cat '{job}')",
+        "--object",
+        "Job/ml-research/llm-eval-16gpu",
+        "--inventory",
+        EXAMPLES / "inventory",
+        shell=True,
+    )
     # exit 1, as `check` exits for this Job (gpu-unschedulable): explain and check share their verdicts
     assert result.returncode == 1 and "nvidia.com/gpu: asks 16; largest node capacity 8" in result.stdout
     nodes = EXAMPLES / "inventory" / "nodes.yaml"
@@ -396,6 +431,7 @@ def test_an_endless_pipe_is_refused_at_the_limit():
 
 # Item 5: stdin.
 
+
 def test_endless_stdin_is_refused_at_the_limit():
     with open("/dev/zero", "rb") as zero:
         result = gpulint("check", "-", stdin=zero, timeout=30)
@@ -405,8 +441,7 @@ def test_endless_stdin_is_refused_at_the_limit():
 
 def test_closed_stdin_is_a_usage_error():
     command = f"exec {sys.executable} -m gpulint check - <&-"
-    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30,
-                            preexec_fn=_cap_memory)
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30, preexec_fn=_cap_memory)
     assert result.returncode == 2 and "standard input is closed" in result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
 
@@ -418,6 +453,7 @@ def test_stdin_named_twice_is_read_once(tmp_path):
 
 
 # Siblings found on the way.
+
 
 def test_a_very_deep_directory_tree_is_walked():
     """os.walk recursed once per level: a deep enough tree was a RecursionError (exit 3)."""
@@ -462,7 +498,12 @@ def test_git_is_not_needed(tmp_path):
     bad(repo / "out" / "b.yaml")
     bare_path = tmp_path / "bin"
     bare_path.mkdir()
-    result = subprocess.run([sys.executable, "-m", "gpulint", "check", str(repo), "--format", "json"],
-                            env={**os.environ, "PATH": str(bare_path)}, capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [sys.executable, "-m", "gpulint", "check", str(repo), "--format", "json"],
+        env={**os.environ, "PATH": str(bare_path)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert shutil.which("git", path=str(bare_path)) is None
     assert linted(result, repo) == ["a.yaml"]

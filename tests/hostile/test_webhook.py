@@ -1,6 +1,7 @@
 """Hostile and real-world inputs to the admission webhook (issue #11), each against a real HTTPS server
 on loopback: the `gpulint serve` subprocess, or the same server in-process where a test needs a short
 read deadline (an option the CLI does not expose)."""
+
 from __future__ import annotations
 
 import json
@@ -14,11 +15,20 @@ from pathlib import Path
 
 import pytest
 import trustme
-from webhook_helpers import (BAD_POD, GOOD_POD, Client, ResponseReader, Server, closed_by_server, issue_pair,
-                             read_response, review)
+from webhook_helpers import (
+    BAD_POD,
+    GOOD_POD,
+    Client,
+    ResponseReader,
+    Server,
+    closed_by_server,
+    issue_pair,
+    read_response,
+    review,
+)
 
-from gpulint.config import Config
-from gpulint.serve import ServeOptions, build_server, go_duration, review_budget
+from gpulint.lint.config import Config
+from gpulint.webhook.server import ServeOptions, build_server, go_duration, review_budget
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +41,9 @@ def server(tmp_path_factory):
 
 def counted(client: Client, path: str, result: str) -> int:
     prefix = f'gpulint_requests_total{{path="{path}",result="{result}"}} '
-    return next((int(line[len(prefix):]) for line in client.get("/metrics")[1].splitlines()
-                 if line.startswith(prefix)), 0)
+    return next(
+        (int(line[len(prefix) :]) for line in client.get("/metrics")[1].splitlines() if line.startswith(prefix)), 0
+    )
 
 
 class InProcess(Client):
@@ -41,8 +52,9 @@ class InProcess(Client):
     def __init__(self, tmp_path: Path, **options) -> None:
         ca = trustme.CA()
         cert, key = issue_pair(ca, tmp_path)
-        self.server, self.webhook = build_server(Config(), ServeOptions(
-            host="127.0.0.1", port=0, tls_cert=str(cert), tls_key=str(key), **options))
+        self.server, self.webhook = build_server(
+            Config(), ServeOptions(host="127.0.0.1", port=0, tls_cert=str(cert), tls_key=str(key), **options)
+        )
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
         super().__init__(self.server.server_address[1], ca)
@@ -61,36 +73,57 @@ def slow_object(pods: int = 16000) -> dict:
 
 def api_server_review(obj: dict, uid: str, operation: str = "CREATE", old: dict | None = None) -> bytes:
     """An AdmissionReview exactly as kube-apiserver sends it (admission.k8s.io/v1, every request field)."""
-    return json.dumps({
-        "kind": "AdmissionReview", "apiVersion": "admission.k8s.io/v1",
-        "request": {
-            "uid": uid,
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "requestKind": {"group": "", "version": "v1", "kind": "Pod"},
-            "requestResource": {"group": "", "version": "v1", "resource": "pods"},
-            "name": obj["metadata"]["name"], "namespace": "ml", "operation": operation,
-            "userInfo": {"username": "system:serviceaccount:ml:trainer", "uid": "5d1c",
-                         "groups": ["system:serviceaccounts", "system:authenticated"]},
-            "object": obj, "oldObject": old, "dryRun": False,
-            "options": {"kind": "CreateOptions" if operation == "CREATE" else "UpdateOptions",
-                        "apiVersion": "meta.k8s.io/v1", "fieldManager": "kubectl-client-side-apply"},
-        }}, separators=(",", ":")).encode()
+    return json.dumps(
+        {
+            "kind": "AdmissionReview",
+            "apiVersion": "admission.k8s.io/v1",
+            "request": {
+                "uid": uid,
+                "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "requestKind": {"group": "", "version": "v1", "kind": "Pod"},
+                "requestResource": {"group": "", "version": "v1", "resource": "pods"},
+                "name": obj["metadata"]["name"],
+                "namespace": "ml",
+                "operation": operation,
+                "userInfo": {
+                    "username": "system:serviceaccount:ml:trainer",
+                    "uid": "5d1c",
+                    "groups": ["system:serviceaccounts", "system:authenticated"],
+                },
+                "object": obj,
+                "oldObject": old,
+                "dryRun": False,
+                "options": {
+                    "kind": "CreateOptions" if operation == "CREATE" else "UpdateOptions",
+                    "apiVersion": "meta.k8s.io/v1",
+                    "fieldManager": "kubectl-client-side-apply",
+                },
+            },
+        },
+        separators=(",", ":"),
+    ).encode()
 
 
 def api_server_post(client: Client, body: bytes, timeout: str = "5s") -> tuple[int, dict]:
     """POST as kube-apiserver does: ?timeout= always, JSON content type and accept headers."""
     tls = client.raw()
-    tls.sendall((f"POST /validate?timeout={timeout} HTTP/1.1\r\nHost: gpulint-webhook.gpulint-system.svc:443\r\n"
-                 "User-Agent: kube-apiserver-admission\r\nContent-Type: application/json\r\n"
-                 "Accept: application/json, */*\r\nAccept-Encoding: gzip\r\n"
-                 f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
+    tls.sendall(
+        (
+            f"POST /validate?timeout={timeout} HTTP/1.1\r\nHost: gpulint-webhook.gpulint-system.svc:443\r\n"
+            "User-Agent: kube-apiserver-admission\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, */*\r\nAccept-Encoding: gzip\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        + body
+    )
     status, _, payload = read_response(tls)
     tls.close()
     return status, json.loads(payload)
 
 
 # ---------------------------------------------------------------- 1. the request as the API server sends it
+
 
 def test_the_api_servers_request_is_reviewed(server):
     denied, allowed = counted(server, "/validate", "denied"), counted(server, "/validate", "allowed")
@@ -111,7 +144,7 @@ def test_unknown_paths_are_counted_under_one_bounded_label(server):
     assert server.get("/x?y=z")[0] == 404
     assert counted(server, "other", "not_found") == before + 4
     metrics = server.get("/metrics")[1]
-    assert "attacker" not in metrics and "validat\"" not in metrics
+    assert "attacker" not in metrics and 'validat"' not in metrics
 
 
 def test_go_durations_and_the_review_budget():
@@ -131,6 +164,7 @@ def test_a_malformed_timeout_is_a_bad_request(server):
 
 
 # ---------------------------------------------------------------- 6. the review's deadline
+
 
 @pytest.mark.parametrize("mode", ["allow", "deny"])
 def test_a_long_review_is_answered_by_the_deadline_per_the_failure_mode(tmp_path, mode):
@@ -175,6 +209,7 @@ def test_a_million_values_are_checked_quickly_and_in_little_memory(server):
 
 # ---------------------------------------------------------------- 2. slow clients and slots
 
+
 def test_slow_clients_take_no_review_slot(tmp_path):
     running = Server(tmp_path, "--max-concurrency", "1")
     try:
@@ -195,8 +230,9 @@ def test_a_client_that_disconnects_gives_its_slot_back(tmp_path):
     try:
         body = json.dumps(review(slow_object(), "uid-leaves")).encode()
         tls = running.raw()
-        tls.sendall(f"POST /validate?timeout=30s HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode()
-                    + body)
+        tls.sendall(
+            f"POST /validate?timeout=30s HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+        )
         time.sleep(0.5)  # its review is running (it takes several seconds)
         tls.close()
         running.wait_for("review_abandoned", timeout=3)
@@ -238,6 +274,7 @@ def test_the_request_must_arrive_within_the_read_deadline(tmp_path):
 
 # ---------------------------------------------------------------- 3. malformed bodies and framing
 
+
 def raw_post(client: Client, head: str, body: bytes = b"") -> tuple[int, dict[str, str], dict]:
     tls = client.raw()
     tls.sendall(head.encode() + body)
@@ -247,8 +284,12 @@ def raw_post(client: Client, head: str, body: bytes = b"") -> tuple[int, dict[st
 
 
 def test_malformed_bodies_and_framing_get_answers(server):
-    deep = b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": ' + b"[" * 100_000 + \
-        b"]" * 100_000 + b"}"
+    deep = (
+        b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": '
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}"
+    )
     status, answer = server.post(deep)
     assert status == 400 and "nests deeper" in answer["error"]
     over_our_limit = {**GOOD_POD, "spec": {**GOOD_POD["spec"], "x": json.loads("[" * 300 + "]" * 300)}}
@@ -263,7 +304,7 @@ def test_malformed_bodies_and_framing_get_answers(server):
     assert status == 411 and "chunked" in answer["error"]
     assert raw_post(server, post + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n")[0] == 400
     # over the limit: answered from the headers, the body never sent
-    status, headers, answer = raw_post(server, post + f"Content-Length: {10 ** 12}\r\n\r\n")
+    status, headers, answer = raw_post(server, post + f"Content-Length: {10**12}\r\n\r\n")
     assert status == 413 and headers.get("connection") == "close"
     # a body shorter than its Content-Length, the connection then closed: no answer is possible, the server goes on
     tls = server.raw()
@@ -274,6 +315,7 @@ def test_malformed_bodies_and_framing_get_answers(server):
 
 
 # ---------------------------------------------------------------- siblings: headers, keep-alive, methods
+
 
 def test_header_floods_and_long_lines_get_answers(server):
     get = "GET /healthz HTTP/1.1\r\nHost: x\r\n"
@@ -292,8 +334,12 @@ def test_http_1_0_keep_alive_and_pipelining(server):
     assert closed_by_server(tls)  # an HTTP/1.0 client is not left waiting for the end of the answer
     first, second = (json.dumps(review(obj, uid)).encode() for obj, uid in ((GOOD_POD, "uid-p1"), (BAD_POD, "uid-p2")))
     tls = server.raw()
-    tls.sendall(b"".join(f"POST /validate?timeout=5s HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
-                         .encode() + body for body in (first, second)))
+    tls.sendall(
+        b"".join(
+            f"POST /validate?timeout=5s HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+            for body in (first, second)
+        )
+    )
     responses = ResponseReader(tls)
     for uid in ("uid-p1", "uid-p2"):
         status, _, payload = responses.read()
@@ -303,11 +349,19 @@ def test_http_1_0_keep_alive_and_pipelining(server):
 
 def test_methods_that_do_not_belong_get_405(server):
     before = counted(server, "/validate", "method_not_allowed")
-    histogram = next(line for line in server.get("/metrics")[1].splitlines()
-                     if line.startswith("gpulint_review_duration_seconds_count"))
-    for method, path, allowed in (("PUT", "/validate", "POST"), ("GET", "/validate?timeout=5s", "POST"),
-                                  ("DELETE", "/validate", "POST"), ("POST", "/healthz", "GET, HEAD"),
-                                  ("PATCH", "/metrics", "GET, HEAD"), ("POST", "/readyz", "GET, HEAD")):
+    histogram = next(
+        line
+        for line in server.get("/metrics")[1].splitlines()
+        if line.startswith("gpulint_review_duration_seconds_count")
+    )
+    for method, path, allowed in (
+        ("PUT", "/validate", "POST"),
+        ("GET", "/validate?timeout=5s", "POST"),
+        ("DELETE", "/validate", "POST"),
+        ("POST", "/healthz", "GET, HEAD"),
+        ("PATCH", "/metrics", "GET, HEAD"),
+        ("POST", "/readyz", "GET, HEAD"),
+    ):
         status, headers, answer = raw_post(server, f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
         assert (status, headers.get("allow")) == (405, allowed), (method, path)
         assert "not allowed" in answer["error"]
@@ -353,13 +407,14 @@ def test_connections_beyond_the_limit_are_closed_at_once(tmp_path):
 
 # ---------------------------------------------------------------- 4, 5. signals
 
+
 def test_sigterm_with_slow_and_idle_clients_shuts_down_in_the_grace_period(tmp_path):
     running = Server(tmp_path)
     idle = running.raw()
     idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
     assert read_response(idle)[0] == 200  # a keep-alive connection, now idle
     body = json.dumps(review(GOOD_POD)).encode()
-    slow_body = running.start_slow_review(body, 10)  # never finishes
+    running.start_slow_review(body, 10)  # never finishes
     slow_head = running.raw()
     slow_head.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\n")  # never finishes its headers
     time.sleep(0.2)
@@ -386,6 +441,7 @@ def test_sighup_reloads_instead_of_killing(tmp_path):
 
 
 # ---------------------------------------------------------------- 8. certificate rotation through ..data
+
 
 def secret_volume(root: Path, ca: trustme.CA, name: str) -> None:
     """Lay out a pair as the kubelet's atomic writer does: ..<timestamp>/ files, ..data -> it, and
@@ -455,26 +511,45 @@ def test_certificate_rotation_through_the_data_symlink(tmp_path):
 
 # ---------------------------------------------------------------- 7. memory over many reviews and reloads
 
+
 def resident_mib() -> float:
-    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def distinct_review(index: int) -> bytes:
     """A pod unlike every other: its own selector, affinity and requests (each a key of some cache)."""
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{index}", "labels": {"app": f"a{index}"}},
-           "spec": {"nodeSelector": {"kubernetes.io/hostname": f"n{index % 3}", f"team-{index}": "x"},
-                    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [{"matchExpressions": [
-                            {"key": "zone", "operator": "In", "values": [f"z{index}"]}]}]}}},
-                    "tolerations": [{"operator": "Exists"}],
-                    "containers": [{"name": "c", "image": "i", "resources": {
-                        "limits": {"nvidia.com/gpu": 1 + index % 8, "cpu": f"{index + 1}m"}}}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"p{index}", "labels": {"app": f"a{index}"}},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": f"n{index % 3}", f"team-{index}": "x"},
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "zone", "operator": "In", "values": [f"z{index}"]}]}
+                        ]
+                    }
+                }
+            },
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "i",
+                    "resources": {"limits": {"nvidia.com/gpu": 1 + index % 8, "cpu": f"{index + 1}m"}},
+                }
+            ],
+        },
+    }
     return json.dumps(review(pod, f"uid-{index}")).encode()
 
 
 def test_memory_stays_flat_over_distinct_reviews_and_reloads(tmp_path):
-    from gpulint.serve import Webhook
     from webhook_helpers import nodes_yaml
+
+    from gpulint.webhook.server import Webhook
 
     inventory = tmp_path / "inventory"
     inventory.mkdir()
@@ -501,7 +576,7 @@ def test_memory_stays_flat_over_distinct_reviews_and_reloads(tmp_path):
 
 
 def test_metadata_of_the_wrong_type_is_checked_not_a_failure():
-    from gpulint.serve import Webhook
+    from gpulint.webhook.server import Webhook
 
     webhook = Webhook(Config(), ServeOptions(failure_mode="deny"))
     for metadata in ([[{"name": "x"}]], "x", 5, None):

@@ -1,0 +1,1 @@
+"""The command line: check, explain, inventory, rules, serve."""

@@ -1,0 +1,355 @@
+"""`gpulint explain`: why would this pod be Pending? Answered in the order operators diagnose it.
+
+1. resource name and count, 2. capacity vs allocatable, 3. node affinity and taints
+(a per-node table, identical nodes once with a count), 4. DRA, 5. gang and topology,
+then the scheduler's own summary and the kubectl commands that confirm it live.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
+from gpulint.kube.gangs.members import gangs_of, pack
+from gpulint.kube.gangs.packing import WORK_BUDGET
+from gpulint.kube.resources import is_extended
+from gpulint.kube.scheduler import (
+    REASON_AFFINITY,
+    REASON_NODE_NAME,
+    REASON_UNSCHEDULABLE,
+    FitResult,
+    NodeGroup,
+    pod_requirements,
+)
+from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
+from gpulint.lint.findings import Finding, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.resolver import Resolver
+from gpulint.lint.verdicts import (
+    allocation_failure,
+    describe_gang,
+    extended_resource_claim,
+    gpu_pod_requirements,
+    referenced_claims,
+    scheduling_hint,
+)
+
+OK, FAIL, INFO = "ok", "FAIL", "info"
+EXPLAIN_JSON_VERSION = 1  # bumped when the shape of `explain --format json` changes
+NO_GANG = "no gang: pods are placed one by one"
+
+
+@dataclass
+class Step:
+    title: str
+    status: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SiteExplanation:
+    heading: str
+    steps: list[Step]
+    table: list[tuple[str, int, str]]  # nodes, count, result
+    summary: str
+    commands: list[str]
+
+
+def object_matches(obj: KubeObject, selector: str | None) -> bool:
+    """``--object`` is KIND/NAME or KIND/NAMESPACE/NAME (kind case-insensitive)."""
+    if not selector:
+        return True
+    parts = selector.split("/")
+    if len(parts) == 2:
+        kind, name, namespace = parts[0], parts[1], None
+    elif len(parts) == 3:
+        kind, namespace, name = parts
+    else:
+        return False
+    return (
+        obj.kind.lower() == kind.lower()
+        and obj.ref.name == name
+        and (namespace is None or obj.ref.namespace == namespace)
+    )
+
+
+def _amount(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
+def _names(group: NodeGroup, limit: int = 3) -> str:
+    names = [node.name for node in group.nodes[:limit]]
+    more = f" (+{len(group) - limit})" if len(group) > limit else ""
+    return ", ".join(names) + more
+
+
+def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: Step | None = None) -> SiteExplanation:
+    # The requirements gpu-unschedulable judges: DRA-backed extended resources are the DRA step's.
+    pod = gpu_pod_requirements(obj.kind, site, inventory) or pod_requirements(effective_pod_spec(obj.kind, site.spec))
+    dra_backed = set(inventory.dra_extended_resources()) - inventory.published_resources
+    model = inventory.model
+    result: FitResult = model.evaluate(pod)
+    role = f", '{site.role}' pod template" if site.role else ""
+    count = "" if site.pods is None else f" ({site.pods} pod{'s' if site.pods != 1 else ''})"
+    heading = f"{obj.ref.display()}{role}{count}"
+    steps: list[Step] = []
+
+    # 1. resource names and counts
+    everything = pod_requirements(effective_pod_spec(obj.kind, site.spec)).requests
+    extended = {name: amount for name, amount in everything.items() if is_extended(name)}
+    known = inventory.published_resources | inventory.dra_extended_resources().keys()
+    unknown = [name for name in extended if name not in known]
+    lines = [
+        "effective pod request: "
+        + (", ".join(f"{n} {_amount(a)}" for n, a in sorted(pod.requests.items())) or "nothing")
+    ]
+    lines += [f"{name}: no node publishes it and no DeviceClass backs it" for name in unknown]
+    fractional = [name for name, amount in extended.items() if amount.denominator != 1]
+    lines += [
+        f"{name}: {_amount(extended[name])} is not a whole number (the API server rejects it)" for name in fractional
+    ]
+    steps.append(Step("Resource names and counts", FAIL if unknown or fractional else OK, lines))
+
+    # 2. capacity vs allocatable
+    lines = []
+    status = OK
+    for name, amount in sorted(extended.items()):
+        if name in dra_backed:
+            lines.append(
+                f"{name}: asks {_amount(amount)}; served by DRA (a DeviceClass's extendedResourceName): "
+                "see the DRA step"
+            )
+            continue
+        largest_capacity = max((n.capacity.get(name, Fraction(0)) for n in inventory.nodes), default=Fraction(0))
+        largest_allocatable = max((n.allocatable.get(name, Fraction(0)) for n in inventory.nodes), default=Fraction(0))
+        largest_free = max((n.free(name) for n in inventory.nodes), default=Fraction(0))
+        lines.append(
+            f"{name}: asks {_amount(amount)}; largest node capacity {_amount(largest_capacity)}, "
+            f"allocatable {_amount(largest_allocatable)}, free now {_amount(largest_free)}"
+        )
+        if amount > largest_allocatable:
+            status = FAIL
+    if result.fits and site.pods and site.pods > 1:  # the same count gpu-unschedulable judges
+        placed = model.placeable(pod)
+        if placed < site.pods:
+            status = FAIL
+            lines.append(
+                f"the workload runs {site.pods} of these pods, but only {placed} fit on the empty cluster "
+                f"at once; the other {site.pods - placed} would stay Pending"
+            )
+    steps.append(Step("Capacity vs allocatable", status, lines or ["no extended resources requested"]))
+
+    # 3. affinity and taints
+    affinity_failures = sum(c for r, c in result.reasons.items() if r == REASON_AFFINITY)
+    taint_failures = sum(c for r, c in result.reasons.items() if r.startswith("node(s) had untolerated taint"))
+    other = sum(c for r, c in result.reasons.items() if r in (REASON_UNSCHEDULABLE, REASON_NODE_NAME))
+    lines = [
+        f"{len(pod.requirements())} required node selection term(s); {affinity_failures} node(s) excluded by "
+        f"affinity/selector, {taint_failures} by untolerated taints, {other} cordoned or not the named node"
+    ]
+    steps.append(
+        Step(
+            "Node affinity and taints", FAIL if not result.fits and (affinity_failures or taint_failures) else OK, lines
+        )
+    )
+
+    steps.append(_dra_step(obj, site, inventory, result))
+    steps.append(gang or _gang_step(obj, inventory))
+
+    by_result: dict[str, list] = {}
+    if result.fitting:
+        by_result["fits"] = list(result.fitting)
+    for group, reasons in result.failing:  # rows with the same verdict are shown once
+        by_result.setdefault("; ".join(reasons), []).extend(group.nodes)
+    table = [(_names(NodeGroup(nodes)), len(nodes), verdict) for verdict, nodes in by_result.items()]
+    summary = (
+        f"{len(result.fitting)}/{result.total} nodes pass every filter"
+        if result.fits
+        else result.summary() + scheduling_hint(result, pod, inventory)
+    )
+    return SiteExplanation(heading, steps, table, summary, _commands(obj, site, result))
+
+
+def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
+    gangs = gangs_of(obj, inventory)
+    if not gangs:
+        return Step("Gang and topology", OK, [NO_GANG])
+    lines, status = [], OK
+    for gang in gangs:
+        result = pack(gang, inventory.model)
+        where = f" in one {gang.topology_key}" if gang.topology_key else ""
+        lines.append(f"{gang.system}: {gang.required} of {gang.total} pods at once{where}")
+        if result.main is None:
+            lines.append("  which members must run together is not determined: not evaluated")
+            continue
+        fitting = result.fitting_domains()
+        if result.unsatisfiable:
+            status = FAIL
+            lines.append(f"  cannot be placed: {describe_gang(gang, result, gang.topology_key)}")
+        elif result.undecided:  # neither proven: said, never a failure
+            status = INFO if status == OK else status
+            lines.append(f"  could not decide within the work budget ({WORK_BUDGET:,} search steps) whether it fits")
+        elif fitting:
+            names = ", ".join(p.domain or "the cluster" for p in fitting[:5])
+            lines.append(f"  fits in {len(fitting)} domain(s): {names}")
+        best = result.best()
+        if gang.topology_key and result.unsatisfiable and best is not None:
+            lines.append(
+                f"  to make it fit: at most {best.placeable} {result.main.role} pods per domain, "
+                f"smaller pods, or a wider topology than {gang.topology_key}"
+            )
+    return Step("Gang and topology", status, lines)
+
+
+def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, result: FitResult) -> Step:
+    entries = site.spec.get("resourceClaims")
+    entries = entries if isinstance(entries, list) else []
+    if not entries and extended_resource_claim(site, inventory) is None:
+        return Step("DRA claims", OK, ["no resource claims"])
+    claims = referenced_claims(obj, site, inventory)
+    extended = extended_resource_claim(site, inventory)
+    if extended is not None:
+        claims.append(extended[0])
+    lines = [f"{len(entries)} resource claim(s); {len(claims)} found in the linted files or the inventory"]
+    if not claims or not inventory.dra.has_devices:
+        lines.append("no ResourceSlices in the inventory: allocation not evaluated")
+        return Step("DRA claims", INFO, lines)
+    allowed = frozenset(node.name for node in result.fitting)
+    verdicts = inventory.dra.verdicts(tuple(claims), allowed)
+    fitting = sum(len(group.nodes) for group, verdict in verdicts if verdict.fits)
+    if fitting:
+        lines.append(
+            f"the claims can be allocated on {fitting} of the {len(allowed)} nodes that pass the other filters"
+        )
+        return Step("DRA claims", OK, lines)
+    reason = allocation_failure(verdicts, len(inventory.nodes)) if verdicts else None
+    lines.append(reason or "no node that passes the other filters publishes devices")
+    return Step("DRA claims", FAIL, lines)
+
+
+def _commands(obj: KubeObject, site: PodSpecSite, result: FitResult) -> list[str]:
+    namespace = f" -n {obj.ref.namespace}" if obj.ref.namespace else ""
+    commands = [f"kubectl get events{namespace} --field-selector reason=FailedScheduling"]
+    labels = template_metadata(obj.data, site).get("labels")
+    labels = labels if isinstance(labels, dict) else {}
+    if labels:
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        commands.append(f"kubectl describe pods{namespace} -l {selector}")
+    elif obj.kind == "Pod":
+        commands.append(f"kubectl describe pod{namespace} {obj.ref.name}")
+    commands.append("kubectl get nodes -L nvidia.com/gpu.product,nvidia.com/gpu.count,topology.kubernetes.io/zone")
+    # A node the pod's affinity excludes is never a node the pod touches: describe one it was refused by.
+    touched = [
+        group for group, reasons in result.failing if REASON_AFFINITY not in reasons and REASON_NODE_NAME not in reasons
+    ]
+    if touched:
+        commands.append(
+            f"kubectl describe node {touched[0].representative.name}   # taints, labels, Allocated resources"
+        )
+    return commands
+
+
+def explain_objects(
+    objects: list[KubeObject], inventory: Resolver, findings: list[Finding] = ()
+) -> list[SiteExplanation]:  # type: ignore[assignment]
+    """An explanation per pod template, and one per object that has none but that `check` judges
+    (claims, claim templates, gang groups); each ends with `check`'s own findings on the object."""
+    out = []
+    for obj in objects:
+        own = [
+            f for f in findings if f.file == obj.document.path and f.obj == obj.ref and f.document == obj.document.index
+        ]
+        sites = list(pod_spec_sites(obj.data))
+        gang = _gang_step(obj, inventory) if sites else None  # the object's gangs, packed once for all its sites
+        explained = [explain_site(obj, site, inventory, gang) for site in sites]
+        if not explained:
+            steps = _object_steps(obj, inventory)
+            if not steps and not own:
+                continue
+            explained = [SiteExplanation(obj.ref.display(), steps, [], "", [])]
+        for explanation in explained:
+            explanation.steps.append(_findings_step(own))
+        out.extend(explained)
+    return out
+
+
+def _object_steps(obj: KubeObject, inventory: Resolver) -> list[Step]:
+    """What `check` judges on an object without pods: a claim's allocation, a group's packing."""
+    steps = []
+    if obj.ref.group == "resource.k8s.io" and obj.kind in ("ResourceClaim", "ResourceClaimTemplate"):
+        steps.append(_claim_step(claim_spec_of(obj.data, obj.kind), inventory))
+    gang = _gang_step(obj, inventory)
+    if gang.lines != [NO_GANG]:
+        steps.append(gang)
+    return steps
+
+
+def _claim_step(claim: ClaimSpec, inventory: Resolver) -> Step:
+    dra = inventory.dra
+    if not inventory.has_nodes or not dra.has_devices:
+        return Step("DRA allocation", INFO, ["no ResourceSlices in the inventory: allocation not evaluated"])
+    if not claim.requests:
+        return Step("DRA allocation", INFO, ["the claim has no requests"])
+    reason = allocation_failure(dra.verdicts((claim,)), len(inventory.nodes))
+    if reason is not None:
+        return Step("DRA allocation", FAIL, [f"the claim can never be allocated: {reason}"])
+    fitting = sum(len(group.nodes) for group, verdict in dra.verdicts((claim,)) if verdict.fits)
+    return Step("DRA allocation", OK, [f"the claim can be allocated on {fitting} of the {len(inventory.nodes)} nodes"])
+
+
+def _findings_step(findings: list[Finding]) -> Step:
+    if not findings:
+        return Step("gpulint check", OK, ["no findings"])
+    worst = max(f.severity for f in findings)
+    lines = [f"{f.line}:{f.column}: {f.severity}[{f.rule}] {f.message}" for f in findings]
+    return Step("gpulint check", FAIL if worst >= Severity.ERROR else INFO, lines)
+
+
+def render_json(explanations: list[SiteExplanation]) -> str:
+    import json
+
+    return (
+        json.dumps(
+            {
+                "version": EXPLAIN_JSON_VERSION,
+                "explanations": [
+                    {
+                        "heading": e.heading,
+                        "steps": [
+                            {"title": step.title, "status": step.status, "lines": step.lines} for step in e.steps
+                        ],
+                        "nodes": [
+                            {"nodes": names, "count": count, "result": result} for names, count, result in e.table
+                        ],
+                        "scheduler": e.summary,
+                        "commands": e.commands,
+                    }
+                    for e in explanations
+                ],
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+
+
+def render(explanations: list[SiteExplanation]) -> str:
+    out: list[str] = []
+    for explanation in explanations:
+        out.append(f"== {explanation.heading}")
+        for number, step in enumerate(explanation.steps, 1):
+            out.append(f"{number}. {step.title}: {step.status}")
+            out.extend(f"     {line}" for line in step.lines)
+        if explanation.table:
+            width = max((len(names) for names, _, _ in explanation.table), default=5)
+            out.append("   nodes".ljust(width + 5) + "  count  result")
+            for names, count, result in explanation.table:
+                out.append(f"   {names:<{width}}  {count:>5}  {result}")
+        if explanation.summary:
+            out.append(f"Scheduler: {explanation.summary}")
+        if explanation.commands:
+            out.append("Confirm on the live cluster:")
+            out.extend(f"   {command}" for command in explanation.commands)
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,156 @@
+"""`gpulint inventory`: what the cluster offers, and what is wrong with the inventory itself."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from gpulint.kube.fields import mapping, sequence
+from gpulint.kube.resources import is_extended
+from gpulint.lint.resolver import Resolver
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+RACK_LABELS = (
+    "topology.kubernetes.io/rack",
+    "cloud.google.com/gce-topology-subblock",
+    "topology.k8s.aws/network-node-layer-3",
+    "network.topology.nvidia.com/leaf",
+)
+MODEL_LABELS = ("nvidia.com/gpu.product", "amd.com/gpu.product-name")
+
+
+@dataclass
+class ResourceTotals:
+    capacity: Fraction = Fraction(0)
+    allocatable: Fraction = Fraction(0)
+    free: Fraction = Fraction(0)
+
+
+@dataclass
+class InventorySummary:
+    nodes: int
+    by_model: Counter[str] = field(default_factory=Counter)
+    by_zone: Counter[str] = field(default_factory=Counter)
+    by_rack: Counter[str] = field(default_factory=Counter)
+    resources: dict[str, ResourceTotals] = field(default_factory=dict)
+    devices_by_driver: Counter[str] = field(default_factory=Counter)
+    devices_by_class: Counter[str] = field(default_factory=Counter)
+    device_classes: dict[str, str] = field(default_factory=dict)  # class -> extended resource name or ""
+    running_pods: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        def number(value: Fraction) -> int | float:
+            return value.numerator if value.denominator == 1 else float(value)
+
+        return {
+            "nodes": self.nodes,
+            "byModel": dict(self.by_model),
+            "byZone": dict(self.by_zone),
+            "byRack": dict(self.by_rack),
+            "resources": {
+                name: {"capacity": number(t.capacity), "allocatable": number(t.allocatable), "free": number(t.free)}
+                for name, t in sorted(self.resources.items())
+            },
+            "draDevicesByDriver": dict(self.devices_by_driver),
+            "draDevicesByClass": dict(self.devices_by_class),
+            "deviceClasses": {
+                name: {"extendedResourceName": ext or None} for name, ext in sorted(self.device_classes.items())
+            },
+            "runningPods": self.running_pods,
+        }
+
+
+def _first_label(labels: dict[str, str], keys: tuple[str, ...], default: str) -> str:
+    for key in keys:
+        if key in labels:
+            return labels[key]
+    return default
+
+
+def summarize(inventory: Resolver) -> InventorySummary:
+    summary = InventorySummary(len(inventory.nodes))
+    totals: dict[str, ResourceTotals] = defaultdict(ResourceTotals)
+    for node in inventory.nodes:
+        summary.by_model[_first_label(node.labels, MODEL_LABELS, "(no GPU model label)")] += 1
+        summary.by_zone[node.labels.get(ZONE_LABEL, "(no zone label)")] += 1
+        summary.by_rack[_first_label(node.labels, RACK_LABELS, "(no rack label)")] += 1
+        for name in set(node.capacity) | set(node.allocatable):
+            if not is_extended(name):
+                continue
+            totals[name].capacity += node.capacity.get(name, Fraction(0))
+            totals[name].allocatable += node.allocatable.get(name, Fraction(0))
+            totals[name].free += max(node.free(name), Fraction(0))
+    summary.resources = dict(totals)
+    for located in inventory.slices:
+        spec = mapping(located.data.get("spec"))
+        devices = sequence(spec.get("devices"))
+        summary.devices_by_driver[str(spec.get("driver") or "(no driver)")] += len(devices)
+    extended = {
+        cls: name
+        for name, cls in inventory.dra_extended_resources().items()
+        if not name.startswith("deviceclass.resource.kubernetes.io/")
+    }
+    summary.device_classes = {name: extended.get(name, "") for name in inventory.device_classes}
+    summary.devices_by_class = _devices_by_class(inventory)
+    summary.running_pods = sum(node.pod_count for node in inventory.nodes)
+    return summary
+
+
+def _devices_by_class(inventory: Resolver) -> Counter[str]:
+    """Devices each DeviceClass selects (its CEL selectors evaluated on every published device)."""
+    counts: Counter[str] = Counter()
+    if not inventory.slices or not inventory.device_classes:
+        return counts
+    from gpulint.kube.dra.allocation import class_selectors
+
+    dra = inventory.dra
+    devices = dra.all_devices()
+    for name, located in sorted(inventory.device_classes.items()):
+        selectors = class_selectors(located.data)
+        counts[name] = sum(
+            1 for device in devices if all(dra.selectors.outcome(selector, device).matches for selector in selectors)
+        )
+    return counts
+
+
+def _table(title: str, counts: Counter[str]) -> list[str]:
+    if not counts:
+        return []
+    width = max(len(key) for key in counts)
+    return [title] + [
+        f"  {key:<{width}}  {count}" for key, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def _amount(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
+def render_text(summary: InventorySummary) -> str:
+    lines = [
+        f"Nodes: {summary.nodes}"
+        + (f" ({summary.running_pods} running pods accounted)" if summary.running_pods else "")
+    ]
+    lines += _table("By GPU model:", summary.by_model)
+    lines += _table("By zone:", summary.by_zone)
+    lines += _table("By rack:", summary.by_rack)
+    if summary.resources:
+        width = max(len(name) for name in summary.resources)
+        lines.append("Extended resources:")
+        lines.append(f"  {'resource':<{width}}  {'capacity':>8}  {'allocatable':>11}  {'free now':>8}")
+        for name, totals in sorted(summary.resources.items()):
+            lines.append(
+                f"  {name:<{width}}  {_amount(totals.capacity):>8}  {_amount(totals.allocatable):>11}  "
+                f"{_amount(totals.free):>8}"
+            )
+    if summary.devices_by_driver:
+        lines += _table("DRA devices by driver (ResourceSlices):", summary.devices_by_driver)
+    if summary.device_classes:
+        lines.append("DeviceClasses:")
+        width = max(len(name) for name in summary.device_classes)
+        for name, extended in sorted(summary.device_classes.items()):
+            devices = f"  {summary.devices_by_class.get(name, 0):>4} devices" if summary.devices_by_driver else ""
+            lines.append(f"  {name:<{width}}{devices}" + (f"  (extendedResourceName {extended})" if extended else ""))
+    return "\n".join(lines) + "\n"

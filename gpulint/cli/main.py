@@ -1,0 +1,474 @@
+"""Command line: gpulint check | rules | rule NAME.
+
+Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it,
+2 usage or configuration error, 3 internal error (a bug: please report it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from gpulint import __version__
+from gpulint.lint.config import (
+    Config,
+    ConfigError,
+    KnownRules,
+    check_rule_ids,
+    discover,
+    load,
+    parse_feature_gates,
+    parse_kubernetes_version,
+)
+from gpulint.lint.findings import Severity
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+SEVERITIES = ("error", "warning", "info")
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _known_rules(extra_policies: tuple[str, ...] = ()) -> KnownRules:
+    """Rule ids a configuration may name: the built-in rules and the rules of the policies it loads."""
+
+    def known(policies: tuple[str, ...]) -> set[str]:
+        from gpulint.lint.policies import PolicyError
+        from gpulint.lint.registry import rule_ids
+
+        try:
+            return rule_ids((*policies, *extra_policies))
+        except PolicyError as exc:
+            raise ConfigError(str(exc)) from None
+
+    return known
+
+
+def _load_config(config_path: str | None, known: KnownRules) -> Config:
+    if config_path:
+        path = Path(config_path)
+        if not path.is_file():
+            raise ConfigError(f"--config: {config_path}: no such file")
+        return load(path, known)
+    found = discover(Path.cwd())
+    return load(found, known) if found else Config()
+
+
+def _use_color(choice: str, output: str | None) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    if output or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gpulint")
+def cli() -> None:
+    """gpulint: find GPU workloads that would stay Pending, land on the wrong accelerator, or deadlock."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "sarif", "github", "junit"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Configuration file (default: .gpulint.yaml or pyproject.toml found walking up).",
+)
+@click.option("--select", multiple=True, help="Only these rules (comma-separated, repeatable).")
+@click.option("--ignore", multiple=True, help="Skip these rules (comma-separated, repeatable).")
+@click.option("--kubernetes-version", help="Target Kubernetes version: 1.35, 1.36 or 1.37 (default 1.37).")
+@click.option("--fail-on", type=click.Choice(SEVERITIES), help="Lowest severity that fails the run (default error).")
+@click.option(
+    "--feature-gates", help="Feature gates of the target cluster, e.g. GenericWorkload=true,CompositePodGroup=false."
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
+@click.option(
+    "--inventory",
+    "inventory_paths",
+    multiple=True,
+    type=click.Path(),
+    help="Cluster inventory: kubectl get nodes,resourceslices,deviceclasses -o yaml (file or directory; repeatable).",
+)
+@click.option(
+    "--policy",
+    "policy_paths",
+    multiple=True,
+    help="Policy file or directory (gpulint Policies, ValidatingAdmissionPolicies), or gpulint:NAME / "
+    "gpulint:all from the shipped library (repeatable).",
+)
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; change no file.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Worker processes (0: one per core for large inputs).",
+)
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+def check(
+    paths: tuple[str, ...],
+    output_format: str,
+    output: str | None,
+    config_path: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    kubernetes_version: str | None,
+    fail_on: str | None,
+    feature_gates: str | None,
+    exit_zero: bool,
+    inventory_paths: tuple[str, ...],
+    policy_paths: tuple[str, ...],
+    fix: bool,
+    show_diff: bool,
+    jobs: int,
+    color: str,
+) -> None:
+    """Lint manifests in PATHS (files, directories, or - for stdin; default: the current directory)."""
+    try:
+        config = _load_config(config_path, _known_rules(policy_paths))
+        known = _known_rules()(policy_paths or config.policies)
+        selected, ignored = _split(select), _split(ignore)
+        if selected:
+            check_rule_ids(selected, known, "--select", "select")
+        if ignored:
+            check_rule_ids(ignored, known, "--ignore", "ignore")
+        config = config.with_overrides(
+            select=selected,
+            ignore=ignored,
+            kubernetes_version=parse_kubernetes_version(kubernetes_version) if kubernetes_version else None,
+            fail_on=Severity.parse(fail_on) if fail_on else None,
+            inventory=tuple(inventory_paths) if inventory_paths else None,
+            feature_gates=parse_feature_gates(feature_gates) if feature_gates is not None else None,
+            policies=tuple(policy_paths) if policy_paths else None,
+        )
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    from gpulint.cli.check import run_check
+    from gpulint.report import encode
+
+    if output and _is_one_of(output, paths):
+        raise click.UsageError(f"--output: {output} is one of the files to check; the report would overwrite it")
+    use_color = _use_color(color, output)
+    result = run_check(
+        list(paths) or ["."], config, output_format, fix=fix, show_diff=show_diff, jobs=jobs, color=use_color
+    )
+    for message in result.messages:
+        click.echo(message, err=True)
+    rendered = encode(result.rendered, "text" if show_diff else output_format)
+    if output:
+        try:
+            Path(output).write_bytes(rendered)
+        except OSError as exc:
+            raise click.UsageError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
+    else:
+        click.echo(rendered, nl=False)
+    if result.usage_error:
+        sys.exit(EXIT_USAGE)
+    if exit_zero:
+        sys.exit(EXIT_OK)
+    sys.exit(EXIT_FINDINGS if result.failed else EXIT_OK)
+
+
+def _is_one_of(output: str, paths: tuple[str, ...]) -> bool:
+    for path in paths:
+        try:
+            if path != "-" and os.path.isfile(path) and os.path.samefile(output, path):
+                return True
+        except OSError:  # the output does not exist yet (or cannot be looked at): it is no input file
+            return False
+    return False
+
+
+def _rules_with_policies(policy_paths: tuple[str, ...]) -> dict:
+    from gpulint.lint.policies import PolicyError
+    from gpulint.lint.registry import all_rules, policy_rules
+
+    try:
+        return {**all_rules(), **policy_rules(tuple(policy_paths))} if policy_paths else all_rules()
+    except PolicyError as exc:
+        click.echo(f"gpulint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+@cli.command("rules")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--policy", "policy_paths", multiple=True, help="Also list these policies' rules.")
+def list_rules(output_format: str, policy_paths: tuple[str, ...]) -> None:
+    """List every rule with its default severity."""
+    rules = _rules_with_policies(policy_paths)
+    if output_format == "json":
+        import json
+
+        click.echo(
+            json.dumps(
+                [{"id": r.id, "severity": str(r.severity), "summary": r.summary} for r in rules.values()], indent=2
+            )
+        )
+        return
+    width = max(len(rule_id) for rule_id in rules)
+    for rule in rules.values():
+        click.echo(f"{rule.id:<{width}}  {str(rule.severity):<7}  {rule.summary}")
+
+
+@cli.command("rule")
+@click.argument("name")
+@click.option("--policy", "policy_paths", multiple=True, help="Policies whose rules NAME may name.")
+def show_rule(name: str, policy_paths: tuple[str, ...]) -> None:
+    """Print the docs of rule NAME: what it does, why, the Kubernetes rule, an example and its fix."""
+    rules = _rules_with_policies(policy_paths)
+    if name not in rules:
+        try:
+            check_rule_ids((name,), set(rules), "gpulint rule", "NAME")
+        except ConfigError as exc:
+            raise click.UsageError(str(exc)) from None
+    click.echo(rules[name].markdown(), nl=False)
+
+
+def _inventory_config(config_path: str | None, inventory_paths: tuple[str, ...], kubernetes_version: str | None):
+
+    try:
+        config = _load_config(config_path, _known_rules())
+        config = config.with_overrides(
+            inventory=tuple(inventory_paths) if inventory_paths else None,
+            kubernetes_version=parse_kubernetes_version(kubernetes_version) if kubernetes_version else None,
+        )
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    if not config.inventory:
+        raise click.UsageError("no inventory: give --inventory PATH (or 'inventory:' in the configuration)")
+    return config
+
+
+def _read_inventory(config: Config, sources: list | None = None):
+    from gpulint.lint.inventory import InventoryError, load_inventory
+
+    try:
+        return load_inventory(list(config.inventory), sources)
+    except InventoryError as exc:
+        click.echo(f"gpulint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+@cli.command("inventory")
+@click.option(
+    "--inventory",
+    "inventory_paths",
+    multiple=True,
+    type=click.Path(),
+    help="Inventory file or directory (repeatable; default: 'inventory:' from the configuration).",
+)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None, output_format: str) -> None:
+    """Summarize the cluster inventory (GPUs by model, zone, rack; free capacity; DRA devices) and check it."""
+    import json
+
+    from gpulint.cli.inventory import render_text, summarize
+    from gpulint.lint.registry import all_rules
+    from gpulint.lint.run import LintRun
+    from gpulint.lint.sources import SourceError, collect
+    from gpulint.report import FormatOptions, encode
+    from gpulint.report.text import render as render_findings
+
+    config = _inventory_config(config_path, inventory_paths, None)
+    try:
+        sources = collect(list(config.inventory))  # read once: summarized and checked from the same bytes
+    except SourceError as exc:
+        click.echo(f"gpulint: error: --inventory: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    inventory = _read_inventory(config, sources)
+    own_checks = config.with_overrides(select=("stale-gpu-label", "schema-invalid"), ignore=())
+    run = LintRun(own_checks, sources, inventory)
+    report = run.report()
+    summary = summarize(run.resolver)
+    if output_format == "json":
+        click.echo(
+            json.dumps({"summary": summary.as_json(), "findings": [f.as_json() for f in report.findings]}, indent=2)
+        )
+    else:
+        click.echo(encode(render_text(summary), "text"), nl=False)
+        click.echo("Inventory findings:")
+        click.echo(encode(render_findings(report, all_rules(), FormatOptions()), "text"), nl=False)
+    worst = report.worst()
+    sys.exit(EXIT_FINDINGS if worst is not None and worst >= Severity.ERROR else EXIT_OK)
+
+
+@cli.command("explain")
+@click.argument("paths", nargs=-1, type=click.Path(), required=True)
+@click.option("--object", "object_selector", help="Only KIND/NAME or KIND/NAMESPACE/NAME.")
+@click.option(
+    "--inventory",
+    "inventory_paths",
+    multiple=True,
+    type=click.Path(),
+    help="Inventory file or directory (repeatable; default: 'inventory:' from the configuration).",
+)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def explain_command(
+    paths: tuple[str, ...],
+    object_selector: str | None,
+    inventory_paths: tuple[str, ...],
+    config_path: str | None,
+    output_format: str,
+) -> None:
+    """Explain why the pods of the manifests in PATHS would be Pending on the inventory's cluster."""
+    from gpulint.cli.explain import explain_objects, object_matches, render, render_json
+    from gpulint.lint.run import LintRun
+    from gpulint.lint.sources import SourceError, collect
+    from gpulint.report import encode
+
+    config = _inventory_config(config_path, inventory_paths, None)
+    try:
+        sources = collect(list(paths), config.exclude)
+    except SourceError as exc:
+        click.echo(f"gpulint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    # The same run as `check` builds: the same inventory (a bad one fails the same way, exit 2 with
+    # file:line:col), the same linted set, the same verdicts and findings.
+    run = LintRun(config, sources, _read_inventory(config))
+    report = run.report(1)
+    for finding in report.findings:
+        if finding.rule == "yaml-invalid":
+            click.echo(f"{finding.file}:{finding.line}:{finding.column}: {finding.message}", err=True)
+    objects = [obj for obj in run.objects() if object_matches(obj, object_selector)]
+    explanations = explain_objects(objects, run.resolver, report.findings)
+    if explanations:
+        text = (render_json if output_format == "json" else render)(explanations)
+        click.echo(encode(text, "json" if output_format == "json" else "text"), nl=False)
+    elif not any(f.rule == "yaml-invalid" for f in report.findings):
+        what = f" matching --object {object_selector}" if object_selector else ""
+        click.echo(f"gpulint: no pod templates{what} in {', '.join(paths)}", err=True)
+        sys.exit(EXIT_USAGE)
+    # The exit code `check` gives for the objects explained (and for files it cannot read).
+    explained = {(obj.document.path, obj.document.index, obj.ref) for obj in objects}
+    judged = [f for f in report.findings if f.rule == "yaml-invalid" or (f.file, f.document, f.obj) in explained]
+    worst = max((f.severity for f in judged), default=None)
+    sys.exit(EXIT_FINDINGS if worst is not None and worst >= config.fail_on else EXIT_OK)
+
+
+@cli.command("serve")
+@click.option("--tls-cert", required=True, type=click.Path(exists=True, dir_okay=False), help="PEM certificate.")
+@click.option("--tls-key", required=True, type=click.Path(exists=True, dir_okay=False), help="PEM private key.")
+@click.option("--host", default="0.0.0.0", show_default=True)
+@click.option("--port", default=8443, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--inventory",
+    "inventory_paths",
+    multiple=True,
+    type=click.Path(),
+    help="Inventory file or directory, re-read when it changes (repeatable).",
+)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+@click.option(
+    "--deny-on",
+    type=click.Choice(SEVERITIES),
+    default="error",
+    show_default=True,
+    help="Lowest severity that denies the object; the rest become warnings.",
+)
+@click.option("--dry-run-mode", is_flag=True, help="Never deny: every finding becomes a warning (for rollout).")
+@click.option("--max-body-bytes", default=3 * 1024 * 1024, show_default=True, type=click.IntRange(1024))
+@click.option(
+    "--failure-mode",
+    type=click.Choice(["allow", "deny"]),
+    default="allow",
+    show_default=True,
+    help="The answer when gpulint itself fails on a request.",
+)
+@click.option("--inventory-poll-seconds", default=10.0, show_default=True, type=click.FloatRange(0.1))
+@click.option(
+    "--max-concurrency",
+    default=64,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Reviews in progress at once; more are answered 503.",
+)
+@click.option(
+    "--live-inventory",
+    is_flag=True,
+    help="Watch Nodes, ResourceSlices and DeviceClasses through the Kubernetes API (in-cluster service "
+    "account, or --kubeconfig).",
+)
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig for --live-inventory.")
+@click.option("--policy", "policy_paths", multiple=True, help="Policies to enforce too (as in gpulint check).")
+def serve_command(
+    tls_cert: str,
+    tls_key: str,
+    host: str,
+    port: int,
+    inventory_paths: tuple[str, ...],
+    config_path: str | None,
+    deny_on: str,
+    dry_run_mode: bool,
+    max_body_bytes: int,
+    failure_mode: str,
+    inventory_poll_seconds: float,
+    max_concurrency: int,
+    live_inventory: bool,
+    kubeconfig: str | None,
+    policy_paths: tuple[str, ...],
+) -> None:
+    """Run the validating admission webhook (HTTPS, POST /validate; /healthz, /readyz, /metrics)."""
+    from gpulint.webhook.server import ServeOptions, run
+
+    try:
+        config = _load_config(config_path, _known_rules())
+        config = config.with_overrides(
+            inventory=tuple(inventory_paths) if inventory_paths else None,
+            policies=tuple(policy_paths) if policy_paths else None,
+        )
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    _rules_with_policies(config.policies)  # a broken policy is a usage error before serving
+    options = ServeOptions(
+        host,
+        port,
+        tls_cert,
+        tls_key,
+        Severity.parse(deny_on),
+        dry_run_mode,
+        max_body_bytes,
+        failure_mode,
+        inventory_poll_seconds,
+        max_concurrency,
+        live_inventory,
+        kubeconfig or "",
+    )
+    try:
+        run(config, options)
+    except Exception as exc:
+        click.echo(f"gpulint: error: cannot serve: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def main() -> None:
+    try:
+        cli(standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("gpulint: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        click.echo(f"gpulint: internal error: {type(exc).__name__}: {exc} (please report this)", err=True)
+        if os.environ.get("GPULINT_DEBUG"):
+            raise
+        sys.exit(EXIT_INTERNAL)

@@ -1,0 +1,1 @@
+"""CEL as Kubernetes compiles, costs and evaluates it (DRA selectors, admission policies)."""

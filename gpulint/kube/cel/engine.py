@@ -1,0 +1,618 @@
+"""CEL the way Kubernetes evaluates DRA device selectors, offline.
+
+The engine is cel-expr-python (Google's cel-cpp): it parses everything Kubernetes'
+cel-go accepts for selectors (optional chaining, ``cel.bind``, the string extensions),
+reports errors in the same ``<input>:line:col`` form, uses RE2 for ``matches`` (no
+catastrophic backtracking), and evaluates ~500,000 selectors/s. Kubernetes' own
+libraries are provided here on top of it:
+
+- quantity: ``quantity()``, ``isQuantity()``, ``compareTo``, ``isGreaterThan``,
+  ``isLessThan``, ``add``, ``sub``, ``asInteger``, ``isInteger``, ``asApproximateFloat``,
+  ``sign`` (exact arithmetic; ``==`` compares values, so ``quantity("1Gi") == quantity("1024Mi")``);
+- semver: ``semver()``, ``isSemver()`` (with the normalize flag), ``major``/``minor``/
+  ``patch``, ``compareTo``, ``isGreaterThan``, ``isLessThan``.
+
+Quantities and versions travel through CEL as tagged strings (the binding has no
+opaque values); their canonical form makes ``==`` mean what it means in Kubernetes.
+Library functions Kubernetes has and this engine lacks (sets, the list extensions,
+``find``, URLs, IPs) make an expression "not evaluable offline", never "invalid".
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Generic, TypeVar
+
+from gpulint.kube.cel import cost as cel_cost
+from gpulint.kube.cel.sandbox import Sandbox
+from gpulint.kube.quantity import QuantityError, parse_quantity
+
+MAX_EXPRESSION_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength
+MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost: validation refuses a higher estimate, the scheduler stops at it
+PER_CALL_LIMIT = 1_000_000  # k8s.io/apiserver pkg/apis/cel PerCallLimit: admission CEL, per expression evaluation
+# cel-go concatenates lists in O(1) (a view); cel-cpp copies them, so a value Kubernetes builds
+# cheaply can exhaust memory here. Evaluations that may build more than this run in the sandbox.
+MAX_BUILT = 1 << 24
+COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"  # cel-go's runtime message
+MUTABLE_ROOTS = ("variables",)  # policy variables are added to this map between expressions
+CACHE_SIZE = 4096  # compiled expressions (and their cost verdicts) kept per engine: the webhook sees new ones forever
+DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
+
+QUANTITY_TAG = "\ue000q:"  # a private-use character: no manifest string starts with it
+SEMVER_TAG = "\ue000v:"
+NO_SUCH_KEY_HINT = (
+    ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with "
+    "has() for optional fields"
+)
+
+# Kubernetes CEL library functions that this engine does not provide (base.go, by version).
+NOT_OFFLINE = frozenset(
+    {
+        "sets.contains",
+        "sets.equivalent",
+        "sets.intersects",
+        "isSorted",
+        "sum",
+        "min",
+        "max",
+        "slice",
+        "flatten",
+        "distinct",
+        "reverse",
+        "sort",
+        "sortBy",
+        "lists.range",
+        "first",
+        "last",
+        "find",
+        "findAll",
+        "url",
+        "isURL",
+        "getScheme",
+        "getHost",
+        "getHostname",
+        "getPort",
+        "getEscapedPath",
+        "getQuery",
+        "ip",
+        "isIP",
+        "cidr",
+        "isCIDR",
+        "includes",
+        "transformList",
+        "transformMap",
+        "transformMapEntry",
+        "strings.quote",
+        "format",
+        "dns1123Label",
+        "dns1123Subdomain",
+        "validate",
+        "authorizer",
+    }
+)
+_UNDECLARED = re.compile(r"undeclared reference to '([^']+)'|no matching overload for '([^']+)'")
+_ERROR_POSITION = re.compile(r"<input>:(\d+):(\d+): (.*)")
+_DOMAIN_LITERAL = re.compile(r"\b(?:attributes|capacity)\s*\[\s*(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')\s*\]")
+_DEVICE_FIELD = re.compile(r"(?<![\w.])device\s*\.\s*\??\s*([A-Za-z_]\w*)")
+_MACRO = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(")
+_SEMVER = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
+    r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?"
+)
+
+
+# --------------------------------------------------------------------------- values
+
+
+def quantity_value(fraction: Fraction) -> str:
+    return f"{QUANTITY_TAG}{fraction.numerator}/{fraction.denominator}"
+
+
+def _fraction(tagged: Any) -> Fraction:
+    if not isinstance(tagged, str) or not tagged.startswith(QUANTITY_TAG):
+        raise ValueError("no such overload: the value is not a Quantity")
+    numerator, denominator = tagged[len(QUANTITY_TAG) :].split("/")
+    return Fraction(int(numerator), int(denominator))
+
+
+def _quantity(text: str) -> str:
+    try:
+        return quantity_value(parse_quantity(text).value)
+    except QuantityError as exc:
+        raise ValueError(f"quantity: {exc}") from None
+
+
+def _is_quantity(text: str) -> bool:
+    try:
+        parse_quantity(text)
+    except QuantityError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Version:
+    major: int
+    minor: int
+    patch: int
+    pre: tuple[str, ...] = ()
+
+    def tag(self) -> str:
+        pre = "-" + ".".join(self.pre) if self.pre else ""
+        return f"{SEMVER_TAG}{self.major}.{self.minor}.{self.patch}{pre}"
+
+
+def parse_semver(text: str, normalize: bool = False) -> Version:
+    """blang/semver strict parsing; ``normalize`` allows a leading v, missing parts and leading zeros."""
+    if len(text) > 256:  # no real version is this long; bounds the regex work on hostile input
+        raise ValueError("invalid semver: longer than 256 characters")
+    if normalize:
+        match = re.fullmatch(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(.*)", text.removeprefix("v"), re.DOTALL)
+        if match:
+            parts = [str(int(part)) for part in match.group(1, 2, 3) if part is not None]
+            text = ".".join(parts + ["0"] * (3 - len(parts))) + match.group(4)
+    match = _SEMVER.fullmatch(text)
+    if match is None:
+        raise ValueError(f"invalid semver: {text!r}")
+    pre = tuple(match.group(4).split(".")) if match.group(4) else ()
+    return Version(int(match.group(1)), int(match.group(2)), int(match.group(3)), pre)
+
+
+def _version(tagged: Any) -> Version:
+    if not isinstance(tagged, str) or not tagged.startswith(SEMVER_TAG):
+        raise ValueError("no such overload: the value is not a Semver")
+    return parse_semver(tagged[len(SEMVER_TAG) :])
+
+
+def _compare_pre(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    if not a or not b:
+        return (not a) - (not b)  # a release is greater than any pre-release
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        if x.isdigit() and y.isdigit():
+            return (int(x) > int(y)) - (int(x) < int(y))
+        if x.isdigit() != y.isdigit():
+            return -1 if x.isdigit() else 1
+        return (x > y) - (x < y)
+    return (len(a) > len(b)) - (len(a) < len(b))
+
+
+def compare_versions(a: Version, b: Version) -> int:
+    left, right = (a.major, a.minor, a.patch), (b.major, b.minor, b.patch)
+    if left != right:
+        return (left > right) - (left < right)
+    return _compare_pre(a.pre, b.pre)
+
+
+def _compare(a: Any, b: Any) -> int:
+    if isinstance(a, str) and a.startswith(SEMVER_TAG):
+        return compare_versions(_version(a), _version(b))
+    x, y = _fraction(a), _fraction(b)
+    return (x > y) - (x < y)
+
+
+def _arith(a: Any, b: Any, sign: int) -> str:
+    other = Fraction(b) if isinstance(b, int) and not isinstance(b, bool) else _fraction(b)
+    return quantity_value(_fraction(a) + sign * other)
+
+
+def _as_integer(a: Any) -> int:
+    value = _fraction(a)
+    if value.denominator != 1 or not -(2**63) <= value.numerator < 2**63:
+        raise ValueError("cannot convert value to integer")
+    return value.numerator
+
+
+def device_value(value: Any) -> Any:
+    """A ResourceSlice attribute ({int|bool|string|version: ...}) as the CEL value Kubernetes gives it."""
+    if isinstance(value, dict):
+        if "version" in value:
+            try:
+                return parse_semver(str(value["version"])).tag()
+            except ValueError:
+                return str(value["version"])
+        for kind in ("int", "bool", "string"):
+            if kind in value:
+                return value[kind]
+        if "value" in value:  # a capacity: {value: 80Gi}
+            try:
+                return _quantity(str(value["value"]))
+            except ValueError:
+                return value["value"]
+        if "list" in value and isinstance(value["list"], list):
+            return [device_value(item) for item in value["list"]]
+    return value
+
+
+# --------------------------------------------------------------------------- compiling
+
+
+@dataclass(frozen=True)
+class CelProblem:
+    message: str
+    offset: int  # character offset into the expression
+    evaluable: bool = True  # False: valid Kubernetes CEL this engine cannot run ("not evaluable offline")
+
+
+@dataclass(frozen=True)
+class Compiled:
+    expression: str
+    program: Any
+    domains: tuple[str, ...]  # attribute/capacity domains the expression names (unknown ones read as {})
+    checked: cel_cost.Checked | None = field(default=None, compare=False, repr=False)  # None: not estimable
+    bounded: bool = False  # True: the estimate with the declared input sizes is within the limit
+    roots: tuple[str, ...] = ()  # the environment's variables it reads
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    """A bounded mapping that forgets the least recently used entry (thread-safe: the webhook's threads share it)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def _offset(expression: str, line: int, column: int) -> int:
+    lines = expression.split("\n")
+    return sum(len(text) + 1 for text in lines[: line - 1]) + max(column - 1, 0)
+
+
+def _strip_strings(expression: str) -> str:
+    """The expression with string literals blanked (same length), so regexes see only code."""
+    return re.sub(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", lambda m: " " * len(m.group(0)), expression)
+
+
+DEVICE_VARIABLES = ("device",)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one evaluation may run, from the estimate with the inputs' actual sizes."""
+
+    in_process: bool  # the estimate bounds it: run here
+    exceeded: str = ""  # the estimate's minimum is over the limit: it fails in Kubernetes too
+
+
+class CelEngine:
+    """Compiles each distinct expression once; evaluates against device maps (or, with other
+    ``variables``, against objects: the policy environment).
+
+    Cost, as Kubernetes bounds it: every expression gets cel-go's static estimate (gpulint.kube.cel.cost).
+    A DRA selector over ``max_cost`` with the declared device sizes is refused at compile time.
+    An evaluation runs in-process when the estimate with its inputs' sizes is within ``max_cost``;
+    otherwise in a worker process with memory and time limits (gpulint.kube.cel.sandbox), where running
+    out is reported as Kubernetes reports it: "operation cancelled: actual cost limit exceeded".
+    ``guarded=False`` (the worker itself) skips all of that.
+    """
+
+    def __init__(
+        self,
+        variables: tuple[str, ...] = DEVICE_VARIABLES,
+        max_cost: int = MAX_COST,
+        guarded: bool = True,
+        cache_size: int = CACHE_SIZE,
+    ) -> None:
+        self.max_cost = max_cost
+        self.guarded = guarded
+        self._env: Any = None
+        self._compiled: LRU[str, Compiled | CelProblem] = LRU(cache_size)
+        self._verdicts: LRU[tuple[str, tuple[int, ...]], Verdict] = LRU(cache_size)
+        self._bounds: LRU[int, tuple[Any, int]] = LRU(256)  # id(value) -> (value, its size bound)
+        self._sandbox: Sandbox | None = None
+        self.unavailable: str = ""
+        self.variables = variables
+
+    @property
+    def devices(self) -> bool:
+        return self.variables == DEVICE_VARIABLES
+
+    def _environment(self) -> Any:
+        if self._env is None:
+            try:
+                from cel_expr_python import cel
+                from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+            except ImportError as exc:  # a platform without the wheel: report, never crash
+                self.unavailable = f"the CEL engine is not available ({exc})"
+                return None
+            self._env = cel.NewEnv(
+                variables={name: cel.Type.DYN for name in self.variables}
+                if not self.devices
+                else {"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
+                extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings(), ext_bindings.ExtBindings()],
+                functions=_kubernetes_functions(cel),
+            )
+        return self._env
+
+    def compile(self, expression: str) -> Compiled | CelProblem:
+        cached = self._compiled.get(expression)
+        if cached is None:
+            cached = self._compile(expression)
+            self._compiled.put(expression, cached)
+        return cached
+
+    def _compile(self, expression: str) -> Compiled | CelProblem:
+        if len(expression) > MAX_EXPRESSION_LENGTH:
+            return CelProblem(
+                f"expression is {len(expression)} characters, over Kubernetes' limit of "
+                f"{MAX_EXPRESSION_LENGTH} (CELSelectorExpressionMaxLength)",
+                MAX_EXPRESSION_LENGTH,
+            )
+        code = _strip_strings(expression)
+        for match in _DEVICE_FIELD.finditer(code) if self.devices else ():
+            if match.group(1) not in DEVICE_FIELDS:
+                return CelProblem(
+                    f"undefined field '{match.group(1)}' (device has driver, attributes, capacity and "
+                    "allowMultipleAllocations; attributes are read as "
+                    'device.attributes["<domain>"].<name>)',
+                    match.start(1),
+                )
+        env = self._environment()
+        if env is None:
+            return CelProblem(self.unavailable, 0, evaluable=False)
+        try:
+            program = env.compile(expression)
+        except RuntimeError as exc:
+            return _compile_problem(str(exc), expression)
+        result_type = program.return_type().name()
+        if self.devices and result_type not in ("BOOL", "DYN", "ERROR"):
+            return CelProblem(f"must evaluate to bool or the unknown type, not {result_type.lower()}", 0)
+        domains = tuple(sorted({_literal(m.group(1)) for m in _DOMAIN_LITERAL.finditer(expression)}))
+        if not self.guarded:
+            return Compiled(expression, program, domains)
+        return self._costed(Compiled(expression, program, domains))
+
+    def _costed(self, compiled: Compiled) -> Compiled | CelProblem:
+        """The compiled expression with its checked AST and Kubernetes' verdict on its estimated cost."""
+        try:
+            checked = cel_cost.decode(compiled.program.serialize())
+        except (RuntimeError, ValueError, IndexError, RecursionError, UnicodeDecodeError):
+            return compiled  # not estimable: every evaluation goes to the sandbox
+        roots = tuple(sorted(cel_cost.identifiers(checked.root) & set(self.variables)))
+        bounded = False
+        if self.devices:
+            try:
+                static = cel_cost.estimate(checked, cel_cost.dra_sizes, self.max_cost)
+            except RecursionError:
+                return Compiled(compiled.expression, compiled.program, compiled.domains, checked, False, roots)
+            if static.cost[1] > self.max_cost:
+                # pkg/apis/resource/validation: field.Forbidden(..., "too complex, exceeds cost limit")
+                return CelProblem(
+                    f"too complex, exceeds cost limit: {cel_cost.exceeds_message(static.cost[1], self.max_cost)}"
+                    f" (CELSelectorExpressionMaxCost is {self.max_cost:,}); the API server refuses it",
+                    static.hot_offset,
+                )
+            if static.built > MAX_BUILT:
+                return CelProblem(
+                    f"builds values of up to {static.built:,} elements (list concatenation), which "
+                    "Kubernetes shares and gpulint's engine copies",
+                    static.hot_offset,
+                    evaluable=False,
+                )
+            bounded = True
+        return Compiled(compiled.expression, compiled.program, compiled.domains, checked, bounded, roots)
+
+    # -- deciding where an evaluation runs
+
+    def _bound(self, name: str, value: Any) -> int:
+        """The largest string or container inside ``value``, rounded up to a power of two (cached by identity:
+        the policy environment passes the same inventory and object lists to every expression; not for
+        ``variables``, which it fills in place between expressions)."""
+        if value is None or isinstance(value, (bool, int, float)):
+            return 0
+        if name in MUTABLE_ROOTS:
+            return _bucket(cel_cost.data_bound(value))
+        cached = self._bounds.get(id(value))
+        if cached is not None and cached[0] is value:
+            return cached[1]
+        bound = _bucket(cel_cost.data_bound(value))
+        self._bounds.put(id(value), (value, bound))
+        return bound
+
+    def _verdict(self, compiled: Compiled, data: dict[str, Any]) -> Verdict:
+        """Run here when the estimate with the inputs' size bounds is within the limit (cached per bounds:
+        the common case); else estimate with the inputs' exact sizes (uncached: the rare case)."""
+        if compiled.checked is None:
+            return Verdict(False)
+        bounds = tuple(self._bound(name, data.get(name)) for name in compiled.roots)
+        key = (compiled.expression, bounds)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            found = self._estimate(compiled.checked, cel_cost.uniform_sizes(dict(zip(compiled.roots, bounds))))
+            verdict = Verdict(found is not None and found.cost[1] <= self.max_cost and found.built <= MAX_BUILT)
+            self._verdicts.put(key, verdict)
+        if verdict.in_process:
+            return verdict
+        found = self._estimate(compiled.checked, cel_cost.actual_sizes(data))
+        if found is None:
+            return verdict
+        if found.cost[0] > self.max_cost:
+            return Verdict(
+                False,
+                f"{COST_EXCEEDED} (its cost with these inputs is at least {found.cost[0]:,}, "
+                f"over the limit of {self.max_cost:,})",
+            )
+        return Verdict(found.cost[1] <= self.max_cost and found.built <= MAX_BUILT)
+
+    def _estimate(self, checked: cel_cost.Checked, sizes: cel_cost.SizeModel) -> cel_cost.Estimate | None:
+        try:
+            return cel_cost.estimate(checked, sizes, self.max_cost)
+        except RecursionError:
+            return None
+
+    def _stopped(self, compiled: Compiled, data: dict[str, Any], device: bool) -> tuple[Any, str]:
+        """Evaluate in the worker: (value, "") or (None, error)."""
+        if self._sandbox is None:
+            self._sandbox = Sandbox(self.variables)
+        if not device:  # only what it reads crosses the pipe (not the whole inventory)
+            data = {name: data.get(name) for name in compiled.roots}
+        outcome = self._sandbox.evaluate(compiled.expression, data, device)
+        if outcome.stopped:
+            return None, (
+                f"{COST_EXCEEDED} (its estimated cost with these inputs is over the limit of "
+                f"{self.max_cost:,}, and gpulint {outcome.stopped}; Kubernetes allows about 0.1 s)"
+            )
+        return outcome.value, outcome.error
+
+    def close(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+
+    # -- evaluating
+
+    def run(self, compiled: Compiled, data: dict[str, Any]) -> tuple[Any, str]:
+        """(value, "") or (None, the runtime error): any result type, for policies."""
+        if self.guarded:
+            verdict = self._verdict(compiled, data)
+            if verdict.exceeded:
+                return None, verdict.exceeded
+            if not verdict.in_process:
+                return self._stopped(compiled, data, False)
+        try:
+            value = compiled.program.eval(data=data)
+        except Exception as exc:
+            return None, str(exc)
+        if value.type().name() == "ERROR":
+            return None, str(value.value())
+        return value.plain_value() if hasattr(value, "plain_value") else value.value(), ""
+
+    def evaluate(self, compiled: Compiled, device: dict[str, Any], within_limits: bool | None = None) -> bool | str:
+        """True/False, or the runtime error message (an error, never false, as in the scheduler).
+
+        ``within_limits``: whether the device keeps to the sizes the API server enforces (computed when None).
+        """
+        if self.guarded and not (
+            compiled.bounded and (within_limits if within_limits is not None else cel_cost.dra_within_limits(device))
+        ):
+            verdict = self._verdict(compiled, {"device": device})
+            if verdict.exceeded:
+                return verdict.exceeded
+            if not verdict.in_process:
+                value, error = self._stopped(compiled, device, True)
+                return error or bool(value)
+        for key in ("attributes", "capacity"):
+            groups = device[key]
+            missing = [d for d in compiled.domains if d not in groups]
+            if missing:  # an unknown domain is an empty map in Kubernetes, not an error
+                device = {**device, key: {**groups, **{d: {} for d in missing}}}
+        try:
+            value = compiled.program.eval(data={"device": device})
+        except Exception as exc:
+            return str(exc)
+        result = value.value()
+        if value.type().name() == "ERROR":
+            message = str(result)
+            if "not found" in message.lower() or "no such key" in message.lower():
+                message += NO_SUCH_KEY_HINT
+            return message
+        if not isinstance(result, bool):
+            return f"CEL result of type {value.type().name().lower()} could not be converted to bool"
+        return result
+
+
+def _bucket(bound: int) -> int:
+    """A size bound rounded up to a power of two (at least 64): few distinct bounds, so verdicts cache well."""
+    return 1 << max(bound - 1, 63).bit_length() if bound < cel_cost.U64 else bound
+
+
+def _literal(text: str) -> str:
+    return text[1:-1].replace('\\"', '"').replace("\\'", "'")
+
+
+def _compile_problem(message: str, expression: str) -> CelProblem:
+    first = message.split("\n", 1)[0]
+    position = _ERROR_POSITION.search(first)
+    offset = _offset(expression, int(position.group(1)), int(position.group(2))) if position else 0
+    detail = position.group(3) if position else first
+    detail = re.sub(r"\s*\[INVALID_ARGUMENT\]$", "", detail)
+    undeclared = _UNDECLARED.search(detail)
+    name = undeclared and (undeclared.group(1) or undeclared.group(2))
+    if name and (name in NOT_OFFLINE or name.split(".")[-1] in NOT_OFFLINE or name in ("sets", "lists", "strings")):
+        return CelProblem(
+            f"uses '{name}', a Kubernetes CEL library function gpulint cannot evaluate offline", offset, evaluable=False
+        )
+    return CelProblem(f"compilation failed: {detail}", offset)
+
+
+def _kubernetes_functions(cel: Any) -> list[Any]:
+    t = cel.Type
+    S, B, I, D = t.STRING, t.BOOL, t.INT, t.DOUBLE  # noqa: E741 - the CEL type letters, as in signatures
+
+    def decl(name: str, *overloads: tuple[str, Any, list[Any], bool, Any]) -> Any:
+        return cel.FunctionDecl(
+            name,
+            [
+                cel.Overload(oid, ret, params, is_member=member, impl=impl)
+                for oid, ret, params, member, impl in overloads
+            ],
+        )
+
+    return [
+        decl("quantity", ("k8s_quantity", S, [S], False, _quantity)),
+        decl("isQuantity", ("k8s_is_quantity", B, [S], False, _is_quantity)),
+        decl(
+            "semver",
+            ("k8s_semver", S, [S], False, lambda s: parse_semver(s).tag()),
+            ("k8s_semver_normalize", S, [S, B], False, lambda s, n: parse_semver(s, n).tag()),
+        ),
+        decl(
+            "isSemver",
+            ("k8s_is_semver", B, [S], False, lambda s: _valid(parse_semver, s)),
+            ("k8s_is_semver_normalize", B, [S, B], False, lambda s, n: _valid(parse_semver, s, n)),
+        ),
+        decl("compareTo", ("k8s_compare_to", I, [S, S], True, _compare)),
+        decl("isGreaterThan", ("k8s_is_greater_than", B, [S, S], True, lambda a, b: _compare(a, b) > 0)),
+        decl("isLessThan", ("k8s_is_less_than", B, [S, S], True, lambda a, b: _compare(a, b) < 0)),
+        decl(
+            "add",
+            ("k8s_quantity_add", S, [S, S], True, lambda a, b: _arith(a, b, 1)),
+            ("k8s_quantity_add_int", S, [S, I], True, lambda a, b: _arith(a, b, 1)),
+        ),
+        decl(
+            "sub",
+            ("k8s_quantity_sub", S, [S, S], True, lambda a, b: _arith(a, b, -1)),
+            ("k8s_quantity_sub_int", S, [S, I], True, lambda a, b: _arith(a, b, -1)),
+        ),
+        decl("asInteger", ("k8s_quantity_as_integer", I, [S], True, _as_integer)),
+        decl("isInteger", ("k8s_quantity_is_integer", B, [S], True, lambda a: _fraction(a).denominator == 1)),
+        decl("asApproximateFloat", ("k8s_quantity_as_float", D, [S], True, lambda a: float(_fraction(a)))),
+        decl("sign", ("k8s_quantity_sign", I, [S], True, lambda a: (_fraction(a) > 0) - (_fraction(a) < 0))),
+        decl("major", ("k8s_semver_major", I, [S], True, lambda v: _version(v).major)),
+        decl("minor", ("k8s_semver_minor", I, [S], True, lambda v: _version(v).minor)),
+        decl("patch", ("k8s_semver_patch", I, [S], True, lambda v: _version(v).patch)),
+    ]
+
+
+def _valid(parse: Any, *args: Any) -> bool:
+    try:
+        parse(*args)
+    except ValueError:
+        return False
+    return True

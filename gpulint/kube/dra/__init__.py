@@ -1,0 +1,1 @@
+"""Dynamic Resource Allocation: claims, devices and the allocator."""

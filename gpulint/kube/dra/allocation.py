@@ -1,0 +1,527 @@
+"""Dynamic Resource Allocation offline: claims, devices, and an allocator that proves a claim cannot fit.
+
+Follows kubernetes/dynamic-resource-allocation's structured allocator: per node, the
+devices published for it (node-local slices, ``nodeSelector`` slices, ``allNodes`` slices)
+are filtered by the class selectors, then the request selectors; a request takes ``count``
+devices (ExactCount) or every matching device (All, at least one); ``firstAvailable``
+subrequests are tried in order; ``matchAttribute`` / ``distinctAttribute`` constraints hold
+across the requests they name; no device serves two requests. When the search would be
+too large the answer is "unknown", never "unsatisfiable".
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from gpulint.kube.cel.cost import dra_within_limits
+from gpulint.kube.cel.engine import CACHE_SIZE, LRU, CelEngine, CelProblem, device_value
+from gpulint.kube.fields import dig, sequence
+from gpulint.kube.refs import Path
+from gpulint.kube.scheduler import NodeInfo, pod_requirements
+
+# Attributes that name one device; a selector that does not mention them gives the same
+# answer for devices that differ only in them, so results are shared across such devices.
+UNIQUE_ATTRIBUTES = frozenset({"uuid", "parentUUID", "pciBusID", "serialNumber", "serial"})
+MAX_COMBINATIONS = 2_000  # per node shape; beyond it the allocator says "unknown"
+LOCALITY_ATTRIBUTES = ("resource.kubernetes.io/pcieRoot", "resource.kubernetes.io/numaNode")
+
+
+# --------------------------------------------------------------------------- claims
+
+
+@dataclass(frozen=True)
+class Selector:
+    expression: str
+    path: Path  # to the expression string, relative to the claim object
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One way to satisfy a request: the request itself (``exactly``) or one firstAvailable subrequest."""
+
+    name: str  # "gpus" or "gpus/fast"
+    class_name: str
+    selectors: tuple[Selector, ...]
+    all_devices: bool  # allocationMode All
+    count: int
+    path: Path
+    class_path: Path
+
+
+@dataclass(frozen=True)
+class Request:
+    name: str
+    path: Path
+    alternatives: tuple[Alternative, ...]
+    first_available: bool
+
+
+@dataclass(frozen=True)
+class Constraint:
+    requests: tuple[str, ...]  # empty: every request of the claim
+    attribute: str
+    distinct: bool
+    path: Path
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    requests: tuple[Request, ...]
+    constraints: tuple[Constraint, ...]
+    shape_problems: tuple[tuple[Path, str], ...]  # exactly/firstAvailable both or neither, count with All
+
+
+def claim_spec_path(kind: str) -> Path:
+    return ("spec", "spec", "devices") if kind == "ResourceClaimTemplate" else ("spec", "devices")
+
+
+def claim_spec_of(data: dict[str, Any], kind: str) -> ClaimSpec:
+    """The device claim of a ResourceClaim or ResourceClaimTemplate object, in its version's shape."""
+    base = claim_spec_path(kind)
+    return parse_claim_spec(str(data.get("apiVersion") or ""), dig(data, *base), base)
+
+
+def _alternative(raw: dict[str, Any], name: str, path: Path) -> tuple[Alternative, list[tuple[Path, str]]]:
+    problems = []
+    selectors = []
+    for index, selector in enumerate(sequence(raw.get("selectors"))):
+        expression = dig(selector, "cel", "expression")
+        if isinstance(expression, str):
+            selectors.append(Selector(expression, (*path, "selectors", index, "cel", "expression")))
+    mode = raw.get("allocationMode") or "ExactCount"
+    count = raw.get("count")
+    if mode == "All" and count is not None:
+        problems.append(
+            (
+                (*path, "count"),
+                f"request '{name}': count must not be set with allocationMode All (the API server rejects it)",
+            )
+        )
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        count = 1
+    class_name = raw.get("deviceClassName")
+    return Alternative(
+        name,
+        class_name if isinstance(class_name, str) else "",
+        tuple(selectors),
+        mode == "All",
+        count,
+        path,
+        (*path, "deviceClassName"),
+    ), problems
+
+
+def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
+    """The device claim at ``base`` (``spec.devices`` or ``spec.spec.devices``), in any served shape."""
+    requests: list[Request] = []
+    problems: list[tuple[Path, str]] = []
+    # v1beta1 and v1alpha3 have no `exactly`: the request fields sit on the request itself
+    flat = not api_version.endswith(("/v1", "/v1beta2"))
+    for index, raw in enumerate(sequence(dig(devices, "requests"))):
+        if not isinstance(raw, dict):
+            continue
+        name = str(raw.get("name") or f"#{index}")
+        path = (*base, "requests", index)
+        exactly = raw if flat and "firstAvailable" not in raw else raw.get("exactly")
+        first = raw.get("firstAvailable")
+        if not flat and (exactly is None) == (first is None):
+            problems.append((path, f"request '{name}': exactly one of `exactly` and `firstAvailable` must be set"))
+        alternatives: list[Alternative] = []
+        if isinstance(first, list):
+            for sub_index, sub in enumerate(first):
+                if isinstance(sub, dict):
+                    alternative, found = _alternative(
+                        sub, f"{name}/{sub.get('name')}", (*path, "firstAvailable", sub_index)
+                    )
+                    alternatives.append(alternative)
+                    problems.extend(found)
+        elif isinstance(exactly, dict):
+            alternative, found = _alternative(exactly, name, path if flat else (*path, "exactly"))
+            alternatives.append(alternative)
+            problems.extend(found)
+        requests.append(Request(name, path, tuple(alternatives), isinstance(first, list)))
+    constraints = []
+    for index, raw in enumerate(sequence(dig(devices, "constraints"))):
+        if not isinstance(raw, dict):
+            continue
+        attribute = raw.get("matchAttribute") or raw.get("distinctAttribute")
+        if isinstance(attribute, str):
+            names = tuple(str(r) for r in sequence(raw.get("requests")))
+            constraints.append(Constraint(names, attribute, "distinctAttribute" in raw, (*base, "constraints", index)))
+    return ClaimSpec(tuple(requests), tuple(constraints), tuple(problems))
+
+
+def class_selectors(device_class: dict[str, Any]) -> tuple[Selector, ...]:
+    out = []
+    for index, selector in enumerate(sequence(dig(device_class, "spec", "selectors"))):
+        expression = dig(selector, "cel", "expression")
+        if isinstance(expression, str):
+            out.append(Selector(expression, ("spec", "selectors", index, "cel", "expression")))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- devices
+
+
+@dataclass(frozen=True)
+class Device:
+    driver: str
+    pool: str
+    name: str
+    cel_view: dict[str, Any] = field(hash=False, compare=False)  # the `device` variable
+    shape: tuple[Any, ...] = ()  # driver + attributes + capacity, for caching selector results
+    common_shape: tuple[Any, ...] = ()  # the same without per-device identifiers (uuid, PCI address)
+
+    @cached_property
+    def within_limits(self) -> bool:
+        """Whether it keeps to the sizes the API server enforces (the CEL cost estimate assumes them);
+        asked only when a selector is evaluated, not for every published device."""
+        return dra_within_limits(self.cel_view)
+
+    @property
+    def key(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.name}"
+
+    def attribute(self, qualified: str) -> Any:
+        domain, _, name = qualified.rpartition("/")
+        return self.cel_view["attributes"].get(domain or self.driver, {}).get(name, _MISSING)
+
+
+_MISSING = object()
+
+
+def _first(item: tuple[Any, Any]) -> Any:
+    return item[0]
+
+
+def _grouped(values: Any, driver: str, convert: bool) -> dict[str, dict[str, Any]]:
+    """parseQualifiedName: `name` belongs to the driver's domain, `dom.ain/name` to dom.ain."""
+    grouped: dict[str, dict[str, Any]] = {}
+    if isinstance(values, dict):
+        for qualified, value in values.items():
+            domain, _, name = str(qualified).rpartition("/")
+            grouped.setdefault(domain or driver, {})[name] = device_value(value) if convert else value
+    return grouped
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable, order-free form (YAML may mix key types, 1 and "a": those sort by type, then text)."""
+    if isinstance(value, dict):
+        items = [(k, _freeze(v)) for k, v in value.items()]
+        try:
+            return tuple(sorted(items, key=_first))
+        except TypeError:
+            return tuple(sorted(items, key=lambda item: (type(item[0]).__name__, str(item[0]))))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, (set, frozenset)):  # YAML !!set
+        return tuple(sorted((_freeze(v) for v in value), key=repr))
+    return value
+
+
+def slice_devices(slice_spec: dict[str, Any]) -> list[Device]:
+    driver = str(slice_spec.get("driver") or "")
+    pool = str(dig(slice_spec, "pool", "name") or "")
+    devices = []
+    for raw in sequence(slice_spec.get("devices")):
+        if not isinstance(raw, dict):
+            continue
+        body = raw.get("basic") if isinstance(raw.get("basic"), dict) else raw  # v1beta1 wraps in `basic`
+        attributes = _grouped(body.get("attributes"), driver, True)
+        capacity = _grouped(body.get("capacity"), driver, True)
+        view = {
+            "driver": driver,
+            "attributes": attributes,
+            "capacity": capacity,
+            "allowMultipleAllocations": bool(body.get("allowMultipleAllocations", False)),
+        }
+        common = {
+            domain: {k: v for k, v in values.items() if k not in UNIQUE_ATTRIBUTES}
+            for domain, values in attributes.items()
+        }
+        devices.append(
+            Device(
+                driver,
+                pool,
+                str(raw.get("name") or ""),
+                view,
+                (driver, _freeze(attributes), _freeze(capacity)),
+                (driver, _freeze(common), _freeze(capacity)),
+            )
+        )
+    return devices
+
+
+def _node_selector_matches(selector: Any, node: NodeInfo) -> bool:
+    pod = pod_requirements({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": selector}}})
+    return pod.matches_affinity(node)
+
+
+def devices_by_node(slices: list[dict[str, Any]], nodes: list[NodeInfo]) -> dict[str, list[Device]]:
+    """Every node's devices: node-local slices, slices whose nodeSelector matches it, allNodes slices."""
+    out: dict[str, list[Device]] = {node.name: [] for node in nodes}
+    for spec in slices:
+        devices = slice_devices(spec)
+        if isinstance(spec.get("nodeName"), str):
+            if spec["nodeName"] in out:
+                out[spec["nodeName"]].extend(devices)
+        elif spec.get("allNodes") is True:
+            for node in nodes:
+                out[node.name].extend(devices)
+        elif isinstance(spec.get("nodeSelector"), dict):
+            for node in nodes:
+                if _node_selector_matches(spec["nodeSelector"], node):
+                    out[node.name].extend(devices)
+    return out
+
+
+# --------------------------------------------------------------------------- selectors
+
+
+@dataclass
+class SelectorOutcome:
+    matches: bool
+    error: str = ""  # a CEL runtime error (the scheduler aborts; here: not selectable, and reported)
+
+
+class SelectorCache:
+    """Each distinct (expression, device shape) is evaluated once (while it is among the most recent:
+    a long-running webhook sees new expressions forever)."""
+
+    def __init__(self, engine: CelEngine, size: int = 16 * CACHE_SIZE) -> None:
+        self.engine = engine
+        self._results: LRU[tuple[str, Any], SelectorOutcome] = LRU(size)
+
+    def outcome(self, selector: Selector, device: Device) -> SelectorOutcome:
+        expression = selector.expression
+        shape = device.shape if any(name in expression for name in UNIQUE_ATTRIBUTES) else device.common_shape
+        key = (expression, shape)
+        cached = self._results.get(key)
+        if cached is None:
+            compiled = self.engine.compile(selector.expression)
+            if isinstance(compiled, CelProblem):
+                cached = SelectorOutcome(False, "" if not compiled.evaluable else compiled.message)
+                if not compiled.evaluable:
+                    cached = SelectorOutcome(True)  # cannot evaluate offline: assume it matches (never a false error)
+            else:
+                result = self.engine.evaluate(compiled, device.cel_view, device.within_limits)
+                cached = SelectorOutcome(result is True, result if isinstance(result, str) else "")
+            self._results.put(key, cached)
+        return cached
+
+
+# --------------------------------------------------------------------------- allocation
+
+
+@dataclass
+class Slot:
+    """One request (or subrequest choice) with its candidate devices on one node."""
+
+    request: str  # the request name used by constraints ("gpus"; a subrequest answers to its parent too)
+    alternative: Alternative
+    after_class: list[Device]
+    candidates: list[Device]
+
+
+@dataclass
+class NodeVerdict:
+    node: str
+    fits: bool | None  # None: unknown (search too large)
+    reason: str = ""
+    score: tuple[int, ...] = (0,)  # how close it came (for "the best node")
+
+
+def _matching(slots: list[tuple[str, int, list[Device], bool]]) -> bool:
+    """Can every slot get its count of distinct devices? (b-matching by augmenting paths)"""
+    owner: dict[str, tuple[int, int]] = {}
+    units = [(index, unit) for index, (_, count, _, _) in enumerate(slots) for unit in range(count)]
+
+    def assign(unit: tuple[int, int], seen: set[str]) -> bool:
+        for device in slots[unit[0]][2]:
+            if device.key in seen:
+                continue
+            seen.add(device.key)
+            if device.key not in owner or assign(owner[device.key], seen):
+                owner[device.key] = unit
+                return True
+        return False
+
+    return all(assign(unit, set()) for unit in units)
+
+
+class Allocator:
+    def __init__(self, classes: dict[str, dict[str, Any]], selectors: SelectorCache) -> None:
+        self.classes = classes
+        self.selectors = selectors
+        self._class_selectors = {name: class_selectors(data) for name, data in classes.items()}
+
+    def _candidates(self, alternative: Alternative, devices: list[Device]) -> tuple[list[Device], list[Device]]:
+        klass = self._class_selectors.get(alternative.class_name, ())
+        after_class = [d for d in devices if all(self.selectors.outcome(s, d).matches for s in klass)]
+        chosen = [d for d in after_class if all(self.selectors.outcome(s, d).matches for s in alternative.selectors)]
+        return after_class, chosen
+
+    def fits(self, claims: list[ClaimSpec], devices: list[Device], node: str) -> NodeVerdict:
+        """Can all ``claims`` (of one pod) be allocated together from ``devices``?"""
+        per_request: list[list[Slot]] = []
+        for claim in claims:
+            for request in claim.requests:
+                options = []
+                for alternative in request.alternatives:
+                    after_class, chosen = self._candidates(alternative, devices)
+                    options.append(Slot(request.name, alternative, after_class, chosen))
+                per_request.append(options)
+        best_reason, best_score = "", (-1,)
+        tried = 0
+        for choice in itertools.product(*per_request):  # firstAvailable: earlier subrequests first
+            tried += 1
+            if tried > MAX_COMBINATIONS:
+                return NodeVerdict(node, None, "search too large")
+            ok, reason, score = self._fits_choice(list(choice), claims)
+            if ok:
+                return NodeVerdict(node, True)
+            if score > best_score:
+                best_reason, best_score = reason, score
+        if not per_request:
+            return NodeVerdict(node, True)
+        return NodeVerdict(node, False, best_reason, best_score)
+
+    def _fits_choice(self, slots: list[Slot], claims: list[ClaimSpec]) -> tuple[bool, str, tuple[int, ...]]:
+        for slot in slots:
+            need = 1 if slot.alternative.all_devices else slot.alternative.count
+            if len(slot.candidates) < need:
+                return False, self._short(slot, need), (len(slot.candidates), len(slot.after_class))
+        constraints = [c for claim in claims for c in claim.constraints]
+        matching = [c for c in constraints if not c.distinct]
+        for constraint in (c for c in constraints if c.distinct):
+            problem = _distinct_shortfall(slots, constraint)
+            if problem is not None:
+                return False, problem[0], (problem[1], 0)
+        tried = 0
+        best: tuple[str, int] = ("", -1)
+        for values, restricted in self._constraint_groups(slots, matching):
+            tried += 1
+            if tried > MAX_COMBINATIONS:
+                return False, "search too large", (0,)
+            problem = self._match(restricted)
+            if problem is None:
+                return True, "", (0,)
+            if matching:
+                together = len(
+                    {d.key for slot in restricted if any(_named(slot, c) for c in matching) for d in slot.candidates}
+                )
+                needed = sum(slot.alternative.count for slot in restricted if any(_named(slot, c) for c in matching))
+                shown = ", ".join(f"{c.attribute}={_show(v)}" for c, v in zip(matching, values))
+                problem = (
+                    f"{needed} devices must share one {', '.join(c.attribute for c in matching)}; "
+                    f"the most on one value is {together} ({shown})",
+                    together,
+                )
+            best = max(best, problem, key=lambda p: p[1])
+        # ranked by the devices usable together, then by all the candidates the node offers
+        return False, best[0], (best[1], len({d.key for slot in slots for d in slot.candidates}))
+
+    def _short(self, slot: Slot, need: int) -> str:
+        alternative = slot.alternative
+        what = (
+            "at least 1 device (allocationMode All)"
+            if alternative.all_devices
+            else f"{need} device{'s' if need != 1 else ''}"
+        )
+        return (
+            f"request '{alternative.name}' needs {what} of class {alternative.class_name}; "
+            f"{len(slot.after_class)} pass the class selectors and {len(slot.candidates)} its own selectors"
+        )
+
+    def _constraint_groups(
+        self, slots: list[Slot], matching: list[Constraint]
+    ) -> Iterator[tuple[tuple[Any, ...], list[Slot]]]:
+        """Candidate sets restricted to one value of every matchAttribute constraint (each choice in turn).
+
+        A device without the attribute is never chosen for a constrained request.
+        """
+        if not matching:
+            yield (), slots
+            return
+        value_sets = []
+        for constraint in matching:
+            values: Counter[Any] = Counter()
+            for slot in slots:
+                if _named(slot, constraint):
+                    for device in slot.candidates:
+                        value = device.attribute(constraint.attribute)
+                        if value is not _MISSING:
+                            values[_freeze(value)] += 1
+            value_sets.append([value for value, _ in values.most_common()] or [_MISSING])
+        for values in itertools.product(*value_sets):
+            restricted = []
+            for slot in slots:
+                keep = slot.candidates
+                for constraint, value in zip(matching, values):
+                    if _named(slot, constraint):
+                        keep = [
+                            d
+                            for d in keep
+                            if d.attribute(constraint.attribute) is not _MISSING
+                            and _freeze(d.attribute(constraint.attribute)) == value
+                        ]
+                restricted.append(Slot(slot.request, slot.alternative, slot.after_class, keep))
+            yield values, restricted
+
+    def _match(self, slots: list[Slot]) -> tuple[str, int] | None:
+        plan = []
+        for slot in slots:
+            if slot.alternative.all_devices:
+                plan.append((slot.request, len(slot.candidates), slot.candidates, True))
+                if not slot.candidates:
+                    return f"request '{slot.alternative.name}' (allocationMode All) has no matching device", 0
+            else:
+                plan.append((slot.request, slot.alternative.count, slot.candidates, False))
+        if _matching(plan):
+            return None
+        needed = sum(count for _, count, _, _ in plan)
+        distinct = len({d.key for _, _, candidates, _ in plan for d in candidates})
+        if any(slot.candidates != slot.after_class for slot in slots) and len(slots) == 1:
+            slot = slots[0]
+            return (
+                f"request '{slot.alternative.name}' needs {slot.alternative.count} devices that satisfy its "
+                f"constraints; {len(slot.candidates)} do"
+            ), len(slot.candidates)
+        return (
+            f"the requests need {needed} distinct devices together; {distinct} candidate devices satisfy "
+            f"their selectors and constraints"
+        ), distinct
+
+
+def _distinct_shortfall(slots: list[Slot], constraint: Constraint) -> tuple[str, int] | None:
+    """distinctAttribute: the named requests need as many different values as devices (a sound bound;
+    devices without the attribute are never chosen)."""
+    named = [slot for slot in slots if _named(slot, constraint)]
+    needed = sum(1 if slot.alternative.all_devices else slot.alternative.count for slot in named)
+    values = {
+        _freeze(d.attribute(constraint.attribute))
+        for slot in named
+        for d in slot.candidates
+        if d.attribute(constraint.attribute) is not _MISSING
+    }
+    if len(values) < needed:
+        return (
+            f"{needed} devices must each have a different {constraint.attribute}; the candidates have "
+            f"{len(values)} distinct value{'s' if len(values) != 1 else ''}"
+        ), len(values)
+    return None
+
+
+def _show(value: Any) -> str:
+    return "(none)" if value is _MISSING else str(value)
+
+
+def _named(slot: Slot, constraint: Constraint) -> bool:
+    if not constraint.requests:
+        return True
+    return slot.request in constraint.requests or slot.alternative.name in constraint.requests

@@ -1,0 +1,128 @@
+"""The cluster's DRA view, built once per run: devices per node, grouped by shape, and the allocator."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from gpulint.kube.cel.engine import CACHE_SIZE, LRU, CelEngine
+from gpulint.kube.dra.allocation import Allocator, ClaimSpec, Device, NodeVerdict, SelectorCache, devices_by_node
+from gpulint.kube.fields import dig, sequence
+from gpulint.kube.scheduler import NodeInfo
+
+
+class DraInputs(Protocol):
+    """What the model is built from: the cluster inventory, or the resolver (inventory + linted objects)."""
+
+    @property
+    def nodes(self) -> list[NodeInfo]: ...
+
+    @property
+    def slices(self) -> Sequence[Any]: ...  # objects with .data
+
+    @property
+    def device_classes(self) -> Mapping[str, Any]: ...
+
+    @property
+    def claims(self) -> Sequence[Any]: ...
+
+
+@dataclass
+class DeviceGroup:
+    """Nodes whose devices have identical shapes: the allocator answers once for all of them."""
+
+    nodes: list[NodeInfo]
+    devices: list[Device]
+
+
+@dataclass
+class DraModel:
+    inventory: DraInputs
+    engine: CelEngine = field(default_factory=CelEngine)
+    _groups: list[DeviceGroup] | None = None
+    # per distinct set of claims (their selectors): bounded, the webhook reviews new claims forever
+    _verdicts: LRU[Any, list[tuple[DeviceGroup, NodeVerdict]]] = field(default_factory=lambda: LRU(CACHE_SIZE))
+    _allocated: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        self.selectors = SelectorCache(self.engine)
+        self.classes = {name: located.data for name, located in self.inventory.device_classes.items()}
+        self.allocator = Allocator(self.classes, self.selectors)
+
+    @property
+    def has_devices(self) -> bool:
+        return bool(self.inventory.slices) and bool(self.inventory.nodes)
+
+    def groups(self) -> list[DeviceGroup]:
+        if self._groups is None:
+            slices = [
+                located.data.get("spec")
+                for located in self.inventory.slices
+                if isinstance(located.data.get("spec"), dict)
+            ]
+            by_node = devices_by_node(slices, self.inventory.nodes)
+            grouped: dict[Any, DeviceGroup] = {}
+            for node in self.inventory.nodes:
+                devices = by_node.get(node.name, [])
+                # order-free without sorting: shapes of different devices may hold values of different types
+                key = frozenset(Counter((d.common_shape, d.name) for d in devices).items())
+                if key in grouped:
+                    grouped[key].nodes.append(node)
+                else:
+                    grouped[key] = DeviceGroup([node], devices)
+            self._groups = list(grouped.values())
+        return self._groups
+
+    def all_devices(self) -> list[Device]:
+        """Every published device once (an allNodes slice appears in many nodes' lists)."""
+        seen: dict[str, Device] = {}
+        for group in self.groups():
+            for device in group.devices:
+                seen.setdefault(device.key, device)
+        return list(seen.values())
+
+    def verdicts(
+        self, claims: tuple[ClaimSpec, ...], node_names: frozenset[str] | None = None
+    ) -> list[tuple[DeviceGroup, NodeVerdict]]:
+        """The allocator's answer for each device group (restricted to ``node_names`` when given)."""
+        key = (claims, node_names)
+        cached = self._verdicts.get(key)
+        if cached is None:
+            out = []
+            for group in self.groups():
+                nodes = [n for n in group.nodes if node_names is None or n.name in node_names]
+                if nodes:
+                    out.append(
+                        (
+                            DeviceGroup(nodes, group.devices),
+                            self.allocator.fits(list(claims), group.devices, nodes[0].name),
+                        )
+                    )
+            self._verdicts.put(key, out)
+            cached = out
+        return cached
+
+    @property
+    def allocated(self) -> frozenset[str]:
+        """Devices held by the allocated ResourceClaims of the inventory (driver/pool/device)."""
+        if self._allocated is None:
+            keys = set()
+            for located in self.inventory.claims:
+                for result in sequence(dig(located.data, "status", "allocation", "devices", "results")):
+                    if isinstance(result, dict) and not result.get("adminAccess"):
+                        keys.add(f"{result.get('driver')}/{result.get('pool')}/{result.get('device')}")
+            self._allocated = frozenset(keys)
+        return self._allocated
+
+    def verdicts_now(self, claims: tuple[ClaimSpec, ...]) -> list[tuple[DeviceGroup, NodeVerdict]]:
+        """The same, with the devices that allocated claims hold taken away (node by node)."""
+        out = []
+        for group in self.groups():
+            free = [d for d in group.devices if d.key not in self.allocated]
+            if len(free) == len(group.devices):
+                out.append((group, self.allocator.fits(list(claims), group.devices, group.nodes[0].name)))
+            else:  # device keys name pools, so a group with taken devices has one node
+                out.append((group, self.allocator.fits(list(claims), free, group.nodes[0].name)))
+        return out

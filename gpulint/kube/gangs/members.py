@@ -1,0 +1,614 @@
+"""Gangs: the pods that must be placed together, from every gang system in use, and a packer
+that proves when they cannot be.
+
+Sources of gangs: Volcano Jobs (minAvailable), Kubeflow jobs with runPolicy.schedulingPolicy,
+native Job ``spec.scheduling`` (1.37), and pod templates that join a group: native
+``spec.schedulingGroup.podGroupName`` (1.36+) or ``spec.workloadRef`` (1.35), scheduler-plugins
+coscheduling (label ``scheduling.x-k8s.io/pod-group``), Volcano (annotation
+``scheduling.k8s.io/group-name``), Kueue plain-pod groups (``kueue.x-k8s.io/pod-group-name`` +
+``pod-group-total-count``) and Kueue topology-aware scheduling annotations.
+
+The packer (gpulint.kube.gangs.packing) never claims "unsatisfiable" without a proof. It works on
+counts - identical pods as one shape, identical nodes as one kind - so it is polynomial except
+for its exact search, which a work budget bounds: a gang it cannot decide in time is "undecided",
+never unsatisfiable.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from gpulint.kube.fields import dig, mapping
+from gpulint.kube.gangs.packing import (
+    Budget,
+    Decision,
+    NodeKind,
+    Outcome,
+    Shape,
+    copies_on_kind,
+    decide,
+    node_kind,
+    request_units,
+)
+from gpulint.kube.refs import GangLookup, ObjectLike, Path
+from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, pod_requirements
+from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
+
+COSCHEDULING_LABEL = "scheduling.x-k8s.io/pod-group"
+VOLCANO_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
+KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+KUEUE_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+KUEUE_SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
+KUEUE_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
+GANG_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
+
+
+@dataclass(frozen=True)
+class Member:
+    role: str
+    path: Path  # the pod spec in the object
+    pod: PodRequirements
+    count: int  # pods of this template in the gang
+    scheduler: str
+
+
+@dataclass
+class Gang:
+    system: str  # "Volcano Job", "coscheduling PodGroup g", ...
+    members: list[Member]
+    required: int  # pods that must be placed at once
+    path: Path  # where findings about the gang point
+    topology_key: str = ""
+    topology_path: Path | None = None
+    declared_by_group: bool = False  # the minimum comes from a group object, not from this object
+    parent: str = ""  # 1.37 CompositePodGroup the group belongs to (multi-level topology)
+    slice_key: str = ""  # Kueue podset slices: every `slice_size` pods within one domain of this label
+    slice_size: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(member.count for member in self.members)
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+def _int(value: Any, default: int | None = None) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _member(
+    kind: str, site: PodSpecSite, count: int | None = None, default_scheduler: str = "default-scheduler"
+) -> Member:
+    scheduler = site.spec.get("schedulerName") or default_scheduler
+    return Member(
+        site.role or "pod",
+        site.path,
+        pod_requirements(effective_pod_spec(kind, site.spec)),
+        count if count is not None else (site.pods or 0),
+        scheduler if isinstance(scheduler, str) else default_scheduler,
+    )
+
+
+@dataclass(frozen=True)
+class GroupReference:
+    system: str
+    namespace: str
+    name: str
+    path: Path  # to the label/annotation/field that makes the reference
+    pod_group: str = ""  # v1alpha1 workloadRef: the Workload's pod group
+
+
+def group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str) -> list[GroupReference]:
+    meta = template_metadata(obj_data, site)
+    labels = mapping(meta.get("labels"))
+    annotations = mapping(meta.get("annotations"))
+    meta_path = (*site.template_path, "metadata")
+    refs = []
+    group = dig(site.spec, "schedulingGroup", "podGroupName")
+    if isinstance(group, str):
+        refs.append(GroupReference("PodGroup", namespace, group, (*site.path, "schedulingGroup", "podGroupName")))
+    workload = dig(site.spec, "workloadRef", "name")
+    if isinstance(workload, str):
+        group_name = dig(site.spec, "workloadRef", "podGroup")
+        refs.append(
+            GroupReference(
+                "Workload",
+                namespace,
+                workload,
+                (*site.path, "workloadRef", "name"),
+                group_name if isinstance(group_name, str) else "",
+            )
+        )
+    if isinstance(labels.get(COSCHEDULING_LABEL), str):
+        refs.append(
+            GroupReference(
+                "coscheduling", namespace, labels[COSCHEDULING_LABEL], (*meta_path, "labels", COSCHEDULING_LABEL)
+            )
+        )
+    for key in VOLCANO_ANNOTATIONS:
+        if isinstance(annotations.get(key), str):
+            refs.append(GroupReference("volcano", namespace, annotations[key], (*meta_path, "annotations", key)))
+            break
+    return refs
+
+
+def _native_policy(spec: Any) -> tuple[int | None, str, bool]:
+    """(gang minCount, topology key, is a gang) of a PodGroup spec or a Workload podGroupTemplate."""
+    policy = dig(spec, "schedulingPolicy") or dig(spec, "policy")
+    gang = dig(policy, "gang")
+    key = dig(spec, "schedulingConstraints", "topology")
+    topology = key[0].get("key") if isinstance(key, list) and key and isinstance(key[0], dict) else ""
+    return _int(dig(gang, "minCount")), topology if isinstance(topology, str) else "", isinstance(gang, dict)
+
+
+def group_minimum(ref: GroupReference, inventory: GangLookup | None) -> tuple[int | None, str, bool, bool]:
+    """(minimum, topology key, is a gang, the group object was found)."""
+    if inventory is None:
+        return None, "", True, False
+    if ref.system == "PodGroup":
+        data = inventory.find_gang_object("scheduling.k8s.io", "PodGroup", ref.namespace, ref.name)
+        if data is None:
+            return None, "", True, False
+        minimum, topology, is_gang = _native_policy(data.get("spec"))
+        return minimum, topology, is_gang, True
+    if ref.system == "Workload":
+        data = inventory.find_gang_object("scheduling.k8s.io", "Workload", ref.namespace, ref.name)
+        if data is None:
+            return None, "", True, False
+        for group in dig(data, "spec", "podGroups") or []:  # 1.35 v1alpha1: spec.podGroups[].policy.gang
+            if isinstance(group, dict) and group.get("name") == ref.pod_group:
+                minimum, topology, is_gang = _native_policy(group)
+                return minimum, topology, is_gang, True
+        return None, "", False, True
+    group = "scheduling.x-k8s.io" if ref.system == "coscheduling" else "scheduling.volcano.sh"
+    data = inventory.find_gang_object(group, "PodGroup", ref.namespace, ref.name)
+    if data is None:
+        return None, "", True, False
+    return _int(dig(data, "spec", "minMember")), "", True, True
+
+
+def gangs_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
+    """The gangs an object starts (empty for objects without a gang policy)."""
+    data, kind, group = obj.data, obj.kind, obj.api_version.rpartition("/")[0]
+    sites = list(pod_spec_sites(data))
+    if not sites:
+        return []
+    topology, topology_path = _template_topology(data, sites)
+    if group == "batch.volcano.sh" and kind == "Job":
+        scheduler = dig(data, "spec", "schedulerName")
+        members = [
+            _member(kind, site, default_scheduler=scheduler if isinstance(scheduler, str) else "volcano")
+            for site in sites
+        ]
+        total = sum(m.count for m in members)
+        return [
+            Gang(
+                "Volcano Job",
+                members,
+                _int(dig(data, "spec", "minAvailable"), total) or total,
+                ("spec", "minAvailable") if "minAvailable" in (data.get("spec") or {}) else ("spec",),
+                topology,
+                topology_path,
+            )
+        ]
+    if group == "kubeflow.org" and isinstance(dig(data, "spec", "runPolicy", "schedulingPolicy"), dict):
+        members = [_member(kind, site) for site in sites]
+        total = sum(m.count for m in members)
+        minimum = _int(dig(data, "spec", "runPolicy", "schedulingPolicy", "minAvailable"), total) or total
+        return [
+            Gang(
+                f"{kind} schedulingPolicy",
+                members,
+                minimum,
+                ("spec", "runPolicy", "schedulingPolicy"),
+                topology,
+                topology_path,
+            )
+        ]
+    scheduling = dig(data, "spec", "scheduling") if group == "batch" and kind == "Job" else None
+    if isinstance(scheduling, dict):
+        minimum, topology, is_gang = _native_policy(scheduling)
+        if is_gang:
+            members = [_member(kind, site) for site in sites]
+            total = sum(m.count for m in members)
+            return [
+                Gang(
+                    "Job spec.scheduling gang",
+                    members,
+                    minimum or total,
+                    ("spec", "scheduling", "schedulingPolicy", "gang"),
+                    topology,
+                    ("spec", "scheduling", "schedulingConstraints", "topology") if topology else None,
+                )
+            ]
+    return _referenced_gangs(obj, sites, inventory) + _kueue_gangs(obj, sites)
+
+
+def _template_topology(data: dict[str, Any], sites: list[PodSpecSite]) -> tuple[str, Path | None]:
+    """A Kueue required topology on a pod template of a gang workload: the gang's domain."""
+    for site in sites:
+        annotations = template_metadata(data, site).get("annotations")
+        value = annotations.get(KUEUE_REQUIRED_TOPOLOGY) if isinstance(annotations, dict) else None
+        if isinstance(value, str) and value:
+            return value, (*site.template_path, "metadata", "annotations", KUEUE_REQUIRED_TOPOLOGY)
+    return "", None
+
+
+def _referenced_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLookup | None) -> list[Gang]:
+    by_group: dict[GroupReference, list[Member]] = defaultdict(list)
+    first_path: dict[GroupReference, Path] = {}
+    for site in sites:
+        for ref in group_references(obj.data, site, obj.ref.namespace):
+            key = GroupReference(ref.system, ref.namespace, ref.name, (), ref.pod_group)
+            by_group[key].append(_member(obj.kind, site))
+            first_path.setdefault(key, ref.path)
+    gangs = []
+    for ref, members in by_group.items():
+        minimum, topology, is_gang, _found = group_minimum(ref, inventory)
+        if not is_gang or minimum is None:
+            continue
+        parent = ""
+        if ref.system == "PodGroup" and inventory is not None:
+            group = inventory.find_gang_object("scheduling.k8s.io", "PodGroup", ref.namespace, ref.name) or {}
+            parent = str(dig(group, "spec", "parentCompositePodGroupName") or "")
+        label = {"coscheduling": "coscheduling PodGroup", "volcano": "Volcano PodGroup"}.get(ref.system, ref.system)
+        gangs.append(
+            Gang(
+                f"{label} {ref.name}",
+                members,
+                minimum,
+                first_path[ref],
+                topology,
+                first_path[ref] if topology else None,
+                declared_by_group=True,
+                parent=parent,
+            )
+        )
+    return gangs
+
+
+def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite]) -> list[Gang]:
+    """Kueue admits a workload whole; a required topology makes each pod set one domain."""
+    gangs = []
+    for site in sites:
+        meta = template_metadata(obj.data, site)
+        annotations = mapping(meta.get("annotations"))
+        labels = mapping(meta.get("labels"))
+        topology = annotations.get(KUEUE_REQUIRED_TOPOLOGY)
+        count = str(annotations.get(KUEUE_TOTAL_ANNOTATION, ""))  # an annotation: a string, "4"
+        total = int(count) if count.isdigit() else None
+        if isinstance(labels.get(KUEUE_GROUP_LABEL), str) and total:
+            # the group's other pods are other Pod objects: judged as `total` pods like this one
+            gangs.append(
+                Gang(
+                    f"Kueue pod group {labels[KUEUE_GROUP_LABEL]}",
+                    [_member(obj.kind, site, total)],
+                    total,
+                    (*site.template_path, "metadata", "labels", KUEUE_GROUP_LABEL),
+                    topology if isinstance(topology, str) else "",
+                    None,
+                    declared_by_group=True,
+                )
+            )
+        elif (isinstance(topology, str) or isinstance(annotations.get(KUEUE_SLICE_TOPOLOGY), str)) and site.pods:
+            key = KUEUE_REQUIRED_TOPOLOGY if isinstance(topology, str) else KUEUE_SLICE_TOPOLOGY
+            path = (*site.template_path, "metadata", "annotations", key)
+            slice_key = annotations.get(KUEUE_SLICE_TOPOLOGY)
+            size = str(annotations.get(KUEUE_SLICE_SIZE, ""))
+            gangs.append(
+                Gang(
+                    f"Kueue pod set {site.role or 'pods'}",
+                    [_member(obj.kind, site)],
+                    site.pods,
+                    path,
+                    topology if isinstance(topology, str) else "",
+                    path,
+                    slice_key=slice_key if isinstance(slice_key, str) else "",
+                    slice_size=int(size) if size.isdigit() else 0,
+                )
+            )
+    return gangs
+
+
+@dataclass
+class CompositeGang:
+    """1.37 multi-level placement: child groups together in one outer domain (a zone), each
+    child within its own domain (a rack)."""
+
+    name: str
+    children: list[Gang]
+    outer_key: str
+    path: Path
+
+
+def composites_of(obj: ObjectLike, inventory: GangLookup | None) -> list[CompositeGang]:
+    if inventory is None:
+        return []
+    by_parent: dict[str, list[Gang]] = defaultdict(list)
+    for gang in gangs_of(obj, inventory):
+        if gang.parent:
+            by_parent[gang.parent].append(gang)
+    out = []
+    for parent, children in by_parent.items():
+        data = inventory.find_gang_object("scheduling.k8s.io", "CompositePodGroup", obj.ref.namespace, parent) or {}
+        _minimum, outer, _gang = _native_policy(data.get("spec"))
+        if outer:
+            out.append(CompositeGang(parent, children, outer, children[0].path))
+    return out
+
+
+@dataclass
+class CompositeVerdict:
+    unsatisfiable: bool
+    undecided: bool  # the work budget ran out before every outer domain was decided
+    why: str = ""
+
+
+def pack_composite(composite: CompositeGang, model: ClusterModel, budget: Budget | None = None) -> CompositeVerdict:
+    """Proven unsatisfiable when every outer domain fails: for one child within its own inner
+    domain, or for all children together (their pods, ignoring the inner domains, which only
+    restrict further)."""
+    budget = budget or Budget()
+    reasons, undecided = [], False
+    for domain, nodes in sorted(_domains(model.nodes, composite.outer_key).items()):
+        failure, unknown = _composite_domain(composite, model, nodes, budget)
+        if not failure:
+            undecided = undecided or unknown
+            if not unknown:
+                return CompositeVerdict(False, False)
+            continue
+        reasons.append(f"{domain}: {failure}")
+    if undecided or not reasons:
+        return CompositeVerdict(False, undecided)
+    more = f" (and {len(reasons) - 4} more)" if len(reasons) > 4 else ""
+    return CompositeVerdict(True, False, "; ".join(reasons[:4]) + more)
+
+
+def _composite_domain(
+    composite: CompositeGang, model: ClusterModel, nodes: list[NodeInfo], budget: Budget
+) -> tuple[str, bool]:
+    """(why the outer domain cannot hold the children, or ""; whether that was left undecided)."""
+    unknown = False
+    for child in composite.children:
+        verdict = _pack_nodes(child, model, nodes, child.topology_key, budget)
+        if verdict.unsatisfiable:
+            return f"{child.system} does not fit in one {child.topology_key or 'domain'}", False
+        unknown = unknown or verdict.undecided
+    parts = [(child.system, _required_members(child)) for child in composite.children]
+    if len(parts) > 1 and all(part for _, part in parts):
+        members = [
+            Member(system, member.path, member.pod, count, member.scheduler)  # named for messages
+            for system, part in parts
+            for member, count in part or []
+        ]
+        joint = Gang("the groups together", members, sum(m.count for m in members), composite.path)
+        together = _pack_nodes(joint, model, nodes, "", budget)
+        if together.unsatisfiable:
+            best = together.best()
+            return f"the groups together do not fit ({best.reason if best else ''})", False
+        unknown = unknown or together.undecided
+    return "", unknown
+
+
+def has_gang_policy(obj: ObjectLike, inventory: GangLookup | None) -> bool:
+    """Any sign that the pods are placed together (or admitted together, with Kueue)."""
+    if gangs_of(obj, inventory):
+        return True
+    labels = dig(obj.data, "metadata", "labels")
+    if isinstance(labels, dict) and KUEUE_QUEUE_LABEL in labels:
+        return True
+    for site in pod_spec_sites(obj.data):
+        if group_references(obj.data, site, obj.ref.namespace):
+            return True
+        meta = template_metadata(obj.data, site)
+        if KUEUE_QUEUE_LABEL in (meta.get("labels") or {}) or site.spec.get("schedulerName") in (
+            "volcano",
+            "kai-scheduler",
+            "scheduler-plugins-scheduler",
+            "yunikorn",
+        ):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- packing
+# --------------------------------------------------------------------------- packing
+
+
+@dataclass
+class Placement:
+    """The answer for one domain (or the whole cluster)."""
+
+    domain: str
+    proven_unsatisfiable: bool
+    fits: bool  # proven to fit (exact for one member type, or a placement was built)
+    placeable: int  # copies of the main member the domain holds (for messages)
+    reason: str = ""
+    undecided: bool = False  # the work budget ran out before either was proven
+
+    @classmethod
+    def of(cls, domain: str, decision: Decision, main: int) -> Placement:
+        return cls(
+            domain,
+            decision.outcome is Outcome.UNSATISFIABLE,
+            decision.outcome is Outcome.FITS,
+            decision.copies[main] if decision.copies else 0,
+            decision.reason,
+            decision.outcome is Outcome.UNKNOWN,
+        )
+
+
+@dataclass
+class GangVerdict:
+    placements: list[Placement]
+    required_main: int
+    main: Member | None
+
+    @property
+    def unsatisfiable(self) -> bool:
+        return bool(self.placements) and all(p.proven_unsatisfiable for p in self.placements)
+
+    @property
+    def undecided(self) -> bool:
+        """Not proven either way because the work budget ran out (never an error)."""
+        return not self.unsatisfiable and not self.fitting_domains() and any(p.undecided for p in self.placements)
+
+    def best(self) -> Placement | None:
+        return max(self.placements, key=lambda p: (p.fits, p.placeable), default=None)
+
+    def fitting_domains(self) -> list[Placement]:
+        return [p for p in self.placements if p.fits]
+
+    def only_domain(self) -> Placement | None:
+        """The one domain that hosts the gang, when every other one is proven not to."""
+        fitting = self.fitting_domains()
+        if len(fitting) == 1 and all(p.proven_unsatisfiable for p in self.placements if p is not fitting[0]):
+            return fitting[0]
+        return None
+
+
+def _required_members(gang: Gang) -> list[tuple[Member, int]] | None:
+    """The pods that must be placed, per member; None when which ones is not determined."""
+    if gang.required >= gang.total:
+        return [(member, member.count) for member in gang.members if member.count]
+    distinct = {member.pod.signature() for member in gang.members}
+    if len(distinct) == 1:  # any `required` of identical pods
+        return [(gang.members[0], gang.required)]
+    return None
+
+
+def _domains(nodes: list[NodeInfo], key: str) -> dict[str, list[NodeInfo]]:
+    if not key:
+        return {"": nodes}
+    domains: dict[str, list[NodeInfo]] = defaultdict(list)
+    for node in nodes:
+        if key in node.labels:
+            domains[node.labels[key]].append(node)
+    return dict(domains)
+
+
+@dataclass
+class _Packing:
+    """A gang's pods as shapes (identical pods once, with a count) and every node as a NodeKind
+    (identical nodes alike), computed once per verdict and shared by all its domains."""
+
+    shapes: list[Shape]
+    main: int  # the shape of the main member
+    units: dict[str, Fraction]  # what the node kinds count in
+    kind_of: dict[int, NodeKind]  # id(node) -> its kind
+
+    @classmethod
+    def of(
+        cls, required: list[tuple[Member, int]], main: Member, model: ClusterModel, nodes: list[NodeInfo]
+    ) -> _Packing:
+        groups: dict[tuple[Any, ...], list[tuple[Member, int]]] = {}
+        for member, count in required:
+            groups.setdefault(member.pod.signature(), []).append((member, count))
+        shapes = [
+            Shape(_roles(group), tuple(sorted(group[0][0].pod.requests.items())), sum(c for _, c in group))
+            for group in groups.values()
+        ]
+        # the shapes passing each node's filters, one bit each: gathered per group of identical nodes
+        # (the groups are shared between shapes), then handed to the group's nodes
+        by_group: dict[int, tuple[NodeGroup, int]] = {}
+        for index, group in enumerate(groups.values()):
+            for fitting in model.evaluate(group[0][0].pod).fitting_groups:
+                _, seen = by_group.get(id(fitting), (fitting, 0))
+                by_group[id(fitting)] = (fitting, seen | 1 << index)
+        bits: dict[int, int] = defaultdict(int)  # id(node) -> its bits
+        for fitting, mask in by_group.values():
+            for node in fitting.nodes:
+                bits[id(node)] |= mask
+        masks: dict[int, frozenset[int]] = {}
+        units = request_units(shapes)
+        amounts: dict[int, NodeKind] = {}  # id(node) -> its amounts; once per group of identical nodes
+        for node_group in model.groups():
+            amount = node_kind(node_group.representative.allocatable, units)
+            for node in node_group.nodes:
+                amounts[id(node)] = amount
+        interned: dict[NodeKind, NodeKind] = {}
+        kind_of: dict[int, NodeKind] = {}
+        for node in nodes:
+            amount = amounts.get(id(node)) or node_kind(node.allocatable, units)
+            mask = bits[id(node)]
+            if mask not in masks:
+                masks[mask] = frozenset(i for i in range(len(shapes)) if mask >> i & 1)
+            kind = amount.allowing(masks[mask])
+            kind_of[id(node)] = interned.setdefault(kind, kind)
+        return cls(shapes, list(groups).index(main.pod.signature()), units, kind_of)
+
+    def kinds(self, nodes: list[NodeInfo]) -> Counter[NodeKind]:
+        return Counter(self.kind_of[id(node)] for node in nodes)
+
+
+def _roles(members: list[tuple[Member, int]], shown: int = 3) -> str:
+    """The roles of identical members, for messages: worker/evaluator."""
+    roles = list(dict.fromkeys(member.role for member, _ in members))
+    return "/".join(roles[:shown]) + (f"/+{len(roles) - shown}" if len(roles) > shown else "")
+
+
+def pack(gang: Gang, model: ClusterModel, topology_key: str | None = None, budget: Budget | None = None) -> GangVerdict:
+    """Where the gang fits: per domain of its topology key (the whole cluster without one)."""
+    key = gang.topology_key if topology_key is None else topology_key
+    return _pack_nodes(gang, model, model.nodes, key, budget or Budget())
+
+
+def _pack_nodes(gang: Gang, model: ClusterModel, nodes: list[NodeInfo], key: str, budget: Budget) -> GangVerdict:
+    required = _required_members(gang)
+    if not required:
+        return GangVerdict([], 0, None)
+    main, main_count = max(required, key=lambda item: (item[1], sum(item[0].pod.requests.values())))
+    packing = _Packing.of(required, main, model, nodes)
+    placements = []
+    decided: dict[frozenset[tuple[NodeKind, int]], Decision] = {}  # racks alike are decided once
+    for domain, domain_nodes in _domains(nodes, key).items():
+        kinds = frozenset(packing.kinds(domain_nodes).items())
+        if kinds not in decided:
+            decided[kinds] = decide(packing.shapes, dict(kinds), budget)
+        placement = Placement.of(domain, decided[kinds], packing.main)
+        if gang.slice_key and gang.slice_size and len(packing.shapes) == 1 and not placement.proven_unsatisfiable:
+            placement = _place_slices(domain, domain_nodes, packing, main_count, gang)
+        placements.append(placement)
+    return GangVerdict(placements, main_count, main)
+
+
+def _place_slices(domain: str, nodes: list[NodeInfo], packing: _Packing, count: int, gang: Gang) -> Placement:
+    """Slices of `slice_size` identical pods, each within one domain of `slice_key` (exact: a
+    sub-domain holding c copies holds floor(c / size) slices)."""
+    needed = -(-count // gang.slice_size)
+    slices = 0
+    for _sub, sub_nodes in _domains(nodes, gang.slice_key).items():
+        copies = sum(
+            number * copies_on_kind(packing.shapes[0], kind, packing.units)
+            for kind, number in packing.kinds(sub_nodes).items()
+            if kind.allowed
+        )
+        slices += copies // gang.slice_size
+    if slices < needed:
+        return Placement(
+            domain,
+            True,
+            False,
+            slices * gang.slice_size,
+            f"slices of {gang.slice_size} in one {gang.slice_key}: {slices} of {needed} fit",
+        )
+    return Placement(domain, False, True, slices * gang.slice_size)
+
+
+def _show(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
+def member_demand(member: Member) -> str:
+    gpus = [f"{_show(a)} {r}" for r, a in sorted(member.pod.requests.items()) if "/" in r]
+    return (
+        ", ".join(gpus)
+        or ", ".join(f"{_show(a)} {r}" for r, a in sorted(member.pod.requests.items()))
+        or "no resources"
+    )

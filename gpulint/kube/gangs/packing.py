@@ -1,0 +1,523 @@
+"""Packing a gang by counts: identical nodes and identical pods are grouped, and placement is
+decided on the counts, never pod by pod.
+
+The answer is one of three, and each is a proof or an admission:
+
+* FITS - for one pod shape, exact (a node holds ``min(floor(free / request))`` copies and
+  nodes are independent); for several shapes, a placement the greedy packer or the search built.
+* UNSATISFIABLE - a necessary condition fails (copies of a shape, a resource's demand against
+  what the nodes the pods may use can offer, pods that need more than half a node), or the
+  exact search ran to completion without a placement.
+* UNKNOWN - the search ran out of its work budget. Never reported as unsatisfiable.
+
+Multi-dimensional bin packing is NP-hard, so only the search can take long; it is bounded by
+``WORK_BUDGET`` steps per verdict, shared by every domain the verdict looks at.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import combinations
+
+# Steps (node configurations tried) the exact search may spend on one gang verdict, across all
+# of its topology domains: about 0.25 s of CPU (5 us a step), so a webhook review stays quick.
+WORK_BUDGET = 50_000
+SUBSET_BOUND_WORK = 20_000  # the resource bound is checked for every subset of shapes while
+# node kinds x 2^shapes stays under this (six shapes on 300 kinds); otherwise for all shapes at once
+SLOTS = "pods"  # the per-node pod limit (allocatable `pods`), a resource every pod takes one of
+
+
+Vector = tuple[int, ...]  # per resource, in whole units
+
+
+class Outcome(enum.Enum):
+    FITS = "fits"
+    UNSATISFIABLE = "unsatisfiable"
+    UNKNOWN = "unknown"
+
+
+@dataclass
+class Budget:
+    """Work left for one verdict; passed down explicitly so concurrent verdicts never share it."""
+
+    remaining: int = WORK_BUDGET
+
+    def spend(self) -> None:
+        self.remaining -= 1
+        if self.remaining < 0:
+            raise _OutOfBudget
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Identical pods: the same requests and the same nodes passing their filters."""
+
+    name: str  # for messages: the member role(s)
+    requests: tuple[tuple[str, Fraction], ...]
+    count: int
+
+
+@dataclass(frozen=True)
+class NodeKind:
+    """Identical nodes, as far as the gang can tell: the same allocatable amounts of the
+    resources the gang requests, counted in that resource's unit (see ``request_units``), the
+    same pod limit, and the same shapes passing the filters on them."""
+
+    amounts: tuple[tuple[str, int], ...]  # (resource, whole units), sorted by resource
+    slots: int | None  # allocatable `pods`; None: no limit
+    allowed: frozenset[int]  # indexes into the shapes
+
+    def allowing(self, allowed: frozenset[int]) -> NodeKind:
+        return NodeKind(self.amounts, self.slots, allowed)
+
+
+@dataclass
+class Decision:
+    outcome: Outcome
+    copies: list[int]  # per shape, the copies the nodes hold with no other shape present
+    reason: str = ""
+
+
+def request_units(shapes: Sequence[Shape]) -> dict[str, Fraction]:
+    """Per resource, the greatest common divisor of the shapes' requests: every sum of requests
+    is a multiple of it, so a capacity counted in whole units admits exactly the same pods, and
+    nodes a few KiB of memory apart become one kind."""
+    amounts: dict[str, list[Fraction]] = {}
+    for shape in shapes:
+        for resource, amount in shape.requests:
+            if amount > 0 and resource != SLOTS:
+                amounts.setdefault(resource, []).append(Fraction(amount))
+    units = {}
+    for resource, values in sorted(amounts.items()):
+        common = math.lcm(*(value.denominator for value in values))
+        units[resource] = Fraction(math.gcd(*(int(value * common) for value in values)), common)
+    return units
+
+
+def node_kind(
+    allocatable: Mapping[str, Fraction], units: Mapping[str, Fraction], allowed: frozenset[int] = frozenset()
+) -> NodeKind:
+    amounts = tuple((r, math.floor(allocatable.get(r, Fraction(0)) / unit)) for r, unit in sorted(units.items()))
+    slots = math.floor(allocatable[SLOTS]) if SLOTS in allocatable else None
+    return NodeKind(amounts, slots, allowed)
+
+
+NO_LIMIT = 1_000_000  # copies of a pod that requests nothing on a node without a pod limit
+
+
+def copies_on_kind(shape: Shape, kind: NodeKind, units: Mapping[str, Fraction]) -> int:
+    """Copies of one shape a node of ``kind`` holds: its most constraining resource, and its pod limit."""
+    return _fit(_in_units(shape, units), _capacity(kind, NO_LIMIT))
+
+
+def decide(shapes: list[Shape], kinds: Mapping[NodeKind, int], budget: Budget) -> Decision:
+    """Can every pod of every shape be placed at once on these nodes (``kinds``: how many of each,
+    in the units of ``request_units(shapes)``)?"""
+    units = request_units(shapes)
+    order = _largest_first([_in_units(shape, units) for shape in shapes], kinds)
+    position = {old: new for new, old in enumerate(order)}
+    renumbered: Counter[NodeKind] = Counter()
+    for kind, count in kinds.items():
+        renumbered[kind.allowing(frozenset(position[i] for i in kind.allowed if i in position))] += count
+    problem = _Problem.build([shapes[i] for i in order], renumbered)
+    held = problem.copies()
+    copies = [held[position[i]] for i in range(len(shapes))]
+    for index, shape in enumerate(shapes):
+        if copies[index] < shape.count:
+            return Decision(Outcome.UNSATISFIABLE, copies, f"{shape.name}: {copies[index]} of {shape.count} fit")
+    if sum(1 for shape in shapes if shape.count) <= 1:
+        return Decision(Outcome.FITS, copies)  # exact: the nodes' copies are independent
+    reason = problem.bound_violated()
+    if reason:
+        return Decision(Outcome.UNSATISFIABLE, copies, reason)
+    if problem.greedy():
+        return Decision(Outcome.FITS, copies)
+    try:
+        found = problem.search(budget)
+    except _OutOfBudget:
+        return Decision(Outcome.UNKNOWN, copies, "could not decide within the work budget")
+    if found:
+        return Decision(Outcome.FITS, copies)
+    return Decision(Outcome.UNSATISFIABLE, copies, "no placement of all members")
+
+
+def _largest_first(requests: list[Vector], kinds: Mapping[NodeKind, int]) -> list[int]:
+    """Shape indexes by their largest share of the biggest node: the search fills nodes with big
+    pods first, where a wrong choice is found out soonest."""
+    peaks = [max(column, default=0) for column in zip(*(_capacity(kind, 0) for kind in kinds))]
+
+    def share(request: Vector) -> float:
+        return max((need / peak for need, peak in zip(request, peaks) if peak), default=0.0)
+
+    return sorted(range(len(requests)), key=lambda i: (-share(requests[i]), i))
+
+
+def _in_units(shape: Shape, units: Mapping[str, Fraction]) -> Vector:
+    """A shape's requests in whole units (the resources of ``units``, sorted), then its pod slots:
+    one, or what it names as the `pods` resource."""
+    asked = dict(shape.requests)
+    slots = max(1, math.ceil(asked.get(SLOTS, Fraction(0))))
+    return (*(int(asked.get(r, Fraction(0)) / unit) for r, unit in sorted(units.items())), slots)
+
+
+def _capacity(kind: NodeKind, unlimited: int) -> Vector:
+    return (*(amount for _, amount in kind.amounts), kind.slots if kind.slots is not None else unlimited)
+
+
+# --------------------------------------------------------------------------- the integer problem
+
+
+@dataclass
+class _Class:
+    capacity: Vector
+    count: int
+    allowed: frozenset[int]  # shapes with at least one copy fitting here
+    fits: list[int]  # per shape, copies of it alone (0 when not allowed)
+
+
+@dataclass
+class _Problem:
+    """Requests and capacities in whole units of each resource, the pod limit as the last
+    resource (every pod takes at least one slot)."""
+
+    names: list[str]
+    units: list[Fraction]  # what one unit of each resource is (the pod slot: one)
+    shapes: list[Shape]
+    demand: list[int]
+    requests: list[Vector]
+    classes: list[_Class] = field(default_factory=list)
+    # filled by _suffix() for the search: per class, its room and what the classes after it hold
+    _room: list[list[int]] = field(default_factory=list)
+    _room_after: list[list[int]] = field(default_factory=list)
+    _copies_after: list[list[int]] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, shapes: list[Shape], kinds: Mapping[NodeKind, int]) -> _Problem:
+        """``kinds`` counted in ``request_units(shapes)``."""
+        units = request_units(shapes)
+        requests = [_in_units(shape, units) for shape in shapes]
+        names = [*sorted(units), SLOTS]
+        problem = cls(
+            names,
+            [*(units[r] for r in sorted(units)), Fraction(1)],
+            shapes,
+            [shape.count for shape in shapes],
+            requests,
+        )
+        total = sum(shape.count for shape in shapes)  # a node without a pod limit: never binding
+        merged: Counter[tuple[Vector, frozenset[int]]] = Counter()
+        for kind, count in kinds.items():
+            merged[(_capacity(kind, total), kind.allowed)] += count
+        for (capacity, allowed), count in merged.items():
+            fits = [_fit(request, capacity) if index in allowed else 0 for index, request in enumerate(requests)]
+            usable = frozenset(index for index in allowed if fits[index] > 0)
+            if usable and count:
+                problem.classes.append(_Class(capacity, count, usable, fits))
+        # big nodes first: the search finds placements sooner, and its order is deterministic
+        peaks = [max((c.capacity[r] for c in problem.classes), default=0) for r in range(len(names))]
+        problem.classes.sort(
+            key=lambda c: (sum(v / p for v, p in zip(c.capacity, peaks) if p), c.capacity, sorted(c.allowed)),
+            reverse=True,
+        )
+        return problem
+
+    def copies(self) -> list[int]:
+        return [sum(c.count * c.fits[index] for c in self.classes) for index in range(len(self.shapes))]
+
+    def _show(self, resource: int, amount: int) -> str:
+        value = amount * self.units[resource]
+        return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+    def _names(self, shapes: Sequence[int], shown: int = 3) -> str:
+        names = [self.shapes[i].name for i in shapes]
+        more = f" and {len(names) - shown} more" if len(names) > shown else ""
+        return " and ".join(names[:shown]) + more
+
+    # ----------------------------------------------------------------------- necessary conditions
+
+    def bound_violated(self) -> str:
+        """A proof that no placement exists, or ""."""
+        active = [i for i, count in enumerate(self.demand) if count]
+        subsets: list[tuple[int, ...]] = [tuple(active)]
+        if len(self.classes) << len(active) <= SUBSET_BOUND_WORK:
+            subsets = [s for size in range(1, len(active) + 1) for s in combinations(active, size)]
+        for subset in subsets:
+            for resource in range(len(self.names)):
+                need = sum(self.demand[i] * self.requests[i][resource] for i in subset)
+                if not need:
+                    continue
+                offer = sum(c.count * self._usable(c, subset, resource) for c in self.classes)
+                if need > offer:
+                    who = "the gang" if len(subset) == len(active) else self._names(subset) + " pods"
+                    name = self.names[resource]
+                    where = "the domain offers" if who == "the gang" else "the nodes they may use offer"
+                    return (
+                        f"{who} need{'s' if who == 'the gang' else ''} {self._show(resource, need)} {name}; "
+                        f"{where} {self._show(resource, offer)}"
+                    )
+        for resource in range(len(self.names)):
+            reason = self._halves_violated(active, resource) or self._bins_violated(active, resource)
+            if reason:
+                return reason
+        return ""
+
+    def _usable(self, c: _Class, subset: tuple[int, ...], resource: int) -> int:
+        """What pods of ``subset`` can use of a node's ``resource``: its capacity, and no more
+        than the copies of each that fit there."""
+        most = sum(c.fits[i] * self.requests[i][resource] for i in subset if i in c.allowed)
+        return min(c.capacity[resource], most)
+
+    def _halves_violated(self, active: list[int], resource: int) -> str:
+        """Pods that need more than half of ``resource`` on every node they may use: one per node."""
+        big = [
+            i
+            for i in active
+            if self.requests[i][resource]
+            and all(2 * self.requests[i][resource] > c.capacity[resource] for c in self.classes if i in c.allowed)
+        ]
+        if len(big) < 2:
+            return ""  # one shape alone is covered by its copies
+        pods = sum(self.demand[i] for i in big)
+        nodes = sum(c.count for c in self.classes if c.allowed & set(big))
+        if pods <= nodes:
+            return ""
+        names = self._names(big)
+        return (
+            f"{pods} {names} pods each need more than half of a node's {self.names[resource]}, so at most "
+            f"one per node, and {nodes} nodes can take them"
+        )
+
+    def _bins_violated(self, active: list[int], resource: int) -> str:
+        """Martello and Toth's L2 lower bound on the bins of one-dimensional bin packing, for
+        ``resource`` alone, every node enlarged to the largest: a relaxation, so more bins
+        than nodes is a proof."""
+        nodes = [c for c in self.classes if c.allowed & set(active)]
+        size = max((c.capacity[resource] for c in nodes), default=0)
+        items = [(self.requests[i][resource], self.demand[i]) for i in active if self.requests[i][resource]]
+        if not size or not items:
+            return ""
+        available = sum(c.count for c in nodes)
+        needed = max(_l2(items, size, k) for k in {0, *(w for w, _ in items if 2 * w <= size)})
+        if needed <= available:
+            return ""
+        return (
+            f"the pods' {self.names[resource]} requests cannot be packed onto fewer than {needed} nodes of "
+            f"{self._show(resource, size)}; {available} nodes can take them"
+        )
+
+    # ----------------------------------------------------------------------- greedy by counts
+
+    def greedy(self) -> bool:
+        """Largest (or most constrained) shape first, each on the best-fitting group of identical
+        nodes, a whole group at a time. A success is a placement; a failure proves nothing."""
+        by_size = sorted(range(len(self.shapes)), key=lambda i: (-self._dominant(i), i))
+        by_scarcity = sorted(
+            range(len(self.shapes)),
+            key=lambda i: (sum(c.count for c in self.classes if i in c.allowed), -self._dominant(i)),
+        )
+        for order in (by_size, by_scarcity):
+            for contention_first in (True, False):
+                if self._greedy(order, contention_first):
+                    return True
+        return False
+
+    def _dominant(self, shape: int) -> float:
+        """The request's largest share of the biggest node offering that resource."""
+        peaks = [
+            max((c.capacity[r] for c in self.classes if shape in c.allowed), default=0) for r in range(len(self.names))
+        ]
+        return max((q / p for q, p in zip(self.requests[shape], peaks) if p), default=0.0)
+
+    def _greedy(self, order: list[int], contention_first: bool) -> bool:
+        # states: [class index, remaining capacity, how many nodes are in exactly this state]
+        states: list[list] = [[k, c.capacity, c.count] for k, c in enumerate(self.classes)]
+        pending = {i for i in order if self.demand[i]}
+        for shape in order:
+            left = self.demand[shape]
+            pending.discard(shape)
+            if not left:
+                continue
+            # the states ranked once per shape, then filled in turn: O(states log states) a shape
+            ranked = []
+            for state in states:
+                klass = self.classes[state[0]]
+                per_node = min(_fit(self.requests[shape], state[1]), left) if shape in klass.allowed else 0
+                if per_node:
+                    leftover = sum(
+                        (have - per_node * need) / full
+                        for have, need, full in zip(state[1], self.requests[shape], klass.capacity)
+                        if full
+                    )
+                    contention = len(pending & klass.allowed)
+                    ranked.append(((contention, leftover) if contention_first else (leftover, contention), state))
+            ranked.sort(key=lambda item: item[0])
+            filled: list[list] = []
+            for _score, state in ranked:
+                if not left:
+                    break
+                left = self._fill(filled, state, shape, left)
+            if left:
+                return False
+            states = [state for state in states + filled if state[2]]
+        return True
+
+    def _fill(self, states: list[list], state: list, shape: int, left: int) -> int:
+        """Put copies of ``shape`` on the nodes of ``state``, each node as full as it gets."""
+        request = self.requests[shape]
+        per_node = min(_fit(request, state[1]), left)
+        nodes = min(state[2], left // per_node)
+        if nodes:
+            state[2] -= nodes
+            states.append([state[0], _minus(state[1], request, per_node), nodes])
+            left -= nodes * per_node
+        if left and state[2] and left < per_node:  # the rest on one more node
+            state[2] -= 1
+            states.append([state[0], _minus(state[1], request, left), 1])
+            left = 0
+        return left
+
+    # ----------------------------------------------------------------------- exact, bounded search
+
+    def search(self, budget: Budget) -> bool:
+        """Node by node, each node taking a maximal configuration (no pod still waiting fits
+        beside it), identical nodes in non-increasing order: the lexicographically greatest
+        placement has both properties, so nothing is missed. Iterative: gangs of thousands.
+        Positions that failed are remembered with the greatest bound they failed under: the same
+        demand at the same node under a bound no greater fails too."""
+        self._suffix()
+        demand = list(self.demand)
+        failed: dict[tuple[int, int, Vector], Vector | None] = {}
+        if not self._may_fit(demand, 0, 0):
+            return False
+        stack: list[_Frame] = [_Frame(self._configs(0, demand, None, budget), 0, 0, None, tuple(demand))]
+        while stack:
+            frame = stack[-1]
+            if frame.applied is not None:
+                _apply(demand, frame.applied, -1)
+                frame.applied = None
+            config = next(frame.configs, None)
+            if config is None:
+                failed[(frame.klass, frame.used, frame.demand)] = frame.bound
+                stack.pop()
+                continue
+            budget.spend()
+            _apply(demand, config, +1)
+            frame.applied = config
+            if not any(demand):
+                return True
+            klass, used = frame.klass, frame.used + 1
+            bound: Vector | None = config
+            if not any(config) or used == self.classes[klass].count:
+                klass, used, bound = klass + 1, 0, None  # the rest of this group can take nothing more
+            if klass == len(self.classes) or not self._may_fit(demand, klass, used):
+                continue
+            key = (klass, used, tuple(demand))
+            if key in failed and _no_greater(bound, failed[key]):
+                continue
+            stack.append(_Frame(self._configs(klass, demand, bound, budget), klass, used, bound, key[2]))
+        return False
+
+    def _suffix(self) -> None:
+        """Per position in the node order, what all later groups hold: for pruning in O(shapes + resources)."""
+        shapes, resources = len(self.shapes), len(self.names)
+        self._copies_after = [[0] * shapes for _ in range(len(self.classes) + 1)]
+        self._room_after = [[0] * resources for _ in range(len(self.classes) + 1)]
+        everyone = tuple(range(shapes))
+        self._room = [[self._usable(c, everyone, r) for r in range(resources)] for c in self.classes]
+        for k in range(len(self.classes) - 1, -1, -1):
+            c = self.classes[k]
+            self._copies_after[k] = [a + c.count * f for a, f in zip(self._copies_after[k + 1], c.fits)]
+            self._room_after[k] = [a + c.count * u for a, u in zip(self._room_after[k + 1], self._room[k])]
+
+    def _may_fit(self, demand: list[int], klass: int, used: int) -> bool:
+        c = self.classes[klass]
+        left = c.count - used
+        for i, wanted in enumerate(demand):
+            if wanted and wanted > left * c.fits[i] + self._copies_after[klass + 1][i]:
+                return False
+        for r in range(len(self.names)):
+            need = sum(d * request[r] for d, request in zip(demand, self.requests))
+            if need > left * self._room[klass][r] + self._room_after[klass + 1][r]:
+                return False
+        return True
+
+    def _configs(self, klass: int, demand: list[int], bound: Vector | None, budget: Budget) -> Iterator[Vector]:
+        """The maximal configurations of one node of ``klass``, greatest first, at most ``bound``.
+        Depth-first over the shapes with an explicit stack: a gang may have many shapes."""
+        c = self.classes[klass]
+        wanted = tuple(demand)  # the demand when this node's turn came
+        shapes = len(self.shapes)
+        config = [0] * shapes
+        # per shape in turn: [shape, next count to try, room before it, still equal to bound so far]
+        stack = [[0, self._most(c, wanted, 0, c.capacity, bound), c.capacity, bound is not None]]
+        while stack:
+            frame = stack[-1]
+            index, count, room, tight = frame
+            if count < 0:
+                stack.pop()
+                continue
+            frame[1] -= 1
+            budget.spend()
+            config[index] = count
+            after = _minus(room, self.requests[index], count)
+            tight = tight and bound is not None and count == bound[index]
+            if index + 1 < shapes:
+                stack.append(
+                    [index + 1, self._most(c, wanted, index + 1, after, bound if tight else None), after, tight]
+                )
+            elif all(not (wanted[i] - config[i]) or _fit(self.requests[i], after) == 0 for i in c.allowed):
+                yield tuple(config)
+
+    def _most(self, c: _Class, wanted: Vector, index: int, room: Vector, bound: Vector | None) -> int:
+        """The greatest count of shape ``index`` to try on a node: what is wanted, fits, and keeps
+        the configuration at most ``bound``."""
+        top = min(wanted[index], _fit(self.requests[index], room)) if index in c.allowed else 0
+        return min(top, bound[index]) if bound is not None else top
+
+
+@dataclass
+class _Frame:
+    configs: Iterator[Vector]
+    klass: int
+    used: int  # nodes of the group placed before this one
+    bound: Vector | None  # the configuration of the node before, in the same group
+    demand: Vector  # when this node's turn came
+    applied: Vector | None = None
+
+
+def _l2(items: list[tuple[int, int]], size: int, k: int) -> int:
+    """L(k) of Martello and Toth (1990): items (size, count) above size - k take a bin each, and
+    so do those above half; items from k to half fill what the latter leave, then whole bins."""
+    big = sum(count for w, count in items if w > size - k)
+    over_half = [(w, count) for w, count in items if 2 * w > size and w <= size - k]
+    middle = sum(w * count for w, count in items if k <= w and 2 * w <= size)
+    halves = sum(count for _, count in over_half)
+    room = halves * size - sum(w * count for w, count in over_half)
+    return big + halves + max(0, -(-(middle - room) // size))
+
+
+def _no_greater(bound: Vector | None, failed: Vector | None) -> bool:
+    """Is ``bound`` at most ``failed`` (None: no bound, the greatest)?"""
+    return failed is None or (bound is not None and bound <= failed)
+
+
+def _fit(request: Vector, room: Vector) -> int:
+    return max(0, min((have // need for have, need in zip(room, request) if need), default=0))
+
+
+def _minus(room: Vector, request: Vector, copies: int) -> Vector:
+    return tuple(have - copies * need for have, need in zip(room, request))
+
+
+def _apply(demand: list[int], config: Vector, sign: int) -> None:
+    for index, count in enumerate(config):
+        demand[index] -= sign * count

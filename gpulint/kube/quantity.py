@@ -1,0 +1,102 @@
+"""Kubernetes resource quantities, parsed as k8s.io/apimachinery/pkg/api/resource does.
+
+Grammar (apimachinery ``quantity.go``)::
+
+    <quantity>        ::= <signedNumber><suffix>
+    <number>          ::= <digits> | <digits>.<digits> | <digits>. | .<digits>
+    <suffix>          ::= <binarySI> | <decimalExponent> | <decimalSI>
+    <binarySI>        ::= Ki | Mi | Gi | Ti | Pi | Ei
+    <decimalSI>       ::= n | u | m | "" | k | M | G | T | P | E
+    <decimalExponent> ::= "e" <signedInteger> | "E" <signedInteger>
+
+Values are exact (``fractions.Fraction``): ``1000m`` is exactly 1, ``0.1`` is 1/10.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+_NUMBER = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?")
+_DECIMAL_SI = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_BINARY_SI = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_EXPONENT = re.compile(r"[eE]([+-]?[0-9]+)")
+MAX_TEXT = 100  # longer strings are not quantities anyway; bounds the work on hostile input
+FORMAT_HINT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+
+class QuantityError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: Fraction
+    text: str
+
+    def milli_value(self) -> int:
+        """apimachinery's MilliValue(): rounded up to a whole milli-unit."""
+        return math.ceil(self.value * 1000)
+
+    def is_integer(self) -> bool:
+        """The API server's integer test for extended resources: MilliValue() % 1000 == 0."""
+        return self.milli_value() % 1000 == 0
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@lru_cache(maxsize=4096)  # manifests and inventories repeat the same few values thousands of times
+def parse_quantity(text: str) -> Quantity:
+    if not text:
+        raise QuantityError("quantity is empty")
+    if len(text) > MAX_TEXT:
+        raise QuantityError(f"quantity is longer than {MAX_TEXT} characters")
+    number = _NUMBER.match(text)
+    assert number is not None  # the pattern matches the empty prefix
+    sign, whole, fraction = number.group(1), number.group(2), number.group(3)
+    if not whole and not fraction:
+        raise QuantityError(FORMAT_HINT)
+    magnitude = Fraction(int(whole or "0"))
+    if fraction:
+        magnitude += Fraction(int(fraction), 10 ** len(fraction))
+    if sign == "-":
+        magnitude = -magnitude
+    suffix = text[number.end() :]
+    if suffix in _DECIMAL_SI:
+        value = magnitude * Fraction(10) ** _DECIMAL_SI[suffix]
+    elif suffix in _BINARY_SI:
+        value = magnitude * 2 ** _BINARY_SI[suffix]
+    else:
+        exponent = _EXPONENT.fullmatch(suffix)
+        if exponent is None:
+            raise QuantityError(f"unable to parse quantity's suffix {suffix!r}" if suffix.strip() else FORMAT_HINT)
+        power = int(exponent.group(1))
+        if abs(power) > 64:  # far outside what any resource can hold; keeps Fraction math bounded
+            raise QuantityError(f"quantity exponent {power} is out of range")
+        value = magnitude * Fraction(10) ** power
+    return Quantity(value, text)
+
+
+def quantity_from_yaml(value: Any) -> Quantity:
+    """A quantity as written in a manifest: a YAML string or number (never a bool or null)."""
+    if isinstance(value, bool) or value is None:
+        raise QuantityError(f"{_yaml_repr(value)} is not a quantity")
+    if isinstance(value, int):
+        return Quantity(Fraction(value), str(value))
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise QuantityError(f"{value} is not a quantity")
+        text = repr(value)
+        return parse_quantity(text.replace("e+", "e"))
+    if isinstance(value, str):  # Quantity.UnmarshalJSON trims surrounding white space
+        return parse_quantity(value.strip())
+    raise QuantityError(f"a {type(value).__name__} is not a quantity")
+
+
+def _yaml_repr(value: Any) -> str:
+    return "null" if value is None else ("true" if value else "false")

@@ -1,0 +1,41 @@
+"""Resource names as Kubernetes classifies them (pkg/apis/core/helper/helpers.go)."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+
+_QUALIFIED_NAME = re.compile(
+    r"^(?:(?=.{1,253}/)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
+    r"(?=.{1,63}$)[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+)
+
+# Device-plugin resource names that mean "an accelerator" for the GPU-specific rules.
+DEFAULT_GPU_RESOURCES: tuple[str, ...] = (
+    "nvidia.com/gpu",
+    "nvidia.com/gpu.shared",
+    "nvidia.com/mig-*",
+    "amd.com/gpu",
+    "gpu.intel.com/*",
+    "habana.ai/gaudi",
+    "aws.amazon.com/neuron*",
+    "google.com/tpu",
+    "nvidia.com/*gpu*",
+)
+
+
+def is_native(name: str) -> bool:
+    """IsNativeResource: unprefixed, or in the kubernetes.io namespace."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_extended(name: str) -> bool:
+    """IsExtendedResourceName: not native, not ``requests.*``, and a qualified name."""
+    if is_native(name) or name.startswith("requests."):
+        return False
+    return _QUALIFIED_NAME.match("requests." + name) is not None
+
+
+def is_gpu(name: str, extra_patterns: Iterable[str] = ()) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in (*DEFAULT_GPU_RESOURCES, *extra_patterns))

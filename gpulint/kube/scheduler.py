@@ -1,0 +1,528 @@
+"""An offline model of the kube-scheduler filters that decide where a GPU pod can land.
+
+Each filter follows the upstream plugin (kubernetes/kubernetes pkg/scheduler/framework/plugins):
+NodeUnschedulable, NodeName, TaintToleration, NodeAffinity and NodeResourcesFit, run in
+the default profile's order; like the scheduler, a node is rejected by the first filter
+that fails, and the summary uses the scheduler's own words:
+``0/12 nodes are available: 4 Insufficient nvidia.com/gpu, 8 node(s) didn't match Pod's node affinity/selector.``
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from gpulint.kube.cel.engine import LRU
+from gpulint.kube.fields import mapping, sequence
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+REASON_NODE_NAME = "node(s) didn't match the requested node name"
+REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+REASON_TOO_MANY_PODS = "Too many pods"
+
+
+def insufficient(resource: str) -> str:
+    return f"Insufficient {resource}"
+
+
+def untolerated(taint: Taint) -> str:
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
+# --------------------------------------------------------------------------- quantities
+
+
+def to_amount(value: Any) -> Fraction | None:
+    try:
+        return quantity_from_yaml(value).value
+    except QuantityError:
+        return None
+
+
+def resource_list(raw: Any) -> dict[str, Fraction]:
+    """A ResourceList (name -> quantity); values that are not quantities are left out."""
+    out: dict[str, Fraction] = {}
+    if isinstance(raw, dict):
+        for name, value in raw.items():
+            amount = to_amount(value)
+            if amount is not None:
+                out[str(name)] = amount
+    return out
+
+
+def _add(total: dict[str, Fraction], more: dict[str, Fraction]) -> None:
+    for name, amount in more.items():
+        total[name] = total.get(name, Fraction(0)) + amount
+
+
+def _max(a: dict[str, Fraction], b: dict[str, Fraction]) -> dict[str, Fraction]:
+    return {name: max(a.get(name, Fraction(0)), b.get(name, Fraction(0))) for name in a.keys() | b.keys()}
+
+
+def container_requests(container: dict[str, Any]) -> dict[str, Fraction]:
+    """Requests after API defaulting: a resource with only a limit is requested at the limit."""
+    resources = container.get("resources")
+    if not isinstance(resources, dict):
+        return {}
+    requests = resource_list(resources.get("requests"))
+    for name, amount in resource_list(resources.get("limits")).items():
+        requests.setdefault(name, amount)
+    return requests
+
+
+def pod_requests(spec: dict[str, Any]) -> dict[str, Fraction]:
+    """The effective pod request NodeResourcesFit uses (k8s.io/component-helpers resource.PodRequests).
+
+    max(sum of app containers + restartable sidecars, each init container + the sidecars
+    started before it), plus pod overhead; pod-level resources replace cpu/memory when set.
+    """
+    app: dict[str, Fraction] = {}
+    for container in _containers(spec, "containers"):
+        _add(app, container_requests(container))
+    init_peak: dict[str, Fraction] = {}
+    sidecars: dict[str, Fraction] = {}
+    for container in _containers(spec, "initContainers"):
+        requests = container_requests(container)
+        if container.get("restartPolicy") == "Always":  # a restartable sidecar runs beside the app
+            _add(sidecars, requests)
+            init_peak = _max(init_peak, sidecars)
+        else:
+            during = dict(sidecars)
+            _add(during, requests)
+            init_peak = _max(init_peak, during)
+    _add(app, sidecars)
+    total = _max(app, init_peak)
+    pod_level = spec.get("resources")  # PodLevelResources: the pod's own requests win
+    if isinstance(pod_level, dict):
+        level = resource_list(pod_level.get("requests"))
+        for name, amount in resource_list(pod_level.get("limits")).items():
+            level.setdefault(name, amount)
+        total.update(level)
+    _add(total, resource_list(spec.get("overhead")))
+    return {name: amount for name, amount in total.items() if amount > 0}
+
+
+def _containers(spec: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    items = spec.get(key)
+    return [c for c in items if isinstance(c, dict)] if isinstance(items, list) else []
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass
+class NodeInfo:
+    name: str
+    labels: dict[str, str]
+    taints: tuple[Taint, ...]
+    unschedulable: bool
+    allocatable: dict[str, Fraction]
+    capacity: dict[str, Fraction]
+    used: dict[str, Fraction] = field(default_factory=dict)  # by running pods (the "now" view)
+    pod_count: int = 0
+
+    @classmethod
+    def from_object(cls, data: dict[str, Any]) -> NodeInfo:
+        metadata = mapping(data.get("metadata"))
+        spec = mapping(data.get("spec"))
+        status = mapping(data.get("status"))
+        labels = mapping(metadata.get("labels"))
+        taints = []
+        for taint in sequence(spec.get("taints")):
+            if isinstance(taint, dict) and isinstance(taint.get("key"), str):
+                taints.append(Taint(taint["key"], str(taint.get("value") or ""), str(taint.get("effect") or "")))
+        capacity = resource_list(status.get("capacity"))
+        allocatable = resource_list(status.get("allocatable")) or dict(capacity)
+        return cls(
+            str(metadata.get("name") or ""),
+            {str(k): _label_value(v) for k, v in labels.items()},
+            tuple(taints),
+            spec.get("unschedulable") is True,
+            allocatable,
+            capacity,
+        )
+
+    def free(self, resource: str) -> Fraction:
+        return self.allocatable.get(resource, Fraction(0)) - self.used.get(resource, Fraction(0))
+
+
+def _label_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+# --------------------------------------------------------------------------- pod requirements
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One nodeSelector entry or one match expression, evaluated on its own for explanations."""
+
+    description: str  # e.g. "nodeSelector nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3"
+    path: tuple[Any, ...]  # from the pod spec
+    key: str
+    operator: str
+    values: tuple[str, ...]
+    field: bool = False  # matchFields (metadata.name)
+
+    def matches(self, node: NodeInfo) -> bool:
+        if self.field:
+            present, value = True, node.name
+        else:
+            present, value = self.key in node.labels, node.labels.get(self.key, "")
+        op = self.operator
+        if op == "In":
+            return present and value in self.values
+        if op == "NotIn":
+            return not present or value not in self.values
+        if op == "Exists":
+            return present
+        if op == "DoesNotExist":
+            return not present
+        if op in ("Gt", "Lt"):
+            if not present or len(self.values) != 1:
+                return False
+            try:
+                have, want = int(value), int(self.values[0])
+            except ValueError:
+                return False
+            return have > want if op == "Gt" else have < want
+        return False  # an unknown operator matches nothing (validation would reject it)
+
+
+@dataclass(frozen=True)
+class Toleration:
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+    def tolerates(self, taint: Taint) -> bool:
+        """v1 helper ToleratesTaint: effect, then key (empty key + Exists matches all), then value."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return False
+
+
+@dataclass(frozen=True)
+class PodRequirements:
+    requests: dict[str, Fraction]
+    node_selector: tuple[Requirement, ...]  # all must match
+    affinity_terms: tuple[tuple[Requirement, ...], ...] | None  # ORed terms of ANDed requirements
+    tolerations: tuple[Toleration, ...]
+    node_name: str
+
+    @property
+    def has_node_constraints(self) -> bool:
+        return bool(self.node_selector) or self.affinity_terms is not None
+
+    def requirements(self) -> list[Requirement]:
+        out = list(self.node_selector)
+        for term in self.affinity_terms or ():
+            out.extend(term)
+        return out
+
+    def label_keys(self) -> frozenset[str]:
+        return frozenset(r.key for r in self.requirements() if not r.field)
+
+    def uses_node_identity(self) -> bool:
+        return bool(self.node_name) or any(r.field for r in self.requirements())
+
+    def matches_affinity(self, node: NodeInfo) -> bool:
+        if not all(r.matches(node) for r in self.node_selector):
+            return False
+        if self.affinity_terms is None:
+            return True
+        # A term with no requirements matches nothing (NodeSelectorTerm semantics).
+        return any(term and all(r.matches(node) for r in term) for term in self.affinity_terms)
+
+    def signature(self) -> tuple[Any, ...]:
+        return (
+            tuple(sorted(self.requests.items())),
+            self.node_selector,
+            self.affinity_terms,
+            self.tolerations,
+            self.node_name,
+        )
+
+
+def pod_requirements(spec: dict[str, Any]) -> PodRequirements:
+    selector: list[Requirement] = []
+    node_selector = spec.get("nodeSelector")
+    if isinstance(node_selector, dict):
+        for key, value in node_selector.items():
+            selector.append(
+                Requirement(
+                    f"nodeSelector {key}={_label_value(value)}",
+                    ("nodeSelector", key),
+                    str(key),
+                    "In",
+                    (_label_value(value),),
+                )
+            )
+    terms: list[tuple[Requirement, ...]] | None = None
+    affinity = spec.get("affinity")
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    required = (
+        node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, dict) else None
+    )
+    if isinstance(required, dict):
+        terms = []
+        base = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+        for t_index, term in enumerate(sequence(required.get("nodeSelectorTerms"))):
+            parsed: list[Requirement] = []
+            if isinstance(term, dict):
+                for kind in ("matchExpressions", "matchFields"):
+                    for e_index, expression in enumerate(sequence(term.get(kind))):
+                        if isinstance(expression, dict):
+                            parsed.append(
+                                _expression(expression, (*base, t_index, kind, e_index), kind == "matchFields")
+                            )
+            terms.append(tuple(parsed))
+    tolerations = []
+    for toleration in sequence(spec.get("tolerations")):
+        if isinstance(toleration, dict):
+            tolerations.append(
+                Toleration(
+                    str(toleration.get("key") or ""),
+                    str(toleration.get("operator") or ""),
+                    _label_value(toleration.get("value")),
+                    str(toleration.get("effect") or ""),
+                )
+            )
+    node_name = spec.get("nodeName")
+    return PodRequirements(
+        pod_requests(spec),
+        tuple(selector),
+        tuple(terms) if terms is not None else None,
+        tuple(tolerations),
+        node_name if isinstance(node_name, str) else "",
+    )
+
+
+def _expression(expression: dict[str, Any], path: tuple[Any, ...], field_match: bool) -> Requirement:
+    key = str(expression.get("key") or "")
+    operator = str(expression.get("operator") or "")
+    values = tuple(_label_value(v) for v in sequence(expression.get("values")) if not isinstance(v, (dict, list)))
+    shown = f"{key} {operator}" + (f" [{', '.join(values)}]" if values else "")
+    return Requirement(("matchFields " if field_match else "") + shown, path, key, operator, values, field_match)
+
+
+# --------------------------------------------------------------------------- the filters
+
+
+def filter_reasons(pod: PodRequirements, node: NodeInfo, now: bool) -> list[str]:
+    """The reasons the first failing filter gives for ``node`` (empty: the node fits).
+
+    A pod with ``spec.nodeName`` bypasses the scheduler: the kubelet admits it (resources,
+    node affinity) even on a cordoned node or past NoSchedule taints; NoExecute still evicts it.
+    """
+    bound = bool(pod.node_name)
+    if bound and pod.node_name != node.name:
+        return [REASON_NODE_NAME]
+    if (
+        not bound
+        and node.unschedulable
+        and not any(t.tolerates(Taint(UNSCHEDULABLE_TAINT, "", "NoSchedule")) for t in pod.tolerations)
+    ):
+        return [REASON_UNSCHEDULABLE]
+    effects = ("NoExecute",) if bound else ("NoSchedule", "NoExecute")
+    for taint in node.taints:
+        if taint.effect in effects and not any(t.tolerates(taint) for t in pod.tolerations):
+            return [untolerated(taint)]
+    if not pod.matches_affinity(node):
+        return [REASON_AFFINITY]
+    return resource_reasons(pod.requests, node, now)
+
+
+def resource_reasons(requests: dict[str, Fraction], node: NodeInfo, now: bool) -> list[str]:
+    reasons = []
+    pods_allowed = node.allocatable.get("pods")
+    if pods_allowed is not None and (node.pod_count if now else 0) + 1 > pods_allowed:
+        reasons.append(REASON_TOO_MANY_PODS)
+    for resource, amount in sorted(requests.items()):
+        available = node.free(resource) if now else node.allocatable.get(resource, Fraction(0))
+        if amount > available:
+            reasons.append(insufficient(resource))
+    return reasons
+
+
+# --------------------------------------------------------------------------- groups of identical nodes
+
+
+@dataclass
+class NodeGroup:
+    nodes: list[NodeInfo]
+
+    @property
+    def representative(self) -> NodeInfo:
+        return self.nodes[0]
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def identity_label_keys(nodes: Sequence[NodeInfo]) -> frozenset[str]:
+    """Label keys that (nearly) name each node, such as kubernetes.io/hostname: left out of grouping."""
+    if len(nodes) < 4:
+        return frozenset()
+    values: dict[str, set[str]] = {}
+    for node in nodes:
+        for key, value in node.labels.items():
+            values.setdefault(key, set()).add(value)
+    return frozenset(key for key, seen in values.items() if len(seen) > len(nodes) // 2)
+
+
+def group_nodes(nodes: Iterable[NodeInfo], ignore_labels: frozenset[str]) -> list[NodeGroup]:
+    groups: dict[tuple[Any, ...], NodeGroup] = {}
+    for node in nodes:
+        labels = tuple(sorted((k, v) for k, v in node.labels.items() if k not in ignore_labels))
+        key = (
+            labels,
+            node.taints,
+            node.unschedulable,
+            tuple(sorted(node.allocatable.items())),
+            tuple(sorted(node.used.items())),
+            node.pod_count,
+        )
+        group = groups.get(key)
+        if group is None:
+            groups[key] = NodeGroup([node])
+        else:
+            group.nodes.append(node)
+    return list(groups.values())
+
+
+@dataclass
+class FitResult:
+    total: int
+    fitting_groups: list[NodeGroup]
+    reasons: Counter[str]  # reason -> number of nodes
+    failing: list[tuple[NodeGroup, list[str]]]  # per group, the reasons it fails (for tables)
+
+    @property
+    def fitting(self) -> list[NodeInfo]:
+        return [node for group in self.fitting_groups for node in group.nodes]
+
+    @property
+    def fitting_count(self) -> int:
+        return sum(len(group) for group in self.fitting_groups)
+
+    @property
+    def fits(self) -> bool:
+        return bool(self.fitting_groups)
+
+    def summary(self) -> str:
+        """FitError.Error(): the histogram sorted on the whole "count reason" string."""
+        histogram = ", ".join(sorted(f"{count} {reason}" for reason, count in self.reasons.items()))
+        return (
+            f"0/{self.total} nodes are available: {histogram}." if histogram else f"0/{self.total} nodes are available."
+        )
+
+
+def copies_on(pod: PodRequirements, node: NodeInfo) -> int:
+    """How many copies of ``pod`` fit on an empty ``node`` (its most constraining resource decides)."""
+    copies: int | None = None
+    for resource, amount in pod.requests.items():
+        fit = int(node.allocatable.get(resource, Fraction(0)) // amount)
+        copies = fit if copies is None else min(copies, fit)
+    pods_allowed = node.allocatable.get("pods")
+    if pods_allowed is not None:
+        copies = int(pods_allowed) if copies is None else min(copies, int(pods_allowed))
+    return copies if copies is not None else 1_000_000
+
+
+MEMO_SIZE = 1024  # results kept per distinct pod (each may hold a verdict per node group)
+
+
+@dataclass
+class ClusterModel:
+    """Nodes grouped once; each distinct pod evaluated once, group by group."""
+
+    nodes: list[NodeInfo]
+    _identity: frozenset[str] = frozenset()
+    _groups: list[NodeGroup] | None = None
+    # per distinct pod; bounded: the webhook's model lives for every review of a snapshot
+    _cache: LRU[tuple[Any, ...], Any] = field(default_factory=lambda: LRU(MEMO_SIZE))
+
+    def __post_init__(self) -> None:
+        self._identity = identity_label_keys(self.nodes)
+
+    def groups(self) -> list[NodeGroup]:
+        if self._groups is None:
+            self._groups = group_nodes(self.nodes, self._identity)
+        return self._groups
+
+    def _groups_for(self, pod: PodRequirements) -> list[NodeGroup]:
+        if pod.uses_node_identity() or pod.label_keys() & self._identity:
+            return [NodeGroup([node]) for node in self.nodes]  # the pod names nodes: no grouping
+        return self.groups()
+
+    def _memo(self, key: tuple[Any, ...], compute: Any) -> Any:
+        value = self._cache.get(key)
+        if value is None:
+            value = compute()
+            self._cache.put(key, value)
+        return value
+
+    def evaluate(self, pod: PodRequirements, now: bool = False) -> FitResult:
+        return self._memo(("fit", pod.signature(), now), lambda: self._evaluate(pod, now))
+
+    def _evaluate(self, pod: PodRequirements, now: bool) -> FitResult:
+        fitting: list[NodeGroup] = []
+        reasons: Counter[str] = Counter()
+        failing: list[tuple[NodeGroup, list[str]]] = []
+        for group in self._groups_for(pod):
+            found = filter_reasons(pod, group.representative, now)
+            if found:
+                for reason in found:
+                    reasons[reason] += len(group)
+                failing.append((group, found))
+            else:
+                fitting.append(group)
+        return FitResult(len(self.nodes), fitting, reasons, failing)
+
+    def placeable(self, pod: PodRequirements) -> int:
+        """Copies of ``pod`` the empty cluster holds at once on the nodes that pass every filter."""
+        return self._memo(
+            ("placeable", pod.signature()),
+            lambda: sum(
+                copies_on(pod, group.representative) * len(group) for group in self.evaluate(pod).fitting_groups
+            ),
+        )
+
+    def matching_groups(self, pod: PodRequirements) -> list[NodeGroup]:
+        return self._memo(
+            ("affinity", pod.node_selector, pod.affinity_terms),
+            lambda: [group for group in self._groups_for(pod) if pod.matches_affinity(group.representative)],
+        )
+
+    def matching_affinity(self, pod: PodRequirements) -> list[NodeInfo]:
+        return [node for group in self.matching_groups(pod) for node in group.nodes]
+
+    def excluded_by(self, requirement: Requirement) -> int:
+        def count() -> int:
+            if requirement.field or requirement.key in self._identity:
+                return sum(1 for node in self.nodes if not requirement.matches(node))
+            return sum(len(g) for g in self.groups() if not requirement.matches(g.representative))
+
+        return self._memo(("excluded", requirement), count)

@@ -1,0 +1,268 @@
+"""Where each kind keeps its pod templates, and how many pods each template makes.
+
+One table; adding a CRD is one entry. A path pattern is a tuple of mapping keys,
+``"[]"`` (every item of a list) and ``"{}"`` (every value of a mapping).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.fields import dig, mapping, sequence
+from gpulint.kube.refs import Path
+
+PodCount = Callable[[dict[str, Any], dict[str, Any]], "int | None"]  # (object, owner) -> pods
+
+
+def _int(data: Any, path: Path, default: int | None) -> int | None:
+    for step in path:
+        if not isinstance(data, dict) or step not in data:
+            return default
+        data = data[step]
+    if isinstance(data, bool) or not isinstance(data, int):
+        return default
+    return data
+
+
+def field_count(*factors: tuple[Path, int], absolute: bool = False) -> PodCount:
+    """Pods = product of integer fields (each with its API default), read from the owner (or the object)."""
+
+    def count(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
+        total = 1
+        for path, default in factors:
+            value = _int(obj if absolute else owner, path, default)
+            if value is None:
+                return None
+            total *= value
+        return total
+
+    return count
+
+
+def _job_pods(job_spec: Any) -> int | None:
+    """Pods a Job runs at once: parallelism (default 1), capped by completions when set."""
+    parallelism = _int(job_spec, ("parallelism",), 1)
+    completions = _int(job_spec, ("completions",), None)
+    if parallelism is None:
+        return None
+    return min(parallelism, completions) if completions is not None else parallelism
+
+
+def _constant(pods: int | None) -> PodCount:
+    return lambda obj, owner: pods
+
+
+def _lws_workers(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
+    # size counts the leader; without a leaderTemplate the leader uses the worker template.
+    replicas = _int(obj, ("spec", "replicas"), 1)
+    size = _int(owner, ("size",), 1)
+    if replicas is None or size is None:
+        return None
+    has_leader_template = isinstance(owner.get("leaderTemplate"), dict)
+    return replicas * (size - 1 if has_leader_template else size)
+
+
+@dataclass(frozen=True)
+class TemplateSite:
+    owner: Path  # pattern of the element that owns the template (and its counts)
+    spec: Path  # from the owner to the PodSpec
+    pods: PodCount
+    role: str = ""  # a name for the template ("worker", "leader"); "{}" keys name themselves
+
+
+@dataclass(frozen=True)
+class PodSpecSite:
+    """One pod spec inside an object."""
+
+    path: Path  # from the object root to the PodSpec
+    spec: dict[str, Any]
+    pods: int | None  # how many pods this template makes (None: depends on the cluster)
+    role: str
+    template_path: Path  # from the object root to the element holding metadata (labels, annotations)
+
+
+_DEPLOYMENT_LIKE = (TemplateSite(("spec",), ("template", "spec"), field_count((("replicas",), 1))),)
+_REPLICA_SPECS = lambda field: (
+    TemplateSite(("spec", field, "{}"), ("template", "spec"), field_count((("replicas",), 1))),
+)
+_RAY_CLUSTER = lambda prefix: (
+    TemplateSite((*prefix, "headGroupSpec"), ("template", "spec"), _constant(1), "head"),
+    TemplateSite(
+        (*prefix, "workerGroupSpecs", "[]"),
+        ("template", "spec"),
+        field_count((("replicas",), 1), (("numOfHosts",), 1)),
+        "worker",
+    ),
+)
+
+# (api group, kind) -> template sites. The group is the apiVersion without its version.
+TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
+    ("", "Pod"): (TemplateSite((), ("spec",), _constant(1)),),
+    ("", "PodTemplate"): (TemplateSite(("template",), ("spec",), _constant(0)),),
+    ("", "ReplicationController"): _DEPLOYMENT_LIKE,
+    ("apps", "Deployment"): _DEPLOYMENT_LIKE,
+    ("apps", "ReplicaSet"): _DEPLOYMENT_LIKE,
+    ("apps", "StatefulSet"): _DEPLOYMENT_LIKE,
+    ("apps", "DaemonSet"): (TemplateSite(("spec",), ("template", "spec"), _constant(None)),),
+    ("batch", "Job"): (TemplateSite(("spec",), ("template", "spec"), lambda obj, owner: _job_pods(owner)),),
+    ("batch", "CronJob"): (
+        TemplateSite(("spec", "jobTemplate", "spec"), ("template", "spec"), lambda obj, owner: _job_pods(owner)),
+    ),
+    ("jobset.x-k8s.io", "JobSet"): (
+        TemplateSite(
+            ("spec", "replicatedJobs", "[]"),
+            ("template", "spec", "template", "spec"),
+            lambda obj, owner: _mul(_int(owner, ("replicas",), 1), _job_pods(dig(owner, "template", "spec"))),
+        ),
+    ),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): (
+        TemplateSite(
+            ("spec", "leaderWorkerTemplate"),
+            ("leaderTemplate", "spec"),
+            field_count((("spec", "replicas"), 1), absolute=True),
+            "leader",
+        ),
+        TemplateSite(("spec", "leaderWorkerTemplate"), ("workerTemplate", "spec"), _lws_workers, "worker"),
+    ),
+    ("kubeflow.org", "PyTorchJob"): _REPLICA_SPECS("pytorchReplicaSpecs"),
+    ("kubeflow.org", "TFJob"): _REPLICA_SPECS("tfReplicaSpecs"),
+    ("kubeflow.org", "MPIJob"): _REPLICA_SPECS("mpiReplicaSpecs"),
+    ("kubeflow.org", "XGBoostJob"): _REPLICA_SPECS("xgbReplicaSpecs"),
+    ("kubeflow.org", "PaddleJob"): _REPLICA_SPECS("paddleReplicaSpecs"),
+    ("kubeflow.org", "JAXJob"): _REPLICA_SPECS("jaxReplicaSpecs"),
+    ("ray.io", "RayCluster"): _RAY_CLUSTER(("spec",)),
+    ("ray.io", "RayJob"): (
+        *_RAY_CLUSTER(("spec", "rayClusterSpec")),
+        TemplateSite(("spec", "submitterPodTemplate"), ("spec",), _constant(1), "submitter"),
+    ),
+    ("ray.io", "RayService"): _RAY_CLUSTER(("spec", "rayClusterConfig")),
+    ("batch.volcano.sh", "Job"): (
+        TemplateSite(("spec", "tasks", "[]"), ("template", "spec"), field_count((("replicas",), 1))),
+    ),
+}
+
+CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+def _mul(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a * b
+
+
+def api_group(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+def expand(data: Any, pattern: Path, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """Every concrete (path, value) matching ``pattern`` in ``data``."""
+    if not pattern:
+        yield prefix, data
+        return
+    step, rest = pattern[0], pattern[1:]
+    if step == "[]":
+        if isinstance(data, list):
+            for index, item in enumerate(data):
+                yield from expand(item, rest, (*prefix, index))
+    elif step == "{}":
+        if isinstance(data, dict):
+            for key, value in data.items():
+                yield from expand(value, rest, (*prefix, key))
+    elif isinstance(data, dict) and step in data:
+        yield from expand(data[step], rest, (*prefix, step))
+
+
+def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
+    kind = obj.get("kind")
+    api_version = obj.get("apiVersion")
+    if not isinstance(kind, str) or not isinstance(api_version, str):
+        return
+    for site in TEMPLATE_SITES.get((api_group(api_version), kind), ()):
+        for owner_path, owner in expand(obj, site.owner):
+            if not isinstance(owner, dict):
+                continue
+            for spec_path, spec in expand(owner, site.spec, owner_path):
+                if isinstance(spec, dict):
+                    role = (
+                        site.role
+                        or (str(owner_path[-1]) if site.owner[-1:] == ("{}",) else "")
+                        or str(owner.get("name") or owner.get("groupName") or "")
+                    )  # Volcano tasks, JobSet, Ray
+                    yield PodSpecSite(spec_path, spec, site.pods(obj, owner), role, spec_path[:-1])
+
+
+def template_metadata(data: dict[str, Any], site: PodSpecSite) -> dict[str, Any]:
+    """The metadata of the pod template at ``site`` (for a Pod: the object's own)."""
+    return mapping(dig(data, *site.template_path, "metadata"))
+
+
+def containers(spec: dict[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """(path relative to the pod spec, container) for every container, init and ephemeral included."""
+    for list_name in CONTAINER_LISTS:
+        items = spec.get(list_name)
+        if isinstance(items, list):
+            for index, container in enumerate(items):
+                if isinstance(container, dict):
+                    yield (list_name, index), container
+
+
+@dataclass(frozen=True)
+class ContainerResources:
+    path: Path  # from the object root to the container's ``resources``
+    container: str
+    requests: dict[str, Any]
+    limits: dict[str, Any]
+
+
+def container_resources(obj: dict[str, Any]) -> Iterator[ContainerResources]:
+    """The resources block of every container of every pod spec in ``obj``."""
+    for site in pod_spec_sites(obj):
+        for container_path, container in containers(site.spec):
+            resources = container.get("resources")
+            if not isinstance(resources, dict):
+                continue
+            requests = resources.get("requests")
+            limits = resources.get("limits")
+            name = container.get("name")
+            yield ContainerResources(
+                (*site.path, *container_path, "resources"),
+                name if isinstance(name, str) else "",
+                requests if isinstance(requests, dict) else {},
+                limits if isinstance(limits, dict) else {},
+            )
+
+
+# Tolerations the DaemonSet controller adds to every daemon pod (pkg/controller/daemon/util).
+DAEMONSET_TOLERATIONS: tuple[dict[str, str], ...] = (
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
+)
+
+
+def effective_pod_spec(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The pod spec as the scheduler sees it (controller-added tolerations included)."""
+    if kind != "DaemonSet":
+        return spec
+    tolerations = [t for t in sequence(spec.get("tolerations")) if isinstance(t, dict)]
+    return {**spec, "tolerations": [*tolerations, *DAEMONSET_TOLERATIONS]}
+
+
+def extended_resource_path(site: PodSpecSite, names: frozenset[str] | None = None) -> Path | None:
+    """Path to the first extended resource a container of ``site`` asks for (the limit, else the request)."""
+    from gpulint.kube.resources import is_extended
+
+    for container_path, container in containers(site.spec):
+        resources = container.get("resources")
+        if not isinstance(resources, dict):
+            continue
+        for section in ("limits", "requests"):
+            values = resources.get(section)
+            if isinstance(values, dict):
+                for name in values:
+                    if is_extended(name) and (names is None or name in names):
+                        return (*site.path, *container_path, "resources", section, name)
+    return None

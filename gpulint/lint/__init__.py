@@ -1,0 +1,1 @@
+"""The lint pipeline: sources -> parsed once -> linted set + inventory -> rules -> findings -> suppressions."""

@@ -1,0 +1,56 @@
+"""Checks: one module per rule. Each yields Diagnostics; none prints or decides severity."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpulint.kube.cel.engine import LRU
+from gpulint.lint.config import Config
+from gpulint.lint.findings import Diagnostic, Path
+
+if TYPE_CHECKING:
+    from gpulint.lint.objects import KubeObject
+    from gpulint.lint.resolver import Resolver
+    from gpulint.lint.schema import SchemaStore
+
+
+MEMO_SIZE = 1024  # results kept per distinct pod (each may hold a verdict per node group)
+
+
+@dataclass
+class CheckContext:
+    config: Config
+    schemas: SchemaStore
+    resolver: Resolver
+    # per-run memo for checks (a run is one invocation, or one admission review); bounded all the same
+    cache: LRU[Any, Any] = field(default_factory=lambda: LRU(MEMO_SIZE))
+
+    @property
+    def cluster(self) -> Resolver | None:
+        """The resolver when the inventory has nodes: the rules that need hardware are skipped otherwise."""
+        return self.resolver if self.resolver.has_nodes else None
+
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        value = self.cache.get(key)
+        if value is None:
+            value = compute()
+            self.cache.put(key, value)
+        return value
+
+
+ObjectCheck = Callable[["KubeObject", CheckContext], Iterator[Diagnostic]]
+
+
+def field_path(path: Path) -> str:
+    """Kubernetes' spelling of a field path: spec.containers[0].resources.limits[nvidia.com/gpu]."""
+    out = ""
+    for step in path:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        elif "." in step or "/" in step:
+            out += f"[{step}]"
+        else:
+            out += f".{step}" if out else step
+    return out

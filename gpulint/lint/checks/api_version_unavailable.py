@@ -1,0 +1,54 @@
+"""api-version-unavailable: an API version the target Kubernetes version no longer (or not yet) serves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+RULE_ID = "api-version-unavailable"
+# Preference when suggesting a version: stable, then the newest beta, then alpha.
+_RANK = {"v1": 0, "v1beta2": 1, "v1beta1": 2, "v1alpha3": 3, "v1alpha2": 4, "v1alpha1": 5}
+
+
+# The kinds whose every served version is in gpulint's schema set (DeviceTaintRule is not:
+# its alpha version may still be served beside v1, so it is left alone).
+CHECKED_KINDS = frozenset(
+    {
+        "ResourceClaim",
+        "ResourceClaimTemplate",
+        "DeviceClass",
+        "ResourceSlice",
+        "Workload",
+        "PodGroup",
+        "CompositePodGroup",
+    }
+)
+
+
+SPEC = RuleSpec(RULE_ID, Severity.ERROR, kinds=frozenset(CHECKED_KINDS))
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    api_version, kind = obj.api_version, obj.kind
+    if kind not in CHECKED_KINDS or "/" not in api_version or ctx.schemas.has_schema(api_version, kind):
+        return
+    group = api_version.rpartition("/")[0]
+    served = [
+        key.rsplit("/", 1)[0]
+        for key in ctx.schemas.known_kinds()
+        if key.endswith(f"/{kind}") and key.startswith(f"{group}/")
+    ]
+    if not served:
+        return  # a kind gpulint has no schemas for (a CRD): nothing to say
+    best = min(served, key=lambda v: _RANK.get(v.rpartition("/")[2], 9))
+    yield Diagnostic(
+        RULE_ID,
+        ("apiVersion",),
+        f"{api_version} {kind} is not served by Kubernetes {ctx.config.kubernetes_version} "
+        f"(served: {', '.join(sorted(served))}); use {best}, and check the object's shape: "
+        "DRA and scheduling objects changed between versions",
+    )

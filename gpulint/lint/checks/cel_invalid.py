@@ -1,0 +1,68 @@
+"""cel-invalid: a DRA selector that does not compile, names a field device lacks, is not a bool,
+or fails at runtime on the cluster's devices."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.kube.cel.engine import CelEngine, CelProblem
+from gpulint.kube.dra.allocation import Device, Selector, class_selectors
+from gpulint.kube.dra.devices import DraModel
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.dra_objects import claim_of, is_dra
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import DRA_SELECTOR_KINDS, RuleSpec
+
+SPEC = RuleSpec("cel-invalid", Severity.ERROR, kinds=DRA_SELECTOR_KINDS)
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if not is_dra(obj, "DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):
+        return
+    dra = ctx.resolver.dra_if_any
+    engine: CelEngine = dra.engine if dra is not None else ctx.memo("cel-engine", CelEngine)
+    for selector, devices in _selectors_and_devices(obj, dra):
+        compiled = engine.compile(selector.expression)
+        if isinstance(compiled, CelProblem):
+            if compiled.evaluable:
+                yield Diagnostic(RULE_ID, selector.path, f"CEL selector {compiled.message}", offset=compiled.offset)
+            else:
+                yield Diagnostic(
+                    RULE_ID,
+                    selector.path,
+                    f"CEL selector cannot be evaluated offline: {compiled.message}",
+                    offset=compiled.offset,
+                    severity=Severity.INFO,
+                )
+            continue
+        for device in devices:
+            outcome = dra.selectors.outcome(selector, device)
+            if outcome.error:
+                yield Diagnostic(
+                    RULE_ID,
+                    selector.path,
+                    f"CEL runtime error on device {device.key}: {outcome.error}; the scheduler "
+                    "aborts allocation for the whole claim on such an error (it is not false)",
+                )
+                break
+
+
+def _selectors_and_devices(obj: KubeObject, dra: DraModel | None) -> Iterator[tuple[Selector, list[Device]]]:
+    """Each selector with the devices the allocator would evaluate it on: a class's selectors see
+    every device; a request's selectors only the devices its class selected."""
+    devices = dra.all_devices() if dra is not None and dra.has_devices else []
+    if is_dra(obj, "DeviceClass"):
+        for selector in class_selectors(obj.data):
+            yield selector, devices
+        return
+    claim = claim_of(obj)
+    for request in claim.requests if claim is not None else ():
+        for alternative in request.alternatives:
+            selected: list[Device] = []
+            if devices and alternative.class_name in dra.classes:
+                klass = class_selectors(dra.classes[alternative.class_name])
+                selected = [d for d in devices if all(dra.selectors.outcome(s, d).matches for s in klass)]
+            for selector in alternative.selectors:
+                yield selector, selected

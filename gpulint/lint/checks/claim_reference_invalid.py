@@ -1,0 +1,103 @@
+"""claim-reference-invalid: pods and claims that reference claims, requests or templates that do not exist."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from gpulint.kube.dra.allocation import claim_spec_of
+from gpulint.kube.workloads import containers, pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.dra_objects import claim_of
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.verdicts import referenced_claim
+
+SPEC = RuleSpec("claim-reference-invalid", Severity.ERROR)
+RULE_ID = SPEC.id
+
+
+def _pod_claims(spec: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    claims = spec.get("resourceClaims")
+    return [(i, c) for i, c in enumerate(claims) if isinstance(c, dict)] if isinstance(claims, list) else []
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    claim = claim_of(obj)
+    if claim is not None:
+        for path, message in claim.shape_problems:
+            yield Diagnostic(RULE_ID, path, message)
+        return
+    for site in pod_spec_sites(obj.data):
+        yield from _check_pod(obj, site.spec, site.path, ctx)
+
+
+def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckContext) -> Iterator[Diagnostic]:
+    entries = _pod_claims(spec)
+    names = [str(entry.get("name")) for _, entry in entries]
+    requests_by_name: dict[str, set[str] | None] = {}
+    for index, entry in entries:
+        path = (*base, "resourceClaims", index)
+        has_claim = "resourceClaimName" in entry
+        has_template = "resourceClaimTemplateName" in entry
+        if has_claim == has_template:
+            yield Diagnostic(
+                RULE_ID,
+                path,
+                f"resourceClaims[{index}] ('{entry.get('name')}'): exactly one of "
+                "resourceClaimName and resourceClaimTemplateName must be set"
+                + (" (the `source:` wrapper was removed in Kubernetes 1.31)" if "source" in entry else ""),
+            )
+            continue
+        located, kind = referenced_claim(obj, entry, ctx.resolver)
+        target = entry.get("resourceClaimTemplateName") or entry.get("resourceClaimName")
+        field_name = "resourceClaimTemplateName" if has_template else "resourceClaimName"
+        if located is None and not ctx.resolver.reference_proven_absent:
+            requests_by_name[str(entry.get("name"))] = None
+            continue
+        if located is None:
+            definite = ctx.resolver.claims_listed
+            namespace = obj.ref.namespace or "the pod's namespace"
+            yield Diagnostic(
+                RULE_ID,
+                (*path, field_name),
+                f"{kind or 'claim'} '{target}' is not among the linted files"
+                + (" or the inventory's claims" if definite else "")
+                + f" (namespace {namespace}); "
+                "the pod stays Pending until it exists"
+                + ("" if definite else " (not an error: the inventory does not list claims)"),
+                severity=None if definite else Severity.WARNING,
+            )
+            requests_by_name[str(entry.get("name"))] = None
+            continue
+        parsed = claim_spec_of(located.data, kind)
+        requests_by_name[str(entry.get("name"))] = {r.name for r in parsed.requests}
+    for container_path, container in containers(spec):
+        resources = container.get("resources")
+        claims = resources.get("claims") if isinstance(resources, dict) else None
+        if not isinstance(claims, list):
+            continue
+        for index, reference in enumerate(claims):
+            if not isinstance(reference, dict):
+                continue
+            path = (*base, *container_path, "resources", "claims", index)
+            name = str(reference.get("name"))
+            if name not in names:
+                listed = f": {', '.join(names)}" if names else " which is empty"
+                yield Diagnostic(
+                    RULE_ID,
+                    (*path, "name"),
+                    f"container '{container.get('name')}' uses claim '{name}': Not found: must be one "
+                    f"of the names in pod.spec.resourceClaims{listed}",
+                )
+                continue
+            request = reference.get("request")
+            known = requests_by_name.get(name)
+            if isinstance(request, str) and request and known is not None and request not in known:
+                yield Diagnostic(
+                    RULE_ID,
+                    (*path, "request"),
+                    f"container '{container.get('name')}' asks for request '{request}' of claim "
+                    f"'{name}', which has only {', '.join(sorted(known)) or 'no requests'}",
+                )

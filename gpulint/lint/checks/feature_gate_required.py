@@ -1,0 +1,72 @@
+"""feature-gate-required: a manifest uses a feature that is alpha or off by default in the target version."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.kube.fields import mapping
+from gpulint.kube.workloads import pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("feature-gate-required", Severity.INFO)
+RULE_ID = SPEC.id
+# gate -> (stage by Kubernetes minor version, on by default) for the versions gpulint targets.
+GATES: dict[str, dict[str, tuple[str, bool]]] = {
+    "GenericWorkload": {"1.35": ("alpha", False), "1.36": ("alpha", False), "1.37": ("beta", False)},
+    "TopologyAwareWorkloadScheduling": {"1.36": ("alpha", False), "1.37": ("alpha", False)},
+    "DRAWorkloadResourceClaims": {"1.36": ("alpha", False), "1.37": ("beta", False)},
+    "CompositePodGroup": {"1.37": ("alpha", False)},
+    "WorkloadWithJob": {"1.37": ("alpha", False)},
+}
+
+
+def _uses(obj: KubeObject) -> Iterator[tuple[str, tuple, str]]:
+    data, group = obj.data, obj.api_version.rpartition("/")[0]
+    spec = mapping(data.get("spec"))
+    if group == "scheduling.k8s.io" and obj.kind in ("Workload", "PodGroup", "CompositePodGroup"):
+        yield "GenericWorkload", ("kind",), f"the {obj.kind} API"
+        if obj.kind == "CompositePodGroup" or "compositePodGroupTemplates" in spec:
+            yield "CompositePodGroup", ("kind",), "composite pod groups (multi-level topology)"
+        templates = spec.get("podGroupTemplates") if isinstance(spec.get("podGroupTemplates"), list) else [spec]
+        for index, template in enumerate(templates):
+            if not isinstance(template, dict):
+                continue
+            base = ("spec", "podGroupTemplates", index) if "podGroupTemplates" in spec else ("spec",)
+            if isinstance(template.get("schedulingConstraints"), dict):
+                yield "TopologyAwareWorkloadScheduling", (*base, "schedulingConstraints"), "topology constraints"
+            if template.get("resourceClaims"):
+                yield "DRAWorkloadResourceClaims", (*base, "resourceClaims"), "pod-group resource claims"
+    if group == "batch" and obj.kind == "Job" and isinstance(spec.get("scheduling"), dict):
+        yield "WorkloadWithJob", ("spec", "scheduling"), "Job spec.scheduling"
+    for site in pod_spec_sites(data):
+        for field in ("schedulingGroup", "workloadRef"):
+            if isinstance(site.spec.get(field), dict):
+                yield "GenericWorkload", (*site.path, field), f"pod spec.{field}"
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    version = ctx.config.kubernetes_version
+    given = ctx.config.feature_gates
+    seen = set()
+    for gate, path, what in _uses(obj):
+        if (gate, path) in seen:
+            continue
+        seen.add((gate, path))
+        stage, default_on = GATES[gate].get(version, ("unavailable", False))
+        enabled = given.get(gate, default_on) if given is not None else default_on
+        if enabled:
+            continue
+        severity = Severity.WARNING if given is not None else Severity.INFO
+        stated = "is disabled in --feature-gates" if given is not None and gate in given else "is off by default"
+        yield Diagnostic(
+            RULE_ID,
+            path,
+            f"uses {what}, which needs the {gate} feature gate ({stage} in Kubernetes {version}); "
+            f"the gate {stated}: "
+            f"enable {gate}=true on the API server and scheduler, or the field is dropped/the object "
+            "refused",
+            severity=severity,
+        )

@@ -1,0 +1,75 @@
+"""gang-inconsistent: a gang whose minimum exceeds its pods, whose group is missing, or whose members
+name different schedulers."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from gpulint.kube.gangs.members import gangs_of, group_minimum, group_references
+from gpulint.kube.workloads import pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("gang-inconsistent", Severity.ERROR)
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    for gang in gangs_of(obj, ctx.resolver):
+        if gang.required > gang.total:
+            source = "its group" if gang.declared_by_group else "it"
+            yield Diagnostic(
+                RULE_ID,
+                gang.path,
+                f"{gang.system}: {source} requires {gang.required} pods at once but "
+                f"{'this object creates' if gang.declared_by_group else 'the workload creates'} only "
+                f"{gang.total}; the gang can never reach quorum and its pods wait forever",
+            )
+        schedulers = sorted({member.scheduler for member in gang.members})
+        if len(schedulers) > 1:
+            yield Diagnostic(
+                RULE_ID,
+                gang.members[0].path,
+                f"{gang.system}: its members name different schedulers ({', '.join(schedulers)}); "
+                "one scheduler must place the whole gang",
+            )
+    for site in pod_spec_sites(obj.data):
+        for ref in group_references(obj.data, site, obj.ref.namespace):
+            _minimum, _topology, _gang, found = group_minimum(ref, ctx.resolver)
+            if found or not ctx.resolver.reference_proven_absent:
+                continue
+            group, kind = SYSTEM_OBJECTS[ref.system]
+            known = sorted(name for (g, k, _ns, name) in ctx.resolver.gang_object_keys() if (g, k) == (group, kind))
+            label = (
+                f"{'Volcano ' if ref.system == 'volcano' else 'coscheduling ' if ref.system == 'coscheduling' else ''}"
+                f"{kind} '{ref.name}'"
+            )
+            if known:  # the repository keeps its groups: a name that matches none is a mistake
+                close = difflib.get_close_matches(ref.name, known, n=1, cutoff=0.6)
+                hint = f"; did you mean '{close[0]}'?" if close else f"; defined: {', '.join(known[:6])}"
+                yield Diagnostic(
+                    RULE_ID,
+                    ref.path,
+                    f"the pods join {label}, which no linted file defines: they stay "
+                    f"unschedulable until it exists{hint}",
+                )
+            else:
+                yield Diagnostic(
+                    RULE_ID,
+                    ref.path,
+                    f"the pods join {label} (namespace {ref.namespace or 'of the pod'}), which the linted "
+                    "files do not define: they stay unschedulable until it exists (ignore this if a "
+                    "controller creates it)",
+                    severity=Severity.WARNING,
+                )
+
+
+SYSTEM_OBJECTS = {
+    "PodGroup": ("scheduling.k8s.io", "PodGroup"),
+    "Workload": ("scheduling.k8s.io", "Workload"),
+    "coscheduling": ("scheduling.x-k8s.io", "PodGroup"),
+    "volcano": ("scheduling.volcano.sh", "PodGroup"),
+}

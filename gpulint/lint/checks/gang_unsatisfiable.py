@@ -1,0 +1,94 @@
+"""gang-unsatisfiable: the members a gang needs at once cannot all be placed, even on the empty cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+
+from gpulint.kube.fields import mapping
+from gpulint.kube.gangs.members import Gang, GangVerdict, composites_of, gangs_of, pack_composite
+from gpulint.kube.gangs.packing import WORK_BUDGET
+from gpulint.kube.scheduler import resource_list
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Path, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.verdicts import describe_gang, gang_verdict
+
+SPEC = RuleSpec("gang-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES}))
+RULE_ID = SPEC.id
+
+
+def verdict(gang: Gang, ctx: CheckContext, topology_key: str | None = None) -> GangVerdict:
+    assert ctx.cluster is not None
+    return gang_verdict(gang, ctx.cluster, ctx.memo, topology_key)
+
+
+MIN_RESOURCES_GROUPS = ("scheduling.volcano.sh", "scheduling.x-k8s.io")
+
+
+def _min_resources(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """Volcano and coscheduling PodGroups admit the gang only when minResources are free at once."""
+    spec = mapping(obj.data.get("spec"))
+    wanted = resource_list(spec.get("minResources"))
+    if not wanted or ctx.cluster is None:
+        return
+    nodes = [node for node in ctx.cluster.nodes if not node.unschedulable]
+    for resource, amount in sorted(wanted.items()):
+        total = sum((node.allocatable.get(resource, Fraction(0)) for node in nodes), Fraction(0))
+        if amount > total:
+            yield Diagnostic(
+                RULE_ID,
+                ("spec", "minResources", resource),
+                f"the PodGroup needs minResources {resource}: {_show(amount)} at once, but the "
+                f"schedulable nodes have {_show(total)} in all; the gang is never admitted",
+            )
+
+
+def _show(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if ctx.cluster is None:
+        return
+    if obj.kind == "PodGroup" and obj.api_version.rpartition("/")[0] in MIN_RESOURCES_GROUPS:
+        yield from _min_resources(obj, ctx)
+    for composite in composites_of(obj, ctx.resolver):
+        placed = pack_composite(composite, ctx.cluster.model)
+        groups = ", ".join(child.system for child in composite.children)
+        if placed.unsatisfiable:
+            yield Diagnostic(
+                RULE_ID,
+                composite.path,
+                f"CompositePodGroup {composite.name} needs its groups ({groups}) in one "
+                f"{composite.outer_key}, each group within its own domain; no "
+                f"{composite.outer_key.rsplit('/', 1)[-1]} can hold them: {placed.why}",
+            )
+        elif placed.undecided:
+            yield undecided(
+                composite.path, f"CompositePodGroup {composite.name} ({groups})", f" in one {composite.outer_key}"
+            )
+    for gang in gangs_of(obj, ctx.resolver):
+        result = verdict(gang, ctx)
+        if result.unsatisfiable:
+            yield Diagnostic(
+                RULE_ID,
+                gang.path,
+                f"{describe_gang(gang, result, gang.topology_key)}. Partial placement would hold GPUs idle "
+                "while the gang waits for peers that cannot start",
+            )
+        elif result.undecided:
+            yield undecided(gang.path, gang.system, f" in one {gang.topology_key}" if gang.topology_key else "")
+
+
+def undecided(path: Path, who: str, where: str) -> Diagnostic:
+    """Info, never an error: no proof either way (the exact search is cut off by its work budget)."""
+    return Diagnostic(
+        RULE_ID,
+        path,
+        f"{who}: could not decide within the work budget ({WORK_BUDGET:,} search steps) whether "
+        f"the pods fit at once{where}; the capacity totals allow it but no placement was found in "
+        "time. Not reported as unsatisfiable",
+        severity=Severity.INFO,
+    )

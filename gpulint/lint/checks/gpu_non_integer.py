@@ -1,0 +1,48 @@
+"""gpu-non-integer: an extended-resource quantity that is not a whole number."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.resources import is_extended
+from gpulint.kube.workloads import container_resources
+from gpulint.lint.checks import CheckContext, field_path
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("gpu-non-integer", Severity.ERROR)
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    for block in container_resources(obj.data):
+        for section, values in (("requests", block.requests), ("limits", block.limits)):
+            for name, value in values.items():
+                if not is_extended(name):
+                    continue
+                path = (*block.path, section, name)
+                where = field_path(path)
+                try:
+                    quantity = quantity_from_yaml(value)
+                except QuantityError as exc:
+                    yield Diagnostic(
+                        RULE_ID,
+                        path,
+                        f"{where}: {value!r} is not a valid Kubernetes quantity ({exc}); "
+                        f"write a whole number such as 1",
+                    )
+                    continue
+                if quantity.value < 0:
+                    yield Diagnostic(
+                        RULE_ID, path, f'{where}: Invalid value: "{value}": must be greater than or equal to 0'
+                    )
+                elif not quantity.is_integer():
+                    yield Diagnostic(
+                        RULE_ID,
+                        path,
+                        f'{where}: Invalid value: "{value}": must be an integer; {name} is an extended resource '
+                        "and is allocated in whole devices. To share a GPU, use the device plugin's time-slicing "
+                        "or MPS replicas, a MIG profile, or a DRA claim",
+                    )

@@ -1,0 +1,58 @@
+"""gpu-request-without-limit: an extended resource requested without an equal limit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.resources import is_extended
+from gpulint.kube.workloads import container_resources
+from gpulint.lint.checks import CheckContext, field_path
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("gpu-request-without-limit", Severity.ERROR)
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    for block in container_resources(obj.data):
+        for name, requested in block.requests.items():
+            if not is_extended(name):
+                continue
+            request_path = (*block.path, "requests", name)
+            limit_path = (*block.path, "limits", name)
+            if name not in block.limits:
+                yield Diagnostic(
+                    RULE_ID,
+                    request_path,
+                    f"container '{block.container}' requests {name}: {requested} but sets no limit for it; "
+                    f"the API server rejects the Pod ({field_path((*block.path, 'limits'))}: Required value: "
+                    f"Limit must be set for non overcommitable resources). Set limits.{name} to {requested} "
+                    f"(extended resources are requested through limits; the request defaults to the limit)",
+                    on_key=True,
+                    fix_path=limit_path,
+                    fix_value=requested,
+                    fix_source=request_path,
+                    fix_description=f"add limits.{name}: {requested}",
+                )
+                continue
+            limit = block.limits[name]
+            try:
+                same = quantity_from_yaml(requested).value == quantity_from_yaml(limit).value
+            except QuantityError:
+                continue  # gpu-non-integer reports values that are not quantities
+            if not same:
+                yield Diagnostic(
+                    RULE_ID,
+                    request_path,
+                    f"container '{block.container}' requests {name}: {requested} but its limit is {limit}; "
+                    f"the API server rejects the Pod ({field_path((*block.path, 'requests'))}: Invalid value: "
+                    f'"{requested}": must be equal to {name} limit of {limit}). Extended resources cannot be '
+                    f"overcommitted: set the request to {limit} or drop it",
+                    fix_path=request_path,
+                    fix_value=limit,
+                    fix_source=limit_path,
+                    fix_description=f"set requests.{name} to the limit {limit}",
+                )

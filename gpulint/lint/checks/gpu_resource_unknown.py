@@ -1,0 +1,45 @@
+"""gpu-resource-unknown: an extended resource that no node publishes and no DeviceClass backs."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from gpulint.kube.resources import is_extended
+from gpulint.kube.workloads import container_resources
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import Need, RuleSpec
+
+SPEC = RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}))
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    inventory = ctx.cluster
+    if inventory is None:
+        return
+    dra_backed = inventory.dra_extended_resources()
+    known = inventory.published_resources | dra_backed.keys()
+    extended_known = sorted(name for name in known if is_extended(name))
+    for block in container_resources(obj.data):
+        for section, values in (("limits", block.limits), ("requests", block.requests)):
+            for name in values:
+                if not is_extended(name) or name in known:
+                    continue
+                if section == "requests" and name in block.limits:
+                    continue  # reported once, at the limit
+                close = difflib.get_close_matches(name, extended_known, n=1, cutoff=0.6)
+                hint = f" Did you mean {close[0]}?" if close else ""
+                offered = ", ".join(extended_known[:8]) or "none"
+                total = len(inventory.nodes)
+                yield Diagnostic(
+                    RULE_ID,
+                    (*block.path, section, name),
+                    f"container '{block.container}' asks for {name}, which none of the {total} nodes in the "
+                    f"inventory publishes and no DeviceClass backs (extendedResourceName); the pod would stay "
+                    f'Pending with "0/{total} nodes are available: {total} Insufficient {name}."{hint} '
+                    f"Extended resources in this cluster: {offered}",
+                    on_key=True,
+                )

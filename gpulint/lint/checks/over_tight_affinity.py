@@ -1,0 +1,103 @@
+"""over-tight-affinity: required node affinity / nodeSelector that leaves too few nodes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from gpulint.kube.resources import is_extended
+from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, Requirement, pod_requirements
+from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.resolver import Resolver
+from gpulint.lint.rule_spec import Need, RuleSpec
+
+SPEC = RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}))
+RULE_ID = SPEC.id
+
+
+def most_excluding(pod: PodRequirements, model: ClusterModel) -> tuple[Requirement, int]:
+    """The single requirement that, on its own, excludes the most nodes."""
+    best: tuple[Requirement, int] | None = None
+    for requirement in pod.requirements():
+        excluded = model.excluded_by(requirement)
+        if best is None or excluded > best[1]:
+            best = (requirement, excluded)
+    assert best is not None
+    return best
+
+
+def values_in_cluster(key: str, nodes: list[NodeInfo], limit: int = 5) -> str:
+    counts = Counter(node.labels[key] for node in nodes if key in node.labels)
+    if not counts:
+        return f"no node has the label {key}"
+    shown = ", ".join(f"{value} ({count})" for value, count in counts.most_common(limit))
+    more = f", and {len(counts) - limit} more" if len(counts) > limit else ""
+    return f"nodes carry {key} = {shown}{more}"
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    inventory = ctx.cluster
+    if inventory is None:
+        return
+    for site in pod_spec_sites(obj.data):
+        pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
+        if not pod.requirements():
+            continue  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)
+        # Workloads repeat: judge each distinct (pod, replica count) once per run.
+        verdicts = ctx.memo((RULE_ID, pod.signature(), site.pods), lambda: list(_judge(pod, site.pods, inventory)))  # noqa: B023 - called at once
+        for relative_path, message, severity in verdicts:
+            yield Diagnostic(RULE_ID, (*site.path, *relative_path), message, severity=severity)
+
+
+def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Iterator[tuple[tuple, str, Severity]]:
+    nodes = inventory.nodes
+    groups = inventory.model.matching_groups(pod)
+    requirement, excluded = most_excluding(pod, inventory.model)
+    if not groups:
+        context = "" if requirement.field else f"; {values_in_cluster(requirement.key, nodes)}"
+        yield (
+            requirement.path,
+            f"the required node affinity/selector matches none of the {len(nodes)} nodes; "
+            f"'{requirement.description}' alone excludes {excluded}{context}",
+            Severity.ERROR,
+        )
+        return
+    matched = sum(len(group) for group in groups)
+    gpu_resources = [name for name in pod.requests if is_extended(name)]
+    offering = [
+        group for group in groups if all(group.representative.allocatable.get(name, 0) > 0 for name in gpu_resources)
+    ]
+    if gpu_resources and not offering:
+        yield (
+            requirement.path,
+            f"the required node affinity/selector matches {matched} nodes, but none of them "
+            f"offers {', '.join(gpu_resources)}; '{requirement.description}' excludes "
+            f"{excluded} of {len(nodes)} nodes",
+            Severity.WARNING,
+        )
+        return
+    allowed = sum(len(group) for group in offering) if gpu_resources else matched
+    yield from _replicas(pods, pod, inventory, allowed, requirement)
+
+
+def _replicas(
+    pods: int | None, pod: PodRequirements, inventory: Resolver, allowed: int, requirement: Requirement
+) -> Iterator[tuple[tuple, str, Severity]]:
+    if not pods or pods < 2 or not pod.requests:
+        return
+    model = inventory.model
+    fit_here = model.placeable(pod)
+    if fit_here >= pods:
+        return
+    fit_anywhere = model.placeable(PodRequirements(pod.requests, (), None, pod.tolerations, pod.node_name))
+    if fit_anywhere >= pods:
+        yield (
+            requirement.path,
+            f"the workload needs {pods} pods, but the {allowed} nodes its required node affinity/selector "
+            f"allows hold only {fit_here} of them on the empty cluster ({fit_anywhere} would fit without "
+            f"'{requirement.description}')",
+            Severity.WARNING,
+        )

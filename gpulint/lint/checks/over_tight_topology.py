@@ -1,0 +1,43 @@
+"""over-tight-topology: a gang's topology requirement that makes it unplaceable, or leaves one domain."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.kube.gangs.members import gangs_of
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.verdicts import describe_gang, gang_verdict
+
+SPEC = RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES}))
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if ctx.cluster is None:
+        return
+    for gang in gangs_of(obj, ctx.resolver):
+        if not gang.topology_key:
+            continue
+        where = gang.topology_path or gang.path
+        constrained = gang_verdict(gang, ctx.cluster, ctx.memo)
+        if constrained.unsatisfiable:
+            free = gang_verdict(gang, ctx.cluster, ctx.memo, topology_key="")
+            if free.fitting_domains():  # proven to fit without the requirement
+                yield Diagnostic(
+                    RULE_ID,
+                    where,
+                    f"the topology requirement '{gang.topology_key}' makes the gang unplaceable while "
+                    f"the cluster as a whole could hold it: {describe_gang(gang, constrained, gang.topology_key)}",
+                )
+            continue
+        only = constrained.only_domain()  # every other domain proven not to hold it
+        if only is not None and len(constrained.placements) > 1:
+            yield Diagnostic(
+                RULE_ID,
+                where,
+                f"only {gang.topology_key}={only.domain} can host the whole gang "
+                f"({len(constrained.placements)} domains exist); any failure there blocks it",
+            )

@@ -1,0 +1,81 @@
+"""schema-invalid: the object does not match the Kubernetes schema of its apiVersion/kind."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.kube.fields import type_name
+from gpulint.lint.checks import CheckContext, field_path
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject, is_list, list_is_malformed
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("schema-invalid", Severity.ERROR)
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    data = obj.data
+    if not isinstance(data.get("kind"), str) or not data.get("kind"):
+        yield Diagnostic(
+            RULE_ID,
+            ("kind",) if "kind" in data else (),
+            "object has no kind: kubectl refuses it (Object 'Kind' is missing)",
+        )
+        return
+    if not isinstance(data.get("apiVersion"), str) or not data.get("apiVersion"):
+        yield Diagnostic(
+            RULE_ID,
+            ("apiVersion",) if "apiVersion" in data else (),
+            f"{data['kind']} has no apiVersion: kubectl refuses it (apiVersion not set)",
+        )
+        return
+    if is_list(data) and list_is_malformed(data):
+        yield from _list_items(obj)
+        return
+    for error in ctx.schemas.validate(data):
+        where = field_path(error.path) or obj.kind
+        if error.unknown_field:
+            yield Diagnostic(
+                RULE_ID,
+                error.path,
+                f'unknown field "{where}" in {obj.api_version} {obj.kind} '
+                f"(Kubernetes {ctx.config.kubernetes_version}); the API server's strict field "
+                "validation warns and drops it",
+                on_key=True,
+                severity=Severity.WARNING,
+            )
+        else:
+            yield Diagnostic(RULE_ID, error.path, f"{where}: {_bounded(error.message)}")
+
+
+def _list_items(obj: KubeObject) -> Iterator[Diagnostic]:
+    items = obj.data.get("items")
+    if not isinstance(items, list):
+        yield Diagnostic(
+            RULE_ID,
+            ("items",),
+            f"items: Invalid value: {obj.kind}.items must be a list of objects, "
+            f"not {type_name(items)}; kubectl refuses the whole document",
+        )
+        return
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            yield Diagnostic(
+                RULE_ID,
+                ("items", index),
+                f"items[{index}]: Invalid value: each item of a "
+                f"{obj.kind} must be an object, not {type_name(item)}; "
+                "kubectl refuses the whole document",
+            )
+
+
+MAX_MESSAGE = 240
+
+
+def _bounded(message: str) -> str:
+    """The schema library quotes the offending value whole: a 5,000-digit number or a 1 MB string
+    would fill the report. The head says what it is, the tail what was expected."""
+    if len(message) <= MAX_MESSAGE:
+        return message
+    return f"{message[: MAX_MESSAGE // 2]}...{message[-MAX_MESSAGE // 2 :]}"

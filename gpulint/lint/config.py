@@ -1,0 +1,321 @@
+"""Configuration: ``.gpulint.yaml`` or ``[tool.gpulint]`` in pyproject.toml, then flags.
+
+Every key is validated; a bad one is a usage error that names the key and the file.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from gpulint.kube.fields import type_name
+from gpulint.lint.findings import Severity
+
+CONFIG_FILE = ".gpulint.yaml"
+SUPPORTED_KUBERNETES_VERSIONS = ("1.35", "1.36", "1.37")
+DEFAULT_KUBERNETES_VERSION = "1.37"
+
+
+class ConfigError(Exception):
+    """A configuration or usage error: exit code 2."""
+
+
+@dataclass(frozen=True)
+class Config:
+    select: tuple[str, ...] | None = None  # None: every rule
+    ignore: tuple[str, ...] = ()
+    severity: dict[str, Severity] = field(default_factory=dict)
+    per_path_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    gpu_resources: tuple[str, ...] = ()
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
+    fail_on: Severity = Severity.ERROR
+    exclude: tuple[str, ...] = ()
+    inventory: tuple[str, ...] = ()  # inventory files/directories (config paths made relative to the config file)
+    feature_gates: dict[str, bool] | None = None  # None: not stated (gate findings are info)
+    policies: tuple[str, ...] = ()  # policy files/directories, or gpulint:NAME from the shipped library
+    source: str = ""  # the file it came from, for messages
+    root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
+
+    def with_overrides(self, **changes: Any) -> Config:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _string_list(value: Any, key: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: '{key}' must be a list of strings")
+    return tuple(value)
+
+
+def parse_kubernetes_version(value: Any, where: str = "--kubernetes-version") -> str:
+    text = _scalar_text(value).strip().lstrip("v")
+    match = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)?", text)
+    version = f"{match.group(1)}.{match.group(2)}" if match else text
+    if version not in SUPPORTED_KUBERNETES_VERSIONS:
+        raise ConfigError(
+            f"{where}: Kubernetes version {_shown(value)} is not supported "
+            f"(choose one of {', '.join(SUPPORTED_KUBERNETES_VERSIONS)})"
+        )
+    return version
+
+
+def parse_feature_gates(value: Any, where: str = "--feature-gates") -> dict[str, bool]:
+    """``A=true,B=false`` (as kube-apiserver takes it) or a mapping of gate to bool."""
+    if isinstance(value, dict):
+        items = [(str(k), v) for k, v in value.items()]
+    elif isinstance(value, str):
+        items = []
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            name, sep, flag = part.partition("=")
+            if not sep:
+                raise ConfigError(f"{where}: '{part}' is not NAME=true|false")
+            items.append((name.strip(), flag.strip().lower()))
+    else:
+        raise ConfigError(f"{where}: expected NAME=true|false pairs")
+    gates = {}
+    for name, flag in items:
+        if flag in (True, "true"):
+            gates[name] = True
+        elif flag in (False, "false"):
+            gates[name] = False
+        else:
+            raise ConfigError(f"{where}: gate '{_shown(name)}' must be true or false, not {_shown(flag)}")
+    return gates
+
+
+def check_rule_ids(ids: tuple[str, ...], known: set[str], where: str, key: str) -> None:
+    for rule_id in ids:
+        if rule_id != "all" and rule_id not in known:
+            # the edit distance is quadratic: no suggestion for a name no rule id is near anyway
+            close = sorted(known, key=lambda k: _distance(k, rule_id))[:1] if len(rule_id) <= 64 else []
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise ConfigError(f"{where}: '{key}' names unknown rule {_shown(rule_id)}{hint}")
+
+
+def _distance(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+Locator = Callable[[tuple[str, ...]], str]  # a key path -> "file:line:col" for messages
+# The rule ids a configuration may name, given the policies it loads (policies are rules too).
+KnownRules = Callable[[tuple[str, ...]], set[str]] | set[str]
+
+
+def from_mapping(
+    raw: Any, where: str, known_rules: KnownRules, root: str = ".", locate: Locator | None = None
+) -> Config:
+    """A configuration from its mapping; ``locate`` places a key's value in the file for messages."""
+    at: Locator = locate or (lambda keys: where)
+    if raw is None:
+        return Config(source=where, root=root)
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{at(())}: the configuration must be a mapping of keys to values, not {type_name(raw)}")
+    handlers = {
+        "select",
+        "ignore",
+        "severity",
+        "per-path-ignores",
+        "gpu-resources",
+        "kubernetes-version",
+        "fail-on",
+        "exclude",
+        "inventory",
+        "feature-gates",
+        "policies",
+    }
+    for key in raw:
+        if key not in handlers:
+            raise ConfigError(f"{at((str(key),))}: unknown key '{key}' (known keys: {', '.join(sorted(handlers))})")
+    config = Config(source=where, root=root)
+    changes: dict[str, Any] = {}
+    if "policies" in raw:
+        changes["policies"] = tuple(
+            p if p.startswith("gpulint:") else str(Path(root) / p)
+            for p in _string_list(raw["policies"], "policies", at(("policies",)))
+        )
+    # Policies load before the rule ids are checked: `select`, `ignore`, `severity` and
+    # `per-path-ignores` may name a policy exactly as they name a built-in rule.
+    known = known_rules(changes.get("policies", ())) if callable(known_rules) else set(known_rules)
+    if "select" in raw:
+        changes["select"] = _string_list(raw["select"], "select", at(("select",)))
+        check_rule_ids(changes["select"], known, at(("select",)), "select")
+    if "ignore" in raw:
+        changes["ignore"] = _string_list(raw["ignore"], "ignore", at(("ignore",)))
+        check_rule_ids(changes["ignore"], known, at(("ignore",)), "ignore")
+    if "severity" in raw:
+        severities = raw["severity"]
+        if not isinstance(severities, dict):
+            raise ConfigError(f"{at(('severity',))}: 'severity' must map rule ids to error, warning or info")
+        parsed: dict[str, Severity] = {}
+        for rule_id, level in severities.items():
+            check_rule_ids((str(rule_id),), known, at(("severity", str(rule_id))), "severity")
+            try:
+                parsed[str(rule_id)] = Severity.parse(_scalar_text(level))
+            except ValueError as exc:
+                raise ConfigError(f"{at(('severity', str(rule_id)))}: 'severity.{rule_id}': {exc}") from None
+        changes["severity"] = parsed
+    if "per-path-ignores" in raw:
+        mapping = raw["per-path-ignores"]
+        if not isinstance(mapping, dict):
+            raise ConfigError(
+                f"{at(('per-path-ignores',))}: 'per-path-ignores' must map path globs to lists of rule ids"
+            )
+        per_path: dict[str, tuple[str, ...]] = {}
+        for glob, rules in mapping.items():
+            place = at(("per-path-ignores", str(glob)))
+            ids = _string_list(rules, f"per-path-ignores.{glob}", place)
+            check_rule_ids(ids, known, place, f"per-path-ignores.{glob}")
+            per_path[str(glob)] = ids
+        changes["per_path_ignores"] = per_path
+    if "gpu-resources" in raw:
+        changes["gpu_resources"] = _string_list(raw["gpu-resources"], "gpu-resources", at(("gpu-resources",)))
+    if "kubernetes-version" in raw:
+        changes["kubernetes_version"] = parse_kubernetes_version(
+            raw["kubernetes-version"], f"{at(('kubernetes-version',))}: 'kubernetes-version'"
+        )
+    if "fail-on" in raw:
+        try:
+            changes["fail_on"] = Severity.parse(_scalar_text(raw["fail-on"]))
+        except ValueError as exc:
+            raise ConfigError(f"{at(('fail-on',))}: 'fail-on': {exc}") from None
+    if "exclude" in raw:
+        changes["exclude"] = _string_list(raw["exclude"], "exclude", at(("exclude",)))
+    if "feature-gates" in raw:
+        changes["feature_gates"] = parse_feature_gates(
+            raw["feature-gates"], f"{at(('feature-gates',))}: 'feature-gates'"
+        )
+    if "inventory" in raw:
+        changes["inventory"] = tuple(
+            str(Path(root) / p) for p in _string_list(raw["inventory"], "inventory", at(("inventory",)))
+        )
+    return replace(config, **changes)
+
+
+def _shown(value: Any) -> str:
+    """A user value in a message: quoted, and bounded (a configuration may hold anything)."""
+    text = repr(_scalar_text(value)) if isinstance(value, str) else _scalar_text(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _scalar_text(value: Any) -> str:
+    """A scalar as text for a message or a parse; a list or mapping is shown by its type, not dumped."""
+    if isinstance(value, (dict, list)):
+        return type_name(value)
+    return str(value)
+
+
+def discover(start: Path) -> Path | None:
+    """The nearest .gpulint.yaml, or pyproject.toml with [tool.gpulint], walking up from ``start``."""
+    for directory in (start, *start.parents):
+        candidate = directory / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and "[tool.gpulint" in _read(pyproject):
+            return pyproject
+    return None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def load(path: Path, known_rules: KnownRules) -> Config:
+    where = str(path)
+    try:
+        raw_bytes = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read the configuration: {exc.strerror or exc}") from None
+    root = str(path.parent)
+    if path.name == "pyproject.toml":
+        return _load_pyproject(where, raw_bytes, known_rules, root)
+    from gpulint.lint.loader import load_bytes  # the manifests' reader: YAML 1.1 as Kubernetes reads it, positions
+
+    loaded = load_bytes(where, raw_bytes)
+    if loaded.problems:
+        problem = loaded.problems[0]
+        message = problem.message.removeprefix("YAML syntax error: ")
+        raise ConfigError(f"{where}:{problem.line}:{problem.column}: invalid YAML: {message}")
+    documents = [document for document in loaded.documents if document.data is not None]
+    if len(documents) > 1:
+        line, column = documents[1].locate(())
+        raise ConfigError(f"{where}:{line}:{column}: the configuration must be one YAML document")
+    if not documents:
+        return from_mapping(None, where, known_rules, root)
+    document = documents[0]
+
+    def locate(keys: tuple[str, ...]) -> str:
+        line, column = document.locate(keys)
+        return f"{where}:{line}:{column}"
+
+    return from_mapping(document.data, where, known_rules, root, locate)
+
+
+def _load_pyproject(where: str, raw: bytes, known_rules: KnownRules, root: str) -> Config:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(f"{where}:{line}:{column}: invalid TOML: not valid UTF-8") from None
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        found = re.search(r"\(at line (\d+), column (\d+)\)$", message)
+        if found:
+            message = message[: found.start()].rstrip()
+            raise ConfigError(f"{where}:{found.group(1)}:{found.group(2)}: invalid TOML: {message}") from None
+        raise ConfigError(f"{where}: invalid TOML: {message}") from None
+    tool = document.get("tool")
+    raw_config = tool.get("gpulint") if isinstance(tool, dict) else None
+    locator = _TomlLocator(where, text.splitlines())
+    return from_mapping(raw_config, f"{where} [tool.gpulint]", known_rules, root, locator.locate)
+
+
+@dataclass(frozen=True)
+class _TomlLocator:
+    """Finds a key of [tool.gpulint] in pyproject.toml well enough to point at it (tomllib keeps no positions)."""
+
+    where: str
+    lines: list[str]
+
+    def locate(self, keys: tuple[str, ...]) -> str:
+        header = self._table("tool.gpulint")
+        # A key of a sub-table ([tool.gpulint.severity]) is in that table; any other in [tool.gpulint].
+        sub = self._table(f"tool.gpulint.{keys[0]}") if len(keys) > 1 else None
+        for start, key in ((sub, keys[1:2]), (header, keys[:1])):
+            found = self._key(start, key[0]) if start is not None and key else None
+            if found is not None:
+                return f"{self.where}:{found[0]}:{found[1]}"
+        table = header if header is not None else sub
+        return f"{self.where}:{table + 1}:1" if table is not None else f"{self.where} [tool.gpulint]"
+
+    def _table(self, name: str) -> int | None:
+        pattern = re.compile(r"\s*\[\s*" + r"\s*\.\s*".join(re.escape(part) for part in name.split(".")) + r"\s*\]")
+        return next((index for index, line in enumerate(self.lines) if pattern.match(line)), None)
+
+    def _key(self, header: int, key: str) -> tuple[int, int] | None:
+        pattern = re.compile(r"\s*(?:" + re.escape(key) + r'|"' + re.escape(key) + r'")\s*=\s*')
+        for index in range(header + 1, len(self.lines)):
+            line = self.lines[index]
+            if re.match(r"\s*\[", line):
+                return None
+            match = pattern.match(line)
+            if match:
+                return index + 1, match.end() + 1
+        return None

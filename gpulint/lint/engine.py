@@ -1,0 +1,223 @@
+"""Objects -> checks -> findings -> suppressions, for one parsed file at a time (gpulint.lint.run drives it)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import cache
+
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.config import Config
+from gpulint.lint.findings import Diagnostic, FileReport, Finding, Fix, ObjectRef, Severity
+from gpulint.lint.objects import KubeObject, ParsedFile
+from gpulint.lint.registry import Rule, all_rules, policy_rules
+from gpulint.lint.resolver import Resolver
+from gpulint.lint.rule_spec import Need
+from gpulint.lint.schema import SchemaStore
+from gpulint.lint.suppress import FileSuppressions, annotation_rules, path_ignores, template_annotation_rules
+
+YAML_INVALID = "yaml-invalid"
+
+
+def enabled_rules(config: Config) -> dict[str, Rule]:
+    rules = {**all_rules(), **policy_rules(config.policies)} if config.policies else all_rules()
+    selected = config.select
+    chosen = {}
+    for rule_id, rule in rules.items():
+        if selected is not None and "all" not in selected and rule_id not in selected:
+            continue
+        if rule_id in config.ignore or "all" in config.ignore:
+            continue
+        chosen[rule_id] = rule
+    return chosen
+
+
+class DeadlineExceeded(Exception):
+    """A review ran past its deadline (or its client left): its result is no longer wanted."""
+
+
+@dataclass
+class Deadline:
+    """Checked between objects, rules and findings: Python threads cannot be killed, so a long
+    review stops itself at the next check once the server no longer waits for it."""
+
+    at: float  # time.monotonic()
+    _cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    @property
+    def expired(self) -> bool:
+        return self._cancelled.is_set() or time.monotonic() >= self.at
+
+    def check(self) -> None:
+        if self.expired:
+            raise DeadlineExceeded("review deadline passed")
+
+
+@cache
+def _schema_store(kubernetes_version: str) -> SchemaStore:
+    # One per process and version: compiled validators are reused across files and chunks.
+    return SchemaStore(kubernetes_version)
+
+
+def available_needs(resolver: Resolver) -> frozenset[Need]:
+    """What this run can give the rules (see gpulint.lint.rule_spec.Need)."""
+    if not resolver.has_nodes:
+        return frozenset()
+    return frozenset({Need.NODES, Need.DEVICES}) if resolver.dra.has_devices else frozenset({Need.NODES})
+
+
+def skipped_notes(rules: dict[str, Rule], resolver: Resolver) -> tuple[str, ...]:
+    """One note per missing need, naming the enabled rules it skips (derived from their specs)."""
+    available = available_needs(resolver)
+    skipped: dict[Need, list[str]] = {}
+    for rule_id, rule in rules.items():
+        missing = [need for need in Need if need in rule.needs and need not in available]
+        if missing:  # the first missing need explains it: no nodes means no devices either
+            skipped.setdefault(missing[0], []).append(rule_id)
+    return tuple(f"{need.value}: skipped {', '.join(ids)}" for need, ids in skipped.items())
+
+
+class Engine:
+    """Checks parsed files with a fixed configuration, rule set and view of the cluster.
+
+    Built once per run (or per admission review): the check context, and its memo, live as
+    long as the run does.
+    """
+
+    def __init__(self, config: Config, resolver: Resolver, rules: dict[str, Rule] | None = None) -> None:
+        self.config = config
+        rules = enabled_rules(config) if rules is None else rules
+        self.rules = rules
+        self.context = CheckContext(config, _schema_store(config.kubernetes_version), resolver)
+        available = available_needs(resolver)
+        # Routed once: a rule whose needs are unmet never runs; the run says it was skipped.
+        self._runnable = [
+            (rule_id, rule) for rule_id, rule in rules.items() if rule.check is not None and rule.needs <= available
+        ]
+
+    def check_file(
+        self, parsed: ParsedFile, deadline: Deadline | None = None, *, path_ignores_apply: bool = True
+    ) -> FileReport:
+        """Findings of one parsed file, suppressions applied (``per-path-ignores`` only for files:
+        an admission review has no path)."""
+        loaded = parsed.loaded
+        report = FileReport(loaded.path)
+        report.templated = loaded.templated
+        findings: list[Finding] = []
+        if parsed.read_error is not None:
+            findings.append(self._file_finding(loaded.path, f"cannot read file: {parsed.read_error}", 1, 1))
+        if YAML_INVALID in self.rules:
+            findings.extend(
+                self._file_finding(loaded.path, p.message, p.line, p.column, p.document or 0) for p in loaded.problems
+            )
+        report.documents = len(loaded.documents)
+        report.not_objects = parsed.not_objects
+        for obj in parsed.objects:
+            report.objects += 1
+            findings.extend(self._check_object(obj, deadline))
+        report.findings, report.suppressed = self._suppress(loaded.path, loaded.text, findings, path_ignores_apply)
+        report.findings.sort(key=Finding.sort_key)
+        return report
+
+    def _file_finding(self, path: str, message: str, line: int, column: int, document: int = 0) -> Finding:
+        return Finding(YAML_INVALID, self._severity(YAML_INVALID, None), message, path, line, column, document=document)
+
+    def _severity(self, rule_id: str, requested: Severity | None) -> Severity:
+        configured = self.config.severity.get(rule_id)
+        if configured is not None:
+            return configured
+        return requested or self.rules.get(rule_id, all_rules().get(rule_id)).severity
+
+    def _check_object(self, obj: KubeObject, deadline: Deadline | None = None) -> list[Finding]:
+        findings = []
+        ignored = annotation_rules(obj.annotations())
+        template_ignores = template_annotation_rules(obj.data)
+        for rule_id, rule in self._runnable:
+            if not rule.reads(obj.kind):
+                continue
+            try:
+                diagnostics = self._diagnostics(rule, obj, deadline)
+            except DeadlineExceeded:
+                raise
+            except Exception as exc:  # a bug in one check must not hide the others' findings
+                line, column = obj.locate(())
+                findings.append(
+                    Finding(
+                        rule_id,
+                        Severity.INFO,
+                        f"internal error in gpulint's {rule_id} check ({type(exc).__name__}: {exc}); "
+                        "this object was not fully checked - please report it",
+                        obj.document.path,
+                        line,
+                        column,
+                        obj.ref,
+                        document=obj.document.index,
+                    )
+                )
+                continue
+            for diagnostic in diagnostics:
+                finding = self._finding(obj, diagnostic)
+                scoped = [rules for prefix, rules in template_ignores if diagnostic.path[: len(prefix)] == prefix]
+                if any(rule_id in rules or "all" in rules for rules in (ignored, *scoped)):
+                    finding = _SUPPRESSED
+                findings.append(finding)
+        return findings
+
+    def _diagnostics(self, rule: Rule, obj: KubeObject, deadline: Deadline | None) -> list[Diagnostic]:
+        if deadline is None:
+            return list(rule.check(obj, self.context))
+        deadline.check()
+        diagnostics = []
+        for diagnostic in rule.check(obj, self.context):  # a check may yield very many: stop between them
+            deadline.check()
+            diagnostics.append(diagnostic)
+        return diagnostics
+
+    def _finding(self, obj: KubeObject, diagnostic: Diagnostic) -> Finding:
+        if diagnostic.offset is not None:
+            line, column = obj.locate_in_string(diagnostic.path, diagnostic.offset)
+        else:
+            line, column = obj.locate(diagnostic.path, diagnostic.on_key)
+        fix = None
+        if diagnostic.fix_path is not None:
+            source = None if diagnostic.fix_source is None else (*obj.prefix, *diagnostic.fix_source)
+            fix = Fix(
+                obj.document.index,
+                (*obj.prefix, *diagnostic.fix_path),
+                diagnostic.fix_value,
+                diagnostic.fix_description,
+                source,
+            )
+        return Finding(
+            diagnostic.rule,
+            self._severity(diagnostic.rule, diagnostic.severity),
+            diagnostic.message,
+            obj.document.path,
+            line,
+            column,
+            obj.ref,
+            fix,
+            obj.document.index,
+        )
+
+    def _suppress(
+        self, path: str, text: str, findings: list[Finding], path_ignores_apply: bool
+    ) -> tuple[list[Finding], int]:
+        comments = FileSuppressions.scan(text)
+        by_path = (
+            path_ignores(path, self.config.per_path_ignores, self.config.root) if path_ignores_apply else frozenset()
+        )
+        kept = [
+            f
+            for f in findings
+            if f is not _SUPPRESSED and f.rule not in by_path and "all" not in by_path and not comments.suppresses(f)
+        ]
+        return kept, len(findings) - len(kept)
+
+
+# A placeholder for a finding suppressed by its object's annotation (counted, not reported).
+_SUPPRESSED = Finding("", Severity.INFO, "", "", 0, 0, ObjectRef())

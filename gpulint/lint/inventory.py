@@ -1,0 +1,338 @@
+"""The cluster inventory: what `kubectl get nodes,resourceslices,deviceclasses -o yaml` prints.
+
+Optionally also running Pods (they consume node capacity: the "does not fit now" view)
+and ResourceClaims (allocated claims consume devices).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Protocol
+
+from gpulint.kube.fields import mapping, type_name
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requests
+from gpulint.lint.findings import Path
+from gpulint.lint.loader import LoadProblem, LocatedDocument, collector_paused, load_bytes
+from gpulint.lint.objects import KubeObject, objects_in
+from gpulint.lint.sources import Source, SourceError, collect
+
+if TYPE_CHECKING:
+    from gpulint.kube.dra.devices import DraModel
+
+GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
+INVENTORY_KINDS = (
+    "Node",
+    "ResourceSlice",
+    "DeviceClass",
+    "Pod",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "Namespace",
+    *GANG_OBJECT_KINDS,
+)
+DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+class InventoryError(Exception):
+    """The inventory cannot be read: a usage error (exit 2) with file:line:col."""
+
+
+@dataclass
+class Located:
+    """An inventory object and the file it came from."""
+
+    data: dict[str, Any]
+    file: str
+
+
+@dataclass
+class ClusterInventory:
+    """What ``--inventory`` (or the webhook's live watch) says the cluster holds; never the linted files."""
+
+    nodes: list[NodeInfo] = field(default_factory=list)
+    node_objects: dict[str, Located] = field(default_factory=dict)
+    slices: list[Located] = field(default_factory=list)
+    device_classes: dict[str, Located] = field(default_factory=dict)
+    pods: list[Located] = field(default_factory=list)
+    claims: list[Located] = field(default_factory=list)
+    claim_templates: dict[tuple[str, str], Located] = field(default_factory=dict)  # (namespace, name)
+    named_claims: dict[tuple[str, str], Located] = field(default_factory=dict)
+    # (api group, kind, namespace, name) -> object: native, coscheduling and Volcano groups
+    gang_objects: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
+    namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Kinds the inventory lists (even when it lists none of them, a live watch says so): for these,
+    # an object absent from the inventory is absent from the cluster.
+    listed_kinds: set[str] = field(default_factory=set)
+    sources: tuple[str, ...] = ()
+    _slice_names: set[str] = field(default_factory=set)
+
+    def lists(self, kind: str) -> bool:
+        return kind in self.listed_kinds
+
+    def find_gang_object(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return _namespaced(self.gang_objects, namespace, name, lambda key: key[:2] == (group, kind))
+
+    def find_claim(self, kind: str, namespace: str, name: str) -> Located | None:
+        table = self.claim_templates if kind == "ResourceClaimTemplate" else self.named_claims
+        return _namespaced(table, namespace, name, lambda key: True)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Derived models (compiled CEL programs among them) are rebuilt lazily in each worker.
+        return {k: v for k, v in self.__dict__.items() if k not in ("model", "dra", "published_resources")}
+
+    @property
+    def has_nodes(self) -> bool:
+        return bool(self.nodes)
+
+    def add(self, obj: KubeObject) -> None:
+        located = Located(obj.data, obj.document.path)
+        name = obj.ref.name
+        kind, group = obj.kind, obj.ref.group
+        self.listed_kinds.add(kind)
+        if kind == "Node" and obj.api_version == "v1":
+            self.nodes.append(NodeInfo.from_object(obj.data))
+            self.node_objects[name] = located
+        elif kind == "ResourceSlice" and group == "resource.k8s.io":
+            if name not in self._slice_names:
+                self._slice_names.add(name)
+                self.slices.append(located)
+        elif kind == "DeviceClass" and group == "resource.k8s.io":
+            self.device_classes.setdefault(name, located)
+        elif kind == "Pod" and obj.api_version == "v1":
+            self.pods.append(located)
+        elif kind == "ResourceClaim" and group == "resource.k8s.io":
+            self.claims.append(located)
+            self.named_claims.setdefault((obj.ref.namespace, name), located)
+        elif kind == "ResourceClaimTemplate" and group == "resource.k8s.io":
+            self.claim_templates.setdefault((obj.ref.namespace, name), located)
+        elif kind == "Namespace" and obj.api_version == "v1":
+            self.namespaces.setdefault(name, obj.data)
+        elif kind in GANG_OBJECT_KINDS:
+            self.gang_objects.setdefault((group, kind, obj.ref.namespace, name), obj.data)
+
+    def account_running_pods(self) -> None:
+        """Non-terminal pods bound to a node consume its capacity in the "now" view."""
+        by_name = {node.name: node for node in self.nodes}
+        for pod in self.pods:
+            spec = mapping(pod.data.get("spec"))
+            status = mapping(pod.data.get("status"))
+            node = by_name.get(spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else "")
+            if node is None or status.get("phase") in TERMINAL_PHASES:
+                continue
+            for resource, amount in pod_requests(spec).items():
+                node.used[resource] = node.used.get(resource, Fraction(0)) + amount
+            node.pod_count += 1
+
+    @cached_property
+    def model(self) -> ClusterModel:
+        return ClusterModel(self.nodes)
+
+    @cached_property
+    def dra(self) -> DraModel:
+        from gpulint.kube.dra.devices import DraModel
+
+        return DraModel(self)
+
+    @cached_property
+    def published_resources(self) -> frozenset[str]:
+        names: set[str] = set()
+        for node in self.nodes:
+            names.update(name for name, amount in node.capacity.items() if amount > 0)
+            names.update(name for name, amount in node.allocatable.items() if amount > 0)
+        return frozenset(names)
+
+
+class HasData(Protocol):
+    data: dict[str, Any]
+
+
+def dra_extended_resources(device_classes: Mapping[str, HasData]) -> dict[str, str]:
+    """Extended resource name -> DeviceClass that backs it (explicit name or the implicit one)."""
+    names: dict[str, str] = {}
+    for class_name, located in sorted(device_classes.items()):
+        names[DEVICE_CLASS_PREFIX + class_name] = class_name
+        spec = mapping(located.data.get("spec"))
+        explicit = spec.get("extendedResourceName")
+        if isinstance(explicit, str) and explicit:
+            names.setdefault(explicit, class_name)
+    return names
+
+
+def slices_by_node(slices: Iterable[HasData]) -> dict[str, list[dict[str, Any]]]:
+    by_node: dict[str, list[dict[str, Any]]] = {}
+    for located in slices:
+        spec = located.data.get("spec")
+        if isinstance(spec, dict) and isinstance(spec.get("nodeName"), str):
+            by_node.setdefault(spec["nodeName"], []).append(spec)
+    return by_node
+
+
+def _namespaced(table: dict[Any, Any], namespace: str, name: str, wanted: Any) -> Any:
+    """An object by namespace and name; a manifest without a namespace matches any (it is
+    applied to whatever namespace kubectl or the GitOps tool targets)."""
+    for key, value in table.items():
+        key_namespace, key_name = key[-2], key[-1]
+        if wanted(key) and key_name == name and (key_namespace == namespace or not key_namespace or not namespace):
+            return value
+    return None
+
+
+def _problem_message(path: str, problem: LoadProblem) -> str:
+    return f"{path}:{problem.line}:{problem.column}: inventory: {problem.message}"
+
+
+def load_inventory(paths: list[str], sources: list[Source] | None = None) -> ClusterInventory:
+    """``sources``: ``paths`` already collected (and read: a pipe cannot be read twice)."""
+    inventory = ClusterInventory(sources=tuple(paths))
+    try:
+        sources = collect(paths) if sources is None else sources
+    except SourceError as exc:
+        raise InventoryError(f"--inventory: {exc}") from None
+    problems: list[str] = []
+    for source in sources:
+        add_sources(inventory, [source], problems)
+    if problems:
+        raise InventoryError("the inventory cannot be read:\n" + "\n".join(problems))
+    inventory.account_running_pods()
+    return inventory
+
+
+def add_sources(inventory: ClusterInventory, sources: list[Source], problems: list[str] | None = None) -> None:
+    for source in sources:
+        try:
+            raw = source.read()
+        except OSError as exc:
+            if problems is not None:
+                problems.append(f"{source.display}: cannot read: {exc.strerror or exc}")
+            continue
+        with collector_paused():  # the parse tree is dropped before the collector runs again
+            objects = _objects(source.display, raw, problems)
+            if problems is not None:
+                found = _shape_problems(source.display, raw, objects, problems)
+                if found:
+                    problems.extend(found)
+                    continue
+            for obj in objects:
+                if obj.kind in INVENTORY_KINDS:
+                    inventory.add(obj)
+
+
+def _objects(display: str, raw: bytes, problems: list[str] | None) -> list[KubeObject]:
+    """The objects of one inventory file. ``kubectl get -o json`` output takes the fast path
+    (the json module reads ~10x faster than any YAML parser); YAML goes through gpulint's
+    loader for its error positions and its refusal of alias bombs."""
+    stripped = raw.lstrip()
+    if stripped[:1] in (b"{", b"["):
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):
+            pass  # not JSON after all, or nested too deep: the YAML reader says where it breaks
+        else:
+            documents = data if isinstance(data, list) else [data]
+            return [
+                obj
+                for index, item in enumerate(documents)
+                for obj in objects_in(LocatedDocument(display, index, item, None))
+            ]
+    return _located_objects(display, raw, problems)
+
+
+def _located_objects(display: str, raw: bytes, problems: list[str] | None) -> list[KubeObject]:
+    loaded = load_bytes(display, raw)
+    if problems is not None:
+        problems.extend(_problem_message(display, p) for p in loaded.problems)
+    return [obj for document in loaded.documents for obj in objects_in(document)]
+
+
+def _shape_problems(display: str, raw: bytes, objects: list[KubeObject], problems: list[str]) -> list[str]:
+    """``file:line:col`` messages for the inventory objects whose fields gpulint's model reads are of
+    the wrong type (a Node whose ``spec.taints`` is a number): used as they are, they would give
+    wrong answers without a word."""
+    if not any(node_problems(obj) for obj in objects if _is_node(obj)):
+        return []
+    if any(obj.document.node is None for obj in objects):  # read as JSON: read again for positions
+        objects = _located_objects(display, raw, problems)
+    return [
+        f"{display}:{line}:{column}: inventory: {obj.ref.kind}/{obj.ref.name or '?'}: {message}"
+        for obj in objects
+        if _is_node(obj)
+        for path, message in node_problems(obj)
+        for line, column in (obj.locate(path),)
+    ]
+
+
+def _is_node(obj: KubeObject) -> bool:
+    return obj.kind == "Node" and obj.api_version == "v1"
+
+
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def node_problems(obj: KubeObject) -> list[tuple[Path, str]]:
+    """Fields of a Node that the scheduler model reads, when they are of the wrong type."""
+    data = obj.data
+    found: list[tuple[Path, str]] = []
+    for key in ("metadata", "spec", "status"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            found.append(((key,), f"{key} must be a mapping, not {type_name(data[key])}"))
+    metadata, spec, status = (mapping(data.get(key)) for key in ("metadata", "spec", "status"))
+    if not isinstance(metadata.get("name"), str) or not metadata["name"]:
+        found.append((("metadata", "name"), "a Node needs metadata.name (a string)"))
+    labels = metadata.get("labels")
+    if labels is not None and not isinstance(labels, dict):
+        found.append((("metadata", "labels"), f"metadata.labels must be a mapping, not {type_name(labels)}"))
+    for key, value in mapping(labels).items():
+        if isinstance(value, (dict, list)):
+            found.append(
+                (("metadata", "labels", key), f"label {key}: a value must be a string, not {type_name(value)}")
+            )
+    found.extend(_taint_problems(spec.get("taints")))
+    if spec.get("unschedulable") is not None and not isinstance(spec["unschedulable"], bool):
+        found.append(
+            (
+                ("spec", "unschedulable"),
+                f"spec.unschedulable must be true or false, not {type_name(spec['unschedulable'])}",
+            )
+        )
+    for section in ("capacity", "allocatable"):
+        values = status.get(section)
+        if values is not None and not isinstance(values, dict):
+            found.append(
+                (
+                    ("status", section),
+                    f"status.{section} must be a mapping of resource names to quantities, not {type_name(values)}",
+                )
+            )
+        for name, value in mapping(values).items():
+            try:
+                quantity_from_yaml(value)
+            except QuantityError as exc:
+                found.append((("status", section, name), f"status.{section}[{name}]: {exc}"))
+    return found
+
+
+def _taint_problems(taints: Any) -> list[tuple[Path, str]]:
+    if taints is None:
+        return []
+    if not isinstance(taints, list):
+        return [(("spec", "taints"), f"spec.taints must be a list of taints, not {type_name(taints)}")]
+    found: list[tuple[Path, str]] = []
+    for index, taint in enumerate(taints):
+        path = ("spec", "taints", index)
+        if not isinstance(taint, dict):
+            found.append((path, f"spec.taints[{index}] must be a mapping (key, value, effect), not {type_name(taint)}"))
+        elif not isinstance(taint.get("key"), str) or not taint["key"]:
+            found.append(((*path, "key"), f"spec.taints[{index}] needs a key (a string)"))
+        elif taint.get("effect") not in TAINT_EFFECTS:
+            found.append(((*path, "effect"), f"spec.taints[{index}].effect must be one of {', '.join(TAINT_EFFECTS)}"))
+        elif isinstance(taint.get("value"), (dict, list)):
+            found.append(
+                ((*path, "value"), f"spec.taints[{index}].value must be a string, not {type_name(taint['value'])}")
+            )
+    return found

@@ -1,0 +1,62 @@
+"""The linted set: every object of the files being linted, indexed for the checks that look across files.
+
+Built from the parsed documents (YAML and JSON alike), never from the raw bytes, so a
+ResourceClaimTemplate in ``claim.json`` is found exactly like one in ``claim.yaml``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.lint.findings import ObjectRef
+
+
+@dataclass(frozen=True)
+class LintedObject:
+    """One linted object as other objects see it: its data and the file it is in (no positions)."""
+
+    ref: ObjectRef
+    data: dict[str, Any]
+    file: str
+
+
+class LintedSet:
+    """Objects by (API group, kind, namespace, name).
+
+    ``complete`` says whether the set is everything the user is about to apply (a
+    repository, a rendered chart) or a single object seen on its own (an admission
+    review): only a complete set proves that a referenced object does not exist.
+    """
+
+    def __init__(self, objects: Iterable[LintedObject] = (), complete: bool = True) -> None:
+        self.complete = complete
+        self._objects: list[LintedObject] = []
+        self._by_kind: dict[tuple[str, str], list[LintedObject]] = {}
+        for obj in objects:
+            self.add(obj)
+
+    def add(self, obj: LintedObject) -> None:
+        self._objects.append(obj)
+        self._by_kind.setdefault((obj.ref.group, obj.ref.kind), []).append(obj)
+
+    def __iter__(self) -> Iterator[LintedObject]:
+        return iter(self._objects)
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def of_kind(self, group: str, kind: str) -> list[LintedObject]:
+        return self._by_kind.get((group, kind), [])
+
+    def find(self, group: str, kind: str, namespace: str, name: str) -> LintedObject | None:
+        """The object of that kind and name; a manifest without a namespace matches any namespace
+        (kubectl or the GitOps tool applies it to the namespace it targets)."""
+        for obj in self.of_kind(group, kind):
+            if obj.ref.name == name and (obj.ref.namespace == namespace or not obj.ref.namespace or not namespace):
+                return obj
+        return None
+
+    def has_kind(self, group: str, kind: str) -> bool:
+        return bool(self._by_kind.get((group, kind)))

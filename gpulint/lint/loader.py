@@ -1,0 +1,553 @@
+"""Text -> located documents.
+
+YAML is composed with libyaml (PyYAML's CSafeLoader), which keeps a start mark on
+every node; the node tree is kept beside the plain data so a finding can be placed
+on its exact line and column without paying for positions nobody asks about.
+
+Values are read the way Kubernetes reads them (go-yaml, YAML 1.1: ``yes``/``on``
+are booleans; keys become strings as in the YAML-to-JSON conversion), duplicate
+keys are reported rather than silently dropped, and alias bombs are refused
+rather than expanded.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from gpulint.lint.findings import Path
+
+try:  # libyaml is present in every PyYAML wheel; the pure-Python loader is ~15x slower
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 256
+# An alias may be used freely; a document whose aliases expand it beyond both
+# limits is an alias bomb ("billion laughs") and is refused, as go-yaml does.
+MAX_EXPANDED_NODES = 200_000
+MAX_EXPANSION_RATIO = 10
+
+_TEMPLATED_MESSAGE = (
+    "templated file: it contains Go/Helm template syntax ({{ ... }}) and is not plain YAML; "
+    "lint the rendered output instead: helm template RELEASE CHART | gpulint check -"
+)
+_DOC_START = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
+
+_T = "tag:yaml.org,2002:"
+_STR, _NULL, _BOOL, _INT, _FLOAT, _MERGE = (_T + t for t in ("str", "null", "bool", "int", "float", "merge"))
+
+
+class LoadError(Exception):
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """A problem with the file itself (not with one Kubernetes object)."""
+
+    message: str
+    line: int  # 1-based
+    column: int  # 1-based
+    document: int | None = None
+
+
+@dataclass
+class LocatedDocument:
+    path: str
+    index: int  # position in the file's stream of documents, counting empty ones
+    data: Any
+    node: Node
+    line_offset: int = 0  # node marks count from the chunk that was parsed, not the file
+    text: str = ""  # the text that was parsed (the file, or the chunk after a broken document)
+
+    def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
+        """1-based line and column of the node at ``path`` (or its deepest existing ancestor)."""
+        node: Node = self.node
+        key_node: Node | None = None
+        complete = True
+        for step in path:
+            child = _child(node, step)
+            if child is None:
+                complete = False  # point at the key of the deepest ancestor that exists
+                break
+            key_node, node = child
+        target = key_node if ((on_key or not complete) and key_node is not None) else node
+        mark = target.start_mark
+        return mark.line + self.line_offset + 1, mark.column + 1
+
+    def locate_in_string(self, path: Path, offset: int) -> tuple[int, int]:
+        """Line and column of character ``offset`` of the string at ``path``, in the file.
+
+        Works for every scalar style (plain, quoted, literal ``|``, folded ``>``): the
+        value's non-blank characters are matched in order against the source's.
+        """
+        node: Node = self.node
+        for step in path:
+            child = _child(node, step)
+            if child is None:
+                return self.locate(path)
+            node = child[1]
+        if not isinstance(node, ScalarNode) or not self.text:
+            return self.locate(path)
+        value = node.value
+        wanted = sum(1 for ch in value[:offset] if not ch.isspace())
+        source = self.text[node.start_mark.index : node.end_mark.index]
+        position = 0
+        if node.style in ("|", ">"):
+            position = source.find("\n") + 1  # past the block header (|, >-, |2 ...)
+        elif node.style in ("'", '"'):
+            position = 1
+        seen = 0
+        after_last = position  # just past the last character matched: where an error "at the end" belongs
+        while position < len(source):
+            ch = source[position]
+            if ch.isspace():
+                position += 1
+                continue
+            if seen == wanted:
+                break
+            if node.style == '"' and ch == "\\":
+                position += 1  # an escape is one character of the value
+            elif node.style == "'" and source.startswith("''", position):
+                position += 1
+            seen += 1
+            position += 1
+            after_last = position
+        if seen < wanted or position >= len(source):
+            position = after_last
+        absolute = node.start_mark.index + position
+        line = self.text.count("\n", 0, absolute)
+        column = absolute - (self.text.rfind("\n", 0, absolute) + 1)
+        return line + self.line_offset + 1, column + 1
+
+
+@dataclass
+class LoadedFile:
+    path: str
+    text: str
+    documents: list[LocatedDocument] = field(default_factory=list)
+    problems: list[LoadProblem] = field(default_factory=list)
+    templated: bool = False
+    encoding: Encoding | None = None  # how the bytes were decoded (None: given as text)
+
+
+def _child(node: Node, step: Any) -> tuple[Node | None, Node] | None:
+    if isinstance(node, MappingNode) and isinstance(step, str):
+        found = None
+        for key, value in node.value:
+            if key.tag == _MERGE:
+                continue
+            if isinstance(key, ScalarNode) and _key_text(key) == step:
+                found = (key, value)  # the last duplicate wins, as in JSON
+        if found is not None:
+            return found
+        for key, value in node.value:  # merged keys (<<: *anchor) come last
+            if key.tag == _MERGE:
+                sources = value.value if isinstance(value, SequenceNode) else [value]
+                for source in sources:
+                    hit = _child(source, step)
+                    if hit is not None:
+                        return hit
+        return None
+    if isinstance(node, SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+        return None, node.value[step]
+    return None
+
+
+def _key_text(key: ScalarNode) -> str:
+    value = _scalar(key, _CONSTRUCTOR)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+class _Constructor(SafeConstructor):
+    """Only used for its scalar resolvers (int, float and bool spellings of YAML 1.1)."""
+
+
+_CONSTRUCTOR = _Constructor()
+# go-yaml (what Kubernetes reads YAML with) keeps an integer only within int64/uint64; a longer
+# decimal becomes a float, and one that overflows a float stays text. Python would build an
+# int of any size, and refuse to print one of more than 4,300 digits.
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
+
+
+def _scalar(node: ScalarNode, constructor: SafeConstructor) -> Any:
+    tag = node.tag
+    if tag == _STR:
+        return node.value
+    if tag == _NULL:
+        return None
+    try:
+        if tag == _BOOL:
+            return constructor.construct_yaml_bool(node)
+        if tag == _INT:
+            return _integer(node, constructor)
+        if tag == _FLOAT:
+            value = constructor.construct_yaml_float(node)
+            if math.isinf(value) and "inf" not in node.value.lower():
+                return node.value  # 1.0e+400 overflows: go-yaml keeps the text
+            return value
+    except (ValueError, KeyError, TypeError) as exc:
+        # Only an explicit tag the text does not fit (``!!int abc``) gets here: go-yaml refuses the document.
+        mark = node.start_mark
+        raise LoadError(
+            f"cannot decode !!str `{_shorten(node.value)}` as a !!{tag.rpartition(':')[2]}: an explicit "
+            "YAML tag that does not fit its value (Kubernetes' YAML reader refuses it too)",
+            mark.line + 1,
+            mark.column + 1,
+        ) from exc
+    # timestamps, binary and custom tags: Kubernetes sees the text (YAML -> JSON string)
+    return node.value
+
+
+def _integer(node: ScalarNode, constructor: SafeConstructor) -> Any:
+    digits = node.value.replace("_", "").lstrip("+-")
+    decimal = digits.isdigit() and not digits.startswith("0")
+    if decimal and len(digits) > 20:  # beyond uint64 whatever it is: no big-int parse
+        value = float(node.value.replace("_", ""))
+        return value if math.isfinite(value) else node.value
+    value = constructor.construct_yaml_int(node)
+    if _INT_MIN <= value <= _INT_MAX:
+        return value
+    if decimal:
+        return float(value)
+    return node.value  # hex, octal or binary beyond 64 bits: text, as go-yaml leaves it
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class _Builder:
+    """Turns one composed document into plain Python data."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.duplicates: list[LoadProblem] = []
+        self._built: dict[int, Any] = {}
+        self._sizes: dict[int, int] = {}
+        self._physical = 0
+
+    def build(self, root: Node) -> Any:
+        expanded = self._size(root, 0)
+        if expanded > MAX_EXPANDED_NODES and expanded > MAX_EXPANSION_RATIO * self._physical:
+            mark = root.start_mark
+            raise LoadError(
+                f"document refused: its aliases expand {self._physical} nodes into {expanded} "
+                "(an alias bomb); Kubernetes' YAML reader refuses excessive aliasing too",
+                mark.line + 1,
+                mark.column + 1,
+            )
+        return self._build(root)
+
+    def _size(self, node: Node, depth: int) -> int:
+        """Expanded node count; also enforces the depth limit. Memoised per node, so aliases are cheap."""
+        known = self._sizes.get(id(node))
+        if known is not None:
+            return known
+        if depth > MAX_DEPTH:
+            mark = node.start_mark
+            raise LoadError(f"document nests deeper than {MAX_DEPTH} levels", mark.line + 1, mark.column + 1)
+        self._physical += 1
+        if isinstance(node, MappingNode):
+            total = 1 + sum(self._size(k, depth + 1) + self._size(v, depth + 1) for k, v in node.value)
+        elif isinstance(node, SequenceNode):
+            total = 1 + sum(self._size(item, depth + 1) for item in node.value)
+        else:
+            total = 1
+        self._sizes[id(node)] = total
+        return total
+
+    def _build(self, node: Node) -> Any:
+        if isinstance(node, ScalarNode):
+            return _scalar(node, _CONSTRUCTOR)
+        built = self._built.get(id(node))
+        if built is not None:  # an alias: share the value, never copy it
+            return built
+        if isinstance(node, SequenceNode):
+            items: list[Any] = []
+            self._built[id(node)] = items
+            items.extend(self._build(item) for item in node.value)
+            return items
+        mapping: dict[str, Any] = {}
+        self._built[id(node)] = mapping
+        merges: list[Node] = []
+        seen: dict[str, Node] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                merges.append(value_node)
+                continue
+            key = _key_text(key_node) if isinstance(key_node, ScalarNode) else str(self._build(key_node))
+            first = seen.get(key)
+            if first is not None:
+                mark = key_node.start_mark
+                self.duplicates.append(
+                    LoadProblem(
+                        f'duplicate key "{key}" (first defined at line {first.start_mark.line + 1}); '
+                        "Kubernetes rejects it: mapping key already defined",
+                        mark.line + 1,
+                        mark.column + 1,
+                    )
+                )
+            seen[key] = key_node
+            mapping[key] = self._build(value_node)
+        for merge in merges:  # explicit keys win over merged ones
+            sources = merge.value if isinstance(merge, SequenceNode) else [merge]
+            for source in sources:
+                merged = self._build(source)
+                if isinstance(merged, dict):
+                    for key, value in merged.items():
+                        mapping.setdefault(key, value)
+        return mapping
+
+
+# The byte-order marks YAML allows (YAML 1.2 §5.2), longest first: UTF-32 LE starts like UTF-16 LE.
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+@dataclass(frozen=True)
+class Encoding:
+    codec: str  # a Python codec without BOM handling: utf-8, utf-16-le, ...
+    bom: bytes  # b"" for UTF-8 without a BOM
+
+    def encode(self, text: str) -> bytes:
+        """``text`` as the file had it (same encoding, same BOM): what --fix writes back."""
+        return self.bom + text.encode(self.codec)
+
+
+UTF8 = Encoding("utf-8", b"")
+
+
+def detect_encoding(raw: bytes) -> Encoding:
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            return Encoding(codec, bom)
+    return UTF8
+
+
+class DecodeError(ValueError):
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.message, self.line, self.column = message, line, column
+
+
+def decode(raw: bytes) -> str:
+    """Bytes -> text as YAML allows: UTF-8 (with or without a BOM), or UTF-16/32 with a BOM.
+
+    Raises DecodeError with the 1-based line and column of the first undecodable character.
+    """
+    encoding = detect_encoding(raw)
+    body = raw[len(encoding.bom) :]
+    try:
+        return body.decode(encoding.codec)
+    except UnicodeDecodeError as exc:
+        before = body[: exc.start].decode(encoding.codec, errors="replace")
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        name = encoding.codec.upper().replace("-LE", "").replace("-BE", "")
+        what = f"byte 0x{body[exc.start]:02x}: {exc.reason}"
+        hint = (
+            "Kubernetes manifests must be UTF-8"
+            if encoding is UTF8
+            else f"the file starts with a {name} byte-order mark but is not valid {name}"
+        )
+        raise DecodeError(f"not valid {name} ({what}); {hint}", line, column) from None
+
+
+def _looks_like_utf16_without_bom(raw: bytes) -> bool:
+    head = raw[:512]
+    return len(head) >= 4 and (head[1::2].count(0) > len(head) // 4 or head[0::2].count(0) > len(head) // 4)
+
+
+def load_bytes(path: str, raw: bytes) -> LoadedFile:
+    if len(raw) > MAX_FILE_BYTES:
+        loaded = LoadedFile(path, "")
+        loaded.problems.append(
+            LoadProblem(
+                f"file is {len(raw) // (1024 * 1024)} MiB, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit; not read",
+                1,
+                1,
+            )
+        )
+        return loaded
+    encoding = detect_encoding(raw)
+    if encoding is UTF8 and b"\x00" in raw[:8192]:
+        loaded = LoadedFile(path, "")
+        message = (
+            "UTF-16 or UTF-32 without a byte-order mark: YAML needs the BOM to tell; save it as UTF-8"
+            if _looks_like_utf16_without_bom(raw)
+            else "binary file (contains NUL bytes); not a YAML or JSON manifest"
+        )
+        loaded.problems.append(LoadProblem(message, 1, 1))
+        return loaded
+    try:
+        text = decode(raw)
+    except DecodeError as exc:
+        loaded = LoadedFile(path, "", encoding=encoding)
+        loaded.problems.append(LoadProblem(exc.message, exc.line, exc.column))
+        return loaded
+    loaded = load_text(path, text)
+    loaded.encoding = encoding
+    return loaded
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Composing keeps every node alive, and CPython's cyclic collector would rescan them all
+    again and again (3-4x the parse time on a 10 MB inventory); nodes form no cycles."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def load_text(path: str, text: str) -> LoadedFile:
+    with collector_paused():
+        return _load_text(path, text)
+
+
+def _load_text(path: str, text: str) -> LoadedFile:
+    loaded = LoadedFile(path, text)
+    _parse_stream(loaded, text, line_offset=0, first_index=0)
+    if "{{" in text:
+        template_line = _template_outside_strings(loaded, text)
+        if template_line is not None:
+            loaded.templated = True
+            loaded.problems = [LoadProblem(_TEMPLATED_MESSAGE, template_line, 1)]
+            loaded.documents = []
+    return loaded
+
+
+def _template_outside_strings(loaded: LoadedFile, text: str) -> int | None:
+    """Line of a ``{{`` that is template syntax rather than text inside a string.
+
+    ``{{ $labels.instance }}`` inside a quoted or block scalar is data (Prometheus and
+    Alertmanager templates, Argo parameters); anywhere else - or in a file that does not parse -
+    it is a Helm/Go template that must be rendered before it can be linted.
+    """
+    braces = [match.start() for match in re.finditer(r"\{\{", text)]
+    if loaded.problems and any(p.message.startswith("YAML syntax error") for p in loaded.problems):
+        return text.count("\n", 0, braces[0]) + 1
+    spans = sorted(span for document in loaded.documents for span in _scalar_spans(document.node))
+    for position in braces:
+        if not any(start <= position < end for start, end in spans):
+            return text.count("\n", 0, position) + 1
+    return None
+
+
+def _scalar_spans(root: Node) -> list[tuple[int, int]]:
+    spans, stack, seen = [], [root], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):  # a plain scalar cannot start with "{": its braces are text too
+            spans.append((node.start_mark.index, node.end_mark.index))
+        elif isinstance(node, MappingNode):
+            for key, value in node.value:
+                stack.extend((key, value))
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return spans
+
+
+def _parse_stream(loaded: LoadedFile, text: str, line_offset: int, first_index: int) -> None:
+    index = first_index
+    while True:
+        try:
+            for root in yaml.compose_all(text, Loader=_Loader):
+                if root is not None:
+                    builder = _Builder(loaded.path)
+                    try:
+                        data = builder.build(root)
+                    except LoadError as exc:
+                        loaded.problems.append(LoadProblem(exc.message, exc.line + line_offset, exc.column, index))
+                    else:
+                        loaded.problems.extend(
+                            LoadProblem(p.message, p.line + line_offset, p.column, index) for p in builder.duplicates
+                        )
+                        loaded.documents.append(LocatedDocument(loaded.path, index, data, root, line_offset, text))
+                index += 1
+            return
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = mark.line if mark is not None else 0
+            column = mark.column if mark is not None else 0
+            loaded.problems.append(LoadProblem(_yaml_message(exc, text), line + line_offset + 1, column + 1, index))
+        except yaml.YAMLError as exc:  # reader errors (control characters) carry a position too
+            position = getattr(exc, "position", 0) or 0
+            line = text.count("\n", 0, position)
+            column = position - (text.rfind("\n", 0, position) + 1)
+            loaded.problems.append(LoadProblem(str(exc).splitlines()[0], line + line_offset + 1, column + 1, index))
+        except RecursionError:
+            loaded.problems.append(
+                LoadProblem(f"document nests deeper than {MAX_DEPTH} levels", line_offset + 1, 1, index)
+            )
+            line = 0
+        # Resume at the next document after the broken one, so one bad document
+        # does not hide the findings of the rest of the file.
+        restart = _next_document_start(text, line)
+        if restart is None:
+            return
+        skipped_lines = text.count("\n", 0, restart)
+        text = text[restart:]
+        line_offset += skipped_lines
+        index += 1
+
+
+def _next_document_start(text: str, error_line: int) -> int | None:
+    """Offset of the first ``---`` at or after the error line that lets parsing make progress."""
+    offset = 0
+    for _ in range(error_line):
+        newline = text.find("\n", offset)
+        if newline < 0:
+            return None
+        offset = newline + 1
+    match = _DOC_START.search(text, max(offset, 1))
+    return match.start() if match else None
+
+
+def _char_at(text: str, line: int, column: int) -> str:
+    lines = text.split("\n", line + 1)
+    if line < len(lines) and column < len(lines[line]):
+        return lines[line][column]
+    return ""
+
+
+def _yaml_message(exc: yaml.MarkedYAMLError, text: str) -> str:
+    parts = [p for p in (exc.context, exc.problem) if p]
+    message = "; ".join(parts) if parts else "invalid YAML"
+    mark = exc.problem_mark
+    if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
+        message += " (a tab: YAML does not allow tabs for indentation; use spaces)"
+    if exc.context_mark is not None and exc.problem_mark is not None and exc.context_mark.line != exc.problem_mark.line:
+        message += f" (the construct starts at line {exc.context_mark.line + 1})"
+    return f"YAML syntax error: {message}"

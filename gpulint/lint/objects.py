@@ -1,0 +1,109 @@
+"""Located documents -> Kubernetes objects (``kind: List`` expanded), with their references."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.fields import sequence
+from gpulint.lint.findings import ObjectRef, Path
+from gpulint.lint.loader import LoadedFile, LocatedDocument
+
+SUPPRESS_ANNOTATION = "gpulint.io/ignore"
+
+
+@dataclass(frozen=True)
+class KubeObject:
+    data: dict[str, Any]
+    document: LocatedDocument
+    prefix: Path  # where the object sits in its document (("items", 3) inside a List)
+    ref: ObjectRef
+
+    @property
+    def api_version(self) -> str:
+        return self.ref.api_version
+
+    @property
+    def kind(self) -> str:
+        return self.ref.kind
+
+    def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
+        return self.document.locate((*self.prefix, *path), on_key)
+
+    def locate_in_string(self, path: Path, offset: int) -> tuple[int, int]:
+        return self.document.locate_in_string((*self.prefix, *path), offset)
+
+    def annotations(self) -> dict[str, Any]:
+        metadata = self.data.get("metadata")
+        annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+        return annotations if isinstance(annotations, dict) else {}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def object_ref(data: dict[str, Any]) -> ObjectRef:
+    metadata = data.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    name = _text(metadata.get("name")) or _text(metadata.get("generateName"))
+    return ObjectRef(_text(data.get("apiVersion")), _text(data.get("kind")), _text(metadata.get("namespace")), name)
+
+
+def is_object(data: Any) -> bool:
+    """A mapping that claims to be a Kubernetes object (has apiVersion or kind)."""
+    return isinstance(data, dict) and ("kind" in data or "apiVersion" in data)
+
+
+def is_list(data: dict[str, Any]) -> bool:
+    """``kind: List`` (what ``kubectl get -o yaml`` prints), or a typed list such as PodList."""
+    kind = data.get("kind")
+    return kind == "List" or (isinstance(kind, str) and kind.endswith("List") and isinstance(data.get("items"), list))
+
+
+def list_is_malformed(data: dict[str, Any]) -> bool:
+    """A List whose ``items`` is not a list of mappings: kubectl refuses the whole document."""
+    items = data.get("items")
+    if items is None:
+        return False
+    return not isinstance(items, list) or not all(isinstance(item, dict) for item in items)
+
+
+def objects_in(document: LocatedDocument) -> Iterator[KubeObject]:
+    data = document.data
+    if not is_object(data):
+        return
+    if is_list(data):
+        for index, item in enumerate(sequence(data.get("items"))):
+            if isinstance(item, dict):
+                yield KubeObject(item, document, ("items", index), object_ref(item))
+        if list_is_malformed(data):  # the List itself, so that schema-invalid can say what is wrong
+            yield KubeObject(data, document, (), object_ref(data))
+        return
+    yield KubeObject(data, document, (), object_ref(data))
+
+
+@dataclass
+class ParsedFile:
+    """A source parsed once: its documents (with positions) and the Kubernetes objects in them."""
+
+    loaded: LoadedFile
+    objects: list[KubeObject]
+    not_objects: int = 0  # documents that are not Kubernetes objects (values files, patches)
+    read_error: str | None = None  # the file could not be read (then ``loaded`` is empty)
+
+    @property
+    def path(self) -> str:
+        return self.loaded.path
+
+
+def parse_file(loaded: LoadedFile) -> ParsedFile:
+    objects: list[KubeObject] = []
+    not_objects = 0
+    for document in loaded.documents:
+        if is_object(document.data):
+            objects.extend(objects_in(document))
+        elif document.data is not None:
+            not_objects += 1
+    return ParsedFile(loaded, objects, not_objects)

@@ -1,0 +1,225 @@
+"""The rules: each one's docs and default severity (rules/<id>.yaml) tied to its check.
+
+A rule file has these keys (unknown keys are refused, so a misspelt one cannot go unnoticed):
+
+- ``id``, ``severity``, ``summary``, ``what``, ``why``, ``kubernetes`` (a list of sources),
+  ``example`` (a manifest that triggers the rule) and ``use-instead`` (the same manifest, fixed);
+- ``example-findings``: every finding the rule, run alone, reports on ``example``, as
+  ``[line, column, "a fragment of the message"]`` lists - tests/test_rule_docs.py compares the
+  whole list, so a doc whose example stops firing (or fires twice) fails the tests;
+- ``example-inventory``: optional, the cluster inventory both examples are linted against:
+  ``rules/inventories/<name>.yaml`` or the folder ``rules/inventories/<name>/`` (shipped with
+  gpulint, so ``gpulint rule <id>`` can name it);
+- ``example-config`` / ``use-instead-config``: optional mappings with the keys of
+  ``.gpulint.yaml`` (``feature-gates``, ``kubernetes-version``, ...) for that example's run;
+- ``use-instead-allow``: optional ``{rule-id: reason}``. With every rule enabled, ``use-instead``
+  must produce no error or warning except from the rules listed here;
+- ``fix-safety``: optional, what ``--fix`` does and why it is safe.
+
+Library policies (rules/policies/) carry the same information in ``spec.docs`` in the
+policy's camelCase: ``example``, ``useInstead``, ``exampleFindings``, ``exampleInventory``,
+``exampleConfig``, ``useInsteadConfig``, ``useInsteadAllow``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from gpulint.lint.checks import ObjectCheck
+from gpulint.lint.data import data_dir
+from gpulint.lint.rule import ExpectedFinding, Rule, shipped_inventory
+from gpulint.lint.rule_spec import RuleSpec
+
+_REQUIRED = ("id", "summary", "what", "why", "kubernetes", "example", "use-instead", "example-findings")
+_OPTIONAL = ("fix-safety", "example-inventory", "example-config", "use-instead-config", "use-instead-allow")
+
+
+def _expected_findings(raw: Any, source: str, key: str) -> tuple[ExpectedFinding, ...]:
+    def is_position(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+    if not isinstance(raw, list):
+        raise ValueError(f"{source}: '{key}' must be a list of [line, column, \"message fragment\"]")
+    out = []
+    for item in raw:
+        if not (
+            isinstance(item, list)
+            and len(item) == 3
+            and is_position(item[0])
+            and is_position(item[1])
+            and isinstance(item[2], str)
+            and item[2].strip()
+        ):
+            raise ValueError(
+                f"{source}: '{key}' entry {item!r} is not [line, column, \"message fragment\"] "
+                "(line and column from 1, a non-empty fragment)"
+            )
+        out.append((item[0], item[1], item[2]))
+    return tuple(sorted(out))
+
+
+def _mapping(raw: Any, source: str, key: str) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"{source}: '{key}' must be a mapping")
+    return {str(k): v for k, v in raw.items()}
+
+
+def _rule_from(raw: Any, source: str, module: ModuleType) -> Rule:
+    if not isinstance(raw, dict) or any(key not in raw for key in _REQUIRED):
+        raise ValueError(f"{source}: a rule file needs the keys {', '.join(_REQUIRED)}")
+    unknown = sorted(set(raw) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        raise ValueError(f"{source}: unknown key(s) {', '.join(unknown)} (optional keys: {', '.join(_OPTIONAL)})")
+    rule_id = raw["id"]
+    inventory = str(raw.get("example-inventory") or "")
+    if inventory:
+        try:
+            shipped_inventory(inventory)
+        except ValueError as exc:
+            raise ValueError(f"{source}: {exc}") from None
+    allow = _mapping(raw.get("use-instead-allow"), source, "use-instead-allow")
+    if not all(isinstance(reason, str) and reason.strip() for reason in allow.values()):
+        raise ValueError(f"{source}: every rule in 'use-instead-allow' needs a reason")
+    return Rule(
+        id=rule_id,
+        severity=module.SPEC.severity,
+        summary=str(raw["summary"]).strip(),
+        what=str(raw["what"]),
+        why=str(raw["why"]),
+        kubernetes=tuple(str(line) for line in raw["kubernetes"]),
+        example=str(raw["example"]),
+        use_instead=str(raw["use-instead"]),
+        fix_safety=str(raw.get("fix-safety", "")),
+        check=module.check,
+        kinds=module.SPEC.kinds,
+        needs=module.SPEC.needs,
+        example_findings=_expected_findings(raw["example-findings"], source, "example-findings"),
+        example_inventory=inventory,
+        example_config=_mapping(raw.get("example-config"), source, "example-config"),
+        use_instead_config=_mapping(raw.get("use-instead-config"), source, "use-instead-config"),
+        use_instead_allow=allow,
+    )
+
+
+@cache
+def all_rules() -> dict[str, Rule]:
+    """The built-in rules: every module of gpulint.lint.checks with a SPEC, and its docs in rules/<id>.yaml."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    modules = rule_modules()
+    docs = {path.stem: path for path in sorted(data_dir("rules").glob("*.yaml"))}
+    if set(modules) != set(docs):
+        raise ValueError(
+            f"rules without docs in rules/: {', '.join(sorted(set(modules) - set(docs))) or 'none'}; "
+            f"docs without a rule module: {', '.join(sorted(set(docs) - set(modules))) or 'none'}"
+        )
+    rules: dict[str, Rule] = {}
+    for rule_id in sorted(modules):
+        path = docs[rule_id]
+        rule = _rule_from(yaml.load(path.read_text(encoding="utf-8"), Loader=loader), str(path), modules[rule_id])
+        if rule.id != path.stem:
+            raise ValueError(f"{path}: id {rule.id!r} does not match the file name")
+        rules[rule.id] = rule
+    return rules
+
+
+@cache
+def rule_modules() -> dict[str, ModuleType]:
+    """Rule id -> its module: discovered, so adding a rule is adding a module (and its docs)."""
+    import gpulint.lint.checks
+
+    found = {}
+    for info in pkgutil.iter_modules(gpulint.lint.checks.__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"gpulint.lint.checks.{info.name}")
+        spec = getattr(module, "SPEC", None)
+        if isinstance(spec, RuleSpec):
+            found[spec.id] = module
+    return found
+
+
+def policy_rules(paths: tuple[str, ...]) -> dict[str, Rule]:
+    """Policies as rules: their id, severity, docs and check (several bindings of one VAP: one rule)."""
+    from gpulint.lint.policies import policy_signature
+
+    return _policy_rules(paths, policy_signature(paths))
+
+
+@cache
+def _policy_rules(paths: tuple[str, ...], signature: tuple[Any, ...]) -> dict[str, Rule]:
+    from gpulint.lint.policies import PolicyError, cached_policies, policy_check, policy_engine
+
+    policies = cached_policies(paths)
+
+    builtin = all_rules()
+    grouped: dict[str, list] = {}
+    for policy in policies:
+        if policy.name in builtin:
+            raise PolicyError(f"{policy.source}: policy '{policy.name}' has the id of a built-in rule")
+        grouped.setdefault(policy.name, []).append(policy)
+    rules = {}
+    for name, policies in grouped.items():
+        first = policies[0]
+        checks = [policy_check(policy, policy_engine) for policy in policies]
+        docs = first.docs
+        rules[name] = Rule(
+            id=name,
+            severity=max(p.severity for p in policies),
+            summary=str(docs.get("summary") or f"team policy {name}"),
+            what=str(docs.get("what") or docs.get("rationale") or "A team policy written in CEL."),
+            why=str(docs.get("rationale") or "See the policy file."),
+            kubernetes=(f"policy file {first.source}",),
+            example=str(docs.get("example") or ""),
+            use_instead=str(docs.get("useInstead") or docs.get("fix") or ""),
+            fix_safety="",
+            check=_combined(checks),
+            reads_objects=any(p.uses_objects for p in policies),
+            **_policy_example_run(docs, first.source),
+        )
+    return rules
+
+
+def _policy_example_run(docs: dict[str, Any], source: str) -> dict[str, Any]:
+    """The example-run keys of a policy's docs. They only serve the docs and their tests, so a
+    malformed one in a team's policy is left out rather than failing every run that loads it."""
+    out: dict[str, Any] = {}
+    for key, field_name, parse in (
+        ("exampleFindings", "example_findings", _expected_findings),
+        ("exampleConfig", "example_config", _mapping),
+        ("useInsteadConfig", "use_instead_config", _mapping),
+        ("useInsteadAllow", "use_instead_allow", _mapping),
+    ):
+        if key in docs:
+            try:
+                out[field_name] = parse(docs[key], source, key)
+            except ValueError:
+                continue
+    name = docs.get("exampleInventory")
+    if isinstance(name, str) and name:
+        try:
+            shipped_inventory(name)
+            out["example_inventory"] = name
+        except ValueError:
+            pass
+    return out
+
+
+def _combined(checks: list) -> ObjectCheck:
+    def check(obj, ctx):  # type: ignore[no-untyped-def]
+        for one in checks:
+            yield from one(obj, ctx)
+
+    return check
+
+
+def rule_ids(policies: tuple[str, ...] = ()) -> set[str]:
+    """Every rule id a run with these policies knows: built-in rules and policies alike."""
+    return set(all_rules()) | (set(policy_rules(policies)) if policies else set())

@@ -1,0 +1,162 @@
+"""The cluster as the linted objects will meet it: the inventory, plus what the linted set adds.
+
+Checks ask the resolver, never the inventory or the linted set directly, so "where is claim X /
+group Y / class Z, and does its absence prove anything?" has one answer for every rule and for
+``explain``. The cluster inventory is shared (one per run, or one per snapshot in the webhook);
+the resolver is cheap and belongs to one run (one review).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from gpulint.kube.scheduler import ClusterModel, NodeInfo
+from gpulint.lint.inventory import (
+    GANG_OBJECT_KINDS,
+    ClusterInventory,
+    HasData,
+    Located,
+    dra_extended_resources,
+    slices_by_node,
+)
+from gpulint.lint.linted_set import LintedObject, LintedSet
+
+if TYPE_CHECKING:
+    from gpulint.kube.dra.devices import DraModel
+
+DRA_GROUP = "resource.k8s.io"
+# Kinds of the linted set that change the cluster the allocator sees.
+_DRA_CLUSTER_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim")
+_EMPTY = ClusterInventory()
+
+
+class Resolver:
+    def __init__(self, linted: LintedSet, cluster: ClusterInventory | None = None) -> None:
+        self.linted = linted
+        self.inventory = cluster  # None: no --inventory was given
+        self._cluster = cluster if cluster is not None else _EMPTY
+
+    # ------------------------------------------------------------------ the nodes (inventory only)
+
+    @property
+    def has_nodes(self) -> bool:
+        return self._cluster.has_nodes
+
+    @property
+    def nodes(self) -> list[NodeInfo]:
+        return self._cluster.nodes
+
+    @property
+    def node_objects(self) -> dict[str, Located]:
+        return self._cluster.node_objects
+
+    @property
+    def pods(self) -> list[Located]:
+        return self._cluster.pods
+
+    @property
+    def model(self) -> ClusterModel:
+        return self._cluster.model
+
+    @property
+    def published_resources(self) -> frozenset[str]:
+        return self._cluster.published_resources
+
+    # ------------------------------------------------------------------ DRA objects (both)
+
+    @cached_property
+    def slices(self) -> list[HasData]:
+        linted = [
+            obj
+            for obj in self.linted.of_kind(DRA_GROUP, "ResourceSlice")
+            if obj.ref.name not in self._cluster._slice_names
+        ]  # the same slice in both: once
+        return [*self._cluster.slices, *linted]
+
+    @cached_property
+    def device_classes(self) -> dict[str, HasData]:
+        classes: dict[str, HasData] = {obj.ref.name: obj for obj in self.linted.of_kind(DRA_GROUP, "DeviceClass")}
+        classes.update(self._cluster.device_classes)
+        return classes
+
+    @cached_property
+    def claims(self) -> list[HasData]:
+        return [*self._cluster.claims, *self.linted.of_kind(DRA_GROUP, "ResourceClaim")]
+
+    @property
+    def classes_listed(self) -> bool:
+        """The inventory lists the cluster's DeviceClasses: a class in neither place does not exist."""
+        return self._cluster.lists("DeviceClass")
+
+    @property
+    def claims_listed(self) -> bool:
+        return self._cluster.lists("ResourceClaim")
+
+    def dra_extended_resources(self) -> dict[str, str]:
+        return dra_extended_resources(self.device_classes)
+
+    def slices_for_node(self, node_name: str) -> list[dict[str, Any]]:
+        return self._slices_by_node.get(node_name, [])
+
+    @cached_property
+    def _slices_by_node(self) -> dict[str, list[dict[str, Any]]]:
+        return slices_by_node(self.slices)
+
+    @cached_property
+    def dra(self) -> DraModel:
+        """The inventory's model (built once per inventory) unless the linted set adds devices,
+        classes or claims; then a model of both, for this run."""
+        if self.inventory is not None and not any(self.linted.has_kind(DRA_GROUP, k) for k in _DRA_CLUSTER_KINDS):
+            return self.inventory.dra
+        from gpulint.kube.dra.devices import DraModel
+
+        return DraModel(self)
+
+    @property
+    def dra_if_any(self) -> DraModel | None:
+        """The DRA model, or None when neither an inventory nor a linted DRA object gives one."""
+        if self.inventory is None and not any(self.linted.has_kind(DRA_GROUP, k) for k in _DRA_CLUSTER_KINDS):
+            return None
+        return self.dra
+
+    # ------------------------------------------------------------------ references between objects
+
+    def find_claim(self, kind: str, namespace: str, name: str) -> HasData | None:
+        """A ResourceClaim or ResourceClaimTemplate by name: the inventory's, else the linted one."""
+        found = self._cluster.find_claim(kind, namespace, name)
+        return found if found is not None else self.linted.find(DRA_GROUP, kind, namespace, name)
+
+    def find_gang_object(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        found = self._cluster.find_gang_object(group, kind, namespace, name)
+        if found is not None:
+            return found
+        linted = self.linted.find(group, kind, namespace, name)
+        return linted.data if linted is not None else None
+
+    def gang_object_keys(self) -> list[tuple[str, str, str, str]]:
+        """(group, kind, namespace, name) of every gang object known (for "did you mean")."""
+        keys = list(self._cluster.gang_objects)
+        keys += [(o.ref.group, o.ref.kind, o.ref.namespace, o.ref.name) for o in self._linted_gang_objects()]
+        return keys
+
+    def _linted_gang_objects(self) -> Iterable[LintedObject]:
+        return (obj for obj in self.linted if obj.ref.kind in GANG_OBJECT_KINDS)
+
+    @property
+    def reference_proven_absent(self) -> bool:
+        """A reference that resolves nowhere is missing only when the linted set is complete (a
+        repository, not one object at admission)."""
+        return self.linted.complete
+
+    @cached_property
+    def namespaces(self) -> dict[str, dict[str, Any]]:
+        found = {obj.ref.name: obj.data for obj in self.linted.of_kind("", "Namespace")}
+        found.update(self._cluster.namespaces)
+        return found
+
+    @cached_property
+    def objects(self) -> list[dict[str, Any]]:
+        """Every linted object's data (policies that read ``objects``)."""
+        return [obj.data for obj in self.linted]

@@ -1,0 +1,225 @@
+"""A LintRun: one invocation of gpulint (or one admission review), from sources to a report.
+
+sources -> parsed once -> linted set + cluster inventory -> resolver -> rules -> findings ->
+suppressions -> Report. `check`, `--fix`, `explain`, `inventory`, pre-commit and the webhook all
+build one; none of them parses a file a second time or reads a source twice.
+
+Large inputs are checked by forked workers in two phases: each worker parses its share of the
+files once and sends back the objects other files may refer to; the run merges them into one
+linted set and sends it to every worker, which then checks the files it already holds.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from gpulint.lint.config import Config
+from gpulint.lint.engine import Deadline, Engine, enabled_rules
+from gpulint.lint.findings import FileReport, Report
+from gpulint.lint.inventory import GANG_OBJECT_KINDS, ClusterInventory
+from gpulint.lint.linted_set import LintedObject, LintedSet
+from gpulint.lint.loader import LoadedFile, LocatedDocument, load_bytes
+from gpulint.lint.objects import KubeObject, ParsedFile, object_ref, parse_file
+from gpulint.lint.registry import Rule
+from gpulint.lint.resolver import DRA_GROUP, Resolver
+from gpulint.lint.sources import Source
+
+PARALLEL_MIN_FILES = 48
+
+
+def parse_source(source: Source) -> ParsedFile:
+    try:
+        raw = source.read()
+    except OSError as exc:
+        return ParsedFile(LoadedFile(source.display, ""), [], read_error=exc.strerror or str(exc))
+    return parse_file(load_bytes(source.display, raw))
+
+
+def linted_object(obj: KubeObject) -> LintedObject:
+    return LintedObject(obj.ref, obj.data, obj.document.path)
+
+
+def _crosses_files(obj: LintedObject) -> bool:
+    """Objects that objects in other files refer to (the resolver's kinds)."""
+    ref = obj.ref
+    return ref.group == DRA_GROUP or ref.kind in GANG_OBJECT_KINDS or (ref.group == "" and ref.kind == "Namespace")
+
+
+@dataclass
+class LintRun:
+    config: Config
+    sources: Sequence[Source] = ()
+    cluster: ClusterInventory | None = None
+    complete: bool = True  # False: one object seen alone (an admission review)
+    rules: dict[str, Rule] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.rules:
+            self.rules = enabled_rules(self.config)
+
+    # ------------------------------------------------------------------ parsed once
+
+    @cached_property
+    def files(self) -> list[ParsedFile]:
+        return [parse_source(source) for source in self.sources]
+
+    @cached_property
+    def linted(self) -> LintedSet:
+        return LintedSet((linted_object(obj) for parsed in self.files for obj in parsed.objects), self.complete)
+
+    @cached_property
+    def resolver(self) -> Resolver:
+        return Resolver(self.linted, self.cluster)
+
+    @cached_property
+    def engine(self) -> Engine:
+        return Engine(self.config, self.resolver, self.rules)
+
+    def objects(self) -> list[KubeObject]:
+        return [obj for parsed in self.files for obj in parsed.objects]
+
+    def relinted(self, changed: Sequence[Source]) -> LintRun:
+        """The same run after --fix rewrote ``changed``: those files are read and parsed again,
+        the others are reused as parsed."""
+        fresh = {source.display: source.fresh() for source in changed}
+        sources = [fresh.get(source.display, source) for source in self.sources]
+        run = LintRun(self.config, sources, self.cluster, self.complete, self.rules)
+        run.files = [parse_source(fresh[parsed.path]) if parsed.path in fresh else parsed for parsed in self.files]
+        return run
+
+    # ------------------------------------------------------------------ checked
+
+    def report(self, jobs: int = 0, deadline: Deadline | None = None) -> Report:
+        """Every file checked; ``jobs`` 0 means one worker per core when the input is large."""
+        workers = jobs or os.cpu_count() or 1
+        if (
+            workers > 1
+            and len(self.sources) >= PARALLEL_MIN_FILES
+            and _can_fork()
+            and deadline is None
+            and "files" not in self.__dict__
+        ):
+            return Report(_parallel_reports(self, workers))
+        return Report(
+            [self.engine.check_file(parsed, deadline, path_ignores_apply=self.complete) for parsed in self.files]
+        )
+
+    # ------------------------------------------------------------------ one object (the webhook)
+
+    @classmethod
+    def for_object(
+        cls,
+        config: Config,
+        data: dict[str, Any],
+        cluster: ClusterInventory | None,
+        rules: dict[str, Rule] | None = None,
+    ) -> LintRun:
+        """An object already parsed (an AdmissionReview's): no source, no positions, no path."""
+        ref = object_ref(data)
+        display = ref.display()
+        document = UnlocatedDocument(display, 0, data, None)
+        run = cls(config, (), cluster, complete=False, rules=rules or {})
+        run.files = [parse_file(LoadedFile(display, "", [document]))]
+        return run
+
+
+class UnlocatedDocument(LocatedDocument):
+    """A document parsed from JSON without positions (an admission review: the API server shows
+    messages, never lines), so locating anything is free."""
+
+    def locate(self, path: Any, on_key: bool = False) -> tuple[int, int]:
+        return 1, 1
+
+    def locate_in_string(self, path: Any, offset: int) -> tuple[int, int]:
+        return 1, 1
+
+
+# --------------------------------------------------------------------------- forked workers
+
+
+def _can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _shares(sources: Sequence[Source], workers: int) -> list[list[int]]:
+    """File indexes per worker, largest files first to the least loaded worker."""
+    sizes = [(len(source.content) if source.content is not None else 0, index) for index, source in enumerate(sources)]
+    shares: list[list[int]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for size, index in sorted(sizes, reverse=True):
+        least = loads.index(min(loads))
+        shares[least].append(index)
+        loads[least] += size + 1
+    return [sorted(share) for share in shares if share]
+
+
+def _send(conn: Any, value: Any) -> None:
+    conn.send_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _receive(conn: Any) -> Any:
+    value = pickle.loads(conn.recv_bytes())
+    if isinstance(value, _WorkerFailure):
+        raise RuntimeError(f"a worker failed:\n{value.text}")
+    return value
+
+
+@dataclass
+class _WorkerFailure:
+    text: str
+
+
+def _worker(run: LintRun, share: list[int], conn: Any, everything: bool) -> None:
+    """Phase 1: parse the share, send what crosses files; phase 2: receive the linted set, check."""
+    try:
+        parsed = [parse_source(run.sources[index]) for index in share]
+        shared = [[obj for obj in map(linted_object, p.objects) if everything or _crosses_files(obj)] for p in parsed]
+        _send(conn, shared)
+        linted: LintedSet = _receive(conn)
+        engine = Engine(run.config, Resolver(linted, run.cluster), run.rules)
+        _send(conn, [engine.check_file(p, path_ignores_apply=run.complete) for p in parsed])
+    except BaseException:
+        _send(conn, _WorkerFailure(traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def _parallel_reports(run: LintRun, workers: int) -> list[FileReport]:
+    context = multiprocessing.get_context("fork")  # the cluster inventory is inherited, not pickled
+    shares = _shares(run.sources, workers)
+    everything = _policies_read_objects(run.rules)
+    channels = []
+    for share in shares:
+        parent, child = context.Pipe()
+        process = context.Process(target=_worker, args=(run, share, child, everything), daemon=True)
+        process.start()
+        child.close()
+        channels.append((share, parent, process))
+    try:
+        shared: dict[int, list[LintedObject]] = {}
+        for share, conn, _ in channels:
+            shared.update(zip(share, _receive(conn)))
+        linted = LintedSet((obj for index in sorted(shared) for obj in shared[index]), run.complete)
+        for _, conn, _ in channels:
+            _send(conn, linted)
+        reports: dict[int, FileReport] = {}
+        for share, conn, _ in channels:
+            reports.update(zip(share, _receive(conn)))
+    finally:
+        for _, conn, process in channels:
+            conn.close()
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+    return [reports[index] for index in range(len(run.sources))]
+
+
+def _policies_read_objects(rules: dict[str, Rule]) -> bool:
+    return any(rule.reads_objects for rule in rules.values())

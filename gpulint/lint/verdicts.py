@@ -1,0 +1,173 @@
+"""Verdicts that `check` (the rules) and `explain` share, so the two cannot disagree.
+
+Each answers one question about a pod template, a claim or a gang against the resolver's view
+of the cluster; the rules word them as findings, `explain` as steps.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from gpulint.kube.dra.allocation import Alternative, ClaimSpec, Request, claim_spec_of
+from gpulint.kube.fields import mapping
+from gpulint.kube.gangs.members import Gang, GangVerdict, member_demand, pack
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.resources import is_extended
+from gpulint.kube.scheduler import REASON_AFFINITY, FitResult, PodRequirements, pod_requirements
+from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec
+from gpulint.lint.inventory import HasData
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.resolver import Resolver
+
+
+def _amount(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else str(float(value))
+
+
+def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> PodRequirements | None:
+    """Scheduler requirements of a pod that asks for an extended resource (None for other pods).
+
+    Extended resources backed by a DeviceClass (DRA extended resources) and published by
+    no node are served by the DynamicResources plugin, not NodeResourcesFit: left out here.
+    """
+    requirements = pod_requirements(effective_pod_spec(kind, site.spec))
+    extended = [name for name in requirements.requests if is_extended(name)]
+    if not extended:
+        return None
+    dra_only = set(inventory.dra_extended_resources()) - inventory.published_resources
+    if dra_only & set(extended):
+        requests = {k: v for k, v in requirements.requests.items() if k not in dra_only}
+        requirements = PodRequirements(
+            requests,
+            requirements.node_selector,
+            requirements.affinity_terms,
+            requirements.tolerations,
+            requirements.node_name,
+        )
+    return requirements
+
+
+def scheduling_hint(result: FitResult, pod: PodRequirements, inventory: Resolver) -> str:
+    """The smallest change that would help, read off why the nodes failed."""
+    first = Counter()
+    for group, reasons in result.failing:
+        first[reasons[0]] += len(group)
+    if not first:
+        return ""
+    reason, _ = first.most_common(1)[0]
+    if reason.startswith("Insufficient "):
+        resource = reason.removeprefix("Insufficient ")
+        candidates = [g.representative for g, r in result.failing if all(x.startswith("Insufficient") for x in r)]
+        largest = max((n.allocatable.get(resource, Fraction(0)) for n in candidates), default=Fraction(0))
+        asked = pod.requests.get(resource, Fraction(0))
+        return (
+            f" The largest node that passes the other filters offers {_amount(largest)} {resource}; "
+            f"this pod asks for {_amount(asked)}."
+        )
+    if reason == REASON_AFFINITY:
+        return " No node matches the pod's nodeSelector/required node affinity."
+    if reason.startswith("node(s) had untolerated taint"):
+        taint = reason.removeprefix("node(s) had untolerated taint ")
+        return f" Most nodes carry the taint {taint}: add a matching toleration if the pod belongs there."
+    return ""
+
+
+def referenced_claim(obj: KubeObject, entry: dict[str, Any], resolver: Resolver) -> tuple[HasData | None, str | None]:
+    """The claim (or template) data a pod's resourceClaims entry points at, if the linted set or inventory has it."""
+    namespace = obj.ref.namespace
+    if isinstance(entry.get("resourceClaimTemplateName"), str):
+        return resolver.find_claim(
+            "ResourceClaimTemplate", namespace, entry["resourceClaimTemplateName"]
+        ), "ResourceClaimTemplate"
+    if isinstance(entry.get("resourceClaimName"), str):
+        return resolver.find_claim("ResourceClaim", namespace, entry["resourceClaimName"]), "ResourceClaim"
+    return None, None
+
+
+def referenced_claims(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -> list[ClaimSpec]:
+    """The parsed claims a pod template references (those the linted files or the inventory hold)."""
+    claims = []
+    entries = site.spec.get("resourceClaims")
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        located, kind = referenced_claim(obj, entry, resolver)
+        if located is None:
+            continue  # claim-reference-invalid reports it
+        claims.append(claim_spec_of(located.data, kind))
+    return claims
+
+
+def extended_resource_claim(site: PodSpecSite, resolver: Resolver) -> tuple[ClaimSpec, tuple] | None:
+    """A DRA-backed extended resource (DeviceClass.extendedResourceName) as the claim the scheduler makes for it."""
+    backed = resolver.dra_extended_resources()
+    published = resolver.published_resources
+    requests = []
+    where: tuple = ()
+    for container_path, container in containers(site.spec):
+        limits = mapping(mapping(container.get("resources")).get("limits"))
+        for name, value in limits.items():
+            if not (is_extended(name) and name in backed and name not in published):
+                continue
+            try:
+                quantity = quantity_from_yaml(value)
+            except QuantityError:
+                continue  # gpu-non-integer reports it
+            if not quantity.is_integer() or quantity.value < 1:
+                continue
+            alternative = Alternative(name, backed[name], (), False, int(quantity.value), (), ())
+            requests.append(Request(f"{container.get('name')}-{name}", (), (alternative,), False))
+            where = where or (*site.path, *container_path, "resources", "limits", name)
+    if not requests:
+        return None
+    return ClaimSpec(tuple(requests), (), ()), where
+
+
+def allocation_failure(verdicts: list, total: int) -> str | None:
+    """None when some node fits or the answer is unknown; else why, from the node that came closest."""
+    if any(verdict.fits is not False for _, verdict in verdicts):
+        return None
+    group, best = max(verdicts, key=lambda item: item[1].score)
+    if best.score[0] <= 0 and max(best.score) <= 0:
+        return f"no node of {total} has a device for it: {best.reason}"
+    others = f" (and {len(group.nodes) - 1} identical)" if len(group.nodes) > 1 else ""
+    return (
+        f"no node of {total} can satisfy it: {best.reason}, on the node that comes closest, "
+        f"{group.nodes[0].name}{others}"
+    )
+
+
+def describe_gang(gang: Gang, result: GangVerdict, key: str) -> str:
+    main = result.main
+    assert main is not None
+    where = f" in one {key}" if key else ""
+    best = result.best()
+    domain = f"the best {key.rsplit('/', 1)[-1]} ({best.domain})" if key and best else "the cluster"
+    held = best.placeable if best else 0
+    detail = f"; {best.reason}" if best and best.reason and len(gang.members) > 1 else ""
+    pods = "pods" if main.role == "pod" else f"{main.role} pods"  # a Job's members are just pods
+    return (
+        f"{gang.system} needs {result.required_main} {pods} x {member_demand(main)} placed at once"
+        f"{where}; {domain} fits {held}{detail}"
+    )
+
+
+GANG_MEMO = "gang-verdict"
+
+
+def gang_verdict(
+    gang: Gang, resolver: Resolver, memo: Callable[[Any, Callable[[], Any]], Any], topology_key: str | None = None
+) -> GangVerdict:
+    """Packing is the expensive part: one verdict per distinct gang shape and topology per run."""
+    key = (
+        GANG_MEMO,
+        tuple((m.pod.signature(), m.count) for m in gang.members),
+        gang.required,
+        gang.topology_key if topology_key is None else topology_key,
+        gang.slice_key,
+        gang.slice_size,
+    )
+    return memo(key, lambda: pack(gang, resolver.model, topology_key))  # type: ignore[no-any-return]

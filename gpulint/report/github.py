@@ -1,0 +1,28 @@
+"""GitHub Actions workflow commands: one ::error/::warning/::notice annotation per finding."""
+
+from __future__ import annotations
+
+from gpulint.lint.findings import Report, Severity
+from gpulint.lint.rule import Rule
+from gpulint.report import FormatOptions
+from gpulint.report.text import summary_line
+
+_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
+    lines = [
+        f"::{_COMMAND[f.severity]} file={_property(f.file)},line={f.line},col={f.column},"
+        f"title={_property('gpulint ' + f.rule)}::{_data(f.message)}"
+        for f in report.findings
+    ]
+    lines.append(summary_line(report))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,48 @@
+"""path:line:col: severity[rule] message, one per line, then a summary."""
+
+from __future__ import annotations
+
+from gpulint.lint.findings import Report, Severity
+from gpulint.lint.rule import Rule
+from gpulint.report import FormatOptions
+
+_COLORS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
+_BOLD, _RESET = "\033[1m", "\033[0m"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def summary_line(report: Report) -> str:
+    stats = report.summary()
+    checked = f"{_plural(stats['files'], 'file')}, {_plural(stats['objects'], 'object')}"
+    extras = []
+    if stats["not_objects"]:
+        extras.append(f"{_plural(stats['not_objects'], 'document')} skipped (not Kubernetes objects)")
+    if stats["suppressed"]:
+        extras.append(f"{stats['suppressed']} suppressed")
+    if stats["fixable"]:
+        extras.append(f"{stats['fixable']} fixable with --fix")
+    tail = f" ({'; '.join(extras)})" if extras else ""
+    counts = [_plural(stats["errors"], "error"), _plural(stats["warnings"], "warning")]
+    if stats["infos"]:
+        counts.append(_plural(stats["infos"], "info"))
+    if not report.findings:
+        return f"No problems found in {checked}{tail}."
+    return f"Found {', '.join(counts)} in {checked}{tail}."
+
+
+def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
+    lines = []
+    for finding in report.findings:
+        severity = str(finding.severity)
+        location = f"{finding.file}:{finding.line}:{finding.column}:"
+        if options.color:
+            location = f"{_BOLD}{location}{_RESET}"
+            severity = f"{_COLORS[finding.severity]}{severity}{_RESET}"
+        subject = f" {finding.obj.display()}:" if finding.obj.kind else ""
+        lines.append(f"{location} {severity}[{finding.rule}]{subject} {finding.message}")
+    lines.extend(f"note: {note}" for note in options.notes)
+    lines.append(summary_line(report))
+    return "\n".join(lines) + "\n"

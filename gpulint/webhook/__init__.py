@@ -1,0 +1,1 @@
+"""The validating admission webhook: AdmissionReviews through the same LintRun as the CLI."""

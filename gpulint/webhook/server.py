@@ -1,0 +1,839 @@
+"""`gpulint serve`: a validating admission webhook over HTTPS.
+
+POST /validate answers AdmissionReviews with the same checks, configuration and suppressions
+as the CLI; GET /healthz, /readyz and /metrics (Prometheus text) serve operations.
+
+Every stage is bounded so that no client can take the server down or make it hang: the request
+head and body are read under a per-request deadline before a review slot is taken; bodies over the
+limit get 413 from their headers alone; malformed bodies get 400; a review runs in its own thread
+under the deadline the API server sent (``?timeout=5s``) and is answered by the failure mode when it
+cannot finish; the inventory and the serving certificate are re-read when they change and replaced
+only by ones that load.
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+import json
+import math
+import os
+import re
+import select
+import signal
+import socket
+import ssl
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from gpulint.lint.config import Config
+from gpulint.lint.engine import Deadline, DeadlineExceeded
+from gpulint.lint.findings import Severity
+from gpulint.lint.inventory import ClusterInventory, InventoryError, load_inventory
+from gpulint.webhook.admission import BadReview, Decision, Reviewer, decide, parse_review
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+KNOWN_PATHS = ("/validate", "/healthz", "/readyz", "/metrics")  # metric labels; anything else is "other"
+REVIEWED = ("allowed", "denied", "timeout", "failed")  # results of reviews (the latency histogram's)
+IDLE_SECONDS = 30.0  # a keep-alive connection may wait this long for its next request
+READ_SECONDS = 10.0  # request line, headers and body must all arrive within this, from the first byte
+WRITE_SECONDS = 10.0  # a client that does not read its answer does not hold a thread forever
+POLL_SECONDS = 0.2  # how often blocked reads look at their deadline (and at a shutdown)
+SHUTDOWN_READ_GRACE = 2.0  # on SIGTERM, a request still arriving gets this long to finish arriving
+MAX_HEAD_BYTES = 64 * 1024  # all headers together; more gets 431 (the request line alone: 64 KiB, then 414)
+# The API server sends ?timeout= (its timeoutSeconds: 1-30 s, 10 s by default). The answer must be back
+# before it gives up, so a review gets the timeout less a margin for the way back.
+DEFAULT_TIMEOUT = 10.0
+MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 30.0
+_GO_DURATION = re.compile(r"([0-9]*\.?[0-9]+|[0-9]+\.)(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    host: str = "0.0.0.0"
+    port: int = 8443
+    tls_cert: str = ""
+    tls_key: str = ""
+    deny_on: Severity = Severity.ERROR
+    dry_run: bool = False
+    max_body_bytes: int = 3 * 1024 * 1024  # the API server's own request limit is ~3 MiB
+    failure_mode: str = "allow"  # allow (with a warning) or deny, when gpulint itself fails
+    inventory_poll_seconds: float = 10.0
+    max_concurrency: int = 64  # reviews in progress at once; more get 503 (the API server retries or ignores)
+    live_inventory: bool = False  # list/watch Nodes, ResourceSlices, DeviceClasses from the API server
+    kubeconfig: str = ""  # for the live inventory outside the cluster (default: the service account)
+    max_connections: int = 256  # open connections (each holds a thread); more are closed at once
+    read_seconds: float = READ_SECONDS
+    idle_seconds: float = IDLE_SECONDS
+
+
+def go_duration(text: str) -> float | None:
+    """Seconds in a Go duration ("5s", "2500ms", "1m30s"), or None when it is not one."""
+    sign, body = (-1.0, text[1:]) if text.startswith("-") else (1.0, text.lstrip("+"))
+    if body == "0":
+        return 0.0
+    total, position = 0.0, 0
+    for match in _GO_DURATION.finditer(body):
+        if match.start() != position:
+            return None
+        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        position = match.end()
+    return sign * total if body and position == len(body) else None
+
+
+def review_budget(query: str) -> float:
+    """Seconds a review may take: the API server's ``timeout`` (clamped to 1-30 s) less a margin
+    (a tenth, at most half a second) for the answer's way back. Raises ValueError when malformed."""
+    values = parse_qs(query, keep_blank_values=True).get("timeout")
+    timeout = DEFAULT_TIMEOUT
+    if values:
+        parsed = go_duration(values[-1])
+        if parsed is None or not math.isfinite(parsed):
+            raise ValueError(f"timeout {values[-1][:40]!r} is not a duration such as 5s or 2500ms")
+        timeout = min(MAX_TIMEOUT, max(MIN_TIMEOUT, parsed))
+    return timeout - min(0.5, timeout / 10)
+
+
+@dataclass
+class Metrics:
+    requests: dict[tuple[str, str], int] = field(default_factory=dict)  # (path, result) -> count
+    denials: int = 0
+    latency_counts: list[int] = field(default_factory=lambda: [0] * (len(LATENCY_BUCKETS) + 1))
+    latency_sum: float = 0.0
+    latency_count: int = 0
+    connections_refused: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def observe(self, path: str, result: str, seconds: float, denied: bool = False) -> None:
+        label = path if path in KNOWN_PATHS else "other"  # never a client-chosen string as a label
+        with self.lock:
+            self.requests[(label, result)] = self.requests.get((label, result), 0) + 1
+            self.denials += denied
+            if result in REVIEWED:
+                index = next((i for i, bound in enumerate(LATENCY_BUCKETS) if seconds <= bound), len(LATENCY_BUCKETS))
+                self.latency_counts[index] += 1
+                self.latency_sum += seconds
+                self.latency_count += 1
+
+    def refused(self) -> None:
+        with self.lock:
+            self.connections_refused += 1
+
+    def render(self, inventory_age: float | None) -> str:
+        with self.lock:
+            lines = [
+                "# HELP gpulint_requests_total Requests served, by path and result.",
+                "# TYPE gpulint_requests_total counter",
+            ]
+            lines += [
+                f'gpulint_requests_total{{path="{p}",result="{r}"}} {n}' for (p, r), n in sorted(self.requests.items())
+            ]
+            lines += [
+                "# HELP gpulint_denials_total AdmissionReviews answered allowed=false.",
+                "# TYPE gpulint_denials_total counter",
+                f"gpulint_denials_total {self.denials}",
+                "# HELP gpulint_connections_refused_total Connections closed at once: too many open.",
+                "# TYPE gpulint_connections_refused_total counter",
+                f"gpulint_connections_refused_total {self.connections_refused}",
+                "# HELP gpulint_review_duration_seconds Time to answer an AdmissionReview.",
+                "# TYPE gpulint_review_duration_seconds histogram",
+            ]
+            cumulative = 0
+            for bound, count in zip(LATENCY_BUCKETS, self.latency_counts):
+                cumulative += count
+                lines.append(f'gpulint_review_duration_seconds_bucket{{le="{bound}"}} {cumulative}')
+            lines.append(f'gpulint_review_duration_seconds_bucket{{le="+Inf"}} {self.latency_count}')
+            lines.append(f"gpulint_review_duration_seconds_sum {self.latency_sum:.6f}")
+            lines.append(f"gpulint_review_duration_seconds_count {self.latency_count}")
+        if inventory_age is not None:
+            lines += [
+                "# HELP gpulint_inventory_age_seconds Seconds since the inventory was last loaded.",
+                "# TYPE gpulint_inventory_age_seconds gauge",
+                f"gpulint_inventory_age_seconds {inventory_age:.3f}",
+            ]
+        return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a request sees: swapped whole, so a request never mixes two inventories."""
+
+    reviewer: Reviewer
+    inventory: ClusterInventory | None
+    loaded_at: float | None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the server sends back for one review."""
+
+    status: int
+    body: dict[str, Any]
+    result: str  # the metrics label: allowed, denied, bad_request, overloaded, timeout, failed
+    decision: Decision | None = None
+
+
+_LOG_LOCK = threading.Lock()  # one JSON object per line, even with many request threads
+
+
+def log(event: str, **fields: Any) -> None:
+    line = json.dumps({"time": round(time.time(), 3), "event": event, **fields}) + "\n"
+    with _LOG_LOCK:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+
+
+class Certificates:
+    """The serving pair. cert-manager renews it through the Secret volume's ``..data`` symlink swap;
+    a new pair is loaded into a fresh context and used for new connections only once it loads
+    whole (a truncated PEM or a key that does not match the certificate never replaces a good pair)."""
+
+    def __init__(self, cert: str, key: str) -> None:
+        self.cert, self.key = cert, key
+        self.context = tls_context(cert, key)
+        self.signature = self._signature()
+        self._rejected: tuple[Any, ...] | None = None
+
+    def _signature(self) -> tuple[Any, ...]:
+        out: list[Any] = []
+        for path in (self.cert, self.key):
+            try:
+                stat = os.stat(path)  # follows ..data: a swap changes the inode
+                out.append((stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def reload(self, force: bool = False) -> bool:
+        signature = self._signature()
+        if signature == self.signature and not force:
+            return False
+        try:
+            context = tls_context(self.cert, self.key)
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            if signature != self._rejected:  # once per bad pair, not once per poll
+                log("certificate_rejected", error=f"{type(exc).__name__}: {exc}"[:300])
+                self._rejected = signature
+            return False
+        self.context, self.signature, self._rejected = context, signature, None
+        log("certificate_reloaded")
+        return True
+
+
+class Webhook:
+    def __init__(self, config: Config, options: ServeOptions, api: Any = None) -> None:
+        self.config = config
+        self.options = options
+        self.metrics = Metrics()
+        self.snapshot = Snapshot(Reviewer.build(config), None, None)
+        self._signature: tuple[Any, ...] | None = None
+        self._stop = threading.Event()
+        self._wake = threading.Event()  # SIGHUP: re-read now
+        self._swap_lock = threading.Lock()
+        self.live = None
+        self.certificates: Certificates | None = None
+        # Held from the start of a review until its work really ends (an abandoned review keeps its
+        # slot until it stops at its next deadline check), so abandoned work cannot pile up.
+        self.slots = threading.BoundedSemaphore(options.max_concurrency)
+        if config.inventory:
+            self.reload_inventory()
+        if options.live_inventory:
+            from gpulint.webhook.live_inventory import LiveInventory, api_client
+
+            self.live = LiveInventory(
+                api if api is not None else api_client(options.kubeconfig or None), self.swap_inventory, log
+            )
+            self.live.start()
+
+    @property
+    def ready(self) -> bool:
+        if self.live is not None:
+            return self.live.synced
+        return not self.config.inventory or self.snapshot.inventory is not None
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def swap_inventory(self, inventory: ClusterInventory) -> None:
+        """Replace the inventory whole: a request sees the old one or the new one, never a mix."""
+        with self._swap_lock:
+            self.snapshot = Snapshot(Reviewer.build(self.config, inventory), inventory, time.time())
+            # gc.freeze keeps the collector from rescanning a long-lived inventory per request, but a
+            # frozen object is never collected: the old snapshot (its models point back at it: cycles)
+            # would stay forever. Thaw, collect what the swap released, freeze what is alive now.
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
+
+    def _inventory_signature(self) -> tuple[Any, ...]:
+        entries = []
+        for root in self.config.inventory:
+            paths = (
+                [root]
+                if os.path.isfile(root)
+                else [os.path.join(d, f) for d, _, files in os.walk(root) for f in sorted(files)]
+            )
+            for path in sorted(paths):
+                try:
+                    stat = os.stat(path)
+                except OSError:
+                    continue
+                entries.append((path, stat.st_ino, stat.st_mtime_ns, stat.st_size))
+        return tuple(entries)
+
+    def reload_inventory(self, force: bool = False) -> bool:
+        """Load the inventory; keep the old one when the new one does not load (half-written file)."""
+        signature = self._inventory_signature()
+        if signature == self._signature and not force:
+            return False
+        try:
+            inventory = load_inventory(list(self.config.inventory))
+        except InventoryError as exc:
+            log("inventory_rejected", error=str(exc).splitlines()[-1][:300])
+            return False
+        self.swap_inventory(inventory)
+        self._signature = signature
+        log("inventory_loaded", nodes=len(inventory.nodes), slices=len(inventory.slices))
+        return True
+
+    def request_reload(self) -> None:
+        """SIGHUP: re-read the inventory and the certificate now (a signal handler only sets a flag)."""
+        self._wake.set()
+
+    def watch_files(self) -> None:
+        """Re-read the inventory and the serving certificate when they change, or at once on SIGHUP."""
+        while not self._stop.is_set():
+            self._wake.wait(self.options.inventory_poll_seconds)
+            if self._stop.is_set():
+                return
+            forced = self._wake.is_set()
+            self._wake.clear()
+            if forced:
+                log("reload", reason="SIGHUP")
+            try:
+                if self.config.inventory:
+                    self.reload_inventory(force=forced)
+                if self.certificates is not None:
+                    self.certificates.reload(force=forced)
+            except Exception as exc:
+                log("reload_failed", error=f"{type(exc).__name__}: {exc}"[:300])
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self.live is not None:
+            self.live.stop()
+
+    def review(
+        self, body: bytes, deadline_at: float | None = None, client_gone: Callable[[], bool] | None = None
+    ) -> Answer | None:
+        """Answer one AdmissionReview by ``deadline_at`` (time.monotonic()), or None when the client
+        left first. The review runs in its own thread so that the answer never waits past the
+        deadline; once nobody waits for it, it stops at its next deadline check."""
+        try:
+            request = parse_review(body)
+        except BadReview as exc:
+            return Answer(400, {"error": str(exc)}, "bad_request")
+        if not self.slots.acquire(blocking=False):  # a flood must not exhaust threads or memory
+            return Answer(503, {"error": "too many reviews in progress"}, "overloaded")
+        deadline = Deadline(deadline_at if deadline_at is not None else time.monotonic() + review_budget(""))
+        future: Future[Decision] = Future()
+        snapshot, options = self.snapshot, self.options
+
+        def work() -> None:
+            try:
+                future.set_result(decide(request, snapshot.reviewer, options.deny_on, options.dry_run, deadline))
+            except BaseException as exc:
+                future.set_exception(exc)
+            finally:
+                self.slots.release()
+
+        # A daemon thread: a review stuck in a check never keeps the process from exiting.
+        threading.Thread(target=work, name="review", daemon=True).start()
+        while True:
+            remaining = deadline.at - time.monotonic()
+            try:
+                decision = future.result(timeout=max(0.0, min(remaining, POLL_SECONDS)))
+            except DeadlineExceeded:
+                return self._unfinished(request)
+            except TimeoutError:
+                if future.done():  # the review itself raised a TimeoutError
+                    return self._failure(request, "gpulint could not check this object (TimeoutError)", "failed")
+                if client_gone is not None and client_gone():
+                    deadline.cancel()
+                    log("review_abandoned", uid=request["uid"], reason="client disconnected")
+                    return None
+                if remaining <= 0:
+                    deadline.cancel()
+                    return self._unfinished(request)
+                continue
+            except Exception as exc:
+                log("review_failed", uid=request["uid"], error=f"{type(exc).__name__}: {exc}"[:300])
+                return self._failure(request, f"gpulint could not check this object ({type(exc).__name__})", "failed")
+            result = "allowed" if decision.allowed else "denied"
+            return Answer(200, decision.response(), result, decision)
+
+    def _unfinished(self, request: dict[str, Any]) -> Answer:
+        log("review_timeout", uid=request["uid"], failure_mode=self.options.failure_mode)
+        return self._failure(
+            request, "gpulint could not finish checking this object before the review's deadline", "timeout"
+        )
+
+    def _failure(self, request: dict[str, Any], reason: str, result: str) -> Answer:
+        allowed = self.options.failure_mode == "allow"
+        decision = Decision(
+            request["uid"], allowed, reason, [f"{reason}; it was admitted unchecked"] if allowed else []
+        )
+        return Answer(200, decision.response(), result, decision)
+
+
+class ReadDeadline(Exception):
+    """The request did not arrive in time (not a TimeoutError: the stdlib would swallow that silently)."""
+
+
+class HeadTooLarge(Exception):
+    """The headers together are over MAX_HEAD_BYTES."""
+
+
+class _DeadlineReader(io.RawIOBase):
+    """Socket reads under one deadline for a whole request, not a timeout per recv: a client that
+    trickles a byte every few seconds cannot hold a connection forever. Blocked reads wake every
+    POLL_SECONDS, so a deadline moved by a shutdown is noticed promptly."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.deadline = math.inf
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while True:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise ReadDeadline()
+            self.sock.settimeout(min(remaining, POLL_SECONDS))
+            try:
+                return self.sock.recv_into(buffer)
+            except (TimeoutError, ssl.SSLWantReadError):
+                continue
+
+
+class _HeadReader:
+    """The buffered reader as the stdlib's header parser sees it: readline only, with one budget for
+    all the headers together (the stdlib bounds each line and their count, not their sum)."""
+
+    def __init__(self, reader: io.BufferedReader, budget: int) -> None:
+        self.reader = reader
+        self.left = budget
+
+    def readline(self, limit: int = -1) -> bytes:
+        allowed = self.left + 1 if limit < 0 else min(limit, self.left + 1)
+        line = self.reader.readline(allowed)
+        self.left -= len(line)
+        if self.left < 0:
+            raise HeadTooLarge()
+        return line
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "gpulint"
+    protocol_version = "HTTP/1.1"
+    webhook: Webhook  # set on the subclass made per server
+    server: _Server
+
+    def setup(self) -> None:
+        # Headers and body go out as separate writes; without TCP_NODELAY the client's delayed
+        # ACK adds ~40 ms to every answer.
+        self.connection = self.request
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.raw_reader = _DeadlineReader(self.connection)
+        self.buffered = io.BufferedReader(self.raw_reader, 64 * 1024)
+        self.rfile = self.buffered
+        self.wfile = _SocketWriter(self.connection)
+        self.phase = "idle"
+        self.server.track(self, True)
+
+    def finish(self) -> None:
+        self.server.track(self, False)
+
+    def shutdown_started(self) -> None:
+        """Called by the server on SIGTERM: idle connections close now, arriving requests get a grace."""
+        now = time.monotonic()
+        if self.phase == "idle":
+            self.raw_reader.deadline = now
+        elif self.phase == "reading":
+            self.raw_reader.deadline = min(self.raw_reader.deadline, now + SHUTDOWN_READ_GRACE)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return  # structured logs are written per request instead
+
+    # ------------------------------------------------------------------ reading a request
+
+    def handle_one_request(self) -> None:
+        self.phase = "idle"
+        options = self.webhook.options
+        self.raw_reader.deadline = time.monotonic() + (0 if self.webhook.stopping else options.idle_seconds)
+        try:
+            if not self.buffered.peek(1):  # the client closed a keep-alive connection
+                self.close_connection = True
+                return
+        except ReadDeadline:
+            self.close_connection = True  # idle for too long, or shutting down: close quietly
+            return
+        self.phase = "reading"
+        self.started = time.monotonic()
+        deadline = self.started + options.read_seconds
+        if self.webhook.stopping:
+            deadline = min(deadline, self.started + SHUTDOWN_READ_GRACE)
+        self.raw_reader.deadline = deadline
+        self.command, self.path, self.request_version, self.requestline = "", "", "", ""
+        try:
+            self.raw_requestline = self.buffered.readline(65537)
+            if len(self.raw_requestline) > 65536:
+                self.send_error(414, "request line too long")
+                return
+            if not self.raw_requestline:
+                self.close_connection = True
+                return
+            self.rfile = _HeadReader(self.buffered, MAX_HEAD_BYTES)  # what parse_request reads: the headers
+            if not self.parse_request():
+                return  # the stdlib answered (400, 431, 505) through send_error
+            self.rfile = self.buffered
+            if self.request_version != "HTTP/1.1":
+                self.close_connection = True  # HTTP/1.0 keep-alive is not spoken: one request, then close
+            method = getattr(self, "do_" + self.command, None)
+            if method is None:
+                self.send_error(501, f"unsupported method {self.command[:20]!r}")
+                return
+            method()
+        except HeadTooLarge:
+            self.send_error(431, f"request headers over {MAX_HEAD_BYTES} bytes")
+        except ReadDeadline:
+            self.send_error(408, f"request not received within {options.read_seconds:g} s")
+        finally:
+            self.rfile = self.buffered
+            self.phase = "done"
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Every error as JSON, and the connection closed (what follows a bad request cannot be trusted)."""
+        self.close_connection = True
+        try:
+            self._send(code, json.dumps({"error": message or self.responses.get(code, ("error",))[0]}).encode())
+        except OSError:
+            pass  # the client is gone
+        self.webhook.metrics.observe(
+            urlsplit(self.path).path if self.path else "",
+            _error_result(code),
+            time.monotonic() - getattr(self, "started", time.monotonic()),
+        )
+
+    def _send(self, status: int, body: bytes, content_type: str = "application/json", head: bool = False) -> None:
+        if self.webhook.stopping:
+            self.close_connection = True
+        self.connection.settimeout(WRITE_SECONDS)
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+    # ------------------------------------------------------------------ routing
+
+    def _route(self) -> str:
+        return urlsplit(self.path).path
+
+    def _not_allowed(self, allowed: str) -> None:
+        self.close_connection = True  # a body we do not read may follow
+        self.send_response(405)
+        body = json.dumps({"error": f"method {self.command} not allowed; use {allowed}"}).encode()
+        self.send_header("Allow", allowed)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+        self.webhook.metrics.observe(self._route(), "method_not_allowed", time.monotonic() - self.started)
+
+    def _other_method(self) -> None:
+        route = self._route()
+        if route == "/validate":
+            self._not_allowed("POST")
+        elif route in KNOWN_PATHS:
+            self._not_allowed("GET, HEAD")
+        else:
+            self.close_connection = True
+            self._send(404, b'{"error": "not found"}')
+            self.webhook.metrics.observe(route, "not_found", time.monotonic() - self.started)
+
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _other_method
+
+    def do_HEAD(self) -> None:
+        self._get(head=True)
+
+    def do_GET(self) -> None:
+        self._get(head=False)
+
+    def _get(self, head: bool) -> None:
+        webhook, route = self.webhook, self._route()
+        if route == "/validate":
+            self._not_allowed("POST")
+            return
+        if route == "/healthz":
+            self._send(200, b"ok\n", "text/plain", head)
+        elif route == "/readyz":
+            ready = webhook.ready and not webhook.stopping
+            self._send(200 if ready else 503, b"ready\n" if ready else b"not ready\n", "text/plain", head)
+        elif route == "/metrics":
+            loaded = webhook.snapshot.loaded_at
+            text = webhook.metrics.render(time.time() - loaded if loaded else None)
+            self._send(200, text.encode(), "text/plain; version=0.0.4", head)
+        else:
+            self._send(404, b'{"error": "not found"}', head=head)
+            webhook.metrics.observe(route, "not_found", time.monotonic() - self.started)
+            return
+        webhook.metrics.observe(route, "ok", time.monotonic() - self.started)
+
+    def do_POST(self) -> None:
+        webhook = self.webhook
+        url = urlsplit(self.path)
+        if url.path != "/validate":  # routed on the path: the API server always adds ?timeout=
+            self._other_method()
+            return
+        try:
+            budget = review_budget(url.query)
+        except ValueError as exc:
+            self._reject(400, str(exc), "bad_request")
+            return
+        length = self._content_length()
+        if length is None:
+            return
+        if length > webhook.options.max_body_bytes:  # answered from the headers: the body is never read
+            self._reject(413, f"request body over {webhook.options.max_body_bytes} bytes", "too_large")
+            return
+        body = self._read_body(length)
+        if body is None:
+            return
+        self.phase = "reviewing"
+        answer = webhook.review(body, self.started + budget, self._client_gone)
+        if answer is None:  # the client left: nobody to answer
+            self.close_connection = True
+            webhook.metrics.observe("/validate", "abandoned", time.monotonic() - self.started)
+            return
+        if answer.status != 200:
+            self.close_connection = answer.status == 503 or self.close_connection
+        self.phase = "writing"
+        self._send(answer.status, json.dumps(answer.body).encode())
+        elapsed = time.monotonic() - self.started
+        webhook.metrics.observe("/validate", answer.result, elapsed, denied=answer.result == "denied")
+        decision = answer.decision
+        log(
+            "review",
+            uid=decision.uid if decision else None,
+            kind=decision.kind if decision else None,
+            result=answer.result,
+            findings=len(decision.findings) if decision else 0,
+            ms=round(elapsed * 1000, 2),
+        )
+
+    def _reject(self, status: int, message: str, result: str) -> None:
+        self.close_connection = True  # the body was not read: the connection cannot be reused
+        self._send(status, json.dumps({"error": message}).encode())
+        self.webhook.metrics.observe("/validate", result, time.monotonic() - self.started)
+
+    def _content_length(self) -> int | None:
+        """The body's length from the headers, or None after answering 400/411."""
+        if self.headers.get("Transfer-Encoding") is not None:
+            if self.headers.get("Content-Length") is not None:  # both: a request-smuggling shape
+                self._reject(400, "both Transfer-Encoding and Content-Length", "bad_request")
+            else:
+                self._reject(411, "Content-Length required (chunked bodies are not accepted)", "bad_request")
+            return None
+        values = self.headers.get_all("Content-Length") or []
+        if not values:
+            self._reject(411, "Content-Length required", "bad_request")
+            return None
+        text = values[0].strip()
+        if len(set(v.strip() for v in values)) != 1 or not text.isascii() or not text.isdigit() or len(text) > 18:
+            self._reject(400, f"Content-Length {values[0][:40]!r} is not a byte count", "bad_request")
+            return None
+        return int(text)
+
+    def _read_body(self, length: int) -> bytes | None:
+        """The body, read under the request's deadline; None after answering 400."""
+        chunks, received = [], 0
+        try:
+            while received < length:
+                chunk = self.buffered.read1(min(length - received, 64 * 1024))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                received += len(chunk)
+        except ReadDeadline:
+            self._reject(
+                400,
+                f"request body incomplete: {received} of {length} bytes (Content-Length) arrived "
+                f"within {self.webhook.options.read_seconds:g} s",
+                "bad_request",
+            )
+            return None
+        if received < length:
+            self.close_connection = True
+            self._reject(
+                400,
+                f"request body incomplete: the connection ended after {received} of {length} bytes (Content-Length)",
+                "bad_request",
+            )
+            return None
+        return b"".join(chunks)
+
+    def _client_gone(self) -> bool:
+        """Has the client closed its side? (Checked while its review runs: a gone client frees its slot.)"""
+        poller = select.poll()
+        poller.register(self.connection.fileno(), select.POLLRDHUP | select.POLLHUP | select.POLLERR)
+        try:
+            return bool(poller.poll(0))
+        except OSError:
+            return True
+
+
+class _SocketWriter(io.BufferedIOBase):
+    """Unbuffered writes straight to the socket (the stdlib's private _SocketWriter)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self._sock.sendall(data)
+        with memoryview(data) as view:
+            return view.nbytes
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+
+def _error_result(code: int) -> str:
+    return {
+        405: "method_not_allowed",
+        408: "timeout",
+        413: "too_large",
+        431: "too_large",
+        414: "too_large",
+        501: "method_not_allowed",
+    }.get(code, "bad_request")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = False  # shutdown waits for in-flight requests
+    block_on_close = True
+    webhook: Webhook
+
+    def __init__(
+        self, address: tuple[str, int], handler: type[_Handler], webhook: Webhook, certificates: Certificates
+    ) -> None:
+        self.webhook = webhook
+        self.certificates = certificates
+        self._handlers: set[_Handler] = set()
+        self._handlers_lock = threading.Lock()
+        super().__init__(address, handler)
+
+    def get_request(self) -> tuple[Any, Any]:
+        """Each connection is wrapped with the current certificate; the handshake runs on the first
+        read, in the connection's own thread, so a slow client cannot stall the accept loop."""
+        sock, address = self.socket.accept()
+        return self.certificates.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        with self._handlers_lock:
+            accepted = len(self._handlers) < self.webhook.options.max_connections
+        if not accepted:
+            self.webhook.metrics.refused()
+        return accepted
+
+    def track(self, handler: _Handler, alive: bool) -> None:
+        with self._handlers_lock:
+            if alive:
+                self._handlers.add(handler)
+            else:
+                self._handlers.discard(handler)
+
+    def begin_shutdown(self) -> None:
+        with self._handlers_lock:
+            handlers = list(self._handlers)
+        for handler in handlers:
+            handler.shutdown_started()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A failed handshake or a dropped connection: one JSON log line, not a traceback on stderr."""
+        error = sys.exc_info()[1]
+        log(
+            "connection_error",
+            client=str(client_address[0]) if client_address else None,
+            error=f"{type(error).__name__}: {error}"[:300],
+        )
+
+
+def tls_context(cert: str, key: str) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert, key)
+    return context
+
+
+def build_server(config: Config, options: ServeOptions) -> tuple[_Server, Webhook]:
+    webhook = Webhook(config, options)
+    webhook.certificates = Certificates(options.tls_cert, options.tls_key)
+    handler = type("Handler", (_Handler,), {"webhook": webhook})
+    server = _Server((options.host, options.port), handler, webhook, webhook.certificates)
+    return server, webhook
+
+
+def run(config: Config, options: ServeOptions) -> None:
+    """Serve until SIGTERM or SIGINT; in-flight requests finish before the process exits."""
+    server, webhook = build_server(config, options)
+    watcher = threading.Thread(target=webhook.watch_files, name="file-watch", daemon=True)
+    watcher.start()
+
+    def shut_down(signum: int) -> None:
+        log("shutdown", signal=signal.Signals(signum).name)
+        webhook.stop()
+        server.begin_shutdown()
+        server.shutdown()
+
+    def stop(signum: int, _frame: Any) -> None:
+        # Only start a thread here: the handler runs in the main thread, which may hold a lock it needs.
+        if not webhook.stopping:
+            threading.Thread(target=shut_down, args=(signum,), name="shutdown").start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGHUP, lambda _signum, _frame: webhook.request_reload())
+    log(
+        "serving",
+        host=options.host,
+        port=server.server_address[1],
+        dry_run=options.dry_run,
+        deny_on=str(options.deny_on),
+        inventory=list(config.inventory),
+    )
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.begin_shutdown()  # connections accepted after the signal close too
+        server.server_close()  # joins the request threads (block_on_close)
+        log("stopped")

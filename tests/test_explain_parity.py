@@ -1,0 +1,479 @@
+"""`gpulint explain` says what `gpulint check` says (issue #12): the same run, the same verdicts, the same
+findings per object, the same exit codes; on the test fleet, the DRA test cluster and the example inventory."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import DATA, REPO, run_cli
+
+FLEET = str(DATA / "fleet")
+DRA = str(DATA / "dra")
+EXAMPLE = str(REPO / "examples" / "inventory")
+
+
+def check(path: Path, inventory: str, *extra: str):
+    return run_cli("check", str(path), "--inventory", inventory, "--format", "json", *extra)
+
+
+def explain(path: Path, inventory: str, *extra: str):
+    return run_cli("explain", str(path), "--inventory", inventory, "--format", "json", *extra)
+
+
+def steps(explanation: dict) -> dict[str, dict]:
+    return {step["title"]: step for step in explanation["steps"]}
+
+
+def check_lines(result) -> list[str]:
+    """check's findings as explain's "gpulint check" step lists them."""
+    return [
+        f"{f['line']}:{f['column']}: {f['severity']}[{f['rule']}] {f['message']}" for f in result.json()["findings"]
+    ]
+
+
+def only_explanation(result) -> dict:
+    data = json.loads(result.stdout)
+    assert data["version"] == 1
+    (explanation,) = data["explanations"]
+    return explanation
+
+
+# --------------------------------------------------------------------------- (a) replicas beyond capacity
+
+STATEFULSET = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: shards
+  namespace: ml
+spec:
+  replicas: 6
+  serviceName: shards
+  selector:
+    matchLabels: {app: shards}
+  template:
+    metadata:
+      labels: {app: shards}
+    spec:
+      tolerations:
+      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+      containers:
+      - name: shard
+        image: registry.example.com/shard:1.0
+        resources:
+          limits: {nvidia.com/gpu: 5}
+"""
+REPLICAS_WARNING = (
+    "the workload runs 6 of these pods, but only 4 fit on the empty cluster at once (on 4 nodes that "
+    "pass every filter); the other 2 would stay Pending"
+)
+
+
+def test_replicas_beyond_capacity_fail_the_capacity_step(write):
+    """Each of the 6 pods fits one of 4 nodes (h100-0, h100-1, h100-2 with 6 allocatable, l4-0): check warns,
+    and explain's capacity step no longer says "ok"."""
+    path = write("shards.yaml", STATEFULSET)
+    checked = check(path, FLEET)
+    assert [(f["rule"], f["line"], f["column"], f["message"]) for f in checked.json()["findings"]] == [
+        ("gpu-unschedulable", 21, 36, REPLICAS_WARNING)
+    ]
+    explained = explain(path, FLEET)
+    explanation = only_explanation(explained)
+    assert explanation["heading"] == "StatefulSet/ml/shards (6 pods)"
+    capacity = steps(explanation)["Capacity vs allocatable"]
+    assert capacity == {
+        "title": "Capacity vs allocatable",
+        "status": "FAIL",
+        "lines": [
+            "nvidia.com/gpu: asks 5; largest node capacity 8, allocatable 8, free now 8",
+            "the workload runs 6 of these pods, but only 4 fit on the empty cluster at once; the other 2 would stay "
+            "Pending",
+        ],
+    }
+    assert steps(explanation)["gpulint check"] == {
+        "title": "gpulint check",
+        "status": "info",
+        "lines": check_lines(checked),
+    }
+    # A warning: both exit 0 by default, both 1 when the configuration fails on warnings.
+    assert checked.exit_code == explained.exit_code == 0
+    config = write(".gpulint.yaml", "fail-on: warning\n")
+    assert check(path, FLEET, "--config", str(config)).exit_code == 1
+    assert explain(path, FLEET, "--config", str(config)).exit_code == 1
+
+
+# --------------------------------------------------------------------------- (b) DRA-backed extended resources
+
+DRA_EXTENDED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: inference
+  namespace: ml
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: inference}
+  template:
+    metadata:
+      labels: {app: inference}
+    spec:
+      containers:
+      - name: server
+        image: registry.example.com/server:1.0
+        resources:
+          limits: {example.com/dra-gpu: %d}
+"""
+
+
+def test_dra_backed_extended_resource_that_fits_is_not_a_failure(write):
+    """example.com/dra-gpu is gpu.nvidia.com's extendedResourceName: no node publishes it, the DRA allocator
+    serves it (2 GPUs on dgx-0, dgx-1 or l40s-0)."""
+    path = write("inference.yaml", DRA_EXTENDED % 2)
+    checked = check(path, DRA)
+    assert checked.exit_code == 0 and checked.json()["findings"] == []
+    explained = explain(path, DRA)
+    assert explained.exit_code == 0
+    explanation = only_explanation(explained)
+    assert [s["status"] for s in explanation["steps"]] == ["ok"] * 6
+    by_title = steps(explanation)
+    assert by_title["Capacity vs allocatable"]["lines"] == [
+        "example.com/dra-gpu: asks 2; served by DRA (a DeviceClass's extendedResourceName): see the DRA step"
+    ]
+    assert by_title["DRA claims"]["lines"] == [
+        "0 resource claim(s); 1 found in the linted files or the inventory",
+        "the claims can be allocated on 3 of the 5 nodes that pass the other filters",
+    ]
+    assert explanation["scheduler"] == "5/5 nodes pass every filter"
+
+
+def test_dra_backed_extended_resource_that_cannot_be_allocated(write):
+    path = write("inference.yaml", DRA_EXTENDED % 9)
+    checked = check(path, DRA)
+    (finding,) = checked.json()["findings"]
+    assert (finding["rule"], finding["line"], finding["column"]) == ("claim-unsatisfiable", 18, 41)
+    explained = explain(path, DRA)
+    assert checked.exit_code == explained.exit_code == 1
+    by_title = steps(only_explanation(explained))
+    assert by_title["Capacity vs allocatable"]["status"] == "ok"  # not NodeResourcesFit's to judge
+    assert by_title["DRA claims"]["status"] == "FAIL"
+    assert by_title["DRA claims"]["lines"][-1] == (
+        "no node of 5 can satisfy it: request 'example.com/dra-gpu' needs 9 devices of class gpu.nvidia.com; 8 pass "
+        "the class selectors and 8 its own selectors, on the node that comes closest, dgx-0"
+    )
+    assert by_title["gpulint check"] == {"title": "gpulint check", "status": "FAIL", "lines": check_lines(checked)}
+
+
+# --------------------------------------------------------------------------- (c) check's findings in explain
+
+STALE_SELECTOR = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: h100-debug
+  namespace: ml-research
+spec:
+  nodeSelector:
+    kubernetes.io/hostname: h100-a-3
+    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+  containers:
+  - name: debug
+    image: registry.example.com/debug:1.0
+    resources:
+      limits: {nvidia.com/gpu: 1}
+"""
+
+
+def test_stale_gpu_label_of_the_selected_node_is_in_explain(write):
+    """h100-a-3 is labelled H100 but its ResourceSlice publishes an A100: the pod schedules, on the wrong GPU."""
+    path = write("debug.yaml", STALE_SELECTOR)
+    checked = check(path, EXAMPLE)
+    assert [(f["rule"], f["line"], f["column"], f["severity"]) for f in checked.json()["findings"]] == [
+        ("stale-gpu-label", 9, 29, "warning")
+    ]
+    assert (
+        "e.g. h100-a-3: nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 but the node's ResourceSlice publishes "
+        "NVIDIA-A100-SXM4-80GB" in checked.json()["findings"][0]["message"]
+    )
+    explained = explain(path, EXAMPLE)
+    explanation = only_explanation(explained)
+    assert steps(explanation)["gpulint check"] == {
+        "title": "gpulint check",
+        "status": "info",
+        "lines": check_lines(checked),
+    }
+    assert explanation["scheduler"] == "1/16 nodes pass every filter"
+    assert checked.exit_code == explained.exit_code == 0
+
+
+# --------------------------------------------------------------------------- (d) kubectl describe node
+
+
+def _described_node(explanation: dict) -> str | None:
+    names = [m.group(1) for c in explanation["commands"] if (m := re.match(r"kubectl describe node (\S+)", c))]
+    assert len(names) <= 1
+    return names[0] if names else None
+
+
+def _node_labels(inventory: str) -> dict[str, dict[str, str]]:
+    labels = {}
+    for path in sorted(Path(inventory).glob("*.yaml")):
+        for document in yaml.safe_load_all(path.read_text()):
+            for item in (document or {}).get("items", [document]):
+                if isinstance(item, dict) and item.get("kind") == "Node":
+                    labels[item["metadata"]["name"]] = item["metadata"].get("labels", {})
+    return labels
+
+
+def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return all(labels.get(key) == value for key, value in selector.items())
+
+
+POD_SELECTING = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: %s, namespace: ml}
+spec:
+  nodeSelector: %s
+  tolerations: %s
+  containers:
+  - name: main
+    image: registry.example.com/main:1.0
+    resources:
+      limits: {nvidia.com/gpu: %d}
+"""
+
+
+def test_describe_node_skips_nodes_only_affinity_excludes(write):
+    """Every node fails; the H100s only for the nodeSelector, the L4s for their capacity: describe an L4."""
+    path = write(
+        "l4.yaml", POD_SELECTING % ("l4-batch", "{nvidia.com/gpu.product: NVIDIA-L4}", "[{operator: Exists}]", 16)
+    )
+    explanation = only_explanation(explain(path, FLEET))
+    assert _described_node(explanation) == "l4-0"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="explain._commands skips only nodes whose *first* failing filter is the "
+    "affinity; a node that is tainted or cordoned AND excluded by the nodeSelector is still suggested",
+)
+@pytest.mark.parametrize(
+    "inventory, selector, tolerations, gpus",
+    [
+        # h100-0 is tainted (its first failing filter) and not an L4: the L4s are the nodes to describe.
+        (FLEET, {"nvidia.com/gpu.product": "NVIDIA-L4"}, [], 16),
+        # The pod fits h100-a-3 (the only node it selects); l4-c-5 is cordoned and not h100-a-3.
+        (EXAMPLE, {"kubernetes.io/hostname": "h100-a-3"}, [{"key": "nvidia.com/gpu", "operator": "Exists"}], 1),
+    ],
+)
+def test_describe_node_never_names_a_node_the_selector_excludes(write, inventory, selector, tolerations, gpus):
+    path = write("pod.yaml", POD_SELECTING % ("p", json.dumps(selector), json.dumps(tolerations), gpus))
+    explanation = only_explanation(explain(path, inventory))
+    described = _described_node(explanation)
+    assert described is None or _selects(selector, _node_labels(inventory)[described]), described
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="gpu_unschedulable.hint() reads the most common *first* failing filter: "
+    "5 nodes outside the nodeSelector outnumber 3 L4s that match it but lack GPUs, and the hint says "
+    "no node matches the nodeSelector",
+)
+def test_scheduler_hint_does_not_say_no_node_matches_when_some_do(write):
+    path = write(
+        "l4.yaml", POD_SELECTING % ("l4-batch", "{nvidia.com/gpu.product: NVIDIA-L4}", "[{operator: Exists}]", 16)
+    )
+    explanation = only_explanation(explain(path, FLEET))
+    assert explanation["scheduler"].startswith(
+        "0/8 nodes are available: 3 Insufficient nvidia.com/gpu, 5 node(s) didn't match Pod's node affinity/selector."
+    )
+    assert "No node matches the pod's nodeSelector" not in explanation["scheduler"]
+
+
+# --------------------------------------------------------------------------- (e) objects without pods
+
+
+def _claim_template(count: int) -> str:
+    return f"""\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: gpus-{count}
+  namespace: ml
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          allocationMode: ExactCount
+          count: {count}
+"""
+
+
+def test_claim_template_alone_is_explained(write):
+    path = write("claim.yaml", _claim_template(16))
+    checked = check(path, DRA)
+    explained = explain(path, DRA)
+    assert checked.exit_code == explained.exit_code == 1
+    explanation = only_explanation(explained)
+    assert explanation["heading"] == "ResourceClaimTemplate/ml/gpus-16"
+    assert explanation["steps"] == [
+        {
+            "title": "DRA allocation",
+            "status": "FAIL",
+            "lines": [
+                "the claim can never be allocated: no node of 5 can satisfy it: request 'gpus' needs 16 devices of class "
+                "gpu.nvidia.com; 8 pass the class selectors and 8 its own selectors, on the node that comes closest, "
+                "dgx-0"
+            ],
+        },
+        {"title": "gpulint check", "status": "FAIL", "lines": check_lines(checked)},
+    ]
+    assert [f["rule"] for f in checked.json()["findings"]] == ["claim-unsatisfiable"]
+
+    path = write("claim.yaml", _claim_template(4))
+    checked, explained = check(path, DRA), explain(path, DRA)
+    assert checked.exit_code == explained.exit_code == 0
+    assert only_explanation(explained)["steps"] == [
+        {"title": "DRA allocation", "status": "ok", "lines": ["the claim can be allocated on 3 of the 5 nodes"]},
+        {"title": "gpulint check", "status": "ok", "lines": ["no findings"]},
+    ]
+
+
+VOLCANO_POD_GROUP = """\
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata:
+  name: trainers
+  namespace: ml
+spec:
+  minMember: 4
+  queue: default
+  minResources:
+    nvidia.com/gpu: "%d"
+"""
+
+
+def test_volcano_pod_group_alone_that_never_fits_is_explained(write):
+    """The fleet's schedulable nodes have 30 GPUs (l4-2 is cordoned): a group that needs 64 is never admitted."""
+    path = write("group.yaml", VOLCANO_POD_GROUP % 64)
+    checked, explained = check(path, FLEET), explain(path, FLEET)
+    assert checked.exit_code == explained.exit_code == 1
+    explanation = only_explanation(explained)
+    assert explanation["heading"] == "PodGroup/ml/trainers"
+    assert explanation["steps"][-1] == {
+        "title": "gpulint check",
+        "status": "FAIL",
+        "lines": [
+            "10:21: error[gang-unsatisfiable] the PodGroup needs minResources nvidia.com/gpu: 64 at once, but the "
+            "schedulable nodes have 30 in all; the gang is never admitted"
+        ],
+    }
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="explain_objects explains an object without pod templates only when it is a "
+    "claim or check reports something on it: a Volcano PodGroup whose minResources fit is rejected "
+    "with 'no pod templates' and exit 2, where check exits 0",
+)
+def test_volcano_pod_group_alone_that_fits_is_explained(write):
+    path = write("group.yaml", VOLCANO_POD_GROUP % 16)
+    checked, explained = check(path, FLEET), explain(path, FLEET)
+    assert checked.exit_code == 0 and checked.json()["findings"] == []
+    assert explained.exit_code == 0, explained.stderr
+    assert only_explanation(explained)["heading"] == "PodGroup/ml/trainers"
+
+
+VOLCANO_JOB = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: pretrain
+  namespace: ml
+spec:
+  minAvailable: 4
+  schedulerName: volcano
+  queue: default
+  tasks:
+  - name: worker
+    replicas: 4
+    template:
+      spec:
+        restartPolicy: OnFailure
+        tolerations:
+        - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+        containers:
+        - name: worker
+          image: registry.example.com/pretrain:1.0
+          resources:
+            limits: {nvidia.com/gpu: 8}
+"""
+
+
+def test_volcano_gang_is_explained_as_check_judges_it(write):
+    """4 workers x 8 GPUs at once; 3 nodes have 8 (h100-0, h100-1, l4-0)."""
+    path = write("pretrain.yaml", VOLCANO_JOB)
+    checked, explained = check(path, FLEET), explain(path, FLEET)
+    assert checked.exit_code == explained.exit_code == 1
+    assert [f["rule"] for f in checked.json()["findings"]] == ["gang-unsatisfiable", "gpu-unschedulable"]
+    by_title = steps(only_explanation(explained))
+    assert by_title["Gang and topology"] == {
+        "title": "Gang and topology",
+        "status": "FAIL",
+        "lines": [
+            "Volcano Job: 4 of 4 pods at once",
+            "  cannot be placed: Volcano Job needs 4 worker pods x 8 nvidia.com/gpu placed at once; the cluster fits 3",
+        ],
+    }
+    assert by_title["Capacity vs allocatable"]["status"] == "FAIL"
+    assert by_title["gpulint check"] == {"title": "gpulint check", "status": "FAIL", "lines": check_lines(checked)}
+
+
+# --------------------------------------------------------------------------- (f) a bad inventory
+
+BAD_INVENTORIES = {
+    "syntax.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: n1\nstatus: {}\n",
+    "quantity.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {nvidia.com/gpu: eight}}\n",
+    "truncated.json": '{"apiVersion": "v1", "kind": "Node",',
+    "binary.yaml": "\x00\x01binary",
+    "templated.yaml": "x: {{ .Values.nodes }}\n",
+}
+
+
+@pytest.mark.parametrize("name", [*BAD_INVENTORIES, "missing"])
+def test_bad_inventory_fails_explain_as_it_fails_check(write, tmp_path, name):
+    path = write("shards.yaml", STATEFULSET)
+    inventory = tmp_path / "inventory" / name
+    if name in BAD_INVENTORIES:
+        inventory.parent.mkdir()
+        inventory.write_text(BAD_INVENTORIES[name])
+    checked = run_cli("check", str(path), "--inventory", str(inventory))
+    explained = run_cli("explain", str(path), "--inventory", str(inventory))
+    assert checked.exit_code == explained.exit_code == 2
+    assert checked.stdout == explained.stdout == ""
+    assert explained.stderr == checked.stderr and checked.stderr.startswith("gpulint: error: ")
+    assert str(inventory) in checked.stderr and "Traceback" not in checked.stderr
+
+
+# --------------------------------------------------------------------------- (g) versioned JSON
+
+
+def test_explain_json_is_versioned(write):
+    pod = write("pod.yaml", STATEFULSET)
+    claim = write("claim.yaml", _claim_template(16))
+    data = json.loads(run_cli("explain", str(pod), str(claim), "--inventory", DRA, "--format", "json").stdout)
+    assert list(data) == ["version", "explanations"] and data["version"] == 1
+    assert [e["heading"] for e in data["explanations"]] == [
+        "StatefulSet/ml/shards (6 pods)",
+        "ResourceClaimTemplate/ml/gpus-16",
+    ]
