@@ -259,11 +259,6 @@ def test_describe_node_skips_nodes_only_affinity_excludes(write):
     assert _described_node(explanation) == "l4-0"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="explain._commands skips only nodes whose *first* failing filter is the "
-    "affinity; a node that is tainted or cordoned AND excluded by the nodeSelector is still suggested",
-)
 @pytest.mark.parametrize(
     "inventory, selector, tolerations, gpus",
     [
@@ -280,12 +275,6 @@ def test_describe_node_never_names_a_node_the_selector_excludes(write, inventory
     assert described is None or _selects(selector, _node_labels(inventory)[described]), described
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gpu_unschedulable.hint() reads the most common *first* failing filter: "
-    "5 nodes outside the nodeSelector outnumber 3 L4s that match it but lack GPUs, and the hint says "
-    "no node matches the nodeSelector",
-)
 def test_scheduler_hint_does_not_say_no_node_matches_when_some_do(write):
     path = write(
         "l4.yaml", POD_SELECTING % ("l4-batch", "{nvidia.com/gpu.product: NVIDIA-L4}", "[{operator: Exists}]", 16)
@@ -380,12 +369,6 @@ def test_volcano_pod_group_alone_that_never_fits_is_explained(write):
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="explain_objects explains an object without pod templates only when it is a "
-    "claim or check reports something on it: a Volcano PodGroup whose minResources fit is rejected "
-    "with 'no pod templates' and exit 2, where check exits 0",
-)
 def test_volcano_pod_group_alone_that_fits_is_explained(write):
     path = write("group.yaml", VOLCANO_POD_GROUP % 16)
     checked, explained = check(path, FLEET), explain(path, FLEET)

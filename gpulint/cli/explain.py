@@ -20,10 +20,12 @@ from gpulint.kube.scheduler import (
     REASON_UNSCHEDULABLE,
     FitResult,
     NodeGroup,
+    PodRequirements,
     pod_requirements,
 )
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
 from gpulint.lint.findings import Finding, Severity
+from gpulint.lint.inventory import GANG_OBJECT_KINDS
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.verdicts import (
@@ -168,7 +170,7 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: 
         if result.fits
         else result.summary() + scheduling_hint(result, pod, inventory)
     )
-    return SiteExplanation(heading, steps, table, summary, _commands(obj, site, result))
+    return SiteExplanation(heading, steps, table, summary, _commands(obj, site, pod, result))
 
 
 def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
@@ -228,7 +230,7 @@ def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, result: F
     return Step("DRA claims", FAIL, lines)
 
 
-def _commands(obj: KubeObject, site: PodSpecSite, result: FitResult) -> list[str]:
+def _commands(obj: KubeObject, site: PodSpecSite, pod: PodRequirements, result: FitResult) -> list[str]:
     namespace = f" -n {obj.ref.namespace}" if obj.ref.namespace else ""
     commands = [f"kubectl get events{namespace} --field-selector reason=FailedScheduling"]
     labels = template_metadata(obj.data, site).get("labels")
@@ -239,9 +241,12 @@ def _commands(obj: KubeObject, site: PodSpecSite, result: FitResult) -> list[str
     elif obj.kind == "Pod":
         commands.append(f"kubectl describe pod{namespace} {obj.ref.name}")
     commands.append("kubectl get nodes -L nvidia.com/gpu.product,nvidia.com/gpu.count,topology.kubernetes.io/zone")
-    # A node the pod's affinity excludes is never a node the pod touches: describe one it was refused by.
+    # A node the pod's node selection excludes is never a node the pod touches (the scheduler names only a
+    # node's first failing filter, so a tainted node may be outside the selection too): describe one in reach.
     touched = [
-        group for group, reasons in result.failing if REASON_AFFINITY not in reasons and REASON_NODE_NAME not in reasons
+        group
+        for group, _ in result.failing
+        if pod.matches_affinity(group.representative) and pod.node_name in ("", group.representative.name)
     ]
     if touched:
         commands.append(
@@ -282,6 +287,17 @@ def _object_steps(obj: KubeObject, inventory: Resolver) -> list[Step]:
     gang = _gang_step(obj, inventory)
     if gang.lines != [NO_GANG]:
         steps.append(gang)
+    elif obj.kind in GANG_OBJECT_KINDS:  # a group alone: its members are the workloads that join it
+        steps.append(
+            Step(
+                "Gang group",
+                OK,
+                [
+                    "its members are placed with the workloads that name this group; "
+                    "explain those to see the gang packed"
+                ],
+            )
+        )
     return steps
 
 

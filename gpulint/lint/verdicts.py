@@ -51,27 +51,37 @@ def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> P
 
 
 def scheduling_hint(result: FitResult, pod: PodRequirements, inventory: Resolver) -> str:
-    """The smallest change that would help, read off why the nodes failed."""
-    first = Counter()
-    for group, reasons in result.failing:
+    """The smallest change that would help, read off why the nodes the pod may use failed.
+
+    The scheduler reports each node's first failing filter, so a node outside the pod's node
+    selection may be counted under its taint: the hint looks only at the nodes the selection allows.
+    """
+    in_reach = [(group, reasons) for group, reasons in result.failing if pod.matches_affinity(group.representative)]
+    if not in_reach:
+        return (
+            ""
+            if result.fitting or not result.failing
+            else " No node matches the pod's nodeSelector/required node affinity."
+        )
+    first: Counter[str] = Counter()
+    for group, reasons in in_reach:
         first[reasons[0]] += len(group)
-    if not first:
-        return ""
     reason, _ = first.most_common(1)[0]
     if reason.startswith("Insufficient "):
         resource = reason.removeprefix("Insufficient ")
-        candidates = [g.representative for g, r in result.failing if all(x.startswith("Insufficient") for x in r)]
+        candidates = [g.representative for g, r in in_reach if all(x.startswith("Insufficient") for x in r)]
         largest = max((n.allocatable.get(resource, Fraction(0)) for n in candidates), default=Fraction(0))
         asked = pod.requests.get(resource, Fraction(0))
         return (
             f" The largest node that passes the other filters offers {_amount(largest)} {resource}; "
             f"this pod asks for {_amount(asked)}."
         )
-    if reason == REASON_AFFINITY:
-        return " No node matches the pod's nodeSelector/required node affinity."
     if reason.startswith("node(s) had untolerated taint"):
         taint = reason.removeprefix("node(s) had untolerated taint ")
-        return f" Most nodes carry the taint {taint}: add a matching toleration if the pod belongs there."
+        return (
+            f" Most nodes the pod's node selection allows carry the taint {taint}: add a matching toleration "
+            "if the pod belongs there."
+        )
     return ""
 
 
