@@ -16,7 +16,7 @@ from gpulint.kube.fields import mapping
 from gpulint.kube.gangs.members import Gang, GangVerdict, member_demand, pack
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.resources import is_extended
-from gpulint.kube.scheduler import REASON_AFFINITY, FitResult, PodRequirements, pod_requirements
+from gpulint.kube.scheduler import FitResult, PodRequirements, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec
 from gpulint.lint.inventory import HasData
 from gpulint.lint.objects import KubeObject
