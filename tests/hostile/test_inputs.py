@@ -195,6 +195,35 @@ CASES = {
         1,
         ("pod.yaml:3:18: cannot decode",),
     ),
+    # gangs
+    "Workload whose spec.podGroups is a number": Case(
+        {"job.yaml": textwrap.dedent("""\
+            apiVersion: scheduling.k8s.io/v1alpha1
+            kind: Workload
+            metadata: {name: train, namespace: ml}
+            spec: {podGroups: 5}
+            ---
+            apiVersion: batch/v1
+            kind: Job
+            metadata: {name: j, namespace: ml}
+            spec:
+              parallelism: 2
+              template:
+                spec:
+                  restartPolicy: Never
+                  workloadRef: {name: train, podGroup: workers}
+                  containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]
+            """), "node.yaml": NODE.replace("taints: 5", "taints: []")},
+        ("check", "job.yaml", "--inventory", "node.yaml", "--kubernetes-version", "1.35"), 1,
+        ('job.yaml:4:19: error[schema-invalid] Workload/ml/train: spec.podGroups: Invalid value: 5 is not of type',
+         "job.yaml:15:77: warning[gpu-unschedulable]")),
+    "Kueue pod group total count of 5,000 digits": Case(
+        {"pod.yaml": POD.replace("metadata: {name: p}", "metadata:\n  name: p\n"
+                                 "  labels: {kueue.x-k8s.io/pod-group-name: g}\n"
+                                 "  annotations: {kueue.x-k8s.io/pod-group-total-count: '" + "9" * 5000 + "'}"),
+         "node.yaml": NODE.replace("taints: 5", "taints: []")},
+        ("explain", "pod.yaml", "--inventory", "node.yaml"), 1,
+        ("12:18: error[gpu-request-without-limit]", "5. Gang and topology: ok", "no gang: pods are placed one by one")),
     # policies: exit 2 with file:line:col
     "ValidatingAdmissionPolicy with spec: 5": Case(
         {"pod.yaml": POD, "vap.yaml": vap("spec: 5\n")},

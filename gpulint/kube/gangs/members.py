@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from gpulint.kube.fields import dig, mapping
+from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.kube.gangs.packing import (
     Budget,
     Decision,
@@ -161,7 +161,7 @@ def group_minimum(ref: GroupReference, inventory: GangLookup | None) -> tuple[in
         data = inventory.find_gang_object("scheduling.k8s.io", "Workload", ref.namespace, ref.name)
         if data is None:
             return None, "", True, False
-        for group in dig(data, "spec", "podGroups") or []:  # 1.35 v1alpha1: spec.podGroups[].policy.gang
+        for group in sequence(dig(data, "spec", "podGroups")):  # 1.35 v1alpha1: spec.podGroups[].policy.gang
             if isinstance(group, dict) and group.get("name") == ref.pod_group:
                 minimum, topology, is_gang = _native_policy(group)
                 return minimum, topology, is_gang, True
@@ -282,7 +282,7 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite]) -> list[Gang]:
         labels = mapping(meta.get("labels"))
         topology = annotations.get(KUEUE_REQUIRED_TOPOLOGY)
         count = str(annotations.get(KUEUE_TOTAL_ANNOTATION, ""))  # an annotation: a string, "4"
-        total = int(count) if count.isdigit() else None
+        total = int(count) if count.isdecimal() and len(count) <= 18 else None  # never a 5,000-digit parse
         if isinstance(labels.get(KUEUE_GROUP_LABEL), str) and total:
             # the group's other pods are other Pod objects: judged as `total` pods like this one
             gangs.append(
@@ -310,7 +310,7 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite]) -> list[Gang]:
                     topology if isinstance(topology, str) else "",
                     path,
                     slice_key=slice_key if isinstance(slice_key, str) else "",
-                    slice_size=int(size) if size.isdigit() else 0,
+                    slice_size=int(size) if size.isdecimal() and len(size) <= 18 else 0,
                 )
             )
     return gangs
