@@ -217,6 +217,24 @@ CASES = {
         ("check", "job.yaml", "--inventory", "node.yaml", "--kubernetes-version", "1.35"), 1,
         ('job.yaml:4:19: error[schema-invalid] Workload/ml/train: spec.podGroups: Invalid value: 5 is not of type',
          "job.yaml:15:77: warning[gpu-unschedulable]")),
+    "indexed Job whose pod template labels are a number": Case(
+        {"job.yaml": textwrap.dedent("""\
+            apiVersion: batch/v1
+            kind: Job
+            metadata: {name: j, namespace: ml}
+            spec:
+              parallelism: 4
+              completions: 4
+              completionMode: Indexed
+              template:
+                metadata: {labels: 5}
+                spec:
+                  restartPolicy: Never
+                  containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]
+            """)},
+        ("check", "job.yaml"), 1,
+        ("job.yaml:9:24: error[schema-invalid] Job/ml/j: spec.template.metadata.labels: Invalid value",
+         "job.yaml:4:1: warning[gang-missing] Job/ml/j: Job starts 4 GPU pods")),
     "Kueue pod group total count of 5,000 digits": Case(
         {"pod.yaml": POD.replace("metadata: {name: p}", "metadata:\n  name: p\n"
                                  "  labels: {kueue.x-k8s.io/pod-group-name: g}\n"

@@ -192,7 +192,7 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
                 "Volcano Job",
                 members,
                 _int(dig(data, "spec", "minAvailable"), total) or total,
-                ("spec", "minAvailable") if "minAvailable" in (data.get("spec") or {}) else ("spec",),
+                ("spec", "minAvailable") if "minAvailable" in mapping(data.get("spec")) else ("spec",),
                 topology,
                 topology_path,
             )
@@ -407,7 +407,7 @@ def has_gang_policy(obj: ObjectLike, inventory: GangLookup | None) -> bool:
         if group_references(obj.data, site, obj.ref.namespace):
             return True
         meta = template_metadata(obj.data, site)
-        if KUEUE_QUEUE_LABEL in (meta.get("labels") or {}) or site.spec.get("schedulerName") in (
+        if KUEUE_QUEUE_LABEL in mapping(meta.get("labels")) or site.spec.get("schedulerName") in (
             "volcano",
             "kai-scheduler",
             "scheduler-plugins-scheduler",
