@@ -340,9 +340,14 @@ def template(container: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[
     )
 
 
+# Names objects have and names references use overlap, so the claims, classes and gang groups of a
+# run (in the same file or another) are found by the pods that name them.
+REFERENCED_NAMES = ("t", "g", "w", "shared-gpu", "one-h100")
+
+
 def metadata(kind_name: str = "x") -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries(
-        {"name": st.sampled_from((kind_name, "a", "b"))},
+        {"name": st.sampled_from((kind_name, "a", *REFERENCED_NAMES))},
         optional={
             "namespace": st.sampled_from(NAMESPACES),
             "labels": st.fixed_dictionaries({}, optional=TEMPLATE_LABELS),
