@@ -457,3 +457,24 @@ def test_the_installed_entry_point_exits_with_the_same_codes(name, tmp_path):
     output = result.stdout + result.stderr
     assert result.returncode == case.exit_code, output
     assert case.expected[0] in output and "internal error" not in output and "Traceback" not in output
+
+
+CLUSTER = NODE.replace("taints: 5", "taints: []")
+PARITY = [name for name, case in CASES.items()
+          if case.args[0] == "check" and not {"--policy", "--format", "--kubernetes-version"} & set(case.args)]
+
+
+@pytest.mark.parametrize("name", PARITY)
+def test_explain_exits_as_check_does_on_the_same_input(name, tmp_path, monkeypatch):
+    """The same files, the same inventory (a one-node cluster when the case has none): the same exit code."""
+    case = CASES[name]
+    files = dict(case.files)
+    args = list(case.args[1:])
+    if "--inventory" not in args:
+        files["cluster.yaml"] = CLUSTER
+        args += ["--inventory", "cluster.yaml"]
+    _write(tmp_path, files)
+    monkeypatch.chdir(tmp_path)
+    check, explain = run_cli("check", *args), run_cli("explain", *args)
+    assert explain.exit_code == check.exit_code, (check.stdout + check.stderr, explain.stdout + explain.stderr)
+    assert "internal error" not in explain.stdout + explain.stderr
