@@ -108,8 +108,7 @@ def pod_requests(spec: dict[str, Any]) -> dict[str, Fraction]:
 
 
 def _containers(spec: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    items = spec.get(key)
-    return [c for c in items if isinstance(c, dict)] if isinstance(items, list) else []
+    return [c for c in sequence(spec.get(key)) if isinstance(c, dict)]
 
 
 # --------------------------------------------------------------------------- nodes

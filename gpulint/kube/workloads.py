@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gpulint.kube.fields import dig, mapping, sequence
+from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.refs import Path
 
 PodCount = Callable[[dict[str, Any], dict[str, Any]], "int | None"]  # (object, owner) -> pods
@@ -221,14 +221,11 @@ def container_resources(obj: dict[str, Any]) -> Iterator[ContainerResources]:
             resources = container.get("resources")
             if not isinstance(resources, dict):
                 continue
-            requests = resources.get("requests")
-            limits = resources.get("limits")
-            name = container.get("name")
             yield ContainerResources(
                 (*site.path, *container_path, "resources"),
-                name if isinstance(name, str) else "",
-                requests if isinstance(requests, dict) else {},
-                limits if isinstance(limits, dict) else {},
+                text(container.get("name")),
+                mapping(resources.get("requests")),
+                mapping(resources.get("limits")),
             )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gpulint.kube.fields import sequence
+from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.lint.findings import ObjectRef, Path
 from gpulint.lint.loader import LoadedFile, LocatedDocument
 
@@ -35,20 +35,13 @@ class KubeObject:
         return self.document.locate_in_string((*self.prefix, *path), offset)
 
     def annotations(self) -> dict[str, Any]:
-        metadata = self.data.get("metadata")
-        annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
-        return annotations if isinstance(annotations, dict) else {}
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+        return mapping(dig(self.data, "metadata", "annotations"))
 
 
 def object_ref(data: dict[str, Any]) -> ObjectRef:
-    metadata = data.get("metadata")
-    metadata = metadata if isinstance(metadata, dict) else {}
-    name = _text(metadata.get("name")) or _text(metadata.get("generateName"))
-    return ObjectRef(_text(data.get("apiVersion")), _text(data.get("kind")), _text(metadata.get("namespace")), name)
+    metadata = mapping(data.get("metadata"))
+    name = text(metadata.get("name")) or text(metadata.get("generateName"))
+    return ObjectRef(text(data.get("apiVersion")), text(data.get("kind")), text(metadata.get("namespace")), name)
 
 
 def is_object(data: Any) -> bool:

@@ -197,7 +197,8 @@ CASES = {
     ),
     # gangs
     "Workload whose spec.podGroups is a number": Case(
-        {"job.yaml": textwrap.dedent("""\
+        {
+            "job.yaml": textwrap.dedent("""\
             apiVersion: scheduling.k8s.io/v1alpha1
             kind: Workload
             metadata: {name: train, namespace: ml}
@@ -213,12 +214,19 @@ CASES = {
                   restartPolicy: Never
                   workloadRef: {name: train, podGroup: workers}
                   containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]
-            """), "node.yaml": NODE.replace("taints: 5", "taints: []")},
-        ("check", "job.yaml", "--inventory", "node.yaml", "--kubernetes-version", "1.35"), 1,
-        ('job.yaml:4:19: error[schema-invalid] Workload/ml/train: spec.podGroups: Invalid value: 5 is not of type',
-         "job.yaml:15:77: warning[gpu-unschedulable]")),
+            """),
+            "node.yaml": NODE.replace("taints: 5", "taints: []"),
+        },
+        ("check", "job.yaml", "--inventory", "node.yaml", "--kubernetes-version", "1.35"),
+        1,
+        (
+            "job.yaml:4:19: error[schema-invalid] Workload/ml/train: spec.podGroups: Invalid value: 5 is not of type",
+            "job.yaml:15:77: warning[gpu-unschedulable]",
+        ),
+    ),
     "indexed Job whose pod template labels are a number": Case(
-        {"job.yaml": textwrap.dedent("""\
+        {
+            "job.yaml": textwrap.dedent("""\
             apiVersion: batch/v1
             kind: Job
             metadata: {name: j, namespace: ml}
@@ -231,17 +239,29 @@ CASES = {
                 spec:
                   restartPolicy: Never
                   containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]
-            """)},
-        ("check", "job.yaml"), 1,
-        ("job.yaml:9:24: error[schema-invalid] Job/ml/j: spec.template.metadata.labels: Invalid value",
-         "job.yaml:4:1: warning[gang-missing] Job/ml/j: Job starts 4 GPU pods")),
+            """)
+        },
+        ("check", "job.yaml"),
+        1,
+        (
+            "job.yaml:9:24: error[schema-invalid] Job/ml/j: spec.template.metadata.labels: Invalid value",
+            "job.yaml:4:1: warning[gang-missing] Job/ml/j: Job starts 4 GPU pods",
+        ),
+    ),
     "Kueue pod group total count of 5,000 digits": Case(
-        {"pod.yaml": POD.replace("metadata: {name: p}", "metadata:\n  name: p\n"
-                                 "  labels: {kueue.x-k8s.io/pod-group-name: g}\n"
-                                 "  annotations: {kueue.x-k8s.io/pod-group-total-count: '" + "9" * 5000 + "'}"),
-         "node.yaml": NODE.replace("taints: 5", "taints: []")},
-        ("explain", "pod.yaml", "--inventory", "node.yaml"), 1,
-        ("12:18: error[gpu-request-without-limit]", "5. Gang and topology: ok", "no gang: pods are placed one by one")),
+        {
+            "pod.yaml": POD.replace(
+                "metadata: {name: p}",
+                "metadata:\n  name: p\n"
+                "  labels: {kueue.x-k8s.io/pod-group-name: g}\n"
+                "  annotations: {kueue.x-k8s.io/pod-group-total-count: '" + "9" * 5000 + "'}",
+            ),
+            "node.yaml": NODE.replace("taints: 5", "taints: []"),
+        },
+        ("explain", "pod.yaml", "--inventory", "node.yaml"),
+        1,
+        ("12:18: error[gpu-request-without-limit]", "5. Gang and topology: ok", "no gang: pods are placed one by one"),
+    ),
     # policies: exit 2 with file:line:col
     "ValidatingAdmissionPolicy with spec: 5": Case(
         {"pod.yaml": POD, "vap.yaml": vap("spec: 5\n")},
@@ -460,8 +480,11 @@ def test_the_installed_entry_point_exits_with_the_same_codes(name, tmp_path):
 
 
 CLUSTER = NODE.replace("taints: 5", "taints: []")
-PARITY = [name for name, case in CASES.items()
-          if case.args[0] == "check" and not {"--policy", "--format", "--kubernetes-version"} & set(case.args)]
+PARITY = [
+    name
+    for name, case in CASES.items()
+    if case.args[0] == "check" and not {"--policy", "--format", "--kubernetes-version"} & set(case.args)
+]
 
 
 @pytest.mark.parametrize("name", PARITY)
