@@ -26,6 +26,7 @@ from gpulint.lint.config import (
 from gpulint.lint.findings import Severity
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+MAX_JOBS = 64
 SEVERITIES = ("error", "warning", "info")
 
 
@@ -118,10 +119,11 @@ def cli() -> None:
 @click.option(
     "--jobs",
     "-j",
-    type=click.IntRange(min=0),
+    # each worker is a process with two pipes: thousands would exhaust file descriptors, not go faster
+    type=click.IntRange(min=0, max=MAX_JOBS),
     default=0,
     show_default=True,
-    help="Worker processes (0: one per core for large inputs).",
+    help=f"Worker processes (0: one per core for large inputs; at most {MAX_JOBS}).",
 )
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 def check(

@@ -501,3 +501,29 @@ def test_explain_exits_as_check_does_on_the_same_input(name, tmp_path, monkeypat
     check, explain = run_cli("check", *args), run_cli("explain", *args)
     assert explain.exit_code == check.exit_code, (check.stdout + check.stderr, explain.stdout + explain.stderr)
     assert "internal error" not in explain.stdout + explain.stderr
+
+
+def test_jobs_beyond_what_the_machine_can_hold_is_a_usage_error(tmp_path):
+    """-j 1000 on 300 files forked 300 workers with two pipes each: past the descriptor limit, exit 3."""
+    import resource
+    import subprocess
+    import sys
+
+    for index in range(300):
+        (tmp_path / f"c{index}.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{index}}}\n")
+
+    def few_descriptors() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "GPULINT_DEBUG": ""}
+    result = subprocess.run(
+        [sys.executable, "-m", "gpulint", "check", ".", "-j", "1000"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=few_descriptors,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "'--jobs' / '-j': 1000 is not in the range 0<=x<=64" in result.stderr
