@@ -6,7 +6,7 @@ import gc
 from dataclasses import dataclass, field
 
 from gpulint.lint.config import Config
-from gpulint.lint.engine import enabled_rules, skipped_notes
+from gpulint.lint.engine import enabled_rules
 from gpulint.lint.findings import Report
 from gpulint.lint.inventory import ClusterInventory, InventoryError, load_inventory
 from gpulint.lint.policies import PolicyError
@@ -93,7 +93,7 @@ def run_check(
             return CheckResult(diff, bool(diff), messages)
         if changed:  # report what is left after the fixes
             report = run.relinted(changed).report(1)
-    notes = (*collected.notes, *skipped_notes(rules, run.resolver))
+    notes = (*collected.notes, *run.notes())
     rendered = get_formatter(output_format)(report, rules, FormatOptions(color=color, notes=notes))
     worst = report.worst()
     return CheckResult(rendered, worst is not None and worst >= config.fail_on, messages)

@@ -7,12 +7,14 @@ then the scheduler's own summary and the kubectl commands that confirm it live.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
 from gpulint.kube.gangs.members import gangs_of, pack
 from gpulint.kube.gangs.packing import WORK_BUDGET
+from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import (
     REASON_AFFINITY,
@@ -76,10 +78,6 @@ def object_matches(obj: KubeObject, selector: str | None) -> bool:
     )
 
 
-def _amount(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
-
-
 def _names(group: NodeGroup, limit: int = 3) -> str:
     names = [node.name for node in group.nodes[:limit]]
     more = f" (+{len(group) - limit})" if len(group) > limit else ""
@@ -104,12 +102,13 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: 
     unknown = [name for name in extended if name not in known]
     lines = [
         "effective pod request: "
-        + (", ".join(f"{n} {_amount(a)}" for n, a in sorted(pod.requests.items())) or "nothing")
+        + (", ".join(f"{n} {format_amount(a)}" for n, a in sorted(pod.requests.items())) or "nothing")
     ]
     lines += [f"{name}: no node publishes it and no DeviceClass backs it" for name in unknown]
     fractional = [name for name, amount in extended.items() if amount.denominator != 1]
     lines += [
-        f"{name}: {_amount(extended[name])} is not a whole number (the API server rejects it)" for name in fractional
+        f"{name}: {format_amount(extended[name])} is not a whole number (the API server rejects it)"
+        for name in fractional
     ]
     steps.append(Step("Resource names and counts", FAIL if unknown or fractional else OK, lines))
 
@@ -119,7 +118,7 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: 
     for name, amount in sorted(extended.items()):
         if name in dra_backed:
             lines.append(
-                f"{name}: asks {_amount(amount)}; served by DRA (a DeviceClass's extendedResourceName): "
+                f"{name}: asks {format_amount(amount)}; served by DRA (a DeviceClass's extendedResourceName): "
                 "see the DRA step"
             )
             continue
@@ -127,8 +126,8 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: 
         largest_allocatable = max((n.allocatable.get(name, Fraction(0)) for n in inventory.nodes), default=Fraction(0))
         largest_free = max((n.free(name) for n in inventory.nodes), default=Fraction(0))
         lines.append(
-            f"{name}: asks {_amount(amount)}; largest node capacity {_amount(largest_capacity)}, "
-            f"allocatable {_amount(largest_allocatable)}, free now {_amount(largest_free)}"
+            f"{name}: asks {format_amount(amount)}; largest node capacity {format_amount(largest_capacity)}, "
+            f"allocatable {format_amount(largest_allocatable)}, free now {format_amount(largest_free)}"
         )
         if amount > largest_allocatable:
             status = FAIL
@@ -256,8 +255,8 @@ def _commands(obj: KubeObject, site: PodSpecSite, pod: PodRequirements, result: 
 
 
 def explain_objects(
-    objects: list[KubeObject], inventory: Resolver, findings: list[Finding] = ()
-) -> list[SiteExplanation]:  # type: ignore[assignment]
+    objects: list[KubeObject], inventory: Resolver, findings: Sequence[Finding] = ()
+) -> list[SiteExplanation]:
     """An explanation per pod template, and one per object that has none but that `check` judges
     (claims, claim templates, gang groups); each ends with `check`'s own findings on the object."""
     out = []

@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.fields import mapping, sequence
+from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.lint.resolver import Resolver
 
@@ -124,10 +125,6 @@ def _table(title: str, counts: Counter[str]) -> list[str]:
     ]
 
 
-def _amount(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
-
-
 def render_text(summary: InventorySummary) -> str:
     lines = [
         f"Nodes: {summary.nodes}"
@@ -142,8 +139,8 @@ def render_text(summary: InventorySummary) -> str:
         lines.append(f"  {'resource':<{width}}  {'capacity':>8}  {'allocatable':>11}  {'free now':>8}")
         for name, totals in sorted(summary.resources.items()):
             lines.append(
-                f"  {name:<{width}}  {_amount(totals.capacity):>8}  {_amount(totals.allocatable):>11}  "
-                f"{_amount(totals.free):>8}"
+                f"  {name:<{width}}  {format_amount(totals.capacity):>8}  {format_amount(totals.allocatable):>11}  "
+                f"{format_amount(totals.free):>8}"
             )
     if summary.devices_by_driver:
         lines += _table("DRA devices by driver (ResourceSlices):", summary.devices_by_driver)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -36,7 +37,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
-def _known_rules(extra_policies: tuple[str, ...] = ()) -> KnownRules:
+def _known_rules(extra_policies: tuple[str, ...] = ()) -> Callable[[tuple[str, ...]], set[str]]:
     """Rule ids a configuration may name: the built-in rules and the rules of the policies it loads."""
 
     def known(policies: tuple[str, ...]) -> set[str]:
@@ -178,7 +179,7 @@ def check(
     rendered = encode(result.rendered, "text" if show_diff else output_format)
     if output:
         try:
-            Path(output).write_bytes(rendered)
+            write_report(output, rendered)
         except OSError as exc:
             raise click.UsageError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
     else:
@@ -188,6 +189,26 @@ def check(
     if exit_zero:
         sys.exit(EXIT_OK)
     sys.exit(EXIT_FINDINGS if result.failed else EXIT_OK)
+
+
+def write_report(output: str, data: bytes) -> None:
+    """Write the report whole, as a new file that replaces ``output``: a symlink a pull request planted
+    at the report's path is replaced, never followed, and a reader never sees half a report."""
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(output))
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(output)}.", dir=directory)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, output)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def _is_one_of(output: str, paths: tuple[str, ...]) -> bool:

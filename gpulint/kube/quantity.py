@@ -100,3 +100,8 @@ def quantity_from_yaml(value: Any) -> Quantity:
 
 def _yaml_repr(value: Any) -> str:
     return "null" if value is None else ("true" if value else "false")
+
+
+def format_amount(value: Fraction) -> str:
+    """An amount as messages show it: ``8``, ``0.5``, ``1.5e+09`` (whole numbers exactly)."""
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"

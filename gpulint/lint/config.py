@@ -229,17 +229,23 @@ def discover(start: Path) -> Path | None:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:  # bounded: only looking for a [tool.gpulint] table
+            return handle.read(MAX_CONFIG_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a configuration is a few lines; a pull request may plant anything
+
+
 def load(path: Path, known_rules: KnownRules) -> Config:
+    from gpulint.lint.sources import SourceError, read_file
+
     where = str(path)
     try:
-        raw_bytes = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{where}: cannot read the configuration: {exc.strerror or exc}") from None
+        raw_bytes = read_file(where, limit=MAX_CONFIG_BYTES, limit_name="configuration size").content
+    except SourceError as exc:
+        raise ConfigError(f"cannot read the configuration: {exc}") from None
     root = str(path.parent)
     if path.name == "pyproject.toml":
         return _load_pyproject(where, raw_bytes, known_rules, root)

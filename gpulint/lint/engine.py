@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -70,9 +71,8 @@ def available_needs(resolver: Resolver) -> frozenset[Need]:
     return frozenset({Need.NODES, Need.DEVICES}) if resolver.dra.has_devices else frozenset({Need.NODES})
 
 
-def skipped_notes(rules: dict[str, Rule], resolver: Resolver) -> tuple[str, ...]:
+def skipped_notes(rules: dict[str, Rule], available: frozenset[Need]) -> tuple[str, ...]:
     """One note per missing need, naming the enabled rules it skips (derived from their specs)."""
-    available = available_needs(resolver)
     skipped: dict[Need, list[str]] = {}
     for rule_id, rule in rules.items():
         missing = [need for need in Need if need in rule.needs and need not in available]
@@ -94,9 +94,12 @@ class Engine:
         self.rules = rules
         self.context = CheckContext(config, _schema_store(config.kubernetes_version), resolver)
         available = available_needs(resolver)
+        self.available = available
         # Routed once: a rule whose needs are unmet never runs; the run says it was skipped.
-        self._runnable = [
-            (rule_id, rule) for rule_id, rule in rules.items() if rule.check is not None and rule.needs <= available
+        self._runnable: list[tuple[str, Rule, Callable[..., Iterator[Diagnostic]]]] = [
+            (rule_id, rule, rule.check)
+            for rule_id, rule in rules.items()
+            if rule.check is not None and rule.needs <= available
         ]
 
     def check_file(
@@ -130,17 +133,21 @@ class Engine:
         configured = self.config.severity.get(rule_id)
         if configured is not None:
             return configured
-        return requested or self.rules.get(rule_id, all_rules().get(rule_id)).severity
+        if requested:
+            return requested
+        rule = self.rules.get(rule_id) or all_rules().get(rule_id)
+        assert rule is not None, f"no rule {rule_id!r}: checks report only under the ids of registered rules"
+        return rule.severity
 
     def _check_object(self, obj: KubeObject, deadline: Deadline | None = None) -> list[Finding]:
         findings = []
         ignored = annotation_rules(obj.annotations())
         template_ignores = template_annotation_rules(obj.data)
-        for rule_id, rule in self._runnable:
+        for rule_id, rule, check in self._runnable:
             if not rule.reads(obj.kind):
                 continue
             try:
-                diagnostics = self._diagnostics(rule, obj, deadline)
+                diagnostics = self._diagnostics(check, obj, deadline)
             except DeadlineExceeded:
                 raise
             except Exception as exc:  # a bug in one check must not hide the others' findings
@@ -167,12 +174,14 @@ class Engine:
                 findings.append(finding)
         return findings
 
-    def _diagnostics(self, rule: Rule, obj: KubeObject, deadline: Deadline | None) -> list[Diagnostic]:
+    def _diagnostics(
+        self, check: Callable[..., Iterator[Diagnostic]], obj: KubeObject, deadline: Deadline | None
+    ) -> list[Diagnostic]:
         if deadline is None:
-            return list(rule.check(obj, self.context))
+            return list(check(obj, self.context))
         deadline.check()
         diagnostics = []
-        for diagnostic in rule.check(obj, self.context):  # a check may yield very many: stop between them
+        for diagnostic in check(obj, self.context):  # a check may yield very many: stop between them
             deadline.check()
             diagnostics.append(diagnostic)
         return diagnostics

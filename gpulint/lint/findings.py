@@ -6,7 +6,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpulint.kube.refs import ObjectRef, Path  # re-exported: the findings name objects and places
+# re-exported: the findings name objects and places
+from gpulint.kube.refs import ObjectRef as ObjectRef
+from gpulint.kube.refs import Path as Path
 
 
 class Severity(enum.IntEnum):

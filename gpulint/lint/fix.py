@@ -417,7 +417,11 @@ def fix_text(path: str, text: str, fixes: Sequence[Fix]) -> FixOutcome:
     applied = 0
     for fix in fixes:
         document = documents.get(fix.document)
-        if document is None or not _plan_fix(text, document.node, fix, plans.setdefault(fix.document, _Plan())):
+        if (
+            document is None
+            or document.node is None  # parsed from text, so never; the type allows documents without positions
+            or not _plan_fix(text, document.node, fix, plans.setdefault(fix.document, _Plan()))
+        ):
             continue
         try:
             plain = _plain_get(expected[fix.document], fix.source_path) if fix.source_path else fix.value

@@ -122,7 +122,8 @@ class ClusterInventory:
         for pod in self.pods:
             spec = mapping(pod.data.get("spec"))
             status = mapping(pod.data.get("status"))
-            node = by_name.get(spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else "")
+            node_name = spec.get("nodeName")
+            node = by_name.get(node_name if isinstance(node_name, str) else "")
             if node is None or status.get("phase") in TERMINAL_PHASES:
                 continue
             for resource, amount in pod_requests(spec).items():
@@ -149,7 +150,10 @@ class ClusterInventory:
 
 
 class HasData(Protocol):
-    data: dict[str, Any]
+    """An object whose data is read (never replaced): an inventory object or a linted one."""
+
+    @property
+    def data(self) -> dict[str, Any]: ...
 
 
 def dra_extended_resources(device_classes: Mapping[str, HasData]) -> dict[str, str]:

@@ -71,12 +71,14 @@ class LocatedDocument:
     path: str
     index: int  # position in the file's stream of documents, counting empty ones
     data: Any
-    node: Node
+    node: Node | None  # None when read without positions (JSON, the API server): located at 1:1
     line_offset: int = 0  # node marks count from the chunk that was parsed, not the file
     text: str = ""  # the text that was parsed (the file, or the chunk after a broken document)
 
     def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
         """1-based line and column of the node at ``path`` (or its deepest existing ancestor)."""
+        if self.node is None:
+            return 1, 1
         node: Node = self.node
         key_node: Node | None = None
         complete = True
@@ -96,6 +98,8 @@ class LocatedDocument:
         Works for every scalar style (plain, quoted, literal ``|``, folded ``>``): the
         value's non-blank characters are matched in order against the source's.
         """
+        if self.node is None:
+            return self.locate(path)
         node: Node = self.node
         for step in path:
             child = _child(node, step)
@@ -205,7 +209,7 @@ def _scalar(node: ScalarNode, constructor: SafeConstructor) -> Any:
             if math.isinf(value) and "inf" not in node.value.lower():
                 return node.value  # 1.0e+400 overflows: go-yaml keeps the text
             return value
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, IndexError) as exc:  # IndexError: PyYAML on "" or "-"
         # Only an explicit tag the text does not fit (``!!int abc``) gets here: go-yaml refuses the document.
         mark = node.start_mark
         raise LoadError(
@@ -455,7 +459,8 @@ def _template_outside_strings(loaded: LoadedFile, text: str) -> int | None:
     braces = [match.start() for match in re.finditer(r"\{\{", text)]
     if loaded.problems and any(p.message.startswith("YAML syntax error") for p in loaded.problems):
         return text.count("\n", 0, braces[0]) + 1
-    spans = sorted(span for document in loaded.documents for span in _scalar_spans(document.node))
+    roots = [document.node for document in loaded.documents if document.node is not None]  # parsed: all have one
+    spans = sorted(span for root in roots for span in _scalar_spans(root))
     for position in braces:
         if not any(start <= position < end for start, end in spans):
             return text.count("\n", 0, position) + 1

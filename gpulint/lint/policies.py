@@ -110,7 +110,7 @@ class Policy:
 
 # --------------------------------------------------------------------------- loading
 
-_TYPE_WORDS = {dict: "a mapping", list: "a list", str: "a string"}
+_TYPE_WORDS: dict[type, str] = {dict: "a mapping", list: "a list", str: "a string"}
 _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
@@ -357,7 +357,7 @@ def resolve(paths: tuple[str, ...]) -> list[str]:
     """``gpulint:NAME`` (or ``gpulint:all``) names a policy of the library shipped in rules/policies/."""
     from gpulint.lint.data import data_dir
 
-    out = []
+    out: list[str] = []
     for path in paths:
         if path.startswith(BUILTIN_PREFIX):
             name = path[len(BUILTIN_PREFIX) :]
@@ -458,7 +458,7 @@ def _bound(
         elif selector is not None:
             candidates = [o for o in candidates if selector_matches(selector, _labels(o))]
         params = tuple(candidates)
-    extra = ()
+    extra: tuple[Match, ...] = ()
     resources = loader.typed(obj, ("spec", "matchResources"), spec.get("matchResources"), dict, None)
     if resources is not None:
         base = ("spec", "matchResources")
@@ -502,12 +502,13 @@ def selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
             return False
     for expression in sequence(selector.get("matchExpressions")):
         expression = mapping(expression)
-        key, operator = expression.get("key"), expression.get("operator")
+        label, operator = expression.get("key"), expression.get("operator")
         values = [_label_text(v) for v in sequence(expression.get("values"))]
-        present = isinstance(key, str) and key in labels
-        if operator == "In" and not (present and _label_text(labels[key]) in values):
+        present = isinstance(label, str) and label in labels
+        current = _label_text(labels[label]) if isinstance(label, str) and present else None
+        if operator == "In" and not (present and current in values):
             return False
-        if operator == "NotIn" and present and _label_text(labels[key]) in values:
+        if operator == "NotIn" and present and current in values:
             return False
         if operator == "Exists" and not present:
             return False
@@ -536,7 +537,7 @@ def resource_name(kind: str) -> str:
 def _matches_resources(match: Match, obj: KubeObject) -> bool:
     if not match.resources:
         return True
-    group, _, version = obj.api_version.rpartition("/")
+    group, version = obj.ref.group, obj.ref.version
     plural = resource_name(obj.kind)
     return any(
         (("*" in groups) or group in groups)
@@ -549,7 +550,7 @@ def _matches_resources(match: Match, obj: KubeObject) -> bool:
 def _matches(match: Match, obj: KubeObject, namespaces: dict[str, dict[str, Any]]) -> bool | None:
     """True/False, or None when it depends on something no file holds (a namespace's labels)."""
     if match.kinds and "*" not in match.kinds:
-        group = obj.api_version.rpartition("/")[0]
+        group = obj.ref.group
         if obj.kind not in match.kinds and f"{group}/{obj.kind}" not in match.kinds:
             return False
     if match.namespaces and obj.ref.namespace not in match.namespaces:
@@ -639,8 +640,8 @@ def evaluate(policy: Policy, obj: KubeObject, ctx: CheckContext, engine: CelEngi
             "namespace": obj.ref.namespace,
             "name": obj.ref.name,
             "kind": {
-                "group": obj.api_version.rpartition("/")[0],
-                "version": obj.api_version.rpartition("/")[2],
+                "group": obj.ref.group,
+                "version": obj.ref.version,
                 "kind": obj.kind,
             },
         },

@@ -25,16 +25,23 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Iterator
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from gpulint.lint.checks import ObjectCheck
+from gpulint.lint.checks import CheckContext, ObjectCheck
 from gpulint.lint.data import data_dir
-from gpulint.lint.rule import ExpectedFinding, Rule, shipped_inventory
+from gpulint.lint.findings import Diagnostic
+from gpulint.lint.rule import ExpectedFinding, shipped_inventory
+from gpulint.lint.rule import Rule as Rule  # re-exported: callers that load rules name their type from here
 from gpulint.lint.rule_spec import RuleSpec
+
+if TYPE_CHECKING:
+    from gpulint.lint.objects import KubeObject
+    from gpulint.lint.policies import Policy
 
 _REQUIRED = ("id", "summary", "what", "why", "kubernetes", "example", "use-instead", "example-findings")
 _OPTIONAL = ("fix-safety", "example-inventory", "example-config", "use-instead-config", "use-instead-allow")
@@ -160,19 +167,19 @@ def _policy_rules(paths: tuple[str, ...], signature: tuple[Any, ...]) -> dict[st
     policies = cached_policies(paths)
 
     builtin = all_rules()
-    grouped: dict[str, list] = {}
+    grouped: dict[str, list[Policy]] = {}
     for policy in policies:
         if policy.name in builtin:
             raise PolicyError(f"{policy.source}: policy '{policy.name}' has the id of a built-in rule")
         grouped.setdefault(policy.name, []).append(policy)
     rules = {}
-    for name, policies in grouped.items():
-        first = policies[0]
-        checks = [policy_check(policy, policy_engine) for policy in policies]
+    for name, group in grouped.items():
+        first = group[0]
+        checks = [policy_check(policy, policy_engine) for policy in group]
         docs = first.docs
         rules[name] = Rule(
             id=name,
-            severity=max(p.severity for p in policies),
+            severity=max(p.severity for p in group),
             summary=str(docs.get("summary") or f"team policy {name}"),
             what=str(docs.get("what") or docs.get("rationale") or "A team policy written in CEL."),
             why=str(docs.get("rationale") or "See the policy file."),
@@ -181,7 +188,7 @@ def _policy_rules(paths: tuple[str, ...], signature: tuple[Any, ...]) -> dict[st
             use_instead=str(docs.get("useInstead") or docs.get("fix") or ""),
             fix_safety="",
             check=_combined(checks),
-            reads_objects=any(p.uses_objects for p in policies),
+            reads_objects=any(p.uses_objects for p in group),
             **_policy_example_run(docs, first.source),
         )
     return rules
@@ -212,8 +219,8 @@ def _policy_example_run(docs: dict[str, Any], source: str) -> dict[str, Any]:
     return out
 
 
-def _combined(checks: list) -> ObjectCheck:
-    def check(obj, ctx):  # type: ignore[no-untyped-def]
+def _combined(checks: list[ObjectCheck]) -> ObjectCheck:
+    def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         for one in checks:
             yield from one(obj, ctx)
 

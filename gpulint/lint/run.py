@@ -11,6 +11,7 @@ linted set and sends it to every worker, which then checks the files it already 
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -21,14 +22,15 @@ from functools import cached_property
 from typing import Any
 
 from gpulint.lint.config import Config
-from gpulint.lint.engine import Deadline, Engine, enabled_rules
+from gpulint.lint.engine import Deadline, Engine, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
 from gpulint.lint.inventory import GANG_OBJECT_KINDS, ClusterInventory
 from gpulint.lint.linted_set import LintedObject, LintedSet
-from gpulint.lint.loader import LoadedFile, LocatedDocument, load_bytes
+from gpulint.lint.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.objects import KubeObject, ParsedFile, object_ref, parse_file
 from gpulint.lint.registry import Rule
 from gpulint.lint.resolver import DRA_GROUP, Resolver
+from gpulint.lint.rule_spec import Need
 from gpulint.lint.sources import Source
 
 PARALLEL_MIN_FILES = 48
@@ -40,6 +42,16 @@ def parse_source(source: Source) -> ParsedFile:
     except OSError as exc:
         return ParsedFile(LoadedFile(source.display, ""), [], read_error=exc.strerror or str(exc))
     return parse_file(load_bytes(source.display, raw))
+
+
+def parse_all(sources: Sequence[Source]) -> list[ParsedFile]:
+    """Every source parsed, then kept out of the cyclic collector's sight: parsed files live for the
+    whole run (that is what parsing once means), and rescanning their nodes at every collection
+    cost more than the parse itself. Nodes hold no cycles, so reference counting still frees them."""
+    with collector_paused():
+        parsed = [parse_source(source) for source in sources]
+    gc.freeze()
+    return parsed
 
 
 def linted_object(obj: KubeObject) -> LintedObject:
@@ -63,12 +75,13 @@ class LintRun:
     def __post_init__(self) -> None:
         if not self.rules:
             self.rules = enabled_rules(self.config)
+        self.available: frozenset[Need] = frozenset()  # what the rules could be given (set by report())
 
     # ------------------------------------------------------------------ parsed once
 
     @cached_property
     def files(self) -> list[ParsedFile]:
-        return [parse_source(source) for source in self.sources]
+        return parse_all(self.sources)
 
     @cached_property
     def linted(self) -> LintedSet:
@@ -106,10 +119,15 @@ class LintRun:
             and deadline is None
             and "files" not in self.__dict__
         ):
-            return Report(_parallel_reports(self, workers))
-        return Report(
-            [self.engine.check_file(parsed, deadline, path_ignores_apply=self.complete) for parsed in self.files]
-        )
+            reports, self.available = _parallel_reports(self, workers)
+            return Report(reports)
+        engine = self.engine
+        self.available = engine.available
+        return Report([engine.check_file(parsed, deadline, path_ignores_apply=self.complete) for parsed in self.files])
+
+    def notes(self) -> tuple[str, ...]:
+        """The rules this run skipped and why (after report())."""
+        return skipped_notes(self.rules, self.available)
 
     # ------------------------------------------------------------------ one object (the webhook)
 
@@ -179,19 +197,19 @@ class _WorkerFailure:
 def _worker(run: LintRun, share: list[int], conn: Any, everything: bool) -> None:
     """Phase 1: parse the share, send what crosses files; phase 2: receive the linted set, check."""
     try:
-        parsed = [parse_source(run.sources[index]) for index in share]
+        parsed = parse_all([run.sources[index] for index in share])
         shared = [[obj for obj in map(linted_object, p.objects) if everything or _crosses_files(obj)] for p in parsed]
         _send(conn, shared)
         linted: LintedSet = _receive(conn)
         engine = Engine(run.config, Resolver(linted, run.cluster), run.rules)
-        _send(conn, [engine.check_file(p, path_ignores_apply=run.complete) for p in parsed])
+        _send(conn, ([engine.check_file(p, path_ignores_apply=run.complete) for p in parsed], engine.available))
     except BaseException:
         _send(conn, _WorkerFailure(traceback.format_exc()))
     finally:
         conn.close()
 
 
-def _parallel_reports(run: LintRun, workers: int) -> list[FileReport]:
+def _parallel_reports(run: LintRun, workers: int) -> tuple[list[FileReport], frozenset[Need]]:
     context = multiprocessing.get_context("fork")  # the cluster inventory is inherited, not pickled
     shares = _shares(run.sources, workers)
     everything = _policies_read_objects(run.rules)
@@ -210,15 +228,17 @@ def _parallel_reports(run: LintRun, workers: int) -> list[FileReport]:
         for _, conn, _ in channels:
             _send(conn, linted)
         reports: dict[int, FileReport] = {}
+        available: frozenset[Need] = frozenset()
         for share, conn, _ in channels:
-            reports.update(zip(share, _receive(conn)))
+            checked, available = _receive(conn)  # every worker has the same linted set and cluster
+            reports.update(zip(share, checked))
     finally:
         for _, conn, process in channels:
             conn.close()
             process.join(timeout=5)
             if process.is_alive():
                 process.kill()
-    return [reports[index] for index in range(len(run.sources))]
+    return [reports[index] for index in range(len(run.sources))], available
 
 
 def _policies_read_objects(rules: dict[str, Rule]) -> bool:

@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpulint.kube.dra.allocation import Alternative, ClaimSpec, Request, claim_spec_of
+from gpulint.kube.dra.allocation import Alternative, ClaimSpec, NodeVerdict, Request, claim_spec_of
 from gpulint.kube.fields import mapping
 from gpulint.kube.gangs.members import Gang, GangVerdict, member_demand, pack
-from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
+from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import FitResult, PodRequirements, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec
@@ -22,9 +23,8 @@ from gpulint.lint.inventory import HasData
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 
-
-def _amount(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else str(float(value))
+if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
+    from gpulint.kube.dra.devices import DeviceGroup
 
 
 def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> PodRequirements | None:
@@ -73,8 +73,8 @@ def scheduling_hint(result: FitResult, pod: PodRequirements, inventory: Resolver
         largest = max((n.allocatable.get(resource, Fraction(0)) for n in candidates), default=Fraction(0))
         asked = pod.requests.get(resource, Fraction(0))
         return (
-            f" The largest node that passes the other filters offers {_amount(largest)} {resource}; "
-            f"this pod asks for {_amount(asked)}."
+            f" The largest node that passes the other filters offers {format_amount(largest)} {resource}; "
+            f"this pod asks for {format_amount(asked)}."
         )
     if reason.startswith("node(s) had untolerated taint"):
         taint = reason.removeprefix("node(s) had untolerated taint ")
@@ -85,8 +85,9 @@ def scheduling_hint(result: FitResult, pod: PodRequirements, inventory: Resolver
     return ""
 
 
-def referenced_claim(obj: KubeObject, entry: dict[str, Any], resolver: Resolver) -> tuple[HasData | None, str | None]:
-    """The claim (or template) data a pod's resourceClaims entry points at, if the linted set or inventory has it."""
+def referenced_claim(obj: KubeObject, entry: dict[str, Any], resolver: Resolver) -> tuple[HasData | None, str]:
+    """The claim (or template) data a pod's resourceClaims entry points at, if the linted set or inventory has it,
+    and the kind the entry names ("" when it names neither)."""
     namespace = obj.ref.namespace
     if isinstance(entry.get("resourceClaimTemplateName"), str):
         return resolver.find_claim(
@@ -94,7 +95,7 @@ def referenced_claim(obj: KubeObject, entry: dict[str, Any], resolver: Resolver)
         ), "ResourceClaimTemplate"
     if isinstance(entry.get("resourceClaimName"), str):
         return resolver.find_claim("ResourceClaim", namespace, entry["resourceClaimName"]), "ResourceClaim"
-    return None, None
+    return None, ""
 
 
 def referenced_claims(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -> list[ClaimSpec]:
@@ -111,12 +112,12 @@ def referenced_claims(obj: KubeObject, site: PodSpecSite, resolver: Resolver) ->
     return claims
 
 
-def extended_resource_claim(site: PodSpecSite, resolver: Resolver) -> tuple[ClaimSpec, tuple] | None:
+def extended_resource_claim(site: PodSpecSite, resolver: Resolver) -> tuple[ClaimSpec, Path] | None:
     """A DRA-backed extended resource (DeviceClass.extendedResourceName) as the claim the scheduler makes for it."""
     backed = resolver.dra_extended_resources()
     published = resolver.published_resources
     requests = []
-    where: tuple = ()
+    where: Path = ()
     for container_path, container in containers(site.spec):
         limits = mapping(mapping(container.get("resources")).get("limits"))
         for name, value in limits.items():
@@ -136,7 +137,7 @@ def extended_resource_claim(site: PodSpecSite, resolver: Resolver) -> tuple[Clai
     return ClaimSpec(tuple(requests), (), ()), where
 
 
-def allocation_failure(verdicts: list, total: int) -> str | None:
+def allocation_failure(verdicts: list[tuple[DeviceGroup, NodeVerdict]], total: int) -> str | None:
     """None when some node fits or the answer is unknown; else why, from the node that came closest."""
     if any(verdict.fits is not False for _, verdict in verdicts):
         return None

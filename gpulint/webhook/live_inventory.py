@@ -74,12 +74,17 @@ class LiveInventory:
             watch.stop()
 
     def _list(self, resource: Resource) -> tuple[list[dict[str, Any]], str]:
+        answer: object  # decoded JSON
         if resource.group:
             answer = self._custom.list_cluster_custom_object(resource.group, resource.version, resource.plural)
         else:
             import json
 
-            answer = json.loads(self._core.list_node(_preload_content=False).data)
+            # With _preload_content=False the client returns the raw HTTP response; its annotation says V1NodeList.
+            raw = self._core.list_node(_preload_content=False).data  # type: ignore[attr-defined]
+            answer = json.loads(raw)
+        if not isinstance(answer, dict):
+            raise ValueError(f"the list of {resource.plural} is not a JSON object")
         return list(answer.get("items") or []), str((answer.get("metadata") or {}).get("resourceVersion") or "")
 
     def _watch_call(self, resource: Resource) -> tuple[Callable[..., Any], tuple[Any, ...]]:

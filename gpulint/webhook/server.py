@@ -428,16 +428,20 @@ class _DeadlineReader(io.RawIOBase):
                 continue
 
 
-class _HeadReader:
+class _HeadReader(io.BufferedIOBase):
     """The buffered reader as the stdlib's header parser sees it: readline only, with one budget for
     all the headers together (the stdlib bounds each line and their count, not their sum)."""
 
-    def __init__(self, reader: io.BufferedReader, budget: int) -> None:
+    def __init__(self, reader: io.BufferedIOBase, budget: int) -> None:
+        super().__init__()
         self.reader = reader
         self.left = budget
 
-    def readline(self, limit: int = -1) -> bytes:
-        allowed = self.left + 1 if limit < 0 else min(limit, self.left + 1)
+    def readable(self) -> bool:
+        return True
+
+    def readline(self, limit: int | None = -1) -> bytes:
+        allowed = self.left + 1 if limit is None or limit < 0 else min(limit, self.left + 1)
         line = self.reader.readline(allowed)
         self.left -= len(line)
         if self.left < 0:

@@ -86,6 +86,7 @@ def _fields(data: bytes) -> list[tuple[int, Any]]:
     while i < len(data):
         key, i = _varint(data, i)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, i = _varint(data, i)
         elif wire == 2:

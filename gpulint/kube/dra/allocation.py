@@ -231,7 +231,8 @@ def slice_devices(slice_spec: dict[str, Any]) -> list[Device]:
     for raw in sequence(slice_spec.get("devices")):
         if not isinstance(raw, dict):
             continue
-        body = raw.get("basic") if isinstance(raw.get("basic"), dict) else raw  # v1beta1 wraps in `basic`
+        basic = raw.get("basic")
+        body = basic if isinstance(basic, dict) else raw  # v1beta1 wraps in `basic`
         attributes = _grouped(body.get("attributes"), driver, True)
         capacity = _grouped(body.get("capacity"), driver, True)
         view = {
@@ -376,7 +377,8 @@ class Allocator:
                     after_class, chosen = self._candidates(alternative, devices)
                     options.append(Slot(request.name, alternative, after_class, chosen))
                 per_request.append(options)
-        best_reason, best_score = "", (-1,)
+        best_reason = ""
+        best_score: tuple[int, ...] = (-1,)
         tried = 0
         for choice in itertools.product(*per_request):  # firstAvailable: earlier subrequests first
             tried += 1
@@ -458,11 +460,11 @@ class Allocator:
                         if value is not _MISSING:
                             values[_freeze(value)] += 1
             value_sets.append([value for value, _ in values.most_common()] or [_MISSING])
-        for values in itertools.product(*value_sets):
+        for chosen in itertools.product(*value_sets):
             restricted = []
             for slot in slots:
                 keep = slot.candidates
-                for constraint, value in zip(matching, values):
+                for constraint, value in zip(matching, chosen):
                     if _named(slot, constraint):
                         keep = [
                             d
@@ -471,7 +473,7 @@ class Allocator:
                             and _freeze(d.attribute(constraint.attribute)) == value
                         ]
                 restricted.append(Slot(slot.request, slot.alternative, slot.after_class, keep))
-            yield values, restricted
+            yield chosen, restricted
 
     def _match(self, slots: list[Slot]) -> tuple[str, int] | None:
         plan = []

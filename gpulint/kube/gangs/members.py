@@ -33,6 +33,7 @@ from gpulint.kube.gangs.packing import (
     node_kind,
     request_units,
 )
+from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import GangLookup, ObjectLike, Path
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
@@ -175,7 +176,7 @@ def group_minimum(ref: GroupReference, inventory: GangLookup | None) -> tuple[in
 
 def gangs_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
     """The gangs an object starts (empty for objects without a gang policy)."""
-    data, kind, group = obj.data, obj.kind, obj.api_version.rpartition("/")[0]
+    data, kind, group = obj.data, obj.kind, obj.ref.group
     sites = list(pod_spec_sites(data))
     if not sites:
         return []
@@ -213,7 +214,7 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
         ]
     scheduling = dig(data, "spec", "scheduling") if group == "batch" and kind == "Job" else None
     if isinstance(scheduling, dict):
-        minimum, topology, is_gang = _native_policy(scheduling)
+        declared, topology, is_gang = _native_policy(scheduling)
         if is_gang:
             members = [_member(kind, site) for site in sites]
             total = sum(m.count for m in members)
@@ -221,7 +222,7 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
                 Gang(
                     "Job spec.scheduling gang",
                     members,
-                    minimum or total,
+                    declared or total,
                     ("spec", "scheduling", "schedulingPolicy", "gang"),
                     topology,
                     ("spec", "scheduling", "schedulingConstraints", "topology") if topology else None,
@@ -601,14 +602,10 @@ def _place_slices(domain: str, nodes: list[NodeInfo], packing: _Packing, count: 
     return Placement(domain, False, True, slices * gang.slice_size)
 
 
-def _show(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
-
-
 def member_demand(member: Member) -> str:
-    gpus = [f"{_show(a)} {r}" for r, a in sorted(member.pod.requests.items()) if "/" in r]
+    gpus = [f"{format_amount(a)} {r}" for r, a in sorted(member.pod.requests.items()) if "/" in r]
     return (
         ", ".join(gpus)
-        or ", ".join(f"{_show(a)} {r}" for r, a in sorted(member.pod.requests.items()))
+        or ", ".join(f"{format_amount(a)} {r}" for r, a in sorted(member.pod.requests.items()))
         or "no resources"
     )

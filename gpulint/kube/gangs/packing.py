@@ -457,22 +457,23 @@ class _Problem:
         wanted = tuple(demand)  # the demand when this node's turn came
         shapes = len(self.shapes)
         config = [0] * shapes
-        # per shape in turn: [shape, next count to try, room before it, still equal to bound so far]
-        stack = [[0, self._most(c, wanted, 0, c.capacity, bound), c.capacity, bound is not None]]
+        stack = [_ShapeStep(0, self._most(c, wanted, 0, c.capacity, bound), c.capacity, bound is not None)]
         while stack:
-            frame = stack[-1]
-            index, count, room, tight = frame
+            step = stack[-1]
+            index, count = step.index, step.count
             if count < 0:
                 stack.pop()
                 continue
-            frame[1] -= 1
+            step.count -= 1
             budget.spend()
             config[index] = count
-            after = _minus(room, self.requests[index], count)
-            tight = tight and bound is not None and count == bound[index]
+            after = _minus(step.room, self.requests[index], count)
+            tight = step.tight and bound is not None and count == bound[index]
             if index + 1 < shapes:
                 stack.append(
-                    [index + 1, self._most(c, wanted, index + 1, after, bound if tight else None), after, tight]
+                    _ShapeStep(
+                        index + 1, self._most(c, wanted, index + 1, after, bound if tight else None), after, tight
+                    )
                 )
             elif all(not (wanted[i] - config[i]) or _fit(self.requests[i], after) == 0 for i in c.allowed):
                 yield tuple(config)
@@ -492,6 +493,16 @@ class _Frame:
     bound: Vector | None  # the configuration of the node before, in the same group
     demand: Vector  # when this node's turn came
     applied: Vector | None = None
+
+
+@dataclass(slots=True)
+class _ShapeStep:
+    """One shape's turn in the depth-first search of ``_Problem._configs``."""
+
+    index: int  # the shape
+    count: int  # the next count of it to try
+    room: Vector  # what the node has left before it
+    tight: bool  # the configuration so far still equals the bound
 
 
 def _l2(items: list[tuple[int, int]], size: int, k: int) -> int:

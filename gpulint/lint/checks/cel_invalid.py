@@ -37,6 +37,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     severity=Severity.INFO,
                 )
             continue
+        if dra is None:  # no model, no devices to evaluate the selector on
+            continue
         for device in devices:
             outcome = dra.selectors.outcome(selector, device)
             if outcome.error:
@@ -61,7 +63,7 @@ def _selectors_and_devices(obj: KubeObject, dra: DraModel | None) -> Iterator[tu
     for request in claim.requests if claim is not None else ():
         for alternative in request.alternatives:
             selected: list[Device] = []
-            if devices and alternative.class_name in dra.classes:
+            if dra is not None and devices and alternative.class_name in dra.classes:
                 klass = class_selectors(dra.classes[alternative.class_name])
                 selected = [d for d in devices if all(dra.selectors.outcome(s, d).matches for s in klass)]
             for selector in alternative.selectors:

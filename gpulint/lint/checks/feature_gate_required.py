@@ -24,13 +24,14 @@ GATES: dict[str, dict[str, tuple[str, bool]]] = {
 
 
 def _uses(obj: KubeObject) -> Iterator[tuple[str, tuple, str]]:
-    data, group = obj.data, obj.api_version.rpartition("/")[0]
+    data, group = obj.data, obj.ref.group
     spec = mapping(data.get("spec"))
     if group == "scheduling.k8s.io" and obj.kind in ("Workload", "PodGroup", "CompositePodGroup"):
         yield "GenericWorkload", ("kind",), f"the {obj.kind} API"
         if obj.kind == "CompositePodGroup" or "compositePodGroupTemplates" in spec:
             yield "CompositePodGroup", ("kind",), "composite pod groups (multi-level topology)"
-        templates = spec.get("podGroupTemplates") if isinstance(spec.get("podGroupTemplates"), list) else [spec]
+        listed = spec.get("podGroupTemplates")
+        templates = listed if isinstance(listed, list) else [spec]
         for index, template in enumerate(templates):
             if not isinstance(template, dict):
                 continue

@@ -8,6 +8,7 @@ from fractions import Fraction
 from gpulint.kube.fields import mapping
 from gpulint.kube.gangs.members import Gang, GangVerdict, composites_of, gangs_of, pack_composite
 from gpulint.kube.gangs.packing import WORK_BUDGET
+from gpulint.kube.quantity import format_amount
 from gpulint.kube.scheduler import resource_list
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
@@ -40,19 +41,15 @@ def _min_resources(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 RULE_ID,
                 ("spec", "minResources", resource),
-                f"the PodGroup needs minResources {resource}: {_show(amount)} at once, but the "
-                f"schedulable nodes have {_show(total)} in all; the gang is never admitted",
+                f"the PodGroup needs minResources {resource}: {format_amount(amount)} at once, but the "
+                f"schedulable nodes have {format_amount(total)} in all; the gang is never admitted",
             )
-
-
-def _show(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if ctx.cluster is None:
         return
-    if obj.kind == "PodGroup" and obj.api_version.rpartition("/")[0] in MIN_RESOURCES_GROUPS:
+    if obj.kind == "PodGroup" and obj.ref.group in MIN_RESOURCES_GROUPS:
         yield from _min_resources(obj, ctx)
     for composite in composites_of(obj, ctx.resolver):
         placed = pack_composite(composite, ctx.cluster.model)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from fractions import Fraction
 
 from gpulint.kube.resources import is_extended
 from gpulint.kube.workloads import PodSpecSite, extended_resource_path, pod_spec_sites
@@ -15,10 +14,6 @@ from gpulint.lint.verdicts import gpu_pod_requirements, scheduling_hint
 
 SPEC = RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
-
-
-def _amount(value: Fraction) -> str:
-    return str(value.numerator) if value.denominator == 1 else str(float(value))
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

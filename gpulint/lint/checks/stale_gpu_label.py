@@ -47,11 +47,11 @@ def _int(text: str | None) -> int | None:
 
 def _devices(slice_spec: dict[str, Any]) -> list[dict[str, Any]]:
     """Devices of a ResourceSlice with attributes flattened (v1/v1beta2 flat, v1beta1 under ``basic``)."""
-    out = []
+    out: list[dict[str, Any]] = []
     for device in sequence(slice_spec.get("devices")):
         if isinstance(device, dict):
-            body = device.get("basic") if isinstance(device.get("basic"), dict) else device
-            out.append(body)
+            basic = device.get("basic")
+            out.append(basic if isinstance(basic, dict) else device)
     return out
 
 
