@@ -203,7 +203,9 @@ class Engine:
             )
         return Finding(
             diagnostic.rule,
-            self._severity(diagnostic.rule, diagnostic.severity),
+            diagnostic.severity
+            if diagnostic.pinned and diagnostic.severity
+            else self._severity(diagnostic.rule, diagnostic.severity),
             diagnostic.message,
             obj.document.path,
             line,

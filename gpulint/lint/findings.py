@@ -59,6 +59,9 @@ class Diagnostic:
     fix_description: str = ""
     fix_source: Path | None = None
     severity: Severity | None = None  # a check may lower/raise one finding (e.g. unknown fields)
+    # An answer that is no verdict ("could not decide", "not evaluable offline") stays at ``severity``
+    # whatever the configuration sets for the rule: raising the rule must not turn "unknown" into an error.
+    pinned: bool = False
     offset: int | None = None  # a character offset inside the string at ``path`` (a CEL error's position)
 
 

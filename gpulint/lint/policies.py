@@ -614,7 +614,7 @@ def policy_check(
 
 def _not_offline(policy: Policy, why: str) -> Diagnostic:
     return Diagnostic(
-        policy.name, (), f"policy {policy.name} cannot be evaluated offline: {why}", severity=Severity.INFO
+        policy.name, (), f"policy {policy.name} cannot be evaluated offline: {why}", severity=Severity.INFO, pinned=True
     )
 
 
@@ -695,6 +695,7 @@ def _evaluate_once(policy: Policy, obj: KubeObject, data: dict[str, Any], engine
                 validation.field_path,
                 f"policy {policy.name} could not be evaluated offline on this object: {error}",
                 severity=Severity.INFO,
+                pinned=True,
             )
             continue
         if value is True:

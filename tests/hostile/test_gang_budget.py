@@ -187,3 +187,11 @@ def test_a_thousand_pods_on_five_thousand_nodes(topology, expected, memory):
     verdict = "unsatisfiable" if result.unsatisfiable else "fits" if result.fitting_domains() else "unknown"
     assert verdict == expected
     assert took < 5, took  # ~0.2 s on the project's machine
+
+
+def test_raising_the_rule_to_error_does_not_turn_undecided_into_an_error(tmp_path):
+    """`severity: {gang-unsatisfiable: error}` raises the verdicts, not the absence of one."""
+    (tmp_path / ".gpulint.yaml").write_text("severity: {gang-unsatisfiable: error}\n")
+    code, findings, _ = check_json(tmp_path, volcano_job(cpu_tasks(UNDECIDABLE)), nodes_yaml(7, CPU_NODE))
+    (finding,) = gang_findings(findings)
+    assert code == 0 and finding["severity"] == "info" and "could not decide" in finding["message"]

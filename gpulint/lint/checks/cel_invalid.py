@@ -35,6 +35,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     f"CEL selector cannot be evaluated offline: {compiled.message}",
                     offset=compiled.offset,
                     severity=Severity.INFO,
+                    pinned=True,
                 )
             continue
         if dra is None:  # no model, no devices to evaluate the selector on

@@ -88,4 +88,5 @@ def undecided(path: Path, who: str, where: str) -> Diagnostic:
         f"the pods fit at once{where}; the capacity totals allow it but no placement was found in "
         "time. Not reported as unsatisfiable",
         severity=Severity.INFO,
+        pinned=True,
     )
