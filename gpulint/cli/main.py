@@ -291,16 +291,29 @@ def _read_inventory(config: Config, sources: list | None = None):
         sys.exit(EXIT_USAGE)
 
 
+def _inventory_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--inventory, --config and --format, as `inventory` and `explain` take them."""
+    for option in reversed(
+        (
+            click.option(
+                "--inventory",
+                "inventory_paths",
+                multiple=True,
+                type=click.Path(),
+                help="Inventory file or directory (repeatable; default: 'inventory:' from the configuration).",
+            ),
+            click.option("--config", "config_path", type=click.Path(dir_okay=False)),
+            click.option(
+                "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
 @cli.command("inventory")
-@click.option(
-    "--inventory",
-    "inventory_paths",
-    multiple=True,
-    type=click.Path(),
-    help="Inventory file or directory (repeatable; default: 'inventory:' from the configuration).",
-)
-@click.option("--config", "config_path", type=click.Path(dir_okay=False))
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_inventory_options
 def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None, output_format: str) -> None:
     """Summarize the cluster inventory (GPUs by model, zone, rack; free capacity; DRA devices) and check it."""
     import json
@@ -338,15 +351,7 @@ def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None,
 @cli.command("explain")
 @click.argument("paths", nargs=-1, type=click.Path(), required=True)
 @click.option("--object", "object_selector", help="Only KIND/NAME or KIND/NAMESPACE/NAME.")
-@click.option(
-    "--inventory",
-    "inventory_paths",
-    multiple=True,
-    type=click.Path(),
-    help="Inventory file or directory (repeatable; default: 'inventory:' from the configuration).",
-)
-@click.option("--config", "config_path", type=click.Path(dir_okay=False))
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_inventory_options
 def explain_command(
     paths: tuple[str, ...],
     object_selector: str | None,
