@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent.parent
 CLAIM = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: ml}\nspec:\n  devices:\n"
 REQUEST = "    requests:\n    - name: gpu\n      exactly:\n        deviceClassName: gpu.nvidia.com\n"
@@ -119,9 +121,8 @@ def test_an_inventory_claim_with_a_malformed_status_holds_no_devices(tmp_path: P
     assert gpulint("check", "pod.yaml", "--inventory", "inventory", cwd=tmp_path) == expected
 
 
-# Reported to the loader's owner, not fixed here (gpulint/loader.py is being reworked for #11): PyYAML's
-# int and float constructors index the text's first character, and _scalar catches only ValueError,
-# KeyError and TypeError. tests/fuzz/fuzz_support.py KNOWN_BUGS discards fuzz examples that hit it.
+# PyYAML's int and float constructors index the text's first character: an empty or sign-only scalar
+# with an explicit !!int or !!float tag was an IndexError (exit 3).
 def test_an_explicit_number_tag_on_an_empty_scalar_is_a_yaml_error(tmp_path: Path) -> None:
     texts = ("a: !!int\n", "a: !!int '-'\n", "a: !!float ''\n", "!!int : x\n")
     for index, text in enumerate(texts):
@@ -134,3 +135,43 @@ def test_an_explicit_number_tag_on_an_empty_scalar_is_a_yaml_error(tmp_path: Pat
         ("tag2.yaml", "yaml-invalid", 1, 4),
         ("tag3.yaml", "yaml-invalid", 1, 1),
     ]
+
+
+GANG_WITH_NEGATIVE_REPLICAS = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: j, namespace: ml}
+spec:
+  tasks:
+  - replicas: -1
+    template:
+      spec:
+        nodeSelector: {node.kubernetes.io/instance-type: "6"}
+  - replicas: -1
+    template:
+      spec:
+        affinity:
+          nodeAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution: {}
+"""
+
+
+# Reported to the gangs' owner (gpulint/kube/gangs is being reworked for #11), not fixed here. The fuzz
+# properties and the atheris harness skip inputs that hit it (KNOWN_BUGS); remove those entries with the mark.
+@pytest.mark.xfail(
+    strict=False,
+    reason="gangs: negative task replicas make packing._may_fit index past its node classes (IndexError: an "
+    "internal-error finding in check, exit 3 in explain); reported to the gangs' owner",
+)
+def test_a_gang_with_negative_replicas_is_judged_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").write_text(GANG_WITH_NEGATIVE_REPLICAS)
+    inventory = str(REPO / "tests" / "data" / "dra")
+    gpulint("check", "job.yaml", "--inventory", inventory, cwd=tmp_path)  # no internal-error finding
+    explained = subprocess.run(
+        [sys.executable, "-m", "gpulint", "explain", "job.yaml", "--inventory", inventory],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert explained.returncode in (0, 1, 2) and "internal error" not in explained.stderr, explained.stderr
