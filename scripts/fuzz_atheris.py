@@ -144,9 +144,7 @@ except ImportError:  # pragma: no cover - depends on the platform
 
 # Bugs found and reported whose owners have not fixed them yet (tests/hostile/test_fuzz.py has an xfail
 # test for each): an input that hits one is not a new crash. Remove an entry when its test passes.
-KNOWN_BUGS: tuple[tuple[str, str], ...] = (  # (what, traceback pattern) of open, reported bugs
-    ("gangs: negative task replicas index past the packer's node classes", r"in _may_fit\n[\s\S]*IndexError"),
-)
+KNOWN_BUGS: tuple[tuple[str, str], ...] = ()  # (what, traceback pattern) of open, reported bugs: none now
 
 
 class CheckCrashed(BaseException):

@@ -188,7 +188,9 @@ def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                         or (str(owner_path[-1]) if site.owner[-1:] == ("{}",) else "")
                         or str(owner.get("name") or owner.get("groupName") or "")
                     )  # Volcano tasks, JobSet, Ray
-                    yield PodSpecSite(spec_path, spec, site.pods(obj, owner), role, spec_path[:-1])
+                    pods = site.pods(obj, owner)
+                    # A negative count is refused by the API server (schema-invalid says so): no pods.
+                    yield PodSpecSite(spec_path, spec, None if pods is None else max(pods, 0), role, spec_path[:-1])
 
 
 def template_metadata(data: dict[str, Any], site: PodSpecSite) -> dict[str, Any]:

@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parent.parent.parent
 CLAIM = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: ml}\nspec:\n  devices:\n"
 REQUEST = "    requests:\n    - name: gpu\n      exactly:\n        deviceClassName: gpu.nvidia.com\n"
@@ -156,13 +154,6 @@ spec:
 """
 
 
-# Reported to the gangs' owner (gpulint/kube/gangs is being reworked for #11), not fixed here. The fuzz
-# properties and the atheris harness skip inputs that hit it (KNOWN_BUGS); remove those entries with the mark.
-@pytest.mark.xfail(
-    strict=False,
-    reason="gangs: negative task replicas make packing._may_fit index past its node classes (IndexError: an "
-    "internal-error finding in check, exit 3 in explain); reported to the gangs' owner",
-)
 def test_a_gang_with_negative_replicas_is_judged_not_a_crash(tmp_path: Path) -> None:
     (tmp_path / "job.yaml").write_text(GANG_WITH_NEGATIVE_REPLICAS)
     inventory = str(REPO / "tests" / "data" / "dra")

@@ -91,7 +91,7 @@ def _member(
         site.role or "pod",
         site.path,
         pod_requirements(effective_pod_spec(kind, site.spec)),
-        count if count is not None else (site.pods or 0),
+        max(count if count is not None else (site.pods or 0), 0),  # a negative count makes no pods
         scheduler if isinstance(scheduler, str) else default_scheduler,
     )
 
