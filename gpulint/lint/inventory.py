@@ -44,7 +44,7 @@ class InventoryError(Exception):
 
 
 @dataclass
-class Located:
+class InventoryObject:
     """An inventory object and the file it came from."""
 
     data: dict[str, Any]
@@ -56,13 +56,13 @@ class ClusterInventory:
     """What ``--inventory`` (or the webhook's live watch) says the cluster holds; never the linted files."""
 
     nodes: list[NodeInfo] = field(default_factory=list)
-    node_objects: dict[str, Located] = field(default_factory=dict)
-    slices: list[Located] = field(default_factory=list)
-    device_classes: dict[str, Located] = field(default_factory=dict)
-    pods: list[Located] = field(default_factory=list)
-    claims: list[Located] = field(default_factory=list)
-    claim_templates: dict[tuple[str, str], Located] = field(default_factory=dict)  # (namespace, name)
-    named_claims: dict[tuple[str, str], Located] = field(default_factory=dict)
+    node_objects: dict[str, InventoryObject] = field(default_factory=dict)
+    slices: list[InventoryObject] = field(default_factory=list)
+    device_classes: dict[str, InventoryObject] = field(default_factory=dict)
+    pods: list[InventoryObject] = field(default_factory=list)
+    claims: list[InventoryObject] = field(default_factory=list)
+    claim_templates: dict[tuple[str, str], InventoryObject] = field(default_factory=dict)  # (namespace, name)
+    named_claims: dict[tuple[str, str], InventoryObject] = field(default_factory=dict)
     # (api group, kind, namespace, name) -> object: native, coscheduling and Volcano groups
     gang_objects: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
     namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -78,7 +78,7 @@ class ClusterInventory:
     def find_gang_object(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         return _namespaced(self.gang_objects, namespace, name, lambda key: key[:2] == (group, kind))
 
-    def find_claim(self, kind: str, namespace: str, name: str) -> Located | None:
+    def find_claim(self, kind: str, namespace: str, name: str) -> InventoryObject | None:
         table = self.claim_templates if kind == "ResourceClaimTemplate" else self.named_claims
         return _namespaced(table, namespace, name, lambda key: True)
 
@@ -91,7 +91,7 @@ class ClusterInventory:
         return bool(self.nodes)
 
     def add(self, obj: KubeObject) -> None:
-        located = Located(obj.data, obj.document.path)
+        located = InventoryObject(obj.data, obj.document.path)
         name = obj.ref.name
         kind, group = obj.kind, obj.ref.group
         self.listed_kinds.add(kind)

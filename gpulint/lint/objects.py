@@ -1,4 +1,4 @@
-"""Located documents -> Kubernetes objects (``kind: List`` expanded), with their references."""
+"""InventoryObject documents -> Kubernetes objects (``kind: List`` expanded), with their references."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from gpulint.lint.inventory import (
     GANG_OBJECT_KINDS,
     ClusterInventory,
     HasData,
-    Located,
+    InventoryObject,
     dra_extended_resources,
     slices_by_node,
 )
@@ -49,11 +49,11 @@ class Resolver:
         return self._cluster.nodes
 
     @property
-    def node_objects(self) -> dict[str, Located]:
+    def node_objects(self) -> dict[str, InventoryObject]:
         return self._cluster.node_objects
 
     @property
-    def pods(self) -> list[Located]:
+    def pods(self) -> list[InventoryObject]:
         return self._cluster.pods
 
     @property
