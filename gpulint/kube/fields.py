@@ -27,6 +27,11 @@ def dig(data: Any, *path: Any) -> Any:
     return data
 
 
+def integer(value: Any, default: int | None = None) -> int | None:
+    """An integer field (booleans are not integers), or ``default`` when absent or of another type."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
 def type_name(value: Any) -> str:
     """How a value's type is named in messages, in YAML's words ("a number", "a list", ...)."""
     if value is None:

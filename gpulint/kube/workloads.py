@@ -10,20 +10,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.refs import Path
 
 PodCount = Callable[[dict[str, Any], dict[str, Any]], "int | None"]  # (object, owner) -> pods
-
-
-def _int(data: Any, path: Path, default: int | None) -> int | None:
-    for step in path:
-        if not isinstance(data, dict) or step not in data:
-            return default
-        data = data[step]
-    if isinstance(data, bool) or not isinstance(data, int):
-        return default
-    return data
 
 
 def field_count(*factors: tuple[Path, int], absolute: bool = False) -> PodCount:
@@ -32,7 +22,7 @@ def field_count(*factors: tuple[Path, int], absolute: bool = False) -> PodCount:
     def count(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
         total = 1
         for path, default in factors:
-            value = _int(obj if absolute else owner, path, default)
+            value = integer(dig(obj if absolute else owner, *path), default)
             if value is None:
                 return None
             total *= value
@@ -43,8 +33,8 @@ def field_count(*factors: tuple[Path, int], absolute: bool = False) -> PodCount:
 
 def _job_pods(job_spec: Any) -> int | None:
     """Pods a Job runs at once: parallelism (default 1), capped by completions when set."""
-    parallelism = _int(job_spec, ("parallelism",), 1)
-    completions = _int(job_spec, ("completions",), None)
+    parallelism = integer(dig(job_spec, "parallelism"), 1)
+    completions = integer(dig(job_spec, "completions"), None)
     if parallelism is None:
         return None
     return min(parallelism, completions) if completions is not None else parallelism
@@ -56,8 +46,8 @@ def _constant(pods: int | None) -> PodCount:
 
 def _lws_workers(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
     # size counts the leader; without a leaderTemplate the leader uses the worker template.
-    replicas = _int(obj, ("spec", "replicas"), 1)
-    size = _int(owner, ("size",), 1)
+    replicas = integer(dig(obj, "spec", "replicas"), 1)
+    size = integer(dig(owner, "size"), 1)
     if replicas is None or size is None:
         return None
     has_leader_template = isinstance(owner.get("leaderTemplate"), dict)
@@ -114,7 +104,7 @@ TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
         TemplateSite(
             ("spec", "replicatedJobs", "[]"),
             ("template", "spec", "template", "spec"),
-            lambda obj, owner: _mul(_int(owner, ("replicas",), 1), _job_pods(dig(owner, "template", "spec"))),
+            lambda obj, owner: _mul(integer(dig(owner, "replicas"), 1), _job_pods(dig(owner, "template", "spec"))),
         ),
     ),
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): (

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from gpulint.kube.fields import dig, mapping, sequence
+from gpulint.kube.fields import dig, integer, mapping, sequence
 from gpulint.kube.gangs.packing import (
     Budget,
     Decision,
@@ -77,10 +77,6 @@ class Gang:
 
 
 # --------------------------------------------------------------------------- extraction
-
-
-def _int(value: Any, default: int | None = None) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 def _member(
@@ -145,7 +141,7 @@ def _native_policy(spec: Any) -> tuple[int | None, str, bool]:
     gang = dig(policy, "gang")
     key = dig(spec, "schedulingConstraints", "topology")
     topology = key[0].get("key") if isinstance(key, list) and key and isinstance(key[0], dict) else ""
-    return _int(dig(gang, "minCount")), topology if isinstance(topology, str) else "", isinstance(gang, dict)
+    return integer(dig(gang, "minCount")), topology if isinstance(topology, str) else "", isinstance(gang, dict)
 
 
 def group_minimum(ref: GroupReference, inventory: GangLookup | None) -> tuple[int | None, str, bool, bool]:
@@ -171,7 +167,7 @@ def group_minimum(ref: GroupReference, inventory: GangLookup | None) -> tuple[in
     data = inventory.find_gang_object(group, "PodGroup", ref.namespace, ref.name)
     if data is None:
         return None, "", True, False
-    return _int(dig(data, "spec", "minMember")), "", True, True
+    return integer(dig(data, "spec", "minMember")), "", True, True
 
 
 def gangs_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
@@ -192,7 +188,7 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
             Gang(
                 "Volcano Job",
                 members,
-                _int(dig(data, "spec", "minAvailable"), total) or total,
+                integer(dig(data, "spec", "minAvailable"), total) or total,
                 ("spec", "minAvailable") if "minAvailable" in mapping(data.get("spec")) else ("spec",),
                 topology,
                 topology_path,
@@ -201,7 +197,7 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
     if group == "kubeflow.org" and isinstance(dig(data, "spec", "runPolicy", "schedulingPolicy"), dict):
         members = [_member(kind, site) for site in sites]
         total = sum(m.count for m in members)
-        minimum = _int(dig(data, "spec", "runPolicy", "schedulingPolicy", "minAvailable"), total) or total
+        minimum = integer(dig(data, "spec", "runPolicy", "schedulingPolicy", "minAvailable"), total) or total
         return [
             Gang(
                 f"{kind} schedulingPolicy",

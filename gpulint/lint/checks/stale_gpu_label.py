@@ -38,7 +38,7 @@ def _labels(node: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in labels.items()}
 
 
-def _int(text: str | None) -> int | None:
+def _parse_int(text: str | None) -> int | None:
     try:
         return int(text) if text is not None else None
     except ValueError:
@@ -118,10 +118,10 @@ def node_staleness(
             )
         )
 
-    count = _int(labels.get("nvidia.com/gpu.count"))
+    count = _parse_int(labels.get("nvidia.com/gpu.count"))
     mig = labels.get("nvidia.com/mig.strategy", "none")
     if count is not None and mig in ("", "none") and nvidia_published:
-        replicas = max(_int(labels.get("nvidia.com/gpu.replicas")) or 1, 1)
+        replicas = max(_parse_int(labels.get("nvidia.com/gpu.replicas")) or 1, 1)
         resource = "nvidia.com/gpu.shared" if capacity.get("nvidia.com/gpu.shared") else "nvidia.com/gpu"
         advertised = capacity.get(resource)
         if advertised is not None and advertised != count * replicas:
@@ -158,7 +158,7 @@ def node_staleness(
                 "GPU than it asked for",
             )
         )
-    memory = _int(labels.get("nvidia.com/gpu.memory"))
+    memory = _parse_int(labels.get("nvidia.com/gpu.memory"))
     sizes = {c for c in (_capacity(d, "memory") for d in gpus) if c}
     if memory and sizes:
         labelled = Fraction(memory) * 2**20
