@@ -1,112 +1,36 @@
-"""Policies as code: team rules in CEL (``gpulint.io/v1alpha1`` Policy), and the cluster's
-ValidatingAdmissionPolicies (with their bindings and params) evaluated offline.
-
-A policy becomes a rule like any built-in one: its id is ``metadata.name``, its docs come
-from ``spec.docs``, and its findings go through the same suppressions, formats, exit codes
-and webhook. Policies are validated when loaded (shape and CEL) with file:line:col errors.
-"""
+"""Loading policies: gpulint Policies and ValidatingAdmissionPolicies (with bindings and params), shape-checked with file:line:col."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Any
 
-from gpulint.kube.cel.engine import COST_EXCEEDED, PER_CALL_LIMIT, CelEngine, CelProblem, Compiled
-from gpulint.kube.fields import mapping, sequence, type_name
-from gpulint.kube.workloads import pod_spec_sites
+from gpulint.kube.cel.engine import CelEngine, CelProblem
+from gpulint.kube.fields import mapping, type_name
 from gpulint.lint.checks import field_path
-from gpulint.lint.findings import Diagnostic, Path, Severity
+from gpulint.lint.findings import Path, Severity
 from gpulint.lint.loader import load_bytes
 from gpulint.lint.objects import KubeObject, objects_in
+from gpulint.lint.policies.evaluation import parse_field_path, policy_engine
+from gpulint.lint.policies.matching import labels_of, selector_matches
+from gpulint.lint.policies.model import (
+    ACTION_SEVERITY,
+    NOT_OFFLINE_VARIABLES,
+    POLICY_API,
+    VAP_API,
+    Expression,
+    Match,
+    Policy,
+    PolicyError,
+    Validation,
+)
 from gpulint.lint.sources import SourceError, collect_all
 
 if TYPE_CHECKING:
-    from gpulint.lint.checks import CheckContext
-
-POLICY_API = "gpulint.io/v1alpha1"
-VAP_API = "admissionregistration.k8s.io/v1"
-POLICY_VARIABLES = (
-    "object",
-    "oldObject",
-    "podSpecs",
-    "inventory",
-    "objects",
-    "variables",
-    "params",
-    "request",
-    "namespaceObject",
-    "authorizer",
-)
-NOT_OFFLINE_VARIABLES = ("authorizer",)
-RUNTIME_COST_BUDGET = 10_000_000  # kubernetes/apiserver RuntimeCELCostBudget (CRD and VAP validation)
-ACTION_SEVERITY = {"Deny": Severity.ERROR, "Warn": Severity.WARNING, "Audit": Severity.INFO}
-_IRREGULAR_PLURALS = {
-    "Endpoints": "endpoints",
-    "Ingress": "ingresses",
-    "NetworkPolicy": "networkpolicies",
-    "PodSecurityPolicy": "podsecuritypolicies",
-    "StorageClass": "storageclasses",
-    "PriorityClass": "priorityclasses",
-    "DeviceClass": "deviceclasses",
-    "RuntimeClass": "runtimeclasses",
-    "IngressClass": "ingressclasses",
-}
-
-
-class PolicyError(Exception):
-    """Policies that cannot be loaded: a usage error (exit 2) listing file:line:col problems."""
-
-
-@dataclass(frozen=True)
-class Expression:
-    text: str
-    path: Path  # inside the policy document, for load errors
-    compiled: Compiled | None = None
-    not_offline: str = ""  # why it cannot be evaluated offline
-
-
-@dataclass(frozen=True)
-class Validation:
-    expression: Expression
-    message: str
-    message_expression: Expression | None
-    field_path: Path
-
-
-@dataclass
-class Match:
-    kinds: tuple[str, ...] = ()  # "Pod", "apps/Deployment", "*"
-    resources: tuple[
-        tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...
-    ] = ()  # (groups, versions, resources)
-    namespaces: tuple[str, ...] = ()
-    label_selector: dict[str, Any] | None = None
-    namespace_selector: dict[str, Any] | None = None
-    conditions: tuple[tuple[str, Expression], ...] = ()
-
-
-@dataclass
-class Policy:
-    name: str
-    severity: Severity
-    match: Match
-    variables: tuple[tuple[str, Expression], ...]
-    validations: tuple[Validation, ...]
-    docs: dict[str, Any] = field(default_factory=dict)
-    source: str = ""
-    params: tuple[dict[str, Any], ...] = ()  # VAP: the params objects the binding selects
-    needs_params: bool = False
-    extra_matches: tuple[Match, ...] = ()  # VAP binding matchResources
-
-    @property
-    def uses_objects(self) -> bool:
-        texts = [e.text for _, e in self.variables] + [v.expression.text for v in self.validations]
-        return any(re.search(r"\bobjects\b", t) for t in texts)
-
+    pass
 
 # --------------------------------------------------------------------------- loading
 
@@ -456,7 +380,7 @@ def _bound(
         if isinstance(reference.get("name"), str):
             candidates = [o for o in candidates if mapping(o.get("metadata")).get("name") == reference["name"]]
         elif selector is not None:
-            candidates = [o for o in candidates if selector_matches(selector, _labels(o))]
+            candidates = [o for o in candidates if selector_matches(selector, labels_of(o))]
         params = tuple(candidates)
     extra: tuple[Match, ...] = ()
     resources = loader.typed(obj, ("spec", "matchResources"), spec.get("matchResources"), dict, None)
@@ -488,228 +412,6 @@ def _bound(
     )
 
 
-def _labels(data: dict[str, Any]) -> dict[str, Any]:
-    return mapping(mapping(data.get("metadata")).get("labels"))
-
-
-# --------------------------------------------------------------------------- matching
-
-
-def selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
-    """A metav1.LabelSelector (matchLabels ANDed with matchExpressions); shapes checked when loaded."""
-    for key, value in mapping(selector.get("matchLabels")).items():
-        if key not in labels or _label_text(labels.get(key)) != _label_text(value):
-            return False
-    for expression in sequence(selector.get("matchExpressions")):
-        expression = mapping(expression)
-        label, operator = expression.get("key"), expression.get("operator")
-        values = [_label_text(v) for v in sequence(expression.get("values"))]
-        present = isinstance(label, str) and label in labels
-        current = _label_text(labels[label]) if isinstance(label, str) and present else None
-        if operator == "In" and not (present and current in values):
-            return False
-        if operator == "NotIn" and present and current in values:
-            return False
-        if operator == "Exists" and not present:
-            return False
-        if operator == "DoesNotExist" and present:
-            return False
-    return True
-
-
-def _label_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def resource_name(kind: str) -> str:
-    if kind in _IRREGULAR_PLURALS:
-        return _IRREGULAR_PLURALS[kind]
-    lower = kind.lower()
-    if lower.endswith("y") and not lower.endswith(("ay", "ey", "oy")):
-        return lower[:-1] + "ies"
-    if lower.endswith(("s", "x", "ch", "sh")):
-        return lower + "es"
-    return lower + "s"
-
-
-def _matches_resources(match: Match, obj: KubeObject) -> bool:
-    if not match.resources:
-        return True
-    group, version = obj.ref.group, obj.ref.version
-    plural = resource_name(obj.kind)
-    return any(
-        (("*" in groups) or group in groups)
-        and (("*" in versions) or version in versions)
-        and (("*" in resources) or plural in resources)
-        for groups, versions, resources in match.resources
-    )
-
-
-def _matches(match: Match, obj: KubeObject, namespaces: dict[str, dict[str, Any]]) -> bool | None:
-    """True/False, or None when it depends on something no file holds (a namespace's labels)."""
-    if match.kinds and "*" not in match.kinds:
-        group = obj.ref.group
-        if obj.kind not in match.kinds and f"{group}/{obj.kind}" not in match.kinds:
-            return False
-    if match.namespaces and obj.ref.namespace not in match.namespaces:
-        return False
-    if not _matches_resources(match, obj):
-        return False
-    labels = _labels(obj.data)
-    if match.label_selector is not None and not selector_matches(match.label_selector, labels):
-        return False
-    if match.namespace_selector and (
-        match.namespace_selector.get("matchLabels") or match.namespace_selector.get("matchExpressions")
-    ):
-        namespace = namespaces.get(obj.ref.namespace)
-        if namespace is None:
-            return None
-        if not selector_matches(match.namespace_selector, _labels(namespace)):
-            return False
-    return True
-
-
-# --------------------------------------------------------------------------- evaluating
-
-
-def parse_field_path(text: Any) -> Path | None:
-    """``spec.containers[0].resources`` / ``metadata.labels['app']`` -> a path."""
-    if not isinstance(text, str):
-        return None
-    path: list[Any] = []
-    for match in re.finditer(r"\.?([A-Za-z_][\w-]*)|\[(\d+)\]|\[['\"]([^'\"]+)['\"]\]|(.)", text):
-        name, index, key, junk = match.groups()
-        if junk is not None:
-            return None
-        path.append(name if name is not None else int(index) if index is not None else key)
-    return tuple(path)
-
-
-def pod_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"path": ".".join(str(p) for p in site.path), "spec": site.spec, "pods": site.pods, "role": site.role}
-        for site in pod_spec_sites(data)
-    ]
-
-
-def inventory_view(ctx: CheckContext) -> dict[str, Any]:
-    inventory = ctx.resolver
-    return {
-        "nodes": [located.data for located in inventory.node_objects.values()],
-        "deviceClasses": [located.data for located in inventory.device_classes.values()],
-        "resourceSlices": [located.data for located in inventory.slices],
-    }
-
-
-def policy_check(
-    policy: Policy, engine_of: Callable[[], CelEngine]
-) -> Callable[[KubeObject, CheckContext], Iterator[Diagnostic]]:
-    def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-        yield from evaluate(policy, obj, ctx, engine_of())
-
-    return check
-
-
-def _not_offline(policy: Policy, why: str) -> Diagnostic:
-    return Diagnostic(
-        policy.name, (), f"policy {policy.name} cannot be evaluated offline: {why}", severity=Severity.INFO, pinned=True
-    )
-
-
-def evaluate(policy: Policy, obj: KubeObject, ctx: CheckContext, engine: CelEngine) -> Iterator[Diagnostic]:
-    namespaces = ctx.resolver.namespaces
-    verdicts = [_matches(m, obj, namespaces) for m in (policy.match, *policy.extra_matches)]
-    if any(v is False for v in verdicts):
-        return
-    if any(v is None for v in verdicts):
-        yield _not_offline(policy, "its namespaceSelector needs the namespace's labels")
-        return
-    if policy.needs_params and not policy.params:
-        yield _not_offline(policy, "no params object matches its binding's paramRef (add it to the policy files)")
-        return
-    data: dict[str, Any] = {
-        "object": obj.data,
-        "oldObject": None,
-        "podSpecs": pod_specs(obj.data),
-        "inventory": ctx.memo("policy-inventory", lambda: inventory_view(ctx)),
-        "objects": ctx.resolver.objects,
-        "request": {
-            "operation": "CREATE",
-            "namespace": obj.ref.namespace,
-            "name": obj.ref.name,
-            "kind": {
-                "group": obj.ref.group,
-                "version": obj.ref.version,
-                "kind": obj.kind,
-            },
-        },
-        "namespaceObject": None,
-        "authorizer": None,
-        "variables": {},
-    }
-    for params in policy.params or (None,):
-        data["params"] = params
-        yield from _evaluate_once(policy, obj, data, engine)
-
-
-def _run(engine: CelEngine, expression: Expression, data: dict[str, Any]) -> tuple[Any, str]:
-    if expression.compiled is None or expression.not_offline:
-        return None, expression.not_offline or "not evaluable"
-    return engine.run(expression.compiled, data)
-
-
-def _evaluate_once(policy: Policy, obj: KubeObject, data: dict[str, Any], engine: CelEngine) -> Iterator[Diagnostic]:
-    for name, expression in policy.match.conditions:
-        value, error = _run(engine, expression, data)
-        if error:
-            yield _not_offline(policy, f"matchCondition {name}: {error}")
-            return
-        if value is not True:
-            return
-    variables: dict[str, Any] = {}
-    data = {**data, "variables": variables}
-    for name, expression in policy.variables:
-        value, error = _run(engine, expression, data)
-        if error.startswith(COST_EXCEEDED):  # fails in the API server too (failurePolicy Fail denies)
-            yield Diagnostic(
-                policy.name, (), f"policy {policy.name}: variable {name}: {error}", severity=policy.severity
-            )
-            return
-        variables[name] = value if not error else None
-    for validation in policy.validations:
-        value, error = _run(engine, validation.expression, data)
-        if error.startswith(COST_EXCEEDED):
-            yield Diagnostic(
-                policy.name,
-                validation.field_path,
-                f"policy {policy.name}: {error}",
-                severity=policy.severity,
-                on_key=bool(validation.field_path),
-            )
-            continue
-        if error:
-            yield Diagnostic(
-                policy.name,
-                validation.field_path,
-                f"policy {policy.name} could not be evaluated offline on this object: {error}",
-                severity=Severity.INFO,
-                pinned=True,
-            )
-            continue
-        if value is True:
-            continue
-        message = validation.message or f"failed: {validation.expression.text}"
-        if validation.message_expression is not None:
-            text, message_error = _run(engine, validation.message_expression, data)
-            if not message_error and isinstance(text, str) and text.strip():
-                message = text
-        yield Diagnostic(
-            policy.name, validation.field_path, message, severity=policy.severity, on_key=bool(validation.field_path)
-        )
-
-
 def policy_signature(paths: tuple[str, ...]) -> tuple[Any, ...]:
     """The policy files as they are now (a changed file is loaded again)."""
     entries: list[Any] = []
@@ -735,9 +437,3 @@ def cached_policies(paths: tuple[str, ...]) -> tuple[Policy, ...]:
 @cache
 def _cached_policies(paths: tuple[str, ...], signature: tuple[Any, ...]) -> tuple[Policy, ...]:
     return tuple(load_policies(paths))
-
-
-@cache
-def policy_engine() -> CelEngine:
-    """One CEL environment per process for every policy (expressions compile once each)."""
-    return CelEngine(POLICY_VARIABLES, max_cost=PER_CALL_LIMIT)  # cel.CostLimit per expression, as the API server
