@@ -1032,6 +1032,27 @@ def _reaches(root: Any, target: Any) -> bool:
     return False
 
 
+# A shared subtree is written out in full each time it occurs (JSON has no aliases): mutations that
+# share or repeat subtrees stay under this many written nodes, or the generator (not gpulint) would
+# be what runs out of memory.
+MAX_EXPANDED_NODES = 50_000
+
+
+def _expanded_size(value: Any, limit: int = MAX_EXPANDED_NODES) -> int:
+    """Nodes as JSON would write them (a shared subtree counted each time); counting stops past ``limit``."""
+    count, stack = 0, [value]
+    while stack and count <= limit:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, Tagged):
+            stack.append(node.value)
+    return count
+
+
 MUTATIONS = (
     "drop",
     "wrong_type",
@@ -1067,14 +1088,20 @@ def mutated(draw: st.DrawFn, base: st.SearchStrategy[Any], max_mutations: int = 
         elif operation == "deep_nesting":  # below, at and beyond the loader's depth limit (256)
             parent[key] = _nest(parent[key], draw(st.sampled_from((30, 250, 257, 400))), draw(st.booleans()))
         elif operation == "blow_up_list" and not blown_up:  # once: lists of lists would grow without bound
-            parent[key] = [parent[key]] * draw(st.sampled_from((2, 50, 300)))
+            old = parent[key]
+            parent[key] = [old] * draw(st.sampled_from((2, 50, 300)))
             blown_up = True
+            if _expanded_size(value) > MAX_EXPANDED_NODES:
+                parent[key] = old
         elif operation == "tag":
             parent[key] = Tagged(draw(st.sampled_from(TAGS)), parent[key])
         elif operation == "alias":  # the same object in two places: written as an anchor and an alias
             other = _get(value, draw(st.sampled_from(paths)))
+            old = parent[key]
             if not _reaches(other, parent):
                 parent[key] = other
+                if _expanded_size(value) > MAX_EXPANDED_NODES:
+                    parent[key] = old
         elif operation == "odd_key" and isinstance(parent, dict):
             parent[draw(st.sampled_from((1, None, True, 1.5, "", "<<", "a" * 300, "apiVersion")))] = parent.pop(key)
         elif operation == "json_value":

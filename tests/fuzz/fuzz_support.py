@@ -23,7 +23,8 @@ from hypothesis.errors import UnsatisfiedAssumption
 
 SOFT_SECONDS = float(os.environ.get("GPULINT_FUZZ_SECONDS") or 10)  # per example, asserted
 HARD_SECONDS = 3 * SOFT_SECONDS  # per example, enforced with SIGALRM (a hang must not hang CI)
-MAX_RSS_MB = 2048
+MAX_RSS_MB = 2048  # the whole process, where one example's own share cannot be measured
+MAX_EXAMPLE_MB = 1024  # one example
 COLLECT = os.environ.get("GPULINT_FUZZ_COLLECT")  # a directory: failures are written there, the run goes on
 FIXTURES = ("webhooks", "https_server")  # test arguments that are not generated inputs
 
@@ -102,13 +103,37 @@ class ExampleTimeout(BaseException):
     """Raised by SIGALRM; a BaseException so no `except Exception` in gpulint swallows it."""
 
 
+def _status_mib(field: str) -> int | None:
+    """A memory figure of this process from /proc (Linux), in MiB."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak() -> bool:
+    """Reset the peak resident size (VmHWM) so it measures one example (Linux >= 4.0)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as clear:
+            clear.write("5")
+        return True
+    except OSError:
+        return False
+
+
 @contextlib.contextmanager
 def bounded(what: str) -> Iterator[None]:
-    """Time and memory bounds for one example."""
+    """Time and memory bounds for one example: the memory the example itself took (peak resident
+    size over where it started), where /proc tells; else the process's peak."""
 
     def expire(signum: int, frame: Any) -> None:
         raise ExampleTimeout(f"{what}: still running after {HARD_SECONDS:.0f} s")
 
+    baseline = _status_mib("VmRSS") if _reset_peak() else None
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, HARD_SECONDS)
     started = time.monotonic()
@@ -117,8 +142,12 @@ def bounded(what: str) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-        gc.unfreeze()  # run_check freezes its inventory for a one-shot process; many runs here
+        gc.unfreeze()  # a run freezes what it parsed, right for one invocation; this process makes many
     elapsed = time.monotonic() - started
     assert elapsed < SOFT_SECONDS, f"{what}: took {elapsed:.1f} s (limit {SOFT_SECONDS:.0f} s)"
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    assert peak < MAX_RSS_MB, f"{what}: the process grew to {peak:.0f} MiB"
+    peak = _status_mib("VmHWM")
+    if baseline is not None and peak is not None:
+        assert peak - baseline < MAX_EXAMPLE_MB, f"{what}: took {peak - baseline} MiB (limit {MAX_EXAMPLE_MB} MiB)"
+    else:
+        peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        assert peak < MAX_RSS_MB, f"{what}: the process grew to {peak} MiB"
