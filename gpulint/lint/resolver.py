@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from gpulint.kube.pools.labels import any_pooled
+from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeInfo
 from gpulint.lint.inventory import (
     GANG_OBJECT_KINDS,
@@ -63,6 +65,23 @@ class Resolver:
     @property
     def published_resources(self) -> frozenset[str]:
         return self._cluster.published_resources
+
+    # ------------------------------------------------------------------ what the inventory can prove absent
+    # An autoscaled pool at zero nodes is in no snapshot: absence proves something only when the
+    # inventory describes every node the cluster can have.
+
+    @cached_property
+    def extended_resources_proven(self) -> bool:
+        """An extended resource no node publishes is absent from the cluster: some node publishes one
+        (its device plugin runs, so the cluster's names are known). An inventory without any (every GPU
+        pool scaled to zero, or not captured) proves nothing about GPU resource names."""
+        return any(is_extended(name) for name in self.published_resources)
+
+    @cached_property
+    def node_labels_proven(self) -> bool:
+        """A label no node carries is absent from the cluster: no node comes from an autoscaled or
+        managed pool (which may add nodes with other labels when it scales up)."""
+        return not any_pooled(node.labels for node in self.nodes)
 
     # ------------------------------------------------------------------ DRA objects (both)
 

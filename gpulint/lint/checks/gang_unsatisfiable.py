@@ -9,10 +9,12 @@ from gpulint.kube.fields import mapping
 from gpulint.kube.gangs.members import Gang, GangVerdict, composites_of, gangs_of, pack_composite
 from gpulint.kube.gangs.packing import WORK_BUDGET
 from gpulint.kube.quantity import format_amount
+from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import resource_list
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
+from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
 from gpulint.lint.verdicts import describe_gang, gang_verdict
 
@@ -67,6 +69,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 composite.path, f"CompositePodGroup {composite.name} ({groups})", f" in one {composite.outer_key}"
             )
     for gang in gangs_of(obj, ctx.resolver):
+        if unpublished_demand(gang, ctx.cluster):
+            continue  # gpu-resource-unknown speaks for a resource no node publishes
         result = verdict(gang, ctx)
         if result.unsatisfiable:
             yield Diagnostic(
@@ -77,6 +81,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             )
         elif result.undecided:
             yield undecided(gang.path, gang.system, f" in one {gang.topology_key}" if gang.topology_key else "")
+
+
+def unpublished_demand(gang: Gang, resolver: Resolver) -> bool:
+    """A member asks for an extended resource no node publishes: packing would only restate that."""
+    published = resolver.published_resources
+    return any(is_extended(name) and name not in published for m in gang.members for name in m.pod.requests)
 
 
 def undecided(path: Path, who: str, where: str) -> Diagnostic:

@@ -34,6 +34,19 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 hint = f" Did you mean {close[0]}?" if close else ""
                 offered = ", ".join(extended_known[:8]) or "none"
                 total = len(inventory.nodes)
+                if not inventory.extended_resources_proven:
+                    yield Diagnostic(
+                        RULE_ID,
+                        (*block.path, section, name),
+                        f"container '{block.container}' asks for {name}, which none of the {total} nodes in the "
+                        f"inventory publishes; no node in it publishes any extended resource, so it cannot tell "
+                        f"whether a GPU pool that scales from zero would (add the node pools to the inventory)."
+                        f"{hint}",
+                        on_key=True,
+                        severity=Severity.WARNING,
+                        pinned=True,  # no proof either way: raising the rule must not make it an error
+                    )
+                    continue
                 yield Diagnostic(
                     RULE_ID,
                     (*block.path, section, name),

@@ -16,6 +16,8 @@ from gpulint.lint.rule_spec import Need, RuleSpec
 
 SPEC = RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
+# (path in the pod spec, message, severity, pinned: no verdict either way, whatever the configuration)
+Verdict = tuple[tuple, str, Severity, bool]
 
 
 def most_excluding(pod: PodRequirements, model: ClusterModel) -> tuple[Requirement, int]:
@@ -48,44 +50,67 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             continue  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)
         # Workloads repeat: judge each distinct (pod, replica count) once per run.
         verdicts = ctx.memo((RULE_ID, pod.signature(), site.pods), lambda: list(_judge(pod, site.pods, inventory)))  # noqa: B023 - called at once
-        for relative_path, message, severity in verdicts:
-            yield Diagnostic(RULE_ID, (*site.path, *relative_path), message, severity=severity)
+        for relative_path, message, severity, pinned in verdicts:
+            yield Diagnostic(RULE_ID, (*site.path, *relative_path), message, severity=severity, pinned=pinned)
 
 
-def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Iterator[tuple[tuple, str, Severity]]:
+def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Iterator[Verdict]:
     nodes = inventory.nodes
     groups = inventory.model.matching_groups(pod)
     requirement, excluded = most_excluding(pod, inventory.model)
     if not groups:
         context = "" if requirement.field else f"; {values_in_cluster(requirement.key, nodes)}"
-        yield (
-            requirement.path,
+        message = (
             f"the required node affinity/selector matches none of the {len(nodes)} nodes; "
-            f"'{requirement.description}' alone excludes {excluded}{context}",
-            Severity.ERROR,
+            f"'{requirement.description}' alone excludes {excluded}{context}"
         )
+        severity = _unproven_severity(pod, inventory)
+        yield (requirement.path, message + _UNPROVEN.get(severity, ""), severity, severity != Severity.ERROR)
         return
     matched = sum(len(group) for group in groups)
     gpu_resources = [name for name in pod.requests if is_extended(name)]
     offering = [
         group for group in groups if all(group.representative.allocatable.get(name, 0) > 0 for name in gpu_resources)
     ]
-    if gpu_resources and not offering:
+    if gpu_resources and not offering and not uses_unpublished(pod, inventory):
         yield (
             requirement.path,
             f"the required node affinity/selector matches {matched} nodes, but none of them "
             f"offers {', '.join(gpu_resources)}; '{requirement.description}' excludes "
             f"{excluded} of {len(nodes)} nodes",
             Severity.WARNING,
+            False,
         )
         return
     allowed = sum(len(group) for group in offering) if gpu_resources else matched
     yield from _replicas(pods, pod, inventory, allowed, requirement)
 
 
+_UNPROVEN = {
+    Severity.INFO: ". The pod's nodes may come from a GPU pool at zero nodes, which the inventory does not describe "
+    "(add the node pools to it)",
+    Severity.WARNING: ". Some nodes come from autoscaled or managed pools, and the inventory does not describe the "
+    "pools: one at zero nodes may carry these labels (add the node pools to it)",
+}
+
+
+def _unproven_severity(pod: PodRequirements, inventory: Resolver) -> Severity:
+    """An error only when the inventory holds every node the cluster can have. Nodes from autoscaled
+    pools, or a GPU pod on an inventory without any GPU node, leave room for a pool at zero nodes
+    whose nodes carry the labels: info when gpu-resource-unknown already says so, else a warning."""
+    if uses_unpublished(pod, inventory):
+        return Severity.INFO
+    return Severity.ERROR if inventory.node_labels_proven else Severity.WARNING
+
+
+def uses_unpublished(pod: PodRequirements, inventory: Resolver) -> bool:
+    """The pod asks for an extended resource that no node publishes while no node publishes any."""
+    return not inventory.extended_resources_proven and any(is_extended(name) for name in pod.requests)
+
+
 def _replicas(
     pods: int | None, pod: PodRequirements, inventory: Resolver, allowed: int, requirement: Requirement
-) -> Iterator[tuple[tuple, str, Severity]]:
+) -> Iterator[Verdict]:
     if not pods or pods < 2 or not pod.requests:
         return
     model = inventory.model
@@ -100,4 +125,5 @@ def _replicas(
             f"allows hold only {fit_here} of them on the empty cluster ({fit_anywhere} would fit without "
             f"'{requirement.description}')",
             Severity.WARNING,
+            False,
         )

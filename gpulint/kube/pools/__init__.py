@@ -1,0 +1,1 @@
+"""Node pools: the nodes an autoscaled cluster can add (Karpenter, Cluster Autoscaler, managed pools)."""
