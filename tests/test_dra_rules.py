@@ -161,15 +161,68 @@ def test_unknown_class_with_the_clusters_classes_is_an_error_with_a_suggestion(c
     assert (finding.line, finding.column) == (10, 28)
 
 
-def test_unknown_class_checked_only_against_linted_files_is_a_warning_and_without_any_is_info(write):
-    linted = write(
-        "a.yaml", (DATA / "dra" / "classes.yaml").read_text() + "---\n" + template(gpus(1, klass="vfio.gpu.nvidia.com"))
-    )
-    report = run_cli("check", str(linted), "--format", "json").json()
-    (finding,) = [f for f in report["findings"] if f["rule"] == "device-class-unknown"]
-    assert finding["severity"] == "warning"
-    (finding,) = by_rule(lint(template(gpus(1))), "device-class-unknown")
+ONE_CLASS = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: fabric.example.com}
+spec:
+  selectors:
+  - cel: {expression: device.driver == "fabric.example.com"}
+"""
+
+
+def _class_findings(write, *classes: str) -> list[dict]:
+    """device-class-unknown's findings on a repository that defines one class of its own and has
+    claims against ``classes`` (no inventory: the cluster's classes are not known)."""
+    body = "".join("---\n" + template(gpus(1, klass=klass), name=f"t{i}") for i, klass in enumerate(classes))
+    linted = write("a.yaml", ONE_CLASS.lstrip() + body)
+    report = run_cli("check", str(linted), "--format", "json", "--select", "device-class-unknown").json()
+    return report["findings"]
+
+
+@pytest.mark.parametrize(
+    "klass",
+    [
+        "gpu.nvidia.com",
+        "mig.nvidia.com",
+        "vfio.gpu.nvidia.com",
+        "compute-domain-default-channel.nvidia.com",
+        "gpu.intel.com",
+        "gaudi.intel.com",
+        "gpu.amd.com",
+        "cpu.example.com",
+    ],
+)
+def test_a_class_a_driver_installs_is_not_reported_without_the_clusters_classes(write, klass):
+    """False positive seen on real repositories: one DeviceClass in the repository made every claim
+    on a driver's class a warning, with a suggestion of the repository's class."""
+    assert _class_findings(write, klass) == []
+
+
+def test_without_the_clusters_classes_only_a_typo_is_a_warning(write):
+    typo, other, short = _class_findings(write, "gpu.nvida.com", "fpga.acme.io", "tpu.example.com")
+    assert typo["severity"] == "warning" and "did you mean 'gpu.nvidia.com'?" in typo["message"]
+    assert (typo["line"], typo["column"]) == (17, 28)  # the value of deviceClassName
+    # another driver's class, and one a single letter from gpu.example.com: proof of nothing
+    for finding in (other, short):
+        assert finding["severity"] == "info" and "not checked" in finding["message"]
+        assert "did you mean" not in finding["message"]
+    (cut_short,) = _class_findings(write, "fabric.example")
+    assert "did you mean 'fabric.example.com'?" in cut_short["message"]
+    (finding,) = by_rule(lint(template(gpus(1))), "device-class-unknown") or [None]
+    assert finding is None  # gpu.nvidia.com alone, nothing defined: the NVIDIA driver installs it
+    (finding,) = by_rule(lint(template(gpus(1, klass="h100.acme.io"))), "device-class-unknown")
     assert finding.severity == Severity.INFO and "not checked" in finding.message
+
+
+def test_a_driver_class_missing_from_the_clusters_classes_is_an_error(write, tmp_path):
+    inventory = write("inventory/classes.yaml", ONE_CLASS.lstrip())
+    linted = write("claims.yaml", template(gpus(1, klass="gpu.amd.com")))
+    report = run_cli("check", str(linted), "--inventory", str(inventory.parent), "--format", "json").json()
+    (finding,) = [f for f in report["findings"] if f["rule"] == "device-class-unknown"]
+    assert finding["severity"] == "error"
+    assert "the cluster defines fabric.example.com" in finding["message"]
+    assert "(AMD GPU DRA driver installs it: is the driver installed?)" in finding["message"]
 
 
 # ----------------------------------------------------------------- claim-reference-invalid
@@ -347,6 +400,66 @@ def test_gpu_and_nic_without_locality_constraint():
     )
     assert by_rule(lint(ok), "gpu-nic-locality") == []
     assert by_rule(lint(template(gpus(4))), "gpu-nic-locality") == []
+
+
+GPU_NIC_PAIRS = """
+- name: gpu
+  exactly:
+    deviceClassName: gpu.nvidia.com
+    count: {gpus}{gpu_extra}
+- name: nic
+  exactly:
+    deviceClassName: dranet
+    count: 1{nic_extra}
+"""
+
+
+def _pair(gpus: int = 1, gpu_extra: str = "", nic_extra: str = "") -> str:
+    return GPU_NIC_PAIRS.format(gpus=gpus, gpu_extra=gpu_extra, nic_extra=nic_extra)
+
+
+def _pinned(expression: str) -> str:
+    return f"\n    selectors:\n    - cel:\n        expression: '{expression}'"
+
+
+@pytest.mark.parametrize(
+    ("requests", "constraints"),
+    [
+        # a driver's own NUMA attribute (DraNet publishes dra.net/numaNode): the author aligned them
+        (_pair(), "- requests: [gpu, nic]\n  matchAttribute: dra.net/numaNode\n"),
+        # one constraint over every request (no `requests:` list)
+        (_pair(2), "- matchAttribute: resource.kubernetes.io/pcieRoot\n"),
+        # both pinned to the same PCIe root by their selectors
+        (
+            _pair(
+                gpu_extra=_pinned('device.attributes["resource.kubernetes.io"].pcieRoot == "pci0000:17"'),
+                nic_extra=_pinned("device.attributes['resource.kubernetes.io'].pcieRoot == 'pci0000:17'"),
+            ),
+            "",
+        ),
+        # every GPU and every NIC of the node: no single domain holds them, a constraint would fail
+        (
+            _pair(gpu_extra="\n    allocationMode: All").replace(
+                "    count: 1\n    allocationMode", "    allocationMode"
+            ),
+            "",
+        ),
+    ],
+    ids=["driver-numa-constraint", "constraint-over-all-requests", "selectors-on-one-root", "all-devices"],
+)
+def test_gpu_and_nic_already_aligned_are_not_reported(requests, constraints):
+    text = template(requests, constraints)
+    assert by_rule(lint(text), "gpu-nic-locality") == [], text
+
+
+def test_gpu_and_nic_pinned_to_different_roots_or_distinct_are_reported():
+    different = _pair(
+        gpu_extra=_pinned('device.attributes["resource.kubernetes.io"].pcieRoot == "pci0000:17"'),
+        nic_extra=_pinned('device.attributes["resource.kubernetes.io"].pcieRoot == "pci0000:98"'),
+    )
+    assert len(by_rule(lint(template(different)), "gpu-nic-locality")) == 1
+    distinct = template(_pair(2), "- requests: [gpu, nic]\n  distinctAttribute: resource.kubernetes.io/pcieRoot\n")
+    assert len(by_rule(lint(distinct), "gpu-nic-locality")) == 1
 
 
 # ----------------------------------------------------------------- api-version-unavailable

@@ -250,6 +250,70 @@ def test_indexed_job_with_gpus_needs_a_gang():
     assert by_rule(lint(job.replace("Indexed", "NonIndexed"), with_inventory=False), "gang-missing") == []
 
 
+# A JobSet as the JobSet docs write one for TPU slices: one Job per slice, exclusive per node pool.
+TPU_JOBSET = """
+    apiVersion: jobset.x-k8s.io/v1alpha2
+    kind: JobSet
+    metadata:
+      name: multislice
+      annotations:%s
+    spec:
+      failurePolicy: {maxRestarts: 3}
+      replicatedJobs:
+      - name: slice
+        replicas: 2
+        template:%s
+          spec:
+            parallelism: 4
+            completions: 4
+            backoffLimit: 0
+            template:
+              spec:
+                nodeSelector:
+                  cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice
+                  cloud.google.com/gke-tpu-topology: 4x4
+                containers:
+                - name: jax-tpu
+                  image: python:3.11
+                  resources:
+                    limits: {google.com/tpu: 4}
+"""
+EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology: cloud.google.com/gke-nodepool"
+
+
+def test_gang_missing_words_the_accelerator_and_knows_jobset_exclusive_placement():
+    (finding,) = by_rule(lint(TPU_JOBSET % (" {}", ""), with_inventory=False), "gang-missing")
+    assert finding.message.startswith("JobSet starts 8 TPU pods that only work together, with no gang policy")
+    assert "GPU" not in finding.message
+    # exclusive placement on the JobSet, or on the replicatedJob's template: each Job placed whole
+    on_jobset = TPU_JOBSET % ("\n        " + EXCLUSIVE, "")
+    on_template = TPU_JOBSET % (" {}", "\n          metadata:\n            annotations:\n              " + EXCLUSIVE)
+    for text in (on_jobset, on_template):
+        assert by_rule(lint(text, with_inventory=False), "gang-missing") == [], text
+
+
+def test_gang_missing_names_the_member_roles():
+    text = """
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata: {name: ddp, namespace: ml}
+        spec:
+          pytorchReplicaSpecs:
+            Master:
+              replicas: 1
+              template:
+                spec:
+                  containers: [{name: pytorch, image: i, resources: {limits: {amd.com/gpu: 8}}}]
+            Worker:
+              replicas: 3
+              template:
+                spec:
+                  containers: [{name: pytorch, image: i, resources: {limits: {amd.com/gpu: 8}}}]
+    """
+    (finding,) = by_rule(lint(text, with_inventory=False), "gang-missing")
+    assert finding.message.startswith("PyTorchJob starts 4 AMD GPU pods (Master 1, Worker 3) that only work together")
+
+
 # ----------------------------------------------------------------- feature-gate-required
 
 
@@ -376,6 +440,18 @@ def test_counting_packer_and_its_search_against_brute_force(node_shapes, pod_sha
     problem = _Problem.build(shapes, kinds)  # the search alone (no bounds, no greedy) is exact too
     if problem.classes and all(held >= shape.count for held, shape in zip(problem.copies(), shapes)):
         assert problem.search(Budget(10**6)) is feasible
+
+
+def test_reasons_name_pods_once():
+    """Bare Pods are members named "pod": a reason says "3 pods", never "3 pod pods"."""
+    shapes = [Shape("pod", (("nvidia.com/gpu", Fraction(5)),), 2), Shape("pod", (("nvidia.com/gpu", Fraction(6)),), 1)]
+    units = request_units(shapes)
+    kinds = {node_kind({"nvidia.com/gpu": Fraction(8), "pods": Fraction(110)}, units, frozenset({0, 1})): 2}
+    decision = decide(shapes, kinds, Budget())
+    assert decision.outcome is Outcome.UNSATISFIABLE
+    assert decision.reason.startswith("3 pods each need more than half of a node's nvidia.com/gpu"), decision.reason
+    named = [Shape("worker", shapes[0].requests, 2), Shape("evaluator", shapes[1].requests, 1)]
+    assert decide(named, kinds, Budget()).reason.startswith("3 evaluator and worker pods each need")
 
 
 def test_the_search_takes_gangs_of_many_shapes():

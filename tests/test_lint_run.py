@@ -160,8 +160,9 @@ def test_device_class_in_a_json_file_is_known(write, tmp_path):
             9,
             36,
             "warning",
-            "DeviceClass 'h100.exmple.com' is not defined in the linted files; did you mean 'h100.example.com'? (if a "
-            "driver installs it, add `kubectl get deviceclasses -o yaml` to the inventory)",
+            "DeviceClass 'h100.exmple.com' is not defined in the linted files and no DRA driver gpulint knows installs "
+            "it; did you mean 'h100.example.com'? (if a driver installs it, add `kubectl get deviceclasses -o yaml` to "
+            "the inventory)",
         )
     ]
 

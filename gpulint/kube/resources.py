@@ -39,3 +39,27 @@ def is_extended(name: str) -> bool:
 
 def is_gpu(name: str, extra_patterns: Iterable[str] = ()) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in (*DEFAULT_GPU_RESOURCES, *extra_patterns))
+
+
+# What users call the device behind a resource name, for messages ("4 TPU pods", not "4 GPU pods").
+ACCELERATOR_NOUNS: tuple[tuple[str, str], ...] = (
+    ("nvidia.com/gpu", "GPU"),
+    ("nvidia.com/gpu.shared", "GPU"),
+    ("nvidia.com/mig-*", "GPU"),
+    ("nvidia.com/*gpu*", "GPU"),
+    ("amd.com/gpu", "AMD GPU"),
+    ("gpu.intel.com/*", "Intel GPU"),
+    ("habana.ai/gaudi", "Gaudi"),
+    ("aws.amazon.com/neuron*", "Neuron"),
+    ("google.com/tpu", "TPU"),
+)
+
+
+def accelerator_noun(names: Iterable[str]) -> str:
+    """One word for the accelerators ``names`` ask for: "TPU", "GPU"; "accelerator" when they differ
+    or none is known."""
+    nouns = {
+        next((noun for pattern, noun in ACCELERATOR_NOUNS if fnmatch.fnmatchcase(name, pattern)), "accelerator")
+        for name in names
+    }
+    return nouns.pop() if len(nouns) == 1 else "accelerator"

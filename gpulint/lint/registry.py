@@ -14,7 +14,9 @@ A rule file has these keys (unknown keys are refused, so a misspelt one cannot g
   ``.gpulint.yaml`` (``feature-gates``, ``kubernetes-version``, ...) for that example's run;
 - ``use-instead-allow``: optional ``{rule-id: reason}``. With every rule enabled, ``use-instead``
   must produce no error or warning except from the rules listed here;
-- ``fix-safety``: optional, what ``--fix`` does and why it is safe.
+- ``fix-safety``: optional, what ``--fix`` does and why it is safe;
+- ``false-positives-avoided``: optional list, the look-alike cases the rule stays silent on
+  (each taken from how real repositories are written, each with a test).
 
 Library policies (rules/policies/) carry the same information in ``spec.docs`` in the
 policy's camelCase: ``example``, ``useInstead``, ``exampleFindings``, ``exampleInventory``,
@@ -44,7 +46,14 @@ if TYPE_CHECKING:
     from gpulint.lint.policies import Policy
 
 _REQUIRED = ("id", "summary", "what", "why", "kubernetes", "example", "use-instead", "example-findings")
-_OPTIONAL = ("fix-safety", "example-inventory", "example-config", "use-instead-config", "use-instead-allow")
+_OPTIONAL = (
+    "fix-safety",
+    "false-positives-avoided",
+    "example-inventory",
+    "example-config",
+    "use-instead-config",
+    "use-instead-allow",
+)
 
 
 def _expected_findings(raw: Any, source: str, key: str) -> tuple[ExpectedFinding, ...]:
@@ -105,6 +114,7 @@ def _rule_from(raw: Any, source: str, module: ModuleType) -> Rule:
         example=str(raw["example"]),
         use_instead=str(raw["use-instead"]),
         fix_safety=str(raw.get("fix-safety", "")),
+        false_positives_avoided=tuple(str(line) for line in raw.get("false-positives-avoided") or ()),
         check=module.check,
         kinds=module.SPEC.kinds,
         needs=module.SPEC.needs,

@@ -32,6 +32,7 @@ class Rule:
     fix_safety: str
     check: Callable[..., Iterator[Diagnostic]] | None  # None: reported by the loader, not by an object check
     example_findings: tuple[ExpectedFinding, ...] = ()  # what the rule alone reports on `example`
+    false_positives_avoided: tuple[str, ...] = ()  # look-alikes the rule stays silent on
     example_inventory: str = ""  # a shipped inventory's name (rules/inventories/)
     # .gpulint.yaml keys for the example's / use-instead's run (dicts: not part of the hash)
     example_config: Mapping[str, Any] = field(default_factory=dict, hash=False)
@@ -65,6 +66,9 @@ class Rule:
             "",
         ]
         parts += [f"- {line}" for line in self.kubernetes]
+        if self.false_positives_avoided:
+            parts += ["", "## False positives avoided", ""]
+            parts += [f"- {line}" for line in self.false_positives_avoided]
         parts += ["", "## Example", "", "```yaml", self.example.rstrip(), "```", ""]
         if self.example_inventory:
             path = shipped_inventory(self.example_inventory)

@@ -238,9 +238,14 @@ class _Problem:
         return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
 
     def _names(self, shapes: Sequence[int], shown: int = 3) -> str:
-        names = [self.shapes[i].name for i in shapes]
+        names = list(dict.fromkeys(self.shapes[i].name for i in shapes))  # two shapes of one role: once
         more = f" and {len(names) - shown} more" if len(names) > shown else ""
         return " and ".join(names[:shown]) + more
+
+    def _pods(self, shapes: Sequence[int]) -> str:
+        """ "worker pods", or just "pods" for members named only "pod" (never "pod pods")."""
+        names = self._names(shapes)
+        return "pods" if names in ("", "pod") else f"{names} pods"
 
     # ----------------------------------------------------------------------- necessary conditions
 
@@ -257,7 +262,7 @@ class _Problem:
                     continue
                 offer = sum(c.count * self._usable(c, subset, resource) for c in self.classes)
                 if need > offer:
-                    who = "the gang" if len(subset) == len(active) else self._names(subset) + " pods"
+                    who = "the gang" if len(subset) == len(active) else self._pods(subset)
                     name = self.names[resource]
                     where = "the domain offers" if who == "the gang" else "the nodes they may use offer"
                     return (
@@ -290,9 +295,8 @@ class _Problem:
         nodes = sum(c.count for c in self.classes if c.allowed & set(big))
         if pods <= nodes:
             return ""
-        names = self._names(big)
         return (
-            f"{pods} {names} pods each need more than half of a node's {self.names[resource]}, so at most "
+            f"{pods} {self._pods(big)} each need more than half of a node's {self.names[resource]}, so at most "
             f"one per node, and {nodes} nodes can take them"
         )
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
+from gpulint.kube.dra.drivers import WELL_KNOWN_CLASSES
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.dra_objects import class_references
 from gpulint.lint.findings import Diagnostic, Severity
@@ -13,37 +13,83 @@ from gpulint.lint.rule_spec import DRA_CLAIM_KINDS, RuleSpec
 
 SPEC = RuleSpec("device-class-unknown", Severity.ERROR, kinds=DRA_CLAIM_KINDS)
 RULE_ID = SPEC.id
+_MIN_LABEL = 4  # "tpu" vs "gpu" are two classes, not a typo: short labels never count as one
+
+
+def _edits(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance, or limit + 1 once it is sure to exceed limit."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        if min(current) > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
+
+
+def is_typo_of(name: str, candidate: str) -> bool:
+    """A misspelling of ``candidate``: its domain cut short (gpu.nvidia for gpu.nvidia.com), or one
+    label of at least four characters off by at most two edits (gpu.nvida.com)."""
+    if name == candidate:
+        return False
+    if candidate.startswith(name + ".") or candidate.lower() == name.lower():
+        return True
+    ours, theirs = name.split("."), candidate.split(".")
+    if len(ours) != len(theirs):
+        return False
+    differing = [(a, b) for a, b in zip(ours, theirs, strict=True) if a != b]
+    return (
+        len(differing) == 1
+        and min(len(differing[0][0]), len(differing[0][1])) >= _MIN_LABEL
+        and _edits(*differing[0], limit=2) <= 2
+    )
+
+
+def closest(name: str, candidates: Iterable[str]) -> str | None:
+    found = sorted(c for c in candidates if is_typo_of(name, c))
+    return min(found, key=lambda c: _edits(name, c, len(c))) if found else None
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    known = sorted(ctx.resolver.device_classes)
+    defined = ctx.resolver.device_classes
     for class_name, path in class_references(obj):
         if not class_name:
             yield Diagnostic(RULE_ID, path, "the request names no deviceClassName (required)")
-        elif not known:
+        elif class_name in defined:
+            continue
+        elif ctx.resolver.classes_listed:  # the cluster's classes are known: this one does not exist
+            close = closest(class_name, defined)
+            known = sorted(defined)
+            hint = f"; did you mean '{close}'?" if close else f"; the cluster defines {', '.join(known[:8]) or 'none'}"
+            driver = WELL_KNOWN_CLASSES.get(class_name)
+            installed = f" ({driver} installs it: is the driver installed?)" if driver else ""
             yield Diagnostic(
                 RULE_ID,
                 path,
-                f"DeviceClass '{class_name}' not checked: no DeviceClass is defined in "
-                "the linted files or the inventory (drivers install their classes; add "
+                f"DeviceClass '{class_name}' does not exist: the scheduler leaves the pod Pending "
+                f'with "device class {class_name} does not exist"{hint}{installed}',
+            )
+        elif class_name in WELL_KNOWN_CLASSES:
+            continue  # a driver's chart installs it; the inventory does not say whether it is installed
+        elif close := closest(class_name, {*defined, *WELL_KNOWN_CLASSES}):
+            yield Diagnostic(
+                RULE_ID,
+                path,
+                f"DeviceClass '{class_name}' is not defined in the linted files and no DRA driver gpulint "
+                f"knows installs it; did you mean '{close}'? (if a driver installs it, add `kubectl get "
+                "deviceclasses -o yaml` to the inventory)",
+                severity=Severity.WARNING,
+            )
+        else:
+            yield Diagnostic(
+                RULE_ID,
+                path,
+                f"DeviceClass '{class_name}' not checked: the linted files do not define it and the "
+                "inventory does not list the cluster's DeviceClasses (drivers install their classes; add "
                 "`kubectl get deviceclasses -o yaml` to the inventory)",
                 severity=Severity.INFO,
             )
-        elif class_name not in known:
-            close = difflib.get_close_matches(class_name, known, n=1, cutoff=0.6)
-            hint = f"; did you mean '{close[0]}'?" if close else f"; defined: {', '.join(known[:8])}"
-            if ctx.resolver.classes_listed:
-                yield Diagnostic(
-                    RULE_ID,
-                    path,
-                    f"DeviceClass '{class_name}' does not exist: the scheduler leaves the pod Pending "
-                    f'with "device class {class_name} does not exist"{hint}',
-                )
-            else:  # only the linted files' classes are known; a driver's chart may install this one
-                yield Diagnostic(
-                    RULE_ID,
-                    path,
-                    f"DeviceClass '{class_name}' is not defined in the linted files{hint} (if a driver "
-                    "installs it, add `kubectl get deviceclasses -o yaml` to the inventory)",
-                    severity=Severity.WARNING,
-                )

@@ -1,14 +1,14 @@
-"""gang-missing: several GPU pods that only work together, started without any gang policy."""
+"""gang-missing: several accelerator pods that only work together, started without any gang policy."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kube.fields import mapping
+from gpulint.kube.fields import dig, mapping
 from gpulint.kube.gangs.members import has_gang_policy
-from gpulint.kube.resources import is_gpu
+from gpulint.kube.resources import accelerator_noun, is_gpu
 from gpulint.kube.scheduler import pod_requests
-from gpulint.kube.workloads import api_group, pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -28,6 +28,9 @@ TOGETHER = {
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
     ("batch.volcano.sh", "Job"),
 }
+# JobSet exclusive placement (api/jobset/v1alpha2/jobset_types.go ExclusiveKey): on the JobSet or on a
+# replicatedJob's template, each child Job is placed whole in one domain of the topology key.
+JOBSET_EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 
 
 def _distributed(obj: KubeObject) -> bool:
@@ -38,20 +41,40 @@ def _distributed(obj: KubeObject) -> bool:
     return key == ("batch", "Job") and spec.get("completionMode") == "Indexed"
 
 
+def _placed_whole(obj: KubeObject, site: PodSpecSite) -> bool:
+    """A JobSet pod template whose Job is placed exclusively per topology domain."""
+    if obj.kind != "JobSet" or api_group(obj.api_version) != "jobset.x-k8s.io":
+        return False
+    if JOBSET_EXCLUSIVE in mapping(dig(obj.data, "metadata", "annotations")):
+        return True
+    # site.path: spec, replicatedJobs, i, template, spec, template, spec
+    job_template = dig(obj.data, *site.path[:4]) if site.path[:2] == ("spec", "replicatedJobs") else None
+    return JOBSET_EXCLUSIVE in mapping(dig(job_template, "metadata", "annotations"))
+
+
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if not _distributed(obj):
         return
-    gpu_pods = 0
+    pods_by_role: dict[str, int] = {}
+    resources: set[str] = set()
     for site in pod_spec_sites(obj.data):
-        if any(is_gpu(name, ctx.config.gpu_resources) for name in pod_requests(site.spec)):
-            gpu_pods += site.pods or 0
-    if gpu_pods < 2 or has_gang_policy(obj, ctx.resolver):
+        asked = [name for name in pod_requests(site.spec) if is_gpu(name, ctx.config.gpu_resources)]
+        if asked and site.pods and not _placed_whole(obj, site):
+            role = site.role or "pod"
+            pods_by_role[role] = pods_by_role.get(role, 0) + site.pods
+            resources.update(asked)
+    total = sum(pods_by_role.values())
+    if total < 2 or has_gang_policy(obj, ctx.resolver):
         return
+    noun = accelerator_noun(resources)
+    roles = (
+        f" ({', '.join(f'{role} {count}' for role, count in pods_by_role.items())})" if len(pods_by_role) > 1 else ""
+    )
     yield Diagnostic(
         RULE_ID,
         ("spec",) if "spec" in obj.data else (),
-        f"{obj.kind} starts {gpu_pods} GPU pods that only work together, with no gang policy: a partial "
-        "placement holds GPUs idle while the placed pods wait for their peers. Use a gang: native "
+        f"{obj.kind} starts {total} {noun} pods{roles} that only work together, with no gang policy: a partial "
+        f"placement holds {noun}s idle while the placed pods wait for their peers. Use a gang: native "
         "Workload/PodGroup (or Job spec.scheduling), Volcano, coscheduling, or Kueue admission",
         on_key=True,
     )
