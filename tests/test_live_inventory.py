@@ -1,11 +1,21 @@
-"""The live inventory: the official kubernetes client against a local HTTPS server speaking list/watch."""
+"""The live inventory against a local HTTPS server that speaks the Kubernetes API: discovery
+(/api, /apis, each group version's resource list), paged lists (limit/continue), watch streams
+(chunked, one JSON event a line, bookmarks, 410 Gone) and bearer-token authentication.
+
+The webhook watches; `check`, `explain` and `inventory --live-inventory` read once, through a real
+kubeconfig file that points at the server (the CLI runs as a subprocess, as a user runs it)."""
+
+from __future__ import annotations
 
 import json
 import queue
 import ssl
+import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -14,7 +24,10 @@ from kubernetes import client
 from webhook_helpers import gpu_pod, review
 
 from gpulint.lint.config import Config
+from gpulint.lint.live_inventory import INVENTORY_APIS, PAGE_SIZE
 from gpulint.webhook.server import ServeOptions, Webhook
+
+TOKEN = "test-token"
 
 
 def node(name: str, gpus: int) -> dict:
@@ -24,18 +37,22 @@ def node(name: str, gpus: int) -> dict:
     }
 
 
-class FakeApiServer:
-    """Serves NodeList / ResourceSliceList / DeviceClassList and streams watch events from queues."""
+def device_class(name: str) -> dict:
+    return {"metadata": {"name": name, "uid": f"uid-{name}"}, "spec": {"selectors": [{"cel": {"expression": "true"}}]}}
 
-    def __init__(self, tmp_path):
-        self.lists = {
-            "/api/v1/nodes": [node("n0", 8), node("n1", 8)],
-            "/apis/resource.k8s.io/v1/resourceslices": [],
-            "/apis/resource.k8s.io/v1/deviceclasses": [],
+
+class FakeApiServer:
+    """``served`` maps a group version ("v1", "resource.k8s.io/v1beta1") to {plural: [items]}."""
+
+    def __init__(self, tmp_path: Path, served: dict[str, dict[str, list[dict]]]) -> None:
+        self.served = served
+        self.events: dict[str, queue.Queue] = {
+            self.path(gv, plural): queue.Queue() for gv, table in served.items() for plural in table
         }
-        self.events = {path: queue.Queue() for path in self.lists}
+        self.requests: list[str] = []  # path?query of every GET
         self.authorizations: list[str] = []
-        self.watch_versions: list[str] = []
+        self.watch_versions: list[tuple[str, str]] = []
+        self.gone_once: set[str] = set()  # collection paths whose next watch answers 410 Gone
         self.stopping = threading.Event()
         ca = trustme.CA()
         cert = ca.issue_cert("127.0.0.1")
@@ -51,43 +68,69 @@ class FakeApiServer:
             def log_message(self, *args):
                 return
 
+            def send_json(self, status: int, body: object) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_GET(self):
-                url = urlparse(self.path)
-                query = parse_qs(url.query)
+                fake.requests.append(self.path)
                 fake.authorizations.append(self.headers.get("Authorization", ""))
-                if url.path not in fake.lists:
-                    self.send_response(404)
-                    self.end_headers()
+                if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+                    self.send_json(401, {"kind": "Status", "code": 401, "message": "Unauthorized"})
                     return
+                url = urlparse(self.path)
+                query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                answer = fake.discovery(url.path)
+                if answer is not None:
+                    self.send_json(200, answer)
+                elif url.path not in fake.events:
+                    self.send_json(
+                        404,
+                        {"kind": "Status", "code": 404, "message": "the server could not find the requested resource"},
+                    )
+                elif query.get("watch") == "true":
+                    self.stream_watch(url.path, query)
+                else:
+                    self.send_json(200, fake.page(url.path, query))
+
+            def stream_watch(self, path: str, query: dict[str, str]) -> None:
+                fake.watch_versions.append((path, query.get("resourceVersion", "")))
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
-                if query.get("watch", ["false"])[0].lower() != "true":
-                    kind = url.path.rsplit("/", 1)[1]
-                    body = json.dumps(
-                        {
-                            "kind": kind,
-                            "apiVersion": "v1",
-                            "metadata": {"resourceVersion": "10"},
-                            "items": fake.lists[url.path],
-                        }
-                    ).encode()
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                    return
-                # a watch: one JSON event per chunk, as the API server streams them
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                fake.watch_versions.append(query.get("resourceVersion", [""])[0])
-                deadline = time.time() + 20
-                while time.time() < deadline and not fake.stopping.is_set():
-                    try:
-                        event = fake.events[url.path].get(timeout=0.1)
-                    except queue.Empty:
-                        continue
+
+                def send(event: dict) -> None:
                     data = json.dumps(event).encode() + b"\n"
                     self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                     self.wfile.flush()
+
+                if path in fake.gone_once:
+                    fake.gone_once.discard(path)
+                    send(
+                        {
+                            "type": "ERROR",
+                            "object": {
+                                "kind": "Status",
+                                "code": 410,
+                                "reason": "Expired",
+                                "message": "too old resource version",
+                            },
+                        }
+                    )
+                else:
+                    send({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "11"}}})
+                    deadline = time.time() + 20
+                    while time.time() < deadline and not fake.stopping.is_set():
+                        try:
+                            event = fake.events[path].get(timeout=0.1)
+                        except queue.Empty:
+                            continue
+                        send(event)
                 self.wfile.write(b"0\r\n\r\n")
                 self.close_connection = True
 
@@ -96,28 +139,120 @@ class FakeApiServer:
         self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    @staticmethod
+    def path(group_version: str, plural: str) -> str:
+        return f"/api/{group_version}/{plural}" if "/" not in group_version else f"/apis/{group_version}/{plural}"
+
+    def discovery(self, path: str) -> dict | None:
+        if path == "/api":
+            return {"kind": "APIVersions", "versions": ["v1"]}
+        if path == "/apis":
+            groups: dict[str, list[str]] = {}
+            for group_version in self.served:
+                if "/" in group_version:
+                    group, version = group_version.split("/")
+                    groups.setdefault(group, []).append(version)
+            return {
+                "kind": "APIGroupList",
+                "groups": [
+                    {"name": g, "versions": [{"groupVersion": f"{g}/{v}", "version": v} for v in vs]}
+                    for g, vs in groups.items()
+                ],
+            }
+        group_version = path.removeprefix("/apis/").removeprefix("/api/")
+        if path.count("/") in (2, 3) and group_version in self.served:
+            return {
+                "kind": "APIResourceList",
+                "groupVersion": group_version,
+                "resources": [
+                    {"name": plural, "verbs": ["get", "list", "watch"]} for plural in self.served[group_version]
+                ],
+            }
+        return None
+
+    def page(self, path: str, query: dict[str, str]) -> dict:
+        group_version, plural = path.removeprefix("/apis/").removeprefix("/api/").rsplit("/", 1)
+        items = self.served[group_version][plural]
+        limit = int(query.get("limit", "0")) or len(items)
+        start = int(query.get("continue", "0"))
+        rest = items[start + limit :]
+        metadata = {"resourceVersion": "10", **({"continue": str(start + limit)} if rest else {})}
+        return {
+            "kind": "List",
+            "apiVersion": group_version,
+            "metadata": metadata,
+            "items": items[start : start + limit],
+        }
+
     def configuration(self) -> client.Configuration:
         configuration = client.Configuration()
         configuration.host = f"https://127.0.0.1:{self.server.server_address[1]}"
         configuration.ssl_ca_cert = str(self.ca_file)
-        configuration.api_key = {"authorization": "test-token"}
+        configuration.api_key = {"authorization": TOKEN}
         configuration.api_key_prefix = {"authorization": "Bearer"}
         return configuration
 
-    def stop(self):
+    def kubeconfig(self, tmp_path: Path) -> Path:
+        """A kubeconfig as `kubectl config view --raw` writes one, with two contexts."""
+        path = tmp_path / "kubeconfig"
+        server = f"https://127.0.0.1:{self.server.server_address[1]}"
+        path.write_text(
+            f"""apiVersion: v1
+kind: Config
+current-context: elsewhere
+clusters:
+- name: gpu
+  cluster: {{server: "{server}", certificate-authority: "{self.ca_file}"}}
+- name: nowhere
+  cluster: {{server: "https://127.0.0.1:9", certificate-authority: "{self.ca_file}"}}
+users:
+- name: ml-admin
+  user: {{token: {TOKEN}}}
+contexts:
+- name: gpu-cluster
+  context: {{cluster: gpu, user: ml-admin}}
+- name: elsewhere
+  context: {{cluster: nowhere, user: ml-admin}}
+""",
+            encoding="utf-8",
+        )
+        return path
+
+    def stop(self) -> None:
         self.stopping.set()
         self.server.shutdown()
 
 
+DRA_V1 = {
+    "resourceslices": [],
+    "deviceclasses": [device_class("gpu.nvidia.com")],
+    "resourceclaims": [],
+    "resourceclaimtemplates": [],
+}
+
+
+def cluster(nodes: list[dict], **groups: dict[str, list[dict]]) -> dict[str, dict[str, list[dict]]]:
+    served: dict[str, dict[str, list[dict]]] = {"v1": {"nodes": nodes, "namespaces": [], "pods": [], "configmaps": []}}
+    for group_version, table in groups.items():
+        served[group_version.replace("__", "/")] = table
+    return served
+
+
 @pytest.fixture
-def api(tmp_path):
-    fake = FakeApiServer(tmp_path)
-    yield fake
-    fake.stop()
+def make_api(tmp_path):
+    servers: list[FakeApiServer] = []
+
+    def make(served: dict[str, dict[str, list[dict]]]) -> FakeApiServer:
+        servers.append(FakeApiServer(tmp_path, served))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.stop()
 
 
-def allowed(webhook: Webhook, gpus: int) -> bool:
-    return webhook.review(json.dumps(review(gpu_pod(gpus))).encode()).body["response"]["allowed"]
+def allowed(webhook: Webhook, obj: dict) -> bool:
+    return webhook.review(json.dumps(review(obj)).encode()).body["response"]["allowed"]
 
 
 def wait_for(predicate, seconds: float = 10) -> bool:
@@ -129,32 +264,187 @@ def wait_for(predicate, seconds: float = 10) -> bool:
     return False
 
 
-def test_live_inventory_lists_then_follows_watch_events(api):
-    webhook = Webhook(Config(), ServeOptions(live_inventory=True), api=client.ApiClient(api.configuration()))
+def serve(api: FakeApiServer, **options) -> Webhook:
+    return Webhook(Config(), ServeOptions(live_inventory=True, **options), api=api.configuration())
+
+
+def test_lists_then_follows_watch_events(make_api):
+    api = make_api(cluster([node("n0", 8), node("n1", 8)], **{"resource.k8s.io__v1": DRA_V1}))
+    webhook = serve(api)
     try:
         assert wait_for(lambda: webhook.ready)
         assert len(webhook.snapshot.inventory.nodes) == 2
-        assert allowed(webhook, 8) and not allowed(webhook, 16)
-        assert "Bearer test-token" in api.authorizations
-        assert wait_for(lambda: len(api.watch_versions) == 3) and set(api.watch_versions) == {"10"}
-        api.events["/api/v1/nodes"].put({"type": "ADDED", "object": node("big", 16)})
-        assert wait_for(lambda: allowed(webhook, 16))
+        assert allowed(webhook, gpu_pod(8)) and not allowed(webhook, gpu_pod(16))
+        assert set(api.authorizations) == {f"Bearer {TOKEN}"}
+        nodes = "/api/v1/nodes"
+        assert wait_for(lambda: (nodes, "10") in api.watch_versions)
+        api.events[nodes].put({"type": "ADDED", "object": node("big", 16)})
+        assert wait_for(lambda: allowed(webhook, gpu_pod(16)))
         assert len(webhook.snapshot.inventory.nodes) == 3
-        api.events["/api/v1/nodes"].put({"type": "DELETED", "object": node("big", 16)})
-        assert wait_for(lambda: not allowed(webhook, 16))
+        api.events[nodes].put({"type": "DELETED", "object": node("big", 16)})
+        assert wait_for(lambda: not allowed(webhook, gpu_pod(16)))
     finally:
         webhook.stop()
 
 
-def test_not_ready_until_every_resource_is_listed(tmp_path):
-    configuration = client.Configuration()
-    configuration.host = "https://127.0.0.1:9"  # nothing listens: lists fail and are retried
-    webhook = Webhook(Config(), ServeOptions(live_inventory=True), api=client.ApiClient(configuration))
+@pytest.mark.parametrize(
+    ("groups", "dra_version"),
+    [
+        ({"resource.k8s.io__v1": DRA_V1, "resource.k8s.io__v1beta1": DRA_V1}, "v1"),  # 1.34+: both served
+        ({"resource.k8s.io__v1beta1": DRA_V1}, "v1beta1"),  # 1.32/1.33 with DRA enabled
+        ({"resource.k8s.io__v1beta2": DRA_V1, "resource.k8s.io__v1beta1": DRA_V1}, "v1beta2"),
+        ({}, None),  # DRA not served at all: no such objects, and ready all the same
+    ],
+)
+def test_discovery_watches_the_served_dra_version_and_is_ready_without_one(make_api, groups, dra_version):
+    api = make_api(cluster([node("n0", 8)], **groups))
+    webhook = serve(api)
     try:
-        time.sleep(0.5)
-        assert webhook.ready is False
-        answered = webhook.review(json.dumps(review(gpu_pod(16))).encode())
-        status, answer = answered.status, answered.body
-        assert status == 200 and answer["response"]["allowed"] is True  # no inventory: the inventory rules skip
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        listed = {urlparse(r).path for r in api.requests if "watch=true" not in r and "limit=" in r}
+        dra_lists = {p for p in listed if "resource.k8s.io" in p}
+        if dra_version is None:
+            assert dra_lists == set()
+        else:
+            assert dra_lists == {f"/apis/resource.k8s.io/{dra_version}/{plural}" for plural in DRA_V1}
+        inventory = webhook.snapshot.inventory
+        assert inventory is not None and len(inventory.nodes) == 1
+        # Unserved or empty, DeviceClass is a kind the cluster was asked for: absence is proof.
+        assert inventory.lists("DeviceClass")
+        assert set(inventory.device_classes) == ({"gpu.nvidia.com"} if dra_version else set())
+        assert "/api/v1/pods" not in listed  # pods are watched only with --live-pods
     finally:
         webhook.stop()
+
+
+def test_not_ready_until_every_served_api_is_listed_and_readyz_says_what_it_waits_for(make_api):
+    configuration = client.Configuration()
+    configuration.host = "https://127.0.0.1:9"  # nothing listens: discovery fails and is retried
+    webhook = Webhook(Config(), ServeOptions(live_inventory=True), api=configuration)
+    try:
+        time.sleep(0.3)
+        assert webhook.ready is False
+        assert webhook.waiting_for() == "listing API discovery"
+        answered = webhook.review(json.dumps(review(gpu_pod(16))).encode())
+        assert answered.status == 200 and answered.body["response"]["allowed"] is True  # no inventory: rules skip
+    finally:
+        webhook.stop()
+
+
+def test_gone_watch_relists_and_paged_lists_are_read_whole(make_api):
+    many = [node(f"n{i}", 8) for i in range(PAGE_SIZE + 7)]  # two pages
+    api = make_api(cluster(many, **{"resource.k8s.io__v1": DRA_V1}))
+    api.gone_once.add("/api/v1/nodes")
+    webhook = serve(api)
+    try:
+        assert wait_for(lambda: webhook.ready)
+        assert len(webhook.snapshot.inventory.nodes) == PAGE_SIZE + 7
+        assert any("continue=" in r for r in api.requests if r.startswith("/api/v1/nodes"))
+        # 410 Gone on the first watch: listed again, then watched from the new list
+        assert wait_for(lambda: [p for p, _ in api.watch_versions].count("/api/v1/nodes") >= 2)
+        node_lists = [
+            r for r in api.requests if r.startswith("/api/v1/nodes?") and "watch=true" not in r and "continue" not in r
+        ]
+        assert len(node_lists) >= 2
+    finally:
+        webhook.stop()
+
+
+def test_live_pods_watches_running_pods_only(make_api):
+    api = make_api(cluster([node("n0", 8)]))
+    webhook = serve(api, live_pods=True)
+    try:
+        assert wait_for(lambda: webhook.ready)
+        pod_lists = [r for r in api.requests if r.startswith("/api/v1/pods?")]
+        assert pod_lists and all(
+            "fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed" in r for r in pod_lists
+        )
+    finally:
+        webhook.stop()
+
+
+def test_an_api_installed_later_is_discovered(make_api, monkeypatch):
+    import gpulint.lint.live_inventory as live
+
+    monkeypatch.setattr(live, "REDISCOVER_SECONDS", 0.2)
+    api = make_api(cluster([node("n0", 8)]))
+    webhook = serve(api)
+    try:
+        assert wait_for(lambda: webhook.ready)
+        api.served["resource.k8s.io/v1"] = DRA_V1  # the DRA API appears (an upgrade, a feature gate)
+        for plural in DRA_V1:
+            api.events[FakeApiServer.path("resource.k8s.io/v1", plural)] = queue.Queue()
+        assert wait_for(lambda: webhook.ready and "gpu.nvidia.com" in webhook.snapshot.inventory.device_classes)
+    finally:
+        webhook.stop()
+
+
+# --- the CLI: one read through a kubeconfig, as a user runs it ---------------------------------
+
+
+def gpulint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpulint", *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: trainer:1
+        resources:
+          limits: {nvidia.com/gpu: 16}
+"""
+
+
+def test_cli_check_explain_and_inventory_read_the_cluster_through_a_kubeconfig_context(make_api, tmp_path):
+    api = make_api(cluster([node("n0", 8), node("n1", 8)], **{"resource.k8s.io__v1": DRA_V1}))
+    kubeconfig = api.kubeconfig(tmp_path)
+    (tmp_path / "job.yaml").write_text(JOB, encoding="utf-8")
+    live = ("--live-inventory", "--kubeconfig", str(kubeconfig), "--context", "gpu-cluster")
+
+    checked = gpulint("check", "job.yaml", *live, cwd=tmp_path)
+    assert checked.returncode == 1, checked.stderr
+    assert "job.yaml:12:" in checked.stdout and "error[gpu-unschedulable]" in checked.stdout
+    assert "0/2 nodes are available: 2 Insufficient nvidia.com/gpu" in checked.stdout
+
+    explained = gpulint("explain", "job.yaml", *live, cwd=tmp_path)
+    assert explained.returncode == 1, explained.stderr
+    assert "Insufficient nvidia.com/gpu" in explained.stdout
+
+    summary = gpulint("inventory", *live, "--format", "json", cwd=tmp_path)
+    assert summary.returncode == 0, summary.stderr
+    assert json.loads(summary.stdout)["summary"]["nodes"] == 2
+
+
+def test_cli_live_inventory_errors_are_usage_errors(make_api, tmp_path):
+    api = make_api(cluster([node("n0", 8)]))
+    kubeconfig = api.kubeconfig(tmp_path)
+    (tmp_path / "job.yaml").write_text(JOB, encoding="utf-8")
+    # the kubeconfig's current context points at a port nothing listens on
+    unreachable = gpulint("check", "job.yaml", "--live-inventory", "--kubeconfig", str(kubeconfig), cwd=tmp_path)
+    assert unreachable.returncode == 2
+    assert unreachable.stderr.startswith("gpulint: error: --live-inventory: GET /apis:")
+    assert "Traceback" not in unreachable.stderr
+
+    missing = gpulint("check", "job.yaml", "--live-inventory", "--kubeconfig", str(tmp_path / "nope"), cwd=tmp_path)
+    assert missing.returncode == 2 and "cannot load the cluster configuration" in missing.stderr
+
+    context_alone = gpulint("check", "job.yaml", "--context", "gpu-cluster", cwd=tmp_path)
+    assert context_alone.returncode == 2 and "options of --live-inventory" in context_alone.stderr
+
+    both = gpulint("check", "job.yaml", "--live-inventory", "--inventory", "x.yaml", cwd=tmp_path)
+    assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_every_inventory_api_names_versions_newest_first():
+    rank = {"v1": 0, "v1beta2": 1, "v1beta1": 2, "v1alpha3": 3, "v1alpha2": 4, "v1alpha1": 5}
+    for api in INVENTORY_APIS:
+        assert list(api.versions) == sorted(api.versions, key=rank.__getitem__), api

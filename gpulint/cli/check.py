@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass, field
 
+from gpulint.cli.live import LiveCluster, read_live
 from gpulint.lint.config import Config
 from gpulint.lint.engine import enabled_rules
 from gpulint.lint.findings import Report
@@ -60,8 +61,11 @@ def _apply_fixes(
     return changed, "".join(diffs)
 
 
-def load_cluster(config: Config) -> ClusterInventory | None:
-    """The configured inventory (``--inventory`` / ``inventory:``), or None."""
+def load_cluster(config: Config, live: LiveCluster | None = None) -> ClusterInventory | None:
+    """The cluster read now (``--live-inventory``), the configured inventory (``--inventory`` /
+    ``inventory:``), or None."""
+    if live is not None:
+        return read_live(live)[0]
     return load_inventory(list(config.inventory)) if config.inventory else None
 
 
@@ -74,11 +78,12 @@ def run_check(
     show_diff: bool = False,
     jobs: int = 0,
     color: bool = False,
+    live: LiveCluster | None = None,
 ) -> CheckResult:
     try:
         rules = enabled_rules(config)  # loads the policies: a policy that clashes with a built-in rule is a usage error
         collected = collect_all(paths, config.exclude)
-        cluster = load_cluster(config)
+        cluster = load_cluster(config, live)
     except (SourceError, InventoryError, PolicyError) as exc:
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
     if cluster is not None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from gpulint import __version__
+from gpulint.cli.live import LiveCluster, live_cluster, live_options, read_live
 from gpulint.lint.config import (
     Config,
     ConfigError,
@@ -127,6 +128,7 @@ def cli() -> None:
     help=f"Worker processes (0: one per core for large inputs; at most {MAX_JOBS}).",
 )
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@live_options
 def check(
     paths: tuple[str, ...],
     output_format: str,
@@ -144,6 +146,10 @@ def check(
     show_diff: bool,
     jobs: int,
     color: str,
+    live_inventory: bool,
+    kubeconfig: str | None,
+    kube_context: str | None,
+    live_pods: bool,
 ) -> None:
     """Lint manifests in PATHS (files, directories, or - for stdin; default: the current directory)."""
     try:
@@ -165,6 +171,7 @@ def check(
         )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    live = _live(live_inventory, kubeconfig, kube_context, live_pods, config)
     from gpulint.cli.check import run_check
     from gpulint.report import encode
 
@@ -172,7 +179,14 @@ def check(
         raise click.UsageError(f"--output: {output} is one of the files to check; the report would overwrite it")
     use_color = _use_color(color, output)
     result = run_check(
-        list(paths) or ["."], config, output_format, fix=fix, show_diff=show_diff, jobs=jobs, color=use_color
+        list(paths) or ["."],
+        config,
+        output_format,
+        fix=fix,
+        show_diff=show_diff,
+        jobs=jobs,
+        color=use_color,
+        live=live,
     )
     for message in result.messages:
         click.echo(message, err=True)
@@ -266,7 +280,18 @@ def show_rule(name: str, policy_paths: tuple[str, ...]) -> None:
     click.echo(rules[name].markdown(), nl=False)
 
 
-def _inventory_config(config_path: str | None, inventory_paths: tuple[str, ...], kubernetes_version: str | None):
+def _live(
+    live_inventory: bool, kubeconfig: str | None, kube_context: str | None, pods: bool, config: Config
+) -> LiveCluster | None:
+    live = live_cluster(live_inventory, kubeconfig, kube_context, pods)
+    if live is not None and config.inventory:
+        raise click.UsageError("--live-inventory reads the cluster: give it or --inventory (or 'inventory:'), not both")
+    return live
+
+
+def _inventory_config(
+    config_path: str | None, inventory_paths: tuple[str, ...], kubernetes_version: str | None, live: bool = False
+):
 
     try:
         config = _load_config(config_path, _known_rules())
@@ -276,23 +301,38 @@ def _inventory_config(config_path: str | None, inventory_paths: tuple[str, ...],
         )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    if not config.inventory:
-        raise click.UsageError("no inventory: give --inventory PATH (or 'inventory:' in the configuration)")
+    if not config.inventory and not live:
+        raise click.UsageError(
+            "no inventory: give --inventory PATH (or 'inventory:' in the configuration), or --live-inventory"
+        )
     return config
 
 
-def _read_inventory(config: Config, sources: list | None = None):
+def _read_inventory(config: Config, sources: list | None = None, live: LiveCluster | None = None):
     from gpulint.lint.inventory import InventoryError, load_inventory
 
     try:
+        if live is not None:
+            return read_live(live)[0]
         return load_inventory(list(config.inventory), sources)
     except InventoryError as exc:
         click.echo(f"gpulint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
 
 
+def _read_live_or_exit(live: LiveCluster):
+    from gpulint.lint.inventory import InventoryError
+
+    try:
+        return read_live(live)
+    except InventoryError as exc:
+        click.echo(f"gpulint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
 def _inventory_options(command: Callable[..., None]) -> Callable[..., None]:
-    """--inventory, --config and --format, as `inventory` and `explain` take them."""
+    """--inventory, --live-inventory (and its options), --config and --format, as `inventory` and `explain` take them."""
+    command = live_options(command)
     for option in reversed(
         (
             click.option(
@@ -314,7 +354,15 @@ def _inventory_options(command: Callable[..., None]) -> Callable[..., None]:
 
 @cli.command("inventory")
 @_inventory_options
-def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None, output_format: str) -> None:
+def inventory_command(
+    inventory_paths: tuple[str, ...],
+    config_path: str | None,
+    output_format: str,
+    live_inventory: bool,
+    kubeconfig: str | None,
+    kube_context: str | None,
+    live_pods: bool,
+) -> None:
     """Summarize the cluster inventory (GPUs by model, zone, rack; free capacity; DRA devices) and check it."""
     import json
 
@@ -325,13 +373,17 @@ def inventory_command(inventory_paths: tuple[str, ...], config_path: str | None,
     from gpulint.report import FormatOptions, encode
     from gpulint.report.text import render as render_findings
 
-    config = _inventory_config(config_path, inventory_paths, None)
-    try:
-        sources = collect(list(config.inventory))  # read once: summarized and checked from the same bytes
-    except SourceError as exc:
-        click.echo(f"gpulint: error: --inventory: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    inventory = _read_inventory(config, sources)
+    config = _inventory_config(config_path, inventory_paths, None, live_inventory)
+    live = _live(live_inventory, kubeconfig, kube_context, live_pods, config)
+    if live is not None:
+        inventory, sources = _read_live_or_exit(live)
+    else:
+        try:
+            sources = collect(list(config.inventory))  # read once: summarized and checked from the same bytes
+        except SourceError as exc:
+            click.echo(f"gpulint: error: --inventory: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+        inventory = _read_inventory(config, sources)
     own_checks = config.with_overrides(select=("stale-gpu-label", "schema-invalid"), ignore=())
     run = LintRun(own_checks, sources, inventory)
     report = run.report()
@@ -358,6 +410,10 @@ def explain_command(
     inventory_paths: tuple[str, ...],
     config_path: str | None,
     output_format: str,
+    live_inventory: bool,
+    kubeconfig: str | None,
+    kube_context: str | None,
+    live_pods: bool,
 ) -> None:
     """Explain why the pods of the manifests in PATHS would be Pending on the inventory's cluster."""
     from gpulint.cli.explain import explain_objects, object_matches, render, render_json
@@ -365,7 +421,8 @@ def explain_command(
     from gpulint.lint.sources import SourceError, collect
     from gpulint.report import encode
 
-    config = _inventory_config(config_path, inventory_paths, None)
+    config = _inventory_config(config_path, inventory_paths, None, live_inventory)
+    live = _live(live_inventory, kubeconfig, kube_context, live_pods, config)
     try:
         sources = collect(list(paths), config.exclude)
     except SourceError as exc:
@@ -373,7 +430,7 @@ def explain_command(
         sys.exit(EXIT_USAGE)
     # The same run as `check` builds: the same inventory (a bad one fails the same way, exit 2 with
     # file:line:col), the same linted set, the same verdicts and findings.
-    run = LintRun(config, sources, _read_inventory(config))
+    run = LintRun(config, sources, _read_inventory(config, live=live))
     report = run.report(1)
     for finding in report.findings:
         if finding.rule == "yaml-invalid":
@@ -438,6 +495,12 @@ def explain_command(
     "account, or --kubeconfig).",
 )
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig for --live-inventory.")
+@click.option("--context", "kube_context", help="Kubeconfig context for --live-inventory.")
+@click.option(
+    "--live-pods",
+    is_flag=True,
+    help="With --live-inventory: watch running Pods too (the 'does not fit now' view; memory grows with pods).",
+)
 @click.option("--policy", "policy_paths", multiple=True, help="Policies to enforce too (as in gpulint check).")
 def serve_command(
     tls_cert: str,
@@ -454,6 +517,8 @@ def serve_command(
     max_concurrency: int,
     live_inventory: bool,
     kubeconfig: str | None,
+    kube_context: str | None,
+    live_pods: bool,
     policy_paths: tuple[str, ...],
 ) -> None:
     """Run the validating admission webhook (HTTPS, POST /validate; /healthz, /readyz, /metrics)."""
@@ -481,6 +546,8 @@ def serve_command(
         max_concurrency,
         live_inventory,
         kubeconfig or "",
+        kube_context or "",
+        live_pods,
     )
     try:
         run(config, options)

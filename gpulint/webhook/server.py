@@ -68,8 +68,10 @@ class ServeOptions:
     failure_mode: str = "allow"  # allow (with a warning) or deny, when gpulint itself fails
     inventory_poll_seconds: float = 10.0
     max_concurrency: int = 64  # reviews in progress at once; more get 503 (the API server retries or ignores)
-    live_inventory: bool = False  # list/watch Nodes, ResourceSlices, DeviceClasses from the API server
+    live_inventory: bool = False  # discover, list and watch the inventory APIs the API server serves
     kubeconfig: str = ""  # for the live inventory outside the cluster (default: the service account)
+    kube_context: str = ""  # a context of that kubeconfig (default: its current context)
+    live_pods: bool = False  # also watch running Pods (the "does not fit now" view; memory grows with pods)
     max_connections: int = 256  # open connections (each holds a thread); more are closed at once
     read_seconds: float = READ_SECONDS
     idle_seconds: float = IDLE_SECONDS
@@ -230,6 +232,7 @@ class Certificates:
 
 class Webhook:
     def __init__(self, config: Config, options: ServeOptions, api: Any = None) -> None:
+        # api: a kubernetes client Configuration for the live inventory (tests pass one for a local server)
         self.config = config
         self.options = options
         self.metrics = Metrics()
@@ -246,18 +249,27 @@ class Webhook:
         if config.inventory:
             self.reload_inventory()
         if options.live_inventory:
-            from gpulint.webhook.live_inventory import LiveInventory, api_client
+            from gpulint.lint.live_inventory import LiveInventory, Transport, api_configuration, selected_apis
 
+            configuration = api or api_configuration(options.kubeconfig or None, options.kube_context or None)
             self.live = LiveInventory(
-                api if api is not None else api_client(options.kubeconfig or None), self.swap_inventory, log
+                Transport(configuration), self.swap_inventory, log, selected_apis(options.live_pods)
             )
             self.live.start()
 
     @property
     def ready(self) -> bool:
         if self.live is not None:
-            return self.live.synced
+            return self.live.ready
         return not self.config.inventory or self.snapshot.inventory is not None
+
+    def waiting_for(self) -> str:
+        """What readiness waits for, in words (the /readyz body)."""
+        if self.stopping:
+            return "shutting down"
+        if self.live is not None:
+            return "listing " + ", ".join(self.live.pending())
+        return "loading the inventory"
 
     @property
     def stopping(self) -> bool:
@@ -599,7 +611,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b"ok\n", "text/plain", head)
         elif route == "/readyz":
             ready = webhook.ready and not webhook.stopping
-            self._send(200 if ready else 503, b"ready\n" if ready else b"not ready\n", "text/plain", head)
+            body = b"ready\n" if ready else f"not ready: {webhook.waiting_for()}\n".encode()
+            self._send(200 if ready else 503, body, "text/plain", head)
         elif route == "/metrics":
             loaded = webhook.snapshot.loaded_at
             text = webhook.metrics.render(time.time() - loaded if loaded else None)
