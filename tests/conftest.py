@@ -53,3 +53,24 @@ def write(tmp_path: Path):
         return path
 
     return _write
+
+
+def _k8s_binary(name: str) -> Path:
+    from k8s_binaries import binaries
+
+    found = binaries()
+    if isinstance(found, str):
+        pytest.skip(f"no {name}: {found}")
+    return found[name]
+
+
+@pytest.fixture(scope="session")
+def helm() -> Path:
+    """The real helm binary (tests/k8s_binaries.py)."""
+    return _k8s_binary("helm")
+
+
+@pytest.fixture(scope="session")
+def kubectl() -> Path:
+    """The real kubectl binary, kustomize built in (tests/k8s_binaries.py)."""
+    return _k8s_binary("kubectl")

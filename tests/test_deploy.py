@@ -1,17 +1,16 @@
-"""The webhook's own deploy manifests: linted clean by gpulint, valid against the schemas, safe defaults."""
+"""The webhook's plain deploy manifests (deploy/gpulint.yaml, rendered from deploy/chart): linted clean by
+gpulint, valid against the schemas, safe defaults. tests/test_chart.py renders the chart itself."""
 
 import yaml
 from conftest import REPO, run_cli
 
 
 def objects():
-    return [
-        doc for path in sorted((REPO / "deploy").glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text()) if doc
-    ]
+    return [doc for doc in yaml.safe_load_all((REPO / "deploy" / "gpulint.yaml").read_text()) if doc]
 
 
 def test_gpulint_lints_its_own_deploy_manifests_clean():
-    report = run_cli("check", str(REPO / "deploy"), "--fail-on", "info", "--format", "json")
+    report = run_cli("check", str(REPO / "deploy" / "gpulint.yaml"), "--fail-on", "info", "--format", "json")
     assert report.exit_code == 0, report.stdout
     assert report.json()["findings"] == [] and report.json()["summary"]["objects"] >= 9
 
@@ -29,7 +28,7 @@ def test_webhook_configuration_defaults():
     excluded = hook["namespaceSelector"]["matchExpressions"][0]
     assert excluded["operator"] == "NotIn" and {"kube-system", "gpulint-system"} <= set(excluded["values"])
     assert hook["clientConfig"]["service"]["path"] == "/validate"
-    assert "cert-manager.io/inject-ca-from" in config["metadata"]["annotations"]
+    assert config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == "gpulint-system/gpulint"
     assert {"Issuer", "Certificate", "ClusterRole", "ClusterRoleBinding", "ServiceAccount", "Service"} <= set(by_kind)
     rules = by_kind["ClusterRole"][0]["rules"]
     assert rules and all(set(rule["verbs"]) <= {"get", "list", "watch"} for rule in rules)  # read-only
