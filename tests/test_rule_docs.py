@@ -70,7 +70,7 @@ def test_use_instead_has_no_error_or_warning_from_any_rule(rule_id):
 
 
 def test_every_builtin_rule_and_library_policy_is_covered():
-    assert len(BUILTIN) == 19 and set(BUILTIN) == set(all_rules())
+    assert len(BUILTIN) == 20 and set(BUILTIN) == set(all_rules())
     assert LIBRARY == [
         "forbid-gpu-in-non-gpu-namespaces",
         "require-gang-for-multi-worker-gpu-jobs",
@@ -85,8 +85,8 @@ def test_shipped_inventories_are_found_through_the_data_dir_and_load(name):
     path = rule.inventory_path()
     assert path is not None and path.is_relative_to(data_dir("rules") / "inventories")
     inventory = load_inventory([str(path)])
-    assert inventory.has_nodes and all(
-        node.labels.get("nvidia.com/gpu.product") == "NVIDIA-H100-80GB-HBM3" for node in inventory.nodes
+    assert inventory.has_nodes and any(
+        node.labels.get("nvidia.com/gpu.product", "").startswith("NVIDIA-") for node in inventory.nodes
     )
 
 

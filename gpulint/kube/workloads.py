@@ -230,6 +230,12 @@ DAEMONSET_TOLERATIONS: tuple[dict[str, str], ...] = (
     {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
     {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
 )
+# ...and, to a pod on the host network, the one for a node whose network is not configured yet.
+HOST_NETWORK_DAEMON_TOLERATION = {
+    "key": "node.kubernetes.io/network-unavailable",
+    "operator": "Exists",
+    "effect": "NoSchedule",
+}
 
 
 def effective_pod_spec(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -237,7 +243,8 @@ def effective_pod_spec(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
     if kind != "DaemonSet":
         return spec
     tolerations = [t for t in sequence(spec.get("tolerations")) if isinstance(t, dict)]
-    return {**spec, "tolerations": [*tolerations, *DAEMONSET_TOLERATIONS]}
+    added = [*DAEMONSET_TOLERATIONS, *((HOST_NETWORK_DAEMON_TOLERATION,) if spec.get("hostNetwork") is True else ())]
+    return {**spec, "tolerations": [*tolerations, *added]}
 
 
 def extended_resource_path(site: PodSpecSite, names: frozenset[str] | None = None) -> Path | None:

@@ -8,12 +8,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from gpulint.kube.daemonset import Coverage, coverage, selects
 from gpulint.kube.dra.allocation import Alternative, ClaimSpec, NodeVerdict, Request, claim_spec_of
 from gpulint.kube.fields import mapping
 from gpulint.kube.gangs.members import Gang, GangVerdict, member_demand, pack
+from gpulint.kube.gpu_stack import (
+    NVIDIA,
+    StackComponent,
+    gpu_nodes,
+    node_names,
+    present_but_silent,
+    stack_component,
+    vendor_of_resource,
+)
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended
@@ -182,3 +193,65 @@ def gang_verdict(
         gang.slice_size,
     )
     return memo(key, lambda: pack(gang, resolver.model, topology_key))  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class DaemonSetVerdict:
+    """How a DaemonSet's pods cover the nodes they are expected on (the DaemonSet controller's view)."""
+
+    component: StackComponent | None  # the GPU infrastructure it runs, if it runs one
+    pod: PodRequirements
+    expected: str  # "GPU nodes", "NVIDIA GPU nodes", or "nodes its node selection matches"
+    coverage: Coverage
+
+
+def daemonset_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> DaemonSetVerdict | None:
+    """None when there is nothing to expect: no node it should run on, or no node selection to read intent from.
+
+    GPU infrastructure must run on every GPU node of its vendor; any other DaemonSet, on the
+    nodes its own node selection names (a DaemonSet with none is meant for every node it tolerates).
+    """
+    pod = pod_requirements(effective_pod_spec(kind, site.spec))
+    component = stack_component(site.spec)
+    if component is not None:
+        target = gpu_nodes(resolver.nodes, component.vendor)
+        expected = f"{component.vendor} GPU nodes" if component.vendor else "GPU nodes"
+    elif _names_a_pool(pod):
+        target = [node for node in resolver.nodes if selects(pod, node)]
+        if len(target) == len(resolver.nodes):
+            return None  # a selection that keeps every node says nothing about where it must run
+        expected = "nodes its node selection matches"
+    else:
+        return None
+    if not target:
+        return None
+    verdict = DaemonSetVerdict(component, pod, expected, coverage(pod, target))
+    if component is None and verdict.coverage.runs:
+        return None  # another DaemonSet reaching part of its pool may be meant to (a taint keeps it off the rest)
+    return verdict
+
+
+# Labels every node carries: selecting on them says "Linux nodes", not "these nodes".
+_PLATFORM_LABELS = frozenset(
+    {"kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/os", "beta.kubernetes.io/arch"}
+)
+
+
+def _names_a_pool(pod: PodRequirements) -> bool:
+    return bool(pod.node_name) or any(
+        requirement.field or requirement.key not in _PLATFORM_LABELS for requirement in pod.requirements()
+    )
+
+
+def silent_gpu_nodes(resource: str, resolver: Resolver) -> str:
+    """Why no node publishes an NVIDIA resource, when GFD/NFD say the GPUs are there ("" otherwise)."""
+    if vendor_of_resource(resource) != NVIDIA:
+        return ""
+    silent = present_but_silent(resolver.nodes)
+    if not silent:
+        return ""
+    return (
+        f" {len(silent)} node{'s are' if len(silent) > 1 else ' is'} labelled nvidia.com/gpu.present=true but "
+        f"advertise{'' if len(silent) > 1 else 's'} no NVIDIA GPU resource ({node_names(silent)}): the device "
+        "plugin is not running or not registered there (daemonset-coverage checks its DaemonSet)."
+    )

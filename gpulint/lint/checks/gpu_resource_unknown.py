@@ -11,6 +11,7 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.verdicts import silent_gpu_nodes
 
 SPEC = RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
@@ -53,6 +54,6 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     f"container '{block.container}' asks for {name}, which none of the {total} nodes in the "
                     f"inventory publishes and no DeviceClass backs (extendedResourceName); the pod would stay "
                     f'Pending with "0/{total} nodes are available: {total} Insufficient {name}."{hint} '
-                    f"Extended resources in this cluster: {offered}",
+                    f"Extended resources in this cluster: {offered}.{silent_gpu_nodes(name, inventory)}",
                     on_key=True,
                 )

@@ -1,0 +1,184 @@
+"""The GPU stack: which nodes are GPU nodes, and which DaemonSets make their GPUs usable.
+
+A GPU node is known by what it publishes (an accelerator resource in capacity/allocatable)
+or by the labels node-feature-discovery and GPU feature discovery put on it; the GPU
+infrastructure (device plugin, GPU feature discovery, DCGM exporter, DRA kubelet plugins,
+NFD worker, the GPU operator's validator) is known by its image, as a table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.fields import sequence, text
+from gpulint.kube.scheduler import NodeInfo
+
+NVIDIA = "NVIDIA"
+AMD = "AMD"
+ANY_VENDOR = ""
+
+# vendor -> (resource-name patterns it publishes, labels (key, value or "" for any) that mark its GPU nodes)
+# Sources: NVIDIA/k8s-device-plugin (resources nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*;
+# GFD label nvidia.com/gpu.present), node-feature-discovery (feature.node.kubernetes.io/pci-<class>_<vendor>
+# or pci-<vendor> with deviceLabelFields [vendor]; 10de = NVIDIA, 1002 = AMD), ROCm/k8s-device-plugin.
+_VENDOR_RESOURCES: dict[str, re.Pattern[str]] = {
+    NVIDIA: re.compile(r"^nvidia\.com/(gpu(\.shared)?|mig-.+)$"),
+    AMD: re.compile(r"^amd\.com/gpu$"),
+}
+_VENDOR_LABELS: dict[str, tuple[tuple[str, str], ...]] = {
+    NVIDIA: (
+        ("nvidia.com/gpu.present", "true"),
+        ("feature.node.kubernetes.io/pci-10de.present", "true"),
+        ("feature.node.kubernetes.io/pci-0302_10de.present", "true"),
+        ("feature.node.kubernetes.io/pci-0300_10de.present", "true"),
+        ("nvidia.com/gpu.count", ""),
+        ("nvidia.com/gpu.product", ""),
+    ),
+    AMD: (
+        ("feature.node.kubernetes.io/amd-gpu", "true"),
+        ("amd.com/gpu.product-name", ""),
+        ("amd.com/gpu.device-id", ""),
+    ),
+}
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+
+
+def node_vendors(node: NodeInfo) -> frozenset[str]:
+    """The GPU vendors whose GPUs ``node`` has (empty: not a GPU node)."""
+    found = set()
+    published = [name for name, amount in (*node.capacity.items(), *node.allocatable.items()) if amount > 0]
+    for vendor, pattern in _VENDOR_RESOURCES.items():
+        if any(pattern.match(name) for name in published):
+            found.add(vendor)
+    for vendor, labels in _VENDOR_LABELS.items():
+        for key, value in labels:
+            if key in node.labels and (not value or node.labels[key] == value):
+                found.add(vendor)
+                break
+    return frozenset(found)
+
+
+def gpu_nodes(nodes: Iterable[NodeInfo], vendor: str = ANY_VENDOR) -> list[NodeInfo]:
+    return [node for node in nodes if (vendor in node_vendors(node) if vendor else node_vendors(node))]
+
+
+def vendor_of_resource(name: str) -> str:
+    return next((vendor for vendor, pattern in _VENDOR_RESOURCES.items() if pattern.match(name)), "")
+
+
+def advertises_gpus(node: NodeInfo, vendor: str) -> bool:
+    pattern = _VENDOR_RESOURCES.get(vendor)
+    published = [name for name, amount in (*node.capacity.items(), *node.allocatable.items()) if amount > 0]
+    return any(pattern.match(name) for name in published) if pattern else True
+
+
+def present_but_silent(nodes: Iterable[NodeInfo]) -> list[NodeInfo]:
+    """Nodes GFD/NFD label as NVIDIA GPU nodes (nvidia.com/gpu.present=true) that publish no NVIDIA resource:
+    the device plugin is not running (or not registered) there."""
+    return [
+        node for node in nodes if node.labels.get(GPU_PRESENT_LABEL) == "true" and not advertises_gpus(node, NVIDIA)
+    ]
+
+
+def node_names(nodes: Iterable[NodeInfo], shown: int = 5) -> str:
+    names = [node.name for node in nodes]
+    listed = ", ".join(names[:shown])
+    return listed + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+# --------------------------------------------------------------------------- the infrastructure
+
+
+@dataclass(frozen=True)
+class StackComponent:
+    """A piece of GPU infrastructure that has to run on every GPU node of its vendor."""
+
+    name: str
+    vendor: str  # "" for every vendor's GPU nodes (NFD labels them all)
+    image: re.Pattern[str]  # on the image repository (registry/path, without tag or digest)
+    command: re.Pattern[str] | None = None  # on the container's command and args, when the image is shared
+    not_command: re.Pattern[str] | None = None  # a command that makes it another component (or none)
+    advertises: bool = False  # the component that makes the node publish its GPUs
+
+
+def _re(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+# One image serves several daemons (the NVIDIA image holds the device plugin, GFD and the MPS
+# control daemon; NFD's holds master, worker and topology-updater): the command tells them apart.
+# Sources: NVIDIA/k8s-device-plugin deployments/static and its Helm chart; NVIDIA/dcgm-exporter;
+# NVIDIA/k8s-dra-driver-gpu deployments/helm (kubelet plugin DaemonSet); kubernetes-sigs/
+# node-feature-discovery (nfd-worker DaemonSet); NVIDIA/gpu-operator (nvidia-operator-validator);
+# ROCm/k8s-device-plugin (device plugin and node labeller).
+STACK_COMPONENTS: tuple[StackComponent, ...] = (
+    StackComponent(
+        "GPU feature discovery",
+        NVIDIA,
+        _re(r"(^|/)(?<!rocm/)(k8s-device-plugin|gpu-feature-discovery)$"),
+        _re(r"gpu-feature-discovery"),
+    ),
+    StackComponent(
+        "NVIDIA device plugin",
+        NVIDIA,
+        _re(r"(^|/)(?<!rocm/)k8s-device-plugin$"),
+        not_command=_re(r"gpu-feature-discovery|mps-control-daemon|config-manager"),
+        advertises=True,
+    ),
+    StackComponent("DCGM exporter", NVIDIA, _re(r"(^|/)dcgm-exporter$")),
+    StackComponent(
+        "NVIDIA DRA kubelet plugin",
+        NVIDIA,
+        _re(r"(^|/)(k8s-dra-driver-gpu|k8s-dra-driver|dra-driver-nvidia-gpu)$"),
+        _re(r"kubelet-plugin"),
+    ),
+    StackComponent("GPU operator validator", NVIDIA, _re(r"(^|/)gpu-operator-validator$")),
+    StackComponent("NFD worker", ANY_VENDOR, _re(r"(^|/)node-feature-discovery$"), _re(r"nfd-worker")),
+    StackComponent(
+        "AMD GPU device plugin",
+        AMD,
+        _re(r"(^|/)rocm/k8s-device-plugin$"),
+        not_command=_re(r"labeller"),
+        advertises=True,
+    ),
+    StackComponent("AMD GPU node labeller", AMD, _re(r"(^|/)rocm/k8s-device-plugin$"), _re(r"labeller")),
+)
+
+
+def image_repository(image: str) -> str:
+    """``nvcr.io/nvidia/k8s-device-plugin:v0.17.0@sha256:...`` -> ``nvcr.io/nvidia/k8s-device-plugin``."""
+    name = image.split("@", 1)[0]
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    return name[:colon] if colon > slash else name
+
+
+def _command_line(container: dict[str, Any]) -> str:
+    parts = [*sequence(container.get("command")), *sequence(container.get("args"))]
+    return " ".join(str(part) for part in parts if isinstance(part, (str, int, float)))
+
+
+def stack_component(spec: dict[str, Any]) -> StackComponent | None:
+    """The GPU infrastructure a pod spec runs, known by its app containers' images (None: not one)."""
+    for container in sequence(spec.get("containers")):
+        if not isinstance(container, dict):
+            continue
+        repository = image_repository(text(container.get("image")))
+        command = _command_line(container)
+        for component in STACK_COMPONENTS:
+            if not component.image.search(repository):
+                continue
+            if component.command is not None and not component.command.search(command):
+                continue
+            if component.not_command is not None and component.not_command.search(command):
+                continue
+            return component
+    return None
+
+
+def taint_text(key: str, value: str, effect: str) -> str:
+    """A taint as ``kubectl taint`` writes it: key=value:Effect (key:Effect without a value)."""
+    return f"{key}={value}:{effect}" if value else f"{key}:{effect}"

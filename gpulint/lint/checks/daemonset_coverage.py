@@ -1,0 +1,109 @@
+"""daemonset-coverage: a DaemonSet cannot land on nodes it must run on (the GPU stack first)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.kube.daemonset import Coverage
+from gpulint.kube.gpu_stack import advertises_gpus, node_names, taint_text
+from gpulint.kube.scheduler import NodeInfo, Taint
+from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Path, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.verdicts import DaemonSetVerdict, daemonset_verdict
+
+SPEC = RuleSpec("daemonset-coverage", Severity.ERROR, kinds=frozenset({"DaemonSet"}), needs=frozenset({Need.NODES}))
+RULE_ID = SPEC.id
+SHOWN_NODES = 5
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    resolver = ctx.cluster
+    if resolver is None or obj.ref.group != "apps":
+        return
+    for site in pod_spec_sites(obj.data):
+        verdict = daemonset_verdict(obj.kind, site, resolver)
+        if verdict is None:
+            continue
+        found = _finding(site, verdict)
+        if found is not None:
+            yield found
+
+
+def _finding(site: PodSpecSite, verdict: DaemonSetVerdict) -> Diagnostic | None:
+    cover = verdict.coverage
+    total = len(cover.target)
+    subject = "this DaemonSet" + (f" ({verdict.component.name})" if verdict.component else "")
+    if cover.blocked:
+        severity = Severity.ERROR if verdict.component and not cover.runs else Severity.WARNING
+        why = _blocked_reasons(cover)
+        consequence = _consequence(verdict)
+        return Diagnostic(
+            RULE_ID,
+            _tolerations_path(site),
+            f"{subject} selects {len(cover.runs)} of {total} {verdict.expected}: {why}{consequence}. "
+            f"Add a toleration for {_taint_list(cover)} to its pod template if it belongs there",
+            on_key="tolerations" in site.spec,
+            severity=severity,
+        )
+    if verdict.component and not cover.runs and cover.outside_selection:
+        return Diagnostic(
+            RULE_ID,
+            _selection_path(site),
+            f"{subject} selects 0 of {total} {verdict.expected}: its nodeSelector/required node affinity "
+            f"matches none of them ({_names(cover.outside_selection)}); the GPUs there stay unusable "
+            "until it runs on them",
+            on_key=True,
+            severity=Severity.WARNING,
+        )
+    return None
+
+
+def _blocked_reasons(cover: Coverage) -> str:
+    parts = []
+    everything = not cover.runs and not cover.outside_selection
+    for taint, count in cover.taints_by_count():
+        nodes = cover.blocked[taint]
+        who = ("all" if len(cover.blocked) == 1 else f"{count}") if everything else f"{count}"
+        verb = "carries" if count == 1 and who != "all" else "carry"
+        parts.append(f"{who} {verb} the untolerated taint {_taint(taint)} ({_names(nodes)})")
+    reasons = "; ".join(parts)
+    if cover.outside_selection:
+        reasons += f"; {len(cover.outside_selection)} are outside its node selection"
+    return reasons
+
+
+def _consequence(verdict: DaemonSetVerdict) -> str:
+    component = verdict.component
+    if component is None or not component.advertises:
+        return ""
+    silent = [node for node in verdict.coverage.blocked_nodes() if not advertises_gpus(node, component.vendor)]
+    if not silent:
+        return ""
+    return f" - {len(silent)} of them advertise no GPU resource, so no GPU pod can be scheduled there"
+
+
+def _taint(taint: Taint) -> str:
+    return taint_text(taint.key, taint.value, taint.effect)
+
+
+def _taint_list(cover: Coverage) -> str:
+    return ", ".join(_taint(taint) for taint, _ in cover.taints_by_count())
+
+
+def _names(nodes: list[NodeInfo]) -> str:
+    return node_names(nodes, SHOWN_NODES)
+
+
+def _tolerations_path(site: PodSpecSite) -> Path:
+    return (*site.path, "tolerations") if "tolerations" in site.spec else site.path
+
+
+def _selection_path(site: PodSpecSite) -> Path:
+    if "nodeSelector" in site.spec:
+        return (*site.path, "nodeSelector")
+    if "affinity" in site.spec:
+        return (*site.path, "affinity")
+    return (*site.path, "nodeName") if "nodeName" in site.spec else site.path
