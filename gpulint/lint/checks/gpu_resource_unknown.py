@@ -42,7 +42,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                         f"container '{block.container}' asks for {name}, which none of the {total} nodes in the "
                         f"inventory publishes; no node in it publishes any extended resource, so it cannot tell "
                         f"whether a GPU pool that scales from zero would (add the node pools to the inventory)."
-                        f"{hint}",
+                        f"{hint}{silent_gpu_nodes(name, inventory)}",
                         on_key=True,
                         severity=Severity.WARNING,
                         pinned=True,  # no proof either way: raising the rule must not make it an error
