@@ -532,10 +532,14 @@ def test_mig_devices_by_profile(cluster):
 
 
 def test_distinct_attribute(cluster):
-    distinct = "- requests: [gpus]\n  distinctAttribute: resource.kubernetes.io/pcieRoot\n"
-    assert by_rule(lint(template(gpus(2), distinct), cluster), "claim-unsatisfiable") == []
-    (finding,) = by_rule(lint(template(gpus(3), distinct), cluster), "claim-unsatisfiable")
-    assert "3 devices must each have a different resource.kubernetes.io/pcieRoot" in finding.message
+    distinct = "- requests: [{names}]\n  distinctAttribute: resource.kubernetes.io/pcieRoot\n"
+    assert by_rule(lint(template(gpus(2), distinct.format(names="gpus")), cluster), "claim-unsatisfiable") == []
+    # The allocator compares each device with the last one of every named request, so one request of
+    # three devices fits two PCIe roots (17, 97, 17); three requests of one device each do not.
+    assert by_rule(lint(template(gpus(3), distinct.format(names="gpus")), cluster), "claim-unsatisfiable") == []
+    three = gpus(1, name="a") + gpus(1, name="b") + gpus(1, name="c")
+    (finding,) = by_rule(lint(template(three, distinct.format(names="a, b, c")), cluster), "claim-unsatisfiable")
+    assert "distinctAttribute resource.kubernetes.io/pcieRoot needs at least 3 different values" in finding.message
 
 
 def test_devices_held_by_allocated_claims(write):

@@ -17,6 +17,7 @@ from typing import Any
 
 from gpulint.kube.cel.engine import LRU
 from gpulint.kube.fields import mapping, sequence
+from gpulint.kube.names import field_requirement_errors, selector_requirement_errors
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -176,10 +177,11 @@ class Requirement:
     operator: str
     values: tuple[str, ...]
     field: bool = False  # matchFields (metadata.name)
+    parse_errors: tuple[str, ...] = ()  # the scheduler cannot parse it: its term matches no node
 
     def matches(self, node: NodeInfo) -> bool:
-        if self.field:
-            present, value = True, node.name
+        if self.field:  # a node has one field, metadata.name; any other reads as ""
+            present, value = True, node.name if self.key == "metadata.name" else ""
         else:
             present, value = self.key in node.labels, node.labels.get(self.key, "")
         op = self.operator
@@ -251,8 +253,12 @@ class PodRequirements:
             return False
         if self.affinity_terms is None:
             return True
-        # A term with no requirements matches nothing (NodeSelectorTerm semantics).
-        return any(term and all(r.matches(node) for r in term) for term in self.affinity_terms)
+        # A term with no requirements matches nothing (NodeSelectorTerm semantics), and neither does
+        # one the scheduler cannot parse (component-helpers nodeaffinity: LazyErrorNodeSelector).
+        return any(
+            term and not any(r.parse_errors for r in term) and all(r.matches(node) for r in term)
+            for term in self.affinity_terms
+        )
 
     def signature(self) -> tuple[Any, ...]:
         return (
@@ -323,7 +329,14 @@ def _expression(expression: dict[str, Any], path: tuple[Any, ...], field_match: 
     operator = str(expression.get("operator") or "")
     values = tuple(_label_value(v) for v in sequence(expression.get("values")) if not isinstance(v, (dict, list)))
     shown = f"{key} {operator}" + (f" [{', '.join(values)}]" if values else "")
-    return Requirement(("matchFields " if field_match else "") + shown, path, key, operator, values, field_match)
+    errors = (
+        field_requirement_errors(operator, list(values))
+        if field_match
+        else selector_requirement_errors(key, operator, list(values))
+    )
+    return Requirement(
+        ("matchFields " if field_match else "") + shown, path, key, operator, values, field_match, tuple(errors)
+    )
 
 
 # --------------------------------------------------------------------------- the filters

@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from gpulint.kube.cel import cost as cel_cost
 from gpulint.kube.cel.sandbox import Sandbox
-from gpulint.kube.quantity import QuantityError, parse_quantity
+from gpulint.kube.quantity import QuantityError, format_amount, parse_quantity
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength
 MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost: validation refuses a higher estimate, the scheduler stops at it
@@ -41,6 +41,10 @@ COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"  # cel-go's ru
 MUTABLE_ROOTS = ("variables",)  # policy variables are added to this map between expressions
 CACHE_SIZE = 4096  # compiled expressions (and their cost verdicts) kept per engine: the webhook sees new ones forever
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
+# DeviceAttribute's list members (k8s.io/api resource/v1 types.go, gate DRAListTypeAttributes)
+LIST_ATTRIBUTE_KINDS = ("ints", "bools", "strings", "versions")
+QUANTITY_TYPE = "kubernetes.Quantity"  # the type names cel-go prints (k8s.io/apiserver pkg/cel)
+SEMVER_TYPE = "kubernetes.Semver"
 
 QUANTITY_TAG = "\ue000q:"  # a private-use character: no manifest string starts with it
 SEMVER_TAG = "\ue000v:"
@@ -98,6 +102,8 @@ _UNDECLARED = re.compile(r"undeclared reference to '([^']+)'|no matching overloa
 _ERROR_POSITION = re.compile(r"<input>:(\d+):(\d+): (.*)")
 _DOMAIN_LITERAL = re.compile(r"\b(?:attributes|capacity)\s*\[\s*(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')\s*\]")
 _DEVICE_FIELD = re.compile(r"(?<![\w.])device\s*\.\s*\??\s*([A-Za-z_]\w*)")
+# has() on a field of kubernetes.DRADevice: always true (the fields are required)
+_DEVICE_HAS = re.compile(r"\bhas\s*\(\s*device\s*\.\s*(?:driver|attributes|capacity|allowMultipleAllocations)\s*\)")
 _MACRO = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(")
 _SEMVER = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
@@ -202,11 +208,35 @@ def _arith(a: Any, b: Any, sign: int) -> str:
     return quantity_value(_fraction(a) + sign * other)
 
 
-def _as_integer(a: Any) -> int:
+def _is_integer(a: Any) -> bool:
+    """Quantity.AsInt64 succeeds: a whole number within int64 (quantity("9999999999999999999999999999999999999G")
+    is whole but not an integer here, as in k8s.io/apiserver pkg/cel/library/quantity_test.go)."""
     value = _fraction(a)
-    if value.denominator != 1 or not -(2**63) <= value.numerator < 2**63:
+    return value.denominator == 1 and -(2**63) <= value.numerator < 2**63
+
+
+def _as_integer(a: Any) -> int:
+    if not _is_integer(a):
         raise ValueError("cannot convert value to integer")
-    return value.numerator
+    return _fraction(a).numerator
+
+
+_TAGGED = re.compile(r"\ue000([qv]):([^\s\"',)\]}]*)")
+
+
+def _readable_tag(match: re.Match[str]) -> str:
+    if match.group(1) == "v":
+        return match.group(2)
+    try:
+        numerator, denominator = match.group(2).split("/")
+        return format_amount(Fraction(int(numerator), int(denominator)))
+    except (ValueError, ZeroDivisionError):
+        return match.group(2)
+
+
+def readable(text: str) -> str:
+    """``text`` with the engine's internal value tags written as the values they stand for (never shown)."""
+    return _TAGGED.sub(_readable_tag, text) if "\ue000" in text else text
 
 
 def device_value(value: Any) -> Any:
@@ -225,9 +255,19 @@ def device_value(value: Any) -> Any:
                 return _quantity(str(value["value"]))
             except ValueError:
                 return value["value"]
-        if "list" in value and isinstance(value["list"], list):
-            return [device_value(item) for item in value["list"]]
+        for kind in LIST_ATTRIBUTE_KINDS:  # DRAListTypeAttributes: CEL lists of the same values
+            if isinstance(value.get(kind), list):
+                return [_scalar_value(kind, item) for item in value[kind]]
     return value
+
+
+def _scalar_value(kind: str, item: Any) -> Any:
+    if kind == "versions":
+        try:
+            return parse_semver(str(item)).tag()
+        except ValueError:
+            return str(item)
+    return item
 
 
 # --------------------------------------------------------------------------- compiling
@@ -323,6 +363,7 @@ class CelEngine:
         self.max_cost = max_cost
         self.guarded = guarded
         self._env: Any = None
+        self._typed_env: Any = None
         self._compiled: LRU[str, Compiled | CelProblem] = LRU(cache_size)
         self._verdicts: LRU[tuple[str, tuple[int, ...]], Verdict] = LRU(cache_size)
         self._bounds: LRU[int, tuple[Any, int]] = LRU(256)  # id(value) -> (value, its size bound)
@@ -350,6 +391,43 @@ class CelEngine:
                 functions=_kubernetes_functions(cel),
             )
         return self._env
+
+    def _typed_environment(self) -> Any:
+        """The environment the API server type-checks with: Quantity and Semver are their own types and,
+        for DRA selectors, ``device`` is kubernetes.DRADevice (dynamic-resource-allocation cel/compile.go).
+        Only for checking: evaluation runs in the untyped environment (the binding has no opaque values)."""
+        if self._typed_env is None:
+            from cel_expr_python import cel
+            from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+
+            t = cel.Type
+            if self.devices:
+                # the object's fields as qualified names: the binding declares no object types
+                variables = {
+                    "device": t.Map(t.STRING, t.DYN),
+                    "device.driver": t.STRING,
+                    "device.attributes": t.Map(t.STRING, t.Map(t.STRING, t.DYN)),
+                    "device.capacity": t.Map(t.STRING, t.Map(t.STRING, t.AbstractType(QUANTITY_TYPE))),
+                    "device.allowMultipleAllocations": t.BOOL,
+                }
+            else:
+                variables = {name: t.DYN for name in self.variables}
+            self._typed_env = cel.NewEnv(
+                variables=variables,
+                extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings(), ext_bindings.ExtBindings()],
+                functions=_kubernetes_functions(cel, typed=True),
+            )
+        return self._typed_env
+
+    def _type_check(self, expression: str) -> Any:
+        """The expression's type as the API server checks it, or a CelProblem for a type error."""
+        checked = _DEVICE_HAS.sub(lambda m: "true".ljust(len(m.group(0))), expression) if self.devices else expression
+        try:
+            return self._typed_environment().compile(checked).return_type()
+        except RuntimeError as exc:
+            # cel-go prints the attribute values' declared type as `any` (dyn only with DRAListTypeAttributes)
+            message = str(exc).replace("map(string, map(string, dyn))", "map(string, map(string, any))")
+            return _compile_problem(message, expression)
 
     def compile(self, expression: str) -> Compiled | CelProblem:
         cached = self._compiled.get(expression)
@@ -381,9 +459,14 @@ class CelEngine:
             program = env.compile(expression)
         except RuntimeError as exc:
             return _compile_problem(str(exc), expression)
+        checked = self._type_check(expression)
+        if isinstance(checked, CelProblem):
+            return checked
         result_type = program.return_type().name()
+        if result_type not in ("BOOL", "ERROR") and checked.name() not in ("BOOL", "DYN", "ERROR"):
+            result_type = checked.name()  # e.g. device.driver: a string for the API server
         if self.devices and result_type not in ("BOOL", "DYN", "ERROR"):
-            return CelProblem(f"must evaluate to bool or the unknown type, not {result_type.lower()}", 0)
+            return CelProblem(f"must evaluate to bool or the unknown type, not {_type_name(result_type)}", 0)
         domains = tuple(sorted({_literal(m.group(1)) for m in _DOMAIN_LITERAL.finditer(expression)}))
         if not self.guarded:
             return Compiled(expression, program, domains)
@@ -479,7 +562,7 @@ class CelEngine:
                 f"{COST_EXCEEDED} (its estimated cost with these inputs is over the limit of "
                 f"{self.max_cost:,}, and gpulint {outcome.stopped}; Kubernetes allows about 0.1 s)"
             )
-        return outcome.value, outcome.error
+        return outcome.value, readable(outcome.error)
 
     def close(self) -> None:
         if self._sandbox is not None:
@@ -498,9 +581,9 @@ class CelEngine:
         try:
             value = compiled.program.eval(data=data)
         except Exception as exc:
-            return None, str(exc)
+            return None, readable(str(exc))
         if value.type().name() == "ERROR":
-            return None, str(value.value())
+            return None, readable(str(value.value()))
         return value.plain_value() if hasattr(value, "plain_value") else value.value(), ""
 
     def evaluate(self, compiled: Compiled, device: dict[str, Any], within_limits: bool | None = None) -> bool | str:
@@ -525,16 +608,29 @@ class CelEngine:
         try:
             value = compiled.program.eval(data={"device": device})
         except Exception as exc:
-            return str(exc)
+            return readable(str(exc))
         result = value.value()
         if value.type().name() == "ERROR":
-            message = str(result)
+            message = readable(str(result))
             if "not found" in message.lower() or "no such key" in message.lower():
                 message += NO_SUCH_KEY_HINT
             return message
         if not isinstance(result, bool):
-            return f"CEL result of type {value.type().name().lower()} could not be converted to bool"
+            return f"CEL result of type {_value_type(result, value.type().name())} could not be converted to bool"
         return result
+
+
+def _value_type(value: Any, name: str) -> str:
+    if isinstance(value, str) and value.startswith(QUANTITY_TAG):
+        return QUANTITY_TYPE
+    if isinstance(value, str) and value.startswith(SEMVER_TAG):
+        return SEMVER_TYPE
+    return _type_name(name)
+
+
+def _type_name(name: str) -> str:
+    """A type as cel-go prints it: ``string``, ``int``, ``kubernetes.Quantity``."""
+    return name if "." in name else name.lower()
 
 
 def _bucket(bound: int) -> int:
@@ -561,53 +657,69 @@ def _compile_problem(message: str, expression: str) -> CelProblem:
     return CelProblem(f"compilation failed: {detail}", offset)
 
 
-def _kubernetes_functions(cel: Any) -> list[Any]:
+def _kubernetes_functions(cel: Any, typed: bool = False) -> list[Any]:
+    """The quantity and semver libraries (k8s.io/apiserver pkg/cel/library quantity.go, semver.go).
+
+    ``typed``: Quantity and Semver are their own types, as the API server declares them, for type
+    checking; otherwise both travel as (tagged) strings, which is how this engine evaluates them.
+    """
     t = cel.Type
     S, B, I, D = t.STRING, t.BOOL, t.INT, t.DOUBLE  # noqa: E741 - the CEL type letters, as in signatures
-
-    def decl(name: str, *overloads: tuple[str, Any, list[Any], bool, Any]) -> Any:
-        return cel.FunctionDecl(
-            name,
-            [
-                cel.Overload(oid, ret, params, is_member=member, impl=impl)
-                for oid, ret, params, member, impl in overloads
-            ],
-        )
-
-    return [
-        decl("quantity", ("k8s_quantity", S, [S], False, _quantity)),
-        decl("isQuantity", ("k8s_is_quantity", B, [S], False, _is_quantity)),
-        decl(
-            "semver",
-            ("k8s_semver", S, [S], False, lambda s: parse_semver(s).tag()),
-            ("k8s_semver_normalize", S, [S, B], False, lambda s, n: parse_semver(s, n).tag()),
-        ),
-        decl(
-            "isSemver",
-            ("k8s_is_semver", B, [S], False, lambda s: _valid(parse_semver, s)),
-            ("k8s_is_semver_normalize", B, [S, B], False, lambda s, n: _valid(parse_semver, s, n)),
-        ),
-        decl("compareTo", ("k8s_compare_to", I, [S, S], True, _compare)),
-        decl("isGreaterThan", ("k8s_is_greater_than", B, [S, S], True, lambda a, b: _compare(a, b) > 0)),
-        decl("isLessThan", ("k8s_is_less_than", B, [S, S], True, lambda a, b: _compare(a, b) < 0)),
-        decl(
-            "add",
-            ("k8s_quantity_add", S, [S, S], True, lambda a, b: _arith(a, b, 1)),
-            ("k8s_quantity_add_int", S, [S, I], True, lambda a, b: _arith(a, b, 1)),
-        ),
-        decl(
-            "sub",
-            ("k8s_quantity_sub", S, [S, S], True, lambda a, b: _arith(a, b, -1)),
-            ("k8s_quantity_sub_int", S, [S, I], True, lambda a, b: _arith(a, b, -1)),
-        ),
-        decl("asInteger", ("k8s_quantity_as_integer", I, [S], True, _as_integer)),
-        decl("isInteger", ("k8s_quantity_is_integer", B, [S], True, lambda a: _fraction(a).denominator == 1)),
-        decl("asApproximateFloat", ("k8s_quantity_as_float", D, [S], True, lambda a: float(_fraction(a)))),
-        decl("sign", ("k8s_quantity_sign", I, [S], True, lambda a: (_fraction(a) > 0) - (_fraction(a) < 0))),
-        decl("major", ("k8s_semver_major", I, [S], True, lambda v: _version(v).major)),
-        decl("minor", ("k8s_semver_minor", I, [S], True, lambda v: _version(v).minor)),
-        decl("patch", ("k8s_semver_patch", I, [S], True, lambda v: _version(v).patch)),
-    ]
+    Q = t.AbstractType(QUANTITY_TYPE) if typed else S
+    V = t.AbstractType(SEMVER_TYPE) if typed else S
+    # name -> (overload id, result, parameters, member?, implementation); ids as in the library sources
+    table: dict[str, list[tuple[str, Any, list[Any], bool, Any]]] = {
+        "quantity": [("string_to_quantity", Q, [S], False, _quantity)],
+        "isQuantity": [("is_quantity_string", B, [S], False, _is_quantity)],
+        "semver": [
+            ("string_to_semver", V, [S], False, lambda s: parse_semver(s).tag()),
+            ("string_bool_to_semver", V, [S, B], False, lambda s, n: parse_semver(s, n).tag()),
+        ],
+        "isSemver": [
+            ("is_semver_string", B, [S], False, lambda s: _valid(parse_semver, s)),
+            ("is_semver_string_bool", B, [S, B], False, lambda s, n: _valid(parse_semver, s, n)),
+        ],
+        "compareTo": [
+            ("quantity_compare_to", I, [Q, Q], True, _compare),
+            ("semver_compare_to", I, [V, V], True, _compare),
+        ],
+        "isGreaterThan": [
+            ("quantity_is_greater_than", B, [Q, Q], True, lambda a, b: _compare(a, b) > 0),
+            ("semver_is_greater_than", B, [V, V], True, lambda a, b: _compare(a, b) > 0),
+        ],
+        "isLessThan": [
+            ("quantity_is_less_than", B, [Q, Q], True, lambda a, b: _compare(a, b) < 0),
+            ("semver_is_less_than", B, [V, V], True, lambda a, b: _compare(a, b) < 0),
+        ],
+        "add": [
+            ("quantity_add", Q, [Q, Q], True, lambda a, b: _arith(a, b, 1)),
+            ("quantity_add_int", Q, [Q, I], True, lambda a, b: _arith(a, b, 1)),
+        ],
+        "sub": [
+            ("quantity_sub", Q, [Q, Q], True, lambda a, b: _arith(a, b, -1)),
+            ("quantity_sub_int", Q, [Q, I], True, lambda a, b: _arith(a, b, -1)),
+        ],
+        "asInteger": [("quantity_get_int", I, [Q], True, _as_integer)],
+        "isInteger": [("quantity_is_integer", B, [Q], True, _is_integer)],
+        "asApproximateFloat": [("quantity_get_float", D, [Q], True, lambda a: float(_fraction(a)))],
+        # a global function in Kubernetes (cel.Overload, not MemberOverload): sign(q), never q.sign()
+        "sign": [("quantity_sign", I, [Q], False, lambda a: (_fraction(a) > 0) - (_fraction(a) < 0))],
+        "major": [("semver_major", I, [V], True, lambda v: _version(v).major)],
+        "minor": [("semver_minor", I, [V], True, lambda v: _version(v).minor)],
+        "patch": [("semver_patch", I, [V], True, lambda v: _version(v).patch)],
+    }
+    out = []
+    for name, overloads in table.items():
+        seen: set[tuple[Any, ...]] = set()
+        declared = []
+        for oid, ret, params, member, impl in overloads:
+            signature = (member, tuple(p.name() for p in params))
+            if signature in seen:  # untyped: the quantity and semver overloads coincide
+                continue
+            seen.add(signature)
+            declared.append(cel.Overload(oid, ret, params, is_member=member, impl=impl))
+        out.append(cel.FunctionDecl(name, declared))
+    return out
 
 
 def _valid(parse: Any, *args: Any) -> bool:

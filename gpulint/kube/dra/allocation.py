@@ -5,8 +5,10 @@ devices published for it (node-local slices, ``nodeSelector`` slices, ``allNodes
 are filtered by the class selectors, then the request selectors; a request takes ``count``
 devices (ExactCount) or every matching device (All, at least one); ``firstAvailable``
 subrequests are tried in order; ``matchAttribute`` / ``distinctAttribute`` constraints hold
-across the requests they name; no device serves two requests. When the search would be
-too large the answer is "unknown", never "unsatisfiable".
+across the requests they name; no device serves two requests. A device that an allocated
+claim holds is taken (``adminAccess`` requests may use it anyway); an All request needs
+every matching device, so one that is taken, or one that breaks a constraint, fails it.
+When the search would be too large the answer is "unknown", never "unsatisfiable".
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class Alternative:
     count: int
     path: Path
     class_path: Path
+    admin_access: bool = False  # may use devices that other claims hold (allocator: no deviceInUse check)
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,7 @@ def _alternative(raw: dict[str, Any], name: str, path: Path) -> tuple[Alternativ
         count,
         path,
         (*path, "deviceClassName"),
+        raw.get("adminAccess") is True,
     ), problems
 
 
@@ -168,6 +172,48 @@ def class_selectors(device_class: dict[str, Any]) -> tuple[Selector, ...]:
 # --------------------------------------------------------------------------- devices
 
 
+AttributeSet = frozenset[tuple[str, Any]]  # (kind, value): int 1, bool true and string "1" differ
+# DeviceAttribute members -> the kind the allocator compares them as (attributeAsSet: a scalar is a set of one)
+_ATTRIBUTE_KINDS = {
+    "int": "int",
+    "bool": "bool",
+    "string": "string",
+    "version": "version",
+    "ints": "int",
+    "bools": "bool",
+    "strings": "string",
+    "versions": "version",
+}
+
+
+def attribute_set(value: Any) -> AttributeSet | None:
+    """A ResourceSlice attribute as the set of typed values constraints compare (None: no known member)."""
+    if not isinstance(value, dict):
+        return None
+    for member, kind in _ATTRIBUTE_KINDS.items():
+        if member not in value:
+            continue
+        raw = value[member]
+        items = raw if member.endswith("s") and isinstance(raw, list) else [raw]
+        if not items or any(isinstance(item, (dict, list)) for item in items):
+            return None
+        return frozenset((kind, item if kind != "version" else str(item)) for item in items)
+    return None
+
+
+def _qualified_sets(values: Any, driver: str) -> dict[str, AttributeSet]:
+    """Attributes by fully qualified name (lookupAttribute: an unqualified name is in the driver's domain;
+    a name written with the domain wins over the same name without it)."""
+    out: dict[str, AttributeSet] = {}
+    if isinstance(values, dict):
+        for qualified, value in sorted(values.items(), key=lambda item: "/" in str(item[0])):
+            found = attribute_set(value)
+            if found is not None:
+                name = str(qualified)
+                out[name if "/" in name else f"{driver}/{name}"] = found
+    return out
+
+
 @dataclass(frozen=True)
 class Device:
     driver: str
@@ -176,6 +222,7 @@ class Device:
     cel_view: dict[str, Any] = field(hash=False, compare=False)  # the `device` variable
     shape: tuple[Any, ...] = ()  # driver + attributes + capacity, for caching selector results
     common_shape: tuple[Any, ...] = ()  # the same without per-device identifiers (uuid, PCI address)
+    match_values: dict[str, AttributeSet] = field(default_factory=dict, hash=False, compare=False)
 
     @cached_property
     def within_limits(self) -> bool:
@@ -187,9 +234,9 @@ class Device:
     def key(self) -> str:
         return f"{self.driver}/{self.pool}/{self.name}"
 
-    def attribute(self, qualified: str) -> Any:
-        domain, _, name = qualified.rpartition("/")
-        return self.cel_view["attributes"].get(domain or self.driver, {}).get(name, _MISSING)
+    def values(self, qualified: str) -> AttributeSet | None:
+        """The attribute a constraint names (a fully qualified name), or None: such a device is never chosen."""
+        return self.match_values.get(qualified)
 
 
 _MISSING = object()
@@ -253,6 +300,7 @@ def slice_devices(slice_spec: dict[str, Any]) -> list[Device]:
                 view,
                 (driver, _freeze(attributes), _freeze(capacity)),
                 (driver, _freeze(common), _freeze(capacity)),
+                _qualified_sets(body.get("attributes"), driver),
             )
         )
     return devices
@@ -321,12 +369,18 @@ class SelectorCache:
 
 @dataclass
 class Slot:
-    """One request (or subrequest choice) with its candidate devices on one node."""
+    """One request (or subrequest choice) with its candidate devices on one node.
+
+    ``candidates``: for ExactCount the usable devices (free ones, or any with adminAccess); for All every
+    matching device, all of which it must get (``taken`` of them are held by allocated claims).
+    """
 
     request: str  # the request name used by constraints ("gpus"; a subrequest answers to its parent too)
     alternative: Alternative
     after_class: list[Device]
     candidates: list[Device]
+    taken: int = 0
+    unmatched: str = ""  # All: the constraint attribute its devices do not share
 
 
 @dataclass
@@ -367,16 +421,23 @@ class Allocator:
         chosen = [d for d in after_class if all(self.selectors.outcome(s, d).matches for s in alternative.selectors)]
         return after_class, chosen
 
-    def fits(self, claims: list[ClaimSpec], devices: list[Device], node: str) -> NodeVerdict:
-        """Can all ``claims`` (of one pod) be allocated together from ``devices``?"""
+    def _slot(self, request: str, alternative: Alternative, devices: list[Device], in_use: frozenset[str]) -> Slot:
+        after_class, chosen = self._candidates(alternative, devices)
+        if alternative.admin_access or not in_use:
+            return Slot(request, alternative, after_class, chosen)
+        if alternative.all_devices:
+            return Slot(request, alternative, after_class, chosen, sum(1 for d in chosen if d.key in in_use))
+        return Slot(request, alternative, after_class, [d for d in chosen if d.key not in in_use])
+
+    def fits(
+        self, claims: list[ClaimSpec], devices: list[Device], node: str, in_use: frozenset[str] = frozenset()
+    ) -> NodeVerdict:
+        """Can all ``claims`` (of one pod) be allocated together from ``devices``, of which the ones named
+        in ``in_use`` (driver/pool/device) are held by allocated claims?"""
         per_request: list[list[Slot]] = []
         for claim in claims:
             for request in claim.requests:
-                options = []
-                for alternative in request.alternatives:
-                    after_class, chosen = self._candidates(alternative, devices)
-                    options.append(Slot(request.name, alternative, after_class, chosen))
-                per_request.append(options)
+                per_request.append([self._slot(request.name, a, devices, in_use) for a in request.alternatives])
         best_reason = ""
         best_score: tuple[int, ...] = (-1,)
         tried = 0
@@ -398,6 +459,16 @@ class Allocator:
             need = 1 if slot.alternative.all_devices else slot.alternative.count
             if len(slot.candidates) < need:
                 return False, self._short(slot, need), (len(slot.candidates), len(slot.after_class))
+        for slot in slots:
+            if slot.taken:
+                # allocator_stable.go: "all" devices must all be allocatable, else there is no solution
+                return (
+                    False,
+                    f"request '{slot.alternative.name}' (allocationMode All) needs every one of the "
+                    f"{len(slot.candidates)} matching devices, and {slot.taken} of them "
+                    f"{'is' if slot.taken == 1 else 'are'} already allocated (only adminAccess may share them)",
+                    (len(slot.candidates) - slot.taken, len(slot.after_class)),
+                )
         constraints = [c for claim in claims for c in claim.constraints]
         matching = [c for c in constraints if not c.distinct]
         for constraint in (c for c in constraints if c.distinct):
@@ -413,11 +484,15 @@ class Allocator:
             problem = self._match(restricted)
             if problem is None:
                 return True, "", (0,)
-            if matching:
+            if matching and not any(slot.unmatched for slot in restricted):
                 together = len(
                     {d.key for slot in restricted if any(_named(slot, c) for c in matching) for d in slot.candidates}
                 )
-                needed = sum(slot.alternative.count for slot in restricted if any(_named(slot, c) for c in matching))
+                needed = sum(
+                    len(slot.candidates) if slot.alternative.all_devices else slot.alternative.count
+                    for slot in restricted
+                    if any(_named(slot, c) for c in matching)
+                )
                 shown = ", ".join(f"{c.attribute}={_show(v)}" for c, v in zip(matching, values))
                 problem = (
                     f"{needed} devices must share one {', '.join(c.attribute for c in matching)}; "
@@ -435,17 +510,23 @@ class Allocator:
             if alternative.all_devices
             else f"{need} device{'s' if need != 1 else ''}"
         )
+        held = len(slot.candidates) < len(
+            [d for d in slot.after_class if all(self.selectors.outcome(s, d).matches for s in alternative.selectors)]
+        )
         return (
             f"request '{alternative.name}' needs {what} of class {alternative.class_name}; "
             f"{len(slot.after_class)} pass the class selectors and {len(slot.candidates)} its own selectors"
+            + (" and are free" if held else "")
         )
 
     def _constraint_groups(
         self, slots: list[Slot], matching: list[Constraint]
     ) -> Iterator[tuple[tuple[Any, ...], list[Slot]]]:
-        """Candidate sets restricted to one value of every matchAttribute constraint (each choice in turn).
+        """Candidate sets restricted to one shared value of every matchAttribute constraint (each in turn).
 
-        A device without the attribute is never chosen for a constrained request.
+        A device without the attribute is never chosen for a constrained request; a list attribute
+        (DRAListTypeAttributes) shares a value when it holds it (the allocator keeps the intersection
+        non-empty). An All request is not narrowed: each of its devices must hold the value.
         """
         if not matching:
             yield (), slots
@@ -456,29 +537,31 @@ class Allocator:
             for slot in slots:
                 if _named(slot, constraint):
                     for device in slot.candidates:
-                        value = device.attribute(constraint.attribute)
-                        if value is not _MISSING:
-                            values[_freeze(value)] += 1
+                        values.update(device.values(constraint.attribute) or ())
             value_sets.append([value for value, _ in values.most_common()] or [_MISSING])
         for chosen in itertools.product(*value_sets):
             restricted = []
             for slot in slots:
                 keep = slot.candidates
+                unmatched = ""
                 for constraint, value in zip(matching, chosen):
                     if _named(slot, constraint):
-                        keep = [
-                            d
-                            for d in keep
-                            if d.attribute(constraint.attribute) is not _MISSING
-                            and _freeze(d.attribute(constraint.attribute)) == value
-                        ]
-                restricted.append(Slot(slot.request, slot.alternative, slot.after_class, keep))
+                        holding = [d for d in keep if value in (d.values(constraint.attribute) or ())]
+                        if slot.alternative.all_devices and len(holding) < len(keep):
+                            unmatched = constraint.attribute
+                        keep = holding
+                restricted.append(Slot(slot.request, slot.alternative, slot.after_class, keep, 0, unmatched))
             yield chosen, restricted
 
     def _match(self, slots: list[Slot]) -> tuple[str, int] | None:
         plan = []
         for slot in slots:
             if slot.alternative.all_devices:
+                if slot.unmatched:
+                    return (
+                        f"request '{slot.alternative.name}' (allocationMode All) needs every matching device, "
+                        f"and they do not all have the same {slot.unmatched}"
+                    ), 0
                 plan.append((slot.request, len(slot.candidates), slot.candidates, True))
                 if not slot.candidates:
                     return f"request '{slot.alternative.name}' (allocationMode All) has no matching device", 0
@@ -501,26 +584,38 @@ class Allocator:
 
 
 def _distinct_shortfall(slots: list[Slot], constraint: Constraint) -> tuple[str, int] | None:
-    """distinctAttribute: the named requests need as many different values as devices (a sound bound;
-    devices without the attribute are never chosen)."""
+    """distinctAttribute: a sound bound on the different values the named requests need.
+
+    The allocator (structured/internal/*/constraint.go, distinctAttributeConstraint) keeps one value per
+    request name and compares each new device with those: the requests' last devices differ pairwise,
+    and consecutive devices of one request differ. So it needs as many values as named requests, and
+    two when a request takes several devices, not one per device. Lists (pairwise disjoint sets) and
+    devices without the attribute are left to the search.
+    """
     named = [slot for slot in slots if _named(slot, constraint)]
-    needed = sum(1 if slot.alternative.all_devices else slot.alternative.count for slot in named)
-    values = {
-        _freeze(d.attribute(constraint.attribute))
-        for slot in named
-        for d in slot.candidates
-        if d.attribute(constraint.attribute) is not _MISSING
-    }
+    if not named:
+        return None
+    sets = [d.values(constraint.attribute) for slot in named for d in slot.candidates]
+    if any(found is not None and len(found) != 1 for found in sets):
+        return None
+    several = any(
+        len(slot.candidates) > 1 if slot.alternative.all_devices else slot.alternative.count > 1 for slot in named
+    )
+    needed = max(len({slot.request for slot in named}), 2 if several else 1)
+    values = {value for found in sets if found is not None for value in found}
     if len(values) < needed:
         return (
-            f"{needed} devices must each have a different {constraint.attribute}; the candidates have "
-            f"{len(values)} distinct value{'s' if len(values) != 1 else ''}"
+            f"distinctAttribute {constraint.attribute} needs at least {needed} different values among the "
+            f"candidates; they have {len(values)}"
         ), len(values)
     return None
 
 
 def _show(value: Any) -> str:
-    return "(none)" if value is _MISSING else str(value)
+    if value is _MISSING:
+        return "(none)"
+    kind, item = value
+    return ("true" if item else "false") if kind == "bool" else str(item)
 
 
 def _named(slot: Slot, constraint: Constraint) -> bool:

@@ -117,12 +117,10 @@ class DraModel:
         return self._allocated
 
     def verdicts_now(self, claims: tuple[ClaimSpec, ...]) -> list[tuple[DeviceGroup, NodeVerdict]]:
-        """The same, with the devices that allocated claims hold taken away (node by node)."""
+        """The same, with the devices that allocated claims hold taken (node by node)."""
         out = []
         for group in self.groups():
-            free = [d for d in group.devices if d.key not in self.allocated]
-            if len(free) == len(group.devices):
-                out.append((group, self.allocator.fits(list(claims), group.devices, group.nodes[0].name)))
-            else:  # device keys name pools, so a group with taken devices has one node
-                out.append((group, self.allocator.fits(list(claims), free, group.nodes[0].name)))
+            held = frozenset(d.key for d in group.devices if d.key in self.allocated)
+            # device keys name pools, so a group with taken devices has one node
+            out.append((group, self.allocator.fits(list(claims), group.devices, group.nodes[0].name, held)))
         return out
