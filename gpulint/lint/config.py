@@ -31,6 +31,7 @@ class Config:
     severity: dict[str, Severity] = field(default_factory=dict)
     per_path_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     gpu_resources: tuple[str, ...] = ()
+    gpu_runtime_class: str = ""  # the RuntimeClass GPU pods need on this cluster (k3s, k0s, RKE2, microk8s); "": none
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
     fail_on: Severity = Severity.ERROR
     exclude: tuple[str, ...] = ()
@@ -62,6 +63,19 @@ def parse_kubernetes_version(value: Any, where: str = "--kubernetes-version") ->
             f"(choose one of {', '.join(SUPPORTED_KUBERNETES_VERSIONS)})"
         )
     return version
+
+
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def parse_runtime_class(value: Any, where: str) -> str:
+    """A RuntimeClass name: a DNS subdomain (metadata.name of a cluster-scoped object)."""
+    if not isinstance(value, str) or len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
+        raise ConfigError(
+            f"{where}: 'gpu-runtime-class' must be the name of a RuntimeClass (a DNS subdomain such as nvidia), "
+            f"not {_shown(value)}"
+        )
+    return value
 
 
 def parse_feature_gates(value: Any, where: str = "--feature-gates") -> dict[str, bool]:
@@ -127,6 +141,7 @@ def from_mapping(
         "severity",
         "per-path-ignores",
         "gpu-resources",
+        "gpu-runtime-class",
         "kubernetes-version",
         "fail-on",
         "exclude",
@@ -180,6 +195,8 @@ def from_mapping(
         changes["per_path_ignores"] = per_path
     if "gpu-resources" in raw:
         changes["gpu_resources"] = _string_list(raw["gpu-resources"], "gpu-resources", at(("gpu-resources",)))
+    if "gpu-runtime-class" in raw:
+        changes["gpu_runtime_class"] = parse_runtime_class(raw["gpu-runtime-class"], at(("gpu-runtime-class",)))
     if "kubernetes-version" in raw:
         changes["kubernetes_version"] = parse_kubernetes_version(
             raw["kubernetes-version"], f"{at(('kubernetes-version',))}: 'kubernetes-version'"

@@ -33,6 +33,7 @@ INVENTORY_KINDS = (
     "ResourceClaim",
     "ResourceClaimTemplate",
     "Namespace",
+    "RuntimeClass",
     *GANG_OBJECT_KINDS,
 )
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
@@ -66,6 +67,7 @@ class ClusterInventory:
     # (api group, kind, namespace, name) -> object: native, coscheduling and Volcano groups
     gang_objects: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
     namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)
+    runtime_classes: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Kinds the inventory lists (even when it lists none of them, a live watch says so): for these,
     # an object absent from the inventory is absent from the cluster.
     listed_kinds: set[str] = field(default_factory=set)
@@ -113,6 +115,8 @@ class ClusterInventory:
             self.claim_templates.setdefault((obj.ref.namespace, name), located)
         elif kind == "Namespace" and obj.api_version == "v1":
             self.namespaces.setdefault(name, obj.data)
+        elif kind == "RuntimeClass" and group == "node.k8s.io":
+            self.runtime_classes.setdefault(name, obj.data)
         elif kind in GANG_OBJECT_KINDS:
             self.gang_objects.setdefault((group, kind, obj.ref.namespace, name), obj.data)
 

@@ -83,6 +83,7 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     InventoryApi("scheduling.k8s.io", "PodGroup", "podgroups", ("v1beta1", "v1alpha2"), namespaced=True),
     InventoryApi("scheduling.x-k8s.io", "PodGroup", "podgroups", ("v1alpha1",), namespaced=True),
     InventoryApi("scheduling.volcano.sh", "PodGroup", "podgroups", ("v1beta1",), namespaced=True),
+    InventoryApi("node.k8s.io", "RuntimeClass", "runtimeclasses", ("v1",)),
 )
 
 

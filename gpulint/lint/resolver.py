@@ -176,6 +176,17 @@ class Resolver:
         return found
 
     @cached_property
+    def runtime_classes(self) -> dict[str, dict[str, Any]]:
+        found = {obj.ref.name: obj.data for obj in self.linted.of_kind("node.k8s.io", "RuntimeClass")}
+        found.update(self._cluster.runtime_classes)
+        return found
+
+    @property
+    def runtime_classes_listed(self) -> bool:
+        """The inventory lists the cluster's RuntimeClasses: one in neither place does not exist."""
+        return self._cluster.lists("RuntimeClass")
+
+    @cached_property
     def objects(self) -> list[dict[str, Any]]:
         """Every linted object's data (policies that read ``objects``)."""
         return [obj.data for obj in self.linted]

@@ -28,6 +28,7 @@ from gpulint.kube.gpu_stack import (
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended
+from gpulint.kube.runtime_class import Admitted, admit
 from gpulint.kube.scheduler import FitResult, PodRequirements, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec
 from gpulint.lint.inventory import HasData
@@ -38,13 +39,26 @@ if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check nee
     from gpulint.kube.dra.devices import DeviceGroup
 
 
+def runtime_class_admission(spec: dict[str, Any], resolver: Resolver) -> Admitted | None:
+    """What the RuntimeClass admission plugin makes of the pod (None: no class named, or the class is unknown)."""
+    name = spec.get("runtimeClassName")
+    runtime_class = resolver.runtime_classes.get(name) if isinstance(name, str) else None
+    return admit(spec, runtime_class) if runtime_class is not None else None
+
+
+def admitted_pod_spec(kind: str, spec: dict[str, Any], resolver: Resolver) -> dict[str, Any]:
+    """The pod spec the scheduler sees: controller-added tolerations, and its RuntimeClass's scheduling and overhead."""
+    admitted = runtime_class_admission(spec, resolver)
+    return effective_pod_spec(kind, admitted.spec if admitted is not None else spec)
+
+
 def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> PodRequirements | None:
     """Scheduler requirements of a pod that asks for an extended resource (None for other pods).
 
     Extended resources backed by a DeviceClass (DRA extended resources) and published by
     no node are served by the DynamicResources plugin, not NodeResourcesFit: left out here.
     """
-    requirements = pod_requirements(effective_pod_spec(kind, site.spec))
+    requirements = pod_requirements(admitted_pod_spec(kind, site.spec, inventory))
     extended = [name for name in requirements.requests if is_extended(name)]
     if not extended:
         return None
@@ -211,7 +225,7 @@ def daemonset_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> Daemo
     GPU infrastructure must run on every GPU node of its vendor; any other DaemonSet, on the
     nodes its own node selection names (a DaemonSet with none is meant for every node it tolerates).
     """
-    pod = pod_requirements(effective_pod_spec(kind, site.spec))
+    pod = pod_requirements(admitted_pod_spec(kind, site.spec, resolver))
     component = stack_component(site.spec)
     if component is not None:
         target = gpu_nodes(resolver.nodes, component.vendor)

@@ -884,6 +884,7 @@ CONFIG = st.fixed_dictionaries(
             st.sampled_from(("m0.yaml", "*.yaml", "**/x", "[", "")), RULE_LIST, max_size=2
         ),
         "gpu-resources": st.lists(st.sampled_from(GPU_RESOURCES + ("example.com/*", "")), max_size=2),
+        "gpu-runtime-class": st.sampled_from(("nvidia", "Nvidia", "", 3)),
         "kubernetes-version": st.sampled_from(("1.35", "1.37", 1.36, "2.0", "v1.36", "")),
         "fail-on": st.sampled_from(("error", "warning", "info", "never", None)),
         "exclude": st.lists(st.sampled_from(("m1.yaml", "**", "*.yaml", "[", "/")), max_size=2),

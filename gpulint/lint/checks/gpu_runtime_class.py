@@ -1,0 +1,52 @@
+"""gpu-runtime-class: a GPU pod without the RuntimeClass this cluster's GPU pods need (config gpu-runtime-class)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from gpulint.kube.resources import is_gpu
+from gpulint.kube.workloads import containers, pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("gpu-runtime-class", Severity.WARNING)
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    wanted = ctx.config.gpu_runtime_class
+    if not wanted:
+        return
+    for site in pod_spec_sites(obj.data):
+        if "runtimeClassName" in site.spec:
+            continue  # a class chosen on purpose (kata, a CDI class...): not second-guessed
+        gpus = sorted(
+            {
+                name
+                for _, container in containers(site.spec)
+                for section in ("limits", "requests")
+                for name in _names(container, section)
+                if is_gpu(name, ctx.config.gpu_resources)
+            }
+        )
+        if not gpus:
+            continue
+        yield Diagnostic(
+            RULE_ID,
+            site.path,
+            f"this pod asks for {', '.join(gpus)} but sets no runtimeClassName; on this cluster GPU pods need "
+            f"runtimeClassName: {wanted} (gpu-runtime-class), or the container runs under the default runtime "
+            "without the NVIDIA hooks and sees no GPU (CUDA: no CUDA-capable device is detected)",
+            fix_path=(*site.path, "runtimeClassName"),
+            fix_value=wanted,
+            fix_description=f"set runtimeClassName: {wanted}",
+        )
+
+
+def _names(container: dict[str, Any], section: str) -> list[str]:
+    resources = container.get("resources")
+    values = resources.get(section) if isinstance(resources, dict) else None
+    return [str(name) for name in values] if isinstance(values, dict) else []

@@ -1,0 +1,56 @@
+"""runtime-class-unknown: the RuntimeClass admission plugin rejects the pod (unknown class, nodeSelector conflict)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.verdicts import runtime_class_admission
+
+SPEC = RuleSpec("runtime-class-unknown", Severity.ERROR)
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    resolver = ctx.resolver
+    for site in pod_spec_sites(obj.data):
+        name = site.spec.get("runtimeClassName")
+        if not isinstance(name, str) or not name:
+            continue
+        if name not in resolver.runtime_classes:
+            if not resolver.runtime_classes_listed:
+                continue  # the inventory does not say which RuntimeClasses exist: no proof
+            known = sorted(resolver.runtime_classes)
+            close = (
+                difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+                or [k for k in known if k in name or name in k][:1]
+            )  # nvidia-container-runtime for nvidia: a chart default beside the usual name
+            hint = f" Did you mean {close[0]}?" if close else ""
+            yield Diagnostic(
+                RULE_ID,
+                (*site.path, "runtimeClassName"),
+                f'{_who(obj, site)}: pod rejected: RuntimeClass "{name}" not found.{hint} '
+                f"RuntimeClasses in the cluster: {', '.join(known) or 'none'}",
+            )
+            continue
+        admitted = runtime_class_admission(site.spec, resolver)
+        if admitted is not None and admitted.conflict:
+            yield Diagnostic(
+                RULE_ID,
+                (*site.path, "nodeSelector", admitted.conflict_key),
+                f"{_who(obj, site)}: {admitted.conflict} (RuntimeClass {name} adds its nodeSelector to every pod "
+                "that names it; drop the pod's own entry)",
+            )
+
+
+def _who(obj: KubeObject, site: PodSpecSite) -> str:
+    """Who meets the rejection: the user creating a Pod, or the controller creating the workload's pods."""
+    if obj.kind == "Pod":
+        return "the API server rejects this pod"
+    role = f"'{site.role}' " if site.role else ""
+    return f"the API server rejects every {role}pod {obj.kind} {obj.ref.name} creates (FailedCreate)"
