@@ -315,6 +315,7 @@ def identifiers(root: Node) -> set[str]:
         node = stack.pop()
         if node.kind == "ident":
             names.add(node.name)
+            names.add(node.name.split(".")[0])  # a field declared as a qualified name: device.attributes
         stack.extend(node.children())
     return names
 
@@ -504,9 +505,12 @@ class _Coster:
         if node.kind == "const":
             result = fixed(CONST_COST)
         elif node.kind == "ident":
-            if not self.local.get(node.name):
-                self.paths[node.id] = (node.name,)
-            result = fixed(SELECT_AND_IDENT_COST)
+            if self.local.get(node.name):
+                result = fixed(SELECT_AND_IDENT_COST)
+            else:
+                # a qualified name (the typed check declares device.attributes so) is an ident and its selects
+                self.paths[node.id] = tuple(node.name.split("."))
+                result = fixed(SELECT_AND_IDENT_COST * len(self.paths[node.id]))
         elif node.kind == "select":
             result = self.cost_select(node)
         elif node.kind == "call":
@@ -631,6 +635,8 @@ class _Coster:
         overloads = self.checked.overloads.get(node.id) or []
         if not overloads:
             return 0, 0
+        if "in_list" in overloads and "in_map" in overloads and len(node.args) == 2 and self._is_map(node.args[1]):
+            overloads = [o for o in overloads if o != "in_list"]  # `in` a map is O(1)
         total: Size = 0, 0
         if node.target is not None:
             total = add(total, self.cost(node.target))
@@ -714,10 +720,23 @@ class _Coster:
                 return add(factor((1 if smallest > 0 else 0, smallest), STRING_TRAVERSAL), args_sum), None
         return add(fixed(1), args_sum), None
 
+    def _is_map(self, node: Node) -> bool:
+        """A map by its checked type, or by where it is in the DRA device (attributes, a domain's attributes)."""
+        path = self.path(node)
+        declared = path is not None and len(path) in (2, 3) and path[:1] == ("device",)
+        return self.kind(node) == "map" or (declared and path is not None and path[1] in ("attributes", "capacity"))
+
     def kubernetes_call_cost(self, node: Node, overload: str) -> tuple[Size, Size | None] | None:
         """kubernetes/apiserver pkg/cel/library/cost.go EstimateCallCost, for the functions this engine has."""
         name, target, args = node.name, node.target, node.args
         size = self.size_or_unknown
+        if name == "includes" and target is not None:
+            # dynamic-resource-allocation cel/compile.go draCostEstimator: linear in the longest list attribute
+            return (0, 48), fixed(1)
+        if name in ("find", "findAll") and target is not None and args:
+            # the regex library's cost, as for matches
+            str_cost = factor(add(size(target), fixed(1)), STRING_TRAVERSAL)
+            return mul(str_cost, factor(size(args[0]), REGEX_STRING_LENGTH)), (0, size(target)[1])
         if name in ("lowerAscii", "upperAscii", "substring", "trim", "reverse") and target is not None:
             sz = size(target)
             return factor(sz, STRING_TRAVERSAL), sz

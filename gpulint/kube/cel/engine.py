@@ -86,7 +86,6 @@ NOT_OFFLINE = frozenset(
         "isIP",
         "cidr",
         "isCIDR",
-        "includes",
         "transformList",
         "transformMap",
         "transformMapEntry",
@@ -234,8 +233,20 @@ def _readable_tag(match: re.Match[str]) -> str:
         return match.group(2)
 
 
+# cel-cpp's runtime messages -> cel-go's, which Kubernetes shows
+_STATUS = re.compile(r"^(?:UNKNOWN|NOT_FOUND|INVALID_ARGUMENT|OUT_OF_RANGE|FAILED_PRECONDITION|INTERNAL): ")
+_CEL_GO_WORDING = (
+    (re.compile(r'Key not found in map : "?((?:[^"\\]|\\.)*?)"?(?=$|\. )'), r"no such key: \1"),
+    (re.compile(r"No matching overloads found : <iter_range>"), "expected iterable type"),
+)
+
+
 def readable(text: str) -> str:
-    """``text`` with the engine's internal value tags written as the values they stand for (never shown)."""
+    """A runtime message as Kubernetes (cel-go) words it, with the engine's internal value tags written
+    as the values they stand for (never shown)."""
+    text = _STATUS.sub("", text)
+    for pattern, replacement in _CEL_GO_WORDING:
+        text = pattern.sub(replacement, text)
     return _TAGGED.sub(_readable_tag, text) if "\ue000" in text else text
 
 
@@ -420,10 +431,10 @@ class CelEngine:
         return self._typed_env
 
     def _type_check(self, expression: str) -> Any:
-        """The expression's type as the API server checks it, or a CelProblem for a type error."""
+        """The expression checked as the API server checks it (a typed program), or a CelProblem."""
         checked = _DEVICE_HAS.sub(lambda m: "true".ljust(len(m.group(0))), expression) if self.devices else expression
         try:
-            return self._typed_environment().compile(checked).return_type()
+            return self._typed_environment().compile(checked)
         except RuntimeError as exc:
             # cel-go prints the attribute values' declared type as `any` (dyn only with DRAListTypeAttributes)
             message = str(exc).replace("map(string, map(string, dyn))", "map(string, map(string, any))")
@@ -455,28 +466,53 @@ class CelEngine:
         env = self._environment()
         if env is None:
             return CelProblem(self.unavailable, 0, evaluable=False)
+        # As the API server: type-check, check the result type, estimate the cost; then build the
+        # program this engine runs (which may lack a library function: "not evaluable offline").
+        typed = self._type_check(expression)
+        if isinstance(typed, CelProblem):
+            return typed
+        result_type = typed.return_type().name()
+        if self.devices and result_type not in ("BOOL", "DYN", "ERROR"):
+            return CelProblem(f"must evaluate to bool or the unknown type, not {_type_name(result_type)}", 0)
+        checked = self._checked(typed) if self.guarded else None
+        if checked is not None and self.devices:
+            refused = self._refused(checked)
+            if refused is not None:
+                return refused
         try:
             program = env.compile(expression)
         except RuntimeError as exc:
             return _compile_problem(str(exc), expression)
-        checked = self._type_check(expression)
-        if isinstance(checked, CelProblem):
-            return checked
-        result_type = program.return_type().name()
-        if result_type not in ("BOOL", "ERROR") and checked.name() not in ("BOOL", "DYN", "ERROR"):
-            result_type = checked.name()  # e.g. device.driver: a string for the API server
-        if self.devices and result_type not in ("BOOL", "DYN", "ERROR"):
-            return CelProblem(f"must evaluate to bool or the unknown type, not {_type_name(result_type)}", 0)
         domains = tuple(sorted({_literal(m.group(1)) for m in _DOMAIN_LITERAL.finditer(expression)}))
         if not self.guarded:
             return Compiled(expression, program, domains)
-        return self._costed(Compiled(expression, program, domains))
+        return self._costed(Compiled(expression, program, domains), checked)
 
-    def _costed(self, compiled: Compiled) -> Compiled | CelProblem:
-        """The compiled expression with its checked AST and Kubernetes' verdict on its estimated cost."""
+    @staticmethod
+    def _checked(typed: Any) -> cel_cost.Checked | None:
+        """The checked AST as the API server has it (typed), for the cost estimate."""
         try:
-            checked = cel_cost.decode(compiled.program.serialize())
+            return cel_cost.decode(typed.serialize())
         except (RuntimeError, ValueError, IndexError, RecursionError, UnicodeDecodeError):
+            return None
+
+    def _refused(self, checked: cel_cost.Checked) -> CelProblem | None:
+        """pkg/apis/resource/validation: a selector whose estimated cost is over the limit is refused."""
+        try:
+            static = cel_cost.estimate(checked, cel_cost.dra_sizes, self.max_cost)
+        except RecursionError:
+            return None
+        if static.cost[1] > self.max_cost:
+            return CelProblem(
+                f"too complex, exceeds cost limit: {cel_cost.exceeds_message(static.cost[1], self.max_cost)}"
+                f" (CELSelectorExpressionMaxCost is {self.max_cost:,}); the API server refuses it",
+                static.hot_offset,
+            )
+        return None
+
+    def _costed(self, compiled: Compiled, checked: cel_cost.Checked | None) -> Compiled | CelProblem:
+        """The compiled expression with its checked AST and Kubernetes' verdict on its estimated cost."""
+        if checked is None:
             return compiled  # not estimable: every evaluation goes to the sandbox
         roots = tuple(sorted(cel_cost.identifiers(checked.root) & set(self.variables)))
         bounded = False
@@ -629,8 +665,8 @@ def _value_type(value: Any, name: str) -> str:
 
 
 def _type_name(name: str) -> str:
-    """A type as cel-go prints it: ``string``, ``int``, ``kubernetes.Quantity``."""
-    return name if "." in name else name.lower()
+    """A type as cel-go prints it: ``string``, ``int``, ``list``, ``kubernetes.Quantity``."""
+    return name if "." in name else name.split("<")[0].lower()
 
 
 def _bucket(bound: int) -> int:
@@ -708,6 +744,22 @@ def _kubernetes_functions(cel: Any, typed: bool = False) -> list[Any]:
         "minor": [("semver_minor", I, [V], True, lambda v: _version(v).minor)],
         "patch": [("semver_patch", I, [V], True, lambda v: _version(v).patch)],
     }
+    # DRA (dynamic-resource-allocation cel/compile.go includesFunc): membership in a list attribute, equality on a scalar
+    if typed:
+        table["includes"] = [("dra_includes_dyn_dyn", B, [t.DYN, t.DYN], True, _includes)]
+    else:  # the runtime dispatches on concrete kinds, not dyn
+        scalars = {"string": S, "int": I, "bool": B, "double": D}
+        table["includes"] = [
+            (f"dra_includes_{target}_{arg}", B, [kind, scalars[arg]], True, _includes)
+            for target, kind in (*scalars.items(), ("list", t.List(t.DYN)))
+            for arg in scalars
+        ]
+    if typed:  # declared for the type check and the cost estimate; this engine cannot run them (RE2 semantics)
+        table["find"] = [("string_find", S, [S, S], True, None)]
+        table["findAll"] = [
+            ("string_find_all", t.List(S), [S, S], True, None),
+            ("string_find_all_n", t.List(S), [S, S, I], True, None),
+        ]
     out = []
     for name, overloads in table.items():
         seen: set[tuple[Any, ...]] = set()
@@ -720,6 +772,29 @@ def _kubernetes_functions(cel: Any, typed: bool = False) -> list[Any]:
             declared.append(cel.Overload(oid, ret, params, is_member=member, impl=impl))
         out.append(cel.FunctionDecl(name, declared))
     return out
+
+
+MAX_LIST_ATTRIBUTE_VALUES = 48  # ResourceSliceMaxAttributeValuesPerDevice
+
+
+def _cel_equal(a: Any, b: Any) -> bool:
+    """CEL equality: values of different types are unequal (true != 1), numbers compare by value."""
+    numbers = (int, float)
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def _includes(target: Any, value: Any) -> bool:
+    if isinstance(target, list):
+        if len(target) > MAX_LIST_ATTRIBUTE_VALUES:
+            raise ValueError(
+                f"'includes' function cannot be applied to lists longer than {MAX_LIST_ATTRIBUTE_VALUES} values"
+            )
+        return any(_cel_equal(item, value) for item in target)
+    return _cel_equal(target, value)
 
 
 def _valid(parse: Any, *args: Any) -> bool:
