@@ -9,7 +9,7 @@ from gpulint.cli.live import LiveCluster, read_live
 from gpulint.lint.config import Config
 from gpulint.lint.engine import enabled_rules
 from gpulint.lint.findings import Report
-from gpulint.lint.inventory import ClusterInventory, InventoryError, load_inventory
+from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
 from gpulint.lint.policies import PolicyError
 from gpulint.lint.run import LintRun
 from gpulint.lint.sources import Source, SourceError, collect_all
@@ -66,7 +66,7 @@ def load_cluster(config: Config, live: LiveCluster | None = None) -> ClusterInve
     ``inventory:``), or None."""
     if live is not None:
         return read_live(live)[0]
-    return load_inventory(list(config.inventory)) if config.inventory else None
+    return load_configured_inventory(config) if config.inventory else None
 
 
 def run_check(

@@ -110,6 +110,13 @@ def cli() -> None:
     help="Cluster inventory: kubectl get nodes,resourceslices,deviceclasses -o yaml (file or directory; repeatable).",
 )
 @click.option(
+    "--node-catalog",
+    "catalog_paths",
+    multiple=True,
+    type=click.Path(),
+    help="Instance-type catalog file that extends or overrides the shipped one (repeatable).",
+)
+@click.option(
     "--policy",
     "policy_paths",
     multiple=True,
@@ -141,6 +148,7 @@ def check(
     feature_gates: str | None,
     exit_zero: bool,
     inventory_paths: tuple[str, ...],
+    catalog_paths: tuple[str, ...],
     policy_paths: tuple[str, ...],
     fix: bool,
     show_diff: bool,
@@ -166,6 +174,7 @@ def check(
             kubernetes_version=parse_kubernetes_version(kubernetes_version) if kubernetes_version else None,
             fail_on=Severity.parse(fail_on) if fail_on else None,
             inventory=tuple(inventory_paths) if inventory_paths else None,
+            node_catalog=tuple(catalog_paths) if catalog_paths else None,
             feature_gates=parse_feature_gates(feature_gates) if feature_gates is not None else None,
             policies=tuple(policy_paths) if policy_paths else None,
         )
@@ -290,13 +299,18 @@ def _live(
 
 
 def _inventory_config(
-    config_path: str | None, inventory_paths: tuple[str, ...], kubernetes_version: str | None, live: bool = False
+    config_path: str | None,
+    inventory_paths: tuple[str, ...],
+    kubernetes_version: str | None,
+    live: bool = False,
+    catalog_paths: tuple[str, ...] = (),
 ):
 
     try:
         config = _load_config(config_path, _known_rules())
         config = config.with_overrides(
             inventory=tuple(inventory_paths) if inventory_paths else None,
+            node_catalog=tuple(catalog_paths) if catalog_paths else None,
             kubernetes_version=parse_kubernetes_version(kubernetes_version) if kubernetes_version else None,
         )
     except ConfigError as exc:
@@ -309,12 +323,12 @@ def _inventory_config(
 
 
 def _read_inventory(config: Config, sources: list | None = None, live: LiveCluster | None = None):
-    from gpulint.lint.inventory import InventoryError, load_inventory
+    from gpulint.lint.inventory import InventoryError, load_configured_inventory
 
     try:
         if live is not None:
             return read_live(live)[0]
-        return load_inventory(list(config.inventory), sources)
+        return load_configured_inventory(config, sources)
     except InventoryError as exc:
         click.echo(f"gpulint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -342,6 +356,13 @@ def _inventory_options(command: Callable[..., None]) -> Callable[..., None]:
                 type=click.Path(),
                 help="Inventory file or directory (repeatable; default: 'inventory:' from the configuration).",
             ),
+            click.option(
+                "--node-catalog",
+                "catalog_paths",
+                multiple=True,
+                type=click.Path(),
+                help="Instance-type catalog file that extends or overrides the shipped one (repeatable).",
+            ),
             click.option("--config", "config_path", type=click.Path(dir_okay=False)),
             click.option(
                 "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -356,6 +377,7 @@ def _inventory_options(command: Callable[..., None]) -> Callable[..., None]:
 @_inventory_options
 def inventory_command(
     inventory_paths: tuple[str, ...],
+    catalog_paths: tuple[str, ...],
     config_path: str | None,
     output_format: str,
     live_inventory: bool,
@@ -373,7 +395,7 @@ def inventory_command(
     from gpulint.report import FormatOptions, encode
     from gpulint.report.text import render as render_findings
 
-    config = _inventory_config(config_path, inventory_paths, None, live_inventory)
+    config = _inventory_config(config_path, inventory_paths, None, live_inventory, catalog_paths)
     live = _live(live_inventory, kubeconfig, kube_context, live_pods, config)
     if live is not None:
         inventory, sources = _read_live_or_exit(live)
@@ -408,6 +430,7 @@ def explain_command(
     paths: tuple[str, ...],
     object_selector: str | None,
     inventory_paths: tuple[str, ...],
+    catalog_paths: tuple[str, ...],
     config_path: str | None,
     output_format: str,
     live_inventory: bool,
@@ -421,7 +444,7 @@ def explain_command(
     from gpulint.lint.sources import SourceError, collect
     from gpulint.report import encode
 
-    config = _inventory_config(config_path, inventory_paths, None, live_inventory)
+    config = _inventory_config(config_path, inventory_paths, None, live_inventory, catalog_paths)
     live = _live(live_inventory, kubeconfig, kube_context, live_pods, config)
     try:
         sources = collect(list(paths), config.exclude)

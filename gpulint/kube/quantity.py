@@ -105,3 +105,15 @@ def _yaml_repr(value: Any) -> str:
 def format_amount(value: Fraction) -> str:
     """An amount as messages show it: ``8``, ``0.5``, ``1.5e+09`` (whole numbers exactly)."""
     return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
+_SUFFIXES = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("T", 10**12), ("G", 10**9), ("M", 10**6))
+
+
+def format_bytes(value: Fraction) -> str:
+    """A memory amount in the largest unit that divides it (``128G``, ``14162Mi``), else in Gi."""
+    if value.denominator == 1:
+        for suffix, size in _SUFFIXES:
+            if value and value.numerator % size == 0:
+                return f"{value.numerator // size}{suffix}"
+    return f"{float(value) / 2**30:.1f}Gi"

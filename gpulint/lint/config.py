@@ -38,6 +38,8 @@ class Config:
     inventory: tuple[str, ...] = ()  # inventory files/directories (config paths made relative to the config file)
     feature_gates: dict[str, bool] | None = None  # None: not stated (gate findings are info)
     policies: tuple[str, ...] = ()  # policy files/directories, or gpulint:NAME from the shipped library
+    node_catalog: tuple[str, ...] = ()  # instance-type catalog files that extend or override the shipped one
+    extended_resource_toleration: bool | None = None  # the admission plugin; None: detected (GKE)
     source: str = ""  # the file it came from, for messages
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
 
@@ -148,6 +150,8 @@ def from_mapping(
         "inventory",
         "feature-gates",
         "policies",
+        "node-catalog",
+        "extended-resource-toleration",
     }
     for key in raw:
         if key not in handlers:
@@ -216,7 +220,26 @@ def from_mapping(
         changes["inventory"] = tuple(
             str(Path(root) / p) for p in _string_list(raw["inventory"], "inventory", at(("inventory",)))
         )
+    if "node-catalog" in raw:
+        changes["node_catalog"] = tuple(
+            str(Path(root) / p) for p in _string_list(raw["node-catalog"], "node-catalog", at(("node-catalog",)))
+        )
+    if "extended-resource-toleration" in raw:
+        changes["extended_resource_toleration"] = parse_switch(
+            raw["extended-resource-toleration"],
+            f"{at(('extended-resource-toleration',))}: 'extended-resource-toleration'",
+        )
     return replace(config, **changes)
+
+
+def parse_switch(value: Any, where: str) -> bool | None:
+    """true, false or auto (None: detected)."""
+    if value is True or value is False:
+        return value
+    text = _scalar_text(value).strip().lower()
+    if text in ("true", "false", "auto"):
+        return None if text == "auto" else text == "true"
+    raise ConfigError(f"{where} must be true, false or auto, not {_shown(value)}")
 
 
 def _shown(value: Any) -> str:

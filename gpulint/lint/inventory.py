@@ -14,8 +14,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpulint.kube.fields import mapping, type_name
+from gpulint.kube.pools.catalog import Catalog
+from gpulint.kube.pools.model import PoolSpec
+from gpulint.kube.pools.readers import pools_in_document
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requests
+from gpulint.lint.config import Config
 from gpulint.lint.findings import Path
 from gpulint.lint.loader import LoadProblem, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.objects import KubeObject, objects_in
@@ -72,6 +76,10 @@ class ClusterInventory:
     # an object absent from the inventory is absent from the cluster.
     listed_kinds: set[str] = field(default_factory=set)
     sources: tuple[str, ...] = ()
+    # Node pools (Karpenter NodePools, MachineDeployments, the clouds' node-pool JSON): the nodes that can exist
+    pool_specs: list[PoolSpec] = field(default_factory=list)
+    catalog: Catalog | None = None  # the instance-type catalog (None: the shipped one)
+    extended_resource_toleration: bool | None = None  # the admission plugin is on (None: detect)
     _slice_names: set[str] = field(default_factory=set)
 
     def lists(self, kind: str) -> bool:
@@ -195,9 +203,16 @@ def _problem_message(path: str, problem: LoadProblem) -> str:
     return f"{path}:{problem.line}:{problem.column}: inventory: {problem.message}"
 
 
-def load_inventory(paths: list[str], sources: list[Source] | None = None) -> ClusterInventory:
+def load_inventory(
+    paths: list[str],
+    sources: list[Source] | None = None,
+    catalog: Catalog | None = None,
+    extended_resource_toleration: bool | None = None,
+) -> ClusterInventory:
     """``sources``: ``paths`` already collected (and read: a pipe cannot be read twice)."""
-    inventory = ClusterInventory(sources=tuple(paths))
+    inventory = ClusterInventory(
+        sources=tuple(paths), catalog=catalog, extended_resource_toleration=extended_resource_toleration
+    )
     try:
         sources = collect(paths) if sources is None else sources
     except SourceError as exc:
@@ -211,6 +226,14 @@ def load_inventory(paths: list[str], sources: list[Source] | None = None) -> Clu
     return inventory
 
 
+def load_configured_inventory(config: Config, sources: list[Source] | None = None) -> ClusterInventory:
+    """The inventory ``config`` names, with its node catalog and ExtendedResourceToleration setting."""
+    from gpulint.lint.node_catalog import load_catalog
+
+    catalog = load_catalog(config.node_catalog)
+    return load_inventory(list(config.inventory), sources, catalog, config.extended_resource_toleration)
+
+
 def add_sources(inventory: ClusterInventory, sources: list[Source], problems: list[str] | None = None) -> None:
     for source in sources:
         try:
@@ -220,7 +243,8 @@ def add_sources(inventory: ClusterInventory, sources: list[Source], problems: li
                 problems.append(f"{source.display}: cannot read: {exc.strerror or exc}")
             continue
         with collector_paused():  # the parse tree is dropped before the collector runs again
-            objects = _objects(source.display, raw, problems)
+            documents = _documents(source.display, raw, problems)
+            objects = [obj for document in documents for obj in objects_in(document)]
             if problems is not None:
                 found = _shape_problems(source.display, raw, objects, problems)
                 if found:
@@ -229,12 +253,15 @@ def add_sources(inventory: ClusterInventory, sources: list[Source], problems: li
             for obj in objects:
                 if obj.kind in INVENTORY_KINDS:
                     inventory.add(obj)
+            for document in documents:
+                inventory.pool_specs.extend(pools_in_document(document.data, source.display))
 
 
-def _objects(display: str, raw: bytes, problems: list[str] | None) -> list[KubeObject]:
-    """The objects of one inventory file. ``kubectl get -o json`` output takes the fast path
+def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[LocatedDocument]:
+    """The documents of one inventory file. ``kubectl get -o json`` output takes the fast path
     (the json module reads ~10x faster than any YAML parser); YAML goes through gpulint's
-    loader for its error positions and its refusal of alias bombs."""
+    loader for its error positions and its refusal of alias bombs. A JSON array is one document
+    per item (the clouds' ``list`` commands print arrays)."""
     stripped = raw.lstrip()
     if stripped[:1] in (b"{", b"["):
         try:
@@ -242,13 +269,12 @@ def _objects(display: str, raw: bytes, problems: list[str] | None) -> list[KubeO
         except (ValueError, RecursionError):
             pass  # not JSON after all, or nested too deep: the YAML reader says where it breaks
         else:
-            documents = data if isinstance(data, list) else [data]
-            return [
-                obj
-                for index, item in enumerate(documents)
-                for obj in objects_in(LocatedDocument(display, index, item, None))
-            ]
-    return _located_objects(display, raw, problems)
+            items = data if isinstance(data, list) else [data]
+            return [LocatedDocument(display, index, item, None) for index, item in enumerate(items)]
+    loaded = load_bytes(display, raw)
+    if problems is not None:
+        problems.extend(_problem_message(display, p) for p in loaded.problems)
+    return loaded.documents
 
 
 def _located_objects(display: str, raw: bytes, problems: list[str] | None) -> list[KubeObject]:

@@ -12,7 +12,10 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from gpulint.kube.pools.binding import bind
 from gpulint.kube.pools.labels import any_pooled
+from gpulint.kube.pools.model import NodePool
+from gpulint.kube.pools.readers import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP, pools_in_document
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeInfo
 from gpulint.lint.inventory import (
@@ -44,7 +47,8 @@ class Resolver:
 
     @property
     def has_nodes(self) -> bool:
-        return self._cluster.has_nodes
+        """Nodes, or node pools that can add them: what the rules that need hardware need."""
+        return self._cluster.has_nodes or bool(self.pools)
 
     @property
     def nodes(self) -> list[NodeInfo]:
@@ -66,6 +70,45 @@ class Resolver:
     def published_resources(self) -> frozenset[str]:
         return self._cluster.published_resources
 
+    # ------------------------------------------------------------------ node pools (inventory and linted)
+
+    @cached_property
+    def pools(self) -> list[NodePool]:
+        """Every pool the inventory or the linted files describe, bound to the catalog and the nodes;
+        a linted pool replaces the inventory's of the same name (it is the change under review)."""
+        specs = {(spec.system, spec.name): spec for spec in self._cluster.pool_specs}
+        for kind, group in ((k, CAPI_GROUP) for k in CAPI_KINDS):
+            for obj in self.linted.of_kind(group, kind):
+                specs.update({(s.system, s.name): s for s in pools_in_document(obj.data, obj.file)})
+        for obj in self.linted.of_kind(KARPENTER_GROUP, "NodePool"):
+            specs.update({(s.system, s.name): s for s in pools_in_document(obj.data, obj.file)})
+        if not specs:
+            return []
+        from gpulint.lint.node_catalog import shipped_catalog
+
+        catalog = self._cluster.catalog or shipped_catalog()
+        return [bind(spec, catalog, self.nodes) for spec in specs.values()]
+
+    @cached_property
+    def offered_resources(self) -> frozenset[str]:
+        """Extended resources a node has or a pool's new node would have."""
+        names = set(self.published_resources)
+        for pool in self.pools:
+            for template in pool.templates:
+                names.update(name for name, amount in template.allocatable.items() if amount > 0)
+        return frozenset(names)
+
+    @cached_property
+    def extended_resource_toleration(self) -> bool:
+        """The ExtendedResourceToleration admission plugin is on: configured, or detected on GKE
+        (its nodes carry cloud.google.com/gke-* labels; GKE enables the plugin)."""
+        configured = self._cluster.extended_resource_toleration
+        if configured is not None:
+            return configured
+        return any(pool.spec.gke for pool in self.pools) or any(
+            key.startswith("cloud.google.com/gke-") for node in self.nodes for key in node.labels
+        )
+
     # ------------------------------------------------------------------ what the inventory can prove absent
     # An autoscaled pool at zero nodes is in no snapshot: absence proves something only when the
     # inventory describes every node the cluster can have.
@@ -75,13 +118,17 @@ class Resolver:
         """An extended resource no node publishes is absent from the cluster: some node publishes one
         (its device plugin runs, so the cluster's names are known). An inventory without any (every GPU
         pool scaled to zero, or not captured) proves nothing about GPU resource names."""
+        if self.pools:
+            return all(p.accelerators_known for p in self.pools) or any(
+                is_extended(n) for n in self.published_resources
+            )
         return any(is_extended(name) for name in self.published_resources)
 
     @cached_property
     def node_labels_proven(self) -> bool:
         """A label no node carries is absent from the cluster: no node comes from an autoscaled or
         managed pool (which may add nodes with other labels when it scales up)."""
-        return not any_pooled(node.labels for node in self.nodes)
+        return bool(self.pools) or not any_pooled(node.labels for node in self.nodes)
 
     # ------------------------------------------------------------------ DRA objects (both)
 

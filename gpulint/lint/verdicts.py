@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +25,12 @@ from gpulint.kube.gpu_stack import (
     stack_component,
     vendor_of_resource,
 )
+from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, fit_pool
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended
 from gpulint.kube.runtime_class import Admitted, admit
-from gpulint.kube.scheduler import FitResult, PodRequirements, pod_requirements
+from gpulint.kube.scheduler import FitResult, PodRequirements, Toleration, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec
 from gpulint.lint.inventory import HasData
 from gpulint.lint.objects import KubeObject
@@ -58,7 +59,9 @@ def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> P
     Extended resources backed by a DeviceClass (DRA extended resources) and published by
     no node are served by the DynamicResources plugin, not NodeResourcesFit: left out here.
     """
-    requirements = pod_requirements(admitted_pod_spec(kind, site.spec, inventory))
+    requirements = with_extended_resource_tolerations(
+        pod_requirements(admitted_pod_spec(kind, site.spec, inventory)), inventory
+    )
     extended = [name for name in requirements.requests if is_extended(name)]
     if not extended:
         return None
@@ -73,6 +76,46 @@ def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> P
             requirements.node_name,
         )
     return requirements
+
+
+def with_extended_resource_tolerations(pod: PodRequirements, resolver: Resolver) -> PodRequirements:
+    """The pod as the ExtendedResourceToleration admission plugin leaves it, when the cluster runs it:
+    a toleration (key = the resource, operator Exists, effect NoSchedule) for every extended resource
+    requested (kubernetes/kubernetes plugin/pkg/admission/extendedresourcetoleration/admission.go)."""
+    if not resolver.extended_resource_toleration:
+        return pod
+    added = tuple(
+        Toleration(name, "Exists", "", "NoSchedule")
+        for name in sorted(pod.requests)
+        if is_extended(name) and Toleration(name, "Exists", "", "NoSchedule") not in pod.tolerations
+    )
+    return replace(pod, tolerations=pod.tolerations + added) if added else pod
+
+
+POOL_MEMO = "pool-fits"
+
+
+def pool_fits(pod: PodRequirements, resolver: Resolver) -> list[PoolFit]:
+    """How each node pool answers the pod: fits after a scale-up, never, cannot be chosen, limited, unknown."""
+    return [fit_pool(pod, pool) for pool in resolver.pools]
+
+
+def scale_up_verdict(fits: list[PoolFit]) -> tuple[str, list[PoolFit]]:
+    """The best answer the pools give (fits > unknown > limited > never/excluded) and the pools giving it."""
+    for state in (FITS, UNKNOWN, LIMITED):
+        chosen = [fit for fit in fits if fit.state == state]
+        if chosen:
+            return state, chosen
+    return NEVER, fits
+
+
+def describe_scale_up(fit: PoolFit) -> str:
+    best = fit.best()
+    types = ", ".join(t.name for t in fit.fitting[:3]) + (
+        f" and {len(fit.fitting) - 3} more" if len(fit.fitting) > 3 else ""
+    )
+    room = "" if fit.room is None else f"; room for {fit.room} more of these pods"
+    return f"{fit.pool.title} adds a node ({types}){room}" if best else fit.pool.title
 
 
 def scheduling_hint(result: FitResult, pod: PodRequirements, inventory: Resolver) -> str:
@@ -269,3 +312,21 @@ def silent_gpu_nodes(resource: str, resolver: Resolver) -> str:
         f"advertise{'' if len(silent) > 1 else 's'} no NVIDIA GPU resource ({node_names(silent)}): the device "
         "plugin is not running or not registered there (daemonset-coverage checks its DaemonSet)."
     )
+
+
+def gang_pool_bound(gang: Gang, resolver: Resolver) -> tuple[int | None, str]:
+    """With node pools: an upper bound on the gang's pods that can be placed at once - each member's
+    copies on the empty nodes plus the room its pools may still add (None: a pool without a known
+    bound can add them) - and the pools' part, for the message. Members compete for the same nodes,
+    so the sum only bounds from above: a gang past it is proven unsatisfiable."""
+    total = 0
+    parts: list[str] = []
+    for member in gang.members:
+        pod = with_extended_resource_tolerations(member.pod, resolver)
+        fits = [fit for fit in pool_fits(pod, resolver) if fit.state in (FITS, UNKNOWN)]
+        if any(fit.state == UNKNOWN or fit.room is None for fit in fits):
+            return None, ""
+        room = sum(fit.room or 0 for fit in fits)
+        total += min(member.count, resolver.model.placeable(pod) + room)
+        parts += [f"{fit.pool.title} may add room for {fit.room}" for fit in fits]
+    return total, "; ".join(parts)

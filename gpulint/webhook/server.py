@@ -36,7 +36,7 @@ from urllib.parse import parse_qs, urlsplit
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Deadline, DeadlineExceeded
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import ClusterInventory, InventoryError, load_inventory
+from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
 from gpulint.webhook.admission import BadReview, Decision, Reviewer, decide, parse_review
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -308,7 +308,7 @@ class Webhook:
         if signature == self._signature and not force:
             return False
         try:
-            inventory = load_inventory(list(self.config.inventory))
+            inventory = load_configured_inventory(self.config)
         except InventoryError as exc:
             log("inventory_rejected", error=str(exc).splitlines()[-1][:300])
             return False

@@ -16,7 +16,7 @@ from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import describe_gang, gang_verdict
+from gpulint.lint.verdicts import describe_gang, gang_pool_bound, gang_verdict
 
 SPEC = RuleSpec("gang-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
@@ -69,6 +69,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 composite.path, f"CompositePodGroup {composite.name} ({groups})", f" in one {composite.outer_key}"
             )
     for gang in gangs_of(obj, ctx.resolver):
+        if ctx.cluster.pools:
+            yield from _with_pools(gang, ctx.cluster)
+            continue
         if unpublished_demand(gang, ctx.cluster):
             continue  # gpu-resource-unknown speaks for a resource no node publishes
         result = verdict(gang, ctx)
@@ -81,6 +84,21 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             )
         elif result.undecided:
             yield undecided(gang.path, gang.system, f" in one {gang.topology_key}" if gang.topology_key else "")
+
+
+def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
+    """The nodes that can exist: the whole gang must fit within what the nodes and the pools' maximum
+    hold. Packing proper (and topology) needs the nodes themselves: only the bound is checked."""
+    bound, pools = gang_pool_bound(gang, resolver)
+    if bound is None or bound >= gang.required:
+        return
+    yield Diagnostic(
+        RULE_ID,
+        gang.path,
+        f"{gang.system} needs {gang.required} pods placed at once, but the nodes and the nodes its pools can "
+        f"still add hold at most {bound} of them ({pools or 'no pool can add a node for them'}). Partial placement "
+        "would hold GPUs idle while the gang waits for peers that cannot start",
+    )
 
 
 def unpublished_demand(gang: Gang, resolver: Resolver) -> bool:

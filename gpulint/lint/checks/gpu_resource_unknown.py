@@ -10,6 +10,7 @@ from gpulint.kube.workloads import container_resources
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
+from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
 from gpulint.lint.verdicts import silent_gpu_nodes
 
@@ -22,7 +23,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if inventory is None:
         return
     dra_backed = inventory.dra_extended_resources()
-    known = inventory.published_resources | dra_backed.keys()
+    known = inventory.offered_resources | dra_backed.keys()
     extended_known = sorted(name for name in known if is_extended(name))
     for block in container_resources(obj.data):
         for section, values in (("limits", block.limits), ("requests", block.requests)):
@@ -40,20 +41,35 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                         RULE_ID,
                         (*block.path, section, name),
                         f"container '{block.container}' asks for {name}, which none of the {total} nodes in the "
-                        f"inventory publishes; no node in it publishes any extended resource, so it cannot tell "
-                        f"whether a GPU pool that scales from zero would (add the node pools to the inventory)."
-                        f"{hint}{silent_gpu_nodes(name, inventory)}",
+                        f"inventory publishes; {_cannot_tell(inventory)}.{hint}{silent_gpu_nodes(name, inventory)}",
                         on_key=True,
                         severity=Severity.WARNING,
                         pinned=True,  # no proof either way: raising the rule must not make it an error
                     )
                     continue
+                pools = (
+                    f", no node pool's instance types offer ({len(inventory.pools)} pools)" if inventory.pools else ""
+                )
                 yield Diagnostic(
                     RULE_ID,
                     (*block.path, section, name),
                     f"container '{block.container}' asks for {name}, which none of the {total} nodes in the "
-                    f"inventory publishes and no DeviceClass backs (extendedResourceName); the pod would stay "
+                    f"inventory publishes{pools} and no DeviceClass backs (extendedResourceName); the pod would stay "
                     f'Pending with "0/{total} nodes are available: {total} Insufficient {name}."{hint} '
                     f"Extended resources in this cluster: {offered}.{silent_gpu_nodes(name, inventory)}",
                     on_key=True,
                 )
+
+
+def _cannot_tell(inventory: Resolver) -> str:
+    unknown = [pool for pool in inventory.pools if not pool.accelerators_known]
+    if unknown:
+        names = ", ".join(pool.title for pool in unknown[:3])
+        return (
+            f"{names} may add nodes whose instance types the node catalog does not describe, so it cannot tell "
+            "whether they would (describe them with --node-catalog)"
+        )
+    return (
+        "no node in it publishes any extended resource, so it cannot tell whether a GPU pool that scales from "
+        "zero would (add the node pools to the inventory)"
+    )

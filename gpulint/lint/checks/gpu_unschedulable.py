@@ -1,16 +1,20 @@
-"""gpu-unschedulable: no node passes the scheduler's filters for a GPU pod."""
+"""gpu-unschedulable: no node passes the scheduler's filters for a GPU pod, and no node pool can add one."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.kube.pools.fit import FITS, LIMITED, UNKNOWN, PoolFit, summary
+from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
+from gpulint.kube.scheduler import FitResult, PodRequirements
 from gpulint.kube.workloads import PodSpecSite, extended_resource_path, pod_spec_sites
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
+from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import gpu_pod_requirements, scheduling_hint
+from gpulint.lint.verdicts import gpu_pod_requirements, pool_fits, scale_up_verdict, scheduling_hint
 
 SPEC = RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
@@ -23,30 +27,21 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     model = inventory.model
     for site in pod_spec_sites(obj.data):
         pod = gpu_pod_requirements(obj.kind, site, inventory)
-        if pod is None or any(is_extended(name) and name not in inventory.published_resources for name in pod.requests):
+        if pod is None or any(is_extended(name) and name not in inventory.offered_resources for name in pod.requests):
             continue  # a resource no node publishes: gpu-resource-unknown says so, more precisely
         where = extended_resource_path(site) or site.path
         empty = model.evaluate(pod, now=False)
+        # A DaemonSet's pods never make a pool add a node: they run on the nodes that come
+        fits = pool_fits(pod, inventory) if inventory.pools and obj.kind != "DaemonSet" else []
+        if inventory.pools and obj.kind == "DaemonSet":
+            continue
         if not empty.fits:
-            yield Diagnostic(
-                RULE_ID,
-                where,
-                f"{_subject(site)} can never be scheduled on this cluster, even empty: "
-                f"{empty.summary()}{scheduling_hint(empty, pod, inventory)}",
-            )
+            yield from _no_node_fits(site, pod, empty, fits, inventory, where)
             continue
         if site.pods and site.pods > 1:
-            placed = model.placeable(pod)
-            if placed < site.pods:
-                yield Diagnostic(
-                    RULE_ID,
-                    where,
-                    f"the workload runs {site.pods} of these pods, but only {placed} fit on the empty "
-                    f"cluster at once (on {_nodes(empty.fitting_count)} that pass every filter); the "
-                    f"other {site.pods - placed} would stay Pending",
-                    severity=Severity.WARNING,
-                )
-        if inventory.pods and not pod.node_name:  # a bound pod is already counted in the inventory
+            yield from _replicas(site, pod, empty, fits, inventory, where)
+        grows = any(fit.state == FITS and fit.room != 0 for fit in fits)  # a scale-up makes room
+        if inventory.pods and not pod.node_name and not grows:  # a bound pod is already counted
             now = model.evaluate(pod, now=True)
             if not now.fits:
                 yield Diagnostic(
@@ -57,6 +52,93 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     "(it waits for capacity, or preempts lower-priority pods if its priority allows)",
                     severity=Severity.WARNING,
                 )
+
+
+def _no_node_fits(
+    site: PodSpecSite, pod: PodRequirements, empty: FitResult, fits: list[PoolFit], inventory: Resolver, where: Path
+) -> Iterator[Diagnostic]:
+    if not fits:
+        yield Diagnostic(
+            RULE_ID,
+            where,
+            f"{_subject(site)} can never be scheduled on this cluster, even empty: "
+            f"{empty.summary()}{scheduling_hint(empty, pod, inventory)}",
+        )
+        return
+    # With pools, the nodes that exist are often only the system pool's: their hint would mislead.
+    nodes = empty.summary() if empty.total else "the inventory has no node"
+    state, chosen = scale_up_verdict(fits)
+    if state == FITS:  # fits after a scale-up: `explain` names the pool and the instance type
+        if site.pods and site.pods > 1:
+            yield from _replicas(site, pod, empty, fits, inventory, where)
+        return
+    pools = f"{len(fits)} node pool{'s' if len(fits) != 1 else ''}"
+    if state == UNKNOWN:
+        yield Diagnostic(
+            RULE_ID,
+            where,
+            f"no node fits {_subject(site)} now ({nodes}), and whether a node pool can add one is unknown: "
+            f"{summary(chosen)}. Add the instance types to the node catalog (--node-catalog) to check",
+            severity=Severity.INFO,
+            pinned=True,
+        )
+        return
+    if state == LIMITED:
+        yield Diagnostic(
+            RULE_ID,
+            where,
+            f"{_subject(site)} fits a node that a pool can add, but the pool's limits leave no room: "
+            f"{summary(chosen)}; it stays Pending until the pool's nodes are freed or its limits raised "
+            f"(no node fits now: {nodes})",
+            severity=Severity.WARNING,
+        )
+        return
+    yield Diagnostic(
+        RULE_ID,
+        where,
+        f"{_subject(site)} can never be scheduled on this cluster, even empty, and none of its {pools} can add "
+        f"a node for it: {summary(fits)}. Nodes: {nodes}",
+    )
+
+
+def _replicas(
+    site: PodSpecSite, pod: PodRequirements, empty: FitResult, fits: list[PoolFit], inventory: Resolver, where: Path
+) -> Iterator[Diagnostic]:
+    assert site.pods is not None
+    placed = inventory.model.placeable(pod)
+    growing = [fit for fit in fits if fit.state == FITS]
+    if any(fit.room is None for fit in growing) or any(fit.state == UNKNOWN for fit in fits):
+        return  # a pool without a known bound can add what is missing
+    added = sum(fit.room or 0 for fit in growing)
+    if placed + added >= site.pods:
+        return
+    rooms = "; ".join(_room(fit) for fit in fits if fit.state in (FITS, LIMITED))
+    now = (
+        f"only {placed} fit on the empty cluster at once (on {_nodes(empty.fitting_count)} that pass every filter)"
+        if placed
+        else "no node that exists fits one"
+    )
+    pools = f", and its node pools may add room for {added} more ({rooms})" if fits else ""
+    yield Diagnostic(
+        RULE_ID,
+        where,
+        f"the workload runs {site.pods} of these pods, but {now}{pools}; the other "
+        f"{site.pods - placed - added} would stay Pending",
+        severity=Severity.WARNING,
+    )
+
+
+def _room(fit: PoolFit) -> str:
+    pool = fit.pool
+    bounds = []
+    if pool.spec.max_size is not None:
+        bounds.append(f"max {pool.spec.max_size} nodes, {pool.nodes} now")
+    bounds += [
+        f"limit {name} {format_amount(amount)}, {format_amount(pool.in_use(name))} in use"
+        for name, amount in sorted(pool.spec.limits.items())
+    ]
+    shown = f" ({', '.join(bounds)})" if bounds else ""
+    return f"{pool.title}: {fit.room or 0} pods{shown}"
 
 
 def _nodes(count: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from gpulint.kube.pools.fit import label_failure
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, Requirement, pod_requirements
 from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
@@ -44,6 +45,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     inventory = ctx.cluster
     if inventory is None:
         return
+    if obj.kind == "DaemonSet" and (inventory.pools or not inventory.node_labels_proven):
+        return  # its pods follow the nodes that come and go (agents label them after boot), never add one
     for site in pod_spec_sites(obj.data):
         pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
         if not pod.requirements():
@@ -58,6 +61,17 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Itera
     nodes = inventory.nodes
     groups = inventory.model.matching_groups(pod)
     requirement, excluded = most_excluding(pod, inventory.model)
+    pools = pools_matching(pod, inventory)
+    if inventory.pools and (pools or not groups):
+        if not groups and not pools:
+            yield (
+                requirement.path,
+                f"the required node affinity/selector matches none of the {len(nodes)} nodes and no node that "
+                f"its {_pools(len(inventory.pools))} can add: {pool_label_reasons(pod, inventory)}",
+                Severity.ERROR,
+                False,
+            )
+        return  # a pool can add nodes it matches: gpu-unschedulable judges what they offer
     if not groups:
         context = "" if requirement.field else f"; {values_in_cluster(requirement.key, nodes)}"
         message = (
@@ -101,6 +115,35 @@ def _unproven_severity(pod: PodRequirements, inventory: Resolver) -> Severity:
     if uses_unpublished(pod, inventory):
         return Severity.INFO
     return Severity.ERROR if inventory.node_labels_proven else Severity.WARNING
+
+
+def _pools(count: int) -> str:
+    return f"{count} node pool{'' if count == 1 else 's'}"
+
+
+def pools_matching(pod: PodRequirements, inventory: Resolver) -> list[str]:
+    """The pools whose nodes the pod's node selection allows (labels only: taints and resources are
+    gpu-unschedulable's)."""
+    return [
+        pool.title
+        for pool in inventory.pools
+        if not label_failure(pod, pool.labels, pool, None)
+        and (
+            not pool.templates
+            or pool.open_types
+            or any(not label_failure(pod, t.labels, pool, t) for t in pool.templates)
+        )
+    ]
+
+
+def pool_label_reasons(pod: PodRequirements, inventory: Resolver) -> str:
+    reasons = []
+    for pool in inventory.pools:
+        why = label_failure(pod, pool.labels, pool, None) or next(
+            (label_failure(pod, t.labels, pool, t) for t in pool.templates), ""
+        )
+        reasons.append(f"{pool.title}: {why}")
+    return "; ".join(reasons)
 
 
 def uses_unpublished(pod: PodRequirements, inventory: Resolver) -> bool:

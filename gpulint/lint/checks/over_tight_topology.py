@@ -16,8 +16,8 @@ RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    if ctx.cluster is None:
-        return
+    if ctx.cluster is None or ctx.cluster.pools:
+        return  # with node pools, zones come from nodes that do not exist yet: not judged
     for gang in gangs_of(obj, ctx.resolver):
         if not gang.topology_key:
             continue

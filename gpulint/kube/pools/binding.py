@@ -1,0 +1,184 @@
+"""A pool bound to the catalog and to the nodes that exist: the templates of the nodes it can add."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+
+from gpulint.kube.pools.catalog import Catalog
+from gpulint.kube.pools.model import ABSENT, Domain, InstanceType, NodePool, PoolSpec, Template
+from gpulint.kube.resources import is_extended
+from gpulint.kube.scheduler import NodeInfo
+
+ZONE = "topology.kubernetes.io/zone"
+# Labels every node carries whose value gpulint may not know for a pool: any value is possible.
+ALWAYS_SET = (
+    ZONE,
+    "topology.kubernetes.io/region",
+    "kubernetes.io/hostname",
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
+)
+# Karpenter's well-known labels (kubernetes-sigs/karpenter pkg/apis/v1/labels.go WellKnownLabels):
+# a pod may ask for them although the NodePool does not define them.
+KARPENTER_WELL_KNOWN = (
+    "karpenter.sh/nodepool",
+    ZONE,
+    "topology.kubernetes.io/region",
+    "node.kubernetes.io/instance-type",
+    "kubernetes.io/arch",
+    "kubernetes.io/os",
+    "karpenter.sh/capacity-type",
+    "node.kubernetes.io/windows-build",
+)
+# The provider's instance-type labels: a type the catalog describes either has one or has none
+# (karpenter-provider-aws sets DoesNotExist for the GPU labels of a type without GPUs).
+PROVIDER_PREFIXES = {"aws": ("karpenter.k8s.aws/",), "azure": ("karpenter.azure.com/",)}
+# Catalogs that name every extended resource their provider's types offer (karpenter-provider-aws
+# models a fixed set: nvidia.com/gpu, amd.com/gpu, aws.amazon.com/neuron, habana.ai/gaudi...), so a
+# resource none of their rows offers is one no node of the provider will: the name question is decided.
+ACCELERATORS_COMPLETE = ("aws",)
+
+
+def bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePool:
+    pool = _bind(spec, catalog, nodes)
+    pool.labels = _pool_labels(pool)
+    pool.accelerators_known = not pool.unknown_types and (
+        not pool.open_types or spec.provider in ACCELERATORS_COMPLETE or bool(spec.accelerators)
+    )
+    return pool
+
+
+def _pool_labels(pool: NodePool) -> dict[str, Domain]:
+    """The labels every node of the pool carries whatever its type: the pool's own, narrowed by its
+    requirements; the labels of its instance types may take any value."""
+    labels = _base_labels(pool.spec)
+    if pool.spec.instance_types:
+        labels["node.kubernetes.io/instance-type"] = Domain(frozenset(pool.spec.instance_types))
+    for template in pool.templates:
+        for key in template.labels:
+            labels.setdefault(key, Domain(None))
+    for requirement in pool.spec.requirements:
+        narrowed = labels.get(requirement.key, Domain(None)).narrow(requirement.operator, requirement.values)
+        labels[requirement.key] = narrowed if narrowed is not None else ABSENT
+    return labels
+
+
+def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePool:
+    members = [n for n in nodes if spec.node_label and n.labels.get(spec.node_label) == spec.name]
+    used: dict[str, Fraction] = {}
+    for node in members:
+        for name, amount in node.capacity.items():
+            used[name] = used.get(name, Fraction(0)) + amount
+    base = _base_labels(spec)
+    pool = NodePool(spec, [], nodes=len(members), used=used)
+    if spec.capacity is not None:  # stated outright (scale-from-zero annotations)
+        pool.templates.append(Template("(template)", base, dict(spec.capacity), dict(spec.capacity)))
+        return pool
+    if spec.instance_types:
+        rows: list[InstanceType] = []
+        unknown = []
+        for name in spec.instance_types:
+            row = catalog.get(name)
+            if row is not None:
+                rows.append(row)
+            else:
+                unknown.append(name)
+        pool.templates = _templates(spec, base, rows)
+        for name in unknown:
+            partial = _partial(spec, base, name)
+            if partial is None:
+                pool.unknown_types += (name,)
+            else:
+                pool.templates.append(partial)
+        return pool
+    if spec.karpenter:
+        rows = catalog.of_provider(spec.provider) if spec.provider else list(catalog.rows.values())
+        pool.templates = _templates(spec, base, rows)
+        pool.filtered_out = not pool.templates
+        # Closed only when its requirements name the types or families, all in the catalog: otherwise
+        # it may launch a type the catalog does not describe (unknown, never "never fits").
+        pool.open_types = not _closed(spec, rows)
+        return pool
+    partial = _partial(spec, base, "")
+    if partial is not None:
+        pool.templates.append(partial)
+    pool.open_types = True
+    return pool
+
+
+CLOSING_KEYS = {  # requirement keys whose In values pin the instance types, and the catalog label naming them
+    "node.kubernetes.io/instance-type": "node.kubernetes.io/instance-type",
+    "karpenter.k8s.aws/instance-family": "karpenter.k8s.aws/instance-family",
+}
+
+
+def _closed(spec: PoolSpec, rows: list[InstanceType]) -> bool:
+    for requirement in spec.requirements:
+        label = CLOSING_KEYS.get(requirement.key)
+        if label and requirement.operator == "In" and requirement.values:
+            known = {row.labels.get(label) for row in rows}
+            if all(value in known for value in requirement.values):
+                return True
+    return False
+
+
+def _base_labels(spec: PoolSpec) -> dict[str, Domain]:
+    labels = {key: Domain.of(value) for key, value in spec.labels.items()}
+    if spec.zones:
+        labels[ZONE] = Domain(frozenset(spec.zones))
+    for key in ALWAYS_SET:
+        labels.setdefault(key, Domain(None))
+    if spec.karpenter:
+        for key in KARPENTER_WELL_KNOWN:
+            labels.setdefault(key, Domain(None))
+    return labels
+
+
+def _templates(spec: PoolSpec, base: dict[str, Domain], rows: Iterable[InstanceType]) -> list[Template]:
+    templates = []
+    for row in rows:
+        labels = _narrowed(spec, base, row)
+        if labels is not None:
+            allocatable = {**row.allocatable, **spec.accelerators}
+            capacity = {**row.capacity, **spec.accelerators}
+            templates.append(Template(row.name, labels, allocatable, capacity, True, row))
+    return templates
+
+
+def _narrowed(spec: PoolSpec, base: dict[str, Domain], row: InstanceType) -> dict[str, Domain] | None:
+    """The labels of a node of type ``row`` in the pool, or None when the pool's labels or
+    requirements rule the type out."""
+    labels = dict(base)
+    for key, value in row.labels.items():
+        domain = labels.get(key, Domain(None))
+        if domain.values is not None and value not in domain.values or value in domain.excluded:
+            return None
+        labels[key] = Domain.of(value)
+    prefixes = PROVIDER_PREFIXES.get(row.provider, ())
+    for requirement in spec.requirements:
+        key = requirement.key
+        if key not in labels and key.startswith(prefixes):
+            labels[key] = ABSENT  # the type has no such label (a CPU type's GPU labels)
+        domain = labels.get(key, Domain(None))
+        if domain is ABSENT:
+            if requirement.operator in ("NotIn", "DoesNotExist"):
+                continue
+            return None
+        narrowed = domain.narrow(requirement.operator, requirement.values)
+        if narrowed is None or narrowed.empty:
+            return None
+        labels[key] = narrowed
+    return labels
+
+
+def _partial(spec: PoolSpec, base: dict[str, Domain], name: str) -> Template | None:
+    """A template whose extended resources are known but not its cpu or memory: the pool states its
+    accelerators (a GKE pool's accelerators, Cluster Autoscaler's node-template resources)."""
+    if not spec.accelerators:
+        return None  # nothing known of it (a type absent from the catalog may be a GPU type newer than it)
+    labels = dict(base)
+    if name:
+        labels["node.kubernetes.io/instance-type"] = Domain.of(name)
+    resources = {k: v for k, v in spec.accelerators.items() if is_extended(k)}
+    return Template(name or "(template)", labels, resources, resources, exact=False)

@@ -1,0 +1,249 @@
+"""Would a pool add a node for this pod? Karpenter's and Cluster Autoscaler's answers, offline.
+
+Karpenter (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling): a NodePool whose
+taints (every effect; not startupTaints) the pod does not tolerate is skipped ("did not tolerate
+taint"); the pod's node requirements must be compatible with the pool's: a label the pool does not
+define and that is not well-known fails ("label %q does not have known values"), defined labels must
+intersect; then an instance type must satisfy the requirements and have the resources
+(allocatable after kube-reserved, system-reserved and eviction thresholds); limits filter out the
+types whose capacity exceeds what is left ("all available instance types exceed limits for
+nodepool"). Cluster Autoscaler runs the scheduler's filters against the node group's template
+node, and never grows a group past its max size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from gpulint.kube.pools.binding import ACCELERATORS_COMPLETE, PROVIDER_PREFIXES
+from gpulint.kube.pools.model import ABSENT, Domain, NodePool, Template
+from gpulint.kube.quantity import format_amount, format_bytes
+from gpulint.kube.resources import is_extended
+from gpulint.kube.scheduler import PodRequirements, Requirement
+
+FITS, LIMITED, NEVER, EXCLUDED, UNKNOWN = "fits", "limited", "never", "excluded", "unknown"
+
+
+@dataclass
+class PoolFit:
+    pool: NodePool
+    state: str
+    why: str = ""  # for every state but FITS
+    fitting: list[Template] = field(default_factory=list)  # the types a new node for the pod may have
+    room: int | None = None  # copies of the pod the pool may still add (None: no bound known)
+
+    def best(self) -> Template | None:
+        return self.fitting[0] if self.fitting else None
+
+
+def fit_pool(pod: PodRequirements, pool: NodePool) -> PoolFit:
+    taint = _untolerated(pod, pool)
+    if taint:
+        return PoolFit(pool, EXCLUDED, taint)
+    failure = label_failure(pod, pool.labels, pool, None)
+    if failure:
+        return PoolFit(pool, EXCLUDED, failure)
+    fitting: list[Template] = []
+    short: dict[str, list[tuple[Fraction, str]]] = {}
+    filtered = 0
+    for template in pool.templates:
+        if label_failure(pod, template.labels, pool, template):
+            filtered += 1
+            continue
+        missing = _insufficient(pod, template)
+        if missing:
+            for resource in missing:
+                short.setdefault(resource, []).append((template.allocatable.get(resource, Fraction(0)), template.name))
+            continue
+        fitting.append(template)
+    if not fitting:
+        if pool.unknown_types:
+            return PoolFit(pool, UNKNOWN, _unknown_why(pool))
+        if pool.open_types:
+            # A pool that may launch types outside the catalog: decided only when it has no type with the
+            # accelerator at all (a CPU pool), on a provider whose catalog lists every accelerator type.
+            wanted = [name for name in pod.requests if is_extended(name)]
+            offered = any(t.allocatable.get(name, 0) > 0 for t in pool.templates for name in wanted)
+            if not wanted or offered or pool.spec.provider not in ACCELERATORS_COMPLETE:
+                known = f"{_never_why(pod, pool, short, filtered)}, but " if short else ""
+                return PoolFit(pool, UNKNOWN, known + _unknown_why(pool))
+            return PoolFit(pool, NEVER, f"none of the instance types it allows offers {', '.join(wanted)}")
+        return PoolFit(pool, NEVER, _never_why(pod, pool, short, filtered))
+    return _within_limits(pod, pool, fitting)
+
+
+def _untolerated(pod: PodRequirements, pool: NodePool) -> str:
+    spec = pool.spec
+    effects = ("NoSchedule", "PreferNoSchedule", "NoExecute") if spec.karpenter else ("NoSchedule", "NoExecute")
+    for taint in spec.taints:
+        if taint.effect in effects and not any(t.tolerates(taint) for t in pod.tolerations):
+            if spec.karpenter:
+                return f"did not tolerate taint (taint={taint.key}={taint.value}:{taint.effect})"
+            return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+    return ""
+
+
+def label_failure(pod: PodRequirements, labels: dict[str, Domain], pool: NodePool, template: Template | None) -> str:
+    """Why the pod's nodeSelector / required node affinity rules out nodes with these labels ("" if not)."""
+    failure = _requirements_failure(pod.node_selector, labels, pool, template)
+    if failure or pod.affinity_terms is None:
+        return failure
+    failures = [
+        _requirements_failure(term, labels, pool, template) if term else "an empty term matches nothing"
+        for term in pod.affinity_terms
+    ]
+    if not failures:
+        return "no nodeSelectorTerms"
+    return "" if "" in failures else failures[0]
+
+
+def _requirements_failure(
+    requirements: tuple[Requirement, ...], labels: dict[str, Domain], pool: NodePool, template: Template | None
+) -> str:
+    karpenter = pool.spec.karpenter
+    prefixes = PROVIDER_PREFIXES.get(template.instance_type.provider, ()) if template and template.instance_type else ()
+    domains = labels
+    for requirement in requirements:
+        if requirement.field:
+            return f"{requirement.description}: a new node's name is not known in advance"
+        key = requirement.key
+        domain = domains.get(key)
+        if domain is None and prefixes and key.startswith(prefixes):
+            domain = ABSENT
+        if (
+            domain is None
+            and karpenter
+            and template is None
+            and key.startswith(("karpenter.k8s.aws/", "karpenter.azure.com/"))
+        ):
+            domain = Domain(None)  # the provider's well-known labels: defined by the instance types
+        if domain is None or domain is ABSENT:
+            if requirement.operator in ("NotIn", "DoesNotExist"):
+                continue
+            if karpenter and domain is None:
+                return f'incompatible requirements, label "{key}" does not have known values'
+            return f"{requirement.description}: its nodes do not carry {key}"
+        narrowed = domain.narrow(requirement.operator, requirement.values)
+        if narrowed is None or narrowed.empty:
+            if karpenter:
+                return f"incompatible requirements, key {key}, {_shown(requirement)} not in {domain.describe()}"
+            return f"{requirement.description}: its nodes carry {key} {domain.describe()}"
+        if domains is labels:
+            domains = dict(labels)  # narrowed for the next requirement on the same key only
+        domains[key] = narrowed
+    return ""
+
+
+def _shown(requirement: Requirement) -> str:
+    values = f" [{', '.join(requirement.values)}]" if requirement.values else ""
+    return f"{requirement.operator}{values}"
+
+
+def _insufficient(pod: PodRequirements, template: Template) -> list[str]:
+    missing = []
+    for resource, amount in sorted(pod.requests.items()):
+        if not template.exact and not is_extended(resource):
+            continue  # unknown for this type: never a reason
+        if amount > template.allocatable.get(resource, Fraction(0)):
+            missing.append(resource)
+    return missing
+
+
+def shown(resource: str, amount: Fraction) -> str:
+    return format_bytes(amount) if resource in ("memory", "ephemeral-storage") else format_amount(amount)
+
+
+def _never_why(
+    pod: PodRequirements, pool: NodePool, short: dict[str, list[tuple[Fraction, str]]], filtered: int
+) -> str:
+    if not short:
+        if filtered:
+            return f"no instance type it allows matches the pod's node requirements ({filtered} ruled out)"
+        return "its requirements leave no instance type in the catalog"
+    parts = []
+    for resource, offers in sorted(short.items()):
+        largest = max(amount for amount, _ in offers)
+        names = sorted({name for amount, name in offers if amount == largest})
+        listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        if len(offers) > 1:
+            every = "every instance type it allows has"
+        elif offers[0][1] == "(template)":
+            every = "its nodes have"  # capacity stated outright
+        else:
+            every = f"its instance type {offers[0][1]} has"
+        if len(offers) == 1:
+            parts.append(
+                f"{every} {shown(resource, largest)} {resource}; the pod asks for {shown(resource, pod.requests[resource])}"
+            )
+        else:
+            parts.append(
+                f"{every} at most {shown(resource, largest)} {resource} ({listed}); the pod asks for "
+                f"{shown(resource, pod.requests[resource])}"
+            )
+    return "; ".join(parts)
+
+
+def _unknown_why(pool: NodePool) -> str:
+    if pool.unknown_types:
+        return f"instance type(s) {', '.join(pool.unknown_types)} are not in the node catalog"
+    return "it may launch instance types the node catalog does not describe (its requirements name no type or family)"
+
+
+def _within_limits(pod: PodRequirements, pool: NodePool, fitting: list[Template]) -> PoolFit:
+    left = pool.nodes_left()
+    if left == 0:
+        spec = pool.spec
+        if spec.karpenter:
+            return PoolFit(pool, LIMITED, "node limits have been exhausted for nodepool", fitting, 0)
+        return PoolFit(pool, LIMITED, f"it is at its max size ({spec.max_size} nodes)", fitting, 0)
+    remaining = pool.remaining()
+    within = [t for t in fitting if all(t.capacity.get(r, Fraction(0)) <= left_r for r, left_r in remaining.items())]
+    if not within:
+        shown = ", ".join(
+            f"{r} {format_amount(pool.spec.limits[r])} ({format_amount(pool.in_use(r))} in use)"
+            for r in sorted(remaining)
+            if any(t.capacity.get(r, Fraction(0)) > remaining[r] for t in fitting)
+        )
+        return PoolFit(
+            pool, LIMITED, f"all available instance types exceed limits for nodepool (limits: {shown})", fitting, 0
+        )
+    rooms = [_room(pod, t, left, remaining) for t in within]
+    room = None if any(r is None for r in rooms) else max(r for r in rooms if r is not None)
+    within.sort(key=lambda t: -(_room(pod, t, left, remaining) or math.inf))
+    return PoolFit(pool, FITS, "", within, room)
+
+
+def copies_on(pod: PodRequirements, template: Template) -> int:
+    copies = None
+    for resource, amount in pod.requests.items():
+        if not template.exact and not is_extended(resource):
+            continue
+        fit = int(template.allocatable.get(resource, Fraction(0)) // amount)
+        copies = fit if copies is None else min(copies, fit)
+    pods = template.allocatable.get("pods")
+    if pods is not None:
+        copies = int(pods) if copies is None else min(copies, int(pods))
+    return copies if copies is not None else 1_000_000
+
+
+def _room(pod: PodRequirements, template: Template, left: int | None, remaining: dict[str, Fraction]) -> int | None:
+    """Copies of the pod the pool may still add with nodes of this type (None: unbounded)."""
+    nodes: int | None = left
+    for resource, rest in remaining.items():
+        per_node = template.capacity.get(resource, Fraction(0))
+        if per_node > 0:
+            allowed = int(rest // per_node)
+            nodes = allowed if nodes is None else min(nodes, allowed)
+    return None if nodes is None else nodes * copies_on(pod, template)
+
+
+def summary(fits: list[PoolFit]) -> str:
+    """Each pool that cannot add a node for the pod, and why (the autoscalers' words)."""
+    return "; ".join(f"{fit.pool.title}: {fit.why}" for fit in fits if fit.state != FITS)
+
+
+def counts(fits: list[PoolFit]) -> Counter[str]:
+    return Counter(fit.state for fit in fits)

@@ -1,0 +1,171 @@
+"""A node pool as the nodes it can add: label domains, taints, instance types, sizes and limits.
+
+Every reader (Karpenter NodePool, cluster-api MachineDeployment/MachinePool, the JSON of the
+clouds' node-pool commands, Cluster Autoscaler node-template tags) produces a ``PoolSpec``;
+binding it to the instance-type catalog and to the nodes that already exist gives a ``NodePool``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from gpulint.kube.scheduler import Taint
+
+ANY: frozenset[str] | None = None  # a domain with no value list: any value
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The values a label may take on a node of the pool (``values`` None: any value but ``excluded``)."""
+
+    values: frozenset[str] | None
+    excluded: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, *values: str) -> Domain:
+        return cls(frozenset(values))
+
+    @property
+    def empty(self) -> bool:
+        return self.values is not None and not (self.values - self.excluded)
+
+    def allowed(self) -> list[str]:
+        return sorted((self.values or frozenset()) - self.excluded)
+
+    def narrow(self, operator: str, values: Iterable[str]) -> Domain | None:
+        """The domain left once a requirement on this key holds; None when the requirement needs the key absent."""
+        wanted = frozenset(values)
+        if operator == "In":
+            return Domain(wanted if self.values is None else self.values & wanted, self.excluded)
+        if operator == "NotIn":
+            return Domain(self.values, self.excluded | wanted)
+        if operator == "Exists":
+            return self
+        if operator in ("Gt", "Lt") and len(wanted) == 1:
+            if self.values is None:
+                return self  # some value may satisfy it
+            return Domain(
+                frozenset(v for v in self.values if _compares(v, operator, next(iter(wanted)))), self.excluded
+            )
+        return None  # DoesNotExist, or an operator nothing satisfies
+
+    def describe(self) -> str:
+        if self.values is None:
+            return f"NotIn [{', '.join(sorted(self.excluded))}]" if self.excluded else "Exists"
+        return f"In [{', '.join(self.allowed())}]"
+
+
+def _compares(value: str, operator: str, bound: str) -> bool:
+    try:
+        have, want = int(value), int(bound)
+    except ValueError:
+        return False
+    return have > want if operator == "Gt" else have < want
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """One row of the instance-type catalog: what a node of this type carries and offers."""
+
+    name: str
+    provider: str  # aws, gcp, azure, or the user's catalog
+    labels: Mapping[str, str]  # the well-known labels a node of this type carries
+    capacity: Mapping[str, Fraction]
+    allocatable: Mapping[str, Fraction]  # after kubelet reservations (as the source computes them)
+    gpu_model: str = ""
+    gpu_memory: str = ""  # per GPU, as the source gives it
+    source: str = ""  # where the figures come from
+
+
+@dataclass(frozen=True)
+class PoolRequirement:
+    key: str
+    operator: str
+    values: tuple[str, ...]
+
+
+@dataclass
+class PoolSpec:
+    """A pool as its object or file describes it, before the catalog is consulted."""
+
+    system: str  # "Karpenter NodePool", "MachineDeployment", "GKE node pool", ...
+    name: str
+    file: str
+    path: tuple[Any, ...] = ()  # where in the object the pool is described (for findings on the pool)
+    labels: dict[str, str] = field(default_factory=dict)  # set on every node
+    requirements: list[PoolRequirement] = field(default_factory=list)  # Karpenter requirements
+    taints: tuple[Taint, ...] = ()
+    startup_taints: tuple[Taint, ...] = ()  # Karpenter: removed once the node is ready; pods need not tolerate
+    instance_types: tuple[str, ...] = ()  # named explicitly (empty: from the requirements, or unknown)
+    capacity: dict[str, Fraction] | None = None  # a node's capacity stated outright (scale-from-zero annotations)
+    min_size: int | None = None
+    max_size: int | None = None
+    limits: dict[str, Fraction] = field(default_factory=dict)  # Karpenter spec.limits (capacity of all its nodes)
+    usage: dict[str, Fraction] = field(default_factory=dict)  # what the pool's nodes hold now (status)
+    node_label: str = ""  # the label whose value names the pool on its nodes
+    weight: int = 0
+    karpenter: bool = False  # Karpenter's compatibility rules (undefined labels, every taint effect)
+    gke: bool = False  # GKE: automatic GPU taint, and ExtendedResourceToleration on by default
+    provider: str = ""  # the catalog its instance types come from (aws, gcp, azure; "" unknown)
+    zones: tuple[str, ...] = ()
+    accelerators: dict[str, Fraction] = field(default_factory=dict)  # extended resources a node offers, stated
+
+
+ABSENT = Domain(frozenset())  # the label is known not to be on the node
+
+
+@dataclass
+class Template:
+    """A node the pool can add, of one instance type: the domain of each label it may carry."""
+
+    name: str  # the instance type, or "(template)" for capacity stated outright
+    labels: dict[str, Domain]
+    allocatable: Mapping[str, Fraction]
+    capacity: Mapping[str, Fraction]
+    exact: bool = True  # False: only the extended resources are known (cpu, memory... are not)
+    instance_type: InstanceType | None = None
+
+
+@dataclass
+class NodePool:
+    """A pool bound to the catalog and to the nodes it already has."""
+
+    spec: PoolSpec
+    templates: list[Template]
+    labels: dict[str, Domain] = field(default_factory=dict)  # what every node carries, whatever its type
+    unknown_types: tuple[str, ...] = ()  # named by the pool, absent from the catalog
+    open_types: bool = False  # the pool may launch types the catalog does not list
+    filtered_out: bool = False  # its requirements leave no catalogued type
+    accelerators_known: bool = True  # the extended resources of every node it can add are known
+    nodes: int = 0  # its nodes in the inventory
+    used: dict[str, Fraction] = field(default_factory=dict)  # capacity of its nodes (what limits count)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def title(self) -> str:
+        return f"{self.spec.system} {self.spec.name}"
+
+    @property
+    def known(self) -> bool:
+        """Every node it can add is described (no instance type outside the catalog)."""
+        return not self.unknown_types and not self.open_types
+
+    def in_use(self, resource: str) -> Fraction:
+        """What the pool's nodes hold (its status, or its nodes in the inventory: the larger)."""
+        return max(self.spec.usage.get(resource, Fraction(0)), self.used.get(resource, Fraction(0)))
+
+    def remaining(self) -> dict[str, Fraction]:
+        """What the limits still allow (Karpenter counts the capacity of the pool's nodes)."""
+        return {name: limit - self.in_use(name) for name, limit in self.spec.limits.items()}
+
+    def nodes_left(self) -> int | None:
+        """Nodes it may still add under its max size (None: no max known)."""
+        if self.spec.max_size is None:
+            return None
+        return max(self.spec.max_size - self.nodes, 0)

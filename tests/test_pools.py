@@ -1,0 +1,420 @@
+"""Node pools as the nodes that can exist: Karpenter, cluster-api + Cluster Autoscaler, GKE, EKS, AKS.
+
+Every verdict has its boundary pair: the largest request that fits, and one more.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import DATA, run_cli
+
+ELASTIC = DATA / "elastic"
+KARPENTER = str(ELASTIC / "karpenter")
+CAPI = str(ELASTIC / "capi")
+GKE = str(ELASTIC / "gke")
+EKS = str(ELASTIC / "eks")
+AKS = str(ELASTIC / "aks")
+
+
+def gpu_job(gpus: int, *, spec: str = "", name: str = "train") -> str:
+    """A Job with one GPU container; ``spec`` adds pod-spec lines (indented 6 spaces)."""
+    return f"""\
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: {name}, namespace: ml}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+{spec}      containers:
+      - name: train
+        image: registry.example.com/train:1.0
+        resources:
+          limits: {{nvidia.com/gpu: {gpus}}}
+"""
+
+
+def gpu_deployment(replicas: int, *, spec: str = "") -> str:
+    return f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: serve, namespace: ml}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: serve}}}}
+  template:
+    metadata: {{labels: {{app: serve}}}}
+    spec:
+{spec}      containers:
+      - name: serve
+        image: registry.example.com/serve:1.0
+        resources:
+          limits: {{nvidia.com/gpu: 1}}
+"""
+
+
+TOLERATE_GPU = "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+
+
+def findings(write, manifest: str, *inventory: str, extra: tuple[str, ...] = ()) -> list[dict]:
+    path = write("workload.yaml", manifest)
+    args = [a for p in inventory for a in ("--inventory", p)]
+    run = run_cli("check", str(path), "--format", "json", *args, *extra)
+    assert run.exit_code in (0, 1), run.stderr
+    return [f for f in run.json()["findings"] if f["rule"] != "schema-invalid"]
+
+
+def only(found: list[dict], rule: str) -> dict:
+    matching = [f for f in found if f["rule"] == rule]
+    assert len(matching) == 1, found
+    return matching[0]
+
+
+# --------------------------------------------------------------------------- Karpenter
+
+
+def test_karpenter_fits_after_scale_up_on_the_largest_type_and_never_past_it(write):
+    # g5.12xlarge has 4 GPUs: 4 fits after a scale-up (no finding), 5 never fits
+    assert findings(write, gpu_job(4, spec=TOLERATE_GPU), KARPENTER) == []
+    never = only(findings(write, gpu_job(5, spec=TOLERATE_GPU), KARPENTER), "gpu-unschedulable")
+    assert never["severity"] == "error"
+    assert (never["line"], never["column"]) == (13, 36)
+    assert (
+        "Karpenter NodePool gpu: every instance type it allows has at most 4 nvidia.com/gpu (g5.12xlarge); "
+        "the pod asks for 5" in never["message"]
+    )
+    assert "Karpenter NodePool default: none of the instance types it allows offers nvidia.com/gpu" in never["message"]
+
+
+def test_karpenter_pool_limits_count_replicas(write):
+    # limits nvidia.com/gpu: 4 -> 4 one-GPU replicas fit, the 5th stays Pending
+    assert findings(write, gpu_deployment(4, spec=TOLERATE_GPU), KARPENTER) == []
+    warning = only(findings(write, gpu_deployment(5, spec=TOLERATE_GPU), KARPENTER), "gpu-unschedulable")
+    assert warning["severity"] == "warning"
+    assert "its node pools may add room for 4 more" in warning["message"]
+    assert "limit nvidia.com/gpu 4, 0 in use" in warning["message"]
+    assert "the other 1 would stay Pending" in warning["message"]
+
+
+def test_karpenter_limits_count_what_already_runs(write, tmp_path):
+    running = write(
+        "inv/gpu-node.yaml",
+        """
+        apiVersion: v1
+        kind: Node
+        metadata:
+          name: ip-192-168-77-1.us-west-2.compute.internal
+          labels: {karpenter.sh/nodepool: gpu, node.kubernetes.io/instance-type: g5.12xlarge}
+          # the GPU node is still starting: its device plugin has not published the GPUs yet
+        spec:
+          taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]
+        status:
+          capacity: {cpu: "48", memory: 196608Mi, pods: "234", nvidia.com/gpu: "4"}
+          allocatable: {cpu: 47810m, memory: 180000Mi, pods: "234", nvidia.com/gpu: "4"}
+        """,
+    )
+    small = TOLERATE_GPU + "      nodeSelector: {node.kubernetes.io/instance-type: g5.xlarge}\n"
+    # without the running node the pool adds a g5.xlarge: no finding
+    assert findings(write, gpu_job(1, spec=small), KARPENTER) == []
+    # with it, 4 of the 4 GPUs the limit allows are in use: no type fits under the limit
+    limited = only(findings(write, gpu_job(1, spec=small), KARPENTER, str(running)), "gpu-unschedulable")
+    assert limited["severity"] == "warning"
+    assert (
+        "Karpenter NodePool gpu: all available instance types exceed limits for nodepool "
+        "(limits: nvidia.com/gpu 4 (4 in use))" in limited["message"]
+    )
+
+
+def test_karpenter_limit_exhausted_is_a_warning_naming_the_limit(write):
+    busy = write(
+        "inv/busy.yaml",
+        """
+        apiVersion: v1
+        kind: Node
+        metadata:
+          name: ip-192-168-77-2.us-west-2.compute.internal
+          labels: {karpenter.sh/nodepool: gpu, node.kubernetes.io/instance-type: g5.12xlarge, workload-type: gpu}
+        spec:
+          taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]
+        status:
+          capacity: {cpu: "48", memory: 196608Mi, pods: "234", nvidia.com/gpu: "4"}
+          allocatable: {cpu: 47810m, memory: 180000Mi, pods: "234", nvidia.com/gpu: "4"}
+        ---
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: holder, namespace: ml}
+        spec:
+          nodeName: ip-192-168-77-2.us-west-2.compute.internal
+          containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 4}}}]
+        status: {phase: Running}
+        """,
+    )
+    spec = TOLERATE_GPU + "      nodeSelector: {workload-type: gpu}\n"
+    warning = only(findings(write, gpu_job(1, spec=spec), KARPENTER, str(busy)), "gpu-unschedulable")
+    assert warning["severity"] == "warning"
+    assert "fits on the empty cluster" in warning["message"]
+
+
+def test_karpenter_taints_must_be_tolerated_but_startup_taints_need_not(write):
+    # the gpu pool's startupTaint (gpu-driver-not-ready) is not tolerated, and need not be
+    assert findings(write, gpu_job(1, spec=TOLERATE_GPU), KARPENTER) == []
+    untolerated = only(findings(write, gpu_job(1), KARPENTER), "gpu-unschedulable")
+    assert (
+        "Karpenter NodePool gpu: did not tolerate taint (taint=nvidia.com/gpu=true:NoSchedule)"
+        in (untolerated["message"])
+    )
+
+
+def test_karpenter_label_the_pool_does_not_define(write):
+    good = TOLERATE_GPU + "      nodeSelector: {workload-type: gpu}\n"
+    assert findings(write, gpu_job(1, spec=good), KARPENTER) == []
+    bad = TOLERATE_GPU + "      nodeSelector: {NodeGroupType: gpu-node-pool}\n"
+    error = only(findings(write, gpu_job(1, spec=bad), KARPENTER), "over-tight-affinity")
+    assert error["severity"] == "error"
+    assert (
+        'Karpenter NodePool gpu: incompatible requirements, label "NodeGroupType" does not have known values'
+        in (error["message"])
+    )
+
+
+def test_karpenter_well_known_and_instance_type_labels(write):
+    # the pool allows g5 xlarge..12xlarge: a10g GPUs; asking for another GPU name rules every type out
+    a10g = (
+        TOLERATE_GPU
+        + "      nodeSelector: {karpenter.k8s.aws/instance-gpu-name: a10g, topology.kubernetes.io/zone: us-west-2a}\n"
+    )
+    assert findings(write, gpu_job(1, spec=a10g), KARPENTER) == []
+    h100 = TOLERATE_GPU + "      nodeSelector: {karpenter.k8s.aws/instance-gpu-name: h100}\n"
+    error = only(findings(write, gpu_job(1, spec=h100), KARPENTER), "gpu-unschedulable")
+    assert "no instance type it allows matches the pod's node requirements" in error["message"]
+
+
+def test_resource_names_are_proven_by_karpenter_pools(write):
+    typo = gpu_job(1, spec=TOLERATE_GPU).replace("nvidia.com/gpu: 1", "nvidia.com/gpus: 1")
+    error = only(findings(write, typo, KARPENTER), "gpu-resource-unknown")
+    assert error["severity"] == "error"
+    assert "no node pool's instance types offer (2 pools)" in error["message"]
+    assert "Did you mean nvidia.com/gpu?" in error["message"]
+
+
+def test_a_pool_without_named_types_is_unknown_not_never(write):
+    open_pool = write(
+        "open/nodepool.yaml",
+        """
+        apiVersion: karpenter.sh/v1
+        kind: NodePool
+        metadata: {name: gpu-any}
+        spec:
+          template:
+            spec:
+              nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+              requirements:
+              - {key: karpenter.k8s.aws/instance-gpu-count, operator: Gt, values: ["0"]}
+        """,
+    )
+    # 16 GPUs: no catalogued AWS type has them, but the pool names no type or family: unknown
+    info = only(findings(write, gpu_job(16), str(open_pool)), "gpu-unschedulable")
+    assert info["severity"] == "info"
+    assert "at most 8 nvidia.com/gpu" in info["message"]
+    assert "may launch instance types the node catalog does not describe" in info["message"]
+
+
+def test_a_linted_nodepool_counts_like_an_inventory_one(write, tmp_path):
+    pools = (ELASTIC / "karpenter" / "nodepools.yaml").read_text()
+    manifest = pools + "---\n" + gpu_job(5, spec=TOLERATE_GPU)
+    found = findings(write, manifest, str(ELASTIC / "system-nodes.yaml"))
+    assert "at most 4 nvidia.com/gpu" in only(found, "gpu-unschedulable")["message"]
+
+
+# --------------------------------------------------------------------------- cluster-api + Cluster Autoscaler
+
+
+CAPI_TOLERATION = "      tolerations: [{key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}]\n"
+
+
+def test_capi_scale_from_zero_annotations(write):
+    assert findings(write, gpu_job(2, spec=CAPI_TOLERATION), CAPI) == []
+    never = only(findings(write, gpu_job(3, spec=CAPI_TOLERATION), CAPI), "gpu-unschedulable")
+    assert "MachineDeployment gpu-md-0: its nodes have 2 nvidia.com/gpu; the pod asks for 3" in never["message"]
+
+
+def test_capi_max_size_bounds_the_replicas(write):
+    # max-size 5 nodes x 2 GPUs: 10 one-GPU replicas fit, 11 do not
+    assert findings(write, gpu_deployment(10, spec=CAPI_TOLERATION), CAPI) == []
+    warning = only(findings(write, gpu_deployment(11, spec=CAPI_TOLERATION), CAPI), "gpu-unschedulable")
+    assert warning["severity"] == "warning"
+    assert "MachineDeployment gpu-md-0: 10 pods (max 5 nodes, 0 now)" in warning["message"]
+
+
+def test_capi_template_labels_from_the_annotation(write):
+    selector = CAPI_TOLERATION + "      nodeSelector: {cluster-api/accelerator: a100}\n"
+    assert findings(write, gpu_job(1, spec=selector), CAPI) == []
+    wrong = CAPI_TOLERATION + "      nodeSelector: {cluster-api/accelerator: h100}\n"
+    error = only(findings(write, gpu_job(1, spec=wrong), CAPI), "over-tight-affinity")
+    assert "its nodes carry cluster-api/accelerator In [a100]" in error["message"]
+
+
+def test_capi_memory_from_the_annotation(write):
+    fits = gpu_job(1, spec=CAPI_TOLERATION).replace("limits:", "requests: {memory: 128G}\n          limits:")
+    assert findings(write, fits, CAPI) == []
+    too_much = fits.replace("memory: 128G", "memory: 129G")
+    never = only(findings(write, too_much, CAPI), "gpu-unschedulable")
+    assert "MachineDeployment gpu-md-0: its nodes have 128G memory; the pod asks for 129G" in never["message"]
+
+
+# --------------------------------------------------------------------------- managed node pools (the clouds' JSON)
+
+
+L4 = "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+
+
+def test_gke_node_pool_json_with_extended_resource_toleration(write):
+    # GKE taints GPU pools nvidia.com/gpu=present:NoSchedule and its ExtendedResourceToleration admission
+    # plugin adds the toleration: a pod without one is fine (the plugin is detected from the GKE pools)
+    assert findings(write, gpu_job(2, spec=L4), GKE) == []
+    never = only(findings(write, gpu_job(3, spec=L4), GKE), "gpu-unschedulable")
+    assert (
+        "GKE node pool l4-pool: its instance type g2-standard-24 has 2 nvidia.com/gpu; the pod asks for 3"
+        in (never["message"])
+    )
+
+
+def test_extended_resource_toleration_can_be_switched_off(write):
+    config = write(".gpulint.yaml", "extended-resource-toleration: false\n")
+    found = findings(write, gpu_job(1, spec=L4), GKE, extra=("--config", str(config)))
+    assert (
+        "GKE node pool l4-pool: node(s) had untolerated taint {nvidia.com/gpu: present}"
+        in (only(found, "gpu-unschedulable")["message"])
+    )
+
+
+def test_gke_spot_and_nodepool_labels(write):
+    spot = '      nodeSelector: {cloud.google.com/gke-spot: "true", cloud.google.com/gke-nodepool: l4-pool}\n'
+    assert findings(write, gpu_job(1, spec=spot), GKE) == []
+    other = "      nodeSelector: {cloud.google.com/gke-nodepool: a100-pool}\n"
+    assert only(findings(write, gpu_job(1, spec=other), GKE), "over-tight-affinity")["severity"] == "error"
+
+
+def test_eks_nodegroup_json(write):
+    # g5.12xlarge: 4 GPUs; max size 2 -> 8 one-GPU pods
+    assert findings(write, gpu_job(4, spec=TOLERATE_GPU), EKS, str(ELASTIC / "system-nodes.yaml")) == []
+    never = only(findings(write, gpu_job(5, spec=TOLERATE_GPU), EKS), "gpu-unschedulable")
+    assert (
+        "EKS node group gpu-a10g: its instance type g5.12xlarge has 4 nvidia.com/gpu; the pod asks for 5"
+        in (never["message"])
+    )
+    assert findings(write, gpu_deployment(8, spec=TOLERATE_GPU), EKS) == []
+    warning = only(findings(write, gpu_deployment(9, spec=TOLERATE_GPU), EKS), "gpu-unschedulable")
+    assert "EKS node group gpu-a10g: 8 pods (max 2 nodes, 0 now)" in warning["message"]
+
+
+def test_eks_nodegroup_with_an_instance_type_the_catalog_lacks_is_unknown(write, tmp_path):
+    data = json.loads((ELASTIC / "eks" / "nodegroup-gpu.json").read_text())
+    data["nodegroup"]["instanceTypes"] = ["p7.48xlarge"]
+    group = write("eks2/nodegroup.json", json.dumps(data))
+    found = findings(write, gpu_job(8, spec=TOLERATE_GPU), str(group))
+    assert [f["severity"] for f in found] == ["warning"]
+    assert (
+        "EKS node group gpu-a10g may add nodes whose instance types the node catalog does not describe"
+        in (only(found, "gpu-resource-unknown")["message"])
+    )
+
+
+def test_aks_nodepool_json(write):
+    sku = "      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n"
+    assert findings(write, gpu_job(1, spec=sku), AKS) == []
+    never = only(findings(write, gpu_job(2, spec=sku), AKS), "gpu-unschedulable")
+    assert "AKS node pool gpunp: its instance type Standard_NC24ads_A100_v4 has 1 nvidia.com/gpu" in never["message"]
+
+
+# --------------------------------------------------------------------------- the user's catalog
+
+
+def test_node_catalog_extends_and_overrides(write):
+    catalog = write(
+        "catalog.yaml",
+        """
+        provider: aws
+        source: https://example.com/our-instance-types
+        instance-types:
+        - name: p7.48xlarge
+          gpu: {model: NVIDIA B300, memory: 288Gi}
+          capacity: {cpu: "192", memory: 2Ti, nvidia.com/gpu: "8"}
+        """,
+    )
+    data = json.loads((ELASTIC / "eks" / "nodegroup-gpu.json").read_text())
+    data["nodegroup"]["instanceTypes"] = ["p7.48xlarge"]
+    group = write("eks2/nodegroup.json", json.dumps(data))
+    extra = ("--node-catalog", str(catalog))
+    assert findings(write, gpu_job(8, spec=TOLERATE_GPU), str(group), extra=extra) == []
+    never = only(findings(write, gpu_job(9, spec=TOLERATE_GPU), str(group), extra=extra), "gpu-unschedulable")
+    assert never["severity"] == "error"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("instance-types: 3\n", "'instance-types' must be a list"),
+        ("instance-types:\n- name: x1\n  capacity: {cpu: lots}\n", "capacity[cpu]"),
+        ("instance-types:\n- {capacity: {cpu: 1}}\n", "needs a name"),
+    ],
+)
+def test_a_bad_node_catalog_is_a_usage_error_with_its_position(write, text, message):
+    catalog = write("bad-catalog.yaml", text)
+    path = write("workload.yaml", gpu_job(1))
+    run = run_cli("check", str(path), "--inventory", EKS, "--node-catalog", str(catalog))
+    assert run.exit_code == 2
+    assert f"{catalog}:" in run.stderr and message in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+# --------------------------------------------------------------------------- gangs
+
+
+def volcano_job(workers: int) -> str:
+    return f"""\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {{name: mpi-train, namespace: ml}}
+spec:
+  minAvailable: {workers}
+  schedulerName: volcano
+  tasks:
+  - name: worker
+    replicas: {workers}
+    template:
+      spec:
+        restartPolicy: OnFailure
+        tolerations: [{{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}]
+        containers:
+        - name: worker
+          image: registry.example.com/mpi:1.0
+          resources:
+            limits: {{nvidia.com/gpu: 1}}
+"""
+
+
+def test_a_gang_must_fit_within_the_pools_maximum(write):
+    # the gpu NodePool's limit of 4 GPUs: a gang of 4 one-GPU workers fits, 5 can never be placed at once
+    assert [f for f in findings(write, volcano_job(4), KARPENTER) if f["severity"] == "error"] == []
+    error = only(findings(write, volcano_job(5), KARPENTER), "gang-unsatisfiable")
+    assert error["severity"] == "error"
+    assert "needs 5 pods placed at once" in error["message"]
+    assert "hold at most 4" in error["message"]
+
+
+def test_a_scale_from_zero_cluster_lints_its_gpu_workloads_with_no_false_finding():
+    run = run_cli("check", str(ELASTIC / "scale-from-zero"), "--inventory", KARPENTER, "--format", "json")
+    assert run.exit_code == 0, run.stdout
+    assert run.json()["findings"] == []
+
+
+def test_memory_is_judged_against_karpenter_allocatable(write):
+    # g5.12xlarge: 196608 MiB of memory, 173400Mi allocatable once Karpenter's overhead is subtracted
+    fits = gpu_job(4, spec=TOLERATE_GPU).replace("limits:", "requests: {memory: 173400Mi}\n          limits:")
+    assert findings(write, fits, KARPENTER) == []
+    too_much = fits.replace("173400Mi", "173401Mi")
+    never = only(findings(write, too_much, KARPENTER), "gpu-unschedulable")
+    assert "memory" in never["message"] and never["severity"] == "error"
