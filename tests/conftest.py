@@ -74,3 +74,9 @@ def helm() -> Path:
 def kubectl() -> Path:
     """The real kubectl binary, kustomize built in (tests/k8s_binaries.py)."""
     return _k8s_binary("kubectl")
+
+
+@pytest.fixture(scope="session")
+def render_tools(helm: Path, kubectl: Path) -> dict[str, str]:
+    """Both renderers, as the rendering tests pass them (--helm, --kubectl)."""
+    return {"helm": str(helm), "kubectl": str(kubectl)}

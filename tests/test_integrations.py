@@ -20,4 +20,4 @@ def test_action_runs_gpulint_with_real_formats_and_uploads_sarif():
 def test_pre_commit_hook_definition():
     (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "gpulint" and hook["language"] == "python"
-    assert hook["entry"] == "gpulint check" and set(hook["types_or"]) == {"yaml", "json"}
+    assert hook["entry"] == "gpulint check --force-exclude" and set(hook["types_or"]) == {"yaml", "json"}

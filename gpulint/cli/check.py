@@ -8,12 +8,22 @@ from dataclasses import dataclass, field
 from gpulint.cli.live import LiveCluster, read_live
 from gpulint.lint.config import Config
 from gpulint.lint.engine import enabled_rules
-from gpulint.lint.findings import Report
+from gpulint.lint.findings import Fix, Report
 from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
 from gpulint.lint.policies import PolicyError
+from gpulint.lint.render.tools import ToolError
 from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source, SourceError, collect_all
+from gpulint.lint.sources import CollectOptions, Source, SourceError, collect_all
 from gpulint.report import FormatOptions, get_formatter
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """How `check` reads its inputs (the command line's --force-exclude, --stdin-filename, --verbose)."""
+
+    force_exclude: bool = False
+    stdin_filename: str = ""
+    verbose: bool = False  # also show what was skipped as no manifest
 
 
 @dataclass
@@ -24,26 +34,59 @@ class CheckResult:
     usage_error: bool = False
 
 
-def _apply_fixes(
-    report: Report, sources: list[Source], show_diff: bool, messages: list[str]
-) -> tuple[list[Source], str]:
-    """Fix files in place (or collect their diff); returns the sources that changed and the diff text."""
-    from gpulint.lint.fix import FixRefused, prepare_fix, write_fix
+@dataclass
+class _FixJob:
+    display: str
+    fs_path: str | None
+    fixes: list[Fix]
+    linted: bytes | None  # the bytes the findings came from (None: a file a render read)
+    source: Source | None  # the linted source it is (None: a template, base or patch of a render)
 
+
+def _fix_jobs(report: Report, sources: list[Source], messages: list[str]) -> list[_FixJob]:
+    """Fixes by the file they edit: a plain file its own; a rendered object's go to the base or patch
+    that holds the field, and those that would edit template logic are refused with a message."""
     by_display = {source.display: source for source in sources}
-    changed: list[Source] = []
-    diffs: list[str] = []
+    jobs: list[_FixJob] = []
+    rendered: dict[tuple[str, str], _FixJob] = {}
     for file in report.files:
-        fixes = [finding.fix for finding in file.findings if finding.fix is not None]
         source = by_display.get(file.path)
+        fixes = [finding.fix for finding in file.findings if finding.fix is not None]
         if not fixes or source is None:
             continue
-        if source.fs_path is None:
-            messages.append(f"gpulint: {file.path}: fixes are not applied to standard input or a pipe")
+        if source.rendered is None:
+            jobs.append(_FixJob(file.path, source.fs_path, fixes, None, source))
+            continue
+        refused = sorted(
+            {(finding.file, finding.fix.refused) for finding in file.findings if finding.fix and finding.fix.refused}
+        )
+        messages.extend(f"gpulint: {shown}: not fixed: {reason}" for shown, reason in refused)
+        for fix in fixes:
+            if fix.applicable and fix.fs_path:
+                job = rendered.setdefault((fix.file, fix.fs_path), _FixJob(fix.file, fix.fs_path, [], None, None))
+                if all((f.document, f.path) != (fix.document, fix.path) for f in job.fixes):  # two overlays, one base
+                    job.fixes.append(fix)
+    return jobs + list(rendered.values())
+
+
+def _apply_fixes(
+    report: Report, sources: list[Source], show_diff: bool, messages: list[str]
+) -> tuple[list[Source], str, bool]:
+    """Fix files in place (or collect their diff); returns the sources that changed, the diff text, and
+    whether a file a render read changed (then everything is rendered again)."""
+    from gpulint.lint.fix import FixRefused, prepare_fix, write_fix
+
+    changed: list[Source] = []
+    diffs: list[str] = []
+    rerender = False
+    for job in _fix_jobs(report, sources, messages):
+        if job.fs_path is None:
+            messages.append(f"gpulint: {job.display}: fixes are not applied to standard input or a pipe")
             continue
         try:
-            linted = source.read()  # the bytes the findings came from: the file must still hold them
-            prepared = prepare_fix(file.path, source.fs_path, fixes, linted)
+            # a linted file must still hold the bytes the findings came from
+            linted = job.source.read() if job.source is not None else None
+            prepared = prepare_fix(job.display, job.fs_path, job.fixes, linted)
             if prepared is None:
                 continue
             if show_diff:
@@ -51,14 +94,19 @@ def _apply_fixes(
                 continue
             write_fix(prepared)
         except FixRefused as exc:
-            messages.append(f"gpulint: {file.path}: not fixed: {exc}")
+            messages.append(f"gpulint: {job.display}: not fixed: {exc}")
             continue
         except OSError as exc:  # a full disk, a read-only file: the file is as it was
-            messages.append(f"gpulint: {file.path}: not fixed: cannot write it ({exc.strerror or exc}); left unchanged")
+            messages.append(
+                f"gpulint: {job.display}: not fixed: cannot write it ({exc.strerror or exc}); left unchanged"
+            )
             continue
-        messages.append(f"gpulint: {file.path}: applied {prepared.applied} fix{'es' if prepared.applied > 1 else ''}")
-        changed.append(source)
-    return changed, "".join(diffs)
+        messages.append(f"gpulint: {job.display}: applied {prepared.applied} fix{'es' if prepared.applied > 1 else ''}")
+        if job.source is not None:
+            changed.append(job.source)
+        else:
+            rerender = True
+    return changed, "".join(diffs), rerender
 
 
 def load_cluster(config: Config, live: LiveCluster | None = None) -> ClusterInventory | None:
@@ -79,12 +127,21 @@ def run_check(
     jobs: int = 0,
     color: bool = False,
     live: LiveCluster | None = None,
+    sources: SourceOptions | None = None,
 ) -> CheckResult:
+    sources = sources or SourceOptions()
     try:
         rules = enabled_rules(config)  # loads the policies: a policy that clashes with a built-in rule is a usage error
-        collected = collect_all(paths, config.exclude)
+        render = config.render.with_overrides(kubernetes_version=config.kubernetes_version)
+        collect_options = CollectOptions(
+            config.exclude,
+            force_exclude=sources.force_exclude,
+            stdin_filename=sources.stdin_filename,
+            render=render,
+        )
+        collected = collect_all(paths, options=collect_options)
         cluster = load_cluster(config, live)
-    except (SourceError, InventoryError, PolicyError) as exc:
+    except (SourceError, InventoryError, PolicyError, ToolError) as exc:
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
     if cluster is not None:
         gc.freeze()  # the inventory lives for the whole run: keep the collector from rescanning it
@@ -93,12 +150,19 @@ def run_check(
     report = run.report(1 if fixing else jobs)  # fixing reuses the parsed files: one process holds them
     messages: list[str] = []
     if fixing:
-        changed, diff = _apply_fixes(report, collected.sources, show_diff, messages)
+        changed, diff, rerender = _apply_fixes(report, collected.sources, show_diff, messages)
         if show_diff:
             return CheckResult(diff, bool(diff), messages)
-        if changed:  # report what is left after the fixes
+        if rerender:  # a base or patch changed: render the overlays again, then report what is left
+            try:
+                collected = collect_all(paths, options=collect_options)
+            except (SourceError, ToolError) as exc:
+                return CheckResult("", True, [*messages, f"gpulint: error: {exc}"], usage_error=True)
+            run = LintRun(config, collected.sources, cluster, rules=rules)
+            report = run.report(1)
+        elif changed:  # report what is left after the fixes
             report = run.relinted(changed).report(1)
-    notes = (*collected.notes, *run.notes())
+    notes = (*collected.notes, *run.notes(), *(collected.debug_notes if sources.verbose else ()))
     rendered = get_formatter(output_format)(report, rules, FormatOptions(color=color, notes=notes))
     worst = report.worst()
     return CheckResult(rendered, worst is not None and worst >= config.fail_on, messages)

@@ -10,11 +10,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from gpulint import __version__
 from gpulint.cli.live import LiveCluster, live_cluster, live_options, read_live
+from gpulint.cli.render_options import apply as apply_render_options
+from gpulint.cli.render_options import render_options
 from gpulint.lint.config import (
     Config,
     ConfigError,
@@ -136,6 +139,7 @@ def cli() -> None:
 )
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @live_options
+@render_options
 def check(
     paths: tuple[str, ...],
     output_format: str,
@@ -158,6 +162,7 @@ def check(
     kubeconfig: str | None,
     kube_context: str | None,
     live_pods: bool,
+    **reading: Any,
 ) -> None:
     """Lint manifests in PATHS (files, directories, or - for stdin; default: the current directory)."""
     try:
@@ -178,6 +183,7 @@ def check(
             feature_gates=parse_feature_gates(feature_gates) if feature_gates is not None else None,
             policies=tuple(policy_paths) if policy_paths else None,
         )
+        config, sources = apply_render_options(config, reading)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     live = _live(live_inventory, kubeconfig, kube_context, live_pods, config)
@@ -196,6 +202,7 @@ def check(
         jobs=jobs,
         color=use_color,
         live=live,
+        sources=sources,
     )
     for message in result.messages:
         click.echo(message, err=True)

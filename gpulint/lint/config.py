@@ -14,6 +14,8 @@ from typing import Any
 
 from gpulint.kube.fields import type_name
 from gpulint.lint.findings import Severity
+from gpulint.lint.render.options import RenderConfigError, RenderOptions
+from gpulint.lint.render.options import from_mapping as render_from_mapping
 
 CONFIG_FILE = ".gpulint.yaml"
 SUPPORTED_KUBERNETES_VERSIONS = ("1.35", "1.36", "1.37")
@@ -40,6 +42,7 @@ class Config:
     policies: tuple[str, ...] = ()  # policy files/directories, or gpulint:NAME from the shipped library
     node_catalog: tuple[str, ...] = ()  # instance-type catalog files that extend or override the shipped one
     extended_resource_toleration: bool | None = None  # the admission plugin; None: detected (GKE)
+    render: RenderOptions = field(default_factory=RenderOptions)  # how charts and overlays are rendered
     source: str = ""  # the file it came from, for messages
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
 
@@ -152,6 +155,7 @@ def from_mapping(
         "policies",
         "node-catalog",
         "extended-resource-toleration",
+        "render",
     }
     for key in raw:
         if key not in handlers:
@@ -216,6 +220,11 @@ def from_mapping(
         changes["feature_gates"] = parse_feature_gates(
             raw["feature-gates"], f"{at(('feature-gates',))}: 'feature-gates'"
         )
+    if "render" in raw:
+        try:
+            changes["render"] = render_from_mapping(raw["render"], root, at(("render",)))
+        except RenderConfigError as exc:
+            raise ConfigError(str(exc)) from None
     if "inventory" in raw:
         changes["inventory"] = tuple(
             str(Path(root) / p) for p in _string_list(raw["inventory"], "inventory", at(("inventory",)))

@@ -11,6 +11,7 @@ from functools import cache
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Diagnostic, FileReport, Finding, Fix, ObjectRef, Severity
+from gpulint.lint.loader import LoadedFile
 from gpulint.lint.objects import KubeObject, ParsedFile
 from gpulint.lint.registry import Rule, all_rules, policy_rules
 from gpulint.lint.resolver import Resolver
@@ -113,21 +114,33 @@ class Engine:
         findings: list[Finding] = []
         if parsed.read_error is not None:
             findings.append(self._file_finding(loaded.path, f"cannot read file: {parsed.read_error}", 1, 1))
-        if YAML_INVALID in self.rules:
-            findings.extend(
-                self._file_finding(loaded.path, p.message, p.line, p.column, p.document or 0) for p in loaded.problems
-            )
+        findings.extend(
+            self._file_finding(p.file or loaded.path, p.message, p.line, p.column, p.document or 0, p.rule, p.severity)
+            for p in loaded.problems
+            if p.rule in self.rules
+        )
         report.documents = len(loaded.documents)
         report.not_objects = parsed.not_objects
         for obj in parsed.objects:
             report.objects += 1
             findings.extend(self._check_object(obj, deadline))
-        report.findings, report.suppressed = self._suppress(loaded.path, loaded.text, findings, path_ignores_apply)
+        report.findings, report.suppressed = self._suppress(loaded, findings, path_ignores_apply)
         report.findings.sort(key=Finding.sort_key)
         return report
 
-    def _file_finding(self, path: str, message: str, line: int, column: int, document: int = 0) -> Finding:
-        return Finding(YAML_INVALID, self._severity(YAML_INVALID, None), message, path, line, column, document=document)
+    def _file_finding(
+        self,
+        path: str,
+        message: str,
+        line: int,
+        column: int,
+        document: int = 0,
+        rule: str = YAML_INVALID,
+        severity: Severity | None = None,
+    ) -> Finding:
+        # a problem's own severity stands (a render the environment prevented is a warning, whatever the rule's)
+        chosen = severity if severity is not None else self._severity(rule, None)
+        return Finding(rule, chosen, message, path, line, column, document=document)
 
     def _severity(self, rule_id: str, requested: Severity | None) -> Severity:
         configured = self.config.severity.get(rule_id)
@@ -166,7 +179,10 @@ class Engine:
                     )
                 )
                 continue
+            placeholders = obj.document.placeholders
             for diagnostic in diagnostics:
+                if placeholders and _under_placeholder((*obj.prefix, *diagnostic.path), placeholders):
+                    continue  # ${GPUS} is not a value yet: the file's one not-rendered finding says so
                 finding = self._finding(obj, diagnostic)
                 scoped = [rules for prefix, rules in template_ignores if diagnostic.path[: len(prefix)] == prefix]
                 if any(rule_id in rules or "all" in rules for rules in (ignored, *scoped)):
@@ -191,15 +207,18 @@ class Engine:
             line, column = obj.locate_in_string(diagnostic.path, diagnostic.offset)
         else:
             line, column = obj.locate(diagnostic.path, diagnostic.on_key)
+        file = obj.document.file_of((*obj.prefix, *diagnostic.path), diagnostic.on_key)
         fix = None
         if diagnostic.fix_path is not None:
             source = None if diagnostic.fix_source is None else (*obj.prefix, *diagnostic.fix_source)
-            fix = Fix(
-                obj.document.index,
-                (*obj.prefix, *diagnostic.fix_path),
-                diagnostic.fix_value,
-                diagnostic.fix_description,
-                source,
+            fix = obj.document.retarget(
+                Fix(
+                    obj.document.index,
+                    (*obj.prefix, *diagnostic.fix_path),
+                    diagnostic.fix_value,
+                    diagnostic.fix_description,
+                    source,
+                )
             )
         return Finding(
             diagnostic.rule,
@@ -207,7 +226,7 @@ class Engine:
             if diagnostic.pinned and diagnostic.severity
             else self._severity(diagnostic.rule, diagnostic.severity),
             diagnostic.message,
-            obj.document.path,
+            file,
             line,
             column,
             obj.ref,
@@ -216,18 +235,32 @@ class Engine:
         )
 
     def _suppress(
-        self, path: str, text: str, findings: list[Finding], path_ignores_apply: bool
+        self, loaded: LoadedFile, findings: list[Finding], path_ignores_apply: bool
     ) -> tuple[list[Finding], int]:
-        comments = FileSuppressions.scan(text)
-        by_path = (
-            path_ignores(path, self.config.per_path_ignores, self.config.root) if path_ignores_apply else frozenset()
-        )
-        kept = [
-            f
-            for f in findings
-            if f is not _SUPPRESSED and f.rule not in by_path and "all" not in by_path and not comments.suppresses(f)
-        ]
+        """Comments and per-path-ignores of the file each finding is in: a rendered chart's findings
+        are in its templates, whose comments (and paths) are the ones that count."""
+        comments: dict[str, FileSuppressions] = {}
+        by_path: dict[str, frozenset[str]] = {}
+
+        def suppressed(finding: Finding) -> bool:
+            file = finding.file
+            if file not in comments:
+                text = loaded.text if file == loaded.path else loaded.texts.get(file, "")
+                comments[file] = FileSuppressions.scan(text)
+                by_path[file] = (
+                    path_ignores(file, self.config.per_path_ignores, self.config.root)
+                    if path_ignores_apply
+                    else frozenset()
+                )
+            ignored = by_path[file]
+            return finding.rule in ignored or "all" in ignored or comments[file].suppresses(finding)
+
+        kept = [f for f in findings if f is not _SUPPRESSED and not suppressed(f)]
         return kept, len(findings) - len(kept)
+
+
+def _under_placeholder(path: tuple[object, ...], placeholders: tuple[tuple[object, ...], ...]) -> bool:
+    return any(path[: len(p)] == p for p in placeholders)
 
 
 # A placeholder for a finding suppressed by its object's annotation (counted, not reported).

@@ -40,6 +40,15 @@ class Fix:
     value: Any
     description: str
     source_path: Path | None = None  # copy the scalar found here (keeps its quoting) instead of ``value``
+    # A rendered object's fix goes to the file that holds the field (a base, a patch): ``file`` as shown
+    # and ``fs_path`` on disk ("" for the finding's own file); ``refused`` says why it cannot be applied.
+    file: str = ""
+    fs_path: str = ""
+    refused: str = ""
+
+    @property
+    def applicable(self) -> bool:
+        return not self.refused
 
 
 @dataclass(frozen=True)
@@ -89,7 +98,7 @@ class Finding:
             "line": self.line,
             "column": self.column,
             "object": self.obj.as_json(),
-            "fixable": self.fix is not None,
+            "fixable": self.fix is not None and self.fix.applicable,
         }
 
 
@@ -128,5 +137,5 @@ class Report:
             "warnings": self.count(Severity.WARNING),
             "infos": self.count(Severity.INFO),
             "suppressed": sum(r.suppressed for r in self.files),
-            "fixable": sum(1 for f in self.findings if f.fix is not None),
+            "fixable": sum(1 for f in self.findings if f.fix is not None and f.fix.applicable),
         }

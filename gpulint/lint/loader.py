@@ -24,7 +24,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from gpulint.lint.findings import Path
+from gpulint.lint.findings import Fix, Path, Severity
 
 try:  # libyaml is present in every PyYAML wheel; the pure-Python loader is ~15x slower
     from yaml import CSafeLoader as _Loader
@@ -39,9 +39,18 @@ MAX_EXPANDED_NODES = 200_000
 MAX_EXPANSION_RATIO = 10
 
 _TEMPLATED_MESSAGE = (
-    "templated file: it contains Go/Helm template syntax ({{ ... }}) and is not plain YAML; "
-    "lint the rendered output instead: helm template RELEASE CHART | gpulint check -"
+    "templated file: it contains Go/Helm template syntax ({{ ... }}) and is not plain YAML, so it was not "
+    "checked; lint its chart's directory (gpulint renders it with helm) or the rendered output: "
+    "helm template RELEASE CHART | gpulint check -"
 )
+NOT_RENDERED = "not-rendered"
+# envsubst / Flux post-build substitution (${VAR}, ${VAR:-default}) and kustomize vars ($(VAR)).
+_SUBSTITUTION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}")
+_KUSTOMIZE_VAR = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
+# Where such text is data, not a placeholder: Kubernetes expands $(VAR) in command, args and env values
+# itself (pkg/kubelet/kuberuntime expansion), and ${VAR} there is shell; configuration data and
+# annotations hold any text.
+_FREE_TEXT_KEYS = frozenset({"command", "args", "data", "stringData", "binaryData", "script", "annotations"})
 _DOC_START = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
 
 _T = "tag:yaml.org,2002:"
@@ -64,6 +73,9 @@ class LoadProblem:
     line: int  # 1-based
     column: int  # 1-based
     document: int | None = None
+    rule: str = "yaml-invalid"  # a rendered chart or overlay reports its failures as render-failed
+    severity: Severity | None = None  # None: the rule's (configured) severity
+    file: str = ""  # the file it is in, when not the loaded one (a template a renderer names)
 
 
 @dataclass
@@ -74,6 +86,7 @@ class LocatedDocument:
     node: Node | None  # None when read without positions (JSON, the API server): located at 1:1
     line_offset: int = 0  # node marks count from the chunk that was parsed, not the file
     text: str = ""  # the text that was parsed (the file, or the chunk after a broken document)
+    placeholders: tuple[Path, ...] = ()  # fields holding ${VAR} placeholders: nothing is reported under them
 
     def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
         """1-based line and column of the node at ``path`` (or its deepest existing ancestor)."""
@@ -91,6 +104,14 @@ class LocatedDocument:
         target = key_node if ((on_key or not complete) and key_node is not None) else node
         mark = target.start_mark
         return mark.line + self.line_offset + 1, mark.column + 1
+
+    def file_of(self, path: Path, on_key: bool = False) -> str:
+        """The file a finding at ``path`` is reported in: this document's (a rendered one may say a patch's)."""
+        return self.path
+
+    def retarget(self, fix: Fix) -> Fix:
+        """The fix as it applies to the file that holds the field (this document's own, here)."""
+        return fix
 
     def locate_in_string(self, path: Path, offset: int) -> tuple[int, int]:
         """Line and column of character ``offset`` of the string at ``path``, in the file.
@@ -148,6 +169,7 @@ class LoadedFile:
     problems: list[LoadProblem] = field(default_factory=list)
     templated: bool = False
     encoding: Encoding | None = None  # how the bytes were decoded (None: given as text)
+    texts: dict[str, str] = field(default_factory=dict)  # rendered: the text of each file its findings are in
 
 
 def _child(node: Node, step: Any) -> tuple[Node | None, Node] | None:
@@ -440,13 +462,137 @@ def load_text(path: str, text: str) -> LoadedFile:
 def _load_text(path: str, text: str) -> LoadedFile:
     loaded = LoadedFile(path, text)
     _parse_stream(loaded, text, line_offset=0, first_index=0)
+    if loaded.problems and path.lower().endswith(".json"):
+        _retry_as_jsonc(loaded, text)
     if "{{" in text:
         template_line = _template_outside_strings(loaded, text)
         if template_line is not None:
             loaded.templated = True
-            loaded.problems = [LoadProblem(_TEMPLATED_MESSAGE, template_line, 1)]
+            loaded.problems = [
+                LoadProblem(_TEMPLATED_MESSAGE, template_line, 1, rule=NOT_RENDERED, severity=Severity.INFO)
+            ]
             loaded.documents = []
+            return loaded
+    if "${" in text or "$(" in text:
+        _find_placeholders(loaded)
     return loaded
+
+
+def _retry_as_jsonc(loaded: LoadedFile, text: str) -> None:
+    """JSON with comments (devcontainer.json, VS Code settings) is no broken manifest: read without its
+    comments it is a document like any other. kubectl refuses comments, so one in an object still is."""
+    cleaned = _strip_json_comments(text)
+    if cleaned == text:
+        return
+    retried = LoadedFile(loaded.path, text)
+    _parse_stream(retried, cleaned, line_offset=0, first_index=0)
+    if retried.problems:
+        return
+    objects = [
+        d for d in retried.documents if isinstance(d.data, dict) and ("kind" in d.data or "apiVersion" in d.data)
+    ]
+    if objects:  # a manifest with comments: kubectl refuses it, at the comment
+        first = next(i for i, (a, b) in enumerate(zip(text, cleaned)) if a != b)
+        line = text.count("\n", 0, first) + 1
+        column = first - (text.rfind("\n", 0, first) + 1) + 1
+        what = ("a comment", "'/' looking for beginning of object key string", "remove the comment or use YAML")
+        if text[first] == ",":
+            what = ("a trailing comma", "'}' looking for beginning of object key string", "remove the comma")
+        loaded.problems = [
+            LoadProblem(
+                f"{what[0]} in a JSON manifest: kubectl reads JSON strictly and refuses it "
+                f"(invalid character {what[1]}); {what[2]}",
+                line,
+                column,
+            )
+        ]
+        return
+    loaded.problems = []
+    loaded.documents = retried.documents
+
+
+_TRAILING_COMMA = re.compile(r"\s*(?://[^\n]*\s*|/\*.*?\*/\s*)*[}\]]", re.DOTALL)
+
+
+def _strip_json_comments(text: str) -> str:
+    """``//`` and ``/* */`` comments (outside strings) and trailing commas blanked, lines and columns kept."""
+    out = list(text)
+    i, n, in_string = 0, len(text), False
+    while i < n:
+        ch = text[i]
+        if in_string:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out[i:end] = ["\n" if c == "\n" else " " for c in text[i:end]]
+            i = end
+            continue
+        elif ch == ",":
+            if _TRAILING_COMMA.match(text, i + 1):
+                out[i] = " "
+        i += 1
+    return "".join(out)
+
+
+def _find_placeholders(loaded: LoadedFile) -> None:
+    """Fields of objects that hold a substitution placeholder: the file is a template (one info finding),
+    and no rule reports on those fields (``${GPUS}`` is no invalid quantity, it is not a value yet)."""
+    first: tuple[int, int, str, int] | None = None
+    for document in loaded.documents:
+        data = document.data
+        if document.node is None or not isinstance(data, dict) or not ("kind" in data or "apiVersion" in data):
+            continue
+        found: list[Path] = []
+        stack: list[tuple[Node, Path]] = [(document.node, ())]
+        while stack:
+            node, path = stack.pop()
+            if isinstance(node, MappingNode):
+                for key, value in node.value:
+                    if isinstance(key, ScalarNode) and key.tag != _MERGE:
+                        name = _key_text(key)
+                        if name not in _FREE_TEXT_KEYS and not (
+                            name == "value" and len(path) >= 2 and path[-2] == "env"
+                        ):
+                            stack.append((value, (*path, name)))
+            elif isinstance(node, SequenceNode):
+                stack.extend((item, (*path, index)) for index, item in enumerate(node.value))
+            elif isinstance(node, ScalarNode) and node.style not in ("|", ">"):
+                value = node.value
+                match = _SUBSTITUTION.search(value) or _KUSTOMIZE_VAR.fullmatch(value)
+                if match:
+                    found.append(path)
+                    mark = node.start_mark
+                    place = (mark.line + document.line_offset + 1, mark.column + 1, match.group(0), document.index)
+                    if first is None or place[:2] < first[:2]:
+                        first = place
+        document.placeholders = tuple(found)
+    if first is not None:
+        line, column, placeholder, index = first
+        loaded.problems.append(
+            LoadProblem(
+                f"template: {placeholder} is a placeholder (envsubst, Flux substitution or kustomize vars), so "
+                "the fields holding placeholders were not checked; lint the output of the tool that fills them in "
+                "(envsubst < FILE | gpulint check -)",
+                line,
+                column,
+                index,
+                rule=NOT_RENDERED,
+                severity=Severity.INFO,
+            )
+        )
 
 
 def _template_outside_strings(loaded: LoadedFile, text: str) -> int | None:

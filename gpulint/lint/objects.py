@@ -91,10 +91,18 @@ class ParsedFile:
         return self.loaded.path
 
 
-def parse_file(loaded: LoadedFile) -> ParsedFile:
+def parse_file(loaded: LoadedFile, complete_objects_only: bool = False) -> ParsedFile:
+    """``complete_objects_only``: a Helm values file, where only a document with both apiVersion and
+    kind is an object (a chart's ``kind: DaemonSet`` option is no manifest missing its apiVersion)."""
     objects: list[KubeObject] = []
     not_objects = 0
     for document in loaded.documents:
+        data = document.data
+        if complete_objects_only and not (
+            isinstance(data, dict) and isinstance(data.get("apiVersion"), str) and isinstance(data.get("kind"), str)
+        ):
+            not_objects += data is not None
+            continue
         if is_object(document.data):
             objects.extend(objects_in(document))
         elif document.data is not None:

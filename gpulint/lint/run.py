@@ -41,7 +41,10 @@ def parse_source(source: Source) -> ParsedFile:
         raw = source.read()
     except OSError as exc:
         return ParsedFile(LoadedFile(source.display, ""), [], read_error=exc.strerror or str(exc))
-    return parse_file(load_bytes(source.display, raw))
+    loaded = load_bytes(source.display, raw)
+    if source.rendered is not None:  # documents placed in the templates, bases and patches that made them
+        loaded = source.rendered.loaded(loaded)
+    return parse_file(loaded, complete_objects_only=source.values)
 
 
 def parse_all(sources: Sequence[Source]) -> list[ParsedFile]:

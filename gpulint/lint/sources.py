@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gpulint.lint.gitignore import Scope
+    from gpulint.lint.render.options import RenderOptions
+    from gpulint.lint.render.rendered import Rendered
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -44,8 +46,12 @@ class Source:
     display: str  # the path shown in findings
     fs_path: str | None = None  # the regular file on disk (for --fix); None for stdin and pipes
     content: bytes | None = None  # read once by collect(); None: read fs_path when asked
+    rendered: Rendered | None = None  # a chart or overlay (or piped `helm template` output): content is its output
+    values: bool = False  # named like Helm values: only documents with both apiVersion and kind are objects
 
     def read(self) -> bytes:
+        if self.rendered is not None:
+            return self.rendered.output
         if self.content is not None:
             return self.content
         assert self.fs_path is not None
@@ -187,6 +193,7 @@ def _excluded(path: str, patterns: Sequence[str]) -> bool:
 class _Candidate:
     path: str
     follow: bool  # an in-tree symbolic link (the walk checked where it points)
+    chart: bool = False  # a Helm chart directory: rendered, not walked
 
 
 @dataclass
@@ -196,17 +203,24 @@ class _Walk:
     root: str
     exclude: Sequence[str]
     notes: list[str] = field(default_factory=list)
+    charts: bool = False  # yield chart directories (to be rendered) instead of their files
+    directories: list[str] = field(default_factory=list)  # every directory walked (kustomizations are looked for there)
 
     def __post_init__(self) -> None:
         self.real_root = os.path.realpath(self.root)
 
     def files(self) -> Iterator[_Candidate]:
         from gpulint.lint.gitignore import scope_for_walk  # it reads with this module; pathspec loads only for walks
+        from gpulint.lint.render.layout import is_chart
 
         links: list[str] = []  # in-tree links come last, so a file is shown under its own name
         stack: list[tuple[str, Scope]] = [(self.root, scope_for_walk(self.real_root, self.notes))]
         while stack:
             directory, scope = stack.pop()
+            if self.charts and is_chart(directory):
+                yield _Candidate(directory, follow=False, chart=True)
+                continue
+            self.directories.append(directory)
             subdirs: list[tuple[str, Scope]] = []
             for entry in self._entries(directory):
                 path = os.path.normpath(os.path.join(directory, entry.name))
@@ -268,38 +282,71 @@ class _Walk:
 class Collection:
     sources: list[Source]
     notes: list[str]  # what a directory walk skipped, and why
+    debug_notes: list[str] = field(default_factory=list)  # files skipped as no manifests (shown with --verbose)
 
 
-def collect_all(paths: Sequence[str], exclude: Sequence[str] = (), limit: int = DEFAULT_MAX_FILE_BYTES) -> Collection:
-    """Sources in command-line order, each read once; directories expanded (sorted), duplicates dropped."""
+@dataclass(frozen=True)
+class CollectOptions:
+    exclude: Sequence[str] = ()
+    limit: int = DEFAULT_MAX_FILE_BYTES
+    force_exclude: bool = False  # files named on the command line honour `exclude` too (ruff's --force-exclude)
+    stdin_filename: str = ""  # the name of piped input (--stdin-filename)
+    render: RenderOptions | None = None  # None: charts and overlays are read file by file
+
+
+def collect_all(
+    paths: Sequence[str],
+    exclude: Sequence[str] = (),
+    limit: int = DEFAULT_MAX_FILE_BYTES,
+    options: CollectOptions | None = None,
+) -> Collection:
+    """Sources in command-line order, each read once; directories expanded (sorted), duplicates dropped;
+    charts and overlays rendered (when ``options.render``); files that are no manifests skipped."""
+    from gpulint.lint.render.collect import Renderer
+
+    options = options or CollectOptions(exclude, limit)
+    exclude, limit = options.exclude, options.limit
     sources: list[Source] = []
     notes: list[str] = []
+    collection = Collection(sources, notes)
+    renderer = Renderer(options.render, collection)
     seen: set[tuple[int, int]] = set()
     stdin_read = False
     for path in paths:
         if path == STDIN:
             if not stdin_read:
-                sources.append(Source(STDIN_DISPLAY, content=_read_stdin(limit)))
                 stdin_read = True
+                source = renderer.stdin(options.stdin_filename or STDIN_DISPLAY, _read_stdin(limit), options)
+                if source is not None:
+                    sources.append(source)
             continue
         if os.path.isdir(path):
-            walk = _Walk(path, exclude, notes)
-            candidates = [(c, c.path, True) for c in walk.files()]
+            walk = _Walk(path, exclude, notes, charts=renderer.enabled)
+            walked = list(walk.files())
+            files = renderer.directory(path, walk.directories, [c.path for c in walked if c.chart], sources)
+            candidates = [(c, c.path, True) for c in walked if not c.chart and renderer.keep(c.path, files)]
         elif os.path.lexists(path):
+            if options.force_exclude and _excluded(path, exclude):
+                continue
+            if not renderer.keep_named(path):
+                continue
             candidates = [(_Candidate(path, follow=True), path, False)]  # a file named explicitly is always read
         else:
             raise SourceError(f"{path}: no such file or directory")
-        for candidate, display, walked in candidates:
+        for candidate, display, walked_file in candidates:
             try:
-                read = read_file(candidate.path, display=display, limit=limit, walked=walked, follow=candidate.follow)
+                read = read_file(
+                    candidate.path, display=display, limit=limit, walked=walked_file, follow=candidate.follow
+                )
             except SkippedEntry as skipped:
                 notes.append(f"{display}: skipped: {skipped.reason}, not a regular file")
                 continue
             if read.identity in seen and read.regular:
                 continue
             seen.add(read.identity)
-            sources.append(Source(display, fs_path=candidate.path if read.regular else None, content=read.content))
-    return Collection(sources, notes)
+            fs_path = candidate.path if read.regular else None
+            sources.append(Source(display, fs_path, read.content, values=renderer.values_file(display)))
+    return collection
 
 
 def collect(paths: Sequence[str], exclude: Sequence[str] = (), limit: int = DEFAULT_MAX_FILE_BYTES) -> list[Source]:

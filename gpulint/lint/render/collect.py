@@ -1,0 +1,186 @@
+"""The sources layer's side of rendering: which walked files a chart or overlay consumes, what they
+render to, and which files are skipped as no manifests (with a debug note)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gpulint.lint.render import layout
+from gpulint.lint.render.noise import not_kubernetes
+from gpulint.lint.render.options import RenderOptions
+from gpulint.lint.render.tools import INSTALL_HINTS, Tool, find
+
+if TYPE_CHECKING:
+    from gpulint.lint.sources import Collection, CollectOptions, Source
+
+
+class Renderer:
+    """One per collection: finds the binaries once, reads each kustomization once."""
+
+    def __init__(self, options: RenderOptions | None, collection: Collection) -> None:
+        self.options = options
+        self.active = options is not None  # None: plain reading (inventories, policies): nothing skipped
+        self.enabled = options is not None and options.enabled
+        self.collection = collection
+        self._tools: dict[str, Tool | None] = {}
+        self._kustomizations: dict[str, list[layout.Kustomization]] = {}
+        self._rendered: set[str] = set()  # real paths of the charts and overlays rendered: each once
+
+    def _first_time(self, directory: str) -> bool:
+        key = os.path.realpath(directory)
+        if key in self._rendered:
+            return False
+        self._rendered.add(key)
+        return True
+
+    # ------------------------------------------------------------------ binaries
+
+    def tool(self, name: str) -> Tool | None:
+        if name not in self._tools:
+            assert self.options is not None
+            self._tools[name] = find(name, getattr(self.options, name))
+        return self._tools[name]
+
+    def kustomize_tool(self) -> Tool | None:
+        """kustomize when named (or on PATH without kubectl named), else `kubectl kustomize`."""
+        assert self.options is not None
+        if self.options.kustomize:
+            return self.tool("kustomize")
+        if self.options.kubectl:
+            return self.tool("kubectl")
+        return self.tool("kustomize") or self.tool("kubectl")
+
+    # ------------------------------------------------------------------ named files
+
+    def skipped(self, display: str) -> bool:
+        """A file that is no manifest (by its name or place): a debug note, never read."""
+        if not self.active:
+            return False
+        what = not_kubernetes(display)
+        if what is None:
+            return False
+        self.collection.debug_notes.append(f"{display}: skipped: {what}, not a Kubernetes manifest")
+        return True
+
+    def values_file(self, display: str) -> bool:
+        from gpulint.lint.render.noise import values_file
+
+        return self.active and values_file(display)
+
+    def keep_named(self, path: str) -> bool:
+        """A file named on the command line (as pre-commit names them): read unless it is no manifest
+        or a kustomize patch (a partial object, checked when its overlay is rendered)."""
+        if self.skipped(path):
+            return False
+        if not self.active:
+            return True
+        directory = os.path.dirname(os.path.abspath(path))
+        if directory not in self._kustomizations:
+            self._kustomizations[directory] = list(layout.enclosing_kustomizations(path))
+        if os.path.realpath(path) in layout.patch_files(self._kustomizations[directory]):
+            self.collection.debug_notes.append(
+                f"{path}: skipped: a kustomize patch (a partial object); lint its overlay's directory to check it rendered"
+            )
+            return False
+        return True
+
+    def stdin(self, display: str, raw: bytes, options: CollectOptions) -> Source | None:
+        from gpulint.lint.sources import STDIN_DISPLAY, Source, _excluded
+
+        if display != STDIN_DISPLAY:
+            if options.force_exclude and _excluded(display, options.exclude):
+                return None
+            if self.skipped(display):
+                return None
+        if self.active:
+            from gpulint.lint.render.helm import stdin_rendered
+
+            rendered = stdin_rendered(display, raw)
+            if rendered is not None:
+                return Source(display, content=raw, rendered=rendered)
+        return Source(display, content=raw)
+
+    # ------------------------------------------------------------------ walked directories
+
+    def directory(
+        self, root: str, directories: Sequence[str], charts: Sequence[str], sources: list[Source]
+    ) -> set[str]:
+        """Render the charts and overlays of a walked directory (appending their sources); returns the
+        real paths of the files they consume, which are not read raw."""
+        if not self.active:
+            return set()
+        consumed: set[str] = set()
+        for chart in charts:
+            if self._first_time(chart):
+                sources.extend(self._chart(chart))
+        kustomizations = []
+        for directory in directories:
+            found = layout.kustomization_file(directory)
+            if found is not None:
+                kustomizations.append(layout.read_kustomization(found))
+        if not kustomizations:
+            return consumed
+        patches = layout.patch_files(kustomizations)
+        consumed |= patches
+        for path in sorted(patches):
+            self.collection.debug_notes.append(
+                f"{os.path.relpath(path)}: skipped: a kustomize patch (a partial object), checked as its overlay renders it"
+            )
+        for kustomization in layout.roots(kustomizations):
+            if kustomization.data.get("kind") == "Component":
+                continue
+            display = _display(root, kustomization.directory)
+            if not self._first_time(kustomization.directory):
+                consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
+                continue
+            source = self._overlay(kustomization, display)
+            if source is None:
+                continue
+            sources.append(source)
+            if source.rendered is not None and not source.rendered.problems:
+                # rendered: its resources (and its bases') are checked in the render, not raw
+                consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
+        return consumed
+
+    def keep(self, path: str, consumed: set[str]) -> bool:
+        if self.skipped(path):
+            return False
+        return not consumed or os.path.realpath(path) not in consumed
+
+    def _chart(self, directory: str) -> list[Source]:
+        from gpulint.lint.render.helm import render_chart
+        from gpulint.lint.sources import Source
+
+        assert self.options is not None
+        helm = self.tool("helm")
+        if helm is None:
+            self.collection.notes.append(
+                f"{directory}: Helm chart not rendered: no helm binary ({INSTALL_HINTS['helm']}); its files were not checked"
+            )
+            return []
+        return [Source(directory, rendered=render_chart(directory, os.path.normpath(directory), self.options, helm))]
+
+    def _overlay(self, kustomization: layout.Kustomization, display: str) -> Source | None:
+        from gpulint.lint.render.kustomize import render_overlay
+        from gpulint.lint.sources import Source
+
+        assert self.options is not None
+        if not self.enabled:
+            return None
+        kustomize = self.kustomize_tool()
+        if kustomize is None:
+            self.collection.notes.append(
+                f"{display}: kustomize overlay not rendered: no kustomize or kubectl binary ({INSTALL_HINTS['kustomize']}); "
+                "its resources were checked file by file, its patches not at all"
+            )
+            return None
+        helm = self.tool("helm") if kustomization.helm_charts and self.options.kustomize_helm else None
+        return Source(display, rendered=render_overlay(kustomization.directory, display, self.options, kustomize, helm))
+
+
+def _display(root: str, directory: str) -> str:
+    """The overlay as a walk shows its files (relative to the directory named)."""
+    relative = os.path.relpath(directory, os.path.abspath(root))
+    return os.path.normpath(os.path.join(root, relative))

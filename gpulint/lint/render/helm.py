@@ -1,0 +1,303 @@
+"""Helm charts: `helm template`, and each rendered document mapped back to its template and line.
+
+Helm names the template of every document it prints (``# Source: CHART/templates/x.yaml``, in
+pkg/action/action.go renderResources), with the chart's name (Chart.yaml ``name``) in place of its
+directory, and subcharts under ``CHART/charts/SUB/``. Errors name the template too:
+``execution error at (CHART/templates/x.yaml:12:20): ...`` (Go text/template), ``parse error at
+(CHART/templates/x.yaml:3)``, ``YAML parse error on CHART/templates/x.yaml: ...``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import partial
+
+from gpulint.lint.findings import Severity
+from gpulint.lint.loader import LoadedFile
+from gpulint.lint.render.mapping import LineMap, align, template_column
+from gpulint.lint.render.options import DEFAULT_RELEASE, RenderOptions
+from gpulint.lint.render.rendered import Rendered, RenderProblem, mapped
+from gpulint.lint.render.tools import Tool, run
+
+_REFUSAL = (
+    "the field is rendered by a Helm template; gpulint does not rewrite template logic - "
+    "edit the template at this line, or the value it reads in values.yaml"
+)
+SOURCE_COMMENT = re.compile(r"^# Source: (\S[^\n]*?)\s*$", re.MULTILINE)
+_DOCUMENT_START = re.compile(r"^---", re.MULTILINE)
+MAX_TEMPLATE_BYTES = 4 * 1024 * 1024
+# chart/templates/x.yaml:12:20 (execution), :3 (parse); a YAML error names only the file.
+_ERROR_PLACE = re.compile(r"(?P<file>[\w.+@-]+(?:/[\w.+@-]+)+):(?P<line>\d+)(?::(?P<column>\d+))?")
+_YAML_ERROR = re.compile(r"YAML parse error on (?P<file>\S+?): (?P<rest>.*?yaml: line (?P<line>\d+): .*)$", re.M)
+# What the environment causes, not the chart: a dependency that is not vendored, a repository offline.
+_ENVIRONMENT = (
+    "missing in charts/ directory",
+    "helm dependency build",
+    "helm dependency update",
+    "no such host",
+    "dial tcp",
+    "i/o timeout",
+    "could not download",
+    "no cached repository",
+    "repo not found",
+)
+
+
+def chart_name(directory: str) -> str:
+    """Chart.yaml's ``name`` (what `# Source:` comments start with), else the directory's name."""
+    try:
+        with open(os.path.join(directory, "Chart.yaml"), "rb") as handle:
+            head = handle.read(256 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return os.path.basename(os.path.abspath(directory))
+    match = re.search(r"^name:\s*['\"]?([^'\"#\s]+)", head, re.MULTILINE)
+    return match.group(1) if match else os.path.basename(os.path.abspath(directory))
+
+
+@dataclass(frozen=True)
+class ChartPlace:
+    """Where a chart named in `# Source:` lives, and how its files are shown."""
+
+    name: str
+    directory: str  # on disk
+    display: str  # as shown in findings (the directory as the user named it)
+
+    def file(self, source: str) -> tuple[str, str] | None:
+        """``CHART/templates/x.yaml`` -> (path on disk, path shown); subcharts by their directory."""
+        head, _, rest = source.partition("/")
+        if head != self.name or not rest:
+            return None
+        parts = rest.split("/")
+        directory, display = self.directory, self.display
+        while len(parts) > 2 and parts[0] == "charts":  # CHART/charts/SUB/templates/x.yaml
+            directory, display = os.path.join(directory, parts[0], parts[1]), os.path.join(display, parts[0], parts[1])
+            parts = parts[2:]
+        disk = os.path.join(directory, *parts)
+        return (disk, os.path.normpath(os.path.join(display, *parts))) if os.path.isfile(disk) else None
+
+
+def render_chart(directory: str, display: str, options: RenderOptions, helm: Tool) -> Rendered:
+    settings = options.for_chart(directory)
+    argv = [helm.path, "template", settings.release or DEFAULT_RELEASE, os.path.abspath(directory)]
+    if not options.helm_tests:
+        argv.append("--skip-tests")
+    if settings.namespace:
+        argv += ["--namespace", settings.namespace]
+    if options.kubernetes_version:
+        argv += ["--kube-version", f"v{options.kubernetes_version}.0"]
+    for values in settings.values:
+        argv += ["--values", os.path.abspath(values)]
+    for value in settings.set_values:
+        argv += ["--set", value]
+    place = ChartPlace(chart_name(directory), os.path.abspath(directory), display)
+    result = run(argv, cwd=os.path.abspath(directory), timeout=options.timeout)
+    rendered = Rendered("helm", display)
+    chart_file = os.path.join(display, "Chart.yaml")
+    if result.timed_out:
+        rendered.problems.append(
+            RenderProblem(
+                chart_file,
+                1,
+                1,
+                f"helm template did not finish within {options.timeout:g} s; the chart was not checked",
+                Severity.WARNING,
+            )
+        )
+        return rendered
+    if result.too_large:
+        rendered.problems.append(
+            RenderProblem(
+                chart_file, 1, 1, "helm template printed more than 64 MiB; the chart was not checked", Severity.WARNING
+            )
+        )
+        return rendered
+    if result.returncode != 0:
+        rendered.problems.append(failure(result.stderr, place, chart_file))
+        return rendered
+    rendered.output = result.stdout
+    rendered.mapper = partial(map_documents, places=(place,))
+    return rendered
+
+
+def failure(stderr: str, place: ChartPlace, chart_file: str) -> RenderProblem:
+    lines = [line for line in stderr.strip().splitlines() if line.strip() and not line.startswith("Use --debug flag")]
+    text = " ".join(line.strip() for line in lines).removeprefix("Error: ").strip() or "helm template failed"
+    severity = Severity.WARNING if any(marker in text for marker in _ENVIRONMENT) else Severity.ERROR
+    message = f"helm template failed: {text}"
+    if severity is Severity.WARNING:
+        message += "; the chart was not checked (vendor its dependencies with `helm dependency build`, or render where the repository is reachable)"
+        return RenderProblem(chart_file, _dependencies_line(place.directory), 1, message, severity)
+    yaml_error = _YAML_ERROR.search(stderr)
+    if yaml_error:
+        found = place.file(yaml_error.group("file"))
+        if found:
+            return RenderProblem(
+                found[1], 1, 1, f"{message} (line {yaml_error.group('line')} of the template's output)", severity
+            )
+    for match in _ERROR_PLACE.finditer(stderr):
+        found = place.file(match.group("file"))
+        if found:
+            # text/template's ErrorContext gives the byte offset in the line, from 0
+            column = int(match.group("column")) + 1 if match.group("column") else 1
+            return RenderProblem(found[1], int(match.group("line")), column, message, severity)
+    return RenderProblem(chart_file, 1, 1, message, severity)
+
+
+def _dependencies_line(directory: str) -> int:
+    try:
+        with open(os.path.join(directory, "Chart.yaml"), encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.startswith("dependencies:"):
+                    return number
+    except OSError:
+        pass
+    return 1
+
+
+@dataclass
+class _Template:
+    display: str
+    lines: list[str]
+
+
+def _read_template(path: str) -> list[str] | None:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_TEMPLATE_BYTES + 1)
+    except OSError:
+        return None
+    if len(raw) > MAX_TEMPLATE_BYTES:
+        return None
+    return raw.decode("utf-8", "replace").split("\n")
+
+
+def map_documents(loaded: LoadedFile, places: tuple[ChartPlace, ...]) -> LoadedFile:
+    """Each document of `helm template` output placed in its template: the file its `# Source:`
+    names, at the template line that printed the field."""
+    text = loaded.text
+    sources = [(match.start(), match.group(1)) for match in SOURCE_COMMENT.finditer(text)]
+    if not sources:
+        return loaded
+    starts = [match.start() for match in _DOCUMENT_START.finditer(text)]
+    line_starts = _line_starts(text)
+    templates: dict[str, _Template | None] = {}
+    maps: dict[tuple[int, str], LineMap] = {}
+    documents = []
+    for document in loaded.documents:
+        node = document.node
+        if node is None:
+            documents.append(document)
+            continue
+        begin = _offset(line_starts, document.line_offset) + node.start_mark.index
+        source = next((s for s in reversed(sources) if s[0] < begin), None)
+        if source is None:
+            documents.append(document)
+            continue
+        offset, name = source
+        first_line = text.count("\n", 0, offset) + 1  # the line after "# Source:" (0-based)
+        end = next((s for s in starts if s > offset), len(text))
+        template = templates.get(name)
+        if name not in templates:
+            template = _locate_template(name, places)
+            templates[name] = template
+            if template is not None:
+                loaded.texts[template.display] = "\n".join(template.lines)
+        if template is None:  # rendered elsewhere (piped in from another directory): the name Helm gave
+            documents.append(
+                mapped(document, name, place=partial(_relative, first_line=first_line), fix_refusal=_REFUSAL)
+            )
+            continue
+        key = (offset, name)
+        if key not in maps:
+            rendered_lines = text[_offset(line_starts, first_line) : end].split("\n")
+            maps[key] = align(rendered_lines, template.lines)
+        documents.append(
+            mapped(
+                document,
+                template.display,
+                place=partial(
+                    _place,
+                    line_map=maps[key],
+                    first_line=first_line,
+                    text_lines=_Lines(text, line_starts),
+                    template=template,
+                ),
+                fix_refusal=_REFUSAL,
+            )
+        )
+    loaded.documents = documents
+    return loaded
+
+
+def _locate_template(name: str, places: tuple[ChartPlace, ...]) -> _Template | None:
+    for place in places:
+        found = place.file(name)
+        if found is not None:
+            lines = _read_template(found[0])
+            if lines is not None:
+                return _Template(found[1], lines)
+    return None
+
+
+@dataclass(frozen=True)
+class _Lines:
+    text: str
+    starts: list[int]
+
+    def __getitem__(self, index: int) -> str:
+        if not 0 <= index < len(self.starts):
+            return ""
+        end = self.text.find("\n", self.starts[index])
+        return self.text[self.starts[index] : end if end >= 0 else len(self.text)]
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    starts.extend(match.end() for match in re.finditer("\n", text))
+    return starts
+
+
+def _offset(line_starts: list[int], line: int) -> int:
+    return line_starts[line] if line < len(line_starts) else line_starts[-1]
+
+
+def _place(
+    line: int, column: int, *, line_map: LineMap, first_line: int, text_lines: _Lines, template: _Template
+) -> tuple[int, int]:
+    index = line - 1 - first_line
+    template_index = line_map.line(index)
+    exact = line_map.exact[index] if 0 <= index < len(line_map.exact) else False
+    template_line = template.lines[template_index] if template_index < len(template.lines) else ""
+    return template_index + 1, template_column(text_lines[line - 1], column, template_line, exact)
+
+
+def _relative(line: int, column: int, *, first_line: int) -> tuple[int, int]:
+    """No template to align with: the line within the document Helm printed for it."""
+    return max(line - first_line, 1), column
+
+
+def places_for_stdin(text: str, start: str = ".") -> tuple[ChartPlace, ...]:
+    """Charts that piped `helm template` output may come from: the current directory (``helm template
+    .``) or a directory beside it named as the chart (``helm template ./gpu-job``)."""
+    names = {match.group(1).split("/", 1)[0] for match in SOURCE_COMMENT.finditer(text)}
+    places = []
+    for name in sorted(names):
+        for directory in (start, os.path.join(start, name), os.path.join(start, "charts", name)):
+            if os.path.isfile(os.path.join(directory, "Chart.yaml")) and chart_name(directory) == name:
+                display = os.path.normpath(directory)
+                places.append(ChartPlace(name, os.path.abspath(directory), display))
+                break
+    return tuple(places)
+
+
+def stdin_rendered(display: str, raw: bytes) -> Rendered | None:
+    """Piped `helm template` output (it has `# Source:` comments): its documents named by template."""
+    head = raw[: 1024 * 1024].decode("utf-8", "replace")
+    if not SOURCE_COMMENT.search(head):
+        return None
+    text = raw.decode("utf-8", "replace")
+    rendered = Rendered("helm", display, output=raw)
+    rendered.mapper = partial(map_documents, places=places_for_stdin(text))
+    return rendered

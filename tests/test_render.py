@@ -1,0 +1,530 @@
+"""Charts and overlays linted where they live, with the real helm and kubectl (tests/k8s_binaries.py).
+
+Every finding is asserted at its template, base or patch file and line. The charts and overlays
+are written like real ones: helpers, ranges, conditionals, values files; bases with overlays that
+patch them both ways (strategic merge and JSON 6902, in files and inline).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+CHART = {
+    "Chart.yaml": """
+        apiVersion: v2
+        name: gpu-inference
+        description: vLLM inference servers, one Deployment per model
+        type: application
+        version: 0.3.0
+        appVersion: "0.6.3"
+    """,
+    "values.yaml": """
+        image:
+          repository: vllm/vllm-openai
+          tag: v0.6.3
+        models:
+          - name: llama-8b
+            gpus: 1
+          - name: llama-70b
+            gpus: 4
+        warmup: false
+        resources:
+          requests:
+            nvidia.com/gpu: 2
+        tolerations:
+          - key: nvidia.com/gpu
+            operator: Exists
+            effect: NoSchedule
+    """,
+    "templates/_helpers.tpl": """
+        {{- define "gpu-inference.fullname" -}}
+        {{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}
+        {{- end }}
+
+        {{- define "gpu-inference.labels" -}}
+        app.kubernetes.io/name: {{ .Chart.Name }}
+        app.kubernetes.io/instance: {{ .Release.Name }}
+        {{- end }}
+    """,
+    # line 25: the GPU request of every model (a range: one Deployment per model)
+    "templates/deployment.yaml": """
+        {{- range .Values.models }}
+        ---
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: {{ include "gpu-inference.fullname" $ }}-{{ .name }}
+          labels:
+            {{- include "gpu-inference.labels" $ | nindent 4 }}
+        spec:
+          replicas: 1
+          selector:
+            matchLabels:
+              model: {{ .name }}
+          template:
+            metadata:
+              labels:
+                model: {{ .name }}
+            spec:
+              containers:
+                - name: vllm
+                  image: "{{ $.Values.image.repository }}:{{ $.Values.image.tag }}"
+                  args: ["--model", "{{ .name }}", "--tensor-parallel-size", "{{ .gpus }}"]
+                  resources:
+                    limits:
+                      nvidia.com/gpu: {{ .gpus }}
+              {{- with $.Values.tolerations }}
+              tolerations:
+                {{- toYaml . | nindent 8 }}
+              {{- end }}
+        {{- end }}
+    """,
+    # line 14: resources come from values through toYaml; only rendered when warmup is on
+    "templates/warmup-job.yaml": """
+        {{- if .Values.warmup }}
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: {{ include "gpu-inference.fullname" . }}-warmup
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - name: warmup
+                  image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+                  resources:
+                    {{- toYaml .Values.resources | nindent 12 }}
+        {{- end }}
+    """,
+    "templates/tests/test-connection.yaml": """
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: "{{ include "gpu-inference.fullname" . }}-test"
+          annotations:
+            "helm.sh/hook": test
+        spec:
+          restartPolicy: Never
+          containers:
+            - name: curl
+              image: curlimages/curl:8.10.1
+              resources:
+                requests:
+                  nvidia.com/gpu: 1
+    """,
+}
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+CHART = {name: textwrap.dedent(text).lstrip("\n") for name, text in CHART.items()}
+
+
+def places(stdout: str, rule: str | None = None) -> list[str]:
+    """file:line:col rule of every finding, in output order."""
+    found = []
+    for line in stdout.splitlines():
+        head, _, rest = line.partition(": ")
+        if rest and head.count(":") == 2 and "[" in rest:
+            name = rest.split("[", 1)[1].split("]", 1)[0]
+            if rule is None or name == rule:
+                found.append(f"{head} {name}")
+    return found
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+# ---------------------------------------------------------------------------------------------- Helm
+
+
+def test_chart_findings_are_at_the_template_line_that_produced_them(repo, render_tools):
+    write_tree(repo / "charts" / "gpu-inference", CHART)
+    result = run_cli("check", "charts", "--helm", render_tools["helm"], "--set", "warmup=true", "--color", "never")
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert places(result.stdout) == [
+        # a value from values.yaml through toYaml: the toYaml line of the template
+        "charts/gpu-inference/templates/warmup-job.yaml:14:13 gpu-request-without-limit",
+    ]
+    assert "Job/release-name-gpu-inference-warmup" in result.stdout
+    assert "<stdin>" not in result.stdout and "Chart.yaml" not in result.stdout
+
+
+def test_a_range_maps_every_iteration_to_the_loop_body(repo, render_tools):
+    chart = dict(CHART)
+    chart["templates/deployment.yaml"] = CHART["templates/deployment.yaml"].replace("limits:", "requests:")
+    write_tree(repo / "gpu-inference", chart)
+    result = run_cli("check", "gpu-inference", "--helm", render_tools["helm"])
+    assert places(result.stdout) == [
+        "gpu-inference/templates/deployment.yaml:25:15 gpu-request-without-limit",
+        "gpu-inference/templates/deployment.yaml:25:15 gpu-request-without-limit",
+    ]
+    assert "llama-8b" in result.stdout and "llama-70b" in result.stdout
+
+
+def test_values_files_and_per_chart_configuration(repo, render_tools):
+    write_tree(repo / "charts" / "gpu-inference", CHART)
+    (repo / "prod-values.yaml").write_text("warmup: true\nresources:\n  limits:\n    nvidia.com/gpu: 2\n")
+    clean = run_cli("check", "charts", "--helm", render_tools["helm"], "--values", "prod-values.yaml")
+    assert clean.exit_code == 0, clean.stdout
+    assert "3 objects" in clean.stdout  # two Deployments and the warm-up Job, rendered with the values file
+    (repo / ".gpulint.yaml").write_text(
+        f"render:\n  helm: {render_tools['helm']}\n  charts:\n    charts/gpu-inference:\n      set: [warmup=true]\n"
+    )
+    configured = run_cli("check", "charts")
+    assert places(configured.stdout) == [
+        "charts/gpu-inference/templates/warmup-job.yaml:14:13 gpu-request-without-limit"
+    ]
+
+
+def test_chart_tests_are_skipped_unless_asked(repo, render_tools):
+    write_tree(repo / "gpu-inference", CHART)
+    assert places(run_cli("check", "gpu-inference", "--helm", render_tools["helm"]).stdout) == []
+    asked = run_cli("check", "gpu-inference", "--helm", render_tools["helm"], "--helm-tests")
+    assert places(asked.stdout) == [
+        "gpu-inference/templates/tests/test-connection.yaml:14:11 gpu-request-without-limit"
+    ]
+
+
+def test_suppression_comment_in_the_template(repo, render_tools):
+    chart = dict(CHART)
+    chart["templates/warmup-job.yaml"] = CHART["templates/warmup-job.yaml"].replace(
+        "resources:\n", "resources:  # gpulint: disable=gpu-request-without-limit\n", 1
+    )
+    write_tree(repo / "c", chart)
+    result = run_cli("check", "c", "--helm", render_tools["helm"], "--set", "warmup=true")
+    # the comment is on the template line above the toYaml line the finding is placed at: not this one
+    assert places(result.stdout) == ["c/templates/warmup-job.yaml:14:13 gpu-request-without-limit"]
+    chart["templates/warmup-job.yaml"] = CHART["templates/warmup-job.yaml"].replace(
+        "{{- toYaml .Values.resources | nindent 12 }}",
+        "# gpulint: disable=gpu-request-without-limit\n            {{- toYaml .Values.resources | nindent 12 }}",
+    )
+    write_tree(repo / "c", chart)
+    result = run_cli("check", "c", "--helm", render_tools["helm"], "--set", "warmup=true")
+    assert places(result.stdout) == [] and "1 suppressed" in result.stdout
+
+
+def test_a_missing_required_value_is_an_error_at_its_template(repo, render_tools):
+    chart = dict(CHART)
+    chart["templates/deployment.yaml"] = CHART["templates/deployment.yaml"].replace(
+        'image: "{{ $.Values.image.repository }}',
+        'image: "{{ required "image.registry is required" $.Values.image.registry }}/{{ $.Values.image.repository }}',
+    )
+    write_tree(repo / "gpu-inference", chart)
+    (repo / "job.yaml").write_text(
+        textwrap.dedent(
+            """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: other}
+        spec:
+          containers:
+          - name: c
+            image: i
+            resources: {requests: {nvidia.com/gpu: 1}}
+        """
+        ).lstrip()
+    )
+    result = run_cli("check", ".", "--helm", render_tools["helm"])
+    assert result.exit_code == 1
+    assert places(result.stdout) == [
+        "gpu-inference/templates/deployment.yaml:21:22 not-rendered",
+        "job.yaml:8:28 gpu-request-without-limit",  # the other files are still linted
+    ]
+    assert (
+        "helm template failed: execution error at (gpu-inference/templates/deployment.yaml:21:21): image.registry is required"
+        in result.stdout
+    )
+
+
+def test_an_unvendored_dependency_is_a_warning_at_chart_yaml(repo, render_tools):
+    chart = dict(CHART)
+    chart["Chart.yaml"] = CHART["Chart.yaml"] + (
+        "dependencies:\n  - name: redis\n    version: 20.1.0\n    repository: oci://registry-1.docker.io/bitnamicharts\n"
+    )
+    write_tree(repo / "gpu-inference", chart)
+    result = run_cli("check", "gpu-inference", "--helm", render_tools["helm"], "--format", "json")
+    assert result.exit_code == 0, result.stdout
+    (finding,) = result.json()["findings"]
+    assert (finding["path"], finding["line"], finding["severity"], finding["rule"]) == (
+        "gpu-inference/Chart.yaml",
+        7,
+        "warning",
+        "not-rendered",
+    )
+    assert "missing in charts/ directory: redis" in finding["message"] and "helm dependency build" in finding["message"]
+
+
+def test_without_helm_one_message_names_the_chart_and_other_files_are_linted(repo, monkeypatch):
+    write_tree(repo / "gpu-inference", CHART)
+    (repo / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: i, resources: {requests: {nvidia.com/gpu: 1}}}\n"
+    )
+    monkeypatch.setenv("PATH", str(repo / "no-binaries-here"))
+    result = run_cli("check", ".")
+    assert places(result.stdout) == ["pod.yaml:6:48 gpu-request-without-limit"]
+    notes = [line for line in result.stdout.splitlines() if "gpu-inference" in line]
+    assert len(notes) == 1 and notes[0].startswith("note: gpu-inference: Helm chart not rendered: no helm binary")
+    assert "https://helm.sh/docs/intro/install/" in notes[0] and "--helm PATH" in notes[0]
+
+
+def test_an_explicit_helm_that_is_no_executable_is_a_usage_error(repo):
+    write_tree(repo / "gpu-inference", CHART)
+    result = run_cli("check", "gpu-inference", "--helm", str(repo / "nope" / "helm"))
+    assert result.exit_code == 2 and "--helm:" in result.stderr and "not an executable file" in result.stderr
+
+
+def test_fix_refuses_template_logic_with_a_message(repo, render_tools):
+    write_tree(repo / "gpu-inference", CHART)
+    before = (repo / "gpu-inference/templates/warmup-job.yaml").read_text()
+    result = run_cli("check", "gpu-inference", "--helm", render_tools["helm"], "--set", "warmup=true", "--fix")
+    assert (
+        "gpu-inference/templates/warmup-job.yaml: not fixed: the field is rendered by a Helm template" in result.stderr
+    )
+    assert (repo / "gpu-inference/templates/warmup-job.yaml").read_text() == before
+    assert "fixable" not in result.stdout
+
+
+# --------------------------------------------------------------------------------------- helm | gpulint
+
+
+def test_piped_helm_template_output_is_reported_at_the_templates(repo, render_tools):
+    write_tree(repo / "gpu-inference", CHART)
+    rendered = subprocess.run(
+        [render_tools["helm"], "template", "llm", "gpu-inference", "--set", "warmup=true", "--skip-tests"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    result = run_cli("check", "-", input=rendered)
+    assert places(result.stdout) == ["gpu-inference/templates/warmup-job.yaml:14:13 gpu-request-without-limit"]
+    os.chdir(repo / "gpu-inference")  # helm template . | gpulint check -
+    inside = run_cli("check", "-", input=rendered)
+    assert places(inside.stdout) == ["templates/warmup-job.yaml:14:13 gpu-request-without-limit"]
+
+
+def test_stdin_filename_names_plain_piped_input(repo):
+    result = run_cli(
+        "check",
+        "-",
+        "--stdin-filename",
+        "apps/pod.yaml",
+        input="apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: i, resources: {requests: {nvidia.com/gpu: 1}}}\n",
+    )
+    assert places(result.stdout) == ["apps/pod.yaml:6:48 gpu-request-without-limit"]
+    (repo / ".gpulint.yaml").write_text("exclude: [apps/*]\n")
+    excluded = run_cli("check", "-", "--stdin-filename", "apps/pod.yaml", "--force-exclude", input="kind: [\n")
+    assert excluded.exit_code == 0 and places(excluded.stdout) == []
+
+
+# ------------------------------------------------------------------------------------------ kustomize
+
+OVERLAYS = {
+    "base/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+        resources:
+          - deployment.yaml
+          - service.yaml
+    """,
+    "base/deployment.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: vllm
+          labels:
+            app: vllm
+        spec:
+          selector:
+            matchLabels:
+              app: vllm
+          template:
+            metadata:
+              labels:
+                app: vllm
+            spec:
+              containers:
+                - name: vllm
+                  image: vllm/vllm-openai:v0.6.3
+                  ports:
+                    - containerPort: 8000
+                  resources:
+                    limits:
+                      nvidia.com/gpu: 1
+    """,
+    "base/service.yaml": """
+        apiVersion: v1
+        kind: Service
+        metadata:
+          name: vllm
+        spec:
+          selector:
+            app: vllm
+          ports:
+            - port: 8000
+    """,
+    "overlays/prod/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+        namespace: inference
+        namePrefix: prod-
+        resources:
+          - ../../base
+        patches:
+          - path: gpu-patch.yaml
+          - target:
+              kind: Deployment
+              name: vllm
+            patch: |-
+              - op: replace
+                path: /spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu
+                value: 1.5
+    """,
+    # the strategic-merge patch: line 12 asks for 2 GPUs while the base limits 1
+    "overlays/prod/gpu-patch.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: vllm
+        spec:
+          template:
+            spec:
+              containers:
+                - name: vllm
+                  resources:
+                    requests:
+                      nvidia.com/gpu: 2
+    """,
+}
+
+
+OVERLAYS = {name: textwrap.dedent(text).lstrip("\n") for name, text in OVERLAYS.items()}
+
+
+def test_overlay_findings_are_at_the_patch_or_base_that_set_the_field(repo, render_tools):
+    write_tree(repo, OVERLAYS)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"])
+    found = places(result.stdout)
+    # the JSON 6902 patch inline in kustomization.yaml set the limit to 1.5 (line 15, its `value`);
+    # the strategic-merge patch file set the request (line 12)
+    assert "overlays/prod/kustomization.yaml:15:16 gpu-non-integer" in found
+    assert "overlays/prod/gpu-patch.yaml:12:31 gpu-request-without-limit" in found
+    assert all(not f.startswith("base/") for f in found), found  # the base renders through the overlay only
+    assert all("schema-invalid" not in f for f in found), found  # the patch is never linted as a whole object
+    assert "Deployment/inference/prod-vllm" in result.stdout
+
+
+def test_base_findings_are_at_the_base_resource(repo, render_tools):
+    files = dict(OVERLAYS)
+    files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].split("patches:")[0]
+    files["base/deployment.yaml"] = OVERLAYS["base/deployment.yaml"].replace("limits:", "requests:")
+    del files["overlays/prod/gpu-patch.yaml"]
+    write_tree(repo, files)
+    result = run_cli("check", "overlays/prod", "--kubectl", render_tools["kubectl"])
+    assert places(result.stdout) == ["base/deployment.yaml:23:15 gpu-request-without-limit"]
+
+
+def test_fix_edits_the_patch_that_set_the_field(repo, render_tools):
+    files = dict(OVERLAYS)
+    files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].split("  - target:")[0]
+    write_tree(repo, files)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--fix")
+    assert "gpulint: overlays/prod/gpu-patch.yaml: applied 1 fix" in result.stderr
+    assert "nvidia.com/gpu: 1\n" in (repo / "overlays/prod/gpu-patch.yaml").read_text()
+    assert (repo / "base/deployment.yaml").read_text() == OVERLAYS["base/deployment.yaml"]
+    assert result.exit_code == 0, result.stdout  # rendered again after the fix: nothing left
+
+
+def test_overlay_failures_are_findings_at_the_kustomization(repo, render_tools):
+    files = dict(OVERLAYS)
+    files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].replace(
+        "  - ../../base\n", "  - ../../base\n  - gpu-quota.yaml\n"
+    )
+    write_tree(repo, files)
+    result = run_cli("check", "overlays/prod", "--kubectl", render_tools["kubectl"], "--format", "json")
+    (finding,) = result.json()["findings"]
+    assert (finding["path"], finding["line"], finding["severity"]) == ("overlays/prod/kustomization.yaml", 7, "error")
+    assert "gpu-quota.yaml" in finding["message"] and "no such file or directory" in finding["message"]
+    assert "gpulint" not in finding["message"]  # nothing of the wrapper gpulint builds with
+
+
+def test_an_unreachable_remote_base_is_a_warning(repo, render_tools):
+    files = dict(OVERLAYS)
+    files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].replace(
+        "  - ../../base\n", "  - ../../base\n  - https://gitlab.example.invalid/platform/gpu-quota?ref=v1.2.0\n"
+    )
+    write_tree(repo, files)
+    result = run_cli("check", "overlays/prod", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert result.exit_code == 0, result.stdout
+    (finding,) = result.json()["findings"]
+    assert (finding["path"], finding["line"], finding["severity"]) == ("overlays/prod/kustomization.yaml", 7, "warning")
+    assert "the overlay was not checked" in finding["message"]
+
+
+def test_without_kubectl_the_overlay_resources_are_linted_raw_and_patches_skipped(repo, monkeypatch):
+    write_tree(repo, OVERLAYS)
+    monkeypatch.setenv("PATH", str(repo / "no-binaries-here"))
+    result = run_cli("check", ".")
+    assert places(result.stdout) == []  # the base is fine on its own; the patches are partial objects
+    assert "note: overlays/prod: kustomize overlay not rendered: no kustomize or kubectl binary" in result.stdout
+
+
+# ------------------------------------------------------------------------------------------ security
+
+
+FAKE_RENDERER = """#!/bin/sh
+# prints what a renderer would see of the environment gpulint gives it, then a manifest
+for variable in HOME HELM_PLUGINS HELM_CONFIG_HOME HELM_DATA_HOME KUSTOMIZE_PLUGIN_HOME GIT_CONFIG_GLOBAL; do
+  eval "value=\\$$variable"
+  echo "# $variable=$value" >&2
+done
+ls -A "$HELM_PLUGINS" >&2
+echo "$@" >&2
+exit 3
+"""
+
+
+def test_renderers_get_empty_plugin_and_config_directories(repo, monkeypatch):
+    write_tree(repo / "gpu-inference", CHART)
+    fake = repo / "bin" / "helm"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_RENDERER)
+    fake.chmod(0o755)
+    plugins = repo / "user-plugins"
+    (plugins / "evil").mkdir(parents=True)
+    monkeypatch.setenv("HELM_PLUGINS", str(plugins))
+    monkeypatch.setenv("HOME", str(repo))
+    result = run_cli("check", "gpu-inference", "--helm", str(fake), "--format", "json")
+    (finding,) = result.json()["findings"]
+    message = finding["message"]
+    assert str(plugins) not in message and "evil" not in message
+    assert "HELM_PLUGINS=/" in message and "gpulint-render-" in message
+    assert "GIT_CONFIG_GLOBAL=/dev/null" in message
+    assert "template release-name" in message and "--skip-tests" in message
+    assert "--post-renderer" not in message and "--dependency-update" not in message
+
+
+def test_a_renderer_that_never_ends_is_stopped(repo):
+    write_tree(repo / "gpu-inference", CHART)
+    fake = repo / "bin" / "helm"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexec sleep 60\n")
+    fake.chmod(0o755)
+    (repo / ".gpulint.yaml").write_text("render:\n  timeout: 1\n")
+    result = run_cli("check", "gpu-inference", "--helm", str(fake), "--format", "json")
+    (finding,) = result.json()["findings"]
+    assert finding["severity"] == "warning" and "did not finish within 1 s" in finding["message"]
