@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 import yaml
-from conftest import run_cli
+from conftest import by_rule, lint_text, run_cli
 
 from gpulint.kube.cel.engine import CelEngine, CelProblem, Compiled, device_value
 from gpulint.kube.dra.allocation import Allocator, SelectorCache, parse_claim_spec, slice_devices
@@ -299,3 +299,74 @@ def test_unparsable_affinity_in_a_manifest_is_not_called_schedulable(write):
     report = run_cli("check", str(manifest), "--inventory", str(nodes.parent), "--format", "json").json()
     rules = {f["rule"] for f in report["findings"]}
     assert rules & {"over-tight-affinity", "gpu-unschedulable"}, report["findings"]
+
+
+# ----------------------------------------------------------------- feature gates reach the models
+
+
+def test_feature_gates_follow_the_version_table():
+    from gpulint.kube.features import FeatureGates, stage
+
+    assert stage("DRAConsumableCapacity", "1.35") == ("alpha", False)
+    assert stage("DRAConsumableCapacity", "1.36") == ("beta", True)
+    assert stage("DRAListTypeAttributes", "1.35") == ("unavailable", False)
+    assert FeatureGates.of("1.37", {"DRAListTypeAttributes": True}).enabled("DRAListTypeAttributes")
+    assert not FeatureGates.of("1.37", {"DRAAdminAccess": False}).enabled("DRAAdminAccess")
+
+
+SELECTOR_CLAIM = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: c, namespace: ml}}
+spec:
+  devices:
+    requests:
+    - name: r
+      exactly:
+        deviceClassName: net.example.com
+        selectors:
+        - cel: {{expression: '{expression}'}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("expression", "config", "words"),
+    [
+        ('device.attributes["net.example.com"].vlans.includes(20)', {}, "undeclared reference to 'includes'"),
+        (
+            "device.allowMultipleAllocations",
+            {"kubernetes_version": "1.35"},
+            "undefined field 'allowMultipleAllocations'",
+        ),
+    ],
+)
+def test_new_selectors_compile_in_the_environment_the_gates_give(expression, config, words):
+    from gpulint.lint.config import Config
+
+    def cel_findings(**settings):
+        text = SELECTOR_CLAIM.format(expression=expression)
+        return by_rule(lint_text(text, config=Config(**settings)), "cel-invalid")
+
+    (finding,) = cel_findings(**config)
+    assert words in finding.message and "off by default" in finding.message
+    assert cel_findings(feature_gates={"DRAListTypeAttributes": True, "DRAConsumableCapacity": True}) == []
+
+
+def test_gt_lt_tolerations_need_their_gate():
+    from gpulint.kube.scheduler import Taint
+
+    spec = {"tolerations": [{"key": "gpu.example.com/memory", "operator": "Gt", "value": "40"}]}
+    taint = Taint("gpu.example.com/memory", "80", "NoSchedule")
+    assert not pod_requirements(spec).tolerations[0].tolerates(taint)
+    assert pod_requirements(spec, taint_comparisons=True).tolerations[0].tolerates(taint)
+    assert (
+        not pod_requirements(spec, taint_comparisons=True)
+        .tolerations[0]
+        .tolerates(Taint("gpu.example.com/memory", "20", "NoSchedule"))
+    )
+    # both values must be canonical decimal integers (compareNumericValues)
+    assert (
+        not pod_requirements(spec, taint_comparisons=True)
+        .tolerations[0]
+        .tolerates(Taint("gpu.example.com/memory", "080", "NoSchedule"))
+    )

@@ -130,6 +130,13 @@ def c_identifier(value: str) -> list[str]:
     return []
 
 
+def decimal_integer(text: str) -> int | None:
+    """content.IsDecimalInteger then strconv.ParseInt: canonical form ("0", "-5", no "+5", "05" or "-0"), int64."""
+    if not re.fullmatch(r"0|-?[1-9][0-9]*", text):
+        return None
+    return parse_int64(text)
+
+
 def parse_int64(text: str) -> int | None:
     """strconv.ParseInt(text, 10, 64): an optional sign and decimal digits, within int64."""
     if not re.fullmatch(r"[+-]?[0-9]+", text):

@@ -17,7 +17,7 @@ from typing import Any
 
 from gpulint.kube.cel.engine import LRU
 from gpulint.kube.fields import mapping, sequence
-from gpulint.kube.names import field_requirement_errors, selector_requirement_errors
+from gpulint.kube.names import decimal_integer, field_requirement_errors, selector_requirement_errors
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -210,6 +210,7 @@ class Toleration:
     operator: str
     value: str
     effect: str
+    comparisons: bool = False  # TaintTolerationComparisonOperators: Gt and Lt compare integers
 
     def tolerates(self, taint: Taint) -> bool:
         """v1 helper ToleratesTaint: effect, then key (empty key + Exists matches all), then value."""
@@ -221,6 +222,12 @@ class Toleration:
             return True
         if self.operator in ("", "Equal"):
             return self.value == taint.value
+        if self.operator in ("Gt", "Lt") and self.comparisons:
+            # compareNumericValues: both canonical decimal integers; the taint's value against the toleration's
+            mine, theirs = decimal_integer(self.value), decimal_integer(taint.value)
+            if mine is None or theirs is None:
+                return False
+            return theirs > mine if self.operator == "Gt" else theirs < mine
         return False
 
 
@@ -270,7 +277,8 @@ class PodRequirements:
         )
 
 
-def pod_requirements(spec: dict[str, Any]) -> PodRequirements:
+def pod_requirements(spec: dict[str, Any], taint_comparisons: bool = False) -> PodRequirements:
+    """``taint_comparisons``: the TaintTolerationComparisonOperators gate (Gt/Lt tolerations)."""
     selector: list[Requirement] = []
     node_selector = spec.get("nodeSelector")
     if isinstance(node_selector, dict):
@@ -312,6 +320,7 @@ def pod_requirements(spec: dict[str, Any]) -> PodRequirements:
                     str(toleration.get("operator") or ""),
                     _label_value(toleration.get("value")),
                     str(toleration.get("effect") or ""),
+                    taint_comparisons,
                 )
             )
     node_name = spec.get("nodeName")

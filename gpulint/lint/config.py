@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import type_name
 from gpulint.lint.findings import Severity
 from gpulint.lint.render.options import RenderConfigError, RenderOptions
@@ -45,6 +46,11 @@ class Config:
     render: RenderOptions = field(default_factory=RenderOptions)  # how charts and overlays are rendered
     source: str = ""  # the file it came from, for messages
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
+
+    @property
+    def gates(self) -> FeatureGates:
+        """The target cluster's feature gates: its version's defaults, then the stated ones."""
+        return FeatureGates.of(self.kubernetes_version, self.feature_gates)
 
     def with_overrides(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from gpulint.kube.features import DEFAULT as DEFAULT_GATES
+from gpulint.kube.features import FeatureGates
 from gpulint.kube.pools.binding import bind
 from gpulint.kube.pools.labels import any_pooled
 from gpulint.kube.pools.model import NodePool
@@ -38,10 +40,13 @@ _EMPTY = ClusterInventory()
 
 
 class Resolver:
-    def __init__(self, linted: LintedSet, cluster: ClusterInventory | None = None) -> None:
+    def __init__(
+        self, linted: LintedSet, cluster: ClusterInventory | None = None, gates: FeatureGates = DEFAULT_GATES
+    ) -> None:
         self.linted = linted
         self.inventory = cluster  # None: no --inventory was given
         self._cluster = cluster if cluster is not None else _EMPTY
+        self.gates = gates  # the target cluster's feature gates
 
     # ------------------------------------------------------------------ the nodes (inventory only)
 

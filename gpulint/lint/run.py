@@ -92,7 +92,7 @@ class LintRun:
 
     @cached_property
     def resolver(self) -> Resolver:
-        return Resolver(self.linted, self.cluster)
+        return Resolver(self.linted, self.cluster, self.config.gates)
 
     @cached_property
     def engine(self) -> Engine:
@@ -204,7 +204,7 @@ def _worker(run: LintRun, share: list[int], conn: Any, everything: bool) -> None
         shared = [[obj for obj in map(linted_object, p.objects) if everything or _crosses_files(obj)] for p in parsed]
         _send(conn, shared)
         linted: LintedSet = _receive(conn)
-        engine = Engine(run.config, Resolver(linted, run.cluster), run.rules)
+        engine = Engine(run.config, Resolver(linted, run.cluster, run.config.gates), run.rules)
         _send(conn, ([engine.check_file(p, path_ignores_apply=run.complete) for p in parsed], engine.available))
     except BaseException:
         _send(conn, _WorkerFailure(traceback.format_exc()))

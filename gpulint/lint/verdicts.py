@@ -60,7 +60,10 @@ def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> P
     no node are served by the DynamicResources plugin, not NodeResourcesFit: left out here.
     """
     requirements = with_extended_resource_tolerations(
-        pod_requirements(admitted_pod_spec(kind, site.spec, inventory)), inventory
+        pod_requirements(
+            admitted_pod_spec(kind, site.spec, inventory), inventory.gates.enabled("TaintTolerationComparisonOperators")
+        ),
+        inventory,
     )
     extended = [name for name in requirements.requests if is_extended(name)]
     if not extended:
@@ -268,7 +271,9 @@ def daemonset_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> Daemo
     GPU infrastructure must run on every GPU node of its vendor; any other DaemonSet, on the
     nodes its own node selection names (a DaemonSet with none is meant for every node it tolerates).
     """
-    pod = pod_requirements(admitted_pod_spec(kind, site.spec, resolver))
+    pod = pod_requirements(
+        admitted_pod_spec(kind, site.spec, resolver), resolver.gates.enabled("TaintTolerationComparisonOperators")
+    )
     component = stack_component(site.spec)
     if component is not None:
         target = gpu_nodes(resolver.nodes, component.vendor)

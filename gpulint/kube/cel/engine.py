@@ -29,6 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from gpulint.kube.cel import cost as cel_cost
 from gpulint.kube.cel.sandbox import Sandbox
+from gpulint.kube.features import FeatureGates
 from gpulint.kube.quantity import QuantityError, format_amount, parse_quantity
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength
@@ -103,6 +104,7 @@ _DOMAIN_LITERAL = re.compile(r"\b(?:attributes|capacity)\s*\[\s*(\"(?:[^\"\\]|\\
 _DEVICE_FIELD = re.compile(r"(?<![\w.])device\s*\.\s*\??\s*([A-Za-z_]\w*)")
 # has() on a field of kubernetes.DRADevice: always true (the fields are required)
 _DEVICE_HAS = re.compile(r"\bhas\s*\(\s*device\s*\.\s*(?:driver|attributes|capacity|allowMultipleAllocations)\s*\)")
+_INCLUDES = re.compile(r"\.\s*(includes)\s*\(")
 _MACRO = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(")
 _SEMVER = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
@@ -439,6 +441,32 @@ class CelEngine:
             # cel-go prints the attribute values' declared type as `any` (dyn only with DRAListTypeAttributes)
             message = str(exc).replace("map(string, map(string, dyn))", "map(string, map(string, any))")
             return _compile_problem(message, expression)
+
+    def new_expression_problem(self, expression: str, gates: FeatureGates) -> CelProblem | None:
+        """What the API server adds for a selector it is asked to store (the NewExpressions environment,
+        which follows the gates; stored selectors keep compiling): dynamic-resource-allocation
+        cel/compile.go declares allowMultipleAllocations with DRAConsumableCapacity and includes() with
+        DRAListTypeAttributes. The expression has compiled in the full environment already."""
+        if not self.devices:
+            return None
+        code = _strip_strings(expression)
+        if not gates.enabled("DRAConsumableCapacity"):
+            for match in _DEVICE_FIELD.finditer(code):
+                if match.group(1) == "allowMultipleAllocations":
+                    return CelProblem(
+                        "compilation failed: undefined field 'allowMultipleAllocations' "
+                        f"({gates.why_off('DRAConsumableCapacity')})",
+                        match.start(1),
+                    )
+        if not gates.enabled("DRAListTypeAttributes"):
+            found = _INCLUDES.search(code)
+            if found is not None:
+                return CelProblem(
+                    "compilation failed: undeclared reference to 'includes' (in container '') "
+                    f"({gates.why_off('DRAListTypeAttributes')})",
+                    found.start(1),
+                )
+        return None
 
     def compile(self, expression: str) -> Compiled | CelProblem:
         cached = self._compiled.get(expression)

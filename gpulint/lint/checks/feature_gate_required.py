@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.kube.features import stage
 from gpulint.kube.fields import mapping
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
@@ -13,14 +14,6 @@ from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("feature-gate-required", Severity.INFO)
 RULE_ID = SPEC.id
-# gate -> (stage by Kubernetes minor version, on by default) for the versions gpulint targets.
-GATES: dict[str, dict[str, tuple[str, bool]]] = {
-    "GenericWorkload": {"1.35": ("alpha", False), "1.36": ("alpha", False), "1.37": ("beta", False)},
-    "TopologyAwareWorkloadScheduling": {"1.36": ("alpha", False), "1.37": ("alpha", False)},
-    "DRAWorkloadResourceClaims": {"1.36": ("alpha", False), "1.37": ("beta", False)},
-    "CompositePodGroup": {"1.37": ("alpha", False)},
-    "WorkloadWithJob": {"1.37": ("alpha", False)},
-}
 
 
 def _uses(obj: KubeObject) -> Iterator[tuple[str, tuple, str]]:
@@ -56,7 +49,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if (gate, path) in seen:
             continue
         seen.add((gate, path))
-        stage, default_on = GATES[gate].get(version, ("unavailable", False))
+        phase, default_on = stage(gate, version)
         enabled = given.get(gate, default_on) if given is not None else default_on
         if enabled:
             continue
@@ -65,7 +58,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield Diagnostic(
             RULE_ID,
             path,
-            f"uses {what}, which needs the {gate} feature gate ({stage} in Kubernetes {version}); "
+            f"uses {what}, which needs the {gate} feature gate ({phase} in Kubernetes {version}); "
             f"the gate {stated}: "
             f"enable {gate}=true on the API server and scheduler, or the field is dropped/the object "
             "refused",

@@ -1,0 +1,75 @@
+"""api-rejected: the API server refuses the object (validation beyond the OpenAPI schema), worded as it words it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.kube.dra.allocation import claim_spec_path
+from gpulint.kube.fields import dig, mapping
+from gpulint.kube.validation import core, resource
+from gpulint.kube.validation.errors import FieldError
+from gpulint.kube.workloads import pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.dra_objects import is_dra
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("api-rejected", Severity.ERROR)
+BUILT_IN = frozenset({"v1", "apps/v1", "batch/v1"})  # validated as pods by the API server itself
+RULE_ID = SPEC.id
+# Kinds whose names are DNS subdomains (NameIsDNSSubdomain): the workloads and DRA objects gpulint reads.
+SUBDOMAIN_NAMED = frozenset(
+    {
+        "Pod",
+        "Deployment",
+        "StatefulSet",
+        "DaemonSet",
+        "ReplicaSet",
+        "Job",
+        "CronJob",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
+        "DeviceClass",
+        "ResourceSlice",
+    }
+)
+
+
+def _pod_errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
+    for site in pod_spec_sites(obj.data):
+        if site.template_path:  # a template's labels (a Pod's are its own metadata's)
+            template = mapping(dig(obj.data, *site.template_path, "metadata"))
+            yield from core.labels(template.get("labels"), (*site.template_path, "metadata", "labels"))
+        yield from core.pod_spec(site.spec, site.path, ctx.config.gates)
+
+
+def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
+    metadata = mapping(obj.data.get("metadata"))
+    if obj.kind in SUBDOMAIN_NAMED and obj.api_version in BUILT_IN:
+        yield from core.object_name(metadata.get("name"), ("metadata", "name"))
+    yield from core.labels(metadata.get("labels"), ("metadata", "labels"))
+    if obj.api_version in BUILT_IN:
+        yield from _pod_errors(obj, ctx)
+    if is_dra(obj, "ResourceClaim", "ResourceClaimTemplate"):
+        base = claim_spec_path(obj.kind)
+        flat = not obj.api_version.endswith(("/v1", "/v1beta2"))
+        yield from resource.device_claim(dig(obj.data, *base), base, flat)
+    elif is_dra(obj, "DeviceClass"):
+        yield from resource.device_class_spec(obj.data.get("spec"), ("spec",))
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    seen: set[str] = set()
+    for error in _errors(obj, ctx):
+        message = error.message()
+        if message not in seen:
+            seen.add(message)
+            yield Diagnostic(RULE_ID, error.path, f"the API server rejects this object: {message}")
+    if obj.api_version not in BUILT_IN:
+        # a custom resource's pod templates are not validated as pods until its controller creates them
+        for error in _pod_errors(obj, ctx):
+            message = error.message()
+            if message not in seen:
+                seen.add(message)
+                yield Diagnostic(RULE_ID, error.path, f"the API server rejects the pods it creates: {message}")
