@@ -7,7 +7,10 @@ imports the pipeline.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from gpulint.kube.admission.kueue import KueueSetup
 
 Path = tuple[Any, ...]  # a path into a document: mapping keys and sequence indexes
 
@@ -56,3 +59,8 @@ class GangLookup(Protocol):
     """Where the model finds the groups (PodGroups, Workloads) that pods join."""
 
     def find_gang_object(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    @property
+    def kueue(self) -> KueueSetup:
+        """Kueue's queues and flavors: a queued workload is admitted whole, on its flavors' nodes."""
+        ...

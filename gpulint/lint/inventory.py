@@ -13,6 +13,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
+from gpulint.kube.admission.kueue import KUEUE_KINDS
 from gpulint.kube.fields import mapping, type_name
 from gpulint.kube.pools.catalog import Catalog
 from gpulint.kube.pools.model import PoolSpec
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from gpulint.kube.dra.devices import DraModel
 
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
+# Objects of the admission layer: Kueue's queues and flavors, namespace quotas and limits.
+ADMISSION_KINDS = (*KUEUE_KINDS, "ResourceQuota", "LimitRange")
 INVENTORY_KINDS = (
     "Node",
     "ResourceSlice",
@@ -39,6 +42,7 @@ INVENTORY_KINDS = (
     "Namespace",
     "RuntimeClass",
     *GANG_OBJECT_KINDS,
+    *ADMISSION_KINDS,
 )
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -72,6 +76,7 @@ class ClusterInventory:
     gang_objects: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
     namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)
     runtime_classes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    admission_objects: list[dict[str, Any]] = field(default_factory=list)  # ADMISSION_KINDS, in file order
     # Kinds the inventory lists (even when it lists none of them, a live watch says so): for these,
     # an object absent from the inventory is absent from the cluster.
     listed_kinds: set[str] = field(default_factory=set)
@@ -127,6 +132,8 @@ class ClusterInventory:
             self.runtime_classes.setdefault(name, obj.data)
         elif kind in GANG_OBJECT_KINDS:
             self.gang_objects.setdefault((group, kind, obj.ref.namespace, name), obj.data)
+        elif kind in ADMISSION_KINDS:
+            self.admission_objects.append(obj.data)
 
     def account_running_pods(self) -> None:
         """Non-terminal pods bound to a node consume its capacity in the "now" view."""

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from gpulint.kube.admission.kueue import KUEUE_GROUP, KUEUE_KINDS, KueueSetup
 from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.pools.binding import bind
@@ -220,6 +221,18 @@ class Resolver:
         """A reference that resolves nowhere is missing only when the linted set is complete (a
         repository, not one object at admission)."""
         return self.linted.complete
+
+    # ------------------------------------------------------------------ the admission layer (both)
+
+    @cached_property
+    def kueue(self) -> KueueSetup:
+        """Kueue's queues, flavors and cohorts: the linted files' first (about to be applied), then the inventory's."""
+        linted = [obj.data for kind in KUEUE_KINDS for obj in self.linted.of_kind(KUEUE_GROUP, kind)]
+        return KueueSetup.of(linted, self._cluster.admission_objects)
+
+    def lists(self, kind: str) -> bool:
+        """The inventory lists this kind: an object of it found nowhere does not exist in the cluster."""
+        return self._cluster.lists(kind)
 
     @cached_property
     def namespaces(self) -> dict[str, dict[str, Any]]:

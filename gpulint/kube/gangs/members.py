@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from gpulint.kube.admission.assign import flavor_pins
+from gpulint.kube.admission.workload import integration, is_distributed, pod_sets, queue_name
 from gpulint.kube.fields import dig, integer, mapping, sequence
 from gpulint.kube.gangs.packing import (
     Budget,
@@ -224,7 +226,10 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
                     ("spec", "scheduling", "schedulingConstraints", "topology") if topology else None,
                 )
             ]
-    return _referenced_gangs(obj, sites, inventory) + _kueue_gangs(obj, sites)
+    found = _referenced_gangs(obj, sites, inventory) + _kueue_gangs(obj, sites)
+    if not found:  # Kueue admits the whole workload at once: its pods as one gang
+        found = _kueue_workload_gang(obj, inventory)
+    return found
 
 
 def _template_topology(data: dict[str, Any], sites: list[PodSpecSite]) -> tuple[str, Path | None]:
@@ -313,6 +318,31 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite]) -> list[Gang]:
     return gangs
 
 
+def _kueue_workload_gang(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
+    """A distributed workload Kueue admits whole (one Workload: every pod set at once, each on the
+    nodes its flavor selects when that flavor is certain). Only distributed kinds: the pods of a
+    plain Job each make progress alone (gpu-unschedulable says how many fit at once)."""
+    name = queue_name(obj.data)
+    if name is None or name.as_annotation or not is_distributed(obj.data):
+        return []
+    pins = flavor_pins(inventory.kueue, obj.ref.namespace, obj.data) if inventory is not None else {}
+    members = []
+    for pod_set in pod_sets(obj.data):
+        pin = pins.get(pod_set.site.path)
+        spec = pin.apply(pod_set.site.spec) if pin is not None else pod_set.site.spec
+        members.append(
+            _member(
+                obj.kind,
+                PodSpecSite(pod_set.site.path, spec, pod_set.count, pod_set.site.role, pod_set.site.template_path),
+            )
+        )
+    total = sum(member.count for member in members)
+    if total < 2:
+        return []
+    flavored = " on its flavors' nodes" if pins else ""
+    return [Gang(f"Kueue workload (queue {name.name}){flavored}", members, total, name.path)]
+
+
 @dataclass
 class CompositeGang:
     """1.37 multi-level placement: child groups together in one outer domain (a zone), each
@@ -397,14 +427,13 @@ def has_gang_policy(obj: ObjectLike, inventory: GangLookup | None) -> bool:
     """Any sign that the pods are placed together (or admitted together, with Kueue)."""
     if gangs_of(obj, inventory):
         return True
-    labels = dig(obj.data, "metadata", "labels")
-    if isinstance(labels, dict) and KUEUE_QUEUE_LABEL in labels:
-        return True
+    queue = queue_name(obj.data)
+    if queue is not None and not queue.as_annotation and integration(obj.data) is not None:
+        return True  # Kueue admits the workload whole (for the kinds it manages; it reads the label only)
     for site in pod_spec_sites(obj.data):
         if group_references(obj.data, site, obj.ref.namespace):
             return True
-        meta = template_metadata(obj.data, site)
-        if KUEUE_QUEUE_LABEL in mapping(meta.get("labels")) or site.spec.get("schedulerName") in (
+        if site.spec.get("schedulerName") in (
             "volcano",
             "kai-scheduler",
             "scheduler-plugins-scheduler",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpulint.kube.fields import mapping, sequence
+from gpulint.kube.fields import mapping
+from gpulint.kube.selectors import selector_matches
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.policies.model import Match
 
@@ -24,34 +25,6 @@ _IRREGULAR_PLURALS = {
     "RuntimeClass": "runtimeclasses",
     "IngressClass": "ingressclasses",
 }
-
-
-def selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
-    """A metav1.LabelSelector (matchLabels ANDed with matchExpressions); shapes checked when loaded."""
-    for key, value in mapping(selector.get("matchLabels")).items():
-        if key not in labels or _label_text(labels.get(key)) != _label_text(value):
-            return False
-    for expression in sequence(selector.get("matchExpressions")):
-        expression = mapping(expression)
-        label, operator = expression.get("key"), expression.get("operator")
-        values = [_label_text(v) for v in sequence(expression.get("values"))]
-        present = isinstance(label, str) and label in labels
-        current = _label_text(labels[label]) if isinstance(label, str) and present else None
-        if operator == "In" and not (present and current in values):
-            return False
-        if operator == "NotIn" and present and current in values:
-            return False
-        if operator == "Exists" and not present:
-            return False
-        if operator == "DoesNotExist" and present:
-            return False
-    return True
-
-
-def _label_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def resource_name(kind: str) -> str:

@@ -1,0 +1,307 @@
+"""Kueue's flavor assignment, for the question "can this Workload ever be admitted, and now?".
+
+Translated from kubernetes-sigs/kueue ``pkg/scheduler/flavorassigner/flavorassigner.go``:
+pod sets in order; for each resource, the resource group that covers it (none: ``resource X
+unavailable in ClusterQueue``), that group's flavors in order; a flavor is skipped when one of
+its nodeTaints (NoSchedule/NoExecute) is tolerated neither by the pod nor by the flavor
+(``untolerated taint ... in flavor F``) or when the pod's nodeSelector / required node affinity,
+restricted to the label keys the flavor sets, does not match its nodeLabels (``flavor F doesn't
+match node affinity``); then every resource of the group is checked against the flavor's
+quota: above PotentialAvailable (nominal quota plus what the cohort can lend, within
+borrowingLimit) it never fits (``insufficient quota ... > maximum capacity``); above Available
+(what the queues use now) it waits (``insufficient unused quota``).
+
+"Never" is claimed only with a proof: a pod set that no flavor of a group could ever hold, or
+pod sets whose sum exceeds the maximum capacity of every flavor they could use.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from gpulint.kube.admission.kueue import ClusterQueue, KueueSetup, ResourceFlavor, ResourceGroup
+from gpulint.kube.admission.workload import pod_sets, queue_name
+from gpulint.kube.quantity import format_amount
+from gpulint.kube.refs import Path
+from gpulint.kube.scheduler import NodeInfo, PodRequirements, Taint, Toleration, pod_requirements
+from gpulint.kube.workloads import effective_pod_spec
+
+PODS = "pods"
+
+
+@dataclass(frozen=True)
+class PodSetDemand:
+    """A pod set as Kueue counts it: per-pod requests (limits as missing requests, LimitRange
+    defaults applied) times the pod count."""
+
+    name: str
+    count: int
+    per_pod: tuple[tuple[str, Fraction], ...]
+    pod: PodRequirements  # nodeSelector, affinity, tolerations
+    path: Path = ()
+
+    def total(self, queue: ClusterQueue) -> dict[str, Fraction]:
+        requests = {name: amount * self.count for name, amount in self.per_pod if amount}
+        if queue.group_for(PODS) is not None:  # a queue that covers "pods" counts them
+            requests[PODS] = Fraction(self.count)
+        return requests
+
+
+@dataclass(frozen=True)
+class Attempt:
+    flavor: str
+    reason: str  # why it cannot (ever, or now); "" when it fits now
+    ever: bool  # the flavor could hold the pod set with nothing else admitted
+    now: bool = False  # ... with the usage the queues report
+
+
+@dataclass
+class GroupChoice:
+    """One pod set's resources of one resource group, and what each flavor said."""
+
+    pod_set: str
+    covered: tuple[str, ...]
+    requests: dict[str, Fraction]
+    attempts: list[Attempt]
+
+    @property
+    def candidates(self) -> list[str]:
+        return [a.flavor for a in self.attempts if a.ever]
+
+
+@dataclass
+class AdmissionVerdict:
+    queue: ClusterQueue
+    never: list[str] = field(default_factory=list)  # Kueue's words for why no assignment can ever exist
+    # never, unless Kueue's configuration maps the resource to another (resources.transformations)
+    doubtful: list[str] = field(default_factory=list)
+    waits: list[str] = field(default_factory=list)  # why it is not admitted with today's usage
+    choices: list[GroupChoice] = field(default_factory=list)
+    usage_known: bool = False
+
+    @property
+    def admissible(self) -> bool:
+        return not self.never
+
+    def flavors_of(self, pod_set: str) -> list[list[str]]:
+        """Per resource group of the pod set, the flavors it could ever be given."""
+        return [choice.candidates for choice in self.choices if choice.pod_set == pod_set]
+
+
+def _taint_text(taint: Taint) -> str:
+    """corev1.Taint.ToString: key=value:effect."""
+    value = f"={taint.value}" if taint.value else ""
+    return f"{taint.key}{value}:{taint.effect}"
+
+
+def flavor_mismatch(flavor: ResourceFlavor, pod: PodRequirements) -> str:
+    """checkFlavorForPodSets: "" when the flavor's taints and labels admit the pod."""
+    tolerations = (*pod.tolerations, *flavor.tolerations)
+    for taint in flavor.node_taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not any(t.tolerates(taint) for t in tolerations):
+            return f"untolerated taint {_taint_text(taint)} in flavor {flavor.name}"
+    labels = dict(flavor.node_labels)
+    node = NodeInfo(flavor.name, labels, (), False, {}, {})
+    # flavorSelector: only the requirements on the flavor's own label keys count
+    if not all(r.matches(node) for r in pod.node_selector if not r.field and r.key in labels):
+        return f"flavor {flavor.name} doesn't match node affinity"
+    if pod.affinity_terms is not None:
+        terms = [tuple(r for r in term if not r.field and r.key in labels) for term in pod.affinity_terms]
+        if terms and all(terms) and not any(all(r.matches(node) for r in term) for term in terms):
+            return f"flavor {flavor.name} doesn't match node affinity"
+    return ""
+
+
+def _quota_attempt(
+    setup: KueueSetup,
+    queue: ClusterQueue,
+    flavor: str,
+    requests: dict[str, Fraction],
+    used: dict[tuple[str, str], Fraction],
+) -> Attempt:
+    for resource, amount in sorted(requests.items()):
+        fr = (flavor, resource)
+        maximum = setup.potential_available(queue, fr)
+        if amount > maximum:
+            return Attempt(
+                flavor,
+                f"insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests (0) + "
+                f"current podset request ({format_amount(amount)}) > maximum capacity ({format_amount(maximum)})",
+                False,
+            )
+    for resource, amount in sorted(requests.items()):
+        fr = (flavor, resource)
+        wanted = used.get(fr, Fraction(0)) + amount
+        available = setup.available(queue, fr)
+        if wanted > available:
+            return Attempt(
+                flavor,
+                f"insufficient unused quota for {resource} in flavor {flavor}, "
+                f"{format_amount(wanted - available)} more needed",
+                True,
+            )
+    return Attempt(flavor, "", True, True)
+
+
+def assign(setup: KueueSetup, queue: ClusterQueue, pod_sets: list[PodSetDemand]) -> AdmissionVerdict:
+    verdict = AdmissionVerdict(queue, usage_known=queue.usage_known)
+    used: dict[tuple[str, str], Fraction] = defaultdict(Fraction)  # by earlier pod sets (the "now" view)
+    now_ok = True
+    for pod_set in pod_sets:
+        requests = pod_set.total(queue)
+        handled: set[str] = set()
+        for resource in sorted(requests):
+            if resource in handled:
+                continue
+            group = queue.group_for(resource)
+            if group is None:
+                message = f"couldn't assign flavors to pod set {pod_set.name}: resource {resource} unavailable in ClusterQueue"
+                (verdict.doubtful if _maybe_transformed(resource, queue, pod_sets) else verdict.never).append(message)
+                continue
+            wanted = {name: amount for name, amount in requests.items() if name in group.covered}
+            handled.update(wanted)
+            choice = _choose(setup, queue, group, pod_set, wanted, used)
+            verdict.choices.append(choice)
+            if not choice.candidates:
+                reasons = ", ".join(a.reason for a in choice.attempts) or "the resource group has no flavors"
+                verdict.never.append(f"couldn't assign flavors to pod set {pod_set.name}: {reasons}")
+                continue
+            fitting = next((a for a in choice.attempts if a.now), None)
+            if fitting is None:
+                now_ok = False
+                verdict.waits.append(
+                    f"pod set {pod_set.name}: " + ", ".join(a.reason for a in choice.attempts if a.ever)
+                )
+                continue
+            for name, amount in wanted.items():
+                used[(fitting.flavor, name)] += amount
+    if not verdict.never:
+        verdict.never.extend(_together(setup, queue, verdict.choices))
+    if not queue.usage_known or verdict.never or now_ok:
+        verdict.waits = []
+    return verdict
+
+
+def _maybe_transformed(resource: str, queue: ClusterQueue, pod_sets: list[PodSetDemand]) -> bool:
+    """An extended resource the queue does not cover, while it covers one no pod set asks for: the
+    sign of a resource transformation in Kueue's configuration (HAMi's nvidia.com/gpucores counted
+    as total-gpucores, MIG profiles as GPU memory), which only that configuration shows."""
+    if "/" not in resource or "kubernetes.io/" in resource:
+        return False
+    requested = {name for demand in pod_sets for name, _ in demand.per_pod} | {PODS}
+    return any(name not in requested for group in queue.groups for name in group.covered)
+
+
+def _choose(
+    setup: KueueSetup,
+    queue: ClusterQueue,
+    group: ResourceGroup,
+    pod_set: PodSetDemand,
+    requests: dict[str, Fraction],
+    used: dict[tuple[str, str], Fraction],
+) -> GroupChoice:
+    attempts = []
+    for flavor_quotas in group.flavors:
+        name = flavor_quotas.name
+        flavor = setup.flavors.get(name)
+        if flavor is not None:
+            mismatch = flavor_mismatch(flavor, pod_set.pod)
+            if mismatch:
+                attempts.append(Attempt(name, mismatch, False))
+                continue
+        attempts.append(_quota_attempt(setup, queue, name, requests, used))
+    return GroupChoice(pod_set.name, group.covered, requests, attempts)
+
+
+def _together(setup: KueueSetup, queue: ClusterQueue, choices: list[GroupChoice]) -> list[str]:
+    """Pod sets that each fit alone but not together: the sum of a resource over every pod set
+    against the maximum capacity of every flavor any of them could use (a bound, so a proof)."""
+    demand: dict[str, Fraction] = defaultdict(Fraction)
+    flavors: dict[str, set[str]] = defaultdict(set)
+    pod_sets: dict[str, list[str]] = defaultdict(list)
+    for choice in choices:
+        for resource, amount in choice.requests.items():
+            demand[resource] += amount
+            flavors[resource].update(choice.candidates)
+            pod_sets[resource].append(choice.pod_set)
+    out = []
+    for resource, total in sorted(demand.items()):
+        if len(pod_sets[resource]) < 2:
+            continue
+        capacity = sum(
+            (setup.potential_available(queue, (f, resource)) for f in sorted(flavors[resource])), Fraction(0)
+        )
+        if total > capacity:
+            names = ", ".join(sorted(flavors[resource]))
+            out.append(
+                f"insufficient quota for {resource}: the pod sets ({', '.join(pod_sets[resource])}) need "
+                f"{format_amount(total)} together > maximum capacity ({format_amount(capacity)}) of flavor(s) {names}"
+            )
+    return out
+
+
+def demands_of(data: dict[str, Any]) -> list[PodSetDemand]:
+    """The pod sets of one Workload of the object, with the requests Kueue counts."""
+    kind = str(data.get("kind", ""))
+    out = []
+    for pod_set in pod_sets(data):
+        requirements = pod_requirements(effective_pod_spec(kind, pod_set.site.spec))
+        out.append(
+            PodSetDemand(
+                pod_set.name,
+                pod_set.count,
+                tuple(sorted(requirements.requests.items())),
+                requirements,
+                pod_set.site.path,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class FlavorPin:
+    """What admission adds to a pod set's pods: its flavors' nodeLabels (as a nodeSelector) and tolerations."""
+
+    node_labels: tuple[tuple[str, str], ...]
+    tolerations: tuple[Toleration, ...]
+
+    def apply(self, spec: dict[str, Any]) -> dict[str, Any]:
+        selector = spec.get("nodeSelector")
+        tolerations = spec.get("tolerations")
+        extra = [{"key": t.key, "operator": t.operator, "value": t.value, "effect": t.effect} for t in self.tolerations]
+        return {
+            **spec,
+            "nodeSelector": {**(selector if isinstance(selector, dict) else {}), **dict(self.node_labels)},
+            "tolerations": [*(tolerations if isinstance(tolerations, list) else []), *extra],
+        }
+
+
+def flavor_pins(setup: KueueSetup, namespace: str, data: dict[str, Any]) -> dict[Path, FlavorPin]:
+    """Pod spec path -> the pin of every resource group whose flavor is certain (the only one that could
+    ever hold the pod set). A group with several possible flavors pins nothing: its pods may land on any."""
+    name = queue_name(data)
+    if name is None or name.as_annotation or not setup:
+        return {}
+    local = setup.local_queue(namespace, name.name)
+    queue = setup.cluster_queues.get(local.cluster_queue) if local is not None else None
+    if queue is None:
+        return {}
+    demands = [d for d in demands_of(data) if d.count > 0]
+    verdict = assign(setup, queue, demands)
+    if verdict.never:
+        return {}
+    pins = {}
+    for demand in demands:
+        labels: dict[str, str] = {}
+        tolerations: list[Toleration] = []
+        for candidates in verdict.flavors_of(demand.name):
+            flavor = setup.flavors.get(candidates[0]) if len(candidates) == 1 else None
+            if flavor is not None:
+                labels.update(flavor.node_labels)
+                tolerations.extend(flavor.tolerations)
+        if labels or tolerations:
+            pins[demand.path] = FlavorPin(tuple(sorted(labels.items())), tuple(tolerations))
+    return pins

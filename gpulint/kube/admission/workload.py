@@ -1,0 +1,136 @@
+"""The Kueue Workload an object becomes: its queue, and its pod sets with their counts.
+
+Kueue's job integrations (kubernetes-sigs/kueue ``pkg/controller/jobs/*``) turn each kind into
+Workloads: a batch Job is one pod set ``main``; a JobSet one per replicatedJob; Kubeflow jobs one
+per replica type; a RayJob/RayCluster the head, each worker group (and the submitter); a
+LeaderWorkerSet one Workload per group (leader + workers); a StatefulSet one pod group of every
+replica; a Deployment one Workload per pod. The queue is read from the object's label
+``kueue.x-k8s.io/queue-name`` (``jobframework.QueueNameForObject``); the annotation of the same
+name is no longer read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.fields import dig, integer, mapping
+from gpulint.kube.refs import Path
+from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites, template_metadata
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+POD_GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
+
+WHOLE, PER_POD, PER_REPLICA = "whole", "per-pod", "per-replica"
+# (api group, kind) -> how Kueue makes Workloads of it.
+INTEGRATIONS: dict[tuple[str, str], str] = {
+    ("batch", "Job"): WHOLE,
+    ("batch", "CronJob"): WHOLE,  # each Job it creates, labelled from the jobTemplate
+    ("jobset.x-k8s.io", "JobSet"): WHOLE,
+    ("kubeflow.org", "PyTorchJob"): WHOLE,
+    ("kubeflow.org", "TFJob"): WHOLE,
+    ("kubeflow.org", "MPIJob"): WHOLE,
+    ("kubeflow.org", "XGBoostJob"): WHOLE,
+    ("kubeflow.org", "PaddleJob"): WHOLE,
+    ("kubeflow.org", "JAXJob"): WHOLE,
+    ("ray.io", "RayJob"): WHOLE,
+    ("ray.io", "RayCluster"): WHOLE,
+    ("apps", "StatefulSet"): WHOLE,
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): PER_REPLICA,
+    ("apps", "Deployment"): PER_POD,
+    ("", "Pod"): WHOLE,
+}
+# Kinds whose pods are one distributed program: a Workload of them that cannot run whole never makes progress.
+DISTRIBUTED = frozenset(
+    {
+        ("jobset.x-k8s.io", "JobSet"),
+        ("kubeflow.org", "PyTorchJob"),
+        ("kubeflow.org", "TFJob"),
+        ("kubeflow.org", "MPIJob"),
+        ("kubeflow.org", "XGBoostJob"),
+        ("kubeflow.org", "PaddleJob"),
+        ("kubeflow.org", "JAXJob"),
+        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+        ("ray.io", "RayJob"),
+        ("ray.io", "RayCluster"),
+    }
+)
+
+
+@dataclass(frozen=True)
+class QueueName:
+    name: str
+    path: Path  # to the label's key
+    as_annotation: bool = False  # given as an annotation, which Kueue does not read
+
+
+def _labels_path(data: dict[str, Any]) -> Path:
+    key = (api_group(str(data.get("apiVersion", ""))), data.get("kind"))
+    return ("spec", "jobTemplate", "metadata") if key == ("batch", "CronJob") else ("metadata",)
+
+
+def queue_name(data: dict[str, Any]) -> QueueName | None:
+    """The LocalQueue the object is submitted to (the label), or the annotation Kueue ignores."""
+    meta_path = _labels_path(data)
+    meta = mapping(dig(data, *meta_path))
+    label = mapping(meta.get("labels")).get(QUEUE_LABEL)
+    if isinstance(label, str) and label:
+        return QueueName(label, (*meta_path, "labels", QUEUE_LABEL))
+    if integration(data) in (PER_POD, WHOLE) and data.get("kind") in ("Deployment", "StatefulSet"):
+        for site in pod_spec_sites(data):  # the pods carry it when the controller's object does not
+            label = template_labels(data, site).get(QUEUE_LABEL)
+            if isinstance(label, str) and label:
+                return QueueName(label, (*site.template_path, "metadata", "labels", QUEUE_LABEL))
+    annotation = mapping(meta.get("annotations")).get(QUEUE_LABEL)
+    if isinstance(annotation, str) and annotation:
+        return QueueName(annotation, (*meta_path, "annotations", QUEUE_LABEL), as_annotation=True)
+    return None
+
+
+def integration(data: dict[str, Any]) -> str | None:
+    """How Kueue turns the object into Workloads; None for kinds Kueue does not manage."""
+    return INTEGRATIONS.get((api_group(str(data.get("apiVersion", ""))), str(data.get("kind", ""))))
+
+
+def is_distributed(data: dict[str, Any]) -> bool:
+    key = (api_group(str(data.get("apiVersion", ""))), str(data.get("kind", "")))
+    return key in DISTRIBUTED or (key == ("batch", "Job") and dig(data, "spec", "completionMode") == "Indexed")
+
+
+@dataclass(frozen=True)
+class PodSet:
+    name: str
+    count: int
+    site: PodSpecSite
+
+
+def pod_sets(data: dict[str, Any]) -> list[PodSet]:
+    """The pod sets of ONE Workload of the object (for a LeaderWorkerSet: one group; for a
+    Deployment: one pod; for a Kueue pod group: the whole group as this pod's copies)."""
+    how = integration(data)
+    if how is None:
+        return []
+    sites = list(pod_spec_sites(data))
+    if how == PER_POD:
+        return [PodSet(_name(site), 1, site) for site in sites]
+    if how == PER_REPLICA:
+        replicas = integer(dig(data, "spec", "replicas"), 1) or 0
+        return [
+            PodSet(_name(site), (site.pods or 0) // replicas if replicas else 0, site) for site in sites if replicas
+        ]
+    if data.get("kind") == "Pod":
+        annotations = mapping(dig(data, "metadata", "annotations"))
+        total = str(annotations.get(POD_GROUP_TOTAL, ""))
+        grouped = isinstance(mapping(dig(data, "metadata", "labels")).get(POD_GROUP_LABEL), str)
+        count = int(total) if grouped and total.isdecimal() and len(total) <= 9 else 1
+        return [PodSet("main", count, site) for site in sites]
+    return [PodSet(_name(site), site.pods or 0, site) for site in sites if site.pods is not None]
+
+
+def _name(site: PodSpecSite) -> str:
+    return (site.role or "main").lower()
+
+
+def template_labels(data: dict[str, Any], site: PodSpecSite) -> dict[str, Any]:
+    return mapping(template_metadata(data, site).get("labels"))

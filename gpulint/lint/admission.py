@@ -1,0 +1,193 @@
+"""Admission verdicts that the rules and `explain` share: which queue an object is submitted to,
+whether that queue exists and takes its namespace, and whether its quota can ever admit it.
+
+The model is gpulint.kube.admission; this module looks the objects up through the resolver.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from gpulint.kube.admission.assign import AdmissionVerdict, assign, demands_of
+from gpulint.kube.admission.kueue import ClusterQueue, LocalQueue
+from gpulint.kube.admission.workload import QueueName, integration, queue_name
+from gpulint.kube.fields import dig, mapping, sequence
+from gpulint.kube.refs import Path
+from gpulint.kube.selectors import label_text
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.resolver import Resolver
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every Namespace
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A wiring problem: where, what, and whether it is proven (error) or only likely (warning)."""
+
+    path: Path
+    message: str
+    proven: bool
+
+
+@dataclass
+class QueueRoute:
+    """Object -> LocalQueue -> ClusterQueue, as far as the known objects go."""
+
+    queue: QueueName
+    local: LocalQueue | None = None
+    cluster: ClusterQueue | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def usable(self) -> bool:
+        """The route reaches a ClusterQueue that would judge the workload."""
+        return self.cluster is not None and not any(p.proven for p in self.problems)
+
+
+def _namespace(obj: KubeObject) -> str:
+    return obj.ref.namespace
+
+
+def namespace_labels(resolver: Resolver, namespace: str) -> dict[str, str] | None:
+    """The labels of a namespace, when known (the API server's metadata.name label included)."""
+    data = resolver.namespaces.get(namespace)
+    if data is None:
+        return None
+    labels = {str(k): label_text(v) for k, v in mapping(dig(data, "metadata", "labels")).items()}
+    labels.setdefault(NAMESPACE_NAME_LABEL, namespace)
+    return labels
+
+
+def _selector_keys(selector: dict[str, object]) -> set[str]:
+    keys = set(mapping(selector.get("matchLabels")))
+    for expression in sequence(selector.get("matchExpressions")):
+        if isinstance(expression, dict) and isinstance(expression.get("key"), str):
+            keys.add(expression["key"])
+    return keys
+
+
+def _did_you_mean(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean '{close[0]}'?"
+    return f"; defined: {', '.join(sorted(known)[:6])}" if known else ""
+
+
+def queue_route(obj: KubeObject, resolver: Resolver) -> QueueRoute | None:
+    """None when the object is not submitted to a Kueue queue (or is of a kind Kueue does not manage)."""
+    if integration(obj.data) is None:
+        return None
+    name = queue_name(obj.data)
+    if name is None:
+        return None
+    route = QueueRoute(name)
+    if name.as_annotation:
+        route.problems.append(
+            Problem(
+                name.path,
+                f"the queue is given as the annotation {name.path[-1]}, which Kueue does not read: it reads "
+                f"the label. The {obj.kind} is not queued (Kueue ignores it, or suspends it forever when "
+                "manageJobsWithoutQueueName is on); make it a label",
+                False,
+            )
+        )
+        return route
+    setup = resolver.kueue
+    namespace = _namespace(obj)
+    route.local = setup.local_queue(namespace, name.name)
+    if route.local is None:
+        known = sorted({n for (ns, n) in setup.local_queues if ns == namespace or not namespace or not ns})
+        listed = resolver.lists("LocalQueue")
+        if listed or known:
+            where = f" in namespace {namespace}" if namespace else ""
+            route.problems.append(
+                Problem(
+                    name.path,
+                    f"LocalQueue {name.name} doesn't exist{where}: Kueue leaves the workload pending "
+                    f"(inadmissible){_did_you_mean(name.name, known)}",
+                    listed,
+                )
+            )
+        return route
+    if setup.is_ambiguous("LocalQueue", (route.local.namespace, route.local.name)):
+        return route  # two different definitions among the linted files: which one applies is unknown
+    if route.local.stopped:
+        route.problems.append(
+            Problem(
+                name.path,
+                f"LocalQueue {name.name} is stopped (stopPolicy: {route.local.stop_policy}): nothing it "
+                "holds is admitted until the policy is set back to None",
+                False,
+            )
+        )
+    if setup.is_ambiguous("ClusterQueue", route.local.cluster_queue):
+        return route
+    route.cluster = setup.cluster_queue(route.local.cluster_queue)
+    if route.cluster is None:
+        listed = resolver.lists("ClusterQueue")
+        if listed or setup.cluster_queues:
+            route.problems.append(
+                Problem(
+                    name.path,
+                    f"LocalQueue {name.name} points at ClusterQueue {route.local.cluster_queue}, which doesn't "
+                    f"exist{_did_you_mean(route.local.cluster_queue, sorted(setup.cluster_queues))}",
+                    listed,
+                )
+            )
+        return route
+    route.problems.extend(_cluster_queue_problems(route.cluster, namespace, name, resolver))
+    return route
+
+
+def _cluster_queue_problems(queue: ClusterQueue, namespace: str, name: QueueName, resolver: Resolver) -> list[Problem]:
+    problems = []
+    if queue.stopped:
+        problems.append(
+            Problem(
+                name.path,
+                f"ClusterQueue {queue.name} is stopped (stopPolicy: {queue.stop_policy}): it admits nothing "
+                "until the policy is set back to None",
+                False,
+            )
+        )
+    missing = [f for f in queue.flavor_names() if f not in resolver.kueue.flavors]
+    if missing and (resolver.lists("ResourceFlavor") or resolver.kueue.flavors):
+        problems.append(
+            Problem(
+                name.path,
+                f"ClusterQueue {queue.name} is inactive: it references missing ResourceFlavor(s): "
+                f"{','.join(missing)}; it admits nothing until they exist",
+                resolver.lists("ResourceFlavor"),
+            )
+        )
+    if namespace:
+        selector = queue.namespace_selector
+        labels = namespace_labels(resolver, namespace)
+        known = selector is None or labels is not None or _selector_keys(selector) <= {NAMESPACE_NAME_LABEL}
+        if known and not queue.admits_namespace(labels or {NAMESPACE_NAME_LABEL: namespace}):
+            why = (
+                "has no namespaceSelector (null selects no namespace; {} selects all)"
+                if selector is None
+                else "has a namespaceSelector that excludes it"
+            )
+            problems.append(
+                Problem(
+                    name.path,
+                    f"workload namespace doesn't match ClusterQueue selector: ClusterQueue {queue.name} {why}, "
+                    f"so nothing from namespace {namespace} is admitted",
+                    True,
+                )
+            )
+    return problems
+
+
+def admission_verdict(obj: KubeObject, resolver: Resolver) -> tuple[QueueRoute, AdmissionVerdict] | None:
+    """The flavor assignment of the object's Workload in its ClusterQueue (None without a usable route)."""
+    route = queue_route(obj, resolver)
+    if route is None or not route.usable or route.cluster is None:
+        return None
+    demands = [d for d in demands_of(obj.data) if d.count > 0]
+    if not demands:
+        return None
+    return route, assign(resolver.kueue, route.cluster, demands)

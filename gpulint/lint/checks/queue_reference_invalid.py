@@ -1,0 +1,27 @@
+"""queue-reference-invalid: the queue a workload is submitted to is missing, stopped, or refuses it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.lint.admission import queue_route
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("queue-reference-invalid", Severity.ERROR)
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    route = queue_route(obj, ctx.resolver)
+    if route is None:
+        return
+    for problem in route.problems:
+        yield Diagnostic(
+            RULE_ID,
+            problem.path,
+            problem.message,
+            severity=None if problem.proven else Severity.WARNING,
+        )

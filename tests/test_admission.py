@@ -1,0 +1,492 @@
+"""The admission layer: Kueue queues, flavors and quota (both API versions), queue wiring, and
+queued workloads packed whole. Manifests shaped like the Kueue docs' (site/content/en/docs)."""
+
+from __future__ import annotations
+
+import textwrap
+from fractions import Fraction
+
+import pytest
+from conftest import DATA
+from rule_harness import assert_findings, findings_of
+
+from gpulint.kube.admission.kueue import ClusterQueue, KueueSetup
+
+RACKS = str(DATA / "racks")
+
+
+def flavor(name: str = "default-flavor", labels: str = "", taints: str = "", version: str = "v1beta2") -> str:
+    spec = []
+    if labels:
+        spec.append(f"  nodeLabels: {labels}")
+    if taints:
+        spec.append(f"  nodeTaints: {taints}")
+    body = "\n".join(spec) or "  {}"
+    return f"apiVersion: kueue.x-k8s.io/{version}\nkind: ResourceFlavor\nmetadata: {{name: {name}}}\nspec:\n{body}\n"
+
+
+def cluster_queue(
+    name: str = "cluster-queue",
+    gpus: str = "8",
+    flavors: tuple[str, ...] = ("default-flavor",),
+    cohort: str = "",
+    version: str = "v1beta2",
+    extra: str = "",
+    covered: str = "cpu, memory, nvidia.com/gpu",
+    selector: str = "namespaceSelector: {}",
+) -> str:
+    cohort_key = "cohortName" if version == "v1beta2" else "cohort"
+    cohort_line = f"  {cohort_key}: {cohort}\n" if cohort else ""
+    flavor_lines = "".join(
+        f"    - name: {f}\n"
+        "      resources:\n"
+        '      - {name: cpu, nominalQuota: "64"}\n'
+        "      - {name: memory, nominalQuota: 512Gi}\n"
+        f"      - {{name: nvidia.com/gpu, nominalQuota: {gpus}{extra}}}\n"
+        for f in flavors
+    )
+    selector_line = f"  {selector}\n" if selector else ""
+    return (
+        f"apiVersion: kueue.x-k8s.io/{version}\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n"
+        f"{cohort_line}{selector_line}  resourceGroups:\n  - coveredResources: [{covered}]\n    flavors:\n{flavor_lines}"
+    )
+
+
+def local_queue(
+    name: str = "user-queue", namespace: str = "team-a", target: str = "cluster-queue", v: str = "v1beta2"
+) -> str:
+    return (
+        f"apiVersion: kueue.x-k8s.io/{v}\nkind: LocalQueue\nmetadata: {{name: {name}, namespace: {namespace}}}\n"
+        f"spec: {{clusterQueue: {target}}}\n"
+    )
+
+
+def job(
+    gpus: int = 1, parallelism: int = 1, queue: str = "user-queue", namespace: str = "team-a", extra_spec: str = ""
+) -> str:
+    text = textwrap.dedent(f"""\
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: sample-job
+          namespace: {namespace}
+          labels:
+            kueue.x-k8s.io/queue-name: {queue}
+        spec:
+          parallelism: {parallelism}
+          completions: {parallelism}
+          template:
+            spec:EXTRA
+              restartPolicy: Never
+              containers:
+              - name: dummy-job
+                image: registry.k8s.io/e2e-test-images/agnhost:2.53
+                resources:
+                  requests: {{cpu: 100m, memory: 100Mi}}
+                  limits: {{nvidia.com/gpu: {gpus}}}
+        """)
+    return text.replace("EXTRA", extra_spec)
+
+
+def docs(*parts: str) -> str:
+    return "---\n".join(part if part.endswith("\n") else part + "\n" for part in parts)
+
+
+def queue_findings(text: str, rule: str = "queue-unadmittable", **kwargs):
+    return findings_of(rule, text, **kwargs)
+
+
+# ----------------------------------------------------------------- quota boundaries
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+def test_exactly_the_nominal_quota_admits(version):
+    text = docs(
+        flavor(version=version), cluster_queue(version=version), local_queue(v=version), job(gpus=4, parallelism=2)
+    )
+    assert queue_findings(text) == []
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+def test_one_gpu_more_than_the_nominal_quota_never_admits(version):
+    text = docs(
+        flavor(version=version), cluster_queue(version=version), local_queue(v=version), job(gpus=3, parallelism=3)
+    )
+    (finding,) = queue_findings(text)
+    assert finding.severity == "error"
+    assert finding.message == (
+        "ClusterQueue cluster-queue can never admit this workload (it stays suspended): couldn't assign flavors "
+        "to pod set main: insufficient quota for nvidia.com/gpu in flavor default-flavor, previously considered "
+        "podsets requests (0) + current podset request (9) > maximum capacity (8)"
+    )
+    assert (finding.line, finding.column) == (
+        text.splitlines().index("    kueue.x-k8s.io/queue-name: user-queue") + 1,
+        32,
+    )
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+def test_borrowing_within_the_cohort_admits(version):
+    text = docs(
+        flavor(version=version),
+        cluster_queue(cohort="research", version=version),
+        cluster_queue("other-queue", cohort="research", version=version),
+        local_queue(v=version),
+        job(gpus=8, parallelism=2),
+    )
+    assert queue_findings(text) == []
+
+
+def test_borrowing_beyond_what_the_cohort_has_never_admits():
+    text = docs(
+        flavor(),
+        cluster_queue(cohort="research"),
+        cluster_queue("other-queue", cohort="research"),
+        local_queue(),
+        job(gpus=17),
+    )
+    (finding,) = queue_findings(text)
+    assert "current podset request (17) > maximum capacity (16)" in finding.message
+
+
+def test_borrowing_limit_caps_what_the_cohort_lends():
+    text = docs(
+        flavor(),
+        cluster_queue(cohort="research", extra=", borrowingLimit: 2"),
+        cluster_queue("other-queue", cohort="research"),
+        local_queue(),
+    )
+    assert queue_findings(docs(text, job(gpus=10))) == []
+    (finding,) = queue_findings(docs(text, job(gpus=11)))
+    assert "> maximum capacity (10)" in finding.message
+
+
+def test_lending_limit_keeps_the_rest_of_the_other_queues_quota():
+    text = docs(
+        flavor(),
+        cluster_queue(cohort="research"),
+        cluster_queue("other-queue", cohort="research", extra=", lendingLimit: 3"),
+        local_queue(),
+    )
+    assert queue_findings(docs(text, job(gpus=11))) == []
+    (finding,) = queue_findings(docs(text, job(gpus=12)))
+    assert "> maximum capacity (11)" in finding.message
+
+
+def test_a_cohort_object_with_its_own_quota_lends_it():
+    cohort = textwrap.dedent("""\
+        apiVersion: kueue.x-k8s.io/v1beta2
+        kind: Cohort
+        metadata: {name: research}
+        spec:
+          resourceGroups:
+          - coveredResources: [nvidia.com/gpu]
+            flavors:
+            - name: default-flavor
+              resources:
+              - {name: nvidia.com/gpu, nominalQuota: 4}
+        """)
+    text = docs(flavor(), cohort, cluster_queue(cohort="research"), local_queue())
+    assert queue_findings(docs(text, job(gpus=12))) == []
+    (finding,) = queue_findings(docs(text, job(gpus=13)))
+    assert "> maximum capacity (12)" in finding.message
+
+
+def test_quota_model_follows_kueue_resource_node_arithmetic():
+    data = [
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "root"}},
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Cohort",
+            "metadata": {"name": "child"},
+            "spec": {"parentName": "root"},
+        },
+    ]
+
+    def cq(name, cohort, nominal, **limits):
+        quota = {"name": "nvidia.com/gpu", "nominalQuota": nominal, **limits}
+        return {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {
+                "cohortName": cohort,
+                "resourceGroups": [
+                    {"coveredResources": ["nvidia.com/gpu"], "flavors": [{"name": "f", "resources": [quota]}]}
+                ],
+            },
+        }
+
+    setup = KueueSetup.of([*data, cq("a", "child", 4), cq("b", "child", 6, lendingLimit=2), cq("c", "root", 10)])
+    fr = ("f", "nvidia.com/gpu")
+    assert setup.potential_available(setup.cluster_queues["a"], fr) == 16  # 4 + 2 lent by b + 10 from root
+    assert setup.potential_available(setup.cluster_queues["b"], fr) == 20  # its 6 + a's 4 + c's 10
+    assert setup.available(setup.cluster_queues["a"], fr) == 16
+    assert ClusterQueue.of(cq("x", "", "1k")).groups[0].flavors[0].quota("nvidia.com/gpu").nominal == Fraction(1000)
+
+
+# ----------------------------------------------------------------- flavors
+
+
+def test_untolerated_flavor_taint_then_next_flavor_admits():
+    text = docs(
+        flavor("spot", labels="{instance-type: spot}", taints="[{key: spot, value: 'true', effect: NoSchedule}]"),
+        flavor("on-demand", labels="{instance-type: on-demand}"),
+        cluster_queue(flavors=("spot", "on-demand")),
+        local_queue(),
+        job(gpus=8),
+    )
+    assert queue_findings(text) == []
+
+
+def test_every_flavor_refused_by_taints_and_labels():
+    text = docs(
+        flavor("spot", labels="{instance-type: spot}", taints="[{key: spot, value: 'true', effect: NoSchedule}]"),
+        flavor("on-demand", labels="{instance-type: on-demand}"),
+        cluster_queue(flavors=("spot", "on-demand")),
+        local_queue(),
+        job(gpus=8, extra_spec="\n      nodeSelector: {instance-type: reserved, kubernetes.io/arch: amd64}"),
+    )
+    (finding,) = queue_findings(text)
+    assert (
+        "couldn't assign flavors to pod set main: untolerated taint spot=true:NoSchedule in flavor spot, "
+        "flavor on-demand doesn't match node affinity" in finding.message
+    )
+
+
+def test_node_selector_keys_the_flavor_does_not_set_are_ignored():
+    text = docs(
+        flavor("on-demand", labels="{instance-type: on-demand}"),
+        cluster_queue(flavors=("on-demand",)),
+        local_queue(),
+        job(gpus=8, extra_spec="\n      nodeSelector: {kubernetes.io/arch: amd64}"),
+    )
+    assert queue_findings(text) == []
+
+
+def test_a_resource_no_resource_group_covers():
+    text = docs(flavor(), cluster_queue(covered="nvidia.com/gpu"), local_queue(), job(gpus=1))
+    (finding,) = queue_findings(text)
+    assert "couldn't assign flavors to pod set main: resource cpu unavailable in ClusterQueue" in finding.message
+
+
+def test_pod_sets_that_fit_alone_but_not_together():
+    pytorch = textwrap.dedent("""\
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata:
+          name: pytorch-simple
+          namespace: team-a
+          labels: {kueue.x-k8s.io/queue-name: user-queue}
+        spec:
+          pytorchReplicaSpecs:
+            Master:
+              replicas: 1
+              template:
+                spec:
+                  containers:
+                  - {name: pytorch, image: docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727, resources: {limits: {nvidia.com/gpu: 4}}}
+            Worker:
+              replicas: 1
+              template:
+                spec:
+                  containers:
+                  - {name: pytorch, image: docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727, resources: {limits: {nvidia.com/gpu: 5}}}
+        """)
+    text = docs(flavor(), cluster_queue(covered="nvidia.com/gpu"), local_queue())
+    (finding,) = queue_findings(docs(text, pytorch))
+    assert (
+        "the pod sets (master, worker) need 9 together > maximum capacity (8) of flavor(s) default-flavor"
+        in finding.message
+    )
+    assert queue_findings(docs(text, pytorch.replace("gpu: 5", "gpu: 4"))) == []
+
+
+def test_current_usage_is_a_warning_only(tmp_path):
+    (tmp_path / "queues.yaml").write_text(
+        docs(
+            flavor(),
+            cluster_queue() + "status:\n  flavorsReservation:\n  - name: default-flavor\n    resources:\n"
+            "    - {name: nvidia.com/gpu, total: '6', borrowed: '0'}\n",
+            local_queue(),
+        )
+    )
+    (finding,) = queue_findings(job(gpus=4), inventory=[RACKS, str(tmp_path)])
+    assert finding.severity == "warning"
+    assert "insufficient unused quota for nvidia.com/gpu in flavor default-flavor, 2 more needed" in finding.message
+    assert queue_findings(job(gpus=2), inventory=[RACKS, str(tmp_path)]) == []
+
+
+# ----------------------------------------------------------------- wiring
+
+
+def test_missing_local_queue_listed_by_the_inventory_is_an_error(tmp_path):
+    (tmp_path / "queues.yaml").write_text(docs(flavor(), cluster_queue(), local_queue()))
+    (finding,) = queue_findings(job(queue="user-queu"), "queue-reference-invalid", inventory=[str(tmp_path)])
+    assert finding.severity == "error"
+    assert "LocalQueue user-queu doesn't exist in namespace team-a" in finding.message
+    assert "did you mean 'user-queue'?" in finding.message
+    assert queue_findings(job(), "queue-reference-invalid", inventory=[str(tmp_path)]) == []
+
+
+def test_no_queues_known_says_nothing():
+    assert queue_findings(job(queue="anything"), "queue-reference-invalid") == []
+
+
+def test_queue_given_as_an_annotation():
+    text = job().replace("  labels:\n    kueue.x-k8s.io/queue-name", "  annotations:\n    kueue.x-k8s.io/queue-name")
+    (finding,) = queue_findings(text, "queue-reference-invalid")
+    assert finding.severity == "warning"
+    assert "which Kueue does not read: it reads the label" in finding.message
+
+
+def test_local_queue_pointing_at_a_missing_cluster_queue():
+    text = docs(flavor(), cluster_queue(), local_queue(target="cluster-queu"), job())
+    (finding,) = queue_findings(text, "queue-reference-invalid")
+    assert "points at ClusterQueue cluster-queu, which doesn't exist; did you mean 'cluster-queue'?" in finding.message
+
+
+def test_null_namespace_selector_selects_no_namespace():
+    text = docs(flavor(), cluster_queue(selector=""), local_queue(), job())
+    (finding,) = queue_findings(text, "queue-reference-invalid")
+    assert finding.severity == "error"
+    assert "workload namespace doesn't match ClusterQueue selector" in finding.message
+    assert "null selects no namespace" in finding.message
+
+
+def test_namespace_selector_on_namespace_labels():
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: {research-cohort: '{value}'}\n"
+    queues = docs(
+        flavor(), cluster_queue(selector="namespaceSelector: {matchLabels: {research-cohort: 'true'}}"), local_queue()
+    )
+    assert queue_findings(docs(namespace.replace("{value}", "true"), queues, job()), "queue-reference-invalid") == []
+    (finding,) = queue_findings(docs(namespace.replace("{value}", "false"), queues, job()), "queue-reference-invalid")
+    assert "has a namespaceSelector that excludes it" in finding.message
+    # labels unknown (no Namespace object): not judged
+    assert queue_findings(docs(queues, job()), "queue-reference-invalid") == []
+
+
+def test_namespace_selector_on_the_metadata_name_label_needs_no_namespace_object():
+    selector = (
+        "namespaceSelector: {matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [team-b]}]}"
+    )
+    (finding,) = queue_findings(
+        docs(flavor(), cluster_queue(selector=selector), local_queue(), job()), "queue-reference-invalid"
+    )
+    assert "excludes it" in finding.message
+
+
+def test_stopped_queues_and_missing_flavors(tmp_path):
+    stopped = cluster_queue().replace("spec:\n", "spec:\n  stopPolicy: Hold\n", 1)
+    (finding,) = queue_findings(docs(flavor(), stopped, local_queue(), job()), "queue-reference-invalid")
+    assert (
+        finding.severity == "warning" and "ClusterQueue cluster-queue is stopped (stopPolicy: Hold)" in finding.message
+    )
+    (tmp_path / "queues.yaml").write_text(docs(flavor("other"), cluster_queue(), local_queue()))
+    (finding,) = queue_findings(job(), "queue-reference-invalid", inventory=[str(tmp_path)])
+    assert finding.severity == "error"
+    assert "references missing ResourceFlavor(s): default-flavor" in finding.message
+
+
+# ----------------------------------------------------------------- queued workloads packed whole
+
+
+def jobset(replicas: int, gpus: int = 8, queue_label: str = "labels") -> str:
+    return textwrap.dedent(f"""\
+        apiVersion: jobset.x-k8s.io/v1alpha2
+        kind: JobSet
+        metadata:
+          name: llm
+          namespace: team-a
+          {queue_label}:
+            kueue.x-k8s.io/queue-name: user-queue
+        spec:
+          replicatedJobs:
+          - name: workers
+            replicas: {replicas}
+            template:
+              spec:
+                parallelism: 1
+                completions: 1
+                template:
+                  spec:
+                    restartPolicy: Never
+                    containers:
+                    - name: train
+                      image: registry.example.com/llm:1.0
+                      resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}
+        """)
+
+
+def test_a_queued_distributed_job_larger_than_the_cluster_is_unsatisfiable():
+    (finding,) = findings_of("gang-unsatisfiable", jobset(7), inventory=RACKS)  # 6 nodes hold 8 GPUs
+    assert finding.severity == "error"
+    assert "Kueue workload (queue user-queue) needs 7 workers pods x 8 nvidia.com/gpu placed at once" in finding.message
+    assert (finding.line, finding.column) == (7, 32)
+    assert findings_of("gang-unsatisfiable", jobset(6), inventory=RACKS) == []
+
+
+def test_the_flavor_narrows_the_nodes_the_workload_packs_onto():
+    queues = docs(
+        flavor("rack-r2", labels="{topology.kubernetes.io/rack: r2}"),
+        cluster_queue(flavors=("rack-r2",), gpus="64", covered="nvidia.com/gpu"),
+        local_queue(),
+    )
+    (finding,) = findings_of("gang-unsatisfiable", docs(queues, jobset(3)), inventory=RACKS)
+    assert "on its flavors' nodes needs 3 workers pods" in finding.message and "fits 2" in finding.message
+    assert findings_of("gang-unsatisfiable", docs(queues, jobset(2)), inventory=RACKS) == []
+
+
+def test_a_queue_annotation_is_no_gang():
+    found = findings_of("gang-missing", jobset(3, queue_label="annotations"))
+    assert [f.rule for f in found] == ["gang-missing"]
+    assert findings_of("gang-missing", jobset(3)) == []
+
+
+def test_rule_docs_examples_run():
+    # the documented example, with its line numbers, through the harness (the doc test does it for every rule)
+    text = docs(flavor(), cluster_queue(), local_queue(), job(gpus=16))
+    assert_findings(
+        "queue-unadmittable",
+        text,
+        [(text.splitlines().index("    kueue.x-k8s.io/queue-name: user-queue") + 1, 32, "> maximum capacity (8)")],
+    )
+
+
+def test_two_different_definitions_of_one_queue_are_judged_by_neither():
+    text = docs(flavor(), cluster_queue(gpus="8"), cluster_queue(gpus="4"), local_queue(), job(gpus=16))
+    assert queue_findings(text) == []
+
+
+def test_the_linted_queue_replaces_the_clusters_and_keeps_its_usage(tmp_path):
+    reserved = "status:\n  flavorsReservation:\n  - name: default-flavor\n    resources:\n    - {name: nvidia.com/gpu, total: '10'}\n"
+    (tmp_path / "queues.yaml").write_text(docs(flavor(), cluster_queue(gpus="8") + reserved, local_queue()))
+    # the file raises the quota to 16: 12 GPUs fit it, but 10 are in use now
+    (finding,) = queue_findings(docs(cluster_queue(gpus="16"), job(gpus=12)), inventory=[str(tmp_path)])
+    assert finding.severity == "warning" and "6 more needed" in finding.message
+    (finding,) = queue_findings(job(gpus=12), inventory=[str(tmp_path)])
+    assert finding.severity == "error" and "> maximum capacity (8)" in finding.message
+
+
+def test_a_resource_the_queue_may_count_after_a_transformation_is_info_only():
+    hami = textwrap.dedent("""\
+        apiVersion: kueue.x-k8s.io/v1beta2
+        kind: ClusterQueue
+        metadata: {name: cluster-queue}
+        spec:
+          namespaceSelector: {}
+          resourceGroups:
+          - coveredResources: [nvidia.com/gpu, nvidia.com/total-gpucores]
+            flavors:
+            - name: default-flavor
+              resources:
+              - {name: nvidia.com/gpu, nominalQuota: 20}
+              - {name: nvidia.com/total-gpucores, nominalQuota: 600}
+        """)
+    pod = job(gpus=2).replace("requests: {cpu: 100m, memory: 100Mi}", "requests: {}").replace(
+        "limits: {nvidia.com/gpu: 2}", "limits: {nvidia.com/gpu: 2, nvidia.com/gpucores: 30}"
+    )
+    (finding,) = queue_findings(docs(flavor(), hami, local_queue(), pod))
+    assert finding.severity == "info"
+    assert "resource nvidia.com/gpucores unavailable in ClusterQueue" in finding.message
+    assert "resources.transformations" in finding.message
