@@ -483,8 +483,10 @@ def test_a_resource_the_queue_may_count_after_a_transformation_is_info_only():
               - {name: nvidia.com/gpu, nominalQuota: 20}
               - {name: nvidia.com/total-gpucores, nominalQuota: 600}
         """)
-    pod = job(gpus=2).replace("requests: {cpu: 100m, memory: 100Mi}", "requests: {}").replace(
-        "limits: {nvidia.com/gpu: 2}", "limits: {nvidia.com/gpu: 2, nvidia.com/gpucores: 30}"
+    pod = (
+        job(gpus=2)
+        .replace("requests: {cpu: 100m, memory: 100Mi}", "requests: {}")
+        .replace("limits: {nvidia.com/gpu: 2}", "limits: {nvidia.com/gpu: 2, nvidia.com/gpucores: 30}")
     )
     (finding,) = queue_findings(docs(flavor(), hami, local_queue(), pod))
     assert finding.severity == "info"
