@@ -433,7 +433,8 @@ def test_the_flavor_narrows_the_nodes_the_workload_packs_onto():
         local_queue(),
     )
     (finding,) = findings_of("gang-unsatisfiable", docs(queues, jobset(3)), inventory=RACKS)
-    assert "on its flavors' nodes needs 3 workers pods" in finding.message and "fits 2" in finding.message
+    assert "on the nodes of flavor rack-r2 (topology.kubernetes.io/rack=r2) needs 3 workers pods" in finding.message
+    assert "fits 2" in finding.message
     assert findings_of("gang-unsatisfiable", docs(queues, jobset(2)), inventory=RACKS) == []
 
 
@@ -492,3 +493,232 @@ def test_a_resource_the_queue_may_count_after_a_transformation_is_info_only():
     assert finding.severity == "info"
     assert "resource nvidia.com/gpucores unavailable in ClusterQueue" in finding.message
     assert "resources.transformations" in finding.message
+
+
+# ----------------------------------------------------------------- topology-aware scheduling
+
+TOPOLOGY = textwrap.dedent("""\
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: Topology
+    metadata: {name: default}
+    spec:
+      levels:
+      - nodeLabel: cloud.provider.com/topology-block
+      - nodeLabel: cloud.provider.com/topology-rack
+      - nodeLabel: kubernetes.io/hostname
+    """)
+TAS_FLAVOR = textwrap.dedent("""\
+    kind: ResourceFlavor
+    apiVersion: kueue.x-k8s.io/v1beta2
+    metadata: {name: tas-flavor}
+    spec:
+      nodeLabels: {cloud.provider.com/node-group: tas-group}
+      topologyName: default
+    """)
+
+
+def tas_job(annotation: str = "") -> str:
+    meta = f"\n    metadata:\n      annotations: {{{annotation}}}" if annotation else ""
+    return job(gpus=1).replace("  template:\n    spec:", f"  template:{meta}\n    spec:")
+
+
+def test_a_required_topology_level_the_flavors_topology_lacks():
+    queues = docs(TOPOLOGY, TAS_FLAVOR, cluster_queue(flavors=("tas-flavor",)), local_queue())
+    text = docs(queues, tas_job("kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-zone"))
+    (finding,) = queue_findings(text)
+    assert (
+        'couldn\'t assign flavors to pod set main: Flavor "tas-flavor" does not contain the requested level'
+        in finding.message
+    )
+    clean = docs(queues, tas_job("kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack"))
+    assert queue_findings(clean) == []
+
+
+def test_topology_requests_and_flavors_without_topology():
+    plain = docs(flavor(), cluster_queue(), local_queue())
+    text = docs(plain, tas_job("kueue.x-k8s.io/podset-preferred-topology: cloud.provider.com/topology-rack"))
+    (finding,) = queue_findings(text)
+    assert 'Flavor "default-flavor" does not support TopologyAwareScheduling' in finding.message
+
+
+def test_a_topology_flavor_serves_only_topology_aware_pod_sets_unless_every_flavor_is_one():
+    mixed = docs(TOPOLOGY, TAS_FLAVOR, flavor(), cluster_queue(flavors=("tas-flavor", "default-flavor"), gpus="4"))
+    assert queue_findings(docs(mixed, local_queue(), job(gpus=8))) != []  # 8 > 4 in default-flavor; tas-flavor skipped
+    (finding,) = queue_findings(docs(mixed, local_queue(), job(gpus=8)))
+    assert 'Flavor "tas-flavor" supports only TopologyAwareScheduling' in finding.message
+    tas_only = docs(TOPOLOGY, TAS_FLAVOR, cluster_queue(flavors=("tas-flavor",)), local_queue())
+    assert queue_findings(docs(tas_only, job(gpus=8))) == []  # TAS implied for every pod set
+
+
+def test_no_node_carries_the_required_level():
+    text = jobset(2).replace(
+        "        template:\n          spec:\n            restartPolicy",
+        "        template:\n          metadata:\n            annotations:\n"
+        "              kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack\n"
+        "          spec:\n            restartPolicy",
+    )
+    assert "podset-required-topology" in text
+    (finding,) = findings_of("gang-unsatisfiable", text, inventory=RACKS)
+    assert "no node carries the label cloud.provider.com/topology-rack" in finding.message
+    assert "no topology domains at level: cloud.provider.com/topology-rack" in finding.message
+    on_racks = text.replace("cloud.provider.com/topology-rack", "topology.kubernetes.io/rack")
+    assert findings_of("gang-unsatisfiable", on_racks, inventory=RACKS) == []
+
+
+# ----------------------------------------------------------------- Volcano and KAI Scheduler queues
+
+
+def volcano_queue(name: str = "research", state: str = "Open") -> str:
+    return textwrap.dedent(f"""\
+        apiVersion: scheduling.volcano.sh/v1beta1
+        kind: Queue
+        metadata: {{name: {name}}}
+        spec:
+          weight: 1
+          reclaimable: false
+          capability: {{cpu: 2, memory: 4Gi}}
+        status: {{state: {state}}}
+        """)
+
+
+def volcano_job(queue: str = "research") -> str:
+    return textwrap.dedent(f"""\
+        apiVersion: batch.volcano.sh/v1alpha1
+        kind: Job
+        metadata: {{name: test-job, namespace: team-a}}
+        spec:
+          minAvailable: 1
+          schedulerName: volcano
+          queue: {queue}
+          tasks:
+          - replicas: 1
+            name: nginx
+            template:
+              spec:
+                containers:
+                - {{name: nginx, image: nginx, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}
+                restartPolicy: Never
+        """)
+
+
+def test_volcano_queue_missing_or_closed():
+    (missing,) = queue_findings(docs(volcano_queue(), volcano_job("reserch")), "queue-reference-invalid")
+    assert missing.severity == "warning"  # only the linted files define queues
+    assert (
+        "Volcano Queue reserch doesn't exist: Volcano's admission webhook refuses the Job: unable to find job queue; did you mean 'research'?"
+        in missing.message
+    )
+    (closed,) = queue_findings(docs(volcano_queue(state="Closed"), volcano_job()), "queue-reference-invalid")
+    assert closed.severity == "error"
+    assert "can only submit job to queue with state `Open`, queue `research` status is `Closed`" in closed.message
+    assert queue_findings(docs(volcano_queue(), volcano_job()), "queue-reference-invalid") == []
+
+
+def test_volcano_default_queue_needs_no_definition(tmp_path):
+    job = volcano_job().replace("  queue: research\n", "")
+    assert queue_findings(docs(volcano_queue(), job), "queue-reference-invalid") == []
+    (tmp_path / "queues.yaml").write_text(volcano_queue())
+    (finding,) = queue_findings(job, "queue-reference-invalid", inventory=[str(tmp_path)])
+    assert finding.severity == "error" and "Volcano Queue default doesn't exist" in finding.message
+
+
+def kai_pod(label: str = "kai.scheduler/queue", queue: str = "default-queue") -> str:
+    return textwrap.dedent(f"""\
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: gpu-pod
+          labels:
+            {label}: {queue}
+        spec:
+          schedulerName: kai-scheduler
+          containers:
+          - name: main
+            image: ubuntu
+            args: ["sleep", "infinity"]
+            resources:
+              limits:
+                nvidia.com/gpu: "1"
+        """)
+
+
+KAI_QUEUES = textwrap.dedent("""\
+    apiVersion: scheduling.run.ai/v2
+    kind: Queue
+    metadata: {name: default-queue}
+    spec:
+      parentQueue: default
+      resources:
+        gpu: {quota: -1, limit: -1, overQuotaWeight: 1}
+        cpu: {quota: -1, limit: -1, overQuotaWeight: 1}
+        memory: {quota: -1, limit: -1, overQuotaWeight: 1}
+    """)
+
+
+def test_kai_queue_missing_and_the_legacy_label(tmp_path):
+    (tmp_path / "queues.yaml").write_text(KAI_QUEUES)
+    assert queue_findings(kai_pod(), "queue-reference-invalid", inventory=[str(tmp_path)]) == []
+    (missing,) = queue_findings(kai_pod(queue="defaul-queue"), "queue-reference-invalid", inventory=[str(tmp_path)])
+    assert missing.severity == "error"
+    assert (
+        "KAI Scheduler Queue defaul-queue doesn't exist: its pods stay Pending; did you mean 'default-queue'?"
+        in missing.message
+    )
+    # the default queue: assumed to exist unless the inventory lists KAI's queues
+    assert (
+        queue_findings(docs(KAI_QUEUES.replace("default-queue", "team-a"), kai_pod()), "queue-reference-invalid") == []
+    )
+    (legacy,) = queue_findings(kai_pod("runai/queue"), "queue-reference-invalid")
+    assert legacy.severity == "warning" and "legacy label runai/queue" in legacy.message
+    # the legacy label on a pod another scheduler places is none of KAI's business
+    assert (
+        queue_findings(kai_pod("runai/queue").replace("kai-scheduler", "default-scheduler"), "queue-reference-invalid")
+        == []
+    )
+
+
+# ----------------------------------------------------------------- explain and inventory
+
+
+def test_explain_shows_the_admission_step_before_the_scheduler(tmp_path):
+    from conftest import run_cli
+
+    path = tmp_path / "job.yaml"
+    path.write_text(docs(flavor(), cluster_queue(), local_queue(), job(gpus=3, parallelism=3)))
+    result = run_cli("explain", str(path), "--inventory", RACKS, "--format", "json")
+    import json
+
+    (explanation,) = json.loads(result.stdout)["explanations"]
+    first = explanation["steps"][0]
+    assert first["title"] == "Admission (queue and quota)" and first["status"] == "FAIL"
+    assert first["lines"][0] == "Kueue: LocalQueue user-queue -> ClusterQueue cluster-queue"
+    assert (
+        "pod set main, flavor default-flavor: cpu 0.3 of at most 64, memory 300Mi of at most 512Gi, nvidia.com/gpu 9 of at most 8"
+        in first["lines"][1]
+    )
+    assert first["lines"][-1].startswith("never admitted: couldn't assign flavors to pod set main: insufficient quota")
+    # explain and check agree: the same verdict is check's finding
+    assert any("queue-unadmittable" in line for line in explanation["steps"][-1]["lines"])
+
+
+def test_inventory_lists_queues_with_quota_and_use(tmp_path):
+    from conftest import run_cli
+
+    reserved = "status:\n  flavorsReservation:\n  - name: default-flavor\n    resources:\n    - {name: nvidia.com/gpu, total: '6'}\n"
+    (tmp_path / "kueue.yaml").write_text(
+        docs(flavor(), cluster_queue(cohort="research") + reserved, cluster_queue("other-queue", cohort="research"))
+    )
+    result = run_cli("inventory", "--inventory", RACKS, "--inventory", str(tmp_path))
+    assert (
+        "  cluster-queue (cohort research)  default-flavor  nvidia.com/gpu: nominal 8, maximum 16  used 6"
+        in result.stdout
+    )
+    result = run_cli("inventory", "--inventory", RACKS, "--inventory", str(tmp_path), "--format", "json")
+    import json
+
+    queues = json.loads(result.stdout)["summary"]["clusterQueues"]
+    assert queues["other-queue"]["flavors"]["default-flavor"]["nvidia.com/gpu"] == {
+        "nominalQuota": 8,
+        "maximum": 16,
+        "used": None,
+    }

@@ -445,6 +445,6 @@ def test_cli_live_inventory_errors_are_usage_errors(make_api, tmp_path):
 
 
 def test_every_inventory_api_names_versions_newest_first():
-    rank = {"v1": 0, "v1beta2": 1, "v1beta1": 2, "v1alpha3": 3, "v1alpha2": 4, "v1alpha1": 5}
+    rank = {"v2": -1, "v1": 0, "v1beta2": 1, "v1beta1": 2, "v1alpha3": 3, "v1alpha2": 4, "v1alpha1": 5}
     for api in INVENTORY_APIS:
         assert list(api.versions) == sorted(api.versions, key=rank.__getitem__), api

@@ -26,6 +26,7 @@ from gpulint.kube.scheduler import (
     pod_requirements,
 )
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
+from gpulint.lint.admission import admission_verdict, batch_queue_problems, queue_route
 from gpulint.lint.findings import Finding, Severity
 from gpulint.lint.inventory import GANG_OBJECT_KINDS
 from gpulint.lint.objects import KubeObject
@@ -84,7 +85,9 @@ def _names(group: NodeGroup, limit: int = 3) -> str:
     return ", ".join(names) + more
 
 
-def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: Step | None = None) -> SiteExplanation:
+def explain_site(
+    obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: Step | None = None, admission: Step | None = None
+) -> SiteExplanation:
     # The requirements gpu-unschedulable judges: DRA-backed extended resources are the DRA step's.
     pod = gpu_pod_requirements(obj.kind, site, inventory) or pod_requirements(effective_pod_spec(obj.kind, site.spec))
     dra_backed = set(inventory.dra_extended_resources()) - inventory.published_resources
@@ -93,7 +96,7 @@ def explain_site(obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: 
     role = f", '{site.role}' pod template" if site.role else ""
     count = "" if site.pods is None else f" ({site.pods} pod{'s' if site.pods != 1 else ''})"
     heading = f"{obj.ref.display()}{role}{count}"
-    steps: list[Step] = []
+    steps: list[Step] = [admission] if admission is not None else []
 
     # 1. resource names and counts
     everything = pod_requirements(effective_pod_spec(obj.kind, site.spec)).requests
@@ -266,7 +269,8 @@ def explain_objects(
         ]
         sites = list(pod_spec_sites(obj.data))
         gang = _gang_step(obj, inventory) if sites else None  # the object's gangs, packed once for all its sites
-        explained = [explain_site(obj, site, inventory, gang) for site in sites]
+        admission = admission_step(obj, inventory) if sites else None
+        explained = [explain_site(obj, site, inventory, gang, admission) for site in sites]
         if not explained:
             steps = _object_steps(obj, inventory)
             if not steps and not own:
@@ -276,6 +280,58 @@ def explain_objects(
             explanation.steps.append(_findings_step(own))
         out.extend(explained)
     return out
+
+
+def _show(resource: str, amount: Fraction) -> str:
+    """Bytes in binary units, as kubectl shows memory (256Gi); other amounts as they are."""
+    if resource in ("memory", "ephemeral-storage") and amount.denominator == 1 and amount >= 1024:
+        for suffix, power in (("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10)):
+            if amount % (1 << power) == 0:
+                return f"{amount // (1 << power)}{suffix}"
+    return format_amount(amount)
+
+
+def admission_step(obj: KubeObject, inventory: Resolver) -> Step | None:
+    """Before the scheduler: the queue the workload waits in, the flavor and quota arithmetic, and the
+    namespace's quota - the verdicts queue-reference-invalid and queue-unadmittable report."""
+    route = queue_route(obj, inventory)
+    problems = [*(route.problems if route is not None else []), *batch_queue_problems(obj, inventory)]
+    if route is None and not problems:
+        return None
+    lines, status = [], OK
+    if route is not None:
+        target = f"LocalQueue {route.queue.name}"
+        if route.local is not None:
+            target += f" -> ClusterQueue {route.local.cluster_queue}"
+        if route.cluster is not None and route.cluster.cohort:
+            target += f" (cohort {route.cluster.cohort})"
+        lines.append(f"Kueue: {target}")
+    for problem in problems:
+        lines.append(problem.message)
+        status = FAIL if problem.proven else INFO if status == OK else status
+    found = admission_verdict(obj, inventory)
+    if found is not None:
+        _route, verdict = found
+        for choice in verdict.choices:
+            for attempt in choice.attempts:
+                amounts = ", ".join(
+                    f"{name} {_show(name, amount)} of at most "
+                    f"{_show(name, inventory.kueue.potential_available(verdict.queue, (attempt.flavor, name)))}"
+                    for name, amount in sorted(choice.requests.items())
+                )
+                outcome = "fits" if attempt.now else attempt.reason
+                lines.append(f"pod set {choice.pod_set}, flavor {attempt.flavor}: {amounts}: {outcome}")
+        if verdict.never:
+            status = FAIL
+            lines += [f"never admitted: {reason}" for reason in verdict.never]
+        elif verdict.doubtful:
+            lines += [f"admitted only if Kueue's configuration transforms it: {reason}" for reason in verdict.doubtful]
+        elif verdict.waits:
+            status = INFO if status == OK else status
+            lines += [f"waits for quota: {reason}" for reason in verdict.waits]
+        else:
+            lines.append("admitted: every pod set has a flavor within the quota")
+    return Step("Admission (queue and quota)", status, lines)
 
 
 def _object_steps(obj: KubeObject, inventory: Resolver) -> list[Step]:

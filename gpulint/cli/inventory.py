@@ -40,6 +40,7 @@ class InventorySummary:
     devices_by_class: Counter[str] = field(default_factory=Counter)
     device_classes: dict[str, str] = field(default_factory=dict)  # class -> extended resource name or ""
     running_pods: int = 0
+    queues: list[QueueQuota] = field(default_factory=list)  # Kueue: per ClusterQueue, flavor and resource
 
     def as_json(self) -> dict[str, Any]:
         def number(value: Fraction) -> int | float:
@@ -60,7 +61,54 @@ class InventorySummary:
                 name: {"extendedResourceName": ext or None} for name, ext in sorted(self.device_classes.items())
             },
             "runningPods": self.running_pods,
+            "clusterQueues": _queues_json(self.queues, number),
         }
+
+
+@dataclass(frozen=True)
+class QueueQuota:
+    queue: str
+    cohort: str
+    flavor: str
+    resource: str
+    nominal: Fraction
+    maximum: Fraction  # with what the cohort can lend (Kueue's PotentialAvailable)
+    used: Fraction | None  # status.flavorsReservation; None when the inventory has no status
+
+
+def _queues_json(rows: list[QueueQuota], number: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for row in rows:
+        queue = out.setdefault(row.queue, {"cohort": row.cohort or None, "flavors": {}})
+        queue["flavors"].setdefault(row.flavor, {})[row.resource] = {
+            "nominalQuota": number(row.nominal),
+            "maximum": number(row.maximum),
+            "used": None if row.used is None else number(row.used),
+        }
+    return out
+
+
+def queue_quotas(inventory: Resolver) -> list[QueueQuota]:
+    setup = inventory.kueue
+    rows = []
+    for name, queue in sorted(setup.cluster_queues.items()):
+        usage = dict(queue.usage)
+        for group in queue.groups:
+            for flavor in group.flavors:
+                for resource, quota in flavor.resources:
+                    fr = (flavor.name, resource)
+                    rows.append(
+                        QueueQuota(
+                            name,
+                            queue.cohort,
+                            flavor.name,
+                            resource,
+                            quota.nominal,
+                            setup.potential_available(queue, fr),
+                            usage.get(fr, Fraction(0)) if queue.usage_known else None,
+                        )
+                    )
+    return rows
 
 
 def _first_label(labels: dict[str, str], keys: tuple[str, ...], default: str) -> str:
@@ -96,6 +144,7 @@ def summarize(inventory: Resolver) -> InventorySummary:
     summary.device_classes = {name: extended.get(name, "") for name in inventory.device_classes}
     summary.devices_by_class = _devices_by_class(inventory)
     summary.running_pods = sum(node.pod_count for node in inventory.nodes)
+    summary.queues = queue_quotas(inventory)
     return summary
 
 
@@ -150,4 +199,13 @@ def render_text(summary: InventorySummary) -> str:
         for name, extended in sorted(summary.device_classes.items()):
             devices = f"  {summary.devices_by_class.get(name, 0):>4} devices" if summary.devices_by_driver else ""
             lines.append(f"  {name:<{width}}{devices}" + (f"  (extendedResourceName {extended})" if extended else ""))
+    if summary.queues:
+        lines.append("Kueue ClusterQueues (quota per flavor; maximum = nominal + what the cohort can lend):")
+        for row in summary.queues:
+            cohort = f" (cohort {row.cohort})" if row.cohort else ""
+            used = "" if row.used is None else f"  used {format_amount(row.used)}"
+            lines.append(
+                f"  {row.queue}{cohort}  {row.flavor}  {row.resource}: nominal {format_amount(row.nominal)}, "
+                f"maximum {format_amount(row.maximum)}{used}"
+            )
     return "\n".join(lines) + "\n"

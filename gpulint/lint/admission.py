@@ -10,6 +10,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from gpulint.kube.admission.assign import AdmissionVerdict, assign, demands_of
+from gpulint.kube.admission.batch_queues import KAI_QUEUE_LABEL, RUNAI_QUEUE_LABEL, kai_queue, volcano_queue
 from gpulint.kube.admission.kueue import ClusterQueue, LocalQueue
 from gpulint.kube.admission.workload import QueueName, integration, queue_name
 from gpulint.kube.fields import dig, mapping, sequence
@@ -187,7 +188,57 @@ def admission_verdict(obj: KubeObject, resolver: Resolver) -> tuple[QueueRoute, 
     route = queue_route(obj, resolver)
     if route is None or not route.usable or route.cluster is None:
         return None
-    demands = [d for d in demands_of(obj.data) if d.count > 0]
+    demands = [d for d in demands_of(obj.data, resolver.limit_items(obj.ref.namespace)) if d.count > 0]
     if not demands:
         return None
     return route, assign(resolver.kueue, route.cluster, demands)
+
+
+def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
+    """A Volcano or KAI Scheduler queue that does not exist or is closed; a legacy KAI queue label."""
+    problems = []
+    kai, legacy = kai_queue(obj.data)
+    if legacy is not None:
+        problems.append(
+            Problem(
+                legacy,
+                f"the pods ask for kai-scheduler with the legacy label {RUNAI_QUEUE_LABEL}; KAI Scheduler reads "
+                f"{KAI_QUEUE_LABEL} (its pod grouper's queue label key) unless its configuration names the old one",
+                False,
+            )
+        )
+    for use in (volcano_queue(obj.data), kai):
+        if use is None:
+            continue
+        queues = resolver.batch_queues(use.group)
+        listed = resolver.lists("Queue") and any(
+            str(d.get("apiVersion", "")).startswith(use.group + "/") for d in resolver.inventory_admission_objects()
+        )
+        found = queues.get(use.name)
+        if found is None:
+            if use.defaulted and not listed:
+                continue  # the scheduler's default queue exists unless the inventory shows otherwise
+            if listed or queues:
+                refused = (
+                    "Volcano's admission webhook refuses the Job: unable to find job queue"
+                    if obj.kind == "Job" and use.system == "Volcano"
+                    else "its pods stay Pending"
+                )
+                problems.append(
+                    Problem(
+                        use.path,
+                        f"{use.system} Queue {use.name} doesn't exist: {refused}"
+                        f"{_did_you_mean(use.name, sorted(queues))}",
+                        listed,
+                    )
+                )
+            continue
+        if use.system == "Volcano" and found.state and found.state != "Open":
+            refused = (
+                f"Volcano's admission webhook refuses the Job: can only submit job to queue with state `Open`, "
+                f"queue `{use.name}` status is `{found.state}`"
+                if obj.kind == "Job"
+                else "nothing new is scheduled from it"
+            )
+            problems.append(Problem(use.path, f"Volcano Queue {use.name} is {found.state}: {refused}", True))
+    return problems

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 # Objects of the admission layer: Kueue's queues and flavors, namespace quotas and limits.
-ADMISSION_KINDS = (*KUEUE_KINDS, "ResourceQuota", "LimitRange")
+ADMISSION_KINDS = (*KUEUE_KINDS, "ResourceQuota", "LimitRange", "Queue")  # Queue: Volcano and KAI
 INVENTORY_KINDS = (
     "Node",
     "ResourceSlice",

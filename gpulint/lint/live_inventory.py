@@ -60,6 +60,7 @@ class InventoryApi:
 
 
 _DRA = ("v1", "v1beta2", "v1beta1")
+_KUEUE = ("v1beta2", "v1beta1")
 # What the inventory reads, as a table: the RBAC of the Helm chart (deploy/chart) grants list and
 # watch on exactly these (tests/test_chart.py holds the two together).
 INVENTORY_APIS: tuple[InventoryApi, ...] = (
@@ -84,6 +85,16 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     InventoryApi("scheduling.x-k8s.io", "PodGroup", "podgroups", ("v1alpha1",), namespaced=True),
     InventoryApi("scheduling.volcano.sh", "PodGroup", "podgroups", ("v1beta1",), namespaced=True),
     InventoryApi("node.k8s.io", "RuntimeClass", "runtimeclasses", ("v1",)),
+    # The admission layer: namespace limits and quotas, Kueue's queues and flavors, Volcano and KAI queues.
+    InventoryApi("", "LimitRange", "limitranges", ("v1",), namespaced=True),
+    InventoryApi("", "ResourceQuota", "resourcequotas", ("v1",), namespaced=True),
+    InventoryApi("kueue.x-k8s.io", "ClusterQueue", "clusterqueues", _KUEUE),
+    InventoryApi("kueue.x-k8s.io", "LocalQueue", "localqueues", _KUEUE, namespaced=True),
+    InventoryApi("kueue.x-k8s.io", "ResourceFlavor", "resourceflavors", _KUEUE),
+    InventoryApi("kueue.x-k8s.io", "Cohort", "cohorts", (*_KUEUE, "v1alpha1")),
+    InventoryApi("kueue.x-k8s.io", "Topology", "topologies", (*_KUEUE, "v1alpha1")),
+    InventoryApi("scheduling.volcano.sh", "Queue", "queues", ("v1beta1",)),
+    InventoryApi("scheduling.run.ai", "Queue", "queues", ("v2",)),
 )
 
 

@@ -12,9 +12,12 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from gpulint.kube.admission.batch_queues import BatchQueue
 from gpulint.kube.admission.kueue import KUEUE_GROUP, KUEUE_KINDS, KueueSetup
+from gpulint.kube.admission.namespace import LimitItem, Quota, limit_items
 from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
+from gpulint.kube.fields import mapping
 from gpulint.kube.pools.binding import bind
 from gpulint.kube.pools.labels import any_pooled
 from gpulint.kube.pools.model import NodePool
@@ -38,6 +41,7 @@ DRA_GROUP = "resource.k8s.io"
 # Kinds of the linted set that change the cluster the allocator sees.
 _DRA_CLUSTER_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim")
 _EMPTY = ClusterInventory()
+NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
 
 
 class Resolver:
@@ -229,6 +233,43 @@ class Resolver:
         """Kueue's queues, flavors and cohorts: the linted files' first (about to be applied), then the inventory's."""
         linted = [obj.data for kind in KUEUE_KINDS for obj in self.linted.of_kind(KUEUE_GROUP, kind)]
         return KueueSetup.of(linted, self._cluster.admission_objects)
+
+    @cached_property
+    def _namespace_policies(self) -> dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]]:
+        """(kind, namespace) -> (namespace, name) -> LimitRange / ResourceQuota data; a linted object
+        replaces the cluster's of the same name (it is about to be applied)."""
+        found: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
+        cluster = [data for data in self._cluster.admission_objects if data.get("apiVersion") == "v1"]
+        linted = [obj.data for kind in NAMESPACE_POLICY_KINDS for obj in self.linted.of_kind("", kind)]
+        for data in [*cluster, *linted]:
+            kind = str(data.get("kind", ""))
+            if kind not in NAMESPACE_POLICY_KINDS:
+                continue
+            meta = mapping(data.get("metadata"))
+            namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+            found.setdefault((kind, namespace), {})[(namespace, name)] = data
+        return found
+
+    def limit_items(self, namespace: str) -> list[LimitItem]:
+        """The Container items of the namespace's LimitRanges, in name order (the first one's defaults win)."""
+        ranges = self._namespace_policies.get(("LimitRange", namespace), {})
+        return [item for _, data in sorted(ranges.items()) for item in limit_items(data)]
+
+    def quotas(self, namespace: str) -> list[Quota]:
+        quotas = self._namespace_policies.get(("ResourceQuota", namespace), {})
+        return [Quota.of(data) for _, data in sorted(quotas.items())]
+
+    def inventory_admission_objects(self) -> list[dict[str, Any]]:
+        return self._cluster.admission_objects
+
+    def batch_queues(self, group: str) -> dict[str, BatchQueue]:
+        """Volcano or KAI Scheduler queues (cluster-scoped) by name: the linted files' first."""
+        found = {q.name: q for q in map(BatchQueue.of, (o.data for o in self.linted.of_kind(group, "Queue")))}
+        for data in self._cluster.admission_objects:
+            if data.get("kind") == "Queue" and str(data.get("apiVersion", "")).startswith(group + "/"):
+                queue = BatchQueue.of(data)
+                found.setdefault(queue.name, queue)
+        return found
 
     def lists(self, kind: str) -> bool:
         """The inventory lists this kind: an object of it found nowhere does not exist in the cluster."""

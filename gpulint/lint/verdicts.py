@@ -227,6 +227,11 @@ def describe_gang(gang: Gang, result: GangVerdict, key: str) -> str:
     assert main is not None
     where = f" in one {key}" if key else ""
     best = result.best()
+    if key and best and not best.domain:  # no node carries the label (Kueue: `no topology domains at level`)
+        return (
+            f"{gang.system} needs its pods placed at once{where}, but no node carries the label {key}: "
+            f"no topology domains at level: {key}"
+        )
     domain = f"the best {key.rsplit('/', 1)[-1]} ({best.domain})" if key and best else "the cluster"
     held = best.placeable if best else 0
     detail = f"; {best.reason}" if best and best.reason and len(gang.members) > 1 else ""

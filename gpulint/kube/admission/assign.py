@@ -18,12 +18,14 @@ pod sets whose sum exceeds the maximum capacity of every flavor they could use.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.admission.kueue import ClusterQueue, KueueSetup, ResourceFlavor, ResourceGroup
-from gpulint.kube.admission.workload import pod_sets, queue_name
+from gpulint.kube.admission.namespace import LimitItem, with_limit_ranges
+from gpulint.kube.admission.workload import TopologyRequest, pod_sets, queue_name, topology_request
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import Path
 from gpulint.kube.scheduler import NodeInfo, PodRequirements, Taint, Toleration, pod_requirements
@@ -42,6 +44,7 @@ class PodSetDemand:
     per_pod: tuple[tuple[str, Fraction], ...]
     pod: PodRequirements  # nodeSelector, affinity, tolerations
     path: Path = ()
+    topology: TopologyRequest = TopologyRequest()
 
     def total(self, queue: ClusterQueue) -> dict[str, Fraction]:
         requests = {name: amount * self.count for name, amount in self.per_pod if amount}
@@ -195,6 +198,30 @@ def _maybe_transformed(resource: str, queue: ClusterQueue, pod_sets: list[PodSet
     return any(name not in requested for group in queue.groups for name in group.covered)
 
 
+def _topology_mismatch(
+    setup: KueueSetup, queue: ClusterQueue, group: ResourceGroup, flavor: ResourceFlavor, pod_set: PodSetDemand
+) -> str:
+    """checkPodSetAndFlavorMatchForTAS (its messages): a flavor serves topology-aware pod sets only with a
+    Topology that has every level they name; a TAS flavor serves only them, unless every flavor of the
+    queue is one (TAS is then implied)."""
+    if not pod_set.topology.explicit:
+        flavors = [setup.flavors.get(name) for name in queue.flavor_names()]
+        tas_only = all(f is not None and f.topology_name for f in flavors)  # TAS implied for every pod set
+        unknown = any(f is None for f in flavors)
+        if flavor.topology_name and not tas_only and not unknown:
+            return f'Flavor "{flavor.name}" supports only TopologyAwareScheduling'
+        return ""
+    if not flavor.topology_name:
+        requested = {name for name, _ in pod_set.per_pod}
+        if requested & set(group.covered):
+            return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
+        return ""
+    topology = setup.topologies.get(flavor.topology_name)
+    if topology is not None and any(level not in topology.levels for _, level in pod_set.topology.levels):
+        return f'Flavor "{flavor.name}" does not contain the requested level'
+    return ""
+
+
 def _choose(
     setup: KueueSetup,
     queue: ClusterQueue,
@@ -208,7 +235,7 @@ def _choose(
         name = flavor_quotas.name
         flavor = setup.flavors.get(name)
         if flavor is not None:
-            mismatch = flavor_mismatch(flavor, pod_set.pod)
+            mismatch = _topology_mismatch(setup, queue, group, flavor, pod_set) or flavor_mismatch(flavor, pod_set.pod)
             if mismatch:
                 attempts.append(Attempt(name, mismatch, False))
                 continue
@@ -243,12 +270,15 @@ def _together(setup: KueueSetup, queue: ClusterQueue, choices: list[GroupChoice]
     return out
 
 
-def demands_of(data: dict[str, Any]) -> list[PodSetDemand]:
-    """The pod sets of one Workload of the object, with the requests Kueue counts."""
+def demands_of(data: dict[str, Any], limit_ranges: Iterable[LimitItem] = ()) -> list[PodSetDemand]:
+    """The pod sets of one Workload of the object, with the requests Kueue counts: the namespace's
+    LimitRange defaults applied, limits standing in for missing requests (workload.AdjustResources)."""
     kind = str(data.get("kind", ""))
+    items = list(limit_ranges)
     out = []
     for pod_set in pod_sets(data):
-        requirements = pod_requirements(effective_pod_spec(kind, pod_set.site.spec))
+        spec, _ = with_limit_ranges(effective_pod_spec(kind, pod_set.site.spec), items)
+        requirements = pod_requirements(spec)
         out.append(
             PodSetDemand(
                 pod_set.name,
@@ -256,6 +286,7 @@ def demands_of(data: dict[str, Any]) -> list[PodSetDemand]:
                 tuple(sorted(requirements.requests.items())),
                 requirements,
                 pod_set.site.path,
+                topology_request(data, pod_set.site),
             )
         )
     return out
@@ -267,6 +298,11 @@ class FlavorPin:
 
     node_labels: tuple[tuple[str, str], ...]
     tolerations: tuple[Toleration, ...]
+    flavors: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        labels = ", ".join(f"{k}={v}" for k, v in self.node_labels)
+        return f"flavor {', '.join(self.flavors)}" + (f" ({labels})" if labels else "")
 
     def apply(self, spec: dict[str, Any]) -> dict[str, Any]:
         selector = spec.get("nodeSelector")
@@ -297,11 +333,15 @@ def flavor_pins(setup: KueueSetup, namespace: str, data: dict[str, Any]) -> dict
     for demand in demands:
         labels: dict[str, str] = {}
         tolerations: list[Toleration] = []
+        names: list[str] = []
         for candidates in verdict.flavors_of(demand.name):
             flavor = setup.flavors.get(candidates[0]) if len(candidates) == 1 else None
             if flavor is not None:
                 labels.update(flavor.node_labels)
                 tolerations.extend(flavor.tolerations)
+                names.append(flavor.name)
         if labels or tolerations:
-            pins[demand.path] = FlavorPin(tuple(sorted(labels.items())), tuple(tolerations))
+            pins[demand.path] = FlavorPin(
+                tuple(sorted(labels.items())), tuple(tolerations), tuple(dict.fromkeys(names))
+            )
     return pins

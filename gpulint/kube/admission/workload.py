@@ -22,6 +22,13 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
 
+# Topology-aware scheduling: pod template annotations naming a level (a node label) of the flavor's Topology
+REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
+UNCONSTRAINED_TOPOLOGY = "kueue.x-k8s.io/podset-unconstrained-topology"
+TOPOLOGY_ANNOTATIONS = (REQUIRED_TOPOLOGY, PREFERRED_TOPOLOGY, SLICE_TOPOLOGY)
+
 WHOLE, PER_POD, PER_REPLICA = "whole", "per-pod", "per-replica"
 # (api group, kind) -> how Kueue makes Workloads of it.
 INTEGRATIONS: dict[tuple[str, str], str] = {
@@ -96,6 +103,32 @@ def integration(data: dict[str, Any]) -> str | None:
 def is_distributed(data: dict[str, Any]) -> bool:
     key = (api_group(str(data.get("apiVersion", ""))), str(data.get("kind", "")))
     return key in DISTRIBUTED or (key == ("batch", "Job") and dig(data, "spec", "completionMode") == "Indexed")
+
+
+@dataclass(frozen=True)
+class TopologyRequest:
+    """The levels a pod set asks of its flavor's Topology (empty: no topology-aware scheduling asked)."""
+
+    levels: tuple[tuple[str, str], ...] = ()  # (annotation, node label), in TOPOLOGY_ANNOTATIONS order
+    unconstrained: bool = False
+    path: Path = ()  # the first annotation
+
+    @property
+    def explicit(self) -> bool:
+        return bool(self.levels) or self.unconstrained
+
+
+def topology_request(data: dict[str, Any], site: PodSpecSite) -> TopologyRequest:
+    annotations = mapping(template_metadata(data, site).get("annotations"))
+    levels = tuple(
+        (key, annotations[key])
+        for key in TOPOLOGY_ANNOTATIONS
+        if isinstance(annotations.get(key), str) and annotations[key]
+    )
+    unconstrained = str(annotations.get(UNCONSTRAINED_TOPOLOGY, "")).lower() == "true"
+    first = levels[0][0] if levels else UNCONSTRAINED_TOPOLOGY if unconstrained else ""
+    path = (*site.template_path, "metadata", "annotations", first) if first else ()
+    return TopologyRequest(levels, unconstrained, path)
 
 
 @dataclass(frozen=True)

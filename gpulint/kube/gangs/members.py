@@ -339,7 +339,8 @@ def _kueue_workload_gang(obj: ObjectLike, inventory: GangLookup | None) -> list[
     total = sum(member.count for member in members)
     if total < 2:
         return []
-    flavored = " on its flavors' nodes" if pins else ""
+    on = sorted({pin.describe() for pin in pins.values()})
+    flavored = f" on the nodes of {'; '.join(on)}" if on else ""
     return [Gang(f"Kueue workload (queue {name.name}){flavored}", members, total, name.path)]
 
 
@@ -593,7 +594,10 @@ def _pack_nodes(gang: Gang, model: ClusterModel, nodes: list[NodeInfo], key: str
     packing = _Packing.of(required, main, model, nodes)
     placements = []
     decided: dict[frozenset[tuple[NodeKind, int]], Decision] = {}  # racks alike are decided once
-    for domain, domain_nodes in _domains(nodes, key).items():
+    domains = _domains(nodes, key)
+    if key and not domains:  # no node carries the label: not one domain to place the gang in
+        return GangVerdict([Placement("", True, False, 0, f"no topology domains at level: {key}")], main_count, main)
+    for domain, domain_nodes in domains.items():
         kinds = frozenset(packing.kinds(domain_nodes).items())
         if kinds not in decided:
             decided[kinds] = decide(packing.shapes, dict(kinds), budget)

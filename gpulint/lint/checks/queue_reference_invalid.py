@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.lint.admission import queue_route
+from gpulint.lint.admission import batch_queue_problems, queue_route
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -16,9 +16,8 @@ RULE_ID = SPEC.id
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     route = queue_route(obj, ctx.resolver)
-    if route is None:
-        return
-    for problem in route.problems:
+    problems = [*(route.problems if route is not None else []), *batch_queue_problems(obj, ctx.resolver)]
+    for problem in problems:
         yield Diagnostic(
             RULE_ID,
             problem.path,

@@ -1,0 +1,95 @@
+"""The queues of the batch schedulers that are not Kueue: Volcano and NVIDIA KAI Scheduler.
+
+Volcano (volcano-sh/apis scheduling/v1beta1 Queue, cluster-scoped): a Volcano Job names its queue
+in ``spec.queue`` (default ``default``, created at install), a PodGroup in ``spec.queue``, a pod
+with the annotation ``scheduling.volcano.sh/queue-name``. Volcano's job admission webhook
+(pkg/webhooks/admission/jobs/validate/admit_job.go) refuses a Job whose queue does not exist
+(``unable to find job queue``) or is not Open (``can only submit job to queue with state `Open`,
+queue `%s` status is `%s```).
+
+KAI Scheduler (NVIDIA/KAI-Scheduler, ``scheduling.run.ai/v2`` Queue, cluster-scoped): a workload
+joins a queue with the label ``kai.scheduler/queue`` (its pod grouper's default queue label key);
+``runai/queue`` is the label of the Run:ai releases KAI came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.fields import dig, mapping, text
+from gpulint.kube.refs import Path
+from gpulint.kube.workloads import api_group, pod_spec_sites, template_metadata
+
+VOLCANO_GROUP = "scheduling.volcano.sh"
+KAI_GROUP = "scheduling.run.ai"
+VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
+RUNAI_QUEUE_LABEL = "runai/queue"
+KAI_SCHEDULER = "kai-scheduler"
+VOLCANO_DEFAULT_QUEUE = "default"  # created when Volcano is installed
+KAI_DEFAULT_QUEUE = "default-queue"  # the queue KAI's quick start and chart create
+
+
+@dataclass(frozen=True)
+class QueueUse:
+    system: str  # "Volcano" or "KAI Scheduler"
+    group: str  # the Queue's API group
+    name: str
+    path: Path
+    defaulted: bool = False  # the system's default queue (written or not): assumed to exist unless listed
+
+
+def volcano_queue(data: dict[str, Any]) -> QueueUse | None:
+    group, kind = api_group(text(data.get("apiVersion"))), data.get("kind")
+    if (group, kind) in (("batch.volcano.sh", "Job"), (VOLCANO_GROUP, "PodGroup")):
+        queue = dig(data, "spec", "queue")
+        if isinstance(queue, str) and queue:
+            return QueueUse("Volcano", VOLCANO_GROUP, queue, ("spec", "queue"))
+        return QueueUse("Volcano", VOLCANO_GROUP, VOLCANO_DEFAULT_QUEUE, ("spec",), defaulted=True)
+    for site in pod_spec_sites(data):
+        if site.spec.get("schedulerName") != "volcano":
+            continue
+        annotations = mapping(template_metadata(data, site).get("annotations"))
+        queue = annotations.get(VOLCANO_QUEUE_ANNOTATION)
+        if isinstance(queue, str) and queue:
+            path = (*site.template_path, "metadata", "annotations", VOLCANO_QUEUE_ANNOTATION)
+            return QueueUse("Volcano", VOLCANO_GROUP, queue, path)
+    return None
+
+
+def kai_queue(data: dict[str, Any]) -> tuple[QueueUse | None, Path | None]:
+    """(the KAI queue the workload joins, the path of a legacy ``runai/queue`` label used instead)."""
+    places: list[tuple[Path, dict[str, Any]]] = [(("metadata",), mapping(data.get("metadata")))]
+    uses_kai = False
+    for site in pod_spec_sites(data):
+        uses_kai = uses_kai or site.spec.get("schedulerName") == KAI_SCHEDULER
+        places.append(((*site.template_path, "metadata"), template_metadata(data, site)))
+    legacy: Path | None = None
+    for path, meta in places:
+        labels = mapping(meta.get("labels"))
+        queue = labels.get(KAI_QUEUE_LABEL)
+        if isinstance(queue, str) and queue:
+            use = QueueUse(
+                "KAI Scheduler", KAI_GROUP, queue, (*path, "labels", KAI_QUEUE_LABEL), queue == KAI_DEFAULT_QUEUE
+            )
+            return use, None
+        if legacy is None and isinstance(labels.get(RUNAI_QUEUE_LABEL), str):
+            legacy = (*path, "labels", RUNAI_QUEUE_LABEL)
+    return None, legacy if uses_kai else None
+
+
+@dataclass(frozen=True)
+class BatchQueue:
+    group: str
+    name: str
+    state: str  # Volcano status.state (Open, Closed, Closing, Unknown); "" when not reported
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> BatchQueue:
+        state = dig(data, "status", "state") or dig(data, "spec", "state")
+        return cls(
+            api_group(text(data.get("apiVersion"))),
+            text(dig(data, "metadata", "name")),
+            state if isinstance(state, str) else "",
+        )

@@ -1,0 +1,351 @@
+"""A namespace's LimitRanges and ResourceQuotas, as the API server applies them to a Pod at creation.
+
+Order (kube-apiserver): API defaulting (a container's missing request = its limit), then the
+LimitRanger admission plugin fills in LimitRange defaults (``default`` for missing limits,
+``defaultRequest`` for missing requests; a LimitRange item's own defaulting makes ``max`` the
+default limit and the default limit the default request), then object validation (a request
+above its limit; an extended-resource request different from its limit), then LimitRanger's
+min/max checks, then the ResourceQuota plugin (``exceeded quota``, ``must specify``).
+
+Sources: kubernetes/kubernetes plugin/pkg/admission/limitranger/admission.go (defaulting,
+``minimum %s usage per %s is %s, but request is %s``, ``maximum %s usage per %s is %s, but limit
+is %s``), pkg/apis/core/v1/defaults.go SetDefaults_LimitRangeItem, pkg/quota/v1/evaluator/core/
+pods.go (what a pod is charged: ``requests.<extended>`` only; cpu/memory quotas require every
+container to set them), staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota
+(``exceeded quota: %s, requested: %s, used: %s, limited: %s``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
+from gpulint.kube.refs import Path
+from gpulint.kube.resources import is_extended
+from gpulint.kube.scheduler import resource_list
+from gpulint.kube.workloads import containers
+
+Resources = dict[str, Fraction]
+
+
+@dataclass(frozen=True)
+class LimitItem:
+    """One Container item of a LimitRange, after the item's own API defaulting."""
+
+    source: str  # the LimitRange's name
+    default: tuple[tuple[str, Fraction], ...]
+    default_request: tuple[tuple[str, Fraction], ...]
+    minimum: tuple[tuple[str, Fraction], ...]
+    maximum: tuple[tuple[str, Fraction], ...]
+    written_default: frozenset[str]  # keys the object writes under default (the rest come from max)
+    texts: tuple[tuple[str, str], ...] = ()  # "section/resource" -> the quantity as written, for messages
+
+    def text_of(self, section: str, resource: str, amount: Fraction) -> str:
+        return dict(self.texts).get(f"{section}/{resource}", format_amount(amount))
+
+
+def limit_items(data: dict[str, Any]) -> list[LimitItem]:
+    """The Container items of a LimitRange (SetDefaults_LimitRangeItem applied)."""
+    name = text(dig(data, "metadata", "name"))
+    items = []
+    for raw in sequence(dig(data, "spec", "limits")):
+        raw = mapping(raw)
+        if raw.get("type") != "Container":
+            continue
+        maximum = resource_list(raw.get("max"))
+        minimum = resource_list(raw.get("min"))
+        written = resource_list(raw.get("default"))
+        default = {**maximum, **written}
+        default_request = {**minimum, **default, **resource_list(raw.get("defaultRequest"))}
+        shown = {f"max/{k}": v for k, v in _texts(raw.get("max")).items()}
+        shown.update({f"min/{k}": v for k, v in _texts(raw.get("min")).items()})
+        limit_text = {**_texts(raw.get("max")), **_texts(raw.get("default"))}
+        shown.update({f"limits/{k}": v for k, v in limit_text.items()})
+        request_text = {**_texts(raw.get("min")), **limit_text, **_texts(raw.get("defaultRequest"))}
+        shown.update({f"requests/{k}": v for k, v in request_text.items()})
+        items.append(
+            LimitItem(
+                name,
+                tuple(sorted(default.items())),
+                tuple(sorted(default_request.items())),
+                tuple(sorted(minimum.items())),
+                tuple(sorted(maximum.items())),
+                frozenset(written),
+                tuple(sorted(shown.items())),
+            )
+        )
+    return items
+
+
+def _texts(values: Any) -> dict[str, str]:
+    """Resource -> the quantity as written (Kubernetes prints quantities in the form they were given)."""
+    out = {}
+    for name, value in mapping(values).items():
+        try:
+            out[str(name)] = quantity_from_yaml(value).text
+        except QuantityError:
+            continue
+    return out
+
+
+@dataclass(frozen=True)
+class Injected:
+    """A value the LimitRanger wrote into a container."""
+
+    container: str
+    path: Path  # the container, relative to the pod spec
+    section: str  # "limits" or "requests"
+    resource: str
+    amount: Fraction
+    source: str  # the LimitRange
+    from_max: bool = False  # the default limit came from ``max`` (no ``default`` written)
+    text: str = ""  # the amount as the LimitRange writes it
+
+
+def with_limit_ranges(spec: dict[str, Any], items: Iterable[LimitItem]) -> tuple[dict[str, Any], list[Injected]]:
+    """The pod spec after API defaulting and LimitRanger's defaults; and what the LimitRanger added."""
+    items = list(items)
+    if not items:
+        return spec, []
+    out = dict(spec)
+    injected: list[Injected] = []
+    for list_name in ("initContainers", "containers"):
+        if not isinstance(spec.get(list_name), list):
+            continue
+        new_list = []
+        for index, container in enumerate(spec[list_name]):
+            if not isinstance(container, dict):
+                new_list.append(container)
+                continue
+            resources = mapping(container.get("resources"))
+            limits = dict(mapping(resources.get("limits")))
+            requests = dict(mapping(resources.get("requests")))
+            for name, value in limits.items():  # API defaulting: a missing request is the limit
+                requests.setdefault(name, value)
+            name_of = text(container.get("name"))
+            for item in items:  # mergeContainerResources: only what is missing; the first LimitRange wins
+                for resource, amount in item.default:
+                    if resource not in limits:
+                        limits[resource] = item.text_of("limits", resource, amount)
+                        injected.append(
+                            Injected(
+                                name_of,
+                                (list_name, index),
+                                "limits",
+                                resource,
+                                amount,
+                                item.source,
+                                resource not in item.written_default,
+                                limits[resource],
+                            )
+                        )
+                for resource, amount in item.default_request:
+                    if resource not in requests:
+                        requests[resource] = item.text_of("requests", resource, amount)
+                        injected.append(
+                            Injected(
+                                name_of,
+                                (list_name, index),
+                                "requests",
+                                resource,
+                                amount,
+                                item.source,
+                                text=requests[resource],
+                            )
+                        )
+            new_list.append({**container, "resources": {**resources, "limits": limits, "requests": requests}})
+        out[list_name] = new_list
+    return out, injected
+
+
+@dataclass(frozen=True)
+class Violation:
+    path: Path  # relative to the pod spec
+    message: str  # the API server's words
+
+
+def _amounts(values: Any) -> Resources:
+    return resource_list(values)
+
+
+def limit_violations(spec: dict[str, Any], items: Iterable[LimitItem]) -> Iterator[Violation]:
+    """Object validation and LimitRanger validation of the defaulted pod spec."""
+    items = list(items)
+    for path, container in containers(spec):
+        if path[0] == "ephemeralContainers":
+            continue
+        resources = mapping(container.get("resources"))
+        limits = _amounts(resources.get("limits"))
+        requests = _amounts(resources.get("requests"))
+        shown = {
+            **{f"limits/{k}": v for k, v in _texts(resources.get("limits")).items()},
+            **{f"requests/{k}": v for k, v in _texts(resources.get("requests")).items()},
+        }
+        where = (*path, "resources")
+        for resource, request in sorted(requests.items()):
+            limit = limits.get(resource)
+            if is_extended(resource):
+                if limit is None:
+                    yield Violation(
+                        (*where, "limits"), "Required value: Limit must be set for non overcommitable resources"
+                    )
+                elif limit != request:
+                    yield Violation(
+                        (*where, "requests", resource),
+                        f'Invalid value: "{shown[f"requests/{resource}"]}": must be equal to {resource} limit of '
+                        f"{shown[f'limits/{resource}']}",
+                    )
+            elif limit is not None and request > limit:
+                yield Violation(
+                    (*where, "requests", resource),
+                    f'Invalid value: "{shown[f"requests/{resource}"]}": must be less than or equal to {resource} limit of '
+                    f"{shown[f'limits/{resource}']}",
+                )
+        for item in items:
+            for resource, enforced in item.minimum:
+                minimum_request = requests.get(resource)
+                if minimum_request is None:
+                    yield Violation(
+                        where,
+                        f"minimum {resource} usage per Container is {item.text_of('min', resource, enforced)}.  No request is specified",
+                    )
+                elif minimum_request < enforced:
+                    yield Violation(
+                        where,
+                        f"minimum {resource} usage per Container is {item.text_of('min', resource, enforced)}, but request is "
+                        f"{shown[f'requests/{resource}']}",
+                    )
+            for resource, enforced in item.maximum:
+                limit = limits.get(resource)
+                if limit is None:
+                    yield Violation(
+                        where,
+                        f"maximum {resource} usage per Container is {item.text_of('max', resource, enforced)}.  No limit is specified",
+                    )
+                elif limit > enforced:
+                    yield Violation(
+                        where,
+                        f"maximum {resource} usage per Container is {item.text_of('max', resource, enforced)}, but limit is "
+                        f"{shown[f'limits/{resource}']}",
+                    )
+
+
+# --------------------------------------------------------------------------- ResourceQuota
+
+# Quota keys that make every container state the value (pods.go validationSet), with what it needs.
+MUST_SPECIFY = {
+    "cpu": ("requests", "cpu"),
+    "memory": ("requests", "memory"),
+    "requests.cpu": ("requests", "cpu"),
+    "requests.memory": ("requests", "memory"),
+    "limits.cpu": ("limits", "cpu"),
+    "limits.memory": ("limits", "memory"),
+}
+SCOPES_UNDERSTOOD = ("BestEffort", "NotBestEffort", "Terminating", "NotTerminating")
+
+
+@dataclass(frozen=True)
+class Quota:
+    name: str
+    hard: tuple[tuple[str, Fraction], ...]
+    used: tuple[tuple[str, Fraction], ...]
+    used_known: bool
+    scopes: tuple[str, ...]
+    has_selector: bool  # a scopeSelector (priority classes): the pods it covers are not judged here
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Quota:
+        spec = mapping(data.get("spec"))
+        status = mapping(data.get("status"))
+        return cls(
+            text(dig(data, "metadata", "name")),
+            tuple(sorted(resource_list(spec.get("hard")).items())),
+            tuple(sorted(resource_list(status.get("used")).items())),
+            isinstance(status.get("used"), dict),
+            tuple(str(s) for s in sequence(spec.get("scopes"))),
+            isinstance(spec.get("scopeSelector"), dict),
+        )
+
+    def applies_to(self, spec: dict[str, Any], charged: Resources) -> bool | None:
+        """Whether the quota covers a pod of this spec (None: a scope gpulint does not evaluate)."""
+        if self.has_selector or any(scope not in SCOPES_UNDERSTOOD for scope in self.scopes):
+            return None
+        best_effort = not any(
+            name.startswith(("requests.", "limits.")) or name in ("cpu", "memory") for name in charged
+        )
+        terminating = isinstance(spec.get("activeDeadlineSeconds"), int)
+        wanted = {
+            "BestEffort": best_effort,
+            "NotBestEffort": not best_effort,
+            "Terminating": terminating,
+            "NotTerminating": not terminating,
+        }
+        return all(wanted[scope] for scope in self.scopes)
+
+
+def pod_charge(spec: dict[str, Any], requests: Resources, limits: Resources) -> Resources:
+    """podComputeUsageHelper: what one pod is charged (requests/limits are the effective pod values)."""
+    charged: Resources = {"pods": Fraction(1)}
+    for native in ("cpu", "memory", "ephemeral-storage"):
+        if native in requests:
+            charged[native] = requests[native]
+            charged[f"requests.{native}"] = requests[native]
+        if native in limits:
+            charged[f"limits.{native}"] = limits[native]
+    for name, amount in requests.items():
+        if name.startswith("hugepages-"):
+            charged[name] = amount
+            charged[f"requests.{name}"] = amount
+        elif is_extended(name):
+            charged[f"requests.{name}"] = amount  # extended resources are charged only as requests.<name>
+    return charged
+
+
+def pod_limits(spec: dict[str, Any]) -> Resources:
+    """PodLimits for cpu/memory/ephemeral-storage: the sum of app containers (init peaks aside)."""
+    total: Resources = {}
+    for container in sequence(spec.get("containers")):
+        for name, amount in _amounts(mapping(mapping(container).get("resources")).get("limits")).items():
+            total[name] = total.get(name, Fraction(0)) + amount
+    return total
+
+
+def missing_for_quota(spec: dict[str, Any], quota: Quota) -> list[str]:
+    """``must specify limits.cpu for: train`` parts: cpu/memory quotas need every container to state them."""
+    hard = {name for name, _ in quota.hard}
+    parts = []
+    for key in sorted(hard & set(MUST_SPECIFY)):
+        section, resource = MUST_SPECIFY[key]
+        missing = []
+        for list_name in ("containers", "initContainers"):
+            for container in sequence(spec.get(list_name)):
+                values = mapping(mapping(mapping(container).get("resources")).get(section))
+                if resource not in values:
+                    missing.append(text(mapping(container).get("name")))
+        if missing:
+            parts.append(f"{key} for: {','.join(sorted(missing))}")
+    return parts
+
+
+def uncounted_keys(quota: Quota) -> list[tuple[str, str]]:
+    """Hard keys for extended resources that no pod is ever charged: (key, what to write instead)."""
+    out = []
+    for key, _ in quota.hard:
+        bare = key.removeprefix("limits.")
+        if not _device_resource(bare):
+            continue
+        if key.startswith("limits.") or not key.startswith("requests."):
+            out.append((key, "requests." + bare))
+    return out
+
+
+# Quota keys with a slash that name no container resource: object counts, storage and DRA classes.
+_NOT_DEVICE = ("count/", ".storageclass.storage.k8s.io/", ".deviceclass.resource.k8s.io/")
+
+
+def _device_resource(name: str) -> bool:
+    return is_extended(name) and not any(marker in name or name.startswith(marker) for marker in _NOT_DEVICE)

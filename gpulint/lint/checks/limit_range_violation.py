@@ -1,0 +1,55 @@
+"""limit-range-violation: the namespace's LimitRange defaults or bounds make the API server reject the pod,
+or give its containers GPUs they do not ask for."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.kube.admission.namespace import limit_violations, with_limit_ranges
+from gpulint.kube.resources import is_extended
+from gpulint.kube.workloads import pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("limit-range-violation", Severity.ERROR)
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    items = ctx.resolver.limit_items(obj.ref.namespace)
+    if not items:
+        return
+    sources = ", ".join(sorted({item.source for item in items}))
+    for site in pod_spec_sites(obj.data):
+        defaulted, injected = with_limit_ranges(site.spec, items)
+        subject = f"the '{site.role}' pod template" if site.role else "the pod"
+        for violation in limit_violations(defaulted, items):
+            filled = [i for i in injected if violation.path[:2] == i.path]
+            cause = (
+                " (after LimitRange "
+                + ", ".join(sorted({i.source for i in filled}))
+                + " filled in "
+                + ", ".join(f"{i.section}.{i.resource}={i.text}" for i in filled)
+                + ")"
+                if filled
+                else f" (LimitRange {sources})"
+            )
+            yield Diagnostic(
+                RULE_ID,
+                (*site.path, *violation.path),
+                f"the API server rejects {subject}{cause}: {violation.message}",
+            )
+        for added in injected:
+            if added.section != "limits" or not is_extended(added.resource):
+                continue
+            origin = "max (a LimitRange's max is also its default limit)" if added.from_max else "default"
+            yield Diagnostic(
+                RULE_ID,
+                (*site.path, *added.path),
+                f"LimitRange {added.source} gives container {added.container} {added.text} "
+                f"{added.resource} it does not ask for (from its {origin}): every such container, sidecars and "
+                "init containers included, requests and holds that many devices",
+                severity=Severity.WARNING,
+            )

@@ -1,0 +1,150 @@
+"""resource-quota-exceeded: the namespace's ResourceQuota refuses the pods a workload creates, or a
+quota is written in a form the API server never charges."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+
+from gpulint.kube.admission.namespace import (
+    Quota,
+    missing_for_quota,
+    pod_charge,
+    pod_limits,
+    uncounted_keys,
+    with_limit_ranges,
+)
+from gpulint.kube.admission.workload import is_distributed
+from gpulint.kube.quantity import format_amount
+from gpulint.kube.scheduler import pod_requests
+from gpulint.kube.workloads import api_group, effective_pod_spec, pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Path, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("resource-quota-exceeded", Severity.ERROR)
+RULE_ID = SPEC.id
+# Who creates the pods, for the message (their FailedCreate events carry the quota error).
+CREATORS = {"Deployment": "ReplicaSet", "ReplicaSet": "ReplicaSet", "StatefulSet": "StatefulSet controller"}
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    requested: Fraction
+    used: Fraction
+    hard: Fraction
+
+
+def exceeded(quota: Quota, rows: list[Row]) -> str:
+    """The ResourceQuota admission plugin's message."""
+
+    def listing(value: str) -> str:
+        return ",".join(f"{row.key}={format_amount(getattr(row, value))}" for row in rows)
+
+    return (
+        f"exceeded quota: {quota.name}, requested: {listing('requested')}, used: {listing('used')}, "
+        f"limited: {listing('hard')}"
+    )
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if obj.kind == "ResourceQuota" and obj.api_version == "v1":
+        yield from _uncounted(obj)
+        return
+    quotas = ctx.resolver.quotas(obj.ref.namespace)
+    if not quotas:
+        return
+    items = ctx.resolver.limit_items(obj.ref.namespace)
+    totals: dict[str, dict[str, Fraction]] = {}
+    pods: dict[str, int] = {}
+    for site in pod_spec_sites(obj.data):
+        spec, _ = with_limit_ranges(effective_pod_spec(obj.kind, site.spec), items)
+        charged = pod_charge(spec, pod_requests(spec), pod_limits(spec))
+        for quota in quotas:
+            if not quota.applies_to(spec, charged):
+                continue
+            missing = missing_for_quota(spec, quota)
+            if missing:
+                yield Diagnostic(
+                    RULE_ID,
+                    site.path,
+                    f"the API server refuses every pod of this template: failed quota: {quota.name}: must specify "
+                    + "; ".join(missing)
+                    + " (a quota on cpu or memory makes every container state it, or a LimitRange default)",
+                )
+                continue
+            yield from _one_pod(site.path, quota, charged)
+            count = site.pods or 0
+            sums = totals.setdefault(quota.name, {})
+            for key, amount in charged.items():
+                sums[key] = sums.get(key, Fraction(0)) + amount * count
+            pods[quota.name] = pods.get(quota.name, 0) + count
+    for quota in quotas:
+        if pods.get(quota.name, 0) > 1:
+            yield from _all_pods(obj, quota, totals[quota.name], pods[quota.name])
+
+
+def _one_pod(path: Path, quota: Quota, charged: dict[str, Fraction]) -> Iterator[Diagnostic]:
+    over = [Row(key, charged[key], Fraction(0), hard) for key, hard in quota.hard if charged.get(key, 0) > hard]
+    if over:
+        yield Diagnostic(
+            RULE_ID, path, f"no pod of this template can be created in the namespace: {exceeded(quota, over)}"
+        )
+        return
+    if not quota.used_known:
+        return
+    used = dict(quota.used)
+    now = [
+        Row(key, charged[key], used.get(key, Fraction(0)), hard)
+        for key, hard in quota.hard
+        if key in charged and used.get(key, Fraction(0)) + charged[key] > hard
+    ]
+    if now:
+        yield Diagnostic(
+            RULE_ID,
+            path,
+            "with what the namespace uses now, a pod of this template is refused until other pods end: "
+            + exceeded(quota, now),
+            severity=Severity.WARNING,
+        )
+
+
+def _all_pods(obj: KubeObject, quota: Quota, sums: dict[str, Fraction], count: int) -> Iterator[Diagnostic]:
+    over = [(key, sums[key], hard) for key, hard in quota.hard if sums.get(key, 0) > hard]
+    if not over:
+        return
+    key, total, hard = over[0]
+    per_pod = total / count
+    fit = min(int(hard // per_pod), count) if per_pod else count
+    creator = CREATORS.get(obj.kind, f"{obj.kind} controller")
+    batch = (api_group(obj.api_version), obj.kind) in (("batch", "Job"), ("batch", "CronJob"))
+    waits = batch and not is_distributed(obj.data)
+    consequence = (
+        f"at most {fit} run at once, the rest are created as earlier ones end"
+        if waits
+        else f"the {creator} creates {fit} and the others fail with FailedCreate"
+    )
+    yield Diagnostic(
+        RULE_ID,
+        ("spec",) if "spec" in obj.data else (),
+        f"the {obj.kind} runs {count} pods that together need {format_amount(total)} {key}, above the namespace's "
+        f"quota of {format_amount(hard)} (ResourceQuota {quota.name}): {consequence}: "
+        + exceeded(quota, [Row(key, per_pod, per_pod * fit, hard)]),
+        severity=Severity.WARNING if waits else None,
+        on_key=True,
+    )
+
+
+def _uncounted(obj: KubeObject) -> Iterator[Diagnostic]:
+    for key, instead in uncounted_keys(Quota.of(obj.data)):
+        yield Diagnostic(
+            RULE_ID,
+            ("spec", "hard", key),
+            f"the quota key {key} is accepted but never charged: pods are charged for an extended resource only "
+            f"as {instead} (extended resources cannot be overcommitted, so quota counts requests); write {instead}",
+            severity=Severity.WARNING,
+            on_key=True,
+        )

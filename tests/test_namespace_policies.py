@@ -1,0 +1,208 @@
+"""LimitRange and ResourceQuota as the API server applies them at pod creation (limit-range-violation,
+resource-quota-exceeded), and the LimitRange defaults Kueue counts. Objects shaped like the
+Kubernetes docs' (concepts/policy/limit-range, resource-quotas)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from rule_harness import findings_of
+
+
+def limit_range(body: str, name: str = "cpu-resource-constraint", namespace: str = "ml") -> str:
+    return (
+        f"apiVersion: v1\nkind: LimitRange\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec:\n  limits:\n"
+        f"  - type: Container\n{textwrap.indent(textwrap.dedent(body).strip(), '    ')}\n"
+    )
+
+
+def quota(hard: str, name: str = "gpu-quota", namespace: str = "ml", status: str = "") -> str:
+    text = f"apiVersion: v1\nkind: ResourceQuota\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec:\n  hard: {hard}\n"
+    return text + (f"status:\n  hard: {hard}\n  used: {status}\n" if status else "")
+
+
+def deployment(resources: str, replicas: int = 1, sidecar: str = "", namespace: str = "ml") -> str:
+    """A GPU Deployment; ``sidecar``: the resources of a second container (none when empty)."""
+    text = textwrap.dedent(f"""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: inference, namespace: {namespace}}}
+        spec:
+          replicas: {replicas}
+          selector: {{matchLabels: {{app: inference}}}}
+          template:
+            metadata: {{labels: {{app: inference}}}}
+            spec:
+              containers:
+              - name: server
+                image: registry.example.com/server:1.0
+                resources: {resources}
+        """)
+    if sidecar:
+        text += f"      - name: log-shipper\n        image: registry.example.com/fluent-bit:3.0\n        resources: {sidecar}\n"
+    return text
+
+
+def docs(*parts: str) -> str:
+    return "---\n".join(parts)
+
+
+def messages(found) -> list[str]:
+    return [f"{f.line}:{f.column} {f.severity} {f.message}" for f in found]
+
+
+# ----------------------------------------------------------------- LimitRange
+
+
+def test_default_limit_below_the_request_is_rejected():
+    found = findings_of(
+        "limit-range-violation",
+        docs(limit_range("default: {cpu: 500m}"), deployment("{requests: {cpu: '1'}, limits: {nvidia.com/gpu: 1}}")),
+    )
+    (finding,) = found
+    assert finding.severity == "error"
+    assert "(after LimitRange cpu-resource-constraint filled in limits.cpu=500m)" in finding.message
+    assert 'Invalid value: "1": must be less than or equal to cpu limit of 500m' in finding.message
+
+
+def test_a_request_within_the_default_limit_is_fine():
+    text = docs(limit_range("default: {cpu: '2'}"), deployment("{requests: {cpu: '1'}, limits: {nvidia.com/gpu: 1}}"))
+    assert findings_of("limit-range-violation", text) == []
+
+
+def test_another_namespace_limit_range_does_not_apply():
+    text = docs(limit_range("default: {cpu: 500m}", namespace="other"), deployment("{requests: {cpu: '1'}}"))
+    assert findings_of("limit-range-violation", text) == []
+
+
+def test_gpu_max_per_container():
+    text = docs(limit_range("max: {nvidia.com/gpu: 4}"), deployment("{limits: {nvidia.com/gpu: 8}}"))
+    (finding,) = findings_of("limit-range-violation", text)
+    assert "maximum nvidia.com/gpu usage per Container is 4, but limit is 8" in finding.message
+    assert (
+        findings_of(
+            "limit-range-violation",
+            docs(limit_range("max: {nvidia.com/gpu: 4}"), deployment("{limits: {nvidia.com/gpu: 4}}")),
+        )
+        == []
+    )
+
+
+def test_a_gpu_max_gives_every_container_gpus_it_does_not_ask_for():
+    text = docs(
+        limit_range("max: {nvidia.com/gpu: 4}"),
+        deployment("{limits: {nvidia.com/gpu: 4}}", sidecar="{limits: {cpu: 100m}}"),
+    )
+    (finding,) = findings_of("limit-range-violation", text)
+    assert finding.severity == "warning"
+    assert "gives container log-shipper 4 nvidia.com/gpu it does not ask for (from its max" in finding.message
+
+
+def test_gpu_minimum_per_container():
+    text = docs(
+        limit_range("min: {nvidia.com/gpu: 2}\ndefault: {nvidia.com/gpu: 2}"),
+        deployment("{limits: {nvidia.com/gpu: 1}}"),
+    )
+    (finding,) = findings_of("limit-range-violation", text)
+    assert "minimum nvidia.com/gpu usage per Container is 2, but request is 1" in finding.message
+
+
+def test_limit_range_from_the_inventory(tmp_path):
+    (tmp_path / "limits.yaml").write_text(limit_range("default: {memory: 1Gi}"))
+    found = findings_of("limit-range-violation", deployment("{requests: {memory: 2Gi}}"), inventory=[str(tmp_path)])
+    assert [f.severity for f in found] == ["error"]
+    assert "must be less than or equal to memory limit of 1Gi" in found[0].message
+
+
+# ----------------------------------------------------------------- ResourceQuota
+
+
+def test_replicas_times_gpus_at_the_hard_limit_fit_one_more_does_not():
+    q = quota("{requests.nvidia.com/gpu: 4}")
+    assert (
+        findings_of("resource-quota-exceeded", docs(q, deployment("{limits: {nvidia.com/gpu: 2}}", replicas=2))) == []
+    )
+    (finding,) = findings_of(
+        "resource-quota-exceeded", docs(q, deployment("{limits: {nvidia.com/gpu: 2}}", replicas=3))
+    )
+    assert finding.severity == "error"
+    assert (finding.line, finding.column) == (10, 1)
+    assert (
+        "the Deployment runs 3 pods that together need 6 requests.nvidia.com/gpu, above the namespace's quota of 4 "
+        "(ResourceQuota gpu-quota): the ReplicaSet creates 2 and the others fail with FailedCreate: exceeded quota: "
+        "gpu-quota, requested: requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu=4, limited: "
+        "requests.nvidia.com/gpu=4" == finding.message
+    )
+
+
+def test_one_pod_above_the_quota():
+    (finding,) = findings_of(
+        "resource-quota-exceeded",
+        docs(quota("{requests.nvidia.com/gpu: 4}"), deployment("{limits: {nvidia.com/gpu: 8}}")),
+    )
+    assert "no pod of this template can be created in the namespace: exceeded quota: gpu-quota" in finding.message
+
+
+def test_quota_keys_never_charged():
+    found = findings_of(
+        "resource-quota-exceeded",
+        quota(
+            "{nvidia.com/gpu: 4, limits.amd.com/gpu: 2, requests.nvidia.com/gpu: 4, count/pods: 10, gold.storageclass.storage.k8s.io/requests.storage: 500Gi}"
+        ),
+    )
+    assert [(f.severity, f.message.split(":")[0]) for f in found] == [
+        ("warning", "the quota key nvidia.com/gpu is accepted but never charged"),
+        ("warning", "the quota key limits.amd.com/gpu is accepted but never charged"),
+    ]
+    assert "write requests.amd.com/gpu" in found[1].message
+
+
+def test_a_bare_gpu_key_does_not_limit_the_workload():
+    found = findings_of(
+        "resource-quota-exceeded",
+        docs(quota("{nvidia.com/gpu: 1}"), deployment("{limits: {nvidia.com/gpu: 8}}", replicas=4)),
+    )
+    assert [(f.line, f.severity) for f in found] == [(5, "warning")]  # on the quota only: the pods are never charged
+
+
+def test_cpu_limits_quota_needs_every_container_to_set_them():
+    q = quota("{limits.cpu: '64', limits.memory: 256Gi}")
+    (finding,) = findings_of(
+        "resource-quota-exceeded", docs(q, deployment("{limits: {nvidia.com/gpu: 1, memory: 8Gi}}"))
+    )
+    assert "failed quota: gpu-quota: must specify limits.cpu for: server" in finding.message
+    # a LimitRange default supplies it: the pod is admitted
+    text = docs(limit_range("default: {cpu: '1'}"), q, deployment("{limits: {nvidia.com/gpu: 1, memory: 8Gi}}"))
+    assert findings_of("resource-quota-exceeded", text) == []
+
+
+def test_batch_jobs_wait_instead_of_failing():
+    job = textwrap.dedent("""\
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: sweep, namespace: ml}
+        spec:
+          parallelism: 4
+          completions: 16
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+              - {name: trial, image: registry.example.com/trial:1.0, resources: {limits: {nvidia.com/gpu: 1}}}
+        """)
+    (finding,) = findings_of("resource-quota-exceeded", docs(quota("{requests.nvidia.com/gpu: 2}"), job))
+    assert finding.severity == "warning" and "at most 2 run at once" in finding.message
+
+
+def test_scoped_quota_that_does_not_cover_the_pod():
+    scoped = quota("{requests.nvidia.com/gpu: 1}").replace("  hard:", "  scopes: [Terminating]\n  hard:")
+    assert findings_of("resource-quota-exceeded", docs(scoped, deployment("{limits: {nvidia.com/gpu: 8}}"))) == []
+
+
+def test_current_use_from_the_inventory_is_a_warning(tmp_path):
+    (tmp_path / "quota.yaml").write_text(quota("{requests.nvidia.com/gpu: 8}", status="{requests.nvidia.com/gpu: 7}"))
+    (finding,) = findings_of(
+        "resource-quota-exceeded", deployment("{limits: {nvidia.com/gpu: 2}}"), inventory=[str(tmp_path)]
+    )
+    assert finding.severity == "warning"
+    assert "used: requests.nvidia.com/gpu=7, limited: requests.nvidia.com/gpu=8" in finding.message
