@@ -722,3 +722,99 @@ def test_inventory_lists_queues_with_quota_and_use(tmp_path):
         "maximum": 16,
         "used": None,
     }
+
+
+# ----------------------------------------------------------------- scheduler names
+
+
+def pod_for(scheduler: str) -> str:
+    return kai_pod().replace("kai-scheduler", scheduler)
+
+
+def test_a_scheduler_name_typo():
+    (finding,) = findings_of("scheduler-name-unknown", pod_for("kai-schedular"))
+    assert finding.severity == "warning"
+    assert "did you mean 'kai-scheduler'?" in finding.message
+    for name in ("kai-scheduler", "volcano", "default-scheduler"):
+        assert findings_of("scheduler-name-unknown", pod_for(name)) == []
+
+
+def test_a_scheduler_profile_declared_in_a_linted_config_map():
+    config = textwrap.dedent("""\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: gpu-scheduler-config, namespace: kube-system}
+        data:
+          config.yaml: |
+            apiVersion: kubescheduler.config.k8s.io/v1
+            kind: KubeSchedulerConfiguration
+            profiles:
+            - schedulerName: gpu-binpack-scheduler
+              plugins:
+                score:
+                  enabled: [{name: NodeResourcesFit}]
+        """)
+    assert findings_of("scheduler-name-unknown", docs(config, pod_for("gpu-binpack-scheduler"))) == []
+    (finding,) = findings_of("scheduler-name-unknown", docs(config, pod_for("gpu-binpack-schedular")))
+    assert "did you mean 'gpu-binpack-scheduler'?" in finding.message
+
+
+def test_an_unknown_scheduler_no_running_pod_was_placed_by(tmp_path):
+    running = textwrap.dedent("""\
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: placed, namespace: default}
+        spec:
+          nodeName: r1-0
+          schedulerName: my-scheduler
+          containers: [{name: c, image: i}]
+        status: {phase: Running}
+        """)
+    (tmp_path / "pods.yaml").write_text(running)
+    assert findings_of("scheduler-name-unknown", pod_for("my-scheduler"), inventory=[RACKS, str(tmp_path)]) == []
+    (finding,) = findings_of("scheduler-name-unknown", pod_for("gang-binder"), inventory=[RACKS, str(tmp_path)])
+    assert finding.severity == "info" and "no running pod in the inventory was placed by" in finding.message
+    assert findings_of("scheduler-name-unknown", pod_for("gang-binder")) == []  # nothing to compare with
+
+
+def lws(replicas: int, size: int) -> str:
+    return textwrap.dedent(f"""\
+        apiVersion: leaderworkerset.x-k8s.io/v1
+        kind: LeaderWorkerSet
+        metadata:
+          name: vllm
+          namespace: team-a
+          labels: {{kueue.x-k8s.io/queue-name: user-queue}}
+        spec:
+          replicas: {replicas}
+          leaderWorkerTemplate:
+            size: {size}
+            workerTemplate:
+              metadata:
+                annotations: {{kueue.x-k8s.io/podset-required-topology: topology.kubernetes.io/rack}}
+              spec:
+                containers:
+                - name: vllm
+                  image: vllm/vllm-openai:latest
+                  resources: {{limits: {{nvidia.com/gpu: 8}}}}
+        """)
+
+
+def test_each_leaderworkerset_group_is_its_own_workload_in_one_domain():
+    # r1 holds one group of 4 x 8 GPUs; the 3 groups are 3 Workloads, each placed on its own
+    assert findings_of("gang-unsatisfiable", lws(3, 4), inventory=RACKS) == []
+    (finding,) = findings_of("gang-unsatisfiable", lws(3, 5), inventory=RACKS)
+    assert "needs 5 worker pods x 8 nvidia.com/gpu placed at once in one topology.kubernetes.io/rack" in finding.message
+
+
+def test_a_topology_pod_set_packs_on_its_flavors_nodes():
+    topology = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: racks}\nspec:\n  levels:\n  - nodeLabel: topology.kubernetes.io/rack\n"
+    zone_b = flavor("zone-b", labels="{topology.kubernetes.io/zone: zone-b}").replace(
+        "spec:\n", "spec:\n  topologyName: racks\n"
+    )
+    queues = docs(
+        topology, zone_b, cluster_queue(flavors=("zone-b",), gpus="64", covered="nvidia.com/gpu"), local_queue()
+    )
+    (finding,) = findings_of("gang-unsatisfiable", docs(queues, lws(1, 2)), inventory=RACKS)
+    assert "in one topology.kubernetes.io/rack" in finding.message  # zone-b's rack r3 has 4-GPU nodes only
+    assert findings_of("gang-unsatisfiable", lws(1, 2), inventory=RACKS) == []  # anywhere: r1 or r2 holds it

@@ -206,3 +206,46 @@ def test_current_use_from_the_inventory_is_a_warning(tmp_path):
     )
     assert finding.severity == "warning"
     assert "used: requests.nvidia.com/gpu=7, limited: requests.nvidia.com/gpu=8" in finding.message
+
+
+def test_device_class_quota_counts_the_claims_each_pod_gets_from_its_template():
+    template = textwrap.dedent("""\
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaimTemplate
+        metadata: {name: two-gpus, namespace: ml}
+        spec:
+          spec:
+            devices:
+              requests:
+              - name: gpus
+                exactly: {deviceClassName: gpu.nvidia.com, allocationMode: ExactCount, count: 2}
+        """)
+    pods = textwrap.dedent("""\
+        apiVersion: apps/v1
+        kind: StatefulSet
+        metadata: {name: trainer, namespace: ml}
+        spec:
+          replicas: 3
+          serviceName: trainer
+          selector: {matchLabels: {app: trainer}}
+          template:
+            metadata: {labels: {app: trainer}}
+            spec:
+              resourceClaims:
+              - {name: gpus, resourceClaimTemplateName: two-gpus}
+              containers:
+              - name: train
+                image: registry.example.com/train:1.0
+                resources: {claims: [{name: gpus}]}
+        """)
+    hard = "{gpu.nvidia.com.deviceclass.resource.k8s.io/devices: 4}"
+    (finding,) = findings_of("resource-quota-exceeded", docs(quota(hard), template, pods))
+    assert (
+        "the StatefulSet runs 3 pods that together need 6 gpu.nvidia.com.deviceclass.resource.k8s.io/devices, "
+        "above the namespace's quota of 4 (ResourceQuota gpu-quota): the ResourceClaims of the pods beyond the first 2 "
+        "are refused"
+    ) in finding.message
+    assert (
+        findings_of("resource-quota-exceeded", docs(quota(hard), template, pods.replace("replicas: 3", "replicas: 2")))
+        == []
+    )

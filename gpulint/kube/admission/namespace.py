@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from gpulint.kube.dra.allocation import ClaimSpec
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -349,3 +350,26 @@ _NOT_DEVICE = ("count/", ".storageclass.storage.k8s.io/", ".deviceclass.resource
 
 def _device_resource(name: str) -> bool:
     return is_extended(name) and not any(marker in name or name.startswith(marker) for marker in _NOT_DEVICE)
+
+
+ALLOCATION_RESULTS_MAX_SIZE = 32  # resource.k8s.io: the most devices one allocation holds ("All" is charged so)
+CLAIM_COUNT = "count/resourceclaims.resource.k8s.io"
+
+
+def claim_charge(claims: Iterable[ClaimSpec]) -> Resources:
+    """What the ResourceClaims a pod gets from its templates are charged (pkg/quota/v1/evaluator/core/
+    resource_claims.go): one claim each, and per device class ``<class>.deviceclass.resource.k8s.io/devices``:
+    the exact count, "All" as the most an allocation can hold, a firstAvailable request as its largest
+    alternative per class."""
+    charged: Resources = {}
+    for claim in claims:
+        charged[CLAIM_COUNT] = charged.get(CLAIM_COUNT, Fraction(0)) + 1
+        for request in claim.requests:
+            largest: dict[str, int] = {}
+            for alternative in request.alternatives:
+                count = ALLOCATION_RESULTS_MAX_SIZE if alternative.all_devices else alternative.count
+                largest[alternative.class_name] = max(largest.get(alternative.class_name, 0), count)
+            for class_name, count in largest.items():
+                key = f"{class_name}.deviceclass.resource.k8s.io/devices"
+                charged[key] = charged.get(key, Fraction(0)) + count
+    return charged

@@ -226,7 +226,7 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
                     ("spec", "scheduling", "schedulingConstraints", "topology") if topology else None,
                 )
             ]
-    found = _referenced_gangs(obj, sites, inventory) + _kueue_gangs(obj, sites)
+    found = _referenced_gangs(obj, sites, inventory) + _kueue_gangs(obj, sites, inventory)
     if not found:  # Kueue admits the whole workload at once: its pods as one gang
         found = _kueue_workload_gang(obj, inventory)
     return found
@@ -275,10 +275,23 @@ def _referenced_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: Gang
     return gangs
 
 
-def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite]) -> list[Gang]:
-    """Kueue admits a workload whole; a required topology makes each pod set one domain."""
+def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLookup | None = None) -> list[Gang]:
+    """Kueue admits a workload whole; a required topology makes each pod set one domain, on the nodes
+    of its flavor when that flavor is certain. A pod set counts the pods of ONE Workload (a
+    LeaderWorkerSet group, not every replica)."""
     gangs = []
+    pins = flavor_pins(inventory.kueue, obj.ref.namespace, obj.data) if inventory is not None else {}
+    per_workload = {pod_set.site.path: pod_set.count for pod_set in pod_sets(obj.data)}
     for site in sites:
+        pin = pins.get(site.path)
+        if pin is not None or site.path in per_workload:
+            site = PodSpecSite(
+                site.path,
+                pin.apply(site.spec) if pin is not None else site.spec,
+                per_workload.get(site.path, site.pods),
+                site.role,
+                site.template_path,
+            )
         meta = template_metadata(obj.data, site)
         annotations = mapping(meta.get("annotations"))
         labels = mapping(meta.get("labels"))

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from gpulint.kube.admission.namespace import (
+    CLAIM_COUNT,
     Quota,
+    claim_charge,
     missing_for_quota,
     pod_charge,
     pod_limits,
@@ -16,6 +18,7 @@ from gpulint.kube.admission.namespace import (
     with_limit_ranges,
 )
 from gpulint.kube.admission.workload import is_distributed
+from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.scheduler import pod_requests
 from gpulint.kube.workloads import api_group, effective_pod_spec, pod_spec_sites
@@ -63,6 +66,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for site in pod_spec_sites(obj.data):
         spec, _ = with_limit_ranges(effective_pod_spec(obj.kind, site.spec), items)
         charged = pod_charge(spec, pod_requests(spec), pod_limits(spec))
+        charged.update(claim_charge(_templates(obj, site.spec, ctx)))  # one claim per pod from each template
         for quota in quotas:
             if not quota.applies_to(spec, charged):
                 continue
@@ -87,12 +91,29 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield from _all_pods(obj, quota, totals[quota.name], pods[quota.name])
 
 
+def _charged_to_claims(key: str) -> bool:
+    return key == CLAIM_COUNT or key.endswith(".deviceclass.resource.k8s.io/devices")
+
+
+def _templates(obj: KubeObject, spec: dict[str, object], ctx: CheckContext) -> list[ClaimSpec]:
+    """The ResourceClaimTemplates the pod's claims are made from (each pod gets its own claims)."""
+    out = []
+    entries = spec.get("resourceClaims")
+    for entry in entries if isinstance(entries, list) else []:
+        name = entry.get("resourceClaimTemplateName") if isinstance(entry, dict) else None
+        if isinstance(name, str):
+            found = ctx.resolver.find_claim("ResourceClaimTemplate", obj.ref.namespace, name)
+            if found is not None:
+                out.append(claim_spec_of(found.data, "ResourceClaimTemplate"))
+    return out
+
+
 def _one_pod(path: Path, quota: Quota, charged: dict[str, Fraction]) -> Iterator[Diagnostic]:
     over = [Row(key, charged[key], Fraction(0), hard) for key, hard in quota.hard if charged.get(key, 0) > hard]
     if over:
-        yield Diagnostic(
-            RULE_ID, path, f"no pod of this template can be created in the namespace: {exceeded(quota, over)}"
-        )
+        claims = any(_charged_to_claims(row.key) for row in over)
+        what = "no pod of this template gets its ResourceClaims" if claims else "no pod of this template can be created"
+        yield Diagnostic(RULE_ID, path, f"{what} in the namespace: {exceeded(quota, over)}")
         return
     if not quota.used_known:
         return
@@ -122,11 +143,15 @@ def _all_pods(obj: KubeObject, quota: Quota, sums: dict[str, Fraction], count: i
     creator = CREATORS.get(obj.kind, f"{obj.kind} controller")
     batch = (api_group(obj.api_version), obj.kind) in (("batch", "Job"), ("batch", "CronJob"))
     waits = batch and not is_distributed(obj.data)
-    consequence = (
-        f"at most {fit} run at once, the rest are created as earlier ones end"
-        if waits
-        else f"the {creator} creates {fit} and the others fail with FailedCreate"
-    )
+    if _charged_to_claims(key):
+        consequence = (
+            f"the ResourceClaims of the pods beyond the first {fit} are refused, and those pods stay Pending "
+            "(the resourceclaim controller cannot create their claims)"
+        )
+    elif waits:
+        consequence = f"at most {fit} run at once, the rest are created as earlier ones end"
+    else:
+        consequence = f"the {creator} creates {fit} and the others fail with FailedCreate"
     yield Diagnostic(
         RULE_ID,
         ("spec",) if "spec" in obj.data else (),
