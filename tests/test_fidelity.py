@@ -370,3 +370,33 @@ def test_gt_lt_tolerations_need_their_gate():
         .tolerations[0]
         .tolerates(Taint("gpu.example.com/memory", "080", "NoSchedule"))
     )
+
+
+# ----------------------------------------------------------------- resource pools
+
+
+def test_pools_as_the_allocator_gathers_them():
+    from gpulint.kube.dra.allocation import node_devices
+
+    def spec(node, pool, generation, count, *devices):
+        return {
+            "driver": "driver-a",
+            "nodeName": node,
+            "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+            "devices": [{"name": d} for d in devices],
+        }
+
+    nodes = [NodeInfo(n, {}, (), False, {}, {}) for n in ("node-1", "node-2")]
+    # a pool of two slices on two nodes is complete: each node sees its own slice's devices
+    found = node_devices([spec("node-1", "shared", 1, 2, "a"), spec("node-2", "shared", 1, 2, "b")], nodes)
+    assert [d.name for d in found["node-1"].devices] == ["a"] and not found["node-1"].blocked
+    # a newer generation elsewhere makes this node's slice obsolete; one slice of two is incomplete
+    found = node_devices([spec("node-1", "p", 1, 2, "a"), spec("node-2", "p", 2, 2, "b")], nodes)
+    assert found["node-1"].devices == [] and not found["node-1"].blocked
+    assert found["node-2"].devices == [] and "driver-a/p is currently being updated" in found["node-2"].blocked
+    # the same device name twice in a pool: invalid
+    found = node_devices([spec("node-1", "p", 1, 2, "a"), spec("node-1", "p", 1, 2, "a")], nodes)
+    assert found["node-1"].devices == [] and "currently invalid" in found["node-1"].blocked
+    # a hand-written inventory without resourceSliceCount is trusted
+    loose = {"driver": "driver-a", "nodeName": "node-1", "pool": {"name": "p"}, "devices": [{"name": "a"}]}
+    assert [d.name for d in node_devices([loose], nodes)["node-1"].devices] == ["a"]

@@ -29,6 +29,12 @@ import yaml
 from gpulint.kube.cel import cost as cel_cost
 from gpulint.kube.cel.engine import MAX_COST, CelEngine, CelProblem
 from gpulint.kube.dra.allocation import slice_devices
+from gpulint.kube.features import FeatureGates
+from gpulint.lint.config import Config
+from gpulint.lint.findings import Severity
+from gpulint.lint.inventory import load_inventory
+from gpulint.lint.run import LintRun
+from gpulint.lint.sources import Source
 
 ROOT = Path(__file__).parent
 
@@ -99,6 +105,10 @@ def judge_dra_cel(case: Case) -> str:
     """Compile as the API server does, estimate the cost, then match one device as the scheduler does."""
     engine = CelEngine()
     compiled = engine.compile(case.data["expression"])
+    if case.data.get("environment") == "NewExpressions" and not isinstance(compiled, CelProblem):
+        # a selector being stored: the environment follows the gates (upstream's Features)
+        gates = FeatureGates.of(str(case.header["kubernetes"]), case.data.get("gates") or {})
+        compiled = engine.new_expression_problem(case.data["expression"], gates) or compiled
     if isinstance(compiled, CelProblem):
         return f"compile-error: {compiled.message}" if compiled.evaluable else f"not-evaluable: {compiled.message}"
     if "cost" in case.data and compiled.checked is not None:
@@ -111,8 +121,109 @@ def judge_dra_cel(case: Case) -> str:
     return "match" if result else "no-match"
 
 
+# --------------------------------------------------------------------------- dra-allocator
+
+NAMESPACE = "default"
+# What makes gpulint say a claim will not be allocated (the API server refusing it counts: no allocation either).
+ALLOCATION_RULES = (
+    "claim-unsatisfiable",
+    "cel-invalid",
+    "device-class-unknown",
+    "api-rejected",
+    "claim-reference-invalid",
+)
+
+
+def _documents(*objects: dict[str, Any]) -> bytes:
+    return yaml.safe_dump_all(list(objects), sort_keys=False).encode()
+
+
+def _allocator_inventory(case: Case) -> list[dict[str, Any]]:
+    """The node the upstream test allocates for, its classes, its ResourceSlices and, for its
+    allocatedDevices, a claim that holds them."""
+    node = case.data.get("node", "node-1")
+    labels = case.header["nodes"][node]
+    objects: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": labels}}]
+    for klass in case.data.get("classes", case.header["classes"]):
+        objects.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": klass["name"]},
+                "spec": klass["spec"],
+            }
+        )
+    for index, spec in enumerate(case.data.get("slices") or []):
+        objects.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"slice-{index}"},
+                "spec": spec,
+            }
+        )
+    held = case.data.get("allocated") or []
+    if held:
+        results = [dict(zip(("driver", "pool", "device"), key.split("/")), request="held") for key in held]
+        objects.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "holder", "namespace": NAMESPACE},
+                "spec": {"devices": {"requests": [{"name": "held", "exactly": {"deviceClassName": "class-a"}}]}},
+                "status": {"allocation": {"devices": {"results": results}}},
+            }
+        )
+    return objects
+
+
+def _allocator_manifests(case: Case) -> list[dict[str, Any]]:
+    """The claims to allocate; several are allocated together, for one pod."""
+    claims = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": claim["name"], "namespace": NAMESPACE},
+            "spec": {"devices": claim["devices"]},
+        }
+        for claim in case.data["claims"]
+    ]
+    if len(claims) < 2:
+        return claims
+    refs = [{"name": f"c{i}", "resourceClaimName": c["metadata"]["name"]} for i, c in enumerate(claims)]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "consumer", "namespace": NAMESPACE},
+        "spec": {
+            "resourceClaims": refs,
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.example.com/c:1",
+                    "resources": {"claims": [{"name": r["name"]} for r in refs]},
+                }
+            ],
+        },
+    }
+    return [*claims, pod]
+
+
+def judge_dra_allocator(case: Case) -> str:
+    """gpulint check on the claims with the node, classes and slices as the inventory."""
+    inventory = load_inventory(
+        ["inventory.yaml"], [Source("inventory.yaml", content=_documents(*_allocator_inventory(case)))]
+    )
+    config = Config(feature_gates=case.data.get("gates"))
+    source = Source("claims.yaml", content=_documents(*_allocator_manifests(case)))
+    findings = LintRun(config, [source], inventory).report().findings
+    stopped = [f for f in findings if f.rule in ALLOCATION_RULES and f.severity in (Severity.ERROR, Severity.WARNING)]
+    return "fails" if stopped else "allocates"
+
+
 JUDGES: dict[str, Callable[[Case], str]] = {
     "dra-cel": judge_dra_cel,
+    "dra-allocator": judge_dra_allocator,
 }
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from gpulint.kube.cel.cost import dra_within_limits
 from gpulint.kube.cel.engine import CACHE_SIZE, LRU, CelEngine, CelProblem, device_value
+from gpulint.kube.dra import pools
 from gpulint.kube.fields import dig, sequence
 from gpulint.kube.refs import Path
 from gpulint.kube.scheduler import NodeInfo, pod_requirements
@@ -311,22 +312,43 @@ def _node_selector_matches(selector: Any, node: NodeInfo) -> bool:
     return pod.matches_affinity(node)
 
 
-def devices_by_node(slices: list[dict[str, Any]], nodes: list[NodeInfo]) -> dict[str, list[Device]]:
-    """Every node's devices: node-local slices, slices whose nodeSelector matches it, allNodes slices."""
-    out: dict[str, list[Device]] = {node.name: [] for node in nodes}
+@dataclass(frozen=True)
+class NodeDevices:
+    devices: list[Device]
+    blocked: str = ""  # an incomplete or invalid pool: every allocationMode All request fails on the node
+
+
+def _targets(spec: dict[str, Any], node: NodeInfo) -> bool:
+    if isinstance(spec.get("nodeName"), str):
+        return bool(spec["nodeName"] == node.name)
+    if spec.get("allNodes") is True:
+        return True
+    if isinstance(spec.get("nodeSelector"), dict):
+        return _node_selector_matches(spec["nodeSelector"], node)
+    return False
+
+
+def node_devices(slices: list[dict[str, Any]], nodes: list[NodeInfo]) -> dict[str, NodeDevices]:
+    """Every node's devices (node-local slices, slices whose nodeSelector matches it, allNodes slices),
+    from the complete, current generation of each pool (kube.dra.pools)."""
+    by_pool: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for spec in slices:
-        devices = slice_devices(spec)
-        if isinstance(spec.get("nodeName"), str):
-            if spec["nodeName"] in out:
-                out[spec["nodeName"]].extend(devices)
-        elif spec.get("allNodes") is True:
-            for node in nodes:
-                out[node.name].extend(devices)
-        elif isinstance(spec.get("nodeSelector"), dict):
-            for node in nodes:
-                if _node_selector_matches(spec["nodeSelector"], node):
-                    out[node.name].extend(devices)
+        by_pool.setdefault((str(spec.get("driver") or ""), str(dig(spec, "pool", "name") or "")), []).append(spec)
+    devices_of: dict[int, list[Device]] = {}
+    out: dict[str, NodeDevices] = {}
+    for node in nodes:
+        state = pools.gather([spec for spec in slices if _targets(spec, node)], lambda pool: by_pool.get(pool, []))
+        found: list[Device] = []
+        for spec in state.usable:
+            if id(spec) not in devices_of:
+                devices_of[id(spec)] = slice_devices(spec)
+            found.extend(devices_of[id(spec)])
+        out[node.name] = NodeDevices(found, state.blocked)
     return out
+
+
+def devices_by_node(slices: list[dict[str, Any]], nodes: list[NodeInfo]) -> dict[str, list[Device]]:
+    return {name: found.devices for name, found in node_devices(slices, nodes).items()}
 
 
 # --------------------------------------------------------------------------- selectors
@@ -430,10 +452,22 @@ class Allocator:
         return Slot(request, alternative, after_class, [d for d in chosen if d.key not in in_use])
 
     def fits(
-        self, claims: list[ClaimSpec], devices: list[Device], node: str, in_use: frozenset[str] = frozenset()
+        self,
+        claims: list[ClaimSpec],
+        devices: list[Device],
+        node: str,
+        in_use: frozenset[str] = frozenset(),
+        blocked: str = "",
     ) -> NodeVerdict:
         """Can all ``claims`` (of one pod) be allocated together from ``devices``, of which the ones named
-        in ``in_use`` (driver/pool/device) are held by allocated claims?"""
+        in ``in_use`` (driver/pool/device) are held by allocated claims? ``blocked``: why every
+        allocationMode All request fails on this node (an incomplete or invalid pool)."""
+        if blocked:
+            for claim in claims:
+                for request in claim.requests:
+                    if request.alternatives and all(a.all_devices for a in request.alternatives):
+                        name = request.alternatives[0].name
+                        return NodeVerdict(node, False, f"request '{name}' asks for all devices, but {blocked}")
         per_request: list[list[Slot]] = []
         for claim in claims:
             for request in claim.requests:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gpulint.kube.cel.engine import CACHE_SIZE, LRU, CelEngine
-from gpulint.kube.dra.allocation import Allocator, ClaimSpec, Device, NodeVerdict, SelectorCache, devices_by_node
+from gpulint.kube.dra.allocation import Allocator, ClaimSpec, Device, NodeVerdict, SelectorCache, node_devices
 from gpulint.kube.fields import dig, sequence
 from gpulint.kube.scheduler import NodeInfo
 
@@ -35,6 +35,7 @@ class DeviceGroup:
 
     nodes: list[NodeInfo]
     devices: list[Device]
+    blocked: str = ""  # an incomplete or invalid pool on these nodes: All requests fail
 
 
 @dataclass
@@ -62,16 +63,17 @@ class DraModel:
                 for located in self.inventory.slices
                 if isinstance(located.data.get("spec"), dict)
             ]
-            by_node = devices_by_node(slices, self.inventory.nodes)
+            by_node = node_devices(slices, self.inventory.nodes)
             grouped: dict[Any, DeviceGroup] = {}
             for node in self.inventory.nodes:
-                devices = by_node.get(node.name, [])
+                found = by_node[node.name]
+                devices = found.devices
                 # order-free without sorting: shapes of different devices may hold values of different types
-                key = frozenset(Counter((d.common_shape, d.name) for d in devices).items())
+                key = (frozenset(Counter((d.common_shape, d.name) for d in devices).items()), found.blocked)
                 if key in grouped:
                     grouped[key].nodes.append(node)
                 else:
-                    grouped[key] = DeviceGroup([node], devices)
+                    grouped[key] = DeviceGroup([node], devices, found.blocked)
             self._groups = list(grouped.values())
         return self._groups
 
@@ -96,8 +98,8 @@ class DraModel:
                 if nodes:
                     out.append(
                         (
-                            DeviceGroup(nodes, group.devices),
-                            self.allocator.fits(list(claims), group.devices, nodes[0].name),
+                            DeviceGroup(nodes, group.devices, group.blocked),
+                            self.allocator.fits(list(claims), group.devices, nodes[0].name, blocked=group.blocked),
                         )
                     )
             self._verdicts.put(key, out)
@@ -122,5 +124,7 @@ class DraModel:
         for group in self.groups():
             held = frozenset(d.key for d in group.devices if d.key in self.allocated)
             # device keys name pools, so a group with taken devices has one node
-            out.append((group, self.allocator.fits(list(claims), group.devices, group.nodes[0].name, held)))
+            out.append(
+                (group, self.allocator.fits(list(claims), group.devices, group.nodes[0].name, held, group.blocked))
+            )
         return out
