@@ -30,6 +30,7 @@ from gpulint.kube.cel import cost as cel_cost
 from gpulint.kube.cel.engine import MAX_COST, CelEngine, CelProblem
 from gpulint.kube.dra.allocation import slice_devices
 from gpulint.kube.features import FeatureGates
+from gpulint.kube.scheduler import NodeInfo, Taint, pod_requirements
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
 from gpulint.lint.inventory import load_inventory
@@ -221,7 +222,32 @@ def judge_dra_allocator(case: Case) -> str:
     return "fails" if stopped else "allocates"
 
 
+# --------------------------------------------------------------------------- node-affinity
+
+
+def judge_node_affinity(case: Case) -> str:
+    """The scheduler model's NodeAffinity filter: the pod's nodeSelector and required node affinity on one node."""
+    node = NodeInfo(str(case.data.get("node", "node")), dict(case.data.get("labels") or {}), (), False, {}, {})
+    return "matches" if pod_requirements(case.data["pod"] or {}).matches_affinity(node) else "no-match"
+
+
+# --------------------------------------------------------------------------- taint-toleration
+
+
+def judge_taint_toleration(case: Case) -> str:
+    """The scheduler model's toleration (kube.scheduler.Toleration.tolerates) with the case's gates."""
+    gates = FeatureGates.of(str(case.header["kubernetes"]), case.data.get("gates") or {})
+    pod = pod_requirements(
+        {"tolerations": [case.data["toleration"]]}, gates.enabled("TaintTolerationComparisonOperators")
+    )
+    raw = case.data["taint"]
+    taint = Taint(str(raw.get("key", "")), str(raw.get("value", "")), str(raw.get("effect", "")))
+    return "tolerated" if pod.tolerations[0].tolerates(taint) else "not-tolerated"
+
+
 JUDGES: dict[str, Callable[[Case], str]] = {
+    "taint-toleration": judge_taint_toleration,
+    "node-affinity": judge_node_affinity,
     "dra-cel": judge_dra_cel,
     "dra-allocator": judge_dra_allocator,
 }
