@@ -275,6 +275,8 @@ def test_gke_node_pool_json_with_extended_resource_toleration(write):
     # plugin adds the toleration: a pod without one is fine (the plugin is detected from the GKE pools)
     assert findings(write, gpu_job(2, spec=L4), GKE) == []
     never = only(findings(write, gpu_job(3, spec=L4), GKE), "gpu-unschedulable")
+    assert never["severity"] == "error"
+    assert "GKE node pool default-pool: nodeSelector cloud.google.com/gke-accelerator=nvidia-l4" in never["message"]
     assert (
         "GKE node pool l4-pool: its instance type g2-standard-24 has 2 nvidia.com/gpu; the pod asks for 3"
         in (never["message"])
@@ -287,6 +289,56 @@ def test_extended_resource_toleration_can_be_switched_off(write):
     assert (
         "GKE node pool l4-pool: node(s) had untolerated taint {nvidia.com/gpu: present}"
         in (only(found, "gpu-unschedulable")["message"])
+    )
+
+
+def test_a_gke_pool_of_an_uncatalogued_machine_type_has_the_gpus_its_json_lists(write):
+    # default-pool (e2-standard-4, absent from the catalog) lists no accelerators: it has no GPU
+    (error,) = [f for f in findings(write, gpu_job(3), GKE) if f["rule"] == "gpu-unschedulable"]
+    assert "GKE node pool default-pool: its instance type e2-standard-4 has 0 nvidia.com/gpu" in error["message"]
+
+
+def test_inventory_summarises_the_pools():
+    run = run_cli("inventory", "--inventory", KARPENTER, "--inventory", CAPI, "--inventory", GKE, "--format", "json")
+    assert run.exit_code == 0, run.stderr
+    pools = {(p["system"], p["name"]): p for p in run.json()["summary"]["nodePools"]}
+    gpu = pools[("Karpenter NodePool", "gpu")]
+    assert gpu["instanceTypes"] == ["g5.xlarge", "g5.2xlarge", "g5.12xlarge"]
+    assert gpu["acceleratorsPerNode"] == {"nvidia.com/gpu": {"min": 1, "max": 4}}
+    assert gpu["limits"] == {"nvidia.com/gpu": {"limit": 4, "inUse": 0}}
+    assert pools[("MachineDeployment", "gpu-md-0")]["maxSize"] == 5
+    l4 = pools[("GKE node pool", "l4-pool")]
+    assert (l4["minSize"], l4["maxSize"], l4["nodes"]) == (0, 2, 0)
+    assert pools[("GKE node pool", "default-pool")]["nodes"] == 1
+    text = run_cli("inventory", "--inventory", KARPENTER)
+    assert (
+        "  Karpenter NodePool gpu: ?..? nodes, 0 now; per node: 1-4 nvidia.com/gpu; limits: nvidia.com/gpu 4 (0 in use)"
+        in (text.stdout)
+    )
+
+
+def test_explain_shows_the_pool_view(write):
+    path = write("job.yaml", gpu_job(4, spec=TOLERATE_GPU))
+    run = run_cli("explain", str(path), "--inventory", KARPENTER, "--format", "json")
+    assert run.exit_code == 0, run.stderr
+    (explanation,) = run.json()["explanations"]
+    steps = {step["title"]: step for step in explanation["steps"]}
+    assert steps["Node pools"]["status"] == "ok"
+    assert (
+        "Karpenter NodePool gpu adds a node (g5.12xlarge); room for 1 more of these pods: fits after a scale-up"
+        in (steps["Node pools"]["lines"])
+    )
+    assert "Then Karpenter NodePool gpu adds a node (g5.12xlarge)" in explanation["scheduler"]
+    never = write("never.yaml", gpu_job(5, spec=TOLERATE_GPU))
+    checked = run_cli("check", str(never), "--inventory", KARPENTER, "--format", "json")
+    explained = run_cli("explain", str(never), "--inventory", KARPENTER, "--format", "json")
+    assert checked.exit_code == explained.exit_code == 1
+    (explanation,) = explained.json()["explanations"]
+    steps = {step["title"]: step for step in explanation["steps"]}
+    assert steps["Node pools"]["status"] == "FAIL"
+    assert any(
+        "Karpenter NodePool gpu: never fits: every instance type it allows has at most 4" in line
+        for line in steps["Node pools"]["lines"]
     )
 
 
@@ -418,3 +470,71 @@ def test_memory_is_judged_against_karpenter_allocatable(write):
     too_much = fits.replace("173400Mi", "173401Mi")
     never = only(findings(write, too_much, KARPENTER), "gpu-unschedulable")
     assert "memory" in never["message"] and never["severity"] == "error"
+
+
+# --------------------------------------------------------------------------- the webhook
+
+
+def _admit(pod_spec: dict, inventory: str) -> tuple[bool, str]:
+    from gpulint.lint.config import Config
+    from gpulint.lint.findings import Severity
+    from gpulint.lint.inventory import load_configured_inventory
+    from gpulint.webhook.admission import Reviewer, decide
+
+    config = Config(inventory=(inventory,))
+    reviewer = Reviewer.build(config, load_configured_inventory(config))
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"}, "spec": pod_spec}
+    decision = decide(
+        {"uid": "u", "operation": "CREATE", "namespace": "ml", "object": pod}, reviewer, Severity.ERROR, False
+    )
+    return decision.allowed, decision.message
+
+
+def test_the_webhook_admits_a_pod_a_pool_would_serve_and_denies_one_none_can():
+    import yaml
+
+    def spec(gpus: int) -> dict:
+        return yaml.safe_load(gpu_job(gpus, spec=TOLERATE_GPU))["spec"]["template"]["spec"]
+
+    allowed, message = _admit(spec(4), KARPENTER)
+    assert allowed, message
+    allowed, message = _admit(spec(5), KARPENTER)
+    assert not allowed
+    assert "every instance type it allows has at most 4 nvidia.com/gpu" in message
+
+
+GKE_GPU_NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: gke-ml-l4-pool-3c1f0a2b-7xkq
+  labels:
+    cloud.google.com/gke-nodepool: l4-pool
+    cloud.google.com/gke-accelerator: nvidia-l4
+    node.kubernetes.io/instance-type: g2-standard-24
+spec:
+  taints:
+  - {key: nvidia.com/gpu, value: present, effect: NoSchedule}
+status:
+  capacity: {cpu: "24", memory: 98Gi, pods: "110", nvidia.com/gpu: "2"}
+  allocatable: {cpu: 23830m, memory: 90Gi, pods: "110", nvidia.com/gpu: "2"}
+"""
+
+
+def test_extended_resource_toleration_on_existing_gke_nodes(write):
+    node = write("gke-node/node.yaml", GKE_GPU_NODE)
+    assert findings(write, gpu_job(2), str(node)) == []  # detected from the GKE labels
+    config = write(".gpulint.yaml", "extended-resource-toleration: false\n")
+    error = only(findings(write, gpu_job(2), str(node), extra=("--config", str(config))), "gpu-unschedulable")
+    assert "1 node(s) had untolerated taint {nvidia.com/gpu: present}" in error["message"]
+    # off by default elsewhere: the same node without GKE labels keeps its taint
+    plain = write("plain-node/node.yaml", GKE_GPU_NODE.replace("cloud.google.com/gke-", "example.com/"))
+    assert only(findings(write, gpu_job(2), str(plain)), "gpu-unschedulable")["severity"] == "error"
+
+
+def test_extended_resource_toleration_setting_is_validated(write):
+    config = write(".gpulint.yaml", "extended-resource-toleration: sometimes\n")
+    path = write("workload.yaml", gpu_job(1))
+    run = run_cli("check", str(path), "--config", str(config))
+    assert run.exit_code == 2
+    assert "'extended-resource-toleration' must be true, false or auto" in run.stderr

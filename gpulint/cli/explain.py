@@ -14,6 +14,7 @@ from fractions import Fraction
 from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
 from gpulint.kube.gangs.members import gangs_of, pack
 from gpulint.kube.gangs.packing import WORK_BUDGET
+from gpulint.kube.pools.fit import EXCLUDED, FITS, LIMITED, NEVER, UNKNOWN, PoolFit
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import (
@@ -34,9 +35,12 @@ from gpulint.lint.resolver import Resolver
 from gpulint.lint.verdicts import (
     allocation_failure,
     describe_gang,
+    describe_scale_up,
     extended_resource_claim,
     gpu_pod_requirements,
+    pool_fits,
     referenced_claims,
+    scale_up_verdict,
     scheduling_hint,
 )
 
@@ -101,19 +105,24 @@ def explain_site(
     # 1. resource names and counts
     everything = pod_requirements(effective_pod_spec(obj.kind, site.spec)).requests
     extended = {name: amount for name, amount in everything.items() if is_extended(name)}
-    known = inventory.published_resources | inventory.dra_extended_resources().keys()
+    known = inventory.offered_resources | inventory.dra_extended_resources().keys()
     unknown = [name for name in extended if name not in known]
     lines = [
         "effective pod request: "
         + (", ".join(f"{n} {format_amount(a)}" for n, a in sorted(pod.requests.items())) or "nothing")
     ]
-    lines += [f"{name}: no node publishes it and no DeviceClass backs it" for name in unknown]
+    nothing = "no node publishes it, no node pool offers it" if inventory.pools else "no node publishes it"
+    lines += [f"{name}: {nothing} and no DeviceClass backs it" for name in unknown]
     fractional = [name for name, amount in extended.items() if amount.denominator != 1]
     lines += [
         f"{name}: {format_amount(extended[name])} is not a whole number (the API server rejects it)"
         for name in fractional
     ]
     steps.append(Step("Resource names and counts", FAIL if unknown or fractional else OK, lines))
+
+    # the nodes the pools can add (the same verdicts gpu-unschedulable words)
+    fits = pool_fits(pod, inventory) if inventory.pools and obj.kind != "DaemonSet" else []
+    scales_up = any(fit.state == FITS for fit in fits)
 
     # 2. capacity vs allocatable
     lines = []
@@ -128,11 +137,18 @@ def explain_site(
         largest_capacity = max((n.capacity.get(name, Fraction(0)) for n in inventory.nodes), default=Fraction(0))
         largest_allocatable = max((n.allocatable.get(name, Fraction(0)) for n in inventory.nodes), default=Fraction(0))
         largest_free = max((n.free(name) for n in inventory.nodes), default=Fraction(0))
+        offered = [(t.allocatable.get(name, Fraction(0)), t.name) for p in inventory.pools for t in p.templates]
+        largest_new = max(offered, default=None)
+        added = (
+            f"; the largest node a pool can add offers {format_amount(largest_new[0])} ({largest_new[1]})"
+            if largest_new
+            else ""
+        )
         lines.append(
             f"{name}: asks {format_amount(amount)}; largest node capacity {format_amount(largest_capacity)}, "
-            f"allocatable {format_amount(largest_allocatable)}, free now {format_amount(largest_free)}"
+            f"allocatable {format_amount(largest_allocatable)}, free now {format_amount(largest_free)}{added}"
         )
-        if amount > largest_allocatable:
+        if amount > largest_allocatable and not scales_up:
             status = FAIL
     if result.fits and site.pods and site.pods > 1:  # the same count gpu-unschedulable judges
         placed = model.placeable(pod)
@@ -154,9 +170,13 @@ def explain_site(
     ]
     steps.append(
         Step(
-            "Node affinity and taints", FAIL if not result.fits and (affinity_failures or taint_failures) else OK, lines
+            "Node affinity and taints",
+            FAIL if not result.fits and not scales_up and (affinity_failures or taint_failures) else OK,
+            lines,
         )
     )
+    if inventory.pools:
+        steps.append(_pools_step(fits, result, obj.kind))
 
     steps.append(_dra_step(obj, site, inventory, result))
     steps.append(gang or _gang_step(obj, inventory))
@@ -170,9 +190,42 @@ def explain_site(
     summary = (
         f"{len(result.fitting)}/{result.total} nodes pass every filter"
         if result.fits
-        else result.summary() + scheduling_hint(result, pod, inventory)
+        else result.summary() + ("" if fits else scheduling_hint(result, pod, inventory))
     )
+    if not result.fits and scales_up:
+        best = next(fit for fit in fits if fit.state == FITS)
+        summary += f" Then {describe_scale_up(best)}; the pod waits until the node is ready."
     return SiteExplanation(heading, steps, table, summary, _commands(obj, site, pod, result))
+
+
+def _pools_step(fits: list[PoolFit], result: FitResult, kind: str) -> Step:
+    """What each node pool would do for the pod: add a node (which type), never, limited, unknown."""
+    if kind == "DaemonSet":
+        return Step(
+            "Node pools", OK, ["a DaemonSet's pods run on the nodes that exist; they never make a pool add one"]
+        )
+    lines = []
+    for fit in fits:
+        if fit.state == FITS:
+            lines.append(f"{describe_scale_up(fit)}: fits after a scale-up")
+        else:
+            lines.append(f"{fit.pool.title}: {POOL_STATES[fit.state]}: {fit.why}")
+    state, _ = scale_up_verdict(fits)
+    if result.fits or state == FITS:
+        status = OK
+    elif state in (UNKNOWN, LIMITED):
+        status = INFO
+    else:
+        status = FAIL
+    return Step("Node pools", status, lines)
+
+
+POOL_STATES = {
+    NEVER: "never fits",
+    EXCLUDED: "cannot be chosen",
+    LIMITED: "exceeds its limits",
+    UNKNOWN: "unknown",
+}
 
 
 def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:

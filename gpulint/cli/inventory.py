@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from gpulint.cli.pool_summary import PoolRow, pool_rows, pools_json, render_pools
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
@@ -41,6 +42,7 @@ class InventorySummary:
     device_classes: dict[str, str] = field(default_factory=dict)  # class -> extended resource name or ""
     running_pods: int = 0
     queues: list[QueueQuota] = field(default_factory=list)  # Kueue: per ClusterQueue, flavor and resource
+    pools: list[PoolRow] = field(default_factory=list)  # the node pools: the nodes that can exist
 
     def as_json(self) -> dict[str, Any]:
         def number(value: Fraction) -> int | float:
@@ -62,6 +64,7 @@ class InventorySummary:
             },
             "runningPods": self.running_pods,
             "clusterQueues": _queues_json(self.queues, number),
+            "nodePools": pools_json(self.pools),
         }
 
 
@@ -145,6 +148,7 @@ def summarize(inventory: Resolver) -> InventorySummary:
     summary.devices_by_class = _devices_by_class(inventory)
     summary.running_pods = sum(node.pod_count for node in inventory.nodes)
     summary.queues = queue_quotas(inventory)
+    summary.pools = pool_rows(inventory)
     return summary
 
 
@@ -208,4 +212,5 @@ def render_text(summary: InventorySummary) -> str:
                 f"  {row.queue}{cohort}  {row.flavor}  {row.resource}: nominal {format_amount(row.nominal)}, "
                 f"maximum {format_amount(row.maximum)}{used}"
             )
+    lines += render_pools(summary.pools)
     return "\n".join(lines) + "\n"

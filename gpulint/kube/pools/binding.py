@@ -46,6 +46,7 @@ def bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePoo
     pool.accelerators_known = not pool.unknown_types and (
         not pool.open_types or spec.provider in ACCELERATORS_COMPLETE or bool(spec.accelerators)
     )
+    pool.accelerators_known = pool.accelerators_known or spec.accelerators_complete
     return pool
 
 
@@ -175,7 +176,7 @@ def _narrowed(spec: PoolSpec, base: dict[str, Domain], row: InstanceType) -> dic
 def _partial(spec: PoolSpec, base: dict[str, Domain], name: str) -> Template | None:
     """A template whose extended resources are known but not its cpu or memory: the pool states its
     accelerators (a GKE pool's accelerators, Cluster Autoscaler's node-template resources)."""
-    if not spec.accelerators:
+    if not spec.accelerators and not spec.accelerators_complete:
         return None  # nothing known of it (a type absent from the catalog may be a GPU type newer than it)
     labels = dict(base)
     if name:

@@ -112,6 +112,7 @@ class PoolSpec:
     provider: str = ""  # the catalog its instance types come from (aws, gcp, azure; "" unknown)
     zones: tuple[str, ...] = ()
     accelerators: dict[str, Fraction] = field(default_factory=dict)  # extended resources a node offers, stated
+    accelerators_complete: bool = False  # ``accelerators`` is all it offers (GKE attaches GPUs only so)
 
 
 ABSENT = Domain(frozenset())  # the label is known not to be on the node

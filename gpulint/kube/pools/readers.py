@@ -195,12 +195,11 @@ def gke_node_pool(data: dict[str, Any], file: str, path: Path = ()) -> PoolSpec:
     autoscaling = mapping(data.get("autoscaling"))
     zones = [str(z) for z in sequence(data.get("locations"))] or [""]
     if autoscaling.get("enabled") is True:
-        total = _int(autoscaling.get("totalMaxNodeCount"))
-        per_zone = _int(autoscaling.get("maxNodeCount"))  # per location (zone), the API reference says
-        maximum = total if total is not None else (per_zone * len(zones) if per_zone is not None else None)
+        maximum = _gke_size(autoscaling, "totalMaxNodeCount", "maxNodeCount", len(zones))
+        minimum = _gke_size(autoscaling, "totalMinNodeCount", "minNodeCount", len(zones))
     else:
         initial = _int(data.get("initialNodeCount"))
-        maximum = initial * len(zones) if initial is not None else None
+        maximum = minimum = initial * len(zones) if initial is not None else None
     return PoolSpec(
         "GKE node pool",
         name,
@@ -210,12 +209,21 @@ def gke_node_pool(data: dict[str, Any], file: str, path: Path = ()) -> PoolSpec:
         taints=tuple(taints),
         instance_types=(machine,) if machine else (),
         accelerators=capacity,
+        min_size=minimum,
         max_size=maximum,
         zones=tuple(z for z in zones if z),
         node_label=GKE_POOL_LABEL,
         gke=True,
+        accelerators_complete=True,  # GKE attaches GPUs through config.accelerators only
         provider="gcp",
     )
+
+
+def _gke_size(autoscaling: dict[str, Any], total_key: str, per_zone_key: str, zones: int) -> int | None:
+    """A total, or a per-location count times the locations (the API reference: per location)."""
+    total = _int(autoscaling.get(total_key))
+    per_zone = _int(autoscaling.get(per_zone_key))
+    return total if total is not None else (per_zone * zones if per_zone is not None else None)
 
 
 def eks_nodegroup(data: dict[str, Any], file: str, path: Path = ()) -> PoolSpec:
