@@ -528,3 +528,61 @@ def test_a_renderer_that_never_ends_is_stopped(repo):
     result = run_cli("check", "gpu-inference", "--helm", str(fake), "--format", "json")
     (finding,) = result.json()["findings"]
     assert finding["severity"] == "warning" and "did not finish within 1 s" in finding["message"]
+
+
+def test_entries_a_kustomization_lists_only_in_comments_are_neither_rendered_nor_linted_raw(repo, render_tools):
+    """A kubebuilder scaffold: optional patches and components switched off by commenting them out."""
+    files = dict(OVERLAYS)
+    files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].split("patches:")[0] + (
+        "# [MONITORING] uncomment to scrape the server\n"
+        "#- ../../components/monitoring\n"
+        "patches:\n"
+        "#- path: gpu-patch.yaml  # two GPUs per replica\n"
+    )
+    files["components/monitoring/kustomization.yaml"] = "resources:\n- pod.yaml\n"
+    files["components/monitoring/pod.yaml"] = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: probe}\nspec:\n"
+        "  containers: [{name: c, image: i, resources: {requests: {nvidia.com/gpu: 1}}}]\n"
+    )
+    write_tree(repo, files)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "-v")
+    assert result.exit_code == 0, result.stdout
+    assert places(result.stdout) == []
+    assert (
+        "note: overlays/prod/gpu-patch.yaml: skipped: listed only in a comment of overlays/prod/kustomization.yaml"
+        in result.stdout
+    )
+    assert "in 1 file, 2 objects" in result.stdout  # the overlay rendered, and nothing else
+
+
+def test_a_chart_that_fails_on_its_namespace_says_how_to_give_one(repo, render_tools):
+    chart = dict(CHART)
+    chart["templates/validation.yaml"] = (
+        '{{- if eq .Release.Namespace "default" }}\n'
+        "{{- fail \"Running in the 'default' namespace is not recommended.\" }}\n"
+        "{{- end }}\n"
+    )
+    write_tree(repo / "gpu-inference", chart)
+    failing = run_cli("check", "gpu-inference", "--helm", render_tools["helm"])
+    assert places(failing.stdout) == ["gpu-inference/templates/validation.yaml:2:5 not-rendered"]
+    assert (
+        "in namespace 'default': give this chart's values, release or namespace under render.charts" in failing.stdout
+    )
+    (repo / ".gpulint.yaml").write_text("render:\n  charts:\n    gpu-inference: {namespace: inference, release: llm}\n")
+    passing = run_cli("check", "gpu-inference", "--helm", render_tools["helm"], "--format", "json")
+    assert passing.exit_code == 0 and passing.json()["findings"] == []
+
+
+def test_fix_goes_to_values_yaml_for_a_value_the_chart_prints_from_it(repo, render_tools):
+    chart = dict(CHART)
+    chart["values.yaml"] = CHART["values.yaml"].replace("warmup: false", "warmup: true")
+    write_tree(repo / "gpu-inference", chart)
+    template = (repo / "gpu-inference/templates/warmup-job.yaml").read_text()
+    result = run_cli("check", "gpu-inference", "--helm", render_tools["helm"], "--diff")
+    assert result.stdout.startswith("--- a/gpu-inference/values.yaml\n+++ b/gpu-inference/values.yaml\n"), result.stdout
+    fixed = run_cli("check", "gpu-inference", "--helm", render_tools["helm"], "--fix")
+    assert "gpulint: gpu-inference/values.yaml: applied 1 fix" in fixed.stderr
+    assert fixed.exit_code == 0, fixed.stdout  # rendered again: the Job now has its limit
+    values = (repo / "gpu-inference/values.yaml").read_text()
+    assert "resources:\n  requests:\n    nvidia.com/gpu: 2\n  limits:\n    nvidia.com/gpu: 2\n" in values
+    assert (repo / "gpu-inference/templates/warmup-job.yaml").read_text() == template

@@ -4,7 +4,7 @@ render to, and which files are skipped as no manifests (with a debug note)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gpulint.lint.render import layout
@@ -112,57 +112,77 @@ class Renderer:
         if not self.active:
             return set()
         consumed: set[str] = set()
-        for chart in charts:
-            if self._first_time(chart):
-                sources.extend(self._chart(chart))
+        jobs: list[Callable[[], Source]] = [
+            job for chart in charts if self._first_time(chart) for job in self._chart(chart)
+        ]
         kustomizations = []
         for directory in directories:
             found = layout.kustomization_file(directory)
             if found is not None:
                 kustomizations.append(layout.read_kustomization(found))
-        if not kustomizations:
-            return consumed
-        patches = layout.patch_files(kustomizations)
-        consumed |= patches
-        for path in sorted(patches):
-            self.collection.debug_notes.append(
-                f"{os.path.relpath(path)}: skipped: a kustomize patch (a partial object), checked as its overlay renders it"
-            )
-        for kustomization in layout.roots(kustomizations):
-            if kustomization.data.get("kind") == "Component":
-                continue
-            display = _display(root, kustomization.directory)
-            if not self._first_time(kustomization.directory):
-                consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
-                continue
-            source = self._overlay(kustomization, display)
-            if source is None:
-                continue
-            sources.append(source)
-            if source.rendered is not None and not source.rendered.problems:
+        overlays: list[tuple[layout.Kustomization, int]] = []  # each with its job's index
+        if kustomizations:
+            consumed |= self._not_raw(kustomizations)
+            disabled = layout.disabled_directories(kustomizations)
+            for kustomization in layout.roots(kustomizations):
+                if os.path.realpath(kustomization.directory) in disabled:  # switched off: neither rendered nor raw
+                    consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
+                    continue
+                if kustomization.data.get("kind") == "Component":
+                    continue
+                if not self._first_time(kustomization.directory):
+                    consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
+                    continue
+                job = self._overlay(kustomization, _display(root, kustomization.directory))
+                if job is not None:
+                    overlays.append((kustomization, len(jobs)))
+                    jobs.append(job)
+        rendered = _run_all(jobs)
+        sources.extend(rendered)
+        for kustomization, index in overlays:
+            result = rendered[index].rendered
+            if result is not None and not result.problems:
                 # rendered: its resources (and its bases') are checked in the render, not raw
                 consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
         return consumed
+
+    def _not_raw(self, kustomizations: list[layout.Kustomization]) -> set[str]:
+        """Patches (partial objects), and what a kustomization lists only in a comment (a disabled
+        patch, resource or component, as kubebuilder scaffolds them): never linted raw."""
+        skipped: set[str] = set()
+        for path in sorted(layout.patch_files(kustomizations)):
+            skipped.add(path)
+            self.collection.debug_notes.append(
+                f"{os.path.relpath(path)}: skipped: a kustomize patch (a partial object), checked as its overlay renders it"
+            )
+        for path, where in sorted(layout.disabled_files(kustomizations).items()):
+            if path not in skipped:
+                skipped.add(path)
+                self.collection.debug_notes.append(
+                    f"{os.path.relpath(path)}: skipped: listed only in a comment of {os.path.relpath(where)} (disabled)"
+                )
+        return skipped
 
     def keep(self, path: str, consumed: set[str]) -> bool:
         if self.skipped(path):
             return False
         return not consumed or os.path.realpath(path) not in consumed
 
-    def _chart(self, directory: str) -> list[Source]:
+    def _chart(self, directory: str) -> list[Callable[[], Source]]:
         from gpulint.lint.render.helm import render_chart
         from gpulint.lint.sources import Source
 
-        assert self.options is not None
+        options = self.options
+        assert options is not None
         helm = self.tool("helm")
         if helm is None:
             self.collection.notes.append(
                 f"{directory}: Helm chart not rendered: no helm binary ({INSTALL_HINTS['helm']}); its files were not checked"
             )
             return []
-        return [Source(directory, rendered=render_chart(directory, os.path.normpath(directory), self.options, helm))]
+        return [lambda: Source(directory, rendered=render_chart(directory, os.path.normpath(directory), options, helm))]
 
-    def _overlay(self, kustomization: layout.Kustomization, display: str) -> Source | None:
+    def _overlay(self, kustomization: layout.Kustomization, display: str) -> Callable[[], Source] | None:
         from gpulint.lint.render.kustomize import render_overlay
         from gpulint.lint.sources import Source
 
@@ -176,8 +196,24 @@ class Renderer:
                 "its resources were checked file by file, its patches not at all"
             )
             return None
-        helm = self.tool("helm") if kustomization.helm_charts and self.options.kustomize_helm else None
-        return Source(display, rendered=render_overlay(kustomization.directory, display, self.options, kustomize, helm))
+        options = self.options
+        helm = self.tool("helm") if kustomization.helm_charts and options.kustomize_helm else None
+        return lambda: Source(
+            display, rendered=render_overlay(kustomization.directory, display, options, kustomize, helm)
+        )
+
+
+MAX_PARALLEL_RENDERS = 4  # renderers are processes: threads only wait for them
+
+
+def _run_all(jobs: list[Callable[[], Source]]) -> list[Source]:
+    """The renders, several at a time (kustomize and helm spend their time in their own process)."""
+    if len(jobs) <= 1:
+        return [job() for job in jobs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_RENDERS, len(jobs))) as pool:
+        return list(pool.map(lambda job: job(), jobs))
 
 
 def _display(root: str, directory: str) -> str:

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
-from gpulint.lint.findings import Severity
-from gpulint.lint.loader import LoadedFile
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from gpulint.kube.fields import dig
+from gpulint.lint.findings import Fix, Path, Severity
+from gpulint.lint.loader import LoadedFile, LocatedDocument, load_bytes
 from gpulint.lint.render.mapping import LineMap, align, template_column
-from gpulint.lint.render.options import DEFAULT_RELEASE, RenderOptions
+from gpulint.lint.render.options import DEFAULT_RELEASE, ChartSettings, RenderOptions
 from gpulint.lint.render.rendered import Rendered, RenderProblem, mapped
 from gpulint.lint.render.tools import Tool, run
 
@@ -114,14 +117,17 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
         )
         return rendered
     if result.returncode != 0:
-        rendered.problems.append(failure(result.stderr, place, chart_file))
+        rendered.problems.append(failure(result.stderr, place, chart_file, settings))
         return rendered
     rendered.output = result.stdout
-    rendered.mapper = partial(map_documents, places=(place,))
+    rendered.mapper = partial(
+        map_documents, places=(place,), fix_values=not settings.values and not settings.set_values
+    )
     return rendered
 
 
-def failure(stderr: str, place: ChartPlace, chart_file: str) -> RenderProblem:
+def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSettings | None = None) -> RenderProblem:
+    settings = settings or ChartSettings()
     lines = [line for line in stderr.strip().splitlines() if line.strip() and not line.startswith("Use --debug flag")]
     text = " ".join(line.strip() for line in lines).removeprefix("Error: ").strip() or "helm template failed"
     severity = Severity.WARNING if any(marker in text for marker in _ENVIRONMENT) else Severity.ERROR
@@ -136,6 +142,12 @@ def failure(stderr: str, place: ChartPlace, chart_file: str) -> RenderProblem:
             return RenderProblem(
                 found[1], 1, 1, f"{message} (line {yaml_error.group('line')} of the template's output)", severity
             )
+    if "execution error" in text or "executing" in text:  # `required`, `fail`, a nil value: maybe ours to give
+        message += (
+            f" (rendered as release '{settings.release or DEFAULT_RELEASE}' in namespace "
+            f"'{settings.namespace or 'default'}': give this chart's values, release or namespace under "
+            "render.charts in .gpulint.yaml, or --values/--set)"
+        )
     for match in _ERROR_PLACE.finditer(stderr):
         found = place.file(match.group("file"))
         if found:
@@ -173,9 +185,11 @@ def _read_template(path: str) -> list[str] | None:
     return raw.decode("utf-8", "replace").split("\n")
 
 
-def map_documents(loaded: LoadedFile, places: tuple[ChartPlace, ...]) -> LoadedFile:
+def map_documents(loaded: LoadedFile, places: tuple[ChartPlace, ...], fix_values: bool = False) -> LoadedFile:
     """Each document of `helm template` output placed in its template: the file its `# Source:`
-    names, at the template line that printed the field."""
+    names, at the template line that printed the field. ``fix_values``: the chart was rendered with its
+    own values.yaml alone, so a fix to a value it printed may go there."""
+    values_cache: dict[str, _Values | None] = {}
     text = loaded.text
     sources = [(match.start(), match.group(1)) for match in SOURCE_COMMENT.finditer(text)]
     if not sources:
@@ -213,6 +227,7 @@ def map_documents(loaded: LoadedFile, places: tuple[ChartPlace, ...]) -> LoadedF
         if key not in maps:
             rendered_lines = text[_offset(line_starts, first_line) : end].split("\n")
             maps[key] = align(rendered_lines, template.lines)
+        values = _values_for(template, places, values_cache) if fix_values else None
         documents.append(
             mapped(
                 document,
@@ -224,11 +239,134 @@ def map_documents(loaded: LoadedFile, places: tuple[ChartPlace, ...]) -> LoadedF
                     text_lines=_Lines(text, line_starts),
                     template=template,
                 ),
-                fix_refusal=_REFUSAL,
+                place_fix=partial(
+                    _values_fix,
+                    document=document,
+                    line_map=maps[key],
+                    first_line=first_line,
+                    template=template,
+                    values=values,
+                ),
             )
         )
     loaded.documents = documents
     return loaded
+
+
+@dataclass(frozen=True)
+class _Values:
+    display: str
+    fs_path: str
+    document: LocatedDocument
+
+
+# `{{- toYaml .Values.resources | nindent 12 }}`, `{{ .Values.resources | toYaml | nindent 12 }}`
+_TO_YAML = re.compile(r"\{\{-?\s*(?:toYaml\s+\$?\.Values\.([\w.]+)|\$?\.Values\.([\w.]+)\s*\|\s*toYaml)\b[^}]*\}\}")
+# `nvidia.com/gpu: {{ .Values.gpus }}`: the whole value is one value of values.yaml
+_VALUE = re.compile(r":\s*\{\{-?\s*\$?\.Values\.([\w.]+)\s*-?\}\}\s*$")
+
+
+def _values_for(
+    template: _Template, places: tuple[ChartPlace, ...], cache: dict[str, _Values | None]
+) -> _Values | None:
+    """The values.yaml of the chart whose own templates/ holds ``template`` (not a subchart's)."""
+    for place in places:
+        if os.path.dirname(os.path.dirname(template.display)) != os.path.normpath(place.display):
+            continue
+        path = os.path.join(place.directory, "values.yaml")
+        if path not in cache:
+            cache[path] = None
+            lines = _read_template(path)
+            if lines is not None:
+                loaded = load_bytes(os.path.join(place.display, "values.yaml"), "\n".join(lines).encode())
+                documents = [d for d in loaded.documents if isinstance(d.data, dict)]
+                if documents and not loaded.problems:
+                    cache[path] = _Values(loaded.path, path, documents[0])
+        return cache[path]
+    return None
+
+
+def _values_fix(
+    fix: Fix,
+    *,
+    document: LocatedDocument,
+    line_map: LineMap,
+    first_line: int,
+    template: _Template,
+    values: _Values | None,
+) -> Fix:
+    """A fix to a field the chart printed from values.yaml (``toYaml .Values.x`` or ``{{ .Values.x }}``)
+    goes to values.yaml; anything else the template computes is refused: gpulint edits no template logic."""
+    refused = replace(fix, refused=_REFUSAL)
+    if values is None or document.node is None:
+        return refused
+    target = _values_path(fix.path, document, line_map, first_line, template)
+    if target is None:
+        return refused
+    values_path, rendered_prefix, values_prefix = target
+    if dig(values.document.data, *values_prefix) != dig(document.data, *rendered_prefix):
+        return refused  # the chart printed something else than values.yaml holds (a default, a merge)
+    source = None
+    if fix.source_path is not None and fix.source_path[: len(rendered_prefix)] == rendered_prefix:
+        source = (*values_prefix, *fix.source_path[len(rendered_prefix) :])
+    return replace(
+        fix,
+        document=values.document.index,
+        path=values_path,
+        source_path=source,
+        file=values.display,
+        fs_path=values.fs_path,
+    )
+
+
+def _values_path(
+    path: Path, document: LocatedDocument, line_map: LineMap, first_line: int, template: _Template
+) -> tuple[Path, Path, Path] | None:
+    """(the path in values.yaml, the rendered path that maps to its values key, that key's path)."""
+    chain = _nodes(document, path)
+
+    def template_line(node: Node) -> tuple[str, bool]:
+        index = node.start_mark.line + document.line_offset - first_line
+        line = line_map.line(index)
+        exact = line_map.exact[index] if 0 <= index < len(line_map.exact) else False
+        return (template.lines[line] if line < len(template.lines) else ""), exact
+
+    for depth in range(len(chain) - 1, -1, -1):
+        node = chain[depth]
+        if isinstance(node, MappingNode) and node.value:
+            lines = {template_line(key) for key, _ in node.value}
+            if len(lines) == 1:
+                ((line, exact),) = lines
+                match = _TO_YAML.search(line)
+                if match and not exact:
+                    prefix = tuple((match.group(1) or match.group(2)).split("."))
+                    return (*prefix, *path[depth:]), path[:depth], prefix
+    if len(chain) == len(path) + 1 and path:
+        line, exact = template_line(chain[-1])
+        match = _VALUE.search(line)
+        if match and exact:
+            prefix = tuple(match.group(1).split("."))
+            return prefix, path, prefix
+    return None
+
+
+def _nodes(document: LocatedDocument, path: Path) -> list[Node]:
+    """The nodes along ``path`` from the root, as far as they exist."""
+    assert document.node is not None
+    chain: list[Node] = [document.node]
+    for step in path:
+        node = chain[-1]
+        child = None
+        if isinstance(node, MappingNode) and isinstance(step, str):
+            child = next(
+                (value for key, value in node.value if isinstance(key, ScalarNode) and key.value == step), None
+            )
+        elif isinstance(node, SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+            child = node.value[step]
+        if child is None:
+            break
+        chain.append(child)
+    return chain
 
 
 def _locate_template(name: str, places: tuple[ChartPlace, ...]) -> _Template | None:

@@ -10,6 +10,7 @@ object to schema-check.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +69,7 @@ class Kustomization:
     patches: list[Patch] = field(default_factory=list)
     remote: list[str] = field(default_factory=list)
     helm_charts: bool = False
+    commented: list[str] = field(default_factory=list)  # local paths listed only in comments (disabled)
 
     @property
     def directory(self) -> str:
@@ -89,7 +91,45 @@ def read_kustomization(path: str) -> Kustomization:
     document = documents[0]
     kustomization = Kustomization(path, document.data, document)
     _consumed(kustomization)
+    kustomization.commented = _commented(loaded.text, kustomization.directory)
     return kustomization
+
+
+# `#- ../components/certmanager`, `#  - path: manager_webhook_patch.yaml`: an entry switched off
+_COMMENTED_ENTRY = re.compile(
+    r"^\s*#+\s*(?:-\s*)?(?:path:\s*)?([A-Za-z0-9_.][A-Za-z0-9_./-]*)\s*(?:#.*)?$", re.MULTILINE
+)
+
+
+def _commented(text: str, directory: str) -> list[str]:
+    """Existing local files and directories a kustomization names only in a comment line."""
+    found = []
+    for match in _COMMENTED_ENTRY.finditer(text):
+        entry = match.group(1)
+        if "/" in entry or entry.endswith((".yaml", ".yml", ".json")):
+            local = _local(directory, entry)
+            if os.path.exists(local):
+                found.append(local)
+    return found
+
+
+def disabled_files(kustomizations: list[Kustomization]) -> dict[str, str]:
+    """Real path -> the kustomization whose comment lists it, for files no kustomization uses."""
+    used = consumed_files(kustomizations)
+    disabled: dict[str, str] = {}
+    for k in kustomizations:
+        for path in k.commented:
+            real = os.path.realpath(path)
+            if os.path.isfile(real) and real not in used:
+                disabled.setdefault(real, k.path)
+    return disabled
+
+
+def disabled_directories(kustomizations: list[Kustomization]) -> set[str]:
+    """Overlays and components a kustomization lists only in a comment and none uses: not rendered
+    on their own (a kubebuilder scaffold's optional parts)."""
+    used = {os.path.realpath(d) for k in kustomizations for d in k.local_dirs}
+    return {os.path.realpath(path) for k in kustomizations for path in k.commented if os.path.isdir(path)} - used
 
 
 def _local(directory: str, entry: str) -> str:
