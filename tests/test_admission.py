@@ -818,3 +818,86 @@ def test_a_topology_pod_set_packs_on_its_flavors_nodes():
     (finding,) = findings_of("gang-unsatisfiable", docs(queues, lws(1, 2)), inventory=RACKS)
     assert "in one topology.kubernetes.io/rack" in finding.message  # zone-b's rack r3 has 4-GPU nodes only
     assert findings_of("gang-unsatisfiable", lws(1, 2), inventory=RACKS) == []  # anywhere: r1 or r2 holds it
+
+
+def test_keys_written_in_the_map_their_reader_does_not_read():
+    grouped = textwrap.dedent("""\
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: worker-0
+          namespace: team-a
+          labels:
+            kueue.x-k8s.io/queue-name: user-queue
+            kueue.x-k8s.io/pod-group-name: llm
+            kueue.x-k8s.io/pod-group-total-count: "4"
+        spec:
+          containers:
+          - {name: w, image: registry.example.com/llm:1.0, resources: {limits: {nvidia.com/gpu: 8}}}
+        """)
+    (finding,) = findings_of("queue-reference-invalid", grouped)
+    assert finding.severity == "warning" and finding.line == 9
+    assert (
+        "kueue.x-k8s.io/pod-group-total-count is written as a label, but Kueue reads it from the annotations"
+        in finding.message
+    )
+    fixed = grouped.replace('    kueue.x-k8s.io/pod-group-total-count: "4"\n', "").replace(
+        "  labels:\n", '  annotations: {kueue.x-k8s.io/pod-group-total-count: "4"}\n  labels:\n'
+    )
+    assert findings_of("queue-reference-invalid", fixed) == []
+    volcano = volcano_job().replace(
+        "    template:\n      spec:",
+        "    template:\n      metadata:\n        labels: {scheduling.k8s.io/group-name: test-job}\n      spec:",
+    )
+    (finding,) = findings_of("queue-reference-invalid", docs(volcano_queue(), volcano))
+    assert (
+        "scheduling.k8s.io/group-name is written as a label, but Volcano reads it from the annotations"
+        in finding.message
+    )
+
+
+def test_hostile_cohort_trees_are_bounded():
+    def cohort(name: str, parent: str) -> dict:
+        return {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Cohort",
+            "metadata": {"name": name},
+            "spec": {"parentName": parent},
+        }
+
+    queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "q"},
+        "spec": {
+            "cohortName": "c0",
+            "resourceGroups": [
+                {
+                    "coveredResources": ["nvidia.com/gpu"],
+                    "flavors": [{"name": "f", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]}],
+                }
+            ],
+        },
+    }
+    chain = [cohort(f"c{i}", f"c{i + 1}") for i in range(5000)]
+    fr = ("f", "nvidia.com/gpu")
+    deep = KueueSetup.of([queue, *chain])
+    assert not deep.tree_is_sound(deep.cluster_queues["q"])
+    assert deep.potential_available(deep.cluster_queues["q"], fr) >= 8  # bounded, no RecursionError
+    cyclic = KueueSetup.of(
+        [{**queue, "spec": {**queue["spec"], "cohortName": "a"}}, cohort("a", "b"), cohort("b", "a")]
+    )
+    assert not cyclic.tree_is_sound(cyclic.cluster_queues["q"])
+    shallow = KueueSetup.of([queue, *chain[:10]])
+    assert shallow.tree_is_sound(shallow.cluster_queues["q"])
+    assert shallow.potential_available(shallow.cluster_queues["q"], fr) == 8
+    # a queue in a cycle is not judged: no "never admitted" from a quota tree Kueue itself refuses
+    text = docs(
+        flavor("f"),
+        cluster_queue(flavors=("f",), cohort="a"),
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: a}\nspec: {parentName: b}\n",
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: b}\nspec: {parentName: a}\n",
+        local_queue(),
+        job(gpus=16),
+    )
+    assert queue_findings(text) == []

@@ -249,3 +249,53 @@ def test_device_class_quota_counts_the_claims_each_pod_gets_from_its_template():
         findings_of("resource-quota-exceeded", docs(quota(hard), template, pods.replace("replicas: 3", "replicas: 2")))
         == []
     )
+
+
+def test_errors_the_limit_range_does_not_cause_are_left_to_other_rules():
+    # the request above its own limit is the user's error with or without the LimitRange
+    text = docs(
+        limit_range("default: {memory: 1Gi}"), deployment("{requests: {cpu: '4'}, limits: {cpu: '2', memory: 1Gi}}")
+    )
+    assert findings_of("limit-range-violation", text) == []
+
+
+def test_a_requests_quota_is_met_by_limits_alone():
+    # API defaulting: a container that states only limits requests as much
+    q = quota("{requests.cpu: '64', requests.memory: 256Gi}")
+    assert (
+        findings_of(
+            "resource-quota-exceeded", docs(q, deployment("{limits: {cpu: '4', memory: 8Gi, nvidia.com/gpu: 1}}"))
+        )
+        == []
+    )
+
+
+def test_explain_shows_the_namespace_quota_arithmetic(tmp_path):
+    import json
+
+    from conftest import DATA, run_cli
+
+    path = tmp_path / "inference.yaml"
+    path.write_text(
+        docs(
+            quota("{requests.nvidia.com/gpu: 4, limits.memory: 64Gi}"),
+            deployment("{limits: {nvidia.com/gpu: 2, memory: 16Gi}}", replicas=3),
+        )
+    )
+    result = run_cli(
+        "explain",
+        str(path),
+        "--inventory",
+        str(DATA / "racks"),
+        "--format",
+        "json",
+        "--object",
+        "Deployment/ml/inference",
+    )
+    (explanation,) = json.loads(result.stdout)["explanations"]
+    step = explanation["steps"][0]
+    assert step["title"] == "Admission (queue and quota)" and step["status"] == "FAIL"
+    assert step["lines"] == [
+        "ResourceQuota gpu-quota: limits.memory 48Gi for 3 pod(s) of 64Gi hard",
+        "ResourceQuota gpu-quota: requests.nvidia.com/gpu 6 for 3 pod(s) of 4 hard - above it",
+    ]

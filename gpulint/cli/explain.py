@@ -27,7 +27,7 @@ from gpulint.kube.scheduler import (
     pod_requirements,
 )
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
-from gpulint.lint.admission import admission_verdict, batch_queue_problems, queue_route
+from gpulint.lint.admission import admission_verdict, batch_queue_problems, queue_route, quota_charges
 from gpulint.lint.findings import Finding, Severity
 from gpulint.lint.inventory import GANG_OBJECT_KINDS
 from gpulint.lint.objects import KubeObject
@@ -337,7 +337,9 @@ def explain_objects(
 
 def _show(resource: str, amount: Fraction) -> str:
     """Bytes in binary units, as kubectl shows memory (256Gi); other amounts as they are."""
-    if resource in ("memory", "ephemeral-storage") and amount.denominator == 1 and amount >= 1024:
+    if resource.removeprefix("requests.").removeprefix("limits.") in ("memory", "ephemeral-storage") and (
+        amount.denominator == 1 and amount >= 1024
+    ):
         for suffix, power in (("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10)):
             if amount % (1 << power) == 0:
                 return f"{amount // (1 << power)}{suffix}"
@@ -349,9 +351,25 @@ def admission_step(obj: KubeObject, inventory: Resolver) -> Step | None:
     namespace's quota - the verdicts queue-reference-invalid and queue-unadmittable report."""
     route = queue_route(obj, inventory)
     problems = [*(route.problems if route is not None else []), *batch_queue_problems(obj, inventory)]
-    if route is None and not problems:
+    charges = quota_charges(obj, inventory)
+    if route is None and not problems and not charges:
         return None
     lines, status = [], OK
+    for quota, sites in charges:  # the namespace's quota, as the API server charges the workload's pods
+        pods = sum(site.pods for site in sites)
+        for key, hard in quota.hard:
+            total = sum((site.charged.get(key, Fraction(0)) * site.pods for site in sites), Fraction(0))
+            if total:
+                over = total > hard
+                status = FAIL if over else status
+                lines.append(
+                    f"ResourceQuota {quota.name}: {key} {_show(key, total)} for {pods} pod(s) of "
+                    f"{_show(key, hard)} hard{' - above it' if over else ''}"
+                )
+        for site in sites:
+            if site.missing:
+                status = FAIL
+                lines.append(f"ResourceQuota {quota.name}: must specify {'; '.join(site.missing)}")
     if route is not None:
         target = f"LocalQueue {route.queue.name}"
         if route.local is not None:

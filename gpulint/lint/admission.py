@@ -8,14 +8,28 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
 
 from gpulint.kube.admission.assign import AdmissionVerdict, assign, demands_of
 from gpulint.kube.admission.batch_queues import KAI_QUEUE_LABEL, RUNAI_QUEUE_LABEL, kai_queue, volcano_queue
+from gpulint.kube.admission.keys import misplaced_keys
 from gpulint.kube.admission.kueue import ClusterQueue, LocalQueue
+from gpulint.kube.admission.namespace import (
+    Quota,
+    claim_charge,
+    missing_for_quota,
+    pod_charge,
+    pod_limits,
+    with_limit_ranges,
+)
 from gpulint.kube.admission.workload import QueueName, integration, queue_name
+from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
 from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.kube.refs import Path
+from gpulint.kube.scheduler import pod_requests
 from gpulint.kube.selectors import label_text
+from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 
@@ -186,7 +200,7 @@ def _cluster_queue_problems(queue: ClusterQueue, namespace: str, name: QueueName
 def admission_verdict(obj: KubeObject, resolver: Resolver) -> tuple[QueueRoute, AdmissionVerdict] | None:
     """The flavor assignment of the object's Workload in its ClusterQueue (None without a usable route)."""
     route = queue_route(obj, resolver)
-    if route is None or not route.usable or route.cluster is None:
+    if route is None or not route.usable or route.cluster is None or not resolver.kueue.tree_is_sound(route.cluster):
         return None
     demands = [d for d in demands_of(obj.data, resolver.limit_items(obj.ref.namespace)) if d.count > 0]
     if not demands:
@@ -195,8 +209,17 @@ def admission_verdict(obj: KubeObject, resolver: Resolver) -> tuple[QueueRoute, 
 
 
 def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
-    """A Volcano or KAI Scheduler queue that does not exist or is closed; a legacy KAI queue label."""
-    problems = []
+    """A Volcano or KAI Scheduler queue that does not exist or is closed; a legacy KAI queue label; a queue
+    or group key written as a label where an annotation is read, or the reverse."""
+    problems = [
+        Problem(
+            wrong.path,
+            f"{wrong.key} is written as {'an annotation' if wrong.expected == 'labels' else 'a label'}, but "
+            f"{wrong.reader} reads it from the {wrong.expected}: as written it has no effect",
+            False,
+        )
+        for wrong in misplaced_keys(obj.data)
+    ]
     kai, legacy = kai_queue(obj.data)
     if legacy is not None:
         problems.append(
@@ -242,3 +265,46 @@ def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
             )
             problems.append(Problem(use.path, f"Volcano Queue {use.name} is {found.state}: {refused}", True))
     return problems
+
+
+# --------------------------------------------------------------------------- namespace quota
+
+
+@dataclass(frozen=True)
+class SiteCharge:
+    """What each pod of one template is charged by one ResourceQuota, or why the quota refuses it outright."""
+
+    path: Path  # the pod spec
+    pods: int
+    charged: dict[str, Fraction]
+    missing: tuple[str, ...]  # `must specify` parts: a cpu/memory quota key the containers do not state
+
+
+def quota_charges(obj: KubeObject, resolver: Resolver) -> list[tuple[Quota, list[SiteCharge]]]:
+    """Per ResourceQuota of the object's namespace, the pod templates it covers and what their pods are charged
+    (after the namespace's LimitRange defaults; a pod's claims from templates count toward device-class quotas)."""
+    quotas = resolver.quotas(obj.ref.namespace)
+    if not quotas:
+        return []
+    items = resolver.limit_items(obj.ref.namespace)
+    out: list[tuple[Quota, list[SiteCharge]]] = [(quota, []) for quota in quotas]
+    for site in pod_spec_sites(obj.data):
+        spec, _ = with_limit_ranges(effective_pod_spec(obj.kind, site.spec), items)
+        charged = pod_charge(spec, pod_requests(spec), pod_limits(spec))
+        charged.update(claim_charge(_claim_templates(obj, site.spec, resolver)))  # one claim per pod per template
+        for quota, sites in out:
+            if quota.applies_to(spec, charged):
+                sites.append(SiteCharge(site.path, site.pods or 0, charged, tuple(missing_for_quota(spec, quota))))
+    return [(quota, sites) for quota, sites in out if sites]
+
+
+def _claim_templates(obj: KubeObject, spec: dict[str, Any], resolver: Resolver) -> list[ClaimSpec]:
+    """The ResourceClaimTemplates the pod's claims are made from (each pod gets its own claims)."""
+    out = []
+    for entry in sequence(spec.get("resourceClaims")):
+        name = entry.get("resourceClaimTemplateName") if isinstance(entry, dict) else None
+        if isinstance(name, str):
+            found = resolver.find_claim("ResourceClaimTemplate", obj.ref.namespace, name)
+            if found is not None:
+                out.append(claim_spec_of(found.data, "ResourceClaimTemplate"))
+    return out

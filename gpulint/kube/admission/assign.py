@@ -323,7 +323,7 @@ def flavor_pins(setup: KueueSetup, namespace: str, data: dict[str, Any]) -> dict
         return {}
     local = setup.local_queue(namespace, name.name)
     queue = setup.cluster_queues.get(local.cluster_queue) if local is not None else None
-    if queue is None:
+    if queue is None or not setup.tree_is_sound(queue):
         return {}
     demands = [d for d in demands_of(data) if d.count > 0]
     verdict = assign(setup, queue, demands)

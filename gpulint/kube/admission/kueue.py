@@ -25,6 +25,7 @@ KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_KINDS = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "Cohort", "Topology")
 STOPPED = ("Hold", "HoldAndDrain")  # stopPolicy values that stop admission (None admits)
 UNLIMITED = Fraction(2**63 - 1)  # Kueue's saturated Amount
+MAX_DEPTH = 64  # cohort levels followed (Kueue's trees are a few deep; a longer chain is hostile input)
 FlavorResource = tuple[str, str]  # (flavor, resource)
 
 
@@ -212,6 +213,7 @@ class KueueSetup:
     topologies: dict[str, Topology] = field(default_factory=dict)
 
     ambiguous: set[tuple[str, Any]] = field(default_factory=set)  # (kind, key) defined twice, differently
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)  # the tree, once built
 
     @classmethod
     def of(cls, linted: Iterable[dict[str, Any]], cluster: Iterable[dict[str, Any]] = ()) -> KueueSetup:
@@ -226,6 +228,7 @@ class KueueSetup:
         return setup
 
     def _add(self, data: dict[str, Any], strict: bool) -> None:
+        self._cache.clear()
         kind = str(data.get("kind", ""))
         if not text(data.get("apiVersion")).startswith(KUEUE_GROUP + "/") or kind not in KUEUE_KINDS:
             return
@@ -275,10 +278,34 @@ class KueueSetup:
 
     # ------------------------------------------------------------------ the quota tree
 
+    def tree_is_sound(self, queue: ClusterQueue) -> bool:
+        """The queue's cohorts lead to a root without a cycle (Kueue refuses a cycle: ErrCohortHasCycle)
+        within MAX_DEPTH levels. Otherwise its quota is not judged."""
+        seen: set[str] = set()
+        parent = queue.cohort
+        while parent:
+            if parent in seen or len(seen) >= MAX_DEPTH:
+                return False
+            seen.add(parent)
+            parent = self._parent(self._cohort_node(parent))
+        return True
+
     def _children(self, cohort: str) -> list[ClusterQueue | Cohort]:
-        queues: list[ClusterQueue | Cohort] = [q for q in self.cluster_queues.values() if q.cohort == cohort]
-        queues += [c for c in self.cohorts.values() if c.parent == cohort and c.name != cohort]
-        return queues
+        index = self._cache.get("children")
+        if index is None:  # built once: a cohort of hundreds of queues is walked for every request
+            index = {}
+            for queue in self.cluster_queues.values():
+                index.setdefault(queue.cohort, []).append(queue)
+            for child in self.cohorts.values():
+                if child.parent != child.name:
+                    index.setdefault(child.parent, []).append(child)
+            self._cache["children"] = index
+        return list(index.get(cohort, []))
+
+    def _memo(self, key: tuple[Any, ...], compute: Any) -> Fraction:
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
 
     def _parent(self, node: ClusterQueue | Cohort) -> str:
         parent = node.cohort if isinstance(node, ClusterQueue) else node.parent
@@ -297,9 +324,12 @@ class KueueSetup:
     def subtree_quota(
         self, node: ClusterQueue | Cohort, fr: FlavorResource, seen: frozenset[str] = frozenset()
     ) -> Fraction:
+        return self._memo(("subtree", type(node).__name__, node.name, fr), lambda: self._subtree(node, fr, seen))
+
+    def _subtree(self, node: ClusterQueue | Cohort, fr: FlavorResource, seen: frozenset[str]) -> Fraction:
         own = self._own_quota(node, fr)
         total = own.nominal if own is not None else Fraction(0)
-        if isinstance(node, Cohort) and node.name not in seen:
+        if isinstance(node, Cohort) and node.name not in seen and len(seen) < MAX_DEPTH:
             for child in self._children(node.name):
                 if isinstance(child, Cohort) and child.name in seen | {node.name}:
                     continue  # a cycle: Kueue refuses it (ErrCohortHasCycle); counted once here
@@ -324,7 +354,7 @@ class KueueSetup:
     def _potential(self, node: ClusterQueue | Cohort, fr: FlavorResource, seen: frozenset[str]) -> Fraction:
         subtree = self.subtree_quota(node, fr)
         parent = self._parent(node)
-        if not parent or parent in seen:
+        if not parent or parent in seen or len(seen) >= MAX_DEPTH:
             return subtree
         avail = self._local_quota(node, fr, subtree) + self._potential(self._cohort_node(parent), fr, seen | {parent})
         own = self._own_quota(node, fr)
@@ -336,6 +366,8 @@ class KueueSetup:
         """A queue's reserved usage; a cohort's is what its children use beyond what they keep local."""
         if isinstance(node, ClusterQueue):
             return dict(node.usage).get(fr, Fraction(0))
+        if len(seen) >= MAX_DEPTH:
+            return Fraction(0)
         total = Fraction(0)
         for child in self._children(node.name):
             if isinstance(child, Cohort) and child.name in seen | {node.name}:
@@ -352,7 +384,7 @@ class KueueSetup:
         subtree = self.subtree_quota(node, fr)
         used = self.usage(node, fr)
         parent = self._parent(node)
-        if not parent or parent in seen:
+        if not parent or parent in seen or len(seen) >= MAX_DEPTH:
             return subtree - used
         parent_available = self._available(self._cohort_node(parent), fr, seen | {parent})
         local = self._local_quota(node, fr, subtree)

@@ -110,8 +110,6 @@ class Injected:
 def with_limit_ranges(spec: dict[str, Any], items: Iterable[LimitItem]) -> tuple[dict[str, Any], list[Injected]]:
     """The pod spec after API defaulting and LimitRanger's defaults; and what the LimitRanger added."""
     items = list(items)
-    if not items:
-        return spec, []
     out = dict(spec)
     injected: list[Injected] = []
     for list_name in ("initContainers", "containers"):

@@ -25,7 +25,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for site in pod_spec_sites(obj.data):
         defaulted, injected = with_limit_ranges(site.spec, items)
         subject = f"the '{site.role}' pod template" if site.role else "the pod"
+        # only what the LimitRange causes: a request above its own limit is the API's error without it
+        # (gpu-request-without-limit and schema checks say so)
+        own = set(limit_violations(with_limit_ranges(site.spec, ())[0], ()))
         for violation in limit_violations(defaulted, items):
+            if violation in own:
+                continue
             filled = [i for i in injected if violation.path[:2] == i.path]
             cause = (
                 " (after LimitRange "

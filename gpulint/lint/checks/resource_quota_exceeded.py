@@ -10,18 +10,12 @@ from fractions import Fraction
 from gpulint.kube.admission.namespace import (
     CLAIM_COUNT,
     Quota,
-    claim_charge,
-    missing_for_quota,
-    pod_charge,
-    pod_limits,
     uncounted_keys,
-    with_limit_ranges,
 )
 from gpulint.kube.admission.workload import is_distributed
-from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
 from gpulint.kube.quantity import format_amount
-from gpulint.kube.scheduler import pod_requests
-from gpulint.kube.workloads import api_group, effective_pod_spec, pod_spec_sites
+from gpulint.kube.workloads import api_group
+from gpulint.lint.admission import quota_charges
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
@@ -57,55 +51,29 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.kind == "ResourceQuota" and obj.api_version == "v1":
         yield from _uncounted(obj)
         return
-    quotas = ctx.resolver.quotas(obj.ref.namespace)
-    if not quotas:
-        return
-    items = ctx.resolver.limit_items(obj.ref.namespace)
-    totals: dict[str, dict[str, Fraction]] = {}
-    pods: dict[str, int] = {}
-    for site in pod_spec_sites(obj.data):
-        spec, _ = with_limit_ranges(effective_pod_spec(obj.kind, site.spec), items)
-        charged = pod_charge(spec, pod_requests(spec), pod_limits(spec))
-        charged.update(claim_charge(_templates(obj, site.spec, ctx)))  # one claim per pod from each template
-        for quota in quotas:
-            if not quota.applies_to(spec, charged):
-                continue
-            missing = missing_for_quota(spec, quota)
-            if missing:
+    for quota, sites in quota_charges(obj, ctx.resolver):
+        totals: dict[str, Fraction] = {}
+        pods = 0
+        for site in sites:
+            if site.missing:
                 yield Diagnostic(
                     RULE_ID,
                     site.path,
                     f"the API server refuses every pod of this template: failed quota: {quota.name}: must specify "
-                    + "; ".join(missing)
+                    + "; ".join(site.missing)
                     + " (a quota on cpu or memory makes every container state it, or a LimitRange default)",
                 )
                 continue
-            yield from _one_pod(site.path, quota, charged)
-            count = site.pods or 0
-            sums = totals.setdefault(quota.name, {})
-            for key, amount in charged.items():
-                sums[key] = sums.get(key, Fraction(0)) + amount * count
-            pods[quota.name] = pods.get(quota.name, 0) + count
-    for quota in quotas:
-        if pods.get(quota.name, 0) > 1:
-            yield from _all_pods(obj, quota, totals[quota.name], pods[quota.name])
+            yield from _one_pod(site.path, quota, site.charged)
+            for key, amount in site.charged.items():
+                totals[key] = totals.get(key, Fraction(0)) + amount * site.pods
+            pods += site.pods
+        if pods > 1:
+            yield from _all_pods(obj, quota, totals, pods)
 
 
 def _charged_to_claims(key: str) -> bool:
     return key == CLAIM_COUNT or key.endswith(".deviceclass.resource.k8s.io/devices")
-
-
-def _templates(obj: KubeObject, spec: dict[str, object], ctx: CheckContext) -> list[ClaimSpec]:
-    """The ResourceClaimTemplates the pod's claims are made from (each pod gets its own claims)."""
-    out = []
-    entries = spec.get("resourceClaims")
-    for entry in entries if isinstance(entries, list) else []:
-        name = entry.get("resourceClaimTemplateName") if isinstance(entry, dict) else None
-        if isinstance(name, str):
-            found = ctx.resolver.find_claim("ResourceClaimTemplate", obj.ref.namespace, name)
-            if found is not None:
-                out.append(claim_spec_of(found.data, "ResourceClaimTemplate"))
-    return out
 
 
 def _one_pod(path: Path, quota: Quota, charged: dict[str, Fraction]) -> Iterator[Diagnostic]:

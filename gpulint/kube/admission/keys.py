@@ -1,0 +1,56 @@
+"""Labels and annotations the queueing and gang systems read, and which of the two each one is.
+
+A key written in the other map is silently ignored: the workload is not queued, not grouped, not
+placed in one domain. Sources: Kueue site/content/en/docs/reference/labels-and-annotations.md;
+Volcano (pods: annotations scheduling.k8s.io/group-name and scheduling.volcano.sh/queue-name);
+scheduler-plugins coscheduling (label scheduling.x-k8s.io/pod-group); KAI Scheduler (label
+kai.scheduler/queue).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.fields import mapping
+from gpulint.kube.refs import Path
+from gpulint.kube.workloads import pod_spec_sites, template_metadata
+
+LABEL, ANNOTATION = "labels", "annotations"
+# key -> (the map it is read from, who reads it). kueue.x-k8s.io/queue-name is judged with the queue route.
+KEYS: dict[str, tuple[str, str]] = {
+    "kueue.x-k8s.io/pod-group-name": (LABEL, "Kueue"),
+    "kueue.x-k8s.io/pod-group-total-count": (ANNOTATION, "Kueue"),
+    "kueue.x-k8s.io/podset-required-topology": (ANNOTATION, "Kueue"),
+    "kueue.x-k8s.io/podset-preferred-topology": (ANNOTATION, "Kueue"),
+    "kueue.x-k8s.io/podset-slice-required-topology": (ANNOTATION, "Kueue"),
+    "kueue.x-k8s.io/podset-slice-size": (ANNOTATION, "Kueue"),
+    "scheduling.volcano.sh/queue-name": (ANNOTATION, "Volcano"),
+    "scheduling.k8s.io/group-name": (ANNOTATION, "Volcano"),
+    "scheduling.x-k8s.io/pod-group": (LABEL, "scheduler-plugins coscheduling"),
+    "kai.scheduler/queue": (LABEL, "KAI Scheduler"),
+}
+
+
+@dataclass(frozen=True)
+class Misplaced:
+    path: Path  # to the key, in the map it was written in
+    key: str
+    expected: str  # "labels" or "annotations"
+    reader: str
+
+
+def misplaced_keys(data: dict[str, Any]) -> Iterator[Misplaced]:
+    places: list[tuple[Path, dict[str, Any]]] = [(("metadata",), mapping(data.get("metadata")))]
+    places += [((*site.template_path, "metadata"), template_metadata(data, site)) for site in pod_spec_sites(data)]
+    seen: set[Path] = set()
+    for path, meta in places:
+        if path in seen:  # a Pod's template metadata is its own metadata
+            continue
+        seen.add(path)
+        for given in (LABEL, ANNOTATION):
+            for key in mapping(meta.get(given)):
+                expected, reader = KEYS.get(str(key), (given, ""))
+                if expected != given:
+                    yield Misplaced((*path, given, key), str(key), expected, reader)
