@@ -25,6 +25,7 @@ _NUMBER = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?")
 _DECIMAL_SI = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY_SI = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _EXPONENT = re.compile(r"[eE]([+-]?[0-9]+)")
+_SUFFIX_CHARS = re.compile(r"[eEinumkKMGTP]*[-+]?[0-9]*")
 MAX_TEXT = 100  # longer strings are not quantities anyway; bounds the work on hostile input
 FORMAT_HINT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
@@ -74,7 +75,9 @@ def parse_quantity(text: str) -> Quantity:
     else:
         exponent = _EXPONENT.fullmatch(suffix)
         if exponent is None:
-            raise QuantityError(f"unable to parse quantity's suffix {suffix!r}" if suffix.strip() else FORMAT_HINT)
+            # ParseQuantity: outside the suffix alphabet it is ErrFormatWrong, inside it ErrSuffix
+            wellformed = suffix.strip() and _SUFFIX_CHARS.fullmatch(suffix)
+            raise QuantityError(f"unable to parse quantity's suffix {suffix!r}" if wellformed else FORMAT_HINT)
         power = int(exponent.group(1))
         if abs(power) > 64:  # far outside what any resource can hold; keeps Fraction math bounded
             raise QuantityError(f"quantity exponent {power} is out of range")

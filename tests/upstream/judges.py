@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from gpulint.kube.cel import cost as cel_cost
-from gpulint.kube.cel.engine import MAX_COST, CelEngine, CelProblem
+from gpulint.kube.cel.engine import MAX_COST, QUANTITY_TAG, SEMVER_TAG, CelEngine, CelProblem
 from gpulint.kube.dra.allocation import slice_devices
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.scheduler import NodeInfo, Taint, pod_requirements
@@ -245,7 +245,31 @@ def judge_taint_toleration(case: Case) -> str:
     return "tolerated" if pod.tolerations[0].tolerates(taint) else "not-tolerated"
 
 
+# --------------------------------------------------------------------------- cel-library
+
+
+def _cel_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str) and value.startswith(QUANTITY_TAG):
+        return "kubernetes.Quantity"
+    if isinstance(value, str) and value.startswith(SEMVER_TAG):
+        return "kubernetes.Semver"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def judge_cel_library(case: Case) -> str:
+    """An expression in the environment policies get (the base environment's libraries)."""
+    engine = CelEngine(variables=("object",))
+    compiled = engine.compile(case.data["expression"])
+    if isinstance(compiled, CelProblem):
+        return f"compile-error: {compiled.message}" if compiled.evaluable else f"not-evaluable: {compiled.message}"
+    value, error = engine.run(compiled, {})
+    return f"runtime-error: {error}" if error else f"value: {_cel_value(value)}"
+
+
 JUDGES: dict[str, Callable[[Case], str]] = {
+    "cel-library": judge_cel_library,
     "taint-toleration": judge_taint_toleration,
     "node-affinity": judge_node_affinity,
     "dra-cel": judge_dra_cel,

@@ -131,7 +131,7 @@ def _quantity(text: str) -> str:
     try:
         return quantity_value(parse_quantity(text).value)
     except QuantityError as exc:
-        raise ValueError(f"quantity: {exc}") from None
+        raise ValueError(str(exc)) from None  # resource.ParseQuantity's error, as the library returns it
 
 
 def _is_quantity(text: str) -> bool:
@@ -165,6 +165,8 @@ def parse_semver(text: str, normalize: bool = False) -> Version:
             text = ".".join(parts + ["0"] * (3 - len(parts))) + match.group(4)
     match = _SEMVER.fullmatch(text)
     if match is None:
+        if len(text.split(".", 2)) != 3:  # blang/semver Parse's first check
+            raise ValueError("No Major.Minor.Patch elements found")
         raise ValueError(f"invalid semver: {text!r}")
     pre = tuple(match.group(4).split(".")) if match.group(4) else ()
     return Version(int(match.group(1)), int(match.group(2)), int(match.group(3)), pre)
