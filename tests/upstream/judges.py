@@ -31,7 +31,9 @@ from gpulint.kube.cel.engine import MAX_COST, QUANTITY_TAG, SEMVER_TAG, CelEngin
 from gpulint.kube.dra.allocation import slice_devices
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.scheduler import NodeInfo, Taint, pod_requirements
+from gpulint.kube.validation.errors import FieldError
 from gpulint.lint.config import Config
+from gpulint.lint.engine import Engine
 from gpulint.lint.findings import Severity
 from gpulint.lint.inventory import load_inventory
 from gpulint.lint.run import LintRun
@@ -268,7 +270,33 @@ def judge_cel_library(case: Case) -> str:
     return f"runtime-error: {error}" if error else f"value: {_cel_value(value)}"
 
 
+# --------------------------------------------------------------------------- api-validation
+
+VALIDATION_RULES = ("api-rejected", "cel-invalid", "claim-reference-invalid")
+
+
+def _field(path: tuple[Any, ...]) -> str:
+    return FieldError(path, "").field
+
+
+def judge_api_validation(case: Case) -> str:
+    """The field paths the API server's validation names, as gpulint's rules report them (the paths of
+    their diagnostics; a duplicate is named at the item, as validateSet does)."""
+    config = Config()
+    run = LintRun(config, [Source("object.yaml", content=_documents(case.data["object"]))])
+    context = Engine(config, run.resolver, run.rules).context
+    paths: set[str] = set()
+    for obj in (found for parsed in run.files for found in parsed.objects):
+        for rule in VALIDATION_RULES:
+            check = run.rules[rule].check
+            for diagnostic in check(obj, context) if check is not None else ():
+                if diagnostic.severity in (None, Severity.ERROR):
+                    paths.add(_field(tuple(diagnostic.path)))
+    return "invalid: " + "; ".join(sorted(paths)) if paths else "valid"
+
+
 JUDGES: dict[str, Callable[[Case], str]] = {
+    "api-validation": judge_api_validation,
     "cel-library": judge_cel_library,
     "taint-toleration": judge_taint_toleration,
     "node-affinity": judge_node_affinity,

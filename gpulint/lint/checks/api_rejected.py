@@ -46,7 +46,7 @@ def _pod_errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
 
 def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
     metadata = mapping(obj.data.get("metadata"))
-    if obj.kind in SUBDOMAIN_NAMED and obj.api_version in BUILT_IN:
+    if obj.kind in SUBDOMAIN_NAMED and (obj.api_version in BUILT_IN or obj.api_version.startswith("resource.k8s.io/")):
         yield from core.object_name(metadata.get("name"), ("metadata", "name"))
     yield from core.labels(metadata.get("labels"), ("metadata", "labels"))
     if obj.api_version in BUILT_IN:
