@@ -41,6 +41,7 @@ INVENTORY_KINDS = (
     "ResourceClaimTemplate",
     "Namespace",
     "RuntimeClass",
+    "ConfigMap",
     *GANG_OBJECT_KINDS,
     *ADMISSION_KINDS,
 )
@@ -77,6 +78,8 @@ class ClusterInventory:
     namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)
     runtime_classes: dict[str, dict[str, Any]] = field(default_factory=dict)
     admission_objects: list[dict[str, Any]] = field(default_factory=list)  # ADMISSION_KINDS, in file order
+    # (namespace, name) -> the ConfigMap's keys (its values are not kept: they may be large)
+    config_map_keys: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     # Kinds the inventory lists (even when it lists none of them, a live watch says so): for these,
     # an object absent from the inventory is absent from the cluster.
     listed_kinds: set[str] = field(default_factory=set)
@@ -96,6 +99,10 @@ class ClusterInventory:
     def find_claim(self, kind: str, namespace: str, name: str) -> InventoryObject | None:
         table = self.claim_templates if kind == "ResourceClaimTemplate" else self.named_claims
         return _namespaced(table, namespace, name, lambda key: True)
+
+    def find_config_map_keys(self, namespace: str, name: str) -> frozenset[str] | None:
+        found: frozenset[str] | None = _namespaced(self.config_map_keys, namespace, name, lambda key: True)
+        return found
 
     def __getstate__(self) -> dict[str, Any]:
         # Derived models (compiled CEL programs among them) are rebuilt lazily in each worker.
@@ -128,6 +135,8 @@ class ClusterInventory:
             self.claim_templates.setdefault((obj.ref.namespace, name), located)
         elif kind == "Namespace" and obj.api_version == "v1":
             self.namespaces.setdefault(name, obj.data)
+        elif kind == "ConfigMap" and obj.api_version == "v1":
+            self.config_map_keys.setdefault((obj.ref.namespace, name), config_map_keys(obj.data))
         elif kind == "RuntimeClass" and group == "node.k8s.io":
             self.runtime_classes.setdefault(name, obj.data)
         elif kind in GANG_OBJECT_KINDS:
@@ -166,6 +175,10 @@ class ClusterInventory:
             names.update(name for name, amount in node.capacity.items() if amount > 0)
             names.update(name for name, amount in node.allocatable.items() if amount > 0)
         return frozenset(names)
+
+
+def config_map_keys(data: dict[str, Any]) -> frozenset[str]:
+    return frozenset(str(k) for section in ("data", "binaryData") for k in mapping(data.get(section)))
 
 
 class HasData(Protocol):

@@ -29,6 +29,7 @@ from gpulint.lint.inventory import (
     ClusterInventory,
     HasData,
     InventoryObject,
+    config_map_keys,
     dra_extended_resources,
     slices_by_node,
 )
@@ -291,6 +292,17 @@ class Resolver:
     def runtime_classes_listed(self) -> bool:
         """The inventory lists the cluster's RuntimeClasses: one in neither place does not exist."""
         return self._cluster.lists("RuntimeClass")
+
+    def config_map_keys(self, namespace: str, name: str) -> frozenset[str] | None:
+        """The keys of a ConfigMap, from the linted files or the inventory (None: in neither)."""
+        linted = self.linted.find("", "ConfigMap", namespace, name)
+        if linted is not None:
+            return config_map_keys(linted.data)
+        return self._cluster.find_config_map_keys(namespace, name)
+
+    @property
+    def config_maps_listed(self) -> bool:
+        return self._cluster.lists("ConfigMap")
 
     @cached_property
     def objects(self) -> list[dict[str, Any]]:
