@@ -9,6 +9,7 @@ from typing import Any
 
 from gpulint.cli.pool_summary import PoolRow, pool_rows, pools_json, render_pools
 from gpulint.kube.fields import mapping, sequence
+from gpulint.kube.gpu_sharing import GpuBreakdown, breakdown
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.lint.resolver import Resolver
@@ -43,6 +44,7 @@ class InventorySummary:
     running_pods: int = 0
     queues: list[QueueQuota] = field(default_factory=list)  # Kueue: per ClusterQueue, flavor and resource
     pools: list[PoolRow] = field(default_factory=list)  # the node pools: the nodes that can exist
+    nvidia: GpuBreakdown = field(default_factory=GpuBreakdown)  # what nvidia.com/* units are: GPUs, replicas, slices
 
     def as_json(self) -> dict[str, Any]:
         def number(value: Fraction) -> int | float:
@@ -65,6 +67,7 @@ class InventorySummary:
             "runningPods": self.running_pods,
             "clusterQueues": _queues_json(self.queues, number),
             "nodePools": pools_json(self.pools),
+            "nvidiaGpus": self.nvidia.as_json(),
         }
 
 
@@ -149,6 +152,7 @@ def summarize(inventory: Resolver) -> InventorySummary:
     summary.running_pods = sum(node.pod_count for node in inventory.nodes)
     summary.queues = queue_quotas(inventory)
     summary.pools = pool_rows(inventory)
+    summary.nvidia = breakdown(inventory.nodes)
     return summary
 
 
@@ -195,6 +199,7 @@ def render_text(summary: InventorySummary) -> str:
                 f"  {name:<{width}}  {format_amount(totals.capacity):>8}  {format_amount(totals.allocatable):>11}  "
                 f"{format_amount(totals.free):>8}"
             )
+    lines += render_gpu_breakdown(summary.nvidia)
     if summary.devices_by_driver:
         lines += _table("DRA devices by driver (ResourceSlices):", summary.devices_by_driver)
     if summary.device_classes:
@@ -214,3 +219,25 @@ def render_text(summary: InventorySummary) -> str:
             )
     lines += render_pools(summary.pools)
     return "\n".join(lines) + "\n"
+
+
+def render_gpu_breakdown(nvidia: GpuBreakdown) -> list[str]:
+    """nvidia.com/gpu counts replicas and MIG slices as GPUs: the units told apart, from GFD's labels."""
+    if not nvidia.nodes or not (nvidia.replicas or nvidia.mig):
+        return []  # every unit is a whole GPU: the resource table already says it
+    unknown = (
+        f" (+ {nvidia.physical_unknown_nodes} shared without a replicas label)" if nvidia.physical_unknown_nodes else ""
+    )
+    unknown += " (+ the GPUs split into the MIG slices below)" if nvidia.mig else ""
+    lines = [
+        "NVIDIA GPUs by what a unit is (GPU feature discovery labels):",
+        f"  physical GPUs      {nvidia.physical}{unknown}",
+    ]
+    lines.append(f"  whole GPUs         {nvidia.whole}")
+    for strategy, units in sorted(nvidia.replicas.items()):
+        behind = nvidia.replicated_gpus.get(strategy)
+        over = f" over {behind} devices" if behind else ""
+        lines.append(f"  {strategy + ' units':<18} {units}{over}")
+    for name, slices in sorted(nvidia.mig.items()):
+        lines.append(f"  MIG slices         {slices}  {name}")
+    return lines

@@ -1,0 +1,159 @@
+"""gpu-sharing: GPUs that are replicas or MIG slices, asked for as if they were whole GPUs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+
+from gpulint.kube.device_plugin_config import looks_like_config, sharing_settings
+from gpulint.kube.gpu_sharing import MPS, NVIDIA_GPU, NodeResource, node_resource
+from gpulint.kube.gpu_stack import node_names
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.scheduler import NodeInfo
+from gpulint.kube.workloads import PodSpecSite, containers, extended_resource_path, pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.loader import load_text
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.resolver import Resolver
+from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.verdicts import gpu_pod_requirements
+
+SPEC = RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}))
+RULE_ID = SPEC.id
+MAX_EMBEDDED = 256 * 1024
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    resolver = ctx.cluster
+    if resolver is None:
+        return
+    for site in pod_spec_sites(obj.data):
+        pod = gpu_pod_requirements(obj.kind, site, resolver)
+        if pod is None:
+            continue
+        candidates = resolver.model.evaluate(pod).fitting
+        if not candidates:
+            continue  # gpu-unschedulable says why
+        yield from _multi_unit_requests(site, candidates, ctx)
+        if NVIDIA_GPU in pod.requests:
+            yield from _mig_mixture(site, candidates)
+
+
+def _multi_unit_requests(site: PodSpecSite, candidates: list[NodeInfo], ctx: CheckContext) -> Iterator[Diagnostic]:
+    """The device plugin allocates per container: more than one unit of a shared resource is not more GPU."""
+    for container_path, container in containers(site.spec):
+        limits = container.get("resources", {}).get("limits") if isinstance(container.get("resources"), dict) else None
+        if not isinstance(limits, dict):
+            continue
+        for name, raw in limits.items():
+            amount = _count(raw)
+            if amount is None or amount < 2:
+                continue
+            infos = [(node, info) for node in candidates if (info := node_resource(node, str(name))) is not None]
+            shared = [(node, info) for node, info in infos if info.shared]
+            if not shared:
+                continue
+            path = (*site.path, *container_path, "resources", "limits", name)
+            yield _shared_request(str(container.get("name") or ""), str(name), amount, infos, shared, path, ctx)
+
+
+def _shared_request(
+    container: str,
+    name: str,
+    amount: int,
+    infos: list[tuple[NodeInfo, NodeResource]],
+    shared: list[tuple[NodeInfo, NodeResource]],
+    path: tuple[object, ...],
+    ctx: CheckContext,
+) -> Diagnostic:
+    everywhere = len(shared) == len(infos)
+    where = "every node it can use" if everywhere else f"{len(shared)} of the {len(infos)} nodes it can use"
+    sample = shared[0][1]
+    nodes = f" ({node_names(node for node, _ in shared)})" if not everywhere else ""
+    strategies = {info.strategy for _, info in shared}
+    refused = _refused(strategies, ctx)
+    head = f"container '{container}' asks for {amount} {name}, but on {where}{nodes} {name} is {sample.describe()}"
+    if refused is True and everywhere:
+        return Diagnostic(
+            RULE_ID,
+            path,
+            f"{head}: the device plugin refuses more than one shared unit per container (failRequestsGreaterThanOne"
+            f"{', the MPS default' if MPS in strategies else ''}) - the pod fails with UnexpectedAdmissionError "
+            f"(maximum request size for shared resources is 1; found {amount}). Ask for 1, or for whole GPUs",
+            severity=Severity.ERROR,
+        )
+    maybe = (
+        " (and the device plugin rejects it with UnexpectedAdmissionError where failRequestsGreaterThanOne is set)"
+        if refused is None
+        else ""
+    )
+    return Diagnostic(
+        RULE_ID,
+        path,
+        f"{head}: the {amount} units may be replicas of the same physical GPU, each shared with other pods - "
+        f"no more compute or memory than 1 is guaranteed{maybe}. Ask for 1, or pin nodes with whole GPUs",
+    )
+
+
+def _refused(strategies: set[str], ctx: CheckContext) -> bool | None:
+    """Whether the device plugin refuses requests > 1 for these strategies: from the configurations among the
+    linted files (config.go: MPS defaults failRequestsGreaterThanOne to true); None: not known."""
+    settings = ctx.memo(("gpu-sharing", "plugin-settings"), lambda: _plugin_settings(ctx.resolver))
+    answers = []
+    for strategy in strategies:
+        found = [fail for kind, fail in settings if kind == strategy]
+        if found:
+            answers.append(all(found))
+        elif strategy == MPS:
+            answers.append(True)
+        else:
+            return None  # time-slicing without a configuration at hand: the default is false, but who knows
+    return all(answers) if answers else None
+
+
+def _plugin_settings(resolver: Resolver) -> list[tuple[str, bool | None]]:
+    settings: list[tuple[str, bool | None]] = []
+    for obj in resolver.linted.of_kind("", "ConfigMap"):
+        data = obj.data.get("data")
+        for value in data.values() if isinstance(data, dict) else ():
+            if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+                continue
+            documents = [d.data for d in load_text(obj.file, value).documents if d.data is not None]
+            if len(documents) == 1 and looks_like_config(documents[0]):
+                strategy, fail = sharing_settings(documents[0])
+                if strategy != "none":
+                    settings.append((strategy, fail is True))
+    return settings
+
+
+def _count(raw: object) -> int | None:
+    try:
+        value = quantity_from_yaml(raw).value
+    except QuantityError:
+        return None
+    return int(value) if value.denominator == 1 and value > Fraction(0) else None
+
+
+def _mig_mixture(site: PodSpecSite, candidates: list[NodeInfo]) -> Iterator[Diagnostic]:
+    """Under the single MIG strategy nvidia.com/gpu is a slice on some nodes and a whole GPU on others."""
+    slices: list[tuple[NodeInfo, NodeResource]] = []
+    whole: list[tuple[NodeInfo, NodeResource]] = []
+    for node in candidates:
+        info = node_resource(node, NVIDIA_GPU)
+        if info is not None:
+            (slices if info.mig_slice else whole).append((node, info))
+    if not (slices and whole):
+        return
+    total = len(slices) + len(whole)
+    slice_products = sorted({info.product for _, info in slices if info.product})
+    whole_products = sorted({info.product for _, info in whole if info.product})
+    yield Diagnostic(
+        RULE_ID,
+        extended_resource_path(site, frozenset({NVIDIA_GPU})) or site.path,
+        f"nvidia.com/gpu is a MIG slice on {len(slices)} of the {total} nodes this pod can use "
+        f"({', '.join(slice_products) or node_names(n for n, _ in slices)}: the single MIG strategy) and "
+        f"{'a whole GPU or a replica of one' if any(i.shared for _, i in whole) else 'a whole GPU'} "
+        f"on {len(whole)} ({', '.join(whole_products) or node_names(n for n, _ in whole)}); where it lands decides "
+        "which it gets. Pin the product with a nodeSelector on nvidia.com/gpu.product",
+    )

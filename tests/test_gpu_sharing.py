@@ -1,0 +1,234 @@
+"""GPU sharing from GPU feature discovery's labels: gpu-sharing, and `gpulint inventory` telling units apart."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from conftest import REPO, by_rule, run_cli
+
+from gpulint.kube.gpu_sharing import MPS, NONE, TIME_SLICING, breakdown, node_resource
+from gpulint.kube.scheduler import NodeInfo
+from gpulint.lint.config import Config
+from gpulint.lint.findings import Severity
+from gpulint.lint.inventory import load_inventory
+from gpulint.lint.run import LintRun
+from gpulint.lint.sources import Source
+
+SHARING = str(REPO / "rules" / "inventories" / "gpu-sharing")
+RULE = "gpu-sharing"
+
+
+def node(name: str, labels: dict, allocatable: dict) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **labels}},
+        "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110", **allocatable}},
+    }
+
+
+def info(labels: dict, allocatable: dict, resource: str = "nvidia.com/gpu"):
+    return node_resource(NodeInfo.from_object(node("n", labels, allocatable)), resource)
+
+
+def inventory_of(tmp_path, *nodes):
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(nodes)}))
+    return load_inventory([str(path)])
+
+
+def lint(text: str, inventory):
+    body = textwrap.dedent(text).lstrip("\n")
+    return by_rule(LintRun(Config(), [Source("p.yaml", content=body.encode())], inventory).report().findings, RULE)
+
+
+def pod(gpus: int, extra: str = "", resource: str = "nvidia.com/gpu") -> str:
+    spec = textwrap.indent(textwrap.dedent(extra).strip("\n"), "  ") + "\n" if extra.strip() else ""
+    return (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n"
+        f"{spec}"
+        "  containers:\n  - name: train\n    image: registry.example.com/train:1.0\n"
+        f"    resources:\n      limits: {{{resource}: {gpus}}}\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def sharing():
+    return load_inventory([SHARING])
+
+
+# ----------------------------------------------------------------- what a unit is
+
+
+def test_time_sliced_nodes_from_gfd_labels():
+    found = info(
+        {
+            "nvidia.com/gpu.replicas": "4",
+            "nvidia.com/gpu.sharing-strategy": "time-slicing",
+            "nvidia.com/gpu.product": "Tesla-T4-SHARED",
+        },
+        {"nvidia.com/gpu": "16"},
+    )
+    assert (found.shared, found.strategy, found.replicas, found.devices, found.mig_slice) == (
+        True,
+        TIME_SLICING,
+        4,
+        4,
+        False,
+    )
+
+
+def test_older_gfd_without_a_strategy_label_still_marks_shared_products():
+    found = info({"nvidia.com/gpu.product": "Tesla-T4-SHARED"}, {"nvidia.com/gpu": "16"})
+    assert found.strategy == TIME_SLICING and found.devices is None  # replicas unknown: the GPUs behind are too
+
+
+def test_mps_and_renamed_shared_resources():
+    labels = {
+        "nvidia.com/gpu.replicas": "10",
+        "nvidia.com/gpu.sharing-strategy": "mps",
+        "nvidia.com/gpu.product": "NVIDIA-A10",
+    }
+    found = info(labels, {"nvidia.com/gpu.shared": "40"}, "nvidia.com/gpu.shared")
+    assert (found.strategy, found.devices) == (MPS, 4)
+
+
+@pytest.mark.parametrize(
+    ("labels", "allocatable", "resource", "mig"),
+    [
+        (
+            {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "nvidia.com/mig.strategy": "single"},
+            {"nvidia.com/gpu": "56"},
+            "nvidia.com/gpu",
+            True,
+        ),
+        ({"nvidia.com/mig.strategy": "mixed"}, {"nvidia.com/mig-3g.20gb": "2"}, "nvidia.com/mig-3g.20gb", True),
+        (
+            {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.replicas": "1"},
+            {"nvidia.com/gpu": "8"},
+            "nvidia.com/gpu",
+            False,
+        ),
+    ],
+)
+def test_mig_slices_and_whole_gpus(labels, allocatable, resource, mig):
+    found = info(labels, allocatable, resource)
+    assert found.mig_slice is mig and found.strategy == NONE and not found.shared
+
+
+def test_other_resources_are_not_read():
+    assert info({}, {"amd.com/gpu": "8"}, "amd.com/gpu") is None
+    assert info({}, {}, "nvidia.com/gpu") is None
+
+
+def test_breakdown_counts_units_as_what_they_are(sharing):
+    counted = breakdown(sharing.nodes)
+    assert (counted.physical, counted.whole) == (24, 16)
+    assert counted.replicas == {TIME_SLICING: 32} and counted.replicated_gpus == {TIME_SLICING: 8}
+    assert counted.mig == {"NVIDIA-A100-SXM4-40GB-MIG-1g.5gb": 112}
+
+
+# ----------------------------------------------------------------- gpu-sharing: failing
+
+
+def test_several_time_sliced_units_warn(sharing):
+    (finding,) = lint(pod(2, "nodeSelector: {nvidia.com/gpu.product: Tesla-T4-SHARED}"), sharing)
+    assert finding.severity == Severity.WARNING
+    assert (finding.line, finding.column) == (10, 32)
+    assert "asks for 2 nvidia.com/gpu, but on every node it can use nvidia.com/gpu is a time-sliced replica" in (
+        finding.message
+    )
+    assert "where failRequestsGreaterThanOne is set" in finding.message
+
+
+def test_mps_refuses_more_than_one_by_default(tmp_path):
+    labels = {
+        "nvidia.com/gpu.replicas": "4",
+        "nvidia.com/gpu.sharing-strategy": "mps",
+        "nvidia.com/gpu.product": "NVIDIA-L4",
+    }
+    inventory = inventory_of(tmp_path, node("l4-0", labels, {"nvidia.com/gpu": "16"}))
+    (finding,) = lint(pod(2), inventory)
+    assert finding.severity == Severity.ERROR
+    assert "UnexpectedAdmissionError (maximum request size for shared resources is 1; found 2)" in finding.message
+
+
+def test_the_linted_plugin_configuration_decides_time_slicing(sharing):
+    config = """
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: time-slicing-config, namespace: gpu-operator}
+    data:
+      any: |-
+        version: v1
+        sharing:
+          timeSlicing:
+            failRequestsGreaterThanOne: FAIL
+            resources:
+            - {name: nvidia.com/gpu, replicas: 4}
+    """
+    text = pod(2, "nodeSelector: {nvidia.com/gpu.product: Tesla-T4-SHARED}") + textwrap.dedent(config)
+    (refused,) = lint(text.replace("FAIL", "true"), sharing)
+    assert refused.severity == Severity.ERROR
+    (allowed,) = lint(text.replace("FAIL", "false"), sharing)
+    assert allowed.severity == Severity.WARNING and "failRequestsGreaterThanOne is set" not in allowed.message
+
+
+def test_some_shared_nodes_among_the_candidates_are_named(tmp_path):
+    shared = {
+        "nvidia.com/gpu.replicas": "2",
+        "nvidia.com/gpu.sharing-strategy": "time-slicing",
+        "nvidia.com/gpu.product": "NVIDIA-L4-SHARED",
+    }
+    inventory = inventory_of(
+        tmp_path,
+        node("l4-0", shared, {"nvidia.com/gpu": "8"}),
+        node("l4-1", {"nvidia.com/gpu.product": "NVIDIA-L4"}, {"nvidia.com/gpu": "4"}),
+    )
+    (finding,) = lint(pod(2), inventory)
+    assert "on 1 of the 2 nodes it can use (l4-0)" in finding.message
+
+
+def test_a_pod_that_does_not_pin_the_product_across_mig_single_nodes(sharing):
+    (finding,) = lint(pod(1), sharing)
+    assert "nvidia.com/gpu is a MIG slice on 2 of the 6 nodes this pod can use" in finding.message
+    assert "NVIDIA-A100-SXM4-40GB, Tesla-T4-SHARED" in finding.message
+
+
+# ----------------------------------------------------------------- gpu-sharing: clean (traps)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pod(1, "nodeSelector: {nvidia.com/gpu.product: Tesla-T4-SHARED}"),  # one replica is what sharing is for
+        pod(4, "nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB}"),  # whole GPUs
+        pod(1, "nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB-MIG-1g.5gb}"),  # a slice, on purpose
+    ],
+)
+def test_single_units_and_pinned_pods_are_clean(sharing, text):
+    assert lint(text, sharing) == []
+
+
+def test_a_fleet_without_sharing_labels_is_silent(tmp_path):
+    inventory = inventory_of(
+        tmp_path, node("h100-0", {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, {"nvidia.com/gpu": "8"})
+    )
+    assert lint(pod(8), inventory) == []
+
+
+# ----------------------------------------------------------------- gpulint inventory
+
+
+def test_inventory_command_tells_physical_replicated_and_mig_apart():
+    text = run_cli("inventory", "--inventory", SHARING)
+    assert "physical GPUs      24 (+ the GPUs split into the MIG slices below)" in text.stdout
+    assert "time-slicing units 32 over 8 devices" in text.stdout
+    assert "MIG slices         112  NVIDIA-A100-SXM4-40GB-MIG-1g.5gb" in text.stdout
+    data = run_cli("inventory", "--inventory", SHARING, "--format", "json").json()
+    assert data["summary"]["nvidiaGpus"]["physicalGpus"] == 24 and data["summary"]["nvidiaGpus"]["sharedUnits"] == {
+        "time-slicing": 32
+    }
