@@ -78,9 +78,12 @@ def test_replicas_beyond_capacity_fail_the_capacity_step(write):
     and explain's capacity step no longer says "ok"."""
     path = write("shards.yaml", STATEFULSET)
     checked = check(path, FLEET)
-    assert [(f["rule"], f["line"], f["column"], f["message"]) for f in checked.json()["findings"]] == [
-        ("gpu-unschedulable", 21, 36, REPLICAS_WARNING)
+    # l4-0 is time-sliced (nvidia.com/gpu.replicas=2): 5 of its units are replicas, which gpu-sharing says
+    assert [(f["rule"], f["line"], f["column"]) for f in checked.json()["findings"]] == [
+        ("gpu-sharing", 21, 36),
+        ("gpu-unschedulable", 21, 36),
     ]
+    assert checked.json()["findings"][1]["message"] == REPLICAS_WARNING
     explained = explain(path, FLEET)
     explanation = only_explanation(explained)
     assert explanation["heading"] == "StatefulSet/ml/shards (6 pods)"
@@ -408,7 +411,7 @@ def test_volcano_gang_is_explained_as_check_judges_it(write):
     path = write("pretrain.yaml", VOLCANO_JOB)
     checked, explained = check(path, FLEET), explain(path, FLEET)
     assert checked.exit_code == explained.exit_code == 1
-    assert [f["rule"] for f in checked.json()["findings"]] == ["gang-unsatisfiable", "gpu-unschedulable"]
+    assert [f["rule"] for f in checked.json()["findings"]] == ["gang-unsatisfiable", "gpu-sharing", "gpu-unschedulable"]
     by_title = steps(only_explanation(explained))
     assert by_title["Gang and topology"] == {
         "title": "Gang and topology",

@@ -268,7 +268,7 @@ def test_without_inventory_the_rules_are_skipped_and_the_summary_says_so(write):
     # every rule whose spec needs nodes, named once (the note is derived from the rules' specs)
     note = (
         "no cluster inventory with nodes (--inventory): skipped claim-unsatisfiable, daemonset-coverage, gang-unsatisfiable, "
-        "gpu-resource-unknown, gpu-unschedulable, over-tight-affinity, over-tight-topology"
+        "gpu-resource-unknown, gpu-sharing, gpu-unschedulable, over-tight-affinity, over-tight-topology"
     )
     assert f"note: {note}\n" in result.stdout
     assert run_cli("check", str(path), "--format", "json").json()["notes"] == [note]
