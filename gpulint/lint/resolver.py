@@ -185,11 +185,16 @@ class Resolver:
     def dra(self) -> DraModel:
         """The inventory's model (built once per inventory) unless the linted set adds devices,
         classes or claims; then a model of both, for this run."""
-        if self.inventory is not None and not any(self.linted.has_kind(DRA_GROUP, k) for k in _DRA_CLUSTER_KINDS):
+        taints = self.gates.enabled("DRADeviceTaints")
+        if (
+            self.inventory is not None
+            and not any(self.linted.has_kind(DRA_GROUP, k) for k in _DRA_CLUSTER_KINDS)
+            and taints == self.inventory.dra.device_taints
+        ):
             return self.inventory.dra
         from gpulint.kube.dra.devices import DraModel
 
-        return DraModel(self)
+        return DraModel(self, device_taints=taints)
 
     @property
     def dra_if_any(self) -> DraModel | None:

@@ -55,6 +55,40 @@ class Alternative:
     path: Path
     class_path: Path
     admin_access: bool = False  # may use devices that other claims hold (allocator: no deviceInUse check)
+    tolerations: tuple[DeviceToleration, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeviceToleration:
+    """resourceclaim.ToleratesTaint: effect (empty: all), key (empty with Exists: all), then value."""
+
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+    def tolerates(self, taint: tuple[str, str, str]) -> bool:
+        key, value, effect = taint
+        if self.effect and self.effect != effect:
+            return False
+        if self.key and self.key != key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.operator in ("", "Equal") and self.value == value
+
+
+def _tolerations(raw: Any) -> tuple[DeviceToleration, ...]:
+    return tuple(
+        DeviceToleration(
+            str(t.get("key") or ""),
+            str(t.get("operator") or "Equal"),
+            str(t.get("value") or ""),
+            str(t.get("effect") or ""),
+        )
+        for t in sequence(raw)
+        if isinstance(t, dict)
+    )
 
 
 @dataclass(frozen=True)
@@ -118,6 +152,7 @@ def _alternative(raw: dict[str, Any], name: str, path: Path) -> tuple[Alternativ
         path,
         (*path, "deviceClassName"),
         raw.get("adminAccess") is True,
+        _tolerations(raw.get("tolerations")),
     ), problems
 
 
@@ -224,6 +259,8 @@ class Device:
     shape: tuple[Any, ...] = ()  # driver + attributes + capacity, for caching selector results
     common_shape: tuple[Any, ...] = ()  # the same without per-device identifiers (uuid, PCI address)
     match_values: dict[str, AttributeSet] = field(default_factory=dict, hash=False, compare=False)
+    # NoSchedule/NoExecute taints (key, value, effect): only a request that tolerates them gets the device
+    taints: tuple[tuple[str, str, str], ...] = ()
 
     @cached_property
     def within_limits(self) -> bool:
@@ -302,6 +339,11 @@ def slice_devices(slice_spec: dict[str, Any]) -> list[Device]:
                 (driver, _freeze(attributes), _freeze(capacity)),
                 (driver, _freeze(common), _freeze(capacity)),
                 _qualified_sets(body.get("attributes"), driver),
+                tuple(
+                    (str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect")))
+                    for t in sequence(body.get("taints"))
+                    if isinstance(t, dict) and t.get("effect") in ("NoSchedule", "NoExecute")
+                ),
             )
         )
     return devices
@@ -432,13 +474,22 @@ def _matching(slots: list[tuple[str, int, list[Device], bool]]) -> bool:
 
 
 class Allocator:
-    def __init__(self, classes: dict[str, dict[str, Any]], selectors: SelectorCache) -> None:
+    def __init__(
+        self, classes: dict[str, dict[str, Any]], selectors: SelectorCache, device_taints: bool = True
+    ) -> None:
         self.classes = classes
         self.selectors = selectors
+        self.device_taints = device_taints  # DRADeviceTaints: a tainted device goes only to a request tolerating it
         self._class_selectors = {name: class_selectors(data) for name, data in classes.items()}
 
     def _candidates(self, alternative: Alternative, devices: list[Device]) -> tuple[list[Device], list[Device]]:
         klass = self._class_selectors.get(alternative.class_name, ())
+        if self.device_taints:
+            devices = [
+                d
+                for d in devices
+                if all(any(t.tolerates(taint) for t in alternative.tolerations) for taint in d.taints)
+            ]
         after_class = [d for d in devices if all(self.selectors.outcome(s, d).matches for s in klass)]
         chosen = [d for d in after_class if all(self.selectors.outcome(s, d).matches for s in alternative.selectors)]
         return after_class, chosen

@@ -42,6 +42,7 @@ class DeviceGroup:
 class DraModel:
     inventory: DraInputs
     engine: CelEngine = field(default_factory=CelEngine)
+    device_taints: bool = True  # DRADeviceTaints (on by default from 1.36)
     _groups: list[DeviceGroup] | None = None
     # per distinct set of claims (their selectors): bounded, the webhook reviews new claims forever
     _verdicts: LRU[Any, list[tuple[DeviceGroup, NodeVerdict]]] = field(default_factory=lambda: LRU(CACHE_SIZE))
@@ -50,7 +51,7 @@ class DraModel:
     def __post_init__(self) -> None:
         self.selectors = SelectorCache(self.engine)
         self.classes = {name: located.data for name, located in self.inventory.device_classes.items()}
-        self.allocator = Allocator(self.classes, self.selectors)
+        self.allocator = Allocator(self.classes, self.selectors, self.device_taints)
 
     @property
     def has_devices(self) -> bool:
@@ -69,7 +70,7 @@ class DraModel:
                 found = by_node[node.name]
                 devices = found.devices
                 # order-free without sorting: shapes of different devices may hold values of different types
-                key = (frozenset(Counter((d.common_shape, d.name) for d in devices).items()), found.blocked)
+                key = (frozenset(Counter((d.common_shape, d.name, d.taints) for d in devices).items()), found.blocked)
                 if key in grouped:
                     grouped[key].nodes.append(node)
                 else:
