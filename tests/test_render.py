@@ -586,3 +586,22 @@ def test_fix_goes_to_values_yaml_for_a_value_the_chart_prints_from_it(repo, rend
     values = (repo / "gpu-inference/values.yaml").read_text()
     assert "resources:\n  requests:\n    nvidia.com/gpu: 2\n  limits:\n    nvidia.com/gpu: 2\n" in values
     assert (repo / "gpu-inference/templates/warmup-job.yaml").read_text() == template
+
+
+def test_files_named_as_pre_commit_names_them_render_their_chart_or_overlay(repo, render_tools):
+    write_tree(repo / "charts" / "gpu-inference", CHART)
+    write_tree(repo / "deploy", OVERLAYS)
+    changed = (
+        "charts/gpu-inference/templates/warmup-job.yaml",
+        "charts/gpu-inference/values.yaml",  # the same chart: rendered once
+        "deploy/overlays/prod/gpu-patch.yaml",
+    )
+    result = run_cli(
+        "check", *changed, "--helm", render_tools["helm"], "--kubectl", render_tools["kubectl"], "--set", "warmup=true"
+    )
+    assert places(result.stdout) == [
+        "charts/gpu-inference/templates/warmup-job.yaml:14:13 gpu-request-without-limit",
+        "deploy/overlays/prod/gpu-patch.yaml:12:31 gpu-request-without-limit",
+        "deploy/overlays/prod/kustomization.yaml:15:16 gpu-non-integer",
+    ]
+    assert "in 2 files" in result.stdout  # the chart and the overlay, nothing raw

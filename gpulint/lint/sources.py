@@ -328,8 +328,8 @@ def collect_all(
         elif os.path.lexists(path):
             if options.force_exclude and _excluded(path, exclude):
                 continue
-            if not renderer.keep_named(path):
-                continue
+            if renderer.named_owner(path, sources) or not renderer.keep_named(path):
+                continue  # rendered as part of its chart or overlay, or no manifest
             candidates = [(_Candidate(path, follow=True), path, False)]  # a file named explicitly is always read
         else:
             raise SourceError(f"{path}: no such file or directory")

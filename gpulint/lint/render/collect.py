@@ -86,6 +86,63 @@ class Renderer:
             return False
         return True
 
+    def named_owner(self, path: str, sources: list[Source]) -> bool:
+        """A file named on the command line (pre-commit names the changed files) that belongs to a chart
+        (its templates, values or Chart.yaml) or is listed by a kustomization (a resource or a patch):
+        the chart or overlay is rendered instead, once. True when the file is covered so."""
+        if not self.enabled:
+            return False
+        owner = self._owner(path)
+        if owner is None:
+            return False
+        kind, directory = owner
+        display = os.path.normpath(
+            os.path.join(os.path.dirname(path), os.path.relpath(directory, os.path.dirname(os.path.abspath(path))))
+        )
+        if kind == "helm":
+            if self.tool("helm") is None:
+                return False
+            if self._first_time(directory):
+                sources.extend(job() for job in self._chart(display))
+            return True
+        found = layout.kustomization_file(directory)
+        if found is None or self.kustomize_tool() is None:
+            return False
+        if self._first_time(directory):
+            job = self._overlay(layout.read_kustomization(found), display)
+            if job is not None:
+                sources.append(job())
+        return True
+
+    def _owner(self, path: str) -> tuple[str, str] | None:
+        from gpulint.lint.render.noise import values_file
+
+        absolute = os.path.abspath(path)
+        directory = os.path.dirname(absolute)
+        for _ in range(8):
+            if layout.is_chart(directory):
+                relative = os.path.relpath(absolute, directory)
+                top = relative.split(os.sep, 1)[0]
+                if (
+                    top == "templates"
+                    or relative == layout.CHART_FILE
+                    or (os.sep not in relative and values_file(relative))
+                ):
+                    return "helm", directory
+                return None
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                break
+            directory = parent
+        parent_directory = os.path.dirname(absolute)
+        if parent_directory not in self._kustomizations:
+            self._kustomizations[parent_directory] = list(layout.enclosing_kustomizations(path))
+        real = os.path.realpath(absolute)
+        for kustomization in self._kustomizations[parent_directory]:
+            if real in {os.path.realpath(f) for f in kustomization.local_files}:
+                return "kustomize", kustomization.directory
+        return None
+
     def stdin(self, display: str, raw: bytes, options: CollectOptions) -> Source | None:
         from gpulint.lint.sources import STDIN_DISPLAY, Source, _excluded
 
