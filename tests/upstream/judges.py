@@ -30,7 +30,8 @@ from gpulint.kube.cel import cost as cel_cost
 from gpulint.kube.cel.engine import MAX_COST, QUANTITY_TAG, SEMVER_TAG, CelEngine, CelProblem
 from gpulint.kube.dra.allocation import slice_devices
 from gpulint.kube.features import FeatureGates
-from gpulint.kube.scheduler import NodeInfo, Taint, pod_requirements
+from gpulint.kube.quantity import format_amount
+from gpulint.kube.scheduler import NodeInfo, Taint, pod_requests, pod_requirements
 from gpulint.kube.validation.errors import FieldError
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Engine
@@ -295,7 +296,17 @@ def judge_api_validation(case: Case) -> str:
     return "invalid: " + "; ".join(sorted(paths)) if paths else "valid"
 
 
+# --------------------------------------------------------------------------- pod-requests
+
+
+def judge_pod_requests(case: Case) -> str:
+    """The scheduler model's effective pod request (kube.scheduler.pod_requests)."""
+    requests = pod_requests(case.data["pod"])
+    return "; ".join(f"{name}={format_amount(amount)}" for name, amount in sorted(requests.items()))
+
+
 JUDGES: dict[str, Callable[[Case], str]] = {
+    "pod-requests": judge_pod_requests,
     "api-validation": judge_api_validation,
     "cel-library": judge_cel_library,
     "taint-toleration": judge_taint_toleration,
