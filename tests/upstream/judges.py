@@ -28,7 +28,7 @@ import yaml
 
 from gpulint.kube.cel import cost as cel_cost
 from gpulint.kube.cel.engine import MAX_COST, QUANTITY_TAG, SEMVER_TAG, CelEngine, CelProblem
-from gpulint.kube.dra.allocation import slice_devices
+from gpulint.kube.dra.allocation import device_tolerations, slice_devices
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.scheduler import NodeInfo, Taint, pod_requests, pod_requirements
@@ -238,12 +238,17 @@ def judge_node_affinity(case: Case) -> str:
 
 
 def judge_taint_toleration(case: Case) -> str:
-    """The scheduler model's toleration (kube.scheduler.Toleration.tolerates) with the case's gates."""
+    """The scheduler model's toleration (kube.scheduler.Toleration.tolerates) with the case's gates, or
+    (``device: true``) the allocator's DRA device toleration."""
+    raw = case.data["taint"]
+    if case.data.get("device"):
+        (toleration,) = device_tolerations([case.data["toleration"]])
+        found = toleration.tolerates((str(raw.get("key", "")), str(raw.get("value", "")), str(raw.get("effect", ""))))
+        return "tolerated" if found else "not-tolerated"
     gates = FeatureGates.of(str(case.header["kubernetes"]), case.data.get("gates") or {})
     pod = pod_requirements(
         {"tolerations": [case.data["toleration"]]}, gates.enabled("TaintTolerationComparisonOperators")
     )
-    raw = case.data["taint"]
     taint = Taint(str(raw.get("key", "")), str(raw.get("value", "")), str(raw.get("effect", "")))
     return "tolerated" if pod.tolerations[0].tolerates(taint) else "not-tolerated"
 

@@ -78,7 +78,7 @@ class DeviceToleration:
         return self.operator in ("", "Equal") and self.value == value
 
 
-def _tolerations(raw: Any) -> tuple[DeviceToleration, ...]:
+def device_tolerations(raw: Any) -> tuple[DeviceToleration, ...]:
     return tuple(
         DeviceToleration(
             str(t.get("key") or ""),
@@ -152,7 +152,7 @@ def _alternative(raw: dict[str, Any], name: str, path: Path) -> tuple[Alternativ
         path,
         (*path, "deviceClassName"),
         raw.get("adminAccess") is True,
-        _tolerations(raw.get("tolerations")),
+        device_tolerations(raw.get("tolerations")),
     ), problems
 
 
