@@ -326,3 +326,42 @@ def test_gpu_resource_unknown_names_nodes_labelled_present_that_advertise_nothin
     (finding,) = by_rule(lint(pod, stack), "gpu-resource-unknown")
     assert "6 nodes are labelled nvidia.com/gpu.present=true but advertise no NVIDIA GPU resource" in finding.message
     assert "a100-0, a100-1, a100-2, a100-3, a100-4 and 1 more" in finding.message
+
+
+# ----------------------------------------------------------------- the GPU operator's ClusterPolicy
+
+CLUSTER_POLICY = """
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata: {name: cluster-policy}
+spec:
+  operator: {defaultRuntime: containerd}
+  daemonsets:
+    priorityClassName: system-node-critical
+TOLERATIONS
+  devicePlugin: {enabled: true}
+"""
+
+
+def test_cluster_policy_tolerations_replace_the_operands_own(stack):
+    text = CLUSTER_POLICY.replace("TOLERATIONS", "    tolerations:\n    - {key: CriticalAddonsOnly, operator: Exists}")
+    (finding,) = by_rule(lint(text, stack), RULE)
+    assert finding.severity == Severity.ERROR and (finding.line, finding.column) == (8, 5)
+    assert "this ClusterPolicy's DaemonSets (the GPU operator's device plugin, GFD, DCGM exporter and validator) " in (
+        finding.message
+    )
+    assert (
+        "select 0 of 6 NVIDIA GPU nodes: all carry the untolerated taint nvidia.com/gpu:NoSchedule" in finding.message
+    )
+    assert "to spec.daemonsets.tolerations" in finding.message
+
+
+@pytest.mark.parametrize(
+    "tolerations",
+    [
+        "",  # unset: the operands keep their own tolerations, which cover nvidia.com/gpu
+        "    tolerations:\n    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}",
+    ],
+)
+def test_cluster_policy_that_tolerates_the_gpu_taint_or_keeps_the_defaults(stack, tolerations):
+    assert by_rule(lint(CLUSTER_POLICY.replace("TOLERATIONS", tolerations), stack), RULE) == []

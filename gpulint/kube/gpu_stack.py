@@ -148,6 +148,12 @@ STACK_COMPONENTS: tuple[StackComponent, ...] = (
 )
 
 
+# What a GPU operator ClusterPolicy deploys on every NVIDIA GPU node (with spec.daemonsets.tolerations).
+OPERATOR_OPERANDS = StackComponent(
+    "the GPU operator's device plugin, GFD, DCGM exporter and validator", NVIDIA, _re(r"$^"), advertises=True
+)
+
+
 def image_repository(image: str) -> str:
     """``nvcr.io/nvidia/k8s-device-plugin:v0.17.0@sha256:...`` -> ``nvcr.io/nvidia/k8s-device-plugin``."""
     name = image.split("@", 1)[0]

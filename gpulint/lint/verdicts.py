@@ -18,6 +18,7 @@ from gpulint.kube.fields import mapping
 from gpulint.kube.gangs.members import Gang, GangVerdict, member_demand, pack
 from gpulint.kube.gpu_stack import (
     NVIDIA,
+    OPERATOR_OPERANDS,
     StackComponent,
     gpu_nodes,
     node_names,
@@ -296,6 +297,25 @@ def daemonset_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> Daemo
     if component is None and verdict.coverage.runs:
         return None  # another DaemonSet reaching part of its pool may be meant to (a taint keeps it off the rest)
     return verdict
+
+
+def operator_operands_verdict(policy: dict[str, Any], resolver: Resolver) -> DaemonSetVerdict | None:
+    """The GPU operator's DaemonSets (device plugin, GFD, DCGM exporter, validator...) as a ClusterPolicy makes them.
+
+    The operator selects the GPU nodes itself (nvidia.com/gpu.deploy.<operand>=true, set on the nodes
+    NFD finds NVIDIA PCI devices on) and, when ``spec.daemonsets.tolerations`` is set, replaces every
+    operand's tolerations with it (NVIDIA/gpu-operator controllers/object_controls.go,
+    applyCommonDaemonsetConfig); unset, the operands keep their own, which tolerate nvidia.com/gpu.
+    """
+    daemonsets = mapping(mapping(policy.get("spec")).get("daemonsets"))
+    tolerations = daemonsets.get("tolerations")
+    if not isinstance(tolerations, list) or not tolerations:
+        return None
+    target = gpu_nodes(resolver.nodes, NVIDIA)
+    if not target:
+        return None
+    pod = pod_requirements(effective_pod_spec("DaemonSet", {"tolerations": tolerations}))
+    return DaemonSetVerdict(OPERATOR_OPERANDS, pod, "NVIDIA GPU nodes", coverage(pod, target))
 
 
 # Labels every node carries: selecting on them says "Linux nodes", not "these nodes".

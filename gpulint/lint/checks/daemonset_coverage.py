@@ -12,16 +12,28 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import DaemonSetVerdict, daemonset_verdict
+from gpulint.lint.verdicts import DaemonSetVerdict, daemonset_verdict, operator_operands_verdict
 
-SPEC = RuleSpec("daemonset-coverage", Severity.ERROR, kinds=frozenset({"DaemonSet"}), needs=frozenset({Need.NODES}))
+SPEC = RuleSpec(
+    "daemonset-coverage", Severity.ERROR, kinds=frozenset({"DaemonSet", "ClusterPolicy"}), needs=frozenset({Need.NODES})
+)
 RULE_ID = SPEC.id
 SHOWN_NODES = 5
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     resolver = ctx.cluster
-    if resolver is None or obj.ref.group != "apps":
+    if resolver is None:
+        return
+    if obj.kind == "ClusterPolicy" and obj.ref.group == "nvidia.com":
+        operands = operator_operands_verdict(obj.data, resolver)
+        if operands is not None and operands.coverage.blocked:
+            site = PodSpecSite(("spec", "daemonsets"), {"tolerations": []}, None, "", ())
+            found = _finding(site, operands, "this ClusterPolicy's DaemonSets", "select", "spec.daemonsets.tolerations")
+            if found is not None:
+                yield found
+        return
+    if obj.ref.group != "apps":
         return
     for site in pod_spec_sites(obj.data):
         verdict = daemonset_verdict(obj.kind, site, resolver)
@@ -32,10 +44,16 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield found
 
 
-def _finding(site: PodSpecSite, verdict: DaemonSetVerdict) -> Diagnostic | None:
+def _finding(
+    site: PodSpecSite,
+    verdict: DaemonSetVerdict,
+    who: str = "this DaemonSet",
+    verb: str = "selects",
+    fix_at: str = "its pod template",
+) -> Diagnostic | None:
     cover = verdict.coverage
     total = len(cover.target)
-    subject = "this DaemonSet" + (f" ({verdict.component.name})" if verdict.component else "")
+    subject = who + (f" ({verdict.component.name})" if verdict.component else "")
     if cover.blocked:
         severity = Severity.ERROR if verdict.component and not cover.runs else Severity.WARNING
         why = _blocked_reasons(cover)
@@ -43,8 +61,8 @@ def _finding(site: PodSpecSite, verdict: DaemonSetVerdict) -> Diagnostic | None:
         return Diagnostic(
             RULE_ID,
             _tolerations_path(site),
-            f"{subject} selects {len(cover.runs)} of {total} {verdict.expected}: {why}{consequence}. "
-            f"Add a toleration for {_taint_list(cover)} to its pod template if it belongs there",
+            f"{subject} {verb} {len(cover.runs)} of {total} {verdict.expected}: {why}{consequence}. "
+            f"Add a toleration for {_taint_list(cover)} to {fix_at} if it belongs there",
             on_key="tolerations" in site.spec,
             severity=severity,
         )
