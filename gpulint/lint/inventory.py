@@ -21,6 +21,7 @@ from gpulint.kube.pools.readers import pools_in_document
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requests
 from gpulint.lint.config import Config
+from gpulint.lint.fast_yaml import load_unambiguous
 from gpulint.lint.findings import Path
 from gpulint.lint.loader import LoadProblem, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.objects import KubeObject, objects_in
@@ -46,6 +47,11 @@ INVENTORY_KINDS = (
     *ADMISSION_KINDS,
 )
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+# An inventory is what the user's own cluster holds: `kubectl get nodes -o yaml` of 20,000 nodes
+# is ~250 MB, well past the limit for a manifest. Still bounded: a 10 GB file is refused unread.
+MAX_INVENTORY_FILE_BYTES = 1024 * 1024 * 1024
+INVENTORY_LIMIT_NAME = "inventory file size"
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
@@ -234,7 +240,11 @@ def load_inventory(
         sources=tuple(paths), catalog=catalog, extended_resource_toleration=extended_resource_toleration
     )
     try:
-        sources = collect(paths) if sources is None else sources
+        sources = (
+            collect(paths, limit=MAX_INVENTORY_FILE_BYTES, limit_name=INVENTORY_LIMIT_NAME)
+            if sources is None
+            else sources
+        )
     except SourceError as exc:
         raise InventoryError(f"--inventory: {exc}") from None
     problems: list[str] = []
@@ -278,11 +288,16 @@ def add_sources(inventory: ClusterInventory, sources: list[Source], problems: li
 
 
 def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[LocatedDocument]:
-    """The documents of one inventory file. ``kubectl get -o json`` output takes the fast path
-    (the json module reads ~10x faster than any YAML parser); YAML goes through gpulint's
-    loader for its error positions and its refusal of alias bombs. A JSON array is one document
-    per item (the clouds' ``list`` commands print arrays)."""
+    """The documents of one inventory file, without positions when they can be read faster so.
+
+    ``kubectl get -o json`` output is read by the json module (~10x faster than any YAML parser;
+    a JSON array is one document per item: the clouds' ``list`` commands print arrays). YAML that
+    means the same in YAML 1.1 and 1.2 (``kubectl get -o yaml`` output) is read by yaml-rs
+    (gpulint/lint/fast_yaml.py). Anything else goes through gpulint's loader, for its error
+    positions, its YAML 1.1 reading and its refusal of alias bombs; an inventory object that turns
+    out to be malformed is read again with positions (``_shape_problems``)."""
     stripped = raw.lstrip()
+    items: list[Any] | None = None
     if stripped[:1] in (b"{", b"["):
         try:
             data = json.loads(raw)
@@ -290,15 +305,23 @@ def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[Loc
             pass  # not JSON after all, or nested too deep: the YAML reader says where it breaks
         else:
             items = data if isinstance(data, list) else [data]
-            return [LocatedDocument(display, index, item, None) for index, item in enumerate(items)]
-    loaded = load_bytes(display, raw)
+    elif not raw.startswith(_BOMS):
+        try:
+            fast, data = load_unambiguous(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            fast = False
+        if fast:
+            items = [data]
+    if items is not None:
+        return [LocatedDocument(display, index, item, None) for index, item in enumerate(items)]
+    loaded = load_bytes(display, raw, max_bytes=MAX_INVENTORY_FILE_BYTES)
     if problems is not None:
         problems.extend(_problem_message(display, p) for p in loaded.problems)
     return loaded.documents
 
 
 def _located_objects(display: str, raw: bytes, problems: list[str] | None) -> list[KubeObject]:
-    loaded = load_bytes(display, raw)
+    loaded = load_bytes(display, raw, max_bytes=MAX_INVENTORY_FILE_BYTES)
     if problems is not None:
         problems.extend(_problem_message(display, p) for p in loaded.problems)
     return [obj for document in loaded.documents for obj in objects_in(document)]

@@ -409,12 +409,12 @@ def _looks_like_utf16_without_bom(raw: bytes) -> bool:
     return len(head) >= 4 and (head[1::2].count(0) > len(head) // 4 or head[0::2].count(0) > len(head) // 4)
 
 
-def load_bytes(path: str, raw: bytes) -> LoadedFile:
-    if len(raw) > MAX_FILE_BYTES:
+def load_bytes(path: str, raw: bytes, max_bytes: int = MAX_FILE_BYTES) -> LoadedFile:
+    if len(raw) > max_bytes:
         loaded = LoadedFile(path, "")
         loaded.problems.append(
             LoadProblem(
-                f"file is {len(raw) // (1024 * 1024)} MiB, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit; not read",
+                f"file is {len(raw) // (1024 * 1024)} MiB, over the {max_bytes // (1024 * 1024)} MiB limit; not read",
                 1,
                 1,
             )

@@ -292,6 +292,7 @@ class CollectOptions:
     force_exclude: bool = False  # files named on the command line honour `exclude` too (ruff's --force-exclude)
     stdin_filename: str = ""  # the name of piped input (--stdin-filename)
     render: RenderOptions | None = None  # None: charts and overlays are read file by file
+    limit_name: str = LIMIT_NAME  # how a message past the limit names it
 
 
 def collect_all(
@@ -336,7 +337,12 @@ def collect_all(
         for candidate, display, walked_file in candidates:
             try:
                 read = read_file(
-                    candidate.path, display=display, limit=limit, walked=walked_file, follow=candidate.follow
+                    candidate.path,
+                    display=display,
+                    limit=limit,
+                    limit_name=options.limit_name,
+                    walked=walked_file,
+                    follow=candidate.follow,
                 )
             except SkippedEntry as skipped:
                 notes.append(f"{display}: skipped: {skipped.reason}, not a regular file")
@@ -349,5 +355,10 @@ def collect_all(
     return collection
 
 
-def collect(paths: Sequence[str], exclude: Sequence[str] = (), limit: int = DEFAULT_MAX_FILE_BYTES) -> list[Source]:
-    return collect_all(paths, exclude, limit).sources
+def collect(
+    paths: Sequence[str],
+    exclude: Sequence[str] = (),
+    limit: int = DEFAULT_MAX_FILE_BYTES,
+    limit_name: str = LIMIT_NAME,
+) -> list[Source]:
+    return collect_all(paths, options=CollectOptions(exclude, limit, limit_name=limit_name)).sources
