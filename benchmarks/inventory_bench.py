@@ -174,7 +174,7 @@ def write_inventory(directory: Path, nodes: int, seed: int = 3) -> dict[str, Pat
 
 
 MEASURE = r"""
-import json, resource, sys, time
+import json, sys, time
 import yaml
 path, what = sys.argv[1], sys.argv[2]
 start = time.process_time()
@@ -188,7 +188,8 @@ else:
     inventory.model  # the grouped node model the rules read
     count = len(inventory.nodes)
 cpu = time.process_time() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child would report its parent's peak
+peak = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(json.dumps({"cpu": cpu, "peak": peak, "nodes": count}))
 """
 

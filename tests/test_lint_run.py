@@ -271,8 +271,9 @@ def test_pod_group_in_a_json_file_is_found(write, tmp_path):
 
 @pytest.fixture
 def parses(monkeypatch) -> Counter:
-    """Calls of gpulint.lint.loader.load_bytes by path, wherever gpulint calls it from (its module and every
-    module that imported the name: gpulint.lint.run, the inventory, policies, configuration)."""
+    """Parses by path: calls of gpulint.lint.loader.load_bytes wherever gpulint calls it from (its module and
+    every module that imported the name: gpulint.lint.run, the inventory, policies, configuration), and
+    inventory files read by the fast readers."""
     import gpulint.cli.check  # noqa: E401,F401
     import gpulint.cli.explain
     import gpulint.lint.config
@@ -284,10 +285,20 @@ def parses(monkeypatch) -> Counter:
     counts: Counter = Counter()
     original = gpulint.lint.loader.load_bytes
 
-    def counting(path, raw):
+    def counting(path, raw, **limits):
         counts[path] += 1
-        return original(path, raw)
+        return original(path, raw, **limits)
 
+    # Inventory files that need no positions are read once by the fast readers instead (JSON, yaml-rs).
+    original_fast = gpulint.lint.inventory._fast_documents
+
+    def counting_fast(display, raw):
+        documents = original_fast(display, raw)
+        if documents is not None:
+            counts[display] += 1
+        return documents
+
+    monkeypatch.setattr(gpulint.lint.inventory, "_fast_documents", counting_fast)
     patched = []
     for name, module in list(sys.modules.items()):
         if name.startswith("gpulint") and getattr(module, "load_bytes", None) is original:

@@ -33,6 +33,8 @@ MAX_INDENT = 100  # deeper block nesting goes to the full loader, which enforces
 _SPECIAL = re.compile(r"[&*!<?%]")
 _NODE_START_BEFORE = " \t\n[{,:-"
 _DEEP_INDENT = "\n" + " " * (MAX_INDENT + 1)
+# Control characters (a binary file) and "{{" (a Helm template) are the full loader's to report.
+_NOT_PLAIN_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\{\{")
 # A plain scalar that may resolve to something other than a string, where a plain scalar can
 # start, up to where it must end (end of line, a flow indicator, a comment, or ": " for a key).
 _CANDIDATE = re.compile(
@@ -50,7 +52,7 @@ _NUMBER_12 = re.compile(
 
 def load_unambiguous(text: str) -> tuple[bool, Any]:
     """(True, the document's data) when the fast reader's answer is gpulint's; else (False, None)."""
-    if _DEEP_INDENT in text or _several_documents(text) or _has_structure(text):
+    if _DEEP_INDENT in text or _NOT_PLAIN_TEXT.search(text) or _several_documents(text) or _has_structure(text):
         return False, None
     scanned = text if text[:1].isspace() else "\n" + text  # the first scalar needs a delimiter before it too
     for token, colon in _CANDIDATE.findall(scanned):
@@ -86,8 +88,8 @@ def _has_structure(text: str) -> bool:
         elif char == "<":
             if text.startswith("<<", at) and text[at + 2 : at + 20].lstrip(" \t").startswith(":"):
                 return True
-        elif char == "?":  # a complex key, block or flow: "?" alone where a node may start
-            if before in _NODE_START_BEFORE and after in " \t\n,]}":
+        elif char == "?":  # a complex key, block or flow, or a scalar starting with "?": where a node may start
+            if before in _NODE_START_BEFORE:
                 return True
         elif before == "\n":  # "%" starting a line: a directive
             return True

@@ -296,9 +296,19 @@ def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[Loc
     (gpulint/lint/fast_yaml.py). Anything else goes through gpulint's loader, for its error
     positions, its YAML 1.1 reading and its refusal of alias bombs; an inventory object that turns
     out to be malformed is read again with positions (``_shape_problems``)."""
-    stripped = raw.lstrip()
+    fast = _fast_documents(display, raw)
+    if fast is not None:
+        return fast
+    loaded = load_bytes(display, raw, max_bytes=MAX_INVENTORY_FILE_BYTES)
+    if problems is not None:
+        problems.extend(_problem_message(display, p) for p in loaded.problems)
+    return loaded.documents
+
+
+def _fast_documents(display: str, raw: bytes) -> list[LocatedDocument] | None:
+    """JSON, or YAML that reads the same in YAML 1.1 and 1.2, without positions; None: read it with them."""
     items: list[Any] | None = None
-    if stripped[:1] in (b"{", b"["):
+    if raw.lstrip()[:1] in (b"{", b"["):
         try:
             data = json.loads(raw)
         except (ValueError, RecursionError):
@@ -312,12 +322,9 @@ def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[Loc
             fast = False
         if fast:
             items = [data]
-    if items is not None:
-        return [LocatedDocument(display, index, item, None) for index, item in enumerate(items)]
-    loaded = load_bytes(display, raw, max_bytes=MAX_INVENTORY_FILE_BYTES)
-    if problems is not None:
-        problems.extend(_problem_message(display, p) for p in loaded.problems)
-    return loaded.documents
+    if items is None:
+        return None
+    return [LocatedDocument(display, index, item, None) for index, item in enumerate(items)]
 
 
 def _located_objects(display: str, raw: bytes, problems: list[str] | None) -> list[KubeObject]:
