@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gpulint.lint.fast_yaml import load_unambiguous
@@ -82,6 +82,11 @@ def documents(draw: st.DrawFn) -> str:
 
 @settings(max_examples=400, deadline=None)
 @given(documents())
+# What hypothesis found on the way (each once read differently by the two readers):
+@example("1e3: []\n")
+@example("010:\n  - y\n")
+@example("{name: 0x1F, labels: [?]}\n")
+@example('name:\n  : "yes"\n')
 def test_whenever_the_fast_reader_answers_it_agrees_with_gpulints_loader(text):
     fast, data = load_unambiguous(text)
     if not fast:

@@ -33,6 +33,8 @@ MAX_INDENT = 100  # deeper block nesting goes to the full loader, which enforces
 _SPECIAL = re.compile(r"[&*!<?%]")
 _NODE_START_BEFORE = " \t\n[{,:-"
 _DEEP_INDENT = "\n" + " " * (MAX_INDENT + 1)
+# A mapping entry with no key (": value" where a node starts): YAML 1.2 reads a null key, libyaml refuses it.
+_EMPTY_KEY = re.compile(r"[\n{\[,][ \t-]*:(?=[ \t\n,\]}]|$)")
 # Control characters (a binary file) and "{{" (a Helm template) are the full loader's to report.
 _NOT_PLAIN_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\{\{")
 # A plain scalar that may resolve to something other than a string, where a plain scalar can
@@ -55,6 +57,8 @@ def load_unambiguous(text: str) -> tuple[bool, Any]:
     if _DEEP_INDENT in text or _NOT_PLAIN_TEXT.search(text) or _several_documents(text) or _has_structure(text):
         return False, None
     scanned = text if text[:1].isspace() else "\n" + text  # the first scalar needs a delimiter before it too
+    if _EMPTY_KEY.search(scanned):
+        return False, None
     for token, colon in _CANDIDATE.findall(scanned):
         if not _agree(token, bool(colon)):
             return False, None
