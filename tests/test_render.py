@@ -605,3 +605,18 @@ def test_files_named_as_pre_commit_names_them_render_their_chart_or_overlay(repo
         "deploy/overlays/prod/kustomization.yaml:15:16 gpu-non-integer",
     ]
     assert "in 2 files" in result.stdout  # the chart and the overlay, nothing raw
+
+
+def test_a_library_chart_is_not_rendered_on_its_own(repo, render_tools):
+    write_tree(
+        repo / "charts" / "common",
+        {
+            "Chart.yaml": "apiVersion: v2\nname: common\ntype: library\nversion: 1.2.0\n",
+            "templates/_labels.tpl": '{{- define "common.labels" -}}\napp.kubernetes.io/name: {{ .Chart.Name }}\n{{- end }}\n',
+        },
+    )
+    write_tree(repo / "charts" / "gpu-inference", CHART)
+    result = run_cli("check", "charts", "--helm", render_tools["helm"], "-v")
+    assert result.exit_code == 0, result.stdout
+    assert "note: charts/common: skipped: a library chart" in result.stdout
+    assert "not-rendered" not in result.stdout and "in 1 file" in result.stdout

@@ -226,11 +226,16 @@ class Renderer:
         return not consumed or os.path.realpath(path) not in consumed
 
     def _chart(self, directory: str) -> list[Callable[[], Source]]:
-        from gpulint.lint.render.helm import render_chart
+        from gpulint.lint.render.helm import is_library, render_chart
         from gpulint.lint.sources import Source
 
         options = self.options
         assert options is not None
+        if is_library(directory):
+            self.collection.debug_notes.append(
+                f"{directory}: skipped: a library chart (helpers for other charts; rendered as part of them)"
+            )
+            return []
         helm = self.tool("helm")
         if helm is None:
             self.collection.notes.append(

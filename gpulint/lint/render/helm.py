@@ -59,6 +59,17 @@ def chart_name(directory: str) -> str:
     return match.group(1) if match else os.path.basename(os.path.abspath(directory))
 
 
+def is_library(directory: str) -> bool:
+    """``type: library`` in Chart.yaml: helpers for other charts, which `helm template` refuses to
+    render on its own ("library charts are not installable"); its parents render them."""
+    try:
+        with open(os.path.join(directory, "Chart.yaml"), "rb") as handle:
+            head = handle.read(256 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return re.search(r"^type:\s*['\"]?library['\"]?\s*(?:#.*)?$", head, re.MULTILINE) is not None
+
+
 @dataclass(frozen=True)
 class ChartPlace:
     """Where a chart named in `# Source:` lives, and how its files are shown."""
