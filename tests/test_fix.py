@@ -62,8 +62,13 @@ spec:
 """
 
 
+# These tests are about the text edits of gpu-request-without-limit's fixes (other rules' fixes,
+# such as dev-shm-missing's, have their own tests).
+REQUEST_LIMIT = Config(select=("gpu-request-without-limit",))
+
+
 def fixes_for(text: str, path: str = "f.yaml"):
-    report = LintRun(Config(), [Source(path, content=text.encode())]).report().files[0]
+    report = LintRun(REQUEST_LIMIT, [Source(path, content=text.encode())]).report().files[0]
     return [f.fix for f in report.findings if f.fix is not None]
 
 
@@ -97,7 +102,7 @@ def test_cli_fix_writes_atomically_and_leaves_clean_files_alone(write, tmp_path)
     clean = write("clean.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:   {name: c}\n")
     os.chmod(bad, 0o640)
     before = os.stat(clean).st_mtime_ns
-    result = run_cli("check", "--fix", str(bad), str(clean))
+    result = run_cli("check", "--select", "gpu-request-without-limit", "--fix", str(bad), str(clean))
     assert result.exit_code == 0, result.stdout
     assert "applied 4 fixes" in result.stderr
     assert os.stat(clean).st_mtime_ns == before
@@ -333,7 +338,7 @@ def render_manifest(documents: list[dict], style) -> tuple[str, str]:
 
 
 def fix_file_text(name: str, text: str) -> str:
-    report = LintRun(Config(), [Source(name, content=text.encode())]).report().files[0]
+    report = LintRun(REQUEST_LIMIT, [Source(name, content=text.encode())]).report().files[0]
     fixes = [f.fix for f in report.findings if f.fix is not None]
     outcome = fix_text(name, text, fixes)
     assert not outcome.refused, outcome.refused

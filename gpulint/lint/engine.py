@@ -5,12 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.config import Config
-from gpulint.lint.findings import Diagnostic, FileReport, Finding, Fix, ObjectRef, Severity
+from gpulint.lint.findings import Append, Diagnostic, FileReport, Finding, Fix, ObjectRef, Severity
 from gpulint.lint.loader import LoadedFile
 from gpulint.lint.objects import KubeObject, ParsedFile
 from gpulint.lint.registry import Rule, all_rules, policy_rules
@@ -209,17 +209,20 @@ class Engine:
             line, column = obj.locate(diagnostic.path, diagnostic.on_key)
         file = obj.document.file_of((*obj.prefix, *diagnostic.path), diagnostic.on_key)
         fix = None
-        if diagnostic.fix_path is not None:
+        if diagnostic.fix_path is not None or diagnostic.fix_appends:
             source = None if diagnostic.fix_source is None else (*obj.prefix, *diagnostic.fix_source)
             fix = obj.document.retarget(
                 Fix(
                     obj.document.index,
-                    (*obj.prefix, *diagnostic.fix_path),
+                    () if diagnostic.fix_path is None else (*obj.prefix, *diagnostic.fix_path),
                     diagnostic.fix_value,
                     diagnostic.fix_description,
                     source,
+                    appends=tuple(Append((*obj.prefix, *a.path), a.item) for a in diagnostic.fix_appends),
                 )
             )
+            if fix.appends and fix.file and not fix.refused:  # list items' paths are the rendered object's
+                fix = replace(fix, refused="a fix that adds list items is made only in the object's own file")
         return Finding(
             diagnostic.rule,
             diagnostic.severity

@@ -28,6 +28,14 @@ class Severity(enum.IntEnum):
 
 
 @dataclass(frozen=True)
+class Append:
+    """Add ``item`` (a mapping or a scalar) at the end of the list at ``path``; a missing list is created."""
+
+    path: Path
+    item: Any
+
+
+@dataclass(frozen=True)
 class Fix:
     """A safe, mechanical edit: set the value at ``path`` of document ``document``.
 
@@ -49,6 +57,7 @@ class Fix:
     @property
     def applicable(self) -> bool:
         return not self.refused
+    appends: tuple[Append, ...] = ()  # list items added with the fix, all or none (``path`` () sets nothing)
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,7 @@ class Diagnostic:
     # whatever the configuration sets for the rule: raising the rule must not turn "unknown" into an error.
     pinned: bool = False
     offset: int | None = None  # a character offset inside the string at ``path`` (a CEL error's position)
+    fix_appends: tuple[Append, ...] = ()  # list items the fix adds (with or without ``fix_path``)
 
 
 @dataclass(frozen=True)

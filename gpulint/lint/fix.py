@@ -31,7 +31,7 @@ from typing import Any, Union
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from gpulint.lint.findings import Fix, Path
+from gpulint.lint.findings import Append, Fix, Path
 from gpulint.lint.loader import DecodeError, Encoding, _child, decode, detect_encoding, load_text
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
@@ -78,9 +78,26 @@ class _Insertion:
 
 
 @dataclass
+class _ListAppend:
+    """Items to add at the end of one existing list."""
+
+    sequence: SequenceNode
+    items: list[Any] = field(default_factory=list)
+
+
+@dataclass
 class _Plan:
     replacements: dict[int, tuple[ScalarNode, str]] = field(default_factory=dict)  # by id(node)
     insertions: dict[int, _Insertion] = field(default_factory=dict)  # by id(mapping)
+    appends: dict[int, _ListAppend] = field(default_factory=dict)  # by id(sequence)
+
+    def copy(self) -> _Plan:
+        """A copy to plan a group of edits on: kept whole, or dropped whole."""
+        insertions = {
+            key: _Insertion(i.mapping, i.ancestors, copy.deepcopy(i.tree)) for key, i in self.insertions.items()
+        }
+        appends = {key: _ListAppend(a.sequence, list(a.items)) for key, a in self.appends.items()}
+        return _Plan(dict(self.replacements), insertions, appends)
 
 
 @dataclass(frozen=True)
@@ -156,6 +173,94 @@ def _plan_fix(text: str, root: Node, fix: Fix, plan: _Plan) -> bool:
     return _tree_put(insertion.tree, missing, _Leaf(value))
 
 
+def _plan_append(root: Node, append: Append, plan: _Plan) -> bool:
+    """Record an item to add to the list at ``append.path`` (or the one-item list to create there)."""
+    nodes, missing = _walk(root, append.path)
+    if not missing:
+        target = nodes[-1]
+        if not isinstance(target, SequenceNode) or (
+            target.value and target.value[-1].start_mark.index < target.start_mark.index
+        ):
+            return False  # not a list, or one that ends in an alias of a node elsewhere
+        plan.appends.setdefault(id(target), _ListAppend(target)).items.append(append.item)
+        return True
+    parent = nodes[-1]
+    if not isinstance(parent, MappingNode) or not all(isinstance(step, str) for step in missing):
+        return False
+    insertion = plan.insertions.setdefault(id(parent), _Insertion(parent, nodes))
+    return _tree_put(insertion.tree, missing, _Leaf(_flow([append.item])))
+
+
+_PLAIN_VALUE = re.compile(r"[A-Za-z/][A-Za-z0-9/._-]*")
+
+
+def _flow(value: Any, json_style: bool = False) -> str:
+    """A value written inline: JSON in a JSON file, YAML flow style (plain scalars where they read back the same) otherwise."""
+    if json_style:
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key_text(str(k), False)}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    if (
+        isinstance(value, str)
+        and _PLAIN_VALUE.fullmatch(value)
+        and _RESOLVER.resolve(ScalarNode, value, (True, False)) == _STR_TAG
+    ):
+        return value
+    return _value_text(value)
+
+
+def _block_item(item: Any, dash_indent: str, step: int) -> list[str]:
+    """A list item in block style: ``- key: value`` and the item's other keys below it."""
+    if not isinstance(item, dict) or not item:
+        return [f"{dash_indent}- {_flow(item)}"]
+    lines = []
+    inner = dash_indent + " " * 2
+    for index, (key, value) in enumerate(item.items()):
+        lead = f"{dash_indent}- " if index == 0 else inner
+        if isinstance(value, dict) and value:
+            lines.append(f"{lead}{_key_text(str(key), False)}:")
+            lines.extend(_block_lines(_as_tree(value), len(inner) + step, step, False))
+        else:
+            lines.append(f"{lead}{_key_text(str(key), False)}: {_flow(value)}")
+    return lines
+
+
+def _as_tree(value: dict[str, Any]) -> _Tree:
+    return {str(k): _as_tree(v) if isinstance(v, dict) and v else _Leaf(_flow(v)) for k, v in value.items()}
+
+
+def _append_edits(text: str, append: _ListAppend, style: _Style) -> list[_Edit] | None:
+    sequence = append.sequence
+    if sequence.flow_style or not sequence.value:
+        close = sequence.end_mark.index - 1
+        if close < 0 or text[close] != "]":
+            return None
+        items = ", ".join(_flow(item, style.json) for item in append.items)
+        if not sequence.value:
+            return [_Edit(close, close, items)]
+        end = sequence.value[-1].end_mark.index
+        return [_Edit(end, end, ", " + items)]
+    first = sequence.value[0]
+    line_start = _line_start(text, first.start_mark.index)
+    dash = text.rfind("-", line_start, first.start_mark.index)
+    if dash < 0 or text[line_start:dash].strip():
+        return None  # an item that does not start its line ("- - x"): not written here
+    last = _last_index(None, sequence)
+    if last is None:
+        return None
+    position = _line_end(text, last)
+    newline = _newline_before(text, position, style.default_newline)
+    step = 2
+    if isinstance(first, MappingNode):
+        step = _child_step(first) or 2
+    lines: list[str] = []
+    for item in append.items:
+        lines.extend(_block_item(item, text[line_start:dash], step))
+    return [_Edit(position, position, newline.join(lines) + newline, on_new_line=True)]
+
+
 def _without_anchor(scalar: str) -> str:
     """A scalar's text as copied elsewhere: its tag kept, its anchor (``&name``, defined once) dropped."""
     properties = []
@@ -174,6 +279,18 @@ def _plain_set(root: Any, path: Path, value: Any) -> None:
             parent[step] = {}
         parent = parent[step]
     parent[path[-1]] = value
+
+
+def _plain_append(root: Any, append: Append) -> None:
+    parent = root
+    for step in append.path[:-1]:
+        if isinstance(parent, dict) and not isinstance(parent.get(step), (dict, list)):
+            parent[step] = {}
+        parent = parent[step]
+    last = append.path[-1]
+    if isinstance(parent, dict) and not isinstance(parent.get(last), list):
+        parent[last] = []
+    parent[last].append(copy.deepcopy(append.item))
 
 
 def _plain_get(root: Any, path: Path) -> Any:
@@ -373,7 +490,13 @@ def _flow_edits(text: str, insertion: _Insertion, style: _Style) -> list[_Edit] 
 
 def _render(text: str, plan: _Plan, style: _Style) -> list[_Edit] | None:
     edits = [_Edit(node.start_mark.index, node.end_mark.index, value) for node, value in plan.replacements.values()]
-    for insertion in plan.insertions.values():
+    for append in plan.appends.values():
+        made_append = _append_edits(text, append, style)
+        if made_append is None:
+            return None
+        edits.extend(made_append)
+    # Inner mappings first: two insertions at one offset (the end of both blocks) must nest.
+    for insertion in sorted(plan.insertions.values(), key=lambda i: -i.mapping.start_mark.index):
         mapping = insertion.mapping
         flow = mapping.flow_style or not mapping.value
         made = _flow_edits(text, insertion, style) if flow else _block_edits(text, insertion, style)
@@ -417,16 +540,21 @@ def fix_text(path: str, text: str, fixes: Sequence[Fix]) -> FixOutcome:
     applied = 0
     for fix in fixes:
         document = documents.get(fix.document)
-        if (
-            document is None
-            or document.node is None  # parsed from text, so never; the type allows documents without positions
-            or not _plan_fix(text, document.node, fix, plans.setdefault(fix.document, _Plan()))
-        ):
+        if document is None or document.node is None:  # parsed from text, so never; the type allows it
             continue
+        plan = plans.setdefault(fix.document, _Plan()).copy()  # a fix's edits are planned all or none
+        if fix.path and not _plan_fix(text, document.node, fix, plan):
+            continue
+        if not all(_plan_append(document.node, append, plan) for append in fix.appends):
+            continue
+        plans[fix.document] = plan
         try:
-            plain = _plain_get(expected[fix.document], fix.source_path) if fix.source_path else fix.value
-            _plain_set(expected[fix.document], fix.path, plain)
-        except (KeyError, IndexError, TypeError):
+            if fix.path:
+                plain = _plain_get(expected[fix.document], fix.source_path) if fix.source_path else fix.value
+                _plain_set(expected[fix.document], fix.path, plain)
+            for append in fix.appends:
+                _plain_append(expected[fix.document], append)
+        except (KeyError, IndexError, TypeError, AttributeError):
             return FixOutcome(path, None, 0, "a fix does not match the file's data; left unchanged")
         applied += 1
     if not applied:

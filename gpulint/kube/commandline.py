@@ -1,0 +1,414 @@
+"""A container's command line as the processes in it will see it, with where each word was written.
+
+Kubernetes expands ``$(VAR)`` in ``command`` and ``args`` from the container's environment
+(``third_party/forked/golang/expansion``: ``$$`` is a literal ``$``; a name that is not defined
+stays as written). ``sh -c SCRIPT`` then hands SCRIPT to a shell, which splits it into
+commands and words and expands ``$VAR`` / ``${VAR}`` from the same environment. Both steps are
+modelled here, and every character remembers the YAML string and the offset it came from, so
+a finding can point at the flag inside a long ``args`` string.
+
+What gpulint cannot know (a value from a Secret, ``$(command substitution)``, an ``envFrom``
+ConfigMap) makes the word *unresolved* (``text`` None): the rules then stay silent rather than
+guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulint.kube.fields import mapping, sequence, text
+from gpulint.kube.refs import Path
+
+MAX_SCRIPT_CHARS = 100_000  # a longer script is not read (bounded work per container)
+
+Env = Mapping[str, "str | None"]  # name -> value; None: defined, but gpulint cannot know the value
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a character was written: the YAML string (path from the container) and its offset."""
+
+    path: Path
+    offset: int
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str | None  # None: part of it cannot be known offline
+    origin: Origin  # where the word starts
+    origins: tuple[Origin, ...] = ()  # one per character of ``text`` (for pointing inside the word)
+
+    def at(self, index: int) -> Origin:
+        return self.origins[index] if 0 <= index < len(self.origins) else self.origin
+
+
+@dataclass(frozen=True)
+class Command:
+    """One simple command: its words, and the variables assigned in front of it (``VAR=x cmd``)."""
+
+    words: tuple[Word, ...]
+    assignments: dict[str, str | None] = field(default_factory=dict)
+
+
+# --- the container's environment ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContainerEnv:
+    values: dict[str, str | None]  # every name the container defines (None: value unknown)
+    open: bool  # envFrom (or an injected environment) may define names not listed here
+
+    def lookup(self, name: str) -> tuple[bool, str | None]:
+        """(defined, value); an undefined name of an open environment counts as unknown."""
+        if name in self.values:
+            return True, self.values[name]
+        return (True, None) if self.open else (False, None)
+
+
+def container_env(container: Mapping[str, Any], injected: Env | None = None) -> ContainerEnv:
+    """The container's variables as the kubelet builds them: ``env`` in order (each value may use
+    ``$(EARLIER)``), after those a controller injects (LeaderWorkerSet's ``LWS_GROUP_SIZE``, ...)."""
+    values: dict[str, str | None] = dict(injected or {})
+    open_env = bool(sequence(container.get("envFrom")))
+    for item in sequence(container.get("env")):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        raw = item.get("value")
+        if "valueFrom" in item or not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
+            values[item["name"]] = None if "valueFrom" in item or raw is not None else ""
+            continue
+        expanded = kubernetes_expand(str(raw), Origin((), 0), ContainerEnv(values, open_env))
+        values[item["name"]] = None if any(c is None for c, _ in expanded) else "".join(c for c, _ in expanded)  # type: ignore[misc]
+    return ContainerEnv(values, open_env)
+
+
+# --- Kubernetes $(VAR) expansion ---------------------------------------------------------------
+
+Chars = list[tuple["str | None", Origin]]  # None: an unknown stretch (one marker per unknown value)
+
+
+def kubernetes_expand(value: str, origin: Origin, env: ContainerEnv) -> Chars:
+    """``value`` with ``$(VAR)`` replaced as the kubelet does (expansion.Expand); each character
+    keeps its origin (a substituted value points at its ``$``)."""
+    out: Chars = []
+    index = 0
+    base = origin.offset
+
+    def at(i: int) -> Origin:
+        return Origin(origin.path, base + i)
+
+    while index < len(value):
+        char = value[index]
+        if char != "$" or index + 1 >= len(value):
+            out.append((char, at(index)))
+            index += 1
+            continue
+        nxt = value[index + 1]
+        if nxt == "$":  # $$ is an escaped $
+            out.append(("$", at(index)))
+            index += 2
+            continue
+        if nxt == "(":
+            close = value.find(")", index + 2)
+            if close != -1:
+                name = value[index + 2 : close]
+                defined, known = env.lookup(name)
+                if defined:
+                    if known is None:
+                        out.append((None, at(index)))
+                    else:
+                        out.extend((c, at(index)) for c in known)
+                    index = close + 1
+                    continue
+        out.append((char, at(index)))
+        index += 1
+    return out
+
+
+# --- the shell ---------------------------------------------------------------------------------
+
+SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
+_SEPARATORS = frozenset(";&|()\n")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
+# Commands that run the rest of their words as a command (``exec vllm serve ...``).
+_WRAPPERS = frozenset({"exec", "nohup", "time", "command"})
+
+
+class _Lexer:
+    """POSIX shell words and command separators, enough for the launch lines found in manifests."""
+
+    def __init__(self, chars: Chars, env: ContainerEnv) -> None:
+        self.chars = chars
+        self.env = env
+        self.pos = 0
+        self.commands: list[list[Word]] = [[]]
+        self._word: list[tuple[str | None, Origin]] = []
+        self._started = False
+
+    def _peek(self, ahead: int = 0) -> str | None:
+        index = self.pos + ahead
+        return self.chars[index][0] if index < len(self.chars) else ""
+
+    def _origin(self) -> Origin:
+        return self.chars[min(self.pos, len(self.chars) - 1)][1]
+
+    def _end_word(self) -> None:
+        if self._started:
+            known = all(c is not None for c, _ in self._word)
+            origins = tuple(o for _, o in self._word)
+            start = origins[0] if origins else self._origin()
+            value = "".join(c for c, _ in self._word if c is not None) if known else None
+            self.commands[-1].append(Word(value, start, origins if known else ()))
+        self._word = []
+        self._started = False
+
+    def _end_command(self) -> None:
+        self._end_word()
+        if self.commands[-1]:
+            self.commands.append([])
+
+    def _add(self, char: str | None, origin: Origin) -> None:
+        self._word.append((char, origin))
+        self._started = True
+
+    def run(self) -> list[list[Word]]:
+        while self.pos < len(self.chars):
+            char, origin = self.chars[self.pos]
+            if char is None:
+                self._add(None, origin)
+                self.pos += 1
+            elif char in " \t":
+                self._end_word()
+                self.pos += 1
+            elif char in _SEPARATORS:
+                self._end_command()
+                self.pos += 1
+            elif char == "#" and not self._started:
+                while self.pos < len(self.chars) and self.chars[self.pos][0] != "\n":
+                    self.pos += 1
+            elif char == "\\":
+                nxt = self._peek(1)
+                if nxt == "\n":
+                    self.pos += 2  # a line continuation
+                elif nxt:
+                    self._add(nxt, self.chars[self.pos + 1][1])
+                    self.pos += 2
+                else:
+                    self.pos += 1
+            elif char == "'":
+                self._started = True
+                self.pos += 1
+                while self.pos < len(self.chars) and self.chars[self.pos][0] != "'":
+                    self._add(*self.chars[self.pos])
+                    self.pos += 1
+                self.pos += 1
+            elif char == '"':
+                self._started = True
+                self.pos += 1
+                self._double_quoted()
+            elif char == "$":
+                self._dollar(quoted=False)
+            elif char == "`":
+                self._add(None, origin)  # command substitution: not known offline
+                self.pos += 1
+                while self.pos < len(self.chars) and self.chars[self.pos][0] != "`":
+                    self.pos += 1
+                self.pos += 1
+            else:
+                self._add(char, origin)
+                self.pos += 1
+        self._end_command()
+        return [words for words in self.commands if words]
+
+    def _double_quoted(self) -> None:
+        while self.pos < len(self.chars):
+            char, origin = self.chars[self.pos]
+            if char == '"':
+                self.pos += 1
+                return
+            if char == "\\" and self._peek(1) in ('"', "\\", "$", "`", "\n"):
+                if self._peek(1) != "\n":
+                    self._add(*self.chars[self.pos + 1])
+                self.pos += 2
+            elif char == "$":
+                self._dollar(quoted=True)
+            elif char == "`":
+                self._add(None, origin)
+                self.pos += 1
+                while self.pos < len(self.chars) and self.chars[self.pos][0] != "`":
+                    self.pos += 1
+                self.pos += 1
+            else:
+                self._add(char, origin)
+                self.pos += 1
+
+    def _dollar(self, quoted: bool) -> None:
+        origin = self.chars[self.pos][1]
+        nxt = self._peek(1)
+        if nxt == "(":  # $(command) or $((arithmetic)): not known offline
+            depth = 0
+            while self.pos < len(self.chars):
+                char = self.chars[self.pos][0]
+                depth += char == "("
+                depth -= char == ")"
+                self.pos += 1
+                if depth == 0 and char == ")":
+                    break
+            self._add(None, origin)
+            return
+        if nxt == "{":
+            close = self.pos + 2
+            while close < len(self.chars) and self.chars[close][0] != "}":
+                close += 1
+            body = "".join(c or "\0" for c, _ in self.chars[self.pos + 2 : close])
+            self.pos = close + 1
+            self._expand(body, origin, quoted)
+            return
+        name = ""
+        scan = self.pos + 1
+        while scan < len(self.chars) and (self.chars[scan][0] or "\0").isascii():
+            candidate = name + (self.chars[scan][0] or "\0")
+            if not _NAME.fullmatch(candidate):
+                break
+            name = candidate
+            scan += 1
+        if not name:
+            if nxt and nxt in "@*#?$!-0123456789":
+                self._add(None, origin)  # special parameters
+                self.pos += 2
+                return
+            self._add("$", origin)
+            self.pos += 1
+            return
+        self.pos = scan
+        self._expand(name, origin, quoted)
+
+    def _expand(self, body: str, origin: Origin, quoted: bool) -> None:
+        name = _NAME.match(body)
+        if name is None or name.end() != len(body):  # ${VAR:-x}, ${#VAR}, ...: not modelled
+            self._add(None, origin)
+            return
+        defined, value = self.env.lookup(body)
+        if not defined:
+            value = ""  # the shell expands an unset variable to nothing
+        if value is None:
+            self._add(None, origin)
+            return
+        for char in value:
+            if not quoted and char in " \t\n":
+                self._end_word()  # field splitting of an unquoted expansion
+            else:
+                self._add(char, origin)
+
+
+def shell_commands(chars: Chars, env: ContainerEnv) -> list[Command]:
+    """The simple commands of a shell script (``;``, ``&&``, ``|``, newlines separate them)."""
+    return [_command(words) for words in _Lexer(chars, env).run()]
+
+
+def _command(words: list[Word]) -> Command:
+    assignments: dict[str, str | None] = {}
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word.text is not None and (match := _ASSIGNMENT.fullmatch(word.text)):
+            assignments[match.group(1)] = match.group(2)
+            index += 1
+        elif word.text in _WRAPPERS:
+            index += 1
+        elif word.text == "env":
+            index += 1
+            while index < len(words) and words[index].text is not None and words[index].text.startswith("-"):  # type: ignore[union-attr]
+                index += 1
+        else:
+            break
+    return Command(tuple(words[index:]), assignments)
+
+
+# --- a container's command line ---------------------------------------------------------------
+
+
+def _argument_words(container: Mapping[str, Any], env: ContainerEnv) -> list[tuple[Word, Chars]]:
+    out = []
+    for field_name in ("command", "args"):
+        for index, item in enumerate(sequence(container.get(field_name))):
+            if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+                continue
+            chars = kubernetes_expand(str(item), Origin((field_name, index), 0), env)
+            known = all(c is not None for c, _ in chars)
+            word = Word(
+                "".join(c for c, _ in chars) if known else None,  # type: ignore[misc]
+                Origin((field_name, index), 0),
+                tuple(o for _, o in chars) if known else (),
+            )
+            out.append((word, chars))
+    return out
+
+
+def _shell_script_index(words: list[Word]) -> int | None:
+    """Index of the script of ``sh -c SCRIPT`` (``bash -lc``, ``/bin/sh -ec``, ...), or None."""
+    if not words or words[0].text is None or basename(words[0].text) not in SHELLS:
+        return None
+    for index in range(1, len(words)):
+        option = words[index].text
+        if option is None or not option.startswith("-") or option.startswith("--"):
+            return None
+        if "c" in option[1:]:
+            return index + 1 if index + 1 < len(words) else None
+    return None
+
+
+def container_commands(container: Mapping[str, Any], injected: Env | None = None) -> list[Command]:
+    """The commands the container runs: its argv, or the commands of its ``sh -c`` script.
+
+    A container without ``command`` runs its image's entrypoint, which the manifest does not
+    show; its ``args`` are returned as they are (the caller knows a few images' entrypoints).
+    """
+    env = container_env(container, injected)
+    words = _argument_words(container, env)
+    plain = [word for word, _ in words]
+    script = _shell_script_index(plain)
+    if script is None:
+        return [_command(plain)] if plain else []
+    chars = words[script][1]
+    if len(chars) > MAX_SCRIPT_CHARS:
+        return []
+    return shell_commands(chars, env)
+
+
+def basename(program: str) -> str:
+    return program.rstrip("/").rsplit("/", 1)[-1]
+
+
+def env_names(container: Mapping[str, Any]) -> dict[str, int]:
+    """Index of each ``env`` entry by name (the last one wins, as in the kubelet)."""
+    return {
+        item["name"]: index
+        for index, item in enumerate(sequence(container.get("env")))
+        if isinstance(item, dict) and isinstance(item.get("name"), str)
+    }
+
+
+def image_name(container: Mapping[str, Any]) -> str:
+    """The image without registry, tag and digest: ``vllm/vllm-openai``."""
+    image = text(container.get("image")).split("@", 1)[0]
+    last = image.rsplit("/", 1)
+    if ":" in last[-1]:
+        image = image[: image.rfind(":")]
+    parts = image.split("/")
+    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
+        parts = parts[1:]  # a registry host
+    return "/".join(parts)
+
+
+def iter_words(commands: list[Command]) -> Iterator[Word]:
+    for command in commands:
+        yield from command.words
+
+
+def resources_limit(container: Mapping[str, Any], name: str) -> Any:
+    return mapping(mapping(container.get("resources")).get("limits")).get(name)

@@ -1,0 +1,275 @@
+"""The launchers that decide how many GPU processes a container starts, as tables of their flags.
+
+Each entry says how the program is started (``vllm serve``, ``python -m sglang.launch_server``,
+``torchrun``), how its flags that count processes are spelt (every alias the program's own
+argument parser accepts), and where its options end. ``parse`` reads one shell command (from
+gpulint.kube.commandline) against the table; it never guesses: a flag gpulint cannot read is
+absent from the result, and the rules then stay silent.
+
+Sources (the parsers these tables mirror):
+- vLLM ``vllm/engine/arg_utils.py`` (EngineArgs.add_cli_args: ``--tensor-parallel-size/-tp``,
+  ``--pipeline-parallel-size/-pp``, ``--data-parallel-size/-dp``, ``--data-parallel-size-local/-dpl``)
+  and ``vllm/utils`` FlexibleArgumentParser (``--a_b`` is read as ``--a-b``);
+- SGLang ``python/sglang/srt/server_args.py`` (``--tensor-parallel-size/--tp-size``, ...);
+- torchrun ``torch/distributed/run.py`` (``--nproc-per-node/--nproc_per_node``; every option
+  may come from ``PET_<NAME>`` through ``torch.distributed.argparse_util.env``);
+- DeepSpeed ``deepspeed/launcher/runner.py`` (``--num_gpus/--num-gpus``);
+- Open MPI ``mpirun`` (``-np/-n/--np/-c``, ``--oversubscribe``, ``-H/--host/--hostfile``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gpulint.kube.commandline import Command, Word, basename
+
+_PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
+_PYTHON_VALUED = frozenset({"-W", "-X", "-Q"})
+
+
+@dataclass(frozen=True)
+class Launcher:
+    name: str  # as messages name it
+    programs: tuple[tuple[str, ...], ...] = ()  # (program basename, subcommand ...)
+    modules: tuple[str, ...] = ()  # python -m <module>
+    flags: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # canonical -> spellings
+    env: Mapping[str, str] = field(default_factory=dict)  # canonical -> variable read when the flag is absent
+    underscores: bool = False  # "--a_b" is "--a-b" (vLLM's FlexibleArgumentParser)
+    options_end_at_positional: bool = False  # the first positional is the program it runs
+    switches: frozenset[str] = frozenset()  # options that take no value
+    pairs: frozenset[str] = frozenset()  # options that take two values (mpirun --mca key value)
+
+
+VLLM = Launcher(
+    "vLLM",
+    programs=(("vllm", "serve"),),
+    modules=("vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server"),
+    flags={
+        "tensor-parallel-size": ("--tensor-parallel-size", "-tp"),
+        "pipeline-parallel-size": ("--pipeline-parallel-size", "-pp"),
+        "data-parallel-size": ("--data-parallel-size", "-dp"),
+        "data-parallel-size-local": ("--data-parallel-size-local", "-dpl"),
+        "distributed-executor-backend": ("--distributed-executor-backend",),
+        "nnodes": ("--nnodes",),
+        "config": ("--config",),
+    },
+    underscores=True,
+    switches=frozenset({"--headless", "--trust-remote-code", "--enforce-eager", "--enable-expert-parallel"}),
+)
+SGLANG = Launcher(
+    "SGLang",
+    modules=("sglang.launch_server",),
+    flags={
+        "tensor-parallel-size": ("--tensor-parallel-size", "--tp-size", "--tp"),
+        "pipeline-parallel-size": ("--pipeline-parallel-size", "--pp-size"),
+        "data-parallel-size": ("--data-parallel-size", "--dp-size"),
+        "nnodes": ("--nnodes",),
+        "enable-dp-attention": ("--enable-dp-attention",),
+        "config": ("--config",),
+    },
+    switches=frozenset({"--enable-dp-attention", "--trust-remote-code"}),
+)
+TORCHRUN = Launcher(
+    "torchrun",
+    programs=(("torchrun",),),
+    modules=("torch.distributed.run", "torch.distributed.launch"),
+    flags={"nproc-per-node": ("--nproc-per-node", "--nproc_per_node"), "nnodes": ("--nnodes",)},
+    env={"nproc-per-node": "PET_NPROC_PER_NODE"},
+    options_end_at_positional=True,
+    switches=frozenset(
+        {
+            "--standalone",
+            "--no-python",
+            "--no_python",
+            "--run-path",
+            "--run_path",
+            "--module",
+            "-m",
+            "--use-env",
+            "--use_env",
+        }
+    ),
+)
+DEEPSPEED = Launcher(
+    "DeepSpeed",
+    programs=(("deepspeed",),),
+    flags={
+        "num-gpus": ("--num_gpus", "--num-gpus"),
+        "include": ("--include", "-i"),
+        "exclude": ("--exclude", "-e"),
+    },
+    options_end_at_positional=True,
+    switches=frozenset(
+        {
+            "--no_python",
+            "--no_local_rank",
+            "--no_ssh_check",
+            "--no_ssh",
+            "--force_multi",
+            "--elastic_training",
+            "--bind_cores_to_rank",
+            "--save_pid",
+            "--module",
+            "--autotuning",
+        }
+    ),
+)
+MPIRUN = Launcher(
+    "mpirun",
+    programs=(("mpirun",), ("mpiexec",), ("orterun",), ("prterun",)),
+    flags={
+        "np": ("-np", "-n", "--np", "-c"),
+        "hosts": (
+            "-H",
+            "--host",
+            "-host",
+            "--hostfile",
+            "-hostfile",
+            "--machinefile",
+            "-machinefile",
+            "--default-hostfile",
+        ),
+        "oversubscribe": ("--oversubscribe", "-oversubscribe"),
+    },
+    options_end_at_positional=True,
+    switches=frozenset(
+        {
+            "--oversubscribe",
+            "-oversubscribe",
+            "--allow-run-as-root",
+            "-allow-run-as-root",
+            "--report-bindings",
+            "-report-bindings",
+            "-q",
+            "--quiet",
+            "-v",
+            "--verbose",
+            "--tag-output",
+            "-tag-output",
+            "--timestamp-output",
+            "--display-map",
+            "-display-map",
+            "--bind-to-core",
+            "--noprefix",
+            "--use-hwthread-cpus",
+        }
+    ),
+    pairs=frozenset({"--mca", "-mca", "--gmca", "-gmca"}),
+)
+LAUNCHERS: tuple[Launcher, ...] = (VLLM, SGLANG, TORCHRUN, DEEPSPEED, MPIRUN)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One recognised launcher invocation: the value word of each flag given (the last one wins)."""
+
+    launcher: Launcher
+    program: Word | None  # None: the image's entrypoint
+    values: dict[str, Word]  # canonical flag -> its value (a switch's value is its own word)
+    assignments: Mapping[str, str | None]  # VAR=value written in front of the command
+
+    def number(self, flag: str) -> int | None:
+        """The flag's value as a positive integer; None when absent, unresolved or not a number."""
+        word = self.values.get(flag)
+        if word is None or word.text is None:
+            return None
+        value = word.text.strip()
+        return int(value) if value.isdigit() and int(value) > 0 else None
+
+    def has(self, flag: str) -> bool:
+        return flag in self.values
+
+
+def _program_start(words: tuple[Word, ...]) -> tuple[Launcher, int] | None:
+    """The launcher the command starts and the index of its first own argument."""
+    if not words or words[0].text is None:
+        return None
+    program = basename(words[0].text)
+    if _PYTHON.fullmatch(program):
+        index = 1
+        while index < len(words) and words[index].text is not None and words[index].text.startswith("-"):  # type: ignore[union-attr]
+            option = words[index].text
+            if option == "-m":
+                module = words[index + 1].text if index + 1 < len(words) else None
+                for launcher in LAUNCHERS:
+                    if module in launcher.modules:
+                        return launcher, index + 2
+                return None
+            if option == "-c":
+                return None
+            index += 2 if option in _PYTHON_VALUED else 1
+        return None
+    for launcher in LAUNCHERS:
+        for prefix in launcher.programs:
+            if program == prefix[0] and all(
+                index < len(words) and words[index].text == part for index, part in enumerate(prefix[1:], 1)
+            ):
+                return launcher, len(prefix)
+    return None
+
+
+def _spelling(launcher: Launcher, option: str) -> str:
+    if launcher.underscores and option.startswith("--"):
+        return option.replace("_", "-")
+    return option
+
+
+def parse(command: Command, entrypoint: Launcher | None = None) -> Launch | None:
+    """The launcher ``command`` runs, with its flags; ``entrypoint``: the image's entrypoint when
+    the words are only its arguments (a container without ``command``)."""
+    words = command.words
+    if entrypoint is not None:
+        launcher, start = entrypoint, 0
+        program: Word | None = None
+    else:
+        found = _program_start(words)
+        if found is None:
+            return None
+        launcher, start = found
+        program = words[0]
+    lookup = {
+        _spelling(launcher, spelling): canonical
+        for canonical, spellings in launcher.flags.items()
+        for spelling in spellings
+    }
+    switches = {_spelling(launcher, s) for s in launcher.switches}
+    values: dict[str, Word] = {}
+    index = start
+    while index < len(words):
+        word = words[index]
+        token = word.text
+        if token is None:
+            if launcher.options_end_at_positional:
+                break
+            index += 1
+            continue
+        if not token.startswith("-") or token in ("-", "--"):
+            if launcher.options_end_at_positional:
+                break
+            index += 1
+            continue
+        name, equals, inline = token.partition("=")
+        name = _spelling(launcher, name)
+        canonical = lookup.get(name)
+        if name in switches:
+            if canonical is not None:
+                values[canonical] = word
+            index += 1
+            continue
+        if equals:
+            if canonical is not None:
+                offset = len(name) + 1
+                values[canonical] = Word(inline, word.at(offset), word.origins[offset:] if word.origins else ())
+            index += 1
+            continue
+        if canonical is not None:
+            if index + 1 < len(words):
+                values[canonical] = words[index + 1]
+            index += 2
+        elif launcher.options_end_at_positional:  # an option gpulint does not know: assume it takes a value
+            index += 3 if name in launcher.pairs else 2
+        else:
+            index += 1  # its value, if any, is a positional and is skipped next
+    return Launch(launcher, program, values, command.assignments)

@@ -1,0 +1,202 @@
+"""What a GPU container meets after it is scheduled: its GPUs, its peers, the processes it starts.
+
+Pure readers of pod specs for the runtime rules (shared memory, parallelism, GPU visibility,
+RDMA): how many GPUs a container holds, whether its pod is one rank of a distributed job,
+the variables a controller injects into it, and the launchers its command line starts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.commandline import Command, Env, Origin, Word, container_commands, image_name
+from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.launchers import MPIRUN, VLLM, Launch, Launcher, parse
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.refs import Path
+from gpulint.kube.resources import is_gpu
+from gpulint.kube.workloads import PodSpecSite, api_group, containers
+
+# (API group, kind) of the workloads whose pods are ranks of one program (NCCL between them).
+DISTRIBUTED_KINDS = frozenset(
+    {
+        ("kubeflow.org", "PyTorchJob"),
+        ("kubeflow.org", "MPIJob"),
+        ("kubeflow.org", "TFJob"),
+        ("kubeflow.org", "JAXJob"),
+        ("kubeflow.org", "XGBoostJob"),
+        ("kubeflow.org", "PaddleJob"),
+        ("jobset.x-k8s.io", "JobSet"),
+        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+        ("ray.io", "RayCluster"),
+        ("ray.io", "RayJob"),
+        ("ray.io", "RayService"),
+        ("batch.volcano.sh", "Job"),
+    }
+)
+
+# Images whose entrypoint is a launcher: their containers often give only ``args``.
+IMAGE_ENTRYPOINTS: dict[str, Launcher] = {"vllm/vllm-openai": VLLM}
+
+VISIBILITY_VARIABLES = ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+
+
+# GPU-named resources that measure a share of a device, not devices (HAMi's gpumem/gpucores).
+_NOT_DEVICES = re.compile(r".*(mem|memory|cores|percentage)$")
+
+
+def counts_devices(name: str, patterns: Iterable[str] = ()) -> bool:
+    return is_gpu(name, patterns) and not _NOT_DEVICES.fullmatch(name)
+
+
+def container_gpus(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> int | None:
+    """The whole GPUs (device-plugin resources) the container's limits ask for; None: none asked."""
+    total = None
+    limits = mapping(mapping(container.get("resources")).get("limits"))
+    for name, value in limits.items():
+        if not counts_devices(name, patterns):
+            continue
+        try:
+            quantity = quantity_from_yaml(value)
+        except QuantityError:
+            continue  # gpu-non-integer reports it
+        if quantity.is_integer() and quantity.value >= 1:
+            total = (total or 0) + int(quantity.value)
+    return total
+
+
+def gpu_resource_name(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> str:
+    limits = mapping(mapping(container.get("resources")).get("limits"))
+    return next((name for name in limits if counts_devices(name, patterns)), "nvidia.com/gpu")
+
+
+def main_containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """The app containers (not init or ephemeral ones), with their path from the pod spec."""
+    for path, container in containers(dict(spec)):
+        if path[0] == "containers":
+            yield path, container
+
+
+def pod_gpus(spec: Mapping[str, Any], patterns: Iterable[str] = ()) -> int:
+    return sum(container_gpus(container, patterns) or 0 for _, container in main_containers(spec))
+
+
+def is_distributed(api_version: str, kind: str) -> bool:
+    return (api_group(api_version), kind) in DISTRIBUTED_KINDS
+
+
+def injected_env(obj: Mapping[str, Any], site: PodSpecSite) -> dict[str, str | None]:
+    """Variables a controller sets in the pod's containers that the manifest does not list.
+
+    LeaderWorkerSet (pkg/utils/pod: LWS_GROUP_SIZE, LWS_LEADER_ADDRESS, LWS_WORKER_INDEX, LWS_NAME)
+    and the Kubeflow training operator (PET_NPROC_PER_NODE from ``spec.nprocPerNode``, and the
+    rendezvous variables). A value the controller decides at run time is known to exist, not known.
+    """
+    group, kind = api_group(text(obj.get("apiVersion"))), text(obj.get("kind"))
+    spec = mapping(obj.get("spec"))
+    if (group, kind) == ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"):
+        size = integer(dig(spec, "leaderWorkerTemplate", "size"), 1)
+        return {
+            "LWS_GROUP_SIZE": None if size is None else str(size),
+            "LWS_LEADER_ADDRESS": None,
+            "LWS_WORKER_INDEX": None,
+            "LWS_NAME": None,
+        }
+    if (group, kind) == ("kubeflow.org", "PyTorchJob"):
+        nproc = spec.get("nprocPerNode")
+        if nproc is None:
+            nproc = dig(spec, "elasticPolicy", "nProcPerNode")
+        env: dict[str, str | None] = {name: None for name in ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")}
+        if isinstance(nproc, (str, int)) and not isinstance(nproc, bool):
+            env["PET_NPROC_PER_NODE"] = str(nproc)
+        return env
+    return {}
+
+
+@dataclass(frozen=True)
+class ContainerLaunches:
+    commands: list[Command]
+    launches: list[Launch]
+    entrypoint: bool  # the launches are the image's entrypoint with the container's args
+
+
+def container_launches(container: Mapping[str, Any], injected: Env | None = None) -> ContainerLaunches:
+    commands = container_commands(container, injected)
+    entrypoint = IMAGE_ENTRYPOINTS.get(image_name(container)) if "command" not in container else None
+    if entrypoint is not None:
+        launch = parse(commands[0], entrypoint) if commands else None
+        return ContainerLaunches(commands, [launch] if launch else [], True)
+    launches = [_with_env_defaults(launch, container) for command in commands if (launch := parse(command)) is not None]
+    return ContainerLaunches(commands, launches, False)
+
+
+def _with_env_defaults(launch: Launch, container: Mapping[str, Any]) -> Launch:
+    """Flags the launcher reads from a variable when they are not given (torchrun's PET_NPROC_PER_NODE),
+    from ``VAR=x`` in front of the command or the container's ``env``."""
+    values = dict(launch.values)
+    for flag, variable in launch.launcher.env.items():
+        if flag in values:
+            continue
+        if variable in launch.assignments:
+            assigned = launch.assignments[variable]
+            origin = launch.program.origin if launch.program else Origin((), 0)
+            values[flag] = Word(assigned, origin)
+            continue
+        found = env_value(container, variable)
+        if found is not None:
+            index, item = found
+            value = item.get("value")
+            known = isinstance(value, (str, int)) and not isinstance(value, bool) and "valueFrom" not in item
+            values[flag] = Word(str(value) if known else None, Origin(("env", index, "value"), 0))
+    return Launch(launch.launcher, launch.program, values, launch.assignments)
+
+
+def multiprocess_server(container: Mapping[str, Any], injected: Env | None = None) -> tuple[str, int] | None:
+    """(launcher, processes) of a launcher in the container known to start several GPU processes."""
+    for launch in container_launches(container, injected).launches:
+        processes = launch_processes(launch)
+        if processes is not None and processes > 1 and launch.launcher is not MPIRUN:
+            return launch.launcher.name, processes
+    return None
+
+
+def launch_processes(launch: Launch) -> int | None:
+    """GPU processes the launch starts in this container (None: not known offline)."""
+    name = launch.launcher.name
+    if name in ("vLLM", "SGLang"):
+        product = 1
+        for flag in ("tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size"):
+            if launch.has(flag):
+                value = launch.number(flag)
+                if value is None:
+                    return None
+                product *= value
+        return product
+    if name == "torchrun":
+        value = launch.number("nproc-per-node")
+        word = launch.values.get("nproc-per-node")
+        if value is not None:
+            return value
+        return 1 if word is None else None
+    if name == "DeepSpeed":
+        return launch.number("num-gpus")  # without it: every GPU of the pod
+    return None
+
+
+def mounts_dev_shm(container: Mapping[str, Any]) -> bool:
+    return any(
+        isinstance(mount, dict) and text(mount.get("mountPath")).rstrip("/") == "/dev/shm"
+        for mount in sequence(container.get("volumeMounts"))
+    )
+
+
+def env_value(container: Mapping[str, Any], name: str) -> tuple[int, Any] | None:
+    """(index, entry) of the last ``env`` entry named ``name`` (the one the kubelet keeps)."""
+    found = None
+    for index, item in enumerate(sequence(container.get("env"))):
+        if isinstance(item, dict) and item.get("name") == name:
+            found = (index, item)
+    return found
