@@ -1,0 +1,375 @@
+"""parallelism-mismatch: the processes a launcher starts do not match the GPUs the pod holds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.commandline import Origin
+from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.launchers import Launch
+from gpulint.kube.refs import Path
+from gpulint.kube.runtime import (
+    VISIBILITY_VARIABLES,
+    container_gpus,
+    container_launches,
+    gpu_resource_name,
+    injected_env,
+    main_containers,
+)
+from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("parallelism-mismatch", Severity.WARNING)
+RULE_ID = SPEC.id
+_GROUP_KINDS = {("ray.io", "RayCluster"), ("ray.io", "RayJob"), ("ray.io", "RayService")}
+
+
+@dataclass(frozen=True)
+class _Demand:
+    """GPU processes a launch starts in one pod, and the flag that decides it."""
+
+    processes: int
+    formula: str  # "tensor-parallel-size 4 x pipeline-parallel-size 2"
+    where: Origin  # the value of the deciding flag
+    certain: bool  # the program itself refuses more processes than GPUs (vLLM, SGLang)
+    program: str
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    key = (api_group(obj.api_version), obj.kind)
+    patterns = ctx.config.gpu_resources
+    sites = list(pod_spec_sites(obj.data))
+    for site in sites:
+        injected = injected_env(obj.data, site)
+        for container_path, container in main_containers(site.spec):
+            gpus = container_gpus(container, patterns)
+            if not gpus or any(name in injected for name in VISIBILITY_VARIABLES):
+                continue
+            found = container_launches(container, injected)
+            base = (*site.path, *container_path)
+            resource = gpu_resource_name(container, patterns)
+            for launch in found.launches:
+                if any(name in launch.assignments for name in VISIBILITY_VARIABLES) or _sets_visibility(container):
+                    continue  # the process sees another set of GPUs: gpu-visibility-override's subject
+                lws = key == ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") and _lws_size(obj) > 1
+                if lws and launch.launcher.name == "vLLM":
+                    yield from _lws_group(obj, site, sites, launch, base, patterns)
+                    continue
+                if key in _GROUP_KINDS:
+                    continue  # a Ray cluster spreads ranks over its pods: not modelled
+                demand = _demand(obj, launch)
+                if demand is not None:
+                    yield from _compare(demand, gpus, resource, base, f"container '{text(container.get('name'))}'")
+    yield from _operator_fields(obj, sites, patterns)
+
+
+def _sets_visibility(container: dict[str, Any]) -> bool:
+    return any(
+        isinstance(item, dict) and item.get("name") in VISIBILITY_VARIABLES for item in sequence(container.get("env"))
+    )
+
+
+def _size(launch: Launch, flag: str) -> tuple[int, bool]:
+    """(value, known): an absent flag is the launcher's default of 1; one gpulint cannot read is unknown."""
+    if not launch.has(flag):
+        return 1, True
+    value = launch.number(flag)
+    return (value, True) if value is not None else (0, False)
+
+
+def _demand(obj: KubeObject, launch: Launch) -> _Demand | None:
+    name = launch.launcher.name
+    if name in ("vLLM", "SGLang"):
+        if launch.has("config"):
+            return None  # a config file may set the sizes
+        if name == "vLLM" and (
+            launch.has("nnodes")
+            or text(getattr(launch.values.get("distributed-executor-backend"), "text", "")) == "ray"
+        ):
+            return None  # ranks spread over several pods
+        factors = ["tensor-parallel-size", "pipeline-parallel-size"]
+        if name == "vLLM":
+            factors.append(
+                "data-parallel-size-local" if launch.has("data-parallel-size-local") else "data-parallel-size"
+            )
+        elif not launch.has("enable-dp-attention"):
+            factors.append("data-parallel-size")
+        product, parts = 1, []
+        for flag in factors:
+            value, known = _size(launch, flag)
+            if not known:
+                return None
+            product *= value
+            if launch.has(flag):
+                parts.append(f"{flag} {value}")
+        nodes, known = _size(launch, "nnodes")
+        if not known or product % nodes:
+            return None
+        if nodes > 1:
+            parts.append(f"/ nnodes {nodes}")
+            product //= nodes
+        where = next((launch.values[f].origin for f in factors if launch.has(f)), None)
+        if where is None:
+            where = launch.program.origin if launch.program else Origin(("args",), 0)
+        formula = " x ".join(p for p in parts if not p.startswith("/")) or "no parallelism flag: 1"
+        formula += "".join(f" {p}" for p in parts if p.startswith("/"))
+        return _Demand(product, formula, where, True, name)
+    if name == "torchrun":
+        word = launch.values.get("nproc-per-node")
+        if word is None or word.text is None or not word.text.strip().isdigit():
+            return None  # "gpu" and "auto" start one process per visible GPU
+        return _Demand(int(word.text), f"--nproc-per-node {word.text.strip()}", word.origin, False, name)
+    if name == "DeepSpeed":
+        if launch.has("include") or launch.has("exclude"):
+            return None
+        gpus = launch.number("num-gpus")
+        if gpus is None:
+            return None
+        return _Demand(gpus, f"--num_gpus {gpus}", launch.values["num-gpus"].origin, False, name)
+    return None
+
+
+def _compare(demand: _Demand, gpus: int, resource: str, base: Path, subject: str) -> Iterator[Diagnostic]:
+    path = (*base, *demand.where.path)
+    if demand.processes > gpus:
+        consequence = (
+            f'{demand.program} refuses to start ("local_world_size ({demand.processes}) must be less than or equal '
+            f'to the number of visible devices ({gpus})")'
+            if demand.program == "vLLM"
+            else f"{demand.program}'s {_ranks(gpus, demand.processes - 1)} find{'s' if demand.processes - gpus == 1 else ''} "
+            'no GPU of its own ("CUDA error: invalid device ordinal")'
+            if demand.certain
+            else f'the processes beyond the {gpus} GPUs share a GPU or fail ("CUDA error: invalid device ordinal")'
+        )
+        yield Diagnostic(
+            RULE_ID,
+            path,
+            f"{demand.program} starts {demand.processes} GPU processes ({demand.formula}) but {subject} has "
+            f"{gpus} {resource}: {consequence}. Request {demand.processes} GPUs or lower the parallelism",
+            severity=Severity.ERROR if demand.certain else None,
+            offset=demand.where.offset,
+        )
+    elif demand.processes < gpus:
+        yield Diagnostic(
+            RULE_ID,
+            path,
+            f"{demand.program} starts {demand.processes} GPU process{'es' if demand.processes > 1 else ''} "
+            f"({demand.formula}) but {subject} holds {gpus} {resource}: {gpus - demand.processes} GPUs stay "
+            f"idle while allocated. Request {demand.processes} or raise the parallelism to {gpus}",
+            offset=demand.where.offset,
+        )
+
+
+def _ranks(first: int, last: int) -> str:
+    return f"rank {first}" if first == last else f"ranks {first} to {last}"
+
+
+# --- LeaderWorkerSet: one server over the group's pods ------------------------------------------
+
+
+def _lws_size(obj: KubeObject) -> int:
+    return integer(dig(obj.data, "spec", "leaderWorkerTemplate", "size"), 1) or 1
+
+
+def _lws_group(
+    obj: KubeObject, site: PodSpecSite, sites: list[PodSpecSite], launch: Launch, base: Path, patterns: tuple[str, ...]
+) -> Iterator[Diagnostic]:
+    if site.role != "leader" and any(s.role == "leader" for s in sites):
+        return  # the workers join the leader's server (ray start, --headless, --node-rank)
+    size = _lws_size(obj)
+    gpus = {s.role: sum(container_gpus(c, patterns) or 0 for _, c in main_containers(s.spec)) for s in sites}
+    leader = gpus.get("leader", gpus.get("worker", 0))
+    group = leader + (size - 1) * gpus.get("worker", 0)
+    if not group or launch.has("config"):
+        return
+    product, parts = 1, []
+    for flag in ("tensor-parallel-size", "pipeline-parallel-size"):
+        value, known = _size(launch, flag)
+        if not known:
+            return
+        product *= value
+        if launch.has(flag):
+            parts.append(f"{flag} {value}")
+    where = next(
+        (launch.values[f].origin for f in ("tensor-parallel-size", "pipeline-parallel-size") if launch.has(f)), None
+    )
+    if where is None:
+        return
+    subject = f"the LeaderWorkerSet group ({size} pods, {group} GPUs)"
+    demand = _Demand(product, " x ".join(parts), where, True, "vLLM")
+    if product > group:
+        yield Diagnostic(
+            RULE_ID,
+            (*base, *where.path),
+            f"vLLM needs {product} GPUs across the group ({demand.formula}) but {subject} has {group}: the Ray "
+            "placement group cannot be created and vLLM does not start. Raise size or the GPUs per pod, or "
+            "lower the parallelism",
+            severity=Severity.ERROR,
+            offset=where.offset,
+        )
+    elif product < group:
+        yield Diagnostic(
+            RULE_ID,
+            (*base, *where.path),
+            f"vLLM uses {product} GPUs ({demand.formula}) but {subject} holds {group}: {group - product} GPUs "
+            "stay idle while allocated",
+            offset=where.offset,
+        )
+
+
+# --- counts the operators take from the workload's own fields --------------------------------------
+
+
+def _operator_fields(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[str, ...]) -> Iterator[Diagnostic]:
+    key = (api_group(obj.api_version), obj.kind)
+    spec = mapping(obj.data.get("spec"))
+    if key == ("kubeflow.org", "MPIJob"):
+        yield from _mpijob(obj, spec, sites, patterns)
+    elif key == ("kubeflow.org", "PyTorchJob"):
+        yield from _pytorchjob(spec, sites, patterns)
+    elif key == ("trainer.kubeflow.org", "TrainJob"):
+        yield from _trainjob(spec, patterns)
+    elif key in _GROUP_KINDS:
+        yield from _ray(obj, sites, patterns)
+
+
+def _first_gpu_container(site: PodSpecSite, patterns: tuple[str, ...]) -> tuple[dict[str, Any], int] | None:
+    for _, container in main_containers(site.spec):
+        gpus = container_gpus(container, patterns)
+        if gpus:
+            return container, gpus
+    return None
+
+
+def _mpijob(
+    obj: KubeObject, spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[str, ...]
+) -> Iterator[Diagnostic]:
+    worker = next((s for s in sites if s.role == "Worker"), None)
+    launcher = next((s for s in sites if s.role == "Launcher"), None)
+    slots = integer(spec.get("slotsPerWorker"), 1) or 1
+    if worker is None or not worker.pods:
+        return
+    found = _first_gpu_container(worker, patterns)
+    if found is not None and slots > found[1] and "slotsPerWorker" in spec:
+        container, gpus = found
+        yield Diagnostic(
+            RULE_ID,
+            ("spec", "slotsPerWorker"),
+            f"slotsPerWorker {slots} puts {slots} MPI ranks on each worker, but worker container "
+            f"'{text(container.get('name'))}' has {gpus} {gpu_resource_name(container, patterns)}: the ranks "
+            f'beyond {gpus} share a GPU or fail ("CUDA error: invalid device ordinal"). Set slotsPerWorker to {gpus}',
+        )
+    if launcher is None:
+        return
+    total = slots * worker.pods
+    if spec.get("runLauncherAsWorker") is True:
+        total += slots
+    for container_path, container in main_containers(launcher.spec):
+        for launch in container_launches(container).launches:
+            if launch.launcher.name != "mpirun" or launch.has("hosts") or launch.has("oversubscribe"):
+                continue
+            np = launch.number("np")
+            if np is None:
+                continue
+            word = launch.values["np"]
+            path = (*launcher.path, *container_path, *word.origin.path)
+            if np > total and text(spec.get("mpiImplementation")) in ("", "OpenMPI"):
+                yield Diagnostic(
+                    RULE_ID,
+                    path,
+                    f"mpirun -np {np} asks for more ranks than the hostfile has slots ({worker.pods} workers x "
+                    f'slotsPerWorker {slots} = {total}): Open MPI refuses ("There are not enough slots available '
+                    f'in the system to satisfy the {np} slots that were requested by the application"). Use -np '
+                    f"{total}, or more workers",
+                    severity=Severity.ERROR,
+                    offset=word.origin.offset,
+                )
+            elif np < total and found is not None and slots == found[1]:
+                yield Diagnostic(
+                    RULE_ID,
+                    path,
+                    f"mpirun -np {np} starts fewer ranks than the workers' GPUs ({worker.pods} workers x "
+                    f"{slots} = {total}, one slot per GPU): {total - np} GPUs stay idle while allocated",
+                    offset=word.origin.offset,
+                )
+
+
+def _pytorchjob(spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[str, ...]) -> Iterator[Diagnostic]:
+    """nprocPerNode becomes PET_NPROC_PER_NODE, which torchrun reads when --nproc-per-node is not given."""
+    field = "nprocPerNode" if "nprocPerNode" in spec else None
+    value = spec.get("nprocPerNode")
+    if field is None:
+        return
+    if not isinstance(value, (str, int)) or isinstance(value, bool) or not str(value).strip().isdigit():
+        return  # auto, gpu, cpu
+    nproc = int(str(value).strip())
+    for site in sites:
+        injected = injected_env({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "spec": spec}, site)
+        for _, container in main_containers(site.spec):
+            gpus = container_gpus(container, patterns)
+            if not gpus or _sets_visibility(container):
+                continue
+            launches = container_launches(container, injected).launches
+            if not any(launch.launcher.name == "torchrun" and not launch.has("nproc-per-node") for launch in launches):
+                continue
+            demand = _Demand(nproc, f"nprocPerNode {nproc}", Origin((), 0), False, "torchrun")
+            subject = f"the '{site.role}' container '{text(container.get('name'))}'"
+            for diagnostic in _compare(
+                demand, gpus, gpu_resource_name(container, patterns), ("spec", "nprocPerNode"), subject
+            ):
+                yield Diagnostic(
+                    diagnostic.rule, ("spec", "nprocPerNode"), diagnostic.message, severity=diagnostic.severity
+                )
+            return
+
+
+def _trainjob(spec: dict[str, Any], patterns: tuple[str, ...]) -> Iterator[Diagnostic]:
+    trainer = mapping(spec.get("trainer"))
+    value = trainer.get("numProcPerNode")
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
+        return
+    gpus = container_gpus({"resources": mapping(trainer.get("resourcesPerNode"))}, patterns)
+    if not gpus:
+        return
+    nproc = int(str(value).strip())
+    demand = _Demand(nproc, f"numProcPerNode {nproc}", Origin((), 0), False, "torchrun")
+    resource = gpu_resource_name({"resources": mapping(trainer.get("resourcesPerNode"))}, patterns)
+    for diagnostic in _compare(demand, gpus, resource, (), "resourcesPerNode"):
+        yield Diagnostic(diagnostic.rule, ("spec", "trainer", "numProcPerNode"), diagnostic.message)
+
+
+def _ray(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[str, ...]) -> Iterator[Diagnostic]:
+    """rayStartParams num-gpus overrides what KubeRay reads from the Ray container's GPU limit."""
+    for site in sites:
+        if site.role == "submitter":
+            continue
+        owner = site.template_path[:-1]
+        containers = [c for _, c in main_containers(site.spec)]
+        raw = dig(obj.data, *owner, "rayStartParams", "num-gpus")
+        if not containers or isinstance(raw, bool) or not isinstance(raw, (int, str)) or not str(raw).strip().isdigit():
+            continue
+        gpus = container_gpus(containers[0], patterns)  # KubeRay: the first container runs Ray
+        declared = int(str(raw).strip())
+        if not gpus or declared == gpus:
+            continue  # no GPU limit: num-gpus is then a logical resource (or the head kept at 0)
+        name = text(containers[0].get("name"))
+        resource = gpu_resource_name(containers[0], patterns)
+        path = (*owner, "rayStartParams", "num-gpus")
+        if declared > gpus:
+            message = (
+                f"rayStartParams num-gpus {declared} but the Ray container '{name}' has {gpus} {resource}: Ray "
+                f"schedules tasks on {declared - gpus} GPUs that do not exist, and they fail with CUDA errors. "
+                "Drop num-gpus (KubeRay then uses the container's limit) or set it to the limit"
+            )
+        else:
+            message = (
+                f"rayStartParams num-gpus {declared} but the Ray container '{name}' holds {gpus} {resource}: Ray "
+                f"never schedules work on {gpus - declared} of them, which stay idle while allocated. Drop "
+                "num-gpus (KubeRay then uses the container's limit) or set it to the limit"
+            )
+        yield Diagnostic(RULE_ID, path, message)

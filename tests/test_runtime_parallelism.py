@@ -1,0 +1,324 @@
+"""parallelism-mismatch: launchers' process counts against the GPUs of the pod (or the LWS group)."""
+
+from __future__ import annotations
+
+from rule_harness import assert_findings, findings_of
+
+RULE = "parallelism-mismatch"
+
+
+def deployment(container: str) -> str:
+    return (
+        """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: server, namespace: inference}
+spec:
+  selector: {matchLabels: {app: server}}
+  template:
+    metadata: {labels: {app: server}}
+    spec:
+      containers:
+"""
+        + container
+    )
+
+
+def test_vllm_tensor_parallel_over_the_limit_in_args_list():
+    assert_findings(
+        RULE,
+        deployment("""
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        args: [--model, meta-llama/Llama-3.1-70B-Instruct, -tp, "4", --pipeline_parallel_size, "2"]
+        resources:
+          limits: {nvidia.com/gpu: 4}
+"""),
+        [(13, 66, "vLLM starts 8 GPU processes (tensor-parallel-size 4 x pipeline-parallel-size 2)")],
+    )
+
+
+def test_vllm_fewer_processes_than_gpus_is_a_warning_at_the_flag():
+    found = assert_findings(
+        RULE,
+        deployment("""
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command: [python3, -m, vllm.entrypoints.openai.api_server]
+        args: ["--model=meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size=2"]
+        resources:
+          limits: {nvidia.com/gpu: 8}
+"""),
+        [(14, 84, "holds 8 nvidia.com/gpu: 6 GPUs stay idle")],
+    )
+    assert found[0].severity == "warning"
+
+
+def test_single_gpu_inference_pod_is_clean():
+    assert_findings(
+        RULE,
+        deployment("""
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        args: [--model, Qwen/Qwen2.5-7B-Instruct]
+        resources:
+          limits: {nvidia.com/gpu: 1}
+"""),
+        [],
+    )
+
+
+def test_flag_from_an_unresolvable_variable_is_silent():
+    assert_findings(
+        RULE,
+        deployment("""
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command: [sh, -c, "vllm serve $MODEL --tensor-parallel-size $(TP_SIZE)"]
+        envFrom:
+        - configMapRef: {name: serving}
+        resources:
+          limits: {nvidia.com/gpu: 4}
+"""),
+        [],
+    )
+
+
+def test_dollar_paren_expanded_from_env_as_kubernetes_does():
+    # $(TP) comes from env (Kubernetes expands it before the shell runs); $$ stays a literal $.
+    assert_findings(
+        RULE,
+        deployment("""
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command:
+        - /bin/bash
+        - -c
+        - |
+          echo "cost: $$5" && \\
+          exec vllm serve $MODEL \\
+            --tensor-parallel-size $(TP)
+        env:
+        - {name: TP, value: "8"}
+        - {name: MODEL, value: meta-llama/Llama-3.1-70B-Instruct}
+        resources:
+          limits: {nvidia.com/gpu: 4}
+"""),
+        [(19, 36, "vLLM starts 8 GPU processes (tensor-parallel-size 8)")],
+    )
+
+
+def test_visible_devices_set_by_hand_silences_the_count():
+    assert_findings(
+        RULE,
+        deployment("""
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command: [sh, -c, "CUDA_VISIBLE_DEVICES=0,1 vllm serve m -tp 2"]
+        resources:
+          limits: {nvidia.com/gpu: 4}
+"""),
+        [],
+    )
+
+
+def test_torchrun_nproc_spellings_and_gpu_keyword():
+    job = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: train
+        image: pytorch/pytorch:2.4.0
+        command: [torchrun, {flag}, train.py, --epochs, "3"]
+        resources:
+          limits: {nvidia.com/gpu: 4}
+"""
+    assert_findings(RULE, job.replace("{flag}", "--nproc_per_node=8"), [(11, 46, "torchrun starts 8 GPU processes")])
+    assert_findings(RULE, job.replace("{flag}", "--nproc-per-node=gpu"), [])
+    assert_findings(RULE, job.replace("{flag}", "--standalone"), [])  # default 1 via PET_* absent: not a claim
+
+
+def test_pytorchjob_nproc_per_node_through_pet_variable():
+    found = assert_findings(
+        RULE,
+        """
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata: {name: llm}
+        spec:
+          nprocPerNode: "4"
+          pytorchReplicaSpecs:
+            Worker:
+              replicas: 2
+              template:
+                spec:
+                  containers:
+                  - name: pytorch
+                    image: registry.example.com/train:1
+                    command: [torchrun, train.py]
+                    resources: {limits: {nvidia.com/gpu: 8}}
+        """,
+        [(5, 17, "torchrun starts 4 GPU processes (nprocPerNode 4) but the 'Worker' container 'pytorch' holds 8")],
+    )
+    assert found[0].severity == "warning"
+
+
+MPIJOB = """
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: nccl-tests}
+spec:
+  slotsPerWorker: 8
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: mpioperator/openmpi:0.6.0
+            command: [mpirun, --allow-run-as-root, -np, "NP", -x, NCCL_DEBUG=INFO, all_reduce_perf, -b, 8, -e, 8G]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: worker
+            image: mpioperator/openmpi:0.6.0
+            resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
+
+def test_mpirun_np_against_workers_times_slots():
+    assert_findings(RULE, MPIJOB.replace('"NP"', '"16"'), [])
+    found = assert_findings(RULE, MPIJOB.replace('"NP"', '"32"'), [(14, 58, "Open MPI refuses")])
+    assert found[0].severity == "error"
+    assert_findings(RULE, MPIJOB.replace('"NP"', '"8"'), [(14, 58, "8 GPUs stay idle")])
+    assert_findings(RULE, MPIJOB.replace('"NP"', '"32", --oversubscribe'), [])
+
+
+def test_slots_per_worker_over_the_gpus():
+    assert_findings(
+        RULE,
+        MPIJOB.replace('"NP"', '"16"').replace("nvidia.com/gpu: 8", "nvidia.com/gpu: 4"),
+        [(5, 19, "slotsPerWorker 8 puts 8 MPI ranks on each worker")],
+    )
+
+
+def test_leaderworkerset_group_counts_all_its_pods():
+    lws = """
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: vllm-405b}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        containers:
+        - name: leader
+          image: vllm/vllm-openai:v0.10.1
+          command: [sh, -c, "ray start --head && vllm serve meta-llama/Llama-3.1-405B -tp 8 -pp PP"]
+          resources: {limits: {nvidia.com/gpu: 8}}
+    workerTemplate:
+      spec:
+        containers:
+        - name: worker
+          image: vllm/vllm-openai:v0.10.1
+          command: [sh, -c, "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block"]
+          resources: {limits: {nvidia.com/gpu: 8}}
+"""
+    assert_findings(RULE, lws.replace("PP", "2"), [])
+    assert_findings(RULE, lws.replace("PP", "4"), [(13, 91, "vLLM needs 32 GPUs across the group")])
+
+
+def test_sglang_nnodes_from_lws_group_size():
+    lws = """
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: sglang}
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+        - name: sglang
+          image: lmsysorg/sglang:latest
+          command: [python3, -m, sglang.launch_server, --model-path, m, --tp, "TP", --nnodes, $(LWS_GROUP_SIZE)]
+          resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+    assert_findings(RULE, lws.replace('"TP"', '"2"'), [])
+    assert_findings(
+        RULE,
+        lws.replace('"TP"', '"4"'),
+        [(12, 80, "SGLang starts 2 GPU processes (tensor-parallel-size 4 / nnodes 2)")],
+    )
+
+
+def test_ray_num_gpus_against_the_ray_container():
+    cluster = """
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: serve}
+spec:
+  headGroupSpec:
+    rayStartParams: {num-gpus: "0"}
+    template:
+      spec:
+        containers:
+        - {name: ray-head, image: rayproject/ray:2.52.0}
+  workerGroupSpecs:
+  - groupName: gpu
+    replicas: 2
+    rayStartParams: {num-gpus: "N"}
+    template:
+      spec:
+        containers:
+        - name: ray-worker
+          image: rayproject/ray:2.52.0-gpu
+          resources: {limits: {nvidia.com/gpu: 4}}
+"""
+    assert_findings(RULE, cluster.replace('"N"', '"4"'), [])
+    assert_findings(RULE, cluster.replace('"N"', '"8"'), [(14, 32, "Ray schedules tasks on 4 GPUs that do not exist")])
+
+
+def test_trainjob_num_proc_per_node():
+    assert_findings(
+        RULE,
+        """
+        apiVersion: trainer.kubeflow.org/v1alpha1
+        kind: TrainJob
+        metadata: {name: llama}
+        spec:
+          runtimeRef: {name: torch-distributed}
+          trainer:
+            numNodes: 2
+            numProcPerNode: 8
+            resourcesPerNode:
+              limits: {nvidia.com/gpu: 4}
+        """,
+        [(8, 21, "torchrun starts 8 GPU processes (numProcPerNode 8)")],
+    )
+
+
+def test_commands_that_are_not_launchers_are_ignored():
+    assert (
+        findings_of(
+            RULE,
+            deployment("""
+      - name: app
+        image: nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04
+        command: [sh, -c, "nvidia-smi && python serve.py --tensor-parallel-size 8 && sleep infinity"]
+        resources:
+          limits: {nvidia.com/gpu: 2}
+"""),
+        )
+        == []
+    )
