@@ -53,10 +53,10 @@ def counts_devices(name: str, patterns: Iterable[str] = ()) -> bool:
 
 
 def container_gpus(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> int | None:
-    """The whole GPUs (device-plugin resources) the container's limits ask for; None: none asked."""
+    """The whole GPUs of one kind (device-plugin resource) the container holds, the largest count
+    when it asks for several kinds; None: none asked."""
     total = None
-    limits = mapping(mapping(container.get("resources")).get("limits"))
-    for name, value in limits.items():
+    for name, value in _gpu_amounts(container).items():
         if not counts_devices(name, patterns):
             continue
         try:
@@ -64,13 +64,19 @@ def container_gpus(container: Mapping[str, Any], patterns: Iterable[str] = ()) -
         except QuantityError:
             continue  # gpu-non-integer reports it
         if quantity.is_integer() and quantity.value >= 1:
-            total = (total or 0) + int(quantity.value)
+            total = max(total or 0, int(quantity.value))  # two vendors' GPUs are not one pool
     return total
 
 
+def _gpu_amounts(container: Mapping[str, Any]) -> dict[str, Any]:
+    """Extended resources by limit; a request without a limit counts too (the pod is refused until
+    the limit is added, gpu-request-without-limit says so, and then holds that many)."""
+    resources = mapping(container.get("resources"))
+    return {**mapping(resources.get("requests")), **mapping(resources.get("limits"))}
+
+
 def gpu_resource_name(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> str:
-    limits = mapping(mapping(container.get("resources")).get("limits"))
-    return next((name for name in limits if counts_devices(name, patterns)), "nvidia.com/gpu")
+    return next((name for name in _gpu_amounts(container) if counts_devices(name, patterns)), "nvidia.com/gpu")
 
 
 def main_containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:

@@ -542,7 +542,9 @@ def fix_text(path: str, text: str, fixes: Sequence[Fix]) -> FixOutcome:
         document = documents.get(fix.document)
         if document is None or document.node is None:  # parsed from text, so never; the type allows it
             continue
-        plan = plans.setdefault(fix.document, _Plan()).copy()  # a fix's edits are planned all or none
+        plan = plans.setdefault(fix.document, _Plan())
+        if fix.appends:
+            plan = plan.copy()  # several edits: planned all or none
         if fix.path and not _plan_fix(text, document.node, fix, plan):
             continue
         if not all(_plan_append(document.node, append, plan) for append in fix.appends):

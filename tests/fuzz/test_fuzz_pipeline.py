@@ -295,11 +295,35 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+SHM_ITEMS = {
+    "volumeMounts": lambda item: set(item) == {"name", "mountPath"} and item["mountPath"] == "/dev/shm",
+    "volumes": lambda item: set(item) == {"name", "emptyDir"} and item["emptyDir"] == {"medium": "Memory"},
+}
+
+
+def _shm_append(path: tuple[Any, ...], old: Any, new: Any) -> bool:
+    """dev-shm-missing's fix: one memory-backed emptyDir added to a pod's volumes, one /dev/shm mount
+    added to a container's volumeMounts (each list created when absent)."""
+    accepts = SHM_ITEMS.get(path[-1]) if path else None
+    before = [] if old is MISSING else old
+    return (
+        accepts is not None
+        and isinstance(before, list)
+        and isinstance(new, list)
+        and new[: len(before)] == before
+        and len(new) == len(before) + 1
+        and isinstance(new[-1], dict)
+        and accepts(new[-1])
+    )
+
+
 def assert_intended_edit(before: Any, after: Any) -> None:
-    """Every change is one gpu-request-without-limit fix: a limit set to its request, or a request
-    set to its limit. Nothing else in the document moves."""
+    """Every change is one gpu-request-without-limit fix (a limit set to its request, or a request
+    set to its limit) or one dev-shm-missing fix. Nothing else in the document moves."""
     for path, old, new in _differences(before, after):
         change = f"--fix changed more than a fix: {path}: {'(absent)' if old is MISSING else repr(old)} -> {new!r}"
+        if _shm_append(path, old, new):
+            continue
         assert len(path) >= 2 and path[-2] in ("limits", "requests") or path[-1] == "limits", change
         if path[-1] == "limits":  # the whole limits mapping was added
             requests = _at(before, (*path[:-1], "requests"))
