@@ -66,6 +66,8 @@ spec:
         image: registry.example.com/shard:1.0
         resources:
           limits: {nvidia.com/gpu: 5}
+        volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+      volumes: [{name: dshm, emptyDir: {medium: Memory}}]
 """
 REPLICAS_WARNING = (
     "the workload runs 6 of these pods, but only 4 fit on the empty cluster at once (on 4 nodes that "
@@ -403,6 +405,8 @@ spec:
           image: registry.example.com/pretrain:1.0
           resources:
             limits: {nvidia.com/gpu: 8}
+          volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+        volumes: [{name: dshm, emptyDir: {medium: Memory}}]
 """
 
 

@@ -172,7 +172,9 @@ data: {maxGpus: "4"}
 
 
 def test_validating_admission_policy_offline(write):
-    result = check(write, (POD % ("ml", "")).replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 8"), VAP)
+    result = check(
+        write, (POD % ("ml", "")).replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 8"), VAP, extra=("--select", "max-gpus")
+    )
     findings = result.json()["findings"]
     assert [(f["rule"], f["severity"], f["message"]) for f in findings] == [
         ("max-gpus", "warning", "at most 4 GPUs per container"),

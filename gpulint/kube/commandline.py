@@ -22,7 +22,10 @@ from typing import Any
 from gpulint.kube.fields import mapping, sequence, text
 from gpulint.kube.refs import Path
 
-MAX_SCRIPT_CHARS = 100_000  # a longer script is not read (bounded work per container)
+# Bounds on the work per container: a command line longer than these is not read (the rules that
+# read it stay silent). Real launch lines have tens of words and a few KiB.
+MAX_WORDS = 4_096
+MAX_SCRIPT_CHARS = 100_000
 
 Env = Mapping[str, "str | None"]  # name -> value; None: defined, but gpulint cannot know the value
 
@@ -73,7 +76,10 @@ def container_env(container: Mapping[str, Any], injected: Env | None = None) -> 
     ``$(EARLIER)``), after those a controller injects (LeaderWorkerSet's ``LWS_GROUP_SIZE``, ...)."""
     values: dict[str, str | None] = dict(injected or {})
     open_env = bool(sequence(container.get("envFrom")))
-    for item in sequence(container.get("env")):
+    entries = sequence(container.get("env"))
+    if len(entries) > MAX_WORDS:
+        return ContainerEnv(values, True)  # not read: every name may be defined, no value is known
+    for item in entries:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
         raw = item.get("value")
@@ -368,6 +374,9 @@ def container_commands(container: Mapping[str, Any], injected: Env | None = None
     A container without ``command`` runs its image's entrypoint, which the manifest does not
     show; its ``args`` are returned as they are (the caller knows a few images' entrypoints).
     """
+    raw = [*sequence(container.get("command")), *sequence(container.get("args"))]
+    if len(raw) > MAX_WORDS or sum(len(item) for item in raw if isinstance(item, str)) > MAX_SCRIPT_CHARS:
+        return []
     env = container_env(container, injected)
     words = _argument_words(container, env)
     plain = [word for word, _ in words]
