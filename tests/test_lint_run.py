@@ -427,7 +427,15 @@ def test_fix_parses_again_only_the_fixed_files(write, parses, tmp_path):
     )
     files = [*_dra_repository(write), fixable]
     result = run_cli(
-        "check", str(tmp_path / "repo"), "--format", "json", "--inventory", DRA_INVENTORY, "--fix", "--ignore", "dev-shm-missing"
+        "check",
+        str(tmp_path / "repo"),
+        "--format",
+        "json",
+        "--inventory",
+        DRA_INVENTORY,
+        "--fix",
+        "--ignore",
+        "dev-shm-missing",
     )
     assert result.stderr == f"gpulint: {fixable}: applied 1 fix\n"
     assert fixable.read_text().endswith(
