@@ -57,6 +57,7 @@ class Fix:
     @property
     def applicable(self) -> bool:
         return not self.refused
+
     appends: tuple[Append, ...] = ()  # list items added with the fix, all or none (``path`` () sets nothing)
 
 

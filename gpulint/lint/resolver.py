@@ -9,12 +9,14 @@ the resolver is cheap and belongs to one run (one review).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.admission.batch_queues import BatchQueue
 from gpulint.kube.admission.kueue import KUEUE_GROUP, KUEUE_KINDS, KueueSetup
 from gpulint.kube.admission.namespace import LimitItem, Quota, limit_items
+from gpulint.kube.dra import compute_domain
 from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import mapping
@@ -43,6 +45,13 @@ DRA_GROUP = "resource.k8s.io"
 _DRA_CLUSTER_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim")
 _EMPTY = ClusterInventory()
 NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
+
+
+@dataclass(frozen=True)
+class _Generated:
+    """An object a controller creates from a linted one (it exists once that one is applied)."""
+
+    data: dict[str, Any]
 
 
 class Resolver:
@@ -206,9 +215,26 @@ class Resolver:
     # ------------------------------------------------------------------ references between objects
 
     def find_claim(self, kind: str, namespace: str, name: str) -> HasData | None:
-        """A ResourceClaim or ResourceClaimTemplate by name: the inventory's, else the linted one."""
-        found = self._cluster.find_claim(kind, namespace, name)
-        return found if found is not None else self.linted.find(DRA_GROUP, kind, namespace, name)
+        """A ResourceClaim or ResourceClaimTemplate by name: the inventory's, else the linted one, else
+        the template a linted ComputeDomain's controller will create."""
+        found: HasData | None = self._cluster.find_claim(kind, namespace, name)
+        if found is None:
+            found = self.linted.find(DRA_GROUP, kind, namespace, name)
+        if found is None and kind == "ResourceClaimTemplate":
+            found = self._compute_domain_templates.get((namespace, name)) or self._compute_domain_templates.get(
+                ("", name)
+            )
+        return found
+
+    @cached_property
+    def _compute_domain_templates(self) -> dict[tuple[str, str], HasData]:
+        """(namespace, name) -> the channel template of each linted ComputeDomain (the controller makes it)."""
+        templates: dict[tuple[str, str], HasData] = {}
+        for obj in self.linted.of_kind(compute_domain.GROUP, compute_domain.KIND):
+            name = compute_domain.template_name(obj.data)
+            if name:
+                templates[(obj.ref.namespace, name)] = _Generated(compute_domain.generated_template(obj.data))
+        return templates
 
     def find_gang_object(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         found = self._cluster.find_gang_object(group, kind, namespace, name)

@@ -1,0 +1,47 @@
+"""dra-config-invalid: opaque device configuration that the NVIDIA DRA driver refuses to decode or validate."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.kube.dra import nvidia_config
+from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import DRA_SELECTOR_KINDS, RuleSpec
+
+SPEC = RuleSpec("dra-config-invalid", Severity.ERROR, kinds=DRA_SELECTOR_KINDS)
+RULE_ID = SPEC.id
+# Where each kind keeps its device configuration.
+CONFIG_PATHS = {
+    "ResourceClaim": ("spec", "devices", "config"),
+    "ResourceClaimTemplate": ("spec", "spec", "devices", "config"),
+    "DeviceClass": ("spec", "config"),
+}
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if not obj.api_version.startswith("resource.k8s.io/"):
+        return
+    base = CONFIG_PATHS[obj.kind]
+    for index, entry in enumerate(sequence(dig(obj.data, *base))):
+        opaque = mapping(mapping(entry).get("opaque"))
+        driver = text(opaque.get("driver"))
+        if driver not in nvidia_config.DRIVERS or "parameters" not in opaque:
+            continue
+        at = (*base, index, "opaque", "parameters")
+        field = ".".join(str(step) for step in base) + f"[{index}].opaque.parameters"
+        for problem in nvidia_config.problems(opaque.get("parameters")):
+            decoding = problem.message.startswith(("strict decoding", "json:", "no kind", "quantities", "parameters"))
+            prefix = "error decoding object at" if decoding else "object at"
+            suffix = "" if decoding else " is invalid"
+            yield Diagnostic(
+                RULE_ID,
+                (*at, *problem.path),
+                f"{driver} refuses this config ({prefix} {field}{suffix}: {problem.message}); the claim is "
+                "rejected by the driver's admission webhook, or its pods fail in ContainerCreating "
+                '("error decoding config parameters")',
+                on_key=problem.on_key,
+                severity=None if problem.certain else Severity.WARNING,
+            )

@@ -1,0 +1,194 @@
+"""gpu-visibility-override: GPU visibility variables set by hand, and CUDA images that see every GPU of the node."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.refs import Path
+from gpulint.kube.resources import is_gpu
+from gpulint.kube.runtime import container_gpus, env_value, gpu_resource_name, main_containers
+from gpulint.kube.workloads import PodSpecSite, containers, pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("gpu-visibility-override", Severity.WARNING)
+RULE_ID = SPEC.id
+
+# NVIDIA_VISIBLE_DEVICES values that expose no GPU (nvidia-container-toolkit: "void", "none", empty).
+_NO_GPU = frozenset({"void", "none", ""})
+# Images built FROM a CUDA base image, which sets ENV NVIDIA_VISIBLE_DEVICES=all.
+_CUDA_IMAGE = re.compile(
+    r"(^|/)(nvidia/cuda|nvcr\.io/nvidia/.+|nvidia/.+|pytorch/pytorch:.*cuda.*|vllm/vllm-openai|lmsysorg/sglang|"
+    r"tensorflow/tensorflow:.*gpu.*|rayproject/ray(-ml)?:.*gpu.*|huggingface/text-generation-inference)",
+)
+# Node labels and taints that only GPU nodes carry, where the nvidia container runtime is the default
+# (NVIDIA GPU feature discovery and the GPU operator, EKS and Karpenter). Not GKE: its device plugin
+# mounts the devices itself and NVIDIA_VISIBLE_DEVICES in an image exposes nothing there.
+_GPU_NODE_KEYS = re.compile(
+    r"nvidia\.com/gpu(\..*)?|nvidia\.com/mig\..*|"
+    r"k8s\.amazonaws\.com/accelerator|karpenter\.k8s\.aws/instance-gpu-.*|node\.kubernetes\.io/instance-type-gpu|"
+    r"feature\.node\.kubernetes\.io/pci-10de\.present|amd\.com/gpu.*"
+)
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    patterns = ctx.config.gpu_resources
+    daemon = obj.kind == "DaemonSet"  # GPU infrastructure (device plugin, DCGM exporter) needs every GPU
+    for site in pod_spec_sites(obj.data):
+        pod_has_gpu = _pod_has_devices(site, patterns)
+        for container_path, container in main_containers(site.spec):
+            base = (*site.path, *container_path)
+            gpus = container_gpus(container, patterns)
+            privileged = dig(container, "securityContext", "privileged") is True
+            yield from _nvidia_visible(container, base, gpus, daemon or privileged, patterns)
+            yield from _cuda_visible(container, base, gpus)
+            if not pod_has_gpu and not daemon and not privileged:
+                yield from _cuda_image_on_gpu_nodes(container, base, site)
+
+
+def _pod_has_devices(site: PodSpecSite, patterns: tuple[str, ...]) -> bool:
+    if sequence(site.spec.get("resourceClaims")):
+        return True  # DRA devices: the driver decides what the container sees
+    for _, container in containers(site.spec):
+        resources = mapping(container.get("resources"))
+        if any(
+            is_gpu(name, patterns) for section in ("limits", "requests") for name in mapping(resources.get(section))
+        ):
+            return True
+    return False
+
+
+def _variable(container: dict[str, Any], name: str) -> tuple[Path, str] | None:
+    found = env_value(container, name)
+    if found is None:
+        return None
+    index, item = found
+    value = item.get("value")
+    if "valueFrom" in item or isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None  # from a Secret or the downward API: not known offline
+    return ("env", index, "value"), str(value).strip()
+
+
+def _nvidia_visible(
+    container: dict[str, Any], base: Path, gpus: int | None, infrastructure: bool, patterns: tuple[str, ...]
+) -> Iterator[Diagnostic]:
+    found = _variable(container, "NVIDIA_VISIBLE_DEVICES")
+    if found is None:
+        return
+    path, value = found
+    name = text(container.get("name"))
+    if gpus:
+        if value.lower() in _NO_GPU:
+            shown = value or '""'
+            yield Diagnostic(
+                RULE_ID,
+                (*base, *path),
+                f"container '{name}' asks for {gpus} {gpu_resource_name(container, patterns)} but sets "
+                f"NVIDIA_VISIBLE_DEVICES={shown}: the NVIDIA container runtime then exposes no GPU, and "
+                "the allocated GPUs stay idle. Remove the variable",
+            )
+            return
+        yield Diagnostic(
+            RULE_ID,
+            (*base, *path),
+            f"container '{name}' sets NVIDIA_VISIBLE_DEVICES={value} by hand: with the device plugin's default "
+            "envvar strategy this replaces the GPUs the plugin allocated, so the container may use GPUs allocated "
+            "to other pods. Remove the variable: the device plugin sets it",
+        )
+        return
+    if infrastructure or value.lower() in _NO_GPU:
+        return
+    yield Diagnostic(
+        RULE_ID,
+        (*base, *path),
+        f"container '{name}' requests no GPU but sets NVIDIA_VISIBLE_DEVICES={value}: on a node whose default "
+        "runtime is nvidia it sees those GPUs without the scheduler counting them, and competes with the pods "
+        "they are allocated to (NVIDIA/k8s-device-plugin#61). Request the GPUs it needs, or set "
+        "NVIDIA_VISIBLE_DEVICES=void",
+    )
+
+
+def _cuda_visible(container: dict[str, Any], base: Path, gpus: int | None) -> Iterator[Diagnostic]:
+    found = _variable(container, "CUDA_VISIBLE_DEVICES")
+    if found is None or not gpus:
+        return  # without GPUs the CUDA variable changes nothing the node accounts for
+    path, value = found
+    name = text(container.get("name"))
+    entries = [entry.strip() for entry in value.split(",") if entry.strip()]
+    if not entries or any(not entry.isdigit() for entry in entries):
+        if any(entry.upper().startswith(("GPU-", "MIG-")) for entry in entries):
+            yield Diagnostic(
+                RULE_ID,
+                (*base, *path),
+                f"container '{name}' sets CUDA_VISIBLE_DEVICES to device UUIDs: the device plugin allocates "
+                "whichever GPUs are free, so named devices are usually not the ones in the container and CUDA "
+                'finds none ("no CUDA-capable device is detected"). Remove the variable',
+            )
+        return
+    indexes = [int(entry) for entry in entries]
+    missing = [index for index in indexes if index >= gpus]
+    if missing:
+        yield Diagnostic(
+            RULE_ID,
+            (*base, *path),
+            f"container '{name}' sets CUDA_VISIBLE_DEVICES={value} but sees {gpus} GPU{'s' if gpus > 1 else ''} "
+            f"(numbered 0 to {gpus - 1} inside the container): CUDA stops at the first index that does not exist "
+            f"({missing[0]}), so the process gets {_usable(indexes, gpus)} of them. Remove the variable or use "
+            f"indexes below {gpus}",
+        )
+    elif len(set(indexes)) < gpus:
+        yield Diagnostic(
+            RULE_ID,
+            (*base, *path),
+            f"container '{name}' holds {gpus} GPUs but CUDA_VISIBLE_DEVICES={value} shows the process "
+            f"{len(set(indexes))}: {gpus - len(set(indexes))} GPUs stay idle while allocated. Request "
+            f"{len(set(indexes))} GPUs, or remove the variable",
+        )
+
+
+def _usable(indexes: list[int], gpus: int) -> str:
+    usable = 0
+    for index in indexes:
+        if index >= gpus:
+            break
+        usable += 1
+    return "none" if usable == 0 else str(usable)
+
+
+def _cuda_image_on_gpu_nodes(container: dict[str, Any], base: Path, site: PodSpecSite) -> Iterator[Diagnostic]:
+    image = text(container.get("image"))
+    if not _CUDA_IMAGE.search(image) or env_value(container, "NVIDIA_VISIBLE_DEVICES") is not None:
+        return
+    reason = _gpu_node_reason(site.spec)
+    if not reason:
+        return
+    yield Diagnostic(
+        RULE_ID,
+        (*base, "image"),
+        f"container '{text(container.get('name'))}' requests no GPU but {reason} and runs a CUDA image "
+        f"({image}), which sets NVIDIA_VISIBLE_DEVICES=all: where nvidia is the node's default runtime it sees "
+        "every GPU of the node, unaccounted. Set NVIDIA_VISIBLE_DEVICES=void in its env (or request the GPUs "
+        "it uses)",
+    )
+
+
+def _gpu_node_reason(spec: dict[str, Any]) -> str:
+    for key in mapping(spec.get("nodeSelector")):
+        if _GPU_NODE_KEYS.fullmatch(str(key)):
+            return f"selects GPU nodes (nodeSelector {key})"
+    terms = dig(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    for term in sequence(terms):
+        for expression in sequence(mapping(term).get("matchExpressions")):
+            key = str(mapping(expression).get("key"))
+            if _GPU_NODE_KEYS.fullmatch(key) and mapping(expression).get("operator") in ("In", "Exists", "Gt"):
+                return f"selects GPU nodes (node affinity on {key})"
+    for toleration in sequence(spec.get("tolerations")):
+        key = str(mapping(toleration).get("key"))
+        if _GPU_NODE_KEYS.fullmatch(key):
+            return f"tolerates the GPU nodes' taint {key}"
+    return ""

@@ -1,0 +1,45 @@
+"""host-network-dns: a GPU pod on the host network that cannot resolve cluster Service names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.kube.runtime import is_distributed, pod_gpus
+from gpulint.kube.workloads import pod_spec_sites
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("host-network-dns", Severity.WARNING)
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if obj.kind == "DaemonSet":
+        return  # node agents on the host network (device plugins, exporters) rarely resolve Services
+    patterns = ctx.config.gpu_resources
+    distributed = is_distributed(obj.api_version, obj.kind)
+    for site in pod_spec_sites(obj.data):
+        spec = site.spec
+        if spec.get("hostNetwork") is not True or not pod_gpus(spec, patterns):
+            continue
+        policy = spec.get("dnsPolicy")
+        if policy not in (None, "ClusterFirst"):
+            continue  # ClusterFirstWithHostNet, or Default/None chosen on purpose
+        peers = (
+            f"its {obj.kind}'s peers (the master or leader Service, the headless Service of the ranks)"
+            if distributed
+            else "cluster Services"
+        )
+        yield Diagnostic(
+            RULE_ID,
+            (*site.path, "dnsPolicy") if "dnsPolicy" in spec else (*site.path, "hostNetwork"),
+            f"hostNetwork: true with dnsPolicy {policy or 'ClusterFirst (the default)'}: Kubernetes then gives "
+            f"the pod the node's resolv.conf (the Default policy), so {peers} do not resolve and the rendezvous "
+            'fails ("Name or service not known"). Set dnsPolicy: ClusterFirstWithHostNet',
+            on_key="dnsPolicy" not in spec,
+            fix_path=(*site.path, "dnsPolicy"),
+            fix_value="ClusterFirstWithHostNet",
+            fix_description="set dnsPolicy: ClusterFirstWithHostNet",
+        )

@@ -1,0 +1,69 @@
+"""rdma-memlock-missing: a GPU container on an RDMA network that cannot pin memory (no IPC_LOCK)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.runtime import container_gpus, main_containers
+from gpulint.kube.workloads import pod_spec_sites, template_metadata
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("rdma-memlock-missing", Severity.WARNING)
+RULE_ID = SPEC.id
+
+# Resources of RDMA NICs and SR-IOV virtual functions (k8s-rdma-shared-dev-plugin, the SR-IOV network
+# device plugin, the NVIDIA network operator's defaults, cloud RDMA plugins).
+_RDMA_RESOURCE = re.compile(
+    r"rdma/.+|.*sriov.*|.+/(hca|rdma|mlnx|ib|roce|efa|hostdev)[^/]*|vpc\.amazonaws\.com/efa", re.I
+)
+MULTUS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    patterns = ctx.config.gpu_resources
+    for site in pod_spec_sites(obj.data):
+        networks = text(template_metadata(obj.data, site).get("annotations", {}).get(MULTUS_ANNOTATION)).strip()
+        for container_path, container in main_containers(site.spec):
+            if not container_gpus(container, patterns) or _can_lock_memory(container):
+                continue
+            rdma = _rdma_resource(container)
+            if not rdma and not networks:
+                continue
+            name = text(container.get("name"))
+            cause = (
+                f"asks for the RDMA device {rdma}"
+                if rdma
+                else f"joins the secondary networks '{networks}' ({MULTUS_ANNOTATION})"
+            )
+            where = (*site.path, *container_path, "name") if "name" in container else (*site.path, *container_path)
+            yield Diagnostic(
+                RULE_ID,
+                where,
+                f"GPU container '{name}' {cause} but cannot lock memory: without the IPC_LOCK capability the "
+                "container's memlock limit stays at the runtime's default (64 KiB to 8 MiB), RDMA memory "
+                'registration fails and NCCL\'s IB transport with it ("NET/IB : ... ibv_reg_mr failed", or NCCL '
+                "silently falls back to TCP sockets). Add IPC_LOCK to securityContext.capabilities.add",
+            )
+
+
+def _can_lock_memory(container: dict[str, Any]) -> bool:
+    security = mapping(container.get("securityContext"))
+    if security.get("privileged") is True:
+        return True
+    added = sequence(dig(security, "capabilities", "add"))
+    return any(isinstance(cap, str) and cap.upper().removeprefix("CAP_") in ("IPC_LOCK", "ALL") for cap in added)
+
+
+def _rdma_resource(container: dict[str, Any]) -> str:
+    resources = mapping(container.get("resources"))
+    for section in ("limits", "requests"):
+        for name in mapping(resources.get(section)):
+            if isinstance(name, str) and "/" in name and _RDMA_RESOURCE.fullmatch(name):
+                return name
+    return ""
