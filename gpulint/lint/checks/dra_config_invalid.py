@@ -39,7 +39,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 RULE_ID,
                 (*at, *problem.path),
-                f"{driver} refuses this config ({prefix} {field}{suffix}: {problem.message}); the claim is "
+                f"{'' if problem.certain else 'current releases of '}{driver} refuse"
+                f"{'s' if problem.certain else ''} this config ({prefix} {field}{suffix}: {problem.message}); the claim is "
                 "rejected by the driver's admission webhook, or its pods fail in ContainerCreating "
                 '("error decoding config parameters")',
                 on_key=problem.on_key,
