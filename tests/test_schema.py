@@ -131,3 +131,33 @@ def test_generated_schemas_cover_the_required_kinds():
         assert key in index
     for version in ("v1.35", "v1.36"):
         assert (REPO / "schemas" / version / "index.json").is_file()
+
+
+def test_a_value_nested_past_the_validators_recursion_limit_is_still_checked():
+    """Found by the pipeline fuzzer: jsonschema-rs raised "Recursion limit reached" (an internal
+    error in schema-invalid) on an unknown field holding a 250-deep value."""
+    deep: dict = {"replicas": 0}
+    for _ in range(250):
+        deep = {"a": deep}
+    findings = lint_text(
+        json.dumps(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "deployment"},
+                "spec": {
+                    **deep,
+                    "selector": {"matchLabels": {"app": "x"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "x"}},
+                        "spec": {"containers": [{"name": "c", "image": "i"}]},
+                    },
+                },
+            }
+        ),
+        path="deep.json",
+    )
+    assert not [f for f in findings if "internal error" in f.message]
+    assert [f.message.split(" (")[0] for f in findings if f.rule == "schema-invalid"] == [
+        'unknown field "spec.a" in apps/v1 Deployment'
+    ]

@@ -16,6 +16,9 @@ from gpulint.lint.findings import Path
 # jsonschema-rs builds every error of an object before yielding the first, superlinearly and holding
 # the GIL (a million invalid values: ~40 s). Past this many values only the first error is reported.
 MAX_DETAILED_VALUES = 5_000
+# jsonschema-rs refuses values nested deeper than its recursion limit; objects nesting deeper are
+# validated down to this depth (no Kubernetes schema comes near it).
+VALIDATED_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,16 @@ class SchemaStore:
         validator = self.validator(api_version, kind)
         if validator is None:
             return []
+        try:
+            return self._check(validator, data)
+        except ValueError as exc:  # jsonschema-rs: "Recursion limit reached" on a value nested very deep
+            if "Recursion limit" not in str(exc):
+                raise
+            # No schema nests that deep (the deepest built-in ones are ~30 levels): what lies below
+            # VALIDATED_DEPTH is free-form data, so the errors above it are the object's errors.
+            return self._check(validator, _truncated(data, VALIDATED_DEPTH))
+
+    def _check(self, validator: Any, data: dict[str, Any]) -> list[SchemaError]:
         if validator.is_valid(data):  # the common case, and fast whatever the size
             return []
         if _more_values_than(data, MAX_DETAILED_VALUES):
@@ -89,6 +102,15 @@ class SchemaStore:
             else:
                 errors.append(SchemaError(path, _message(error, kind_name), False))
         return errors
+
+
+def _truncated(value: Any, depth: int) -> Any:
+    """``value`` with every mapping or list nested below ``depth`` levels emptied."""
+    if isinstance(value, dict):
+        return {k: _truncated(v, depth - 1) for k, v in value.items()} if depth > 0 else {}
+    if isinstance(value, list):
+        return [_truncated(v, depth - 1) for v in value] if depth > 0 else []
+    return value
 
 
 def _more_values_than(data: Any, limit: int) -> bool:
