@@ -546,3 +546,40 @@ def test_extended_resource_toleration_setting_is_validated(write):
     run = run_cli("check", str(path), "--config", str(config))
     assert run.exit_code == 2
     assert "'extended-resource-toleration' must be true, false or auto" in run.stderr
+
+
+# --------------------------------------------------------------------------- DaemonSet overhead
+
+AGENT = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: node-agent, namespace: monitoring}
+spec:
+  selector: {matchLabels: {app: node-agent}}
+  template:
+    metadata: {labels: {app: node-agent}}
+    spec:
+      tolerations: [{operator: Exists}]
+      containers:
+      - name: agent
+        image: registry.example.com/agent:3.2
+        resources:
+          requests: {cpu: 200m, memory: 512Mi}
+          limits: {memory: 512Mi}
+---
+"""
+
+
+def test_daemonset_overhead_is_taken_before_the_pod_as_karpenter_does(write):
+    # g5.12xlarge: 173400Mi allocatable; a DaemonSet that runs on every node takes 512Mi of it first
+    job = gpu_job(4, spec=TOLERATE_GPU).replace("limits:", "requests: {memory: 172888Mi}\n          limits:")
+    assert findings(write, AGENT + job, KARPENTER) == []
+    over = job.replace("172888Mi", "172889Mi")
+    never = only(findings(write, AGENT + over, KARPENTER), "gpu-unschedulable")
+    assert (
+        "every instance type it allows has at most 172888Mi memory left after the DaemonSets' requests "
+        "(g5.12xlarge); the pod asks for 172889Mi" in never["message"]
+    )
+    # a DaemonSet that does not tolerate the GPU pool's taint never runs there: no overhead
+    picky = AGENT.replace("tolerations: [{operator: Exists}]", "tolerations: []")
+    assert findings(write, picky + over, KARPENTER) == []

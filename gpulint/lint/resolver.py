@@ -25,7 +25,8 @@ from gpulint.kube.pools.labels import any_pooled
 from gpulint.kube.pools.model import NodePool
 from gpulint.kube.pools.readers import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP, pools_in_document
 from gpulint.kube.resources import is_extended
-from gpulint.kube.scheduler import ClusterModel, NodeInfo
+from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, pod_requirements
+from gpulint.kube.workloads import effective_pod_spec
 from gpulint.lint.inventory import (
     GANG_OBJECT_KINDS,
     ClusterInventory,
@@ -108,6 +109,18 @@ class Resolver:
 
         catalog = self._cluster.catalog or shipped_catalog()
         return [bind(spec, catalog, self.nodes) for spec in specs.values()]
+
+    @cached_property
+    def daemon_pods(self) -> list[PodRequirements]:
+        """The pods of the linted DaemonSets that request something: on a node a pool adds, they take
+        their share before any other pod (Karpenter's daemonset overhead)."""
+        pods = []
+        for obj in self.linted.of_kind("apps", "DaemonSet"):
+            spec = mapping(mapping(mapping(obj.data.get("spec")).get("template")).get("spec"))
+            pod = pod_requirements(effective_pod_spec("DaemonSet", spec))
+            if pod.requests:
+                pods.append(pod)
+        return pods
 
     @cached_property
     def offered_resources(self) -> frozenset[str]:

@@ -101,7 +101,7 @@ POOL_MEMO = "pool-fits"
 
 def pool_fits(pod: PodRequirements, resolver: Resolver) -> list[PoolFit]:
     """How each node pool answers the pod: fits after a scale-up, never, cannot be chosen, limited, unknown."""
-    return [fit_pool(pod, pool) for pool in resolver.pools]
+    return [fit_pool(pod, pool, resolver.daemon_pods) for pool in resolver.pools]
 
 
 def scale_up_verdict(fits: list[PoolFit]) -> tuple[str, list[PoolFit]]:

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from gpulint.kube.pools.binding import ACCELERATORS_COMPLETE, PROVIDER_PREFIXES
 from gpulint.kube.pools.model import ABSENT, Domain, NodePool, Template
 from gpulint.kube.quantity import format_amount, format_bytes
 from gpulint.kube.resources import is_extended
-from gpulint.kube.scheduler import PodRequirements, Requirement
+from gpulint.kube.scheduler import PodRequirements, Requirement, Toleration
 
 FITS, LIMITED, NEVER, EXCLUDED, UNKNOWN = "fits", "limited", "never", "excluded", "unknown"
 
@@ -39,7 +40,24 @@ class PoolFit:
         return self.fitting[0] if self.fitting else None
 
 
-def fit_pool(pod: PodRequirements, pool: NodePool) -> PoolFit:
+def daemon_overhead(template: Template, pool: NodePool, daemons: Sequence[PodRequirements]) -> dict[str, Fraction]:
+    """What the DaemonSets that would run on a new node of this type request (Karpenter subtracts it
+    before fitting the pod: scheduler.go isDaemonPodCompatible - the template's taints tolerated,
+    PreferNoSchedule ignored, the node requirements compatible)."""
+    total: dict[str, Fraction] = {}
+    for daemon in daemons:
+        tolerant = replace(daemon, tolerations=(*daemon.tolerations, _PREFER_NO_SCHEDULE))
+        if _untolerated(tolerant, pool) or label_failure(daemon, template.labels, pool, template):
+            continue
+        for name, amount in daemon.requests.items():
+            total[name] = total.get(name, Fraction(0)) + amount
+    return total
+
+
+_PREFER_NO_SCHEDULE = Toleration("", "Exists", "", "PreferNoSchedule")
+
+
+def fit_pool(pod: PodRequirements, pool: NodePool, daemons: Sequence[PodRequirements] = ()) -> PoolFit:
     taint = _untolerated(pod, pool)
     if taint:
         return PoolFit(pool, EXCLUDED, taint)
@@ -48,15 +66,20 @@ def fit_pool(pod: PodRequirements, pool: NodePool) -> PoolFit:
         return PoolFit(pool, EXCLUDED, failure)
     fitting: list[Template] = []
     short: dict[str, list[tuple[Fraction, str]]] = {}
+    after_overhead: set[str] = set()  # resources short because of the DaemonSets' requests
     filtered = 0
     for template in pool.templates:
         if label_failure(pod, template.labels, pool, template):
             filtered += 1
             continue
-        missing = _insufficient(pod, template)
+        overhead = daemon_overhead(template, pool, daemons) if daemons else {}
+        missing = _insufficient(pod, template, overhead)
         if missing:
             for resource in missing:
-                short.setdefault(resource, []).append((template.allocatable.get(resource, Fraction(0)), template.name))
+                left = template.allocatable.get(resource, Fraction(0)) - overhead.get(resource, Fraction(0))
+                short.setdefault(resource, []).append((left, template.name))
+                if overhead.get(resource):
+                    after_overhead.add(resource)
             continue
         fitting.append(template)
     if not fitting:
@@ -68,10 +91,10 @@ def fit_pool(pod: PodRequirements, pool: NodePool) -> PoolFit:
             wanted = [name for name in pod.requests if is_extended(name)]
             offered = any(t.allocatable.get(name, 0) > 0 for t in pool.templates for name in wanted)
             if not wanted or offered or pool.spec.provider not in ACCELERATORS_COMPLETE:
-                known = f"{_never_why(pod, pool, short, filtered)}, but " if short else ""
+                known = f"{_never_why(pod, pool, short, filtered, after_overhead)}, but " if short else ""
                 return PoolFit(pool, UNKNOWN, known + _unknown_why(pool))
             return PoolFit(pool, NEVER, f"none of the instance types it allows offers {', '.join(wanted)}")
-        return PoolFit(pool, NEVER, _never_why(pod, pool, short, filtered))
+        return PoolFit(pool, NEVER, _never_why(pod, pool, short, filtered, after_overhead))
     return _within_limits(pod, pool, fitting)
 
 
@@ -142,12 +165,12 @@ def _shown(requirement: Requirement) -> str:
     return f"{requirement.operator}{values}"
 
 
-def _insufficient(pod: PodRequirements, template: Template) -> list[str]:
+def _insufficient(pod: PodRequirements, template: Template, overhead: dict[str, Fraction]) -> list[str]:
     missing = []
     for resource, amount in sorted(pod.requests.items()):
         if not template.exact and not is_extended(resource):
             continue  # unknown for this type: never a reason
-        if amount > template.allocatable.get(resource, Fraction(0)):
+        if amount + overhead.get(resource, Fraction(0)) > template.allocatable.get(resource, Fraction(0)):
             missing.append(resource)
     return missing
 
@@ -157,7 +180,11 @@ def shown(resource: str, amount: Fraction) -> str:
 
 
 def _never_why(
-    pod: PodRequirements, pool: NodePool, short: dict[str, list[tuple[Fraction, str]]], filtered: int
+    pod: PodRequirements,
+    pool: NodePool,
+    short: dict[str, list[tuple[Fraction, str]]],
+    filtered: int,
+    after_overhead: Collection[str] = (),
 ) -> str:
     if not short:
         if filtered:
@@ -168,6 +195,7 @@ def _never_why(
         largest = max(amount for amount, _ in offers)
         names = sorted({name for amount, name in offers if amount == largest})
         listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        left = " left after the DaemonSets' requests" if resource in after_overhead else ""
         if len(offers) > 1:
             every = "every instance type it allows has"
         elif offers[0][1] == "(template)":
@@ -176,11 +204,12 @@ def _never_why(
             every = f"its instance type {offers[0][1]} has"
         if len(offers) == 1:
             parts.append(
-                f"{every} {shown(resource, largest)} {resource}; the pod asks for {shown(resource, pod.requests[resource])}"
+                f"{every} {shown(resource, largest)} {resource}{left}; the pod asks for "
+                f"{shown(resource, pod.requests[resource])}"
             )
         else:
             parts.append(
-                f"{every} at most {shown(resource, largest)} {resource} ({listed}); the pod asks for "
+                f"{every} at most {shown(resource, largest)} {resource}{left} ({listed}); the pod asks for "
                 f"{shown(resource, pod.requests[resource])}"
             )
     return "; ".join(parts)
