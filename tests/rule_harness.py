@@ -100,7 +100,9 @@ def _config(rule_id: str | None, mapping: Mapping[str, Any] | None, inventory: I
     paths = _inventory_paths(inventory)
     changes: dict[str, Any] = {}
     if rule_id is not None:
-        changes["select"] = (rule_id,)
+        # the rule alone, plus any rule the example's configuration selects (a rule about other rules'
+        # suppressions needs them to run)
+        changes["select"] = (rule_id, *(config.select or ()))
         changes["ignore"] = ()
     if paths:
         changes["inventory"] = (*config.inventory, *paths)
@@ -123,7 +125,11 @@ def _run(rule_id: str | None, path: Path, config: Config) -> list[Found]:
     if result.usage_error:
         raise HarnessError(f"{rule_id or 'all rules'}: the run failed: {' '.join(result.messages)}")
     document = json.loads(result.rendered)
-    found = [Found(f["rule"], f["severity"], f["line"], f["column"], f["message"]) for f in document["findings"]]
+    # a fragment may be in the message or in the notes under it: both are what the user reads
+    found = [
+        Found(f["rule"], f["severity"], f["line"], f["column"], "\n".join((f["message"], *f.get("notes", ()))))
+        for f in document["findings"]
+    ]
     for finding, raw in zip(found, document["findings"]):
         if raw["path"] != str(path):
             raise AssertionError(f"a finding about another file: {raw['path']}: {finding.brief()}")

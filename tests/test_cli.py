@@ -109,6 +109,13 @@ def test_output_file_and_json_contract(write, tmp_path):
         "column": 18,
         "object": {"apiVersion": "v1", "kind": "Pod", "namespace": "ml", "name": "bad"},
         "fixable": True,
+        "fix": {"description": "add limits.nvidia.com/gpu: 1", "safety": "safe"},
+        "notes": [
+            "spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources",
+            "set limits.nvidia.com/gpu to 1: extended resources are requested through limits "
+            "(the request defaults to the limit)",
+        ],
+        "field": "spec.containers[name=c].resources.requests[nvidia.com/gpu]",
     }
     assert report["summary"]["errors"] == 1 and report["summary"]["objects"] == 1
     assert report["version"] == 1

@@ -16,6 +16,13 @@ from gpulint.lint.sources import Source
 DRA = str(DATA / "dra")
 
 
+def shown(finding) -> str:
+    """A finding's message and the notes under it: what the user reads."""
+    if isinstance(finding, dict):
+        return "\n".join((finding["message"], *finding["notes"]))
+    return "\n".join((finding.message, *finding.notes))
+
+
 @pytest.fixture(scope="module")
 def cluster():
     return load_inventory([DRA])
@@ -200,19 +207,34 @@ def test_a_class_a_driver_installs_is_not_reported_without_the_clusters_classes(
 
 
 def test_without_the_clusters_classes_only_a_typo_is_a_warning(write):
-    typo, other, short = _class_findings(write, "gpu.nvida.com", "fpga.acme.io", "tpu.example.com")
+    (typo,) = _class_findings(write, "gpu.nvida.com", "fpga.acme.io", "tpu.example.com")
     assert typo["severity"] == "warning" and "did you mean 'gpu.nvidia.com'?" in typo["message"]
     assert (typo["line"], typo["column"]) == (17, 28)  # the value of deviceClassName
-    # another driver's class, and one a single letter from gpu.example.com: proof of nothing
-    for finding in (other, short):
-        assert finding["severity"] == "info" and "not checked" in finding["message"]
-        assert "did you mean" not in finding["message"]
+    # another driver's class, and one a single letter from gpu.example.com: proof of nothing, so no
+    # finding per claim; the run says once per class what it could not check, and where
+    linted = write(
+        "b.yaml",
+        ONE_CLASS.lstrip()
+        + "---\n"
+        + template(gpus(1, klass="fpga.acme.io"))
+        + "---\n"
+        + template(gpus(1, klass="fpga.acme.io"), name="t2")
+        + "---\n"
+        + template(gpus(1, klass="tpu.example.com"), name="t3"),
+    )
+    report = run_cli("check", str(linted), "--format", "json", "--select", "device-class-unknown").json()
+    assert report["findings"] == []
+    notes = [note for note in report["notes"] if note.startswith("device-class-unknown:")]
+    assert len(notes) == 2
+    assert notes[0].startswith("device-class-unknown: DeviceClass 'fpga.acme.io' not checked:")
+    assert notes[0].endswith(f"(2 places: {linted}:17:28, {linted}:29:28)")
+    assert all("did you mean" not in note for note in notes)
     (cut_short,) = _class_findings(write, "fabric.example")
     assert "did you mean 'fabric.example.com'?" in cut_short["message"]
     (finding,) = by_rule(lint(template(gpus(1))), "device-class-unknown") or [None]
     assert finding is None  # gpu.nvidia.com alone, nothing defined: the NVIDIA driver installs it
     (finding,) = by_rule(lint(template(gpus(1, klass="h100.acme.io"))), "device-class-unknown")
-    assert finding.severity == Severity.INFO and "not checked" in finding.message
+    assert finding.severity == Severity.INFO and "not checked" in finding.message and finding.run_note
 
 
 def test_a_driver_class_missing_from_the_clusters_classes_is_an_error(write, tmp_path):
@@ -290,15 +312,15 @@ def test_malformed_requests():
 
 def test_more_devices_than_any_node_has(cluster):
     (finding,) = by_rule(lint(template(gpus(9)), cluster), "claim-unsatisfiable")
-    assert "request 'gpus' needs 9 devices of class gpu.nvidia.com; 8 pass the class selectors and 8" in finding.message
-    assert "on the node that comes closest, dgx-0" in finding.message
+    assert "request 'gpus' needs 9 devices of class gpu.nvidia.com; 8 pass the class selectors and 8" in shown(finding)
+    assert "on the node that comes closest, dgx-0" in shown(finding)
     assert by_rule(lint(template(gpus(8)), cluster), "claim-unsatisfiable") == []
 
 
 def test_selectors_that_match_nothing(cluster):
     b200 = template(gpus(1, selector='device.attributes["gpu.nvidia.com"].productName.contains("B200")'))
     (finding,) = by_rule(lint(b200, cluster), "claim-unsatisfiable")
-    assert "8 pass the class selectors and 0 its own selectors" in finding.message
+    assert "8 pass the class selectors and 0 its own selectors" in shown(finding)
     memory = template(gpus(2, selector='device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("48Gi")) <= 0'))
     assert by_rule(lint(memory, cluster), "claim-unsatisfiable") == []  # the L40S node has 4 of 48Gi
 
@@ -306,7 +328,7 @@ def test_selectors_that_match_nothing(cluster):
 def test_match_attribute_across_requests(cluster):
     local = "- requests: [gpus]\n  matchAttribute: resource.kubernetes.io/pcieRoot\n"
     (finding,) = by_rule(lint(template(gpus(6), local), cluster), "claim-unsatisfiable")
-    assert "6 devices must share one resource.kubernetes.io/pcieRoot; the most on one value is 4" in finding.message
+    assert "6 devices must share one resource.kubernetes.io/pcieRoot; the most on one value is 4" in shown(finding)
     assert by_rule(lint(template(gpus(4), local), cluster), "claim-unsatisfiable") == []
     with_nic = template(
         gpus(4) + gpus(1, name="nic", klass="rdma.example.com"),
@@ -482,7 +504,7 @@ def test_slices_in_both_the_inventory_and_the_linted_files_count_once(write):
     copy = write("cluster/slices.yaml", slices)
     report = run_cli("check", str(claim), str(copy), "--inventory", DRA, "--format", "json").json()
     (finding,) = [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"]
-    assert "8 pass the class selectors" in finding["message"]
+    assert "8 pass the class selectors" in shown(finding)
 
 
 def test_a_pods_claim_on_nodes_its_tolerations_exclude(write):
@@ -508,7 +530,7 @@ def test_a_pods_claim_on_nodes_its_tolerations_exclude(write):
     untolerated = write("a.yaml", template(gpus(8)) + "---\n" + textwrap.dedent(pod % "hostNetwork: false"))
     report = run_cli("check", str(untolerated), "--inventory", str(inventory.parent), "--format", "json").json()
     (finding,) = [f for f in report["findings"] if f["rule"] == "claim-unsatisfiable"]
-    assert "allow 3 of the 5 nodes" in finding["message"] and finding["object"]["kind"] == "Pod"
+    assert "allow 3 of the 5 nodes" in shown(finding) and finding["object"]["kind"] == "Pod"
     tolerated = write(
         "b.yaml", template(gpus(8)) + "---\n" + textwrap.dedent(pod % "tolerations: [{operator: Exists}]")
     )
@@ -524,11 +546,11 @@ def test_mig_devices_by_profile(cluster):
     (finding,) = by_rule(
         lint(template(gpus(8, selector=profile, klass="mig.nvidia.com")), cluster), "claim-unsatisfiable"
     )
-    assert "needs 8 devices of class mig.nvidia.com; 7 pass" in finding.message
+    assert "needs 8 devices of class mig.nvidia.com; 7 pass" in shown(finding)
     # the MIG slices are not whole GPUs: the gpu class never selects them
     big = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("9Gi")) >= 0'
     (finding,) = by_rule(lint(template(gpus(9, selector=big)), cluster), "claim-unsatisfiable")
-    assert "needs 9 devices of class gpu.nvidia.com; 8 pass" in finding.message
+    assert "needs 9 devices of class gpu.nvidia.com; 8 pass" in shown(finding)
 
 
 def test_distinct_attribute(cluster):
@@ -539,7 +561,7 @@ def test_distinct_attribute(cluster):
     assert by_rule(lint(template(gpus(3), distinct.format(names="gpus")), cluster), "claim-unsatisfiable") == []
     three = gpus(1, name="a") + gpus(1, name="b") + gpus(1, name="c")
     (finding,) = by_rule(lint(template(three, distinct.format(names="a, b, c")), cluster), "claim-unsatisfiable")
-    assert "distinctAttribute resource.kubernetes.io/pcieRoot needs at least 3 different values" in finding.message
+    assert "distinctAttribute resource.kubernetes.io/pcieRoot needs at least 3 different values" in shown(finding)
 
 
 def test_devices_held_by_allocated_claims(write):

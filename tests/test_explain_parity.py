@@ -31,7 +31,13 @@ def steps(explanation: dict) -> dict[str, dict]:
 def check_lines(result) -> list[str]:
     """check's findings as explain's "gpulint check" step lists them."""
     return [
-        f"{f['line']}:{f['column']}: {f['severity']}[{f['rule']}] {f['message']}" for f in result.json()["findings"]
+        "\n".join(
+            (
+                f"{f['line']}:{f['column']}: {f['severity']}[{f['rule']}] {f['message']}",
+                *(f"    {n}" for n in f["notes"]),
+            )
+        )
+        for f in result.json()["findings"]
     ]
 
 
@@ -204,7 +210,7 @@ def test_stale_gpu_label_of_the_selected_node_is_in_explain(write):
     ]
     assert (
         "e.g. h100-a-3: nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 but the node's ResourceSlice publishes "
-        "NVIDIA-A100-SXM4-80GB" in checked.json()["findings"][0]["message"]
+        "NVIDIA-A100-SXM4-80GB" in checked.json()["findings"][0]["notes"][0]
     )
     explained = explain(path, EXAMPLE)
     explanation = only_explanation(explained)

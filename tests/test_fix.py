@@ -102,7 +102,7 @@ def test_cli_fix_writes_atomically_and_leaves_clean_files_alone(write, tmp_path)
     clean = write("clean.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:   {name: c}\n")
     os.chmod(bad, 0o640)
     before = os.stat(clean).st_mtime_ns
-    result = run_cli("check", "--select", "gpu-request-without-limit", "--fix", str(bad), str(clean))
+    result = run_cli("check", "--select", "gpu-request-without-limit", "--fix", "--unsafe-fixes", str(bad), str(clean))
     assert result.exit_code == 0, result.stdout
     assert "applied 4 fixes" in result.stderr
     assert os.stat(clean).st_mtime_ns == before

@@ -50,8 +50,8 @@ def test_inventory_reads_nodes_slices_classes_and_running_pods(inventory):
 
 def test_typo_in_resource_name_is_unknown_with_a_suggestion(inventory):
     (finding,) = by_rule(lint(gpu_pod(1, resource="nvidia.com/gpus"), inventory), "gpu-resource-unknown")
-    assert "Did you mean nvidia.com/gpu?" in finding.message
-    assert "0/8 nodes are available: 8 Insufficient nvidia.com/gpus." in finding.message
+    assert finding.message.endswith("; did you mean nvidia.com/gpu?")
+    assert "0/8 nodes are available: 8 Insufficient nvidia.com/gpus." in finding.notes[0]
     assert (finding.line, finding.column) == (9, 16)
     # and gpu-unschedulable does not say it a second time
     assert by_rule(lint(gpu_pod(1, resource="nvidia.com/gpus"), inventory), "gpu-unschedulable") == []
@@ -85,8 +85,11 @@ def test_device_class_in_the_linted_files_counts(write, tmp_path):
 def test_more_gpus_than_any_node_has(inventory):
     (finding,) = by_rule(lint(gpu_pod(16, TOLERATE), inventory), "gpu-unschedulable")
     assert finding.severity == Severity.ERROR
-    assert "0/8 nodes are available: 1 node(s) were unschedulable, 7 Insufficient nvidia.com/gpu." in finding.message
-    assert "largest node that passes the other filters offers 8 nvidia.com/gpu; this pod asks for 16" in finding.message
+    assert finding.message == "this pod can never be scheduled on this cluster, even empty"
+    assert finding.notes[0] == "0/8 nodes are available: 1 node(s) were unschedulable, 7 Insufficient nvidia.com/gpu."
+    assert (
+        "largest node that passes the other filters offers 8 nvidia.com/gpu; this pod asks for 16" in finding.notes[1]
+    )
 
 
 def test_untolerated_taints_and_the_fit_on_untainted_nodes(inventory):
@@ -95,7 +98,7 @@ def test_untolerated_taints_and_the_fit_on_untainted_nodes(inventory):
     (finding,) = by_rule(
         lint(gpu_pod(8, "nodeSelector: {topology.kubernetes.io/zone: zone-a}"), inventory), "gpu-unschedulable"
     )
-    assert "3 node(s) had untolerated taint {nvidia.com/gpu: present}" in finding.message
+    assert "3 node(s) had untolerated taint {nvidia.com/gpu: present}" in finding.notes[0]
 
 
 def test_fits_empty_but_not_now_is_a_warning(inventory):
@@ -103,7 +106,8 @@ def test_fits_empty_but_not_now_is_a_warning(inventory):
     (finding,) = by_rule(lint(gpu_pod(8, spec), inventory), "gpu-unschedulable")
     assert finding.severity == Severity.WARNING
     assert "fits on the empty cluster (2 nodes) but not with the pods running now" in finding.message
-    assert "2 Insufficient nvidia.com/gpu" in finding.message
+    assert "2 Insufficient nvidia.com/gpu" in finding.notes[0]
+    assert finding.notes[-1] == "it waits for capacity, or preempts lower-priority pods if its priority allows"
 
 
 def test_replicas_that_do_not_all_fit(inventory):
@@ -176,7 +180,7 @@ def test_affinity_matching_no_node_names_the_expression_and_the_real_values(inve
     (finding,) = by_rule(lint(text, inventory), "over-tight-affinity")
     assert finding.severity == Severity.ERROR
     assert "'nvidia.com/gpu.product In [NVIDIA-H100-80GB]' alone excludes 8" in finding.message
-    assert "NVIDIA-H100-80GB-HBM3 (3)" in finding.message
+    assert "NVIDIA-H100-80GB-HBM3 (3)" in finding.notes[0]
     assert finding.line == 11  # the expression that excludes the most nodes
 
 
@@ -255,7 +259,8 @@ def test_workload_selecting_only_stale_nodes(inventory):
         f"{TOLERATE}\nnodeSelector: {{kubernetes.io/hostname: h100-1, nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}",
     )
     (finding,) = by_rule(lint(text, inventory), "stale-gpu-label")
-    assert "every node the pod's node selection allows has stale GPU labels" in finding.message
+    assert finding.message.endswith("but the one node the pod's node selection allows has stale GPU labels")
+    assert finding.notes[0].startswith("e.g. h100-1: ")
 
 
 # ----------------------------------------------------------------- the pipeline

@@ -22,11 +22,18 @@ DRA_INVENTORY = str(DATA / "dra")
 
 
 def _findings(result) -> list[tuple[str, str, int, int, str, str]]:
-    """(file name, rule, line, column, severity, message) of a JSON report."""
+    """(file name, rule, line, column, severity, message) of a JSON report; claim-unsatisfiable's message
+    with the allocator's detail from its notes (the whole answer these tests pin)."""
     return [
-        (Path(f["path"]).name, f["rule"], f["line"], f["column"], f["severity"], f["message"])
+        (Path(f["path"]).name, f["rule"], f["line"], f["column"], f["severity"], _with_detail(f))
         for f in result.json()["findings"]
     ]
+
+
+def _with_detail(finding: dict) -> str:
+    if finding["rule"] != "claim-unsatisfiable" or not finding["notes"]:
+        return finding["message"]
+    return f"{finding['message']}: {finding['notes'][0]}"
 
 
 # --------------------------------------------------------------------------- cross-file objects in JSON
@@ -515,11 +522,11 @@ def test_parallel_workers_see_objects_of_other_workers(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- the webhook has no path
 
 PER_PATH_CONFIG = 'per-path-ignores: {"ml/*": [gpu-request-without-limit]}\n'
-NO_LIMIT = (
-    "container 'c' requests nvidia.com/gpu: 1 but sets no limit for it; the API server rejects the Pod "
-    "(spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable "
-    "resources). Set limits.nvidia.com/gpu to 1 (extended resources are requested through limits; the "
-    "request defaults to the limit)"
+NO_LIMIT = "container 'c' requests nvidia.com/gpu: 1 but sets no limit for it; the API server rejects the Pod"
+NO_LIMIT_NOTES = (
+    "  spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources\n"
+    "  set limits.nvidia.com/gpu to 1: extended resources are requested through limits (the request defaults "
+    "to the limit)"
 )
 BAD_POD_YAML = """\
 apiVersion: v1
@@ -566,4 +573,7 @@ def test_webhook_server_denies_despite_per_path_ignores(tmp_path):
         server.stop()
     response = answer["response"]
     assert status == 200 and response["uid"] == "uid-ml" and response["allowed"] is False
-    assert response["status"]["message"] == f"gpulint denied this object:\n- gpu-request-without-limit: {NO_LIMIT}"
+    assert (
+        response["status"]["message"]
+        == f"gpulint denied this object:\n- gpu-request-without-limit: {NO_LIMIT}\n{NO_LIMIT_NOTES}"
+    )

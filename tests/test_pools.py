@@ -183,7 +183,7 @@ def test_karpenter_label_the_pool_does_not_define(write):
     assert error["severity"] == "error"
     assert (
         'Karpenter NodePool gpu: incompatible requirements, label "NodeGroupType" does not have known values'
-        in (error["message"])
+        in (error["notes"][0])
     )
 
 
@@ -204,7 +204,7 @@ def test_resource_names_are_proven_by_karpenter_pools(write):
     error = only(findings(write, typo, KARPENTER), "gpu-resource-unknown")
     assert error["severity"] == "error"
     assert "no node pool's instance types offer (2 pools)" in error["message"]
-    assert "Did you mean nvidia.com/gpu?" in error["message"]
+    assert error["message"].endswith("; did you mean nvidia.com/gpu?")
 
 
 def test_a_pool_without_named_types_is_unknown_not_never(write):
@@ -261,7 +261,7 @@ def test_capi_template_labels_from_the_annotation(write):
     assert findings(write, gpu_job(1, spec=selector), CAPI) == []
     wrong = CAPI_TOLERATION + "      nodeSelector: {cluster-api/accelerator: h100}\n"
     error = only(findings(write, gpu_job(1, spec=wrong), CAPI), "over-tight-affinity")
-    assert "its nodes carry cluster-api/accelerator In [a100]" in error["message"]
+    assert "its nodes carry cluster-api/accelerator In [a100]" in error["notes"][0]  # the pools' reasons
 
 
 def test_capi_memory_from_the_annotation(write):

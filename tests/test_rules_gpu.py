@@ -24,7 +24,14 @@ def test_request_without_limit_points_at_the_request_key():
     findings = by_rule(lint_text(pod("requests:\n  nvidia.com/gpu: 2\n")), "gpu-request-without-limit")
     (finding,) = findings
     assert (finding.line, finding.column) == (10, 9)
-    assert "Limit must be set for non overcommitable resources" in finding.message
+    assert (
+        finding.message
+        == "container 'main' requests nvidia.com/gpu: 2 but sets no limit for it; the API server rejects the Pod"
+    )
+    assert finding.notes[0] == (
+        "spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources"
+    )
+    assert finding.fix is not None and finding.fix.safe
     assert finding.obj.kind == "Pod" and finding.obj.namespace == "ml" and finding.obj.name == "p"
     assert finding.fix is not None and finding.fix.path[-2:] == ("limits", "nvidia.com/gpu")
 
@@ -33,7 +40,16 @@ def test_request_differing_from_limit_quotes_the_api_server():
     (finding,) = by_rule(
         lint_text(pod("requests:\n  nvidia.com/gpu: 1\nlimits:\n  nvidia.com/gpu: 2\n")), "gpu-request-without-limit"
     )
-    assert "must be equal to nvidia.com/gpu limit of 2" in finding.message
+    assert (
+        finding.message
+        == "container 'main' requests nvidia.com/gpu: 1 but its limit is 2; the API server rejects the Pod"
+    )
+    assert (
+        finding.notes[0]
+        == 'spec.containers[0].resources.requests: Invalid value: "1": must be equal to nvidia.com/gpu limit of 2'
+    )
+    assert "either set the request to 2" in finding.notes[1] and "or lower the limit to 1" in finding.notes[1]
+    assert finding.fix is not None and not finding.fix.safe  # which of the two was meant is a guess
     assert (finding.line, finding.column) == (10, 25)
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import gc
+import os
 from dataclasses import dataclass, field
 
+from gpulint.cli.adoption import AdoptionOptions
 from gpulint.cli.live import LiveCluster, read_live
+from gpulint.lint.baseline import BaselineError, load_baseline, render_baseline
 from gpulint.lint.config import Config
 from gpulint.lint.engine import enabled_rules
-from gpulint.lint.findings import Fix, Report
+from gpulint.lint.findings import Fix, Report, Severity
 from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
 from gpulint.lint.policies import PolicyError
 from gpulint.lint.render.tools import ToolError
@@ -43,15 +46,16 @@ class _FixJob:
     source: Source | None  # the linted source it is (None: a template, base or patch of a render)
 
 
-def _fix_jobs(report: Report, sources: list[Source], messages: list[str]) -> list[_FixJob]:
+def _fix_jobs(report: Report, sources: list[Source], unsafe: bool, messages: list[str]) -> list[_FixJob]:
     """Fixes by the file they edit: a plain file its own; a rendered object's go to the base or patch
-    that holds the field, and those that would edit template logic are refused with a message."""
+    that holds the field, and those that would edit template logic are refused with a message. Safe
+    fixes only, unless ``unsafe`` (``--unsafe-fixes``)."""
     by_display = {source.display: source for source in sources}
     jobs: list[_FixJob] = []
     rendered: dict[tuple[str, str], _FixJob] = {}
     for file in report.files:
         source = by_display.get(file.path)
-        fixes = [finding.fix for finding in file.findings if finding.fix is not None]
+        fixes = [f.fix for f in file.findings if f.fix is not None and (f.fix.safe or unsafe)]
         if not fixes or source is None:
             continue
         if source.rendered is None:
@@ -70,23 +74,30 @@ def _fix_jobs(report: Report, sources: list[Source], messages: list[str]) -> lis
 
 
 def _apply_fixes(
-    report: Report, sources: list[Source], show_diff: bool, messages: list[str]
+    report: Report, sources: list[Source], show_diff: bool, unsafe: bool, messages: list[str]
 ) -> tuple[list[Source], str, bool]:
     """Fix files in place (or collect their diff); returns the sources that changed, the diff text, and
-    whether a file a render read changed (then everything is rendered again)."""
-    from gpulint.lint.fix import FixRefused, prepare_fix, write_fix
+    whether a file a render read changed (then everything is rendered again). Standard input and pipes
+    are read once: their diff is shown, they are never written."""
+    from gpulint.lint.fix import FixRefused, prepare_fix, prepare_fix_of_content, write_fix
 
     changed: list[Source] = []
     diffs: list[str] = []
     rerender = False
-    for job in _fix_jobs(report, sources, messages):
-        if job.fs_path is None:
-            messages.append(f"gpulint: {job.display}: fixes are not applied to standard input or a pipe")
+    for job in _fix_jobs(report, sources, unsafe, messages):
+        if job.fs_path is None and not (show_diff and job.source is not None):
+            messages.append(
+                f"gpulint: {job.display}: fixes are not applied to standard input or a pipe (--diff prints them)"
+            )
             continue
         try:
             # a linted file must still hold the bytes the findings came from
             linted = job.source.read() if job.source is not None else None
-            prepared = prepare_fix(job.display, job.fs_path, job.fixes, linted)
+            if job.fs_path is None and linted is not None:
+                prepared = prepare_fix_of_content(job.display, linted, job.fixes)
+            else:
+                assert job.fs_path is not None
+                prepared = prepare_fix(job.display, job.fs_path, job.fixes, linted)
             if prepared is None:
                 continue
             if show_diff:
@@ -128,10 +139,17 @@ def run_check(
     color: bool = False,
     live: LiveCluster | None = None,
     sources: SourceOptions | None = None,
+    adoption: AdoptionOptions | None = None,
 ) -> CheckResult:
     sources = sources or SourceOptions()
+    adoption = adoption or AdoptionOptions()
+    if adoption.baseline:
+        config = config.with_overrides(baseline=adoption.baseline)
+    if adoption.report_unused:
+        config = config.with_overrides(report_unused=True)
     try:
         rules = enabled_rules(config)  # loads the policies: a policy that clashes with a built-in rule is a usage error
+        baseline = load_baseline(config.baseline) if config.baseline and not adoption.write_baseline else None
         render = config.render.with_overrides(kubernetes_version=config.kubernetes_version)
         collect_options = CollectOptions(
             config.exclude,
@@ -141,7 +159,7 @@ def run_check(
         )
         collected = collect_all(paths, options=collect_options)
         cluster = load_cluster(config, live)
-    except (SourceError, InventoryError, PolicyError, ToolError) as exc:
+    except (SourceError, InventoryError, PolicyError, ToolError, BaselineError) as exc:
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
     if cluster is not None:
         gc.freeze()  # the inventory lives for the whole run: keep the collector from rescanning it
@@ -150,7 +168,7 @@ def run_check(
     report = run.report(1 if fixing else jobs)  # fixing reuses the parsed files: one process holds them
     messages: list[str] = []
     if fixing:
-        changed, diff, rerender = _apply_fixes(report, collected.sources, show_diff, messages)
+        changed, diff, rerender = _apply_fixes(report, collected.sources, show_diff, adoption.unsafe_fixes, messages)
         if show_diff:
             return CheckResult(diff, bool(diff), messages)
         if rerender:  # a base or patch changed: render the overlays again, then report what is left
@@ -162,7 +180,50 @@ def run_check(
             report = run.report(1)
         elif changed:  # report what is left after the fixes
             report = run.relinted(changed).report(1)
-    notes = (*collected.notes, *run.notes(), *(collected.debug_notes if sources.verbose else ()))
-    rendered = get_formatter(output_format)(report, rules, FormatOptions(color=color, notes=notes))
+    if adoption.write_baseline:
+        return _write_baseline(report, adoption.write_baseline, messages)
+    report, facts = report.without_run_notes()
+    notes: tuple[str, ...] = (
+        *collected.notes,
+        *run.notes(),
+        *facts,
+        *(collected.debug_notes if sources.verbose else ()),
+    )
+    if baseline is not None:
+        report, stale = baseline.apply(report)
+        if stale:
+            shown = _shown_path(baseline.path)
+            notes += (
+                f"{stale} finding{'s' if stale > 1 else ''} in the baseline {shown} no longer "
+                f"occur{'' if stale > 1 else 's'}; `--write-baseline {shown}` drops {'them' if stale > 1 else 'it'}",
+            )
+    options = FormatOptions(color=color, notes=notes, annotate_from=min(config.fail_on, Severity.WARNING))
+    rendered = get_formatter(output_format)(report, rules, options)
     worst = report.worst()
     return CheckResult(rendered, worst is not None and worst >= config.fail_on, messages)
+
+
+def _shown_path(path: str) -> str:
+    """``path`` as the user would type it here: relative to the working directory when it is below it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _write_baseline(report: Report, path: str, messages: list[str]) -> CheckResult:
+    from gpulint.cli.output import write_report
+
+    try:
+        write_report(path, render_baseline(report, path))
+    except OSError as exc:
+        return CheckResult(
+            "",
+            True,
+            [f"gpulint: error: --write-baseline: cannot write {path}: {exc.strerror or exc}"],
+            usage_error=True,
+        )
+    count = len(report.findings)
+    messages.append(
+        f"gpulint: wrote {count} finding{'' if count == 1 else 's'} to the baseline {path}; "
+        f"`gpulint check --baseline {path}` (or `baseline:` in .gpulint.yaml) now reports only new ones"
+    )
+    return CheckResult("", False, messages)

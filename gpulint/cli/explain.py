@@ -444,7 +444,10 @@ def _findings_step(findings: list[Finding]) -> Step:
     if not findings:
         return Step("gpulint check", OK, ["no findings"])
     worst = max(f.severity for f in findings)
-    lines = [f"{f.line}:{f.column}: {f.severity}[{f.rule}] {f.message}" for f in findings]
+    lines = [
+        "\n".join((f"{f.line}:{f.column}: {f.severity}[{f.rule}] {f.message}", *(f"    {note}" for note in f.notes)))
+        for f in findings
+    ]
     return Step("gpulint check", FAIL if worst >= Severity.ERROR else INFO, lines)
 
 

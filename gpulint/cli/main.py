@@ -15,7 +15,9 @@ from typing import Any
 import click
 
 from gpulint import __version__
+from gpulint.cli.adoption import AdoptionOptions, adoption_options
 from gpulint.cli.live import LiveCluster, live_cluster, live_options, read_live
+from gpulint.cli.output import write_report
 from gpulint.cli.render_options import apply as apply_render_options
 from gpulint.cli.render_options import render_options
 from gpulint.lint.config import (
@@ -29,6 +31,7 @@ from gpulint.lint.config import (
     parse_kubernetes_version,
 )
 from gpulint.lint.findings import Severity
+from gpulint.report import FORMATS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 MAX_JOBS = 64
@@ -85,7 +88,7 @@ def cli() -> None:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "sarif", "github", "junit"]),
+    type=click.Choice(FORMATS),
     default="text",
     show_default=True,
     help="Output format.",
@@ -140,6 +143,7 @@ def cli() -> None:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @live_options
 @render_options
+@adoption_options
 def check(
     paths: tuple[str, ...],
     output_format: str,
@@ -187,11 +191,16 @@ def check(
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     live = _live(live_inventory, kubeconfig, kube_context, live_pods, config)
+    adopting = AdoptionOptions.from_options(reading)  # one **kwargs holds every option group
     from gpulint.cli.check import run_check
     from gpulint.report import encode
 
     if output and _is_one_of(output, paths):
         raise click.UsageError(f"--output: {output} is one of the files to check; the report would overwrite it")
+    if adopting.write_baseline and _is_one_of(adopting.write_baseline, paths):
+        raise click.UsageError(
+            f"--write-baseline: {adopting.write_baseline} is one of the files to check; the baseline would overwrite it"
+        )
     use_color = _use_color(color, output)
     result = run_check(
         list(paths) or ["."],
@@ -203,6 +212,7 @@ def check(
         color=use_color,
         live=live,
         sources=sources,
+        adoption=adopting,
     )
     for message in result.messages:
         click.echo(message, err=True)
@@ -219,26 +229,6 @@ def check(
     if exit_zero:
         sys.exit(EXIT_OK)
     sys.exit(EXIT_FINDINGS if result.failed else EXIT_OK)
-
-
-def write_report(output: str, data: bytes) -> None:
-    """Write the report whole, as a new file that replaces ``output``: a symlink a pull request planted
-    at the report's path is replaced, never followed, and a reader never sees half a report."""
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(output))
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(output)}.", dir=directory)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, output)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _is_one_of(output: str, paths: tuple[str, ...]) -> bool:
@@ -266,34 +256,24 @@ def _rules_with_policies(policy_paths: tuple[str, ...]) -> dict:
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--policy", "policy_paths", multiple=True, help="Also list these policies' rules.")
 def list_rules(output_format: str, policy_paths: tuple[str, ...]) -> None:
-    """List every rule with its default severity."""
-    rules = _rules_with_policies(policy_paths)
-    if output_format == "json":
-        import json
+    """List every rule with its default severity, then the policies shipped with gpulint."""
+    from gpulint.cli.rules import render_rules
 
-        click.echo(
-            json.dumps(
-                [{"id": r.id, "severity": str(r.severity), "summary": r.summary} for r in rules.values()], indent=2
-            )
-        )
-        return
-    width = max(len(rule_id) for rule_id in rules)
-    for rule in rules.values():
-        click.echo(f"{rule.id:<{width}}  {str(rule.severity):<7}  {rule.summary}")
+    click.echo(render_rules(_rules_with_policies(policy_paths), output_format), nl=False)
 
 
 @cli.command("rule")
 @click.argument("name")
 @click.option("--policy", "policy_paths", multiple=True, help="Policies whose rules NAME may name.")
 def show_rule(name: str, policy_paths: tuple[str, ...]) -> None:
-    """Print the docs of rule NAME: what it does, why, the Kubernetes rule, an example and its fix."""
-    rules = _rules_with_policies(policy_paths)
-    if name not in rules:
-        try:
-            check_rule_ids((name,), set(rules), "gpulint rule", "NAME")
-        except ConfigError as exc:
-            raise click.UsageError(str(exc)) from None
-    click.echo(rules[name].markdown(), nl=False)
+    """Print the docs of rule NAME (or of gpulint:POLICY from the shipped library): what it does, why,
+    the Kubernetes rule, an example and its fix."""
+    from gpulint.cli.rules import UnknownRule, rule_docs
+
+    try:
+        click.echo(rule_docs(name, _rules_with_policies(policy_paths)), nl=False)
+    except UnknownRule as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _live(

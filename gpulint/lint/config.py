@@ -44,6 +44,11 @@ class Config:
     node_catalog: tuple[str, ...] = ()  # instance-type catalog files that extend or override the shipped one
     extended_resource_toleration: bool | None = None  # the admission plugin; None: detected (GKE)
     render: RenderOptions = field(default_factory=RenderOptions)  # how charts and overlays are rendered
+    # suppressions: a reason required after `--`; unused ones reported; globs where in-manifest ones are not honoured
+    require_reason: bool = False
+    report_unused: bool = False
+    suppressions_disallowed: tuple[str, ...] = ()
+    baseline: str = ""  # a baseline file: its findings are not reported (gpulint.lint.baseline)
     source: str = ""  # the file it came from, for messages
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
 
@@ -116,10 +121,32 @@ def parse_feature_gates(value: Any, where: str = "--feature-gates") -> dict[str,
 def check_rule_ids(ids: tuple[str, ...], known: set[str], where: str, key: str) -> None:
     for rule_id in ids:
         if rule_id != "all" and rule_id not in known:
-            # the edit distance is quadratic: no suggestion for a name no rule id is near anyway
-            close = sorted(known, key=lambda k: _distance(k, rule_id))[:1] if len(rule_id) <= 64 else []
-            hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise ConfigError(f"{where}: '{key}' names unknown rule {_shown(rule_id)}{hint}")
+            raise ConfigError(f"{where}: '{key}' names unknown rule {_shown(rule_id)}{rule_hint(rule_id, known)}")
+
+
+def similar_rules(name: str, known: set[str] | frozenset[str]) -> list[str]:
+    """The rule ids ``name`` most likely means: those it begins or is part of (`gpu-request` ->
+    gpu-request-without-limit), else one within a few typos; none when nothing is close."""
+    if len(name) > 64:  # the edit distance is quadratic: no suggestion for a name no rule id is near anyway
+        return []
+    lowered = name.lower()
+    if len(lowered) >= 3:
+        containing = sorted(rule for rule in known if lowered in rule)
+        if containing:
+            return containing[:3]
+    best = min(known, key=lambda rule: (_distance(rule, lowered), rule), default=None)
+    if best is not None and _distance(best, lowered) <= max(2, len(lowered) // 4):
+        return [best]
+    return []
+
+
+def rule_hint(name: str, known: set[str] | frozenset[str]) -> str:
+    close = similar_rules(name, known)
+    if not close:
+        return ""
+    if len(close) == 1:
+        return f"; did you mean '{close[0]}'?"
+    return f"; did you mean one of {', '.join(repr(rule) for rule in close)}?"
 
 
 def _distance(a: str, b: str) -> int:
@@ -162,6 +189,8 @@ def from_mapping(
         "node-catalog",
         "extended-resource-toleration",
         "render",
+        "baseline",
+        "suppressions",
     }
     for key in raw:
         if key not in handlers:
@@ -231,6 +260,13 @@ def from_mapping(
             changes["render"] = render_from_mapping(raw["render"], root, at(("render",)))
         except RenderConfigError as exc:
             raise ConfigError(str(exc)) from None
+    if "suppressions" in raw:
+        changes.update(_suppressions(raw["suppressions"], at))
+    if "baseline" in raw:
+        value = raw["baseline"]
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{at(('baseline',))}: 'baseline' must be the path of a baseline file")
+        changes["baseline"] = str(Path(root) / value)
     if "inventory" in raw:
         changes["inventory"] = tuple(
             str(Path(root) / p) for p in _string_list(raw["inventory"], "inventory", at(("inventory",)))
@@ -255,6 +291,28 @@ def parse_switch(value: Any, where: str) -> bool | None:
     if text in ("true", "false", "auto"):
         return None if text == "auto" else text == "true"
     raise ConfigError(f"{where} must be true, false or auto, not {_shown(value)}")
+
+
+_SUPPRESSION_KEYS = ("require-reason", "report-unused", "disallow-in")
+
+
+def _suppressions(raw: Any, at: Locator) -> dict[str, Any]:
+    """``suppressions: {require-reason: bool, report-unused: bool, disallow-in: [globs]}``."""
+    where = at(("suppressions",))
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: 'suppressions' must be a mapping with the keys {', '.join(_SUPPRESSION_KEYS)}")
+    changes: dict[str, Any] = {}
+    for key, value in raw.items():
+        place = at(("suppressions", str(key)))
+        if key not in _SUPPRESSION_KEYS:
+            raise ConfigError(f"{place}: unknown key 'suppressions.{key}' (known keys: {', '.join(_SUPPRESSION_KEYS)})")
+        if key == "disallow-in":
+            changes["suppressions_disallowed"] = _string_list(value, "suppressions.disallow-in", place)
+        elif not isinstance(value, bool):
+            raise ConfigError(f"{place}: 'suppressions.{key}' must be true or false, not {_shown(value)}")
+        else:
+            changes["require_reason" if key == "require-reason" else "report_unused"] = value
+    return changes
 
 
 def _shown(value: Any) -> str:

@@ -7,17 +7,37 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import Any
 
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.config import Config
-from gpulint.lint.findings import Append, Diagnostic, FileReport, Finding, Fix, ObjectRef, Severity
+from gpulint.lint.findings import (
+    Append,
+    Diagnostic,
+    FileReport,
+    Finding,
+    Fix,
+    FixSafety,
+    Severity,
+    stable_field,
+)
 from gpulint.lint.loader import LoadedFile
 from gpulint.lint.objects import KubeObject, ParsedFile
-from gpulint.lint.registry import Rule, all_rules, policy_rules
+from gpulint.lint.registry import Rule, all_rules, policy_rules, rule_ids
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need
 from gpulint.lint.schema import SchemaStore
-from gpulint.lint.suppress import FileSuppressions, annotation_rules, path_ignores, template_annotation_rules
+from gpulint.lint.suppress import (
+    ANNOTATION,
+    Directive,
+    FileSuppressions,
+    SuppressionPolicy,
+    annotation_directive,
+    path_ignores,
+    path_matches,
+    template_annotations,
+)
+from gpulint.lint.suppress import apply as apply_suppressions
 
 YAML_INVALID = "yaml-invalid"
 
@@ -102,6 +122,10 @@ class Engine:
             for rule_id, rule in rules.items()
             if rule.check is not None and rule.needs <= available
         ]
+        self._ran = frozenset(
+            {rule_id for rule_id, _, _ in self._runnable} | ({YAML_INVALID} if YAML_INVALID in rules else set())
+        )
+        self._known = frozenset(rule_ids(config.policies)) | frozenset(rules)
 
     def check_file(
         self, parsed: ParsedFile, deadline: Deadline | None = None, *, path_ignores_apply: bool = True
@@ -121,11 +145,16 @@ class Engine:
         )
         report.documents = len(loaded.documents)
         report.not_objects = parsed.not_objects
+        located: list[tuple[Finding, tuple[Directive, ...]]] = [(finding, ()) for finding in findings]
+        annotations: list[Directive] = []
         for obj in parsed.objects:
             report.objects += 1
-            findings.extend(self._check_object(obj, deadline))
-        report.findings, report.suppressed = self._suppress(loaded, findings, path_ignores_apply)
+            checked, directives = self._check_object(obj, deadline)
+            located.extend(checked)
+            annotations.extend(directives)
+        report.findings, report.suppressed = self._suppress(loaded, located, annotations, path_ignores_apply)
         report.findings.sort(key=Finding.sort_key)
+        report.excerpts = _excerpts(loaded.text, {f.line for f in report.findings if f.file == loaded.path})
         return report
 
     def _file_finding(
@@ -152,10 +181,15 @@ class Engine:
         assert rule is not None, f"no rule {rule_id!r}: checks report only under the ids of registered rules"
         return rule.severity
 
-    def _check_object(self, obj: KubeObject, deadline: Deadline | None = None) -> list[Finding]:
-        findings = []
-        ignored = annotation_rules(obj.annotations())
-        template_ignores = template_annotation_rules(obj.data)
+    def _check_object(
+        self, obj: KubeObject, deadline: Deadline | None = None
+    ) -> tuple[list[tuple[Finding, tuple[Directive, ...]]], list[Directive]]:
+        """The object's findings, each with the annotation suppressions whose scope holds it, and
+        those annotation suppressions."""
+        scoped = annotation_directives(obj)
+        directives = [directive for directive, _ in scoped]
+        whole = tuple(directive for directive, prefix in scoped if not prefix)
+        findings: list[tuple[Finding, tuple[Directive, ...]]] = []
         for rule_id, rule, check in self._runnable:
             if not rule.reads(obj.kind):
                 continue
@@ -165,30 +199,26 @@ class Engine:
                 raise
             except Exception as exc:  # a bug in one check must not hide the others' findings
                 line, column = obj.locate(())
-                findings.append(
-                    Finding(
-                        rule_id,
-                        Severity.INFO,
-                        f"internal error in gpulint's {rule_id} check ({type(exc).__name__}: {exc}); "
-                        "this object was not fully checked - please report it",
-                        obj.document.path,
-                        line,
-                        column,
-                        obj.ref,
-                        document=obj.document.index,
-                    )
+                internal = Finding(
+                    rule_id,
+                    Severity.INFO,
+                    f"internal error in gpulint's {rule_id} check ({type(exc).__name__}: {exc}); "
+                    "this object was not fully checked - please report it",
+                    obj.document.path,
+                    line,
+                    column,
+                    obj.ref,
+                    document=obj.document.index,
                 )
+                findings.append((internal, whole))
                 continue
             placeholders = obj.document.placeholders
             for diagnostic in diagnostics:
                 if placeholders and _under_placeholder((*obj.prefix, *diagnostic.path), placeholders):
                     continue  # ${GPUS} is not a value yet: the file's one not-rendered finding says so
-                finding = self._finding(obj, diagnostic)
-                scoped = [rules for prefix, rules in template_ignores if diagnostic.path[: len(prefix)] == prefix]
-                if any(rule_id in rules or "all" in rules for rules in (ignored, *scoped)):
-                    finding = _SUPPRESSED
-                findings.append(finding)
-        return findings
+                covering = tuple(d for d, prefix in scoped if diagnostic.path[: len(prefix)] == prefix)
+                findings.append((self._finding(obj, diagnostic), covering))
+        return findings, directives
 
     def _diagnostics(
         self, check: Callable[..., Iterator[Diagnostic]], obj: KubeObject, deadline: Deadline | None
@@ -219,6 +249,7 @@ class Engine:
                     diagnostic.fix_description,
                     source,
                     appends=tuple(Append((*obj.prefix, *a.path), a.item) for a in diagnostic.fix_appends),
+                    safety=diagnostic.fix_safety or FixSafety.SAFE,
                 )
             )
             if fix.appends and fix.file and not fix.refused:  # list items' paths are the rendered object's
@@ -235,36 +266,104 @@ class Engine:
             obj.ref,
             fix,
             obj.document.index,
+            diagnostic.notes,
+            diagnostic.run_note,
+            stable_field(obj.data, diagnostic.path),
         )
 
     def _suppress(
-        self, loaded: LoadedFile, findings: list[Finding], path_ignores_apply: bool
+        self,
+        loaded: LoadedFile,
+        findings: list[tuple[Finding, tuple[Directive, ...]]],
+        annotations: list[Directive],
+        path_ignores_apply: bool,
     ) -> tuple[list[Finding], int]:
-        """Comments and per-path-ignores of the file each finding is in: a rendered chart's findings
-        are in its templates, whose comments (and paths) are the ones that count."""
-        comments: dict[str, FileSuppressions] = {}
-        by_path: dict[str, frozenset[str]] = {}
+        """Comments, per-path-ignores and suppression policy of the file each finding is in: a rendered
+        chart's findings are in its templates, whose comments (and paths) are the ones that count."""
+        groups: dict[str, list[tuple[Finding, tuple[Directive, ...]]]] = {loaded.path: []}
+        for item in findings:
+            groups.setdefault(item[0].file, []).append(item)
+        kept: list[Finding] = []
+        suppressed = 0
+        for file, items in groups.items():
+            text = loaded.text if file == loaded.path else loaded.texts.get(file, "")
+            here = annotations if file == loaded.path else []  # the objects' annotations: reported once
+            file_kept, file_suppressed = self._suppress_file(file, text, items, here, path_ignores_apply)
+            kept += file_kept
+            suppressed += file_suppressed
+        return kept, suppressed
 
-        def suppressed(finding: Finding) -> bool:
-            file = finding.file
-            if file not in comments:
-                text = loaded.text if file == loaded.path else loaded.texts.get(file, "")
-                comments[file] = FileSuppressions.scan(text)
-                by_path[file] = (
-                    path_ignores(file, self.config.per_path_ignores, self.config.root)
-                    if path_ignores_apply
-                    else frozenset()
-                )
-            ignored = by_path[file]
-            return finding.rule in ignored or "all" in ignored or comments[file].suppresses(finding)
+    def _suppress_file(
+        self,
+        path: str,
+        text: str,
+        findings: list[tuple[Finding, tuple[Directive, ...]]],
+        annotations: list[Directive],
+        path_ignores_apply: bool,
+    ) -> tuple[list[Finding], int]:
+        config = self.config
+        by_path = path_ignores(path, config.per_path_ignores, config.root) if path_ignores_apply else frozenset()
+        disallowed = (
+            next((glob for glob in config.suppressions_disallowed if path_matches(path, glob, config.root)), "")
+            if path_ignores_apply
+            else ""
+        )
+        comments = FileSuppressions.scan(text).directives
+        policy = SuppressionPolicy(
+            self._known, self._ran, config.require_reason, config.report_unused, disallowed, by_path
+        )
+        kept, suppressed, problems = apply_suppressions(findings, comments, annotations, policy)
+        for problem in problems:
+            if problem.rule not in self.rules:
+                continue
+            # the suppression rules themselves: per-path-ignores, or a comment that names them (never `all`)
+            if problem.rule in by_path or (
+                not disallowed
+                and any(problem.rule in d.names() and (d.kind == "file" or d.target == problem.line) for d in comments)
+            ):
+                suppressed += 1
+                continue
+            severity = self._severity(problem.rule, None)
+            kept.append(Finding(problem.rule, severity, problem.message, path, problem.line, problem.column))
+        return kept, suppressed
 
-        kept = [f for f in findings if f is not _SUPPRESSED and not suppressed(f)]
-        return kept, len(findings) - len(kept)
+
+MAX_EXCERPT = 300  # characters of a source line kept for the formatters that quote it
+
+
+def _excerpts(text: str, lines: set[int]) -> dict[int, str]:
+    if not lines or not text:
+        return {}
+    wanted = max(lines)
+    out = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if number in lines:
+            out[number] = line if len(line) <= MAX_EXCERPT else line[:MAX_EXCERPT] + "…"
+        if number >= wanted:
+            break
+    return out
+
+
+def annotation_directives(obj: KubeObject) -> list[tuple[Directive, tuple[Any, ...]]]:
+    """The object's `gpulint.io/ignore` annotation (scope: the whole object) and its pod templates'
+    (scope: the template's path), as directives placed where the annotation's value is."""
+    found = []
+    sites: list[tuple[tuple[Any, ...], Any]] = [((), obj.annotations().get(ANNOTATION))]
+    sites += template_annotations(obj.data)
+    for prefix, value in sites:
+        if not isinstance(value, str):
+            continue
+        path = (*prefix, "metadata", "annotations", ANNOTATION)
+        line, column = obj.locate(path)
+
+        def locate(offset: int, path: tuple[Any, ...] = path) -> tuple[int, int]:
+            return obj.locate_in_string(path, offset)
+
+        directive = annotation_directive(value, (obj.document.index, obj.prefix, prefix), locate, line, column)
+        if directive is not None:
+            found.append((directive, prefix))
+    return found
 
 
 def _under_placeholder(path: tuple[object, ...], placeholders: tuple[tuple[object, ...], ...]) -> bool:
     return any(path[: len(p)] == p for p in placeholders)
-
-
-# A placeholder for a finding suppressed by its object's annotation (counted, not reported).
-_SUPPRESSED = Finding("", Severity.INFO, "", "", 0, 0, ObjectRef())

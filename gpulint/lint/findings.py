@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 # re-exported: the findings name objects and places
@@ -27,6 +27,20 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
 
+class FixSafety(enum.Enum):
+    """Whether ``--fix`` may apply a fix on its own (ruff's safe/unsafe split).
+
+    A fix is SAFE when the object after it asks for and consumes what the author evidently
+    meant (a missing limit copied from the request the author wrote). It is UNSAFE when it has
+    to choose between readings that change what a pod holds (a request of 1 with a limit of 2:
+    raising the request doubles the GPUs the pod holds, lowering the limit halves them); those
+    are applied only with ``--unsafe-fixes``, and the finding's notes show every choice.
+    """
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
 @dataclass(frozen=True)
 class Append:
     """Add ``item`` (a mapping or a scalar) at the end of the list at ``path``; a missing list is created."""
@@ -37,7 +51,7 @@ class Append:
 
 @dataclass(frozen=True)
 class Fix:
-    """A safe, mechanical edit: set the value at ``path`` of document ``document``.
+    """A mechanical edit: set the value at ``path`` of document ``document``.
 
     ``path`` is relative to the document root; ``value`` is a plain YAML scalar.
     When the parent mapping of ``path`` does not exist yet, it is created.
@@ -53,12 +67,16 @@ class Fix:
     file: str = ""
     fs_path: str = ""
     refused: str = ""
+    appends: tuple[Append, ...] = ()  # list items added with the fix, all or none (``path`` () sets nothing)
+    safety: FixSafety = FixSafety.SAFE  # the Diagnostic that proposes it always states it
 
     @property
     def applicable(self) -> bool:
         return not self.refused
 
-    appends: tuple[Append, ...] = ()  # list items added with the fix, all or none (``path`` () sets nothing)
+    @property
+    def safe(self) -> bool:
+        return self.safety is FixSafety.SAFE
 
 
 @dataclass(frozen=True)
@@ -83,6 +101,20 @@ class Diagnostic:
     pinned: bool = False
     offset: int | None = None  # a character offset inside the string at ``path`` (a CEL error's position)
     fix_appends: tuple[Append, ...] = ()  # list items the fix adds (with or without ``fix_path``)
+    # What follows the one-line message: the scheduler's reasons, the choices, a suggestion.
+    # Shown under the finding in text, as more lines of the SARIF message, as "notes" in JSON.
+    notes: tuple[str, ...] = ()
+    # Required with a fix: every check says whether its fix is safe (see FixSafety).
+    fix_safety: FixSafety | None = None
+    # Not a verdict on this object but a fact about the run ("not checked: no DeviceClasses in the
+    # inventory"): printed once as a run note naming the places, never as one finding per object.
+    run_note: bool = False
+
+    def __post_init__(self) -> None:
+        if (self.fix_path is not None or self.fix_appends) and self.fix_safety is None:
+            raise ValueError(
+                f"{self.rule}: a Diagnostic with a fix must state fix_safety=FixSafety.SAFE or FixSafety.UNSAFE"
+            )
 
 
 @dataclass(frozen=True)
@@ -96,6 +128,11 @@ class Finding:
     obj: ObjectRef = field(default_factory=ObjectRef)
     fix: Fix | None = None
     document: int = 0
+    notes: tuple[str, ...] = ()
+    run_note: bool = False  # see Diagnostic.run_note
+    # The field inside the object, list items named by their `name` where they have one
+    # (spec.containers[name=trainer].resources): what a baseline fingerprint keeps across edits.
+    field: str = ""
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.file, self.line, self.column, self.rule, self.message)
@@ -110,7 +147,29 @@ class Finding:
             "column": self.column,
             "object": self.obj.as_json(),
             "fixable": self.fix is not None and self.fix.applicable,
+            "fix": None if self.fix is None else {"description": self.fix.description, "safety": self.fix.safety.value},
+            "notes": list(self.notes),
+            "field": self.field,
         }
+
+
+def stable_field(data: Any, path: Path) -> str:
+    """``path`` in Kubernetes' spelling, with a list item that has a string ``name`` shown as
+    ``[name=NAME]`` rather than by its index, so inserting a container before it changes nothing."""
+    out = ""
+    node = data
+    for step in path:
+        child = None
+        if isinstance(step, int):
+            child = node[step] if isinstance(node, list) and -len(node) <= step < len(node) else None
+            name = child.get("name") if isinstance(child, dict) else None
+            out += f"[name={name}]" if isinstance(name, str) and name else f"[{step}]"
+        else:
+            child = node.get(step) if isinstance(node, dict) else None
+            text = str(step)
+            out += f"[{text}]" if "." in text or "/" in text else (f".{text}" if out else text)
+        node = child
+    return out
 
 
 @dataclass
@@ -122,6 +181,8 @@ class FileReport:
     not_objects: int = 0  # documents that are not Kubernetes objects (values files, patches)
     suppressed: int = 0
     templated: bool = False
+    baselined: int = 0  # findings left out because the baseline holds them
+    excerpts: dict[int, str] = field(default_factory=dict)  # line -> its source text, for the lines with findings
 
 
 @dataclass
@@ -131,6 +192,23 @@ class Report:
     @property
     def findings(self) -> list[Finding]:
         return [finding for report in self.files for finding in report.findings]
+
+    def without_run_notes(self) -> tuple[Report, tuple[str, ...]]:
+        """The report without the findings that are facts about the run, and those facts as notes:
+        one per rule and message, naming where it applies (the first few places)."""
+        grouped: dict[tuple[str, str], list[Finding]] = {}
+        for finding in self.findings:
+            if finding.run_note:
+                grouped.setdefault((finding.rule, finding.message), []).append(finding)
+        if not grouped:
+            return self, ()
+        files = [replace(file, findings=[f for f in file.findings if not f.run_note]) for file in self.files]
+        notes = []
+        for (rule, message), places in grouped.items():
+            shown = ", ".join(f"{f.file}:{f.line}:{f.column}" for f in places[:3])
+            more = f" and {len(places) - 3} more" if len(places) > 3 else ""
+            notes.append(f"{rule}: {message} ({len(places)} place{'s' if len(places) > 1 else ''}: {shown}{more})")
+        return Report(files), tuple(notes)
 
     def count(self, severity: Severity) -> int:
         return sum(1 for finding in self.findings if finding.severity == severity)
@@ -148,5 +226,9 @@ class Report:
             "warnings": self.count(Severity.WARNING),
             "infos": self.count(Severity.INFO),
             "suppressed": sum(r.suppressed for r in self.files),
-            "fixable": sum(1 for f in self.findings if f.fix is not None and f.fix.applicable),
+            "baselined": sum(r.baselined for r in self.files),
+            "fixable": sum(1 for f in self.findings if f.fix is not None and f.fix.applicable and f.fix.safe),
+            "unsafe_fixable": sum(
+                1 for f in self.findings if f.fix is not None and f.fix.applicable and not f.fix.safe
+            ),
         }

@@ -604,7 +604,7 @@ class PreparedFix:
     """A file's fixed content, built and verified, not written yet."""
 
     display: str
-    target: str  # the real file (symbolic links resolved)
+    target: str  # the real file (symbolic links resolved); "" for standard input or a pipe (diff only)
     identity: tuple[int, int]  # st_dev, st_ino
     encoding: Encoding
     old_raw: bytes
@@ -637,6 +637,17 @@ def prepare_fix(display: str, fs_path: str, fixes: Sequence[Fix], linted: bytes 
         raise FixRefused(f"cannot read it again ({exc.strerror or exc})") from None
     if linted is not None and raw != linted:
         raise FixRefused("it changed after it was linted; run gpulint again")
+    return _prepare(display, target, (status.st_dev, status.st_ino), raw, fixes)
+
+
+def prepare_fix_of_content(display: str, raw: bytes, fixes: Sequence[Fix]) -> PreparedFix | None:
+    """The fixed content of bytes read once (standard input, a pipe): for ``--diff``, never written."""
+    return _prepare(display, "", (0, 0), raw, fixes)
+
+
+def _prepare(
+    display: str, target: str, identity: tuple[int, int], raw: bytes, fixes: Sequence[Fix]
+) -> PreparedFix | None:
     encoding = detect_encoding(raw)
     try:
         text = decode(raw)
@@ -652,7 +663,7 @@ def prepare_fix(display: str, fs_path: str, fixes: Sequence[Fix], linted: bytes 
     return PreparedFix(
         display,
         target,
-        (status.st_dev, status.st_ino),
+        identity,
         encoding,
         raw,
         encoding.encode(outcome.new_text),

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpulint.lint.findings import Report
+from gpulint.lint.findings import Report, Severity
 from gpulint.lint.rule import Rule
 
 
@@ -14,6 +14,9 @@ from gpulint.lint.rule import Rule
 class FormatOptions:
     color: bool = False
     notes: tuple[str, ...] = ()  # run-level notes for the summary (e.g. "inventory rules skipped")
+    # The lowest severity the CI formats flag (GitHub annotations, JUnit failures): warning, or info
+    # with --fail-on info. An annotation or a failed test for every info finding buries the ones that matter.
+    annotate_from: Severity = Severity.WARNING
 
 
 Formatter = Callable[[Report, dict[str, Rule], FormatOptions], str]
@@ -31,12 +34,16 @@ def get_formatter(name: str) -> Formatter:
         from gpulint.report.github import render
     elif name == "junit":
         from gpulint.report.junit import render
+    elif name == "gitlab":
+        from gpulint.report.gitlab import render
+    elif name == "markdown":
+        from gpulint.report.markdown import render
     else:
         raise ValueError(f"unknown format {name!r}")
     return render
 
 
-FORMATS = ("text", "json", "sarif", "github", "junit")
+FORMATS = ("text", "json", "sarif", "github", "junit", "gitlab", "markdown")
 
 
 # A file name that is not valid UTF-8 reaches Python as lone surrogates (PEP 383: b"\xff" -> "\udcff").
@@ -62,6 +69,6 @@ def encode(rendered: str, output_format: str) -> bytes:
     ``ls`` does; JSON keeps it lossless and valid UTF-8 as a ``\\udcff`` escape, which json.loads
     turns back into the same name; SARIF and JUnit have already made it valid Unicode.
     """
-    if output_format in ("text", "github"):
+    if output_format in ("text", "github", "markdown"):
         return _NOT_ESCAPABLE.sub("\ufffd", rendered).encode("utf-8", "surrogateescape")
     return rendered.encode("utf-8", "backslashreplace")

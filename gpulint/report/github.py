@@ -1,4 +1,8 @@
-"""GitHub Actions workflow commands: one ::error/::warning/::notice annotation per finding."""
+"""GitHub Actions workflow commands: one ::error/::warning annotation per finding.
+
+Info findings become ::notice annotations only when they fail the run (``--fail-on info``): a
+pull request covered in notices hides the findings that matter (GitHub shows at most 10
+annotations of each type per step, and 50 per job)."""
 
 from __future__ import annotations
 
@@ -21,8 +25,9 @@ def _property(text: str) -> str:
 def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
     lines = [
         f"::{_COMMAND[f.severity]} file={_property(f.file)},line={f.line},col={f.column},"
-        f"title={_property('gpulint ' + f.rule)}::{_data(f.message)}"
+        f"title={_property('gpulint ' + f.rule)}::{_data(chr(10).join((f.message, *f.notes)))}"
         for f in report.findings
+        if f.severity >= options.annotate_from
     ]
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"

@@ -1,16 +1,30 @@
-"""JUnit XML: one testcase per file, one failure element per finding (GitLab, Jenkins)."""
+"""JUnit XML: one testcase per file; each error or warning a failure, info findings as output
+(infos are failures too with ``--fail-on info``).
+
+A clean run must show no failed test in GitLab or Jenkins: info findings ("not evaluable
+offline", "gate off by default") go into the file's passed testcase as ``system-out``.
+"""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from gpulint.lint.findings import Report
+from gpulint.lint.findings import Finding, Report
 from gpulint.lint.rule import Rule
 from gpulint.report import FormatOptions, valid_xml
 
 
+def _line(finding: Finding) -> str:
+    subject = f" {finding.obj.display()}:" if finding.obj.kind else ""
+    text = (
+        f"{finding.file}:{finding.line}:{finding.column}: {finding.severity}[{finding.rule}]{subject} {finding.message}"
+    )
+    return "\n".join((text, *(f"    {note}" for note in finding.notes)))
+
+
 def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
-    failures = sum(1 for file in report.files if file.findings)
+    failing = [[f for f in file.findings if f.severity >= options.annotate_from] for file in report.files]
+    failures = sum(1 for found in failing if found)
     suites = ET.Element("testsuites", name="gpulint", tests=str(len(report.files)), failures=str(failures))
     suite = ET.SubElement(
         suites,
@@ -21,19 +35,19 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
         errors="0",
         skipped="0",
     )
-    for file in report.files:
+    for file, found in zip(report.files, failing, strict=True):
         case = ET.SubElement(suite, "testcase", classname="gpulint", name=file.path, file=file.path)
-        for finding in file.findings:
+        for finding in found:
             failure = ET.SubElement(
                 case,
                 "failure",
                 type=finding.rule,
                 message=f"{finding.line}:{finding.column}: {finding.severity}[{finding.rule}] {finding.message}",
             )
-            failure.text = (
-                f"{finding.file}:{finding.line}:{finding.column}: {finding.severity}[{finding.rule}] "
-                f"{finding.obj.display()} {finding.message}"
-            )
+            failure.text = _line(finding)
+        infos = [finding for finding in file.findings if finding.severity < options.annotate_from]
+        if infos:
+            ET.SubElement(case, "system-out").text = "\n".join(map(_line, infos))
     ET.indent(suites)
     # ElementTree writes control characters and lone surrogates as they are, which no XML parser accepts
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + valid_xml(ET.tostring(suites, encoding="unicode")) + "\n"

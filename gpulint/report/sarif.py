@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 from gpulint import __version__
+from gpulint.lint.baseline import fingerprint
 from gpulint.lint.findings import Report, Severity
 from gpulint.lint.rule import Rule
 from gpulint.report import FormatOptions, valid_unicode
@@ -54,7 +55,8 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
         result: dict[str, Any] = {
             "ruleId": finding.rule,
             "level": _LEVEL[finding.severity],
-            "message": {"text": finding.message},
+            # the first line is the summary viewers show; the notes follow it
+            "message": {"text": "\n".join((finding.message, *finding.notes))},
             "locations": [
                 {
                     "physicalLocation": {
@@ -64,14 +66,22 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
                 }
             ],
         }
+        # the baseline's fingerprint: code scanning tracks an alert across line shifts with it
+        result["partialFingerprints"] = {"gpulint/v1": fingerprint(finding)}
         if finding.rule in index:
             result["ruleIndex"] = index[finding.rule]
         if finding.obj.kind:
             result["locations"][0]["logicalLocations"] = [
                 {"fullyQualifiedName": finding.obj.display(), "kind": "object"}
             ]
+        properties: dict[str, Any] = {}
+        if finding.notes:
+            properties["notes"] = list(finding.notes)
         if finding.fix is not None:
-            result["properties"] = {"fix": finding.fix.description}
+            properties["fix"] = finding.fix.description
+            properties["fixSafety"] = finding.fix.safety.value
+        if properties:
+            result["properties"] = properties
         results.append(result)
     log = {
         "$schema": SCHEMA,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpulint.lint.findings import Report, Severity
+from gpulint.lint.findings import Finding, Report, Severity
 from gpulint.lint.rule import Rule
 from gpulint.report import FormatOptions
 
@@ -22,8 +22,12 @@ def summary_line(report: Report) -> str:
         extras.append(f"{_plural(stats['not_objects'], 'document')} skipped (not Kubernetes objects)")
     if stats["suppressed"]:
         extras.append(f"{stats['suppressed']} suppressed")
+    if stats.get("baselined"):
+        extras.append(f"{stats['baselined']} in the baseline")
     if stats["fixable"]:
         extras.append(f"{stats['fixable']} fixable with --fix")
+    if stats["unsafe_fixable"]:
+        extras.append(f"{stats['unsafe_fixable']} more with --unsafe-fixes")
     tail = f" ({'; '.join(extras)})" if extras else ""
     counts = [_plural(stats["errors"], "error"), _plural(stats["warnings"], "warning")]
     if stats["infos"]:
@@ -31,6 +35,18 @@ def summary_line(report: Report) -> str:
     if not report.findings:
         return f"No problems found in {checked}{tail}."
     return f"Found {', '.join(counts)} in {checked}{tail}."
+
+
+NOTE_INDENT = "    "
+
+
+def detail_lines(finding: Finding) -> list[str]:
+    """The finding's notes, then its fix and how to apply it, indented under its first line."""
+    lines = [f"{NOTE_INDENT}{note}" for note in finding.notes]
+    if finding.fix is not None:
+        how = "--fix" if finding.fix.safe else "--unsafe-fixes"
+        lines.append(f"{NOTE_INDENT}fix ({finding.fix.safety.value}, {how}): {finding.fix.description}")
+    return lines
 
 
 def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
@@ -43,6 +59,7 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
             severity = f"{_COLORS[finding.severity]}{severity}{_RESET}"
         subject = f" {finding.obj.display()}:" if finding.obj.kind else ""
         lines.append(f"{location} {severity}[{finding.rule}]{subject} {finding.message}")
+        lines.extend(detail_lines(finding))
     lines.extend(f"note: {note}" for note in options.notes)
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"

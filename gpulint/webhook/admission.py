@@ -134,7 +134,11 @@ def decide(
     if len(rest) > MAX_WARNINGS:
         warnings.append(f"gpulint: {len(rest) - MAX_WARNINGS} more findings not shown")
     if denying:
-        lines = [f"- {f.rule}: {f.message}" for f in denying[:MAX_DENIAL_LINES]]
+        # the notes carry the API server's own wording and the choices: kubectl prints them under the line
+        lines = [
+            "\n".join((f"- {f.rule}: {f.message}", *(f"  {note}" for note in f.notes)))
+            for f in denying[:MAX_DENIAL_LINES]
+        ]
         if len(denying) > MAX_DENIAL_LINES:
             lines.append(f"- and {len(denying) - MAX_DENIAL_LINES} more")
         message = "gpulint denied this object:\n" + "\n".join(lines)

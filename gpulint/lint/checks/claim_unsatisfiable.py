@@ -52,15 +52,17 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             where = claim.requests[0].path[:-1]
             reason = allocation_failure(dra.verdicts((claim,)), len(ctx.resolver.nodes))
             if reason is not None:
-                yield Diagnostic(RULE_ID, where, f"the claim can never be allocated: {reason}")
+                head, notes = _split(reason)
+                yield Diagnostic(RULE_ID, where, f"the claim can never be allocated: {head}", notes=notes)
             elif dra.allocated and not _allocated(obj):
                 now = allocation_failure(dra.verdicts_now((claim,)), len(ctx.resolver.nodes))
                 if now is not None:
+                    head, notes = _split(now)
                     yield Diagnostic(
                         RULE_ID,
                         where,
-                        "the claim fits the empty cluster but not the devices that "
-                        f"allocated claims leave free now: {now}",
+                        f"the claim fits the empty cluster but not the devices that allocated claims leave free now: {head}",
+                        notes=notes,
                         severity=Severity.WARNING,
                     )
         return
@@ -76,11 +78,12 @@ def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraMo
         claim, where = extended
         reason = allocation_failure(dra.verdicts((claim,)), total)
         if reason is not None:
+            head, notes = _split(reason)
             yield Diagnostic(
                 RULE_ID,
                 where,
-                f"this extended resource is served by DRA (a DeviceClass's "
-                f"extendedResourceName) and can never be allocated: {reason}",
+                f"this extended resource is served by DRA and can never be allocated: {head}",
+                notes=(*notes, "a DeviceClass's extendedResourceName serves it"),
             )
             return
         parts.append(claim)
@@ -106,8 +109,16 @@ def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraMo
             else "the pod's claim cannot be allocated on any node the pod may use"
         )
         scope = (
-            ""
+            ()
             if len(allowed) == total
-            else f" (its tolerations, affinity and requests allow {len(allowed)} of the {total} nodes)"
+            else (f"its tolerations, affinity and requests allow {len(allowed)} of the {total} nodes",)
         )
-        yield Diagnostic(RULE_ID, (*site.path, "resourceClaims"), f"{what}{scope}: {reason}")
+        head, notes = _split(reason)
+        yield Diagnostic(RULE_ID, (*site.path, "resourceClaims"), f"{what}: {head}", notes=(*scope, *notes))
+
+
+def _split(reason: str) -> tuple[str, tuple[str, ...]]:
+    """The allocator's answer as a headline ("no node of 16 can satisfy it") and the detail under it
+    (which request failed, and on the node that came closest)."""
+    head, sep, detail = reason.partition(": ")
+    return (head, (detail,)) if sep and detail else (reason, ())

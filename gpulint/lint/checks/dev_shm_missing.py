@@ -18,7 +18,7 @@ from gpulint.kube.runtime import (
 )
 from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Append, Diagnostic, Severity
+from gpulint.lint.findings import Append, Diagnostic, FixSafety, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -91,6 +91,8 @@ def _finding(site: PodSpecSite, affected: list[tuple[tuple[Any, ...], dict[str, 
         '"Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)". '
         f"Mount an emptyDir with medium: Memory at /dev/shm",
         fix_appends=tuple(appends) if fixable else (),
+        # the runtime rules decide; gpulint#17 made the attribute explicit: revisit (a memory-backed volume)
+        fix_safety=FixSafety.SAFE,
         fix_description=f"add the emptyDir volume '{volume}' (medium: Memory) and mount it at /dev/shm",
     )
 

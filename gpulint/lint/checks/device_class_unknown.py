@@ -92,4 +92,5 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 "inventory does not list the cluster's DeviceClasses (drivers install their classes; add "
                 "`kubectl get deviceclasses -o yaml` to the inventory)",
                 severity=Severity.INFO,
+                run_note=True,  # a fact about the inventory, said once per class, not once per claim
             )

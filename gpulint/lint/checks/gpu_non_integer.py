@@ -42,7 +42,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     yield Diagnostic(
                         RULE_ID,
                         path,
-                        f'{where}: Invalid value: "{value}": must be an integer; {name} is an extended resource '
-                        "and is allocated in whole devices. To share a GPU, use the device plugin's time-slicing "
-                        "or MPS replicas, a MIG profile, or a DRA claim",
+                        f'{where}: Invalid value: "{value}": must be an integer',
+                        notes=(
+                            f"{name} is an extended resource and is allocated in whole devices",
+                            "to share a GPU, use the device plugin's time-slicing or MPS replicas, a MIG profile, "
+                            "or a DRA claim",
+                        ),
                     )

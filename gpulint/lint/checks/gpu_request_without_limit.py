@@ -8,7 +8,7 @@ from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.resources import is_extended
 from gpulint.kube.workloads import container_resources
 from gpulint.lint.checks import CheckContext, field_path
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, FixSafety, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -28,14 +28,20 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     RULE_ID,
                     request_path,
                     f"container '{block.container}' requests {name}: {requested} but sets no limit for it; "
-                    f"the API server rejects the Pod ({field_path((*block.path, 'limits'))}: Required value: "
-                    f"Limit must be set for non overcommitable resources). Set limits.{name} to {requested} "
-                    f"(extended resources are requested through limits; the request defaults to the limit)",
+                    "the API server rejects the Pod",
                     on_key=True,
+                    notes=(
+                        f"{field_path((*block.path, 'limits'))}: Required value: "
+                        "Limit must be set for non overcommitable resources",
+                        f"set limits.{name} to {requested}: extended resources are requested through limits "
+                        "(the request defaults to the limit)",
+                    ),
                     fix_path=limit_path,
                     fix_value=requested,
                     fix_source=request_path,
                     fix_description=f"add limits.{name}: {requested}",
+                    # the pod then holds what it asked for: the request the author wrote
+                    fix_safety=FixSafety.SAFE,
                 )
                 continue
             limit = block.limits[name]
@@ -48,11 +54,19 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     RULE_ID,
                     request_path,
                     f"container '{block.container}' requests {name}: {requested} but its limit is {limit}; "
-                    f"the API server rejects the Pod ({field_path((*block.path, 'requests'))}: Invalid value: "
-                    f'"{requested}": must be equal to {name} limit of {limit}). Extended resources cannot be '
-                    f"overcommitted: set the request to {limit} or drop it",
+                    "the API server rejects the Pod",
+                    notes=(
+                        f"{field_path((*block.path, 'requests'))}: Invalid value: "
+                        f'"{requested}": must be equal to {name} limit of {limit}',
+                        f"extended resources cannot be overcommitted: either set the request to {limit} (the "
+                        f"container holds {limit} {name}) or lower the limit to {requested} (it holds {requested}); "
+                        "a request left out defaults to the limit",
+                        f"--unsafe-fixes sets the request to the limit {limit}; which one you meant, gpulint cannot tell",
+                    ),
                     fix_path=request_path,
                     fix_value=limit,
                     fix_source=limit_path,
                     fix_description=f"set requests.{name} to the limit {limit}",
+                    # either choice changes how many devices the container holds from one of the two numbers written
+                    fix_safety=FixSafety.UNSAFE,
                 )

@@ -33,7 +33,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 if section == "requests" and name in block.limits:
                     continue  # reported once, at the limit
                 close = difflib.get_close_matches(name, extended_known, n=1, cutoff=0.6)
-                hint = f" Did you mean {close[0]}?" if close else ""
+                hint = f"; did you mean {close[0]}?" if close else ""
                 offered = ", ".join(extended_known[:8]) or "none"
                 total = len(inventory.nodes)
                 if not inventory.extended_resources_proven:
@@ -41,7 +41,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                         RULE_ID,
                         (*block.path, section, name),
                         f"container '{block.container}' asks for {name}, which none of the {total} nodes in the "
-                        f"inventory publishes; {_cannot_tell(inventory)}.{hint}{silent_gpu_nodes(name, inventory)}",
+                        f"inventory publishes; {_cannot_tell(inventory)}{hint}.{silent_gpu_nodes(name, inventory)}",
                         on_key=True,
                         severity=Severity.WARNING,
                         pinned=True,  # no proof either way: raising the rule must not make it an error
@@ -50,13 +50,18 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 pools = (
                     f", no node pool's instance types offer ({len(inventory.pools)} pools)" if inventory.pools else ""
                 )
+                silent = silent_gpu_nodes(name, inventory).strip()
                 yield Diagnostic(
                     RULE_ID,
                     (*block.path, section, name),
                     f"container '{block.container}' asks for {name}, which none of the {total} nodes in the "
-                    f"inventory publishes{pools} and no DeviceClass backs (extendedResourceName); the pod would stay "
-                    f'Pending with "0/{total} nodes are available: {total} Insufficient {name}."{hint} '
-                    f"Extended resources in this cluster: {offered}.{silent_gpu_nodes(name, inventory)}",
+                    f"inventory publishes{pools} and no DeviceClass backs{hint}",
+                    notes=(
+                        f'the pod would stay Pending with "0/{total} nodes are available: {total} Insufficient {name}."',
+                        f"extended resources in this cluster: {offered}",
+                        *((silent,) if silent else ()),
+                        "a DeviceClass backs an extended resource with spec.extendedResourceName",
+                    ),
                     on_key=True,
                 )
 

@@ -8,7 +8,7 @@ from typing import Any
 from gpulint.kube.resources import is_gpu
 from gpulint.kube.workloads import containers, pod_spec_sites
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, FixSafety, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -43,6 +43,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             fix_path=(*site.path, "runtimeClassName"),
             fix_value=wanted,
             fix_description=f"set runtimeClassName: {wanted}",
+            # the class the team configured for every GPU pod, on a pod that names none
+            fix_safety=FixSafety.SAFE,
         )
 
 

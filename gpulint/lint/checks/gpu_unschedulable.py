@@ -48,8 +48,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     RULE_ID,
                     where,
                     f"{_subject(site)} fits on the empty cluster ({_nodes(empty.fitting_count)}) but not "
-                    f"with the pods running now: {now.summary()}{scheduling_hint(now, pod, inventory)} "
-                    "(it waits for capacity, or preempts lower-priority pods if its priority allows)",
+                    "with the pods running now",
+                    notes=(
+                        *_reasons(now.summary(), scheduling_hint(now, pod, inventory)),
+                        "it waits for capacity, or preempts lower-priority pods if its priority allows",
+                    ),
                     severity=Severity.WARNING,
                 )
 
@@ -61,8 +64,8 @@ def _no_node_fits(
         yield Diagnostic(
             RULE_ID,
             where,
-            f"{_subject(site)} can never be scheduled on this cluster, even empty: "
-            f"{empty.summary()}{scheduling_hint(empty, pod, inventory)}",
+            f"{_subject(site)} can never be scheduled on this cluster, even empty",
+            notes=_reasons(empty.summary(), scheduling_hint(empty, pod, inventory)),
         )
         return
     # With pools, the nodes that exist are often only the system pool's: their hint would mislead.
@@ -139,6 +142,11 @@ def _room(fit: PoolFit) -> str:
     ]
     shown = f" ({', '.join(bounds)})" if bounds else ""
     return f"{pool.title}: {fit.room or 0} pods{shown}"
+
+
+def _reasons(summary: str, hint: str) -> tuple[str, ...]:
+    """The scheduler's own summary (``0/N nodes are available: ...``), then the smallest change that helps."""
+    return (summary, hint.strip()) if hint.strip() else (summary,)
 
 
 def _nodes(count: int) -> str:

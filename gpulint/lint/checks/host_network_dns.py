@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from gpulint.kube.runtime import is_distributed, pod_gpus
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, FixSafety, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -40,6 +40,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             'fails ("Name or service not known"). Set dnsPolicy: ClusterFirstWithHostNet',
             on_key="dnsPolicy" not in spec,
             fix_path=(*site.path, "dnsPolicy"),
+            fix_safety=FixSafety.SAFE,  # ClusterFirstWithHostNet: what a hostNetwork pod needs to resolve services
             fix_value="ClusterFirstWithHostNet",
             fix_description="set dnsPolicy: ClusterFirstWithHostNet",
         )

@@ -18,7 +18,7 @@ from gpulint.lint.rule_spec import Need, RuleSpec
 SPEC = RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
 # (path in the pod spec, message, severity, pinned: no verdict either way, whatever the configuration)
-Verdict = tuple[tuple, str, Severity, bool]
+Verdict = tuple[tuple, str, Severity, bool, tuple[str, ...]]  # path, message, severity, pinned, notes
 
 
 def most_excluding(pod: PodRequirements, model: ClusterModel) -> tuple[Requirement, int]:
@@ -53,8 +53,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             continue  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)
         # Workloads repeat: judge each distinct (pod, replica count) once per run.
         verdicts = ctx.memo((RULE_ID, pod.signature(), site.pods), lambda: list(_judge(pod, site.pods, inventory)))  # noqa: B023 - called at once
-        for relative_path, message, severity, pinned in verdicts:
-            yield Diagnostic(RULE_ID, (*site.path, *relative_path), message, severity=severity, pinned=pinned)
+        for relative_path, message, severity, pinned, notes in verdicts:
+            yield Diagnostic(
+                RULE_ID, (*site.path, *relative_path), message, severity=severity, pinned=pinned, notes=notes
+            )
 
 
 def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Iterator[Verdict]:
@@ -67,19 +69,23 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Itera
             yield (
                 requirement.path,
                 f"the required node affinity/selector matches none of the {len(nodes)} nodes and no node that "
-                f"its {_pools(len(inventory.pools))} can add: {pool_label_reasons(pod, inventory)}",
+                f"its {_pools(len(inventory.pools))} can add",
                 Severity.ERROR,
                 False,
+                (pool_label_reasons(pod, inventory),),
             )
         return  # a pool can add nodes it matches: gpu-unschedulable judges what they offer
     if not groups:
-        context = "" if requirement.field else f"; {values_in_cluster(requirement.key, nodes)}"
         message = (
             f"the required node affinity/selector matches none of the {len(nodes)} nodes; "
-            f"'{requirement.description}' alone excludes {excluded}{context}"
+            f"'{requirement.description}' alone excludes {excluded}"
         )
         severity = _unproven_severity(pod, inventory)
-        yield (requirement.path, message + _UNPROVEN.get(severity, ""), severity, severity != Severity.ERROR)
+        notes = (
+            *(() if requirement.field else (values_in_cluster(requirement.key, nodes),)),
+            *((_UNPROVEN[severity],) if severity in _UNPROVEN else ()),
+        )
+        yield (requirement.path, message, severity, severity != Severity.ERROR, notes)
         return
     matched = sum(len(group) for group in groups)
     gpu_resources = [name for name in pod.requests if is_extended(name)]
@@ -94,6 +100,7 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Itera
             f"{excluded} of {len(nodes)} nodes",
             Severity.WARNING,
             False,
+            (),
         )
         return
     allowed = sum(len(group) for group in offering) if gpu_resources else matched
@@ -101,9 +108,9 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Itera
 
 
 _UNPROVEN = {
-    Severity.INFO: ". The pod's nodes may come from a GPU pool at zero nodes, which the inventory does not describe "
+    Severity.INFO: "the pod's nodes may come from a GPU pool at zero nodes, which the inventory does not describe "
     "(add the node pools to it)",
-    Severity.WARNING: ". Some nodes come from autoscaled or managed pools, and the inventory does not describe the "
+    Severity.WARNING: "some nodes come from autoscaled or managed pools, and the inventory does not describe the "
     "pools: one at zero nodes may carry these labels (add the node pools to it)",
 }
 
@@ -169,4 +176,5 @@ def _replicas(
             f"'{requirement.description}')",
             Severity.WARNING,
             False,
+            (),
         )

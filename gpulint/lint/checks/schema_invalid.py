@@ -39,9 +39,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 RULE_ID,
                 error.path,
-                f'unknown field "{where}" in {obj.api_version} {obj.kind} '
-                f"(Kubernetes {ctx.config.kubernetes_version}); the API server's strict field "
-                "validation warns and drops it",
+                f'unknown field "{where}" in {obj.api_version} {obj.kind} (Kubernetes {ctx.config.kubernetes_version})',
+                notes=("the API server's strict field validation warns and drops it",),
                 on_key=True,
                 severity=Severity.WARNING,
             )

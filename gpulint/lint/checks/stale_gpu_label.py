@@ -214,9 +214,13 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 RULE_ID,
                 (*site.path, *requirement.path),
-                f"selects on '{requirement.description}', but every node the pod's node selection "
-                f"allows has stale GPU labels ({len(selected)}: e.g. {example.name}: "
-                f"{stale[example.name][0].message})",
+                f"selects on '{requirement.description}', but "
+                + (
+                    "the one node the pod's node selection allows has stale GPU labels"
+                    if len(selected) == 1
+                    else f"all {len(selected)} nodes the pod's node selection allows have stale GPU labels"
+                ),
+                notes=(f"e.g. {example.name}: {stale[example.name][0].message}",),
             )
 
 

@@ -14,11 +14,22 @@ from gpulint.lint.policies.evaluation import (
     policy_check,
     policy_engine,
 )
-from gpulint.lint.policies.loading import cached_policies, load_policies, policy_signature, resolve
+from gpulint.lint.policies.loading import (
+    BUILTIN_PREFIX,
+    LibraryPolicy,
+    cached_policies,
+    library,
+    load_policies,
+    policy_signature,
+    resolve,
+)
 from gpulint.lint.policies.matching import resource_name, selector_matches
 from gpulint.lint.policies.model import POLICY_API, VAP_API, Expression, Match, Policy, PolicyError, Validation
 
 __all__ = [
+    "BUILTIN_PREFIX",
+    "LibraryPolicy",
+    "library",
     "POLICY_API",
     "VAP_API",
     "Expression",

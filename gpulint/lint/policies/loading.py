@@ -277,20 +277,49 @@ def _resource_match(
 BUILTIN_PREFIX = "gpulint:"
 
 
-def resolve(paths: tuple[str, ...]) -> list[str]:
-    """``gpulint:NAME`` (or ``gpulint:all``) names a policy of the library shipped in rules/policies/."""
+# A library policy whose namespaces or models are placeholders: loaded only by its own name, never by
+# gpulint:all (an example hard-coded to the README's namespaces would fail real repositories).
+EXAMPLE_ANNOTATION = "gpulint.io/example"
+
+
+@dataclass(frozen=True)
+class LibraryPolicy:
+    name: str
+    path: FilePath
+    example: str  # why it is an example ("" : ready to use as shipped)
+
+
+def library() -> dict[str, LibraryPolicy]:
+    """The policies shipped in rules/policies/, by name."""
+    import yaml
+
     from gpulint.lint.data import data_dir
 
+    found = {}
+    for path in sorted((data_dir("rules") / "policies").glob("*.yaml")):
+        try:
+            document = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except (OSError, yaml.YAMLError):
+            document = None
+        metadata = document.get("metadata") if isinstance(document, dict) else None
+        annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+        note = annotations.get(EXAMPLE_ANNOTATION) if isinstance(annotations, dict) else None
+        found[path.stem] = LibraryPolicy(path.stem, path, str(note or ""))
+    return found
+
+
+def resolve(paths: tuple[str, ...]) -> list[str]:
+    """``gpulint:NAME`` names a policy of the library shipped in rules/policies/; ``gpulint:all``
+    every one of them that is ready to use as shipped (not the examples to adapt)."""
     out: list[str] = []
     for path in paths:
         if path.startswith(BUILTIN_PREFIX):
             name = path[len(BUILTIN_PREFIX) :]
-            library = data_dir("rules") / "policies"
-            packaged = {p.stem: p for p in sorted(library.glob("*.yaml"))}
+            packaged = library()
             if name == "all":
-                out.extend(str(p) for p in packaged.values())
+                out.extend(str(p.path) for p in packaged.values() if not p.example)
             elif name in packaged:  # a plain name from the list, never a path (gpulint:../../x)
-                out.append(str(packaged[name]))
+                out.append(str(packaged[name].path))
             else:
                 raise PolicyError(
                     f"--policy {_shown(path)}: no such library policy (known: {', '.join(sorted(packaged))})"
