@@ -449,7 +449,10 @@ def test_fix_edits_the_patch_that_set_the_field(repo, render_tools):
     files = dict(OVERLAYS)
     files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].split("  - target:")[0]
     write_tree(repo, files)
-    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--fix")
+    # the patch's request differs from its limit: which one was meant is a guess, so the fix is unsafe
+    safe_only = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--fix")
+    assert safe_only.exit_code == 1 and "(1 more with --unsafe-fixes)" in safe_only.stdout
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--fix", "--unsafe-fixes")
     assert "gpulint: overlays/prod/gpu-patch.yaml: applied 1 fix" in result.stderr
     assert "nvidia.com/gpu: 1\n" in (repo / "overlays/prod/gpu-patch.yaml").read_text()
     assert (repo / "base/deployment.yaml").read_text() == OVERLAYS["base/deployment.yaml"]
