@@ -534,7 +534,7 @@ def test_extended_resource_toleration_on_existing_gke_nodes(write):
     assert findings(write, gpu_job(2), str(node)) == []  # detected from the GKE labels
     config = write(".gpulint.yaml", "extended-resource-toleration: false\n")
     error = only(findings(write, gpu_job(2), str(node), extra=("--config", str(config))), "gpu-unschedulable")
-    assert "1 node(s) had untolerated taint {nvidia.com/gpu: present}" in error["message"]
+    assert "1 node(s) had untolerated taint {nvidia.com/gpu: present}" in error["notes"][0]  # the scheduler's summary
     # off by default elsewhere: the same node without GKE labels keeps its taint
     plain = write("plain-node/node.yaml", GKE_GPU_NODE.replace("cloud.google.com/gke-", "example.com/"))
     assert only(findings(write, gpu_job(2), str(plain)), "gpu-unschedulable")["severity"] == "error"
