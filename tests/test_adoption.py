@@ -26,6 +26,7 @@ spec:
       containers:
       - name: trainer
         image: nvcr.io/nvidia/pytorch:24.05-py3
+        volumeMounts: [{name: shm, mountPath: /dev/shm}]
         resources:
           requests:
             nvidia.com/gpu: 1
@@ -36,6 +37,8 @@ spec:
         resources:
           requests:
             nvidia.com/gpu: 1
+      volumes:
+      - {name: shm, emptyDir: {medium: Memory, sizeLimit: 8Gi}}
 """
 
 INFO_PODGROUP = """\
@@ -76,7 +79,7 @@ def test_fix_applies_only_safe_fixes_and_shows_both_choices(write):
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[0] == (
-        f"{job}:15:29: error[gpu-request-without-limit] Job/ml/finetune: container 'trainer' requests "
+        f"{job}:16:29: error[gpu-request-without-limit] Job/ml/finetune: container 'trainer' requests "
         "nvidia.com/gpu: 1 but its limit is 2; the API server rejects the Pod"
     )
     assert lines[1] == (
@@ -316,7 +319,7 @@ def test_gitlab_code_quality_report(write, tmp_path, monkeypatch):
     issues = json.loads(result.stdout)
     jsonschema.validate(issues, GITLAB_CODE_QUALITY_SCHEMA)
     assert len({issue["fingerprint"] for issue in issues}) == len(issues) == 5  # GitLab keeps one per fingerprint
-    trainer = next(i for i in issues if i["location"] == {"path": "apps/job.yaml", "lines": {"begin": 15}})
+    trainer = next(i for i in issues if i["location"] == {"path": "apps/job.yaml", "lines": {"begin": 16}})
     assert trainer["check_name"] == "gpulint/gpu-request-without-limit"
     assert trainer["severity"] == "major"
     assert trainer["description"].startswith("Job/ml/finetune: container 'trainer' requests nvidia.com/gpu: 1")
@@ -325,7 +328,7 @@ def test_gitlab_code_quality_report(write, tmp_path, monkeypatch):
     # the same finding keeps its fingerprint when lines move
     (tmp_path / "apps/job.yaml").write_text("# a comment\n" + TRAINING_JOB)
     again = json.loads(run_cli("check", "./apps", "--format", "gitlab").stdout)
-    moved = next(i for i in again if i["location"] == {"path": "apps/job.yaml", "lines": {"begin": 16}})
+    moved = next(i for i in again if i["location"] == {"path": "apps/job.yaml", "lines": {"begin": 17}})
     assert moved["fingerprint"] == trainer["fingerprint"]
 
 
@@ -339,7 +342,7 @@ def test_markdown_pull_request_comment(write, tmp_path, monkeypatch):
         "|---:|---:|---:|---:|---:|---:|---:|\n| 2 | 0 | 1 | 2 | 2 | 0 | 0 |\n"
     )
     assert (
-        "\n### `apps/job.yaml`\n\n- 🔴 **error** [`gpu-request-without-limit`] line 15, column 29: `Job/ml/finetune`: "
+        "\n### `apps/job.yaml`\n\n- 🔴 **error** [`gpu-request-without-limit`] line 16, column 29: `Job/ml/finetune`: "
         in text
     )
     assert "  ```yaml\n              nvidia.com/gpu: 1\n  ```\n" in text
@@ -362,7 +365,7 @@ def test_sarif_carries_notes_and_fix_safety(write):
     job = write("job.yaml", TRAINING_JOB)
     log = json.loads(run_cli("check", str(job), "--format", "sarif").stdout)
     results = log["runs"][0]["results"]
-    trainer = next(r for r in results if r["locations"][0]["physicalLocation"]["region"]["startLine"] == 15)
+    trainer = next(r for r in results if r["locations"][0]["physicalLocation"]["region"]["startLine"] == 16)
     first, *rest = trainer["message"]["text"].split("\n")
     assert first.endswith("but its limit is 2; the API server rejects the Pod")
     assert rest[0].startswith("spec.template.spec.containers[0].resources.requests: Invalid value")

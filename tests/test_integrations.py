@@ -47,7 +47,7 @@ spec:
       - name: trainer
         image: nvcr.io/nvidia/pytorch:24.05-py3
         resources:
-          requests: {nvidia.com/gpu: 2}
+          requests: {nvidia.com/gpu: 1}
 """
 
 

@@ -59,7 +59,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                         f"{field_path((*block.path, 'requests'))}: Invalid value: "
                         f'"{requested}": must be equal to {name} limit of {limit}',
                         f"extended resources cannot be overcommitted: either set the request to {limit} (the "
-                        f"container holds {limit} {name}) or lower the limit to {requested} (it holds {requested}); "
+                        f"container holds {limit} {name}) or {_verb(requested, limit)} the limit to {requested} (it holds {requested}); "
                         "a request left out defaults to the limit",
                         f"--unsafe-fixes sets the request to the limit {limit}; which one you meant, gpulint cannot tell",
                     ),
@@ -70,3 +70,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     # either choice changes how many devices the container holds from one of the two numbers written
                     fix_safety=FixSafety.UNSAFE,
                 )
+
+
+def _verb(requested: object, limit: object) -> str:
+    """How the limit changes when it is set to the request: lowered, or raised (a request above its limit)."""
+    return "lower" if quantity_from_yaml(requested).value < quantity_from_yaml(limit).value else "raise"
