@@ -34,12 +34,29 @@ class SchemaStore:
     _index: dict[str, str] | None = None
     _validators: dict[str, Any] = field(default_factory=dict)
 
+    _origins: dict[str, str] | None = None
+
     def _load_index(self) -> dict[str, str]:
+        """apiVersion/kind -> schema file under schemas/: the Kubernetes release's own kinds, then the
+        custom resources gpulint reads (schemas/crds/, the same for every Kubernetes version)."""
         if self._index is None:
-            directory = data_dir("schemas") / f"v{self.kubernetes_version}"
-            index_file = directory / "index.json"
-            self._index = json.loads(index_file.read_text()) if index_file.is_file() else {}
+            index: dict[str, str] = {}
+            for folder in ("crds", f"v{self.kubernetes_version}"):  # built-in kinds win a clash
+                index_file = data_dir("schemas") / folder / "index.json"
+                if index_file.is_file():
+                    index.update({key: f"{folder}/{name}" for key, name in json.loads(index_file.read_text()).items()})
+            self._index = index
         return self._index
+
+    def origin(self, api_version: str, kind: str) -> str:
+        """Where the schema of a kind comes from, for messages: a Kubernetes release or a CRD."""
+        if self._origins is None:
+            sources = data_dir("schemas") / "crds" / "sources.json"
+            self._origins = json.loads(sources.read_text()) if sources.is_file() else {}
+        key = f"{api_version}/{kind}"
+        if key in self._origins and not self._load_index()[key].startswith("v"):
+            return f"CRD of {self._origins[key].rsplit(' ', 1)[0]}"
+        return f"Kubernetes {self.kubernetes_version}"
 
     def has_schema(self, api_version: str, kind: str) -> bool:
         return f"{api_version}/{kind}" in self._load_index()
@@ -56,7 +73,7 @@ class SchemaStore:
         if filename is not None:
             import jsonschema_rs  # imported on first use: a file without known kinds never pays for it
 
-            schema = json.loads((data_dir("schemas") / f"v{self.kubernetes_version}" / filename).read_text())
+            schema = json.loads((data_dir("schemas") / filename).read_text())
             validator = jsonschema_rs.validator_for(schema)
         self._validators[key] = validator
         return validator

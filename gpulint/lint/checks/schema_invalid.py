@@ -39,7 +39,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 RULE_ID,
                 error.path,
-                f'unknown field "{where}" in {obj.api_version} {obj.kind} (Kubernetes {ctx.config.kubernetes_version})',
+                f'unknown field "{where}" in {obj.api_version} {obj.kind} ({ctx.schemas.origin(obj.api_version, obj.kind)})',
                 notes=("the API server's strict field validation warns and drops it",),
                 on_key=True,
                 severity=Severity.WARNING,
