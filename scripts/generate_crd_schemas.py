@@ -34,6 +34,7 @@ SOURCES: tuple[tuple[str, str, str], ...] = (
     ("kubeflow/training-operator", "v1.9.0", "manifests/base/crds/kubeflow.org_mpijobs.yaml"),
     ("kubeflow/mpi-operator", "v0.8.0", "manifests/base/kubeflow.org_mpijobs.yaml"),
     ("kubernetes-sigs/jobset", "v0.12.0", "config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"),
+    ("kubernetes-sigs/lws", "v0.10.0", "config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"),
 )
 
 # Required fields that the project's mutating webhook fills in before the API server validates the
@@ -41,6 +42,8 @@ SOURCES: tuple[tuple[str, str, str], ...] = (
 WEBHOOK_DEFAULTED: dict[str, tuple[str, ...]] = {
     # jobset pkg/webhooks/jobset_webhook.go, (*jobSetWebhook).Default
     "jobset.x-k8s.io/JobSet": ("spec.failurePolicy.rules[].name", "spec.volumeClaimPolicies[].retentionPolicy"),
+    # lws pkg/webhooks/leaderworkerset_webhook.go, (*LeaderWorkerSetWebhook).Default
+    "leaderworkerset.x-k8s.io/LeaderWorkerSet": ("spec.networkConfig.subdomainPolicy", "spec.rolloutStrategy.type"),
 }
 
 DROP_KEYS = {"description", "example", "externalDocs"}
@@ -65,6 +68,9 @@ def convert(node: Any) -> Any:
         out["anyOf"] = branches + [
             convert(b) for b in node.get("anyOf", []) if b.get("type") not in ("integer", "string")
         ]
+    if isinstance(out.get("required"), list):  # a field with a schema default is filled in before validation
+        props = node.get("properties", {})
+        out["required"] = [name for name in out["required"] if "default" not in props.get(name, {})]
     preserve = node.get("x-kubernetes-preserve-unknown-fields")
     if "properties" in out and "additionalProperties" not in out and not preserve:
         out["additionalProperties"] = False

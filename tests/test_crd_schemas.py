@@ -207,3 +207,37 @@ def test_kinds_without_a_bundled_schema_are_not_checked():
         "replicatedJobs:", "replicatedJob:"
     )
     assert by_rule(lint_text(text), "schema-invalid") == []
+
+
+# Shaped like kubernetes-sigs/lws v0.10.0 docs/examples/sample/lws.yaml: no rolloutStrategy or
+# networkConfig (the LWS webhook defaults them), and an int-or-string maxSurge.
+LWS = """
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: leaderworkerset-sample
+spec:
+  replicas: 3
+  rolloutStrategy:
+    rollingUpdateConfiguration:
+      maxSurge: 25%
+  leaderWorkerTemplate:
+    size: 4
+    workerTemplate:
+      spec:
+        containers:
+        - name: nginx
+          image: nginxinc/nginx-unprivileged:1.27
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+"""
+
+
+def test_leaderworkerset_is_checked_and_webhook_defaults_are_not_required():
+    assert by_rule(lint_text(LWS), "schema-invalid") == []
+    findings = by_rule(lint_text(LWS.replace("    workerTemplate:", "    workersTemplate:")), "schema-invalid")
+    unknown = [f for f in findings if f.severity == Severity.WARNING]
+    assert [(f.line, f.column) for f in unknown] == [(12, 5)]
+    assert 'unknown field "spec.leaderWorkerTemplate.workersTemplate"' in unknown[0].message
+    assert "CRD of kubernetes-sigs/lws v0.10.0" in unknown[0].message
