@@ -180,6 +180,68 @@ def test_coscheduling_group_minimum_and_missing_groups():
     assert missing.severity == Severity.WARNING and "coscheduling PodGroup 'nginx'" in missing.message
 
 
+COSCHEDULING_GROUP = """
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: nccl-allreduce, namespace: ml}
+spec:
+  minMember: %d
+  scheduleTimeoutSeconds: 60
+"""
+# One of the bare Pods of the group, as the scheduler-plugins docs write them.
+COSCHEDULED_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: nccl-%d
+  namespace: ml
+  labels: {scheduling.x-k8s.io/pod-group: nccl-allreduce}
+spec:
+  schedulerName: scheduler-plugins-scheduler
+  containers:
+  - name: nccl
+    image: nvcr.io/nvidia/pytorch:24.05-py3
+    resources:
+      limits: {nvidia.com/gpu: %d}
+"""
+
+
+def lint_files(files: dict[str, str], with_inventory: bool = True):
+    sources = [Source(name, content=text.lstrip().encode()) for name, text in files.items()]
+    inventory = load_inventory([RACKS]) if with_inventory else None
+    return LintRun(Config(), sources, inventory).report()
+
+
+def _gang_group(pods: int, minimum: int, gpus: int = 4) -> dict[str, str]:
+    files = {"podgroup.yaml": COSCHEDULING_GROUP % minimum}
+    files.update({f"pod-{i}.yaml": COSCHEDULED_POD % (i, gpus) for i in range(pods)})
+    return files
+
+
+def test_bare_pods_of_one_coscheduling_group_are_counted_together():
+    """False positive seen on real repositories: each Pod of a 4x4 gang was a workload that
+    "creates only 1" of the 4 pods the group requires."""
+    report = lint_files(_gang_group(4, 4))
+    assert [f for f in report.findings if f.rule.startswith("gang-")] == []
+    short = lint_files(_gang_group(3, 4), with_inventory=False)
+    (finding,) = by_rule(short.findings, "gang-inconsistent")  # once for the group, not once per Pod
+    assert finding.file == "pod-0.yaml" and finding.line == 6  # the label of the first Pod
+    line = (COSCHEDULED_POD % (0, 4)).lstrip().splitlines()[finding.line - 1]
+    assert line[finding.column - 1 :] == "nccl-allreduce}"
+    assert finding.message == (
+        "coscheduling PodGroup nccl-allreduce: its group requires 4 pods at once but the 3 objects that join "
+        "it create only 3; the gang can never reach quorum and its pods wait forever"
+    )
+
+
+def test_bare_pods_of_a_group_too_large_for_the_cluster_are_one_finding():
+    # racks: 4 + 2 nodes of 8 GPUs and 3 of 4: seven pods of 8 GPUs never fit at once, six do
+    (finding,) = by_rule(lint_files(_gang_group(7, 7, gpus=8)).findings, "gang-unsatisfiable")
+    assert finding.file == "pod-0.yaml"
+    assert finding.message.startswith("coscheduling PodGroup nccl-allreduce needs 7 pods x 8 nvidia.com/gpu")
+    assert by_rule(lint_files(_gang_group(6, 6, gpus=8)).findings, "gang-unsatisfiable") == []
+
+
 def test_members_with_different_schedulers():
     text = (
         volcano_job(2)

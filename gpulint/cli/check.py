@@ -13,10 +13,12 @@ from gpulint.lint.config import Config
 from gpulint.lint.engine import enabled_rules
 from gpulint.lint.findings import Fix, Report, Severity
 from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
+from gpulint.lint.linted_set import LintedObject
 from gpulint.lint.policies import PolicyError
 from gpulint.lint.render.tools import ToolError
-from gpulint.lint.run import LintRun
-from gpulint.lint.sources import CollectOptions, Source, SourceError, collect_all
+from gpulint.lint.repo_index import build_context, repository_of
+from gpulint.lint.run import LintRun, crosses_files
+from gpulint.lint.sources import STDIN, CollectOptions, Source, SourceError, collect_all
 from gpulint.report import FormatOptions, get_formatter
 
 
@@ -128,6 +130,23 @@ def load_cluster(config: Config, live: LiveCluster | None = None) -> ClusterInve
     return load_configured_inventory(config) if config.inventory else None
 
 
+def repository_context(
+    paths: list[str], sources: list[Source], config: Config
+) -> tuple[list[LintedObject], bool, list[str]]:
+    """Files named one by one (pre-commit, ``gpulint check changed.yaml``) are part of something
+    larger: the objects of the rest of their git repository, for references to resolve against, and
+    whether the linted set is still partial (no repository, or the index was cut short)."""
+    if not paths or any(path == STDIN or os.path.isdir(path) for path in paths):
+        return [], False, []  # a directory walked, or a rendered stream: the set is what is applied
+    if not config.repo_index:
+        return [], True, []
+    root = repository_of(sources)
+    if root is None:
+        return [], True, []
+    context = build_context(root, sources, crosses_files, config.exclude)
+    return context.objects, not context.complete, context.notes
+
+
 def run_check(
     paths: list[str],
     config: Config,
@@ -163,7 +182,8 @@ def run_check(
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
     if cluster is not None:
         gc.freeze()  # the inventory lives for the whole run: keep the collector from rescanning it
-    run = LintRun(config, collected.sources, cluster, rules=rules)
+    context, partial, index_notes = repository_context(paths, collected.sources, config)
+    run = LintRun(config, collected.sources, cluster, rules=rules, context=context, partial=partial)
     fixing = fix or show_diff
     report = run.report(1 if fixing else jobs)  # fixing reuses the parsed files: one process holds them
     messages: list[str] = []
@@ -176,7 +196,7 @@ def run_check(
                 collected = collect_all(paths, options=collect_options)
             except (SourceError, ToolError) as exc:
                 return CheckResult("", True, [*messages, f"gpulint: error: {exc}"], usage_error=True)
-            run = LintRun(config, collected.sources, cluster, rules=rules)
+            run = LintRun(config, collected.sources, cluster, rules=rules, context=context, partial=partial)
             report = run.report(1)
         elif changed:  # report what is left after the fixes
             report = run.relinted(changed).report(1)
@@ -185,6 +205,7 @@ def run_check(
     report, facts = report.without_run_notes()
     notes: tuple[str, ...] = (
         *collected.notes,
+        *index_notes,
         *run.notes(),
         *facts,
         *(collected.debug_notes if sources.verbose else ()),

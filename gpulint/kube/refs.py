@@ -6,6 +6,7 @@ imports the pipeline.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -56,11 +57,16 @@ class ObjectLike(Protocol):
 
 
 class GangLookup(Protocol):
-    """Where the model finds the groups (PodGroups, Workloads) that pods join."""
+    """Where the model finds the groups (PodGroups, Workloads) that pods join, and the objects that join
+    one (a group's pods may come from several objects, in several files)."""
 
     def find_gang_object(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None: ...
 
     @property
     def kueue(self) -> KueueSetup:
         """Kueue's queues and flavors: a queued workload is admitted whole, on its flavors' nodes."""
+        ...
+
+    def group_joiners(self, key: tuple[str, str, str, str]) -> Sequence[ObjectLike]:
+        """Every object whose pod templates join the group (system, namespace, name, pod group)."""
         ...

@@ -51,6 +51,7 @@ class Config:
     baseline: str = ""  # a baseline file: its findings are not reported (gpulint.lint.baseline)
     source: str = ""  # the file it came from, for messages
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
+    repo_index: bool = True  # files named alone: resolve their references against the rest of the repository
 
     @property
     def gates(self) -> FeatureGates:
@@ -191,6 +192,7 @@ def from_mapping(
         "render",
         "baseline",
         "suppressions",
+        "repo-index",
     }
     for key in raw:
         if key not in handlers:
@@ -267,6 +269,10 @@ def from_mapping(
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{at(('baseline',))}: 'baseline' must be the path of a baseline file")
         changes["baseline"] = str(Path(root) / value)
+    if "repo-index" in raw:
+        if not isinstance(raw["repo-index"], bool):
+            raise ConfigError(f"{at(('repo-index',))}: 'repo-index' must be true or false")
+        changes["repo_index"] = raw["repo-index"]
     if "inventory" in raw:
         changes["inventory"] = tuple(
             str(Path(root) / p) for p in _string_list(raw["inventory"], "inventory", at(("inventory",)))

@@ -21,6 +21,14 @@ class LintedObject:
     data: dict[str, Any]
     file: str
 
+    @property
+    def kind(self) -> str:
+        return self.ref.kind
+
+    @property
+    def api_version(self) -> str:
+        return self.ref.api_version
+
 
 class LintedSet:
     """Objects by (API group, kind, namespace, name).

@@ -20,13 +20,14 @@ from gpulint.kube.dra import compute_domain
 from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import mapping
+from gpulint.kube.gangs.members import group_references, joiner_key
 from gpulint.kube.pools.binding import bind
 from gpulint.kube.pools.labels import any_pooled
 from gpulint.kube.pools.model import NodePool
 from gpulint.kube.pools.readers import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP, pools_in_document
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, pod_requirements
-from gpulint.kube.workloads import effective_pod_spec
+from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
 from gpulint.lint.inventory import (
     GANG_OBJECT_KINDS,
     ClusterInventory,
@@ -264,6 +265,23 @@ class Resolver:
 
     def _linted_gang_objects(self) -> Iterable[LintedObject]:
         return (obj for obj in self.linted if obj.ref.kind in GANG_OBJECT_KINDS)
+
+    def group_joiners(self, key: tuple[str, str, str, str]) -> list[LintedObject]:
+        """The objects (linted, then the repository's) whose pods join the group ``key``."""
+        return self._joiners.get(key, [])
+
+    @cached_property
+    def _joiners(self) -> dict[tuple[str, str, str, str], list[LintedObject]]:
+        found: dict[tuple[str, str, str, str], list[LintedObject]] = {}
+        for obj in self.linted:
+            keys = {
+                joiner_key(ref)
+                for site in pod_spec_sites(obj.data)
+                for ref in group_references(obj.data, site, obj.ref.namespace)
+            }
+            for key in keys:
+                found.setdefault(key, []).append(obj)
+        return found
 
     @property
     def reference_proven_absent(self) -> bool:

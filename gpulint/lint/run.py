@@ -12,6 +12,7 @@ linted set and sends it to every worker, which then checks the files it already 
 from __future__ import annotations
 
 import gc
+import itertools
 import multiprocessing
 import os
 import pickle
@@ -21,6 +22,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from gpulint.kube.gangs.members import group_references
+from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Deadline, Engine, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
@@ -61,10 +64,13 @@ def linted_object(obj: KubeObject) -> LintedObject:
     return LintedObject(obj.ref, obj.data, obj.document.path)
 
 
-def _crosses_files(obj: LintedObject) -> bool:
-    """Objects that objects in other files refer to (the resolver's kinds)."""
+def crosses_files(obj: LintedObject) -> bool:
+    """Objects that objects in other files refer to (the resolver's kinds), and the workloads that
+    join a group (a group's members are counted across files)."""
     ref = obj.ref
-    return ref.group == DRA_GROUP or ref.kind in GANG_OBJECT_KINDS or (ref.group == "" and ref.kind == "Namespace")
+    if ref.group == DRA_GROUP or ref.kind in GANG_OBJECT_KINDS or (ref.group == "" and ref.kind == "Namespace"):
+        return True
+    return any(group_references(obj.data, site, ref.namespace) for site in pod_spec_sites(obj.data))
 
 
 @dataclass
@@ -74,6 +80,10 @@ class LintRun:
     cluster: ClusterInventory | None = None
     complete: bool = True  # False: one object seen alone (an admission review)
     rules: dict[str, Rule] = field(default_factory=dict)
+    # Objects of files not linted that the linted ones may refer to (the repository index); and
+    # whether the files are part of a larger set nobody indexed (then an absent object proves nothing).
+    context: Sequence[LintedObject] = ()
+    partial: bool = False
 
     def __post_init__(self) -> None:
         if not self.rules:
@@ -88,7 +98,12 @@ class LintRun:
 
     @cached_property
     def linted(self) -> LintedSet:
-        return LintedSet((linted_object(obj) for parsed in self.files for obj in parsed.objects), self.complete)
+        own = (linted_object(obj) for parsed in self.files for obj in parsed.objects)
+        return LintedSet(itertools.chain(own, self.context), self.references_complete)
+
+    @property
+    def references_complete(self) -> bool:
+        return self.complete and not self.partial
 
     @cached_property
     def resolver(self) -> Resolver:
@@ -106,7 +121,7 @@ class LintRun:
         the others are reused as parsed."""
         fresh = {source.display: source.fresh() for source in changed}
         sources = [fresh.get(source.display, source) for source in self.sources]
-        run = LintRun(self.config, sources, self.cluster, self.complete, self.rules)
+        run = LintRun(self.config, sources, self.cluster, self.complete, self.rules, self.context, self.partial)
         run.files = [parse_source(fresh[parsed.path]) if parsed.path in fresh else parsed for parsed in self.files]
         return run
 
@@ -201,7 +216,7 @@ def _worker(run: LintRun, share: list[int], conn: Any, everything: bool) -> None
     """Phase 1: parse the share, send what crosses files; phase 2: receive the linted set, check."""
     try:
         parsed = parse_all([run.sources[index] for index in share])
-        shared = [[obj for obj in map(linted_object, p.objects) if everything or _crosses_files(obj)] for p in parsed]
+        shared = [[obj for obj in map(linted_object, p.objects) if everything or crosses_files(obj)] for p in parsed]
         _send(conn, shared)
         linted: LintedSet = _receive(conn)
         engine = Engine(run.config, Resolver(linted, run.cluster, run.config.gates), run.rules)
@@ -227,7 +242,8 @@ def _parallel_reports(run: LintRun, workers: int) -> tuple[list[FileReport], fro
         shared: dict[int, list[LintedObject]] = {}
         for share, conn, _ in channels:
             shared.update(zip(share, _receive(conn)))
-        linted = LintedSet((obj for index in sorted(shared) for obj in shared[index]), run.complete)
+        own = (obj for index in sorted(shared) for obj in shared[index])
+        linted = LintedSet(itertools.chain(own, run.context), run.references_complete)
         for _, conn, _ in channels:
             _send(conn, linted)
         reports: dict[int, FileReport] = {}

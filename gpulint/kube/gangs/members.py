@@ -72,10 +72,19 @@ class Gang:
     parent: str = ""  # 1.37 CompositePodGroup the group belongs to (multi-level topology)
     slice_key: str = ""  # Kueue podset slices: every `slice_size` pods within one domain of this label
     slice_size: int = 0
+    joiners: int = 1  # objects whose pods are members (a group joined by several Pods, Deployments...)
+    shared: bool = False  # another object that joins the group reports on it (one cause, one finding)
 
     @property
     def total(self) -> int:
         return sum(member.count for member in self.members)
+
+    def roles(self) -> str:
+        """The members by role, for messages: "launcher 1, worker 4" ("" when all are one role)."""
+        counts: dict[str, int] = {}
+        for member in self.members:
+            counts[member.role] = counts.get(member.role, 0) + member.count
+        return ", ".join(f"{role} {count}" for role, count in counts.items()) if len(counts) > 1 else ""
 
 
 # --------------------------------------------------------------------------- extraction
@@ -242,6 +251,23 @@ def _template_topology(data: dict[str, Any], sites: list[PodSpecSite]) -> tuple[
     return "", None
 
 
+def joiner_key(ref: GroupReference) -> tuple[str, str, str, str]:
+    return (ref.system, ref.namespace, ref.name, ref.pod_group)
+
+
+def _same_object(a: ObjectLike, b: ObjectLike) -> bool:
+    # the same dict in one process; equal data once pickled to a worker
+    return a.ref == b.ref and (a.data is b.data or a.data == b.data)
+
+
+def _members_joining(joiner: ObjectLike, key: tuple[str, str, str, str]) -> list[Member]:
+    return [
+        _member(joiner.kind, site)
+        for site in pod_spec_sites(joiner.data)
+        if any(joiner_key(ref) == key for ref in group_references(joiner.data, site, joiner.ref.namespace))
+    ]
+
+
 def _referenced_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLookup | None) -> list[Gang]:
     by_group: dict[GroupReference, list[Member]] = defaultdict(list)
     first_path: dict[GroupReference, Path] = {}
@@ -255,6 +281,15 @@ def _referenced_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: Gang
         minimum, topology, is_gang, _found = group_minimum(ref, inventory)
         if not is_gang or minimum is None:
             continue
+        # Pods of one group may come from several objects (coscheduling with bare Pods): the gang
+        # is all of them, and the first object that joins it speaks for it.
+        joiners = list(inventory.group_joiners(joiner_key(ref))) if inventory is not None else []
+        shared = False
+        if len(joiners) > 1 and any(_same_object(joiner, obj) for joiner in joiners):
+            shared = not _same_object(joiners[0], obj)
+            members = [member for joiner in joiners for member in _members_joining(joiner, joiner_key(ref))]
+        else:
+            joiners = [obj]
         parent = ""
         if ref.system == "PodGroup" and inventory is not None:
             group = inventory.find_gang_object("scheduling.k8s.io", "PodGroup", ref.namespace, ref.name) or {}
@@ -270,9 +305,17 @@ def _referenced_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: Gang
                 first_path[ref] if topology else None,
                 declared_by_group=True,
                 parent=parent,
+                joiners=len(joiners),
+                shared=shared,
             )
         )
     return gangs
+
+
+def reported_gangs(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
+    """The gangs whose findings this object carries: a group joined by several objects is reported
+    once, on the first of them (`explain` shows every object its gang: gangs_of)."""
+    return [gang for gang in gangs_of(obj, inventory) if not gang.shared]
 
 
 def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLookup | None = None) -> list[Gang]:
@@ -372,7 +415,7 @@ def composites_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Composi
     if inventory is None:
         return []
     by_parent: dict[str, list[Gang]] = defaultdict(list)
-    for gang in gangs_of(obj, inventory):
+    for gang in reported_gangs(obj, inventory):
         if gang.parent:
             by_parent[gang.parent].append(gang)
     out = []
@@ -603,7 +646,9 @@ def _pack_nodes(gang: Gang, model: ClusterModel, nodes: list[NodeInfo], key: str
     required = _required_members(gang)
     if not required:
         return GangVerdict([], 0, None)
-    main, main_count = max(required, key=lambda item: (item[1], sum(item[0].pod.requests.values())))
+    main, _ = max(required, key=lambda item: (item[1], sum(item[0].pod.requests.values())))
+    # members alike (the bare Pods of one group) are one shape: the main count is all of them
+    main_count = sum(count for member, count in required if member.pod.signature() == main.pod.signature())
     packing = _Packing.of(required, main, model, nodes)
     placements = []
     decided: dict[frozenset[tuple[NodeKind, int]], Decision] = {}  # racks alike are decided once

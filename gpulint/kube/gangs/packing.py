@@ -133,7 +133,9 @@ def decide(shapes: list[Shape], kinds: Mapping[NodeKind, int], budget: Budget) -
     copies = [held[position[i]] for i in range(len(shapes))]
     for index, shape in enumerate(shapes):
         if copies[index] < shape.count:
-            return Decision(Outcome.UNSATISFIABLE, copies, f"{shape.name}: {copies[index]} of {shape.count} fit")
+            who = f"{shape.name}: " if shape.name not in ("", "pod") else ""  # never "pod: 6 of 7 fit"
+            what = "pods " if not who else ""
+            return Decision(Outcome.UNSATISFIABLE, copies, f"{who}{copies[index]} of {shape.count} {what}fit")
     if sum(1 for shape in shapes if shape.count) <= 1:
         return Decision(Outcome.FITS, copies)  # exact: the nodes' copies are independent
     reason = problem.bound_violated()

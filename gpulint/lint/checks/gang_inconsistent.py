@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from gpulint.kube.gangs.members import gangs_of, group_minimum, group_references
+from gpulint.kube.gangs.members import group_minimum, group_references, reported_gangs
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
@@ -18,15 +18,19 @@ RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    for gang in gangs_of(obj, ctx.resolver):
+    for gang in reported_gangs(obj, ctx.resolver):
         if gang.required > gang.total:
             source = "its group" if gang.declared_by_group else "it"
+            if gang.joiners > 1:
+                creators = f"the {gang.joiners} objects that join it create"
+            else:
+                creators = "this object creates" if gang.declared_by_group else "the workload creates"
+            roles = f" ({gang.roles()})" if gang.roles() else ""
             yield Diagnostic(
                 RULE_ID,
                 gang.path,
-                f"{gang.system}: {source} requires {gang.required} pods at once but "
-                f"{'this object creates' if gang.declared_by_group else 'the workload creates'} only "
-                f"{gang.total}; the gang can never reach quorum and its pods wait forever",
+                f"{gang.system}: {source} requires {gang.required} pods at once but {creators} only "
+                f"{gang.total}{roles}; the gang can never reach quorum and its pods wait forever",
             )
         schedulers = sorted({member.scheduler for member in gang.members})
         if len(schedulers) > 1:

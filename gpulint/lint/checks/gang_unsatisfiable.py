@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from gpulint.kube.fields import mapping
-from gpulint.kube.gangs.members import Gang, GangVerdict, composites_of, gangs_of, pack_composite
+from gpulint.kube.gangs.members import Gang, GangVerdict, composites_of, pack_composite, reported_gangs
 from gpulint.kube.gangs.packing import WORK_BUDGET
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
@@ -68,7 +68,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield undecided(
                 composite.path, f"CompositePodGroup {composite.name} ({groups})", f" in one {composite.outer_key}"
             )
-    for gang in gangs_of(obj, ctx.resolver):
+    for gang in reported_gangs(obj, ctx.resolver):
         if ctx.cluster.pools:
             yield from _with_pools(gang, ctx.cluster)
             continue

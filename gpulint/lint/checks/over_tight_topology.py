@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kube.gangs.members import gangs_of
+from gpulint.kube.gangs.members import reported_gangs
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -18,7 +18,7 @@ RULE_ID = SPEC.id
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if ctx.cluster is None or ctx.cluster.pools:
         return  # with node pools, zones come from nodes that do not exist yet: not judged
-    for gang in gangs_of(obj, ctx.resolver):
+    for gang in reported_gangs(obj, ctx.resolver):
         if not gang.topology_key:
             continue
         where = gang.topology_path or gang.path

@@ -1,0 +1,248 @@
+"""Files linted alone (pre-commit, `gpulint check changed.yaml`): references into the rest of the
+repository resolve through its index; its cache is fast, and safe when hostile."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_cli
+
+from gpulint.lint.config import Config
+from gpulint.lint.repo_index import CACHE_DIR, CACHE_FILE, build_context, repository_of
+from gpulint.lint.run import crosses_files
+from gpulint.lint.sources import collect
+
+GROUP = """\
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: nccl-allreduce, namespace: ml}
+spec: {minMember: 2, scheduleTimeoutSeconds: 60}
+"""
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: nccl-{index}
+  namespace: ml
+  labels: {{scheduling.x-k8s.io/pod-group: {group}}}
+spec:
+  schedulerName: scheduler-plugins-scheduler
+  resourceClaims:
+  - name: gpus
+    resourceClaimTemplateName: {template}
+  containers:
+  - name: nccl
+    image: nvcr.io/nvidia/pytorch:24.05-py3
+    resources:
+      claims: [{{name: gpus}}]
+"""
+TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: four-gpus, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com, count: 4}
+"""
+
+
+def pod(index: int, group: str = "nccl-allreduce", template: str = "four-gpus") -> str:
+    return POD.format(index=index, group=group, template=template)
+
+
+def make_repo(root: Path, git: bool = True) -> Path:
+    """A GitOps repository: the group and the claim template in their own files, one file per Pod."""
+    (root / "gang").mkdir(parents=True)
+    (root / "gang" / "podgroup.yaml").write_text(GROUP)
+    (root / "claims").mkdir()
+    (root / "claims" / "template.yaml").write_text(TEMPLATE)
+    (root / "gang" / "pod-0.yaml").write_text(pod(0))
+    (root / "gang" / "pod-1.yaml").write_text(pod(1))
+    if git:
+        (root / ".git").mkdir()  # a work tree is all the index needs (gpulint never runs git)
+    return root
+
+
+def rules_of(result, *rules: str) -> list[tuple[str, str, str]]:
+    return [(f["path"], f["rule"], f["severity"]) for f in result.json()["findings"] if f["rule"] in rules]
+
+
+REFERENCE_RULES = ("gang-inconsistent", "claim-reference-invalid")
+
+
+def test_a_file_linted_alone_resolves_references_into_the_rest_of_its_repository(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "repo")
+    monkeypatch.chdir(repo)
+    result = run_cli("check", "gang/pod-1.yaml", "--format", "json")
+    assert rules_of(result, *REFERENCE_RULES) == []
+    assert {f["path"] for f in result.json()["findings"]} <= {"gang/pod-1.yaml"}  # only the file passed is reported
+    # a typo: the repository's groups are known, so the missing one is an error with a suggestion
+    (repo / "gang" / "pod-1.yaml").write_text(pod(1, group="nccl-allredcue"))
+    result = run_cli("check", "gang/pod-1.yaml", "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "gang-inconsistent"]
+    assert finding["severity"] == "error" and "did you mean 'nccl-allreduce'?" in finding["message"]
+    assert (repo / CACHE_DIR / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_the_index_counts_a_groups_members_in_unchanged_files(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "gang" / "podgroup.yaml").write_text(GROUP.replace("minMember: 2", "minMember: 3"))
+    monkeypatch.chdir(repo)
+    result = run_cli("check", "gang/pod-1.yaml", "--format", "json", "--select", "gang-inconsistent")
+    (finding,) = result.json()["findings"]
+    assert "requires 3 pods at once but the 2 objects that join it create only 2" in finding["message"]
+    (repo / "gang" / "pod-2.yaml").write_text(pod(2))
+    result = run_cli("check", "gang/pod-1.yaml", "--format", "json", "--select", "gang-inconsistent")
+    assert result.json()["findings"] == []
+
+
+def test_outside_a_repository_a_file_alone_proves_no_reference_missing(tmp_path, monkeypatch):
+    make_repo(tmp_path / "loose", git=False)
+    monkeypatch.chdir(tmp_path / "loose")
+    assert rules_of(run_cli("check", "gang/pod-1.yaml", "--format", "json"), *REFERENCE_RULES) == []
+    # the directory is everything that is applied: a reference into nothing is reported
+    os.remove("gang/podgroup.yaml")
+    assert rules_of(run_cli("check", ".", "--format", "json"), "gang-inconsistent") == [
+        ("gang/pod-0.yaml", "gang-inconsistent", "warning"),
+        ("gang/pod-1.yaml", "gang-inconsistent", "warning"),
+    ]
+    assert not (tmp_path / "loose" / CACHE_DIR).exists()
+
+
+def test_the_index_honours_gitignore_exclude_and_the_switch(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text("claims/\n")
+    monkeypatch.chdir(repo)
+    args = ("check", "gang/pod-1.yaml", "--format", "json", "--select", "claim-reference-invalid")
+    (finding,) = run_cli(*args).json()["findings"]  # the template lives only in an ignored file
+    assert finding["severity"] == "warning" and "'four-gpus' is not among the linted files" in finding["message"]
+    (repo / ".gitignore").write_text("")
+    (repo / ".gpulint.yaml").write_text("exclude: [claims]\n")
+    assert len(run_cli(*args).json()["findings"]) == 1
+    (repo / ".gpulint.yaml").write_text("repo-index: false\n")
+    assert run_cli(*args).json()["findings"] == []  # not indexed: a file alone proves nothing missing
+    (repo / ".gpulint.yaml").write_text("repo-index: 'yes'\n")
+    result = run_cli(*args)
+    assert result.exit_code == 2 and "'repo-index' must be true or false" in result.stderr
+
+
+def _context(repo: Path):
+    sources = collect([str(repo / "gang" / "pod-1.yaml")])
+    root = repository_of(sources)
+    assert root == os.path.realpath(repo)
+    return build_context(root, sources, crosses_files, Config().exclude)
+
+
+def test_the_second_run_parses_only_what_changed(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    first = _context(repo)
+    assert first.parsed == 3 and sorted(o.ref.name for o in first.objects) == ["four-gpus", "nccl-0", "nccl-allreduce"]
+    second = _context(repo)
+    assert second.parsed == 0 and sorted(o.ref.name for o in second.objects) == sorted(
+        o.ref.name for o in first.objects
+    )
+    (repo / "gang" / "podgroup.yaml").write_text(GROUP.replace("nccl-allreduce", "renamed"))
+    third = _context(repo)
+    assert third.parsed == 1 and "renamed" in {o.ref.name for o in third.objects}
+
+
+@pytest.mark.parametrize(
+    "cache",
+    [
+        b"not json at all",
+        b"[1, 2, 3]",
+        b'{"format": 1, "gpulint": "0.1.0", "root": "ROOT", "files": {"gang/podgroup.yaml": {"stat": [1, 2], '
+        b'"objects": []}}}',
+        b'{"format": 1, "gpulint": "0.1.0", "root": "ROOT", "files": {"x.yaml": {"stat": [1, 2, 3], '
+        b'"objects": [{"ref": ["v1", "Pod", "ml", 7], "data": {}}]}}}',
+        b"[" * 100_000 + b"]" * 100_000,
+    ],
+    ids=["garbage", "a-list", "short-stat", "bad-ref", "deep-nesting"],
+)
+def test_a_hostile_or_broken_cache_is_ignored_and_rewritten(tmp_path, cache):
+    repo = make_repo(tmp_path / "repo")
+    (repo / CACHE_DIR).mkdir()
+    (repo / CACHE_DIR / CACHE_FILE).write_bytes(cache.replace(b"ROOT", os.path.realpath(repo).encode()))
+    context = _context(repo)
+    assert context.parsed == 3 and len(context.objects) == 3
+    written = json.loads((repo / CACHE_DIR / CACHE_FILE).read_text())
+    assert written["format"] == 1 and set(written["files"]) == {
+        "gang/podgroup.yaml",
+        "gang/pod-0.yaml",
+        "claims/template.yaml",
+    }
+
+
+def test_a_cache_that_claims_objects_for_files_it_does_not_match_is_not_believed(tmp_path):
+    """A cache planted in the repository (committed, or from another checkout) lists a PodGroup the
+    files do not define: stat signatures never match a fresh checkout's, so it is parsed again."""
+    repo = make_repo(tmp_path / "repo")
+    planted = {
+        "format": 1,
+        "gpulint": "0.1.0",
+        "root": os.path.realpath(repo),
+        "files": {
+            "gang/podgroup.yaml": {
+                "stat": [1, 1, 1],
+                "objects": [{"ref": ["scheduling.x-k8s.io/v1alpha1", "PodGroup", "ml", "planted"], "data": {}}],
+            }
+        },
+    }
+    (repo / CACHE_DIR).mkdir()
+    (repo / CACHE_DIR / CACHE_FILE).write_text(json.dumps(planted))
+    assert "planted" not in {o.ref.name for o in _context(repo).objects}
+
+
+def test_a_cache_directory_that_is_a_link_is_neither_read_nor_written_through(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / CACHE_DIR).symlink_to(outside)
+    context = _context(repo)
+    assert context.parsed == 3 and list(outside.iterdir()) == []
+    assert _context(repo).parsed == 3  # no cache: parsed again, and still right
+
+
+def test_pre_commit_with_the_group_in_an_unchanged_file(tmp_path):
+    """The real pre-commit: only the changed Pod is passed; its PodGroup and ResourceClaimTemplate are
+    in files that did not change."""
+    if not (REPO / ".pre-commit-hooks.yaml").is_file() or not (REPO / ".git").exists():
+        raise AssertionError("run the tests from a git checkout of gpulint")
+    work = tmp_path / "gitops"
+    make_repo(work, git=False)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=work, check=True)
+    subprocess.run([*git, "add", "."], cwd=work, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "gang"], cwd=work, check=True)
+    (work / "gang" / "pod-1.yaml").write_text(pod(1).replace("pytorch:24.05", "pytorch:24.06"))
+    subprocess.run([*git, "add", "."], cwd=work, check=True)
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "NO_COLOR": "1"}
+    pre_commit = shutil.which("pre-commit", path=os.path.dirname(sys.executable)) or "pre-commit"
+
+    def try_repo(*files: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [pre_commit, "try-repo", str(REPO), "gpulint", "--verbose", "--files", *files],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    passing = try_repo("gang/pod-1.yaml")
+    assert passing.returncode == 0, passing.stdout + passing.stderr
+    assert "gang-inconsistent" not in passing.stdout and "claim-reference-invalid" not in passing.stdout
+    (work / "gang" / "pod-1.yaml").write_text(pod(1, template="four-gpu"))
+    failing = try_repo("gang/pod-1.yaml")
+    assert "gang/pod-1.yaml:11:32: warning[claim-reference-invalid]" in failing.stdout, failing.stdout
+    assert "gang/pod-0.yaml" not in failing.stdout and "podgroup.yaml" not in failing.stdout
+    assert (work / CACHE_DIR / CACHE_FILE).is_file()
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=work, capture_output=True, text=True, check=True)
+    assert CACHE_DIR not in status.stdout  # the cache never shows up as a change to commit
