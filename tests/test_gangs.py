@@ -78,7 +78,16 @@ def test_capacity_split_across_two_racks():
     findings = lint(volcano_job(5, topology="topology.kubernetes.io/rack"))
     (unsat,) = by_rule(findings, "gang-unsatisfiable")
     assert "in one topology.kubernetes.io/rack; the best rack (r1) fits 4" in unsat.message
-    (tight,) = by_rule(findings, "over-tight-topology")
+    # one cause, one finding: the error names the requirement; over-tight-topology says nothing more
+    assert (
+        "The topology requirement 'topology.kubernetes.io/rack' is the cause: the cluster as a whole could hold "
+        "the gang" in unsat.message
+    )
+    assert by_rule(findings, "over-tight-topology") == []
+    (tight,) = by_rule(
+        lint(volcano_job(5, topology="topology.kubernetes.io/rack"), select=("over-tight-topology",)),
+        "over-tight-topology",
+    )
     assert "makes the gang unplaceable while the cluster as a whole could hold it" in tight.message
 
 

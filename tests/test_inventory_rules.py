@@ -185,11 +185,18 @@ def test_affinity_matching_no_node_names_the_expression_and_the_real_values(inve
 
 
 def test_affinity_to_nodes_without_the_gpu(inventory):
-    (finding,) = by_rule(
-        lint(gpu_pod(1, "nodeSelector: {kubernetes.io/hostname: cpu-0}"), inventory), "over-tight-affinity"
-    )
-    assert finding.severity == Severity.WARNING
+    """One cause, one finding: the selector is why the pod cannot run, so over-tight-affinity reports it,
+    an error (the inventory holds every node), with the scheduler's summary; gpu-unschedulable is silent."""
+    findings = lint(gpu_pod(1, "nodeSelector: {kubernetes.io/hostname: cpu-0}"), inventory)
+    (finding,) = by_rule(findings, "over-tight-affinity")
+    assert finding.severity == Severity.ERROR
     assert "none of them offers nvidia.com/gpu" in finding.message
+    assert "; the pod stays Pending: 0/" in finding.message and "Insufficient nvidia.com/gpu" in finding.message
+    assert by_rule(findings, "gpu-unschedulable") == []
+    # without over-tight-affinity, gpu-unschedulable reports the pod itself
+    alone = lint(gpu_pod(1, "nodeSelector: {kubernetes.io/hostname: cpu-0}"), inventory, select=("gpu-unschedulable",))
+    (unschedulable,) = by_rule(alone, "gpu-unschedulable")
+    assert "can never be scheduled" in unschedulable.message
 
 
 def test_preferred_affinity_and_matching_selectors_are_clean(inventory):
@@ -225,8 +232,12 @@ def test_affinity_that_limits_replicas(inventory):
                 image: i
                 resources: {limits: {nvidia.com/gpu: 4}}
     """
-    (finding,) = by_rule(lint(statefulset, inventory), "over-tight-affinity")
+    findings = lint(statefulset, inventory)
+    (finding,) = by_rule(findings, "over-tight-affinity")
     assert "needs 3 pods, but the 1 nodes" in finding.message and "hold only 1" in finding.message
+    assert by_rule(findings, "gpu-unschedulable") == []  # one cause, one finding
+    (alone,) = by_rule(lint(statefulset, inventory, ignore=("over-tight-affinity",)), "gpu-unschedulable")
+    assert "the workload runs 3 of these pods, but only 1 fit" in alone.message
 
 
 # ----------------------------------------------------------------- stale-gpu-label

@@ -58,6 +58,13 @@ class Config:
         """The target cluster's feature gates: its version's defaults, then the stated ones."""
         return FeatureGates.of(self.kubernetes_version, self.feature_gates)
 
+    def enables(self, rule_id: str) -> bool:
+        """``select`` and ``ignore`` let the rule run (a check may leave a cause to the rule that
+        reports it only when that rule runs)."""
+        if self.select is not None and "all" not in self.select and rule_id not in self.select:
+            return False
+        return rule_id not in self.ignore and "all" not in self.ignore
+
     def with_overrides(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 

@@ -44,15 +44,7 @@ YAML_INVALID = "yaml-invalid"
 
 def enabled_rules(config: Config) -> dict[str, Rule]:
     rules = {**all_rules(), **policy_rules(config.policies)} if config.policies else all_rules()
-    selected = config.select
-    chosen = {}
-    for rule_id, rule in rules.items():
-        if selected is not None and "all" not in selected and rule_id not in selected:
-            continue
-        if rule_id in config.ignore or "all" in config.ignore:
-            continue
-        chosen[rule_id] = rule
-    return chosen
+    return {rule_id: rule for rule_id, rule in rules.items() if config.enables(rule_id)}
 
 
 class DeadlineExceeded(Exception):

@@ -122,6 +122,37 @@ def describe_scale_up(fit: PoolFit) -> str:
     return f"{fit.pool.title} adds a node ({types}){room}" if best else fit.pool.title
 
 
+def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver) -> bool:
+    """The pod's required node affinity/selector leaves no node that offers its extended resources.
+
+    One cause, one finding: over-tight-affinity reports it (with the scheduler's summary), and
+    gpu-unschedulable, which would report the same pod as unschedulable, leaves it to that rule.
+    With node pools, nodes that do not exist yet may match: gpu-unschedulable judges those.
+    """
+    if not pod.requirements() or resolver.pools:
+        return False
+    groups = resolver.model.matching_groups(pod)
+    if not groups:
+        return True
+    wanted = [name for name in pod.requests if is_extended(name)]
+    return bool(wanted) and not any(
+        all(group.representative.allocatable.get(name, 0) > 0 for name in wanted) for group in groups
+    )
+
+
+def selection_limits_replicas(pod: PodRequirements, pods: int | None, resolver: Resolver) -> tuple[int, int] | None:
+    """(pods that fit on the nodes the selection allows, pods that would fit without it) when the
+    workload's pods do not all fit because of its required node affinity/selector; else None."""
+    if not pods or pods < 2 or not pod.requests or not pod.requirements() or resolver.pools:
+        return None
+    model = resolver.model
+    fit_here = model.placeable(pod)
+    if fit_here >= pods:
+        return None
+    fit_anywhere = model.placeable(PodRequirements(pod.requests, (), None, pod.tolerations, pod.node_name))
+    return (fit_here, fit_anywhere) if fit_anywhere >= pods else None
+
+
 def scheduling_hint(result: FitResult, pod: PodRequirements, inventory: Resolver) -> str:
     """The smallest change that would help, read off why the nodes the pod may use failed.
 

@@ -9,7 +9,7 @@ from gpulint.kube.fields import mapping
 from gpulint.kube.gangs.members import Gang, GangVerdict, composites_of, pack_composite, reported_gangs
 from gpulint.kube.gangs.packing import WORK_BUDGET
 from gpulint.kube.quantity import format_amount
-from gpulint.kube.resources import is_extended
+from gpulint.kube.resources import accelerator_noun, is_extended
 from gpulint.kube.scheduler import resource_list
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
@@ -76,11 +76,17 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             continue  # gpu-resource-unknown speaks for a resource no node publishes
         result = verdict(gang, ctx)
         if result.unsatisfiable:
+            cause = ""
+            if gang.topology_key and verdict(gang, ctx, topology_key="").fitting_domains():
+                cause = (
+                    f". The topology requirement '{gang.topology_key}' is the cause: the cluster as a whole "
+                    "could hold the gang"
+                )
             yield Diagnostic(
                 RULE_ID,
                 gang.path,
-                f"{describe_gang(gang, result, gang.topology_key)}. Partial placement would hold GPUs idle "
-                "while the gang waits for peers that cannot start",
+                f"{describe_gang(gang, result, gang.topology_key)}{cause}. Partial placement would hold "
+                f"{_held(gang)} idle while the gang waits for peers that cannot start",
             )
         elif result.undecided:
             yield undecided(gang.path, gang.system, f" in one {gang.topology_key}" if gang.topology_key else "")
@@ -105,6 +111,12 @@ def unpublished_demand(gang: Gang, resolver: Resolver) -> bool:
     """A member asks for an extended resource no node publishes: packing would only restate that."""
     published = resolver.published_resources
     return any(is_extended(name) and name not in published for m in gang.members for name in m.pod.requests)
+
+
+def _held(gang: Gang) -> str:
+    """What a partial placement holds idle, by the resource requested (TPUs, not GPUs)."""
+    extended = {name for member in gang.members for name in member.pod.requests if is_extended(name)}
+    return f"{accelerator_noun(extended)}s" if extended else "nodes"
 
 
 def undecided(path: Path, who: str, where: str) -> Diagnostic:

@@ -7,17 +7,25 @@ from collections.abc import Iterator
 from gpulint.kube.pools.fit import FITS, LIMITED, UNKNOWN, PoolFit, summary
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
-from gpulint.kube.scheduler import FitResult, PodRequirements
-from gpulint.kube.workloads import PodSpecSite, extended_resource_path, pod_spec_sites
+from gpulint.kube.scheduler import FitResult, PodRequirements, pod_requirements
+from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, extended_resource_path, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import gpu_pod_requirements, pool_fits, scale_up_verdict, scheduling_hint
+from gpulint.lint.verdicts import (
+    gpu_pod_requirements,
+    pool_fits,
+    scale_up_verdict,
+    scheduling_hint,
+    selection_leaves_no_node,
+    selection_limits_replicas,
+)
 
 SPEC = RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
+AFFINITY_RULE = "over-tight-affinity"  # reports the pods whose node selection is the cause
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -30,6 +38,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if pod is None or any(is_extended(name) and name not in inventory.offered_resources for name in pod.requests):
             continue  # a resource no node publishes: gpu-resource-unknown says so, more precisely
         where = extended_resource_path(site) or site.path
+        selection = pod_requirements(effective_pod_spec(obj.kind, site.spec))  # as over-tight-affinity reads it
+        by_affinity = ctx.config.enables(AFFINITY_RULE)
+        if by_affinity and selection_leaves_no_node(selection, inventory):
+            continue  # one cause, one finding: over-tight-affinity reports it with the scheduler's summary
         empty = model.evaluate(pod, now=False)
         # A DaemonSet's pods never make a pool add a node: they run on the nodes that come
         fits = pool_fits(pod, inventory) if inventory.pools and obj.kind != "DaemonSet" else []
@@ -38,7 +50,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if not empty.fits:
             yield from _no_node_fits(site, pod, empty, fits, inventory, where)
             continue
-        if site.pods and site.pods > 1:
+        if (
+            site.pods
+            and site.pods > 1
+            and not (by_affinity and selection_limits_replicas(selection, site.pods, inventory))
+        ):
             yield from _replicas(site, pod, empty, fits, inventory, where)
         grows = any(fit.state == FITS and fit.room != 0 for fit in fits)  # a scale-up makes room
         if inventory.pods and not pod.node_name and not grows:  # a bound pod is already counted

@@ -14,6 +14,7 @@ from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.verdicts import selection_limits_replicas
 
 SPEC = RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
@@ -83,6 +84,7 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Itera
         severity = _unproven_severity(pod, inventory)
         notes = (
             *(() if requirement.field else (values_in_cluster(requirement.key, nodes),)),
+            _pending(pod, inventory),
             *((_UNPROVEN[severity],) if severity in _UNPROVEN else ()),
         )
         yield (requirement.path, message, severity, severity != Severity.ERROR, notes)
@@ -93,14 +95,16 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Itera
         group for group in groups if all(group.representative.allocatable.get(name, 0) > 0 for name in gpu_resources)
     ]
     if gpu_resources and not offering and not uses_unpublished(pod, inventory):
+        # the pod is unschedulable for it: proven when the inventory holds every node there can be
+        severity = Severity.ERROR if inventory.node_labels_proven else Severity.WARNING
         yield (
             requirement.path,
             f"the required node affinity/selector matches {matched} nodes, but none of them "
             f"offers {', '.join(gpu_resources)}; '{requirement.description}' excludes "
             f"{excluded} of {len(nodes)} nodes",
-            Severity.WARNING,
-            False,
-            (),
+            severity,
+            severity != Severity.ERROR,
+            (_pending(pod, inventory), *((_UNPROVEN[severity],) if severity in _UNPROVEN else ())),
         )
         return
     allowed = sum(len(group) for group in offering) if gpu_resources else matched
@@ -158,17 +162,17 @@ def uses_unpublished(pod: PodRequirements, inventory: Resolver) -> bool:
     return not inventory.extended_resources_proven and any(is_extended(name) for name in pod.requests)
 
 
+def _pending(pod: PodRequirements, inventory: Resolver) -> str:
+    """The consequence, as the scheduler words it (gpu-unschedulable leaves this pod to this rule)."""
+    return f"the pod stays Pending: {inventory.model.evaluate(pod, now=False).summary()}"
+
+
 def _replicas(
     pods: int | None, pod: PodRequirements, inventory: Resolver, allowed: int, requirement: Requirement
 ) -> Iterator[Verdict]:
-    if not pods or pods < 2 or not pod.requests:
-        return
-    model = inventory.model
-    fit_here = model.placeable(pod)
-    if fit_here >= pods:
-        return
-    fit_anywhere = model.placeable(PodRequirements(pod.requests, (), None, pod.tolerations, pod.node_name))
-    if fit_anywhere >= pods:
+    counts = selection_limits_replicas(pod, pods, inventory)
+    if counts is not None:
+        fit_here, fit_anywhere = counts
         yield (
             requirement.path,
             f"the workload needs {pods} pods, but the {allowed} nodes its required node affinity/selector "

@@ -13,6 +13,7 @@ from gpulint.lint.verdicts import describe_gang, gang_verdict
 
 SPEC = RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
+GANG_RULE = "gang-unsatisfiable"  # reports the gangs the requirement makes unplaceable
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -24,6 +25,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         where = gang.topology_path or gang.path
         constrained = gang_verdict(gang, ctx.cluster, ctx.memo)
         if constrained.unsatisfiable:
+            if ctx.config.enables(GANG_RULE):
+                continue  # one cause, one finding: gang-unsatisfiable names the requirement as the cause
             free = gang_verdict(gang, ctx.cluster, ctx.memo, topology_key="")
             if free.fitting_domains():  # proven to fit without the requirement
                 yield Diagnostic(
