@@ -246,3 +246,12 @@ def test_pre_commit_with_the_group_in_an_unchanged_file(tmp_path):
     assert (work / CACHE_DIR / CACHE_FILE).is_file()
     status = subprocess.run(["git", "status", "--porcelain"], cwd=work, capture_output=True, text=True, check=True)
     assert CACHE_DIR not in status.stdout  # the cache never shows up as a change to commit
+
+
+def test_explain_sees_the_repository_as_check_does(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "repo")
+    monkeypatch.chdir(repo)
+    result = run_cli("explain", "gang/pod-1.yaml", "--inventory", str(Path(__file__).parent / "data" / "racks"))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "coscheduling PodGroup nccl-allreduce: 2 of 2 pods at once" in result.stdout
+    assert "1 resource claim(s); 1 found in the linted files or the inventory" in result.stdout

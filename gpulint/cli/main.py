@@ -426,6 +426,7 @@ def explain_command(
     live_pods: bool,
 ) -> None:
     """Explain why the pods of the manifests in PATHS would be Pending on the inventory's cluster."""
+    from gpulint.cli.check import repository_context
     from gpulint.cli.explain import explain_objects, object_matches, render, render_json
     from gpulint.lint.run import LintRun
     from gpulint.lint.sources import SourceError, collect
@@ -439,8 +440,9 @@ def explain_command(
         click.echo(f"gpulint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     # The same run as `check` builds: the same inventory (a bad one fails the same way, exit 2 with
-    # file:line:col), the same linted set, the same verdicts and findings.
-    run = LintRun(config, sources, _read_inventory(config, live=live))
+    # file:line:col), the same linted set (with the repository index), the same verdicts and findings.
+    context, partial, _notes = repository_context(list(paths), sources, config)
+    run = LintRun(config, sources, _read_inventory(config, live=live), context=context, partial=partial)
     report = run.report(1)
     for finding in report.findings:
         if finding.rule == "yaml-invalid":

@@ -181,8 +181,9 @@ def group_minimum(ref: GroupReference, inventory: GangLookup | None) -> tuple[in
     return integer(dig(data, "spec", "minMember")), "", True, True
 
 
-def gangs_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
-    """The gangs an object starts (empty for objects without a gang policy)."""
+def gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool = False) -> list[Gang]:
+    """The gangs an object starts (empty for objects without a gang policy); ``reported_only``: not the
+    groups another object that joins them reports on."""
     data, kind, group = obj.data, obj.kind, obj.ref.group
     sites = list(pod_spec_sites(data))
     if not sites:
@@ -235,7 +236,7 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
                     ("spec", "scheduling", "schedulingConstraints", "topology") if topology else None,
                 )
             ]
-    found = _referenced_gangs(obj, sites, inventory) + _kueue_gangs(obj, sites, inventory)
+    found = _referenced_gangs(obj, sites, inventory, reported_only) + _kueue_gangs(obj, sites, inventory)
     if not found:  # Kueue admits the whole workload at once: its pods as one gang
         found = _kueue_workload_gang(obj, inventory)
     return found
@@ -268,7 +269,9 @@ def _members_joining(joiner: ObjectLike, key: tuple[str, str, str, str]) -> list
     ]
 
 
-def _referenced_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLookup | None) -> list[Gang]:
+def _referenced_gangs(
+    obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLookup | None, reported_only: bool = False
+) -> list[Gang]:
     by_group: dict[GroupReference, list[Member]] = defaultdict(list)
     first_path: dict[GroupReference, Path] = {}
     for site in sites:
@@ -285,8 +288,10 @@ def _referenced_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: Gang
         # is all of them, and the first object that joins it speaks for it.
         joiners = list(inventory.group_joiners(joiner_key(ref))) if inventory is not None else []
         shared = False
-        if len(joiners) > 1 and any(_same_object(joiner, obj) for joiner in joiners):
+        if len(joiners) > 1:
             shared = not _same_object(joiners[0], obj)
+            if shared and reported_only:
+                continue  # the first joiner reports; its members are not built N times over
             members = [member for joiner in joiners for member in _members_joining(joiner, joiner_key(ref))]
         else:
             joiners = [obj]
@@ -315,7 +320,7 @@ def _referenced_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: Gang
 def reported_gangs(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
     """The gangs whose findings this object carries: a group joined by several objects is reported
     once, on the first of them (`explain` shows every object its gang: gangs_of)."""
-    return [gang for gang in gangs_of(obj, inventory) if not gang.shared]
+    return [gang for gang in gangs_of(obj, inventory, reported_only=True) if not gang.shared]
 
 
 def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLookup | None = None) -> list[Gang]:
@@ -482,7 +487,7 @@ def _composite_domain(
 
 def has_gang_policy(obj: ObjectLike, inventory: GangLookup | None) -> bool:
     """Any sign that the pods are placed together (or admitted together, with Kueue)."""
-    if gangs_of(obj, inventory):
+    if gangs_of(obj, inventory, reported_only=True):  # a group's other joiners: group_references below
         return True
     queue = queue_name(obj.data)
     if queue is not None and not queue.as_annotation and integration(obj.data) is not None:
