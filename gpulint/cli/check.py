@@ -141,8 +141,8 @@ def repository_context(
     if not config.repo_index:
         return [], True, []
     root = repository_of(sources)
-    if root is None:
-        return [], True, []
+    if root is None:  # no repository to index: the files named are taken as the whole set, as before
+        return [], False, []
     context = build_context(root, sources, crosses_files, config.exclude)
     return context.objects, not context.complete, context.notes
 
