@@ -191,7 +191,8 @@ def test_affinity_to_nodes_without_the_gpu(inventory):
     (finding,) = by_rule(findings, "over-tight-affinity")
     assert finding.severity == Severity.ERROR
     assert "none of them offers nvidia.com/gpu" in finding.message
-    assert "; the pod stays Pending: 0/" in finding.message and "Insufficient nvidia.com/gpu" in finding.message
+    notes = "\n".join(finding.notes)
+    assert "the pod stays Pending: 0/" in notes and "Insufficient nvidia.com/gpu" in notes
     assert by_rule(findings, "gpu-unschedulable") == []
     # without over-tight-affinity, gpu-unschedulable reports the pod itself
     alone = lint(gpu_pod(1, "nodeSelector: {kubernetes.io/hostname: cpu-0}"), inventory, select=("gpu-unschedulable",))
