@@ -23,7 +23,7 @@ from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requests
 from gpulint.lint.config import Config
 from gpulint.lint.fast_yaml import load_unambiguous
 from gpulint.lint.findings import Path
-from gpulint.lint.loader import LoadProblem, LocatedDocument, collector_paused, load_bytes
+from gpulint.lint.loader import LoadProblem, LocatedDocument, collector_paused, detect_encoding, load_bytes
 from gpulint.lint.objects import KubeObject, objects_in
 from gpulint.lint.sources import Source, SourceError, collect
 
@@ -51,7 +51,6 @@ DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 # is ~250 MB, well past the limit for a manifest. Still bounded: a 10 GB file is refused unread.
 MAX_INVENTORY_FILE_BYTES = 1024 * 1024 * 1024
 INVENTORY_LIMIT_NAME = "inventory file size"
-_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
@@ -315,7 +314,7 @@ def _fast_documents(display: str, raw: bytes) -> list[LocatedDocument] | None:
             pass  # not JSON after all, or nested too deep: the YAML reader says where it breaks
         else:
             items = data if isinstance(data, list) else [data]
-    elif not raw.startswith(_BOMS):
+    elif not detect_encoding(raw).bom:  # a byte-order mark: the loader decodes it
         try:
             fast, data = load_unambiguous(raw.decode("utf-8"))
         except UnicodeDecodeError:
