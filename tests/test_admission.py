@@ -388,6 +388,107 @@ def test_stopped_queues_and_missing_flavors(tmp_path):
     assert "references missing ResourceFlavor(s): default-flavor" in finding.message
 
 
+# ----------------------------------------------------------------- admission checks (the Kueue docs' examples)
+
+
+def admission_check(
+    name: str = "sample-prov", controller: str = "kueue.x-k8s.io/provisioning-request", active: str = ""
+) -> str:
+    text = (
+        f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {{name: {name}}}\nspec:\n"
+        f"  controllerName: {controller}\n  parameters: {{apiGroup: kueue.x-k8s.io, kind: ProvisioningRequestConfig, "
+        f"name: {name}-config}}\n"
+    )
+    if active:
+        text += f"status:\n  conditions:\n  - {{type: Active, status: '{active}', reason: Active, message: ''}}\n"
+    return text
+
+
+def with_checks(queue: str, *names: str, strategy: bool = False) -> str:
+    if strategy:
+        rules = "".join(f"    - name: {n}\n" for n in names)
+        return queue.replace("spec:\n", f"spec:\n  admissionChecksStrategy:\n    admissionChecks:\n{rules}", 1)
+    return queue.replace("spec:\n", f"spec:\n  admissionChecks: [{', '.join(names)}]\n", 1)
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1beta2"])
+def test_a_missing_admission_check_makes_the_cluster_queue_inactive(tmp_path, version):
+    queue = with_checks(cluster_queue(version=version), "sample-prov", strategy=version == "v1beta2")
+    (tmp_path / "queues.yaml").write_text(
+        docs(flavor(version=version), queue, local_queue(v=version), admission_check("other-check"))
+    )
+    (finding,) = queue_findings(job(), "queue-reference-invalid", inventory=[str(tmp_path)])
+    assert finding.severity == "error"  # the inventory lists every AdmissionCheck: Kueue's cache has none by that name
+    assert (
+        "ClusterQueue cluster-queue is inactive (Can't admit new workloads): it references missing AdmissionCheck(s): "
+        "sample-prov" in finding.message
+    )
+    assert (finding.line, finding.column) == (7, 32)
+    # the check exists (as written in the docs, no status yet): admitted as usual
+    (tmp_path / "checks.yaml").write_text(admission_check())
+    assert queue_findings(job(), "queue-reference-invalid", inventory=[str(tmp_path)]) == []
+
+
+def test_a_missing_admission_check_among_the_linted_files_only_is_a_warning():
+    text = docs(
+        flavor(), with_checks(cluster_queue(), "sample-prov"), local_queue(), admission_check("prov-test"), job()
+    )
+    (finding,) = queue_findings(text, "queue-reference-invalid")
+    assert finding.severity == "warning" and "missing AdmissionCheck(s): sample-prov" in finding.message
+    assert (
+        queue_findings(
+            docs(flavor(), with_checks(cluster_queue(), "sample-prov"), local_queue(), job()), "queue-reference-invalid"
+        )
+        == []
+    )
+
+
+def test_an_inactive_admission_check_from_the_inventory(tmp_path):
+    (tmp_path / "checks.yaml").write_text(admission_check(active="False"))
+    text = docs(flavor(), with_checks(cluster_queue(), "sample-prov", strategy=True), local_queue(), job())
+    (finding,) = queue_findings(text, "queue-reference-invalid", inventory=[str(tmp_path)])
+    assert finding.severity == "warning"
+    assert (
+        "references inactive AdmissionCheck(s): sample-prov (their controller reports Active False)" in finding.message
+    )
+    (tmp_path / "checks.yaml").write_text(admission_check(active="True"))
+    assert queue_findings(text, "queue-reference-invalid", inventory=[str(tmp_path)]) == []
+    # the linted check (no status) keeps the controller's status from the cluster
+    (tmp_path / "checks.yaml").write_text(admission_check(active="False"))
+    assert len(queue_findings(docs(text, admission_check()), "queue-reference-invalid", inventory=[str(tmp_path)])) == 1
+
+
+def test_multikueue_checks_that_kueue_refuses_to_combine():
+    multikueue = "kueue.x-k8s.io/multikueue"
+    two = docs(
+        flavor(),
+        with_checks(cluster_queue(), "mk-a", "mk-b"),
+        local_queue(),
+        admission_check("mk-a", multikueue),
+        admission_check("mk-b", multikueue),
+        job(),
+    )
+    (finding,) = queue_findings(two, "queue-reference-invalid")
+    assert finding.severity == "error"
+    assert (
+        "Cannot use multiple MultiKueue AdmissionChecks on the same ClusterQueue, found: mk-a,mk-b" in finding.message
+    )
+    mixed = docs(
+        flavor(),
+        with_checks(cluster_queue(), "mk-a", "sample-prov"),
+        local_queue(),
+        admission_check("mk-a", multikueue),
+        admission_check(),
+        job(),
+    )
+    (finding,) = queue_findings(mixed, "queue-reference-invalid")
+    assert "Cannot use both MultiKueue and ProvisioningRequest AdmissionChecks together" in finding.message
+    one = docs(
+        flavor(), with_checks(cluster_queue(), "mk-a"), local_queue(), admission_check("mk-a", multikueue), job()
+    )
+    assert queue_findings(one, "queue-reference-invalid") == []
+
+
 # ----------------------------------------------------------------- queued workloads packed whole
 
 

@@ -299,3 +299,114 @@ def test_explain_shows_the_namespace_quota_arithmetic(tmp_path):
         "ResourceQuota gpu-quota: limits.memory 48Gi for 3 pod(s) of 64Gi hard",
         "ResourceQuota gpu-quota: requests.nvidia.com/gpu 6 for 3 pod(s) of 4 hard - above it",
     ]
+
+
+# ----------------------------------------------------------------- quota scopes (pods.go podMatchesScopeFunc)
+
+
+def priority_quota(hard: str, operator: str = "In", values: str = "[high]", name: str = "pods-high") -> str:
+    """The Kubernetes docs' "Resource Quota per priority class" object."""
+    selector = f"    - operator: {operator}\n      scopeName: PriorityClass\n"
+    if values:
+        selector += f"      values: {values}\n"
+    return quota(hard, name=name) + "  scopeSelector:\n    matchExpressions:\n" + selector
+
+
+def with_priority(text: str, priority_class: str) -> str:
+    return text.replace("      containers:\n", f"      priorityClassName: {priority_class}\n      containers:\n", 1)
+
+
+def test_a_priority_class_quota_covers_only_pods_of_that_class():
+    q = priority_quota("{requests.nvidia.com/gpu: 4, pods: '10'}")
+    three = deployment("{limits: {nvidia.com/gpu: 2}}", replicas=3)
+    (finding,) = findings_of("resource-quota-exceeded", docs(q, with_priority(three, "high")))
+    assert finding.severity == "error"
+    assert "(ResourceQuota pods-high, scopes PriorityClass In (high)): the ReplicaSet creates 2" in finding.message
+    assert findings_of("resource-quota-exceeded", docs(q, with_priority(three, "low"))) == []
+    # exactly at the hard limit, in the class: admitted
+    two = deployment("{limits: {nvidia.com/gpu: 2}}", replicas=2)
+    assert findings_of("resource-quota-exceeded", docs(q, with_priority(two, "high"))) == []
+
+
+def test_a_pod_without_a_priority_class_is_not_judged_against_a_priority_quota():
+    # the Priority admission plugin gives it the global default PriorityClass's name first, if one exists
+    three = deployment("{limits: {nvidia.com/gpu: 2}}", replicas=3)
+    for operator, values in (("In", "[high]"), ("NotIn", "[low]"), ("Exists", "")):
+        q = priority_quota("{requests.nvidia.com/gpu: 4}", operator, values)
+        assert findings_of("resource-quota-exceeded", docs(q, three)) == [], operator
+
+
+def test_not_in_and_exists_priority_class_quotas():
+    three = deployment("{limits: {nvidia.com/gpu: 2}}", replicas=3)
+    not_in = priority_quota("{requests.nvidia.com/gpu: 4}", "NotIn", "[low]")
+    assert len(findings_of("resource-quota-exceeded", docs(not_in, with_priority(three, "high")))) == 1
+    assert findings_of("resource-quota-exceeded", docs(not_in, with_priority(three, "low"))) == []
+    exists = priority_quota("{requests.nvidia.com/gpu: 4}", "Exists", "")
+    assert len(findings_of("resource-quota-exceeded", docs(exists, with_priority(three, "batch")))) == 1
+
+
+def test_a_pod_asking_only_for_gpus_is_best_effort():
+    # QoS counts cpu and memory only: a GPU-only pod is BestEffort, outside a NotBestEffort quota
+    not_best_effort = quota("{requests.nvidia.com/gpu: 1}").replace("  hard:", "  scopes: [NotBestEffort]\n  hard:")
+    assert (
+        findings_of("resource-quota-exceeded", docs(not_best_effort, deployment("{limits: {nvidia.com/gpu: 8}}"))) == []
+    )
+    (finding,) = findings_of(
+        "resource-quota-exceeded",
+        docs(not_best_effort, deployment("{requests: {cpu: '4'}, limits: {nvidia.com/gpu: 8}}")),
+    )
+    assert "exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=8" in finding.message
+    # a LimitRange default cpu makes it Burstable, so the quota covers it
+    defaulted = docs(
+        limit_range("defaultRequest: {cpu: 500m}"), not_best_effort, deployment("{limits: {nvidia.com/gpu: 8}}")
+    )
+    assert len(findings_of("resource-quota-exceeded", defaulted)) == 1
+    best_effort = quota("{pods: '1'}").replace("  hard:", "  scopes: [BestEffort]\n  hard:")
+    assert (
+        len(
+            findings_of(
+                "resource-quota-exceeded", docs(best_effort, deployment("{limits: {nvidia.com/gpu: 1}}", replicas=2))
+            )
+        )
+        == 1
+    )
+
+
+def test_a_terminating_quota_covers_pods_with_an_active_deadline():
+    terminating = quota("{requests.nvidia.com/gpu: 1}").replace("  hard:", "  scopes: [Terminating]\n  hard:")
+    deadline = deployment("{limits: {nvidia.com/gpu: 8}}").replace(
+        "      containers:\n", "      activeDeadlineSeconds: 3600\n      containers:\n"
+    )
+    (finding,) = findings_of("resource-quota-exceeded", docs(terminating, deadline))
+    assert finding.message.startswith("no pod of this template can be created in the namespace: exceeded quota")
+    not_terminating = terminating.replace("[Terminating]", "[NotTerminating]")
+    assert findings_of("resource-quota-exceeded", docs(not_terminating, deadline)) == []
+
+
+def test_scopes_are_all_required_and_unknown_ones_are_not_judged():
+    from gpulint.kube.admission.namespace import Quota
+
+    data = {
+        "metadata": {"name": "q"},
+        "spec": {
+            "hard": {"pods": "1"},
+            "scopes": ["NotTerminating"],
+            "scopeSelector": {"matchExpressions": [{"scopeName": "CrossNamespacePodAffinity", "operator": "Exists"}]},
+        },
+    }
+    cross = {
+        "affinity": {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"topologyKey": "kubernetes.io/hostname", "namespaceSelector": {}, "labelSelector": {}}
+                ]
+            }
+        }
+    }
+    assert Quota.of(data).applies_to(cross) is True
+    assert Quota.of(data).applies_to({}) is False  # no cross-namespace term
+    assert Quota.of(data).applies_to({**cross, "activeDeadlineSeconds": 0}) is False  # Terminating at 0
+    odd = {"metadata": {"name": "q"}, "spec": {"scopeSelector": {"matchExpressions": [{"scopeName": "Future"}]}}}
+    assert Quota.of(odd).applies_to({}) is None
+    vac = {"metadata": {"name": "q"}, "spec": {"scopes": ["VolumeAttributesClass"]}}
+    assert Quota.of(vac).applies_to({}) is False  # a claim scope: no pod is charged

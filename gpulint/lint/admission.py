@@ -176,6 +176,7 @@ def _cluster_queue_problems(queue: ClusterQueue, namespace: str, name: QueueName
                 resolver.lists("ResourceFlavor"),
             )
         )
+    problems.extend(_admission_check_problems(queue, name, resolver))
     if namespace:
         selector = queue.namespace_selector
         labels = namespace_labels(resolver, namespace)
@@ -194,6 +195,63 @@ def _cluster_queue_problems(queue: ClusterQueue, namespace: str, name: QueueName
                     True,
                 )
             )
+    return problems
+
+
+MULTIKUEUE = "kueue.x-k8s.io/multikueue"
+PROVISIONING = "kueue.x-k8s.io/provisioning-request"
+
+
+def _admission_check_problems(queue: ClusterQueue, name: QueueName, resolver: Resolver) -> list[Problem]:
+    """Kueue marks a ClusterQueue inactive (pkg/cache/scheduler/clusterqueue.go updateWithAdmissionChecks,
+    inactiveReason) when an AdmissionCheck it names is missing or not Active, or when its checks combine
+    MultiKueue with another MultiKueue or a ProvisioningRequest check: nothing is admitted."""
+    if not queue.admission_checks:
+        return []
+    checks = resolver.kueue.admission_checks
+    listed = resolver.lists("AdmissionCheck")
+    inactive = f"ClusterQueue {queue.name} is inactive (Can't admit new workloads): it references"
+    problems = []
+    missing = [check for check in queue.admission_checks if check not in checks]
+    if missing and (listed or checks):
+        problems.append(
+            Problem(
+                name.path,
+                f"{inactive} missing AdmissionCheck(s): {','.join(missing)}; its workloads stay pending until they exist",
+                listed,
+            )
+        )
+    found = [checks[check] for check in queue.admission_checks if check in checks]
+    off = [check.name for check in found if check.active is False]
+    if off:
+        problems.append(
+            Problem(
+                name.path,
+                f"{inactive} inactive AdmissionCheck(s): {','.join(off)} (their controller reports Active False); "
+                "its workloads stay pending until the controller marks them Active",
+                False,
+            )
+        )
+    multikueue = [check.name for check in found if check.controller == MULTIKUEUE]
+    provisioning = [check.name for check in found if check.controller == PROVISIONING]
+    if len(multikueue) > 1:
+        problems.append(
+            Problem(
+                name.path,
+                f"ClusterQueue {queue.name} is inactive: Cannot use multiple MultiKueue AdmissionChecks on the same "
+                f"ClusterQueue, found: {','.join(multikueue)}",
+                True,
+            )
+        )
+    if multikueue and provisioning:
+        problems.append(
+            Problem(
+                name.path,
+                f"ClusterQueue {queue.name} is inactive: Cannot use both MultiKueue and ProvisioningRequest "
+                f"AdmissionChecks together, found: {','.join(multikueue)}, {','.join(provisioning)}",
+                True,
+            )
+        )
     return problems
 
 
@@ -293,7 +351,7 @@ def quota_charges(obj: KubeObject, resolver: Resolver) -> list[tuple[Quota, list
         charged = pod_charge(spec, pod_requests(spec), pod_limits(spec))
         charged.update(claim_charge(_claim_templates(obj, site.spec, resolver)))  # one claim per pod per template
         for quota, sites in out:
-            if quota.applies_to(spec, charged):
+            if quota.applies_to(spec):
                 sites.append(SiteCharge(site.path, site.pods or 0, charged, tuple(missing_for_quota(spec, quota))))
     return [(quota, sites) for quota, sites in out if sites]
 

@@ -93,6 +93,7 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     InventoryApi("kueue.x-k8s.io", "ResourceFlavor", "resourceflavors", _KUEUE),
     InventoryApi("kueue.x-k8s.io", "Cohort", "cohorts", (*_KUEUE, "v1alpha1")),
     InventoryApi("kueue.x-k8s.io", "Topology", "topologies", (*_KUEUE, "v1alpha1")),
+    InventoryApi("kueue.x-k8s.io", "AdmissionCheck", "admissionchecks", _KUEUE),
     InventoryApi("scheduling.volcano.sh", "Queue", "queues", ("v1beta1",)),
     InventoryApi("scheduling.run.ai", "Queue", "queues", ("v2",)),
 )

@@ -22,7 +22,7 @@ from gpulint.kube.scheduler import Taint, Toleration
 from gpulint.kube.selectors import label_text, selector_matches
 
 KUEUE_GROUP = "kueue.x-k8s.io"
-KUEUE_KINDS = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "Cohort", "Topology")
+KUEUE_KINDS = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "Cohort", "Topology", "AdmissionCheck")
 STOPPED = ("Hold", "HoldAndDrain")  # stopPolicy values that stop admission (None admits)
 UNLIMITED = Fraction(2**63 - 1)  # Kueue's saturated Amount
 MAX_DEPTH = 64  # cohort levels followed (Kueue's trees are a few deep; a longer chain is hostile input)
@@ -94,6 +94,7 @@ class ClusterQueue:
     stop_policy: str
     usage: tuple[tuple[FlavorResource, Fraction], ...] = ()  # status.flavorsReservation (what is reserved now)
     usage_known: bool = False
+    admission_checks: tuple[str, ...] = ()  # spec.admissionChecks (v1beta1) and admissionChecksStrategy
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> ClusterQueue:
@@ -116,6 +117,7 @@ class ClusterQueue:
             text(spec.get("stopPolicy")) or "None",
             tuple(usage),
             isinstance(reserved, list),
+            _admission_checks(spec),
         )
 
     @property
@@ -131,6 +133,34 @@ class ClusterQueue:
 
     def flavor_names(self) -> list[str]:
         return list(dict.fromkeys(flavor.name for group in self.groups for flavor in group.flavors))
+
+
+def _admission_checks(spec: dict[str, Any]) -> tuple[str, ...]:
+    """The AdmissionChecks a ClusterQueue names: ``admissionChecks`` (v1beta1 only) or the rules of
+    ``admissionChecksStrategy`` (each for some flavors or all; a missing one stops the queue either way)."""
+    names = [text(name) for name in sequence(spec.get("admissionChecks"))]
+    names += [
+        text(mapping(rule).get("name")) for rule in sequence(dig(spec, "admissionChecksStrategy", "admissionChecks"))
+    ]
+    return tuple(dict.fromkeys(name for name in names if name))
+
+
+@dataclass(frozen=True)
+class AdmissionCheck:
+    """An AdmissionCheck (cluster-scoped): its controller, and whether that controller reports it Active
+    (status condition ``Active``; None when the object carries no such condition, as a manifest does)."""
+
+    name: str
+    controller: str
+    active: bool | None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> AdmissionCheck:
+        active = None
+        for condition in map(mapping, sequence(dig(data, "status", "conditions"))):
+            if condition.get("type") == "Active":
+                active = condition.get("status") == "True"
+        return cls(text(dig(data, "metadata", "name")), text(dig(data, "spec", "controllerName")), active)
 
 
 @dataclass(frozen=True)
@@ -211,6 +241,7 @@ class KueueSetup:
     local_queues: dict[tuple[str, str], LocalQueue] = field(default_factory=dict)
     flavors: dict[str, ResourceFlavor] = field(default_factory=dict)
     topologies: dict[str, Topology] = field(default_factory=dict)
+    admission_checks: dict[str, AdmissionCheck] = field(default_factory=dict)
 
     ambiguous: set[tuple[str, Any]] = field(default_factory=set)  # (kind, key) defined twice, differently
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)  # the tree, once built
@@ -241,6 +272,9 @@ class KueueSetup:
         elif not strict and isinstance(known, ClusterQueue) and isinstance(parsed, ClusterQueue):
             if not known.usage_known and parsed.usage_known:  # the file's spec, the cluster's usage
                 table[key] = replace(known, usage=parsed.usage, usage_known=True)
+        elif not strict and isinstance(known, AdmissionCheck) and isinstance(parsed, AdmissionCheck):
+            if known.active is None and known.controller == parsed.controller:  # the controller's status
+                table[key] = replace(known, active=parsed.active)
 
     def _entry(self, kind: str, data: dict[str, Any]) -> tuple[dict[Any, Any], Any, Any]:
         """(the table of the kind, the object's key in it, the parsed object)."""
@@ -252,6 +286,7 @@ class KueueSetup:
             "Cohort": (self.cohorts, Cohort.of),
             "ResourceFlavor": (self.flavors, ResourceFlavor.of),
             "Topology": (self.topologies, Topology.of),
+            "AdmissionCheck": (self.admission_checks, AdmissionCheck.of),
         }
         table, parse = tables[kind]
         parsed = parse(data)

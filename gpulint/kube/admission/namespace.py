@@ -17,7 +17,7 @@ container to set them), staging/src/k8s.io/apiserver/pkg/admission/plugin/resour
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -244,7 +244,96 @@ MUST_SPECIFY = {
     "limits.cpu": ("limits", "cpu"),
     "limits.memory": ("limits", "memory"),
 }
-SCOPES_UNDERSTOOD = ("BestEffort", "NotBestEffort", "Terminating", "NotTerminating")
+
+
+@dataclass(frozen=True)
+class ScopeRequirement:
+    """One scope of a quota: ``spec.scopes`` entries are ``Exists``; ``spec.scopeSelector.matchExpressions``
+    name an operator and values (only PriorityClass reads them)."""
+
+    scope: str
+    operator: str = "Exists"
+    values: tuple[str, ...] = ()
+
+
+def _scope_requirements(spec: dict[str, Any]) -> tuple[ScopeRequirement, ...]:
+    """getScopeSelectorsFromQuota: the scopes, then the scopeSelector's expressions."""
+    found = [ScopeRequirement(str(scope)) for scope in sequence(spec.get("scopes"))]
+    for expression in sequence(dig(spec, "scopeSelector", "matchExpressions")):
+        expression = mapping(expression)
+        found.append(
+            ScopeRequirement(
+                text(expression.get("scopeName")),
+                text(expression.get("operator")),
+                tuple(str(value) for value in sequence(expression.get("values"))),
+            )
+        )
+    return tuple(found)
+
+
+def _qos_amounts(resources: Any) -> bool:
+    """Any positive cpu or memory request or limit (qos.GetPodQOS counts only those two, above zero)."""
+    for section in ("requests", "limits"):
+        for name, amount in _amounts(mapping(resources).get(section)).items():
+            if name in ("cpu", "memory") and amount > 0:
+                return True
+    return False
+
+
+def is_best_effort(spec: dict[str, Any]) -> bool:
+    """QoS class BestEffort: no container (init containers included) and no pod-level resources state a
+    positive cpu or memory request or limit. GPUs and other extended resources do not count."""
+    if _qos_amounts(spec.get("resources")):
+        return False
+    return not any(
+        _qos_amounts(container.get("resources"))
+        for path, container in containers(spec)
+        if path[0] != "ephemeralContainers"
+    )
+
+
+def is_terminating(spec: dict[str, Any]) -> bool:
+    """IsTerminating: activeDeadlineSeconds set and at least zero."""
+    deadline = spec.get("activeDeadlineSeconds")
+    return isinstance(deadline, int) and not isinstance(deadline, bool) and deadline >= 0
+
+
+def uses_cross_namespace_affinity(spec: dict[str, Any]) -> bool:
+    """usesCrossNamespacePodAffinity: a pod (anti-)affinity term naming namespaces or a namespaceSelector."""
+    for kind in ("podAffinity", "podAntiAffinity"):
+        rules = mapping(dig(spec, "affinity", kind))
+        preferred = sequence(rules.get("preferredDuringSchedulingIgnoredDuringExecution"))
+        terms = [*sequence(rules.get("requiredDuringSchedulingIgnoredDuringExecution"))]
+        terms += [mapping(weighted).get("podAffinityTerm") for weighted in preferred]
+        for term in map(mapping, terms):
+            if sequence(term.get("namespaces")) or term.get("namespaceSelector") is not None:
+                return True
+    return False
+
+
+def _priority_class_matches(requirement: ScopeRequirement, spec: dict[str, Any]) -> bool | None:
+    """podMatchesSelector on {PriorityClass: spec.priorityClassName}. A pod without one gets the global
+    default PriorityClass's name from the Priority admission plugin, which runs first: unknown here."""
+    name = spec.get("priorityClassName")
+    if not isinstance(name, str) or not name:
+        return None
+    operators = {
+        "Exists": True,
+        "In": name in requirement.values,
+        "NotIn": name not in requirement.values,
+    }
+    return operators.get(requirement.operator)  # DoesNotExist and the rest: not judged
+
+
+# Scope -> whether a pod spec matches it (pkg/quota/v1/evaluator/core/pods.go podMatchesScopeFunc).
+POD_SCOPES: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "Terminating": is_terminating,
+    "NotTerminating": lambda spec: not is_terminating(spec),
+    "BestEffort": is_best_effort,
+    "NotBestEffort": lambda spec: not is_best_effort(spec),
+    "CrossNamespacePodAffinity": uses_cross_namespace_affinity,
+    "VolumeAttributesClass": lambda spec: False,  # a PersistentVolumeClaim scope: no pod matches it
+}
 
 
 @dataclass(frozen=True)
@@ -253,8 +342,7 @@ class Quota:
     hard: tuple[tuple[str, Fraction], ...]
     used: tuple[tuple[str, Fraction], ...]
     used_known: bool
-    scopes: tuple[str, ...]
-    has_selector: bool  # a scopeSelector (priority classes): the pods it covers are not judged here
+    scopes: tuple[ScopeRequirement, ...] = ()
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Quota:
@@ -265,25 +353,31 @@ class Quota:
             tuple(sorted(resource_list(spec.get("hard")).items())),
             tuple(sorted(resource_list(status.get("used")).items())),
             isinstance(status.get("used"), dict),
-            tuple(str(s) for s in sequence(spec.get("scopes"))),
-            isinstance(spec.get("scopeSelector"), dict),
+            _scope_requirements(spec),
         )
 
-    def applies_to(self, spec: dict[str, Any], charged: Resources) -> bool | None:
-        """Whether the quota covers a pod of this spec (None: a scope gpulint does not evaluate)."""
-        if self.has_selector or any(scope not in SCOPES_UNDERSTOOD for scope in self.scopes):
-            return None
-        best_effort = not any(
-            name.startswith(("requests.", "limits.")) or name in ("cpu", "memory") for name in charged
-        )
-        terminating = isinstance(spec.get("activeDeadlineSeconds"), int)
-        wanted = {
-            "BestEffort": best_effort,
-            "NotBestEffort": not best_effort,
-            "Terminating": terminating,
-            "NotTerminating": not terminating,
-        }
-        return all(wanted[scope] for scope in self.scopes)
+    def applies_to(self, spec: dict[str, Any]) -> bool | None:
+        """Whether the quota covers a pod of this spec (every scope must match; None: not known here).
+        ``spec``: the pod as the quota plugin sees it, LimitRange defaults applied."""
+        answers = [self._matches(requirement, spec) for requirement in self.scopes]
+        if False in answers:
+            return False
+        return None if None in answers else True
+
+    @staticmethod
+    def _matches(requirement: ScopeRequirement, spec: dict[str, Any]) -> bool | None:
+        if requirement.scope == "PriorityClass":
+            return _priority_class_matches(requirement, spec)
+        judge = POD_SCOPES.get(requirement.scope)
+        return judge(spec) if judge is not None else None
+
+    def describe_scopes(self) -> str:
+        """The scopes as written, for messages: "PriorityClass In (high)", "NotBestEffort"."""
+        parts = []
+        for r in self.scopes:
+            values = f" ({', '.join(r.values)})" if r.values else ""
+            parts.append(r.scope if r.operator == "Exists" else f"{r.scope} {r.operator}{values}")
+        return ", ".join(parts)
 
 
 def pod_charge(spec: dict[str, Any], requests: Resources, limits: Resources) -> Resources:

@@ -109,6 +109,7 @@ def _all_pods(obj: KubeObject, quota: Quota, sums: dict[str, Fraction], count: i
     per_pod = total / count
     fit = min(int(hard // per_pod), count) if per_pod else count
     creator = CREATORS.get(obj.kind, f"{obj.kind} controller")
+    scoped = f", scopes {quota.describe_scopes()}" if quota.scopes else ""
     batch = (api_group(obj.api_version), obj.kind) in (("batch", "Job"), ("batch", "CronJob"))
     waits = batch and not is_distributed(obj.data)
     if _charged_to_claims(key):
@@ -124,7 +125,7 @@ def _all_pods(obj: KubeObject, quota: Quota, sums: dict[str, Fraction], count: i
         RULE_ID,
         ("spec",) if "spec" in obj.data else (),
         f"the {obj.kind} runs {count} pods that together need {format_amount(total)} {key}, above the namespace's "
-        f"quota of {format_amount(hard)} (ResourceQuota {quota.name}): {consequence}: "
+        f"quota of {format_amount(hard)} (ResourceQuota {quota.name}{scoped}): {consequence}: "
         + exceeded(quota, [Row(key, per_pod, per_pod * fit, hard)]),
         severity=Severity.WARNING if waits else None,
         on_key=True,
