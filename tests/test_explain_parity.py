@@ -33,7 +33,7 @@ def check_lines(result) -> list[str]:
     return [
         "\n".join(
             (
-                f"{f['line']}:{f['column']}: {f['severity']}[{f['rule']}] {f['message']}",
+                f"{f['path']}:{f['line']}:{f['column']}: {f['severity']}[{f['rule']}] {f['message']}",
                 *(f"    {n}" for n in f["notes"]),
             )
         )
@@ -374,7 +374,7 @@ def test_volcano_pod_group_alone_that_never_fits_is_explained(write):
         "title": "gpulint check",
         "status": "FAIL",
         "lines": [
-            "10:21: error[gang-unsatisfiable] the PodGroup needs minResources nvidia.com/gpu: 64 at once, but the "
+            f"{path}:10:21: error[gang-unsatisfiable] the PodGroup needs minResources nvidia.com/gpu: 64 at once, but the "
             "schedulable nodes have 30 in all; the gang is never admitted"
         ],
     }

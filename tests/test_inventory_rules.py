@@ -355,7 +355,7 @@ def test_explain_command(write):
     assert "Scheduler: 0/8 nodes are available: 1 node(s) were unschedulable, 7 Insufficient nvidia.com/gpu." in out
     assert "kubectl describe pods -n ml -l app=big" in out
     # check's own finding on the object, from the same run
-    assert "6. gpulint check: FAIL\n     13:46: error[gpu-unschedulable] this pod can never be scheduled" in out
+    assert f"6. gpulint check: FAIL\n     {path}:13:46: error[gpu-unschedulable] this pod can never be scheduled" in out
     assert run_cli("explain", str(path), "--inventory", FLEET, "--object", "job/other").exit_code == 2
 
 

@@ -13,7 +13,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import DATA
 from conftest import run_cli as _run_cli
+
+FLEET = str(DATA / "fleet")
 
 
 def run_cli(*args: str, **kwargs):  # these tests are about where rendered findings land, not /dev/shm
@@ -630,3 +633,57 @@ def test_a_library_chart_is_not_rendered_on_its_own(repo, render_tools):
     assert result.exit_code == 0, result.stdout
     assert "note: charts/common: skipped: a library chart" in result.stdout
     assert "not-rendered" not in result.stdout and "in 1 file" in result.stdout
+
+
+# ------------------------------------------------------------------------------------------ explain
+
+
+def test_explain_renders_a_chart_as_check_does_and_points_at_its_templates(repo, render_tools):
+    write_tree(repo / "charts" / "gpu-inference", CHART)
+    args = ("charts/gpu-inference", "--helm", render_tools["helm"], "--set", "warmup=true")
+    check = _run_cli("check", *args, "--color", "never")
+    args = (*args, "--inventory", FLEET)
+    result = _run_cli("explain", *args, "--object", "Job/release-name-gpu-inference-warmup")
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "== Job/release-name-gpu-inference-warmup" in result.stdout
+    # the findings check reports on the Job, at the same template line
+    assert "charts/gpu-inference/templates/warmup-job.yaml:14:13" in check.stdout
+    assert "charts/gpu-inference/templates/warmup-job.yaml:14:13: error[gpu-request-without-limit]" in result.stdout
+    assert "<stdin>" not in result.stdout and "_helpers.tpl" not in result.stdout
+    deployments = _run_cli("explain", *args, "--object", "Deployment/release-name-gpu-inference-llama-70b")
+    assert deployments.exit_code == 0, deployments.stdout + deployments.stderr
+    assert "== Deployment/release-name-gpu-inference-llama-70b" in deployments.stdout
+    assert "4 nvidia.com/gpu" in deployments.stdout
+
+
+def test_explain_without_helm_names_the_chart_and_reads_no_template_raw(repo, monkeypatch):
+    write_tree(repo / "charts" / "gpu-inference", CHART)
+    monkeypatch.setenv("PATH", str(repo / "no-binaries"))
+    result = _run_cli("explain", "charts", "--inventory", FLEET)
+    assert "charts/gpu-inference" in result.stderr and "helm" in result.stderr
+    assert result.exit_code == 2 and "no pod templates" in result.stderr  # nothing rendered: no template read raw
+
+
+def test_explain_renders_an_overlay_and_points_at_the_patch(repo, render_tools):
+    files = dict(OVERLAYS)
+    files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].split("  - target:")[0]
+    write_tree(repo, files)
+    result = _run_cli("explain", "overlays/prod", "--kubectl", render_tools["kubectl"], "--inventory", FLEET)
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "== Deployment/inference/prod-vllm" in result.stdout
+    assert "overlays/prod/gpu-patch.yaml:12:31: error[gpu-request-without-limit]" in result.stdout
+    assert "base/deployment.yaml" not in result.stdout
+
+
+def test_explain_renders_a_bad_chart_as_a_finding_not_a_traceback(repo, render_tools):
+    files = dict(CHART)
+    files["templates/warmup-job.yaml"] = (
+        "{{- if .Values.warmup }}\nkind: Job\n{{ .Values.missing.field }}\n{{- end }}\n"
+    )
+    write_tree(repo / "charts" / "gpu-inference", files)
+    result = _run_cli(
+        "explain", "charts/gpu-inference", "--helm", render_tools["helm"], "--set", "warmup=true", "--inventory", FLEET
+    )
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "charts/gpu-inference/templates/warmup-job.yaml:3:" in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr

@@ -7,7 +7,7 @@ then the scheduler's own summary and the kubectl commands that confirm it live.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -311,15 +311,17 @@ def _commands(obj: KubeObject, site: PodSpecSite, pod: PodRequirements, result: 
 
 
 def explain_objects(
-    objects: list[KubeObject], inventory: Resolver, findings: Sequence[Finding] = ()
+    objects: list[KubeObject],
+    inventory: Resolver,
+    findings: Sequence[Finding] | Callable[[KubeObject], list[Finding]] = (),
 ) -> list[SiteExplanation]:
     """An explanation per pod template, and one per object that has none but that `check` judges
-    (claims, claim templates, gang groups); each ends with `check`'s own findings on the object."""
+    (claims, claim templates, gang groups); each ends with `check`'s own findings on the object
+    (``findings``: all of them, or a function giving an object's own, as for a rendered chart whose
+    findings are in its templates' files)."""
     out = []
     for obj in objects:
-        own = [
-            f for f in findings if f.file == obj.document.path and f.obj == obj.ref and f.document == obj.document.index
-        ]
+        own = findings(obj) if callable(findings) else _own_findings(obj, findings)
         sites = list(pod_spec_sites(obj.data))
         gang = _gang_step(obj, inventory) if sites else None  # the object's gangs, packed once for all its sites
         admission = admission_step(obj, inventory) if sites else None
@@ -333,6 +335,12 @@ def explain_objects(
             explanation.steps.append(_findings_step(own))
         out.extend(explained)
     return out
+
+
+def _own_findings(obj: KubeObject, findings: Sequence[Finding]) -> list[Finding]:
+    return [
+        f for f in findings if f.file == obj.document.path and f.obj == obj.ref and f.document == obj.document.index
+    ]
 
 
 def _show(resource: str, amount: Fraction) -> str:
@@ -445,7 +453,9 @@ def _findings_step(findings: list[Finding]) -> Step:
         return Step("gpulint check", OK, ["no findings"])
     worst = max(f.severity for f in findings)
     lines = [
-        "\n".join((f"{f.line}:{f.column}: {f.severity}[{f.rule}] {f.message}", *(f"    {note}" for note in f.notes)))
+        "\n".join(
+            (f"{f.file}:{f.line}:{f.column}: {f.severity}[{f.rule}] {f.message}", *(f"    {note}" for note in f.notes))
+        )
         for f in findings
     ]
     return Step("gpulint check", FAIL if worst >= Severity.ERROR else INFO, lines)

@@ -30,7 +30,7 @@ from gpulint.lint.config import (
     parse_feature_gates,
     parse_kubernetes_version,
 )
-from gpulint.lint.findings import Severity
+from gpulint.lint.findings import Finding, Severity
 from gpulint.report import FORMATS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -413,6 +413,7 @@ def inventory_command(
 @click.argument("paths", nargs=-1, type=click.Path(), required=True)
 @click.option("--object", "object_selector", help="Only KIND/NAME or KIND/NAMESPACE/NAME.")
 @_inventory_options
+@render_options
 def explain_command(
     paths: tuple[str, ...],
     object_selector: str | None,
@@ -424,41 +425,64 @@ def explain_command(
     kubeconfig: str | None,
     kube_context: str | None,
     live_pods: bool,
+    **reading: Any,
 ) -> None:
-    """Explain why the pods of the manifests in PATHS would be Pending on the inventory's cluster."""
+    """Explain why the pods of the manifests in PATHS would be Pending on the inventory's cluster.
+
+    Charts and overlays are rendered as `check` renders them; findings point at their sources."""
     from gpulint.cli.check import repository_context
     from gpulint.cli.explain import explain_objects, object_matches, render, render_json
+    from gpulint.lint.render.rendered import RENDER_FAILED
+    from gpulint.lint.render.tools import ToolError
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import SourceError, collect
+    from gpulint.lint.sources import CollectOptions, SourceError, collect_all
     from gpulint.report import encode
 
     config = _inventory_config(config_path, inventory_paths, None, live_inventory, catalog_paths)
-    live = _live(live_inventory, kubeconfig, kube_context, live_pods, config)
     try:
-        sources = collect(list(paths), config.exclude)
-    except SourceError as exc:
+        config, reading_options = apply_render_options(config, reading)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    live = _live(live_inventory, kubeconfig, kube_context, live_pods, config)
+    options = CollectOptions(
+        config.exclude,
+        force_exclude=reading_options.force_exclude,
+        stdin_filename=reading_options.stdin_filename,
+        render=config.render.with_overrides(kubernetes_version=config.kubernetes_version),
+    )
+    try:
+        collected = collect_all(list(paths), options=options)
+    except (SourceError, ToolError) as exc:
         click.echo(f"gpulint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
-    # The same run as `check` builds: the same inventory (a bad one fails the same way, exit 2 with
-    # file:line:col), the same linted set (with the repository index), the same verdicts and findings.
-    context, partial, _notes = repository_context(list(paths), sources, config)
-    run = LintRun(config, sources, _read_inventory(config, live=live), context=context, partial=partial)
+    for note in (*collected.notes, *(collected.debug_notes if reading_options.verbose else ())):
+        click.echo(f"note: {note}", err=True)
+    # The same run as `check` builds: the same sources (charts and overlays rendered), the same inventory
+    # (a bad one fails the same way, exit 2 with file:line:col), the same linted set (with the repository
+    # index), the same verdicts and findings.
+    context, partial, _notes = repository_context(list(paths), collected.sources, config)
+    run = LintRun(config, collected.sources, _read_inventory(config, live=live), context=context, partial=partial)
     report = run.report(1)
+    unreadable = ("yaml-invalid", RENDER_FAILED)
     for finding in report.findings:
-        if finding.rule == "yaml-invalid":
+        if finding.rule in unreadable:
             click.echo(f"{finding.file}:{finding.line}:{finding.column}: {finding.message}", err=True)
+    # report(1) checks the parsed files in order: each object's findings are its file report's.
+    own: dict[int, list[Finding]] = {}
+    for parsed, file_report in zip(run.files, report.files, strict=True):
+        for obj in parsed.objects:
+            own[id(obj)] = [f for f in file_report.findings if f.obj == obj.ref and f.document == obj.document.index]
     objects = [obj for obj in run.objects() if object_matches(obj, object_selector)]
-    explanations = explain_objects(objects, run.resolver, report.findings)
+    explanations = explain_objects(objects, run.resolver, lambda obj: own.get(id(obj), []))
     if explanations:
         text = (render_json if output_format == "json" else render)(explanations)
         click.echo(encode(text, "json" if output_format == "json" else "text"), nl=False)
-    elif not any(f.rule == "yaml-invalid" for f in report.findings):
+    elif not any(f.rule in unreadable for f in report.findings):
         what = f" matching --object {object_selector}" if object_selector else ""
         click.echo(f"gpulint: no pod templates{what} in {', '.join(paths)}", err=True)
         sys.exit(EXIT_USAGE)
-    # The exit code `check` gives for the objects explained (and for files it cannot read).
-    explained = {(obj.document.path, obj.document.index, obj.ref) for obj in objects}
-    judged = [f for f in report.findings if f.rule == "yaml-invalid" or (f.file, f.document, f.obj) in explained]
+    # The exit code `check` gives for the objects explained (and for files it cannot read or render).
+    judged = [f for f in report.findings if f.rule in unreadable] + [f for obj in objects for f in own.get(id(obj), [])]
     worst = max((f.severity for f in judged), default=None)
     sys.exit(EXIT_FINDINGS if worst is not None and worst >= config.fail_on else EXIT_OK)
 
