@@ -102,7 +102,7 @@ def cli() -> None:
 )
 @click.option("--select", multiple=True, help="Only these rules (comma-separated, repeatable).")
 @click.option("--ignore", multiple=True, help="Skip these rules (comma-separated, repeatable).")
-@click.option("--kubernetes-version", help="Target Kubernetes version: 1.35, 1.36 or 1.37 (default 1.37).")
+@click.option("--kubernetes-version", help="Target Kubernetes version: 1.30 to 1.37 (default 1.37).")
 @click.option("--fail-on", type=click.Choice(SEVERITIES), help="Lowest severity that fails the run (default error).")
 @click.option(
     "--feature-gates", help="Feature gates of the target cluster, e.g. GenericWorkload=true,CompositePodGroup=false."

@@ -2,7 +2,8 @@
 
 The table is kubernetes/kubernetes ``pkg/features/kube_features.go``
 (``defaultVersionedKubernetesFeatureGates``) for the gates that change what gpulint models:
-each gate's stage and default from the release it changed in. A cluster's gates are the
+each gate's stage and default from the release it changed in (checked against the 1.37 file,
+whose versioned specs keep every gate's history since its alpha). A cluster's gates are the
 defaults of its version with the ``--feature-gates`` it states on top.
 """
 
@@ -20,6 +21,7 @@ GATES: dict[str, tuple[tuple[str, str, bool], ...]] = {
     "DRAPartitionableDevices": (("1.33", "alpha", False), ("1.36", "beta", True)),
     "DRAPrioritizedList": (("1.33", "alpha", False), ("1.34", "beta", True), ("1.36", "GA", True)),
     "DRAWorkloadResourceClaims": (("1.36", "alpha", False), ("1.37", "beta", False)),
+    "DynamicResourceAllocation": (("1.26", "alpha", False), ("1.32", "beta", False), ("1.34", "GA", True)),
     "TaintTolerationComparisonOperators": (("1.35", "alpha", False),),
     "GenericWorkload": (("1.35", "alpha", False), ("1.37", "beta", False)),
     "TopologyAwareWorkloadScheduling": (("1.36", "alpha", False),),

@@ -19,7 +19,7 @@ from gpulint.lint.render.options import RenderConfigError, RenderOptions
 from gpulint.lint.render.options import from_mapping as render_from_mapping
 
 CONFIG_FILE = ".gpulint.yaml"
-SUPPORTED_KUBERNETES_VERSIONS = ("1.35", "1.36", "1.37")
+SUPPORTED_KUBERNETES_VERSIONS = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
 DEFAULT_KUBERNETES_VERSION = "1.37"
 
 

@@ -33,6 +33,7 @@ class SchemaStore:
     kubernetes_version: str
     _index: dict[str, str] | None = None
     _validators: dict[str, Any] = field(default_factory=dict)
+    _shared: dict[str, dict[str, Any]] = field(default_factory=dict)  # folder -> its _definitions.json
 
     _origins: dict[str, str] | None = None
 
@@ -58,8 +59,27 @@ class SchemaStore:
             return f"CRD of {self._origins[key].rsplit(' ', 1)[0]}"
         return f"Kubernetes {self.kubernetes_version}"
 
+    def _definitions(self, folder: str) -> dict[str, Any]:
+        if folder not in self._shared:
+            path = data_dir("schemas") / folder / "_definitions.json"
+            self._shared[folder] = json.loads(path.read_text())["$defs"]
+        return self._shared[folder]
+
     def has_schema(self, api_version: str, kind: str) -> bool:
         return f"{api_version}/{kind}" in self._load_index()
+
+    def first_release(self, api_version: str, kind: str) -> str | None:
+        """The oldest Kubernetes release gpulint has schemas for that serves ``api_version`` ``kind``."""
+        key = f"{api_version}/{kind}"
+        releases = sorted(
+            (tuple(int(part) for part in folder.name[1:].split(".")), folder)
+            for folder in data_dir("schemas").glob("v*.*")
+            if (folder / "index.json").is_file()
+        )
+        for numbers, folder in releases:
+            if key in json.loads((folder / "index.json").read_text()):
+                return ".".join(map(str, numbers))
+        return None
 
     def known_kinds(self) -> list[str]:
         return sorted(self._load_index())
@@ -74,6 +94,8 @@ class SchemaStore:
             import jsonschema_rs  # imported on first use: a file without known kinds never pays for it
 
             schema = json.loads((data_dir("schemas") / filename).read_text())
+            if filename.startswith("v"):  # a release's kind: its definitions are shared (_definitions.json)
+                schema["$defs"] = self._definitions(filename.partition("/")[0])
             validator = jsonschema_rs.validator_for(schema)
         self._validators[key] = validator
         return validator

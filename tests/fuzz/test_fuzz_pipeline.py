@@ -186,7 +186,7 @@ def _place(space: Workspace, name: str, value: str | bytes | None) -> list[str]:
     policy=POLICY,
     output_format=st.sampled_from(FORMATS),
     fail_on=st.sampled_from(("error", "warning", "info")),
-    version=st.sampled_from(("1.35", "1.36", "1.37")),
+    version=st.sampled_from(("1.30", "1.33", "1.34", "1.35", "1.36", "1.37")),
     stdin=st.booleans(),
     config=st.one_of(st.none(), st.none(), fs.CONFIG_FILES),
     walk=st.one_of(st.none(), st.none(), fs.GITIGNORE),

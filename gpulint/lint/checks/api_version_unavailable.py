@@ -29,6 +29,10 @@ CHECKED_KINDS = frozenset(
 )
 
 
+# The Kubernetes API groups of CHECKED_KINDS: a kind of theirs that no version of the target
+# release serves is missing from that release (a custom resource of another group is not).
+BUILT_IN_GROUPS = frozenset({"resource.k8s.io", "scheduling.k8s.io"})
+
 SPEC = RuleSpec(RULE_ID, Severity.ERROR, kinds=frozenset(CHECKED_KINDS))
 
 
@@ -42,13 +46,22 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         for key in ctx.schemas.known_kinds()
         if key.endswith(f"/{kind}") and key.startswith(f"{group}/")
     ]
+    version = ctx.config.kubernetes_version
     if not served:
-        return  # a kind gpulint has no schemas for (a CRD): nothing to say
+        if group in BUILT_IN_GROUPS:
+            yield Diagnostic(RULE_ID, ("apiVersion",), _missing_kind(api_version, kind, version, ctx))
+        return  # a kind of another group (a CRD): nothing to say
     best = min(served, key=lambda v: _RANK.get(v.rpartition("/")[2], 9))
     yield Diagnostic(
         RULE_ID,
         ("apiVersion",),
-        f"{api_version} {kind} is not served by Kubernetes {ctx.config.kubernetes_version} "
+        f"{api_version} {kind} is not served by Kubernetes {version} "
         f"(served: {', '.join(sorted(served))}); use {best}, and check the object's shape: "
         "DRA and scheduling objects changed between versions",
     )
+
+
+def _missing_kind(api_version: str, kind: str, version: str, ctx: CheckContext) -> str:
+    first = ctx.schemas.first_release(api_version, kind)
+    since = f"; {api_version} {kind} arrives in {first}" if first else ""
+    return f"{api_version} {kind} is not served by Kubernetes {version}, which has no {kind} API{since}"

@@ -13,6 +13,8 @@ from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("feature-gate-required", Severity.INFO)
+API_GROUPS = frozenset({"resource.k8s.io", "scheduling.k8s.io"})
+DRA_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "DeviceTaintRule"})
 RULE_ID = SPEC.id
 
 
@@ -33,23 +35,41 @@ def _uses(obj: KubeObject) -> Iterator[tuple[str, tuple, str]]:
                 yield "TopologyAwareWorkloadScheduling", (*base, "schedulingConstraints"), "topology constraints"
             if template.get("resourceClaims"):
                 yield "DRAWorkloadResourceClaims", (*base, "resourceClaims"), "pod-group resource claims"
+    if group == "resource.k8s.io" and obj.kind in DRA_KINDS:
+        yield "DynamicResourceAllocation", ("kind",), f"the {obj.kind} API"
     if group == "batch" and obj.kind == "Job" and isinstance(spec.get("scheduling"), dict):
         yield "WorkloadWithJob", ("spec", "scheduling"), "Job spec.scheduling"
     for site in pod_spec_sites(data):
         for field in ("schedulingGroup", "workloadRef"):
             if isinstance(site.spec.get(field), dict):
                 yield "GenericWorkload", (*site.path, field), f"pod spec.{field}"
+        if isinstance(site.spec.get("resourceClaims"), list) and site.spec["resourceClaims"]:
+            yield "DynamicResourceAllocation", (*site.path, "resourceClaims"), "pod spec.resourceClaims"
+
+
+def _notes(gate: str, obj: KubeObject) -> tuple[str, ...]:
+    if gate != "DynamicResourceAllocation":
+        return ()
+    served = obj.api_version if obj.ref.group == "resource.k8s.io" else "resource.k8s.io/<version>"
+    return (
+        "kube-controller-manager and the kubelet need the gate too, and a beta or alpha API version is "
+        f"served only when kube-apiserver's --runtime-config enables it ({served}=true)",
+    )
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     version = ctx.config.kubernetes_version
     given = ctx.config.feature_gates
+    if obj.ref.group in API_GROUPS and not ctx.schemas.has_schema(obj.api_version, obj.kind):
+        return  # an API version the release does not serve: api-version-unavailable says so
     seen = set()
     for gate, path, what in _uses(obj):
         if (gate, path) in seen:
             continue
         seen.add((gate, path))
         phase, default_on = stage(gate, version)
+        if phase == "unavailable":  # the field does not exist in that release: schema-invalid says so
+            continue
         enabled = given.get(gate, default_on) if given is not None else default_on
         if enabled:
             continue
@@ -62,5 +82,6 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             f"the gate {stated}: "
             f"enable {gate}=true on the API server and scheduler, or the field is dropped/the object "
             "refused",
+            notes=_notes(gate, obj),
             severity=severity,
         )
