@@ -489,6 +489,116 @@ def test_multikueue_checks_that_kueue_refuses_to_combine():
     assert queue_findings(one, "queue-reference-invalid") == []
 
 
+# ----------------------------------------------------------------- Kueue plain pod groups (examples/pods-kueue)
+
+
+def group_pod(
+    name: str,
+    gpus: int = 0,
+    total: int = 2,
+    queue: str = "user-queue",
+    group: str = "sample-group",
+    cpu: int = 3,
+) -> str:
+    """A Pod of the Kueue docs' kueue-pod-group.yaml (the leader and workers differ only by name there)."""
+    limits = f"      limits: {{nvidia.com/gpu: {gpus}}}\n" if gpus else ""
+    return (
+        textwrap.dedent(f"""\
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: {name}
+          namespace: team-a
+          labels:
+            kueue.x-k8s.io/queue-name: {queue}
+            kueue.x-k8s.io/pod-group-name: "{group}"
+          annotations:
+            kueue.x-k8s.io/pod-group-total-count: "{total}"
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: sleep
+            image: busybox
+            resources:
+              requests: {{cpu: {cpu}}}
+        """)
+        + limits
+    )
+
+
+def test_a_pod_group_is_one_workload_of_its_pods_not_each_pod_times_the_count():
+    # False positive of judging each Pod as `total` copies of itself: a CPU leader and an 8-GPU worker
+    # make one Workload of 8 GPUs, which an 8-GPU queue admits
+    queues = docs(flavor(), cluster_queue(gpus="8"), local_queue())
+    text = docs(queues, group_pod("sample-leader"), group_pod("sample-worker", gpus=8))
+    assert queue_findings(text) == []
+    assert findings_of("gang-unsatisfiable", text, inventory=RACKS) == []
+
+
+def test_a_pod_groups_pods_are_summed_across_objects_and_reported_once():
+    queues = docs(flavor(), cluster_queue(gpus="8"), local_queue())
+    two = docs(queues, *(group_pod(f"worker-{i}", gpus=4, total=2) for i in range(2)))
+    assert queue_findings(two) == []  # exactly the nominal quota
+    three = docs(queues, *(group_pod(f"worker-{i}", gpus=4, total=3) for i in range(3)))
+    (finding,) = queue_findings(three)  # on the first Pod only: the group is one Workload
+    assert finding.severity == "error"
+    assert finding.line == three.splitlines().index("    kueue.x-k8s.io/queue-name: user-queue") + 1
+    assert (
+        "insufficient quota for nvidia.com/gpu: the pod sets (worker-0, worker-1, worker-2) need 12 together > "
+        "maximum capacity (8) of flavor(s) default-flavor" in finding.message
+    )
+
+
+def test_a_pod_group_larger_than_the_cluster_is_one_gang_across_files(tmp_path):
+    import json
+
+    from conftest import run_cli
+
+    # racks: six nodes hold 8 GPUs; seven 8-GPU Pods of one group never run at once, six do
+    for count, expected in ((6, 0), (7, 1)):
+        folder = tmp_path / str(count)
+        folder.mkdir()
+        for i in range(count):
+            (folder / f"pod-{i}.yaml").write_text(group_pod(f"worker-{i}", gpus=8, total=count, cpu=1))
+        result = run_cli(
+            "check", str(folder), "--inventory", RACKS, "--select", "gang-unsatisfiable", "--format", "json"
+        )
+
+        found = json.loads(result.stdout)["findings"]
+        assert len(found) == expected, found
+        if expected:
+            assert found[0]["path"].endswith("pod-0.yaml") and found[0]["line"] == 8
+            assert "Kueue pod group sample-group needs 7 pods x 8 nvidia.com/gpu" in found[0]["message"]
+
+
+def test_pods_of_a_group_with_a_count_the_files_do_not_reach_are_judged_by_the_known_ones():
+    # one Pod of a group of 16 (the manifest created 16 times, or by a controller): the other 15 are not guessed
+    queues = docs(flavor(), cluster_queue(gpus="8"), local_queue())
+    assert queue_findings(docs(queues, group_pod("worker", gpus=8, total=16))) == []
+    assert findings_of("gang-unsatisfiable", group_pod("worker", gpus=8, total=16), inventory=RACKS) == []
+    # the known ones alone already exceed the quota: never admitted
+    (finding,) = queue_findings(docs(queues, group_pod("big-0", gpus=8, total=4), group_pod("big-1", gpus=8, total=4)))
+    assert "need 16 together > maximum capacity (8)" in finding.message
+
+
+def test_pods_of_one_group_that_disagree_on_queue_or_count():
+    queues = docs(flavor(), cluster_queue(), local_queue(), local_queue("other-queue"))
+    text = docs(queues, group_pod("sample-leader"), group_pod("sample-worker", queue="other-queue", total=3))
+    found = queue_findings(text, "queue-reference-invalid")
+    assert [(f.severity, f.message.split(":")[0]) for f in found] == [
+        ("error", "pods 'sample-leader' and 'sample-worker' has different queue names"),
+        (
+            "error",
+            "pods 'sample-leader' and 'sample-worker' has different 'kueue.x-k8s.io/pod-group-total-count' values",
+        ),
+    ]
+    assert "user-queue!=other-queue" in found[0].message and "2!=3" in found[1].message
+    assert (
+        queue_findings(docs(queues, group_pod("sample-leader"), group_pod("sample-worker")), "queue-reference-invalid")
+        == []
+    )
+
+
 # ----------------------------------------------------------------- queued workloads packed whole
 
 

@@ -571,9 +571,17 @@ def test_v1alpha1_workload_reference_and_kueue_pod_group():
           containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]
     """
     assert by_rule(lint(kueue % 2), "gang-inconsistent") == []  # the group's other pods are other objects
-    assert by_rule(lint(kueue % 6), "gang-unsatisfiable") == []
-    (finding,) = by_rule(lint(kueue % 7), "gang-unsatisfiable")
+    # one Pod of 7: the other six are not known (the manifest created 7 times, or other shapes): not guessed
+    assert by_rule(lint(kueue % 7), "gang-unsatisfiable") == []
+    seven = "---".join((kueue % 7).replace("name: p0", f"name: p{i}") for i in range(7))
+    (finding,) = by_rule(lint(seven), "gang-unsatisfiable")
     assert "Kueue pod group g needs 7" in finding.message
+    assert (
+        by_rule(
+            lint("---".join((kueue % 6).replace("name: p0", f"name: p{i}") for i in range(6))), "gang-unsatisfiable"
+        )
+        == []
+    )
 
 
 def test_multi_level_topology_job_in_one_zone_each_group_in_one_rack():
@@ -713,17 +721,20 @@ SYSTEMS = {
               schedulingGroup: {{podGroupName: pg}}
               containers: [{{name: w, image: i, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}]
     """),
-    "kueue-pod-group": lambda n: textwrap.dedent(f"""
+    "kueue-pod-group": lambda n: "---".join(
+        textwrap.dedent(f"""
         apiVersion: v1
         kind: Pod
         metadata:
-          name: p
+          name: p-{i}
           namespace: ml
           labels: {{kueue.x-k8s.io/pod-group-name: g, kueue.x-k8s.io/queue-name: q}}
           annotations: {{kueue.x-k8s.io/pod-group-total-count: "{n}"}}
         spec:
           containers: [{{name: w, image: i, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}]
-    """),
+    """)
+        for i in range(n)
+    ),
 }
 
 

@@ -7,7 +7,7 @@ The model is gpulint.kube.admission; this module looks the objects up through th
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -25,7 +25,8 @@ from gpulint.kube.admission.namespace import (
 )
 from gpulint.kube.admission.workload import QueueName, integration, queue_name
 from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
-from gpulint.kube.fields import dig, mapping, sequence
+from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.gangs.members import KUEUE_TOTAL_ANNOTATION, kueue_group_members, kueue_group_total
 from gpulint.kube.refs import Path
 from gpulint.kube.scheduler import pod_requests
 from gpulint.kube.selectors import label_text
@@ -260,10 +261,57 @@ def admission_verdict(obj: KubeObject, resolver: Resolver) -> tuple[QueueRoute, 
     route = queue_route(obj, resolver)
     if route is None or not route.usable or route.cluster is None or not resolver.kueue.tree_is_sound(route.cluster):
         return None
-    demands = [d for d in demands_of(obj.data, resolver.limit_items(obj.ref.namespace)) if d.count > 0]
+    items = resolver.limit_items(obj.ref.namespace)
+    group = kueue_group_members(obj, resolver)
+    if group is None:
+        demands = demands_of(obj.data, items)
+    else:  # one Workload of every known Pod of the group, a pod set each (named by the Pod)
+        demands = [
+            replace(demand, name=joiner.ref.name or text(dig(joiner.data, "metadata", "generateName")) or demand.name)
+            for joiner in group[1]
+            for demand in demands_of(joiner.data, items)
+        ]
+    demands = [d for d in demands if d.count > 0]
     if not demands:
         return None
     return route, assign(resolver.kueue, route.cluster, demands)
+
+
+def speaks_for_group(obj: KubeObject, resolver: Resolver) -> bool:
+    """Whether the object reports on its Workload: always, but for a Kueue pod group only its first known Pod."""
+    group = kueue_group_members(obj, resolver)
+    return group is None or group[1][0].ref == obj.ref
+
+
+def pod_group_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
+    """Kueue refuses to compose a pod group's Workload when its Pods disagree (pod_controller.go
+    validatePodGroupMetadata): the queue name or the total count; it never admits the group."""
+    group = kueue_group_members(obj, resolver)
+    if group is None or group[1][0].ref == obj.ref:
+        return []
+    first = group[1][0]
+    problems = []
+    mine, theirs = queue_name(obj.data), queue_name(first.data)
+    if mine is not None and theirs is not None and mine.name != theirs.name:
+        problems.append(
+            Problem(
+                mine.path,
+                f"pods '{first.ref.name}' and '{obj.ref.name}' has different queue names: {theirs.name}!={mine.name}: "
+                f"Kueue never makes the Workload of pod group {group[0].name}, and no pod of it starts",
+                True,
+            )
+        )
+    total, first_total = kueue_group_total(obj.data), kueue_group_total(first.data)
+    if total is not None and first_total is not None and total != first_total:
+        problems.append(
+            Problem(
+                ("metadata", "annotations", KUEUE_TOTAL_ANNOTATION),
+                f"pods '{first.ref.name}' and '{obj.ref.name}' has different '{KUEUE_TOTAL_ANNOTATION}' values: "
+                f"{first_total}!={total}: Kueue never makes the Workload of pod group {group[0].name}",
+                True,
+            )
+        )
+    return problems
 
 
 def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:

@@ -140,7 +140,7 @@ class PodSet:
 
 def pod_sets(data: dict[str, Any]) -> list[PodSet]:
     """The pod sets of ONE Workload of the object (for a LeaderWorkerSet: one group; for a
-    Deployment: one pod; for a Kueue pod group: the whole group as this pod's copies)."""
+    Deployment: one pod; for a Pod of a Kueue pod group: this Pod's part of the group's Workload)."""
     how = integration(data)
     if how is None:
         return []
@@ -152,12 +152,8 @@ def pod_sets(data: dict[str, Any]) -> list[PodSet]:
         return [
             PodSet(_name(site), (site.pods or 0) // replicas if replicas else 0, site) for site in sites if replicas
         ]
-    if data.get("kind") == "Pod":
-        annotations = mapping(dig(data, "metadata", "annotations"))
-        total = str(annotations.get(POD_GROUP_TOTAL, ""))
-        grouped = isinstance(mapping(dig(data, "metadata", "labels")).get(POD_GROUP_LABEL), str)
-        count = int(total) if grouped and total.isdecimal() and len(total) <= 9 else 1
-        return [PodSet("main", count, site) for site in sites]
+    if data.get("kind") == "Pod":  # one Pod; the other Pods of a Kueue pod group are other objects
+        return [PodSet("main", 1, site) for site in sites]
     return [PodSet(_name(site), site.pods or 0, site) for site in sites if site.pods is not None]
 
 

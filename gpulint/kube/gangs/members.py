@@ -143,7 +143,37 @@ def group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str
         if isinstance(annotations.get(key), str):
             refs.append(GroupReference("volcano", namespace, annotations[key], (*meta_path, "annotations", key)))
             break
+    if obj_data.get("kind") == "Pod" and isinstance(labels.get(KUEUE_GROUP_LABEL), str) and labels[KUEUE_GROUP_LABEL]:
+        # Kueue's pod integration: bare Pods of one group name make one Workload (no group object)
+        refs.append(
+            GroupReference("kueue", namespace, labels[KUEUE_GROUP_LABEL], (*meta_path, "labels", KUEUE_GROUP_LABEL))
+        )
     return refs
+
+
+def kueue_group_total(obj_data: dict[str, Any]) -> int | None:
+    """A Kueue pod group member's ``pod-group-total-count`` annotation (a string, "4"); None when unreadable."""
+    count = str(mapping(dig(obj_data, "metadata", "annotations")).get(KUEUE_TOTAL_ANNOTATION, ""))
+    return int(count) if count.isdecimal() and len(count) <= 18 else None  # never a 5,000-digit parse
+
+
+def kueue_group_of(obj: ObjectLike) -> GroupReference | None:
+    """The Kueue pod group a bare Pod belongs to."""
+    sites = list(pod_spec_sites(obj.data))
+    refs = [ref for site in sites[:1] for ref in group_references(obj.data, site, obj.ref.namespace)]
+    return next((ref for ref in refs if ref.system == "kueue"), None)
+
+
+def kueue_group_members(
+    obj: ObjectLike, inventory: GangLookup | None
+) -> tuple[GroupReference, list[ObjectLike]] | None:
+    """The group and the known Pods of it (this one when no other is known), the first one first: it speaks
+    for the group's one Workload."""
+    ref = kueue_group_of(obj)
+    if ref is None:
+        return None
+    joiners = list(inventory.group_joiners(joiner_key(ref))) if inventory is not None else []
+    return ref, joiners if len(joiners) > 1 else [obj]
 
 
 def _native_policy(spec: Any) -> tuple[int | None, str, bool]:
@@ -157,6 +187,8 @@ def _native_policy(spec: Any) -> tuple[int | None, str, bool]:
 
 def group_minimum(ref: GroupReference, inventory: GangLookup | None) -> tuple[int | None, str, bool, bool]:
     """(minimum, topology key, is a gang, the group object was found)."""
+    if ref.system == "kueue":
+        return None, "", True, True  # no group object: the count is on the pods (kueue_group_total)
     if inventory is None:
         return None, "", True, False
     if ref.system == "PodGroup":
@@ -237,6 +269,7 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool 
                 )
             ]
     found = _referenced_gangs(obj, sites, inventory, reported_only) + _kueue_gangs(obj, sites, inventory)
+    found += _kueue_pod_group(obj, inventory, reported_only)
     if not found:  # Kueue admits the whole workload at once: its pods as one gang
         found = _kueue_workload_gang(obj, inventory)
     return found
@@ -342,24 +375,10 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
             )
         meta = template_metadata(obj.data, site)
         annotations = mapping(meta.get("annotations"))
-        labels = mapping(meta.get("labels"))
         topology = annotations.get(KUEUE_REQUIRED_TOPOLOGY)
-        count = str(annotations.get(KUEUE_TOTAL_ANNOTATION, ""))  # an annotation: a string, "4"
-        total = int(count) if count.isdecimal() and len(count) <= 18 else None  # never a 5,000-digit parse
-        if isinstance(labels.get(KUEUE_GROUP_LABEL), str) and total:
-            # the group's other pods are other Pod objects: judged as `total` pods like this one
-            gangs.append(
-                Gang(
-                    f"Kueue pod group {labels[KUEUE_GROUP_LABEL]}",
-                    [_member(obj.kind, site, total)],
-                    total,
-                    (*site.template_path, "metadata", "labels", KUEUE_GROUP_LABEL),
-                    topology if isinstance(topology, str) else "",
-                    None,
-                    declared_by_group=True,
-                )
-            )
-        elif (isinstance(topology, str) or isinstance(annotations.get(KUEUE_SLICE_TOPOLOGY), str)) and site.pods:
+        if kueue_group_of(obj) is not None:
+            continue  # a Kueue pod group: _kueue_pod_group
+        if (isinstance(topology, str) or isinstance(annotations.get(KUEUE_SLICE_TOPOLOGY), str)) and site.pods:
             key = KUEUE_REQUIRED_TOPOLOGY if isinstance(topology, str) else KUEUE_SLICE_TOPOLOGY
             path = (*site.template_path, "metadata", "annotations", key)
             slice_key = annotations.get(KUEUE_SLICE_TOPOLOGY)
@@ -377,6 +396,38 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
                 )
             )
     return gangs
+
+
+def _kueue_pod_group(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool) -> list[Gang]:
+    """A Kueue pod group is one Workload of every Pod that carries its name (constructGroupPodSets: a pod
+    set per distinct pod, counted), admitted whole. Its pods are summed across the objects that are known;
+    pods the annotation counts but no known object creates (the same manifest created N times, a
+    controller's pods) are not guessed at: the known ones are judged, all of them at once."""
+    found = kueue_group_members(obj, inventory)
+    total = kueue_group_total(obj.data)
+    if found is None or not total:
+        return []
+    ref, joiners = found
+    shared = not _same_object(joiners[0], obj)
+    if shared and reported_only:
+        return []  # the first Pod of the group reports on it
+    members = [member for joiner in joiners for member in _members_joining(joiner, joiner_key(ref))]
+    known = sum(member.count for member in members)
+    shown = "" if known >= total else f" ({known} of its {total} pods known)"
+    key = mapping(dig(obj.data, "metadata", "annotations")).get(KUEUE_REQUIRED_TOPOLOGY)
+    return [
+        Gang(
+            f"Kueue pod group {ref.name}{shown}",
+            members,
+            min(total, known),
+            ref.path,
+            key if isinstance(key, str) else "",
+            None,
+            declared_by_group=True,
+            joiners=len(joiners),
+            shared=shared,
+        )
+    ]
 
 
 def _kueue_workload_gang(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:

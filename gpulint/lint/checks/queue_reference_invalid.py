@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.lint.admission import batch_queue_problems, queue_route
+from gpulint.lint.admission import batch_queue_problems, pod_group_problems, queue_route
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -16,7 +16,11 @@ RULE_ID = SPEC.id
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     route = queue_route(obj, ctx.resolver)
-    problems = [*(route.problems if route is not None else []), *batch_queue_problems(obj, ctx.resolver)]
+    problems = [
+        *(route.problems if route is not None else []),
+        *batch_queue_problems(obj, ctx.resolver),
+        *pod_group_problems(obj, ctx.resolver),
+    ]
     for problem in problems:
         yield Diagnostic(
             RULE_ID,

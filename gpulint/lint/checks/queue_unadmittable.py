@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.lint.admission import admission_verdict
+from gpulint.lint.admission import admission_verdict, speaks_for_group
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -15,7 +15,7 @@ RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    found = admission_verdict(obj, ctx.resolver)
+    found = admission_verdict(obj, ctx.resolver) if speaks_for_group(obj, ctx.resolver) else None
     if found is None:
         return
     route, verdict = found
