@@ -17,6 +17,7 @@ from gpulint.kube.admission.batch_queues import BatchQueue
 from gpulint.kube.admission.kueue import KUEUE_GROUP, KUEUE_KINDS, KueueSetup
 from gpulint.kube.admission.namespace import LimitItem, Quota, limit_items
 from gpulint.kube.dra import compute_domain
+from gpulint.kube.dra.gates import DraFeatures
 from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import mapping
@@ -195,6 +196,9 @@ class Resolver:
         return self._cluster.lists("ResourceClaim")
 
     def dra_extended_resources(self) -> dict[str, str]:
+        """Extended resources DRA serves: none while DRAExtendedResource is off (the scheduler ignores the field)."""
+        if not self.gates.enabled("DRAExtendedResource"):
+            return {}
         return dra_extended_resources(self.device_classes)
 
     def slices_for_node(self, node_name: str) -> list[dict[str, Any]]:
@@ -208,16 +212,16 @@ class Resolver:
     def dra(self) -> DraModel:
         """The inventory's model (built once per inventory) unless the linted set adds devices,
         classes or claims; then a model of both, for this run."""
-        taints = self.gates.enabled("DRADeviceTaints")
+        from gpulint.kube.dra.devices import DraModel
+
+        features = DraFeatures.of(self.gates)
         if (
             self.inventory is not None
             and not any(self.linted.has_kind(DRA_GROUP, k) for k in _DRA_CLUSTER_KINDS)
-            and taints == self.inventory.dra.device_taints
+            and features == self.inventory.dra.features
         ):
             return self.inventory.dra
-        from gpulint.kube.dra.devices import DraModel
-
-        return DraModel(self, device_taints=taints)
+        return DraModel(self, features=features)
 
     @property
     def dra_if_any(self) -> DraModel | None:

@@ -128,8 +128,10 @@ def judge_dra_cel(case: Case) -> str:
 # --------------------------------------------------------------------------- dra-allocator
 
 NAMESPACE = "default"
-# What makes gpulint say a claim will not be allocated (the API server refusing it counts: no allocation either).
+# What makes gpulint say a claim will not be allocated (the API server refusing it counts: no allocation either;
+# so does a gated field the API server drops while its gate is off: the claim is not allocated as written).
 ALLOCATION_RULES = (
+    "feature-gate-required",
     "claim-unsatisfiable",
     "cel-invalid",
     "device-class-unknown",

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Protocol
 
 from gpulint.kube.cel.engine import CACHE_SIZE, LRU, CelEngine
 from gpulint.kube.dra.allocation import Allocator, ClaimSpec, Device, NodeVerdict, SelectorCache, node_devices
+from gpulint.kube.dra.gates import ALL_ON, DraFeatures
+from gpulint.kube.dra.pools import CounterKey
 from gpulint.kube.fields import dig, sequence
 from gpulint.kube.scheduler import NodeInfo
 
@@ -36,13 +39,14 @@ class DeviceGroup:
     nodes: list[NodeInfo]
     devices: list[Device]
     blocked: str = ""  # an incomplete or invalid pool on these nodes: All requests fail
+    counters: dict[CounterKey, Fraction] = field(default_factory=dict)  # the shared counters of their pools
 
 
 @dataclass
 class DraModel:
     inventory: DraInputs
     engine: CelEngine = field(default_factory=CelEngine)
-    device_taints: bool = True  # DRADeviceTaints (on by default from 1.36)
+    features: DraFeatures = ALL_ON  # the gates that reach the allocator
     _groups: list[DeviceGroup] | None = None
     # per distinct set of claims (their selectors): bounded, the webhook reviews new claims forever
     _verdicts: LRU[Any, list[tuple[DeviceGroup, NodeVerdict]]] = field(default_factory=lambda: LRU(CACHE_SIZE))
@@ -51,7 +55,7 @@ class DraModel:
     def __post_init__(self) -> None:
         self.selectors = SelectorCache(self.engine)
         self.classes = {name: located.data for name, located in self.inventory.device_classes.items()}
-        self.allocator = Allocator(self.classes, self.selectors, self.device_taints)
+        self.allocator = Allocator(self.classes, self.selectors, self.features)
 
     @property
     def has_devices(self) -> bool:
@@ -64,17 +68,21 @@ class DraModel:
                 for located in self.inventory.slices
                 if isinstance(located.data.get("spec"), dict)
             ]
-            by_node = node_devices(slices, self.inventory.nodes)
+            by_node = node_devices(slices, self.inventory.nodes, self.features)
             grouped: dict[Any, DeviceGroup] = {}
             for node in self.inventory.nodes:
                 found = by_node[node.name]
                 devices = found.devices
                 # order-free without sorting: shapes of different devices may hold values of different types
-                key = (frozenset(Counter((d.common_shape, d.name, d.taints) for d in devices).items()), found.blocked)
+                key = (
+                    frozenset(Counter((d.common_shape, d.name, d.taints) for d in devices).items()),
+                    found.blocked,
+                    frozenset(found.counters.items()),
+                )
                 if key in grouped:
                     grouped[key].nodes.append(node)
                 else:
-                    grouped[key] = DeviceGroup([node], devices, found.blocked)
+                    grouped[key] = DeviceGroup([node], devices, found.blocked, found.counters)
             self._groups = list(grouped.values())
         return self._groups
 
@@ -99,8 +107,14 @@ class DraModel:
                 if nodes:
                     out.append(
                         (
-                            DeviceGroup(nodes, group.devices, group.blocked),
-                            self.allocator.fits(list(claims), group.devices, nodes[0].name, blocked=group.blocked),
+                            DeviceGroup(nodes, group.devices, group.blocked, group.counters),
+                            self.allocator.fits(
+                                list(claims),
+                                group.devices,
+                                nodes[0].name,
+                                blocked=group.blocked,
+                                counters=group.counters,
+                            ),
                         )
                     )
             self._verdicts.put(key, out)
@@ -126,6 +140,11 @@ class DraModel:
             held = frozenset(d.key for d in group.devices if d.key in self.allocated)
             # device keys name pools, so a group with taken devices has one node
             out.append(
-                (group, self.allocator.fits(list(claims), group.devices, group.nodes[0].name, held, group.blocked))
+                (
+                    group,
+                    self.allocator.fits(
+                        list(claims), group.devices, group.nodes[0].name, held, group.blocked, group.counters
+                    ),
+                )
             )
         return out

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.kube.dra.allocation import claim_spec_path
 from gpulint.kube.features import stage
-from gpulint.kube.fields import mapping
+from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
+from gpulint.lint.dra_objects import CLAIM_KINDS, is_dra
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
@@ -18,7 +20,70 @@ DRA_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", 
 RULE_ID = SPEC.id
 
 
+# DRA fields behind a gate (the API server drops them from new objects while it is off, and the
+# allocator ignores them): pkg/registry/resource/*/strategy.go dropDisabled*Fields, by place.
+REQUEST_FIELDS = (  # an `exactly` request (the request itself in v1beta1) or a firstAvailable subrequest
+    ("adminAccess", "DRAAdminAccess", "adminAccess"),
+    ("capacity", "DRAConsumableCapacity", "capacity requests"),
+    ("tolerations", "DRADeviceTaints", "device tolerations"),
+)
+SLICE_FIELDS = (
+    ("sharedCounters", "DRAPartitionableDevices", "shared counters"),
+    ("perDeviceNodeSelection", "DRAPartitionableDevices", "per-device node selection"),
+)
+DEVICE_FIELDS = (
+    ("consumesCounters", "DRAPartitionableDevices", "consumesCounters"),
+    ("allowMultipleAllocations", "DRAConsumableCapacity", "allowMultipleAllocations"),
+    ("taints", "DRADeviceTaints", "device taints"),
+)
+
+
+def _gated(holder: dict, base: tuple, table: tuple[tuple[str, str, str], ...]) -> Iterator[tuple[str, tuple, str]]:
+    for field, gate, what in table:
+        if holder.get(field) not in (None, [], {}):
+            yield gate, (*base, field), what
+
+
+def _dra_uses(obj: KubeObject) -> Iterator[tuple[str, tuple, str]]:
+    if is_dra(obj, *CLAIM_KINDS):
+        base = claim_spec_path(obj.kind)
+        flat = not obj.api_version.endswith(("/v1", "/v1beta2"))
+        devices = mapping(dig(obj.data, *base))
+        for index, request in enumerate(sequence(devices.get("requests"))):
+            path = (*base, "requests", index)
+            request = mapping(request)
+            if request.get("firstAvailable"):
+                yield "DRAPrioritizedList", (*path, "firstAvailable"), "firstAvailable (prioritized list)"
+            for sub_index, sub in enumerate(sequence(request.get("firstAvailable"))):
+                yield from _gated(mapping(sub), (*path, "firstAvailable", sub_index), REQUEST_FIELDS)
+            exactly = request if flat else mapping(request.get("exactly"))
+            yield from _gated(exactly, path if flat else (*path, "exactly"), REQUEST_FIELDS)
+        for index, constraint in enumerate(sequence(devices.get("constraints"))):
+            if mapping(constraint).get("distinctAttribute"):
+                path = (*base, "constraints", index, "distinctAttribute")
+                yield "DRAConsumableCapacity", path, "distinctAttribute"
+    elif is_dra(obj, "DeviceClass") and mapping(obj.data.get("spec")).get("extendedResourceName"):
+        yield "DRAExtendedResource", ("spec", "extendedResourceName"), "a DRA-backed extended resource"
+    elif is_dra(obj, "ResourceSlice"):
+        spec = mapping(obj.data.get("spec"))
+        yield from _gated(spec, ("spec",), SLICE_FIELDS)
+        for index, device in enumerate(sequence(spec.get("devices"))):
+            basic = mapping(device).get("basic")
+            body, path = (
+                (basic, ("spec", "devices", index, "basic"))
+                if isinstance(basic, dict)
+                else (
+                    mapping(device),
+                    ("spec", "devices", index),
+                )
+            )
+            yield from _gated(body, path, DEVICE_FIELDS)
+    elif is_dra(obj, "DeviceTaintRule"):
+        yield "DRADeviceTaints", ("kind",), "the DeviceTaintRule API"
+
+
 def _uses(obj: KubeObject) -> Iterator[tuple[str, tuple, str]]:
+    yield from _dra_uses(obj)
     data, group = obj.data, obj.ref.group
     spec = mapping(data.get("spec"))
     if group == "scheduling.k8s.io" and obj.kind in ("Workload", "PodGroup", "CompositePodGroup"):
