@@ -583,3 +583,237 @@ def test_daemonset_overhead_is_taken_before_the_pod_as_karpenter_does(write):
     # a DaemonSet that does not tolerate the GPU pool's taint never runs there: no overhead
     picky = AGENT.replace("tolerations: [{operator: Exists}]", "tolerations: []")
     assert findings(write, picky + over, KARPENTER) == []
+
+
+def launcher_and_workers(workers: int, worker: str, launcher: str, toleration: str) -> str:
+    """An MPI-style Volcano Job: one launcher and ``workers`` workers, all needed at once."""
+    task = """\
+  - name: {name}
+    replicas: {replicas}
+    template:
+      spec:
+        restartPolicy: OnFailure
+        tolerations: [{toleration}]
+        containers:
+        - name: {name}
+          image: registry.example.com/mpi:1.0
+          resources:
+            limits: {limits}
+"""
+    return (
+        f"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: mpi-train, namespace: ml}}\n"
+        f"spec:\n  minAvailable: {workers + 1}\n  schedulerName: volcano\n  tasks:\n"
+        + task.format(name="launcher", replicas=1, toleration=toleration, limits=launcher)
+        + task.format(name="worker", replicas=workers, toleration=toleration, limits=worker)
+    )
+
+
+KARPENTER_TOLERATION = "{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}"
+CAPI_GANG_TOLERATION = "{key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}"
+
+
+def test_a_gang_whose_members_together_exceed_the_pools_limit_is_unsatisfiable(write):
+    # each member alone fits under the gpu NodePool's 4-GPU limit; the launcher and the workers together
+    # need 1 + 3 = 4 GPUs (fits), 1 + 4 = 5 (never: Karpenter's limit counts every node it adds)
+    fits = launcher_and_workers(3, "{nvidia.com/gpu: 1}", "{nvidia.com/gpu: 1, cpu: 1}", KARPENTER_TOLERATION)
+    assert [f for f in findings(write, fits, KARPENTER) if f["rule"] == "gang-unsatisfiable"] == []
+    over = launcher_and_workers(4, "{nvidia.com/gpu: 1}", "{nvidia.com/gpu: 1, cpu: 1}", KARPENTER_TOLERATION)
+    error = only(findings(write, over, KARPENTER), "gang-unsatisfiable")
+    assert error["severity"] == "error" and (error["line"], error["column"]) == (5, 17)
+    assert error["message"].startswith(
+        "Volcano Job needs 5 nvidia.com/gpu at once, but the nodes and the nodes its pools "
+        "can still add offer at most 4"
+    )
+    assert "Karpenter NodePool gpu: 4 under its limit 4 (0 in use)" in error["notes"]
+
+
+def test_a_gang_is_packed_onto_the_nodes_a_pool_can_add(write):
+    # gpu-md-0 may grow to 5 nodes of 16 CPUs and 2 GPUs. Five 9-CPU workers take a node each; a 7-CPU
+    # launcher shares one (9 + 7 = 16), an 8-CPU launcher needs a sixth node the pool cannot add.
+    # Counting each member alone (5 + 1 pods, 6 GPUs of 10) cannot tell: the packing does.
+    fits = launcher_and_workers(5, "{nvidia.com/gpu: 1, cpu: 9}", "{nvidia.com/gpu: 1, cpu: 7}", CAPI_GANG_TOLERATION)
+    assert [f for f in findings(write, fits, CAPI) if f["rule"] == "gang-unsatisfiable"] == []
+    over = fits.replace("cpu: 7}", "cpu: 8}")
+    error = only(findings(write, over, CAPI), "gang-unsatisfiable")
+    assert error["severity"] == "error"
+    assert "Volcano Job needs 6 pods placed at once; neither the nodes nor the nodes its pools" in error["message"]
+    assert "the pools may add: MachineDeployment gpu-md-0: 5 new node(s)" in error["notes"]
+
+
+def test_a_gang_that_only_a_mix_of_instance_types_holds_is_a_warning(write, tmp_path):
+    # The gpu NodePool limited to 2 GPUs and 12 CPUs: a 6-CPU launcher needs a g5.2xlarge (8 vCPU), a
+    # worker a g5.xlarge (4 vCPU): 8 + 4 = 12 only as a mix; two of either type is not possible
+    # (2 x 8 CPUs exceed the limit; the launcher fits no g5.xlarge). Not proven either way: a warning.
+    inventory = tmp_path / "mixed"
+    inventory.mkdir()
+    text = (ELASTIC / "karpenter" / "nodepools.yaml").read_text()
+    (inventory / "nodepools.yaml").write_text(
+        text.replace("    nvidia.com/gpu: 4\n", "    nvidia.com/gpu: 2\n    cpu: 12\n")
+    )
+    mixed = launcher_and_workers(1, "{nvidia.com/gpu: 1, cpu: 3}", "{nvidia.com/gpu: 1, cpu: 6}", KARPENTER_TOLERATION)
+    warning = only(findings(write, mixed, str(inventory)), "gang-unsatisfiable")
+    assert warning["severity"] == "warning"
+    assert "only a mix of instance types holds them: not proven to fit" in warning["message"]
+
+
+def test_one_instance_type_holding_the_whole_gang_is_not_a_mix(write):
+    # trap: a 20-CPU launcher fits only a g5.12xlarge, which the 4-GPU limit allows once; that one node
+    # holds the launcher and three 3-CPU workers (4 GPUs, 29 CPUs): it fits, nothing to report
+    gang = launcher_and_workers(3, "{nvidia.com/gpu: 1, cpu: 3}", "{nvidia.com/gpu: 1, cpu: 20}", KARPENTER_TOLERATION)
+    assert [f for f in findings(write, gang, KARPENTER) if f["rule"] == "gang-unsatisfiable"] == []
+
+
+def zonal_l4_pools(tmp_path) -> str:
+    """Two GKE L4 pools (g2-standard-24: 2 GPUs, max 2 nodes each), one per zone."""
+    pools = json.loads((ELASTIC / "gke" / "node-pools.json").read_text())
+    listed = pools if isinstance(pools, list) else pools["nodePools"]
+    (pool_a,) = [p for p in listed if p["name"] == "l4-pool"]
+    pool_b = json.loads(json.dumps(pool_a)) | {"name": "l4-pool-b", "locations": ["us-central1-b"]}
+    inventory = tmp_path / "zonal"
+    inventory.mkdir()
+    shaped = [pool_a, pool_b] if isinstance(pools, list) else {"nodePools": [pool_a, pool_b]}
+    (inventory / "node-pools.json").write_text(json.dumps(shaped))
+    return str(inventory)
+
+
+def zonal_gang(workers: int, topology: str) -> str:
+    annotations = (
+        f"\n        annotations: {{kueue.x-k8s.io/podset-required-topology: {topology}}}" if topology else " {}"
+    )
+    return f"""\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {{name: llm, namespace: ml}}
+spec:
+  minAvailable: {workers}
+  schedulerName: volcano
+  tasks:
+  - name: worker
+    replicas: {workers}
+    template:
+      metadata:{annotations}
+      spec:
+        nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}
+        containers:
+        - name: w
+          image: registry.example.com/llm:1.0
+          resources: {{limits: {{nvidia.com/gpu: 2}}}}
+"""
+
+
+def test_a_gangs_zones_come_from_its_pools_locations(write, tmp_path):
+    pools = zonal_l4_pools(tmp_path)
+    zone = "topology.kubernetes.io/zone"
+    # each zone's pool adds 2 nodes: 2 workers fit in one zone, 3 do not; 4 fit across both zones
+    assert findings(write, zonal_gang(2, zone), pools) == []
+    assert findings(write, zonal_gang(4, ""), pools) == []
+    error = only(findings(write, zonal_gang(3, zone), pools), "gang-unsatisfiable")
+    assert error["severity"] == "error"
+    assert f"needs 3 pods placed at once in one {zone}; neither the nodes nor" in error["message"]
+
+
+def test_a_gang_with_a_zone_requirement_is_not_judged_when_the_pools_zones_are_unknown(write):
+    # the Karpenter NodePools name no zone: a new node may land in any zone, so one zone may hold them all
+    gang = zonal_gang(2, "topology.kubernetes.io/zone").replace(
+        "nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}",
+        f"tolerations: [{KARPENTER_TOLERATION}]",
+    )
+    assert [f for f in findings(write, gang, KARPENTER) if f["rule"] == "gang-unsatisfiable"] == []
+
+
+# --------------------------------------------------------------------------- stale GPU labels
+
+STALE_NODE = """\
+# A GPU node whose GPU Feature Discovery labels outlived its device plugin: labelled A10G, no nvidia.com/gpu.
+apiVersion: v1
+kind: Node
+metadata:
+  name: ip-192-168-77-3.us-west-2.compute.internal
+  labels:
+    kubernetes.io/arch: amd64
+    kubernetes.io/os: linux
+    karpenter.sh/nodepool: gpu
+    node.kubernetes.io/instance-type: g5.xlarge
+    nvidia.com/gpu.present: "true"
+    nvidia.com/gpu.product: NVIDIA-A10G
+spec:
+  taints:
+  - {key: nvidia.com/gpu, value: "true", effect: NoSchedule}
+status:
+  capacity: {cpu: "4", memory: 16092956Ki, pods: "58"}
+  allocatable: {cpu: 3920m, memory: 14162Mi, pods: "58"}
+"""
+
+
+def stale_cluster(tmp_path, name: str, pool_label: str) -> str:
+    inventory = tmp_path / name
+    inventory.mkdir()
+    text = (ELASTIC / "karpenter" / "nodepools.yaml").read_text()
+    text = text.replace("        workload-type: gpu\n", f"        workload-type: gpu\n{pool_label}", 1)
+    (inventory / "nodepools.yaml").write_text(text)
+    (inventory / "nodes.yaml").write_text(STALE_NODE)
+    return str(inventory)
+
+
+def test_stale_gpu_labels_are_not_reported_when_a_pool_adds_a_node_carrying_the_label(write, tmp_path):
+    # The only node labelled NVIDIA-A10G advertises no GPU: without a pool the pod is stuck (a warning).
+    # The gpu NodePool's template sets the label: the pending pod makes Karpenter add a node that has it.
+    selecting = gpu_job(1, spec=TOLERATE_GPU + "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A10G}\n")
+    served = stale_cluster(tmp_path, "served", "        nvidia.com/gpu.product: NVIDIA-A10G\n")
+    assert [f for f in findings(write, selecting, served) if f["rule"] == "stale-gpu-label"] == []
+    # the pool's template without the label: Karpenter cannot add a node for the selector, the warning stays
+    unserved = stale_cluster(tmp_path, "unserved", "")
+    warning = only(findings(write, selecting, unserved), "stale-gpu-label")
+    assert warning["severity"] == "warning"
+    assert "the one node the pod's node selection allows has stale GPU labels" in warning["message"]
+
+
+def test_explain_gives_the_gangs_pool_verdict_as_check_does(write, tmp_path):
+    pools = zonal_l4_pools(tmp_path)
+    placed = run_cli(
+        "explain", str(write("fits.yaml", zonal_gang(2, "topology.kubernetes.io/zone"))), "--inventory", pools
+    )
+    assert "6. Gang and topology: ok" in placed.stdout
+    assert "fits on the nodes and the nodes its pools can still add" in placed.stdout
+    stuck = run_cli(
+        "explain", str(write("stuck.yaml", zonal_gang(3, "topology.kubernetes.io/zone"))), "--inventory", pools
+    )
+    assert "6. Gang and topology: FAIL" in stuck.stdout
+    assert (
+        "cannot be placed: Volcano Job needs 3 pods placed at once in one topology.kubernetes.io/zone" in stuck.stdout
+    )
+
+
+# --------------------------------------------------------------------------- DRA
+
+B200_CLAIM = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: b200, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          count: 1
+          selectors:
+          - cel:
+              expression: 'device.attributes["gpu.nvidia.com"].productName.contains("B200")'
+"""
+
+
+def test_a_claim_no_existing_node_can_allocate_is_unknown_when_pools_can_add_nodes(write):
+    # the DGX-style cluster's slices publish no B200: an error; with node pools, the devices of the nodes
+    # they add are described nowhere (no template carries ResourceSlices): unknown, said as info
+    dra = str(DATA / "dra")
+    error = only(findings(write, B200_CLAIM, dra), "claim-unsatisfiable")
+    assert error["severity"] == "error" and error["message"].startswith("the claim can never be allocated")
+    info = only(findings(write, B200_CLAIM, dra, f"{KARPENTER}/nodepools.yaml"), "claim-unsatisfiable")
+    assert info["severity"] == "info" and (info["line"], info["column"]) == (8, 7)
+    assert info["message"] == (
+        "no node that exists can allocate the claim (no node of 5 can satisfy it); "
+        "whether a node a pool can add could is unknown"
+    )
+    assert any("Karpenter NodePool gpu" in note for note in info["notes"])

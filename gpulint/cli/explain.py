@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
-from gpulint.kube.gangs.members import gangs_of, pack
+from gpulint.kube.gangs.members import Gang, gangs_of, pack
 from gpulint.kube.gangs.packing import WORK_BUDGET
 from gpulint.kube.pools.fit import EXCLUDED, FITS, LIMITED, NEVER, UNKNOWN, PoolFit
 from gpulint.kube.quantity import format_amount
@@ -37,6 +37,7 @@ from gpulint.lint.verdicts import (
     describe_gang,
     describe_scale_up,
     extended_resource_claim,
+    gang_with_pools,
     gpu_pod_requirements,
     pool_fits,
     referenced_claims,
@@ -234,9 +235,12 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
         return Step("Gang and topology", OK, [NO_GANG])
     lines, status = [], OK
     for gang in gangs:
-        result = pack(gang, inventory.model)
         where = f" in one {gang.topology_key}" if gang.topology_key else ""
         lines.append(f"{gang.system}: {gang.required} of {gang.total} pods at once{where}")
+        if inventory.pools:  # the nodes that can exist: gang-unsatisfiable's verdict
+            status = _gang_with_pools(gang, inventory, lines, status)
+            continue
+        result = pack(gang, inventory.model)
         if result.main is None:
             lines.append("  which members must run together is not determined: not evaluated")
             continue
@@ -257,6 +261,21 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
                 f"smaller pods, or a wider topology than {gang.topology_key}"
             )
     return Step("Gang and topology", status, lines)
+
+
+def _gang_with_pools(gang: Gang, inventory: Resolver, lines: list[str], status: str) -> str:
+    verdict = gang_with_pools(gang, inventory)
+    if verdict.state == "unsatisfiable":
+        lines += [f"  cannot be placed: {verdict.message}", *(f"  {note}" for note in verdict.notes)]
+        return FAIL
+    if verdict.state == "doubtful":
+        lines += [f"  not proven to fit: {verdict.message}", *(f"  {note}" for note in verdict.notes)]
+        return INFO if status == OK else status
+    if verdict.state == "unknown":
+        lines.append("  a node pool's instance types are not in the node catalog: not evaluated")
+        return INFO if status == OK else status
+    lines.append("  fits on the nodes and the nodes its pools can still add")
+    return status
 
 
 def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, result: FitResult) -> Step:

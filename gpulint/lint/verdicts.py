@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpulint.kube.daemonset import Coverage, coverage, selects
 from gpulint.kube.dra.allocation import Alternative, ClaimSpec, NodeVerdict, Request, claim_spec_of
 from gpulint.kube.fields import mapping
-from gpulint.kube.gangs.members import Gang, GangVerdict, member_demand, pack
+from gpulint.kube.gangs.members import Gang, GangVerdict, NewNodes, member_demand, pack, pack_with_new_nodes
 from gpulint.kube.gpu_stack import (
     NVIDIA,
     OPERATOR_OPERANDS,
@@ -26,7 +26,8 @@ from gpulint.kube.gpu_stack import (
     stack_component,
     vendor_of_resource,
 )
-from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, fit_pool
+from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, daemon_overhead, fit_pool
+from gpulint.kube.pools.model import NodePool, Template
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended
@@ -391,3 +392,174 @@ def gang_pool_bound(gang: Gang, resolver: Resolver) -> tuple[int | None, str]:
         total += min(member.count, resolver.model.placeable(pod) + room)
         parts += [f"{fit.pool.title} may add room for {fit.room}" for fit in fits]
     return total, "; ".join(parts)
+
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
+@dataclass(frozen=True)
+class PoolGangVerdict:
+    """A gang against the nodes and the nodes its pools can add: "unsatisfiable" (proven), "doubtful"
+    (fits only if a pool mixes instance types or an over-approximation holds), "fits" or "unknown"."""
+
+    state: str
+    message: str = ""
+    notes: tuple[str, ...] = ()
+
+
+def gang_with_pools(gang: Gang, resolver: Resolver) -> PoolGangVerdict:
+    """The whole gang must fit at once within what the nodes hold and the pools may still add (their max
+    size and limits, counting what already runs). Proven by three tests, cheapest first: the members'
+    copies (each member alone), the gang's total of each resource the pools' limits bound, then packing
+    onto the nodes plus the nodes each pool may add (exact when each pool can add one instance type)."""
+    required = [(m, m.count) for m in gang.members if m.count]
+    fits_of = {
+        m.pod.signature(): pool_fits(with_extended_resource_tolerations(m.pod, resolver), resolver) for m, _ in required
+    }
+    if any(fit.state == UNKNOWN for fits in fits_of.values() for fit in fits):
+        return PoolGangVerdict("unknown")
+    bound, parts = gang_pool_bound(gang, resolver)
+    if bound is not None and bound < gang.required:
+        return PoolGangVerdict(
+            "unsatisfiable",
+            f"{gang.system} needs {gang.required} pods placed at once, but the nodes and the nodes its pools can "
+            f"still add hold at most {bound} of them ({parts or 'no pool can add a node for them'})",
+        )
+    if gang.required >= gang.total:
+        short, offers = _short_resource(gang, resolver, fits_of)
+        if short:
+            return PoolGangVerdict("unsatisfiable", f"{gang.system} needs {short}", offers)
+    over, exact, shown = _new_nodes(gang, resolver, fits_of)
+    key = gang.topology_key if _decidable_key(gang.topology_key, over) else ""
+    verdict = pack_with_new_nodes(gang, resolver.model, over, key)
+    notes = (f"the pools may add: {shown}",) if shown else ()
+    if verdict.unsatisfiable:
+        where = f" in one {key}" if key else ""
+        return PoolGangVerdict(
+            "unsatisfiable",
+            f"{gang.system} needs {gang.required} pods placed at once{where}; neither the nodes nor the nodes its "
+            "pools can still add hold them",
+            notes,
+        )
+    if exact or not verdict.fitting_domains():
+        return PoolGangVerdict("fits")
+    if any(pack_with_new_nodes(gang, resolver.model, under, "").fitting_domains() for under in _single_types(over)):
+        return PoolGangVerdict("fits")
+    return PoolGangVerdict(
+        "doubtful",
+        f"{gang.system} needs {gang.required} pods placed at once; within its pools' limits only a mix of "
+        "instance types holds them: not proven to fit",
+        notes,
+    )
+
+
+MAX_SINGLE_TYPE_TRIES = 24
+
+
+def _single_types(over: list[NewNodes]) -> list[list[NewNodes]]:
+    """Under-approximations of ``over``: each pool adding one instance type. Every type of each pool is
+    tried with the other pools' first type (at most MAX_SINGLE_TYPE_TRIES)."""
+    by_pool: dict[str, list[NewNodes]] = {}
+    for nodes in over:
+        by_pool.setdefault(nodes.name.split(": ", 1)[0], []).append(nodes)
+    first = {pool: types[0] for pool, types in by_pool.items()}
+    tries = [
+        [nodes if pool == varied else first[pool] for pool in by_pool]
+        for varied, types in by_pool.items()
+        for nodes in types
+    ]
+    return tries[:MAX_SINGLE_TYPE_TRIES]
+
+
+def _short_resource(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]) -> tuple[str, tuple[str, ...]]:
+    """The first resource the gang needs more of, in all, than the nodes its members can use hold plus
+    what the pools may still add ("" when none), and what each offers: a pool's limit caps the capacity
+    of all its new nodes."""
+    demand: dict[str, Fraction] = {}
+    for member in gang.members:
+        for name, amount in member.pod.requests.items():
+            if is_extended(name):
+                demand[name] = demand.get(name, Fraction(0)) + amount * member.count
+    usable = {id(n): n for m in gang.members for n in resolver.model.evaluate(m.pod).fitting}
+    fitting = {id(fit.pool): fit for fits in fits_of.values() for fit in fits if fit.state == FITS}
+    for name, needed in sorted(demand.items()):
+        supply = sum((n.allocatable.get(name, Fraction(0)) for n in usable.values()), Fraction(0))
+        offers = [f"the nodes its members can use: {format_amount(supply)}"]
+        for fit in fitting.values():
+            pool = fit.pool
+            if name in pool.spec.limits:
+                rest = max(pool.remaining()[name], Fraction(0))
+                offers.append(
+                    f"{pool.title}: {format_amount(rest)} under its limit {format_amount(pool.spec.limits[name])} "
+                    f"({format_amount(pool.in_use(name))} in use)"
+                )
+            else:
+                left = pool.nodes_left()
+                if left is None:
+                    return "", ()
+                largest = max((t.allocatable.get(name, Fraction(0)) for t in fit.fitting), default=Fraction(0))
+                rest = left * largest
+                offers.append(f"{pool.title}: {left} more node(s) of at most {format_amount(largest)}")
+            supply += rest
+        if needed > supply:
+            message = (
+                f"{format_amount(needed)} {name} at once, but the nodes and the nodes its pools can still add "
+                f"offer at most {format_amount(supply)}"
+            )
+            return message, tuple(offers)
+    return "", ()
+
+
+def _new_nodes(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]) -> tuple[list[NewNodes], bool, str]:
+    """The nodes each pool may still add for the gang, per instance type: as many as its max size and
+    limits allow (at most one per pod). Every type at its full count: an over-approximation, exact when
+    each pool adds one type (and, with a topology key, into one domain)."""
+    pods = sum(m.count for m in gang.members)
+    by_pool: dict[int, list[tuple[Any, PoolFit]]] = {}
+    for signature, fits in fits_of.items():
+        for fit in fits:
+            if fit.state == FITS:
+                by_pool.setdefault(id(fit.pool), []).append((signature, fit))
+    out: list[NewNodes] = []
+    exact = True
+    shown: list[str] = []
+    for entries in by_pool.values():
+        pool = entries[0][1].pool
+        names = list(dict.fromkeys(t.name for _, fit in entries for t in fit.fitting))
+        exact = exact and len(names) == 1
+        for name in names:
+            template = next(t for _, fit in entries for t in fit.fitting if t.name == name)
+            count = _nodes_of(pool, template, pods)
+            if count <= 0:
+                continue
+            overhead = daemon_overhead(template, pool, resolver.daemon_pods)
+            allocatable = {r: a - overhead.get(r, Fraction(0)) for r, a in template.allocatable.items()}
+            takes = frozenset(s for s, fit in entries if any(t.name == name for t in fit.fitting))
+            domain = template.labels.get(gang.topology_key) if gang.topology_key else None
+            domains: tuple[str, ...] | None = ()
+            if gang.topology_key == HOSTNAME:
+                domains = None
+            elif domain is not None and domain.values is not None:
+                domains = tuple(domain.allowed())
+                exact = exact and len(domains) == 1
+            out.append(NewNodes(f"{pool.title}: {name}", allocatable, takes, count, domains))
+            shown.append(f"{pool.title}: {count} new node(s)" + (f" of {name}" if template.instance_type else ""))
+    return out, exact, "; ".join(shown)
+
+
+def _nodes_of(pool: NodePool, template: Template, pods: int) -> int:
+    """Nodes of one type the pool may still add: its max size and its limits (never more than ``pods``)."""
+    count = pods
+    left = pool.nodes_left()
+    if left is not None:
+        count = min(count, left)
+    for resource, rest in pool.remaining().items():
+        per_node = template.capacity.get(resource, Fraction(0))
+        if per_node > 0:
+            count = min(count, int(max(rest, Fraction(0)) // per_node))
+    return count
+
+
+def _decidable_key(key: str, new: list[NewNodes]) -> bool:
+    """The topology key's domains are known for every new node (a finite list, or each node its own)."""
+    return bool(key) and all(n.domains is None or n.domains for n in new)

@@ -17,6 +17,7 @@ never unsatisfiable.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -719,6 +720,61 @@ def _pack_nodes(gang: Gang, model: ClusterModel, nodes: list[NodeInfo], key: str
         if gang.slice_key and gang.slice_size and len(packing.shapes) == 1 and not placement.proven_unsatisfiable:
             placement = _place_slices(domain, domain_nodes, packing, main_count, gang)
         placements.append(placement)
+    return GangVerdict(placements, main_count, main)
+
+
+@dataclass(frozen=True)
+class NewNodes:
+    """Nodes a pool may still add for a gang: ``count`` alike, taking the members whose pod signature
+    is in ``takes``; ``domains``: the values of the topology key they may carry (each of them gets the
+    whole count: an over-approximation), None when every new node is its own domain (hostname)."""
+
+    name: str  # for messages: "NodePool gpu: g5.12xlarge"
+    allocatable: Mapping[str, Fraction]  # after the DaemonSets' overhead
+    takes: frozenset[tuple[Any, ...]]
+    count: int
+    domains: tuple[str, ...] | None = ()
+
+
+NEW_NODE_DOMAIN = "(a new node)"
+
+
+def pack_with_new_nodes(
+    gang: Gang, model: ClusterModel, new: Sequence[NewNodes], key: str, budget: Budget | None = None
+) -> GangVerdict:
+    """Where the gang fits on the nodes and the nodes pools may add (``new``), per domain of ``key``.
+    Exact when ``new`` lists what the pools can add; when it lists more (every type of a pool at its
+    full count), "unsatisfiable" stays a proof and "fits" does not."""
+    required = _required_members(gang)
+    if not required:
+        return GangVerdict([], 0, None)
+    main, _ = max(required, key=lambda item: (item[1], sum(item[0].pod.requests.values())))
+    main_count = sum(count for member, count in required if member.pod.signature() == main.pod.signature())
+    packing = _Packing.of(required, main, model, model.nodes)
+    signatures = list(dict.fromkeys(member.pod.signature() for member, _ in required))
+    per_domain: dict[str, Counter[NodeKind]] = {
+        domain: packing.kinds(nodes) for domain, nodes in _domains(model.nodes, key).items()
+    }
+    for nodes in new:
+        allowed = frozenset(i for i, signature in enumerate(signatures) if signature in nodes.takes)
+        kind = node_kind(nodes.allocatable, packing.units, allowed)
+        if not key:
+            per_domain.setdefault("", Counter())[kind] += nodes.count
+        elif nodes.domains is None:
+            per_domain.setdefault(f"{NEW_NODE_DOMAIN} {nodes.name}", Counter())[kind] += 1
+        else:
+            for domain in nodes.domains:
+                per_domain.setdefault(domain, Counter())[kind] += nodes.count
+    if key and not per_domain:
+        return GangVerdict([Placement("", True, False, 0, f"no topology domains at level: {key}")], main_count, main)
+    budget = budget or Budget()
+    decided: dict[frozenset[tuple[NodeKind, int]], Decision] = {}
+    placements = []
+    for domain, kinds in per_domain.items():
+        frozen = frozenset(kinds.items())
+        if frozen not in decided:
+            decided[frozen] = decide(packing.shapes, dict(frozen), budget)
+        placements.append(Placement.of(domain, decided[frozen], packing.main))
     return GangVerdict(placements, main_count, main)
 
 

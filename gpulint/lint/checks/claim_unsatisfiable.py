@@ -11,7 +11,7 @@ from gpulint.kube.scheduler import pod_requirements
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.dra_objects import claim_of
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec
 from gpulint.lint.verdicts import allocation_failure, extended_resource_claim, referenced_claims
@@ -53,7 +53,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             reason = allocation_failure(dra.verdicts((claim,)), len(ctx.resolver.nodes))
             if reason is not None:
                 head, notes = _split(reason)
-                yield Diagnostic(RULE_ID, where, f"the claim can never be allocated: {head}", notes=notes)
+                pools = _pools_unknown(ctx)
+                if pools:
+                    yield _unknown(where, "the claim", head, (*notes, pools))
+                else:
+                    yield Diagnostic(RULE_ID, where, f"the claim can never be allocated: {head}", notes=notes)
             elif dra.allocated and not _allocated(obj):
                 now = allocation_failure(dra.verdicts_now((claim,)), len(ctx.resolver.nodes))
                 if now is not None:
@@ -79,6 +83,10 @@ def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraMo
         reason = allocation_failure(dra.verdicts((claim,)), total)
         if reason is not None:
             head, notes = _split(reason)
+            pools = _pools_unknown(ctx)
+            if pools:
+                yield _unknown(where, "this extended resource (served by DRA)", head, (*notes, pools))
+                return
             yield Diagnostic(
                 RULE_ID,
                 where,
@@ -102,7 +110,10 @@ def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraMo
     if not allowed:
         return  # gpu-unschedulable (or nothing: a pod without GPUs) speaks for the filters
     reason = allocation_failure(dra.verdicts(tuple(parts), allowed), len(allowed))
-    if reason is not None:
+    if reason is not None and _pools_unknown(ctx):
+        head, notes = _split(reason)
+        yield _unknown((*site.path, "resourceClaims"), "the pod's claims", head, (*notes, _pools_unknown(ctx)))
+    elif reason is not None:
         what = (
             "the pod's claims cannot be allocated together on one node"
             if len(parts) > 1
@@ -115,6 +126,27 @@ def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraMo
         )
         head, notes = _split(reason)
         yield Diagnostic(RULE_ID, (*site.path, "resourceClaims"), f"{what}: {head}", notes=(*scope, *notes))
+
+
+def _pools_unknown(ctx: CheckContext) -> str:
+    """With node pools, the nodes they can add publish ResourceSlices no template describes (Cluster
+    Autoscaler copies them from a node of the group; Karpenter does not model them): "" without pools."""
+    pools = ctx.cluster.pools if ctx.cluster is not None else []
+    if not pools:
+        return ""
+    names = ", ".join(pool.title for pool in pools[:3]) + (f" and {len(pools) - 3} more" if len(pools) > 3 else "")
+    return f"the devices of the nodes {names} can add are not described by any ResourceSlice in the inventory"
+
+
+def _unknown(where: Path, what: str, head: str, notes: tuple[str, ...]) -> Diagnostic:
+    """Info, never an error: the nodes that exist cannot allocate it; those the pools can add are unknown."""
+    return Diagnostic(
+        RULE_ID,
+        where,
+        f"no node that exists can allocate {what} ({head}); whether a node a pool can add could is unknown",
+        notes=notes,
+        severity=Severity.INFO,
+    )
 
 
 def _split(reason: str) -> tuple[str, tuple[str, ...]]:

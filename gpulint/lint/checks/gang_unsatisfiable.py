@@ -16,7 +16,7 @@ from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import describe_gang, gang_pool_bound, gang_verdict
+from gpulint.lint.verdicts import describe_gang, gang_verdict, gang_with_pools
 
 SPEC = RuleSpec("gang-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
@@ -93,18 +93,22 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 
 def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
-    """The nodes that can exist: the whole gang must fit within what the nodes and the pools' maximum
-    hold. Packing proper (and topology) needs the nodes themselves: only the bound is checked."""
-    bound, pools = gang_pool_bound(gang, resolver)
-    if bound is None or bound >= gang.required:
-        return
-    yield Diagnostic(
-        RULE_ID,
-        gang.path,
-        f"{gang.system} needs {gang.required} pods placed at once, but the nodes and the nodes its pools can "
-        f"still add hold at most {bound} of them ({pools or 'no pool can add a node for them'}). Partial placement "
-        "would hold GPUs idle while the gang waits for peers that cannot start",
-    )
+    """The nodes that can exist: the whole gang must fit within what the nodes hold and the pools may
+    still add (max size, limits, what already runs). An error when proven; a warning when it fits only
+    if a pool mixes instance types."""
+    result = gang_with_pools(gang, resolver)
+    if result.state == "unsatisfiable":
+        yield Diagnostic(
+            RULE_ID,
+            gang.path,
+            result.message,
+            notes=(
+                *result.notes,
+                f"partial placement would hold {_held(gang)} idle while the gang waits for peers that cannot start",
+            ),
+        )
+    elif result.state == "doubtful":
+        yield Diagnostic(RULE_ID, gang.path, result.message, severity=Severity.WARNING, notes=result.notes)
 
 
 def unpublished_demand(gang: Gang, resolver: Resolver) -> bool:

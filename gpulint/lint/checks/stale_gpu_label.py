@@ -8,15 +8,17 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.fields import mapping, sequence
+from gpulint.kube.pools.fit import FITS, UNKNOWN
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.resources import is_gpu
-from gpulint.kube.scheduler import NodeInfo, pod_requirements, resource_list
+from gpulint.kube.scheduler import NodeInfo, PodRequirements, pod_requirements, resource_list
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.verdicts import pool_fits, with_extended_resource_tolerations
 
 SPEC = RuleSpec("stale-gpu-label", Severity.WARNING)
 RULE_ID = SPEC.id
@@ -208,7 +210,7 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             continue
         stale = ctx.memo("stale-nodes", lambda: stale_nodes(inventory, ctx.config.gpu_resources))
         selected = inventory.model.matching_affinity(pod)
-        if stale and selected and all(n.name in stale for n in selected):
+        if stale and selected and all(n.name in stale for n in selected) and not _a_pool_serves(pod, inventory):
             example: NodeInfo = selected[0]
             requirement = gpu_requirements[0]
             yield Diagnostic(
@@ -222,6 +224,15 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 ),
                 notes=(f"e.g. {example.name}: {stale[example.name][0].message}",),
             )
+
+
+def _a_pool_serves(pod: PodRequirements, inventory: Resolver) -> bool:
+    """A node pool may add a node for the pod (its template carrying the labels selected on, or the
+    answer unknown): the pod, unschedulable on the stale nodes, triggers the scale-up."""
+    if not inventory.pools:
+        return False
+    fits = pool_fits(with_extended_resource_tolerations(pod, inventory), inventory)
+    return any(fit.state in (FITS, UNKNOWN) for fit in fits)
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
