@@ -649,6 +649,77 @@ def test_the_flavor_narrows_the_nodes_the_workload_packs_onto():
     assert findings_of("gang-unsatisfiable", docs(queues, jobset(2)), inventory=RACKS) == []
 
 
+def test_a_pod_set_with_several_possible_flavors_packs_on_the_nodes_of_any_of_them():
+    # Kueue gives the pod set rack-r2 or rack-r3 (both have quota): 8-GPU pods fit only on r2's two nodes,
+    # though the cluster as a whole (r1) holds six of them
+    queues = docs(
+        flavor("rack-r2", labels="{topology.kubernetes.io/rack: r2}"),
+        flavor("rack-r3", labels="{topology.kubernetes.io/rack: r3}"),
+        cluster_queue(flavors=("rack-r2", "rack-r3"), gpus="64", covered="nvidia.com/gpu"),
+        local_queue(),
+    )
+    (finding,) = findings_of("gang-unsatisfiable", docs(queues, jobset(3)), inventory=RACKS)
+    assert "on the nodes of flavor rack-r2 or rack-r3 needs 3 workers pods x 8 nvidia.com/gpu" in finding.message
+    assert "fits 2" in finding.message
+    assert findings_of("gang-unsatisfiable", docs(queues, jobset(2)), inventory=RACKS) == []
+    # a flavor without nodeLabels selects every node: no narrowing, r1 holds the gang
+    anywhere = queues.replace("rack-r3", "default-flavor").replace(
+        "spec:\n  nodeLabels: {topology.kubernetes.io/rack: r3}\n", "spec:\n  {}\n"
+    )
+    assert findings_of("gang-unsatisfiable", docs(anywhere, jobset(3)), inventory=RACKS) == []
+
+
+def test_the_flavor_pin_keeps_the_pods_own_node_affinity_terms():
+    from gpulint.kube.admission.assign import FlavorPin
+
+    spec = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["h100"]}]},
+                        {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["a100"]}]},
+                    ]
+                }
+            }
+        }
+    }
+    pin = FlavorPin((), (), ("r2", "r3"), ((((("rack", "r2"),), (("rack", "r3"),))),))
+    terms = pin.apply(spec)["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert [[(e["key"], e["values"][0]) for e in t["matchExpressions"]] for t in terms] == [
+        [("gpu", "h100"), ("rack", "r2")],
+        [("gpu", "h100"), ("rack", "r3")],
+        [("gpu", "a100"), ("rack", "r2")],
+        [("gpu", "a100"), ("rack", "r3")],
+    ]
+
+
+GPU_FLAVOR = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: gpu}
+spec:
+  nodeLabels: {workload-type: gpu}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+"""
+
+
+def test_a_queued_workload_packs_within_what_its_flavors_node_pool_can_add():
+    # Karpenter's gpu NodePool (workload-type: gpu, tainted, at most 4 GPUs) is the only place for the
+    # flavor's pods; the flavor's toleration is what lets them there. Quota allows 8.
+    karpenter = str(DATA / "elastic" / "karpenter")
+    queues = docs(GPU_FLAVOR, cluster_queue(flavors=("gpu",), gpus="8", covered="nvidia.com/gpu"), local_queue())
+    assert findings_of("gang-unsatisfiable", docs(queues, jobset(4, gpus=1)), inventory=karpenter) == []
+    (finding,) = findings_of("gang-unsatisfiable", docs(queues, jobset(5, gpus=1)), inventory=karpenter)
+    assert finding.severity == "error"
+    assert "Kueue workload (queue user-queue) on the nodes of flavor gpu (workload-type=gpu) needs 5 pods" in (
+        finding.message
+    )
+    assert "hold at most 4" in finding.message
+
+
 def test_a_queue_annotation_is_no_gang():
     found = findings_of("gang-missing", jobset(3, queue_label="annotations"))
     assert [f.rule for f in found] == ["gang-missing"]

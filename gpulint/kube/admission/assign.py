@@ -26,6 +26,7 @@ from typing import Any
 from gpulint.kube.admission.kueue import ClusterQueue, KueueSetup, ResourceFlavor, ResourceGroup
 from gpulint.kube.admission.namespace import LimitItem, with_limit_ranges
 from gpulint.kube.admission.workload import TopologyRequest, pod_sets, queue_name, topology_request
+from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import Path
 from gpulint.kube.scheduler import NodeInfo, PodRequirements, Taint, Toleration, pod_requirements
@@ -292,32 +293,76 @@ def demands_of(data: dict[str, Any], limit_ranges: Iterable[LimitItem] = ()) -> 
     return out
 
 
+MAX_ALTERNATIVE_TERMS = 64  # node affinity terms a pin may write (flavor alternatives x the pod's own terms)
+Labels = tuple[tuple[str, str], ...]
+
+
 @dataclass(frozen=True)
 class FlavorPin:
-    """What admission adds to a pod set's pods: its flavors' nodeLabels (as a nodeSelector) and tolerations."""
+    """What admission adds to a pod set's pods: its flavor's nodeLabels (as a nodeSelector) and tolerations.
 
-    node_labels: tuple[tuple[str, str], ...]
+    A resource group whose pod set could get one of several flavors adds each flavor's labels as an
+    alternative (node affinity terms, ORed): the pods land on the nodes of one of them. A relaxation -
+    every flavor's nodes at once, the tolerations of all - so a pod set that does not fit there never fits.
+    """
+
+    node_labels: Labels
     tolerations: tuple[Toleration, ...]
     flavors: tuple[str, ...] = ()
+    alternatives: tuple[tuple[Labels, ...], ...] = ()  # per resource group with several flavors: their labels
 
     def describe(self) -> str:
         labels = ", ".join(f"{k}={v}" for k, v in self.node_labels)
-        return f"flavor {', '.join(self.flavors)}" + (f" ({labels})" if labels else "")
+        return f"flavor {' or '.join(self.flavors) if self.alternatives else ', '.join(self.flavors)}" + (
+            f" ({labels})" if labels else ""
+        )
 
     def apply(self, spec: dict[str, Any]) -> dict[str, Any]:
         selector = spec.get("nodeSelector")
         tolerations = spec.get("tolerations")
         extra = [{"key": t.key, "operator": t.operator, "value": t.value, "effect": t.effect} for t in self.tolerations]
-        return {
+        pinned = {
             **spec,
             "nodeSelector": {**(selector if isinstance(selector, dict) else {}), **dict(self.node_labels)},
             "tolerations": [*(tolerations if isinstance(tolerations, list) else []), *extra],
         }
+        return _with_alternatives(pinned, self.alternatives) if self.alternatives else pinned
+
+
+def _with_alternatives(spec: dict[str, Any], alternatives: tuple[tuple[Labels, ...], ...]) -> dict[str, Any]:
+    """The pod's required node affinity ANDed with one of each group's flavor label sets: every term of
+    the pod's own, extended by every combination (the terms stay ORed)."""
+    required = dig(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+    terms = [mapping(t) for t in sequence(mapping(required).get("nodeSelectorTerms"))] or [{}]
+    for choices in alternatives:
+        terms = [
+            {
+                **term,
+                "matchExpressions": [
+                    *sequence(term.get("matchExpressions")),
+                    *({"key": k, "operator": "In", "values": [v]} for k, v in labels),
+                ],
+            }
+            for term in terms
+            for labels in choices
+        ]
+    affinity = mapping(spec.get("affinity"))
+    node_affinity = mapping(affinity.get("nodeAffinity"))
+    return {
+        **spec,
+        "affinity": {
+            **affinity,
+            "nodeAffinity": {
+                **node_affinity,
+                "requiredDuringSchedulingIgnoredDuringExecution": {**mapping(required), "nodeSelectorTerms": terms},
+            },
+        },
+    }
 
 
 def flavor_pins(setup: KueueSetup, namespace: str, data: dict[str, Any]) -> dict[Path, FlavorPin]:
-    """Pod spec path -> the pin of every resource group whose flavor is certain (the only one that could
-    ever hold the pod set). A group with several possible flavors pins nothing: its pods may land on any."""
+    """Pod spec path -> the pin of the pod set's flavors: the labels of every resource group whose flavor
+    is certain (the only one that could ever hold the pod set), the alternatives of those with several."""
     name = queue_name(data)
     if name is None or name.as_annotation or not setup:
         return {}
@@ -331,17 +376,36 @@ def flavor_pins(setup: KueueSetup, namespace: str, data: dict[str, Any]) -> dict
         return {}
     pins = {}
     for demand in demands:
-        labels: dict[str, str] = {}
-        tolerations: list[Toleration] = []
-        names: list[str] = []
-        for candidates in verdict.flavors_of(demand.name):
-            flavor = setup.flavors.get(candidates[0]) if len(candidates) == 1 else None
-            if flavor is not None:
-                labels.update(flavor.node_labels)
-                tolerations.extend(flavor.tolerations)
-                names.append(flavor.name)
-        if labels or tolerations:
-            pins[demand.path] = FlavorPin(
-                tuple(sorted(labels.items())), tuple(tolerations), tuple(dict.fromkeys(names))
-            )
+        pin = _pin(setup, verdict.flavors_of(demand.name))
+        if pin is not None:
+            pins[demand.path] = pin
     return pins
+
+
+def _pin(setup: KueueSetup, groups: list[list[str]]) -> FlavorPin | None:
+    labels: dict[str, str] = {}
+    tolerations: list[Toleration] = []
+    names: list[str] = []
+    alternatives: list[tuple[Labels, ...]] = []
+    terms = 1
+    for candidates in groups:
+        flavors = [setup.flavors.get(c) for c in candidates]
+        if not candidates or any(f is None for f in flavors):
+            continue  # a flavor not known: where its pods go is not known
+        known = [f for f in flavors if f is not None]
+        tolerations.extend(t for f in known for t in f.tolerations)
+        if len(known) == 1:
+            labels.update(known[0].node_labels)
+            names.append(known[0].name)
+            continue
+        choices = tuple(dict.fromkeys(f.node_labels for f in known))
+        if () in choices or terms * len(choices) > MAX_ALTERNATIVE_TERMS:
+            continue  # one of the flavors selects every node (or too many combinations): no narrowing
+        terms *= len(choices)
+        alternatives.append(choices)
+        names.extend(f.name for f in known)
+    if not (labels or tolerations or alternatives):
+        return None
+    return FlavorPin(
+        tuple(sorted(labels.items())), tuple(tolerations), tuple(dict.fromkeys(names)), tuple(alternatives)
+    )
