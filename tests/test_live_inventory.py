@@ -24,7 +24,7 @@ from kubernetes import client
 from webhook_helpers import gpu_pod, review
 
 from gpulint.lint.config import Config
-from gpulint.lint.live_inventory import INVENTORY_APIS, PAGE_SIZE
+from gpulint.lint.live_inventory import INVENTORY_APIS, PAGE_SIZE, LiveInventory, Transport
 from gpulint.webhook.server import ServeOptions, Webhook
 
 TOKEN = "test-token"
@@ -53,6 +53,7 @@ class FakeApiServer:
         self.authorizations: list[str] = []
         self.watch_versions: list[tuple[str, str]] = []
         self.gone_once: set[str] = set()  # collection paths whose next watch answers 410 Gone
+        self.held: dict[str, threading.Event] = {}  # collection paths whose lists wait for their event
         self.stopping = threading.Event()
         ca = trustme.CA()
         cert = ca.issue_cert("127.0.0.1")
@@ -95,6 +96,9 @@ class FakeApiServer:
                 elif query.get("watch") == "true":
                     self.stream_watch(url.path, query)
                 else:
+                    held = fake.held.get(url.path)
+                    if held is not None:
+                        held.wait(20)
                     self.send_json(200, fake.page(url.path, query))
 
             def stream_watch(self, path: str, query: dict[str, str]) -> None:
@@ -448,3 +452,40 @@ def test_every_inventory_api_names_versions_newest_first():
     rank = {"v2": -1, "v1": 0, "v1beta2": 1, "v1beta1": 2, "v1alpha3": 3, "v1alpha2": 4, "v1alpha1": 5}
     for api in INVENTORY_APIS:
         assert list(api.versions) == sorted(api.versions, key=rank.__getitem__), api
+
+
+def test_the_publisher_sleeps_until_an_api_still_being_listed_is_listed(make_api):
+    """Watch events on the APIs listed so far mark the inventory dirty, but nothing is published until
+    every served API is listed; meanwhile the publisher waits on a condition, woken only by a change
+    (it used to poll at 20 Hz). Once the last list arrives, one inventory holds everything."""
+    api = make_api(cluster([node("n0", 8)], **{"resource.k8s.io__v1": DRA_V1}))
+    slices = "/apis/resource.k8s.io/v1/resourceslices"
+    api.held[slices] = threading.Event()
+    published: list = []
+    live = LiveInventory(Transport(api.configuration()), published.append, lambda *a, **k: None)
+    looks = [0]
+    synced = live._synced
+
+    def counted() -> bool:
+        looks[0] += 1
+        return synced()
+
+    live._synced = counted  # type: ignore[method-assign]
+    live.start()
+    try:
+        nodes = "/api/v1/nodes"
+        assert wait_for(lambda: (nodes, "10") in api.watch_versions)
+        for name in ("n1", "n2", "n3"):
+            api.events[nodes].put({"type": "ADDED", "object": node(name, 8)})
+        assert wait_for(lambda: api.events[nodes].empty())
+        time.sleep(0.3)  # the events reach the tables
+        quiet = looks[0]
+        time.sleep(0.6)  # nothing changes: a poller would look ~12 times
+        assert looks[0] == quiet
+        assert published == [] and live.pending() == ["resourceslices.resource.k8s.io"]
+        api.held[slices].set()
+        assert wait_for(lambda: live.ready)
+        assert len(published) == 1 and {n.name for n in published[0].nodes} == {"n0", "n1", "n2", "n3"}
+    finally:
+        api.held[slices].set()
+        live.stop()

@@ -281,3 +281,20 @@ def test_random_objects_against_an_inventory_never_crash(manifests):
     source = Source("random.yaml", content=text.encode())
     inventory = load_inventory([str(DATA / "dra"), str(DATA / "racks")])
     assert_sane(LintRun(Config(), [source], inventory).report().files[0])
+
+
+RESOURCE_NAME = st.text(alphabet="abcgimnpuvd.-/*?[]!0123", max_size=24)
+
+
+@FAST
+@given(RESOURCE_NAME, st.lists(RESOURCE_NAME, max_size=3))
+def test_gpu_resource_names_match_as_the_globs_do(name, extra):
+    """is_gpu matches all the patterns in one compiled regex: the same answer as fnmatch, pattern by pattern
+    (configured patterns included, with their [sets], ? and * and the odd unbalanced bracket)."""
+    import fnmatch
+
+    from gpulint.kube.resources import DEFAULT_GPU_RESOURCES, is_gpu
+
+    for candidate in (name, "nvidia.com/" + name, "gpu.intel.com/" + name, "amd.com/gpu"):
+        expected = any(fnmatch.fnmatchcase(candidate, pattern) for pattern in (*DEFAULT_GPU_RESOURCES, *extra))
+        assert is_gpu(candidate, extra) == expected, (candidate, extra)

@@ -7,12 +7,13 @@ import os
 from dataclasses import dataclass, field
 
 from gpulint.cli.adoption import AdoptionOptions
-from gpulint.cli.live import LiveCluster, read_live
+from gpulint.cli.live import LiveCluster, load_cluster
+from gpulint.cli.render_options import SourceOptions
 from gpulint.lint.baseline import BaselineError, load_baseline, render_baseline
 from gpulint.lint.config import Config
 from gpulint.lint.engine import enabled_rules
 from gpulint.lint.findings import Fix, Report, Severity
-from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
+from gpulint.lint.inventory import InventoryError
 from gpulint.lint.linted_set import LintedObject
 from gpulint.lint.policies import PolicyError
 from gpulint.lint.render.tools import ToolError
@@ -20,15 +21,6 @@ from gpulint.lint.repo_index import build_context, repository_of
 from gpulint.lint.run import LintRun, crosses_files
 from gpulint.lint.sources import STDIN, CollectOptions, Source, SourceError, collect_all
 from gpulint.report import FormatOptions, get_formatter
-
-
-@dataclass(frozen=True)
-class SourceOptions:
-    """How `check` reads its inputs (the command line's --force-exclude, --stdin-filename, --verbose)."""
-
-    force_exclude: bool = False
-    stdin_filename: str = ""
-    verbose: bool = False  # also show what was skipped as no manifest
 
 
 @dataclass
@@ -122,14 +114,6 @@ def _apply_fixes(
     return changed, "".join(diffs), rerender
 
 
-def load_cluster(config: Config, live: LiveCluster | None = None) -> ClusterInventory | None:
-    """The cluster read now (``--live-inventory``), the configured inventory (``--inventory`` /
-    ``inventory:``), or None."""
-    if live is not None:
-        return read_live(live)[0]
-    return load_configured_inventory(config) if config.inventory else None
-
-
 def repository_context(
     paths: list[str], sources: list[Source], config: Config
 ) -> tuple[list[LintedObject], bool, list[str]]:
@@ -177,7 +161,7 @@ def run_check(
             render=render,
         )
         collected = collect_all(paths, options=collect_options)
-        cluster = load_cluster(config, live)
+        cluster, _ = load_cluster(config, live)
     except (SourceError, InventoryError, PolicyError, ToolError, BaselineError) as exc:
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
     if cluster is not None:

@@ -1,18 +1,24 @@
-"""`--live-inventory` for check, explain and inventory: the cluster as it is now, read once.
+"""The cluster a command reads: `--live-inventory` (with --kubeconfig, --context, --live-pods) or the
+configured inventory (``--inventory`` / ``inventory:``), for check, explain and inventory alike.
 
-The same discovery and lists as the webhook's live inventory (gpulint/lint/live_inventory.py);
-the objects then go through the same inventory loader as ``--inventory`` files.
+``live_options`` turns the four options into one value, a ``LiveCluster`` or None, passed to the
+command as ``live``; ``load_cluster`` is the one loader every command reads its inventory with. The
+live read uses the same discovery and lists as the webhook's live inventory
+(gpulint/lint/live_inventory.py); the objects then go through the same inventory loader as
+``--inventory`` files.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 if TYPE_CHECKING:  # imported when used: `gpulint rules` does not pay for the inventory's modules
+    from gpulint.lint.config import Config
     from gpulint.lint.inventory import ClusterInventory
     from gpulint.lint.sources import Source
 
@@ -24,28 +30,43 @@ class LiveCluster:
     pods: bool = True  # one read: running pods are worth their cost ("does not fit now")
 
 
+_OPTIONS = (
+    click.option(
+        "--live-inventory",
+        is_flag=True,
+        help="Read the inventory from the cluster now (the current kubeconfig context, or --context): "
+        "the API versions it serves, its Nodes, DRA objects, gang objects and running Pods.",
+    ),
+    click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig for --live-inventory."),
+    click.option("--context", "kube_context", help="Kubeconfig context for --live-inventory."),
+    click.option(
+        "--live-pods/--no-live-pods",
+        default=True,
+        show_default=True,
+        help="With --live-inventory: read running Pods too (what is in use now).",
+    ),
+)
+
+
 def live_options(command: Callable[..., None]) -> Callable[..., None]:
-    """--live-inventory, --kubeconfig, --context, --live-pods/--no-live-pods."""
-    for option in reversed(
-        (
-            click.option(
-                "--live-inventory",
-                is_flag=True,
-                help="Read the inventory from the cluster now (the current kubeconfig context, or --context): "
-                "the API versions it serves, its Nodes, DRA objects, gang objects and running Pods.",
-            ),
-            click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig for --live-inventory."),
-            click.option("--context", "kube_context", help="Kubeconfig context for --live-inventory."),
-            click.option(
-                "--live-pods/--no-live-pods",
-                default=True,
-                show_default=True,
-                help="With --live-inventory: read running Pods too (what is in use now).",
-            ),
-        )
-    ):
-        command = option(command)
-    return command
+    """--live-inventory, --kubeconfig, --context, --live-pods/--no-live-pods, given to ``command`` as one
+    keyword argument, ``live``: a LiveCluster, or None without --live-inventory."""
+
+    @functools.wraps(command)
+    def with_live(
+        *args: Any,
+        live_inventory: bool,
+        kubeconfig: str | None,
+        kube_context: str | None,
+        live_pods: bool,
+        **kwargs: Any,
+    ) -> None:
+        command(*args, live=live_cluster(live_inventory, kubeconfig, kube_context, live_pods), **kwargs)
+
+    wrapped: Callable[..., None] = with_live
+    for option in reversed(_OPTIONS):
+        wrapped = option(wrapped)
+    return wrapped
 
 
 def live_cluster(
@@ -56,6 +77,27 @@ def live_cluster(
             raise click.UsageError("--kubeconfig and --context are options of --live-inventory")
         return None
     return LiveCluster(kubeconfig, kube_context, pods)
+
+
+def check_live_or_files(config: Config, live: LiveCluster | None) -> None:
+    """The cluster comes from one place: the API server or the inventory files, never both."""
+    if live is not None and config.inventory:
+        raise click.UsageError("--live-inventory reads the cluster: give it or --inventory (or 'inventory:'), not both")
+
+
+def load_cluster(
+    config: Config, live: LiveCluster | None, sources: list[Source] | None = None
+) -> tuple[ClusterInventory | None, list[Source]]:
+    """The cluster read now (``live``), else the configured inventory (from ``sources`` when the caller
+    has read them already), else None; with the sources it came from. InventoryError (exit 2) when it
+    cannot be read."""
+    if live is not None:
+        return read_live(live)
+    if not config.inventory:
+        return None, []
+    from gpulint.lint.inventory import load_configured_inventory
+
+    return load_configured_inventory(config, sources), list(sources or ())
 
 
 def read_live(cluster: LiveCluster) -> tuple[ClusterInventory, list[Source]]:

@@ -16,7 +16,7 @@ import click
 
 from gpulint import __version__
 from gpulint.cli.adoption import AdoptionOptions, adoption_options
-from gpulint.cli.live import LiveCluster, live_cluster, live_options, read_live
+from gpulint.cli.live import LiveCluster, check_live_or_files, live_options
 from gpulint.cli.output import write_report
 from gpulint.cli.render_options import apply as apply_render_options
 from gpulint.cli.render_options import render_options
@@ -162,10 +162,7 @@ def check(
     show_diff: bool,
     jobs: int,
     color: str,
-    live_inventory: bool,
-    kubeconfig: str | None,
-    kube_context: str | None,
-    live_pods: bool,
+    live: LiveCluster | None,
     **reading: Any,
 ) -> None:
     """Lint manifests in PATHS (files, directories, or - for stdin; default: the current directory)."""
@@ -190,7 +187,7 @@ def check(
         config, sources = apply_render_options(config, reading)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    live = _live(live_inventory, kubeconfig, kube_context, live_pods, config)
+    check_live_or_files(config, live)
     adopting = AdoptionOptions.from_options(reading)  # one **kwargs holds every option group
     from gpulint.cli.check import run_check
     from gpulint.report import encode
@@ -276,56 +273,35 @@ def show_rule(name: str, policy_paths: tuple[str, ...]) -> None:
         raise click.UsageError(str(exc)) from None
 
 
-def _live(
-    live_inventory: bool, kubeconfig: str | None, kube_context: str | None, pods: bool, config: Config
-) -> LiveCluster | None:
-    live = live_cluster(live_inventory, kubeconfig, kube_context, pods)
-    if live is not None and config.inventory:
-        raise click.UsageError("--live-inventory reads the cluster: give it or --inventory (or 'inventory:'), not both")
-    return live
-
-
 def _inventory_config(
     config_path: str | None,
     inventory_paths: tuple[str, ...],
-    kubernetes_version: str | None,
-    live: bool = False,
+    live: LiveCluster | None,
     catalog_paths: tuple[str, ...] = (),
-):
-
+) -> Config:
     try:
         config = _load_config(config_path, _known_rules())
         config = config.with_overrides(
             inventory=tuple(inventory_paths) if inventory_paths else None,
             node_catalog=tuple(catalog_paths) if catalog_paths else None,
-            kubernetes_version=parse_kubernetes_version(kubernetes_version) if kubernetes_version else None,
         )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    if not config.inventory and not live:
+    if not config.inventory and live is None:
         raise click.UsageError(
             "no inventory: give --inventory PATH (or 'inventory:' in the configuration), or --live-inventory"
         )
+    check_live_or_files(config, live)
     return config
 
 
-def _read_inventory(config: Config, sources: list | None = None, live: LiveCluster | None = None):
-    from gpulint.lint.inventory import InventoryError, load_configured_inventory
-
-    try:
-        if live is not None:
-            return read_live(live)[0]
-        return load_configured_inventory(config, sources)
-    except InventoryError as exc:
-        click.echo(f"gpulint: error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-
-
-def _read_live_or_exit(live: LiveCluster):
+def _load_cluster_or_exit(config: Config, live: LiveCluster | None, sources: list | None = None):
+    """cli.live.load_cluster, with an inventory that cannot be read a usage error (exit 2)."""
+    from gpulint.cli.live import load_cluster
     from gpulint.lint.inventory import InventoryError
 
     try:
-        return read_live(live)
+        return load_cluster(config, live, sources)
     except InventoryError as exc:
         click.echo(f"gpulint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -367,10 +343,7 @@ def inventory_command(
     catalog_paths: tuple[str, ...],
     config_path: str | None,
     output_format: str,
-    live_inventory: bool,
-    kubeconfig: str | None,
-    kube_context: str | None,
-    live_pods: bool,
+    live: LiveCluster | None,
 ) -> None:
     """Summarize the cluster inventory (GPUs by model, zone, rack; free capacity; DRA devices) and check it."""
     import json
@@ -382,17 +355,15 @@ def inventory_command(
     from gpulint.report import FormatOptions, encode
     from gpulint.report.text import render as render_findings
 
-    config = _inventory_config(config_path, inventory_paths, None, live_inventory, catalog_paths)
-    live = _live(live_inventory, kubeconfig, kube_context, live_pods, config)
-    if live is not None:
-        inventory, sources = _read_live_or_exit(live)
-    else:
+    config = _inventory_config(config_path, inventory_paths, live, catalog_paths)
+    files = None
+    if live is None:
         try:
-            sources = collect(list(config.inventory))  # read once: summarized and checked from the same bytes
+            files = collect(list(config.inventory))  # read once: summarized and checked from the same bytes
         except SourceError as exc:
             click.echo(f"gpulint: error: --inventory: {exc}", err=True)
             sys.exit(EXIT_USAGE)
-        inventory = _read_inventory(config, sources)
+    inventory, sources = _load_cluster_or_exit(config, live, files)
     own_checks = config.with_overrides(select=("stale-gpu-label", "schema-invalid"), ignore=())
     run = LintRun(own_checks, sources, inventory)
     report = run.report()
@@ -421,10 +392,7 @@ def explain_command(
     catalog_paths: tuple[str, ...],
     config_path: str | None,
     output_format: str,
-    live_inventory: bool,
-    kubeconfig: str | None,
-    kube_context: str | None,
-    live_pods: bool,
+    live: LiveCluster | None,
     **reading: Any,
 ) -> None:
     """Explain why the pods of the manifests in PATHS would be Pending on the inventory's cluster.
@@ -438,12 +406,11 @@ def explain_command(
     from gpulint.lint.sources import CollectOptions, SourceError, collect_all
     from gpulint.report import encode
 
-    config = _inventory_config(config_path, inventory_paths, None, live_inventory, catalog_paths)
+    config = _inventory_config(config_path, inventory_paths, live, catalog_paths)
     try:
         config, reading_options = apply_render_options(config, reading)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    live = _live(live_inventory, kubeconfig, kube_context, live_pods, config)
     options = CollectOptions(
         config.exclude,
         force_exclude=reading_options.force_exclude,
@@ -461,7 +428,8 @@ def explain_command(
     # (a bad one fails the same way, exit 2 with file:line:col), the same linted set (with the repository
     # index), the same verdicts and findings.
     context, partial, _notes = repository_context(list(paths), collected.sources, config)
-    run = LintRun(config, collected.sources, _read_inventory(config, live=live), context=context, partial=partial)
+    cluster, _ = _load_cluster_or_exit(config, live)
+    run = LintRun(config, collected.sources, cluster, context=context, partial=partial)
     report = run.report(1)
     unreadable = ("yaml-invalid", RENDER_FAILED)
     for finding in report.findings:

@@ -4,12 +4,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
-from gpulint.cli.check import SourceOptions
 from gpulint.lint.config import Config
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """How `check` reads its inputs (the command line's --force-exclude, --stdin-filename, --verbose)."""
+
+    force_exclude: bool = False
+    stdin_filename: str = ""
+    verbose: bool = False  # also show what was skipped as no manifest
+
 
 _OPTIONS = (
     click.option(

@@ -63,9 +63,11 @@ def load_unambiguous(text: str) -> tuple[bool, Any]:
         if not _agree(token, bool(colon)):
             return False, None
     try:
-        return True, yaml_rs.loads(text, parse_datetime=False)
+        data = yaml_rs.loads(text, parse_datetime=False)
     except Exception:  # yaml-rs says what is wrong without our positions: the full loader says it again
         return False, None
+    # None: no document at all (only comments) or a null one; the two readers tell those apart differently
+    return (False, None) if data is None else (True, data)
 
 
 def _several_documents(text: str) -> bool:

@@ -21,7 +21,6 @@ from gpulint.kube.pools.readers import pools_in_document
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requests
 from gpulint.lint.config import Config
-from gpulint.lint.fast_yaml import load_unambiguous
 from gpulint.lint.findings import Path
 from gpulint.lint.loader import LoadProblem, LocatedDocument, collector_paused, detect_encoding, load_bytes
 from gpulint.lint.objects import KubeObject, objects_in
@@ -315,6 +314,8 @@ def _fast_documents(display: str, raw: bytes) -> list[LocatedDocument] | None:
         else:
             items = data if isinstance(data, list) else [data]
     elif not detect_encoding(raw).bom:  # a byte-order mark: the loader decodes it
+        from gpulint.lint.fast_yaml import load_unambiguous  # yaml-rs: imported by inventories only
+
         try:
             fast, data = load_unambiguous(raw.decode("utf-8"))
         except UnicodeDecodeError:

@@ -356,7 +356,9 @@ class LiveInventory:
 
     Synced once discovery has answered and every served API has been listed; ready once the first
     inventory built then has been handed over.
-    Watch events mark the inventory dirty; it is rebuilt at most once per PUBLISH_SECONDS.
+    Watch events mark the inventory dirty; it is rebuilt at most once per PUBLISH_SECONDS. The
+    publisher sleeps on a condition until the inventory is both dirty and synced (or stopping):
+    no polling while an API is still being listed.
     """
 
     def __init__(
@@ -375,8 +377,9 @@ class LiveInventory:
         self._watchers: dict[InventoryApi, _Watcher] = {}
         self._discovered = False
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # notified with _dirty, a listing or stop
         self._stop = threading.Event()
-        self._dirty = threading.Event()
+        self._dirty = False  # guarded by _lock
         self.published_at: float | None = None
 
     @property
@@ -387,7 +390,16 @@ class LiveInventory:
     @property
     def synced(self) -> bool:
         with self._lock:
-            return self._discovered and all(api in self._listed for api in self._watchers)
+            return self._synced()
+
+    def _synced(self) -> bool:
+        """With _lock held."""
+        return self._discovered and all(api in self._listed for api in self._watchers)
+
+    def _mark_dirty(self) -> None:
+        """With _lock held: wake the publisher."""
+        self._dirty = True
+        self._changed.notify_all()
 
     def pending(self) -> list[str]:
         """What readiness waits for, for /readyz and the logs."""
@@ -402,10 +414,10 @@ class LiveInventory:
 
     def stop(self) -> None:
         self._stop.set()
-        self._dirty.set()
         with self._lock:
             for watcher in self._watchers.values():
                 watcher.stop.set()
+            self._changed.notify_all()
 
     def _discover_loop(self) -> None:
         while not self._stop.is_set():
@@ -438,9 +450,10 @@ class LiveInventory:
                     self._watchers[api] = watcher
                     started.append(watcher)
             self._discovered = True
+            if changed:
+                self._mark_dirty()
         if changed:
             self._log("live_inventory_discovered", served=discovery.describe() or "none of the inventory APIs")
-            self._dirty.set()
         for watcher in started:
             threading.Thread(
                 target=self._watch_loop, args=(watcher,), name=f"watch-{watcher.api.plural}", daemon=True
@@ -456,7 +469,7 @@ class LiveInventory:
                         return
                     self._objects[api] = {_key(item): item for item in items}
                     self._listed.add(api)
-                self._dirty.set()
+                    self._mark_dirty()
                 self._follow(watcher, resource_version)
             except Exception as exc:
                 if watcher.stop.is_set() or self._stop.is_set():
@@ -496,18 +509,15 @@ class LiveInventory:
                         table.pop(_key(raw), None)
                     else:
                         table[_key(raw)] = _trimmed(raw, api, version)
-                self._dirty.set()
+                    self._mark_dirty()
 
     def _publish_loop(self) -> None:
         while not self._stop.is_set():
-            self._dirty.wait()
-            if self._stop.is_set():
-                return
-            if not self.synced:
-                self._stop.wait(0.05)
-                continue
-            self._dirty.clear()
-            with self._lock:
+            with self._changed:
+                self._changed.wait_for(lambda: self._stop.is_set() or (self._dirty and self._synced()))
+                if self._stop.is_set():
+                    return
+                self._dirty = False
                 snapshot = [item for table in self._objects.values() for item in table.values()]
             try:
                 inventory = build_inventory(snapshot, self._apis)

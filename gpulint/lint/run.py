@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import gc
 import itertools
-import multiprocessing
 import os
-import pickle
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -56,7 +53,7 @@ def parse_all(sources: Sequence[Source]) -> list[ParsedFile]:
     cost more than the parse itself. Nodes hold no cycles, so reference counting still frees them."""
     with collector_paused():
         parsed = [parse_source(source) for source in sources]
-    gc.freeze()
+        gc.freeze()  # before the collector is back on: else its first pass scans every new node once
     return parsed
 
 
@@ -181,6 +178,8 @@ class UnlocatedDocument(LocatedDocument):
 
 
 def _can_fork() -> bool:
+    import multiprocessing  # the workers' modules load only when there are workers
+
     return "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -197,10 +196,14 @@ def _shares(sources: Sequence[Source], workers: int) -> list[list[int]]:
 
 
 def _send(conn: Any, value: Any) -> None:
+    import pickle
+
     conn.send_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def _receive(conn: Any) -> Any:
+    import pickle
+
     value = pickle.loads(conn.recv_bytes())
     if isinstance(value, _WorkerFailure):
         raise RuntimeError(f"a worker failed:\n{value.text}")
@@ -222,12 +225,16 @@ def _worker(run: LintRun, share: list[int], conn: Any, everything: bool) -> None
         engine = Engine(run.config, Resolver(linted, run.cluster, run.config.gates), run.rules)
         _send(conn, ([engine.check_file(p, path_ignores_apply=run.complete) for p in parsed], engine.available))
     except BaseException:
+        import traceback
+
         _send(conn, _WorkerFailure(traceback.format_exc()))
     finally:
         conn.close()
 
 
 def _parallel_reports(run: LintRun, workers: int) -> tuple[list[FileReport], frozenset[Need]]:
+    import multiprocessing
+
     context = multiprocessing.get_context("fork")  # the cluster inventory is inherited, not pickled
     shares = _shares(run.sources, workers)
     everything = _policies_read_objects(run.rules)

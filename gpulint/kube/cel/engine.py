@@ -25,12 +25,14 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from gpulint.kube.cel import cost as cel_cost
-from gpulint.kube.cel.sandbox import Sandbox
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.quantity import QuantityError, format_amount, parse_quantity
+
+if TYPE_CHECKING:
+    from gpulint.kube.cel.sandbox import Sandbox
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength
 MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost: validation refuses a higher estimate, the scheduler stops at it
@@ -619,6 +621,8 @@ class CelEngine:
     def _stopped(self, compiled: Compiled, data: dict[str, Any], device: bool) -> tuple[Any, str]:
         """Evaluate in the worker: (value, "") or (None, error)."""
         if self._sandbox is None:
+            from gpulint.kube.cel.sandbox import Sandbox  # a child process: only for unbounded evaluations
+
             self._sandbox = Sandbox(self.variables)
         if not device:  # only what it reads crosses the pipe (not the whole inventory)
             data = {name: data.get(name) for name in compiled.roots}

@@ -1,0 +1,102 @@
+"""What a trivial run imports: a pre-commit hook runs gpulint once per commit on a file or two, so
+start-up is paid every time. These tests hold the import set of `gpulint --version` and of a one-file
+check, so a module-level import of something heavy (the Kubernetes client, the CEL engine, the
+workers' multiprocessing, the webhook) does not creep back in unnoticed."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# Runs gpulint's entry point in a fresh interpreter and writes the modules loaded by its exit.
+_PROBE = """
+import atexit, json, sys
+out = sys.argv[1]
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv = ["gpulint", *sys.argv[2:]]
+from gpulint.cli.main import main
+main()
+"""
+
+# Never needed to read and check one plain manifest without an inventory.
+NOT_FOR_A_PLAIN_FILE = (
+    "kubernetes",  # --live-inventory only
+    "urllib3",
+    "cel_expr_python",  # only for a CEL expression (DRA selectors, policies)
+    "yaml_rs",  # inventories only
+    "multiprocessing",  # --jobs workers, for large inputs only
+    "gpulint.kube.cel.sandbox",  # evaluations the cost estimate cannot bound
+    "gpulint.lint.live_inventory",
+    "gpulint.lint.fix",
+    "gpulint.cli.explain",
+    "gpulint.webhook",
+)
+# Nor for printing the version.
+NOT_FOR_THE_VERSION = (
+    *NOT_FOR_A_PLAIN_FILE,
+    "jsonschema_rs",
+    "gpulint.lint.engine",
+    "gpulint.lint.checks",
+    "gpulint.lint.resolver",
+    "gpulint.lint.run",
+    "gpulint.cli.check",
+)
+
+GPU_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml}
+spec:
+  containers:
+  - name: main
+    image: registry.example.com/ml/trainer:1.0
+    resources:
+      limits: {nvidia.com/gpu: 1}
+"""
+
+
+def imported(tmp_path, *args: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    out = tmp_path / "modules.json"
+    run = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(out), *args], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    return set(json.loads(out.read_text())), run
+
+
+def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(name for name in names if any(m == name or m.startswith(name + ".") for m in modules))
+
+
+def test_the_version_loads_no_checks_engine_or_optional_dependency(tmp_path):
+    modules, run = imported(tmp_path, "--version")
+    assert run.returncode == 0 and "gpulint, version" in run.stdout
+    assert loaded(modules, NOT_FOR_THE_VERSION) == []
+
+
+def test_a_one_file_check_loads_only_what_the_file_needs(tmp_path):
+    (tmp_path / "pod.yaml").write_text(GPU_POD)
+    modules, run = imported(tmp_path, "check", "pod.yaml")
+    assert run.returncode == 0, run.stderr
+    assert "1 file, 1 object" in run.stdout
+    assert "gpulint.lint.engine" in modules and "jsonschema_rs" in modules  # it did check the pod
+    assert loaded(modules, NOT_FOR_A_PLAIN_FILE) == []
+
+
+@pytest.mark.parametrize(
+    ("manifest", "needed"),
+    [
+        (
+            "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n"
+            "    requests:\n    - name: gpu\n      exactly:\n        deviceClassName: gpu.nvidia.com\n"
+            "        selectors:\n        - cel: {expression: 'device.driver == \"gpu.nvidia.com\"'}\n",
+            "cel_expr_python",
+        ),
+    ],
+)
+def test_what_a_file_needs_is_loaded_when_it_needs_it(tmp_path, manifest, needed):
+    """The other side of the guard: the lazy imports still happen when the input calls for them."""
+    (tmp_path / "claim.yaml").write_text(manifest)
+    modules, run = imported(tmp_path, "check", "claim.yaml")
+    assert run.returncode in (0, 1), run.stderr
+    assert needed in modules
