@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from gpulint.kube import pod_views as views
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.refs import Path
 
@@ -60,6 +61,7 @@ class TemplateSite:
     spec: Path  # from the owner to the PodSpec
     pods: PodCount
     role: str = ""  # a name for the template ("worker", "leader"); "{}" keys name themselves
+    view: views.ViewBuilder | None = None  # the pod a controller builds from it (pod_views); None: a PodSpec
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,11 @@ class PodSpecSite:
     pods: int | None  # how many pods this template makes (None: depends on the cluster)
     role: str
     template_path: Path  # from the object root to the element holding metadata (labels, annotations)
+    # A controller-built pod (pod_views): where its fields were written, and what else supplies some
+    # of them (then a field the object leaves out may still be set: absence proves nothing).
+    aliases: views.Aliases = ()
+    completed_by: str = ""
+    faithful: bool = True  # a fix written for the pod applies to the object (see pod_views.PodView)
 
 
 _DEPLOYMENT_LIKE = (TemplateSite(("spec",), ("template", "spec"), field_count((("replicas",), 1))),)
@@ -86,6 +93,45 @@ _RAY_CLUSTER = lambda prefix: (
         "worker",
     ),
 )
+
+
+def _knative_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
+    """The revision's initial pods: min-scale (the autoscaler keeps at least that many), else 1."""
+    annotations = mapping(dig(owner, "metadata", "annotations"))
+    value = str(annotations.get("autoscaling.knative.dev/min-scale", "")).strip()
+    return max(int(value), 1) if value.isdigit() else 1
+
+
+def _llm_workload_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
+    """replicas (default 1) without a worker; with one, a LeaderWorkerSet sized by the parallelism."""
+    return integer(owner.get("replicas"), 1) if not isinstance(owner.get("worker"), dict) else None
+
+
+_PRESETS = "the LLMInferenceServiceConfig presets (KServe merges their pod spec into this one)"
+_LLM_MAIN = views.slotted((views.Slot(("containers",), "main", is_list=True),), lambda spec: _PRESETS)
+_LLM_WORKER = views.slotted((views.Slot(("containers",), "main", is_list=True),), lambda spec: _PRESETS)
+_LLM_INFERENCE_SERVICE = (
+    TemplateSite(("spec",), ("template",), _llm_workload_pods, "decode", _LLM_MAIN),
+    TemplateSite(("spec",), ("worker",), _constant(None), "decode worker", _LLM_WORKER),
+    TemplateSite(("spec", "prefill"), ("template",), _llm_workload_pods, "prefill", _LLM_MAIN),
+    TemplateSite(("spec", "prefill"), ("worker",), _constant(None), "prefill worker", _LLM_WORKER),
+)
+# A ServingRuntime makes no pods itself: its containers are completed by each InferenceService using it.
+_SERVING_RUNTIME = (
+    TemplateSite(("spec",), (), _constant(0), "runtime", views.KSERVE_CUSTOM),
+    TemplateSite(("spec",), ("workerSpec",), _constant(0), "runtime worker", views.KSERVE_WORKER),
+)
+# Knative names an unnamed container user-container (serving's DefaultUserContainerName).
+_KNATIVE = (
+    TemplateSite(
+        ("spec", "template"),
+        ("spec",),
+        _knative_pods,
+        "",
+        views.slotted((views.Slot(("containers",), "user-container", is_list=True),)),
+    ),
+)
+_ARGO = lambda prefix: (TemplateSite((*prefix, "templates", "[]"), (), _constant(1), "", views.argo_template),)
 
 # (api group, kind) -> template sites. The group is the apiVersion without its version.
 TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
@@ -131,6 +177,27 @@ TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
     ("batch.volcano.sh", "Job"): (
         TemplateSite(("spec", "tasks", "[]"), ("template", "spec"), field_count((("replicas",), 1))),
     ),
+    ("serving.knative.dev", "Service"): _KNATIVE,
+    ("serving.knative.dev", "Configuration"): _KNATIVE,
+    ("serving.kserve.io", "InferenceService"): (
+        TemplateSite(("spec", "predictor"), (), views.kserve_predictor_pods, "predictor", views.KSERVE_PREDICTOR),
+        TemplateSite(("spec", "predictor"), ("workerSpec",), _constant(None), "predictor worker", views.KSERVE_WORKER),
+        TemplateSite(("spec", "transformer"), (), views.kserve_predictor_pods, "transformer", views.KSERVE_CUSTOM),
+        TemplateSite(("spec", "explainer"), (), views.kserve_predictor_pods, "explainer", views.KSERVE_EXPLAINER),
+    ),
+    ("serving.kserve.io", "ServingRuntime"): _SERVING_RUNTIME,
+    ("serving.kserve.io", "ClusterServingRuntime"): _SERVING_RUNTIME,
+    ("serving.kserve.io", "LLMInferenceService"): _LLM_INFERENCE_SERVICE,
+    ("serving.kserve.io", "LLMInferenceServiceConfig"): _LLM_INFERENCE_SERVICE,
+    ("argoproj.io", "Workflow"): _ARGO(("spec",)),
+    ("argoproj.io", "WorkflowTemplate"): _ARGO(("spec",)),
+    ("argoproj.io", "ClusterWorkflowTemplate"): _ARGO(("spec",)),
+    ("argoproj.io", "CronWorkflow"): _ARGO(("spec", "workflowSpec")),
+    ("apps.nvidia.com", "NIMService"): (TemplateSite(("spec",), (), views.nim_service_pods, "", views.nim_service),),
+    ("apps.nvidia.com", "NIMCache"): (TemplateSite(("spec",), (), _constant(1), "caching job", views.nim_cache),),
+    ("production-stack.vllm.ai", "VLLMRuntime"): (
+        TemplateSite(("spec",), (), views.vllm_runtime_pods, "", views.vllm_runtime),
+    ),
 }
 
 CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
@@ -172,15 +239,43 @@ def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
             if not isinstance(owner, dict):
                 continue
             for spec_path, spec in expand(owner, site.spec, owner_path):
-                if isinstance(spec, dict):
-                    role = (
-                        site.role
-                        or (str(owner_path[-1]) if site.owner[-1:] == ("{}",) else "")
-                        or str(owner.get("name") or owner.get("groupName") or "")
-                    )  # Volcano tasks, JobSet, Ray
-                    pods = site.pods(obj, owner)
-                    # A negative count is refused by the API server (schema-invalid says so): no pods.
-                    yield PodSpecSite(spec_path, spec, None if pods is None else max(pods, 0), role, spec_path[:-1])
+                if not isinstance(spec, dict):
+                    continue
+                view = site.view(obj, owner_path, owner, spec_path, spec) if site.view is not None else None
+                if site.view is not None and view is None:
+                    continue  # no pod here (an Argo steps template, a predictor without containers)
+                role = (
+                    site.role
+                    or (str(owner_path[-1]) if site.owner[-1:] == ("{}",) else "")
+                    or str(owner.get("name") or owner.get("groupName") or "")
+                )  # Volcano tasks, JobSet, Ray, Argo templates
+                pods = site.pods(obj, owner)
+                # A negative count is refused by the API server (schema-invalid says so): no pods.
+                count = None if pods is None else max(pods, 0)
+                template_path = spec_path[:-1] if site.spec else spec_path  # an Argo template holds its metadata
+                if view is None:
+                    yield PodSpecSite(spec_path, spec, count, role, template_path)
+                else:
+                    yield PodSpecSite(
+                        spec_path, view.spec, count, role, template_path, view.aliases, view.completed_by, view.faithful
+                    )
+
+
+@dataclass(frozen=True)
+class Written:
+    path: Path  # where the field was written in the object
+    moved: bool  # it sits elsewhere than in the pod (a controller-built pod's field)
+    faithful: bool  # in the same shape as in the pod (a fix for the pod's field applies there)
+
+
+def written_path(data: dict[str, Any], path: Path) -> Written:
+    """Where the field at ``path`` of a controller-built pod was written in the object (``path`` itself
+    for a plain pod template): a NIMService container's resources are its spec.resources."""
+    for site in pod_spec_sites(data):
+        for virtual, real in sorted(site.aliases, key=lambda alias: -len(alias[0])):
+            if path[: len(virtual)] == virtual:
+                return Written((*real, *path[len(virtual) :]), True, site.faithful)
+    return Written(path, False, True)
 
 
 def template_metadata(data: dict[str, Any], site: PodSpecSite) -> dict[str, Any]:
@@ -204,6 +299,7 @@ class ContainerResources:
     container: str
     requests: dict[str, Any]
     limits: dict[str, Any]
+    completed_by: str = ""  # the site's (PodSpecSite.completed_by)
 
 
 def container_resources(obj: dict[str, Any]) -> Iterator[ContainerResources]:
@@ -218,6 +314,7 @@ def container_resources(obj: dict[str, Any]) -> Iterator[ContainerResources]:
                 text(container.get("name")),
                 mapping(resources.get("requests")),
                 mapping(resources.get("limits")),
+                site.completed_by,
             )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -9,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from gpulint.lint.checks import CheckContext
+from gpulint.kube.workloads import pod_spec_sites, written_path
+from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.config import Config
 from gpulint.lint.findings import (
     Append,
@@ -205,7 +207,15 @@ class Engine:
                 findings.append((internal, whole))
                 continue
             placeholders = obj.document.placeholders
+            has_views = any(site.aliases for site in pod_spec_sites(obj.data))
+            written: set[tuple[Any, ...]] = set()
             for diagnostic in diagnostics:
+                if has_views:
+                    diagnostic = _as_written(obj, diagnostic)
+                    key = (diagnostic.path, diagnostic.message)
+                    if key in written:
+                        continue  # two fields of the pod written as one (a VLLMRuntime's gpu: request and limit)
+                    written.add(key)
                 if placeholders and _under_placeholder((*obj.prefix, *diagnostic.path), placeholders):
                     continue  # ${GPUS} is not a value yet: the file's one not-rendered finding says so
                 covering = tuple(d for d, prefix in scoped if diagnostic.path[: len(prefix)] == prefix)
@@ -321,6 +331,56 @@ class Engine:
 
 
 MAX_EXCERPT = 300  # characters of a source line kept for the formatters that quote it
+
+
+def _as_written(obj: KubeObject, diagnostic: Diagnostic) -> Diagnostic:
+    """A diagnostic on a controller-built pod (kube/pod_views), placed where its fields were written.
+
+    Its fix is kept when every field it touches sits in the object in the same shape (a KServe
+    ``model`` container, an Argo template's container); it is dropped when the operator builds the
+    field from others (a NIMService's spec.resources): gpulint cannot write that field for it."""
+    where = written_path(obj.data, diagnostic.path)
+    diagnostic = replace(
+        diagnostic,
+        message=_written_text(obj, diagnostic.message),
+        notes=tuple(_written_text(obj, note) for note in diagnostic.notes),
+    )
+    if not where.moved and diagnostic.fix_path is None and not diagnostic.fix_appends:
+        return diagnostic
+    touched = [
+        written_path(obj.data, path)
+        for path in (diagnostic.fix_path, diagnostic.fix_source, *(a.path for a in diagnostic.fix_appends))
+        if path is not None
+    ]
+    fixable = all(w.faithful for w in touched if w.moved)
+    moved = replace(
+        diagnostic,
+        path=where.path,
+        offset=None if where.moved else diagnostic.offset,  # an offset into a string the operator builds
+    )
+    if not fixable:  # and no note may promise the fix
+        notes = tuple(note for note in moved.notes if "--fix" not in note and "--unsafe-fixes" not in note)
+        return replace(
+            moved, fix_path=None, fix_source=None, fix_appends=(), fix_value=None, fix_description="", notes=notes
+        )
+    return replace(
+        moved,
+        fix_path=None if diagnostic.fix_path is None else written_path(obj.data, diagnostic.fix_path).path,
+        fix_source=None if diagnostic.fix_source is None else written_path(obj.data, diagnostic.fix_source).path,
+        fix_appends=tuple(replace(a, path=written_path(obj.data, a.path).path) for a in diagnostic.fix_appends),
+    )
+
+
+def _written_text(obj: KubeObject, text: str) -> str:
+    """A message with each field path of a controller-built pod spelled as the object's own field
+    (spec.predictor.containers[0].resources -> spec.predictor.model.resources), in one pass."""
+    aliases = {
+        field_path(virtual): field_path(real) for site in pod_spec_sites(obj.data) for virtual, real in site.aliases
+    }
+    if not aliases:
+        return text
+    pattern = "|".join(re.escape(v) for v in sorted(aliases, key=len, reverse=True))
+    return re.sub(f"({pattern})(?![A-Za-z0-9_])", lambda m: aliases[m.group(1)], text)
 
 
 def _excerpts(text: str, lines: set[int]) -> dict[int, str]:

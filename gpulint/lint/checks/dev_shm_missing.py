@@ -34,6 +34,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     gpu_pods = sum(site.pods or 0 for site in sites if pod_gpus(site.spec, patterns))
     for site in sites:
         spec = site.spec
+        if site.completed_by:
+            continue  # another object supplies volumes (a ServingRuntime, presets): absence proves nothing
         if spec.get("hostIPC") is True or not pod_gpus(spec, patterns):
             continue  # hostIPC: the host's /dev/shm; no GPU: not this rule's business
         injected = injected_env(obj.data, site)

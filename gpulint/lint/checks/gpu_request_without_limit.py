@@ -24,6 +24,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             request_path = (*block.path, "requests", name)
             limit_path = (*block.path, "limits", name)
             if name not in block.limits:
+                if block.completed_by:
+                    continue  # the limit may come from the object that completes the pod (a ServingRuntime)
                 yield Diagnostic(
                     RULE_ID,
                     request_path,

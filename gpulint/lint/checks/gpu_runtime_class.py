@@ -21,7 +21,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if not wanted:
         return
     for site in pod_spec_sites(obj.data):
-        if "runtimeClassName" in site.spec:
+        if "runtimeClassName" in site.spec or site.completed_by:  # completed_by: the class may come from it
             continue  # a class chosen on purpose (kata, a CDI class...): not second-guessed
         gpus = sorted(
             {

@@ -34,6 +34,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     model = inventory.model
     for site in pod_spec_sites(obj.data):
+        if site.completed_by:
+            continue  # tolerations or affinity may come from the object that completes the pod
         pod = gpu_pod_requirements(obj.kind, site, inventory)
         if pod is None or any(is_extended(name) and name not in inventory.offered_resources for name in pod.requests):
             continue  # a resource no node publishes: gpu-resource-unknown says so, more precisely

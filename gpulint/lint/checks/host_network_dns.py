@@ -22,6 +22,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     distributed = is_distributed(obj.api_version, obj.kind)
     for site in pod_spec_sites(obj.data):
         spec = site.spec
+        if site.completed_by:
+            continue  # the dnsPolicy may come from the object that completes the pod
         if spec.get("hostNetwork") is not True or not pod_gpus(spec, patterns):
             continue
         policy = spec.get("dnsPolicy")

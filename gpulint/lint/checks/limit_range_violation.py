@@ -23,6 +23,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     sources = ", ".join(sorted({item.source for item in items}))
     for site in pod_spec_sites(obj.data):
+        if site.completed_by:
+            continue  # limits may come from the object that completes the pod
         defaulted, injected = with_limit_ranges(site.spec, items)
         subject = f"the '{site.role}' pod template" if site.role else "the pod"
         # only what the LimitRange causes: a request above its own limit is the API's error without it

@@ -49,6 +49,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.kind == "DaemonSet" and (inventory.pools or not inventory.node_labels_proven):
         return  # its pods follow the nodes that come and go (agents label them after boot), never add one
     for site in pod_spec_sites(obj.data):
+        if site.completed_by:
+            continue  # the selector that applies may come from the object that completes the pod
         pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
         if not pod.requirements():
             continue  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)

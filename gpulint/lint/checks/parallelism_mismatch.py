@@ -45,6 +45,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     patterns = ctx.config.gpu_resources
     sites = list(pod_spec_sites(obj.data))
     for site in sites:
+        if site.completed_by:
+            continue  # the command and arguments may come from the object that completes the pod
         injected = injected_env(obj.data, site)
         for container_path, container in main_containers(site.spec):
             gpus = container_gpus(container, patterns)

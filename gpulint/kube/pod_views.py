@@ -1,0 +1,348 @@
+"""The pods that controllers build from kinds whose pod template is not a plain PodSpec.
+
+KServe's predictor is a PodSpec with a model-format shorthand container; an Argo template holds one
+container (or a container set) and inherits scheduling fields from its workflow; the NIM and vLLM
+production-stack operators build the whole pod from a few fields. A view is the pod spec the
+controller makes, plus where each of its fields was written (``aliases``: the path of a field in
+the view -> the path in the object that set it), so a finding points at the user's own line.
+
+Sources: kserve/kserve pkg/apis/serving/v1beta1 (predictor.go, component.go; the container is named
+constants.InferenceServiceContainerName "kserve-container", the worker "worker-container");
+argoproj/argo-workflows workflow/controller/workflowpod.go (addSchedulingConstraints; the main
+container is "main"); NVIDIA/k8s-nim-operator api/apps/v1alpha1/nimservice_types.go (container
+"<name>-ctr", the dshm emptyDir, GetReplicas, GetLWSSize) and controller/platform/standalone
+(addGPUResources); vllm-project/production-stack operator/internal/controller/vllmruntime_controller.go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.refs import Path
+
+Aliases = tuple[tuple[Path, Path], ...]
+
+
+@dataclass(frozen=True)
+class PodView:
+    spec: dict[str, Any]
+    aliases: Aliases = ()  # absolute path in the view -> absolute path in the object
+    completed_by: str = ""  # what else supplies fields of the pod ("" when the object says it all)
+    # Each field of the view sits in the object in the same shape (a container moved, not built from
+    # other fields): a fix written for the pod applies to the object.
+    faithful: bool = True
+
+
+# (path relative to the template element, the name the controller gives an unnamed container, is a list)
+@dataclass(frozen=True)
+class Slot:
+    path: Path
+    name: str = ""
+    is_list: bool = False
+
+
+# (object, owner path, owner, spec path, spec) -> the pod the controller builds, or None (no pod here)
+ViewBuilder = Callable[[dict[str, Any], Path, dict[str, Any], Path, dict[str, Any]], "PodView | None"]
+
+
+@dataclass
+class _Containers:
+    items: list[dict[str, Any]] = field(default_factory=list)
+    aliases: list[tuple[Path, Path]] = field(default_factory=list)
+
+
+def _gather(spec_path: Path, spec: dict[str, Any], slots: tuple[Slot, ...]) -> _Containers:
+    """The containers at ``slots``, in order, as the view's ``containers`` list (unnamed ones named)."""
+    gathered = _Containers()
+    for slot in slots:
+        value = dig(spec, *slot.path)
+        found = [((*slot.path, i), c) for i, c in enumerate(sequence(value))] if slot.is_list else [(slot.path, value)]
+        for path, container in found:
+            if not isinstance(container, dict):
+                continue
+            index = len(gathered.items)
+            named = container if text(container.get("name")) or not slot.name else {**container, "name": slot.name}
+            gathered.items.append(named)
+            gathered.aliases.append(((*spec_path, "containers", index), (*spec_path, *path)))
+    return gathered
+
+
+def slotted(slots: tuple[Slot, ...], completed_by: Callable[[dict[str, Any]], str] | None = None) -> ViewBuilder:
+    """A PodSpec whose containers sit in other fields (KServe's ``model``, Argo's ``container``)."""
+
+    def view(obj: dict[str, Any], owner_path: Path, owner: dict[str, Any], spec_path: Path, spec: dict[str, Any]):
+        gathered = _gather(spec_path, spec, slots)
+        if not gathered.items:
+            return None
+        return PodView(
+            {**spec, "containers": gathered.items},
+            tuple(gathered.aliases),
+            completed_by(spec) if completed_by is not None else "",
+        )
+
+    return view
+
+
+# ------------------------------------------------------------------------------------------- KServe
+
+KSERVE_CONTAINER = "kserve-container"
+# The model-format shorthand (``model``) and the framework fields it replaced: one container each,
+# completed by the ServingRuntime the InferenceService selects (its image, args, and pod fields).
+KSERVE_FRAMEWORKS = (
+    "model",
+    "sklearn",
+    "xgboost",
+    "tensorflow",
+    "pytorch",
+    "triton",
+    "onnx",
+    "huggingface",
+    "pmml",
+    "lightgbm",
+    "paddle",
+)
+KSERVE_PREDICTOR_SLOTS = (
+    *(Slot((name,), KSERVE_CONTAINER) for name in KSERVE_FRAMEWORKS),
+    Slot(("containers",), KSERVE_CONTAINER, is_list=True),
+)
+
+
+def _kserve_runtime_completes(spec: dict[str, Any]) -> str:
+    if any(isinstance(spec.get(name), dict) for name in KSERVE_FRAMEWORKS):
+        return "the ServingRuntime (the model-format shorthand is merged into its container and pod spec)"
+    return ""
+
+
+KSERVE_PREDICTOR = slotted(KSERVE_PREDICTOR_SLOTS, _kserve_runtime_completes)
+KSERVE_EXPLAINER = slotted(
+    (Slot(("art",), KSERVE_CONTAINER), Slot(("containers",), KSERVE_CONTAINER, is_list=True)),
+    lambda spec: "the explainer's configured image (the ART shorthand)" if isinstance(spec.get("art"), dict) else "",
+)
+KSERVE_CUSTOM = slotted((Slot(("containers",), KSERVE_CONTAINER, is_list=True),))
+KSERVE_WORKER = slotted(
+    (Slot(("containers",), "worker-container", is_list=True),),
+    lambda spec: "the ServingRuntime's workerSpec (KServe merges the two)",
+)
+
+
+def kserve_predictor_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
+    """minReplicas (default 1); a component scaled to zero still runs one pod when it serves."""
+    value = integer(owner.get("minReplicas"), 1)
+    return None if value is None else max(value, 1)
+
+
+# -------------------------------------------------------------------------------------------- Argo
+
+ARGO_MAIN = "main"
+ARGO_SLOTS = (
+    Slot(("container",), ARGO_MAIN),
+    Slot(("script",), ARGO_MAIN),
+    Slot(("containerSet", "containers"), is_list=True),
+    Slot(("sidecars",), is_list=True),
+)
+# Scheduling fields a template takes from its workflow when it sets none (workflowpod.go
+# addSchedulingConstraints): template field -> workflow spec field.
+ARGO_INHERITED = {
+    "nodeSelector": "nodeSelector",
+    "affinity": "affinity",
+    "tolerations": "tolerations",
+    "schedulerName": "schedulerName",
+    "priorityClassName": "podPriorityClassName",
+    "securityContext": "securityContext",
+}
+
+
+def _workflow_spec(obj: dict[str, Any], owner_path: Path) -> tuple[Path, dict[str, Any]]:
+    """The WorkflowSpec that holds the template (a CronWorkflow's is spec.workflowSpec)."""
+    spec_path = owner_path[:-2]  # .../templates/<i>
+    return spec_path, mapping(dig(obj, *spec_path))
+
+
+def argo_template(
+    obj: dict[str, Any], owner_path: Path, owner: dict[str, Any], spec_path: Path, spec: dict[str, Any]
+) -> PodView | None:
+    gathered = _gather(spec_path, spec, ARGO_SLOTS)
+    if not any(isinstance(spec.get(key), dict) for key in ("container", "script", "containerSet")):
+        return None  # steps, dag, resource, suspend, http, plugin: no pod of its own containers
+    workflow_path, workflow = _workflow_spec(obj, owner_path)
+    view = {key: value for key, value in spec.items() if key not in ("container", "script", "containerSet")}
+    view["containers"] = gathered.items
+    aliases = list(gathered.aliases)
+    for key, workflow_key in ARGO_INHERITED.items():
+        if spec.get(key) in (None, "", [], {}) and workflow.get(workflow_key) not in (None, "", [], {}):
+            view[key] = workflow[workflow_key]
+            aliases.append(((*spec_path, key), (*workflow_path, workflow_key)))
+    for key in ("hostNetwork", "dnsPolicy", "dnsConfig", "imagePullSecrets"):  # the workflow's alone
+        if key in workflow:
+            view[key] = workflow[key]
+            aliases.append(((*spec_path, key), (*workflow_path, key)))
+    volumes = [*sequence(spec.get("volumes")), *sequence(workflow.get("volumes"))]
+    if volumes:
+        view["volumes"] = volumes
+        own = len(sequence(spec.get("volumes")))
+        aliases += [
+            ((*spec_path, "volumes", own + i), (*workflow_path, "volumes", i)) for i in range(len(volumes) - own)
+        ]
+    return PodView(view, tuple(aliases), _argo_completed_by(spec, workflow))
+
+
+def _argo_completed_by(spec: dict[str, Any], workflow: dict[str, Any]) -> str:
+    if spec.get("podSpecPatch") or workflow.get("podSpecPatch"):
+        return "a podSpecPatch (gpulint does not apply it)"
+    boundaries = [
+        t for t in sequence(workflow.get("templates")) if isinstance(t, dict) and ("steps" in t or "dag" in t)
+    ]
+    for key in ("nodeSelector", "affinity", "tolerations"):
+        if not spec.get(key) and any(t.get(key) for t in boundaries):
+            return f"the {key} of the steps or DAG template that runs it"
+    return ""
+
+
+# -------------------------------------------------------------------------------------- NIM operator
+
+NIM_GPU = "nvidia.com/gpu"
+
+
+def _image(image: Any, repository: str = "repository", tag: str = "tag") -> str:
+    image = mapping(image)
+    name, version = text(image.get(repository)), text(image.get(tag)) or str(image.get(tag) or "")
+    return f"{name}:{version}" if name and version else name
+
+
+def nim_service(
+    obj: dict[str, Any], owner_path: Path, owner: dict[str, Any], spec_path: Path, spec: dict[str, Any]
+) -> PodView:
+    """The pod of a NIMService's Deployment (or of each LeaderWorkerSet pod when multiNode is set)."""
+    resources = mapping(spec.get("resources"))
+    multi_node = mapping(spec.get("multiNode"))
+    if not _names_gpu(resources) and multi_node and not spec.get("draResources"):
+        # addGPUResources: a multi-node NIM gets the tensor parallelism's GPUs per pod
+        gpus = integer(dig(multi_node, "parallelism", "tensor"), 1)
+        resources = {
+            "requests": {**mapping(resources.get("requests")), NIM_GPU: gpus},
+            "limits": {**mapping(resources.get("limits")), NIM_GPU: gpus},
+        }
+    name = text(dig(obj, "metadata", "name"))
+    container: dict[str, Any] = {
+        "name": f"{name}-ctr",
+        "image": _image(spec.get("image")),
+        "command": spec.get("command") or [],
+        "args": spec.get("args") or [],
+        "env": spec.get("env") or [],
+        "resources": resources,
+        "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+    }
+    view: dict[str, Any] = {
+        key: spec[key]
+        for key in ("nodeSelector", "tolerations", "affinity", "schedulerName", "runtimeClassName", "priorityClassName")
+        if key in spec
+    }
+    view["containers"] = [container]
+    view["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]
+    c0 = (*spec_path, "containers", 0)
+    aliases: Aliases = (
+        ((*c0, "resources"), (*spec_path, "resources")),
+        ((*c0, "image"), (*spec_path, "image")),
+        ((*c0, "env"), (*spec_path, "env")),
+        ((*c0, "command"), (*spec_path, "command")),
+        ((*c0, "args"), (*spec_path, "args")),
+        (c0, spec_path),
+    )
+    return PodView(view, aliases, faithful=False)
+
+
+def _names_gpu(resources: dict[str, Any]) -> bool:
+    return any(NIM_GPU in mapping(resources.get(section)) for section in ("requests", "limits"))
+
+
+def nim_service_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
+    """GetReplicas (the HPA's minReplicas when autoscaling) times the LeaderWorkerSet size (pipeline)."""
+    if dig(owner, "scale", "enabled") is True:
+        replicas = integer(dig(owner, "scale", "hpa", "minReplicas"), 1)
+    else:
+        replicas = integer(owner.get("replicas"), 1)
+    size = integer(dig(owner, "multiNode", "parallelism", "pipeline"), 1) if owner.get("multiNode") else 1
+    return None if replicas is None or size is None else replicas * size
+
+
+def nim_cache(
+    obj: dict[str, Any], owner_path: Path, owner: dict[str, Any], spec_path: Path, spec: dict[str, Any]
+) -> PodView:
+    """The caching Job's pod: CPU and memory only (spec.resources has no GPU field)."""
+    resources = mapping(spec.get("resources"))
+    amounts = {key: resources[key] for key in ("cpu", "memory") if key in resources}
+    container = {"name": "nim-cache-ctr", "env": spec.get("env") or [], "resources": {"requests": amounts}}
+    view: dict[str, Any] = {
+        key: spec[key] for key in ("nodeSelector", "tolerations", "runtimeClassName") if key in spec
+    }
+    view["containers"] = [container]
+    c0 = (*spec_path, "containers", 0)
+    return PodView(view, (((*c0, "resources", "requests"), (*spec_path, "resources")), (c0, spec_path)), faithful=False)
+
+
+# ------------------------------------------------------------------------------ vLLM production-stack
+
+
+def vllm_runtime(
+    obj: dict[str, Any], owner_path: Path, owner: dict[str, Any], spec_path: Path, spec: dict[str, Any]
+) -> PodView:
+    """The Deployment's pod that the production-stack operator builds (deploymentVLLM)."""
+    deploy = mapping(spec.get("deploymentConfig"))
+    vllm = mapping(spec.get("vllmConfig"))
+    amounts = mapping(deploy.get("resources"))
+    deploy_path = (*spec_path, "deploymentConfig")
+    c0 = (*spec_path, "containers", 0)
+    resources: dict[str, dict[str, Any]] = {"requests": {}, "limits": {}}
+    aliases: list[tuple[Path, Path]] = []
+    for field_name, resource in (
+        ("cpu", "cpu"),
+        ("memory", "memory"),
+        ("gpu", text(amounts.get("gpuType")) or NIM_GPU),
+    ):
+        if amounts.get(field_name) not in (None, ""):
+            for section in ("requests", "limits"):
+                resources[section][resource] = amounts[field_name]
+                aliases.append(((*c0, "resources", section, resource), (*deploy_path, "resources", field_name)))
+    args = [text(dig(spec, "model", "modelURL")), "--host", "0.0.0.0"]
+    tensor = integer(vllm.get("tensorParallelSize"), 0)
+    if tensor:
+        args += ["--tensor-parallel-size", str(tensor)]
+        aliases.append(((*c0, "args"), (*spec_path, "vllmConfig", "tensorParallelSize")))
+    mounts, volumes = [], []
+    if text(deploy.get("shmSize")):
+        mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
+        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": deploy["shmSize"]}})
+    container = {
+        "name": "vllm",
+        "image": "/".join(x for x in (text(dig(deploy, "image", "registry")), text(dig(deploy, "image", "name"))) if x),
+        "command": ["/opt/venv/bin/vllm", "serve"],
+        "args": args,
+        "resources": resources,
+        "volumeMounts": mounts,
+    }
+    view: dict[str, Any] = {
+        "containers": [container],
+        "runtimeClassName": text(deploy.get("runtimeClass")) or "nvidia",  # the CRD's default
+        "volumes": volumes,
+    }
+    aliases += [((*spec_path, "runtimeClassName"), (*deploy_path, "runtimeClass")), (c0, deploy_path)]
+    if "toleration" in deploy:
+        view["tolerations"] = deploy["toleration"]
+        aliases.append(((*spec_path, "tolerations"), (*deploy_path, "toleration")))
+    if deploy.get("nodeSelectorTerms"):
+        required = (*spec_path, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+        view["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": deploy["nodeSelectorTerms"]}
+            }
+        }
+        aliases.append(((*required, "nodeSelectorTerms"), (*deploy_path, "nodeSelectorTerms")))
+        aliases.append(((*spec_path, "affinity"), (*deploy_path, "nodeSelectorTerms")))
+    return PodView(view, tuple(aliases), faithful=False)
+
+
+def vllm_runtime_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
+    return integer(dig(owner, "deploymentConfig", "replicas"), 1)

@@ -1,0 +1,426 @@
+"""Workload kinds whose pods a controller builds (#16): KServe, Argo Workflows, Knative, the NIM
+operator, the vLLM production-stack operator. Each finding is asserted at the line of the field the
+user wrote, with a clean twin; the shapes follow each project's own docs and API types."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import yaml
+from conftest import DATA, by_rule, lint_text, run_cli
+
+from gpulint.kube.workloads import pod_spec_sites
+
+FLEET = str(DATA / "fleet")
+
+# ------------------------------------------------------------------------------------------- KServe
+
+# KServe's own vLLM/Hugging Face example (docs: "Deploy the LLaMA3 model with Hugging Face LLM Serving
+# Runtime"): the model-format shorthand, no container name, the runtime supplies image and args.
+ISVC_SHORTHAND = """
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: huggingface-llama3
+  namespace: kserve-test
+spec:
+  predictor:
+    model:
+      modelFormat:
+        name: huggingface
+      args:
+        - --model_name=llama3
+        - --model_id=meta-llama/meta-llama-3-8b-instruct
+      resources:
+        limits:
+          cpu: "6"
+          memory: 24Gi
+          nvidia.com/gpu: "%s"
+        requests:
+          cpu: "6"
+          memory: 24Gi
+          nvidia.com/gpu: "1"
+"""
+
+
+def test_kserve_shorthand_container_is_checked_at_its_line():
+    findings = lint_text(ISVC_SHORTHAND % "0.5")
+    (finding,) = by_rule(findings, "gpu-non-integer")
+    assert (finding.line, finding.column) == (18, 27)
+    assert finding.message.startswith("spec.predictor.model.resources.limits[nvidia.com/gpu]: Invalid value")
+    (mismatch,) = by_rule(findings, "gpu-request-without-limit")
+    assert mismatch.line == 22 and "container 'kserve-container'" in mismatch.message
+    assert "spec.predictor.model.resources.requests: Invalid value" in mismatch.notes[0]
+
+
+def test_kserve_shorthand_clean_and_its_false_positive_traps():
+    assert lint_text(ISVC_SHORTHAND % "1") == []
+    # 4 GPUs and requests only: the ServingRuntime supplies the rest of the container and pod (its
+    # /dev/shm volume, limits, runtime class): absence proves nothing, and the shorthand has no name.
+    partial = ISVC_SHORTHAND.replace('          nvidia.com/gpu: "%s"\n', "").replace('gpu: "1"', 'gpu: "4"')
+    assert lint_text(partial) == []
+
+
+ISVC_CUSTOM = """
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: custom-vllm
+spec:
+  predictor:
+    minReplicas: 2
+    containers:
+      - name: kserve-container
+        image: vllm/vllm-openai:v0.6.3
+        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]
+        resources:
+          %s:
+            nvidia.com/gpu: 1
+"""
+
+
+def test_kserve_custom_container_is_a_whole_pod():
+    (finding,) = by_rule(lint_text(ISVC_CUSTOM % "requests"), "gpu-request-without-limit")
+    assert (finding.line, finding.column) == (14, 13)
+    assert finding.fix is not None and finding.fix.path == (
+        "spec",
+        "predictor",
+        "containers",
+        0,
+        "resources",
+        "limits",
+        "nvidia.com/gpu",
+    )
+    assert lint_text(ISVC_CUSTOM % "limits") == []
+    (site,) = pod_spec_sites(yaml.safe_load(ISVC_CUSTOM % "limits"))
+    assert (site.role, site.pods) == ("predictor", 2)
+
+
+def test_kserve_serving_runtime_and_worker_spec():
+    runtime = textwrap.dedent("""
+        apiVersion: serving.kserve.io/v1alpha1
+        kind: ClusterServingRuntime
+        metadata:
+          name: kserve-huggingfaceserver-multinode
+        spec:
+          supportedModelFormats:
+            - name: huggingface
+              autoSelect: true
+          containers:
+            - name: kserve-container
+              image: kserve/huggingfaceserver:latest-gpu
+              resources:
+                limits:
+                  nvidia.com/gpu: "1"
+          workerSpec:
+            pipelineParallelSize: 2
+            tensorParallelSize: 1
+            containers:
+              - name: worker-container
+                image: kserve/huggingfaceserver:latest-gpu
+                resources:
+                  limits:
+                    nvidia.com/gpu: 0.5
+    """)
+    (finding,) = by_rule(lint_text(runtime), "gpu-non-integer")
+    assert (finding.line, finding.obj.kind) == (23, "ClusterServingRuntime")
+    assert [site.pods for site in pod_spec_sites(yaml.safe_load(runtime))] == [0, 0]  # no pods itself
+
+
+def test_kserve_llm_inference_service_template_and_prefill():
+    text = textwrap.dedent("""
+        apiVersion: serving.kserve.io/v1alpha1
+        kind: LLMInferenceService
+        metadata:
+          name: qwen2-7b
+        spec:
+          model:
+            uri: hf://Qwen/Qwen2.5-7B-Instruct
+          replicas: 2
+          template:
+            containers:
+              - name: main
+                resources:
+                  limits:
+                    nvidia.com/gpu: "1"
+          prefill:
+            replicas: 1
+            template:
+              containers:
+                - name: main
+                  resources:
+                    limits:
+                      nvidia.com/gpu: "1.5"
+    """)
+    (finding,) = by_rule(lint_text(text), "gpu-non-integer")
+    assert finding.line == 22 and finding.message.startswith("spec.prefill.template.containers[0]")
+    sites = list(pod_spec_sites(yaml.safe_load(text)))
+    assert [(s.role, s.pods) for s in sites] == [("decode", 2), ("prefill", 1)]
+    # requests only: the presets may supply the limit (and /dev/shm): silent
+    partial = re.sub(r'limits:\n(\s+)nvidia.com/gpu: "1.5"', r"requests:\n\1nvidia.com/gpu: 2", text)
+    assert partial != text and lint_text(partial) == []
+
+
+# --------------------------------------------------------------------------------------------- Argo
+
+WORKFLOW = """
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: finetune-
+  namespace: argo
+spec:
+  entrypoint: pipeline
+  nodeSelector:
+    nvidia.com/gpu.product: %s
+  tolerations:
+    - key: nvidia.com/gpu
+      operator: Exists
+      effect: NoSchedule
+  volumes:
+    - name: dshm
+      emptyDir: {medium: Memory}
+  templates:
+    - name: pipeline
+      steps:
+        - - name: prepare
+            template: prepare
+        - - name: train
+            template: train
+    - name: prepare
+      script:
+        image: python:3.12
+        command: [python]
+        source: |
+          print("tokenize")
+    - name: train
+      container:
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        command: [torchrun, --nproc-per-node=2, train.py]
+        volumeMounts:
+          - {name: dshm, mountPath: /dev/shm}
+        resources:
+          %s:
+            nvidia.com/gpu: 2
+"""
+
+
+def test_argo_template_container_is_checked_at_its_line():
+    text = WORKFLOW % ("NVIDIA-H100-80GB-HBM3", "requests")
+    (finding,) = by_rule(lint_text(text), "gpu-request-without-limit")
+    assert (finding.line, finding.column) == (38, 13)
+    assert "container 'main'" in finding.message
+    assert finding.fix is not None and finding.fix.path[:4] == ("spec", "templates", 2, "container")
+    assert lint_text(WORKFLOW % ("NVIDIA-H100-80GB-HBM3", "limits")) == []  # dshm from the workflow's volumes
+
+
+def test_argo_workflow_scheduling_fields_apply_to_templates_that_set_none(tmp_path):
+    path = tmp_path / "wf.yaml"
+    path.write_text(textwrap.dedent(WORKFLOW % ("NVIDIA-A100-SXM4-80GB", "limits")).lstrip("\n"))
+    result = run_cli("check", str(path), "--inventory", FLEET, "--format", "json")
+    found = [f for f in result.json()["findings"] if f["rule"] == "over-tight-affinity"]
+    # both pod templates (prepare and train) inherit it: one finding, at the workflow's nodeSelector
+    assert [(f["line"], f["column"]) for f in found] == [(9, 29)]
+    # a template's own nodeSelector replaces the workflow's (workflowpod.go addSchedulingConstraints)
+    own = WORKFLOW.replace(
+        "    - name: train\n      container:",
+        "    - name: train\n      nodeSelector: {nvidia.com/gpu.product: %s}\n      container:",
+    )
+    path.write_text(textwrap.dedent(own % ("NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB", "limits")).lstrip("\n"))
+    result = run_cli("check", str(path), "--inventory", FLEET, "--format", "json")
+    found = [f for f in result.json()["findings"] if f["rule"] == "over-tight-affinity"]
+    assert [(f["line"], f["column"]) for f in found] == [(31, 46)]  # the train template's own, not the workflow's
+    path.write_text(textwrap.dedent(own % ("NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3", "limits")).lstrip("\n"))
+    result = run_cli("check", str(path), "--inventory", FLEET, "--format", "json")
+    found = [f for f in result.json()["findings"] if f["rule"] == "over-tight-affinity"]
+    assert [(f["line"], f["column"]) for f in found] == [(9, 29)]  # only prepare takes the workflow's
+
+
+def test_argo_kinds_and_container_sets():
+    for kind, prefix in (
+        ("WorkflowTemplate", "spec"),
+        ("ClusterWorkflowTemplate", "spec"),
+        ("CronWorkflow", "spec.workflowSpec"),
+    ):
+        body = (
+            "templates:\n- name: infer\n  containerSet:\n    containers:\n"
+            "    - name: server\n      image: i\n      resources: {limits: {nvidia.com/gpu: 0.5}}\n"
+        )
+        indent = "  " * (prefix.count(".") + 1)
+        nested = "spec:\n" + ("  workflowSpec:\n" if "workflowSpec" in prefix else "")
+        text = (
+            f"apiVersion: argoproj.io/v1alpha1\nkind: {kind}\nmetadata: {{name: w}}\n"
+            + nested
+            + textwrap.indent(body, indent)
+        )
+        (finding,) = by_rule(lint_text(text), "gpu-non-integer")
+        assert finding.line == text.count("\n") and finding.obj.kind == kind
+        assert "containerSet.containers[0]" in finding.message
+
+
+def test_argo_pod_spec_patch_and_boundary_templates_make_absence_unprovable():
+    patched = WORKFLOW.replace("  entrypoint: pipeline\n", "  entrypoint: pipeline\n  podSpecPatch: '{}'\n")
+    patched = patched.replace("        volumeMounts:\n          - {name: dshm, mountPath: /dev/shm}\n", "")
+    assert by_rule(lint_text(patched % ("NVIDIA-H100-80GB-HBM3", "limits")), "dev-shm-missing") == []
+    unpatched = patched.replace("  podSpecPatch: '{}'\n", "")
+    assert len(by_rule(lint_text(unpatched % ("NVIDIA-H100-80GB-HBM3", "limits")), "dev-shm-missing")) == 1
+
+
+# ------------------------------------------------------------------------------------------ Knative
+
+KNATIVE = """
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: whisper
+  namespace: default
+spec:
+  template:
+    metadata:
+      annotations:
+        autoscaling.knative.dev/min-scale: "3"
+    spec:
+      containers:
+        - image: ghcr.io/example/whisper-server:1.2
+          ports:
+            - containerPort: 8080
+          resources:
+            limits:
+              nvidia.com/gpu: "%s"
+"""
+
+
+def test_knative_service_container():
+    (finding,) = by_rule(lint_text(KNATIVE % "0.5"), "gpu-non-integer")
+    assert (finding.line, finding.column) == (18, 31)
+    assert lint_text(KNATIVE % "1") == []
+    (site,) = pod_spec_sites(yaml.safe_load(KNATIVE % "1"))
+    assert site.pods == 3 and site.spec["containers"][0]["name"] == "user-container"
+
+
+# ------------------------------------------------------------------------------------- NIM operator
+
+NIM_SERVICE = """
+apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMService
+metadata:
+  name: meta-llama3-8b-instruct
+  namespace: nim-service
+spec:
+  image:
+    repository: nvcr.io/nim/meta/llama-3.1-8b-instruct
+    tag: "1.3.3"
+    pullPolicy: IfNotPresent
+    pullSecrets:
+      - ngc-secret
+  authSecret: ngc-api-secret
+  storage:
+    nimCache:
+      name: meta-llama3-8b-instruct
+      profile: ''
+  replicas: 2
+  resources:
+    limits:
+      nvidia.com/gpu: 1
+    requests:
+      nvidia.com/gpu: %s
+  expose:
+    service:
+      type: ClusterIP
+      port: 8000
+"""
+
+
+def test_nim_service_resources_are_the_containers():
+    (finding,) = by_rule(lint_text(NIM_SERVICE % "2"), "gpu-request-without-limit")
+    assert (finding.line, finding.column) == (23, 23)
+    assert "container 'meta-llama3-8b-instruct-ctr'" in finding.message
+    assert finding.notes[0].startswith("spec.resources.requests: Invalid value")
+    # the operator builds the container from spec.resources: no fix is offered, and no note promises one
+    assert finding.fix is None and not any("--unsafe-fixes" in note for note in finding.notes)
+    # the operator mounts the dshm emptyDir itself: no dev-shm-missing, even for 4 GPUs
+    assert lint_text(NIM_SERVICE % "1") == []
+    assert lint_text((NIM_SERVICE % "4").replace("nvidia.com/gpu: 1\n", "nvidia.com/gpu: 4\n")) == []
+    (site,) = pod_spec_sites(yaml.safe_load(NIM_SERVICE % "1"))
+    assert site.pods == 2
+
+
+def test_nim_service_multi_node_gets_the_tensor_parallel_gpus():
+    text = (NIM_SERVICE % "1").replace(
+        "  resources:\n    limits:\n      nvidia.com/gpu: 1\n    requests:\n      nvidia.com/gpu: 1\n",
+        "  multiNode:\n    backendType: lws\n    parallelism:\n      pipeline: 2\n      tensor: 8\n",
+    )
+    (site,) = pod_spec_sites(yaml.safe_load(text))
+    assert site.pods == 4  # replicas 2 x pipeline 2
+    assert site.spec["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8}
+
+
+def test_nim_cache_has_no_gpu_and_no_finding():
+    text = """
+        apiVersion: apps.nvidia.com/v1alpha1
+        kind: NIMCache
+        metadata:
+          name: meta-llama3-8b-instruct
+        spec:
+          source:
+            ngc:
+              modelPuller: nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3
+              pullSecret: ngc-secret
+              authSecret: ngc-api-secret
+              model:
+                engine: tensorrt_llm
+                tensorParallelism: "1"
+          storage:
+            pvc:
+              create: true
+              storageClass: standard
+              size: "50Gi"
+              volumeAccessMode: ReadWriteMany
+          resources:
+            cpu: "4"
+            memory: 16Gi
+    """
+    assert lint_text(text) == []
+
+
+# ------------------------------------------------------------------------------ vLLM production-stack
+
+VLLM_RUNTIME = """
+apiVersion: production-stack.vllm.ai/v1alpha1
+kind: VLLMRuntime
+metadata:
+  name: vllm-llama3
+spec:
+  model:
+    modelURL: meta-llama/Llama-3.1-8B-Instruct
+    maxModelLen: 4096
+  vllmConfig:
+    tensorParallelSize: %s
+    port: 8000
+  deploymentConfig:
+    replicas: 1
+    shmSize: 20Gi
+    resources:
+      cpu: "10"
+      memory: 32Gi
+      gpu: "%s"
+    image:
+      registry: docker.io
+      name: lmcache/vllm-openai:latest
+"""
+
+
+def test_vllm_runtime_tensor_parallelism_against_its_gpus():
+    (finding,) = by_rule(lint_text(VLLM_RUNTIME % (4, 2)), "parallelism-mismatch")
+    assert finding.line == 10  # vllmConfig.tensorParallelSize
+    assert "tensor-parallel-size 4" in finding.message and "container 'vllm' has 2" in finding.message
+    assert lint_text(VLLM_RUNTIME % (2, 2)) == []
+
+
+def test_vllm_runtime_gpu_field_and_shm():
+    (finding,) = by_rule(lint_text(VLLM_RUNTIME % (1, "0.5")), "gpu-non-integer")
+    assert finding.line == 18 and finding.fix is None  # deploymentConfig.resources.gpu
+    no_shm = (VLLM_RUNTIME % (2, 2)).replace("    shmSize: 20Gi\n", "")
+    (shm,) = by_rule(lint_text(no_shm), "dev-shm-missing")
+    assert shm.fix is None  # the operator's field is shmSize; gpulint does not write it
