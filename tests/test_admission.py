@@ -896,6 +896,56 @@ def test_volcano_queue_missing_or_closed():
     assert queue_findings(docs(volcano_queue(), volcano_job()), "queue-reference-invalid") == []
 
 
+def volcano_gang(workers: int, min_available: int, gpus: int = 2, ps: bool = False) -> str:
+    """A Volcano Job shaped like the Volcano docs' TensorFlow example (a ps task and GPU workers)."""
+    job = volcano_job().replace("minAvailable: 1", f"minAvailable: {min_available}")
+    job = job.replace("  - replicas: 1\n    name: nginx", f"  - replicas: {workers}\n    name: worker")
+    job = job.replace("nvidia.com/gpu: 1", f"nvidia.com/gpu: {gpus}")
+    if ps:
+        job += (
+            "  - replicas: 1\n    name: ps\n    template:\n      spec:\n        containers:\n"
+            "        - {name: ps, image: tensorflow/tensorflow:2.16.1, resources: {requests: {cpu: 500m}}}\n"
+            "        restartPolicy: Never\n"
+        )
+    return job
+
+
+def test_a_volcano_gang_above_its_queues_capability_never_runs():
+    queue = volcano_queue().replace(
+        "capability: {cpu: 2, memory: 4Gi}", "capability: {cpu: 64, memory: 256Gi, nvidia.com/gpu: 4}"
+    )
+    assert queue_findings(docs(queue, volcano_gang(2, 2))) == []  # exactly the capability
+    (finding,) = queue_findings(docs(queue, volcano_gang(3, 3)))
+    assert finding.severity == "error" and (finding.line, finding.column) == (queue.count("\n") + 8, 10)  # spec.queue
+    assert (
+        "Volcano Queue research never runs this Job: the 3 pods the Job needs at once (minAvailable) ask at least 6 "
+        "nvidia.com/gpu, above the queue's capability of 4" in finding.message
+    )
+    # the gang's minimum, not every replica: 2 of 3 workers fit the capability
+    assert queue_findings(docs(queue, volcano_gang(3, 2))) == []
+    # the smallest pods count first: the ps pod (no GPU) and one worker
+    assert queue_findings(docs(queue, volcano_gang(3, 3, ps=True))) == []
+    assert len(queue_findings(docs(queue, volcano_gang(3, 4, ps=True)))) == 1
+    # the docs' queue limits cpu and memory only: a GPU gang is not judged against it
+    assert queue_findings(docs(volcano_queue(), volcano_gang(8, 8))) == []
+
+
+def test_a_volcano_podgroup_whose_min_resources_exceed_the_capability():
+    queue = volcano_queue().replace("capability: {cpu: 2, memory: 4Gi}", "capability: {nvidia.com/gpu: 4, cpu: 0}")
+    group = textwrap.dedent("""\
+        apiVersion: scheduling.volcano.sh/v1beta1
+        kind: PodGroup
+        metadata: {name: test, namespace: team-a}
+        spec:
+          minMember: 2
+          queue: research
+          minResources: {nvidia.com/gpu: "%s", cpu: "3"}
+        """)
+    (finding,) = queue_findings(docs(queue, group % 5))
+    assert "the PodGroup's minResources ask 5 nvidia.com/gpu, above the queue's capability of 4" in finding.message
+    assert queue_findings(docs(queue, group % 4)) == []  # cpu: 0 is no limit
+
+
 def test_volcano_default_queue_needs_no_definition(tmp_path):
     job = volcano_job().replace("  queue: research\n", "")
     assert queue_findings(docs(volcano_queue(), job), "queue-reference-invalid") == []

@@ -12,7 +12,13 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.admission.assign import AdmissionVerdict, assign, demands_of
-from gpulint.kube.admission.batch_queues import KAI_QUEUE_LABEL, RUNAI_QUEUE_LABEL, kai_queue, volcano_queue
+from gpulint.kube.admission.batch_queues import (
+    KAI_QUEUE_LABEL,
+    RUNAI_QUEUE_LABEL,
+    kai_queue,
+    least_at_once,
+    volcano_queue,
+)
 from gpulint.kube.admission.keys import misplaced_keys
 from gpulint.kube.admission.kueue import ClusterQueue, LocalQueue
 from gpulint.kube.admission.namespace import (
@@ -26,9 +32,10 @@ from gpulint.kube.admission.namespace import (
 from gpulint.kube.admission.workload import QueueName, integration, queue_name
 from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
 from gpulint.kube.fields import dig, mapping, sequence, text
-from gpulint.kube.gangs.members import KUEUE_TOTAL_ANNOTATION, kueue_group_members, kueue_group_total
+from gpulint.kube.gangs.members import KUEUE_TOTAL_ANNOTATION, gangs_of, kueue_group_members, kueue_group_total
+from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import Path
-from gpulint.kube.scheduler import pod_requests
+from gpulint.kube.scheduler import pod_requests, resource_list
 from gpulint.kube.selectors import label_text
 from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
 from gpulint.lint.objects import KubeObject
@@ -371,6 +378,34 @@ def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
             )
             problems.append(Problem(use.path, f"Volcano Queue {use.name} is {found.state}: {refused}", True))
     return problems
+
+
+def volcano_capability_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
+    """A Volcano Job whose gang needs more at once than its Queue's capability, or a PodGroup whose
+    minResources do: the queue never allocates (or enqueues) past its capability, so it never runs."""
+    use = volcano_queue(obj.data)
+    found = resolver.batch_queues(use.group).get(use.name) if use is not None else None
+    if use is None or found is None or not found.capability:
+        return []
+    if obj.kind == "PodGroup":
+        need = resource_list(dig(obj.data, "spec", "minResources"))
+        who = "the PodGroup's minResources ask"
+    else:
+        gang = next((g for g in gangs_of(obj, resolver) if g.system == "Volcano Job"), None)
+        if gang is None:
+            return []
+        need = least_at_once([(dict(m.pod.requests), m.count) for m in gang.members], gang.required)
+        who = f"the {gang.required} pods the Job needs at once (minAvailable) ask at least"
+    over = [(name, need[name], cap) for name, cap in found.capability if need.get(name, Fraction(0)) > cap]
+    return [
+        Problem(
+            use.path,
+            f"Volcano Queue {use.name} never runs this {obj.kind}: {who} {format_amount(amount)} {name}, above the "
+            f"queue's capability of {format_amount(cap)}; it stays Pending (queue resource quota insufficient)",
+            True,
+        )
+        for name, amount, cap in over
+    ]
 
 
 # --------------------------------------------------------------------------- namespace quota

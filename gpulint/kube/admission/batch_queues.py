@@ -5,7 +5,9 @@ in ``spec.queue`` (default ``default``, created at install), a PodGroup in ``spe
 with the annotation ``scheduling.volcano.sh/queue-name``. Volcano's job admission webhook
 (pkg/webhooks/admission/jobs/validate/admit_job.go) refuses a Job whose queue does not exist
 (``unable to find job queue``) or is not Open (``can only submit job to queue with state `Open`,
-queue `%s` status is `%s```).
+queue `%s` status is `%s```). Its proportion plugin (pkg/scheduler/plugins/proportion) never lets a
+queue's allocation pass its ``spec.capability`` (deserved is capped at it; ``queueAllocatable``), and
+does not enqueue a PodGroup whose minResources exceed it (``queue resource quota insufficient``).
 
 KAI Scheduler (NVIDIA/KAI-Scheduler, ``scheduling.run.ai/v2`` Queue, cluster-scoped): a workload
 joins a queue with the label ``kai.scheduler/queue`` (its pod grouper's default queue label key);
@@ -15,10 +17,12 @@ joins a queue with the label ``kai.scheduler/queue`` (its pod grouper's default 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.refs import Path
+from gpulint.kube.scheduler import resource_list
 from gpulint.kube.workloads import api_group, pod_spec_sites, template_metadata
 
 VOLCANO_GROUP = "scheduling.volcano.sh"
@@ -84,12 +88,36 @@ class BatchQueue:
     group: str
     name: str
     state: str  # Volcano status.state (Open, Closed, Closing, Unknown); "" when not reported
+    # Volcano spec.capability: the most the queue ever allocates, per resource (a value at or below
+    # zero, or a resource not named, is no limit: the proportion plugin treats it as the cluster's)
+    capability: tuple[tuple[str, Fraction], ...] = ()
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> BatchQueue:
         state = dig(data, "status", "state") or dig(data, "spec", "state")
+        group = api_group(text(data.get("apiVersion")))
+        capability = resource_list(dig(data, "spec", "capability")) if group == VOLCANO_GROUP else {}
         return cls(
-            api_group(text(data.get("apiVersion"))),
+            group,
             text(dig(data, "metadata", "name")),
             state if isinstance(state, str) else "",
+            tuple(sorted((name, amount) for name, amount in capability.items() if amount > 0)),
         )
+
+
+def least_at_once(per_pod: list[tuple[dict[str, Fraction], int]], required: int) -> dict[str, Fraction]:
+    """Per resource, the least that ``required`` pods out of these (requests, copies) can ask for together:
+    the smallest requests summed. A bound whatever pods the scheduler picks for the gang's minimum."""
+    out: dict[str, Fraction] = {}
+    for resource in sorted({name for requests, _ in per_pod for name in requests}):
+        amounts = sorted((requests.get(resource, Fraction(0)), copies) for requests, copies in per_pod)
+        left, total = required, Fraction(0)
+        for amount, copies in amounts:
+            taken = min(left, copies)
+            total += amount * taken
+            left -= taken
+            if not left:
+                break
+        if total:
+            out[resource] = total
+    return out

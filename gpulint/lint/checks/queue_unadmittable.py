@@ -1,10 +1,11 @@
-"""queue-unadmittable: Kueue can never assign the workload a flavor within its ClusterQueue's quota."""
+"""queue-unadmittable: Kueue can never assign the workload a flavor within its ClusterQueue's quota, or a
+Volcano Queue's capability is below what the gang needs at once."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.lint.admission import admission_verdict, speaks_for_group
+from gpulint.lint.admission import admission_verdict, speaks_for_group, volcano_capability_problems
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -15,6 +16,8 @@ RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    for problem in volcano_capability_problems(obj, ctx.resolver):
+        yield Diagnostic(RULE_ID, problem.path, problem.message)
     found = admission_verdict(obj, ctx.resolver) if speaks_for_group(obj, ctx.resolver) else None
     if found is None:
         return
