@@ -1033,6 +1033,31 @@ def test_explain_shows_the_admission_step_before_the_scheduler(tmp_path):
     assert any("queue-unadmittable" in line for line in explanation["steps"][-1]["lines"])
 
 
+def test_explain_shows_the_volcano_capability_and_the_pod_group_verdicts(tmp_path):
+    import json
+
+    from conftest import run_cli
+
+    queue = volcano_queue().replace("capability: {cpu: 2, memory: 4Gi}", "capability: {nvidia.com/gpu: 4}")
+    path = tmp_path / "job.yaml"
+    path.write_text(docs(queue, volcano_gang(3, 3)))
+    result = run_cli("explain", str(path), "--inventory", RACKS, "--format", "json", "--object", "Job/team-a/test-job")
+    (explanation,) = json.loads(result.stdout)["explanations"]
+    step = explanation["steps"][0]
+    assert step["title"] == "Admission (queue and quota)" and step["status"] == "FAIL"
+    assert step["lines"] == [
+        "Volcano Queue research never runs this Job: the 3 pods the Job needs at once (minAvailable) ask at least 6 "
+        "nvidia.com/gpu, above the queue's capability of 4; it stays Pending (queue resource quota insufficient)"
+    ]
+    # a pod group: the second Pod's explain shows the group's one Workload, and the queue it disagrees on
+    queues = docs(flavor(), cluster_queue(gpus="8"), local_queue(), local_queue("other-queue"))
+    path.write_text(docs(queues, group_pod("leader"), group_pod("worker", gpus=8, queue="other-queue")))
+    result = run_cli("explain", str(path), "--inventory", RACKS, "--format", "json", "--object", "Pod/team-a/worker")
+    (explanation,) = json.loads(result.stdout)["explanations"]
+    lines = explanation["steps"][0]["lines"]
+    assert any(line.startswith("pods 'leader' and 'worker' has different queue names") for line in lines)
+
+
 def test_inventory_lists_queues_with_quota_and_use(tmp_path):
     from conftest import run_cli
 

@@ -27,7 +27,14 @@ from gpulint.kube.scheduler import (
     pod_requirements,
 )
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
-from gpulint.lint.admission import admission_verdict, batch_queue_problems, queue_route, quota_charges
+from gpulint.lint.admission import (
+    admission_verdict,
+    batch_queue_problems,
+    pod_group_problems,
+    queue_route,
+    quota_charges,
+    volcano_capability_problems,
+)
 from gpulint.lint.findings import Finding, Severity
 from gpulint.lint.inventory import GANG_OBJECT_KINDS
 from gpulint.lint.objects import KubeObject
@@ -377,7 +384,12 @@ def admission_step(obj: KubeObject, inventory: Resolver) -> Step | None:
     """Before the scheduler: the queue the workload waits in, the flavor and quota arithmetic, and the
     namespace's quota - the verdicts queue-reference-invalid and queue-unadmittable report."""
     route = queue_route(obj, inventory)
-    problems = [*(route.problems if route is not None else []), *batch_queue_problems(obj, inventory)]
+    problems = [
+        *(route.problems if route is not None else []),
+        *batch_queue_problems(obj, inventory),
+        *pod_group_problems(obj, inventory),
+        *volcano_capability_problems(obj, inventory),
+    ]
     charges = quota_charges(obj, inventory)
     if route is None and not problems and not charges:
         return None
