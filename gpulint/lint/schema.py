@@ -56,7 +56,7 @@ class SchemaStore:
             self._origins = json.loads(sources.read_text()) if sources.is_file() else {}
         key = f"{api_version}/{kind}"
         if key in self._origins and not self._load_index()[key].startswith("v"):
-            return f"CRD of {self._origins[key].rsplit(' ', 1)[0]}"
+            return "CRD of " + " ".join(self._origins[key].split()[:2])  # "owner/repo tag path ..."
         return f"Kubernetes {self.kubernetes_version}"
 
     def _definitions(self, folder: str) -> dict[str, Any]:
