@@ -28,6 +28,7 @@ import yaml
 
 from gpulint.kube.cel import cost as cel_cost
 from gpulint.kube.cel.engine import MAX_COST, QUANTITY_TAG, SEMVER_TAG, CelEngine, CelProblem
+from gpulint.kube.cel.library import FORMAT_TAG
 from gpulint.kube.dra.allocation import device_tolerations, slice_devices
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.quantity import format_amount
@@ -261,6 +262,13 @@ def judge_taint_toleration(case: Case) -> str:
 def _cel_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, (bytes, bytearray)):  # how the engine carries net.IP and net.CIDR
+        text = bytes(value).decode()
+        return f'cidr("{text}")' if "/" in text else f'ip("{text}")'
+    if isinstance(value, str) and value.startswith(FORMAT_TAG):
+        return f"format.{value[len(FORMAT_TAG) :]}()"
+    if isinstance(value, list):
+        return "[" + ", ".join(_cel_value(item) for item in value) + "]"
     if isinstance(value, str) and value.startswith(QUANTITY_TAG):
         return "kubernetes.Quantity"
     if isinstance(value, str) and value.startswith(SEMVER_TAG):
@@ -268,9 +276,22 @@ def _cel_value(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+def _library_test_sizes(path: tuple[str, ...]) -> tuple[int, int] | None:
+    """The size estimator of apiserver pkg/cel/library cost_test.go (testCostEstimator): strings and
+    bytes of unknown size are 0..12 long."""
+    return (0, 12) if path in (("@type", "string"), ("@type", "bytes")) else None
+
+
 def judge_cel_library(case: Case) -> str:
-    """An expression in the environment policies get (the base environment's libraries)."""
-    engine = CelEngine(variables=("object",))
+    """An expression in the environment policies get (the base environment's libraries at the case's
+    Kubernetes version); with ``cost``, its estimated cost as cost_test.go's estimator gives it."""
+    engine = CelEngine(variables=("object",), version=str(case.data.get("version", case.header["kubernetes"])))
+    if "cost" in case.data:
+        checked = engine.checked(case.data["expression"])
+        if isinstance(checked, CelProblem):
+            return f"compile-error: {checked.message}"
+        low, high = cel_cost.estimate(checked, _library_test_sizes, MAX_COST).cost
+        return f"cost: {low}..{high}"
     compiled = engine.compile(case.data["expression"])
     if isinstance(compiled, CelProblem):
         return f"compile-error: {compiled.message}" if compiled.evaluable else f"not-evaluable: {compiled.message}"

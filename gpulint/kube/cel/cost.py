@@ -233,12 +233,23 @@ def _type_kind(data: bytes) -> str:
     return "dyn"
 
 
+def _element_kind(data: bytes) -> str | None:
+    """A list type's element kind (None: not a list)."""
+    for number, value in _fields(data):
+        if number == 6:
+            element = next((v for n, v in _fields(value) if n == 1), b"")
+            return _type_kind(element)
+        return None
+    return None
+
+
 @dataclass
 class Checked:
     root: Node
     overloads: dict[int, list[str]]
     types: dict[int, str]
     positions: dict[int, int]
+    elements: dict[int, str] = field(default_factory=dict)  # a list-typed node's element kind
 
 
 def decode(serialized: bytes) -> Checked:
@@ -249,6 +260,7 @@ def decode(serialized: bytes) -> Checked:
     overloads: dict[int, list[str]] = {}
     types: dict[int, str] = {}
     positions: dict[int, int] = {}
+    elements: dict[int, str] = {}
     for number, value in _fields(checked):
         if number == 4:
             root = _expr(value)
@@ -259,12 +271,15 @@ def decode(serialized: bytes) -> Checked:
         elif number == 3:
             entry = dict(_fields(value))
             types[entry.get(1, 0)] = _type_kind(entry.get(2, b""))
+            element = _element_kind(entry.get(2, b""))
+            if element is not None:
+                elements[entry.get(1, 0)] = element
         elif number == 5:
             for n, v in _fields(value):
                 if n == 4:
                     entry = dict(_fields(v))
                     positions[entry.get(1, 0)] = entry.get(2, 0)
-    return Checked(root, overloads, types, positions)
+    return Checked(root, overloads, types, positions, elements)
 
 
 # --------------------------------------------------------------------------- input sizes
@@ -767,8 +782,8 @@ class _Coster:
                 separators = (max(count[0] - 1, 0), max(count[1] - 1, 0))
                 result = add(result, mul(size(args[0]), separators))
             return factor(result, STRING_TRAVERSAL), result
-        if name in ("indexOf", "lastIndexOf") and target is not None:
-            return factor(size(target), STRING_TRAVERSAL), None
+        if name in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf") and target is not None:
+            return self.list_function_cost(target), None
         if name == "format" and target is not None and args:
             result = add(size(target), size(args[0]))
             return factor(size(target), STRING_TRAVERSAL), result
@@ -777,8 +792,26 @@ class _Coster:
             return factor(sz, STRING_TRAVERSAL), (sz[0] + 2, _sat(sz[1] * 2 + 2))
         # Quantity and Semver are opaque objects in Kubernetes, compared in O(1); here they travel as short
         # tagged strings, so they are given size 1 (else every == between them would read as unbounded).
+        # (cel-go hands the library a target for global calls too, so their cases apply to them.)
         if name in ("quantity", "isQuantity", "semver", "isSemver") and args:
             return factor(size(args[0]), STRING_TRAVERSAL), fixed(1)
+        # the IP and CIDR libraries: parsing is a traversal, accessors are nominal; IPs and CIDRs are
+        # opaque values of size 1, as Quantity (an == between them costs 1)
+        if name in ("ip", "cidr", "isIP", "isCIDR"):
+            # cidr.ip() reads a field
+            return (factor(size(args[0]), STRING_TRAVERSAL) if args else fixed(1)), fixed(1)
+        if name == "ip.isCanonical" and args:
+            return factor(size(args[0]), 2 * STRING_TRAVERSAL), None  # parsed, then compared with the text
+        if name in _NOMINAL_NET:
+            return fixed(1), fixed(1)
+        if name in ("containsIP", "containsCIDR") and target is not None and args:
+            addresses: Size = 4, 16  # the byte lists compared: IPv4 or IPv6
+            cost = factor(add(addresses, addresses), STRING_TRAVERSAL)
+            if name == "containsCIDR":
+                cost = add(add(cost, factor(addresses, STRING_TRAVERSAL)), fixed(1))
+            if overload in ("cidr_contains_ip_string", "cidr_contains_cidr_string"):
+                cost = add(cost, factor(size(args[0]), STRING_TRAVERSAL))
+            return cost, None
         if name in (
             "sign",
             "asInteger",
@@ -795,6 +828,21 @@ class _Coster:
         ):
             return fixed(1), fixed(1)
         return None
+
+    def list_function_cost(self, target: Node) -> Size:
+        """The lists library (isSorted, sum, max, min, indexOf, lastIndexOf): one comparison per element,
+        plus traversing each element when they are strings or bytes; on a string target (indexOf,
+        lastIndexOf) a traversal of the string."""
+        if self.kind(target) != "list":
+            return factor(self.size_or_unknown(target), STRING_TRAVERSAL)
+        element_cost: Size = fixed(1)
+        kind = self.checked.elements.get(target.id)
+        if kind in ("string", "bytes"):
+            base = self.path(target)
+            # by the items' path, else by their type (the size estimator's EstimateSize sees both)
+            element = self.sizes((*base, "@items")) if base is not None else self.sizes(("@type", kind))
+            element_cost = add(element_cost, factor(element if element is not None else UNKNOWN, STRING_TRAVERSAL))
+        return mul(self.size_or_unknown(target), element_cost)
 
     # -- the hot spot
 
@@ -816,6 +864,11 @@ class _Coster:
             stack.extend(item.children())
         return start, cost
 
+
+# IP and CIDR accessors, nominal cost (library cost.go)
+_NOMINAL_NET = frozenset(
+    {"masked", "prefixLength", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast"}
+)
 
 _BUILDERS = frozenset(
     {

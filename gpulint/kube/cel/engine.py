@@ -14,8 +14,11 @@ libraries are provided here on top of it:
 
 Quantities and versions travel through CEL as tagged strings (the binding has no
 opaque values); their canonical form makes ``==`` mean what it means in Kubernetes.
-Library functions Kubernetes has and this engine lacks (sets, the list extensions,
-``find``, URLs, IPs) make an expression "not evaluable offline", never "invalid".
+The base environment's other libraries (IP, CIDR, lists, regex, format, the strings
+extension at Kubernetes' version) come from gpulint.kube.cel.library, per Kubernetes
+version. Library functions Kubernetes has and this engine cannot run (sets, the list
+extensions, URLs, optionals from the format library) make an expression "not evaluable
+offline", never "invalid".
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from gpulint.kube.cel import cost as cel_cost
+from gpulint.kube.cel import library
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.quantity import QuantityError, format_amount, parse_quantity
 
@@ -62,10 +66,6 @@ NOT_OFFLINE = frozenset(
         "sets.contains",
         "sets.equivalent",
         "sets.intersects",
-        "isSorted",
-        "sum",
-        "min",
-        "max",
         "slice",
         "flatten",
         "distinct",
@@ -75,8 +75,6 @@ NOT_OFFLINE = frozenset(
         "lists.range",
         "first",
         "last",
-        "find",
-        "findAll",
         "url",
         "isURL",
         "getScheme",
@@ -85,18 +83,10 @@ NOT_OFFLINE = frozenset(
         "getPort",
         "getEscapedPath",
         "getQuery",
-        "ip",
-        "isIP",
-        "cidr",
-        "isCIDR",
         "transformList",
         "transformMap",
         "transformMapEntry",
-        "strings.quote",
         "format",
-        "dns1123Label",
-        "dns1123Subdomain",
-        "validate",
         "authorizer",
     }
 )
@@ -226,12 +216,14 @@ def _as_integer(a: Any) -> int:
     return _fraction(a).numerator
 
 
-_TAGGED = re.compile(r"\ue000([qv]):([^\s\"',)\]}]*)")
+_TAGGED = re.compile(r"\ue000([qvf]):([^\s\"',)\]}]*)")
 
 
 def _readable_tag(match: re.Match[str]) -> str:
     if match.group(1) == "v":
         return match.group(2)
+    if match.group(1) == "f":  # a named format (library.FORMAT_TAG)
+        return f"format.{match.group(2)}()"
     try:
         numerator, denominator = match.group(2).split("/")
         return format_amount(Fraction(int(numerator), int(denominator)))
@@ -376,7 +368,11 @@ class CelEngine:
         max_cost: int = MAX_COST,
         guarded: bool = True,
         cache_size: int = CACHE_SIZE,
+        version: str = "",
     ) -> None:
+        # the libraries of the base environment at the compatibility version (base.go): new expressions
+        # may use what the release before the cluster's declared
+        self.libraries = library.compatibility_version(version or FeatureGates().version)
         self.max_cost = max_cost
         self.guarded = guarded
         self._env: Any = None
@@ -405,7 +401,7 @@ class CelEngine:
                 if not self.devices
                 else {"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
                 extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings(), ext_bindings.ExtBindings()],
-                functions=_kubernetes_functions(cel),
+                functions=_kubernetes_functions(cel, libraries=self.libraries),
             )
         return self._env
 
@@ -415,7 +411,7 @@ class CelEngine:
         Only for checking: evaluation runs in the untyped environment (the binding has no opaque values)."""
         if self._typed_env is None:
             from cel_expr_python import cel
-            from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+            from cel_expr_python.ext import ext_bindings, ext_optional
 
             t = cel.Type
             if self.devices:
@@ -429,22 +425,42 @@ class CelEngine:
                 }
             else:
                 variables = {name: t.DYN for name in self.variables}
+            # type identifiers such as net.IP: declared (as dyn: the binding has no type-of-type values), so
+            # `type(x) == net.IP` checks; this engine cannot evaluate it
+            variables.update({name: t.DYN for name in library.type_names(self.libraries)})
+            # the strings extension at the version Kubernetes pins is declared by the library table
             self._typed_env = cel.NewEnv(
                 variables=variables,
-                extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings(), ext_bindings.ExtBindings()],
-                functions=_kubernetes_functions(cel, typed=True),
+                extensions=[ext_optional.ExtOptional(), ext_bindings.ExtBindings()],
+                functions=_kubernetes_functions(cel, typed=True, libraries=self.libraries),
             )
         return self._typed_env
 
     def _type_check(self, expression: str) -> Any:
         """The expression checked as the API server checks it (a typed program), or a CelProblem."""
         checked = _DEVICE_HAS.sub(lambda m: "true".ljust(len(m.group(0))), expression) if self.devices else expression
-        try:
-            return self._typed_environment().compile(checked)
-        except RuntimeError as exc:
-            # cel-go prints the attribute values' declared type as `any` (dyn only with DRAListTypeAttributes)
-            message = str(exc).replace("map(string, map(string, dyn))", "map(string, map(string, any))")
-            return _compile_problem(message, expression)
+        for _ in range(MAX_CONVERSIONS + 1):
+            try:
+                return self._typed_environment().compile(checked)
+            except RuntimeError as exc:
+                # string(ip(x)), string(cidr(x)): the binding cannot add overloads to string(), so the check
+                # retries with the libraries' own conversion at that call (same length, same positions)
+                converted = _library_conversion(str(exc), checked)
+                if converted is None:
+                    # cel-go prints the attribute values' declared type as `any` (dyn only with DRAListTypeAttributes)
+                    message = str(exc).replace("map(string, map(string, dyn))", "map(string, map(string, any))")
+                    return _compile_problem(message, expression)
+                checked = converted
+        return _compile_problem("compilation failed: too many conversions of IPs or CIDRs to strings", expression)
+
+    def checked(self, expression: str) -> cel_cost.Checked | CelProblem:
+        """The expression as the API server checks it (typed, for the cost estimate), whether or not this
+        engine can evaluate it."""
+        typed = self._type_check(expression)
+        if isinstance(typed, CelProblem):
+            return typed
+        checked = self._checked(typed)
+        return checked if checked is not None else CelProblem("the checked expression cannot be decoded", 0, False)
 
     def new_expression_problem(self, expression: str, gates: FeatureGates) -> CelProblem | None:
         """What the API server adds for a selector it is asked to store (the NewExpressions environment,
@@ -514,7 +530,18 @@ class CelEngine:
         try:
             program = env.compile(expression)
         except RuntimeError as exc:
-            return _compile_problem(str(exc), expression)
+            # valid as the API server checks it, yet this engine cannot build it: a function it lacks
+            problem = _compile_problem(str(exc), expression)
+            if not problem.evaluable:
+                return problem
+            name = _UNDECLARED.search(problem.message)
+            what = f"'{name.group(1) or name.group(2)}'" if name else "a function"
+            return CelProblem(
+                f"uses {what}, valid in Kubernetes, in a way gpulint's CEL engine cannot evaluate offline "
+                f"({problem.message.removeprefix('compilation failed: ')})",
+                problem.offset,
+                evaluable=False,
+            )
         domains = tuple(sorted({_literal(m.group(1)) for m in _DOMAIN_LITERAL.finditer(expression)}))
         if not self.guarded:
             return Compiled(expression, program, domains)
@@ -727,8 +754,9 @@ def _compile_problem(message: str, expression: str) -> CelProblem:
     return CelProblem(f"compilation failed: {detail}", offset)
 
 
-def _kubernetes_functions(cel: Any, typed: bool = False) -> list[Any]:
-    """The quantity and semver libraries (k8s.io/apiserver pkg/cel/library quantity.go, semver.go).
+def _kubernetes_functions(cel: Any, typed: bool = False, libraries: tuple[int, int] = (1, 36)) -> list[Any]:
+    """The quantity and semver libraries (k8s.io/apiserver pkg/cel/library quantity.go, semver.go),
+    then the other libraries of the base environment at version ``libraries`` (gpulint.kube.cel.library).
 
     ``typed``: Quantity and Semver are their own types, as the API server declares them, for type
     checking; otherwise both travel as (tagged) strings, which is how this engine evaluates them.
@@ -788,12 +816,12 @@ def _kubernetes_functions(cel: Any, typed: bool = False) -> list[Any]:
             for target, kind in (*scalars.items(), ("list", t.List(t.DYN)))
             for arg in scalars
         ]
-    if typed:  # declared for the type check and the cost estimate; this engine cannot run them (RE2 semantics)
-        table["find"] = [("string_find", S, [S, S], True, None)]
-        table["findAll"] = [
-            ("string_find_all", t.List(S), [S, S], True, None),
-            ("string_find_all_n", t.List(S), [S, S, I], True, None),
-        ]
+    for fn in library.rows(libraries, typed):
+        params = [library.cel_type(cel, code, typed) for code in fn.params]
+        # evaluating, a list function's overloads collapse into one (one list type): its result is dyn
+        lists = not typed and any(code.startswith("list(") for code in fn.params)
+        result = t.DYN if lists else library.cel_type(cel, fn.result, typed)
+        table.setdefault(fn.name, []).append((fn.overload, result, params, fn.member, fn.impl))
     out = []
     for name, overloads in table.items():
         seen: set[tuple[Any, ...]] = set()
@@ -806,6 +834,26 @@ def _kubernetes_functions(cel: Any, typed: bool = False) -> list[Any]:
             declared.append(cel.Overload(oid, ret, params, is_member=member, impl=impl))
         out.append(cel.FunctionDecl(name, declared))
     return out
+
+
+_STRING_CONVERSION = re.compile(
+    r"<input>:(\d+):(\d+): found no matching overload for 'string' applied to '\((net\.IP|net\.CIDR)\)'"
+)
+MAX_CONVERSIONS = 16
+CONVERSION = library.CONVERSION
+
+
+def _library_conversion(message: str, expression: str) -> str | None:
+    """The expression with the ``string`` call the checker refused (an IP or a CIDR) renamed to the
+    libraries' conversion; None when the error is something else."""
+    found = _STRING_CONVERSION.search(message)
+    if found is None:
+        return None
+    at = _offset(expression, int(found.group(1)), int(found.group(2)))
+    start = expression.rfind("string", 0, at + 1)
+    if start < 0 or not re.match(r"string\s*\(", expression[start:]):
+        return None
+    return expression[:start] + CONVERSION + expression[start + len("string") :]
 
 
 MAX_LIST_ATTRIBUTE_VALUES = 48  # ResourceSliceMaxAttributeValuesPerDevice
