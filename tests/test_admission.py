@@ -1012,6 +1012,31 @@ def test_kai_queue_missing_and_the_legacy_label(tmp_path):
 # ----------------------------------------------------------------- explain and inventory
 
 
+def kai_tree(team_limit: str = "-1", parent_limit: str = "-1") -> str:
+    """The KAI quick start's two-level queues: a department (parent) and a team queue under it."""
+    parent = KAI_QUEUES.replace("default-queue", "default").replace("  parentQueue: default\n", "")
+    parent = parent.replace("gpu: {quota: -1, limit: -1", f"gpu: {{quota: -1, limit: {parent_limit}")
+    team = KAI_QUEUES.replace("gpu: {quota: -1, limit: -1", f"gpu: {{quota: -1, limit: {team_limit}")
+    return docs(parent, team)
+
+
+def test_a_pod_asking_for_more_gpus_than_its_kai_queue_limit():
+    pod = kai_pod().replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "4"')
+    assert queue_findings(docs(kai_tree(team_limit="4"), pod)) == []  # exactly the limit
+    (finding,) = queue_findings(docs(kai_tree(team_limit="3"), pod))
+    assert finding.severity == "error"
+    assert finding.message.startswith(
+        "default-queue quota has reached the allowable limit of GPUs. Limit is 3 GPUs, currently 0 GPUs allocated "
+        "and workload requested 4 GPUs"
+    )
+    # the parent's limit binds the team queue too
+    (finding,) = queue_findings(docs(kai_tree(parent_limit="2"), pod))
+    assert "KAI Queue default (a parent of default-queue) never schedules a pod of this Pod" in finding.message
+    # -1 is no limit; a pod another scheduler places is not KAI's
+    assert queue_findings(docs(kai_tree(), pod)) == []
+    assert queue_findings(docs(kai_tree(team_limit="1"), pod.replace("kai-scheduler", "default-scheduler"))) == []
+
+
 def test_explain_shows_the_admission_step_before_the_scheduler(tmp_path):
     from conftest import run_cli
 

@@ -30,6 +30,7 @@ from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sit
 from gpulint.lint.admission import (
     admission_verdict,
     batch_queue_problems,
+    kai_limit_problems,
     pod_group_problems,
     queue_route,
     quota_charges,
@@ -389,6 +390,7 @@ def admission_step(obj: KubeObject, inventory: Resolver) -> Step | None:
         *batch_queue_problems(obj, inventory),
         *pod_group_problems(obj, inventory),
         *volcano_capability_problems(obj, inventory),
+        *kai_limit_problems(obj, inventory),
     ]
     charges = quota_charges(obj, inventory)
     if route is None and not problems and not charges:

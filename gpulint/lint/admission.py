@@ -14,7 +14,9 @@ from typing import Any
 from gpulint.kube.admission.assign import AdmissionVerdict, assign, demands_of
 from gpulint.kube.admission.batch_queues import (
     KAI_QUEUE_LABEL,
+    KAI_SCHEDULER,
     RUNAI_QUEUE_LABEL,
+    kai_ancestry,
     kai_queue,
     least_at_once,
     volcano_queue,
@@ -33,6 +35,7 @@ from gpulint.kube.admission.workload import QueueName, integration, queue_name
 from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gangs.members import KUEUE_TOTAL_ANNOTATION, gangs_of, kueue_group_members, kueue_group_total
+from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import Path
 from gpulint.kube.scheduler import pod_requests, resource_list
@@ -406,6 +409,36 @@ def volcano_capability_problems(obj: KubeObject, resolver: Resolver) -> list[Pro
         )
         for name, amount, cap in over
     ]
+
+
+def kai_limit_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
+    """A pod for kai-scheduler that asks for more GPUs than its KAI queue's (or a parent's) GPU limit: KAI
+    never schedules it (OverLimit). One pod is the least any job of it allocates at once."""
+    use, _legacy = kai_queue(obj.data)
+    if use is None:
+        return []
+    gpus = [
+        pod_requests(effective_pod_spec(obj.kind, site.spec)).get(NVIDIA_GPU, Fraction(0))
+        for site in pod_spec_sites(obj.data)
+        if site.spec.get("schedulerName") == KAI_SCHEDULER
+    ]
+    largest = max(gpus, default=Fraction(0))
+    if not largest:
+        return []
+    problems = []
+    for queue in kai_ancestry(resolver.batch_queues(use.group), use.name):
+        if queue.gpu_limit is not None and largest > queue.gpu_limit:
+            whose = "" if queue.name == use.name else f" (a parent of {use.name})"
+            problems.append(
+                Problem(
+                    use.path,
+                    f"{queue.name} quota has reached the allowable limit of GPUs. Limit is {format_amount(queue.gpu_limit)} "
+                    f"GPUs, currently 0 GPUs allocated and workload requested {format_amount(largest)} GPUs: KAI Queue "
+                    f"{queue.name}{whose} never schedules a pod of this {obj.kind}",
+                    True,
+                )
+            )
+    return problems
 
 
 # --------------------------------------------------------------------------- namespace quota

@@ -11,7 +11,9 @@ does not enqueue a PodGroup whose minResources exceed it (``queue resource quota
 
 KAI Scheduler (NVIDIA/KAI-Scheduler, ``scheduling.run.ai/v2`` Queue, cluster-scoped): a workload
 joins a queue with the label ``kai.scheduler/queue`` (its pod grouper's default queue label key);
-``runai/queue`` is the label of the Run:ai releases KAI came from.
+``runai/queue`` is the label of the Run:ai releases KAI came from. Its proportion plugin
+(pkg/scheduler/plugins/proportion/capacity_policy/max_allowed_check.go) refuses a job whose GPUs
+would take a queue, or any parent queue, past ``spec.resources.gpu.limit``.
 """
 
 from __future__ import annotations
@@ -91,18 +93,46 @@ class BatchQueue:
     # Volcano spec.capability: the most the queue ever allocates, per resource (a value at or below
     # zero, or a resource not named, is no limit: the proportion plugin treats it as the cluster's)
     capability: tuple[tuple[str, Fraction], ...] = ()
+    # KAI spec.parentQueue, and spec.resources.gpu.limit when written and above zero (-1: no limit)
+    parent: str = ""
+    gpu_limit: Fraction | None = None
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> BatchQueue:
         state = dig(data, "status", "state") or dig(data, "spec", "state")
         group = api_group(text(data.get("apiVersion")))
         capability = resource_list(dig(data, "spec", "capability")) if group == VOLCANO_GROUP else {}
+        limit = dig(data, "spec", "resources", "gpu", "limit") if group == KAI_GROUP else None
         return cls(
             group,
             text(dig(data, "metadata", "name")),
             state if isinstance(state, str) else "",
             tuple(sorted((name, amount) for name, amount in capability.items() if amount > 0)),
+            text(dig(data, "spec", "parentQueue")) if group == KAI_GROUP else "",
+            _gpu_limit(limit),
         )
+
+
+def _gpu_limit(value: Any) -> Fraction | None:
+    """A KAI queue's GPU limit (in GPUs, fractions allowed); None for -1 (unlimited), 0 or anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        return None
+    return Fraction(value).limit_denominator(1000)
+
+
+MAX_QUEUE_DEPTH = 16  # KAI queue hierarchies are two or three deep; a longer or cyclic chain is not followed
+
+
+def kai_ancestry(queues: dict[str, BatchQueue], name: str) -> list[BatchQueue]:
+    """The queue and its parents (KAI checks a job against the limit of each: resultsOverLimit)."""
+    chain: list[BatchQueue] = []
+    while name and len(chain) < MAX_QUEUE_DEPTH and name not in {q.name for q in chain}:
+        queue = queues.get(name)
+        if queue is None:
+            break
+        chain.append(queue)
+        name = queue.parent
+    return chain
 
 
 def least_at_once(per_pod: list[tuple[dict[str, Fraction], int]], required: int) -> dict[str, Fraction]:

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.lint.admission import admission_verdict, speaks_for_group, volcano_capability_problems
+from gpulint.lint.admission import (
+    admission_verdict,
+    kai_limit_problems,
+    speaks_for_group,
+    volcano_capability_problems,
+)
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -16,7 +21,7 @@ RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    for problem in volcano_capability_problems(obj, ctx.resolver):
+    for problem in [*volcano_capability_problems(obj, ctx.resolver), *kai_limit_problems(obj, ctx.resolver)]:
         yield Diagnostic(RULE_ID, problem.path, problem.message)
     found = admission_verdict(obj, ctx.resolver) if speaks_for_group(obj, ctx.resolver) else None
     if found is None:
