@@ -205,3 +205,15 @@ def pod_spec(spec: Any, path: Path, gates: FeatureGates) -> Iterator[FieldError]
                 listed = resources.get(part) if isinstance(resources, dict) else None
                 for name in listed if isinstance(listed, dict) else ():
                     yield from resource_name(str(name), (*path, key, index, "resources", part, name))
+
+
+def node_selector(selector: Any, path: Path) -> Iterator[FieldError]:
+    """ValidateNodeSelector (label values checked): at least one term, then each term's requirements."""
+    if not isinstance(selector, dict):
+        return
+    at = (*path, "nodeSelectorTerms")
+    terms = _items(selector.get("nodeSelectorTerms"))
+    if not terms:
+        yield FieldError(at, REQUIRED, detail="must have at least one node selector term")
+    for index, term in enumerate(terms):
+        yield from _term(term, (*at, index), True)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpulint.kube.dra.allocation import claim_spec_path
 from gpulint.kube.fields import dig, mapping
-from gpulint.kube.validation import core, resource
+from gpulint.kube.validation import core, resource, resource_slice
 from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
@@ -57,6 +57,8 @@ def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
         yield from resource.device_claim(dig(obj.data, *base), base, flat)
     elif is_dra(obj, "DeviceClass"):
         yield from resource.device_class_spec(obj.data.get("spec"), ("spec",))
+    elif is_dra(obj, "ResourceSlice") and obj.api_version.endswith(("/v1", "/v1beta2", "/v1beta1")):
+        yield from resource_slice.resource_slice_spec(obj.data.get("spec"), ("spec",))
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

@@ -1,0 +1,370 @@
+"""ResourceSlice validation as the API server does it (kubernetes/kubernetes
+pkg/apis/resource/validation/validation.go validateResourceSliceSpec, validateDevice,
+validateCounterSet), beyond the OpenAPI schema: driver and pool names, exactly one node selection,
+device names and limits, attribute and capacity names, capacity request policies, taints, shared
+counters and their consumption, per-device node selection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from gpulint.kube import names
+from gpulint.kube.dra.pools import amount
+from gpulint.kube.refs import Path
+from gpulint.kube.validation import core
+from gpulint.kube.validation.errors import (
+    DUPLICATE,
+    FORBIDDEN,
+    INVALID,
+    OMIT,
+    REQUIRED,
+    FieldError,
+    not_supported,
+    too_long,
+    too_many,
+)
+from gpulint.kube.validation.resource import driver_name, qualified_name
+
+MAX_DEVICES = 128  # ResourceSliceMaxDevices
+MAX_DEVICES_ADVANCED = 64  # ResourceSliceMaxDevicesWithAdvancedFeatures: taints, consumesCounters, list attributes
+MAX_ATTRIBUTES_AND_CAPACITIES = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice
+MAX_COUNTER_SETS = 8  # ResourceSliceMaxCounterSets
+MAX_COUNTERS_PER_SET = 32  # ResourceSliceMaxCountersPerCounterSet
+MAX_CONSUMPTIONS = 2  # ResourceSliceMaxDeviceCounterConsumptionsPerDevice
+MAX_COUNTERS_PER_CONSUMPTION = 32  # ResourceSliceMaxCountersPerDeviceCounterConsumption
+MAX_TAINTS = 16  # DeviceTaintsMaxLength
+MAX_VALUE_LENGTH = 64  # DeviceAttributeMaxValueLength
+MAX_ATTRIBUTE_VALUES = 48  # ResourceSliceMaxAttributeValuesPerDevice (list attributes count each value)
+POOL_NAME_MAX = 253  # PoolNameMaxLength
+TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
+NODE_SELECTION = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+DEVICE_NODE_SELECTION = (
+    "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` is set "
+    "to true in the ResourceSlice spec"
+)
+# DeviceAttribute members: the scalars, then the lists (DRAListTypeAttributes)
+ATTRIBUTE_VALUES = ("bool", "int", "string", "version", "bools", "ints", "strings", "versions")
+_SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
+    r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$"
+)
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _map(value: Any) -> dict[Any, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _dns_label(value: Any, path: Path) -> Iterator[FieldError]:
+    if not isinstance(value, str) or not value:
+        yield FieldError(path, REQUIRED)
+        return
+    for message in names.dns1123_label(value):
+        yield FieldError(path, INVALID, value, message)
+
+
+def _node_name(value: str, path: Path) -> Iterator[FieldError]:
+    for message in names.dns1123_subdomain(value):
+        yield FieldError(path, INVALID, value, message)
+
+
+def pool_name(value: Any, path: Path) -> Iterator[FieldError]:
+    """validatePoolName: required, at most 253 characters, DNS subdomains separated by slashes."""
+    if not isinstance(value, str) or not value:
+        yield FieldError(path, REQUIRED)
+        return
+    if len(value) > POOL_NAME_MAX:
+        yield too_long(path, POOL_NAME_MAX)
+    for part in value.split("/"):
+        for message in names.dns1123_subdomain(part):
+            yield FieldError(path, INVALID, part, message)
+
+
+def _pool(pool: Any, path: Path) -> Iterator[FieldError]:
+    pool = _map(pool)
+    yield from pool_name(pool.get("name"), (*path, "name"))
+    count = pool.get("resourceSliceCount")
+    if isinstance(count, int) and not isinstance(count, bool) and count <= 0:
+        yield FieldError((*path, "resourceSliceCount"), INVALID, count, "must be greater than zero")
+    generation = pool.get("generation")
+    if isinstance(generation, int) and not isinstance(generation, bool) and generation < 0:
+        yield FieldError((*path, "generation"), INVALID, generation, "must be greater than or equal to zero")
+
+
+def _selection(holder: dict[str, Any], path: Path, per_device: bool) -> tuple[list[str], list[FieldError]]:
+    """The node selection fields set on a slice (or a device), and the errors of their values."""
+    chosen: list[str] = []
+    errors: list[FieldError] = []
+    if isinstance(holder.get("nodeName"), str):
+        if holder["nodeName"]:
+            chosen.append("`nodeName`")
+            errors.extend(_node_name(holder["nodeName"], (*path, "nodeName")))
+        else:
+            detail = "must not be empty" if per_device else "must be either unset or set to a non-empty string"
+            errors.append(FieldError((*path, "nodeName"), INVALID, "", detail))
+    if isinstance(holder.get("nodeSelector"), dict):
+        chosen.append("`nodeSelector`")
+        errors.extend(core.node_selector(holder["nodeSelector"], (*path, "nodeSelector")))
+        terms = _items(holder["nodeSelector"].get("nodeSelectorTerms"))
+        if not per_device and len(terms) != 1:
+            errors.append(
+                FieldError(
+                    (*path, "nodeSelector", "nodeSelectorTerms"),
+                    INVALID,
+                    terms,
+                    "must have exactly one node selector term",
+                )
+            )
+    fields = ("allNodes",) if per_device else ("allNodes", "perDeviceNodeSelection")
+    for field in fields:
+        if isinstance(holder.get(field), bool):
+            if holder[field]:
+                chosen.append(f"`{field}`")
+            else:
+                errors.append(FieldError((*path, field), INVALID, False, "must be either unset or set to true"))
+    return chosen, errors
+
+
+def _keyed(errors: Iterator[FieldError], position: int) -> Iterator[FieldError]:
+    """Errors under a map entry: the key at ``position`` prints as [key] (field.Path.Key)."""
+    for error in errors:
+        yield FieldError(error.path, error.kind, error.value, error.detail, error.shown, error.keys | {position})
+
+
+def _attribute(value: Any, path: Path) -> Iterator[FieldError]:
+    """validateDeviceAttribute: exactly one value; strings and versions at most 64 characters, versions semver."""
+    value = _map(value)
+    present = [member for member in ATTRIBUTE_VALUES if value.get(member) is not None]
+    if len(present) != 1:
+        yield FieldError(path, INVALID, "" if not present else value, "exactly one value must be specified")
+    for member in present:
+        if member.endswith("s") and value[member] == []:
+            yield FieldError((*path, member), INVALID, [], "must not be empty if specified")
+        items = _items(value[member]) if member.endswith("s") else [value[member]]
+        for index, item in enumerate(items):
+            at = (*path, member, index) if member.endswith("s") else (*path, member)
+            if member.startswith(("string", "version")) and isinstance(item, str):
+                if member.startswith("version") and not _SEMVER.match(item):
+                    yield FieldError(at, INVALID, item, "must be a string compatible with semver.org spec 2.0.0")
+                if len(item) > MAX_VALUE_LENGTH:
+                    yield too_long(at, MAX_VALUE_LENGTH)
+
+
+def _request_policy(capacity: dict[str, Any], path: Path, shared: bool) -> Iterator[FieldError]:
+    """validateSingleAllocatableDeviceCapacity / the policy's shape for a device with allowMultipleAllocations."""
+    policy = capacity.get("requestPolicy")
+    if policy is None:
+        return
+    at = (*path, "requestPolicy")
+    if not shared:
+        yield FieldError(at, FORBIDDEN, detail="allowMultipleAllocations must be true")
+        return
+    policy = _map(policy)
+    if policy.get("validValues") and policy.get("validRange") is not None:
+        yield FieldError(
+            at,
+            FORBIDDEN,
+            detail='exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time',
+        )
+        return
+    value = amount(capacity.get("value"))
+    if policy.get("validValues"):
+        if policy.get("default") is None:
+            yield FieldError((*at, "default"), REQUIRED, detail="required when validValues is defined")
+        elif value is not None:
+            options = [amount(v) for v in _items(policy["validValues"])]
+            if amount(policy["default"]) not in options:
+                yield FieldError(
+                    (*at, "validValues"),
+                    INVALID,
+                    str(policy["default"]),
+                    "default value is not valid according to the requestPolicy",
+                )
+            for index, option in enumerate(options):
+                if option is not None and option > value:
+                    shown = str(_items(policy["validValues"])[index])
+                    yield FieldError(
+                        (*at, "validValues", index),
+                        INVALID,
+                        shown,
+                        f"option is larger than capacity value: {capacity.get('value')}",
+                    )
+    elif isinstance(policy.get("validRange"), dict):
+        valid_range = policy["validRange"]
+        if policy.get("default") is None:
+            yield FieldError((*at, "default"), REQUIRED, detail="required when validRange is defined")
+        elif valid_range.get("min") is None:
+            yield FieldError((*at, "validRange", "min"), REQUIRED, detail="required when validRange is defined")
+        step = amount(valid_range.get("step")) if valid_range.get("step") is not None else None
+        if step is not None and step <= 0:
+            yield FieldError(
+                (*at, "validRange", "step"), INVALID, str(valid_range["step"]), "must be greater than zero"
+            )
+
+
+def _capacity(value: Any, path: Path, shared: bool) -> Iterator[FieldError]:
+    yield from _request_policy(_map(value), path, shared)
+
+
+def _taint(taint: Any, path: Path) -> Iterator[FieldError]:
+    """validateDeviceTaint: a label key, a label value, a known effect."""
+    taint = _map(taint)
+    key = taint.get("key", "")  # validated when absent too: "name part must be non-empty"
+    if isinstance(key, str):
+        yield from core.label_name(key, (*path, "key"))
+    value = taint.get("value")
+    if isinstance(value, str):
+        for message in names.label_value(value):
+            yield FieldError((*path, "value"), INVALID, value, message)
+    effect = taint.get("effect")
+    if not effect:
+        yield FieldError((*path, "effect"), REQUIRED)
+    elif effect not in TAINT_EFFECTS:
+        yield not_supported((*path, "effect"), effect, TAINT_EFFECTS)
+
+
+def _counters(value: Any, path: Path, maximum: int) -> Iterator[FieldError]:
+    counters = _map(value)
+    if not counters:
+        yield FieldError(path, REQUIRED)
+        return
+    if len(counters) > maximum:
+        yield too_many(path, len(counters), maximum)
+        return
+    for name in counters:
+        for message in names.dns1123_label(str(name)):
+            yield FieldError((*path, name), INVALID, str(name), message, shown=path)
+
+
+def _unique(items: list[Any], key: str, path: Path) -> Iterator[FieldError]:
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        found = _map(item).get(key)
+        if isinstance(found, str):
+            if found in seen:
+                yield FieldError((*path, index), DUPLICATE, found)
+            seen.add(found)
+
+
+def _device(raw: Any, path: Path, per_device: bool) -> Iterator[FieldError]:
+    raw = _map(raw)
+    basic = raw.get("basic")
+    body, at = (basic, (*path, "basic")) if isinstance(basic, dict) else (raw, path)
+    yield from _dns_label(raw.get("name"), (*path, "name"))
+    attributes, capacity = _map(body.get("attributes")), _map(body.get("capacity"))
+    total = len(attributes) + len(capacity)
+    if total > MAX_ATTRIBUTES_AND_CAPACITIES:
+        yield FieldError(
+            at,
+            INVALID,
+            total,
+            f"the total number of attributes and capacities must not exceed {MAX_ATTRIBUTES_AND_CAPACITIES}",
+        )
+    shared = body.get("allowMultipleAllocations") is True
+    values_total = sum(
+        len(_items(v.get(m))) if m.endswith("s") else 1
+        for v in attributes.values()
+        if isinstance(v, dict)
+        for m in ATTRIBUTE_VALUES
+        if v.get(m) is not None
+    )
+    if values_total > MAX_ATTRIBUTE_VALUES:
+        yield FieldError(
+            at, INVALID, values_total, f"the total number of attribute values must not exceed {MAX_ATTRIBUTE_VALUES}"
+        )
+    for section, values in (("attributes", attributes), ("capacity", capacity)):
+        for name, value in values.items():
+            where = (*at, section, name)
+            for error in qualified_name(str(name), where):  # validateMap: a key's errors name the map
+                yield FieldError(error.path, error.kind, error.value, error.detail, shown=(*at, section))
+            found = _attribute(value, where) if section == "attributes" else _capacity(value, where, shared)
+            yield from _keyed(found, len(where) - 1)
+    taints = _items(body.get("taints"))
+    if len(taints) > MAX_TAINTS:
+        yield too_many((*at, "taints"), len(taints), MAX_TAINTS)
+    else:
+        for index, taint in enumerate(taints):
+            yield from _taint(taint, (*at, "taints", index))
+    consumptions = _items(body.get("consumesCounters"))
+    if len(consumptions) > MAX_CONSUMPTIONS:
+        yield too_many((*at, "consumesCounters"), len(consumptions), MAX_CONSUMPTIONS)
+    else:
+        for index, consumption in enumerate(consumptions):
+            where = (*at, "consumesCounters", index)
+            yield from _dns_label(_map(consumption).get("counterSet"), (*where, "counterSet"))
+            yield from _counters(_map(consumption).get("counters"), (*where, "counters"), MAX_COUNTERS_PER_CONSUMPTION)
+        yield from _unique(consumptions, "counterSet", (*at, "consumesCounters"))
+    chosen, errors = _selection(body, at, True)
+    if per_device:
+        yield from errors
+        if len(chosen) != 1:
+            shown = OMIT if not chosen else "{" + ", ".join(chosen) + "}"
+            yield FieldError(at, REQUIRED if not chosen else INVALID, shown, DEVICE_NODE_SELECTION)
+    elif any(body.get(field) is not None for field in ("nodeName", "nodeSelector", "allNodes")):
+        yield FieldError(
+            at,
+            INVALID,
+            None,
+            "`nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to true "
+            "in the ResourceSlice spec",
+        )
+
+
+def _counter_set(counter_set: Any, path: Path) -> Iterator[FieldError]:
+    counter_set = _map(counter_set)
+    yield from _dns_label(counter_set.get("name"), (*path, "name"))
+    yield from _counters(counter_set.get("counters"), (*path, "counters"), MAX_COUNTERS_PER_SET)
+
+
+def _advanced(body: dict[str, Any]) -> bool:
+    """Taints, counter consumption or a list attribute: the slice holds at most 64 devices."""
+    lists = any(
+        isinstance(v, dict) and any(m.endswith("s") and v.get(m) is not None for m in ATTRIBUTE_VALUES)
+        for v in _map(body.get("attributes")).values()
+    )
+    return bool(body.get("taints") or body.get("consumesCounters") or lists)
+
+
+def _body(device: Any) -> dict[str, Any]:
+    basic = _map(device).get("basic")
+    return basic if isinstance(basic, dict) else _map(device)
+
+
+def resource_slice_spec(spec: Any, path: Path) -> Iterator[FieldError]:
+    """validateResourceSliceSpec (on create)."""
+    if not isinstance(spec, dict):
+        return
+    yield from driver_name(spec.get("driver"), (*path, "driver"))
+    yield from _pool(spec.get("pool"), (*path, "pool"))
+    chosen, errors = _selection(spec, path, False)
+    yield from errors
+    if not chosen:
+        yield FieldError(path, REQUIRED, detail=NODE_SELECTION)
+    elif len(chosen) > 1:
+        yield FieldError(path, INVALID, "{" + ", ".join(chosen) + "}", NODE_SELECTION + ", but multiple fields are set")
+    if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
+        yield FieldError(path, INVALID, "", "only one of `sharedCounters` or `devices` is allowed")
+    devices = _items(spec.get("devices"))
+    limited = any(_advanced(_body(d)) for d in devices)
+    maximum = MAX_DEVICES_ADVANCED if limited else MAX_DEVICES
+    if len(devices) > maximum:
+        yield too_many((*path, "devices"), len(devices), maximum)
+    else:
+        per_device = spec.get("perDeviceNodeSelection") is True
+        for index, device in enumerate(devices):
+            yield from _device(device, (*path, "devices", index), per_device)
+        yield from _unique(devices, "name", (*path, "devices"))
+    counter_sets = _items(spec.get("sharedCounters"))
+    if len(counter_sets) > MAX_COUNTER_SETS:
+        yield too_many((*path, "sharedCounters"), len(counter_sets), MAX_COUNTER_SETS)
+    else:
+        for index, counter_set in enumerate(counter_sets):
+            yield from _counter_set(counter_set, (*path, "sharedCounters", index))
+        yield from _unique(counter_sets, "name", (*path, "sharedCounters"))

@@ -1,0 +1,214 @@
+"""api-rejected on ResourceSlices: what the API server's validation refuses (pkg/apis/resource/validation
+validateResourceSliceSpec), worded and placed as it words it; a driver's real slices pass."""
+
+import textwrap
+
+from conftest import by_rule
+
+from gpulint.lint.config import Config
+from gpulint.lint.run import LintRun
+from gpulint.lint.sources import Source
+
+# The shape the NVIDIA GPU DRA driver publishes: a node-local pool, GPUs with attributes and capacity.
+GOOD = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-a-gpu.nvidia.com-x7k2p}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: node-a
+  pool: {name: node-a, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes:
+      type: {string: gpu}
+      productName: {string: NVIDIA H100 80GB HBM3}
+      cudaComputeCapability: {version: 9.0.0}
+      driverVersion: {version: 570.124.6}
+      resource.kubernetes.io/pcieRoot: {string: pci0000:17}
+    capacity:
+      memory: {value: 80Gi}
+  - name: gpu-1
+    attributes:
+      type: {string: gpu}
+      productName: {string: NVIDIA H100 80GB HBM3}
+    capacity:
+      memory: {value: 80Gi}
+"""
+
+
+def rejected(text: str) -> list[tuple[int, int, str]]:
+    body = textwrap.dedent(text).lstrip("\n")
+    findings = LintRun(Config(), [Source("slice.yaml", content=body.encode())]).report().findings
+    return [
+        (f.line, f.column, f.message.removeprefix("the API server rejects this object: "))
+        for f in by_rule(findings, "api-rejected")
+    ]
+
+
+def test_a_drivers_slice_is_accepted():
+    assert rejected(GOOD) == []
+
+
+def test_exactly_one_node_selection():
+    both = GOOD.replace("  nodeName: node-a\n", "  nodeName: node-a\n  allNodes: true\n")
+    assert rejected(both) == [
+        (
+            5,
+            3,
+            'spec: Invalid value: "{`nodeName`, `allNodes`}": exactly one of `nodeName`, `nodeSelector`, `allNodes`, '
+            "`perDeviceNodeSelection` is required, but multiple fields are set",
+        )
+    ]
+    none = GOOD.replace("  nodeName: node-a\n", "")
+    ((line, _, message),) = rejected(none)
+    assert line == 5 and message == (
+        "spec: Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+    )
+    two_terms = GOOD.replace(
+        "  nodeName: node-a\n",
+        "  nodeSelector:\n    nodeSelectorTerms:\n    - matchFields: [{key: metadata.name, operator: In, values: [node-a]}]\n"
+        "    - matchFields: [{key: metadata.name, operator: In, values: [node-b]}]\n",
+    )
+    ((line, _, message),) = rejected(two_terms)
+    assert line == 8 and message.startswith("spec.nodeSelector.nodeSelectorTerms: Invalid value: ")
+    assert message.endswith("must have exactly one node selector term")
+    assert rejected(GOOD.replace("nodeName: node-a", "allNodes: false")) == [
+        (
+            5,
+            3,
+            "spec: Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required",
+        ),
+        (6, 13, "spec.allNodes: Invalid value: false: must be either unset or set to true"),
+    ]
+
+
+def test_pool_and_device_names():
+    found = rejected(
+        GOOD.replace("generation: 1, resourceSliceCount: 1", "generation: -1, resourceSliceCount: 0").replace(
+            "- name: gpu-1", "- name: gpu-0"
+        )
+    )
+    assert (7, 36, "spec.pool.generation: Invalid value: -1: must be greater than or equal to zero") in found
+    assert (7, 60, "spec.pool.resourceSliceCount: Invalid value: 0: must be greater than zero") in found
+    assert (18, 5, 'spec.devices[1]: Duplicate value: "gpu-0"') in found
+    # a MIG device name with the profile's dot is not a DNS label
+    ((line, column, message),) = rejected(GOOD.replace("- name: gpu-1", "- name: gpu-0-mig-1g.10gb-0"))
+    assert (line, column) == (18, 11)
+    assert message == 'spec.devices[1].name: Invalid value: "gpu-0-mig-1g.10gb-0": must not contain dots'
+
+
+def test_attribute_values():
+    # CUDA's "9.0" is not semver: drivers publish 9.0.0
+    found = rejected(GOOD.replace("cudaComputeCapability: {version: 9.0.0}", "cudaComputeCapability: {version: '9.0'}"))
+    assert found == [
+        (
+            13,
+            40,
+            'spec.devices[0].attributes[cudaComputeCapability].version: Invalid value: "9.0": must be a string '
+            "compatible with semver.org spec 2.0.0",
+        )
+    ]
+    two = GOOD.replace("type: {string: gpu}", "type: {string: gpu, int: 1}", 1)
+    ((line, column, message),) = rejected(two)
+    assert (line, column) == (11, 13)
+    assert message.startswith("spec.devices[0].attributes[type]: Invalid value: ") and message.endswith(
+        "exactly one value must be specified"
+    )
+    empty_list = GOOD.replace("type: {string: gpu}", "type: {strings: []}", 1)
+    assert rejected(empty_list) == [
+        (11, 23, "spec.devices[0].attributes[type].strings: Invalid value: []: must not be empty if specified")
+    ]
+
+
+def test_capacity_request_policy_needs_multiple_allocations():
+    policy = GOOD.replace(
+        "memory: {value: 80Gi}\n  - name: gpu-1",
+        "memory: {value: 80Gi, requestPolicy: {default: 10Gi, validRange: {min: 10Gi, step: 10Gi}}}\n  - name: gpu-1",
+    )
+    assert rejected(policy) == [
+        (17, 44, "spec.devices[0].capacity[memory].requestPolicy: Forbidden: allowMultipleAllocations must be true")
+    ]
+    shared = policy.replace("  - name: gpu-0\n", "  - name: gpu-0\n    allowMultipleAllocations: true\n")
+    assert rejected(shared) == []
+    zero_step = shared.replace("step: 10Gi", "step: 0")
+    ((_, _, message),) = rejected(zero_step)
+    assert (
+        message
+        == 'spec.devices[0].capacity[memory].requestPolicy.validRange.step: Invalid value: "0": must be greater than zero'
+    )
+
+
+def test_taints_and_the_device_limit():
+    tainted = GOOD.replace(
+        "  - name: gpu-1\n",
+        "  - name: gpu-1\n    taints: [{key: gpu.nvidia.com/xid, value: '79', effect: PreferNoSchedule}]\n",
+    )
+    ((line, column, message),) = rejected(tainted)
+    assert (line, column) == (19, 61)
+    assert message == (
+        'spec.devices[1].taints[0].effect: Unsupported value: "PreferNoSchedule": supported values: '
+        '"NoSchedule", "NoExecute", "None"'
+    )
+    devices = "".join(f"  - name: gpu-{index}\n" for index in range(65))
+    base = GOOD.split("  devices:\n")[0] + "  devices:\n"
+    assert rejected(base + devices) == []  # 65 plain devices: under 128
+    with_taint = base + devices.replace(
+        "  - name: gpu-0\n", "  - name: gpu-0\n    taints: [{key: example.com/t, effect: NoSchedule}]\n"
+    )
+    assert rejected(with_taint) == [(9, 3, "spec.devices: Too many: 65: must have at most 64 items")]
+
+
+def test_shared_counters_and_per_device_node_selection():
+    counters = """
+    apiVersion: resource.k8s.io/v1
+    kind: ResourceSlice
+    metadata: {name: node-a-counters}
+    spec:
+      driver: gpu.nvidia.com
+      nodeName: node-a
+      pool: {name: node-a, generation: 1, resourceSliceCount: 2}
+      sharedCounters:
+      - name: gpu-0-counter-set
+        counters: {memory: {value: 80Gi}}
+      - name: gpu-0-counter-set
+        counters: {multiprocessors: {value: "98"}}
+    """
+    assert rejected(counters) == [(11, 5, 'spec.sharedCounters[1]: Duplicate value: "gpu-0-counter-set"')]
+    both = (
+        counters.replace(
+            "      - name: gpu-0-counter-set\n        counters: {multiprocessors",
+            "      - name: gpu-1-counter-set\n        counters: {multiprocessors",
+        )
+        + "  devices: [{name: gpu-0}]\n"
+    )
+    assert rejected(both) == [(5, 3, 'spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed')]
+    per_device = """
+    apiVersion: resource.k8s.io/v1
+    kind: ResourceSlice
+    metadata: {name: fabric}
+    spec:
+      driver: gpu.nvidia.com
+      perDeviceNodeSelection: true
+      pool: {name: fabric, generation: 1, resourceSliceCount: 1}
+      devices:
+      - {name: gpu-0, nodeName: node-a}
+      - {name: gpu-1}
+    """
+    assert rejected(per_device) == [
+        (
+            10,
+            5,
+            "spec.devices[1]: Required value: exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required "
+            "when `perDeviceNodeSelection` is set to true in the ResourceSlice spec",
+        )
+    ]
+    node_local = per_device.replace("perDeviceNodeSelection: true", "nodeName: node-a").replace(
+        "- {name: gpu-1}", "- {name: gpu-1, allNodes: true}"
+    )
+    assert [m for _, _, m in rejected(node_local)] == [
+        "spec.devices[0]: Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if "
+        "`perDeviceNodeSelection` is set to true in the ResourceSlice spec",
+        "spec.devices[1]: Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if "
+        "`perDeviceNodeSelection` is set to true in the ResourceSlice spec",
+    ]
