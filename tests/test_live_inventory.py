@@ -489,3 +489,128 @@ def test_the_publisher_sleeps_until_an_api_still_being_listed_is_listed(make_api
     finally:
         api.held[slices].set()
         live.stop()
+
+
+# --- node pools: the nodes that can exist -------------------------------------------------------
+
+
+def cpu_node(name: str) -> dict:
+    """A system node of a scale-from-zero cluster: no GPU, no extended resource."""
+    labels = {"kubernetes.io/hostname": name, "karpenter.sh/nodepool": "system"}
+    return {"metadata": {"name": name, "uid": f"uid-{name}", "labels": labels}, "status": {"capacity": {"cpu": "4"}}}
+
+
+# Shaped like the Karpenter docs' GPU NodePool (karpenter.sh/docs/concepts/nodepools): the g5 family,
+# whose largest type (g5.48xlarge) has 8 GPUs; as the API server returns it (no apiVersion per item).
+GPU_NODEPOOL = {
+    "metadata": {"name": "gpu", "uid": "uid-nodepool-gpu", "resourceVersion": "11"},
+    "spec": {
+        "template": {
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+                "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}],
+            }
+        },
+        "limits": {"nvidia.com/gpu": 64},
+    },
+}
+# A cluster-api MachineDeployment at zero replicas with the autoscaler's scale-from-zero annotations.
+GPU_MACHINE_DEPLOYMENT = {
+    "metadata": {
+        "name": "gpu-md-0",
+        "namespace": "default",
+        "uid": "uid-md",
+        "annotations": {
+            "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "0",
+            "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "3",
+            "capacity.cluster-autoscaler.kubernetes.io/cpu": "32",
+            "capacity.cluster-autoscaler.kubernetes.io/memory": "256G",
+            "capacity.cluster-autoscaler.kubernetes.io/gpu-type": "nvidia.com/gpu",
+            "capacity.cluster-autoscaler.kubernetes.io/gpu-count": "4",
+        },
+    },
+    "spec": {"clusterName": "demo", "replicas": 0, "template": {"spec": {"clusterName": "demo"}}},
+}
+
+
+def test_node_pools_are_listed_and_watched_and_the_webhook_allows_what_a_pool_would_serve(make_api):
+    api = make_api(cluster([cpu_node("system-0")], **{"karpenter.sh__v1": {"nodepools": []}}))
+    webhook = serve(api)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        # no GPU node and no pool: nothing proves a GPU pod cannot run (a warning, admitted)
+        assert allowed(webhook, gpu_pod(9))
+        nodepools = "/apis/karpenter.sh/v1/nodepools"
+        assert wait_for(lambda: any(path == nodepools for path, _ in api.watch_versions))
+        api.events[nodepools].put({"type": "ADDED", "object": GPU_NODEPOOL})
+        # the NodePool's g5 types: 8 GPUs fit a g5.48xlarge after a scale-up, 9 fit no type it allows
+        assert wait_for(lambda: not allowed(webhook, gpu_pod(9)))
+        assert allowed(webhook, gpu_pod(8))
+        (pool,) = webhook.snapshot.inventory.pool_specs
+        assert (pool.system, pool.name, pool.provider) == ("Karpenter NodePool", "gpu", "aws")
+        api.events[nodepools].put({"type": "DELETED", "object": GPU_NODEPOOL})
+        assert wait_for(lambda: allowed(webhook, gpu_pod(9)))
+    finally:
+        webhook.stop()
+
+
+def test_cluster_api_machine_deployments_are_read_at_the_served_version(make_api):
+    api = make_api(
+        cluster(
+            [cpu_node("system-0")], **{"cluster.x-k8s.io__v1beta1": {"machinedeployments": [GPU_MACHINE_DEPLOYMENT]}}
+        )
+    )
+    webhook = serve(api)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        listed = {urlparse(r).path for r in api.requests if "watch=true" not in r and "limit=" in r}
+        assert "/apis/cluster.x-k8s.io/v1beta1/machinedeployments" in listed
+        assert "/apis/cluster.x-k8s.io/v1beta2/machinedeployments" not in listed  # not served
+        (pool,) = webhook.snapshot.inventory.pool_specs
+        assert (pool.system, pool.name, pool.max_size) == ("MachineDeployment", "gpu-md-0", 3)
+        assert allowed(webhook, gpu_pod(4)) and not allowed(webhook, gpu_pod(5))
+    finally:
+        webhook.stop()
+
+
+def test_cli_live_inventory_reads_node_pools(make_api, tmp_path):
+    api = make_api(cluster([cpu_node("system-0")], **{"karpenter.sh__v1": {"nodepools": [GPU_NODEPOOL]}}))
+    kubeconfig = api.kubeconfig(tmp_path)
+    (tmp_path / "job.yaml").write_text(JOB, encoding="utf-8")
+    live = ("--live-inventory", "--kubeconfig", str(kubeconfig), "--context", "gpu-cluster")
+    checked = gpulint("check", "job.yaml", *live, cwd=tmp_path)
+    assert checked.returncode == 1, checked.stderr
+    assert "error[gpu-unschedulable]" in checked.stdout
+    assert "Karpenter NodePool gpu: every instance type it allows has at most 8 nvidia.com/gpu" in checked.stdout
+    (tmp_path / "job.yaml").write_text(JOB.replace("nvidia.com/gpu: 16", "nvidia.com/gpu: 8"), encoding="utf-8")
+    scaled = gpulint("check", "job.yaml", *live, "--ignore", "dev-shm-missing", cwd=tmp_path)
+    assert scaled.returncode == 0, scaled.stdout + scaled.stderr
+
+
+EC2_NODECLASS = {
+    "metadata": {"name": "default", "uid": "uid-nodeclass"},
+    "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "KarpenterNodeRole-demo"},
+    "status": {"subnets": [{"id": "subnet-0a1b2c3d4e5f60718", "zone": "us-west-2a", "zoneID": "usw2-az1"}]},
+}
+
+
+def zonal_gpu_pod(zone: str) -> dict:
+    pod = gpu_pod(1)
+    pod["spec"]["nodeSelector"] = {"topology.kubernetes.io/zone": zone}
+    return pod
+
+
+def test_the_ec2nodeclass_read_live_gives_the_zones_its_nodepool_launches_in(make_api):
+    served = {"karpenter.sh__v1": {"nodepools": [GPU_NODEPOOL]}, "karpenter.k8s.aws__v1": {"ec2nodeclasses": []}}
+    api = make_api(cluster([cpu_node("system-0")], **served))
+    webhook = serve(api)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        assert allowed(webhook, zonal_gpu_pod("us-west-2b"))  # no NodeClass status: any zone
+        nodeclasses = "/apis/karpenter.k8s.aws/v1/ec2nodeclasses"
+        assert wait_for(lambda: any(path == nodeclasses for path, _ in api.watch_versions))
+        api.events[nodeclasses].put({"type": "ADDED", "object": EC2_NODECLASS})
+        assert wait_for(lambda: not allowed(webhook, zonal_gpu_pod("us-west-2b")))
+        assert allowed(webhook, zonal_gpu_pod("us-west-2a"))
+    finally:
+        webhook.stop()

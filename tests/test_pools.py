@@ -817,3 +817,22 @@ def test_a_claim_no_existing_node_can_allocate_is_unknown_when_pools_can_add_nod
         "whether a node a pool can add could is unknown"
     )
     assert any("Karpenter NodePool gpu" in note for note in info["notes"])
+
+
+def test_a_karpenter_pools_zones_come_from_its_ec2nodeclass_subnets(write, tmp_path):
+    # EC2NodeClass status.subnets: the subnets Karpenter launches the NodePool's nodes in, and so their zones
+    inventory = tmp_path / "one-zone"
+    inventory.mkdir()
+    text = (ELASTIC / "karpenter" / "nodepools.yaml").read_text()
+    subnets = "status:\n  subnets:\n  - {id: subnet-0a1b2c3d4e5f60718, zone: us-west-2a, zoneID: usw2-az1}\n"
+    (inventory / "nodepools.yaml").write_text(text + subnets)
+    in_zone = gpu_job(1, spec=TOLERATE_GPU + "      nodeSelector: {topology.kubernetes.io/zone: us-west-2a}\n")
+    assert findings(write, in_zone, str(inventory)) == []
+    elsewhere = in_zone.replace("us-west-2a}", "us-west-2b}")
+    never = only(findings(write, elsewhere, str(inventory)), "gpu-unschedulable")
+    assert (
+        "Karpenter NodePool gpu: incompatible requirements, key topology.kubernetes.io/zone, In [us-west-2b] not in "
+        "In [us-west-2a]" in never["message"]
+    )
+    # without the NodeClass's status the pool may launch in any zone: not judged
+    assert [f for f in findings(write, elsewhere, KARPENTER) if f["severity"] == "error"] == []

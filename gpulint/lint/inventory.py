@@ -17,7 +17,7 @@ from gpulint.kube.admission.kueue import KUEUE_KINDS
 from gpulint.kube.fields import mapping, type_name
 from gpulint.kube.pools.catalog import Catalog
 from gpulint.kube.pools.model import PoolSpec
-from gpulint.kube.pools.readers import pools_in_document
+from gpulint.kube.pools.readers import node_class_zones, pools_in_document
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requests
 from gpulint.lint.config import Config
@@ -90,6 +90,7 @@ class ClusterInventory:
     sources: tuple[str, ...] = ()
     # Node pools (Karpenter NodePools, MachineDeployments, the clouds' node-pool JSON): the nodes that can exist
     pool_specs: list[PoolSpec] = field(default_factory=list)
+    node_class_zones: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # EC2NodeClass subnets
     catalog: Catalog | None = None  # the instance-type catalog (None: the shipped one)
     extended_resource_toleration: bool | None = None  # the admission plugin is on (None: detect)
     _slice_names: set[str] = field(default_factory=set)
@@ -283,6 +284,7 @@ def add_sources(inventory: ClusterInventory, sources: list[Source], problems: li
                     inventory.add(obj)
             for document in documents:
                 inventory.pool_specs.extend(pools_in_document(document.data, source.display))
+                inventory.node_class_zones.update(node_class_zones(document.data))
 
 
 def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[LocatedDocument]:

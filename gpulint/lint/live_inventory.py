@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from gpulint.kube.fields import mapping
+from gpulint.kube.pools.readers import node_class_zones, pools_in_document
 from gpulint.lint.inventory import ClusterInventory
 from gpulint.lint.loader import LocatedDocument
 from gpulint.lint.objects import objects_in
@@ -61,6 +62,7 @@ class InventoryApi:
 
 _DRA = ("v1", "v1beta2", "v1beta1")
 _KUEUE = ("v1beta2", "v1beta1")
+_CAPI = ("v1beta2", "v1beta1")
 # What the inventory reads, as a table: the RBAC of the Helm chart (deploy/chart) grants list and
 # watch on exactly these (tests/test_chart.py holds the two together).
 INVENTORY_APIS: tuple[InventoryApi, ...] = (
@@ -96,6 +98,15 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     InventoryApi("kueue.x-k8s.io", "AdmissionCheck", "admissionchecks", _KUEUE),
     InventoryApi("scheduling.volcano.sh", "Queue", "queues", ("v1beta1",)),
     InventoryApi("scheduling.run.ai", "Queue", "queues", ("v2",)),
+    # Node pools: the nodes that can exist (gpulint/kube/pools/readers.py). Karpenter's NodePools and the
+    # NodeClasses they reference (an EC2NodeClass's subnets name the zones its nodes launch in);
+    # cluster-api's MachineDeployments and MachinePools, the node groups of Cluster Autoscaler's
+    # clusterapi provider (a MachineSet a MachineDeployment owns is not a group of its own).
+    InventoryApi("karpenter.sh", "NodePool", "nodepools", ("v1", "v1beta1")),
+    InventoryApi("karpenter.k8s.aws", "EC2NodeClass", "ec2nodeclasses", ("v1", "v1beta1")),
+    InventoryApi("karpenter.azure.com", "AKSNodeClass", "aksnodeclasses", ("v1beta1", "v1alpha2")),
+    InventoryApi("cluster.x-k8s.io", "MachineDeployment", "machinedeployments", _CAPI, namespaced=True),
+    InventoryApi("cluster.x-k8s.io", "MachinePool", "machinepools", _CAPI, namespaced=True),
 )
 
 
@@ -313,6 +324,8 @@ def build_inventory(objects: list[dict[str, Any]], apis: tuple[InventoryApi, ...
     for index, item in enumerate(objects):
         for obj in objects_in(LocatedDocument(LOCATION, index, item, None)):
             inventory.add(obj)
+        inventory.pool_specs.extend(pools_in_document(item, LOCATION))  # as files are read (add_sources)
+        inventory.node_class_zones.update(node_class_zones(item))
     inventory.account_running_pods()
     return inventory
 

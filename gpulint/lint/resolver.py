@@ -9,7 +9,7 @@ the resolver is cheap and belongs to one run (one review).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ from gpulint.kube.gangs.members import group_references, joiner_key
 from gpulint.kube.pools.binding import bind
 from gpulint.kube.pools.labels import any_pooled
 from gpulint.kube.pools.model import NodePool
-from gpulint.kube.pools.readers import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP, pools_in_document
+from gpulint.kube.pools.readers import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP, node_class_zones, pools_in_document
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, pod_requirements
 from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
@@ -107,6 +107,12 @@ class Resolver:
             specs.update({(s.system, s.name): s for s in pools_in_document(obj.data, obj.file)})
         if not specs:
             return []
+        zones = dict(self._cluster.node_class_zones)
+        for obj in self.linted.of_kind("karpenter.k8s.aws", "EC2NodeClass"):
+            zones.update(node_class_zones(obj.data))
+        for key, spec in specs.items():
+            if spec.karpenter and not spec.zones and spec.node_class in zones:
+                specs[key] = replace(spec, zones=zones[spec.node_class])  # nodes launch in its subnets' zones
         from gpulint.lint.node_catalog import shipped_catalog
 
         catalog = self._cluster.catalog or shipped_catalog()

@@ -113,6 +113,7 @@ class PoolSpec:
     zones: tuple[str, ...] = ()
     accelerators: dict[str, Fraction] = field(default_factory=dict)  # extended resources a node offers, stated
     accelerators_complete: bool = False  # ``accelerators`` is all it offers (GKE attaches GPUs only so)
+    node_class: tuple[str, str] = ("", "")  # Karpenter: the NodeClass it references (group, name)
 
 
 ABSENT = Domain(frozenset())  # the label is known not to be on the node

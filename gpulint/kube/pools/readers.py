@@ -123,7 +123,24 @@ def karpenter_nodepool(data: dict[str, Any], file: str) -> PoolSpec:
         weight=_int(spec.get("weight")) or 0,
         karpenter=True,
         provider=NODECLASS_PROVIDERS.get(text(node_class.get("group")), ""),
+        node_class=(text(node_class.get("group")), text(node_class.get("name"))),
     )
+
+
+def node_class_zones(data: Any) -> Iterator[tuple[tuple[str, str], tuple[str, ...]]]:
+    """The zones each EC2NodeClass of a document launches nodes in: the zones of the subnets it
+    resolved (``status.subnets[].zone``, karpenter-provider-aws pkg/apis/v1 ec2nodeclass_status.go:
+    "resolved Subnet selector values utilized for node launch"). A NodeClass without them says nothing."""
+    for _path, item in _items(data):
+        api_version, kind = text(item.get("apiVersion")), text(item.get("kind"))
+        group = api_version.rpartition("/")[0]
+        if kind != "EC2NodeClass" or group != "karpenter.k8s.aws":
+            continue
+        subnets = sequence(mapping(item.get("status")).get("subnets"))
+        zones = tuple(sorted({text(s.get("zone")) for s in subnets if isinstance(s, dict) and text(s.get("zone"))}))
+        name = text(mapping(item.get("metadata")).get("name"))
+        if zones and name:
+            yield (group, name), zones
 
 
 # --------------------------------------------------------------------------- cluster-api
