@@ -107,7 +107,8 @@ class Engine:
         self.config = config
         rules = enabled_rules(config) if rules is None else rules
         self.rules = rules
-        self.context = CheckContext(config, _schema_store(config.kubernetes_version), resolver)
+        schemas = _schema_store(config.kubernetes_version).with_crds(resolver.custom_resource_definitions)
+        self.context = CheckContext(config, schemas, resolver)
         available = available_needs(resolver)
         self.available = available
         # Routed once: a rule whose needs are unmet never runs; the run says it was skipped.

@@ -42,6 +42,7 @@ INVENTORY_KINDS = (
     "Namespace",
     "RuntimeClass",
     "ConfigMap",
+    "CustomResourceDefinition",
     *GANG_OBJECT_KINDS,
     *ADMISSION_KINDS,
 )
@@ -82,6 +83,7 @@ class ClusterInventory:
     namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)
     runtime_classes: dict[str, dict[str, Any]] = field(default_factory=dict)
     admission_objects: list[dict[str, Any]] = field(default_factory=list)  # ADMISSION_KINDS, in file order
+    crds: list[InventoryObject] = field(default_factory=list)  # their schemas validate the linted custom resources
     # (namespace, name) -> the ConfigMap's keys (its values are not kept: they may be large)
     config_map_keys: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     # Kinds the inventory lists (even when it lists none of them, a live watch says so): for these,
@@ -142,6 +144,8 @@ class ClusterInventory:
             self.namespaces.setdefault(name, obj.data)
         elif kind == "ConfigMap" and obj.api_version == "v1":
             self.config_map_keys.setdefault((obj.ref.namespace, name), config_map_keys(obj.data))
+        elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
+            self.crds.append(located)
         elif kind == "RuntimeClass" and group == "node.k8s.io":
             self.runtime_classes.setdefault(name, obj.data)
         elif kind in GANG_OBJECT_KINDS:

@@ -377,6 +377,14 @@ class Resolver:
         return self._cluster.lists("ConfigMap")
 
     @cached_property
+    def custom_resource_definitions(self) -> list[tuple[dict[str, Any], str]]:
+        """(CRD, file) from the linted files, then the inventory: the linted one wins a clash."""
+        linted = [
+            (obj.data, obj.file) for obj in self.linted.of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
+        ]
+        return linted + [(obj.data, obj.file) for obj in self._cluster.crds]
+
+    @cached_property
     def objects(self) -> list[dict[str, Any]]:
         """Every linted object's data (policies that read ``objects``)."""
         return [obj.data for obj in self.linted]

@@ -7,7 +7,8 @@ with jsonschema-rs: a compiled validator ~80x faster than the pure-Python one.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpulint.lint.data import data_dir
@@ -28,9 +29,21 @@ class SchemaError:
     unknown_field: bool  # strict field validation: a warning, as the API server reports it
 
 
+@dataclass(frozen=True)
+class CustomSchema:
+    """A schema from outside gpulint's bundle: a CustomResourceDefinition among the linted files or
+    in the inventory."""
+
+    schema: dict[str, Any]
+    origin: str  # for messages: "CRD rayjobs.ray.io in crds/ray.yaml"
+
+
 @dataclass
 class SchemaStore:
     kubernetes_version: str
+    # group/version/Kind -> schema that overrides the bundled one (a linted or inventory CRD)
+    custom: dict[str, CustomSchema] = field(default_factory=dict)
+    _custom_validators: dict[str, Any] = field(default_factory=dict)
     _index: dict[str, str] | None = None
     _validators: dict[str, Any] = field(default_factory=dict)
     _shared: dict[str, dict[str, Any]] = field(default_factory=dict)  # folder -> its _definitions.json
@@ -49,8 +62,25 @@ class SchemaStore:
             self._index = index
         return self._index
 
+    def with_crds(self, crds: Iterable[tuple[dict[str, Any], str]]) -> SchemaStore:
+        """This store with the served versions of these CRDs (data, file) validating their kinds, the
+        first CRD of a kind winning; the bundled validators stay shared."""
+        from gpulint.lint.crd_schema import crd_schemas
+
+        custom: dict[str, CustomSchema] = {}
+        for data, file in crds:
+            name = data.get("metadata", {}).get("name") if isinstance(data.get("metadata"), dict) else None
+            for key, schema in crd_schemas(data).items():
+                custom.setdefault(key, CustomSchema(schema, f"CRD {name or key} in {file}"))
+        if not custom:
+            return self
+        return replace(self, custom={**self.custom, **custom}, _custom_validators={})
+
     def origin(self, api_version: str, kind: str) -> str:
         """Where the schema of a kind comes from, for messages: a Kubernetes release or a CRD."""
+        found = self.custom.get(f"{api_version}/{kind}")
+        if found is not None:
+            return found.origin
         if self._origins is None:
             sources = data_dir("schemas") / "crds" / "sources.json"
             self._origins = json.loads(sources.read_text()) if sources.is_file() else {}
@@ -66,7 +96,8 @@ class SchemaStore:
         return self._shared[folder]
 
     def has_schema(self, api_version: str, kind: str) -> bool:
-        return f"{api_version}/{kind}" in self._load_index()
+        key = f"{api_version}/{kind}"
+        return key in self.custom or key in self._load_index()
 
     def first_release(self, api_version: str, kind: str) -> str | None:
         """The oldest Kubernetes release gpulint has schemas for that serves ``api_version`` ``kind``."""
@@ -82,10 +113,12 @@ class SchemaStore:
         return None
 
     def known_kinds(self) -> list[str]:
-        return sorted(self._load_index())
+        return sorted({*self._load_index(), *self.custom})
 
     def validator(self, api_version: str, kind: str) -> Any | None:
         key = f"{api_version}/{kind}"
+        if key in self.custom:
+            return self._custom_validator(key)
         if key in self._validators:
             return self._validators[key]
         filename = self._load_index().get(key)
@@ -99,6 +132,16 @@ class SchemaStore:
             validator = jsonschema_rs.validator_for(schema)
         self._validators[key] = validator
         return validator
+
+    def _custom_validator(self, key: str) -> Any | None:
+        if key not in self._custom_validators:
+            import jsonschema_rs
+
+            try:
+                self._custom_validators[key] = jsonschema_rs.validator_for(self.custom[key].schema)
+            except (ValueError, jsonschema_rs.ValidationError):  # a pattern or keyword the validator cannot compile
+                self._custom_validators[key] = None
+        return self._custom_validators[key]
 
     def validate(self, data: dict[str, Any]) -> list[SchemaError]:
         api_version, kind = data.get("apiVersion"), data.get("kind")
