@@ -720,6 +720,19 @@ def test_a_queued_workload_packs_within_what_its_flavors_node_pool_can_add():
     assert "hold at most 4" in finding.message
 
 
+def test_a_pod_groups_pods_pack_with_what_their_flavor_adds():
+    # the docs' pod group, 1 GPU a Pod, without a toleration of their own: the flavor's lets them onto
+    # Karpenter's tainted gpu pool (at most 4 GPUs). Without it they would fit nowhere.
+    karpenter = str(DATA / "elastic" / "karpenter")
+    queues = docs(GPU_FLAVOR, cluster_queue(flavors=("gpu",), gpus="8", covered="cpu, nvidia.com/gpu"), local_queue())
+    four = docs(queues, *(group_pod(f"worker-{i}", gpus=1, total=4, cpu=1) for i in range(4)))
+    assert findings_of("gang-unsatisfiable", four, inventory=karpenter) == []
+    five = docs(queues, *(group_pod(f"worker-{i}", gpus=1, total=5, cpu=1) for i in range(5)))
+    (finding,) = findings_of("gang-unsatisfiable", five, inventory=karpenter)
+    assert finding.message.startswith("Kueue pod group sample-group needs 5 nvidia.com/gpu at once")
+    assert "under its limit 4" in finding.message
+
+
 def test_a_queue_annotation_is_no_gang():
     found = findings_of("gang-missing", jobset(3, queue_label="annotations"))
     assert [f.rule for f in found] == ["gang-missing"]

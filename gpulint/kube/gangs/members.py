@@ -326,7 +326,7 @@ def _referenced_gangs(
             shared = not _same_object(joiners[0], obj)
             if shared and reported_only:
                 continue  # the first joiner reports; its members are not built N times over
-            members = [member for joiner in joiners for member in _members_joining(joiner, joiner_key(ref))]
+            members = [member for joiner in joiners for member in _pinned_members(joiner, inventory)]
         else:
             joiners = [obj]
         parent = ""
@@ -399,6 +399,18 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
     return gangs
 
 
+def _pinned_members(pod: ObjectLike, inventory: GangLookup | None) -> list[Member]:
+    """A Pod of a Kueue pod group as a member, with what admission adds to it (its flavor's nodeLabels and
+    tolerations; judged for this Pod alone, so every flavor the group could get is among its candidates)."""
+    pins = flavor_pins(inventory.kueue, pod.ref.namespace, pod.data) if inventory is not None else {}
+    members = []
+    for site in pod_spec_sites(pod.data):
+        pin = pins.get(site.path)
+        spec = pin.apply(site.spec) if pin is not None else site.spec
+        members.append(_member(pod.kind, PodSpecSite(site.path, spec, 1, site.role, site.template_path)))
+    return members
+
+
 def _kueue_pod_group(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool) -> list[Gang]:
     """A Kueue pod group is one Workload of every Pod that carries its name (constructGroupPodSets: a pod
     set per distinct pod, counted), admitted whole. Its pods are summed across the objects that are known;
@@ -412,7 +424,7 @@ def _kueue_pod_group(obj: ObjectLike, inventory: GangLookup | None, reported_onl
     shared = not _same_object(joiners[0], obj)
     if shared and reported_only:
         return []  # the first Pod of the group reports on it
-    members = [member for joiner in joiners for member in _members_joining(joiner, joiner_key(ref))]
+    members = [member for joiner in joiners for member in _pinned_members(joiner, inventory)]
     known = sum(member.count for member in members)
     shown = "" if known >= total else f" ({known} of its {total} pods known)"
     key = mapping(dig(obj.data, "metadata", "annotations")).get(KUEUE_REQUIRED_TOPOLOGY)
