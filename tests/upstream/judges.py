@@ -21,6 +21,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from gpulint.kube.cel.library import FORMAT_TAG
 from gpulint.kube.dra.allocation import device_tolerations, slice_devices
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.quantity import format_amount
-from gpulint.kube.scheduler import NodeInfo, Taint, pod_requests, pod_requirements
+from gpulint.kube.scheduler import NodeInfo, Taint, filter_reasons, pod_requests, pod_requirements
 from gpulint.kube.validation.errors import FieldError
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Engine
@@ -333,7 +334,25 @@ def judge_pod_requests(case: Case) -> str:
     return "; ".join(f"{name}={format_amount(amount)}" for name, amount in sorted(requests.items()))
 
 
+# --------------------------------------------------------------------------- scheduler
+
+
+def judge_scheduler(case: Case) -> str:
+    """The scheduler model's filters (kube.scheduler.filter_reasons: unschedulable, TaintToleration,
+    NodeAffinity, NodeResourcesFit) for one pod on one node that already runs ``pods``."""
+    node = NodeInfo.from_object(case.data["node"])
+    for spec in case.data.get("pods") or []:
+        for name, amount in pod_requests(spec).items():
+            node.used[name] = node.used.get(name, Fraction(0)) + amount
+        node.pod_count += 1
+    gates = FeatureGates.of(str(case.header["kubernetes"]), case.data.get("gates") or {})
+    pod = pod_requirements(case.data["pod"] or {}, gates.enabled("TaintTolerationComparisonOperators"))
+    reasons = filter_reasons(pod, node, now=True)
+    return "unschedulable: " + ", ".join(reasons) if reasons else "fits"
+
+
 JUDGES: dict[str, Callable[[Case], str]] = {
+    "scheduler": judge_scheduler,
     "pod-requests": judge_pod_requests,
     "api-validation": judge_api_validation,
     "cel-library": judge_cel_library,
