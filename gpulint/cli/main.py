@@ -25,10 +25,12 @@ from gpulint.lint.config import (
     ConfigError,
     KnownRules,
     check_rule_ids,
+    check_schema_files,
     discover,
     load,
     parse_feature_gates,
     parse_kubernetes_version,
+    parse_schema_location,
 )
 from gpulint.lint.findings import Finding, Severity
 from gpulint.report import FORMATS
@@ -123,6 +125,13 @@ def cli() -> None:
     help="Instance-type catalog file that extends or overrides the shipped one (repeatable).",
 )
 @click.option(
+    "--schema-location",
+    "schema_locations",
+    multiple=True,
+    help="Folder of JSON schemas as kubeconform reads them ({kind}_{version}.json, {group}/{kind}_{version}.json), "
+    "or a kubeconform template ending in .json (repeatable; custom resources only).",
+)
+@click.option(
     "--policy",
     "policy_paths",
     multiple=True,
@@ -157,6 +166,7 @@ def check(
     exit_zero: bool,
     inventory_paths: tuple[str, ...],
     catalog_paths: tuple[str, ...],
+    schema_locations: tuple[str, ...],
     policy_paths: tuple[str, ...],
     fix: bool,
     show_diff: bool,
@@ -183,7 +193,9 @@ def check(
             node_catalog=tuple(catalog_paths) if catalog_paths else None,
             feature_gates=parse_feature_gates(feature_gates) if feature_gates is not None else None,
             policies=tuple(policy_paths) if policy_paths else None,
+            schema_locations=tuple(parse_schema_location(p) for p in schema_locations) if schema_locations else None,
         )
+        check_schema_files(config)
         config, sources = apply_render_options(config, reading)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None

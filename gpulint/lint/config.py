@@ -42,6 +42,7 @@ class Config:
     feature_gates: dict[str, bool] | None = None  # None: not stated (gate findings are info)
     policies: tuple[str, ...] = ()  # policy files/directories, or gpulint:NAME from the shipped library
     node_catalog: tuple[str, ...] = ()  # instance-type catalog files that extend or override the shipped one
+    schema_locations: tuple[str, ...] = ()  # --schema-location: kubeconform-style schema folders or templates
     extended_resource_toleration: bool | None = None  # the admission plugin; None: detected (GKE)
     render: RenderOptions = field(default_factory=RenderOptions)  # how charts and overlays are rendered
     # suppressions: a reason required after `--`; unused ones reported; globs where in-manifest ones are not honoured
@@ -195,6 +196,7 @@ def from_mapping(
         "feature-gates",
         "policies",
         "node-catalog",
+        "schema-location",
         "extended-resource-toleration",
         "render",
         "baseline",
@@ -288,12 +290,38 @@ def from_mapping(
         changes["node_catalog"] = tuple(
             str(Path(root) / p) for p in _string_list(raw["node-catalog"], "node-catalog", at(("node-catalog",)))
         )
+    if "schema-location" in raw:
+        where_key = at(("schema-location",))
+        changes["schema_locations"] = tuple(
+            parse_schema_location(p if p.startswith(("http://", "https://")) else str(Path(root) / p), where_key)
+            for p in _string_list(raw["schema-location"], "schema-location", where_key)
+        )
     if "extended-resource-toleration" in raw:
         changes["extended_resource_toleration"] = parse_switch(
             raw["extended-resource-toleration"],
             f"{at(('extended-resource-toleration',))}: 'extended-resource-toleration'",
         )
     return replace(config, **changes)
+
+
+def parse_schema_location(value: str, where: str = "--schema-location") -> str:
+    """A --schema-location folder or kubeconform template, checked (exit 2 when it cannot be used)."""
+    from gpulint.lint.schema_locations import SchemaLocationError, parse_location
+
+    try:
+        return parse_location(value)
+    except SchemaLocationError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def check_schema_files(config: Config) -> None:
+    """Every schema file the configured locations could serve is JSON (ConfigError otherwise)."""
+    from gpulint.lint.schema_locations import SchemaLocationError, check_files
+
+    try:
+        check_files(config.schema_locations, config.kubernetes_version)
+    except SchemaLocationError as exc:
+        raise ConfigError(f"schema-location: {exc}") from None
 
 
 def parse_switch(value: Any, where: str) -> bool | None:

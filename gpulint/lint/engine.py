@@ -74,9 +74,9 @@ class Deadline:
 
 
 @cache
-def _schema_store(kubernetes_version: str) -> SchemaStore:
-    # One per process and version: compiled validators are reused across files and chunks.
-    return SchemaStore(kubernetes_version)
+def _schema_store(kubernetes_version: str, locations: tuple[str, ...] = ()) -> SchemaStore:
+    # One per process, version and set of schema locations: compiled validators are reused across files and chunks.
+    return SchemaStore(kubernetes_version, locations)
 
 
 def available_needs(resolver: Resolver) -> frozenset[Need]:
@@ -107,7 +107,9 @@ class Engine:
         self.config = config
         rules = enabled_rules(config) if rules is None else rules
         self.rules = rules
-        schemas = _schema_store(config.kubernetes_version).with_crds(resolver.custom_resource_definitions)
+        schemas = _schema_store(config.kubernetes_version, config.schema_locations).with_crds(
+            resolver.custom_resource_definitions
+        )
         self.context = CheckContext(config, schemas, resolver)
         available = available_needs(resolver)
         self.available = available

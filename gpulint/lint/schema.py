@@ -41,9 +41,11 @@ class CustomSchema:
 @dataclass
 class SchemaStore:
     kubernetes_version: str
+    locations: tuple[str, ...] = ()  # --schema-location folders and templates (gpulint.lint.schema_locations)
     # group/version/Kind -> schema that overrides the bundled one (a linted or inventory CRD)
     custom: dict[str, CustomSchema] = field(default_factory=dict)
     _custom_validators: dict[str, Any] = field(default_factory=dict)
+    _located: dict[str, Any] = field(default_factory=dict)  # key -> schema file of a location (None: none)
     _index: dict[str, str] | None = None
     _validators: dict[str, Any] = field(default_factory=dict)
     _shared: dict[str, dict[str, Any]] = field(default_factory=dict)  # folder -> its _definitions.json
@@ -81,6 +83,9 @@ class SchemaStore:
         found = self.custom.get(f"{api_version}/{kind}")
         if found is not None:
             return found.origin
+        located = self._location_file(api_version, kind)
+        if located is not None:
+            return f"schema {located}"
         if self._origins is None:
             sources = data_dir("schemas") / "crds" / "sources.json"
             self._origins = json.loads(sources.read_text()) if sources.is_file() else {}
@@ -97,7 +102,20 @@ class SchemaStore:
 
     def has_schema(self, api_version: str, kind: str) -> bool:
         key = f"{api_version}/{kind}"
-        return key in self.custom or key in self._load_index()
+        return key in self.custom or key in self._load_index() or self._location_file(api_version, kind) is not None
+
+    def _location_file(self, api_version: str, kind: str) -> Any | None:
+        """The --schema-location file of a kind that is not one of the release's own kinds (a location
+        overrides the bundled CRD schemas, never the Kubernetes release's: ``job_v1.json`` of some
+        CRD must not validate batch/v1 Jobs)."""
+        if not self.locations or self._load_index().get(f"{api_version}/{kind}", "").startswith("v"):
+            return None
+        key = f"{api_version}/{kind}"
+        if key not in self._located:
+            from gpulint.lint.schema_locations import find
+
+            self._located[key] = find(self.locations, api_version, kind, self.kubernetes_version)
+        return self._located[key]
 
     def first_release(self, api_version: str, kind: str) -> str | None:
         """The oldest Kubernetes release gpulint has schemas for that serves ``api_version`` ``kind``."""
@@ -119,6 +137,9 @@ class SchemaStore:
         key = f"{api_version}/{kind}"
         if key in self.custom:
             return self._custom_validator(key)
+        located = self._location_file(api_version, kind)
+        if located is not None:
+            return self._located_validator(key, located)
         if key in self._validators:
             return self._validators[key]
         filename = self._load_index().get(key)
@@ -142,6 +163,19 @@ class SchemaStore:
             except (ValueError, jsonschema_rs.ValidationError):  # a pattern or keyword the validator cannot compile
                 self._custom_validators[key] = None
         return self._custom_validators[key]
+
+    def _located_validator(self, key: str, path: Any) -> Any | None:
+        cache_key = f"location:{key}"
+        if cache_key not in self._validators:
+            import jsonschema_rs
+
+            from gpulint.lint.schema_locations import load
+
+            try:
+                self._validators[cache_key] = jsonschema_rs.validator_for(load(path))
+            except ValueError:  # checked at the start (check_files); a file changed since, or uncompilable
+                self._validators[cache_key] = None
+        return self._validators[cache_key]
 
     def validate(self, data: dict[str, Any]) -> list[SchemaError]:
         api_version, kind = data.get("apiVersion"), data.get("kind")
