@@ -10,6 +10,7 @@ import textwrap
 import yaml
 from conftest import DATA, by_rule, lint_text, run_cli
 
+from gpulint.kube.trainjob import BoundTrainJob
 from gpulint.kube.workloads import pod_spec_sites
 
 FLEET = str(DATA / "fleet")
@@ -424,3 +425,205 @@ def test_vllm_runtime_gpu_field_and_shm():
     no_shm = (VLLM_RUNTIME % (2, 2)).replace("    shmSize: 20Gi\n", "")
     (shm,) = by_rule(lint_text(no_shm), "dev-shm-missing")
     assert shm.fix is None  # the operator's field is shmSize; gpulint does not write it
+
+
+# ----------------------------------------------------------------------------- Kubeflow Trainer v2
+
+# The Trainer's own torch-distributed runtime (manifests/base/runtimes/torch_distributed.yaml).
+TORCH_RUNTIME = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-distributed
+  labels:
+    trainer.kubeflow.org/framework: torch
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+"""
+
+TRAINJOB = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: fine-tune-llama
+  namespace: ml
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    numNodes: %(nodes)s
+    numProcPerNode: %(gpus)s
+    resourcesPerNode:
+      limits:
+        nvidia.com/gpu: %(gpus)s
+  runtimePatches:
+    - manager: platform.example.com/gpu-defaults
+      trainingRuntimeSpec:
+        template:
+          spec:
+            replicatedJobs:
+              - name: node
+                template:
+                  spec:
+                    template:
+                      spec:
+                        nodeSelector:
+                          nvidia.com/gpu.product: %(product)s
+                        tolerations:
+                          - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+                        volumes:
+                          - name: dshm
+                            emptyDir: {medium: Memory}
+                        containers:
+                          - name: node
+                            volumeMounts:
+                              - {name: dshm, mountPath: /dev/shm}
+"""
+
+
+def _trainjob_tree(tmp_path, runtime: str = TORCH_RUNTIME, **values: object):
+    values = {"nodes": 2, "gpus": 4, "product": "NVIDIA-H100-80GB-HBM3", **values}
+    (tmp_path / "runtimes").mkdir(exist_ok=True)
+    (tmp_path / "runtimes" / "torch.yaml").write_text(textwrap.dedent(runtime).lstrip("\n"))
+    (tmp_path / "jobs").mkdir(exist_ok=True)
+    (tmp_path / "jobs" / "train.yaml").write_text(textwrap.dedent(TRAINJOB % values).lstrip("\n"))
+    return tmp_path
+
+
+def _findings(*args: str) -> list[tuple[str, str, int, int]]:
+    result = run_cli("check", *args, "--format", "json")
+    assert result.exit_code in (0, 1), result.stdout + result.stderr
+    return [(f["rule"], f["path"].rsplit("/", 1)[-1], f["line"], f["column"]) for f in result.json()["findings"]]
+
+
+def test_trainjob_pods_are_the_runtime_template_with_its_overrides(tmp_path):
+    tree = _trainjob_tree(tmp_path)
+    assert _findings(str(tree), "--inventory", FLEET) == []  # 2 x 4 H100s, tolerated, /dev/shm from the patch
+    job = yaml.safe_load((tree / "jobs" / "train.yaml").read_text())
+
+    (site,) = pod_spec_sites(BoundTrainJob(job, yaml.safe_load(textwrap.dedent(TORCH_RUNTIME))))
+    assert (site.role, site.pods) == ("node", 2)  # trainer.numNodes over the runtime's mlPolicy.numNodes
+    (container,) = site.spec["containers"]
+    assert container["image"].startswith("pytorch/pytorch")
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": 4}
+    assert container["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
+    assert site.spec["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+
+
+def test_trainjob_findings_point_at_the_trainjob_field_that_set_them(tmp_path):
+    tree = _trainjob_tree(tmp_path, gpus=16)
+    found = _findings(str(tree), "--inventory", FLEET)
+    # 16 GPUs per node: more than any node has, reported at resourcesPerNode
+    assert ("gpu-unschedulable", "train.yaml", 14, 25) in found
+    tree = _trainjob_tree(tmp_path, product="NVIDIA-A100-SXM4-80GB")
+    found = _findings(str(tree), "--inventory", FLEET)
+    assert ("over-tight-affinity", "train.yaml", 27, 51) in found  # the patch's nodeSelector
+
+
+def test_trainjob_fields_the_runtime_supplies_are_reported_at_the_runtime_ref(tmp_path):
+    no_shm = TRAINJOB.split("                        volumes:")[0]
+    tree = _trainjob_tree(tmp_path)
+    (tree / "jobs" / "train.yaml").write_text(
+        textwrap.dedent(no_shm % {"nodes": 2, "gpus": 4, "product": "NVIDIA-H100-80GB-HBM3"})
+    )
+    result = run_cli("check", str(tree), "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "dev-shm-missing"]
+    assert (finding["path"].rsplit("/", 1)[-1], finding["line"]) == ("train.yaml", 9)  # spec.runtimeRef.name
+    assert finding["fix"] is None  # the volume belongs in the runtime or a patch: gpulint does not write it
+    assert not any("--fix" in note for note in finding["notes"])
+
+
+def test_trainjob_v2_0_pod_template_overrides():
+    job = yaml.safe_load(
+        textwrap.dedent("""
+            apiVersion: trainer.kubeflow.org/v1alpha1
+            kind: TrainJob
+            metadata: {name: t, namespace: ml}
+            spec:
+              runtimeRef: {name: torch-distributed}
+              podTemplateOverrides:
+                - targetJobs: [{name: node}]
+                  spec:
+                    nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+                    tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+        """)
+    )
+    (site,) = pod_spec_sites(BoundTrainJob(job, yaml.safe_load(textwrap.dedent(TORCH_RUNTIME))))
+    assert site.spec["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-L4"}
+    assert site.spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists"}]
+    assert site.pods == 1  # the runtime's mlPolicy.numNodes
+
+
+def test_trainjob_runtime_missing_proof_or_silence(tmp_path):
+    job = tmp_path / "train.yaml"
+    job.write_text(textwrap.dedent(TRAINJOB % {"nodes": 1, "gpus": 4, "product": "x"}).lstrip("\n"))
+    # a runtime the Trainer installs, not in the files: nothing to say (and nothing to build pods from)
+    assert _findings(str(job)) == []
+    typo = job.read_text().replace("name: torch-distributed", "name: torch-distribued")
+    job.write_text(typo)
+    result = run_cli("check", str(job), "--format", "json")
+    (finding,) = result.json()["findings"]
+    assert (finding["rule"], finding["severity"], finding["line"]) == ("training-runtime-unknown", "warning", 8)
+    assert "did you mean 'torch-distributed'?" in finding["message"]
+    # the inventory lists the cluster's ClusterTrainingRuntimes: a missing one is refused by the webhook
+    inventory = tmp_path / "inventory"
+    inventory.mkdir()
+    (inventory / "nodes.yaml").write_text((DATA / "fleet" / "nodes.yaml").read_text())
+    (inventory / "runtimes.yaml").write_text(textwrap.dedent(TORCH_RUNTIME).lstrip("\n"))
+    result = run_cli("check", str(job), "--inventory", str(inventory), "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "training-runtime-unknown"]
+    assert finding["severity"] == "error" and "the Trainer webhook rejects the TrainJob" in finding["message"]
+    # the runtime from the inventory builds the pods: 8 GPUs per node on the fleet's H100s, untolerated selector
+    job.write_text(typo.replace("torch-distribued", "torch-distributed").replace("product: x", "product: y"))
+    found = _findings(str(job), "--inventory", str(inventory))
+    assert [f[0] for f in found] == ["over-tight-affinity"]
+
+
+def test_a_namespaced_training_runtime_must_be_in_the_trainjobs_namespace(tmp_path):
+    runtime = TORCH_RUNTIME.replace("kind: ClusterTrainingRuntime", "kind: TrainingRuntime").replace(
+        "  name: torch-distributed\n", "  name: torch-distributed\n  namespace: other\n", 1
+    )
+    tree = _trainjob_tree(tmp_path, runtime=runtime, gpus=16)
+    job = (
+        (tree / "jobs" / "train.yaml")
+        .read_text()
+        .replace("    name: torch-distributed\n", "    name: torch-distributed\n    kind: TrainingRuntime\n", 1)
+    )
+    (tree / "jobs" / "train.yaml").write_text(job)
+    found = _findings(str(tree), "--inventory", FLEET)
+    assert not any(rule == "gpu-unschedulable" for rule, *_ in found)  # another namespace's runtime: not this one's
+    assert ("training-runtime-unknown", "train.yaml", 8, 11) in found
+    result = run_cli("check", str(tree), "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "training-runtime-unknown"]
+    assert "is defined only in another namespace" in finding["message"] and finding["severity"] == "warning"
+    (tree / "runtimes" / "torch.yaml").write_text(
+        textwrap.dedent(runtime.replace("namespace: other", "namespace: ml")).lstrip("\n")
+    )
+    found = _findings(str(tree), "--inventory", FLEET)
+    assert ("gpu-unschedulable", "train.yaml", 15, 25) in found
+
+
+def test_a_trainjob_named_alone_finds_its_runtime_in_the_rest_of_the_repository(tmp_path, monkeypatch):
+    tree = _trainjob_tree(tmp_path, gpus=16)
+    (tree / ".git").mkdir()  # a work tree is all the repository index needs
+    monkeypatch.chdir(tree)
+    found = _findings("jobs/train.yaml", "--inventory", FLEET)  # as pre-commit names a changed file
+    assert ("gpu-unschedulable", "train.yaml", 14, 25) in found
+    (tree / ".gpulint.yaml").write_text("repo-index: false\n")  # without the index the runtime is not seen
+    assert not any(rule == "gpu-unschedulable" for rule, *_ in _findings("jobs/train.yaml", "--inventory", FLEET))

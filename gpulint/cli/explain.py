@@ -36,6 +36,7 @@ from gpulint.lint.admission import (
     quota_charges,
     volcano_capability_problems,
 )
+from gpulint.lint.engine import with_runtime
 from gpulint.lint.findings import Finding, Severity
 from gpulint.lint.inventory import GANG_OBJECT_KINDS
 from gpulint.lint.objects import KubeObject
@@ -347,8 +348,9 @@ def explain_objects(
     (``findings``: all of them, or a function giving an object's own, as for a rendered chart whose
     findings are in its templates' files)."""
     out = []
-    for obj in objects:
-        own = findings(obj) if callable(findings) else _own_findings(obj, findings)
+    for written in objects:
+        own = findings(written) if callable(findings) else _own_findings(written, findings)
+        obj = with_runtime(written, inventory)  # a TrainJob's pods are its runtime's, as check builds them
         sites = list(pod_spec_sites(obj.data))
         gang = _gang_step(obj, inventory) if sites else None  # the object's gangs, packed once for all its sites
         admission = admission_step(obj, inventory) if sites else None

@@ -34,6 +34,7 @@ class PodView:
     # Each field of the view sits in the object in the same shape (a container moved, not built from
     # other fields): a fix written for the pod applies to the object.
     faithful: bool = True
+    unfaithful: tuple[Path, ...] = ()  # virtual prefixes whose fields were written elsewhere in another shape
 
 
 # (path relative to the template element, the name the controller gives an unnamed container, is a list)

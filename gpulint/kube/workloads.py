@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube import pod_views as views
+from gpulint.kube import trainjob
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.refs import Path
 
@@ -78,6 +79,8 @@ class PodSpecSite:
     aliases: views.Aliases = ()
     completed_by: str = ""
     faithful: bool = True  # a fix written for the pod applies to the object (see pod_views.PodView)
+    unfaithful: tuple[Path, ...] = ()  # aliases whose fix would not apply (a field set in another object)
+    names: tuple[tuple[Path, str], ...] = ()  # how messages name virtual places (a TrainJob's runtime part)
 
 
 _DEPLOYMENT_LIKE = (TemplateSite(("spec",), ("template", "spec"), field_count((("replicas",), 1))),)
@@ -115,6 +118,12 @@ _LLM_INFERENCE_SERVICE = (
     TemplateSite(("spec",), ("worker",), _constant(None), "decode worker", _LLM_WORKER),
     TemplateSite(("spec", "prefill"), ("template",), _llm_workload_pods, "prefill", _LLM_MAIN),
     TemplateSite(("spec", "prefill"), ("worker",), _constant(None), "prefill worker", _LLM_WORKER),
+)
+# A training runtime's JobSet template makes pods only for the TrainJobs that name it.
+_TRAINING_RUNTIME = (
+    TemplateSite(
+        ("spec", "template", "spec", "replicatedJobs", "[]"), ("template", "spec", "template", "spec"), _constant(0)
+    ),
 )
 # A ServingRuntime makes no pods itself: its containers are completed by each InferenceService using it.
 _SERVING_RUNTIME = (
@@ -177,6 +186,8 @@ TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
     ("batch.volcano.sh", "Job"): (
         TemplateSite(("spec", "tasks", "[]"), ("template", "spec"), field_count((("replicas",), 1))),
     ),
+    (trainjob.GROUP, "TrainingRuntime"): _TRAINING_RUNTIME,
+    (trainjob.GROUP, "ClusterTrainingRuntime"): _TRAINING_RUNTIME,
     ("serving.knative.dev", "Service"): _KNATIVE,
     ("serving.knative.dev", "Configuration"): _KNATIVE,
     ("serving.kserve.io", "InferenceService"): (
@@ -234,6 +245,13 @@ def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
     api_version = obj.get("apiVersion")
     if not isinstance(kind, str) or not isinstance(api_version, str):
         return
+    if isinstance(obj, trainjob.BoundTrainJob):  # its runtime found: the pods the trainer controller builds
+        for pod in trainjob.composed_pods(obj, obj.runtime):
+            built = pod.view
+            yield PodSpecSite(
+                pod.path, built.spec, pod.pods, pod.role, pod.path, built.aliases, "", True, built.unfaithful, pod.names
+            )
+        return
     for site in TEMPLATE_SITES.get((api_group(api_version), kind), ()):
         for owner_path, owner in expand(obj, site.owner):
             if not isinstance(owner, dict):
@@ -274,7 +292,7 @@ def written_path(data: dict[str, Any], path: Path) -> Written:
     for site in pod_spec_sites(data):
         for virtual, real in sorted(site.aliases, key=lambda alias: -len(alias[0])):
             if path[: len(virtual)] == virtual:
-                return Written((*real, *path[len(virtual) :]), True, site.faithful)
+                return Written((*real, *path[len(virtual) :]), True, site.faithful and virtual not in site.unfaithful)
     return Written(path, False, True)
 
 

@@ -183,6 +183,7 @@ class Engine:
     ) -> tuple[list[tuple[Finding, tuple[Directive, ...]]], list[Directive]]:
         """The object's findings, each with the annotation suppressions whose scope holds it, and
         those annotation suppressions."""
+        obj = with_runtime(obj, self.context.resolver)
         scoped = annotation_directives(obj)
         directives = [directive for directive, _ in scoped]
         whole = tuple(directive for directive, prefix in scoped if not prefix)
@@ -374,12 +375,19 @@ def _as_written(obj: KubeObject, diagnostic: Diagnostic) -> Diagnostic:
     )
 
 
+def with_runtime(obj: KubeObject, resolver: Resolver) -> KubeObject:
+    """The object as its controller sees it: a TrainJob bound to the runtime it names (kube/trainjob)."""
+    data = resolver.with_runtime(obj.data)
+    return obj if data is obj.data else replace(obj, data=data)
+
+
 def _written_text(obj: KubeObject, text: str) -> str:
     """A message with each field path of a controller-built pod spelled as the object's own field
     (spec.predictor.containers[0].resources -> spec.predictor.model.resources), in one pass."""
-    aliases = {
-        field_path(virtual): field_path(real) for site in pod_spec_sites(obj.data) for virtual, real in site.aliases
-    }
+    aliases: dict[str, str] = {}
+    for site in pod_spec_sites(obj.data):
+        aliases.update({field_path(virtual): field_path(real) for virtual, real in site.aliases})
+        aliases.update({field_path(virtual): name for virtual, name in site.names})
     if not aliases:
         return text
     pattern = "|".join(re.escape(v) for v in sorted(aliases, key=len, reverse=True))

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 # Objects of the admission layer: Kueue's queues and flavors, namespace quotas and limits.
 ADMISSION_KINDS = (*KUEUE_KINDS, "ResourceQuota", "LimitRange", "Queue")  # Queue: Volcano and KAI
+WORKLOAD_RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")  # the runtimes TrainJobs name
 INVENTORY_KINDS = (
     "Node",
     "ResourceSlice",
@@ -45,6 +46,7 @@ INVENTORY_KINDS = (
     "CustomResourceDefinition",
     *GANG_OBJECT_KINDS,
     *ADMISSION_KINDS,
+    *WORKLOAD_RUNTIME_KINDS,
 )
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 # An inventory is what the user's own cluster holds: `kubectl get nodes -o yaml` of 20,000 nodes
@@ -82,6 +84,8 @@ class ClusterInventory:
     gang_objects: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
     namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)
     runtime_classes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # (api group, kind, namespace, name) -> a training runtime (Kubeflow Trainer)
+    workload_runtimes: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
     admission_objects: list[dict[str, Any]] = field(default_factory=list)  # ADMISSION_KINDS, in file order
     crds: list[InventoryObject] = field(default_factory=list)  # their schemas validate the linted custom resources
     # (namespace, name) -> the ConfigMap's keys (its values are not kept: they may be large)
@@ -106,6 +110,12 @@ class ClusterInventory:
     def find_claim(self, kind: str, namespace: str, name: str) -> InventoryObject | None:
         table = self.claim_templates if kind == "ResourceClaimTemplate" else self.named_claims
         return _namespaced(table, namespace, name, lambda key: True)
+
+    def find_workload_runtime(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = _namespaced(
+            self.workload_runtimes, namespace, name, lambda key: key[:2] == (group, kind)
+        )
+        return found
 
     def find_config_map_keys(self, namespace: str, name: str) -> frozenset[str] | None:
         found: frozenset[str] | None = _namespaced(self.config_map_keys, namespace, name, lambda key: True)
@@ -148,6 +158,8 @@ class ClusterInventory:
             self.crds.append(located)
         elif kind == "RuntimeClass" and group == "node.k8s.io":
             self.runtime_classes.setdefault(name, obj.data)
+        elif kind in WORKLOAD_RUNTIME_KINDS:
+            self.workload_runtimes.setdefault((group, kind, obj.ref.namespace, name), obj.data)
         elif kind in GANG_OBJECT_KINDS:
             self.gang_objects.setdefault((group, kind, obj.ref.namespace, name), obj.data)
         elif kind in ADMISSION_KINDS:

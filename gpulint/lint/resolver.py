@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from gpulint.kube import trainjob
 from gpulint.kube.admission.batch_queues import BatchQueue
 from gpulint.kube.admission.kueue import KUEUE_GROUP, KUEUE_KINDS, KueueSetup
 from gpulint.kube.admission.namespace import LimitItem, Quota, limit_items
@@ -364,6 +365,29 @@ class Resolver:
     def runtime_classes_listed(self) -> bool:
         """The inventory lists the cluster's RuntimeClasses: one in neither place does not exist."""
         return self._cluster.lists("RuntimeClass")
+
+    def workload_runtime(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """A runtime a TrainJob names, from the linted files or the inventory (a cluster-scoped one
+        in any namespace)."""
+        scope = "" if kind.startswith("Cluster") else namespace
+        linted = self.linted.find(group, kind, scope, name)
+        if linted is not None:
+            return linted.data
+        return self._cluster.find_workload_runtime(group, kind, scope, name)
+
+    def workload_runtime_names(self, kind: str) -> set[str]:
+        """The names of the runtimes of ``kind`` the linted files and the inventory define."""
+        names = {obj.ref.name for obj in self.linted.of_kind(trainjob.GROUP, kind)}
+        return names | {key[3] for key in self._cluster.workload_runtimes if key[1] == kind}
+
+    def with_runtime(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A TrainJob with the runtime it names (its pods are that runtime's, overridden), when found."""
+        ref = trainjob.runtime_ref(data)
+        if data.get("kind") != "TrainJob" or ref is None or ref.group != trainjob.GROUP:
+            return data
+        namespace = str(mapping(data.get("metadata")).get("namespace") or "")
+        runtime = self.workload_runtime(ref.group, ref.kind, namespace, ref.name)
+        return data if runtime is None else trainjob.BoundTrainJob(data, runtime)
 
     def config_map_keys(self, namespace: str, name: str) -> frozenset[str] | None:
         """The keys of a ConfigMap, from the linted files or the inventory (None: in neither)."""

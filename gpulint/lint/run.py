@@ -24,7 +24,7 @@ from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Deadline, Engine, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
-from gpulint.lint.inventory import GANG_OBJECT_KINDS, ClusterInventory
+from gpulint.lint.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS, ClusterInventory
 from gpulint.lint.linted_set import LintedObject, LintedSet
 from gpulint.lint.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.objects import KubeObject, ParsedFile, object_ref, parse_file
@@ -66,6 +66,8 @@ def crosses_files(obj: LintedObject) -> bool:
     join a group (a group's members are counted across files)."""
     ref = obj.ref
     if ref.group == DRA_GROUP or ref.kind in GANG_OBJECT_KINDS or (ref.group == "" and ref.kind == "Namespace"):
+        return True
+    if ref.kind in WORKLOAD_RUNTIME_KINDS:  # TrainJobs in other files take their pods from them
         return True
     return any(group_references(obj.data, site, ref.namespace) for site in pod_spec_sites(obj.data))
 

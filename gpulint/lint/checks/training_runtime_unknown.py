@@ -1,0 +1,82 @@
+"""training-runtime-unknown: a TrainJob's runtimeRef names a (Cluster)TrainingRuntime that does not exist."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from gpulint.kube import trainjob
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("training-runtime-unknown", Severity.ERROR, kinds=frozenset({"TrainJob"}))
+RULE_ID = SPEC.id
+PATH = ("spec", "runtimeRef", "name")
+# The runtimes Kubeflow Trainer's manifests install (manifests/base/runtimes): a cluster running the
+# Trainer has them unless its operator removed them.
+SHIPPED = frozenset(
+    {
+        "torch-distributed",
+        "torch-distributed-with-cache",
+        "deepspeed-distributed",
+        "mlx-distributed",
+        "jax-distributed",
+        "xgboost-distributed",
+        "torchtune-llama3.2-1b",
+        "torchtune-llama3.2-3b",
+        "torchtune-qwen2.5-1.5b",
+    }
+)
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    ref = trainjob.runtime_ref(obj.data)
+    if obj.ref.group != trainjob.GROUP or ref is None or ref.group != trainjob.GROUP:
+        return
+    resolver = ctx.resolver
+    if resolver.workload_runtime(ref.group, ref.kind, obj.ref.namespace, ref.name) is not None:
+        return
+    defined = resolver.workload_runtime_names(ref.kind)
+    if ref.name in defined:  # a TrainingRuntime of another namespace
+        yield Diagnostic(
+            RULE_ID,
+            PATH,
+            f"{ref.kind} '{ref.name}' is defined only in another namespace: a TrainJob uses the TrainingRuntime of "
+            f"its own namespace ('{obj.ref.namespace}'), or a ClusterTrainingRuntime (runtimeRef.kind)",
+            severity=Severity.WARNING,
+        )
+        return
+    known = sorted(defined | (SHIPPED if ref.kind == "ClusterTrainingRuntime" else set()))
+    close = difflib.get_close_matches(ref.name, known, n=1, cutoff=0.8)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    plural = ref.kind.lower() + "s"
+    if resolver.lists(ref.kind) and resolver.reference_proven_absent:
+        word = ref.kind[0].lower() + ref.kind[1:]
+        yield Diagnostic(
+            RULE_ID,
+            PATH,
+            f"{ref.kind} '{ref.name}' does not exist: the Trainer webhook rejects the TrainJob (specified {word} "
+            f"must be created before the TrainJob is created){hint}",
+            notes=(f"{plural}.{trainjob.GROUP} in the cluster: {', '.join(known) or 'none'}",),
+        )
+    elif ref.kind == "ClusterTrainingRuntime" and ref.name in SHIPPED:
+        return  # the Trainer's manifests install it; its pods are not known here, and that proves nothing
+    elif close:
+        yield Diagnostic(
+            RULE_ID,
+            PATH,
+            f"{ref.kind} '{ref.name}' is neither in the linted files nor in the inventory{hint}",
+            severity=Severity.WARNING,
+            notes=(f"add `kubectl get {plural} -o yaml` to the inventory to check it against the cluster",),
+        )
+    else:
+        yield Diagnostic(
+            RULE_ID,
+            PATH,
+            f"the pods of TrainJobs using {ref.kind} '{ref.name}' were not checked: the runtime is neither in the "
+            f"linted files nor in the inventory (add `kubectl get {plural} -o yaml` to the inventory)",
+            severity=Severity.INFO,
+            run_note=True,
+        )
