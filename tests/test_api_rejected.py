@@ -343,3 +343,80 @@ def test_valid_claims_like_the_drivers_docs_are_accepted():
         """)
     )
     assert found == []
+
+
+# ----------------------------------------------------------------- annotations, qualified resource names, drivers
+
+
+def test_annotation_keys_and_total_size():
+    text = deployment(CONTAINER).replace(
+        "metadata: {name: trainer, namespace: ml}",
+        "metadata:\n  name: trainer\n  namespace: ml\n  annotations: {'checksum/config': abc, 'Team Name': ml}",
+    )
+    found = rejected(text)
+    assert [message for _, _, message in found] == [
+        'metadata.annotations: Invalid value: "Team Name": name part must consist of alphanumeric characters, '
+        "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  "
+        "or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+    ]
+    assert found[0][:2] == (6, 41)  # at the key, in the flow mapping
+    # keys are qualified names whatever their case (ValidateAnnotations lowercases them): a real chart's keys pass
+    fine = text.replace("'Team Name': ml", "Helm.sh/Hook: pre-install, prometheus.io/scrape: 'true'")
+    assert rejected(fine) == []
+    # keys and values together at most 256 KiB: exactly that is accepted, one byte more is not
+    limit = 256 * 1024
+    at_limit = text.replace("'Team Name': ml", f"big: {'x' * (limit - 3 - len('checksum/config') - 3)}")
+    assert rejected(at_limit) == []
+    over = at_limit.replace("big: x", "big: xx")
+    assert [message for _, _, message in rejected(over)] == [
+        "metadata.annotations: Too long: may not be more than 262144 bytes"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("kubernetes.io/" + "a" * 64, "name part must be no more than 63 bytes"),
+        ("example.com/_gpu", "name part must consist of alphanumeric characters"),
+        ("kubernetes.io//", "with an optional DNS subdomain prefix and '/'"),
+    ],
+)
+def test_resource_names_are_qualified_names_first(name, words):
+    text = deployment(f"containers:\n- name: c\n  image: x\n  resources: {{limits: {{'{name}': 1}}}}\n")
+    (finding,) = rejected(text)
+    assert finding[2].startswith(
+        f'spec.template.spec.containers[0].resources.limits[{name}]: Invalid value: "{name}": '
+    )
+    assert words in finding[2]
+
+
+def test_a_native_resource_with_a_63_character_name_is_accepted():
+    text = deployment(
+        "containers:\n- name: c\n  image: x\n  resources: {limits: {'kubernetes.io/" + "a" * 63 + "': 1}}\n"
+    )
+    assert rejected(text) == []
+
+
+def test_opaque_configuration_needs_a_driver():
+    found = rejected(
+        claim("""
+        requests:
+        - {name: gpus, exactly: {deviceClassName: gpu.nvidia.com}}
+        config:
+        - opaque: {parameters: {sharing: {strategy: TimeSlicing}}}
+        """)
+    )
+    assert [message for _, _, message in found] == ["spec.spec.devices.config[0].opaque.driver: Required value"]
+
+
+def test_opaque_parameters_are_measured_as_utf8_json():
+    # 10240 bytes of compact JSON with two-byte characters: within the limit (\\u escapes would count 6 each)
+    chars = (10 * 1024 - len('{"blob":""}')) // 2
+    text = claim(f"""
+        requests:
+        - {{name: gpus, exactly: {{deviceClassName: gpu.nvidia.com}}}}
+        config:
+        - opaque: {{driver: gpu.nvidia.com, parameters: {{blob: {"é" * chars}}}}}
+        """)
+    assert rejected(text) == []
+    assert len(rejected(text.replace("é", "éé", 1))) == 1

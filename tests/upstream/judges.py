@@ -325,6 +325,25 @@ def judge_api_validation(case: Case) -> str:
     return "invalid: " + "; ".join(sorted(paths)) if paths else "valid"
 
 
+# --------------------------------------------------------------------------- core-validation
+
+# The rules that report what the API server refuses in a pod (each worded as it words it).
+POD_REJECTION_RULES = ("api-rejected", "gpu-request-without-limit", "gpu-non-integer")
+
+
+def judge_core_validation(case: Case) -> str:
+    """gpulint check on the Pod: valid, or "invalid: " and its rejection findings' messages and notes
+    (upstream's expectedError is a text that appears in the API server's errors)."""
+    source = Source("pod.yaml", content=_documents(case.data["object"]))
+    findings = LintRun(Config(), [source]).report().findings
+    messages = sorted(
+        "; ".join((f.message, *f.notes))  # the API server's own words may be in the notes
+        for f in findings
+        if f.rule in POD_REJECTION_RULES and f.severity is Severity.ERROR
+    )
+    return "invalid: " + " | ".join(messages) if messages else "valid"
+
+
 # --------------------------------------------------------------------------- pod-requests
 
 
@@ -355,6 +374,7 @@ JUDGES: dict[str, Callable[[Case], str]] = {
     "scheduler": judge_scheduler,
     "pod-requests": judge_pod_requests,
     "api-validation": judge_api_validation,
+    "core-validation": judge_core_validation,
     "cel-library": judge_cel_library,
     "taint-toleration": judge_taint_toleration,
     "node-affinity": judge_node_affinity,

@@ -10,12 +10,13 @@ from typing import Any
 from gpulint.kube import names
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.refs import Path
-from gpulint.kube.validation.errors import FORBIDDEN, INVALID, REQUIRED, FieldError, not_supported
+from gpulint.kube.validation.errors import FORBIDDEN, INVALID, REQUIRED, FieldError, not_supported, too_long
 from gpulint.kube.validation.resource import is_extended_resource_name
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Equal", "Exists")
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+ANNOTATIONS_MAX = 256 * 1024  # TotalAnnotationSizeLimitB
 
 
 def _items(value: Any) -> list[Any]:
@@ -42,11 +43,26 @@ def labels(value: Any, path: Path) -> Iterator[FieldError]:
         return
     for key, raw in value.items():
         for message in names.qualified_name(str(key)):
-            yield FieldError((*path, key), INVALID, str(key), message, shown=path)
+            yield FieldError((*path, key), INVALID, str(key), message, shown=path, at_key=True)
         text = _text(raw)
         if text is not None:
             for message in names.label_value(text):
                 yield FieldError((*path, key), INVALID, text, message, shown=path)
+
+
+def metadata_annotations(value: Any, path: Path) -> Iterator[FieldError]:
+    """ValidateAnnotations: every key a qualified name (case does not matter), keys and values together at
+    most 256 KiB (the errors name the map)."""
+    if not isinstance(value, dict):
+        return
+    size = 0
+    for key, raw in value.items():
+        text = str(key)
+        for message in names.qualified_name(text.lower()):
+            yield FieldError((*path, key), INVALID, text, message, shown=path, keys=frozenset({len(path)}), at_key=True)
+        size += len(text.encode()) + len((_text(raw) or "").encode())
+    if size > ANNOTATIONS_MAX:
+        yield too_long(path, ANNOTATIONS_MAX)
 
 
 def object_name(value: Any, path: Path) -> Iterator[FieldError]:
@@ -181,8 +197,14 @@ def node_affinity(affinity: Any, path: Path) -> Iterator[FieldError]:
 
 
 def resource_name(name: str, path: Path) -> Iterator[FieldError]:
-    """validateContainerResourceName: a standard name, or an extended one with a domain."""
+    """validateContainerResourceName: a qualified name (validateResourceName; when it is not, that is the
+    error reported), then a standard name, or an extended one with a domain."""
     key = frozenset({len(path) - 1})  # resources.limits[gpu]
+    problems = names.qualified_name(name)
+    if problems:
+        for message in problems:
+            yield FieldError(path, INVALID, name, message, keys=key)
+        return
     if "/" not in name:
         if name not in STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
             yield FieldError(path, INVALID, name, "must be a standard resource for containers", keys=key)

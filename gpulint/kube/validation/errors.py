@@ -28,6 +28,7 @@ class FieldError:
     detail: str = ""
     shown: Path | None = None  # the path the message names when it is not where the value is (a map's key)
     keys: frozenset[int] = frozenset()  # positions in the path that are map keys: printed as [key]
+    at_key: bool = False  # the map key at the end of the path is what is wrong (the finding points at it)
 
     @property
     def field(self) -> str:

@@ -87,6 +87,9 @@ def _dns_subdomain(value: Any, path: Path) -> Iterator[FieldError]:
 
 def driver_name(value: Any, path: Path) -> Iterator[FieldError]:
     """ValidateCSIDriverName: required, at most 63 characters, a DNS subdomain."""
+    if value is None:
+        yield FieldError(path, REQUIRED)
+        return
     if not isinstance(value, str):
         return
     if not value:
@@ -256,7 +259,8 @@ def raw_extension(parent: dict[str, Any], key: str, path: Path, maximum: int) ->
         return
     value = parent[key]
     try:
-        raw = json.dumps(value, separators=(",", ":"), default=str)
+        # the compact JSON kubectl sends, UTF-8 as Go writes it (not \u escapes, which would count more)
+        raw = json.dumps(value, separators=(",", ":"), default=str, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         return
     if len(raw.encode()) > maximum:

@@ -41,6 +41,9 @@ def _pod_errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
         if site.template_path:  # a template's labels (a Pod's are its own metadata's)
             template = mapping(dig(obj.data, *site.template_path, "metadata"))
             yield from core.labels(template.get("labels"), (*site.template_path, "metadata", "labels"))
+            yield from core.metadata_annotations(
+                template.get("annotations"), (*site.template_path, "metadata", "annotations")
+            )
         yield from core.pod_spec(site.spec, site.path, ctx.config.gates)
 
 
@@ -49,6 +52,7 @@ def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
     if obj.kind in SUBDOMAIN_NAMED and (obj.api_version in BUILT_IN or obj.api_version.startswith("resource.k8s.io/")):
         yield from core.object_name(metadata.get("name"), ("metadata", "name"))
     yield from core.labels(metadata.get("labels"), ("metadata", "labels"))
+    yield from core.metadata_annotations(metadata.get("annotations"), ("metadata", "annotations"))
     if obj.api_version in BUILT_IN:
         yield from _pod_errors(obj, ctx)
     if is_dra(obj, "ResourceClaim", "ResourceClaimTemplate"):
@@ -67,11 +71,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         message = error.message()
         if message not in seen:
             seen.add(message)
-            yield Diagnostic(RULE_ID, error.path, f"the API server rejects this object: {message}")
+            yield Diagnostic(RULE_ID, error.path, f"the API server rejects this object: {message}", on_key=error.at_key)
     if obj.api_version not in BUILT_IN:
         # a custom resource's pod templates are not validated as pods until its controller creates them
         for error in _pod_errors(obj, ctx):
             message = error.message()
             if message not in seen:
                 seen.add(message)
-                yield Diagnostic(RULE_ID, error.path, f"the API server rejects the pods it creates: {message}")
+                yield Diagnostic(
+                    RULE_ID, error.path, f"the API server rejects the pods it creates: {message}", on_key=error.at_key
+                )
