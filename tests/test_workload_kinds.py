@@ -627,3 +627,44 @@ def test_a_trainjob_named_alone_finds_its_runtime_in_the_rest_of_the_repository(
     assert ("gpu-unschedulable", "train.yaml", 14, 25) in found
     (tree / ".gpulint.yaml").write_text("repo-index: false\n")  # without the index the runtime is not seen
     assert not any(rule == "gpu-unschedulable" for rule, *_ in _findings("jobs/train.yaml", "--inventory", FLEET))
+
+
+KNATIVE_GPU_NODES = KNATIVE.replace(
+    "    spec:\n      containers:",
+    "    spec:\n      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-L4\n      containers:",
+)
+CONFIG_FEATURES = """
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: config-features
+  namespace: knative-serving
+data:
+  kubernetes.podspec-nodeselector: %s
+---
+"""
+
+
+def test_knative_rejects_a_node_selector_its_feature_flag_keeps_off(tmp_path):
+    service = KNATIVE_GPU_NODES % "1"
+    (finding,) = by_rule(lint_text(service), "knative-field-disallowed")  # config-features unknown
+    assert (finding.line, finding.column, finding.severity.name) == (12, 7, "WARNING")
+    assert "must not set the field(s): spec.template.spec.nodeSelector" in finding.message
+    (finding,) = by_rule(lint_text(CONFIG_FEATURES % "Disabled" + service), "knative-field-disallowed")
+    assert (finding.line, finding.severity.name) == (21, "ERROR")
+    assert lint_text(CONFIG_FEATURES % "Enabled" + service) == []
+    assert lint_text(CONFIG_FEATURES % "allowed" + service) == []
+    # the inventory keeps the ConfigMap's keys only: a flag it sets is not judged, a flag it lacks is off
+    inventory = tmp_path / "inventory"
+    inventory.mkdir()
+    (inventory / "config.yaml").write_text(textwrap.dedent(CONFIG_FEATURES % "enabled").split("---")[0])
+    path = tmp_path / "svc.yaml"
+    path.write_text(textwrap.dedent(service).lstrip("\n"))
+    assert _findings(str(path), "--inventory", str(inventory)) == []
+    config = (
+        (inventory / "config.yaml")
+        .read_text()
+        .replace("kubernetes.podspec-nodeselector", "kubernetes.podspec-affinity")
+    )
+    (inventory / "config.yaml").write_text(config)
+    assert _findings(str(path), "--inventory", str(inventory)) == [("knative-field-disallowed", "svc.yaml", 12, 7)]

@@ -396,6 +396,11 @@ class Resolver:
             return config_map_keys(linted.data)
         return self._cluster.find_config_map_keys(namespace, name)
 
+    def config_map_data(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """A ConfigMap's data when its values are known (from the linted files: the inventory keeps keys only)."""
+        linted = self.linted.find("", "ConfigMap", namespace, name)
+        return None if linted is None else mapping(linted.data.get("data"))
+
     @property
     def config_maps_listed(self) -> bool:
         return self._cluster.lists("ConfigMap")

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from gpulint.kube import knative
 from gpulint.kube.gangs.members import group_references
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.config import Config
@@ -68,6 +69,8 @@ def crosses_files(obj: LintedObject) -> bool:
     if ref.group == DRA_GROUP or ref.kind in GANG_OBJECT_KINDS or (ref.group == "" and ref.kind == "Namespace"):
         return True
     if ref.kind in WORKLOAD_RUNTIME_KINDS:  # TrainJobs in other files take their pods from them
+        return True
+    if ref.group == "" and ref.kind == "ConfigMap" and ref.name == knative.CONFIG_NAME:  # Knative's feature flags
         return True
     return any(group_references(obj.data, site, ref.namespace) for site in pod_spec_sites(obj.data))
 

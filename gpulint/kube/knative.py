@@ -1,0 +1,51 @@
+"""Knative Serving's own restrictions on the pod spec of a Service or Configuration.
+
+Source: knative/serving pkg/apis/serving/fieldmask.go (PodSpecMask: a field behind a feature flag is
+dropped from the allowed mask while the flag is Disabled, and ValidatePodSpec then reports it with
+apis.ErrDisallowedFields, "must not set the field(s)"), pkg/apis/config/features.go (the flags, their
+defaults in defaultFeaturesConfig, read from the ConfigMap config-features in knative-serving; a value
+is Enabled, Allowed or Disabled, case-insensitive, anything else leaves the default).
+"""
+
+from __future__ import annotations
+
+import enum
+
+GROUP = "serving.knative.dev"
+KINDS = ("Service", "Configuration")
+CONFIG_NAMESPACE = "knative-serving"
+CONFIG_NAME = "config-features"
+
+# Pod spec fields that matter to GPU scheduling -> the flag that allows them (all Disabled by default).
+FEATURE_FLAGS = {
+    "nodeSelector": "kubernetes.podspec-nodeselector",
+    "tolerations": "kubernetes.podspec-tolerations",
+    "affinity": "kubernetes.podspec-affinity",
+    "runtimeClassName": "kubernetes.podspec-runtimeclassname",
+    "schedulerName": "kubernetes.podspec-schedulername",
+    "priorityClassName": "kubernetes.podspec-priorityclassname",
+    "topologySpreadConstraints": "kubernetes.podspec-topologyspreadconstraints",
+    "hostIPC": "kubernetes.podspec-hostipc",
+    "hostNetwork": "kubernetes.podspec-hostnetwork",
+    "initContainers": "kubernetes.podspec-init-containers",
+}
+
+
+class FlagState(enum.Enum):
+    ALLOWED = "allowed"  # Enabled or Allowed
+    DISABLED = "disabled"  # Disabled, or the default because the configuration does not set it
+    SET = "set"  # the configuration sets it, to a value gpulint does not know (the inventory's keys)
+    UNKNOWN = "unknown"  # the configuration is not known
+
+
+def flag_state(key: str, values: dict[str, object] | None, keys: frozenset[str] | None) -> FlagState:
+    """``values``: config-features' data when its values are known; ``keys``: its keys alone (the
+    inventory keeps no values); neither: the configuration is not known."""
+    if values is not None:
+        raw = values.get(key)
+        if isinstance(raw, str) and raw.lower() in ("enabled", "allowed"):
+            return FlagState.ALLOWED
+        return FlagState.DISABLED
+    if keys is not None:
+        return FlagState.SET if key in keys else FlagState.DISABLED
+    return FlagState.UNKNOWN
