@@ -4,6 +4,7 @@ import json
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 from gpulint.cli.main import cli
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Finding
+from gpulint.lint.inventory import ClusterInventory
 from gpulint.lint.run import LintRun
 from gpulint.lint.sources import Source
 
@@ -34,10 +36,26 @@ def run_cli(*args: str, input: str | bytes | None = None) -> Run:
     return Run(result.exit_code, result.stdout, result.stderr)
 
 
-def lint_text(text: str, path: str = "manifest.yaml", config: Config | None = None) -> list[Finding]:
-    """Lint YAML text (dedented) as one file and return its findings."""
+def lint_text(
+    text: str, path: str = "manifest.yaml", config: Config | None = None, inventory: ClusterInventory | None = None
+) -> list[Finding]:
+    """Lint YAML text (dedented) as one file, as gpulint check does (one LintRun: its cluster objects join
+    the inventory's), and return its findings."""
     body = textwrap.dedent(text).lstrip("\n")
-    return LintRun(config or Config(), [Source(path, content=body.encode())]).report().findings
+    return LintRun(config or Config(), [Source(path, content=body.encode())], inventory).report().findings
+
+
+def check_json(*args: str) -> list[dict]:
+    """`gpulint check ARGS --format json`: the findings (the run must lint: exit 0 or 1)."""
+    run = run_cli("check", *args, "--format", "json")
+    assert run.exit_code in (0, 1), run.stderr
+    findings: list[dict] = run.json()["findings"]
+    return findings
+
+
+def inventory_args(*paths: str | Path) -> list[str]:
+    """--inventory PATH for each path."""
+    return [arg for path in paths for arg in ("--inventory", str(path))]
 
 
 def by_rule(findings: list[Finding], rule: str) -> list[Finding]:
@@ -80,3 +98,11 @@ def kubectl() -> Path:
 def render_tools(helm: Path, kubectl: Path) -> dict[str, str]:
     """Both renderers, as the rendering tests pass them (--helm, --kubectl)."""
     return {"helm": str(helm), "kubectl": str(kubectl)}
+
+
+def said(finding: Finding | dict | Any) -> str:
+    """A finding's first line and the notes under it, one per line, as the text formatter prints them
+    (a JSON finding, a Finding, or rule_harness's Found, whose message already holds its notes)."""
+    if isinstance(finding, dict):
+        return "\n".join((finding["message"], *finding.get("notes", ())))
+    return "\n".join((finding.message, *getattr(finding, "notes", ())))

@@ -61,6 +61,23 @@ def findings_of(
     ``inventory``: inventory files or folders. ``config``: ``.gpulint.yaml`` keys
     (``feature-gates``, ``policies: [gpulint:NAME]``, ``severity``, ...).
     """
+    raw = raw_findings_of(rule_id, text, inventory=inventory, config=config, file_name=file_name)
+    # a fragment may be in the message or in the notes under it: both are what the user reads
+    found = [
+        Found(f["rule"], f["severity"], f["line"], f["column"], "\n".join((f["message"], *f["notes"]))) for f in raw
+    ]
+    return sorted(found, key=lambda f: (f.line, f.column, f.rule, f.message))
+
+
+def raw_findings_of(
+    rule_id: str | None,
+    text: str,
+    *,
+    inventory: InventoryArg = None,
+    config: Mapping[str, Any] | None = None,
+    file_name: str = "manifest.yaml",
+) -> list[dict[str, Any]]:
+    """As findings_of, the findings as the JSON formatter writes them (message and notes apart)."""
     body = textwrap.dedent(text).lstrip("\n")
     with tempfile.TemporaryDirectory(prefix="gpulint-harness-") as tmp:
         path = Path(tmp) / file_name
@@ -119,18 +136,13 @@ def _inventory_paths(inventory: InventoryArg) -> tuple[str, ...]:
     return tuple(str(item) for item in items)
 
 
-def _run(rule_id: str | None, path: Path, config: Config) -> list[Found]:
+def _run(rule_id: str | None, path: Path, config: Config) -> list[dict[str, Any]]:
     result = run_check([str(path)], config, "json", jobs=1)
     gc.unfreeze()  # run_check freezes the heap for a CLI process; a test process runs many
     if result.usage_error:
         raise HarnessError(f"{rule_id or 'all rules'}: the run failed: {' '.join(result.messages)}")
-    document = json.loads(result.rendered)
-    # a fragment may be in the message or in the notes under it: both are what the user reads
-    found = [
-        Found(f["rule"], f["severity"], f["line"], f["column"], "\n".join((f["message"], *f.get("notes", ()))))
-        for f in document["findings"]
-    ]
-    for finding, raw in zip(found, document["findings"]):
-        if raw["path"] != str(path):
-            raise AssertionError(f"a finding about another file: {raw['path']}: {finding.brief()}")
-    return sorted(found, key=lambda f: (f.line, f.column, f.rule, f.message))
+    findings: list[dict[str, Any]] = json.loads(result.rendered)["findings"]
+    for finding in findings:
+        if finding["path"] != str(path):
+            raise AssertionError(f"a finding about another file: {finding['path']}: {finding['message']}")
+    return findings

@@ -7,7 +7,7 @@ import textwrap
 from fractions import Fraction
 
 import pytest
-from conftest import DATA
+from conftest import DATA, said
 from rule_harness import assert_findings, findings_of
 
 from gpulint.kube.admission.kueue import ClusterQueue, KueueSetup
@@ -115,7 +115,7 @@ def test_one_gpu_more_than_the_nominal_quota_never_admits(version):
     (finding,) = queue_findings(text)
     assert finding.severity == "error"
     assert finding.message == (
-        "ClusterQueue cluster-queue can never admit this workload (it stays suspended): couldn't assign flavors "
+        "ClusterQueue cluster-queue can never admit this workload (it stays suspended)\ncouldn't assign flavors "
         "to pod set main: insufficient quota for nvidia.com/gpu in flavor default-flavor, previously considered "
         "podsets requests (0) + current podset request (9) > maximum capacity (8)"
     )
@@ -905,7 +905,7 @@ def test_volcano_queue_missing_or_closed():
     )
     (closed,) = queue_findings(docs(volcano_queue(state="Closed"), volcano_job()), "queue-reference-invalid")
     assert closed.severity == "error"
-    assert "can only submit job to queue with state `Open`, queue `research` status is `Closed`" in closed.message
+    assert "can only submit job to queue with state `Open`, queue `research` status is `Closed`" in said(closed)
     assert queue_findings(docs(volcano_queue(), volcano_job()), "queue-reference-invalid") == []
 
 

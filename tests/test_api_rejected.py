@@ -6,11 +6,24 @@ import pytest
 from conftest import by_rule, lint_text
 
 from gpulint.lint.config import Config
+from gpulint.lint.findings import FIRST_LINE_MAX
 
 
 def rejected(text: str, **config) -> list[tuple[int, int, str]]:
+    """The API server's errors as it words them: the finding's line, or (when that line is shortened to fit)
+    its note, which is the whole error."""
     found = by_rule(lint_text(text, config=Config(**config)), "api-rejected")
-    return [(f.line, f.column, f.message.removeprefix("the API server rejects this object: ")) for f in found]
+    return [(f.line, f.column, _error(f.message, f.notes)) for f in found]
+
+
+def _error(message: str, notes: tuple[str, ...]) -> str:
+    if notes:
+        assert len(notes) == 1 and len(message) <= FIRST_LINE_MAX < len(f"{SUBJECT}{notes[0]}"), (message, notes)
+        return notes[0]
+    return message.removeprefix(SUBJECT)
+
+
+SUBJECT = "the API server rejects this object: "
 
 
 def deployment(pod_spec: str, name: str = "trainer") -> str:
@@ -180,8 +193,13 @@ def test_custom_resource_pod_templates_are_rejected_when_their_pods_are_created(
                   resources: {limits: {nvidia.com/gpu: 8}}
         """
     (finding,) = by_rule(lint_text(text), "api-rejected")
-    assert finding.message.startswith(
-        "the API server rejects the pods it creates: spec.tasks[0].template.spec.tolerations[0]"
+    assert finding.message == (
+        "the API server rejects the pods it creates: ...tolerations[0].operator: Invalid value: "
+        "value must be empty when `operator` is 'Exists'"
+    )
+    assert finding.notes == (
+        'spec.tasks[0].template.spec.tolerations[0].operator: Invalid value: {"key":"nvidia.com/gpu","operator":'
+        '"Exists","value":"present"}: value must be empty when `operator` is \'Exists\'',
     )
 
 

@@ -10,21 +10,17 @@ import json
 import textwrap
 
 import pytest
-from conftest import by_rule, run_cli
+from conftest import by_rule, lint_text, run_cli, said
 
 from gpulint.kube.device_plugin_config import ERROR, WARNING, looks_like_config, sharing_settings, validate
-from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
 from gpulint.lint.inventory import load_inventory
-from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source
 
 RULE = "device-plugin-config"
 
 
 def lint(text: str, inventory=None):
-    body = textwrap.dedent(text).lstrip("\n")
-    return by_rule(LintRun(Config(), [Source("cm.yaml", content=body.encode())], inventory).report().findings, RULE)
+    return by_rule(lint_text(text, "cm.yaml", inventory=inventory), RULE)
 
 
 def config_map(configs: dict[str, str], name: str = "time-slicing-config") -> str:
@@ -221,7 +217,7 @@ def test_findings_point_inside_the_embedded_yaml():
     )
     found = lint(text)
     assert [(f.line, f.column, f.severity) for f in found] == [(9, 9, Severity.WARNING), (11, 11, Severity.ERROR)]
-    assert "it belongs at sharing.timeSlicing.resources[].replicas" in found[0].message
+    assert "it belongs at sharing.timeSlicing.resources[].replicas" in said(found[0])
 
 
 def test_operator_time_slicing_configmap_with_per_node_keys_is_clean():
@@ -270,8 +266,9 @@ def test_default_must_be_a_key_of_the_configmap():
     text = config_map({"any": TIME_SLICING}) + CLUSTER_POLICY.replace("DEFAULT", "all")
     (finding,) = lint(text)
     assert finding.severity == Severity.ERROR
-    assert "devicePlugin.config.default is 'all', which is not a key of ConfigMap time-slicing-config (keys: any)" in (
-        finding.message
+    assert said(finding) == (
+        "devicePlugin.config.default is 'all', which is not a key of ConfigMap time-slicing-config: the device plugin "
+        "has no configuration to start with\nkeys: any"
     )
     assert lint(config_map({"any": TIME_SLICING}) + CLUSTER_POLICY.replace("DEFAULT", "any")) == []
 
@@ -309,7 +306,8 @@ def test_nodes_labelled_with_a_config_the_configmap_lacks(tmp_path):
     text = config_map({"any": TIME_SLICING, "tesla-t4": TIME_SLICING}) + CLUSTER_POLICY.replace("DEFAULT", "any")
     (finding,) = lint(text, load_inventory([str(inventory)]))
     assert finding.severity == Severity.WARNING
-    assert "1 node (a100-0) carry the label nvidia.com/device-plugin.config=a100-80gb" in finding.message
+    assert finding.message.startswith("1 node carries the label nvidia.com/device-plugin.config=a100-80gb")
+    assert "nodes: a100-0; keys: any, tesla-t4" in finding.notes
 
 
 def test_cli_exit_codes(write):

@@ -4,14 +4,12 @@ import json
 import textwrap
 
 import pytest
-from conftest import DATA, by_rule, run_cli
+from conftest import DATA, by_rule, lint_text, run_cli, said
 from rule_harness import assert_findings
 
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
 from gpulint.lint.inventory import load_inventory
-from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source
 
 DRA = str(DATA / "dra")
 
@@ -30,9 +28,7 @@ def cluster():
 
 def lint(text: str, inventory=None, **config):
     """Lint ``text`` as gpulint check does (one LintRun: its DRA objects join the cluster's)."""
-    body = textwrap.dedent(text).lstrip("\n")
-    source = Source("claims.yaml", content=body.encode())
-    return LintRun(Config(**config), [source], inventory).report().findings
+    return lint_text(text, "claims.yaml", Config(**config), inventory)
 
 
 def template(requests: str, constraints: str = "", name: str = "t", api: str = "resource.k8s.io/v1") -> str:
@@ -164,7 +160,7 @@ def test_a_selector_over_the_cost_limit_is_cel_invalid_at_the_costly_part_and_no
 
 def test_unknown_class_with_the_clusters_classes_is_an_error_with_a_suggestion(cluster):
     (finding,) = by_rule(lint(template(gpus(1, klass="gpu.nvidia")), cluster), "device-class-unknown")
-    assert finding.severity == Severity.ERROR and "did you mean 'gpu.nvidia.com'?" in finding.message
+    assert finding.severity == Severity.ERROR and "did you mean 'gpu.nvidia.com'?" in said(finding)
     assert (finding.line, finding.column) == (10, 28)
 
 
@@ -243,8 +239,8 @@ def test_a_driver_class_missing_from_the_clusters_classes_is_an_error(write, tmp
     report = run_cli("check", str(linted), "--inventory", str(inventory.parent), "--format", "json").json()
     (finding,) = [f for f in report["findings"] if f["rule"] == "device-class-unknown"]
     assert finding["severity"] == "error"
-    assert "the cluster defines fabric.example.com" in finding["message"]
-    assert "(AMD GPU DRA driver installs it: is the driver installed?)" in finding["message"]
+    assert "the cluster defines fabric.example.com" in said(finding)
+    assert "AMD GPU DRA driver installs it: is the driver installed?" in finding["notes"]
 
 
 # ----------------------------------------------------------------- claim-reference-invalid
@@ -416,7 +412,7 @@ def test_dra_extended_resource_is_checked_through_the_class(cluster):
 def test_gpu_and_nic_without_locality_constraint():
     text = template(gpus(4) + gpus(1, name="nic", klass="rdma.example.com"))
     (finding,) = by_rule(lint(text), "gpu-nic-locality")
-    assert finding.severity == Severity.WARNING and "matchAttribute: resource.kubernetes.io/pcieRoot" in finding.message
+    assert finding.severity == Severity.WARNING and "matchAttribute: resource.kubernetes.io/pcieRoot" in said(finding)
     ok = template(
         gpus(4) + gpus(1, name="nic", klass="rdma.example.com"), "- matchAttribute: resource.kubernetes.io/numaNode\n"
     )

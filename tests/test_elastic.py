@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import yaml
-from conftest import DATA, run_cli
+from conftest import DATA, check_json, inventory_args, run_cli, said
 
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
@@ -34,10 +34,7 @@ spec:
 
 
 def _check(write, manifest: str, *inventory: str) -> list[dict]:
-    path = write("job.yaml", manifest)
-    run = run_cli("check", str(path), "--format", "json", *(a for p in inventory for a in ("--inventory", p)))
-    assert run.exit_code in (0, 1), run.stderr
-    return run.json()["findings"]
+    return check_json(str(write("job.yaml", manifest)), *inventory_args(*inventory))
 
 
 def _rules(findings: list[dict], rule: str) -> list[dict]:
@@ -49,7 +46,7 @@ def test_scale_from_zero_inventory_cannot_prove_a_gpu_resource_unknown(write):
     assert not [f for f in findings if f["severity"] == "error"], findings
     (unknown,) = _rules(findings, "gpu-resource-unknown")
     assert unknown["severity"] == "warning"
-    assert "no node in it publishes any extended resource" in unknown["message"]
+    assert "no node in it publishes any extended resource" in said(unknown)
     assert (unknown["line"], unknown["column"]) == (16, 20)
     (affinity,) = _rules(findings, "over-tight-affinity")
     assert affinity["severity"] == "info"

@@ -6,7 +6,7 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
-from conftest import DATA, by_rule, run_cli
+from conftest import DATA, by_rule, lint_text, run_cli, said
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,10 +23,7 @@ RACKS = str(DATA / "racks")
 
 
 def lint(text: str, with_inventory: bool = True, **config):
-    body = textwrap.dedent(text).lstrip("\n")
-    source = Source("gang.yaml", content=body.encode())
-    inventory = load_inventory([RACKS]) if with_inventory else None
-    return LintRun(Config(**config), [source], inventory).report().findings
+    return lint_text(text, "gang.yaml", Config(**config), load_inventory([RACKS]) if with_inventory else None)
 
 
 def volcano_job(workers: int, gpus: int = 8, min_available: int | None = None, topology: str = "") -> str:
@@ -80,8 +77,8 @@ def test_capacity_split_across_two_racks():
     assert "in one topology.kubernetes.io/rack; the best rack (r1) fits 4" in unsat.message
     # one cause, one finding: the error names the requirement; over-tight-topology says nothing more
     assert (
-        "The topology requirement 'topology.kubernetes.io/rack' is the cause: the cluster as a whole could hold "
-        "the gang" in unsat.message
+        "the topology requirement 'topology.kubernetes.io/rack' is the cause: the cluster as a whole could hold "
+        "the gang" in unsat.notes
     )
     assert by_rule(findings, "over-tight-topology") == []
     (tight,) = by_rule(
@@ -237,9 +234,9 @@ def test_bare_pods_of_one_coscheduling_group_are_counted_together():
     assert finding.file == "pod-0.yaml" and finding.line == 6  # the label of the first Pod
     line = (COSCHEDULED_POD % (0, 4)).lstrip().splitlines()[finding.line - 1]
     assert line[finding.column - 1 :] == "nccl-allreduce}"
-    assert finding.message == (
+    assert said(finding) == (
         "coscheduling PodGroup nccl-allreduce: its group requires 4 pods at once but the 3 objects that join "
-        "it create only 3; the gang can never reach quorum and its pods wait forever"
+        "it create only 3\nthe gang can never reach quorum and its pods wait forever"
     )
 
 
@@ -355,7 +352,7 @@ EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology: cloud.google.com/gke-n
 def test_gang_missing_words_the_accelerator_and_knows_jobset_exclusive_placement():
     (finding,) = by_rule(lint(TPU_JOBSET % (" {}", ""), with_inventory=False), "gang-missing")
     assert finding.message.startswith("JobSet starts 8 TPU pods that only work together, with no gang policy")
-    assert "GPU" not in finding.message
+    assert "GPU" not in said(finding)
     # exclusive placement on the JobSet, or on the replicatedJob's template: each Job placed whole
     on_jobset = TPU_JOBSET % ("\n        " + EXCLUSIVE, "")
     on_template = TPU_JOBSET % (" {}", "\n          metadata:\n            annotations:\n              " + EXCLUSIVE)
@@ -641,7 +638,7 @@ def test_multi_level_topology_job_in_one_zone_each_group_in_one_rack():
     (finding,) = [
         f for f in lint(composite % (5, 5, 5)) if f.rule == "gang-unsatisfiable" and "CompositePodGroup" in f.message
     ]
-    assert "in one topology.kubernetes.io/zone" in finding.message and "zone-a" in finding.message
+    assert "in one topology.kubernetes.io/zone" in said(finding) and "zone-a" in said(finding)
     # groups of 4 and 3 each fit rack r1 alone, but zone-a's 6 nodes cannot hold their 7 pods together
     together = composite.replace("minCount: 2}", "minCount: 3}").replace(
         "parallelism: 2\n                completions: 2", "parallelism: 3\n                completions: 3"
@@ -649,9 +646,9 @@ def test_multi_level_topology_job_in_one_zone_each_group_in_one_rack():
     (finding,) = [
         f for f in lint(together % (4, 4, 4)) if f.rule == "gang-unsatisfiable" and "CompositePodGroup" in f.message
     ]
-    assert (
-        "zone-a: the groups together do not fit (PodGroup group-a/PodGroup group-b: 6 of 7 fit)" in finding.message
-    ), finding.message
+    assert "zone-a: the groups together do not fit (PodGroup group-a/PodGroup group-b: 6 of 7 fit)" in said(finding), (
+        finding.notes
+    )
 
 
 SYSTEMS = {
@@ -818,4 +815,4 @@ def test_a_misspelt_group_is_an_error_when_the_repository_defines_its_groups():
               containers: [{name: c, image: i}]
     """
     (finding,) = by_rule(lint(text), "gang-inconsistent")
-    assert finding.severity == Severity.ERROR and "did you mean 'trainers'?" in finding.message
+    assert finding.severity == Severity.ERROR and "did you mean 'trainers'?" in said(finding)

@@ -6,15 +6,12 @@ import json
 import textwrap
 
 import pytest
-from conftest import REPO, by_rule, run_cli
+from conftest import REPO, by_rule, lint_text, run_cli, said
 
 from gpulint.kube.gpu_sharing import MPS, NONE, TIME_SLICING, breakdown, node_resource
 from gpulint.kube.scheduler import NodeInfo
-from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
 from gpulint.lint.inventory import load_inventory
-from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source
 
 SHARING = str(REPO / "rules" / "inventories" / "gpu-sharing")
 RULE = "gpu-sharing"
@@ -40,8 +37,7 @@ def inventory_of(tmp_path, *nodes):
 
 
 def lint(text: str, inventory):
-    body = textwrap.dedent(text).lstrip("\n")
-    return by_rule(LintRun(Config(), [Source("p.yaml", content=body.encode())], inventory).report().findings, RULE)
+    return by_rule(lint_text(text, "p.yaml", inventory=inventory), RULE)
 
 
 def pod(gpus: int, extra: str = "", resource: str = "nvidia.com/gpu") -> str:
@@ -140,7 +136,7 @@ def test_several_time_sliced_units_warn(sharing):
     assert "asks for 2 nvidia.com/gpu, but on every node it can use nvidia.com/gpu is a time-sliced replica" in (
         finding.message
     )
-    assert "where failRequestsGreaterThanOne is set" in finding.message
+    assert "where failRequestsGreaterThanOne is set" in said(finding)
 
 
 def test_mps_refuses_more_than_one_by_default(tmp_path):
@@ -152,7 +148,7 @@ def test_mps_refuses_more_than_one_by_default(tmp_path):
     inventory = inventory_of(tmp_path, node("l4-0", labels, {"nvidia.com/gpu": "16"}))
     (finding,) = lint(pod(2), inventory)
     assert finding.severity == Severity.ERROR
-    assert "UnexpectedAdmissionError (maximum request size for shared resources is 1; found 2)" in finding.message
+    assert "UnexpectedAdmissionError (maximum request size for shared resources is 1; found 2)" in said(finding)
 
 
 def test_the_linted_plugin_configuration_decides_time_slicing(sharing):
@@ -189,13 +185,14 @@ def test_some_shared_nodes_among_the_candidates_are_named(tmp_path):
         node("l4-1", {"nvidia.com/gpu.product": "NVIDIA-L4"}, {"nvidia.com/gpu": "4"}),
     )
     (finding,) = lint(pod(2), inventory)
-    assert "on 1 of the 2 nodes it can use (l4-0)" in finding.message
+    assert "on 1 of the 2 nodes it can use nvidia.com/gpu is a time-sliced replica" in finding.message
+    assert "the nodes: l4-0" in finding.notes
 
 
 def test_a_pod_that_does_not_pin_the_product_across_mig_single_nodes(sharing):
     (finding,) = lint(pod(1), sharing)
     assert "nvidia.com/gpu is a MIG slice on 2 of the 6 nodes this pod can use" in finding.message
-    assert "NVIDIA-A100-SXM4-40GB, Tesla-T4-SHARED" in finding.message
+    assert "NVIDIA-A100-SXM4-40GB, Tesla-T4-SHARED" in said(finding)
 
 
 # ----------------------------------------------------------------- gpu-sharing: clean (traps)

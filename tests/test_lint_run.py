@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import DATA, run_cli
+from conftest import DATA, run_cli, said
 from webhook_helpers import BAD_POD, Server, review
 
 DRA_INVENTORY = str(DATA / "dra")
@@ -32,7 +32,7 @@ def _findings(result) -> list[tuple[str, str, int, int, str, str]]:
 
 def _with_detail(finding: dict) -> str:
     if finding["rule"] != "claim-unsatisfiable" or not finding["notes"]:
-        return finding["message"]
+        return said(finding)
     return f"{finding['message']}: {finding['notes'][0]}"
 
 
@@ -86,7 +86,7 @@ def test_claim_template_in_a_json_file_is_found(write, tmp_path):
             32,
             "warning",
             "ResourceClaimTemplate 'single-gpus' is not among the linted files (namespace ml); the pod stays Pending "
-            "until it exists (not an error: the inventory does not list claims)",
+            "until it exists\nnot an error: the inventory does not list claims",
         ),
         (
             "wrong-request.yaml",
@@ -168,8 +168,8 @@ def test_device_class_in_a_json_file_is_known(write, tmp_path):
             36,
             "warning",
             "DeviceClass 'h100.exmple.com' is not defined in the linted files and no DRA driver gpulint knows installs "
-            "it; did you mean 'h100.example.com'? (if a driver installs it, add `kubectl get deviceclasses -o yaml` to "
-            "the inventory)",
+            "it; did you mean 'h100.example.com'?\nif a driver installs it, add `kubectl get deviceclasses -o yaml` to "
+            "the inventory",
         )
     ]
 
@@ -258,7 +258,7 @@ def test_pod_group_in_a_json_file_is_found(write, tmp_path):
             12,
             40,
             "error",
-            "coscheduling PodGroup trainers: its group requires 8 pods at once but this object creates only 4; the "
+            "coscheduling PodGroup trainers: its group requires 8 pods at once but this object creates only 4\nthe "
             "gang can never reach quorum and its pods wait forever",
         ),
         (
@@ -268,7 +268,7 @@ def test_pod_group_in_a_json_file_is_found(write, tmp_path):
             40,
             "error",
             "the pods join coscheduling PodGroup 'trainer', which no linted file defines: they stay unschedulable "
-            "until it exists; did you mean 'trainers'?",
+            "until it exists\ndid you mean 'trainers'?",
         ),
     ]
 
@@ -399,7 +399,7 @@ def test_check_parses_each_linted_file_once(write, parses):
             "typo.yaml",
             "claim-reference-invalid",
             "ResourceClaimTemplate 'single-gpus' is not among the linted files (namespace ml); the pod stays Pending "
-            "until it exists (not an error: the inventory does not list claims)",
+            "until it exists\nnot an error: the inventory does not list claims",
         ),
     ]
     assert result.json()["summary"]["files"] == len(files)
@@ -483,7 +483,7 @@ def test_parallel_workers_see_objects_of_other_workers(tmp_path, monkeypatch):
                     32,
                     "warning",
                     "ResourceClaimTemplate 'single-gpus' is not among the linted files (namespace ml); the "
-                    "pod stays Pending until it exists (not an error: the inventory does not list claims)",
+                    "pod stays Pending until it exists\nnot an error: the inventory does not list claims",
                 )
             )
         if request != "gpu":
@@ -550,7 +550,9 @@ def test_per_path_ignores_exempt_files_not_admission_reviews(write, tmp_path):
     write("ml/pod.yaml", BAD_POD_YAML)
     write("other/pod.yaml", BAD_POD_YAML)
     result = run_cli("check", str(tmp_path), "--config", str(config_path), "--format", "json")
-    assert _findings(result) == [("pod.yaml", "gpu-request-without-limit", 9, 18, "error", NO_LIMIT)]
+    assert _findings(result) == [
+        ("pod.yaml", "gpu-request-without-limit", 9, 18, "error", NO_LIMIT + "\n" + NO_LIMIT_NOTES.replace("  ", ""))
+    ]
     assert result.json()["findings"][0]["path"] == str(tmp_path / "other" / "pod.yaml")
     assert result.json()["summary"]["suppressed"] == 1
 

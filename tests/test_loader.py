@@ -128,7 +128,7 @@ def test_helm_templates_are_reported_once():
         {{- end }}
     """)
     assert loaded.templated and len(loaded.problems) == 1
-    assert "helm template" in loaded.problems[0].message
+    assert "helm template" in loaded.problems[0].notes[0]
 
 
 def test_quoted_braces_are_data_not_templates():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
+from conftest import said
 from rule_harness import findings_of
 
 
@@ -61,7 +62,7 @@ def test_default_limit_below_the_request_is_rejected():
     )
     (finding,) = found
     assert finding.severity == "error"
-    assert "(after LimitRange cpu-resource-constraint filled in limits.cpu=500m)" in finding.message
+    assert "\nafter LimitRange cpu-resource-constraint filled in limits.cpu=500m" in said(finding)
     assert 'Invalid value: "1": must be less than or equal to cpu limit of 500m' in finding.message
 
 
@@ -128,8 +129,8 @@ def test_replicas_times_gpus_at_the_hard_limit_fit_one_more_does_not():
     assert finding.severity == "error"
     assert (finding.line, finding.column) == (10, 1)
     assert (
-        "the Deployment runs 3 pods that together need 6 requests.nvidia.com/gpu, above the namespace's quota of 4 "
-        "(ResourceQuota gpu-quota): the ReplicaSet creates 2 and the others fail with FailedCreate: exceeded quota: "
+        "the Deployment runs 3 pods that together need 6 requests.nvidia.com/gpu, above the namespace's quota of 4\n"
+        "ResourceQuota gpu-quota: the ReplicaSet creates 2 and the others fail with FailedCreate\nexceeded quota: "
         "gpu-quota, requested: requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu=4, limited: "
         "requests.nvidia.com/gpu=4" == finding.message
     )
@@ -140,7 +141,7 @@ def test_one_pod_above_the_quota():
         "resource-quota-exceeded",
         docs(quota("{requests.nvidia.com/gpu: 4}"), deployment("{limits: {nvidia.com/gpu: 8}}")),
     )
-    assert "no pod of this template can be created in the namespace: exceeded quota: gpu-quota" in finding.message
+    assert "no pod of this template can be created in the namespace\nexceeded quota: gpu-quota," in said(finding)
 
 
 def test_quota_keys_never_charged():
@@ -242,7 +243,7 @@ def test_device_class_quota_counts_the_claims_each_pod_gets_from_its_template():
     (finding,) = findings_of("resource-quota-exceeded", docs(quota(hard), template, pods))
     assert (
         "the StatefulSet runs 3 pods that together need 6 gpu.nvidia.com.deviceclass.resource.k8s.io/devices, "
-        "above the namespace's quota of 4 (ResourceQuota gpu-quota): the ResourceClaims of the pods beyond the first 2 "
+        "above the namespace's quota of 4\nResourceQuota gpu-quota: the ResourceClaims of the pods beyond the first 2 "
         "are refused"
     ) in finding.message
     assert (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import DATA
+from conftest import DATA, check_json, inventory_args, said
 from conftest import run_cli as _run_cli
 
 
@@ -67,11 +67,10 @@ TOLERATE_GPU = "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effe
 
 
 def findings(write, manifest: str, *inventory: str, extra: tuple[str, ...] = ()) -> list[dict]:
-    path = write("workload.yaml", manifest)
-    args = [a for p in inventory for a in ("--inventory", p)]
-    run = run_cli("check", str(path), "--format", "json", *args, *extra)
-    assert run.exit_code in (0, 1), run.stderr
-    return [f for f in run.json()["findings"] if f["rule"] != "schema-invalid"]
+    found = check_json(
+        str(write("workload.yaml", manifest)), "--ignore", "dev-shm-missing", *inventory_args(*inventory), *extra
+    )
+    return [f for f in found if f["rule"] != "schema-invalid"]
 
 
 def only(found: list[dict], rule: str) -> dict:
@@ -91,9 +90,9 @@ def test_karpenter_fits_after_scale_up_on_the_largest_type_and_never_past_it(wri
     assert (never["line"], never["column"]) == (13, 36)
     assert (
         "Karpenter NodePool gpu: every instance type it allows has at most 4 nvidia.com/gpu (g5.12xlarge); "
-        "the pod asks for 5" in never["message"]
+        "the pod asks for 5" in said(never)
     )
-    assert "Karpenter NodePool default: none of the instance types it allows offers nvidia.com/gpu" in never["message"]
+    assert "Karpenter NodePool default: none of the instance types it allows offers nvidia.com/gpu" in said(never)
 
 
 def test_karpenter_pool_limits_count_replicas(write):
@@ -101,9 +100,9 @@ def test_karpenter_pool_limits_count_replicas(write):
     assert findings(write, gpu_deployment(4, spec=TOLERATE_GPU), KARPENTER) == []
     warning = only(findings(write, gpu_deployment(5, spec=TOLERATE_GPU), KARPENTER), "gpu-unschedulable")
     assert warning["severity"] == "warning"
-    assert "its node pools may add room for 4 more" in warning["message"]
-    assert "limit nvidia.com/gpu 4, 0 in use" in warning["message"]
-    assert "the other 1 would stay Pending" in warning["message"]
+    assert "its node pools may add room for 4 more" in said(warning)
+    assert "limit nvidia.com/gpu 4, 0 in use" in said(warning)
+    assert "the other 1 would stay Pending" in said(warning)
 
 
 def test_karpenter_limits_count_what_already_runs(write, tmp_path):
@@ -131,7 +130,7 @@ def test_karpenter_limits_count_what_already_runs(write, tmp_path):
     assert limited["severity"] == "warning"
     assert (
         "Karpenter NodePool gpu: all available instance types exceed limits for nodepool "
-        "(limits: nvidia.com/gpu 4 (4 in use))" in limited["message"]
+        "(limits: nvidia.com/gpu 4 (4 in use))" in said(limited)
     )
 
 
@@ -162,17 +161,14 @@ def test_karpenter_limit_exhausted_is_a_warning_naming_the_limit(write):
     spec = TOLERATE_GPU + "      nodeSelector: {workload-type: gpu}\n"
     warning = only(findings(write, gpu_job(1, spec=spec), KARPENTER, str(busy)), "gpu-unschedulable")
     assert warning["severity"] == "warning"
-    assert "fits on the empty cluster" in warning["message"]
+    assert "fits on the empty cluster" in said(warning)
 
 
 def test_karpenter_taints_must_be_tolerated_but_startup_taints_need_not(write):
     # the gpu pool's startupTaint (gpu-driver-not-ready) is not tolerated, and need not be
     assert findings(write, gpu_job(1, spec=TOLERATE_GPU), KARPENTER) == []
     untolerated = only(findings(write, gpu_job(1), KARPENTER), "gpu-unschedulable")
-    assert (
-        "Karpenter NodePool gpu: did not tolerate taint (taint=nvidia.com/gpu=true:NoSchedule)"
-        in (untolerated["message"])
-    )
+    assert "Karpenter NodePool gpu: did not tolerate taint (taint=nvidia.com/gpu=true:NoSchedule)" in said(untolerated)
 
 
 def test_karpenter_label_the_pool_does_not_define(write):
@@ -196,14 +192,14 @@ def test_karpenter_well_known_and_instance_type_labels(write):
     assert findings(write, gpu_job(1, spec=a10g), KARPENTER) == []
     h100 = TOLERATE_GPU + "      nodeSelector: {karpenter.k8s.aws/instance-gpu-name: h100}\n"
     error = only(findings(write, gpu_job(1, spec=h100), KARPENTER), "gpu-unschedulable")
-    assert "no instance type it allows matches the pod's node requirements" in error["message"]
+    assert "no instance type it allows matches the pod's node requirements" in said(error)
 
 
 def test_resource_names_are_proven_by_karpenter_pools(write):
     typo = gpu_job(1, spec=TOLERATE_GPU).replace("nvidia.com/gpu: 1", "nvidia.com/gpus: 1")
     error = only(findings(write, typo, KARPENTER), "gpu-resource-unknown")
     assert error["severity"] == "error"
-    assert "no node pool's instance types offer (2 pools)" in error["message"]
+    assert "no node pool's instance types offer (2 pools)" in said(error)
     assert error["message"].endswith("; did you mean nvidia.com/gpu?")
 
 
@@ -225,15 +221,15 @@ def test_a_pool_without_named_types_is_unknown_not_never(write):
     # 16 GPUs: no catalogued AWS type has them, but the pool names no type or family: unknown
     info = only(findings(write, gpu_job(16), str(open_pool)), "gpu-unschedulable")
     assert info["severity"] == "info"
-    assert "at most 8 nvidia.com/gpu" in info["message"]
-    assert "may launch instance types the node catalog does not describe" in info["message"]
+    assert "at most 8 nvidia.com/gpu" in said(info)
+    assert "may launch instance types the node catalog does not describe" in said(info)
 
 
 def test_a_linted_nodepool_counts_like_an_inventory_one(write, tmp_path):
     pools = (ELASTIC / "karpenter" / "nodepools.yaml").read_text()
     manifest = pools + "---\n" + gpu_job(5, spec=TOLERATE_GPU)
     found = findings(write, manifest, str(ELASTIC / "system-nodes.yaml"))
-    assert "at most 4 nvidia.com/gpu" in only(found, "gpu-unschedulable")["message"]
+    assert "at most 4 nvidia.com/gpu" in said(only(found, "gpu-unschedulable"))
 
 
 # --------------------------------------------------------------------------- cluster-api + Cluster Autoscaler
@@ -245,7 +241,7 @@ CAPI_TOLERATION = "      tolerations: [{key: nvidia.com/gpu, operator: Equal, va
 def test_capi_scale_from_zero_annotations(write):
     assert findings(write, gpu_job(2, spec=CAPI_TOLERATION), CAPI) == []
     never = only(findings(write, gpu_job(3, spec=CAPI_TOLERATION), CAPI), "gpu-unschedulable")
-    assert "MachineDeployment gpu-md-0: its nodes have 2 nvidia.com/gpu; the pod asks for 3" in never["message"]
+    assert "MachineDeployment gpu-md-0: its nodes have 2 nvidia.com/gpu; the pod asks for 3" in said(never)
 
 
 def test_capi_max_size_bounds_the_replicas(write):
@@ -253,7 +249,7 @@ def test_capi_max_size_bounds_the_replicas(write):
     assert findings(write, gpu_deployment(10, spec=CAPI_TOLERATION), CAPI) == []
     warning = only(findings(write, gpu_deployment(11, spec=CAPI_TOLERATION), CAPI), "gpu-unschedulable")
     assert warning["severity"] == "warning"
-    assert "MachineDeployment gpu-md-0: 10 pods (max 5 nodes, 0 now)" in warning["message"]
+    assert "MachineDeployment gpu-md-0: 10 pods (max 5 nodes, 0 now)" in said(warning)
 
 
 def test_capi_template_labels_from_the_annotation(write):
@@ -269,7 +265,7 @@ def test_capi_memory_from_the_annotation(write):
     assert findings(write, fits, CAPI) == []
     too_much = fits.replace("memory: 128G", "memory: 129G")
     never = only(findings(write, too_much, CAPI), "gpu-unschedulable")
-    assert "MachineDeployment gpu-md-0: its nodes have 128G memory; the pod asks for 129G" in never["message"]
+    assert "MachineDeployment gpu-md-0: its nodes have 128G memory; the pod asks for 129G" in said(never)
 
 
 # --------------------------------------------------------------------------- managed node pools (the clouds' JSON)
@@ -284,26 +280,24 @@ def test_gke_node_pool_json_with_extended_resource_toleration(write):
     assert findings(write, gpu_job(2, spec=L4), GKE) == []
     never = only(findings(write, gpu_job(3, spec=L4), GKE), "gpu-unschedulable")
     assert never["severity"] == "error"
-    assert "GKE node pool default-pool: nodeSelector cloud.google.com/gke-accelerator=nvidia-l4" in never["message"]
-    assert (
-        "GKE node pool l4-pool: its instance type g2-standard-24 has 2 nvidia.com/gpu; the pod asks for 3"
-        in (never["message"])
+    assert "GKE node pool default-pool: nodeSelector cloud.google.com/gke-accelerator=nvidia-l4" in said(never)
+    assert "GKE node pool l4-pool: its instance type g2-standard-24 has 2 nvidia.com/gpu; the pod asks for 3" in said(
+        never
     )
 
 
 def test_extended_resource_toleration_can_be_switched_off(write):
     config = write(".gpulint.yaml", "extended-resource-toleration: false\n")
     found = findings(write, gpu_job(1, spec=L4), GKE, extra=("--config", str(config)))
-    assert (
-        "GKE node pool l4-pool: node(s) had untolerated taint {nvidia.com/gpu: present}"
-        in (only(found, "gpu-unschedulable")["message"])
+    assert "GKE node pool l4-pool: node(s) had untolerated taint {nvidia.com/gpu: present}" in (
+        said(only(found, "gpu-unschedulable"))
     )
 
 
 def test_a_gke_pool_of_an_uncatalogued_machine_type_has_the_gpus_its_json_lists(write):
     # default-pool (e2-standard-4, absent from the catalog) lists no accelerators: it has no GPU
     (error,) = [f for f in findings(write, gpu_job(3), GKE) if f["rule"] == "gpu-unschedulable"]
-    assert "GKE node pool default-pool: its instance type e2-standard-4 has 0 nvidia.com/gpu" in error["message"]
+    assert "GKE node pool default-pool: its instance type e2-standard-4 has 0 nvidia.com/gpu" in said(error)
 
 
 def test_inventory_summarises_the_pools():
@@ -361,13 +355,12 @@ def test_eks_nodegroup_json(write):
     # g5.12xlarge: 4 GPUs; max size 2 -> 8 one-GPU pods
     assert findings(write, gpu_job(4, spec=TOLERATE_GPU), EKS, str(ELASTIC / "system-nodes.yaml")) == []
     never = only(findings(write, gpu_job(5, spec=TOLERATE_GPU), EKS), "gpu-unschedulable")
-    assert (
-        "EKS node group gpu-a10g: its instance type g5.12xlarge has 4 nvidia.com/gpu; the pod asks for 5"
-        in (never["message"])
+    assert "EKS node group gpu-a10g: its instance type g5.12xlarge has 4 nvidia.com/gpu; the pod asks for 5" in said(
+        never
     )
     assert findings(write, gpu_deployment(8, spec=TOLERATE_GPU), EKS) == []
     warning = only(findings(write, gpu_deployment(9, spec=TOLERATE_GPU), EKS), "gpu-unschedulable")
-    assert "EKS node group gpu-a10g: 8 pods (max 2 nodes, 0 now)" in warning["message"]
+    assert "EKS node group gpu-a10g: 8 pods (max 2 nodes, 0 now)" in said(warning)
 
 
 def test_eks_nodegroup_with_an_instance_type_the_catalog_lacks_is_unknown(write, tmp_path):
@@ -376,9 +369,8 @@ def test_eks_nodegroup_with_an_instance_type_the_catalog_lacks_is_unknown(write,
     group = write("eks2/nodegroup.json", json.dumps(data))
     found = findings(write, gpu_job(8, spec=TOLERATE_GPU), str(group))
     assert [f["severity"] for f in found] == ["warning"]
-    assert (
-        "EKS node group gpu-a10g may add nodes whose instance types the node catalog does not describe"
-        in (only(found, "gpu-resource-unknown")["message"])
+    assert "EKS node group gpu-a10g may add nodes whose instance types the node catalog does not describe" in (
+        said(only(found, "gpu-resource-unknown"))
     )
 
 
@@ -386,7 +378,7 @@ def test_aks_nodepool_json(write):
     sku = "      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n"
     assert findings(write, gpu_job(1, spec=sku), AKS) == []
     never = only(findings(write, gpu_job(2, spec=sku), AKS), "gpu-unschedulable")
-    assert "AKS node pool gpunp: its instance type Standard_NC24ads_A100_v4 has 1 nvidia.com/gpu" in never["message"]
+    assert "AKS node pool gpunp: its instance type Standard_NC24ads_A100_v4 has 1 nvidia.com/gpu" in said(never)
 
 
 # --------------------------------------------------------------------------- the user's catalog
@@ -477,7 +469,7 @@ def test_memory_is_judged_against_karpenter_allocatable(write):
     assert findings(write, fits, KARPENTER) == []
     too_much = fits.replace("173400Mi", "173401Mi")
     never = only(findings(write, too_much, KARPENTER), "gpu-unschedulable")
-    assert "memory" in never["message"] and never["severity"] == "error"
+    assert "memory" in said(never) and never["severity"] == "error"
 
 
 # --------------------------------------------------------------------------- the webhook
@@ -578,7 +570,7 @@ def test_daemonset_overhead_is_taken_before_the_pod_as_karpenter_does(write):
     never = only(findings(write, AGENT + over, KARPENTER), "gpu-unschedulable")
     assert (
         "every instance type it allows has at most 172888Mi memory left after the DaemonSets' requests "
-        "(g5.12xlarge); the pod asks for 172889Mi" in never["message"]
+        "(g5.12xlarge); the pod asks for 172889Mi" in said(never)
     )
     # a DaemonSet that does not tolerate the GPU pool's taint never runs there: no overhead
     picky = AGENT.replace("tolerations: [{operator: Exists}]", "tolerations: []")

@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import DATA
+from conftest import DATA, said
 from conftest import run_cli as _run_cli
 
 FLEET = str(DATA / "fleet")
@@ -277,7 +277,7 @@ def test_an_unvendored_dependency_is_a_warning_at_chart_yaml(repo, render_tools)
         "warning",
         "not-rendered",
     )
-    assert "missing in charts/ directory: redis" in finding["message"] and "helm dependency build" in finding["message"]
+    assert "missing in charts/ directory: redis" in said(finding) and "helm dependency build" in said(finding)
 
 
 def test_without_helm_one_message_names_the_chart_and_other_files_are_linted(repo, monkeypatch):
@@ -471,8 +471,8 @@ def test_overlay_failures_are_findings_at_the_kustomization(repo, render_tools):
     result = run_cli("check", "overlays/prod", "--kubectl", render_tools["kubectl"], "--format", "json")
     (finding,) = result.json()["findings"]
     assert (finding["path"], finding["line"], finding["severity"]) == ("overlays/prod/kustomization.yaml", 7, "error")
-    assert "gpu-quota.yaml" in finding["message"] and "no such file or directory" in finding["message"]
-    assert "gpulint" not in finding["message"]  # nothing of the wrapper gpulint builds with
+    assert "gpu-quota.yaml" in said(finding) and "no such file or directory" in said(finding)
+    assert "gpulint" not in said(finding)  # nothing of the wrapper gpulint builds with
 
 
 def test_an_unreachable_remote_base_is_a_warning(repo, render_tools):
@@ -485,7 +485,7 @@ def test_an_unreachable_remote_base_is_a_warning(repo, render_tools):
     assert result.exit_code == 0, result.stdout
     (finding,) = result.json()["findings"]
     assert (finding["path"], finding["line"], finding["severity"]) == ("overlays/prod/kustomization.yaml", 7, "warning")
-    assert "the overlay was not checked" in finding["message"]
+    assert "the overlay was not checked" in said(finding)
 
 
 def test_without_kubectl_the_overlay_resources_are_linted_raw_and_patches_skipped(repo, monkeypatch):
@@ -523,7 +523,7 @@ def test_renderers_get_empty_plugin_and_config_directories(repo, monkeypatch):
     monkeypatch.setenv("HOME", str(repo))
     result = run_cli("check", "gpu-inference", "--helm", str(fake), "--format", "json")
     (finding,) = result.json()["findings"]
-    message = finding["message"]
+    message = said(finding)
     assert str(plugins) not in message and "evil" not in message
     assert "HELM_PLUGINS=/" in message and "gpulint-render-" in message
     assert "GIT_CONFIG_GLOBAL=/dev/null" in message

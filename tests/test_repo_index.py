@@ -87,7 +87,7 @@ def test_a_file_linted_alone_resolves_references_into_the_rest_of_its_repository
     (repo / "gang" / "pod-1.yaml").write_text(pod(1, group="nccl-allredcue"))
     result = run_cli("check", "gang/pod-1.yaml", "--format", "json")
     (finding,) = [f for f in result.json()["findings"] if f["rule"] == "gang-inconsistent"]
-    assert finding["severity"] == "error" and "did you mean 'nccl-allreduce'?" in finding["message"]
+    assert finding["severity"] == "error" and "did you mean 'nccl-allreduce'?" in finding["notes"]
     assert (repo / CACHE_DIR / ".gitignore").read_text().splitlines()[-1] == "*"
 
 

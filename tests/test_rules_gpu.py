@@ -1,7 +1,7 @@
 """gpu-request-without-limit and gpu-non-integer on real manifests, with exact positions."""
 
 import pytest
-from conftest import by_rule, lint_text
+from conftest import by_rule, lint_text, said
 
 POD = """
 apiVersion: v1
@@ -94,7 +94,7 @@ def test_non_integer_quantities(value):
 )
 def test_invalid_quantities(value, words):
     (finding,) = by_rule(lint_text(pod(f"limits:\n  nvidia.com/gpu: {value}\n")), "gpu-non-integer")
-    assert words in finding.message
+    assert words in said(finding)
 
 
 @pytest.mark.parametrize("value", ["1", "1000m", "2", "'4'", "1e3", "8"])

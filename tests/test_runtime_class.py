@@ -8,14 +8,12 @@ import textwrap
 
 import pytest
 import yaml
-from conftest import REPO, by_rule, run_cli
+from conftest import REPO, by_rule, lint_text, run_cli, said
 
 from gpulint.kube.runtime_class import admit
 from gpulint.lint.config import Config, ConfigError, from_mapping
 from gpulint.lint.findings import Severity
 from gpulint.lint.inventory import load_inventory
-from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source
 
 STACK = str(REPO / "rules" / "inventories" / "gpu-stack")
 UNKNOWN = "runtime-class-unknown"
@@ -33,8 +31,7 @@ NVIDIA_CLASS = {
 
 
 def lint(text: str, inventory=None, **config):
-    body = textwrap.dedent(text).lstrip("\n")
-    return LintRun(Config(**config), [Source("p.yaml", content=body.encode())], inventory).report().findings
+    return lint_text(text, "p.yaml", Config(**config), inventory)
 
 
 def gpu_pod(extra: str = "", gpus: int = 1) -> str:
@@ -101,10 +98,11 @@ def test_unknown_runtime_class_is_rejected_with_the_admission_message(stack):
     (finding,) = by_rule(lint(gpu_pod("runtimeClassName: nvidia-container-runtime"), stack), UNKNOWN)
     assert finding.severity == Severity.ERROR
     assert (finding.line, finding.column) == (5, 21)
-    assert 'the API server rejects this pod: pod rejected: RuntimeClass "nvidia-container-runtime" not found.' in (
+    assert (
         finding.message
+        == 'the API server rejects this pod: pod rejected: RuntimeClass "nvidia-container-runtime" not found'
     )
-    assert "Did you mean nvidia?" in finding.message
+    assert finding.notes == ("did you mean nvidia?", "RuntimeClasses in the cluster: nvidia")
 
 
 def test_a_workloads_pods_are_rejected_not_the_workload(stack):
@@ -122,7 +120,7 @@ def test_a_workloads_pods_are_rejected_not_the_workload(stack):
     """
     (finding,) = by_rule(lint(deployment, stack), UNKNOWN)
     assert "rejects every pod Deployment vllm creates (FailedCreate)" in finding.message
-    assert "RuntimeClasses in the cluster: nvidia" in finding.message
+    assert "RuntimeClasses in the cluster: nvidia" in said(finding)
 
 
 def test_without_runtime_classes_in_the_inventory_nothing_is_proven(tmp_path):

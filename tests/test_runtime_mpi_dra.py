@@ -199,7 +199,13 @@ def test_compute_domain_num_nodes_against_its_pods():
     assert_findings(
         "compute-domain-mismatch",
         COMPUTE_DOMAIN.replace("NODES", "4"),
-        [(5, 13, "numNodes 4 but the pods that use its channel template 'imex-channel' (StatefulSet/ranks) are 2")],
+        [
+            (
+                5,
+                13,
+                "numNodes 4 but the pods that use its channel template 'imex-channel' are 2, on at most 2 nodes\nthe pods: StatefulSet/ranks",
+            )
+        ],
     )
 
 

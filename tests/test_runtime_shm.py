@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from conftest import run_cli
-from rule_harness import assert_findings
+from rule_harness import assert_findings, findings_of
 
 RULE = "dev-shm-missing"
 
@@ -100,7 +100,7 @@ def test_one_gpu_torchrun_with_several_processes_in_sh_c():
                 resources:
                   limits: {nvidia.com/gpu: 1}
         """,
-        [(9, 15, "'train' (torchrun starts 2 GPU processes")],
+        [(9, 15, "'train' (torchrun, 2 GPU processes) has no memory-backed emptyDir")],
     )
 
 
@@ -256,3 +256,47 @@ def test_fix_creates_missing_lists_for_every_container(write):
           volumes: [{name: dshm, emptyDir: {medium: Memory}}]
         """
     )
+
+
+RAY_CLUSTER = """
+    apiVersion: ray.io/v1
+    kind: RayCluster
+    metadata: {name: raycluster-gpu, namespace: ml}
+    spec:
+      headGroupSpec:
+        rayStartParams: {}
+        template:
+          spec:
+            containers:
+            - {name: ray-head, image: rayproject/ray:2.9.0-gpu, resources: {limits: {cpu: "2"}}}
+      workerGroupSpecs:
+      - groupName: gpu-group
+        replicas: 2
+        rayStartParams: {}
+        template:
+          spec:
+            containers:
+            - {name: ray-worker, image: rayproject/ray:2.9.0-gpu, resources: {limits: {nvidia.com/gpu: 1}}}
+    """
+
+
+def test_a_ray_worker_is_a_rank_for_dev_shm_but_ray_needs_no_gang():
+    # kube/distributed.py: Ray's pods are ranks of one program (each needs /dev/shm), but Ray schedules its
+    # tasks on the workers that exist, so gang-missing does not ask for a gang; a PyTorchJob's ranks do need one
+    found = findings_of(None, RAY_CLUSTER)
+    assert [(f.rule, f.line) for f in found] == [("dev-shm-missing", 18)]
+    assert "one rank of a distributed RayCluster" in found[0].message
+    pytorch = """
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata: {name: ddp, namespace: ml}
+        spec:
+          pytorchReplicaSpecs:
+            Worker:
+              replicas: 2
+              template:
+                spec:
+                  containers:
+                  - {name: pytorch, image: registry.example.com/ddp:1.0, resources: {limits: {nvidia.com/gpu: 1}}}
+        """
+    assert [f.rule for f in findings_of(None, pytorch)] == ["gang-missing", "dev-shm-missing"]

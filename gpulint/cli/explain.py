@@ -46,6 +46,7 @@ from gpulint.lint.verdicts import (
     describe_gang,
     describe_scale_up,
     extended_resource_claim,
+    gang_detail,
     gang_with_pools,
     gpu_pod_requirements,
     pool_fits,
@@ -257,6 +258,7 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
         if result.unsatisfiable:
             status = FAIL
             lines.append(f"  cannot be placed: {describe_gang(gang, result, gang.topology_key)}")
+            lines.extend(f"    {detail}" for detail in gang_detail(gang, result, gang.topology_key))
         elif result.undecided:  # neither proven: said, never a failure
             status = INFO if status == OK else status
             lines.append(f"  could not decide within the work budget ({WORK_BUDGET:,} search steps) whether it fits")

@@ -13,30 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.commandline import Command, Env, Origin, Word, container_commands, image_name
+from gpulint.kube.distributed import distributed_kind
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.launchers import MPIRUN, VLLM, Launch, Launcher, parse
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_gpu
 from gpulint.kube.workloads import PodSpecSite, api_group, containers
-
-# (API group, kind) of the workloads whose pods are ranks of one program (NCCL between them).
-DISTRIBUTED_KINDS = frozenset(
-    {
-        ("kubeflow.org", "PyTorchJob"),
-        ("kubeflow.org", "MPIJob"),
-        ("kubeflow.org", "TFJob"),
-        ("kubeflow.org", "JAXJob"),
-        ("kubeflow.org", "XGBoostJob"),
-        ("kubeflow.org", "PaddleJob"),
-        ("jobset.x-k8s.io", "JobSet"),
-        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
-        ("ray.io", "RayCluster"),
-        ("ray.io", "RayJob"),
-        ("ray.io", "RayService"),
-        ("batch.volcano.sh", "Job"),
-    }
-)
 
 # Images whose entrypoint is a launcher: their containers often give only ``args``.
 IMAGE_ENTRYPOINTS: dict[str, Launcher] = {"vllm/vllm-openai": VLLM}
@@ -91,7 +74,7 @@ def pod_gpus(spec: Mapping[str, Any], patterns: Iterable[str] = ()) -> int:
 
 
 def is_distributed(api_version: str, kind: str) -> bool:
-    return (api_group(api_version), kind) in DISTRIBUTED_KINDS
+    return distributed_kind(api_version, kind) is not None
 
 
 def injected_env(obj: Mapping[str, Any], site: PodSpecSite) -> dict[str, str | None]:

@@ -21,6 +21,7 @@ from gpulint.lint.findings import (
     Fix,
     FixSafety,
     Severity,
+    split_long,
     stable_field,
 )
 from gpulint.lint.loader import LoadedFile
@@ -136,7 +137,9 @@ class Engine:
         if parsed.read_error is not None:
             findings.append(self._file_finding(loaded.path, f"cannot read file: {parsed.read_error}", 1, 1))
         findings.extend(
-            self._file_finding(p.file or loaded.path, p.message, p.line, p.column, p.document or 0, p.rule, p.severity)
+            self._file_finding(
+                p.file or loaded.path, p.message, p.line, p.column, p.document or 0, p.rule, p.severity, p.notes
+            )
             for p in loaded.problems
             if p.rule in self.rules
         )
@@ -163,10 +166,12 @@ class Engine:
         document: int = 0,
         rule: str = YAML_INVALID,
         severity: Severity | None = None,
+        notes: tuple[str, ...] = (),
     ) -> Finding:
         # a problem's own severity stands (a render the environment prevented is a warning, whatever the rule's)
         chosen = severity if severity is not None else self._severity(rule, None)
-        return Finding(rule, chosen, message, path, line, column, document=document)
+        brief, more = split_long(message)  # a renderer's or parser's words may be long
+        return Finding(rule, chosen, brief, path, line, column, document=document, notes=(*more, *notes))
 
     def _severity(self, rule_id: str, requested: Severity | None) -> Severity:
         configured = self.config.severity.get(rule_id)
@@ -260,19 +265,21 @@ class Engine:
             )
             if fix.appends and fix.file and not fix.refused:  # list items' paths are the rendered object's
                 fix = replace(fix, refused="a fix that adds list items is made only in the object's own file")
+        # a check words its first line to fit; a message that quotes long upstream text is split as a last resort
+        message, more = (diagnostic.message, ()) if diagnostic.run_note else split_long(diagnostic.message)
         return Finding(
             diagnostic.rule,
             diagnostic.severity
             if diagnostic.pinned and diagnostic.severity
             else self._severity(diagnostic.rule, diagnostic.severity),
-            diagnostic.message,
+            message,
             file,
             line,
             column,
             obj.ref,
             fix,
             obj.document.index,
-            diagnostic.notes,
+            (*more, *diagnostic.notes),
             diagnostic.run_note,
             stable_field(obj.data, diagnostic.path),
         )

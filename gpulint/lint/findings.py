@@ -27,6 +27,49 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
 
+# The first line of a finding (its message) fits in this many characters; the rest goes into its notes.
+FIRST_LINE_MAX = 160
+
+
+def first_line(*candidates: str) -> str:
+    """The first of ``candidates`` (longest and most complete first) that fits in FIRST_LINE_MAX characters,
+    else the last (user data such as a long field path or CEL expression may still make it longer)."""
+    return next((text for text in candidates if len(text) <= FIRST_LINE_MAX), candidates[-1])
+
+
+def split_long(text: str) -> tuple[str, tuple[str, ...]]:
+    """A message that quotes another program's words (a CEL compiler, a driver, the API server) as a first
+    line and notes: when it is too long, a closing parenthetical, or what follows a "; " or ". " outside
+    parentheses and quotes (the last that leaves a line that fits), becomes a note."""
+    if len(text) <= FIRST_LINE_MAX:
+        return text, ()
+    if text.endswith(")") and " (" in text:
+        head, _, inner = text.rpartition(" (")
+        if inner.count("(") + 1 == inner.count(")") and len(head) <= FIRST_LINE_MAX:
+            return head, (inner[:-1],)
+    for separators in ((";", "."), (":",), (",",)):  # a clause's end, else the end of a lead-in
+        cuts = _top_level_breaks(text, separators)
+        fitting = [cut for cut in cuts if cut <= FIRST_LINE_MAX]
+        if fitting:
+            return text[: fitting[-1]].rstrip(".;:,"), (text[fitting[-1] :].strip(),)
+    return text, ()
+
+
+def _top_level_breaks(text: str, separators: tuple[str, ...]) -> list[int]:
+    """Where a separator followed by a space ends a clause outside parentheses, brackets and double quotes."""
+    depth, quoted, breaks = 0, False, []
+    for index, char in enumerate(text):
+        if char == '"':
+            quoted = not quoted
+        elif not quoted and char in "([{":
+            depth += 1
+        elif not quoted and char in ")]}":
+            depth = max(depth - 1, 0)
+        elif not quoted and depth == 0 and char in separators and text[index + 1 : index + 2] == " " and index > 0:
+            breaks.append(index + 1)
+    return breaks
+
+
 class FixSafety(enum.Enum):
     """Whether ``--fix`` may apply a fix on its own (ruff's safe/unsafe split).
 

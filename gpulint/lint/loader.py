@@ -39,9 +39,11 @@ MAX_EXPANDED_NODES = 200_000
 MAX_EXPANSION_RATIO = 10
 
 _TEMPLATED_MESSAGE = (
-    "templated file: it contains Go/Helm template syntax ({{ ... }}) and is not plain YAML, so it was not "
-    "checked; lint its chart's directory (gpulint renders it with helm) or the rendered output: "
-    "helm template RELEASE CHART | gpulint check -"
+    "templated file: it contains Go/Helm template syntax ({{ ... }}) and is not plain YAML, so it was not checked"
+)
+_TEMPLATED_NOTES = (
+    "lint its chart's directory (gpulint renders it with helm) or the rendered output: "
+    "helm template RELEASE CHART | gpulint check -",
 )
 NOT_RENDERED = "not-rendered"
 # envsubst / Flux post-build substitution (${VAR}, ${VAR:-default}) and kustomize vars ($(VAR)).
@@ -76,6 +78,7 @@ class LoadProblem:
     rule: str = "yaml-invalid"  # a rendered chart or overlay reports its failures as render-failed
     severity: Severity | None = None  # None: the rule's (configured) severity
     file: str = ""  # the file it is in, when not the loaded one (a template a renderer names)
+    notes: tuple[str, ...] = ()  # what follows the one-line message (see Diagnostic.notes)
 
 
 @dataclass
@@ -469,7 +472,14 @@ def _load_text(path: str, text: str) -> LoadedFile:
         if template_line is not None:
             loaded.templated = True
             loaded.problems = [
-                LoadProblem(_TEMPLATED_MESSAGE, template_line, 1, rule=NOT_RENDERED, severity=Severity.INFO)
+                LoadProblem(
+                    _TEMPLATED_MESSAGE,
+                    template_line,
+                    1,
+                    rule=NOT_RENDERED,
+                    severity=Severity.INFO,
+                    notes=_TEMPLATED_NOTES,
+                )
             ]
             loaded.documents = []
             return loaded
@@ -500,10 +510,10 @@ def _retry_as_jsonc(loaded: LoadedFile, text: str) -> None:
             what = ("a trailing comma", "'}' looking for beginning of object key string", "remove the comma")
         loaded.problems = [
             LoadProblem(
-                f"{what[0]} in a JSON manifest: kubectl reads JSON strictly and refuses it "
-                f"(invalid character {what[1]}); {what[2]}",
+                f"{what[0]} in a JSON manifest: kubectl reads JSON strictly and refuses it",
                 line,
                 column,
+                notes=(f"invalid character {what[1]}", what[2]),
             )
         ]
         return
@@ -584,13 +594,13 @@ def _find_placeholders(loaded: LoadedFile) -> None:
         loaded.problems.append(
             LoadProblem(
                 f"template: {placeholder} is a placeholder (envsubst, Flux substitution or kustomize vars), so "
-                "the fields holding placeholders were not checked; lint the output of the tool that fills them in "
-                "(envsubst < FILE | gpulint check -)",
+                "the fields holding placeholders were not checked",
                 line,
                 column,
                 index,
                 rule=NOT_RENDERED,
                 severity=Severity.INFO,
+                notes=("lint the output of the tool that fills them in (envsubst < FILE | gpulint check -)",),
             )
         )
 

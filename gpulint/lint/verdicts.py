@@ -256,23 +256,25 @@ def allocation_failure(verdicts: list[tuple[DeviceGroup, NodeVerdict]], total: i
 
 
 def describe_gang(gang: Gang, result: GangVerdict, key: str) -> str:
+    """One line: what the gang needs at once and what the best domain holds (gang_detail says why)."""
     main = result.main
     assert main is not None
     where = f" in one {key}" if key else ""
     best = result.best()
-    if key and best and not best.domain:  # no node carries the label (Kueue: `no topology domains at level`)
-        return (
-            f"{gang.system} needs its pods placed at once{where}, but no node carries the label {key}: "
-            f"no topology domains at level: {key}"
-        )
+    if key and best and not best.domain:  # no node carries the label
+        return f"{gang.system} needs its pods placed at once{where}, but no node carries the label {key}"
     domain = f"the best {key.rsplit('/', 1)[-1]} ({best.domain})" if key and best else "the cluster"
     held = best.placeable if best else 0
-    detail = f"; {best.reason}" if best and best.reason and len(gang.members) > 1 else ""
     pods = "pods" if main.role == "pod" else f"{main.role} pods"  # a Job's members are just pods
-    return (
-        f"{gang.system} needs {result.required_main} {pods} x {member_demand(main)} placed at once"
-        f"{where}; {domain} fits {held}{detail}"
-    )
+    return f"{gang.system} needs {result.required_main} {pods} x {member_demand(main)} placed at once{where}; {domain} fits {held}"
+
+
+def gang_detail(gang: Gang, result: GangVerdict, key: str) -> tuple[str, ...]:
+    """What follows describe_gang's line: Kueue's words for a missing level, or why the other members do not fit."""
+    best = result.best()
+    if key and best and not best.domain:
+        return (f"no topology domains at level: {key}",)
+    return (best.reason,) if best and best.reason and len(gang.members) > 1 else ()
 
 
 GANG_MEMO = "gang-verdict"
@@ -423,7 +425,8 @@ def gang_with_pools(gang: Gang, resolver: Resolver) -> PoolGangVerdict:
         return PoolGangVerdict(
             "unsatisfiable",
             f"{gang.system} needs {gang.required} pods placed at once, but the nodes and the nodes its pools can "
-            f"still add hold at most {bound} of them ({parts or 'no pool can add a node for them'})",
+            f"still add hold at most {bound} of them",
+            (parts or "no pool can add a node for them",),
         )
     if gang.required >= gang.total:
         short, offers = _short_resource(gang, resolver, fits_of)

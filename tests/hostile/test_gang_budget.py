@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import said
 from webhook_helpers import Server, review
 
 from gpulint.kube.gangs.packing import WORK_BUDGET, Budget, Outcome, Shape, decide, node_kind, request_units
@@ -91,7 +92,7 @@ def test_twelve_gpu_pods_on_eleven_nodes_are_proven_unsatisfiable_at_once(tmp_pa
     code, findings, took = check_json(tmp_path, TWELVE_GPU_PODS, nodes_yaml(11, GPU_NODE))
     (finding,) = gang_findings(findings)
     assert code == 1 and finding["severity"] == "error" and (finding["line"], finding["column"]) == (5, 17)
-    assert "12 big and small pods each need more than half of a node's nvidia.com/gpu" in finding["message"]
+    assert "12 big and small pods each need more than half of a node's nvidia.com/gpu" in said(finding)
     assert took < 20, took  # seconds, start-up included; the exhaustive search ran for minutes
     code, findings, _ = check_json(tmp_path, TWELVE_GPU_PODS, nodes_yaml(12, GPU_NODE))
     assert code == 0 and gang_findings(findings) == []
@@ -103,7 +104,7 @@ def test_the_search_proves_what_the_bounds_cannot(tmp_path):
     assert decide(shapes, nodes, Budget(0)).outcome is Outcome.UNKNOWN  # bounds and greedy leave it open
     code, findings, took = check_json(tmp_path, volcano_job(cpu_tasks(SEARCH_PROVES)), nodes_yaml(5, CPU_NODE))
     (finding,) = gang_findings(findings)
-    assert code == 1 and finding["severity"] == "error" and "no placement of all members" in finding["message"]
+    assert code == 1 and finding["severity"] == "error" and "no placement of all members" in said(finding)
     assert took < 20, took
 
 
@@ -111,8 +112,11 @@ def test_a_gang_over_the_work_budget_is_info_never_an_error(tmp_path):
     code, findings, took = check_json(tmp_path, volcano_job(cpu_tasks(UNDECIDABLE)), nodes_yaml(7, CPU_NODE))
     (finding,) = gang_findings(findings)
     assert code == 0 and finding["severity"] == "info" and (finding["line"], finding["column"]) == (5, 17)
-    assert f"could not decide within the work budget ({WORK_BUDGET:,} search steps)" in finding["message"]
-    assert "Not reported as unsatisfiable" in finding["message"]
+    assert finding["message"] == "Volcano Job: could not decide within the work budget whether the pods fit at once"
+    assert finding["notes"] == [
+        f"the capacity totals allow it but no placement was found in {WORK_BUDGET:,} search steps; "
+        "not reported as unsatisfiable"
+    ]
     assert took < 20, took
     # explain says the same, as information, not as a failed step
     done, _ = gpulint("explain", "job.yaml", "--inventory", "nodes.yaml", cwd=tmp_path)

@@ -11,7 +11,7 @@ from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.dra_objects import is_dra
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -65,19 +65,41 @@ def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
         yield from resource_slice.resource_slice_spec(obj.data.get("spec"), ("spec",))
 
 
+def _diagnostic(error: FieldError, subject: str) -> Diagnostic:
+    """The API server's error as it words it; when that is too long for one line, the line shortens the
+    field path to its last steps (the finding points at the field) and the whole error is the note."""
+    full = f"{subject}: {error.message()}"
+    detail = f": {error.detail}" if error.detail else ""
+    shown = error.message().removeprefix(error.field)  # ": Invalid value: "x": detail"
+    brief = first_line(
+        full,
+        *(f"{subject}: ...{tail}{shown}" for tail in _field_tails(error.field)),
+        *(f"{subject}: ...{tail}: {error.kind}{detail}" for tail in _field_tails(error.field)),
+        f"{subject}: {error.kind}{detail}",
+        f"{subject}: {error.kind}",
+    )
+    return Diagnostic(
+        RULE_ID, error.path, brief, on_key=error.at_key, notes=() if brief == full else (error.message(),)
+    )
+
+
+def _field_tails(field: str) -> list[str]:
+    """The last two steps of a field path, then the last one: ...matchExpressions[0].values."""
+    steps = field.split(".")
+    return [".".join(steps[-count:]) for count in (2, 1) if len(steps) > count]
+
+
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     seen: set[str] = set()
     for error in _errors(obj, ctx):
         message = error.message()
         if message not in seen:
             seen.add(message)
-            yield Diagnostic(RULE_ID, error.path, f"the API server rejects this object: {message}", on_key=error.at_key)
+            yield _diagnostic(error, "the API server rejects this object")
     if obj.api_version not in BUILT_IN:
         # a custom resource's pod templates are not validated as pods until its controller creates them
         for error in _pod_errors(obj, ctx):
             message = error.message()
             if message not in seen:
                 seen.add(message)
-                yield Diagnostic(
-                    RULE_ID, error.path, f"the API server rejects the pods it creates: {message}", on_key=error.at_key
-                )
+                yield _diagnostic(error, "the API server rejects the pods it creates")

@@ -55,9 +55,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     yield Diagnostic(
         RULE_ID,
         ("apiVersion",),
-        f"{api_version} {kind} is not served by Kubernetes {version} "
-        f"(served: {', '.join(sorted(served))}); use {best}, and check the object's shape: "
-        "DRA and scheduling objects changed between versions",
+        f"{api_version} {kind} is not served by Kubernetes {version}; use {best}",
+        notes=(
+            f"served: {', '.join(sorted(served))}",
+            "check the object's shape: DRA and scheduling objects changed between versions",
+        ),
     )
 
 

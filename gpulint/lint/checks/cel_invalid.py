@@ -10,7 +10,7 @@ from gpulint.kube.dra.allocation import Device, Selector, class_selectors
 from gpulint.kube.dra.devices import DraModel
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.dra_objects import claim_of, is_dra
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import DRA_SELECTOR_KINDS, RuleSpec
 
@@ -29,12 +29,15 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             compiled = engine.new_expression_problem(selector.expression, ctx.config.gates) or compiled
         if isinstance(compiled, CelProblem):
             if compiled.evaluable:
-                yield Diagnostic(RULE_ID, selector.path, f"CEL selector {compiled.message}", offset=compiled.offset)
+                brief, notes = split_long(f"CEL selector {compiled.message}")
+                yield Diagnostic(RULE_ID, selector.path, brief, offset=compiled.offset, notes=notes)
             else:
+                brief, notes = split_long(f"CEL selector cannot be evaluated offline: {compiled.message}")
                 yield Diagnostic(
                     RULE_ID,
                     selector.path,
-                    f"CEL selector cannot be evaluated offline: {compiled.message}",
+                    brief,
+                    notes=notes,
                     offset=compiled.offset,
                     severity=Severity.INFO,
                     pinned=True,
@@ -48,8 +51,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 yield Diagnostic(
                     RULE_ID,
                     selector.path,
-                    f"CEL runtime error on device {device.key}: {outcome.error}; the scheduler "
-                    "aborts allocation for the whole claim on such an error (it is not false)",
+                    f"CEL runtime error on device {device.key}: {outcome.error}",
+                    notes=("the scheduler aborts allocation for the whole claim on such an error (it is not false)",),
                 )
                 break
 

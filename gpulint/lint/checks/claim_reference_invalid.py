@@ -46,8 +46,8 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
                 RULE_ID,
                 path,
                 f"resourceClaims[{index}] ('{entry.get('name')}'): exactly one of "
-                "resourceClaimName and resourceClaimTemplateName must be set"
-                + (" (the `source:` wrapper was removed in Kubernetes 1.31)" if "source" in entry else ""),
+                "resourceClaimName and resourceClaimTemplateName must be set",
+                notes=("the `source:` wrapper was removed in Kubernetes 1.31",) if "source" in entry else (),
             )
             continue
         located, kind = referenced_claim(obj, entry, ctx.resolver)
@@ -64,9 +64,8 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
                 (*path, field_name),
                 f"{kind or 'claim'} '{target}' is not among the linted files"
                 + (" or the inventory's claims" if definite else "")
-                + f" (namespace {namespace}); "
-                "the pod stays Pending until it exists"
-                + ("" if definite else " (not an error: the inventory does not list claims)"),
+                + f" (namespace {namespace}); the pod stays Pending until it exists",
+                notes=() if definite else ("not an error: the inventory does not list claims",),
                 severity=None if definite else Severity.WARNING,
             )
             requests_by_name[str(entry.get("name"))] = None

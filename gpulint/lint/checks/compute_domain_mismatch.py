@@ -44,9 +44,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     yield Diagnostic(
         RULE_ID,
         ("spec", "numNodes"),
-        f"numNodes {nodes} but the pods that use its channel template '{template}' ({', '.join(users)}) are {pods}, "
-        f"on at most {pods} node{'s' if pods != 1 else ''}: with the driver's IMEXDaemonsWithDNSNames feature gate "
-        "off, the pods wait in ContainerCreating until numNodes IMEX daemons join - forever; with it on (the "
-        "default) the ComputeDomain never reports Ready. Set numNodes to the number of nodes the workload "
-        "spans, or 0 (recommended; numNodes is deprecated)",
+        f"numNodes {nodes} but the pods that use its channel template '{template}' are {pods}, "
+        f"on at most {pods} node{'s' if pods != 1 else ''}",
+        notes=(
+            f"the pods: {', '.join(users)}",
+            "with the driver's IMEXDaemonsWithDNSNames feature gate off, the pods wait in ContainerCreating until "
+            "numNodes IMEX daemons join - forever; with it on (the default) the ComputeDomain never reports Ready",
+            "set numNodes to the number of nodes the workload spans, or 0 (recommended; numNodes is deprecated)",
+        ),
     )

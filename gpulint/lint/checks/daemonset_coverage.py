@@ -9,7 +9,7 @@ from gpulint.kube.gpu_stack import advertises_gpus, node_names, taint_text
 from gpulint.kube.scheduler import NodeInfo, Taint
 from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Path, Severity
+from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec
 from gpulint.lint.verdicts import DaemonSetVerdict, daemonset_verdict, operator_operands_verdict
@@ -58,35 +58,43 @@ def _finding(
         severity = Severity.ERROR if verdict.component and not cover.runs else Severity.WARNING
         why = _blocked_reasons(cover)
         consequence = _consequence(verdict)
+        head = f"{subject} {verb} {len(cover.runs)} of {total} {verdict.expected}"
+        brief = first_line(f"{head}: {why}", f"{head}: {_blocked_reasons(cover, names=False)}", head)
         return Diagnostic(
             RULE_ID,
             _tolerations_path(site),
-            f"{subject} {verb} {len(cover.runs)} of {total} {verdict.expected}: {why}{consequence}. "
-            f"Add a toleration for {_taint_list(cover)} to {fix_at} if it belongs there",
+            brief,
             on_key="tolerations" in site.spec,
             severity=severity,
+            notes=(
+                *(() if brief == f"{head}: {why}" else (why,)),
+                *((consequence.removeprefix(" - "),) if consequence else ()),
+                f"add a toleration for {_taint_list(cover)} to {fix_at} if it belongs there",
+            ),
         )
     if verdict.component and not cover.runs and cover.outside_selection:
         return Diagnostic(
             RULE_ID,
             _selection_path(site),
             f"{subject} selects 0 of {total} {verdict.expected}: its nodeSelector/required node affinity "
-            f"matches none of them ({_names(cover.outside_selection)}); the GPUs there stay unusable "
-            "until it runs on them",
+            "matches none of them",
+            notes=(
+                f"not selected: {_names(cover.outside_selection)}; the GPUs there stay unusable until it runs on them",
+            ),
             on_key=True,
             severity=Severity.WARNING,
         )
     return None
 
 
-def _blocked_reasons(cover: Coverage) -> str:
+def _blocked_reasons(cover: Coverage, names: bool = True) -> str:
     parts = []
     everything = not cover.runs and not cover.outside_selection
     for taint, count in cover.taints_by_count():
         nodes = cover.blocked[taint]
         who = ("all" if len(cover.blocked) == 1 else f"{count}") if everything else f"{count}"
         verb = "carries" if count == 1 and who != "all" else "carry"
-        parts.append(f"{who} {verb} the untolerated taint {_taint(taint)} ({_names(nodes)})")
+        parts.append(f"{who} {verb} the untolerated taint {_taint(taint)}" + (f" ({_names(nodes)})" if names else ""))
     reasons = "; ".join(parts)
     if cover.outside_selection:
         reasons += f"; {len(cover.outside_selection)} are outside its node selection"
@@ -100,7 +108,8 @@ def _consequence(verdict: DaemonSetVerdict) -> str:
     silent = [node for node in verdict.coverage.blocked_nodes() if not advertises_gpus(node, component.vendor)]
     if not silent:
         return ""
-    return f" - {len(silent)} of them advertise no GPU resource, so no GPU pod can be scheduled there"
+    verb = "advertises" if len(silent) == 1 else "advertise"
+    return f" - {len(silent)} of them {verb} no GPU resource, so no GPU pod can be scheduled there"
 
 
 def _taint(taint: Taint) -> str:

@@ -18,7 +18,7 @@ from gpulint.kube.runtime import (
 )
 from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Append, Diagnostic, FixSafety, Severity
+from gpulint.lint.findings import Append, Diagnostic, FixSafety, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -39,7 +39,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if spec.get("hostIPC") is True or not pod_gpus(spec, patterns):
             continue  # hostIPC: the host's /dev/shm; no GPU: not this rule's business
         injected = injected_env(obj.data, site)
-        affected: list[tuple[tuple[Any, ...], dict[str, Any], str]] = []
+        affected: list[tuple[tuple[Any, ...], dict[str, Any], tuple[str, str]]] = []
         for path, container in main_containers(spec):
             gpus = container_gpus(container, patterns)
             if not gpus or mounts_dev_shm(container):
@@ -58,21 +58,30 @@ def _reason(
     distributed: bool,
     patterns: tuple[str, ...],
     injected: dict[str, str | None],
-) -> str:
+) -> tuple[str, str] | None:
+    """Why the container needs more than 64 MiB: a short tag for the first line, and the reason for the notes."""
     resource = gpu_resource_name(container, patterns)
     if gpus >= 2:
-        return f"{gpus} {resource}: multi-GPU programs exchange data through NCCL's shared memory"
+        return f"{gpus} {resource}", "multi-GPU programs exchange data through NCCL's shared memory"
     server = multiprocess_server(container, injected)
     if server is not None:
-        return f"{server[0]} starts {server[1]} GPU processes that share memory"
+        return (
+            f"{server[0]}, {server[1]} GPU processes",
+            f"{server[0]} starts {server[1]} GPU processes that share memory",
+        )
     if distributed:
-        return f"one rank of a distributed {obj.kind} (NCCL and DataLoader workers use /dev/shm)"
-    return ""
+        return (
+            f"one rank of a distributed {obj.kind}",
+            f"one rank of a distributed {obj.kind}: NCCL and DataLoader workers use /dev/shm",
+        )
+    return None
 
 
-def _finding(site: PodSpecSite, affected: list[tuple[tuple[Any, ...], dict[str, Any], str]]) -> Diagnostic:
+def _finding(site: PodSpecSite, affected: list[tuple[tuple[Any, ...], dict[str, Any], tuple[str, str]]]) -> Diagnostic:
     first_path, first, _ = affected[0]
-    names = ", ".join(f"'{text(c.get('name'))}' ({reason})" for _, c, reason in affected)
+    names = ", ".join(f"'{text(c.get('name'))}' ({tag})" for _, c, (tag, _) in affected)
+    bare = ", ".join(f"'{text(c.get('name'))}'" for _, c, _ in affected)
+    reasons = tuple(f"'{text(c.get('name'))}': {why}" for _, c, (_, why) in affected)
     volume, exists = _volume_name(site.spec)
     appends = [] if exists else [Append((*site.path, "volumes"), {"name": volume, "emptyDir": {"medium": "Memory"}})]
     appends += [
@@ -87,11 +96,19 @@ def _finding(site: PodSpecSite, affected: list[tuple[tuple[Any, ...], dict[str, 
     return Diagnostic(
         RULE_ID,
         where,
-        f"container{'s' if plural else ''} {names} {'have' if plural else 'has'} no memory-backed emptyDir at "
-        "/dev/shm, so the container runtime's 64 MiB default applies: NCCL fails with \"Error while creating "
-        'shared memory segment /dev/shm/nccl-... No space left on device" and PyTorch DataLoader workers with '
-        '"Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)". '
-        f"Mount an emptyDir with medium: Memory at /dev/shm",
+        first_line(
+            f"container{'s' if plural else ''} {names} {'have' if plural else 'has'} no memory-backed emptyDir at "
+            "/dev/shm: the runtime's 64 MiB default applies",
+            f"container{'s' if plural else ''} {bare} {'have' if plural else 'has'} no memory-backed emptyDir at "
+            "/dev/shm: the runtime's 64 MiB default applies",
+        ),
+        notes=(
+            *reasons,
+            'NCCL fails with "Error while creating shared memory segment /dev/shm/nccl-... No space left on device" '
+            'and PyTorch DataLoader workers with "Unexpected bus error encountered in worker. This might be caused '
+            'by insufficient shared memory (shm)"',
+            *(() if fixable else ("mount an emptyDir with medium: Memory at /dev/shm",)),  # else the fix says it
+        ),
         fix_appends=tuple(appends) if fixable else (),
         # the runtime rules decide; gpulint#17 made the attribute explicit: revisit (a memory-backed volume)
         fix_safety=FixSafety.SAFE,

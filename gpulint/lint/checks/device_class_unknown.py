@@ -64,14 +64,15 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         elif ctx.resolver.classes_listed:  # the cluster's classes are known: this one does not exist
             close = closest(class_name, defined)
             known = sorted(defined)
-            hint = f"; did you mean '{close}'?" if close else f"; the cluster defines {', '.join(known[:8]) or 'none'}"
+            hint = f"did you mean '{close}'?" if close else f"the cluster defines {', '.join(known[:8]) or 'none'}"
             driver = WELL_KNOWN_CLASSES.get(class_name)
-            installed = f" ({driver} installs it: is the driver installed?)" if driver else ""
+            installed = (f"{driver} installs it: is the driver installed?",) if driver else ()
             yield Diagnostic(
                 RULE_ID,
                 path,
                 f"DeviceClass '{class_name}' does not exist: the scheduler leaves the pod Pending "
-                f'with "device class {class_name} does not exist"{hint}{installed}',
+                f'with "device class {class_name} does not exist"',
+                notes=(hint, *installed),
             )
         elif class_name in WELL_KNOWN_CLASSES:
             continue  # a driver's chart installs it; the inventory does not say whether it is installed
@@ -80,8 +81,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 RULE_ID,
                 path,
                 f"DeviceClass '{class_name}' is not defined in the linted files and no DRA driver gpulint "
-                f"knows installs it; did you mean '{close}'? (if a driver installs it, add `kubectl get "
-                "deviceclasses -o yaml` to the inventory)",
+                f"knows installs it; did you mean '{close}'?",
+                notes=("if a driver installs it, add `kubectl get deviceclasses -o yaml` to the inventory",),
                 severity=Severity.WARNING,
             )
         else:

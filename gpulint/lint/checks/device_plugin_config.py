@@ -9,7 +9,7 @@ from gpulint.kube.device_plugin_config import ERROR, looks_like_config, validate
 from gpulint.kube.fields import mapping, text
 from gpulint.kube.gpu_stack import node_names
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.loader import load_text
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
@@ -53,8 +53,8 @@ def _config_map(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:
                 yield Diagnostic(
                     RULE_ID,
                     ("data", key),
-                    f"the device plugin configuration '{key}' is not valid YAML ({broken.message}): the plugin "
-                    "cannot read it and exits",
+                    f"the device plugin configuration '{key}' is not valid YAML: the plugin cannot read it and exits",
+                    notes=(broken.message,),
                     offset=_offset(value, broken.line, broken.column),
                 )
             continue
@@ -63,10 +63,12 @@ def _config_map(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:
             continue
         for problem in validate(document.data):
             line, column = document.locate(problem.path, on_key=problem.on_key)
+            brief, notes = split_long(f"device plugin configuration '{key}': {problem.message}")
             yield Diagnostic(
                 RULE_ID,
                 ("data", key),
-                f"device plugin configuration '{key}': {problem.message}",
+                brief,
+                notes=notes,
                 severity=Severity.ERROR if problem.level == ERROR else Severity.WARNING,
                 offset=_offset(value, line, column),
             )
@@ -91,7 +93,8 @@ def _cluster_policy(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]
                 RULE_ID,
                 (*base, "name"),
                 f"devicePlugin.config.name names ConfigMap {name}, which neither the linted files nor the inventory "
-                "holds: the operator's device plugin waits for it and no node advertises GPUs",
+                "holds",
+                notes=("the operator's device plugin waits for it and no node advertises GPUs",),
             )
         return
     default = config.get("default")
@@ -99,8 +102,9 @@ def _cluster_policy(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]
         yield Diagnostic(
             RULE_ID,
             (*base, "default"),
-            f"devicePlugin.config.default is '{default}', which is not a key of ConfigMap {name} "
-            f"(keys: {', '.join(sorted(keys)) or 'none'}): the device plugin has no configuration to start with",
+            f"devicePlugin.config.default is '{default}', which is not a key of ConfigMap {name}: "
+            "the device plugin has no configuration to start with",
+            notes=(f"keys: {', '.join(sorted(keys)) or 'none'}",),
         )
     yield from _node_labels(resolver, name, keys, base)
 
@@ -116,8 +120,11 @@ def _node_labels(resolver: Resolver, name: str, keys: frozenset[str], base: tupl
         yield Diagnostic(
             RULE_ID,
             (*base, "name"),
-            f"{len(nodes)} node{'s' if len(nodes) > 1 else ''} ({node_names(nodes)}) carry the label "
-            f"{CONFIG_LABEL}={value}, but ConfigMap {name} has no key '{value}' (keys: {', '.join(sorted(keys))}): "
-            "the device plugin skips reconfiguration there and keeps the default",
+            f"{len(nodes)} node{'s carry' if len(nodes) > 1 else ' carries'} the label "
+            f"{CONFIG_LABEL}={value}, but ConfigMap {name} has no key '{value}'",
+            notes=(
+                f"nodes: {node_names(nodes)}; keys: {', '.join(sorted(keys))}",
+                "the device plugin skips reconfiguration there and keeps the default",
+            ),
             severity=Severity.WARNING,
         )

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from gpulint.kube.dra import nvidia_config
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Severity, first_line, split_long
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import DRA_SELECTOR_KINDS, RuleSpec
 
@@ -36,13 +36,19 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             decoding = problem.message.startswith(("strict decoding", "json:", "no kind", "quantities", "parameters"))
             prefix = "error decoding object at" if decoding else "object at"
             suffix = "" if decoding else " is invalid"
+            who = f"{'' if problem.certain else 'current releases of '}{driver} refuse{'s' if problem.certain else ''}"
+            error = f"{prefix} {field}{suffix}: {problem.message}"
+            brief = first_line(f"{who} this config ({error})", f"{who} this config: {problem.message}")
+            brief = split_long(brief)[0]  # the whole error is the first note
             yield Diagnostic(
                 RULE_ID,
                 (*at, *problem.path),
-                f"{'' if problem.certain else 'current releases of '}{driver} refuse"
-                f"{'s' if problem.certain else ''} this config ({prefix} {field}{suffix}: {problem.message}); the claim is "
-                "rejected by the driver's admission webhook, or its pods fail in ContainerCreating "
-                '("error decoding config parameters")',
+                brief,
+                notes=(
+                    *(() if error in brief else (error,)),
+                    "the claim is rejected by the driver's admission webhook, or its pods fail in ContainerCreating "
+                    '("error decoding config parameters")',
+                ),
                 on_key=problem.on_key,
                 severity=None if problem.certain else Severity.WARNING,
             )

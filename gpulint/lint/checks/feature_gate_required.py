@@ -143,10 +143,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield Diagnostic(
             RULE_ID,
             path,
-            f"uses {what}, which needs the {gate} feature gate ({phase} in Kubernetes {version}); "
-            f"the gate {stated}: "
-            f"enable {gate}=true on the API server and scheduler, or the field is dropped/the object "
-            "refused",
-            notes=_notes(gate, obj),
+            f"uses {what}, which needs the {gate} feature gate ({phase} in Kubernetes {version}); the gate {stated}",
             severity=severity,
+            notes=(
+                f"enable {gate}=true on the API server and scheduler, or the field is dropped/the object refused",
+                *_notes(gate, obj),
+            ),
         )

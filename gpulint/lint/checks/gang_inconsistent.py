@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from gpulint.kube.gangs.members import group_minimum, group_references, reported_gangs
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -25,20 +25,28 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 creators = f"the {gang.joiners} objects that join it create"
             else:
                 creators = "this object creates" if gang.declared_by_group else "the workload creates"
+            head = f"{gang.system}: {source} requires {gang.required} pods at once but {creators} only {gang.total}"
             roles = f" ({gang.roles()})" if gang.roles() else ""
+            brief = first_line(f"{head}{roles}", head)
             yield Diagnostic(
                 RULE_ID,
                 gang.path,
-                f"{gang.system}: {source} requires {gang.required} pods at once but {creators} only "
-                f"{gang.total}{roles}; the gang can never reach quorum and its pods wait forever",
+                brief,
+                notes=(
+                    *((f"members: {gang.roles()}",) if roles and brief == head else ()),
+                    "the gang can never reach quorum and its pods wait forever",
+                ),
             )
         schedulers = sorted({member.scheduler for member in gang.members})
         if len(schedulers) > 1:
             yield Diagnostic(
                 RULE_ID,
                 gang.members[0].path,
-                f"{gang.system}: its members name different schedulers ({', '.join(schedulers)}); "
-                "one scheduler must place the whole gang",
+                first_line(
+                    f"{gang.system}: its members name different schedulers ({', '.join(schedulers)})",
+                    f"{gang.system}: its members name different schedulers",
+                ),
+                notes=(f"schedulers: {', '.join(schedulers)}; one scheduler must place the whole gang",),
             )
     for site in pod_spec_sites(obj.data):
         for ref in group_references(obj.data, site, obj.ref.namespace):
@@ -53,21 +61,15 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             )
             if known:  # the repository keeps its groups: a name that matches none is a mistake
                 close = difflib.get_close_matches(ref.name, known, n=1, cutoff=0.6)
-                hint = f"; did you mean '{close[0]}'?" if close else f"; defined: {', '.join(known[:6])}"
-                yield Diagnostic(
-                    RULE_ID,
-                    ref.path,
-                    f"the pods join {label}, which no linted file defines: they stay "
-                    f"unschedulable until it exists{hint}",
-                )
+                hint = f"did you mean '{close[0]}'?" if close else f"defined: {', '.join(known[:6])}"
+                yield _undefined(ref.path, f"the pods join {label}, which no linted file defines", (hint,))
             else:
-                yield Diagnostic(
-                    RULE_ID,
+                yield _undefined(
                     ref.path,
-                    f"the pods join {label} (namespace {ref.namespace or 'of the pod'}), which the linted "
-                    "files do not define: they stay unschedulable until it exists (ignore this if a "
-                    "controller creates it)",
-                    severity=Severity.WARNING,
+                    f"the pods join {label} (namespace {ref.namespace or 'of the pod'}), which the linted files do "
+                    "not define",
+                    ("ignore this if a controller creates it",),
+                    Severity.WARNING,
                 )
 
 
@@ -77,3 +79,11 @@ SYSTEM_OBJECTS = {
     "coscheduling": ("scheduling.x-k8s.io", "PodGroup"),
     "volcano": ("scheduling.volcano.sh", "PodGroup"),
 }
+
+
+def _undefined(path: Path, lead: str, notes: tuple[str, ...], severity: Severity | None = None) -> Diagnostic:
+    """A group the pods join that no file defines: they stay unschedulable (said on the line when it fits)."""
+    full = f"{lead}: they stay unschedulable until it exists"
+    brief = first_line(full, lead)
+    more = () if brief == full else ("they stay unschedulable until it exists",)
+    return Diagnostic(RULE_ID, path, brief, notes=(*more, *notes), severity=severity)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.kube.distributed import distributed_kind
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.gangs.members import has_gang_policy
 from gpulint.kube.resources import accelerator_noun, is_gpu
@@ -16,29 +17,17 @@ from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("gang-missing", Severity.WARNING)
 RULE_ID = SPEC.id
-# Kinds whose pods are one distributed program (one rank missing stalls the others).
-TOGETHER = {
-    ("kubeflow.org", "PyTorchJob"),
-    ("kubeflow.org", "MPIJob"),
-    ("kubeflow.org", "TFJob"),
-    ("kubeflow.org", "JAXJob"),
-    ("kubeflow.org", "XGBoostJob"),
-    ("kubeflow.org", "PaddleJob"),
-    ("jobset.x-k8s.io", "JobSet"),
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
-    ("batch.volcano.sh", "Job"),
-}
 # JobSet exclusive placement (api/jobset/v1alpha2/jobset_types.go ExclusiveKey): on the JobSet or on a
 # replicatedJob's template, each child Job is placed whole in one domain of the topology key.
 JOBSET_EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 
 
 def _distributed(obj: KubeObject) -> bool:
-    key = (api_group(obj.api_version), obj.kind)
-    if key in TOGETHER:
-        return True
+    found = distributed_kind(obj.api_version, obj.kind)
+    if found is not None:
+        return found.all_at_once
     spec = mapping(obj.data.get("spec"))
-    return key == ("batch", "Job") and spec.get("completionMode") == "Indexed"
+    return (api_group(obj.api_version), obj.kind) == ("batch", "Job") and spec.get("completionMode") == "Indexed"
 
 
 def _placed_whole(obj: KubeObject, site: PodSpecSite) -> bool:
@@ -73,8 +62,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     yield Diagnostic(
         RULE_ID,
         ("spec",) if "spec" in obj.data else (),
-        f"{obj.kind} starts {total} {noun} pods{roles} that only work together, with no gang policy: a partial "
-        f"placement holds {noun}s idle while the placed pods wait for their peers. Use a gang: native "
-        "Workload/PodGroup (or Job spec.scheduling), Volcano, coscheduling, or Kueue admission",
+        f"{obj.kind} starts {total} {noun} pods{roles} that only work together, with no gang policy",
         on_key=True,
+        notes=(
+            f"a partial placement holds {noun}s idle while the placed pods wait for their peers",
+            "use a gang: native Workload/PodGroup (or Job spec.scheduling), Volcano, coscheduling, or Kueue admission",
+        ),
     )

@@ -16,7 +16,7 @@ from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import describe_gang, gang_verdict, gang_with_pools
+from gpulint.lint.verdicts import describe_gang, gang_detail, gang_verdict, gang_with_pools
 
 SPEC = RuleSpec("gang-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
@@ -60,9 +60,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 RULE_ID,
                 composite.path,
-                f"CompositePodGroup {composite.name} needs its groups ({groups}) in one "
-                f"{composite.outer_key}, each group within its own domain; no "
-                f"{composite.outer_key.rsplit('/', 1)[-1]} can hold them: {placed.why}",
+                f"CompositePodGroup {composite.name} needs its groups in one {composite.outer_key}, each group "
+                f"within its own domain; no {composite.outer_key.rsplit('/', 1)[-1]} can hold them",
+                notes=(f"the groups: {groups}", placed.why),
             )
         elif placed.undecided:
             yield undecided(
@@ -76,17 +76,21 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             continue  # gpu-resource-unknown speaks for a resource no node publishes
         result = verdict(gang, ctx)
         if result.unsatisfiable:
-            cause = ""
+            cause: tuple[str, ...] = ()
             if gang.topology_key and verdict(gang, ctx, topology_key="").fitting_domains():
                 cause = (
-                    f". The topology requirement '{gang.topology_key}' is the cause: the cluster as a whole "
-                    "could hold the gang"
+                    f"the topology requirement '{gang.topology_key}' is the cause: the cluster as a whole "
+                    "could hold the gang",
                 )
             yield Diagnostic(
                 RULE_ID,
                 gang.path,
-                f"{describe_gang(gang, result, gang.topology_key)}{cause}. Partial placement would hold "
-                f"{_held(gang)} idle while the gang waits for peers that cannot start",
+                describe_gang(gang, result, gang.topology_key),
+                notes=(
+                    *gang_detail(gang, result, gang.topology_key),
+                    *cause,
+                    f"partial placement would hold {_held(gang)} idle while the gang waits for peers that cannot start",
+                ),
             )
         elif result.undecided:
             yield undecided(gang.path, gang.system, f" in one {gang.topology_key}" if gang.topology_key else "")
@@ -128,9 +132,11 @@ def undecided(path: Path, who: str, where: str) -> Diagnostic:
     return Diagnostic(
         RULE_ID,
         path,
-        f"{who}: could not decide within the work budget ({WORK_BUDGET:,} search steps) whether "
-        f"the pods fit at once{where}; the capacity totals allow it but no placement was found in "
-        "time. Not reported as unsatisfiable",
+        f"{who}: could not decide within the work budget whether the pods fit at once{where}",
+        notes=(
+            f"the capacity totals allow it but no placement was found in {WORK_BUDGET:,} search steps; "
+            "not reported as unsatisfiable",
+        ),
         severity=Severity.INFO,
         pinned=True,
     )

@@ -77,9 +77,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         RULE_ID,
         path,
         f"the claim asks for GPUs ({', '.join(gpus)}) and NICs ({', '.join(nics)}) without a "
-        f"matchAttribute constraint on a locality attribute ({' or '.join(LOCALITY_ATTRIBUTES)}), so "
-        "the allocator may pick a NIC on the other socket and GPU-direct traffic crosses the "
-        "inter-socket link; add constraints: [{requests: ["
-        + ", ".join(gpus + nics)
-        + "], matchAttribute: resource.kubernetes.io/pcieRoot}]",
+        "matchAttribute constraint on a locality attribute",
+        notes=(
+            f"locality attributes: {' or '.join(LOCALITY_ATTRIBUTES)}; without one the allocator may pick a NIC "
+            "on the other socket and GPU-direct traffic crosses the inter-socket link",
+            "add constraints: [{requests: [" + ", ".join(gpus + nics) + "], matchAttribute: "
+            "resource.kubernetes.io/pcieRoot}]",
+        ),
     )

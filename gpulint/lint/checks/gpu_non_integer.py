@@ -30,8 +30,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     yield Diagnostic(
                         RULE_ID,
                         path,
-                        f"{where}: {value!r} is not a valid Kubernetes quantity ({exc}); "
-                        f"write a whole number such as 1",
+                        f"{where}: {value!r} is not a valid Kubernetes quantity",
+                        notes=(str(exc), "write a whole number such as 1"),
                     )
                     continue
                 if quantity.value < 0:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from gpulint.kube.resources import is_extended
 from gpulint.kube.workloads import container_resources
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
@@ -41,7 +41,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                         RULE_ID,
                         (*block.path, section, name),
                         f"container '{block.container}' asks for {name}, which none of the {total} nodes in the "
-                        f"inventory publishes; {_cannot_tell(inventory)}{hint}.{silent_gpu_nodes(name, inventory)}",
+                        f"inventory publishes{hint}",
+                        notes=(
+                            _cannot_tell(inventory),
+                            *((silent,) if (silent := silent_gpu_nodes(name, inventory).strip()) else ()),
+                        ),
                         on_key=True,
                         severity=Severity.WARNING,
                         pinned=True,  # no proof either way: raising the rule must not make it an error
@@ -51,12 +55,21 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     f", no node pool's instance types offer ({len(inventory.pools)} pools)" if inventory.pools else ""
                 )
                 silent = silent_gpu_nodes(name, inventory).strip()
+                lead = (
+                    f"container '{block.container}' asks for {name}, which none of the {total} nodes in the inventory"
+                )
+                full = f"{lead} publishes{pools} and no DeviceClass backs{hint}"
+                brief = first_line(full, f"{lead} publishes{' or its node pools offer' if pools else ''}{hint}")
                 yield Diagnostic(
                     RULE_ID,
                     (*block.path, section, name),
-                    f"container '{block.container}' asks for {name}, which none of the {total} nodes in the "
-                    f"inventory publishes{pools} and no DeviceClass backs{hint}",
+                    brief,
                     notes=(
+                        *(
+                            ()
+                            if brief == full
+                            else (f"{pools.lstrip(', ') or 'no node publishes it'}, and no DeviceClass backs it",)
+                        ),
                         f'the pod would stay Pending with "0/{total} nodes are available: {total} Insufficient {name}."',
                         f"extended resources in this cluster: {offered}",
                         *((silent,) if silent else ()),

@@ -38,8 +38,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             RULE_ID,
             site.path,
             f"this pod asks for {', '.join(gpus)} but sets no runtimeClassName; on this cluster GPU pods need "
-            f"runtimeClassName: {wanted} (gpu-runtime-class), or the container runs under the default runtime "
-            "without the NVIDIA hooks and sees no GPU (CUDA: no CUDA-capable device is detected)",
+            f"runtimeClassName: {wanted}",
+            notes=(
+                "set by the configuration's gpu-runtime-class; without it the container runs under the default "
+                "runtime without the NVIDIA hooks and sees no GPU (CUDA: no CUDA-capable device is detected)",
+            ),
             fix_path=(*site.path, "runtimeClassName"),
             fix_value=wanted,
             fix_description=f"set runtimeClassName: {wanted}",

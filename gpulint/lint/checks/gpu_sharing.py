@@ -12,7 +12,7 @@ from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.scheduler import NodeInfo
 from gpulint.kube.workloads import PodSpecSite, containers, extended_resource_path, pod_spec_sites
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.loader import load_text
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
@@ -73,26 +73,38 @@ def _shared_request(
     nodes = f" ({node_names(node for node, _ in shared)})" if not everywhere else ""
     strategies = {info.strategy for _, info in shared}
     refused = _refused(strategies, ctx)
-    head = f"container '{container}' asks for {amount} {name}, but on {where}{nodes} {name} is {sample.describe()}"
+    head = f"container '{container}' asks for {amount} {name}, but on {where} {name} is {sample.describe()}"
+    what = (f"the nodes: {nodes.strip(' ()')}",) if nodes else ()
     if refused is True and everywhere:
         return Diagnostic(
             RULE_ID,
             path,
-            f"{head}: the device plugin refuses more than one shared unit per container (failRequestsGreaterThanOne"
-            f"{', the MPS default' if MPS in strategies else ''}) - the pod fails with UnexpectedAdmissionError "
-            f"(maximum request size for shared resources is 1; found {amount}). Ask for 1, or for whole GPUs",
+            first_line(f"{head}: the device plugin refuses more than one shared unit per container", head),
             severity=Severity.ERROR,
+            notes=(
+                *what,
+                "the device plugin refuses more than one shared unit per container",
+                f"failRequestsGreaterThanOne{' (the MPS default)' if MPS in strategies else ''}: the pod fails with "
+                f"UnexpectedAdmissionError (maximum request size for shared resources is 1; found {amount})",
+                "ask for 1, or for whole GPUs",
+            ),
         )
     maybe = (
-        " (and the device plugin rejects it with UnexpectedAdmissionError where failRequestsGreaterThanOne is set)"
+        ("the device plugin rejects it with UnexpectedAdmissionError where failRequestsGreaterThanOne is set",)
         if refused is None
-        else ""
+        else ()
     )
     return Diagnostic(
         RULE_ID,
         path,
-        f"{head}: the {amount} units may be replicas of the same physical GPU, each shared with other pods - "
-        f"no more compute or memory than 1 is guaranteed{maybe}. Ask for 1, or pin nodes with whole GPUs",
+        head,
+        notes=(
+            *what,
+            f"the {amount} units may be replicas of the same physical GPU, each shared with other pods: "
+            "no more compute or memory than 1 is guaranteed",
+            *maybe,
+            "ask for 1, or pin nodes with whole GPUs",
+        ),
     )
 
 
@@ -151,9 +163,12 @@ def _mig_mixture(site: PodSpecSite, candidates: list[NodeInfo]) -> Iterator[Diag
     yield Diagnostic(
         RULE_ID,
         extended_resource_path(site, frozenset({NVIDIA_GPU})) or site.path,
-        f"nvidia.com/gpu is a MIG slice on {len(slices)} of the {total} nodes this pod can use "
-        f"({', '.join(slice_products) or node_names(n for n, _ in slices)}: the single MIG strategy) and "
+        f"nvidia.com/gpu is a MIG slice on {len(slices)} of the {total} nodes this pod can use and "
         f"{'a whole GPU or a replica of one' if any(i.shared for _, i in whole) else 'a whole GPU'} "
-        f"on {len(whole)} ({', '.join(whole_products) or node_names(n for n, _ in whole)}); where it lands decides "
-        "which it gets. Pin the product with a nodeSelector on nvidia.com/gpu.product",
+        f"on {len(whole)}",
+        notes=(
+            f"MIG slices (the single MIG strategy): {', '.join(slice_products) or node_names(n for n, _ in slices)}; "
+            f"whole: {', '.join(whole_products) or node_names(n for n, _ in whole)}",
+            "where it lands decides which it gets: pin the product with a nodeSelector on nvidia.com/gpu.product",
+        ),
     )

@@ -98,8 +98,12 @@ def _no_node_fits(
         yield Diagnostic(
             RULE_ID,
             where,
-            f"no node fits {_subject(site)} now ({nodes}), and whether a node pool can add one is unknown: "
-            f"{summary(chosen)}. Add the instance types to the node catalog (--node-catalog) to check",
+            f"no node fits {_subject(site)} now, and whether a node pool can add one is unknown",
+            notes=(
+                f"nodes: {nodes}",
+                summary(chosen),
+                "add the instance types to the node catalog (--node-catalog) to check",
+            ),
             severity=Severity.INFO,
             pinned=True,
         )
@@ -108,9 +112,12 @@ def _no_node_fits(
         yield Diagnostic(
             RULE_ID,
             where,
-            f"{_subject(site)} fits a node that a pool can add, but the pool's limits leave no room: "
-            f"{summary(chosen)}; it stays Pending until the pool's nodes are freed or its limits raised "
-            f"(no node fits now: {nodes})",
+            f"{_subject(site)} fits a node that a pool can add, but the pool's limits leave no room",
+            notes=(
+                summary(chosen),
+                "it stays Pending until the pool's nodes are freed or its limits raised",
+                f"no node fits now: {nodes}",
+            ),
             severity=Severity.WARNING,
         )
         return
@@ -118,7 +125,8 @@ def _no_node_fits(
         RULE_ID,
         where,
         f"{_subject(site)} can never be scheduled on this cluster, even empty, and none of its {pools} can add "
-        f"a node for it: {summary(fits)}. Nodes: {nodes}",
+        "a node for it",
+        notes=(summary(fits), f"nodes: {nodes}"),
     )
 
 
@@ -139,12 +147,13 @@ def _replicas(
         if placed
         else "no node that exists fits one"
     )
-    pools = f", and its node pools may add room for {added} more ({rooms})" if fits else ""
+    pools = f", and its node pools may add room for {added} more" if fits else ""
     yield Diagnostic(
         RULE_ID,
         where,
         f"the workload runs {site.pods} of these pods, but {now}{pools}; the other "
         f"{site.pods - placed - added} would stay Pending",
+        notes=(rooms,) if fits and rooms else (),
         severity=Severity.WARNING,
     )
 

@@ -89,16 +89,19 @@ def _nvidia_visible(
                 RULE_ID,
                 (*base, *path),
                 f"container '{name}' asks for {gpus} {gpu_resource_name(container, patterns)} but sets "
-                f"NVIDIA_VISIBLE_DEVICES={shown}: the NVIDIA container runtime then exposes no GPU, and "
-                "the allocated GPUs stay idle. Remove the variable",
+                f"NVIDIA_VISIBLE_DEVICES={shown}: the NVIDIA container runtime then exposes no GPU",
+                notes=("the allocated GPUs stay idle: remove the variable",),
             )
             return
         yield Diagnostic(
             RULE_ID,
             (*base, *path),
-            f"container '{name}' sets NVIDIA_VISIBLE_DEVICES={value} by hand: with the device plugin's default "
-            "envvar strategy this replaces the GPUs the plugin allocated, so the container may use GPUs allocated "
-            "to other pods. Remove the variable: the device plugin sets it",
+            f"container '{name}' sets NVIDIA_VISIBLE_DEVICES={value} by hand: it replaces the GPUs the device "
+            "plugin allocated",
+            notes=(
+                "with the device plugin's default envvar strategy the container may use GPUs allocated to other pods",
+                "remove the variable: the device plugin sets it",
+            ),
         )
         return
     if infrastructure or value.lower() in _NO_GPU:
@@ -106,10 +109,12 @@ def _nvidia_visible(
     yield Diagnostic(
         RULE_ID,
         (*base, *path),
-        f"container '{name}' requests no GPU but sets NVIDIA_VISIBLE_DEVICES={value}: on a node whose default "
-        "runtime is nvidia it sees those GPUs without the scheduler counting them, and competes with the pods "
-        "they are allocated to (NVIDIA/k8s-device-plugin#61). Request the GPUs it needs, or set "
-        "NVIDIA_VISIBLE_DEVICES=void",
+        f"container '{name}' requests no GPU but sets NVIDIA_VISIBLE_DEVICES={value}",
+        notes=(
+            "on a node whose default runtime is nvidia it sees those GPUs without the scheduler counting them, and "
+            "competes with the pods they are allocated to (NVIDIA/k8s-device-plugin#61)",
+            "request the GPUs it needs, or set NVIDIA_VISIBLE_DEVICES=void",
+        ),
     )
 
 
@@ -125,9 +130,13 @@ def _cuda_visible(container: dict[str, Any], base: Path, gpus: int | None) -> It
             yield Diagnostic(
                 RULE_ID,
                 (*base, *path),
-                f"container '{name}' sets CUDA_VISIBLE_DEVICES to device UUIDs: the device plugin allocates "
-                "whichever GPUs are free, so named devices are usually not the ones in the container and CUDA "
-                'finds none ("no CUDA-capable device is detected"). Remove the variable',
+                f"container '{name}' sets CUDA_VISIBLE_DEVICES to device UUIDs, which are usually not the GPUs "
+                "allocated to it",
+                notes=(
+                    "the device plugin allocates whichever GPUs are free, so named devices are usually not the ones "
+                    'in the container and CUDA finds none ("no CUDA-capable device is detected")',
+                    "remove the variable",
+                ),
             )
         return
     indexes = [int(entry) for entry in entries]
@@ -137,17 +146,20 @@ def _cuda_visible(container: dict[str, Any], base: Path, gpus: int | None) -> It
             RULE_ID,
             (*base, *path),
             f"container '{name}' sets CUDA_VISIBLE_DEVICES={value} but sees {gpus} GPU{'s' if gpus > 1 else ''} "
-            f"(numbered 0 to {gpus - 1} inside the container): CUDA stops at the first index that does not exist "
-            f"({missing[0]}), so the process gets {_usable(indexes, gpus)} of them. Remove the variable or use "
-            f"indexes below {gpus}",
+            f"(numbered 0 to {gpus - 1} inside the container)",
+            notes=(
+                f"CUDA stops at the first index that does not exist ({missing[0]}), so the process gets "
+                f"{_usable(indexes, gpus)} of them",
+                f"remove the variable or use indexes below {gpus}",
+            ),
         )
     elif len(set(indexes)) < gpus:
         yield Diagnostic(
             RULE_ID,
             (*base, *path),
             f"container '{name}' holds {gpus} GPUs but CUDA_VISIBLE_DEVICES={value} shows the process "
-            f"{len(set(indexes))}: {gpus - len(set(indexes))} GPUs stay idle while allocated. Request "
-            f"{len(set(indexes))} GPUs, or remove the variable",
+            f"{len(set(indexes))}: {gpus - len(set(indexes))} GPUs stay idle while allocated",
+            notes=(f"request {len(set(indexes))} GPUs, or remove the variable",),
         )
 
 
@@ -170,10 +182,13 @@ def _cuda_image_on_gpu_nodes(container: dict[str, Any], base: Path, site: PodSpe
     yield Diagnostic(
         RULE_ID,
         (*base, "image"),
-        f"container '{text(container.get('name'))}' requests no GPU but {reason} and runs a CUDA image "
-        f"({image}), which sets NVIDIA_VISIBLE_DEVICES=all: where nvidia is the node's default runtime it sees "
-        "every GPU of the node, unaccounted. Set NVIDIA_VISIBLE_DEVICES=void in its env (or request the GPUs "
-        "it uses)",
+        f"container '{text(container.get('name'))}' requests no GPU but {reason} and runs a CUDA image, "
+        "which sets NVIDIA_VISIBLE_DEVICES=all",
+        notes=(
+            f"the image {image}: where nvidia is the node's default runtime the container sees every GPU of the "
+            "node, unaccounted",
+            "set NVIDIA_VISIBLE_DEVICES=void in its env (or request the GPUs it uses)",
+        ),
     )
 
 

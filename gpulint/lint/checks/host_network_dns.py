@@ -37,9 +37,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield Diagnostic(
             RULE_ID,
             (*site.path, "dnsPolicy") if "dnsPolicy" in spec else (*site.path, "hostNetwork"),
-            f"hostNetwork: true with dnsPolicy {policy or 'ClusterFirst (the default)'}: Kubernetes then gives "
-            f"the pod the node's resolv.conf (the Default policy), so {peers} do not resolve and the rendezvous "
-            'fails ("Name or service not known"). Set dnsPolicy: ClusterFirstWithHostNet',
+            f"hostNetwork: true with dnsPolicy {policy or 'ClusterFirst (the default)'}: the pod gets the node's "
+            "resolv.conf and cluster Services do not resolve",
+            notes=(
+                f"Kubernetes then gives the pod the node's resolv.conf (the Default policy), so {peers} do not "
+                'resolve and the rendezvous fails ("Name or service not known")',
+                "set dnsPolicy: ClusterFirstWithHostNet",
+            ),
             on_key="dnsPolicy" not in spec,
             fix_path=(*site.path, "dnsPolicy"),
             fix_safety=FixSafety.SAFE,  # ClusterFirstWithHostNet: what a hostNetwork pod needs to resolve services

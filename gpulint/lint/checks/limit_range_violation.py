@@ -9,7 +9,7 @@ from gpulint.kube.admission.namespace import limit_violations, with_limit_ranges
 from gpulint.kube.resources import is_extended
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -43,10 +43,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 if filled
                 else f" (LimitRange {sources})"
             )
+            full = f"the API server rejects {subject}{cause}: {violation.message}"
+            brief = first_line(full, f"the API server rejects {subject}: {violation.message}")
             yield Diagnostic(
                 RULE_ID,
                 (*site.path, *violation.path),
-                f"the API server rejects {subject}{cause}: {violation.message}",
+                brief,
+                notes=() if brief == full else (cause.strip(" ()"),),
             )
         for added in injected:
             if added.section != "limits" or not is_extended(added.resource):
@@ -56,7 +59,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 RULE_ID,
                 (*site.path, *added.path),
                 f"LimitRange {added.source} gives container {added.container} {added.text} "
-                f"{added.resource} it does not ask for (from its {origin}): every such container, sidecars and "
-                "init containers included, requests and holds that many devices",
+                f"{added.resource} it does not ask for (from its {origin.split(' ', 1)[0]})",
+                notes=(
+                    *(("a LimitRange's max is also its default limit",) if added.from_max else ()),
+                    "every such container, sidecars and init containers included, requests and holds that many devices",
+                ),
                 severity=Severity.WARNING,
             )

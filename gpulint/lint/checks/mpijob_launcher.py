@@ -53,11 +53,14 @@ def _wait_for_workers(spec: dict, sites: dict[str, PodSpecSite], workers: int) -
     yield Diagnostic(
         RULE_ID,
         ("spec", "launcherCreationPolicy"),
-        f"launcherCreationPolicy WaitForWorkersReady creates the launcher only once all {workers} workers are "
-        f"Ready, but {source} counts the launcher: the gang scheduler"
-        f"{f' ({gang_scheduler})' if gang_scheduler else ''} waits for {minimum} pods, the operator for the "
-        f"workers to run - a deadlock, the job stays Pending with its GPUs reserved (kubeflow/mpi-operator#608). "
-        f"Set runPolicy.schedulingPolicy.minAvailable to {workers}, or use launcherCreationPolicy AtStartup",
+        f"launcherCreationPolicy WaitForWorkersReady with a gang minimum of {minimum} that counts the launcher is a "
+        "deadlock: the job stays Pending with its GPUs reserved",
+        notes=(
+            f"the operator creates the launcher only once all {workers} workers are Ready, but {source} counts the "
+            f"launcher: the gang scheduler{f' ({gang_scheduler})' if gang_scheduler else ''} waits for {minimum} "
+            "pods, the operator for the workers to run (kubeflow/mpi-operator#608)",
+            f"set runPolicy.schedulingPolicy.minAvailable to {workers}, or use launcherCreationPolicy AtStartup",
+        ),
         severity=Severity.ERROR if explicit is not None else None,
     )
 
@@ -78,8 +81,11 @@ def _idle_launcher_gpus(launcher: PodSpecSite, patterns: tuple[str, ...]) -> Ite
             RULE_ID,
             (*launcher.path, *container_path, "resources", section, resource),
             f"the launcher container '{text(container.get('name'))}' asks for {gpus} {resource} but only runs "
-            "mpirun: the MPI operator lists only the workers in the hostfile (the launcher too only with "
-            "runLauncherAsWorker: true), so these GPUs stay idle for the whole job. Remove them from the "
-            "launcher, or set runLauncherAsWorker: true",
+            "mpirun: these GPUs stay idle for the whole job",
+            notes=(
+                "the MPI operator lists only the workers in the hostfile (the launcher too only with "
+                "runLauncherAsWorker: true)",
+                "remove them from the launcher, or set runLauncherAsWorker: true",
+            ),
             on_key=True,
         )

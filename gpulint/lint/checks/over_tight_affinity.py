@@ -177,10 +177,13 @@ def _replicas(
         fit_here, fit_anywhere = counts
         yield (
             requirement.path,
-            f"the workload needs {pods} pods, but the {allowed} nodes its required node affinity/selector "
-            f"allows hold only {fit_here} of them on the empty cluster ({fit_anywhere} would fit without "
-            f"'{requirement.description}')",
+            f"the workload needs {pods} pods, but the {_nodes(allowed)} its required node affinity/selector "
+            f"allows hold only {fit_here} of them on the empty cluster",
             Severity.WARNING,
             False,
-            (),
+            (f"{fit_anywhere} would fit without '{requirement.description}'",),
         )
+
+
+def _nodes(count: int) -> str:
+    return "one node" if count == 1 else f"{count} nodes"

@@ -9,7 +9,7 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import describe_gang, gang_verdict
+from gpulint.lint.verdicts import describe_gang, gang_detail, gang_verdict
 
 SPEC = RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
@@ -33,7 +33,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     RULE_ID,
                     where,
                     f"the topology requirement '{gang.topology_key}' makes the gang unplaceable while "
-                    f"the cluster as a whole could hold it: {describe_gang(gang, constrained, gang.topology_key)}",
+                    "the cluster as a whole could hold it",
+                    notes=(
+                        describe_gang(gang, constrained, gang.topology_key),
+                        *gang_detail(gang, constrained, gang.topology_key),
+                    ),
                 )
             continue
         only = constrained.only_domain()  # every other domain proven not to hold it

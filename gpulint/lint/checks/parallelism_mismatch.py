@@ -152,7 +152,8 @@ def _compare(demand: _Demand, gpus: int, resource: str, base: Path, subject: str
             RULE_ID,
             path,
             f"{demand.program} starts {demand.processes} GPU processes ({demand.formula}) but {subject} has "
-            f"{gpus} {resource}: {consequence}. Request {demand.processes} GPUs or lower the parallelism",
+            f"{gpus} {resource}",
+            notes=(consequence, f"request {demand.processes} GPUs or lower the parallelism"),
             severity=Severity.ERROR if demand.certain else None,
             offset=demand.where.offset,
         )
@@ -162,7 +163,8 @@ def _compare(demand: _Demand, gpus: int, resource: str, base: Path, subject: str
             path,
             f"{demand.program} starts {demand.processes} GPU process{'es' if demand.processes > 1 else ''} "
             f"({demand.formula}) but {subject} holds {gpus} {resource}: {gpus - demand.processes} GPUs stay "
-            f"idle while allocated. Request {demand.processes} or raise the parallelism to {gpus}",
+            "idle while allocated",
+            notes=(f"request {demand.processes} or raise the parallelism to {gpus}",),
             offset=demand.where.offset,
         )
 
@@ -208,9 +210,11 @@ def _lws_group(
         yield Diagnostic(
             RULE_ID,
             (*base, *where.path),
-            f"vLLM needs {product} GPUs across the group ({demand.formula}) but {subject} has {group}: the Ray "
-            "placement group cannot be created and vLLM does not start. Raise size or the GPUs per pod, or "
-            "lower the parallelism",
+            f"vLLM needs {product} GPUs across the group ({demand.formula}) but {subject} has {group}",
+            notes=(
+                "the Ray placement group cannot be created and vLLM does not start",
+                "raise size or the GPUs per pod, or lower the parallelism",
+            ),
             severity=Severity.ERROR,
             offset=where.offset,
         )
@@ -263,8 +267,11 @@ def _mpijob(
             RULE_ID,
             ("spec", "slotsPerWorker"),
             f"slotsPerWorker {slots} puts {slots} MPI ranks on each worker, but worker container "
-            f"'{text(container.get('name'))}' has {gpus} {gpu_resource_name(container, patterns)}: the ranks "
-            f'beyond {gpus} share a GPU or fail ("CUDA error: invalid device ordinal"). Set slotsPerWorker to {gpus}',
+            f"'{text(container.get('name'))}' has {gpus} {gpu_resource_name(container, patterns)}",
+            notes=(
+                f'the ranks beyond {gpus} share a GPU or fail ("CUDA error: invalid device ordinal")',
+                f"set slotsPerWorker to {gpus}",
+            ),
         )
     if launcher is None:
         return
@@ -285,9 +292,12 @@ def _mpijob(
                     RULE_ID,
                     path,
                     f"mpirun -np {np} asks for more ranks than the hostfile has slots ({worker.pods} workers x "
-                    f'slotsPerWorker {slots} = {total}): Open MPI refuses ("There are not enough slots available '
-                    f'in the system to satisfy the {np} slots that were requested by the application"). Use -np '
-                    f"{total}, or more workers",
+                    f"slotsPerWorker {slots} = {total}): Open MPI refuses",
+                    notes=(
+                        '"There are not enough slots available in the system to satisfy the '
+                        f'{np} slots that were requested by the application"',
+                        f"use -np {total}, or more workers",
+                    ),
                     severity=Severity.ERROR,
                     offset=word.origin.offset,
                 )
@@ -325,7 +335,11 @@ def _pytorchjob(spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[
                 demand, gpus, gpu_resource_name(container, patterns), ("spec", "nprocPerNode"), subject
             ):
                 yield Diagnostic(
-                    diagnostic.rule, ("spec", "nprocPerNode"), diagnostic.message, severity=diagnostic.severity
+                    diagnostic.rule,
+                    ("spec", "nprocPerNode"),
+                    diagnostic.message,
+                    severity=diagnostic.severity,
+                    notes=diagnostic.notes,
                 )
             return
 

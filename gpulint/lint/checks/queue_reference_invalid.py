@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpulint.lint.admission import batch_queue_problems, pod_group_problems, queue_route
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -22,9 +22,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         *pod_group_problems(obj, ctx.resolver),
     ]
     for problem in problems:
+        brief, notes = split_long(problem.message)
         yield Diagnostic(
             RULE_ID,
             problem.path,
-            problem.message,
+            brief,
+            notes=notes,
             severity=None if problem.proven else Severity.WARNING,
         )

@@ -12,7 +12,7 @@ from gpulint.lint.admission import (
     volcano_capability_problems,
 )
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -29,22 +29,25 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     route, verdict = found
     queue = verdict.queue.name
     if verdict.never:
+        full = f"ClusterQueue {queue} can never admit this workload (it stays suspended): {verdict.never[0]}"
+        brief = first_line(full, f"ClusterQueue {queue} can never admit this workload (it stays suspended)")
         yield Diagnostic(
             RULE_ID,
             route.queue.path,
-            f"ClusterQueue {queue} can never admit this workload (it stays suspended): "
-            + "; ".join(verdict.never[:3])
-            + (f" (and {len(verdict.never) - 3} more)" if len(verdict.never) > 3 else ""),
+            brief,
+            notes=_reasons(verdict.never)[1 if brief == full else 0 :],
         )
     elif verdict.doubtful:
         yield Diagnostic(
             RULE_ID,
             route.queue.path,
-            f"ClusterQueue {queue} does not cover a resource the workload requests: "
-            + "; ".join(verdict.doubtful[:3])
-            + ". Kueue (quotaCheckStrategy BlockUndeclared, its default) never admits it unless its "
-            "configuration transforms the resource into a covered one (resources.transformations) or "
-            "excludes it (resources.excludeResourcePrefixes)",
+            f"ClusterQueue {queue} does not cover a resource the workload requests",
+            notes=(
+                *_reasons(verdict.doubtful),
+                "Kueue (quotaCheckStrategy BlockUndeclared, its default) never admits it unless its "
+                "configuration transforms the resource into a covered one (resources.transformations) or "
+                "excludes it (resources.excludeResourcePrefixes)",
+            ),
             severity=Severity.INFO,
             pinned=True,  # not a verdict: Kueue's configuration decides, and it is not in the manifests
         )
@@ -53,6 +56,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             RULE_ID,
             route.queue.path,
             f"ClusterQueue {queue} cannot admit this workload with the usage it reports now; it waits for "
-            "quota (or preempts, if the queue's preemption policy allows): " + "; ".join(verdict.waits[:3]),
+            "quota (or preempts, if the queue's preemption policy allows)",
+            notes=_reasons(verdict.waits),
             severity=Severity.WARNING,
         )
+
+
+def _reasons(reasons: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Kueue's reasons, as it words them, the first three and how many more."""
+    more = (f"and {len(reasons) - 3} more",) if len(reasons) > 3 else ()
+    return (*reasons[:3], *more)

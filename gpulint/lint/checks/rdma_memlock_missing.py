@@ -47,10 +47,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 RULE_ID,
                 where,
-                f"GPU container '{name}' {cause} but cannot lock memory: without the IPC_LOCK capability the "
-                "container's memlock limit stays at the runtime's default (64 KiB to 8 MiB), RDMA memory "
-                'registration fails and NCCL\'s IB transport with it ("NET/IB : ... ibv_reg_mr failed", or NCCL '
-                "silently falls back to TCP sockets). Add IPC_LOCK to securityContext.capabilities.add",
+                f"GPU container '{name}' {cause} but cannot lock memory: it lacks the IPC_LOCK capability",
+                notes=(
+                    "the container's memlock limit stays at the runtime's default (64 KiB to 8 MiB), RDMA memory "
+                    'registration fails and NCCL\'s IB transport with it ("NET/IB : ... ibv_reg_mr failed", or NCCL '
+                    "silently falls back to TCP sockets)",
+                    "add IPC_LOCK to securityContext.capabilities.add",
+                ),
             )
 
 

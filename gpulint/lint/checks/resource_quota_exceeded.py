@@ -17,7 +17,7 @@ from gpulint.kube.quantity import format_amount
 from gpulint.kube.workloads import api_group
 from gpulint.lint.admission import quota_charges
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Path, Severity
+from gpulint.lint.findings import FIRST_LINE_MAX, Diagnostic, Path, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -59,9 +59,15 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 yield Diagnostic(
                     RULE_ID,
                     site.path,
-                    f"the API server refuses every pod of this template: failed quota: {quota.name}: must specify "
-                    + "; ".join(site.missing)
-                    + " (a quota on cpu or memory makes every container state it, or a LimitRange default)",
+                    first_line(
+                        f"the API server refuses every pod of this template: failed quota: {quota.name}: must specify "
+                        + "; ".join(site.missing),
+                        f"the API server refuses every pod of this template: failed quota: {quota.name}",
+                    ),
+                    notes=(
+                        "must specify " + "; ".join(site.missing),
+                        "a quota on cpu or memory makes every container state it, or a LimitRange default",
+                    ),
                 )
                 continue
             yield from _one_pod(site.path, quota, site.charged)
@@ -81,7 +87,8 @@ def _one_pod(path: Path, quota: Quota, charged: dict[str, Fraction]) -> Iterator
     if over:
         claims = any(_charged_to_claims(row.key) for row in over)
         what = "no pod of this template gets its ResourceClaims" if claims else "no pod of this template can be created"
-        yield Diagnostic(RULE_ID, path, f"{what} in the namespace: {exceeded(quota, over)}")
+        brief, notes = _with_quota_error(f"{what} in the namespace", exceeded(quota, over))
+        yield Diagnostic(RULE_ID, path, brief, notes=notes)
         return
     if not quota.used_known:
         return
@@ -92,11 +99,15 @@ def _one_pod(path: Path, quota: Quota, charged: dict[str, Fraction]) -> Iterator
         if key in charged and used.get(key, Fraction(0)) + charged[key] > hard
     ]
     if now:
+        brief, notes = _with_quota_error(
+            "with what the namespace uses now, a pod of this template is refused until other pods end",
+            exceeded(quota, now),
+        )
         yield Diagnostic(
             RULE_ID,
             path,
-            "with what the namespace uses now, a pod of this template is refused until other pods end: "
-            + exceeded(quota, now),
+            brief,
+            notes=notes,
             severity=Severity.WARNING,
         )
 
@@ -125,8 +136,11 @@ def _all_pods(obj: KubeObject, quota: Quota, sums: dict[str, Fraction], count: i
         RULE_ID,
         ("spec",) if "spec" in obj.data else (),
         f"the {obj.kind} runs {count} pods that together need {format_amount(total)} {key}, above the namespace's "
-        f"quota of {format_amount(hard)} (ResourceQuota {quota.name}{scoped}): {consequence}: "
-        + exceeded(quota, [Row(key, per_pod, per_pod * fit, hard)]),
+        f"quota of {format_amount(hard)}",
+        notes=(
+            f"ResourceQuota {quota.name}{scoped}: {consequence}",
+            exceeded(quota, [Row(key, per_pod, per_pod * fit, hard)]),
+        ),
         severity=Severity.WARNING if waits else None,
         on_key=True,
     )
@@ -138,7 +152,14 @@ def _uncounted(obj: KubeObject) -> Iterator[Diagnostic]:
             RULE_ID,
             ("spec", "hard", key),
             f"the quota key {key} is accepted but never charged: pods are charged for an extended resource only "
-            f"as {instead} (extended resources cannot be overcommitted, so quota counts requests); write {instead}",
+            f"as {instead}",
+            notes=(f"extended resources cannot be overcommitted, so quota counts requests; write {instead}",),
             severity=Severity.WARNING,
             on_key=True,
         )
+
+
+def _with_quota_error(lead: str, error: str) -> tuple[str, tuple[str, ...]]:
+    """The lead and the API server's quota error on one line when it fits, else the error as the note."""
+    full = f"{lead}: {error}"
+    return (full, ()) if len(full) <= FIRST_LINE_MAX else (lead, (error,))

@@ -30,12 +30,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 difflib.get_close_matches(name, known, n=1, cutoff=0.6)
                 or [k for k in known if k in name or name in k][:1]
             )  # nvidia-container-runtime for nvidia: a chart default beside the usual name
-            hint = f" Did you mean {close[0]}?" if close else ""
+            hint = (f"did you mean {close[0]}?",) if close else ()
             yield Diagnostic(
                 RULE_ID,
                 (*site.path, "runtimeClassName"),
-                f'{_who(obj, site)}: pod rejected: RuntimeClass "{name}" not found.{hint} '
-                f"RuntimeClasses in the cluster: {', '.join(known) or 'none'}",
+                f'{_who(obj, site)}: pod rejected: RuntimeClass "{name}" not found',
+                notes=(*hint, f"RuntimeClasses in the cluster: {', '.join(known) or 'none'}"),
             )
             continue
         admitted = runtime_class_admission(site.spec, resolver)
@@ -43,8 +43,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 RULE_ID,
                 (*site.path, "nodeSelector", admitted.conflict_key),
-                f"{_who(obj, site)}: {admitted.conflict} (RuntimeClass {name} adds its nodeSelector to every pod "
-                "that names it; drop the pod's own entry)",
+                f"{_who(obj, site)}: {admitted.conflict}",
+                notes=(
+                    f"RuntimeClass {name} adds its nodeSelector to every pod that names it; drop the pod's own entry",
+                ),
             )
 
 

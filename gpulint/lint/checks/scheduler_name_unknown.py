@@ -82,8 +82,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 RULE_ID,
                 path,
-                f"schedulerName '{name}' is the name of no scheduler; did you mean '{close[0]}'? kube-scheduler "
-                "ignores a pod whose schedulerName none of its profiles has, so it stays Pending with no event",
+                f"schedulerName '{name}' is the name of no scheduler; did you mean '{close[0]}'?",
+                notes=(
+                    "kube-scheduler ignores a pod whose schedulerName none of its profiles has, so it stays Pending "
+                    "with no event",
+                ),
             )
         elif running:
             yield Diagnostic(

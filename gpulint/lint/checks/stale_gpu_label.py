@@ -14,7 +14,7 @@ from gpulint.kube.resources import is_gpu
 from gpulint.kube.scheduler import NodeInfo, PodRequirements, pod_requirements, resource_list
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Path, Severity
+from gpulint.lint.findings import Diagnostic, Path, Severity, split_long
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import RuleSpec
@@ -192,7 +192,8 @@ def stale_nodes(inventory: Resolver, gpu_resources: tuple[str, ...] = ()) -> dic
 def _check_node(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     slices = ctx.resolver.slices_for_node(obj.ref.name)
     for problem in node_staleness(obj.data, slices, ctx.config.gpu_resources):
-        yield Diagnostic(RULE_ID, problem.path, problem.message, on_key=problem.path[0] == "metadata")
+        brief, notes = split_long(problem.message)
+        yield Diagnostic(RULE_ID, problem.path, brief, on_key=problem.path[0] == "metadata", notes=notes)
 
 
 def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
