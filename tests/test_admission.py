@@ -449,7 +449,7 @@ def test_an_inactive_admission_check_from_the_inventory(tmp_path):
     (finding,) = queue_findings(text, "queue-reference-invalid", inventory=[str(tmp_path)])
     assert finding.severity == "warning"
     assert (
-        "references inactive AdmissionCheck(s): sample-prov (their controller reports Active False)" in finding.message
+        "references inactive AdmissionCheck(s)\nsample-prov (their controller reports Active False)" in finding.message
     )
     (tmp_path / "checks.yaml").write_text(admission_check(active="True"))
     assert queue_findings(text, "queue-reference-invalid", inventory=[str(tmp_path)]) == []
@@ -1039,7 +1039,7 @@ def test_a_pod_asking_for_more_gpus_than_its_kai_queue_limit():
     (finding,) = queue_findings(docs(kai_tree(team_limit="3"), pod))
     assert finding.severity == "error"
     assert finding.message.startswith(
-        "default-queue quota has reached the allowable limit of GPUs. Limit is 3 GPUs, currently 0 GPUs allocated "
+        "default-queue quota has reached the allowable limit of GPUs\nLimit is 3 GPUs, currently 0 GPUs allocated "
         "and workload requested 4 GPUs"
     )
     # the parent's limit binds the team queue too

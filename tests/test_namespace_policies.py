@@ -322,7 +322,7 @@ def test_a_priority_class_quota_covers_only_pods_of_that_class():
     three = deployment("{limits: {nvidia.com/gpu: 2}}", replicas=3)
     (finding,) = findings_of("resource-quota-exceeded", docs(q, with_priority(three, "high")))
     assert finding.severity == "error"
-    assert "(ResourceQuota pods-high, scopes PriorityClass In (high)): the ReplicaSet creates 2" in finding.message
+    assert "\nResourceQuota pods-high, scopes PriorityClass In (high): the ReplicaSet creates 2" in finding.message
     assert findings_of("resource-quota-exceeded", docs(q, with_priority(three, "low"))) == []
     # exactly at the hard limit, in the class: admitted
     two = deployment("{limits: {nvidia.com/gpu: 2}}", replicas=2)
@@ -379,7 +379,7 @@ def test_a_terminating_quota_covers_pods_with_an_active_deadline():
         "      containers:\n", "      activeDeadlineSeconds: 3600\n      containers:\n"
     )
     (finding,) = findings_of("resource-quota-exceeded", docs(terminating, deadline))
-    assert finding.message.startswith("no pod of this template can be created in the namespace: exceeded quota")
+    assert finding.message.startswith("no pod of this template can be created in the namespace\nexceeded quota")
     not_terminating = terminating.replace("[Terminating]", "[NotTerminating]")
     assert findings_of("resource-quota-exceeded", docs(not_terminating, deadline)) == []
 
