@@ -188,3 +188,22 @@ def test_a_crd_whose_schema_cannot_compile_leaves_its_kind_unchecked(write):
         findings(write, ("crds/finetune.yaml", broken), ("finetune.yaml", INSTANCE.replace("output:", "outputs:")))
         == []
     )
+
+
+def test_an_instance_of_a_version_its_crd_does_not_serve_is_refused(write):
+    crd = write("crds/finetune.yaml", CRD)
+    old = write(
+        "old.yaml", "apiVersion: ml.example.com/v1alpha1\nkind: FineTune\nmetadata: {name: x}\nspec: {model: m}\n"
+    )
+    run = run_cli("check", "--select", "api-version-unavailable", "--format", "json", str(crd), str(old))
+    (finding,) = run.json()["findings"]
+    assert (finding["line"], finding["column"], finding["severity"]) == (1, 13, "error")
+    assert finding["message"] == (
+        "ml.example.com/v1alpha1 FineTune is not served by its CustomResourceDefinition finetunes.ml.example.com "
+        '(served: ml.example.com/v1): kubectl refuses it (no matches for kind "FineTune" in version '
+        '"ml.example.com/v1alpha1")'
+    )
+    current = write("new.yaml", INSTANCE)
+    assert run_cli("check", "--select", "api-version-unavailable", str(crd), str(current)).exit_code == 0
+    # without the CRD nothing says which versions exist
+    assert run_cli("check", "--select", "api-version-unavailable", str(old)).exit_code == 0

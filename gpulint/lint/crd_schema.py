@@ -119,6 +119,26 @@ def crd_schemas(crd: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def served_versions(crd: dict[str, Any]) -> dict[tuple[str, str], frozenset[str]]:
+    """(group, Kind) -> the versions the CRD serves (``served: false`` ones left out)."""
+    spec = crd.get("spec")
+    if (
+        not isinstance(spec, dict)
+        or not isinstance(spec.get("names"), dict)
+        or not isinstance(spec.get("versions"), list)
+    ):
+        return {}
+    group, kind = spec.get("group"), spec["names"].get("kind")
+    if not isinstance(group, str) or not isinstance(kind, str):
+        return {}
+    names = frozenset(
+        v["name"]
+        for v in spec["versions"]
+        if isinstance(v, dict) and isinstance(v.get("name"), str) and v.get("served", True) is not False
+    )
+    return {(group, kind): names}
+
+
 def union(newer: Any, older: Any) -> Any:
     """A schema that accepts the fields of both releases of a CRD (for an alpha API whose fields
     moved between releases still in use): properties merged, required only where both require,

@@ -45,6 +45,8 @@ class SchemaStore:
     # group/version/Kind -> schema that overrides the bundled one (a linted or inventory CRD)
     custom: dict[str, CustomSchema] = field(default_factory=dict)
     _custom_validators: dict[str, Any] = field(default_factory=dict)
+    # (group, Kind) -> (versions served by the CRDs that define it, their names): linted and inventory CRDs
+    crd_served: dict[tuple[str, str], tuple[frozenset[str], str]] = field(default_factory=dict)
     _located: dict[str, Any] = field(default_factory=dict)  # key -> schema file of a location (None: none)
     _index: dict[str, str] | None = None
     _validators: dict[str, Any] = field(default_factory=dict)
@@ -67,16 +69,22 @@ class SchemaStore:
     def with_crds(self, crds: Iterable[tuple[dict[str, Any], str]]) -> SchemaStore:
         """This store with the served versions of these CRDs (data, file) validating their kinds, the
         first CRD of a kind winning; the bundled validators stay shared."""
-        from gpulint.lint.crd_schema import crd_schemas
+        from gpulint.lint.crd_schema import crd_schemas, served_versions
 
         custom: dict[str, CustomSchema] = {}
+        served: dict[tuple[str, str], tuple[frozenset[str], str]] = {}
         for data, file in crds:
             name = data.get("metadata", {}).get("name") if isinstance(data.get("metadata"), dict) else None
             for key, schema in crd_schemas(data).items():
                 custom.setdefault(key, CustomSchema(schema, f"CRD {name or key} in {file}"))
-        if not custom:
+            for kind_key, versions in served_versions(data).items():
+                before, names = served.get(kind_key, (frozenset(), ""))
+                served[kind_key] = (before | versions, f"{names}, {name}" if names else str(name))
+        if not custom and not served:
             return self
-        return replace(self, custom={**self.custom, **custom}, _custom_validators={})
+        return replace(
+            self, custom={**self.custom, **custom}, _custom_validators={}, crd_served={**self.crd_served, **served}
+        )
 
     def origin(self, api_version: str, kind: str) -> str:
         """Where the schema of a kind comes from, for messages: a Kubernetes release or a CRD."""

@@ -33,11 +33,15 @@ CHECKED_KINDS = frozenset(
 # release serves is missing from that release (a custom resource of another group is not).
 BUILT_IN_GROUPS = frozenset({"resource.k8s.io", "scheduling.k8s.io"})
 
-SPEC = RuleSpec(RULE_ID, Severity.ERROR, kinds=frozenset(CHECKED_KINDS))
+SPEC = RuleSpec(RULE_ID, Severity.ERROR)  # every kind: a linted or inventory CRD may define it
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     api_version, kind = obj.api_version, obj.kind
+    defined = ctx.schemas.crd_served.get((obj.ref.group, kind))
+    if defined is not None:
+        yield from _crd_version(obj, *defined)
+        return
     if kind not in CHECKED_KINDS or "/" not in api_version or ctx.schemas.has_schema(api_version, kind):
         return
     group = api_version.rpartition("/")[0]
@@ -67,3 +71,18 @@ def _missing_kind(api_version: str, kind: str, version: str, ctx: CheckContext) 
     first = ctx.schemas.first_release(api_version, kind)
     since = f"; {api_version} {kind} arrives in {first}" if first else ""
     return f"{api_version} {kind} is not served by Kubernetes {version}, which has no {kind} API{since}"
+
+
+def _crd_version(obj: KubeObject, served: frozenset[str], crds: str) -> Iterator[Diagnostic]:
+    """A custom resource of a version its CustomResourceDefinition (linted or in the inventory) does not serve."""
+    version = obj.api_version.rpartition("/")[2]
+    if version in served or "/" not in obj.api_version:
+        return
+    group = obj.ref.group
+    listed = ", ".join(f"{group}/{name}" for name in sorted(served)) or "none"
+    yield Diagnostic(
+        RULE_ID,
+        ("apiVersion",),
+        f"{obj.api_version} {obj.kind} is not served by its CustomResourceDefinition {crds} (served: {listed}): "
+        f'kubectl refuses it (no matches for kind "{obj.kind}" in version "{obj.api_version}")',
+    )
