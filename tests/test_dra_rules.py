@@ -92,6 +92,25 @@ def test_cel_error_points_into_a_folded_and_a_quoted_scalar():
     assert quoted.splitlines()[13][51] == "("
 
 
+def test_new_selectors_get_the_libraries_of_the_clusters_compatibility_version():
+    """base.go: the IP library arrives in 1.30; a 1.30 API server gives new expressions 1.29's libraries."""
+    text = template(gpus(1, selector='isIP(device.attributes["dra.net"].ip) && device.driver == "dra.net"'))
+    (finding,) = by_rule(lint(text, kubernetes_version="1.30"), "cel-invalid")
+    assert finding.severity is Severity.ERROR
+    assert "undeclared reference to 'isIP'" in finding.message
+    assert "arrives in 1.30, usable in new expressions from 1.31" in shown(finding)
+    assert (finding.line, finding.column) == (14, 32)  # the call, as cel-go places it: at its parenthesis
+    assert text.splitlines()[13][27:32] == "isIP("
+    assert by_rule(lint(text, kubernetes_version="1.31"), "cel-invalid") == []
+    assert by_rule(lint(text), "cel-invalid") == []
+    # the format library (1.31): not evaluable offline on 1.37, refused by 1.31
+    formatted = template(gpus(1, selector="!format.dns1123Label().validate(device.driver).hasValue()"))
+    (info,) = by_rule(lint(formatted), "cel-invalid")
+    assert info.severity is Severity.INFO and "cannot be evaluated offline" in shown(info)
+    (refused,) = by_rule(lint(formatted, kubernetes_version="1.31"), "cel-invalid")
+    assert refused.severity is Severity.ERROR and "usable in new expressions from 1.32" in shown(refused)
+
+
 def test_cel_runtime_errors_only_on_devices_the_class_selects(cluster):
     # productName exists on NVIDIA GPUs; `model` does not: a runtime error, not false
     text = template(gpus(1, selector='device.attributes["gpu.nvidia.com"].model == "H100"'))

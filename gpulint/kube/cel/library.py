@@ -631,6 +631,25 @@ def cel_type(cel: Any, code: str, typed: bool) -> Any:
     return simple[code]
 
 
+_UNDECLARED_NAME = re.compile(r"undeclared reference to '([^']+)'|no matching overload for '([^']+)'")
+
+
+_FORMAT_NAMESPACE = re.compile(r"(?<![\w.])format\s*\.\s*\w+\s*\(")
+
+
+def introduced(message: str, code: str) -> tuple[int, int] | None:
+    """The version that introduced the library function a compile error of ``code`` (string literals
+    blanked) names; None: not a library's."""
+    found = _UNDECLARED_NAME.search(message)
+    if found is None:
+        return None
+    name = found.group(1) or found.group(2)
+    if name == "format" and _FORMAT_NAMESPACE.search(code):  # format.dns1123Label(): the format library
+        return FORMAT.introduced
+    versions = [lib.introduced for lib in LIBRARIES for fn in lib.functions if fn.name == name]
+    return min(versions) if versions else None
+
+
 def type_names(version: tuple[int, int]) -> tuple[str, ...]:
     return tuple(name for library in available(version) for name in library.type_names)
 

@@ -25,7 +25,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     engine: CelEngine = dra.engine if dra is not None else ctx.memo("cel-engine", CelEngine)
     for selector, devices in _selectors_and_devices(obj, dra):
         compiled = engine.compile(selector.expression)
-        if not isinstance(compiled, CelProblem):  # the object is being created: the gates decide the environment
+        if not isinstance(compiled, CelProblem) or not compiled.evaluable:
+            # the object is being created: the cluster's version and gates decide the environment
             compiled = engine.new_expression_problem(selector.expression, ctx.config.gates) or compiled
         if isinstance(compiled, CelProblem):
             if compiled.evaluable:
