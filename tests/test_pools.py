@@ -655,13 +655,14 @@ def test_one_instance_type_holding_the_whole_gang_is_not_a_mix(write):
     assert [f for f in findings(write, gang, KARPENTER) if f["rule"] == "gang-unsatisfiable"] == []
 
 
-def zonal_l4_pools(tmp_path) -> str:
-    """Two GKE L4 pools (g2-standard-24: 2 GPUs, max 2 nodes each), one per zone."""
+def zonal_l4_pools(tmp_path, max_b: int = 2) -> str:
+    """Two GKE L4 pools (g2-standard-24: 2 GPUs, max 2 nodes in zone a, ``max_b`` in zone b)."""
     pools = json.loads((ELASTIC / "gke" / "node-pools.json").read_text())
     listed = pools if isinstance(pools, list) else pools["nodePools"]
     (pool_a,) = [p for p in listed if p["name"] == "l4-pool"]
     pool_b = json.loads(json.dumps(pool_a)) | {"name": "l4-pool-b", "locations": ["us-central1-b"]}
-    inventory = tmp_path / "zonal"
+    pool_b["autoscaling"]["maxNodeCount"] = max_b
+    inventory = tmp_path / f"zonal-{max_b}"
     inventory.mkdir()
     shaped = [pool_a, pool_b] if isinstance(pools, list) else {"nodePools": [pool_a, pool_b]}
     (inventory / "node-pools.json").write_text(json.dumps(shaped))
@@ -828,3 +829,13 @@ def test_a_karpenter_pools_zones_come_from_its_ec2nodeclass_subnets(write, tmp_p
     )
     # without the NodeClass's status the pool may launch in any zone: not judged
     assert [f for f in findings(write, elsewhere, KARPENTER) if f["severity"] == "error"] == []
+
+
+def test_only_one_zone_its_pools_can_grow_into_holding_the_gang_is_a_warning(write, tmp_path):
+    zone = "topology.kubernetes.io/zone"
+    # zone a's pool may add 2 nodes (2 workers), zone b's 2 as well: either zone holds the gang
+    assert findings(write, zonal_gang(2, zone), zonal_l4_pools(tmp_path)) == []
+    # zone b's pool may add 1 node: only zone a can hold both workers
+    warning = only(findings(write, zonal_gang(2, zone), zonal_l4_pools(tmp_path, max_b=1)), "over-tight-topology")
+    assert warning["severity"] == "warning"
+    assert warning["message"].startswith(f"only {zone}=us-central1-a can host the whole gang (2 domains exist")

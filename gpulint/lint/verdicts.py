@@ -474,6 +474,25 @@ def _single_types(over: list[NewNodes]) -> list[list[NewNodes]]:
     return tries[:MAX_SINGLE_TYPE_TRIES]
 
 
+def gang_pool_domains(gang: Gang, resolver: Resolver) -> GangVerdict | None:
+    """With node pools: the gang per domain of its topology key on the nodes plus every new node the
+    pools may add there (an over-approximation: a domain proven not to hold the gang cannot). None
+    when a pool's answer is unknown or the pools' domains for the key are not known."""
+    if not gang.topology_key:
+        return None
+    fits_of = {
+        m.pod.signature(): pool_fits(with_extended_resource_tolerations(m.pod, resolver), resolver)
+        for m in gang.members
+        if m.count
+    }
+    if any(fit.state == UNKNOWN for fits in fits_of.values() for fit in fits):
+        return None
+    over, _, _ = _new_nodes(gang, resolver, fits_of)
+    if not _decidable_key(gang.topology_key, over):
+        return None
+    return pack_with_new_nodes(gang, resolver.model, over, gang.topology_key)
+
+
 def _short_resource(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]) -> tuple[str, tuple[str, ...]]:
     """The first resource the gang needs more of, in all, than the nodes its members can use hold plus
     what the pools may still add ("" when none), and what each offers: a pool's limit caps the capacity

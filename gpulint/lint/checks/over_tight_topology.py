@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kube.gangs.members import reported_gangs
+from gpulint.kube.gangs.members import Gang, reported_gangs
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
+from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import describe_gang, gang_detail, gang_verdict
+from gpulint.lint.verdicts import describe_gang, gang_detail, gang_pool_domains, gang_verdict
 
 SPEC = RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
@@ -17,12 +18,15 @@ GANG_RULE = "gang-unsatisfiable"  # reports the gangs the requirement makes unpl
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    if ctx.cluster is None or ctx.cluster.pools:
-        return  # with node pools, zones come from nodes that do not exist yet: not judged
+    if ctx.cluster is None:
+        return
     for gang in reported_gangs(obj, ctx.resolver):
         if not gang.topology_key:
             continue
         where = gang.topology_path or gang.path
+        if ctx.cluster.pools:
+            yield from _with_pools(gang, where, ctx.cluster)
+            continue
         constrained = gang_verdict(gang, ctx.cluster, ctx.memo)
         if constrained.unsatisfiable:
             if ctx.config.enables(GANG_RULE):
@@ -48,3 +52,21 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 f"only {gang.topology_key}={only.domain} can host the whole gang "
                 f"({len(constrained.placements)} domains exist); any failure there blocks it",
             )
+
+
+def _with_pools(gang: Gang, where: Path, resolver: Resolver) -> Iterator[Diagnostic]:
+    """The domains of the nodes and of the nodes the pools may add (their zones: GKE locations, zone
+    requirements, EC2NodeClass subnets): every other domain proven not to hold the gang leaves one.
+    Unknown domains (a pool launching in any zone) are not judged; an unplaceable gang is gang-unsatisfiable's."""
+    verdict = gang_pool_domains(gang, resolver)
+    if verdict is None or verdict.unsatisfiable:
+        return
+    only = verdict.only_domain()
+    if only is not None and len(verdict.placements) > 1:
+        yield Diagnostic(
+            RULE_ID,
+            where,
+            f"only {gang.topology_key}={only.domain} can host the whole gang "
+            f"({len(verdict.placements)} domains exist); any failure there blocks it",
+            notes=(f"the {gang.topology_key} domains include those its node pools can add nodes in",),
+        )
