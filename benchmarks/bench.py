@@ -211,6 +211,43 @@ def generate_gangs(root: Path, gangs: int, seed: int = 13) -> None:
         (root / f"gangs-{chunk}.yaml").write_text("---\n".join(docs[chunk : chunk + 20]))
 
 
+# The baseline of the CLI figures: merely loading the same files with libyaml (PyYAML's C composer,
+# nodes with positions, as gpulint needs them), every file's nodes kept as gpulint keeps its parsed files,
+# with the cyclic collector off (else it rescans the kept nodes again and again: 5x the CPU).
+LIBYAML_LOAD = """
+import gc, sys, yaml
+from pathlib import Path
+gc.disable()
+kept = [list(yaml.compose_all(p.read_bytes(), Loader=yaml.CSafeLoader)) for p in sorted(Path(sys.argv[1]).rglob("*.yaml"))]
+"""
+
+
+def cpu_and_peak(command: list[str]) -> tuple[float, float, float]:
+    """(CPU seconds of the process and its children, wall seconds, peak RSS in MiB of the largest of them)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
+
+
+def compare(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float, float]]:
+    """Median CPU, wall and peak of each command, the commands run in turn (interleaved), so a machine
+    that gets busier or quieter during the run weighs on every command alike."""
+    runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, command in commands.items():
+            runs[name].append(cpu_and_peak(command))
+    return {
+        name: (
+            statistics.median(r[0] for r in results),
+            statistics.median(r[1] for r in results),
+            max(r[2] for r in results),
+        )
+        for name, results in runs.items()
+    }
+
+
 def timed(command: list[str], repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -232,7 +269,17 @@ def main() -> int:
     parser.add_argument(
         "--gpulint", default=shutil.which("gpulint") or os.path.join(os.path.dirname(sys.executable), "gpulint")
     )
+    parser.add_argument(
+        "--ratios",
+        type=int,
+        nargs="*",
+        metavar="DOCUMENTS",
+        help="only the side-by-side run: for each corpus size, gpulint's CPU, wall time and peak memory "
+        "against merely loading the same files with libyaml, and 2 workers against 1",
+    )
     args = parser.parse_args()
+    if args.ratios:
+        return ratios(args.gpulint, args.ratios, args.repeat)
     with tempfile.TemporaryDirectory(prefix="gpulint-bench-") as tmp:
         corpus = Path(tmp) / "corpus"
         count = generate(corpus, args.documents, args.files)
@@ -343,6 +390,38 @@ def main() -> int:
     )
     print(f"| the same, inventory as YAML ({dra_cluster_size / 1e6:.0f} MB) | {allocator:.2f} s |")
     print(f"| {args.gangs} gangs of 2-64 members (half within one rack) against {args.nodes} nodes | {packing:.2f} s |")
+    return 0
+
+
+def ratios(gpulint: str, sizes: list[int], repeat: int) -> int:
+    load = os.getloadavg()[0]
+    print(f"{os.cpu_count()} CPUs, load average {load:.1f} at the start; medians of {repeat} interleaved runs")
+    print(
+        "| documents (files) | libyaml load: CPU / peak | `--jobs 1`: CPU / peak | CPU ratio | peak ratio "
+        "| `--jobs 2`: wall / CPU | 2 workers vs 1: wall | per-core efficiency |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for documents in sizes:
+        with tempfile.TemporaryDirectory(prefix="gpulint-ratios-") as tmp:
+            corpus = Path(tmp) / "corpus"
+            files = max(1, documents // 10)
+            generate(corpus, documents, files)
+            lint = [gpulint, "check", str(corpus), "--format", "json", "--output", os.devnull, "--exit-zero"]
+            results = compare(
+                {
+                    "libyaml": [sys.executable, "-c", LIBYAML_LOAD, str(corpus)],
+                    "one": [*lint, "--jobs", "1"],
+                    "two": [*lint, "--jobs", "2"],
+                },
+                repeat,
+            )
+        base, one, two = results["libyaml"], results["one"], results["two"]
+        speedup = one[1] / two[1]
+        print(
+            f"| {documents:,} ({files:,}) | {base[0]:.2f} s / {base[2]:.0f} MiB | {one[0]:.2f} s / {one[2]:.0f} MiB "
+            f"| {one[0] / base[0]:.2f}x | {one[2] / base[2]:.2f}x | {two[1]:.2f} s / {two[0]:.2f} s "
+            f"| {two[1] / one[1]:.2f}x | {speedup / 2:.0%} |"
+        )
     return 0
 
 

@@ -3,7 +3,11 @@
 
 Starts the webhook (TLS certificates from trustme, a generated inventory of --nodes nodes),
 sends --rate requests/s for --seconds over keep-alive HTTPS connections, and reports the
-achieved rate and the p50/p99 latency. Bounded in count and time; loopback only.
+achieved rate, the p50/p99 latency seen by the clients and by the server (its log's `ms`, from a
+request's first byte to its answer sent), and the server's CPU time per review. The baseline, in
+the same run and at the same rate over the same connections: `GET /healthz`, which costs the
+same TLS, HTTP and logging but no review; the ratios say what a review adds. Bounded in count
+and time; loopback only.
 
     python benchmarks/webhook_load.py [--rate 200] [--seconds 10] [--nodes 1000]
 """
@@ -13,9 +17,9 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import signal
 import ssl
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -111,25 +115,90 @@ def main() -> int:
         while port is None:
             event = json.loads(server.stderr.readline())
             port = event.get("port") if event["event"] == "serving" else None
-        threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
+        server_ms: list[float] = []
+        threading.Thread(target=_server_log, args=(server, server_ms), daemon=True).start()
         context = ssl.create_default_context()
         ca.configure_trust(context)
         total = int(args.rate * args.seconds)
-        latencies: list[float] = []
-        errors = 0
-        lock = threading.Lock()
-        start = time.perf_counter() + 0.5
+        load = os.getloadavg()[0]
+        baseline = _phase(server.pid, port, context, args, total, healthz=True)
+        server_ms.clear()
+        reviews = _phase(server.pid, port, context, args, total, healthz=False)
+        time.sleep(0.5)  # the last log lines
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    served = sorted(server_ms)
+    print(
+        f"{total} GPU Pod reviews at a target of {args.rate:.0f}/s against a {args.nodes}-node inventory, "
+        f"{args.connections} keep-alive connections; {os.cpu_count()} CPUs, load average {load:.1f} at the start"
+    )
+    print("| measurement | reviews | `GET /healthz` (baseline) | ratio |\n|---|---:|---:|---:|")
+    print(f"| achieved rate (requests/s) | {reviews.rate:.0f} | {baseline.rate:.0f} | |")
+    for name, key in (("client p50 (ms)", 0.5), ("client p99 (ms)", 0.99)):
+        ours, base = reviews.percentile(key), baseline.percentile(key)
+        print(f"| {name} | {ours:.1f} | {base:.1f} | {ours / base:.1f}x |")
+    print(f"| server p50 / p99 (ms) | {_percentile(served, 0.5):.1f} / {_percentile(served, 0.99):.1f} | | |")
+    print(
+        f"| server CPU per request (ms) | {reviews.cpu_ms:.2f} | {baseline.cpu_ms:.2f} | "
+        f"{reviews.cpu_ms / baseline.cpu_ms:.1f}x |"
+    )
+    print(f"| a review's own CPU (the difference) | {reviews.cpu_ms - baseline.cpu_ms:.2f} ms | | |")
+    print(f"| errors | {reviews.errors} | {baseline.errors} | |")
+    return 0 if reviews.errors == baseline.errors == 0 else 1
 
-        def worker(offset: int) -> None:
-            nonlocal errors
-            connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
-            for index in range(offset, total, args.connections):
-                due = start + index / args.rate
-                delay = due - time.perf_counter()
-                if delay > 0:
-                    time.sleep(delay)
-                sent = time.perf_counter()
-                try:
+
+class _Phase:
+    def __init__(self, latencies: list[float], elapsed: float, errors: int, cpu_seconds: float) -> None:
+        self.latencies = sorted(latencies)
+        self.rate = len(latencies) / elapsed
+        self.errors = errors
+        self.cpu_ms = cpu_seconds * 1000 / max(1, len(latencies))
+
+    def percentile(self, share: float) -> float:
+        return _percentile(self.latencies, share) * 1000
+
+
+def _percentile(ordered: list[float], share: float) -> float:
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))] if ordered else float("nan")
+
+
+def _server_log(server: subprocess.Popen, server_ms: list[float]) -> None:
+    for line in server.stderr:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("event") == "review" and "ms" in event:
+            server_ms.append(event["ms"])
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _phase(pid: int, port: int, context: ssl.SSLContext, args: argparse.Namespace, total: int, healthz: bool) -> _Phase:
+    latencies: list[float] = []
+    errors = 0
+    lock = threading.Lock()
+    cpu_before = _cpu_seconds(pid)
+    start = time.perf_counter() + 0.5
+
+    def worker(offset: int) -> None:
+        nonlocal errors
+        connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
+        for index in range(offset, total, args.connections):
+            due = start + index / args.rate
+            delay = due - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            sent = time.perf_counter()
+            try:
+                if healthz:
+                    connection.request("GET", "/healthz")
+                    response = connection.getresponse()
+                    ok = response.status == 200 and bool(response.read())
+                else:
                     connection.request(
                         "POST",
                         "/validate?timeout=10s",
@@ -139,34 +208,20 @@ def main() -> int:
                     response = connection.getresponse()
                     answer = json.loads(response.read())
                     ok = response.status == 200 and answer["response"]["uid"] == f"uid-{index}"
-                except (OSError, http.client.HTTPException, ValueError):
-                    ok = False
-                    connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
-                with lock:
-                    latencies.append(time.perf_counter() - sent)
-                    errors += not ok
+            except (OSError, http.client.HTTPException, ValueError):
+                ok = False
+                connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
+            with lock:
+                latencies.append(time.perf_counter() - sent)
+                errors += not ok
 
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(args.connections)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        elapsed = time.perf_counter() - start
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
-    ordered = sorted(latencies)
-    p50 = statistics.median(ordered) * 1000
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
-    print(
-        f"{len(ordered)} GPU Pod reviews at a target of {args.rate:.0f}/s against a {args.nodes}-node inventory, "
-        f"{args.connections} keep-alive connections"
-    )
-    print("| measurement | result |\n|---|---:|")
-    print(f"| achieved rate | {len(ordered) / elapsed:.0f} requests/s |")
-    print(f"| p50 latency | {p50:.1f} ms |")
-    print(f"| p99 latency | {p99:.1f} ms |")
-    print(f"| errors | {errors} |")
-    return 0 if errors == 0 else 1
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(args.connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    return _Phase(latencies, elapsed, errors, _cpu_seconds(pid) - cpu_before)
 
 
 if __name__ == "__main__":

@@ -517,6 +517,11 @@ def test_parallel_workers_see_objects_of_other_workers(tmp_path, monkeypatch):
     assert forked == [2]  # the forked path ran
     assert parallel.stdout == serial.stdout and parallel.exit_code == serial.exit_code == 1
     assert _findings(parallel) == expected
+    # --jobs 0 (the default): one worker per CPU the process may run on (its affinity mask, as a
+    # container's cpuset or taskset sets it), not per CPU of the machine
+    monkeypatch.setattr(gpulint.lint.run.os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+    default = run_cli(*args)
+    assert forked == [2, 3] and default.stdout == serial.stdout
 
 
 # --------------------------------------------------------------------------- the webhook has no path

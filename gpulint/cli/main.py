@@ -147,7 +147,7 @@ def cli() -> None:
     type=click.IntRange(min=0, max=MAX_JOBS),
     default=0,
     show_default=True,
-    help=f"Worker processes (0: one per core for large inputs; at most {MAX_JOBS}).",
+    help=f"Worker processes (0: one per usable CPU for large inputs; at most {MAX_JOBS}).",
 )
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @live_options

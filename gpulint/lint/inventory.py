@@ -7,13 +7,14 @@ and ResourceClaims (allocated claims consume devices).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from gpulint.kube.admission.kueue import KUEUE_KINDS
+from gpulint.kube.cel.engine import LRU
 from gpulint.kube.fields import mapping, type_name
 from gpulint.kube.pools.catalog import Catalog
 from gpulint.kube.pools.model import PoolSpec
@@ -54,6 +55,8 @@ DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 MAX_INVENTORY_FILE_BYTES = 1024 * 1024 * 1024
 INVENTORY_LIMIT_NAME = "inventory file size"
 TERMINAL_PHASES = ("Succeeded", "Failed")
+INVENTORY_FACTS = 64  # facts kept per inventory (each may hold a value per node)
+_F = TypeVar("_F")
 
 
 class InventoryError(Exception):
@@ -100,6 +103,18 @@ class ClusterInventory:
     catalog: Catalog | None = None  # the instance-type catalog (None: the shipped one)
     extended_resource_toleration: bool | None = None  # the admission plugin is on (None: detect)
     _slice_names: set[str] = field(default_factory=set)
+    # Facts computed from the inventory alone (which nodes' labels are stale, what a resource is on each
+    # node): once per inventory, not once per object checked - the webhook checks every review against
+    # the same inventory until it changes. Bounded: some keys come from the objects (resource names).
+    _facts: LRU[Any, Any] = field(default_factory=lambda: LRU(INVENTORY_FACTS), repr=False, compare=False)
+
+    def fact(self, key: Any, compute: Callable[[], _F]) -> _F:
+        """``compute()`` once per inventory and ``key``; ``compute`` must read this inventory only."""
+        value = self._facts.get(key)
+        if value is None:
+            value = compute()
+            self._facts.put(key, value)
+        return value
 
     def lists(self, kind: str) -> bool:
         return kind in self.listed_kinds

@@ -8,10 +8,10 @@ the resolver is cheap and belongs to one run (one review).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpulint.kube import trainjob
 from gpulint.kube.admission.batch_queues import BatchQueue
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 DRA_GROUP = "resource.k8s.io"
 # Kinds of the linted set that change the cluster the allocator sees.
 _DRA_CLUSTER_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim")
+_F = TypeVar("_F")
 _EMPTY = ClusterInventory()
 NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
 
@@ -68,6 +69,13 @@ class Resolver:
         self.gates = gates  # the target cluster's feature gates
 
     # ------------------------------------------------------------------ the nodes (inventory only)
+
+    def cluster_fact(self, key: Any, compute: Callable[[], _F]) -> _F:
+        """A fact of the inventory alone (never of the linted files), computed once per inventory: the
+        webhook's reviews share it until the inventory changes."""
+        if self.inventory is None:  # no inventory: nothing to share (and no shared empty one to fill)
+            return compute()
+        return self._cluster.fact(key, compute)
 
     @property
     def has_nodes(self) -> bool:
@@ -147,8 +155,9 @@ class Resolver:
         configured = self._cluster.extended_resource_toleration
         if configured is not None:
             return configured
-        return any(pool.spec.gke for pool in self.pools) or any(
-            key.startswith("cloud.google.com/gke-") for node in self.nodes for key in node.labels
+        return any(pool.spec.gke for pool in self.pools) or self.cluster_fact(
+            "gke-nodes",
+            lambda: any(key.startswith("cloud.google.com/gke-") for node in self.nodes for key in node.labels),
         )
 
     # ------------------------------------------------------------------ what the inventory can prove absent

@@ -131,16 +131,11 @@ class LintRun:
 
     def report(self, jobs: int = 0, deadline: Deadline | None = None) -> Report:
         """Every file checked; ``jobs`` 0 means one worker per core when the input is large."""
-        workers = jobs or os.cpu_count() or 1
-        if (
-            workers > 1
-            and len(self.sources) >= PARALLEL_MIN_FILES
-            and _can_fork()
-            and deadline is None
-            and "files" not in self.__dict__
-        ):
-            reports, self.available = _parallel_reports(self, workers)
-            return Report(reports)
+        if len(self.sources) >= PARALLEL_MIN_FILES and deadline is None and "files" not in self.__dict__:
+            workers = jobs or usable_cpus()
+            if workers > 1 and _can_fork():
+                reports, self.available = _parallel_reports(self, workers)
+                return Report(reports)
         engine = self.engine
         self.available = engine.available
         return Report([engine.check_file(parsed, deadline, path_ignores_apply=self.complete) for parsed in self.files])
@@ -180,6 +175,15 @@ class UnlocatedDocument(LocatedDocument):
 
 
 # --------------------------------------------------------------------------- forked workers
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask: a container's cpuset, taskset), not every
+    CPU of the machine."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def _can_fork() -> bool:

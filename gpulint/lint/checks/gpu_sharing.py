@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from fractions import Fraction
 
 from gpulint.kube.device_plugin_config import looks_like_config, sharing_settings
@@ -36,8 +37,40 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if not candidates:
             continue  # gpu-unschedulable says why
         yield from _multi_unit_requests(site, candidates, ctx)
-        if NVIDIA_GPU in pod.requests:
-            yield from _mig_mixture(site, candidates)
+        if NVIDIA_GPU in pod.requests and _advertised(resolver, NVIDIA_GPU).mixed:
+            yield from _mig_mixture(site, _on_nodes(resolver, candidates, NVIDIA_GPU))
+
+
+@dataclass(frozen=True)
+class _Advertised:
+    """What one resource is on each inventory node, worked out once per inventory (a webhook review
+    would otherwise redo it for every node), and whether any node shares it or slices it."""
+
+    on: dict[int, tuple[NodeInfo, NodeResource | None]]  # id(node) -> the node and what it is there
+    shared: bool  # on some node it is a replica (time-slicing, MPS)
+    mixed: bool  # a MIG slice on some nodes, a whole GPU on others
+
+
+def _advertised(resolver: Resolver, resource: str) -> _Advertised:
+    def compute() -> _Advertised:
+        on = {id(node): (node, node_resource(node, resource)) for node in resolver.nodes}
+        infos = [info for _, info in on.values() if info is not None]
+        slices = {info.mig_slice for info in infos}
+        return _Advertised(on, any(info.shared for info in infos), len(slices) == 2)
+
+    return resolver.cluster_fact(("gpu-sharing", resource), compute)
+
+
+def _on_nodes(resolver: Resolver, nodes: list[NodeInfo], resource: str) -> list[tuple[NodeInfo, NodeResource]]:
+    """(node, what ``resource`` is there) for the nodes that advertise it."""
+    table = _advertised(resolver, resource).on
+    found = []
+    for node in nodes:
+        known = table.get(id(node))
+        info = known[1] if known is not None and known[0] is node else node_resource(node, resource)
+        if info is not None:
+            found.append((node, info))
+    return found
 
 
 def _multi_unit_requests(site: PodSpecSite, candidates: list[NodeInfo], ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -50,7 +83,9 @@ def _multi_unit_requests(site: PodSpecSite, candidates: list[NodeInfo], ctx: Che
             amount = _count(raw)
             if amount is None or amount < 2:
                 continue
-            infos = [(node, info) for node in candidates if (info := node_resource(node, str(name))) is not None]
+            if not _advertised(ctx.resolver, str(name)).shared:  # the candidates are the inventory's nodes
+                continue
+            infos = _on_nodes(ctx.resolver, candidates, str(name))
             shared = [(node, info) for node, info in infos if info.shared]
             if not shared:
                 continue
@@ -147,14 +182,12 @@ def _count(raw: object) -> int | None:
     return int(value) if value.denominator == 1 and value > Fraction(0) else None
 
 
-def _mig_mixture(site: PodSpecSite, candidates: list[NodeInfo]) -> Iterator[Diagnostic]:
+def _mig_mixture(site: PodSpecSite, advertised: list[tuple[NodeInfo, NodeResource]]) -> Iterator[Diagnostic]:
     """Under the single MIG strategy nvidia.com/gpu is a slice on some nodes and a whole GPU on others."""
     slices: list[tuple[NodeInfo, NodeResource]] = []
     whole: list[tuple[NodeInfo, NodeResource]] = []
-    for node in candidates:
-        info = node_resource(node, NVIDIA_GPU)
-        if info is not None:
-            (slices if info.mig_slice else whole).append((node, info))
+    for node, info in advertised:
+        (slices if info.mig_slice else whole).append((node, info))
     if not (slices and whole):
         return
     total = len(slices) + len(whole)

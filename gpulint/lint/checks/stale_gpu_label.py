@@ -200,6 +200,7 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     inventory = ctx.cluster
     if inventory is None:
         return
+    gpu_resources = ctx.config.gpu_resources
     for site in pod_spec_sites(obj.data):
         pod = pod_requirements(site.spec)
         gpu_requirements = [
@@ -209,7 +210,7 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         ]
         if not gpu_requirements:
             continue
-        stale = ctx.memo("stale-nodes", lambda: stale_nodes(inventory, ctx.config.gpu_resources))
+        stale = inventory.cluster_fact(("stale-nodes", gpu_resources), lambda: stale_nodes(inventory, gpu_resources))
         selected = inventory.model.matching_affinity(pod)
         if stale and selected and all(n.name in stale for n in selected) and not _a_pool_serves(pod, inventory):
             example: NodeInfo = selected[0]
