@@ -632,7 +632,9 @@ def jobset(replicas: int, gpus: int = 8, queue_label: str = "labels") -> str:
 def test_a_queued_distributed_job_larger_than_the_cluster_is_unsatisfiable():
     (finding,) = findings_of("gang-unsatisfiable", jobset(7), inventory=RACKS)  # 6 nodes hold 8 GPUs
     assert finding.severity == "error"
-    assert "Kueue workload (queue user-queue) needs 7 workers pods x 8 nvidia.com/gpu placed at once" in finding.message
+    assert (
+        "Kueue workload (queue user-queue) needs 7 'workers' pods x 8 nvidia.com/gpu placed at once" in finding.message
+    )
     assert (finding.line, finding.column) == (7, 32)
     assert findings_of("gang-unsatisfiable", jobset(6), inventory=RACKS) == []
 
@@ -644,7 +646,7 @@ def test_the_flavor_narrows_the_nodes_the_workload_packs_onto():
         local_queue(),
     )
     (finding,) = findings_of("gang-unsatisfiable", docs(queues, jobset(3)), inventory=RACKS)
-    assert "on the nodes of flavor rack-r2 (topology.kubernetes.io/rack=r2) needs 3 workers pods" in finding.message
+    assert "on the nodes of flavor rack-r2 (topology.kubernetes.io/rack=r2) needs 3 'workers' pods" in finding.message
     assert "fits 2" in finding.message
     assert findings_of("gang-unsatisfiable", docs(queues, jobset(2)), inventory=RACKS) == []
 
@@ -659,7 +661,7 @@ def test_a_pod_set_with_several_possible_flavors_packs_on_the_nodes_of_any_of_th
         local_queue(),
     )
     (finding,) = findings_of("gang-unsatisfiable", docs(queues, jobset(3)), inventory=RACKS)
-    assert "on the nodes of flavor rack-r2 or rack-r3 needs 3 workers pods x 8 nvidia.com/gpu" in finding.message
+    assert "on the nodes of flavor rack-r2 or rack-r3 needs 3 'workers' pods x 8 nvidia.com/gpu" in finding.message
     assert "fits 2" in finding.message
     assert findings_of("gang-unsatisfiable", docs(queues, jobset(2)), inventory=RACKS) == []
     # a flavor without nodeLabels selects every node: no narrowing, r1 holds the gang

@@ -24,6 +24,7 @@ from rule_harness import raw_findings_of
 
 from gpulint.lint.findings import FIRST_LINE_MAX, first_line, split_long
 from gpulint.lint.registry import all_rules, policy_rules
+from gpulint.lint.verdicts import role_pods
 
 DOUBLED = re.compile(r"\b(\w+) \1s\b", re.IGNORECASE)  # pod pods, GPU GPUs, node nodes
 ONE_PLURAL = re.compile(r"(?<![\d.])\b1 (pods|nodes|GPUs|containers|devices|workers|replicas|claims)\b")
@@ -272,3 +273,12 @@ def test_first_line_takes_the_first_candidate_that_fits():
 )
 def test_split_long_splits_at_a_clause_outside_parentheses_and_quotes(text, line, notes):
     assert split_long(text) == (line, notes)
+
+
+@pytest.mark.parametrize(
+    ("role", "said"),
+    [("pod", "pods"), ("worker", "worker pods"), ("Worker", "Worker pods"), ("workers", "'workers' pods")],
+)
+def test_member_pods_are_named_by_role_without_doubling(role, said):
+    # describe_gang (check) and explain's "to make it fit" line: never "pod pods" or "workers pods"
+    assert role_pods(role) == said

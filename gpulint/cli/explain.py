@@ -51,6 +51,7 @@ from gpulint.lint.verdicts import (
     gpu_pod_requirements,
     pool_fits,
     referenced_claims,
+    role_pods,
     scale_up_verdict,
     scheduling_hint,
 )
@@ -268,7 +269,7 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
         best = result.best()
         if gang.topology_key and result.unsatisfiable and best is not None:
             lines.append(
-                f"  to make it fit: at most {best.placeable} {result.main.role} pods per domain, "
+                f"  to make it fit: at most {best.placeable} {role_pods(result.main.role)} per domain, "
                 f"smaller pods, or a wider topology than {gang.topology_key}"
             )
     return Step("Gang and topology", status, lines)

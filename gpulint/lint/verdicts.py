@@ -255,6 +255,14 @@ def allocation_failure(verdicts: list[tuple[DeviceGroup, NodeVerdict]], total: i
     )
 
 
+def role_pods(role: str) -> str:
+    """The member pods by their role: "worker pods"; a Job's members are just "pods"; a role named in the
+    plural (a Kueue pod set "workers") is quoted rather than doubled ("'workers' pods", not "workers pods")."""
+    if role == "pod":
+        return "pods"
+    return f"'{role}' pods" if role.endswith("s") else f"{role} pods"
+
+
 def describe_gang(gang: Gang, result: GangVerdict, key: str) -> str:
     """One line: what the gang needs at once and what the best domain holds (gang_detail says why)."""
     main = result.main
@@ -265,7 +273,7 @@ def describe_gang(gang: Gang, result: GangVerdict, key: str) -> str:
         return f"{gang.system} needs its pods placed at once{where}, but no node carries the label {key}"
     domain = f"the best {key.rsplit('/', 1)[-1]} ({best.domain})" if key and best else "the cluster"
     held = best.placeable if best else 0
-    pods = "pods" if main.role == "pod" else f"{main.role} pods"  # a Job's members are just pods
+    pods = role_pods(main.role)
     return f"{gang.system} needs {result.required_main} {pods} x {member_demand(main)} placed at once{where}; {domain} fits {held}"
 
 
