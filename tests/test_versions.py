@@ -102,8 +102,8 @@ def test_dra_api_versions_served_per_release(api, version, served):
         assert findings == []
         return
     (finding,) = findings
-    assert finding.message.startswith(f"{api} ResourceClaim is not served by Kubernetes {version} (served: ")
-    assert f"use {served}," in finding.message and (finding.line, finding.column) == (1, 13)
+    assert finding.message == f"{api} ResourceClaim is not served by Kubernetes {version}; use {served}"
+    assert finding.notes[0].startswith("served: ") and (finding.line, finding.column) == (1, 13)
 
 
 def test_a_kind_the_release_does_not_have_at_all_is_one_error():

@@ -83,6 +83,9 @@ def _crd_version(obj: KubeObject, served: frozenset[str], crds: str) -> Iterator
     yield Diagnostic(
         RULE_ID,
         ("apiVersion",),
-        f"{obj.api_version} {obj.kind} is not served by its CustomResourceDefinition {crds} (served: {listed}): "
-        f'kubectl refuses it (no matches for kind "{obj.kind}" in version "{obj.api_version}")',
+        f"{obj.api_version} {obj.kind} is not served by its CustomResourceDefinition {crds}",
+        notes=(
+            f"served: {listed}",
+            f'kubectl refuses it: no matches for kind "{obj.kind}" in version "{obj.api_version}"',
+        ),
     )
