@@ -407,3 +407,68 @@ def test_a_dra_backed_extended_resource_needs_dra_extended_resource():
     # with the gate off the scheduler ignores extendedResourceName: no node offers nvidia.com/gpu
     findings = lint(EXTENDED_POD, cluster, feature_gates={"DRAExtendedResource": False})
     assert by_rule(findings, "gpu-resource-unknown")
+
+
+UNTAINTED = TAINTED.replace('    taints:\n    - {key: gpu.nvidia.com/xid, value: "79", effect: NoSchedule}\n', "")
+
+RULE = """
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+metadata: {name: drain-mig-1}
+spec:
+  deviceSelector: {driver: gpu.nvidia.com, pool: gpu-node-1, device: mig-1}
+  taint: {key: example.com/maintenance, value: drain, effect: NoExecute}
+"""
+
+TWO_MIGS = """
+    apiVersion: resource.k8s.io/v1
+    kind: ResourceClaim
+    metadata: {name: two-migs, namespace: ml}
+    spec:
+      devices:
+        requests:
+        - name: migs
+          exactly: {deviceClassName: mig.nvidia.com, count: 2}
+    """
+
+
+def test_a_device_taint_rule_taints_the_devices_it_selects():
+    assert "taints" not in UNTAINTED
+    assert not by_rule(lint(TWO_MIGS, inventory(UNTAINTED)), "claim-unsatisfiable")
+    cluster = inventory(UNTAINTED + RULE)
+    (finding,) = by_rule(lint(TWO_MIGS, cluster), "claim-unsatisfiable")
+    assert "needs 2 devices of class mig.nvidia.com; 2 pass the class selectors and 1 its own selectors" in shown(
+        finding
+    )
+    assert "has the taint example.com/maintenance=drain:NoExecute" in shown(finding)
+    tolerating = TWO_MIGS.replace(
+        "count: 2}", "count: 2, tolerations: [{key: example.com/maintenance, operator: Exists}]}"
+    )
+    assert not by_rule(lint(tolerating, cluster), "claim-unsatisfiable")
+    # the rule in the linted files counts as well, and DRADeviceTaints off ignores it
+    assert by_rule(lint(TWO_MIGS + RULE.replace("\n", "\n    "), inventory(UNTAINTED)), "claim-unsatisfiable")
+    assert not by_rule(lint(TWO_MIGS, cluster, feature_gates={"DRADeviceTaints": False}), "claim-unsatisfiable")
+
+
+def test_a_device_taint_rule_without_a_device_taints_the_whole_pool():
+    pool_rule = RULE.replace(", device: mig-1}", "}")
+    (finding,) = by_rule(lint(ALL_MIGS, inventory(UNTAINTED + pool_rule)), "claim-unsatisfiable")
+    assert "needs every one of the 2 matching devices, and device gpu.nvidia.com/gpu-node-1/mig-0 has the taint" in (
+        shown(finding)
+    )
+    other_pool = RULE.replace("pool: gpu-node-1", "pool: gpu-node-2")
+    assert not by_rule(lint(ALL_MIGS, inventory(UNTAINTED + other_pool)), "claim-unsatisfiable")
+
+
+def test_a_shared_device_serves_one_request_once():
+    # allocateOne moves on to the next device for a request's next unit: one shared device is one unit
+    two = shared_pod("10Gi", "10Gi").replace("capacity:\n                  requests: {memory: 10Gi}", "count: 2", 1)
+    assert "count: 2" in two
+    (finding,) = by_rule(lint(two, inventory(SHARED)), "claim-unsatisfiable")
+    assert "needs 2 devices of class mig.nvidia.com; 1 pass the class selectors and 1 its own selectors" in shown(
+        finding
+    )
+    huge = two.replace("count: 2", "count: 5000")  # no search of 5000 levels: the count alone decides
+    (finding,) = by_rule(lint(huge, inventory(SHARED)), "claim-unsatisfiable")
+    assert "needs 5000 devices" in shown(finding)

@@ -212,3 +212,30 @@ def test_shared_counters_and_per_device_node_selection():
         "spec.devices[1]: Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set if "
         "`perDeviceNodeSelection` is set to true in the ResourceSlice spec",
     ]
+
+
+def test_the_inventory_command_warns_about_slices_the_api_server_would_refuse(tmp_path):
+    import json
+
+    from conftest import run_cli
+
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / "slices.yaml").write_text(textwrap.dedent(GOOD).lstrip("\n"), encoding="utf-8")
+    clean = run_cli("inventory", "--inventory", str(good))
+    assert clean.exit_code == 0 and "would refuse" not in clean.stdout
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "slices.yaml").write_text(
+        textwrap.dedent(GOOD).lstrip("\n").replace("- name: gpu-1", "- name: gpu-0-mig-1g.10gb-0"), encoding="utf-8"
+    )
+    text = run_cli("inventory", "--inventory", str(bad))
+    assert text.exit_code == 0  # a warning: the cluster accepted them (or the inventory was written by hand)
+    assert "Warning: ResourceSlices the API server would refuse" in text.stdout
+    assert (
+        "slices.yaml: ResourceSlice node-a-gpu.nvidia.com-x7k2p: spec.devices[1].name: Invalid value: "
+        '"gpu-0-mig-1g.10gb-0": must not contain dots'
+    ) in text.stdout
+    data = json.loads(run_cli("inventory", "--inventory", str(bad), "--format", "json").stdout)
+    (problem,) = data["summary"]["resourceSliceProblems"]
+    assert problem.endswith('spec.devices[1].name: Invalid value: "gpu-0-mig-1g.10gb-0": must not contain dots')

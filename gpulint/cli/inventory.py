@@ -12,6 +12,7 @@ from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.gpu_sharing import GpuBreakdown, breakdown
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
+from gpulint.kube.validation.resource_slice import resource_slice_spec
 from gpulint.lint.resolver import Resolver
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -45,6 +46,7 @@ class InventorySummary:
     queues: list[QueueQuota] = field(default_factory=list)  # Kueue: per ClusterQueue, flavor and resource
     pools: list[PoolRow] = field(default_factory=list)  # the node pools: the nodes that can exist
     nvidia: GpuBreakdown = field(default_factory=GpuBreakdown)  # what nvidia.com/* units are: GPUs, replicas, slices
+    slice_problems: list[str] = field(default_factory=list)  # what the API server would refuse in the slices
 
     def as_json(self) -> dict[str, Any]:
         def number(value: Fraction) -> int | float:
@@ -68,6 +70,7 @@ class InventorySummary:
             "clusterQueues": _queues_json(self.queues, number),
             "nodePools": pools_json(self.pools),
             "nvidiaGpus": self.nvidia.as_json(),
+            "resourceSliceProblems": self.slice_problems,
         }
 
 
@@ -153,7 +156,26 @@ def summarize(inventory: Resolver) -> InventorySummary:
     summary.queues = queue_quotas(inventory)
     summary.pools = pool_rows(inventory)
     summary.nvidia = breakdown(inventory.nodes)
+    summary.slice_problems = slice_problems(inventory)
     return summary
+
+
+MAX_SLICE_PROBLEMS = 20
+
+
+def slice_problems(inventory: Resolver) -> list[str]:
+    """The inventory's ResourceSlices checked as the API server validates them (api-rejected's
+    validation): a warning, since the cluster accepted them, unless they were written by hand or
+    for another Kubernetes version."""
+    found = []
+    for located in inventory.slices:
+        name = mapping(located.data.get("metadata")).get("name") or "?"
+        where = getattr(located, "file", "") or getattr(getattr(located, "document", None), "path", "")
+        for error in resource_slice_spec(located.data.get("spec"), ("spec",)):
+            found.append(f"{where}: ResourceSlice {name}: {error.message()}")
+    if len(found) > MAX_SLICE_PROBLEMS:
+        return [*found[:MAX_SLICE_PROBLEMS], f"... and {len(found) - MAX_SLICE_PROBLEMS} more"]
+    return found
 
 
 def _devices_by_class(inventory: Resolver) -> Counter[str]:
@@ -218,6 +240,12 @@ def render_text(summary: InventorySummary) -> str:
                 f"maximum {format_amount(row.maximum)}{used}"
             )
     lines += render_pools(summary.pools)
+    if summary.slice_problems:
+        lines.append(
+            "Warning: ResourceSlices the API server would refuse (written by hand, or for another Kubernetes "
+            "version?); the allocator model reads them as they are:"
+        )
+        lines += [f"  {problem}" for problem in summary.slice_problems]
     return "\n".join(lines) + "\n"
 
 

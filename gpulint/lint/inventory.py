@@ -38,6 +38,7 @@ INVENTORY_KINDS = (
     "Node",
     "ResourceSlice",
     "DeviceClass",
+    "DeviceTaintRule",
     "Pod",
     "ResourceClaim",
     "ResourceClaimTemplate",
@@ -81,6 +82,7 @@ class ClusterInventory:
     device_classes: dict[str, InventoryObject] = field(default_factory=dict)
     pods: list[InventoryObject] = field(default_factory=list)
     claims: list[InventoryObject] = field(default_factory=list)
+    taint_rules: list[InventoryObject] = field(default_factory=list)  # DeviceTaintRules (DRADeviceTaints)
     claim_templates: dict[tuple[str, str], InventoryObject] = field(default_factory=dict)  # (namespace, name)
     named_claims: dict[tuple[str, str], InventoryObject] = field(default_factory=dict)
     # (api group, kind, namespace, name) -> object: native, coscheduling and Volcano groups
@@ -158,6 +160,8 @@ class ClusterInventory:
                 self.slices.append(located)
         elif kind == "DeviceClass" and group == "resource.k8s.io":
             self.device_classes.setdefault(name, located)
+        elif kind == "DeviceTaintRule" and group == "resource.k8s.io":
+            self.taint_rules.append(located)
         elif kind == "Pod" and obj.api_version == "v1":
             self.pods.append(located)
         elif kind == "ResourceClaim" and group == "resource.k8s.io":

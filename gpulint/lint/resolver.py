@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 DRA_GROUP = "resource.k8s.io"
 # Kinds of the linted set that change the cluster the allocator sees.
-_DRA_CLUSTER_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim")
+_DRA_CLUSTER_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule")
 _F = TypeVar("_F")
 _EMPTY = ClusterInventory()
 NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
@@ -201,6 +201,10 @@ class Resolver:
     @cached_property
     def claims(self) -> list[HasData]:
         return [*self._cluster.claims, *self.linted.of_kind(DRA_GROUP, "ResourceClaim")]
+
+    @cached_property
+    def taint_rules(self) -> list[HasData]:
+        return [*self._cluster.taint_rules, *self.linted.of_kind(DRA_GROUP, "DeviceTaintRule")]
 
     @property
     def classes_listed(self) -> bool:

@@ -148,7 +148,7 @@ def _documents(*objects: dict[str, Any]) -> bytes:
 
 def _allocator_inventory(case: Case) -> list[dict[str, Any]]:
     """The node the upstream test allocates for, its classes, its ResourceSlices and, for its
-    allocatedDevices, a claim that holds them."""
+    allocatedDevices (and allocatedCapacityDevices), a claim that holds them."""
     node = case.data.get("node", "node-1")
     labels = case.header["nodes"][node]
     objects: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": labels}}]
@@ -171,8 +171,18 @@ def _allocator_inventory(case: Case) -> list[dict[str, Any]]:
             }
         )
     held = case.data.get("allocated") or []
-    if held:
+    shared = case.data.get("allocatedCapacity") or {}  # shared allocations: a shareID and the capacity they use
+    if held or shared:
         results = [dict(zip(("driver", "pool", "device"), key.split("/")), request="held") for key in held]
+        results += [
+            {
+                **dict(zip(("driver", "pool", "device"), key.split("/"))),
+                "request": "held",
+                "shareID": f"00000000-0000-4000-8000-{index:012d}",
+                "consumedCapacity": capacity,
+            }
+            for index, (key, capacity) in enumerate(shared.items())
+        ]
         objects.append(
             {
                 "apiVersion": "resource.k8s.io/v1",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cached_property
 from typing import Any
@@ -488,8 +488,42 @@ def _targets(spec: dict[str, Any], node: NodeInfo) -> bool:
     return _places(spec, node)
 
 
+_RULE_SELECTOR_FIELDS = frozenset({"driver", "pool", "device"})
+
+
+def rule_taints(rules: list[dict[str, Any]]) -> list[tuple[dict[str, str], tuple[str, str, str]]]:
+    """DeviceTaintRules as (selector, NoSchedule/NoExecute taint), as the ResourceSlice tracker applies them
+    (resourceslice/tracker applyPatches: an unset driver, pool or device matches any). A rule that selects
+    with anything else (a class or CEL selectors of older versions) is left out: gpulint never adds a
+    taint it cannot place."""
+    out = []
+    for rule in rules:
+        spec = mapping(rule.get("spec"))
+        selector = mapping(spec.get("deviceSelector"))
+        taint = mapping(spec.get("taint"))
+        if not set(selector) <= _RULE_SELECTOR_FIELDS or taint.get("effect") not in ("NoSchedule", "NoExecute"):
+            continue
+        chosen = {key: str(value) for key, value in selector.items() if isinstance(value, str)}
+        out.append((chosen, (str(taint.get("key") or ""), str(taint.get("value") or ""), str(taint["effect"]))))
+    return out
+
+
+def _with_rule_taints(device: Device, rules: list[tuple[dict[str, str], tuple[str, str, str]]]) -> Device:
+    found = tuple(
+        taint
+        for selector, taint in rules
+        if selector.get("driver", device.driver) == device.driver
+        and selector.get("pool", device.pool) == device.pool
+        and selector.get("device", device.name) == device.name
+    )
+    return replace(device, taints=device.taints + found) if found else device
+
+
 def node_devices(
-    slices: list[dict[str, Any]], nodes: list[NodeInfo], features: DraFeatures = ALL_ON
+    slices: list[dict[str, Any]],
+    nodes: list[NodeInfo],
+    features: DraFeatures = ALL_ON,
+    taint_rules: list[dict[str, Any]] | None = None,
 ) -> dict[str, NodeDevices]:
     """Every node's devices (node-local slices, slices whose nodeSelector matches it, allNodes slices,
     and with DRAPartitionableDevices the devices of perDeviceNodeSelection slices that select it),
@@ -500,6 +534,7 @@ def node_devices(
     devices_of: dict[int, list[Device]] = {}
     out: dict[str, NodeDevices] = {}
     partitionable = features.partitionable_devices
+    rules = rule_taints(taint_rules or []) if features.device_taints else []
     for node in nodes:
         state = pools.gather(
             [spec for spec in slices if _targets(spec, node)], lambda pool: by_pool.get(pool, []), partitionable
@@ -507,7 +542,7 @@ def node_devices(
         found: list[Device] = []
         for spec in state.usable:
             if id(spec) not in devices_of:
-                devices_of[id(spec)] = slice_devices(spec)
+                devices_of[id(spec)] = [_with_rule_taints(d, rules) for d in slice_devices(spec)]
             if spec.get("perDeviceNodeSelection") is True:
                 raws = [raw for raw in sequence(spec.get("devices")) if isinstance(raw, dict)]
                 found.extend(d for d, raw in zip(devices_of[id(spec)], raws) if _places(_body(raw), node))
@@ -603,7 +638,9 @@ def _matching(slots: list[tuple[str, int, list[Device], bool]]) -> bool:
     return all(assign(unit, set()) for unit in units)
 
 
-MAX_STEPS = 20_000  # placements tried by the search with shared counters or shared devices; beyond: unknown
+Consumed = dict[str, dict[str, Fraction]]  # device key -> capacity -> what shared allocations already use
+MAX_STEPS = 20_000
+MAX_UNITS = 256  # devices placed by one search (a claim holds at most 32: AllocationResultsMaxSize)  # placements tried by the search with shared counters or shared devices; beyond: unknown
 
 
 @dataclass
@@ -630,10 +667,16 @@ class _Search:
     (DRAPartitionableDevices) and devices that serve several requests within their capacity
     (allowMultipleAllocations, DRAConsumableCapacity)."""
 
-    def __init__(self, slots: list[Slot], counters: dict[pools.CounterKey, Fraction], multiple: bool) -> None:
+    def __init__(
+        self, slots: list[Slot], counters: dict[pools.CounterKey, Fraction], multiple: bool, consumed: Consumed
+    ) -> None:
         self.slots = slots
         self.multiple = multiple
         self.state = _Placement(dict(counters))
+        for key, uses in consumed.items():
+            self.state.uses[key] += 1  # its counters are already consumed (skipCounterCheck)
+            for name, amount in uses.items():
+                self.state.consumed[(key, name)] = amount
         self.units = [
             _Unit(index, device, slot.alternative.capacity)
             for index, slot in enumerate(slots)
@@ -641,8 +684,9 @@ class _Search:
         ]
 
     def run(self) -> bool | None:
-        found = self._place(0, -1)
-        return None if found is None else found
+        if len(self.units) > MAX_UNITS:
+            return None  # the search recurses per device: beyond what claims can hold, no answer
+        return self._place(0, -1)
 
     def _shared(self, device: Device) -> bool:
         return self.multiple and device.multiple
@@ -682,7 +726,8 @@ class _Search:
 
     def _place(self, index: int, last: int) -> bool | None:
         """Place units ``index``...; ``last``: the candidate position the previous unit of the same slot
-        took (units of one request take devices in list order: no permutation is tried twice)."""
+        took. Units of one request take devices in list order, each once (allocateOne continues at the
+        next device: a shared device serves a request once), so no permutation is tried twice."""
         if index == len(self.units):
             return True
         self.state.steps += 1
@@ -693,7 +738,7 @@ class _Search:
         options = (
             [(0, unit.device)]
             if unit.device is not None
-            else list(enumerate(self.slots[unit.slot].candidates))[max(last, 0) if same_slot else 0 :]
+            else list(enumerate(self.slots[unit.slot].candidates))[last + 1 if same_slot else 0 :]
         )
         unknown = False
         for position, device in options:
@@ -737,16 +782,26 @@ class Allocator:
             chosen = [d for d in chosen if d.capacity_use(alternative.capacity) is not None]
         return after_class, chosen
 
-    def _slot(self, request: str, alternative: Alternative, devices: list[Device], in_use: frozenset[str]) -> Slot:
+    def _slot(
+        self,
+        request: str,
+        alternative: Alternative,
+        devices: list[Device],
+        in_use: frozenset[str],
+        consumed: Consumed,
+    ) -> Slot:
         after_class, chosen = self._candidates(alternative, devices)
+        if consumed:
+            # CmpRequestOverCapacity with what shared allocations of the device already consume
+            chosen = [d for d in chosen if _room(d, alternative.capacity, consumed.get(d.key, {}))]
         admin = alternative.admin_access and self.features.admin_access  # the API server drops it otherwise
         if alternative.all_devices:
             refused = next((r for r in (self._refusal(alternative, d) for d in chosen) if r), "")
-            taken = 0 if admin else sum(1 for d in chosen if d.key in in_use and not self._shared(d))
+            taken = 0 if admin else sum(1 for d in chosen if d.key in in_use)
             return Slot(request, alternative, after_class, chosen, taken, "", refused)
         usable = [d for d in chosen if not self._refusal(alternative, d)]
         if not admin:
-            usable = [d for d in usable if d.key not in in_use or self._shared(d)]
+            usable = [d for d in usable if d.key not in in_use]  # deviceInUse: dedicated allocations
         return Slot(request, alternative, after_class, usable)
 
     def _shared(self, device: Device) -> bool:
@@ -760,11 +815,18 @@ class Allocator:
         in_use: frozenset[str] = frozenset(),
         blocked: str = "",
         counters: dict[pools.CounterKey, Fraction] | None = None,
+        consumed: Consumed | None = None,
     ) -> NodeVerdict:
         """Can all ``claims`` (of one pod) be allocated together from ``devices``, of which the ones named
         in ``in_use`` (driver/pool/device) are held by allocated claims? ``blocked``: why every
         allocationMode All request fails on this node (an incomplete or invalid pool); ``counters``: the
-        shared counters of the node's pools (DRAPartitionableDevices)."""
+        shared counters of the node's pools (DRAPartitionableDevices); ``consumed``: the capacity shared
+        allocations (a shareID) already use on devices with allowMultipleAllocations."""
+        consumed = consumed or {}
+        # a shared allocation of a device that is not shared (now, or with the gate off) holds it whole
+        whole = frozenset(d.key for d in devices if d.key in consumed and not self._shared(d))
+        in_use = in_use | whole
+        consumed = {key: uses for key, uses in consumed.items() if key not in whole}
         if not self.features.prioritized_list and any(r.first_available for c in claims for r in c.requests):
             # the API server drops firstAvailable (feature-gate-required reports it); nothing left to judge
             return NodeVerdict(node, None, "firstAvailable needs DRAPrioritizedList")
@@ -776,13 +838,15 @@ class Allocator:
                         return NodeVerdict(node, False, f"request '{name}' asks for all devices, but {blocked}")
         left = dict(counters or {})
         for device in devices:
-            if device.key in in_use and not self._shared(device):
+            if device.key in in_use or device.key in consumed:
                 for key, value in device.counter_use().items():
                     left[key] = left.get(key, Fraction(0)) - value  # counters held by allocated devices
         per_request: list[list[Slot]] = []
         for claim in claims:
             for request in claim.requests:
-                per_request.append([self._slot(request.name, a, devices, in_use) for a in request.alternatives])
+                per_request.append(
+                    [self._slot(request.name, a, devices, in_use, consumed) for a in request.alternatives]
+                )
         best_reason = ""
         best_score: tuple[int, ...] = (-1,)
         tried = 0
@@ -791,7 +855,7 @@ class Allocator:
             tried += 1
             if tried > MAX_COMBINATIONS:
                 return NodeVerdict(node, None, "search too large")
-            ok, reason, score = self._fits_choice(list(choice), claims, left)
+            ok, reason, score = self._fits_choice(list(choice), claims, left, consumed)
             if ok:
                 return NodeVerdict(node, True)
             unknown = unknown or ok is None
@@ -804,7 +868,11 @@ class Allocator:
         return NodeVerdict(node, False, best_reason, best_score)
 
     def _fits_choice(
-        self, slots: list[Slot], claims: list[ClaimSpec], counters: dict[pools.CounterKey, Fraction]
+        self,
+        slots: list[Slot],
+        claims: list[ClaimSpec],
+        counters: dict[pools.CounterKey, Fraction],
+        consumed: Consumed,
     ) -> tuple[bool | None, str, tuple[int, ...]]:
         for slot in slots:
             need = 1 if slot.alternative.all_devices else slot.alternative.count
@@ -841,7 +909,7 @@ class Allocator:
             tried += 1
             if tried > MAX_COMBINATIONS:
                 return None, "search too large", (0,)
-            problem = self._match(restricted, counters)
+            problem = self._match(restricted, counters, consumed)
             if problem is None:
                 return True, "", (0,)
             if problem[1] < 0:
@@ -920,7 +988,9 @@ class Allocator:
                 restricted.append(Slot(slot.request, slot.alternative, slot.after_class, keep, 0, unmatched))
             yield chosen, restricted
 
-    def _match(self, slots: list[Slot], counters: dict[pools.CounterKey, Fraction]) -> tuple[str, int] | None:
+    def _match(
+        self, slots: list[Slot], counters: dict[pools.CounterKey, Fraction], consumed: Consumed
+    ) -> tuple[str, int] | None:
         """None when the slots can be given devices together; else why, and how many devices came close
         (-1: the search was too large to tell)."""
         plan = []
@@ -939,7 +1009,7 @@ class Allocator:
         shared = self.features.consumable_capacity and any(d.multiple for s in slots for d in s.candidates)
         counted = self.features.partitionable_devices and any(d.consumes for s in slots for d in s.candidates)
         if shared or counted:
-            found = _Search(slots, counters, self.features.consumable_capacity).run()
+            found = _Search(slots, counters, self.features.consumable_capacity, consumed).run()
             if found is None:
                 return "search too large", -1
             if found:
@@ -966,6 +1036,16 @@ class Allocator:
             f"the requests need {needed} distinct devices together; {distinct} candidate devices satisfy "
             f"their selectors and constraints"
         ), distinct
+
+
+def _room(device: Device, capacity: tuple[tuple[str, Fraction], ...], used: dict[str, Fraction]) -> bool:
+    """One more allocation of ``device`` fits beside what shared allocations already consume."""
+    if not device.multiple or not used:
+        return True
+    use = device.capacity_use(capacity)
+    return use is not None and all(
+        used.get(name, Fraction(0)) + amount <= device.capacities[name].value for name, amount in use.items()
+    )
 
 
 def _distinct_shortfall(slots: list[Slot], constraint: Constraint) -> tuple[str, int] | None:

@@ -11,8 +11,8 @@ from typing import Any, Protocol
 from gpulint.kube.cel.engine import CACHE_SIZE, LRU, CelEngine
 from gpulint.kube.dra.allocation import Allocator, ClaimSpec, Device, NodeVerdict, SelectorCache, node_devices
 from gpulint.kube.dra.gates import ALL_ON, DraFeatures
-from gpulint.kube.dra.pools import CounterKey
-from gpulint.kube.fields import dig, sequence
+from gpulint.kube.dra.pools import CounterKey, amount
+from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.kube.scheduler import NodeInfo
 
 
@@ -30,6 +30,9 @@ class DraInputs(Protocol):
 
     @property
     def claims(self) -> Sequence[Any]: ...
+
+    @property
+    def taint_rules(self) -> Sequence[Any]: ...  # DeviceTaintRules
 
 
 @dataclass
@@ -51,6 +54,8 @@ class DraModel:
     # per distinct set of claims (their selectors): bounded, the webhook reviews new claims forever
     _verdicts: LRU[Any, list[tuple[DeviceGroup, NodeVerdict]]] = field(default_factory=lambda: LRU(CACHE_SIZE))
     _allocated: frozenset[str] | None = None
+    _dedicated: frozenset[str] | None = None
+    _shared_use: dict[str, dict[str, Fraction]] | None = None
 
     def __post_init__(self) -> None:
         self.selectors = SelectorCache(self.engine)
@@ -68,7 +73,8 @@ class DraModel:
                 for located in self.inventory.slices
                 if isinstance(located.data.get("spec"), dict)
             ]
-            by_node = node_devices(slices, self.inventory.nodes, self.features)
+            rules = [located.data for located in self.inventory.taint_rules] if self.features.device_taints else []
+            by_node = node_devices(slices, self.inventory.nodes, self.features, rules)
             grouped: dict[Any, DeviceGroup] = {}
             for node in self.inventory.nodes:
                 found = by_node[node.name]
@@ -121,29 +127,61 @@ class DraModel:
             cached = out
         return cached
 
+    def _read_allocations(self) -> None:
+        dedicated: set[str] = set()
+        shared: dict[str, dict[str, Fraction]] = {}
+        for located in self.inventory.claims:
+            for result in sequence(dig(located.data, "status", "allocation", "devices", "results")):
+                if not isinstance(result, dict) or result.get("adminAccess"):
+                    continue
+                key = f"{result.get('driver')}/{result.get('pool')}/{result.get('device')}"
+                if result.get("shareID"):  # a shared allocation (allowMultipleAllocations): it uses capacity
+                    uses = shared.setdefault(key, {})
+                    for name, value in mapping(result.get("consumedCapacity")).items():
+                        found = amount(value)
+                        if found is not None:
+                            uses[str(name)] = uses.get(str(name), Fraction(0)) + found
+                else:
+                    dedicated.add(key)
+        self._dedicated, self._shared_use = frozenset(dedicated), shared
+        self._allocated = frozenset(dedicated | set(shared))
+
     @property
     def allocated(self) -> frozenset[str]:
         """Devices held by the allocated ResourceClaims of the inventory (driver/pool/device)."""
         if self._allocated is None:
-            keys = set()
-            for located in self.inventory.claims:
-                for result in sequence(dig(located.data, "status", "allocation", "devices", "results")):
-                    if isinstance(result, dict) and not result.get("adminAccess"):
-                        keys.add(f"{result.get('driver')}/{result.get('pool')}/{result.get('device')}")
-            self._allocated = frozenset(keys)
+            self._read_allocations()
+        assert self._allocated is not None
         return self._allocated
+
+    @property
+    def dedicated(self) -> frozenset[str]:
+        """Devices allocated without a shareID: no other claim gets them."""
+        if self._dedicated is None:
+            self._read_allocations()
+        assert self._dedicated is not None
+        return self._dedicated
+
+    @property
+    def shared_use(self) -> dict[str, dict[str, Fraction]]:
+        """Capacity that shared allocations (with a shareID) consume, per device."""
+        if self._shared_use is None:
+            self._read_allocations()
+        assert self._shared_use is not None
+        return self._shared_use
 
     def verdicts_now(self, claims: tuple[ClaimSpec, ...]) -> list[tuple[DeviceGroup, NodeVerdict]]:
         """The same, with the devices that allocated claims hold taken (node by node)."""
         out = []
         for group in self.groups():
-            held = frozenset(d.key for d in group.devices if d.key in self.allocated)
+            held = frozenset(d.key for d in group.devices if d.key in self.dedicated)
+            used = {d.key: self.shared_use[d.key] for d in group.devices if d.key in self.shared_use}
             # device keys name pools, so a group with taken devices has one node
             out.append(
                 (
                     group,
                     self.allocator.fits(
-                        list(claims), group.devices, group.nodes[0].name, held, group.blocked, group.counters
+                        list(claims), group.devices, group.nodes[0].name, held, group.blocked, group.counters, used
                     ),
                 )
             )
