@@ -668,3 +668,77 @@ def test_knative_rejects_a_node_selector_its_feature_flag_keeps_off(tmp_path):
     )
     (inventory / "config.yaml").write_text(config)
     assert _findings(str(path), "--inventory", str(inventory)) == [("knative-field-disallowed", "svc.yaml", 12, 7)]
+
+
+# A ServingRuntime as KServe's docs write one (vLLM behind the Hugging Face server), named by the predictor.
+SERVING_RUNTIME = """
+apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata:
+  name: vllm-runtime
+  namespace: kserve-test
+spec:
+  supportedModelFormats:
+    - name: huggingface
+      autoSelect: false
+  containers:
+    - name: kserve-container
+      image: kserve/huggingfaceserver:v0.15.0-gpu
+      args: ["--backend=vllm"]
+      resources:
+        limits:
+          nvidia.com/gpu: "%(gpus)s"
+%(shm)s"""
+SHM = """      volumeMounts:
+        - {name: dshm, mountPath: /dev/shm}
+  volumes:
+    - name: dshm
+      emptyDir: {medium: Memory}
+"""
+ISVC_NAMED_RUNTIME = """
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llama3
+  namespace: kserve-test
+spec:
+  predictor:
+    model:
+      modelFormat:
+        name: huggingface
+      runtime: vllm-runtime
+      args: ["--model_id=meta-llama/meta-llama-3-8b-instruct", "--tensor-parallel-size=%(tp)s"]
+      resources:
+        requests:
+          nvidia.com/gpu: "%(requested)s"
+"""
+
+
+def _serving(runtime: dict, isvc: dict) -> list:
+    return lint_text(SERVING_RUNTIME % runtime + "---" + ISVC_NAMED_RUNTIME % isvc)
+
+
+def test_kserve_predictor_merged_with_the_serving_runtime_it_names():
+    # the runtime's limit and the model's request: one whole pod, valid
+    assert _serving({"gpus": 1, "shm": ""}, {"requested": 1, "tp": 1}) == []
+    # the model asks for 2 where the runtime limits 1: the merged container is refused
+    (finding,) = by_rule(_serving({"gpus": 1, "shm": ""}, {"requested": 2, "tp": 1}), "gpu-request-without-limit")
+    assert (finding.obj.kind, finding.line) == ("InferenceService", 32)  # model.resources.requests
+    assert "must be equal to nvidia.com/gpu limit of 1" in finding.notes[0]
+
+
+def test_kserve_named_runtime_makes_absence_provable():
+    # 4 GPUs and no /dev/shm in either object: now reported (the runtime is known), and fixable in the ISVC
+    findings = _serving({"gpus": 4, "shm": ""}, {"requested": 4, "tp": 4})
+    (shm,) = [f for f in by_rule(findings, "dev-shm-missing") if f.obj.kind == "InferenceService"]
+    assert shm.line == 25  # the model container
+    assert shm.fix is not None
+    assert [a.path for a in shm.fix.appends] == [
+        ("spec", "predictor", "volumes"),
+        ("spec", "predictor", "model", "volumeMounts"),
+    ]
+    assert _serving({"gpus": 4, "shm": SHM}, {"requested": 4, "tp": 4}) == []  # the runtime mounts it
+    # a model-format shorthand without a runtime named: KServe picks one, gpulint does not guess
+    unnamed = (ISVC_NAMED_RUNTIME % {"requested": 4, "tp": 4}).replace("      runtime: vllm-runtime\n", "")
+    found = by_rule(lint_text(SERVING_RUNTIME % {"gpus": 4, "shm": ""} + "---" + unnamed), "dev-shm-missing")
+    assert [f.obj.kind for f in found] == ["ServingRuntime"]

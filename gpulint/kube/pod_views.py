@@ -6,9 +6,7 @@ production-stack operators build the whole pod from a few fields. A view is the 
 controller makes, plus where each of its fields was written (``aliases``: the path of a field in
 the view -> the path in the object that set it), so a finding points at the user's own line.
 
-Sources: kserve/kserve pkg/apis/serving/v1beta1 (predictor.go, component.go; the container is named
-constants.InferenceServiceContainerName "kserve-container", the worker "worker-container");
-argoproj/argo-workflows workflow/controller/workflowpod.go (addSchedulingConstraints; the main
+KServe's are in kube/kserve.py. Sources: argoproj/argo-workflows workflow/controller/workflowpod.go (addSchedulingConstraints; the main
 container is "main"); NVIDIA/k8s-nim-operator api/apps/v1alpha1/nimservice_types.go (container
 "<name>-ctr", the dshm emptyDir, GetReplicas, GetLWSSize) and controller/platform/standalone
 (addGPUResources); vllm-project/production-stack operator/internal/controller/vllmruntime_controller.go.
@@ -35,6 +33,7 @@ class PodView:
     # other fields): a fix written for the pod applies to the object.
     faithful: bool = True
     unfaithful: tuple[Path, ...] = ()  # virtual prefixes whose fields were written elsewhere in another shape
+    names: tuple[tuple[Path, str], ...] = ()  # how messages name virtual places another object supplies
 
 
 # (path relative to the template element, the name the controller gives an unnamed container, is a list)
@@ -85,54 +84,6 @@ def slotted(slots: tuple[Slot, ...], completed_by: Callable[[dict[str, Any]], st
         )
 
     return view
-
-
-# ------------------------------------------------------------------------------------------- KServe
-
-KSERVE_CONTAINER = "kserve-container"
-# The model-format shorthand (``model``) and the framework fields it replaced: one container each,
-# completed by the ServingRuntime the InferenceService selects (its image, args, and pod fields).
-KSERVE_FRAMEWORKS = (
-    "model",
-    "sklearn",
-    "xgboost",
-    "tensorflow",
-    "pytorch",
-    "triton",
-    "onnx",
-    "huggingface",
-    "pmml",
-    "lightgbm",
-    "paddle",
-)
-KSERVE_PREDICTOR_SLOTS = (
-    *(Slot((name,), KSERVE_CONTAINER) for name in KSERVE_FRAMEWORKS),
-    Slot(("containers",), KSERVE_CONTAINER, is_list=True),
-)
-
-
-def _kserve_runtime_completes(spec: dict[str, Any]) -> str:
-    if any(isinstance(spec.get(name), dict) for name in KSERVE_FRAMEWORKS):
-        return "the ServingRuntime (the model-format shorthand is merged into its container and pod spec)"
-    return ""
-
-
-KSERVE_PREDICTOR = slotted(KSERVE_PREDICTOR_SLOTS, _kserve_runtime_completes)
-KSERVE_EXPLAINER = slotted(
-    (Slot(("art",), KSERVE_CONTAINER), Slot(("containers",), KSERVE_CONTAINER, is_list=True)),
-    lambda spec: "the explainer's configured image (the ART shorthand)" if isinstance(spec.get("art"), dict) else "",
-)
-KSERVE_CUSTOM = slotted((Slot(("containers",), KSERVE_CONTAINER, is_list=True),))
-KSERVE_WORKER = slotted(
-    (Slot(("containers",), "worker-container", is_list=True),),
-    lambda spec: "the ServingRuntime's workerSpec (KServe merges the two)",
-)
-
-
-def kserve_predictor_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
-    """minReplicas (default 1); a component scaled to zero still runs one pod when it serves."""
-    value = integer(owner.get("minReplicas"), 1)
-    return None if value is None else max(value, 1)
 
 
 # -------------------------------------------------------------------------------------------- Argo

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from gpulint.kube import kserve, trainjob
 from gpulint.kube import pod_views as views
-from gpulint.kube import trainjob
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.refs import Path
 
@@ -127,8 +127,8 @@ _TRAINING_RUNTIME = (
 )
 # A ServingRuntime makes no pods itself: its containers are completed by each InferenceService using it.
 _SERVING_RUNTIME = (
-    TemplateSite(("spec",), (), _constant(0), "runtime", views.KSERVE_CUSTOM),
-    TemplateSite(("spec",), ("workerSpec",), _constant(0), "runtime worker", views.KSERVE_WORKER),
+    TemplateSite(("spec",), (), _constant(0), "runtime", kserve.KSERVE_CUSTOM),
+    TemplateSite(("spec",), ("workerSpec",), _constant(0), "runtime worker", kserve.KSERVE_WORKER),
 )
 # Knative names an unnamed container user-container (serving's DefaultUserContainerName).
 _KNATIVE = (
@@ -191,10 +191,10 @@ TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
     ("serving.knative.dev", "Service"): _KNATIVE,
     ("serving.knative.dev", "Configuration"): _KNATIVE,
     ("serving.kserve.io", "InferenceService"): (
-        TemplateSite(("spec", "predictor"), (), views.kserve_predictor_pods, "predictor", views.KSERVE_PREDICTOR),
-        TemplateSite(("spec", "predictor"), ("workerSpec",), _constant(None), "predictor worker", views.KSERVE_WORKER),
-        TemplateSite(("spec", "transformer"), (), views.kserve_predictor_pods, "transformer", views.KSERVE_CUSTOM),
-        TemplateSite(("spec", "explainer"), (), views.kserve_predictor_pods, "explainer", views.KSERVE_EXPLAINER),
+        TemplateSite(("spec", "predictor"), (), kserve.kserve_predictor_pods, "predictor", kserve.KSERVE_PREDICTOR),
+        TemplateSite(("spec", "predictor"), ("workerSpec",), _constant(None), "predictor worker", kserve.KSERVE_WORKER),
+        TemplateSite(("spec", "transformer"), (), kserve.kserve_predictor_pods, "transformer", kserve.KSERVE_CUSTOM),
+        TemplateSite(("spec", "explainer"), (), kserve.kserve_predictor_pods, "explainer", kserve.KSERVE_EXPLAINER),
     ),
     ("serving.kserve.io", "ServingRuntime"): _SERVING_RUNTIME,
     ("serving.kserve.io", "ClusterServingRuntime"): _SERVING_RUNTIME,
@@ -275,7 +275,16 @@ def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                     yield PodSpecSite(spec_path, spec, count, role, template_path)
                 else:
                     yield PodSpecSite(
-                        spec_path, view.spec, count, role, template_path, view.aliases, view.completed_by, view.faithful
+                        spec_path,
+                        view.spec,
+                        count,
+                        role,
+                        template_path,
+                        view.aliases,
+                        view.completed_by,
+                        view.faithful,
+                        view.unfaithful,
+                        view.names,
                     )
 
 

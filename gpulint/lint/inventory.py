@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 # Objects of the admission layer: Kueue's queues and flavors, namespace quotas and limits.
 ADMISSION_KINDS = (*KUEUE_KINDS, "ResourceQuota", "LimitRange", "Queue")  # Queue: Volcano and KAI
-WORKLOAD_RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")  # the runtimes TrainJobs name
+# The runtimes TrainJobs and InferenceServices name
+WORKLOAD_RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime", "ServingRuntime", "ClusterServingRuntime")
 INVENTORY_KINDS = (
     "Node",
     "ResourceSlice",

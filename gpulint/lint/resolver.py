@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpulint.kube import trainjob
+from gpulint.kube import kserve, trainjob
 from gpulint.kube.admission.batch_queues import BatchQueue
 from gpulint.kube.admission.kueue import KUEUE_GROUP, KUEUE_KINDS, KueueSetup
 from gpulint.kube.admission.namespace import LimitItem, Quota, limit_items
@@ -394,13 +394,24 @@ class Resolver:
         return names | {key[3] for key in self._cluster.workload_runtimes if key[1] == kind}
 
     def with_runtime(self, data: dict[str, Any]) -> dict[str, Any]:
-        """A TrainJob with the runtime it names (its pods are that runtime's, overridden), when found."""
-        ref = trainjob.runtime_ref(data)
-        if data.get("kind") != "TrainJob" or ref is None or ref.group != trainjob.GROUP:
-            return data
+        """An object with the runtime it names, when found: a TrainJob's pods are that runtime's,
+        overridden; an InferenceService's model is merged into its ServingRuntime's container."""
         namespace = str(mapping(data.get("metadata")).get("namespace") or "")
-        runtime = self.workload_runtime(ref.group, ref.kind, namespace, ref.name)
-        return data if runtime is None else trainjob.BoundTrainJob(data, runtime)
+        if data.get("kind") == "TrainJob":
+            ref = trainjob.runtime_ref(data)
+            if ref is None or ref.group != trainjob.GROUP:
+                return data
+            runtime = self.workload_runtime(ref.group, ref.kind, namespace, ref.name)
+            return data if runtime is None else trainjob.BoundTrainJob(data, runtime)
+        if data.get("kind") == "InferenceService" and str(data.get("apiVersion", "")).startswith(kserve.GROUP + "/"):
+            name = kserve.runtime_name(data)
+            if not name:
+                return data  # KServe picks a runtime by model format: gpulint does not guess which
+            for kind in kserve.RUNTIME_KINDS:  # GetServingRuntime: the namespace's first
+                runtime = self.workload_runtime(kserve.GROUP, kind, namespace, name)
+                if runtime is not None:
+                    return kserve.BoundInferenceService(data, runtime)
+        return data
 
     def config_map_keys(self, namespace: str, name: str) -> frozenset[str] | None:
         """The keys of a ConfigMap, from the linted files or the inventory (None: in neither)."""
