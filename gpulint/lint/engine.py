@@ -192,6 +192,7 @@ class Engine:
         scoped = annotation_directives(obj)
         directives = [directive for directive, _ in scoped]
         whole = tuple(directive for directive, prefix in scoped if not prefix)
+        has_views = any(site.aliases for site in pod_spec_sites(obj.data))  # a controller-built pod: paths move
         findings: list[tuple[Finding, tuple[Directive, ...]]] = []
         for rule_id, rule, check in self._runnable:
             if not rule.reads(obj.kind):
@@ -216,7 +217,6 @@ class Engine:
                 findings.append((internal, whole))
                 continue
             placeholders = obj.document.placeholders
-            has_views = any(site.aliases for site in pod_spec_sites(obj.data))
             written: set[tuple[Any, ...]] = set()
             for diagnostic in diagnostics:
                 if has_views:
