@@ -588,7 +588,8 @@ def test_trainjob_runtime_missing_proof_or_silence(tmp_path):
     (inventory / "runtimes.yaml").write_text(textwrap.dedent(TORCH_RUNTIME).lstrip("\n"))
     result = run_cli("check", str(job), "--inventory", str(inventory), "--format", "json")
     (finding,) = [f for f in result.json()["findings"] if f["rule"] == "training-runtime-unknown"]
-    assert finding["severity"] == "error" and "the Trainer webhook rejects the TrainJob" in finding["message"]
+    assert finding["severity"] == "error" and finding["message"].startswith("ClusterTrainingRuntime 'torch-distribued'")
+    assert "the Trainer webhook rejects the TrainJob" in " ".join([finding["message"], *finding["notes"]])
     # the runtime from the inventory builds the pods: 8 GPUs per node on the fleet's H100s, untolerated selector
     job.write_text(typo.replace("torch-distribued", "torch-distributed").replace("product: x", "product: y"))
     found = _findings(str(job), "--inventory", str(inventory))
