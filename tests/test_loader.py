@@ -242,3 +242,22 @@ def test_undecodable_bytes_are_placed_in_the_decoded_text():
     assert (problem.line, problem.column) == (2, 10) and "not valid UTF-8" in problem.message
     (problem,) = load_bytes("p.yaml", b"\xff\xfe" + "a: 1\nb: x".encode("utf-16-le") + b"\x00\xd8").problems
     assert (problem.line, problem.column) == (2, 5) and "not valid UTF-16" in problem.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- " * (MAX_DEPTH + 10) + "x\n",  # a sequence too deep: refused at its 257th dash
+        "".join("  " * i + f"k{i}:\n" for i in range(MAX_DEPTH + 2)),  # keys too deep: refused at the key
+        "- " * MAX_DEPTH + "x\n",  # the deepest allowed
+    ],
+)
+def test_the_depth_limit_is_the_same_with_or_without_aliases(text):
+    """Without a `*` in the text the loader checks the depth while building (no separate counting walk):
+    the same refusal, at the same line and column, as when the alias count runs (forced by a comment)."""
+    without = load_text("deep.yaml", text)
+    counted = load_text("deep.yaml", text + "# * forces the alias count\n")
+    assert [(p.message, p.line, p.column) for p in without.problems] == [
+        (p.message, p.line, p.column) for p in counted.problems
+    ]
+    assert [d.data for d in without.documents] == [d.data for d in counted.documents]

@@ -298,3 +298,32 @@ def test_gpu_resource_names_match_as_the_globs_do(name, extra):
     for candidate in (name, "nvidia.com/" + name, "gpu.intel.com/" + name, "amd.com/gpu"):
         expected = any(fnmatch.fnmatchcase(candidate, pattern) for pattern in (*DEFAULT_GPU_RESOURCES, *extra))
         assert is_gpu(candidate, extra) == expected, (candidate, extra)
+
+
+@FAST
+@given(YAMLISH)
+def test_the_loader_builds_the_same_with_or_without_the_alias_count(text):
+    """A text without ``*`` has no alias, so the loader skips the alias-bomb count (a walk of its own)
+    and checks the nesting depth while it builds: every document composed from such a text builds to
+    the same value, duplicate keys and depth refusal (message and position) either way."""
+    import yaml
+
+    from gpulint.lint.loader import LoadError, _Builder
+
+    if "*" in text:
+        return
+    try:
+        roots = [root for root in yaml.compose_all(text, Loader=yaml.CSafeLoader) if root is not None]
+    except (yaml.YAMLError, RecursionError):
+        return  # the loader reports the syntax error before building anything
+
+    def built(root, aliases):
+        builder = _Builder("doc.yaml")
+        try:
+            value = builder.build(root, aliases)
+        except LoadError as exc:
+            return ("refused", exc.message, exc.line, exc.column)
+        return repr(value), [(p.message, p.line, p.column) for p in builder.duplicates]
+
+    for root in roots:
+        assert built(root, aliases=False) == built(root, aliases=True)

@@ -274,8 +274,14 @@ class _Builder:
         self._built: dict[int, Any] = {}
         self._sizes: dict[int, int] = {}
         self._physical = 0
+        self._depth_checked = False  # True: _build enforces MAX_DEPTH (else _size did, before it)
 
-    def build(self, root: Node) -> Any:
+    def build(self, root: Node, aliases: bool = True) -> Any:
+        """The document's data. ``aliases`` False: the text has no ``*``, so no node is shared, nothing
+        can expand, and the alias-bomb count (a walk of its own) is skipped; _build checks the depth."""
+        if not aliases:
+            self._depth_checked = True
+            return self._build(root, 0)
         expanded = self._size(root, 0)
         if expanded > MAX_EXPANDED_NODES and expanded > MAX_EXPANSION_RATIO * self._physical:
             mark = root.start_mark
@@ -285,7 +291,7 @@ class _Builder:
                 mark.line + 1,
                 mark.column + 1,
             )
-        return self._build(root)
+        return self._build(root, 0)
 
     def _size(self, node: Node, depth: int) -> int:
         """Expanded node count; also enforces the depth limit. Memoised per node, so aliases are cheap."""
@@ -305,7 +311,10 @@ class _Builder:
         self._sizes[id(node)] = total
         return total
 
-    def _build(self, node: Node) -> Any:
+    def _build(self, node: Node, depth: int) -> Any:
+        if depth > MAX_DEPTH and self._depth_checked:  # where _size stops: it visits keys first too
+            mark = node.start_mark
+            raise LoadError(f"document nests deeper than {MAX_DEPTH} levels", mark.line + 1, mark.column + 1)
         if isinstance(node, ScalarNode):
             return _scalar(node, _CONSTRUCTOR)
         built = self._built.get(id(node))
@@ -314,17 +323,20 @@ class _Builder:
         if isinstance(node, SequenceNode):
             items: list[Any] = []
             self._built[id(node)] = items
-            items.extend(self._build(item) for item in node.value)
+            items.extend(self._build(item, depth + 1) for item in node.value)
             return items
         mapping: dict[str, Any] = {}
         self._built[id(node)] = mapping
         merges: list[Node] = []
         seen: dict[str, Node] = {}
         for key_node, value_node in node.value:
+            if depth + 1 > MAX_DEPTH and self._depth_checked:
+                mark = key_node.start_mark
+                raise LoadError(f"document nests deeper than {MAX_DEPTH} levels", mark.line + 1, mark.column + 1)
             if key_node.tag == _MERGE:
                 merges.append(value_node)
                 continue
-            key = _key_text(key_node) if isinstance(key_node, ScalarNode) else str(self._build(key_node))
+            key = _key_text(key_node) if isinstance(key_node, ScalarNode) else str(self._build(key_node, depth + 1))
             first = seen.get(key)
             if first is not None:
                 mark = key_node.start_mark
@@ -337,11 +349,12 @@ class _Builder:
                     )
                 )
             seen[key] = key_node
-            mapping[key] = self._build(value_node)
+            mapping[key] = self._build(value_node, depth + 1)
         for merge in merges:  # explicit keys win over merged ones
             sources = merge.value if isinstance(merge, SequenceNode) else [merge]
+            inner = depth + 2 if isinstance(merge, SequenceNode) else depth + 1
             for source in sources:
-                merged = self._build(source)
+                merged = self._build(source, inner)
                 if isinstance(merged, dict):
                     for key, value in merged.items():
                         mapping.setdefault(key, value)
@@ -644,11 +657,12 @@ def _parse_stream(loaded: LoadedFile, text: str, line_offset: int, first_index: 
     index = first_index
     while True:
         try:
+            aliases = "*" in text
             for root in yaml.compose_all(text, Loader=_Loader):
                 if root is not None:
                     builder = _Builder(loaded.path)
                     try:
-                        data = builder.build(root)
+                        data = builder.build(root, aliases)
                     except LoadError as exc:
                         loaded.problems.append(LoadProblem(exc.message, exc.line + line_offset, exc.column, index))
                     else:
