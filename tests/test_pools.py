@@ -812,17 +812,28 @@ def test_a_claim_no_existing_node_can_allocate_is_unknown_when_pools_can_add_nod
     assert any("Karpenter NodePool gpu" in note for note in info["notes"])
 
 
-def test_a_karpenter_pools_zones_come_from_its_ec2nodeclass_subnets(write, tmp_path):
-    # EC2NodeClass status.subnets: the subnets Karpenter launches the NodePool's nodes in, and so their zones
-    inventory = tmp_path / "one-zone"
+def one_zone_karpenter(tmp_path, *, nodes: bool = False) -> str:
+    """The Karpenter pools with their EC2NodeClass's status.subnets in us-west-2a only; ``nodes``: with the
+    two tainted system nodes (us-west-2a and us-west-2b)."""
+    inventory = tmp_path / f"one-zone{'-nodes' if nodes else ''}"
     inventory.mkdir()
     text = (ELASTIC / "karpenter" / "nodepools.yaml").read_text()
     subnets = "status:\n  subnets:\n  - {id: subnet-0a1b2c3d4e5f60718, zone: us-west-2a, zoneID: usw2-az1}\n"
     (inventory / "nodepools.yaml").write_text(text + subnets)
+    if nodes:
+        (inventory / "nodes.yaml").write_text((ELASTIC / "system-nodes.yaml").read_text())
+    return str(inventory)
+
+
+def test_a_karpenter_pools_zones_come_from_its_ec2nodeclass_subnets(write, tmp_path):
+    # EC2NodeClass status.subnets: the subnets Karpenter launches the NodePool's nodes in, and so their zones
+    inventory = one_zone_karpenter(tmp_path)
     in_zone = gpu_job(1, spec=TOLERATE_GPU + "      nodeSelector: {topology.kubernetes.io/zone: us-west-2a}\n")
     assert findings(write, in_zone, str(inventory)) == []
     elsewhere = in_zone.replace("us-west-2a}", "us-west-2b}")
-    never = only(findings(write, elsewhere, str(inventory)), "gpu-unschedulable")
+    # one cause, one finding: the selection is why no pool can add a node (gpu-unschedulable leaves it)
+    (never,) = findings(write, elsewhere, str(inventory))
+    assert never["rule"] == "over-tight-affinity"
     assert (
         "Karpenter NodePool gpu: incompatible requirements, key topology.kubernetes.io/zone, In [us-west-2b] not in "
         "In [us-west-2a]" in said(never)
@@ -839,3 +850,56 @@ def test_only_one_zone_its_pools_can_grow_into_holding_the_gang_is_a_warning(wri
     warning = only(findings(write, zonal_gang(2, zone), zonal_l4_pools(tmp_path, max_b=1)), "over-tight-topology")
     assert warning["severity"] == "warning"
     assert warning["message"].startswith(f"only {zone}=us-central1-a can host the whole gang (2 domains exist")
+
+
+def zone_job(zone: str) -> str:
+    return gpu_job(1, spec=TOLERATE_GPU + f"      nodeSelector: {{topology.kubernetes.io/zone: {zone}}}\n")
+
+
+def test_a_selection_only_tainted_system_nodes_and_no_pool_match_is_one_finding(write, tmp_path):
+    # us-west-2b has a tainted system node and no pool launches there (the EC2NodeClass's subnets are in
+    # 2a): one cause, one finding - over-tight-affinity, with the pools' reasons and the scheduler's summary
+    inventory = one_zone_karpenter(tmp_path, nodes=True)
+    assert findings(write, zone_job("us-west-2a"), inventory) == []  # the gpu pool adds a node in 2a
+    (error,) = findings(write, zone_job("us-west-2b"), inventory)
+    assert (error["rule"], error["severity"], error["line"], error["column"]) == ("over-tight-affinity", "error", 9, 51)
+    assert error["message"] == (
+        "the required node affinity/selector matches one node, which does not offer nvidia.com/gpu, "
+        "and no node that its 2 node pools can add"
+    )
+    assert (
+        "Karpenter NodePool gpu: incompatible requirements, key topology.kubernetes.io/zone, In [us-west-2b] not in "
+        "In [us-west-2a]" in error["notes"][1]
+    )
+    assert error["notes"][2] == (
+        "the pod stays Pending: 0/2 nodes are available: 2 node(s) had untolerated taint {CriticalAddonsOnly: true}."
+    )
+    # a zone without any node: the same one finding
+    (none,) = findings(write, zone_job("us-west-2c"), inventory)
+    assert none["rule"] == "over-tight-affinity"
+    assert none["message"].startswith("the required node affinity/selector matches none of the 2 nodes and no node")
+    assert "the pod stays Pending: 0/2 nodes are available" in said(none)
+    # with over-tight-affinity off, gpu-unschedulable still reports the pod
+    alone = findings(write, zone_job("us-west-2b"), inventory, extra=("--ignore", "over-tight-affinity"))
+    assert [(f["rule"], f["severity"]) for f in alone] == [("gpu-unschedulable", "error")]
+
+
+def test_a_pool_that_may_launch_in_the_zone_leaves_the_pod_to_gpu_unschedulable(write, tmp_path):
+    # trap: the same selection, the pools' NodeClass without status (any zone): the gpu pool may launch in
+    # us-west-2b, so the selection is not the cause and no rule reports the pod
+    inventory = tmp_path / "any-zone"
+    inventory.mkdir()
+    (inventory / "nodepools.yaml").write_text((ELASTIC / "karpenter" / "nodepools.yaml").read_text())
+    (inventory / "nodes.yaml").write_text((ELASTIC / "system-nodes.yaml").read_text())
+    assert findings(write, zone_job("us-west-2b"), str(inventory)) == []
+    # with 5 GPUs the pool is chosen but never fits: gpu-unschedulable's finding alone
+    five = zone_job("us-west-2b").replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 5")
+    assert [f["rule"] for f in findings(write, five, str(inventory))] == ["gpu-unschedulable"]
+
+
+def test_explain_shows_the_one_finding_of_a_selection_no_pool_matches(write, tmp_path):
+    inventory = one_zone_karpenter(tmp_path, nodes=True)
+    out = run_cli("explain", str(write("zone.yaml", zone_job("us-west-2b"))), "--inventory", inventory).stdout
+    assert "error[over-tight-affinity] the required node affinity/selector matches one node" in out
+    assert "gpu-unschedulable" not in out
+    assert "4. Node pools: FAIL" in out

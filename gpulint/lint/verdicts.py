@@ -26,7 +26,7 @@ from gpulint.kube.gpu_stack import (
     stack_component,
     vendor_of_resource,
 )
-from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, daemon_overhead, fit_pool
+from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, daemon_overhead, fit_pool, label_failure
 from gpulint.kube.pools.model import NodePool, Template
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -128,9 +128,10 @@ def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver) -> bool:
 
     One cause, one finding: over-tight-affinity reports it (with the scheduler's summary), and
     gpu-unschedulable, which would report the same pod as unschedulable, leaves it to that rule.
-    With node pools, nodes that do not exist yet may match: gpu-unschedulable judges those.
+    With node pools, it must also match no node a pool can add (when one does, gpu-unschedulable
+    judges what the pool's nodes offer).
     """
-    if not pod.requirements() or resolver.pools:
+    if not pod.requirements() or (resolver.pools and pools_matching(pod, resolver)):
         return False
     groups = resolver.model.matching_groups(pod)
     if not groups:
@@ -139,6 +140,31 @@ def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver) -> bool:
     return bool(wanted) and not any(
         all(group.representative.allocatable.get(name, 0) > 0 for name in wanted) for group in groups
     )
+
+
+def pools_matching(pod: PodRequirements, inventory: Resolver) -> list[str]:
+    """The pools whose nodes the pod's node selection allows (labels only: taints and resources are
+    gpu-unschedulable's)."""
+    return [
+        pool.title
+        for pool in inventory.pools
+        if not label_failure(pod, pool.labels, pool, None)
+        and (
+            not pool.templates
+            or pool.open_types
+            or any(not label_failure(pod, t.labels, pool, t) for t in pool.templates)
+        )
+    ]
+
+
+def pool_label_reasons(pod: PodRequirements, inventory: Resolver) -> str:
+    reasons = []
+    for pool in inventory.pools:
+        why = label_failure(pod, pool.labels, pool, None) or next(
+            (label_failure(pod, t.labels, pool, t) for t in pool.templates), ""
+        )
+        reasons.append(f"{pool.title}: {why}")
+    return "; ".join(reasons)
 
 
 def selection_limits_replicas(pod: PodRequirements, pods: int | None, resolver: Resolver) -> tuple[int, int] | None:

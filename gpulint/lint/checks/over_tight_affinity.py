@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from gpulint.kube.pools.fit import label_failure
 from gpulint.kube.resources import is_extended
-from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, Requirement, pod_requirements
+from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement, pod_requirements
 from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import selection_limits_replicas
+from gpulint.lint.verdicts import pool_label_reasons, pools_matching, selection_limits_replicas
 
 SPEC = RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
@@ -66,18 +65,21 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Itera
     nodes = inventory.nodes
     groups = inventory.model.matching_groups(pod)
     requirement, excluded = most_excluding(pod, inventory.model)
-    pools = pools_matching(pod, inventory)
-    if inventory.pools and (pools or not groups):
-        if not groups and not pools:
+    if inventory.pools:
+        if pools_matching(pod, inventory):
+            return  # a pool can add nodes it matches: gpu-unschedulable judges what they offer
+        if not groups:
             yield (
                 requirement.path,
                 f"the required node affinity/selector matches none of the {len(nodes)} nodes and no node that "
                 f"its {_pools(len(inventory.pools))} can add",
                 Severity.ERROR,
                 False,
-                (pool_label_reasons(pod, inventory),),
+                (pool_label_reasons(pod, inventory), _pending(pod, inventory)),
             )
-        return  # a pool can add nodes it matches: gpu-unschedulable judges what they offer
+            return
+        yield from _no_pool_offers(pod, inventory, groups, requirement, excluded)
+        return
     if not groups:
         message = (
             f"the required node affinity/selector matches none of the {len(nodes)} nodes; "
@@ -113,6 +115,30 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Itera
     yield from _replicas(pods, pod, inventory, allowed, requirement)
 
 
+def _no_pool_offers(
+    pod: PodRequirements, inventory: Resolver, groups: list[NodeGroup], requirement: Requirement, excluded: int
+) -> Iterator[Verdict]:
+    """No pool can add a node the selection matches, and the nodes it matches offer none of the pod's
+    extended resources (those some node or pool offers: an unknown name is gpu-resource-unknown's)."""
+    wanted = [name for name in pod.requests if is_extended(name) and name in inventory.offered_resources]
+    if not wanted or any(all(g.representative.allocatable.get(n, 0) > 0 for n in wanted) for g in groups):
+        return
+    matched = sum(len(group) for group in groups)
+    offers = "which does not offer" if matched == 1 else "none of which offers"
+    yield (
+        requirement.path,
+        f"the required node affinity/selector matches {_nodes(matched)}, {offers} {', '.join(wanted)}, "
+        f"and no node that its {_pools(len(inventory.pools))} can add",
+        Severity.ERROR,
+        False,
+        (
+            f"'{requirement.description}' excludes {excluded} of {len(inventory.nodes)} nodes",
+            pool_label_reasons(pod, inventory),
+            _pending(pod, inventory),
+        ),
+    )
+
+
 _UNPROVEN = {
     Severity.INFO: "the pod's nodes may come from a GPU pool at zero nodes, which the inventory does not describe "
     "(add the node pools to it)",
@@ -132,31 +158,6 @@ def _unproven_severity(pod: PodRequirements, inventory: Resolver) -> Severity:
 
 def _pools(count: int) -> str:
     return f"{count} node pool{'' if count == 1 else 's'}"
-
-
-def pools_matching(pod: PodRequirements, inventory: Resolver) -> list[str]:
-    """The pools whose nodes the pod's node selection allows (labels only: taints and resources are
-    gpu-unschedulable's)."""
-    return [
-        pool.title
-        for pool in inventory.pools
-        if not label_failure(pod, pool.labels, pool, None)
-        and (
-            not pool.templates
-            or pool.open_types
-            or any(not label_failure(pod, t.labels, pool, t) for t in pool.templates)
-        )
-    ]
-
-
-def pool_label_reasons(pod: PodRequirements, inventory: Resolver) -> str:
-    reasons = []
-    for pool in inventory.pools:
-        why = label_failure(pod, pool.labels, pool, None) or next(
-            (label_failure(pod, t.labels, pool, t) for t in pool.templates), ""
-        )
-        reasons.append(f"{pool.title}: {why}")
-    return "; ".join(reasons)
 
 
 def uses_unpublished(pod: PodRequirements, inventory: Resolver) -> bool:
