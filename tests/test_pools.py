@@ -903,3 +903,21 @@ def test_explain_shows_the_one_finding_of_a_selection_no_pool_matches(write, tmp
     assert "error[over-tight-affinity] the required node affinity/selector matches one node" in out
     assert "gpu-unschedulable" not in out
     assert "4. Node pools: FAIL" in out
+
+
+def test_a_gang_that_fits_the_pools_only_without_its_topology_names_the_requirement_as_the_cause(write, tmp_path):
+    pools = zonal_l4_pools(tmp_path)
+    zone = "topology.kubernetes.io/zone"
+    cause = (
+        f"the topology requirement '{zone}' is the cause: the nodes and the nodes its pools can still add, "
+        "across every domain, could hold the gang"
+    )
+    # 3 workers: no zone's pool adds 3 nodes, both zones' pools together add 4: the requirement is the cause
+    error = only(findings(write, zonal_gang(3, zone), pools), "gang-unsatisfiable")
+    assert cause in error["notes"]
+    # 5 workers: the pools add 4 nodes in all, so without the requirement it does not fit either: no such note
+    beyond = only(findings(write, zonal_gang(5, zone), pools), "gang-unsatisfiable")
+    assert not any("is the cause" in note for note in beyond["notes"]), beyond
+    # explain gives the same note
+    out = run_cli("explain", str(write("three.yaml", zonal_gang(3, zone))), "--inventory", pools).stdout
+    assert cause in out

@@ -472,11 +472,12 @@ def gang_with_pools(gang: Gang, resolver: Resolver) -> PoolGangVerdict:
     notes = (f"the pools may add: {shown}",) if shown else ()
     if verdict.unsatisfiable:
         where = f" in one {key}" if key else ""
+        cause = (topology_cause(key, POOLS_WHOLE),) if key and _fits_in_all(gang, resolver, over) else ()
         return PoolGangVerdict(
             "unsatisfiable",
             f"{gang.system} needs {gang.required} pods placed at once{where}; neither the nodes nor the nodes its "
             "pools can still add hold them",
-            notes,
+            (*notes, *cause),
         )
     if exact or not verdict.fitting_domains():
         return PoolGangVerdict("fits")
@@ -488,6 +489,21 @@ def gang_with_pools(gang: Gang, resolver: Resolver) -> PoolGangVerdict:
         "instance types holds them: not proven to fit",
         notes,
     )
+
+
+CLUSTER_WHOLE = "the cluster as a whole could hold the gang"
+POOLS_WHOLE = "the nodes and the nodes its pools can still add, across every domain, could hold the gang"
+
+
+def topology_cause(key: str, whole: str) -> str:
+    """The note for a gang that fits without its topology requirement: the requirement is the cause."""
+    return f"the topology requirement '{key}' is the cause: {whole}"
+
+
+def _fits_in_all(gang: Gang, resolver: Resolver, over: list[NewNodes]) -> bool:
+    """The gang is proven to fit the nodes plus the pools' new nodes without its topology requirement:
+    packed with each pool adding one instance type (an under-approximation of what the pools can add)."""
+    return any(pack_with_new_nodes(gang, resolver.model, under, "").fitting_domains() for under in _single_types(over))
 
 
 MAX_SINGLE_TYPE_TRIES = 24

@@ -16,7 +16,14 @@ from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import describe_gang, gang_detail, gang_verdict, gang_with_pools
+from gpulint.lint.verdicts import (
+    CLUSTER_WHOLE,
+    describe_gang,
+    gang_detail,
+    gang_verdict,
+    gang_with_pools,
+    topology_cause,
+)
 
 SPEC = RuleSpec("gang-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
@@ -78,10 +85,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if result.unsatisfiable:
             cause: tuple[str, ...] = ()
             if gang.topology_key and verdict(gang, ctx, topology_key="").fitting_domains():
-                cause = (
-                    f"the topology requirement '{gang.topology_key}' is the cause: the cluster as a whole "
-                    "could hold the gang",
-                )
+                cause = (topology_cause(gang.topology_key, CLUSTER_WHOLE),)
             yield Diagnostic(
                 RULE_ID,
                 gang.path,
