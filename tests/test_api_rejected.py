@@ -194,7 +194,7 @@ def test_custom_resource_pod_templates_are_rejected_when_their_pods_are_created(
         """
     (finding,) = by_rule(lint_text(text), "api-rejected")
     assert finding.message == (
-        "the API server rejects the pods it creates: ...tolerations[0].operator: Invalid value: "
+        "the API server rejects the pods it creates: spec.tasks[0].template.spec.tolerations[0].operator: Invalid value: "
         "value must be empty when `operator` is 'Exists'"
     )
     assert finding.notes == (

@@ -71,11 +71,13 @@ def _diagnostic(error: FieldError, subject: str) -> Diagnostic:
     full = f"{subject}: {error.message()}"
     detail = f": {error.detail}" if error.detail else ""
     shown = error.message().removeprefix(error.field)  # ": Invalid value: "x": detail"
+    tails = [f"...{tail}" for tail in _field_tails(error.field)]
     brief = first_line(
         full,
-        *(f"{subject}: ...{tail}{shown}" for tail in _field_tails(error.field)),
-        *(f"{subject}: ...{tail}: {error.kind}{detail}" for tail in _field_tails(error.field)),
+        *(f"{subject}: {tail}{shown}" for tail in tails),
+        *(f"{subject}: {field}: {error.kind}{detail}" for field in (error.field, *tails)),
         f"{subject}: {error.kind}{detail}",
+        f"{subject}: {error.field}: {error.kind}",
         f"{subject}: {error.kind}",
     )
     return Diagnostic(

@@ -58,13 +58,13 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
             continue
         if located is None:
             definite = ctx.resolver.claims_listed
-            namespace = obj.ref.namespace or "the pod's namespace"
+            namespace = f"namespace {obj.ref.namespace}" if obj.ref.namespace else "the pod's namespace"
             yield Diagnostic(
                 RULE_ID,
                 (*path, field_name),
                 f"{kind or 'claim'} '{target}' is not among the linted files"
                 + (" or the inventory's claims" if definite else "")
-                + f" (namespace {namespace}); the pod stays Pending until it exists",
+                + f" ({namespace}); the pod stays Pending until it exists",
                 notes=() if definite else ("not an error: the inventory does not list claims",),
                 severity=None if definite else Severity.WARNING,
             )

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpulint.kube.fields import type_name
 from gpulint.lint.checks import CheckContext, field_path
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.objects import KubeObject, is_list, list_is_malformed
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -36,11 +36,17 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for error in ctx.schemas.validate(data):
         where = field_path(error.path) or obj.kind
         if error.unknown_field:
+            lead = f'unknown field "{where}" in {obj.api_version} {obj.kind}'
+            origin = ctx.schemas.origin(obj.api_version, obj.kind)
+            brief = first_line(f"{lead} ({origin})", lead)  # a schema's path may be long: then it is a note
             yield Diagnostic(
                 RULE_ID,
                 error.path,
-                f'unknown field "{where}" in {obj.api_version} {obj.kind} ({ctx.schemas.origin(obj.api_version, obj.kind)})',
-                notes=("the API server's strict field validation warns and drops it",),
+                brief,
+                notes=(
+                    *((origin,) if brief == lead else ()),
+                    "the API server's strict field validation warns and drops it",
+                ),
                 on_key=True,
                 severity=Severity.WARNING,
             )

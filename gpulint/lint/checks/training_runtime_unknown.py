@@ -57,9 +57,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield Diagnostic(
             RULE_ID,
             PATH,
-            f"{ref.kind} '{ref.name}' does not exist: the Trainer webhook rejects the TrainJob (specified {word} "
-            f"must be created before the TrainJob is created){hint}",
-            notes=(f"{plural}.{trainjob.GROUP} in the cluster: {', '.join(known) or 'none'}",),
+            f"{ref.kind} '{ref.name}' does not exist: the Trainer webhook rejects the TrainJob{hint}",
+            notes=(
+                f"specified {word} must be created before the TrainJob is created",
+                f"{plural}.{trainjob.GROUP} in the cluster: {', '.join(known) or 'none'}",
+            ),
         )
     elif ref.kind == "ClusterTrainingRuntime" and ref.name in SHIPPED:
         return  # the Trainer's manifests install it; its pods are not known here, and that proves nothing
