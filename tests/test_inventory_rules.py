@@ -66,6 +66,28 @@ def test_mig_profile_no_node_offers(inventory):
     assert "nvidia.com/mig-1g.5gb" in said(finding)
 
 
+def test_a_hami_share_no_node_publishes_is_info_without_a_suggestion(inventory):
+    # HAMi's scheduler extender accounts for nvidia.com/gpumem (ignoredByScheduler): nodes never publish it
+    hami = gpu_pod(1).replace("{nvidia.com/gpu: 1}", "{nvidia.com/gpu: 1, nvidia.com/gpumem-percentage: 50}")
+    (finding,) = by_rule(lint(hami, inventory), "gpu-resource-unknown")
+    assert finding.severity == Severity.INFO and "did you mean" not in said(finding)
+    assert finding.message == (
+        "container 'c' asks for nvidia.com/gpumem-percentage, a HAMi share no node publishes: only HAMi's "
+        "scheduler can place the pod"
+    )
+    assert (finding.line, finding.column) == (9, 35)
+
+
+def test_a_known_device_plugin_resource_gets_no_suggestion_but_a_typo_does(inventory):
+    # amd.com/gpu is the AMD device plugin's, not a typo of a published name: no "did you mean"
+    (amd,) = by_rule(lint(gpu_pod(1, resource="amd.com/gpu"), inventory), "gpu-resource-unknown")
+    assert amd.severity == Severity.ERROR and "did you mean" not in said(amd)
+    assert "asks for amd.com/gpu (advertised by the AMD GPU device plugin), which none of the 8 nodes" in amd.message
+    # boundary: an unknown name one letter off a published one keeps its suggestion
+    (typo,) = by_rule(lint(gpu_pod(1, resource="nvidia.com/gpuu"), inventory), "gpu-resource-unknown")
+    assert typo.message.endswith("; did you mean nvidia.com/gpu?")
+
+
 def test_device_class_in_the_linted_files_counts(write, tmp_path):
     nodes_only = write("inv/nodes.yaml", (DATA / "fleet" / "nodes.yaml").read_text())
     manifest = write(

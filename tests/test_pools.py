@@ -921,3 +921,40 @@ def test_a_gang_that_fits_the_pools_only_without_its_topology_names_the_requirem
     # explain gives the same note
     out = run_cli("explain", str(write("three.yaml", zonal_gang(3, zone))), "--inventory", pools).stdout
     assert cause in out
+
+
+def hami_job(shares: str) -> str:
+    """A Job shaped like HAMi's examples (examples/nvidia/default_use.yaml): a GPU with memory and core shares."""
+    return gpu_job(1, spec=TOLERATE_GPU).replace("{nvidia.com/gpu: 1}", f"{{nvidia.com/gpu: 1, {shares}}}")
+
+
+def test_hami_shares_on_a_karpenter_only_cluster_are_one_warning_never_a_suggestion(write):
+    nodepools = f"{KARPENTER}/nodepools.yaml"
+    found = findings(write, hami_job("nvidia.com/gpumem: 3000, nvidia.com/gpucores: 30"), nodepools)
+    (warning,) = found  # no gpu-unschedulable, no error
+    assert (warning["rule"], warning["severity"], warning["line"], warning["column"]) == (
+        "gpu-resource-unknown",
+        "warning",
+        13,
+        39,
+    )
+    assert warning["message"] == (
+        "container 'train' asks for nvidia.com/gpumem and nvidia.com/gpucores, HAMi shares that no node pool's "
+        "instance types offer: no pool adds a node for the pod"
+    )
+    assert "did you mean" not in said(warning)
+    assert "kubernetes-sigs/karpenter#751" in said(warning)
+    # the severity is pinned: raising the rule does not make the unprovable an error
+    config = write(".gpulint.yaml", "severity: {gpu-resource-unknown: error}\n")
+    raised = findings(write, hami_job("nvidia.com/gpumem-percentage: 25"), nodepools, extra=("--config", str(config)))
+    assert [f["severity"] for f in raised] == ["warning"]
+    # boundary: the plain GPU the pools offer is fine
+    assert findings(write, gpu_job(1, spec=TOLERATE_GPU), nodepools) == []
+
+
+def test_a_known_resource_no_pool_offers_names_its_plugin_not_a_lookalike(write):
+    amd = gpu_job(1, spec=TOLERATE_GPU).replace("nvidia.com/gpu: 1", "amd.com/gpu: 1")
+    error = only(findings(write, amd, f"{KARPENTER}/nodepools.yaml"), "gpu-resource-unknown")
+    assert error["severity"] == "error"
+    assert "amd.com/gpu (advertised by the AMD GPU device plugin)" in error["message"]
+    assert "did you mean" not in said(error)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 
 _QUALIFIED_NAME = re.compile(
@@ -70,3 +71,55 @@ def accelerator_noun(names: Iterable[str]) -> str:
         for name in names
     }
     return nouns.pop() if len(nouns) == 1 else "accelerator"
+
+
+@dataclass(frozen=True)
+class DevicePluginResource:
+    """A resource name a real device plugin (or GPU-sharing scheduler) defines.
+
+    ``node_published`` False: nodes never publish it; a scheduler extender accounts for it (HAMi marks its
+    shares ``ignoredByScheduler``, so NodeResourcesFit skips them and HAMi's /filter judges them)."""
+
+    pattern: str  # a name, or a glob (nvidia.com/mig-*)
+    plugin: str
+    node_published: bool = True
+
+
+_HAMI = "HAMi"
+# Sources: NVIDIA/k8s-device-plugin (nvidia.com/gpu, .shared with renameByDefault, MIG mixed strategy);
+# Project-HAMi/HAMi charts/hami/values.yaml (resourceMem, resourceMemPercentage, resourceCores, resourcePriority,
+# the mlu/dcu/metax names) and templates/_helpers.tpl (every one managed with ignoredByScheduler: true);
+# ROCm/k8s-device-plugin; intel/intel-device-plugins-for-kubernetes; HabanaAI/habana-k8s-device-plugin;
+# aws-neuron/neuron-device-plugin; GKE TPU nodes; AliyunContainerService/gpushare-device-plugin.
+DEVICE_PLUGIN_RESOURCES: tuple[DevicePluginResource, ...] = (
+    DevicePluginResource("nvidia.com/gpu", "the NVIDIA device plugin"),
+    DevicePluginResource("nvidia.com/gpu.shared", "the NVIDIA device plugin (time-slicing/MPS)"),
+    DevicePluginResource("nvidia.com/mig-*", "the NVIDIA device plugin (MIG mixed strategy)"),
+    DevicePluginResource("nvidia.com/gpumem", _HAMI, node_published=False),
+    DevicePluginResource("nvidia.com/gpumem-percentage", _HAMI, node_published=False),
+    DevicePluginResource("nvidia.com/gpucores", _HAMI, node_published=False),
+    DevicePluginResource("nvidia.com/priority", _HAMI, node_published=False),
+    DevicePluginResource("cambricon.com/vmlu", _HAMI, node_published=False),
+    DevicePluginResource("cambricon.com/mlu.smlu.vmemory", _HAMI, node_published=False),
+    DevicePluginResource("cambricon.com/mlu.smlu.vcore", _HAMI, node_published=False),
+    DevicePluginResource("hygon.com/dcunum", _HAMI, node_published=False),
+    DevicePluginResource("hygon.com/dcumem", _HAMI, node_published=False),
+    DevicePluginResource("hygon.com/dcucores", _HAMI, node_published=False),
+    DevicePluginResource("metax-tech.com/sgpu", _HAMI, node_published=False),
+    DevicePluginResource("metax-tech.com/vcore", _HAMI, node_published=False),
+    DevicePluginResource("metax-tech.com/vmemory", _HAMI, node_published=False),
+    DevicePluginResource("amd.com/gpu", "the AMD GPU device plugin"),
+    DevicePluginResource("gpu.intel.com/i915", "the Intel GPU device plugin"),
+    DevicePluginResource("gpu.intel.com/xe", "the Intel GPU device plugin"),
+    DevicePluginResource("habana.ai/gaudi", "the Habana Gaudi device plugin"),
+    DevicePluginResource("aws.amazon.com/neuron", "the AWS Neuron device plugin"),
+    DevicePluginResource("aws.amazon.com/neuroncore", "the AWS Neuron device plugin"),
+    DevicePluginResource("aws.amazon.com/neurondevice", "the AWS Neuron device plugin"),
+    DevicePluginResource("google.com/tpu", "GKE's TPU device plugin"),
+    DevicePluginResource("aliyun.com/gpu-mem", "the Alibaba Cloud GPU-sharing device plugin"),
+)
+
+
+def device_plugin_resource(name: str) -> DevicePluginResource | None:
+    """The known device-plugin resource ``name`` is, if it is one."""
+    return next((known for known in DEVICE_PLUGIN_RESOURCES if fnmatch.fnmatchcase(name, known.pattern)), None)

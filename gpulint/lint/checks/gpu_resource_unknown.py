@@ -5,10 +5,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from gpulint.kube.resources import is_extended
+from gpulint.kube.resources import DevicePluginResource, device_plugin_resource, is_extended
 from gpulint.kube.workloads import container_resources
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity, first_line
+from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
@@ -26,21 +26,28 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     known = inventory.offered_resources | dra_backed.keys()
     extended_known = sorted(name for name in known if is_extended(name))
     for block in container_resources(obj.data):
+        shares: list[tuple[Path, str, DevicePluginResource]] = []  # one finding for a container's shares
         for section, values in (("limits", block.limits), ("requests", block.requests)):
             for name in values:
                 if not is_extended(name) or name in known:
                     continue
                 if section == "requests" and name in block.limits:
                     continue  # reported once, at the limit
-                close = difflib.get_close_matches(name, extended_known, n=1, cutoff=0.6)
+                plugin = device_plugin_resource(name)
+                if plugin is not None and not plugin.node_published:
+                    shares.append(((*block.path, section, name), name, plugin))
+                    continue
+                # a real device plugin's resource is never a typo of another one
+                close = [] if plugin else difflib.get_close_matches(name, extended_known, n=1, cutoff=0.6)
                 hint = f"; did you mean {close[0]}?" if close else ""
+                asked = f"{name} (advertised by {plugin.plugin})" if plugin else name
                 offered = ", ".join(extended_known[:8]) or "none"
                 total = len(inventory.nodes)
                 if not inventory.extended_resources_proven:
                     yield Diagnostic(
                         RULE_ID,
                         (*block.path, section, name),
-                        f"container '{block.container}' asks for {name}, which none of the {total} nodes in the "
+                        f"container '{block.container}' asks for {asked}, which none of the {total} nodes in the "
                         f"inventory publishes{hint}",
                         notes=(
                             _cannot_tell(inventory),
@@ -56,7 +63,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 )
                 silent = silent_gpu_nodes(name, inventory).strip()
                 lead = (
-                    f"container '{block.container}' asks for {name}, which none of the {total} nodes in the inventory"
+                    f"container '{block.container}' asks for {asked}, which none of the {total} nodes in the inventory"
                 )
                 full = f"{lead} publishes{pools} and no DeviceClass backs{hint}"
                 brief = first_line(full, f"{lead} publishes{' or its node pools offer' if pools else ''}{hint}")
@@ -77,6 +84,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     ),
                     on_key=True,
                 )
+        if shares:
+            yield _scheduler_managed(block.container, shares, inventory)
 
 
 def _cannot_tell(inventory: Resolver) -> str:
@@ -90,4 +99,48 @@ def _cannot_tell(inventory: Resolver) -> str:
     return (
         "no node in it publishes any extended resource, so it cannot tell whether a GPU pool that scales from "
         "zero would (add the node pools to the inventory)"
+    )
+
+
+KARPENTER_EXTENDED = (
+    "Karpenter and Cluster Autoscaler judge a new node by its instance type or template, which carries no such "
+    "resource, so neither adds a node for the pod (kubernetes-sigs/karpenter#751; HAMi's scale-up design, "
+    "docs/develop/dry-run-filter-design.md); a node that runs the plugin already can still take it"
+)
+
+
+def _scheduler_managed(
+    container: str, shares: list[tuple[Path, str, DevicePluginResource]], inventory: Resolver
+) -> Diagnostic:
+    """Shares a scheduler extender accounts for: nodes never publish them, so their absence proves nothing; with
+    node pools, no new node carries them, so a pod no existing node serves waits (a warning, never an error).
+    Reported once per container, at the first."""
+    path, _, plugin = shares[0]
+    names = [name for _, name, _ in shares]
+    name = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    share, it = (f"a {plugin.plugin} share", "it") if len(names) == 1 else (f"{plugin.plugin} shares", "them")
+    managed = (
+        f"{plugin.plugin}'s scheduler extender accounts for {it} (ignoredByScheduler: NodeResourcesFit skips {it}); "
+        f"nodes do not publish {it}"
+    )
+    if not inventory.pools:
+        return Diagnostic(
+            RULE_ID,
+            path,
+            f"container '{container}' asks for {name}, {share} no node publishes: only "
+            f"{plugin.plugin}'s scheduler can place the pod",
+            notes=(managed,),
+            on_key=True,
+            severity=Severity.INFO,
+            pinned=True,
+        )
+    return Diagnostic(
+        RULE_ID,
+        path,
+        f"container '{container}' asks for {name}, {share} that no node pool's instance types offer: no pool "
+        "adds a node for the pod",
+        notes=(managed, KARPENTER_EXTENDED),
+        on_key=True,
+        severity=Severity.WARNING,
+        pinned=True,
     )
