@@ -268,6 +268,68 @@ def test_argo_pod_spec_patch_and_boundary_templates_make_absence_unprovable():
     assert len(by_rule(lint_text(unpatched % ("NVIDIA-H100-80GB-HBM3", "limits")), "dev-shm-missing")) == 1
 
 
+def test_argo_parameters_are_values_argo_fills_in():
+    # argo-workflows examples/node-selector.yaml: the selector's value is a workflow parameter
+    text = textwrap.dedent("""
+        apiVersion: argoproj.io/v1alpha1
+        kind: Workflow
+        metadata:
+          generateName: node-selector-
+        spec:
+          entrypoint: print-arch
+          arguments:
+            parameters:
+            - name: arch
+              value: amd64
+          templates:
+          - name: print-arch
+            inputs:
+              parameters:
+              - name: gpus
+            nodeSelector:
+              beta.kubernetes.io/arch: "{{inputs.parameters.arch}}"
+            container:
+              image: nvcr.io/nvidia/pytorch:24.05-py3
+              command: [torchrun, --nproc-per-node=4, train.py]
+              resources:
+                limits:
+                  nvidia.com/gpu: "{{inputs.parameters.gpus}}"
+                requests:
+                  nvidia.com/gpu: 4
+    """)
+    # neither the label value nor the GPU limit is known: no api-rejected, no request-without-limit, no shm
+    assert lint_text(text) == []
+    (site,) = pod_spec_sites(yaml.safe_load(text))
+    assert site.spec["nodeSelector"] == {} and "parameters" in site.completed_by
+
+
+def test_argo_workflow_resource_claims_reach_the_templates_that_set_none():
+    # argo-workflows examples/resource-claims.yaml: DRA claims at the workflow level
+    text = textwrap.dedent("""
+        apiVersion: argoproj.io/v1alpha1
+        kind: Workflow
+        metadata:
+          generateName: resource-claims-
+        spec:
+          entrypoint: show-devices
+          resourceClaims:
+          - name: accelerator
+            resourceClaimTemplateName: example-device-claim-template
+          templates:
+          - name: show-devices
+            container:
+              image: busybox
+              command: [sh, -c]
+              args: ["echo using the allocated device"]
+              resources:
+                claims:
+                - name: %s
+    """)
+    assert by_rule(lint_text(text % "accelerator"), "claim-reference-invalid")[0].severity.name == "WARNING"  # template
+    (finding,) = [f for f in by_rule(lint_text(text % "gpu"), "claim-reference-invalid") if f.line == 18]
+    assert "uses claim 'gpu'" in finding.message
+
+
 # ------------------------------------------------------------------------------------------ Knative
 
 KNATIVE = """

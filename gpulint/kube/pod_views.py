@@ -104,6 +104,7 @@ ARGO_INHERITED = {
     "schedulerName": "schedulerName",
     "priorityClassName": "podPriorityClassName",
     "securityContext": "securityContext",
+    "resourceClaims": "resourceClaims",  # workflowpod.go: the template's, else the workflow's
 }
 
 
@@ -138,7 +139,22 @@ def argo_template(
         aliases += [
             ((*spec_path, "volumes", own + i), (*workflow_path, "volumes", i)) for i in range(len(volumes) - own)
         ]
-    return PodView(view, tuple(aliases), _argo_completed_by(spec, workflow))
+    known = _without_parameters(view)
+    completed_by = _argo_completed_by(spec, workflow)
+    if known != view and not completed_by:
+        completed_by = "the values of its {{...}} parameters (Argo substitutes them when it creates the pod)"
+    return PodView(known, tuple(aliases), completed_by)
+
+
+def _without_parameters(value: Any) -> Any:
+    """The pod without the fields whose values hold an Argo expression ({{inputs.parameters.gpus}}):
+    Argo substitutes them when it creates the pod, so they are not known here (list items stay, in
+    place, so that paths into the template still hold)."""
+    if isinstance(value, dict):
+        return {k: _without_parameters(v) for k, v in value.items() if not (isinstance(v, str) and "{{" in v)}
+    if isinstance(value, list):
+        return [_without_parameters(item) for item in value]
+    return value
 
 
 def _argo_completed_by(spec: dict[str, Any], workflow: dict[str, Any]) -> str:
