@@ -155,3 +155,13 @@ def test_a_schema_file_that_is_not_json_is_a_usage_error_with_its_position(write
     run = run_cli("check", "--schema-location", str(bad.parent.parent), str(write("m.yaml", FINETUNE)))
     assert run.exit_code == 2
     assert f"{bad}{where}" in run.stderr
+
+
+def test_explain_reads_the_configured_locations_as_check_does(write):
+    write("repo/schemas/finetune_v1.json", "{not json\n")
+    config = write("repo/.gpulint.yaml", "schema-location: [schemas]\n")
+    nodes = write("repo/cluster/nodes.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n")
+    manifest = write("repo/finetune.yaml", FINETUNE)
+    run = run_cli("explain", "--config", str(config), "--inventory", str(nodes), str(manifest))
+    assert run.exit_code == 2
+    assert "schemas/finetune_v1.json:1:2: not valid JSON" in run.stderr

@@ -297,6 +297,7 @@ def _inventory_config(
             inventory=tuple(inventory_paths) if inventory_paths else None,
             node_catalog=tuple(catalog_paths) if catalog_paths else None,
         )
+        check_schema_files(config)  # the configuration's schema-location, as check reads it
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     if not config.inventory and live is None:
