@@ -404,9 +404,11 @@ def admission_check(
     return text
 
 
-def with_checks(queue: str, *names: str, strategy: bool = False) -> str:
+def with_checks(queue: str, *names: str, strategy: bool = True, on_flavors: str = "") -> str:
+    """The checks as v1beta2 writes them (admissionChecksStrategy rules), or v1beta1's admissionChecks list."""
     if strategy:
-        rules = "".join(f"    - name: {n}\n" for n in names)
+        on = f"\n      onFlavors: {on_flavors}" if on_flavors else ""
+        rules = "".join(f"    - name: {n}{on}\n" for n in names)
         return queue.replace("spec:\n", f"spec:\n  admissionChecksStrategy:\n    admissionChecks:\n{rules}", 1)
     return queue.replace("spec:\n", f"spec:\n  admissionChecks: [{', '.join(names)}]\n", 1)
 
@@ -441,6 +443,17 @@ def test_a_missing_admission_check_among_the_linted_files_only_is_a_warning():
         )
         == []
     )
+
+
+def test_a_v1beta2_cluster_queue_has_no_admission_checks_list():
+    # v1beta2 dropped spec.admissionChecks (only admissionChecksStrategy): Kueue never sees the list
+    listed = docs(
+        flavor(), with_checks(cluster_queue(), "sample-prov", strategy=False), local_queue(), admission_check("x")
+    )
+    assert queue_findings(docs(listed, job()), "queue-reference-invalid") == []
+    v1beta1 = with_checks(cluster_queue(version="v1beta1"), "sample-prov", strategy=False)
+    text = docs(flavor(), v1beta1, local_queue(), admission_check("x"), job())
+    assert len(queue_findings(text, "queue-reference-invalid")) == 1
 
 
 def test_an_inactive_admission_check_from_the_inventory(tmp_path):
@@ -487,6 +500,18 @@ def test_multikueue_checks_that_kueue_refuses_to_combine():
         flavor(), with_checks(cluster_queue(), "mk-a"), local_queue(), admission_check("mk-a", multikueue), job()
     )
     assert queue_findings(one, "queue-reference-invalid") == []
+    # MultiKueue for some flavors only: refused; onFlavors naming every flavor is all of them
+    two_flavors = cluster_queue(flavors=("default-flavor", "spot"))
+    some = with_checks(two_flavors, "mk-a", on_flavors="[spot]")
+    text = docs(flavor(), flavor("spot"), some, local_queue(), admission_check("mk-a", multikueue), job())
+    (finding,) = queue_findings(text, "queue-reference-invalid")
+    assert "Cannot specify MultiKueue AdmissionCheck per flavor, found: mk-a" in finding.message
+    every = with_checks(two_flavors, "mk-a", on_flavors="[default-flavor, spot]")
+    text = docs(flavor(), flavor("spot"), every, local_queue(), admission_check("mk-a", multikueue), job())
+    assert queue_findings(text, "queue-reference-invalid") == []
+    provisioning_on_one = with_checks(two_flavors, "sample-prov", on_flavors="[spot]")
+    text = docs(flavor(), flavor("spot"), provisioning_on_one, local_queue(), admission_check(), job())
+    assert queue_findings(text, "queue-reference-invalid") == []  # per flavor is fine for other checks
 
 
 # ----------------------------------------------------------------- Kueue plain pod groups (examples/pods-kueue)

@@ -254,6 +254,16 @@ def _admission_check_problems(queue: ClusterQueue, name: QueueName, resolver: Re
                 True,
             )
         )
+    per_flavor = [check for check in multikueue if check in queue.checks_per_flavor]
+    if per_flavor:
+        problems.append(
+            Problem(
+                name.path,
+                f"ClusterQueue {queue.name} is inactive: Cannot specify MultiKueue AdmissionCheck per flavor, "
+                f"found: {','.join(per_flavor)}",
+                True,
+            )
+        )
     if multikueue and provisioning:
         problems.append(
             Problem(

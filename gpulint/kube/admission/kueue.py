@@ -95,6 +95,7 @@ class ClusterQueue:
     usage: tuple[tuple[FlavorResource, Fraction], ...] = ()  # status.flavorsReservation (what is reserved now)
     usage_known: bool = False
     admission_checks: tuple[str, ...] = ()  # spec.admissionChecks (v1beta1) and admissionChecksStrategy
+    checks_per_flavor: tuple[str, ...] = ()  # checks whose onFlavors name only some of the queue's flavors
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> ClusterQueue:
@@ -117,7 +118,7 @@ class ClusterQueue:
             text(spec.get("stopPolicy")) or "None",
             tuple(usage),
             isinstance(reserved, list),
-            _admission_checks(spec),
+            *_admission_checks(spec, text(data.get("apiVersion")) == f"{KUEUE_GROUP}/v1beta1"),
         )
 
     @property
@@ -135,14 +136,23 @@ class ClusterQueue:
         return list(dict.fromkeys(flavor.name for group in self.groups for flavor in group.flavors))
 
 
-def _admission_checks(spec: dict[str, Any]) -> tuple[str, ...]:
-    """The AdmissionChecks a ClusterQueue names: ``admissionChecks`` (v1beta1 only) or the rules of
-    ``admissionChecksStrategy`` (each for some flavors or all; a missing one stops the queue either way)."""
-    names = [text(name) for name in sequence(spec.get("admissionChecks"))]
-    names += [
-        text(mapping(rule).get("name")) for rule in sequence(dig(spec, "admissionChecksStrategy", "admissionChecks"))
-    ]
-    return tuple(dict.fromkeys(name for name in names if name))
+def _admission_checks(spec: dict[str, Any], v1beta1: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the AdmissionChecks a ClusterQueue names, those limited to some of its flavors). ``admissionChecks``
+    exists in v1beta1 only (converted to strategy rules for all flavors); v1beta2 has only the rules of
+    ``admissionChecksStrategy`` (pkg/util/admissioncheck NewAdmissionChecks: no onFlavors means all)."""
+    names = [text(name) for name in sequence(spec.get("admissionChecks"))] if v1beta1 else []
+    flavors = {
+        text(mapping(f).get("name"))
+        for group in sequence(spec.get("resourceGroups"))
+        for f in sequence(mapping(group).get("flavors"))
+    }
+    per_flavor = []
+    for rule in map(mapping, sequence(dig(spec, "admissionChecksStrategy", "admissionChecks"))):
+        names.append(text(rule.get("name")))
+        on = {text(flavor) for flavor in sequence(rule.get("onFlavors"))}
+        if on and on != flavors:
+            per_flavor.append(text(rule.get("name")))
+    return tuple(dict.fromkeys(n for n in names if n)), tuple(dict.fromkeys(n for n in per_flavor if n))
 
 
 @dataclass(frozen=True)
