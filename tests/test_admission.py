@@ -624,6 +624,27 @@ def test_pods_of_one_group_that_disagree_on_queue_or_count():
     )
 
 
+def test_more_pods_of_a_group_than_its_total_count_are_deleted_by_kueue():
+    # the docs' kueue-pod-group.yaml with one worker too many: Kueue deletes the Pod created last
+    queues = docs(flavor(), cluster_queue(gpus="8"), local_queue())
+    exact = docs(queues, group_pod("sample-leader"), group_pod("sample-worker-0", gpus=4))
+    assert queue_findings(exact, "queue-reference-invalid") == []
+    excess = docs(exact, group_pod("sample-worker-1", gpus=4))
+    (finding,) = queue_findings(excess, "queue-reference-invalid")
+    assert finding.severity == "error"
+    assert finding.message == (
+        "pod group sample-group has 3 pods but 'kueue.x-k8s.io/pod-group-total-count' is 2: "
+        "Kueue deletes the 1 created last (Excess pod deleted)"
+    )
+    assert finding.line == excess.splitlines().index('    kueue.x-k8s.io/pod-group-total-count: "2"') + 1
+    # the Workload is 2 of the 3 Pods, which ones is not known: 12 GPUs of the three are no quota error
+    assert queue_findings(excess) == []
+    # Pods that disagree on the count are refused before any is deleted: that finding only
+    disagree = docs(exact, group_pod("sample-worker-1", gpus=4, total=3))
+    messages = [f.message for f in queue_findings(disagree, "queue-reference-invalid")]
+    assert len(messages) == 1 and "has different 'kueue.x-k8s.io/pod-group-total-count' values" in messages[0]
+
+
 # ----------------------------------------------------------------- queued workloads packed whole
 
 

@@ -7,6 +7,7 @@ The model is gpulint.kube.admission; this module looks the objects up through th
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -37,7 +38,7 @@ from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gangs.members import KUEUE_TOTAL_ANNOTATION, gangs_of, kueue_group_members, kueue_group_total
 from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.quantity import format_amount
-from gpulint.kube.refs import Path
+from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import pod_requests, resource_list
 from gpulint.kube.selectors import label_text
 from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
@@ -285,6 +286,8 @@ def admission_verdict(obj: KubeObject, resolver: Resolver) -> tuple[QueueRoute, 
     group = kueue_group_members(obj, resolver)
     if group is None:
         demands = demands_of(obj.data, items)
+    elif len(group[1]) > (kueue_group_total(group[1][0].data) or len(group[1])):
+        return None  # Kueue deletes the Pods past the count, the last created: which ones stay is not known
     else:  # one Workload of every known Pod of the group, a pod set each (named by the Pod)
         demands = [
             replace(demand, name=joiner.ref.name or text(dig(joiner.data, "metadata", "generateName")) or demand.name)
@@ -307,8 +310,10 @@ def pod_group_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     """Kueue refuses to compose a pod group's Workload when its Pods disagree (pod_controller.go
     validatePodGroupMetadata): the queue name or the total count; it never admits the group."""
     group = kueue_group_members(obj, resolver)
-    if group is None or group[1][0].ref == obj.ref:
+    if group is None:
         return []
+    if group[1][0].ref == obj.ref:
+        return _excess_pods(group[0].name, group[1])
     first = group[1][0]
     problems = []
     mine, theirs = queue_name(obj.data), queue_name(first.data)
@@ -332,6 +337,25 @@ def pod_group_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
             )
         )
     return problems
+
+
+def _excess_pods(group: str, pods: Sequence[ObjectLike]) -> list[Problem]:
+    """More Pods of a group in the files than its ``pod-group-total-count``: when it makes the group's Workload,
+    Kueue finalizes and deletes the active Pods past the count, the ones created last (pod_controller.go
+    ConstructComposableWorkload, removeExcessPods: event ExcessPodDeleted `Excess pod deleted`). Pods that
+    disagree on the count are refused before that (reported on the others)."""
+    totals = {kueue_group_total(pod.data) for pod in pods}
+    total, known = next(iter(totals)), len(pods)
+    if len(totals) != 1 or total is None or known <= total:
+        return []
+    return [
+        Problem(
+            ("metadata", "annotations", KUEUE_TOTAL_ANNOTATION),
+            f"pod group {group} has {known} pods but '{KUEUE_TOTAL_ANNOTATION}' is {total}: Kueue deletes the "
+            f"{known - total} created last (Excess pod deleted)",
+            True,
+        )
+    ]
 
 
 def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
