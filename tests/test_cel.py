@@ -416,3 +416,28 @@ def test_library_costs_are_estimated_as_kubernetes_does():
     # cidr("10.0.0.0/8") 2 (11 characters), containsIP 1..4 (two 4- or 16-byte addresses) plus parsing the
     # string (0..64 characters: 0..7), object.status.podIP 2
     assert cel_cost.estimate(checked, cel_cost.uniform_sizes({"object": 64}), 10**6).cost == (5, 15)
+
+
+@pytest.mark.parametrize(
+    ("ip", "matches"),
+    [("10.1.2.3", True), ("10.255.255.255", True), ("11.0.0.0", False), ("fd00::1", False)],
+)
+def test_a_selector_on_a_network_device_address(ip, matches):
+    """A DRA NIC's address attribute, selected by subnet as a driver's docs do (the IP/CIDR libraries)."""
+    device = {**DEVICE, "attributes": {"dra.net": {"ip": ip, "rdma": True}}}
+    assert (
+        run(
+            'device.attributes["dra.net"].rdma && cidr("10.0.0.0/8").containsIP(device.attributes["dra.net"].ip)',
+            device,
+        )
+        is matches
+    )
+
+
+def test_a_selector_on_an_address_that_does_not_parse_is_a_runtime_error():
+    device = {**DEVICE, "attributes": {"dra.net": {"ip": "10.0.0.300"}}}
+    error = run('cidr("10.0.0.0/8").containsIP(device.attributes["dra.net"].ip)', device)
+    assert (
+        error
+        == 'IP Address "10.0.0.300" parse error during conversion from string: ParseAddr("10.0.0.300"): IPv4 field has value >255'
+    )
