@@ -805,3 +805,84 @@ def test_kserve_named_runtime_makes_absence_provable():
     unnamed = (ISVC_NAMED_RUNTIME % {"requested": 4, "tp": 4}).replace("      runtime: vllm-runtime\n", "")
     found = by_rule(lint_text(SERVING_RUNTIME % {"gpus": 4, "shm": ""} + "---" + unnamed), "dev-shm-missing")
     assert [f.obj.kind for f in found] == ["ServingRuntime"]
+
+
+# A TrainJob through Kueue (Kueue docs, "Run A TrainJob": the queue label on the TrainJob; Kueue's
+# trainjob integration builds the runtime's JobSet with the TrainJob applied and takes its pod sets).
+QUEUED_TRAINJOB = (
+    """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: default-flavor
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: cluster-queue
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+    - coveredResources: [cpu, memory, nvidia.com/gpu]
+      flavors:
+        - name: default-flavor
+          resources:
+            - {name: cpu, nominalQuota: "256"}
+            - {name: memory, nominalQuota: 2Ti}
+            - {name: nvidia.com/gpu, nominalQuota: %(quota)s}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  name: user-queue
+  namespace: ml
+spec:
+  clusterQueue: cluster-queue
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: pytorch-distributed
+  namespace: ml
+  labels:
+    kueue.x-k8s.io/queue-name: user-queue
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    numNodes: %(nodes)s
+    resourcesPerNode:
+      requests:
+        cpu: "8"
+        memory: 64Gi
+      limits:
+        nvidia.com/gpu: 8
+---"""
+    + TORCH_RUNTIME
+)
+
+
+def test_a_queued_trainjob_is_admitted_by_the_pods_of_its_runtime():
+    from rule_harness import findings_of
+
+    text = QUEUED_TRAINJOB % {"quota": 16, "nodes": 4}
+    (finding,) = findings_of("queue-unadmittable", text)
+    assert (finding.line, finding.column) == (35, 32)  # the TrainJob's queue label
+    assert finding.message.startswith("ClusterQueue cluster-queue can never admit this workload")
+    assert "couldn't assign flavors to pod set node: insufficient quota for nvidia.com/gpu" in finding.message
+    assert findings_of("queue-unadmittable", QUEUED_TRAINJOB % {"quota": 16, "nodes": 2}) == []
+    # without its runtime no pods are known: nothing to say
+    alone = text.split("---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime")[0]
+    assert findings_of("queue-unadmittable", alone) == []
+
+
+def test_a_queued_trainjob_is_one_gang_of_its_nodes():
+    from rule_harness import findings_of
+
+    racks = str(DATA / "racks")  # six nodes hold 8 GPUs each
+    text = QUEUED_TRAINJOB % {"quota": 128, "nodes": 7}
+    (finding,) = findings_of("gang-unsatisfiable", text, inventory=racks)
+    assert "Kueue workload (queue user-queue) needs 7 node pods x 8 nvidia.com/gpu placed at once" in finding.message
+    assert "the cluster fits 6" in finding.message
+    assert (finding.line, finding.column) == (35, 32)
+    assert findings_of("gang-unsatisfiable", QUEUED_TRAINJOB % {"quota": 128, "nodes": 6}, inventory=racks) == []

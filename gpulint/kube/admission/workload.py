@@ -43,6 +43,9 @@ INTEGRATIONS: dict[tuple[str, str], str] = {
     ("kubeflow.org", "JAXJob"): WHOLE,
     ("ray.io", "RayJob"): WHOLE,
     ("ray.io", "RayCluster"): WHOLE,
+    # trainjob_controller.go: the runtime's JobSet built with the TrainJob applied, its pod sets (a
+    # TrainJob bound to its runtime: kube/trainjob's composed pods; without its runtime, no pod sets)
+    ("trainer.kubeflow.org", "TrainJob"): WHOLE,
     ("apps", "StatefulSet"): WHOLE,
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): PER_REPLICA,
     ("apps", "Deployment"): PER_POD,
@@ -61,6 +64,7 @@ DISTRIBUTED = frozenset(
         ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
         ("ray.io", "RayJob"),
         ("ray.io", "RayCluster"),
+        ("trainer.kubeflow.org", "TrainJob"),
     }
 )
 
