@@ -1167,6 +1167,53 @@ def test_inventory_lists_queues_with_quota_and_use(tmp_path):
     }
 
 
+def test_inventory_lists_each_cluster_queues_admission_checks_and_whether_they_leave_it_active(tmp_path):
+    import json
+
+    from conftest import run_cli
+
+    multikueue = "kueue.x-k8s.io/multikueue"
+    (tmp_path / "kueue.yaml").write_text(
+        docs(
+            flavor(),
+            with_checks(cluster_queue(), "sample-prov"),
+            with_checks(cluster_queue("other-queue"), "mk-a", "gone"),
+            cluster_queue("plain-queue"),
+            admission_check(active="True"),
+            admission_check("mk-a", multikueue, active="False"),
+        )
+    )
+    result = run_cli("inventory", "--inventory", RACKS, "--inventory", str(tmp_path))
+    lines = result.stdout.splitlines()
+    start = lines.index(
+        "Kueue AdmissionChecks per ClusterQueue (Kueue admits nothing from a queue they make inactive):"
+    )
+    assert lines[start + 1 : start + 5] == [
+        "  cluster-queue: sample-prov (kueue.x-k8s.io/provisioning-request, Active)",
+        "  other-queue: mk-a (kueue.x-k8s.io/multikueue, not Active), gone (missing)",
+        "    ClusterQueue other-queue is inactive (Can't admit new workloads): it references missing AdmissionCheck(s): "
+        "gone; its workloads stay pending until they exist",
+        "    ClusterQueue other-queue is inactive (Can't admit new workloads): it references inactive AdmissionCheck(s): "
+        "mk-a (their controller reports Active False); its workloads stay pending until the controller marks them "
+        "Active",
+    ]
+    assert not any(line.startswith("  plain-queue:") for line in lines)  # no checks: not listed
+    result = run_cli("inventory", "--inventory", RACKS, "--inventory", str(tmp_path), "--format", "json")
+    queues = json.loads(result.stdout)["summary"]["clusterQueues"]
+    assert queues["cluster-queue"]["admissionChecks"] == {
+        "sample-prov": {"controllerName": "kueue.x-k8s.io/provisioning-request", "state": "Active"}
+    }
+    assert queues["cluster-queue"]["inactiveReasons"] == []
+    assert queues["other-queue"]["admissionChecks"]["gone"] == {"controllerName": None, "state": "missing"}
+    assert len(queues["other-queue"]["inactiveReasons"]) == 2
+    assert "admissionChecks" not in queues["plain-queue"]
+    # a check as its manifest is written (no status yet): its state is not known, the queue is not called inactive
+    (tmp_path / "kueue.yaml").write_text(docs(flavor(), with_checks(cluster_queue(), "sample-prov"), admission_check()))
+    result = run_cli("inventory", "--inventory", RACKS, "--inventory", str(tmp_path))
+    assert "  cluster-queue: sample-prov (kueue.x-k8s.io/provisioning-request, status unknown)" in result.stdout
+    assert "is inactive" not in result.stdout
+
+
 # ----------------------------------------------------------------- scheduler names
 
 

@@ -13,6 +13,7 @@ from gpulint.kube.gpu_sharing import GpuBreakdown, breakdown
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.validation.resource_slice import resource_slice_spec
+from gpulint.lint.admission import admission_check_problems
 from gpulint.lint.resolver import Resolver
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -44,6 +45,7 @@ class InventorySummary:
     device_classes: dict[str, str] = field(default_factory=dict)  # class -> extended resource name or ""
     running_pods: int = 0
     queues: list[QueueQuota] = field(default_factory=list)  # Kueue: per ClusterQueue, flavor and resource
+    queue_checks: list[QueueChecks] = field(default_factory=list)  # Kueue: the AdmissionChecks of each ClusterQueue
     pools: list[PoolRow] = field(default_factory=list)  # the node pools: the nodes that can exist
     nvidia: GpuBreakdown = field(default_factory=GpuBreakdown)  # what nvidia.com/* units are: GPUs, replicas, slices
     slice_problems: list[str] = field(default_factory=list)  # what the API server would refuse in the slices
@@ -67,7 +69,7 @@ class InventorySummary:
                 name: {"extendedResourceName": ext or None} for name, ext in sorted(self.device_classes.items())
             },
             "runningPods": self.running_pods,
-            "clusterQueues": _queues_json(self.queues, number),
+            "clusterQueues": _queues_json(self.queues, self.queue_checks, number),
             "nodePools": pools_json(self.pools),
             "nvidiaGpus": self.nvidia.as_json(),
             "resourceSliceProblems": self.slice_problems,
@@ -85,7 +87,22 @@ class QueueQuota:
     used: Fraction | None  # status.flavorsReservation; None when the inventory has no status
 
 
-def _queues_json(rows: list[QueueQuota], number: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class CheckState:
+    name: str
+    controller: str  # "" when the AdmissionCheck is not found
+    state: str  # "Active", "not Active", "status unknown" (no Active condition, as a manifest) or "missing"
+
+
+@dataclass(frozen=True)
+class QueueChecks:
+    queue: str
+    cohort: str
+    checks: tuple[CheckState, ...]
+    inactive: tuple[str, ...]  # why Kueue marks the ClusterQueue inactive for its checks (check's own words)
+
+
+def _queues_json(rows: list[QueueQuota], checks: list[QueueChecks], number: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for row in rows:
         queue = out.setdefault(row.queue, {"cohort": row.cohort or None, "flavors": {}})
@@ -94,6 +111,33 @@ def _queues_json(rows: list[QueueQuota], number: Any) -> dict[str, Any]:
             "maximum": number(row.maximum),
             "used": None if row.used is None else number(row.used),
         }
+    for entry in checks:
+        queue = out.setdefault(entry.queue, {"cohort": entry.cohort or None, "flavors": {}})
+        queue["admissionChecks"] = {
+            check.name: {"controllerName": check.controller or None, "state": check.state} for check in entry.checks
+        }
+        queue["inactiveReasons"] = list(entry.inactive)
+    return out
+
+
+def queue_checks(inventory: Resolver) -> list[QueueChecks]:
+    """Per ClusterQueue that names AdmissionChecks, each check's state, and the problems that make Kueue mark the
+    queue inactive (the verdicts `check` reports as queue-reference-invalid)."""
+    known = inventory.kueue.admission_checks
+    out = []
+    for name, queue in sorted(inventory.kueue.cluster_queues.items()):
+        if not queue.admission_checks:
+            continue
+        states = []
+        for check_name in queue.admission_checks:
+            found = known.get(check_name)
+            if found is None:
+                states.append(CheckState(check_name, "", "missing"))
+            else:
+                state = {True: "Active", False: "not Active", None: "status unknown"}[found.active]
+                states.append(CheckState(check_name, found.controller, state))
+        problems = admission_check_problems(queue, (), inventory)
+        out.append(QueueChecks(name, queue.cohort, tuple(states), tuple(problem.message for problem in problems)))
     return out
 
 
@@ -154,6 +198,7 @@ def summarize(inventory: Resolver) -> InventorySummary:
     summary.devices_by_class = _devices_by_class(inventory)
     summary.running_pods = sum(node.pod_count for node in inventory.nodes)
     summary.queues = queue_quotas(inventory)
+    summary.queue_checks = queue_checks(inventory)
     summary.pools = pool_rows(inventory)
     summary.nvidia = breakdown(inventory.nodes)
     summary.slice_problems = slice_problems(inventory)
@@ -239,6 +284,15 @@ def render_text(summary: InventorySummary) -> str:
                 f"  {row.queue}{cohort}  {row.flavor}  {row.resource}: nominal {format_amount(row.nominal)}, "
                 f"maximum {format_amount(row.maximum)}{used}"
             )
+    if summary.queue_checks:
+        lines.append("Kueue AdmissionChecks per ClusterQueue (Kueue admits nothing from a queue they make inactive):")
+        for entry in summary.queue_checks:
+            shown = ", ".join(
+                f"{check.name} ({check.controller + ', ' if check.controller else ''}{check.state})"
+                for check in entry.checks
+            )
+            lines.append(f"  {entry.queue}: {shown}")
+            lines += [f"    {reason}" for reason in entry.inactive]
     lines += render_pools(summary.pools)
     if summary.slice_problems:
         lines.append(

@@ -188,7 +188,7 @@ def _cluster_queue_problems(queue: ClusterQueue, namespace: str, name: QueueName
                 resolver.lists("ResourceFlavor"),
             )
         )
-    problems.extend(_admission_check_problems(queue, name, resolver))
+    problems.extend(admission_check_problems(queue, name.path, resolver))
     if namespace:
         selector = queue.namespace_selector
         labels = namespace_labels(resolver, namespace)
@@ -214,7 +214,7 @@ MULTIKUEUE = "kueue.x-k8s.io/multikueue"
 PROVISIONING = "kueue.x-k8s.io/provisioning-request"
 
 
-def _admission_check_problems(queue: ClusterQueue, name: QueueName, resolver: Resolver) -> list[Problem]:
+def admission_check_problems(queue: ClusterQueue, path: Path, resolver: Resolver) -> list[Problem]:
     """Kueue marks a ClusterQueue inactive (pkg/cache/scheduler/clusterqueue.go updateWithAdmissionChecks,
     inactiveReason) when an AdmissionCheck it names is missing or not Active, or when its checks combine
     MultiKueue with another MultiKueue or a ProvisioningRequest check: nothing is admitted."""
@@ -228,7 +228,7 @@ def _admission_check_problems(queue: ClusterQueue, name: QueueName, resolver: Re
     if missing and (listed or checks):
         problems.append(
             Problem(
-                name.path,
+                path,
                 f"{inactive} missing AdmissionCheck(s): {','.join(missing)}; its workloads stay pending until they exist",
                 listed,
             )
@@ -238,7 +238,7 @@ def _admission_check_problems(queue: ClusterQueue, name: QueueName, resolver: Re
     if off:
         problems.append(
             Problem(
-                name.path,
+                path,
                 f"{inactive} inactive AdmissionCheck(s): {','.join(off)} (their controller reports Active False); "
                 "its workloads stay pending until the controller marks them Active",
                 False,
@@ -249,7 +249,7 @@ def _admission_check_problems(queue: ClusterQueue, name: QueueName, resolver: Re
     if len(multikueue) > 1:
         problems.append(
             Problem(
-                name.path,
+                path,
                 f"ClusterQueue {queue.name} is inactive: Cannot use multiple MultiKueue AdmissionChecks on the same "
                 f"ClusterQueue, found: {','.join(multikueue)}",
                 True,
@@ -259,7 +259,7 @@ def _admission_check_problems(queue: ClusterQueue, name: QueueName, resolver: Re
     if per_flavor:
         problems.append(
             Problem(
-                name.path,
+                path,
                 f"ClusterQueue {queue.name} is inactive: Cannot specify MultiKueue AdmissionCheck per flavor, "
                 f"found: {','.join(per_flavor)}",
                 True,
@@ -268,7 +268,7 @@ def _admission_check_problems(queue: ClusterQueue, name: QueueName, resolver: Re
     if multikueue and provisioning:
         problems.append(
             Problem(
-                name.path,
+                path,
                 f"ClusterQueue {queue.name} is inactive: Cannot use both MultiKueue and ProvisioningRequest "
                 f"AdmissionChecks together, found: {','.join(multikueue)}, {','.join(provisioning)}",
                 True,
