@@ -260,12 +260,75 @@ def test_argo_kinds_and_container_sets():
         assert "containerSet.containers[0]" in finding.message
 
 
-def test_argo_pod_spec_patch_and_boundary_templates_make_absence_unprovable():
-    patched = WORKFLOW.replace("  entrypoint: pipeline\n", "  entrypoint: pipeline\n  podSpecPatch: '{}'\n")
-    patched = patched.replace("        volumeMounts:\n          - {name: dshm, mountPath: /dev/shm}\n", "")
-    assert by_rule(lint_text(patched % ("NVIDIA-H100-80GB-HBM3", "limits")), "dev-shm-missing") == []
-    unpatched = patched.replace("  podSpecPatch: '{}'\n", "")
-    assert len(by_rule(lint_text(unpatched % ("NVIDIA-H100-80GB-HBM3", "limits")), "dev-shm-missing")) == 1
+def test_argo_boundary_templates_make_absence_unprovable():
+    unmounted = WORKFLOW.replace("        volumeMounts:\n          - {name: dshm, mountPath: /dev/shm}\n", "")
+    assert len(by_rule(lint_text(unmounted % ("NVIDIA-H100-80GB-HBM3", "limits")), "dev-shm-missing")) == 1
+    bounded = unmounted.replace("    - name: pipeline\n", "    - name: pipeline\n      nodeSelector: {pool: gpu}\n")
+    assert by_rule(lint_text(bounded % ("NVIDIA-H100-80GB-HBM3", "limits")), "dev-shm-missing") == []
+
+
+# argo-workflows examples/pod-spec-yaml-patch.yaml: the workflow's podSpecPatch, a YAML string that
+# patches the main container; here it mounts the shared-memory volume the template's container lacks.
+PATCHED_WORKFLOW = WORKFLOW.replace(
+    "        volumeMounts:\n          - {name: dshm, mountPath: /dev/shm}\n", ""
+).replace(
+    "  entrypoint: pipeline\n",
+    """  entrypoint: pipeline
+  podSpecPatch: |
+    containers:
+      - name: main
+        volumeMounts:
+          - {name: dshm, mountPath: %(mount)s}
+""",
+)
+
+
+def _patched(mount: str = "/dev/shm", product: str = "NVIDIA-H100-80GB-HBM3", gpus: str = "limits") -> str:
+    return PATCHED_WORKFLOW.replace("%(mount)s", mount) % (product, gpus)
+
+
+def test_argo_pod_spec_patch_is_a_strategic_merge_patch_of_the_pod():
+    assert by_rule(lint_text(_patched()), "dev-shm-missing") == []  # the patch mounts it: clean
+    (finding,) = by_rule(lint_text(_patched(mount="/dev/shm-data")), "dev-shm-missing")  # merged by mountPath
+    assert "container 'main'" in finding.message
+    (site,) = [s for s in pod_spec_sites(yaml.safe_load(_patched())) if s.role == "train"]
+    assert site.spec["containers"][0]["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
+    assert site.spec["containers"][0]["image"] == "nvcr.io/nvidia/pytorch:24.05-py3"  # the rest of the container stays
+
+
+def test_argo_template_pod_spec_patch_applies_after_the_workflows_and_is_reported_there():
+    # argo-workflows examples/pod-spec-patch.yaml: a template's podSpecPatch as a JSON string
+    template_patch = (
+        "    - name: train\n"
+        '      podSpecPatch: \'{"containers":[{"name":"main","resources":{"limits":{"nvidia.com/gpu":"%s"}}}]}\'\n'
+    )
+    text = _patched().replace("    - name: train\n", template_patch % "0.5")
+    findings = lint_text(text)
+    (finding,) = by_rule(findings, "gpu-non-integer")
+    assert (finding.line, finding.column) == (36, 7)  # the template's podSpecPatch: the value is in its string
+    assert finding.fix is None  # gpulint does not rewrite a string Argo parses
+    assert by_rule(findings, "dev-shm-missing") == []  # the workflow's patch still applies first
+    assert by_rule(lint_text(_patched().replace("    - name: train\n", template_patch % "4")), "gpu-non-integer") == []
+    # $patch: delete removes the workflow patch's mount again: absence is proven
+    deleting = "    - name: train\n      podSpecPatch: |\n        containers:\n          - name: main\n"
+    deleting += "            volumeMounts:\n              - {mountPath: /dev/shm, $patch: delete}\n"
+    assert len(by_rule(lint_text(_patched().replace("    - name: train\n", deleting)), "dev-shm-missing")) == 1
+
+
+def test_argo_parameterized_pod_spec_patch_stays_unknown_and_explain_says_so(tmp_path):
+    parameterized = _patched(mount='"{{workflow.parameters.shm}}"')
+    assert by_rule(lint_text(parameterized), "dev-shm-missing") == []  # the patch may mount it
+    (site,) = [s for s in pod_spec_sites(yaml.safe_load(parameterized)) if s.role == "train"]
+    assert site.completed_by == (
+        "the workflow's podSpecPatch (its {{...}} parameters are substituted when Argo creates the pod)"
+    )
+    path = tmp_path / "wf.yaml"
+    path.write_text(textwrap.dedent(parameterized).lstrip("\n"))
+    result = run_cli("explain", str(path), "--inventory", FLEET)
+    assert "not all of the pod is known here: the workflow's podSpecPatch (its {{...}} parameters" in result.stdout
+    broken = _patched().replace("    containers:\n", "    containers: [\n")
+    (site,) = [s for s in pod_spec_sites(yaml.safe_load(broken)) if s.role == "train"]
+    assert "Argo fails the pod with 'invalid podSpecPatch'" in site.completed_by
 
 
 def test_argo_parameters_are_values_argo_fills_in():
@@ -886,3 +949,29 @@ def test_a_queued_trainjob_is_one_gang_of_its_nodes():
     assert "the cluster fits 6" in finding.message
     assert (finding.line, finding.column) == (35, 32)
     assert findings_of("gang-unsatisfiable", QUEUED_TRAINJOB % {"quota": 128, "nodes": 6}, inventory=racks) == []
+
+
+def test_strategic_merge_of_a_pod_spec_follows_the_pod_specs_tags():
+    from gpulint.kube.strategic import patch_pod_spec
+
+    pod = {
+        "nodeSelector": {"pool": "gpu", "zone": "a"},
+        "tolerations": [{"key": "a", "operator": "Exists"}],
+        "containers": [{"name": "main", "env": [{"name": "X", "value": "1"}], "resources": {"limits": {"cpu": "1"}}}],
+        "priorityClassName": "high",
+    }
+    patch = yaml.safe_load(
+        "nodeSelector: {zone: b}\ntolerations: [{key: b, operator: Exists}]\npriorityClassName: null\n"
+        "containers:\n- name: main\n  env: [{name: Y, value: '2'}]\n  resources: {limits: {nvidia.com/gpu: 1}}\n"
+        "- name: sidecar\n  image: busybox\n"
+    )
+    patched = patch_pod_spec(pod, patch)
+    assert patched["nodeSelector"] == {"pool": "gpu", "zone": "b"}  # maps merge
+    assert patched["tolerations"] == [{"key": "b", "operator": "Exists"}]  # no merge key: replaced
+    assert "priorityClassName" not in patched  # null deletes
+    main, sidecar = patched["containers"]
+    assert main["env"] == [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]  # merged by name
+    assert main["resources"] == {"limits": {"cpu": "1", "nvidia.com/gpu": 1}}
+    assert sidecar == {"name": "sidecar", "image": "busybox"}
+    replaced = patch_pod_spec(pod, {"nodeSelector": {"$patch": "replace", "zone": "c"}})
+    assert replaced["nodeSelector"] == {"zone": "c"} and pod["nodeSelector"] == {"pool": "gpu", "zone": "a"}

@@ -123,6 +123,8 @@ def explain_site(
         "effective pod request: "
         + (", ".join(f"{n} {format_amount(a)}" for n, a in sorted(pod.requests.items())) or "nothing")
     ]
+    if site.completed_by:  # the checks that need the whole pod stayed silent: say why
+        lines.append(f"not all of the pod is known here: {site.completed_by} supplies part of it")
     nothing = "no node publishes it, no node pool offers it" if inventory.pools else "no node publishes it"
     lines += [f"{name}: {nothing} and no DeviceClass backs it" for name in unknown]
     fractional = [name for name, amount in extended.items() if amount.denominator != 1]

@@ -7,7 +7,8 @@ controller makes, plus where each of its fields was written (``aliases``: the pa
 the view -> the path in the object that set it), so a finding points at the user's own line.
 
 KServe's are in kube/kserve.py. Sources: argoproj/argo-workflows workflow/controller/workflowpod.go (addSchedulingConstraints; the main
-container is "main"); NVIDIA/k8s-nim-operator api/apps/v1alpha1/nimservice_types.go (container
+container is "main"; processPodSpecPatch: the workflow's podSpecPatch, then the template's, each a
+strategic merge patch of the built pod spec, kube/strategic.py); NVIDIA/k8s-nim-operator api/apps/v1alpha1/nimservice_types.go (container
 "<name>-ctr", the dshm emptyDir, GetReplicas, GetLWSSize) and controller/platform/standalone
 (addGPUResources); vllm-project/production-stack operator/internal/controller/vllmruntime_controller.go.
 """
@@ -18,8 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.refs import Path
+from gpulint.kube.strategic import patch_pod_spec, patched_paths
 
 Aliases = tuple[tuple[Path, Path], ...]
 
@@ -139,11 +143,58 @@ def argo_template(
         aliases += [
             ((*spec_path, "volumes", own + i), (*workflow_path, "volumes", i)) for i in range(len(volumes) - own)
         ]
-    known = _without_parameters(view)
-    completed_by = _argo_completed_by(spec, workflow)
-    if known != view and not completed_by:
+    patched = _argo_patches(view, (("workflow", workflow_path, workflow), ("template", spec_path, spec)), spec_path)
+    if patched.aliases:  # the patch's word is the last: it replaces the places it sets
+        aliases = [alias for alias in aliases if alias[0] not in {virtual for virtual, _ in patched.aliases}]
+    known = _without_parameters(patched.spec)
+    completed_by = patched.unknown or _argo_completed_by(spec, workflow)
+    if known != patched.spec and not completed_by:
         completed_by = "the values of its {{...}} parameters (Argo substitutes them when it creates the pod)"
-    return PodView(known, tuple(aliases), completed_by)
+    unfaithful = tuple(virtual for virtual, _ in patched.aliases)
+    return PodView(known, (*patched.aliases, *aliases), completed_by, unfaithful=unfaithful)
+
+
+@dataclass(frozen=True)
+class _Patched:
+    spec: dict[str, Any]
+    aliases: Aliases = ()  # the places a podSpecPatch set -> the podSpecPatch
+    unknown: str = ""  # a podSpecPatch gpulint cannot apply: what it is (absence then proves nothing)
+
+
+def _argo_patches(
+    view: dict[str, Any], holders: tuple[tuple[str, Path, dict[str, Any]], ...], spec_path: Path
+) -> _Patched:
+    """The pod with the workflow's podSpecPatch, then the template's, applied as strategic merge
+    patches of the pod spec (workflowpod.go processPodSpecPatch, util.ApplyPodSpecPatch)."""
+    aliases: dict[Path, Path] = {}
+    unknown = ""
+    for who, holder_path, holder in holders:
+        written = holder.get("podSpecPatch")
+        if not isinstance(written, str) or not written.strip():
+            continue
+        patch = _parse_patch(written)
+        if isinstance(patch, str):
+            unknown = unknown or f"the {who}'s podSpecPatch ({patch})"
+            continue
+        view = patch_pod_spec(view, patch)
+        for place in patched_paths(view, patch):
+            aliases[(*spec_path, *place)] = (*holder_path, "podSpecPatch")
+    return _Patched(view, tuple(aliases.items()), unknown)
+
+
+def _parse_patch(written: str) -> dict[str, Any] | str:
+    """The patch a podSpecPatch string holds (YAML or JSON), or why it is not known here."""
+    if "{{" in written:
+        return "its {{...}} parameters are substituted when Argo creates the pod"
+    if "&" in written:  # anchors could expand without bound: not read
+        return "YAML anchors, which gpulint does not expand in a podSpecPatch"
+    try:
+        patch = yaml.safe_load(written)
+    except yaml.YAMLError:
+        patch = None
+    if not isinstance(patch, dict):
+        return "not a pod spec: Argo fails the pod with 'invalid podSpecPatch'"
+    return patch
 
 
 def _without_parameters(value: Any) -> Any:
@@ -158,8 +209,6 @@ def _without_parameters(value: Any) -> Any:
 
 
 def _argo_completed_by(spec: dict[str, Any], workflow: dict[str, Any]) -> str:
-    if spec.get("podSpecPatch") or workflow.get("podSpecPatch"):
-        return "a podSpecPatch (gpulint does not apply it)"
     boundaries = [
         t for t in sequence(workflow.get("templates")) if isinstance(t, dict) and ("steps" in t or "dag" in t)
     ]
