@@ -1098,6 +1098,107 @@ def test_a_pod_asking_for_more_gpus_than_its_kai_queue_limit():
     assert queue_findings(docs(kai_tree(team_limit="1"), pod.replace("kai-scheduler", "default-scheduler"))) == []
 
 
+def kai_pytorch_job(min_available: str = "") -> str:
+    """KAI's docs/batch/pytorch-job.yaml: a master and two workers, one GPU each, in one PodGroup."""
+    policy = f"  runPolicy:\n    schedulingPolicy: {{minAvailable: {min_available}}}\n" if min_available else ""
+    replica = textwrap.dedent("""\
+            {role}:
+              replicas: {replicas}
+              restartPolicy: OnFailure
+              template:
+                spec:
+                  schedulerName: kai-scheduler
+                  containers:
+                    - name: pytorch
+                      image: ghcr.io/kubeflow/training-v1/pytorch-dist-mnist:latest
+                      args: ["--backend", "nccl", "--batch-size", "2048", "--epochs", "900"]
+                      resources:
+                        limits:
+                          nvidia.com/gpu: "1"
+        """)
+    head = (
+        'apiVersion: "kubeflow.org/v1"\nkind: "PyTorchJob"\nmetadata:\n  name: "pytorch-dist-mnist-nccl"\n'
+        "  labels:\n    kai.scheduler/queue: default-queue\nspec:\n" + policy + "  pytorchReplicaSpecs:\n"
+    )
+    return head + textwrap.indent(
+        replica.format(role="Master", replicas=1) + replica.format(role="Worker", replicas=2), "    "
+    )
+
+
+def test_kai_sums_a_kubeflow_jobs_pod_group_against_the_queue_limit():
+    # KAI's pod grouper makes one PodGroup of every replica (minAvailable): 3 GPUs asked at once
+    assert queue_findings(docs(kai_tree(team_limit="3"), kai_pytorch_job())) == []  # exactly the limit
+    (finding,) = queue_findings(docs(kai_tree(team_limit="2"), kai_pytorch_job()))
+    assert finding.severity == "error"
+    assert "Limit is 2 GPUs, currently 0 GPUs allocated and workload requested 3 GPUs" in finding.message
+    assert "never schedules this PyTorchJob (its PodGroup's 3 pods at once)" in finding.message
+    # runPolicy.schedulingPolicy.minAvailable: the PodGroup needs only 2 of them at once
+    assert queue_findings(docs(kai_tree(team_limit="2"), kai_pytorch_job("2"))) == []
+    # a plain Job's pods are each a PodGroup of their own: 3 pods of 1 GPU fit a 1-GPU limit one at a time
+    job_pods = job(gpus=1, parallelism=3).replace(
+        "kueue.x-k8s.io/queue-name: user-queue", "kai.scheduler/queue: default-queue"
+    )
+    job_pods = job_pods.replace(
+        "      restartPolicy: Never", "      schedulerName: kai-scheduler\n      restartPolicy: Never"
+    )
+    assert queue_findings(docs(kai_tree(team_limit="1"), job_pods)) == []
+    assert len(queue_findings(docs(kai_tree(team_limit="0.5"), job_pods))) == 1
+
+
+def test_a_kai_limit_not_written_allows_nothing_and_minus_one_is_no_limit():
+    # KAI's docs/queues "Hierarchical Queue" example writes no limits: the float64 is 0, and 0 allows nothing
+    unwritten = textwrap.dedent("""\
+        apiVersion: scheduling.run.ai/v2
+        kind: Queue
+        metadata:
+          name: default-queue
+        spec:
+          displayName: "ML Team"
+          parentQueue: "default"
+          priority: 200
+          resources:
+            cpu:
+              quota: 500
+              overQuotaWeight: 2
+            gpu:
+              quota: 1
+              overQuotaWeight: 1
+        """)
+    parent = KAI_QUEUES.replace("default-queue", "default").replace("  parentQueue: default\n", "")
+    (finding,) = queue_findings(docs(parent, unwritten, kai_pod()))
+    assert finding.message.startswith(
+        "default-queue quota has reached the allowable limit of GPUs\nLimit is 0 GPUs, currently 0 GPUs allocated "
+        "and workload requested 1 GPUs"
+    )
+    assert "spec.resources.gpu.limit is not written: KAI reads 0; -1 is no limit" in finding.message
+    written = unwritten.replace("      overQuotaWeight: 1\n", "      overQuotaWeight: 1\n      limit: -1\n")
+    assert queue_findings(docs(parent, written, kai_pod())) == []
+    # the pod asks no CPU or memory: the unwritten cpu and memory limits do not refuse it
+    assert "limit: -1" in written and "memory" not in written
+
+
+def test_kai_cpu_limits_are_millicpus_and_memory_limits_megabytes():
+    limits = KAI_QUEUES.replace("cpu: {quota: -1, limit: -1", "cpu: {quota: -1, limit: 2000").replace(
+        "memory: {quota: -1, limit: -1", "memory: {quota: -1, limit: 8000"
+    )
+    parent = KAI_QUEUES.replace("default-queue", "default").replace("  parentQueue: default\n", "")
+
+    def pod(cpu: str, memory: str) -> str:
+        text = kai_pod().replace(
+            "      limits:\n", f"      requests: {{cpu: {cpu}, memory: {memory}}}\n      limits:\n"
+        )
+        assert "requests:" in text
+        return text
+
+    assert queue_findings(docs(parent, limits, pod("2", "8G"))) == []  # 2000 millicpus, 8000 MB: exactly
+    found = queue_findings(docs(parent, limits, pod("2500m", "8Gi")))
+    assert [f.message.split("\n")[1].split(":")[0] for f in found] == [
+        "Limit is 2 cores, currently 0 cores allocated and workload requested 2.5 cores",
+        "Limit is 8 GB, currently 0 GB allocated and workload requested 8.59 GB",
+    ]
+    assert found[1].message.startswith("default-queue quota has reached the allowable limit of memory\n")
+
+
 def test_explain_shows_the_admission_step_before_the_scheduler(tmp_path):
     from conftest import run_cli
 

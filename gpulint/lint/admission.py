@@ -18,6 +18,7 @@ from gpulint.kube.admission.batch_queues import (
     KAI_SCHEDULER,
     RUNAI_QUEUE_LABEL,
     kai_ancestry,
+    kai_at_once,
     kai_queue,
     least_at_once,
     volcano_queue,
@@ -36,7 +37,6 @@ from gpulint.kube.admission.workload import QueueName, integration, queue_name
 from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gangs.members import KUEUE_TOTAL_ANNOTATION, gangs_of, kueue_group_members, kueue_group_total
-from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import pod_requests, resource_list
@@ -446,29 +446,39 @@ def volcano_capability_problems(obj: KubeObject, resolver: Resolver) -> list[Pro
 
 
 def kai_limit_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
-    """A pod for kai-scheduler that asks for more GPUs than its KAI queue's (or a parent's) GPU limit: KAI
-    never schedules it (OverLimit). One pod is the least any job of it allocates at once."""
+    """A workload for kai-scheduler whose pods allocated at once (a Kubeflow job's PodGroup, else one pod) ask
+    for more GPUs, CPU or memory than its KAI queue's (or a parent's) limit: KAI never schedules it (OverLimit).
+    A limit not written is 0 for KAI: nothing of that resource is allowed."""
     use, _legacy = kai_queue(obj.data)
     if use is None:
         return []
-    gpus = [
-        pod_requests(effective_pod_spec(obj.kind, site.spec)).get(NVIDIA_GPU, Fraction(0))
+    per_pod = [
+        (pod_requests(effective_pod_spec(obj.kind, site.spec)), site.pods or 1)
         for site in pod_spec_sites(obj.data)
         if site.spec.get("schedulerName") == KAI_SCHEDULER
     ]
-    largest = max(gpus, default=Fraction(0))
-    if not largest:
-        return []
+    need, pods = kai_at_once(obj.data, per_pod)
+    who = f"a pod of this {obj.kind}" if pods == 1 else f"this {obj.kind} (its PodGroup's {pods} pods at once)"
     problems = []
     for queue in kai_ancestry(resolver.batch_queues(use.group), use.name):
-        if queue.gpu_limit is not None and largest > queue.gpu_limit:
-            whose = "" if queue.name == use.name else f" (a parent of {use.name})"
+        whose = "" if queue.name == use.name else f" (a parent of {use.name})"
+        for cap in queue.limits:
+            asked = need.get(cap.unit.resource, Fraction(0))
+            if not asked or asked <= cap.limit:
+                continue
+            unit = cap.unit.unit
+            unwritten = (
+                ""
+                if cap.written
+                else f" (spec.resources.{cap.unit.key}.limit is not written: KAI reads 0; -1 is no limit)"
+            )
             problems.append(
                 Problem(
                     use.path,
-                    f"{queue.name} quota has reached the allowable limit of GPUs. Limit is {format_amount(queue.gpu_limit)} "
-                    f"GPUs, currently 0 GPUs allocated and workload requested {format_amount(largest)} GPUs: KAI Queue "
-                    f"{queue.name}{whose} never schedules a pod of this {obj.kind}",
+                    f"{queue.name} quota has reached the allowable limit of {cap.unit.words}. Limit is "
+                    f"{cap.unit.show(cap.limit)} {unit}, currently 0 {unit} allocated and workload requested "
+                    f"{cap.unit.show(asked)} {unit}: KAI Queue {queue.name}{whose} never schedules "
+                    f"{who}{unwritten}",
                     True,
                 )
             )

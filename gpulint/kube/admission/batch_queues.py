@@ -12,8 +12,15 @@ does not enqueue a PodGroup whose minResources exceed it (``queue resource quota
 KAI Scheduler (NVIDIA/KAI-Scheduler, ``scheduling.run.ai/v2`` Queue, cluster-scoped): a workload
 joins a queue with the label ``kai.scheduler/queue`` (its pod grouper's default queue label key);
 ``runai/queue`` is the label of the Run:ai releases KAI came from. Its proportion plugin
-(pkg/scheduler/plugins/proportion/capacity_policy/max_allowed_check.go) refuses a job whose GPUs
-would take a queue, or any parent queue, past ``spec.resources.gpu.limit``.
+(pkg/scheduler/plugins/proportion/capacity_policy/max_allowed_check.go isOverLimit) refuses a job whose
+requests would take a queue, or any parent queue, past ``spec.resources.{gpu,cpu,memory}.limit``: GPUs
+(fractions allowed), millicpus and megabytes (10^6 bytes; apis/scheduling/v2/resources.go, proportion.go
+createQueueResourceAttrs). Only ``-1`` is unlimited (UnlimitedResourceQuantity); the field is a float64
+without a default, so a limit not written is 0 and allows nothing (docs/queues: "`0` or unset: No
+additional resources allowed (default)"). What a job asks at once is the tasks of its PodGroup that are
+allocated together (podgroup_info GetTasksToAllocateInitResource): for a Kubeflow job the pod grouper sets
+the PodGroup's minAvailable to ``runPolicy.schedulingPolicy.minAvailable`` or every replica
+(podgrouper/plugins/kubeflow/distributed_common.go); other kinds' pods are allocated one at a time.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, text
+from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.refs import Path
 from gpulint.kube.scheduler import resource_list
 from gpulint.kube.workloads import api_group, pod_spec_sites, template_metadata
@@ -93,31 +101,85 @@ class BatchQueue:
     # Volcano spec.capability: the most the queue ever allocates, per resource (a value at or below
     # zero, or a resource not named, is no limit: the proportion plugin treats it as the cluster's)
     capability: tuple[tuple[str, Fraction], ...] = ()
-    # KAI spec.parentQueue, and spec.resources.gpu.limit when written and above zero (-1: no limit)
+    # KAI spec.parentQueue, and spec.resources' limits in Kubernetes units (GPUs, cores, bytes); a resource
+    # whose limit is -1 (no limit) or not a number is absent
     parent: str = ""
-    gpu_limit: Fraction | None = None
+    limits: tuple[KaiLimit, ...] = ()
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> BatchQueue:
         state = dig(data, "status", "state") or dig(data, "spec", "state")
         group = api_group(text(data.get("apiVersion")))
         capability = resource_list(dig(data, "spec", "capability")) if group == VOLCANO_GROUP else {}
-        limit = dig(data, "spec", "resources", "gpu", "limit") if group == KAI_GROUP else None
         return cls(
             group,
             text(dig(data, "metadata", "name")),
             state if isinstance(state, str) else "",
             tuple(sorted((name, amount) for name, amount in capability.items() if amount > 0)),
             text(dig(data, "spec", "parentQueue")) if group == KAI_GROUP else "",
-            _gpu_limit(limit),
+            _kai_limits(mapping(dig(data, "spec", "resources"))) if group == KAI_GROUP else (),
         )
 
 
-def _gpu_limit(value: Any) -> Fraction | None:
-    """A KAI queue's GPU limit (in GPUs, fractions allowed); None for -1 (unlimited), 0 or anything else."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        return None
-    return Fraction(value).limit_denominator(1000)
+@dataclass(frozen=True)
+class KaiUnit:
+    key: str  # under spec.resources
+    resource: str  # the Kubernetes resource it limits
+    per_unit: Fraction  # Kubernetes units in one of KAI's (a millicpu is 1/1000 core, a megabyte 10^6 bytes)
+    words: str  # GetJobOverMaxAllowedMessageForQueue's names: the resource, and its unit
+    unit: str
+    shown: Fraction  # Kubernetes units in one shown unit (memory is shown in GB)
+
+    def show(self, amount: Fraction) -> str:
+        """An amount in Kubernetes units as KAI's message shows it (HumanizeResource: at most 3 decimals)."""
+        return f"{float(amount / self.shown):.3f}".rstrip("0").rstrip(".")
+
+
+KAI_UNITS = (
+    KaiUnit("gpu", NVIDIA_GPU, Fraction(1), "GPUs", "GPUs", Fraction(1)),
+    KaiUnit("cpu", "cpu", Fraction(1, 1000), "CPU cores", "cores", Fraction(1)),
+    KaiUnit("memory", "memory", Fraction(10**6), "memory", "GB", Fraction(10**9)),
+)
+
+
+@dataclass(frozen=True)
+class KaiLimit:
+    unit: KaiUnit
+    limit: Fraction  # in Kubernetes units
+    written: bool  # False: the field is absent, which KAI reads as 0
+
+
+def _kai_limits(resources: dict[str, Any]) -> tuple[KaiLimit, ...]:
+    out = []
+    for unit in KAI_UNITS:
+        value = mapping(resources.get(unit.key)).get("limit")
+        if value is None:
+            out.append(KaiLimit(unit, Fraction(0), False))
+        elif not isinstance(value, bool) and isinstance(value, (int, float)) and value != -1:
+            out.append(KaiLimit(unit, Fraction(value).limit_denominator(1000) * unit.per_unit, True))
+    return tuple(out)
+
+
+# The Kubeflow jobs whose pods KAI's pod grouper gathers into one PodGroup of minAvailable pods (pkg/podgrouper/
+# podgrouper/plugins/kubeflow: mpi, pytorch, tensorflow, xgboost, jax); other kinds' pods are placed alone
+KAI_GANG_KINDS = frozenset(("kubeflow.org", kind) for kind in ("PyTorchJob", "MPIJob", "TFJob", "XGBoostJob", "JAXJob"))
+
+
+def kai_at_once(
+    data: dict[str, Any], per_pod: list[tuple[dict[str, Fraction], int]]
+) -> tuple[dict[str, Fraction], int]:
+    """(what KAI allocates at least at once for the workload, per resource; how many pods that is). For a Kubeflow
+    job its PodGroup's minAvailable pods (the smallest requests summed); otherwise its largest single pod."""
+    if (api_group(text(data.get("apiVersion"))), data.get("kind")) in KAI_GANG_KINDS:
+        written = dig(data, "spec", "runPolicy", "schedulingPolicy", "minAvailable")
+        total = sum(copies for _, copies in per_pod)
+        required = written if isinstance(written, int) and not isinstance(written, bool) and written > 0 else total
+        return least_at_once(per_pod, min(required, total)), min(required, total)
+    largest: dict[str, Fraction] = {}
+    for requests, _ in per_pod:
+        for name, amount in requests.items():
+            largest[name] = max(largest.get(name, Fraction(0)), amount)
+    return largest, 1
 
 
 MAX_QUEUE_DEPTH = 16  # KAI queue hierarchies are two or three deep; a longer or cyclic chain is not followed
