@@ -975,3 +975,109 @@ def test_strategic_merge_of_a_pod_spec_follows_the_pod_specs_tags():
     assert sidecar == {"name": "sidecar", "image": "busybox"}
     replaced = patch_pod_spec(pod, {"nodeSelector": {"$patch": "replace", "zone": "c"}})
     assert replaced["nodeSelector"] == {"zone": "c"} and pod["nodeSelector"] == {"pool": "gpu", "zone": "a"}
+
+
+# KServe's multi-node runtime (config/runtimes/kserve-huggingfaceserver-multinode.yaml, trimmed) and the
+# multi-node docs' InferenceService: the head is the predictor's pod, the workers the runtime's workerSpec.
+MULTINODE_RUNTIME = """
+apiVersion: serving.kserve.io/v1alpha1
+kind: ClusterServingRuntime
+metadata:
+  name: kserve-huggingfaceserver-multinode
+spec:
+  annotations:
+    multinode/executor-backend: %(backend)s
+  supportedModelFormats:
+    - name: huggingface
+      version: "1"
+      autoSelect: true
+  containers:
+    - name: kserve-container
+      image: kserve/huggingfaceserver:v0.15.0-gpu
+      resources:
+        requests: {cpu: "2", memory: 6Gi%(head)s}
+        limits: {cpu: "4", memory: 12Gi}
+      volumeMounts:
+        - {name: shm, mountPath: /dev/shm}
+  volumes:
+    - name: shm
+      emptyDir: {medium: Memory, sizeLimit: 3Gi}
+  workerSpec:
+    pipelineParallelSize: 1
+    tensorParallelSize: 1
+    containers:
+      - name: worker-container
+        image: kserve/huggingfaceserver:v0.15.0-gpu
+        resources:
+          requests: {cpu: "2", memory: 6Gi%(worker)s}
+          limits: {cpu: "4", memory: 12Gi}
+        volumeMounts:
+          - {name: shm, mountPath: /dev/shm}
+"""
+MULTINODE_ISVC = """
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: huggingface-llama3
+  namespace: kserve-test
+  annotations:
+    serving.kserve.io/deploymentMode: RawDeployment
+spec:
+  predictor:
+    model:
+      modelFormat:
+        name: huggingface
+      runtime: kserve-huggingfaceserver-multinode
+      storageUri: pvc://llama-3-8b-pvc/hf/8b_instruction_tuned
+    nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+    tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+    workerSpec:
+      pipelineParallelSize: %(pp)s
+      tensorParallelSize: %(tp)s
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+"""
+
+
+def _multinode(backend: str = "ray", head: str = "", worker: str = "", pp: int = 2, tp: int = 1) -> str:
+    runtime = MULTINODE_RUNTIME % {"backend": backend, "head": head, "worker": worker}
+    return textwrap.dedent(MULTINODE_ISVC % {"pp": pp, "tp": tp}).lstrip("\n") + "---" + textwrap.dedent(runtime)
+
+
+def _multinode_sites(text: str) -> list[tuple[str, int | None, object]]:
+    from gpulint.kube.kserve import BoundInferenceService
+
+    isvc, runtime = yaml.safe_load_all(text)
+    sites = pod_spec_sites(BoundInferenceService(isvc, runtime))
+    return [(s.role, s.pods, s.spec["containers"][0]["resources"]["limits"].get("nvidia.com/gpu")) for s in sites]
+
+
+def test_kserve_multi_node_workers_and_gpus_as_the_controller_computes_them():
+    # ray (the default): no GPUs in the runtime - one GPU per pod, pp x tp pods (computeRayNodeAndGPUs case 4)
+    assert _multinode_sites(_multinode()) == [("predictor", 1, 1), ("predictor worker", 1, 1)]
+    # the workers ask for 4: 8 GPUs are two nodes, the head gets the rest
+    sites = _multinode_sites(_multinode(worker=", nvidia.com/gpu: '4'", pp=2, tp=4))
+    assert sites == [("predictor", 1, 4), ("predictor worker", 1, 4)]
+    # the head alone holds them all: no worker pod
+    sites = _multinode_sites(_multinode(head=", nvidia.com/gpu: '8'", worker=", nvidia.com/gpu: '4'", pp=1, tp=8))
+    assert sites == [("predictor", 1, 8), ("predictor worker", 0, 0)]
+    # mp: pipelineParallelSize nodes of tensorParallelSize GPUs each (computeMpNodeAndGPUs)
+    assert _multinode_sites(_multinode(backend="mp", pp=3, tp=8)) == [("predictor", 1, 8), ("predictor worker", 2, 8)]
+
+
+def test_kserve_multi_node_fit_verdicts_at_the_parallel_size(tmp_path):
+    path = tmp_path / "isvc.yaml"
+    path.write_text(_multinode(backend="mp", pp=2, tp=4))
+    assert _findings(str(path), "--inventory", FLEET) == []  # two pods of 4 GPUs on the H100 nodes
+    path.write_text(_multinode(backend="mp", pp=2, tp=16))
+    found = _findings(str(path), "--inventory", FLEET)
+    # 16 GPUs per pod: the head and the worker, each reported at the predictor's tensorParallelSize
+    assert found == [("gpu-unschedulable", "isvc.yaml", 19, 7)] * 2
+    # the worker's own nodeSelector is its pod's: a product no node has is the worker's finding alone
+    path.write_text(
+        _multinode(backend="mp", pp=2, tp=4).replace("HBM3}\n      tolerations", "HBM9}\n      tolerations")
+    )
+    assert _findings(str(path), "--inventory", FLEET) == [("over-tight-affinity", "isvc.yaml", 20, 46)]
+    # without the runtime the workers' count and GPUs are unknown: nothing said
+    path.write_text(_multinode(backend="mp", pp=2, tp=16).split("---")[0])
+    assert not any(rule == "gpu-unschedulable" for rule, *_ in _findings(str(path), "--inventory", FLEET))

@@ -13,10 +13,13 @@ ClusterServingRuntime).
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.pod_views import PodView, Slot, slotted
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 
 GROUP = "serving.kserve.io"
@@ -56,10 +59,11 @@ KSERVE_EXPLAINER = slotted(
     lambda spec: "the explainer's configured image (the ART shorthand)" if isinstance(spec.get("art"), dict) else "",
 )
 KSERVE_CUSTOM = slotted((Slot(("containers",), KSERVE_CONTAINER, is_list=True),))
-KSERVE_WORKER = slotted(
+_WORKER_ALONE = slotted(
     (Slot(("containers",), "worker-container", is_list=True),),
     lambda spec: "the ServingRuntime's workerSpec (KServe merges the two)",
 )
+KSERVE_RUNTIME_WORKER = _WORKER_ALONE  # a ServingRuntime's own workerSpec: a template, no pods
 
 
 def kserve_predictor_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
@@ -186,7 +190,166 @@ def predictor_view(
     runtime_ref = f"{text(runtime.get('kind'))}/{text(dig(runtime, 'metadata', 'name'))}"
     names = tuple(((*spec_path, key), f"{runtime_ref} spec.{key}") for key in from_runtime)
     unfaithful = tuple((*spec_path, key) for key in from_runtime if key != "volumes")
+    nodes = multi_node(spec, pod, runtime_spec)
+    if nodes is not None:  # the controller sets the head's GPUs (addGPUResourceToDeployment)
+        at = _set_gpus(pod, 0, nodes.gpu, nodes.head_gpus, spec_path)
+        aliases.append((at, _parallelism_path(spec, spec_path, reference)))
+        unfaithful += (at,)
     return PodView(pod, tuple(aliases), unfaithful=unfaithful, names=names)
 
 
 KSERVE_PREDICTOR = predictor_view
+
+# ----------------------------------------------------------------------------------------- multi-node
+# pkg/controller/v1beta1/inferenceservice/components/predictor.go (reconcileWorker: the runtime's
+# workerSpec merged with the predictor's as the predictor is merged with the runtime's container, the
+# predictor's pipelineParallelSize and tensorParallelSize over the runtime's (default 1);
+# computeRayNodeAndGPUs, computeMpNodeAndGPUs) and reconcilers/deployment (the worker Deployment runs
+# RAY_NODE_COUNT - 1 pods; addGPUResourceToDeployment sets each container's GPU limit and request).
+WORKER_CONTAINER = "worker-container"
+GPU_TYPES = ("nvidia.com/gpu", "amd.com/gpu", "intel.com/gpu", "habana.ai/gaudi")  # DefaultGPUResourceTypeList
+EXECUTOR_BACKEND = "multinode/executor-backend"
+
+
+@dataclass(frozen=True)
+class MultiNode:
+    nodes: int  # the head and the workers
+    head_gpus: int
+    worker_gpus: int
+    gpu: str  # the resource the controller sets
+
+
+def _amount(value: Any) -> int:
+    """A quantity's Value() (rounded up), 0 when it is not one."""
+    try:
+        return math.ceil(quantity_from_yaml(value).value)
+    except QuantityError:
+        return 0
+
+
+def _requested_gpus(pod: dict[str, Any]) -> int:
+    """GetGPUResourceQtyByType on the first container's requests."""
+    requests = mapping(dig(pod, "containers", 0, "resources", "requests"))
+    return next((_amount(requests[name]) for name in GPU_TYPES if name in requests), 0)
+
+
+def _gpu_name(pod: dict[str, Any]) -> str:
+    """The GPU resource the first container names (a non-zero limit or request), else nvidia.com/gpu."""
+    resources = mapping(dig(pod, "containers", 0, "resources"))
+    for name in GPU_TYPES:
+        if any(_amount(mapping(resources.get(section)).get(name)) > 0 for section in ("limits", "requests")):
+            return name
+    return GPU_TYPES[0]
+
+
+def _sizes(predictor: dict[str, Any], runtime_spec: dict[str, Any]) -> tuple[int, int] | None:
+    own, theirs = mapping(predictor.get("workerSpec")), mapping(runtime_spec.get("workerSpec"))
+    pipeline = integer(own.get("pipelineParallelSize", theirs.get("pipelineParallelSize")), 1)
+    tensor = integer(own.get("tensorParallelSize", theirs.get("tensorParallelSize")), 1)
+    return None if pipeline is None or tensor is None or pipeline < 1 or tensor < 1 else (pipeline, tensor)
+
+
+def multi_node(predictor: dict[str, Any], head: dict[str, Any], runtime_spec: dict[str, Any]) -> MultiNode | None:
+    """The pods and GPUs of a multi-node predictor (its workerSpec set, its runtime's found); None
+    when it is not multi-node or KServe refuses it."""
+    if not isinstance(predictor.get("workerSpec"), dict) or not isinstance(runtime_spec.get("workerSpec"), dict):
+        return None
+    sizes = _sizes(predictor, runtime_spec)
+    worker = _worker_pod(predictor, runtime_spec)
+    if sizes is None or worker is None:
+        return None
+    pipeline, tensor = sizes
+    gpu = _gpu_name(head)
+    annotations = mapping(dig(runtime_spec, "annotations")) or {}
+    if text(annotations.get(EXECUTOR_BACKEND)) == "mp":
+        return MultiNode(pipeline, tensor, tensor, gpu)
+    counts = _ray_nodes(pipeline * tensor, _requested_gpus(head), _requested_gpus(worker))
+    return None if counts is None else MultiNode(*counts, gpu)
+
+
+def _ray_nodes(total: int, head: int, worker: int) -> tuple[int, int, int] | None:
+    """computeRayNodeAndGPUs: (nodes, head GPUs, worker GPUs), None where KServe reports
+    ErrRayClusterInsufficientGPUs."""
+    if worker > 0:
+        nodes = -(-total // worker)
+        if head > 0:
+            if -(-total // head) == 1:
+                nodes = 1
+        else:
+            head = total - worker * (nodes - 1)
+        if nodes == 1:
+            worker, head = 0, total
+    elif head > 0:
+        nodes, worker = 1, 1
+        if total - head > 0:
+            nodes = (total - head) + 1
+    else:
+        return total, 1, 1
+    return None if total > head + worker * (nodes - 1) else (nodes, head, worker)
+
+
+def _worker_pod(predictor: dict[str, Any], runtime_spec: dict[str, Any]) -> dict[str, Any] | None:
+    theirs = mapping(runtime_spec.get("workerSpec"))
+    own = mapping(predictor.get("workerSpec"))
+    base = next((c for c in sequence(theirs.get("containers")) if isinstance(c, dict)), None)
+    if base is None:  # "No workerSpec container configuration found in selected serving runtime"
+        return None
+    change = next((c for c in sequence(own.get("containers")) if isinstance(c, dict)), {})
+    pod, _ = _merge_pod(theirs, {k: v for k, v in own.items() if k not in _WORKER_FIELDS})
+    pod["containers"] = [{**merge_container(base, change), "name": WORKER_CONTAINER}]
+    return pod
+
+
+_WORKER_FIELDS = ("pipelineParallelSize", "tensorParallelSize", "containers", "size")
+
+
+def _set_gpus(pod: dict[str, Any], index: int, gpu: str, count: int, spec_path: Path) -> Path:
+    containers = [dict(c) for c in sequence(pod.get("containers"))]
+    resources = dict(mapping(containers[index].get("resources")))
+    for section in ("limits", "requests"):
+        resources[section] = {**mapping(resources.get(section)), gpu: count}
+    containers[index]["resources"] = resources
+    pod["containers"] = containers
+    return (*spec_path, "containers", index, "resources")
+
+
+def _parallelism_path(predictor: dict[str, Any], predictor_path: Path, reference: Path) -> Path:
+    """Where the GPUs per pod were decided: the predictor's tensorParallelSize, else the runtime's."""
+    own = mapping(predictor.get("workerSpec"))
+    for key in ("tensorParallelSize", "pipelineParallelSize"):
+        if key in own:
+            return (*predictor_path, "workerSpec", key)
+    return reference
+
+
+def worker_view(
+    obj: dict[str, Any], owner_path: Path, owner: dict[str, Any], spec_path: Path, spec: dict[str, Any]
+) -> PodView | None:
+    """The worker Deployment's pod: the runtime's workerSpec with the predictor's merged in."""
+    runtime = getattr(obj, "runtime", None)
+    head = predictor_view(obj, owner_path, owner, owner_path, owner)
+    runtime_spec = mapping(runtime.get("spec")) if isinstance(runtime, dict) else {}
+    worker = _worker_pod(owner, runtime_spec) if runtime_spec else None
+    nodes = multi_node(owner, head.spec, runtime_spec) if head is not None and runtime_spec else None
+    if worker is None or nodes is None:
+        return _WORKER_ALONE(obj, owner_path, owner, spec_path, spec)
+    reference = (*owner_path, "model", "runtime")
+    at = _set_gpus(worker, 0, nodes.gpu, nodes.worker_gpus, spec_path)
+    aliases: list[tuple[Path, Path]] = [(at, _parallelism_path(owner, owner_path, reference))]
+    if isinstance(spec.get("containers"), list) and spec["containers"]:
+        aliases.append(((*spec_path, "containers", 0), (*spec_path, "containers", 0)))
+    aliases.append(((*spec_path, "containers"), reference))
+    runtime_ref = f"{text(runtime.get('kind'))}/{text(dig(runtime, 'metadata', 'name'))}" if runtime else ""
+    names = (((*spec_path, "containers"), f"{runtime_ref} spec.workerSpec.containers"),)
+    return PodView(worker, tuple(aliases), unfaithful=(at, (*spec_path, "containers")), names=names)
+
+
+def kserve_worker_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
+    """RAY_NODE_COUNT - 1 (the head is the predictor's own pod); unknown without the runtime."""
+    runtime = getattr(obj, "runtime", None)
+    if not isinstance(runtime, dict):
+        return None
+    runtime_spec = mapping(runtime.get("spec"))
+    head = predictor_view(obj, ("spec", "predictor"), owner, ("spec", "predictor"), owner)
+    nodes = multi_node(owner, head.spec, runtime_spec) if head is not None else None
+    return None if nodes is None else nodes.nodes - 1

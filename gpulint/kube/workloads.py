@@ -128,7 +128,7 @@ _TRAINING_RUNTIME = (
 # A ServingRuntime makes no pods itself: its containers are completed by each InferenceService using it.
 _SERVING_RUNTIME = (
     TemplateSite(("spec",), (), _constant(0), "runtime", kserve.KSERVE_CUSTOM),
-    TemplateSite(("spec",), ("workerSpec",), _constant(0), "runtime worker", kserve.KSERVE_WORKER),
+    TemplateSite(("spec",), ("workerSpec",), _constant(0), "runtime worker", kserve.KSERVE_RUNTIME_WORKER),
 )
 # Knative names an unnamed container user-container (serving's DefaultUserContainerName).
 _KNATIVE = (
@@ -192,7 +192,9 @@ TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
     ("serving.knative.dev", "Configuration"): _KNATIVE,
     ("serving.kserve.io", "InferenceService"): (
         TemplateSite(("spec", "predictor"), (), kserve.kserve_predictor_pods, "predictor", kserve.KSERVE_PREDICTOR),
-        TemplateSite(("spec", "predictor"), ("workerSpec",), _constant(None), "predictor worker", kserve.KSERVE_WORKER),
+        TemplateSite(
+            ("spec", "predictor"), ("workerSpec",), kserve.kserve_worker_pods, "predictor worker", kserve.worker_view
+        ),
         TemplateSite(("spec", "transformer"), (), kserve.kserve_predictor_pods, "transformer", kserve.KSERVE_CUSTOM),
         TemplateSite(("spec", "explainer"), (), kserve.kserve_predictor_pods, "explainer", kserve.KSERVE_EXPLAINER),
     ),
