@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 from conftest import DATA, said
-from rule_harness import assert_findings, findings_of
+from rule_harness import assert_findings, findings_of, raw_findings_of
 
 from gpulint.kube.admission.kueue import ClusterQueue, KueueSetup
 
@@ -361,7 +361,10 @@ def test_namespace_selector_on_namespace_labels():
     )
     assert queue_findings(docs(namespace.replace("{value}", "true"), queues, job()), "queue-reference-invalid") == []
     (finding,) = queue_findings(docs(namespace.replace("{value}", "false"), queues, job()), "queue-reference-invalid")
-    assert "has a namespaceSelector that excludes it" in finding.message
+    assert finding.message == (
+        "workload namespace doesn't match ClusterQueue selector: ClusterQueue cluster-queue admits nothing from "
+        "namespace team-a\nClusterQueue cluster-queue has a namespaceSelector that excludes namespace team-a"
+    )
     # labels unknown (no Namespace object): not judged
     assert queue_findings(docs(queues, job()), "queue-reference-invalid") == []
 
@@ -373,7 +376,7 @@ def test_namespace_selector_on_the_metadata_name_label_needs_no_namespace_object
     (finding,) = queue_findings(
         docs(flavor(), cluster_queue(selector=selector), local_queue(), job()), "queue-reference-invalid"
     )
-    assert "excludes it" in finding.message
+    assert "excludes namespace team-a" in finding.message
 
 
 def test_stopped_queues_and_missing_flavors(tmp_path):
@@ -461,8 +464,10 @@ def test_an_inactive_admission_check_from_the_inventory(tmp_path):
     text = docs(flavor(), with_checks(cluster_queue(), "sample-prov", strategy=True), local_queue(), job())
     (finding,) = queue_findings(text, "queue-reference-invalid", inventory=[str(tmp_path)])
     assert finding.severity == "warning"
-    assert (
-        "references inactive AdmissionCheck(s)\nsample-prov (their controller reports Active False)" in finding.message
+    assert finding.message == (
+        "ClusterQueue cluster-queue is inactive (Can't admit new workloads): it references inactive AdmissionCheck(s): "
+        "sample-prov\ntheir controller reports Active False; the queue's workloads stay pending until it marks them "
+        "Active"
     )
     (tmp_path / "checks.yaml").write_text(admission_check(active="True"))
     assert queue_findings(text, "queue-reference-invalid", inventory=[str(tmp_path)]) == []
@@ -512,6 +517,48 @@ def test_multikueue_checks_that_kueue_refuses_to_combine():
     provisioning_on_one = with_checks(two_flavors, "sample-prov", on_flavors="[spot]")
     text = docs(flavor(), flavor("spot"), provisioning_on_one, local_queue(), admission_check(), job())
     assert queue_findings(text, "queue-reference-invalid") == []  # per flavor is fine for other checks
+
+
+def test_admission_check_names_stay_on_the_first_line_until_it_is_full_then_go_to_a_note():
+    # Kueue's condition lists every name ("Can't admit new workloads: references missing AdmissionCheck(s): a,b");
+    # the finding's first line keeps them while it fits in 160 characters, else they are its first note
+    short = ["prov-a100"]
+    long = [
+        "provisioning-request-a100-spot-capacity-europe-west4",
+        "provisioning-request-h100-reserved-capacity-us-central1",
+    ]
+    lead = "ClusterQueue cluster-queue is inactive (Can't admit new workloads): it references missing AdmissionCheck(s)"
+    for names, message, notes in [
+        (short, f"{lead}: prov-a100", ("its workloads stay pending until they exist",)),
+        (long, lead, (f"missing AdmissionCheck(s): {','.join(long)}", "its workloads stay pending until they exist")),
+    ]:
+        text = docs(
+            flavor(), with_checks(cluster_queue(), *names), local_queue(), admission_check("other-check"), job()
+        )
+        (finding,) = raw_findings_of("queue-reference-invalid", text)
+        assert (finding["message"], tuple(finding["notes"])) == (message, notes)
+        assert len(finding["message"]) <= 160
+    # the boundary: a name that makes the line exactly 160 characters stays on it, one more character moves it
+    exact = "x" * (160 - len(lead) - 2)
+    for name, inline in [(exact, True), (exact + "y", False)]:
+        text = docs(flavor(), with_checks(cluster_queue(), name), local_queue(), admission_check("other-check"), job())
+        (finding,) = raw_findings_of("queue-reference-invalid", text)
+        assert (finding["message"] == f"{lead}: {name}") is inline
+        assert (f"missing AdmissionCheck(s): {name}" in finding["notes"]) is not inline
+
+
+def test_a_long_did_you_mean_goes_to_a_note():
+    names = [f"team-{i}-research-queue" for i in range(8)]
+    queues = docs(flavor(), cluster_queue(), *(local_queue(n) for n in names))
+    (finding,) = raw_findings_of("queue-reference-invalid", docs(queues, job(queue="user-queue")))
+    assert finding["message"] == (
+        "LocalQueue user-queue doesn't exist in namespace team-a: Kueue leaves the workload pending (inadmissible)"
+    )
+    assert finding["notes"] == [f"defined: {', '.join(sorted(names)[:6])} and 2 more"]
+    # a close name fits: the suggestion stays on the line
+    (finding,) = raw_findings_of("queue-reference-invalid", docs(queues, job(queue="team-1-research-queu")))
+    assert finding["message"].endswith("; did you mean 'team-1-research-queue'?")
+    assert finding["notes"] == []
 
 
 # ----------------------------------------------------------------- Kueue plain pod groups (examples/pods-kueue)
@@ -617,7 +664,14 @@ def test_pods_of_one_group_that_disagree_on_queue_or_count():
             "pods 'sample-leader' and 'sample-worker' has different 'kueue.x-k8s.io/pod-group-total-count' values",
         ),
     ]
-    assert "user-queue!=other-queue" in found[0].message and "2!=3" in found[1].message
+    assert found[0].message == (
+        "pods 'sample-leader' and 'sample-worker' has different queue names: user-queue!=other-queue\n"
+        "Kueue never makes the Workload of pod group sample-group, and no pod of it starts"
+    )
+    assert found[1].message == (
+        "pods 'sample-leader' and 'sample-worker' has different 'kueue.x-k8s.io/pod-group-total-count' values: 2!=3\n"
+        "Kueue never makes the Workload of pod group sample-group"
+    )
     assert (
         queue_findings(docs(queues, group_pod("sample-leader"), group_pod("sample-worker")), "queue-reference-invalid")
         == []
@@ -978,9 +1032,10 @@ def test_a_volcano_gang_above_its_queues_capability_never_runs():
     assert queue_findings(docs(queue, volcano_gang(2, 2))) == []  # exactly the capability
     (finding,) = queue_findings(docs(queue, volcano_gang(3, 3)))
     assert finding.severity == "error" and (finding.line, finding.column) == (queue.count("\n") + 8, 10)  # spec.queue
-    assert (
-        "Volcano Queue research never runs this Job: the 3 pods the Job needs at once (minAvailable) ask at least 6 "
-        "nvidia.com/gpu, above the queue's capability of 4" in finding.message
+    assert finding.message == (
+        "Volcano Queue research never runs this Job: queue resource quota insufficient (nvidia.com/gpu capability 4)\n"
+        "the 3 pods the Job needs at once (minAvailable) ask at least 6 nvidia.com/gpu, above the queue's capability "
+        "of 4; it stays Pending"
     )
     # the gang's minimum, not every replica: 2 of 3 workers fit the capability
     assert queue_findings(docs(queue, volcano_gang(3, 2))) == []
@@ -1086,13 +1141,15 @@ def test_a_pod_asking_for_more_gpus_than_its_kai_queue_limit():
     assert queue_findings(docs(kai_tree(team_limit="4"), pod)) == []  # exactly the limit
     (finding,) = queue_findings(docs(kai_tree(team_limit="3"), pod))
     assert finding.severity == "error"
-    assert finding.message.startswith(
-        "default-queue quota has reached the allowable limit of GPUs\nLimit is 3 GPUs, currently 0 GPUs allocated "
-        "and workload requested 4 GPUs"
+    assert finding.message == (
+        "KAI Queue default-queue never schedules a pod of this Pod: default-queue quota has reached the allowable "
+        "limit of GPUs\nLimit is 3 GPUs, currently 0 GPUs allocated and workload requested 4 GPUs"
     )
     # the parent's limit binds the team queue too
     (finding,) = queue_findings(docs(kai_tree(parent_limit="2"), pod))
-    assert "KAI Queue default (a parent of default-queue) never schedules a pod of this Pod" in finding.message
+    assert finding.message.startswith(
+        "KAI Queue default (a parent of default-queue) never schedules a pod of this Pod: default quota has reached"
+    )
     # -1 is no limit; a pod another scheduler places is not KAI's
     assert queue_findings(docs(kai_tree(), pod)) == []
     assert queue_findings(docs(kai_tree(team_limit="1"), pod.replace("kai-scheduler", "default-scheduler"))) == []
@@ -1166,11 +1223,11 @@ def test_a_kai_limit_not_written_allows_nothing_and_minus_one_is_no_limit():
         """)
     parent = KAI_QUEUES.replace("default-queue", "default").replace("  parentQueue: default\n", "")
     (finding,) = queue_findings(docs(parent, unwritten, kai_pod()))
-    assert finding.message.startswith(
-        "default-queue quota has reached the allowable limit of GPUs\nLimit is 0 GPUs, currently 0 GPUs allocated "
-        "and workload requested 1 GPUs"
+    assert finding.message == (
+        "KAI Queue default-queue never schedules a pod of this Pod: default-queue quota has reached the allowable "
+        "limit of GPUs\nLimit is 0 GPUs, currently 0 GPUs allocated and workload requested 1 GPUs\n"
+        "spec.resources.gpu.limit is not written: KAI reads 0; -1 is no limit"
     )
-    assert "spec.resources.gpu.limit is not written: KAI reads 0; -1 is no limit" in finding.message
     written = unwritten.replace("      overQuotaWeight: 1\n", "      overQuotaWeight: 1\n      limit: -1\n")
     assert queue_findings(docs(parent, written, kai_pod())) == []
     # the pod asks no CPU or memory: the unwritten cpu and memory limits do not refuse it
@@ -1196,7 +1253,10 @@ def test_kai_cpu_limits_are_millicpus_and_memory_limits_megabytes():
         "Limit is 2 cores, currently 0 cores allocated and workload requested 2.5 cores",
         "Limit is 8 GB, currently 0 GB allocated and workload requested 8.59 GB",
     ]
-    assert found[1].message.startswith("default-queue quota has reached the allowable limit of memory\n")
+    assert found[1].message.startswith(
+        "KAI Queue default-queue never schedules a pod of this Pod: default-queue quota has reached the allowable "
+        "limit of memory\n"
+    )
 
 
 def test_explain_shows_the_admission_step_before_the_scheduler(tmp_path):
@@ -1233,8 +1293,9 @@ def test_explain_shows_the_volcano_capability_and_the_pod_group_verdicts(tmp_pat
     step = explanation["steps"][0]
     assert step["title"] == "Admission (queue and quota)" and step["status"] == "FAIL"
     assert step["lines"] == [
-        "Volcano Queue research never runs this Job: the 3 pods the Job needs at once (minAvailable) ask at least 6 "
-        "nvidia.com/gpu, above the queue's capability of 4; it stays Pending (queue resource quota insufficient)"
+        "Volcano Queue research never runs this Job: queue resource quota insufficient (nvidia.com/gpu capability 4)",
+        "the 3 pods the Job needs at once (minAvailable) ask at least 6 nvidia.com/gpu, above the queue's capability "
+        "of 4; it stays Pending",
     ]
     # a pod group: the second Pod's explain shows the group's one Workload, and the queue it disagrees on
     queues = docs(flavor(), cluster_queue(gpus="8"), local_queue(), local_queue("other-queue"))
@@ -1295,8 +1356,7 @@ def test_inventory_lists_each_cluster_queues_admission_checks_and_whether_they_l
         "    ClusterQueue other-queue is inactive (Can't admit new workloads): it references missing AdmissionCheck(s): "
         "gone; its workloads stay pending until they exist",
         "    ClusterQueue other-queue is inactive (Can't admit new workloads): it references inactive AdmissionCheck(s): "
-        "mk-a (their controller reports Active False); its workloads stay pending until the controller marks them "
-        "Active",
+        "mk-a; their controller reports Active False; the queue's workloads stay pending until it marks them Active",
     ]
     assert not any(line.startswith("  plain-queue:") for line in lines)  # no checks: not listed
     result = run_cli("inventory", "--inventory", RACKS, "--inventory", str(tmp_path), "--format", "json")

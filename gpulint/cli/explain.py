@@ -426,7 +426,7 @@ def admission_step(obj: KubeObject, inventory: Resolver) -> Step | None:
             target += f" (cohort {route.cluster.cohort})"
         lines.append(f"Kueue: {target}")
     for problem in problems:
-        lines.append(problem.message)
+        lines.extend(problem.lines)
         status = FAIL if problem.proven else INFO if status == OK else status
     found = admission_verdict(obj, inventory)
     if found is not None:

@@ -137,7 +137,9 @@ def queue_checks(inventory: Resolver) -> list[QueueChecks]:
                 state = {True: "Active", False: "not Active", None: "status unknown"}[found.active]
                 states.append(CheckState(check_name, found.controller, state))
         problems = admission_check_problems(queue, (), inventory)
-        out.append(QueueChecks(name, queue.cohort, tuple(states), tuple(problem.message for problem in problems)))
+        out.append(
+            QueueChecks(name, queue.cohort, tuple(states), tuple("; ".join(problem.lines) for problem in problems))
+        )
     return out
 
 

@@ -42,6 +42,7 @@ from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import pod_requests, resource_list
 from gpulint.kube.selectors import label_text
 from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
+from gpulint.lint.findings import FIRST_LINE_MAX, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 
@@ -50,11 +51,38 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on
 
 @dataclass(frozen=True)
 class Problem:
-    """A wiring problem: where, what, and whether it is proven (error) or only likely (warning)."""
+    """A wiring problem: where, what, and whether it is proven (error) or only likely (warning).
+
+    ``message`` is one line of at most FIRST_LINE_MAX characters in the admitting program's words (what
+    Kueue, Volcano or KAI does); ``notes`` carry the names and the arithmetic that do not fit on it."""
 
     path: Path
     message: str
     proven: bool
+    notes: tuple[str, ...] = ()
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """The message and its notes, as `explain` and `inventory` print them."""
+        return (self.message, *self.notes)
+
+
+def _worded(head: str, tail: str, note: str, *notes: str) -> tuple[str, tuple[str, ...]]:
+    """``head + tail`` as the first line when it fits, else ``head`` with ``note`` (the tail worded to stand
+    alone) leading the notes: the names a queue lists, a did-you-mean."""
+    if not tail or len(head + tail) <= FIRST_LINE_MAX:
+        return head + tail, notes
+    return head, (note, *notes)
+
+
+def _listing(
+    head: str, label: str, names: Sequence[str], *notes: str, joiner: str = ","
+) -> tuple[str, tuple[str, ...]]:
+    """Kueue's ``<reason>: a,b`` (``label`` ``:`` or ``, found:``) with the names on the first line when they
+    fit, else the reason alone and a ``<what>: a,b`` note (the missing ones, the ones found)."""
+    joined = joiner.join(names)
+    what = label.strip(" ,:") or " ".join(head.split()[-2:])  # found, or "missing AdmissionCheck(s)"
+    return _worded(head, f"{label}{joined}", f"{what}: {joined}", *notes)
 
 
 @dataclass
@@ -97,8 +125,16 @@ def _selector_keys(selector: dict[str, object]) -> set[str]:
 def _did_you_mean(name: str, known: list[str]) -> str:
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     if close:
-        return f"; did you mean '{close[0]}'?"
-    return f"; defined: {', '.join(sorted(known)[:6])}" if known else ""
+        return f"did you mean '{close[0]}'?"
+    if not known:
+        return ""
+    more = f" and {len(known) - 6} more" if len(known) > 6 else ""
+    return f"defined: {', '.join(sorted(known)[:6])}{more}"
+
+
+def _hinted(head: str, hint: str, *notes: str) -> tuple[str, tuple[str, ...]]:
+    """``head; hint`` when it fits on the first line, else the hint is the first note."""
+    return _worded(head, f"; {hint}" if hint else "", hint, *notes)
 
 
 def queue_route(obj: KubeObject, resolver: Resolver) -> QueueRoute | None:
@@ -113,10 +149,12 @@ def queue_route(obj: KubeObject, resolver: Resolver) -> QueueRoute | None:
         route.problems.append(
             Problem(
                 name.path,
-                f"the queue is given as the annotation {name.path[-1]}, which Kueue does not read: it reads "
-                f"the label. The {obj.kind} is not queued (Kueue ignores it, or suspends it forever when "
-                "manageJobsWithoutQueueName is on); make it a label",
+                f"the queue is given as the annotation {name.path[-1]}, which Kueue does not read: it reads the label",
                 False,
+                (
+                    f"the {obj.kind} is not queued (Kueue ignores it, or suspends it forever when "
+                    "manageJobsWithoutQueueName is on); make it a label",
+                ),
             )
         )
         return route
@@ -128,14 +166,11 @@ def queue_route(obj: KubeObject, resolver: Resolver) -> QueueRoute | None:
         listed = resolver.lists("LocalQueue")
         if listed or known:
             where = f" in namespace {namespace}" if namespace else ""
-            route.problems.append(
-                Problem(
-                    name.path,
-                    f"LocalQueue {name.name} doesn't exist{where}: Kueue leaves the workload pending "
-                    f"(inadmissible){_did_you_mean(name.name, known)}",
-                    listed,
-                )
+            message, notes = _hinted(
+                f"LocalQueue {name.name} doesn't exist{where}: Kueue leaves the workload pending (inadmissible)",
+                _did_you_mean(name.name, known),
             )
+            route.problems.append(Problem(name.path, message, listed, notes))
         return route
     if setup.is_ambiguous("LocalQueue", (route.local.namespace, route.local.name)):
         return route  # two different definitions among the linted files: which one applies is unknown
@@ -154,14 +189,11 @@ def queue_route(obj: KubeObject, resolver: Resolver) -> QueueRoute | None:
     if route.cluster is None:
         listed = resolver.lists("ClusterQueue")
         if listed or setup.cluster_queues:
-            route.problems.append(
-                Problem(
-                    name.path,
-                    f"LocalQueue {name.name} points at ClusterQueue {route.local.cluster_queue}, which doesn't "
-                    f"exist{_did_you_mean(route.local.cluster_queue, sorted(setup.cluster_queues))}",
-                    listed,
-                )
+            message, notes = _hinted(
+                f"LocalQueue {name.name} points at ClusterQueue {route.local.cluster_queue}, which doesn't exist",
+                _did_you_mean(route.local.cluster_queue, sorted(setup.cluster_queues)),
             )
+            route.problems.append(Problem(name.path, message, listed, notes))
         return route
     route.problems.extend(_cluster_queue_problems(route.cluster, namespace, name, resolver))
     return route
@@ -180,14 +212,14 @@ def _cluster_queue_problems(queue: ClusterQueue, namespace: str, name: QueueName
         )
     missing = [f for f in queue.flavor_names() if f not in resolver.kueue.flavors]
     if missing and (resolver.lists("ResourceFlavor") or resolver.kueue.flavors):
-        problems.append(
-            Problem(
-                name.path,
-                f"ClusterQueue {queue.name} is inactive: it references missing ResourceFlavor(s): "
-                f"{','.join(missing)}; it admits nothing until they exist",
-                resolver.lists("ResourceFlavor"),
-            )
+        message, notes = _listing(
+            f"ClusterQueue {queue.name} is inactive (Can't admit new workloads): it references missing "
+            "ResourceFlavor(s)",
+            ": ",
+            missing,
+            "it admits nothing until they exist",
         )
+        problems.append(Problem(name.path, message, resolver.lists("ResourceFlavor"), notes))
     problems.extend(admission_check_problems(queue, name.path, resolver))
     if namespace:
         selector = queue.namespace_selector
@@ -195,16 +227,17 @@ def _cluster_queue_problems(queue: ClusterQueue, namespace: str, name: QueueName
         known = selector is None or labels is not None or _selector_keys(selector) <= {NAMESPACE_NAME_LABEL}
         if known and not queue.admits_namespace(labels or {NAMESPACE_NAME_LABEL: namespace}):
             why = (
-                "has no namespaceSelector (null selects no namespace; {} selects all)"
+                f"ClusterQueue {queue.name} has no namespaceSelector (null selects no namespace; {{}} selects all)"
                 if selector is None
-                else "has a namespaceSelector that excludes it"
+                else f"ClusterQueue {queue.name} has a namespaceSelector that excludes namespace {namespace}"
             )
             problems.append(
                 Problem(
                     name.path,
-                    f"workload namespace doesn't match ClusterQueue selector: ClusterQueue {queue.name} {why}, "
-                    f"so nothing from namespace {namespace} is admitted",
+                    f"workload namespace doesn't match ClusterQueue selector: ClusterQueue {queue.name} admits "
+                    f"nothing from namespace {namespace}",
                     True,
+                    (why,),
                 )
             )
     return problems
@@ -226,54 +259,40 @@ def admission_check_problems(queue: ClusterQueue, path: Path, resolver: Resolver
     problems = []
     missing = [check for check in queue.admission_checks if check not in checks]
     if missing and (listed or checks):
-        problems.append(
-            Problem(
-                path,
-                f"{inactive} missing AdmissionCheck(s): {','.join(missing)}; its workloads stay pending until they exist",
-                listed,
-            )
+        message, notes = _listing(
+            f"{inactive} missing AdmissionCheck(s)", ": ", missing, "its workloads stay pending until they exist"
         )
+        problems.append(Problem(path, message, listed, notes))
     found = [checks[check] for check in queue.admission_checks if check in checks]
     off = [check.name for check in found if check.active is False]
     if off:
-        problems.append(
-            Problem(
-                path,
-                f"{inactive} inactive AdmissionCheck(s): {','.join(off)} (their controller reports Active False); "
-                "its workloads stay pending until the controller marks them Active",
-                False,
-            )
+        message, notes = _listing(
+            f"{inactive} inactive AdmissionCheck(s)",
+            ": ",
+            off,
+            "their controller reports Active False; the queue's workloads stay pending until it marks them Active",
         )
+        problems.append(Problem(path, message, False, notes))
     multikueue = [check.name for check in found if check.controller == MULTIKUEUE]
     provisioning = [check.name for check in found if check.controller == PROVISIONING]
+    refused = f"ClusterQueue {queue.name} is inactive: Cannot"
     if len(multikueue) > 1:
-        problems.append(
-            Problem(
-                path,
-                f"ClusterQueue {queue.name} is inactive: Cannot use multiple MultiKueue AdmissionChecks on the same "
-                f"ClusterQueue, found: {','.join(multikueue)}",
-                True,
-            )
+        message, notes = _listing(
+            f"{refused} use multiple MultiKueue AdmissionChecks on the same ClusterQueue", ", found: ", multikueue
         )
+        problems.append(Problem(path, message, True, notes))
     per_flavor = [check for check in multikueue if check in queue.checks_per_flavor]
     if per_flavor:
-        problems.append(
-            Problem(
-                path,
-                f"ClusterQueue {queue.name} is inactive: Cannot specify MultiKueue AdmissionCheck per flavor, "
-                f"found: {','.join(per_flavor)}",
-                True,
-            )
-        )
+        message, notes = _listing(f"{refused} specify MultiKueue AdmissionCheck per flavor", ", found: ", per_flavor)
+        problems.append(Problem(path, message, True, notes))
     if multikueue and provisioning:
-        problems.append(
-            Problem(
-                path,
-                f"ClusterQueue {queue.name} is inactive: Cannot use both MultiKueue and ProvisioningRequest "
-                f"AdmissionChecks together, found: {','.join(multikueue)}, {','.join(provisioning)}",
-                True,
-            )
+        message, notes = _listing(
+            f"{refused} use both MultiKueue and ProvisioningRequest AdmissionChecks together",
+            ", found: ",
+            [",".join(multikueue), ",".join(provisioning)],
+            joiner=", ",
         )
+        problems.append(Problem(path, message, True, notes))
     return problems
 
 
@@ -318,24 +337,22 @@ def pod_group_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     problems = []
     mine, theirs = queue_name(obj.data), queue_name(first.data)
     if mine is not None and theirs is not None and mine.name != theirs.name:
-        problems.append(
-            Problem(
-                mine.path,
-                f"pods '{first.ref.name}' and '{obj.ref.name}' has different queue names: {theirs.name}!={mine.name}: "
-                f"Kueue never makes the Workload of pod group {group[0].name}, and no pod of it starts",
-                True,
-            )
+        message, notes = _worded(
+            f"pods '{first.ref.name}' and '{obj.ref.name}' has different queue names",
+            f": {theirs.name}!={mine.name}",
+            f"{theirs.name}!={mine.name}",
+            f"Kueue never makes the Workload of pod group {group[0].name}, and no pod of it starts",
         )
+        problems.append(Problem(mine.path, message, True, notes))
     total, first_total = kueue_group_total(obj.data), kueue_group_total(first.data)
     if total is not None and first_total is not None and total != first_total:
-        problems.append(
-            Problem(
-                ("metadata", "annotations", KUEUE_TOTAL_ANNOTATION),
-                f"pods '{first.ref.name}' and '{obj.ref.name}' has different '{KUEUE_TOTAL_ANNOTATION}' values: "
-                f"{first_total}!={total}: Kueue never makes the Workload of pod group {group[0].name}",
-                True,
-            )
+        message, notes = _worded(
+            f"pods '{first.ref.name}' and '{obj.ref.name}' has different '{KUEUE_TOTAL_ANNOTATION}' values",
+            f": {first_total}!={total}",
+            f"{first_total}!={total}",
+            f"Kueue never makes the Workload of pod group {group[0].name}",
         )
+        problems.append(Problem(("metadata", "annotations", KUEUE_TOTAL_ANNOTATION), message, True, notes))
     return problems
 
 
@@ -397,23 +414,23 @@ def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
                     if obj.kind == "Job" and use.system == "Volcano"
                     else "its pods stay Pending"
                 )
-                problems.append(
-                    Problem(
-                        use.path,
-                        f"{use.system} Queue {use.name} doesn't exist: {refused}"
-                        f"{_did_you_mean(use.name, sorted(queues))}",
-                        listed,
-                    )
+                message, notes = _hinted(
+                    f"{use.system} Queue {use.name} doesn't exist: {refused}", _did_you_mean(use.name, sorted(queues))
                 )
+                problems.append(Problem(use.path, message, listed, notes))
             continue
         if use.system == "Volcano" and found.state and found.state != "Open":
-            refused = (
-                f"Volcano's admission webhook refuses the Job: can only submit job to queue with state `Open`, "
-                f"queue `{use.name}` status is `{found.state}`"
+            head = f"Volcano Queue {use.name} is {found.state}"
+            problems.append(
+                Problem(
+                    use.path,
+                    f"{head}: Volcano's admission webhook refuses the Job",
+                    True,
+                    (f"can only submit job to queue with state `Open`, queue `{use.name}` status is `{found.state}`",),
+                )
                 if obj.kind == "Job"
-                else "nothing new is scheduled from it"
+                else Problem(use.path, f"{head}: nothing new is scheduled from it", True)
             )
-            problems.append(Problem(use.path, f"Volcano Queue {use.name} is {found.state}: {refused}", True))
     return problems
 
 
@@ -437,9 +454,16 @@ def volcano_capability_problems(obj: KubeObject, resolver: Resolver) -> list[Pro
     return [
         Problem(
             use.path,
-            f"Volcano Queue {use.name} never runs this {obj.kind}: {who} {format_amount(amount)} {name}, above the "
-            f"queue's capability of {format_amount(cap)}; it stays Pending (queue resource quota insufficient)",
+            first_line(
+                f"Volcano Queue {use.name} never runs this {obj.kind}: queue resource quota insufficient "
+                f"({name} capability {format_amount(cap)})",
+                f"Volcano Queue {use.name} never runs this {obj.kind}: queue resource quota insufficient",
+            ),
             True,
+            (
+                f"{who} {format_amount(amount)} {name}, above the queue's capability of {format_amount(cap)}; "
+                "it stays Pending",
+            ),
         )
         for name, amount, cap in over
     ]
@@ -468,18 +492,21 @@ def kai_limit_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
                 continue
             unit = cap.unit.unit
             unwritten = (
-                ""
+                ()
                 if cap.written
-                else f" (spec.resources.{cap.unit.key}.limit is not written: KAI reads 0; -1 is no limit)"
+                else (f"spec.resources.{cap.unit.key}.limit is not written: KAI reads 0; -1 is no limit",)
             )
             problems.append(
                 Problem(
                     use.path,
-                    f"{queue.name} quota has reached the allowable limit of {cap.unit.words}. Limit is "
-                    f"{cap.unit.show(cap.limit)} {unit}, currently 0 {unit} allocated and workload requested "
-                    f"{cap.unit.show(asked)} {unit}: KAI Queue {queue.name}{whose} never schedules "
-                    f"{who}{unwritten}",
+                    f"KAI Queue {queue.name}{whose} never schedules {who}: {queue.name} quota has reached the "
+                    f"allowable limit of {cap.unit.words}",
                     True,
+                    (
+                        f"Limit is {cap.unit.show(cap.limit)} {unit}, currently 0 {unit} allocated and workload "
+                        f"requested {cap.unit.show(asked)} {unit}",
+                        *unwritten,
+                    ),
                 )
             )
     return problems

@@ -22,11 +22,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         *pod_group_problems(obj, ctx.resolver),
     ]
     for problem in problems:
-        brief, notes = split_long(problem.message)
+        brief, spilled = split_long(problem.message)  # a long name the user gave can still overflow the line
         yield Diagnostic(
             RULE_ID,
             problem.path,
             brief,
-            notes=notes,
+            notes=(*spilled, *problem.notes),
             severity=None if problem.proven else Severity.WARNING,
         )

@@ -22,7 +22,7 @@ RULE_ID = SPEC.id
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for problem in [*volcano_capability_problems(obj, ctx.resolver), *kai_limit_problems(obj, ctx.resolver)]:
-        yield Diagnostic(RULE_ID, problem.path, problem.message)
+        yield Diagnostic(RULE_ID, problem.path, problem.message, notes=problem.notes)
     found = admission_verdict(obj, ctx.resolver) if speaks_for_group(obj, ctx.resolver) else None
     if found is None:
         return
