@@ -57,6 +57,62 @@ SOURCES: tuple[tuple[str, str, str], ...] = (
 ALSO_ACCEPTED: dict[str, tuple[str, ...]] = {"kubeflow/trainer": ("v2.2.1", "v2.1.0")}
 
 
+SHARED_MIN_CHARS = 2000  # a repeated subschema at least this long is written once, under $defs
+
+
+def _text(node: Any) -> str:
+    return json.dumps(node, separators=(",", ":"), sort_keys=True)
+
+
+def _count_large(node: Any, counts: dict[str, int], root: bool = False) -> None:
+    """How often each subschema of at least SHARED_MIN_CHARS occurs below ``node`` (``$defs`` aside)."""
+    if isinstance(node, dict):
+        if not root and "$ref" not in node:
+            text = _text(node)
+            if len(text) >= SHARED_MIN_CHARS:
+                counts[text] = counts.get(text, 0) + 1
+        for key, value in node.items():
+            if key != "$defs":
+                _count_large(value, counts)
+    elif isinstance(node, list):
+        for value in node:
+            _count_large(value, counts)
+
+
+def _replaced(node: Any, text: str, ref: dict[str, str]) -> Any:
+    """``node`` with every subschema whose text is ``text`` replaced by ``ref``."""
+    if isinstance(node, dict):
+        if _text(node) == text:
+            return ref
+        return {key: _replaced(value, text, ref) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_replaced(value, text, ref) for value in node]
+    return node
+
+
+def share_repeated(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each large subschema that occurs more than once (a CRD repeats the whole pod
+    template: a RayJob's head and worker groups, a RayService's) written once under ``$defs`` and
+    referenced, largest first; what it accepts and the paths of its errors are unchanged."""
+    defs: dict[str, Any] = {}
+    while True:
+        counts: dict[str, int] = {}
+        for node in (schema, *defs.values()):
+            _count_large(node, counts, root=True)
+        repeated = [text for text, count in counts.items() if count > 1]
+        if not repeated:
+            break
+        chosen = max(repeated, key=len)
+        name = f"shared{len(defs)}"
+        ref = {"$ref": f"#/$defs/{name}"}
+        defs = {key: {k: _replaced(v, chosen, ref) for k, v in value.items()} for key, value in defs.items()}
+        schema = {key: _replaced(value, chosen, ref) for key, value in schema.items()}
+        defs[name] = json.loads(chosen)
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
 def git_show(mirrors: Path, repo: str, tag: str, path: str) -> str:
     git_dir = mirrors / repo.replace("/", "+") / "repo"
     return subprocess.run(
@@ -89,7 +145,7 @@ def main(argv: list[str]) -> int:
                 if key in found:
                     schema = union(schema, found[key])
             filename = re.sub(r"[^A-Za-z0-9]+", "_", key) + ".json"
-            (dest / filename).write_text(json.dumps(schema, separators=(",", ":"), sort_keys=True))
+            (dest / filename).write_text(_text(share_repeated(schema)))
             index[key] = filename
             origins[key] = f"{repo} {tag} {path}" + (
                 f" (fields of {', '.join(accepted)} accepted too)" if accepted else ""
