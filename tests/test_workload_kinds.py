@@ -477,9 +477,22 @@ def test_nim_service_multi_node_gets_the_tensor_parallel_gpus():
         "  resources:\n    limits:\n      nvidia.com/gpu: 1\n    requests:\n      nvidia.com/gpu: 1\n",
         "  multiNode:\n    backendType: lws\n    parallelism:\n      pipeline: 2\n      tensor: 8\n",
     )
-    (site,) = pod_spec_sites(yaml.safe_load(text))
-    assert site.pods == 4  # replicas 2 x pipeline 2
-    assert site.spec["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8}
+    leader, worker = pod_spec_sites(yaml.safe_load(text))
+    # a LeaderWorkerSet (k8s-nim-operator manifests/lws.yaml): 2 groups of size pipeline 2, one leader each
+    assert (leader.role, leader.pods, leader.spec["containers"][0]["name"]) == ("leader", 2, "nim-leader")
+    assert (worker.role, worker.pods, worker.spec["containers"][0]["name"]) == ("worker", 2, "nim-worker")
+    for site in (leader, worker):
+        assert site.spec["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8}
+    # findings name the container as the operator names it, at the field the user wrote
+    odd = text.replace("      tensor: 8\n", "      tensor: 8\n  resources:\n    requests:\n      nvidia.com/gpu: 8\n")
+    found = by_rule(lint_text(odd), "gpu-request-without-limit")
+    assert sorted(re.findall(r"container '([^']+)'", " ".join(f.message for f in found))) == [
+        "nim-leader",
+        "nim-worker",
+    ]
+    assert {(f.line, f.column) for f in found} == {(26, 7)}  # spec.resources.requests[nvidia.com/gpu]
+    single = pod_spec_sites(yaml.safe_load(NIM_SERVICE % "1"))
+    assert [(s.role, s.spec["containers"][0]["name"]) for s in single] == [("", "meta-llama3-8b-instruct-ctr")]
 
 
 def test_nim_cache_has_no_gpu_and_no_finding():

@@ -16,7 +16,7 @@ strategic merge patch of the built pod spec, kube/strategic.py); NVIDIA/k8s-nim-
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -229,6 +229,27 @@ def _image(image: Any, repository: str = "repository", tag: str = "tag") -> str:
     return f"{name}:{version}" if name and version else name
 
 
+# A multi-node NIMService is a LeaderWorkerSet (manifests/lws.yaml): its leader's container is
+# "nim-leader", its workers' "nim-worker"; a single-node one is a Deployment of "<name>-ctr".
+NIM_LEADER, NIM_WORKER = "nim-leader", "nim-worker"
+
+
+def nim_service_site(role: str) -> ViewBuilder:
+    """The NIMService's pod of ``role``: "" (its Deployment's), "leader" or "worker" (its
+    LeaderWorkerSet's, when multiNode is set); None where the NIMService has no such pod."""
+
+    def view(obj: dict[str, Any], owner_path: Path, owner: dict[str, Any], spec_path: Path, spec: dict[str, Any]):
+        if bool(role) != isinstance(spec.get("multiNode"), dict):
+            return None
+        built = nim_service(obj, owner_path, owner, spec_path, spec)
+        if not role:
+            return built
+        container = {**built.spec["containers"][0], "name": NIM_LEADER if role == "leader" else NIM_WORKER}
+        return replace(built, spec={**built.spec, "containers": [container]})
+
+    return view
+
+
 def nim_service(
     obj: dict[str, Any], owner_path: Path, owner: dict[str, Any], spec_path: Path, spec: dict[str, Any]
 ) -> PodView:
@@ -276,13 +297,18 @@ def _names_gpu(resources: dict[str, Any]) -> bool:
 
 
 def nim_service_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
-    """GetReplicas (the HPA's minReplicas when autoscaling) times the LeaderWorkerSet size (pipeline)."""
+    """GetReplicas (the HPA's minReplicas when autoscaling): the Deployment's pods, or the
+    LeaderWorkerSet's groups (one leader each)."""
     if dig(owner, "scale", "enabled") is True:
-        replicas = integer(dig(owner, "scale", "hpa", "minReplicas"), 1)
-    else:
-        replicas = integer(owner.get("replicas"), 1)
-    size = integer(dig(owner, "multiNode", "parallelism", "pipeline"), 1) if owner.get("multiNode") else 1
-    return None if replicas is None or size is None else replicas * size
+        return integer(dig(owner, "scale", "hpa", "minReplicas"), 1)
+    return integer(owner.get("replicas"), 1)
+
+
+def nim_service_workers(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
+    """Each group's workers: the LeaderWorkerSet size (GetLWSSize: the pipeline parallelism) minus its leader."""
+    replicas = nim_service_pods(obj, owner)
+    size = integer(dig(owner, "multiNode", "parallelism", "pipeline"), 1)
+    return None if replicas is None or size is None else replicas * max(size - 1, 0)
 
 
 def nim_cache(

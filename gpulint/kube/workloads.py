@@ -206,7 +206,11 @@ TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
     ("argoproj.io", "WorkflowTemplate"): _ARGO(("spec",)),
     ("argoproj.io", "ClusterWorkflowTemplate"): _ARGO(("spec",)),
     ("argoproj.io", "CronWorkflow"): _ARGO(("spec", "workflowSpec")),
-    ("apps.nvidia.com", "NIMService"): (TemplateSite(("spec",), (), views.nim_service_pods, "", views.nim_service),),
+    ("apps.nvidia.com", "NIMService"): (
+        TemplateSite(("spec",), (), views.nim_service_pods, "", views.nim_service_site("")),
+        TemplateSite(("spec",), (), views.nim_service_pods, "leader", views.nim_service_site("leader")),
+        TemplateSite(("spec",), (), views.nim_service_workers, "worker", views.nim_service_site("worker")),
+    ),
     ("apps.nvidia.com", "NIMCache"): (TemplateSite(("spec",), (), _constant(1), "caching job", views.nim_cache),),
     ("production-stack.vllm.ai", "VLLMRuntime"): (
         TemplateSite(("spec",), (), views.vllm_runtime_pods, "", views.vllm_runtime),
