@@ -958,3 +958,42 @@ def test_a_known_resource_no_pool_offers_names_its_plugin_not_a_lookalike(write)
     assert error["severity"] == "error"
     assert "amd.com/gpu (advertised by the AMD GPU device plugin)" in error["message"]
     assert "did you mean" not in said(error)
+
+
+AZURE_NODEPOOL = """\
+# Shaped like the AKS node auto-provisioning docs' GPU NodePool (learn.microsoft.com/azure/aks/node-autoprovision)
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: gpu}
+      requirements:
+      - {key: node.kubernetes.io/instance-type, operator: In, values: [Standard_NC24ads_A100_v4, Standard_NC48ads_A100_v4]}
+      - {key: topology.kubernetes.io/zone, operator: In, values: [eastus-1]}
+      taints:
+      - {key: sku, value: gpu, effect: NoSchedule}
+---
+apiVersion: karpenter.azure.com/v1beta1
+kind: AKSNodeClass
+metadata: {name: gpu}
+spec:
+  imageFamily: AzureLinux
+  gpu: {mode: Driver}
+  vnetSubnetID: /subscriptions/0000/resourceGroups/ml/providers/Microsoft.Network/virtualNetworks/ml/subnets/nodes
+"""
+
+
+def test_an_aks_nodeclass_changes_no_verdict_on_the_catalogued_sizes(write, tmp_path):
+    # the README's claim: AzureLinux and gpu.mode Driver keep both A100 sizes (supported-gpus.yaml lists them
+    # for azurelinux3 with a managed NVIDIA driver); zones come from the NodePool's requirement only
+    inventory = tmp_path / "aks-karpenter"
+    inventory.mkdir()
+    (inventory / "nodepools.yaml").write_text(AZURE_NODEPOOL)
+    sku = "      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n"
+    assert findings(write, gpu_job(2, spec=sku), str(inventory)) == []
+    never = only(findings(write, gpu_job(3, spec=sku), str(inventory)), "gpu-unschedulable")
+    assert "at most 2 nvidia.com/gpu (Standard_NC48ads_A100_v4); the pod asks for 3" in said(never)
+    elsewhere = gpu_job(1, spec=sku + "      nodeSelector: {topology.kubernetes.io/zone: eastus-2}\n")
+    assert only(findings(write, elsewhere, str(inventory)), "over-tight-affinity")["severity"] == "error"
