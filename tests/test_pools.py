@@ -952,6 +952,16 @@ def test_hami_shares_on_a_karpenter_only_cluster_are_one_warning_never_a_suggest
     assert findings(write, gpu_job(1, spec=TOLERATE_GPU), nodepools) == []
 
 
+def test_explain_names_hami_shares_as_check_does(write):
+    path = str(write("hami.yaml", hami_job("nvidia.com/gpumem: 3000")))
+    out = run_cli("explain", path, "--inventory", f"{KARPENTER}/nodepools.yaml").stdout
+    assert "1. Resource names and counts: info" in out
+    assert "nvidia.com/gpumem: a HAMi share: HAMi's scheduler extender accounts for it" in out
+    # boundary: a typo is still a failed step
+    typo = str(write("typo.yaml", hami_job("nvidia.com/gpumemory: 3000")))
+    assert "1. Resource names and counts: FAIL" in run_cli("explain", typo, "--inventory", KARPENTER).stdout
+
+
 def test_a_known_resource_no_pool_offers_names_its_plugin_not_a_lookalike(write):
     amd = gpu_job(1, spec=TOLERATE_GPU).replace("nvidia.com/gpu: 1", "amd.com/gpu: 1")
     error = only(findings(write, amd, f"{KARPENTER}/nodepools.yaml"), "gpu-resource-unknown")

@@ -16,7 +16,7 @@ from gpulint.kube.gangs.members import Gang, gangs_of, pack
 from gpulint.kube.gangs.packing import WORK_BUDGET
 from gpulint.kube.pools.fit import EXCLUDED, FITS, LIMITED, NEVER, UNKNOWN, PoolFit
 from gpulint.kube.quantity import format_amount
-from gpulint.kube.resources import is_extended
+from gpulint.kube.resources import is_extended, scheduler_managed
 from gpulint.kube.scheduler import (
     REASON_AFFINITY,
     REASON_NODE_NAME,
@@ -119,6 +119,8 @@ def explain_site(
     extended = {name: amount for name, amount in everything.items() if is_extended(name)}
     known = inventory.offered_resources | inventory.dra_extended_resources().keys()
     unknown = [name for name in extended if name not in known]
+    shares = {name: plugin for name in unknown if (plugin := scheduler_managed(name))}
+    unknown = [name for name in unknown if name not in shares]
     lines = [
         "effective pod request: "
         + (", ".join(f"{n} {format_amount(a)}" for n, a in sorted(pod.requests.items())) or "nothing")
@@ -127,12 +129,17 @@ def explain_site(
         lines.append(f"not all of the pod is known here: {site.completed_by} supplies part of it")
     nothing = "no node publishes it, no node pool offers it" if inventory.pools else "no node publishes it"
     lines += [f"{name}: {nothing} and no DeviceClass backs it" for name in unknown]
+    lines += [
+        f"{name}: a {plugin} share: {plugin}'s scheduler extender accounts for it; nodes do not publish it"
+        for name, plugin in shares.items()
+    ]
     fractional = [name for name, amount in extended.items() if amount.denominator != 1]
     lines += [
         f"{name}: {format_amount(extended[name])} is not a whole number (the API server rejects it)"
         for name in fractional
     ]
-    steps.append(Step("Resource names and counts", FAIL if unknown or fractional else OK, lines))
+    status = FAIL if unknown or fractional else INFO if shares else OK
+    steps.append(Step("Resource names and counts", status, lines))
 
     # the nodes the pools can add (the same verdicts gpu-unschedulable words)
     fits = pool_fits(pod, inventory) if inventory.pools and obj.kind != "DaemonSet" else []

@@ -123,3 +123,9 @@ DEVICE_PLUGIN_RESOURCES: tuple[DevicePluginResource, ...] = (
 def device_plugin_resource(name: str) -> DevicePluginResource | None:
     """The known device-plugin resource ``name`` is, if it is one."""
     return next((known for known in DEVICE_PLUGIN_RESOURCES if fnmatch.fnmatchcase(name, known.pattern)), None)
+
+
+def scheduler_managed(name: str) -> str:
+    """The plugin whose scheduler extender accounts for ``name`` (a share nodes never publish), else ""."""
+    known = device_plugin_resource(name)
+    return known.plugin if known is not None and not known.node_published else ""

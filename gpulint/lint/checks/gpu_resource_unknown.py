@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from gpulint.kube.resources import DevicePluginResource, device_plugin_resource, is_extended
+from gpulint.kube.resources import device_plugin_resource, is_extended, scheduler_managed
 from gpulint.kube.workloads import container_resources
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
@@ -26,17 +26,18 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     known = inventory.offered_resources | dra_backed.keys()
     extended_known = sorted(name for name in known if is_extended(name))
     for block in container_resources(obj.data):
-        shares: list[tuple[Path, str, DevicePluginResource]] = []  # one finding for a container's shares
+        shares: list[tuple[Path, str, str]] = []  # (path, name, plugin): one finding for a container's shares
         for section, values in (("limits", block.limits), ("requests", block.requests)):
             for name in values:
                 if not is_extended(name) or name in known:
                     continue
                 if section == "requests" and name in block.limits:
                     continue  # reported once, at the limit
-                plugin = device_plugin_resource(name)
-                if plugin is not None and not plugin.node_published:
-                    shares.append(((*block.path, section, name), name, plugin))
+                share = scheduler_managed(name)  # explain's step 1 asks the same
+                if share:
+                    shares.append(((*block.path, section, name), name, share))
                     continue
+                plugin = device_plugin_resource(name)
                 # a real device plugin's resource is never a typo of another one
                 close = [] if plugin else difflib.get_close_matches(name, extended_known, n=1, cutoff=0.6)
                 hint = f"; did you mean {close[0]}?" if close else ""
@@ -109,18 +110,16 @@ KARPENTER_EXTENDED = (
 )
 
 
-def _scheduler_managed(
-    container: str, shares: list[tuple[Path, str, DevicePluginResource]], inventory: Resolver
-) -> Diagnostic:
+def _scheduler_managed(container: str, shares: list[tuple[Path, str, str]], inventory: Resolver) -> Diagnostic:
     """Shares a scheduler extender accounts for: nodes never publish them, so their absence proves nothing; with
     node pools, no new node carries them, so a pod no existing node serves waits (a warning, never an error).
     Reported once per container, at the first."""
     path, _, plugin = shares[0]
     names = [name for _, name, _ in shares]
     name = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-    share, it = (f"a {plugin.plugin} share", "it") if len(names) == 1 else (f"{plugin.plugin} shares", "them")
+    share, it = (f"a {plugin} share", "it") if len(names) == 1 else (f"{plugin} shares", "them")
     managed = (
-        f"{plugin.plugin}'s scheduler extender accounts for {it} (ignoredByScheduler: NodeResourcesFit skips {it}); "
+        f"{plugin}'s scheduler extender accounts for {it} (ignoredByScheduler: NodeResourcesFit skips {it}); "
         f"nodes do not publish {it}"
     )
     if not inventory.pools:
@@ -128,7 +127,7 @@ def _scheduler_managed(
             RULE_ID,
             path,
             f"container '{container}' asks for {name}, {share} no node publishes: only "
-            f"{plugin.plugin}'s scheduler can place the pod",
+            f"{plugin}'s scheduler can place the pod",
             notes=(managed,),
             on_key=True,
             severity=Severity.INFO,
