@@ -1094,3 +1094,52 @@ def test_kserve_multi_node_fit_verdicts_at_the_parallel_size(tmp_path):
     # without the runtime the workers' count and GPUs are unknown: nothing said
     path.write_text(_multinode(backend="mp", pp=2, tp=16).split("---")[0])
     assert not any(rule == "gpu-unschedulable" for rule, *_ in _findings(str(path), "--inventory", FLEET))
+
+
+# Knative's multi-container docs (serving/configuration/multi-container): one serving container with the
+# port, sidecars without; here a GPU model server and a metrics sidecar.
+KNATIVE_MULTI = """
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: llm
+  namespace: default
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.6.3
+          ports:
+            - containerPort: 8000
+          resources:
+            limits: {nvidia.com/gpu: "1"}
+        - name: metrics
+          image: ghcr.io/example/gpu-metrics:1.0
+%s"""
+
+
+def test_knative_allows_one_port_across_its_containers():
+    assert by_rule(lint_text(KNATIVE_MULTI % ""), "knative-field-disallowed") == []  # the docs' shape
+    assert by_rule(lint_text(KNATIVE % "1"), "knative-field-disallowed") == []  # one container, one port
+    sidecar_port = "          ports:\n            - containerPort: 9400\n"
+    (finding,) = by_rule(lint_text(KNATIVE_MULTI % sidecar_port), "knative-field-disallowed")
+    assert (finding.line, finding.column) == (19, 15)  # the second port
+    assert finding.severity.name == "ERROR"
+    assert finding.message == (
+        "Knative's webhook rejects the Service: more than one container port is set: "
+        "spec.template.spec.containers[*].ports"
+    )
+    assert finding.notes[0] == "Only a single port is allowed across all containers"
+    # two ports on one container are two ports too (validateContainersPorts counts them all)
+    two = KNATIVE % "1"
+    two = two.replace(
+        "            - containerPort: 8080\n", "            - containerPort: 8080\n            - containerPort: 9090\n"
+    )
+    (finding,) = by_rule(lint_text(two), "knative-field-disallowed")
+    assert "more than one container port is set" in finding.message and finding.line == 16
+    # several containers and no port: Knative cannot tell which one serves
+    portless = (KNATIVE_MULTI % "").replace("          ports:\n            - containerPort: 8000\n", "")
+    (finding,) = by_rule(lint_text(portless), "knative-field-disallowed")
+    assert finding.message.endswith("missing field(s): spec.template.spec.containers[*].ports")
+    assert (finding.line, finding.column) == (9, 7)

@@ -10,6 +10,8 @@ is Enabled, Allowed or Disabled, case-insensitive, anything else leaves the defa
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
+from typing import Any
 
 GROUP = "serving.knative.dev"
 KINDS = ("Service", "Configuration")
@@ -49,3 +51,33 @@ def flag_state(key: str, values: dict[str, object] | None, keys: frozenset[str] 
     if keys is not None:
         return FlagState.SET if key in keys else FlagState.DISABLED
     return FlagState.UNKNOWN
+
+
+# Source: knative/serving pkg/apis/serving/k8s_validation.go validateContainersPorts (ValidatePodSpec,
+# under "containers[*]"): the ports of every container counted together.
+MORE_THAN_ONE_PORT = "more than one container port is set"
+ONE_PORT_DETAILS = "Only a single port is allowed across all containers"
+MISSING_FIELD = "missing field(s)"
+
+
+@dataclass(frozen=True)
+class PortProblem:
+    path: tuple[str | int, ...]  # relative to the pod spec: the port past the first, or the containers
+    message: str  # Knative's words, before ": <field path>"
+    details: str = ""
+
+
+def port_problems(spec: dict[str, Any]) -> list[PortProblem]:
+    """Knative refuses a pod spec with more than one port across its containers, and one of several
+    containers without any port (it would not know which one serves)."""
+    containers = [c for c in spec.get("containers") or () if isinstance(c, dict)]
+    ports = [
+        ("containers", i, "ports", j)
+        for i, container in enumerate(containers)
+        for j, _ in enumerate(container.get("ports") or ())
+    ]
+    if len(ports) > 1:
+        return [PortProblem(ports[1], MORE_THAN_ONE_PORT, ONE_PORT_DETAILS)]
+    if not ports and len(containers) > 1:
+        return [PortProblem(("containers",), MISSING_FIELD)]
+    return []

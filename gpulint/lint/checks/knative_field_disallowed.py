@@ -1,4 +1,5 @@
-"""knative-field-disallowed: Knative's webhook refuses a pod field its feature flags keep off."""
+"""knative-field-disallowed: Knative's webhook refuses a pod field its feature flags keep off, or
+container ports it cannot route (more than one across the containers, or none among several)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,23 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     values = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
     keys = None if values is not None else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
     for site in pod_spec_sites(obj.data):
+        for problem in knative.port_problems(site.spec):
+            yield Diagnostic(
+                RULE_ID,
+                (*site.path, *problem.path),
+                f"Knative's webhook rejects the {obj.kind}: {problem.message}: "
+                f"{field_path(site.path)}.containers[*].ports",
+                on_key=True,
+                notes=tuple(
+                    note
+                    for note in (
+                        problem.details,
+                        "Knative routes requests to the one container that declares a port; the others are "
+                        "sidecars without ports",
+                    )
+                    if note
+                ),
+            )
         for field, flag in knative.FEATURE_FLAGS.items():
             if site.spec.get(field) in (None, False, "", [], {}):
                 continue
