@@ -473,3 +473,16 @@ def test_explain_json_is_versioned(write):
         "StatefulSet/ml/shards (6 pods)",
         "ResourceClaimTemplate/ml/gpus-16",
     ]
+
+
+def test_explain_json_of_templated_files_is_still_a_document(write):
+    """A file holding only Helm/Go template text has nothing to explain: stderr says why, and a JSON
+    reader still gets a versioned document with no explanations (found by the pipeline fuzzer)."""
+    templated = write("pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }}\n")
+    as_json = run_cli("explain", str(templated), "--inventory", DRA, "--format", "json")
+    assert as_json.exit_code == 0, as_json.stderr
+    assert json.loads(as_json.stdout) == {"version": 1, "explanations": []}
+    assert f"{templated}:4:" in as_json.stderr and "templated file" in as_json.stderr
+    as_text = run_cli("explain", str(templated), "--inventory", DRA)
+    assert as_text.exit_code == 0 and as_text.stdout == ""
+    assert "templated file" in as_text.stderr

@@ -455,10 +455,13 @@ def explain_command(
             own[id(obj)] = [f for f in file_report.findings if f.obj == obj.ref and f.document == obj.document.index]
     objects = [obj for obj in run.objects() if object_matches(obj, object_selector)]
     explanations = explain_objects(objects, run.resolver, lambda obj: own.get(id(obj), []))
-    if explanations:
+    # JSON readers get a document whenever the exit code says the run went through, even with nothing to
+    # explain (every file templated or unreadable: said on stderr above).
+    unexplained = not explanations and any(f.rule in unreadable for f in report.findings)
+    if explanations or (unexplained and output_format == "json"):
         text = (render_json if output_format == "json" else render)(explanations)
         click.echo(encode(text, "json" if output_format == "json" else "text"), nl=False)
-    elif not any(f.rule in unreadable for f in report.findings):
+    elif not unexplained:
         what = f" matching --object {object_selector}" if object_selector else ""
         click.echo(f"gpulint: no pod templates{what} in {', '.join(paths)}", err=True)
         sys.exit(EXIT_USAGE)
