@@ -1143,3 +1143,24 @@ def test_knative_allows_one_port_across_its_containers():
     (finding,) = by_rule(lint_text(portless), "knative-field-disallowed")
     assert finding.message.endswith("missing field(s): spec.template.spec.containers[*].ports")
     assert (finding.line, finding.column) == (9, 7)
+
+
+def test_a_trainjob_whose_runtime_asks_for_a_pod_group_is_one_gang(tmp_path):
+    # the Trainer's coscheduling plugin: one PodGroup named after the TrainJob, minMember = all its pods
+    runtime = TORCH_RUNTIME.replace(
+        "  mlPolicy:\n", "  podGroupPolicy:\n    coscheduling:\n      scheduleTimeoutSeconds: 120\n  mlPolicy:\n"
+    )
+    racks = str(DATA / "racks")  # six nodes hold 8 GPUs each
+    tree = _trainjob_tree(tmp_path, runtime=runtime, nodes=7, gpus=8, product="x")
+    job = (tree / "jobs" / "train.yaml").read_text()
+    (tree / "jobs" / "train.yaml").write_text(job.split("  runtimePatches:")[0])  # no node selection
+    result = run_cli("check", str(tree), "--inventory", racks, "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "gang-unsatisfiable"]
+    assert finding["message"].startswith("coscheduling PodGroup fine-tune-llama needs 7 node pods x 8 nvidia.com/gpu")
+    assert (finding["path"].rsplit("/", 1)[-1], finding["line"]) == ("train.yaml", 8)  # spec.runtimeRef.name
+    (tree / "jobs" / "train.yaml").write_text(job.split("  runtimePatches:")[0].replace("numNodes: 7", "numNodes: 6"))
+    assert not any(rule == "gang-unsatisfiable" for rule, *_ in _findings(str(tree), "--inventory", racks))
+    # the same TrainJob on a runtime without a podGroupPolicy: each pod on its own, no gang
+    tree = _trainjob_tree(tmp_path, nodes=7, gpus=8)
+    (tree / "jobs" / "train.yaml").write_text(job.split("  runtimePatches:")[0])
+    assert not any(rule == "gang-unsatisfiable" for rule, *_ in _findings(str(tree), "--inventory", racks))

@@ -68,6 +68,17 @@ class ComposedPod:
 
 
 REF_NAME = ("spec", "runtimeRef", "name")
+# The runtime's podGroupPolicy: the Trainer's plugins (pkg/runtime/framework/plugins/coscheduling,
+# volcano) create a PodGroup named after the TrainJob whose minMember is every pod of every pod set.
+POD_GROUP_POLICIES = ("coscheduling", "volcano")
+
+
+def pod_group_policy(data: dict[str, Any]) -> str:
+    """The gang scheduler the bound TrainJob's runtime asks for ("" without a runtime or a policy)."""
+    if not isinstance(data, BoundTrainJob):
+        return ""
+    policy = mapping(dig(data.runtime, "spec", "podGroupPolicy"))
+    return next((name for name in POD_GROUP_POLICIES if isinstance(policy.get(name), dict)), "")
 
 
 def composed_pods(trainjob: dict[str, Any], runtime: dict[str, Any]) -> Iterator[ComposedPod]:

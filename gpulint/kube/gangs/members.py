@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from gpulint.kube import trainjob
 from gpulint.kube.admission.assign import flavor_pins
 from gpulint.kube.admission.workload import integration, is_distributed, pod_sets, queue_name
 from gpulint.kube.fields import dig, integer, mapping, sequence
@@ -269,6 +270,12 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool 
                     ("spec", "scheduling", "schedulingConstraints", "topology") if topology else None,
                 )
             ]
+    policy = trainjob.pod_group_policy(data)
+    if policy:  # the Trainer makes one PodGroup of all the TrainJob's pods
+        members = [_member(kind, site) for site in sites]
+        label = {"coscheduling": "coscheduling PodGroup", "volcano": "Volcano PodGroup"}[policy]
+        total = sum(m.count for m in members)
+        return [Gang(f"{label} {obj.ref.name}", members, total, trainjob.REF_NAME, topology, topology_path)]
     found = _referenced_gangs(obj, sites, inventory, reported_only) + _kueue_gangs(obj, sites, inventory)
     found += _kueue_pod_group(obj, inventory, reported_only)
     if not found:  # Kueue admits the whole workload at once: its pods as one gang
