@@ -472,3 +472,52 @@ def test_a_shared_device_serves_one_request_once():
     huge = two.replace("count: 2", "count: 5000")  # no search of 5000 levels: the count alone decides
     (finding,) = by_rule(lint(huge, inventory(SHARED)), "claim-unsatisfiable")
     assert "needs 5000 devices" in shown(finding)
+
+
+def admin_pod(second_admin: bool, devices: int) -> tuple[str, object]:
+    claims = "".join(
+        f"""
+        ---
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaim
+        metadata: {{name: {name}, namespace: ml}}
+        spec:
+          devices:
+            requests:
+            - name: mig
+              exactly: {{deviceClassName: mig.nvidia.com{", adminAccess: true" if admin else ""}}}
+        """
+        for name, admin in (("workload", False), ("monitor", second_admin))
+    )
+    pod = """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: monitored, namespace: ml}
+        spec:
+          resourceClaims:
+          - {name: a, resourceClaimName: workload}
+          - {name: b, resourceClaimName: monitor}
+          containers:
+          - name: main
+            image: registry.example.com/infer:1.4
+            resources:
+              claims: [{name: a}, {name: b}]
+        """
+    slice_devices = "".join(
+        f"  - name: mig-{i}\n    attributes: {{type: {{string: mig}}, profile: {{string: 3g.40gb}}}}\n"
+        for i in range(devices)
+    )
+    cluster = inventory(UNTAINTED.split("  devices:\n")[0] + "  devices:\n" + slice_devices)
+    return pod + claims, cluster
+
+
+def test_an_admin_access_claim_shares_the_device_another_claim_of_the_pod_takes():
+    # allocateOne skips the in-use check for adminAccess: a monitoring claim reaches the workload's device
+    text, cluster = admin_pod(second_admin=True, devices=1)
+    assert not by_rule(lint(text, cluster), "claim-unsatisfiable")
+    # without adminAccess the two claims need two devices: one is not enough, two are
+    text, cluster = admin_pod(second_admin=False, devices=1)
+    (finding,) = by_rule(lint(text, cluster), "claim-unsatisfiable")
+    assert "the requests need 2 distinct devices together; 1 candidate devices" in shown(finding)
+    text, cluster = admin_pod(second_admin=False, devices=2)
+    assert not by_rule(lint(text, cluster), "claim-unsatisfiable")

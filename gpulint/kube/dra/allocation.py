@@ -610,6 +610,7 @@ class Slot:
     taken: int = 0
     unmatched: str = ""  # All: the constraint attribute its devices do not share
     refused: str = ""
+    claim: int = 0  # which of the pod's claims it belongs to (adminAccess shares devices across claims)
 
 
 @dataclass
@@ -842,10 +843,13 @@ class Allocator:
                 for key, value in device.counter_use().items():
                     left[key] = left.get(key, Fraction(0)) - value  # counters held by allocated devices
         per_request: list[list[Slot]] = []
-        for claim in claims:
+        for index, claim in enumerate(claims):
             for request in claim.requests:
                 per_request.append(
-                    [self._slot(request.name, a, devices, in_use, consumed) for a in request.alternatives]
+                    [
+                        replace(self._slot(request.name, a, devices, in_use, consumed), claim=index)
+                        for a in request.alternatives
+                    ]
                 )
         best_reason = ""
         best_score: tuple[int, ...] = (-1,)
@@ -985,8 +989,33 @@ class Allocator:
                         if slot.alternative.all_devices and len(holding) < len(keep):
                             unmatched = constraint.attribute
                         keep = holding
-                restricted.append(Slot(slot.request, slot.alternative, slot.after_class, keep, 0, unmatched))
+                restricted.append(replace(slot, candidates=keep, taken=0, unmatched=unmatched))
             yield chosen, restricted
+
+    def _assignable(
+        self, slots: list[Slot], counters: dict[pools.CounterKey, Fraction], consumed: Consumed, search: bool
+    ) -> bool | None:
+        """Can the slots get their devices together (None: the search was too large)? An adminAccess
+        request may take a device another claim's request takes (allocateOne skips the in-use check for
+        it, not the same-claim one), so with adminAccess this proves a failure only as the scheduler
+        would meet it: among the requests without adminAccess, or within one claim."""
+        admin = {id(s) for s in slots if s.alternative.admin_access and self.features.admin_access}
+        groups = [slots]
+        if admin and len({s.claim for s in slots}) > 1:
+            groups = [[s for s in slots if id(s) not in admin]] + [
+                [s for s in slots if s.claim == claim] for claim in sorted({s.claim for s in slots})
+            ]
+        unknown = False
+        for group in groups:
+            found = (
+                _Search(group, counters, self.features.consumable_capacity, consumed).run()
+                if search
+                else _matching(_plan(group))
+            )
+            if found is False:
+                return False
+            unknown = unknown or found is None
+        return None if unknown else True
 
     def _match(
         self, slots: list[Slot], counters: dict[pools.CounterKey, Fraction], consumed: Consumed
@@ -1008,13 +1037,10 @@ class Allocator:
                 plan.append((slot.request, slot.alternative.count, slot.candidates, False))
         shared = self.features.consumable_capacity and any(d.multiple for s in slots for d in s.candidates)
         counted = self.features.partitionable_devices and any(d.consumes for s in slots for d in s.candidates)
-        if shared or counted:
-            found = _Search(slots, counters, self.features.consumable_capacity, consumed).run()
-            if found is None:
-                return "search too large", -1
-            if found:
-                return None
-        elif _matching(plan):
+        found = self._assignable(slots, counters, consumed, shared or counted)
+        if found is None:
+            return "search too large", -1
+        if found:
             return None
         needed = sum(count for _, count, _, _ in plan)
         distinct = len({d.key for _, _, candidates, _ in plan for d in candidates})
@@ -1036,6 +1062,18 @@ class Allocator:
             f"the requests need {needed} distinct devices together; {distinct} candidate devices satisfy "
             f"their selectors and constraints"
         ), distinct
+
+
+def _plan(slots: list[Slot]) -> list[tuple[str, int, list[Device], bool]]:
+    return [
+        (
+            slot.request,
+            len(slot.candidates) if slot.alternative.all_devices else slot.alternative.count,
+            slot.candidates,
+            slot.alternative.all_devices,
+        )
+        for slot in slots
+    ]
 
 
 def _room(device: Device, capacity: tuple[tuple[str, Fraction], ...], used: dict[str, Fraction]) -> bool:
