@@ -241,8 +241,13 @@ def test_without_the_clusters_classes_only_a_typo_is_a_warning(write):
     assert report["findings"] == []
     notes = [note for note in report["notes"] if note.startswith("device-class-unknown:")]
     assert len(notes) == 2
-    assert notes[0].startswith("device-class-unknown: DeviceClass 'fpga.acme.io' not checked:")
-    assert notes[0].endswith(f"(2 places: {linted}:17:28, {linted}:29:28)")
+    assert notes[0].split("\n") == [
+        "device-class-unknown: DeviceClass 'fpga.acme.io' not checked: the linted files do not define it and the "
+        "inventory does not list the cluster's DeviceClasses",
+        "drivers install their classes; add `kubectl get deviceclasses -o yaml` to the inventory",
+        f"{linted}:17:28",
+        f"{linted}:29:28",
+    ]
     assert all("did you mean" not in note for note in notes)
     (cut_short,) = _class_findings(write, "fabric.example")
     assert "did you mean 'fabric.example.com'?" in cut_short["message"]

@@ -4,8 +4,9 @@ noun ("3 pod pods", "GPU GPUs") or "1 nodes".
 
 What is measured is the finding's message: the text the text formatter prints after
 ``path:line:col: severity[rule] Kind/namespace/name:``. That prefix is left out because its length is
-the user's (file paths and object names), not gpulint's wording; a run note (printed once as
-``note: ...``) is not a finding and is not measured.
+the user's (file paths and object names), not gpulint's wording. A run note (printed once as
+``note: ...``) is held to the same rule: its first line fits, and what it lists (the places a fact
+applies to, the rules skipped) goes on the lines under it, the places capped with "and N more places".
 
 The findings come from every built-in rule's and library policy's documented example and use-instead
 (each against the inventory its doc names), the repository's examples/ with and without their
@@ -151,10 +152,11 @@ FAILING = {
 }
 
 
-def _findings(*args: str) -> list[dict]:
+def _report(*args: str) -> dict:
     run = run_cli("check", *args, "--format", "json")
     assert run.exit_code in (0, 1), run.stderr
-    return run.json()["findings"]
+    report: dict = run.json()
+    return report
 
 
 def _doc_runs() -> list[tuple[str, list[dict]]]:
@@ -176,24 +178,29 @@ def _doc_runs() -> list[tuple[str, list[dict]]]:
 
 
 @pytest.fixture(scope="module")
-def everything(tmp_path_factory) -> list[tuple[str, dict]]:
+def cli_reports(tmp_path_factory) -> list[tuple[str, dict]]:
+    """The JSON reports of `gpulint check` over the examples, the test data and the failing manifests."""
     tmp = tmp_path_factory.mktemp("messages")
-    runs = _doc_runs()
-    runs.append(("examples/", _findings(str(REPO / "examples"), "--inventory", str(REPO / "examples" / "inventory"))))
-    runs.append(("examples/ alone", _findings(str(REPO / "examples" / "manifests"))))
-    for folder in sorted(p for p in DATA.iterdir() if p.is_dir()):
-        runs.append((f"tests/data/{folder.name}", _findings(str(folder))))
     failing = tmp / "failing"
     failing.mkdir()
     for name, text in FAILING.items():
         (failing / name).write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    runs.append(("failing manifests", _findings(str(failing))))
-    runs.append(
-        (
-            "failing manifests on examples/inventory",
-            _findings(str(failing), "--inventory", str(REPO / "examples" / "inventory")),
-        )
-    )
+    inventory = ("--inventory", str(REPO / "examples" / "inventory"))
+    return [
+        ("examples/", _report(str(REPO / "examples"), *inventory)),
+        ("examples/ alone", _report(str(REPO / "examples" / "manifests"))),
+        *(
+            (f"tests/data/{folder.name}", _report(str(folder)))
+            for folder in sorted(p for p in DATA.iterdir() if p.is_dir())
+        ),
+        ("failing manifests", _report(str(failing))),
+        ("failing manifests on examples/inventory", _report(str(failing), *inventory)),
+    ]
+
+
+@pytest.fixture(scope="module")
+def everything(cli_reports) -> list[tuple[str, dict]]:
+    runs = [*_doc_runs(), *((source, report["findings"]) for source, report in cli_reports)]
     return [(source, finding) for source, found in runs for finding in found]
 
 
@@ -282,3 +289,90 @@ def test_split_long_splits_at_a_clause_outside_parentheses_and_quotes(text, line
 def test_member_pods_are_named_by_role_without_doubling(role, said):
     # describe_gang (check) and explain's "to make it fit" line: never "pod pods" or "workers pods"
     assert role_pods(role) == said
+
+
+# --------------------------------------------------------------------------- run notes
+
+
+def _without_roots(text: str, *roots: object) -> str:
+    """``text`` with the folders the test linted taken out: a path's length is the user's, not gpulint's."""
+    for root in sorted({str(r) for r in roots}, key=len, reverse=True):
+        text = text.replace(root + "/", "")
+    return text
+
+
+def test_every_run_notes_first_line_fits(cli_reports, tmp_path_factory):
+    notes = [(source, note) for source, report in cli_reports for note in report["notes"]]
+    assert any("\n" in note for _, note in notes)  # the sources produce notes with a list under them
+    roots = (REPO, DATA, tmp_path_factory.getbasetemp())
+    long = sorted(
+        {
+            f"{len(first)} {first}  ({source})"
+            for source, note in notes
+            if len(first := _without_roots(note.split("\n")[0], *roots)) > FIRST_LINE_MAX
+        }
+    )
+    assert long == [], "run notes whose first line is over 160 characters:\n" + "\n".join(long)
+    assert all(line.strip() for _, note in notes for line in note.split("\n"))  # no empty detail line
+
+
+def _claims(count: int, device_class: str = "fpga.acme.io") -> str:
+    """``count`` ResourceClaimTemplates of an ml-platform repository, each asking for a device of
+    ``device_class``, which neither the files nor an inventory define."""
+    return "---\n".join(
+        textwrap.dedent(f"""\
+            apiVersion: resource.k8s.io/v1
+            kind: ResourceClaimTemplate
+            metadata: {{name: fpga-inference-{index}, namespace: ml-platform}}
+            spec:
+              spec:
+                devices:
+                  requests:
+                  - name: fpga
+                    exactly: {{deviceClassName: {device_class}, count: 1}}
+            """)
+        for index in range(count)
+    )
+
+
+@pytest.mark.parametrize(
+    ("claims", "places"),
+    [
+        (3, ["claims.yaml:9:36", "claims.yaml:19:36", "claims.yaml:29:36"]),  # at the cap: every place named
+        (4, ["claims.yaml:9:36", "claims.yaml:19:36", "claims.yaml:29:36", "and 1 more place"]),
+        (6, ["claims.yaml:9:36", "claims.yaml:19:36", "claims.yaml:29:36", "and 3 more places"]),
+    ],
+)
+def test_a_run_note_names_its_places_under_its_first_line_capped(tmp_path, monkeypatch, claims, places):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "claims.yaml").write_text(_claims(claims), encoding="utf-8")
+    result = run_cli("check", "claims.yaml", "--select", "device-class-unknown")
+    assert result.exit_code == 0, result.stderr
+    first = (
+        "note: device-class-unknown: DeviceClass 'fpga.acme.io' not checked: the linted files do not define it and "
+        "the inventory does not list the cluster's DeviceClasses"
+    )
+    hint = "drivers install their classes; add `kubectl get deviceclasses -o yaml` to the inventory"
+    lines = result.stdout.splitlines()
+    start = lines.index(first)
+    assert lines[start + 1 : start + 2 + len(places)] == [f"    {hint}", *(f"    {place}" for place in places)]
+    assert not lines[start + 2 + len(places)].startswith(" ")  # the list ends: nothing else is indented under it
+    assert len(first) - len("note: ") <= FIRST_LINE_MAX
+    # JSON keeps the note as one string, its lines in order; markdown quotes it with the list under it
+    (note,) = _report("claims.yaml", "--select", "device-class-unknown")["notes"]
+    assert note.split("\n") == [first.removeprefix("note: "), hint, *places]
+    markdown = run_cli("check", "claims.yaml", "--select", "device-class-unknown", "--format", "markdown").stdout
+    assert f"> {first.removeprefix('note: ')}\n> - {hint}\n> - {places[0]}\n" in markdown
+
+
+def test_a_short_list_stays_on_the_first_line_a_long_one_goes_under_it(tmp_path, monkeypatch):
+    # the rules skipped without an inventory: named on the line when they fit, else counted and listed under it
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "claims.yaml").write_text(_claims(1), encoding="utf-8")
+    one = _report("claims.yaml", "--select", "claim-unsatisfiable")["notes"]
+    assert one == ["no cluster inventory with nodes (--inventory): skipped claim-unsatisfiable"]
+    every = [n for n in _report("claims.yaml")["notes"] if n.startswith("no cluster inventory with nodes")]
+    (note,) = every
+    first, listed = note.split("\n")
+    assert first == f"no cluster inventory with nodes (--inventory): skipped {len(listed.split(', '))} rules"
+    assert "claim-unsatisfiable" in listed.split(", ") and "gpu-unschedulable" in listed.split(", ")

@@ -42,7 +42,7 @@ from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import pod_requests, resource_list
 from gpulint.kube.selectors import label_text
 from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
-from gpulint.lint.findings import FIRST_LINE_MAX, first_line
+from gpulint.lint.findings import first_line, tail_or_note
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 
@@ -67,14 +67,6 @@ class Problem:
         return (self.message, *self.notes)
 
 
-def _worded(head: str, tail: str, note: str, *notes: str) -> tuple[str, tuple[str, ...]]:
-    """``head + tail`` as the first line when it fits, else ``head`` with ``note`` (the tail worded to stand
-    alone) leading the notes: the names a queue lists, a did-you-mean."""
-    if not tail or len(head + tail) <= FIRST_LINE_MAX:
-        return head + tail, notes
-    return head, (note, *notes)
-
-
 def _listing(
     head: str, label: str, names: Sequence[str], *notes: str, joiner: str = ","
 ) -> tuple[str, tuple[str, ...]]:
@@ -82,7 +74,7 @@ def _listing(
     fit, else the reason alone and a ``<what>: a,b`` note (the missing ones, the ones found)."""
     joined = joiner.join(names)
     what = label.strip(" ,:") or " ".join(head.split()[-2:])  # found, or "missing AdmissionCheck(s)"
-    return _worded(head, f"{label}{joined}", f"{what}: {joined}", *notes)
+    return tail_or_note(head, f"{label}{joined}", f"{what}: {joined}", *notes)
 
 
 @dataclass
@@ -134,7 +126,7 @@ def _did_you_mean(name: str, known: list[str]) -> str:
 
 def _hinted(head: str, hint: str, *notes: str) -> tuple[str, tuple[str, ...]]:
     """``head; hint`` when it fits on the first line, else the hint is the first note."""
-    return _worded(head, f"; {hint}" if hint else "", hint, *notes)
+    return tail_or_note(head, f"; {hint}" if hint else "", hint, *notes)
 
 
 def queue_route(obj: KubeObject, resolver: Resolver) -> QueueRoute | None:
@@ -337,7 +329,7 @@ def pod_group_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     problems = []
     mine, theirs = queue_name(obj.data), queue_name(first.data)
     if mine is not None and theirs is not None and mine.name != theirs.name:
-        message, notes = _worded(
+        message, notes = tail_or_note(
             f"pods '{first.ref.name}' and '{obj.ref.name}' has different queue names",
             f": {theirs.name}!={mine.name}",
             f"{theirs.name}!={mine.name}",
@@ -346,7 +338,7 @@ def pod_group_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
         problems.append(Problem(mine.path, message, True, notes))
     total, first_total = kueue_group_total(obj.data), kueue_group_total(first.data)
     if total is not None and first_total is not None and total != first_total:
-        message, notes = _worded(
+        message, notes = tail_or_note(
             f"pods '{first.ref.name}' and '{obj.ref.name}' has different '{KUEUE_TOTAL_ANNOTATION}' values",
             f": {first_total}!={total}",
             f"{first_total}!={total}",

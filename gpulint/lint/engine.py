@@ -21,8 +21,10 @@ from gpulint.lint.findings import (
     Fix,
     FixSafety,
     Severity,
+    run_note,
     split_long,
     stable_field,
+    tail_or_note,
 )
 from gpulint.lint.loader import LoadedFile
 from gpulint.lint.objects import KubeObject, ParsedFile
@@ -94,7 +96,14 @@ def skipped_notes(rules: dict[str, Rule], available: frozenset[Need]) -> tuple[s
         missing = [need for need in Need if need in rule.needs and need not in available]
         if missing:  # the first missing need explains it: no nodes means no devices either
             skipped.setdefault(missing[0], []).append(rule_id)
-    return tuple(f"{need.value}: skipped {', '.join(ids)}" for need, ids in skipped.items())
+    notes = []
+    for need, ids in skipped.items():
+        listed = ", ".join(ids)
+        line, details = tail_or_note(f"{need.value}: skipped", f" {listed}", listed)
+        if details:  # too many to name on the line: counted on it, listed under it
+            line = f"{need.value}: skipped {len(ids)} rules"
+        notes.append(run_note(line, details))
+    return tuple(notes)
 
 
 class Engine:

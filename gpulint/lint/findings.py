@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -53,6 +54,24 @@ def split_long(text: str) -> tuple[str, tuple[str, ...]]:
         if fitting:
             return text[: fitting[-1]].rstrip(".;:,"), (text[fitting[-1] :].strip(),)
     return text, ()
+
+
+def tail_or_note(head: str, tail: str, note: str, *notes: str) -> tuple[str, tuple[str, ...]]:
+    """``head + tail`` as the first line when it fits in FIRST_LINE_MAX, else ``head`` alone with ``note`` (the
+    tail worded to stand alone: the names listed, a did-you-mean) leading ``notes``."""
+    if not tail or len(head + tail) <= FIRST_LINE_MAX:
+        return head + tail, notes
+    return head, (note, *notes)
+
+
+# A run note names at most this many places; the rest are counted ("and 2 more places").
+RUN_NOTE_PLACES = 3
+
+
+def run_note(line: str, details: Sequence[str] = ()) -> str:
+    """A run note as one string: its first line (a fact, at most FIRST_LINE_MAX characters of gpulint's
+    words), then its details - the list it names, a hint - one per line; text indents them under it."""
+    return "\n".join((line, *details))
 
 
 def _top_level_breaks(text: str, separators: tuple[str, ...]) -> list[int]:
@@ -248,9 +267,10 @@ class Report:
         files = [replace(file, findings=[f for f in file.findings if not f.run_note]) for file in self.files]
         notes = []
         for (rule, message), places in grouped.items():
-            shown = ", ".join(f"{f.file}:{f.line}:{f.column}" for f in places[:3])
-            more = f" and {len(places) - 3} more" if len(places) > 3 else ""
-            notes.append(f"{rule}: {message} ({len(places)} place{'s' if len(places) > 1 else ''}: {shown}{more})")
+            shown = [f"{f.file}:{f.line}:{f.column}" for f in places[:RUN_NOTE_PLACES]]
+            more = len(places) - RUN_NOTE_PLACES
+            rest = [f"and {more} more place{'s' if more > 1 else ''}"] if more > 0 else []
+            notes.append(run_note(f"{rule}: {message}", (*places[0].notes, *shown, *rest)))
         return Report(files), tuple(notes)
 
     def count(self, severity: Severity) -> int:

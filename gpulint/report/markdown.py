@@ -77,7 +77,8 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
         lines += block
         size += block_size
         shown += len(file.findings)
-    if options.notes:
-        lines += ["", *(f"> {_cell(note)}" for note in options.notes)]
+    for index, note in enumerate(options.notes):  # one quoted paragraph each, its details as a list
+        first, *details = note.split("\n")
+        lines += ["" if index == 0 else ">", f"> {_cell(first)}", *(f"> - {_cell(detail)}" for detail in details)]
     lines += ["", summary_line(report)]
     return "\n".join(lines) + "\n"

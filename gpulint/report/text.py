@@ -60,6 +60,9 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
         subject = f" {finding.obj.display()}:" if finding.obj.kind else ""
         lines.append(f"{location} {severity}[{finding.rule}]{subject} {finding.message}")
         lines.extend(detail_lines(finding))
-    lines.extend(f"note: {note}" for note in options.notes)
+    for note in options.notes:  # a run note's first line, its details (the places, the rules) under it
+        first, *details = note.split("\n")
+        lines.append(f"note: {first}")
+        lines.extend(f"{NOTE_INDENT}{detail}" for detail in details)
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"

@@ -90,8 +90,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 RULE_ID,
                 path,
                 f"DeviceClass '{class_name}' not checked: the linted files do not define it and the "
-                "inventory does not list the cluster's DeviceClasses (drivers install their classes; add "
-                "`kubectl get deviceclasses -o yaml` to the inventory)",
+                "inventory does not list the cluster's DeviceClasses",
+                notes=("drivers install their classes; add `kubectl get deviceclasses -o yaml` to the inventory",),
                 severity=Severity.INFO,
                 run_note=True,  # a fact about the inventory, said once per class, not once per claim
             )

@@ -78,7 +78,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             RULE_ID,
             PATH,
             f"the pods of TrainJobs using {ref.kind} '{ref.name}' were not checked: the runtime is neither in the "
-            f"linted files nor in the inventory (add `kubectl get {plural} -o yaml` to the inventory)",
+            "linted files nor in the inventory",
+            notes=(f"add `kubectl get {plural} -o yaml` to the inventory",),
             severity=Severity.INFO,
             run_note=True,
         )
