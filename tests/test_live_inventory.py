@@ -24,7 +24,7 @@ from kubernetes import client
 from webhook_helpers import gpu_pod, review
 
 from gpulint.lint.config import Config
-from gpulint.lint.live_inventory import INVENTORY_APIS, PAGE_SIZE, LiveInventory, Transport
+from gpulint.lint.live_inventory import CRD_PAGE_SIZE, INVENTORY_APIS, PAGE_SIZE, LiveInventory, Transport
 from gpulint.webhook.server import ServeOptions, Webhook
 
 TOKEN = "test-token"
@@ -612,5 +612,133 @@ def test_the_ec2nodeclass_read_live_gives_the_zones_its_nodepool_launches_in(mak
         api.events[nodeclasses].put({"type": "ADDED", "object": EC2_NODECLASS})
         assert wait_for(lambda: not allowed(webhook, zonal_gpu_pod("us-west-2b")))
         assert allowed(webhook, zonal_gpu_pod("us-west-2a"))
+    finally:
+        webhook.stop()
+
+
+# A kubebuilder CRD as the API server serves it: descriptions on every field, status, printer columns.
+FINETUNE_CRD = {
+    "metadata": {"name": "finetunes.ml.example.com", "uid": "uid-crd-finetune", "resourceVersion": "12"},
+    "spec": {
+        "group": "ml.example.com",
+        "names": {"kind": "FineTune", "listKind": "FineTuneList", "plural": "finetunes", "singular": "finetune"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "additionalPrinterColumns": [{"name": "Model", "type": "string", "jsonPath": ".spec.model"}],
+                "schema": {
+                    "openAPIV3Schema": {
+                        "description": "FineTune is the Schema for the finetunes API.",
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "description": "FineTuneSpec defines the desired state of FineTune.",
+                                "type": "object",
+                                "required": ["model"],
+                                "properties": {
+                                    "model": {"description": "The model to fine-tune.", "type": "string"},
+                                    # a field named "description" is a field, not documentation
+                                    "description": {"type": "string"},
+                                    "output": {"type": "object", "properties": {"bucket": {"type": "string"}}},
+                                },
+                            },
+                        },
+                    }
+                },
+            }
+        ],
+    },
+    "status": {"acceptedNames": {"kind": "FineTune", "plural": "finetunes"}, "storedVersions": ["v1"]},
+}
+# An in-house RayJob CRD that keeps unknown fields in spec: the cluster enforces it, not kuberay's bundled one.
+RAYJOB_CRD = {
+    "metadata": {"name": "rayjobs.ray.io", "uid": "uid-crd-rayjob"},
+    "spec": {
+        "group": "ray.io",
+        "names": {"kind": "RayJob", "plural": "rayjobs"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                    }
+                },
+            }
+        ],
+    },
+}
+FINETUNE_TYPO = {
+    "apiVersion": "ml.example.com/v1",
+    "kind": "FineTune",
+    "metadata": {"name": "llama-sft"},
+    "spec": {"model": "meta-llama/Llama-3.1-8B", "description": "sft", "outputs": {"bucket": "s3://models"}},
+}
+RAYJOB_TYPO = {
+    "apiVersion": "ray.io/v1",
+    "kind": "RayJob",
+    "metadata": {"name": "train"},
+    "spec": {"entrypoint": "python train.py", "rayClusterSpc": {}},
+}
+
+
+def schema_warnings(webhook: Webhook, obj: dict) -> list[str]:
+    body = webhook.review(json.dumps(review(obj)).encode()).body
+    return [w for w in body["response"].get("warnings", []) if w.startswith("gpulint schema-invalid:")]
+
+
+def test_a_crd_added_by_watch_validates_its_instances_and_deleting_it_returns_to_the_bundled_schema(make_api):
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    api = make_api(cluster([node("n0", 8)], **{"apiextensions.k8s.io__v1": {"customresourcedefinitions": []}}))
+    webhook = serve(api)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        # no CRD: FineTune has no schema (not checked); RayJob has kuberay's bundled one
+        assert schema_warnings(webhook, FINETUNE_TYPO) == []
+        (bundled,) = schema_warnings(webhook, RAYJOB_TYPO)
+        assert 'unknown field "spec.rayClusterSpc"' in bundled and "kuberay" in bundled
+        assert wait_for(lambda: any(path == crds for path, _ in api.watch_versions))
+        api.events[crds].put({"type": "ADDED", "object": FINETUNE_CRD})
+        api.events[crds].put({"type": "ADDED", "object": RAYJOB_CRD})
+        assert wait_for(lambda: schema_warnings(webhook, FINETUNE_TYPO) != [])
+        (typo,) = schema_warnings(webhook, FINETUNE_TYPO)
+        assert typo.startswith('gpulint schema-invalid: unknown field "spec.outputs" in ml.example.com/v1 FineTune')
+        assert "CRD finetunes.ml.example.com in live" in typo
+        assert schema_warnings(webhook, RAYJOB_TYPO) == []  # the cluster's RayJob CRD keeps unknown fields
+        # kept of a CRD: what the schema code reads (no descriptions, no status, no printer columns)
+        (kept,) = [crd.data for crd in webhook.snapshot.inventory.crds if crd.data["metadata"]["name"][0] == "f"]
+        text = json.dumps(kept)
+        assert "the Schema for" not in text and "The model to fine-tune" not in text
+        assert "status" not in kept and "additionalPrinterColumns" not in text
+        spec_fields = kept["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        assert set(spec_fields) == {"model", "description", "output"}
+        api.events[crds].put({"type": "DELETED", "object": FINETUNE_CRD})
+        api.events[crds].put({"type": "DELETED", "object": RAYJOB_CRD})
+        assert wait_for(lambda: schema_warnings(webhook, FINETUNE_TYPO) == [])
+        assert wait_for(lambda: len(schema_warnings(webhook, RAYJOB_TYPO)) == 1)
+        assert "kuberay" in schema_warnings(webhook, RAYJOB_TYPO)[0]
+    finally:
+        webhook.stop()
+
+
+def test_crds_are_listed_in_small_pages(make_api):
+    many = [
+        {**FINETUNE_CRD, "metadata": {"name": f"finetunes{i}.ml.example.com", "uid": f"uid-crd-{i}"}}
+        for i in range(CRD_PAGE_SIZE + 3)
+    ]
+    api = make_api(cluster([node("n0", 8)], **{"apiextensions.k8s.io__v1": {"customresourcedefinitions": many}}))
+    webhook = serve(api)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        assert len(webhook.snapshot.inventory.crds) == CRD_PAGE_SIZE + 3
+        pages = [r for r in api.requests if r.startswith("/apis/apiextensions.k8s.io/v1/customresourcedefinitions?")]
+        assert [parse_qs(urlparse(r).query)["limit"] for r in pages if "watch" not in r] == [[str(CRD_PAGE_SIZE)]] * 2
     finally:
         webhook.stop()

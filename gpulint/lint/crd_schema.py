@@ -21,7 +21,10 @@ CRDs among the linted files.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+from gpulint.kube.fields import mapping
 
 # Required fields that the project's mutating webhook fills in before the API server validates the
 # schema (admission runs before validation), so a manifest without them is accepted.
@@ -96,9 +99,21 @@ def version_schema(group: str, kind: str, open_api: dict[str, Any]) -> dict[str,
     return schema
 
 
-def crd_schemas(crd: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """``group/version/Kind`` -> JSON schema, for each served version of an apiextensions.k8s.io/v1
-    CRD that has a schema. A CRD without the fields that make it one yields nothing."""
+@dataclass(frozen=True)
+class OpenApiSchema:
+    """One served version's ``openAPIV3Schema`` as the CRD has it; converted only when asked for."""
+
+    group: str
+    kind: str
+    open_api: dict[str, Any]
+
+    def converted(self) -> dict[str, Any]:
+        return version_schema(self.group, self.kind, self.open_api)
+
+
+def crd_open_api(crd: dict[str, Any]) -> dict[str, OpenApiSchema]:
+    """``group/version/Kind`` -> the unconverted schema, for each served version of an
+    apiextensions.k8s.io/v1 CRD that has one. A CRD without the fields that make it one yields nothing."""
     spec = crd.get("spec")
     if not isinstance(spec, dict):
         return {}
@@ -108,15 +123,68 @@ def crd_schemas(crd: dict[str, Any]) -> dict[str, dict[str, Any]]:
     kind = names.get("kind")
     if not isinstance(kind, str):
         return {}
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, OpenApiSchema] = {}
     for version in versions:
         if not isinstance(version, dict) or version.get("served", True) is False:
             continue
         name, schema = version.get("name"), version.get("schema")
         open_api = schema.get("openAPIV3Schema") if isinstance(schema, dict) else None
         if isinstance(name, str) and isinstance(open_api, dict):
-            found[f"{group}/{name}/{kind}"] = version_schema(group, kind, open_api)
+            found[f"{group}/{name}/{kind}"] = OpenApiSchema(group, kind, open_api)
     return found
+
+
+def crd_schemas(crd: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``group/version/Kind`` -> JSON schema, for each served version of a CRD that has a schema."""
+    return {key: found.converted() for key, found in crd_open_api(crd).items()}
+
+
+# Where a schema node holds schemas (the rest of its values are data: default, enum, example).
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs")  # name -> schema
+SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
+SCHEMA_ONES = ("items", "additionalProperties", "not")  # a schema (or a bool)
+
+
+def without_docs(node: Any) -> Any:
+    """A schema node without its ``description``s (most of a CRD's bytes): what :func:`convert` drops anyway."""
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "description":
+            continue
+        if key in SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: without_docs(sub) for name, sub in value.items()}
+        elif key in SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [without_docs(sub) for sub in value]
+        elif key in SCHEMA_ONES:
+            out[key] = without_docs(value)
+        else:
+            out[key] = value
+    return out
+
+
+def crd_essentials(crd: dict[str, Any]) -> dict[str, Any]:
+    """What :func:`crd_schemas` and :func:`served_versions` read of a CRD: its name, group, names and each
+    version's name, served and schema (without descriptions). Status, conversion and printer columns go."""
+    spec, metadata = mapping(crd.get("spec")), mapping(crd.get("metadata"))
+    versions = []
+    for version in spec.get("versions") or []:
+        if not isinstance(version, dict):
+            continue
+        kept = {key: version[key] for key in ("name", "served") if key in version}
+        schema = version.get("schema")
+        if isinstance(schema, dict) and isinstance(schema.get("openAPIV3Schema"), dict):
+            kept["schema"] = {"openAPIV3Schema": without_docs(schema["openAPIV3Schema"])}
+        versions.append(kept)
+    return {
+        **{key: crd[key] for key in ("apiVersion", "kind") if key in crd},
+        "metadata": {key: metadata[key] for key in ("name", "uid", "resourceVersion") if key in metadata},
+        "spec": {
+            **{key: spec[key] for key in ("group", "names", "scope") if key in spec},
+            "versions": versions,
+        },
+    }
 
 
 def served_versions(crd: dict[str, Any]) -> dict[tuple[str, str], frozenset[str]]:

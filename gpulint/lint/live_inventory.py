@@ -24,6 +24,7 @@ from urllib.parse import urlencode
 
 from gpulint.kube.fields import mapping
 from gpulint.kube.pools.readers import node_class_zones, pools_in_document
+from gpulint.lint.crd_schema import crd_essentials
 from gpulint.lint.inventory import ClusterInventory
 from gpulint.lint.loader import LocatedDocument
 from gpulint.lint.objects import objects_in
@@ -34,6 +35,9 @@ REDISCOVER_SECONDS = 300.0  # look again for APIs (a CRD installed after the web
 PUBLISH_SECONDS = 1.0  # at most one inventory rebuild per second, however many watch events arrive
 WATCH_SECONDS = 300  # the API server ends each watch after this (timeoutSeconds); we resume from the last version
 PAGE_SIZE = 500  # list in pages (limit/continue): a 20,000-node list is never one 200 MB body
+# A CustomResourceDefinition may be as large as etcd stores one object (--max-request-bytes, 1.5 MiB by
+# default; Kubeflow's and KubeRay's are 1-3 MB as JSON): 16 a page keeps a page under MAX_BODY_BYTES.
+CRD_PAGE_SIZE = 16
 MAX_BODY_BYTES = 64 * 1024 * 1024  # one list page or discovery document
 MAX_EVENT_BYTES = 16 * 1024 * 1024  # one watch event (one object)
 CONNECT_SECONDS, READ_SECONDS = 10.0, 60.0
@@ -51,6 +55,9 @@ class InventoryApi:
     namespaced: bool = False
     field_selector: str = ""
     optional: bool = False  # read only when asked (large in big clusters)
+    page_size: int = PAGE_SIZE
+    # What is kept of each object (list items and watch events), beyond the trimmed metadata
+    essentials: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def collection_path(self, version: str) -> str:
         prefix = f"/apis/{self.group}/{version}" if self.group else f"/api/{version}"
@@ -107,6 +114,16 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     InventoryApi("karpenter.azure.com", "AKSNodeClass", "aksnodeclasses", ("v1beta1", "v1alpha2")),
     InventoryApi("cluster.x-k8s.io", "MachineDeployment", "machinedeployments", _CAPI, namespaced=True),
     InventoryApi("cluster.x-k8s.io", "MachinePool", "machinepools", _CAPI, namespaced=True),
+    # A CRD's schema validates its instances (gpulint/lint/crd_schema.py) instead of the bundled one:
+    # kept are its names and each version's schema, without descriptions (most of its bytes).
+    InventoryApi(
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        ("v1",),
+        page_size=CRD_PAGE_SIZE,
+        essentials=crd_essentials,
+    ),
 )
 
 
@@ -293,7 +310,7 @@ def discover(transport: Transport, apis: tuple[InventoryApi, ...] = INVENTORY_AP
 def list_all(transport: Transport, api: InventoryApi, version: str) -> tuple[list[dict[str, Any]], str]:
     """Every object of one API (in pages), with the list's resourceVersion to watch from."""
     items: list[dict[str, Any]] = []
-    query = {"limit": str(PAGE_SIZE)}
+    query = {"limit": str(api.page_size)}
     if api.field_selector:
         query["fieldSelector"] = api.field_selector
     while True:
@@ -315,7 +332,8 @@ def _trimmed(item: dict[str, Any], api: InventoryApi, version: str) -> dict[str,
         metadata["annotations"] = {
             k: v for k, v in annotations.items() if k != "kubectl.kubernetes.io/last-applied-configuration"
         }
-    return {**item, "apiVersion": api.api_version(version), "kind": api.kind, "metadata": metadata}
+    trimmed = {**item, "apiVersion": api.api_version(version), "kind": api.kind, "metadata": metadata}
+    return api.essentials(trimmed) if api.essentials else trimmed
 
 
 def build_inventory(objects: list[dict[str, Any]], apis: tuple[InventoryApi, ...]) -> ClusterInventory:

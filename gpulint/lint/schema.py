@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.lint.data import data_dir
 from gpulint.lint.findings import Path
+
+if TYPE_CHECKING:
+    from gpulint.lint.crd_schema import OpenApiSchema
 
 # jsonschema-rs builds every error of an object before yielding the first, superlinearly and holding
 # the GIL (a million invalid values: ~40 s). Past this many values only the first error is reported.
@@ -32,9 +35,10 @@ class SchemaError:
 @dataclass(frozen=True)
 class CustomSchema:
     """A schema from outside gpulint's bundle: a CustomResourceDefinition among the linted files or
-    in the inventory."""
+    in the inventory. Converted when a kind it defines is first validated: a cluster's hundreds of
+    CRDs are not converted again at each inventory rebuild (the webhook's, once a second)."""
 
-    schema: dict[str, Any]
+    source: OpenApiSchema
     origin: str  # for messages: "CRD rayjobs.ray.io in crds/ray.yaml"
 
 
@@ -69,14 +73,14 @@ class SchemaStore:
     def with_crds(self, crds: Iterable[tuple[dict[str, Any], str]]) -> SchemaStore:
         """This store with the served versions of these CRDs (data, file) validating their kinds, the
         first CRD of a kind winning; the bundled validators stay shared."""
-        from gpulint.lint.crd_schema import crd_schemas, served_versions
+        from gpulint.lint.crd_schema import crd_open_api, served_versions
 
         custom: dict[str, CustomSchema] = {}
         served: dict[tuple[str, str], tuple[frozenset[str], str]] = {}
         for data, file in crds:
             name = data.get("metadata", {}).get("name") if isinstance(data.get("metadata"), dict) else None
-            for key, schema in crd_schemas(data).items():
-                custom.setdefault(key, CustomSchema(schema, f"CRD {name or key} in {file}"))
+            for key, source in crd_open_api(data).items():
+                custom.setdefault(key, CustomSchema(source, f"CRD {name or key} in {file}"))
             for kind_key, versions in served_versions(data).items():
                 before, names = served.get(kind_key, (frozenset(), ""))
                 served[kind_key] = (before | versions, f"{names}, {name}" if names else str(name))
@@ -167,7 +171,7 @@ class SchemaStore:
             import jsonschema_rs
 
             try:
-                self._custom_validators[key] = jsonschema_rs.validator_for(self.custom[key].schema)
+                self._custom_validators[key] = jsonschema_rs.validator_for(self.custom[key].source.converted())
             except (ValueError, jsonschema_rs.ValidationError):  # a pattern or keyword the validator cannot compile
                 self._custom_validators[key] = None
         return self._custom_validators[key]
