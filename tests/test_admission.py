@@ -1011,6 +1011,54 @@ def test_volcano_queue_missing_or_closed():
     assert queue_findings(docs(volcano_queue(), volcano_job()), "queue-reference-invalid") == []
 
 
+def test_volcano_queue_closing_or_closed_for_podgroups_and_a_queue_missing_from_the_inventory(tmp_path):
+    (closing,) = queue_findings(docs(volcano_queue(state="Closing"), volcano_job()), "queue-reference-invalid")
+    assert "queue `research` status is `Closing`" in said(closing) and closing.severity == "error"
+    group = textwrap.dedent("""\
+        apiVersion: scheduling.volcano.sh/v1beta1
+        kind: PodGroup
+        metadata: {name: test-group, namespace: team-a}
+        spec: {minMember: 1, queue: research}
+        """)
+    (closed,) = queue_findings(docs(volcano_queue(state="Closed"), group), "queue-reference-invalid")
+    assert closed.message == "Volcano Queue research is Closed: nothing new is scheduled from it"
+    assert queue_findings(docs(volcano_queue(), group), "queue-reference-invalid") == []
+    # the inventory lists Volcano's queues: a Job to one it lacks is refused (an error, not a guess)
+    (tmp_path / "queues.yaml").write_text(volcano_queue("default"))
+    (missing,) = queue_findings(volcano_job(), "queue-reference-invalid", inventory=[str(tmp_path)])
+    assert missing.severity == "error" and "Volcano Queue research doesn't exist" in missing.message
+    assert queue_findings(volcano_job("default"), "queue-reference-invalid", inventory=[str(tmp_path)]) == []
+
+
+def guaranteed_queue(name: str, gpus: int) -> str:
+    """A Volcano Queue with a guarantee, as the Volcano docs' queue examples write it."""
+    return textwrap.dedent(f"""\
+        apiVersion: scheduling.volcano.sh/v1beta1
+        kind: Queue
+        metadata: {{name: {name}}}
+        spec:
+          weight: 1
+          reclaimable: true
+          deserved: {{nvidia.com/gpu: {gpus}}}
+          guarantee:
+            resource:
+              nvidia.com/gpu: {gpus}
+        """)
+
+
+def test_volcano_guarantees_above_what_the_cluster_offers_are_a_warning_on_the_queues():
+    # racks: 60 GPUs. Guarantees of 36 + 24 leave nothing to the default queue but fit; 37 + 24 do not
+    fits = docs(guaranteed_queue("research", 36), guaranteed_queue("serving", 24), volcano_queue("default"))
+    assert queue_findings(fits, inventory=RACKS) == []
+    over = docs(guaranteed_queue("research", 37), guaranteed_queue("serving", 24), volcano_queue("default"))
+    found = queue_findings(over, inventory=RACKS)
+    assert [(f.severity, f.line) for f in found] == [("warning", 10), ("warning", 21)]
+    assert found[0].message.startswith(
+        "the Volcano Queues' guarantees sum to 61 nvidia.com/gpu, above the 60 the cluster's nodes offer"
+    )
+    assert queue_findings(over) == []  # without an inventory the cluster's size is not known
+
+
 def volcano_gang(workers: int, min_available: int, gpus: int = 2, ps: bool = False) -> str:
     """A Volcano Job shaped like the Volcano docs' TensorFlow example (a ps task and GPU workers)."""
     job = volcano_job().replace("minAvailable: 1", f"minAvailable: {min_available}")

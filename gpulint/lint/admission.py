@@ -17,6 +17,7 @@ from gpulint.kube.admission.batch_queues import (
     KAI_QUEUE_LABEL,
     KAI_SCHEDULER,
     RUNAI_QUEUE_LABEL,
+    VOLCANO_GROUP,
     kai_ancestry,
     kai_at_once,
     kai_queue,
@@ -41,7 +42,7 @@ from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import pod_requests, resource_list
 from gpulint.kube.selectors import label_text
-from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
+from gpulint.kube.workloads import api_group, effective_pod_spec, pod_spec_sites
 from gpulint.lint.findings import first_line, tail_or_note
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
@@ -459,6 +460,35 @@ def volcano_capability_problems(obj: KubeObject, resolver: Resolver) -> list[Pro
         )
         for name, amount, cap in over
     ]
+
+
+def volcano_guarantee_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
+    """A Volcano Queue whose guarantee, summed with every other queue's, is above what the inventory's nodes
+    offer (no node pool can add more): Volcano's proportion and capacity plugins give each queue the cluster
+    minus all guarantees (clamped at 0) plus its own, so the queues without a guarantee get none of it."""
+    if (obj.kind, api_group(text(obj.data.get("apiVersion")))) != ("Queue", VOLCANO_GROUP) or resolver.pools:
+        return []
+    queues = resolver.batch_queues(VOLCANO_GROUP)
+    mine = queues.get(obj.ref.name)
+    if mine is None or not mine.guarantee or not resolver.nodes:
+        return []
+    problems = []
+    for name, _amount in mine.guarantee:
+        total = sum((dict(q.guarantee).get(name, Fraction(0)) for q in queues.values()), Fraction(0))
+        offered = sum((node.allocatable.get(name, Fraction(0)) for node in resolver.nodes), Fraction(0))
+        if total > offered:
+            problems.append(
+                Problem(
+                    ("spec", "guarantee", "resource", name),
+                    f"the Volcano Queues' guarantees sum to {format_amount(total)} {name}, above the "
+                    f"{format_amount(offered)} the cluster's nodes offer: queues without a guarantee get none of it",
+                    False,
+                    (
+                        "each queue's realCapability is the cluster minus every queue's guarantee (at least 0) plus its own",
+                    ),
+                )
+            )
+    return problems
 
 
 def kai_limit_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:

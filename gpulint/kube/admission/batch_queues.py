@@ -101,6 +101,10 @@ class BatchQueue:
     # Volcano spec.capability: the most the queue ever allocates, per resource (a value at or below
     # zero, or a resource not named, is no limit: the proportion plugin treats it as the cluster's)
     capability: tuple[tuple[str, Fraction], ...] = ()
+    # Volcano spec.guarantee.resource: reserved for this queue; other queues' share is the cluster minus every
+    # queue's guarantee (proportion and capacity plugins: realCapability = ExceededPart(total, totalGuarantee)
+    # + own guarantee)
+    guarantee: tuple[tuple[str, Fraction], ...] = ()
     # KAI spec.parentQueue, and spec.resources' limits in Kubernetes units (GPUs, cores, bytes); a resource
     # whose limit is -1 (no limit) or not a number is absent
     parent: str = ""
@@ -111,11 +115,13 @@ class BatchQueue:
         state = dig(data, "status", "state") or dig(data, "spec", "state")
         group = api_group(text(data.get("apiVersion")))
         capability = resource_list(dig(data, "spec", "capability")) if group == VOLCANO_GROUP else {}
+        guarantee = resource_list(dig(data, "spec", "guarantee", "resource")) if group == VOLCANO_GROUP else {}
         return cls(
             group,
             text(dig(data, "metadata", "name")),
             state if isinstance(state, str) else "",
             tuple(sorted((name, amount) for name, amount in capability.items() if amount > 0)),
+            tuple(sorted((name, amount) for name, amount in guarantee.items() if amount > 0)),
             text(dig(data, "spec", "parentQueue")) if group == KAI_GROUP else "",
             _kai_limits(mapping(dig(data, "spec", "resources"))) if group == KAI_GROUP else (),
         )

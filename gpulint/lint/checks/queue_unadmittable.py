@@ -10,6 +10,7 @@ from gpulint.lint.admission import (
     kai_limit_problems,
     speaks_for_group,
     volcano_capability_problems,
+    volcano_guarantee_problems,
 )
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, first_line
@@ -23,6 +24,8 @@ RULE_ID = SPEC.id
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for problem in [*volcano_capability_problems(obj, ctx.resolver), *kai_limit_problems(obj, ctx.resolver)]:
         yield Diagnostic(RULE_ID, problem.path, problem.message, notes=problem.notes)
+    for problem in volcano_guarantee_problems(obj, ctx.resolver):
+        yield Diagnostic(RULE_ID, problem.path, problem.message, notes=problem.notes, severity=Severity.WARNING)
     found = admission_verdict(obj, ctx.resolver) if speaks_for_group(obj, ctx.resolver) else None
     if found is None:
         return
