@@ -742,3 +742,58 @@ def test_crds_are_listed_in_small_pages(make_api):
         assert [parse_qs(urlparse(r).query)["limit"] for r in pages if "watch" not in r] == [[str(CRD_PAGE_SIZE)]] * 2
     finally:
         webhook.stop()
+
+
+GPU_SLICE = {
+    "metadata": {"name": "n0-gpu.nvidia.com-4x7qd", "uid": "uid-slice-n0"},
+    "spec": {
+        "driver": "gpu.nvidia.com",
+        "nodeName": "n0",
+        "pool": {"name": "n0", "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": "gpu-0", "attributes": {"type": {"string": "gpu"}}}],
+    },
+}
+MAINTENANCE_RULE = {
+    "metadata": {"name": "drain-n0-gpu-0", "uid": "uid-rule"},
+    "spec": {
+        "deviceSelector": {"driver": "gpu.nvidia.com", "pool": "n0", "device": "gpu-0"},
+        "taint": {"key": "example.com/maintenance", "value": "drain", "effect": "NoSchedule"},
+    },
+}
+
+
+def one_gpu_claim(*tolerations: dict) -> dict:
+    request: dict = {"deviceClassName": "gpu.nvidia.com", "count": 1}
+    if tolerations:
+        request["tolerations"] = list(tolerations)
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "one-gpu", "namespace": "ml"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": request}]}},
+    }
+
+
+@pytest.mark.parametrize("rule_version", ["v1", "v1alpha3"])
+def test_a_device_taint_rule_added_by_watch_makes_an_untolerating_claim_unallocatable(make_api, rule_version):
+    dra = {**DRA_V1, "resourceslices": [GPU_SLICE]}
+    groups = {"resource.k8s.io__v1": dra, f"resource.k8s.io__{rule_version}": {"devicetaintrules": []}}
+    if rule_version == "v1":
+        groups = {"resource.k8s.io__v1": {**dra, "devicetaintrules": []}}
+    api = make_api(cluster([node("n0", 0)], **groups))
+    webhook = serve(api)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        rules = f"/apis/resource.k8s.io/{rule_version}/devicetaintrules"
+        assert wait_for(lambda: any(path == rules for path, _ in api.watch_versions))
+        assert allowed(webhook, one_gpu_claim())
+        api.events[rules].put({"type": "ADDED", "object": MAINTENANCE_RULE})
+        assert wait_for(lambda: not allowed(webhook, one_gpu_claim()))
+        assert len(webhook.snapshot.inventory.taint_rules) == 1
+        # a claim that tolerates the taint may still take the device; another key does not help
+        assert allowed(webhook, one_gpu_claim({"key": "example.com/maintenance", "operator": "Exists"}))
+        assert not allowed(webhook, one_gpu_claim({"key": "example.com/other", "operator": "Exists"}))
+        api.events[rules].put({"type": "DELETED", "object": MAINTENANCE_RULE})
+        assert wait_for(lambda: allowed(webhook, one_gpu_claim()))
+    finally:
+        webhook.stop()
