@@ -15,6 +15,7 @@ LABEL_KEY_NAME_MAX = 63
 LABEL_VALUE_MAX = 63
 
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
 _LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_VALUE_FMT = "(" + _LABEL_KEY_FMT + ")?"
@@ -22,6 +23,7 @@ _C_IDENTIFIER_FMT = "[A-Za-z_][A-Za-z0-9_]*"
 
 _DNS1123_LABEL = re.compile(_DNS1123_LABEL_FMT)
 _DNS1123_SUBDOMAIN = re.compile(_DNS1123_SUBDOMAIN_FMT)
+_DNS1035_LABEL = re.compile(_DNS1035_LABEL_FMT)
 _LABEL_KEY = re.compile(_LABEL_KEY_FMT)
 _LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
 _C_IDENTIFIER = re.compile(_C_IDENTIFIER_FMT)
@@ -33,6 +35,10 @@ _DNS1123_LABEL_MSG = (
 _DNS1123_SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
     "and must start and end with an alphanumeric character"
+)
+_DNS1035_LABEL_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+    "character, and end with an alphanumeric character"
 )
 _LABEL_KEY_MSG = (
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
@@ -83,6 +89,23 @@ def dns1123_subdomain(value: str) -> list[str]:
     if not _DNS1123_SUBDOMAIN.fullmatch(value):
         errors.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errors
+
+
+def dns1035_label(value: str) -> list[str]:
+    errors = []
+    if _bytes(value) > DNS1123_LABEL_MAX:  # DNS1035LabelMaxLength is 63 too
+        errors.append(max_len_error(DNS1123_LABEL_MAX))
+    if not _DNS1035_LABEL.fullmatch(value):
+        errors.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return errors
+
+
+def mask_trailing_dash(name: str) -> str:
+    """apimachinery api/validation maskTrailingDash, for names used as a generateName prefix: as upstream
+    writes it, a trailing '-' and the character before it become one 'a'."""
+    if len(name) > 1 and name.endswith("-"):
+        return name[:-2] + "a"
+    return name
 
 
 def qualified_name(value: str) -> list[str]:

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from gpulint.kube.cel import cost as cel_cost
-from gpulint.kube.cel.engine import MAX_COST, QUANTITY_TAG, SEMVER_TAG, CelEngine, CelProblem
+from gpulint.kube.cel.engine import MAX_COST, QUANTITY_TAG, SEMVER_TAG, CelEngine, CelOptional, CelProblem
 from gpulint.kube.cel.library import FORMAT_TAG
 from gpulint.kube.dra.allocation import device_tolerations, slice_devices
 from gpulint.kube.features import FeatureGates
@@ -271,6 +271,8 @@ def judge_taint_toleration(case: Case) -> str:
 
 
 def _cel_value(value: Any) -> str:
+    if isinstance(value, CelOptional):  # as cel-go prints it: optional.none(), optional.of(v)
+        return f"optional.of({_cel_value(value.value)})" if value.present else "optional.none()"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (bytes, bytearray)):  # how the engine carries net.IP and net.CIDR

@@ -31,7 +31,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from gpulint.kube.cel import cost as cel_cost
-from gpulint.kube.cel import library
+from gpulint.kube.cel import library, rewrite
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.quantity import QuantityError, format_amount, parse_quantity
 
@@ -241,6 +241,9 @@ _STATUS = re.compile(r"^(?:UNKNOWN|NOT_FOUND|INVALID_ARGUMENT|OUT_OF_RANGE|FAILE
 _CEL_GO_WORDING = (
     (re.compile(r'Key not found in map : "?((?:[^"\\]|\\.)*?)"?(?=$|\. )'), r"no such key: \1"),
     (re.compile(r"No matching overloads found : <iter_range>"), "expected iterable type"),
+    # the format library's helpers (gpulint.kube.cel.rewrite) on a value that is not a format
+    (re.compile(r"No matching overloads found : @kubernetes\.format\.\w+\([^)]*\)"), "no such overload"),
+    (re.compile(r"no such overload: validate"), "no such overload"),
 )
 
 
@@ -560,7 +563,7 @@ class CelEngine:
             if refused is not None:
                 return refused
         try:
-            program = env.compile(expression)
+            program = _program(env, expression)
         except RuntimeError as exc:
             # valid as the API server checks it, yet this engine cannot build it: a function it lacks
             problem = _compile_problem(str(exc), expression)
@@ -713,7 +716,7 @@ class CelEngine:
             return None, readable(str(exc))
         if value.type().name() == "ERROR":
             return None, readable(str(value.value()))
-        return value.plain_value() if hasattr(value, "plain_value") else value.value(), ""
+        return optional_value(value.plain_value() if hasattr(value, "plain_value") else value.value()), ""
 
     def evaluate(self, compiled: Compiled, device: dict[str, Any], within_limits: bool | None = None) -> bool | str:
         """True/False, or the runtime error message (an error, never false, as in the scheduler).
@@ -744,9 +747,40 @@ class CelEngine:
             if "not found" in message.lower() or "no such key" in message.lower():
                 message += NO_SUCH_KEY_HINT
             return message
+        if isinstance(result, list) and isinstance(optional_value(value.plain_value()), CelOptional):
+            return "CEL result of type optional_type could not be converted to bool"
         if not isinstance(result, bool):
             return f"CEL result of type {_value_type(result, value.type().name())} could not be converted to bool"
         return result
+
+
+@dataclass(frozen=True)
+class CelOptional:
+    """An optional value a program returned (the binding hands none to Python: the rewritten program
+    returns it as a tagged list)."""
+
+    present: bool
+    value: Any = None
+
+
+def optional_value(result: Any) -> Any:
+    """The result, with a rewritten program's tagged optional as a CelOptional."""
+    if isinstance(result, list) and 1 <= len(result) <= 2 and result[0] == rewrite.OPTIONAL_TAG:
+        return CelOptional(len(result) == 2, result[1] if len(result) == 2 else None)
+    return result
+
+
+_FORMAT_CALL = re.compile(r"\.\s*(?:validate|named)\s*\(")
+
+
+def _program(env: Any, expression: str) -> Any:
+    """The program this engine runs: for the format library's optional results, the parsed expression
+    rewritten around cel-cpp's optionals (gpulint.kube.cel.rewrite); otherwise the checked expression."""
+    if _FORMAT_CALL.search(_strip_strings(expression)):
+        rewritten = rewrite.rewrite(env.compile(expression, disable_check=True).serialize())
+        if rewritten is not None:
+            return env.deserialize(rewritten)
+    return env.compile(expression)
 
 
 def _value_type(value: Any, name: str) -> str:

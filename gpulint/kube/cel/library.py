@@ -12,9 +12,8 @@ own type) and the *untyped* one that evaluates, where an IP or a CIDR travels as
 canonical text (``string(ip(x))`` then is that text, ``==`` compares addresses) and a named format
 as a tagged string.
 
-What cannot run here (the binding has no optional values): ``<Format>.validate`` and
-``format.named`` return optionals, so expressions using them are checked and costed but "not
-evaluable offline"; the lists library's ``indexOf``/``lastIndexOf`` share their names with the
+``<Format>.validate`` and ``format.named`` return optionals, which the binding cannot return from
+Python: the evaluating program is rewritten around two helpers (gpulint.kube.cel.rewrite). The lists library's ``indexOf``/``lastIndexOf`` share their names with the
 strings extension, which the evaluating environment cannot extend.
 """
 
@@ -24,6 +23,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from gpulint.kube.cel import formats, rewrite
+from gpulint.kube.cel.formats import go_quote as _go_quote
 
 # --------------------------------------------------------------------------- the table
 
@@ -36,6 +38,7 @@ class Fn:
     params: tuple[str, ...]
     member: bool = False
     impl: Callable[..., Any] | None = None
+    typed: bool = True  # declared for the type check (False: a helper only the evaluating program calls)
 
 
 @dataclass(frozen=True)
@@ -56,23 +59,6 @@ class Library:
 
 class ParseError(ValueError):
     pass
-
-
-def _go_quote(text: str) -> str:
-    """strconv.Quote for the texts these errors show."""
-    out = []
-    for char in text:
-        if char in '"\\':
-            out.append("\\" + char)
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif ord(char) < 0x20 or ord(char) == 0x7F:
-            out.append(f"\\x{ord(char):02x}")
-        else:
-            out.append(char)
-    return '"' + "".join(out) + '"'
 
 
 def _addr_error(raw: str, message: str, at: str | None = None) -> ParseError:
@@ -516,22 +502,23 @@ REGEX = Library(
 
 # --------------------------------------------------------------------------- format (library.Format)
 
-FORMATS = (
-    "dns1123Label",
-    "dns1123Subdomain",
-    "dns1035Label",
-    "qualifiedName",
-    "dns1123LabelPrefix",
-    "dns1123SubdomainPrefix",
-    "dns1035LabelPrefix",
-    "labelValue",
-    "uri",
-    "uuid",
-    "byte",
-    "date",
-    "datetime",
-)
+FORMATS = tuple(formats.VALIDATORS)  # format.go ConstantFormats
 FORMAT_TAG = "\ue000f:"
+
+
+def _validate_format(tagged: str, value: str) -> list[str]:
+    """formatValidate: the named format's problems with ``value`` (the rewrite makes them an optional)."""
+    name = tagged[len(FORMAT_TAG) :] if isinstance(tagged, str) and tagged.startswith(FORMAT_TAG) else ""
+    validator = formats.VALIDATORS.get(name)
+    if validator is None:
+        raise ValueError("no such overload: validate")
+    return validator(value)
+
+
+def _named_format(name: str) -> str:
+    """format.named: the format, or "" (none) for a name format.go does not define."""
+    return FORMAT_TAG + name if name in formats.VALIDATORS else ""
+
 
 FORMAT = Library(
     "format",
@@ -542,9 +529,20 @@ FORMAT = Library(
             Fn(f"format.{name}", f"format.{name}", "Format", (), False, lambda n=name: FORMAT_TAG + n)
             for name in FORMATS
         ),
-        # optional results: declared (as dyn: the binding cannot declare optional_type), never run here
+        # optional results: declared as dyn (the binding cannot declare optional_type); evaluated through
+        # the helpers below, which the rewritten program calls
         Fn("validate", "format-validate", "dyn", ("Format", "string"), True),
         Fn("format.named", "format-named", "dyn", ("string",), False),
+        Fn(
+            rewrite.VALIDATE,
+            "format_validate_list",
+            "list(string)",
+            ("Format", "string"),
+            False,
+            _validate_format,
+            False,
+        ),
+        Fn(rewrite.NAMED, "format_named_or_empty", "string", ("string",), False, _named_format, False),
     ),
 )
 
@@ -660,7 +658,7 @@ def rows(version: tuple[int, int], typed: bool) -> list[Fn]:
     out: list[Fn] = []
     for library in available(version):
         if typed:
-            out.extend(library.functions)
+            out.extend(fn for fn in library.functions if fn.typed)
         elif library.evaluable:
             out.extend(fn for fn in library.functions if fn.impl is not None)
     return out
