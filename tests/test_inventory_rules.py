@@ -117,7 +117,16 @@ def test_untolerated_taints_and_the_fit_on_untainted_nodes(inventory):
     (finding,) = by_rule(
         lint(gpu_pod(8, "nodeSelector: {topology.kubernetes.io/zone: zone-a}"), inventory), "gpu-unschedulable"
     )
-    assert "3 node(s) had untolerated taint {nvidia.com/gpu: present}" in finding.notes[0]
+    # worded as the 1.37 scheduler words it (kubernetes#134740); the taint goes into the hint
+    assert "1 node(s) were unschedulable, 3 node(s) had untolerated taint(s), 4 node(s) didn't" in finding.notes[0]
+    assert "carry the taint {nvidia.com/gpu: present}: add a matching toleration" in finding.notes[1]
+    # a 1.33 scheduler still named the taint in its reason
+    older = lint(
+        gpu_pod(8, "nodeSelector: {topology.kubernetes.io/zone: zone-a}"), inventory, kubernetes_version="1.33"
+    )
+    (named,) = by_rule(older, "gpu-unschedulable")
+    assert "3 node(s) had untolerated taint {nvidia.com/gpu: present}, 4 node(s)" in named.notes[0]
+    assert "carry the taint {nvidia.com/gpu: present}: add a matching toleration" in named.notes[1]
 
 
 def test_fits_empty_but_not_now_is_a_warning(inventory):

@@ -150,7 +150,8 @@ def test_node_selector_conflict_points_at_the_pods_entry(tainted_pools):
 def test_the_runtime_class_tolerations_let_a_gpu_pod_past_the_taint(tainted_pools):
     assert by_rule(lint(gpu_pod("runtimeClassName: nvidia"), tainted_pools), "gpu-unschedulable") == []
     (without,) = by_rule(lint(gpu_pod(""), tainted_pools), "gpu-unschedulable")
-    assert "untolerated taint {nvidia.com/gpu: }" in without.notes[0]  # the scheduler's summary
+    assert "node(s) had untolerated taint(s)" in without.notes[0]  # the scheduler's summary
+    assert "carry the taint {nvidia.com/gpu: }" in " ".join(without.notes)
 
 
 def test_the_runtime_class_node_selector_narrows_where_the_pod_fits(tainted_pools):

@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpulint.kube.scheduler import ClusterModel, NodeInfo, Taint, filter_reasons, pod_requests, pod_requirements
+from gpulint.kube.scheduler import (
+    ClusterModel,
+    NodeInfo,
+    Taint,
+    filter_reasons,
+    names_untolerated_taints,
+    pod_requests,
+    pod_requirements,
+)
 
 
 def node(name="n", labels=None, taints=(), unschedulable=False, **allocatable):
@@ -122,12 +130,14 @@ def test_taint_toleration(toleration, tolerated):
     found = reasons({"tolerations": [toleration]}, tainted)
     assert (found == []) is tolerated
     if not tolerated:
-        assert found == ["node(s) had untolerated taint {gpu: present}"]
+        assert found == ["node(s) had untolerated taint(s)"]  # 1.34+: the taint is not named
+        named = filter_reasons(pod_requirements({"tolerations": [toleration]}), tainted, False, named_taints=True)
+        assert named == ["node(s) had untolerated taint {gpu: present}"]  # up to 1.33
 
 
 def test_prefer_no_schedule_taints_do_not_filter():
     assert reasons({}, node(taints=[Taint("soft", "", "PreferNoSchedule")])) == []
-    assert reasons({}, node(taints=[Taint("hard", "", "NoExecute")])) == ["node(s) had untolerated taint {hard: }"]
+    assert reasons({}, node(taints=[Taint("hard", "", "NoExecute")])) == ["node(s) had untolerated taint(s)"]
 
 
 def test_cordoned_nodes_and_node_name():
@@ -152,7 +162,7 @@ def test_cordoned_nodes_and_node_name():
 def test_filters_run_in_the_schedulers_order():
     n = node(taints=[Taint("gpu", "", "NoSchedule")], labels={"a": "b"}, nvidia_com_gpu=1)
     spec = {"nodeSelector": {"a": "c"}, "containers": [{"resources": {"limits": {"nvidia.com/gpu": 4}}}]}
-    assert reasons(spec, n) == ["node(s) had untolerated taint {gpu: }"]  # TaintToleration before NodeAffinity
+    assert reasons(spec, n) == ["node(s) had untolerated taint(s)"]  # TaintToleration before NodeAffinity
 
 
 def test_resources_fit_counts_every_insufficient_resource():
@@ -269,3 +279,12 @@ def test_grouping_never_changes_the_answer(nodes, pod_spec):
     brute = {n.name for n in nodes if not filter_reasons(pod, n, False)}
     assert {n.name for n in result.fitting} == brute
     assert sum(result.reasons.values()) >= len(nodes) - len(brute)
+
+
+@pytest.mark.parametrize(
+    ("version", "named"),
+    [("1.30", True), ("1.33", True), ("1.34", False), ("1.35", False), ("1.37", False), ("2.0", False)],
+)
+def test_the_taint_is_named_in_the_reason_up_to_1_33(version, named):
+    """kubernetes#134740 (1.35; cherry-picked to 1.34 as #135023) replaced "untolerated taint {key: value}"."""
+    assert names_untolerated_taints(version) is named

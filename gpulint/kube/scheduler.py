@@ -31,8 +31,21 @@ def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
 
-def untolerated(taint: Taint) -> str:
-    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+# TaintToleration's Filter reason (tainttoleration/taint_toleration.go). It named the first untolerated
+# taint ("node(s) had untolerated taint {key: value}") until kubernetes#134740 (1.35, and the 1.34 patch
+# releases through the cherry-pick #135023) made it a fixed text: taint keys and values may be sensitive.
+REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+_LAST_NAMING_TAINTS = (1, 33)
+
+
+def names_untolerated_taints(kubernetes_version: str) -> bool:
+    """Whether the scheduler of this "major.minor" names the untolerated taint in its reason."""
+    major, _, minor = kubernetes_version.partition(".")
+    return (int(major), int(minor)) <= _LAST_NAMING_TAINTS
+
+
+def untolerated(taint: Taint, named: bool = False) -> str:
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}" if named else REASON_UNTOLERATED
 
 
 # --------------------------------------------------------------------------- quantities
@@ -351,8 +364,9 @@ def _expression(expression: dict[str, Any], path: tuple[Any, ...], field_match: 
 # --------------------------------------------------------------------------- the filters
 
 
-def filter_reasons(pod: PodRequirements, node: NodeInfo, now: bool) -> list[str]:
-    """The reasons the first failing filter gives for ``node`` (empty: the node fits).
+def filter_reasons(pod: PodRequirements, node: NodeInfo, now: bool, named_taints: bool = False) -> list[str]:
+    """The reasons the first failing filter gives for ``node`` (empty: the node fits), worded as the
+    scheduler words them (``named_taints``: a scheduler older than 1.34 names the untolerated taint).
 
     A pod with ``spec.nodeName`` bypasses the scheduler: the kubelet admits it (resources,
     node affinity) even on a cordoned node or past NoSchedule taints; NoExecute still evicts it.
@@ -369,7 +383,7 @@ def filter_reasons(pod: PodRequirements, node: NodeInfo, now: bool) -> list[str]
     effects = ("NoExecute",) if bound else ("NoSchedule", "NoExecute")
     for taint in node.taints:
         if taint.effect in effects and not any(t.tolerates(taint) for t in pod.tolerations):
-            return [untolerated(taint)]
+            return [untolerated(taint, named_taints)]
     if not pod.matches_affinity(node):
         return [REASON_AFFINITY]
     return resource_reasons(pod.requests, node, now)
@@ -480,6 +494,7 @@ class ClusterModel:
     """Nodes grouped once; each distinct pod evaluated once, group by group."""
 
     nodes: list[NodeInfo]
+    named_taints: bool = False  # the scheduler names the untolerated taint (before 1.34)
     _identity: frozenset[str] = frozenset()
     _groups: list[NodeGroup] | None = None
     # per distinct pod; bounded: the webhook's model lives for every review of a snapshot
@@ -513,7 +528,7 @@ class ClusterModel:
         reasons: Counter[str] = Counter()
         failing: list[tuple[NodeGroup, list[str]]] = []
         for group in self._groups_for(pod):
-            found = filter_reasons(pod, group.representative, now)
+            found = filter_reasons(pod, group.representative, now, self.named_taints)
             if found:
                 for reason in found:
                     reasons[reason] += len(group)

@@ -204,6 +204,11 @@ class ClusterInventory:
         return ClusterModel(self.nodes)
 
     @cached_property
+    def model_naming_taints(self) -> ClusterModel:
+        """The same nodes for a scheduler that names the untolerated taint in its reason (before 1.34)."""
+        return ClusterModel(self.nodes, named_taints=True)
+
+    @cached_property
     def dra(self) -> DraModel:
         from gpulint.kube.dra.devices import DraModel
 

@@ -28,7 +28,7 @@ from gpulint.kube.pools.labels import any_pooled
 from gpulint.kube.pools.model import NodePool
 from gpulint.kube.pools.readers import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP, node_class_zones, pools_in_document
 from gpulint.kube.resources import is_extended
-from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, pod_requirements
+from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, names_untolerated_taints, pod_requirements
 from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
 from gpulint.lint.inventory import (
     GANG_OBJECT_KINDS,
@@ -96,6 +96,9 @@ class Resolver:
 
     @property
     def model(self) -> ClusterModel:
+        """The scheduler model of the inventory's nodes, its reasons worded as the target version's scheduler."""
+        if names_untolerated_taints(self.gates.version):
+            return self._cluster.model_naming_taints
         return self._cluster.model
 
     @property

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from gpulint.kube.daemonset import Coverage, coverage, selects
+from gpulint.kube.daemonset import Coverage, coverage, selects, untolerated_taint
 from gpulint.kube.dra.allocation import Alternative, ClaimSpec, NodeVerdict, Request, claim_spec_of
 from gpulint.kube.fields import mapping
 from gpulint.kube.gangs.members import Gang, GangVerdict, NewNodes, member_demand, pack, pack_with_new_nodes
@@ -32,7 +32,7 @@ from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_ya
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended
 from gpulint.kube.runtime_class import Admitted, admit
-from gpulint.kube.scheduler import FitResult, PodRequirements, Toleration, pod_requirements
+from gpulint.kube.scheduler import FitResult, PodRequirements, Taint, Toleration, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec
 from gpulint.lint.inventory import HasData
 from gpulint.lint.objects import KubeObject
@@ -207,11 +207,18 @@ def scheduling_hint(result: FitResult, pod: PodRequirements, inventory: Resolver
             f"this pod asks for {format_amount(asked)}."
         )
     if reason.startswith("node(s) had untolerated taint"):
-        taint = reason.removeprefix("node(s) had untolerated taint ")
-        return (
-            f" Most nodes the pod's node selection allows carry the taint {taint}: add a matching toleration "
-            "if the pod belongs there."
-        )
+        # the scheduler's reason names no taint since 1.34: read the most common one off the nodes
+        taints: Counter[Taint] = Counter()
+        for group, reasons in in_reach:
+            taint = untolerated_taint(pod, group.representative) if reasons[0] == reason else None
+            if taint is not None:
+                taints[taint] += len(group)
+        if taints:
+            common = taints.most_common(1)[0][0]
+            return (
+                f" Most nodes the pod's node selection allows carry the taint {{{common.key}: {common.value}}}: "
+                "add a matching toleration if the pod belongs there."
+            )
     return ""
 
 
