@@ -584,3 +584,53 @@ def test_webhook_server_denies_despite_per_path_ignores(tmp_path):
         response["status"]["message"]
         == f"gpulint denied this object:\n- gpu-request-without-limit: {NO_LIMIT}\n{NO_LIMIT_NOTES}"
     )
+
+
+# --------------------------------------------------------------------------- pod templates found once
+
+DEPLOYMENT_WITH_GPUS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trainer, namespace: ml}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: trainer}}
+  template:
+    metadata: {labels: {app: trainer}}
+    spec:
+      containers:
+      - name: main
+        image: registry.example.com/ml/trainer:1.0
+        resources:
+          requests: {nvidia.com/gpu: 2}
+"""
+
+
+def test_each_object_s_pod_templates_are_found_once_per_check_and_never_kept_after(monkeypatch):
+    """Every rule that reads pod templates asks for them; while the engine checks one object they are
+    worked out once (they were ~30 times), and outside that check nothing is remembered: an object
+    changed afterwards is read afresh."""
+    import gpulint.kube.workloads as workloads
+    from gpulint.lint.config import Config
+    from gpulint.lint.run import LintRun
+    from gpulint.lint.sources import Source
+
+    found: list[str] = []
+    real = workloads._pod_spec_sites
+
+    def counted(obj):
+        found.append(obj.get("kind"))
+        return real(obj)
+
+    monkeypatch.setattr(workloads, "_pod_spec_sites", counted)
+    run = LintRun(Config(), [Source("deploy.yaml", content=DEPLOYMENT_WITH_GPUS.encode())])
+    report = run.report(1)
+    assert "gpu-request-without-limit" in {f.rule for f in report.findings}
+    assert found == ["Deployment"]
+
+    (obj,) = run.objects()
+    (site,) = workloads.pod_spec_sites(obj.data)
+    assert site.pods == 2
+    obj.data["spec"]["replicas"] = 5
+    (site,) = workloads.pod_spec_sites(obj.data)
+    assert site.pods == 5 and found == ["Deployment", "Deployment", "Deployment"]

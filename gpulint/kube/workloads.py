@@ -7,6 +7,8 @@ One table; adding a CRD is one entry. A path pattern is a tuple of mapping keys,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,7 +248,38 @@ def expand(data: Any, pattern: Path, prefix: Path = ()) -> Iterator[tuple[Path, 
         yield from expand(data[step], rest, (*prefix, step))
 
 
+@dataclass
+class _SitesOf:
+    data: dict[str, Any]
+    sites: tuple[PodSpecSite, ...] | None = None
+
+
+# The object being checked and its pod templates, found once: every rule that reads pod templates
+# asks again for the same object (~30 times per object). Set only by ``sites_remembered``, for one
+# object at a time, in the context (thread) that checks it.
+_CHECKED: ContextVar[_SitesOf | None] = ContextVar("gpulint_pod_spec_sites", default=None)
+
+
+@contextmanager
+def sites_remembered(obj: dict[str, Any]) -> Iterator[None]:
+    """While checking ``obj`` (which nothing changes meanwhile), pod_spec_sites(obj) is worked out once."""
+    token = _CHECKED.set(_SitesOf(obj))
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
+
+
 def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
+    checked = _CHECKED.get()
+    if checked is None or checked.data is not obj:
+        return _pod_spec_sites(obj)
+    if checked.sites is None:
+        checked.sites = tuple(_pod_spec_sites(obj))
+    return iter(checked.sites)
+
+
+def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
     kind = obj.get("kind")
     api_version = obj.get("apiVersion")
     if not isinstance(kind, str) or not isinstance(api_version, str):

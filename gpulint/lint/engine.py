@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from gpulint.kube.workloads import pod_spec_sites, written_path
+from gpulint.kube.workloads import pod_spec_sites, sites_remembered, written_path
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.config import Config
 from gpulint.lint.findings import (
@@ -198,6 +198,12 @@ class Engine:
         """The object's findings, each with the annotation suppressions whose scope holds it, and
         those annotation suppressions."""
         obj = with_runtime(obj, self.context.resolver)
+        with sites_remembered(obj.data):  # every rule finds the same pod templates: once
+            return self._check_remembered(obj, deadline)
+
+    def _check_remembered(
+        self, obj: KubeObject, deadline: Deadline | None
+    ) -> tuple[list[tuple[Finding, tuple[Directive, ...]]], list[Directive]]:
         scoped = annotation_directives(obj)
         directives = [directive for directive, _ in scoped]
         whole = tuple(directive for directive, prefix in scoped if not prefix)
