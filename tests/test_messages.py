@@ -135,6 +135,55 @@ FAILING = {
                     kind: GpuConfig
                     sharing: {strategy: TimeSlicing, timeslicingConfig: {interval: Long}}
         """,
+    "kueue-inactive-queue.yaml": """
+        apiVersion: kueue.x-k8s.io/v1beta2
+        kind: ResourceFlavor
+        metadata: {name: a100-80gb-on-demand-europe-west4}
+        ---
+        apiVersion: kueue.x-k8s.io/v1beta2
+        kind: ClusterQueue
+        metadata: {name: research-platform-a100-training-queue}
+        spec:
+          namespaceSelector: {}
+          admissionChecksStrategy:
+            admissionChecks:
+            - name: provisioning-request-a100-spot-capacity-europe-west4
+            - name: provisioning-request-a100-reserved-capacity-europe-west4
+          resourceGroups:
+          - coveredResources: [nvidia.com/gpu]
+            flavors:
+            - name: a100-80gb-on-demand-europe-west4
+              resources: [{name: nvidia.com/gpu, nominalQuota: 16}]
+            - name: a100-80gb-spot-europe-west4-with-a-long-name
+              resources: [{name: nvidia.com/gpu, nominalQuota: 16}]
+        ---
+        apiVersion: kueue.x-k8s.io/v1beta2
+        kind: AdmissionCheck
+        metadata: {name: provisioning-request-h100}
+        spec:
+          controllerName: kueue.x-k8s.io/provisioning-request
+        ---
+        apiVersion: kueue.x-k8s.io/v1beta2
+        kind: LocalQueue
+        metadata: {name: research-platform-training, namespace: distributed-training}
+        spec: {clusterQueue: research-platform-a100-training-queue}
+        ---
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: llama-3-70b-finetune-lora-sweep
+          namespace: distributed-training
+          labels: {kueue.x-k8s.io/queue-name: research-platform-training}
+        spec:
+          suspend: true
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+              - name: trainer
+                image: nvcr.io/nvidia/pytorch:24.05-py3
+                resources: {limits: {nvidia.com/gpu: 8}}
+        """,
     "json-with-comment.json": """
         {
           // a comment kubectl refuses
