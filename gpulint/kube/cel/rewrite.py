@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpulint.kube.cel.cost import _varint
+
 VALIDATE = "@kubernetes.format.validate"  # not a CEL identifier: no expression can name them
 NAMED = "@kubernetes.format.named"
 OPTIONAL_TAG = "\ue000o:"
@@ -27,17 +29,6 @@ _ENTRY_EXPRESSIONS = (3, 4)  # CreateStruct.Entry map_key, value
 
 
 Field = tuple[int, int, "int | bytes"]  # number, wire type, value
-
-
-def _varint(data: bytes, i: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[i]
-        i += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return result, i
 
 
 def decode(data: bytes) -> list[Field]:
