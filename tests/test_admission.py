@@ -691,6 +691,8 @@ def test_more_pods_of_a_group_than_its_total_count_are_deleted_by_kueue():
         "Kueue deletes the 1 created last (Excess pod deleted)"
     )
     assert finding.line == excess.splitlines().index('    kueue.x-k8s.io/pod-group-total-count: "2"') + 1
+    # one Pod written twice (a base and an overlay) is one Pod: nothing in excess
+    assert queue_findings(docs(exact, group_pod("sample-worker-0", gpus=4)), "queue-reference-invalid") == []
     # the Workload is 2 of the 3 Pods, which ones is not known: 12 GPUs of the three are no quota error
     assert queue_findings(excess) == []
     # Pods that disagree on the count are refused before any is deleted: that finding only

@@ -298,7 +298,7 @@ def admission_verdict(obj: KubeObject, resolver: Resolver) -> tuple[QueueRoute, 
     group = kueue_group_members(obj, resolver)
     if group is None:
         demands = demands_of(obj.data, items)
-    elif len(group[1]) > (kueue_group_total(group[1][0].data) or len(group[1])):
+    elif distinct_pods(group[1]) > (kueue_group_total(group[1][0].data) or len(group[1])):
         return None  # Kueue deletes the Pods past the count, the last created: which ones stay is not known
     else:  # one Workload of every known Pod of the group, a pod set each (named by the Pod)
         demands = [
@@ -349,13 +349,20 @@ def pod_group_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     return problems
 
 
+def distinct_pods(pods: Sequence[ObjectLike]) -> int:
+    """How many Pods these objects make: one Pod name written twice (a base and an overlay) is one Pod, each
+    generateName a Pod of its own."""
+    named = {(pod.ref.namespace, pod.ref.name) for pod in pods if pod.ref.name}
+    return len(named) + sum(1 for pod in pods if not pod.ref.name)
+
+
 def _excess_pods(group: str, pods: Sequence[ObjectLike]) -> list[Problem]:
     """More Pods of a group in the files than its ``pod-group-total-count``: when it makes the group's Workload,
     Kueue finalizes and deletes the active Pods past the count, the ones created last (pod_controller.go
     ConstructComposableWorkload, removeExcessPods: event ExcessPodDeleted `Excess pod deleted`). Pods that
     disagree on the count are refused before that (reported on the others)."""
     totals = {kueue_group_total(pod.data) for pod in pods}
-    total, known = next(iter(totals)), len(pods)
+    total, known = next(iter(totals)), distinct_pods(pods)
     if len(totals) != 1 or total is None or known <= total:
         return []
     return [
@@ -499,7 +506,7 @@ def kai_limit_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     if use is None:
         return []
     per_pod = [
-        (pod_requests(effective_pod_spec(obj.kind, site.spec)), site.pods or 1)
+        (pod_requests(effective_pod_spec(obj.kind, site.spec)), 1 if site.pods is None else site.pods)
         for site in pod_spec_sites(obj.data)
         if site.spec.get("schedulerName") == KAI_SCHEDULER
     ]
