@@ -816,3 +816,34 @@ def test_a_misspelt_group_is_an_error_when_the_repository_defines_its_groups():
     """
     (finding,) = by_rule(lint(text), "gang-inconsistent")
     assert finding.severity == Severity.ERROR and "did you mean 'trainers'?" in said(finding)
+
+
+# ----------------------------------------------------------------- gangs built once per object checked
+
+
+def test_gangs_are_built_once_per_object_checked_and_never_kept_after(monkeypatch):
+    """gang-unsatisfiable, gang-inconsistent, over-tight-topology and the gang-policy test of other rules
+    each ask for the object's gangs; while the engine checks one object they are built once (they were
+    built 4 times), the findings unchanged; outside that check an object changed later is read afresh."""
+    import gpulint.kube.gangs.members as members
+
+    built: list[bool] = []
+    real = members._gangs_of
+
+    def counted(obj, inventory, reported_only):
+        built.append(reported_only)
+        return real(obj, inventory, reported_only)
+
+    monkeypatch.setattr(members, "_gangs_of", counted)
+    run = LintRun(Config(), [Source("gang.yaml", content=volcano_job(7).encode())], load_inventory([RACKS]))
+    (finding,) = by_rule(run.report(1).findings, "gang-unsatisfiable")
+    assert "needs 7 worker pods x 8 nvidia.com/gpu placed at once; the cluster fits 6" in finding.message
+    assert sorted(Counter(built).values()) in ([1], [1, 1])  # once per question (reported only, or all)
+
+    built.clear()
+    (obj,) = run.objects()
+    (gang,) = members.gangs_of(obj, None)
+    assert gang.total == 7
+    obj.data["spec"]["tasks"][0]["replicas"] = 3
+    (gang,) = members.gangs_of(obj, None)
+    assert gang.total == 3 and built == [False, False]

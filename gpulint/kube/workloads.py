@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from gpulint.kube import kserve, trainjob
 from gpulint.kube import pod_views as views
@@ -252,6 +252,11 @@ def expand(data: Any, pattern: Path, prefix: Path = ()) -> Iterator[tuple[Path, 
 class _SitesOf:
     data: dict[str, Any]
     sites: tuple[PodSpecSite, ...] | None = None
+    # what else is worked out of this object once: key -> (the inventory it was read against, value)
+    kept: dict[str, tuple[object, object]] = field(default_factory=dict)
+
+
+_T = TypeVar("_T")
 
 
 # The object being checked and its pod templates, found once: every rule that reads pod templates
@@ -277,6 +282,20 @@ def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
     if checked.sites is None:
         checked.sites = tuple(_pod_spec_sites(obj))
     return iter(checked.sites)
+
+
+def remembered(obj: dict[str, Any], key: str, against: object, work: Callable[[], _T]) -> _T:
+    """``work()`` for the object being checked, done once per ``key`` while it is checked, as long as it is
+    asked against the same ``against`` (an inventory); any other object: worked out afresh."""
+    checked = _CHECKED.get()
+    if checked is None or checked.data is not obj:
+        return work()
+    kept = checked.kept.get(key)
+    if kept is not None and kept[0] is against:
+        return kept[1]  # type: ignore[return-value]  # stored by this key's own work
+    value = work()
+    checked.kept[key] = (against, value)
+    return value
 
 
 def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:

@@ -40,7 +40,7 @@ from gpulint.kube.gangs.packing import (
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import GangLookup, ObjectLike, Path
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, pod_requirements
-from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
+from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, remembered, template_metadata
 
 COSCHEDULING_LABEL = "scheduling.x-k8s.io/pod-group"
 VOLCANO_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
@@ -217,7 +217,13 @@ def group_minimum(ref: GroupReference, inventory: GangLookup | None) -> tuple[in
 
 def gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool = False) -> list[Gang]:
     """The gangs an object starts (empty for objects without a gang policy); ``reported_only``: not the
-    groups another object that joins them reports on."""
+    groups another object that joins them reports on. Built once per object while the engine checks
+    it (every gang rule asks), afresh otherwise."""
+    key = "gangs reported" if reported_only else "gangs"
+    return list(remembered(obj.data, key, inventory, lambda: _gangs_of(obj, inventory, reported_only)))
+
+
+def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool) -> list[Gang]:
     data, kind, group = obj.data, obj.kind, obj.ref.group
     sites = list(pod_spec_sites(data))
     if not sites:
