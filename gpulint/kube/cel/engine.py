@@ -45,6 +45,8 @@ PER_CALL_LIMIT = 1_000_000  # k8s.io/apiserver pkg/apis/cel PerCallLimit: admiss
 # cheaply can exhaust memory here. Evaluations that may build more than this run in the sandbox.
 MAX_BUILT = 1 << 24
 COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"  # cel-go's runtime message
+# No verdict: the evaluation worker did not get its CPU time (a busy machine) or could not start.
+UNDECIDED = "evaluation timed out, undecided"
 MUTABLE_ROOTS = ("variables",)  # policy variables are added to this map between expressions
 CACHE_SIZE = 4096  # compiled expressions (and their cost verdicts) kept per engine: the webhook sees new ones forever
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
@@ -689,6 +691,8 @@ class CelEngine:
         if not device:  # only what it reads crosses the pipe (not the whole inventory)
             data = {name: data.get(name) for name in compiled.roots}
         outcome = self._sandbox.evaluate(compiled.expression, data, device)
+        if outcome.undecided:
+            return None, f"{UNDECIDED} (gpulint's evaluation worker {outcome.stopped}; not a verdict on this object)"
         if outcome.stopped:
             return None, (
                 f"{COST_EXCEEDED} (its estimated cost with these inputs is over the limit of "

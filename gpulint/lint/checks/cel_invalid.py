@@ -48,6 +48,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             continue
         for device in devices:
             outcome = dra.selectors.outcome(selector, device)
+            if outcome.undecided:
+                brief, notes = split_long(f"CEL selector on device {device.key}: {outcome.undecided}")
+                yield Diagnostic(RULE_ID, selector.path, brief, notes=notes, severity=Severity.INFO, pinned=True)
+                break
             if outcome.error:
                 yield Diagnostic(
                     RULE_ID,

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from gpulint.kube.cel.engine import COST_EXCEEDED, PER_CALL_LIMIT, CelEngine
+from gpulint.kube.cel.engine import COST_EXCEEDED, PER_CALL_LIMIT, UNDECIDED, CelEngine
 from gpulint.kube.workloads import pod_spec_sites
-from gpulint.lint.findings import Diagnostic, Path, Severity
+from gpulint.lint.findings import Diagnostic, Path, Severity, split_long
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.policies.matching import policy_applies
 from gpulint.lint.policies.model import POLICY_VARIABLES, Expression, Policy
@@ -118,6 +118,9 @@ def _evaluate_once(policy: Policy, obj: KubeObject, data: dict[str, Any], engine
     data = {**data, "variables": variables}
     for name, expression in policy.variables:
         value, error = _run(engine, expression, data)
+        if error.startswith(UNDECIDED):  # no value, so no verdict from what reads it
+            yield _undecided(policy, (), f"variable {name}: {error}")
+            return
         if error.startswith(COST_EXCEEDED):  # fails in the API server too (failurePolicy Fail denies)
             yield Diagnostic(
                 policy.name, (), f"policy {policy.name}: variable {name}: {error}", severity=policy.severity
@@ -126,6 +129,9 @@ def _evaluate_once(policy: Policy, obj: KubeObject, data: dict[str, Any], engine
         variables[name] = value if not error else None
     for validation in policy.validations:
         value, error = _run(engine, validation.expression, data)
+        if error.startswith(UNDECIDED):
+            yield _undecided(policy, validation.field_path, error)
+            continue
         if error.startswith(COST_EXCEEDED):
             yield Diagnostic(
                 policy.name,
@@ -147,13 +153,27 @@ def _evaluate_once(policy: Policy, obj: KubeObject, data: dict[str, Any], engine
         if value is True:
             continue
         message = validation.message or f"failed: {validation.expression.text}"
+        notes: tuple[str, ...] = ()
         if validation.message_expression is not None:
             text, message_error = _run(engine, validation.message_expression, data)
             if not message_error and isinstance(text, str) and text.strip():
                 message = text
+            elif message_error:  # the API server, too, falls back to the message (or the expression)
+                notes = (f"its messageExpression failed: {message_error}",)
         yield Diagnostic(
-            policy.name, validation.field_path, message, severity=policy.severity, on_key=bool(validation.field_path)
+            policy.name,
+            validation.field_path,
+            message,
+            severity=policy.severity,
+            on_key=bool(validation.field_path),
+            notes=notes,
         )
+
+
+def _undecided(policy: Policy, path: Path, error: str) -> Diagnostic:
+    """An evaluation that gave no answer in its time: neither a pass nor a failure (never more than info)."""
+    brief, notes = split_long(f"policy {policy.name}: {error}")
+    return Diagnostic(policy.name, path, brief, notes=notes, severity=Severity.INFO, pinned=True)
 
 
 @cache
