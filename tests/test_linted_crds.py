@@ -206,3 +206,27 @@ def test_an_instance_of_a_version_its_crd_does_not_serve_is_refused(write):
     assert run_cli("check", "--select", "api-version-unavailable", str(crd), str(current)).exit_code == 0
     # without the CRD nothing says which versions exist
     assert run_cli("check", "--select", "api-version-unavailable", str(old)).exit_code == 0
+
+
+# An enum of objects, as controller-gen writes one for a struct-typed field with `+kubebuilder:validation:Enum`:
+# its values are data, not schemas, and are compared as written (the conversion once rewrote {"type": "x"}
+# in them as a schema's type, so a correct instance became a false error).
+ENUM_OF_OBJECTS = CRD.replace(
+    "              hyperparameters:\n",
+    "              precision:\n"
+    "                type: object\n"
+    "                properties: {type: {type: string}, description: {type: string}}\n"
+    "                enum:\n"
+    "                - {type: bf16, description: brain float}\n"
+    "                - {type: fp8, description: e4m3}\n"
+    "              hyperparameters:\n",
+)
+
+
+def test_enum_values_are_data_kept_as_written(write):
+    crd = ("crds/finetune.yaml", ENUM_OF_OBJECTS)
+    listed = INSTANCE.replace("  workers: 4\n", "  workers: 4\n  precision: {type: bf16, description: brain float}\n")
+    assert findings(write, crd, ("ok.yaml", listed)) == []
+    unlisted = listed.replace("type: bf16", "type: fp16")
+    (wrong,) = findings(write, crd, ("bad.yaml", unlisted))
+    assert wrong["line"] == 9 and wrong["severity"] == "error"

@@ -35,6 +35,10 @@ WEBHOOK_DEFAULTED: dict[str, tuple[str, ...]] = {
     "leaderworkerset.x-k8s.io/LeaderWorkerSet": ("spec.networkConfig.subdomainPolicy", "spec.rolloutStrategy.type"),
 }
 
+# Where a schema node holds schemas (the rest of its values are data: default, enum, example).
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs")  # name -> schema
+SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
+SCHEMA_ONES = ("items", "additionalProperties", "not")  # a schema (or a bool)
 DROP_KEYS = frozenset({"description", "example", "externalDocs"})
 # What the API server keeps on the root and on an embedded resource, whatever the schema lists.
 OBJECT_FIELDS: dict[str, Any] = {
@@ -54,10 +58,12 @@ def convert(node: Any) -> Any:
     for key, value in node.items():
         if key in DROP_KEYS or key.startswith("x-kubernetes-") or key == "nullable":
             continue
-        if key in ("properties", "patternProperties", "$defs") and isinstance(value, dict):
+        if key in SCHEMA_MAPS and isinstance(value, dict):
             out[key] = {name: convert(sub) for name, sub in value.items()}
-        else:
+        elif key in SCHEMA_LISTS and isinstance(value, list) or key in SCHEMA_ONES:
             out[key] = convert(value)
+        else:  # data (default, enum, const) or a keyword's own value: kept as written
+            out[key] = value
     if node.get("x-kubernetes-int-or-string"):
         out.pop("type", None)
         branches: list[Any] = [{"type": "integer"}, {"type": "string"}]
@@ -137,12 +143,6 @@ def crd_open_api(crd: dict[str, Any]) -> dict[str, OpenApiSchema]:
 def crd_schemas(crd: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """``group/version/Kind`` -> JSON schema, for each served version of a CRD that has a schema."""
     return {key: found.converted() for key, found in crd_open_api(crd).items()}
-
-
-# Where a schema node holds schemas (the rest of its values are data: default, enum, example).
-SCHEMA_MAPS = ("properties", "patternProperties", "$defs")  # name -> schema
-SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
-SCHEMA_ONES = ("items", "additionalProperties", "not")  # a schema (or a bool)
 
 
 def without_docs(node: Any) -> Any:
