@@ -241,3 +241,21 @@ def test_the_inventory_command_warns_about_slices_the_api_server_would_refuse(tm
     data = json.loads(run_cli("inventory", "--inventory", str(bad), "--format", "json").stdout)
     (problem,) = data["summary"]["resourceSliceProblems"]
     assert problem.endswith('spec.devices[1].name: Invalid value: "gpu-0-mig-1g.10gb-0": must not contain dots')
+
+
+def test_the_dra_fixture_inventory_holds_only_slices_the_api_server_accepts():
+    """tests/data/dra/slices.yaml stands for what a cluster holds: every slice in it must pass the same
+    validation (MIG device names without dots, as the API server requires of a DNS label)."""
+    from conftest import DATA
+
+    from gpulint.kube.validation.resource_slice import resource_slice_spec
+    from gpulint.lint.inventory import load_inventory
+
+    inventory = load_inventory([DATA / "dra"])
+    assert len(inventory.slices) >= 6
+    problems = [
+        (located.data["metadata"]["name"], error.message())
+        for located in inventory.slices
+        for error in resource_slice_spec(located.data.get("spec"), ("spec",))
+    ]
+    assert problems == []
