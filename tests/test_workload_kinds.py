@@ -706,6 +706,25 @@ def test_trainjob_v2_0_pod_template_overrides():
     assert site.spec["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-L4"}
     assert site.spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists"}]
     assert site.pods == 1  # the runtime's mlPolicy.numNodes
+    # a runtime Job beside the trainer's (an initializer) counts its JobSet replicas times its pods
+    runtime = yaml.safe_load(textwrap.dedent(TORCH_RUNTIME))
+    jobs = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    jobs.insert(
+        0,
+        {
+            "name": "dataset-initializer",
+            "replicas": 2,
+            "template": {
+                "spec": {
+                    "parallelism": 3,
+                    "completions": 2,
+                    "template": {"spec": {"containers": [{"name": "dataset-initializer", "image": "i"}]}},
+                }
+            },
+        },
+    )
+    counts = {site.role: site.pods for site in pod_spec_sites(BoundTrainJob(job, runtime))}
+    assert counts == {"dataset-initializer": 4, "node": 1}  # 2 replicas x min(3, 2)
 
 
 def test_trainjob_runtime_missing_proof_or_silence(tmp_path):

@@ -112,14 +112,17 @@ def composed_pods(trainjob: dict[str, Any], runtime: dict[str, Any]) -> Iterator
 
 
 def _pods(job: dict[str, Any], ancestor: str, trainer: dict[str, Any], runtime: dict[str, Any]) -> int | None:
+    """The JobSet's replicas (default 1) of the Job's pods: the trainer's numNodes (the controller
+    sets parallelism and completions to it), else the runtime Job's parallelism capped by completions."""
+    replicas = integer(job.get("replicas"), 1)
     if ancestor == TRAINER:
-        return integer(trainer.get("numNodes"), integer(dig(runtime, "spec", "mlPolicy", "numNodes"), 1))
-    job_spec = mapping(dig(job, "template", "spec"))
-    parallelism = integer(job_spec.get("parallelism"), 1)
-    completions = integer(job_spec.get("completions"), None)
-    if parallelism is None:
-        return None
-    return min(parallelism, completions) if completions is not None else parallelism
+        per_job = integer(trainer.get("numNodes"), integer(dig(runtime, "spec", "mlPolicy", "numNodes"), 1))
+    else:
+        job_spec = mapping(dig(job, "template", "spec"))
+        parallelism = integer(job_spec.get("parallelism"), 1)
+        completions = integer(job_spec.get("completions"), None)
+        per_job = min(parallelism, completions) if parallelism is not None and completions is not None else parallelism
+    return None if replicas is None or per_job is None else replicas * per_job
 
 
 def _patches(spec: dict[str, Any], job_name: str) -> Iterator[tuple[Path, dict[str, Any]]]:
