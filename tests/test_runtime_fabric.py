@@ -42,6 +42,33 @@ def test_multus_network_alone_counts_and_ipc_lock_or_privileged_is_clean():
     assert_findings("rdma-memlock-missing", bare.replace("SECURITY", "securityContext: {privileged: true}"), [])
 
 
+def test_null_annotations_on_a_template_are_no_networks():
+    """`annotations:` left empty (null) in a Job's pod template, as a Helm values hole renders it: the RDMA
+    device alone decides, with no internal error (found by the pipeline fuzzer)."""
+    job = """
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: nccl-test}
+    spec:
+      template:
+        metadata:
+          annotations:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: nccl
+            image: nvcr.io/nvidia/pytorch:24.05-py3
+            resources:
+              limits: {nvidia.com/gpu: 8, LIMIT}
+    """
+    assert_findings("rdma-memlock-missing", job.replace(", LIMIT", ""), [])
+    assert_findings(
+        "rdma-memlock-missing",
+        job.replace("LIMIT", "rdma/hca_shared_devices_a: 1"),
+        [(11, 15, "asks for the RDMA device rdma/hca_shared_devices_a but cannot lock memory")],
+    )
+
+
 def test_cpu_pod_with_an_sriov_nic_is_not_a_gpu_pod():
     assert_findings(
         "rdma-memlock-missing",

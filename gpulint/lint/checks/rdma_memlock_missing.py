@@ -30,7 +30,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for site in pod_spec_sites(obj.data):
         if site.completed_by:
             continue  # the capabilities may come from the object that completes the pod
-        networks = text(template_metadata(obj.data, site).get("annotations", {}).get(MULTUS_ANNOTATION)).strip()
+        annotations = mapping(template_metadata(obj.data, site).get("annotations"))
+        networks = text(annotations.get(MULTUS_ANNOTATION)).strip()
         for container_path, container in main_containers(site.spec):
             if not container_gpus(container, patterns) or _can_lock_memory(container):
                 continue
