@@ -14,7 +14,7 @@ for inputs within the declared sizes, so an expression estimated under the limit
 blow up; the caller decides what to do with the rest.
 
 The expression's ``Expression.serialize()`` is a ``google.protobuf.Any`` holding a
-``cel.expr.CheckedExpr``; it is decoded here with a minimal protobuf wire reader (no
+``cel.expr.CheckedExpr``; it is decoded with the minimal protobuf wire reader of ``wire`` (no
 protobuf dependency for five message types).
 """
 
@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
+
+from gpulint.kube.cel import wire
 
 U64 = (1 << 64) - 1  # cel-go saturates at math.MaxUint64
 Size = tuple[int, int]  # (min, max), cel-go's SizeEstimate / CostEstimate
@@ -69,37 +71,8 @@ def fixed(n: int) -> Size:
 # --------------------------------------------------------------------------- the checked AST
 
 
-def _varint(data: bytes, i: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[i]
-        i += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return result, i
-
-
 def _fields(data: bytes) -> list[tuple[int, Any]]:
-    out: list[tuple[int, Any]] = []
-    i = 0
-    while i < len(data):
-        key, i = _varint(data, i)
-        number, wire = key >> 3, key & 7
-        value: int | bytes
-        if wire == 0:
-            value, i = _varint(data, i)
-        elif wire == 2:
-            length, i = _varint(data, i)
-            value, i = data[i : i + length], i + length
-        elif wire == 1:
-            value, i = data[i : i + 8], i + 8
-        elif wire == 5:
-            value, i = data[i : i + 4], i + 4
-        else:
-            raise ValueError(f"unsupported protobuf wire type {wire}")
-        out.append((number, value))
-    return out
+    return [(number, value) for number, _wire, value in wire.decode(data)]
 
 
 @dataclass(eq=False)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpulint.kube.cel.cost import _varint
+from gpulint.kube.cel.wire import Field, decode, encode
 
 VALIDATE = "@kubernetes.format.validate"  # not a CEL identifier: no expression can name them
 NAMED = "@kubernetes.format.named"
@@ -26,56 +26,6 @@ OPTIONAL_TAG = "\ue000o:"
 _ID, _CONST, _IDENT, _SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION = 2, 3, 4, 5, 6, 7, 8, 9
 _NESTED = {_SELECT: (1,), _CALL: (1, 3), _LIST: (1,), _STRUCT: (2,), _COMPREHENSION: (2, 4, 5, 6, 7)}
 _ENTRY_EXPRESSIONS = (3, 4)  # CreateStruct.Entry map_key, value
-
-
-Field = tuple[int, int, "int | bytes"]  # number, wire type, value
-
-
-def decode(data: bytes) -> list[Field]:
-    out: list[Field] = []
-    i = 0
-    while i < len(data):
-        key, i = _varint(data, i)
-        number, wire = key >> 3, key & 7
-        value: int | bytes
-        if wire == 0:
-            value, i = _varint(data, i)
-        elif wire == 2:
-            length, i = _varint(data, i)
-            value, i = data[i : i + length], i + length
-        elif wire in (1, 5):
-            width = 8 if wire == 1 else 4
-            value, i = data[i : i + width], i + width
-        else:
-            raise ValueError(f"unsupported protobuf wire type {wire}")
-        out.append((number, wire, value))
-    return out
-
-
-def _put_varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        bits = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(bits | 0x80)
-        else:
-            out.append(bits)
-            return bytes(out)
-
-
-def encode(fields: list[Field]) -> bytes:
-    out = bytearray()
-    for number, wire, value in fields:
-        out += _put_varint(number << 3 | wire)
-        if wire == 0:
-            assert isinstance(value, int)
-            out += _put_varint(value)
-        else:
-            assert isinstance(value, bytes)
-            out += _put_varint(len(value)) + value if wire == 2 else value
-    return bytes(out)
 
 
 def _message(*fields: tuple[int, int | bytes | str]) -> bytes:
