@@ -32,7 +32,14 @@ from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_ya
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended
 from gpulint.kube.runtime_class import Admitted, admit
-from gpulint.kube.scheduler import FitResult, PodRequirements, Taint, Toleration, pod_requirements
+from gpulint.kube.scheduler import (
+    FitResult,
+    PodRequirements,
+    Taint,
+    Toleration,
+    names_untolerated_taints,
+    pod_requirements,
+)
 from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec
 from gpulint.lint.inventory import HasData
 from gpulint.lint.objects import KubeObject
@@ -102,7 +109,8 @@ POOL_MEMO = "pool-fits"
 
 def pool_fits(pod: PodRequirements, resolver: Resolver) -> list[PoolFit]:
     """How each node pool answers the pod: fits after a scale-up, never, cannot be chosen, limited, unknown."""
-    return [fit_pool(pod, pool, resolver.daemon_pods) for pool in resolver.pools]
+    named = names_untolerated_taints(resolver.gates.version)
+    return [fit_pool(pod, pool, resolver.daemon_pods, named) for pool in resolver.pools]
 
 
 def scale_up_verdict(fits: list[PoolFit]) -> tuple[str, list[PoolFit]]:

@@ -23,7 +23,7 @@ from gpulint.kube.pools.binding import ACCELERATORS_COMPLETE, PROVIDER_PREFIXES
 from gpulint.kube.pools.model import ABSENT, Domain, NodePool, Template
 from gpulint.kube.quantity import format_amount, format_bytes
 from gpulint.kube.resources import is_extended
-from gpulint.kube.scheduler import PodRequirements, Requirement, Toleration
+from gpulint.kube.scheduler import PodRequirements, Requirement, Toleration, untolerated
 
 FITS, LIMITED, NEVER, EXCLUDED, UNKNOWN = "fits", "limited", "never", "excluded", "unknown"
 
@@ -57,8 +57,12 @@ def daemon_overhead(template: Template, pool: NodePool, daemons: Sequence[PodReq
 _PREFER_NO_SCHEDULE = Toleration("", "Exists", "", "PreferNoSchedule")
 
 
-def fit_pool(pod: PodRequirements, pool: NodePool, daemons: Sequence[PodRequirements] = ()) -> PoolFit:
-    taint = _untolerated(pod, pool)
+def fit_pool(
+    pod: PodRequirements, pool: NodePool, daemons: Sequence[PodRequirements] = (), named_taints: bool = False
+) -> PoolFit:
+    """How the pool answers the pod. ``named_taints``: the scheduler the Cluster Autoscaler runs names the
+    untolerated taint in its reason (before 1.34, see scheduler.names_untolerated_taints)."""
+    taint = _untolerated(pod, pool, named_taints)
     if taint:
         return PoolFit(pool, EXCLUDED, taint)
     failure = label_failure(pod, pool.labels, pool, None)
@@ -98,14 +102,16 @@ def fit_pool(pod: PodRequirements, pool: NodePool, daemons: Sequence[PodRequirem
     return _within_limits(pod, pool, fitting)
 
 
-def _untolerated(pod: PodRequirements, pool: NodePool) -> str:
+def _untolerated(pod: PodRequirements, pool: NodePool, named: bool = False) -> str:
+    """Why the pool's taints keep the pod off its nodes ("" if they do not): Karpenter's words for a
+    NodePool, the scheduler's (which the Cluster Autoscaler runs) for the other pools."""
     spec = pool.spec
     effects = ("NoSchedule", "PreferNoSchedule", "NoExecute") if spec.karpenter else ("NoSchedule", "NoExecute")
     for taint in spec.taints:
         if taint.effect in effects and not any(t.tolerates(taint) for t in pod.tolerations):
             if spec.karpenter:
                 return f"did not tolerate taint (taint={taint.key}={taint.value}:{taint.effect})"
-            return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+            return untolerated(taint, named)
     return ""
 
 
