@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-import os
+from gpulint.lint.atomic import replace_file
 
 
 def write_report(output: str, data: bytes) -> None:
     """Write the report whole, as a new file that replaces ``output``: a symlink a pull request planted
     at the report's path is replaced, never followed, and a reader never sees half a report."""
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(output))
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(output)}.", dir=directory)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, output)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
+    replace_file(output, data, 0o644)

@@ -219,11 +219,7 @@ class _Lexer:
             elif char == "$":
                 self._dollar(quoted=False)
             elif char == "`":
-                self._add(None, origin)  # command substitution: not known offline
-                self.pos += 1
-                while self.pos < len(self.chars) and self.chars[self.pos][0] != "`":
-                    self.pos += 1
-                self.pos += 1
+                self._backquoted(origin)
             else:
                 self._add(char, origin)
                 self.pos += 1
@@ -243,14 +239,18 @@ class _Lexer:
             elif char == "$":
                 self._dollar(quoted=True)
             elif char == "`":
-                self._add(None, origin)
-                self.pos += 1
-                while self.pos < len(self.chars) and self.chars[self.pos][0] != "`":
-                    self.pos += 1
-                self.pos += 1
+                self._backquoted(origin)
             else:
                 self._add(char, origin)
                 self.pos += 1
+
+    def _backquoted(self, origin: Origin) -> None:
+        """`command` substitution: a word part not known offline; skipped to the closing backquote."""
+        self._add(None, origin)
+        self.pos += 1
+        while self.pos < len(self.chars) and self.chars[self.pos][0] != "`":
+            self.pos += 1
+        self.pos += 1
 
     def _dollar(self, quoted: bool) -> None:
         origin = self.chars[self.pos][1]

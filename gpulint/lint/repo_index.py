@@ -20,12 +20,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpulint import __version__
+from gpulint.lint.atomic import replace_file
 from gpulint.lint.findings import ObjectRef
 from gpulint.lint.linted_set import LintedObject
 from gpulint.lint.loader import collector_paused, load_bytes
@@ -218,16 +218,6 @@ def _save_cache(root: str, files: dict[str, dict[str, Any]]) -> None:
         data = json.dumps(document, separators=(",", ":"), default=str).encode()
         if len(data) > MAX_CACHE_BYTES:
             return
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{CACHE_FILE}.", dir=directory)
-        try:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(data)
-            os.replace(temporary, os.path.join(directory, CACHE_FILE))
-        except BaseException:
-            try:
-                os.unlink(temporary)
-            except FileNotFoundError:
-                pass
-            raise
+        replace_file(os.path.join(directory, CACHE_FILE), data)
     except (OSError, ValueError, TypeError, RecursionError):
         return

@@ -127,34 +127,18 @@ def with_limit_ranges(spec: dict[str, Any], items: Iterable[LimitItem]) -> tuple
                 requests.setdefault(name, value)
             name_of = text(container.get("name"))
             for item in items:  # mergeContainerResources: only what is missing; the first LimitRange wins
-                for resource, amount in item.default:
-                    if resource not in limits:
-                        limits[resource] = item.text_of("limits", resource, amount)
+                # (section, what the LimitRange injects, the container's own); a default limit that the
+                # LimitRange does not write under ``default`` came from its ``max``
+                sections = (("limits", item.default, limits), ("requests", item.default_request, requests))
+                for section, defaults, own in sections:
+                    for resource, amount in defaults:
+                        if resource in own:
+                            continue
+                        own[resource] = item.text_of(section, resource, amount)
+                        from_max = section == "limits" and resource not in item.written_default
+                        where = (list_name, index)
                         injected.append(
-                            Injected(
-                                name_of,
-                                (list_name, index),
-                                "limits",
-                                resource,
-                                amount,
-                                item.source,
-                                resource not in item.written_default,
-                                limits[resource],
-                            )
-                        )
-                for resource, amount in item.default_request:
-                    if resource not in requests:
-                        requests[resource] = item.text_of("requests", resource, amount)
-                        injected.append(
-                            Injected(
-                                name_of,
-                                (list_name, index),
-                                "requests",
-                                resource,
-                                amount,
-                                item.source,
-                                text=requests[resource],
-                            )
+                            Injected(name_of, where, section, resource, amount, item.source, from_max, own[resource])
                         )
             new_list.append({**container, "resources": {**resources, "limits": limits, "requests": requests}})
         out[list_name] = new_list
