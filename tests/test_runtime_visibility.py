@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from rule_harness import assert_findings
 
 RULE = "gpu-visibility-override"
@@ -22,32 +23,36 @@ spec:
     )
 
 
-def test_nvidia_visible_devices_with_a_gpu_request_replaces_the_allocation():
-    assert_findings(
-        RULE,
-        pod("""
+def train(variable: str, value: str, gpus: int) -> str:
+    """A one-container training pod that sets ``variable`` by hand (the env item at line 10)."""
+    return pod(f"""
   - name: train
     image: registry.example.com/train:1
     env:
-    - {name: NVIDIA_VISIBLE_DEVICES, value: all}
-    resources: {limits: {nvidia.com/gpu: 2}}
-"""),
-        [(10, 45, "sets NVIDIA_VISIBLE_DEVICES=all by hand")],
-    )
+    - {{name: {variable}, value: "{value}"}}
+    resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}
+""")
 
 
-def test_nvidia_visible_devices_void_with_a_gpu_request_hides_the_gpus():
-    assert_findings(
-        RULE,
-        pod("""
-  - name: train
-    image: registry.example.com/train:1
-    env:
-    - {name: NVIDIA_VISIBLE_DEVICES, value: void}
-    resources: {limits: {nvidia.com/gpu: 1}}
-"""),
-        [(10, 45, "the allocated GPUs stay idle")],
-    )
+@pytest.mark.parametrize(
+    ("variable", "value", "gpus", "expected"),
+    [
+        pytest.param("NVIDIA_VISIBLE_DEVICES", "all", 2, "sets NVIDIA_VISIBLE_DEVICES=all by hand", id="all-replaces"),
+        pytest.param("NVIDIA_VISIBLE_DEVICES", "void", 1, "the allocated GPUs stay idle", id="void-hides"),
+        pytest.param(
+            "CUDA_VISIBLE_DEVICES",
+            "2,3",
+            2,
+            "CUDA stops at the first index that does not exist (2), so the process gets none",
+            id="index-past-the-gpus",
+        ),
+        pytest.param("CUDA_VISIBLE_DEVICES", "0", 4, "3 GPUs stay idle", id="fewer-than-allocated"),
+        pytest.param("CUDA_VISIBLE_DEVICES", "0,1,2,3", 4, None, id="matching-four"),
+    ],
+)
+def test_visibility_set_by_hand_in_a_gpu_container(variable: str, value: str, gpus: int, expected: str | None):
+    column = len("    - {name: ") + len(variable) + len(", value: ") + 1
+    assert_findings(RULE, train(variable, value, gpus), [(10, column, expected)] if expected else [])
 
 
 def test_unrequested_all_outside_infrastructure():
@@ -82,34 +87,6 @@ def test_gpu_infrastructure_daemonset_is_clean():
                 - {name: NVIDIA_VISIBLE_DEVICES, value: all}
         """,
         [],
-    )
-
-
-def test_cuda_visible_devices_index_past_the_containers_gpus():
-    assert_findings(
-        RULE,
-        pod("""
-  - name: train
-    image: registry.example.com/train:1
-    env:
-    - {name: CUDA_VISIBLE_DEVICES, value: "2,3"}
-    resources: {limits: {nvidia.com/gpu: 2}}
-"""),
-        [(10, 43, "CUDA stops at the first index that does not exist (2), so the process gets none")],
-    )
-
-
-def test_cuda_visible_devices_fewer_than_allocated():
-    assert_findings(
-        RULE,
-        pod("""
-  - name: train
-    image: registry.example.com/train:1
-    env:
-    - {name: CUDA_VISIBLE_DEVICES, value: "0"}
-    resources: {limits: {nvidia.com/gpu: 4}}
-"""),
-        [(10, 43, "3 GPUs stay idle")],
     )
 
 
