@@ -320,10 +320,73 @@ def test_malformed_requests():
         "claim-reference-invalid",
         both,
         [
-            (8, 9, "request 'gpu': exactly one of `exactly` and `firstAvailable` must be set"),
-            (13, 80, "request 'all': count must not be set with allocationMode All"),
+            (
+                8,
+                9,
+                "request 'gpu': Invalid value: exactly one of `exactly` or `firstAvailable` is required, but multiple",
+            ),
+            (13, 80, "request 'all': count: Invalid value: 2: must not be specified when allocationMode is 'All'"),
         ],
     )
+
+
+def test_request_shapes_the_api_server_accepts_or_refuses_as_validate_device_request_does():
+    # Neither is Required; an empty firstAvailable is unset (Go's len() == 0), and count 0 is unset
+    # with All (a plain int64): the twins of test_malformed_requests that the API server accepts.
+    text = template("""
+        - name: neither
+          count: 1
+        - name: empty-list
+          exactly: {deviceClassName: gpu.nvidia.com}
+          firstAvailable: []
+        - name: all
+          exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, count: 0}
+    """)
+    assert_findings(
+        "claim-reference-invalid",
+        text,
+        [(8, 9, "request 'neither': Required value: exactly one of `exactly` or `firstAvailable` is required")],
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("{name: gpus}", "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"),
+        (
+            "{name: gpus, resourceClaimName: null}",
+            "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`",
+        ),
+        (
+            "{name: gpus, resourceClaimName: c, resourceClaimTemplateName: t}",
+            "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified",
+        ),
+        ("{name: gpus, source: {resourceClaimTemplateName: t}}", "must specify one of"),
+        ("{name: gpus, resourceClaimName: null, resourceClaimTemplateName: t}", None),
+    ],
+)
+def test_a_pod_claim_names_exactly_one_source_in_the_api_servers_words(entry, expected, cluster):
+    text = template(gpus(1)) + textwrap.dedent(f"""
+        ---
+        apiVersion: v1
+        kind: Pod
+        metadata: {{name: p, namespace: ml}}
+        spec:
+          resourceClaims:
+          - {entry}
+          containers:
+          - name: c
+            image: registry.example.com/c:1
+            resources: {{claims: [{{name: gpus}}]}}
+        """)
+    findings = by_rule(lint(text, cluster), "claim-reference-invalid")
+    if expected is None:
+        assert findings == []
+        return
+    (finding,) = findings
+    assert (finding.line, finding.column) == (19, 5)
+    assert f"resourceClaims[0] ('gpus'): Invalid value: {expected}" in finding.message
+    assert ("move its key up one level" in " ".join(finding.notes)) == ("source:" in entry)
 
 
 # ----------------------------------------------------------------- claim-unsatisfiable

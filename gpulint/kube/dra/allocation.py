@@ -136,11 +136,11 @@ def _alternative(raw: dict[str, Any], name: str, path: Path) -> tuple[Alternativ
             selectors.append(Selector(expression, (*path, "selectors", index, "cel", "expression")))
     mode = raw.get("allocationMode") or "ExactCount"
     count = raw.get("count")
-    if mode == "All" and count is not None:
+    if mode == "All" and count not in (None, 0):  # count is a plain int64 there: 0 is unset
         problems.append(
             (
                 (*path, "count"),
-                f"request '{name}': count must not be set with allocationMode All (the API server rejects it)",
+                f"request '{name}': count: Invalid value: {count}: must not be specified when allocationMode is 'All'",
             )
         )
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
@@ -165,6 +165,13 @@ def _alternative(raw: dict[str, Any], name: str, path: Path) -> tuple[Alternativ
     ), problems
 
 
+# pkg/apis/resource/validation validateDeviceRequest's words, by "both are set".
+ONE_REQUEST_TYPE = {
+    False: "Required value: exactly one of `exactly` or `firstAvailable` is required",
+    True: "Invalid value: exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set",
+}
+
+
 def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
     """The device claim at ``base`` (``spec.devices`` or ``spec.spec.devices``), in any served shape."""
     requests: list[Request] = []
@@ -176,12 +183,14 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
             continue
         name = str(raw.get("name") or f"#{index}")
         path = (*base, "requests", index)
-        exactly = raw if flat and "firstAvailable" not in raw else raw.get("exactly")
         first = raw.get("firstAvailable")
-        if not flat and (exactly is None) == (first is None):
-            problems.append((path, f"request '{name}': exactly one of `exactly` and `firstAvailable` must be set"))
+        first = first if isinstance(first, list) and first else None  # an empty list is unset
+        exactly = raw if flat and first is None else raw.get("exactly")
+        if not flat and (exactly is not None) == (first is not None):
+            both = exactly is not None
+            problems.append((path, f"request '{name}': " + ONE_REQUEST_TYPE[both]))
         alternatives: list[Alternative] = []
-        if isinstance(first, list):
+        if first is not None:
             for sub_index, sub in enumerate(first):
                 if isinstance(sub, dict):
                     alternative, found = _alternative(
@@ -193,7 +202,7 @@ def parse_claim_spec(api_version: str, devices: Any, base: Path) -> ClaimSpec:
             alternative, found = _alternative(exactly, name, path if flat else (*path, "exactly"))
             alternatives.append(alternative)
             problems.extend(found)
-        requests.append(Request(name, path, tuple(alternatives), isinstance(first, list)))
+        requests.append(Request(name, path, tuple(alternatives), first is not None))
     constraints = []
     for index, raw in enumerate(sequence(dig(devices, "constraints"))):
         if not isinstance(raw, dict):

@@ -17,6 +17,12 @@ from gpulint.lint.verdicts import referenced_claim
 SPEC = RuleSpec("claim-reference-invalid", Severity.ERROR)
 RULE_ID = SPEC.id
 
+# pkg/apis/core/validation validatePodResourceClaim's words, by "both are set".
+ONE_SOURCE = {
+    False: "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`",
+    True: "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified",
+}
+
 
 def _pod_claims(spec: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     claims = spec.get("resourceClaims")
@@ -39,15 +45,20 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
     requests_by_name: dict[str, set[str] | None] = {}
     for index, entry in entries:
         path = (*base, "resourceClaims", index)
-        has_claim = "resourceClaimName" in entry
-        has_template = "resourceClaimTemplateName" in entry
+        # Pointers in the API: a key written as null is not set.
+        has_claim = entry.get("resourceClaimName") is not None
+        has_template = entry.get("resourceClaimTemplateName") is not None
         if has_claim == has_template:
             yield Diagnostic(
                 RULE_ID,
                 path,
-                f"resourceClaims[{index}] ('{entry.get('name')}'): exactly one of "
-                "resourceClaimName and resourceClaimTemplateName must be set",
-                notes=("the `source:` wrapper was removed in Kubernetes 1.31",) if "source" in entry else (),
+                f"resourceClaims[{index}] ('{entry.get('name')}'): Invalid value: " + ONE_SOURCE[has_claim],
+                notes=("the API server rejects the Pod",)
+                + (
+                    ("the `source:` wrapper was removed in Kubernetes 1.31: move its key up one level",)
+                    if "source" in entry
+                    else ()
+                ),
             )
             continue
         located, kind = referenced_claim(obj, entry, ctx.resolver)
