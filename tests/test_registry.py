@@ -8,7 +8,7 @@ import yaml
 from conftest import REPO, run_cli
 
 from gpulint.lint.data import data_dir
-from gpulint.lint.registry import _rule_from, all_rules, policy_rules, rule_modules, shipped_inventory
+from gpulint.lint.registry import _rule_from, all_rules, policy_rules, resolved, rule_modules, shipped_inventory
 from gpulint.lint.rule_spec import RuleSpec
 
 RULES = sorted(all_rules())
@@ -37,7 +37,7 @@ def test_rule_docs_are_complete(rule_id):
     rule, raw = all_rules()[rule_id], raw_doc(rule_id)
     spec = rule_modules()[rule_id].SPEC
     assert isinstance(spec, RuleSpec) and spec.id == rule_id
-    assert rule.check is rule_modules()[rule_id].check
+    assert (None if rule.check is None else resolved(rule.check)) is rule_modules()[rule_id].check
     assert (rule.severity, rule.kinds, rule.needs) == (spec.severity, spec.kinds, spec.needs)
     assert "severity" not in raw  # one place: the spec beside the check
     assert "\n" not in rule.summary and rule.summary.endswith(".") and len(rule.summary.split()) >= 6
@@ -92,7 +92,8 @@ def parse(changes: dict, drop: tuple[str, ...] = ()) -> object:
     raw.update(changes)
     for key in drop:
         raw.pop(key)
-    return _rule_from(raw, "rules/gpu-non-integer.yaml", rule_modules()["gpu-non-integer"])
+    module = rule_modules()["gpu-non-integer"]
+    return _rule_from(raw, "rules/gpu-non-integer.yaml", module.SPEC, module.check)
 
 
 def test_a_valid_doc_parses_with_sorted_findings_and_its_run_settings():

@@ -8,6 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import REPO
+
+from gpulint.lint.rule_index import RULE_INDEX
 
 # Runs gpulint's entry point in a fresh interpreter and writes the modules loaded by its exit.
 _PROBE = """
@@ -31,6 +34,14 @@ NOT_FOR_A_PLAIN_FILE = (
     "gpulint.lint.fix",
     "gpulint.cli.explain",
     "gpulint.webhook",
+    "gpulint.lint.policies",  # --policy only (its errors are caught by their gpulint.lint.errors type)
+    "gpulint.kube.cel.engine",  # CEL, and the DRA claim model and allocator that evaluate it: DRA objects only
+    "gpulint.kube.dra.allocation",
+    "gpulint.lint.verdicts",  # the cluster verdicts: an inventory's nodes, pools or RuntimeClasses only
+    "hashlib",  # fingerprints: baselines, SARIF and GitLab reports only
+    "subprocess",  # renderers (helm, kustomize): charts and overlays only
+    "shutil",
+    "tempfile",
 )
 # Nor for printing the version.
 NOT_FOR_THE_VERSION = (
@@ -83,20 +94,78 @@ def test_a_one_file_check_loads_only_what_the_file_needs(tmp_path):
     assert loaded(modules, NOT_FOR_A_PLAIN_FILE) == []
 
 
+def check_modules(modules: set[str]) -> set[str]:
+    return {m.rsplit(".", 1)[1] for m in modules if m.startswith("gpulint.lint.checks.")}
+
+
+def routed(kind: str, available: frozenset = frozenset()) -> set[str]:
+    """The rule modules the index routes an object of this kind to, with these needs met."""
+    return {
+        module for module, spec, has_check in RULE_INDEX if has_check and spec.needs <= available and spec.reads(kind)
+    }
+
+
+def test_a_one_file_check_imports_only_the_rules_its_kinds_reach(tmp_path):
+    """Rules for other kinds (DRA claims, DaemonSets, MPIJobs...) and rules skipped for want of an inventory
+    are never imported for one Pod."""
+    (tmp_path / "pod.yaml").write_text(GPU_POD)
+    modules, run = imported(tmp_path, "check", "pod.yaml")
+    assert run.returncode == 0, run.stderr
+    assert check_modules(modules) == routed("Pod")
+    assert {"gpu_unschedulable", "cel_invalid", "daemonset_coverage"}.isdisjoint(check_modules(modules))
+
+
 @pytest.mark.parametrize(
-    ("manifest", "needed"),
+    "args",
+    [
+        ("rules",),
+        ("rule", "gpu-unschedulable"),
+        ("check", "--select", "gpu-non-integer", "--ignore", "dev-shm-missing", "pod.yaml"),
+    ],
+)
+def test_listing_rules_and_validating_rule_ids_import_no_rule(tmp_path, args):
+    (tmp_path / "pod.yaml").write_text(GPU_POD.replace("limits: {nvidia.com/gpu: 1}", "limits: {cpu: 1}"))
+    modules, run = imported(tmp_path, *args)
+    assert run.returncode == 0, run.stderr
+    expected = routed("Pod") & {"gpu_non_integer"} if args[0] == "check" else set()
+    assert check_modules(modules) == expected
+
+
+CLAIM = (
+    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n"
+    "    requests:\n    - name: gpu\n      exactly:\n        deviceClassName: gpu.nvidia.com\n"
+    "        selectors:\n        - cel: {expression: 'device.driver == \"gpu.nvidia.com\"'}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("manifest", "args", "needed"),
     [
         (
-            "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n"
-            "    requests:\n    - name: gpu\n      exactly:\n        deviceClassName: gpu.nvidia.com\n"
-            "        selectors:\n        - cel: {expression: 'device.driver == \"gpu.nvidia.com\"'}\n",
-            "cel_expr_python",
+            CLAIM,
+            (),
+            (
+                "cel_expr_python",
+                "gpulint.kube.cel.engine",
+                "gpulint.kube.dra.allocation",
+                "gpulint.lint.checks.cel_invalid",
+                "gpulint.lint.checks.device_class_unknown",
+            ),
+        ),
+        (
+            GPU_POD,
+            ("--inventory", str(REPO / "examples" / "inventory")),
+            (
+                "gpulint.lint.checks.gpu_unschedulable",
+                "gpulint.lint.checks.over_tight_affinity",
+                "gpulint.lint.verdicts",
+            ),
         ),
     ],
 )
-def test_what_a_file_needs_is_loaded_when_it_needs_it(tmp_path, manifest, needed):
+def test_what_a_file_needs_is_loaded_when_it_needs_it(tmp_path, manifest, args, needed):
     """The other side of the guard: the lazy imports still happen when the input calls for them."""
-    (tmp_path / "claim.yaml").write_text(manifest)
-    modules, run = imported(tmp_path, "check", "claim.yaml")
+    (tmp_path / "input.yaml").write_text(manifest)
+    modules, run = imported(tmp_path, "check", "input.yaml", *args)
     assert run.returncode in (0, 1), run.stderr
-    assert needed in modules
+    assert [name for name in needed if name not in modules] == []

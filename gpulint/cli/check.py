@@ -12,11 +12,10 @@ from gpulint.cli.render_options import SourceOptions
 from gpulint.lint.baseline import BaselineError, load_baseline, render_baseline
 from gpulint.lint.config import Config
 from gpulint.lint.engine import enabled_rules
+from gpulint.lint.errors import PolicyError, ToolError
 from gpulint.lint.findings import Fix, Report, Severity
 from gpulint.lint.inventory import InventoryError
 from gpulint.lint.linted_set import LintedObject
-from gpulint.lint.policies import PolicyError
-from gpulint.lint.render.tools import ToolError
 from gpulint.lint.repo_index import build_context, repository_of
 from gpulint.lint.run import LintRun, crosses_files
 from gpulint.lint.sources import STDIN, CollectOptions, Source, SourceError, collect_all

@@ -50,7 +50,7 @@ def _known_rules(extra_policies: tuple[str, ...] = ()) -> Callable[[tuple[str, .
     """Rule ids a configuration may name: the built-in rules and the rules of the policies it loads."""
 
     def known(policies: tuple[str, ...]) -> set[str]:
-        from gpulint.lint.policies import PolicyError
+        from gpulint.lint.errors import PolicyError
         from gpulint.lint.registry import rule_ids
 
         try:
@@ -251,7 +251,7 @@ def _is_one_of(output: str, paths: tuple[str, ...]) -> bool:
 
 
 def _rules_with_policies(policy_paths: tuple[str, ...]) -> dict:
-    from gpulint.lint.policies import PolicyError
+    from gpulint.lint.errors import PolicyError
     from gpulint.lint.registry import all_rules, policy_rules
 
     try:
@@ -413,8 +413,8 @@ def explain_command(
     Charts and overlays are rendered as `check` renders them; findings point at their sources."""
     from gpulint.cli.check import repository_context
     from gpulint.cli.explain import explain_objects, object_matches, render, render_json
+    from gpulint.lint.errors import ToolError
     from gpulint.lint.render.rendered import RENDER_FAILED
-    from gpulint.lint.render.tools import ToolError
     from gpulint.lint.run import LintRun
     from gpulint.lint.sources import CollectOptions, SourceError, collect_all
     from gpulint.report import encode

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from gpulint.kube.cel.engine import LRU
 from gpulint.kube.fields import mapping, sequence
+from gpulint.kube.lru import LRU
 from gpulint.kube.names import decimal_integer, field_requirement_errors, selector_requirement_errors
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 

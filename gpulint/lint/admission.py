@@ -10,7 +10,7 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.admission.assign import AdmissionVerdict, assign, demands_of
 from gpulint.kube.admission.batch_queues import (
@@ -35,7 +35,6 @@ from gpulint.kube.admission.namespace import (
     with_limit_ranges,
 )
 from gpulint.kube.admission.workload import QueueName, integration, queue_name
-from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gangs.members import KUEUE_TOTAL_ANNOTATION, gangs_of, kueue_group_members, kueue_group_total
 from gpulint.kube.quantity import format_amount
@@ -46,6 +45,9 @@ from gpulint.kube.workloads import api_group, effective_pod_spec, pod_spec_sites
 from gpulint.lint.findings import first_line, tail_or_note
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
+
+if TYPE_CHECKING:
+    from gpulint.kube.dra.allocation import ClaimSpec
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every Namespace
 
@@ -580,5 +582,7 @@ def _claim_templates(obj: KubeObject, spec: dict[str, Any], resolver: Resolver) 
         if isinstance(name, str):
             found = resolver.find_claim("ResourceClaimTemplate", obj.ref.namespace, name)
             if found is not None:
+                from gpulint.kube.dra.allocation import claim_spec_of  # the DRA model: for DRA claims only
+
                 out.append(claim_spec_of(found.data, "ResourceClaimTemplate"))
     return out

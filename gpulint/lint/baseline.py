@@ -16,7 +16,6 @@ Only ``fingerprint`` is matched; the other keys are there for people.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -64,6 +63,8 @@ def fingerprint(finding: Finding, root: str = ".") -> str:
         finding.field,
         normalized_message(finding.message),
     )
+    import hashlib  # here: OpenSSL's loading is paid only by runs that fingerprint (baselines, SARIF, GitLab)
+
     return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 

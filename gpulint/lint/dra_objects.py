@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
 from gpulint.lint.findings import Path
 from gpulint.lint.objects import KubeObject
+
+if TYPE_CHECKING:
+    from gpulint.kube.dra.allocation import ClaimSpec
 
 CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
 
@@ -19,6 +22,9 @@ def claim_of(obj: KubeObject) -> ClaimSpec | None:
     """The device claim of a ResourceClaim or ResourceClaimTemplate object."""
     if not is_dra(obj, *CLAIM_KINDS):
         return None
+    # imported here: the DRA claim model (and the CEL engine under it) only for DRA claims, not for every pod
+    from gpulint.kube.dra.allocation import claim_spec_of
+
     return claim_spec_of(obj.data, obj.kind)
 
 

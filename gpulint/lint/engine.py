@@ -28,7 +28,7 @@ from gpulint.lint.findings import (
 )
 from gpulint.lint.loader import LoadedFile
 from gpulint.lint.objects import KubeObject, ParsedFile
-from gpulint.lint.registry import Rule, all_rules, policy_rules, rule_ids
+from gpulint.lint.registry import Rule, all_rules, policy_rules, resolved, rule_ids
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need
 from gpulint.lint.schema import SchemaStore
@@ -129,10 +129,19 @@ class Engine:
             for rule_id, rule in rules.items()
             if rule.check is not None and rule.needs <= available
         ]
+        self._by_kind: dict[str, list[tuple[str, Rule, Callable[..., Iterator[Diagnostic]]]]] = {}
         self._ran = frozenset(
             {rule_id for rule_id, _, _ in self._runnable} | ({YAML_INVALID} if YAML_INVALID in rules else set())
         )
         self._known = frozenset(rule_ids(config.policies)) | frozenset(rules)
+
+    def _routed(self, kind: str) -> list[tuple[str, Rule, Callable[..., Iterator[Diagnostic]]]]:
+        """The runnable rules that read this kind, their checks imported: once per kind and engine, in rule order."""
+        routed = self._by_kind.get(kind)
+        if routed is None:
+            routed = [(rule_id, rule, resolved(check)) for rule_id, rule, check in self._runnable if rule.reads(kind)]
+            self._by_kind[kind] = routed
+        return routed
 
     def check_file(
         self, parsed: ParsedFile, deadline: Deadline | None = None, *, path_ignores_apply: bool = True
@@ -209,9 +218,7 @@ class Engine:
         whole = tuple(directive for directive, prefix in scoped if not prefix)
         has_views = any(site.aliases for site in pod_spec_sites(obj.data))  # a controller-built pod: paths move
         findings: list[tuple[Finding, tuple[Directive, ...]]] = []
-        for rule_id, rule, check in self._runnable:
-            if not rule.reads(obj.kind):
-                continue
+        for rule_id, _, check in self._routed(obj.kind):
             try:
                 diagnostics = self._diagnostics(check, obj, deadline)
             except DeadlineExceeded:

@@ -14,8 +14,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from gpulint.kube.admission.kueue import KUEUE_KINDS
-from gpulint.kube.cel.engine import LRU
 from gpulint.kube.fields import mapping, type_name
+from gpulint.kube.lru import LRU
 from gpulint.kube.pools.catalog import Catalog
 from gpulint.kube.pools.model import PoolSpec
 from gpulint.kube.pools.readers import node_class_zones, pools_in_document

@@ -18,6 +18,11 @@ A rule file has these keys (unknown keys are refused, so a misspelt one cannot g
 - ``false-positives-avoided``: optional list, the look-alike cases the rule stays silent on
   (each taken from how real repositories are written, each with a test).
 
+Which rules exist, their severity, kinds and needs come from ``gpulint/lint/rule_index.py``,
+generated from the rule modules' SPECs (``python scripts/generate_rule_index.py``; a test holds
+it in step): listing rules, validating a configuration or checking one Pod imports no check
+module, and a run imports a rule's module when the first object of a kind it reads reaches it.
+
 Library policies (rules/policies/) carry the same information in ``spec.docs`` in the
 policy's camelCase: ``example``, ``useInstead``, ``exampleFindings``, ``exampleInventory``,
 ``exampleConfig``, ``useInsteadConfig``, ``useInsteadAllow``.
@@ -39,7 +44,10 @@ from gpulint.lint.data import data_dir
 from gpulint.lint.findings import Diagnostic
 from gpulint.lint.rule import ExpectedFinding, shipped_inventory
 from gpulint.lint.rule import Rule as Rule  # re-exported: callers that load rules name their type from here
+from gpulint.lint.rule_index import RULE_INDEX
 from gpulint.lint.rule_spec import RuleSpec
+
+CHECKS_PACKAGE = "gpulint.lint.checks"
 
 if TYPE_CHECKING:
     from gpulint.lint.objects import KubeObject
@@ -88,7 +96,49 @@ def _mapping(raw: Any, source: str, key: str) -> dict[str, Any]:
     return {str(k): v for k, v in raw.items()}
 
 
-def _rule_from(raw: Any, source: str, module: ModuleType) -> Rule:
+class DeferredCheck:
+    """A built-in rule's check, imported when it is first needed (``resolve``); calling it resolves it."""
+
+    __slots__ = ("module", "spec")
+
+    def __init__(self, module: str, spec: RuleSpec) -> None:
+        self.module = module  # the name inside gpulint.lint.checks
+        self.spec = spec  # what the index says of it: the module's SPEC must say the same
+
+    def resolve(self) -> ObjectCheck:
+        return _imported_check(self.module, self.spec)
+
+    def __call__(self, obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+        return self.resolve()(obj, ctx)
+
+    def __repr__(self) -> str:
+        return f"DeferredCheck({self.module!r})"
+
+
+def resolved(check: ObjectCheck) -> ObjectCheck:
+    """The function a rule's check runs: a deferred check's module imported."""
+    return check.resolve() if isinstance(check, DeferredCheck) else check
+
+
+def import_checks(rules: dict[str, Rule]) -> None:
+    """Every deferred check of these rules imported now (before forking workers, so each does not import them)."""
+    for rule in rules.values():
+        if rule.check is not None:
+            resolved(rule.check)
+
+
+@cache
+def _imported_check(module_name: str, spec: RuleSpec) -> ObjectCheck:
+    module = importlib.import_module(f"{CHECKS_PACKAGE}.{module_name}")
+    if getattr(module, "SPEC", None) != spec or module.check is None:
+        raise RuntimeError(
+            f"gpulint/lint/rule_index.py is out of date for {module_name} (run python scripts/generate_rule_index.py)"
+        )
+    check: ObjectCheck = module.check
+    return check
+
+
+def _rule_from(raw: Any, source: str, spec: RuleSpec, check: ObjectCheck | None) -> Rule:
     if not isinstance(raw, dict) or any(key not in raw for key in _REQUIRED):
         raise ValueError(f"{source}: a rule file needs the keys {', '.join(_REQUIRED)}")
     unknown = sorted(set(raw) - set(_REQUIRED) - set(_OPTIONAL))
@@ -106,7 +156,7 @@ def _rule_from(raw: Any, source: str, module: ModuleType) -> Rule:
         raise ValueError(f"{source}: every rule in 'use-instead-allow' needs a reason")
     return Rule(
         id=rule_id,
-        severity=module.SPEC.severity,
+        severity=spec.severity,
         summary=str(raw["summary"]).strip(),
         what=str(raw["what"]),
         why=str(raw["why"]),
@@ -115,9 +165,9 @@ def _rule_from(raw: Any, source: str, module: ModuleType) -> Rule:
         use_instead=str(raw["use-instead"]),
         fix_safety=str(raw.get("fix-safety", "")),
         false_positives_avoided=tuple(str(line) for line in raw.get("false-positives-avoided") or ()),
-        check=module.check,
-        kinds=module.SPEC.kinds,
-        needs=module.SPEC.needs,
+        check=check,
+        kinds=spec.kinds,
+        needs=spec.needs,
         example_findings=_expected_findings(raw["example-findings"], source, "example-findings"),
         example_inventory=inventory,
         example_config=_mapping(raw.get("example-config"), source, "example-config"),
@@ -128,19 +178,22 @@ def _rule_from(raw: Any, source: str, module: ModuleType) -> Rule:
 
 @cache
 def all_rules() -> dict[str, Rule]:
-    """The built-in rules: every module of gpulint.lint.checks with a SPEC, and its docs in rules/<id>.yaml."""
+    """The built-in rules: every module of gpulint.lint.checks with a SPEC (as the rule index lists them, their
+    checks deferred), and its docs in rules/<id>.yaml."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    modules = rule_modules()
+    indexed = {spec.id: (module, spec, has_check) for module, spec, has_check in RULE_INDEX}
     docs = {path.stem: path for path in sorted(data_dir("rules").glob("*.yaml"))}
-    if set(modules) != set(docs):
+    if set(indexed) != set(docs):
         raise ValueError(
-            f"rules without docs in rules/: {', '.join(sorted(set(modules) - set(docs))) or 'none'}; "
-            f"docs without a rule module: {', '.join(sorted(set(docs) - set(modules))) or 'none'}"
+            f"rules without docs in rules/: {', '.join(sorted(set(indexed) - set(docs))) or 'none'}; "
+            f"docs without a rule module: {', '.join(sorted(set(docs) - set(indexed))) or 'none'}"
         )
     rules: dict[str, Rule] = {}
-    for rule_id in sorted(modules):
+    for rule_id in sorted(indexed):
         path = docs[rule_id]
-        rule = _rule_from(yaml.load(path.read_text(encoding="utf-8"), Loader=loader), str(path), modules[rule_id])
+        module, spec, has_check = indexed[rule_id]
+        check = DeferredCheck(module, spec) if has_check else None
+        rule = _rule_from(yaml.load(path.read_text(encoding="utf-8"), Loader=loader), str(path), spec, check)
         if rule.id != path.stem:
             raise ValueError(f"{path}: id {rule.id!r} does not match the file name")
         rules[rule.id] = rule
@@ -149,14 +202,15 @@ def all_rules() -> dict[str, Rule]:
 
 @cache
 def rule_modules() -> dict[str, ModuleType]:
-    """Rule id -> its module: discovered, so adding a rule is adding a module (and its docs)."""
+    """Rule id -> its module, every one imported: discovered, so adding a rule is adding a module (and its docs,
+    and regenerating the rule index, which is what a run reads)."""
     import gpulint.lint.checks
 
     found = {}
     for info in pkgutil.iter_modules(gpulint.lint.checks.__path__):
         if info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"gpulint.lint.checks.{info.name}")
+        module = importlib.import_module(f"{CHECKS_PACKAGE}.{info.name}")
         spec = getattr(module, "SPEC", None)
         if isinstance(spec, RuleSpec):
             found[spec.id] = module

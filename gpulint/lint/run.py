@@ -29,7 +29,7 @@ from gpulint.lint.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS, Cl
 from gpulint.lint.linted_set import LintedObject, LintedSet
 from gpulint.lint.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.objects import KubeObject, ParsedFile, object_ref, parse_file
-from gpulint.lint.registry import Rule
+from gpulint.lint.registry import Rule, import_checks
 from gpulint.lint.resolver import DRA_GROUP, Resolver
 from gpulint.lint.rule_spec import Need
 from gpulint.lint.sources import Source
@@ -245,6 +245,7 @@ def _parallel_reports(run: LintRun, workers: int) -> tuple[list[FileReport], fro
     import multiprocessing
 
     context = multiprocessing.get_context("fork")  # the cluster inventory is inherited, not pickled
+    import_checks(run.rules)  # imported once here, not once in every worker
     shares = _shares(run.sources, workers)
     everything = _policies_read_objects(run.rules)
     channels = []

@@ -20,15 +20,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpulint.kube.dra.allocation import ClaimSpec
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import resource_list
 from gpulint.kube.workloads import containers
+
+if TYPE_CHECKING:
+    from gpulint.kube.dra.allocation import ClaimSpec
 
 Resources = dict[str, Fraction]
 

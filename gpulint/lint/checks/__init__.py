@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpulint.kube.cel.engine import LRU
+from gpulint.kube.lru import LRU
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Diagnostic, Path
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kube.dra.allocation import claim_spec_path
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.validation import core, resource, resource_slice
 from gpulint.kube.validation.errors import FieldError
@@ -56,6 +55,8 @@ def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
     if obj.api_version in BUILT_IN:
         yield from _pod_errors(obj, ctx)
     if is_dra(obj, "ResourceClaim", "ResourceClaimTemplate"):
+        from gpulint.kube.dra.allocation import claim_spec_path  # the DRA model: for DRA claims only
+
         base = claim_spec_path(obj.kind)
         flat = not obj.api_version.endswith(("/v1", "/v1beta2"))
         yield from resource.device_claim(dig(obj.data, *base), base, flat)

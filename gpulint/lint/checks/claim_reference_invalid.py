@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from gpulint.kube.dra.allocation import claim_spec_of
 from gpulint.kube.workloads import containers, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.dra_objects import claim_of
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
-from gpulint.lint.verdicts import referenced_claim
 
 SPEC = RuleSpec("claim-reference-invalid", Severity.ERROR)
 RULE_ID = SPEC.id
@@ -61,6 +59,10 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
                 ),
             )
             continue
+        # imported here: the verdicts and the DRA model they use, for a pod that names a claim only
+        from gpulint.kube.dra.allocation import claim_spec_of
+        from gpulint.lint.verdicts import referenced_claim
+
         located, kind = referenced_claim(obj, entry, ctx.resolver)
         target = entry.get("resourceClaimTemplateName") or entry.get("resourceClaimName")
         field_name = "resourceClaimTemplateName" if has_template else "resourceClaimName"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kube.dra.allocation import claim_spec_path
 from gpulint.kube.features import stage
 from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.kube.workloads import pod_spec_sites
@@ -46,6 +45,8 @@ def _gated(holder: dict, base: tuple, table: tuple[tuple[str, str, str], ...]) -
 
 def _dra_uses(obj: KubeObject) -> Iterator[tuple[str, tuple, str]]:
     if is_dra(obj, *CLAIM_KINDS):
+        from gpulint.kube.dra.allocation import claim_spec_path  # the DRA model: for DRA claims only
+
         base = claim_spec_path(obj.kind)
         flat = not obj.api_version.endswith(("/v1", "/v1beta2"))
         devices = mapping(dig(obj.data, *base))

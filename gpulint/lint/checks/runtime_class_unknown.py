@@ -10,7 +10,6 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
-from gpulint.lint.verdicts import runtime_class_admission
 
 SPEC = RuleSpec("runtime-class-unknown", Severity.ERROR)
 RULE_ID = SPEC.id
@@ -38,6 +37,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 notes=(*hint, f"RuntimeClasses in the cluster: {', '.join(known) or 'none'}"),
             )
             continue
+        from gpulint.lint.verdicts import runtime_class_admission  # here: only for a class the inventory lists
+
         admitted = runtime_class_admission(site.spec, resolver)
         if admitted is not None and admitted.conflict:
             yield Diagnostic(

@@ -8,7 +8,6 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.fields import mapping, sequence
-from gpulint.kube.pools.fit import FITS, UNKNOWN
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.resources import is_gpu
 from gpulint.kube.scheduler import NodeInfo, PodRequirements, pod_requirements, resource_list
@@ -18,7 +17,6 @@ from gpulint.lint.findings import Diagnostic, Path, Severity, split_long
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import RuleSpec
-from gpulint.lint.verdicts import pool_fits, with_extended_resource_tolerations
 
 SPEC = RuleSpec("stale-gpu-label", Severity.WARNING)
 RULE_ID = SPEC.id
@@ -233,6 +231,10 @@ def _a_pool_serves(pod: PodRequirements, inventory: Resolver) -> bool:
     answer unknown): the pod, unschedulable on the stale nodes, triggers the scale-up."""
     if not inventory.pools:
         return False
+    # imported here: the pool verdicts (and their models) only for an inventory with node pools
+    from gpulint.kube.pools.fit import FITS, UNKNOWN
+    from gpulint.lint.verdicts import pool_fits, with_extended_resource_tolerations
+
     fits = pool_fits(with_extended_resource_tolerations(pod, inventory), inventory)
     return any(fit.state in (FITS, UNKNOWN) for fit in fits)
 

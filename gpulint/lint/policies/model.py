@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.cel.engine import Compiled
+from gpulint.lint.errors import PolicyError as PolicyError  # defined apart: see gpulint.lint.errors
 from gpulint.lint.findings import Path, Severity
 
 if TYPE_CHECKING:
@@ -30,10 +31,6 @@ POLICY_VARIABLES = (
 NOT_OFFLINE_VARIABLES = ("authorizer",)
 RUNTIME_COST_BUDGET = 10_000_000  # kubernetes/apiserver RuntimeCELCostBudget (CRD and VAP validation)
 ACTION_SEVERITY = {"Deny": Severity.ERROR, "Warn": Severity.WARNING, "Audit": Severity.INFO}
-
-
-class PolicyError(Exception):
-    """Policies that cannot be loaded: a usage error (exit 2) listing file:line:col problems."""
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,16 @@ those points at an empty temporary directory or is switched off, and gpulint nev
 from __future__ import annotations
 
 import os
-import shutil
-import signal
-import subprocess
-import tempfile
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpulint.lint.errors import ToolError as ToolError  # defined apart: see gpulint.lint.errors
+
+if TYPE_CHECKING:
+    import subprocess
+
+# shutil, subprocess, signal and tempfile are imported when a renderer is looked for or run: a run
+# without charts or overlays (a pre-commit hook on one manifest) does neither.
 
 # The output of one render is bounded like a file (gpulint.lint.sources.DEFAULT_MAX_FILE_BYTES).
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
@@ -27,10 +32,6 @@ INSTALL_HINTS = {
 }
 
 
-class ToolError(Exception):
-    """An explicit --helm/--kustomize/--kubectl that is no executable: a usage error."""
-
-
 @dataclass(frozen=True)
 class Tool:
     name: str  # helm, kustomize, kubectl
@@ -39,6 +40,8 @@ class Tool:
 
 def find(name: str, explicit: str = "") -> Tool | None:
     """The binary named on the command line (or in the configuration), else the one on PATH."""
+    import shutil
+
     if explicit:
         path = shutil.which(explicit) if os.sep not in explicit else explicit
         if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
@@ -94,6 +97,10 @@ def _limit_output(limit: int) -> None:  # pragma: no cover - runs in the child
 
 
 def run(argv: list[str], cwd: str, timeout: float, limit: int = MAX_OUTPUT_BYTES) -> Result:
+    import signal
+    import subprocess
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="gpulint-render-") as home:
         out_path, err_path = os.path.join(home, "stdout"), os.path.join(home, "stderr")
         env = _environment(os.path.join(home, "home"))
@@ -130,6 +137,8 @@ def run(argv: list[str], cwd: str, timeout: float, limit: int = MAX_OUTPUT_BYTES
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
+    import signal
+
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except OSError:

@@ -1,0 +1,14 @@
+"""Usage errors the entry points catch, defined apart from the machinery that raises them.
+
+Catching one must not import that machinery: ``gpulint check pod.yaml`` names PolicyError and
+ToolError in its ``except`` clauses, but loads no policy (and its CEL engine) and runs no renderer
+unless the run asks for them. Each is re-exported where it is raised.
+"""
+
+
+class PolicyError(Exception):
+    """Policies that cannot be loaded: a usage error (exit 2) listing file:line:col problems."""
+
+
+class ToolError(Exception):
+    """An explicit --helm/--kustomize/--kubectl that is no executable: a usage error."""

@@ -1,0 +1,106 @@
+"""Every built-in rule: its module in gpulint.lint.checks, its SPEC and whether it has a check.
+
+Generated from the rule modules by ``python scripts/generate_rule_index.py``: do not edit. The registry
+reads it so that a run imports only the rule modules its objects need (tests/test_rule_index.py holds it in
+step with the modules).
+"""
+
+from gpulint.lint.findings import Severity
+from gpulint.lint.rule_spec import Need, RuleSpec
+
+RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
+    ("api_rejected", RuleSpec("api-rejected", Severity.ERROR), True),
+    ("api_version_unavailable", RuleSpec("api-version-unavailable", Severity.ERROR), True),
+    (
+        "cel_invalid",
+        RuleSpec(
+            "cel-invalid", Severity.ERROR, kinds=frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"})
+        ),
+        True,
+    ),
+    ("claim_reference_invalid", RuleSpec("claim-reference-invalid", Severity.ERROR), True),
+    (
+        "claim_unsatisfiable",
+        RuleSpec("claim-unsatisfiable", Severity.ERROR, needs=frozenset({Need.DEVICES, Need.NODES})),
+        True,
+    ),
+    (
+        "compute_domain_mismatch",
+        RuleSpec("compute-domain-mismatch", Severity.WARNING, kinds=frozenset({"ComputeDomain"})),
+        True,
+    ),
+    (
+        "daemonset_coverage",
+        RuleSpec(
+            "daemonset-coverage",
+            Severity.ERROR,
+            kinds=frozenset({"ClusterPolicy", "DaemonSet"}),
+            needs=frozenset({Need.NODES}),
+        ),
+        True,
+    ),
+    ("dev_shm_missing", RuleSpec("dev-shm-missing", Severity.WARNING), True),
+    (
+        "device_class_unknown",
+        RuleSpec("device-class-unknown", Severity.ERROR, kinds=frozenset({"ResourceClaim", "ResourceClaimTemplate"})),
+        True,
+    ),
+    (
+        "device_plugin_config",
+        RuleSpec("device-plugin-config", Severity.ERROR, kinds=frozenset({"ClusterPolicy", "ConfigMap"})),
+        True,
+    ),
+    (
+        "dra_config_invalid",
+        RuleSpec(
+            "dra-config-invalid",
+            Severity.ERROR,
+            kinds=frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"}),
+        ),
+        True,
+    ),
+    ("feature_gate_required", RuleSpec("feature-gate-required", Severity.INFO), True),
+    ("gang_inconsistent", RuleSpec("gang-inconsistent", Severity.ERROR), True),
+    ("gang_missing", RuleSpec("gang-missing", Severity.WARNING), True),
+    ("gang_unsatisfiable", RuleSpec("gang-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES})), True),
+    (
+        "gpu_nic_locality",
+        RuleSpec("gpu-nic-locality", Severity.WARNING, kinds=frozenset({"ResourceClaim", "ResourceClaimTemplate"})),
+        True,
+    ),
+    ("gpu_non_integer", RuleSpec("gpu-non-integer", Severity.ERROR), True),
+    ("gpu_request_without_limit", RuleSpec("gpu-request-without-limit", Severity.ERROR), True),
+    ("gpu_resource_unknown", RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES})), True),
+    ("gpu_runtime_class", RuleSpec("gpu-runtime-class", Severity.WARNING), True),
+    ("gpu_sharing", RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES})), True),
+    ("gpu_unschedulable", RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES})), True),
+    ("gpu_visibility_override", RuleSpec("gpu-visibility-override", Severity.WARNING), True),
+    ("host_network_dns", RuleSpec("host-network-dns", Severity.WARNING), True),
+    (
+        "knative_field_disallowed",
+        RuleSpec("knative-field-disallowed", Severity.ERROR, kinds=frozenset({"Configuration", "Service"})),
+        True,
+    ),
+    ("limit_range_violation", RuleSpec("limit-range-violation", Severity.ERROR), True),
+    ("mpijob_launcher", RuleSpec("mpijob-launcher", Severity.WARNING, kinds=frozenset({"MPIJob"})), True),
+    ("not_rendered", RuleSpec("not-rendered", Severity.ERROR), False),
+    ("over_tight_affinity", RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES})), True),
+    ("over_tight_topology", RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES})), True),
+    ("parallelism_mismatch", RuleSpec("parallelism-mismatch", Severity.WARNING), True),
+    ("queue_reference_invalid", RuleSpec("queue-reference-invalid", Severity.ERROR), True),
+    ("queue_unadmittable", RuleSpec("queue-unadmittable", Severity.ERROR), True),
+    ("rdma_memlock_missing", RuleSpec("rdma-memlock-missing", Severity.WARNING), True),
+    ("resource_quota_exceeded", RuleSpec("resource-quota-exceeded", Severity.ERROR), True),
+    ("runtime_class_unknown", RuleSpec("runtime-class-unknown", Severity.ERROR), True),
+    ("scheduler_name_unknown", RuleSpec("scheduler-name-unknown", Severity.WARNING), True),
+    ("schema_invalid", RuleSpec("schema-invalid", Severity.ERROR), True),
+    ("stale_gpu_label", RuleSpec("stale-gpu-label", Severity.WARNING), True),
+    ("suppression_invalid", RuleSpec("suppression-invalid", Severity.WARNING), False),
+    ("suppression_unused", RuleSpec("suppression-unused", Severity.WARNING), False),
+    (
+        "training_runtime_unknown",
+        RuleSpec("training-runtime-unknown", Severity.ERROR, kinds=frozenset({"TrainJob"})),
+        True,
+    ),
+    ("yaml_invalid", RuleSpec("yaml-invalid", Severity.ERROR), False),
+)
