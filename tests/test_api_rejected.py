@@ -438,3 +438,31 @@ def test_opaque_parameters_are_measured_as_utf8_json():
         """)
     assert rejected(text) == []
     assert len(rejected(text.replace("é", "éé", 1))) == 1
+
+
+LONG_PREFIX = ".".join(["a" * 63] * 4)[:253]  # 253 bytes: the longest DNS subdomain
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "words"),
+    [
+        ("a" * 63, "v", None),
+        ("a" * 64, "v", "name part must be no more than 63 bytes"),
+        (f"{LONG_PREFIX}/team", "v", None),
+        (f"{LONG_PREFIX}b/team", "v", "prefix part must be no more than 253 bytes"),
+        ("example.com/team", "x" * 63, None),
+        ("example.com/team", "x" * 64, "must be no more than 63 bytes"),
+        ("example.com/team", "é", "a valid label must be an empty string"),
+        ("example.com/é", "v", "name part must consist of alphanumeric characters"),
+        ("example.com/team", "", None),
+    ],
+)
+def test_label_keys_and_values_at_their_limits(key, value, words):
+    """The checks every label goes through, at the byte limits (a valid label takes a one-match path)."""
+    text = deployment(CONTAINER).replace("labels: {app: trainer}}", f"labels: {{app: trainer, '{key}': '{value}'}}}}")
+    found = [message for _, _, message in rejected(text)]
+    if words is None:
+        assert found == []
+    else:
+        (message,) = found
+        assert message.startswith("spec.template.metadata.labels: Invalid value: ") and words in message

@@ -111,6 +111,58 @@ def test_compile_errors_have_positions(expression, words, offset):
         assert problem.offset == offset
 
 
+@pytest.mark.parametrize(
+    "expression, output",
+    [
+        # dynamic-resource-allocation cel/compile.go: "must evaluate to %v or the unknown type, not %v" with
+        # cel-go's Type.String(); attributes are google.protobuf.Any (apiservercel.AnyType) there
+        ('device.attributes["gpu.nvidia.com"].?model', "optional_type(google.protobuf.Any)"),
+        ('device.attributes["gpu.nvidia.com"][?"model"]', "optional_type(google.protobuf.Any)"),
+        ('device.attributes.?["gpu.nvidia.com"]', None),  # not CEL syntax: a parse error instead
+        ("device.attributes.?x", "optional_type(map(string, google.protobuf.Any))"),
+        ('device.attributes["gpu.nvidia.com"]', "map(string, google.protobuf.Any)"),
+        ('device.capacity["gpu.nvidia.com"].?memory', "optional_type(kubernetes.Quantity)"),
+        ("optional.of(true)", "optional_type(bool)"),
+        ("[true]", "list(bool)"),
+        ('{"a": [1]}', "map(string, list(int))"),
+        ("format.uuid().validate(device.driver)", "optional_type(list(string))"),
+        ('format.named("uuid")', "optional_type(kubernetes.NamedFormat)"),
+        ("cel.bind(f, format.uuid(), f.validate(device.driver))", "optional_type(list(string))"),
+        ('device.driver == "x" ? format.uuid().validate("a") : optional.none()', "optional_type(list(string))"),
+        ('format.uuid().validate("a").or(optional.none())', "optional_type(list(string))"),
+    ],
+)
+def test_optional_and_other_results_are_refused_when_compiled(expression, output):
+    problem = ENGINE.compile(expression)
+    assert isinstance(problem, CelProblem) and problem.evaluable
+    if output is None:
+        assert problem.message.startswith("compilation failed")
+    else:
+        assert problem.message == f"must evaluate to bool or the unknown type, not {output}"
+        assert problem.offset == 0
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        # the same reads made bool: accepted (boundary pairs of the cases above)
+        'device.attributes["gpu.nvidia.com"].?model.orValue("") == "H100"',
+        'device.attributes["gpu.nvidia.com"].?model.hasValue()',
+        "optional.of(true).value()",
+        "format.uuid().validate(device.driver).hasValue()",
+        '!format.named("uuid").hasValue()',
+        'format.uuid().validate("a").orValue([]).size() == 0',
+        # the attribute type (dyn here, google.protobuf.Any in Kubernetes) is accepted when compiled, fails
+        # at run time if it is not a bool
+        'device.attributes["gpu.nvidia.com"].model',
+        'device.attributes["gpu.nvidia.com"].?model.orValue(false)',
+        'cel.bind(a, device.attributes["gpu.nvidia.com"], a.model)',
+    ],
+)
+def test_bool_and_attribute_results_compile(expression):
+    assert isinstance(ENGINE.compile(expression), Compiled)
+
+
 def test_length_limit():
     long = " || ".join(['device.driver == "gpu.nvidia.com"'] * 400)
     assert "10240" in ENGINE.compile(long).message

@@ -469,9 +469,9 @@ def test_a_shared_device_serves_one_request_once():
     assert "needs 2 devices of class mig.nvidia.com; 1 pass the class selectors and 1 its own selectors" in shown(
         finding
     )
-    huge = two.replace("count: 2", "count: 5000")  # no search of 5000 levels: the count alone decides
+    huge = two.replace("count: 2", "count: 5000")  # no search of 5000 levels: the claim limit decides first
     (finding,) = by_rule(lint(huge, inventory(SHARED)), "claim-unsatisfiable")
-    assert "needs 5000 devices" in shown(finding)
+    assert "number of requested devices 5000 exceeds the claim limit of 32" in shown(finding)
 
 
 def admin_pod(second_admin: bool, devices: int) -> tuple[str, object]:

@@ -110,6 +110,20 @@ def test_new_selectors_get_the_libraries_of_the_clusters_compatibility_version()
     assert refused.severity is Severity.ERROR and "usable in new expressions from 1.32" in shown(refused)
 
 
+def test_an_optional_selector_is_refused_when_compiled_not_on_each_device(cluster):
+    """compile.go checks the output type: an optional is neither bool nor the attribute type."""
+    text = template(gpus(1, selector='device.attributes["gpu.nvidia.com"].?productName'))
+    (finding,) = by_rule(lint(text, cluster), "cel-invalid")
+    assert finding.severity is Severity.ERROR
+    assert finding.message.endswith(
+        "CEL selector must evaluate to bool or the unknown type, not optional_type(google.protobuf.Any)"
+    )
+    assert (finding.line, finding.column) == (14, 28)  # the expression's first character
+    assert text.splitlines()[13][27:44] == "device.attributes"
+    made_bool = template(gpus(1, selector='device.attributes["gpu.nvidia.com"].?productName.hasValue()'))
+    assert by_rule(lint(made_bool, cluster), "cel-invalid") == []
+
+
 def test_cel_runtime_errors_only_on_devices_the_class_selects(cluster):
     # productName exists on NVIDIA GPUs; `model` does not: a runtime error, not false
     text = template(gpus(1, selector='device.attributes["gpu.nvidia.com"].model == "H100"'))

@@ -634,3 +634,75 @@ def test_each_object_s_pod_templates_are_found_once_per_check_and_never_kept_aft
     obj.data["spec"]["replicas"] = 5
     (site,) = workloads.pod_spec_sites(obj.data)
     assert site.pods == 5 and found == ["Deployment", "Deployment", "Deployment"]
+
+
+TORCHRUN_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trainer, namespace: ml}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: trainer}}
+  template:
+    metadata: {labels: {app: trainer}}
+    spec:
+      containers:
+      - name: main
+        image: registry.example.com/ml/trainer:1.0
+        command: [torchrun, --nproc-per-node, "4", train.py]
+        resources:
+          limits: {nvidia.com/gpu: 1}
+      - name: sidecar
+        image: registry.example.com/ml/exporter:1.0
+        command: [sh, -c, "exec exporter --port 9400"]
+        resources:
+          limits: {nvidia.com/gpu: 1}
+"""
+
+
+def test_each_container_s_gpus_and_command_line_are_read_once_per_check(monkeypatch):
+    """The runtime rules (dev-shm-missing, parallelism-mismatch, gpu-visibility-override, rdma-memlock-missing)
+    each ask every container for its GPUs and its launchers; while one object is checked that is worked out
+    once per container, and outside a check it is read afresh."""
+    import gpulint.kube.runtime as runtime
+    from gpulint.lint.config import Config
+    from gpulint.lint.run import LintRun
+    from gpulint.lint.sources import Source
+
+    gpus: list[str] = []
+    launches: list[str] = []
+    real_gpus, real_launches = runtime._container_gpus, runtime._container_launches
+
+    def counted_gpus(container, patterns):
+        gpus.append(container.get("name"))
+        return real_gpus(container, patterns)
+
+    def counted_launches(container, injected):
+        launches.append(container.get("name"))
+        return real_launches(container, injected)
+
+    monkeypatch.setattr(runtime, "_container_gpus", counted_gpus)
+    monkeypatch.setattr(runtime, "_container_launches", counted_launches)
+    run = LintRun(Config(), [Source("deploy.yaml", content=TORCHRUN_DEPLOYMENT.encode())])
+    report = run.report(1)
+    mismatch = [said(f) for f in report.findings if f.rule == "parallelism-mismatch"]
+    assert mismatch and mismatch[0].startswith("torchrun starts 4 GPU processes (--nproc-per-node 4)")
+    assert sorted(gpus) == ["main", "sidecar"]
+    assert sorted(launches) == ["main", "sidecar"]
+
+    (obj,) = run.objects()
+    main = obj.data["spec"]["template"]["spec"]["containers"][0]
+    assert runtime.container_gpus(main) == 1
+    main["resources"]["limits"]["nvidia.com/gpu"] = 4
+    assert runtime.container_gpus(main) == 4 and gpus.count("main") == 3
+
+
+def test_a_container_s_remembered_gpus_never_answer_for_another_container():
+    """The memo of a part names it by identity and holds it: a container built and dropped during a
+    check (a TrainJob's resourcesPerNode) cannot leave its answer to the next one at the same address."""
+    from gpulint.kube.runtime import container_gpus
+    from gpulint.kube.workloads import sites_remembered
+
+    with sites_remembered({"kind": "Deployment"}):
+        for count in (1, 2, 3, 4, 5, 6, 7, 8) * 4:
+            assert container_gpus({"resources": {"limits": {"nvidia.com/gpu": count}}}) == count

@@ -99,9 +99,12 @@ Chars = list[tuple["str | None", Origin]]  # None: an unknown stretch (one marke
 def kubernetes_expand(value: str, origin: Origin, env: ContainerEnv) -> Chars:
     """``value`` with ``$(VAR)`` replaced as the kubelet does (expansion.Expand); each character
     keeps its origin (a substituted value points at its ``$``)."""
+    base = origin.offset
+    if "$" not in value:  # nothing to expand (most words)
+        path = origin.path
+        return [(char, Origin(path, base + i)) for i, char in enumerate(value)]
     out: Chars = []
     index = 0
-    base = origin.offset
 
     def at(i: int) -> Origin:
         return Origin(origin.path, base + i)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 GATES: dict[str, tuple[tuple[str, str, bool], ...]] = {
     "DRAAdminAccess": (("1.32", "alpha", False), ("1.34", "beta", True), ("1.36", "GA", True)),
     "DRAConsumableCapacity": (("1.34", "alpha", False), ("1.36", "beta", True)),
+    "DRADeviceBindingConditions": (("1.34", "alpha", False), ("1.36", "beta", True)),
+    "DRAResourceClaimDeviceStatus": (("1.32", "alpha", False), ("1.33", "beta", True), ("1.37", "GA", True)),
     "DRADeviceTaints": (("1.33", "alpha", False), ("1.36", "beta", True), ("1.37", "GA", True)),
     "DRAExtendedResource": (("1.34", "alpha", False), ("1.36", "beta", True), ("1.37", "GA", True)),
     "DRAListTypeAttributes": (("1.36", "alpha", False),),

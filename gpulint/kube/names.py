@@ -27,6 +27,9 @@ _DNS1035_LABEL = re.compile(_DNS1035_LABEL_FMT)
 _LABEL_KEY = re.compile(_LABEL_KEY_FMT)
 _LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
 _C_IDENTIFIER = re.compile(_C_IDENTIFIER_FMT)
+# A valid qualified name in one match (the common case; the problems are then found step by step). Its
+# characters are ASCII, so its length in characters is its length in bytes.
+_QUALIFIED_NAME = re.compile(f"(?:{_DNS1123_SUBDOMAIN_FMT}/)?{_LABEL_KEY_FMT}")
 
 _DNS1123_LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
@@ -110,6 +113,10 @@ def mask_trailing_dash(name: str) -> str:
 
 def qualified_name(value: str) -> list[str]:
     """IsQualifiedName (= IsLabelKey): ``name`` or ``dns.subdomain/name``."""
+    if _QUALIFIED_NAME.fullmatch(value):
+        prefix, _, name = value.rpartition("/")
+        if len(name) <= LABEL_KEY_NAME_MAX and len(prefix) <= DNS1123_SUBDOMAIN_MAX:
+            return []
     errors: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -139,6 +146,8 @@ label_key = qualified_name
 
 
 def label_value(value: str) -> list[str]:
+    if len(value) <= LABEL_VALUE_MAX and _LABEL_VALUE.fullmatch(value):
+        return []  # ASCII: as many bytes as characters
     errors = []
     if _bytes(value) > LABEL_VALUE_MAX:
         errors.append(max_len_error(LABEL_VALUE_MAX))

@@ -19,7 +19,7 @@ from gpulint.kube.launchers import MPIRUN, VLLM, Launch, Launcher, parse
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_gpu
-from gpulint.kube.workloads import PodSpecSite, api_group, containers
+from gpulint.kube.workloads import PodSpecSite, api_group, remembered_part
 
 # Images whose entrypoint is a launcher: their containers often give only ``args``.
 IMAGE_ENTRYPOINTS: dict[str, Launcher] = {"vllm/vllm-openai": VLLM}
@@ -38,16 +38,27 @@ def counts_devices(name: str, patterns: Iterable[str] = ()) -> bool:
 def container_gpus(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> int | None:
     """The whole GPUs of one kind (device-plugin resource) the container holds, the largest count
     when it asks for several kinds; None: none asked."""
+    patterns = tuple(patterns)
+    return remembered_part(container, ("gpus", patterns), lambda: _container_gpus(container, patterns))
+
+
+def _container_gpus(container: Mapping[str, Any], patterns: tuple[str, ...]) -> int | None:
     total = None
     for name, value in _gpu_amounts(container).items():
         if not counts_devices(name, patterns):
             continue
-        try:
-            quantity = quantity_from_yaml(value)
-        except QuantityError:
-            continue  # gpu-non-integer reports it
-        if quantity.is_integer() and quantity.value >= 1:
-            total = max(total or 0, int(quantity.value))  # two vendors' GPUs are not one pool
+        if type(value) is int:  # the common case, without a Fraction: a YAML integer is a whole count
+            count = value
+        else:
+            try:
+                quantity = quantity_from_yaml(value)
+            except QuantityError:
+                continue  # gpu-non-integer reports it
+            if not quantity.is_integer():
+                continue
+            count = int(quantity.value)
+        if count >= 1:
+            total = max(total or 0, count)  # two vendors' GPUs are not one pool
     return total
 
 
@@ -64,13 +75,20 @@ def gpu_resource_name(container: Mapping[str, Any], patterns: Iterable[str] = ()
 
 def main_containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
     """The app containers (not init or ephemeral ones), with their path from the pod spec."""
-    for path, container in containers(dict(spec)):
-        if path[0] == "containers":
-            yield path, container
+    items = spec.get("containers")
+    if isinstance(items, list):
+        for index, container in enumerate(items):
+            if isinstance(container, dict):
+                yield ("containers", index), container
 
 
 def pod_gpus(spec: Mapping[str, Any], patterns: Iterable[str] = ()) -> int:
-    return sum(container_gpus(container, patterns) or 0 for _, container in main_containers(spec))
+    patterns = tuple(patterns)
+    return remembered_part(
+        spec,
+        ("pod gpus", patterns),
+        lambda: sum(container_gpus(container, patterns) or 0 for _, container in main_containers(spec)),
+    )
 
 
 def is_distributed(api_version: str, kind: str) -> bool:
@@ -107,18 +125,27 @@ def injected_env(obj: Mapping[str, Any], site: PodSpecSite) -> dict[str, str | N
 
 @dataclass(frozen=True)
 class ContainerLaunches:
-    commands: list[Command]
-    launches: list[Launch]
+    commands: tuple[Command, ...]
+    launches: tuple[Launch, ...]
     entrypoint: bool  # the launches are the image's entrypoint with the container's args
 
 
 def container_launches(container: Mapping[str, Any], injected: Env | None = None) -> ContainerLaunches:
-    commands = container_commands(container, injected)
+    """The container's commands and the launchers they start (read once per container and injected
+    variables while its object is checked: several rules ask)."""
+    key = ("launches", tuple(injected.items()) if injected else ())
+    return remembered_part(container, key, lambda: _container_launches(container, injected))
+
+
+def _container_launches(container: Mapping[str, Any], injected: Env | None) -> ContainerLaunches:
+    commands = tuple(container_commands(container, injected))
     entrypoint = IMAGE_ENTRYPOINTS.get(image_name(container)) if "command" not in container else None
     if entrypoint is not None:
         launch = parse(commands[0], entrypoint) if commands else None
-        return ContainerLaunches(commands, [launch] if launch else [], True)
-    launches = [_with_env_defaults(launch, container) for command in commands if (launch := parse(command)) is not None]
+        return ContainerLaunches(commands, (launch,) if launch else (), True)
+    launches = tuple(
+        _with_env_defaults(launch, container) for command in commands if (launch := parse(command)) is not None
+    )
     return ContainerLaunches(commands, launches, False)
 
 

@@ -150,7 +150,7 @@ def _allocator_inventory(case: Case) -> list[dict[str, Any]]:
     """The node the upstream test allocates for, its classes, its ResourceSlices and, for its
     allocatedDevices (and allocatedCapacityDevices), a claim that holds them."""
     node = case.data.get("node", "node-1")
-    labels = case.header["nodes"][node]
+    labels = case.data.get("nodeLabels") or case.header["nodes"][node]  # upstream's node(name, region)
     objects: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": labels}}]
     for klass in case.data.get("classes", case.header["classes"]):
         objects.append(

@@ -16,7 +16,7 @@ from typing import Any
 
 from gpulint.kube.fields import dig, integer, mapping
 from gpulint.kube.refs import Path
-from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites, template_metadata
+from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites, remembered, template_metadata
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
@@ -82,7 +82,12 @@ def _labels_path(data: dict[str, Any]) -> Path:
 
 
 def queue_name(data: dict[str, Any]) -> QueueName | None:
-    """The LocalQueue the object is submitted to (the label), or the annotation Kueue ignores."""
+    """The LocalQueue the object is submitted to (the label), or the annotation Kueue ignores (found
+    once while the object is checked: the queue and gang rules all ask)."""
+    return remembered(data, "queue name", None, lambda: _queue_name(data))
+
+
+def _queue_name(data: dict[str, Any]) -> QueueName | None:
     meta_path = _labels_path(data)
     meta = mapping(dig(data, *meta_path))
     label = mapping(meta.get("labels")).get(QUEUE_LABEL)

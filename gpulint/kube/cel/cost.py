@@ -255,6 +255,21 @@ def decode(serialized: bytes) -> Checked:
     return Checked(root, overloads, types, positions, elements)
 
 
+def is_bind(node: Node) -> bool:
+    """A comprehension that is cel.bind's expansion (no range, a false condition, the bound name as accumulator)."""
+    rng, cond = node.iter_range, node.loop_condition
+    return (
+        node.kind == "comprehension"
+        and rng is not None
+        and rng.kind == "list"
+        and not rng.args
+        and cond is not None
+        and cond.kind == "const"
+        and cond.const == ("bool", False)
+        and node.accu_var not in ACCUMULATORS
+    )
+
+
 # --------------------------------------------------------------------------- input sizes
 
 Path = tuple[str, ...]
@@ -551,16 +566,7 @@ class _Coster:
         return add(total, fixed(MAP_CREATE_BASE_COST if node.kind == "map" else STRUCT_CREATE_BASE_COST))
 
     def is_bind(self, node: Node) -> bool:
-        rng, cond = node.iter_range, node.loop_condition
-        return (
-            rng is not None
-            and rng.kind == "list"
-            and not rng.args
-            and cond is not None
-            and cond.kind == "const"
-            and cond.const == ("bool", False)
-            and node.accu_var not in ACCUMULATORS
-        )
+        return is_bind(node)
 
     def cost_bind(self, node: Node) -> Size:
         total = add(self.cost(node.iter_range), self.cost(node.accu_init))

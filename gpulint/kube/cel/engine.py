@@ -525,10 +525,14 @@ class CelEngine:
         typed = self._type_check(expression)
         if isinstance(typed, CelProblem):
             return typed
-        result_type = typed.return_type().name()
-        if self.devices and result_type not in ("BOOL", "DYN", "ERROR"):
-            return CelProblem(f"must evaluate to bool or the unknown type, not {_type_name(result_type)}", 0)
-        checked = self._checked(typed) if self.guarded else None
+        checked = self._checked(typed) if self.guarded or self.devices else None
+        if self.devices:
+            # dynamic-resource-allocation cel/compile.go: the output type must be exactly bool or the attribute type
+            output = declared_result(typed.return_type().name(), checked)
+            if output is not None:
+                return CelProblem(f"must evaluate to bool or the unknown type, not {output}", 0)
+        if not self.guarded:
+            checked = None
         if checked is not None and self.devices:
             refused = self._refused(checked)
             if refused is not None:
@@ -762,6 +766,123 @@ def _value_type(value: Any, name: str) -> str:
     if isinstance(value, str) and value.startswith(SEMVER_TAG):
         return SEMVER_TYPE
     return _type_name(name)
+
+
+_SIMPLE_TYPES = {
+    "BOOL": "bool",
+    "INT": "int",
+    "UINT": "uint",
+    "DOUBLE": "double",
+    "STRING": "string",
+    "BYTES": "bytes",
+    "DYN": "dyn",
+    "NULL": "null_type",
+    "TIMESTAMP": "google.protobuf.Timestamp",
+    "DURATION": "google.protobuf.Duration",
+    "ERROR": "error",
+}
+_TYPE_PART = re.compile(r"\s*([^<>,\s]+)\s*(<)?")
+
+
+def cel_go_type(name: str) -> str:
+    """A type cel-cpp names (``LIST<INT>``, ``optional_type<DYN>``) as cel-go's Type.String() prints it
+    (``list(int)``, ``optional_type(dyn)``), the form of Kubernetes' compile-time messages."""
+
+    def parse(at: int) -> tuple[str, int]:
+        found = _TYPE_PART.match(name, at)
+        if found is None:
+            return name[at:], len(name)
+        head, at = found.group(1), found.end()
+        head = _SIMPLE_TYPES.get(head, head)
+        if found.group(2) is None:
+            return head, at
+        params = []
+        while True:
+            param, at = parse(at)
+            params.append(param)
+            while at < len(name) and name[at] == " ":
+                at += 1
+            if at >= len(name) or name[at] != ",":
+                break
+            at += 1
+        at += 1  # the closing >
+        head = {"LIST": "list", "MAP": "map", "TYPE": "type"}.get(head, head)
+        return f"{head}({', '.join(params)})", at
+
+    return parse(0)[0]
+
+
+# the format library's optional results (apiserver pkg/cel/library/format.go), which this engine's
+# type check declares as dyn: the binding cannot declare optional_type
+_OPTIONAL_RESULTS = {
+    "format-validate": "optional_type(list(string))",
+    "format-named": "optional_type(kubernetes.NamedFormat)",
+}
+
+
+def _optional_origin(checked: cel_cost.Checked, node: Any) -> str | None:
+    """The optional type a node has in the API server's check when this engine's check says dyn: a format
+    library call, or what passes its value through (cel.bind's result, ``or``, a conditional's branches)."""
+    if cel_cost.is_bind(node) and node.result is not None:
+        return _optional_origin(checked, node.result)
+    if node.kind != "call":
+        return None
+    for overload in checked.overloads.get(node.id, ()):
+        if overload in _OPTIONAL_RESULTS:
+            return _OPTIONAL_RESULTS[overload]
+    if node.name == "or" and node.target is not None and len(node.args) == 1:
+        return _optional_origin(checked, node.target) or _optional_origin(checked, node.args[0])
+    if node.name == "_?_:_" and len(node.args) == 3:
+        branches = [_optional_origin(checked, branch) for branch in node.args[1:]]
+        known = {branch for branch in branches if branch is not None}
+        others = [checked.types.get(b.id, "") for b, o in zip(node.args[1:], branches) if o is None]
+        if len(known) == 1 and all(kind.startswith("optional:") for kind in others):
+            return known.pop()
+    return None
+
+
+ATTRIBUTE_TYPE = (
+    "google.protobuf.Any"  # compile.go's attribute type without DRAListTypeAttributes (apiservercel.AnyType)
+)
+_OPTIONAL_ACCESS = ("_?._", "_[?_]")
+
+
+def _attributes_of(node: Any) -> int:
+    """How deep inside ``device.attributes`` a node is: 1 for the map of one domain, 0 for the outer map,
+    -1 for anything else."""
+    if node.kind == "ident" and node.name == "device.attributes":
+        return 0
+    if node.kind == "call" and node.name in ("_[_]", *_OPTIONAL_ACCESS) and node.args:
+        outer = _attributes_of(node.args[0])
+        return outer + 1 if outer == 0 else -1
+    if node.kind == "select" and not node.test_only and node.target is not None:
+        outer = _attributes_of(node.target)
+        return outer + 1 if outer == 0 else -1
+    return -1
+
+
+def declared_result(name: str, checked: cel_cost.Checked | None) -> str | None:
+    """The selector's output type as cel-go prints it when it is neither bool nor the attribute type (None:
+    accepted). Dyn is accepted (the attribute type), unless the API server types it as a format optional.
+    An optional read of an attribute is ``optional_type(google.protobuf.Any)``, as the API server declares
+    attributes (this engine declares them dyn)."""
+    if name in ("BOOL", "ERROR"):
+        return None
+    root = checked.root if checked is not None else None
+    origin = _optional_origin(checked, root) if checked is not None and root is not None else None
+    if name == "DYN" or origin is not None:
+        return origin
+    if root is not None and root.kind == "call" and root.name in _OPTIONAL_ACCESS and root.args:
+        depth = _attributes_of(root.args[0])
+        if depth == 1:
+            return f"optional_type({ATTRIBUTE_TYPE})"
+        if depth == 0:
+            return f"optional_type(map(string, {ATTRIBUTE_TYPE}))"
+    if root is not None and _attributes_of(root) == 1 and name.startswith("MAP<"):
+        return f"map(string, {ATTRIBUTE_TYPE})"
+    if root is not None and _attributes_of(root) == 0:
+        return f"map(string, map(string, {ATTRIBUTE_TYPE}))"
+    return cel_go_type(name)
 
 
 def _type_name(name: str) -> str:

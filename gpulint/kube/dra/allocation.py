@@ -108,6 +108,7 @@ class Constraint:
     attribute: str
     distinct: bool
     path: Path
+    claim: int = 0  # which of the pod's claims it belongs to: it holds among that claim's requests only
 
 
 @dataclass(frozen=True)
@@ -334,6 +335,7 @@ class Device:
     multiple: bool = False  # allowMultipleAllocations (DRAConsumableCapacity)
     consumes: tuple[tuple[str, str, Fraction], ...] = ()  # consumesCounters: (counter set, counter, amount)
     capacities: dict[str, DeviceCapacity] = field(default_factory=dict, hash=False, compare=False)
+    binding: bool = False  # has bindingConditions (DRADeviceBindingConditions)
 
     def capacity_use(self, requested: tuple[tuple[str, Fraction], ...]) -> dict[str, Fraction] | None:
         """What one allocation for a request with these capacity requests consumes of each capacity, or None
@@ -458,6 +460,7 @@ def slice_devices(slice_spec: dict[str, Any]) -> list[Device]:
                 multiple,
                 consumes,
                 capacities,
+                bool(sequence(body.get("bindingConditions"))),
             )
         )
     return devices
@@ -653,6 +656,7 @@ def _matching(slots: list[tuple[str, int, list[Device], bool]]) -> bool:
 
 Consumed = dict[str, dict[str, Fraction]]  # device key -> capacity -> what shared allocations already use
 MAX_STEPS = 20_000
+RESULTS_MAX = 32  # AllocationResultsMaxSize: the devices one claim's allocation holds
 MAX_UNITS = 256  # devices placed by one search (a claim holds at most 32: AllocationResultsMaxSize)  # placements tried by the search with shared counters or shared devices; beyond: unknown
 
 
@@ -787,6 +791,9 @@ class Allocator:
         return ""
 
     def _candidates(self, alternative: Alternative, devices: list[Device]) -> tuple[list[Device], list[Device]]:
+        if not self.features.binding_conditions:
+            # isSelectable: devices with binding conditions are not supported while the feature is off
+            devices = [d for d in devices if not d.binding]
         klass = self._class_selectors.get(alternative.class_name, ())
         after_class = [d for d in devices if all(self.selectors.outcome(s, d).matches for s in klass)]
         chosen = [d for d in after_class if all(self.selectors.outcome(s, d).matches for s in alternative.selectors)]
@@ -863,6 +870,9 @@ class Allocator:
                         for a in request.alternatives
                     ]
                 )
+        over = _over_claim_limit(per_request)
+        if over:
+            return NodeVerdict(node, False, over)
         best_reason = ""
         best_score: tuple[int, ...] = (-1,)
         tried = 0
@@ -912,7 +922,7 @@ class Allocator:
                     f"{'is' if slot.taken == 1 else 'are'} already allocated (only adminAccess may share them)",
                     (len(slot.candidates) - slot.taken, len(slot.after_class)),
                 )
-        constraints = [c for claim in claims for c in claim.constraints]
+        constraints = [replace(c, claim=index) for index, claim in enumerate(claims) for c in claim.constraints]
         matching = [c for c in constraints if not c.distinct]
         for constraint in (c for c in constraints if c.distinct):
             problem = _distinct_shortfall(slots, constraint)
@@ -1076,6 +1086,19 @@ class Allocator:
         ), distinct
 
 
+def _over_claim_limit(per_request: list[list[Slot]]) -> str:
+    """The devices one claim's requests need at the least (each request its cheapest subrequest: count,
+    or for All every matching device), over what one allocation holds (allocator: Allocate)."""
+    wanted: Counter[int] = Counter()
+    for slots in per_request:
+        if slots:
+            wanted[slots[0].claim] += min(
+                len(s.candidates) if s.alternative.all_devices else s.alternative.count for s in slots
+            )
+    over = [count for count in wanted.values() if count > RESULTS_MAX]
+    return f"number of requested devices {over[0]} exceeds the claim limit of {RESULTS_MAX}" if over else ""
+
+
 def _plan(slots: list[Slot]) -> list[tuple[str, int, list[Device], bool]]:
     return [
         (
@@ -1112,7 +1135,7 @@ def _distinct_shortfall(slots: list[Slot], constraint: Constraint) -> tuple[str,
         return None
     sets = [d.values(constraint.attribute) for slot in named for d in slot.candidates]
     if any(found is not None and len(found) != 1 for found in sets):
-        return None
+        return _no_disjoint_pair(named, constraint)
     several = any(
         len(slot.candidates) > 1 if slot.alternative.all_devices else slot.alternative.count > 1 for slot in named
     )
@@ -1126,6 +1149,25 @@ def _distinct_shortfall(slots: list[Slot], constraint: Constraint) -> tuple[str,
     return None
 
 
+def _no_disjoint_pair(named: list[Slot], constraint: Constraint) -> tuple[str, int] | None:
+    """distinctAttribute over list attributes (DRAListTypeAttributes): a device is added only when its values
+    share none with those of the devices the named requests hold (hasIntersection), so the second device
+    placed must be disjoint from the first; when the requests need two devices and no two candidates are
+    disjoint (one shared device holds its own values), there is no allocation. Devices without the
+    attribute are left to the search."""
+    needed = sum(len(slot.candidates) if slot.alternative.all_devices else slot.alternative.count for slot in named)
+    found = {d.key: d.values(constraint.attribute) for slot in named for d in slot.candidates}
+    if needed < 2 or any(values is None for values in found.values()):
+        return None
+    sets = [values for values in found.values() if values is not None]
+    if any(not first & second for first, second in itertools.combinations(sets, 2)):
+        return None
+    return (
+        f"distinctAttribute {constraint.attribute} needs {needed} devices whose values differ; "
+        f"every two of the {len(sets)} candidates share a value"
+    ), 0
+
+
 def _show(value: Any) -> str:
     if value is _MISSING:
         return "(none)"
@@ -1134,6 +1176,8 @@ def _show(value: Any) -> str:
 
 
 def _named(slot: Slot, constraint: Constraint) -> bool:
+    if slot.claim != constraint.claim:
+        return False
     if not constraint.requests:
         return True
     return slot.request in constraint.requests or slot.alternative.name in constraint.requests

@@ -4,7 +4,9 @@ With a gate off the API server drops the gated fields from new objects, and the 
 them in stored ones: ``DRAAdminAccess`` (adminAccess requests), ``DRAConsumableCapacity`` (capacity
 requests, allowMultipleAllocations), ``DRADeviceTaints`` (device taints and request tolerations),
 ``DRAPartitionableDevices`` (shared counters, consumesCounters, perDeviceNodeSelection),
-``DRAPrioritizedList`` (firstAvailable), ``DRAExtendedResource`` (DeviceClass extendedResourceName).
+``DRAPrioritizedList`` (firstAvailable), ``DRAExtendedResource`` (DeviceClass extendedResourceName),
+``DRADeviceBindingConditions`` with ``DRAResourceClaimDeviceStatus`` (the allocator's DeviceBindingAndStatus:
+devices with bindingConditions; with either off the allocator never selects them).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ class DraFeatures:
     partitionable_devices: bool = True
     prioritized_list: bool = True
     extended_resource: bool = True
+    binding_conditions: bool = True
 
     @classmethod
     def of(cls, gates: FeatureGates) -> DraFeatures:
@@ -32,6 +35,8 @@ class DraFeatures:
             partitionable_devices=gates.enabled("DRAPartitionableDevices"),
             prioritized_list=gates.enabled("DRAPrioritizedList"),
             extended_resource=gates.enabled("DRAExtendedResource"),
+            binding_conditions=gates.enabled("DRADeviceBindingConditions")
+            and gates.enabled("DRAResourceClaimDeviceStatus"),
         )
 
 

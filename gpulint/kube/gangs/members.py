@@ -161,6 +161,8 @@ def kueue_group_total(obj_data: dict[str, Any]) -> int | None:
 
 def kueue_group_of(obj: ObjectLike) -> GroupReference | None:
     """The Kueue pod group a bare Pod belongs to."""
+    if obj.data.get("kind") != "Pod":
+        return None  # only a Pod's reference is Kueue's (group_references)
     sites = list(pod_spec_sites(obj.data))
     refs = [ref for site in sites[:1] for ref in group_references(obj.data, site, obj.ref.namespace)]
     return next((ref for ref in refs if ref.system == "kueue"), None)
@@ -377,6 +379,7 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
     gangs = []
     pins = flavor_pins(inventory.kueue, obj.ref.namespace, obj.data) if inventory is not None else {}
     per_workload = {pod_set.site.path: pod_set.count for pod_set in pod_sets(obj.data)}
+    pod_group = kueue_group_of(obj) is not None
     for site in sites:
         pin = pins.get(site.path)
         if pin is not None or site.path in per_workload:
@@ -390,7 +393,7 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
         meta = template_metadata(obj.data, site)
         annotations = mapping(meta.get("annotations"))
         topology = annotations.get(KUEUE_REQUIRED_TOPOLOGY)
-        if kueue_group_of(obj) is not None:
+        if pod_group:
             continue  # a Kueue pod group: _kueue_pod_group
         if (isinstance(topology, str) or isinstance(annotations.get(KUEUE_SLICE_TOPOLOGY), str)) and site.pods:
             key = KUEUE_REQUIRED_TOPOLOGY if isinstance(topology, str) else KUEUE_SLICE_TOPOLOGY
