@@ -409,6 +409,32 @@ def test_a_dra_backed_extended_resource_needs_dra_extended_resource():
     assert by_rule(findings, "gpu-resource-unknown")
 
 
+PLUGIN_NODE = """
+---
+apiVersion: v1
+kind: Node
+metadata: {name: plugin-node, labels: {kubernetes.io/hostname: plugin-node}}
+status:
+  allocatable: {cpu: "64", memory: 512Gi, pods: "110", nvidia.com/gpu: "1"}
+"""
+
+
+def test_a_node_without_the_extended_resource_leaves_it_to_dra():
+    # shouldDelegateResourceToDRA: the device plugin's node is checked by NodeResourcesFit; on the DRA
+    # node, which publishes no nvidia.com/gpu, a DeviceClass serves it (two GPUs there)
+    two_gpus = EXTENDED.replace(
+        "  - {name: gpu-0, attributes: {type: {string: gpu}}}\n",
+        "  - {name: gpu-0, attributes: {type: {string: gpu}}}\n  - {name: gpu-1, attributes: {type: {string: gpu}}}\n",
+    )
+    assert "gpu-1" in two_gpus
+    cluster = inventory(two_gpus + PLUGIN_NODE)
+    pod = EXTENDED_POD.replace("nvidia.com/gpu: 1}", "nvidia.com/gpu: 2}")
+    assert not by_rule(lint(pod, cluster), "gpu-unschedulable")
+    # with the gate off nothing serves two GPUs: one on the plugin's node, none published on the other
+    (finding,) = by_rule(lint(pod, cluster, feature_gates={"DRAExtendedResource": False}), "gpu-unschedulable")
+    assert finding.severity is Severity.ERROR
+
+
 UNTAINTED = TAINTED.replace('    taints:\n    - {key: gpu.nvidia.com/xid, value: "79", effect: NoSchedule}\n', "")
 
 RULE = """

@@ -251,6 +251,9 @@ class PodRequirements:
     affinity_terms: tuple[tuple[Requirement, ...], ...] | None  # ORed terms of ANDed requirements
     tolerations: tuple[Toleration, ...]
     node_name: str
+    # extended resources a DeviceClass backs (DRAExtendedResource): on a node with none allocatable,
+    # NodeResourcesFit leaves them to the DRA plugin (shouldDelegateResourceToDRA)
+    dra_resources: frozenset[str] = frozenset()
 
     @property
     def has_node_constraints(self) -> bool:
@@ -287,6 +290,7 @@ class PodRequirements:
             self.affinity_terms,
             self.tolerations,
             self.node_name,
+            self.dra_resources,
         )
 
 
@@ -386,15 +390,20 @@ def filter_reasons(pod: PodRequirements, node: NodeInfo, now: bool, named_taints
             return [untolerated(taint, named_taints)]
     if not pod.matches_affinity(node):
         return [REASON_AFFINITY]
-    return resource_reasons(pod.requests, node, now)
+    return resource_reasons(pod.requests, node, now, pod.dra_resources)
 
 
-def resource_reasons(requests: dict[str, Fraction], node: NodeInfo, now: bool) -> list[str]:
+def resource_reasons(
+    requests: dict[str, Fraction], node: NodeInfo, now: bool, dra_resources: frozenset[str] = frozenset()
+) -> list[str]:
+    """NodeResourcesFit's reasons; ``dra_resources`` the node publishes none of are the DRA plugin's."""
     reasons = []
     pods_allowed = node.allocatable.get("pods")
     if pods_allowed is not None and (node.pod_count if now else 0) + 1 > pods_allowed:
         reasons.append(REASON_TOO_MANY_PODS)
     for resource, amount in sorted(requests.items()):
+        if resource in dra_resources and node.allocatable.get(resource, Fraction(0)) <= 0:
+            continue
         available = node.free(resource) if now else node.allocatable.get(resource, Fraction(0))
         if amount > available:
             reasons.append(insufficient(resource))

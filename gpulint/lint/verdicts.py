@@ -77,16 +77,14 @@ def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> P
     extended = [name for name in requirements.requests if is_extended(name)]
     if not extended:
         return None
-    dra_only = set(inventory.dra_extended_resources()) - inventory.published_resources
+    backed = set(inventory.dra_extended_resources())
+    dra_only = backed - inventory.published_resources
     if dra_only & set(extended):
         requests = {k: v for k, v in requirements.requests.items() if k not in dra_only}
-        requirements = PodRequirements(
-            requests,
-            requirements.node_selector,
-            requirements.affinity_terms,
-            requirements.tolerations,
-            requirements.node_name,
-        )
+        requirements = replace(requirements, requests=requests)
+    if backed & set(extended):
+        # published by some nodes' device plugins: checked there, left to DRA on the others
+        requirements = replace(requirements, dra_resources=frozenset(backed & set(extended)))
     return requirements
 
 
@@ -184,7 +182,9 @@ def selection_limits_replicas(pod: PodRequirements, pods: int | None, resolver: 
     fit_here = model.placeable(pod)
     if fit_here >= pods:
         return None
-    fit_anywhere = model.placeable(PodRequirements(pod.requests, (), None, pod.tolerations, pod.node_name))
+    fit_anywhere = model.placeable(
+        PodRequirements(pod.requests, (), None, pod.tolerations, pod.node_name, pod.dra_resources)
+    )
     return (fit_here, fit_anywhere) if fit_anywhere >= pods else None
 
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import yaml
@@ -38,7 +39,7 @@ from gpulint.kube.validation.errors import FieldError
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Engine
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.inventory import dra_extended_resources, load_inventory
 from gpulint.lint.run import LintRun
 from gpulint.lint.sources import Source
 
@@ -370,7 +371,8 @@ def judge_pod_requests(case: Case) -> str:
 
 def judge_scheduler(case: Case) -> str:
     """The scheduler model's filters (kube.scheduler.filter_reasons: unschedulable, TaintToleration,
-    NodeAffinity, NodeResourcesFit) for one pod on one node that already runs ``pods``."""
+    NodeAffinity, NodeResourcesFit) for one pod on one node that already runs ``pods``; with
+    ``deviceClasses``, the extended resources they back are the DRA plugin's where the node has none."""
     node = NodeInfo.from_object(case.data["node"])
     for spec in case.data.get("pods") or []:
         for name, amount in pod_requests(spec).items():
@@ -378,6 +380,11 @@ def judge_scheduler(case: Case) -> str:
         node.pod_count += 1
     gates = FeatureGates.of(str(case.header["kubernetes"]), case.data.get("gates") or {})
     pod = pod_requirements(case.data["pod"] or {}, gates.enabled("TaintTolerationComparisonOperators"))
+    classes = case.data.get("deviceClasses", case.header.get("deviceClasses")) or []
+    if classes and gates.enabled("DRAExtendedResource"):
+        # the cluster's DeviceClasses, as gpu_pod_requirements gives them to the filters
+        backed = dra_extended_resources({c["metadata"]["name"]: SimpleNamespace(data=c) for c in classes})
+        pod = replace(pod, dra_resources=frozenset(backed) & frozenset(pod.requests))
     reasons = filter_reasons(pod, node, now=True)
     return "unschedulable: " + ", ".join(reasons) if reasons else "fits"
 
