@@ -47,19 +47,21 @@ FORMATS = ("text", "json", "sarif", "github", "junit", "gitlab", "markdown")
 
 
 # A file name that is not valid UTF-8 reaches Python as lone surrogates (PEP 383: b"\xff" -> "\udcff").
-_SURROGATES = re.compile("[\ud800-\udfff]")
-_NOT_ESCAPABLE = re.compile("[\ud800-\udc7f\udd00-\udfff]")  # surrogates surrogateescape cannot turn into bytes
-_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Patterns, not compiled ones: their wide character sets take milliseconds to compile, which a run that
+# needs none of them (text output of valid UTF-8, the pre-commit hook's case) does not pay; re caches them.
+_SURROGATES = "[\ud800-\udfff]"
+_NOT_ESCAPABLE = "[\ud800-\udc7f\udd00-\udfff]"  # surrogates surrogateescape cannot turn into bytes
+_NOT_XML = "[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
 def valid_unicode(text: str) -> str:
     """``text`` with lone surrogates shown as U+FFFD, for formats that must be valid Unicode."""
-    return _SURROGATES.sub("\ufffd", text)
+    return re.sub(_SURROGATES, "\ufffd", text)
 
 
 def valid_xml(text: str) -> str:
     """``text`` with the characters XML 1.0 cannot hold (control characters, surrogates) as U+FFFD."""
-    return _NOT_XML.sub("\ufffd", text)
+    return re.sub(_NOT_XML, "\ufffd", text)
 
 
 def encode(rendered: str, output_format: str) -> bytes:
@@ -70,5 +72,8 @@ def encode(rendered: str, output_format: str) -> bytes:
     turns back into the same name; SARIF and JUnit have already made it valid Unicode.
     """
     if output_format in ("text", "github", "markdown"):
-        return _NOT_ESCAPABLE.sub("\ufffd", rendered).encode("utf-8", "surrogateescape")
+        try:
+            return rendered.encode("utf-8")  # no surrogate at all: the same bytes, without the scan
+        except UnicodeEncodeError:
+            return re.sub(_NOT_ESCAPABLE, "\ufffd", rendered).encode("utf-8", "surrogateescape")
     return rendered.encode("utf-8", "backslashreplace")
