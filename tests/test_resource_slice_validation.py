@@ -233,14 +233,16 @@ def test_the_inventory_command_warns_about_slices_the_api_server_would_refuse(tm
     )
     text = run_cli("inventory", "--inventory", str(bad))
     assert text.exit_code == 0  # a warning: the cluster accepted them (or the inventory was written by hand)
-    assert "Warning: ResourceSlices the API server would refuse" in text.stdout
+    assert "Warning: inventory objects the API server would refuse" in text.stdout
     assert (
-        "slices.yaml: ResourceSlice node-a-gpu.nvidia.com-x7k2p: spec.devices[1].name: Invalid value: "
+        "slices.yaml:18:11: ResourceSlice node-a-gpu.nvidia.com-x7k2p: spec.devices[1].name: Invalid value: "
         '"gpu-0-mig-1g.10gb-0": must not contain dots'
     ) in text.stdout
     data = json.loads(run_cli("inventory", "--inventory", str(bad), "--format", "json").stdout)
     (problem,) = data["summary"]["resourceSliceProblems"]
     assert problem.endswith('spec.devices[1].name: Invalid value: "gpu-0-mig-1g.10gb-0": must not contain dots')
+    (rejected,) = data["summary"]["rejectedObjects"]
+    assert (rejected["line"], rejected["column"], rejected["field"]) == (18, 11, "spec.devices[1].name")
 
 
 def test_the_dra_fixture_inventory_holds_only_slices_the_api_server_accepts():

@@ -183,6 +183,7 @@ def run_check(
             report = run.report(1)
         elif changed:  # report what is left after the fixes
             report = run.relinted(changed).report(1)
+    report = Report([*report.files, *run.inventory_reports()])  # the inventory's own objects, at their fields
     if adoption.write_baseline:
         return _write_baseline(report, adoption.write_baseline, messages)
     report, facts = report.without_run_notes()

@@ -313,6 +313,7 @@ def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, result: F
         lines.append("no ResourceSlices in the inventory: allocation not evaluated")
         return Step("DRA claims", INFO, lines)
     allowed = frozenset(node.name for node in result.fitting)
+    lines += rejected_inventory(inventory)
     verdicts = inventory.dra.verdicts(tuple(claims), allowed)
     fitting = sum(len(group.nodes) for group, verdict in verdicts if verdict.fits)
     if fitting:
@@ -488,11 +489,29 @@ def _claim_step(claim: ClaimSpec, inventory: Resolver) -> Step:
         return Step("DRA allocation", INFO, ["no ResourceSlices in the inventory: allocation not evaluated"])
     if not claim.requests:
         return Step("DRA allocation", INFO, ["the claim has no requests"])
+    rejected = rejected_inventory(inventory)
     reason = allocation_failure(dra.verdicts((claim,)), len(inventory.nodes))
     if reason is not None:
-        return Step("DRA allocation", FAIL, [f"the claim can never be allocated: {reason}"])
+        return Step("DRA allocation", FAIL, [*rejected, f"the claim can never be allocated: {reason}"])
     fitting = sum(len(group.nodes) for group, verdict in dra.verdicts((claim,)) if verdict.fits)
-    return Step("DRA allocation", OK, [f"the claim can be allocated on {fitting} of the {len(inventory.nodes)} nodes"])
+    return Step(
+        "DRA allocation",
+        OK,
+        [*rejected, f"the claim can be allocated on {fitting} of the {len(inventory.nodes)} nodes"],
+    )
+
+
+def rejected_inventory(inventory: Resolver) -> list[str]:
+    """The inventory's DRA objects the API server would refuse (check's api-rejected warnings), which the
+    allocation read as written: how many, and the first."""
+    rejections = inventory.inventory_rejections
+    if not rejections:
+        return []
+    objects = len({(r.file, r.ref) for r in rejections})
+    return [
+        f"read as written: {objects} inventory object{'s' if objects > 1 else ''} the API server would reject "
+        f"(first: {rejections[0].summary_line()})"
+    ]
 
 
 def _findings_step(findings: list[Finding]) -> Step:

@@ -12,8 +12,8 @@ from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.gpu_sharing import GpuBreakdown, breakdown
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
-from gpulint.kube.validation.resource_slice import resource_slice_spec
 from gpulint.lint.admission import admission_check_problems
+from gpulint.lint.rejections import Rejection
 from gpulint.lint.resolver import Resolver
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -48,7 +48,7 @@ class InventorySummary:
     queue_checks: list[QueueChecks] = field(default_factory=list)  # Kueue: the AdmissionChecks of each ClusterQueue
     pools: list[PoolRow] = field(default_factory=list)  # the node pools: the nodes that can exist
     nvidia: GpuBreakdown = field(default_factory=GpuBreakdown)  # what nvidia.com/* units are: GPUs, replicas, slices
-    slice_problems: list[str] = field(default_factory=list)  # what the API server would refuse in the slices
+    rejected: list[Rejection] = field(default_factory=list)  # the inventory's objects the API server would refuse
 
     def as_json(self) -> dict[str, Any]:
         def number(value: Fraction) -> int | float:
@@ -72,7 +72,18 @@ class InventorySummary:
             "clusterQueues": _queues_json(self.queues, self.queue_checks, number),
             "nodePools": pools_json(self.pools),
             "nvidiaGpus": self.nvidia.as_json(),
-            "resourceSliceProblems": self.slice_problems,
+            "resourceSliceProblems": capped([r.summary_line() for r in self.rejected if r.ref.kind == "ResourceSlice"]),
+            "rejectedObjects": [
+                {
+                    "path": r.file,
+                    "line": r.line,
+                    "column": r.column,
+                    "object": r.ref.as_json(),
+                    "field": r.error.field,
+                    "message": r.error.message(),
+                }
+                for r in self.rejected
+            ],
         }
 
 
@@ -203,26 +214,17 @@ def summarize(inventory: Resolver) -> InventorySummary:
     summary.queue_checks = queue_checks(inventory)
     summary.pools = pool_rows(inventory)
     summary.nvidia = breakdown(inventory.nodes)
-    summary.slice_problems = slice_problems(inventory)
+    summary.rejected = list(inventory.inventory_rejections)
     return summary
 
 
 MAX_SLICE_PROBLEMS = 20
 
 
-def slice_problems(inventory: Resolver) -> list[str]:
-    """The inventory's ResourceSlices checked as the API server validates them (api-rejected's
-    validation): a warning, since the cluster accepted them, unless they were written by hand or
-    for another Kubernetes version."""
-    found = []
-    for located in inventory.slices:
-        name = mapping(located.data.get("metadata")).get("name") or "?"
-        where = getattr(located, "file", "") or getattr(getattr(located, "document", None), "path", "")
-        for error in resource_slice_spec(located.data.get("spec"), ("spec",)):
-            found.append(f"{where}: ResourceSlice {name}: {error.message()}")
-    if len(found) > MAX_SLICE_PROBLEMS:
-        return [*found[:MAX_SLICE_PROBLEMS], f"... and {len(found) - MAX_SLICE_PROBLEMS} more"]
-    return found
+def capped(lines: list[str]) -> list[str]:
+    if len(lines) > MAX_SLICE_PROBLEMS:
+        return [*lines[:MAX_SLICE_PROBLEMS], f"... and {len(lines) - MAX_SLICE_PROBLEMS} more"]
+    return lines
 
 
 def _devices_by_class(inventory: Resolver) -> Counter[str]:
@@ -296,12 +298,13 @@ def render_text(summary: InventorySummary) -> str:
             lines.append(f"  {entry.queue}: {shown}")
             lines += [f"    {reason}" for reason in entry.inactive]
     lines += render_pools(summary.pools)
-    if summary.slice_problems:
+    if summary.rejected:
         lines.append(
-            "Warning: ResourceSlices the API server would refuse (written by hand, or for another Kubernetes "
+            "Warning: inventory objects the API server would refuse (written by hand, or for another Kubernetes "
             "version?); the allocator model reads them as they are:"
         )
-        lines += [f"  {problem}" for problem in summary.slice_problems]
+        # the objects as `check` reports them (api-rejected warnings in the inventory files): lint/rejections.py
+        lines += [f"  {problem}" for problem in capped([r.summary_line() for r in summary.rejected])]
     return "\n".join(lines) + "\n"
 
 

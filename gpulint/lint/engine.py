@@ -21,6 +21,7 @@ from gpulint.lint.findings import (
     Fix,
     FixSafety,
     Severity,
+    excerpts,
     run_note,
     split_long,
     stable_field,
@@ -172,7 +173,7 @@ class Engine:
             annotations.extend(directives)
         report.findings, report.suppressed = self._suppress(loaded, located, annotations, path_ignores_apply)
         report.findings.sort(key=Finding.sort_key)
-        report.excerpts = _excerpts(loaded.text, {f.line for f in report.findings if f.file == loaded.path})
+        report.excerpts = excerpts(loaded.text, {f.line for f in report.findings if f.file == loaded.path})
         return report
 
     def _file_finding(
@@ -363,9 +364,6 @@ class Engine:
         return kept, suppressed
 
 
-MAX_EXCERPT = 300  # characters of a source line kept for the formatters that quote it
-
-
 def _as_written(obj: KubeObject, diagnostic: Diagnostic) -> Diagnostic:
     """A diagnostic on a controller-built pod (kube/pod_views), placed where its fields were written.
 
@@ -421,19 +419,6 @@ def _written_text(obj: KubeObject, text: str) -> str:
         return text
     pattern = "|".join(re.escape(v) for v in sorted(aliases, key=len, reverse=True))
     return re.sub(f"({pattern})(?![A-Za-z0-9_])", lambda m: aliases[m.group(1)], text)
-
-
-def _excerpts(text: str, lines: set[int]) -> dict[int, str]:
-    if not lines or not text:
-        return {}
-    wanted = max(lines)
-    out = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        if number in lines:
-            out[number] = line if len(line) <= MAX_EXCERPT else line[:MAX_EXCERPT] + "…"
-        if number >= wanted:
-            break
-    return out
 
 
 def annotation_directives(obj: KubeObject) -> list[tuple[Directive, tuple[Any, ...]]]:

@@ -234,6 +234,23 @@ def stable_field(data: Any, path: Path) -> str:
     return out
 
 
+MAX_EXCERPT = 300  # characters of a source line kept for the formatters that quote it
+
+
+def excerpts(text: str, lines: set[int]) -> dict[int, str]:
+    """The source text of ``lines`` (1-based), each cut at MAX_EXCERPT characters."""
+    if not lines or not text:
+        return {}
+    wanted = max(lines)
+    out = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if number in lines:
+            out[number] = line if len(line) <= MAX_EXCERPT else line[:MAX_EXCERPT] + "…"
+        if number >= wanted:
+            break
+    return out
+
+
 @dataclass
 class FileReport:
     path: str
@@ -245,6 +262,7 @@ class FileReport:
     templated: bool = False
     baselined: int = 0  # findings left out because the baseline holds them
     excerpts: dict[int, str] = field(default_factory=dict)  # line -> its source text, for the lines with findings
+    inventory: bool = False  # an inventory file (--inventory) with findings about its objects: not a checked file
 
 
 @dataclass
@@ -281,7 +299,7 @@ class Report:
 
     def summary(self) -> dict[str, int]:
         return {
-            "files": len(self.files),
+            "files": sum(1 for r in self.files if not r.inventory),
             "documents": sum(r.documents for r in self.files),
             "objects": sum(r.objects for r in self.files),
             "not_objects": sum(r.not_objects for r in self.files),

@@ -25,6 +25,7 @@ from gpulint.lint.config import Config
 from gpulint.lint.findings import Path
 from gpulint.lint.loader import LoadProblem, LocatedDocument, collector_paused, detect_encoding, load_bytes
 from gpulint.lint.objects import KubeObject, objects_in
+from gpulint.lint.rejections import Rejection, file_rejections
 from gpulint.lint.sources import Source, SourceError, collect
 
 if TYPE_CHECKING:
@@ -105,6 +106,9 @@ class ClusterInventory:
     node_class_zones: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # EC2NodeClass subnets
     catalog: Catalog | None = None  # the instance-type catalog (None: the shipped one)
     extended_resource_toleration: bool | None = None  # the admission plugin is on (None: detect)
+    # Objects of the inventory files the API server would refuse, at their fields (lint/rejections.py); the
+    # webhook's live watch does not validate what it reads (the cluster stored it).
+    rejections: list[Rejection] = field(default_factory=list)
     _slice_names: set[str] = field(default_factory=set)
     # Facts computed from the inventory alone (which nodes' labels are stale, what a resource is on each
     # node): once per inventory, not once per object checked - the webhook checks every review against
@@ -323,6 +327,7 @@ def add_sources(inventory: ClusterInventory, sources: list[Source], problems: li
             for obj in objects:
                 if obj.kind in INVENTORY_KINDS:
                     inventory.add(obj)
+            inventory.rejections.extend(file_rejections(source.display, raw, objects))
             for document in documents:
                 inventory.pool_specs.extend(pools_in_document(document.data, source.display))
                 inventory.node_class_zones.update(node_class_zones(document.data))

@@ -40,6 +40,7 @@ from gpulint.lint.inventory import (
     slices_by_node,
 )
 from gpulint.lint.linted_set import LintedObject, LintedSet
+from gpulint.lint.rejections import Rejection
 
 if TYPE_CHECKING:
     from gpulint.kube.dra.devices import DraModel
@@ -93,6 +94,11 @@ class Resolver:
     @property
     def pods(self) -> list[InventoryObject]:
         return self._cluster.pods
+
+    @property
+    def inventory_rejections(self) -> list[Rejection]:
+        """The inventory's objects the API server would refuse, at their fields (never the linted files')."""
+        return self._cluster.rejections
 
     @property
     def model(self) -> ClusterModel:

@@ -30,9 +30,11 @@ from gpulint.lint.linted_set import LintedObject, LintedSet
 from gpulint.lint.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.objects import KubeObject, ParsedFile, object_ref, parse_file
 from gpulint.lint.registry import Rule, import_checks
+from gpulint.lint.rejections import API_REJECTED, inventory_reports
 from gpulint.lint.resolver import DRA_GROUP, Resolver
 from gpulint.lint.rule_spec import Need
 from gpulint.lint.sources import Source
+from gpulint.lint.suppress import ALL, path_ignores
 
 PARALLEL_MIN_FILES = 48
 
@@ -139,6 +141,20 @@ class LintRun:
         engine = self.engine
         self.available = engine.available
         return Report([engine.check_file(parsed, deadline, path_ignores_apply=self.complete) for parsed in self.files])
+
+    def inventory_reports(self) -> list[FileReport]:
+        """The inventory's objects the API server would refuse, as api-rejected warnings in the inventory files
+        (lint/rejections.py); not part of report(): an admission review, and `explain`, judge only their objects."""
+        if self.cluster is None or not self.complete or API_REJECTED not in self.rules:
+            return []
+        config = self.config
+
+        def ignored(path: str) -> bool:
+            ids = path_ignores(path, config.per_path_ignores, config.root)
+            return API_REJECTED in ids or ALL in ids
+
+        linted = {source.display for source in self.sources}
+        return inventory_reports(self.cluster.rejections, linted, ignored)
 
     def notes(self) -> tuple[str, ...]:
         """The rules this run skipped and why (after report())."""

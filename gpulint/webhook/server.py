@@ -314,7 +314,13 @@ class Webhook:
             return False
         self.swap_inventory(inventory)
         self._signature = signature
-        log("inventory_loaded", nodes=len(inventory.nodes), slices=len(inventory.slices))
+        # objects the API server would refuse (an edited inventory): counted here, never a reason to deny a review
+        log(
+            "inventory_loaded",
+            nodes=len(inventory.nodes),
+            slices=len(inventory.slices),
+            rejected_objects=len({(r.file, r.ref) for r in inventory.rejections}),
+        )
         return True
 
     def request_reload(self) -> None:

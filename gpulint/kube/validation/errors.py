@@ -47,8 +47,8 @@ class FieldError:
     def _is_key(step: Any) -> bool:
         return isinstance(step, str) and not step.replace("_", "a").isalnum()
 
-    def message(self) -> str:
-        """field.Error.Error()."""
+    def message(self, detail: bool = True) -> str:
+        """field.Error.Error(); without its detail when ``detail`` is false."""
         if self.kind in _NO_VALUE or self.value is OMIT:
             body = self.kind
         elif isinstance(self.value, bool):
@@ -59,7 +59,7 @@ class FieldError:
             body = f"{self.kind}: {json.dumps(self.value)}"
         else:
             body = f"{self.kind}: {json.dumps(self.value, separators=(',', ':'), default=str)}"
-        return f"{self.field}: {body}" + (f": {self.detail}" if self.detail else "")
+        return f"{self.field}: {body}" + (f": {self.detail}" if self.detail and detail else "")
 
 
 def too_many(path: Path, actual: int, maximum: int) -> FieldError:

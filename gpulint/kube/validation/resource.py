@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from gpulint.kube import names
@@ -109,6 +111,17 @@ def _c_identifier(value: str, path: Path) -> Iterator[FieldError]:
 
 def qualified_name(value: str, path: Path) -> Iterator[FieldError]:
     """validateQualifiedName: `identifier` or `domain/identifier`."""
+    for error in qualified_name_errors(value):
+        yield replace(error, path=path)
+
+
+@lru_cache(maxsize=4096)
+def qualified_name_errors(value: str) -> tuple[FieldError, ...]:
+    """qualified_name's errors without a path: the same few names are on every device of a fleet, checked once."""
+    return tuple(_qualified_name_errors(value, ()))
+
+
+def _qualified_name_errors(value: str, path: Path) -> Iterator[FieldError]:
     parts = value.split("/")
     if len(parts) == 1:
         yield from _c_identifier(parts[0], path)

@@ -26,7 +26,7 @@ from gpulint.kube.validation.errors import (
     too_long,
     too_many,
 )
-from gpulint.kube.validation.resource import driver_name, qualified_name
+from gpulint.kube.validation.resource import driver_name, qualified_name, qualified_name_errors
 
 MAX_DEVICES = 128  # ResourceSliceMaxDevices
 MAX_DEVICES_ADVANCED = 64  # ResourceSliceMaxDevicesWithAdvancedFeatures: taints, consumesCounters, list attributes
@@ -47,6 +47,11 @@ DEVICE_NODE_SELECTION = (
 )
 # DeviceAttribute members: the scalars, then the lists (DRAListTypeAttributes)
 ATTRIBUTE_VALUES = ("bool", "int", "string", "version", "bools", "ints", "strings", "versions")
+_MEMBER_ORDER = {member: index for index, member in enumerate(ATTRIBUTE_VALUES)}
+_LISTS = frozenset(member for member in ATTRIBUTE_VALUES if member.endswith("s"))
+_SCALARS = frozenset(ATTRIBUTE_VALUES) - _LISTS
+_TEXTS = frozenset({"string", "version", "strings", "versions"})
+_VERSIONS = frozenset({"version", "versions"})
 _SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
@@ -141,20 +146,37 @@ def _keyed(errors: Iterator[FieldError], position: int) -> Iterator[FieldError]:
 def _attribute(value: Any, path: Path) -> Iterator[FieldError]:
     """validateDeviceAttribute: exactly one value; strings and versions at most 64 characters, versions semver."""
     value = _map(value)
-    present = [member for member in ATTRIBUTE_VALUES if value.get(member) is not None]
+    present = [member for member in value if member in _MEMBER_ORDER and value[member] is not None]
+    if len(present) > 1:
+        present.sort(key=_MEMBER_ORDER.__getitem__)
     if len(present) != 1:
         yield FieldError(path, INVALID, "" if not present else value, "exactly one value must be specified")
     for member in present:
-        if member.endswith("s") and value[member] == []:
+        if member in _LISTS and value[member] == []:
             yield FieldError((*path, member), INVALID, [], "must not be empty if specified")
-        items = _items(value[member]) if member.endswith("s") else [value[member]]
+        if member not in _TEXTS:
+            continue
+        items = _items(value[member]) if member in _LISTS else [value[member]]
         for index, item in enumerate(items):
-            at = (*path, member, index) if member.endswith("s") else (*path, member)
-            if member.startswith(("string", "version")) and isinstance(item, str):
-                if member.startswith("version") and not _SEMVER.match(item):
-                    yield FieldError(at, INVALID, item, "must be a string compatible with semver.org spec 2.0.0")
-                if len(item) > MAX_VALUE_LENGTH:
-                    yield too_long(at, MAX_VALUE_LENGTH)
+            if not isinstance(item, str):
+                continue
+            at = (*path, member, index) if member in _LISTS else (*path, member)
+            if member in _VERSIONS and not _SEMVER.match(item):
+                yield FieldError(at, INVALID, item, "must be a string compatible with semver.org spec 2.0.0")
+            if len(item) > MAX_VALUE_LENGTH:
+                yield too_long(at, MAX_VALUE_LENGTH)
+
+
+def _plain_attribute(value: Any) -> bool:
+    """An attribute of exactly one scalar that _attribute would accept without a word: checked without it."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return False
+    ((member, item),) = value.items()
+    if member in ("int", "bool"):
+        return item is not None
+    if member == "string":
+        return isinstance(item, str) and len(item) <= MAX_VALUE_LENGTH
+    return member == "version" and isinstance(item, str) and len(item) <= MAX_VALUE_LENGTH and bool(_SEMVER.match(item))
 
 
 def _request_policy(capacity: dict[str, Any], path: Path, shared: bool) -> Iterator[FieldError]:
@@ -240,7 +262,15 @@ def _counters(value: Any, path: Path, maximum: int) -> Iterator[FieldError]:
         return
     for name in counters:
         for message in names.dns1123_label(str(name)):
-            yield FieldError((*path, name), INVALID, str(name), message, shown=path)
+            yield FieldError((*path, name), INVALID, str(name), message, shown=path, at_key=True)
+
+
+def _entry(at: Path, section: str, name: Any, found: Iterator[FieldError]) -> Iterator[FieldError]:
+    """validateMap: the key's errors (naming the map), then the value's (naming the key as [key])."""
+    where = (*at, section, name)
+    for error in qualified_name(str(name), where):
+        yield FieldError(error.path, error.kind, error.value, error.detail, shown=(*at, section), at_key=True)
+    yield from _keyed(found, len(where) - 1)
 
 
 def _unique(items: list[Any], key: str, path: Path) -> Iterator[FieldError]:
@@ -268,24 +298,19 @@ def _device(raw: Any, path: Path, per_device: bool) -> Iterator[FieldError]:
             f"the total number of attributes and capacities must not exceed {MAX_ATTRIBUTES_AND_CAPACITIES}",
         )
     shared = body.get("allowMultipleAllocations") is True
-    values_total = sum(
-        len(_items(v.get(m))) if m.endswith("s") else 1
-        for v in attributes.values()
-        if isinstance(v, dict)
-        for m in ATTRIBUTE_VALUES
-        if v.get(m) is not None
-    )
+    plain = [_plain_attribute(value) for value in attributes.values()]
+    values_total = sum(1 if simple else _value_count(value) for simple, value in zip(plain, attributes.values()))
     if values_total > MAX_ATTRIBUTE_VALUES:
         yield FieldError(
             at, INVALID, values_total, f"the total number of attribute values must not exceed {MAX_ATTRIBUTE_VALUES}"
         )
-    for section, values in (("attributes", attributes), ("capacity", capacity)):
-        for name, value in values.items():
-            where = (*at, section, name)
-            for error in qualified_name(str(name), where):  # validateMap: a key's errors name the map
-                yield FieldError(error.path, error.kind, error.value, error.detail, shown=(*at, section))
-            found = _attribute(value, where) if section == "attributes" else _capacity(value, where, shared)
-            yield from _keyed(found, len(where) - 1)
+    for simple, (name, value) in zip(plain, attributes.items()):
+        if not simple or qualified_name_errors(str(name)):  # most attributes of a fleet: nothing to say
+            yield from _entry(at, "attributes", name, _attribute(value, (*at, "attributes", name)))
+    for name, value in capacity.items():
+        policy = isinstance(value, dict) and "requestPolicy" in value
+        if policy or qualified_name_errors(str(name)):
+            yield from _entry(at, "capacity", name, _capacity(value, (*at, "capacity", name), shared))
     taints = _items(body.get("taints"))
     if len(taints) > MAX_TAINTS:
         yield too_many((*at, "taints"), len(taints), MAX_TAINTS)
@@ -325,11 +350,26 @@ def _counter_set(counter_set: Any, path: Path) -> Iterator[FieldError]:
 
 def _advanced(body: dict[str, Any]) -> bool:
     """Taints, counter consumption or a list attribute: the slice holds at most 64 devices."""
-    lists = any(
-        isinstance(v, dict) and any(m.endswith("s") and v.get(m) is not None for m in ATTRIBUTE_VALUES)
-        for v in _map(body.get("attributes")).values()
-    )
-    return bool(body.get("taints") or body.get("consumesCounters") or lists)
+    if body.get("taints") or body.get("consumesCounters"):
+        return True
+    return any(_has_list(v) for v in _map(body.get("attributes")).values())
+
+
+def _has_list(value: Any) -> bool:
+    if not isinstance(value, dict) or (len(value) == 1 and next(iter(value)) in _SCALARS):
+        return False
+    return any(m in _LISTS and v is not None for m, v in value.items())
+
+
+def _value_count(value: Any) -> int:
+    """The values an attribute holds (ResourceSliceMaxAttributeValuesPerDevice counts each of a list's)."""
+    if not isinstance(value, dict):
+        return 0
+    count = 0
+    for member, item in value.items():
+        if item is not None and member in _MEMBER_ORDER:
+            count += len(_items(item)) if member in _LISTS else 1
+    return count
 
 
 def _body(device: Any) -> dict[str, Any]:
@@ -352,7 +392,8 @@ def resource_slice_spec(spec: Any, path: Path) -> Iterator[FieldError]:
     if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
         yield FieldError(path, INVALID, "", "only one of `sharedCounters` or `devices` is allowed")
     devices = _items(spec.get("devices"))
-    limited = any(_advanced(_body(d)) for d in devices)
+    # (up to 64 devices, whether the advanced features lower the limit does not matter)
+    limited = len(devices) > MAX_DEVICES_ADVANCED and any(_advanced(_body(d)) for d in devices)
     maximum = MAX_DEVICES_ADVANCED if limited else MAX_DEVICES
     if len(devices) > maximum:
         yield too_many((*path, "devices"), len(devices), maximum)
@@ -368,3 +409,19 @@ def resource_slice_spec(spec: Any, path: Path) -> Iterator[FieldError]:
         for index, counter_set in enumerate(counter_sets):
             yield from _counter_set(counter_set, (*path, "sharedCounters", index))
         yield from _unique(counter_sets, "name", (*path, "sharedCounters"))
+
+
+def device_taint_rule_spec(spec: Any, path: Path) -> Iterator[FieldError]:
+    """validateDeviceTaintRuleSpec (on create): the selector's driver, pool and device names, and the taint."""
+    if not isinstance(spec, dict):
+        return
+    selector = spec.get("deviceSelector")
+    if isinstance(selector, dict):
+        at = (*path, "deviceSelector")
+        if isinstance(selector.get("driver"), str):
+            yield from driver_name(selector["driver"], (*at, "driver"))
+        if isinstance(selector.get("pool"), str):
+            yield from pool_name(selector["pool"], (*at, "pool"))
+        if isinstance(selector.get("device"), str):
+            yield from _dns_label(selector["device"], (*at, "device"))
+    yield from _taint(spec.get("taint"), (*path, "taint"))

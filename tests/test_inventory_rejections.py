@@ -1,0 +1,322 @@
+"""Inventory objects the API server would refuse (issue #18): `check` reports them as api-rejected warnings at
+their field in the inventory file, worded as the API server words them (pkg/apis/resource/validation
+validation.go); `gpulint inventory` and `explain` list the same ones (gpulint/lint/rejections.py)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import yaml
+from conftest import run_cli, said
+
+from gpulint.lint.config import Config
+from gpulint.lint.inventory import load_inventory
+from gpulint.lint.run import LintRun
+
+# A cluster as `kubectl get nodes,resourceslices,deviceclasses,devicetaintrules -o yaml` prints it, edited by
+# hand: a driver name with an underscore, an attribute name over 32 characters, a device name twice in one
+# slice, a counter name that is no DNS label, an extendedResourceName without a domain, a Node's taint effect
+# on a device taint.
+BAD = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-node-1
+    labels: {kubernetes.io/hostname: gpu-node-1, nvidia.com/gpu.present: "true"}
+  status:
+    capacity: {cpu: "96", memory: 1024Gi, pods: "110"}
+    allocatable: {cpu: "96", memory: 1000Gi, pods: "110"}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata:
+    name: gpu-node-1-gpu.nvidia.com-7xk2p
+  spec:
+    driver: gpu_nvidia.com
+    nodeName: gpu-node-1
+    pool: {name: gpu-node-1, generation: 1, resourceSliceCount: 1}
+    devices:
+    - name: gpu-0
+      attributes:
+        type: {string: gpu}
+        productName: {string: NVIDIA H100 80GB HBM3}
+        architectureGenerationOfTheGraphicsProcessor: {string: Hopper}
+      capacity:
+        memory: {value: 80Gi}
+    - name: gpu-0
+      attributes:
+        type: {string: gpu}
+      capacity:
+        memory: {value: 80Gi}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata:
+    name: gpu-node-1-counters-9qz4d
+  spec:
+    driver: gpu.nvidia.com
+    nodeName: gpu-node-1
+    pool: {name: gpu-node-1-mig, generation: 1, resourceSliceCount: 1}
+    sharedCounters:
+    - name: gpu-0-counter-set
+      counters:
+        memorySlices: {value: "8"}
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata:
+    name: gpu.nvidia.com
+  spec:
+    selectors:
+    - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
+    extendedResourceName: gpu
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceTaintRule
+  metadata:
+    name: gpu-maintenance
+  spec:
+    deviceSelector: {driver: gpu.nvidia.com, pool: gpu-node-1}
+    taint: {key: maintenance, value: planned, effect: PreferNoSchedule}
+"""
+SUBJECT = "the API server would reject this inventory object: "
+EXPECTED = [
+    (17, 13, "ResourceSlice", 'spec.driver: Invalid value: "gpu_nvidia.com"'),
+    (25, 9, "ResourceSlice", "spec.devices[0].attributes: Too long: may not be more than 32 bytes"),
+    (28, 7, "ResourceSlice", 'spec.devices[1]: Duplicate value: "gpu-0"'),
+    (44, 9, "ResourceSlice", 'spec.sharedCounters[0].counters: Invalid value: "memorySlices"'),
+    (52, 27, "DeviceClass", 'spec.extendedResourceName: Invalid value: "gpu": must be a valid extended resource name'),
+    (
+        59,
+        55,
+        "DeviceTaintRule",
+        'spec.taint.effect: Unsupported value: "PreferNoSchedule": supported values: "NoSchedule", "NoExecute", "None"',
+    ),
+]
+# The same cluster as the API server holds it: every field the twin of a failing one, valid.
+GOOD = (
+    BAD.replace("driver: gpu_nvidia.com", "driver: gpu.nvidia.com")
+    .replace("architectureGenerationOfTheGraphicsProcessor", "architecture")
+    .replace(
+        "    - name: gpu-0\n      attributes:\n        type: {string: gpu}\n      capacity:",
+        "    - name: gpu-1\n      attributes:\n        type: {string: gpu}\n      capacity:",
+    )
+    .replace("memorySlices", "memory-slices")
+    .replace("extendedResourceName: gpu", "extendedResourceName: nvidia.com/gpu")
+    .replace("effect: PreferNoSchedule", "effect: NoSchedule")
+)
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: notebook}
+spec:
+  containers:
+  - name: notebook
+    image: registry.example.com/notebook:1.0
+"""
+
+
+def _project(tmp_path: Path, inventory: str, name: str = "cluster.yaml") -> tuple[Path, Path]:
+    (tmp_path / "cluster").mkdir()
+    (tmp_path / "cluster" / name).write_text(inventory, encoding="utf-8")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "pod.yaml").write_text(POD, encoding="utf-8")
+    return tmp_path / "app", tmp_path / "cluster"
+
+
+def _check(*args: str) -> tuple[int, list[dict]]:
+    run = run_cli("check", *args, "--format", "json")
+    assert run.exit_code in (0, 1), run.stderr
+    return run.exit_code, run.json()["findings"]
+
+
+def _placed(findings: list[dict]) -> list[tuple[int, int, str, str]]:
+    return [
+        (f["line"], f["column"], f["object"]["kind"], f["message"].removeprefix(SUBJECT))
+        for f in findings
+        if f["rule"] == "api-rejected"
+    ]
+
+
+def test_an_edited_yaml_inventory_is_reported_at_each_field_as_the_api_server_words_it(tmp_path):
+    app, cluster = _project(tmp_path, BAD)
+    code, findings = _check(str(app), "--inventory", str(cluster))
+    assert code == 0  # warnings: the manifest under review is not at fault
+    assert _placed(findings) == EXPECTED
+    assert {f["severity"] for f in findings} == {"warning"}
+    assert {f["path"] for f in findings} == {str(cluster / "cluster.yaml")}
+    driver = findings[0]
+    assert driver["object"]["name"] == "gpu-node-1-gpu.nvidia.com-7xk2p"
+    assert said(driver).splitlines()[1].startswith('spec.driver: Invalid value: "gpu_nvidia.com": a lowercase RFC 1123')
+    assert "exported from another Kubernetes version" in said(driver)
+    assert all(len(f["message"]) <= 160 for f in findings)
+
+
+def test_the_valid_twin_of_each_field_is_silent(tmp_path):
+    app, cluster = _project(tmp_path, GOOD)
+    code, findings = _check(str(app), "--inventory", str(cluster))
+    assert (code, findings) == (0, [])
+    assert load_inventory([str(cluster)]).rejections == []
+
+
+def test_a_json_inventory_is_placed_in_the_json_text(tmp_path):
+    """kubectl get -o json: read without positions, parsed again for them only because an object fails."""
+    data = yaml.safe_load(BAD)
+    text = json.dumps(data, indent=4)
+    app, cluster = _project(tmp_path, text, "cluster.json")
+    _, findings = _check(str(app), "--inventory", str(cluster))
+    lines = text.splitlines()
+    placed = _placed(findings)
+    assert [(kind, message) for _, _, kind, message in placed] == [(k, m) for _, _, k, m in EXPECTED]
+    line, column = placed[0][:2]
+    assert lines[line - 1][column - 1 :] == '"gpu_nvidia.com",'
+    line, column = placed[2][:2]  # the duplicate device: its list item
+    assert lines[line - 1].strip() == "{" and '"name": "gpu-0"' in lines[line]
+
+
+def test_a_json_array_of_objects_is_placed_too(tmp_path):
+    """The clouds' list commands print bare arrays: each item is an object, located within the array."""
+    items = yaml.safe_load(BAD)["items"]
+    text = json.dumps(items, indent=2)
+    app, cluster = _project(tmp_path, text, "cluster.json")
+    _, findings = _check(str(app), "--inventory", str(cluster))
+    placed = _placed(findings)
+    assert len(placed) == len(EXPECTED)
+    line, column = placed[-1][:2]
+    assert text.splitlines()[line - 1][column - 1 :] == '"PreferNoSchedule"'
+
+
+def test_an_inventory_file_linted_too_is_reported_once_by_the_rule_itself(tmp_path):
+    _, cluster = _project(tmp_path, BAD)
+    code, findings = _check(str(cluster), "--inventory", str(cluster))
+    rejected = [f for f in findings if f["rule"] == "api-rejected"]
+    assert code == 1 and {f["severity"] for f in rejected} == {"error"}  # a linted file: it is to be applied
+    assert not any(f["message"].startswith(SUBJECT) for f in rejected)
+    assert (25, 9) in {(f["line"], f["column"]) for f in rejected}  # the too long attribute name: at the key
+
+
+def test_the_rule_switched_off_or_ignored_for_the_inventory_path_is_silent(tmp_path):
+    app, cluster = _project(tmp_path, BAD)
+    config = tmp_path / ".gpulint.yaml"
+    config.write_text("ignore: [api-rejected]\n", encoding="utf-8")
+    assert _check(str(app), "--inventory", str(cluster), "--config", str(config))[1] == []
+    config.write_text("per-path-ignores:\n  cluster/*.yaml: [api-rejected]\n", encoding="utf-8")
+    run = run_cli("check", str(app), "--inventory", str(cluster), "--config", str(config), "--format", "json")
+    assert run.json()["findings"] == [] and run.json()["summary"]["suppressed"] == len(EXPECTED)
+
+
+def test_a_severity_set_for_the_rule_does_not_make_the_inventory_an_error(tmp_path):
+    app, cluster = _project(tmp_path, BAD)
+    config = tmp_path / ".gpulint.yaml"
+    config.write_text("severity: {api-rejected: error}\n", encoding="utf-8")
+    code, findings = _check(str(app), "--inventory", str(cluster), "--config", str(config))
+    assert code == 0 and {f["severity"] for f in findings} == {"warning"}
+
+
+def test_the_text_report_counts_only_the_linted_files(tmp_path):
+    app, cluster = _project(tmp_path, BAD)
+    run = run_cli("check", str(app), "--inventory", str(cluster))
+    assert run.exit_code == 0
+    assert (
+        f"{cluster / 'cluster.yaml'}:28:7: warning[api-rejected] ResourceSlice/gpu-node-1-gpu.nvidia.com-7xk2p"
+        in run.stdout
+    )
+    assert run.stdout.rstrip().endswith("Found 0 errors, 6 warnings in 1 file, 1 object.")
+
+
+def test_the_inventory_command_lists_the_same_rejections(tmp_path):
+    _, cluster = _project(tmp_path, BAD)
+    text = run_cli("inventory", "--inventory", str(cluster))
+    assert text.exit_code == 0
+    listed = [line.strip() for line in text.stdout.splitlines() if line.startswith(f"  {cluster}")]
+    assert listed == [
+        f"{cluster / 'cluster.yaml'}:{line}:{column}: {kind} {name}: {message}"
+        for (line, column, kind, _), name, message in zip(
+            EXPECTED,
+            ["gpu-node-1-gpu.nvidia.com-7xk2p"] * 3
+            + ["gpu-node-1-counters-9qz4d", "gpu.nvidia.com", "gpu-maintenance"],
+            [r.error.message() for r in load_inventory([str(cluster)]).rejections],
+            strict=True,
+        )
+    ]
+    data = json.loads(run_cli("inventory", "--inventory", str(cluster), "--format", "json").stdout)["summary"]
+    assert len(data["resourceSliceProblems"]) == 4
+    assert [(r["line"], r["column"], r["object"]["kind"]) for r in data["rejectedObjects"]] == [
+        (line, column, kind) for line, column, kind, _ in EXPECTED
+    ]
+
+
+def test_explain_names_them_where_it_allocates(tmp_path):
+    _, cluster = _project(tmp_path, BAD)
+    claim = tmp_path / "claim.yaml"
+    claim.write_text(
+        textwrap.dedent(
+            """\
+            apiVersion: resource.k8s.io/v1
+            kind: ResourceClaim
+            metadata: {name: one-gpu}
+            spec:
+              devices:
+                requests:
+                - name: gpu
+                  exactly: {deviceClassName: gpu.nvidia.com}
+            """
+        ),
+        encoding="utf-8",
+    )
+    run = run_cli("explain", str(claim), "--inventory", str(cluster))
+    assert (
+        f"read as written: 4 inventory objects the API server would reject (first: {cluster / 'cluster.yaml'}:17:13: "
+        'ResourceSlice gpu-node-1-gpu.nvidia.com-7xk2p: spec.driver: Invalid value: "gpu_nvidia.com": a lowercase'
+    ) in run.stdout
+
+
+def test_an_admission_review_is_judged_without_the_inventory_s_own_problems(tmp_path):
+    """The webhook lints the object under review: the inventory's problems are no reason to deny it."""
+    _, cluster = _project(tmp_path, BAD)
+    inventory = load_inventory([str(cluster)])
+    assert len(inventory.rejections) == len(EXPECTED)
+    run = LintRun.for_object(Config(), yaml.safe_load(POD), inventory)
+    assert run.report().findings == []
+    assert run.inventory_reports() == []
+
+
+def test_the_webhook_counts_them_in_its_log_and_admits_the_review(tmp_path):
+    from webhook_helpers import GOOD_POD, Server, review
+
+    _, cluster = _project(tmp_path, BAD)
+    running = Server(tmp_path, inventory=str(cluster))
+    try:
+        answer = running.post(review(GOOD_POD))[1]["response"]
+        assert answer["allowed"] is True
+        assert not any("api-rejected" in warning for warning in answer.get("warnings", []))
+        loaded = [event for event in running.log if event["event"] == "inventory_loaded"]
+        assert loaded and loaded[-1]["rejected_objects"] == 4
+    finally:
+        running.stop()
+
+
+def test_a_linted_device_taint_rule_is_validated_as_the_api_server_does():
+    """validateDeviceTaintRuleSpec: the selector's driver, pool and device names, and the taint (errors: linted)."""
+    from conftest import by_rule, lint_text
+
+    rule = """
+    apiVersion: resource.k8s.io/v1
+    kind: DeviceTaintRule
+    metadata: {name: gpu-0-maintenance}
+    spec:
+      deviceSelector: {driver: gpu.nvidia.com, pool: gpu-node-1, device: GPU_0}
+      taint: {key: nvidia.com/maintenance, effect: NoExecute}
+    """
+    found = by_rule(lint_text(rule), "api-rejected")
+    assert [(f.line, f.column, f.severity.name, f.message) for f in found] == [
+        (
+            5,
+            70,
+            "ERROR",
+            'the API server rejects this object: spec.deviceSelector.device: Invalid value: "GPU_0"',
+        )
+    ]
+    assert said(found[0]).splitlines()[1].endswith("regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+    assert by_rule(lint_text(rule.replace("GPU_0", "gpu-0")), "api-rejected") == []
