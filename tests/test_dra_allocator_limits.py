@@ -128,6 +128,7 @@ def test_one_claim_holds_at_most_32_devices():
     assert not lint(claim((16, 16)), cluster)
     (finding,) = lint(claim((16, 16, 1)), cluster)
     assert "number of requested devices 33 exceeds the claim limit of 32" in said(finding)
+    assert "no node of 1 can satisfy it" in said(finding)
     # allocationMode All asks for every matching device: 40 on this node, 32 on the smaller one
     (finding,) = lint(claim((0,), mode="allocationMode: All"), cluster)
     assert "number of requested devices 40 exceeds the claim limit of 32" in said(finding)
@@ -182,5 +183,6 @@ def test_devices_with_binding_conditions_need_dra_device_binding_conditions():
     assert not lint(ONE_GPU, cluster)  # 1.37: the gate is on (beta since 1.36)
     (finding,) = lint(ONE_GPU, cluster, feature_gates={"DRADeviceBindingConditions": False})
     assert "0 pass the class selectors" in said(finding)
+    assert "1 device with bindingConditions not selected (DRADeviceBindingConditions" in said(finding)
     assert lint(ONE_GPU, cluster, feature_gates={"DRAResourceClaimDeviceStatus": False})
     assert not lint(ONE_GPU, gpus(1), feature_gates={"DRADeviceBindingConditions": False})

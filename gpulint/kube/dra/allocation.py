@@ -626,6 +626,7 @@ class Slot:
     unmatched: str = ""  # All: the constraint attribute its devices do not share
     refused: str = ""
     claim: int = 0  # which of the pod's claims it belongs to (adminAccess shares devices across claims)
+    unselectable: int = 0  # devices with bindingConditions while DRADeviceBindingConditions is off
 
 
 @dataclass
@@ -818,11 +819,14 @@ class Allocator:
         if alternative.all_devices:
             refused = next((r for r in (self._refusal(alternative, d) for d in chosen) if r), "")
             taken = 0 if admin else sum(1 for d in chosen if d.key in in_use)
-            return Slot(request, alternative, after_class, chosen, taken, "", refused)
+            return Slot(request, alternative, after_class, chosen, taken, "", refused, 0, self._unselectable(devices))
         usable = [d for d in chosen if not self._refusal(alternative, d)]
         if not admin:
             usable = [d for d in usable if d.key not in in_use]  # deviceInUse: dedicated allocations
-        return Slot(request, alternative, after_class, usable)
+        return Slot(request, alternative, after_class, usable, unselectable=self._unselectable(devices))
+
+    def _unselectable(self, devices: list[Device]) -> int:
+        return 0 if self.features.binding_conditions else sum(1 for d in devices if d.binding)
 
     def _shared(self, device: Device) -> bool:
         return device.multiple and self.features.consumable_capacity
@@ -872,7 +876,8 @@ class Allocator:
                 )
         over = _over_claim_limit(per_request)
         if over:
-            return NodeVerdict(node, False, over)
+            offered = len({d.key for slots in per_request for slot in slots for d in slot.candidates})
+            return NodeVerdict(node, False, over, (0, offered))
         best_reason = ""
         best_score: tuple[int, ...] = (-1,)
         tried = 0
@@ -978,6 +983,12 @@ class Allocator:
             f"{len(slot.after_class)} pass the class selectors and {shown} its own selectors"
             + (" and are free" if held else "")
             + (f" ({len(refusals)} more it cannot get: {refusals[0]})" if refusals else "")
+            + (
+                f"; {slot.unselectable} device{'s' if slot.unselectable != 1 else ''} with bindingConditions "
+                "not selected (DRADeviceBindingConditions or DRAResourceClaimDeviceStatus is off)"
+                if slot.unselectable
+                else ""
+            )
         )
 
     def _constraint_groups(
