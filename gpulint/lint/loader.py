@@ -18,18 +18,40 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
 
 from gpulint.lint.findings import Fix, Path, Severity
 
 try:  # libyaml is present in every PyYAML wheel; the pure-Python loader is ~15x slower
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _SafeLoader
 except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+
+# libyaml's composer asks the loader, in Python, for the tag of every node it makes: PyYAML's
+# YAML 1.1 resolver (regular expressions per first character) was ~40% of composing a manifest.
+# Its answer depends only on (kind, value, implicit), and manifests repeat their keys and values,
+# so the same resolver's answers are remembered: a hit is one C-level lookup, a miss asks it.
+_resolved_tag = lru_cache(maxsize=4096)(Resolver().resolve)
+
+
+class _Loader(_SafeLoader):
+    """PyYAML's safe loader, its tags resolved exactly as PyYAML's resolver resolves them."""
+
+    resolve = staticmethod(_resolved_tag)
+
+    # Path resolvers (add_path_resolver) are not used: the resolver's bookkeeping for them is a no-op.
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 256
@@ -274,13 +296,15 @@ class _Builder:
         self._built: dict[int, Any] = {}
         self._sizes: dict[int, int] = {}
         self._physical = 0
-        self._depth_checked = False  # True: _build enforces MAX_DEPTH (else _size did, before it)
+        # False: the text has no alias, so no node is shared (none is recorded for an alias to find),
+        # and _build enforces MAX_DEPTH (else _size did, before it)
+        self._aliases = True
 
     def build(self, root: Node, aliases: bool = True) -> Any:
         """The document's data. ``aliases`` False: the text has no ``*``, so no node is shared, nothing
         can expand, and the alias-bomb count (a walk of its own) is skipped; _build checks the depth."""
+        self._aliases = aliases
         if not aliases:
-            self._depth_checked = True
             return self._build(root, 0)
         expanded = self._size(root, 0)
         if expanded > MAX_EXPANDED_NODES and expanded > MAX_EXPANSION_RATIO * self._physical:
@@ -299,8 +323,7 @@ class _Builder:
         if known is not None:
             return known
         if depth > MAX_DEPTH:
-            mark = node.start_mark
-            raise LoadError(f"document nests deeper than {MAX_DEPTH} levels", mark.line + 1, mark.column + 1)
+            _refuse_depth(node)
         self._physical += 1
         if isinstance(node, MappingNode):
             total = 1 + sum(self._size(k, depth + 1) + self._size(v, depth + 1) for k, v in node.value)
@@ -312,44 +335,56 @@ class _Builder:
         return total
 
     def _build(self, node: Node, depth: int) -> Any:
-        if depth > MAX_DEPTH and self._depth_checked:  # where _size stops: it visits keys first too
-            mark = node.start_mark
-            raise LoadError(f"document nests deeper than {MAX_DEPTH} levels", mark.line + 1, mark.column + 1)
+        if depth > MAX_DEPTH and not self._aliases:  # where _size stops: it visits keys first too
+            _refuse_depth(node)
         if isinstance(node, ScalarNode):
             return _scalar(node, _CONSTRUCTOR)
-        built = self._built.get(id(node))
-        if built is not None:  # an alias: share the value, never copy it
-            return built
+        shared = self._built
+        if self._aliases:  # an alias: share the value, never copy it
+            built = shared.get(id(node))
+            if built is not None:
+                return built
+        # Scalars (most nodes) are read in their parent's loop, a string without a call; the depth is
+        # checked (without aliases) where the old walk did: at the first child one level too deep.
+        deep = depth + 1 > MAX_DEPTH and not self._aliases
         if isinstance(node, SequenceNode):
             items: list[Any] = []
-            self._built[id(node)] = items
-            items.extend(self._build(item, depth + 1) for item in node.value)
+            if self._aliases:
+                shared[id(node)] = items
+            if deep and node.value:
+                _refuse_depth(node.value[0])
+            for item in node.value:
+                if item.__class__ is ScalarNode:
+                    items.append(item.value if item.tag == _STR else _scalar(item, _CONSTRUCTOR))
+                else:
+                    items.append(self._build(item, depth + 1))
             return items
         mapping: dict[str, Any] = {}
-        self._built[id(node)] = mapping
+        if self._aliases:
+            shared[id(node)] = mapping
+        if deep and node.value:
+            _refuse_depth(node.value[0][0])
         merges: list[Node] = []
         seen: dict[str, Node] = {}
         for key_node, value_node in node.value:
-            if depth + 1 > MAX_DEPTH and self._depth_checked:
-                mark = key_node.start_mark
-                raise LoadError(f"document nests deeper than {MAX_DEPTH} levels", mark.line + 1, mark.column + 1)
-            if key_node.tag == _MERGE:
+            tag = key_node.tag
+            if tag == _STR and key_node.__class__ is ScalarNode:
+                key = key_node.value
+            elif tag == _MERGE:
                 merges.append(value_node)
                 continue
-            key = _key_text(key_node) if isinstance(key_node, ScalarNode) else str(self._build(key_node, depth + 1))
+            elif isinstance(key_node, ScalarNode):
+                key = _key_text(key_node)
+            else:
+                key = str(self._build(key_node, depth + 1))
             first = seen.get(key)
             if first is not None:
-                mark = key_node.start_mark
-                self.duplicates.append(
-                    LoadProblem(
-                        f'duplicate key "{key}" (first defined at line {first.start_mark.line + 1}); '
-                        "Kubernetes rejects it: mapping key already defined",
-                        mark.line + 1,
-                        mark.column + 1,
-                    )
-                )
+                self._duplicate(key, first, key_node)
             seen[key] = key_node
-            mapping[key] = self._build(value_node, depth + 1)
+            if value_node.__class__ is ScalarNode:
+                mapping[key] = value_node.value if value_node.tag == _STR else _scalar(value_node, _CONSTRUCTOR)
+            else:
+                mapping[key] = self._build(value_node, depth + 1)
         for merge in merges:  # explicit keys win over merged ones
             sources = merge.value if isinstance(merge, SequenceNode) else [merge]
             inner = depth + 2 if isinstance(merge, SequenceNode) else depth + 1
@@ -359,6 +394,22 @@ class _Builder:
                     for key, value in merged.items():
                         mapping.setdefault(key, value)
         return mapping
+
+    def _duplicate(self, key: str, before: Node, again: Node) -> None:
+        mark = again.start_mark
+        self.duplicates.append(
+            LoadProblem(
+                f'duplicate key "{key}" (first defined at line {before.start_mark.line + 1}); '
+                "Kubernetes rejects it: mapping key already defined",
+                mark.line + 1,
+                mark.column + 1,
+            )
+        )
+
+
+def _refuse_depth(node: Node) -> None:
+    mark = node.start_mark
+    raise LoadError(f"document nests deeper than {MAX_DEPTH} levels", mark.line + 1, mark.column + 1)
 
 
 # The byte-order marks YAML allows (YAML 1.2 §5.2), longest first: UTF-32 LE starts like UTF-16 LE.
