@@ -10,6 +10,7 @@ defaults of its version with the ``--feature-gates`` it states on top.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 # gate -> ((since "major.minor", stage, on by default), ...), oldest first
 GATES: dict[str, tuple[tuple[str, str, bool], ...]] = {
@@ -37,6 +38,7 @@ def _minor(version: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
+@cache  # bounded: the table's gates times the versions a process is asked about
 def stage(gate: str, version: str) -> tuple[str, bool]:
     """(stage, on by default) of ``gate`` in Kubernetes ``version`` ("unavailable", False before it exists)."""
     found = ("unavailable", False)

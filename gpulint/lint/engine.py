@@ -107,6 +107,67 @@ def skipped_notes(rules: dict[str, Rule], available: frozenset[Need]) -> tuple[s
     return tuple(notes)
 
 
+Runnable = tuple[str, Rule, Callable[..., Iterator[Diagnostic]]]
+MAX_ROUTED_KINDS = 1024  # kinds routed per Routes (a webhook reviews kinds its clients choose)
+
+
+@dataclass
+class Routes:
+    """A configuration's enabled rules, routed once per set of available needs: a rule whose needs are
+    unmet never runs (the run says it was skipped). The webhook's reviews of one inventory share one."""
+
+    rules: dict[str, Rule]
+    known: frozenset[str]  # every rule id the configuration knows (suppressions may name any of them)
+    _routed: dict[frozenset[Need], tuple[list[Runnable], frozenset[str]]] = field(default_factory=dict, repr=False)
+    _by_kind: dict[tuple[frozenset[Need], str], list[Runnable]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, config: Config, rules: dict[str, Rule] | None = None) -> Routes:
+        rules = enabled_rules(config) if rules is None else rules
+        return cls(rules, frozenset(rule_ids(config.policies)) | frozenset(rules))
+
+    def routed(self, available: frozenset[Need]) -> tuple[list[Runnable], frozenset[str]]:
+        """The rules that run (with their checks), and the ids of the rules that ran."""
+        found = self._routed.get(available)
+        if found is None:  # two threads may both compute it: the same value
+            runnable = [
+                (rule_id, rule, rule.check)
+                for rule_id, rule in self.rules.items()
+                if rule.check is not None and rule.needs <= available
+            ]
+            ran = {rule_id for rule_id, _, _ in runnable} | ({YAML_INVALID} if YAML_INVALID in self.rules else set())
+            found = self._routed[available] = (runnable, frozenset(ran))
+        return found
+
+    def for_kind(self, available: frozenset[Need], kind: str) -> list[Runnable]:
+        """The rules that run on objects of ``kind``, their checks imported: once per kind, in rule order.
+        Bounded: the kinds come from the objects, so the table forgets them past MAX_ROUTED_KINDS."""
+        key = (available, kind)
+        found = self._by_kind.get(key)
+        if found is None:
+            found = [
+                (rule_id, rule, resolved(check))
+                for rule_id, rule, check in self.routed(available)[0]
+                if rule.reads(kind)
+            ]
+            if len(self._by_kind) >= MAX_ROUTED_KINDS:
+                self._by_kind.clear()
+            self._by_kind[key] = found
+        return found
+
+
+def schemas_for(config: Config, resolver: Resolver) -> SchemaStore:
+    """The schemas of the target version with the CRDs of the run (linted, then the inventory's). Without
+    a linted CRD they are the inventory's alone: built once per inventory, not once per review."""
+    store = _schema_store(config.kubernetes_version, config.schema_locations)
+    if resolver.linted.has_kind("apiextensions.k8s.io", "CustomResourceDefinition"):
+        return store.with_crds(resolver.custom_resource_definitions)
+    return resolver.cluster_fact(
+        ("schemas", config.kubernetes_version, config.schema_locations),
+        lambda: store.with_crds(resolver.custom_resource_definitions),
+    )
+
+
 class Engine:
     """Checks parsed files with a fixed configuration, rule set and view of the cluster.
 
@@ -114,35 +175,21 @@ class Engine:
     long as the run does.
     """
 
-    def __init__(self, config: Config, resolver: Resolver, rules: dict[str, Rule] | None = None) -> None:
+    def __init__(
+        self, config: Config, resolver: Resolver, rules: dict[str, Rule] | None = None, routes: Routes | None = None
+    ) -> None:
         self.config = config
-        rules = enabled_rules(config) if rules is None else rules
-        self.rules = rules
-        schemas = _schema_store(config.kubernetes_version, config.schema_locations).with_crds(
-            resolver.custom_resource_definitions
-        )
-        self.context = CheckContext(config, schemas, resolver)
-        available = available_needs(resolver)
-        self.available = available
-        # Routed once: a rule whose needs are unmet never runs; the run says it was skipped.
-        self._runnable: list[tuple[str, Rule, Callable[..., Iterator[Diagnostic]]]] = [
-            (rule_id, rule, rule.check)
-            for rule_id, rule in rules.items()
-            if rule.check is not None and rule.needs <= available
-        ]
-        self._by_kind: dict[str, list[tuple[str, Rule, Callable[..., Iterator[Diagnostic]]]]] = {}
-        self._ran = frozenset(
-            {rule_id for rule_id, _, _ in self._runnable} | ({YAML_INVALID} if YAML_INVALID in rules else set())
-        )
-        self._known = frozenset(rule_ids(config.policies)) | frozenset(rules)
+        routes = routes if routes is not None else Routes.of(config, rules)
+        self.rules = routes.rules
+        self.context = CheckContext(config, schemas_for(config, resolver), resolver)
+        self.available = available_needs(resolver)
+        self._routes = routes
+        self._runnable, self._ran = routes.routed(self.available)
+        self._known = routes.known
 
-    def _routed(self, kind: str) -> list[tuple[str, Rule, Callable[..., Iterator[Diagnostic]]]]:
-        """The runnable rules that read this kind, their checks imported: once per kind and engine, in rule order."""
-        routed = self._by_kind.get(kind)
-        if routed is None:
-            routed = [(rule_id, rule, resolved(check)) for rule_id, rule, check in self._runnable if rule.reads(kind)]
-            self._by_kind[kind] = routed
-        return routed
+    def _routed(self, kind: str) -> list[Runnable]:
+        """The runnable rules that read this kind, their checks imported, in rule order."""
+        return self._routes.for_kind(self.available, kind)
 
     def check_file(
         self, parsed: ParsedFile, deadline: Deadline | None = None, *, path_ignores_apply: bool = True

@@ -23,7 +23,7 @@ from gpulint.kube import knative
 from gpulint.kube.gangs.members import group_references
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.config import Config
-from gpulint.lint.engine import Deadline, Engine, enabled_rules, skipped_notes
+from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
 from gpulint.lint.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS, ClusterInventory
 from gpulint.lint.linted_set import LintedObject, LintedSet
@@ -88,8 +88,11 @@ class LintRun:
     # whether the files are part of a larger set nobody indexed (then an absent object proves nothing).
     context: Sequence[LintedObject] = ()
     partial: bool = False
+    routes: Routes | None = None  # the rules routed already (the webhook's, once per inventory); else per run
 
     def __post_init__(self) -> None:
+        if self.routes is not None:
+            self.rules = self.routes.rules
         if not self.rules:
             self.rules = enabled_rules(self.config)
         self.available: frozenset[Need] = frozenset()  # what the rules could be given (set by report())
@@ -115,7 +118,7 @@ class LintRun:
 
     @cached_property
     def engine(self) -> Engine:
-        return Engine(self.config, self.resolver, self.rules)
+        return Engine(self.config, self.resolver, self.rules, self.routes)
 
     def objects(self) -> list[KubeObject]:
         return [obj for parsed in self.files for obj in parsed.objects]
@@ -125,7 +128,9 @@ class LintRun:
         the others are reused as parsed."""
         fresh = {source.display: source.fresh() for source in changed}
         sources = [fresh.get(source.display, source) for source in self.sources]
-        run = LintRun(self.config, sources, self.cluster, self.complete, self.rules, self.context, self.partial)
+        run = LintRun(
+            self.config, sources, self.cluster, self.complete, self.rules, self.context, self.partial, self.routes
+        )
         run.files = [parse_source(fresh[parsed.path]) if parsed.path in fresh else parsed for parsed in self.files]
         return run
 
@@ -168,13 +173,13 @@ class LintRun:
         config: Config,
         data: dict[str, Any],
         cluster: ClusterInventory | None,
-        rules: dict[str, Rule] | None = None,
+        routes: Routes | None = None,
     ) -> LintRun:
         """An object already parsed (an AdmissionReview's): no source, no positions, no path."""
         ref = object_ref(data)
         display = ref.display()
         document = UnlocatedDocument(display, 0, data, None)
-        run = cls(config, (), cluster, complete=False, rules=rules or {})
+        run = cls(config, (), cluster, complete=False, routes=routes)
         run.files = [parse_file(LoadedFile(display, "", [document]))]
         return run
 

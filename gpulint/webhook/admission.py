@@ -13,11 +13,10 @@ from typing import Any
 
 from gpulint.kube.fields import mapping, text
 from gpulint.lint.config import Config
-from gpulint.lint.engine import Deadline, enabled_rules
+from gpulint.lint.engine import Deadline, Routes
 from gpulint.lint.findings import Finding, Severity
 from gpulint.lint.inventory import ClusterInventory
 from gpulint.lint.loader import MAX_DEPTH
-from gpulint.lint.registry import Rule
 from gpulint.lint.run import LintRun
 
 ADMISSION_API = "admission.k8s.io/v1"
@@ -62,15 +61,15 @@ class Reviewer:
     """What every review of one inventory snapshot shares; each review is a LintRun of its own."""
 
     config: Config
-    rules: dict[str, Rule]
+    routes: Routes  # the enabled rules, routed once: not per review
     cluster: ClusterInventory | None = None
 
     @classmethod
     def build(cls, config: Config, cluster: ClusterInventory | None = None) -> Reviewer:
-        return cls(config, enabled_rules(config), cluster)
+        return cls(config, Routes.of(config), cluster)
 
     def findings(self, obj: dict[str, Any], deadline: Deadline | None = None) -> list[Finding]:
-        run = LintRun.for_object(self.config, obj, self.cluster, self.rules)
+        run = LintRun.for_object(self.config, obj, self.cluster, self.routes)
         return run.report(deadline=deadline).findings
 
 

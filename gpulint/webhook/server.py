@@ -38,6 +38,7 @@ from gpulint.lint.engine import Deadline, DeadlineExceeded
 from gpulint.lint.findings import Severity
 from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
 from gpulint.webhook.admission import BadReview, Decision, Reviewer, decide, parse_review
+from gpulint.webhook.workers import ReviewThreads
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 KNOWN_PATHS = ("/validate", "/healthz", "/readyz", "/metrics")  # metric labels; anything else is "other"
@@ -246,6 +247,7 @@ class Webhook:
         # Held from the start of a review until its work really ends (an abandoned review keeps its
         # slot until it stops at its next deadline check), so abandoned work cannot pile up.
         self.slots = threading.BoundedSemaphore(options.max_concurrency)
+        self.threads = ReviewThreads()
         if config.inventory:
             self.reload_inventory()
         if options.live_inventory:
@@ -348,6 +350,7 @@ class Webhook:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
+        self.threads.stop()
         if self.live is not None:
             self.live.stop()
 
@@ -375,8 +378,7 @@ class Webhook:
             finally:
                 self.slots.release()
 
-        # A daemon thread: a review stuck in a check never keeps the process from exiting.
-        threading.Thread(target=work, name="review", daemon=True).start()
+        self.threads.run(work)  # a daemon thread: a review stuck in a check never keeps the process from exiting
         while True:
             remaining = deadline.at - time.monotonic()
             try:
