@@ -320,3 +320,93 @@ def test_a_linted_device_taint_rule_is_validated_as_the_api_server_does():
     ]
     assert said(found[0]).splitlines()[1].endswith("regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
     assert by_rule(lint_text(rule.replace("GPU_0", "gpu-0")), "api-rejected") == []
+
+
+# Two slices of one pool, each one valid, that repeat a device name: the API server stores both (it validates a
+# slice alone), and the allocator finds the pool invalid (GatherPools). What the resource slice controller
+# publishes when its informer cache was out of date (allocator_testing.go "duplicate-slice").
+DUPLICATE_ACROSS_SLICES = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-node-1
+    labels: {kubernetes.io/hostname: gpu-node-1}
+  status:
+    capacity: {cpu: "96", memory: 1024Gi, pods: "110"}
+    allocatable: {cpu: "96", memory: 1000Gi, pods: "110"}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {name: gpu-node-1-gpu.nvidia.com-a1}
+  spec:
+    driver: gpu.nvidia.com
+    nodeName: gpu-node-1
+    pool: {name: gpu-node-1, generation: 1, resourceSliceCount: 2}
+    devices:
+    - name: gpu-0
+      attributes: {type: {string: gpu}}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {name: gpu-node-1-gpu.nvidia.com-b2}
+  spec:
+    driver: gpu.nvidia.com
+    nodeName: gpu-node-1
+    pool: {name: gpu-node-1, generation: 1, resourceSliceCount: 2}
+    devices:
+    - name: gpu-0
+      attributes: {type: {string: gpu}}
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata: {name: gpu.nvidia.com}
+  spec:
+    selectors:
+    - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
+"""
+CLAIM = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: one-gpu}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com}
+"""
+
+
+def _claim_findings(tmp_path: Path, inventory: str) -> list[dict]:
+    (tmp_path / "cluster").mkdir(exist_ok=True)
+    (tmp_path / "cluster" / "cluster.yaml").write_text(inventory, encoding="utf-8")
+    (tmp_path / "claim.yaml").write_text(CLAIM, encoding="utf-8")
+    return _check(str(tmp_path / "claim.yaml"), "--inventory", str(tmp_path / "cluster"))[1]
+
+
+def test_a_failed_allocation_on_a_node_with_an_invalid_pool_says_so_as_allocate_does(tmp_path):
+    (finding,) = _claim_findings(tmp_path, DUPLICATE_ACROSS_SLICES)  # each slice is valid: no api-rejected
+    assert (finding["rule"], finding["line"]) == ("claim-unsatisfiable", 7)
+    assert (
+        said(finding)
+        .splitlines()[1]
+        .startswith(
+            "invalid resource pools were encountered (resource pool gpu.nvidia.com/gpu-node-1 is currently invalid "
+            "(duplicate device name gpu-0)); request 'gpu' needs 1 device"
+        )
+    )
+    # the twin: one device name each, the pool is valid and gives two GPUs
+    head, _, tail = DUPLICATE_ACROSS_SLICES.rpartition("- name: gpu-0")
+    assert _claim_findings(tmp_path, f"{head}- name: gpu-1{tail}") == []
+
+
+def test_an_invalid_pool_does_not_stop_an_allocation_another_pool_satisfies(tmp_path):
+    """Allocate skips invalid pools while it searches; only when it finds nothing does it name them."""
+    other_pool = DUPLICATE_ACROSS_SLICES.replace(
+        "- apiVersion: resource.k8s.io/v1\n  kind: DeviceClass",
+        "- apiVersion: resource.k8s.io/v1\n  kind: ResourceSlice\n  metadata: {name: gpu-node-1-nic}\n"
+        "  spec:\n    driver: gpu.nvidia.com\n    nodeName: gpu-node-1\n"
+        "    pool: {name: gpu-node-1-extra, generation: 1, resourceSliceCount: 1}\n"
+        "    devices:\n    - name: gpu-7\n"
+        "- apiVersion: resource.k8s.io/v1\n  kind: DeviceClass",
+    )
+    assert _claim_findings(tmp_path, other_pool) == []

@@ -476,6 +476,7 @@ class NodeDevices:
     devices: list[Device]
     blocked: str = ""  # an incomplete or invalid pool: every allocationMode All request fails on the node
     counters: dict[pools.CounterKey, Fraction] = field(default_factory=dict)  # shared counters of its pools
+    invalid: str = ""  # an invalid pool: an allocation that fails on the node says so
 
 
 def _body(raw: dict[str, Any]) -> dict[str, Any]:
@@ -560,7 +561,7 @@ def node_devices(
                 found.extend(d for d, raw in zip(devices_of[id(spec)], raws) if _places(_body(raw), node))
             else:
                 found.extend(devices_of[id(spec)])
-        out[node.name] = NodeDevices(found, state.blocked, state.counters)
+        out[node.name] = NodeDevices(found, state.blocked, state.counters, state.invalid)
     return out
 
 
@@ -840,12 +841,15 @@ class Allocator:
         blocked: str = "",
         counters: dict[pools.CounterKey, Fraction] | None = None,
         consumed: Consumed | None = None,
+        invalid: str = "",
     ) -> NodeVerdict:
         """Can all ``claims`` (of one pod) be allocated together from ``devices``, of which the ones named
         in ``in_use`` (driver/pool/device) are held by allocated claims? ``blocked``: why every
         allocationMode All request fails on this node (an incomplete or invalid pool); ``counters``: the
         shared counters of the node's pools (DRAPartitionableDevices); ``consumed``: the capacity shared
-        allocations (a shareID) already use on devices with allowMultipleAllocations."""
+        allocations (a shareID) already use on devices with allowMultipleAllocations; ``invalid``: the node's
+        first invalid pool (an allocation that fails says "invalid resource pools were encountered", as
+        Allocate does when it finds no solution and a pool of the node is invalid)."""
         consumed = consumed or {}
         # a shared allocation of a device that is not shared (now, or with the gate off) holds it whole
         whole = frozenset(d.key for d in devices if d.key in consumed and not self._shared(d))
@@ -896,6 +900,8 @@ class Allocator:
             return NodeVerdict(node, True)
         if unknown:
             return NodeVerdict(node, None, "search too large")
+        if invalid:
+            best_reason = f"invalid resource pools were encountered ({invalid}); {best_reason}"
         return NodeVerdict(node, False, best_reason, best_score)
 
     def _fits_choice(

@@ -43,6 +43,7 @@ class DeviceGroup:
     devices: list[Device]
     blocked: str = ""  # an incomplete or invalid pool on these nodes: All requests fail
     counters: dict[CounterKey, Fraction] = field(default_factory=dict)  # the shared counters of their pools
+    invalid: str = ""  # an invalid pool on these nodes: a failed allocation says so
 
 
 @dataclass
@@ -83,12 +84,13 @@ class DraModel:
                 key = (
                     frozenset(Counter((d.common_shape, d.name, d.taints) for d in devices).items()),
                     found.blocked,
+                    found.invalid,
                     frozenset(found.counters.items()),
                 )
                 if key in grouped:
                     grouped[key].nodes.append(node)
                 else:
-                    grouped[key] = DeviceGroup([node], devices, found.blocked, found.counters)
+                    grouped[key] = DeviceGroup([node], devices, found.blocked, found.counters, found.invalid)
             self._groups = list(grouped.values())
         return self._groups
 
@@ -113,13 +115,14 @@ class DraModel:
                 if nodes:
                     out.append(
                         (
-                            DeviceGroup(nodes, group.devices, group.blocked, group.counters),
+                            DeviceGroup(nodes, group.devices, group.blocked, group.counters, group.invalid),
                             self.allocator.fits(
                                 list(claims),
                                 group.devices,
                                 nodes[0].name,
                                 blocked=group.blocked,
                                 counters=group.counters,
+                                invalid=group.invalid,
                             ),
                         )
                     )
@@ -181,7 +184,14 @@ class DraModel:
                 (
                     group,
                     self.allocator.fits(
-                        list(claims), group.devices, group.nodes[0].name, held, group.blocked, group.counters, used
+                        list(claims),
+                        group.devices,
+                        group.nodes[0].name,
+                        held,
+                        group.blocked,
+                        group.counters,
+                        used,
+                        group.invalid,
                     ),
                 )
             )

@@ -6,7 +6,8 @@ complete when the slices at that generation number ``resourceSliceCount`` (count
 whole cluster when the node sees only some of them); a pool with a newer generation elsewhere is
 obsolete for this node. An incomplete pool gives no devices, and fails every ``allocationMode:
 All`` request on the node ("is currently being updated"); a pool whose slices repeat a device
-name is invalid and does the same.
+name is invalid and does the same; an allocation that fails on a node with an invalid pool fails with
+"invalid resource pools were encountered" (Allocate), whatever else was missing.
 
 With ``DRAPartitionableDevices`` a slice may hold ``sharedCounters`` (counter sets the pool's
 devices consume through ``consumesCounters``; a duplicate set, or a device naming a set or counter
@@ -33,6 +34,7 @@ class PoolState:
     usable: list[dict[str, Any]]  # the slice specs whose devices the node may use
     blocked: str = ""  # why an All request fails on this node ("" when it does not)
     counters: dict[CounterKey, Fraction] = field(default_factory=dict)  # the shared counters of the usable pools
+    invalid: str = ""  # the first invalid pool: an allocation that fails on the node fails for it (Allocate)
 
 
 def pool_id(spec: dict[str, Any]) -> tuple[str, str]:
@@ -119,7 +121,7 @@ def gather(
             current.append(spec)
     usable: list[dict[str, Any]] = []
     counters: dict[CounterKey, Fraction] = {}
-    blocked = ""
+    blocked = invalid = ""
     for pool, specs in pools.items():
         generation, wanted = _generation(specs[0]), _slice_count(specs[0])
         whole = specs
@@ -140,8 +142,9 @@ def gather(
                 pool, [s for s in whole if not sequence(s.get("sharedCounters"))], found
             )
         if problem:
-            blocked = blocked or f"resource pool {pool[0]}/{pool[1]} is currently invalid ({problem})"
+            invalid = invalid or f"resource pool {pool[0]}/{pool[1]} is currently invalid ({problem})"
+            blocked = blocked or invalid
             continue
         usable.extend(device_specs)
         counters.update(found)
-    return PoolState(usable, blocked, counters)
+    return PoolState(usable, blocked, counters, invalid)
