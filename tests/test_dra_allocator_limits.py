@@ -186,3 +186,19 @@ def test_devices_with_binding_conditions_need_dra_device_binding_conditions():
     assert "1 device with bindingConditions not selected (DRADeviceBindingConditions" in said(finding)
     assert lint(ONE_GPU, cluster, feature_gates={"DRAResourceClaimDeviceStatus": False})
     assert not lint(ONE_GPU, gpus(1), feature_gates={"DRADeviceBindingConditions": False})
+
+
+def test_binding_conditions_in_a_resource_slice_name_their_gate():
+    # the API server drops them from new ResourceSlices while DRADeviceBindingConditions is off
+    published = gpus(1, extra="    bindingConditions: [FabricAttached]\n    bindsToNode: true\n")
+
+    def gated(version: str):
+        source = Source("slices.yaml", content=published.encode())
+        findings = LintRun(Config(kubernetes_version=version), [source]).report().findings
+        return by_rule(findings, "feature-gate-required")
+
+    first, second = gated("1.35")  # alpha, off by default
+    assert (first.line, second.line) == (26, 27)
+    assert "uses bindingConditions, which needs the DRADeviceBindingConditions feature gate (alpha" in said(first)
+    assert "uses bindsToNode, which needs the DRADeviceBindingConditions feature gate" in said(second)
+    assert not gated("1.36")

@@ -34,6 +34,9 @@ DEVICE_FIELDS = (
     ("consumesCounters", "DRAPartitionableDevices", "consumesCounters"),
     ("allowMultipleAllocations", "DRAConsumableCapacity", "allowMultipleAllocations"),
     ("taints", "DRADeviceTaints", "device taints"),
+    ("bindingConditions", "DRADeviceBindingConditions", "bindingConditions"),
+    ("bindingFailureConditions", "DRADeviceBindingConditions", "bindingFailureConditions"),
+    ("bindsToNode", "DRADeviceBindingConditions", "bindsToNode"),
 )
 
 
