@@ -153,3 +153,44 @@ def test_the_check_and_the_cost_use_the_expression_as_written():
     assert "found no matching overload for 'validate'" in problem.message
     checked = POLICY.checked('format.dns1123Label().validate("x")')
     assert not isinstance(checked, CelProblem)
+
+
+# format.go ConstantFormats: the same 13 names from 1.31 (kubernetes/apiserver v0.31.0) to its master of
+# 2026-07-23; no release added one (there is no portName format: `git log --all -S portName` finds no
+# commit in the repository)
+FORMAT_GO_NAMES = (
+    "dns1123Label",
+    "dns1123Subdomain",
+    "dns1035Label",
+    "qualifiedName",
+    "dns1123LabelPrefix",
+    "dns1123SubdomainPrefix",
+    "dns1035LabelPrefix",
+    "labelValue",
+    "uri",
+    "uuid",
+    "byte",
+    "date",
+    "datetime",
+)
+
+
+def test_the_named_formats_are_format_go_s():
+    assert sorted(FORMATS) == sorted(FORMAT_GO_NAMES)
+
+
+@pytest.mark.parametrize("engine", [POLICY, SELECTORS], ids=["policy", "selector"])
+def test_a_format_kubernetes_lacks_is_a_compile_error_not_unevaluable(engine):
+    """cel-go resolves format.portName() as a namespaced function, finds none, then checks `format` as an
+    identifier: "undeclared reference to 'format'". An error, as the API server refuses it."""
+    problem = engine.compile('!format.portName().validate("http").hasValue()')
+    assert isinstance(problem, CelProblem) and problem.evaluable
+    assert problem.message == "compilation failed: undeclared reference to 'format' (in container '')"
+    assert problem.offset == 1
+    # the boundary twin: a format format.go has
+    assert isinstance(engine.compile('!format.labelValue().validate("http").hasValue()'), Compiled)
+
+
+def test_format_named_of_a_missing_format_is_none():
+    assert run('format.named("portName").hasValue()') == (False, "")
+    assert run('format.named("labelValue").hasValue()') == (True, "")

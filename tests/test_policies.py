@@ -328,3 +328,62 @@ def test_a_configuration_names_its_policies_like_built_in_rules(tmp_path, monkey
     assert run_cli("check", ".", "--ignore", "require-gpu-memory-limit").exit_code == 0
     typo = run_cli("check", ".", "--ignore", "require-gpu-memory-limt")
     assert typo.exit_code == 2 and "did you mean 'require-gpu-memory-limit'?" in typo.stderr
+
+
+VERSIONED_VAP = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: versioned}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  validations:
+  - expression: 'true && %s'
+    message: m
+"""
+
+
+@pytest.mark.parametrize(
+    "expression, name, at, refused, accepted, arrives",
+    [
+        # apiserver pkg/cel/environment base.go: each library's IntroducedVersion; a new expression gets the
+        # libraries of the compatibility version (the release before the API server's)
+        ('quantity("1Gi").isGreaterThan(quantity("1Mi"))', "quantity", "(", "1.28", "1.29", "1.28"),
+        ('["a"].join(",") == "a"', "join", "(", "1.29", "1.30", "1.29"),  # strings extension v2
+        ('isIP("10.0.0.1")', "isIP", "(", "1.30", "1.31", "1.30"),
+        ('cidr("10.0.0.0/8").containsIP("10.1.2.3")', "cidr", "(", "1.30", "1.31", "1.30"),
+        ('!format.dns1123Label().validate("a").hasValue()', "format", "format", "1.31", "1.32", "1.31"),
+        ('semver("1.2.3").major() == 1', "semver", "(", "1.33", "1.34", "1.33"),
+    ],
+)
+def test_a_vap_gets_the_libraries_its_api_server_gives_new_expressions(
+    write, expression, name, at, refused, accepted, arrives
+):
+    path = write("vap.yaml", VERSIONED_VAP % expression)
+    with pytest.raises(PolicyError) as error:
+        load_policies((str(path),), refused)
+    (line,) = [line for line in str(error.value).splitlines() if "vap.yaml" in line]
+    assert f"undeclared reference to '{name}'" in line
+    assert f"this function arrives in {arrives}, usable in new expressions from {accepted})" in line
+    # where cel-go places it (a call: its parenthesis); the string starts at column 18, after 'true && '
+    column = 18 + len("true && ") + expression.index(at)
+    assert line.startswith(f"{path}:9:{column}: policy: CEL compilation failed: ")
+    assert len(load_policies((str(path),), accepted)) == 0  # loads (no binding: no rule)
+    assert len(load_policies((str(path),))) == 0  # the default version
+
+
+def test_gpulint_policies_are_not_versioned_only_vaps(write):
+    """A gpulint Policy runs only in gpulint: every library, whatever the cluster's version."""
+    policy = POLICY.replace('.join(", ")', '.join(", ") + (isIP("10.0.0.1") ? "" : "")')
+    path = write("policy.yaml", policy)
+    assert [p.name for p in load_policies((str(path),), "1.29")] == ["gpu-pods-need-memory"]
+
+
+def test_check_refuses_a_vap_too_new_for_the_cluster_with_exit_2(write):
+    vap = VAP.replace("int(params.data.maxGpus))", 'int(params.data.maxGpus)) && isIP("10.0.0.1")')
+    result = check(write, POD % ("ml", ""), vap, extra=("--kubernetes-version", "1.30"))
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert "undeclared reference to 'isIP'" in result.stderr
+    assert "Kubernetes 1.30 gives new expressions the CEL libraries of 1.29" in result.stderr
+    assert check(write, POD % ("ml", ""), vap, extra=("--kubernetes-version", "1.31")).exit_code in (0, 1)

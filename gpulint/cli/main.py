@@ -250,12 +250,14 @@ def _is_one_of(output: str, paths: tuple[str, ...]) -> bool:
     return False
 
 
-def _rules_with_policies(policy_paths: tuple[str, ...]) -> dict:
+def _rules_with_policies(policy_paths: tuple[str, ...], kubernetes_version: str | None = None) -> dict:
+    from gpulint.kube.features import DEFAULT
     from gpulint.lint.errors import PolicyError
     from gpulint.lint.registry import all_rules, policy_rules
 
+    version = kubernetes_version or DEFAULT.version
     try:
-        return {**all_rules(), **policy_rules(tuple(policy_paths))} if policy_paths else all_rules()
+        return {**all_rules(), **policy_rules(tuple(policy_paths), version)} if policy_paths else all_rules()
     except PolicyError as exc:
         click.echo(f"gpulint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -552,7 +554,7 @@ def serve_command(
         )
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    _rules_with_policies(config.policies)  # a broken policy is a usage error before serving
+    _rules_with_policies(config.policies, config.kubernetes_version)  # a broken policy: a usage error before serving
     options = ServeOptions(
         host,
         port,

@@ -49,7 +49,9 @@ YAML_INVALID = "yaml-invalid"
 
 
 def enabled_rules(config: Config) -> dict[str, Rule]:
-    rules = {**all_rules(), **policy_rules(config.policies)} if config.policies else all_rules()
+    rules = (
+        {**all_rules(), **policy_rules(config.policies, config.kubernetes_version)} if config.policies else all_rules()
+    )
     return {rule_id: rule for rule_id, rule in rules.items() if config.enables(rule_id)}
 
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.lint.checks import CheckContext, ObjectCheck
 from gpulint.lint.data import data_dir
 from gpulint.lint.findings import Diagnostic
@@ -217,18 +218,19 @@ def rule_modules() -> dict[str, ModuleType]:
     return found
 
 
-def policy_rules(paths: tuple[str, ...]) -> dict[str, Rule]:
-    """Policies as rules: their id, severity, docs and check (several bindings of one VAP: one rule)."""
+def policy_rules(paths: tuple[str, ...], kubernetes_version: str = DEFAULT_GATES.version) -> dict[str, Rule]:
+    """Policies as rules: their id, severity, docs and check (several bindings of one VAP: one rule); a
+    ValidatingAdmissionPolicy's CEL compiled as an API server of ``kubernetes_version`` compiles it."""
     from gpulint.lint.policies import policy_signature
 
-    return _policy_rules(paths, policy_signature(paths))
+    return _policy_rules(paths, policy_signature(paths), kubernetes_version)
 
 
 @cache
-def _policy_rules(paths: tuple[str, ...], signature: tuple[Any, ...]) -> dict[str, Rule]:
+def _policy_rules(paths: tuple[str, ...], signature: tuple[Any, ...], kubernetes_version: str) -> dict[str, Rule]:
     from gpulint.lint.policies import PolicyError, cached_policies, policy_check, policy_engine
 
-    policies = cached_policies(paths)
+    policies = cached_policies(paths, kubernetes_version)
 
     builtin = all_rules()
     grouped: dict[str, list[Policy]] = {}

@@ -414,7 +414,7 @@ class CelEngine:
             env = cel.NewEnv(
                 variables=variables,
                 extensions=[ext_optional.ExtOptional(), ext_bindings.ExtBindings()],
-                functions=_kubernetes_functions(cel, typed=True, libraries=version),
+                functions=_kubernetes_functions(cel, typed=True, libraries=version, base=not self.devices),
             )
             self._typed_envs[version] = env
         return env
@@ -433,7 +433,8 @@ class CelEngine:
                 if converted is None:
                     # cel-go prints the attribute values' declared type as `any` (dyn only with DRAListTypeAttributes)
                     message = str(exc).replace("map(string, map(string, dyn))", "map(string, map(string, any))")
-                    return _compile_problem(message, expression, offline)
+                    declared = library.declared_names(libraries or self.libraries)
+                    return _compile_problem(message, expression, offline, declared)
                 checked = converted
         return _compile_problem("compilation failed: too many conversions of IPs or CIDRs to strings", expression)
 
@@ -899,7 +900,12 @@ def _literal(text: str) -> str:
     return text[1:-1].replace('\\"', '"').replace("\\'", "'")
 
 
-def _compile_problem(message: str, expression: str, offline: bool = True) -> CelProblem:
+def _compile_problem(
+    message: str, expression: str, offline: bool = True, declared: frozenset[str] = frozenset()
+) -> CelProblem:
+    """The checker's error as a problem; ``offline``: a Kubernetes library function this engine does not
+    declare is "not evaluable offline" (unless it is among the ``declared`` names: then the error is real,
+    e.g. ``format.portName()``, whose ``format`` cel-go, too, reports as undeclared)."""
     first = message.split("\n", 1)[0]
     position = _ERROR_POSITION.search(first)
     offset = _offset(expression, int(position.group(1)), int(position.group(2))) if position else 0
@@ -910,6 +916,7 @@ def _compile_problem(message: str, expression: str, offline: bool = True) -> Cel
     if (
         offline
         and name
+        and name not in declared
         and (name in NOT_OFFLINE or name.split(".")[-1] in NOT_OFFLINE or name in ("sets", "lists", "strings"))
     ):
         return CelProblem(
@@ -918,12 +925,16 @@ def _compile_problem(message: str, expression: str, offline: bool = True) -> Cel
     return CelProblem(f"compilation failed: {detail}", offset)
 
 
-def _kubernetes_functions(cel: Any, typed: bool = False, libraries: tuple[int, int] = (1, 36)) -> list[Any]:
+def _kubernetes_functions(
+    cel: Any, typed: bool = False, libraries: tuple[int, int] = (1, 36), base: bool = False
+) -> list[Any]:
     """The quantity and semver libraries (k8s.io/apiserver pkg/cel/library quantity.go, semver.go),
     then the other libraries of the base environment at version ``libraries`` (gpulint.kube.cel.library).
 
     ``typed``: Quantity and Semver are their own types, as the API server declares them, for type
     checking; otherwise both travel as (tagged) strings, which is how this engine evaluates them.
+    ``base``: the base environment alone (not a DRA selector's, which has quantity, semver and includes
+    whatever the version): quantity, semver and includes only from the release base.go adds them in.
     """
     t = cel.Type
     S, B, I, D = t.STRING, t.BOOL, t.INT, t.DOUBLE  # noqa: E741 - the CEL type letters, as in signatures
@@ -980,6 +991,12 @@ def _kubernetes_functions(cel: Any, typed: bool = False, libraries: tuple[int, i
             for target, kind in (*scalars.items(), ("list", t.List(t.DYN)))
             for arg in scalars
         ]
+    if base:
+        table = {
+            name: [row for row in overloads if library.base_function_available(row[0], libraries)]
+            for name, overloads in table.items()
+        }
+        table = {name: overloads for name, overloads in table.items() if overloads}
     for fn in library.rows(libraries, typed):
         params = [library.cel_type(cel, code, typed) for code in fn.params]
         # evaluating, a list function's overloads collapse into one (one list type): its result is dyn

@@ -583,6 +583,26 @@ STRINGS_V2 = Library("strings", (1, 29), None, (*_strings(2), *LIST_INDEX), eval
 LIBRARIES = (LISTS, REGEX, STRINGS_V0, STRINGS_V2, IP, CIDR, FORMAT)
 
 
+# The base environment's libraries the engine declares itself (gpulint.kube.cel.engine), by a word of
+# their overload ids: base.go adds quantity in 1.28, semver (SemverVersion 1) in 1.33 and the lists
+# library's includes (ListsVersion 1) in 1.37. A DRA selector's environment has them whatever the version.
+BASE_FUNCTIONS = (("quantity", (1, 28)), ("semver", (1, 33)), ("includes", (1, 37)))
+# their function names, for the version that brings a name into the base environment
+BASE_NAMES = {
+    **dict.fromkeys(
+        ("quantity", "isQuantity", "compareTo", "isGreaterThan", "isLessThan", "add", "sub", "asInteger"), (1, 28)
+    ),
+    **dict.fromkeys(("isInteger", "asApproximateFloat", "sign"), (1, 28)),
+    **dict.fromkeys(("semver", "isSemver", "major", "minor", "patch"), (1, 33)),
+    "includes": (1, 37),
+}
+
+
+def base_function_available(overload: str, version: tuple[int, int]) -> bool:
+    """Whether the base environment at ``version`` declares the engine's overload ``overload``."""
+    return all(introduced <= version for word, introduced in BASE_FUNCTIONS if word in overload)
+
+
 def minor(version: str) -> tuple[int, int]:
     major, _, rest = version.partition(".")
     return int(major), int(rest.split(".")[0] or 0)
@@ -645,7 +665,14 @@ def introduced(message: str, code: str) -> tuple[int, int] | None:
     if name == "format" and _FORMAT_NAMESPACE.search(code):  # format.dns1123Label(): the format library
         return FORMAT.introduced
     versions = [lib.introduced for lib in LIBRARIES for fn in lib.functions if fn.name == name]
+    if name in BASE_NAMES:
+        versions.append(BASE_NAMES[name])
     return min(versions) if versions else None
+
+
+def declared_names(version: tuple[int, int]) -> frozenset[str]:
+    """The function names the type check declares at ``version``."""
+    return frozenset(fn.name for fn in rows(version, typed=True))
 
 
 def type_names(version: tuple[int, int]) -> tuple[str, ...]:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.cel.engine import CelEngine, CelProblem
+from gpulint.kube.features import DEFAULT as DEFAULT_GATES
+from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import mapping, type_name
 from gpulint.lint.checks import field_path
 from gpulint.lint.findings import Path, Severity
@@ -44,6 +46,11 @@ _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 class _Loader:
     engine: CelEngine
     problems: list[str] = field(default_factory=list)
+    kubernetes_version: str = DEFAULT_GATES.version  # the target cluster's (--kubernetes-version)
+    # True for a ValidatingAdmissionPolicy's expressions: the API server compiles them with the libraries
+    # its version gives new expressions (apiserver cel/environment base.go); gpulint's own policies run
+    # only in gpulint and get every library
+    versioned: bool = False
 
     def problem(self, obj: KubeObject, path: Path, message: str, offset: int | None = None) -> None:
         line, column = obj.locate_in_string(path, offset) if offset is not None else obj.locate(path)
@@ -105,6 +112,11 @@ class _Loader:
         if uses:  # the authorizer's library is the API server's: not compiled, not evaluated here
             return Expression(data, path, None, f"uses '{uses[0]}', which only the API server has")
         compiled = self.engine.compile(data)
+        if self.versioned and (not isinstance(compiled, CelProblem) or not compiled.evaluable):
+            refused = self.engine.new_expression_problem(data, FeatureGates(self.kubernetes_version))
+            if refused is not None:
+                self.problem(obj, path, f"CEL {refused.message}", refused.offset)
+                return None
         if isinstance(compiled, CelProblem):
             if compiled.evaluable:
                 self.problem(obj, path, f"CEL {compiled.message}", compiled.offset)
@@ -217,6 +229,7 @@ def _gpulint_policy(loader: _Loader, obj: KubeObject) -> Policy | None:
 
 
 def _vap(loader: _Loader, obj: KubeObject) -> tuple[str, dict[str, Any]]:
+    loader = replace(loader, versioned=True)  # the same problems list
     name = (
         _metadata_name(
             loader,
@@ -329,9 +342,10 @@ def resolve(paths: tuple[str, ...]) -> list[str]:
     return out
 
 
-def load_policies(paths: tuple[str, ...]) -> list[Policy]:
-    """gpulint Policies and ValidatingAdmissionPolicies (+ bindings, params) from files or directories."""
-    loader = _Loader(policy_engine())
+def load_policies(paths: tuple[str, ...], kubernetes_version: str = DEFAULT_GATES.version) -> list[Policy]:
+    """gpulint Policies and ValidatingAdmissionPolicies (+ bindings, params) from files or directories; a
+    ValidatingAdmissionPolicy's CEL as an API server of ``kubernetes_version`` compiles it."""
+    loader = _Loader(policy_engine(), kubernetes_version=kubernetes_version)
     try:
         collected = collect_all(resolve(paths))
     except SourceError as exc:
@@ -459,10 +473,10 @@ def policy_signature(paths: tuple[str, ...]) -> tuple[Any, ...]:
     return tuple(entries)
 
 
-def cached_policies(paths: tuple[str, ...]) -> tuple[Policy, ...]:
-    return _cached_policies(paths, policy_signature(paths))
+def cached_policies(paths: tuple[str, ...], kubernetes_version: str = DEFAULT_GATES.version) -> tuple[Policy, ...]:
+    return _cached_policies(paths, policy_signature(paths), kubernetes_version)
 
 
 @cache
-def _cached_policies(paths: tuple[str, ...], signature: tuple[Any, ...]) -> tuple[Policy, ...]:
-    return tuple(load_policies(paths))
+def _cached_policies(paths: tuple[str, ...], signature: tuple[Any, ...], kubernetes_version: str) -> tuple[Policy, ...]:
+    return tuple(load_policies(paths, kubernetes_version))
