@@ -410,3 +410,73 @@ def test_an_invalid_pool_does_not_stop_an_allocation_another_pool_satisfies(tmp_
         "- apiVersion: resource.k8s.io/v1\n  kind: DeviceClass",
     )
     assert _claim_findings(tmp_path, other_pool) == []
+
+
+def test_a_live_inventory_names_the_api_it_was_read_from_and_the_webhook_s_watch_skips_them(tmp_path):
+    """--live-inventory: the findings name the list read (live:deviceclasses...), placed in its JSON, one field a
+    line; the webhook's live watch does not validate (the cluster stored the objects) and never fails for them."""
+    from test_live_inventory import (
+        DRA_V1,
+        JOB,
+        FakeApiServer,
+        allowed,
+        cluster,
+        device_class,
+        gpulint,
+        node,
+        serve,
+        wait_for,
+    )
+
+    bad_class = {**device_class("gpu.nvidia.com"), "spec": {"extendedResourceName": "gpu", "selectors": []}}
+    api = FakeApiServer(
+        tmp_path, cluster([node("n0", 8)], **{"resource.k8s.io__v1": {**DRA_V1, "deviceclasses": [bad_class]}})
+    )
+    try:
+        (tmp_path / "job.yaml").write_text(JOB.replace("nvidia.com/gpu: 16", "nvidia.com/gpu: 8"), encoding="utf-8")
+        live = ("--live-inventory", "--kubeconfig", str(api.kubeconfig(tmp_path)), "--context", "gpu-cluster")
+        checked = gpulint("check", "job.yaml", *live, "--format", "json", cwd=tmp_path)
+        assert checked.returncode == 0, checked.stderr
+        (finding,) = [f for f in json.loads(checked.stdout)["findings"] if f["rule"] == "api-rejected"]
+        assert finding["path"] == "live:deviceclasses.resource.k8s.io" and finding["severity"] == "warning"
+        assert finding["message"] == SUBJECT + (
+            'spec.extendedResourceName: Invalid value: "gpu": must be a valid extended resource name'
+        )
+        assert finding["line"] > 1  # inside the listed object, not at the top of the list
+        webhook = serve(api)
+        try:
+            assert wait_for(lambda: webhook.ready)
+            assert allowed(webhook, yaml.safe_load(POD))
+            stored = webhook.snapshot.inventory
+            assert stored.device_classes and stored.rejections == []
+        finally:
+            webhook.stop()
+    finally:
+        api.stop()
+
+
+def test_a_multi_document_inventory_read_with_positions_is_placed_without_a_second_parse(tmp_path, monkeypatch):
+    """Several documents go to gpulint's own loader (positions included): the failing objects are placed as read."""
+    import gpulint.lint.rejections as rejections
+
+    documents = "---\n".join(yaml.safe_dump(item, sort_keys=False) for item in yaml.safe_load(BAD)["items"])
+    (tmp_path / "cluster.yaml").write_text(documents, encoding="utf-8")
+    monkeypatch.setattr(rejections, "load_bytes", None)  # never called: a second parse would fail here
+    found = load_inventory([str(tmp_path / "cluster.yaml")]).rejections
+    assert len(found) == len(EXPECTED)
+    lines = documents.splitlines()
+    for rejection in found:
+        assert rejection.excerpt == lines[rejection.line - 1]
+    driver = found[0]
+    assert lines[driver.line - 1][driver.column - 1 :] == "gpu_nvidia.com"
+
+
+def test_a_file_too_large_to_parse_with_positions_is_reported_at_its_start(tmp_path, monkeypatch):
+    import gpulint.lint.rejections as rejections
+
+    (tmp_path / "cluster.json").write_text(json.dumps(yaml.safe_load(BAD)), encoding="utf-8")
+    monkeypatch.setattr(rejections, "MAX_FILE_BYTES", 1024)
+    found = load_inventory([str(tmp_path / "cluster.json")]).rejections
+    assert [(r.line, r.column) for r in found] == [(1, 1)] * len(EXPECTED)
+    assert [r.error.message() for r in found][2] == 'spec.devices[1]: Duplicate value: "gpu-0"'
+    assert "not placed at the field: the file is 0 MiB, over the 0 MiB" in said(found[0].finding())

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.validation.objects import object_errors, unique_errors
 from gpulint.lint.findings import FileReport, Finding, ObjectRef, Severity, excerpts, first_line, stable_field
-from gpulint.lint.loader import LocatedDocument, load_bytes
+from gpulint.lint.loader import MAX_FILE_BYTES, LocatedDocument, load_bytes
 from gpulint.lint.objects import KubeObject, object_ref, objects_in
 
 API_REJECTED = "api-rejected"
@@ -69,6 +69,7 @@ class Rejection:
     document: int = 0
     field: str = ""  # the field as a baseline keeps it (stable_field)
     excerpt: str = ""  # the source line
+    note: str = ""  # why it is not at the field
 
     def summary_line(self) -> str:
         """As `gpulint inventory` lists it."""
@@ -87,7 +88,7 @@ class Rejection:
             self.column,
             self.ref,
             document=self.document,
-            notes=(*notes, INVENTORY_NOTE),
+            notes=(*notes, INVENTORY_NOTE, *((self.note,) if self.note else ())),
             field=self.field,
         )
 
@@ -101,23 +102,45 @@ def object_rejected(obj: KubeObject) -> list[FieldError]:
 
 def file_rejections(display: str, raw: bytes, objects: list[KubeObject]) -> list[Rejection]:
     """The errors of the inventory objects read from ``raw``, at their fields: validated on their data, and the
-    file parsed again with positions only when one of them fails (its objects were read without positions)."""
+    file parsed again with positions only when one of them fails and was read without them (JSON, yaml-rs)."""
     failing = [(index, errors) for index, obj in enumerate(objects) for errors in (object_rejected(obj),) if errors]
     if not failing:
         return []
-    loaded = load_bytes(display, raw, max_bytes=max(len(raw), 1))
-    placed = _match(objects, list(_positioned(loaded.documents)))
+    if all(objects[index].document.node is not None for index, _ in failing):
+        placed = {index: objects[index] for index, _ in failing}  # gpulint's loader read it: positions are there
+    elif len(raw) > MAX_FILE_BYTES:  # parsing it with positions would cost more than the whole run: at 1:1
+        size = f"{len(raw) // (1024 * 1024)} MiB, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+        note = f"not placed at the field: the file is {size} gpulint parses with positions"
+        return [
+            Rejection(display, 1, 1, obj.ref, error, obj.document.index, stable_field(obj.data, error.path), note=note)
+            for index, errors in failing
+            for obj in (objects[index],)
+            for error in errors
+        ]
+    else:
+        placed = _match(objects, list(_positioned(load_bytes(display, raw, max_bytes=MAX_FILE_BYTES).documents)))
     found = []
     for index, errors in failing:
-        obj = objects[index]
-        where = placed.get(index)
+        obj = placed.get(index, objects[index])  # not found again (it should be): at 1:1
         for error in errors:
-            line, column = where.locate(error.path, error.at_key) if where is not None else (1, 1)
-            document = where.document.index if where is not None else obj.document.index
-            found.append(Rejection(display, line, column, obj.ref, error, document, stable_field(obj.data, error.path)))
-    shown = excerpts(loaded.text, {rejection.line for rejection in found})
+            line, column = obj.locate(error.path, error.at_key)
+            field = stable_field(obj.data, error.path)
+            found.append(Rejection(display, line, column, obj.ref, error, obj.document.index, field))
+    return _with_excerpts(
+        found, [placed.get(index, objects[index]).document for index, errors in failing for _ in errors]
+    )
+
+
+def _with_excerpts(found: list[Rejection], documents: list[LocatedDocument]) -> list[Rejection]:
+    """Each rejection with its source line, read once per text the documents were parsed from."""
+    wanted: dict[int, tuple[LocatedDocument, set[int]]] = {}
+    for rejection, document in zip(found, documents, strict=True):
+        if document.node is not None:
+            wanted.setdefault(id(document.text), (document, set()))[1].add(rejection.line - document.line_offset)
+    texts = {key: excerpts(document.text, lines) for key, (document, lines) in wanted.items()}
     return [
-        Rejection(r.file, r.line, r.column, r.ref, r.error, r.document, r.field, shown.get(r.line, "")) for r in found
+        replace(rejection, excerpt=texts.get(id(document.text), {}).get(rejection.line - document.line_offset, ""))
+        for rejection, document in zip(found, documents, strict=True)
     ]
 
 
