@@ -182,3 +182,136 @@ def test_reviews_share_the_routed_rules(tmp_path):
         assert "gpu-unschedulable" in {rule_id for rule_id, _, _ in engines[0]._runnable}
     finally:
         webhook.stop()
+
+
+# ---------------------------------------------------------------- the HTTP exchange around a review
+
+HEADER_BLOCKS = [
+    # kube-apiserver's webhook client, http.client, curl
+    b"Host: gpulint.gpulint.svc:443\r\nUser-Agent: kube-apiserver-admission\r\nContent-Length: 1400\r\n"
+    b"Accept: application/json, */*\r\nContent-Type: application/json\r\nAccept-Encoding: gzip\r\n\r\n",
+    b"Host: 127.0.0.1:8443\r\nAccept-Encoding: identity\r\nContent-Length: 700\r\nContent-Type: application/json\r\n\r\n",
+    b"Host: localhost:8443\r\nUser-Agent: curl/8.5.0\r\nAccept: */*\r\n\r\n",
+    # what the email parser treats its own way: every one must come out as it does
+    b"Content-Length: 5\r\nContent-Length: 6\r\n\r\n",  # duplicates: get() is the first, get_all() both
+    b"X-Folded: one\r\n  two\r\nHost: x\r\n\r\n",  # an obsolete folded line
+    b"Host: x\r\nno colon here\r\nContent-Length: 5\r\n\r\n",  # ends the headers for the email parser
+    b"Bad Name: x\r\nContent-Length: 5\r\n\r\n",  # a space in the name
+    b"Host:\tx \r\nX-Empty:\r\nX-Colons: a:b:c\r\n\r\n",  # tab before, space after, an empty value
+    b"Host: x\rContent-Length: 5\r\n\r\n",  # a bare CR splits the line for the email parser
+    b"Host: caf\xe9\r\n\r\n",  # ISO-8859-1 beyond ASCII
+    b"Host: x\nContent-Length: 5\n\n",  # bare LF line ends
+    b": no name\r\nHost: x\r\n\r\n",
+    b"From nobody\r\nHost: x\r\n\r\n",
+    b"Host: x\r\nContent-Length: 5",  # the stream ends mid-line
+    b"\r\n",
+    b"",
+]
+
+
+def _stdlib_and_ours(block: bytes):
+    import http.client
+    import io
+
+    from gpulint.webhook.headers import read_headers
+
+    return http.client.parse_headers(io.BytesIO(block)), read_headers(io.BytesIO(block))
+
+
+def test_headers_are_read_as_the_stdlib_reads_them():
+    for block in HEADER_BLOCKS:
+        theirs, ours = _stdlib_and_ours(block)
+        assert type(ours) is type(theirs)
+        assert ours.items() == theirs.items(), block
+        for name in ("host", "Content-Length", "X-Folded", "connection", "Transfer-Encoding"):
+            assert ours.get(name) == theirs.get(name) and ours.get_all(name) == theirs.get_all(name), (block, name)
+
+
+def test_header_bounds_are_the_stdlibs():
+    import http.client
+
+    import pytest
+
+    for block in (b"X: " + b"a" * 65536 + b"\r\n\r\n", b"".join(b"X-%d: v\r\n" % i for i in range(101)) + b"\r\n"):
+        with pytest.raises(http.client.HTTPException) as theirs:
+            _stdlib_and_ours(block)[0]
+        with pytest.raises(type(theirs.value)) as ours:
+            _stdlib_and_ours(block)[1]
+        assert str(ours.value) == str(theirs.value)
+    just_under = b"X: " + b"a" * (65536 - 5) + b"\r\n\r\n"  # 65,536 bytes with its line end: allowed
+    assert _stdlib_and_ours(just_under)[1]["X"] == "a" * (65536 - 5)
+    hundred = b"".join(b"X-%d: v\r\n" % i for i in range(99)) + b"\r\n"  # 99 headers and the blank line
+    assert len(_stdlib_and_ours(hundred)[1]) == 99
+
+
+def test_random_header_blocks_are_read_as_the_stdlib_reads_them():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    line = st.one_of(
+        st.tuples(st.from_regex(r"[A-Za-z0-9-]{1,12}", fullmatch=True), st.binary(max_size=12)).map(
+            lambda pair: pair[0].encode() + b":" + pair[1].replace(b"\n", b"") + b"\r\n"
+        ),
+        st.binary(max_size=16).map(lambda raw: raw.replace(b"\n", b"") + b"\r\n"),
+    )
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(line, max_size=8), st.sampled_from([b"\r\n", b"\n", b""]))
+    def same(lines: list[bytes], end: bytes) -> None:
+        theirs, ours = _stdlib_and_ours(b"".join(lines) + end)
+        assert ours.items() == theirs.items()
+
+    same()
+
+
+def test_an_answer_is_one_write_with_a_date_formatted_once_a_second(tmp_path, monkeypatch):
+    import trustme
+    from webhook_helpers import Client, issue_pair
+
+    ca = trustme.CA()
+    cert, key = issue_pair(ca, tmp_path)
+    server, webhook = serve_module.build_server(
+        Config(), ServeOptions(host="127.0.0.1", port=0, tls_cert=str(cert), tls_key=str(key))
+    )
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    writes: list[bytes] = []
+    real = serve_module._SocketWriter.write
+
+    def recording(self, data):
+        writes.append(bytes(data))
+        return real(self, data)
+
+    monkeypatch.setattr(serve_module._SocketWriter, "write", recording)
+    try:
+        status, answer = Client(server.server_address[1], ca).post(review(GOOD_POD, "one-write"))
+        assert status == 200 and answer["response"]["uid"] == "one-write"
+        (sent,) = writes
+        head, _, body = sent.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 OK\r\nServer: gpulint Python/")
+        assert b"\r\nContent-Type: application/json\r\nContent-Length: %d" % len(body) in head
+        assert json.loads(body)["response"]["uid"] == "one-write"
+        sent_date = head.split(b"\r\nDate: ")[1].split(b"\r\n")[0].decode()
+        assert sent_date.endswith(" GMT") and server._date[1] == sent_date  # formatted once, kept for its second
+    finally:
+        webhook.stop()
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_body_depth_limit_counts_brackets_outside_strings():
+    import pytest
+
+    from gpulint.webhook.admission import MAX_BODY_DEPTH, BadReview, parse_review
+
+    def body(nested: int, annotation: str = "") -> bytes:
+        # review, request, object, spec: 4 levels; then ``nested`` lists
+        pod = {**GOOD_POD, "metadata": {"name": "p", "annotations": {"a": annotation}}}
+        pod["spec"] = {**GOOD_POD["spec"], "x": json.loads("[" * nested + "]" * nested)}
+        return json.dumps(review(pod)).encode()
+
+    assert parse_review(body(MAX_BODY_DEPTH - 4))["uid"] == "uid-1"
+    with pytest.raises(BadReview, match="nests deeper than"):
+        parse_review(body(MAX_BODY_DEPTH - 3))
+    shallow_but_bracketed = body(1, "[{" * 1000)  # brackets in a string are text: no depth
+    assert parse_review(shallow_but_bracketed)["uid"] == "uid-1"

@@ -89,7 +89,9 @@ def parse_review(body: bytes) -> dict[str, Any]:
         raise BadReview(f"request body nests deeper than {MAX_BODY_DEPTH} levels") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadReview(f"request body is not JSON: {exc}") from None
-    if json_depth(body) > MAX_BODY_DEPTH:  # checks walk objects recursively: refuse what they cannot walk
+    # Checks walk objects recursively: refuse what they cannot walk. A body with fewer brackets than the
+    # limit cannot nest deeper than it: counting them is cheaper than finding the depth.
+    if body.count(b"[") + body.count(b"{") > MAX_BODY_DEPTH and json_depth(body) > MAX_BODY_DEPTH:
         raise BadReview(f"request body nests deeper than {MAX_BODY_DEPTH} levels")
     if not isinstance(review, dict):
         raise BadReview("request body is not a JSON object")

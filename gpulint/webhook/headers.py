@@ -1,0 +1,51 @@
+"""A request's header lines read as the stdlib's http.client.parse_headers reads them, without its cost.
+
+The stdlib hands the header block to the email package's feed parser: about as much CPU as the rest
+of a /healthz answer. Header blocks as HTTP clients write them - one ``Name: value`` per line, the name
+made of the characters the email parser accepts in a name - are split here into the same
+``HTTPMessage`` the parser would build (``set_raw`` with the value as its compat32 policy stores it).
+Anything else (folded lines, a line without a colon, a last line without its newline) goes to the
+email parser as before, so every request gets the stdlib's headers, and the stdlib's bounds hold:
+a line over 65,536 bytes raises LineTooLong, more than 100 lines HTTPException.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import re
+from http.client import HTTPException, HTTPMessage, LineTooLong
+from typing import Protocol
+
+MAX_LINE = 65536  # http.client._MAXLINE
+MAX_HEADERS = 100  # http.client._MAXHEADERS
+
+# The email parser's header name characters (feedparser.headerRE: printable ASCII but the colon), at
+# least one, a colon, then a value with no line break of the kinds it splits lines at (CR, LF).
+_PLAIN = re.compile(r"[\x21-\x39\x3b-\x7e]+:[^\r\n]*\r?\n")
+
+
+class _Lines(Protocol):
+    def readline(self, limit: int = ..., /) -> bytes: ...
+
+
+def read_headers(fp: _Lines) -> HTTPMessage:
+    """The headers up to the blank line (or the end of the stream), as http.client.parse_headers."""
+    lines = []
+    while True:
+        line = fp.readline(MAX_LINE + 1)
+        if len(line) > MAX_LINE:
+            raise LineTooLong("header line")
+        lines.append(line)
+        if len(lines) > MAX_HEADERS:
+            raise HTTPException(f"got more than {MAX_HEADERS} headers")
+        if line in (b"\r\n", b"\n", b""):
+            break
+    text = b"".join(lines).decode("iso-8859-1")
+    decoded = [raw.decode("iso-8859-1") for raw in lines[:-1]]  # the last: the blank line, or the end
+    if not all(_PLAIN.fullmatch(field) for field in decoded):
+        return email.parser.Parser(_class=HTTPMessage).parsestr(text)
+    message = HTTPMessage()
+    for field in decoded:
+        name, _, value = field.partition(":")
+        message.set_raw(name, value.lstrip(" \t").rstrip("\r\n"))
+    return message
