@@ -169,3 +169,18 @@ def test_what_a_file_needs_is_loaded_when_it_needs_it(tmp_path, manifest, args, 
     modules, run = imported(tmp_path, "check", "input.yaml", *args)
     assert run.returncode in (0, 1), run.stderr
     assert [name for name in needed if name not in modules] == []
+
+
+def test_a_webhook_imports_every_check_before_its_first_review(tmp_path):
+    """A server pays the imports once, at start: no review (and no request thread) imports a rule module."""
+    probe = (
+        "import json, sys\n"
+        "from gpulint.lint.config import Config\n"
+        "from gpulint.webhook.admission import Reviewer\n"
+        "Reviewer.build(Config())\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr
+    with_checks = {module for module, _, has_check in RULE_INDEX if has_check}
+    assert check_modules(set(json.loads(run.stdout))) == with_checks

@@ -17,6 +17,7 @@ from gpulint.lint.engine import Deadline, Routes
 from gpulint.lint.findings import Finding, Severity
 from gpulint.lint.inventory import ClusterInventory
 from gpulint.lint.loader import MAX_DEPTH
+from gpulint.lint.registry import import_checks
 from gpulint.lint.run import LintRun
 
 ADMISSION_API = "admission.k8s.io/v1"
@@ -66,7 +67,9 @@ class Reviewer:
 
     @classmethod
     def build(cls, config: Config, cluster: ClusterInventory | None = None) -> Reviewer:
-        return cls(config, Routes.of(config), cluster)
+        routes = Routes.of(config)
+        import_checks(routes.rules)  # a server imports every check once, up front: no review pays for it
+        return cls(config, routes, cluster)
 
     def findings(self, obj: dict[str, Any], deadline: Deadline | None = None) -> list[Finding]:
         run = LintRun.for_object(self.config, obj, self.cluster, self.routes)
