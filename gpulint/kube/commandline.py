@@ -15,9 +15,11 @@ guess.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from itertools import repeat
+from typing import Any, NamedTuple, cast
 
 from gpulint.kube.fields import mapping, sequence, text
 from gpulint.kube.refs import Path
@@ -30,9 +32,9 @@ MAX_SCRIPT_CHARS = 100_000
 Env = Mapping[str, "str | None"]  # name -> value; None: defined, but gpulint cannot know the value
 
 
-@dataclass(frozen=True)
-class Origin:
-    """Where a character was written: the YAML string (path from the container) and its offset."""
+class Origin(NamedTuple):
+    """Where a character was written: the YAML string (path from the container) and its offset (one per
+    character of a command line: a tuple, the cheapest immutable record)."""
 
     path: Path
     offset: int
@@ -96,13 +98,21 @@ def container_env(container: Mapping[str, Any], injected: Env | None = None) -> 
 Chars = list[tuple["str | None", Origin]]  # None: an unknown stretch (one marker per unknown value)
 
 
+_NEW_ORIGIN = cast("Callable[[tuple[Path, int]], Origin]", partial(tuple.__new__, Origin))
+
+
+def _origins(path: Path, base: int, length: int) -> tuple[Origin, ...]:
+    """The origins of ``length`` characters written one after another from ``base`` (made without a
+    Python call per character: command lines are read character by character)."""
+    return tuple(map(_NEW_ORIGIN, zip(repeat(path), range(base, base + length))))
+
+
 def kubernetes_expand(value: str, origin: Origin, env: ContainerEnv) -> Chars:
     """``value`` with ``$(VAR)`` replaced as the kubelet does (expansion.Expand); each character
     keeps its origin (a substituted value points at its ``$``)."""
     base = origin.offset
     if "$" not in value:  # nothing to expand (most words)
-        path = origin.path
-        return [(char, Origin(path, base + i)) for i, char in enumerate(value)]
+        return list(zip(value, _origins(origin.path, base, len(value))))
     out: Chars = []
     index = 0
 
@@ -347,7 +357,13 @@ def _argument_words(container: Mapping[str, Any], env: ContainerEnv) -> list[tup
         for index, item in enumerate(sequence(container.get(field_name))):
             if isinstance(item, bool) or not isinstance(item, (str, int, float)):
                 continue
-            chars = kubernetes_expand(str(item), Origin((field_name, index), 0), env)
+            value, origin = str(item), Origin((field_name, index), 0)
+            if "$" not in value:  # written as it runs: one origin per character, nothing unknown
+                origins = _origins(origin.path, 0, len(value))
+                plain: Chars = list(zip(value, origins))
+                out.append((Word(value, origin, origins), plain))
+                continue
+            chars = kubernetes_expand(value, origin, env)
             known = all(c is not None for c, _ in chars)
             word = Word(
                 "".join(c for c, _ in chars) if known else None,  # type: ignore[misc]
@@ -380,7 +396,9 @@ def container_commands(container: Mapping[str, Any], injected: Env | None = None
     raw = [*sequence(container.get("command")), *sequence(container.get("args"))]
     if len(raw) > MAX_WORDS or sum(len(item) for item in raw if isinstance(item, str)) > MAX_SCRIPT_CHARS:
         return []
-    env = container_env(container, injected)
+    # only a '$' reads the environment (Kubernetes' $(VAR), the shell's $VAR): without one it is not built
+    expands = any(isinstance(item, str) and "$" in item for item in raw)
+    env = container_env(container, injected) if expands else ContainerEnv({}, False)
     words = _argument_words(container, env)
     plain = [word for word, _ in words]
     script = _shell_script_index(plain)

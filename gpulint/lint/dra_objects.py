@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from gpulint.kube.workloads import remembered
 from gpulint.lint.findings import Path
 from gpulint.lint.objects import KubeObject
 
@@ -19,13 +20,14 @@ def is_dra(obj: KubeObject, *kinds: str) -> bool:
 
 
 def claim_of(obj: KubeObject) -> ClaimSpec | None:
-    """The device claim of a ResourceClaim or ResourceClaimTemplate object."""
+    """The device claim of a ResourceClaim or ResourceClaimTemplate object (parsed once while it is
+    checked: most DRA rules read it)."""
     if not is_dra(obj, *CLAIM_KINDS):
         return None
     # imported here: the DRA claim model (and the CEL engine under it) only for DRA claims, not for every pod
     from gpulint.kube.dra.allocation import claim_spec_of
 
-    return claim_spec_of(obj.data, obj.kind)
+    return remembered(obj.data, "claim spec", None, lambda: claim_spec_of(obj.data, obj.kind))
 
 
 def class_references(obj: KubeObject) -> Iterator[tuple[str, Path]]:

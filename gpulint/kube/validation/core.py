@@ -199,17 +199,24 @@ def node_affinity(affinity: Any, path: Path) -> Iterator[FieldError]:
 def resource_name(name: str, path: Path) -> Iterator[FieldError]:
     """validateContainerResourceName: a qualified name (validateResourceName; when it is not, that is the
     error reported), then a standard name, or an extended one with a domain."""
-    key = frozenset({len(path) - 1})  # resources.limits[gpu]
     problems = names.qualified_name(name)
     if problems:
         for message in problems:
-            yield FieldError(path, INVALID, name, message, keys=key)
+            yield FieldError(path, INVALID, name, message, keys=_resource_key(path))
         return
     if "/" not in name:
         if name not in STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
-            yield FieldError(path, INVALID, name, "must be a standard resource for containers", keys=key)
+            yield FieldError(
+                path, INVALID, name, "must be a standard resource for containers", keys=_resource_key(path)
+            )
     elif "kubernetes.io/" not in name and not is_extended_resource_name(name):
-        yield FieldError(path, INVALID, name, "doesn't follow extended resource name standard", keys=key)
+        yield FieldError(
+            path, INVALID, name, "doesn't follow extended resource name standard", keys=_resource_key(path)
+        )
+
+
+def _resource_key(path: Path) -> frozenset[int]:
+    return frozenset({len(path) - 1})  # resources.limits[gpu]
 
 
 def pod_spec(spec: Any, path: Path, gates: FeatureGates) -> Iterator[FieldError]:
