@@ -127,6 +127,49 @@ class ReferenceBuilder:
         return mapping
 
 
+def reference_child(node: Node, step: Any) -> tuple[Node | None, Node] | None:
+    """``locate``'s step before issue #19's parse work, verbatim but for its name."""
+    if isinstance(node, MappingNode) and isinstance(step, str):
+        found = None
+        for key, value in node.value:
+            if key.tag == _MERGE:
+                continue
+            if isinstance(key, ScalarNode) and _key_text(key) == step:
+                found = (key, value)
+        if found is not None:
+            return found
+        for key, value in node.value:
+            if key.tag == _MERGE:
+                sources = value.value if isinstance(value, SequenceNode) else [value]
+                for source in sources:
+                    hit = reference_child(source, step)
+                    if hit is not None:
+                        return hit
+        return None
+    if isinstance(node, SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+        return None, node.value[step]
+    return None
+
+
+def paths(value: Any, prefix: tuple[Any, ...] = (), limit: int = 300) -> list[tuple[Any, ...]]:
+    """Every path into the value, and one step past each (a missing key or index), breadth first."""
+    out: list[tuple[Any, ...]] = []
+    queue, seen = [(value, prefix)], set()
+    while queue and len(out) < limit:
+        current, path = queue.pop(0)
+        out.append(path)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, dict):
+            out.append((*path, "missing"))
+            queue.extend((child, (*path, key)) for key, child in current.items())
+        elif isinstance(current, list):
+            out.append((*path, len(current)))
+            queue.extend((child, (*path, index)) for index, child in enumerate(current))
+    return out
+
+
 def tree(node: Node) -> list[tuple[Any, ...]]:
     """Every node once, in order: what fix.py and locate() read from it."""
     out: list[tuple[Any, ...]] = []
@@ -183,6 +226,22 @@ def assert_same(text: str) -> None:
     assert ours == reference, text
 
 
+def assert_located_the_same(text: str) -> None:
+    """Every path of every document is placed where the reference step places it, on the value and
+    on the key; a string's characters too."""
+    loaded = loader.load_text("doc.yaml", text)
+    for document in loaded.documents:
+        for path in paths(document.data):
+            for on_key in (False, True):
+                ours = document.locate(path, on_key)
+                with pytest.MonkeyPatch.context() as patch:
+                    patch.setattr(loader, "_child", reference_child)
+                    reference = document.locate(path, on_key)
+                    reference_in_string = document.locate_in_string(path, 3)
+                assert ours == reference, (text, path, on_key)
+            assert document.locate_in_string(path, 3) == reference_in_string, (text, path)
+
+
 FRAGMENTS = [
     "apiVersion: v1\n", "kind: Pod\n", "metadata:\n", "  name: x\n", "  labels:\n", "    app: a\n",
     "spec:\n", "  containers:\n", "  - name: main\n", "    resources:\n", "      limits:\n",
@@ -208,6 +267,15 @@ TEXTS = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
 @example("x: !!float 1.5\ny: !!bool yes\nz: !!null ''\n")
 def test_the_loader_reads_every_text_as_the_reference_does(text):
     assert_same(text)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(TEXTS)
+@example("a: 1\na: 2\nb: {c: [x, y]}\n")  # the last duplicate is the one located
+@example("base: &a {x: 1, y: 2}\nuse: {<<: *a, y: 3}\nmany: {<<: [*a, {z: 4}], x: 0}\n")
+@example("yes: 1\n1e3: 2\n~: 3\n!!str 010: 4\n? [a, b]\n: 5\n")  # keys whose text is not their spelling
+def test_every_path_is_located_as_the_reference_locates_it(text):
+    assert_located_the_same(text)
 
 
 @pytest.mark.parametrize("aliases", [False, True])
@@ -239,6 +307,7 @@ def test_the_repositorys_own_manifests_read_as_the_reference_reads_them():
     assert len(texts) > 40
     for text in texts:
         assert_same(text)
+        assert_located_the_same(text)
 
 
 def test_the_resolver_memo_answers_as_pyyaml_resolver_for_every_spelling():

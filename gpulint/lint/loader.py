@@ -199,14 +199,13 @@ class LoadedFile:
 
 def _child(node: Node, step: Any) -> tuple[Node | None, Node] | None:
     if isinstance(node, MappingNode) and isinstance(step, str):
-        found = None
-        for key, value in node.value:
-            if key.tag == _MERGE:
-                continue
-            if isinstance(key, ScalarNode) and _key_text(key) == step:
-                found = (key, value)  # the last duplicate wins, as in JSON
-        if found is not None:
-            return found
+        for key, value in reversed(node.value):  # the last duplicate wins, as in JSON
+            tag = key.tag
+            if tag == _STR:  # most keys: their text is the key
+                if key.value == step and key.__class__ is ScalarNode:
+                    return key, value
+            elif tag != _MERGE and isinstance(key, ScalarNode) and _key_text(key) == step:
+                return key, value
         for key, value in node.value:  # merged keys (<<: *anchor) come last
             if key.tag == _MERGE:
                 sources = value.value if isinstance(value, SequenceNode) else [value]
