@@ -38,6 +38,7 @@ NOT_FOR_A_PLAIN_FILE = (
     "gpulint.kube.cel.engine",  # CEL, and the DRA claim model and allocator that evaluate it: DRA objects only
     "gpulint.kube.dra.allocation",
     "gpulint.lint.verdicts",  # the cluster verdicts: an inventory's nodes, pools or RuntimeClasses only
+    "gpulint.kube.gangs.packing",  # packing a gang: an inventory's nodes only
     "hashlib",  # fingerprints: baselines, SARIF and GitLab reports only
     "subprocess",  # renderers (helm, kustomize): charts and overlays only
     "shutil",
@@ -159,6 +160,7 @@ CLAIM = (
                 "gpulint.lint.checks.gpu_unschedulable",
                 "gpulint.lint.checks.over_tight_affinity",
                 "gpulint.lint.verdicts",
+                "gpulint.kube.gangs.packing",
             ),
         ),
     ],

@@ -20,27 +20,22 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.kube import trainjob
 from gpulint.kube.admission.assign import flavor_pins
 from gpulint.kube.admission.workload import integration, is_distributed, pod_sets, queue_name
 from gpulint.kube.fields import dig, integer, mapping, sequence
-from gpulint.kube.gangs.packing import (
-    Budget,
-    Decision,
-    NodeKind,
-    Outcome,
-    Shape,
-    copies_on_kind,
-    decide,
-    node_kind,
-    request_units,
-)
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import GangLookup, ObjectLike, Path
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, remembered, template_metadata
+
+if TYPE_CHECKING:
+    from gpulint.kube.gangs.packing import Budget, Decision, NodeKind, Shape
+
+# The packer (gpulint.kube.gangs.packing) is imported by the functions that pack, on a cluster with nodes:
+# the gang rules read every workload, and one without an inventory never packs.
 
 COSCHEDULING_LABEL = "scheduling.x-k8s.io/pod-group"
 VOLCANO_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
@@ -523,6 +518,8 @@ def pack_composite(composite: CompositeGang, model: ClusterModel, budget: Budget
     """Proven unsatisfiable when every outer domain fails: for one child within its own inner
     domain, or for all children together (their pods, ignoring the inner domains, which only
     restrict further)."""
+    from gpulint.kube.gangs.packing import Budget
+
     budget = budget or Budget()
     reasons, undecided = [], False
     for domain, nodes in sorted(_domains(model.nodes, composite.outer_key).items()):
@@ -602,6 +599,8 @@ class Placement:
 
     @classmethod
     def of(cls, domain: str, decision: Decision, main: int) -> Placement:
+        from gpulint.kube.gangs.packing import Outcome
+
         return cls(
             domain,
             decision.outcome is Outcome.UNSATISFIABLE,
@@ -675,6 +674,8 @@ class _Packing:
     def of(
         cls, required: list[tuple[Member, int]], main: Member, model: ClusterModel, nodes: list[NodeInfo]
     ) -> _Packing:
+        from gpulint.kube.gangs.packing import Shape, node_kind, request_units
+
         groups: dict[tuple[Any, ...], list[tuple[Member, int]]] = {}
         for member, count in required:
             groups.setdefault(member.pod.signature(), []).append((member, count))
@@ -723,11 +724,15 @@ def _roles(members: list[tuple[Member, int]], shown: int = 3) -> str:
 
 def pack(gang: Gang, model: ClusterModel, topology_key: str | None = None, budget: Budget | None = None) -> GangVerdict:
     """Where the gang fits: per domain of its topology key (the whole cluster without one)."""
+    from gpulint.kube.gangs.packing import Budget
+
     key = gang.topology_key if topology_key is None else topology_key
     return _pack_nodes(gang, model, model.nodes, key, budget or Budget())
 
 
 def _pack_nodes(gang: Gang, model: ClusterModel, nodes: list[NodeInfo], key: str, budget: Budget) -> GangVerdict:
+    from gpulint.kube.gangs.packing import decide
+
     required = _required_members(gang)
     if not required:
         return GangVerdict([], 0, None)
@@ -773,6 +778,8 @@ def pack_with_new_nodes(
     """Where the gang fits on the nodes and the nodes pools may add (``new``), per domain of ``key``.
     Exact when ``new`` lists what the pools can add; when it lists more (every type of a pool at its
     full count), "unsatisfiable" stays a proof and "fits" does not."""
+    from gpulint.kube.gangs.packing import Budget, decide, node_kind
+
     required = _required_members(gang)
     if not required:
         return GangVerdict([], 0, None)
@@ -809,6 +816,8 @@ def pack_with_new_nodes(
 def _place_slices(domain: str, nodes: list[NodeInfo], packing: _Packing, count: int, gang: Gang) -> Placement:
     """Slices of `slice_size` identical pods, each within one domain of `slice_key` (exact: a
     sub-domain holding c copies holds floor(c / size) slices)."""
+    from gpulint.kube.gangs.packing import copies_on_kind
+
     needed = -(-count // gang.slice_size)
     slices = 0
     for _sub, sub_nodes in _domains(nodes, gang.slice_key).items():
