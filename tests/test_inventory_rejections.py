@@ -480,3 +480,42 @@ def test_a_file_too_large_to_parse_with_positions_is_reported_at_its_start(tmp_p
     assert [(r.line, r.column) for r in found] == [(1, 1)] * len(EXPECTED)
     assert [r.error.message() for r in found][2] == 'spec.devices[1]: Duplicate value: "gpu-0"'
     assert "not placed at the field: the file is 0 MiB, over the 0 MiB" in said(found[0].finding())
+
+
+SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: gpu-node-1-gpus
+spec:
+  driver: gpu.nvidia.com
+  nodeName: gpu-node-1
+  pool: {name: gpu-node-1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+"""
+
+
+def test_a_second_copy_of_a_name_with_another_spec_is_reported_and_the_first_is_read(tmp_path):
+    """Two exports in one inventory folder: the cluster holds one ResourceSlice per name."""
+    (tmp_path / "a-monday.yaml").write_text(SLICE, encoding="utf-8")
+    (tmp_path / "b-tuesday.yaml").write_text(SLICE.replace("generation: 1", "generation: 2"), encoding="utf-8")
+    (tmp_path / "c-copy.yaml").write_text(SLICE, encoding="utf-8")  # the same object again: nothing to say
+    inventory = load_inventory([str(tmp_path)])
+    (found,) = inventory.rejections
+    assert (found.file, found.line, found.column) == (str(tmp_path / "b-tuesday.yaml"), 4, 9)
+    assert found.finding().message == SUBJECT + 'metadata.name: Duplicate value: "gpu-node-1-gpus"'
+    assert f"another ResourceSlice of this name, with another spec, is in {tmp_path / 'a-monday.yaml'}" in said(
+        found.finding()
+    )
+    assert [s.data["spec"]["pool"]["generation"] for s in inventory.slices] == [1]
+    # within one file, and for DeviceTaintRules too (one rule per name taints the devices)
+    rule = (
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceTaintRule\nmetadata: {name: drain}\n"
+        "spec:\n  deviceSelector: {driver: gpu.nvidia.com}\n  taint: {key: drain, effect: NoSchedule}\n"
+    )
+    (tmp_path / "rules.yaml").write_text(rule + "---\n" + rule.replace("NoSchedule", "NoExecute"), encoding="utf-8")
+    inventory = load_inventory([str(tmp_path / "rules.yaml")])
+    (found,) = inventory.rejections
+    assert (found.line, "is earlier in this file" in said(found.finding())) == (10, True)
+    assert [r.data["spec"]["taint"]["effect"] for r in inventory.taint_rules] == ["NoSchedule"]

@@ -21,6 +21,7 @@ from gpulint.kube.pools.model import PoolSpec
 from gpulint.kube.pools.readers import node_class_zones, pools_in_document
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requests
+from gpulint.kube.validation.errors import DUPLICATE, FieldError
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Path
 from gpulint.lint.loader import LoadProblem, LocatedDocument, collector_paused, detect_encoding, load_bytes
@@ -53,6 +54,7 @@ INVENTORY_KINDS = (
     *WORKLOAD_RUNTIME_KINDS,
 )
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+DUPLICATE_CHECKED_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")  # read once per name
 # An inventory is what the user's own cluster holds: `kubectl get nodes -o yaml` of 20,000 nodes
 # is ~250 MB, well past the limit for a manifest. Still bounded: a 10 GB file is refused unread.
 MAX_INVENTORY_FILE_BYTES = 1024 * 1024 * 1024
@@ -110,6 +112,9 @@ class ClusterInventory:
     # webhook's live watch does not validate what it reads (the cluster stored it).
     rejections: list[Rejection] = field(default_factory=list)
     _slice_names: set[str] = field(default_factory=set)
+    # The DRA objects read by (kind, name), with the file and spec of the copy read: a cluster holds one object
+    # per name, so a second copy is not read, and one with another spec is reported (second_copy)
+    _first_copies: dict[tuple[str, str], tuple[str, Any]] = field(default_factory=dict)
     # Facts computed from the inventory alone (which nodes' labels are stale, what a resource is on each
     # node): once per inventory, not once per object checked - the webhook checks every review against
     # the same inventory until it changes. Bounded: some keys come from the objects (resource names).
@@ -166,7 +171,8 @@ class ClusterInventory:
         elif kind == "DeviceClass" and group == "resource.k8s.io":
             self.device_classes.setdefault(name, located)
         elif kind == "DeviceTaintRule" and group == "resource.k8s.io":
-            self.taint_rules.append(located)
+            if all(mapping(rule.data.get("metadata")).get("name") != name for rule in self.taint_rules):
+                self.taint_rules.append(located)
         elif kind == "Pod" and obj.api_version == "v1":
             self.pods.append(located)
         elif kind == "ResourceClaim" and group == "resource.k8s.io":
@@ -188,6 +194,25 @@ class ClusterInventory:
             self.gang_objects.setdefault((group, kind, obj.ref.namespace, name), obj.data)
         elif kind in ADMISSION_KINDS:
             self.admission_objects.append(obj.data)
+
+    def second_copy(self, obj: KubeObject, file: str) -> FieldError | None:
+        """A ResourceSlice, DeviceClass or DeviceTaintRule whose name an object read before has, with another spec:
+        creating it, the API server answers that it already exists; gpulint reads the first copy."""
+        name = obj.ref.name
+        if obj.kind not in DUPLICATE_CHECKED_KINDS or obj.ref.group != "resource.k8s.io" or not name:
+            return None
+        spec = obj.data.get("spec")
+        first = self._first_copies.setdefault((obj.kind, name), (file, spec))
+        if first[1] is spec or first[1] == spec:
+            return None
+        where = "earlier in this file" if first[0] == file else f"in {first[0]}"
+        return FieldError(
+            ("metadata", "name"),
+            DUPLICATE,
+            name,
+            f"another {obj.kind} of this name, with another spec, is {where}: a cluster holds one object per name, "
+            "and gpulint reads the first",
+        )
 
     def account_running_pods(self) -> None:
         """Non-terminal pods bound to a node consume its capacity in the "now" view."""
@@ -324,10 +349,14 @@ def add_sources(inventory: ClusterInventory, sources: list[Source], problems: li
                 if found:
                     problems.extend(found)
                     continue
-            for obj in objects:
+            copies: dict[int, list[FieldError]] = {}
+            for index, obj in enumerate(objects):
                 if obj.kind in INVENTORY_KINDS:
+                    again = inventory.second_copy(obj, source.display)
+                    if again is not None:
+                        copies[index] = [again]
                     inventory.add(obj)
-            inventory.rejections.extend(file_rejections(source.display, raw, objects))
+            inventory.rejections.extend(file_rejections(source.display, raw, objects, copies))
             for document in documents:
                 inventory.pool_specs.extend(pools_in_document(document.data, source.display))
                 inventory.node_class_zones.update(node_class_zones(document.data))

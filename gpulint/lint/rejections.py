@@ -12,7 +12,7 @@ them, `explain` names those among the slices its allocation read.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gpulint.kube.validation.errors import FieldError
@@ -28,7 +28,8 @@ VALIDATED_KINDS = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule"})
 INVENTORY_SUBJECT = "the API server would reject this inventory object"
 INVENTORY_NOTE = (
     "A cluster does not store an object its API server rejects: this inventory was written or edited by hand, "
-    "or exported from another Kubernetes version. gpulint's models read the object as it is written."
+    "put together from several exports, or exported from another Kubernetes version. gpulint's models read the "
+    "object as it is written."
 )
 
 
@@ -100,10 +101,19 @@ def object_rejected(obj: KubeObject) -> list[FieldError]:
     return list(unique_errors(object_errors(obj.kind, obj.api_version, obj.data)))
 
 
-def file_rejections(display: str, raw: bytes, objects: list[KubeObject]) -> list[Rejection]:
-    """The errors of the inventory objects read from ``raw``, at their fields: validated on their data, and the
-    file parsed again with positions only when one of them fails and was read without them (JSON, yaml-rs)."""
-    failing = [(index, errors) for index, obj in enumerate(objects) for errors in (object_rejected(obj),) if errors]
+def file_rejections(
+    display: str, raw: bytes, objects: list[KubeObject], more: Mapping[int, list[FieldError]] | None = None
+) -> list[Rejection]:
+    """The errors of the inventory objects read from ``raw`` (and ``more``, by object index: a second copy of a
+    name), at their fields: validated on their data, and the file parsed again with positions only when one of
+    them fails and was read without them (JSON, yaml-rs)."""
+    more = more or {}
+    failing = [
+        (index, errors)
+        for index, obj in enumerate(objects)
+        for errors in ([*object_rejected(obj), *more.get(index, ())],)
+        if errors
+    ]
     if not failing:
         return []
     if all(objects[index].document.node is not None for index, _ in failing):
