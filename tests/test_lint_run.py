@@ -706,3 +706,71 @@ def test_a_container_s_remembered_gpus_never_answer_for_another_container():
     with sites_remembered({"kind": "Deployment"}):
         for count in (1, 2, 3, 4, 5, 6, 7, 8) * 4:
             assert container_gpus({"resources": {"limits": {"nvidia.com/gpu": count}}}) == count
+
+
+TWO_GPU_NODES = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-a
+    labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+  spec:
+    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+  status:
+    allocatable: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-b
+    labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}
+  status:
+    allocatable: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
+"""
+
+GPU_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml}
+spec:
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+  containers:
+  - name: main
+    image: registry.example.com/ml/trainer:1.0
+    resources:
+      limits: {nvidia.com/gpu: 16}
+"""
+
+
+def test_a_pod_s_scheduler_requirements_are_read_once_per_check(monkeypatch):
+    """gpu-unschedulable, gpu-sharing, over-tight-affinity, stale-gpu-label and the gang rules each run the
+    scheduler's filters for the pod; its requirements are read from the spec once while it is checked."""
+    import gpulint.kube.scheduler as scheduler
+    import gpulint.lint.verdicts as verdicts
+    from gpulint.lint.config import Config
+    from gpulint.lint.inventory import load_inventory
+    from gpulint.lint.run import LintRun
+    from gpulint.lint.sources import Source
+
+    read: list[str] = []
+    gpu_pods: list[str] = []
+    real, real_gpu = scheduler._pod_requirements, verdicts._gpu_pod_requirements
+
+    def counted(spec, taint_comparisons):
+        read.append(spec["containers"][0]["name"])
+        return real(spec, taint_comparisons)
+
+    def counted_gpu(kind, site, inventory):
+        gpu_pods.append(kind)
+        return real_gpu(kind, site, inventory)
+
+    monkeypatch.setattr(scheduler, "_pod_requirements", counted)
+    monkeypatch.setattr(verdicts, "_gpu_pod_requirements", counted_gpu)
+    inventory = load_inventory(["nodes.yaml"], [Source("nodes.yaml", content=TWO_GPU_NODES.encode())])
+    run = LintRun(Config(), [Source("pod.yaml", content=GPU_POD.encode())], inventory)
+    report = run.report(1)
+    (unschedulable,) = [f for f in report.findings if f.rule == "gpu-unschedulable"]
+    assert "0/2 nodes are available" in said(unschedulable)
+    assert read == ["main"] and gpu_pods == ["Pod"]

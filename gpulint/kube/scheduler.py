@@ -19,6 +19,7 @@ from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.lru import LRU
 from gpulint.kube.names import decimal_integer, field_requirement_errors, selector_requirement_errors
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.workloads import remembered_part
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
@@ -94,7 +95,12 @@ def pod_requests(spec: dict[str, Any]) -> dict[str, Fraction]:
 
     max(sum of app containers + restartable sidecars, each init container + the sidecars
     started before it), plus pod overhead; pod-level resources replace cpu/memory when set.
+    Worked out once per pod spec while its object is checked (a copy each time: callers may change it).
     """
+    return dict(remembered_part(spec, "pod requests", lambda: _pod_requests(spec)))
+
+
+def _pod_requests(spec: dict[str, Any]) -> dict[str, Fraction]:
     app: dict[str, Fraction] = {}
     for container in _containers(spec, "containers"):
         _add(app, container_requests(container))
@@ -295,7 +301,14 @@ class PodRequirements:
 
 
 def pod_requirements(spec: dict[str, Any], taint_comparisons: bool = False) -> PodRequirements:
-    """``taint_comparisons``: the TaintTolerationComparisonOperators gate (Gt/Lt tolerations)."""
+    """``taint_comparisons``: the TaintTolerationComparisonOperators gate (Gt/Lt tolerations). Read once per
+    pod spec while its object is checked (several rules run the scheduler's filters; nothing changes it)."""
+    return remembered_part(
+        spec, ("pod requirements", taint_comparisons), lambda: _pod_requirements(spec, taint_comparisons)
+    )
+
+
+def _pod_requirements(spec: dict[str, Any], taint_comparisons: bool) -> PodRequirements:
     selector: list[Requirement] = []
     node_selector = spec.get("nodeSelector")
     if isinstance(node_selector, dict):

@@ -254,9 +254,9 @@ class _SitesOf:
     sites: tuple[PodSpecSite, ...] | None = None
     # what else is worked out of this object once: key -> (the inventory it was read against, value)
     kept: dict[str, tuple[object, object]] = field(default_factory=dict)
-    # what is worked out of a part of it (a container) once: (key, id(part)) -> (the part, value); the part is
-    # held, so its id names no other value while the object is checked
-    parts: dict[tuple[Hashable, int], tuple[object, object]] = field(default_factory=dict)
+    # what is worked out of a part of it (a container) once: (key, id(part), id(against)) -> (the part, against,
+    # value); both are held, so their ids name no other value while the object is checked
+    parts: dict[tuple[Hashable, int, int], tuple[object, object, object]] = field(default_factory=dict)
 
 
 _T = TypeVar("_T")
@@ -301,20 +301,20 @@ def remembered(obj: dict[str, Any], key: str, against: object, work: Callable[[]
     return value
 
 
-def remembered_part(part: object, key: Hashable, work: Callable[[], _T]) -> _T:
+def remembered_part(part: object, key: Hashable, work: Callable[[], _T], against: object = None) -> _T:
     """``work()`` for ``part`` (a container, a pod spec), done once per ``key`` while an object is checked:
     the runtime rules ask the same questions of each container (its GPUs, its command line). Outside a
-    check: worked out afresh. ``work`` reads only ``part`` and what ``key`` names, and nothing changes
-    ``part`` while the object is checked."""
+    check: worked out afresh. ``work`` reads only ``part``, what ``key`` names and ``against`` (an
+    inventory), and nothing changes ``part`` while the object is checked."""
     checked = _CHECKED.get()
     if checked is None:
         return work()
-    slot = (key, id(part))
+    slot = (key, id(part), id(against))
     kept = checked.parts.get(slot)
-    if kept is not None and kept[0] is part:
-        return kept[1]  # type: ignore[return-value]  # stored by this key's own work
+    if kept is not None and kept[0] is part and kept[1] is against:
+        return kept[2]  # type: ignore[return-value]  # stored by this key's own work
     value = work()
-    checked.parts[slot] = (part, value)
+    checked.parts[slot] = (part, against, value)
     return value
 
 

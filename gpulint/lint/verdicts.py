@@ -40,7 +40,7 @@ from gpulint.kube.scheduler import (
     names_untolerated_taints,
     pod_requirements,
 )
-from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec
+from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec, remembered_part
 from gpulint.lint.inventory import HasData
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
@@ -67,7 +67,14 @@ def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> P
 
     Extended resources backed by a DeviceClass (DRA extended resources) and published by
     no node are served by the DynamicResources plugin, not NodeResourcesFit: left out here.
+    Worked out once per pod template and inventory while its object is checked (several rules ask).
     """
+    return remembered_part(
+        site.spec, ("gpu pod requirements", kind), lambda: _gpu_pod_requirements(kind, site, inventory), inventory
+    )
+
+
+def _gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> PodRequirements | None:
     requirements = with_extended_resource_tolerations(
         pod_requirements(
             admitted_pod_spec(kind, site.spec, inventory), inventory.gates.enabled("TaintTolerationComparisonOperators")
