@@ -5,8 +5,10 @@ while DRADeviceBindingConditions is off."""
 
 import textwrap
 
+import pytest
 from conftest import by_rule, said
 
+from gpulint.kube.dra.gates import gates_in_use
 from gpulint.lint.config import Config
 from gpulint.lint.inventory import load_inventory
 from gpulint.lint.run import LintRun
@@ -202,3 +204,38 @@ def test_binding_conditions_in_a_resource_slice_name_their_gate():
     assert "uses bindingConditions, which needs the DRADeviceBindingConditions feature gate (alpha" in said(first)
     assert "uses bindsToNode, which needs the DRADeviceBindingConditions feature gate" in said(second)
     assert not gated("1.36")
+
+
+def test_an_inventory_slice_with_gated_fields_proves_a_default_off_gate_on():
+    # 1.35: DRADeviceBindingConditions is alpha and off by default, but the API server drops
+    # bindingConditions from slices while it is off: this exported slice was written with it on.
+    cluster = gpus(1, extra="    bindingConditions: [FabricAttached]\n")
+    assert not lint(ONE_GPU, cluster, kubernetes_version="1.35")
+    # what --feature-gates states wins over the evidence
+    (finding,) = lint(ONE_GPU, cluster, kubernetes_version="1.35", feature_gates={"DRADeviceBindingConditions": False})
+    assert "bindingConditions not selected" in said(finding)
+    (finding,) = lint(
+        ONE_GPU, cluster, kubernetes_version="1.35", feature_gates={"DRAResourceClaimDeviceStatus": False}
+    )
+    assert "bindingConditions not selected" in said(finding)
+
+
+@pytest.mark.parametrize(
+    ("spec", "gates"),
+    [
+        ({"sharedCounters": [{"name": "gpu-0"}]}, {"DRAPartitionableDevices"}),
+        ({"perDeviceNodeSelection": True}, {"DRAPartitionableDevices"}),
+        ({"devices": [{"name": "a", "consumesCounters": [{"counterSet": "gpu-0"}]}]}, {"DRAPartitionableDevices"}),
+        ({"devices": [{"name": "a", "taints": [{"key": "k", "effect": "NoSchedule"}]}]}, {"DRADeviceTaints"}),
+        ({"devices": [{"name": "a", "allowMultipleAllocations": True}]}, {"DRAConsumableCapacity"}),
+        ({"devices": [{"name": "a", "allowMultipleAllocations": False}]}, set()),
+        (
+            {"devices": [{"name": "a", "bindsToNode": True}]},
+            {"DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"},
+        ),
+        ({"devices": [{"name": "a", "taints": []}], "nodeName": "n"}, set()),
+        ({"devices": "not a list"}, set()),
+    ],
+)
+def test_the_gates_a_stored_slice_proves_on(spec, gates):
+    assert gates_in_use([spec]) == gates

@@ -65,6 +65,10 @@ class FeatureGates:
                 return value
         return stage(gate, self.version)[1]
 
+    def is_stated(self, gate: str) -> bool:
+        """Whether --feature-gates names ``gate`` (else it has its version's default)."""
+        return any(name == gate for name, _ in self.stated)
+
     def why_off(self, gate: str) -> str:
         """How a disabled gate came to be off, for messages."""
         if any(name == gate for name, _ in self.stated):

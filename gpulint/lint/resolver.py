@@ -18,7 +18,7 @@ from gpulint.kube.admission.batch_queues import BatchQueue
 from gpulint.kube.admission.kueue import KUEUE_GROUP, KUEUE_KINDS, KueueSetup
 from gpulint.kube.admission.namespace import LimitItem, Quota, limit_items
 from gpulint.kube.dra import compute_domain
-from gpulint.kube.dra.gates import DraFeatures
+from gpulint.kube.dra.gates import DraFeatures, gates_in_use
 from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import mapping
@@ -243,7 +243,7 @@ class Resolver:
         classes or claims; then a model of both, for this run."""
         from gpulint.kube.dra.devices import DraModel
 
-        features = DraFeatures.of(self.gates)
+        features = DraFeatures.of(self.gates, self._gates_in_use)
         if (
             self.inventory is not None
             and not any(self.linted.has_kind(DRA_GROUP, k) for k in _DRA_CLUSTER_KINDS)
@@ -251,6 +251,13 @@ class Resolver:
         ):
             return self.inventory.dra
         return DraModel(self, features=features)
+
+    @property
+    def _gates_in_use(self) -> frozenset[str]:
+        """DRA gates the inventory's stored slices prove on (never the linted ones: not stored yet)."""
+        return self.cluster_fact(
+            "dra-gates-in-use", lambda: gates_in_use(located.data.get("spec") for located in self._cluster.slices)
+        )
 
     @property
     def dra_if_any(self) -> DraModel | None:
