@@ -261,3 +261,50 @@ def test_the_dra_fixture_inventory_holds_only_slices_the_api_server_accepts():
         for error in resource_slice_spec(located.data.get("spec"), ("spec",))
     ]
     assert problems == []
+
+
+def test_the_cheap_first_pass_over_devices_never_hides_an_error():
+    """_plain_device lets the common device skip the full check: it must only ever say yes when the full check
+    (validateDevice) finds nothing. Devices drawn from names, attribute and capacity shapes near every limit."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from gpulint.kube.validation.resource_slice import _device, _plain_device
+
+    names = st.sampled_from(["gpu-0", "GPU_0", "", "a" * 63, "a" * 64, "gpu.0", "-gpu", 7])
+    keys = st.sampled_from(
+        ["type", "uuid", "gpu.nvidia.com/model", "a" * 32, "a" * 33, "bad key", "a/b/c", "/x", "x/", "9lives"]
+    )
+    values = st.one_of(
+        st.fixed_dictionaries({"string": st.sampled_from(["gpu", "x" * 64, "x" * 65, 3])}),
+        st.fixed_dictionaries({"version": st.sampled_from(["1.2.3", "1.2", "v1.2.3", "1.2.3-rc.1"])}),
+        st.fixed_dictionaries({"int": st.sampled_from([0, None, 7])}),
+        st.fixed_dictionaries({"bool": st.just(True)}),
+        st.fixed_dictionaries({"strings": st.sampled_from([[], ["a"]])}),
+        st.just({"string": "a", "int": 1}),
+        st.just({}),
+        st.just("gpu"),
+    )
+    capacities = st.one_of(
+        st.just({"value": "80Gi"}), st.just({"value": "1", "requestPolicy": {"default": "1"}}), st.just("80Gi")
+    )
+    devices = st.fixed_dictionaries(
+        {"name": names},
+        optional={
+            "attributes": st.dictionaries(keys, values, max_size=34),
+            "capacity": st.dictionaries(keys, capacities, max_size=3),
+            "taints": st.just([{"key": "k", "effect": "NoSchedule"}]),
+            "allowMultipleAllocations": st.booleans(),
+        },
+    )
+
+    @settings(max_examples=400, deadline=None)
+    @given(devices)
+    def plain_means_valid(device):
+        if _plain_device(device):
+            assert list(_device(device, ("spec", "devices", 0), False)) == []
+
+    plain_means_valid()
+    assert _plain_device(
+        {"name": "gpu-0", "attributes": {"type": {"string": "gpu"}}, "capacity": {"memory": {"value": "80Gi"}}}
+    )
