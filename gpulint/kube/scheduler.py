@@ -70,13 +70,18 @@ def resource_list(raw: Any) -> dict[str, Fraction]:
     return out
 
 
+_ZERO = Fraction(0)
+
+
 def _add(total: dict[str, Fraction], more: dict[str, Fraction]) -> None:
     for name, amount in more.items():
-        total[name] = total.get(name, Fraction(0)) + amount
+        total[name] = total[name] + amount if name in total else amount
 
 
 def _max(a: dict[str, Fraction], b: dict[str, Fraction]) -> dict[str, Fraction]:
-    return {name: max(a.get(name, Fraction(0)), b.get(name, Fraction(0))) for name in a.keys() | b.keys()}
+    if not b:  # no init containers (most pods): what a asks, never below zero
+        return {name: amount if amount >= 0 else _ZERO for name, amount in a.items()}
+    return {name: max(a.get(name, _ZERO), b.get(name, _ZERO)) for name in a.keys() | b.keys()}
 
 
 def container_requests(container: dict[str, Any]) -> dict[str, Fraction]:

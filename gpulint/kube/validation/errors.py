@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from gpulint.kube.refs import Path
@@ -30,7 +31,7 @@ class FieldError:
     keys: frozenset[int] = frozenset()  # positions in the path that are map keys: printed as [key]
     at_key: bool = False  # the map key at the end of the path is what is wrong (the finding points at it)
 
-    @property
+    @cached_property  # a message is asked for several times (deduplication, the first line, the note)
     def field(self) -> str:
         """The path as field.Path prints it: spec.devices.requests[0].exactly.count, metadata.labels[app]."""
         out = ""

@@ -10,7 +10,7 @@ from gpulint.kube.device_plugin_config import looks_like_config, sharing_setting
 from gpulint.kube.gpu_sharing import MPS, NVIDIA_GPU, NodeResource, node_resource
 from gpulint.kube.gpu_stack import node_names
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
-from gpulint.kube.scheduler import NodeInfo
+from gpulint.kube.scheduler import FitResult, NodeInfo
 from gpulint.kube.workloads import PodSpecSite, containers, extended_resource_path, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, first_line
@@ -33,12 +33,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         pod = gpu_pod_requirements(obj.kind, site, resolver)
         if pod is None:
             continue
-        candidates = resolver.model.evaluate(pod).fitting
-        if not candidates:
+        fit = resolver.model.evaluate(pod)
+        if not fit.fits:
             continue  # gpu-unschedulable says why
-        yield from _multi_unit_requests(site, candidates, ctx)
+        yield from _multi_unit_requests(site, fit, ctx)
         if NVIDIA_GPU in pod.requests and _advertised(resolver, NVIDIA_GPU).mixed:
-            yield from _mig_mixture(site, _on_nodes(resolver, candidates, NVIDIA_GPU))
+            yield from _mig_mixture(site, _on_nodes(resolver, fit.fitting, NVIDIA_GPU))
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,9 @@ def _on_nodes(resolver: Resolver, nodes: list[NodeInfo], resource: str) -> list[
     return found
 
 
-def _multi_unit_requests(site: PodSpecSite, candidates: list[NodeInfo], ctx: CheckContext) -> Iterator[Diagnostic]:
-    """The device plugin allocates per container: more than one unit of a shared resource is not more GPU."""
+def _multi_unit_requests(site: PodSpecSite, fit: FitResult, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """The device plugin allocates per container: more than one unit of a shared resource is not more GPU.
+    The nodes the pod fits (``fit``) are listed only for a resource some node shares."""
     for container_path, container in containers(site.spec):
         limits = container.get("resources", {}).get("limits") if isinstance(container.get("resources"), dict) else None
         if not isinstance(limits, dict):
@@ -85,7 +86,7 @@ def _multi_unit_requests(site: PodSpecSite, candidates: list[NodeInfo], ctx: Che
                 continue
             if not _advertised(ctx.resolver, str(name)).shared:  # the candidates are the inventory's nodes
                 continue
-            infos = _on_nodes(ctx.resolver, candidates, str(name))
+            infos = _on_nodes(ctx.resolver, fit.fitting, str(name))
             shared = [(node, info) for node, info in infos if info.shared]
             if not shared:
                 continue

@@ -209,8 +209,10 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if not gpu_requirements:
             continue
         stale = inventory.cluster_fact(("stale-nodes", gpu_resources), lambda: stale_nodes(inventory, gpu_resources))
+        if not stale:
+            continue  # no node has stale labels (the common case): the selected nodes need not be listed
         selected = inventory.model.matching_affinity(pod)
-        if stale and selected and all(n.name in stale for n in selected) and not _a_pool_serves(pod, inventory):
+        if selected and all(n.name in stale for n in selected) and not _a_pool_serves(pod, inventory):
             example: NodeInfo = selected[0]
             requirement = gpu_requirements[0]
             yield Diagnostic(
