@@ -519,3 +519,24 @@ def test_a_second_copy_of_a_name_with_another_spec_is_reported_and_the_first_is_
     (found,) = inventory.rejections
     assert (found.line, "is earlier in this file" in said(found.finding())) == (10, True)
     assert [r.data["spec"]["taint"]["effect"] for r in inventory.taint_rules] == ["NoSchedule"]
+
+
+def test_a_stored_class_keeps_parameters_that_predate_the_size_limit(tmp_path):
+    """validateRawExtension limits opaque parameters to 10 KiB on create only (1.32): a class the cluster stored
+    before is grandfathered in, so the inventory's copy is silent where the same class, linted, is refused."""
+    from conftest import by_rule, lint_text
+
+    big = {"apiVersion": "gpu.nvidia.com/v1beta1", "kind": "GpuConfig", "sharing": {"note": "x" * 11000}}
+    device_class = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu.nvidia.com"},
+        "spec": {
+            "selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}],
+            "config": [{"opaque": {"driver": "gpu.nvidia.com", "parameters": big}}],
+        },
+    }
+    (tmp_path / "classes.json").write_text(json.dumps(device_class, indent=2), encoding="utf-8")
+    assert load_inventory([str(tmp_path / "classes.json")]).rejections == []
+    (refused,) = by_rule(lint_text(yaml.safe_dump(device_class)), "api-rejected")
+    assert refused.message.endswith("spec.config[0].opaque.parameters: Too long: may not be more than 10240 bytes")

@@ -98,7 +98,7 @@ def object_rejected(obj: KubeObject) -> list[FieldError]:
     """The validation errors of an inventory object of a kind gpulint validates, on its data alone."""
     if obj.kind not in VALIDATED_KINDS:
         return []
-    return list(unique_errors(object_errors(obj.kind, obj.api_version, obj.data)))
+    return list(unique_errors(object_errors(obj.kind, obj.api_version, obj.data, stored=True)))
 
 
 def file_rejections(

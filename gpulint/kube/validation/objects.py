@@ -45,7 +45,7 @@ def object_meta(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[F
     yield from core.metadata_annotations(metadata.get("annotations"), ("metadata", "annotations"))
 
 
-def _claim(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[FieldError]:
+def _claim(kind: str, api_version: str, data: dict[str, Any], stored: bool) -> Iterator[FieldError]:
     from gpulint.kube.dra.allocation import claim_spec_path  # the DRA model: for DRA claims only
 
     base = claim_spec_path(kind)
@@ -53,20 +53,20 @@ def _claim(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[FieldE
     return resource.device_claim(dig(data, *base), base, flat)
 
 
-def _device_class(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[FieldError]:
-    return resource.device_class_spec(data.get("spec"), ("spec",))
+def _device_class(kind: str, api_version: str, data: dict[str, Any], stored: bool) -> Iterator[FieldError]:
+    return resource.device_class_spec(data.get("spec"), ("spec",), stored)
 
 
-def _resource_slice(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[FieldError]:
+def _resource_slice(kind: str, api_version: str, data: dict[str, Any], stored: bool) -> Iterator[FieldError]:
     if api_version.endswith(SLICE_VERSIONS):
         yield from resource_slice.resource_slice_spec(data.get("spec"), ("spec",))
 
 
-def _device_taint_rule(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[FieldError]:
+def _device_taint_rule(kind: str, api_version: str, data: dict[str, Any], stored: bool) -> Iterator[FieldError]:
     return resource_slice.device_taint_rule_spec(data.get("spec"), ("spec",))
 
 
-DRA_SPECS: dict[str, Callable[[str, str, dict[str, Any]], Iterator[FieldError]]] = {
+DRA_SPECS: dict[str, Callable[[str, str, dict[str, Any], bool], Iterator[FieldError]]] = {
     "ResourceClaim": _claim,
     "ResourceClaimTemplate": _claim,
     "DeviceClass": _device_class,
@@ -75,17 +75,19 @@ DRA_SPECS: dict[str, Callable[[str, str, dict[str, Any]], Iterator[FieldError]]]
 }
 
 
-def dra_spec(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[FieldError]:
-    """The spec validation of a resource.k8s.io object; nothing for other objects."""
+def dra_spec(kind: str, api_version: str, data: dict[str, Any], stored: bool = False) -> Iterator[FieldError]:
+    """The spec validation of a resource.k8s.io object; nothing for other objects. ``stored``: an object the
+    cluster holds (an inventory's), validated as an update that keeps its spec: limits introduced after it was
+    created (a DeviceClass's opaque parameters over 10 KiB, from 1.32) do not apply."""
     validate = DRA_SPECS.get(kind)
     if validate is not None and api_version.startswith(DRA_API):
-        yield from validate(kind, api_version, data)
+        yield from validate(kind, api_version, data, stored)
 
 
-def object_errors(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[FieldError]:
-    """Metadata, then spec: what the API server says of a DRA object on create (pods aside)."""
+def object_errors(kind: str, api_version: str, data: dict[str, Any], stored: bool = False) -> Iterator[FieldError]:
+    """Metadata, then spec: what the API server says of a DRA object (pods aside)."""
     yield from object_meta(kind, api_version, data)
-    yield from dra_spec(kind, api_version, data)
+    yield from dra_spec(kind, api_version, data, stored)
 
 
 def unique_errors(errors: Iterator[FieldError]) -> Iterator[FieldError]:

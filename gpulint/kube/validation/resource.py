@@ -254,7 +254,7 @@ def _constraint(constraint: Any, path: Path, known: dict[str, set[str] | None]) 
         yield FieldError((*path, "matchAttribute"), REQUIRED)
 
 
-def _opaque(config: Any, path: Path) -> Iterator[FieldError]:
+def _opaque(config: Any, path: Path, stored: bool = False) -> Iterator[FieldError]:
     if not isinstance(config, dict):
         return
     opaque = config.get("opaque")
@@ -262,11 +262,14 @@ def _opaque(config: Any, path: Path) -> Iterator[FieldError]:
         yield FieldError((*path, "opaque"), REQUIRED)
         return
     yield from driver_name(opaque.get("driver"), (*path, "opaque", "driver"))
-    yield from raw_extension(opaque, "parameters", (*path, "opaque", "parameters"), OPAQUE_PARAMETERS_MAX)
+    yield from raw_extension(opaque, "parameters", (*path, "opaque", "parameters"), OPAQUE_PARAMETERS_MAX, stored)
 
 
-def raw_extension(parent: dict[str, Any], key: str, path: Path, maximum: int) -> Iterator[FieldError]:
-    """validateRawExtension: required, at most ``maximum`` bytes of JSON, a JSON object."""
+def raw_extension(
+    parent: dict[str, Any], key: str, path: Path, maximum: int, stored: bool = False
+) -> Iterator[FieldError]:
+    """validateRawExtension: required, at most ``maximum`` bytes of JSON (on create: a ``stored`` object's
+    parameters predate the limit, 1.32, and are grandfathered in), a JSON object."""
     if key not in parent or parent[key] is None:
         yield FieldError(path, REQUIRED)
         return
@@ -276,7 +279,7 @@ def raw_extension(parent: dict[str, Any], key: str, path: Path, maximum: int) ->
         raw = json.dumps(value, separators=(",", ":"), default=str, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         return
-    if len(raw.encode()) > maximum:
+    if not stored and len(raw.encode()) > maximum:
         yield too_long(path, maximum)
     elif not isinstance(value, dict):
         yield FieldError(path, INVALID, "<value omitted>", "must be a valid JSON object")
@@ -313,11 +316,12 @@ def is_extended_resource_name(name: str) -> bool:
     return not names.qualified_name("requests." + name)
 
 
-def device_class_spec(spec: Any, path: Path) -> Iterator[FieldError]:
+def device_class_spec(spec: Any, path: Path, stored: bool = False) -> Iterator[FieldError]:
+    """validateDeviceClassSpec; ``stored``: a class the cluster holds (its config as stored: no size limit)."""
     if not isinstance(spec, dict):
         return
     yield from _selectors(spec.get("selectors"), (*path, "selectors"))
-    yield from _set(spec.get("config"), CONFIG_MAX, (*path, "config"), lambda c, at: _opaque(c, at))
+    yield from _set(spec.get("config"), CONFIG_MAX, (*path, "config"), lambda c, at: _opaque(c, at, stored))
     name = spec.get("extendedResourceName")
     if isinstance(name, str) and not is_extended_resource_name(name):
         yield FieldError((*path, "extendedResourceName"), INVALID, name, "must be a valid extended resource name")
