@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpulint.kube.cel import cost as cel_cost
 from gpulint.kube.cel.engine import CelEngine, CelProblem, Compiled, device_value
 
 ENGINE = CelEngine()
@@ -161,6 +162,54 @@ def test_optional_and_other_results_are_refused_when_compiled(expression, output
 )
 def test_bool_and_attribute_results_compile(expression):
     assert isinstance(ENGINE.compile(expression), Compiled)
+
+
+@pytest.mark.parametrize(
+    "expression, value",
+    [
+        # cel.CrossTypeNumericComparisons (apiserver base.go, from 1.28): int, uint and double order against
+        # each other; cel-cpp's checker alone refuses these
+        ("1.5 > 1", True),
+        ("1 < 1.5 && 2.5 > 2 && 3u >= 3", True),
+        ("2 <= 1.5 || 3u < 4 ? true : false", True),
+        ("1.5 > 1 + 1", False),  # the whole right operand: 1 + 1
+        ("1.5 > 1 in [true]", True),  # (1.5 > 1) in [true]: `in` ends the operand
+        ("[1.5, 0.5].filter(v, v > 1).size() == 1", True),
+        ("double(object.n) >= 2 && int(object.s) < 3.5", True),
+    ],
+)
+def test_cross_numeric_orderings_check_and_run(expression, value):
+    compiled = POLICY_ENGINE.compile(expression)
+    assert isinstance(compiled, Compiled), compiled
+    assert POLICY_ENGINE.run(compiled, {"object": {"n": 2, "s": "3"}}) == (value, "")
+
+
+def test_the_pass_through_costs_nothing():
+    same = [POLICY_ENGINE.checked(text) for text in ("[1.0, 2.0].all(x, x > 1)", "[1.0, 2.0].all(x, x > 1.0)")]
+    estimates = [cel_cost.estimate(checked, lambda path: None, 1_000_000).cost for checked in same]
+    assert estimates[0] == estimates[1] == (17, 21)
+
+
+def test_cross_numeric_orderings_keep_the_positions_of_later_errors():
+    problem = POLICY_ENGINE.compile("1.5 > 1 && frobnicate()")
+    assert isinstance(problem, CelProblem) and problem.evaluable
+    assert "undeclared reference to 'frobnicate'" in problem.message
+    assert problem.offset == len("1.5 > 1 && frobnicate")  # at the call's parenthesis, in the text as written
+    # an ordering of a string with an int is no numeric ordering: refused, as in cel-go
+    refused = POLICY_ENGINE.compile('"a" > 1')
+    assert isinstance(refused, CelProblem) and "found no matching overload for '_>_'" in refused.message
+
+
+def test_a_selector_compares_a_quantity_as_a_float_with_an_int():
+    compiled = ENGINE.compile('device.capacity["gpu.nvidia.com"].memory.asApproximateFloat() > 1')
+    assert isinstance(compiled, Compiled), compiled
+    device = {
+        "driver": "gpu.nvidia.com",
+        "attributes": {},
+        "capacity": {"gpu.nvidia.com": {"memory": device_value({"value": "80Gi"})}},
+        "allowMultipleAllocations": False,
+    }
+    assert ENGINE.evaluate(compiled, device) is True
 
 
 def test_length_limit():

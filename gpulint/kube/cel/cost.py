@@ -40,6 +40,7 @@ MAP_CREATE_BASE_COST = 30
 STRUCT_CREATE_BASE_COST = 40
 STRING_TRAVERSAL = Fraction(1, 10)
 REGEX_STRING_LENGTH = Fraction(1, 4)
+NUMERIC_PASS = "_k8snum"  # gpulint.kube.cel.engine.NUMERIC
 ACCUMULATORS = ("@result", "__result__", "@__result__")
 
 
@@ -619,8 +620,9 @@ class _Coster:
         return total
 
     def cost_call(self, node: Node) -> Size:
-        if node.name == "dyn" and node.args:
-            cost = add(fixed(1), self.cost(node.args[0]))
+        if node.name in ("dyn", NUMERIC_PASS) and node.args:
+            # the engine's pass-through for a cross-numeric ordering is not in Kubernetes' AST: no cost of its own
+            cost = add(fixed(1 if node.name == "dyn" else 0), self.cost(node.args[0]))
             self.set_size(node, self.size(node.args[0]))
             if (entry := self.entry(node.args[0])) is not None:
                 self.entries[node.id] = entry

@@ -24,7 +24,7 @@ offline", never "invalid".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -422,21 +422,40 @@ class CelEngine:
     def _type_check(self, expression: str, libraries: tuple[int, int] | None = None, offline: bool = True) -> Any:
         """The expression checked as the API server checks it (a typed program), or a CelProblem (``offline``:
         a library function the checker does not know is "not evaluable offline", else the checker's error)."""
+        return self._type_checked(expression, libraries, offline)[0]
+
+    def _type_checked(
+        self, expression: str, libraries: tuple[int, int] | None = None, offline: bool = True
+    ) -> tuple[Any, str]:
+        """(the typed program or a CelProblem, the expression this engine runs): the text the engine runs differs
+        from the expression when an ordering of different numeric types had to be wrapped (see _numeric_ordering)."""
         checked = _DEVICE_HAS.sub(lambda m: "true".ljust(len(m.group(0))), expression) if self.devices else expression
+        runs = expression
+        inserted: list[tuple[int, int]] = []  # (position in the converted text, characters inserted there)
         for _ in range(MAX_CONVERSIONS + 1):
             try:
-                return self._typed_environment(libraries).compile(checked)
+                return self._typed_environment(libraries).compile(checked), runs
             except RuntimeError as exc:
                 # string(ip(x)), string(cidr(x)): the binding cannot add overloads to string(), so the check
                 # retries with the libraries' own conversion at that call (same length, same positions)
                 converted = _library_conversion(str(exc), checked)
-                if converted is None:
-                    # cel-go prints the attribute values' declared type as `any` (dyn only with DRAListTypeAttributes)
-                    message = str(exc).replace("map(string, map(string, dyn))", "map(string, map(string, any))")
-                    declared = library.declared_names(libraries or self.libraries)
-                    return _compile_problem(message, expression, offline, declared)
-                checked = converted
-        return _compile_problem("compilation failed: too many conversions of IPs or CIDRs to strings", expression)
+                if converted is not None:
+                    checked = converted
+                    continue
+                wrapped = _numeric_ordering(str(exc), checked)
+                if wrapped is not None:
+                    start, end = wrapped
+                    checked, runs = (_wrap_numeric(text, start, end) for text in (checked, runs))
+                    inserted = [(p + (len(NUMERIC_OPEN) if p >= start else 0), n) for p, n in inserted]
+                    inserted += [(start, len(NUMERIC_OPEN)), (end + len(NUMERIC_OPEN), 1)]
+                    continue
+                # cel-go prints the attribute values' declared type as `any` (dyn only with DRAListTypeAttributes)
+                message = str(exc).replace("map(string, map(string, dyn))", "map(string, map(string, any))")
+                declared = library.declared_names(libraries or self.libraries)
+                problem = _compile_problem(message, checked, offline, declared)
+                at = problem.offset - sum(n for p, n in inserted if p < problem.offset)
+                return replace(problem, offset=max(at, 0)), runs
+        return _compile_problem("compilation failed: too many conversions in one expression", expression), runs
 
     def checked(self, expression: str) -> cel_cost.Checked | CelProblem:
         """The expression as the API server checks it (typed, for the cost estimate), whether or not this
@@ -523,7 +542,7 @@ class CelEngine:
             return CelProblem(self.unavailable, 0, evaluable=False)
         # As the API server: type-check, check the result type, estimate the cost; then build the
         # program this engine runs (which may lack a library function: "not evaluable offline").
-        typed = self._type_check(expression)
+        typed, runs = self._type_checked(expression)
         if isinstance(typed, CelProblem):
             return typed
         checked = self._checked(typed) if self.guarded or self.devices else None
@@ -539,7 +558,7 @@ class CelEngine:
             if refused is not None:
                 return refused
         try:
-            program = _program(env, expression)
+            program = _program(env, runs)
         except RuntimeError as exc:
             # valid as the API server checks it, yet this engine cannot build it: a function it lacks
             problem = _compile_problem(str(exc), expression)
@@ -981,6 +1000,8 @@ def _kubernetes_functions(
         "minor": [("semver_minor", I, [V], True, lambda v: _version(v).minor)],
         "patch": [("semver_patch", I, [V], True, lambda v: _version(v).patch)],
     }
+    # one overload per numeric kind, as the runtime dispatches on concrete kinds; typed dyn, so the ordering checks
+    table[NUMERIC] = [(f"k8s_cross_numeric_{k.name()}", t.DYN, [k], False, lambda value: value) for k in (I, t.UINT, D)]
     # DRA (dynamic-resource-allocation cel/compile.go includesFunc): membership in a list attribute, equality on a scalar
     if typed:
         table["includes"] = [("dra_includes_dyn_dyn", B, [t.DYN, t.DYN], True, _includes)]
@@ -1022,6 +1043,50 @@ _STRING_CONVERSION = re.compile(
 )
 MAX_CONVERSIONS = 16
 CONVERSION = library.CONVERSION
+# cel.CrossTypeNumericComparisons (base.go, from 1.28): cel-go orders an int, a uint and a double against each
+# other; cel-cpp's checker does not and the binding cannot add operator overloads, so the right operand of
+# such an ordering is passed through this identity (typed dyn; no cost, as cel-go adds none)
+NUMERIC = "_k8snum"
+NUMERIC_OPEN = f" {NUMERIC}("
+_CROSS_NUMERIC = re.compile(
+    r"<input>:(\d+):(\d+): found no matching overload for '_(<=|>=|<|>)_' applied to "
+    r"'\((int|uint|double), (int|uint|double)\)'"
+)
+_OPERAND_END = re.compile(r"&&|\|\||[?:,<>=!]|\bin\b")
+
+
+def _numeric_ordering(message: str, expression: str) -> tuple[int, int] | None:
+    """The span of the right operand of the ordering of two different numeric types the checker refused (it
+    places the error at the operator); None when the error is something else."""
+    found = _CROSS_NUMERIC.search(message)
+    if found is None or found.group(4) == found.group(5):
+        return None
+    at = _offset(expression, int(found.group(1)), int(found.group(2)))
+    code = _strip_strings(expression)
+    operator = found.group(3)
+    if code[at : at + len(operator)] != operator:
+        return None
+    start = at + len(operator)
+    depth, index = 0, start
+    while index < len(code):
+        char = code[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and _OPERAND_END.match(code, index) and (char != "!" or code[index : index + 2] == "!="):
+            break
+        index += 1
+    end = index
+    while end > start and code[end - 1].isspace():
+        end -= 1
+    return (start, end) if end > start else None
+
+
+def _wrap_numeric(text: str, start: int, end: int) -> str:
+    return text[:start] + NUMERIC_OPEN + text[start:end] + ")" + text[end:]
 
 
 def _library_conversion(message: str, expression: str) -> str | None:
