@@ -313,12 +313,25 @@ def test_the_repositorys_own_manifests_read_as_the_reference_reads_them():
 def test_the_resolver_memo_answers_as_pyyaml_resolver_for_every_spelling():
     """The memo is PyYAML's resolver's answer: asked twice (a miss, then a hit), the same tag."""
     resolver = yaml.resolver.Resolver()
-    for spelling in FRAGMENTS + ["", "<<", "yes", "Yes", "YES", "yEs", "0x_1", "-.5e-3", "190_000m"]:
+    long_ones = ["1" * 200, "x" * 200, "y" * 129, "0x" + "f" * 127]
+    for spelling in [*FRAGMENTS, "", "<<", "yes", "Yes", "YES", "yEs", "0x_1", "-.5e-3", "190_000m", *long_ones]:
         for implicit in ((True, False), (False, True), (False, False)):
             for _ in range(2):
-                assert loader._resolved_tag(ScalarNode, spelling, implicit) == resolver.resolve(
-                    ScalarNode, spelling, implicit
-                )
+                ours = loader._tag(ScalarNode, spelling, implicit)
+                assert ours == resolver.resolve(ScalarNode, spelling, implicit), (spelling, implicit)
     for kind in (MappingNode, SequenceNode):
         for implicit in (True, False):
-            assert loader._resolved_tag(kind, None, implicit) == resolver.resolve(kind, None, implicit)
+            assert loader._tag(kind, None, implicit) == resolver.resolve(kind, None, implicit)
+
+
+def test_a_long_value_is_resolved_but_not_remembered():
+    """A remembered value stays in memory: a ConfigMap's script must not, for as long as a webhook runs."""
+    script = "#!/bin/sh\n" + "echo warming the GPUs up\n" * 2000
+    before = loader._resolved_tag.cache_info()
+    assert loader._tag(ScalarNode, script, (False, True)) == "tag:yaml.org,2002:str"
+    assert loader._tag(ScalarNode, "y" * 129, (True, False)) == "tag:yaml.org,2002:str"
+    assert loader._resolved_tag.cache_info().misses == before.misses  # neither went into the memo
+    assert loader._tag(ScalarNode, "y" * 128, (True, False)) == "tag:yaml.org,2002:str"
+    assert loader._resolved_tag.cache_info().misses + loader._resolved_tag.cache_info().hits > (
+        before.misses + before.hits
+    )  # the longest remembered one did

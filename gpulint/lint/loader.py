@@ -37,13 +37,23 @@ except ImportError:  # pragma: no cover
 # YAML 1.1 resolver (regular expressions per first character) was ~40% of composing a manifest.
 # Its answer depends only on (kind, value, implicit), and manifests repeat their keys and values,
 # so the same resolver's answers are remembered: a hit is one C-level lookup, a miss asks it.
-_resolved_tag = lru_cache(maxsize=4096)(Resolver().resolve)
+# Only short values are: a remembered value stays in memory (a ConfigMap's script would, for
+# as long as a webhook runs), and a long one is seldom repeated.
+_RESOLVER = Resolver()
+_resolved_tag = lru_cache(maxsize=4096)(_RESOLVER.resolve)
+_REMEMBERED_LENGTH = 128
+
+
+def _tag(kind: type, value: str | None, implicit: Any) -> str:
+    if value is None or len(value) <= _REMEMBERED_LENGTH:
+        return _resolved_tag(kind, value, implicit)
+    return _RESOLVER.resolve(kind, value, implicit)
 
 
 class _Loader(_SafeLoader):
     """PyYAML's safe loader, its tags resolved exactly as PyYAML's resolver resolves them."""
 
-    resolve = staticmethod(_resolved_tag)
+    resolve = staticmethod(_tag)
 
     # Path resolvers (add_path_resolver) are not used: the resolver's bookkeeping for them is a no-op.
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
