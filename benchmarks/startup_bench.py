@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Start-up of gpulint at two commits, side by side: what a pre-commit hook pays on every commit.
 
-    python benchmarks/startup_bench.py --before <commit> [--after HEAD] [--runs 11]
+    python benchmarks/startup_bench.py --before <commit> [--before <commit> ...] [--after HEAD] [--runs 11]
 
 Each commit is exported (``git archive``) to a temporary directory and its bytecode compiled, as
-``pip install`` leaves it; then the runs alternate between the two (before, after, after, before, ...)
-so that a change in the machine's load hits both alike. A run is a fresh interpreter running
+``pip install`` leaves it; then the runs alternate between them (in turn, the order reversed every
+other round) so that a change in the machine's load hits all alike. A run is a fresh interpreter running
 ``python -m gpulint`` on one GPU Pod (or ``--version``); its CPU time (user + system, from wait4) is
 the figure, as wall time on a shared machine says more about the neighbours than about gpulint. It
 prints the median and the ratio, the modules each commit's run imports and the dataclasses it
@@ -100,32 +100,33 @@ def probe(tree: Path, args: list[str], cwd: Path) -> tuple[int, int]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--before", required=True, help="the commit to compare against")
+    parser.add_argument("--before", required=True, action="append", help="a commit to compare against (repeatable)")
     parser.add_argument("--after", default="HEAD", help="the commit measured (default: HEAD)")
     parser.add_argument("--runs", type=int, default=11, help="runs of each commit per case (default: 11)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gpulint-startup-") as temp:
         work = Path(temp)
-        trees = {"before": export(args.before, work / "before"), "after": export(args.after, work / "after")}
+        commits = [*args.before, args.after]
+        trees = {commit: export(commit, work / f"tree{index}") for index, commit in enumerate(commits)}
         (work / "pod.yaml").write_text(GPU_POD, encoding="utf-8")
         load = os.getloadavg()[0]
         print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load:.1f}, {args.runs} runs each")
-        print(f"before: {args.before}, after: {args.after}\n")
-        print("| run | before | after | ratio | gpulint modules | dataclasses created |")
-        print("|---|---:|---:|---:|---:|---:|")
+        print("CPU seconds (median), gpulint modules imported / dataclasses created, and the ratio to the last\n")
+        print(f"| run | {' | '.join(commits)} |")
+        print(f"|---|{'---:|' * len(commits)}")
         for name, case in CASES.items():
-            seconds: dict[str, list[float]] = {"before": [], "after": []}
+            seconds: dict[str, list[float]] = {commit: [] for commit in commits}
             for index in range(args.runs):
-                for which in ("before", "after") if index % 2 == 0 else ("after", "before"):
-                    seconds[which].append(cpu_seconds(trees[which], case, work))
-            before, after = (statistics.median(seconds[which]) for which in ("before", "after"))
-            (modules_before, made_before), (modules_after, made_after) = (
-                probe(trees[which], case, work) for which in ("before", "after")
-            )
-            print(
-                f"| {name} | {before:.3f} s | {after:.3f} s | {after / before:.2f}x "
-                f"| {modules_before} -> {modules_after} | {made_before} -> {made_after} |"
-            )
+                for commit in commits if index % 2 == 0 else commits[::-1]:
+                    seconds[commit].append(cpu_seconds(trees[commit], case, work))
+            after = statistics.median(seconds[args.after])
+            cells = []
+            for commit in commits:
+                median = statistics.median(seconds[commit])
+                modules, made = probe(trees[commit], case, work)
+                ratio = "" if commit == args.after else f", after {after / median:.2f}x"
+                cells.append(f"{median:.3f} s ({modules} / {made}{ratio})")
+            print(f"| {name} | {' | '.join(cells)} |")
         print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 
