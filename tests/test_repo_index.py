@@ -12,8 +12,8 @@ import pytest
 from conftest import REPO, run_cli
 
 from gpulint.lint.config import Config
-from gpulint.lint.repo_index import CACHE_DIR, CACHE_FILE, build_context, repository_of
-from gpulint.lint.run import crosses_files
+from gpulint.lint.cross_file import crosses_files
+from gpulint.lint.repo_index import CACHE_DIR, CACHE_FILE, CACHE_FORMAT, build_context, repository_of
 from gpulint.lint.sources import collect
 
 GROUP = """\
@@ -162,9 +162,9 @@ def test_the_second_run_parses_only_what_changed(tmp_path):
     [
         b"not json at all",
         b"[1, 2, 3]",
-        b'{"format": 1, "gpulint": "0.1.0", "root": "ROOT", "files": {"gang/podgroup.yaml": {"stat": [1, 2], '
+        b'{"format": 2, "gpulint": "0.1.0", "root": "ROOT", "files": {"gang/podgroup.yaml": {"stat": [1, 2], '
         b'"objects": []}}}',
-        b'{"format": 1, "gpulint": "0.1.0", "root": "ROOT", "files": {"x.yaml": {"stat": [1, 2, 3], '
+        b'{"format": 2, "gpulint": "0.1.0", "root": "ROOT", "files": {"x.yaml": {"stat": [1, 2, 3], '
         b'"objects": [{"ref": ["v1", "Pod", "ml", 7], "data": {}}]}}}',
         b"[" * 100_000 + b"]" * 100_000,
     ],
@@ -177,7 +177,7 @@ def test_a_hostile_or_broken_cache_is_ignored_and_rewritten(tmp_path, cache):
     context = _context(repo)
     assert context.parsed == 3 and len(context.objects) == 3
     written = json.loads((repo / CACHE_DIR / CACHE_FILE).read_text())
-    assert written["format"] == 1 and set(written["files"]) == {
+    assert written["format"] == CACHE_FORMAT and set(written["files"]) == {
         "gang/podgroup.yaml",
         "gang/pod-0.yaml",
         "claims/template.yaml",
@@ -189,7 +189,7 @@ def test_a_cache_that_claims_objects_for_files_it_does_not_match_is_not_believed
     files do not define: stat signatures never match a fresh checkout's, so it is parsed again."""
     repo = make_repo(tmp_path / "repo")
     planted = {
-        "format": 1,
+        "format": CACHE_FORMAT,
         "gpulint": "0.1.0",
         "root": os.path.realpath(repo),
         "files": {

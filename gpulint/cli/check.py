@@ -11,13 +11,14 @@ from gpulint.cli.live import LiveCluster, load_cluster
 from gpulint.cli.render_options import SourceOptions
 from gpulint.lint.baseline import BaselineError, load_baseline, render_baseline
 from gpulint.lint.config import Config
+from gpulint.lint.cross_file import crosses_files
 from gpulint.lint.engine import enabled_rules
 from gpulint.lint.errors import PolicyError, ToolError
 from gpulint.lint.findings import Fix, Report, Severity
 from gpulint.lint.inventory import InventoryError
 from gpulint.lint.linted_set import LintedObject
 from gpulint.lint.repo_index import build_context, repository_of
-from gpulint.lint.run import LintRun, crosses_files
+from gpulint.lint.run import LintRun
 from gpulint.lint.sources import STDIN, CollectOptions, Source, SourceError, collect_all
 from gpulint.report import FormatOptions, get_formatter
 

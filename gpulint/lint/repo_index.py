@@ -3,7 +3,7 @@
 Pre-commit (and ``gpulint check changed.yaml``) passes only some files of a repository. A Pod in
 one of them may join a PodGroup, or use a ResourceClaimTemplate, defined in a file that did not
 change. The index holds the objects of the rest of the repository that references cross files
-for (gpulint.lint.run.crosses_files), so those references resolve and a group's members are
+for (gpulint.lint.cross_file.crosses_files), so those references resolve and a group's members are
 counted whole; its files are never reported on.
 
 The walk is the one ``gpulint check DIR`` does: .gitignore files, ``.git/info/exclude``, the
@@ -34,7 +34,7 @@ from gpulint.lint.sources import DEFAULT_MAX_FILE_BYTES, SkippedEntry, Source, S
 
 CACHE_DIR = ".gpulint_cache"
 CACHE_FILE = "repo-index-v1.json"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: the cross-file table of gpulint/lint/cross_file.py (more kinds than 1 kept)
 MAX_INDEXED_FILES = 20_000  # beyond: the index is partial, and absence proves nothing
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 GIT = ".git"

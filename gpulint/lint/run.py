@@ -19,19 +19,17 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from gpulint.kube import knative
-from gpulint.kube.gangs.members import group_references
-from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.config import Config
+from gpulint.lint.cross_file import crosses_files
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
-from gpulint.lint.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS, ClusterInventory
+from gpulint.lint.inventory import ClusterInventory
 from gpulint.lint.linted_set import LintedObject, LintedSet
 from gpulint.lint.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.objects import KubeObject, ParsedFile, object_ref, parse_file
 from gpulint.lint.registry import Rule, import_checks
 from gpulint.lint.rejections import API_REJECTED, inventory_reports
-from gpulint.lint.resolver import DRA_GROUP, Resolver
+from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need
 from gpulint.lint.sources import Source
 from gpulint.lint.suppress import ALL, path_ignores
@@ -62,19 +60,6 @@ def parse_all(sources: Sequence[Source]) -> list[ParsedFile]:
 
 def linted_object(obj: KubeObject) -> LintedObject:
     return LintedObject(obj.ref, obj.data, obj.document.path)
-
-
-def crosses_files(obj: LintedObject) -> bool:
-    """Objects that objects in other files refer to (the resolver's kinds), and the workloads that
-    join a group (a group's members are counted across files)."""
-    ref = obj.ref
-    if ref.group == DRA_GROUP or ref.kind in GANG_OBJECT_KINDS or (ref.group == "" and ref.kind == "Namespace"):
-        return True
-    if ref.kind in WORKLOAD_RUNTIME_KINDS:  # TrainJobs in other files take their pods from them
-        return True
-    if ref.group == "" and ref.kind == "ConfigMap" and ref.name == knative.CONFIG_NAME:  # Knative's feature flags
-        return True
-    return any(group_references(obj.data, site, ref.namespace) for site in pod_spec_sites(obj.data))
 
 
 @dataclass

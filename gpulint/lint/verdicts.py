@@ -339,10 +339,11 @@ GANG_MEMO = "gang-verdict"
 def gang_verdict(
     gang: Gang, resolver: Resolver, memo: Callable[[Any, Callable[[], Any]], Any], topology_key: str | None = None
 ) -> GangVerdict:
-    """Packing is the expensive part: one verdict per distinct gang shape and topology per run."""
+    """Packing is the expensive part: one verdict per distinct gang shape and topology per run (the
+    members' roles included: the verdict's words name them)."""
     key = (
         GANG_MEMO,
-        tuple((m.pod.signature(), m.count) for m in gang.members),
+        tuple((m.pod.signature(), m.count, m.role) for m in gang.members),
         gang.required,
         gang.topology_key if topology_key is None else topology_key,
         gang.slice_key,

@@ -1,0 +1,107 @@
+"""What crosses files (gpulint/lint/cross_file.py) is what the checks read across files.
+
+A run split over forked workers (``--jobs``), or a pre-commit run of a few files with the
+repository index, gives each file's checks only the objects of the other files that
+``crosses_files`` lets through. Two ways to hold the table to the truth:
+
+- every (group, kind) the checks look up in the linted set while they check the rule docs'
+  examples is one the table lets cross (recorded, not listed by hand);
+- the rule docs' examples, one document per file, give the same output split over two workers
+  as in one process (the objects a finding depends on sit in other files than the finding).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import pytest
+import yaml
+from conftest import run_cli
+from rule_harness import findings_of
+
+import gpulint.lint.run
+from gpulint.lint.cross_file import CROSS_FILE_ANY_GROUP, CROSS_FILE_BY_CONTENT, CROSS_FILE_KINDS
+from gpulint.lint.linted_set import LintedSet
+from gpulint.lint.registry import all_rules
+from gpulint.lint.resolver import DRA_GROUP
+
+RULES = sorted(all_rules())
+
+
+def _covered(group: str, kind: str) -> bool:
+    key = (group, kind)
+    return group == DRA_GROUP or key in CROSS_FILE_KINDS or kind in CROSS_FILE_ANY_GROUP or key in CROSS_FILE_BY_CONTENT
+
+
+def test_every_kind_the_checks_look_up_across_files_crosses_files(monkeypatch):
+    asked: set[tuple[str, str]] = set()
+    for name in ("of_kind", "find", "has_kind"):
+        real = getattr(LintedSet, name)
+
+        def recording(self, group, kind, *rest, _real=real):
+            asked.add((group, kind))
+            return _real(self, group, kind, *rest)
+
+        monkeypatch.setattr(LintedSet, name, recording)
+    for rule_id in RULES:
+        rule = all_rules()[rule_id]
+        inventory = rule.inventory_path()
+        findings_of(None, rule.example, inventory=str(inventory) if inventory else None, config=rule.example_config)
+    # the lookups the table exists for were exercised at all
+    assert {("kueue.x-k8s.io", "ClusterQueue"), ("", "ConfigMap"), ("resource.nvidia.com", "ComputeDomain")} <= asked
+    assert sorted(key for key in asked if not _covered(*key)) == []
+
+
+def _documents(text: str) -> list[str]:
+    """The example's documents, each as its own YAML text (what one file of a GitOps tree holds)."""
+    return [yaml.safe_dump(doc, sort_keys=False) for doc in yaml.safe_load_all(text) if isinstance(doc, dict)]
+
+
+def _trees() -> dict[str | None, list[tuple[str, str]]]:
+    """Per example inventory, the rule examples' documents as (file name, text)."""
+    trees: dict[str | None, list[tuple[str, str]]] = defaultdict(list)
+    for rule_id in RULES:
+        rule = all_rules()[rule_id]
+        if rule.example_config:
+            continue  # a configuration of its own: not one tree's
+        inventory = rule.inventory_path()
+        for index, document in enumerate(_documents(rule.example)):
+            trees[str(inventory) if inventory else None].append((f"{rule_id}-{index}.yaml", document))
+    return trees
+
+
+@pytest.mark.parametrize("inventory", sorted(_trees(), key=str))
+def test_split_over_workers_the_examples_read_the_same_as_in_one_process(inventory, tmp_path, monkeypatch):
+    files = _trees()[inventory]
+    for name, text in files:
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
+    forked: list[int] = []
+    real = gpulint.lint.run._parallel_reports
+    monkeypatch.setattr(gpulint.lint.run, "_parallel_reports", lambda run, n: forked.append(n) or real(run, n))
+    args = ["check", str(tmp_path), "--format", "json", *(["--inventory", inventory] if inventory else [])]
+    serial = run_cli(*args, "--jobs", "1")
+    parallel = run_cli(*args, "--jobs", "2")
+    assert forked == [2]
+    assert json.loads(parallel.stdout)["findings"] == json.loads(serial.stdout)["findings"]
+    assert parallel.exit_code == serial.exit_code
+
+
+def test_the_parity_fails_when_nothing_crosses_files(tmp_path, monkeypatch):
+    # the parity above means something only if findings depend on other files' objects: with nothing
+    # let through, the split run of some example tree must answer differently
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
+    differ = []
+    for number, (inventory, files) in enumerate(sorted(_trees().items(), key=str)):
+        root = tmp_path / str(number)
+        root.mkdir()
+        for name, text in files:
+            (root / name).write_text(text, encoding="utf-8")
+        args = ["check", str(root), "--format", "json", *(["--inventory", inventory] if inventory else [])]
+        serial = json.loads(run_cli(*args, "--jobs", "1").stdout)["findings"]
+        with monkeypatch.context() as patch:
+            patch.setattr(gpulint.lint.run, "crosses_files", lambda obj: False)
+            alone = json.loads(run_cli(*args, "--jobs", "2").stdout)["findings"]
+        differ.append(alone != serial)
+    assert sum(differ) >= 2
