@@ -212,6 +212,23 @@ def test_a_selector_compares_a_quantity_as_a_float_with_an_int():
     assert ENGINE.evaluate(compiled, device) is True
 
 
+def test_an_explicit_dyn_result_needs_list_type_attributes():
+    """compile.go: the result must be bool or the attribute type, google.protobuf.Any without
+    DRAListTypeAttributes (a new expression's environment) and dyn with it."""
+    from gpulint.kube.features import FeatureGates
+
+    off, on = FeatureGates("1.37"), FeatureGates.of("1.37", {"DRAListTypeAttributes": True})
+    for expression in ('dyn(device.attributes["d"].b)', 'cel.bind(a, device.attributes["d"], dyn(a.b))'):
+        assert isinstance(ENGINE.compile(expression), Compiled)  # stored expressions: the newest device type
+        problem = ENGINE.new_expression_problem(expression, off)
+        assert problem is not None and problem.offset == 0
+        assert problem.message.startswith("must evaluate to bool or the unknown type, not dyn (DRAListTypeAttributes")
+        assert ENGINE.new_expression_problem(expression, on) is None
+    # the twins: the attribute itself, and a dyn() compared to a bool
+    for expression in ('device.attributes["d"].b', 'dyn(device.attributes["d"].b) == true'):
+        assert ENGINE.new_expression_problem(expression, off) is None
+
+
 def test_length_limit():
     long = " || ".join(['device.driver == "gpu.nvidia.com"'] * 400)
     assert "10240" in ENGINE.compile(long).message

@@ -492,7 +492,23 @@ class CelEngine:
                     f"({gates.why_off('DRAListTypeAttributes')})",
                     found.start(1),
                 )
+            if self._explicit_dyn(expression):
+                # the attribute type is google.protobuf.Any without the gate (dyn with it): a dyn() result is
+                # neither bool nor the attribute type
+                return CelProblem(
+                    f"must evaluate to bool or the unknown type, not dyn ({gates.why_off('DRAListTypeAttributes')})",
+                    0,
+                )
         return None
+
+    def _explicit_dyn(self, expression: str) -> bool:
+        """Whether the selector's result is a dyn() call (as written, or cel.bind's result)."""
+        typed = self._type_check(expression)
+        checked = None if isinstance(typed, CelProblem) else self._checked(typed)
+        node = checked.root if checked is not None else None
+        while node is not None and cel_cost.is_bind(node):
+            node = node.result
+        return node is not None and node.kind == "call" and node.name == "dyn" and node.target is None
 
     def _version_problem(self, expression: str, version: str) -> CelProblem | None:
         """The type check with the libraries Kubernetes ``version`` gives a new expression, when they are not
