@@ -315,3 +315,21 @@ def test_the_body_depth_limit_counts_brackets_outside_strings():
         parse_review(body(MAX_BODY_DEPTH - 3))
     shallow_but_bracketed = body(1, "[{" * 1000)  # brackets in a string are text: no depth
     assert parse_review(shallow_but_bracketed)["uid"] == "uid-1"
+
+
+def test_the_in_process_review_benchmark_runs():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parent.parent / "benchmarks" / "webhook_review.py"
+    run = subprocess.run(
+        [sys.executable, str(script), "--nodes", "20", "--batches", "1", "--rules"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    rows = [line for line in run.stdout.splitlines() if line.startswith("| ") and " µs |" in line]
+    assert any(row.startswith("| the checks (LintRun.report) |") for row in rows)
+    assert any(row.startswith("| gpu-unschedulable |") for row in rows), run.stdout

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Where a webhook review's CPU goes, in process: the reviews of benchmarks/webhook_load.py (GPU Pods
+against a generated inventory of --nodes nodes) through the handler's own call (Webhook.review), then
+each stage on its own: parsing the AdmissionReview, building the review's LintRun (linted set,
+resolver, engine), the checks, and the rest of the decision. Each figure is the lowest CPU time per
+review over many small batches, interleaved: on a shared machine the lowest is the one least inflated
+by the other processes. The rules' own costs are listed with --rules.
+
+    python benchmarks/webhook_review.py [--nodes 1000] [--batches 60] [--rules]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from webhook_load import inventory, review  # noqa: E402
+
+BATCH = 20  # reviews per timed batch
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--batches", type=int, default=60)
+    parser.add_argument("--rules", action="store_true", help="also the CPU per review of each rule")
+    args = parser.parse_args()
+    from gpulint.lint.config import Config
+    from gpulint.lint.engine import Deadline
+    from gpulint.lint.run import LintRun
+    from gpulint.webhook import server
+    from gpulint.webhook.admission import decide, parse_review
+
+    server.log = lambda *_args, **_fields: None  # the log line is the server's, not the review's
+    with tempfile.TemporaryDirectory(prefix="gpulint-review-") as tmp:
+        path = Path(tmp) / "inventory.json"
+        inventory(path, args.nodes)
+        config = Config(inventory=(str(path),))
+        webhook = server.Webhook(config, server.ServeOptions())
+    bodies = [review(index) for index in range(400)]
+    reviewer = webhook.snapshot.reviewer
+    requests = [parse_review(body) for body in bodies]
+
+    shared = getattr(reviewer, "routes", None) or getattr(reviewer, "rules", None)  # before #19: the rules
+
+    def run_of(index: int) -> LintRun:
+        return LintRun.for_object(config, requests[index]["object"], reviewer.cluster, shared)
+
+    def built(index: int) -> None:
+        run_of(index).engine  # noqa: B018 (the property builds it)
+
+    stages: dict[str, Callable[[int], object]] = {
+        "Webhook.review (what the handler calls) + the answer's JSON": lambda i: json.dumps(
+            webhook.review(bodies[i], time.monotonic() + 9).body  # type: ignore[union-attr]
+        ),
+        "decide (no thread, no parsing)": lambda i: decide(
+            requests[i], reviewer, webhook.options.deny_on, False, Deadline(time.monotonic() + 9)
+        ),
+        "parse_review (JSON, depth, envelope)": lambda i: parse_review(bodies[i]),
+        "LintRun, resolver and engine of one object": built,
+        "the checks (LintRun.report)": lambda i: run_of(i).report(deadline=Deadline(time.monotonic() + 9)),
+    }
+    for index in range(len(bodies)):  # warm: every lazy import and per-inventory fact
+        for stage in stages.values():
+            stage(index)
+    best = {name: float("inf") for name in stages}
+    for batch in range(args.batches):
+        for name, stage in stages.items():
+            started = time.process_time()
+            for offset in range(BATCH):
+                stage((batch * BATCH + offset) % len(bodies))
+            best[name] = min(best[name], (time.process_time() - started) / BATCH)
+    print(
+        f"CPU per review, in process, {args.nodes}-node inventory: lowest of {args.batches} batches of {BATCH}; "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+    )
+    print("| stage | CPU per review |\n|---|---:|")
+    for name, seconds in best.items():
+        print(f"| {name} | {seconds * 1e6:.0f} µs |")
+    if args.rules:
+        _rules(run_of, len(bodies))
+    return 0
+
+
+def _rules(run_of: Callable[[int], object], count: int) -> None:
+    """Each rule's check over the same objects, in the engine's order and context (its memo shared by the
+    rules of one review, the pod templates found once), as Engine._check_object runs them."""
+    from gpulint.kube.workloads import sites_remembered
+    from gpulint.lint.engine import with_runtime
+
+    totals: dict[str, float] = {}
+    for index in range(count):
+        run = run_of(index)
+        engine = run.engine  # type: ignore[attr-defined]
+        obj = with_runtime(run.files[0].objects[0], engine.context.resolver)  # type: ignore[attr-defined]
+        with sites_remembered(obj.data):
+            for rule_id, _rule, check in engine._routed(obj.kind):
+                started = time.process_time()
+                list(check(obj, engine.context))
+                totals[rule_id] = totals.get(rule_id, 0.0) + time.process_time() - started
+    print("\n| rule | CPU per review |\n|---|---:|")
+    for rule_id, seconds in sorted(totals.items(), key=lambda item: -item[1])[:15]:
+        print(f"| {rule_id} | {seconds / count * 1e6:.0f} µs |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
