@@ -333,3 +333,24 @@ def test_the_in_process_review_benchmark_runs():
     rows = [line for line in run.stdout.splitlines() if line.startswith("| ") and " µs |" in line]
     assert any(row.startswith("| the checks (LintRun.report) |") for row in rows)
     assert any(row.startswith("| gpu-unschedulable |") for row in rows), run.stdout
+
+
+def test_an_idle_review_thread_keeps_nothing_of_its_last_review():
+    """Its job's closure holds the request and the inventory snapshot: an idle thread holding it would keep
+    a swapped-out inventory alive (and frozen by the swap's gc.freeze for good)."""
+    import weakref
+
+    class Snapshot:
+        pass
+
+    threads = ReviewThreads()
+    try:
+        snapshot = Snapshot()
+        alive = weakref.ref(snapshot)
+        done = threading.Event()
+        threads.run(lambda held=snapshot: (held, done.set()))
+        del snapshot
+        assert done.wait(5) and wait_until(lambda: threads.idle == 1)
+        assert wait_until(lambda: alive() is None)
+    finally:
+        threads.stop()

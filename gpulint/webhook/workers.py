@@ -62,6 +62,9 @@ class ReviewThreads:
             if job is None:
                 return
             job()
+            # An idle thread must not keep its last review alive: its closure holds the request and the
+            # inventory snapshot, and a snapshot swapped out while still held would be frozen for good.
+            del job
             with self._lock:
                 if self._stopped:
                     return
