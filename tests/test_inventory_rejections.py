@@ -540,3 +540,32 @@ def test_a_stored_class_keeps_parameters_that_predate_the_size_limit(tmp_path):
     assert load_inventory([str(tmp_path / "classes.json")]).rejections == []
     (refused,) = by_rule(lint_text(yaml.safe_dump(device_class)), "api-rejected")
     assert refused.message.endswith("spec.config[0].opaque.parameters: Too long: may not be more than 10240 bytes")
+
+
+def test_past_fifty_in_a_file_one_finding_counts_the_rest(tmp_path):
+    """An inventory from another release can fail the same way on every slice: the report stays readable."""
+    slices = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"node-{i}-gpus"},
+            "spec": {
+                "driver": "gpu.nvidia.com",
+                "nodeName": f"node-{i}",
+                "pool": {"name": f"node-{i}", "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0", "attributes": {"cudaDriverVersion": {"version": "v12.4"}}}],
+            },
+        }
+        for i in range(60)
+    ]
+    app, cluster = _project(tmp_path, json.dumps({"apiVersion": "v1", "kind": "List", "items": slices}, indent=1))
+    code, findings = _check(str(app), "--inventory", str(cluster))
+    assert code == 0 and len(findings) == 51
+    listed = [f for f in findings if f["message"].startswith(SUBJECT)]
+    assert len(listed) == 50 and listed[0]["object"]["name"] == "node-0-gpus"
+    (rest,) = [f for f in findings if not f["message"].startswith(SUBJECT)]
+    assert rest["message"] == (
+        "and 10 more errors in 10 inventory objects of this file that the API server would reject, not listed one by one"
+    )
+    assert rest["object"]["name"] == "node-50-gpus" and rest["notes"][0].startswith("the first: ")
+    assert "must be a string compatible with semver.org spec 2.0.0" in rest["notes"][0]

@@ -26,6 +26,7 @@ API_REJECTED = "api-rejected"
 # ResourceClaims: their spec is immutable, so a claim created under an older release's rules stays as it was.
 VALIDATED_KINDS = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule"})
 INVENTORY_SUBJECT = "the API server would reject this inventory object"
+MAX_PER_FILE = 50  # findings per inventory file; one more counts the rest
 INVENTORY_NOTE = (
     "A cluster does not store an object its API server rejects: this inventory was written or edited by hand, "
     "put together from several exports, or exported from another Kubernetes version. gpulint's models read the "
@@ -186,18 +187,46 @@ def inventory_reports(
     rejections: Sequence[Rejection], linted: Collection[str], ignored: Callable[[str], bool]
 ) -> list[FileReport]:
     """The rejections as api-rejected warnings, one report per inventory file. A file that is linted too is left
-    to the rule itself (an error there); one whose per-path-ignores name the rule counts them as suppressed."""
+    to the rule itself (an error there); one whose per-path-ignores name the rule counts them as suppressed.
+    Past MAX_PER_FILE in a file (an inventory from another release can fail the same way on every slice), one
+    finding counts the rest."""
     reports: dict[str, FileReport] = {}
+    left: dict[str, list[Rejection]] = {}
     for rejection in rejections:
         if rejection.file in linted:
             continue
         report = reports.setdefault(rejection.file, FileReport(rejection.file, inventory=True))
         if ignored(rejection.file):
             report.suppressed += 1
-            continue
-        report.findings.append(rejection.finding())
-        if rejection.excerpt:
-            report.excerpts[rejection.line] = rejection.excerpt
+        elif len(report.findings) >= MAX_PER_FILE:
+            left.setdefault(rejection.file, []).append(rejection)
+        else:
+            report.findings.append(rejection.finding())
+            if rejection.excerpt:
+                report.excerpts[rejection.line] = rejection.excerpt
+    for file, rest in left.items():
+        reports[file].findings.append(_more(rest))
     for report in reports.values():
         report.findings.sort(key=Finding.sort_key)
     return list(reports.values())
+
+
+def _more(rest: list[Rejection]) -> Finding:
+    """One finding for the rejections of a file past MAX_PER_FILE, at the first of them."""
+    first = rest[0]
+    objects = len({r.ref for r in rest})
+    return Finding(
+        API_REJECTED,
+        Severity.WARNING,
+        f"and {len(rest)} more errors in {objects} inventory object{'s' if objects > 1 else ''} of this file that "
+        "the API server would reject, not listed one by one",
+        first.file,
+        first.line,
+        first.column,
+        first.ref,
+        document=first.document,
+        notes=(
+            f"the first: {first.summary_line()}",
+            "`gpulint inventory --format json` lists every one (rejectedObjects)",
+        ),
+    )
