@@ -46,10 +46,11 @@ def test_an_idle_review_thread_runs_the_next_review():
 
 def test_a_stuck_review_does_not_hold_up_the_next_one():
     threads = ReviewThreads()
-    release, second = threading.Event(), threading.Event()
+    started, release, second = threading.Event(), threading.Event(), threading.Event()
     idents: list[int] = []
     try:
-        threads.run(lambda: (idents.append(threading.get_ident()), release.wait(10)))
+        threads.run(lambda: (idents.append(threading.get_ident()), started.set(), release.wait(10)))
+        assert started.wait(5)  # stuck in its review (on a loaded machine it may start late)
         threads.run(lambda: (idents.append(threading.get_ident()), second.set()))
         assert second.wait(5)  # ran in a thread of its own while the first is still stuck
         assert len(set(idents)) == 2
