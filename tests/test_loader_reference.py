@@ -10,7 +10,6 @@ refusals (message and position), and syntax errors.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -192,11 +191,6 @@ def tree(node: Node) -> list[tuple[Any, ...]]:
     return out
 
 
-def shown(value: Any) -> str:
-    """The value with its types (True is no 1); NaN equal to NaN."""
-    return repr(value).replace("nan", "NaN") if not isinstance(value, float) or not math.isnan(value) else "NaN"
-
-
 def read(text: str, loader_class: Any, builder_class: Any) -> list[Any]:
     out: list[Any] = []
     try:
@@ -211,7 +205,7 @@ def read(text: str, loader_class: Any, builder_class: Any) -> list[Any]:
                 result: Any = ("refused", exc.message, exc.line, exc.column)
             else:
                 duplicates = [d if isinstance(d, tuple) else (d.message, d.line, d.column) for d in builder.duplicates]
-                result = (shown(value), duplicates)
+                result = (repr(value), duplicates)  # types too: 1, 1.0 and True; NaN as nan
             out.append((tree(root), result))
     except yaml.YAMLError as exc:
         out.append(("syntax", str(exc)))
