@@ -774,3 +774,34 @@ def test_a_pod_s_scheduler_requirements_are_read_once_per_check(monkeypatch):
     (unschedulable,) = [f for f in report.findings if f.rule == "gpu-unschedulable"]
     assert "0/2 nodes are available" in said(unschedulable)
     assert read == ["main"] and gpu_pods == ["Pod"]
+
+
+def test_a_pod_template_s_gang_groups_are_read_once_per_check(monkeypatch):
+    """The gang rules, the Kueue pod group and the resolver each ask which groups a pod template joins;
+    while its object is checked that is read once (and its answer is not shared with the caller)."""
+    import gpulint.kube.gangs.members as members
+    from gpulint.lint.config import Config
+    from gpulint.lint.inventory import load_inventory
+    from gpulint.lint.run import LintRun
+    from gpulint.lint.sources import Source
+
+    read: list[str] = []
+    real = members._group_references
+
+    def counted(obj_data, site, namespace):
+        read.append(obj_data["metadata"]["name"])
+        return real(obj_data, site, namespace)
+
+    monkeypatch.setattr(members, "_group_references", counted)
+    pod = GPU_POD.replace(
+        "metadata: {name: trainer, namespace: ml}",
+        "metadata: {name: trainer, namespace: ml, labels: {scheduling.x-k8s.io/pod-group: trainers}}",
+    )
+    inventory = load_inventory(["nodes.yaml"], [Source("nodes.yaml", content=TWO_GPU_NODES.encode())])
+    run = LintRun(Config(), [Source("pod.yaml", content=pod.encode())], inventory)
+    run.report(1)
+    assert read.count("trainer") == 1
+    (obj,) = run.objects()
+    (site,) = members.pod_spec_sites(obj.data)
+    (ref,) = members.group_references(obj.data, site, "ml")
+    assert (ref.system, ref.name) == ("coscheduling", "trainers")

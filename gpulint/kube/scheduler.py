@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from gpulint.kube.fields import mapping, sequence
@@ -295,6 +296,10 @@ class PodRequirements:
         )
 
     def signature(self) -> tuple[Any, ...]:
+        return self._signature
+
+    @cached_property  # the model's memo keys and the gang rules ask for it again and again (nothing changes a pod's)
+    def _signature(self) -> tuple[Any, ...]:
         return (
             tuple(sorted(self.requests.items())),
             self.node_selector,

@@ -29,7 +29,14 @@ from gpulint.kube.fields import dig, integer, mapping, sequence
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import GangLookup, ObjectLike, Path
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, pod_requirements
-from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, remembered, template_metadata
+from gpulint.kube.workloads import (
+    PodSpecSite,
+    effective_pod_spec,
+    pod_spec_sites,
+    remembered,
+    remembered_part,
+    template_metadata,
+)
 
 if TYPE_CHECKING:
     from gpulint.kube.gangs.packing import Budget, Decision, NodeKind, Shape
@@ -110,6 +117,13 @@ class GroupReference:
 
 
 def group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str) -> list[GroupReference]:
+    """The gang groups a pod template joins (read once per template while its object is checked: the gang
+    rules, the resolver and the Kueue pod group all ask)."""
+    key = ("group references", site.path, site.template_path, namespace)
+    return list(remembered_part(site.spec, key, lambda: _group_references(obj_data, site, namespace), obj_data))
+
+
+def _group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str) -> list[GroupReference]:
     meta = template_metadata(obj_data, site)
     labels = mapping(meta.get("labels"))
     annotations = mapping(meta.get("annotations"))
