@@ -335,7 +335,10 @@ def test_not_ready_until_every_served_api_is_listed_and_readyz_says_what_it_wait
         webhook.stop()
 
 
-def test_gone_watch_relists_and_paged_lists_are_read_whole(make_api):
+def test_gone_watch_relists_and_paged_lists_are_read_whole(make_api, monkeypatch):
+    import gpulint.lint.live_inventory as live
+
+    monkeypatch.setattr(live, "RETRY_SECONDS", 0.2)  # the relist after 410 Gone comes sooner than 2 s
     many = [node(f"n{i}", 8) for i in range(PAGE_SIZE + 7)]  # two pages
     api = make_api(cluster(many, **{"resource.k8s.io__v1": DRA_V1}))
     api.gone_once.add("/api/v1/nodes")
@@ -345,7 +348,7 @@ def test_gone_watch_relists_and_paged_lists_are_read_whole(make_api):
         assert len(webhook.snapshot.inventory.nodes) == PAGE_SIZE + 7
         assert any("continue=" in r for r in api.requests if r.startswith("/api/v1/nodes"))
         # 410 Gone on the first watch: listed again, then watched from the new list
-        assert wait_for(lambda: [p for p, _ in api.watch_versions].count("/api/v1/nodes") >= 2)
+        assert wait_for(lambda: [p for p, _ in api.watch_versions].count("/api/v1/nodes") >= 2, seconds=30)
         node_lists = [
             r for r in api.requests if r.startswith("/api/v1/nodes?") and "watch=true" not in r and "continue" not in r
         ]
