@@ -241,13 +241,12 @@ def excerpts(text: str, lines: set[int]) -> dict[int, str]:
     """The source text of ``lines`` (1-based), each cut at MAX_EXCERPT characters."""
     if not lines or not text:
         return {}
-    wanted = max(lines)
+    source = text.splitlines()  # one split in C; the lines asked for are then picked by their index
     out = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        if number in lines:
+    for number in sorted(lines):
+        if 1 <= number <= len(source):
+            line = source[number - 1]
             out[number] = line if len(line) <= MAX_EXCERPT else line[:MAX_EXCERPT] + "…"
-        if number >= wanted:
-            break
     return out
 
 
