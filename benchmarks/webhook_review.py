@@ -4,9 +4,11 @@ against a generated inventory of --nodes nodes) through the handler's own call (
 each stage on its own: parsing the AdmissionReview, building the review's LintRun (linted set,
 resolver, engine), the checks, and the rest of the decision. Each figure is the lowest CPU time per
 review over many small batches, interleaved: on a shared machine the lowest is the one least inflated
-by the other processes. The rules' own costs are listed with --rules.
+by the other processes. The rules' own costs are listed with --rules. With --paced MS, `decide` also
+runs one review at a time with MS milliseconds idle before each (as a server receives them), beside
+the same reviews back to back: the median CPU per review of each (time.thread_time()).
 
-    python benchmarks/webhook_review.py [--nodes 1000] [--batches 60] [--rules]
+    python benchmarks/webhook_review.py [--nodes 1000] [--batches 60] [--rules] [--paced 10]
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -32,6 +35,7 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--batches", type=int, default=60)
     parser.add_argument("--rules", action="store_true", help="also the CPU per review of each rule")
+    parser.add_argument("--paced", type=float, default=0, help="also decide with MS ms idle before each review")
     args = parser.parse_args()
     from gpulint.lint.config import Config
     from gpulint.lint.engine import Deadline
@@ -87,7 +91,26 @@ def main() -> int:
         print(f"| {name} | {seconds * 1e6:.0f} µs |")
     if args.rules:
         _rules(run_of, len(bodies))
+    if args.paced:
+        _paced(stages["decide (no thread, no parsing)"], len(bodies), args.paced / 1000)
     return 0
+
+
+def _paced(stage: Callable[[int], object], count: int, idle: float) -> None:
+    """The same reviews back to back and with ``idle`` seconds of sleep before each, alternating in
+    rounds: the median thread CPU per review of each."""
+    times: dict[float, list[float]] = {0.0: [], idle: []}
+    for round_start in range(0, count, 50):
+        for gap, sample in times.items():
+            for index in range(round_start, min(count, round_start + 50)):
+                if gap:
+                    time.sleep(gap)
+                started = time.thread_time()
+                stage(index)
+                sample.append(time.thread_time() - started)
+    print("\n| decide, one review at a time | median CPU per review |\n|---|---:|")
+    for gap, sample in times.items():
+        print(f"| {gap * 1000:g} ms idle before each | {statistics.median(sample) * 1e6:.0f} µs |")
 
 
 def _rules(run_of: Callable[[int], object], count: int) -> None:

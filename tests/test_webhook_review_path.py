@@ -185,6 +185,65 @@ def test_reviews_share_the_routed_rules(tmp_path):
         webhook.stop()
 
 
+GPU_NODES = "apiVersion: v1\nkind: List\nitems:\n" + "".join(
+    f"- apiVersion: v1\n  kind: Node\n  metadata:\n    name: gpu-{i}\n    labels:\n"
+    f"      kubernetes.io/hostname: gpu-{i}\n      nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n"
+    f"  status:\n    capacity: {{cpu: '192', memory: 2Ti, pods: '110', nvidia.com/gpu: '8'}}\n"
+    for i in range(40)
+)
+SELECTING_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "trainer", "namespace": "ml"},
+    "spec": {
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+        "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 2}}}],
+    },
+}
+
+
+def test_concurrent_first_reviews_work_out_the_inventorys_facts_once(tmp_path, monkeypatch):
+    """Eight reviews arriving together on a new inventory (eight keep-alive connections) wait for the one
+    working out a fact of the inventory - which nodes' labels are stale, the nodes grouped for the
+    scheduler - instead of each working it out (issue #19: a 1,000-node inventory's facts eight times)."""
+    from gpulint.kube import scheduler
+    from gpulint.lint.checks import stale_gpu_label
+
+    calls: dict[str, int] = {"stale": 0, "groups": 0}
+
+    def slowly(name: str, original):
+        def counted(*args, **kwargs):
+            calls[name] += 1
+            time.sleep(0.05)  # the other reviews arrive while it runs
+            return original(*args, **kwargs)
+
+        return counted
+
+    monkeypatch.setattr(stale_gpu_label, "stale_nodes", slowly("stale", stale_gpu_label.stale_nodes))
+    monkeypatch.setattr(scheduler, "group_nodes", slowly("groups", scheduler.group_nodes))
+    (tmp_path / "nodes.yaml").write_text(GPU_NODES)
+    webhook = Webhook(Config(inventory=(str(tmp_path),)), ServeOptions())
+    start, answers = threading.Barrier(8), []
+    try:
+
+        def one(uid: str) -> None:
+            start.wait(5)
+            answers.append(decide_on(webhook, SELECTING_POD, uid))
+
+        threads = [threading.Thread(target=one, args=(f"u{i}",)) for i in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    finally:
+        webhook.stop()
+    assert calls == {"stale": 1, "groups": 1}
+    assert len(answers) == 8 and all(a["allowed"] is True for a in answers)
+    assert {json.dumps({k: v for k, v in a.items() if k != "uid"}, sort_keys=True) for a in answers} == {
+        json.dumps({k: v for k, v in answers[0].items() if k != "uid"}, sort_keys=True)
+    }
+
+
 # ---------------------------------------------------------------- the HTTP exchange around a review
 
 HEADER_BLOCKS = [
@@ -325,7 +384,7 @@ def test_the_in_process_review_benchmark_runs():
 
     script = Path(__file__).parent.parent / "benchmarks" / "webhook_review.py"
     run = subprocess.run(
-        [sys.executable, str(script), "--nodes", "20", "--batches", "1", "--rules"],
+        [sys.executable, str(script), "--nodes", "20", "--batches", "1", "--rules", "--paced", "1"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -334,6 +393,8 @@ def test_the_in_process_review_benchmark_runs():
     rows = [line for line in run.stdout.splitlines() if line.startswith("| ") and " µs |" in line]
     assert any(row.startswith("| the checks (LintRun.report) |") for row in rows)
     assert any(row.startswith("| gpu-unschedulable |") for row in rows), run.stdout
+    assert any(row.startswith("| 1 ms idle before each |") for row in rows), run.stdout
+    assert any(row.startswith("| 0 ms idle before each |") for row in rows), run.stdout
 
 
 def test_an_idle_review_thread_keeps_nothing_of_its_last_review():

@@ -528,7 +528,7 @@ class ClusterModel:
     nodes: list[NodeInfo]
     named_taints: bool = False  # the scheduler names the untolerated taint (before 1.34)
     _identity: frozenset[str] = frozenset()
-    _groups: list[NodeGroup] | None = None
+    _groups: LRU[str, list[NodeGroup]] = field(default_factory=lambda: LRU(1))  # grouped once, by one thread
     # per distinct pod; bounded: the webhook's model lives for every review of a snapshot
     _cache: LRU[tuple[Any, ...], Any] = field(default_factory=lambda: LRU(MEMO_SIZE))
 
@@ -536,9 +536,7 @@ class ClusterModel:
         self._identity = identity_label_keys(self.nodes)
 
     def groups(self) -> list[NodeGroup]:
-        if self._groups is None:
-            self._groups = group_nodes(self.nodes, self._identity)
-        return self._groups
+        return self._groups.get_or_compute("groups", lambda: group_nodes(self.nodes, self._identity))
 
     def _groups_for(self, pod: PodRequirements) -> list[NodeGroup]:
         if pod.uses_node_identity() or pod.label_keys() & self._identity:
@@ -546,11 +544,7 @@ class ClusterModel:
         return self.groups()
 
     def _memo(self, key: tuple[Any, ...], compute: Any) -> Any:
-        value = self._cache.get(key)
-        if value is None:
-            value = compute()
-            self._cache.put(key, value)
-        return value
+        return self._cache.get_or_compute(key, compute)  # concurrent reviews of one pod shape: evaluated once
 
     def evaluate(self, pod: PodRequirements, now: bool = False) -> FitResult:
         return self._memo(("fit", pod.signature(), now), lambda: self._evaluate(pod, now))

@@ -122,11 +122,7 @@ class ClusterInventory:
 
     def fact(self, key: Any, compute: Callable[[], _F]) -> _F:
         """``compute()`` once per inventory and ``key``; ``compute`` must read this inventory only."""
-        value = self._facts.get(key)
-        if value is None:
-            value = compute()
-            self._facts.put(key, value)
-        return value
+        return self._facts.get_or_compute(key, compute)  # concurrent reviews compute it once
 
     def lists(self, kind: str) -> bool:
         return kind in self.listed_kinds
