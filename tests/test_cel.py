@@ -229,6 +229,24 @@ def test_an_explicit_dyn_result_needs_list_type_attributes():
         assert ENGINE.new_expression_problem(expression, off) is None
 
 
+def test_an_explicit_dyn_verdict_is_worked_out_once_per_expression(monkeypatch):
+    """Claims stamped from one template repeat their selector: the type check and decode behind the dyn()
+    verdict run once per expression, and every claim still gets the verdict (the refusal, or none)."""
+    from gpulint.kube.features import FeatureGates
+
+    engine, off = CelEngine(), FeatureGates("1.37")
+    asked: list[str] = []
+    work = CelEngine._dyn_result
+    monkeypatch.setattr(CelEngine, "_dyn_result", lambda self, text: asked.append(text) or work(self, text))
+    refused, plain = 'dyn(device.attributes["d"].b)', 'device.attributes["d"].b'
+    for _ in range(3):
+        problem = engine.new_expression_problem(refused, off)
+        assert problem is not None and problem.message.startswith("must evaluate to bool or the unknown type, not dyn")
+        assert engine.new_expression_problem(plain, off) is None  # a False verdict is remembered too
+    assert asked == [refused, plain]
+    assert CelEngine().new_expression_problem(refused, off) is not None and asked == [refused, plain, refused]
+
+
 def test_length_limit():
     long = " || ".join(['device.driver == "gpu.nvidia.com"'] * 400)
     assert "10240" in ENGINE.compile(long).message

@@ -358,6 +358,7 @@ class CelEngine:
         self._typed_envs: dict[tuple[int, int], Any] = {}  # by the libraries' Kubernetes version
         self._compiled: LRU[str, Compiled | CelProblem] = LRU(cache_size)
         self._verdicts: LRU[tuple[str, tuple[int, ...]], Verdict] = LRU(cache_size)
+        self._dyn_results: LRU[str, bool] = LRU(cache_size)  # _explicit_dyn: a type check and a decode each
         self._bounds: LRU[int, tuple[Any, int]] = LRU(256)  # id(value) -> (value, its size bound)
         self._sandbox: Sandbox | None = None
         self.unavailable: str = ""
@@ -502,7 +503,15 @@ class CelEngine:
         return None
 
     def _explicit_dyn(self, expression: str) -> bool:
-        """Whether the selector's result is a dyn() call (as written, or cel.bind's result)."""
+        """Whether the selector's result is a dyn() call (as written, or cel.bind's result); remembered per
+        expression, as compile() is: every claim made from a template asks it again of the same text."""
+        known = self._dyn_results.get(expression)
+        if known is None:
+            known = self._dyn_result(expression)
+            self._dyn_results.put(expression, known)
+        return known
+
+    def _dyn_result(self, expression: str) -> bool:
         typed = self._type_check(expression)
         checked = None if isinstance(typed, CelProblem) else self._checked(typed)
         node = checked.root if checked is not None else None
