@@ -247,6 +247,28 @@ def test_an_explicit_dyn_verdict_is_worked_out_once_per_expression(monkeypatch):
     assert CelEngine().new_expression_problem(refused, off) is not None and asked == [refused, plain, refused]
 
 
+def test_a_version_verdict_is_worked_out_once_per_expression_and_version(monkeypatch):
+    """--kubernetes-version older than the engine's libraries: each new expression is type-checked twice (the
+    engine's libraries, the version's); claims stamped from one template ask it once per version."""
+    engine = CelEngine()
+    asked: list[tuple[str, str]] = []
+    work = CelEngine._version_result
+    monkeypatch.setattr(
+        CelEngine,
+        "_version_result",
+        lambda self, text, version: asked.append((text, version)) or work(self, text, version),
+    )
+    plain, ip = 'device.attributes["d"].b', 'isIP(device.attributes["dra.net"].ip)'  # the IP library: 1.30
+    first = [engine._version_problem(text, version) for text in (plain, ip) for version in ("1.30", "1.37")]
+    again = [engine._version_problem(text, version) for text in (plain, ip) for version in ("1.30", "1.37")]
+    assert first == again
+    assert first[:2] == [None, None] and first[3] is None  # a None verdict is remembered too
+    assert first[2] is not None and "this function arrives in 1.30, usable in new expressions from 1.31" in str(
+        first[2]
+    )
+    assert asked == [(plain, "1.30"), (plain, "1.37"), (ip, "1.30"), (ip, "1.37")]
+
+
 def test_length_limit():
     long = " || ".join(['device.driver == "gpu.nvidia.com"'] * 400)
     assert "10240" in ENGINE.compile(long).message

@@ -359,6 +359,8 @@ class CelEngine:
         self._compiled: LRU[str, Compiled | CelProblem] = LRU(cache_size)
         self._verdicts: LRU[tuple[str, tuple[int, ...]], Verdict] = LRU(cache_size)
         self._dyn_results: LRU[str, bool] = LRU(cache_size)  # _explicit_dyn: a type check and a decode each
+        # _version_problem by (expression, version): two type checks each (a 1-tuple: None is a verdict too)
+        self._version_results: LRU[tuple[str, str], tuple[CelProblem | None]] = LRU(cache_size)
         self._bounds: LRU[int, tuple[Any, int]] = LRU(256)  # id(value) -> (value, its size bound)
         self._sandbox: Sandbox | None = None
         self.unavailable: str = ""
@@ -521,7 +523,15 @@ class CelEngine:
 
     def _version_problem(self, expression: str, version: str) -> CelProblem | None:
         """The type check with the libraries Kubernetes ``version`` gives a new expression, when they are not
-        the engine's; a library function it does not have yet is an undeclared reference."""
+        the engine's; a library function it does not have yet is an undeclared reference. Remembered per
+        expression and version, as compile() is."""
+        known = self._version_results.get((expression, version))
+        if known is None:
+            known = (self._version_result(expression, version),)
+            self._version_results.put((expression, version), known)
+        return known[0]
+
+    def _version_result(self, expression: str, version: str) -> CelProblem | None:
         libraries = library.compatibility_version(version)
         if libraries == self.libraries or isinstance(self._type_check(expression), CelProblem):
             return None  # the same libraries, or an expression that fails whatever the version (compile says)
