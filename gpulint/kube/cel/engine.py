@@ -507,11 +507,7 @@ class CelEngine:
     def _explicit_dyn(self, expression: str) -> bool:
         """Whether the selector's result is a dyn() call (as written, or cel.bind's result); remembered per
         expression, as compile() is: every claim made from a template asks it again of the same text."""
-        known = self._dyn_results.get(expression)
-        if known is None:
-            known = self._dyn_result(expression)
-            self._dyn_results.put(expression, known)
-        return known
+        return self._dyn_results.get_or_compute(expression, lambda: self._dyn_result(expression))
 
     def _dyn_result(self, expression: str) -> bool:
         typed = self._type_check(expression)
@@ -525,10 +521,10 @@ class CelEngine:
         """The type check with the libraries Kubernetes ``version`` gives a new expression, when they are not
         the engine's; a library function it does not have yet is an undeclared reference. Remembered per
         expression and version, as compile() is."""
-        known = self._version_results.get((expression, version))
-        if known is None:
-            known = (self._version_result(expression, version),)
-            self._version_results.put((expression, version), known)
+        # kept in a tuple: None (no problem) is an answer, and the memo's "absent"
+        known = self._version_results.get_or_compute(
+            (expression, version), lambda: (self._version_result(expression, version),)
+        )
         return known[0]
 
     def _version_result(self, expression: str, version: str) -> CelProblem | None:
@@ -550,11 +546,7 @@ class CelEngine:
         )
 
     def compile(self, expression: str) -> Compiled | CelProblem:
-        cached = self._compiled.get(expression)
-        if cached is None:
-            cached = self._compile(expression)
-            self._compiled.put(expression, cached)
-        return cached
+        return self._compiled.get_or_compute(expression, lambda: self._compile(expression))
 
     def _compile(self, expression: str) -> Compiled | CelProblem:
         if len(expression) > MAX_EXPRESSION_LENGTH:

@@ -33,11 +33,7 @@ class CheckContext:
         return self.resolver if self.resolver.has_nodes else None
 
     def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
-        value = self.cache.get(key)
-        if value is None:
-            value = compute()
-            self.cache.put(key, value)
-        return value
+        return self.cache.get_or_compute(key, compute)
 
 
 ObjectCheck = Callable[["KubeObject", CheckContext], Iterator[Diagnostic]]
