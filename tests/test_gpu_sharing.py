@@ -195,6 +195,40 @@ def test_a_pod_that_does_not_pin_the_product_across_mig_single_nodes(sharing):
     assert "NVIDIA-A100-SXM4-40GB, Tesla-T4-SHARED" in said(finding)
 
 
+def test_a_renamed_shared_resource_warns_where_the_whole_gpus_beside_it_do_not(tmp_path):
+    # renameByDefault: the replicas are nvidia.com/gpu.shared (labelled under the original name); the
+    # other node's nvidia.com/gpu are whole GPUs. Which names some node shares decides, name by name.
+    renamed = {"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.product": "NVIDIA-L4-SHARED"}
+    inventory = inventory_of(
+        tmp_path,
+        node("l4-0", renamed, {"nvidia.com/gpu.shared": "16"}),
+        node("h100-0", {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, {"nvidia.com/gpu": "8"}),
+    )
+    (finding,) = lint(pod(2, resource="nvidia.com/gpu.shared"), inventory)
+    assert "asks for 2 nvidia.com/gpu.shared, but on every node it can use" in finding.message
+    assert lint(pod(2), inventory) == []
+
+
+def test_what_the_inventory_shares_is_worked_out_once_for_every_pod(tmp_path, monkeypatch):
+    """The webhook checks every review against the same inventory: what each node's resources are is read
+    once, not once per pod, and the second pod gets the same answer."""
+    import gpulint.lint.checks.gpu_sharing as rule
+
+    mps = {"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "mps"}
+    inventory = inventory_of(
+        tmp_path, node("l4-0", mps, {"nvidia.com/gpu": "16"}), node("cpu-0", {}, {}), node("cpu-1", {}, {})
+    )
+    reads: list[str] = []
+    real = rule.node_resource
+    monkeypatch.setattr(rule, "node_resource", lambda node, resource: reads.append(resource) or real(node, resource))
+    (first,) = lint(pod(2), inventory)
+    read_for_the_first = len(reads)
+    (second,) = lint(pod(3), inventory)
+    assert (first.severity, second.severity) == (Severity.ERROR, Severity.ERROR)
+    assert "found 3" in said(second)
+    assert read_for_the_first > 0 and len(reads) == read_for_the_first
+
+
 # ----------------------------------------------------------------- gpu-sharing: clean (traps)
 
 

@@ -281,6 +281,37 @@ def test_grouping_never_changes_the_answer(nodes, pod_spec):
     assert sum(result.reasons.values()) >= len(nodes) - len(brute)
 
 
+TOLERATING_POD = st.builds(
+    lambda spec, key, value, gpus: {
+        **spec,
+        "tolerations": [{"key": key, "operator": "Equal", "value": value, "effect": "NoSchedule"}],
+        "containers": [{"resources": {"limits": {"nvidia.com/gpu": gpus, "memory": "1536Mi"}}}],
+    },
+    POD,
+    st.sampled_from(["gpu", "dedicated"]),
+    st.sampled_from(["a", "b", ""]),
+    st.sampled_from([1, "1", 2, "0.5"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TOLERATING_POD, TOLERATING_POD)
+def test_two_pods_have_one_signature_exactly_when_the_scheduler_sees_one_pod(first, second):
+    """The memos key on the signature: plain values that compare and hash as the fields do (1 and "1" GPU
+    are one request), so two pods share a verdict exactly when every scheduling field is equal."""
+    a, b = pod_requirements(first), pod_requirements(second)
+    fields_equal = a.requests == b.requests and (
+        a.node_selector,
+        a.affinity_terms,
+        a.tolerations,
+        a.node_name,
+        a.dra_resources,
+    ) == (b.node_selector, b.affinity_terms, b.tolerations, b.node_name, b.dra_resources)
+    assert (a.signature() == b.signature()) is fields_equal
+    if fields_equal:
+        assert hash(a.signature()) == hash(b.signature())
+
+
 @pytest.mark.parametrize(
     ("version", "named"),
     [("1.30", True), ("1.33", True), ("1.34", False), ("1.35", False), ("1.37", False), ("2.0", False)],

@@ -229,6 +229,12 @@ class Requirement:
         return False  # an unknown operator matches nothing (validation would reject it)
 
 
+def _requirement_fields(requirement: Requirement) -> tuple[Any, ...]:
+    """A requirement's fields in order (what its dataclass equality compares), without dataclasses.astuple's deep copy."""
+    r = requirement
+    return (r.description, r.path, r.key, r.operator, r.values, r.field, r.parse_errors)
+
+
 @dataclass(frozen=True)
 class Toleration:
     key: str
@@ -300,11 +306,14 @@ class PodRequirements:
 
     @cached_property  # the model's memo keys and the gang rules ask for it again and again (nothing changes a pod's)
     def _signature(self) -> tuple[Any, ...]:
+        """The pod's scheduling shape as plain strings, numbers and tuples, equal exactly when the fields are:
+        the memos hash it on every lookup, and a Fraction's or a dataclass's hash is Python code."""
+        terms = self.affinity_terms
         return (
-            tuple(sorted(self.requests.items())),
-            self.node_selector,
-            self.affinity_terms,
-            self.tolerations,
+            tuple(sorted((name, amount.numerator, amount.denominator) for name, amount in self.requests.items())),
+            tuple(map(_requirement_fields, self.node_selector)),
+            None if terms is None else tuple(tuple(map(_requirement_fields, term)) for term in terms),
+            tuple((t.key, t.operator, t.value, t.effect, t.comparisons) for t in self.tolerations),
             self.node_name,
             self.dra_resources,
         )

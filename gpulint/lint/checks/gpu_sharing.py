@@ -37,7 +37,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if not fit.fits:
             continue  # gpu-unschedulable says why
         yield from _multi_unit_requests(site, fit, ctx)
-        if NVIDIA_GPU in pod.requests and _advertised(resolver, NVIDIA_GPU).mixed:
+        if NVIDIA_GPU in pod.requests and _sharing(resolver).gpu_mixed:
             yield from _mig_mixture(site, _on_nodes(resolver, fit.fitting, NVIDIA_GPU))
 
 
@@ -61,6 +61,28 @@ def _advertised(resolver: Resolver, resource: str) -> _Advertised:
     return resolver.cluster_fact(("gpu-sharing", resource), compute)
 
 
+@dataclass(frozen=True)
+class _Sharing:
+    """What the rule needs of the inventory for every pod, worked out once per inventory."""
+
+    shared: frozenset[str]  # the resources shared (time-slicing, MPS) on some node
+    gpu_mixed: bool  # nvidia.com/gpu is a MIG slice on some nodes, a whole GPU on others
+
+
+def _sharing(resolver: Resolver) -> _Sharing:
+    def compute() -> _Sharing:
+        # what _advertised(resolver, name).shared says of every name, without its table of the nodes per name
+        shared = frozenset(
+            name
+            for node in resolver.nodes
+            for name in node.allocatable
+            if (info := node_resource(node, name)) is not None and info.shared
+        )
+        return _Sharing(shared, _advertised(resolver, NVIDIA_GPU).mixed)
+
+    return resolver.cluster_fact(("gpu-sharing", "sharing"), compute)
+
+
 def _on_nodes(resolver: Resolver, nodes: list[NodeInfo], resource: str) -> list[tuple[NodeInfo, NodeResource]]:
     """(node, what ``resource`` is there) for the nodes that advertise it."""
     table = _advertised(resolver, resource).on
@@ -76,15 +98,18 @@ def _on_nodes(resolver: Resolver, nodes: list[NodeInfo], resource: str) -> list[
 def _multi_unit_requests(site: PodSpecSite, fit: FitResult, ctx: CheckContext) -> Iterator[Diagnostic]:
     """The device plugin allocates per container: more than one unit of a shared resource is not more GPU.
     The nodes the pod fits (``fit``) are listed only for a resource some node shares."""
+    shared_somewhere = _sharing(ctx.resolver).shared  # the candidates are the inventory's nodes
+    if not shared_somewhere:
+        return
     for container_path, container in containers(site.spec):
         limits = container.get("resources", {}).get("limits") if isinstance(container.get("resources"), dict) else None
         if not isinstance(limits, dict):
             continue
         for name, raw in limits.items():
+            if str(name) not in shared_somewhere:
+                continue
             amount = _count(raw)
             if amount is None or amount < 2:
-                continue
-            if not _advertised(ctx.resolver, str(name)).shared:  # the candidates are the inventory's nodes
                 continue
             infos = _on_nodes(ctx.resolver, fit.fitting, str(name))
             shared = [(node, info) for node, info in infos if info.shared]
