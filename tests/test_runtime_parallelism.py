@@ -322,3 +322,20 @@ def test_commands_that_are_not_launchers_are_ignored():
         )
         == []
     )
+
+
+def test_a_word_written_as_it_runs_points_at_each_of_its_characters():
+    """A plain word's origins are one run made on demand: each index and slice is the origin of that character,
+    as a word whose characters were recorded one by one."""
+    from gpulint.kube.commandline import Origin, OriginRun, Word
+
+    path = ("args", 2)
+    run = OriginRun(path, 0, len("--tensor-parallel-size=8"))
+    written = tuple(Origin(path, offset) for offset in range(len("--tensor-parallel-size=8")))
+    assert tuple(run) == written and len(run) == len(written) and run == written
+    assert run[23] == Origin(path, 23) and run[-1] == Origin(path, 23)
+    assert tuple(run[23:]) == written[23:] and tuple(run[5:9]) == written[5:9] and tuple(run[30:]) == ()
+    assert tuple(run[::2]) == written[::2]
+    word = Word("--tensor-parallel-size=8", Origin(path, 0), run)
+    assert word.at(23) == Origin(path, 23)
+    assert word.at(24) == word.at(-1) == Origin(path, 0)  # outside the word: its start

@@ -15,11 +15,11 @@ guess.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import repeat
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, cast, overload
 
 from gpulint.kube.fields import mapping, sequence, text
 from gpulint.kube.refs import Path
@@ -40,11 +40,52 @@ class Origin(NamedTuple):
     offset: int
 
 
+class OriginRun(Sequence[Origin]):
+    """The origins of ``length`` characters written one after another from ``base`` in one string, made
+    only when asked: most words are never pointed inside (a word written as it runs is one run)."""
+
+    __slots__ = ("base", "length", "path")
+
+    def __init__(self, path: Path, base: int, length: int) -> None:
+        self.path, self.base, self.length = path, base, length
+
+    def __len__(self) -> int:
+        return self.length
+
+    @overload
+    def __getitem__(self, index: int) -> Origin: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Origin]: ...
+    def __getitem__(self, index: int | slice) -> Origin | Sequence[Origin]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self.length)
+            if step != 1:
+                return tuple(self)[index]
+            return OriginRun(self.path, self.base + start, max(stop - start, 0))
+        if index < 0:
+            index += self.length
+        if not 0 <= index < self.length:
+            raise IndexError(index)
+        return Origin(self.path, self.base + index)
+
+    def __iter__(self) -> Iterator[Origin]:
+        return iter(_origins(self.path, self.base, self.length))
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self) == tuple(other) if isinstance(other, Sequence) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"OriginRun({self.path!r}, {self.base}, {self.length})"
+
+
 @dataclass(frozen=True)
 class Word:
     text: str | None  # None: part of it cannot be known offline
     origin: Origin  # where the word starts
-    origins: tuple[Origin, ...] = ()  # one per character of ``text`` (for pointing inside the word)
+    origins: Sequence[Origin] = ()  # one per character of ``text`` (for pointing inside the word)
 
     def at(self, index: int) -> Origin:
         return self.origins[index] if 0 <= index < len(self.origins) else self.origin
@@ -351,17 +392,17 @@ def _command(words: list[Word]) -> Command:
 # --- a container's command line ---------------------------------------------------------------
 
 
-def _argument_words(container: Mapping[str, Any], env: ContainerEnv) -> list[tuple[Word, Chars]]:
-    out = []
+def _argument_words(container: Mapping[str, Any], env: ContainerEnv) -> list[tuple[Word, Chars | None]]:
+    """Each word of ``command`` and ``args`` after Kubernetes' expansion, with its characters (None: the
+    word is written as it runs, its characters are its text and its origins one run)."""
+    out: list[tuple[Word, Chars | None]] = []
     for field_name in ("command", "args"):
         for index, item in enumerate(sequence(container.get(field_name))):
             if isinstance(item, bool) or not isinstance(item, (str, int, float)):
                 continue
             value, origin = str(item), Origin((field_name, index), 0)
-            if "$" not in value:  # written as it runs: one origin per character, nothing unknown
-                origins = _origins(origin.path, 0, len(value))
-                plain: Chars = list(zip(value, origins))
-                out.append((Word(value, origin, origins), plain))
+            if "$" not in value:  # written as it runs: nothing unknown, its origins one run
+                out.append((Word(value, origin, OriginRun(origin.path, 0, len(value))), None))
                 continue
             chars = kubernetes_expand(value, origin, env)
             known = all(c is not None for c, _ in chars)
@@ -404,7 +445,9 @@ def container_commands(container: Mapping[str, Any], injected: Env | None = None
     script = _shell_script_index(plain)
     if script is None:
         return [_command(plain)] if plain else []
-    chars = words[script][1]
+    word, chars = words[script]
+    if chars is None:
+        chars = list(zip(word.text or "", word.origins))
     if len(chars) > MAX_SCRIPT_CHARS:
         return []
     return shell_commands(chars, env)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from gpulint.kube.commandline import Command, Env, Origin, Word, container_commands, image_name
@@ -31,22 +32,35 @@ VISIBILITY_VARIABLES = ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
 _NOT_DEVICES = re.compile(r".*(mem|memory|cores|percentage)$")
 
 
-def counts_devices(name: str, patterns: Iterable[str] = ()) -> bool:
+@lru_cache(maxsize=1024)
+def counts_devices(name: str, patterns: tuple[str, ...] = ()) -> bool:
+    """A resource that counts GPUs (remembered per name: real manifests repeat a handful of names)."""
     return is_gpu(name, patterns) and not _NOT_DEVICES.fullmatch(name)
 
 
 def container_gpus(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> int | None:
     """The whole GPUs of one kind (device-plugin resource) the container holds, the largest count
     when it asks for several kinds; None: none asked."""
-    patterns = tuple(patterns)
+    return _gpu_fact(container, tuple(patterns))[0]
+
+
+def gpu_resource_name(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> str:
+    """The container's first device resource (as messages name its GPUs); nvidia.com/gpu when it has none."""
+    return _gpu_fact(container, tuple(patterns))[1]
+
+
+def _gpu_fact(container: Mapping[str, Any], patterns: tuple[str, ...]) -> tuple[int | None, str]:
+    """(container_gpus, gpu_resource_name), read once per container while its object is checked."""
     return remembered_part(container, ("gpus", patterns), lambda: _container_gpus(container, patterns))
 
 
-def _container_gpus(container: Mapping[str, Any], patterns: tuple[str, ...]) -> int | None:
+def _container_gpus(container: Mapping[str, Any], patterns: tuple[str, ...]) -> tuple[int | None, str]:
     total = None
+    resource = ""
     for name, value in _gpu_amounts(container).items():
         if not counts_devices(name, patterns):
             continue
+        resource = resource or name
         if type(value) is int:  # the common case, without a Fraction: a YAML integer is a whole count
             count = value
         else:
@@ -59,7 +73,7 @@ def _container_gpus(container: Mapping[str, Any], patterns: tuple[str, ...]) -> 
             count = int(quantity.value)
         if count >= 1:
             total = max(total or 0, count)  # two vendors' GPUs are not one pool
-    return total
+    return total, resource or "nvidia.com/gpu"
 
 
 def _gpu_amounts(container: Mapping[str, Any]) -> dict[str, Any]:
@@ -67,10 +81,6 @@ def _gpu_amounts(container: Mapping[str, Any]) -> dict[str, Any]:
     the limit is added, gpu-request-without-limit says so, and then holds that many)."""
     resources = mapping(container.get("resources"))
     return {**mapping(resources.get("requests")), **mapping(resources.get("limits"))}
-
-
-def gpu_resource_name(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> str:
-    return next((name for name in _gpu_amounts(container) if counts_devices(name, patterns)), "nvidia.com/gpu")
 
 
 def main_containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:

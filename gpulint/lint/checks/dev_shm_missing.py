@@ -29,22 +29,19 @@ VOLUME_NAMES = ("dshm", "dev-shm", "shm")
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     patterns = ctx.config.gpu_resources
-    distributed = is_distributed(obj.api_version, obj.kind)
     sites = list(pod_spec_sites(obj.data))
-    gpu_pods = sum(site.pods or 0 for site in sites if pod_gpus(site.spec, patterns))
     for site in sites:
         spec = site.spec
         if site.completed_by:
             continue  # another object supplies volumes (a ServingRuntime, presets): absence proves nothing
         if spec.get("hostIPC") is True or not pod_gpus(spec, patterns):
             continue  # hostIPC: the host's /dev/shm; no GPU: not this rule's business
-        injected = injected_env(obj.data, site)
         affected: list[tuple[tuple[Any, ...], dict[str, Any], tuple[str, str]]] = []
         for path, container in main_containers(spec):
             gpus = container_gpus(container, patterns)
             if not gpus or mounts_dev_shm(container):
                 continue
-            reason = _reason(obj, container, gpus, distributed and gpu_pods > 1, patterns, injected)
+            reason = _reason(obj, sites, site, container, gpus, patterns)
             if reason:
                 affected.append((path, container, reason))
         if affected:
@@ -53,28 +50,36 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 def _reason(
     obj: KubeObject,
+    sites: list[PodSpecSite],
+    site: PodSpecSite,
     container: dict[str, Any],
     gpus: int,
-    distributed: bool,
     patterns: tuple[str, ...],
-    injected: dict[str, str | None],
 ) -> tuple[str, str] | None:
-    """Why the container needs more than 64 MiB: a short tag for the first line, and the reason for the notes."""
-    resource = gpu_resource_name(container, patterns)
+    """Why the container needs more than 64 MiB: a short tag for the first line, and the reason for the notes
+    (the cheapest question first: most GPU containers hold several GPUs)."""
     if gpus >= 2:
+        resource = gpu_resource_name(container, patterns)
         return f"{gpus} {resource}", "multi-GPU programs exchange data through NCCL's shared memory"
-    server = multiprocess_server(container, injected)
+    server = multiprocess_server(container, injected_env(obj.data, site))
     if server is not None:
         return (
             f"{server[0]}, {server[1]} GPU processes",
             f"{server[0]} starts {server[1]} GPU processes that share memory",
         )
-    if distributed:
+    if _one_rank_of_several(obj, sites, patterns):
         return (
             f"one rank of a distributed {obj.kind}",
             f"one rank of a distributed {obj.kind}: NCCL and DataLoader workers use /dev/shm",
         )
     return None
+
+
+def _one_rank_of_several(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[str, ...]) -> bool:
+    """The object's pods are ranks of one distributed program, and more than one of them holds GPUs."""
+    if not is_distributed(obj.api_version, obj.kind):
+        return False
+    return sum(site.pods or 0 for site in sites if pod_gpus(site.spec, patterns)) > 1
 
 
 def _finding(site: PodSpecSite, affected: list[tuple[tuple[Any, ...], dict[str, Any], tuple[str, str]]]) -> Diagnostic:
