@@ -173,6 +173,27 @@ def test_names_and_labels():
     assert found[1].startswith('spec.template.metadata.labels: Invalid value: "team name": name part must consist of')
 
 
+def test_a_wrong_name_in_several_places_is_reported_at_each():
+    """The verdict on a label key or a resource name is remembered from one object to the next (real
+    manifests repeat them); each finding is still the object's own: its path, its line."""
+    container = "containers:\n- name: c\n  image: x\n  resources: {limits: {gpu: 1}, requests: {gpu: 1}}\n"
+
+    def one(name: str) -> str:
+        return deployment(container, name=name).replace("labels: {app: trainer}}", "labels: {'team name': ml}}")
+
+    found = rejected(one("a") + "---\n" + one("b"))
+    shown = [(line, message.split(": Invalid value: ")[0]) for line, _, message in found]
+    assert shown == [
+        (7, "spec.template.metadata.labels"),
+        (12, "spec.template.spec.containers[0].resources.limits[gpu]"),
+        (12, "spec.template.spec.containers[0].resources.requests[gpu]"),
+        (20, "spec.template.metadata.labels"),
+        (25, "spec.template.spec.containers[0].resources.limits[gpu]"),
+        (25, "spec.template.spec.containers[0].resources.requests[gpu]"),
+    ]
+    assert {message.split(": Invalid value: ")[1][:12] for _, _, message in found} == {'"team name":', '"gpu": must '}
+
+
 def test_custom_resource_pod_templates_are_rejected_when_their_pods_are_created():
     text = """
         apiVersion: batch.volcano.sh/v1alpha1

@@ -5,6 +5,7 @@ resource names, and object names and labels."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from gpulint.kube import names
@@ -17,6 +18,9 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Equal", "Exists")
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 ANNOTATIONS_MAX = 256 * 1024  # TotalAnnotationSizeLimitB
+# Manifests and inventories repeat the same label keys, values and resource names thousands of times: the
+# verdict on one string is remembered (bounded: a webhook runs for months).
+STRING_MEMO = 8192
 
 
 def _items(value: Any) -> list[Any]:
@@ -31,9 +35,21 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+@lru_cache(maxsize=STRING_MEMO)
+def _key_problems(key: str) -> tuple[str, ...]:
+    """IsQualifiedName's problems with a label key (or a toleration's, an annotation's, a resource's name)."""
+    return tuple(names.qualified_name(key))
+
+
+@lru_cache(maxsize=STRING_MEMO)
+def _value_problems(value: str) -> tuple[str, ...]:
+    """IsValidLabelValue's problems."""
+    return tuple(names.label_value(value))
+
+
 def label_name(key: str, path: Path) -> Iterator[FieldError]:
     """ValidateLabelName."""
-    for message in names.qualified_name(key):
+    for message in _key_problems(key):
         yield FieldError(path, INVALID, key, message)
 
 
@@ -42,11 +58,11 @@ def labels(value: Any, path: Path) -> Iterator[FieldError]:
     if not isinstance(value, dict):
         return
     for key, raw in value.items():
-        for message in names.qualified_name(str(key)):
+        for message in _key_problems(str(key)):
             yield FieldError((*path, key), INVALID, str(key), message, shown=path, at_key=True)
-        text = _text(raw)
+        text = raw if type(raw) is str else _text(raw)
         if text is not None:
-            for message in names.label_value(text):
+            for message in _value_problems(text):
                 yield FieldError((*path, key), INVALID, text, message, shown=path)
 
 
@@ -58,7 +74,7 @@ def metadata_annotations(value: Any, path: Path) -> Iterator[FieldError]:
     size = 0
     for key, raw in value.items():
         text = str(key)
-        for message in names.qualified_name(text.lower()):
+        for message in _key_problems(text.lower()):
             yield FieldError((*path, key), INVALID, text, message, shown=path, keys=frozenset({len(path)}), at_key=True)
         size += len(text.encode()) + len((_text(raw) or "").encode())
     if size > ANNOTATIONS_MAX:
@@ -74,7 +90,6 @@ def object_name(value: Any, path: Path) -> Iterator[FieldError]:
 
 def tolerations(value: Any, path: Path, gates: FeatureGates) -> Iterator[FieldError]:
     """ValidateTolerations."""
-    comparisons = gates.enabled("TaintTolerationComparisonOperators")
     for index, toleration in enumerate(_items(value)):
         if not isinstance(toleration, dict):
             continue
@@ -97,7 +112,7 @@ def tolerations(value: Any, path: Path, gates: FeatureGates) -> Iterator[FieldEr
                 (*at, "effect"), INVALID, effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"
             )
         if operator in ("", "Equal"):
-            problems = names.label_value(tolerated)
+            problems = _value_problems(tolerated)
             if problems:
                 yield FieldError((*at, "operator"), INVALID, tolerated, ";".join(problems))
         elif operator == "Exists":
@@ -105,7 +120,7 @@ def tolerations(value: Any, path: Path, gates: FeatureGates) -> Iterator[FieldEr
                 yield FieldError(
                     (*at, "operator"), INVALID, toleration, "value must be empty when `operator` is 'Exists'"
                 )
-        elif not (operator in ("Gt", "Lt") and comparisons):
+        elif not (operator in ("Gt", "Lt") and gates.enabled("TaintTolerationComparisonOperators")):
             yield not_supported((*at, "operator"), operator, TOLERATION_OPERATORS)
         if effect and effect not in TAINT_EFFECTS:
             yield not_supported((*at, "effect"), effect, TAINT_EFFECTS)
@@ -196,44 +211,59 @@ def node_affinity(affinity: Any, path: Path) -> Iterator[FieldError]:
         yield from _term(preferred.get("preference"), (*at, "preference"), False)
 
 
-def resource_name(name: str, path: Path) -> Iterator[FieldError]:
+@lru_cache(maxsize=STRING_MEMO)
+def _resource_name_problems(name: str) -> tuple[str, ...]:
     """validateContainerResourceName: a qualified name (validateResourceName; when it is not, that is the
     error reported), then a standard name, or an extended one with a domain."""
-    problems = names.qualified_name(name)
+    problems = _key_problems(name)
     if problems:
-        for message in problems:
-            yield FieldError(path, INVALID, name, message, keys=_resource_key(path))
-        return
+        return problems
     if "/" not in name:
         if name not in STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
-            yield FieldError(
-                path, INVALID, name, "must be a standard resource for containers", keys=_resource_key(path)
-            )
+            return ("must be a standard resource for containers",)
     elif "kubernetes.io/" not in name and not is_extended_resource_name(name):
-        yield FieldError(
-            path, INVALID, name, "doesn't follow extended resource name standard", keys=_resource_key(path)
-        )
+        return ("doesn't follow extended resource name standard",)
+    return ()
+
+
+def resource_name(name: str, path: Path) -> Iterator[FieldError]:
+    """validateContainerResourceName (the errors name the resource: resources.limits[gpu])."""
+    for message in _resource_name_problems(name):
+        yield FieldError(path, INVALID, name, message, keys=_resource_key(path))
 
 
 def _resource_key(path: Path) -> frozenset[int]:
     return frozenset({len(path) - 1})  # resources.limits[gpu]
 
 
+def _container_resources(containers: Any, path: Path) -> Iterator[FieldError]:
+    """The resource names of a list of containers' limits and requests."""
+    for index, container in enumerate(_items(containers)):
+        resources = container.get("resources") if isinstance(container, dict) else None
+        if not isinstance(resources, dict):
+            continue
+        for part in ("limits", "requests"):
+            listed = resources.get(part)
+            for name in listed if isinstance(listed, dict) else ():
+                if _resource_name_problems(str(name)):  # the path is built only for a name that is wrong
+                    yield from resource_name(str(name), (*path, index, "resources", part, name))
+
+
 def pod_spec(spec: Any, path: Path, gates: FeatureGates) -> Iterator[FieldError]:
     if not isinstance(spec, dict):
         return
-    yield from labels(spec.get("nodeSelector"), (*path, "nodeSelector"))
+    # each part's path is built only when the part is there (a pod spec rarely has them all)
+    selector = spec.get("nodeSelector")
+    if selector:
+        yield from labels(selector, (*path, "nodeSelector"))
     affinity = spec.get("affinity")
-    if isinstance(affinity, dict):
-        yield from node_affinity(affinity.get("nodeAffinity"), (*path, "affinity", "nodeAffinity"))
-    yield from tolerations(spec.get("tolerations"), (*path, "tolerations"), gates)
+    if isinstance(affinity, dict) and affinity.get("nodeAffinity"):
+        yield from node_affinity(affinity["nodeAffinity"], (*path, "affinity", "nodeAffinity"))
+    listed = spec.get("tolerations")
+    if listed:
+        yield from tolerations(listed, (*path, "tolerations"), gates)
     for key in ("initContainers", "containers"):
-        for index, container in enumerate(_items(spec.get(key))):
-            resources = container.get("resources") if isinstance(container, dict) else None
-            for part in ("limits", "requests"):
-                listed = resources.get(part) if isinstance(resources, dict) else None
-                for name in listed if isinstance(listed, dict) else ():
-                    yield from resource_name(str(name), (*path, key, index, "resources", part, name))
+        yield from _container_resources(spec.get(key), (*path, key))
 
 
 def node_selector(selector: Any, path: Path) -> Iterator[FieldError]:
