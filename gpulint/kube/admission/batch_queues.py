@@ -33,7 +33,7 @@ from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.refs import Path
 from gpulint.kube.scheduler import resource_list
-from gpulint.kube.workloads import api_group, pod_spec_sites, template_metadata
+from gpulint.kube.workloads import api_group, pod_spec_sites, remembered, template_metadata
 
 VOLCANO_GROUP = "scheduling.volcano.sh"
 KAI_GROUP = "scheduling.run.ai"
@@ -43,6 +43,7 @@ RUNAI_QUEUE_LABEL = "runai/queue"
 KAI_SCHEDULER = "kai-scheduler"
 VOLCANO_DEFAULT_QUEUE = "default"  # created when Volcano is installed
 KAI_DEFAULT_QUEUE = "default-queue"  # the queue KAI's quick start and chart create
+_KAI_LABELS = frozenset({KAI_QUEUE_LABEL, RUNAI_QUEUE_LABEL})
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,11 @@ class QueueUse:
 
 
 def volcano_queue(data: dict[str, Any]) -> QueueUse | None:
+    """The Volcano queue the workload joins (found once while the object is checked: the queue rules ask)."""
+    return remembered(data, "volcano queue", None, lambda: _volcano_queue(data))
+
+
+def _volcano_queue(data: dict[str, Any]) -> QueueUse | None:
     group, kind = api_group(text(data.get("apiVersion"))), data.get("kind")
     if (group, kind) in (("batch.volcano.sh", "Job"), (VOLCANO_GROUP, "PodGroup")):
         queue = dig(data, "spec", "queue")
@@ -73,7 +79,12 @@ def volcano_queue(data: dict[str, Any]) -> QueueUse | None:
 
 
 def kai_queue(data: dict[str, Any]) -> tuple[QueueUse | None, Path | None]:
-    """(the KAI queue the workload joins, the path of a legacy ``runai/queue`` label used instead)."""
+    """(the KAI queue the workload joins, the path of a legacy ``runai/queue`` label used instead; found once
+    while the object is checked)."""
+    return remembered(data, "kai queue", None, lambda: _kai_queue(data))
+
+
+def _kai_queue(data: dict[str, Any]) -> tuple[QueueUse | None, Path | None]:
     places: list[tuple[Path, dict[str, Any]]] = [(("metadata",), mapping(data.get("metadata")))]
     uses_kai = False
     for site in pod_spec_sites(data):
@@ -82,6 +93,8 @@ def kai_queue(data: dict[str, Any]) -> tuple[QueueUse | None, Path | None]:
     legacy: Path | None = None
     for path, meta in places:
         labels = mapping(meta.get("labels"))
+        if _KAI_LABELS.isdisjoint(labels):
+            continue
         queue = labels.get(KAI_QUEUE_LABEL)
         if isinstance(queue, str) and queue:
             use = QueueUse(

@@ -32,6 +32,8 @@ KEYS: dict[str, tuple[str, str]] = {
     "kai.scheduler/queue": (LABEL, "KAI Scheduler"),
 }
 
+_READ = frozenset(KEYS)  # a key that is not a string (YAML `1:`) is never one of them: str(1) is "1"
+
 
 @dataclass(frozen=True)
 class Misplaced:
@@ -50,7 +52,10 @@ def misplaced_keys(data: dict[str, Any]) -> Iterator[Misplaced]:
             continue
         seen.add(path)
         for given in (LABEL, ANNOTATION):
-            for key in mapping(meta.get(given)):
+            written = mapping(meta.get(given))
+            if _READ.isdisjoint(written):
+                continue  # none of the keys the systems read (most maps): nothing is misplaced
+            for key in written:
                 expected, reader = KEYS.get(str(key), (given, ""))
                 if expected != given:
                     yield Misplaced((*path, given, key), str(key), expected, reader)

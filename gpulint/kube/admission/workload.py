@@ -77,6 +77,8 @@ class QueueName:
 
 
 def _labels_path(data: dict[str, Any]) -> Path:
+    if data.get("kind") != "CronJob":
+        return ("metadata",)
     key = (api_group(str(data.get("apiVersion", ""))), data.get("kind"))
     return ("spec", "jobTemplate", "metadata") if key == ("batch", "CronJob") else ("metadata",)
 
@@ -93,7 +95,7 @@ def _queue_name(data: dict[str, Any]) -> QueueName | None:
     label = mapping(meta.get("labels")).get(QUEUE_LABEL)
     if isinstance(label, str) and label:
         return QueueName(label, (*meta_path, "labels", QUEUE_LABEL))
-    if integration(data) in (PER_POD, WHOLE) and data.get("kind") in ("Deployment", "StatefulSet"):
+    if data.get("kind") in ("Deployment", "StatefulSet") and integration(data) in (PER_POD, WHOLE):
         for site in pod_spec_sites(data):  # the pods carry it when the controller's object does not
             label = template_labels(data, site).get(QUEUE_LABEL)
             if isinstance(label, str) and label:

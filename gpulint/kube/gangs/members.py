@@ -53,6 +53,11 @@ KUEUE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 KUEUE_SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
 KUEUE_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 GANG_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
+# what makes a pod template join a group (_group_references)
+_GROUP_LABELS = frozenset({COSCHEDULING_LABEL, KUEUE_GROUP_LABEL})
+_GROUP_ANNOTATIONS = frozenset(VOLCANO_ANNOTATIONS)
+_GROUP_FIELDS = frozenset({"schedulingGroup", "workloadRef"})
+_GANG_ANNOTATIONS = _GROUP_ANNOTATIONS | {KUEUE_REQUIRED_TOPOLOGY, KUEUE_SLICE_TOPOLOGY}
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,8 @@ class GroupReference:
 def group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str) -> list[GroupReference]:
     """The gang groups a pod template joins (read once per template while its object is checked: the gang
     rules, the resolver and the Kueue pod group all ask)."""
+    if _none_of(obj_data, site, _GROUP_ANNOTATIONS):
+        return []  # most templates join no group: one look at their keys
     key = ("group references", site.path, site.template_path, namespace)
     return list(remembered_part(site.spec, key, lambda: _group_references(obj_data, site, namespace), obj_data))
 
@@ -239,8 +246,8 @@ def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool
     sites = list(pod_spec_sites(data))
     if not sites:
         return []
-    topology, topology_path = _template_topology(data, sites)
     if group == "batch.volcano.sh" and kind == "Job":
+        topology, topology_path = _template_topology(data, sites)
         scheduler = dig(data, "spec", "schedulerName")
         members = [
             _member(kind, site, default_scheduler=scheduler if isinstance(scheduler, str) else "volcano")
@@ -258,6 +265,7 @@ def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool
             )
         ]
     if group == "kubeflow.org" and isinstance(dig(data, "spec", "runPolicy", "schedulingPolicy"), dict):
+        topology, topology_path = _template_topology(data, sites)
         members = [_member(kind, site) for site in sites]
         total = sum(m.count for m in members)
         minimum = integer(dig(data, "spec", "runPolicy", "schedulingPolicy", "minAvailable"), total) or total
@@ -289,15 +297,29 @@ def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool
             ]
     policy = trainjob.pod_group_policy(data)
     if policy:  # the Trainer makes one PodGroup of all the TrainJob's pods
+        topology, topology_path = _template_topology(data, sites)
         members = [_member(kind, site) for site in sites]
         label = {"coscheduling": "coscheduling PodGroup", "volcano": "Volcano PodGroup"}[policy]
         total = sum(m.count for m in members)
         return [Gang(f"{label} {obj.ref.name}", members, total, trainjob.REF_NAME, topology, topology_path)]
+    if all(_none_of(data, site, _GANG_ANNOTATIONS) for site in sites):
+        return _kueue_workload_gang(obj, inventory)  # the common case: no template joins a group
     found = _referenced_gangs(obj, sites, inventory, reported_only) + _kueue_gangs(obj, sites, inventory)
     found += _kueue_pod_group(obj, inventory, reported_only)
     if not found:  # Kueue admits the whole workload at once: its pods as one gang
         found = _kueue_workload_gang(obj, inventory)
     return found
+
+
+def _none_of(data: dict[str, Any], site: PodSpecSite, annotations: frozenset[str]) -> bool:
+    """The template has no field or label that joins a group, and none of ``annotations``: a look at its keys
+    (_GROUP_ANNOTATIONS: what _group_references reads; _GANG_ANNOTATIONS: what _kueue_gangs reads too)."""
+    meta = template_metadata(data, site)
+    return (
+        _GROUP_FIELDS.isdisjoint(site.spec)
+        and _GROUP_LABELS.isdisjoint(mapping(meta.get("labels")))
+        and annotations.isdisjoint(mapping(meta.get("annotations")))
+    )
 
 
 def _template_topology(data: dict[str, Any], sites: list[PodSpecSite]) -> tuple[str, Path | None]:
@@ -385,11 +407,13 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
     """Kueue admits a workload whole; a required topology makes each pod set one domain, on the nodes
     of its flavor when that flavor is certain. A pod set counts the pods of ONE Workload (a
     LeaderWorkerSet group, not every replica)."""
+    asking = [site for site in sites if _asks_kueue_topology(obj.data, site)]
+    if not asking or kueue_group_of(obj) is not None:
+        return []  # no pod set asks for a topology; a Kueue pod group's is its own gang (_kueue_pod_group)
     gangs = []
     pins = flavor_pins(inventory.kueue, obj.ref.namespace, obj.data) if inventory is not None else {}
     per_workload = {pod_set.site.path: pod_set.count for pod_set in pod_sets(obj.data)}
-    pod_group = kueue_group_of(obj) is not None
-    for site in sites:
+    for site in asking:
         pin = pins.get(site.path)
         if pin is not None or site.path in per_workload:
             site = PodSpecSite(
@@ -402,9 +426,7 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
         meta = template_metadata(obj.data, site)
         annotations = mapping(meta.get("annotations"))
         topology = annotations.get(KUEUE_REQUIRED_TOPOLOGY)
-        if pod_group:
-            continue  # a Kueue pod group: _kueue_pod_group
-        if (isinstance(topology, str) or isinstance(annotations.get(KUEUE_SLICE_TOPOLOGY), str)) and site.pods:
+        if site.pods:
             key = KUEUE_REQUIRED_TOPOLOGY if isinstance(topology, str) else KUEUE_SLICE_TOPOLOGY
             path = (*site.template_path, "metadata", "annotations", key)
             slice_key = annotations.get(KUEUE_SLICE_TOPOLOGY)
@@ -422,6 +444,14 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
                 )
             )
     return gangs
+
+
+def _asks_kueue_topology(data: dict[str, Any], site: PodSpecSite) -> bool:
+    annotations = template_metadata(data, site).get("annotations")
+    return isinstance(annotations, dict) and (
+        isinstance(annotations.get(KUEUE_REQUIRED_TOPOLOGY), str)
+        or isinstance(annotations.get(KUEUE_SLICE_TOPOLOGY), str)
+    )
 
 
 def _pinned_members(pod: ObjectLike, inventory: GangLookup | None) -> list[Member]:
@@ -442,7 +472,7 @@ def _kueue_pod_group(obj: ObjectLike, inventory: GangLookup | None, reported_onl
     pods the annotation counts but no known object creates (the same manifest created N times, a
     controller's pods) are not guessed at: the known ones are judged, all of them at once."""
     found = kueue_group_members(obj, inventory)
-    total = kueue_group_total(obj.data)
+    total = kueue_group_total(obj.data) if found is not None else None
     if found is None or not total:
         return []
     ref, joiners = found
