@@ -7,7 +7,14 @@ from importlib import resources
 import jsonschema
 import pytest
 from conftest import run_cli
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from test_cli import BAD_POD, WARN_POD
+
+from gpulint.lint.findings import FileReport, Finding, Fix, FixSafety, ObjectRef, Report, Severity
+from gpulint.report import FormatOptions
+from gpulint.report.indented_json import dumps
+from gpulint.report.json_format import render as render_json
 
 
 @pytest.fixture
@@ -86,3 +93,85 @@ def test_json_summary_counts(manifests):
     assert report["summary"]["errors"] == 2 and report["summary"]["warnings"] == 1
     assert report["summary"]["files"] == 3
     assert {f["rule"] for f in report["findings"]} == {"gpu-request-without-limit", "schema-invalid", "yaml-invalid"}
+
+
+# The JSON-based formats write their text without json's pure-Python indenting encoder
+# (gpulint/report/indented_json.py, and the JSON format a finding at a time): the same text.
+# Any text: control characters, quotes, backslashes, U+2028, lone surrogates (a file name that is not UTF-8).
+TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=12) | st.sampled_from(
+    ["", '"', "\\", "\x00\x1f\x7f", "\u2028\u2029", "\udcff", "é 🚀", "line\nnext\ttab"]
+)
+LEAVES = (
+    TEXT
+    | st.integers()
+    | st.booleans()
+    | st.none()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from([Severity.ERROR, FixSafety.SAFE.value])
+)
+JSON_VALUES = st.recursive(
+    LEAVES,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.lists(children, max_size=3).map(tuple)
+        | st.dictionaries(TEXT, children, max_size=4)
+        | st.dictionaries(st.integers() | st.booleans() | st.none() | TEXT, children, max_size=3)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON_VALUES, st.integers(min_value=0, max_value=4))
+@example({"a": [1.5, {}, [], (1, 2)], 1: None}, 0)
+@example({"nan": float("nan"), "big": 10**30, "e": Severity.INFO}, 2)
+def test_indented_json_writes_what_json_dumps_writes(value, depth):
+    expected = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + "  " * depth)
+    assert dumps(value, depth) == expected
+
+
+FIXES = st.none() | st.builds(
+    Fix,
+    document=st.integers(min_value=0, max_value=3),
+    path=st.just(("spec",)),
+    value=st.none(),
+    description=TEXT,
+    refused=st.sampled_from(["", "a fix that adds list items is made only in the object's own file"]),
+    safety=st.sampled_from(FixSafety),
+)
+FINDINGS = st.builds(
+    Finding,
+    rule=TEXT,
+    severity=st.sampled_from(Severity),
+    message=TEXT,
+    file=TEXT,
+    line=st.integers(min_value=0, max_value=10**6),
+    column=st.integers(min_value=0, max_value=10**4),
+    obj=st.builds(ObjectRef, TEXT, TEXT, TEXT, TEXT),
+    fix=FIXES,
+    document=st.integers(min_value=0, max_value=3),
+    notes=st.lists(TEXT | st.just("first\nsecond: a nested note"), max_size=3).map(tuple),
+    field=TEXT,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(FINDINGS, max_size=4), st.lists(TEXT, max_size=2), st.integers(min_value=0, max_value=3))
+def test_json_format_is_json_dumps_of_the_contract(findings, notes, suppressed):
+    report = Report([FileReport("a.yaml", findings, documents=2, objects=1, suppressed=suppressed)])
+    document = {
+        "version": 1,
+        "findings": [finding.as_json() for finding in findings],
+        "summary": report.summary(),
+        "notes": notes,
+    }
+    rendered = render_json(report, {}, FormatOptions(notes=tuple(notes)))
+    assert rendered == json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_json_format_writes_a_finding_whose_fields_are_not_their_declared_types_as_json_does():
+    odd = Finding("gpu-x", Severity.ERROR, "m", "a.yaml", 1, 2, ObjectRef("v1", "Pod", "", 7), notes=("n",))  # type: ignore[arg-type]
+    report = Report([FileReport("a.yaml", [odd])])
+    document = {"version": 1, "findings": [odd.as_json()], "summary": report.summary(), "notes": []}
+    assert render_json(report, {}, FormatOptions()) == json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    assert '"name": 7' in render_json(report, {}, FormatOptions())

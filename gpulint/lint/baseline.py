@@ -21,6 +21,7 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import PurePath
 from typing import Any
 
@@ -36,6 +37,7 @@ class BaselineError(Exception):
     """A baseline that cannot be read or is not a gpulint baseline: a usage error (exit 2)."""
 
 
+@lru_cache(maxsize=4096)  # a report repeats its messages (one per rule and shape): each worked out once
 def normalized_message(message: str) -> str:
     return _NUMBER.sub("#", _SPACE.sub(" ", message).strip())
 
@@ -44,6 +46,11 @@ def relative_path(display: str, root: str) -> str:
     """``display`` relative to ``root`` in POSIX spelling; standard input and pipes keep their name."""
     if display.startswith("<"):
         return display
+    return _relative_path(display, root, os.getcwd())
+
+
+@lru_cache(maxsize=1024)  # once per file of a report (its findings share it), for the working directory it was in
+def _relative_path(display: str, root: str, cwd: str) -> str:
     relative = os.path.relpath(os.path.abspath(display), os.path.abspath(root))
     return PurePath(relative).as_posix()
 

@@ -11,7 +11,6 @@ that share one get an occurrence number.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import PurePath
 from typing import Any
 
@@ -19,6 +18,7 @@ from gpulint.lint.baseline import fingerprint
 from gpulint.lint.findings import Report, Severity
 from gpulint.lint.rule import Rule
 from gpulint.report import FormatOptions
+from gpulint.report.indented_json import dumps
 
 # errors fail the pipeline: "major" ranks them above warnings in the widget, as GitLab's own analyzers do
 SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
@@ -50,4 +50,4 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
         if finding.notes:
             issue["content"] = {"body": "\n".join(finding.notes)}
         issues.append(issue)
-    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
+    return dumps(issues) + "\n"  # json.dumps(issues, indent=2, ensure_ascii=False)

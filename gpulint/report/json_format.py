@@ -2,20 +2,53 @@
 
 from __future__ import annotations
 
-import json
-
-from gpulint.lint.findings import Report
+from gpulint.lint.findings import Finding, Report
 from gpulint.lint.rule import Rule
 from gpulint.report import FormatOptions
+from gpulint.report.indented_json import dumps, json_string
 
 CONTRACT_VERSION = 1
 
 
 def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
-    document = {
-        "version": CONTRACT_VERSION,
-        "findings": [finding.as_json() for finding in report.findings],
-        "summary": report.summary(),
-        "notes": list(options.notes),
-    }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    """``json.dumps(document, indent=2, ensure_ascii=False)`` of the document below, written a finding at a
+    time (tests/test_formatters.py holds the two to the same text)::
+
+        {"version": 1, "findings": [f.as_json() for f in findings], "summary": report.summary(), "notes": [...]}
+    """
+    findings = report.findings
+    listed = "[\n" + ",\n".join([_finding(finding) for finding in findings]) + "\n  ]" if findings else "[]"
+    return (
+        f'{{\n  "version": {CONTRACT_VERSION},\n  "findings": {listed},\n'
+        f'  "summary": {dumps(report.summary(), 1)},\n  "notes": {dumps(list(options.notes), 1)}\n}}\n'
+    )
+
+
+def _finding(finding: Finding) -> str:
+    """``finding.as_json()`` as an item of the findings list, written field by field."""
+    try:
+        obj, fix = finding.obj, finding.fix
+        fix_text = (
+            "null"
+            if fix is None
+            else f'{{\n        "description": {json_string(fix.description)},\n'
+            f'        "safety": {json_string(fix.safety.value)}\n      }}'
+        )
+        return (
+            f'    {{\n      "rule": {json_string(finding.rule)},\n'
+            f'      "severity": {json_string(str(finding.severity))},\n'
+            f'      "message": {json_string(finding.message)},\n'
+            f'      "path": {json_string(finding.file)},\n'
+            f'      "line": {int.__repr__(finding.line)},\n'
+            f'      "column": {int.__repr__(finding.column)},\n'
+            f'      "object": {{\n        "apiVersion": {json_string(obj.api_version)},\n'
+            f'        "kind": {json_string(obj.kind)},\n'
+            f'        "namespace": {json_string(obj.namespace)},\n'
+            f'        "name": {json_string(obj.name)}\n      }},\n'
+            f'      "fixable": {"true" if fix is not None and fix.applicable else "false"},\n'
+            f'      "fix": {fix_text},\n'
+            f'      "notes": {dumps(finding.notes, 3)},\n'
+            f'      "field": {json_string(finding.field)}\n    }}'
+        )
+    except TypeError:  # a field that is not of its declared type: json's own way, whatever it is
+        return "    " + dumps(finding.as_json(), 2)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from functools import lru_cache
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
@@ -12,11 +12,13 @@ from gpulint.lint.baseline import fingerprint
 from gpulint.lint.findings import Report, Severity
 from gpulint.lint.rule import Rule
 from gpulint.report import FormatOptions, valid_unicode
+from gpulint.report.indented_json import dumps
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
+@lru_cache(maxsize=1024)  # once per file of a report: its findings share it
 def _uri(path: str) -> str:
     """A URI for ``path``, percent-encoding its bytes as the file system has them (a name that is
     not valid UTF-8 included: it reaches Python as lone surrogates, PEP 383)."""
@@ -101,4 +103,4 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
             }
         ],
     }
-    return valid_unicode(json.dumps(log, indent=2, ensure_ascii=False)) + "\n"
+    return valid_unicode(dumps(log)) + "\n"  # json.dumps(log, indent=2, ensure_ascii=False)
