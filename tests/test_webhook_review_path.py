@@ -8,16 +8,18 @@ import json
 import threading
 import time
 
+import pytest
 import yaml
 from test_linted_crds import CRD, INSTANCE
 from webhook_helpers import GOOD_POD, review
 
 from gpulint.lint.config import Config
+from gpulint.lint.engine import DeadlineExceeded
 from gpulint.lint.inventory import load_configured_inventory
 from gpulint.lint.run import LintRun
 from gpulint.webhook import server as serve_module
 from gpulint.webhook.server import ServeOptions, Webhook
-from gpulint.webhook.workers import ReviewThreads
+from gpulint.webhook.workers import Outcome, ReviewThreads
 
 
 def wait_until(condition, seconds: float = 5.0) -> bool:
@@ -111,6 +113,48 @@ def test_the_webhooks_reviews_reuse_their_thread_and_a_timed_out_one_keeps_its_o
         assert after is not None and after.result == "allowed" and idents[-1] != idents[-2]
     finally:
         release.set()
+        webhook.stop()
+
+
+def test_an_outcome_is_waited_for_until_it_is_in():
+    outcome: Outcome[str] = Outcome()
+    assert outcome.wait(0.01) is False  # nothing yet: the request's thread looks at its deadline and waits again
+    threading.Timer(0.05, outcome.set, args=("decided",)).start()
+    assert outcome.wait(5) is True and (outcome.value, outcome.error) == ("decided", None)
+    failed: Outcome[str] = Outcome()
+    failed.fail(ValueError("boom"))
+    assert failed.wait(0) is True and isinstance(failed.error, ValueError) and failed.value is None
+
+
+def test_a_review_that_raises_is_answered_by_the_failure_mode_and_frees_its_slot(monkeypatch):
+    webhook = Webhook(Config(), ServeOptions(max_concurrency=1))
+    cases = (
+        (ValueError("boom"), "failed", "gpulint could not check this object (ValueError)"),
+        (TimeoutError(), "failed", "gpulint could not check this object (TimeoutError)"),
+        (DeadlineExceeded(), "timeout", "gpulint could not finish checking this object before the review's deadline"),
+    )
+    try:
+        for error, result, reason in cases:
+
+            def raising(*_args, error=error):
+                raise error
+
+            monkeypatch.setattr(serve_module, "decide", raising)
+            answer = webhook.review(json.dumps(review(GOOD_POD, "u")).encode())
+            assert answer is not None and answer.result == result
+            assert answer.body["response"]["allowed"] is True  # failure mode allow: admitted, with a warning
+            assert answer.body["response"]["warnings"] == [f"{reason}; it was admitted unchecked"]
+
+        def interrupted(*_args):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(serve_module, "decide", interrupted)
+        with pytest.raises(KeyboardInterrupt):  # not the review's to answer: it reaches the request's thread
+            webhook.review(json.dumps(review(GOOD_POD, "u")).encode())
+        monkeypatch.undo()
+        after = webhook.review(json.dumps(review(GOOD_POD, "after")).encode())
+        assert after is not None and after.result == "allowed"  # the one slot was freed by each failed review
+    finally:
         webhook.stop()
 
 

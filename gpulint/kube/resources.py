@@ -32,6 +32,7 @@ def is_native(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
+@lru_cache(maxsize=4096)  # a pure function of a name, asked for every resource of every container by many rules
 def is_extended(name: str) -> bool:
     """IsExtendedResourceName: not native, not ``requests.*``, and a qualified name."""
     if is_native(name) or name.startswith("requests."):

@@ -583,7 +583,7 @@ class ClusterModel:
 
     def matching_groups(self, pod: PodRequirements) -> list[NodeGroup]:
         return self._memo(
-            ("affinity", pod.node_selector, pod.affinity_terms),
+            ("affinity", *pod.signature()[1:3]),  # the node selector and affinity terms as plain values
             lambda: [group for group in self._groups_for(pod) if pod.matches_affinity(group.representative)],
         )
 
@@ -596,4 +596,4 @@ class ClusterModel:
                 return sum(1 for node in self.nodes if not requirement.matches(node))
             return sum(len(g) for g in self.groups() if not requirement.matches(g.representative))
 
-        return self._memo(("excluded", requirement), count)
+        return self._memo(("excluded", _requirement_fields(requirement)), count)

@@ -27,7 +27,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http import HTTPStatus
@@ -42,7 +41,7 @@ from gpulint.lint.findings import Severity
 from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
 from gpulint.webhook.admission import BadReview, Decision, Reviewer, decide, parse_review
 from gpulint.webhook.headers import read_headers
-from gpulint.webhook.workers import ReviewThreads
+from gpulint.webhook.workers import Outcome, ReviewThreads
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 KNOWN_PATHS = ("/validate", "/healthz", "/readyz", "/metrics")  # metric labels; anything else is "other"
@@ -371,40 +370,47 @@ class Webhook:
         if not self.slots.acquire(blocking=False):  # a flood must not exhaust threads or memory
             return Answer(503, {"error": "too many reviews in progress"}, "overloaded")
         deadline = Deadline(deadline_at if deadline_at is not None else time.monotonic() + review_budget(""))
-        future: Future[Decision] = Future()
+        outcome: Outcome[Decision] = Outcome()
         snapshot, options = self.snapshot, self.options
 
         def work() -> None:
             try:
-                future.set_result(decide(request, snapshot.reviewer, options.deny_on, options.dry_run, deadline))
+                decision = decide(request, snapshot.reviewer, options.deny_on, options.dry_run, deadline)
             except BaseException as exc:
-                future.set_exception(exc)
-            finally:
                 self.slots.release()
+                outcome.fail(exc)
+            else:
+                self.slots.release()
+                outcome.set(decision)
 
         self.threads.run(work)  # a daemon thread: a review stuck in a check never keeps the process from exiting
         while True:
             remaining = deadline.at - time.monotonic()
-            try:
-                decision = future.result(timeout=max(0.0, min(remaining, POLL_SECONDS)))
-            except DeadlineExceeded:
+            if outcome.wait(max(0.0, min(remaining, POLL_SECONDS))):
+                return self._answer(request, outcome)
+            if client_gone is not None and client_gone():
+                deadline.cancel()
+                log("review_abandoned", uid=request["uid"], reason="client disconnected")
+                return None
+            if remaining <= 0:
+                deadline.cancel()
                 return self._unfinished(request)
-            except TimeoutError:
-                if future.done():  # the review itself raised a TimeoutError
-                    return self._failure(request, "gpulint could not check this object (TimeoutError)", "failed")
-                if client_gone is not None and client_gone():
-                    deadline.cancel()
-                    log("review_abandoned", uid=request["uid"], reason="client disconnected")
-                    return None
-                if remaining <= 0:
-                    deadline.cancel()
-                    return self._unfinished(request)
-                continue
-            except Exception as exc:
-                log("review_failed", uid=request["uid"], error=f"{type(exc).__name__}: {exc}"[:300])
-                return self._failure(request, f"gpulint could not check this object ({type(exc).__name__})", "failed")
-            result = "allowed" if decision.allowed else "denied"
-            return Answer(200, decision.response(), result, decision)
+
+    def _answer(self, request: dict[str, Any], outcome: Outcome[Decision]) -> Answer:
+        """The answer to a review that finished: its decision, or the failure mode when it raised."""
+        error, decision = outcome.error, outcome.value
+        if isinstance(error, DeadlineExceeded):
+            return self._unfinished(request)
+        if isinstance(error, TimeoutError):  # the review itself raised a TimeoutError
+            return self._failure(request, "gpulint could not check this object (TimeoutError)", "failed")
+        if isinstance(error, Exception):
+            log("review_failed", uid=request["uid"], error=f"{type(error).__name__}: {error}"[:300])
+            return self._failure(request, f"gpulint could not check this object ({type(error).__name__})", "failed")
+        if error is not None:
+            raise error  # SystemExit, KeyboardInterrupt: not the review's to answer
+        assert decision is not None
+        result = "allowed" if decision.allowed else "denied"
+        return Answer(200, decision.response(), result, decision)
 
     def _unfinished(self, request: dict[str, Any]) -> Answer:
         log("review_timeout", uid=request["uid"], failure_mode=self.options.failure_mode)

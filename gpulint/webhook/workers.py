@@ -14,10 +14,36 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 IDLE_SECONDS = 60.0  # an idle thread ends after this long without a review
 
 Job = Callable[[], None]
+T = TypeVar("T")
+
+
+class Outcome(Generic[T]):
+    """A review's result or its exception, handed from the review's thread to the request's: a bare lock,
+    held until the outcome is in (a concurrent.futures.Future does the same with a condition variable, a
+    waiter lock per wait and a notify: measured, the handoff cost about twice the CPU). One thread waits."""
+
+    def __init__(self) -> None:
+        self._done = threading.Lock()
+        self._done.acquire()
+        self.value: T | None = None
+        self.error: BaseException | None = None
+
+    def set(self, value: T) -> None:
+        self.value = value
+        self._done.release()
+
+    def fail(self, error: BaseException) -> None:
+        self.error = error
+        self._done.release()
+
+    def wait(self, timeout: float) -> bool:
+        """True once the outcome is in (then ``value`` or ``error`` holds it); False after ``timeout`` seconds."""
+        return self._done.acquire(timeout=timeout)
 
 
 class ReviewThreads:

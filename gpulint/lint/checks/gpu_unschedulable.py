@@ -39,7 +39,6 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         pod = gpu_pod_requirements(obj.kind, site, inventory)
         if pod is None or any(is_extended(name) and name not in inventory.offered_resources for name in pod.requests):
             continue  # a resource no node publishes: gpu-resource-unknown says so, more precisely
-        where = extended_resource_path(site) or site.path
         selection = pod_requirements(effective_pod_spec(obj.kind, site.spec))  # as over-tight-affinity reads it
         by_affinity = ctx.config.enables(AFFINITY_RULE)
         if by_affinity and selection_leaves_no_node(selection, inventory):
@@ -50,21 +49,21 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if inventory.pools and obj.kind == "DaemonSet":
             continue
         if not empty.fits:
-            yield from _no_node_fits(site, pod, empty, fits, inventory, where)
+            yield from _no_node_fits(site, pod, empty, fits, inventory)
             continue
         if (
             site.pods
             and site.pods > 1
             and not (by_affinity and selection_limits_replicas(selection, site.pods, inventory))
         ):
-            yield from _replicas(site, pod, empty, fits, inventory, where)
+            yield from _replicas(site, pod, empty, fits, inventory)
         grows = any(fit.state == FITS and fit.room != 0 for fit in fits)  # a scale-up makes room
         if inventory.pods and not pod.node_name and not grows:  # a bound pod is already counted
             now = model.evaluate(pod, now=True)
             if not now.fits:
                 yield Diagnostic(
                     RULE_ID,
-                    where,
+                    _where(site),
                     f"{_subject(site)} fits on the empty cluster ({_nodes(empty.fitting_count)}) but not "
                     "with the pods running now",
                     notes=(
@@ -76,8 +75,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 
 def _no_node_fits(
-    site: PodSpecSite, pod: PodRequirements, empty: FitResult, fits: list[PoolFit], inventory: Resolver, where: Path
+    site: PodSpecSite, pod: PodRequirements, empty: FitResult, fits: list[PoolFit], inventory: Resolver
 ) -> Iterator[Diagnostic]:
+    where = _where(site)
     if not fits:
         yield Diagnostic(
             RULE_ID,
@@ -91,7 +91,7 @@ def _no_node_fits(
     state, chosen = scale_up_verdict(fits)
     if state == FITS:  # fits after a scale-up: `explain` names the pool and the instance type
         if site.pods and site.pods > 1:
-            yield from _replicas(site, pod, empty, fits, inventory, where)
+            yield from _replicas(site, pod, empty, fits, inventory)
         return
     pools = f"{len(fits)} node pool{'s' if len(fits) != 1 else ''}"
     if state == UNKNOWN:
@@ -131,7 +131,7 @@ def _no_node_fits(
 
 
 def _replicas(
-    site: PodSpecSite, pod: PodRequirements, empty: FitResult, fits: list[PoolFit], inventory: Resolver, where: Path
+    site: PodSpecSite, pod: PodRequirements, empty: FitResult, fits: list[PoolFit], inventory: Resolver
 ) -> Iterator[Diagnostic]:
     assert site.pods is not None
     placed = inventory.model.placeable(pod)
@@ -150,12 +150,17 @@ def _replicas(
     pools = f", and its node pools may add room for {added} more" if fits else ""
     yield Diagnostic(
         RULE_ID,
-        where,
+        _where(site),
         f"the workload runs {site.pods} of these pods, but {now}{pools}; the other "
         f"{site.pods - placed - added} would stay Pending",
         notes=(rooms,) if fits and rooms else (),
         severity=Severity.WARNING,
     )
+
+
+def _where(site: PodSpecSite) -> Path:
+    """Where a finding points: the first extended resource asked for (found only for a finding)."""
+    return extended_resource_path(site) or site.path
 
 
 def _room(fit: PoolFit) -> str:
