@@ -163,3 +163,36 @@ def test_value_from_a_secret_is_not_read():
 """),
         [],
     )
+
+
+def test_cuda_images_beside_gpus_of_an_init_container_or_a_claim_or_with_the_variable_from_a_secret():
+    """What hides every GPU from a CUDA image, or gives the pod devices, is looked up only for a CUDA image
+    without the variable - and then still decides: GPUs of an init container or a DRA claim make the pod a GPU
+    pod; NVIDIA_VISIBLE_DEVICES from a Secret is set, value unknown; two CUDA sidecars are each reported."""
+    taint = "  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
+    sidecars = """
+  - name: sidecar
+    image: nvidia/cuda:12.4.1-base-ubuntu22.04
+  - name: probe
+    image: nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.0-ubuntu22.04
+"""
+    assert_findings(
+        RULE,
+        pod(sidecars, taint),
+        [
+            (10, 12, "container 'sidecar' requests no GPU but tolerates the GPU nodes' taint nvidia.com/gpu"),
+            (12, 12, "container 'probe' requests no GPU but tolerates the GPU nodes' taint nvidia.com/gpu"),
+        ],
+    )
+    init = "  initContainers:\n  - name: warm\n    image: busybox\n    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    assert_findings(RULE, pod(sidecars, taint + init), [])
+    claim = "  resourceClaims:\n  - {name: gpu, resourceClaimTemplateName: one-gpu}\n"
+    assert_findings(RULE, pod(sidecars, taint + claim), [])
+    secret = """
+  - name: sidecar
+    image: nvidia/cuda:12.4.1-base-ubuntu22.04
+    env:
+    - name: NVIDIA_VISIBLE_DEVICES
+      valueFrom: {secretKeyRef: {name: gpus, key: list}}
+"""
+    assert_findings(RULE, pod(secret, taint), [])

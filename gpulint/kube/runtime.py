@@ -148,8 +148,10 @@ def container_launches(container: Mapping[str, Any], injected: Env | None = None
 
 
 def _container_launches(container: Mapping[str, Any], injected: Env | None) -> ContainerLaunches:
-    commands = tuple(container_commands(container, injected))
     entrypoint = IMAGE_ENTRYPOINTS.get(image_name(container)) if "command" not in container else None
+    if not container.get("command") and not container.get("args"):
+        return ContainerLaunches((), (), entrypoint is not None)  # the image's entrypoint alone: no flag to read
+    commands = tuple(container_commands(container, injected))
     if entrypoint is not None:
         launch = parse(commands[0], entrypoint) if commands else None
         return ContainerLaunches(commands, (launch,) if launch else (), True)

@@ -84,18 +84,22 @@ def _one_rank_of_several(obj: KubeObject, sites: list[PodSpecSite], patterns: tu
 
 def _finding(site: PodSpecSite, affected: list[tuple[tuple[Any, ...], dict[str, Any], tuple[str, str]]]) -> Diagnostic:
     first_path, first, _ = affected[0]
-    names = ", ".join(f"'{text(c.get('name'))}' ({tag})" for _, c, (tag, _) in affected)
-    bare = ", ".join(f"'{text(c.get('name'))}'" for _, c, _ in affected)
-    reasons = tuple(f"'{text(c.get('name'))}': {why}" for _, c, (_, why) in affected)
+    quoted = [f"'{text(c.get('name'))}'" for _, c, _ in affected]
+    names = ", ".join(f"{name} ({tag})" for name, (_, _, (tag, _)) in zip(quoted, affected))
+    bare = ", ".join(quoted)
+    reasons = tuple(f"{name}: {why}" for name, (_, _, (_, why)) in zip(quoted, affected))
     volume, exists = _volume_name(site.spec)
-    appends = [] if exists else [Append((*site.path, "volumes"), {"name": volume, "emptyDir": {"medium": "Memory"}})]
-    appends += [
-        Append((*site.path, *path, "volumeMounts"), {"name": volume, "mountPath": "/dev/shm"})
-        for path, _, _ in affected
-    ]
     fixable = all(isinstance(c.get("volumeMounts", []), list) for _, c, _ in affected) and isinstance(
         site.spec.get("volumes", []), list
     )
+    appends: list[Append] = []
+    if fixable:  # else the notes say what to mount
+        if not exists:
+            appends.append(Append((*site.path, "volumes"), {"name": volume, "emptyDir": {"medium": "Memory"}}))
+        appends += [
+            Append((*site.path, *path, "volumeMounts"), {"name": volume, "mountPath": "/dev/shm"})
+            for path, _, _ in affected
+        ]
     where = (*site.path, *first_path, "name") if "name" in first else (*site.path, *first_path)
     plural = len(affected) > 1
     return Diagnostic(
@@ -114,7 +118,7 @@ def _finding(site: PodSpecSite, affected: list[tuple[tuple[Any, ...], dict[str, 
             'by insufficient shared memory (shm)"',
             *(() if fixable else ("mount an emptyDir with medium: Memory at /dev/shm",)),  # else the fix says it
         ),
-        fix_appends=tuple(appends) if fixable else (),
+        fix_appends=tuple(appends),
         # the runtime rules decide; gpulint#17 made the attribute explicit: revisit (a memory-backed volume)
         fix_safety=FixSafety.SAFE,
         fix_description=f"add the emptyDir volume '{volume}' (medium: Memory) and mount it at /dev/shm",

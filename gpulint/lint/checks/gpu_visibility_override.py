@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_gpu
-from gpulint.kube.runtime import container_gpus, env_value, gpu_resource_name, main_containers
+from gpulint.kube.runtime import VISIBILITY_VARIABLES, container_gpus, gpu_resource_name, main_containers
 from gpulint.kube.workloads import PodSpecSite, containers, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
@@ -40,14 +41,22 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     patterns = ctx.config.gpu_resources
     daemon = obj.kind == "DaemonSet"  # GPU infrastructure (device plugin, DCGM exporter) needs every GPU
     for site in pod_spec_sites(obj.data):
-        pod_has_gpu = _pod_has_devices(site, patterns)
+        pod_has_gpu: bool | None = None  # read for the first container that runs a CUDA image
         for container_path, container in main_containers(site.spec):
             base = (*site.path, *container_path)
             gpus = container_gpus(container, patterns)
             privileged = dig(container, "securityContext", "privileged") is True
-            yield from _nvidia_visible(container, base, gpus, daemon or privileged, patterns)
-            yield from _cuda_visible(container, base, gpus)
-            if not pod_has_gpu and not daemon and not privileged:
+            written = _visibility_entries(container)
+            if written:  # most containers set neither variable
+                yield from _nvidia_visible(container, written, base, gpus, daemon or privileged, patterns)
+                yield from _cuda_visible(container, written, base, gpus)
+            if daemon or privileged or "NVIDIA_VISIBLE_DEVICES" in written:
+                continue
+            if not _cuda_image(text(container.get("image"))):
+                continue
+            if pod_has_gpu is None:
+                pod_has_gpu = _pod_has_devices(site, patterns)
+            if not pod_has_gpu:
                 yield from _cuda_image_on_gpu_nodes(container, base, site)
 
 
@@ -63,8 +72,19 @@ def _pod_has_devices(site: PodSpecSite, patterns: tuple[str, ...]) -> bool:
     return False
 
 
-def _variable(container: dict[str, Any], name: str) -> tuple[Path, str] | None:
-    found = env_value(container, name)
+Entry = tuple[int, Any]  # (index in env, the entry)
+
+
+def _visibility_entries(container: dict[str, Any]) -> dict[str, Entry]:
+    """The last ``env`` entry (the one the kubelet keeps) of each visibility variable the container sets."""
+    found: dict[str, Entry] = {}
+    for index, item in enumerate(sequence(container.get("env"))):
+        if isinstance(item, dict) and item.get("name") in VISIBILITY_VARIABLES:
+            found[item["name"]] = (index, item)
+    return found
+
+
+def _variable(found: Entry | None) -> tuple[Path, str] | None:
     if found is None:
         return None
     index, item = found
@@ -75,9 +95,14 @@ def _variable(container: dict[str, Any], name: str) -> tuple[Path, str] | None:
 
 
 def _nvidia_visible(
-    container: dict[str, Any], base: Path, gpus: int | None, infrastructure: bool, patterns: tuple[str, ...]
+    container: dict[str, Any],
+    written: dict[str, Entry],
+    base: Path,
+    gpus: int | None,
+    infrastructure: bool,
+    patterns: tuple[str, ...],
 ) -> Iterator[Diagnostic]:
-    found = _variable(container, "NVIDIA_VISIBLE_DEVICES")
+    found = _variable(written.get("NVIDIA_VISIBLE_DEVICES"))
     if found is None:
         return
     path, value = found
@@ -118,8 +143,10 @@ def _nvidia_visible(
     )
 
 
-def _cuda_visible(container: dict[str, Any], base: Path, gpus: int | None) -> Iterator[Diagnostic]:
-    found = _variable(container, "CUDA_VISIBLE_DEVICES")
+def _cuda_visible(
+    container: dict[str, Any], written: dict[str, Entry], base: Path, gpus: int | None
+) -> Iterator[Diagnostic]:
+    found = _variable(written.get("CUDA_VISIBLE_DEVICES"))
     if found is None or not gpus:
         return  # without GPUs the CUDA variable changes nothing the node accounts for
     path, value = found
@@ -172,10 +199,15 @@ def _usable(indexes: list[int], gpus: int) -> str:
     return "none" if usable == 0 else str(usable)
 
 
+@lru_cache(maxsize=1024)
+def _cuda_image(image: str) -> bool:
+    """Built FROM a CUDA base image (remembered per image: real manifests repeat a few)."""
+    return _CUDA_IMAGE.search(image) is not None
+
+
 def _cuda_image_on_gpu_nodes(container: dict[str, Any], base: Path, site: PodSpecSite) -> Iterator[Diagnostic]:
+    """A container without GPUs, without NVIDIA_VISIBLE_DEVICES, running a CUDA image (the caller asks)."""
     image = text(container.get("image"))
-    if not _CUDA_IMAGE.search(image) or env_value(container, "NVIDIA_VISIBLE_DEVICES") is not None:
-        return
     reason = _gpu_node_reason(site.spec)
     if not reason:
         return

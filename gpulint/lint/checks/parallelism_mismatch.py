@@ -47,12 +47,18 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for site in sites:
         if site.completed_by:
             continue  # the command and arguments may come from the object that completes the pod
-        injected = injected_env(obj.data, site)
+        injected: dict[str, str | None] | None = None  # read for the first GPU container
         for container_path, container in main_containers(site.spec):
             gpus = container_gpus(container, patterns)
-            if not gpus or any(name in injected for name in VISIBILITY_VARIABLES):
+            if not gpus:
+                continue
+            if injected is None:
+                injected = injected_env(obj.data, site)
+            if any(name in injected for name in VISIBILITY_VARIABLES):
                 continue
             found = container_launches(container, injected)
+            if not found.launches:
+                continue  # no launcher (most containers): no process count to compare
             base = (*site.path, *container_path)
             resource = gpu_resource_name(container, patterns)
             for launch in found.launches:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.runtime import container_gpus, main_containers
-from gpulint.kube.workloads import pod_spec_sites, template_metadata
+from gpulint.kube.workloads import PodSpecSite, pod_spec_sites, template_metadata
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -30,12 +31,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for site in pod_spec_sites(obj.data):
         if site.completed_by:
             continue  # the capabilities may come from the object that completes the pod
-        annotations = mapping(template_metadata(obj.data, site).get("annotations"))
-        networks = text(annotations.get(MULTUS_ANNOTATION)).strip()
+        networks: str | None = None  # read for the first GPU container that cannot lock memory
         for container_path, container in main_containers(site.spec):
             if not container_gpus(container, patterns) or _can_lock_memory(container):
                 continue
             rdma = _rdma_resource(container)
+            if not rdma and networks is None:
+                networks = _networks(obj, site)
             if not rdma and not networks:
                 continue
             name = text(container.get("name"))
@@ -58,6 +60,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             )
 
 
+def _networks(obj: KubeObject, site: PodSpecSite) -> str:
+    """The secondary networks the pod joins (Multus' annotation on its template)."""
+    annotations = mapping(template_metadata(obj.data, site).get("annotations"))
+    return text(annotations.get(MULTUS_ANNOTATION)).strip()
+
+
 def _can_lock_memory(container: dict[str, Any]) -> bool:
     security = mapping(container.get("securityContext"))
     if security.get("privileged") is True:
@@ -70,6 +78,12 @@ def _rdma_resource(container: dict[str, Any]) -> str:
     resources = mapping(container.get("resources"))
     for section in ("limits", "requests"):
         for name in mapping(resources.get(section)):
-            if isinstance(name, str) and "/" in name and _RDMA_RESOURCE.fullmatch(name):
+            if isinstance(name, str) and "/" in name and _is_rdma(name):
                 return name
     return ""
+
+
+@lru_cache(maxsize=1024)
+def _is_rdma(name: str) -> bool:
+    """Remembered per resource name (real manifests repeat a handful of names)."""
+    return _RDMA_RESOURCE.fullmatch(name) is not None
