@@ -74,6 +74,8 @@ def _bytes(value: str) -> int:
 
 
 def dns1123_label(value: str) -> list[str]:
+    if len(value) <= DNS1123_LABEL_MAX and _DNS1123_LABEL.fullmatch(value):
+        return []  # ASCII: as many bytes as characters
     errors = []
     if _bytes(value) > DNS1123_LABEL_MAX:
         errors.append(max_len_error(DNS1123_LABEL_MAX))
@@ -86,6 +88,8 @@ def dns1123_label(value: str) -> list[str]:
 
 
 def dns1123_subdomain(value: str) -> list[str]:
+    if len(value) <= DNS1123_SUBDOMAIN_MAX and _DNS1123_SUBDOMAIN.fullmatch(value):
+        return []  # ASCII: as many bytes as characters
     errors = []
     if _bytes(value) > DNS1123_SUBDOMAIN_MAX:
         errors.append(max_len_error(DNS1123_SUBDOMAIN_MAX))

@@ -98,7 +98,7 @@ def tolerations(value: Any, path: Path, gates: FeatureGates) -> Iterator[FieldEr
         operator = _text(toleration.get("operator")) or ""
         tolerated = _text(toleration.get("value")) or ""
         effect = _text(toleration.get("effect")) or ""
-        if key:
+        if key and _key_problems(key):
             yield from label_name(key, (*at, "key"))
         if not key and operator != "Exists":
             yield FieldError(

@@ -41,8 +41,10 @@ def object_meta(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[F
     metadata = mapping(data.get("metadata"))
     if kind in SUBDOMAIN_NAMED and (api_version in BUILT_IN or api_version.startswith(DRA_API)):
         yield from core.object_name(metadata.get("name"), ("metadata", "name"))
-    yield from core.labels(metadata.get("labels"), ("metadata", "labels"))
-    yield from core.metadata_annotations(metadata.get("annotations"), ("metadata", "annotations"))
+    if metadata.get("labels"):  # nothing to say of an empty or absent map
+        yield from core.labels(metadata["labels"], ("metadata", "labels"))
+    if metadata.get("annotations"):
+        yield from core.metadata_annotations(metadata["annotations"], ("metadata", "annotations"))
 
 
 def _claim(kind: str, api_version: str, data: dict[str, Any], stored: bool) -> Iterator[FieldError]:
@@ -80,8 +82,9 @@ def dra_spec(kind: str, api_version: str, data: dict[str, Any], stored: bool = F
     cluster holds (an inventory's), validated as an update that keeps its spec: limits introduced after it was
     created (a DeviceClass's opaque parameters over 10 KiB, from 1.32) do not apply."""
     validate = DRA_SPECS.get(kind)
-    if validate is not None and api_version.startswith(DRA_API):
-        yield from validate(kind, api_version, data, stored)
+    if validate is None or not api_version.startswith(DRA_API):
+        return iter(())  # most objects: no generator to start
+    return validate(kind, api_version, data, stored)
 
 
 def object_errors(kind: str, api_version: str, data: dict[str, Any], stored: bool = False) -> Iterator[FieldError]:

@@ -23,10 +23,12 @@ def _pod_errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
     for site in pod_spec_sites(obj.data):
         if site.template_path:  # a template's labels (a Pod's are its own metadata's)
             template = mapping(dig(obj.data, *site.template_path, "metadata"))
-            yield from core.labels(template.get("labels"), (*site.template_path, "metadata", "labels"))
-            yield from core.metadata_annotations(
-                template.get("annotations"), (*site.template_path, "metadata", "annotations")
-            )
+            if template.get("labels"):
+                yield from core.labels(template["labels"], (*site.template_path, "metadata", "labels"))
+            if template.get("annotations"):
+                yield from core.metadata_annotations(
+                    template["annotations"], (*site.template_path, "metadata", "annotations")
+                )
         yield from core.pod_spec(site.spec, site.path, ctx.config.gates)
 
 
