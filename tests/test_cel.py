@@ -269,6 +269,32 @@ def test_a_version_verdict_is_worked_out_once_per_expression_and_version(monkeyp
     assert asked == [(plain, "1.30"), (plain, "1.37"), (ip, "1.30"), (ip, "1.37")]
 
 
+def test_a_new_expression_verdict_is_worked_out_once_per_expression_and_gates(monkeypatch):
+    """Claims stamped from one template ask the new-expression verdict of the same selector: it is worked out
+    once per expression and feature gates, and each set of gates keeps its own verdict."""
+    from gpulint.kube.features import FeatureGates
+
+    engine = CelEngine()
+    off = FeatureGates.of("1.37", {"DRAListTypeAttributes": False, "DRAConsumableCapacity": False})
+    on = FeatureGates.of("1.37", {"DRAListTypeAttributes": True, "DRAConsumableCapacity": True})
+    asked: list[tuple[str, FeatureGates]] = []
+    work = CelEngine._new_expression_problem
+    monkeypatch.setattr(
+        CelEngine,
+        "_new_expression_problem",
+        lambda self, text, gates: asked.append((text, gates)) or work(self, text, gates),
+    )
+    includes = 'device.attributes["dra.net"].ifs.includes("eth0")'
+    multiple = "device.allowMultipleAllocations == true"
+    for _ in range(3):
+        for text, field in ((includes, "includes"), (multiple, "allowMultipleAllocations")):
+            refused = engine.new_expression_problem(text, off)
+            assert refused is not None and f"'{field}'" in refused.message, refused
+            assert refused.offset == text.index(field)
+            assert engine.new_expression_problem(text, on) is None  # a None verdict is remembered too
+    assert asked == [(includes, off), (includes, on), (multiple, off), (multiple, on)]
+
+
 def test_length_limit():
     long = " || ".join(['device.driver == "gpu.nvidia.com"'] * 400)
     assert "10240" in ENGINE.compile(long).message

@@ -580,6 +580,23 @@ def test_gpu_and_nic_pinned_to_different_roots_or_distinct_are_reported():
     assert len(by_rule(lint(distinct), "gpu-nic-locality")) == 1
 
 
+def test_a_nic_named_only_by_its_selector_is_found_in_every_template_and_in_long_selectors():
+    """What a request is (GPU, NIC) is remembered per class and selector text: templates that repeat it are each
+    reported; a selector text past what is remembered (2,000 characters) is read all the same."""
+    nic = 'device.attributes["example.com"].kind == "rdma"'
+    padded = " || ".join(['device.driver == "example.com"'] * 70 + [nic])  # 2,200 characters, "rdma" last
+    assert len(padded) > 2000
+    for selector in (nic, padded):
+        request = gpus(4) + gpus(1, selector, name="fabric", klass="devices.example.com")
+        text = template(request, name="a") + "---\n" + template(request, name="b")
+        found = by_rule(lint(text), "gpu-nic-locality")
+        assert [(f.line, "NICs (fabric)" in f.message) for f in found] == [(8, True), (27, True)], found
+        plain = template(
+            gpus(4) + gpus(1, selector.replace("rdma", "fpga"), name="fabric", klass="devices.example.com")
+        )
+        assert by_rule(lint(plain), "gpu-nic-locality") == []
+
+
 # ----------------------------------------------------------------- api-version-unavailable
 
 

@@ -361,6 +361,7 @@ class CelEngine:
         self._dyn_results: LRU[str, bool] = LRU(cache_size)  # _explicit_dyn: a type check and a decode each
         # _version_problem by (expression, version): two type checks each (a 1-tuple: None is a verdict too)
         self._version_results: LRU[tuple[str, str], tuple[CelProblem | None]] = LRU(cache_size)
+        self._new_problems: LRU[tuple[str, FeatureGates], tuple[CelProblem | None]] = LRU(cache_size)
         self._bounds: LRU[int, tuple[Any, int]] = LRU(256)  # id(value) -> (value, its size bound)
         self._sandbox: Sandbox | None = None
         self.unavailable: str = ""
@@ -474,7 +475,15 @@ class CelEngine:
         which follows the cluster's version and gates; stored expressions keep compiling): the libraries of
         the version's compatibility version (apiserver cel/environment base.go), and for DRA selectors
         (dynamic-resource-allocation cel/compile.go) allowMultipleAllocations with DRAConsumableCapacity and
-        includes() with DRAListTypeAttributes. The expression has compiled in the full environment already."""
+        includes() with DRAListTypeAttributes. The expression has compiled in the full environment already.
+        Remembered per expression and gates, as compile() is: every claim made from a template asks again."""
+        # kept in a tuple: None (no problem) is an answer, and the memo's "absent"
+        known = self._new_problems.get_or_compute(
+            (expression, gates), lambda: (self._new_expression_problem(expression, gates),)
+        )
+        return known[0]
+
+    def _new_expression_problem(self, expression: str, gates: FeatureGates) -> CelProblem | None:
         versioned = self._version_problem(expression, gates.version)
         if versioned is not None or not self.devices:
             return versioned

@@ -161,7 +161,7 @@ def _alternative(raw: dict[str, Any], name: str, path: Path) -> tuple[Alternativ
         path,
         (*path, "deviceClassName"),
         raw.get("adminAccess") is True,
-        device_tolerations(raw.get("tolerations")),
+        device_tolerations(raw["tolerations"]) if "tolerations" in raw else (),
         tuple(sorted(requested)),
     ), problems
 

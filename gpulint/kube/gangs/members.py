@@ -179,6 +179,8 @@ def kueue_group_of(obj: ObjectLike) -> GroupReference | None:
     """The Kueue pod group a bare Pod belongs to."""
     if obj.data.get("kind") != "Pod":
         return None  # only a Pod's reference is Kueue's (group_references)
+    if KUEUE_GROUP_LABEL not in mapping(dig(obj.data, "metadata", "labels")):
+        return None  # a Pod's template metadata is its own: without the label it joins no Kueue group
     sites = list(pod_spec_sites(obj.data))
     refs = [ref for site in sites[:1] for ref in group_references(obj.data, site, obj.ref.namespace)]
     return next((ref for ref in refs if ref.system == "kueue"), None)

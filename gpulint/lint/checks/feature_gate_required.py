@@ -47,6 +47,8 @@ def _gated(holder: dict, base: tuple, table: tuple[tuple[str, str, str], ...]) -
 
 
 def _dra_uses(obj: KubeObject) -> Iterator[tuple[str, tuple, str]]:
+    if not obj.api_version.startswith("resource.k8s.io/"):
+        return  # not a DRA object (is_dra's first test, once)
     if is_dra(obj, *CLAIM_KINDS):
         from gpulint.kube.dra.allocation import claim_spec_path  # the DRA model: for DRA claims only
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from gpulint.kube.dra.allocation import LOCALITY_ATTRIBUTES, ClaimSpec, Request
 from gpulint.lint.checks import CheckContext
@@ -25,11 +26,24 @@ _PINNED = re.compile(
 def _kind(request: Request) -> str:
     text = " ".join(a.class_name + " " + " ".join(s.expression for s in a.selectors) for a in request.alternatives)
     classes = " ".join(a.class_name for a in request.alternatives)
+    if len(text) > _REMEMBERED_TEXT:
+        return _kind_of(classes, text)
+    return _remembered_kind_of(classes, text)
+
+
+def _kind_of(classes: str, text: str) -> str:
+    """ "nic", "gpu" or "" for a request of these device classes, whose classes and selectors read ``text``."""
     if _NIC.search(classes) or (not _GPU.search(classes) and _NIC.search(text)):
         return "nic"
     if _GPU.search(text):
         return "gpu"
     return ""
+
+
+# claims made from one template repeat their classes and selectors: the verdict is remembered for texts up to
+# 2,000 characters (1,024 of them: a few MB at most however long the selectors a webhook is sent)
+_REMEMBERED_TEXT = 2000
+_remembered_kind_of = lru_cache(maxsize=1024)(_kind_of)
 
 
 def _pins(request: Request) -> set[tuple[str, str]]:
