@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import DATA, check_json, inventory_args, said
+from conftest import DATA, check_json, inventory_args, lint_text, said
 from conftest import run_cli as _run_cli
+
+from gpulint.lint.inventory import load_inventory
 
 
 def run_cli(*args: str, **kwargs):  # these tests are about what node pools can schedule, not /dev/shm
@@ -230,6 +232,28 @@ def test_a_linted_nodepool_counts_like_an_inventory_one(write, tmp_path):
     manifest = pools + "---\n" + gpu_job(5, spec=TOLERATE_GPU)
     found = findings(write, manifest, str(ELASTIC / "system-nodes.yaml"))
     assert "at most 4 nvidia.com/gpu" in said(only(found, "gpu-unschedulable"))
+
+
+def test_a_verdict_on_a_pod_shape_is_kept_per_inventory_but_never_past_linted_pools(monkeypatch):
+    """The webhook reviews every pod against one inventory: over-tight-affinity judges a pod shape once for
+    it. A linted NodePool changes the answer (its nodes carry the label), so with one the shape is judged
+    afresh, and the inventory's own verdict is back for the next object without it."""
+    import gpulint.lint.checks.over_tight_affinity as rule
+
+    judged: list[object] = []
+    real = rule._judge
+    monkeypatch.setattr(rule, "_judge", lambda pod, pods, inventory: judged.append(pod) or real(pod, pods, inventory))
+    inventory = load_inventory([str(ELASTIC / "system-nodes.yaml")])
+    job = gpu_job(1, spec=TOLERATE_GPU + "      nodeSelector: {workload-type: gpu}\n")
+    pools = (ELASTIC / "karpenter" / "nodepools.yaml").read_text()
+
+    def affinity(text: str) -> list[str]:
+        return [f.message for f in lint_text(text, "w.yaml", inventory=inventory) if f.rule == "over-tight-affinity"]
+
+    (first,) = affinity(job)
+    assert first.startswith("the required node affinity/selector matches none of the")
+    assert affinity(pools + "---\n" + job) == [] and len(judged) == 2  # the linted pool adds such nodes
+    assert affinity(job.replace("name: train", "name: train-2")) == [first] and len(judged) == 2  # kept
 
 
 # --------------------------------------------------------------------------- cluster-api + Cluster Autoscaler

@@ -61,6 +61,7 @@ MAX_INVENTORY_FILE_BYTES = 1024 * 1024 * 1024
 INVENTORY_LIMIT_NAME = "inventory file size"
 TERMINAL_PHASES = ("Succeeded", "Failed")
 INVENTORY_FACTS = 64  # facts kept per inventory (each may hold a value per node)
+SHAPE_FACTS = 1024  # verdicts on pod shapes kept per inventory (each small: a few findings' words)
 _F = TypeVar("_F")
 
 
@@ -120,9 +121,17 @@ class ClusterInventory:
     # the same inventory until it changes. Bounded: some keys come from the objects (resource names).
     _facts: LRU[Any, Any] = field(default_factory=lambda: LRU(INVENTORY_FACTS), repr=False, compare=False)
 
+    # Verdicts on one pod shape against this inventory alone: the webhook's reviews of a workload's pods
+    # repeat the shape. Apart from the facts above, so that many shapes never push out a per-node table.
+    _shape_facts: LRU[Any, Any] = field(default_factory=lambda: LRU(SHAPE_FACTS), repr=False, compare=False)
+
     def fact(self, key: Any, compute: Callable[[], _F]) -> _F:
         """``compute()`` once per inventory and ``key``; ``compute`` must read this inventory only."""
         return self._facts.get_or_compute(key, compute)  # concurrent reviews compute it once
+
+    def shape_fact(self, key: Any, compute: Callable[[], _F]) -> _F:
+        """As ``fact``, for a verdict on one pod shape (``key`` holds the shape)."""
+        return self._shape_facts.get_or_compute(key, compute)
 
     def lists(self, kind: str) -> bool:
         return kind in self.listed_kinds

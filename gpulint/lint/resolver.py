@@ -51,6 +51,7 @@ _DRA_CLUSTER_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTa
 _F = TypeVar("_F")
 _EMPTY = ClusterInventory()
 NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
+NODE_CLASS_GROUP = "karpenter.k8s.aws"  # EC2NodeClass: the zones its pools' nodes launch in
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,14 @@ class Resolver:
         if self.inventory is None:  # no inventory: nothing to share (and no shared empty one to fill)
             return compute()
         return self._cluster.fact(key, compute)
+
+    def shape_fact(self, key: Any, compute: Callable[[], _F]) -> _F:
+        """A verdict on one pod shape (``key`` holds it) that reads the inventory's nodes and node pools and
+        the target cluster's gates, never the linted objects: kept per inventory for the webhook's reviews
+        that follow; worked out afresh when the linted files add node pools or node classes."""
+        if self.inventory is None or not self.pools_from_inventory:
+            return compute()
+        return self._cluster.shape_fact((key, self.gates), compute)
 
     @property
     def has_nodes(self) -> bool:
@@ -114,6 +123,15 @@ class Resolver:
     # ------------------------------------------------------------------ node pools (inventory and linted)
 
     @cached_property
+    def pools_from_inventory(self) -> bool:
+        """The node pools are the inventory's alone: the linted files describe no pool and no node class."""
+        return not (
+            any(self.linted.has_kind(CAPI_GROUP, kind) for kind in CAPI_KINDS)
+            or self.linted.has_kind(KARPENTER_GROUP, "NodePool")
+            or self.linted.has_kind(NODE_CLASS_GROUP, "EC2NodeClass")
+        )
+
+    @cached_property
     def pools(self) -> list[NodePool]:
         """Every pool the inventory or the linted files describe, bound to the catalog and the nodes;
         a linted pool replaces the inventory's of the same name (it is the change under review)."""
@@ -126,7 +144,7 @@ class Resolver:
         if not specs:
             return []
         zones = dict(self._cluster.node_class_zones)
-        for obj in self.linted.of_kind("karpenter.k8s.aws", "EC2NodeClass"):
+        for obj in self.linted.of_kind(NODE_CLASS_GROUP, "EC2NodeClass"):
             zones.update(node_class_zones(obj.data))
         for key, spec in specs.items():
             if spec.karpenter and not spec.zones and spec.node_class in zones:

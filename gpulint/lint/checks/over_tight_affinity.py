@@ -53,8 +53,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
         if not pod.requirements():
             continue  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)
-        # Workloads repeat: judge each distinct (pod, replica count) once per run.
-        verdicts = ctx.memo((RULE_ID, pod.signature(), site.pods), lambda: list(_judge(pod, site.pods, inventory)))  # noqa: B023 - called at once
+        # Workloads repeat: judge each distinct (pod, replica count) once per run, and once per inventory
+        # for the webhook's reviews (the verdict reads the nodes and pools, never the object's other fields).
+        key = (RULE_ID, pod.signature(), site.pods)
+        verdicts = ctx.memo(key, lambda: inventory.shape_fact(key, lambda: tuple(_judge(pod, site.pods, inventory))))  # noqa: B023 - called at once
         for relative_path, message, severity, pinned, notes in verdicts:
             yield Diagnostic(
                 RULE_ID, (*site.path, *relative_path), message, severity=severity, pinned=pinned, notes=notes
