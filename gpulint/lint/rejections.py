@@ -17,7 +17,16 @@ from dataclasses import dataclass, replace
 
 from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.validation.objects import object_errors, unique_errors
-from gpulint.lint.findings import FileReport, Finding, ObjectRef, Severity, excerpts, first_line, stable_field
+from gpulint.lint.findings import (
+    FIRST_LINE_MAX,
+    FileReport,
+    Finding,
+    ObjectRef,
+    Severity,
+    excerpts,
+    first_line,
+    stable_field,
+)
 from gpulint.lint.loader import MAX_FILE_BYTES, LocatedDocument, load_bytes
 from gpulint.lint.objects import KubeObject, object_ref, objects_in
 
@@ -38,6 +47,8 @@ def rejection_text(error: FieldError, subject: str) -> tuple[str, tuple[str, ...
     """The API server's error as it words it, after ``subject``; when that is too long for one line, the line
     shortens the field path to its last steps (the finding points at the field) and the whole error is the note."""
     full = f"{subject}: {error.message()}"
+    if len(full) <= FIRST_LINE_MAX:
+        return full, ()  # the common case: the shorter forms below are not needed
     detail = f": {error.detail}" if error.detail else ""
     shown = error.message().removeprefix(error.field)  # ": Invalid value: "x": detail"
     tails = [f"...{tail}" for tail in _field_tails(error.field)]

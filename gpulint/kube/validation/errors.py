@@ -48,8 +48,15 @@ class FieldError:
     def _is_key(step: Any) -> bool:
         return isinstance(step, str) and not step.replace("_", "a").isalnum()
 
+    @cached_property
+    def _message(self) -> str:
+        return self._worded(True)
+
     def message(self, detail: bool = True) -> str:
         """field.Error.Error(); without its detail when ``detail`` is false."""
+        return self._message if detail else self._worded(False)
+
+    def _worded(self, detail: bool) -> str:
         if self.kind in _NO_VALUE or self.value is OMIT:
             body = self.kind
         elif isinstance(self.value, bool):
