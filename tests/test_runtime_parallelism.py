@@ -339,3 +339,39 @@ def test_a_word_written_as_it_runs_points_at_each_of_its_characters():
     word = Word("--tensor-parallel-size=8", Origin(path, 0), run)
     assert word.at(23) == Origin(path, 23)
     assert word.at(24) == word.at(-1) == Origin(path, 0)  # outside the word: its start
+
+
+def test_a_repeated_command_line_is_read_for_each_pod_and_a_variable_keeps_lines_apart():
+    """A command line without '$' is remembered by its strings (charts repeat them): each pod's GPUs still decide
+    and each finding points into its own object. One that reads a variable is read with each container's env:
+    the same strings with another TP give another count."""
+    server = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: inference}}
+spec:
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command: [sh, -c, "exec vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size {tp}"]
+        env: [{{name: TP, value: "{env}"}}]
+        resources:
+          limits: {{nvidia.com/gpu: {gpus}}}
+"""
+    fixed = "---".join(
+        server.format(name=name, tp="4", env="4", gpus=gpus) for name, gpus in (("a", 4), ("b", 8), ("c", 2))
+    )
+    assert_findings(
+        RULE,
+        fixed,
+        [
+            (28, 101, "vLLM starts 4 GPU processes (tensor-parallel-size 4) but container 'vllm' holds 8"),
+            (44, 101, "vLLM starts 4 GPU processes (tensor-parallel-size 4) but container 'vllm' has 2"),
+        ],
+    )
+    read = "---".join(server.format(name=name, tp="$(TP)", env=tp, gpus=4) for name, tp in (("a", 4), ("b", 8)))
+    assert_findings(RULE, read, [(28, 101, "vLLM starts 8 GPU processes (tensor-parallel-size 8) but container")])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from itertools import repeat
 from typing import Any, NamedTuple, cast, overload
 
@@ -434,12 +434,30 @@ def container_commands(container: Mapping[str, Any], injected: Env | None = None
     A container without ``command`` runs its image's entrypoint, which the manifest does not
     show; its ``args`` are returned as they are (the caller knows a few images' entrypoints).
     """
-    raw = [*sequence(container.get("command")), *sequence(container.get("args"))]
-    if len(raw) > MAX_WORDS or sum(len(item) for item in raw if isinstance(item, str)) > MAX_SCRIPT_CHARS:
+    command, args = sequence(container.get("command")), sequence(container.get("args"))
+    raw = [*command, *args]
+    chars = sum(len(item) for item in raw if isinstance(item, str))
+    if len(raw) > MAX_WORDS or chars > MAX_SCRIPT_CHARS:
         return []
     # only a '$' reads the environment (Kubernetes' $(VAR), the shell's $VAR): without one it is not built
     expands = any(isinstance(item, str) and "$" in item for item in raw)
-    env = container_env(container, injected) if expands else ContainerEnv({}, False)
+    if not expands and chars <= MEMO_MAX_CHARS and all(type(item) is str for item in raw):
+        return list(_written_commands(tuple(command), tuple(args)))
+    return _commands(container, container_env(container, injected) if expands else ContainerEnv({}, False))
+
+
+# Command lines remembered up to this length (bounds the memo's memory: 256 lines of at most 1 KiB).
+MEMO_MAX_CHARS = 1_024
+
+
+@lru_cache(maxsize=256)
+def _written_commands(command: tuple[str, ...], args: tuple[str, ...]) -> tuple[Command, ...]:
+    """The commands of a command line without a '$' (it reads no variable): a pure function of its strings,
+    remembered - real manifests repeat their command lines (a chart's pods, a job's replicas)."""
+    return tuple(_commands({"command": list(command), "args": list(args)}, ContainerEnv({}, False)))
+
+
+def _commands(container: Mapping[str, Any], env: ContainerEnv) -> list[Command]:
     words = _argument_words(container, env)
     plain = [word for word, _ in words]
     script = _shell_script_index(plain)

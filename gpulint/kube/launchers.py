@@ -216,6 +216,19 @@ def _spelling(launcher: Launcher, option: str) -> str:
     return option
 
 
+def _spelt(launcher: Launcher) -> tuple[dict[str, str], frozenset[str]]:
+    """Each spelling of the launcher's flags as its parser reads it -> the canonical flag, and its switches."""
+    lookup = {
+        _spelling(launcher, spelling): canonical
+        for canonical, spellings in launcher.flags.items()
+        for spelling in spellings
+    }
+    return lookup, frozenset(_spelling(launcher, s) for s in launcher.switches)
+
+
+_SPELT = {launcher.name: _spelt(launcher) for launcher in LAUNCHERS}
+
+
 def parse(command: Command, entrypoint: Launcher | None = None) -> Launch | None:
     """The launcher ``command`` runs, with its flags; ``entrypoint``: the image's entrypoint when
     the words are only its arguments (a container without ``command``)."""
@@ -229,12 +242,7 @@ def parse(command: Command, entrypoint: Launcher | None = None) -> Launch | None
             return None
         launcher, start = found
         program = words[0]
-    lookup = {
-        _spelling(launcher, spelling): canonical
-        for canonical, spellings in launcher.flags.items()
-        for spelling in spellings
-    }
-    switches = {_spelling(launcher, s) for s in launcher.switches}
+    lookup, switches = _SPELT[launcher.name]
     values: dict[str, Word] = {}
     index = start
     while index < len(words):
