@@ -697,6 +697,35 @@ def test_each_container_s_gpus_and_command_line_are_read_once_per_check(monkeypa
     assert runtime.container_gpus(main) == 4 and gpus.count("main") == 3
 
 
+def test_each_object_s_resources_blocks_are_listed_once_per_check(monkeypatch):
+    """gpu-non-integer, gpu-request-without-limit and gpu-resource-unknown each read every container's resources;
+    while one object is checked they are listed once, and outside a check read afresh."""
+    import gpulint.kube.workloads as workloads
+    from gpulint.lint.config import Config
+    from gpulint.lint.run import LintRun
+    from gpulint.lint.sources import Source
+
+    listed: list[str] = []
+    real = workloads._container_resources
+
+    def counted(obj):
+        listed.append(obj["metadata"]["name"])
+        return real(obj)
+
+    monkeypatch.setattr(workloads, "_container_resources", counted)
+    text = TORCHRUN_DEPLOYMENT.replace("limits: {nvidia.com/gpu: 1}\n", "limits: {nvidia.com/gpu: 0.5}\n", 1)
+    config = Config(select=("gpu-non-integer", "gpu-request-without-limit"))
+    run = LintRun(config, [Source("deploy.yaml", content=text.encode())])
+    found = [said(f).splitlines()[0] for f in run.report(1).findings]
+    assert found == [
+        'spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "0.5": must be an integer'
+    ]
+    assert listed == ["trainer"]
+    (obj,) = run.objects()
+    assert [block.container for block in workloads.container_resources(obj.data)] == ["main", "sidecar"]
+    assert listed == ["trainer", "trainer"]
+
+
 def test_a_container_s_remembered_gpus_never_answer_for_another_container():
     """The memo of a part names it by identity and holds it: a container built and dropped during a
     check (a TrainJob's resourcesPerNode) cannot leave its answer to the next one at the same address."""

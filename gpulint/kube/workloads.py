@@ -408,7 +408,12 @@ class ContainerResources:
 
 
 def container_resources(obj: dict[str, Any]) -> Iterator[ContainerResources]:
-    """The resources block of every container of every pod spec in ``obj``."""
+    """The resources block of every container of every pod spec in ``obj`` (listed once while it is checked:
+    gpu-non-integer, gpu-request-without-limit and gpu-resource-unknown each read them all)."""
+    return iter(remembered(obj, "container resources", None, lambda: tuple(_container_resources(obj))))
+
+
+def _container_resources(obj: dict[str, Any]) -> Iterator[ContainerResources]:
     for site in pod_spec_sites(obj):
         for container_path, container in containers(site.spec):
             resources = container.get("resources")
