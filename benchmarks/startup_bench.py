@@ -46,15 +46,19 @@ CASES = {
 
 # Counts what one run imports and how many dataclasses it creates (run in the tree under test).
 _PROBE = """
-import atexit, dataclasses, json, sys
+import atexit, dataclasses, json, os, sys
 made = [0]
 process = dataclasses._process_class
 def counted(cls, *args, **kwargs):
     made[0] += 1
     return process(cls, *args, **kwargs)
 dataclasses._process_class = counted
-atexit.register(lambda: sys.__stderr__.write("PROBE " + json.dumps(
-    [len([m for m in sys.modules if m.startswith("gpulint")]), made[0]]) + "\\n"))
+def probe(*_):
+    sys.__stderr__.write("PROBE " + json.dumps([len([m for m in sys.modules if m.startswith("gpulint")]), made[0]]) + "\\n")
+    sys.__stderr__.flush()
+atexit.register(probe)
+leave = os._exit  # gpulint check leaves without the interpreter's teardown (and its atexit calls)
+os._exit = lambda status: (probe(), leave(status))
 sys.argv = ["gpulint", *sys.argv[1:]]
 from gpulint.cli.main import main
 main()

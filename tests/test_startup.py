@@ -14,9 +14,14 @@ from gpulint.lint.rule_index import RULE_INDEX
 
 # Runs gpulint's entry point in a fresh interpreter and writes the modules loaded by its exit.
 _PROBE = """
-import atexit, json, sys
+import atexit, json, os, sys
 out = sys.argv[1]
-atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+def record(*_):
+    with open(out, "w") as file:
+        file.write(json.dumps(sorted(sys.modules)))
+atexit.register(record)
+leave = os._exit  # gpulint check leaves without the interpreter's teardown (and its atexit calls)
+os._exit = lambda status: (record(), leave(status))
 sys.argv = ["gpulint", *sys.argv[2:]]
 from gpulint.cli.main import main
 main()

@@ -29,6 +29,9 @@ class CheckResult:
     failed: bool
     messages: list[str] = field(default_factory=list)  # for stderr
     usage_error: bool = False
+    # The run, parsed files and all: kept by the caller until the process leaves (cli.main.leave_now), as
+    # freeing them object by object costs more than the rest of the exit.
+    run: LintRun | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -206,7 +209,7 @@ def run_check(
     options = FormatOptions(color=color, notes=notes, annotate_from=min(config.fail_on, Severity.WARNING))
     rendered = get_formatter(output_format)(report, rules, options)
     worst = report.worst()
-    return CheckResult(rendered, worst is not None and worst >= config.fail_on, messages)
+    return CheckResult(rendered, worst is not None and worst >= config.fail_on, messages, run=run)
 
 
 def _shown_path(path: str) -> str:

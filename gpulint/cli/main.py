@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -234,10 +234,27 @@ def check(
     else:
         click.echo(rendered, nl=False)
     if result.usage_error:
-        sys.exit(EXIT_USAGE)
+        raise CheckDone(EXIT_USAGE)
     if exit_zero:
-        sys.exit(EXIT_OK)
-    sys.exit(EXIT_FINDINGS if result.failed else EXIT_OK)
+        raise CheckDone(EXIT_OK)
+    raise CheckDone(EXIT_FINDINGS if result.failed else EXIT_OK)
+
+
+class CheckDone(SystemExit):
+    """``gpulint check`` is over, its report written: main() leaves the process at once (leave_now)."""
+
+
+def leave_now(status: int) -> NoReturn:
+    """Exit with ``status`` without the interpreter's teardown, as mypy does: after a check nothing is left to
+    clean up (temporary directories are gone, files closed, workers joined), and freeing the parsed files and
+    the modules one object at a time is ~0.1 s of a 5,000-document run and ~10 ms of a one-file one. Output
+    still buffered is flushed first; when that fails (a closed pipe), Python's own exit reports it."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(status)
+    os._exit(status)
 
 
 def _is_one_of(output: str, paths: tuple[str, ...]) -> bool:
@@ -581,6 +598,8 @@ def serve_command(
 def main() -> None:
     try:
         cli(standalone_mode=True)
+    except CheckDone as done:
+        leave_now(done.code if isinstance(done.code, int) else EXIT_INTERNAL)
     except KeyboardInterrupt:
         click.echo("gpulint: interrupted", err=True)
         sys.exit(130)

@@ -267,6 +267,7 @@ class Engine:
         directives = [directive for directive, _ in scoped]
         whole = tuple(directive for directive, prefix in scoped if not prefix)
         has_views = any(site.aliases for site in pod_spec_sites(obj.data))  # a controller-built pod: paths move
+        placeholders = obj.document.placeholders
         findings: list[tuple[Finding, tuple[Directive, ...]]] = []
         for rule_id, _, check in self._routed(obj.kind):
             try:
@@ -288,7 +289,8 @@ class Engine:
                 )
                 findings.append((internal, whole))
                 continue
-            placeholders = obj.document.placeholders
+            if not diagnostics:
+                continue  # most rules, on most objects
             written: set[tuple[Any, ...]] = set()
             for diagnostic in diagnostics:
                 if has_views:
@@ -299,7 +301,9 @@ class Engine:
                     written.add(key)
                 if placeholders and _under_placeholder((*obj.prefix, *diagnostic.path), placeholders):
                     continue  # ${GPUS} is not a value yet: the file's one not-rendered finding says so
-                covering = tuple(d for d, prefix in scoped if diagnostic.path[: len(prefix)] == prefix)
+                covering = (
+                    tuple(d for d, prefix in scoped if diagnostic.path[: len(prefix)] == prefix) if scoped else ()
+                )
                 findings.append((self._finding(obj, diagnostic), covering))
         return findings, directives
 

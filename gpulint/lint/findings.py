@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -297,18 +298,18 @@ class Report:
         return max((finding.severity for finding in self.findings), default=None)
 
     def summary(self) -> dict[str, int]:
+        severities = Counter(finding.severity for report in self.files for finding in report.findings)
+        fixes = [f.fix.safe for report in self.files for f in report.findings if f.fix is not None and f.fix.applicable]
         return {
             "files": sum(1 for r in self.files if not r.inventory),
             "documents": sum(r.documents for r in self.files),
             "objects": sum(r.objects for r in self.files),
             "not_objects": sum(r.not_objects for r in self.files),
-            "errors": self.count(Severity.ERROR),
-            "warnings": self.count(Severity.WARNING),
-            "infos": self.count(Severity.INFO),
+            "errors": severities[Severity.ERROR],
+            "warnings": severities[Severity.WARNING],
+            "infos": severities[Severity.INFO],
             "suppressed": sum(r.suppressed for r in self.files),
             "baselined": sum(r.baselined for r in self.files),
-            "fixable": sum(1 for f in self.findings if f.fix is not None and f.fix.applicable and f.fix.safe),
-            "unsafe_fixable": sum(
-                1 for f in self.findings if f.fix is not None and f.fix.applicable and not f.fix.safe
-            ),
+            "fixable": fixes.count(True),
+            "unsafe_fixable": fixes.count(False),
         }
