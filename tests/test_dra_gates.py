@@ -268,6 +268,16 @@ def test_with_consumable_capacity_off_the_capacity_request_is_dropped_and_the_de
     assert any("uses capacity requests, which needs the DRAConsumableCapacity feature gate" in f.message for f in gated)
 
 
+def test_one_inventory_checked_under_other_gates_gets_each_their_features():
+    """The DRA features of an inventory are worked out once per inventory and set of gates (the webhook's
+    reviews share them): one inventory linted with DRAConsumableCapacity off, on, then off again."""
+    cluster = inventory(SHARED)
+    off = {"DRAConsumableCapacity": False}
+    for config in (off, {}, off, {}):
+        found = by_rule(lint(shared_pod("20Gi", "20Gi"), cluster, feature_gates=config), "claim-unsatisfiable")
+        assert bool(found) is (config == off), config
+
+
 TAINTED = (
     NODE
     + """

@@ -261,7 +261,9 @@ class Resolver:
         classes or claims; then a model of both, for this run."""
         from gpulint.kube.dra.devices import DraModel
 
-        features = DraFeatures.of(self.gates, self._gates_in_use)
+        features = self.cluster_fact(
+            ("dra-features", self.gates), lambda: DraFeatures.of(self.gates, self._gates_in_use)
+        )
         if (
             self.inventory is not None
             and not any(self.linted.has_kind(DRA_GROUP, k) for k in _DRA_CLUSTER_KINDS)
