@@ -375,12 +375,12 @@ class Resolver:
 
     def limit_items(self, namespace: str) -> list[LimitItem]:
         """The Container items of the namespace's LimitRanges, in name order (the first one's defaults win)."""
-        ranges = self._namespace_policies.get(("LimitRange", namespace), {})
-        return [item for _, data in sorted(ranges.items()) for item in limit_items(data)]
+        ranges = self._namespace_policies.get(("LimitRange", namespace))
+        return [item for _, data in sorted(ranges.items()) for item in limit_items(data)] if ranges else []
 
     def quotas(self, namespace: str) -> list[Quota]:
-        quotas = self._namespace_policies.get(("ResourceQuota", namespace), {})
-        return [Quota.of(data) for _, data in sorted(quotas.items())]
+        quotas = self._namespace_policies.get(("ResourceQuota", namespace))
+        return [Quota.of(data) for _, data in sorted(quotas.items())] if quotas else []
 
     def inventory_admission_objects(self) -> list[dict[str, Any]]:
         return self._cluster.admission_objects

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from gpulint.kube.admission.keys import metadata_places
 from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.refs import Path
@@ -43,7 +44,6 @@ RUNAI_QUEUE_LABEL = "runai/queue"
 KAI_SCHEDULER = "kai-scheduler"
 VOLCANO_DEFAULT_QUEUE = "default"  # created when Volcano is installed
 KAI_DEFAULT_QUEUE = "default-queue"  # the queue KAI's quick start and chart create
-_KAI_LABELS = frozenset({KAI_QUEUE_LABEL, RUNAI_QUEUE_LABEL})
 
 
 @dataclass(frozen=True)
@@ -85,15 +85,10 @@ def kai_queue(data: dict[str, Any]) -> tuple[QueueUse | None, Path | None]:
 
 
 def _kai_queue(data: dict[str, Any]) -> tuple[QueueUse | None, Path | None]:
-    places: list[tuple[Path, dict[str, Any]]] = [(("metadata",), mapping(data.get("metadata")))]
-    uses_kai = False
-    for site in pod_spec_sites(data):
-        uses_kai = uses_kai or site.spec.get("schedulerName") == KAI_SCHEDULER
-        places.append(((*site.template_path, "metadata"), template_metadata(data, site)))
     legacy: Path | None = None
-    for path, meta in places:
+    for path, meta in metadata_places(data):
         labels = mapping(meta.get("labels"))
-        if _KAI_LABELS.isdisjoint(labels):
+        if KAI_QUEUE_LABEL not in labels and RUNAI_QUEUE_LABEL not in labels:
             continue
         queue = labels.get(KAI_QUEUE_LABEL)
         if isinstance(queue, str) and queue:
@@ -103,6 +98,9 @@ def _kai_queue(data: dict[str, Any]) -> tuple[QueueUse | None, Path | None]:
             return use, None
         if legacy is None and isinstance(labels.get(RUNAI_QUEUE_LABEL), str):
             legacy = (*path, "labels", RUNAI_QUEUE_LABEL)
+    if legacy is None:
+        return None, None
+    uses_kai = any(site.spec.get("schedulerName") == KAI_SCHEDULER for site in pod_spec_sites(data))
     return None, legacy if uses_kai else None
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from gpulint.kube.fields import mapping
 from gpulint.kube.refs import Path
-from gpulint.kube.workloads import pod_spec_sites, template_metadata
+from gpulint.kube.workloads import pod_spec_sites, remembered, template_metadata
 
 LABEL, ANNOTATION = "labels", "annotations"
 # key -> (the map it is read from, who reads it). kueue.x-k8s.io/queue-name is judged with the queue route.
@@ -43,17 +43,24 @@ class Misplaced:
     reader: str
 
 
+def metadata_places(data: dict[str, Any]) -> tuple[tuple[Path, dict[str, Any]], ...]:
+    """(path, metadata) of the object and of each of its pod templates, each path once (a Pod's template
+    metadata is its own metadata); found once while the object is checked (the queue rules ask)."""
+    return remembered(data, "metadata places", None, lambda: _metadata_places(data))
+
+
+def _metadata_places(data: dict[str, Any]) -> tuple[tuple[Path, dict[str, Any]], ...]:
+    places: dict[Path, dict[str, Any]] = {("metadata",): mapping(data.get("metadata"))}
+    for site in pod_spec_sites(data):
+        places.setdefault((*site.template_path, "metadata"), template_metadata(data, site))
+    return tuple(places.items())
+
+
 def misplaced_keys(data: dict[str, Any]) -> Iterator[Misplaced]:
-    places: list[tuple[Path, dict[str, Any]]] = [(("metadata",), mapping(data.get("metadata")))]
-    places += [((*site.template_path, "metadata"), template_metadata(data, site)) for site in pod_spec_sites(data)]
-    seen: set[Path] = set()
-    for path, meta in places:
-        if path in seen:  # a Pod's template metadata is its own metadata
-            continue
-        seen.add(path)
+    for path, meta in metadata_places(data):
         for given in (LABEL, ANNOTATION):
             written = mapping(meta.get(given))
-            if _READ.isdisjoint(written):
+            if written.keys().isdisjoint(_READ):
                 continue  # none of the keys the systems read (most maps): nothing is misplaced
             for key in written:
                 expected, reader = KEYS.get(str(key), (given, ""))

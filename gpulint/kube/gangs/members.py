@@ -53,10 +53,8 @@ KUEUE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 KUEUE_SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
 KUEUE_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 GANG_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
-# what makes a pod template join a group (_group_references)
-_GROUP_LABELS = frozenset({COSCHEDULING_LABEL, KUEUE_GROUP_LABEL})
+# the annotations that make a pod template join a group (_group_references; its fields and labels: _none_of)
 _GROUP_ANNOTATIONS = frozenset(VOLCANO_ANNOTATIONS)
-_GROUP_FIELDS = frozenset({"schedulingGroup", "workloadRef"})
 _GANG_ANNOTATIONS = _GROUP_ANNOTATIONS | {KUEUE_REQUIRED_TOPOLOGY, KUEUE_SLICE_TOPOLOGY}
 
 
@@ -316,12 +314,14 @@ def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool
 def _none_of(data: dict[str, Any], site: PodSpecSite, annotations: frozenset[str]) -> bool:
     """The template has no field or label that joins a group, and none of ``annotations``: a look at its keys
     (_GROUP_ANNOTATIONS: what _group_references reads; _GANG_ANNOTATIONS: what _kueue_gangs reads too)."""
+    spec = site.spec
+    if "schedulingGroup" in spec or "workloadRef" in spec:
+        return False
     meta = template_metadata(data, site)
-    return (
-        _GROUP_FIELDS.isdisjoint(site.spec)
-        and _GROUP_LABELS.isdisjoint(mapping(meta.get("labels")))
-        and annotations.isdisjoint(mapping(meta.get("annotations")))
-    )
+    labels, written = meta.get("labels"), meta.get("annotations")
+    if isinstance(labels, dict) and (COSCHEDULING_LABEL in labels or KUEUE_GROUP_LABEL in labels):
+        return False
+    return not isinstance(written, dict) or written.keys().isdisjoint(annotations)
 
 
 def _template_topology(data: dict[str, Any], sites: list[PodSpecSite]) -> tuple[str, Path | None]:
