@@ -459,3 +459,27 @@ def test_explain_json(write):
     assert [step["status"] for step in explanation["steps"]][:2] == ["ok", "FAIL"]
     assert explanation["scheduler"].startswith("0/8 nodes are available:")
     assert sum(row["count"] for row in explanation["nodes"]) == 8
+
+
+def test_stale_amd_labels_are_reported_at_the_first_label_in_name_order(write):
+    """The finding names the AMD label first in name order (as sorted), wherever the manifest writes it."""
+    nodes = write(
+        "nodes.yaml",
+        """
+        apiVersion: v1
+        kind: Node
+        metadata:
+          name: mi300-0
+          labels:
+            amd.com/gpu.vram: 192G
+            kubernetes.io/hostname: mi300-0
+            beta.amd.com/gpu.family: AI
+            amd.com/gpu.product-name: AMD_Instinct_MI300X_OAM
+        status:
+          capacity: {cpu: "96", pods: "110"}
+        """,
+    )
+    report = run_cli("check", str(nodes), "--format", "json").json()
+    (finding,) = [f for f in report["findings"] if f["rule"] == "stale-gpu-label"]
+    assert (finding["line"], finding["column"]) == (9, 5)
+    assert finding["message"].startswith("labelled amd.com/gpu.product-name=AMD_Instinct_MI300X_OAM but the node")

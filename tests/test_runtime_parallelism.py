@@ -375,3 +375,27 @@ spec:
     )
     read = "---".join(server.format(name=name, tp="$(TP)", env=tp, gpus=4) for name, tp in (("a", 4), ("b", 8)))
     assert_findings(RULE, read, [(28, 101, "vLLM starts 8 GPU processes (tensor-parallel-size 8) but container")])
+
+
+def test_a_script_s_quotes_comments_and_continuations_are_read_as_the_shell_reads_them():
+    """Runs of ordinary characters are taken in one step: quotes, a '#' inside a word, a comment, a line
+    continuation and an expansion still end or join words where the shell does, and the flag's value is pointed at."""
+    assert_findings(
+        RULE,
+        deployment("""
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        command:
+        - bash
+        - -c
+        - |
+          set -e  # -tp 2 in a comment is not read
+          exec vllm serve 'models/llama#70b' --port=80#80 \\
+            --tensor-parallel-size "${TP}"x'y' -pp 1
+          exec vllm serve m -tp "$TP"
+        env: [{name: TP, value: "8"}]
+        resources:
+          limits: {nvidia.com/gpu: 4}
+"""),
+        [(20, 34, "vLLM starts 8 GPU processes (tensor-parallel-size 8)")],  # "${TP}"x'y' is one word: 8xy
+    )

@@ -192,6 +192,9 @@ def kubernetes_expand(value: str, origin: Origin, env: ContainerEnv) -> Chars:
 
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
 _SEPARATORS = frozenset(";&|()\n")
+# Characters the lexer treats specially outside quotes, and inside double quotes: any other is part of the word.
+_SPECIAL: frozenset[str | None] = frozenset(" \t;&|()\n#\\'\"$`")
+_DOUBLE_QUOTED_SPECIAL: frozenset[str | None] = frozenset('"\\$`')
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
 # Commands that run the rest of their words as a command (``exec vllm serve ...``).
@@ -218,10 +221,10 @@ class _Lexer:
 
     def _end_word(self) -> None:
         if self._started:
-            known = all(c is not None for c, _ in self._word)
-            origins = tuple(o for _, o in self._word)
+            texts, origins = tuple(zip(*self._word)) or ((), ())  # the characters, and where each was written
+            known = None not in texts
             start = origins[0] if origins else self._origin()
-            value = "".join(c for c, _ in self._word if c is not None) if known else None
+            value = "".join(texts) if known else None
             self.commands[-1].append(Word(value, start, origins if known else ()))
         self._word = []
         self._started = False
@@ -261,11 +264,11 @@ class _Lexer:
                     self.pos += 1
             elif char == "'":
                 self._started = True
-                self.pos += 1
-                while self.pos < len(self.chars) and self.chars[self.pos][0] != "'":
-                    self._add(*self.chars[self.pos])
-                    self.pos += 1
-                self.pos += 1
+                end = self.pos + 1
+                while end < len(self.chars) and self.chars[end][0] != "'":
+                    end += 1
+                self._word.extend(self.chars[self.pos + 1 : end])  # every character literal, to the closing quote
+                self.pos = end + 1
             elif char == '"':
                 self._started = True
                 self.pos += 1
@@ -275,10 +278,19 @@ class _Lexer:
             elif char == "`":
                 self._backquoted(origin)
             else:
-                self._add(char, origin)
-                self.pos += 1
+                self._ordinary(_SPECIAL)
         self._end_command()
         return [words for words in self.commands if words]
+
+    def _ordinary(self, special: frozenset[str | None]) -> None:
+        """The character at ``pos`` and the ones after it up to the next ``special`` one, added to the word in one
+        step (most characters of a script are ordinary; an unknown stretch, None, is one too)."""
+        chars, end = self.chars, self.pos + 1
+        while end < len(chars) and chars[end][0] not in special:
+            end += 1
+        self._word.extend(chars[self.pos : end])
+        self._started = True
+        self.pos = end
 
     def _double_quoted(self) -> None:
         while self.pos < len(self.chars):
@@ -295,8 +307,7 @@ class _Lexer:
             elif char == "`":
                 self._backquoted(origin)
             else:
-                self._add(char, origin)
-                self.pos += 1
+                self._ordinary(_DOUBLE_QUOTED_SPECIAL)
 
     def _backquoted(self, origin: Origin) -> None:
         """`command` substitution: a word part not known offline; skipped to the closing backquote."""

@@ -23,6 +23,7 @@ RULE_ID = SPEC.id
 NVIDIA_DRIVER = "gpu.nvidia.com"
 # Labels that describe the GPUs a node has; a workload selecting on them trusts them.
 GPU_LABEL_PREFIXES = ("nvidia.com/gpu.", "nvidia.com/mig.", "nvidia.com/cuda.", "amd.com/gpu.", "beta.amd.com/gpu.")
+AMD_LABEL_PREFIXES = ("amd.com/gpu.", "beta.amd.com/gpu.")
 MEMORY_TOLERANCE = Fraction(1, 10)  # GFD reports usable MiB; the DRA driver total bytes: allow 10 %
 
 
@@ -108,7 +109,7 @@ def node_staleness(
                 "is not running there, or the labels are stale",
             )
         )
-    amd_label = next((k for k in sorted(labels) if k.startswith(("amd.com/gpu.", "beta.amd.com/gpu."))), None)
+    amd_label = min([k for k in labels if k.startswith(AMD_LABEL_PREFIXES)], default=None)  # the first in order
     if amd_label and capacity.get("amd.com/gpu", Fraction(0)) <= 0:
         found.append(
             Staleness(
