@@ -44,6 +44,9 @@ NOT_FOR_A_PLAIN_FILE = (
     "gpulint.kube.dra.allocation",
     "gpulint.lint.verdicts",  # the cluster verdicts: an inventory's nodes, pools or RuntimeClasses only
     "gpulint.kube.gangs.packing",  # packing a gang: an inventory's nodes only
+    "gpulint.kube.admission.kueue",  # Kueue's model and flavor assignment: a workload that names a queue only
+    "gpulint.kube.admission.assign",
+    "gpulint.kube.admission.namespace",  # LimitRanges and ResourceQuotas: a namespace that has them only
     "hashlib",  # fingerprints: baselines, SARIF and GitLab reports only
     "subprocess",  # renderers (helm, kustomize): charts and overlays only
     "shutil",

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from gpulint.kube.admission.assign import AdmissionVerdict, assign, demands_of
 from gpulint.kube.admission.batch_queues import (
     KAI_QUEUE_LABEL,
     KAI_SCHEDULER,
@@ -25,15 +24,6 @@ from gpulint.kube.admission.batch_queues import (
     volcano_queue,
 )
 from gpulint.kube.admission.keys import misplaced_keys
-from gpulint.kube.admission.kueue import ClusterQueue, LocalQueue
-from gpulint.kube.admission.namespace import (
-    Quota,
-    claim_charge,
-    missing_for_quota,
-    pod_charge,
-    pod_limits,
-    with_limit_ranges,
-)
 from gpulint.kube.admission.workload import QueueName, integration, queue_name
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gangs.members import KUEUE_TOTAL_ANNOTATION, gangs_of, kueue_group_members, kueue_group_total
@@ -46,7 +36,10 @@ from gpulint.lint.findings import first_line, tail_or_note
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the admission models are imported where an object meets a queue or a quota
+    from gpulint.kube.admission.assign import AdmissionVerdict
+    from gpulint.kube.admission.kueue import ClusterQueue, LocalQueue
+    from gpulint.kube.admission.namespace import Quota
     from gpulint.kube.dra.allocation import ClaimSpec
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every Namespace
@@ -296,6 +289,8 @@ def admission_verdict(obj: KubeObject, resolver: Resolver) -> tuple[QueueRoute, 
     route = queue_route(obj, resolver)
     if route is None or not route.usable or route.cluster is None or not resolver.kueue.tree_is_sound(route.cluster):
         return None
+    from gpulint.kube.admission.assign import assign, demands_of
+
     items = resolver.limit_items(obj.ref.namespace)
     group = kueue_group_members(obj, resolver)
     if group is None:
@@ -562,6 +557,14 @@ def quota_charges(obj: KubeObject, resolver: Resolver) -> list[tuple[Quota, list
     quotas = resolver.quotas(obj.ref.namespace)
     if not quotas:
         return []
+    from gpulint.kube.admission.namespace import (
+        claim_charge,
+        missing_for_quota,
+        pod_charge,
+        pod_limits,
+        with_limit_ranges,
+    )
+
     items = resolver.limit_items(obj.ref.namespace)
     out: list[tuple[Quota, list[SiteCharge]]] = [(quota, []) for quota in quotas]
     for site in pod_spec_sites(obj.data):

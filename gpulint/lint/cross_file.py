@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from gpulint.kube import kserve, trainjob
 from gpulint.kube.admission.batch_queues import KAI_GROUP, VOLCANO_GROUP
-from gpulint.kube.admission.kueue import KUEUE_GROUP, KUEUE_KINDS
+from gpulint.kube.admission.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.gangs.members import group_references

@@ -13,7 +13,7 @@ from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from gpulint.kube.admission.kueue import KUEUE_KINDS
+from gpulint.kube.admission.kueue_kinds import KUEUE_KINDS
 from gpulint.kube.fields import mapping, type_name
 from gpulint.kube.lru import LRU
 from gpulint.kube.pools.catalog import Catalog

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpulint.kube import kserve, trainjob
 from gpulint.kube.admission.batch_queues import BatchQueue
-from gpulint.kube.admission.kueue import KUEUE_GROUP, KUEUE_KINDS, KueueSetup
-from gpulint.kube.admission.namespace import LimitItem, Quota, limit_items
+from gpulint.kube.admission.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.dra.gates import DraFeatures, gates_in_use
 from gpulint.kube.features import DEFAULT as DEFAULT_GATES
@@ -42,7 +41,9 @@ from gpulint.lint.inventory import (
 from gpulint.lint.linted_set import LintedObject, LintedSet
 from gpulint.lint.rejections import Rejection
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the admission models are imported where a run meets a queue or a namespace policy
+    from gpulint.kube.admission.kueue import KueueSetup
+    from gpulint.kube.admission.namespace import LimitItem, Quota
     from gpulint.kube.dra.devices import DraModel
 
 DRA_GROUP = "resource.k8s.io"
@@ -354,6 +355,8 @@ class Resolver:
     @cached_property
     def kueue(self) -> KueueSetup:
         """Kueue's queues, flavors and cohorts: the linted files' first (about to be applied), then the inventory's."""
+        from gpulint.kube.admission.kueue import KueueSetup
+
         linted = [obj.data for kind in KUEUE_KINDS for obj in self.linted.of_kind(KUEUE_GROUP, kind)]
         return KueueSetup.of(linted, self._cluster.admission_objects)
 
@@ -376,11 +379,19 @@ class Resolver:
     def limit_items(self, namespace: str) -> list[LimitItem]:
         """The Container items of the namespace's LimitRanges, in name order (the first one's defaults win)."""
         ranges = self._namespace_policies.get(("LimitRange", namespace))
-        return [item for _, data in sorted(ranges.items()) for item in limit_items(data)] if ranges else []
+        if not ranges:
+            return []
+        from gpulint.kube.admission.namespace import limit_items
+
+        return [item for _, data in sorted(ranges.items()) for item in limit_items(data)]
 
     def quotas(self, namespace: str) -> list[Quota]:
         quotas = self._namespace_policies.get(("ResourceQuota", namespace))
-        return [Quota.of(data) for _, data in sorted(quotas.items())] if quotas else []
+        if not quotas:
+            return []
+        from gpulint.kube.admission.namespace import Quota
+
+        return [Quota.of(data) for _, data in sorted(quotas.items())]
 
     def inventory_admission_objects(self) -> list[dict[str, Any]]:
         return self._cluster.admission_objects

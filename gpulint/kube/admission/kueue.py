@@ -16,13 +16,12 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+from gpulint.kube.admission.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.scheduler import Taint, Toleration
 from gpulint.kube.selectors import label_text, selector_matches
 
-KUEUE_GROUP = "kueue.x-k8s.io"
-KUEUE_KINDS = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "Cohort", "Topology", "AdmissionCheck")
 STOPPED = ("Hold", "HoldAndDrain")  # stopPolicy values that stop admission (None admits)
 UNLIMITED = Fraction(2**63 - 1)  # Kueue's saturated Amount
 MAX_DEPTH = 64  # cohort levels followed (Kueue's trees are a few deep; a longer chain is hostile input)

@@ -23,7 +23,6 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from gpulint.kube import trainjob
-from gpulint.kube.admission.assign import flavor_pins
 from gpulint.kube.admission.workload import integration, is_distributed, pod_sets, queue_name
 from gpulint.kube.fields import dig, integer, mapping, sequence
 from gpulint.kube.quantity import format_amount
@@ -39,6 +38,7 @@ from gpulint.kube.workloads import (
 )
 
 if TYPE_CHECKING:
+    from gpulint.kube.admission.assign import FlavorPin
     from gpulint.kube.gangs.packing import Budget, Decision, NodeKind, Shape
 
 # The packer (gpulint.kube.gangs.packing) is imported by the functions that pack, on a cluster with nodes:
@@ -405,6 +405,16 @@ def reported_gangs(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
     return [gang for gang in gangs_of(obj, inventory, reported_only=True) if not gang.shared]
 
 
+def _flavor_pins(inventory: GangLookup | None, obj: ObjectLike) -> dict[Path, FlavorPin]:
+    """Kueue's flavor pins of the object's pod sets, given an inventory (kube/admission/assign is imported then:
+    a run without one never assigns flavors)."""
+    if inventory is None:
+        return {}
+    from gpulint.kube.admission.assign import flavor_pins
+
+    return flavor_pins(inventory.kueue, obj.ref.namespace, obj.data)
+
+
 def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLookup | None = None) -> list[Gang]:
     """Kueue admits a workload whole; a required topology makes each pod set one domain, on the nodes
     of its flavor when that flavor is certain. A pod set counts the pods of ONE Workload (a
@@ -413,7 +423,7 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
     if not asking or kueue_group_of(obj) is not None:
         return []  # no pod set asks for a topology; a Kueue pod group's is its own gang (_kueue_pod_group)
     gangs = []
-    pins = flavor_pins(inventory.kueue, obj.ref.namespace, obj.data) if inventory is not None else {}
+    pins = _flavor_pins(inventory, obj)
     per_workload = {pod_set.site.path: pod_set.count for pod_set in pod_sets(obj.data)}
     for site in asking:
         pin = pins.get(site.path)
@@ -459,7 +469,7 @@ def _asks_kueue_topology(data: dict[str, Any], site: PodSpecSite) -> bool:
 def _pinned_members(pod: ObjectLike, inventory: GangLookup | None) -> list[Member]:
     """A Pod of a Kueue pod group as a member, with what admission adds to it (its flavor's nodeLabels and
     tolerations; judged for this Pod alone, so every flavor the group could get is among its candidates)."""
-    pins = flavor_pins(inventory.kueue, pod.ref.namespace, pod.data) if inventory is not None else {}
+    pins = _flavor_pins(inventory, pod)
     members = []
     for site in pod_spec_sites(pod.data):
         pin = pins.get(site.path)
@@ -507,7 +517,7 @@ def _kueue_workload_gang(obj: ObjectLike, inventory: GangLookup | None) -> list[
     name = queue_name(obj.data)
     if name is None or name.as_annotation or not is_distributed(obj.data):
         return []
-    pins = flavor_pins(inventory.kueue, obj.ref.namespace, obj.data) if inventory is not None else {}
+    pins = _flavor_pins(inventory, obj)
     members = []
     for pod_set in pod_sets(obj.data):
         pin = pins.get(pod_set.site.path)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kube.admission.namespace import limit_violations, with_limit_ranges
 from gpulint.kube.resources import is_extended
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
@@ -21,6 +20,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     items = ctx.resolver.limit_items(obj.ref.namespace)
     if not items:
         return
+    from gpulint.kube.admission.namespace import limit_violations, with_limit_ranges  # namespaces with LimitRanges only
+
     sources = ", ".join(sorted({item.source for item in items}))
     for site in pod_spec_sites(obj.data):
         if site.completed_by:

@@ -6,12 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-from gpulint.kube.admission.namespace import (
-    CLAIM_COUNT,
-    Quota,
-    uncounted_keys,
-)
 from gpulint.kube.admission.workload import is_distributed
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.workloads import api_group
@@ -20,6 +16,9 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import FIRST_LINE_MAX, Diagnostic, Path, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+
+if TYPE_CHECKING:  # kube/admission/namespace is imported when a namespace has a ResourceQuota
+    from gpulint.kube.admission.namespace import Quota
 
 SPEC = RuleSpec("resource-quota-exceeded", Severity.ERROR)
 RULE_ID = SPEC.id
@@ -79,6 +78,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 
 def _charged_to_claims(key: str) -> bool:
+    from gpulint.kube.admission.namespace import CLAIM_COUNT
+
     return key == CLAIM_COUNT or key.endswith(".deviceclass.resource.k8s.io/devices")
 
 
@@ -147,6 +148,8 @@ def _all_pods(obj: KubeObject, quota: Quota, sums: dict[str, Fraction], count: i
 
 
 def _uncounted(obj: KubeObject) -> Iterator[Diagnostic]:
+    from gpulint.kube.admission.namespace import Quota, uncounted_keys
+
     for key, instead in uncounted_keys(Quota.of(obj.data)):
         yield Diagnostic(
             RULE_ID,
