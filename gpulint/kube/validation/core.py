@@ -152,7 +152,7 @@ def _requirement(requirement: Any, path: Path, label_values: bool) -> Iterator[F
     yield from label_name(_text(requirement.get("key")) or "", (*path, "key"))
     if label_values:
         for index, value in enumerate(values):
-            for message in names.label_value(value):
+            for message in _value_problems(value):
                 yield FieldError((*path, "values", index), INVALID, value, message)
 
 
@@ -263,7 +263,8 @@ def pod_spec(spec: Any, path: Path, gates: FeatureGates) -> Iterator[FieldError]
     if listed:
         yield from tolerations(listed, (*path, "tolerations"), gates)
     for key in ("initContainers", "containers"):
-        yield from _container_resources(spec.get(key), (*path, key))
+        if spec.get(key):
+            yield from _container_resources(spec[key], (*path, key))
 
 
 def node_selector(selector: Any, path: Path) -> Iterator[FieldError]:
