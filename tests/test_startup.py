@@ -47,6 +47,10 @@ NOT_FOR_A_PLAIN_FILE = (
     "gpulint.kube.admission.kueue",  # Kueue's model and flavor assignment: a workload that names a queue only
     "gpulint.kube.admission.assign",
     "gpulint.kube.admission.namespace",  # LimitRanges and ResourceQuotas: a namespace that has them only
+    "gpulint.kube.pools.readers",  # node pools (Karpenter, cluster-api, the clouds'): an inventory or files with pools
+    "gpulint.kube.pools.model",
+    "gpulint.kube.pools.catalog",
+    "gpulint.kube.pools.binding",
     "hashlib",  # fingerprints: baselines, SARIF and GitLab reports only
     "subprocess",  # renderers (helm, kustomize): charts and overlays only
     "shutil",

@@ -16,7 +16,7 @@ from gpulint.kube.admission.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.gangs.members import group_references
-from gpulint.kube.pools.readers import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
+from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS
 from gpulint.lint.linted_set import LintedObject

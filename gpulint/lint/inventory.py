@@ -16,9 +16,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from gpulint.kube.admission.kueue_kinds import KUEUE_KINDS
 from gpulint.kube.fields import mapping, type_name
 from gpulint.kube.lru import LRU
-from gpulint.kube.pools.catalog import Catalog
-from gpulint.kube.pools.model import PoolSpec
-from gpulint.kube.pools.readers import node_class_zones, pools_in_document
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requests
 from gpulint.kube.validation.errors import DUPLICATE, FieldError
@@ -29,8 +26,10 @@ from gpulint.lint.objects import KubeObject, objects_in
 from gpulint.lint.rejections import Rejection, file_rejections
 from gpulint.lint.sources import Source, SourceError, collect
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the pool model and readers are imported when an inventory is read
     from gpulint.kube.dra.devices import DraModel
+    from gpulint.kube.pools.catalog import Catalog
+    from gpulint.kube.pools.model import PoolSpec
 
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 # Objects of the admission layer: Kueue's queues and flavors, namespace quotas and limits.
@@ -339,6 +338,8 @@ def load_configured_inventory(config: Config, sources: list[Source] | None = Non
 
 
 def add_sources(inventory: ClusterInventory, sources: list[Source], problems: list[str] | None = None) -> None:
+    from gpulint.kube.pools.readers import node_class_zones, pools_in_document  # inventories only
+
     for source in sources:
         try:
             raw = source.read()

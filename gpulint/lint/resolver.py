@@ -22,10 +22,8 @@ from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import mapping
 from gpulint.kube.gangs.members import group_references, joiner_key
-from gpulint.kube.pools.binding import bind
+from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.labels import any_pooled
-from gpulint.kube.pools.model import NodePool
-from gpulint.kube.pools.readers import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP, node_class_zones, pools_in_document
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, names_untolerated_taints, pod_requirements
 from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
@@ -45,6 +43,7 @@ if TYPE_CHECKING:  # the admission models are imported where a run meets a queue
     from gpulint.kube.admission.kueue import KueueSetup
     from gpulint.kube.admission.namespace import LimitItem, Quota
     from gpulint.kube.dra.devices import DraModel
+    from gpulint.kube.pools.model import NodePool
 
 DRA_GROUP = "resource.k8s.io"
 # Kinds of the linted set that change the cluster the allocator sees.
@@ -137,10 +136,13 @@ class Resolver:
         """Every pool the inventory or the linted files describe, bound to the catalog and the nodes;
         a linted pool replaces the inventory's of the same name (it is the change under review)."""
         specs = {(spec.system, spec.name): spec for spec in self._cluster.pool_specs}
-        for kind, group in ((k, CAPI_GROUP) for k in CAPI_KINDS):
-            for obj in self.linted.of_kind(group, kind):
-                specs.update({(s.system, s.name): s for s in pools_in_document(obj.data, obj.file)})
-        for obj in self.linted.of_kind(KARPENTER_GROUP, "NodePool"):
+        linted = [obj for kind in CAPI_KINDS for obj in self.linted.of_kind(CAPI_GROUP, kind)]
+        linted += self.linted.of_kind(KARPENTER_GROUP, "NodePool")
+        if not specs and not linted:
+            return []  # most runs: the pool readers and model are not even imported
+        from gpulint.kube.pools.readers import node_class_zones, pools_in_document
+
+        for obj in linted:
             specs.update({(s.system, s.name): s for s in pools_in_document(obj.data, obj.file)})
         if not specs:
             return []
@@ -150,6 +152,7 @@ class Resolver:
         for key, spec in specs.items():
             if spec.karpenter and not spec.zones and spec.node_class in zones:
                 specs[key] = replace(spec, zones=zones[spec.node_class])  # nodes launch in its subnets' zones
+        from gpulint.kube.pools.binding import bind
         from gpulint.lint.node_catalog import shipped_catalog
 
         catalog = self._cluster.catalog or shipped_catalog()

@@ -19,14 +19,12 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.fields import integer, mapping, sequence, text
+from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.model import PoolRequirement, PoolSpec
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.scheduler import Taint
 
-KARPENTER_GROUP = "karpenter.sh"
-CAPI_GROUP = "cluster.x-k8s.io"
-CAPI_KINDS = ("MachineDeployment", "MachineSet", "MachinePool")
 CAPI_MIN = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
 CAPI_MAX = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
 CAPACITY = "capacity.cluster-autoscaler.kubernetes.io/"
