@@ -52,6 +52,8 @@ NOT_FOR_A_PLAIN_FILE = (
     "gpulint.kube.pools.catalog",
     "gpulint.kube.pools.binding",
     "hashlib",  # fingerprints: baselines, SARIF and GitLab reports only
+    "gpulint.lint.baseline",
+    "gpulint.lint.render.tools",  # finding helm, kustomize or kubectl: charts and overlays only
     "subprocess",  # renderers (helm, kustomize): charts and overlays only
     "shutil",
     "tempfile",

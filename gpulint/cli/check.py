@@ -5,15 +5,15 @@ from __future__ import annotations
 import gc
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gpulint.cli.adoption import AdoptionOptions
 from gpulint.cli.live import LiveCluster, load_cluster
 from gpulint.cli.render_options import SourceOptions
-from gpulint.lint.baseline import BaselineError, load_baseline, render_baseline
 from gpulint.lint.config import Config
 from gpulint.lint.cross_file import crosses_files
 from gpulint.lint.engine import enabled_rules
-from gpulint.lint.errors import PolicyError, ToolError
+from gpulint.lint.errors import BaselineError, PolicyError, ToolError
 from gpulint.lint.findings import Fix, Report, Severity
 from gpulint.lint.inventory import InventoryError
 from gpulint.lint.linted_set import LintedObject
@@ -21,6 +21,9 @@ from gpulint.lint.repo_index import build_context, repository_of
 from gpulint.lint.run import LintRun
 from gpulint.lint.sources import STDIN, CollectOptions, Source, SourceError, collect_all
 from gpulint.report import FormatOptions, get_formatter
+
+if TYPE_CHECKING:  # a run with a baseline imports it
+    from gpulint.lint.baseline import Baseline
 
 
 @dataclass
@@ -155,7 +158,7 @@ def run_check(
         config = config.with_overrides(report_unused=True)
     try:
         rules = enabled_rules(config)  # loads the policies: a policy that clashes with a built-in rule is a usage error
-        baseline = load_baseline(config.baseline) if config.baseline and not adoption.write_baseline else None
+        baseline = _baseline(config.baseline) if config.baseline and not adoption.write_baseline else None
         render = config.render.with_overrides(kubernetes_version=config.kubernetes_version)
         collect_options = CollectOptions(
             config.exclude,
@@ -212,6 +215,13 @@ def run_check(
     return CheckResult(rendered, worst is not None and worst >= config.fail_on, messages, run=run)
 
 
+def _baseline(path: str) -> Baseline:
+    """The baseline at ``path`` (gpulint.lint.baseline is imported by the runs that have one)."""
+    from gpulint.lint.baseline import load_baseline
+
+    return load_baseline(path)
+
+
 def _shown_path(path: str) -> str:
     """``path`` as the user would type it here: relative to the working directory when it is below it."""
     relative = os.path.relpath(path)
@@ -220,6 +230,7 @@ def _shown_path(path: str) -> str:
 
 def _write_baseline(report: Report, path: str, messages: list[str]) -> CheckResult:
     from gpulint.cli.output import write_report
+    from gpulint.lint.baseline import render_baseline
 
     try:
         write_report(path, render_baseline(report, path))

@@ -25,16 +25,13 @@ from functools import lru_cache
 from pathlib import PurePath
 from typing import Any
 
+from gpulint.lint.errors import BaselineError as BaselineError  # defined apart: see gpulint.lint.errors
 from gpulint.lint.findings import Finding, Report
 
 BASELINE_VERSION = 1
 MAX_BASELINE_BYTES = 64 * 1024 * 1024
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
-
-
-class BaselineError(Exception):
-    """A baseline that cannot be read or is not a gpulint baseline: a usage error (exit 2)."""
 
 
 @lru_cache(maxsize=4096)  # a report repeats its messages (one per rule and shape): each worked out once

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from gpulint.lint.render import layout
 from gpulint.lint.render.noise import not_kubernetes
 from gpulint.lint.render.options import RenderOptions
-from gpulint.lint.render.tools import INSTALL_HINTS, Tool, find
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the renderers' tools (gpulint.lint.render.tools) are imported for charts and overlays
+    from gpulint.lint.render.tools import Tool
     from gpulint.lint.sources import Collection, CollectOptions, Source
 
 
@@ -39,6 +39,8 @@ class Renderer:
 
     def tool(self, name: str) -> Tool | None:
         if name not in self._tools:
+            from gpulint.lint.render.tools import find
+
             assert self.options is not None
             self._tools[name] = find(name, getattr(self.options, name))
         return self._tools[name]
@@ -227,6 +229,7 @@ class Renderer:
 
     def _chart(self, directory: str) -> list[Callable[[], Source]]:
         from gpulint.lint.render.helm import is_library, render_chart
+        from gpulint.lint.render.tools import INSTALL_HINTS
         from gpulint.lint.sources import Source
 
         options = self.options
@@ -246,6 +249,7 @@ class Renderer:
 
     def _overlay(self, kustomization: layout.Kustomization, display: str) -> Callable[[], Source] | None:
         from gpulint.lint.render.kustomize import render_overlay
+        from gpulint.lint.render.tools import INSTALL_HINTS
         from gpulint.lint.sources import Source
 
         assert self.options is not None
