@@ -254,24 +254,35 @@ class _SitesOf:
     sites: tuple[PodSpecSite, ...] | None = None
     # what else is worked out of this object once: key -> (the inventory it was read against, value)
     kept: dict[str, tuple[object, object]] = field(default_factory=dict)
-    # what is worked out of a part of it (a container) once: (key, id(part), id(against)) -> (the part, against,
-    # value); both are held, so their ids name no other value while the object is checked
+
+
+@dataclass
+class _Checked:
+    """The objects being checked together (one file's), each by identity."""
+
+    objects: dict[int, _SitesOf]
+    # what is worked out of a part of one of them (a container) once: (key, id(part), id(against)) -> (the part,
+    # against, value); both are held, so their ids name no other value while the objects are checked
     parts: dict[tuple[Hashable, int, int], tuple[object, object, object]] = field(default_factory=dict)
+
+    def of(self, obj: dict[str, Any]) -> _SitesOf | None:
+        found = self.objects.get(id(obj))
+        return found if found is not None and found.data is obj else None
 
 
 _T = TypeVar("_T")
 
 
-# The object being checked and its pod templates, found once: every rule that reads pod templates
+# The objects being checked and their pod templates, found once: every rule that reads pod templates
 # asks again for the same object (~30 times per object). Set only by ``sites_remembered``, for one
-# object at a time, in the context (thread) that checks it.
-_CHECKED: ContextVar[_SitesOf | None] = ContextVar("gpulint_pod_spec_sites", default=None)
+# file's objects at a time, in the context (thread) that checks them.
+_CHECKED: ContextVar[_Checked | None] = ContextVar("gpulint_pod_spec_sites", default=None)
 
 
 @contextmanager
-def sites_remembered(obj: dict[str, Any]) -> Iterator[None]:
-    """While checking ``obj`` (which nothing changes meanwhile), pod_spec_sites(obj) is worked out once."""
-    token = _CHECKED.set(_SitesOf(obj))
+def sites_remembered(*objects: dict[str, Any]) -> Iterator[None]:
+    """While checking ``objects`` (which nothing changes meanwhile), pod_spec_sites of each is worked out once."""
+    token = _CHECKED.set(_Checked({id(obj): _SitesOf(obj) for obj in objects}))
     try:
         yield
     finally:
@@ -280,32 +291,34 @@ def sites_remembered(obj: dict[str, Any]) -> Iterator[None]:
 
 def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
     checked = _CHECKED.get()
-    if checked is None or checked.data is not obj:
+    sites_of = None if checked is None else checked.of(obj)
+    if sites_of is None:
         return _pod_spec_sites(obj)
-    if checked.sites is None:
-        checked.sites = tuple(_pod_spec_sites(obj))
-    return iter(checked.sites)
+    if sites_of.sites is None:
+        sites_of.sites = tuple(_pod_spec_sites(obj))
+    return iter(sites_of.sites)
 
 
 def remembered(obj: dict[str, Any], key: str, against: object, work: Callable[[], _T]) -> _T:
-    """``work()`` for the object being checked, done once per ``key`` while it is checked, as long as it is
+    """``work()`` for an object being checked, done once per ``key`` while it is checked, as long as it is
     asked against the same ``against`` (an inventory); any other object: worked out afresh."""
     checked = _CHECKED.get()
-    if checked is None or checked.data is not obj:
+    sites_of = None if checked is None else checked.of(obj)
+    if sites_of is None:
         return work()
-    kept = checked.kept.get(key)
+    kept = sites_of.kept.get(key)
     if kept is not None and kept[0] is against:
         return kept[1]  # type: ignore[return-value]  # stored by this key's own work
     value = work()
-    checked.kept[key] = (against, value)
+    sites_of.kept[key] = (against, value)
     return value
 
 
 def remembered_part(part: object, key: Hashable, work: Callable[[], _T], against: object = None) -> _T:
-    """``work()`` for ``part`` (a container, a pod spec), done once per ``key`` while an object is checked:
+    """``work()`` for ``part`` (a container, a pod spec), done once per ``key`` while objects are checked:
     the runtime rules ask the same questions of each container (its GPUs, its command line). Outside a
     check: worked out afresh. ``work`` reads only ``part``, what ``key`` names and ``against`` (an
-    inventory), and nothing changes ``part`` while the object is checked."""
+    inventory), and nothing changes ``part`` while the objects are checked."""
     checked = _CHECKED.get()
     if checked is None:
         return work()

@@ -188,6 +188,7 @@ class Engine:
         self._routes = routes
         self._runnable, self._ran = routes.routed(self.available)
         self._known = routes.known
+        self._checks_by_kind: dict[str, dict[str, Callable[..., Iterator[Diagnostic]]]] = {}
 
     def _routed(self, kind: str) -> list[Runnable]:
         """The runnable rules that read this kind, their checks imported, in rule order."""
@@ -215,9 +216,8 @@ class Engine:
         report.not_objects = parsed.not_objects
         located: list[tuple[Finding, tuple[Directive, ...]]] = [(finding, ()) for finding in findings]
         annotations: list[Directive] = []
-        for obj in parsed.objects:
+        for checked, directives in self._check_objects(parsed.objects, deadline):
             report.objects += 1
-            checked, directives = self._check_object(obj, deadline)
             located.extend(checked)
             annotations.extend(directives)
         report.findings, report.suppressed = self._suppress(loaded, located, annotations, path_ignores_apply)
@@ -251,61 +251,71 @@ class Engine:
         assert rule is not None, f"no rule {rule_id!r}: checks report only under the ids of registered rules"
         return rule.severity
 
-    def _check_object(
-        self, obj: KubeObject, deadline: Deadline | None = None
-    ) -> tuple[list[tuple[Finding, tuple[Directive, ...]]], list[Directive]]:
-        """The object's findings, each with the annotation suppressions whose scope holds it, and
-        those annotation suppressions."""
-        obj = with_runtime(obj, self.context.resolver)
-        with sites_remembered(obj.data):  # every rule finds the same pod templates: once
-            return self._check_remembered(obj, deadline)
+    def _check_objects(
+        self, objects: list[KubeObject], deadline: Deadline | None = None
+    ) -> list[tuple[list[tuple[Finding, tuple[Directive, ...]]], list[Directive]]]:
+        """Each object's findings, each with the annotation suppressions whose scope holds it, and those
+        annotation suppressions; in object order, each object's in rule order. The rules run one after
+        another over all the objects (of a file), not the objects one after another through all the
+        rules: a rule's code and tables stay in the processor's caches while it reads the objects, which
+        measured ~10% less CPU in the checks."""
+        checked = [_Checked(with_runtime(obj, self.context.resolver), self._checks_of(obj.kind)) for obj in objects]
+        with sites_remembered(*(each.obj.data for each in checked)):  # every rule finds the same pod templates: once
+            for each in checked:
+                each.prepare()
+            for rule_id, _, _ in self._runnable:
+                for each in checked:
+                    check = each.checks.get(rule_id)
+                    if check is not None:
+                        each.found[rule_id] = self._rule_findings(rule_id, check, each, deadline)
+        return [(each.findings(), each.directives) for each in checked]
 
-    def _check_remembered(
-        self, obj: KubeObject, deadline: Deadline | None
-    ) -> tuple[list[tuple[Finding, tuple[Directive, ...]]], list[Directive]]:
-        scoped = annotation_directives(obj)
-        directives = [directive for directive, _ in scoped]
-        whole = tuple(directive for directive, prefix in scoped if not prefix)
-        has_views = any(site.aliases for site in pod_spec_sites(obj.data))  # a controller-built pod: paths move
-        placeholders = obj.document.placeholders
+    def _checks_of(self, kind: str) -> dict[str, Callable[..., Iterator[Diagnostic]]]:
+        """The checks of the rules that read ``kind``, by rule id in rule order (once per kind of the run)."""
+        found = self._checks_by_kind.get(kind)
+        if found is None:
+            found = self._checks_by_kind[kind] = {rule_id: check for rule_id, _, check in self._routed(kind)}
+        return found
+
+    def _rule_findings(
+        self, rule_id: str, check: Callable[..., Iterator[Diagnostic]], each: _Checked, deadline: Deadline | None
+    ) -> list[tuple[Finding, tuple[Directive, ...]]]:
+        obj = each.obj
+        try:
+            diagnostics = self._diagnostics(check, obj, deadline)
+        except DeadlineExceeded:
+            raise
+        except Exception as exc:  # a bug in one check must not hide the others' findings
+            line, column = obj.locate(())
+            internal = Finding(
+                rule_id,
+                Severity.INFO,
+                f"internal error in gpulint's {rule_id} check ({type(exc).__name__}: {exc}); "
+                "this object was not fully checked - please report it",
+                obj.document.path,
+                line,
+                column,
+                obj.ref,
+                document=obj.document.index,
+            )
+            return [(internal, each.whole)]
+        if not diagnostics:
+            return []  # most rules, on most objects
         findings: list[tuple[Finding, tuple[Directive, ...]]] = []
-        for rule_id, _, check in self._routed(obj.kind):
-            try:
-                diagnostics = self._diagnostics(check, obj, deadline)
-            except DeadlineExceeded:
-                raise
-            except Exception as exc:  # a bug in one check must not hide the others' findings
-                line, column = obj.locate(())
-                internal = Finding(
-                    rule_id,
-                    Severity.INFO,
-                    f"internal error in gpulint's {rule_id} check ({type(exc).__name__}: {exc}); "
-                    "this object was not fully checked - please report it",
-                    obj.document.path,
-                    line,
-                    column,
-                    obj.ref,
-                    document=obj.document.index,
-                )
-                findings.append((internal, whole))
-                continue
-            if not diagnostics:
-                continue  # most rules, on most objects
-            written: set[tuple[Any, ...]] = set()
-            for diagnostic in diagnostics:
-                if has_views:
-                    diagnostic = _as_written(obj, diagnostic)
-                    key = (diagnostic.path, diagnostic.message)
-                    if key in written:
-                        continue  # two fields of the pod written as one (a VLLMRuntime's gpu: request and limit)
-                    written.add(key)
-                if placeholders and _under_placeholder((*obj.prefix, *diagnostic.path), placeholders):
-                    continue  # ${GPUS} is not a value yet: the file's one not-rendered finding says so
-                covering = (
-                    tuple(d for d, prefix in scoped if diagnostic.path[: len(prefix)] == prefix) if scoped else ()
-                )
-                findings.append((self._finding(obj, diagnostic), covering))
-        return findings, directives
+        scoped, placeholders = each.scoped, obj.document.placeholders
+        written: set[tuple[Any, ...]] = set()
+        for diagnostic in diagnostics:
+            if each.has_views:
+                diagnostic = _as_written(obj, diagnostic)
+                key = (diagnostic.path, diagnostic.message)
+                if key in written:
+                    continue  # two fields of the pod written as one (a VLLMRuntime's gpu: request and limit)
+                written.add(key)
+            if placeholders and _under_placeholder((*obj.prefix, *diagnostic.path), placeholders):
+                continue  # ${GPUS} is not a value yet: the file's one not-rendered finding says so
+            covering = tuple(d for d, prefix in scoped if diagnostic.path[: len(prefix)] == prefix) if scoped else ()
+            findings.append((self._finding(obj, diagnostic), covering))
+        return findings
 
     def _diagnostics(
         self, check: Callable[..., Iterator[Diagnostic]], obj: KubeObject, deadline: Deadline | None
@@ -415,6 +425,32 @@ class Engine:
             severity = self._severity(problem.rule, None)
             kept.append(Finding(problem.rule, severity, problem.message, path, problem.line, problem.column))
         return kept, suppressed
+
+
+@dataclass
+class _Checked:
+    """One object while its file is checked: the rules that read its kind, its annotation suppressions and
+    what each rule found in it."""
+
+    obj: KubeObject
+    checks: dict[str, Callable[..., Iterator[Diagnostic]]]
+    scoped: list[tuple[Directive, tuple[Any, ...]]] = field(default_factory=list)
+    directives: list[Directive] = field(default_factory=list)
+    whole: tuple[Directive, ...] = ()
+    has_views: bool = False
+    found: dict[str, list[tuple[Finding, tuple[Directive, ...]]]] = field(default_factory=dict)
+
+    def prepare(self) -> None:
+        """Read its annotation suppressions and whether its paths move (pod_spec_sites remembered by now)."""
+        self.scoped = annotation_directives(self.obj)
+        self.directives = [directive for directive, _ in self.scoped]
+        self.whole = tuple(directive for directive, prefix in self.scoped if not prefix)
+        # a controller-built pod: paths move
+        self.has_views = any(site.aliases for site in pod_spec_sites(self.obj.data))
+
+    def findings(self) -> list[tuple[Finding, tuple[Directive, ...]]]:
+        """What the rules found, in rule order."""
+        return [finding for rule_id in self.checks for finding in self.found.get(rule_id, ())]
 
 
 def _as_written(obj: KubeObject, diagnostic: Diagnostic) -> Diagnostic:
