@@ -483,3 +483,25 @@ def test_stale_amd_labels_are_reported_at_the_first_label_in_name_order(write):
     (finding,) = [f for f in report["findings"] if f["rule"] == "stale-gpu-label"]
     assert (finding["line"], finding["column"]) == (9, 5)
     assert finding["message"].startswith("labelled amd.com/gpu.product-name=AMD_Instinct_MI300X_OAM but the node")
+
+
+def test_reserved_cpu_and_memory_are_not_unhealthy_devices(write):
+    """Every real node reserves CPU and memory for the system (allocatable below capacity): only GPU resources
+    below their capacity are devices withheld."""
+    node = """
+        apiVersion: v1
+        kind: Node
+        metadata:
+          name: h100-0
+          labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3, nvidia.com/gpu.count: "8"}
+        status:
+          capacity: {cpu: "192", memory: 2Ti, pods: "110", ephemeral-storage: 3Ti, nvidia.com/gpu: "8"}
+          allocatable: {cpu: "190", memory: 1900Gi, pods: "110", ephemeral-storage: 2800Gi, nvidia.com/gpu: "GPUS"}
+        """
+    report = run_cli("check", str(write("nodes.yaml", node.replace("GPUS", "8"))), "--format", "json").json()
+    assert [f for f in report["findings"] if f["rule"] == "stale-gpu-label"] == []
+    report = run_cli("check", str(write("nodes.yaml", node.replace("GPUS", "6"))), "--format", "json").json()
+    assert [said(f) for f in report["findings"] if f["rule"] == "stale-gpu-label"] == [
+        "nvidia.com/gpu: capacity 8 but allocatable 6: 2 device(s) are unhealthy or withheld by the device plugin; "
+        "workloads sized for the full node will not fit"
+    ]

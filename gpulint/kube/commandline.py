@@ -28,6 +28,8 @@ from gpulint.kube.refs import Path
 # read it stay silent). Real launch lines have tens of words and a few KiB.
 MAX_WORDS = 4_096
 MAX_SCRIPT_CHARS = 100_000
+# Command lines without a '$' remembered up to this length (bounds the memo's memory: 256 lines of at most 1 KiB).
+MEMO_MAX_CHARS = 1_024
 
 Env = Mapping[str, "str | None"]  # name -> value; None: defined, but gpulint cannot know the value
 
@@ -455,10 +457,6 @@ def container_commands(container: Mapping[str, Any], injected: Env | None = None
     if not expands and chars <= MEMO_MAX_CHARS and all(type(item) is str for item in raw):
         return list(_written_commands(tuple(command), tuple(args)))
     return _commands(container, container_env(container, injected) if expands else ContainerEnv({}, False))
-
-
-# Command lines remembered up to this length (bounds the memo's memory: 256 lines of at most 1 KiB).
-MEMO_MAX_CHARS = 1_024
 
 
 @lru_cache(maxsize=256)

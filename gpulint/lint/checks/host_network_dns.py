@@ -19,7 +19,6 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.kind == "DaemonSet":
         return  # node agents on the host network (device plugins, exporters) rarely resolve Services
     patterns = ctx.config.gpu_resources
-    distributed = is_distributed(obj.api_version, obj.kind)
     for site in pod_spec_sites(obj.data):
         spec = site.spec
         if site.completed_by:
@@ -31,7 +30,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             continue  # ClusterFirstWithHostNet, or Default/None chosen on purpose
         peers = (
             f"its {obj.kind}'s peers (the master or leader Service, the headless Service of the ranks)"
-            if distributed
+            if is_distributed(obj.api_version, obj.kind)
             else "cluster Services"
         )
         yield Diagnostic(

@@ -77,13 +77,18 @@ def _capacity(device: dict[str, Any], name: str) -> Fraction | None:
         return None
 
 
+def _gpu_amounts(raw: Any, gpu_resources: tuple[str, ...]) -> dict[str, Fraction]:
+    """The GPU resources of a node's ResourceList as quantities (the only ones this rule reads)."""
+    return resource_list({name: value for name, value in mapping(raw).items() if is_gpu(str(name), gpu_resources)})
+
+
 def node_staleness(
     node: dict[str, Any], slices: list[dict[str, Any]], gpu_resources: tuple[str, ...] = ()
 ) -> list[Staleness]:
     labels = _labels(node)
     status = mapping(node.get("status"))
-    capacity = resource_list(status.get("capacity"))
-    allocatable = resource_list(status.get("allocatable"))
+    capacity = _gpu_amounts(status.get("capacity"), gpu_resources)
+    allocatable = _gpu_amounts(status.get("allocatable"), gpu_resources)
     nvidia_slices = [s for s in slices if s.get("driver") == NVIDIA_DRIVER]
     found: list[Staleness] = []
 
@@ -109,7 +114,8 @@ def node_staleness(
                 "is not running there, or the labels are stale",
             )
         )
-    amd_label = min([k for k in labels if k.startswith(AMD_LABEL_PREFIXES)], default=None)  # the first in order
+    amd_labels = [k for k in labels if "amd.com/gpu." in k]  # ('in' is cheaper than a call per label)
+    amd_label = min([k for k in amd_labels if k.startswith(AMD_LABEL_PREFIXES)], default=None)  # first by name
     if amd_label and capacity.get("amd.com/gpu", Fraction(0)) <= 0:
         found.append(
             Staleness(
@@ -136,8 +142,8 @@ def node_staleness(
                 )
             )
 
-    for resource, total in sorted(capacity.items()):
-        if is_gpu(resource, gpu_resources) and resource in allocatable and allocatable[resource] < total:
+    for resource, total in sorted(capacity.items()):  # GPU resources only
+        if resource in allocatable and allocatable[resource] < total:
             found.append(
                 Staleness(
                     ("status", "allocatable", resource),
