@@ -557,3 +557,15 @@ def test_an_admin_access_claim_shares_the_device_another_claim_of_the_pod_takes(
     assert "the requests need 2 distinct devices together; 1 candidate devices" in shown(finding)
     text, cluster = admin_pod(second_admin=False, devices=2)
     assert not by_rule(lint(text, cluster), "claim-unsatisfiable")
+
+
+def test_a_configs_gates_are_worked_out_once_and_follow_its_overrides():
+    import pickle
+
+    config = Config(kubernetes_version="1.33", feature_gates={"DRAPrioritizedList": True})
+    assert config.gates is config.gates  # asked per object by several rules: built once per Config
+    assert config.gates.enabled("DRAPrioritizedList") and not config.gates.enabled("DRAAdminAccess")
+    newer = config.with_overrides(kubernetes_version="1.34")  # a new Config: its own gates
+    assert newer.gates.enabled("DRAAdminAccess") and newer.gates.version == "1.34"
+    sent = pickle.loads(pickle.dumps(config))  # what --jobs workers receive
+    assert sent == config and sent.gates == config.gates

@@ -14,6 +14,7 @@ from gpulint.kube.scheduler import (
     names_untolerated_taints,
     pod_requests,
     pod_requirements,
+    resource_list,
 )
 
 
@@ -319,3 +320,11 @@ def test_two_pods_have_one_signature_exactly_when_the_scheduler_sees_one_pod(fir
 def test_the_taint_is_named_in_the_reason_up_to_1_33(version, named):
     """kubernetes#134740 (1.35; cherry-picked to 1.34 as #135023) replaced "untolerated taint {key: value}"."""
     assert names_untolerated_taints(version) is named
+
+
+def test_remembered_amounts_keep_each_yaml_type_apart():
+    # the amounts are remembered per scalar: a YAML true after a 1, or a long string, is still no quantity
+    first = resource_list({"nvidia.com/gpu": 1, "cpu": "1", "memory": 1.0})
+    assert first == {"nvidia.com/gpu": 1, "cpu": 1, "memory": 1}
+    assert resource_list({"nvidia.com/gpu": True, "cpu": "x", "memory": "1" * 101}) == {}
+    assert resource_list({"cpu": " 500m ", "memory": "1" + " " * 200}) == {"cpu": Fraction(1, 2), "memory": 1}

@@ -41,7 +41,13 @@ def is_extended(name: str) -> bool:
 
 
 def is_gpu(name: str, extra_patterns: Iterable[str] = ()) -> bool:
-    return _gpu_resource_pattern(tuple(extra_patterns)).match(name) is not None
+    patterns = extra_patterns if isinstance(extra_patterns, tuple) else tuple(extra_patterns)
+    return _is_gpu(name, patterns)
+
+
+@lru_cache(maxsize=4096)  # a pure function of a name and the configured patterns; real manifests repeat names
+def _is_gpu(name: str, extra_patterns: tuple[str, ...]) -> bool:
+    return _gpu_resource_pattern(extra_patterns).match(name) is not None
 
 
 @lru_cache(maxsize=64)

@@ -13,13 +13,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.lru import LRU
 from gpulint.kube.names import decimal_integer, field_requirement_errors, selector_requirement_errors
-from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.quantity import MAX_TEXT, QuantityError, quantity_from_yaml
 from gpulint.kube.workloads import remembered_part
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -54,6 +54,18 @@ def untolerated(taint: Taint, named: bool = False) -> str:
 
 
 def to_amount(value: Any) -> Fraction | None:
+    kind = value.__class__  # a bool is a class of its own: never a quantity
+    if kind is int or kind is float or (kind is str and len(value) <= MAX_TEXT):  # small and hashable
+        return _scalar_amount(value)
+    return _amount(value)
+
+
+@lru_cache(maxsize=4096, typed=True)  # a pure function of a scalar; requests repeat the same few values
+def _scalar_amount(value: str | int | float) -> Fraction | None:
+    return _amount(value)
+
+
+def _amount(value: Any) -> Fraction | None:
     try:
         return quantity_from_yaml(value).value
     except QuantityError:

@@ -9,6 +9,7 @@ import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ class Config:
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
     repo_index: bool = True  # files named alone: resolve their references against the rest of the repository
 
-    @property
+    @cached_property  # asked per object by several rules; the fields it reads never change (frozen)
     def gates(self) -> FeatureGates:
         """The target cluster's feature gates: its version's defaults, then the stated ones."""
         return FeatureGates.of(self.kubernetes_version, self.feature_gates)
