@@ -258,16 +258,12 @@ class _SitesOf:
 
 @dataclass
 class _Checked:
-    """The objects being checked together (one file's), each by identity."""
+    """The objects being checked together (one file's), each by identity: found by id(obj), then held to be obj."""
 
     objects: dict[int, _SitesOf]
     # what is worked out of a part of one of them (a container) once: (key, id(part), id(against)) -> (the part,
     # against, value); both are held, so their ids name no other value while the objects are checked
     parts: dict[tuple[Hashable, int, int], tuple[object, object, object]] = field(default_factory=dict)
-
-    def of(self, obj: dict[str, Any]) -> _SitesOf | None:
-        found = self.objects.get(id(obj))
-        return found if found is not None and found.data is obj else None
 
 
 _T = TypeVar("_T")
@@ -291,8 +287,8 @@ def sites_remembered(*objects: dict[str, Any]) -> Iterator[None]:
 
 def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
     checked = _CHECKED.get()
-    sites_of = None if checked is None else checked.of(obj)
-    if sites_of is None:
+    sites_of = None if checked is None else checked.objects.get(id(obj))
+    if sites_of is None or sites_of.data is not obj:
         return _pod_spec_sites(obj)
     if sites_of.sites is None:
         sites_of.sites = tuple(_pod_spec_sites(obj))
@@ -303,8 +299,8 @@ def remembered(obj: dict[str, Any], key: str, against: object, work: Callable[[]
     """``work()`` for an object being checked, done once per ``key`` while it is checked, as long as it is
     asked against the same ``against`` (an inventory); any other object: worked out afresh."""
     checked = _CHECKED.get()
-    sites_of = None if checked is None else checked.of(obj)
-    if sites_of is None:
+    sites_of = None if checked is None else checked.objects.get(id(obj))
+    if sites_of is None or sites_of.data is not obj:
         return work()
     kept = sites_of.kept.get(key)
     if kept is not None and kept[0] is against:
