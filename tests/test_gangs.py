@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from gpulint.kube.gangs.members import Gang, Member, pack
 from gpulint.kube.gangs.packing import Budget, NodeKind, Outcome, Shape, _Problem, decide, node_kind, request_units
+from gpulint.kube.resources import accelerator_noun
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requirements
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
@@ -847,3 +848,19 @@ def test_gangs_are_built_once_per_object_checked_and_never_kept_after(monkeypatc
     obj.data["spec"]["tasks"][0]["replicas"] = 3
     (gang,) = members.gangs_of(obj, None)
     assert gang.total == 3 and built == [False, False]
+
+
+@pytest.mark.parametrize(
+    "names, noun",
+    [
+        (["nvidia.com/gpu", "nvidia.com/mig-1g.5gb"], "GPU"),
+        (["google.com/tpu"], "TPU"),
+        (["aws.amazon.com/neuroncore"], "Neuron"),
+        (["google.com/tpu", "nvidia.com/gpu"], "accelerator"),  # two kinds: no one word
+        (["example.com/fpga"], "accelerator"),
+        ([], "accelerator"),
+    ],
+)
+def test_the_accelerator_noun_of_a_finding_is_the_same_when_asked_again(names, noun):
+    assert accelerator_noun(names) == noun
+    assert accelerator_noun(reversed(names)) == noun  # each name's noun is remembered: the same answer

@@ -73,11 +73,13 @@ ACCELERATOR_NOUNS: tuple[tuple[str, str], ...] = (
 def accelerator_noun(names: Iterable[str]) -> str:
     """One word for the accelerators ``names`` ask for: "TPU", "GPU"; "accelerator" when they differ
     or none is known."""
-    nouns = {
-        next((noun for pattern, noun in ACCELERATOR_NOUNS if fnmatch.fnmatchcase(name, pattern)), "accelerator")
-        for name in names
-    }
+    nouns = {_accelerator_noun(name) for name in names}
     return nouns.pop() if len(nouns) == 1 else "accelerator"
+
+
+@lru_cache(maxsize=1024)  # a pure function of a resource name, asked for each finding about its pods
+def _accelerator_noun(name: str) -> str:
+    return next((noun for pattern, noun in ACCELERATOR_NOUNS if fnmatch.fnmatchcase(name, pattern)), "accelerator")
 
 
 @dataclass(frozen=True)
