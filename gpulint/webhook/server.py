@@ -13,6 +13,7 @@ only by ones that load.
 
 from __future__ import annotations
 
+import functools
 import gc
 import io
 import json
@@ -51,6 +52,7 @@ READ_SECONDS = 10.0  # request line, headers and body must all arrive within thi
 WRITE_SECONDS = 10.0  # a client that does not read its answer does not hold a thread forever
 POLL_SECONDS = 0.2  # how often blocked reads look at their deadline (and at a shutdown)
 SHUTDOWN_READ_GRACE = 2.0  # on SIGTERM, a request still arriving gets this long to finish arriving
+MAX_REMEMBERED_QUERY = 64  # query strings longer than this are parsed each time, never remembered
 MAX_HEAD_BYTES = 64 * 1024  # all headers together; more gets 431 (the request line alone: 64 KiB, then 414)
 # The API server sends ?timeout= (its timeoutSeconds: 1-30 s, 10 s by default). The answer must be back
 # before it gives up, so a review gets the timeout less a margin for the way back.
@@ -97,7 +99,12 @@ def go_duration(text: str) -> float | None:
 
 def review_budget(query: str) -> float:
     """Seconds a review may take: the API server's ``timeout`` (clamped to 1-30 s) less a margin
-    (a tenth, at most half a second) for the answer's way back. Raises ValueError when malformed."""
+    (a tenth, at most half a second) for the answer's way back. Raises ValueError when malformed.
+    An API server sends the same query with every review (``timeout=10s``): short ones are remembered."""
+    return _remembered_budget(query) if len(query) <= MAX_REMEMBERED_QUERY else _budget(query)
+
+
+def _budget(query: str) -> float:
     values = parse_qs(query, keep_blank_values=True).get("timeout")
     timeout = DEFAULT_TIMEOUT
     if values:
@@ -106,6 +113,10 @@ def review_budget(query: str) -> float:
             raise ValueError(f"timeout {values[-1][:40]!r} is not a duration such as 5s or 2500ms")
         timeout = min(MAX_TIMEOUT, max(MIN_TIMEOUT, parsed))
     return timeout - min(0.5, timeout / 10)
+
+
+# A bounded memo of a pure function of a short string (a ValueError is raised again, never remembered).
+_remembered_budget = functools.lru_cache(maxsize=64)(_budget)
 
 
 @dataclass

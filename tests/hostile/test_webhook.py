@@ -173,6 +173,17 @@ def test_go_durations_and_the_review_budget():
         review_budget("timeout=soon")
 
 
+def test_the_review_budget_is_the_same_remembered_or_not():
+    # short queries are remembered (an API server sends the same one every time), long ones parsed each time
+    long_query = "a=" + "x" * 80 + "&timeout=5s"
+    for _ in range(2):
+        assert review_budget("timeout=5s") == review_budget(long_query) == 4.5
+        assert review_budget("timeout=2500ms&timeout=30s") == review_budget("x=" + "y" * 70 + "&timeout=30s") == 29.5
+        for query in ("timeout=soon", "timeout=" + "9" * 400 + "s", "a=" + "x" * 80 + "&timeout=inf"):
+            with pytest.raises(ValueError):  # raised again every time: a malformed query is never remembered
+                review_budget(query)
+
+
 def test_a_malformed_timeout_is_a_bad_request(server):
     status, answer = server.post(review(GOOD_POD), path="/validate?timeout=soon")
     assert status == 400 and "timeout" in answer["error"]
