@@ -258,7 +258,7 @@ class Engine:
         annotation suppressions; in object order, each object's in rule order. The rules run one after
         another over all the objects (of a file), not the objects one after another through all the
         rules: a rule's code and tables stay in the processor's caches while it reads the objects, which
-        measured ~10% less CPU in the checks."""
+        measured 0.93x the CPU of the checks (README, Speed)."""
         checked = [_Checked(with_runtime(obj, self.context.resolver), self._checks_of(obj.kind)) for obj in objects]
         with sites_remembered(*(each.obj.data for each in checked)):  # every rule finds the same pod templates: once
             for each in checked:
