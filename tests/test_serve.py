@@ -5,13 +5,15 @@ import json
 import os
 import signal
 import ssl
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import trustme
-from webhook_helpers import BAD_POD, GOOD_POD, Server, gpu_pod, nodes_yaml, review
+from webhook_helpers import BAD_POD, GOOD_POD, Client, Server, gpu_pod, issue_pair, nodes_yaml, review
 
 
 @pytest.fixture
@@ -238,3 +240,28 @@ def test_reviews_beyond_the_concurrency_limit_get_503(monkeypatch):
         release.set()
         assert first.result().status == 200
     assert webhook.review(body).status == 200  # the slot was released
+
+
+def test_a_broken_log_pipe_neither_fails_reviews_nor_blocks_shutdown(tmp_path):
+    """stderr is the container runtime's pipe: when its reader goes away, writes raise BrokenPipeError.
+    Reviews must still be answered, and SIGTERM must still stop the server (the shutdown logs first)."""
+    ca = trustme.CA()
+    cert, key = issue_pair(ca, tmp_path)
+    command = [sys.executable, "-m", "gpulint", "serve", "--tls-cert", str(cert), "--tls-key", str(key)]
+    process = subprocess.Popen(
+        [*command, "--host", "127.0.0.1", "--port", "0"], stderr=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    try:
+        port = json.loads(process.stderr.readline())["port"]
+        process.stderr.close()  # the log's reader is gone
+        client = Client(port, ca)
+        for index in range(3):
+            status, answer = client.post(review(BAD_POD, f"uid-{index}"))
+            assert status == 200 and answer["response"]["allowed"] is False
+        assert client.get("/healthz") == (200, "ok\n")
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

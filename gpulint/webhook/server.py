@@ -202,10 +202,15 @@ _LOG_LOCK = threading.Lock()  # one JSON object per line, even with many request
 
 
 def log(event: str, **fields: Any) -> None:
+    """One JSON line on stderr. A line that cannot be written is dropped: when the log's reader has gone
+    (a broken pipe, a closed stream) the server must still answer reviews and still stop on SIGTERM."""
     line = json.dumps({"time": round(time.time(), 3), "event": event, **fields}) + "\n"
     with _LOG_LOCK:
-        sys.stderr.write(line)
-        sys.stderr.flush()
+        try:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        except (OSError, ValueError):  # EPIPE, EBADF, "I/O operation on closed file"
+            pass
 
 
 class Certificates:
