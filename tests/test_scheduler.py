@@ -1,5 +1,6 @@
 """The scheduler model, filter by filter, against the Kubernetes rules as documented."""
 
+from dataclasses import fields, replace
 from fractions import Fraction
 
 import pytest
@@ -9,7 +10,10 @@ from hypothesis import strategies as st
 from gpulint.kube.scheduler import (
     ClusterModel,
     NodeInfo,
+    PodRequirements,
+    Requirement,
     Taint,
+    Toleration,
     filter_reasons,
     names_untolerated_taints,
     pod_requests,
@@ -311,6 +315,45 @@ def test_two_pods_have_one_signature_exactly_when_the_scheduler_sees_one_pod(fir
     assert (a.signature() == b.signature()) is fields_equal
     if fields_equal:
         assert hash(a.signature()) == hash(b.signature())
+
+
+def _changed(value):
+    """Another value of a field's type (one each of str, bool and tuple: the fields of Requirement and Toleration)."""
+    return {str: lambda v: v + "-other", bool: lambda v: not v, tuple: lambda v: (*v, "other")}[type(value)](value)
+
+
+# Another value of each PodRequirements field: a field added to it must be added here (and to its signature).
+_OTHER_POD_FIELDS = {
+    "requests": {"nvidia.com/gpu": Fraction(2)},
+    "node_selector": (),
+    "affinity_terms": None,
+    "tolerations": (),
+    "node_name": "gpu-node-0",
+    "dra_resources": frozenset({"example.com/gpu"}),
+}
+
+
+def test_pods_that_differ_in_any_one_field_have_other_signatures():
+    """The scheduler model's memos and over-tight-affinity's verdicts (kept per inventory for the webhook's
+    reviews) key on the signature: every field of the pod, of each requirement and of each toleration is in it,
+    so no two pods that the scheduler tells apart share a verdict; equal pods share one."""
+    requirement = Requirement("nodeSelector a=b", ("nodeSelector", "a"), "a", "In", ("b",))
+    toleration = Toleration("gpu", "Equal", "a", "NoSchedule")
+    pod = PodRequirements({"nvidia.com/gpu": Fraction(1)}, (requirement,), ((requirement,),), (toleration,), "")
+    assert replace(pod).signature() == pod.signature()
+    variants = [replace(pod, **{f.name: _OTHER_POD_FIELDS[f.name]}) for f in fields(PodRequirements)]
+    selections = []  # matching_groups keys on the selection alone: the node selector and the affinity terms
+    for f in fields(Requirement):
+        changed = replace(requirement, **{f.name: _changed(getattr(requirement, f.name))})
+        selections += [replace(pod, node_selector=(changed,)), replace(pod, affinity_terms=((changed,),))]
+    for f in fields(Toleration):
+        variants.append(
+            replace(pod, tolerations=(replace(toleration, **{f.name: _changed(getattr(toleration, f.name))}),))
+        )
+    variants += selections
+    assert all(variant.signature() != pod.signature() for variant in variants)
+    assert len({variant.signature() for variant in variants}) == len(variants)
+    assert all(variant.selection_signature() != pod.selection_signature() for variant in selections)
 
 
 @pytest.mark.parametrize(

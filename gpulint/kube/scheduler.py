@@ -242,7 +242,8 @@ class Requirement:
 
 
 def _requirement_fields(requirement: Requirement) -> tuple[Any, ...]:
-    """A requirement's fields in order (what its dataclass equality compares), without dataclasses.astuple's deep copy."""
+    """A requirement's fields in order (what its dataclass equality compares), without dataclasses.astuple's deep copy
+    (tests/test_scheduler.py fails when a field is left out)."""
     r = requirement
     return (r.description, r.path, r.key, r.operator, r.values, r.field, r.parse_errors)
 
@@ -316,18 +317,28 @@ class PodRequirements:
     def signature(self) -> tuple[Any, ...]:
         return self._signature
 
+    def selection_signature(self) -> tuple[Any, ...]:
+        """The node selector and the affinity terms alone, as plain values: what matches_affinity reads."""
+        return self._selection
+
     @cached_property  # the model's memo keys and the gang rules ask for it again and again (nothing changes a pod's)
     def _signature(self) -> tuple[Any, ...]:
         """The pod's scheduling shape as plain strings, numbers and tuples, equal exactly when the fields are:
         the memos hash it on every lookup, and a Fraction's or a dataclass's hash is Python code."""
-        terms = self.affinity_terms
         return (
             tuple(sorted((name, amount.numerator, amount.denominator) for name, amount in self.requests.items())),
-            tuple(map(_requirement_fields, self.node_selector)),
-            None if terms is None else tuple(tuple(map(_requirement_fields, term)) for term in terms),
+            *self._selection,
             tuple((t.key, t.operator, t.value, t.effect, t.comparisons) for t in self.tolerations),
             self.node_name,
             self.dra_resources,
+        )
+
+    @cached_property
+    def _selection(self) -> tuple[Any, ...]:
+        terms = self.affinity_terms
+        return (
+            tuple(map(_requirement_fields, self.node_selector)),
+            None if terms is None else tuple(tuple(map(_requirement_fields, term)) for term in terms),
         )
 
 
@@ -595,7 +606,7 @@ class ClusterModel:
 
     def matching_groups(self, pod: PodRequirements) -> list[NodeGroup]:
         return self._memo(
-            ("affinity", *pod.signature()[1:3]),  # the node selector and affinity terms as plain values
+            ("affinity", *pod.selection_signature()),
             lambda: [group for group in self._groups_for(pod) if pod.matches_affinity(group.representative)],
         )
 
