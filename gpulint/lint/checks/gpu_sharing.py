@@ -41,24 +41,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield from _mig_mixture(site, _on_nodes(resolver, fit.fitting, NVIDIA_GPU))
 
 
-@dataclass(frozen=True)
-class _Advertised:
-    """What one resource is on each inventory node, worked out once per inventory (a webhook review
-    would otherwise redo it for every node), and whether any node shares it or slices it."""
-
-    on: dict[int, tuple[NodeInfo, NodeResource | None]]  # id(node) -> the node and what it is there
-    shared: bool  # on some node it is a replica (time-slicing, MPS)
-    mixed: bool  # a MIG slice on some nodes, a whole GPU on others
-
-
-def _advertised(resolver: Resolver, resource: str) -> _Advertised:
-    def compute() -> _Advertised:
-        on = {id(node): (node, node_resource(node, resource)) for node in resolver.nodes}
-        infos = [info for _, info in on.values() if info is not None]
-        slices = {info.mig_slice for info in infos}
-        return _Advertised(on, any(info.shared for info in infos), len(slices) == 2)
-
-    return resolver.cluster_fact(("gpu-sharing", resource), compute)
+def _advertised(resolver: Resolver, resource: str) -> dict[int, tuple[NodeInfo, NodeResource | None]]:
+    """id(node) -> the inventory node and what ``resource`` is there, worked out once per inventory (a webhook
+    review would otherwise redo it for every node)."""
+    return resolver.cluster_fact(
+        ("gpu-sharing", resource), lambda: {id(node): (node, node_resource(node, resource)) for node in resolver.nodes}
+    )
 
 
 @dataclass(frozen=True)
@@ -71,21 +59,21 @@ class _Sharing:
 
 def _sharing(resolver: Resolver) -> _Sharing:
     def compute() -> _Sharing:
-        # what _advertised(resolver, name).shared says of every name, without its table of the nodes per name
-        shared = frozenset(
-            name
+        advertised = [  # what each node's resources are (None: not an NVIDIA resource, or none of it)
+            info
             for node in resolver.nodes
             for name in node.allocatable
-            if (info := node_resource(node, name)) is not None and info.shared
-        )
-        return _Sharing(shared, _advertised(resolver, NVIDIA_GPU).mixed)
+            if (info := node_resource(node, name)) is not None
+        ]
+        gpu_slices = {info.mig_slice for info in advertised if info.resource == NVIDIA_GPU}
+        return _Sharing(frozenset(info.resource for info in advertised if info.shared), len(gpu_slices) == 2)
 
     return resolver.cluster_fact(("gpu-sharing", "sharing"), compute)
 
 
 def _on_nodes(resolver: Resolver, nodes: list[NodeInfo], resource: str) -> list[tuple[NodeInfo, NodeResource]]:
     """(node, what ``resource`` is there) for the nodes that advertise it."""
-    table = _advertised(resolver, resource).on
+    table = _advertised(resolver, resource)
     found = []
     for node in nodes:
         known = table.get(id(node))
