@@ -864,3 +864,117 @@ def test_gangs_are_built_once_per_object_checked_and_never_kept_after(monkeypatc
 def test_the_accelerator_noun_of_a_finding_is_the_same_when_asked_again(names, noun):
     assert accelerator_noun(names) == noun
     assert accelerator_noun(reversed(names)) == noun  # each name's noun is remembered: the same answer
+
+
+# ----------------------------------------------------------------- the no-group shortcut against the full reading
+
+_GROUP_LABELS = {"scheduling.x-k8s.io/pod-group": "g1", "kueue.x-k8s.io/pod-group-name": "kg", "app": "trainer"}
+_GROUP_ANNOTATIONS = {
+    "scheduling.k8s.io/group-name": "g1",
+    "scheduling.volcano.sh/group-name": "g1",
+    "kueue.x-k8s.io/podset-required-topology": "topology.kubernetes.io/rack",
+    "kueue.x-k8s.io/podset-slice-required-topology": "topology.kubernetes.io/rack",
+    "kueue.x-k8s.io/podset-slice-size": "2",
+    "kueue.x-k8s.io/pod-group-total-count": "2",
+    "note": "unrelated",
+}
+_GROUP_FIELDS = {"schedulingGroup": {"podGroupName": "g1"}, "workloadRef": {"name": "w1", "podGroup": "workers"}}
+
+
+def _group_object(kind: str, name: str, labels: dict, annotations: dict, fields: dict, replicas: int) -> dict:
+    meta = {"labels": labels, "annotations": annotations}
+    spec = {**fields, "containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 8}}}]}
+    if kind == "Pod":
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ml", **meta}, "spec": spec}
+    api = {"Job": "batch/v1", "Deployment": "apps/v1"}[kind]
+    counts = {"parallelism": replicas, "completions": replicas} if kind == "Job" else {"replicas": replicas}
+    owner_labels = {"kueue.x-k8s.io/queue-name": "q"} if "app" in labels else {}
+    return {
+        "apiVersion": api,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "ml", "labels": owner_labels},
+        "spec": {**counts, "template": {"metadata": meta, "spec": spec}},
+    }
+
+
+_GROUP_OBJECTS = st.builds(
+    _group_object,
+    st.sampled_from(["Pod", "Job", "Deployment"]),
+    st.sampled_from(["a", "b"]),
+    st.dictionaries(st.sampled_from(sorted(_GROUP_LABELS)), st.just(""), max_size=2).map(
+        lambda keys: {key: _GROUP_LABELS[key] for key in keys}
+    ),
+    st.dictionaries(st.sampled_from(sorted(_GROUP_ANNOTATIONS)), st.just(""), max_size=3).map(
+        lambda keys: {key: _GROUP_ANNOTATIONS[key] for key in keys}
+    ),
+    st.dictionaries(st.sampled_from(sorted(_GROUP_FIELDS)), st.just(""), max_size=1).map(
+        lambda keys: {key: _GROUP_FIELDS[key] for key in keys}
+    ),
+    st.integers(1, 7),
+)
+_POD_GROUPS = [
+    {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": "g1", "namespace": "ml"},
+        "spec": {"minMember": 5},
+    },
+    {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "g1", "namespace": "ml"},
+        "spec": {"minMember": 3},
+    },
+]
+
+
+def _read_gangs(text: str) -> tuple[list, list]:
+    """The findings of the file and every object's gangs (without and with the inventory, all and reported)."""
+    import gpulint.kube.gangs.members as members
+
+    run = LintRun(Config(), [Source("gang.yaml", content=text.encode())], load_inventory([RACKS]))
+    found = [(f.rule, f.line, f.column, f.message, f.notes) for f in run.report(1).findings]
+    gangs = [
+        members.gangs_of(obj, inventory, reported_only)
+        for obj in run.objects()
+        for inventory in (None, run.resolver)
+        for reported_only in (False, True)
+    ]
+    return found, gangs
+
+
+def _assert_shortcut_reads_all(objects: list[dict]) -> None:
+    """gangs_of and group_references skip a template with none of the fields, labels and annotations that join a
+    group (members._none_of: most templates); reading every template in full finds the same gangs and findings."""
+    from unittest import mock
+
+    import yaml
+
+    import gpulint.kube.gangs.members as members
+
+    text = yaml.safe_dump_all(objects, sort_keys=False)
+    shortcut = _read_gangs(text)
+    with mock.patch.object(members, "_none_of", lambda *_: False):
+        assert _read_gangs(text) == shortcut
+
+
+@pytest.mark.parametrize("kind", ["Pod", "Job", "Deployment"])
+@pytest.mark.parametrize(
+    "where, key",
+    [("labels", key) for key in _GROUP_LABELS]
+    + [("annotations", key) for key in _GROUP_ANNOTATIONS]
+    + [("fields", key) for key in _GROUP_FIELDS],
+)
+def test_each_key_that_joins_a_group_is_read_past_the_shortcut(kind, where, key):
+    """Each key alone (with a Kueue pod group's total count beside it, which counts only with the label)."""
+    keys = {"labels": {}, "annotations": {"kueue.x-k8s.io/pod-group-total-count": "2"}, "fields": {}}
+    keys[where][key] = {**_GROUP_LABELS, **_GROUP_ANNOTATIONS, **_GROUP_FIELDS}[key]
+    workload = _group_object(kind, "a", keys["labels"], keys["annotations"], keys["fields"], 6)
+    _assert_shortcut_reads_all([workload, *_POD_GROUPS])
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_GROUP_OBJECTS, min_size=1, max_size=3), st.sets(st.integers(0, len(_POD_GROUPS) - 1)))
+def test_the_no_group_shortcut_finds_what_reading_every_template_finds(objects, groups):
+    """Any mix of the keys that join a group (and of unrelated ones) on several objects: the same gangs."""
+    _assert_shortcut_reads_all([*objects, *(_POD_GROUPS[index] for index in sorted(groups))])
