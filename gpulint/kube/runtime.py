@@ -221,10 +221,18 @@ def mounts_dev_shm(container: Mapping[str, Any]) -> bool:
     )
 
 
-def env_value(container: Mapping[str, Any], name: str) -> tuple[int, Any] | None:
-    """(index, entry) of the last ``env`` entry named ``name`` (the one the kubelet keeps)."""
-    found = None
+EnvEntry = tuple[int, Any]  # (index in ``env``, the entry)
+
+
+def env_entries(container: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, EnvEntry]:
+    """The last ``env`` entry (the one the kubelet keeps) of each of ``names`` the container sets, by name."""
+    found: dict[str, EnvEntry] = {}
     for index, item in enumerate(sequence(container.get("env"))):
-        if isinstance(item, dict) and item.get("name") == name:
-            found = (index, item)
+        if isinstance(item, dict) and item.get("name") in names:
+            found[item["name"]] = (index, item)
     return found
+
+
+def env_value(container: Mapping[str, Any], name: str) -> EnvEntry | None:
+    """(index, entry) of the last ``env`` entry named ``name``."""
+    return env_entries(container, (name,)).get(name)

@@ -10,7 +10,14 @@ from typing import Any
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_gpu
-from gpulint.kube.runtime import VISIBILITY_VARIABLES, container_gpus, gpu_resource_name, main_containers
+from gpulint.kube.runtime import (
+    VISIBILITY_VARIABLES,
+    EnvEntry,
+    container_gpus,
+    env_entries,
+    gpu_resource_name,
+    main_containers,
+)
 from gpulint.kube.workloads import PodSpecSite, containers, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
@@ -46,7 +53,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             base = (*site.path, *container_path)
             gpus = container_gpus(container, patterns)
             privileged = dig(container, "securityContext", "privileged") is True
-            written = _visibility_entries(container)
+            written = env_entries(container, VISIBILITY_VARIABLES)
             if written:  # most containers set neither variable
                 yield from _nvidia_visible(container, written, base, gpus, daemon or privileged, patterns)
                 yield from _cuda_visible(container, written, base, gpus)
@@ -72,19 +79,7 @@ def _pod_has_devices(site: PodSpecSite, patterns: tuple[str, ...]) -> bool:
     return False
 
 
-Entry = tuple[int, Any]  # (index in env, the entry)
-
-
-def _visibility_entries(container: dict[str, Any]) -> dict[str, Entry]:
-    """The last ``env`` entry (the one the kubelet keeps) of each visibility variable the container sets."""
-    found: dict[str, Entry] = {}
-    for index, item in enumerate(sequence(container.get("env"))):
-        if isinstance(item, dict) and item.get("name") in VISIBILITY_VARIABLES:
-            found[item["name"]] = (index, item)
-    return found
-
-
-def _variable(found: Entry | None) -> tuple[Path, str] | None:
+def _variable(found: EnvEntry | None) -> tuple[Path, str] | None:
     if found is None:
         return None
     index, item = found
@@ -96,7 +91,7 @@ def _variable(found: Entry | None) -> tuple[Path, str] | None:
 
 def _nvidia_visible(
     container: dict[str, Any],
-    written: dict[str, Entry],
+    written: dict[str, EnvEntry],
     base: Path,
     gpus: int | None,
     infrastructure: bool,
@@ -144,7 +139,7 @@ def _nvidia_visible(
 
 
 def _cuda_visible(
-    container: dict[str, Any], written: dict[str, Entry], base: Path, gpus: int | None
+    container: dict[str, Any], written: dict[str, EnvEntry], base: Path, gpus: int | None
 ) -> Iterator[Diagnostic]:
     found = _variable(written.get("CUDA_VISIBLE_DEVICES"))
     if found is None or not gpus:

@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.commandline import Origin
-from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.fields import dig, integer, mapping, text
 from gpulint.kube.launchers import Launch
 from gpulint.kube.refs import Path
 from gpulint.kube.runtime import (
     VISIBILITY_VARIABLES,
     container_gpus,
     container_launches,
+    env_entries,
     gpu_resource_name,
     injected_env,
     main_containers,
@@ -77,9 +78,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 
 def _sets_visibility(container: dict[str, Any]) -> bool:
-    return any(
-        isinstance(item, dict) and item.get("name") in VISIBILITY_VARIABLES for item in sequence(container.get("env"))
-    )
+    return bool(env_entries(container, VISIBILITY_VARIABLES))
 
 
 def _size(launch: Launch, flag: str) -> tuple[int, bool]:
