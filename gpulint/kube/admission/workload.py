@@ -77,10 +77,10 @@ class QueueName:
 
 
 def _labels_path(data: dict[str, Any]) -> Path:
-    if data.get("kind") != "CronJob":
-        return ("metadata",)
-    key = (api_group(str(data.get("apiVersion", ""))), data.get("kind"))
-    return ("spec", "jobTemplate", "metadata") if key == ("batch", "CronJob") else ("metadata",)
+    """Where the workload's labels are: a CronJob's Jobs carry its job template's."""
+    if data.get("kind") == "CronJob" and api_group(str(data.get("apiVersion", ""))) == "batch":
+        return ("spec", "jobTemplate", "metadata")
+    return ("metadata",)
 
 
 def queue_name(data: dict[str, Any]) -> QueueName | None:

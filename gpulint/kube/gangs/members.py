@@ -484,8 +484,10 @@ def _kueue_pod_group(obj: ObjectLike, inventory: GangLookup | None, reported_onl
     pods the annotation counts but no known object creates (the same manifest created N times, a
     controller's pods) are not guessed at: the known ones are judged, all of them at once."""
     found = kueue_group_members(obj, inventory)
-    total = kueue_group_total(obj.data) if found is not None else None
-    if found is None or not total:
+    if found is None:
+        return []  # not a Pod of a Kueue pod group (most objects)
+    total = kueue_group_total(obj.data)
+    if not total:
         return []
     ref, joiners = found
     shared = not _same_object(joiners[0], obj)
