@@ -114,8 +114,8 @@ def node_staleness(
                 "is not running there, or the labels are stale",
             )
         )
-    amd_labels = [k for k in labels if "amd.com/gpu." in k]  # ('in' is cheaper than a call per label)
-    amd_label = min([k for k in amd_labels if k.startswith(AMD_LABEL_PREFIXES)], default=None)  # first by name
+    # the first AMD GPU label by name ('in' before startswith: a node has many labels, few of them AMD's)
+    amd_label = min((k for k in labels if "amd.com/gpu." in k and k.startswith(AMD_LABEL_PREFIXES)), default=None)
     if amd_label and capacity.get("amd.com/gpu", Fraction(0)) <= 0:
         found.append(
             Staleness(
