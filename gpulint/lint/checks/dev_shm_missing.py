@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.fields import sequence, text
+from gpulint.kube.refs import Path
 from gpulint.kube.runtime import (
     container_gpus,
     gpu_resource_name,
@@ -36,16 +38,30 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             continue  # another object supplies volumes (a ServingRuntime, presets): absence proves nothing
         if spec.get("hostIPC") is True or not pod_gpus(spec, patterns):
             continue  # hostIPC: the host's /dev/shm; no GPU: not this rule's business
-        affected: list[tuple[tuple[Any, ...], dict[str, Any], tuple[str, str]]] = []
+        affected: list[_Unmounted] = []
         for path, container in main_containers(spec):
             gpus = container_gpus(container, patterns)
             if not gpus or mounts_dev_shm(container):
                 continue
             reason = _reason(obj, sites, site, container, gpus, patterns)
             if reason:
-                affected.append((path, container, reason))
+                affected.append(_Unmounted(path, container, *reason))
         if affected:
             yield _finding(site, affected)
+
+
+@dataclass(frozen=True)
+class _Unmounted:
+    """A GPU container without /dev/shm that needs more than the runtime's 64 MiB, and why."""
+
+    path: Path  # from the pod spec
+    container: dict[str, Any]
+    tag: str  # the reason in short, for the first line
+    why: str  # the reason, for the notes
+
+    @property
+    def quoted(self) -> str:
+        return f"'{text(self.container.get('name'))}'"
 
 
 def _reason(
@@ -82,14 +98,13 @@ def _one_rank_of_several(obj: KubeObject, sites: list[PodSpecSite], patterns: tu
     return sum(site.pods or 0 for site in sites if pod_gpus(site.spec, patterns)) > 1
 
 
-def _finding(site: PodSpecSite, affected: list[tuple[tuple[Any, ...], dict[str, Any], tuple[str, str]]]) -> Diagnostic:
-    first_path, first, _ = affected[0]
-    quoted = [f"'{text(c.get('name'))}'" for _, c, _ in affected]
-    names = ", ".join(f"{name} ({tag})" for name, (_, _, (tag, _)) in zip(quoted, affected))
-    bare = ", ".join(quoted)
-    reasons = tuple(f"{name}: {why}" for name, (_, _, (_, why)) in zip(quoted, affected))
+def _finding(site: PodSpecSite, affected: list[_Unmounted]) -> Diagnostic:
+    first = affected[0]
+    names = ", ".join(f"{each.quoted} ({each.tag})" for each in affected)
+    bare = ", ".join(each.quoted for each in affected)
+    reasons = tuple(f"{each.quoted}: {each.why}" for each in affected)
     volume, exists = _volume_name(site.spec)
-    fixable = all(isinstance(c.get("volumeMounts", []), list) for _, c, _ in affected) and isinstance(
+    fixable = all(isinstance(each.container.get("volumeMounts", []), list) for each in affected) and isinstance(
         site.spec.get("volumes", []), list
     )
     appends: list[Append] = []
@@ -97,10 +112,10 @@ def _finding(site: PodSpecSite, affected: list[tuple[tuple[Any, ...], dict[str, 
         if not exists:
             appends.append(Append((*site.path, "volumes"), {"name": volume, "emptyDir": {"medium": "Memory"}}))
         appends += [
-            Append((*site.path, *path, "volumeMounts"), {"name": volume, "mountPath": "/dev/shm"})
-            for path, _, _ in affected
+            Append((*site.path, *each.path, "volumeMounts"), {"name": volume, "mountPath": "/dev/shm"})
+            for each in affected
         ]
-    where = (*site.path, *first_path, "name") if "name" in first else (*site.path, *first_path)
+    where = (*site.path, *first.path, "name") if "name" in first.container else (*site.path, *first.path)
     plural = len(affected) > 1
     return Diagnostic(
         RULE_ID,
