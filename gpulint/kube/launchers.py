@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from gpulint.kube.commandline import Command, Word, basename
 
@@ -40,6 +41,16 @@ class Launcher:
     options_end_at_positional: bool = False  # the first positional is the program it runs
     switches: frozenset[str] = frozenset()  # options that take no value
     pairs: frozenset[str] = frozenset()  # options that take two values (mpirun --mca key value)
+
+    @cached_property  # built once per launcher, not per command parsed
+    def spelt(self) -> tuple[dict[str, str], frozenset[str]]:
+        """Each spelling of its flags as its parser reads it -> the canonical flag, and its switches so spelt."""
+        lookup = {
+            _spelling(self, spelling): canonical
+            for canonical, spellings in self.flags.items()
+            for spelling in spellings
+        }
+        return lookup, frozenset(_spelling(self, s) for s in self.switches)
 
 
 VLLM = Launcher(
@@ -216,19 +227,6 @@ def _spelling(launcher: Launcher, option: str) -> str:
     return option
 
 
-def _spelt(launcher: Launcher) -> tuple[dict[str, str], frozenset[str]]:
-    """Each spelling of the launcher's flags as its parser reads it -> the canonical flag, and its switches."""
-    lookup = {
-        _spelling(launcher, spelling): canonical
-        for canonical, spellings in launcher.flags.items()
-        for spelling in spellings
-    }
-    return lookup, frozenset(_spelling(launcher, s) for s in launcher.switches)
-
-
-_SPELT = {launcher.name: _spelt(launcher) for launcher in LAUNCHERS}
-
-
 def parse(command: Command, entrypoint: Launcher | None = None) -> Launch | None:
     """The launcher ``command`` runs, with its flags; ``entrypoint``: the image's entrypoint when
     the words are only its arguments (a container without ``command``)."""
@@ -242,7 +240,7 @@ def parse(command: Command, entrypoint: Launcher | None = None) -> Launch | None
             return None
         launcher, start = found
         program = words[0]
-    lookup, switches = _SPELT[launcher.name]
+    lookup, switches = launcher.spelt
     values: dict[str, Word] = {}
     index = start
     while index < len(words):
