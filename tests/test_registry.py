@@ -2,13 +2,22 @@
 the doc keys that make the docs runnable are parsed strictly (tests/test_rule_docs.py runs them)."""
 
 import copy
+import os
 
 import pytest
 import yaml
 from conftest import REPO, run_cli
 
 from gpulint.lint.data import data_dir
-from gpulint.lint.registry import _rule_from, all_rules, policy_rules, resolved, rule_modules, shipped_inventory
+from gpulint.lint.registry import (
+    _policy_rules,
+    _rule_from,
+    all_rules,
+    policy_rules,
+    resolved,
+    rule_modules,
+    shipped_inventory,
+)
 from gpulint.lint.rule_spec import RuleSpec
 
 RULES = sorted(all_rules())
@@ -184,6 +193,20 @@ def test_policy_docs_carry_the_same_run_keys_and_a_malformed_one_is_left_out(tmp
     printed = run_cli("rule", "gpu-pods-need-memory", "--policy", str(bad))
     assert printed.exit_code == 0 and printed.stdout == left_out.markdown()
     assert "gpulint reports it at" not in printed.stdout
+
+
+def test_policies_changed_again_and_again_are_remembered_a_bounded_number_of_times(tmp_path):
+    """A webhook runs for months and builds its rules again when the policy files change (a ConfigMap update):
+    the policies and their rules are remembered per signature of the files, a bounded number of them, not one
+    set (compiled CEL and all) per change for the life of the process."""
+    from gpulint.lint.policies.loading import _cached_policies
+
+    path, changes = tmp_path / "policy.yaml", 12
+    path.write_text(POLICY % "[]")
+    for change in range(changes):
+        os.utime(path, ns=(change * 10**9, change * 10**9))
+        assert "gpu-pods-need-memory" in policy_rules((str(path),))
+    assert _policy_rules.cache_info().currsize < changes and _cached_policies.cache_info().currsize < changes
 
 
 def test_library_policies_document_a_full_example():

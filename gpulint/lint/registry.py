@@ -33,7 +33,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -226,7 +226,7 @@ def policy_rules(paths: tuple[str, ...], kubernetes_version: str = DEFAULT_GATES
     return _policy_rules(paths, policy_signature(paths), kubernetes_version)
 
 
-@cache
+@lru_cache(maxsize=8)  # bounded as policies.loading.POLICY_SETS: a webhook builds them again when the files change
 def _policy_rules(paths: tuple[str, ...], signature: tuple[Any, ...], kubernetes_version: str) -> dict[str, Rule]:
     from gpulint.lint.policies import PolicyError, cached_policies, policy_check, policy_engine
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import lru_cache
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Any
 
@@ -477,6 +477,11 @@ def cached_policies(paths: tuple[str, ...], kubernetes_version: str = DEFAULT_GA
     return _cached_policies(paths, policy_signature(paths), kubernetes_version)
 
 
-@cache
+# Policy sets remembered by their files' signature: a webhook reads them again each time the files change (a
+# ConfigMap update), for months; a bounded memo drops the old ones.
+POLICY_SETS = 8
+
+
+@lru_cache(maxsize=POLICY_SETS)
 def _cached_policies(paths: tuple[str, ...], signature: tuple[Any, ...], kubernetes_version: str) -> tuple[Policy, ...]:
     return tuple(load_policies(paths, kubernetes_version))
