@@ -231,22 +231,23 @@ kept = [list(yaml.load_all(p.read_bytes(), Loader=yaml.CSafeLoader)) for p in so
 """
 
 
-def cpu_and_peak(command: list[str]) -> tuple[float, float, float]:
-    """(CPU seconds of the process and its children, wall seconds, peak RSS in MiB of the largest of them)."""
+def cpu_and_peak(*commands: list[str]) -> tuple[float, float, float]:
+    """The commands run at once: (CPU seconds of the processes and their children, wall seconds until
+    the last one ends, peak RSS in MiB of the largest of them)."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, _, usage = os.wait4(process.pid, 0)
+    processes = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for c in commands]
+    usages = [os.wait4(process.pid, 0)[2] for process in processes]
     wall = time.perf_counter() - started
-    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
+    return sum(u.ru_utime + u.ru_stime for u in usages), wall, max(u.ru_maxrss for u in usages) / 1024
 
 
-def compare(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float, float]]:
-    """Median CPU, wall and peak of each command, the commands run in turn (interleaved), so a machine
-    that gets busier or quieter during the run weighs on every command alike."""
+def compare(commands: dict[str, list[list[str]]], repeat: int) -> dict[str, tuple[float, float, float]]:
+    """Median CPU, wall and peak of each entry (its commands run at once), the entries run in turn
+    (interleaved), so a machine that gets busier or quieter during the run weighs on every entry alike."""
     runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     for _ in range(repeat):
-        for name, command in commands.items():
-            runs[name].append(cpu_and_peak(command))
+        for name, together in commands.items():
+            runs[name].append(cpu_and_peak(*together))
     return {
         name: (
             statistics.median(r[0] for r in results),
@@ -284,7 +285,8 @@ def main() -> int:
         nargs="*",
         metavar="DOCUMENTS",
         help="only the side-by-side run: for each corpus size, gpulint's CPU, wall time and peak memory "
-        "against merely loading the same files with libyaml, and 2 workers against 1",
+        "against merely loading the same files with libyaml, 2 workers against 1, and the ceiling of 2 workers "
+        "here: two one-worker runs at once, each on half of the files",
     )
     args = parser.parse_args()
     if args.ratios:
@@ -406,35 +408,48 @@ def ratios(gpulint: str, sizes: list[int], repeat: int) -> int:
     load = os.getloadavg()[0]
     print(f"{os.cpu_count()} CPUs, load average {load:.1f} at the start; medians of {repeat} interleaved runs")
     print(
-        "| documents (files) | libyaml compose: CPU / peak | libyaml load: CPU / peak | `--jobs 1`: CPU / peak "
+        "| documents (files) | libyaml compose: CPU / peak | libyaml load: CPU / peak | `--jobs 1`: wall / CPU / peak "
         "| CPU ratio (compose / load) | peak ratio (compose / load) | `--jobs 2`: wall / CPU | 2 workers vs 1: wall "
-        "| per-core efficiency |"
+        "| per-core efficiency | ceiling: two `--jobs 1` on halves at once, wall / CPU / per-core | 2 workers of ceiling |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for documents in sizes:
         with tempfile.TemporaryDirectory(prefix="gpulint-ratios-") as tmp:
             corpus = Path(tmp) / "corpus"
             files = max(1, documents // 10)
             generate(corpus, documents, files)
-            lint = [gpulint, "check", str(corpus), "--format", "json", "--output", os.devnull, "--exit-zero"]
+            lint = [gpulint, "check", "--format", "json", "--output", os.devnull, "--exit-zero"]
+            halves = _halves(corpus)
             results = compare(
                 {
-                    "compose": [sys.executable, "-c", LIBYAML_COMPOSE, str(corpus)],
-                    "load": [sys.executable, "-c", LIBYAML_LOAD, str(corpus)],
-                    "one": [*lint, "--jobs", "1"],
-                    "two": [*lint, "--jobs", "2"],
+                    "compose": [[sys.executable, "-c", LIBYAML_COMPOSE, str(corpus)]],
+                    "load": [[sys.executable, "-c", LIBYAML_LOAD, str(corpus)]],
+                    "one": [[*lint, "--jobs", "1", str(corpus)]],
+                    "two": [[*lint, "--jobs", "2", str(corpus)]],
+                    # What this machine gives two processes that share nothing: the most 2 workers can reach here.
+                    "halves": [[*lint, "--jobs", "1", *half] for half in halves],
                 },
                 repeat,
             )
-        compose, load, one, two = results["compose"], results["load"], results["one"], results["two"]
-        speedup = one[1] / two[1]
+        compose, load, one, two, pair = (results[k] for k in ("compose", "load", "one", "two", "halves"))
         print(
             f"| {documents:,} ({files:,}) | {compose[0]:.2f} s / {compose[2]:.0f} MiB "
-            f"| {load[0]:.2f} s / {load[2]:.0f} MiB | {one[0]:.2f} s / {one[2]:.0f} MiB "
+            f"| {load[0]:.2f} s / {load[2]:.0f} MiB | {one[1]:.2f} s / {one[0]:.2f} s / {one[2]:.0f} MiB "
             f"| {one[0] / compose[0]:.2f}x / {one[0] / load[0]:.2f}x | {one[2] / compose[2]:.2f}x / {one[2] / load[2]:.2f}x "
-            f"| {two[1]:.2f} s / {two[0]:.2f} s | {two[1] / one[1]:.2f}x | {speedup / 2:.0%} |"
+            f"| {two[1]:.2f} s / {two[0]:.2f} s | {two[1] / one[1]:.2f}x | {one[1] / two[1] / 2:.0%} "
+            f"| {pair[1]:.2f} s / {pair[0]:.2f} s / {one[1] / pair[1] / 2:.0%} | {pair[1] / two[1]:.0%} |"
         )
     return 0
+
+
+def _halves(corpus: Path) -> list[list[str]]:
+    """The corpus's folders in two halves of the same number of files (generate() deals files out to
+    20 folders in turn)."""
+    folders = sorted((str(p) for p in corpus.iterdir() if p.is_dir()), key=lambda p: int(p.rpartition("-")[2]))
+    if len(folders) < 2:
+        raise SystemExit("--ratios: a corpus of at least 20 documents (2 files) is needed to split it in halves")
+    middle = len(folders) // 2
+    return [folders[:middle], folders[middle:]]
 
 
 if __name__ == "__main__":

@@ -10,8 +10,12 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
+import signal
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -513,8 +517,10 @@ def test_parallel_workers_see_objects_of_other_workers(tmp_path, monkeypatch):
     args = ("check", str(tmp_path), "--format", "json", "--select", "claim-reference-invalid,device-class-unknown")
     serial = run_cli(*args, "--jobs", "1")
     assert forked == []
+    before = _children()
     parallel = run_cli(*args, "--jobs", "2")
     assert forked == [2]  # the forked path ran
+    assert _children() <= before and multiprocessing.active_children() == []  # every worker reaped
     assert parallel.stdout == serial.stdout and parallel.exit_code == serial.exit_code == 1
     assert _findings(parallel) == expected
     # --jobs 0 (the default): one worker per CPU the process may run on (its affinity mask, as a
@@ -522,6 +528,72 @@ def test_parallel_workers_see_objects_of_other_workers(tmp_path, monkeypatch):
     monkeypatch.setattr(gpulint.lint.run.os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
     default = run_cli(*args)
     assert forked == [2, 3] and default.stdout == serial.stdout
+
+
+def _children() -> set[str]:
+    """This process's child processes, zombies included, as "pid state" (from /proc)."""
+    children = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue  # ended while listed
+        if int(parent) == os.getpid():
+            children.add(f"{stat.parent.name} {state}")
+    return children
+
+
+def _sixty_pods(root: Path) -> list[str]:
+    for index in range(60):
+        (root / f"f{index:02d}-pod.yaml").write_text(
+            POD_WITH_CLAIM.format(name=f"p{index}", template="single-gpu", request="gpu")
+        )
+    return ["check", str(root), "--format", "json", "--jobs", "2"]
+
+
+def _in_the_worker_checking(path_end: str, then: Callable[[], None], monkeypatch) -> None:
+    """``then`` runs in the worker that checks the file whose name ends with ``path_end`` (the run
+    itself checks nothing when it forks)."""
+    import gpulint.lint.engine
+
+    real = gpulint.lint.engine.Engine.check_file
+
+    def check_file(self, parsed, *args, **kwargs):
+        if parsed.path.endswith(path_end):
+            then()
+        return real(self, parsed, *args, **kwargs)
+
+    monkeypatch.setattr(gpulint.lint.engine.Engine, "check_file", check_file)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="lists child processes from /proc")
+def test_a_worker_killed_mid_run_is_named_and_no_worker_is_left_behind(tmp_path, monkeypatch):
+    args = _sixty_pods(tmp_path)
+    _in_the_worker_checking("f31-pod.yaml", lambda: os.kill(os.getpid(), signal.SIGKILL), monkeypatch)
+    before = _children()
+    with pytest.raises(RuntimeError) as failed:
+        run_cli(*args)
+    assert (
+        str(failed.value)
+        == "a worker process ended without answering (killed by SIGKILL); --jobs 1 checks in one process"
+    )
+    assert _children() <= before and multiprocessing.active_children() == []  # the other one killed and both reaped
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="lists child processes from /proc")
+def test_a_worker_s_exception_reaches_the_run_with_its_traceback(tmp_path, monkeypatch):
+    def fail() -> None:
+        raise ValueError("a bug in a check")
+
+    args = _sixty_pods(tmp_path)
+    _in_the_worker_checking("f07-pod.yaml", fail, monkeypatch)
+    before = _children()
+    with pytest.raises(RuntimeError) as failed:
+        run_cli(*args)
+    message = str(failed.value)
+    assert message.startswith("a worker failed:\nTraceback (most recent call last):\n")
+    assert message.endswith("ValueError: a bug in a check\n")
+    assert _children() <= before and multiprocessing.active_children() == []
 
 
 # --------------------------------------------------------------------------- the webhook has no path
