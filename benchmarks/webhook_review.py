@@ -115,8 +115,8 @@ def _paced(stage: Callable[[int], object], count: int, idle: float) -> None:
 
 def _rules(run_of: Callable[[int], object], count: int) -> None:
     """Each rule's check over the same objects, in the engine's order and context (its memo shared by the
-    rules of one review, the pod templates found once), as Engine._check_object runs them."""
-    from gpulint.kube.workloads import sites_remembered
+    rules of one review, the pod templates found once), as Engine._check_objects runs them."""
+    from gpulint.kube.workloads import checking
     from gpulint.lint.engine import with_runtime
 
     totals: dict[str, float] = {}
@@ -124,7 +124,7 @@ def _rules(run_of: Callable[[int], object], count: int) -> None:
         run = run_of(index)
         engine = run.engine  # type: ignore[attr-defined]
         obj = with_runtime(run.files[0].objects[0], engine.context.resolver)  # type: ignore[attr-defined]
-        with sites_remembered(obj.data):
+        with checking(obj.data):
             for rule_id, _rule, check in engine._routed(obj.kind):
                 started = time.process_time()
                 list(check(obj, engine.context))

@@ -802,9 +802,9 @@ def test_a_container_s_remembered_gpus_never_answer_for_another_container():
     """The memo of a part names it by identity and holds it: a container built and dropped during a
     check (a TrainJob's resourcesPerNode) cannot leave its answer to the next one at the same address."""
     from gpulint.kube.runtime import container_gpus
-    from gpulint.kube.workloads import sites_remembered
+    from gpulint.kube.workloads import checking
 
-    with sites_remembered({"kind": "Deployment"}):
+    with checking({"kind": "Deployment"}):
         for count in (1, 2, 3, 4, 5, 6, 7, 8) * 4:
             assert container_gpus({"resources": {"limits": {"nvidia.com/gpu": count}}}) == count
 

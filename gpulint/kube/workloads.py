@@ -249,10 +249,12 @@ def expand(data: Any, pattern: Path, prefix: Path = ()) -> Iterator[tuple[Path, 
 
 
 @dataclass
-class _SitesOf:
-    data: dict[str, Any]
+class _ObjectMemo:
+    """What is worked out of one object being checked, once: its pod templates, and what ``remembered`` keeps."""
+
+    data: dict[str, Any]  # the object, held: its id names no other object while it is checked
     sites: tuple[PodSpecSite, ...] | None = None
-    # what else is worked out of this object once: key -> (the inventory it was read against, value)
+    # key -> (the inventory it was read against, value)
     kept: dict[str, tuple[object, object]] = field(default_factory=dict)
 
 
@@ -260,7 +262,7 @@ class _SitesOf:
 class _Checked:
     """The objects being checked together (one file's), each by identity: found by id(obj), then held to be obj."""
 
-    objects: dict[int, _SitesOf]
+    objects: dict[int, _ObjectMemo]
     # what is worked out of a part of one of them (a container) once: (key, id(part), id(against)) -> (the part,
     # against, value); both are held, so their ids name no other value while the objects are checked
     parts: dict[tuple[Hashable, int, int], tuple[object, object, object]] = field(default_factory=dict)
@@ -270,15 +272,16 @@ _T = TypeVar("_T")
 
 
 # The objects being checked and their pod templates, found once: every rule that reads pod templates
-# asks again for the same object (~30 times per object). Set only by ``sites_remembered``, for one
-# file's objects at a time, in the context (thread) that checks them.
-_CHECKED: ContextVar[_Checked | None] = ContextVar("gpulint_pod_spec_sites", default=None)
+# asks again for the same object (~30 times per object). Set only by ``checking``, for one file's objects
+# at a time, in the context (thread) that checks them.
+_CHECKED: ContextVar[_Checked | None] = ContextVar("gpulint_checked_objects", default=None)
 
 
 @contextmanager
-def sites_remembered(*objects: dict[str, Any]) -> Iterator[None]:
-    """While checking ``objects`` (which nothing changes meanwhile), pod_spec_sites of each is worked out once."""
-    token = _CHECKED.set(_Checked({id(obj): _SitesOf(obj) for obj in objects}))
+def checking(*objects: dict[str, Any]) -> Iterator[None]:
+    """While ``objects`` are checked (nothing changes them meanwhile), what is worked out of them once is kept:
+    pod_spec_sites of each, and what remembered and remembered_part are asked of them and of their parts."""
+    token = _CHECKED.set(_Checked({id(obj): _ObjectMemo(obj) for obj in objects}))
     try:
         yield
     finally:
@@ -287,26 +290,26 @@ def sites_remembered(*objects: dict[str, Any]) -> Iterator[None]:
 
 def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
     checked = _CHECKED.get()
-    sites_of = None if checked is None else checked.objects.get(id(obj))
-    if sites_of is None or sites_of.data is not obj:
+    memo = None if checked is None else checked.objects.get(id(obj))
+    if memo is None or memo.data is not obj:
         return _pod_spec_sites(obj)
-    if sites_of.sites is None:
-        sites_of.sites = tuple(_pod_spec_sites(obj))
-    return iter(sites_of.sites)
+    if memo.sites is None:
+        memo.sites = tuple(_pod_spec_sites(obj))
+    return iter(memo.sites)
 
 
 def remembered(obj: dict[str, Any], key: str, against: object, work: Callable[[], _T]) -> _T:
     """``work()`` for an object being checked, done once per ``key`` while it is checked, as long as it is
     asked against the same ``against`` (an inventory); any other object: worked out afresh."""
     checked = _CHECKED.get()
-    sites_of = None if checked is None else checked.objects.get(id(obj))
-    if sites_of is None or sites_of.data is not obj:
+    memo = None if checked is None else checked.objects.get(id(obj))
+    if memo is None or memo.data is not obj:
         return work()
-    kept = sites_of.kept.get(key)
+    kept = memo.kept.get(key)
     if kept is not None and kept[0] is against:
         return kept[1]  # type: ignore[return-value]  # stored by this key's own work
     value = work()
-    sites_of.kept[key] = (against, value)
+    memo.kept[key] = (against, value)
     return value
 
 
