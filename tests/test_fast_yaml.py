@@ -165,3 +165,18 @@ def test_an_inventory_over_the_manifest_limit_is_read_and_a_huge_one_refused_unr
         assert "over the limit of 1073741824 bytes (1 GiB, inventory file size)" in str(exc)
     else:  # pragma: no cover
         raise AssertionError("a file over the inventory limit was read")
+
+
+def test_a_long_plain_scalar_is_judged_without_being_remembered():
+    """The verdict on a plain scalar is remembered for short ones only: a webhook reads its inventory again and
+    again for months, and a long one (base64 certificate data that starts with a digit) would stay in memory."""
+    import gpulint.lint.fast_yaml as fast_yaml_module
+
+    certificate = "1" + "QUJD" * 1000
+    text = f"data:\n  cert: {certificate}\n  port: 8080x\n"
+    fast_yaml_module._remembered_agreement.cache_clear()
+    fast, data = load_unambiguous(text)
+    assert fast and data == load_text("cm.yaml", text).documents[0].data == {
+        "data": {"cert": certificate, "port": "8080x"}
+    }
+    assert fast_yaml_module._remembered_agreement.cache_info().currsize == 1  # "8080x", not the certificate
