@@ -174,9 +174,9 @@ def test_a_long_plain_scalar_is_judged_without_being_remembered():
 
     certificate = "1" + "QUJD" * 1000
     text = f"data:\n  cert: {certificate}\n  port: 8080x\n"
-    fast_yaml_module._remembered_agreement.cache_clear()
+    fast_yaml_module._agree.cache_clear()
     fast, data = load_unambiguous(text)
     assert fast and data == load_text("cm.yaml", text).documents[0].data == {
         "data": {"cert": certificate, "port": "8080x"}
     }
-    assert fast_yaml_module._remembered_agreement.cache_info().currsize == 1  # "8080x", not the certificate
+    assert fast_yaml_module._agree.cache_info().currsize == 1  # "8080x", not the certificate

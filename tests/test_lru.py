@@ -74,3 +74,38 @@ def test_the_bound_holds_for_computed_values():
     for key in range(5):
         assert memo.get_or_compute(key, lambda key=key: key * 10) == key * 10
     assert len(memo) == 2 and memo.get(4) == 40 and memo.get(0) is None
+
+
+def test_short_strings_are_remembered_and_long_ones_worked_out_each_time():
+    """The memos of pure functions of names live as long as a webhook, and its clients choose the names: a long
+    string is answered as a short one is, and never kept."""
+    from gpulint.kube.lru import MAX_REMEMBERED_CHARS, short_strings_remembered
+
+    calls: list[str] = []
+
+    @short_strings_remembered(2)
+    def shout(text: str, times: int = 1) -> str:
+        calls.append(text)
+        return text.upper() * times
+
+    long = "x" * (MAX_REMEMBERED_CHARS + 1)
+    assert [shout("a"), shout("a"), shout("a", 2), shout(long), shout(long)] == [
+        "A",
+        "A",
+        "AA",
+        long.upper(),
+        long.upper(),
+    ]
+    assert calls == ["a", "a", long, long] and shout.cache_info().currsize == 2  # ("a",) and ("a", 2)
+
+
+def test_label_keys_a_review_sends_are_remembered_only_when_short():
+    """A custom resource's pod template reaches the webhook unvalidated by the API server: a label key of a
+    megabyte is still reported (api-rejected's verdict, the same as for a short wrong key) but not kept by the
+    memo of label-key verdicts, which would otherwise hold 8,192 of them for as long as the server runs."""
+    from gpulint.kube.validation import core
+
+    core._key_problems.cache_clear()
+    huge, short = "a" * 1_000_000 + "/b", "example.com/" + "é"
+    assert core._key_problems(huge) and core._key_problems(short)
+    assert core._key_problems.cache_info().currsize == 1

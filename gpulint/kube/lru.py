@@ -1,16 +1,48 @@
-"""A bounded, thread-safe memo: the CEL engine's, the scheduler's and the checks' caches.
+"""Bounded memos: a thread-safe LRU (the CEL engine's, the scheduler's and the checks' caches), and the
+lru_cache of a pure function of short strings.
 
 Its own module so that a run that evaluates no CEL does not import the CEL engine for it."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 K = TypeVar("K")
 V = TypeVar("V")
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Strings longer than this are worked out each time, never remembered: valid names are shorter (a qualified
+# name is at most 317 characters), and a memo keeps what it is asked for as long as the process runs.
+MAX_REMEMBERED_CHARS = 512
+
+
+def short_strings_remembered(maxsize: int, max_chars: int = MAX_REMEMBERED_CHARS) -> Callable[[F], F]:
+    """A bounded functools.lru_cache of a pure function whose first argument is a string, for strings of at
+    most ``max_chars`` characters; a longer one is worked out each time. Manifests repeat their names, so the
+    memo pays; but it lives as long as a webhook, whose clients send the strings: a custom resource's pod
+    template reaches it unvalidated, and thousands of megabyte-long label keys must not stay in memory."""
+
+    def remember(function: F) -> F:
+        remembered = functools.lru_cache(maxsize=maxsize)(function)
+
+        def call(text: str, *rest: Any) -> Any:
+            return remembered(text, *rest) if len(text) <= max_chars else function(text, *rest)
+
+        def call_one(text: str) -> Any:  # most are functions of one name: called without packing the others
+            return remembered(text) if len(text) <= max_chars else function(text)
+
+        if function.__code__.co_argcount == 1:
+            call = call_one
+        functools.update_wrapper(call, function)
+        call.cache_info = remembered.cache_info  # type: ignore[attr-defined]
+        call.cache_clear = remembered.cache_clear  # type: ignore[attr-defined]
+        return cast(F, call)
+
+    return remember
 
 
 class LRU(Generic[K, V]):

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from gpulint.kube.lru import short_strings_remembered
+
 _QUALIFIED_NAME = re.compile(
     r"^(?:(?=.{1,253}/)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
     r"(?=.{1,63}$)[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?$"
@@ -32,7 +34,7 @@ def is_native(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
-@lru_cache(maxsize=4096)  # a pure function of a name, asked for every resource of every container by many rules
+@short_strings_remembered(4096)  # a pure function of a name, asked for every resource of every container by many rules
 def is_extended(name: str) -> bool:
     """IsExtendedResourceName: not native, not ``requests.*``, and a qualified name."""
     if is_native(name) or name.startswith("requests."):
@@ -45,7 +47,7 @@ def is_gpu(name: str, extra_patterns: Iterable[str] = ()) -> bool:
     return _is_gpu(name, patterns)
 
 
-@lru_cache(maxsize=4096)  # a pure function of a name and the configured patterns; real manifests repeat names
+@short_strings_remembered(4096)  # a pure function of a name and the configured patterns; real manifests repeat names
 def _is_gpu(name: str, extra_patterns: tuple[str, ...]) -> bool:
     return _gpu_resource_pattern(extra_patterns).match(name) is not None
 
@@ -77,7 +79,7 @@ def accelerator_noun(names: Iterable[str]) -> str:
     return nouns.pop() if len(nouns) == 1 else "accelerator"
 
 
-@lru_cache(maxsize=1024)  # a pure function of a resource name, asked for each finding about its pods
+@short_strings_remembered(1024)  # a pure function of a resource name, asked for each finding about its pods
 def _accelerator_noun(name: str) -> str:
     return next((noun for pattern, noun in ACCELERATOR_NOUNS if fnmatch.fnmatchcase(name, pattern)), "accelerator")
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from gpulint.kube.commandline import Command, Env, Origin, Word, container_commands, image_name
 from gpulint.kube.distributed import distributed_kind
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.launchers import MPIRUN, VLLM, Launch, Launcher, parse
+from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_gpu
@@ -32,7 +32,7 @@ VISIBILITY_VARIABLES = ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
 _NOT_DEVICES = re.compile(r".*(mem|memory|cores|percentage)$")
 
 
-@lru_cache(maxsize=1024)
+@short_strings_remembered(1024)
 def counts_devices(name: str, patterns: tuple[str, ...] = ()) -> bool:
     """A resource that counts GPUs (remembered per name: real manifests repeat a handful of names)."""
     return is_gpu(name, patterns) and not _NOT_DEVICES.fullmatch(name)

@@ -17,13 +17,13 @@ error (duplicate keys, syntax), goes to the full loader, which reports it at its
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
 import yaml_rs
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
+from gpulint.kube.lru import short_strings_remembered
 from gpulint.lint.loader import _CONSTRUCTOR, _REMEMBERED_LENGTH, _scalar
 
 MAX_INDENT = 100  # deeper block nesting goes to the full loader, which enforces MAX_DEPTH
@@ -102,16 +102,11 @@ def _has_structure(text: str) -> bool:
     return False
 
 
+# remembered for short tokens only, as the loader's tags are: a webhook reads its inventory again for months,
+# and a long one (base64 data that starts with a digit) would stay in memory
+@short_strings_remembered(65_536, max_chars=_REMEMBERED_LENGTH)
 def _agree(token: str, is_key: bool) -> bool:
-    """Whether a plain scalar reads the same in gpulint's loader and in yaml-rs; remembered for short tokens
-    only, as the loader's tags are (loader._REMEMBERED_LENGTH): a webhook reads its inventory again for months,
-    and a long one (base64 data that starts with a digit) would stay in memory."""
-    if len(token) <= _REMEMBERED_LENGTH:
-        return _remembered_agreement(token, is_key)
-    return _agreement(token, is_key)
-
-
-def _agreement(token: str, is_key: bool) -> bool:
+    """Whether a plain scalar reads the same in gpulint's loader and in yaml-rs."""
     try:
         ours = _yaml11(token)
     except Exception:  # an explicit tag that does not fit cannot be here; anything odd: not agreed
@@ -128,7 +123,6 @@ def _agreement(token: str, is_key: bool) -> bool:
     return type(ours) is type(theirs) and ours == theirs
 
 
-_remembered_agreement = lru_cache(maxsize=65_536)(_agreement)  # a pure function of short strings
 _WORDS_12 = {"true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL", "~"}
 _RESOLVER = Resolver()  # libyaml's loader (CSafeLoader) resolves plain scalars with this class
 

@@ -13,7 +13,6 @@ only by ones that load.
 
 from __future__ import annotations
 
-import functools
 import gc
 import io
 import json
@@ -36,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from gpulint.kube.lru import short_strings_remembered
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Deadline, DeadlineExceeded
 from gpulint.lint.findings import Severity
@@ -97,14 +97,11 @@ def go_duration(text: str) -> float | None:
     return sign * total if body and position == len(body) else None
 
 
+@short_strings_remembered(64, max_chars=MAX_REMEMBERED_QUERY)  # the API server sends the same query every time
 def review_budget(query: str) -> float:
     """Seconds a review may take: the API server's ``timeout`` (clamped to 1-30 s) less a margin
-    (a tenth, at most half a second) for the answer's way back. Raises ValueError when malformed.
-    An API server sends the same query with every review (``timeout=10s``): short ones are remembered."""
-    return _remembered_budget(query) if len(query) <= MAX_REMEMBERED_QUERY else _budget(query)
-
-
-def _budget(query: str) -> float:
+    (a tenth, at most half a second) for the answer's way back. Raises ValueError when malformed
+    (raised again every time: an exception is never remembered)."""
     values = parse_qs(query, keep_blank_values=True).get("timeout")
     timeout = DEFAULT_TIMEOUT
     if values:
@@ -113,10 +110,6 @@ def _budget(query: str) -> float:
             raise ValueError(f"timeout {values[-1][:40]!r} is not a duration such as 5s or 2500ms")
         timeout = min(MAX_TIMEOUT, max(MIN_TIMEOUT, parsed))
     return timeout - min(0.5, timeout / 10)
-
-
-# A bounded memo of a pure function of a short string (a ValueError is raised again, never remembered).
-_remembered_budget = functools.lru_cache(maxsize=64)(_budget)
 
 
 @dataclass

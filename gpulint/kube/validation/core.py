@@ -5,11 +5,11 @@ resource names, and object names and labels."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
 from gpulint.kube import names
 from gpulint.kube.features import FeatureGates
+from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.refs import Path
 from gpulint.kube.validation.errors import FORBIDDEN, INVALID, REQUIRED, FieldError, not_supported, too_long
 from gpulint.kube.validation.resource import is_extended_resource_name
@@ -19,7 +19,7 @@ TOLERATION_OPERATORS = ("Equal", "Exists")
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 ANNOTATIONS_MAX = 256 * 1024  # TotalAnnotationSizeLimitB
 # Manifests and inventories repeat the same label keys, values and resource names thousands of times: the
-# verdict on one string is remembered (bounded: a webhook runs for months).
+# verdict on one string is remembered (bounded in number and length: a webhook runs for months).
 STRING_MEMO = 8192
 
 
@@ -35,13 +35,13 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-@lru_cache(maxsize=STRING_MEMO)
+@short_strings_remembered(STRING_MEMO)
 def _key_problems(key: str) -> tuple[str, ...]:
     """IsQualifiedName's problems with a label key (or a toleration's, an annotation's, a resource's name)."""
     return tuple(names.qualified_name(key))
 
 
-@lru_cache(maxsize=STRING_MEMO)
+@short_strings_remembered(STRING_MEMO)
 def _value_problems(value: str) -> tuple[str, ...]:
     """IsValidLabelValue's problems."""
     return tuple(names.label_value(value))
@@ -211,7 +211,7 @@ def node_affinity(affinity: Any, path: Path) -> Iterator[FieldError]:
         yield from _term(preferred.get("preference"), (*at, "preference"), False)
 
 
-@lru_cache(maxsize=STRING_MEMO)
+@short_strings_remembered(STRING_MEMO)
 def _resource_name_problems(name: str) -> tuple[str, ...]:
     """validateContainerResourceName: a qualified name (validateResourceName; when it is not, that is the
     error reported), then a standard name, or an extended one with a domain."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_gpu
 from gpulint.kube.runtime import (
@@ -194,7 +194,7 @@ def _usable(indexes: list[int], gpus: int) -> str:
     return "none" if usable == 0 else str(usable)
 
 
-@lru_cache(maxsize=1024)
+@short_strings_remembered(1024)
 def _cuda_image(image: str) -> bool:
     """Built FROM a CUDA base image (remembered per image: real manifests repeat a few)."""
     return _CUDA_IMAGE.search(image) is not None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.runtime import container_gpus, main_containers
 from gpulint.kube.workloads import PodSpecSite, pod_spec_sites, template_metadata
 from gpulint.lint.checks import CheckContext
@@ -83,7 +83,7 @@ def _rdma_resource(container: dict[str, Any]) -> str:
     return ""
 
 
-@lru_cache(maxsize=1024)
+@short_strings_remembered(1024)
 def _is_rdma(name: str) -> bool:
     """Remembered per resource name (real manifests repeat a handful of names)."""
     return _RDMA_RESOURCE.fullmatch(name) is not None
