@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 
 from gpulint.kube.dra.allocation import LOCALITY_ATTRIBUTES, ClaimSpec, Request
+from gpulint.kube.lru import short_strings_remembered
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.dra_objects import claim_of
 from gpulint.lint.findings import Diagnostic, Severity
@@ -25,25 +25,20 @@ _PINNED = re.compile(
 
 def _kind(request: Request) -> str:
     text = " ".join(a.class_name + " " + " ".join(s.expression for s in a.selectors) for a in request.alternatives)
-    classes = " ".join(a.class_name for a in request.alternatives)
-    if len(text) > _REMEMBERED_TEXT:
-        return _kind_of(classes, text)
-    return _remembered_kind_of(classes, text)
+    return _kind_of(text, " ".join(a.class_name for a in request.alternatives))
 
 
-def _kind_of(classes: str, text: str) -> str:
-    """ "nic", "gpu" or "" for a request of these device classes, whose classes and selectors read ``text``."""
+# claims made from one template repeat their classes and selectors: the verdict is remembered for texts up to
+# 2,000 characters (1,024 of them: a few MB at most however long the selectors a webhook is sent)
+@short_strings_remembered(1024, max_chars=2000)
+def _kind_of(text: str, classes: str) -> str:
+    """ "nic", "gpu" or "" for a request of these device classes, whose classes and selectors read ``text``
+    (``classes`` is part of it)."""
     if _NIC.search(classes) or (not _GPU.search(classes) and _NIC.search(text)):
         return "nic"
     if _GPU.search(text):
         return "gpu"
     return ""
-
-
-# claims made from one template repeat their classes and selectors: the verdict is remembered for texts up to
-# 2,000 characters (1,024 of them: a few MB at most however long the selectors a webhook is sent)
-_REMEMBERED_TEXT = 2000
-_remembered_kind_of = lru_cache(maxsize=1024)(_kind_of)
 
 
 def _pins(request: Request) -> set[tuple[str, str]]:
