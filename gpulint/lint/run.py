@@ -17,7 +17,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, NoReturn
 
 from gpulint.lint.config import Config
 from gpulint.lint.cross_file import crosses_files
@@ -240,8 +240,11 @@ class _WorkerFailure:
     text: str
 
 
-def _worker(run: LintRun, share: list[int], conn: Any, everything: bool) -> None:
-    """Phase 1: parse the share, send what crosses files; phase 2: receive the linted set, check."""
+def _worker(run: LintRun, share: list[int], conn: Any, everything: bool) -> NoReturn:
+    """Phase 1: parse the share, send what crosses files; phase 2: receive the linted set, check.
+    Then the process ends at once, as the CLI does (cli.main.leave_now): Python's teardown would free
+    the parsed files object by object first, and the run waits for that in join (0.6-0.65 s of a
+    50,000-document run's wall time)."""
     try:
         parsed = parse_all([run.sources[index] for index in share])
         shared = [[obj for obj in map(linted_object, p.objects) if everything or crosses_files(obj)] for p in parsed]
@@ -255,6 +258,7 @@ def _worker(run: LintRun, share: list[int], conn: Any, everything: bool) -> None
         _send(conn, _WorkerFailure(traceback.format_exc()))
     finally:
         conn.close()
+        os._exit(0)  # what it had to say is sent: a failure too
 
 
 @dataclass
