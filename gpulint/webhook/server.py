@@ -383,6 +383,7 @@ class Webhook:
         snapshot, options = self.snapshot, self.options
 
         def work() -> None:
+            # the slot is freed before the outcome is handed over: once a review is answered, its slot is free
             try:
                 decision = decide(request, snapshot.reviewer, options.deny_on, options.dry_run, deadline)
             except BaseException as exc:
