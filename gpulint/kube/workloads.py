@@ -259,7 +259,7 @@ class _ObjectMemo:
 
 
 @dataclass
-class _Checked:
+class _CheckedTogether:
     """The objects being checked together (one file's), each by identity: found by id(obj), then held to be obj."""
 
     objects: dict[int, _ObjectMemo]
@@ -274,14 +274,14 @@ _T = TypeVar("_T")
 # The objects being checked and their pod templates, found once: every rule that reads pod templates
 # asks again for the same object (~30 times per object). Set only by ``checking``, for one file's objects
 # at a time, in the context (thread) that checks them.
-_CHECKED: ContextVar[_Checked | None] = ContextVar("gpulint_checked_objects", default=None)
+_CHECKED: ContextVar[_CheckedTogether | None] = ContextVar("gpulint_checked_objects", default=None)
 
 
 @contextmanager
 def checking(*objects: dict[str, Any]) -> Iterator[None]:
     """While ``objects`` are checked (nothing changes them meanwhile), what is worked out of them once is kept:
     pod_spec_sites of each, and what remembered and remembered_part are asked of them and of their parts."""
-    token = _CHECKED.set(_Checked({id(obj): _ObjectMemo(obj) for obj in objects}))
+    token = _CHECKED.set(_CheckedTogether({id(obj): _ObjectMemo(obj) for obj in objects}))
     try:
         yield
     finally:
