@@ -551,25 +551,37 @@ def _sixty_pods(root: Path) -> list[str]:
     return ["check", str(root), "--format", "json", "--jobs", "2"]
 
 
-def _in_the_worker_checking(path_end: str, then: Callable[[], None], monkeypatch) -> None:
-    """``then`` runs in the worker that checks the file whose name ends with ``path_end`` (the run
-    itself checks nothing when it forks)."""
+def _in_the_worker(phase: str, path_end: str, then: Callable[[], None], monkeypatch) -> None:
+    """``then`` runs in the worker that parses or checks the file whose name ends with ``path_end``
+    (the run itself parses and checks nothing when it forks)."""
     import gpulint.lint.engine
+    import gpulint.lint.run
 
-    real = gpulint.lint.engine.Engine.check_file
+    if phase == "parsing":
+        real_parse = gpulint.lint.run.parse_source
+
+        def parse_source(source):
+            if source.display.endswith(path_end):
+                then()
+            return real_parse(source)
+
+        monkeypatch.setattr(gpulint.lint.run, "parse_source", parse_source)
+        return
+    real_check = gpulint.lint.engine.Engine.check_file
 
     def check_file(self, parsed, *args, **kwargs):
         if parsed.path.endswith(path_end):
             then()
-        return real(self, parsed, *args, **kwargs)
+        return real_check(self, parsed, *args, **kwargs)
 
     monkeypatch.setattr(gpulint.lint.engine.Engine, "check_file", check_file)
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="lists child processes from /proc")
-def test_a_worker_killed_mid_run_is_named_and_no_worker_is_left_behind(tmp_path, monkeypatch):
+@pytest.mark.parametrize("phase", ["parsing", "checking"])
+def test_a_worker_killed_mid_run_is_named_and_no_worker_is_left_behind(phase, tmp_path, monkeypatch):
     args = _sixty_pods(tmp_path)
-    _in_the_worker_checking("f31-pod.yaml", lambda: os.kill(os.getpid(), signal.SIGKILL), monkeypatch)
+    _in_the_worker(phase, "f31-pod.yaml", lambda: os.kill(os.getpid(), signal.SIGKILL), monkeypatch)
     before = _children()
     with pytest.raises(RuntimeError) as failed:
         run_cli(*args)
@@ -581,18 +593,19 @@ def test_a_worker_killed_mid_run_is_named_and_no_worker_is_left_behind(tmp_path,
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="lists child processes from /proc")
-def test_a_worker_s_exception_reaches_the_run_with_its_traceback(tmp_path, monkeypatch):
+@pytest.mark.parametrize("phase", ["parsing", "checking"])
+def test_a_worker_s_exception_reaches_the_run_with_its_traceback(phase, tmp_path, monkeypatch):
     def fail() -> None:
-        raise ValueError("a bug in a check")
+        raise ValueError(f"a bug in {phase}")
 
     args = _sixty_pods(tmp_path)
-    _in_the_worker_checking("f07-pod.yaml", fail, monkeypatch)
+    _in_the_worker(phase, "f07-pod.yaml", fail, monkeypatch)
     before = _children()
     with pytest.raises(RuntimeError) as failed:
         run_cli(*args)
     message = str(failed.value)
     assert message.startswith("a worker failed:\nTraceback (most recent call last):\n")
-    assert message.endswith("ValueError: a bug in a check\n")
+    assert message.endswith(f"ValueError: a bug in {phase}\n")
     assert _children() <= before and multiprocessing.active_children() == []
 
 

@@ -5,12 +5,13 @@ suppressions -> Report. `check`, `--fix`, `explain`, `inventory`, pre-commit and
 build one; none of them parses a file a second time or reads a source twice.
 
 Large inputs are checked by forked workers in two phases: each worker parses its share of the
-files once and sends back the objects other files may refer to; the run merges them into one
-linted set and sends it to every worker, which then checks the files it already holds.
+files once and sends back the objects other files may refer to; the run forwards them to the other
+workers, and each builds the linted set from all of them and checks the files it already holds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import os
@@ -210,52 +211,61 @@ def _shares(sources: Sequence[Source], workers: int) -> list[list[int]]:
     return [sorted(share) for share in shares if share]
 
 
-def _pickled(value: Any) -> bytes:
+def _send(conn: Any, value: Any) -> None:
     import pickle
 
-    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    conn.send_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _send(conn: Any, value: Any) -> None:
-    conn.send_bytes(_pickled(value))
+# A worker's failure, sent as these bytes and its traceback: no pickle starts so (b"\x80"), and the run,
+# which forwards the workers' objects without unpickling them, still sees it.
+_FAILED = b"gpulint: a worker failed\n"
+
+
+def _received_bytes(conn: Any) -> bytes:
+    message: bytes = conn.recv_bytes()
+    if message.startswith(_FAILED):
+        raise RuntimeError(f"a worker failed:\n{message[len(_FAILED) :].decode()}")
+    return message
 
 
 def _receive(conn: Any) -> Any:
-    """What arrives (the linted set in a worker, the objects and the reports in the run) lives until
-    the run ends and holds no cycles: unpickled with the collector paused and then frozen, as parse_all
-    does with parsed files (else the collector rescans it while it is built, 2.3 -> 0.8 s of the run's
-    CPU for the reports of 50,000 documents)."""
+    """What arrives (the other workers' objects in a worker, the reports in the run) lives until the run
+    ends and holds no cycles: unpickled with the collector paused and then frozen, as parse_all does with
+    parsed files (else the collector rescans it while it is built, 2.3 -> 0.8 s of the run's CPU for the
+    reports of 50,000 documents)."""
     import pickle
 
+    message = _received_bytes(conn)
     with collector_paused():
-        value = pickle.loads(conn.recv_bytes())
+        value = pickle.loads(message)
         gc.freeze()
-    if isinstance(value, _WorkerFailure):
-        raise RuntimeError(f"a worker failed:\n{value.text}")
     return value
 
 
-@dataclass
-class _WorkerFailure:
-    text: str
-
-
-def _worker(run: LintRun, share: list[int], conn: Any, everything: bool) -> NoReturn:
-    """Phase 1: parse the share, send what crosses files; phase 2: receive the linted set, check.
-    Then the process ends at once, as the CLI does (cli.main.leave_now): Python's teardown would free
-    the parsed files object by object first, and the run waits for that in join (0.6-0.65 s of a
-    50,000-document run's wall time)."""
+def _worker(run: LintRun, shares: list[list[int]], mine: int, conn: Any, everything: bool) -> NoReturn:
+    """Phase 1: parse this worker's share, send the objects other files may refer to; phase 2: the other
+    workers' objects arrive as they sent them (the run forwards them), the linted set is built from all,
+    in file order, and the share is checked. Then the process ends at once, as the CLI does
+    (cli.main.leave_now): Python's teardown would free the parsed files object by object first, and the
+    run waits for that in join (0.6-0.65 s of a 50,000-document run's wall time)."""
     try:
+        share = shares[mine]
         parsed = parse_all([run.sources[index] for index in share])
         shared = [[obj for obj in map(linted_object, p.objects) if everything or crosses_files(obj)] for p in parsed]
         _send(conn, shared)
-        linted: LintedSet = _receive(conn)
+        by_file = dict(zip(share, shared))
+        for other in shares[:mine] + shares[mine + 1 :]:
+            by_file.update(zip(other, _receive(conn)))
+        own = (obj for index in sorted(by_file) for obj in by_file[index])
+        linted = LintedSet(itertools.chain(own, run.context), run.references_complete)
         engine = Engine(run.config, Resolver(linted, run.cluster, run.config.gates), run.rules)
         _send(conn, ([engine.check_file(p, path_ignores_apply=run.complete) for p in parsed], engine.available))
     except BaseException:
         import traceback
 
-        _send(conn, _WorkerFailure(traceback.format_exc()))
+        with contextlib.suppress(OSError):  # the run is gone
+            conn.send_bytes(_FAILED + traceback.format_exc().encode())
     finally:
         conn.close()
         os._exit(0)  # what it had to say is sent: a failure too
@@ -278,6 +288,12 @@ class _Channel:
     def receive(self) -> Any:
         try:
             return _receive(self.conn)
+        except (EOFError, OSError):
+            raise self.ended() from None
+
+    def receive_bytes(self) -> bytes:
+        try:
+            return _received_bytes(self.conn)
         except (EOFError, OSError):
             raise self.ended() from None
 
@@ -307,19 +323,20 @@ def _parallel_reports(run: LintRun, workers: int) -> tuple[list[FileReport], fro
     channels: list[_Channel] = []
     answered = False
     try:
-        for share in _shares(run.sources, workers):
+        shares = _shares(run.sources, workers)
+        for mine, share in enumerate(shares):
             parent, child = context.Pipe()
-            process = context.Process(target=_worker, args=(run, share, child, everything), daemon=True)
+            process = context.Process(target=_worker, args=(run, shares, mine, child, everything), daemon=True)
             process.start()
             child.close()
             channels.append(_Channel(share, parent, process))
-        shared: dict[int, list[LintedObject]] = {}
+        # Each worker's objects to every other worker, as sent: all are read before any is sent on, so
+        # no worker still sending can be blocked by one the run writes to.
+        objects = [channel.receive_bytes() for channel in channels]
         for channel in channels:
-            shared.update(zip(channel.share, channel.receive()))
-        own = (obj for index in sorted(shared) for obj in shared[index])
-        message = _pickled(LintedSet(itertools.chain(own, run.context), run.references_complete))
-        for channel in channels:
-            channel.send(message)  # pickled once, the same bytes to every worker
+            for other, message in zip(channels, objects):
+                if other is not channel:
+                    channel.send(message)
         reports: dict[int, FileReport] = {}
         available: frozenset[Need] = frozenset()
         for channel in channels:
