@@ -98,7 +98,8 @@ class Command:
     """One simple command: its words, and the variables assigned in front of it (``VAR=x cmd``)."""
 
     words: tuple[Word, ...]
-    assignments: dict[str, str | None] = field(default_factory=dict)
+    # Read-only: a command line is remembered by its strings and shared by every container that writes it.
+    assignments: Mapping[str, str | None] = field(default_factory=dict)
 
 
 # --- the container's environment ---------------------------------------------------------------
