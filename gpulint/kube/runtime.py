@@ -51,7 +51,7 @@ def gpu_resource_name(container: Mapping[str, Any], patterns: Iterable[str] = ()
 
 def _gpu_fact(container: Mapping[str, Any], patterns: tuple[str, ...]) -> tuple[int | None, str]:
     """(container_gpus, gpu_resource_name), read once per container while its object is checked."""
-    return remembered_part(container, ("gpus", patterns), lambda: _container_gpus(container, patterns))
+    return remembered_part(container, ("gpus", patterns), _container_gpus, container, patterns)
 
 
 def _container_gpus(container: Mapping[str, Any], patterns: tuple[str, ...]) -> tuple[int | None, str]:
@@ -94,11 +94,11 @@ def main_containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, dict[str, A
 
 def pod_gpus(spec: Mapping[str, Any], patterns: Iterable[str] = ()) -> int:
     patterns = tuple(patterns)
-    return remembered_part(
-        spec,
-        ("pod gpus", patterns),
-        lambda: sum(container_gpus(container, patterns) or 0 for _, container in main_containers(spec)),
-    )
+    return remembered_part(spec, ("pod gpus", patterns), _pod_gpus, spec, patterns)
+
+
+def _pod_gpus(spec: Mapping[str, Any], patterns: tuple[str, ...]) -> int:
+    return sum(container_gpus(container, patterns) or 0 for _, container in main_containers(spec))
 
 
 def is_distributed(api_version: str, kind: str) -> bool:
@@ -144,7 +144,7 @@ def container_launches(container: Mapping[str, Any], injected: Env | None = None
     """The container's commands and the launchers they start (read once per container and injected
     variables while its object is checked: several rules ask)."""
     key = ("launches", tuple(injected.items()) if injected else ())
-    return remembered_part(container, key, lambda: _container_launches(container, injected))
+    return remembered_part(container, key, _container_launches, container, injected)
 
 
 def _container_launches(container: Mapping[str, Any], injected: Env | None) -> ContainerLaunches:

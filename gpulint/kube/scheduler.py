@@ -115,7 +115,7 @@ def pod_requests(spec: dict[str, Any]) -> dict[str, Fraction]:
     started before it), plus pod overhead; pod-level resources replace cpu/memory when set.
     Worked out once per pod spec while its object is checked (a copy each time: callers may change it).
     """
-    return dict(remembered_part(spec, "pod requests", lambda: _pod_requests(spec)))
+    return dict(remembered_part(spec, "pod requests", _pod_requests, spec))
 
 
 def _pod_requests(spec: dict[str, Any]) -> dict[str, Fraction]:
@@ -345,9 +345,7 @@ class PodRequirements:
 def pod_requirements(spec: dict[str, Any], taint_comparisons: bool = False) -> PodRequirements:
     """``taint_comparisons``: the TaintTolerationComparisonOperators gate (Gt/Lt tolerations). Read once per
     pod spec while its object is checked (several rules run the scheduler's filters; nothing changes it)."""
-    return remembered_part(
-        spec, ("pod requirements", taint_comparisons), lambda: _pod_requirements(spec, taint_comparisons)
-    )
+    return remembered_part(spec, ("pod requirements", taint_comparisons), _pod_requirements, spec, taint_comparisons)
 
 
 def _pod_requirements(spec: dict[str, Any], taint_comparisons: bool) -> PodRequirements:

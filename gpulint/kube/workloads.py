@@ -298,34 +298,37 @@ def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
     return iter(memo.sites)
 
 
-def remembered(obj: dict[str, Any], key: str, against: object, work: Callable[[], _T]) -> _T:
-    """``work()`` for an object being checked, done once per ``key`` while it is checked, as long as it is
-    asked against the same ``against`` (an inventory); any other object: worked out afresh."""
+def remembered(obj: dict[str, Any], key: str, against: object, work: Callable[..., _T], *args: Any) -> _T:
+    """``work(*args)`` for an object being checked, done once per ``key`` while it is checked, as long as it is
+    asked against the same ``against`` (an inventory); any other object: worked out afresh. ``work`` is a
+    function and its arguments, not a closure: the callers ask on every rule, and a closure made per call
+    costs more than the lookup."""
     checked = _CHECKED.get()
     memo = None if checked is None else checked.objects.get(id(obj))
     if memo is None or memo.data is not obj:
-        return work()
+        return work(*args)
     kept = memo.kept.get(key)
     if kept is not None and kept[0] is against:
         return kept[1]  # type: ignore[return-value]  # stored by this key's own work
-    value = work()
+    value = work(*args)
     memo.kept[key] = (against, value)
     return value
 
 
-def remembered_part(part: object, key: Hashable, work: Callable[[], _T], against: object = None) -> _T:
-    """``work()`` for ``part`` (a container, a pod spec), done once per ``key`` while objects are checked:
+def remembered_part(part: object, key: Hashable, work: Callable[..., _T], *args: Any, against: object = None) -> _T:
+    """``work(*args)`` for ``part`` (a container, a pod spec), done once per ``key`` while objects are checked:
     the runtime rules ask the same questions of each container (its GPUs, its command line). Outside a
     check: worked out afresh. ``work`` reads only ``part``, what ``key`` names and ``against`` (an
-    inventory), and nothing changes ``part`` while the objects are checked."""
+    inventory), and nothing changes ``part`` while the objects are checked. A function and its arguments,
+    not a closure (as ``remembered``)."""
     checked = _CHECKED.get()
     if checked is None:
-        return work()
+        return work(*args)
     slot = (key, id(part), id(against))
     kept = checked.parts.get(slot)
     if kept is not None and kept[0] is part and kept[1] is against:
         return kept[2]  # type: ignore[return-value]  # stored by this key's own work
-    value = work()
+    value = work(*args)
     checked.parts[slot] = (part, against, value)
     return value
 
@@ -422,22 +425,26 @@ class ContainerResources:
 def container_resources(obj: dict[str, Any]) -> Iterator[ContainerResources]:
     """The resources block of every container of every pod spec in ``obj`` (listed once while it is checked:
     gpu-non-integer, gpu-request-without-limit and gpu-resource-unknown each read them all)."""
-    return iter(remembered(obj, "container resources", None, lambda: tuple(_container_resources(obj))))
+    return iter(remembered(obj, "container resources", None, _container_resources, obj))
 
 
-def _container_resources(obj: dict[str, Any]) -> Iterator[ContainerResources]:
+def _container_resources(obj: dict[str, Any]) -> tuple[ContainerResources, ...]:
+    found = []
     for site in pod_spec_sites(obj):
         for container_path, container in containers(site.spec):
             resources = container.get("resources")
             if not isinstance(resources, dict):
                 continue
-            yield ContainerResources(
-                (*site.path, *container_path, "resources"),
-                text(container.get("name")),
-                mapping(resources.get("requests")),
-                mapping(resources.get("limits")),
-                site.completed_by,
+            found.append(
+                ContainerResources(
+                    (*site.path, *container_path, "resources"),
+                    text(container.get("name")),
+                    mapping(resources.get("requests")),
+                    mapping(resources.get("limits")),
+                    site.completed_by,
+                )
             )
+    return tuple(found)
 
 
 # Tolerations the DaemonSet controller adds to every daemon pod (pkg/controller/daemon/util).

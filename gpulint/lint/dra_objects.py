@@ -27,7 +27,7 @@ def claim_of(obj: KubeObject) -> ClaimSpec | None:
     # imported here: the DRA claim model (and the CEL engine under it) only for DRA claims, not for every pod
     from gpulint.kube.dra.allocation import claim_spec_of
 
-    return remembered(obj.data, "claim spec", None, lambda: claim_spec_of(obj.data, obj.kind))
+    return remembered(obj.data, "claim spec", None, claim_spec_of, obj.data, obj.kind)
 
 
 def class_references(obj: KubeObject) -> Iterator[tuple[str, Path]]:

@@ -68,3 +68,7 @@ class LintedSet:
 
     def has_kind(self, group: str, kind: str) -> bool:
         return bool(self._by_kind.get((group, kind)))
+
+    def has_any(self, kinds: Iterable[tuple[str, str]]) -> bool:
+        """An object of any of these (group, kind)s (a kind is listed only once an object of it is added)."""
+        return not self._by_kind.keys().isdisjoint(kinds)

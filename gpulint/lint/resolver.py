@@ -48,10 +48,17 @@ if TYPE_CHECKING:  # the admission models are imported where a run meets a queue
 DRA_GROUP = "resource.k8s.io"
 # Kinds of the linted set that change the cluster the allocator sees.
 _DRA_CLUSTER_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule")
+_DRA_CLUSTER = tuple((DRA_GROUP, kind) for kind in _DRA_CLUSTER_KINDS)  # as (group, kind)s
 _F = TypeVar("_F")
 _EMPTY = ClusterInventory()
 NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
 NODE_CLASS_GROUP = "karpenter.k8s.aws"  # EC2NodeClass: the zones its pools' nodes launch in
+# Kinds of the linted set that describe node pools or their node classes, as (group, kind)s.
+_POOL_KINDS = (
+    *((CAPI_GROUP, kind) for kind in CAPI_KINDS),
+    (KARPENTER_GROUP, "NodePool"),
+    (NODE_CLASS_GROUP, "EC2NodeClass"),
+)
 
 
 @dataclass(frozen=True)
@@ -125,11 +132,7 @@ class Resolver:
     @cached_property
     def pools_from_inventory(self) -> bool:
         """The node pools are the inventory's alone: the linted files describe no pool and no node class."""
-        return not (
-            any(self.linted.has_kind(CAPI_GROUP, kind) for kind in CAPI_KINDS)
-            or self.linted.has_kind(KARPENTER_GROUP, "NodePool")
-            or self.linted.has_kind(NODE_CLASS_GROUP, "EC2NodeClass")
-        )
+        return not self.linted.has_any(_POOL_KINDS)
 
     @cached_property
     def pools(self) -> list[NodePool]:
@@ -270,7 +273,7 @@ class Resolver:
         )
         if (
             self.inventory is not None
-            and not any(self.linted.has_kind(DRA_GROUP, k) for k in _DRA_CLUSTER_KINDS)
+            and not self.linted.has_any(_DRA_CLUSTER)
             and features == self.inventory.dra.features
         ):
             return self.inventory.dra
@@ -286,7 +289,7 @@ class Resolver:
     @property
     def dra_if_any(self) -> DraModel | None:
         """The DRA model, or None when neither an inventory nor a linted DRA object gives one."""
-        if self.inventory is None and not any(self.linted.has_kind(DRA_GROUP, k) for k in _DRA_CLUSTER_KINDS):
+        if self.inventory is None and not self.linted.has_any(_DRA_CLUSTER):
             return None
         return self.dra
 

@@ -70,7 +70,7 @@ def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> P
     Worked out once per pod template and inventory while its object is checked (several rules ask).
     """
     return remembered_part(
-        site.spec, ("gpu pod requirements", kind), lambda: _gpu_pod_requirements(kind, site, inventory), inventory
+        site.spec, ("gpu pod requirements", kind), _gpu_pod_requirements, kind, site, inventory, against=inventory
     )
 
 

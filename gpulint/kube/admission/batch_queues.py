@@ -57,7 +57,7 @@ class QueueUse:
 
 def volcano_queue(data: dict[str, Any]) -> QueueUse | None:
     """The Volcano queue the workload joins (found once while the object is checked: the queue rules ask)."""
-    return remembered(data, "volcano queue", None, lambda: _volcano_queue(data))
+    return remembered(data, "volcano queue", None, _volcano_queue, data)
 
 
 def _volcano_queue(data: dict[str, Any]) -> QueueUse | None:
@@ -81,7 +81,7 @@ def _volcano_queue(data: dict[str, Any]) -> QueueUse | None:
 def kai_queue(data: dict[str, Any]) -> tuple[QueueUse | None, Path | None]:
     """(the KAI queue the workload joins, the path of a legacy ``runai/queue`` label used instead; found once
     while the object is checked)."""
-    return remembered(data, "kai queue", None, lambda: _kai_queue(data))
+    return remembered(data, "kai queue", None, _kai_queue, data)
 
 
 def _kai_queue(data: dict[str, Any]) -> tuple[QueueUse | None, Path | None]:

@@ -46,7 +46,7 @@ class Misplaced:
 def metadata_places(data: dict[str, Any]) -> tuple[tuple[Path, dict[str, Any]], ...]:
     """(path, metadata) of the object and of each of its pod templates, each path once (a Pod's template
     metadata is its own metadata); found once while the object is checked (the queue rules ask)."""
-    return remembered(data, "metadata places", None, lambda: _metadata_places(data))
+    return remembered(data, "metadata places", None, _metadata_places, data)
 
 
 def _metadata_places(data: dict[str, Any]) -> tuple[tuple[Path, dict[str, Any]], ...]:

@@ -86,7 +86,7 @@ def _labels_path(data: dict[str, Any]) -> Path:
 def queue_name(data: dict[str, Any]) -> QueueName | None:
     """The LocalQueue the object is submitted to (the label), or the annotation Kueue ignores (found
     once while the object is checked: the queue and gang rules all ask)."""
-    return remembered(data, "queue name", None, lambda: _queue_name(data))
+    return remembered(data, "queue name", None, _queue_name, data)
 
 
 def _queue_name(data: dict[str, Any]) -> QueueName | None:

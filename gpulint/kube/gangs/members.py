@@ -125,7 +125,7 @@ def group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str
     if _none_of(obj_data, site, _GROUP_ANNOTATIONS):
         return []  # most templates join no group: one look at their keys
     key = ("group references", site.path, site.template_path, namespace)
-    return list(remembered_part(site.spec, key, lambda: _group_references(obj_data, site, namespace), obj_data))
+    return list(remembered_part(site.spec, key, _group_references, obj_data, site, namespace, against=obj_data))
 
 
 def _group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str) -> list[GroupReference]:
@@ -238,7 +238,7 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool 
     groups another object that joins them reports on. Built once per object while the engine checks
     it (every gang rule asks), afresh otherwise."""
     key = "gangs reported" if reported_only else "gangs"
-    return list(remembered(obj.data, key, inventory, lambda: _gangs_of(obj, inventory, reported_only)))
+    return list(remembered(obj.data, key, inventory, _gangs_of, obj, inventory, reported_only))
 
 
 def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool) -> list[Gang]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.lru import LRU
@@ -27,7 +28,7 @@ class CheckContext:
     # per-run memo for checks (a run is one invocation, or one admission review); bounded all the same
     cache: LRU[Any, Any] = field(default_factory=lambda: LRU(MEMO_SIZE))
 
-    @property
+    @cached_property  # asked by every rule that needs hardware; the resolver's nodes and pools are fixed
     def cluster(self) -> Resolver | None:
         """The resolver when the inventory has nodes: the rules that need hardware are skipped otherwise."""
         return self.resolver if self.resolver.has_nodes else None
