@@ -19,7 +19,7 @@ from gpulint.lint.inventory import load_configured_inventory
 from gpulint.lint.run import LintRun
 from gpulint.webhook import server as serve_module
 from gpulint.webhook.server import ServeOptions, Webhook
-from gpulint.webhook.workers import Outcome, ReviewThreads
+from gpulint.webhook.watchdog import CLIENT_GONE, DEADLINE, Watchdog
 
 
 def wait_until(condition, seconds: float = 5.0) -> bool:
@@ -29,66 +29,75 @@ def wait_until(condition, seconds: float = 5.0) -> bool:
     return condition()
 
 
-# ---------------------------------------------------------------- the threads reviews run in
+# ---------------------------------------------------------------- the review's thread and its watchdog
 
 
-def test_an_idle_review_thread_runs_the_next_review():
-    threads = ReviewThreads()
-    ran: list[int] = []
+def test_the_watchdog_takes_over_a_review_at_its_deadline_and_only_then():
+    watchdog = Watchdog()
+    reasons: list[str] = []
     try:
-        for _ in range(3):
-            done = threading.Event()
-            threads.run(lambda done=done: (ran.append(threading.get_ident()), done.set()))
-            assert done.wait(5)
-            assert wait_until(lambda: threads.idle == 1)
-        assert len(set(ran)) == 1, ran
+        finished = watchdog.watch(time.monotonic() + 0.05, reasons.append)
+        assert watchdog.finish(finished) is True  # finished first: its own thread answers
+        stuck = watchdog.watch(time.monotonic() + 0.05, reasons.append)
+        assert wait_until(lambda: reasons == [DEADLINE])  # the unfinished one, at its deadline
+        assert watchdog.finish(stuck) is False  # taken over: its thread must not answer too
+        stuck.join_late()
+        time.sleep(0.1)
+        assert reasons == [DEADLINE]  # the finished one was never taken over
+        assert watchdog.running == 0
     finally:
-        threads.stop()
+        watchdog.stop()
 
 
-def test_a_stuck_review_does_not_hold_up_the_next_one():
-    threads = ReviewThreads()
-    started, release, second = threading.Event(), threading.Event(), threading.Event()
-    idents: list[int] = []
+def test_a_deadline_earlier_than_the_watchdogs_sleep_wakes_it():
+    watchdog = Watchdog(poll_seconds=30)  # without a wake-up it would sleep 30 s
+    taken = threading.Event()
     try:
-        threads.run(lambda: (idents.append(threading.get_ident()), started.set(), release.wait(10)))
-        assert started.wait(5)  # stuck in its review (on a loaded machine it may start late)
-        threads.run(lambda: (idents.append(threading.get_ident()), second.set()))
-        assert second.wait(5)  # ran in a thread of its own while the first is still stuck
-        assert len(set(idents)) == 2
-        assert wait_until(lambda: threads.idle == 1)  # only the one that finished waits for work
+        late = watchdog.watch(time.monotonic() + 20, lambda _reason: None)
+        time.sleep(0.05)  # the watchdog sleeps until the first review's deadline
+        started = time.monotonic()
+        soon = watchdog.watch(time.monotonic() + 0.1, lambda _reason: taken.set())
+        assert taken.wait(5) and time.monotonic() - started < 2
+        assert watchdog.finish(soon) is False and watchdog.finish(late) is True
     finally:
-        release.set()
-        threads.stop()
+        watchdog.stop()
 
 
-def test_idle_review_threads_end():
-    threads = ReviewThreads(idle_seconds=0.05)
-    done = threading.Event()
-    threads.run(done.set)
-    assert done.wait(5)
-    assert wait_until(lambda: not any(t.name == "review" and t.is_alive() for t in _review_threads(threads)))
-    assert threads.idle == 0
-    again = threading.Event()
-    threads.run(again.set)  # a new thread when none is idle
-    assert again.wait(5)
-    threads.stop()
+def test_a_review_whose_client_left_is_taken_over_after_a_poll():
+    watchdog = Watchdog(poll_seconds=0.05)
+    gone = threading.Event()
+    reasons: list[str] = []
+    try:
+        watch = watchdog.watch(time.monotonic() + 30, reasons.append, gone.is_set)
+        time.sleep(0.2)
+        assert reasons == []  # its client is still there
+        gone.set()
+        assert wait_until(lambda: reasons == [CLIENT_GONE])
+        assert watchdog.finish(watch) is False
+    finally:
+        watchdog.stop()
 
 
-def _review_threads(threads: ReviewThreads) -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == "review" and t._target == threads._serve]  # type: ignore[attr-defined]
+def _watchdog_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "review-watchdog"]
 
 
-def test_stop_ends_the_idle_review_threads():
-    threads = ReviewThreads()
-    done = threading.Event()
-    threads.run(done.set)
-    assert done.wait(5) and wait_until(lambda: threads.idle == 1)
-    threads.stop()
-    assert wait_until(lambda: not _review_threads(threads))
+def test_a_stopped_watchdog_ends_once_its_reviews_have_and_starts_again_for_a_new_one():
+    before = len(_watchdog_threads())
+    watchdog = Watchdog()
+    reasons: list[str] = []
+    watch = watchdog.watch(time.monotonic() + 0.3, reasons.append)
+    watchdog.stop()
+    assert wait_until(lambda: reasons == [DEADLINE])  # a review running at the stop keeps its deadline
+    watchdog.finish(watch)
+    assert wait_until(lambda: len(_watchdog_threads()) == before)
+    again = watchdog.watch(time.monotonic() + 0.05, reasons.append)  # a request still arriving at shutdown
+    assert wait_until(lambda: reasons == [DEADLINE, DEADLINE])
+    watchdog.finish(again)
+    assert wait_until(lambda: len(_watchdog_threads()) == before)
 
 
-def test_the_webhooks_reviews_reuse_their_thread_and_a_timed_out_one_keeps_its_own(monkeypatch):
+def test_a_review_runs_in_the_callers_thread_and_is_answered_at_its_deadline_when_stuck(monkeypatch):
     real_decide = serve_module.decide
     release = threading.Event()
     idents: list[int] = []
@@ -100,30 +109,38 @@ def test_the_webhooks_reviews_reuse_their_thread_and_a_timed_out_one_keeps_its_o
         return real_decide(request, *args)
 
     monkeypatch.setattr(serve_module, "decide", recording_decide)
-    webhook = Webhook(Config(), ServeOptions())
+    webhook = Webhook(Config(), ServeOptions(max_concurrency=1))
+    sent: list[tuple[float, serve_module.Answer]] = []
     try:
-        for uid in ("a", "b"):
-            answer = webhook.review(json.dumps(review(GOOD_POD, uid)).encode())
-            assert answer is not None and answer.body["response"]["uid"] == uid
-            assert wait_until(lambda: webhook.threads.idle == 1)
-        assert idents[0] == idents[1]
-        stuck = webhook.review(json.dumps(review(GOOD_POD, "stuck")).encode(), time.monotonic() + 0.3)
-        assert stuck is not None and stuck.result == "timeout"
+        answer = webhook.review(json.dumps(review(GOOD_POD, "a")).encode())
+        assert answer is not None and answer.body["response"]["uid"] == "a" and answer.sent_at is None
+        assert idents == [threading.get_ident()]  # no hand-off to another thread
+        outcome: list[serve_module.Answer | None] = []
+        started = time.monotonic()
+        reviewing = threading.Thread(
+            target=lambda: outcome.append(
+                webhook.review(
+                    json.dumps(review(GOOD_POD, "stuck")).encode(),
+                    time.monotonic() + 0.3,
+                    send_late=lambda late: sent.append((time.monotonic(), late)),
+                )
+            )
+        )
+        reviewing.start()
+        assert wait_until(lambda: bool(sent))  # answered at the deadline while the check is still stuck
+        assert sent[0][0] - started < 3 and not outcome
+        late = sent[0][1]
+        assert late.result == "timeout" and late.body["response"]["uid"] == "stuck"
+        assert late.body["response"]["allowed"] is True  # failure mode allow: admitted, with a warning
+        assert webhook.review(json.dumps(review(GOOD_POD, "b")).encode()).status == 503  # its slot is still held
+        release.set()
+        reviewing.join(10)
+        assert outcome and outcome[0] is not None and outcome[0].sent_at is not None  # sent, not to send again
         after = webhook.review(json.dumps(review(GOOD_POD, "after")).encode())
-        assert after is not None and after.result == "allowed" and idents[-1] != idents[-2]
+        assert after is not None and after.result == "allowed"  # the slot came back when the check stopped
     finally:
         release.set()
         webhook.stop()
-
-
-def test_an_outcome_is_waited_for_until_it_is_in():
-    outcome: Outcome[str] = Outcome()
-    assert outcome.wait(0.01) is False  # nothing yet: the request's thread looks at its deadline and waits again
-    threading.Timer(0.05, outcome.set, args=("decided",)).start()
-    assert outcome.wait(5) is True and (outcome.value, outcome.error) == ("decided", None)
-    failed: Outcome[str] = Outcome()
-    failed.fail(ValueError("boom"))
-    assert failed.wait(0) is True and isinstance(failed.error, ValueError) and failed.value is None
 
 
 def test_a_review_that_raises_is_answered_by_the_failure_mode_and_frees_its_slot(monkeypatch):
@@ -441,22 +458,28 @@ def test_the_in_process_review_benchmark_runs():
     assert any(row.startswith("| 0 ms idle before each |") for row in rows), run.stdout
 
 
-def test_an_idle_review_thread_keeps_nothing_of_its_last_review():
-    """Its job's closure holds the request and the inventory snapshot: an idle thread holding it would keep
-    a swapped-out inventory alive (and frozen by the swap's gc.freeze for good)."""
+def test_the_watchdog_keeps_nothing_of_a_review_once_it_has_ended():
+    """A review's ``late`` closure holds the request and the inventory snapshot: a watchdog holding it would
+    keep a swapped-out inventory alive (and frozen by the swap's gc.freeze for good)."""
+    import gc
     import weakref
 
     class Snapshot:
         pass
 
-    threads = ReviewThreads()
+    watchdog = Watchdog()
     try:
-        snapshot = Snapshot()
-        alive = weakref.ref(snapshot)
-        done = threading.Event()
-        threads.run(lambda held=snapshot: (held, done.set()))
-        del snapshot
-        assert done.wait(5) and wait_until(lambda: threads.idle == 1)
-        assert wait_until(lambda: alive() is None)
+        for taken in (False, True):
+            snapshot = Snapshot()
+            alive = weakref.ref(snapshot)
+            watch = watchdog.watch(time.monotonic() + (0.05 if taken else 30), lambda _reason, held=snapshot: held)
+            del snapshot
+            if taken:
+                assert wait_until(lambda watch=watch: watch.taken)
+            assert watchdog.finish(watch) is not taken
+            watch.join_late()
+            del watch
+            gc.collect()
+            assert wait_until(lambda alive=alive: alive() is None), taken
     finally:
-        threads.stop()
+        watchdog.stop()

@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.utils import formatdate
 from http import HTTPStatus
 from http.client import HTTPException, LineTooLong
@@ -42,7 +42,7 @@ from gpulint.lint.findings import Severity
 from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
 from gpulint.webhook.admission import BadReview, Decision, Reviewer, decide, parse_review
 from gpulint.webhook.headers import read_headers
-from gpulint.webhook.workers import Outcome, ReviewThreads
+from gpulint.webhook.watchdog import CLIENT_GONE, Watchdog
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 KNOWN_PATHS = ("/validate", "/healthz", "/readyz", "/metrics")  # metric labels; anything else is "other"
@@ -189,6 +189,7 @@ class Answer:
     body: dict[str, Any]
     result: str  # the metrics label: allowed, denied, bad_request, overloaded, timeout, failed
     decision: Decision | None = None
+    sent_at: float | None = None  # sent already, at this time.monotonic(): the watchdog's answer at the deadline
 
 
 _LOG_LOCK = threading.Lock()  # one JSON object per line, even with many request threads
@@ -259,7 +260,7 @@ class Webhook:
         # Held from the start of a review until its work really ends (an abandoned review keeps its
         # slot until it stops at its next deadline check), so abandoned work cannot pile up.
         self.slots = threading.BoundedSemaphore(options.max_concurrency)
-        self.threads = ReviewThreads()
+        self.watchdog = Watchdog()
         if config.inventory:
             self.reload_inventory()
         if options.live_inventory:
@@ -362,16 +363,22 @@ class Webhook:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
-        self.threads.stop()
+        self.watchdog.stop()
         if self.live is not None:
             self.live.stop()
 
     def review(
-        self, body: bytes, deadline_at: float | None = None, client_gone: Callable[[], bool] | None = None
+        self,
+        body: bytes,
+        deadline_at: float | None = None,
+        client_gone: Callable[[], bool] | None = None,
+        send_late: Callable[[Answer], None] | None = None,
     ) -> Answer | None:
-        """Answer one AdmissionReview by ``deadline_at`` (time.monotonic()), or None when the client
-        left first. The review runs in its own thread so that the answer never waits past the
-        deadline; once nobody waits for it, it stops at its next deadline check."""
+        """Answer one AdmissionReview, in this thread. When it has not finished by ``deadline_at``
+        (time.monotonic()) the watchdog answers in its place by the failure mode through ``send_late``,
+        and the review stops at its next deadline check; when the client leaves first (``client_gone``),
+        nobody is answered. Returns the answer to send, one ``send_late`` has sent (its ``sent_at`` set),
+        or None when the client left."""
         try:
             request = parse_review(body)
         except BadReview as exc:
@@ -379,36 +386,37 @@ class Webhook:
         if not self.slots.acquire(blocking=False):  # a flood must not exhaust threads or memory
             return Answer(503, {"error": "too many reviews in progress"}, "overloaded")
         deadline = Deadline(deadline_at if deadline_at is not None else time.monotonic() + review_budget(""))
-        outcome: Outcome[Decision] = Outcome()
-        snapshot, options = self.snapshot, self.options
+        late_answers: list[Answer] = []
 
-        def work() -> None:
-            # the slot is freed before the outcome is handed over: once a review is answered, its slot is free
-            try:
-                decision = decide(request, snapshot.reviewer, options.deny_on, options.dry_run, deadline)
-            except BaseException as exc:
-                self.slots.release()
-                outcome.fail(exc)
-            else:
-                self.slots.release()
-                outcome.set(decision)
-
-        self.threads.run(work)  # a daemon thread: a review stuck in a check never keeps the process from exiting
-        while True:
-            remaining = deadline.at - time.monotonic()
-            if outcome.wait(max(0.0, min(remaining, POLL_SECONDS))):
-                return self._answer(request, outcome)
-            if client_gone is not None and client_gone():
-                deadline.cancel()
+        def late(reason: str) -> None:  # in a thread of the watchdog's, while the review runs on
+            deadline.cancel()
+            if reason == CLIENT_GONE:
                 log("review_abandoned", uid=request["uid"], reason="client disconnected")
-                return None
-            if remaining <= 0:
-                deadline.cancel()
-                return self._unfinished(request)
+                return
+            answer = self._unfinished(request)
+            if send_late is not None:
+                send_late(answer)
+                answer = replace(answer, sent_at=time.monotonic())
+            late_answers.append(answer)
 
-    def _answer(self, request: dict[str, Any], outcome: Outcome[Decision]) -> Answer:
+        watch = self.watchdog.watch(deadline.at, late, client_gone)
+        error: BaseException | None = None
+        decision: Decision | None = None
+        try:
+            decision = decide(request, self.snapshot.reviewer, self.options.deny_on, self.options.dry_run, deadline)
+        except BaseException as exc:
+            error = exc
+        finally:
+            self.slots.release()  # held until the review's work really ends: abandoned work cannot pile up
+        if not self.watchdog.finish(watch):
+            watch.join_late()
+            if error is not None and not isinstance(error, Exception):
+                raise error  # SystemExit, KeyboardInterrupt: not the review's to answer
+            return late_answers[0] if late_answers else None
+        return self._answer(request, decision, error)
+
+    def _answer(self, request: dict[str, Any], decision: Decision | None, error: BaseException | None) -> Answer:
         """The answer to a review that finished: its decision, or the failure mode when it raised."""
-        error, decision = outcome.error, outcome.value
         if isinstance(error, DeadlineExceeded):
             return self._unfinished(request)
         if isinstance(error, TimeoutError):  # the review itself raised a TimeoutError
@@ -747,18 +755,36 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None:
             return
         self.phase = "reviewing"
-        answer = webhook.review(body, self.started + budget, self._client_gone)
+        answer = webhook.review(body, self.started + budget, self._client_gone, self._send_late)
         if answer is None:  # the client left: nobody to answer
             self.close_connection = True
             webhook.metrics.observe("/validate", "abandoned", time.monotonic() - self.started)
+            return
+        if answer.sent_at is not None:  # answered at the deadline by the watchdog, and recorded
+            self.close_connection = True
             return
         if answer.status != 200:
             self.close_connection = answer.status == 503 or self.close_connection
         self.phase = "writing"
         self._send(answer.status, json.dumps(answer.body).encode())
-        elapsed = time.monotonic() - self.started
+        self._record(answer, time.monotonic() - self.started)
+
+    def _send_late(self, answer: Answer) -> None:
+        """The watchdog's answer at the deadline, sent from its thread while this connection's thread is
+        still in the review (which then stops at its next deadline check). The connection closes after it:
+        its thread is busy until then, and a client that sent its next request would wait for nothing."""
+        self.close_connection = True
+        self.phase = "writing"
+        try:
+            self._send(answer.status, json.dumps(answer.body).encode())
+        except OSError:
+            pass  # the client is gone
+        self.phase = "answered"
+        self._record(answer, time.monotonic() - self.started)
+
+    def _record(self, answer: Answer, elapsed: float) -> None:
+        webhook, decision = self.webhook, answer.decision
         webhook.metrics.observe("/validate", answer.result, elapsed, denied=answer.result == "denied")
-        decision = answer.decision
         log(
             "review",
             uid=decision.uid if decision else None,
@@ -859,8 +885,10 @@ def _error_result(code: int) -> str:
 
 
 class _Server(ThreadingHTTPServer):
-    daemon_threads = False  # shutdown waits for in-flight requests
-    block_on_close = True
+    # Shutdown waits for in-flight requests itself (server_close), but not for a connection whose thread is
+    # still in a review the watchdog has answered: a check stuck past its deadline never keeps the process up.
+    daemon_threads = True
+    block_on_close = False
     webhook: Webhook
 
     def __init__(
@@ -869,7 +897,7 @@ class _Server(ThreadingHTTPServer):
         self.webhook = webhook
         self.certificates = certificates
         self._handlers: set[_Handler] = set()
-        self._handlers_lock = threading.Lock()
+        self._handlers_changed = threading.Condition(threading.Lock())
         self._date: tuple[int, str] = (0, "")
         super().__init__(address, handler)
 
@@ -888,24 +916,34 @@ class _Server(ThreadingHTTPServer):
         return self.certificates.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
 
     def verify_request(self, request: Any, client_address: Any) -> bool:
-        with self._handlers_lock:
+        with self._handlers_changed:
             accepted = len(self._handlers) < self.webhook.options.max_connections
         if not accepted:
             self.webhook.metrics.refused()
         return accepted
 
     def track(self, handler: _Handler, alive: bool) -> None:
-        with self._handlers_lock:
+        with self._handlers_changed:
             if alive:
                 self._handlers.add(handler)
             else:
                 self._handlers.discard(handler)
+                self._handlers_changed.notify_all()
 
     def begin_shutdown(self) -> None:
-        with self._handlers_lock:
+        with self._handlers_changed:
             handlers = list(self._handlers)
         for handler in handlers:
             handler.shutdown_started()
+
+    def server_close(self) -> None:
+        """Close the listening socket, then wait for the connections to end: each phase is bounded (the
+        arriving requests' grace, a review's deadline, the answer's write). A connection whose review the
+        watchdog has answered is not waited for: its thread ends at the review's next deadline check."""
+        super().server_close()
+        with self._handlers_changed:
+            while any(handler.phase != "answered" for handler in self._handlers):
+                self._handlers_changed.wait(POLL_SECONDS)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A failed handshake or a dropped connection: one JSON log line, not a traceback on stderr."""

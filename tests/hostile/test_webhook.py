@@ -223,6 +223,36 @@ def test_a_long_review_is_answered_by_the_deadline_per_the_failure_mode(tmp_path
         running.stop()
 
 
+def test_a_check_that_ignores_its_deadline_is_answered_and_does_not_hold_up_shutdown(tmp_path, monkeypatch):
+    """The review runs in the connection's thread; a check stuck where it never looks at its deadline (a
+    regular expression, a C call) still gets the failure mode's answer at the deadline, from the watchdog,
+    with the connection closed after it, and stopping the server does not wait for the stuck check."""
+    from gpulint.webhook import server as serve_module
+
+    release = threading.Event()
+    monkeypatch.setattr(serve_module, "decide", lambda *_args: release.wait(60))
+    running = InProcess(tmp_path)
+    try:
+        tls = running.raw()
+        body = json.dumps(review(GOOD_POD, "uid-stuck")).encode()
+        started = time.monotonic()
+        tls.sendall(
+            f"POST /validate?timeout=1s HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+        )
+        status, headers, answer = read_response(tls)
+        assert status == 200 and time.monotonic() - started < 5
+        assert headers.get("connection") == "close"  # its thread is still in the check: no next request here
+        response = json.loads(answer)["response"]
+        assert response["uid"] == "uid-stuck" and response["allowed"] is True
+        assert "could not finish" in " ".join(response["warnings"])
+        assert 'result="timeout"} 1' in running.get("/metrics")[1]
+        started = time.monotonic()
+        running.stop()
+        assert time.monotonic() - started < 5  # the check is still stuck, and nobody waits for it
+    finally:
+        release.set()
+
+
 def test_a_million_values_are_checked_quickly_and_in_little_memory(server):
     def million(value) -> bytes:  # compact JSON: 3 bytes a value, under the 3 MiB body limit
         container = {**GOOD_POD["spec"]["containers"][0], "args": [value] * 1_000_000}
