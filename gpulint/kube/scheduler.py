@@ -93,7 +93,8 @@ def _add(total: dict[str, Fraction], more: dict[str, Fraction]) -> None:
 
 def _max(a: dict[str, Fraction], b: dict[str, Fraction]) -> dict[str, Fraction]:
     if not b:  # no init containers (most pods): what a asks, never below zero
-        return {name: amount if amount >= 0 else _ZERO for name, amount in a.items()}
+        # a Fraction's sign is its numerator's (compared without Fraction's comparison: three Python frames)
+        return {name: amount if amount.numerator >= 0 else _ZERO for name, amount in a.items()}
     return {name: max(a.get(name, _ZERO), b.get(name, _ZERO)) for name in a.keys() | b.keys()}
 
 
@@ -142,7 +143,7 @@ def _pod_requests(spec: dict[str, Any]) -> dict[str, Fraction]:
             level.setdefault(name, amount)
         total.update(level)
     _add(total, resource_list(spec.get("overhead")))
-    return {name: amount for name, amount in total.items() if amount > 0}
+    return {name: amount for name, amount in total.items() if amount.numerator > 0}  # positive (as _max)
 
 
 def _containers(spec: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -573,11 +574,9 @@ class ClusterModel:
             return [NodeGroup([node]) for node in self.nodes]  # the pod names nodes: no grouping
         return self.groups()
 
-    def _memo(self, key: tuple[Any, ...], compute: Any) -> Any:
-        return self._cache.get_or_compute(key, compute)  # concurrent reviews of one pod shape: evaluated once
-
     def evaluate(self, pod: PodRequirements, now: bool = False) -> FitResult:
-        return self._memo(("fit", pod.signature(), now), lambda: self._evaluate(pod, now))
+        # the memo's get_or_compute: concurrent reviews of one pod shape evaluate it once
+        return self._cache.get_or_compute(("fit", pod.signature(), now), lambda: self._evaluate(pod, now))
 
     def _evaluate(self, pod: PodRequirements, now: bool) -> FitResult:
         fitting: list[NodeGroup] = []
@@ -595,7 +594,7 @@ class ClusterModel:
 
     def placeable(self, pod: PodRequirements) -> int:
         """Copies of ``pod`` the empty cluster holds at once on the nodes that pass every filter."""
-        return self._memo(
+        return self._cache.get_or_compute(
             ("placeable", pod.signature()),
             lambda: sum(
                 copies_on(pod, group.representative) * len(group) for group in self.evaluate(pod).fitting_groups
@@ -603,7 +602,7 @@ class ClusterModel:
         )
 
     def matching_groups(self, pod: PodRequirements) -> list[NodeGroup]:
-        return self._memo(
+        return self._cache.get_or_compute(
             ("affinity", *pod.selection_signature()),
             lambda: [group for group in self._groups_for(pod) if pod.matches_affinity(group.representative)],
         )
@@ -617,4 +616,4 @@ class ClusterModel:
                 return sum(1 for node in self.nodes if not requirement.matches(node))
             return sum(len(g) for g in self.groups() if not requirement.matches(g.representative))
 
-        return self._memo(("excluded", _requirement_fields(requirement)), count)
+        return self._cache.get_or_compute(("excluded", _requirement_fields(requirement)), count)

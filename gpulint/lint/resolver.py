@@ -139,6 +139,8 @@ class Resolver:
         """Every pool the inventory or the linted files describe, bound to the catalog and the nodes;
         a linted pool replaces the inventory's of the same name (it is the change under review)."""
         specs = {(spec.system, spec.name): spec for spec in self._cluster.pool_specs}
+        if not specs and self.pools_from_inventory:
+            return []  # most runs (and reviews): no pool anywhere
         linted = [obj for kind in CAPI_KINDS for obj in self.linted.of_kind(CAPI_GROUP, kind)]
         linted += self.linted.of_kind(KARPENTER_GROUP, "NodePool")
         if not specs and not linted:

@@ -27,7 +27,7 @@ from gpulint.lint.findings import FileReport, Report
 from gpulint.lint.inventory import ClusterInventory
 from gpulint.lint.linted_set import LintedObject, LintedSet
 from gpulint.lint.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
-from gpulint.lint.objects import KubeObject, ParsedFile, object_ref, parse_file
+from gpulint.lint.objects import KubeObject, ParsedFile, is_list, is_object, object_ref, parse_file
 from gpulint.lint.registry import Rule, import_checks
 from gpulint.lint.rejections import API_REJECTED, inventory_reports
 from gpulint.lint.resolver import Resolver
@@ -165,8 +165,12 @@ class LintRun:
         ref = object_ref(data)
         display = ref.display()
         document = UnlocatedDocument(display, 0, data, None)
+        loaded = LoadedFile(display, "", [document])
         run = cls(config, (), cluster, complete=False, routes=routes)
-        run.files = [parse_file(LoadedFile(display, "", [document]))]
+        if is_object(data) and not is_list(data):  # what parse_file makes of it, its ref read once
+            run.files = [ParsedFile(loaded, [KubeObject(data, document, (), ref)])]
+        else:
+            run.files = [parse_file(loaded)]
         return run
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 
 from gpulint.kube.resources import device_plugin_resource, is_extended, scheduler_managed
 from gpulint.kube.workloads import container_resources
@@ -22,14 +23,19 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     inventory = ctx.cluster
     if inventory is None:
         return
-    dra_backed = inventory.dra_extended_resources()
-    known = inventory.offered_resources | dra_backed.keys()
-    extended_known = sorted(name for name in known if is_extended(name))
+    published = inventory.published_resources  # some node has it: known, whatever else is (most names)
+    known: AbstractSet[str] | None = None  # worked out for the first name no node publishes
+    extended_known: list[str] = []
     for block in container_resources(obj.data):
         shares: list[tuple[Path, str, str]] = []  # (path, name, plugin): one finding for a container's shares
         for section, values in (("limits", block.limits), ("requests", block.requests)):
             for name in values:
-                if not is_extended(name) or name in known:
+                if name in published or not is_extended(name):
+                    continue
+                if known is None:
+                    known = inventory.offered_resources | inventory.dra_extended_resources().keys()
+                    extended_known = sorted(name for name in known if is_extended(name))
+                if name in known:
                     continue
                 if section == "requests" and name in block.limits:
                     continue  # reported once, at the limit

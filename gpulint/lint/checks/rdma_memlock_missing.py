@@ -31,14 +31,15 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for site in pod_spec_sites(obj.data):
         if site.completed_by:
             continue  # the capabilities may come from the object that completes the pod
-        networks: str | None = None  # read for the first GPU container that cannot lock memory
+        networks: str | None = None  # read for the first container without an RDMA device
         for container_path, container in main_containers(site.spec):
-            if not container_gpus(container, patterns) or _can_lock_memory(container):
-                continue
+            # the cheapest question first: most GPU containers join no RDMA network
             rdma = _rdma_resource(container)
             if not rdma and networks is None:
                 networks = _networks(obj, site)
             if not rdma and not networks:
+                continue
+            if not container_gpus(container, patterns) or _can_lock_memory(container):
                 continue
             name = text(container.get("name"))
             cause = (
