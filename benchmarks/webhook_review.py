@@ -6,7 +6,9 @@ resolver, engine), the checks, and the rest of the decision. Each figure is the 
 review over many small batches, interleaved: on a shared machine the lowest is the one least inflated
 by the other processes. The rules' own costs are listed with --rules. With --paced MS, `decide` also
 runs one review at a time with MS milliseconds idle before each (as a server receives them), beside
-the same reviews back to back: the median CPU per review of each (time.thread_time()).
+the same reviews back to back: the median CPU per review of each (time.thread_time()), and the
+same for a fixed workload that is not gpulint's, which says how much this machine itself inflates
+work that runs once every few milliseconds.
 
     python benchmarks/webhook_review.py [--nodes 1000] [--batches 60] [--rules] [--paced 10]
 """
@@ -92,25 +94,36 @@ def main() -> int:
     if args.rules:
         _rules(run_of, len(bodies))
     if args.paced:
-        _paced(stages["decide (no thread, no parsing)"], len(bodies), args.paced / 1000)
+        _paced(stages["decide (no thread, no parsing)"], bodies, args.paced / 1000)
     return 0
 
 
-def _paced(stage: Callable[[int], object], count: int, idle: float) -> None:
+def _paced(stage: Callable[[int], object], bodies: list[bytes], idle: float) -> None:
     """The same reviews back to back and with ``idle`` seconds of sleep before each, alternating in
-    rounds: the median thread CPU per review of each."""
-    times: dict[float, list[float]] = {0.0: [], idle: []}
-    for round_start in range(0, count, 50):
-        for gap, sample in times.items():
-            for index in range(round_start, min(count, round_start + 50)):
-                if gap:
-                    time.sleep(gap)
-                started = time.thread_time()
-                stage(index)
-                sample.append(time.thread_time() - started)
-    print("\n| decide, one review at a time | median CPU per review |\n|---|---:|")
-    for gap, sample in times.items():
-        print(f"| {gap * 1000:g} ms idle before each | {statistics.median(sample) * 1e6:.0f} µs |")
+    rounds: the median thread CPU per review of each. Beside them, the machine's own factor: a fixed
+    workload that is not gpulint's (decoding and encoding eight reviews' JSON) timed the same two ways."""
+
+    def fixed(index: int) -> None:
+        for body in bodies[index % 40 : index % 40 + 8]:
+            json.dumps(json.loads(body))
+
+    print(f"\n| one at a time, median thread CPU | back to back | {idle * 1000:g} ms idle before each | ratio |")
+    print("|---|---:|---:|---:|")
+    for name, work in (
+        ("decide", stage),
+        ("a fixed workload, not gpulint's (8 reviews' JSON decoded, encoded)", fixed),
+    ):
+        times: dict[float, list[float]] = {0.0: [], idle: []}
+        for round_start in range(0, len(bodies), 50):
+            for gap, sample in times.items():
+                for index in range(round_start, min(len(bodies), round_start + 50)):
+                    if gap:
+                        time.sleep(gap)
+                    started = time.thread_time()
+                    work(index)
+                    sample.append(time.thread_time() - started)
+        warm, cold = (statistics.median(sample) * 1e6 for sample in times.values())
+        print(f"| {name} | {warm:.0f} µs | {cold:.0f} µs | {cold / warm:.1f}x |")
 
 
 def _rules(run_of: Callable[[int], object], count: int) -> None:

@@ -454,8 +454,9 @@ def test_the_in_process_review_benchmark_runs():
     rows = [line for line in run.stdout.splitlines() if line.startswith("| ") and " µs |" in line]
     assert any(row.startswith("| the checks (LintRun.report) |") for row in rows)
     assert any(row.startswith("| gpu-unschedulable |") for row in rows), run.stdout
-    assert any(row.startswith("| 1 ms idle before each |") for row in rows), run.stdout
-    assert any(row.startswith("| 0 ms idle before each |") for row in rows), run.stdout
+    assert any(row.startswith("| decide |") and row.endswith("x |") for row in rows), run.stdout
+    assert any(row.startswith("| a fixed workload, not gpulint's") for row in rows), run.stdout
+    assert "| back to back | 1 ms idle before each | ratio |" in run.stdout
 
 
 def test_the_watchdog_keeps_nothing_of_a_review_once_it_has_ended():
