@@ -14,7 +14,8 @@ from test_linted_crds import CRD, INSTANCE
 from webhook_helpers import GOOD_POD, review
 
 from gpulint.lint.config import Config
-from gpulint.lint.engine import DeadlineExceeded
+from gpulint.lint.engine import Deadline, DeadlineExceeded
+from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inventory import load_configured_inventory
 from gpulint.lint.run import LintRun
 from gpulint.webhook import server as serve_module
@@ -484,3 +485,86 @@ def test_the_watchdog_keeps_nothing_of_a_review_once_it_has_ended():
             assert wait_until(lambda alive=alive: alive() is None), taken
     finally:
         watchdog.stop()
+
+
+def _engine_with_checks(*checks):
+    """A review's run whose Pod is checked by ``checks`` alone, under the ids of the first enabled rules
+    (in rule order: the engine runs them in that order)."""
+    run = LintRun.for_object(Config(), dict(GOOD_POD), None)
+    ids = [rule_id for rule_id, _, _ in run.engine._runnable[: len(checks)]]
+    run.engine._checks_by_kind["Pod"] = dict(zip(ids, checks))
+    return run, ids
+
+
+def test_a_review_cancelled_during_a_check_stops_before_the_next_rule():
+    deadline = Deadline(time.monotonic() + 60)
+    ran = []
+
+    def cancels(obj, ctx):
+        ran.append("first")
+        deadline.cancel()  # as the watchdog does from its own thread
+        yield from ()
+
+    def later(obj, ctx):
+        ran.append("second")
+        yield from ()
+
+    run, _ = _engine_with_checks(cancels, later)
+    with pytest.raises(DeadlineExceeded):
+        run.report(deadline=deadline)
+    assert ran == ["first"]
+    assert deadline.expired
+
+
+def test_a_review_cancelled_while_a_check_yields_stops_at_its_next_finding():
+    deadline = Deadline(time.monotonic() + 60)
+    produced = []
+
+    def many(obj, ctx):
+        for index in range(1000):
+            if index == 3:
+                deadline.cancel()
+            produced.append(index)
+            yield Diagnostic(ids[0], (), f"finding {index}")
+
+    run, ids = _engine_with_checks(many)
+    with pytest.raises(DeadlineExceeded):
+        run.report(deadline=deadline)
+    assert produced == [0, 1, 2, 3]
+    run, ids = _engine_with_checks(many)  # not cancelled, no deadline: every finding
+    produced.clear()
+    assert len(run.report().findings) == 1000
+
+
+def test_a_past_deadline_stops_a_review_before_its_first_rule():
+    ran = []
+
+    def first(obj, ctx):
+        ran.append("first")
+        yield from ()
+
+    run, _ = _engine_with_checks(first)
+    with pytest.raises(DeadlineExceeded):
+        run.report(deadline=Deadline(time.monotonic() - 1))
+    assert ran == []
+
+
+def test_a_check_that_raises_is_reported_and_the_next_rules_still_run():
+    def broken(obj, ctx):
+        raise ValueError("boom")
+        yield  # a generator, as the checks are
+
+    def finds(obj, ctx):
+        yield Diagnostic(ids[1], ("spec",), "the next rule's finding")
+
+    run, ids = _engine_with_checks(broken, finds)
+    findings = run.report(deadline=Deadline(time.monotonic() + 60)).findings
+    assert [(f.rule, f.severity, f.message) for f in findings] == [
+        (
+            ids[0],
+            Severity.INFO,
+            f"internal error in gpulint's {ids[0]} check (ValueError: boom); this object was not fully checked - "
+            "please report it",
+        ),
+        (ids[1], run.rules[ids[1]].severity, "the next rule's finding"),
+    ]

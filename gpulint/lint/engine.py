@@ -276,7 +276,8 @@ class Engine:
                         if deadline is None:
                             diagnostics = list(check(each.obj, context))
                         else:
-                            deadline.check()
+                            if deadline.cancelled or time.monotonic() >= deadline.at:  # Deadline.check's test
+                                deadline.check()  # raises DeadlineExceeded
                             diagnostics = []
                             # a check may yield very many: stop between them
                             for diagnostic in check(each.obj, context):

@@ -372,17 +372,13 @@ class Resolver:
     def _namespace_policies(self) -> dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]]:
         """(kind, namespace) -> (namespace, name) -> LimitRange / ResourceQuota data; a linted object
         replaces the cluster's of the same name (it is about to be applied)."""
-        found: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
-        cluster = [data for data in self._cluster.admission_objects if data.get("apiVersion") == "v1"]
         linted = [obj.data for kind in NAMESPACE_POLICY_KINDS for obj in self.linted.of_kind("", kind)]
-        for data in [*cluster, *linted]:
-            kind = str(data.get("kind", ""))
-            if kind not in NAMESPACE_POLICY_KINDS:
-                continue
-            meta = mapping(data.get("metadata"))
-            namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
-            found.setdefault((kind, namespace), {})[(namespace, name)] = data
-        return found
+        if not linted:  # the inventory's alone (every review of an object that is not one): once per inventory
+            return self.cluster_fact("namespace policies", lambda: _namespace_policies(self._v1_admission_objects()))
+        return _namespace_policies([*self._v1_admission_objects(), *linted])
+
+    def _v1_admission_objects(self) -> list[dict[str, Any]]:
+        return [data for data in self._cluster.admission_objects if data.get("apiVersion") == "v1"]
 
     def limit_items(self, namespace: str) -> list[LimitItem]:
         """The Container items of the namespace's LimitRanges, in name order (the first one's defaults win)."""
@@ -496,3 +492,17 @@ class Resolver:
     def objects(self) -> list[dict[str, Any]]:
         """Every linted object's data (policies that read ``objects``)."""
         return [obj.data for obj in self.linted]
+
+
+def _namespace_policies(objects: list[dict[str, Any]]) -> dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]]:
+    """(kind, namespace) -> (namespace, name) -> the LimitRange / ResourceQuota data among ``objects`` (a later
+    object of the same name replaces an earlier one)."""
+    found: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
+    for data in objects:
+        kind = str(data.get("kind", ""))
+        if kind not in NAMESPACE_POLICY_KINDS:
+            continue
+        meta = mapping(data.get("metadata"))
+        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        found.setdefault((kind, namespace), {})[(namespace, name)] = data
+    return found
