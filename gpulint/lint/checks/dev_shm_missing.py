@@ -59,10 +59,6 @@ class _Unmounted:
     tag: str  # the reason in short, for the first line
     why: str  # the reason, for the notes
 
-    @property
-    def quoted(self) -> str:
-        return f"'{text(self.container.get('name'))}'"
-
 
 def _reason(
     obj: KubeObject,
@@ -100,9 +96,10 @@ def _one_rank_of_several(obj: KubeObject, sites: list[PodSpecSite], patterns: tu
 
 def _finding(site: PodSpecSite, affected: list[_Unmounted]) -> Diagnostic:
     first = affected[0]
-    names = ", ".join(f"{each.quoted} ({each.tag})" for each in affected)
-    bare = ", ".join(each.quoted for each in affected)
-    reasons = tuple(f"{each.quoted}: {each.why}" for each in affected)
+    quoted = [f"'{text(each.container.get('name'))}'" for each in affected]
+    names = ", ".join([f"{name} ({each.tag})" for name, each in zip(quoted, affected)])
+    bare = ", ".join(quoted)
+    reasons = tuple([f"{name}: {each.why}" for name, each in zip(quoted, affected)])
     volume, exists = _volume_name(site.spec)
     fixable = all(isinstance(each.container.get("volumeMounts", []), list) for each in affected) and isinstance(
         site.spec.get("volumes", []), list

@@ -37,7 +37,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if site.completed_by:
             continue  # tolerations or affinity may come from the object that completes the pod
         pod = gpu_pod_requirements(obj.kind, site, inventory)
-        if pod is None or any(is_extended(name) and name not in inventory.offered_resources for name in pod.requests):
+        if pod is None or any(is_extended(name) for name in pod.requests.keys() - inventory.offered_resources):
             continue  # a resource no node publishes: gpu-resource-unknown says so, more precisely
         selection = pod_requirements(effective_pod_spec(obj.kind, site.spec))  # as over-tight-affinity reads it
         by_affinity = ctx.config.enables(AFFINITY_RULE)
