@@ -568,3 +568,39 @@ def test_a_check_that_raises_is_reported_and_the_next_rules_still_run():
         ),
         (ids[1], run.rules[ids[1]].severity, "the next rule's finding"),
     ]
+
+
+def test_a_watchdog_that_cannot_start_a_thread_leaves_the_review_to_answer_itself_and_tries_again(monkeypatch):
+    watchdog = Watchdog(poll_seconds=0.05)
+    reasons: list[str] = []
+    real_start = threading.Thread.start
+    refused: list[str] = []
+
+    def start(thread: threading.Thread) -> None:
+        if thread.name == "review-late" and not refused:
+            refused.append(thread.name)
+            raise RuntimeError("can't start new thread")
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    try:
+        watch = watchdog.watch(time.monotonic() + 0.05, reasons.append)
+        assert wait_until(lambda: reasons == [DEADLINE])  # refused once, taken over at the next look
+        assert refused and watchdog.finish(watch) is False
+    finally:
+        watchdog.stop()
+
+
+def test_a_client_that_cannot_be_asked_counts_as_gone():
+    watchdog = Watchdog(poll_seconds=0.05)
+    reasons: list[str] = []
+
+    def broken() -> bool:
+        raise ValueError("file descriptor cannot be a negative integer (-1)")
+
+    try:
+        watch = watchdog.watch(time.monotonic() + 30, reasons.append, broken)
+        assert wait_until(lambda: reasons == [CLIENT_GONE])
+        assert watchdog.finish(watch) is False
+    finally:
+        watchdog.stop()

@@ -109,12 +109,22 @@ class Watchdog:
         return wake_at
 
     def _take(self, watch: Watch, reason: str) -> None:
-        watch.taken = True
-        self._running.discard(watch)
         thread = threading.Thread(target=watch.late, args=(reason,), name="review-late", daemon=True)
+        try:
+            thread.start()
+        except RuntimeError:  # no thread to be had (the process at its limit): left to answer itself when it
+            return  # stops at its next deadline check, and tried again at the next look
+        watch.taken = True
         watch._late_thread = thread
-        thread.start()
+        self._running.discard(watch)
 
 
 def _left(watch: Watch) -> bool:
-    return watch.client_gone is not None and watch.client_gone()
+    """Has the review's client left? A question that fails counts as yes: the review is then stopped
+    rather than left running for nobody."""
+    if watch.client_gone is None:
+        return False
+    try:
+        return watch.client_gone()
+    except Exception:
+        return True
