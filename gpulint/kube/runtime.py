@@ -8,7 +8,7 @@ the variables a controller injects into it, and the launchers its command line s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,21 +40,20 @@ def counts_devices(name: str, patterns: tuple[str, ...] = ()) -> bool:
 
 def container_gpus(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> int | None:
     """The whole GPUs of one kind (device-plugin resource) the container holds, the largest count
-    when it asks for several kinds; None: none asked."""
-    return _gpu_fact(container, tuple(patterns))[0]
+    when it asks for several kinds; None: none asked. Read once per container while its object is checked
+    (with gpu_resource_name: _container_gpus finds both)."""
+    patterns = tuple(patterns)
+    return remembered_part(container, ("gpus", patterns), _container_gpus, container, patterns)[0]
 
 
 def gpu_resource_name(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> str:
     """The container's first device resource (as messages name its GPUs); nvidia.com/gpu when it has none."""
-    return _gpu_fact(container, tuple(patterns))[1]
-
-
-def _gpu_fact(container: Mapping[str, Any], patterns: tuple[str, ...]) -> tuple[int | None, str]:
-    """(container_gpus, gpu_resource_name), read once per container while its object is checked."""
-    return remembered_part(container, ("gpus", patterns), _container_gpus, container, patterns)
+    patterns = tuple(patterns)
+    return remembered_part(container, ("gpus", patterns), _container_gpus, container, patterns)[1]
 
 
 def _container_gpus(container: Mapping[str, Any], patterns: tuple[str, ...]) -> tuple[int | None, str]:
+    """(container_gpus, gpu_resource_name)."""
     total = None
     resource = ""
     for name, value in _gpu_amounts(container).items():
@@ -83,13 +82,13 @@ def _gpu_amounts(container: Mapping[str, Any]) -> dict[str, Any]:
     return {**mapping(resources.get("requests")), **mapping(resources.get("limits"))}
 
 
-def main_containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """The app containers (not init or ephemeral ones), with their path from the pod spec."""
+def main_containers(spec: Mapping[str, Any]) -> list[tuple[Path, dict[str, Any]]]:
+    """The app containers (not init or ephemeral ones), with their path from the pod spec (a list, not a
+    generator: most rules ask, of pods with one or two containers)."""
     items = spec.get("containers")
-    if isinstance(items, list):
-        for index, container in enumerate(items):
-            if isinstance(container, dict):
-                yield ("containers", index), container
+    if not isinstance(items, list):
+        return []
+    return [(("containers", index), container) for index, container in enumerate(items) if isinstance(container, dict)]
 
 
 def pod_gpus(spec: Mapping[str, Any], patterns: Iterable[str] = ()) -> int:

@@ -7,8 +7,7 @@ One table; adding a CRD is one entry. A path pattern is a tuple of mapping keys,
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -277,15 +276,23 @@ _T = TypeVar("_T")
 _CHECKED: ContextVar[_CheckedTogether | None] = ContextVar("gpulint_checked_objects", default=None)
 
 
-@contextmanager
-def checking(*objects: dict[str, Any]) -> Iterator[None]:
+class checking:  # lower case: used as the function it was, ``with checking(*objects):``
     """While ``objects`` are checked (nothing changes them meanwhile), what is worked out of them once is kept:
-    pod_spec_sites of each, and what remembered and remembered_part are asked of them and of their parts."""
-    token = _CHECKED.set(_CheckedTogether({id(obj): _ObjectMemo(obj) for obj in objects}))
-    try:
-        yield
-    finally:
-        _CHECKED.reset(token)
+    pod_spec_sites of each, and what remembered and remembered_part are asked of them and of their parts.
+    A class, not a @contextmanager generator: entered once per file or admission review, and the generator's
+    machinery is twice the frames."""
+
+    def __init__(self, *objects: dict[str, Any]) -> None:
+        self._objects = objects
+        self._token: Token[_CheckedTogether | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _CHECKED.set(_CheckedTogether({id(obj): _ObjectMemo(obj) for obj in self._objects}))
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._token is not None:
+            _CHECKED.reset(self._token)
+            self._token = None
 
 
 def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
