@@ -11,7 +11,7 @@ same TLS, HTTP and logging but no review; the ratios say what a review adds. The
 caches, which a p99 over the measured reviews should not count. Bounded in count and time;
 loopback only.
 
-    python benchmarks/webhook_load.py [--rate 200] [--seconds 10] [--nodes 1000] [--warmup 200]
+    python benchmarks/webhook_load.py [--rate 200] [--seconds 10] [--nodes 1000] [--warmup 200] [--rounds 1]
 """
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import math
 import os
 import signal
 import ssl
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -91,6 +93,12 @@ def main() -> int:
         default=200,
         help="reviews sent first and reported apart (the first reviews set up caches)",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="baseline and review phases alternated this many times: medians and ranges over the rounds",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gpulint-load-") as tmp:
         root = Path(tmp)
@@ -131,35 +139,54 @@ def main() -> int:
         load = os.getloadavg()[0]
         warmup = _phase(server.pid, port, context, args, args.warmup, healthz=False) if args.warmup else None
         warmup_ms = sorted(server_ms)
-        baseline = _phase(server.pid, port, context, args, total, healthz=True)
-        server_ms.clear()
-        reviews = _phase(server.pid, port, context, args, total, healthz=False)
-        time.sleep(0.5)  # the last log lines
+        rounds: list[tuple[_Phase, _Phase, list[float]]] = []
+        for _ in range(args.rounds):
+            baseline = _phase(server.pid, port, context, args, total, healthz=True)
+            server_ms.clear()
+            reviews = _phase(server.pid, port, context, args, total, healthz=False)
+            time.sleep(0.5)  # the last log lines
+            rounds.append((baseline, reviews, sorted(server_ms)))
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
-    served = sorted(server_ms)
     print(
         f"{total} GPU Pod reviews at a target of {args.rate:.0f}/s against a {args.nodes}-node inventory, "
         f"{args.connections} keep-alive connections; {os.cpu_count()} CPUs, load average {load:.1f} at the start"
+        + (f"; {args.rounds} rounds: median [lowest-highest]" if args.rounds > 1 else "")
     )
     print("| measurement | reviews | `GET /healthz` (baseline) | ratio |\n|---|---:|---:|---:|")
-    print(f"| achieved rate (requests/s) | {reviews.rate:.0f} | {baseline.rate:.0f} | |")
-    for name, key in (("client p50 (ms)", 0.5), ("client p99 (ms)", 0.99)):
-        ours, base = reviews.percentile(key), baseline.percentile(key)
-        print(f"| {name} | {ours:.1f} | {base:.1f} | {ours / base:.1f}x |")
-    print(f"| server p50 / p99 (ms) | {_percentile(served, 0.5):.1f} / {_percentile(served, 0.99):.1f} | | |")
-    print(
-        f"| server CPU per request (ms) | {reviews.cpu_ms:.2f} | {baseline.cpu_ms:.2f} | "
-        f"{reviews.cpu_ms / baseline.cpu_ms:.1f}x |"
-    )
-    print(f"| a review's own CPU (the difference) | {reviews.cpu_ms - baseline.cpu_ms:.2f} ms | | |")
-    print(f"| errors | {reviews.errors} | {baseline.errors} | |")
+    figures: dict[str, list[tuple[float, float]]] = {}
+    for baseline, reviews, served in rounds:
+        figures.setdefault("achieved rate (requests/s)", []).append((reviews.rate, baseline.rate))
+        for name, key in (("client p50 (ms)", 0.5), ("client p99 (ms)", 0.99)):
+            figures.setdefault(name, []).append((reviews.percentile(key), baseline.percentile(key)))
+        figures.setdefault("server p50 (ms)", []).append((_percentile(served, 0.5), math.nan))
+        figures.setdefault("server p99 (ms)", []).append((_percentile(served, 0.99), math.nan))
+        figures.setdefault("server CPU per request (ms)", []).append((reviews.cpu_ms, baseline.cpu_ms))
+        figures.setdefault("a review's own CPU (the difference, ms)", []).append(
+            (reviews.cpu_ms - baseline.cpu_ms, math.nan)
+        )
+    for name, pairs in figures.items():
+        ours, base = _spread([p[0] for p in pairs]), _spread([p[1] for p in pairs])
+        ratio = statistics.median(p[0] / p[1] for p in pairs) if not math.isnan(pairs[0][1]) else math.nan
+        print(f"| {name} | {ours} | {base if base else ''} | {f'{ratio:.1f}x' if not math.isnan(ratio) else ''} |")
+    errors = sum(r.errors + b.errors for b, r, _ in rounds)
+    print(f"| errors | {sum(r.errors for _, r, _ in rounds)} | {sum(b.errors for b, _, _ in rounds)} | |")
     if warmup is not None:
         print(
             f"| the first {args.warmup} reviews, sent before these (warm-up): server p99 / CPU per review | "
             f"{_percentile(warmup_ms, 0.99):.1f} ms / {warmup.cpu_ms:.2f} ms | | |"
         )
-    return 0 if reviews.errors == baseline.errors == 0 and (warmup is None or warmup.errors == 0) else 1
+    return 0 if errors == 0 and (warmup is None or warmup.errors == 0) else 1
+
+
+def _spread(values: list[float]) -> str:
+    """One figure, or the median of several with their range."""
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return ""
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{statistics.median(values):.2f} [{min(values):.2f}-{max(values):.2f}]"
 
 
 class _Phase:

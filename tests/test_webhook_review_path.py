@@ -460,6 +460,39 @@ def test_the_in_process_review_benchmark_runs():
     assert "| back to back | 1 ms idle before each | ratio |" in run.stdout
 
 
+def test_the_load_benchmark_runs_against_a_real_server_in_rounds():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parent.parent / "benchmarks" / "webhook_load.py"
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            "--nodes",
+            "20",
+            "--rate",
+            "40",
+            "--seconds",
+            "1",
+            "--rounds",
+            "2",
+            "--warmup",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr  # 0: every review and /healthz answered as expected
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in run.stdout.splitlines() if line.startswith("| ")}
+    assert "2 rounds: median [lowest-highest]" in run.stdout
+    cpu = rows["server CPU per request (ms)"]
+    assert cpu.count("[") == 2 and cpu.endswith("x |"), cpu  # reviews and the /healthz baseline, each a range
+    assert rows["errors"].startswith("| errors | 0 | 0 |")
+
+
 def test_the_watchdog_keeps_nothing_of_a_review_once_it_has_ended():
     """A review's ``late`` closure holds the request and the inventory snapshot: a watchdog holding it would
     keep a swapped-out inventory alive (and frozen by the swap's gc.freeze for good)."""
