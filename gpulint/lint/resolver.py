@@ -116,7 +116,7 @@ class Resolver:
         """The inventory's objects the API server would refuse, at their fields (never the linted files')."""
         return self._cluster.rejections
 
-    @property
+    @cached_property  # the inventory's (built once per inventory), chosen once per run: several rules ask
     def model(self) -> ClusterModel:
         """The scheduler model of the inventory's nodes, its reasons worded as the target version's scheduler."""
         if names_untolerated_taints(self.gates.version):
