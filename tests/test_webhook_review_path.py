@@ -123,7 +123,7 @@ def test_a_review_runs_in_the_callers_thread_and_is_answered_at_its_deadline_whe
                 webhook.review(
                     json.dumps(review(GOOD_POD, "stuck")).encode(),
                     time.monotonic() + 0.3,
-                    send_late=lambda late: sent.append((time.monotonic(), late)),
+                    on_late=lambda late: sent.append((time.monotonic(), late)),
                 )
             )
         )

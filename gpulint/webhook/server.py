@@ -45,6 +45,7 @@ from gpulint.webhook.headers import read_headers
 from gpulint.webhook.watchdog import CLIENT_GONE, Watchdog
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+OWES_NOTHING = ("answered", "abandoned")  # a connection's phases once the watchdog took its review over
 KNOWN_PATHS = ("/validate", "/healthz", "/readyz", "/metrics")  # metric labels; anything else is "other"
 REVIEWED = ("allowed", "denied", "timeout", "failed")  # results of reviews (the latency histogram's)
 IDLE_SECONDS = 30.0  # a keep-alive connection may wait this long for its next request
@@ -372,13 +373,13 @@ class Webhook:
         body: bytes,
         deadline_at: float | None = None,
         client_gone: Callable[[], bool] | None = None,
-        send_late: Callable[[Answer], None] | None = None,
+        on_late: Callable[[Answer | None], None] | None = None,
     ) -> Answer | None:
         """Answer one AdmissionReview, in this thread. When it has not finished by ``deadline_at``
-        (time.monotonic()) the watchdog answers in its place by the failure mode through ``send_late``,
-        and the review stops at its next deadline check; when the client leaves first (``client_gone``),
-        nobody is answered. Returns the answer to send, one ``send_late`` has sent (its ``sent_at`` set),
-        or None when the client left."""
+        (time.monotonic()) the watchdog takes it over: it calls ``on_late`` with the failure mode's answer
+        to send in its place, or with None when the client left first (``client_gone``), and the review
+        stops at its next deadline check. Returns the answer to send, one ``on_late`` has sent (its
+        ``sent_at`` set), or None when the client left."""
         try:
             request = parse_review(body)
         except BadReview as exc:
@@ -392,10 +393,12 @@ class Webhook:
             deadline.cancel()
             if reason == CLIENT_GONE:
                 log("review_abandoned", uid=request["uid"], reason="client disconnected")
+                if on_late is not None:
+                    on_late(None)
                 return
             answer = self._unfinished(request)
-            if send_late is not None:
-                send_late(answer)
+            if on_late is not None:
+                on_late(answer)
                 answer = replace(answer, sent_at=time.monotonic())
             late_answers.append(answer)
 
@@ -755,7 +758,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None:
             return
         self.phase = "reviewing"
-        answer = webhook.review(body, self.started + budget, self._client_gone, self._send_late)
+        answer = webhook.review(body, self.started + budget, self._client_gone, self._taken_over)
         if answer is None:  # the client left: nobody to answer
             self.close_connection = True
             webhook.metrics.observe("/validate", "abandoned", time.monotonic() - self.started)
@@ -769,11 +772,15 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(answer.status, json.dumps(answer.body).encode())
         self._record(answer, time.monotonic() - self.started)
 
-    def _send_late(self, answer: Answer) -> None:
-        """The watchdog's answer at the deadline, sent from its thread while this connection's thread is
-        still in the review (which then stops at its next deadline check). The connection closes after it:
-        its thread is busy until then, and a client that sent its next request would wait for nothing."""
+    def _taken_over(self, answer: Answer | None) -> None:
+        """The watchdog took this connection's review over (from its thread, while this connection's thread
+        is still in the review, which stops at its next deadline check): it sends the failure mode's answer
+        at the deadline, or nothing when the client left. Either way the connection closes after the review
+        (a client that sent its next request would wait for nothing), and shutdown no longer waits for it."""
         self.close_connection = True
+        if answer is None:
+            self.phase = "abandoned"
+            return
         self.phase = "writing"
         try:
             self._send(answer.status, json.dumps(answer.body).encode())
@@ -939,10 +946,11 @@ class _Server(ThreadingHTTPServer):
     def server_close(self) -> None:
         """Close the listening socket, then wait for the connections to end: each phase is bounded (the
         arriving requests' grace, a review's deadline, the answer's write). A connection whose review the
-        watchdog has answered is not waited for: its thread ends at the review's next deadline check."""
+        watchdog has taken over owes its client nothing more and is not waited for: its thread ends at the
+        review's next deadline check."""
         super().server_close()
         with self._handlers_changed:
-            while any(handler.phase != "answered" for handler in self._handlers):
+            while any(handler.phase not in OWES_NOTHING for handler in self._handlers):
                 self._handlers_changed.wait(POLL_SECONDS)
 
     def handle_error(self, request: Any, client_address: Any) -> None:

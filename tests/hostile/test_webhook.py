@@ -253,6 +253,33 @@ def test_a_check_that_ignores_its_deadline_is_answered_and_does_not_hold_up_shut
         release.set()
 
 
+def test_a_stuck_check_whose_client_left_does_not_hold_up_shutdown(tmp_path, monkeypatch):
+    """The client leaves while its review is stuck in a check that never looks at its deadline: nobody is
+    owed an answer, so stopping the server does not wait for the check."""
+    from gpulint.webhook import server as serve_module
+
+    release, started = threading.Event(), threading.Event()
+    monkeypatch.setattr(serve_module, "decide", lambda *_args: (started.set(), release.wait(60)))
+    running = InProcess(tmp_path)
+    try:
+        tls = running.raw()
+        body = json.dumps(review(GOOD_POD, "uid-left")).encode()
+        tls.sendall(
+            f"POST /validate?timeout=30s HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+        )
+        assert started.wait(5)
+        tls.close()
+        deadline = time.monotonic() + 5  # the watchdog asks the clients of reviews running over 0.2 s
+        while not any(h.phase == "abandoned" for h in running.server._handlers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert any(h.phase == "abandoned" for h in running.server._handlers)
+        stopping = time.monotonic()
+        running.stop()
+        assert time.monotonic() - stopping < 5
+    finally:
+        release.set()
+
+
 def test_a_million_values_are_checked_quickly_and_in_little_memory(server):
     def million(value) -> bytes:  # compact JSON: 3 bytes a value, under the 3 MiB body limit
         container = {**GOOD_POD["spec"]["containers"][0], "args": [value] * 1_000_000}
