@@ -2,6 +2,7 @@
 
 import json
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from importlib import resources
 
 import jsonschema
@@ -175,3 +176,32 @@ def test_json_format_writes_a_finding_whose_fields_are_not_their_declared_types_
     document = {"version": 1, "findings": [odd.as_json()], "summary": report.summary(), "notes": []}
     assert render_json(report, {}, FormatOptions()) == json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     assert '"name": 7' in render_json(report, {}, FormatOptions())
+
+
+SARIF_RULES = ("dev-shm-missing", "gpu-unschedulable")  # two real rules: a result has a ruleIndex or has none
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.builds(replace, FINDINGS, rule=TEXT | st.sampled_from(SARIF_RULES)), max_size=4))
+@example([Finding("gpu-x", Severity.ERROR, "m", "a.yaml", True, 2, ObjectRef("v1", "Pod", "", "p"))])  # type: ignore[arg-type]
+@example([Finding("gpu-x", Severity.ERROR, "m", "a.yaml", 1, 2, ObjectRef("v1", "Pod", "", 7))])  # type: ignore[arg-type]
+def test_sarif_is_json_dumps_of_its_log(findings):
+    """The results written a finding at a time are the text json.dumps writes for the same log (or the
+    same error, for a finding json could not write either)."""
+    from gpulint.lint.registry import all_rules
+    from gpulint.report import sarif, valid_unicode
+
+    rules = {rule_id: all_rules()[rule_id] for rule_id in SARIF_RULES}
+    report = Report([FileReport("a.yaml", findings)])
+    ordered = sorted(rules)
+    try:
+        results = [
+            sarif._result(finding, ordered.index(finding.rule) if finding.rule in rules else None)
+            for finding in findings
+        ]
+        expected = valid_unicode(json.dumps(sarif._log(rules, ordered, results), indent=2, ensure_ascii=False)) + "\n"
+    except (TypeError, ValueError) as error:  # UnicodeEncodeError is a ValueError
+        with pytest.raises(type(error)):
+            sarif.render(report, rules, FormatOptions())
+        return
+    assert sarif.render(report, rules, FormatOptions()) == expected
