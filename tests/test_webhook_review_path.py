@@ -637,3 +637,26 @@ def test_a_client_that_cannot_be_asked_counts_as_gone():
         assert watchdog.finish(watch) is False
     finally:
         watchdog.stop()
+
+
+def test_a_watchdog_whose_thread_cannot_start_lets_the_review_run_and_starts_with_the_next(monkeypatch):
+    watchdog = Watchdog(poll_seconds=0.05)
+    real_start = threading.Thread.start
+    refused: list[str] = []
+
+    def start(thread: threading.Thread) -> None:
+        if thread.name == "review-watchdog" and not refused:
+            refused.append(thread.name)
+            raise RuntimeError("can't start new thread")
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    reasons: list[str] = []
+    try:
+        first = watchdog.watch(time.monotonic() + 30, reasons.append)  # no watchdog thread: the review runs anyway
+        assert refused and watchdog.finish(first) is True
+        second = watchdog.watch(time.monotonic() + 0.05, reasons.append)  # started now, and keeps the deadline
+        assert wait_until(lambda: reasons == [DEADLINE])
+        assert watchdog.finish(second) is False
+    finally:
+        watchdog.stop()

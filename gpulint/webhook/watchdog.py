@@ -61,11 +61,18 @@ class Watchdog:
         with self._cond:
             self._running.add(watch)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="review-watchdog", daemon=True)
-                self._thread.start()
+                self._start()
             elif deadline_at < self._wake_at:
                 self._cond.notify()
         return watch
+
+    def _start(self) -> None:
+        thread = threading.Thread(target=self._run, name="review-watchdog", daemon=True)
+        try:
+            thread.start()
+        except RuntimeError:  # no thread to be had (the process at its limit): the reviews keep their own
+            return  # deadline checks meanwhile, and the next review tries again
+        self._thread = thread
 
     def finish(self, watch: Watch) -> bool:
         """The review has ended: True when its own thread answers it, False when the watchdog took it over
