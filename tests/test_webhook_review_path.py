@@ -660,3 +660,27 @@ def test_a_watchdog_whose_thread_cannot_start_lets_the_review_run_and_starts_wit
         assert watchdog.finish(second) is False
     finally:
         watchdog.stop()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the MemoryError, on purpose
+def test_a_watchdog_thread_that_dies_is_replaced_by_the_next_review(monkeypatch):
+    watchdog = Watchdog(poll_seconds=0.05)
+    reasons: list[str] = []
+    real_take_due = Watchdog._take_due
+    failures: list[int] = []
+
+    def failing_once(self: Watchdog, now: float) -> float:
+        if not failures:
+            failures.append(1)
+            raise MemoryError
+        return real_take_due(self, now)
+
+    monkeypatch.setattr(Watchdog, "_take_due", failing_once)
+    try:
+        first = watchdog.watch(time.monotonic() + 30, reasons.append)  # its thread dies at its first look
+        assert wait_until(lambda: watchdog._thread is None) and failures
+        second = watchdog.watch(time.monotonic() + 0.05, reasons.append)  # a new thread, which watches both
+        assert wait_until(lambda: reasons == [DEADLINE])
+        assert watchdog.finish(second) is False and watchdog.finish(first) is True
+    finally:
+        watchdog.stop()

@@ -96,11 +96,13 @@ class Watchdog:
 
     def _run(self) -> None:
         with self._cond:
-            while self._running or not self._stopping:
-                now = time.monotonic()
-                self._wake_at = self._take_due(now)
-                self._cond.wait(max(0.0, self._wake_at - now))
-            self._thread = None
+            try:
+                while self._running or not self._stopping:
+                    now = time.monotonic()
+                    self._wake_at = self._take_due(now)
+                    self._cond.wait(max(0.0, self._wake_at - now))
+            finally:  # however it ends (a MemoryError too), the next review starts a new one
+                self._thread = None
 
     def _take_due(self, now: float) -> float:
         """Take over the reviews past their deadline or whose client left; when to look next. (A function of
