@@ -603,19 +603,26 @@ def test_a_check_that_raises_is_reported_and_the_next_rules_still_run():
     ]
 
 
-def test_a_watchdog_that_cannot_start_a_thread_leaves_the_review_to_answer_itself_and_tries_again(monkeypatch):
-    watchdog = Watchdog(poll_seconds=0.05)
-    reasons: list[str] = []
+def _refuse_to_start_once(monkeypatch: pytest.MonkeyPatch, name: str) -> list[str]:
+    """The first thread named ``name`` fails to start, as in a process at its thread limit; the list says
+    whether that happened."""
     real_start = threading.Thread.start
     refused: list[str] = []
 
     def start(thread: threading.Thread) -> None:
-        if thread.name == "review-late" and not refused:
-            refused.append(thread.name)
+        if thread.name == name and not refused:
+            refused.append(name)
             raise RuntimeError("can't start new thread")
         real_start(thread)
 
     monkeypatch.setattr(threading.Thread, "start", start)
+    return refused
+
+
+def test_a_watchdog_that_cannot_start_a_thread_leaves_the_review_to_answer_itself_and_tries_again(monkeypatch):
+    watchdog = Watchdog(poll_seconds=0.05)
+    reasons: list[str] = []
+    refused = _refuse_to_start_once(monkeypatch, "review-late")
     try:
         watch = watchdog.watch(time.monotonic() + 0.05, reasons.append)
         assert wait_until(lambda: reasons == [DEADLINE])  # refused once, taken over at the next look
@@ -641,16 +648,7 @@ def test_a_client_that_cannot_be_asked_counts_as_gone():
 
 def test_a_watchdog_whose_thread_cannot_start_lets_the_review_run_and_starts_with_the_next(monkeypatch):
     watchdog = Watchdog(poll_seconds=0.05)
-    real_start = threading.Thread.start
-    refused: list[str] = []
-
-    def start(thread: threading.Thread) -> None:
-        if thread.name == "review-watchdog" and not refused:
-            refused.append(thread.name)
-            raise RuntimeError("can't start new thread")
-        real_start(thread)
-
-    monkeypatch.setattr(threading.Thread, "start", start)
+    refused = _refuse_to_start_once(monkeypatch, "review-watchdog")
     reasons: list[str] = []
     try:
         first = watchdog.watch(time.monotonic() + 30, reasons.append)  # no watchdog thread: the review runs anyway
