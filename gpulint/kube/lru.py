@@ -73,11 +73,9 @@ class LRU(Generic[K, V]):
         webhook's concurrent first reviews of an inventory wait for the one computing a fact instead
         of each computing it (eight connections computed the 1,000 nodes' facts eight times). Another
         key is never held up; when ``compute`` raises, the next waiter computes it itself."""
-        with self._lock:  # get()'s lookup, inline: the webhook asks for several facts per review
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-                return value
+        value = self.get(key)
+        if value is not None:
+            return value
         with self._lock:
             flight = self._computing.setdefault(key, threading.Lock())
         try:

@@ -76,7 +76,7 @@ class Deadline:
         return self.cancelled or time.monotonic() >= self.at
 
     def check(self) -> None:
-        if self.cancelled or time.monotonic() >= self.at:  # expired's test, in this one call: once per rule
+        if self.expired:
             raise DeadlineExceeded("review deadline passed")
 
 
@@ -276,8 +276,7 @@ class Engine:
                         if deadline is None:
                             diagnostics = list(check(each.obj, context))
                         else:
-                            if deadline.cancelled or time.monotonic() >= deadline.at:  # Deadline.check's test
-                                deadline.check()  # raises DeadlineExceeded
+                            deadline.check()
                             diagnostics = []
                             # a check may yield very many: stop between them
                             for diagnostic in check(each.obj, context):
