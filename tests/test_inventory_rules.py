@@ -1,6 +1,7 @@
 """The inventory rules on a realistic fleet (tests/data/fleet): failing cases and false-positive traps."""
 
 import json
+import shutil
 import textwrap
 
 import pytest
@@ -336,7 +337,8 @@ def test_broken_inventory_is_a_usage_error_with_a_position(write):
 
 def test_inventory_from_the_config_file(write, tmp_path, monkeypatch):
     write("apps/p.yaml", gpu_pod(16, TOLERATE))
-    write(".gpulint.yaml", f"inventory: [{FLEET}]\n")
+    shutil.copytree(FLEET, tmp_path / "inventory")  # a repository's configuration names its own files only
+    write(".gpulint.yaml", "inventory: [inventory]\n")
     monkeypatch.chdir(tmp_path)
     report = run_cli("check", "apps", "--format", "json", "--ignore", "dev-shm-missing")
     assert report.exit_code == 1

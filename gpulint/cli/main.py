@@ -31,6 +31,8 @@ from gpulint.lint.config import (
     parse_feature_gates,
     parse_kubernetes_version,
     parse_schema_location,
+    repository_holding,
+    repository_of,
 )
 from gpulint.lint.findings import Finding, Severity
 from gpulint.report import FORMATS
@@ -61,14 +63,16 @@ def _known_rules(extra_policies: tuple[str, ...] = ()) -> Callable[[tuple[str, .
     return known
 
 
-def _load_config(config_path: str | None, known: KnownRules) -> Config:
+def _load_config(config_path: str | None, known: KnownRules, linted: tuple[str, ...] = ()) -> Config:
+    """The configuration: --config's file, else the one found above the working directory. A file inside the
+    repository being linted (every found one) is the repository's: it may not name programs or outside files."""
     if config_path:
         path = Path(config_path)
         if not path.is_file():
             raise ConfigError(f"--config: {config_path}: no such file")
-        return load(path, known)
+        return load(path, known, repository_holding(path, (*linted, ".")))
     found = discover(Path.cwd())
-    return load(found, known) if found else Config()
+    return load(found, known, repository_of(str(found.parent))) if found else Config()
 
 
 def _use_color(choice: str, output: str | None) -> bool:
@@ -177,7 +181,7 @@ def check(
 ) -> None:
     """Lint manifests in PATHS (files, directories, or - for stdin; default: the current directory)."""
     try:
-        config = _load_config(config_path, _known_rules(policy_paths))
+        config = _load_config(config_path, _known_rules(policy_paths), paths)
         known = _known_rules()(policy_paths or config.policies)
         selected, ignored = _split(select), _split(ignore)
         if selected:
@@ -309,9 +313,10 @@ def _inventory_config(
     inventory_paths: tuple[str, ...],
     live: LiveCluster | None,
     catalog_paths: tuple[str, ...] = (),
+    linted: tuple[str, ...] = (),
 ) -> Config:
     try:
-        config = _load_config(config_path, _known_rules())
+        config = _load_config(config_path, _known_rules(), linted)
         config = config.with_overrides(
             inventory=tuple(inventory_paths) if inventory_paths else None,
             node_catalog=tuple(catalog_paths) if catalog_paths else None,
@@ -438,7 +443,7 @@ def explain_command(
     from gpulint.lint.sources import CollectOptions, SourceError, collect_all
     from gpulint.report import encode
 
-    config = _inventory_config(config_path, inventory_paths, live, catalog_paths)
+    config = _inventory_config(config_path, inventory_paths, live, catalog_paths, paths)
     try:
         config, reading_options = apply_render_options(config, reading)
     except ConfigError as exc:

@@ -5,6 +5,7 @@ Every key is validated; a bad one is a usage error that names the key and the fi
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Callable
@@ -26,6 +27,16 @@ DEFAULT_KUBERNETES_VERSION = "1.37"
 
 class ConfigError(Exception):
     """A configuration or usage error: exit code 2."""
+
+
+# The render keys that choose what gpulint runs, and why. A pull request writes the repository's
+# configuration, so only the command line and a configuration file outside the repository may set them.
+USER_ONLY_RENDER_KEYS = {
+    "helm": "names a program to run",
+    "kustomize": "names a program to run",
+    "kubectl": "names a program to run",
+    "kustomize-enable-helm": "lets kustomize run helm, which downloads the charts a kustomization names",
+}
 
 
 @dataclass(frozen=True)
@@ -175,10 +186,19 @@ KnownRules = Callable[[tuple[str, ...]], set[str]] | set[str]
 
 
 def from_mapping(
-    raw: Any, where: str, known_rules: KnownRules, root: str = ".", locate: Locator | None = None
+    raw: Any,
+    where: str,
+    known_rules: KnownRules,
+    root: str = ".",
+    locate: Locator | None = None,
+    repository: str | None = None,
 ) -> Config:
-    """A configuration from its mapping; ``locate`` places a key's value in the file for messages."""
+    """A configuration from its mapping; ``locate`` places a key's value in the file for messages.
+
+    ``repository``: the work tree a repository's own configuration belongs to. Its paths must stay inside it
+    and it may name no program; None for the user's own file outside the linted repository."""
     at: Locator = locate or (lambda keys: where)
+    inside = _Confinement(repository, at)
     if raw is None:
         return Config(source=where, root=root)
     if not isinstance(raw, dict):
@@ -211,7 +231,7 @@ def from_mapping(
     changes: dict[str, Any] = {}
     if "policies" in raw:
         changes["policies"] = tuple(
-            p if p.startswith("gpulint:") else str(Path(root) / p)
+            p if p.startswith("gpulint:") else inside.path(str(Path(root) / p), ("policies",))
             for p in _string_list(raw["policies"], "policies", at(("policies",)))
         )
     # Policies load before the rule ids are checked: `select`, `ignore`, `severity` and
@@ -268,33 +288,40 @@ def from_mapping(
             raw["feature-gates"], f"{at(('feature-gates',))}: 'feature-gates'"
         )
     if "render" in raw:
+        inside.runs_nothing(raw["render"])
         try:
             changes["render"] = render_from_mapping(raw["render"], root, at(("render",)))
         except RenderConfigError as exc:
             raise ConfigError(str(exc)) from None
+        inside.chart_paths(changes["render"])
     if "suppressions" in raw:
         changes.update(_suppressions(raw["suppressions"], at))
     if "baseline" in raw:
         value = raw["baseline"]
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{at(('baseline',))}: 'baseline' must be the path of a baseline file")
-        changes["baseline"] = str(Path(root) / value)
+        changes["baseline"] = inside.path(str(Path(root) / value), ("baseline",))
     if "repo-index" in raw:
         if not isinstance(raw["repo-index"], bool):
             raise ConfigError(f"{at(('repo-index',))}: 'repo-index' must be true or false")
         changes["repo_index"] = raw["repo-index"]
     if "inventory" in raw:
         changes["inventory"] = tuple(
-            str(Path(root) / p) for p in _string_list(raw["inventory"], "inventory", at(("inventory",)))
+            inside.path(str(Path(root) / p), ("inventory",))
+            for p in _string_list(raw["inventory"], "inventory", at(("inventory",)))
         )
     if "node-catalog" in raw:
         changes["node_catalog"] = tuple(
-            str(Path(root) / p) for p in _string_list(raw["node-catalog"], "node-catalog", at(("node-catalog",)))
+            inside.path(str(Path(root) / p), ("node-catalog",))
+            for p in _string_list(raw["node-catalog"], "node-catalog", at(("node-catalog",)))
         )
     if "schema-location" in raw:
         where_key = at(("schema-location",))
         changes["schema_locations"] = tuple(
-            parse_schema_location(p if p.startswith(("http://", "https://")) else str(Path(root) / p), where_key)
+            parse_schema_location(
+                p if p.startswith(("http://", "https://")) else inside.path(str(Path(root) / p), ("schema-location",)),
+                where_key,
+            )
             for p in _string_list(raw["schema-location"], "schema-location", where_key)
         )
     if "extended-resource-toleration" in raw:
@@ -303,6 +330,70 @@ def from_mapping(
             f"{at(('extended-resource-toleration',))}: 'extended-resource-toleration'",
         )
     return replace(config, **changes)
+
+
+@dataclass(frozen=True)
+class _Confinement:
+    """What a repository's own configuration may not do: name a program to run, or a file outside its
+    repository (a pull request writes it, and CI prints what gpulint reads). ``repository`` None: the user's
+    own file, which may do both."""
+
+    repository: str | None
+    at: Locator
+
+    def path(self, path: str, keys: tuple[str, ...]) -> str:
+        if self.repository is None or is_within(path, self.repository):
+            return path
+        key = ".".join(keys)
+        raise ConfigError(
+            f"{self.at(keys)}: '{key}' leads outside the repository ({os.path.normpath(path)} is not in {self.repository}): "
+            "a repository's configuration reads only the repository's files; give that file on the command "
+            "line, or in a --config file kept outside the repository"
+        )
+
+    def runs_nothing(self, render: Any) -> None:
+        if self.repository is None or not isinstance(render, dict):
+            return
+        for key, why in USER_ONLY_RENDER_KEYS.items():
+            if key in render:
+                raise ConfigError(
+                    f"{self.at(('render', key))}: 'render.{key}' {why}, and a repository's configuration "
+                    "cannot choose what gpulint executes (a pull request could make CI run its own code or "
+                    f"reach the network); give --{key} on the command line, or set it in a --config file kept "
+                    "outside the repository"
+                )
+
+    def chart_paths(self, render: RenderOptions) -> None:
+        for directory, chart in render.charts.items():
+            for path in (directory, *chart.values):
+                self.path(path, ("render", "charts"))
+
+
+def is_within(path: str, directory: str) -> bool:
+    """``path``, links resolved, is ``directory`` or lies below it."""
+    real, top = os.path.realpath(path), os.path.realpath(directory)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def repository_of(directory: str) -> str:
+    """The git work tree that holds ``directory``, or the directory itself outside git."""
+    from gpulint.lint.repo_index import work_tree
+
+    real = os.path.realpath(directory)
+    return work_tree(real) or real
+
+
+def repository_holding(config: Path, places: tuple[str, ...]) -> str | None:
+    """The repository a configuration named with --config belongs to: the work tree (or folder) of a
+    linted path or of the working directory that holds it. None: it lies outside them all, the user's own."""
+    for place in places:
+        if place == "-" or not os.path.exists(place):
+            continue
+        directory = place if os.path.isdir(place) else os.path.dirname(os.path.abspath(place))
+        repository = repository_of(directory)
+        if is_within(str(config), repository):
+            return repository
+    return None
 
 
 def parse_schema_location(value: str, where: str = "--schema-location") -> str:
@@ -393,7 +484,9 @@ def _read(path: Path) -> str:
 MAX_CONFIG_BYTES = 1024 * 1024  # a configuration is a few lines; a pull request may plant anything
 
 
-def load(path: Path, known_rules: KnownRules) -> Config:
+def load(path: Path, known_rules: KnownRules, repository: str | None = None) -> Config:
+    """The configuration in ``path``; ``repository``: the work tree it belongs to, which confines it
+    (None: the user's own file outside the linted repository)."""
     from gpulint.lint.sources import SourceError, read_file
 
     where = str(path)
@@ -403,7 +496,7 @@ def load(path: Path, known_rules: KnownRules) -> Config:
         raise ConfigError(f"cannot read the configuration: {exc}") from None
     root = str(path.parent)
     if path.name == "pyproject.toml":
-        return _load_pyproject(where, raw_bytes, known_rules, root)
+        return _load_pyproject(where, raw_bytes, known_rules, root, repository)
     from gpulint.lint.loader import load_bytes  # the manifests' reader: YAML 1.1 as Kubernetes reads it, positions
 
     loaded = load_bytes(where, raw_bytes)
@@ -416,17 +509,17 @@ def load(path: Path, known_rules: KnownRules) -> Config:
         line, column = documents[1].locate(())
         raise ConfigError(f"{where}:{line}:{column}: the configuration must be one YAML document")
     if not documents:
-        return from_mapping(None, where, known_rules, root)
+        return from_mapping(None, where, known_rules, root, repository=repository)
     document = documents[0]
 
     def locate(keys: tuple[str, ...]) -> str:
         line, column = document.locate(keys)
         return f"{where}:{line}:{column}"
 
-    return from_mapping(document.data, where, known_rules, root, locate)
+    return from_mapping(document.data, where, known_rules, root, locate, repository)
 
 
-def _load_pyproject(where: str, raw: bytes, known_rules: KnownRules, root: str) -> Config:
+def _load_pyproject(where: str, raw: bytes, known_rules: KnownRules, root: str, repository: str | None) -> Config:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -445,7 +538,7 @@ def _load_pyproject(where: str, raw: bytes, known_rules: KnownRules, root: str) 
     tool = document.get("tool")
     raw_config = tool.get("gpulint") if isinstance(tool, dict) else None
     locator = _TomlLocator(where, text.splitlines())
-    return from_mapping(raw_config, f"{where} [tool.gpulint]", known_rules, root, locator.locate)
+    return from_mapping(raw_config, f"{where} [tool.gpulint]", known_rules, root, locator.locate, repository)
 
 
 @dataclass(frozen=True)

@@ -57,11 +57,12 @@ def repository_of(sources: Sequence[Source]) -> str | None:
     for source in sources:
         if source.fs_path is None:
             continue
-        roots.add(_work_tree(os.path.dirname(os.path.realpath(source.fs_path))))
+        roots.add(work_tree(os.path.dirname(os.path.realpath(source.fs_path))))
     return roots.pop() if len(roots) == 1 and None not in roots else None
 
 
-def _work_tree(directory: str) -> str | None:
+def work_tree(directory: str) -> str | None:
+    """The nearest directory at or above ``directory`` with a ``.git`` directory or file (None: none)."""
     while True:
         try:
             mode = os.lstat(os.path.join(directory, GIT)).st_mode
