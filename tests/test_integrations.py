@@ -103,6 +103,23 @@ def test_action_lint_step_writes_sarif_and_the_exit_code(tmp_path):
     assert code.returncode == 1
 
 
+def test_action_installs_a_renderer_only_where_the_runner_lacks_it(tmp_path):
+    """A chart the runner cannot render is only a warning (issue #28), so the action brings helm and kubectl."""
+    step = _action_step("Find helm and kubectl")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "helm").write_text("#!/bin/sh\n")
+    (tmp_path / "bin" / "helm").chmod(0o755)
+    output = tmp_path / "github_output"
+    output.write_text("")
+    env = {"PATH": str(tmp_path / "bin"), "GITHUB_OUTPUT": str(output)}  # the step uses only bash builtins
+    subprocess.run(["/bin/bash", "-c", step["run"]], env=env, check=True, timeout=30)
+    assert dict(line.split("=") for line in output.read_text().splitlines()) == {"helm": "found", "kubectl": "missing"}
+    assert _action_step("Install helm")["if"] == "${{ steps.renderers.outputs.helm == 'missing' }}"
+    assert _action_step("Install kubectl")["if"] == "${{ steps.renderers.outputs.kubectl == 'missing' }}"
+    names = [step.get("name") for step in yaml.safe_load((REPO / "action.yml").read_text())["runs"]["steps"]]
+    assert names.index("Install kubectl") < names.index("Run gpulint")
+
+
 def test_action_skips_the_upload_with_a_message_when_gpulint_fails(tmp_path):
     done, outputs = _run_lint_step(tmp_path, "missing/", "--kubernetes-version 1.20")
     assert outputs == {"exit-code": "2", "sarif": ""}

@@ -280,17 +280,34 @@ def test_an_unvendored_dependency_is_a_warning_at_chart_yaml(repo, render_tools)
     assert "missing in charts/ directory: redis" in said(finding) and "helm dependency build" in said(finding)
 
 
-def test_without_helm_one_message_names_the_chart_and_other_files_are_linted(repo, monkeypatch):
+def test_without_helm_the_chart_is_a_warning_and_other_files_are_linted(repo, monkeypatch):
+    """Issue #28: a chart never read used to pass ("No problems found in 0 files", exit 0) as a note."""
     write_tree(repo / "gpu-inference", CHART)
     (repo / "pod.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: i, resources: {requests: {nvidia.com/gpu: 1}}}\n"
     )
     monkeypatch.setenv("PATH", str(repo / "no-binaries-here"))
     result = run_cli("check", ".")
-    assert places(result.stdout) == ["pod.yaml:6:48 gpu-request-without-limit"]
-    notes = [line for line in result.stdout.splitlines() if "gpu-inference" in line]
-    assert len(notes) == 1 and notes[0].startswith("note: gpu-inference: Helm chart not rendered: no helm binary")
-    assert "https://helm.sh/docs/intro/install/" in notes[0] and "--helm PATH" in notes[0]
+    assert places(result.stdout) == [
+        "gpu-inference/Chart.yaml:1:1 not-rendered",
+        "pod.yaml:6:48 gpu-request-without-limit",
+    ]
+    line = next(line for line in result.stdout.splitlines() if line.startswith("gpu-inference/Chart.yaml"))
+    assert "warning[not-rendered] Helm chart not rendered: no helm binary" in line
+    assert "https://helm.sh/docs/intro/install/" in result.stdout and "--helm PATH" in result.stdout
+    assert "1 error, 1 warning" in result.stdout
+
+
+def test_a_chart_alone_without_helm_fails_under_fail_on_warning(repo, monkeypatch):
+    """As pre-commit passes one template: the chart is named, counted, and --fail-on decides."""
+    write_tree(repo / "gpu-inference", CHART)
+    monkeypatch.setenv("PATH", str(repo / "no-binaries-here"))
+    template = "gpu-inference/templates/deployment.yaml"
+    assert run_cli("check", template).exit_code == 0
+    strict = run_cli("check", template, "--fail-on", "warning")
+    assert strict.exit_code == 1
+    assert places(strict.stdout) == ["gpu-inference/Chart.yaml:1:1 not-rendered"]
+    assert "No problems found" not in strict.stdout
 
 
 def test_an_explicit_helm_that_is_no_executable_is_a_usage_error(repo):
@@ -492,8 +509,9 @@ def test_without_kubectl_the_overlay_resources_are_linted_raw_and_patches_skippe
     write_tree(repo, OVERLAYS)
     monkeypatch.setenv("PATH", str(repo / "no-binaries-here"))
     result = run_cli("check", ".")
-    assert places(result.stdout) == []  # the base is fine on its own; the patches are partial objects
-    assert "note: overlays/prod: kustomize overlay not rendered: no kustomize or kubectl binary" in result.stdout
+    # the base is fine on its own; the patches are partial objects, and the overlay is a warning
+    assert places(result.stdout) == ["overlays/prod/kustomization.yaml:1:1 not-rendered"]
+    assert "kustomize overlay not rendered" in result.stdout and "no kustomize or kubectl binary" in result.stdout
 
 
 # ------------------------------------------------------------------------------------------ security
@@ -660,8 +678,9 @@ def test_explain_without_helm_names_the_chart_and_reads_no_template_raw(repo, mo
     write_tree(repo / "charts" / "gpu-inference", CHART)
     monkeypatch.setenv("PATH", str(repo / "no-binaries"))
     result = _run_cli("explain", "charts", "--inventory", FLEET)
-    assert "charts/gpu-inference" in result.stderr and "helm" in result.stderr
-    assert result.exit_code == 2 and "no pod templates" in result.stderr  # nothing rendered: no template read raw
+    assert "charts/gpu-inference/Chart.yaml:1:1: Helm chart not rendered: no helm binary" in result.stderr
+    assert result.stdout == ""  # nothing rendered: no template read raw
+    assert result.exit_code == 0  # as `check` decides: a warning, under the default --fail-on error
 
 
 def test_explain_renders_an_overlay_and_points_at_the_patch(repo, render_tools):

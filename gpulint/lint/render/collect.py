@@ -101,20 +101,18 @@ class Renderer:
         display = os.path.normpath(
             os.path.join(os.path.dirname(path), os.path.relpath(directory, os.path.dirname(os.path.abspath(path))))
         )
-        if kind == "helm":
-            if self.tool("helm") is None:
-                return False
+        if kind == "helm":  # without helm, _chart's warning stands for the chart: its templates are not manifests
             if self._first_time(directory):
                 sources.extend(job() for job in self._chart(display))
             return True
         found = layout.kustomization_file(directory)
-        if found is None or self.kustomize_tool() is None:
+        if found is None:
             return False
         if self._first_time(directory):
             job = self._overlay(layout.read_kustomization(found), display)
             if job is not None:
                 sources.append(job())
-        return True
+        return self.kustomize_tool() is not None  # without one, the overlay's warning, and the file read raw
 
     def _owner(self, path: str) -> tuple[str, str] | None:
         from gpulint.lint.render.noise import values_file
@@ -229,7 +227,7 @@ class Renderer:
 
     def _chart(self, directory: str) -> list[Callable[[], Source]]:
         from gpulint.lint.render.helm import is_library, render_chart
-        from gpulint.lint.render.tools import INSTALL_HINTS
+        from gpulint.lint.render.rendered import not_renderable
         from gpulint.lint.sources import Source
 
         options = self.options
@@ -241,15 +239,12 @@ class Renderer:
             return []
         helm = self.tool("helm")
         if helm is None:
-            self.collection.notes.append(
-                f"{directory}: Helm chart not rendered: no helm binary ({INSTALL_HINTS['helm']}); its files were not checked"
-            )
-            return []
+            return [lambda: Source(directory, rendered=not_renderable("helm", os.path.normpath(directory), None))]
         return [lambda: Source(directory, rendered=render_chart(directory, os.path.normpath(directory), options, helm))]
 
     def _overlay(self, kustomization: layout.Kustomization, display: str) -> Callable[[], Source] | None:
         from gpulint.lint.render.kustomize import render_overlay
-        from gpulint.lint.render.tools import INSTALL_HINTS
+        from gpulint.lint.render.rendered import not_renderable
         from gpulint.lint.sources import Source
 
         assert self.options is not None
@@ -257,11 +252,7 @@ class Renderer:
             return None
         kustomize = self.kustomize_tool()
         if kustomize is None:
-            self.collection.notes.append(
-                f"{display}: kustomize overlay not rendered: no kustomize or kubectl binary ({INSTALL_HINTS['kustomize']}); "
-                "its resources were checked file by file, its patches not at all"
-            )
-            return None
+            return lambda: Source(display, rendered=not_renderable("kustomize", display, kustomization.path))
         options = self.options
         helm = self.tool("helm") if kustomization.helm_charts and options.kustomize_helm else None
         return lambda: Source(

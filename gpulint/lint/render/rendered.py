@@ -3,6 +3,7 @@ and what went wrong (findings at the file the renderer names)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -93,3 +94,20 @@ class Rendered:
         loaded.problems.extend(problem.as_load_problem() for problem in self.problems)
         loaded.texts.update(self.texts)
         return loaded
+
+
+def not_renderable(kind: str, display: str, own_file: str | None) -> Rendered:
+    """A chart or overlay with no renderer on this machine: a warning at its Chart.yaml or kustomization,
+    counted like any finding, so a pre-commit hook or CI job without helm cannot pass what it never read."""
+    from gpulint.lint.render.tools import INSTALL_HINTS
+
+    if kind == "helm":
+        file = os.path.join(display, "Chart.yaml")
+        message = f"Helm chart not rendered: no helm binary ({INSTALL_HINTS['helm']}); its templates were not checked"
+    else:
+        file = os.path.join(display, os.path.basename(own_file or "kustomization.yaml"))
+        message = (
+            f"kustomize overlay not rendered: no kustomize or kubectl binary ({INSTALL_HINTS['kustomize']}); "
+            "its resources were checked file by file, its patches not at all"
+        )
+    return Rendered(kind, display, problems=[RenderProblem(file, 1, 1, message, Severity.WARNING)])
