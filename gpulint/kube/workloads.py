@@ -352,7 +352,12 @@ def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                 pod.path, built.spec, pod.pods, pod.role, pod.path, built.aliases, "", True, built.unfaithful, pod.names
             )
         return
-    for site in TEMPLATE_SITES.get((api_group(api_version), kind), ()):
+    sites = TEMPLATE_SITES.get((api_group(api_version), kind))
+    if sites is None:
+        if read_by_shape(api_version, kind):
+            yield from _shaped_sites(obj, kind)
+        return
+    for site in sites:
         for owner_path, owner in expand(obj, site.owner):
             if not isinstance(owner, dict):
                 continue
@@ -386,6 +391,79 @@ def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                         view.unfaithful,
                         view.names,
                     )
+
+
+# A custom resource with no row above (an Argo Rollout, a Kubeflow Notebook, AIBrix, llmaz...) still holds
+# pod templates its controller turns into pods: found by their shape, a mapping whose `containers` is a list
+# of containers with images. Bounded: the walk reads at most this deep and this many mappings and lists.
+MAX_SHAPE_DEPTH = 12
+MAX_SHAPE_NODES = 4096
+
+
+# Kinds whose pods gpulint builds another way: a TrainJob's come from its runtime (trainjob.composed_pods).
+MODELLED_ELSEWHERE = frozenset({(trainjob.GROUP, "TrainJob")})
+
+
+def read_by_shape(api_version: str, kind: str) -> bool:
+    """A custom resource's kind (its group has a dot, as every CRD's must) that gpulint has no model of."""
+    group = api_group(api_version)
+    return "." in group and (group, kind) not in TEMPLATE_SITES and (group, kind) not in MODELLED_ELSEWHERE
+
+
+def _is_pod_spec(value: dict[str, Any]) -> bool:
+    items = value.get("containers")
+    return (
+        isinstance(items, list)
+        and bool(items)
+        and all(isinstance(item, dict) for item in items)
+        and any(isinstance(item.get("image"), str) for item in items)
+    )
+
+
+def _shaped_sites(obj: dict[str, Any], kind: str) -> Iterator[PodSpecSite]:
+    """The pod specs under a custom resource's spec, found by their shape. How many pods each makes, and what
+    the controller adds (volumes, a runtime class, sidecars), gpulint cannot know: ``completed_by`` says so, and
+    the rules that need the whole pod or its count stay silent."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    completed_by = f"the {kind} controller (gpulint reads this custom resource's pod templates by their shape)"
+    budget = [MAX_SHAPE_NODES]
+    for path, found in _find_pod_specs(spec, ("spec",), budget):
+        template_path = path[:-1] if path[-1] == "spec" and len(path) > 2 else path
+        yield PodSpecSite(path, found, None, _shape_role(obj, path), template_path, completed_by=completed_by)
+
+
+def _find_pod_specs(value: Any, path: Path, budget: list[int]) -> Iterator[tuple[Path, dict[str, Any]]]:
+    budget[0] -= 1
+    if budget[0] < 0 or len(path) > MAX_SHAPE_DEPTH:
+        return
+    if isinstance(value, dict):
+        if _is_pod_spec(value):
+            yield path, value  # a pod spec's own fields hold no further pod (its containers are not pods)
+            return
+        for key, item in value.items():
+            if isinstance(item, (dict, list)):
+                yield from _find_pod_specs(item, (*path, key), budget)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, (dict, list)):
+                yield from _find_pod_specs(item, (*path, index), budget)
+
+
+def _shape_role(obj: dict[str, Any], path: Path) -> str:
+    """A name for a template found by shape: the nearest named list item or mapping key above it
+    (``workerTemplate``, a group's ``name``), skipping the generic ``spec`` and ``template``."""
+    for depth in range(len(path) - 1, 0, -1):
+        step = path[depth]
+        if isinstance(step, int):
+            item = mapping(dig(obj, *path[: depth + 1]))
+            named = item.get("name") or item.get("groupName")  # as the table's rows name Ray groups
+            if isinstance(named, str) and named:
+                return named
+        elif step not in ("spec", "template", "podSpec", "podTemplate"):
+            return str(step)
+    return ""
 
 
 @dataclass(frozen=True)

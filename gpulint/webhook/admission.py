@@ -73,7 +73,9 @@ class Reviewer:
 
     def findings(self, obj: dict[str, Any], deadline: Deadline | None = None) -> list[Finding]:
         run = LintRun.for_object(self.config, obj, self.cluster, self.routes)
-        return run.report(deadline=deadline).findings
+        # An info run note is a fact about a CLI run (how a kind was read), said once there: not a warning
+        # to print at every `kubectl apply`.
+        return [f for f in run.report(deadline=deadline).findings if not (f.run_note and f.severity is Severity.INFO)]
 
 
 def json_depth(body: bytes) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.kube.fields import type_name
+from gpulint.kube.workloads import pod_spec_sites, read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.objects import KubeObject, is_list, list_is_malformed
@@ -52,6 +53,18 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             )
         else:
             yield Diagnostic(RULE_ID, error.path, f"{where}: {_bounded(error.message)}")
+    if read_by_shape(obj.api_version, obj.kind) and next(pod_spec_sites(data), None) is not None:
+        yield Diagnostic(
+            RULE_ID,
+            ("kind",),
+            f"the pod templates of {obj.api_version} {obj.kind} were read by their shape",
+            notes=(
+                "gpulint has no table row for this custom resource: the pod rules ran on every mapping under spec "
+                "holding containers, and the rules that need the whole pod or its count stayed silent",
+            ),
+            severity=Severity.INFO,
+            run_note=True,
+        )
 
 
 def _list_items(obj: KubeObject) -> Iterator[Diagnostic]:
