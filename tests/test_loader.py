@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 
+from gpulint.lint.findings import Severity
 from gpulint.lint.loader import MAX_DEPTH, detect_encoding, load_bytes, load_text
 
 
@@ -56,14 +57,51 @@ def test_keys_become_strings_as_in_yaml_to_json():
 
 def test_duplicate_keys_are_reported_at_the_second_key():
     loaded = load("""
+        apiVersion: v1
+        kind: ConfigMap
         metadata:
           name: a
           name: b
     """)
     (problem,) = loaded.problems
-    assert (problem.line, problem.column) == (3, 3)
-    assert 'duplicate key "name"' in problem.message and "line 2" in problem.message
+    assert (problem.line, problem.column) == (5, 3)
+    assert 'duplicate key "name"' in problem.message and "line 4" in problem.message
     assert loaded.documents[0].data["metadata"]["name"] == "b"
+
+
+def test_duplicate_keys_of_what_kubernetes_never_reads_are_not_reported():
+    """Helm values (a Terraform helm-values file, as held-out repositories have them): Helm's YAML reader
+    keeps the last key, and no Kubernetes object is in the document."""
+    loaded = load("""
+        prometheus:
+          retention: 5h
+        grafana:
+          enabled: true
+        prometheus:
+          retention: 10h
+    """)
+    assert loaded.problems == []
+    assert loaded.documents[0].data["prometheus"] == {"retention": "10h"}
+
+
+def test_a_syntax_error_in_a_file_naming_no_kind_is_info():
+    """A Terraform template of Helm values (`${indent(4, ...)}` as a mapping entry) is no manifest."""
+    loaded = load("""
+        labels:
+          node-type: head
+          ${indent(4, chomp(yamlencode(additional_labels)))}
+        serviceAccountName: ${k8s_service_account}
+    """)
+    (problem,) = loaded.problems
+    assert problem.severity is Severity.INFO and "no Kubernetes manifest" in problem.notes[-1]
+    broken = load("""
+        apiVersion: v1
+        kind Pod
+        metadata: {name: a}
+          x: 1
+    """)
+    (problem,) = broken.problems
+    assert problem.severity is None  # a manifest with a typo: the rule's error
 
 
 def test_merge_keys_and_aliases():

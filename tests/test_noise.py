@@ -191,6 +191,55 @@ def test_kustomize_patches_named_on_the_command_line_are_skipped(repo):
     assert "note: overlays/prod/gpu.yaml: skipped: a kustomize patch" in result.stdout
 
 
+# kubebuilder's scaffold, as a held-out operator repository left it: config/default holds
+# manager_config_patch.yaml, which its kustomization no longer lists.
+SCAFFOLD_KUSTOMIZATION = "resources:\n- manager.yaml\npatches:\n- path: manager_webhook_patch.yaml\n"
+PARTIAL_DEPLOYMENT = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: controller-manager, namespace: system}\n"
+    "spec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        args: [--config=cfg.yaml]\n"
+)
+MANAGER = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: controller-manager}\nspec:\n"
+    "  selector: {matchLabels: {app: m}}\n  template:\n    metadata: {labels: {app: m}}\n"
+    "    spec:\n      containers: [{name: manager, image: m}]\n"
+)
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["walked", "named"])
+def test_a_patch_file_its_kustomization_does_not_use_is_no_manifest(repo, named):
+    put(repo, "config/default/kustomization.yaml", SCAFFOLD_KUSTOMIZATION)
+    put(repo, "config/default/manager.yaml", MANAGER)
+    put(repo, "config/default/manager_webhook_patch.yaml", PARTIAL_DEPLOYMENT)
+    put(repo, "config/default/manager_config_patch.yaml", PARTIAL_DEPLOYMENT)
+    target = "config/default/manager_config_patch.yaml" if named else "config"
+    result = run_cli("check", target, "-v", "--no-render")
+    assert result.exit_code == 0, result.stdout
+    assert "schema-invalid" not in result.stdout  # before: 'spec: Required value: "selector" is required'
+    assert "manager_config_patch.yaml: skipped: a kustomize patch" in result.stdout
+
+
+def test_a_resource_named_like_a_patch_is_still_read(repo):
+    """The trap: a kustomization that lists `gpu-patch.yaml` under resources deploys it."""
+    put(repo, "apps/kustomization.yaml", "resources:\n- gpu-patch.yaml\n")
+    put(repo, "apps/gpu-patch.yaml", PARTIAL_DEPLOYMENT)
+    result = run_cli("check", "apps", "--no-render")
+    assert "schema-invalid" in result.stdout and '"selector" is required' in result.stdout
+
+
+def test_a_helm_repository_index_is_no_object(repo):
+    """A chart repository's index.yaml (apiVersion, entries, generated) was 'object has no kind'."""
+    put(
+        repo,
+        "index.yaml",
+        "apiVersion: v1\nentries:\n  gateway-helm:\n  - apiVersion: v2\n    name: gateway-helm\n"
+        "    version: 1.2.0\n    urls: [charts/gateway-helm-1.2.0.tgz]\ngenerated: '2025-04-23T00:00:31Z'\n",
+    )
+    result = run_cli("check", ".")
+    assert result.exit_code == 0 and "schema-invalid" not in result.stdout, result.stdout
+    put(repo, "lost-kind.yaml", "apiVersion: v1\nmetadata: {name: gpu-quota}\nspec: {hard: {}}\n")
+    assert "no kind" in run_cli("check", "lost-kind.yaml").stdout  # a manifest that lost its kind still is one
+
+
 def test_force_exclude_applies_exclude_to_named_files(repo):
     put(repo, ".gpulint.yaml", "exclude: [charts/**, legacy]\n")
     bad = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i, resources: {requests: {nvidia.com/gpu: 1}}}]\n"

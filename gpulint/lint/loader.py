@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -558,7 +558,33 @@ def _load_text(path: str, text: str) -> LoadedFile:
             return loaded
     if "${" in text or "$(" in text:
         _find_placeholders(loaded)
+    if loaded.problems and _MANIFEST_WORD.search(text) is None:
+        loaded.problems = [_no_manifest(problem) for problem in loaded.problems]
     return loaded
+
+
+def _is_object(data: Any) -> bool:
+    """A document Kubernetes reads: its duplicate keys are refused (sigs.k8s.io/yaml's strict decoding); a
+    values file's or a tool's configuration are read by a YAML library that keeps the last one."""
+    return isinstance(data, dict) and "apiVersion" in data and "kind" in data
+
+
+# A file with neither word is no manifest whatever its syntax (a Terraform template of Helm values, a
+# tool's configuration): its YAML errors are its own tool's business, said as info.
+_MANIFEST_WORD = re.compile(r"\b(?:apiVersion|kind)\b")
+
+
+def _no_manifest(problem: LoadProblem) -> LoadProblem:
+    if problem.rule != "yaml-invalid" or problem.severity is not None:
+        return problem
+    return replace(
+        problem,
+        severity=Severity.INFO,
+        notes=(
+            *problem.notes,
+            "the file names no apiVersion or kind: it is no Kubernetes manifest, and was not checked",
+        ),
+    )
 
 
 def _retry_as_jsonc(loaded: LoadedFile, text: str) -> None:
@@ -726,9 +752,11 @@ def _parse_stream(loaded: LoadedFile, text: str, line_offset: int, first_index: 
                     except LoadError as exc:
                         loaded.problems.append(LoadProblem(exc.message, exc.line + line_offset, exc.column, index))
                     else:
-                        loaded.problems.extend(
-                            LoadProblem(p.message, p.line + line_offset, p.column, index) for p in builder.duplicates
-                        )
+                        if builder.duplicates and _is_object(data):  # others' duplicate keys are their readers'
+                            loaded.problems.extend(
+                                LoadProblem(p.message, p.line + line_offset, p.column, index)
+                                for p in builder.duplicates
+                            )
                         loaded.documents.append(LocatedDocument(loaded.path, index, data, root, line_offset, text))
                 index += 1
             return

@@ -81,7 +81,9 @@ class Renderer:
         directory = os.path.dirname(os.path.abspath(path))
         if directory not in self._kustomizations:
             self._kustomizations[directory] = list(layout.enclosing_kustomizations(path))
-        if os.path.realpath(path) in layout.patch_files(self._kustomizations[directory]):
+        enclosing = self._kustomizations[directory]
+        real = os.path.realpath(path)
+        if real in layout.patch_files(enclosing) or real in layout.unused_patch_files(enclosing):
             self.collection.debug_notes.append(
                 f"{path}: skipped: a kustomize patch (a partial object); lint its overlay's directory to check it rendered"
             )
@@ -217,6 +219,12 @@ class Renderer:
                 skipped.add(path)
                 self.collection.debug_notes.append(
                     f"{os.path.relpath(path)}: skipped: listed only in a comment of {os.path.relpath(where)} (disabled)"
+                )
+        for path, where in sorted(layout.unused_patch_files(kustomizations).items()):
+            if path not in skipped:
+                skipped.add(path)
+                self.collection.debug_notes.append(
+                    f"{os.path.relpath(path)}: skipped: a kustomize patch {os.path.relpath(where)} does not use"
                 )
         return skipped
 

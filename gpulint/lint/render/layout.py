@@ -125,6 +125,26 @@ def disabled_files(kustomizations: list[Kustomization]) -> dict[str, str]:
     return disabled
 
 
+def unused_patch_files(kustomizations: list[Kustomization]) -> dict[str, str]:
+    """Real path -> the kustomization beside it, for files named as patches (kubebuilder scaffolds
+    ``manager_config_patch.yaml`` and leaves it unused) that no kustomization reads: partial objects, not
+    manifests. One listed as a resource is consumed and rendered, not skipped."""
+    used = consumed_files(kustomizations)
+    unused: dict[str, str] = {}
+    for k in kustomizations:
+        try:
+            names = os.listdir(k.directory)
+        except OSError:
+            continue
+        for name in names:
+            lowered = name.lower()
+            if "patch" in lowered and lowered.endswith((".yaml", ".yml", ".json")):
+                real = os.path.realpath(os.path.join(k.directory, name))
+                if real not in used and os.path.isfile(real):
+                    unused.setdefault(real, k.path)
+    return unused
+
+
 def disabled_directories(kustomizations: list[Kustomization]) -> set[str]:
     """Overlays and components a kustomization lists only in a comment and none uses: not rendered
     on their own (a kubebuilder scaffold's optional parts)."""
