@@ -1,0 +1,62 @@
+"""benchmarks/precision.py on a repository it can judge: per unit and per repository, true and false."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import yaml
+from conftest import REPO
+
+JOB = textwrap.dedent("""\
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: finetune}
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: trainer
+            image: trainer:1
+            resources:
+              requests: {nvidia.com/gpu: 1}
+              limits: {nvidia.com/gpu: 2}
+    """)
+
+
+def test_precision_per_unit_and_repository(tmp_path: Path):
+    checkout = tmp_path / "repos" / "example+gpu-demos"
+    (checkout / "jobs").mkdir(parents=True)
+    (checkout / "jobs" / "finetune.yaml").write_text(JOB)
+    (checkout / "jobs" / "again.yaml").write_text(JOB.replace("finetune", "again"))
+    labels = tmp_path / "labels.yaml"
+    entry = {"line": 12, "rule": "gpu-request-without-limit", "why": "request != limit is refused"}
+    labels.write_text(
+        yaml.safe_dump(
+            {
+                "repositories": {
+                    "example/gpu-demos": {
+                        "findings": [
+                            {"path": "jobs/finetune.yaml", "verdict": True, **entry},
+                            {"path": "jobs/again.yaml", "verdict": False, **entry},
+                        ]
+                    }
+                }
+            }
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "precision.py"), "--repos", str(tmp_path / "repos"),
+         "--labels", str(labels), "--ignore-rules", "dev-shm-missing", "--unlabelled", str(tmp_path / "todo.yaml")],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    rows = {
+        tuple(line.split()[:2]): line.split()[2:] for line in done.stdout.splitlines() if line[:4] in ("repo", "unit")
+    }
+    assert rows[("repo", "example/gpu-demos")] == ["1", "1", "0", "0", "50.0%"]
+    assert rows[("unit", "example/gpu-demos")] == ["1", "1", "0", "0", "50.0%"]
+    assert "false (repo): example/gpu-demos/jobs/again.yaml:12 gpu-request-without-limit" in done.stdout
+    assert yaml.safe_load((tmp_path / "todo.yaml").read_text()) == {"repositories": {}}
