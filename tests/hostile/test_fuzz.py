@@ -122,16 +122,18 @@ def test_an_inventory_claim_with_a_malformed_status_holds_no_devices(tmp_path: P
 # PyYAML's int and float constructors index the text's first character: an empty or sign-only scalar
 # with an explicit !!int or !!float tag was an IndexError (exit 3).
 def test_an_explicit_number_tag_on_an_empty_scalar_is_a_yaml_error(tmp_path: Path) -> None:
-    texts = ("a: !!int\n", "a: !!int '-'\n", "a: !!float ''\n", "!!int : x\n")
+    # The first four name no apiVersion or kind (no manifest: info); the last is a manifest's (an error).
+    texts = ("a: !!int\n", "a: !!int '-'\n", "a: !!float ''\n", "!!int : x\n", "kind: ConfigMap\ndata: !!int\n")
     for index, text in enumerate(texts):
         (tmp_path / f"tag{index}.yaml").write_text(text)
     code, findings, _ = gpulint("check", *(f"tag{i}.yaml" for i in range(len(texts))), cwd=tmp_path)
     assert code == 1
-    assert [(f["path"], f["rule"], f["line"], f["column"]) for f in findings] == [
-        ("tag0.yaml", "yaml-invalid", 1, 4),
-        ("tag1.yaml", "yaml-invalid", 1, 4),
-        ("tag2.yaml", "yaml-invalid", 1, 4),
-        ("tag3.yaml", "yaml-invalid", 1, 1),
+    assert [(f["path"], f["rule"], f["severity"], f["line"], f["column"]) for f in findings] == [
+        ("tag0.yaml", "yaml-invalid", "info", 1, 4),
+        ("tag1.yaml", "yaml-invalid", "info", 1, 4),
+        ("tag2.yaml", "yaml-invalid", "info", 1, 4),
+        ("tag3.yaml", "yaml-invalid", "info", 1, 1),
+        ("tag4.yaml", "yaml-invalid", "error", 2, 7),
     ]
 
 
