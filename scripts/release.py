@@ -3,7 +3,7 @@
     python scripts/release.py 0.2.0            # in a clean checkout of main
     git push origin main v0.2.0 && git push --force origin v0   # printed at the end; never run here
 
-The tags are what the README's recipes pin: pre-commit's `rev: v0.2.0` and the GitHub Action's
+The tags are what the CI recipes (docs/ci.md) pin: pre-commit's `rev: v0.2.0` and the GitHub Action's
 `uses: gpulint/gpulint@v0` (a major tag that moves to each release, as actions do) or `@v0.2.0`.
 """
 

@@ -3,7 +3,7 @@
 
 Reads tests/upstream/<family>/*.yaml (see tests/upstream/judges.py), asks gpulint for each case's
 verdict and prints, per family, the cases covered, those that agree, the deliberate (documented)
-differences and the disagreements. ``--markdown`` prints the table the README shows; ``-v`` lists
+differences and the disagreements. ``--markdown`` prints the table docs/upstream.md shows; ``-v`` lists
 every disagreement. Exit code 1 when a case disagrees without a documented difference.
 
 Usage: python scripts/upstream_report.py [--markdown] [-v]

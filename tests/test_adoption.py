@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -576,7 +577,7 @@ def test_rules_lists_the_library_and_rule_prints_a_library_policy():
 
 
 def test_policy_all_leaves_out_the_examples_with_placeholder_namespaces(write):
-    # A GPU pod in a namespace the README's example lists no quota for: only the example policy objects
+    # A GPU pod in a namespace docs/policies.md's example lists no quota for: only the example policy objects
     pod = write(
         "pod.yaml",
         """\
@@ -599,21 +600,38 @@ def test_policy_all_leaves_out_the_examples_with_placeholder_namespaces(write):
     assert [f["rule"] for f in asked["findings"]] == ["forbid-gpu-in-non-gpu-namespaces"]
 
 
-# --- the README's first screen ---------------------------------------------------------------------
+# --- the first screen: the README's excerpt, the docs' whole output ---------------------------------
 
 
-def test_readme_first_screen_output_is_what_gpulint_prints(monkeypatch):
+def _first_output_block(path) -> str:
+    text = path.read_text(encoding="utf-8")
+    opening = text.index("```\n", text.index("The first command prints")) + 4
+    return text[opening : text.index("\n```\n", opening)]
+
+
+def test_first_screen_output_is_what_gpulint_prints(monkeypatch):
     from conftest import REPO
 
-    readme = (REPO / "README.md").read_text()
-    start = readme.index("The first command prints")
-    opening = readme.index("```\n", start) + 4
-    shown = readme[opening : readme.index("\n```\n", opening)]
     monkeypatch.chdir(REPO)
     result = run_cli("check", "examples/", "--inventory", "examples/inventory", "--color", "never")
     assert result.exit_code == 1
-    real = "\n".join(line if len(line) <= 160 else line[:159] + "…" for line in result.stdout.splitlines())
-    assert shown == real, "README.md's first output block is stale; replace it with:\n" + real
+    real = [line if len(line) <= 160 else line[:159] + "…" for line in result.stdout.splitlines()]
+    whole = _first_output_block(REPO / "docs" / "index.md")
+    assert whole == "\n".join(real), "docs/index.md's first output block is stale; replace it with:\n" + "\n".join(real)
+    # The README shows some findings whole (each with all its notes, in order) and the summary line.
+    excerpt = _first_output_block(REPO / "README.md").splitlines()
+    assert excerpt[-1] == real[-1] and excerpt[-1].startswith("Found ")
+    findings = [line for line in excerpt[:-1] if not line.startswith(" ")]
+    assert findings, "README.md shows no finding"
+    at = 0
+    for first in findings:
+        start = excerpt.index(first)
+        notes = list(itertools.takewhile(lambda line: line.startswith(" "), excerpt[start + 1 : -1]))
+        assert first in real[at:], f"README.md's output excerpt is stale (or out of order) at: {first}"
+        at = real.index(first, at)
+        whole = list(itertools.takewhile(lambda line: line.startswith(" "), real[at + 1 :]))
+        assert notes == whole, f"README.md's excerpt shows {first} without all its notes as printed"
+        at += 1
 
 
 def test_baseline_entries_of_files_not_linted_are_not_stale(write, tmp_path):

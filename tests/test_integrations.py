@@ -1,4 +1,4 @@
-"""The GitHub Action, the pre-commit hook and the README's CI recipes: real commands that run as written."""
+"""The GitHub Action, the pre-commit hook and the CI recipes of docs/ci.md: real commands that run as written."""
 
 import json
 import os
@@ -33,7 +33,7 @@ def test_pre_commit_hook_definition():
     assert hook["entry"] == "gpulint check --force-exclude" and set(hook["types_or"]) == {"yaml", "json"}
 
 
-# --- the README's CI recipes, run as written -----------------------------------------------------
+# --- the CI recipes (docs/ci.md), run as written --------------------------------------------------
 
 BAD_JOB = """\
 apiVersion: batch/v1
@@ -52,10 +52,10 @@ spec:
 
 
 def recipe(name: str) -> dict:
-    """The YAML block after `<!-- recipe: NAME -->` in the README."""
-    readme = (REPO / "README.md").read_text()
-    found = re.search(rf"<!-- recipe: {name} -->\n```yaml\n(.*?)```", readme, re.S)
-    assert found, f"README has no recipe {name}"
+    """The YAML block after `<!-- recipe: NAME -->` in docs/ci.md."""
+    page = (REPO / "docs" / "ci.md").read_text()
+    found = re.search(rf"<!-- recipe: {name} -->\n```yaml\n(.*?)```", page, re.S)
+    assert found, f"docs/ci.md has no recipe {name}"
     return yaml.safe_load(found.group(1))
 
 

@@ -1023,7 +1023,7 @@ spec:
 
 
 def test_an_aks_nodeclass_changes_no_verdict_on_the_catalogued_sizes(write, tmp_path):
-    # the README's claim: AzureLinux and gpu.mode Driver keep both A100 sizes (supported-gpus.yaml lists them
+    # docs/inventory.md's claim: AzureLinux and gpu.mode Driver keep both A100 sizes (supported-gpus.yaml lists them
     # for azurelinux3 with a managed NVIDIA driver); zones come from the NodePool's requirement only
     inventory = tmp_path / "aks-karpenter"
     inventory.mkdir()

@@ -259,7 +259,7 @@ class Engine:
         annotation suppressions; in object order, each object's in rule order. The rules run one after
         another over all the objects (of a file), not the objects one after another through all the
         rules: a rule's code and tables stay in the processor's caches while it reads the objects, which
-        measured 0.93x the CPU of the checks (README, Speed)."""
+        measured 0.93x the CPU of the checks (docs/speed.md)."""
         context = self.context
         checked = [_Checked(with_runtime(obj, context.resolver), self._checks_of(obj.kind)) for obj in objects]
         with checking(*(each.obj.data for each in checked)):  # every rule finds the same pod templates: once

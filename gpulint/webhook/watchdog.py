@@ -2,7 +2,7 @@
 
 A review used to run in a thread of its own so that the request's thread could answer at the
 deadline however long a check took. Handing every review to another thread and back cost ~0.1 ms of
-CPU and two context switches per review (README, Speed). Now the connection's thread runs its review,
+CPU and two context switches per review (docs/speed.md). Now the connection's thread runs its review,
 and this one thread keeps every review's deadline instead: it sleeps until the earliest deadline of
 the reviews in progress (or POLL_SECONDS, to ask the clients of long reviews whether they are still
 there), and takes over a review that has not finished by then. Taking over calls the review's

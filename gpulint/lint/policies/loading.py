@@ -291,7 +291,7 @@ BUILTIN_PREFIX = "gpulint:"
 
 
 # A library policy whose namespaces or models are placeholders: loaded only by its own name, never by
-# gpulint:all (an example hard-coded to the README's namespaces would fail real repositories).
+# gpulint:all (an example hard-coded to the namespaces of docs/policies.md would fail real repositories).
 EXAMPLE_ANNOTATION = "gpulint.io/example"
 
 
