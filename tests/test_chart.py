@@ -22,6 +22,8 @@ from cryptography.hazmat.primitives.asymmetric import padding
 from gpulint.cli.main import cli
 from gpulint.lint.live_inventory import INVENTORY_APIS
 
+pytestmark = pytest.mark.integration
+
 CHART = REPO / "deploy" / "chart"
 NAMESPACE = "gpu-guard"
 

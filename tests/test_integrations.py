@@ -15,6 +15,8 @@ from conftest import REPO
 
 from gpulint.report import FORMATS
 
+pytestmark = pytest.mark.integration
+
 
 def test_action_runs_gpulint_with_real_formats_and_uploads_sarif():
     action = yaml.safe_load((REPO / "action.yml").read_text())

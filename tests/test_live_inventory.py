@@ -27,6 +27,8 @@ from gpulint.lint.config import Config
 from gpulint.lint.live_inventory import CRD_PAGE_SIZE, INVENTORY_APIS, PAGE_SIZE, LiveInventory, Transport
 from gpulint.webhook.server import ServeOptions, Webhook
 
+pytestmark = pytest.mark.integration
+
 TOKEN = "test-token"
 
 

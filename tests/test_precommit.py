@@ -5,8 +5,11 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO
 from test_cli import BAD_POD, GOOD_POD
+
+pytestmark = pytest.mark.integration
 
 
 def test_pre_commit_try_repo_flags_the_bad_manifest_only(tmp_path):

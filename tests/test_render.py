@@ -16,6 +16,8 @@ import pytest
 from conftest import DATA, said
 from conftest import run_cli as _run_cli
 
+pytestmark = pytest.mark.integration
+
 FLEET = str(DATA / "fleet")
 
 

@@ -15,6 +15,8 @@ import pytest
 import trustme
 from webhook_helpers import BAD_POD, GOOD_POD, Client, Server, gpu_pod, issue_pair, nodes_yaml, review
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def server(tmp_path):
