@@ -646,6 +646,7 @@ def test_baseline_entries_of_files_not_linted_are_not_stale(write, tmp_path):
     assert result.stdout.splitlines()[-1] == "No problems found in 1 file, 1 object (2 in the baseline)."
 
 
+@pytest.mark.slow
 def test_markdown_stays_within_a_pull_request_comment(write, tmp_path):
     for index in range(400):
         write(f"apps/job-{index:03}.yaml", TRAINING_JOB.replace("name: finetune", f"name: finetune-{index}"))

@@ -387,6 +387,7 @@ def test_policy_expressions_run_here_when_their_inputs_bound_them():
     assert engine._sandbox is None  # the common path never starts the worker
 
 
+@pytest.mark.slow
 def test_the_sandbox_answers_and_stops():
     engine = CelEngine(("object",), max_cost=1_000_000)
     try:
@@ -483,6 +484,7 @@ TOKENS = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(TOKENS, max_size=25).map("".join))
 def test_random_expressions_never_crash(expression):

@@ -70,6 +70,7 @@ def worker_pid(box: Sandbox) -> int:
     return box._process.pid
 
 
+@pytest.mark.slow
 def test_time_a_worker_waits_for_the_cpu_is_not_counted():
     box = Sandbox(("object",), timeout=0.5)
     try:
@@ -82,6 +83,7 @@ def test_time_a_worker_waits_for_the_cpu_is_not_counted():
         box.close()
 
 
+@pytest.mark.slow
 def test_a_worker_that_gets_no_cpu_is_undecided_and_the_next_evaluation_answers(monkeypatch):
     monkeypatch.setattr(sandbox, "WALL_SECONDS", 0.5)
     box = Sandbox(("object",), timeout=0.5)
@@ -100,6 +102,7 @@ def policy_findings(tmp_path: Path) -> list:
     return findings_of(None, JOB, config={"policies": [str(tmp_path / "policy.yaml")], "select": ["short-gpu-summary"]})
 
 
+@pytest.mark.slow
 def test_a_policy_evaluated_in_a_starved_worker_is_undecided_info_not_a_failure(tmp_path, monkeypatch):
     (decided,) = policy_findings(tmp_path)  # "GPU pod templates: 1" is 20 characters
     assert (decided.severity, decided.line, decided.message) == ("error", 1, "GPU pod templates: 1")
@@ -144,6 +147,7 @@ def _fresh_policy_worker():
     engine.close()
 
 
+@pytest.mark.slow
 def test_a_device_selector_evaluated_in_a_starved_worker_is_assumed_to_match_and_not_cached(monkeypatch):
     view = {
         "driver": "gpu.example.com",

@@ -44,6 +44,7 @@ def one(objects: list[dict], kind: str) -> dict:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "values",
     [

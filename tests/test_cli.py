@@ -70,6 +70,7 @@ def test_color_only_when_asked_or_on_a_terminal(write):
     assert "\033[" not in run_cli("check", str(bad)).stdout  # CliRunner's stdout is not a terminal
 
 
+@pytest.mark.slow
 def test_no_color_environment_is_honoured(write):
     bad = write("bad.yaml", BAD_POD)
     env = {**os.environ, "NO_COLOR": "1"}
@@ -256,6 +257,7 @@ def test_rules_and_rule_docs():
     assert unknown.exit_code == 2 and "did you mean" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_installed_console_script_runs_from_another_directory(tmp_path, write):
     bad = write("bad.yaml", BAD_POD)
     script = os.path.join(os.path.dirname(sys.executable), "gpulint")

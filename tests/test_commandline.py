@@ -29,6 +29,7 @@ def shell_words(script: str) -> list[str] | None:
     return done.stdout.decode().split("\0")[:-1]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(SCRIPTS)
 def test_the_lexer_makes_the_words_the_shell_makes(script):

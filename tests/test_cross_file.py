@@ -71,6 +71,7 @@ def _trees() -> dict[str | None, list[tuple[str, str]]]:
     return trees
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inventory", sorted(_trees(), key=str))
 def test_split_over_workers_the_examples_read_the_same_as_in_one_process(inventory, tmp_path, monkeypatch):
     files = _trees()[inventory]
@@ -88,6 +89,7 @@ def test_split_over_workers_the_examples_read_the_same_as_in_one_process(invento
     assert parallel.exit_code == serial.exit_code
 
 
+@pytest.mark.slow
 def test_the_parity_fails_when_nothing_crosses_files(tmp_path, monkeypatch):
     # the parity above means something only if findings depend on other files' objects: with nothing
     # let through, the split run of some example tree must answer differently

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -83,6 +84,7 @@ def documents(draw: st.DrawFn) -> str:
 @settings(max_examples=400, deadline=None)
 @given(documents())
 # What hypothesis found on the way (each once read differently by the two readers):
+@pytest.mark.slow
 @example("1e3: []\n")
 @example("010:\n  - y\n")
 @example("{name: 0x1F, labels: [?]}\n")
@@ -144,6 +146,7 @@ def test_every_inventory_in_the_repo_loads_the_same_either_way(monkeypatch):
     assert {k: v.data for k, v in fast.device_classes.items()} == {k: v.data for k, v in slow.device_classes.items()}
 
 
+@pytest.mark.slow
 def test_an_inventory_over_the_manifest_limit_is_read_and_a_huge_one_refused_unread(tmp_path):
     from gpulint.lint.inventory import MAX_INVENTORY_FILE_BYTES, InventoryError
 

@@ -6,6 +6,7 @@ import json
 import os
 import re
 
+import pytest
 import yaml
 from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
@@ -193,6 +194,7 @@ def render(layout) -> str:
     return newline.join(lines) + newline
 
 
+@pytest.mark.slow
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(LAYOUT)
 def test_fix_property_fixes_everything_once_and_is_idempotent(layout):
@@ -351,6 +353,7 @@ def parse(name: str, text: str) -> list:
     return list(yaml.load_all(text, Loader=yaml.CSafeLoader))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(PODS, STYLE)
 def test_fixed_text_parses_to_the_intended_data_and_nothing_else_changes(pods, style):

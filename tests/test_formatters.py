@@ -122,6 +122,7 @@ JSON_VALUES = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(JSON_VALUES, st.integers(min_value=0, max_value=4))
 @example({"a": [1.5, {}, [], (1, 2)], 1: None}, 0)
@@ -156,6 +157,7 @@ FINDINGS = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(FINDINGS, max_size=4), st.lists(TEXT, max_size=2), st.integers(min_value=0, max_value=3))
 def test_json_format_is_json_dumps_of_the_contract(findings, notes, suppressed):
@@ -181,6 +183,7 @@ def test_json_format_writes_a_finding_whose_fields_are_not_their_declared_types_
 SARIF_RULES = ("dev-shm-missing", "gpu-unschedulable")  # two real rules: a result has a ruleIndex or has none
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.builds(replace, FINDINGS, rule=TEXT | st.sampled_from(SARIF_RULES)), max_size=4))
 @example([Finding("gpu-x", Severity.ERROR, "m", "a.yaml", True, 2, ObjectRef("v1", "Pod", "", "p"))])  # type: ignore[arg-type]

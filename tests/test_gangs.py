@@ -481,6 +481,7 @@ def _brute_force_shapes(shapes: list[Shape], nodes: list[tuple[dict, frozenset[i
     return place(0, [{} for _ in nodes])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(
@@ -973,6 +974,7 @@ def test_each_key_that_joins_a_group_is_read_past_the_shortcut(kind, where, key)
     _assert_shortcut_reads_all([workload, *_POD_GROUPS])
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_GROUP_OBJECTS, min_size=1, max_size=3), st.sets(st.integers(0, len(_POD_GROUPS) - 1)))
 def test_the_no_group_shortcut_finds_what_reading_every_template_finds(objects, groups):

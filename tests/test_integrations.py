@@ -91,6 +91,7 @@ def _run_lint_step(workdir: Path, paths: str, args: str = "") -> tuple[subproces
     return done, outputs
 
 
+@pytest.mark.slow
 def test_action_lint_step_writes_sarif_and_the_exit_code(tmp_path):
     (tmp_path / "apps").mkdir()
     (tmp_path / "apps/job.yaml").write_text(BAD_JOB)
@@ -150,6 +151,7 @@ def test_readme_github_workflow_uses_this_action_with_the_permissions_it_needs()
     assert set(steps[1]["with"]) <= set(action["inputs"])
 
 
+@pytest.mark.slow
 def test_readme_gitlab_job_runs_as_written(tmp_path):
     job = recipe("gitlab")["gpulint"]
     (tmp_path / "manifests").mkdir()

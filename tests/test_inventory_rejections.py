@@ -8,6 +8,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import run_cli, said
 
@@ -282,6 +283,7 @@ def test_an_admission_review_is_judged_without_the_inventory_s_own_problems(tmp_
     assert run.inventory_reports() == []
 
 
+@pytest.mark.slow
 def test_the_webhook_counts_them_in_its_log_and_admits_the_review(tmp_path):
     from webhook_helpers import GOOD_POD, Server, review
 
@@ -412,6 +414,7 @@ def test_an_invalid_pool_does_not_stop_an_allocation_another_pool_satisfies(tmp_
     assert _claim_findings(tmp_path, other_pool) == []
 
 
+@pytest.mark.slow
 def test_a_live_inventory_names_the_api_it_was_read_from_and_the_webhook_s_watch_skips_them(tmp_path):
     """--live-inventory: the findings name the list read (live:deviceclasses...), placed in its JSON, one field a
     line; the webhook's live watch does not validate (the cluster stored the objects) and never fails for them."""

@@ -655,6 +655,7 @@ def test_per_path_ignores_exempt_files_not_admission_reviews(write, tmp_path):
     assert [(f.rule, f.message) for f in decision.findings] == [("gpu-request-without-limit", NO_LIMIT)]
 
 
+@pytest.mark.slow
 def test_webhook_server_denies_despite_per_path_ignores(tmp_path):
     config_path = tmp_path / ".gpulint.yaml"
     config_path.write_text(PER_PATH_CONFIG)

@@ -274,6 +274,7 @@ def serve(api: FakeApiServer, **options) -> Webhook:
     return Webhook(Config(), ServeOptions(live_inventory=True, **options), api=api.configuration())
 
 
+@pytest.mark.slow
 def test_lists_then_follows_watch_events(make_api):
     api = make_api(cluster([node("n0", 8), node("n1", 8)], **{"resource.k8s.io__v1": DRA_V1}))
     webhook = serve(api)
@@ -293,6 +294,7 @@ def test_lists_then_follows_watch_events(make_api):
         webhook.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("groups", "dra_version"),
     [
@@ -372,6 +374,7 @@ def test_live_pods_watches_running_pods_only(make_api):
         webhook.stop()
 
 
+@pytest.mark.slow
 def test_an_api_installed_later_is_discovered(make_api, monkeypatch):
     import gpulint.lint.live_inventory as live
 
@@ -413,6 +416,7 @@ spec:
 """
 
 
+@pytest.mark.slow
 def test_cli_check_explain_and_inventory_read_the_cluster_through_a_kubeconfig_context(make_api, tmp_path):
     api = make_api(cluster([node("n0", 8), node("n1", 8)], **{"resource.k8s.io__v1": DRA_V1}))
     kubeconfig = api.kubeconfig(tmp_path)
@@ -433,6 +437,7 @@ def test_cli_check_explain_and_inventory_read_the_cluster_through_a_kubeconfig_c
     assert json.loads(summary.stdout)["summary"]["nodes"] == 2
 
 
+@pytest.mark.slow
 def test_cli_live_inventory_errors_are_usage_errors(make_api, tmp_path):
     api = make_api(cluster([node("n0", 8)]))
     kubeconfig = api.kubeconfig(tmp_path)
@@ -538,6 +543,7 @@ GPU_MACHINE_DEPLOYMENT = {
 }
 
 
+@pytest.mark.slow
 def test_node_pools_are_listed_and_watched_and_the_webhook_allows_what_a_pool_would_serve(make_api):
     api = make_api(cluster([cpu_node("system-0")], **{"karpenter.sh__v1": {"nodepools": []}}))
     webhook = serve(api)
@@ -578,6 +584,7 @@ def test_cluster_api_machine_deployments_are_read_at_the_served_version(make_api
         webhook.stop()
 
 
+@pytest.mark.slow
 def test_cli_live_inventory_reads_node_pools(make_api, tmp_path):
     api = make_api(cluster([cpu_node("system-0")], **{"karpenter.sh__v1": {"nodepools": [GPU_NODEPOOL]}}))
     kubeconfig = api.kubeconfig(tmp_path)
@@ -605,6 +612,7 @@ def zonal_gpu_pod(zone: str) -> dict:
     return pod
 
 
+@pytest.mark.slow
 def test_the_ec2nodeclass_read_live_gives_the_zones_its_nodepool_launches_in(make_api):
     served = {"karpenter.sh__v1": {"nodepools": [GPU_NODEPOOL]}, "karpenter.k8s.aws__v1": {"ec2nodeclasses": []}}
     api = make_api(cluster([cpu_node("system-0")], **served))
@@ -699,6 +707,7 @@ def schema_warnings(webhook: Webhook, obj: dict) -> list[str]:
     return [w for w in body["response"].get("warnings", []) if w.startswith("gpulint schema-invalid:")]
 
 
+@pytest.mark.slow
 def test_a_crd_added_by_watch_validates_its_instances_and_deleting_it_returns_to_the_bundled_schema(make_api):
     crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
     api = make_api(cluster([node("n0", 8)], **{"apiextensions.k8s.io__v1": {"customresourcedefinitions": []}}))
@@ -779,6 +788,7 @@ def one_gpu_claim(*tolerations: dict) -> dict:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule_version", ["v1", "v1alpha3"])
 def test_a_device_taint_rule_added_by_watch_makes_an_untolerating_claim_unallocatable(make_api, rule_version):
     dra = {**DRA_V1, "resourceslices": [GPU_SLICE]}

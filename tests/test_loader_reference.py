@@ -252,6 +252,7 @@ FRAGMENTS = [
 TEXTS = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(TEXTS)
 @example("a: 1\na: 2\na: 3\n")  # the second duplicate names the one before it
@@ -263,6 +264,7 @@ def test_the_loader_reads_every_text_as_the_reference_does(text):
     assert_same(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(TEXTS)
 @example("a: 1\na: 2\nb: {c: [x, y]}\n")  # the last duplicate is the one located
@@ -291,6 +293,7 @@ def test_the_depth_refusal_is_the_same_at_every_boundary(shape, aliases):
         assert_same(text)
 
 
+@pytest.mark.slow
 def test_the_repositorys_own_manifests_read_as_the_reference_reads_them():
     texts = [
         path.read_text(encoding="utf-8")

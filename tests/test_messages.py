@@ -253,6 +253,7 @@ def everything(cli_reports) -> list[tuple[str, dict]]:
     return [(source, finding) for source, found in runs for finding in found]
 
 
+@pytest.mark.slow
 def test_the_sources_exercise_every_rule(everything):
     reported = {finding["rule"] for _, finding in everything}
     assert set(all_rules()) <= reported, sorted(set(all_rules()) - reported)

@@ -280,6 +280,7 @@ EXPRESSIONS = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(EXPRESSIONS, EXPRESSIONS)
 def test_random_policies_never_crash(tmp_path_factory, variable, expression):

@@ -12,6 +12,7 @@ from test_cli import BAD_POD, GOOD_POD
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.slow
 def test_pre_commit_try_repo_flags_the_bad_manifest_only(tmp_path):
     if not (REPO / ".pre-commit-hooks.yaml").is_file() or not (REPO / ".git").exists():
         raise AssertionError("run the tests from a git checkout of gpulint")

@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +75,7 @@ def assert_sane(report):
         assert "internal error" not in finding.message, finding.message
 
 
+@pytest.mark.slow
 @FAST
 @given(YAMLISH)
 def test_yamlish_text_never_crashes(text):
@@ -155,6 +157,7 @@ MANIFEST = st.one_of(
 )
 
 
+@pytest.mark.slow
 @FAST
 @given(st.lists(MANIFEST, min_size=1, max_size=3))
 def test_random_manifests_never_crash(manifests):
@@ -274,6 +277,7 @@ GANG = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @FAST
 @given(st.lists(st.one_of(MANIFEST, CLAIM, GANG), min_size=1, max_size=4))
 def test_random_objects_against_an_inventory_never_crash(manifests):
@@ -286,6 +290,7 @@ def test_random_objects_against_an_inventory_never_crash(manifests):
 RESOURCE_NAME = st.text(alphabet="abcgimnpuvd.-/*?[]!0123", max_size=24)
 
 
+@pytest.mark.slow
 @FAST
 @given(RESOURCE_NAME, st.lists(RESOURCE_NAME, max_size=3))
 def test_gpu_resource_names_match_as_the_globs_do(name, extra):
@@ -300,6 +305,7 @@ def test_gpu_resource_names_match_as_the_globs_do(name, extra):
         assert is_gpu(candidate, extra) == expected, (candidate, extra)
 
 
+@pytest.mark.slow
 @FAST
 @given(YAMLISH)
 def test_the_loader_builds_the_same_with_or_without_the_alias_count(text):

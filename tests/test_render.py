@@ -467,6 +467,7 @@ def test_base_findings_are_at_the_base_resource(repo, render_tools):
     assert places(result.stdout) == ["base/deployment.yaml:23:15 gpu-request-without-limit"]
 
 
+@pytest.mark.slow
 def test_fix_edits_the_patch_that_set_the_field(repo, render_tools):
     files = dict(OVERLAYS)
     files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].split("  - target:")[0]

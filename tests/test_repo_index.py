@@ -214,6 +214,7 @@ def test_a_cache_directory_that_is_a_link_is_neither_read_nor_written_through(tm
     assert _context(repo).parsed == 3  # no cache: parsed again, and still right
 
 
+@pytest.mark.slow
 def test_pre_commit_with_the_group_in_an_unchanged_file(tmp_path):
     """The real pre-commit: only the changed Pod is passed; its PodGroup and ResourceClaimTemplate are
     in files that did not change."""

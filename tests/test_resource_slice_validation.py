@@ -3,6 +3,7 @@ validateResourceSliceSpec), worded and placed as it words it; a driver's real sl
 
 import textwrap
 
+import pytest
 from conftest import by_rule
 
 from gpulint.lint.config import Config
@@ -263,6 +264,7 @@ def test_the_dra_fixture_inventory_holds_only_slices_the_api_server_accepts():
     assert problems == []
 
 
+@pytest.mark.slow
 def test_the_cheap_first_pass_over_devices_never_hides_an_error():
     """_plain_device lets the common device skip the full check: it must only ever say yes when the full check
     (validateDevice) finds nothing. Devices drawn from names, attribute and capacity shapes near every limit."""

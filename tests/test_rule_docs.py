@@ -90,6 +90,7 @@ def test_shipped_inventories_are_found_through_the_data_dir_and_load(name):
     )
 
 
+@pytest.mark.slow
 def test_the_rule_command_names_the_inventory_and_configuration_the_example_assumes():
     printed = subprocess.run(
         [sys.executable, "-m", "gpulint", "rule", "claim-unsatisfiable"],

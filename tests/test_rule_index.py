@@ -22,6 +22,7 @@ def test_the_index_says_what_the_rule_modules_say():
     assert RULE_INDEX == from_modules
 
 
+@pytest.mark.slow
 def test_the_generator_writes_the_committed_index(tmp_path):
     """The script's output, formatted, is the file in the repository (so regenerating it changes nothing)."""
     target = tmp_path / "rule_index.py"

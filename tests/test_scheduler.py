@@ -273,6 +273,7 @@ POD = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(NODES, POD)
 def test_grouping_never_changes_the_answer(nodes, pod_spec):
@@ -299,6 +300,7 @@ TOLERATING_POD = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(TOLERATING_POD, TOLERATING_POD)
 def test_two_pods_have_one_signature_exactly_when_the_scheduler_sees_one_pod(first, second):

@@ -25,6 +25,7 @@ def server(tmp_path):
     running.stop()
 
 
+@pytest.mark.slow
 def test_allow_deny_and_warnings(server):
     status, answer = server.post(review(GOOD_POD, "uid-good"))
     assert status == 200 and answer["response"] == {"uid": "uid-good", "allowed": True}
@@ -38,12 +39,14 @@ def test_allow_deny_and_warnings(server):
     assert any('unknown field "spec.tolerationz"' in w for w in answer["response"]["warnings"])
 
 
+@pytest.mark.slow
 def test_suppression_annotation_and_delete(server):
     exempt = {**BAD_POD, "metadata": {"name": "bad", "annotations": {"gpulint.io/ignore": "gpu-request-without-limit"}}}
     assert server.post(review(exempt))[1]["response"]["allowed"] is True
     assert server.post(review(None, operation="DELETE"))[1]["response"] == {"uid": "uid-1", "allowed": True}
 
 
+@pytest.mark.slow
 def test_bad_requests(server):
     assert server.post(b"{not json")[0] == 400
     status, answer = server.post(
@@ -62,6 +65,7 @@ def test_bad_requests(server):
     assert server.get("/nope")[0] == 404
 
 
+@pytest.mark.slow
 def test_concurrent_requests(server):
     def one(index: int) -> bool:
         obj = BAD_POD if index % 2 else GOOD_POD
@@ -76,6 +80,7 @@ def test_concurrent_requests(server):
         assert all(pool.map(one, range(64)))
 
 
+@pytest.mark.slow
 def test_health_metrics_and_json_logs(server):
     server.post(review(BAD_POD))
     assert server.get("/healthz") == (200, "ok\n")
@@ -90,6 +95,7 @@ def test_health_metrics_and_json_logs(server):
     assert reviews and reviews[-1]["uid"] == "uid-1" and reviews[-1]["result"] == "denied"
 
 
+@pytest.mark.slow
 def test_dry_run_mode_never_denies(tmp_path):
     running = Server(tmp_path, "--dry-run-mode")
     try:
@@ -99,6 +105,7 @@ def test_dry_run_mode_never_denies(tmp_path):
         running.stop()
 
 
+@pytest.mark.slow
 def test_inventory_reload_mid_traffic(tmp_path):
     inventory = tmp_path / "inventory"
     inventory.mkdir()
@@ -128,6 +135,7 @@ def test_inventory_reload_mid_traffic(tmp_path):
         running.stop()
 
 
+@pytest.mark.slow
 def test_sigterm_lets_in_flight_requests_finish(tmp_path):
     running = Server(tmp_path)
     body = json.dumps(review(GOOD_POD, "uid-in-flight")).encode()
@@ -182,6 +190,7 @@ def test_policies_are_enforced_at_admission(tmp_path):
     assert answer["allowed"] is False and "forbid-gpu-in-non-gpu-namespaces" in answer["status"]["message"]
 
 
+@pytest.mark.slow
 def test_renewed_certificate_is_served_without_a_restart(tmp_path):
     running = Server(tmp_path)
     try:
@@ -244,6 +253,7 @@ def test_reviews_beyond_the_concurrency_limit_get_503(monkeypatch):
     assert webhook.review(body).status == 200  # the slot was released
 
 
+@pytest.mark.slow
 def test_a_broken_log_pipe_neither_fails_reviews_nor_blocks_shutdown(tmp_path):
     """stderr is the container runtime's pipe: when its reader goes away, writes raise BrokenPipeError.
     Reviews must still be answered, and SIGTERM must still stop the server (the shutdown logs first)."""

@@ -100,6 +100,7 @@ def test_the_version_loads_no_checks_engine_or_optional_dependency(tmp_path):
     assert loaded(modules, NOT_FOR_THE_VERSION) == []
 
 
+@pytest.mark.slow
 def test_a_one_file_check_loads_only_what_the_file_needs(tmp_path):
     (tmp_path / "pod.yaml").write_text(GPU_POD)
     modules, run = imported(tmp_path, "check", "pod.yaml")
@@ -120,6 +121,7 @@ def routed(kind: str, available: frozenset = frozenset()) -> set[str]:
     }
 
 
+@pytest.mark.slow
 def test_a_one_file_check_imports_only_the_rules_its_kinds_reach(tmp_path):
     """Rules for other kinds (DRA claims, DaemonSets, MPIJobs...) and rules skipped for want of an inventory
     are never imported for one Pod."""
@@ -130,6 +132,7 @@ def test_a_one_file_check_imports_only_the_rules_its_kinds_reach(tmp_path):
     assert {"gpu_unschedulable", "cel_invalid", "daemonset_coverage"}.isdisjoint(check_modules(modules))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -153,6 +156,7 @@ CLAIM = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("manifest", "args", "needed"),
     [
@@ -187,6 +191,7 @@ def test_what_a_file_needs_is_loaded_when_it_needs_it(tmp_path, manifest, args, 
     assert [name for name in needed if name not in modules] == []
 
 
+@pytest.mark.slow
 def test_a_webhook_imports_every_check_before_its_first_review(tmp_path):
     """A server pays the imports once, at start: no review (and no request thread) imports a rule module."""
     probe = (

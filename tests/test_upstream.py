@@ -10,6 +10,7 @@ from upstream.judges import agrees, load_cases, verdict
 CASES = load_cases()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_gpulint_reaches_the_kubernetes_verdict(case):
     found = verdict(case)
@@ -28,6 +29,7 @@ def test_every_case_names_its_source():
         assert "kubernetes" in case.data, case.id
 
 
+@pytest.mark.slow
 def test_the_docs_report_the_current_counts():
     completed = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "upstream_report.py"), "--markdown"],

@@ -190,6 +190,7 @@ def decide_on(webhook: Webhook, obj: dict, uid: str = "u") -> dict:
     return answer.body["response"]
 
 
+@pytest.mark.slow
 def test_the_inventorys_crds_validate_every_review_with_schemas_built_once(tmp_path):
     webhook = crd_webhook(tmp_path)
     try:
@@ -366,6 +367,7 @@ def test_header_bounds_are_the_stdlibs():
     assert len(_stdlib_and_ours(hundred)[1]) == 99
 
 
+@pytest.mark.slow
 def test_random_header_blocks_are_read_as_the_stdlib_reads_them():
     from hypothesis import given, settings
     from hypothesis import strategies as st
@@ -439,6 +441,7 @@ def test_the_body_depth_limit_counts_brackets_outside_strings():
     assert parse_review(shallow_but_bracketed)["uid"] == "uid-1"
 
 
+@pytest.mark.slow
 def test_the_in_process_review_benchmark_runs():
     import subprocess
     import sys
@@ -460,6 +463,7 @@ def test_the_in_process_review_benchmark_runs():
     assert "| back to back | 1 ms idle before each | ratio |" in run.stdout
 
 
+@pytest.mark.slow
 def test_the_load_benchmark_runs_against_a_real_server_in_rounds():
     import subprocess
     import sys

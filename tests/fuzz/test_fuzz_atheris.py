@@ -31,6 +31,7 @@ def harness(fuzzer: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> obj
     return fuzzer.Harness(str(tmp_path_factory.mktemp("harness")))
 
 
+@pytest.mark.slow
 def test_every_target_runs_the_example_seeds(fuzzer: ModuleType, harness: object, tmp_path: Path) -> None:
     fuzzer.seed_corpus(tmp_path)
     seeds = sorted([*tmp_path.glob("seed-manifests-*"), tmp_path / "seed-review"])

@@ -179,6 +179,7 @@ def _place(space: Workspace, name: str, value: str | bytes | None) -> list[str]:
 # --------------------------------------------------------------------------- properties: check
 
 
+@pytest.mark.slow
 @fuzz(50)
 @given(
     files=MANIFEST_FILES,
@@ -220,6 +221,7 @@ def test_check(
         assert_well_formed(output_format, outcome, Severity.parse(fail_on))
 
 
+@pytest.mark.slow
 @fuzz(20)
 @given(
     files=MANIFEST_FILES,
@@ -240,6 +242,7 @@ def test_explain(files: list[bytes], inventory: Any, output_format: str, selecto
             json.loads(outcome.stdout)
 
 
+@pytest.mark.slow
 @fuzz(20)
 @given(inventory=GENERATED_INVENTORY, output_format=st.sampled_from(("text", "json")))
 @collecting
@@ -376,6 +379,7 @@ def assert_diff_applies(diff: bytes, directory: Path, raw: bytes, fixed: bytes) 
     assert (directory / "manifest.yaml").read_bytes() == fixed, "the --diff output is not what --fix wrote"
 
 
+@pytest.mark.slow
 @fuzz(40)
 @given(raw=FIX_FILE)
 @collecting
@@ -423,6 +427,7 @@ def webhooks(tmp_path_factory: pytest.TempPathFactory) -> list[Webhook]:
     ]
 
 
+@pytest.mark.slow
 @fuzz(100)
 @given(body=fs.review_body(), which=st.integers(0, 2), deny_on=st.sampled_from(list(Severity)))
 @collecting
@@ -461,6 +466,7 @@ def https_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 GPULINT_FAILED = ("review_failed", "review_timeout", "connection_error")
 
 
+@pytest.mark.slow
 @fuzz(15)
 @given(body=fs.review_body())
 @collecting

@@ -15,6 +15,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from conftest import said
 
 MIB = 1024 * 1024
@@ -93,6 +94,7 @@ INVENTORY = """
 """
 
 
+@pytest.mark.slow
 def test_the_409_byte_resource_claim_is_a_cost_finding(tmp_path):
     claim = write(
         tmp_path / "claim.yaml",
@@ -126,6 +128,7 @@ def test_the_409_byte_resource_claim_is_a_cost_finding(tmp_path):
     assert rss < RSS_LIMIT and elapsed < 15
 
 
+@pytest.mark.slow
 def test_a_device_class_selector_bomb_is_a_cost_finding(tmp_path):
     klass = write(
         tmp_path / "class.yaml",
@@ -171,6 +174,7 @@ MODEL = 'device.attributes["gpu.example.com"].model'
 GROWS = f'{MODEL}.replace("", {MODEL}).replace("", {MODEL})'  # a 20,000-character model: 20,001 x 20,000 x ...
 
 
+@pytest.mark.slow
 def test_huge_attribute_values_in_an_inventory_slice_are_over_the_cost_limit(tmp_path):
     # Within the API server's sizes (attribute strings <= 64) this selector is cheap.
     claim = claim_with(tmp_path, f"{GROWS}.size() > 0")
@@ -188,6 +192,7 @@ def test_huge_attribute_values_in_an_inventory_slice_are_over_the_cost_limit(tmp
     assert rss < RSS_LIMIT and elapsed < 15
 
 
+@pytest.mark.slow
 def test_an_evaluation_the_estimate_cannot_decide_is_stopped_in_the_sandbox(tmp_path):
     # `||` may stop after its left side, so only evaluating tells: the worker runs out of memory or time
     claim = claim_with(tmp_path, f'device.driver == "other.example.com" || {GROWS}.size() > 0')
@@ -201,6 +206,7 @@ def test_an_evaluation_the_estimate_cannot_decide_is_stopped_in_the_sandbox(tmp_
     assert rss < RSS_LIMIT and elapsed < 15
 
 
+@pytest.mark.slow
 def test_policy_and_validating_admission_policy_bombs_are_findings(tmp_path):
     pod = write(
         tmp_path / "pod.yaml",
@@ -263,6 +269,7 @@ def test_policy_and_validating_admission_policy_bombs_are_findings(tmp_path):
     assert code == 1 and rss < RSS_LIMIT and elapsed < 20
 
 
+@pytest.mark.slow
 def test_mixed_attribute_types_under_a_comparing_selector_are_per_device_errors(tmp_path):
     inventory = write(
         tmp_path / "inventory.yaml",
@@ -346,6 +353,7 @@ def peak_rss(pid: int) -> int:
     raise AssertionError("no VmHWM")
 
 
+@pytest.mark.slow
 def test_the_webhook_denies_cel_bombs_in_bounded_memory(tmp_path):
     from webhook_helpers import Server
 

@@ -59,6 +59,7 @@ def entries(directory: Path) -> list[str]:
 # --- item 1: one pass, one verification ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_thousand_fixes_take_seconds_not_minutes(tmp_path):
     # Before: the file was parsed again after every fix - 1,000 fixes took ~100 s.
     lines = ["apiVersion: v1", "kind: Pod", "metadata:", "  name: p", "spec:", "  containers:"]
@@ -80,6 +81,7 @@ def test_a_thousand_fixes_take_seconds_not_minutes(tmp_path):
 # --- item 2: symbolic links ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_symlinked_manifest_fixes_its_target_and_stays_a_link(tmp_path):
     shared, manifests = tmp_path / "shared", tmp_path / "manifests"
     shared.mkdir()
@@ -101,6 +103,7 @@ def test_a_symlinked_manifest_fixes_its_target_and_stays_a_link(tmp_path):
 # --- item 3: hard links ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_hard_linked_manifest_keeps_its_inode_and_both_names_see_the_fix(tmp_path):
     first = tmp_path / "a.yaml"
     first.write_text(POD)
@@ -114,6 +117,7 @@ def test_a_hard_linked_manifest_keeps_its_inode_and_both_names_see_the_fix(tmp_p
     assert entries(tmp_path) == ["a.yaml", "b.yaml"]
 
 
+@pytest.mark.slow
 def test_a_file_named_twice_or_through_two_hard_links_is_fixed_once(tmp_path):
     first = tmp_path / "a.yaml"
     first.write_text(POD)
@@ -128,6 +132,7 @@ def test_a_file_named_twice_or_through_two_hard_links_is_fixed_once(tmp_path):
 # --- item 4: mode, owner, encodings ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_mode_and_owner_are_kept(tmp_path):
     manifest = tmp_path / "owned.yaml"
     manifest.write_text(POD)
@@ -159,6 +164,7 @@ def encoded(text: str, bom: bytes, codec: str, newline: str) -> bytes:
     return bom + text.replace("\n", newline).encode(codec)
 
 
+@pytest.mark.slow
 def test_encoding_bom_and_line_breaks_are_kept(tmp_path):
     # Before: a BOM was refused and UTF-16 crashed --fix with a traceback (exit 3).
     json_text = json.dumps(POD_DATA, indent=2) + "\n"
@@ -200,6 +206,7 @@ def test_json_is_fixed_in_json_keeping_its_layout(tmp_path):
 # --- item 7: --diff for the same files; it must apply with patch(1) to what --fix writes -----------
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("patch") is None, reason="needs patch(1)")
 def test_diff_applies_with_patch_to_exactly_what_fix_writes(tmp_path):
     files = {
@@ -267,6 +274,7 @@ def read_only_directory(tmp_path):
         subprocess.run(["chattr", "-i", str(directory)], check=True)
 
 
+@pytest.mark.slow
 def test_a_directory_without_write_permission_is_reported_and_left_alone(read_only_directory):
     manifest = read_only_directory / "pod.yaml"
     done = gpulint("check", "--fix", str(manifest))
@@ -298,6 +306,7 @@ cp "$DISK/linked2.yaml" "$OUT/"
 """
 
 
+@pytest.mark.slow
 def test_a_full_disk_leaves_every_file_as_it_was_and_no_temporary_file(tmp_path):
     """A real full file system: a 64 KiB tmpfs, mounted in a private mount namespace."""
     source, disk, out = tmp_path / "src", tmp_path / "disk", tmp_path / "out"
@@ -406,6 +415,7 @@ def test_a_file_edited_while_its_fix_is_built_is_not_overwritten(tmp_path, monke
     assert manifest.read_text() == EDITED and entries(tmp_path) == ["pod.yaml"]
 
 
+@pytest.mark.slow
 def test_a_named_pipe_is_linted_but_never_fixed(tmp_path):
     fifo = tmp_path / "pod.yaml"
     os.mkfifo(fifo)
@@ -419,6 +429,7 @@ def test_a_named_pipe_is_linted_but_never_fixed(tmp_path):
     assert stat.S_ISFIFO(fifo.lstat().st_mode) and entries(tmp_path) == ["pod.yaml"]
 
 
+@pytest.mark.slow
 def test_extended_attributes_are_kept(tmp_path):
     manifest = tmp_path / "pod.yaml"
     manifest.write_text(POD)
@@ -432,6 +443,7 @@ def test_extended_attributes_are_kept(tmp_path):
     assert os.getxattr(manifest, "user.reviewed-by") == b"platform-team"
 
 
+@pytest.mark.slow
 def test_a_read_only_file_is_not_replaced_behind_its_back(tmp_path):
     # A rename needs only the directory's permission: it would have gone round the file's own.
     manifest = tmp_path / "pod.yaml"
@@ -452,6 +464,7 @@ def test_a_read_only_file_is_not_replaced_behind_its_back(tmp_path):
     assert done.returncode == 1 and manifest.read_text() == POD and entries(tmp_path) == ["pod.yaml"]
 
 
+@pytest.mark.slow
 def test_json_is_recognised_by_content_and_old_mac_line_breaks_are_kept(tmp_path):
     (tmp_path / "kubectl-output.yaml").write_text(json.dumps(POD_DATA, indent=4))  # kubectl get -o json > x.yaml
     (tmp_path / "yaml-in.json").write_text(POD)

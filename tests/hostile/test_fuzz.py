@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent.parent
 CLAIM = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: ml}\nspec:\n  devices:\n"
 REQUEST = "    requests:\n    - name: gpu\n      exactly:\n        deviceClassName: gpu.nvidia.com\n"
@@ -81,6 +83,7 @@ SCALAR_LISTS = (
 )
 
 
+@pytest.mark.slow
 def test_a_dra_list_that_is_a_scalar_is_a_schema_error_not_a_crash(tmp_path: Path) -> None:
     for index, (manifest, _, _) in enumerate(SCALAR_LISTS):
         (tmp_path / f"dra{index}.yaml").write_text(manifest)
@@ -100,6 +103,7 @@ def test_a_dra_list_that_is_a_scalar_is_a_schema_error_not_a_crash(tmp_path: Pat
         assert finding["message"].startswith(message), finding
 
 
+@pytest.mark.slow
 def test_an_inventory_claim_with_a_malformed_status_holds_no_devices(tmp_path: Path) -> None:
     """dra_model read status.allocation.devices.results with .get() on whatever was there (AttributeError)."""
     inventory = tmp_path / "inventory"
@@ -121,6 +125,7 @@ def test_an_inventory_claim_with_a_malformed_status_holds_no_devices(tmp_path: P
 
 # PyYAML's int and float constructors index the text's first character: an empty or sign-only scalar
 # with an explicit !!int or !!float tag was an IndexError (exit 3).
+@pytest.mark.slow
 def test_an_explicit_number_tag_on_an_empty_scalar_is_a_yaml_error(tmp_path: Path) -> None:
     # The first four name no apiVersion or kind (no manifest: info); the last is a manifest's (an error).
     texts = ("a: !!int\n", "a: !!int '-'\n", "a: !!float ''\n", "!!int : x\n", "kind: ConfigMap\ndata: !!int\n")
@@ -156,6 +161,7 @@ spec:
 """
 
 
+@pytest.mark.slow
 def test_a_gang_with_negative_replicas_is_judged_not_a_crash(tmp_path: Path) -> None:
     (tmp_path / "job.yaml").write_text(GANG_WITH_NEGATIVE_REPLICAS)
     inventory = str(REPO / "tests" / "data" / "dra")

@@ -88,6 +88,7 @@ def gang_findings(findings: list[dict]) -> list[dict]:
     return [f for f in findings if f["rule"] in ("gang-unsatisfiable", "over-tight-topology")]
 
 
+@pytest.mark.slow
 def test_twelve_gpu_pods_on_eleven_nodes_are_proven_unsatisfiable_at_once(tmp_path):
     code, findings, took = check_json(tmp_path, TWELVE_GPU_PODS, nodes_yaml(11, GPU_NODE))
     (finding,) = gang_findings(findings)
@@ -98,6 +99,7 @@ def test_twelve_gpu_pods_on_eleven_nodes_are_proven_unsatisfiable_at_once(tmp_pa
     assert code == 0 and gang_findings(findings) == []
 
 
+@pytest.mark.slow
 def test_the_search_proves_what_the_bounds_cannot(tmp_path):
     shapes = [Shape(f"cpu{cpus}", (("cpu", Fraction(cpus)),), replicas) for replicas, cpus in SEARCH_PROVES]
     nodes = {node_kind({"cpu": Fraction(100)}, request_units(shapes), frozenset(range(len(shapes)))): 5}
@@ -108,6 +110,7 @@ def test_the_search_proves_what_the_bounds_cannot(tmp_path):
     assert took < 20, took
 
 
+@pytest.mark.slow
 def test_a_gang_over_the_work_budget_is_info_never_an_error(tmp_path):
     code, findings, took = check_json(tmp_path, volcano_job(cpu_tasks(UNDECIDABLE)), nodes_yaml(7, CPU_NODE))
     (finding,) = gang_findings(findings)
@@ -123,6 +126,7 @@ def test_a_gang_over_the_work_budget_is_info_never_an_error(tmp_path):
     assert "could not decide within the work budget" in done.stdout and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_only_one_domain_is_claimed_when_the_others_are_proven_not_to_fit(tmp_path):
     """A rack the search cannot decide may hold the gang: no 'only rack r1 can host it' then."""
     racks = [("r1", 7, 'cpu: "200", pods: "110"'), ("r2", 7, CPU_NODE)]
@@ -147,6 +151,7 @@ def test_only_one_domain_is_claimed_when_the_others_are_proven_not_to_fit(tmp_pa
     assert tight["rule"] == "over-tight-topology" and "only topology.kubernetes.io/rack=r1" in tight["message"]
 
 
+@pytest.mark.slow
 def test_the_webhook_answers_the_twelve_pod_gang_promptly(tmp_path):
     inventory = tmp_path / "inventory"
     inventory.mkdir()
@@ -173,6 +178,7 @@ def _bench():
     return module
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "topology, expected",
     [("", "fits"), ("topology.kubernetes.io/zone", "fits"), ("topology.kubernetes.io/rack", "unsatisfiable")],
@@ -193,6 +199,7 @@ def test_a_thousand_pods_on_five_thousand_nodes(topology, expected, memory):
     assert took < 5, took  # ~0.2 s on the project's machine
 
 
+@pytest.mark.slow
 def test_raising_the_rule_to_error_does_not_turn_undecided_into_an_error(tmp_path):
     """`severity: {gang-unsatisfiable: error}` raises the verdicts, not the absence of one."""
     (tmp_path / ".gpulint.yaml").write_text("severity: {gang-unsatisfiable: error}\n")

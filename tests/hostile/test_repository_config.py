@@ -60,6 +60,7 @@ def checkout(tmp_path: Path) -> tuple[Path, Path]:
     return repo, marker
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["helm", "kustomize", "kubectl"])
 @pytest.mark.parametrize(
     "how",
@@ -97,6 +98,7 @@ def test_a_repository_configuration_cannot_turn_on_kustomize_running_helm(tmp_pa
     assert ".gpulint.yaml:2:26: 'render.kustomize-enable-helm' lets kustomize run helm" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_users_own_configuration_outside_the_repository_names_the_program(tmp_path, helm):
     """The trap: the same key in a file outside the checkout is the user's, and the real helm renders."""
     repo, marker = checkout(tmp_path)
@@ -109,6 +111,7 @@ def test_the_users_own_configuration_outside_the_repository_names_the_program(tm
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_the_command_line_names_the_program(tmp_path, helm):
     repo, _ = checkout(tmp_path)
     (repo / ".gpulint.yaml").write_text("render:\n  timeout: 30\n")  # a repository's harmless render keys stay
@@ -127,6 +130,7 @@ PATH_KEYS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(PATH_KEYS))
 @pytest.mark.parametrize("way", ["dot-dot", "symbolic link", "absolute"])
 def test_a_repository_configuration_reads_nothing_outside_the_repository(tmp_path, key, way):
@@ -147,6 +151,7 @@ def test_a_repository_configuration_reads_nothing_outside_the_repository(tmp_pat
     assert SECRET not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_paths_elsewhere_in_the_same_repository_are_read(tmp_path):
     """The trap: a configuration in a subfolder names an inventory higher up in its own work tree."""
     repo, _ = checkout(tmp_path)
@@ -163,6 +168,7 @@ def test_paths_elsewhere_in_the_same_repository_are_read(tmp_path):
     assert "pod.yaml:10:34: error[gpu-request-without-limit]" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_users_configuration_outside_may_name_files_anywhere(tmp_path):
     repo, _ = checkout(tmp_path)
     shared = tmp_path / "fleet"

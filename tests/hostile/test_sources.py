@@ -78,6 +78,7 @@ def git(repo: Path, *args: str) -> subprocess.CompletedProcess:
 # Issue #11, item 1: the directory walk ran `git ls-files`, which runs core.fsmonitor.
 
 
+@pytest.mark.slow
 def test_a_repository_cannot_make_the_walk_run_a_command(tmp_path):
     repo = tmp_path / "fork"
     git(tmp_path, "init", "-q", str(repo))
@@ -100,6 +101,7 @@ def _git_visible(repo: Path) -> list[str]:
     return sorted(p for p in out.split("\0") if p.endswith(".yaml"))
 
 
+@pytest.mark.slow
 def test_gitignore_rules_match_git(tmp_path):
     """Nested .gitignore files, info/exclude, negations, anchors, directory patterns, `**`, a file
     git tracks although a pattern matches it: the same files as `git ls-files -co --exclude-standard`."""
@@ -157,6 +159,7 @@ def test_gitignore_rules_match_git(tmp_path):
     assert linted(gpulint("check", repo / "src", "--format", "json"), repo) == src
 
 
+@pytest.mark.slow
 def test_a_named_directory_that_git_ignores_is_read_with_its_own_rules(tmp_path):
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", str(repo))
@@ -168,6 +171,7 @@ def test_a_named_directory_that_git_ignores_is_read_with_its_own_rules(tmp_path)
     assert linted(gpulint("check", repo / "vendor", "--format", "json"), repo) == ["vendor/chart/a.yaml"]
 
 
+@pytest.mark.slow
 def test_a_nested_repository_follows_its_own_rules(tmp_path):
     outer = tmp_path / "outer"
     git(tmp_path, "init", "-q", str(outer))
@@ -182,6 +186,7 @@ def test_a_nested_repository_follows_its_own_rules(tmp_path):
     assert linted(gpulint("check", outer, "--format", "json"), outer) == ["vendor/lib/x.gen.yaml"]
 
 
+@pytest.mark.slow
 def test_a_hostile_ignore_pattern_cannot_stall_the_walk(tmp_path):
     """A backtracking matcher takes minutes on `*a*a*a*a*…c` against a long name; RE2 does not."""
     repo = tmp_path / "repo"
@@ -193,6 +198,7 @@ def test_a_hostile_ignore_pattern_cannot_stall_the_walk(tmp_path):
     assert result.returncode == 1 and time.monotonic() - started < 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", ["garbage", "fifo", "truncated"])
 def test_a_hostile_git_index_is_data(tmp_path, what):
     repo = tmp_path / "repo"
@@ -215,6 +221,7 @@ def test_a_hostile_git_index_is_data(tmp_path, what):
     assert "index" in note and ("not used: a FIFO" in note if what == "fifo" else "gpulint can read" in note)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version, object_format", [(2, "sha1"), (3, "sha1"), (4, "sha1"), (4, "sha256")])
 def test_the_index_is_read_as_git_lists_it(tmp_path, version, object_format):
     from gpulint.lint.gitignore import Scope, scope_for_walk
@@ -236,6 +243,7 @@ def test_the_index_is_read_as_git_lists_it(tmp_path, version, object_format):
     assert linted(gpulint("check", repo, "--format", "json"), repo) == sorted(names)
 
 
+@pytest.mark.slow
 def test_an_ignore_file_that_is_a_fifo_or_too_big_does_not_hang(tmp_path):
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", str(repo))
@@ -255,6 +263,7 @@ def test_an_ignore_file_that_is_a_fifo_or_too_big_does_not_hang(tmp_path):
 # Item 2: symlinks.
 
 
+@pytest.mark.slow
 def test_the_walk_does_not_follow_symlinks_out_of_the_tree(tmp_path):
     outside = bad(tmp_path / "secrets" / "secret.yaml", "secret")
     tree = tmp_path / "tree"
@@ -270,6 +279,7 @@ def test_the_walk_does_not_follow_symlinks_out_of_the_tree(tmp_path):
     assert linted(gpulint("check", tree / "leak.yaml", "--format", "json"), tree) == ["leak.yaml"]
 
 
+@pytest.mark.slow
 def test_symlinks_inside_the_tree_give_no_duplicates_and_no_loops(tmp_path):
     tree = tmp_path / "tree"
     bad(tree / "apps" / "real.yaml")
@@ -286,6 +296,7 @@ def test_symlinks_inside_the_tree_give_no_duplicates_and_no_loops(tmp_path):
     assert any("dangling.yaml: skipped: a broken symbolic link" in note for note in notes)
 
 
+@pytest.mark.slow
 def test_an_in_tree_link_to_a_hidden_file_is_read_once(tmp_path):
     tree = tmp_path / "tree"
     bad(tree / ".rendered" / "all.yaml")
@@ -296,6 +307,7 @@ def test_an_in_tree_link_to_a_hidden_file_is_read_once(tmp_path):
 # Item 3: file types and sizes are checked before reading.
 
 
+@pytest.mark.slow
 def test_a_fifo_in_a_linted_directory_is_skipped_not_waited_for(tmp_path):
     bad(tmp_path / "a.yaml")
     os.mkfifo(tmp_path / "pipe.yaml")
@@ -313,6 +325,7 @@ def test_a_fifo_in_a_linted_directory_is_skipped_not_waited_for(tmp_path):
     assert "note: " in text.stdout and "pipe.yaml: skipped" in text.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
 def test_a_device_named_on_the_command_line_is_refused_unread(device):
     started = time.monotonic()
@@ -322,6 +335,7 @@ def test_a_device_named_on_the_command_line_is_refused_unread(device):
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.slow
 def test_a_huge_sparse_file_is_refused_before_it_is_read(tmp_path):
     big = tmp_path / "apps" / "big.yaml"
     big.parent.mkdir()
@@ -353,6 +367,7 @@ def test_a_file_at_the_limit_is_read_and_one_byte_more_is_refused(tmp_path):
 # Item 4: a pipe is read exactly once.
 
 
+@pytest.mark.slow
 def test_process_substitution_is_read_once_and_its_findings_reported(tmp_path):
     manifest = bad(tmp_path / "f.yaml", "piped")
     result = gpulint("check", f"<(cat '{manifest}')", "--format", "json", shell=True)
@@ -371,6 +386,7 @@ def test_process_substitution_is_read_once_and_its_findings_reported(tmp_path):
     assert result.returncode == 1 and [f["rule"] for f in report(result)["findings"]] == ["gpu-request-without-limit"]
 
 
+@pytest.mark.slow
 def test_a_named_fifo_waits_for_its_writer(tmp_path):
     fifo = tmp_path / "stream.yaml"
     os.mkfifo(fifo)
@@ -402,6 +418,7 @@ def test_a_named_fifo_waits_for_its_writer(tmp_path):
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
+@pytest.mark.slow
 def test_explain_and_inventory_read_a_pipe_once():
     """Both read their inputs twice: explain found no pod (exit 2), inventory a false clean."""
     job = EXAMPLES / "manifests" / "cluster-fit.yaml"
@@ -423,6 +440,7 @@ def test_explain_and_inventory_read_a_pipe_once():
     assert {f["rule"] for f in findings} == {"stale-gpu-label"} and len(findings) == 2
 
 
+@pytest.mark.slow
 def test_an_endless_pipe_is_refused_at_the_limit():
     result = gpulint("check", "<(yes 'a: b')", shell=True, timeout=30)
     assert result.returncode == 2 and "Traceback" not in result.stderr
@@ -432,6 +450,7 @@ def test_an_endless_pipe_is_refused_at_the_limit():
 # Item 5: stdin.
 
 
+@pytest.mark.slow
 def test_endless_stdin_is_refused_at_the_limit():
     with open("/dev/zero", "rb") as zero:
         result = gpulint("check", "-", stdin=zero, timeout=30)
@@ -439,6 +458,7 @@ def test_endless_stdin_is_refused_at_the_limit():
     assert f"<stdin>: input is more than {LIMIT} bytes, over the limit of {LIMIT} bytes" in result.stderr
 
 
+@pytest.mark.slow
 def test_closed_stdin_is_a_usage_error():
     command = f"exec {sys.executable} -m gpulint check - <&-"
     result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30, preexec_fn=_cap_memory)
@@ -446,6 +466,7 @@ def test_closed_stdin_is_a_usage_error():
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
 
 
+@pytest.mark.slow
 def test_stdin_named_twice_is_read_once(tmp_path):
     with open(bad(tmp_path / "f.yaml"), "rb") as manifest:
         result = gpulint("check", "-", "-", "--format", "json", stdin=manifest)
@@ -455,6 +476,7 @@ def test_stdin_named_twice_is_read_once(tmp_path):
 # Siblings found on the way.
 
 
+@pytest.mark.slow
 def test_a_very_deep_directory_tree_is_walked():
     """os.walk recursed once per level: a deep enough tree was a RecursionError (exit 3)."""
     # Outside pytest's tmp_path: pytest removes old ones with a recursive rmtree, which this depth breaks.
@@ -489,6 +511,7 @@ def test_an_unreadable_file_or_directory_is_a_usage_error(tmp_path):
     assert result.returncode == 2 and "locked: cannot read the directory: Permission denied" in result.stderr
 
 
+@pytest.mark.slow
 def test_git_is_not_needed(tmp_path):
     """No git on PATH: a repository's .gitignore is still honoured."""
     repo = tmp_path / "repo"

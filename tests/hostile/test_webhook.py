@@ -140,6 +140,7 @@ def api_server_post(client: Client, body: bytes, timeout: str = "5s") -> tuple[i
 # ---------------------------------------------------------------- 1. the request as the API server sends it
 
 
+@pytest.mark.slow
 def test_the_api_servers_request_is_reviewed(server):
     denied, allowed = counted(server, "/validate", "denied"), counted(server, "/validate", "allowed")
     status, answer = api_server_post(server, api_server_review(BAD_POD, "uid-api-bad"))
@@ -192,6 +193,7 @@ def test_a_malformed_timeout_is_a_bad_request(server):
 # ---------------------------------------------------------------- 6. the review's deadline
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["allow", "deny"])
 def test_a_long_review_is_answered_by_the_deadline_per_the_failure_mode(tmp_path, mode):
     """The deadline (1 s, less a tenth for the way back) answers a review that needs seconds. On a loaded
@@ -302,6 +304,7 @@ def test_a_million_values_are_checked_quickly_and_in_little_memory(server):
 # ---------------------------------------------------------------- 2. slow clients and slots
 
 
+@pytest.mark.slow
 def test_slow_clients_take_no_review_slot(tmp_path):
     running = Server(tmp_path, "--max-concurrency", "1")
     try:
@@ -317,6 +320,7 @@ def test_slow_clients_take_no_review_slot(tmp_path):
         running.stop()
 
 
+@pytest.mark.slow
 def test_a_client_that_disconnects_gives_its_slot_back(tmp_path):
     running = Server(tmp_path, "--max-concurrency", "1")
     try:
@@ -500,6 +504,7 @@ def test_connections_beyond_the_limit_are_closed_at_once(tmp_path):
 # ---------------------------------------------------------------- 4, 5. signals
 
 
+@pytest.mark.slow
 def test_sigterm_with_slow_and_idle_clients_shuts_down_in_the_grace_period(tmp_path):
     running = Server(tmp_path)
     idle = running.raw()
@@ -520,6 +525,7 @@ def test_sigterm_with_slow_and_idle_clients_shuts_down_in_the_grace_period(tmp_p
     assert all(line.startswith("{") for line in running.raw_lines)
 
 
+@pytest.mark.slow
 def test_sighup_reloads_instead_of_killing(tmp_path):
     running = Server(tmp_path, "--inventory-poll-seconds", "60")
     try:
@@ -567,6 +573,7 @@ def wait_until(predicate, seconds: float = 5) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_certificate_rotation_through_the_data_symlink(tmp_path):
     volume = tmp_path / "tls"
     volume.mkdir()
@@ -638,6 +645,7 @@ def distinct_review(index: int) -> bytes:
     return json.dumps(review(pod, f"uid-{index}")).encode()
 
 
+@pytest.mark.slow
 def test_memory_stays_flat_over_distinct_reviews_and_reloads(tmp_path):
     from webhook_helpers import nodes_yaml
 
