@@ -33,6 +33,7 @@ from gpulint.kube.scheduler import pod_requests, resource_list
 from gpulint.kube.selectors import label_text
 from gpulint.kube.workloads import api_group, effective_pod_spec, pod_spec_sites
 from gpulint.lint.findings import first_line, tail_or_note
+from gpulint.lint.kinds import unproven
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 
@@ -56,6 +57,8 @@ class Problem:
     message: str
     proven: bool
     notes: tuple[str, ...] = ()
+    # No verdict: a name found nowhere, while the set of its kind is not known whole (info, never raised)
+    unknown: bool = False
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -125,6 +128,20 @@ def _hinted(head: str, hint: str, *notes: str) -> tuple[str, tuple[str, ...]]:
     return tail_or_note(head, f"; {hint}" if hint else "", hint, *notes)
 
 
+def _missing(
+    resolver: Resolver, kind: str, file: str, path: Path, head: str, names: str, hint: str, *notes: str
+) -> Problem | None:
+    """A ``kind`` named ``names`` found nowhere: it does not exist when the set of the kind is known whole
+    (``head``, an error); otherwise only a likely typo is said, as info (``hint`` names the close one)."""
+    if resolver.catalog_complete(kind, file):
+        message, more = _hinted(head, hint, *notes)
+        return Problem(path, message, True, more)
+    if not hint.startswith("did you mean"):
+        return None  # made elsewhere (Terraform, an operator, a chart not linted, another overlay): no proof
+    message, more = _hinted(f"{names} is not among the linted files", hint, *notes, unproven(kind))
+    return Problem(path, message, False, more, unknown=True)
+
+
 def queue_route(obj: KubeObject, resolver: Resolver) -> QueueRoute | None:
     """None when the object is not submitted to a Kueue queue (or is of a kind Kueue does not manage)."""
     if integration(obj.data) is None:
@@ -149,16 +166,20 @@ def queue_route(obj: KubeObject, resolver: Resolver) -> QueueRoute | None:
     setup = resolver.kueue
     namespace = _namespace(obj)
     route.local = setup.local_queue(namespace, name.name)
+    file = obj.document.path
     if route.local is None:
         known = sorted({n for (ns, n) in setup.local_queues if ns == namespace or not namespace or not ns})
-        listed = resolver.lists("LocalQueue")
-        if listed or known:
-            where = f" in namespace {namespace}" if namespace else ""
-            message, notes = _hinted(
-                f"LocalQueue {name.name} doesn't exist{where}: Kueue leaves the workload pending (inadmissible)",
-                _did_you_mean(name.name, known),
-            )
-            route.problems.append(Problem(name.path, message, listed, notes))
+        where = f" in namespace {namespace}" if namespace else ""
+        problem = _missing(
+            resolver,
+            "LocalQueue",
+            file,
+            name.path,
+            f"LocalQueue {name.name} doesn't exist{where}: Kueue leaves the workload pending (inadmissible)",
+            f"LocalQueue {name.name}{where}",
+            _did_you_mean(name.name, known),
+        )
+        route.problems.extend([problem] if problem else [])
         return route
     if setup.is_ambiguous("LocalQueue", (route.local.namespace, route.local.name)):
         return route  # two different definitions among the linted files: which one applies is unknown
@@ -175,19 +196,24 @@ def queue_route(obj: KubeObject, resolver: Resolver) -> QueueRoute | None:
         return route
     route.cluster = setup.cluster_queue(route.local.cluster_queue)
     if route.cluster is None:
-        listed = resolver.lists("ClusterQueue")
-        if listed or setup.cluster_queues:
-            message, notes = _hinted(
-                f"LocalQueue {name.name} points at ClusterQueue {route.local.cluster_queue}, which doesn't exist",
-                _did_you_mean(route.local.cluster_queue, sorted(setup.cluster_queues)),
-            )
-            route.problems.append(Problem(name.path, message, listed, notes))
+        problem = _missing(
+            resolver,
+            "ClusterQueue",
+            file,
+            name.path,
+            f"LocalQueue {name.name} points at ClusterQueue {route.local.cluster_queue}, which doesn't exist",
+            f"ClusterQueue {route.local.cluster_queue} (of LocalQueue {name.name})",
+            _did_you_mean(route.local.cluster_queue, sorted(setup.cluster_queues)),
+        )
+        route.problems.extend([problem] if problem else [])
         return route
-    route.problems.extend(_cluster_queue_problems(route.cluster, namespace, name, resolver))
+    route.problems.extend(_cluster_queue_problems(route.cluster, namespace, name, resolver, file))
     return route
 
 
-def _cluster_queue_problems(queue: ClusterQueue, namespace: str, name: QueueName, resolver: Resolver) -> list[Problem]:
+def _cluster_queue_problems(
+    queue: ClusterQueue, namespace: str, name: QueueName, resolver: Resolver, file: str
+) -> list[Problem]:
     problems = []
     if queue.stopped:
         problems.append(
@@ -199,7 +225,7 @@ def _cluster_queue_problems(queue: ClusterQueue, namespace: str, name: QueueName
             )
         )
     missing = [f for f in queue.flavor_names() if f not in resolver.kueue.flavors]
-    if missing and (resolver.lists("ResourceFlavor") or resolver.kueue.flavors):
+    if missing and resolver.catalog_complete("ResourceFlavor", file):
         message, notes = _listing(
             f"ClusterQueue {queue.name} is inactive (Can't admit new workloads): it references missing "
             "ResourceFlavor(s)",
@@ -207,8 +233,8 @@ def _cluster_queue_problems(queue: ClusterQueue, namespace: str, name: QueueName
             missing,
             "it admits nothing until they exist",
         )
-        problems.append(Problem(name.path, message, resolver.lists("ResourceFlavor"), notes))
-    problems.extend(admission_check_problems(queue, name.path, resolver))
+        problems.append(Problem(name.path, message, True, notes))
+    problems.extend(admission_check_problems(queue, name.path, resolver, file))
     if namespace:
         selector = queue.namespace_selector
         labels = namespace_labels(resolver, namespace)
@@ -235,22 +261,21 @@ MULTIKUEUE = "kueue.x-k8s.io/multikueue"
 PROVISIONING = "kueue.x-k8s.io/provisioning-request"
 
 
-def admission_check_problems(queue: ClusterQueue, path: Path, resolver: Resolver) -> list[Problem]:
+def admission_check_problems(queue: ClusterQueue, path: Path, resolver: Resolver, file: str = "") -> list[Problem]:
     """Kueue marks a ClusterQueue inactive (pkg/cache/scheduler/clusterqueue.go updateWithAdmissionChecks,
     inactiveReason) when an AdmissionCheck it names is missing or not Active, or when its checks combine
     MultiKueue with another MultiKueue or a ProvisioningRequest check: nothing is admitted."""
     if not queue.admission_checks:
         return []
     checks = resolver.kueue.admission_checks
-    listed = resolver.lists("AdmissionCheck")
     inactive = f"ClusterQueue {queue.name} is inactive (Can't admit new workloads): it references"
     problems = []
     missing = [check for check in queue.admission_checks if check not in checks]
-    if missing and (listed or checks):
+    if missing and resolver.catalog_complete("AdmissionCheck", file):
         message, notes = _listing(
             f"{inactive} missing AdmissionCheck(s)", ": ", missing, "its workloads stay pending until they exist"
         )
-        problems.append(Problem(path, message, listed, notes))
+        problems.append(Problem(path, message, True, notes))
     found = [checks[check] for check in queue.admission_checks if check in checks]
     off = [check.name for check in found if check.active is False]
     if off:
@@ -405,16 +430,20 @@ def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
         if found is None:
             if use.defaulted and not listed:
                 continue  # the scheduler's default queue exists unless the inventory shows otherwise
-            if listed or queues:
-                refused = (
-                    "Volcano's admission webhook refuses the Job: unable to find job queue"
-                    if obj.kind == "Job" and use.system == "Volcano"
-                    else "its pods stay Pending"
-                )
+            refused = (
+                "Volcano's admission webhook refuses the Job: unable to find job queue"
+                if obj.kind == "Job" and use.system == "Volcano"
+                else "its pods stay Pending"
+            )
+            complete = listed or (resolver.linted.complete and resolver.declared.covers("Queue", obj.document.path))
+            if complete:
                 message, notes = _hinted(
                     f"{use.system} Queue {use.name} doesn't exist: {refused}", _did_you_mean(use.name, sorted(queues))
                 )
-                problems.append(Problem(use.path, message, listed, notes))
+                problems.append(Problem(use.path, message, True, notes))
+            elif (hint := _did_you_mean(use.name, sorted(queues))).startswith("did you mean"):
+                message, notes = _hinted(f"{use.system} Queue {use.name} is not among the linted files", hint)
+                problems.append(Problem(use.path, message, False, (*notes, unproven("Queue")), unknown=True))
             continue
         if use.system == "Volcano" and found.state and found.state != "Open":
             head = f"Volcano Queue {use.name} is {found.state}"

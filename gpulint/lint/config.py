@@ -5,6 +5,7 @@ Every key is validated; a bad one is a usage error that names the key and the fi
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
@@ -65,6 +66,9 @@ class Config:
     source: str = ""  # the file it came from, for messages
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
     repo_index: bool = True  # files named alone: resolve their references against the rest of the repository
+    # kind -> path globs of the files whose references the linted files answer whole ("complete:"): there, a
+    # name of that kind found nowhere does not exist (gpulint/lint/kinds.py)
+    complete: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @cached_property  # asked per object by several rules; the fields it reads never change (frozen)
     def gates(self) -> FeatureGates:
@@ -223,6 +227,7 @@ def from_mapping(
         "baseline",
         "suppressions",
         "repo-index",
+        "complete",
     }
     for key in raw:
         if key not in handlers:
@@ -329,6 +334,8 @@ def from_mapping(
             raw["extended-resource-toleration"],
             f"{at(('extended-resource-toleration',))}: 'extended-resource-toleration'",
         )
+    if "complete" in raw:
+        changes["complete"] = parse_complete(raw["complete"], at)
     return replace(config, **changes)
 
 
@@ -394,6 +401,46 @@ def repository_holding(config: Path, places: tuple[str, ...]) -> str | None:
         if is_within(str(config), repository):
             return repository
     return None
+
+
+EVERYWHERE = ("*",)  # a kind declared complete for every linted file
+
+
+def parse_complete(raw: Any, at: Locator) -> dict[str, tuple[str, ...]]:
+    """``complete: [Kind, ...]`` (for every linted file) or ``complete: {Kind: [path globs]}`` (for the
+    files matching them): the linted files hold every object of the kind the cluster has."""
+    from gpulint.lint.kinds import DECLARABLE
+
+    where = at(("complete",))
+    if isinstance(raw, (list, str)):
+        kinds = _string_list(raw, "complete", where)
+        return {_declarable(kind, DECLARABLE, where): EVERYWHERE for kind in kinds}
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"{where}: 'complete' must be a list of kinds (LocalQueue, ClusterQueue, ...) or map kinds to path "
+            f"globs, not {type_name(raw)}"
+        )
+    declared: dict[str, tuple[str, ...]] = {}
+    for kind, globs in raw.items():
+        place = at(("complete", str(kind)))
+        name = _declarable(kind, DECLARABLE, place)
+        paths = _string_list(globs, f"complete.{name}", place)
+        if not paths:
+            raise ConfigError(f"{place}: 'complete.{name}' must list at least one path glob")
+        declared[name] = paths
+    return declared
+
+
+def _declarable(kind: Any, known: frozenset[str], where: str) -> str:
+    if isinstance(kind, str) and kind in known:
+        return kind
+    by_lower = {name.lower(): name for name in known}
+    close = difflib.get_close_matches(str(kind).lower(), sorted(by_lower), n=1, cutoff=0.8)
+    hint = f"; did you mean '{by_lower[close[0]]}'?" if close else ""
+    raise ConfigError(
+        f"{where}: 'complete' names {_shown(kind)}, which is not a kind whose set gpulint can take as complete{hint} "
+        f"(kinds: {', '.join(sorted(known))})"
+    )
 
 
 def parse_schema_location(value: str, where: str = "--schema-location") -> str:

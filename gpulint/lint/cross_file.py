@@ -10,39 +10,17 @@ this table to it.
 
 from __future__ import annotations
 
-from gpulint.kube import kserve, trainjob
-from gpulint.kube.admission.batch_queues import KAI_GROUP, VOLCANO_GROUP
-from gpulint.kube.admission.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
-from gpulint.kube.dra import compute_domain
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.gangs.members import group_references
-from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS
+from gpulint.lint.kinds import crossing_kinds
 from gpulint.lint.linted_set import LintedObject
-from gpulint.lint.resolver import DRA_GROUP, NAMESPACE_POLICY_KINDS
+from gpulint.lint.resolver import DRA_GROUP
 
-# Every object of these (group, kind): what the resolver and the checks read by kind or by name.
-CROSS_FILE_KINDS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("", "Namespace"),
-        ("", "ConfigMap"),  # by name (env, volumes, Knative's flags), scheduler profiles, sharing configs
-        *(("", kind) for kind in NAMESPACE_POLICY_KINDS),
-        *((KUEUE_GROUP, kind) for kind in KUEUE_KINDS),
-        (VOLCANO_GROUP, "Queue"),
-        (KAI_GROUP, "Queue"),
-        ("node.k8s.io", "RuntimeClass"),
-        ("apiextensions.k8s.io", "CustomResourceDefinition"),
-        ("apps", "DaemonSet"),  # the daemon pods a new pool node runs first; --scheduler-name flags
-        *((CAPI_GROUP, kind) for kind in CAPI_KINDS),
-        (KARPENTER_GROUP, "NodePool"),
-        ("karpenter.k8s.aws", "EC2NodeClass"),
-        (compute_domain.GROUP, compute_domain.KIND),
-        ("nvidia.com", "ClusterPolicy"),
-        *((trainjob.GROUP, kind) for kind in trainjob.RUNTIME_KINDS),
-        *((kserve.GROUP, kind) for kind in kserve.RUNTIME_KINDS),
-    }
-)
+# Every object of these (group, kind): what the resolver and the checks read by kind or by name
+# (the kind table's crosses_files column).
+CROSS_FILE_KINDS: frozenset[tuple[str, str]] = crossing_kinds()
 # Kinds of which only some objects cross, decided by crosses_files (workloads that start a scheduler).
 CROSS_FILE_BY_CONTENT: frozenset[tuple[str, str]] = frozenset({("apps", "Deployment"), ("apps", "StatefulSet")})
 # Kinds crossing in any API group (several projects define them).

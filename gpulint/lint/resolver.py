@@ -36,6 +36,7 @@ from gpulint.lint.inventory import (
     dra_extended_resources,
     slices_by_node,
 )
+from gpulint.lint.kinds import Declared
 from gpulint.lint.linted_set import LintedObject, LintedSet
 from gpulint.lint.rejections import Rejection
 
@@ -51,6 +52,7 @@ _DRA_CLUSTER_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTa
 _DRA_CLUSTER = tuple((DRA_GROUP, kind) for kind in _DRA_CLUSTER_KINDS)  # as (group, kind)s
 _F = TypeVar("_F")
 _EMPTY = ClusterInventory()
+NOTHING_DECLARED = Declared()
 NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
 NODE_CLASS_GROUP = "karpenter.k8s.aws"  # EC2NodeClass: the zones its pools' nodes launch in
 # Kinds of the linted set that describe node pools or their node classes, as (group, kind)s.
@@ -70,12 +72,17 @@ class _Generated:
 
 class Resolver:
     def __init__(
-        self, linted: LintedSet, cluster: ClusterInventory | None = None, gates: FeatureGates = DEFAULT_GATES
+        self,
+        linted: LintedSet,
+        cluster: ClusterInventory | None = None,
+        gates: FeatureGates = DEFAULT_GATES,
+        declared: Declared = NOTHING_DECLARED,
     ) -> None:
         self.linted = linted
         self.inventory = cluster  # None: no --inventory was given
         self._cluster = cluster if cluster is not None else _EMPTY
         self.gates = gates  # the target cluster's feature gates
+        self.declared = declared  # the kinds the configuration declares complete (`complete:`)
 
     # ------------------------------------------------------------------ the nodes (inventory only)
 
@@ -351,6 +358,15 @@ class Resolver:
             for key in keys:
                 found.setdefault(key, []).append(obj)
         return found
+
+    def catalog_complete(self, kind: str, file: str) -> bool:
+        """The set of ``kind`` is known whole for a reference from ``file``, so a name found nowhere does not
+        exist: the inventory lists the kind, or the configuration declares that the linted files hold every
+        one (and they are the whole repository, not one object or a partial index). Otherwise the object
+        may be made elsewhere (Terraform, an operator, a chart not linted, another overlay)."""
+        if self._cluster.lists(kind):
+            return True
+        return self.linted.complete and self.declared.covers(kind, file)
 
     @property
     def reference_proven_absent(self) -> bool:

@@ -25,6 +25,7 @@ from gpulint.lint.cross_file import crosses_files
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
 from gpulint.lint.inventory import ClusterInventory
+from gpulint.lint.kinds import Declared
 from gpulint.lint.linted_set import LintedObject, LintedSet
 from gpulint.lint.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.objects import KubeObject, ParsedFile, is_list, is_object, object_ref, parse_file
@@ -57,6 +58,10 @@ def parse_all(sources: Sequence[Source]) -> list[ParsedFile]:
         parsed = [parse_source(source) for source in sources]
         gc.freeze()  # before the collector is back on: else its first pass scans every new node once
     return parsed
+
+
+def declared_of(config: Config) -> Declared:
+    return Declared(config.complete, config.root)
 
 
 def linted_object(obj: KubeObject) -> LintedObject:
@@ -100,7 +105,7 @@ class LintRun:
 
     @cached_property
     def resolver(self) -> Resolver:
-        return Resolver(self.linted, self.cluster, self.config.gates)
+        return Resolver(self.linted, self.cluster, self.config.gates, declared_of(self.config))
 
     @cached_property
     def engine(self) -> Engine:
@@ -263,7 +268,7 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, conn: Any, everyth
             by_file.update(zip(other, _receive(conn)))
         own = (obj for index in sorted(by_file) for obj in by_file[index])
         linted = LintedSet(itertools.chain(own, run.context), run.references_complete)
-        engine = Engine(run.config, Resolver(linted, run.cluster, run.config.gates), run.rules)
+        engine = Engine(run.config, Resolver(linted, run.cluster, run.config.gates, declared_of(run.config)), run.rules)
         _send(conn, ([engine.check_file(p, path_ignores_apply=run.complete) for p in parsed], engine.available))
     except BaseException:
         import traceback

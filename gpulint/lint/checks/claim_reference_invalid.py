@@ -66,22 +66,20 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
         located, kind = referenced_claim(obj, entry, ctx.resolver)
         target = entry.get("resourceClaimTemplateName") or entry.get("resourceClaimName")
         field_name = "resourceClaimTemplateName" if has_template else "resourceClaimName"
-        if located is None and not ctx.resolver.reference_proven_absent:
-            requests_by_name[str(entry.get("name"))] = None
-            continue
         if located is None:
-            definite = ctx.resolver.claims_listed
-            namespace = f"namespace {obj.ref.namespace}" if obj.ref.namespace else "the pod's namespace"
-            yield Diagnostic(
-                RULE_ID,
-                (*path, field_name),
-                f"{kind or 'claim'} '{target}' is not among the linted files"
-                + (" or the inventory's claims" if definite else "")
-                + f" ({namespace}); the pod stays Pending until it exists",
-                notes=() if definite else ("not an error: the inventory does not list claims",),
-                severity=None if definite else Severity.WARNING,
-            )
             requests_by_name[str(entry.get("name"))] = None
+            resolver = ctx.resolver
+            # a claim found nowhere proves nothing unless the set of its kind is known whole (a template
+            # may come from a chart not linted, another overlay, or an operator)
+            if resolver.reference_proven_absent and resolver.catalog_complete(kind, obj.document.path):
+                namespace = f"namespace {obj.ref.namespace}" if obj.ref.namespace else "the pod's namespace"
+                listed = " or the inventory's claims" if resolver.lists(kind) else ""
+                yield Diagnostic(
+                    RULE_ID,
+                    (*path, field_name),
+                    f"{kind} '{target}' is not among the linted files{listed} ({namespace}); the pod stays Pending "
+                    "until it exists",
+                )
             continue
         parsed = claim_spec_of(located.data, kind)
         requests_by_name[str(entry.get("name"))] = {r.name for r in parsed.requests}

@@ -61,7 +61,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield Diagnostic(RULE_ID, path, "the request names no deviceClassName (required)")
         elif class_name in defined:
             continue
-        elif ctx.resolver.classes_listed:  # the cluster's classes are known: this one does not exist
+        elif ctx.resolver.catalog_complete("DeviceClass", obj.document.path):  # known whole: this one does not exist
             close = closest(class_name, defined)
             known = sorted(defined)
             hint = f"did you mean '{close}'?" if close else f"the cluster defines {', '.join(known[:8]) or 'none'}"
@@ -83,7 +83,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 f"DeviceClass '{class_name}' is not defined in the linted files and no DRA driver gpulint "
                 f"knows installs it; did you mean '{close}'?",
                 notes=("if a driver installs it, add `kubectl get deviceclasses -o yaml` to the inventory",),
-                severity=Severity.WARNING,
+                severity=Severity.INFO,
+                pinned=True,  # a class found nowhere proves nothing while the cluster's classes are not known
             )
         else:
             yield Diagnostic(

@@ -88,7 +88,7 @@ def _cluster_policy(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]
     base = ("spec", "devicePlugin", "config")
     keys = resolver.config_map_keys("", name)
     if keys is None:
-        if resolver.config_maps_listed:
+        if resolver.catalog_complete("ConfigMap", obj.document.path):
             yield Diagnostic(
                 RULE_ID,
                 (*base, "name"),

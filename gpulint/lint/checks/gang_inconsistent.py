@@ -10,6 +10,7 @@ from gpulint.kube.gangs.members import group_minimum, group_references, reported
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
+from gpulint.lint.kinds import unproven
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -59,17 +60,16 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 f"{'Volcano ' if ref.system == 'volcano' else 'coscheduling ' if ref.system == 'coscheduling' else ''}"
                 f"{kind} '{ref.name}'"
             )
-            if known:  # the repository keeps its groups: a name that matches none is a mistake
-                close = difflib.get_close_matches(ref.name, known, n=1, cutoff=0.6)
-                hint = f"did you mean '{close[0]}'?" if close else f"defined: {', '.join(known[:6])}"
-                yield _undefined(ref.path, f"the pods join {label}, which no linted file defines", (hint,))
-            else:
+            close = difflib.get_close_matches(ref.name, known, n=1, cutoff=0.6)
+            if ctx.resolver.catalog_complete(kind, obj.document.path):  # the cluster's groups are known whole
+                hint = f"did you mean '{close[0]}'?" if close else f"defined: {', '.join(known[:6]) or 'none'}"
+                yield _undefined(ref.path, f"the pods join {label}, which does not exist", (hint,))
+            elif close:  # a controller or another overlay may create it: only a likely typo is said
                 yield _undefined(
                     ref.path,
-                    f"the pods join {label} (namespace {ref.namespace or 'of the pod'}), which the linted files do "
-                    "not define",
-                    ("ignore this if a controller creates it",),
-                    Severity.WARNING,
+                    f"the pods join {label}, which no linted file defines",
+                    (f"did you mean '{close[0]}'?", unproven(kind)),
+                    Severity.INFO,
                 )
 
 
@@ -86,4 +86,4 @@ def _undefined(path: Path, lead: str, notes: tuple[str, ...], severity: Severity
     full = f"{lead}: they stay unschedulable until it exists"
     brief = first_line(full, lead)
     more = () if brief == full else ("they stay unschedulable until it exists",)
-    return Diagnostic(RULE_ID, path, brief, notes=(*more, *notes), severity=severity)
+    return Diagnostic(RULE_ID, path, brief, notes=(*more, *notes), severity=severity, pinned=severity is not None)

@@ -28,5 +28,6 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             problem.path,
             brief,
             notes=(*spilled, *problem.notes),
-            severity=None if problem.proven else Severity.WARNING,
+            severity=None if problem.proven else Severity.INFO if problem.unknown else Severity.WARNING,
+            pinned=problem.unknown,  # no verdict: raising the rule must not make it one
         )

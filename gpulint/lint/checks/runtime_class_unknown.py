@@ -22,8 +22,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if not isinstance(name, str) or not name:
             continue
         if name not in resolver.runtime_classes:
-            if not resolver.runtime_classes_listed:
-                continue  # the inventory does not say which RuntimeClasses exist: no proof
+            if not resolver.catalog_complete("RuntimeClass", obj.document.path):
+                continue  # neither the inventory nor the configuration says which RuntimeClasses exist: no proof
             known = sorted(resolver.runtime_classes)
             close = (
                 difflib.get_close_matches(name, known, n=1, cutoff=0.6)

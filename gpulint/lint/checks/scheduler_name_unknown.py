@@ -10,6 +10,7 @@ from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
+from gpulint.lint.kinds import unproven
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import RuleSpec
@@ -17,6 +18,7 @@ from gpulint.lint.rule_spec import RuleSpec
 SPEC = RuleSpec("scheduler-name-unknown", Severity.WARNING)
 RULE_ID = SPEC.id
 DEFAULT_SCHEDULER = "default-scheduler"
+SCHEDULERS = "KubeSchedulerConfiguration"  # the kind of the profiles that name schedulers (gpulint/lint/kinds.py)
 # The names the schedulers GPU clusters run answer to, as their charts install them.
 KNOWN_SCHEDULERS = {
     DEFAULT_SCHEDULER: "kube-scheduler",
@@ -74,19 +76,26 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     known = set(KNOWN_SCHEDULERS) | ctx.memo(("declared-schedulers",), lambda: declared_schedulers(ctx.resolver))
     running = bool(ctx.resolver.pods)
+    # No API lists the schedulers a cluster runs: the names are known whole only when the configuration
+    # declares that the linted files hold every scheduler profile (complete: [KubeSchedulerConfiguration]).
+    complete = ctx.resolver.reference_proven_absent and ctx.resolver.catalog_complete(SCHEDULERS, obj.document.path)
     for path, name in uses:
         if name in known:
             continue
         close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
-        if close:
+        if close or complete:
+            hint = f"; did you mean '{close[0]}'?" if close else ""
             yield Diagnostic(
                 RULE_ID,
                 path,
-                f"schedulerName '{name}' is the name of no scheduler; did you mean '{close[0]}'?",
+                f"schedulerName '{name}' is the name of no scheduler{hint}",
                 notes=(
                     "kube-scheduler ignores a pod whose schedulerName none of its profiles has, so it stays Pending "
                     "with no event",
+                    *(() if complete else (unproven(SCHEDULERS),)),
                 ),
+                severity=None if complete else Severity.INFO,
+                pinned=not complete,  # a scheduler installed elsewhere may answer to it: no verdict
             )
         elif running:
             yield Diagnostic(
