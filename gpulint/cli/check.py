@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpulint.cli.adoption import AdoptionOptions
-from gpulint.cli.live import LiveCluster, load_cluster
+from gpulint.cli.live import LiveCluster, load_cluster, load_scoped
 from gpulint.cli.render_options import SourceOptions
 from gpulint.lint.config import Config
 from gpulint.lint.cross_file import crosses_files
@@ -168,12 +168,13 @@ def run_check(
         )
         collected = collect_all(paths, options=collect_options)
         cluster, _ = load_cluster(config, live)
+        scoped = load_scoped(config)
     except (SourceError, InventoryError, PolicyError, ToolError, BaselineError) as exc:
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
     if cluster is not None:
         gc.freeze()  # the inventory lives for the whole run: keep the collector from rescanning it
     context, partial, index_notes = repository_context(paths, collected.sources, config)
-    run = LintRun(config, collected.sources, cluster, rules=rules, context=context, partial=partial)
+    run = LintRun(config, collected.sources, cluster, rules=rules, context=context, partial=partial, scoped=scoped)
     fixing = fix or show_diff
     report = run.report(1 if fixing else jobs)  # fixing reuses the parsed files: one process holds them
     messages: list[str] = []
@@ -186,7 +187,9 @@ def run_check(
                 collected = collect_all(paths, options=collect_options)
             except (SourceError, ToolError) as exc:
                 return CheckResult("", True, [*messages, f"gpulint: error: {exc}"], usage_error=True)
-            run = LintRun(config, collected.sources, cluster, rules=rules, context=context, partial=partial)
+            run = LintRun(
+                config, collected.sources, cluster, rules=rules, context=context, partial=partial, scoped=scoped
+            )
             report = run.report(1)
         elif changed:  # report what is left after the fixes
             report = run.relinted(changed).report(1)

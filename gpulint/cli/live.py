@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:  # imported when used: `gpulint rules` does not pay for the inventory's modules
-    from gpulint.lint.config import Config
+    from gpulint.lint.config import ClusterScope, Config
     from gpulint.lint.inventory import ClusterInventory
     from gpulint.lint.sources import Source
 
@@ -98,6 +98,20 @@ def load_cluster(
     from gpulint.lint.inventory import load_configured_inventory
 
     return load_configured_inventory(config, sources), list(sources or ())
+
+
+def load_scoped(config: Config) -> list[tuple[ClusterScope, ClusterInventory]]:
+    """Each cluster of ``clusters:`` with its inventory read; InventoryError (exit 2) when one cannot be read."""
+    if not config.clusters:
+        return []
+    from gpulint.lint.inventory import load_inventory
+    from gpulint.lint.node_catalog import load_catalog
+
+    catalog = load_catalog(config.node_catalog)
+    return [
+        (scope, load_inventory(list(scope.inventory), None, catalog, config.extended_resource_toleration))
+        for scope in config.clusters
+    ]
 
 
 def read_live(cluster: LiveCluster) -> tuple[ClusterInventory, list[Source]]:

@@ -314,7 +314,9 @@ def _inventory_config(
     live: LiveCluster | None,
     catalog_paths: tuple[str, ...] = (),
     linted: tuple[str, ...] = (),
+    scoped: bool = False,
 ) -> Config:
+    """The configuration with the inventory options; ``scoped``: the inventories of `clusters:` will do."""
     try:
         config = _load_config(config_path, _known_rules(), linted)
         config = config.with_overrides(
@@ -324,9 +326,10 @@ def _inventory_config(
         check_schema_files(config)  # the configuration's schema-location, as check reads it
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
-    if not config.inventory and live is None:
+    if not config.inventory and live is None and not (scoped and config.clusters):
         raise click.UsageError(
             "no inventory: give --inventory PATH (or 'inventory:' in the configuration), or --live-inventory"
+            + (", or map paths to clusters (clusters: in the configuration)" if scoped else "")
         )
     check_live_or_files(config, live)
     return config
@@ -339,6 +342,18 @@ def _load_cluster_or_exit(config: Config, live: LiveCluster | None, sources: lis
 
     try:
         return load_cluster(config, live, sources)
+    except InventoryError as exc:
+        click.echo(f"gpulint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def _load_scoped_or_exit(config: Config) -> list:
+    """cli.live.load_scoped, with an inventory that cannot be read a usage error (exit 2)."""
+    from gpulint.cli.live import load_scoped
+    from gpulint.lint.inventory import InventoryError
+
+    try:
+        return load_scoped(config)
     except InventoryError as exc:
         click.echo(f"gpulint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -443,7 +458,7 @@ def explain_command(
     from gpulint.lint.sources import CollectOptions, SourceError, collect_all
     from gpulint.report import encode
 
-    config = _inventory_config(config_path, inventory_paths, live, catalog_paths, paths)
+    config = _inventory_config(config_path, inventory_paths, live, catalog_paths, paths, scoped=True)
     try:
         config, reading_options = apply_render_options(config, reading)
     except ConfigError as exc:
@@ -466,7 +481,8 @@ def explain_command(
     # index), the same verdicts and findings.
     context, partial, _notes = repository_context(list(paths), collected.sources, config)
     cluster, _ = _load_cluster_or_exit(config, live)
-    run = LintRun(config, collected.sources, cluster, context=context, partial=partial)
+    scoped = _load_scoped_or_exit(config)
+    run = LintRun(config, collected.sources, cluster, context=context, partial=partial, scoped=scoped)
     report = run.report(1)
     unreadable = ("yaml-invalid", RENDER_FAILED)
     for finding in report.findings:
@@ -478,7 +494,11 @@ def explain_command(
         for obj in parsed.objects:
             own[id(obj)] = [f for f in file_report.findings if f.obj == obj.ref and f.document == obj.document.index]
     objects = [obj for obj in run.objects() if object_matches(obj, object_selector)]
-    explanations = explain_objects(objects, run.resolver, lambda obj: own.get(id(obj), []))
+    explanations = [  # each object against the cluster its file deploys to (clusters:), as check judges it
+        explanation
+        for obj in objects
+        for explanation in explain_objects([obj], run.resolver_for(obj.document.path), lambda o: own.get(id(o), []))
+    ]
     # JSON readers get a document whenever the exit code says the run went through, even with nothing to
     # explain (every file templated or unreadable: said on stderr above).
     unexplained = not explanations and any(f.rule in unreadable for f in report.findings)

@@ -41,6 +41,16 @@ USER_ONLY_RENDER_KEYS = {
 
 
 @dataclass(frozen=True)
+class ClusterScope:
+    """One cluster of ``clusters:``: the linted files that deploy to it (path globs relative to the
+    configuration's directory) and its inventory (files or directories: kubectl output, node-pool files)."""
+
+    name: str
+    paths: tuple[str, ...]
+    inventory: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Config:
     select: tuple[str, ...] | None = None  # None: every rule
     ignore: tuple[str, ...] = ()
@@ -69,6 +79,7 @@ class Config:
     # kind -> path globs of the files whose references the linted files answer whole ("complete:"): there, a
     # name of that kind found nowhere does not exist (gpulint/lint/kinds.py)
     complete: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    clusters: tuple[ClusterScope, ...] = ()  # `clusters:`: which files deploy to which cluster's inventory
 
     @cached_property  # asked per object by several rules; the fields it reads never change (frozen)
     def gates(self) -> FeatureGates:
@@ -228,6 +239,7 @@ def from_mapping(
         "suppressions",
         "repo-index",
         "complete",
+        "clusters",
     }
     for key in raw:
         if key not in handlers:
@@ -336,6 +348,8 @@ def from_mapping(
         )
     if "complete" in raw:
         changes["complete"] = parse_complete(raw["complete"], at)
+    if "clusters" in raw:
+        changes["clusters"] = parse_clusters(raw["clusters"], root, at)
     return replace(config, **changes)
 
 
@@ -429,6 +443,39 @@ def parse_complete(raw: Any, at: Locator) -> dict[str, tuple[str, ...]]:
             raise ConfigError(f"{place}: 'complete.{name}' must list at least one path glob")
         declared[name] = paths
     return declared
+
+
+_CLUSTER_KEYS = ("paths", "inventory")
+
+
+def parse_clusters(raw: Any, root: str, at: Locator) -> tuple[ClusterScope, ...]:
+    """``clusters: {NAME: {paths: [globs], inventory: [files or directories]}}``: the files a cluster's
+    workloads are in, judged against its inventory (a repository is not one cluster)."""
+    where = at(("clusters",))
+    if not isinstance(raw, dict) or not raw:
+        raise ConfigError(
+            f"{where}: 'clusters' must map cluster names to {{paths: [path globs], inventory: [files or "
+            f"directories]}}, not {type_name(raw) if raw else 'nothing'}"
+        )
+    scopes = []
+    for name, entry in raw.items():
+        place = at(("clusters", str(name)))
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{place}: 'clusters.{name}' must be a mapping with the keys paths and inventory")
+        for key in entry:
+            if key not in _CLUSTER_KEYS:
+                raise ConfigError(
+                    f"{place}: unknown key 'clusters.{name}.{key}' (known keys: {', '.join(_CLUSTER_KEYS)})"
+                )
+        for key in _CLUSTER_KEYS:
+            if key not in entry:
+                raise ConfigError(f"{place}: 'clusters.{name}' needs '{key}'")
+        paths = _string_list(entry["paths"], f"clusters.{name}.paths", place)
+        inventory = _string_list(entry["inventory"], f"clusters.{name}.inventory", place)
+        if not paths or not inventory:
+            raise ConfigError(f"{place}: 'clusters.{name}' needs at least one path glob and one inventory path")
+        scopes.append(ClusterScope(str(name), paths, tuple(str(Path(root) / p) for p in inventory)))
+    return tuple(scopes)
 
 
 def _declarable(kind: Any, known: frozenset[str], where: str) -> str:

@@ -45,6 +45,14 @@ from gpulint.lint.suppress import (
 from gpulint.lint.suppress import apply as apply_suppressions
 
 YAML_INVALID = "yaml-invalid"
+# Rules that judge a workload against the cluster's Kueue queues or namespace quotas, and what of the
+# cluster they read (the rules needing nodes read its nodes and node pools).
+ADMISSION_FIT = {
+    "queue-unadmittable": "Kueue queues",
+    "resource-quota-exceeded": "ResourceQuotas",
+    "limit-range-violation": "LimitRanges",
+}
+ASSUMED_FILES_SHOWN = 3
 
 
 def enabled_rules(config: Config) -> dict[str, Rule]:
@@ -343,11 +351,17 @@ class Engine:
                 fix = replace(fix, refused="a fix that adds list items is made only in the object's own file")
         # a check words its first line to fit; a message that quotes long upstream text is split as a last resort
         message, more = (diagnostic.message, ()) if diagnostic.run_note else split_long(diagnostic.message)
-        return Finding(
-            diagnostic.rule,
+        severity = (
             diagnostic.severity
             if diagnostic.pinned and diagnostic.severity
-            else self._severity(diagnostic.rule, diagnostic.severity),
+            else self._severity(diagnostic.rule, diagnostic.severity)
+        )
+        assumed = self._assumption(diagnostic.rule) if severity > Severity.INFO else None
+        if assumed is not None:  # a cluster no inventory names: at most a warning, and it says so
+            severity = min(severity, Severity.WARNING)
+        return Finding(
+            diagnostic.rule,
+            severity,
             message,
             file,
             line,
@@ -355,9 +369,29 @@ class Engine:
             obj.ref,
             fix,
             obj.document.index,
-            (*more, *diagnostic.notes),
+            (*more, *diagnostic.notes, *((assumed,) if assumed else ())),
             diagnostic.run_note,
             stable_field(obj.data, diagnostic.path),
+        )
+
+    def _assumption(self, rule_id: str) -> str | None:
+        """The note naming what a cluster-fit finding assumed when no inventory names the cluster (None: the
+        rule judges no cluster, or an inventory does)."""
+        resolver = self.context.resolver
+        if not resolver.cluster_assumed:
+            return None
+        rule = self.rules.get(rule_id)
+        if rule is not None and Need.NODES in rule.needs:
+            files = resolver.linted_pool_files
+            shown = ", ".join(files[:ASSUMED_FILES_SHOWN]) + (" ..." if len(files) > ASSUMED_FILES_SHOWN else "")
+            what = f"node pools of the linted files ({shown})"
+        elif rule_id in ADMISSION_FIT:
+            what = f"{ADMISSION_FIT[rule_id]} of the linted files"
+        else:
+            return None
+        return (
+            f"assumed: no --inventory names the cluster this workload deploys to, so it was judged against the "
+            f"{what}; map its path to its cluster's inventory (clusters: in .gpulint.yaml) to judge it for certain"
         )
 
     def _suppress(

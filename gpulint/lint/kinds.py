@@ -59,6 +59,9 @@ class KindRow:
     crosses_files: bool
     wins: Wins
     complete: Complete
+    # Describes the cluster itself (its node pools, quotas, queues' capacity): read as a cluster's only from
+    # its inventory and the files `clusters:` maps to it, never from a shared folder or another cluster's
+    describes_cluster: bool = False
 
     @property
     def key(self) -> tuple[str, str]:
@@ -81,8 +84,10 @@ def _row(
     crosses: bool,
     wins: Wins,
     complete: Complete = _LISTED,
+    *,
+    cluster: bool = False,
 ) -> KindRow:
-    return KindRow(group, kind, versions, plural, namespaced, crosses, wins, complete)
+    return KindRow(group, kind, versions, plural, namespaced, crosses, wins, complete, cluster)
 
 
 KINDS: tuple[KindRow, ...] = (
@@ -91,8 +96,8 @@ KINDS: tuple[KindRow, ...] = (
     _row("", "Pod", ("v1",), "pods", True, False, _I, _NEVER),
     _row("", "Namespace", ("v1",), "namespaces", False, True, _I),
     _row("", "ConfigMap", ("v1",), "configmaps", True, True, _L),
-    _row("", "LimitRange", ("v1",), "limitranges", True, True, _L),
-    _row("", "ResourceQuota", ("v1",), "resourcequotas", True, True, _L),
+    _row("", "LimitRange", ("v1",), "limitranges", True, True, _L, cluster=True),
+    _row("", "ResourceQuota", ("v1",), "resourcequotas", True, True, _L, cluster=True),
     _row("node.k8s.io", "RuntimeClass", ("v1",), "runtimeclasses", False, True, _I),
     _row("apiextensions.k8s.io", "CustomResourceDefinition", ("v1",), "customresourcedefinitions", False, True, _L),
     # a new pool node runs the DaemonSets' pods first; a Deployment may start a scheduler (by content)
@@ -112,10 +117,10 @@ KINDS: tuple[KindRow, ...] = (
     _row("scheduling.x-k8s.io", "PodGroup", ("v1alpha1",), "podgroups", True, True, _I),
     _row(VOLCANO_GROUP, "PodGroup", ("v1beta1",), "podgroups", True, True, _I),
     # admission: Kueue, Volcano, KAI Scheduler
-    _row(KUEUE_GROUP, "ClusterQueue", _KUEUE, "clusterqueues", False, True, _L),
+    _row(KUEUE_GROUP, "ClusterQueue", _KUEUE, "clusterqueues", False, True, _L, cluster=True),
     _row(KUEUE_GROUP, "LocalQueue", _KUEUE, "localqueues", True, True, _L),
-    _row(KUEUE_GROUP, "ResourceFlavor", _KUEUE, "resourceflavors", False, True, _L),
-    _row(KUEUE_GROUP, "Cohort", (*_KUEUE, "v1alpha1"), "cohorts", False, True, _L),
+    _row(KUEUE_GROUP, "ResourceFlavor", _KUEUE, "resourceflavors", False, True, _L, cluster=True),
+    _row(KUEUE_GROUP, "Cohort", (*_KUEUE, "v1alpha1"), "cohorts", False, True, _L, cluster=True),
     _row(KUEUE_GROUP, "Topology", (*_KUEUE, "v1alpha1"), "topologies", False, True, _L),
     _row(KUEUE_GROUP, "AdmissionCheck", _KUEUE, "admissionchecks", False, True, _L),
     _row(VOLCANO_GROUP, "Queue", ("v1beta1",), "queues", False, True, _L),
@@ -130,11 +135,13 @@ KINDS: tuple[KindRow, ...] = (
         for kind in kserve.RUNTIME_KINDS
     ),
     # node pools: the nodes that can exist (a linted pool is the change under review)
-    _row(KARPENTER_GROUP, "NodePool", ("v1", "v1beta1"), "nodepools", False, True, _L, _NEVER),
-    _row("karpenter.k8s.aws", "EC2NodeClass", ("v1", "v1beta1"), "ec2nodeclasses", False, True, _L, _NEVER),
-    _row(CAPI_GROUP, "MachineDeployment", _CAPI, "machinedeployments", True, True, _L, _NEVER),
-    _row(CAPI_GROUP, "MachineSet", _CAPI, "machinesets", True, True, _L, _NEVER),
-    _row(CAPI_GROUP, "MachinePool", _CAPI, "machinepools", True, True, _L, _NEVER),
+    _row(KARPENTER_GROUP, "NodePool", ("v1", "v1beta1"), "nodepools", False, True, _L, _NEVER, cluster=True),
+    _row(
+        "karpenter.k8s.aws", "EC2NodeClass", ("v1", "v1beta1"), "ec2nodeclasses", False, True, _L, _NEVER, cluster=True
+    ),
+    _row(CAPI_GROUP, "MachineDeployment", _CAPI, "machinedeployments", True, True, _L, _NEVER, cluster=True),
+    _row(CAPI_GROUP, "MachineSet", _CAPI, "machinesets", True, True, _L, _NEVER, cluster=True),
+    _row(CAPI_GROUP, "MachinePool", _CAPI, "machinepools", True, True, _L, _NEVER, cluster=True),
     # the scheduler names a cluster answers to: profiles of a KubeSchedulerConfiguration (no API lists them)
     _row(SCHEDULER_CONFIG_GROUP, "KubeSchedulerConfiguration", ("v1",), "", False, False, _L, _DECLARED),
 )
@@ -142,6 +149,10 @@ KINDS: tuple[KindRow, ...] = (
 BY_KEY: dict[tuple[str, str], KindRow] = {row.key: row for row in KINDS}
 # The kinds whose completeness a configuration may declare, by kind (several groups may share one: Queue).
 DECLARABLE: frozenset[str] = frozenset(row.kind for row in KINDS if row.complete is not Complete.NEVER)
+
+
+# The (group, kind)s that describe a cluster itself.
+CLUSTER_KINDS: frozenset[tuple[str, str]] = frozenset(row.key for row in KINDS if row.describes_cluster)
 
 
 def row_of(group: str, kind: str) -> KindRow | None:

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # the admission models are imported where a run meets a queue
     from gpulint.kube.admission.kueue import KueueSetup
     from gpulint.kube.admission.namespace import LimitItem, Quota
     from gpulint.kube.dra.devices import DraModel
-    from gpulint.kube.pools.model import NodePool
+    from gpulint.kube.pools.model import NodePool, PoolSpec
 
 DRA_GROUP = "resource.k8s.io"
 # Kinds of the linted set that change the cluster the allocator sees.
@@ -145,7 +145,7 @@ class Resolver:
     def pools(self) -> list[NodePool]:
         """Every pool the inventory or the linted files describe, bound to the catalog and the nodes;
         a linted pool replaces the inventory's of the same name (it is the change under review)."""
-        specs = {(spec.system, spec.name): spec for spec in self._cluster.pool_specs}
+        specs: dict[tuple[str, ...], PoolSpec] = {(spec.system, spec.name): spec for spec in self._cluster.pool_specs}
         if not specs and self.pools_from_inventory:
             return []  # most runs (and reviews): no pool anywhere
         linted = [obj for kind in CAPI_KINDS for obj in self.linted.of_kind(CAPI_GROUP, kind)]
@@ -154,8 +154,16 @@ class Resolver:
             return []  # most runs: the pool readers and model are not even imported
         from gpulint.kube.pools.readers import node_class_zones, pools_in_document
 
-        for obj in linted:
-            specs.update({(s.system, s.name): s for s in pools_in_document(obj.data, obj.file)})
+        found = [spec for obj in linted for spec in pools_in_document(obj.data, obj.file)]
+        files: dict[tuple[str, str], set[str]] = {}
+        for spec in found:
+            files.setdefault((spec.system, spec.name), set()).add(spec.file)
+        for spec in found:
+            if len(files[(spec.system, spec.name)]) == 1:
+                specs[(spec.system, spec.name)] = spec
+            else:  # one name in several folders (clusters/dev, clusters/prod): several pools, never one merged;
+                # which of them replaces the inventory's is unknown, so the inventory's stays too
+                specs[(spec.system, spec.name, spec.file)] = replace(spec, where=spec.file)
         if not specs:
             return []
         zones = dict(self._cluster.node_class_zones)
@@ -169,6 +177,19 @@ class Resolver:
 
         catalog = self._cluster.catalog or shipped_catalog()
         return [bind(spec, catalog, self.nodes) for spec in specs.values()]
+
+    @property
+    def cluster_assumed(self) -> bool:
+        """No inventory says which cluster the linted workloads deploy to: the node pools, queues and quotas
+        the linted files describe are only assumed to be that cluster's (a repository is not one cluster:
+        clusters/dev and clusters/prod, a platform repository's example pools)."""
+        return self.inventory is None
+
+    @cached_property
+    def linted_pool_files(self) -> list[str]:
+        """The linted files that describe the node pools (for the note that names the assumption)."""
+        linted = {spec.file for spec in self._cluster.pool_specs}
+        return sorted({pool.spec.file for pool in self.pools} - linted)
 
     @cached_property
     def daemon_pods(self) -> list[PodRequirements]:

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NoReturn
 
-from gpulint.lint.config import Config
+from gpulint.lint.config import ClusterScope, Config
 from gpulint.lint.cross_file import crosses_files
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
 from gpulint.lint.inventory import ClusterInventory
-from gpulint.lint.kinds import Declared
+from gpulint.lint.kinds import CLUSTER_KINDS, Declared
 from gpulint.lint.linted_set import LintedObject, LintedSet
 from gpulint.lint.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.objects import KubeObject, ParsedFile, is_list, is_object, object_ref, parse_file
@@ -34,7 +34,7 @@ from gpulint.lint.rejections import API_REJECTED, inventory_reports
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need
 from gpulint.lint.sources import Source
-from gpulint.lint.suppress import ALL, path_ignores
+from gpulint.lint.suppress import ALL, path_ignores, path_matches
 
 PARALLEL_MIN_FILES = 48
 
@@ -64,6 +64,43 @@ def declared_of(config: Config) -> Declared:
     return Declared(config.complete, config.root)
 
 
+def scope_index(path: str, scopes: Sequence[ClusterScope], root: str) -> int:
+    """0: ``path`` is in no mapped cluster's paths; i: in the paths of ``scopes[i - 1]`` (the first that has it)."""
+    for index, scope in enumerate(scopes, 1):
+        if any(path_matches(path, glob, root) for glob in scope.paths):
+            return index
+    return 0
+
+
+def scoped_engines(run: LintRun, linted: LintedSet) -> list[Engine]:
+    """The engines of a run: one for the files in no mapped cluster (against the run's inventory), then one
+    per cluster of ``clusters:`` (against its own). Each sees the linted objects of its cluster's files and
+    of the files in no cluster: a NodePool, queue or quota of clusters/dev is not clusters/prod's."""
+    declared = declared_of(run.config)
+    inventories = [run.cluster, *(inventory for _, inventory in run.scoped)]
+    if not run.scoped:
+        return [Engine(run.config, Resolver(linted, run.cluster, run.config.gates, declared), run.rules, run.routes)]
+    scopes = [scope for scope, _ in run.scoped]
+    where: dict[str, int] = {}
+    for obj in linted:
+        if obj.file not in where:
+            where[obj.file] = scope_index(obj.file, scopes, run.config.root)
+    engines = []
+    for index, inventory in enumerate(inventories):
+        kept = LintedSet((obj for obj in linted if _sees(index, where[obj.file], obj)), linted.complete)
+        engines.append(Engine(run.config, Resolver(kept, inventory, run.config.gates, declared), run.rules, run.routes))
+    return engines
+
+
+def _sees(cluster: int, scope: int, obj: LintedObject) -> bool:
+    """Whether cluster ``cluster``'s checks read ``obj`` (of a file in ``scope``): its own files' objects, and
+    what files mapped to no cluster hold (a shared base), except what describes a cluster (node pools,
+    quotas): a mapped cluster's is its inventory's and its own files'."""
+    if scope == cluster:
+        return True
+    return scope == 0 and (cluster == 0 or (obj.ref.group, obj.ref.kind) not in CLUSTER_KINDS)
+
+
 def linted_object(obj: KubeObject) -> LintedObject:
     return LintedObject(obj.ref, obj.data, obj.document.path)
 
@@ -80,6 +117,8 @@ class LintRun:
     context: Sequence[LintedObject] = ()
     partial: bool = False
     routes: Routes | None = None  # the rules routed already (the webhook's, once per inventory); else per run
+    # `clusters:` of the configuration, each with its inventory: the files in its paths are judged against it
+    scoped: Sequence[tuple[ClusterScope, ClusterInventory]] = ()
 
     def __post_init__(self) -> None:
         if self.routes is not None:
@@ -104,12 +143,24 @@ class LintRun:
         return self.complete and not self.partial
 
     @cached_property
-    def resolver(self) -> Resolver:
-        return Resolver(self.linted, self.cluster, self.config.gates, declared_of(self.config))
+    def engines(self) -> list[Engine]:
+        """One engine per cluster: the files in no mapped cluster's paths first, then each of ``scoped``."""
+        return scoped_engines(self, self.linted)
 
-    @cached_property
+    @property
+    def resolver(self) -> Resolver:
+        """The resolver of the files in no mapped cluster's paths (of every file without ``clusters:``)."""
+        return self.engine.context.resolver
+
+    @property
     def engine(self) -> Engine:
-        return Engine(self.config, self.resolver, self.rules, self.routes)
+        return self.engines[0]
+
+    def engine_for(self, path: str) -> Engine:
+        return self.engines[scope_index(path, [scope for scope, _ in self.scoped], self.config.root)]
+
+    def resolver_for(self, path: str) -> Resolver:
+        return self.engine_for(path).context.resolver
 
     def objects(self) -> list[KubeObject]:
         return [obj for parsed in self.files for obj in parsed.objects]
@@ -120,7 +171,15 @@ class LintRun:
         fresh = {source.display: source.fresh() for source in changed}
         sources = [fresh.get(source.display, source) for source in self.sources]
         run = LintRun(
-            self.config, sources, self.cluster, self.complete, self.rules, self.context, self.partial, self.routes
+            self.config,
+            sources,
+            self.cluster,
+            self.complete,
+            self.rules,
+            self.context,
+            self.partial,
+            self.routes,
+            self.scoped,
         )
         run.files = [parse_source(fresh[parsed.path]) if parsed.path in fresh else parsed for parsed in self.files]
         return run
@@ -134,9 +193,13 @@ class LintRun:
             if workers > 1 and _can_fork():
                 reports, self.available = _parallel_reports(self, workers)
                 return Report(reports)
-        engine = self.engine
-        self.available = engine.available
-        return Report([engine.check_file(parsed, deadline, path_ignores_apply=self.complete) for parsed in self.files])
+        self.available = frozenset().union(*(engine.available for engine in self.engines))
+        return Report(
+            [
+                self.engine_for(parsed.path).check_file(parsed, deadline, path_ignores_apply=self.complete)
+                for parsed in self.files
+            ]
+        )
 
     def inventory_reports(self) -> list[FileReport]:
         """The inventory's objects the API server would refuse, as api-rejected warnings in the inventory files
@@ -268,8 +331,13 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, conn: Any, everyth
             by_file.update(zip(other, _receive(conn)))
         own = (obj for index in sorted(by_file) for obj in by_file[index])
         linted = LintedSet(itertools.chain(own, run.context), run.references_complete)
-        engine = Engine(run.config, Resolver(linted, run.cluster, run.config.gates, declared_of(run.config)), run.rules)
-        _send(conn, ([engine.check_file(p, path_ignores_apply=run.complete) for p in parsed], engine.available))
+        engines = scoped_engines(run, linted)
+        scopes = [scope for scope, _ in run.scoped]
+        reports = [
+            engines[scope_index(p.path, scopes, run.config.root)].check_file(p, path_ignores_apply=run.complete)
+            for p in parsed
+        ]
+        _send(conn, (reports, frozenset().union(*(engine.available for engine in engines))))
     except BaseException:
         import traceback
 

@@ -114,6 +114,8 @@ class PoolSpec:
     accelerators: dict[str, Fraction] = field(default_factory=dict)  # extended resources a node offers, stated
     accelerators_complete: bool = False  # ``accelerators`` is all it offers (GKE attaches GPUs only so)
     node_class: tuple[str, str] = ("", "")  # Karpenter: the NodeClass it references (group, name)
+    # Where it is shown from when another file describes a pool of the same name (two clusters' folders)
+    where: str = ""
 
 
 ABSENT = Domain(frozenset())  # the label is known not to be on the node
@@ -151,7 +153,8 @@ class NodePool:
 
     @property
     def title(self) -> str:
-        return f"{self.spec.system} {self.spec.name}"
+        where = f" ({self.spec.where})" if self.spec.where else ""
+        return f"{self.spec.system} {self.spec.name}{where}"
 
     @property
     def known(self) -> bool:
