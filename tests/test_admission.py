@@ -92,7 +92,16 @@ def docs(*parts: str) -> str:
     return "---\n".join(part if part.endswith("\n") else part + "\n" for part in parts)
 
 
+# The manifests of these tests are one cluster's files (clusters: with no inventory): what they describe of
+# the cluster (queues, quotas) is that cluster's, so the quota verdicts are errors. Without the mapping they
+# are at most warnings (test_a_repository_is_not_one_cluster below).
+ONE_CLUSTER = {"clusters": {"team": {"paths": ["*"]}}}
+# The linted files hold every queue object of the cluster: a name found nowhere does not exist.
+COMPLETE = {"complete": ["LocalQueue", "ClusterQueue", "ResourceFlavor", "AdmissionCheck", "Queue"]}
+
+
 def queue_findings(text: str, rule: str = "queue-unadmittable", **kwargs):
+    kwargs.setdefault("config", ONE_CLUSTER)
     return findings_of(rule, text, **kwargs)
 
 
@@ -342,8 +351,14 @@ def test_queue_given_as_an_annotation():
 
 def test_local_queue_pointing_at_a_missing_cluster_queue():
     text = docs(flavor(), cluster_queue(), local_queue(target="cluster-queu"), job())
-    (finding,) = queue_findings(text, "queue-reference-invalid")
+    (finding,) = queue_findings(text, "queue-reference-invalid", config=COMPLETE)
+    assert finding.severity == "error"
     assert "points at ClusterQueue cluster-queu, which doesn't exist; did you mean 'cluster-queue'?" in finding.message
+    # the ClusterQueues are not declared complete: a platform chart may make it; the likely typo is info
+    (finding,) = queue_findings(text, "queue-reference-invalid")
+    assert finding.severity == "info"
+    assert "ClusterQueue cluster-queu (of LocalQueue user-queue) is not among the linted files" in finding.message
+    assert "complete: [ClusterQueue]" in finding.message
 
 
 def test_null_namespace_selector_selects_no_namespace():
@@ -434,12 +449,14 @@ def test_a_missing_admission_check_makes_the_cluster_queue_inactive(tmp_path, ve
     assert queue_findings(job(), "queue-reference-invalid", inventory=[str(tmp_path)]) == []
 
 
-def test_a_missing_admission_check_among_the_linted_files_only_is_a_warning():
+def test_a_missing_admission_check_is_said_only_when_the_checks_are_known_whole():
     text = docs(
         flavor(), with_checks(cluster_queue(), "sample-prov"), local_queue(), admission_check("prov-test"), job()
     )
-    (finding,) = queue_findings(text, "queue-reference-invalid")
-    assert finding.severity == "warning" and "missing AdmissionCheck(s): sample-prov" in finding.message
+    (finding,) = queue_findings(text, "queue-reference-invalid", config=COMPLETE)
+    assert finding.severity == "error" and "missing AdmissionCheck(s): sample-prov" in finding.message
+    # another AdmissionCheck in the files proves nothing (before: a warning): the platform's chart may make it
+    assert queue_findings(text, "queue-reference-invalid") == []
     assert (
         queue_findings(
             docs(flavor(), with_checks(cluster_queue(), "sample-prov"), local_queue(), job()), "queue-reference-invalid"
@@ -453,10 +470,10 @@ def test_a_v1beta2_cluster_queue_has_no_admission_checks_list():
     listed = docs(
         flavor(), with_checks(cluster_queue(), "sample-prov", strategy=False), local_queue(), admission_check("x")
     )
-    assert queue_findings(docs(listed, job()), "queue-reference-invalid") == []
+    assert queue_findings(docs(listed, job()), "queue-reference-invalid", config=COMPLETE) == []
     v1beta1 = with_checks(cluster_queue(version="v1beta1"), "sample-prov", strategy=False)
     text = docs(flavor(), v1beta1, local_queue(), admission_check("x"), job())
-    assert len(queue_findings(text, "queue-reference-invalid")) == 1
+    assert len(queue_findings(text, "queue-reference-invalid", config=COMPLETE)) == 1
 
 
 def test_an_inactive_admission_check_from_the_inventory(tmp_path):
@@ -535,14 +552,14 @@ def test_admission_check_names_stay_on_the_first_line_until_it_is_full_then_go_t
         text = docs(
             flavor(), with_checks(cluster_queue(), *names), local_queue(), admission_check("other-check"), job()
         )
-        (finding,) = raw_findings_of("queue-reference-invalid", text)
+        (finding,) = raw_findings_of("queue-reference-invalid", text, config=COMPLETE)
         assert (finding["message"], tuple(finding["notes"])) == (message, notes)
         assert len(finding["message"]) <= 160
     # the boundary: a name that makes the line exactly 160 characters stays on it, one more character moves it
     exact = "x" * (160 - len(lead) - 2)
     for name, inline in [(exact, True), (exact + "y", False)]:
         text = docs(flavor(), with_checks(cluster_queue(), name), local_queue(), admission_check("other-check"), job())
-        (finding,) = raw_findings_of("queue-reference-invalid", text)
+        (finding,) = raw_findings_of("queue-reference-invalid", text, config=COMPLETE)
         assert (finding["message"] == f"{lead}: {name}") is inline
         assert (f"missing AdmissionCheck(s): {name}" in finding["notes"]) is not inline
 
@@ -550,13 +567,15 @@ def test_admission_check_names_stay_on_the_first_line_until_it_is_full_then_go_t
 def test_a_long_did_you_mean_goes_to_a_note():
     names = [f"team-{i}-research-queue" for i in range(8)]
     queues = docs(flavor(), cluster_queue(), *(local_queue(n) for n in names))
-    (finding,) = raw_findings_of("queue-reference-invalid", docs(queues, job(queue="user-queue")))
+    (finding,) = raw_findings_of("queue-reference-invalid", docs(queues, job(queue="user-queue")), config=COMPLETE)
     assert finding["message"] == (
         "LocalQueue user-queue doesn't exist in namespace team-a: Kueue leaves the workload pending (inadmissible)"
     )
     assert finding["notes"] == [f"defined: {', '.join(sorted(names)[:6])} and 2 more"]
     # a close name fits: the suggestion stays on the line
-    (finding,) = raw_findings_of("queue-reference-invalid", docs(queues, job(queue="team-1-research-queu")))
+    (finding,) = raw_findings_of(
+        "queue-reference-invalid", docs(queues, job(queue="team-1-research-queu")), config=COMPLETE
+    )
     assert finding["message"].endswith("; did you mean 'team-1-research-queue'?")
     assert finding["notes"] == []
 
@@ -1001,12 +1020,16 @@ def volcano_job(queue: str = "research") -> str:
 
 
 def test_volcano_queue_missing_or_closed():
-    (missing,) = queue_findings(docs(volcano_queue(), volcano_job("reserch")), "queue-reference-invalid")
-    assert missing.severity == "warning"  # only the linted files define queues
+    text = docs(volcano_queue(), volcano_job("reserch"))
+    (missing,) = queue_findings(text, "queue-reference-invalid", config=COMPLETE)
+    assert missing.severity == "error"  # the linted files hold every Queue
     assert (
         "Volcano Queue reserch doesn't exist: Volcano's admission webhook refuses the Job: unable to find job queue; did you mean 'research'?"
         in missing.message
     )
+    (typo,) = queue_findings(text, "queue-reference-invalid")  # only the linted files define queues: no proof
+    assert typo.severity == "info" and "Volcano Queue reserch is not among the linted files" in typo.message
+    assert queue_findings(docs(volcano_queue(), volcano_job("batch")), "queue-reference-invalid") == []
     (closed,) = queue_findings(docs(volcano_queue(state="Closed"), volcano_job()), "queue-reference-invalid")
     assert closed.severity == "error"
     assert "can only submit job to queue with state `Open`, queue `research` status is `Closed`" in said(closed)
@@ -1433,9 +1456,16 @@ def pod_for(scheduler: str) -> str:
 
 
 def test_a_scheduler_name_typo():
+    # no API lists the schedulers a cluster runs: a close name is a likely typo (info), not proof
     (finding,) = findings_of("scheduler-name-unknown", pod_for("kai-schedular"))
-    assert finding.severity == "warning"
+    assert finding.severity == "info"
     assert "did you mean 'kai-scheduler'?" in finding.message
+    complete = {"complete": ["KubeSchedulerConfiguration"]}  # the files hold every scheduler profile
+    (finding,) = findings_of("scheduler-name-unknown", pod_for("kai-schedular"), config=complete)
+    assert finding.severity == "warning" and "did you mean 'kai-scheduler'?" in finding.message
+    (finding,) = findings_of("scheduler-name-unknown", pod_for("batch-runner"), config=complete)
+    assert finding.message.startswith("schedulerName 'batch-runner' is the name of no scheduler\n")
+    assert findings_of("scheduler-name-unknown", pod_for("batch-runner")) == []
     for name in ("kai-scheduler", "volcano", "default-scheduler"):
         assert findings_of("scheduler-name-unknown", pod_for(name)) == []
 

@@ -183,8 +183,11 @@ def test_coscheduling_group_minimum_and_missing_groups():
     """
     (finding,) = by_rule(lint(textwrap.dedent(group) + textwrap.dedent(deployment)), "gang-inconsistent")
     assert "requires 4 pods at once but this object creates only 3" in finding.message
-    (missing,) = by_rule(lint(deployment), "gang-inconsistent")
-    assert missing.severity == Severity.WARNING and "coscheduling PodGroup 'nginx'" in missing.message
+    # a group found nowhere proves nothing (before: a warning): the operator or a chart may create it
+    assert by_rule(lint(deployment), "gang-inconsistent") == []
+    (missing,) = by_rule(lint(deployment, complete={"PodGroup": ("*",)}), "gang-inconsistent")
+    assert missing.severity == Severity.ERROR and "coscheduling PodGroup 'nginx'" in missing.message
+    assert "which does not exist: they stay unschedulable until it exists" in missing.message
 
 
 COSCHEDULING_GROUP = """
@@ -797,7 +800,7 @@ def test_podgroup_min_resources_larger_than_the_cluster():
     assert finding.line == 6
 
 
-def test_a_misspelt_group_is_an_error_when_the_repository_defines_its_groups():
+def test_a_misspelt_group_is_an_error_only_when_the_groups_are_known_whole():
     text = """
         apiVersion: scheduling.x-k8s.io/v1alpha1
         kind: PodGroup
@@ -816,8 +819,13 @@ def test_a_misspelt_group_is_an_error_when_the_repository_defines_its_groups():
               schedulerName: scheduler-plugins-scheduler
               containers: [{name: c, image: i}]
     """
+    # another group in the repository (an example folder, another overlay) proves nothing: a likely typo is info
     (finding,) = by_rule(lint(text), "gang-inconsistent")
+    assert finding.severity == Severity.INFO and "did you mean 'trainers'?" in said(finding)
+    (finding,) = by_rule(lint(text, complete={"PodGroup": ("*",)}), "gang-inconsistent")
     assert finding.severity == Severity.ERROR and "did you mean 'trainers'?" in said(finding)
+    unrelated = text.replace("pod-group: trainer}", "pod-group: allreduce}")
+    assert by_rule(lint(unrelated), "gang-inconsistent") == []  # no close name: nothing said
 
 
 # ----------------------------------------------------------------- gangs built once per object checked

@@ -7,7 +7,17 @@ from __future__ import annotations
 import textwrap
 
 from conftest import said
-from rule_harness import findings_of
+from rule_harness import findings_of as _findings_of
+
+# The manifests of these tests are one cluster's files (clusters: with no inventory): their quotas and limits
+# are that cluster's, so a refusal is an error. Without the mapping it is at most a warning that names the
+# assumption (tests/test_clusters.py).
+ONE_CLUSTER = {"clusters": {"team": {"paths": ["*"]}}}
+
+
+def findings_of(rule_id, text, **kwargs):
+    kwargs.setdefault("config", ONE_CLUSTER)
+    return _findings_of(rule_id, text, **kwargs)
 
 
 def limit_range(body: str, name: str = "cpu-resource-constraint", namespace: str = "ml") -> str:

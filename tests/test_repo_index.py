@@ -83,8 +83,13 @@ def test_a_file_linted_alone_resolves_references_into_the_rest_of_its_repository
     result = run_cli("check", "gang/pod-1.yaml", "--format", "json")
     assert rules_of(result, *REFERENCE_RULES) == []
     assert {f["path"] for f in result.json()["findings"]} <= {"gang/pod-1.yaml"}  # only the file passed is reported
-    # a typo: the repository's groups are known, so the missing one is an error with a suggestion
+    # a typo: the index finds the repository's groups, so the missing one gets a suggestion; it is an error
+    # once the configuration declares that the repository holds every PodGroup (else a likely typo: info)
     (repo / "gang" / "pod-1.yaml").write_text(pod(1, group="nccl-allredcue"))
+    result = run_cli("check", "gang/pod-1.yaml", "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "gang-inconsistent"]
+    assert finding["severity"] == "info" and "did you mean 'nccl-allreduce'?" in finding["notes"]
+    (repo / ".gpulint.yaml").write_text("complete: [PodGroup]\n")
     result = run_cli("check", "gang/pod-1.yaml", "--format", "json")
     (finding,) = [f for f in result.json()["findings"] if f["rule"] == "gang-inconsistent"]
     assert finding["severity"] == "error" and "did you mean 'nccl-allreduce'?" in finding["notes"]
@@ -106,16 +111,19 @@ def test_the_index_counts_a_groups_members_in_unchanged_files(tmp_path, monkeypa
 def test_outside_a_repository_the_files_named_are_the_whole_set(tmp_path, monkeypatch):
     make_repo(tmp_path / "loose", git=False)
     monkeypatch.chdir(tmp_path / "loose")
-    # no repository to index: the file named is all there is (the rule docs' examples are linted so)
+    # no repository to index: the file named is all there is (the rule docs' examples are linted so); a
+    # reference found nowhere proves nothing until the configuration declares the kinds complete
+    assert rules_of(run_cli("check", "gang/pod-1.yaml", "--format", "json"), *REFERENCE_RULES) == []
+    Path(".gpulint.yaml").write_text("complete: [PodGroup, ResourceClaimTemplate]\n")
     assert rules_of(run_cli("check", "gang/pod-1.yaml", "--format", "json"), *REFERENCE_RULES) == [
-        ("gang/pod-1.yaml", "gang-inconsistent", "warning"),
-        ("gang/pod-1.yaml", "claim-reference-invalid", "warning"),
+        ("gang/pod-1.yaml", "gang-inconsistent", "error"),
+        ("gang/pod-1.yaml", "claim-reference-invalid", "error"),
     ]
     # the directory is everything that is applied: a reference into nothing is reported
     os.remove("gang/podgroup.yaml")
     assert rules_of(run_cli("check", ".", "--format", "json"), "gang-inconsistent") == [
-        ("gang/pod-0.yaml", "gang-inconsistent", "warning"),
-        ("gang/pod-1.yaml", "gang-inconsistent", "warning"),
+        ("gang/pod-0.yaml", "gang-inconsistent", "error"),
+        ("gang/pod-1.yaml", "gang-inconsistent", "error"),
     ]
     assert not (tmp_path / "loose" / CACHE_DIR).exists()
 
@@ -123,14 +131,15 @@ def test_outside_a_repository_the_files_named_are_the_whole_set(tmp_path, monkey
 def test_the_index_honours_gitignore_exclude_and_the_switch(tmp_path, monkeypatch):
     repo = make_repo(tmp_path / "repo")
     (repo / ".gitignore").write_text("claims/\n")
+    (repo / ".gpulint.yaml").write_text("complete: [ResourceClaimTemplate]\n")
     monkeypatch.chdir(repo)
     args = ("check", "gang/pod-1.yaml", "--format", "json", "--select", "claim-reference-invalid")
     (finding,) = run_cli(*args).json()["findings"]  # the template lives only in an ignored file
-    assert finding["severity"] == "warning" and "'four-gpus' is not among the linted files" in finding["message"]
+    assert finding["severity"] == "error" and "'four-gpus' is not among the linted files" in finding["message"]
     (repo / ".gitignore").write_text("")
-    (repo / ".gpulint.yaml").write_text("exclude: [claims]\n")
+    (repo / ".gpulint.yaml").write_text("exclude: [claims]\ncomplete: [ResourceClaimTemplate]\n")
     assert len(run_cli(*args).json()["findings"]) == 1
-    (repo / ".gpulint.yaml").write_text("repo-index: false\n")
+    (repo / ".gpulint.yaml").write_text("repo-index: false\ncomplete: [ResourceClaimTemplate]\n")
     assert run_cli(*args).json()["findings"] == []  # not indexed: a file alone proves nothing missing
     (repo / ".gpulint.yaml").write_text("repo-index: 'yes'\n")
     result = run_cli(*args)
@@ -245,8 +254,9 @@ def test_pre_commit_with_the_group_in_an_unchanged_file(tmp_path):
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert "gang-inconsistent" not in passing.stdout and "claim-reference-invalid" not in passing.stdout
     (work / "gang" / "pod-1.yaml").write_text(pod(1, template="four-gpu"))
+    (work / ".gpulint.yaml").write_text("complete: [ResourceClaimTemplate]\n")  # the repository holds them all
     failing = try_repo("gang/pod-1.yaml")
-    assert "gang/pod-1.yaml:11:32: warning[claim-reference-invalid]" in failing.stdout, failing.stdout
+    assert "gang/pod-1.yaml:11:32: error[claim-reference-invalid]" in failing.stdout, failing.stdout
     assert "gang/pod-0.yaml" not in failing.stdout and "podgroup.yaml" not in failing.stdout
     assert (work / CACHE_DIR / CACHE_FILE).is_file()
     status = subprocess.run(["git", "status", "--porcelain"], cwd=work, capture_output=True, text=True, check=True)

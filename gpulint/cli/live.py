@@ -100,7 +100,7 @@ def load_cluster(
     return load_configured_inventory(config, sources), list(sources or ())
 
 
-def load_scoped(config: Config) -> list[tuple[ClusterScope, ClusterInventory]]:
+def load_scoped(config: Config) -> list[tuple[ClusterScope, ClusterInventory | None]]:
     """Each cluster of ``clusters:`` with its inventory read; InventoryError (exit 2) when one cannot be read."""
     if not config.clusters:
         return []
@@ -110,6 +110,8 @@ def load_scoped(config: Config) -> list[tuple[ClusterScope, ClusterInventory]]:
     catalog = load_catalog(config.node_catalog)
     return [
         (scope, load_inventory(list(scope.inventory), None, catalog, config.extended_resource_toleration))
+        if scope.inventory
+        else (scope, None)
         for scope in config.clusters
     ]
 

@@ -43,7 +43,8 @@ USER_ONLY_RENDER_KEYS = {
 @dataclass(frozen=True)
 class ClusterScope:
     """One cluster of ``clusters:``: the linted files that deploy to it (path globs relative to the
-    configuration's directory) and its inventory (files or directories: kubectl output, node-pool files)."""
+    configuration's directory) and its inventory (files or directories: kubectl output, node-pool files;
+    none: the run's --inventory if any, and the node pools, queues and quotas its own files describe)."""
 
     name: str
     paths: tuple[str, ...]
@@ -455,7 +456,7 @@ def parse_clusters(raw: Any, root: str, at: Locator) -> tuple[ClusterScope, ...]
     if not isinstance(raw, dict) or not raw:
         raise ConfigError(
             f"{where}: 'clusters' must map cluster names to {{paths: [path globs], inventory: [files or "
-            f"directories]}}, not {type_name(raw) if raw else 'nothing'}"
+            f"directories] (optional)}}, not {type_name(raw) if raw else 'nothing'}"
         )
     scopes = []
     for name, entry in raw.items():
@@ -467,13 +468,10 @@ def parse_clusters(raw: Any, root: str, at: Locator) -> tuple[ClusterScope, ...]
                 raise ConfigError(
                     f"{place}: unknown key 'clusters.{name}.{key}' (known keys: {', '.join(_CLUSTER_KEYS)})"
                 )
-        for key in _CLUSTER_KEYS:
-            if key not in entry:
-                raise ConfigError(f"{place}: 'clusters.{name}' needs '{key}'")
-        paths = _string_list(entry["paths"], f"clusters.{name}.paths", place)
-        inventory = _string_list(entry["inventory"], f"clusters.{name}.inventory", place)
-        if not paths or not inventory:
-            raise ConfigError(f"{place}: 'clusters.{name}' needs at least one path glob and one inventory path")
+        paths = _string_list(entry.get("paths", []), f"clusters.{name}.paths", place)
+        inventory = _string_list(entry.get("inventory", []), f"clusters.{name}.inventory", place)
+        if not paths:
+            raise ConfigError(f"{place}: 'clusters.{name}' needs 'paths': at least one path glob")
         scopes.append(ClusterScope(str(name), paths, tuple(str(Path(root) / p) for p in inventory)))
     return tuple(scopes)
 

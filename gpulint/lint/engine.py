@@ -48,7 +48,7 @@ YAML_INVALID = "yaml-invalid"
 # Rules that judge a workload against the cluster's Kueue queues or namespace quotas, and what of the
 # cluster they read (the rules needing nodes read its nodes and node pools).
 ADMISSION_FIT = {
-    "queue-unadmittable": "Kueue queues",
+    "queue-unadmittable": "queues (Kueue, Volcano, KAI Scheduler)",
     "resource-quota-exceeded": "ResourceQuotas",
     "limit-range-violation": "LimitRanges",
 }

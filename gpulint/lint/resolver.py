@@ -77,12 +77,14 @@ class Resolver:
         cluster: ClusterInventory | None = None,
         gates: FeatureGates = DEFAULT_GATES,
         declared: Declared = NOTHING_DECLARED,
+        mapped: bool = False,
     ) -> None:
         self.linted = linted
         self.inventory = cluster  # None: no --inventory was given
         self._cluster = cluster if cluster is not None else _EMPTY
         self.gates = gates  # the target cluster's feature gates
         self.declared = declared  # the kinds the configuration declares complete (`complete:`)
+        self.mapped = mapped  # the files of one cluster of `clusters:`: what they describe is that cluster
 
     # ------------------------------------------------------------------ the nodes (inventory only)
 
@@ -183,7 +185,7 @@ class Resolver:
         """No inventory says which cluster the linted workloads deploy to: the node pools, queues and quotas
         the linted files describe are only assumed to be that cluster's (a repository is not one cluster:
         clusters/dev and clusters/prod, a platform repository's example pools)."""
-        return self.inventory is None
+        return self.inventory is None and not self.mapped
 
     @cached_property
     def linted_pool_files(self) -> list[str]:

@@ -77,9 +77,10 @@ def scoped_engines(run: LintRun, linted: LintedSet) -> list[Engine]:
     per cluster of ``clusters:`` (against its own). Each sees the linted objects of its cluster's files and
     of the files in no cluster: a NodePool, queue or quota of clusters/dev is not clusters/prod's."""
     declared = declared_of(run.config)
-    inventories = [run.cluster, *(inventory for _, inventory in run.scoped)]
     if not run.scoped:
         return [Engine(run.config, Resolver(linted, run.cluster, run.config.gates, declared), run.rules, run.routes)]
+    # a mapped cluster without an inventory of its own: the run's, if any, and what its files describe
+    inventories = [run.cluster, *(run.cluster if inventory is None else inventory for _, inventory in run.scoped)]
     scopes = [scope for scope, _ in run.scoped]
     where: dict[str, int] = {}
     for obj in linted:
@@ -88,7 +89,8 @@ def scoped_engines(run: LintRun, linted: LintedSet) -> list[Engine]:
     engines = []
     for index, inventory in enumerate(inventories):
         kept = LintedSet((obj for obj in linted if _sees(index, where[obj.file], obj)), linted.complete)
-        engines.append(Engine(run.config, Resolver(kept, inventory, run.config.gates, declared), run.rules, run.routes))
+        resolver = Resolver(kept, inventory, run.config.gates, declared, mapped=index > 0)
+        engines.append(Engine(run.config, resolver, run.rules, run.routes))
     return engines
 
 
@@ -118,7 +120,7 @@ class LintRun:
     partial: bool = False
     routes: Routes | None = None  # the rules routed already (the webhook's, once per inventory); else per run
     # `clusters:` of the configuration, each with its inventory: the files in its paths are judged against it
-    scoped: Sequence[tuple[ClusterScope, ClusterInventory]] = ()
+    scoped: Sequence[tuple[ClusterScope, ClusterInventory | None]] = ()
 
     def __post_init__(self) -> None:
         if self.routes is not None:
