@@ -1,0 +1,466 @@
+"""A repository is not one cluster, and absence is evidence only from a complete catalog (issue #28, 1-2).
+
+Shaped like real GitOps repositories: a monorepo with clusters/dev on AWS (a Karpenter NodePool) and
+clusters/prod on GCP (a cluster-api MachineDeployment) whose pools share a name, a platform repository
+with example pools, and an example scaled to replicas: 0.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import run_cli, said
+
+from gpulint.lint.cross_file import CROSS_FILE_KINDS
+from gpulint.lint.inventory import INVENTORY_KINDS
+from gpulint.lint.kinds import BY_KEY, DECLARABLE, KINDS, Complete
+from gpulint.lint.live_inventory import INVENTORY_APIS
+
+DEV_POOL = """\
+# Karpenter on EKS: g5 instances, at most 4 GPUs a node
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: gpu
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - key: karpenter.k8s.aws/instance-family
+          operator: In
+          values: ["g5"]
+        - key: karpenter.k8s.aws/instance-size
+          operator: In
+          values: ["xlarge", "2xlarge", "12xlarge"]
+      taints:
+        - key: nvidia.com/gpu
+          value: "true"
+          effect: NoSchedule
+  limits:
+    nvidia.com/gpu: 16
+"""
+PROD_POOL = """\
+# cluster-api on GCP, scaled from zero by the Cluster Autoscaler: 8 GPUs a node
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata:
+  name: gpu
+  namespace: prod
+  annotations:
+    cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: "4"
+    cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: "0"
+    capacity.cluster-autoscaler.kubernetes.io/memory: "680G"
+    capacity.cluster-autoscaler.kubernetes.io/cpu: "96"
+    capacity.cluster-autoscaler.kubernetes.io/gpu-type: "nvidia.com/gpu"
+    capacity.cluster-autoscaler.kubernetes.io/gpu-count: "8"
+    capacity.cluster-autoscaler.kubernetes.io/taints: "nvidia.com/gpu=present:NoSchedule"
+spec:
+  clusterName: prod
+  replicas: 0
+  selector: {matchLabels: {}}
+  template:
+    spec:
+      clusterName: prod
+      version: v1.33.1
+      bootstrap:
+        configRef: {apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: gpu}
+      infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: GCPMachineTemplate, name: gpu}
+"""
+EXAMPLE_POOL = """\
+# An example for the platform's users: copy it into your cluster's folder and adapt it.
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: gpu
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - key: node.kubernetes.io/instance-type
+          operator: In
+          values: ["g4dn.xlarge"]
+      taints:
+        - key: nvidia.com/gpu
+          effect: NoSchedule
+"""
+# An example in a platform repository, scaled to replicas: 0: one GPU a node
+EXAMPLE_ZERO = """\
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata:
+  name: gpu-example
+  namespace: default
+  annotations:
+    cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: "2"
+    cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: "0"
+    capacity.cluster-autoscaler.kubernetes.io/memory: "64G"
+    capacity.cluster-autoscaler.kubernetes.io/cpu: "16"
+    capacity.cluster-autoscaler.kubernetes.io/gpu-type: "nvidia.com/gpu"
+    capacity.cluster-autoscaler.kubernetes.io/gpu-count: "1"
+spec:
+  clusterName: example
+  replicas: 0
+  selector: {matchLabels: {}}
+  template:
+    spec:
+      clusterName: example
+      version: v1.33.1
+      bootstrap:
+        configRef: {apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: gpu}
+      infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: AWSMachineTemplate, name: gpu}
+"""
+
+
+def job(gpus: int, name: str = "train") -> str:
+    return f"""\
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: {name}, namespace: ml}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      tolerations: [{{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}]
+      containers:
+      - name: train
+        image: registry.example.com/train:1.0
+        resources:
+          limits: {{nvidia.com/gpu: {gpus}}}
+"""
+
+
+def tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def monorepo(root: Path, dev_gpus: int = 2, prod_gpus: int = 8) -> Path:
+    return tree(
+        root,
+        {
+            "clusters/dev/karpenter/nodepools.yaml": DEV_POOL,
+            "clusters/dev/apps/train.yaml": job(dev_gpus),
+            "clusters/prod/capi/machinedeployments.yaml": PROD_POOL,
+            "clusters/prod/apps/train.yaml": job(prod_gpus),
+        },
+    )
+
+
+MAPPING = """\
+clusters:
+  dev:
+    paths: ["clusters/dev/*"]
+    inventory: [clusters/dev/karpenter]
+  prod:
+    paths: ["clusters/prod/*"]
+    inventory: [clusters/prod/capi]
+"""
+
+
+def check(root: Path, *args: str, monkeypatch) -> list[dict]:
+    monkeypatch.chdir(root)
+    result = run_cli("check", ".", "--format", "json", "--ignore", "dev-shm-missing", *args)
+    assert result.exit_code in (0, 1), result.stderr
+    return [f for f in result.json()["findings"] if f["rule"] != "schema-invalid"]
+
+
+# --------------------------------------------------------------------------- the kind table
+
+
+def test_the_kind_table_has_a_row_for_every_kind_the_inventory_reads_and_agrees_with_the_live_api_list():
+    kinds = {row.kind for row in KINDS}
+    assert set(INVENTORY_KINDS) <= kinds
+    for api in INVENTORY_APIS:
+        row = BY_KEY.get((api.group, api.kind))
+        if row is None:  # a node class of another cloud: no lookups, no row yet
+            assert api.kind.endswith("NodeClass"), api
+            continue
+        assert (row.plural, row.namespaced) == (api.plural, api.namespaced), api
+        assert set(api.versions) <= set(row.versions), api
+
+
+def test_the_cross_file_table_is_the_kind_tables_column():
+    assert {row.key for row in KINDS if row.crosses_files} == CROSS_FILE_KINDS
+    assert ("kueue.x-k8s.io", "LocalQueue") in CROSS_FILE_KINDS and ("", "Pod") not in CROSS_FILE_KINDS
+
+
+def test_only_kinds_whose_set_can_be_complete_can_be_declared():
+    assert {"LocalQueue", "ClusterQueue", "TrainingRuntime", "KubeSchedulerConfiguration"} <= DECLARABLE
+    assert "Node" not in DECLARABLE and "NodePool" not in DECLARABLE  # an autoscaled pool's nodes are in no list
+    assert BY_KEY[("kubescheduler.config.k8s.io", "KubeSchedulerConfiguration")].complete is Complete.DECLARED
+
+
+# --------------------------------------------------------------------------- the configuration
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ("complete: [LocalQeue]\n", "1:11", "'complete' names 'LocalQeue', which is not a kind whose set"),
+        ("complete: [LocalQeue]\n", "1:11", "did you mean 'LocalQueue'?"),
+        ("complete:\n  NodePool: ['**']\n", "2:13", "'complete' names 'NodePool'"),
+        ("complete:\n  LocalQueue: []\n", "2:15", "'complete.LocalQueue' must list at least one path glob"),
+        ("complete: 3\n", "1:11", "'complete' must be a list of kinds"),
+        ("clusters: [dev]\n", "1:11", "'clusters' must map cluster names to {paths:"),
+        ("clusters:\n  dev: {inventory: [inv]}\n", "2:8", "'clusters.dev' needs 'paths'"),
+        ("clusters:\n  dev: {paths: [a], pools: [b]}\n", "2:8", "unknown key 'clusters.dev.pools'"),
+    ],
+)
+def test_a_bad_complete_or_clusters_key_is_a_usage_error_at_its_place(tmp_path, monkeypatch, text, where, message):
+    (tmp_path / ".gpulint.yaml").write_text(text)
+    (tmp_path / "job.yaml").write_text(job(1))
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("check", "job.yaml")
+    assert result.exit_code == 2
+    assert f".gpulint.yaml:{where}: " in result.stderr and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_clusters_inventory_that_cannot_be_read_is_a_usage_error(tmp_path, monkeypatch):
+    monorepo(tmp_path)
+    (tmp_path / ".gpulint.yaml").write_text(MAPPING.replace("clusters/prod/capi", "inventory/missing"))
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("check", ".")
+    assert result.exit_code == 2 and "inventory/missing" in result.stderr and "Traceback" not in result.stderr
+
+
+# --------------------------------------------------------------------------- a repository is not one cluster
+
+
+def test_a_monorepo_without_a_mapping_judges_against_its_pools_as_an_assumption_at_most_a_warning(
+    tmp_path, monkeypatch
+):
+    # prod asks for 16 GPUs: no pool of either cluster has a node that big
+    found = check(monorepo(tmp_path, prod_gpus=16), monkeypatch=monkeypatch)
+    (finding,) = found
+    assert (finding["rule"], finding["severity"], finding["path"]) == (
+        "gpu-unschedulable",
+        "warning",
+        "clusters/prod/apps/train.yaml",
+    )
+    notes = said(finding)
+    assert "assumed: no --inventory names the cluster this workload deploys to" in notes
+    assert "clusters/dev/karpenter/nodepools.yaml, clusters/prod/capi/machinedeployments.yaml" in notes
+
+
+def test_a_monorepo_with_a_mapping_judges_each_workload_against_its_own_cluster(tmp_path, monkeypatch):
+    # 8 GPUs: prod's MachineDeployment has 8 a node, dev's Karpenter pool at most 4 (g5.12xlarge)
+    root = monorepo(tmp_path, dev_gpus=8, prod_gpus=8)
+    assert check(root, monkeypatch=monkeypatch) == []  # without the mapping, prod's pool serves dev's job too
+    (root / ".gpulint.yaml").write_text(MAPPING)
+    (finding,) = check(root, monkeypatch=monkeypatch)
+    assert (finding["rule"], finding["severity"], finding["path"]) == (
+        "gpu-unschedulable",
+        "error",
+        "clusters/dev/apps/train.yaml",
+    )
+    assert "Karpenter NodePool gpu: every instance type it allows has at most 4 nvidia.com/gpu" in said(finding)
+    assert "MachineDeployment" not in said(finding) and "assumed" not in said(finding)
+    # the boundary: 4 GPUs fit dev's largest node
+    (root / "clusters/dev/apps/train.yaml").write_text(job(4))
+    assert check(root, monkeypatch=monkeypatch) == []
+
+
+def test_explain_judges_each_workload_against_its_clusters_inventory_as_check_does(tmp_path, monkeypatch):
+    root = monorepo(tmp_path, dev_gpus=8, prod_gpus=8)
+    (root / ".gpulint.yaml").write_text(MAPPING)
+    monkeypatch.chdir(root)
+    dev = run_cli("explain", "clusters/dev/apps/train.yaml")
+    assert dev.exit_code == 1
+    assert "4. Node pools: FAIL" in dev.stdout and "error[gpu-unschedulable]" in dev.stdout
+    prod = run_cli("explain", "clusters/prod/apps/train.yaml")
+    assert prod.exit_code == 0
+    assert "MachineDeployment gpu adds a node" in prod.stdout and "Karpenter" not in prod.stdout
+
+
+def test_pools_of_one_name_in_two_folders_are_kept_apart_never_merged(tmp_path, monkeypatch):
+    """A platform repository: the dev cluster's pool and an example for users share the name gpu. Before,
+    the file read last replaced the other (the example's g4dn.xlarge stood for the cluster's g5 pool)."""
+    root = tree(
+        tmp_path,
+        {
+            "clusters/dev/karpenter/nodepools.yaml": DEV_POOL,
+            "examples/karpenter/nodepool.yaml": EXAMPLE_POOL,
+            "clusters/dev/apps/train.yaml": job(16),
+        },
+    )
+    (finding,) = check(root, monkeypatch=monkeypatch)
+    assert finding["severity"] == "warning"
+    notes = said(finding)
+    assert "Karpenter NodePool gpu (clusters/dev/karpenter/nodepools.yaml): every instance type it allows" in notes
+    assert "Karpenter NodePool gpu (examples/karpenter/nodepool.yaml): its instance type g4dn.xlarge" in notes
+    # 4 GPUs: the dev pool's g5.12xlarge holds them, whatever the example allows
+    (root / "clusters/dev/apps/train.yaml").write_text(job(4))
+    assert check(root, monkeypatch=monkeypatch) == []
+
+
+def test_a_mapped_cluster_does_not_take_the_example_pools_of_a_shared_folder(tmp_path, monkeypatch):
+    root = tree(
+        tmp_path,
+        {
+            "clusters/dev/karpenter/nodepools.yaml": DEV_POOL,
+            "examples/karpenter/nodepool.yaml": EXAMPLE_POOL,
+            "clusters/dev/apps/train.yaml": job(8),
+            ".gpulint.yaml": 'clusters:\n  dev: {paths: ["clusters/dev/*"]}\n',  # its own files describe it
+        },
+    )
+    (finding,) = check(root, monkeypatch=monkeypatch)
+    assert finding["severity"] == "error" and "examples/" not in said(finding) and "g4dn" not in said(finding)
+
+
+def test_an_example_scaled_to_zero_is_no_cluster_a_workload_errs_against(tmp_path, monkeypatch):
+    # before: "can never be scheduled on this cluster" as an error, the example's 1-GPU nodes standing for the
+    # cluster the job deploys to
+    root = tree(tmp_path, {"examples/capi/machinedeployment.yaml": EXAMPLE_ZERO, "apps/train.yaml": job(2)})
+    (finding,) = check(root, monkeypatch=monkeypatch)
+    assert (finding["rule"], finding["severity"]) == ("gpu-unschedulable", "warning")
+    assert "MachineDeployment gpu-example: its nodes have 1 nvidia.com/gpu; the pod asks for 2" in said(finding)
+    assert "node pools of the linted files (examples/capi/machinedeployment.yaml)" in said(finding)
+    (root / "apps/train.yaml").write_text(job(1))
+    assert check(root, monkeypatch=monkeypatch) == []
+
+
+def test_an_inventory_given_judges_for_certain(tmp_path, monkeypatch):
+    root = monorepo(tmp_path, prod_gpus=16)
+    found = check(root, "--inventory", str(root / "clusters/prod/capi"), monkeypatch=monkeypatch)
+    (finding,) = [f for f in found if f["path"] == "clusters/prod/apps/train.yaml"]
+    assert finding["severity"] == "error" and "assumed" not in said(finding)
+
+
+QUOTA = """\
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: gpu-quota, namespace: ml}
+spec:
+  hard: {requests.nvidia.com/gpu: 4}
+"""
+
+
+def test_a_quota_of_another_clusters_folder_is_at_most_a_warning_without_a_mapping(tmp_path, monkeypatch):
+    root = tree(
+        tmp_path,
+        {
+            "clusters/dev/quotas/ml.yaml": QUOTA,
+            "clusters/prod/apps/train.yaml": job(8),
+        },
+    )
+    (finding,) = check(root, "--select", "resource-quota-exceeded", monkeypatch=monkeypatch)
+    assert finding["severity"] == "warning"
+    assert "judged against the ResourceQuotas of the linted files" in said(finding)
+    # mapped: dev's quota is dev's; the prod job meets none
+    (root / ".gpulint.yaml").write_text(
+        'clusters:\n  dev: {paths: ["clusters/dev/*"]}\n  prod: {paths: ["clusters/prod/*"]}\n'
+    )
+    assert check(root, "--select", "resource-quota-exceeded", monkeypatch=monkeypatch) == []
+    # the job in dev's own folder: dev's quota refuses it, for certain
+    (root / "clusters/dev/apps").mkdir(parents=True)
+    (root / "clusters/dev/apps/train.yaml").write_text(job(8))
+    (finding,) = check(root, "--select", "resource-quota-exceeded", monkeypatch=monkeypatch)
+    assert (finding["path"], finding["severity"]) == ("clusters/dev/apps/train.yaml", "error")
+
+
+# --------------------------------------------------------------------------- absence and complete catalogs
+
+LOCAL_QUEUE = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: %s, namespace: %s}
+spec: {clusterQueue: cluster-queue}
+"""
+
+
+def queued(queue: str, namespace: str = "team-a") -> str:
+    return job(1).replace(
+        "metadata: {name: train, namespace: ml}",
+        f"""metadata:
+  name: train
+  namespace: {namespace}
+  labels: {{kueue.x-k8s.io/queue-name: {queue}}}""",
+    )
+
+
+def queue_findings(root: Path, monkeypatch) -> list[dict]:
+    return check(root, "--select", "queue-reference-invalid", monkeypatch=monkeypatch)
+
+
+def test_a_queue_made_elsewhere_is_not_reported_while_an_example_folder_has_queues(tmp_path, monkeypatch):
+    """The team's LocalQueue comes from the platform's Terraform; the repository's examples folder holds the
+    Kueue docs' sample queue in the same namespace: before, that made the missing name a warning."""
+    root = tree(
+        tmp_path,
+        {
+            "examples/kueue/local-queue.yaml": LOCAL_QUEUE % ("user-queue", "team-a"),
+            "apps/train.yaml": queued("gpu-reserved"),
+        },
+    )
+    assert queue_findings(root, monkeypatch) == []
+
+
+def test_a_typo_of_a_queue_the_files_define_is_info_until_the_queues_are_declared_complete(tmp_path, monkeypatch):
+    root = tree(
+        tmp_path,
+        {"queues/team-a.yaml": LOCAL_QUEUE % ("user-queue", "team-a"), "jobs/train.yaml": queued("user-queu")},
+    )
+    (finding,) = queue_findings(root, monkeypatch)
+    assert finding["severity"] == "info" and "did you mean 'user-queue'?" in finding["message"]
+    (root / ".gpulint.yaml").write_text("complete: [LocalQueue]\n")
+    (finding,) = queue_findings(root, monkeypatch)
+    assert finding["severity"] == "error"
+    assert finding["message"].startswith("LocalQueue user-queu doesn't exist in namespace team-a")
+    # configured severities never raise the info: it is no verdict
+    (root / ".gpulint.yaml").write_text("severity: {queue-reference-invalid: error}\n")
+    (finding,) = queue_findings(root, monkeypatch)
+    assert finding["severity"] == "info"
+
+
+def test_a_queue_of_the_same_name_in_another_namespace_is_no_match(tmp_path, monkeypatch):
+    root = tree(
+        tmp_path,
+        {
+            "queues/team-b.yaml": LOCAL_QUEUE % ("user-queue", "team-b"),
+            "jobs/train.yaml": queued("user-queue", namespace="team-a"),
+            ".gpulint.yaml": "complete: [LocalQueue]\n",
+        },
+    )
+    (finding,) = queue_findings(root, monkeypatch)
+    assert finding["severity"] == "error"
+    assert finding["message"].startswith("LocalQueue user-queue doesn't exist in namespace team-a")
+    # the same name in the job's namespace: found
+    (root / "queues/team-a.yaml").write_text(LOCAL_QUEUE % ("user-queue", "team-a"))
+    assert queue_findings(root, monkeypatch) == []
+
+
+def test_completeness_is_declared_per_scope(tmp_path, monkeypatch):
+    """prod's queues are all in the repository; dev's come from a chart: only prod's jobs are judged."""
+    root = tree(
+        tmp_path,
+        {
+            "clusters/prod/queues.yaml": LOCAL_QUEUE % ("user-queue", "team-a"),
+            "clusters/prod/jobs/train.yaml": queued("research"),
+            "clusters/dev/jobs/train.yaml": queued("research"),
+            ".gpulint.yaml": "complete:\n  LocalQueue: ['clusters/prod/*']\n",
+        },
+    )
+    (finding,) = queue_findings(root, monkeypatch)
+    assert (finding["path"], finding["severity"]) == ("clusters/prod/jobs/train.yaml", "error")
+
+
+def test_the_inventory_listing_the_kind_is_a_complete_catalog(tmp_path, monkeypatch):
+    root = tree(
+        tmp_path,
+        {
+            "inventory/queues.yaml": LOCAL_QUEUE % ("user-queue", "team-a"),
+            "repo/jobs/train.yaml": queued("research"),
+        },
+    )
+    monkeypatch.chdir(root / "repo")
+    result = run_cli("check", ".", "--format", "json", "--inventory", str(root / "inventory"))
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "queue-reference-invalid"]
+    assert finding["severity"] == "error" and "LocalQueue research doesn't exist in namespace team-a" in said(finding)
