@@ -464,3 +464,16 @@ def test_the_inventory_listing_the_kind_is_a_complete_catalog(tmp_path, monkeypa
     result = run_cli("check", ".", "--format", "json", "--inventory", str(root / "inventory"))
     (finding,) = [f for f in result.json()["findings"] if f["rule"] == "queue-reference-invalid"]
     assert finding["severity"] == "error" and "LocalQueue research doesn't exist in namespace team-a" in said(finding)
+
+
+def test_forked_workers_judge_each_file_against_its_cluster_as_one_process_does(tmp_path, monkeypatch):
+    root = monorepo(tmp_path, dev_gpus=8, prod_gpus=8)
+    (root / ".gpulint.yaml").write_text(MAPPING)
+    for index in range(50):  # enough files for the run to fork its workers
+        (root / f"clusters/prod/apps/copy-{index}.yaml").write_text(job(16 if index == 7 else 8, f"train-{index}"))
+    split = check(root, "--jobs", "2", monkeypatch=monkeypatch)
+    assert split == check(root, "--jobs", "1", monkeypatch=monkeypatch)
+    assert sorted((f["path"], f["severity"]) for f in split) == [
+        ("clusters/dev/apps/train.yaml", "error"),
+        ("clusters/prod/apps/copy-7.yaml", "error"),
+    ]
