@@ -350,7 +350,7 @@ def from_mapping(
     if "complete" in raw:
         changes["complete"] = parse_complete(raw["complete"], at)
     if "clusters" in raw:
-        changes["clusters"] = parse_clusters(raw["clusters"], root, at)
+        changes["clusters"] = parse_clusters(raw["clusters"], root, at, inside)
     return replace(config, **changes)
 
 
@@ -449,7 +449,7 @@ def parse_complete(raw: Any, at: Locator) -> dict[str, tuple[str, ...]]:
 _CLUSTER_KEYS = ("paths", "inventory")
 
 
-def parse_clusters(raw: Any, root: str, at: Locator) -> tuple[ClusterScope, ...]:
+def parse_clusters(raw: Any, root: str, at: Locator, inside: _Confinement) -> tuple[ClusterScope, ...]:
     """``clusters: {NAME: {paths: [globs], inventory: [files or directories]}}``: the files a cluster's
     workloads are in, judged against its inventory (a repository is not one cluster)."""
     where = at(("clusters",))
@@ -472,7 +472,9 @@ def parse_clusters(raw: Any, root: str, at: Locator) -> tuple[ClusterScope, ...]
         inventory = _string_list(entry.get("inventory", []), f"clusters.{name}.inventory", place)
         if not paths:
             raise ConfigError(f"{place}: 'clusters.{name}' needs 'paths': at least one path glob")
-        scopes.append(ClusterScope(str(name), paths, tuple(str(Path(root) / p) for p in inventory)))
+        # read as --inventory is: a repository's configuration names only the repository's files
+        keys = ("clusters", str(name), "inventory")
+        scopes.append(ClusterScope(str(name), paths, tuple(inside.path(str(Path(root) / p), keys) for p in inventory)))
     return tuple(scopes)
 
 

@@ -127,6 +127,7 @@ PATH_KEYS = {
     "node-catalog": "node-catalog: [{path}]",
     "schema-location": "schema-location: [{path}]",
     "render.charts": "render:\n  charts:\n    chart:\n      values: [{path}]",
+    "clusters.dev.inventory": "clusters:\n  dev:\n    paths: ['*']\n    inventory: [{path}]",
 }
 
 
