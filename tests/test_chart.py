@@ -79,6 +79,8 @@ def test_defaults_are_safe_for_a_first_install(helm):
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert "--live-inventory" in container["args"] and "--dry-run-mode" in container["args"]
     assert "--live-pods" not in container["args"]
+    # 16 MiB of review bodies x ~35 bytes a byte, under the 1 GiB limit with the server and its inventory
+    assert "--max-inflight-bytes=16777216" in container["args"] and container["resources"]["limits"]["memory"] == "1Gi"
     hook = one(objects, "ValidatingWebhookConfiguration")["webhooks"][0]
     assert hook["failurePolicy"] == "Ignore" and hook["timeoutSeconds"] == 5 and hook["sideEffects"] == "None"
     system = hook["namespaceSelector"]["matchExpressions"][0]

@@ -553,6 +553,14 @@ def explain_command(
     help="Reviews in progress at once; more are answered 503.",
 )
 @click.option(
+    "--max-inflight-bytes",
+    default=16 * 1024 * 1024,
+    show_default=True,
+    type=click.IntRange(1024),
+    help="Request bodies being read or reviewed at once, in bytes (a review needs up to ~35 bytes of memory a "
+    "byte: docs/webhook-limits.md); a review over it waits, up to its deadline, then is answered 503.",
+)
+@click.option(
     "--live-inventory",
     is_flag=True,
     help="Watch Nodes, ResourceSlices and DeviceClasses through the Kubernetes API (in-cluster service "
@@ -579,6 +587,7 @@ def serve_command(
     failure_mode: str,
     inventory_poll_seconds: float,
     max_concurrency: int,
+    max_inflight_bytes: int,
     live_inventory: bool,
     kubeconfig: str | None,
     kube_context: str | None,
@@ -598,20 +607,21 @@ def serve_command(
         raise click.UsageError(str(exc)) from None
     _rules_with_policies(config.policies, config.kubernetes_version)  # a broken policy: a usage error before serving
     options = ServeOptions(
-        host,
-        port,
-        tls_cert,
-        tls_key,
-        Severity.parse(deny_on),
-        dry_run_mode,
-        max_body_bytes,
-        failure_mode,
-        inventory_poll_seconds,
-        max_concurrency,
-        live_inventory,
-        kubeconfig or "",
-        kube_context or "",
-        live_pods,
+        host=host,
+        port=port,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        deny_on=Severity.parse(deny_on),
+        dry_run=dry_run_mode,
+        max_body_bytes=max_body_bytes,
+        failure_mode=failure_mode,
+        inventory_poll_seconds=inventory_poll_seconds,
+        max_concurrency=max_concurrency,
+        max_inflight_bytes=max_inflight_bytes,
+        live_inventory=live_inventory,
+        kubeconfig=kubeconfig or "",
+        kube_context=kube_context or "",
+        live_pods=live_pods,
     )
     try:
         run(config, options)

@@ -75,6 +75,10 @@ class ServeOptions:
     failure_mode: str = "allow"  # allow (with a warning) or deny, when gpulint itself fails
     inventory_poll_seconds: float = 10.0
     max_concurrency: int = 64  # reviews in progress at once; more get 503 (the API server retries or ignores)
+    # Request bodies being read or reviewed, in bytes, at once: a review needs up to ~35 bytes of memory per byte
+    # of its body (docs/webhook-limits.md), so this, not the count, bounds the reviews' memory. A review that
+    # would go over waits (its body unread) until others finish, up to its deadline, then gets 503.
+    max_inflight_bytes: int = 16 * 1024 * 1024
     live_inventory: bool = False  # discover, list and watch the inventory APIs the API server serves
     kubeconfig: str = ""  # for the live inventory outside the cluster (default: the service account)
     kube_context: str = ""  # a context of that kubeconfig (default: its current context)
@@ -121,6 +125,7 @@ class Metrics:
     latency_sum: float = 0.0
     latency_count: int = 0
     connections_refused: int = 0
+    bytes_in_flight: int = 0  # request bodies admitted (being read or reviewed), a gauge
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def observe(self, path: str, result: str, seconds: float, denied: bool = False) -> None:
@@ -154,6 +159,9 @@ class Metrics:
                 "# HELP gpulint_connections_refused_total Connections closed at once: too many open.",
                 "# TYPE gpulint_connections_refused_total counter",
                 f"gpulint_connections_refused_total {self.connections_refused}",
+                "# HELP gpulint_review_bytes_in_flight Bytes of review bodies being read or reviewed.",
+                "# TYPE gpulint_review_bytes_in_flight gauge",
+                f"gpulint_review_bytes_in_flight {self.bytes_in_flight}",
                 "# HELP gpulint_review_duration_seconds Time to answer an AdmissionReview.",
                 "# TYPE gpulint_review_duration_seconds histogram",
             ]
@@ -171,6 +179,46 @@ class Metrics:
                 f"gpulint_inventory_age_seconds {inventory_age:.3f}",
             ]
         return "\n".join(lines) + "\n"
+
+
+class ByteBudget:
+    """Admission by bytes in flight: a review's body is admitted, before it is read, only while the bodies
+    admitted and not yet done with add up to at most ``capacity`` (one body alone is always admitted, so a
+    body the size limit accepts is never refused for its size). Waiters are served in arrival order: a large
+    body is not starved by a stream of small ones."""
+
+    def __init__(self, capacity: int, metrics: Metrics) -> None:
+        self.capacity = capacity
+        self.metrics = metrics
+        self._in_flight = 0
+        self._queue: list[object] = []  # tickets of the waiters, oldest first
+        self._changed = threading.Condition(threading.Lock())
+
+    def acquire(self, size: int, until: float, stopping: Callable[[], bool]) -> bool:
+        """Wait, up to ``until`` (time.monotonic()), for ``size`` bytes; False when they did not come."""
+        ticket = object()
+        with self._changed:
+            self._queue.append(ticket)
+            try:
+                while not (
+                    self._queue[0] is ticket and (self._in_flight == 0 or self._in_flight + size <= self.capacity)
+                ):
+                    remaining = until - time.monotonic()
+                    if remaining <= 0 or stopping():
+                        return False
+                    self._changed.wait(min(remaining, POLL_SECONDS))
+                self._in_flight += size
+                self.metrics.bytes_in_flight = self._in_flight
+                return True
+            finally:
+                self._queue.remove(ticket)
+                self._changed.notify_all()
+
+    def release(self, size: int) -> None:
+        with self._changed:
+            self._in_flight -= size
+            self.metrics.bytes_in_flight = self._in_flight
+            self._changed.notify_all()
 
 
 @dataclass(frozen=True)
@@ -261,6 +309,7 @@ class Webhook:
         # Held from the start of a review until its work really ends (an abandoned review keeps its
         # slot until it stops at its next deadline check), so abandoned work cannot pile up.
         self.slots = threading.BoundedSemaphore(options.max_concurrency)
+        self.body_bytes = ByteBudget(options.max_inflight_bytes, self.metrics)
         self.watchdog = Watchdog()
         if config.inventory:
             self.reload_inventory()
@@ -754,23 +803,42 @@ class _Handler(BaseHTTPRequestHandler):
         if length > webhook.options.max_body_bytes:  # answered from the headers: the body is never read
             self._reject(413, f"request body over {webhook.options.max_body_bytes} bytes", "too_large")
             return
+        # Memory is bounded by the bytes admitted, before a body is read: unread, it waits in the kernel's buffers.
+        if not webhook.body_bytes.acquire(length, self.started + budget, lambda: webhook.stopping):
+            self._reject(
+                503,
+                f"too many review bytes in flight (over {webhook.options.max_inflight_bytes}); try again",
+                "overloaded",
+            )
+            return
+        try:
+            answer = self._read_and_review(length, budget)
+        finally:
+            webhook.body_bytes.release(length)  # the review's work has ended (an abandoned one too)
+        if answer is None:
+            return
+        self.phase = "writing"
+        self._send(answer.status, json.dumps(answer.body).encode())
+        self._record(answer, time.monotonic() - self.started)
+
+    def _read_and_review(self, length: int, budget: float) -> Answer | None:
+        """The body read and reviewed; the answer still to send, or None when there is none to send."""
+        webhook = self.webhook
         body = self._read_body(length)
         if body is None:
-            return
+            return None
         self.phase = "reviewing"
         answer = webhook.review(body, self.started + budget, self._client_gone, self._taken_over)
         if answer is None:  # the client left: nobody to answer
             self.close_connection = True
             webhook.metrics.observe("/validate", "abandoned", time.monotonic() - self.started)
-            return
+            return None
         if answer.sent_at is not None:  # answered at the deadline by the watchdog, and recorded
             self.close_connection = True
-            return
+            return None
         if answer.status != 200:
             self.close_connection = answer.status == 503 or self.close_connection
-        self.phase = "writing"
-        self._send(answer.status, json.dumps(answer.body).encode())
-        self._record(answer, time.monotonic() - self.started)
+        return answer
 
     def _taken_over(self, answer: Answer | None) -> None:
         """The watchdog took this connection's review over (from its thread, while this connection's thread

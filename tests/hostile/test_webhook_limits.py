@@ -1,0 +1,113 @@
+"""Issue #33's attacks on `gpulint serve`, each against a real HTTPS server on loopback: memory under a burst
+of large reviews, connections that never speak, the listen backlog, and HTTP framing."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+from webhook_helpers import GOOD_POD, Server, review
+
+MIB = 1024 * 1024
+
+
+def status_kib(pid: int, field: str) -> int:
+    """A field of /proc/PID/status in KiB: VmRSS (resident now) or VmHWM (the resident peak)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+def large_pod(size: int) -> dict:
+    """A valid pod of about ``size`` bytes of JSON: its container's environment holds configuration blobs
+    (env values have no length limit of their own; the API server bounds the whole request at 3 MiB)."""
+    pod = json.loads(json.dumps(GOOD_POD))
+    blobs = size // 28_000
+    pod["spec"]["containers"][0]["env"] = [{"name": f"CONFIG_{i}", "value": "v" * 28_000} for i in range(blobs)]
+    return pod
+
+
+def post_whole(port: int, client, body: bytes, results: list, hold_last: threading.Event) -> None:
+    """A review sent all but its last byte, which goes once ``hold_last`` is set: every body arrives at once."""
+    try:
+        tls = client.raw(timeout=60)
+        tls.sendall(
+            f"POST /validate?timeout=30s HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body[:-1]
+        )
+        hold_last.wait(60)
+        tls.sendall(body[-1:])
+        reply = b""
+        while b"\r\n" not in reply:
+            chunk = tls.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+        results.append(int(reply.split()[1]) if reply else "closed")
+        tls.close()
+    except OSError as exc:
+        results.append(type(exc).__name__)
+
+
+# ---------------------------------------------------------------- memory: admission by bytes in flight
+
+
+def test_a_burst_of_large_reviews_is_admitted_by_bytes_in_flight(tmp_path):
+    """The attack as found: 64 concurrent reviews of a 1.8 MB pod. Before, every body was read and every review
+    parsed at once (64 x 1.8 MB, times what a review needs a byte: 1.4-1.7 GiB with costly pods, past the chart's
+    1 GiB limit). Now bodies are admitted, before they are read, while at most 16 MiB are in flight; the rest wait
+    their turn within their deadline and are all answered."""
+    running = Server(tmp_path)
+    try:
+        body = json.dumps(review(large_pod(1_800_000))).encode()
+        assert 1_750_000 < len(body) < 1_900_000
+        base = status_kib(running.process.pid, "VmHWM")
+        results: list = []
+        go = threading.Event()
+        clients = [
+            threading.Thread(target=post_whole, args=(running.port, running, body, results, go)) for _ in range(64)
+        ]
+        for thread in clients:
+            thread.start()
+        time.sleep(3)  # every client has sent what the server reads of it
+        go.set()
+        for thread in clients:
+            thread.join(90)
+        growth_mib = (status_kib(running.process.pid, "VmHWM") - base) / 1024
+        assert results.count(200) == 64, results
+        # 16 MiB of bodies in flight, each byte read (chunks, then joined) and parsed: well under 100 MiB.
+        # Before: ~64 x 1.8 MB x 3, over 300 MiB for this cheap pod alone.
+        assert growth_mib < 100, f"the server grew {growth_mib:.0f} MiB"
+    finally:
+        running.stop()
+
+
+def test_bodies_that_arrive_slowly_are_not_buffered_beyond_the_budget(tmp_path):
+    """Our own attack of the same class: 48 clients each declare 3 MiB (the API server's limit) and send all but
+    the last byte, then wait. Before, the server read every body into memory ahead of any review slot
+    (48 x 3 MiB = 144 MiB held, 256 connections: 768 MiB); now only the admitted bodies are read."""
+    running = Server(tmp_path)
+    try:
+        body = json.dumps(review(large_pod(3 * MIB - 4096))).encode()
+        assert len(body) <= 3 * MIB
+        base = status_kib(running.process.pid, "VmRSS")
+        results: list = []
+        never = threading.Event()
+        clients = [
+            threading.Thread(target=post_whole, args=(running.port, running, body, results, never), daemon=True)
+            for _ in range(48)
+        ]
+        for thread in clients:
+            thread.start()
+        time.sleep(4)
+        growth_mib = (status_kib(running.process.pid, "VmRSS") - base) / 1024
+        assert growth_mib < 48, f"{growth_mib:.0f} MiB of bodies held"
+        metrics = running.get("/metrics")[1]
+        in_flight = next(line for line in metrics.splitlines() if line.startswith("gpulint_review_bytes_in_flight "))
+        assert int(in_flight.split()[1]) <= 16 * MIB, in_flight
+        never.set()
+    finally:
+        running.stop()
