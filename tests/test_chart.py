@@ -211,3 +211,47 @@ def test_the_image_runs_what_the_chart_asks_as_the_user_the_chart_expects(helm):
     spec = one(render(helm), "Deployment")["spec"]["template"]["spec"]
     assert (spec["securityContext"]["runAsUser"], spec["securityContext"]["runAsGroup"]) == (uid, gid) != (0, 0)
     assert spec["containers"][0]["args"][0] == "serve"
+
+
+def network_policy(objects: list[dict]) -> dict:
+    policy = one(objects, "NetworkPolicy")
+    deployment = one(objects, "Deployment")
+    assert policy["spec"]["podSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    assert policy["spec"]["policyTypes"] == ["Ingress"]  # egress stays open: the live inventory reads the API
+    (rule,) = policy["spec"]["ingress"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": container["ports"][0]["containerPort"]}]
+    return rule
+
+
+def test_a_network_policy_lets_only_the_api_server_in(helm):
+    """SECURITY.md assumes that only the API server reaches the webhook (issue #33: a tenant's pod holding
+    every connection slot). The API server is no pod: it is let in by address, and pods are kept out."""
+    default = network_policy(render(helm))
+    assert default["from"] == [{"ipBlock": {"cidr": "0.0.0.0/0"}}, {"ipBlock": {"cidr": "::/0"}}]
+    # the pod networks excluded, each from the block of its own family (an except outside its cidr is invalid)
+    excluded = network_policy(render(helm, "networkPolicy.podCIDRs={10.244.0.0/16,fd00:10:244::/56}"))
+    assert excluded["from"] == [
+        {"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.244.0.0/16"]}},
+        {"ipBlock": {"cidr": "::/0", "except": ["fd00:10:244::/56"]}},
+    ]
+    # the control plane's addresses, when known, and nothing else; more peers for the metrics' scraper
+    scraper = "networkPolicy.extraFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring"
+    known = network_policy(render(helm, "networkPolicy.apiServerCIDRs={172.18.0.2/32,172.18.0.3/32}", scraper))
+    assert known["from"] == [
+        {"ipBlock": {"cidr": "172.18.0.2/32"}},
+        {"ipBlock": {"cidr": "172.18.0.3/32"}},
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}},
+    ]
+    assert not [obj for obj in render(helm, "networkPolicy.enabled=false") if obj["kind"] == "NetworkPolicy"]
+
+
+def test_the_notes_say_when_the_network_policy_admits_pods(helm):
+    def notes(*values: str) -> str:
+        sets = [arg for value in values for arg in ("--set", value)]
+        done = helm_run(helm, "install", "gpulint", str(CHART), "--dry-run", "--namespace", NAMESPACE, *sets)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.partition("NOTES:")[2]
+
+    assert "pods can reach it" in notes()
+    assert "pods can reach it" not in notes("networkPolicy.podCIDRs={10.244.0.0/16}")

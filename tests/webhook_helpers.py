@@ -16,6 +16,9 @@ from pathlib import Path
 
 import trustme
 
+from gpulint.lint.config import Config
+from gpulint.webhook.server import ServeOptions, build_server
+
 BAD_POD = {
     "apiVersion": "v1",
     "kind": "Pod",
@@ -247,3 +250,23 @@ class Server(Client):
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             self.process.wait(timeout=15)
+
+
+class InProcess(Client):
+    """The server of `gpulint serve`, run in a thread with options the CLI does not expose."""
+
+    def __init__(self, tmp_path: Path, **options) -> None:
+        ca = trustme.CA()
+        cert, key = issue_pair(ca, tmp_path)
+        self.server, self.webhook = build_server(
+            Config(), ServeOptions(host="127.0.0.1", port=0, tls_cert=str(cert), tls_key=str(key), **options)
+        )
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+        super().__init__(self.server.server_address[1], ca)
+
+    def stop(self) -> None:
+        self.webhook.stop()
+        self.server.begin_shutdown()
+        self.server.shutdown()
+        self.server.server_close()

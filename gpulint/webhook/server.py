@@ -49,6 +49,9 @@ OWES_NOTHING = ("answered", "abandoned")  # a connection's phases once the watch
 KNOWN_PATHS = ("/validate", "/healthz", "/readyz", "/metrics")  # metric labels; anything else is "other"
 REVIEWED = ("allowed", "denied", "timeout", "failed")  # results of reviews (the latency histogram's)
 IDLE_SECONDS = 30.0  # a keep-alive connection may wait this long for its next request
+# A new connection must finish its TLS handshake and begin its first request within this: the API server and
+# kubelet's probes send theirs at once, and a connection that never speaks must not hold a slot for IDLE_SECONDS.
+HANDSHAKE_SECONDS = 5.0
 READ_SECONDS = 10.0  # request line, headers and body must all arrive within this, from the first byte
 WRITE_SECONDS = 10.0  # a client that does not read its answer does not hold a thread forever
 POLL_SECONDS = 0.2  # how often blocked reads look at their deadline (and at a shutdown)
@@ -84,6 +87,10 @@ class ServeOptions:
     kube_context: str = ""  # a context of that kubeconfig (default: its current context)
     live_pods: bool = False  # also watch running Pods (the "does not fit now" view; memory grows with pods)
     max_connections: int = 256  # open connections (each holds a thread); more are closed at once
+    # open connections from one address (None: half of max_connections): one client cannot hold every slot. The
+    # API server needs one a review in progress (--max-concurrency, 64), well under half of 256.
+    max_connections_per_peer: int | None = None
+    handshake_seconds: float = HANDSHAKE_SECONDS
     read_seconds: float = READ_SECONDS
     idle_seconds: float = IDLE_SECONDS
 
@@ -156,7 +163,7 @@ class Metrics:
                 "# HELP gpulint_denials_total AdmissionReviews answered allowed=false.",
                 "# TYPE gpulint_denials_total counter",
                 f"gpulint_denials_total {self.denials}",
-                "# HELP gpulint_connections_refused_total Connections closed at once: too many open.",
+                "# HELP gpulint_connections_refused_total Connections closed at once: too many open, or too many from one address.",
                 "# TYPE gpulint_connections_refused_total counter",
                 f"gpulint_connections_refused_total {self.connections_refused}",
                 "# HELP gpulint_review_bytes_in_flight Bytes of review bodies being read or reviewed.",
@@ -565,6 +572,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile = self.buffered
         self.wfile = _SocketWriter(self.connection)
         self.phase = "idle"
+        self.requests_begun = 0
         self.server.track(self, True)
 
     def finish(self) -> None:
@@ -586,7 +594,10 @@ class _Handler(BaseHTTPRequestHandler):
     def handle_one_request(self) -> None:
         self.phase = "idle"
         options = self.webhook.options
-        self.raw_reader.deadline = time.monotonic() + (0 if self.webhook.stopping else options.idle_seconds)
+        # The first request's wait includes the TLS handshake (it runs on the first read): a short deadline of
+        # its own, so connections that never speak cannot hold every slot for the keep-alive idle time.
+        wait = options.handshake_seconds if self.requests_begun == 0 else options.idle_seconds
+        self.raw_reader.deadline = time.monotonic() + (0 if self.webhook.stopping else wait)
         try:
             if not self.buffered.peek(1):  # the client closed a keep-alive connection
                 self.close_connection = True
@@ -595,6 +606,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # idle for too long, or shutting down: close quietly
             return
         self.phase = "reading"
+        self.requests_begun += 1
         self.started = time.monotonic()
         deadline = self.started + options.read_seconds
         if self.webhook.stopping:
@@ -973,6 +985,8 @@ class _Server(ThreadingHTTPServer):
         self.certificates = certificates
         self._handlers: set[_Handler] = set()
         self._handlers_changed = threading.Condition(threading.Lock())
+        self._peers: dict[str, int] = {}  # open connections by client address (guarded by _handlers_changed)
+        self._peer_of: dict[int, str] = {}  # id(request) -> its address, for the connections counted
         self._date: tuple[int, str] = (0, "")
         super().__init__(address, handler)
 
@@ -991,11 +1005,31 @@ class _Server(ThreadingHTTPServer):
         return self.certificates.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
 
     def verify_request(self, request: Any, client_address: Any) -> bool:
+        """Counted here, in the accept loop, and released in shutdown_request: a burst accepted before its
+        threads start is counted whole."""
+        options = self.webhook.options
+        peer = str(client_address[0]) if client_address else ""
         with self._handlers_changed:
-            accepted = len(self._handlers) < self.webhook.options.max_connections
+            accepted = len(self._peer_of) < options.max_connections and self._peers.get(peer, 0) < (
+                options.max_connections_per_peer or max(1, options.max_connections // 2)
+            )
+            if accepted:
+                self._peers[peer] = self._peers.get(peer, 0) + 1
+                self._peer_of[id(request)] = peer
         if not accepted:
             self.webhook.metrics.refused()
         return accepted
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._handlers_changed:
+            peer = self._peer_of.pop(id(request), None)
+            if peer is not None:
+                left = self._peers[peer] - 1
+                if left:
+                    self._peers[peer] = left
+                else:
+                    del self._peers[peer]
+        super().shutdown_request(request)
 
     def track(self, handler: _Handler, alive: bool) -> None:
         with self._handlers_changed:

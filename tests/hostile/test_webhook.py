@@ -19,6 +19,7 @@ from webhook_helpers import (
     BAD_POD,
     GOOD_POD,
     Client,
+    InProcess,
     ResponseReader,
     Server,
     closed_by_server,
@@ -28,7 +29,7 @@ from webhook_helpers import (
 )
 
 from gpulint.lint.config import Config
-from gpulint.webhook.server import ServeOptions, build_server, go_duration, review_budget
+from gpulint.webhook.server import ServeOptions, go_duration, review_budget
 
 
 @pytest.fixture(scope="module")
@@ -44,26 +45,6 @@ def counted(client: Client, path: str, result: str) -> int:
     return next(
         (int(line[len(prefix) :]) for line in client.get("/metrics")[1].splitlines() if line.startswith(prefix)), 0
     )
-
-
-class InProcess(Client):
-    """The server of `gpulint serve`, run in a thread with options the CLI does not expose."""
-
-    def __init__(self, tmp_path: Path, **options) -> None:
-        ca = trustme.CA()
-        cert, key = issue_pair(ca, tmp_path)
-        self.server, self.webhook = build_server(
-            Config(), ServeOptions(host="127.0.0.1", port=0, tls_cert=str(cert), tls_key=str(key), **options)
-        )
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
-        super().__init__(self.server.server_address[1], ca)
-
-    def stop(self) -> None:
-        self.webhook.stop()
-        self.server.begin_shutdown()
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def slow_object(pods: int = 16000) -> dict:
@@ -475,7 +456,7 @@ def test_methods_that_do_not_belong_get_405(server):
 
 
 def test_connections_beyond_the_limit_are_closed_at_once(tmp_path):
-    running = InProcess(tmp_path, max_connections=4)
+    running = InProcess(tmp_path, max_connections=4, max_connections_per_peer=4)  # all from 127.0.0.1
     try:
         held = [running.raw() for _ in range(4)]
         for tls in held:  # each is in its handler (idle, waiting for a request)

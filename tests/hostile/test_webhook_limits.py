@@ -4,11 +4,13 @@ of large reviews, connections that never speak, the listen backlog, and HTTP fra
 from __future__ import annotations
 
 import json
+import socket
+import ssl
 import threading
 import time
 from pathlib import Path
 
-from webhook_helpers import GOOD_POD, Server, review
+from webhook_helpers import GOOD_POD, InProcess, Server, closed_by_server, review
 
 MIB = 1024 * 1024
 
@@ -109,5 +111,92 @@ def test_bodies_that_arrive_slowly_are_not_buffered_beyond_the_budget(tmp_path):
         in_flight = next(line for line in metrics.splitlines() if line.startswith("gpulint_review_bytes_in_flight "))
         assert int(in_flight.split()[1]) <= 16 * MIB, in_flight
         never.set()
+    finally:
+        running.stop()
+
+
+# ---------------------------------------------------------------- connections that never speak
+
+
+def connect_from(source: str, port: int, timeout: float = 5) -> socket.socket:
+    """A TCP connection to the server from another loopback address (all of 127/8 is this host)."""
+    return socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0))
+
+
+def healthz_from(running, source: str, timeout: float = 5) -> int:
+    tls = running.client_context.wrap_socket(connect_from(source, running.port, timeout), server_hostname="localhost")
+    tls.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    status = int(tls.recv(65536).split()[1])
+    tls.close()
+    return status
+
+
+def test_silent_connections_do_not_lock_everyone_out(tmp_path):
+    """The attack as found, at a sixteenth of the scale: one address opens as many connections as the server
+    allows (256 by default, 16 here) and never sends a byte. Before, they held every slot for the 30 s idle
+    deadline and every new client (the API server, kubelet's probes) was refused. Now one address holds at
+    most half the slots."""
+    running = InProcess(tmp_path, max_connections=16)
+    silent: list[socket.socket] = []
+    try:
+        for _ in range(16):
+            silent.append(connect_from("127.0.0.1", running.port))
+        time.sleep(1.5)  # every one accepted (or refused) by the accept loop
+        assert [healthz_from(running, "127.0.0.2") for _ in range(3)] == [200, 200, 200]
+        assert running.webhook.metrics.connections_refused >= 8  # the attacker's ninth and later
+    finally:
+        for sock in silent:
+            sock.close()
+        running.stop()
+
+
+def test_a_connection_that_never_speaks_is_closed_at_the_handshake_deadline(tmp_path):
+    running = Server(tmp_path)
+    try:
+        sock = connect_from("127.0.0.1", running.port)
+        started = time.monotonic()
+        assert closed_by_server(sock, 8), "still open after 8 s"
+        assert 4 < time.monotonic() - started < 7
+        sock.close()
+    finally:
+        running.stop()
+
+
+def client_hello(running) -> bytes:
+    """The first flight of a real TLS client: its ClientHello, as bytes to send by hand."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = running.client_context.wrap_bio(incoming, outgoing, server_hostname="localhost")
+    try:
+        tls.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    return outgoing.read()
+
+
+def test_a_trickled_handshake_is_cut_at_the_handshake_deadline(tmp_path):
+    """Our own attack of the same class: a ClientHello sent one byte every half second. No single read waits
+    long, so only a deadline for the whole handshake ends it; before, that was the 30 s idle deadline."""
+    running = Server(tmp_path)
+    try:
+        hello = client_hello(running)
+        sock = connect_from("127.0.0.1", running.port)
+        started = time.monotonic()
+        closed_after = None
+        for byte in hello:
+            try:
+                sock.sendall(bytes([byte]))
+                sock.settimeout(0.5)
+                if sock.recv(65536) == b"":
+                    closed_after = time.monotonic() - started
+                    break
+            except TimeoutError:
+                continue
+            except OSError:
+                closed_after = time.monotonic() - started
+                break
+            if time.monotonic() - started > 15:
+                break
+        sock.close()
+        assert closed_after is not None and closed_after < 7, f"closed after {closed_after} s"
     finally:
         running.stop()
