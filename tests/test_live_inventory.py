@@ -56,6 +56,7 @@ class FakeApiServer:
         self.watch_versions: list[tuple[str, str]] = []
         self.gone_once: set[str] = set()  # collection paths whose next watch answers 410 Gone
         self.held: dict[str, threading.Event] = {}  # collection paths whose lists wait for their event
+        self.failing: dict[str, tuple[int, str]] = {}  # collection paths whose lists answer this status
         self.stopping = threading.Event()
         ca = trustme.CA()
         cert = ca.issue_cert("127.0.0.1")
@@ -97,6 +98,9 @@ class FakeApiServer:
                     )
                 elif query.get("watch") == "true":
                     self.stream_watch(url.path, query)
+                elif url.path in fake.failing:
+                    code, message = fake.failing[url.path]
+                    self.send_json(code, {"kind": "Status", "code": code, "message": message})
                 else:
                     held = fake.held.get(url.path)
                     if held is not None:
@@ -391,6 +395,97 @@ def test_an_api_installed_later_is_discovered(make_api, monkeypatch):
         webhook.stop()
 
 
+# --- an API that cannot be listed -------------------------------------------------------------
+
+# What the API server answers a list of custom resources whose conversion webhook is down.
+CONVERSION_DOWN = (
+    500,
+    'conversion webhook for kueue.x-k8s.io/v1beta1, Kind=LocalQueue failed: Post "https://kueue-webhook-service.'
+    'kueue-system.svc:443/convert?timeout=30s": dial tcp 10.96.0.12:443: connect: connection refused',
+)
+KUEUE = {"clusterqueues": [], "localqueues": [], "resourceflavors": []}
+
+
+class Served:
+    """The webhook over HTTPS on loopback, its live inventory read from ``api``."""
+
+    def __init__(self, tmp_path: Path, api: FakeApiServer) -> None:
+        from webhook_helpers import Client, issue_pair
+
+        from gpulint.webhook.server import build_server
+
+        ca = trustme.CA()
+        cert, key = issue_pair(ca, tmp_path / "tls")
+        options = ServeOptions(host="127.0.0.1", port=0, tls_cert=str(cert), tls_key=str(key), live_inventory=True)
+        self.server, self.webhook = build_server(Config(), options, api.configuration())
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.client = Client(self.server.server_address[1], ca)
+
+    def metric(self, name: str) -> str | None:
+        lines = self.client.get("/metrics")[1].splitlines()
+        return next((line.rpartition(" ")[2] for line in lines if line.startswith(name + " ")), None)
+
+    def stop(self) -> None:
+        self.webhook.stop()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_api_that_cannot_be_listed_holds_back_nothing_and_readyz_names_it(make_api, tmp_path):
+    """The attack as found: one API's list fails (a CRD whose conversion webhook is down). Before, every later
+    inventory update waited for it, nodes included, while /readyz said ready. Now the rest is published, the
+    failing kind is not taken as listed (its absence proves nothing), and /readyz and /metrics say so."""
+    api = make_api(cluster([node("n0", 8)], **{"kueue.x-k8s.io__v1beta1": KUEUE}))
+    api.failing["/apis/kueue.x-k8s.io/v1beta1/localqueues"] = CONVERSION_DOWN
+    served = Served(tmp_path, api)
+    try:
+        assert wait_for(lambda: served.webhook.ready), served.webhook.waiting_for()
+        inventory = served.webhook.snapshot.inventory
+        assert inventory.lists("ClusterQueue") and not inventory.lists("LocalQueue")
+        status, text = served.client.get("/readyz")
+        assert status == 200
+        assert text.startswith("ready; stale: localqueues.kueue.x-k8s.io (ApiStatusError: GET ")
+        assert "HTTP 500 conversion webhook for kueue.x-k8s.io/v1beta1, Kind=LocalQueue failed" in text
+        assert served.metric('gpulint_inventory_api_synced{api="localqueues.kueue.x-k8s.io"}') == "0"
+        assert served.metric('gpulint_inventory_api_synced{api="nodes.core"}') == "1"
+        assert int(served.metric('gpulint_inventory_api_errors_total{api="localqueues.kueue.x-k8s.io"}')) >= 1
+        nodes = "/api/v1/nodes"
+        assert wait_for(lambda: (nodes, "10") in api.watch_versions)
+        api.events[nodes].put({"type": "ADDED", "object": node("big", 16)})  # updates go on
+        assert wait_for(lambda: allowed(served.webhook, gpu_pod(16)))
+        del api.failing["/apis/kueue.x-k8s.io/v1beta1/localqueues"]  # the conversion webhook is back
+        assert wait_for(lambda: served.client.get("/readyz")[1] == "ready\n", 5)
+        assert wait_for(lambda: served.webhook.snapshot.inventory.lists("LocalQueue"))
+    finally:
+        served.stop()
+
+
+def test_an_api_listed_once_that_fails_its_relist_is_stale_not_frozen(make_api, tmp_path, monkeypatch):
+    """Our own attack of the same class: an API listed at start whose relist later fails (its watch ended with
+    410 Gone while its conversion webhook is down). Its objects stay (the last listing), but its kind is no
+    longer taken as listed, /readyz names it, and the other APIs' updates go on."""
+    import gpulint.lint.live_inventory as live
+
+    monkeypatch.setattr(live, "RETRY_SECONDS", 0.2)
+    api = make_api(cluster([node("n0", 8)], **{"resource.k8s.io__v1": DRA_V1}))
+    served = Served(tmp_path, api)
+    classes = "/apis/resource.k8s.io/v1/deviceclasses"
+    try:
+        assert wait_for(lambda: served.webhook.ready and served.client.get("/readyz")[1] == "ready\n")
+        assert wait_for(lambda: (classes, "10") in api.watch_versions)
+        api.failing[classes] = (503, "the server is currently unable to handle the request")
+        gone = {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old resource version"}
+        api.events[classes].put({"type": "ERROR", "object": gone})
+        assert wait_for(lambda: "stale: deviceclasses.resource.k8s.io" in served.client.get("/readyz")[1])
+        assert wait_for(lambda: not served.webhook.snapshot.inventory.lists("DeviceClass"))
+        assert "gpu.nvidia.com" in served.webhook.snapshot.inventory.device_classes  # the last listing, kept
+        assert served.metric('gpulint_inventory_api_synced{api="deviceclasses.resource.k8s.io"}') == "0"
+        api.events["/api/v1/nodes"].put({"type": "ADDED", "object": node("big", 16)})
+        assert wait_for(lambda: allowed(served.webhook, gpu_pod(16)))
+    finally:
+        served.stop()
+
+
 # --- the CLI: one read through a kubeconfig, as a user runs it ---------------------------------
 
 
@@ -474,13 +569,13 @@ def test_the_publisher_sleeps_until_an_api_still_being_listed_is_listed(make_api
     published: list = []
     live = LiveInventory(Transport(api.configuration()), published.append, lambda *a, **k: None)
     looks = [0]
-    synced = live._synced
+    synced = live._settled
 
     def counted() -> bool:
         looks[0] += 1
         return synced()
 
-    live._synced = counted  # type: ignore[method-assign]
+    live._settled = counted  # type: ignore[method-assign]
     live.start()
     try:
         nodes = "/api/v1/nodes"

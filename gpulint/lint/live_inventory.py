@@ -339,14 +339,18 @@ def _trimmed(item: dict[str, Any], api: InventoryApi, version: str) -> dict[str,
     return api.essentials(trimmed) if api.essentials else trimmed
 
 
-def build_inventory(objects: list[dict[str, Any]], apis: tuple[InventoryApi, ...]) -> ClusterInventory:
-    """The inventory of a cluster's objects; every kind read is listed (absent from it: absent from the cluster)."""
-    inventory = ClusterInventory(sources=(LOCATION,), listed_kinds={api.kind for api in apis})
+def build_inventory(
+    objects: list[dict[str, Any]], apis: tuple[InventoryApi, ...], unsynced: frozenset[str] = frozenset()
+) -> ClusterInventory:
+    """The inventory of a cluster's objects; every kind read is listed (absent from it: absent from the cluster),
+    except the ``unsynced`` kinds: an API of theirs is not listed now, so their absence proves nothing."""
+    inventory = ClusterInventory(sources=(LOCATION,), listed_kinds={api.kind for api in apis} - unsynced)
     for index, item in enumerate(objects):
         for obj in objects_in(LocatedDocument(LOCATION, index, item, None)):
             inventory.add(obj)
         inventory.pool_specs.extend(pools_in_document(item, LOCATION))  # as files are read (add_sources)
         inventory.node_class_zones.update(node_class_zones(item))
+    inventory.listed_kinds -= unsynced  # add() marks every kind it sees: the last listing's objects are kept
     inventory.account_running_pods()
     return inventory
 
@@ -383,6 +387,22 @@ class _Watcher:
     api: InventoryApi
     version: str
     stop: threading.Event = field(default_factory=threading.Event)
+    tried: bool = False  # a list has succeeded or failed once
+    listed: bool = False  # the objects are those of the last list (and its watch): absence is evidence
+    synced_at: float | None = None  # time.time() of the last list that succeeded
+    errors: int = 0  # lists and watches that failed
+    error: str = ""  # the last failure, while the API is not listed
+
+
+@dataclass(frozen=True)
+class ApiSyncState:
+    """One watched API, for /metrics and /readyz."""
+
+    name: str  # plural.group, e.g. clusterqueues.kueue.x-k8s.io
+    listed: bool
+    synced_at: float | None
+    errors: int
+    error: str
 
 
 class LiveInventory:
@@ -407,7 +427,6 @@ class LiveInventory:
         self._log = log
         self._apis = apis
         self._objects: dict[InventoryApi, dict[str, dict[str, Any]]] = {}
-        self._listed: set[InventoryApi] = set()
         self._watchers: dict[InventoryApi, _Watcher] = {}
         self._discovered = False
         self._lock = threading.Lock()
@@ -424,11 +443,13 @@ class LiveInventory:
     @property
     def synced(self) -> bool:
         with self._lock:
-            return self._synced()
+            return self._discovered and all(w.listed for w in self._watchers.values())
 
-    def _synced(self) -> bool:
-        """With _lock held."""
-        return self._discovered and all(api in self._listed for api in self._watchers)
+    def _settled(self) -> bool:
+        """With _lock held: discovery has answered and every served API has been listed, or has failed to be.
+        One API that cannot be listed (a CRD whose conversion webhook is down) must not hold back the others:
+        what is listed is published, and the kinds of what is not are marked unlisted."""
+        return self._discovered and all(w.tried for w in self._watchers.values())
 
     def _mark_dirty(self) -> None:
         """With _lock held: wake the publisher."""
@@ -440,7 +461,20 @@ class LiveInventory:
         with self._lock:
             if not self._discovered:
                 return ["API discovery"]
-            return sorted(f"{api.plural}.{api.group or 'core'}" for api in self._watchers if api not in self._listed)
+            return sorted(_name(w.api) for w in self._watchers.values() if not w.tried)
+
+    def sync_states(self) -> list[ApiSyncState]:
+        """Every watched API's state, by name."""
+        with self._lock:
+            watchers = list(self._watchers.values())
+        return sorted(
+            (ApiSyncState(_name(w.api), w.listed, w.synced_at, w.errors, w.error) for w in watchers),
+            key=lambda state: state.name,
+        )
+
+    def stale(self) -> list[str]:
+        """The APIs not listed now, each with its last error (for /readyz)."""
+        return [f"{state.name} ({state.error or 'not listed yet'})" for state in self.sync_states() if not state.listed]
 
     def start(self) -> None:
         threading.Thread(target=self._discover_loop, name="inventory-discovery", daemon=True).start()
@@ -477,7 +511,6 @@ class LiveInventory:
                 if current is not None:  # the served version changed, or the API went away
                     current.stop.set()
                     del self._watchers[api]
-                    self._listed.discard(api)
                     self._objects.pop(api, None)
                 if version is not None:
                     watcher = _Watcher(api, version)
@@ -496,24 +529,32 @@ class LiveInventory:
     def _watch_loop(self, watcher: _Watcher) -> None:
         api, version = watcher.api, watcher.version
         while not (watcher.stop.is_set() or self._stop.is_set()):
+            stage = "list"
             try:
                 items, resource_version = list_all(self._transport, api, version)
                 with self._lock:
                     if watcher.stop.is_set():
                         return
                     self._objects[api] = {_key(item): item for item in items}
-                    self._listed.add(api)
+                    watcher.tried = watcher.listed = True
+                    watcher.synced_at, watcher.error = time.time(), ""
                     self._mark_dirty()
+                stage = "watch"  # a watch that ends in error is followed by a relist: the list says if it is stale
                 self._follow(watcher, resource_version)
             except Exception as exc:
                 if watcher.stop.is_set() or self._stop.is_set():
                     return
-                self._log(
-                    "live_inventory_error",
-                    resource=api.plural,
-                    group=api.group,
-                    error=f"{type(exc).__name__}: {exc}"[:300],
-                )
+                message = f"{type(exc).__name__}: {exc}"[:300]
+                with self._lock:
+                    watcher.errors += 1
+                    if stage == "list":
+                        # Not listed now: what it held stays (the last listing) but its absence proves nothing,
+                        # and the other APIs are published without waiting for it.
+                        watcher.error = message
+                        if watcher.listed or not watcher.tried:
+                            watcher.tried, watcher.listed = True, False
+                            self._mark_dirty()
+                self._log("live_inventory_error", resource=api.plural, group=api.group, stage=stage, error=message)
             watcher.stop.wait(RETRY_SECONDS)
 
     def _follow(self, watcher: _Watcher, resource_version: str) -> None:
@@ -548,19 +589,24 @@ class LiveInventory:
     def _publish_loop(self) -> None:
         while not self._stop.is_set():
             with self._changed:
-                self._changed.wait_for(lambda: self._stop.is_set() or (self._dirty and self._synced()))
+                self._changed.wait_for(lambda: self._stop.is_set() or (self._dirty and self._settled()))
                 if self._stop.is_set():
                     return
                 self._dirty = False
                 snapshot = [item for table in self._objects.values() for item in table.values()]
+                unsynced = frozenset(w.api.kind for w in self._watchers.values() if not w.listed)
             try:
-                inventory = build_inventory(snapshot, self._apis)
+                inventory = build_inventory(snapshot, self._apis, unsynced)
             except Exception as exc:  # an object gpulint cannot model must not stop the updates
                 self._log("live_inventory_error", stage="build", error=f"{type(exc).__name__}: {exc}"[:300])
             else:
                 self._on_change(inventory)
                 self.published_at = time.time()
             self._stop.wait(PUBLISH_SECONDS)
+
+
+def _name(api: InventoryApi) -> str:
+    return f"{api.plural}.{api.group or 'core'}"
 
 
 def _key(item: dict[str, Any]) -> str:

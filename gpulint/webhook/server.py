@@ -32,7 +32,7 @@ from email.utils import formatdate
 from http import HTTPStatus
 from http.client import HTTPException, LineTooLong
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from gpulint.kube.lru import short_strings_remembered
@@ -43,6 +43,9 @@ from gpulint.lint.inventory import ClusterInventory, InventoryError, load_config
 from gpulint.webhook.admission import BadReview, Decision, Reviewer, decide, parse_review
 from gpulint.webhook.headers import read_headers
 from gpulint.webhook.watchdog import CLIENT_GONE, Watchdog
+
+if TYPE_CHECKING:  # the live inventory is imported only when it is used
+    from gpulint.lint.live_inventory import ApiSyncState
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 OWES_NOTHING = ("answered", "abandoned")  # a connection's phases once the watchdog took its review over
@@ -150,7 +153,7 @@ class Metrics:
         with self.lock:
             self.connections_refused += 1
 
-    def render(self, inventory_age: float | None) -> str:
+    def render(self, inventory_age: float | None, extra: tuple[str, ...] = ()) -> str:
         with self.lock:
             lines = [
                 "# HELP gpulint_requests_total Requests served, by path and result.",
@@ -185,7 +188,28 @@ class Metrics:
                 "# TYPE gpulint_inventory_age_seconds gauge",
                 f"gpulint_inventory_age_seconds {inventory_age:.3f}",
             ]
-        return "\n".join(lines) + "\n"
+        return "\n".join([*lines, *extra]) + "\n"
+
+
+def sync_metrics(states: list[ApiSyncState]) -> tuple[str, ...]:
+    """The live inventory's APIs: listed now or not, when last listed, failures (labels from INVENTORY_APIS)."""
+    lines = [
+        "# HELP gpulint_inventory_api_synced 1 when the API's objects are those of its last list and watch, "
+        "0 while it cannot be listed.",
+        "# TYPE gpulint_inventory_api_synced gauge",
+        *(f'gpulint_inventory_api_synced{{api="{state.name}"}} {int(state.listed)}' for state in states),
+        "# HELP gpulint_inventory_api_errors_total Lists and watches of the API that failed.",
+        "# TYPE gpulint_inventory_api_errors_total counter",
+        *(f'gpulint_inventory_api_errors_total{{api="{state.name}"}} {state.errors}' for state in states),
+        "# HELP gpulint_inventory_api_last_sync_timestamp_seconds When the API was last listed whole.",
+        "# TYPE gpulint_inventory_api_last_sync_timestamp_seconds gauge",
+        *(
+            f'gpulint_inventory_api_last_sync_timestamp_seconds{{api="{state.name}"}} {state.synced_at:.3f}'
+            for state in states
+            if state.synced_at is not None
+        ),
+    ]
+    return tuple(lines)
 
 
 class ByteBudget:
@@ -334,6 +358,12 @@ class Webhook:
         if self.live is not None:
             return self.live.ready
         return not self.config.inventory or self.snapshot.inventory is not None
+
+    def readiness(self) -> str:
+        """The /readyz body when ready: an API that cannot be listed does not make the webhook unready (the others
+        are still served), but it is named, with its last error, so that a frozen part of the inventory shows."""
+        stale = self.live.stale() if self.live is not None else []
+        return "ready; stale: " + "; ".join(stale) if stale else "ready"
 
     def waiting_for(self) -> str:
         """What readiness waits for, in words (the /readyz body)."""
@@ -786,11 +816,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b"ok\n", "text/plain", head)
         elif route == "/readyz":
             ready = webhook.ready and not webhook.stopping
-            body = b"ready\n" if ready else f"not ready: {webhook.waiting_for()}\n".encode()
-            self._send(200 if ready else 503, body, "text/plain", head)
+            body = f"{webhook.readiness()}\n" if ready else f"not ready: {webhook.waiting_for()}\n"
+            self._send(200 if ready else 503, body.encode(), "text/plain", head)
         elif route == "/metrics":
             loaded = webhook.snapshot.loaded_at
-            text = webhook.metrics.render(time.time() - loaded if loaded else None)
+            extra = sync_metrics(webhook.live.sync_states()) if webhook.live is not None else ()
+            text = webhook.metrics.render(time.time() - loaded if loaded else None, extra)
             self._send(200, text.encode(), "text/plain; version=0.0.4", head)
         else:
             self._send(404, b'{"error": "not found"}', head=head)
@@ -1072,8 +1103,8 @@ def tls_context(cert: str, key: str) -> ssl.SSLContext:
     return context
 
 
-def build_server(config: Config, options: ServeOptions) -> tuple[_Server, Webhook]:
-    webhook = Webhook(config, options)
+def build_server(config: Config, options: ServeOptions, api: Any = None) -> tuple[_Server, Webhook]:
+    webhook = Webhook(config, options, api)
     webhook.certificates = Certificates(options.tls_cert, options.tls_key)
     handler = type("Handler", (_Handler,), {"webhook": webhook})
     server = _Server((options.host, options.port), handler, webhook, webhook.certificates)
