@@ -52,6 +52,9 @@ OWES_NOTHING = ("answered", "abandoned")  # a connection's phases once the watch
 KNOWN_PATHS = ("/validate", "/healthz", "/readyz", "/metrics")  # metric labels; anything else is "other"
 REVIEWED = ("allowed", "denied", "timeout", "failed")  # results of reviews (the latency histogram's)
 IDLE_SECONDS = 30.0  # a keep-alive connection may wait this long for its next request
+# Pending connections the kernel queues while the accept loop is busy (capped by net.core.somaxconn):
+# socketserver's 5 left a burst of clients waiting on SYN retransmission for 15-21 s.
+LISTEN_BACKLOG = 1024
 # A new connection must finish its TLS handshake and begin its first request within this: the API server and
 # kubelet's probes send theirs at once, and a connection that never speaks must not hold a slot for IDLE_SECONDS.
 HANDSHAKE_SECONDS = 5.0
@@ -1007,6 +1010,7 @@ class _Server(ThreadingHTTPServer):
     # still in a review the watchdog has answered: a check stuck past its deadline never keeps the process up.
     daemon_threads = True
     block_on_close = False
+    request_queue_size = LISTEN_BACKLOG
     webhook: Webhook
 
     def __init__(

@@ -200,3 +200,39 @@ def test_a_trickled_handshake_is_cut_at_the_handshake_deadline(tmp_path):
         assert closed_after is not None and closed_after < 7, f"closed after {closed_after} s"
     finally:
         running.stop()
+
+
+# ---------------------------------------------------------------- the listen backlog
+
+
+def test_a_burst_of_connections_is_queued_not_dropped(tmp_path):
+    """The attack as found: 200 clients connect at once. With socketserver's backlog of 5 the kernel dropped
+    their SYNs (or answered with cookies whose connections the server never saw) and clients waited on SYN
+    retransmission, 1 s, then 3 s, 7 s and more: past the API server's timeout. Now the backlog is 1024: every
+    TCP connection is made at once, and every client is then answered (from four addresses, 50 each, under
+    the per-address limit)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    running = Server(tmp_path)
+    try:
+        start = threading.Barrier(200, timeout=30)
+
+        def client(index: int) -> tuple[float, int]:
+            start.wait()
+            began = time.monotonic()
+            sock = connect_from(f"127.0.0.{2 + index % 4}", running.port, timeout=30)
+            connected = time.monotonic() - began
+            tls = running.client_context.wrap_socket(sock, server_hostname="localhost")
+            tls.settimeout(30)
+            tls.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            status = int(tls.recv(65536).split()[1])
+            tls.close()
+            return connected, status
+
+        with ThreadPoolExecutor(200) as pool:
+            results = list(pool.map(client, range(200)))
+        slowest = max(connected for connected, _ in results)
+        assert [status for _, status in results] == [200] * 200
+        assert slowest < 0.9, f"a connection took {slowest:.1f} s: a SYN was retransmitted"  # the first retry: 1 s
+    finally:
+        running.stop()
