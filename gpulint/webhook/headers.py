@@ -24,6 +24,33 @@ MAX_HEADERS = 100  # http.client._MAXHEADERS
 _PLAIN = re.compile(r"[\x21-\x39\x3b-\x7e]+:[^\r\n]*\r?\n")
 
 
+# RFC 9110 section 5.1: a field name is a token (tchar); section 5.5: a field value is visible characters,
+# obs-text, spaces and tabs - no NUL, CR, LF or other control character.
+_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def field_problem(lines: list[bytes]) -> str | None:
+    """Why a header block is malformed under RFC 9112, or None. The stdlib reads such blocks leniently (a
+    name with a space before its colon ends the headers there, and what follows becomes the body), so that a
+    proxy in front and gpulint would frame the request differently: each is refused with 400 instead."""
+    for line in lines:
+        if line in (b"\r\n", b"\n", b""):
+            break
+        if line[:1] in (b" ", b"\t"):
+            return "obsolete line folding in a header (RFC 9112 section 5.2)"
+        name, colon, value = line.partition(b":")
+        if not colon:
+            return "a header line without a colon"
+        if not _TOKEN.fullmatch(name):
+            if name.rstrip(b" \t") != name:
+                return "whitespace between a header name and its colon (RFC 9112 section 5.1)"
+            return "a header name that is not a token (RFC 9110 section 5.1)"
+        if _CONTROL.search(value.removesuffix(b"\n").removesuffix(b"\r")):
+            return "a control character (NUL, CR, LF...) in a header value (RFC 9110 section 5.5)"
+    return None
+
+
 class _Lines(Protocol):
     def readline(self, limit: int = ..., /) -> bytes: ...
 

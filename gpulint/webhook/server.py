@@ -41,7 +41,7 @@ from gpulint.lint.engine import Deadline, DeadlineExceeded
 from gpulint.lint.findings import Severity
 from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
 from gpulint.webhook.admission import BadReview, Decision, Reviewer, decide, parse_review
-from gpulint.webhook.headers import read_headers
+from gpulint.webhook.headers import field_problem, read_headers
 from gpulint.webhook.watchdog import CLIENT_GONE, Watchdog
 
 if TYPE_CHECKING:  # the live inventory is imported only when it is used
@@ -552,6 +552,7 @@ class _DeadlineReader(io.RawIOBase):
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.deadline = math.inf
+        self.deadline_name = ""  # which deadline it is, in words, for the answer that it passed
 
     def readable(self) -> bool:
         return True
@@ -559,12 +560,14 @@ class _DeadlineReader(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         while True:
             remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
-                raise ReadDeadline()
-            self.sock.settimeout(min(remaining, POLL_SECONDS))
+            # Past the deadline, bytes that have arrived are still read (without waiting): a request sent whole
+            # while this thread was not running (a busy process, a shutdown's grace) is not cut short.
+            self.sock.settimeout(min(remaining, POLL_SECONDS) if remaining > 0 else 0.0)
             try:
                 return self.sock.recv_into(buffer)
-            except (TimeoutError, ssl.SSLWantReadError):
+            except (TimeoutError, BlockingIOError, ssl.SSLWantReadError):
+                if remaining <= 0:
+                    raise ReadDeadline() from None
                 continue
 
 
@@ -576,6 +579,7 @@ class _HeadReader(io.BufferedIOBase):
         super().__init__()
         self.reader = reader
         self.left = budget
+        self.lines: list[bytes] = []  # as read, for the strict checks the stdlib's lenient parser does not make
 
     def readable(self) -> bool:
         return True
@@ -583,6 +587,7 @@ class _HeadReader(io.BufferedIOBase):
     def readline(self, limit: int | None = -1) -> bytes:
         allowed = self.left + 1 if limit is None or limit < 0 else min(limit, self.left + 1)
         line = self.reader.readline(allowed)
+        self.lines.append(line)
         self.left -= len(line)
         if self.left < 0:
             raise HeadTooLarge()
@@ -616,8 +621,11 @@ class _Handler(BaseHTTPRequestHandler):
         now = time.monotonic()
         if self.phase == "idle":
             self.raw_reader.deadline = now
-        elif self.phase == "reading":
-            self.raw_reader.deadline = min(self.raw_reader.deadline, now + SHUTDOWN_READ_GRACE)
+        elif self.phase == "reading" and now + SHUTDOWN_READ_GRACE < self.raw_reader.deadline:
+            self.raw_reader.deadline = now + SHUTDOWN_READ_GRACE
+            self.raw_reader.deadline_name = (
+                f"the {SHUTDOWN_READ_GRACE:g} s a request may take to arrive once shutting down"
+            )
 
     def log_message(self, format: str, *args: Any) -> None:
         return  # structured logs are written per request instead
@@ -641,11 +649,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.phase = "reading"
         self.requests_begun += 1
         self.started = time.monotonic()
-        deadline = self.started + options.read_seconds
+        self.raw_reader.deadline = self.started + options.read_seconds
+        self.raw_reader.deadline_name = f"{options.read_seconds:g} s (the read deadline)"
         if self.webhook.stopping:
-            deadline = min(deadline, self.started + SHUTDOWN_READ_GRACE)
-        self.raw_reader.deadline = deadline
+            self.shutdown_started()
         self.command, self.path, self.request_version, self.requestline = "", "", "", ""
+        self.expect_continue = False
         try:
             self.raw_requestline = self.buffered.readline(65537)
             if len(self.raw_requestline) > 65536:
@@ -668,7 +677,7 @@ class _Handler(BaseHTTPRequestHandler):
         except HeadTooLarge:
             self.send_error(431, f"request headers over {MAX_HEAD_BYTES} bytes")
         except ReadDeadline:
-            self.send_error(408, f"request not received within {options.read_seconds:g} s")
+            self.send_error(408, f"request not received within {self.raw_reader.deadline_name}")
         finally:
             self.rfile = self.buffered
             self.phase = "done"
@@ -723,18 +732,27 @@ class _Handler(BaseHTTPRequestHandler):
         except HTTPException as err:
             self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers", str(err))
             return False
+        problem = field_problem(self.rfile.lines) if isinstance(self.rfile, _HeadReader) else None
+        hosts = self.headers.get_all("Host") or []
+        if problem is None and self.request_version == "HTTP/1.1" and len(hosts) != 1:
+            problem = "no Host header (RFC 9112 section 3.2)" if not hosts else "more than one Host header"
+        if problem is not None:
+            self.send_error(HTTPStatus.BAD_REQUEST, problem)
+            return False
+        if self.command != "POST" and (
+            self.headers.get("Transfer-Encoding") is not None or self.headers.get("Content-Length", "0").strip() != "0"
+        ):
+            self.close_connection = True  # a body we do not read: it must not be taken for the next request
         connection = self.headers.get("Connection", "").lower()
         if connection == "close":
             self.close_connection = True
-        elif connection == "keep-alive" and self.protocol_version >= "HTTP/1.1":
+        elif connection == "keep-alive" and self.protocol_version >= "HTTP/1.1" and not self.close_connection:
             self.close_connection = False
-        expect = self.headers.get("Expect", "")
-        if (
-            expect.lower() == "100-continue"
-            and self.protocol_version >= "HTTP/1.1"
-            and self.request_version >= "HTTP/1.1"
-        ):
-            return self.handle_expect_100()
+        # 100 Continue is sent only once the body is wanted: after its length is accepted and admitted (do_POST),
+        # never ahead of a 413 or a 503 (RFC 9110 section 10.1.1: a final status instead is allowed).
+        self.expect_continue = (
+            self.headers.get("Expect", "").lower() == "100-continue" and self.request_version >= "HTTP/1.1"
+        )
         return True
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
@@ -870,6 +888,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _read_and_review(self, length: int, budget: float) -> Answer | None:
         """The body read and reviewed; the answer still to send, or None when there is none to send."""
         webhook = self.webhook
+        if self.expect_continue:
+            self.connection.settimeout(WRITE_SECONDS)
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         body = self._read_body(length)
         if body is None:
             return None
@@ -952,7 +973,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._reject(
                 400,
                 f"request body incomplete: {received} of {length} bytes (Content-Length) arrived "
-                f"within {self.webhook.options.read_seconds:g} s",
+                f"within {self.raw_reader.deadline_name}",
                 "bad_request",
             )
             return None
