@@ -57,6 +57,8 @@ class FakeApiServer:
         self.gone_once: set[str] = set()  # collection paths whose next watch answers 410 Gone
         self.held: dict[str, threading.Event] = {}  # collection paths whose lists wait for their event
         self.failing: dict[str, tuple[int, str]] = {}  # collection paths whose lists answer this status
+        self.endless: dict[str, int] = {}  # collection paths whose every page has a continue token, and its items
+        self.token = TOKEN  # the token it accepts: change it and the webhook's has expired
         self.stopping = threading.Event()
         ca = trustme.CA()
         cert = ca.issue_cert("127.0.0.1")
@@ -83,7 +85,7 @@ class FakeApiServer:
             def do_GET(self):
                 fake.requests.append(self.path)
                 fake.authorizations.append(self.headers.get("Authorization", ""))
-                if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+                if self.headers.get("Authorization") != f"Bearer {fake.token}":
                     self.send_json(401, {"kind": "Status", "code": 401, "message": "Unauthorized"})
                     return
                 url = urlparse(self.path)
@@ -182,6 +184,15 @@ class FakeApiServer:
 
     def page(self, path: str, query: dict[str, str]) -> dict:
         group_version, plural = path.removeprefix("/apis/").removeprefix("/api/").rsplit("/", 1)
+        if path in self.endless:  # a list that never ends: each page a few new objects and another token
+            start = int(query.get("continue", "0"))
+            count = self.endless[path]
+            items = [{"metadata": {"name": f"o{start + i}", "uid": f"uid-o{start + i}"}} for i in range(count)]
+            return {
+                "kind": "List",
+                "metadata": {"resourceVersion": "10", "continue": str(start + count)},
+                "items": items,
+            }
         items = self.served[group_version][plural]
         limit = int(query.get("limit", "0")) or len(items)
         start = int(query.get("continue", "0"))
@@ -482,6 +493,62 @@ def test_an_api_listed_once_that_fails_its_relist_is_stale_not_frozen(make_api, 
         assert served.metric('gpulint_inventory_api_synced{api="deviceclasses.resource.k8s.io"}') == "0"
         api.events["/api/v1/nodes"].put({"type": "ADDED", "object": node("big", 16)})
         assert wait_for(lambda: allowed(served.webhook, gpu_pod(16)))
+    finally:
+        served.stop()
+
+
+def test_a_list_that_never_ends_is_bounded_and_named(make_api, tmp_path, monkeypatch):
+    """The attack as found: a list whose every page has a continue token (a broken or hostile aggregated API)
+    grew memory without bound, and the inventory was never published. Now a list ends at MAX_LIST_ITEMS objects
+    (300,000; 40 here) or MAX_LIST_PAGES pages (10,000; 30 here), and that API is named stale. Our own attack of
+    the same class: pages with no objects at all, each with a token, end at the page bound."""
+    import gpulint.lint.live_inventory as live
+
+    monkeypatch.setattr(live, "MAX_LIST_ITEMS", 40)
+    monkeypatch.setattr(live, "MAX_LIST_PAGES", 30)
+    api = make_api(cluster([node("n0", 8)], **{"kueue.x-k8s.io__v1beta1": KUEUE}))
+    api.endless["/apis/kueue.x-k8s.io/v1beta1/clusterqueues"] = 3  # 3 objects a page: past 40 objects
+    api.endless["/apis/kueue.x-k8s.io/v1beta1/localqueues"] = 0  # empty pages: past 30 pages
+    served = Served(tmp_path, api)
+    try:
+        assert wait_for(lambda: served.webhook.ready), served.webhook.waiting_for()
+        text = served.client.get("/readyz")[1]
+        assert (
+            "clusterqueues.kueue.x-k8s.io (LiveInventoryError: list clusterqueues.kueue.x-k8s.io: over 40 objects"
+            in text
+        )
+        assert "localqueues.kueue.x-k8s.io (LiveInventoryError: list localqueues.kueue.x-k8s.io: over 30 pages" in text
+        assert len(served.webhook.snapshot.inventory.nodes) == 1
+        pages = [r for r in api.requests if r.startswith("/apis/kueue.x-k8s.io/v1beta1/localqueues?")]
+        assert len(pages) <= 30 * 3  # at most three attempts so far, each cut at 30 pages
+    finally:
+        served.stop()
+
+
+def test_an_expired_token_shows_in_the_metrics(make_api, tmp_path, monkeypatch):
+    """The attack as found: after the token expires, every list fails with 401 and the inventory stays as it
+    was; only the log said so. Now /metrics counts the 401s and says the credentials are rejected, and /readyz
+    names what is stale. Our own: a token that works again clears the gauge."""
+    import gpulint.lint.live_inventory as live
+
+    monkeypatch.setattr(live, "RETRY_SECONDS", 0.2)
+    api = make_api(cluster([node("n0", 8)]))
+    served = Served(tmp_path, api)
+    nodes = "/api/v1/nodes"
+    try:
+        assert wait_for(lambda: served.webhook.ready and (nodes, "10") in api.watch_versions)
+        assert served.metric("gpulint_inventory_credentials_rejected") == "0"
+        api.token = "rotated"  # the webhook's token is no longer accepted
+        gone = {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old resource version"}
+        api.events[nodes].put({"type": "ERROR", "object": gone})  # the watch ends: a relist, refused
+        assert wait_for(lambda: served.metric("gpulint_inventory_credentials_rejected") == "1")
+        assert int(served.metric("gpulint_inventory_unauthorized_total")) >= 1
+        assert (
+            "stale: nodes.core (ApiStatusError: GET /api/v1/nodes: HTTP 401 Unauthorized)"
+            in served.client.get("/readyz")[1]
+        )
+        api.token = TOKEN
+        assert wait_for(lambda: served.metric("gpulint_inventory_credentials_rejected") == "0")
     finally:
         served.stop()
 

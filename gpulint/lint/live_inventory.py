@@ -39,6 +39,10 @@ PAGE_SIZE = 500  # list in pages (limit/continue): a 20,000-node list is never o
 # default; Kubeflow's and KubeRay's are 1-3 MB as JSON): 16 a page keeps a page under MAX_BODY_BYTES.
 CRD_PAGE_SIZE = 16
 MAX_BODY_BYTES = 64 * 1024 * 1024  # one list page or discovery document
+# One list, however many pages: twice the largest cluster Kubernetes is tested at (150,000 pods; "Considerations
+# for large clusters", kubernetes.io). A list whose every page carries a continue token ends here, not in memory.
+MAX_LIST_ITEMS = 300_000
+MAX_LIST_PAGES = 10_000  # pages may hold fewer items than asked (a field selector filters them), even none
 MAX_EVENT_BYTES = 16 * 1024 * 1024  # one watch event (one object)
 CONNECT_SECONDS, READ_SECONDS = 10.0, 60.0
 LOCATION = "live"  # the "file" of every live object in findings and notes
@@ -316,14 +320,17 @@ def list_all(transport: Transport, api: InventoryApi, version: str) -> tuple[lis
     query = {"limit": str(api.page_size)}
     if api.field_selector:
         query["fieldSelector"] = api.field_selector
-    while True:
+    for _ in range(MAX_LIST_PAGES):
         page = transport.get(api.collection_path(version), query)
         items.extend(_trimmed(item, api, version) for item in page.get("items") or [] if isinstance(item, dict))
+        if len(items) > MAX_LIST_ITEMS:
+            raise LiveInventoryError(f"list {_name(api)}: over {MAX_LIST_ITEMS} objects; not read")
         metadata = mapping(page.get("metadata"))
         token = str(metadata.get("continue") or "")
         if not token:
             return items, str(metadata.get("resourceVersion") or "")
         query["continue"] = token
+    raise LiveInventoryError(f"list {_name(api)}: over {MAX_LIST_PAGES} pages, each with a continue token; not read")
 
 
 def _trimmed(item: dict[str, Any], api: InventoryApi, version: str) -> dict[str, Any]:
@@ -434,6 +441,9 @@ class LiveInventory:
         self._stop = threading.Event()
         self._dirty = False  # guarded by _lock
         self.published_at: float | None = None
+        # 401 answers (an expired or revoked token): counted, and whether the API server's last answer was one
+        self.unauthorized = 0
+        self.credentials_rejected = False
 
     @property
     def ready(self) -> bool:
@@ -491,7 +501,9 @@ class LiveInventory:
         while not self._stop.is_set():
             try:
                 discovery = discover(self._transport, self._apis)
+                self.credentials_rejected = False
             except Exception as exc:
+                self._credentials(exc)
                 self._log("live_inventory_error", stage="discovery", error=f"{type(exc).__name__}: {exc}"[:300])
                 self._stop.wait(RETRY_SECONDS)
                 continue
@@ -538,6 +550,7 @@ class LiveInventory:
                     self._objects[api] = {_key(item): item for item in items}
                     watcher.tried = watcher.listed = True
                     watcher.synced_at, watcher.error = time.time(), ""
+                    self.credentials_rejected = False
                     self._mark_dirty()
                 stage = "watch"  # a watch that ends in error is followed by a relist: the list says if it is stale
                 self._follow(watcher, resource_version)
@@ -545,6 +558,7 @@ class LiveInventory:
                 if watcher.stop.is_set() or self._stop.is_set():
                     return
                 message = f"{type(exc).__name__}: {exc}"[:300]
+                self._credentials(exc)
                 with self._lock:
                     watcher.errors += 1
                     if stage == "list":
@@ -556,6 +570,13 @@ class LiveInventory:
                             self._mark_dirty()
                 self._log("live_inventory_error", resource=api.plural, group=api.group, stage=stage, error=message)
             watcher.stop.wait(RETRY_SECONDS)
+
+    def _credentials(self, error: BaseException) -> None:
+        """Count a 401: the token expired or was revoked, and until a new one works nothing is listed."""
+        if isinstance(error, ApiStatusError) and error.status == 401:
+            with self._lock:
+                self.unauthorized += 1
+                self.credentials_rejected = True
 
     def _follow(self, watcher: _Watcher, resource_version: str) -> None:
         """Watch from resource_version; resume after the server ends a watch; return to relist on 410 Gone."""

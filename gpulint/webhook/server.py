@@ -45,7 +45,7 @@ from gpulint.webhook.headers import field_problem, read_headers
 from gpulint.webhook.watchdog import CLIENT_GONE, Watchdog
 
 if TYPE_CHECKING:  # the live inventory is imported only when it is used
-    from gpulint.lint.live_inventory import ApiSyncState
+    from gpulint.lint.live_inventory import LiveInventory
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 OWES_NOTHING = ("answered", "abandoned")  # a connection's phases once the watchdog took its review over
@@ -194,9 +194,18 @@ class Metrics:
         return "\n".join([*lines, *extra]) + "\n"
 
 
-def sync_metrics(states: list[ApiSyncState]) -> tuple[str, ...]:
-    """The live inventory's APIs: listed now or not, when last listed, failures (labels from INVENTORY_APIS)."""
+def sync_metrics(live: LiveInventory) -> tuple[str, ...]:
+    """The live inventory's APIs: listed now or not, when last listed, failures (labels from INVENTORY_APIS);
+    and its credentials: a token that expired leaves every list failing, which only the log said before."""
+    states = live.sync_states()
     lines = [
+        "# HELP gpulint_inventory_unauthorized_total Answers 401 Unauthorized from the API server (an expired "
+        "or revoked token).",
+        "# TYPE gpulint_inventory_unauthorized_total counter",
+        f"gpulint_inventory_unauthorized_total {live.unauthorized}",
+        "# HELP gpulint_inventory_credentials_rejected 1 while the API server's last answer was 401 Unauthorized.",
+        "# TYPE gpulint_inventory_credentials_rejected gauge",
+        f"gpulint_inventory_credentials_rejected {int(live.credentials_rejected)}",
         "# HELP gpulint_inventory_api_synced 1 when the API's objects are those of its last list and watch, "
         "0 while it cannot be listed.",
         "# TYPE gpulint_inventory_api_synced gauge",
@@ -841,7 +850,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200 if ready else 503, body.encode(), "text/plain", head)
         elif route == "/metrics":
             loaded = webhook.snapshot.loaded_at
-            extra = sync_metrics(webhook.live.sync_states()) if webhook.live is not None else ()
+            extra = sync_metrics(webhook.live) if webhook.live is not None else ()
             text = webhook.metrics.render(time.time() - loaded if loaded else None, extra)
             self._send(200, text.encode(), "text/plain; version=0.0.4", head)
         else:
