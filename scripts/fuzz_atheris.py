@@ -45,10 +45,16 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-TARGETS = ("check", "admission", "policy", "fix")
+TARGETS = ("check", "admission", "policy", "fix", "http")
 SEED_DIRS = ("examples", "tests/data", "rules/policies")
-# Tokens libFuzzer splices into inputs: YAML syntax and the fields gpulint reads.
+# Tokens libFuzzer splices into inputs: YAML syntax and the fields gpulint reads; HTTP framing.
 DICTIONARY = (
+    "\r\n",
+    " :",
+    "Transfer-Encoding: chunked",
+    "Content-Length: ",
+    "Host: ",
+    "Expect: 100-continue",
     "---",
     "...",
     "- ",
@@ -250,6 +256,34 @@ class Harness:
                 return {"uid": "fuzz", "operation": "CREATE", "namespace": "ml", "object": obj}
         return None
 
+    def _http(self, payload: bytes) -> None:
+        """A request's header block as the webhook reads it: the stdlib-compatible reader raises only the
+        stdlib's bounds, and a block the strict RFC 9112 checks accept is read whole - no line taken for the
+        end of the headers or the body (the lenient reader's desync with a proxy in front)."""
+        import io
+        from http.client import HTTPException
+
+        from gpulint.webhook.headers import MAX_HEADERS, MAX_LINE, field_problem, read_headers
+
+        reader = io.BytesIO(payload)
+        lines: list[bytes] = []
+        while len(lines) <= MAX_HEADERS:
+            line = reader.readline(MAX_LINE + 1)
+            lines.append(line)
+            if line in (b"\r\n", b"\n", b"") or len(line) > MAX_LINE:
+                break
+        problem = field_problem(lines)
+        assert problem is None or isinstance(problem, str)
+        try:
+            message = read_headers(io.BytesIO(payload))
+        except HTTPException:
+            return  # over the stdlib's bounds: 431
+        fields = [line for line in lines if line not in (b"\r\n", b"\n", b"")]
+        if problem is None and all(line.endswith(b"\n") for line in fields):
+            assert len(message) == len(fields), (len(message), fields[:5])
+            for (name, _), line in zip(message.items(), fields):
+                assert line.startswith(name.encode("latin-1") + b":"), (name, line[:80])
+
     def _policy(self, payload: bytes) -> None:
         from gpulint.lint.policies import PolicyError, evaluate, load_policies, policy_engine
 
@@ -349,6 +383,12 @@ def seed_corpus(directory: Path) -> None:
         },
     }
     (directory / "seed-review").write_bytes(b"\x01" + json.dumps(review).encode())
+    head = (  # the headers of a review as kube-apiserver sends it
+        b"Host: gpulint-webhook.gpulint-system.svc:443\r\nUser-Agent: kube-apiserver-admission\r\n"
+        b"Content-Type: application/json\r\nAccept: application/json, */*\r\nAccept-Encoding: gzip\r\n"
+        b"Content-Length: 512\r\n\r\n"
+    )
+    (directory / "seed-http").write_bytes(bytes([TARGETS.index("http")]) + head)
 
 
 def write_dictionary(path: Path) -> None:

@@ -749,7 +749,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error(HTTPStatus.BAD_REQUEST, problem)
             return False
         if self.command != "POST" and (
-            self.headers.get("Transfer-Encoding") is not None or self.headers.get("Content-Length", "0").strip() != "0"
+            self.headers.get("Transfer-Encoding") is not None
+            or any(length.strip() != "0" for length in self.headers.get_all("Content-Length") or [])
         ):
             self.close_connection = True  # a body we do not read: it must not be taken for the next request
         connection = self.headers.get("Connection", "").lower()

@@ -34,7 +34,7 @@ def harness(fuzzer: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> obj
 @pytest.mark.slow
 def test_every_target_runs_the_example_seeds(fuzzer: ModuleType, harness: object, tmp_path: Path) -> None:
     fuzzer.seed_corpus(tmp_path)
-    seeds = sorted([*tmp_path.glob("seed-manifests-*"), tmp_path / "seed-review"])
+    seeds = sorted([*tmp_path.glob("seed-manifests-*"), tmp_path / "seed-review", tmp_path / "seed-http"])
     assert {fuzzer.TARGETS[p.read_bytes()[0]] for p in seeds} == set(fuzzer.TARGETS)
     for seed in seeds:
         harness.run(seed.read_bytes())  # the examples crash nothing
@@ -77,3 +77,10 @@ def test_without_atheris_the_script_says_so_and_exits_0(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == "fuzz_atheris: atheris is not installed (pip install atheris); skipping\n"
+
+
+def test_the_http_target_holds_the_strict_and_the_lenient_reader_together(fuzzer: ModuleType, harness: object) -> None:
+    http = bytes([fuzzer.TARGETS.index("http")])
+    harness.run(http + b"Host: x\r\nContent-Length: 5\r\n\r\nhello")
+    harness.run(http + b"Host: x\r\nTransfer-Encoding : chunked\r\n\r\n")  # refused by the strict checks
+    harness.run(http + b"X: " + b"a" * 70000 + b"\r\n\r\n")  # over the stdlib's line bound
