@@ -93,6 +93,21 @@ def test_health_metrics_and_json_logs(server):
     time.sleep(0.2)
     reviews = [event for event in server.log if event["event"] == "review"]
     assert reviews and reviews[-1]["uid"] == "uid-1" and reviews[-1]["result"] == "denied"
+    assert reviews[-1]["dry_run"] is False
+
+
+def test_a_server_side_dry_run_gets_the_same_answer_and_the_log_says_it_was_one(server):
+    """kubectl --dry-run=server: the API server sends dryRun true (a webhook with sideEffects None is
+    called on dry runs); the denial is the same, and the review's log line tells the two apart."""
+    dry = review(BAD_POD, uid="uid-dry")
+    dry["request"]["dryRun"] = True
+    status, body = server.post(dry)
+    assert status == 200 and body["response"]["allowed"] is False
+    assert body["response"]["status"] == server.post(review(BAD_POD))[1]["response"]["status"]
+    server.wait_for("review")
+    time.sleep(0.2)
+    flags = {event["uid"]: event["dry_run"] for event in server.events("review")}
+    assert flags == {"uid-dry": True, "uid-1": False}
 
 
 @pytest.mark.slow

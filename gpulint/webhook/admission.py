@@ -47,6 +47,9 @@ class Decision:
     warnings: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     kind: str = ""
+    # The request's dryRun: the API server calls a webhook that declares sideEffects None on dry runs too
+    # (kubectl --dry-run=server); the answer is the same, and the log says which it was.
+    dry_run: bool = False
 
     def response(self) -> dict[str, Any]:
         body: dict[str, Any] = {"uid": self.uid, "allowed": self.allowed}
@@ -122,8 +125,9 @@ def decide(
     uid = request["uid"]
     operation = request.get("operation")
     obj = request.get("object")
+    dry = request.get("dryRun") is True
     if operation not in ("CREATE", "UPDATE") or not isinstance(obj, dict):
-        return Decision(uid, True)  # DELETE, CONNECT: nothing to check
+        return Decision(uid, True, dry_run=dry)  # DELETE, CONNECT: nothing to check
     namespace = text(request.get("namespace"))
     metadata = mapping(obj.get("metadata"))  # user data: metadata may be anything
     if namespace and isinstance(obj.get("metadata"), dict) and not metadata.get("namespace"):
@@ -148,5 +152,5 @@ def decide(
         if len(denying) > MAX_DENIAL_LINES:
             lines.append(f"- and {len(denying) - MAX_DENIAL_LINES} more")
         message = "gpulint denied this object:\n" + "\n".join(lines)
-        return Decision(uid, False, message, warnings, findings, kind)
-    return Decision(uid, True, "", warnings, findings, kind)
+        return Decision(uid, False, message, warnings, findings, kind, dry)
+    return Decision(uid, True, "", warnings, findings, kind, dry)

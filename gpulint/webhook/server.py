@@ -948,6 +948,7 @@ class _Handler(BaseHTTPRequestHandler):
             kind=decision.kind if decision else None,
             result=answer.result,
             findings=len(decision.findings) if decision else 0,
+            dry_run=decision.dry_run if decision else None,
             ms=round(elapsed * 1000, 2),
         )
 
