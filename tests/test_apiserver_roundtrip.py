@@ -1,0 +1,428 @@
+"""The webhook inside a real API server: etcd, kube-apiserver and kube-scheduler (k8s.io/kubernetes v1.37.2)
+on loopback, `gpulint serve` registered by the ValidatingWebhookConfiguration that deploy/chart renders,
+and the real kubectl creating GPU Pods, Deployments, Jobs and ResourceClaims.
+
+The registration is the chart's own (rules, failurePolicy, timeoutSeconds, sideEffects, selectors, caBundle
+with tls.mode=secret) but for one field: clientConfig.service becomes clientConfig.url on 127.0.0.1,
+because the API server reaches a Service through its endpoints and those may not be loopback addresses
+(ValidateEndpointIP, pkg/apis/core/validation). controller-runtime's envtest registers webhooks the same way.
+
+Deselect with `-m "not apiserver"`. Skips when Go or etcd is missing, and fails instead under CI=true.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trustme
+import yaml
+from conftest import REPO, run_cli
+from k8s_binaries import binaries
+from kube_control_plane import WEBHOOK_USER, ControlPlane, programs
+from webhook_helpers import Server, issue_pair
+
+pytestmark = pytest.mark.apiserver
+
+NAMESPACE = "ml"
+RELEASE_NAMESPACE = "gpulint-system"
+DENIED = 'admission webhook "validate.gpulint.io" denied the request: gpulint denied this object:'
+UNSCHEDULABLE = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+
+
+def unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI needs the real control plane: {reason}")
+    pytest.skip(reason)
+
+
+# --- objects ---------------------------------------------------------------------------------------
+
+
+def gpu_container(gpus: int, requests_only: bool = False) -> dict[str, Any]:
+    amount = {"nvidia.com/gpu": gpus}
+    resources = {"requests": amount} if requests_only else {"limits": amount}
+    return {"name": "train", "image": "nvcr.io/nvidia/pytorch:25.01-py3", "resources": resources}
+
+
+def pod(name: str, gpus: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {"containers": [gpu_container(gpus)]},
+    }
+
+
+def deployment(name: str, gpus: int) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [gpu_container(gpus)]}},
+        },
+    }
+
+
+def job(name: str, gpus: int, requests_only: bool = False) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "template": {
+                "spec": {"restartPolicy": "Never", "containers": [gpu_container(gpus, requests_only)]},
+            }
+        },
+    }
+
+
+def claim(name: str, device_class: str, count: int = 1) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": device_class, "count": count}}]}
+        },
+    }
+
+
+def device_class(driver: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": driver},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+    }
+
+
+def resource_slice(driver: str, node: str, devices: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{driver}"},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"gpu-{i}", "attributes": {"type": {"string": "gpu"}}} for i in range(devices)],
+        },
+    }
+
+
+def add_node(cluster: ControlPlane, name: str, gpus: int) -> None:
+    """A Node object with GPU capacity: created bare, its status written through the status subresource
+    (as a kubelet and its device plugin would report it). The TaintNodesByCondition admission plugin
+    gives a new Node the not-ready taint; with no node lifecycle controller to lift it once the Node
+    reports Ready, the test lifts it."""
+    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
+    cluster.apply({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
+    set_gpus(cluster, name, gpus)
+    cluster.kubectl("taint", "node", name, "node.kubernetes.io/not-ready:NoSchedule-")
+
+
+def set_gpus(cluster: ControlPlane, name: str, gpus: int) -> None:
+    amounts = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
+    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}
+    status = {"status": {"capacity": amounts, "allocatable": amounts, "conditions": [ready]}}
+    cluster.kubectl("patch", "node", name, "--subresource=status", "--type=merge", "-p", json.dumps(status))
+
+
+# --- the chart ----------------------------------------------------------------------------------------
+
+
+def render_chart(helm: Path, directory: Path, ca: trustme.CA, **values: Any) -> list[dict[str, Any]]:
+    """deploy/chart rendered by helm template, its certificate given as a Secret and CA (tls.mode=secret)."""
+    tls = {"mode": "secret", "secretName": "gpulint-tls", "caBundle": base64.b64encode(ca.cert_pem.bytes()).decode()}
+    values_file = directory / "values.json"
+    values_file.write_text(json.dumps({"tls": tls, **values}))
+    rendered = subprocess.run(
+        [str(helm), "template", "gpulint", str(REPO / "deploy" / "chart"), "--namespace", RELEASE_NAMESPACE,
+         "-f", str(values_file)],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    return [doc for doc in yaml.safe_load_all(rendered) if doc]
+
+
+def rendered(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [doc for doc in docs if doc["kind"] == kind]
+
+
+def registration(docs: list[dict[str, Any]], port: int) -> dict[str, Any]:
+    """The chart's ValidatingWebhookConfiguration, its Service reference turned into a loopback URL."""
+    (config,) = rendered(docs, "ValidatingWebhookConfiguration")
+    for webhook in config["webhooks"]:
+        client = webhook["clientConfig"]
+        service = client.pop("service")
+        assert (service["name"], service["namespace"]) == ("gpulint", RELEASE_NAMESPACE)
+        client["url"] = f"https://127.0.0.1:{port}{service['path']}"
+    return config
+
+
+def serve_arguments(docs: list[dict[str, Any]]) -> list[str]:
+    """The Deployment's `gpulint serve` arguments but where to listen and the certificate's paths."""
+    (deploy,) = rendered(docs, "Deployment")
+    (container,) = deploy["spec"]["template"]["spec"]["containers"]
+    args = container["args"]
+    assert args[0] == "serve"
+    local = ("--tls-cert=", "--tls-key=", "--port=")
+    return [arg for arg in args[1:] if not arg.startswith(local)]
+
+
+# --- fixtures --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tools() -> dict[str, Path]:
+    found = binaries()
+    if isinstance(found, str):
+        unavailable(found)
+    assert not isinstance(found, str)
+    return found
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, tools) -> Iterator[ControlPlane]:
+    found = programs()
+    if isinstance(found, str):
+        unavailable(found)
+    assert not isinstance(found, str)
+    plane = ControlPlane(tmp_path_factory.mktemp("control-plane"), tools["kubectl"])
+    try:
+        plane.start(found, scheduler=True)
+        namespaces = [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in (NAMESPACE, RELEASE_NAMESPACE)
+        ]
+        plane.apply(*namespaces)
+        # No controller-manager: the namespace's default ServiceAccount, which Pods name, is made by hand.
+        plane.apply(
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": NAMESPACE}}
+        )
+        add_node(plane, "n0", 8)
+        plane.apply(device_class("gpu.example.com"), resource_slice("gpu.example.com", "n0", 1))
+        # gpulint reads the cluster as the chart's ServiceAccount, with the chart's ClusterRole and nothing more.
+        docs = render_chart(tools["helm"], plane.directory, trustme.CA())
+        plane.apply(*rendered(docs, "ClusterRole"), *rendered(docs, "ClusterRoleBinding"))
+        yield plane
+    finally:
+        plane.stop()
+
+
+@contextmanager
+def gpulint_webhook(cluster: ControlPlane, helm: Path, directory: Path, **values: Any) -> Iterator[Server]:
+    """`gpulint serve` with the chart's arguments and --kubeconfig, registered as the chart registers it;
+    the registration removed and the server stopped on the way out."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca = trustme.CA()
+    cert, key = issue_pair(ca, directory)
+    docs = render_chart(helm, directory, ca, **values)
+    server = Server(
+        directory, *serve_arguments(docs), "--kubeconfig", str(cluster.webhook_kubeconfig), cert=cert, key=key, ca=ca
+    )
+    try:
+        # Ready only once the live inventory has listed every API it watches, as the chart's permissions let it.
+        wait(lambda: server.get("/readyz")[0] == 200, 60, lambda: server.get("/readyz")[1])
+        cluster.apply(registration(docs, server.port))
+        # The API server's informer picks the registration up soon after: until gpulint answers a probe.
+        probe = pod("probe", 16)
+        wait(
+            lambda: "gpulint" in cluster.create(probe, "--dry-run=server").stderr,
+            60,
+            lambda: cluster.create(probe, "--dry-run=server").stderr,
+        )
+        yield server
+    finally:
+        cluster.kubectl("delete", "validatingwebhookconfiguration", "gpulint", "--ignore-not-found", check=False)
+        server.process.send_signal(signal.SIGCONT)  # a test may have paused it
+        server.stop()
+
+
+def wait(condition: Callable[[], bool], timeout: float, explain: Callable[[], object] = lambda: "") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"not within {timeout} s: {explain()}")
+
+
+def name_of(obj: dict[str, Any]) -> str:
+    return f"{obj['kind'].lower()}/{obj['metadata']['name']}"
+
+
+def exists(cluster: ControlPlane, obj: dict[str, Any]) -> bool:
+    found = cluster.kubectl("get", "-n", NAMESPACE, name_of(obj), "--ignore-not-found", "-o", "name")
+    return bool(found.stdout.strip())
+
+
+# --- the tests -------------------------------------------------------------------------------------
+
+
+def test_bad_objects_are_denied_with_gpulints_message_and_clean_ones_admitted(cluster, tools, tmp_path):
+    with gpulint_webhook(cluster, tools["helm"], tmp_path, dryRun=False, failurePolicy="Fail"):
+        for obj in (pod("too-big", 16), deployment("too-big", 16), job("too-big", 16)):
+            denied = cluster.create(obj)
+            assert denied.returncode != 0 and DENIED in denied.stderr, denied.stderr
+            assert "- gpu-unschedulable: this pod can never be scheduled on this cluster" in denied.stderr
+            assert UNSCHEDULABLE in denied.stderr
+            assert not exists(cluster, obj)
+        denied = cluster.create(claim("no-class", "gpu.missing.example.com"))
+        assert (
+            DENIED in denied.stderr
+            and "- device-class-unknown: DeviceClass 'gpu.missing.example.com' does not exist" in denied.stderr
+        )
+        denied = cluster.create(claim("two", "gpu.example.com", count=2))  # the one slice offers one device
+        assert DENIED in denied.stderr and "- claim-unsatisfiable:" in denied.stderr
+
+        for obj in (pod("fits", 1), deployment("fits", 1), job("fits", 1), claim("one", "gpu.example.com")):
+            created = cluster.create(obj)
+            assert created.returncode == 0, created.stderr
+            assert created.stdout.strip().endswith(f"/{obj['metadata']['name']} created"), created.stdout
+            assert exists(cluster, obj)
+        # Findings below the deny level come back as warnings, and kubectl prints them.
+        warned = cluster.create(pod("two-gpus", 2))
+        assert warned.returncode == 0, warned.stderr
+        assert "Warning: gpulint dev-shm-missing: container 'train' (2 nvidia.com/gpu)" in warned.stderr
+
+
+def test_the_api_servers_own_validation_answers_before_the_webhook_in_the_words_gpulint_quotes(
+    cluster, tools, tmp_path
+):
+    with gpulint_webhook(cluster, tools["helm"], tmp_path, dryRun=False, failurePolicy="Fail") as server:
+        reviews = len(server.events("review"))
+        rejected = cluster.create(job("requests-only", 1, requests_only=True))
+        assert rejected.returncode != 0 and "validate.gpulint.io" not in rejected.stderr
+        quoted = "spec.template.spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources"
+        assert quoted in rejected.stderr
+        assert len(server.events("review")) == reviews  # never reached the webhook
+        # gpulint check says it in the same words, for the same object in a file.
+        manifest = tmp_path / "job.yaml"
+        manifest.write_text(json.dumps(job("requests-only", 1, requests_only=True)))
+        checked = run_cli("check", str(manifest), "--color", "never")
+        assert checked.exit_code == 1 and quoted in checked.stdout
+
+
+def test_server_side_dry_run_reaches_gpulint_flagged_and_stores_nothing(cluster, tools, tmp_path):
+    with gpulint_webhook(cluster, tools["helm"], tmp_path, dryRun=False, failurePolicy="Fail") as server:
+        before = len(server.events("review"))
+        denied = cluster.create(pod("dry-too-big", 16), "--dry-run=server")
+        assert DENIED in denied.stderr and UNSCHEDULABLE in denied.stderr
+        admitted = cluster.create(pod("dry-fits", 1), "--dry-run=server")
+        assert admitted.returncode == 0 and "pod/dry-fits created (server dry run)" in admitted.stdout
+        assert not exists(cluster, pod("dry-fits", 1))
+        wait(lambda: len(server.events("review")) >= before + 2, 10)
+        reviews = server.events("review")[before:]
+        assert [(r["result"], r["dry_run"]) for r in reviews] == [("denied", True), ("allowed", True)]
+
+
+def test_live_inventory_follows_the_api_servers_nodes_slices_and_classes(cluster, tools, tmp_path):
+    def denial(obj: dict[str, Any]) -> str:
+        """gpulint's denial, or "" when admitted (with or without warnings)."""
+        answer = cluster.create(obj, "--dry-run=server")
+        return "" if answer.returncode == 0 else answer.stderr
+
+    big = pod("big", 16)
+    with gpulint_webhook(cluster, tools["helm"], tmp_path, dryRun=False, failurePolicy="Fail"):
+        try:
+            assert UNSCHEDULABLE in denial(big)
+            add_node(cluster, "big", 16)
+            wait(lambda: denial(big) == "", 30, lambda: denial(big))
+            set_gpus(cluster, "big", 4)  # its device plugin now reports fewer
+            wait(
+                lambda: "0/2 nodes are available: 2 Insufficient nvidia.com/gpu." in denial(big),
+                30,
+                lambda: denial(big),
+            )
+            set_gpus(cluster, "big", 16)
+            wait(lambda: denial(big) == "", 30, lambda: denial(big))
+        finally:
+            cluster.kubectl("delete", "node", "big", "--ignore-not-found")
+        wait(lambda: UNSCHEDULABLE in denial(big), 30, lambda: denial(big))
+
+        later = claim("later", "gpu.later.example.com")
+        assert "device-class-unknown" in denial(later)
+        try:
+            cluster.apply(device_class("gpu.later.example.com"))
+            # The class exists now, but no slice publishes a device it selects.
+            wait(lambda: "claim-unsatisfiable" in denial(later), 30, lambda: denial(later))
+            cluster.apply(resource_slice("gpu.later.example.com", "n0", 2))
+            wait(lambda: denial(later) == "", 30, lambda: denial(later))
+            cluster.kubectl("delete", "resourceslice", "n0-gpu.later.example.com")
+            wait(lambda: "claim-unsatisfiable" in denial(later), 30, lambda: denial(later))
+        finally:
+            cluster.kubectl("delete", "resourceslice", "n0-gpu.later.example.com", "--ignore-not-found")
+            cluster.kubectl("delete", "deviceclass", "gpu.later.example.com", "--ignore-not-found")
+
+
+@pytest.mark.parametrize("policy", ["Fail", "Ignore"])
+def test_failure_policy_and_timeout_as_configured(cluster, tools, tmp_path, policy):
+    timeout = 2
+    clean, bad = pod("while-down", 1), pod("bad-while-down", 16)
+    with gpulint_webhook(
+        cluster, tools["helm"], tmp_path, dryRun=False, failurePolicy=policy, timeoutSeconds=timeout
+    ) as server:
+        server.process.send_signal(signal.SIGSTOP)  # accepts connections (the kernel does) and never answers
+        started = time.monotonic()
+        hung = cluster.create(clean, "--dry-run=server")
+        elapsed = time.monotonic() - started
+        assert timeout <= elapsed < timeout + 10, elapsed
+        if policy == "Fail":
+            assert hung.returncode != 0 and 'failed calling webhook "validate.gpulint.io"' in hung.stderr, hung.stderr
+            assert "context deadline exceeded" in hung.stderr or "Timeout" in hung.stderr, hung.stderr
+        else:
+            assert hung.returncode == 0, hung.stderr
+            assert cluster.create(bad, "--dry-run=server").returncode == 0  # Ignore admits even what gpulint would deny
+        server.process.send_signal(signal.SIGCONT)
+        assert cluster.create(clean, "--dry-run=server").returncode == 0
+        assert DENIED in cluster.create(bad, "--dry-run=server").stderr
+
+        server.stop()  # nothing listens on its port any more
+        down = cluster.create(clean, "--dry-run=server")
+        if policy == "Fail":
+            assert down.returncode != 0 and "connection refused" in down.stderr, down.stderr
+        else:
+            assert down.returncode == 0, down.stderr
+
+
+def test_the_scheduler_leaves_pending_what_gpulint_warned_of_and_binds_what_fits(cluster, tools, tmp_path):
+    # The chart's default: dry-run mode, every finding a warning, nothing denied.
+    with gpulint_webhook(cluster, tools["helm"], tmp_path):
+        pending, fits = pod("pending", 16), pod("schedules", 1)
+        created = cluster.create(pending)
+        assert created.returncode == 0, created.stderr
+        warning = next(line for line in created.stderr.splitlines() if "gpulint gpu-unschedulable" in line)
+        assert "this pod can never be scheduled on this cluster" in warning
+        assert cluster.create(fits).returncode == 0
+
+        def condition(name: str) -> dict[str, Any] | None:
+            conditions = cluster.get("pod", "-n", NAMESPACE, name)["status"].get("conditions", [])
+            return next((c for c in conditions if c["type"] == "PodScheduled"), None)
+
+        wait(lambda: condition("pending") is not None, 60, lambda: cluster.log("kube-scheduler")[-2000:])
+        scheduled = condition("pending")
+        assert scheduled is not None and (scheduled["status"], scheduled["reason"]) == ("False", "Unschedulable")
+        # The scheduler's own words start with the line gpulint printed at admission.
+        assert scheduled["message"].startswith(UNSCHEDULABLE), scheduled["message"]
+        wait(lambda: cluster.get("pod", "-n", NAMESPACE, "schedules")["spec"].get("nodeName") == "n0", 60)
+
+
+def test_gpulint_reads_the_cluster_as_the_charts_service_account(cluster):
+    """The chart's ClusterRole is what the webhook above needed: the same identity may list and watch what
+    the live inventory reads, and may not write."""
+    can = lambda *args: cluster.kubectl("auth", "can-i", *args, "--as", WEBHOOK_USER, check=False).stdout.strip()
+    assert can("watch", "nodes") == "yes"
+    assert can("list", "resourceslices.resource.k8s.io") == "yes"
+    assert can("create", "pods", "-n", NAMESPACE) == "no"
