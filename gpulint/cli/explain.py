@@ -31,6 +31,7 @@ from gpulint.lint.admission import (
     admission_verdict,
     batch_queue_problems,
     kai_limit_problems,
+    kueue_config_problems,
     pod_group_problems,
     queue_route,
     quota_charges,
@@ -404,6 +405,7 @@ def admission_step(obj: KubeObject, inventory: Resolver) -> Step | None:
         *(route.problems if route is not None else []),
         *batch_queue_problems(obj, inventory),
         *pod_group_problems(obj, inventory),
+        *kueue_config_problems(obj, inventory),
         *volcano_capability_problems(obj, inventory),
         *kai_limit_problems(obj, inventory),
     ]

@@ -24,16 +24,26 @@ from gpulint.kube.admission.batch_queues import (
     volcano_queue,
 )
 from gpulint.kube.admission.keys import misplaced_keys
-from gpulint.kube.admission.workload import QueueName, integration, queue_name
+from gpulint.kube.admission.kueue_config import (
+    CONFIG_FILE,
+    CONFIG_GROUP,
+    CONFIG_KIND,
+    KueueConfig,
+    framework_name,
+    is_configuration,
+)
+from gpulint.kube.admission.workload import QUEUE_LABEL, QueueName, integration, labels_path, queue_name
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gangs.members import KUEUE_TOTAL_ANNOTATION, gangs_of, kueue_group_members, kueue_group_total
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import pod_requests, resource_list
-from gpulint.kube.selectors import label_text
-from gpulint.kube.workloads import api_group, effective_pod_spec, pod_spec_sites
+from gpulint.kube.selectors import label_text, selector_matches
+from gpulint.kube.workloads import api_group, effective_pod_spec, pod_spec_sites, remembered_part
 from gpulint.lint.findings import first_line, tail_or_note
 from gpulint.lint.kinds import unproven
+from gpulint.lint.linted_set import LintedSet
+from gpulint.lint.loader import load_text
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 
@@ -44,6 +54,26 @@ if TYPE_CHECKING:  # the admission models are imported where an object meets a q
     from gpulint.kube.dra.allocation import ClaimSpec
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every Namespace
+MAX_EMBEDDED_CONFIG = 256 * 1024  # a manager configuration is a few dozen lines
+DEFAULT_LOCAL_QUEUE = "default"  # Kueue labels an unlabelled job with it when it exists (LocalQueue defaulting)
+# The kinds manageJobsWithoutQueueName is judged for: batch jobs, whose Workload is suspended (pods,
+# Deployments, StatefulSets and LeaderWorkerSets are also held, but often by design of a serving namespace).
+_UNQUEUED_JUDGED = frozenset(
+    {
+        ("batch", "Job"),
+        ("batch", "CronJob"),
+        ("jobset.x-k8s.io", "JobSet"),
+        ("kubeflow.org", "PyTorchJob"),
+        ("kubeflow.org", "TFJob"),
+        ("kubeflow.org", "MPIJob"),
+        ("kubeflow.org", "XGBoostJob"),
+        ("kubeflow.org", "PaddleJob"),
+        ("kubeflow.org", "JAXJob"),
+        ("ray.io", "RayJob"),
+        ("ray.io", "RayCluster"),
+        ("trainer.kubeflow.org", "TrainJob"),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -149,6 +179,9 @@ def queue_route(obj: KubeObject, resolver: Resolver) -> QueueRoute | None:
     name = queue_name(obj.data)
     if name is None:
         return None
+    config = kueue_config(resolver)
+    if config is not None and not config.manages(obj.ref.group, obj.kind):
+        return None  # kueue_config_problems: Kueue ignores the label
     route = QueueRoute(name)
     if name.as_annotation:
         route.problems.append(
@@ -393,6 +426,95 @@ def _excess_pods(group: str, pods: Sequence[ObjectLike]) -> list[Problem]:
             f"pod group {group} has {known} pods but '{KUEUE_TOTAL_ANNOTATION}' is {total}: Kueue deletes the "
             f"{known - total} created last (Excess pod deleted)",
             True,
+        )
+    ]
+
+
+def kueue_config(resolver: Resolver) -> KueueConfig | None:
+    """The Kueue manager Configuration among the linted files (a Configuration object, or the
+    ``controller_manager_config.yaml`` of a ConfigMap); None when there is none, or several that differ
+    (which one the cluster runs is unknown). The inventory keeps no ConfigMap values."""
+    configs = remembered_part(resolver.linted, "kueue configurations", _kueue_configs, resolver.linted)
+    if not configs or any(replace(c, where="") != replace(configs[0], where="") for c in configs[1:]):
+        return None
+    return configs[0]
+
+
+def _kueue_configs(linted: LintedSet) -> tuple[KueueConfig, ...]:
+    found = [
+        KueueConfig.of(obj.data, f"the Kueue Configuration in {obj.file}")
+        for obj in linted.of_kind(CONFIG_GROUP, CONFIG_KIND)
+    ]
+    for obj in linted.of_kind("", "ConfigMap"):
+        raw = mapping(obj.data.get("data")).get(CONFIG_FILE)
+        if not isinstance(raw, str) or len(raw) > MAX_EMBEDDED_CONFIG:
+            continue
+        loaded = load_text(f"{obj.file} data.{CONFIG_FILE}", raw)
+        documents = [d.data for d in loaded.documents if d.data is not None]
+        if not loaded.problems and len(documents) == 1 and is_configuration(documents[0]):
+            where = "/".join(filter(None, (obj.ref.namespace, obj.ref.name)))
+            found.append(KueueConfig.of(mapping(documents[0]), f"the Kueue Configuration in ConfigMap {where}"))
+    return tuple(found)
+
+
+def kueue_config_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
+    """What Kueue's Configuration does to the object: a queue-name label Kueue ignores because the kind's
+    integration is not enabled; a job without one that manageJobsWithoutQueueName suspends for good."""
+    how = integration(obj.data)
+    config = kueue_config(resolver) if how is not None else None
+    if config is None:
+        return []
+    group, kind = obj.ref.group, obj.kind
+    name = queue_name(obj.data)
+    if name is not None and not name.as_annotation:
+        if config.manages(group, kind):
+            return []
+        framework = framework_name(group, kind)
+        return [
+            Problem(
+                name.path,
+                f"Kueue does not manage this {kind}: {framework} is not among the enabled integrations.frameworks",
+                False,
+                (
+                    f"{config.where} enables {', '.join(sorted(config.frameworks))}",
+                    f"the {QUEUE_LABEL} label is ignored: the {kind} runs at once, outside the queue and its quota",
+                ),
+            )
+        ]
+    if name is not None or not config.manage_without_queue_name or (group, kind) not in _UNQUEUED_JUDGED:
+        return []
+    if not config.manages(group, kind):
+        return []
+    return _unqueued_problems(obj, config, resolver)
+
+
+def _unqueued_problems(obj: KubeObject, config: KueueConfig, resolver: Resolver) -> list[Problem]:
+    namespace = _namespace(obj)
+    selector = config.managed_namespaces
+    labels = namespace_labels(resolver, namespace) if namespace else None
+    if labels is None:
+        if not _selector_keys(selector) <= {NAMESPACE_NAME_LABEL}:
+            return []  # whether managedJobsNamespaceSelector selects the namespace is unknown
+        labels = {NAMESPACE_NAME_LABEL: namespace} if namespace else None
+    if labels is not None and not selector_matches(selector, labels):
+        return []
+    if labels is None and not selector_matches(selector, {NAMESPACE_NAME_LABEL: "default"}):
+        return []  # no namespace: applied to the context's, "default" unless the selector says otherwise
+    setup = resolver.kueue
+    if any(n == DEFAULT_LOCAL_QUEUE and (ns == namespace or not ns or not namespace) for ns, n in setup.local_queues):
+        return []  # Kueue gives it the namespace's default LocalQueue
+    where = f" in namespace {namespace}" if namespace else ""
+    return [
+        Problem(
+            (*labels_path(obj.data), "labels")
+            if mapping(dig(obj.data, *labels_path(obj.data))).get("labels")
+            else labels_path(obj.data),
+            f"Kueue suspends this {obj.kind}: manageJobsWithoutQueueName is true and it has no {QUEUE_LABEL} label",
+            bool(namespace) and resolver.lists("LocalQueue"),
+            (
+                f"set in {config.where}; no LocalQueue named {DEFAULT_LOCAL_QUEUE}{where} to default it to",
+                "the Workload is not considered for admission until the job has the label: it never starts",
+            ),
         )
     ]
 

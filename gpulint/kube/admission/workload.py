@@ -76,7 +76,7 @@ class QueueName:
     as_annotation: bool = False  # given as an annotation, which Kueue does not read
 
 
-def _labels_path(data: dict[str, Any]) -> Path:
+def labels_path(data: dict[str, Any]) -> Path:
     """Where the workload's labels are: a CronJob's Jobs carry its job template's."""
     if data.get("kind") == "CronJob" and api_group(str(data.get("apiVersion", ""))) == "batch":
         return ("spec", "jobTemplate", "metadata")
@@ -90,7 +90,7 @@ def queue_name(data: dict[str, Any]) -> QueueName | None:
 
 
 def _queue_name(data: dict[str, Any]) -> QueueName | None:
-    meta_path = _labels_path(data)
+    meta_path = labels_path(data)
     meta = mapping(dig(data, *meta_path))
     label = mapping(meta.get("labels")).get(QUEUE_LABEL)
     if isinstance(label, str) and label:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.lint.admission import batch_queue_problems, pod_group_problems, queue_route
+from gpulint.lint.admission import batch_queue_problems, kueue_config_problems, pod_group_problems, queue_route
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.objects import KubeObject
@@ -20,6 +20,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         *(route.problems if route is not None else []),
         *batch_queue_problems(obj, ctx.resolver),
         *pod_group_problems(obj, ctx.resolver),
+        *kueue_config_problems(obj, ctx.resolver),
     ]
     for problem in problems:
         brief, spilled = split_long(problem.message)  # a long name the user gave can still overflow the line
