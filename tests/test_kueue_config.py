@@ -1,0 +1,158 @@
+"""Kueue's manager Configuration changes the verdict: manageJobsWithoutQueueName suspends an unlabelled
+job when no default LocalQueue exists, and a queue-name label on a kind whose integration is off is
+ignored. Shaped like Kueue's release manifests (config/components/manager/controller_manager_config.yaml
+in the ConfigMap kueue-manager-config) and its docs (tasks/manage/enforce_job_management)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from rule_harness import findings_of
+
+RULE = "queue-reference-invalid"
+
+
+def manager_config(body: str, version: str = "v1beta1") -> str:
+    embedded = textwrap.indent(
+        f"apiVersion: config.kueue.x-k8s.io/{version}\nkind: Configuration\nhealth:\n"
+        f"  healthProbeBindAddress: :8081\n{textwrap.dedent(body)}",
+        "    ",
+    )
+    return (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kueue-manager-config\n  namespace: kueue-system\n"
+        f"data:\n  controller_manager_config.yaml: |\n{embedded}"
+    )
+
+
+MANAGE_ALL = manager_config("""\
+    manageJobsWithoutQueueName: true
+    integrations:
+      frameworks:
+      - "batch/job"
+      - "kubeflow.org/pytorchjob"
+      - "ray.io/rayjob"
+    """)
+
+
+def job(namespace: str = "ml", labels: str = "") -> str:
+    namespace_line = f"  namespace: {namespace}\n" if namespace else ""
+    return (
+        f"apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: finetune\n{namespace_line}{labels}"
+        "spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n"
+        "      - name: train\n        image: nvcr.io/nvidia/pytorch:24.05-py3\n"
+        "        resources:\n          limits:\n            nvidia.com/gpu: 1\n"
+    )
+
+
+def local_queue(name: str, namespace: str = "ml") -> str:
+    return (
+        f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: {name}\n  namespace: {namespace}\n"
+        "spec:\n  clusterQueue: cluster-queue\n"
+    )
+
+
+def docs(*parts: str) -> str:
+    return "---\n".join(part if part.endswith("\n") else part + "\n" for part in parts)
+
+
+QUEUED = "  labels:\n    kueue.x-k8s.io/queue-name: user-queue\n"
+
+
+def test_an_unlabelled_job_is_suspended_when_kueue_manages_jobs_without_queue_name():
+    (finding,) = findings_of(RULE, docs(MANAGE_ALL, job()))
+    assert (finding.line, finding.column) == (22, 3)  # the Job's metadata
+    assert finding.severity == "warning"  # a default LocalQueue may exist in the cluster
+    assert "Kueue suspends this Job: manageJobsWithoutQueueName is true and it has no kueue.x-k8s.io/queue-name" in (
+        finding.message
+    )
+    assert "ConfigMap kueue-system/kueue-manager-config" in finding.message
+    assert "no LocalQueue named default in namespace ml" in finding.message
+
+
+def test_the_fixed_twin_with_a_queue_name_label_is_clean():
+    assert findings_of(RULE, docs(MANAGE_ALL, local_queue("user-queue"), job(labels=QUEUED))) == []
+
+
+def test_a_default_local_queue_in_the_namespace_takes_the_unlabelled_job():
+    assert findings_of(RULE, docs(MANAGE_ALL, local_queue("default"), job())) == []
+    # a default LocalQueue of another namespace does not
+    (finding,) = findings_of(RULE, docs(MANAGE_ALL, local_queue("default", "other"), job()))
+    assert "namespace ml" in finding.message
+
+
+def test_an_inventory_listing_the_local_queues_proves_there_is_no_default_one(tmp_path):
+    (tmp_path / "queues.yaml").write_text(local_queue("user-queue"))
+    (finding,) = findings_of(RULE, docs(MANAGE_ALL, job()), inventory=[str(tmp_path)])
+    assert finding.severity == "error"
+    (tmp_path / "queues.yaml").write_text(docs(local_queue("user-queue"), local_queue("default")))
+    assert findings_of(RULE, docs(MANAGE_ALL, job()), inventory=[str(tmp_path)]) == []
+
+
+def test_traps_kueue_leaves_alone():
+    off = manager_config("integrations:\n  frameworks: [batch/job]\n")  # manageJobsWithoutQueueName defaults to false
+    assert findings_of(RULE, docs(off, job())) == []
+    assert findings_of(RULE, job()) == []  # no Configuration: nothing is known
+    # the default managedJobsNamespaceSelector leaves kube-system and Kueue's namespace alone
+    assert findings_of(RULE, docs(MANAGE_ALL, job(namespace="kube-system"))) == []
+    assert findings_of(RULE, docs(MANAGE_ALL, job(namespace="kueue-system"))) == []
+    # a selector on labels of a namespace gpulint does not know: whether it is managed is unknown
+    labelled = manager_config("""\
+        manageJobsWithoutQueueName: true
+        managedJobsNamespaceSelector:
+          matchLabels:
+            kueue.x-k8s.io/managed-namespace: "true"
+        """)
+    assert findings_of(RULE, docs(labelled, job())) == []
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n  labels:\n    kueue.x-k8s.io/managed-namespace: 'true'\n"
+    assert len(findings_of(RULE, docs(labelled, namespace, job()))) == 1
+    # two configurations that disagree: which one runs is unknown
+    assert findings_of(RULE, docs(MANAGE_ALL, off.replace("kueue-manager-config", "other"), job())) == []
+    # a Deployment is held too, but serving namespaces often mean it: not judged
+    deployment = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: serve\n  namespace: ml\nspec:\n"
+        "  selector:\n    matchLabels: {app: serve}\n  template:\n    metadata:\n      labels: {app: serve}\n"
+        "    spec:\n      containers:\n      - name: serve\n        image: vllm/vllm-openai:v0.5.0\n"
+    )
+    assert findings_of(RULE, docs(MANAGE_ALL, deployment)) == []
+
+
+def test_a_queue_name_on_a_kind_whose_integration_is_off_is_ignored():
+    mpi_only = manager_config("integrations:\n  frameworks:\n  - batch/job\n  - kubeflow.org/mpijob\n")
+    rayjob = (
+        "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: tune\n  namespace: ml\n"
+        f"{QUEUED}spec:\n  entrypoint: python tune.py\n  shutdownAfterJobFinishes: true\n"
+    )
+    (finding,) = findings_of(RULE, docs(mpi_only, local_queue("user-queue"), rayjob))
+    assert finding.severity == "warning"
+    assert "Kueue does not manage this RayJob: ray.io/rayjob is not among the enabled integrations.frameworks" in (
+        finding.message
+    )
+    assert "enables batch/job, kubeflow.org/mpijob" in finding.message
+    assert findings_of(RULE, docs(MANAGE_ALL, local_queue("user-queue"), rayjob)) == []
+    # no frameworks listed: Kueue enables batch/job alone
+    bare = manager_config("manageJobsWithoutQueueName: false\n")
+    (finding,) = findings_of(RULE, docs(bare, local_queue("user-queue"), rayjob))
+    assert "enables batch/job" in finding.message
+    assert findings_of(RULE, docs(bare, local_queue("user-queue"), job(labels=QUEUED))) == []
+
+
+def test_a_configuration_object_linted_on_its_own_is_read_too():
+    config = (
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nmanageJobsWithoutQueueName: true\n"
+        "integrations:\n  frameworks: [batch/job]\n"
+    )
+    (finding,) = findings_of(RULE, docs(config, job()))
+    assert "the Kueue Configuration in" in finding.message
+
+
+def test_a_cron_job_is_judged_by_its_job_template_labels():
+    cron = (
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: nightly\n  namespace: ml\nspec:\n"
+        "  schedule: '0 2 * * *'\n  jobTemplate:\n    metadata:\n      labels:\n"
+        "        kueue.x-k8s.io/queue-name: user-queue\n    spec:\n      template:\n        spec:\n"
+        "          restartPolicy: Never\n          containers:\n          - name: eval\n"
+        "            image: nvcr.io/nvidia/pytorch:24.05-py3\n"
+    )
+    assert findings_of(RULE, docs(MANAGE_ALL, local_queue("user-queue"), cron)) == []
+    unlabelled = cron.replace("      labels:\n        kueue.x-k8s.io/queue-name: user-queue\n", "      labels: {}\n")
+    assert len(findings_of(RULE, docs(MANAGE_ALL, unlabelled))) == 1
