@@ -84,6 +84,11 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("limit_range_violation", RuleSpec("limit-range-violation", Severity.ERROR), True),
     ("mpijob_launcher", RuleSpec("mpijob-launcher", Severity.WARNING, kinds=frozenset({"MPIJob"})), True),
     ("not_rendered", RuleSpec("not-rendered", Severity.ERROR), False),
+    (
+        "operator_rejected",
+        RuleSpec("operator-rejected", Severity.ERROR, kinds=frozenset({"Job", "RayCluster", "RayJob"})),
+        True,
+    ),
     ("over_tight_affinity", RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES})), True),
     ("over_tight_topology", RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES})), True),
     ("parallelism_mismatch", RuleSpec("parallelism-mismatch", Severity.WARNING), True),

@@ -1,0 +1,149 @@
+"""What the operators' own admission webhooks refuse, worded as they word it.
+
+- Kueue (kubernetes-sigs/kueue v0.19.2): ``pkg/controller/jobs/rayjob/rayjob_webhook.go`` validateCreate,
+  ``pkg/controller/jobs/raycluster/common.go`` ValidateCreate (a RayJob's cluster) and
+  ``raycluster_webhook.go`` validateCreate: a RayJob or RayCluster Kueue manages (it carries the
+  queue-name label) must not autoscale unless it is an elastic job (annotation
+  ``kueue.x-k8s.io/elastic-job: "true"``), has at most ``jobframework.MaxPodSets`` pod sets (18 in
+  v0.19; earlier releases allowed fewer, so more than 18 is refused by every one), names no worker group
+  ``head``; a RayJob must delete its cluster after finishing, and must not both give a cluster spec and
+  select an existing cluster. The field errors are k8s.io/apimachinery's (``field.Invalid`` ...).
+- Volcano (volcano-sh/volcano v1.15.1): ``pkg/webhooks/admission/jobs/validate/admit_job.go``
+  validateJobCreate: tasks, task names, a task's minAvailable, the job plugins
+  (``pkg/controllers/job/plugins/factory.go``) and the MPI plugin's master task
+  (``plugins/distributed-framework/mpi/mpi.go``, ``--master``, default ``master``). Its messages are
+  joined, each with a leading space and a trailing ``;``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.refs import Path
+from gpulint.kube.validation.errors import FORBIDDEN, INVALID, REQUIRED, FieldError, too_many
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+ELASTIC_JOB = "kueue.x-k8s.io/elastic-job"
+MAX_POD_SETS = 18  # jobframework.MaxPodSets in v0.19 (8, then 10, before)
+HEAD_GROUP = "head"
+# Every plugin name some Volcano release registers (ray and hcclrank are the newest).
+VOLCANO_PLUGINS = frozenset({"ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray"})
+VOLCANO_MPI_MASTER = "master"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One reason an operator's webhook refuses the object: where, and its words."""
+
+    path: Path
+    operator: str
+    words: str
+    error: FieldError | None = None  # Kueue's: a field.Error, worded as apimachinery words it
+
+
+def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
+    if group == "ray.io" and kind in ("RayJob", "RayCluster"):
+        if not text(dig(data, "metadata", "labels", QUEUE_LABEL)):
+            return []  # Kueue validates what it manages: the label (manageJobsWithoutQueueName aside)
+        elastic = text(dig(data, "metadata", "annotations", ELASTIC_JOB)) == "true"
+        errors = _kueue_rayjob(data, elastic) if kind == "RayJob" else _kueue_cluster(data, ("spec",), elastic, True)
+        return [Refusal(error.path, "Kueue", error.message(), error) for error in errors]
+    if group == "batch.volcano.sh" and kind == "Job":
+        return list(_volcano_job(data))
+    return []
+
+
+def _kueue_rayjob(data: dict[str, Any], elastic: bool) -> Iterator[FieldError]:
+    spec = mapping(data.get("spec"))
+    selector = mapping(spec.get("clusterSelector"))
+    cluster = spec.get("rayClusterSpec")
+    if selector and isinstance(cluster, dict):
+        yield FieldError(
+            ("spec", "clusterSelector"), INVALID, selector, "a kueue managed job should not use an existing cluster"
+        )
+        return
+    if selector:
+        return  # a RayJob on an existing cluster is not Kueue's to admit
+    if not isinstance(cluster, dict):
+        yield FieldError(
+            ("spec",),
+            REQUIRED,
+            detail="rayClusterSpec is required for Kueue-managed jobs that don't use clusterSelector",
+            shown=("spec", "rayClusterSpec"),
+        )
+        return
+    if spec.get("shutdownAfterJobFinishes") is not True:
+        where: Path = ("spec", "shutdownAfterJobFinishes") if "shutdownAfterJobFinishes" in spec else ("spec",)
+        yield FieldError(
+            where,
+            INVALID,
+            False,
+            "a kueue managed job should delete the cluster after finishing",
+            shown=("spec", "shutdownAfterJobFinishes"),
+        )
+    yield from _kueue_cluster(cluster, ("spec", "rayClusterSpec"), elastic, False)
+
+
+def _kueue_cluster(spec_or_data: dict[str, Any], path: Path, elastic: bool, is_cluster: bool) -> Iterator[FieldError]:
+    spec = mapping(spec_or_data.get("spec")) if is_cluster else spec_or_data
+    if spec.get("enableInTreeAutoscaling") is True and not elastic:
+        detail = (
+            "a kueue-managed RayCluster can use autoscaling only as an elastic job: enable the "
+            f'ElasticJobsViaWorkloadSlices feature gate and set the "{ELASTIC_JOB}": "true" annotation'
+            if is_cluster
+            else "a kueue managed job should only use autoscaling when workload slicing is enabled"
+        )
+        yield FieldError((*path, "enableInTreeAutoscaling"), INVALID, True, detail)
+    groups = sequence(spec.get("workerGroupSpecs"))
+    if len(groups) + 1 > MAX_POD_SETS:
+        yield too_many((*path, "workerGroupSpecs"), len(groups) + 1, MAX_POD_SETS)
+    for index, group in enumerate(groups):
+        if text(mapping(group).get("groupName")) == HEAD_GROUP:
+            at = (*path, "workerGroupSpecs", index, "groupName")
+            yield FieldError(at, FORBIDDEN, detail=f'"{HEAD_GROUP}" is reserved for the head group')
+
+
+def _volcano_job(data: dict[str, Any]) -> Iterator[Refusal]:
+    spec = mapping(data.get("spec"))
+    tasks = [mapping(task) for task in sequence(spec.get("tasks"))]
+    if "tasks" in spec and not tasks:
+        yield Refusal(("spec", "tasks"), "Volcano", "No task specified in job spec")
+        return
+    plugins = mapping(spec.get("plugins"))
+    if "mpi" in plugins:
+        master = _flag(sequence(plugins["mpi"]), "master") or VOLCANO_MPI_MASTER
+        if master not in {text(task.get("name")) for task in tasks}:
+            yield Refusal(("spec", "plugins", "mpi"), "Volcano", "The specified mpi master task was not found")
+            return
+    seen: set[str] = set()
+    for index, task in enumerate(tasks):
+        name = text(task.get("name"))
+        minimum, replicas = integer(task.get("minAvailable")), integer(task.get("replicas"))
+        if minimum is not None and replicas is not None and minimum > replicas:
+            yield Refusal(
+                ("spec", "tasks", index, "minAvailable"),
+                "Volcano",
+                f"'minAvailable' is greater than 'replicas' in task: {name}, job: {text(dig(data, 'metadata', 'name'))};",
+            )
+        if name in seen:
+            yield Refusal(("spec", "tasks", index, "name"), "Volcano", f"duplicated task name {name};")
+            break  # Volcano stops at the first duplicate
+        seen.add(name)
+    for plugin in plugins:
+        if plugin not in VOLCANO_PLUGINS:
+            yield Refusal(("spec", "plugins", plugin), "Volcano", f"unable to find job plugin: {plugin};")
+
+
+def _flag(arguments: list[Any], name: str) -> str:
+    """A Go flag's value among plugin arguments: ``--name=value``, ``-name=value`` or ``--name value``."""
+    for index, argument in enumerate(arguments):
+        argument = text(argument)
+        for prefix in (f"--{name}", f"-{name}"):
+            if argument.startswith(prefix + "="):
+                return argument[len(prefix) + 1 :]
+            if argument == prefix and index + 1 < len(arguments):
+                return text(arguments[index + 1])
+    return ""

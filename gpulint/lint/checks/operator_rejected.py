@@ -1,0 +1,32 @@
+"""operator-rejected: an operator's own admission webhook refuses the object (Kueue, Volcano), worded as it words it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.kube.operator_webhooks import refusals
+from gpulint.lint.admission import kueue_config
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity, split_long
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.rejections import rejection_text
+from gpulint.lint.rule_spec import RuleSpec
+
+SPEC = RuleSpec("operator-rejected", Severity.ERROR, kinds=frozenset({"RayJob", "RayCluster", "Job"}))
+RULE_ID = SPEC.id
+
+
+def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    found = refusals(obj.data, obj.ref.group, obj.kind)
+    if not found:
+        return
+    config = kueue_config(ctx.resolver)
+    for refusal in found:
+        if refusal.operator == "Kueue" and config is not None and not config.manages(obj.ref.group, obj.kind):
+            continue  # the integration is off: Kueue registers no webhook for the kind
+        subject = f"{refusal.operator}'s webhook rejects this {obj.kind}"
+        if refusal.error is not None:
+            brief, notes = rejection_text(refusal.error, subject)
+        else:
+            brief, notes = split_long(f"{subject}: {refusal.words}")
+        yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes)

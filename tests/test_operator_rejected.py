@@ -1,0 +1,227 @@
+"""operator-rejected: what Kueue's RayJob/RayCluster webhooks (kubernetes-sigs/kueue v0.19.2) and Volcano's
+job webhook (volcano-sh/volcano v1.15.1 admit_job.go) refuse. Manifests shaped like KubeRay's and Kueue's
+samples (ray-job.sample.yaml, site/content/en/docs/tasks/run/rayjobs) and Volcano's (example/)."""
+
+from __future__ import annotations
+
+from rule_harness import findings_of
+
+RULE = "operator-rejected"
+
+RAYJOB = """\
+apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: rayjob-sample
+  namespace: default
+  labels:
+    kueue.x-k8s.io/queue-name: local-queue
+spec:
+  entrypoint: python /home/ray/samples/sample_code.py
+  shutdownAfterJobFinishes: true
+  rayClusterSpec:
+    rayVersion: '2.41.0'
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+          - name: ray-head
+            image: rayproject/ray:2.41.0
+    workerGroupSpecs:
+    - groupName: small-group
+      replicas: 1
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+          - name: ray-worker
+            image: rayproject/ray:2.41.0
+            resources:
+              limits:
+                nvidia.com/gpu: 1
+"""
+
+RAYCLUSTER = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: raycluster-kuberay
+  labels:
+    kueue.x-k8s.io/queue-name: local-queue
+spec:
+  enableInTreeAutoscaling: true
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - name: ray-head
+          image: rayproject/ray:2.41.0
+  workerGroupSpecs:
+  - groupName: workergroup
+    replicas: 1
+    minReplicas: 1
+    maxReplicas: 4
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - name: ray-worker
+          image: rayproject/ray:2.41.0
+"""
+
+
+def messages(text: str, **kwargs) -> list[str]:
+    return [f"{f.line}:{f.column} {f.message}" for f in findings_of(RULE, text, **kwargs)]
+
+
+def test_a_queued_rayjob_that_keeps_its_cluster_is_refused():
+    broken = RAYJOB.replace("  shutdownAfterJobFinishes: true\n", "  shutdownAfterJobFinishes: false\n")
+    (finding,) = findings_of(RULE, broken)
+    assert (finding.line, finding.column, finding.severity) == (10, 29, "error")
+    assert finding.message == (
+        "Kueue's webhook rejects this RayJob: spec.shutdownAfterJobFinishes: Invalid value: false: "
+        "a kueue managed job should delete the cluster after finishing"
+    )
+    # unset is Go's false: the same refusal, at the spec
+    (finding,) = findings_of(RULE, RAYJOB.replace("  shutdownAfterJobFinishes: true\n", ""))
+    assert finding.line == 9 and "spec.shutdownAfterJobFinishes: Invalid value: false" in finding.message
+    assert findings_of(RULE, RAYJOB) == []
+
+
+def test_a_rayjob_not_queued_is_not_kueues_to_refuse():
+    unqueued = RAYJOB.replace("  labels:\n    kueue.x-k8s.io/queue-name: local-queue\n", "")
+    assert (
+        findings_of(RULE, unqueued.replace("shutdownAfterJobFinishes: true", "shutdownAfterJobFinishes: false")) == []
+    )
+    # the label written as an annotation is not read either
+    annotated = RAYJOB.replace("  labels:\n", "  annotations:\n").replace("true\n", "false\n", 1)
+    assert findings_of(RULE, annotated) == []
+
+
+def test_cluster_selector_and_cluster_spec():
+    both = RAYJOB.replace("  rayClusterSpec:\n", "  clusterSelector:\n    ray.io/cluster: shared\n  rayClusterSpec:\n")
+    (finding,) = findings_of(RULE, both)
+    assert "spec.clusterSelector: Invalid value:" in finding.message
+    assert "a kueue managed job should not use an existing cluster" in finding.message
+    # an existing cluster alone: Kueue does not manage the RayJob (v0.19), no refusal
+    selector_only = (
+        "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: on-shared\n  labels:\n"
+        "    kueue.x-k8s.io/queue-name: local-queue\nspec:\n  entrypoint: python job.py\n"
+        "  clusterSelector:\n    ray.io/cluster: shared\n"
+    )
+    assert findings_of(RULE, selector_only) == []
+    neither = selector_only.replace(
+        "  clusterSelector:\n    ray.io/cluster: shared\n", "  shutdownAfterJobFinishes: true\n"
+    )
+    (finding,) = findings_of(RULE, neither)
+    assert "spec.rayClusterSpec: Required value: rayClusterSpec is required for Kueue-managed jobs" in finding.message
+
+
+def test_autoscaling_head_group_name_and_pod_set_count():
+    autoscaled = RAYJOB.replace(
+        "    rayVersion: '2.41.0'\n", "    rayVersion: '2.41.0'\n    enableInTreeAutoscaling: true\n"
+    )
+    (finding,) = findings_of(RULE, autoscaled)
+    assert "a kueue managed job should only use autoscaling when workload slicing is enabled" in (finding.message)
+    elastic = autoscaled.replace("  labels:\n", '  annotations:\n    kueue.x-k8s.io/elastic-job: "true"\n  labels:\n')
+    assert findings_of(RULE, elastic) == []
+    head = RAYJOB.replace("groupName: small-group", "groupName: head")
+    (finding,) = findings_of(RULE, head)
+    assert (finding.line, finding.column) == (21, 18)
+    assert 'spec.rayClusterSpec.workerGroupSpecs[0].groupName: Forbidden: "head" is reserved for the head group' in (
+        finding.message
+    )
+    group = RAYJOB[RAYJOB.index("    - groupName: small-group") :]
+    many = RAYJOB + "".join(group.replace("small-group", f"group-{i}") for i in range(17))
+    (finding,) = findings_of(RULE, many)
+    assert "spec.rayClusterSpec.workerGroupSpecs: Too many: 19: must have at most 18 items" in (finding.message)
+    assert findings_of(RULE, RAYJOB + "".join(group.replace("small-group", f"g{i}") for i in range(16))) == []
+
+
+def test_a_queued_autoscaling_raycluster_is_refused_unless_elastic():
+    (finding,) = findings_of(RULE, RAYCLUSTER)
+    assert finding.line == 8
+    assert "a kueue-managed RayCluster can use autoscaling only as an elastic job" in (finding.message)
+    fixed = RAYCLUSTER.replace("  enableInTreeAutoscaling: true\n", "")
+    assert findings_of(RULE, fixed) == []
+    elastic = RAYCLUSTER.replace("  labels:\n", '  annotations:\n    kueue.x-k8s.io/elastic-job: "true"\n  labels:\n')
+    assert findings_of(RULE, elastic) == []
+    # a RayCluster needs no shutdown setting: that is a RayJob's
+    assert all("shutdown" not in m for m in messages(RAYCLUSTER))
+
+
+def test_a_kueue_configuration_without_the_ray_integrations_registers_no_ray_webhook():
+    config = (
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+        "integrations:\n  frameworks:\n  - batch/job\n---\n"
+    )
+    assert findings_of(RULE, config + RAYCLUSTER) == []
+    with_ray = config.replace("  - batch/job\n", "  - batch/job\n  - ray.io/raycluster\n")
+    assert len(findings_of(RULE, with_ray + RAYCLUSTER)) == 1
+
+
+VOLCANO = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: mpi-job
+spec:
+  minAvailable: 3
+  schedulerName: volcano
+  plugins:
+    ssh: []
+    svc: []
+    mpi: ["--master=mpimaster", "--worker=mpiworker", "--port=22"]
+  tasks:
+  - replicas: 1
+    name: mpimaster
+    template:
+      spec:
+        containers:
+        - name: mpimaster
+          image: volcanosh/example-mpi:0.0.3
+          command: ["/bin/sh", "-c", "mpiexec --allow-run-as-root --hostfile /etc/volcano/mpiworker.host -np 2 mpi_hello_world"]
+  - replicas: 2
+    name: mpiworker
+    template:
+      spec:
+        containers:
+        - name: mpiworker
+          image: volcanosh/example-mpi:0.0.3
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def test_volcano_job_webhook():
+    assert findings_of(RULE, VOLCANO) == []
+    (finding,) = findings_of(RULE, VOLCANO.replace("--master=mpimaster", "--master=launcher"))
+    assert finding.message == "Volcano's webhook rejects this Job: The specified mpi master task was not found"
+    assert finding.line == 11
+    # without --master the plugin looks for a task named master
+    (finding,) = findings_of(RULE, VOLCANO.replace('"--master=mpimaster", ', ""))
+    assert "mpi master task was not found" in finding.message
+    duplicated = VOLCANO.replace("name: mpiworker\n    template", "name: mpimaster\n    template")
+    (finding,) = findings_of(RULE, duplicated)
+    assert finding.message == "Volcano's webhook rejects this Job: duplicated task name mpimaster;"
+    assert finding.line == 22
+    too_few = VOLCANO.replace(
+        "  - replicas: 2\n    name: mpiworker\n", "  - replicas: 2\n    minAvailable: 3\n    name: mpiworker\n"
+    )
+    (finding,) = findings_of(RULE, too_few)
+    assert "'minAvailable' is greater than 'replicas' in task: mpiworker, job: mpi-job;" in finding.message
+    typo = VOLCANO.replace("    svc: []\n", "    svc: []\n    pytorh: []\n")
+    (finding,) = findings_of(RULE, typo)
+    assert finding.message == "Volcano's webhook rejects this Job: unable to find job plugin: pytorh;"
+    assert findings_of(RULE, VOLCANO.replace("    svc: []\n", "    svc: []\n    pytorch: []\n    env: []\n")) == []
+
+
+def test_a_batch_job_is_not_volcanos():
+    job = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers:\n      - name: pi\n        image: perl:5.34\n"
+    )
+    assert findings_of(RULE, job) == []
