@@ -210,6 +210,66 @@ def test_slots_per_worker_over_the_gpus():
     )
 
 
+HOROVOD = """
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: tensorflow-benchmarks}
+spec:
+  runPolicy: {cleanPodPolicy: Running}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: tensorflow-benchmarks
+            image: mpioperator/tensorflow-benchmarks:latest
+            command: [mpirun, --allow-run-as-root, -bind-to, none, -map-by, slot, -x, NCCL_DEBUG=INFO, RUN]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: tensorflow-benchmarks
+            image: mpioperator/tensorflow-benchmarks:latest
+            resources: {limits: {nvidia.com/gpu: 4}}
+"""
+SCRIPT = "python, scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py, --model=resnet101, --variable_update=horovod"
+
+
+def test_default_slots_per_worker_with_mpirun_without_np_leaves_gpus_idle():
+    """The MPI operator defaults slotsPerWorker to 1 (v2beta1 default.go SetDefaults_MPIJob) and writes
+    slots=1 per worker in the hostfile: mpirun without -np starts one Horovod rank per 4-GPU worker."""
+    found = assert_findings(
+        RULE,
+        HOROVOD.replace("RUN", SCRIPT),
+        [(14, 23, "slotsPerWorker unset (the MPI operator's default, 1) gives each worker 1 MPI rank(s)")],
+    )
+    assert found[0].severity == "warning" and "6 GPUs stay idle while allocated" in found[0].message
+    # written, and -np equal to the slots: the same, at slotsPerWorker
+    written = HOROVOD.replace("  runPolicy:", "  slotsPerWorker: 1\n  runPolicy:").replace("RUN", f"-np, 2, {SCRIPT}")
+    assert_findings(RULE, written, [(5, 19, "slotsPerWorker 1 gives each worker 1 MPI rank(s)")])
+    # the fixed twin: one slot per GPU
+    fixed = HOROVOD.replace("  runPolicy:", "  slotsPerWorker: 4\n  runPolicy:").replace("RUN", SCRIPT)
+    assert_findings(RULE, fixed, [])
+
+
+def test_one_rank_per_worker_that_uses_the_node_s_gpus_itself_is_clean():
+    for runs in (
+        "torchrun, --nproc-per-node=4, train.py",  # a launcher per node starts the GPU processes
+        "bash, /opt/run.sh",
+        "python, -m, torch.distributed.run, --nproc-per-node=4, train.py",
+        "all_reduce_perf, -b, 8, -e, 8G, -g, 4",  # nccl-tests: 4 GPUs per rank
+        f"-npernode, 4, {SCRIPT}",  # ranks per node chosen by mpirun
+        f"--map-by, ppr:4:node, {SCRIPT}",
+    ):
+        assert_findings(RULE, HOROVOD.replace("RUN", runs), [])
+    # nccl-tests without -g: one GPU per rank
+    assert_findings(RULE, HOROVOD.replace("RUN", "all_reduce_perf, -b, 8, -e, 8G"), [(14, 23, "6 GPUs stay idle")])
+    # one GPU per worker: nothing idles
+    assert_findings(RULE, HOROVOD.replace("RUN", SCRIPT).replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 1"), [])
+
+
 def test_leaderworkerset_group_counts_all_its_pods():
     lws = """
 apiVersion: leaderworkerset.x-k8s.io/v1

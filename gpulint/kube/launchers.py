@@ -28,6 +28,7 @@ from gpulint.kube.commandline import Command, Word, basename
 
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
 _PYTHON_VALUED = frozenset({"-W", "-X", "-Q"})
+MAX_REST = 8  # words kept of what a launcher runs (its program and the first arguments)
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,9 @@ MPIRUN = Launcher(
             "--default-hostfile",
         ),
         "oversubscribe": ("--oversubscribe", "-oversubscribe"),
+        # ranks per node or per socket, whatever the hostfile's slots say
+        "per_node": ("-npernode", "--npernode", "-N", "-npersocket", "--npersocket"),
+        "map_by": ("--map-by", "-map-by"),  # ppr:N:node places N ranks per node
     },
     options_end_at_positional=True,
     switches=frozenset(
@@ -180,6 +184,7 @@ class Launch:
     program: Word | None  # None: the image's entrypoint
     values: dict[str, Word]  # canonical flag -> its value (a switch's value is its own word)
     assignments: Mapping[str, str | None]  # VAR=value written in front of the command
+    rest: tuple[str | None, ...] = ()  # the words after the launcher's options (MAX_REST): what it runs
 
     def number(self, flag: str) -> int | None:
         """The flag's value as a positive integer; None when absent, unresolved or not a number."""
@@ -278,4 +283,5 @@ def parse(command: Command, entrypoint: Launcher | None = None) -> Launch | None
             index += 3 if name in launcher.pairs else 2
         else:
             index += 1  # its value, if any, is a positional and is skipped next
-    return Launch(launcher, program, values, command.assignments)
+    rest = tuple(word.text for word in words[index : index + MAX_REST]) if launcher.options_end_at_positional else ()
+    return Launch(launcher, program, values, command.assignments, rest)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulint.kube.commandline import Command, Env, Origin, Word, container_commands, image_name
@@ -178,7 +178,7 @@ def _with_env_defaults(launch: Launch, container: Mapping[str, Any]) -> Launch:
             value = item.get("value")
             known = isinstance(value, (str, int)) and not isinstance(value, bool) and "valueFrom" not in item
             values[flag] = Word(str(value) if known else None, Origin(("env", index, "value"), 0))
-    return Launch(launch.launcher, launch.program, values, launch.assignments)
+    return replace(launch, values=values)
 
 
 def multiprocess_server(container: Mapping[str, Any], injected: Env | None = None) -> tuple[str, int] | None:

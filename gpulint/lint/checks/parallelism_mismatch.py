@@ -288,11 +288,13 @@ def _mpijob(
             if launch.launcher.name != "mpirun" or launch.has("hosts") or launch.has("oversubscribe"):
                 continue
             np = launch.number("np")
-            if np is None:
+            if np is None and launch.has("np"):
+                continue  # -np $(RANKS): not known
+            word = launch.values["np"] if np is not None else launch.program
+            if word is None:
                 continue
-            word = launch.values["np"]
             path = (*launcher.path, *container_path, *word.origin.path)
-            if np > total and text(spec.get("mpiImplementation")) in ("", "OpenMPI"):
+            if np is not None and np > total and text(spec.get("mpiImplementation")) in ("", "OpenMPI"):
                 yield Diagnostic(
                     RULE_ID,
                     path,
@@ -306,7 +308,10 @@ def _mpijob(
                     severity=Severity.ERROR,
                     offset=word.origin.offset,
                 )
-            elif np < total and found is not None and slots == found[1]:
+            elif (np is None or np == total) and found is not None and slots < found[1]:
+                if not _ranks_per_node_set(launch) and _one_gpu_per_rank(launch.rest):
+                    yield _ranks_below_gpus(spec, path, word.origin.offset, worker.pods, slots, found[1])
+            elif np is not None and np < total and found is not None and slots == found[1]:
                 yield Diagnostic(
                     RULE_ID,
                     path,
@@ -314,6 +319,45 @@ def _mpijob(
                     f"{slots} = {total}, one slot per GPU): {total - np} GPUs stay idle while allocated",
                     offset=word.origin.offset,
                 )
+
+
+def _ranks_per_node_set(launch: Launch) -> bool:
+    """mpirun places ranks per node itself (-npernode, -N, --map-by ppr:N:node), not one per hostfile slot."""
+    mapping_word = launch.values.get("map_by")
+    return launch.has("per_node") or (mapping_word is not None and (mapping_word.text or "ppr").startswith("ppr"))
+
+
+def _one_gpu_per_rank(rest: tuple[str | None, ...]) -> bool:
+    """What mpirun runs uses one GPU per rank: a Python script (Horovod, mpi4py: a rank pins its local GPU),
+    or an nccl-tests benchmark without ``-g`` (GPUs per rank, default 1). Not a launcher that starts its own
+    processes per node (torchrun, deepspeed, a shell script): those use a node's GPUs from one rank."""
+    if not rest or rest[0] is None:
+        return False
+    program = rest[0].rsplit("/", 1)[-1]
+    if program.endswith("_perf"):
+        return not any(word in ("-g", "--ngpus") or (word or "").startswith("--ngpus=") for word in rest[1:])
+    if program.rstrip("0123456789.") != "python":
+        return False
+    script = next((word for word in rest[1:] if word is None or not word.startswith("-")), None)
+    return script is not None and script.endswith(".py") and "-m" not in rest[1 : rest.index(script)]
+
+
+def _ranks_below_gpus(spec: dict[str, Any], at: Path, offset: int, workers: int, slots: int, gpus: int) -> Diagnostic:
+    """slotsPerWorker (1 when unset: the MPI operator's default) below the workers' GPUs, and mpirun starting one
+    rank per slot: the GPUs past the slots are never used."""
+    written = "slotsPerWorker" in spec
+    how = f"slotsPerWorker {slots}" if written else "slotsPerWorker unset (the MPI operator's default, 1)"
+    return Diagnostic(
+        RULE_ID,
+        ("spec", "slotsPerWorker") if written else at,
+        f"{how} gives each worker {slots} MPI rank(s), but each worker holds {gpus} GPUs: "
+        f"{workers * (gpus - slots)} GPUs stay idle while allocated",
+        notes=(
+            f"the hostfile lists each worker with slots={slots}; mpirun without -np starts one rank per slot",
+            f"set slotsPerWorker to {gpus}",
+        ),
+        offset=None if written else offset,
+    )
 
 
 def _pytorchjob(spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[str, ...]) -> Iterator[Diagnostic]:
