@@ -41,6 +41,37 @@ def test_memory_emptydir_at_dev_shm_is_clean():
     assert_findings(RULE, fixed, [])
 
 
+def with_shm(size_limit: str) -> str:
+    limit = f", sizeLimit: {size_limit}" if size_limit else ""
+    return VLLM_TP4 + textwrap.indent(
+        "  volumeMounts:\n  - {name: dshm, mountPath: /dev/shm}\nvolumes:\n- name: dshm\n"
+        f"  emptyDir: {{medium: Memory{limit}}}\n",
+        "      ",
+    )
+
+
+def test_a_dev_shm_no_bigger_than_the_runtime_default_is_reported_at_its_size_limit():
+    (finding,) = assert_findings(
+        RULE, with_shm("64Mi"), [(21, 47, "container 'vllm' (4 nvidia.com/gpu) mounts a /dev/shm of sizeLimit 64Mi")]
+    )
+    assert "no more than the runtime's 64 MiB default it replaces" in finding.message
+    assert_findings(RULE, with_shm("32M"), [(21, 47, "sizeLimit 32M")])
+    # the fixed twins: a larger limit, or none
+    assert_findings(RULE, with_shm("16Gi"), [])
+    assert_findings(RULE, with_shm("65Mi"), [])
+    assert_findings(RULE, with_shm(""), [])
+
+
+def test_a_small_dev_shm_traps():
+    # one GPU, one process: 64 MiB is enough, whatever the limit
+    single = with_shm("64Mi").replace('"--tensor-parallel-size", "4"', '"--tensor-parallel-size", "1"')
+    assert_findings(RULE, single.replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 1"), [])
+    # a disk-backed emptyDir's sizeLimit is an eviction threshold, not the mount's size
+    assert_findings(RULE, with_shm("64Mi").replace("medium: Memory, ", ""), [])
+    # a limit gpulint cannot read is not judged
+    assert_findings(RULE, with_shm("lots"), [])
+
+
 def test_host_ipc_pod_uses_the_node_shm():
     assert_findings(RULE, VLLM_TP4.replace("      containers:", "      hostIPC: true\n      containers:"), [])
 

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gpulint.kube.fields import sequence, text
+from gpulint.kube.fields import mapping, sequence, text
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.runtime import (
     container_gpus,
@@ -27,6 +28,7 @@ from gpulint.lint.rule_spec import RuleSpec
 SPEC = RuleSpec("dev-shm-missing", Severity.WARNING)
 RULE_ID = SPEC.id
 VOLUME_NAMES = ("dshm", "dev-shm", "shm")
+RUNTIME_SHM_BYTES = 64 * 1024 * 1024  # containerd's and CRI-O's /dev/shm
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -41,13 +43,55 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         affected: list[_Unmounted] = []
         for path, container in main_containers(spec):
             gpus = container_gpus(container, patterns)
-            if not gpus or mounts_dev_shm(container):
+            if not gpus:
+                continue
+            small = _small_shm(spec, container) if mounts_dev_shm(container) else None
+            if mounts_dev_shm(container) and small is None:
                 continue
             reason = _reason(obj, sites, site, container, gpus, patterns)
-            if reason:
+            if reason and small is not None:
+                yield _small_finding(site, container, reason, *small)
+            elif reason:
                 affected.append(_Unmounted(path, container, *reason))
         if affected:
             yield _finding(site, affected)
+
+
+def _small_shm(spec: dict[str, Any], container: dict[str, Any]) -> tuple[Path, str] | None:
+    """The memory-backed emptyDir mounted at /dev/shm when its sizeLimit is no more than the runtime's 64 MiB
+    (the tmpfs is sized to the limit): (the limit's path in the pod spec, the limit as written)."""
+    names = {
+        text(mount.get("name"))
+        for mount in sequence(container.get("volumeMounts"))
+        if isinstance(mount, dict) and text(mount.get("mountPath")).rstrip("/") == "/dev/shm"
+    }
+    for index, volume in enumerate(sequence(spec.get("volumes"))):
+        empty_dir = mapping(mapping(volume).get("emptyDir"))
+        if text(mapping(volume).get("name")) not in names or empty_dir.get("medium") != "Memory":
+            continue
+        try:
+            limit = quantity_from_yaml(empty_dir["sizeLimit"]).value if "sizeLimit" in empty_dir else None
+        except QuantityError:
+            continue
+        if limit is not None and 0 < limit <= RUNTIME_SHM_BYTES:
+            return ("volumes", index, "emptyDir", "sizeLimit"), str(empty_dir["sizeLimit"])
+    return None
+
+
+def _small_finding(
+    site: PodSpecSite, container: dict[str, Any], reason: tuple[str, str], at: Path, limit: str
+) -> Diagnostic:
+    name = text(container.get("name"))
+    return Diagnostic(
+        RULE_ID,
+        (*site.path, *at),
+        f"container '{name}' ({reason[0]}) mounts a /dev/shm of sizeLimit {limit}: no more than the runtime's "
+        "64 MiB default it replaces",
+        notes=(
+            f"'{name}': {reason[1]}",
+            "a memory-backed emptyDir is a tmpfs of its sizeLimit: raise it (16Gi is common) or leave it unset",
+        ),
+    )
 
 
 @dataclass(frozen=True)
