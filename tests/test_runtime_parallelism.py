@@ -349,6 +349,95 @@ spec:
     assert_findings(RULE, cluster.replace('"N"', '"8"'), [(14, 32, "Ray schedules tasks on 4 GPUs that do not exist")])
 
 
+RAYSERVICE = """
+apiVersion: ray.io/v1
+kind: RayService
+metadata:
+  name: text-summarizer
+spec:
+  serveConfigV2: |
+    applications:
+      - name: text_summarizer
+        import_path: text_summarizer.text_summarizer:deployment
+        deployments:
+          - name: Summarizer
+            num_replicas: REPLICAS
+            ray_actor_options:
+              num_gpus: GPUS
+  rayClusterConfig:
+    rayVersion: '2.41.0'
+    headGroupSpec:
+      rayStartParams:
+        num-gpus: "0"
+      template:
+        spec:
+          containers:
+            - name: ray-head
+              image: rayproject/ray-ml:2.41.0.deprecated-py39-gpu
+    workerGroupSpecs:
+      - replicas: 2
+        minReplicas: 1
+        maxReplicas: 2
+        groupName: gpu-group
+        rayStartParams: {}
+        template:
+          spec:
+            containers:
+              - name: ray-worker
+                image: rayproject/ray-ml:2.41.0.deprecated-py39-gpu
+                resources:
+                  limits: {cpu: 4, memory: 16Gi, nvidia.com/gpu: 1}
+"""
+
+
+def serve(replicas: str = "1", gpus: str = "1") -> str:
+    return RAYSERVICE.replace("REPLICAS", replicas).replace("GPUS", gpus)
+
+
+def test_a_serve_replica_that_asks_more_gpus_than_any_ray_node_has():
+    found = assert_findings(
+        RULE,
+        serve(gpus="2"),
+        [(14, 25, "Serve deployment 'Summarizer' asks num_gpus 2 per replica, but no node of the Ray cluster")],
+    )
+    assert found[0].severity == "error" and "has more than 1 GPU: Ray never places the replica" in found[0].message
+    assert_findings(RULE, serve(gpus="1"), [])
+    assert_findings(RULE, serve(gpus="0.5", replicas="4"), [])  # fractions share a GPU
+    # num-gpus overrides the container's limit, as KubeRay passes it to ray start
+    logical = serve(gpus="2").replace("rayStartParams: {}", 'rayStartParams: {num-gpus: "2"}')
+    assert_findings(RULE, logical.replace(", nvidia.com/gpu: 1}", "}"), [])
+
+
+def test_serve_replicas_that_need_more_gpus_than_the_cluster_has():
+    found = assert_findings(
+        RULE, serve(replicas="3"), [(6, 3, "the Serve deployments need at least 3 GPUs for the replicas they start")]
+    )
+    assert found[0].severity == "warning" and "but the Ray cluster has 2: replicas stay pending" in found[0].message
+    assert_findings(RULE, serve(replicas="2"), [])
+    # autoscaling: the least replicas Serve starts against the most nodes the autoscaler adds
+    autoscaled = serve().replace("num_replicas: 1", "autoscaling_config: {min_replicas: 1, max_replicas: 8}")
+    assert_findings(RULE, autoscaled, [])
+    in_tree = serve(replicas="3").replace("    rayVersion:", "    enableInTreeAutoscaling: true\n    rayVersion:")
+    assert_findings(RULE, in_tree.replace("maxReplicas: 2", "maxReplicas: 4"), [])
+    assert_findings(RULE, in_tree, [(6, 3, "need at least 3 GPUs")])
+
+
+def test_serve_configs_gpulint_does_not_model_are_left_alone():
+    # Ray Serve LLM builds its deployments from llm_configs; placement group bundles reserve GPUs per bundle
+    llm = serve(gpus="2").replace(
+        "        deployments:", "        args: {llm_configs: []}\n        deployments_unused:"
+    )
+    assert_findings(RULE, llm, [])
+    bundles = serve(gpus="2").replace(
+        "            ray_actor_options:",
+        "            placement_group_bundles: [{GPU: 1}, {GPU: 1}]\n            ray_actor_options:",
+    )
+    assert_findings(RULE, bundles, [])
+    assert_findings(
+        RULE, serve(gpus="2").replace("  serveConfigV2: |", "  serveConfigV2: |\n    {{ .Values.serve }}"), []
+    )
+
+
 def test_trainjob_num_proc_per_node():
     assert_findings(
         RULE,

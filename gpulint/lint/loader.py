@@ -530,6 +530,12 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def text_offset(value: str, line: int, column: int) -> int:
+    """The character offset of a 1-based line and column in ``value`` (a document embedded in a string)."""
+    lines = value.split("\n")
+    return sum(len(text) + 1 for text in lines[: max(line - 1, 0)]) + max(column - 1, 0)
+
+
 def load_text(path: str, text: str) -> LoadedFile:
     with collector_paused():
         return _load_text(path, text)

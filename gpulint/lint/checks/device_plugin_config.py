@@ -10,7 +10,7 @@ from gpulint.kube.fields import mapping, text
 from gpulint.kube.gpu_stack import node_names
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
-from gpulint.lint.loader import load_text
+from gpulint.lint.loader import load_text, text_offset
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import RuleSpec
@@ -55,7 +55,7 @@ def _config_map(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:
                     ("data", key),
                     f"the device plugin configuration '{key}' is not valid YAML: the plugin cannot read it and exits",
                     notes=(broken.message,),
-                    offset=_offset(value, broken.line, broken.column),
+                    offset=text_offset(value, broken.line, broken.column),
                 )
             continue
         document = documents[0]
@@ -70,14 +70,8 @@ def _config_map(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:
                 brief,
                 notes=notes,
                 severity=Severity.ERROR if problem.level == ERROR else Severity.WARNING,
-                offset=_offset(value, line, column),
+                offset=text_offset(value, line, column),
             )
-
-
-def _offset(value: str, line: int, column: int) -> int:
-    """The character offset of a 1-based line and column in ``value``."""
-    lines = value.split("\n")
-    return sum(len(text) + 1 for text in lines[: max(line - 1, 0)]) + max(column - 1, 0)
 
 
 def _cluster_policy(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
+from gpulint.kube import ray_serve
 from gpulint.kube.commandline import Origin
 from gpulint.kube.fields import dig, integer, mapping, text
 from gpulint.kube.launchers import Launch
@@ -22,6 +24,7 @@ from gpulint.kube.runtime import (
 from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.loader import load_text, text_offset
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -247,6 +250,8 @@ def _operator_fields(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[
         yield from _trainjob(spec, patterns)
     elif key in _GROUP_KINDS:
         yield from _ray(obj, sites, patterns)
+        if key == ("ray.io", "RayService"):
+            yield from _ray_serve(obj, sites, patterns)
 
 
 def _first_gpu_container(site: PodSpecSite, patterns: tuple[str, ...]) -> tuple[dict[str, Any], int] | None:
@@ -438,3 +443,74 @@ def _ray(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[str, ...]) -
                 "num-gpus (KubeRay then uses the container's limit) or set it to the limit"
             )
         yield Diagnostic(RULE_ID, path, message)
+
+
+MAX_SERVE_CONFIG = 256 * 1024  # a Serve config is a few dozen lines
+
+
+def _ray_serve(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[str, ...]) -> Iterator[Diagnostic]:
+    """The GPUs a RayService's Serve deployments ask per replica against its Ray cluster's nodes."""
+    raw = dig(obj.data, "spec", "serveConfigV2")
+    if not isinstance(raw, str) or len(raw) > MAX_SERVE_CONFIG:
+        return
+    loaded = load_text(f"{obj.document.path} spec.serveConfigV2", raw)
+    documents = [d for d in loaded.documents if d.data is not None]
+    if loaded.problems or len(documents) != 1:
+        return
+    document = documents[0]
+    deployments = ray_serve.serve_deployments(document.data)
+    groups = _ray_groups(obj, sites, patterns)
+    if not deployments or groups is None:
+        return
+    largest = max((group.gpus_per_node for group in groups if group.nodes != 0), default=Fraction(0))
+    for deployment in deployments:
+        if deployment.gpus > largest:
+            line, column = document.locate(deployment.path)
+            yield Diagnostic(
+                RULE_ID,
+                ("spec", "serveConfigV2"),
+                f"Serve deployment '{deployment.name}' asks num_gpus {_show(deployment.gpus)} per replica, but no node "
+                f"of the Ray cluster has more than {_show(largest)} GPU{'' if largest == 1 else 's'}: Ray never places the replica",
+                notes=(
+                    f"application '{deployment.application}' stays DEPLOYING and the RayService never becomes ready",
+                    "the nodes' GPUs: " + ", ".join(f"{g.name} {_show(g.gpus_per_node)}" for g in groups),
+                ),
+                severity=Severity.ERROR,
+                offset=text_offset(raw, line, column),
+            )
+    if any(deployment.gpus > largest for deployment in deployments) or any(g.nodes is None for g in groups):
+        return
+    needed = sum((d.gpus * d.replicas for d in deployments), Fraction(0))
+    supply = sum((g.gpus_per_node * (g.nodes or 0) for g in groups), Fraction(0))
+    if needed > supply:
+        yield Diagnostic(
+            RULE_ID,
+            ("spec", "serveConfigV2"),
+            f"the Serve deployments need at least {_show(needed)} GPUs for the replicas they start, but the Ray "
+            f"cluster has {_show(supply)}: replicas stay pending",
+            notes=tuple(f"'{d.name}': {d.replicas} replica(s) x num_gpus {_show(d.gpus)}" for d in deployments),
+            on_key=True,
+        )
+
+
+def _ray_groups(
+    obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[str, ...]
+) -> list[ray_serve.RayGroup] | None:
+    """The Ray cluster's node groups (the head included); None when a group's GPUs or nodes are not known."""
+    autoscaling = dig(obj.data, "spec", "rayClusterConfig", "enableInTreeAutoscaling") is True
+    groups = []
+    for site in sites:
+        if site.role == "submitter":
+            continue
+        group = mapping(dig(obj.data, *site.template_path[:-1]))
+        containers = [c for _, c in main_containers(site.spec)]
+        gpus = ray_serve.node_gpus(group, container_gpus(containers[0], patterns) if containers else None)
+        nodes = 1 if site.role == "head" else ray_serve.group_nodes(group, autoscaling)
+        if gpus is None:
+            return None
+        groups.append(ray_serve.RayGroup(text(group.get("groupName")) or site.role, gpus, nodes))
+    return groups
+
+
+def _show(amount: Fraction) -> str:
+    return str(amount.numerator) if amount.denominator == 1 else f"{float(amount):g}"
