@@ -225,3 +225,99 @@ def test_a_batch_job_is_not_volcanos():
         "      restartPolicy: Never\n      containers:\n      - name: pi\n        image: perl:5.34\n"
     )
     assert findings_of(RULE, job) == []
+
+
+JOBSET = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: NAME
+spec:
+  successPolicy:
+    operator: All
+    targetReplicatedJobs:
+    - workers
+  replicatedJobs:
+  - name: driver
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: driver
+              image: python:3.12
+  - name: workers
+    replicas: 4
+    dependsOn:
+    - name: driver
+      status: Ready
+    template:
+      spec:
+        completionMode: Indexed
+        completions: 2
+        parallelism: 2
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: worker
+              image: nvcr.io/nvidia/pytorch:24.05-py3
+              resources:
+                limits:
+                  nvidia.com/gpu: 8
+"""
+
+
+def jobset(name: str = "llama-pretrain") -> str:
+    return JOBSET.replace("NAME", name)
+
+
+def test_jobset_names_its_jobs_and_pods_within_63_characters():
+    assert findings_of(RULE, jobset()) == []
+    # workers: <name>-workers-3 fits at 63 characters, its pods <job>-1-abcde do not
+    name = "x" * (63 - len("-workers-3"))
+    (finding,) = findings_of(RULE, jobset(name))
+    assert (finding.line, finding.column) == (21, 11)
+    assert "pod names generated for this JobSet will exceed 63 characters" in finding.message
+    longer = "x" * 60
+    found = findings_of(RULE, jobset(longer))
+    assert [f.line for f in found] == [11, 21, 21]  # driver's job name; workers' job and pod names
+    assert "job names generated for this JobSet will exceed 63 characters" in found[0].message
+    # the fixed twin: a shorter name
+    assert findings_of(RULE, jobset("x" * 40)) == []
+    # no name (generateName): nothing to judge
+    assert findings_of(RULE, JOBSET.replace("  name: NAME\n", "  generateName: run-\n")) == []
+
+
+def test_jobset_references_between_replicated_jobs():
+    first = jobset().replace(
+        "  - name: driver\n    replicas: 1\n",
+        "  - name: driver\n    replicas: 1\n    dependsOn:\n    - {name: workers, status: Complete}\n",
+    )
+    found = findings_of(RULE, first)
+    assert "DependsOn can't be set for the first ReplicatedJob" in found[0].message
+    assert "replicatedJob: driver cannot depend on replicatedJob: workers" in found[1].message
+    typo = jobset().replace("    - name: driver\n      status: Ready", "    - name: drivers\n      status: Ready")
+    (finding,) = findings_of(RULE, typo)
+    assert finding.message == (
+        "JobSet's webhook rejects this JobSet: replicatedJob: workers cannot depend on replicatedJob: drivers"
+    )
+    target = jobset().replace("    targetReplicatedJobs:\n    - workers", "    targetReplicatedJobs:\n    - worker")
+    (finding,) = findings_of(RULE, target)
+    assert "invalid replicatedJob name 'worker' does not appear in .spec.ReplicatedJobs" in finding.message
+    failure = jobset().replace(
+        "  replicatedJobs:\n",
+        "  failurePolicy:\n    maxRestarts: 3\n    rules:\n    - name: fail_driver\n      action: FailJobSet\n"
+        "      targetReplicatedJobs: [launcher]\n  replicatedJobs:\n",
+    )
+    (finding,) = findings_of(RULE, failure)
+    assert "invalid replicatedJob name 'launcher' in failure policy does not appear" in finding.message
+    coordinator = jobset().replace(
+        "  replicatedJobs:\n", "  coordinator:\n    replicatedJob: leader\n  replicatedJobs:\n"
+    )
+    (finding,) = findings_of(RULE, coordinator)
+    assert "coordinator replicatedJob leader does not exist" in finding.message
+    fixed = coordinator.replace("replicatedJob: leader", "replicatedJob: workers")
+    assert findings_of(RULE, fixed) == []

@@ -8,6 +8,11 @@
   v0.19; earlier releases allowed fewer, so more than 18 is refused by every one), names no worker group
   ``head``; a RayJob must delete its cluster after finishing, and must not both give a cluster spec and
   select an existing cluster. The field errors are k8s.io/apimachinery's (``field.Invalid`` ...).
+- JobSet (kubernetes-sigs/jobset v0.12.0): ``pkg/webhooks/jobset_webhook.go`` ValidateCreate: the names
+  of the Jobs and pods it generates (``pkg/util/placement`` GenJobName ``<jobset>-<replicatedJob>-<index>``,
+  GenPodName ``<job>-<pod index>`` plus a 5-character suffix) must be DNS-1035 labels, dependsOn may
+  name only an earlier replicatedJob (and not be set on the first), and the success policy, the
+  failure policy's rules and the coordinator must name replicatedJobs that exist.
 - Volcano (volcano-sh/volcano v1.15.1): ``pkg/webhooks/admission/jobs/validate/admit_job.go``
   validateJobCreate: tasks, task names, a task's minAvailable, the job plugins
   (``pkg/controllers/job/plugins/factory.go``) and the MPI plugin's master task
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, max_len_error
 from gpulint.kube.refs import Path
 from gpulint.kube.validation.errors import FORBIDDEN, INVALID, REQUIRED, FieldError, too_many
 
@@ -53,6 +59,8 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         return [Refusal(error.path, "Kueue", error.message(), error) for error in errors]
     if group == "batch.volcano.sh" and kind == "Job":
         return list(_volcano_job(data))
+    if group == "jobset.x-k8s.io" and kind == "JobSet":
+        return list(_jobset(data))
     return []
 
 
@@ -147,3 +155,77 @@ def _flag(arguments: list[Any], name: str) -> str:
             if argument == prefix and index + 1 < len(arguments):
                 return text(arguments[index + 1])
     return ""
+
+
+JOB_NAME_TOO_LONG = "JobSet name is too long, job names generated for this JobSet will exceed 63 characters"
+POD_NAME_TOO_LONG = "JobSet name is too long, pod names generated for this JobSet will exceed 63 characters"
+POD_SUFFIX = "-abcde"  # the 5 random characters the Job controller appends to a pod's name
+
+
+def _jobset(data: dict[str, Any]) -> Iterator[Refusal]:
+    spec = mapping(data.get("spec"))
+    name = text(dig(data, "metadata", "name"))
+    jobs = [mapping(job) for job in sequence(spec.get("replicatedJobs"))]
+    names: list[str] = []
+    for index, job in enumerate(jobs):
+        at: Path = ("spec", "replicatedJobs", index)
+        job_name = text(job.get("name"))
+        if name and job_name:
+            yield from _generated_names(name, job, at)
+        names.append(job_name)  # as JobSet inserts it before checking dependsOn
+        depends = sequence(job.get("dependsOn"))
+        if index == 0 and job.get("dependsOn") is not None:
+            yield Refusal((*at, "dependsOn"), "JobSet", "DependsOn can't be set for the first ReplicatedJob")
+        for position, item in enumerate(map(mapping, depends)):
+            other = text(item.get("name"))
+            if other not in names:
+                yield Refusal(
+                    (*at, "dependsOn", position, "name"),
+                    "JobSet",
+                    f"replicatedJob: {job_name} cannot depend on replicatedJob: {other}",
+                )
+    known = set(names)
+    for position, target in enumerate(sequence(dig(spec, "successPolicy", "targetReplicatedJobs"))):
+        if text(target) not in known:
+            yield Refusal(
+                ("spec", "successPolicy", "targetReplicatedJobs", position),
+                "JobSet",
+                f"invalid replicatedJob name '{text(target)}' does not appear in .spec.ReplicatedJobs",
+            )
+    for rule_index, rule in enumerate(map(mapping, sequence(dig(spec, "failurePolicy", "rules")))):
+        for position, target in enumerate(sequence(rule.get("targetReplicatedJobs"))):
+            if text(target) not in known:
+                yield Refusal(
+                    ("spec", "failurePolicy", "rules", rule_index, "targetReplicatedJobs", position),
+                    "JobSet",
+                    f"invalid replicatedJob name '{text(target)}' in failure policy does not appear in "
+                    ".spec.ReplicatedJobs",
+                )
+    coordinator = dig(spec, "coordinator", "replicatedJob")
+    if isinstance(coordinator, str) and coordinator not in known:
+        yield Refusal(
+            ("spec", "coordinator", "replicatedJob"),
+            "JobSet",
+            f"coordinator replicatedJob {coordinator} does not exist",
+        )
+
+
+def _generated_names(jobset: str, job: dict[str, Any], at: Path) -> Iterator[Refusal]:
+    """The longest Job name (the last replica's) and, for an Indexed Job with completions, the longest pod name."""
+    replicas = integer(job.get("replicas"), 1)
+    if replicas is None or replicas < 1:
+        return
+    longest_job = f"{jobset}-{text(job.get('name'))}-{replicas - 1}"
+    for message in dns1035_label(longest_job):
+        message = JOB_NAME_TOO_LONG if message == max_len_error(DNS1123_LABEL_MAX) else message
+        error = FieldError((*at, "name"), INVALID, longest_job, message)
+        yield Refusal(error.path, "JobSet", error.message(), error)
+    template = mapping(dig(job, "template", "spec"))
+    completions = integer(template.get("completions"))
+    if template.get("completionMode") == "Indexed" and completions is not None and completions > 0:
+        longest_pod = f"{longest_job}-{completions - 1}{POD_SUFFIX}"
+        for message in dns1035_label(longest_pod):
+            if message == max_len_error(DNS1123_LABEL_MAX):
+                # JobSet names the Job's name as the invalid value, whatever the pod's
+                error = FieldError((*at, "name"), INVALID, longest_job, POD_NAME_TOO_LONG)
+                yield Refusal(error.path, "JobSet", error.message(), error)
