@@ -321,3 +321,37 @@ def test_jobset_references_between_replicated_jobs():
     assert "coordinator replicatedJob leader does not exist" in finding.message
     fixed = coordinator.replace("replicatedJob: leader", "replicatedJob: workers")
     assert findings_of(RULE, fixed) == []
+
+
+def test_volcano_lifecycle_policies():
+    restart = VOLCANO.replace(
+        "  tasks:\n",
+        "  policies:\n  - event: PodEvicted\n    action: RestartJob\n  - event: PodFailed\n    action: AbortJob\n  tasks:\n",
+    )
+    assert findings_of(RULE, restart) == []
+    twice = restart.replace("event: PodFailed", "event: PodEvicted")
+    (finding,) = findings_of(RULE, twice)
+    assert finding.message == "Volcano's webhook rejects this Job: duplicate event PodEvicted  across different policy"
+    assert finding.line == 15  # the second policy
+    # the same event in one policy's events and event is one event
+    assert (
+        findings_of(RULE, restart.replace("- event: PodEvicted\n", "- event: PodEvicted\n    events: [PodEvicted]\n"))
+        == []
+    )
+    both = restart.replace(
+        "  - event: PodFailed\n    action: AbortJob\n", "  - event: PodFailed\n    exitCode: 3\n    action: AbortJob\n"
+    )
+    (finding,) = findings_of(RULE, both)
+    assert "must not specify event and exitCode simultaneously" in finding.message
+    zero = restart.replace("  - event: PodFailed\n    action: AbortJob\n", "  - exitCode: 0\n    action: AbortJob\n")
+    (finding,) = findings_of(RULE, zero)
+    assert "0 is not a valid error code" in finding.message
+    typo = restart.replace("action: RestartJob", "action: RestartJobs")
+    (finding,) = findings_of(RULE, typo)
+    assert 'spec.policies: Invalid value: "RestartJobs": invalid policy action' in finding.message
+    task_level = VOLCANO.replace(
+        "    name: mpiworker\n",
+        "    name: mpiworker\n    policies:\n    - event: TaskCompleted\n      action: CompleteJob\n    - event: '*'\n      action: RestartTask\n",
+    )
+    (finding,) = findings_of(RULE, task_level)
+    assert "if there's * here, no other policy should be here" in finding.message

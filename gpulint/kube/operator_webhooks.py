@@ -38,6 +38,19 @@ HEAD_GROUP = "head"
 # Every plugin name some Volcano release registers (ray and hcclrank are the newest).
 VOLCANO_PLUGINS = frozenset({"ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray"})
 VOLCANO_MPI_MASTER = "master"
+# pkg/webhooks/admission/jobs/validate/util.go policyEventMap / policyActionMap: the ones users may write
+# (RestartPod and RestartPartition are newer actions: accepted, as some release takes them).
+VOLCANO_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated")
+VOLCANO_ACTIONS = (
+    "AbortJob",
+    "RestartJob",
+    "RestartTask",
+    "RestartPod",
+    "RestartPartition",
+    "TerminateJob",
+    "CompleteJob",
+    "ResumeJob",
+)
 
 
 @dataclass(frozen=True)
@@ -140,9 +153,56 @@ def _volcano_job(data: dict[str, Any]) -> Iterator[Refusal]:
             yield Refusal(("spec", "tasks", index, "name"), "Volcano", f"duplicated task name {name};")
             break  # Volcano stops at the first duplicate
         seen.add(name)
+    for index, task in enumerate(tasks):
+        yield from _volcano_policies(
+            sequence(task.get("policies")), ("spec", "tasks", index, "policies"), "spec.tasks.policies"
+        )
+    yield from _volcano_policies(sequence(spec.get("policies")), ("spec", "policies"), "spec.policies")
     for plugin in plugins:
         if plugin not in VOLCANO_PLUGINS:
             yield Refusal(("spec", "plugins", plugin), "Volcano", f"unable to find job plugin: {plugin};")
+
+
+def _volcano_policies(policies: list[Any], at: Path, shown: str) -> Iterator[Refusal]:
+    """validatePolicies: each policy names events or an exit code, events and exit codes once across policies;
+    it stops at the first problem, as Volcano does."""
+    events: set[str] = set()
+    codes: set[int] = set()
+    for index, policy in enumerate(map(mapping, policies)):
+        where = (*at, index)
+        listed = [text(e) for e in sequence(policy.get("events"))] + (
+            [text(policy["event"])] if policy.get("event") else []
+        )
+        code = policy.get("exitCode")
+        if listed and code is not None:
+            yield Refusal(where, "Volcano", "must not specify event and exitCode simultaneously")
+            return
+        if not listed and code is None:
+            yield Refusal(where, "Volcano", "either event and exitCode should be specified")
+            return
+        if not listed:
+            if code == 0 or code in codes:
+                yield Refusal(
+                    where, "Volcano", "0 is not a valid error code" if code == 0 else f"duplicate exitCode {code}"
+                )
+                return
+            if isinstance(code, int):
+                codes.add(code)
+            continue
+        for event in dict.fromkeys(listed):
+            problem = ""
+            if event not in VOLCANO_EVENTS:
+                problem = f'{shown}: Invalid value: "{event}": invalid policy event'
+            elif text(policy.get("action")) not in VOLCANO_ACTIONS:
+                problem = f'{shown}: Invalid value: "{text(policy.get("action"))}": invalid policy action'
+            elif event in events:
+                problem = f"duplicate event {event}  across different policy"  # Volcano's two spaces
+            if problem:
+                yield Refusal(where, "Volcano", problem)
+                return
+            events.add(event)
+    if "*" in events and len(events) > 1:
+        yield Refusal(at, "Volcano", "if there's * here, no other policy should be here")
 
 
 def _flag(arguments: list[Any], name: str) -> str:
