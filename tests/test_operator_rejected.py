@@ -355,3 +355,70 @@ def test_volcano_lifecycle_policies():
     )
     (finding,) = findings_of(RULE, task_level)
     assert "if there's * here, no other policy should be here" in finding.message
+
+
+LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: NAME
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 4
+    restartPolicy: RecreateGroupOnPodRestart
+    workerTemplate:
+      spec:
+        containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.8.5
+          resources:
+            limits:
+              nvidia.com/gpu: "8"
+"""
+
+
+def lws(name: str = "vllm-llama3-405b") -> str:
+    return LWS.replace("NAME", name)
+
+
+def test_leader_worker_set_name_is_a_dns_1035_label():
+    assert findings_of(RULE, lws()) == []
+    (finding,) = findings_of(RULE, lws("vllm-llama3.1-405b"))
+    assert (finding.line, finding.column) == (4, 9)
+    assert finding.message.startswith(
+        'LeaderWorkerSet\'s webhook rejects this LeaderWorkerSet: metadata.name: Invalid value: "vllm-llama3.1-405b"'
+    )
+    assert "a DNS-1035 label must consist of lower case alphanumeric characters or '-'" in finding.message
+    assert len(findings_of(RULE, lws("405b-llama"))) == 1  # a DNS-1035 label starts with a letter
+
+
+def test_leader_worker_set_sub_groups_and_rollout():
+    def sub(size: int, sub_size: int, kind: str = "") -> str:
+        policy = f"    subGroupPolicy:\n      subGroupSize: {sub_size}\n" + (
+            f"      subGroupPolicyType: {kind}\n" if kind else ""
+        )
+        return lws().replace("    size: 4\n", f"    size: {size}\n{policy}")
+
+    assert findings_of(RULE, sub(4, 2)) == []
+    assert findings_of(RULE, sub(5, 2)) == []  # size - 1 divides: the leader apart
+    (finding,) = findings_of(RULE, sub(8, 3))
+    assert (
+        "spec.leaderWorkerTemplate.SubGroupPolicy.subGroupSize: Invalid value: 3: size or size - 1 must be divisible"
+        in (finding.message)
+    )
+    (finding,) = findings_of(RULE, sub(4, 2, "LeaderExcluded"))
+    assert "size-1 must be divisible by subGroupSize when using LeaderExcluded" in finding.message
+    assert findings_of(RULE, sub(5, 2, "LeaderExcluded")) == []
+    found = findings_of(RULE, sub(2, 4))
+    assert ["subGroupSize cannot be larger than size" in f.message for f in found] == [False, True]  # LWS says both
+    frozen = lws().replace(
+        "  leaderWorkerTemplate:\n",
+        "  rolloutStrategy:\n    type: RollingUpdate\n    rollingUpdateConfiguration:\n      maxUnavailable: 0\n"
+        "      maxSurge: 0\n  leaderWorkerTemplate:\n",
+    )
+    (finding,) = findings_of(RULE, frozen)
+    assert "maxUnavailable: Invalid value: 0: must not be 0 when `maxSurge` is 0" in finding.message
+    assert findings_of(RULE, frozen.replace("maxSurge: 0", "maxSurge: 1")) == []
+    assert findings_of(RULE, frozen.replace("maxUnavailable: 0", "maxUnavailable: 50%")) == []
+    assert len(findings_of(RULE, frozen.replace("maxUnavailable: 0", "maxUnavailable: 10%"))) == 1  # rounds down to 0

@@ -13,6 +13,11 @@
   GenPodName ``<job>-<pod index>`` plus a 5-character suffix) must be DNS-1035 labels, dependsOn may
   name only an earlier replicatedJob (and not be set on the first), and the success policy, the
   failure policy's rules and the coordinator must name replicatedJobs that exist.
+- LeaderWorkerSet (kubernetes-sigs/lws v0.10.0): ``pkg/webhooks/leaderworkerset_webhook.go`` generalValidate:
+  the name is a DNS-1035 label (it names the headless Service), ``subGroupSize`` divides ``size`` or
+  ``size - 1`` (``size - 1`` with LeaderExcluded) and is not larger, and a rolling update may not have
+  both ``maxSurge`` and ``maxUnavailable`` at 0. The defaults (webhook Default): size 1, replicas 1,
+  maxUnavailable 1, maxSurge 0.
 - Volcano (volcano-sh/volcano v1.15.1): ``pkg/webhooks/admission/jobs/validate/admit_job.go``
   validateJobCreate: tasks, task names, a task's minAvailable, the job plugins
   (``pkg/controllers/job/plugins/factory.go``) and the MPI plugin's master task
@@ -74,6 +79,8 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         return list(_volcano_job(data))
     if group == "jobset.x-k8s.io" and kind == "JobSet":
         return list(_jobset(data))
+    if group == "leaderworkerset.x-k8s.io" and kind == "LeaderWorkerSet":
+        return [Refusal(error.path, "LeaderWorkerSet", error.message(), error) for error in _leader_worker_set(data)]
     return []
 
 
@@ -289,3 +296,50 @@ def _generated_names(jobset: str, job: dict[str, Any], at: Path) -> Iterator[Ref
                 # JobSet names the Job's name as the invalid value, whatever the pod's
                 error = FieldError((*at, "name"), INVALID, longest_job, POD_NAME_TOO_LONG)
                 yield Refusal(error.path, "JobSet", error.message(), error)
+
+
+SUB_GROUP_SHOWN = ("spec", "leaderWorkerTemplate", "SubGroupPolicy", "subGroupSize")  # as LWS names the field
+
+
+def _leader_worker_set(data: dict[str, Any]) -> Iterator[FieldError]:
+    name = dig(data, "metadata", "name")
+    if isinstance(name, str) and name:
+        for message in dns1035_label(name):
+            yield FieldError(("metadata", "name"), INVALID, name, message)
+    template = mapping(dig(data, "spec", "leaderWorkerTemplate"))
+    size = integer(template.get("size"), 1)
+    policy = mapping(template.get("subGroupPolicy"))
+    sub = integer(policy.get("subGroupSize"))
+    if size is not None and sub is not None and "subGroupPolicy" in template:
+        at = ("spec", "leaderWorkerTemplate", "subGroupPolicy", "subGroupSize")
+        if sub < 1:
+            yield FieldError(at, INVALID, sub, "subGroupSize must be equal or greater than 1", shown=SUB_GROUP_SHOWN)
+        else:
+            if size % sub and (size - 1) % sub:
+                detail = "size or size - 1 must be divisible by subGroupSize"
+                yield FieldError(at, INVALID, sub, detail, shown=SUB_GROUP_SHOWN)
+            if size < sub:
+                yield FieldError(at, INVALID, sub, "subGroupSize cannot be larger than size", shown=SUB_GROUP_SHOWN)
+            if policy.get("subGroupPolicyType") == "LeaderExcluded" and (size - 1) % sub:
+                detail = "size-1 must be divisible by subGroupSize when using LeaderExcluded"
+                yield FieldError(at, INVALID, sub, detail, shown=SUB_GROUP_SHOWN)
+    rolling = dig(data, "spec", "rolloutStrategy", "rollingUpdateConfiguration")
+    replicas = integer(dig(data, "spec", "replicas"), 1)
+    if isinstance(rolling, dict) and replicas:
+        unavailable = _scaled(rolling.get("maxUnavailable", 1), replicas, False)
+        surge = _scaled(rolling.get("maxSurge", 0), replicas, True)
+        if unavailable == 0 and surge == 0:
+            at = ("spec", "rolloutStrategy", "rollingUpdateConfiguration", "maxUnavailable")
+            where = at if "maxUnavailable" in rolling else at[:-1]
+            value = rolling.get("maxUnavailable", 1)
+            yield FieldError(where, INVALID, value, "must not be 0 when `maxSurge` is 0", shown=at)
+
+
+def _scaled(value: Any, total: int, round_up: bool) -> int | None:
+    """intstr.GetScaledValueFromIntOrPercent; None when it is neither."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
+        scaled = int(value[:-1]) * total
+        return -(-scaled // 100) if round_up else scaled // 100
+    return None

@@ -86,7 +86,11 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("not_rendered", RuleSpec("not-rendered", Severity.ERROR), False),
     (
         "operator_rejected",
-        RuleSpec("operator-rejected", Severity.ERROR, kinds=frozenset({"Job", "JobSet", "RayCluster", "RayJob"})),
+        RuleSpec(
+            "operator-rejected",
+            Severity.ERROR,
+            kinds=frozenset({"Job", "JobSet", "LeaderWorkerSet", "RayCluster", "RayJob"}),
+        ),
         True,
     ),
     ("over_tight_affinity", RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES})), True),

@@ -1,4 +1,4 @@
-"""operator-rejected: an operator's own admission webhook refuses the object (Kueue, Volcano, JobSet), worded as it words it."""
+"""operator-rejected: an operator's own admission webhook refuses the object (Kueue, Volcano, JobSet, LeaderWorkerSet), worded as it words it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from gpulint.lint.objects import KubeObject
 from gpulint.lint.rejections import rejection_text
 from gpulint.lint.rule_spec import RuleSpec
 
-SPEC = RuleSpec("operator-rejected", Severity.ERROR, kinds=frozenset({"RayJob", "RayCluster", "Job", "JobSet"}))
+SPEC = RuleSpec(
+    "operator-rejected", Severity.ERROR, kinds=frozenset({"RayJob", "RayCluster", "Job", "JobSet", "LeaderWorkerSet"})
+)
 RULE_ID = SPEC.id
 
 
