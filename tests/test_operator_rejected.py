@@ -422,3 +422,74 @@ def test_leader_worker_set_sub_groups_and_rollout():
     assert findings_of(RULE, frozen.replace("maxSurge: 0", "maxSurge: 1")) == []
     assert findings_of(RULE, frozen.replace("maxUnavailable: 0", "maxUnavailable: 50%")) == []
     assert len(findings_of(RULE, frozen.replace("maxUnavailable: 0", "maxUnavailable: 10%"))) == 1  # rounds down to 0
+
+
+PYTORCHJOB = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: pytorch-simple
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727
+            command: [python3, /opt/pytorch-mnist/mnist.py, --epochs=1]
+            resources:
+              limits:
+                nvidia.com/gpu: 1
+    Worker:
+      replicas: 1
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727
+            command: [python3, /opt/pytorch-mnist/mnist.py, --epochs=1]
+            resources:
+              limits:
+                nvidia.com/gpu: 1
+"""
+
+
+def test_training_operator_demands_the_framework_container():
+    assert findings_of(RULE, PYTORCHJOB) == []
+    renamed = PYTORCHJOB.replace("- name: pytorch\n", "- name: trainer\n", 1)
+    (finding,) = findings_of(RULE, renamed)
+    assert finding.message.startswith("The Training Operator's webhook rejects this PyTorchJob: ")
+    assert (
+        "spec.pytorchReplicaSpecs[Master].template.spec.containers: Required value: must have at least one "
+        "container with name pytorch"
+    ) in finding.message
+    assert (finding.line, finding.column) == (13, 11)
+    # the replica type's case is fixed by the defaulting webhook first
+    assert (
+        findings_of(RULE, PYTORCHJOB.replace("    Master:", "    master:").replace("    Worker:", "    worker:")) == []
+    )
+
+
+def test_training_operator_replicas_names_and_roles():
+    (finding,) = findings_of(RULE, PYTORCHJOB.replace("      replicas: 1\n", "      replicas: 2\n", 1))
+    assert "spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1" in finding.message
+    assert findings_of(RULE, PYTORCHJOB.replace("      replicas: 1\n", "", 1)) == []  # defaulted to 1
+    (finding,) = findings_of(RULE, PYTORCHJOB.replace("    Worker:", "    Workers:"))
+    assert 'spec.pytorchReplicaSpecs[Workers]: Unsupported value: "Workers"' in finding.message
+    (finding,) = findings_of(RULE, PYTORCHJOB.replace("name: pytorch-simple", "name: llama3.1-finetune"))
+    assert 'metadata.name: Invalid value: "llama3.1-finetune": should match: a DNS-1035 label' in finding.message
+    tfjob = (
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: dist-mnist\nspec:\n  tfReplicaSpecs:\n"
+        + "".join(
+            f"    {role}:\n      replicas: 1\n      template:\n        spec:\n          containers:\n"
+            "          - name: tensorflow\n            image: kubeflow/tf-dist-mnist-test:latest\n"
+            for role in ("Chief", "Master", "Worker")
+        )
+    )
+    (finding,) = findings_of(RULE, tfjob)
+    assert "spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role" in finding.message
+    assert findings_of(RULE, tfjob.replace("    Master:", "    PS:")) == []

@@ -13,6 +13,12 @@
   GenPodName ``<job>-<pod index>`` plus a 5-character suffix) must be DNS-1035 labels, dependsOn may
   name only an earlier replicatedJob (and not be set on the first), and the success policy, the
   failure policy's rules and the coordinator must name replicatedJobs that exist.
+- The Training Operator (kubeflow/trainer v1.9.4, ``pkg/webhooks/<framework>/*_webhook.go``): a job's name is
+  a DNS-1035 label; each replica type is one the framework has (after the defaulting webhook's
+  case fix, ``master`` -> ``Master``), has containers with images and one named for the framework
+  (``pytorch``, ``tensorflow``, ``xgboost``, ``paddle``, ``jax``); a PyTorchJob's or XGBoostJob's
+  Master has 1 replica (unset is defaulted to 1), an XGBoostJob has a Master, a TFJob at most one
+  Chief or Master.
 - LeaderWorkerSet (kubernetes-sigs/lws v0.10.0): ``pkg/webhooks/leaderworkerset_webhook.go`` generalValidate:
   the name is a DNS-1035 label (it names the headless Service), ``subGroupSize`` divides ``size`` or
   ``size - 1`` (``size - 1`` with LeaderExcluded) and is not larger, and a rolling update may not have
@@ -28,13 +34,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, max_len_error
 from gpulint.kube.refs import Path
-from gpulint.kube.validation.errors import FORBIDDEN, INVALID, REQUIRED, FieldError, too_many
+from gpulint.kube.validation.errors import FORBIDDEN, INVALID, REQUIRED, FieldError, not_supported, too_many
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ELASTIC_JOB = "kueue.x-k8s.io/elastic-job"
@@ -79,6 +85,10 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         return list(_volcano_job(data))
     if group == "jobset.x-k8s.io" and kind == "JobSet":
         return list(_jobset(data))
+    if group == "kubeflow.org" and kind in TRAINING_JOBS:
+        return [
+            Refusal(error.path, "The Training Operator", error.message(), error) for error in _training_job(data, kind)
+        ]
     if group == "leaderworkerset.x-k8s.io" and kind == "LeaderWorkerSet":
         return [Refusal(error.path, "LeaderWorkerSet", error.message(), error) for error in _leader_worker_set(data)]
     return []
@@ -343,3 +353,69 @@ def _scaled(value: Any, total: int, round_up: bool) -> int | None:
         scaled = int(value[:-1]) * total
         return -(-scaled // 100) if round_up else scaled // 100
     return None
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    specs: str  # the replica specs field
+    container: str  # the container the operator runs the framework in
+    roles: tuple[str, ...]  # the replica types, in the operator's case
+    master_of_one: bool = False  # Master must have exactly 1 replica
+    master_required: bool = False
+
+
+TRAINING_JOBS = {
+    "PyTorchJob": TrainingJob("pytorchReplicaSpecs", "pytorch", ("Master", "Worker"), master_of_one=True),
+    "TFJob": TrainingJob("tfReplicaSpecs", "tensorflow", ("PS", "Worker", "Chief", "Master", "Evaluator")),
+    "XGBoostJob": TrainingJob(
+        "xgbReplicaSpecs", "xgboost", ("Master", "Worker"), master_of_one=True, master_required=True
+    ),
+    "PaddleJob": TrainingJob("paddleReplicaSpecs", "paddle", ("Master", "Worker")),
+    "JAXJob": TrainingJob("jaxReplicaSpecs", "jax", ("Worker",)),
+}
+_CHECKED_ROLES = frozenset({"PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob"})  # TFJob checks no role names
+
+
+def _training_job(data: dict[str, Any], kind: str) -> Iterator[FieldError]:
+    job = TRAINING_JOBS[kind]
+    name = dig(data, "metadata", "name")
+    if isinstance(name, str) and name:
+        errors = dns1035_label(name)
+        if errors:
+            yield FieldError(("metadata", "name"), INVALID, name, f"should match: {','.join(errors)}")
+    specs = dig(data, "spec", job.specs)
+    if not isinstance(specs, dict):
+        return  # absent: the schema requires it (schema-invalid)
+    camel = {role.lower(): role for role in job.roles}
+    roles = []
+    for written, replica in specs.items():
+        role = camel.get(str(written).lower(), str(written))  # the defaulting webhook fixes the case first
+        roles.append(role)
+        at: Path = ("spec", job.specs, written)
+        keys = frozenset({2})
+        if kind in _CHECKED_ROLES and role not in job.roles:
+            yield replace(not_supported(at, role, job.roles), keys=keys)
+        containers = dig(replica, "template", "spec", "containers")
+        if not isinstance(containers, list) or not containers:
+            yield FieldError((*at, "template", "spec", "containers"), REQUIRED, detail="must be specified", keys=keys)
+            continue
+        named = [mapping(container) for container in containers]
+        if not any(text(container.get("name")) == job.container for container in named):
+            shown = job.container if kind != "PaddleJob" else f'"{job.container}"'
+            yield FieldError(
+                (*at, "template", "spec", "containers"),
+                REQUIRED,
+                detail=f"must have at least one container with name {shown}",
+                keys=keys,
+            )
+        if job.master_of_one and role == "Master" and integer(mapping(replica).get("replicas"), 1) != 1:
+            yield FieldError((*at, "replicas"), FORBIDDEN, detail="must be 1", keys=keys)
+        elif role != "Master" and kind == "PyTorchJob":
+            replicas = integer(mapping(replica).get("replicas"))
+            if replicas is not None and replicas < 1:
+                yield FieldError((*at, "replicas"), FORBIDDEN, detail="must be at least 1", keys=keys)
+    if job.master_required and "Master" not in roles:
+        at = ("spec", job.specs)
+        yield FieldError(at, REQUIRED, detail="must be present", shown=(*at, "Master"), keys=frozenset({2}))
+    if kind == "TFJob" and sum(role in ("Chief", "Master") for role in roles) > 1:
+        yield FieldError(("spec", job.specs), FORBIDDEN, detail="must not have more than 1 Chief or Master role")

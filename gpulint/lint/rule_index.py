@@ -89,7 +89,20 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         RuleSpec(
             "operator-rejected",
             Severity.ERROR,
-            kinds=frozenset({"Job", "JobSet", "LeaderWorkerSet", "RayCluster", "RayJob"}),
+            kinds=frozenset(
+                {
+                    "JAXJob",
+                    "Job",
+                    "JobSet",
+                    "LeaderWorkerSet",
+                    "PaddleJob",
+                    "PyTorchJob",
+                    "RayCluster",
+                    "RayJob",
+                    "TFJob",
+                    "XGBoostJob",
+                }
+            ),
         ),
         True,
     ),

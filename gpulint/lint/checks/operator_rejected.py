@@ -1,4 +1,4 @@
-"""operator-rejected: an operator's own admission webhook refuses the object (Kueue, Volcano, JobSet, LeaderWorkerSet), worded as it words it."""
+"""operator-rejected: an operator's own admission webhook refuses the object (Kueue, Volcano, JobSet, LeaderWorkerSet, Training Operator), worded as it words it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,22 @@ from gpulint.lint.rejections import rejection_text
 from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec(
-    "operator-rejected", Severity.ERROR, kinds=frozenset({"RayJob", "RayCluster", "Job", "JobSet", "LeaderWorkerSet"})
+    "operator-rejected",
+    Severity.ERROR,
+    kinds=frozenset(
+        {
+            "RayJob",
+            "RayCluster",
+            "Job",
+            "JobSet",
+            "LeaderWorkerSet",
+            "PyTorchJob",
+            "TFJob",
+            "XGBoostJob",
+            "PaddleJob",
+            "JAXJob",
+        }
+    ),
 )
 RULE_ID = SPEC.id
 
