@@ -10,7 +10,7 @@ import json
 import textwrap
 
 import pytest
-from conftest import by_rule, lint_text, run_cli, said
+from conftest import REPO, by_rule, lint_text, run_cli, said
 
 from gpulint.kube.device_plugin_config import ERROR, WARNING, looks_like_config, sharing_settings, validate
 from gpulint.lint.findings import Severity
@@ -318,3 +318,62 @@ def test_cli_exit_codes(write):
     good = write("good.yaml", config_map({"any": TIME_SLICING}))
     assert run_cli("check", str(bad), "--select", RULE).exit_code == 1
     assert run_cli("check", str(good), "--select", RULE).exit_code == 0
+
+
+# ----------------------------------------------------------------- renameByDefault and the pods' resource names
+
+INFERENCE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: inference, namespace: serving}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: inference}}
+  template:
+    metadata: {labels: {app: inference}}
+    spec:
+      containers:
+      - name: server
+        image: nvcr.io/nvidia/tritonserver:24.05-py3
+        resources:
+          limits:
+            RESOURCE: 1
+"""
+
+
+def served(resource: str) -> str:
+    return INFERENCE.replace("RESOURCE", resource)
+
+
+def test_a_pod_asking_for_the_name_time_slicing_renamed():
+    renamed = config_map({"any": TIME_SLICING.replace("renameByDefault: false", "renameByDefault: true")})
+    (finding,) = lint(renamed + "---\n" + served("nvidia.com/gpu"))
+    assert finding.severity is Severity.WARNING
+    assert "asks for nvidia.com/gpu, but every linted device plugin configuration shares it as nvidia.com/gpu.shared" in (
+        finding.message
+    )
+    assert finding.line == renamed.count("\n") + 1 + 15  # the resource's key in the Deployment
+    assert lint(renamed + "---\n" + served("nvidia.com/gpu.shared")) == []  # the fixed twin
+
+
+def test_a_pod_asking_for_a_shared_name_nothing_renames():
+    plain = config_map({"any": TIME_SLICING})  # renameByDefault: false
+    (finding,) = lint(plain + "---\n" + served("nvidia.com/gpu.shared"))
+    assert "no linted device plugin configuration renames nvidia.com/gpu" in finding.message
+    assert lint(plain + "---\n" + served("nvidia.com/gpu")) == []
+    assert lint(config_map({"mps": MPS}) + "---\n" + served("nvidia.com/gpu")) == []
+
+
+def test_rename_traps():
+    renamed = TIME_SLICING.replace("renameByDefault: false", "renameByDefault: true")
+    # one configuration of several renames: nodes labelled for the other still advertise nvidia.com/gpu
+    several = config_map({"a100": FLAGS, "t4": renamed})
+    assert lint(several + "---\n" + served("nvidia.com/gpu")) == []
+    assert lint(several + "---\n" + served("nvidia.com/gpu.shared")) == []
+    # no plugin configuration among the files: nothing is known
+    assert lint(served("nvidia.com/gpu.shared")) == []
+    # with nodes, what they advertise decides (gpu-resource-unknown)
+    nodes = load_inventory([str(REPO / "examples" / "inventory")])
+    assert lint(config_map({"any": renamed}) + "---\n" + served("nvidia.com/gpu"), nodes) == []
+    # a resource the configuration does not share keeps its name
+    assert lint(config_map({"any": renamed}) + "---\n" + served("nvidia.com/mig-1g.5gb")) == []

@@ -394,3 +394,27 @@ def sharing_settings(data: Any) -> tuple[str, bool | None]:
                 fail = True if strategy == "mps" else None
             return strategy, fail
     return "none", None
+
+
+SHARED_SUFFIX = ".shared"  # what renameByDefault appends (api/config/v1/replicas.go)
+
+
+def advertised(data: Any) -> dict[str, str]:
+    """The resources a configuration shares, by name, as the node advertises them: ``<name>.shared`` with
+    ``renameByDefault: true``, else the name itself (a resource's own ``rename`` is ignored by the plugin).
+    The section sharing_settings picks (MPS before time-slicing), its resources with replicas above 1."""
+    strategy, _ = sharing_settings(data)
+    if strategy == "none":
+        return {}
+    section = _get(_get(data, "sharing"), "mps" if strategy == "mps" else "timeSlicing")
+    rename = section.get("renameByDefault") is True
+    found = {}
+    for resource in section.get("resources") or ():
+        if (
+            isinstance(resource, dict)
+            and isinstance(resource.get("name"), str)
+            and isinstance(resource.get("replicas"), int)
+        ):
+            if resource["replicas"] > 1:
+                found[resource["name"]] = resource["name"] + SHARED_SUFFIX if rename else resource["name"]
+    return found

@@ -45,11 +45,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         RuleSpec("device-class-unknown", Severity.ERROR, kinds=frozenset({"ResourceClaim", "ResourceClaimTemplate"})),
         True,
     ),
-    (
-        "device_plugin_config",
-        RuleSpec("device-plugin-config", Severity.ERROR, kinds=frozenset({"ClusterPolicy", "ConfigMap"})),
-        True,
-    ),
+    ("device_plugin_config", RuleSpec("device-plugin-config", Severity.ERROR), True),
     (
         "dra_config_invalid",
         RuleSpec(

@@ -5,17 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from gpulint.kube.device_plugin_config import ERROR, looks_like_config, validate
+from gpulint.kube.device_plugin_config import ERROR, SHARED_SUFFIX, advertised, looks_like_config, validate
 from gpulint.kube.fields import mapping, text
 from gpulint.kube.gpu_stack import node_names
+from gpulint.kube.runtime import main_containers
+from gpulint.kube.workloads import pod_spec_sites, remembered_part
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
+from gpulint.lint.linted_set import LintedSet
 from gpulint.lint.loader import load_text, text_offset
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import RuleSpec
 
-SPEC = RuleSpec("device-plugin-config", Severity.ERROR, kinds=frozenset({"ConfigMap", "ClusterPolicy"}))
+SPEC = RuleSpec("device-plugin-config", Severity.ERROR)
 RULE_ID = SPEC.id
 MAX_EMBEDDED = 256 * 1024  # a plugin configuration is a few lines
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
@@ -26,6 +29,67 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _config_map(obj, ctx.resolver)
     elif obj.kind == "ClusterPolicy" and obj.ref.group == "nvidia.com":
         yield from _cluster_policy(obj, ctx.resolver)
+    elif ctx.resolver.linted.has_kind("", "ConfigMap") and not ctx.resolver.has_nodes:
+        yield from _renamed_requests(obj, ctx)
+
+
+def _renamed_requests(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A pod that asks for a shared resource by the name the linted device plugin configurations do not
+    advertise: ``nvidia.com/gpu`` when every one of them renames it (renameByDefault), ``nvidia.com/gpu.shared``
+    when none does. Without nodes only (their resources are what is advertised)."""
+    names = remembered_part(ctx.resolver.linted, "device plugin names", _advertised_names, ctx.resolver.linted)
+    if not names:
+        return
+    for site in pod_spec_sites(obj.data):
+        for path, container in main_containers(site.spec):
+            limits = mapping(mapping(container.get("resources")).get("limits"))
+            for resource in limits:
+                found = _renamed(str(resource), names)
+                if found is None:
+                    continue
+                yield Diagnostic(
+                    RULE_ID,
+                    (*site.path, *path, "resources", "limits", resource),
+                    found,
+                    on_key=True,
+                    severity=Severity.WARNING,
+                    notes=(
+                        "the time-slicing or MPS configuration in the linted ConfigMaps decides the name "
+                        "(renameByDefault: true advertises <resource>.shared); no node advertises the other",
+                    ),
+                )
+
+
+def _renamed(resource: str, names: dict[str, set[str]]) -> str | None:
+    """Why no node with the linted configurations advertises ``resource``; None when some does."""
+    if resource in names and names[resource] == {resource + SHARED_SUFFIX}:
+        return (
+            f"asks for {resource}, but every linted device plugin configuration shares it as "
+            f"{resource}{SHARED_SUFFIX} (renameByDefault: true): ask for {resource}{SHARED_SUFFIX}"
+        )
+    base = resource.removesuffix(SHARED_SUFFIX)
+    if base != resource and base in names and resource not in names[base]:
+        return (
+            f"asks for {resource}, but no linted device plugin configuration renames {base} "
+            f"(renameByDefault is not true): the shared resource is advertised as {base}"
+        )
+    return None
+
+
+def _advertised_names(linted: LintedSet) -> dict[str, set[str]]:
+    """Resource -> the names the linted plugin configurations advertise it under (itself where a configuration
+    does not share it); empty when any ConfigMap value cannot be read as one (a config gpulint cannot see)."""
+    configs = []
+    for obj in linted.of_kind("", "ConfigMap"):
+        data = obj.data.get("data")
+        for value in data.values() if isinstance(data, dict) else ():
+            if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+                continue
+            documents = [d.data for d in load_text(obj.file, value).documents if d.data is not None]
+            if len(documents) == 1 and looks_like_config(documents[0]):
+                configs.append(advertised(documents[0]))
+    shared = {name for config in configs for name in config}
+    return {name: {config.get(name, name) for config in configs} for name in shared}
 
 
 def _referenced(obj: KubeObject, resolver: Resolver) -> bool:
