@@ -377,3 +377,28 @@ def test_rename_traps():
     assert lint(config_map({"any": renamed}) + "---\n" + served("nvidia.com/gpu"), nodes) == []
     # a resource the configuration does not share keeps its name
     assert lint(config_map({"any": renamed}) + "---\n" + served("nvidia.com/mig-1g.5gb")) == []
+
+
+MIG_POLICY = """\
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata: {name: cluster-policy}
+spec:
+  operator: {defaultRuntime: containerd}
+  mig:
+    strategy: STRATEGY
+  devicePlugin:
+    enabled: true
+"""
+
+
+def test_a_mig_profile_resource_under_the_single_strategy():
+    single = MIG_POLICY.replace("STRATEGY", "single")
+    (finding,) = lint(single + "---\n" + served("nvidia.com/mig-1g.10gb"))
+    assert "asks for nvidia.com/mig-1g.10gb, but the linted ClusterPolicy sets mig.strategy: single" in finding.message
+    assert finding.severity is Severity.WARNING
+    assert lint(single + "---\n" + served("nvidia.com/gpu")) == []  # the fixed twin under single
+    assert lint(MIG_POLICY.replace("STRATEGY", "mixed") + "---\n" + served("nvidia.com/mig-1g.10gb")) == []
+    # a plugin configuration that sets its own MIG strategy: the nodes using it may differ
+    mixed = config_map({"a100": "version: v1\nflags:\n  migStrategy: mixed\n"})
+    assert lint(single + "---\n" + mixed + "---\n" + served("nvidia.com/mig-1g.10gb")) == []

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpulint.kube.device_plugin_config import ERROR, SHARED_SUFFIX, advertised, looks_like_config, validate
-from gpulint.kube.fields import mapping, text
+from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gpu_stack import node_names
 from gpulint.kube.runtime import main_containers
 from gpulint.kube.workloads import pod_spec_sites, remembered_part
@@ -29,7 +29,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _config_map(obj, ctx.resolver)
     elif obj.kind == "ClusterPolicy" and obj.ref.group == "nvidia.com":
         yield from _cluster_policy(obj, ctx.resolver)
-    elif ctx.resolver.linted.has_kind("", "ConfigMap") and not ctx.resolver.has_nodes:
+    elif not ctx.resolver.has_nodes and ctx.resolver.linted.has_any(
+        (("", "ConfigMap"), ("nvidia.com", "ClusterPolicy"))
+    ):
         yield from _renamed_requests(obj, ctx)
 
 
@@ -38,26 +40,37 @@ def _renamed_requests(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic
     advertise: ``nvidia.com/gpu`` when every one of them renames it (renameByDefault), ``nvidia.com/gpu.shared``
     when none does. Without nodes only (their resources are what is advertised)."""
     names = remembered_part(ctx.resolver.linted, "device plugin names", _advertised_names, ctx.resolver.linted)
-    if not names:
+    single = remembered_part(ctx.resolver.linted, "single MIG strategy", _single_mig_strategy, ctx.resolver.linted)
+    if not names and not single:
         return
     for site in pod_spec_sites(obj.data):
         for path, container in main_containers(site.spec):
             limits = mapping(mapping(container.get("resources")).get("limits"))
             for resource in limits:
+                at = (*site.path, *path, "resources", "limits", resource)
                 found = _renamed(str(resource), names)
-                if found is None:
-                    continue
-                yield Diagnostic(
-                    RULE_ID,
-                    (*site.path, *path, "resources", "limits", resource),
-                    found,
-                    on_key=True,
-                    severity=Severity.WARNING,
-                    notes=(
-                        "the time-slicing or MPS configuration in the linted ConfigMaps decides the name "
-                        "(renameByDefault: true advertises <resource>.shared); no node advertises the other",
-                    ),
-                )
+                if found is not None:
+                    yield Diagnostic(
+                        RULE_ID,
+                        at,
+                        found,
+                        on_key=True,
+                        severity=Severity.WARNING,
+                        notes=(
+                            "the time-slicing or MPS configuration in the linted ConfigMaps decides the name "
+                            "(renameByDefault: true advertises <resource>.shared); no node advertises the other",
+                        ),
+                    )
+                elif single and str(resource).startswith(MIG_PREFIX):
+                    yield Diagnostic(
+                        RULE_ID,
+                        at,
+                        f"asks for {resource}, but the linted ClusterPolicy sets mig.strategy: single, which "
+                        "advertises MIG slices as nvidia.com/gpu: no node it manages has this resource",
+                        on_key=True,
+                        severity=Severity.WARNING,
+                        notes=("nvidia.com/mig-<profile> resources exist only with mig.strategy: mixed",),
+                    )
 
 
 def _renamed(resource: str, names: dict[str, set[str]]) -> str | None:
@@ -74,6 +87,22 @@ def _renamed(resource: str, names: dict[str, set[str]]) -> str | None:
             f"(renameByDefault is not true): the shared resource is advertised as {base}"
         )
     return None
+
+
+MIG_PREFIX = "nvidia.com/mig-"
+
+
+def _single_mig_strategy(linted: LintedSet) -> bool:
+    """The one linted ClusterPolicy sets mig.strategy single, and no linted plugin configuration sets another."""
+    policies = linted.of_kind("nvidia.com", "ClusterPolicy")
+    if len(policies) != 1 or dig(policies[0].data, "spec", "mig", "strategy") != "single":
+        return False
+    for obj in linted.of_kind("", "ConfigMap"):
+        data = obj.data.get("data")
+        for value in data.values() if isinstance(data, dict) else ():
+            if isinstance(value, str) and "migstrategy" in value.lower() and "single" not in value.lower():
+                return False  # a plugin configuration of the policy's may set its own
+    return True
 
 
 def _advertised_names(linted: LintedSet) -> dict[str, set[str]]:
