@@ -457,6 +457,76 @@ def test_trainjob_num_proc_per_node():
     )
 
 
+RUNTIME = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-distributed-1proc
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch:
+      numProcPerNode: NPROC
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                      RESOURCES
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: fsdp
+  namespace: ml
+spec:
+  runtimeRef:
+    name: torch-distributed-1proc
+  trainer:
+    numNodes: 2
+    resourcesPerNode:
+      limits:
+        nvidia.com/gpu: 4
+"""
+
+
+def runtime(nproc: str = "1", resources: str = "") -> str:
+    return RUNTIME.replace("NPROC", nproc).replace("RESOURCES", resources or "args: [train.py]")
+
+
+def test_trainjob_runtime_num_proc_per_node():
+    """The runtime's mlPolicy.torch.numProcPerNode applies when the TrainJob does not set its own."""
+    found = assert_findings(
+        RULE,
+        runtime(),
+        [
+            (
+                37,
+                7,
+                "torchrun starts 1 GPU process (numProcPerNode 1 of the ClusterTrainingRuntime torch-distributed-1proc)",
+            )
+        ],
+    )
+    assert "3 GPUs stay idle while allocated" in found[0].message
+    assert_findings(RULE, runtime("4"), [])
+    assert_findings(RULE, runtime("auto"), [])  # one per GPU
+    # the TrainJob's own numProcPerNode wins
+    assert_findings(RULE, runtime().replace("    numNodes: 2\n", "    numNodes: 2\n    numProcPerNode: 4\n"), [])
+    # no resourcesPerNode: the runtime's trainer container holds the GPUs
+    own = runtime("2", "resources: {limits: {nvidia.com/gpu: 8}}")
+    own = own[: own.index("  trainer:\n    numNodes")] + "  trainer:\n    numNodes: 2\n"
+    assert_findings(RULE, own, [(33, 5, "torchrun starts 2 GPU processes (numProcPerNode 2 of the")])
+
+
 def test_commands_that_are_not_launchers_are_ignored():
     assert (
         findings_of(

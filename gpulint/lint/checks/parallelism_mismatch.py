@@ -247,7 +247,7 @@ def _operator_fields(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[
     elif key == ("kubeflow.org", "PyTorchJob"):
         yield from _pytorchjob(spec, sites, patterns)
     elif key == ("trainer.kubeflow.org", "TrainJob"):
-        yield from _trainjob(spec, patterns)
+        yield from _trainjob(obj, spec, sites, patterns)
     elif key in _GROUP_KINDS:
         yield from _ray(obj, sites, patterns)
         if key == ("ray.io", "RayService"):
@@ -398,19 +398,40 @@ def _pytorchjob(spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[
             return
 
 
-def _trainjob(spec: dict[str, Any], patterns: tuple[str, ...]) -> Iterator[Diagnostic]:
+def _trainjob(
+    obj: KubeObject, spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[str, ...]
+) -> Iterator[Diagnostic]:
+    """numProcPerNode (the TrainJob's, else its runtime's mlPolicy: torch or mpi) against the GPUs of a node
+    (resourcesPerNode, else the runtime's trainer container)."""
     trainer = mapping(spec.get("trainer"))
-    value = trainer.get("numProcPerNode")
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
+    runtime = getattr(obj.data, "runtime", None)  # kube/trainjob BoundTrainJob: the runtime the resolver found
+    policy = mapping(dig(runtime, "spec", "mlPolicy"))
+    framework = "mpi" if "mpi" in policy and "torch" not in policy else "torch"
+    if "numProcPerNode" in trainer:
+        value, where, formula = trainer["numProcPerNode"], ("spec", "trainer", "numProcPerNode"), "numProcPerNode {}"
+    elif isinstance(runtime, dict):
+        value = mapping(policy.get(framework)).get("numProcPerNode")
+        where = ("spec", "trainer", "resourcesPerNode") if "resourcesPerNode" in trainer else ("spec", "runtimeRef")
+        named = f"{text(runtime.get('kind'))} {text(dig(runtime, 'metadata', 'name'))}"
+        formula = f"numProcPerNode {{}} of the {named}"
+    else:
         return
-    gpus = container_gpus({"resources": mapping(trainer.get("resourcesPerNode"))}, patterns)
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
+        return  # auto, gpu, cpu: as many as the node's devices
+    holder = {"resources": mapping(trainer.get("resourcesPerNode"))}
+    if not container_gpus(holder, patterns):
+        found = next((f[0] for f in (_first_gpu_container(site, patterns) for site in sites) if f is not None), None)
+        holder = found if found is not None else holder
+    gpus = container_gpus(holder, patterns)
     if not gpus:
         return
     nproc = int(str(value).strip())
-    demand = _Demand(nproc, f"numProcPerNode {nproc}", Origin((), 0), False, "torchrun")
-    resource = gpu_resource_name({"resources": mapping(trainer.get("resourcesPerNode"))}, patterns)
-    for diagnostic in _compare(demand, gpus, resource, (), "resourcesPerNode"):
-        yield Diagnostic(diagnostic.rule, ("spec", "trainer", "numProcPerNode"), diagnostic.message)
+    program = "mpirun" if framework == "mpi" else "torchrun"
+    demand = _Demand(nproc, formula.format(nproc), Origin((), 0), False, program)
+    for diagnostic in _compare(demand, gpus, gpu_resource_name(holder, patterns), (), "each node"):
+        yield Diagnostic(
+            diagnostic.rule, where, diagnostic.message, notes=diagnostic.notes, severity=diagnostic.severity
+        )
 
 
 def _ray(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[str, ...]) -> Iterator[Diagnostic]:
