@@ -503,28 +503,17 @@ def runtime(nproc: str = "1", resources: str = "") -> str:
     return RUNTIME.replace("NPROC", nproc).replace("RESOURCES", resources or "args: [train.py]")
 
 
-def test_trainjob_runtime_num_proc_per_node():
-    """The runtime's mlPolicy.torch.numProcPerNode applies when the TrainJob does not set its own."""
+def test_trainjob_num_proc_per_node_against_the_runtime_container():
+    """Without resourcesPerNode the trainer container of the runtime holds the node's GPUs (Trainer's torch plugin
+    reads them there); the runtime's own torch numProcPerNode is gone since v2.2.0 and is not read."""
+    assert_findings(RULE, runtime("1"), [])  # resourcesPerNode 4, auto processes: one per GPU
+    own = runtime("1", "resources: {limits: {nvidia.com/gpu: 8}}")
+    own = own[: own.index("  trainer:\n    numNodes")] + "  trainer:\n    numNodes: 2\n    numProcPerNode: 2\n"
     found = assert_findings(
-        RULE,
-        runtime(),
-        [
-            (
-                37,
-                7,
-                "torchrun starts 1 GPU process (numProcPerNode 1 of the ClusterTrainingRuntime torch-distributed-1proc)",
-            )
-        ],
+        RULE, own, [(36, 21, "torchrun starts 2 GPU processes (numProcPerNode 2) but the runtime's trainer container")]
     )
-    assert "3 GPUs stay idle while allocated" in found[0].message
-    assert_findings(RULE, runtime("4"), [])
-    assert_findings(RULE, runtime("auto"), [])  # one per GPU
-    # the TrainJob's own numProcPerNode wins
-    assert_findings(RULE, runtime().replace("    numNodes: 2\n", "    numNodes: 2\n    numProcPerNode: 4\n"), [])
-    # no resourcesPerNode: the runtime's trainer container holds the GPUs
-    own = runtime("2", "resources: {limits: {nvidia.com/gpu: 8}}")
-    own = own[: own.index("  trainer:\n    numNodes")] + "  trainer:\n    numNodes: 2\n"
-    assert_findings(RULE, own, [(33, 5, "torchrun starts 2 GPU processes (numProcPerNode 2 of the")])
+    assert "6 GPUs stay idle while allocated" in found[0].message
+    assert_findings(RULE, own.replace("numProcPerNode: 2", "numProcPerNode: 8"), [])
 
 
 def test_commands_that_are_not_launchers_are_ignored():

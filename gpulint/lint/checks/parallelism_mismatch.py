@@ -401,36 +401,30 @@ def _pytorchjob(spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[
 def _trainjob(
     obj: KubeObject, spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[str, ...]
 ) -> Iterator[Diagnostic]:
-    """numProcPerNode (the TrainJob's, else its runtime's mlPolicy: torch or mpi) against the GPUs of a node
-    (resourcesPerNode, else the runtime's trainer container)."""
+    """The TrainJob's numProcPerNode against the GPUs of a node: resourcesPerNode, else the runtime's trainer
+    container (the torch plugin reads both so). A runtime's own mlPolicy.torch.numProcPerNode is not read: the
+    field is gone since Trainer v2.2.0, where torchrun then runs one process per GPU (auto)."""
     trainer = mapping(spec.get("trainer"))
-    runtime = getattr(obj.data, "runtime", None)  # kube/trainjob BoundTrainJob: the runtime the resolver found
-    policy = mapping(dig(runtime, "spec", "mlPolicy"))
-    framework = "mpi" if "mpi" in policy and "torch" not in policy else "torch"
-    if "numProcPerNode" in trainer:
-        value, where, formula = trainer["numProcPerNode"], ("spec", "trainer", "numProcPerNode"), "numProcPerNode {}"
-    elif isinstance(runtime, dict):
-        value = mapping(policy.get(framework)).get("numProcPerNode")
-        where = ("spec", "trainer", "resourcesPerNode") if "resourcesPerNode" in trainer else ("spec", "runtimeRef")
-        named = f"{text(runtime.get('kind'))} {text(dig(runtime, 'metadata', 'name'))}"
-        formula = f"numProcPerNode {{}} of the {named}"
-    else:
-        return
+    value = trainer.get("numProcPerNode")
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
-        return  # auto, gpu, cpu: as many as the node's devices
+        return
     holder = {"resources": mapping(trainer.get("resourcesPerNode"))}
-    if not container_gpus(holder, patterns):
+    if not container_gpus(holder, patterns) and isinstance(getattr(obj.data, "runtime", None), dict):
         found = next((f[0] for f in (_first_gpu_container(site, patterns) for site in sites) if f is not None), None)
         holder = found if found is not None else holder
     gpus = container_gpus(holder, patterns)
     if not gpus:
         return
     nproc = int(str(value).strip())
-    program = "mpirun" if framework == "mpi" else "torchrun"
-    demand = _Demand(nproc, formula.format(nproc), Origin((), 0), False, program)
-    for diagnostic in _compare(demand, gpus, gpu_resource_name(holder, patterns), (), "each node"):
+    demand = _Demand(nproc, f"numProcPerNode {nproc}", Origin((), 0), False, "torchrun")
+    subject = "resourcesPerNode" if "resourcesPerNode" in trainer else "the runtime's trainer container"
+    for diagnostic in _compare(demand, gpus, gpu_resource_name(holder, patterns), (), subject):
         yield Diagnostic(
-            diagnostic.rule, where, diagnostic.message, notes=diagnostic.notes, severity=diagnostic.severity
+            diagnostic.rule,
+            ("spec", "trainer", "numProcPerNode"),
+            diagnostic.message,
+            notes=diagnostic.notes,
+            severity=diagnostic.severity,
         )
 
 
