@@ -266,6 +266,10 @@ def test_one_rank_per_worker_that_uses_the_node_s_gpus_itself_is_clean():
         assert_findings(RULE, HOROVOD.replace("RUN", runs), [])
     # nccl-tests without -g: one GPU per rank
     assert_findings(RULE, HOROVOD.replace("RUN", "all_reduce_perf, -b, 8, -e, 8G"), [(14, 23, "6 GPUs stay idle")])
+    # Intel MPI and MPICH decide the count without -np otherwise
+    assert_findings(
+        RULE, HOROVOD.replace("RUN", SCRIPT).replace("  runPolicy:", "  mpiImplementation: Intel\n  runPolicy:"), []
+    )
     # one GPU per worker: nothing idles
     assert_findings(RULE, HOROVOD.replace("RUN", SCRIPT).replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 1"), [])
 

@@ -314,7 +314,8 @@ def _mpijob(
                     offset=word.origin.offset,
                 )
             elif (np is None or np == total) and found is not None and slots < found[1]:
-                if not _ranks_per_node_set(launch) and _one_gpu_per_rank(launch.rest):
+                open_mpi = text(spec.get("mpiImplementation")) in ("", "OpenMPI")  # one rank per slot without -np
+                if (np is not None or open_mpi) and not _ranks_per_node_set(launch) and _one_gpu_per_rank(launch.rest):
                     yield _ranks_below_gpus(spec, path, word.origin.offset, worker.pods, slots, found[1])
             elif np is not None and np < total and found is not None and slots == found[1]:
                 yield Diagnostic(
