@@ -349,8 +349,9 @@ def test_a_pod_asking_for_the_name_time_slicing_renamed():
     renamed = config_map({"any": TIME_SLICING.replace("renameByDefault: false", "renameByDefault: true")})
     (finding,) = lint(renamed + "---\n" + served("nvidia.com/gpu"))
     assert finding.severity is Severity.WARNING
-    assert "asks for nvidia.com/gpu, but every linted device plugin configuration shares it as nvidia.com/gpu.shared" in (
-        finding.message
+    assert (
+        "asks for nvidia.com/gpu, but every linted device plugin configuration shares it as nvidia.com/gpu.shared"
+        in (finding.message)
     )
     assert finding.line == renamed.count("\n") + 1 + 15  # the resource's key in the Deployment
     assert lint(renamed + "---\n" + served("nvidia.com/gpu.shared")) == []  # the fixed twin
