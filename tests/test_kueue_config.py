@@ -5,6 +5,7 @@ in the ConfigMap kueue-manager-config) and its docs (tasks/manage/enforce_job_ma
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 from rule_harness import findings_of
@@ -156,3 +157,17 @@ def test_a_cron_job_is_judged_by_its_job_template_labels():
     assert findings_of(RULE, docs(MANAGE_ALL, local_queue("user-queue"), cron)) == []
     unlabelled = cron.replace("      labels:\n        kueue.x-k8s.io/queue-name: user-queue\n", "      labels: {}\n")
     assert len(findings_of(RULE, docs(MANAGE_ALL, unlabelled))) == 1
+
+
+def test_explain_shows_the_same_cause(tmp_path):
+    from conftest import REPO, run_cli
+
+    manifest = tmp_path / "train.yaml"
+    manifest.write_text(docs(MANAGE_ALL, job()))
+    inventory = str(REPO / "examples" / "inventory")
+    checked = run_cli("check", str(manifest), "--inventory", inventory, "--format", "json", "--select", RULE)
+    (finding,) = json.loads(checked.stdout)["findings"]
+    explained = json.loads(run_cli("explain", str(manifest), "--inventory", inventory, "--format", "json").stdout)
+    (explanation,) = explained["explanations"]
+    admission = next(step for step in explanation["steps"] if step["title"] == "Admission (queue and quota)")
+    assert finding["message"] in admission["lines"]
