@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import textwrap
 
+from conftest import REPO, run_cli
 from rule_harness import findings_of
 
 RULE = "queue-reference-invalid"
@@ -160,8 +161,6 @@ def test_a_cron_job_is_judged_by_its_job_template_labels():
 
 
 def test_explain_shows_the_same_cause(tmp_path):
-    from conftest import REPO, run_cli
-
     manifest = tmp_path / "train.yaml"
     manifest.write_text(docs(MANAGE_ALL, job()))
     inventory = str(REPO / "examples" / "inventory")
