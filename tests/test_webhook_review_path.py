@@ -242,7 +242,7 @@ def test_reviews_share_the_routed_rules(tmp_path):
         assert engines[0]._runnable is engines[1]._runnable  # routed once, not per review
         assert engines[0]._routed("Pod") is engines[1]._routed("Pod")  # and once per kind
         pod_rules = {rule_id for rule_id, _, _ in engines[0]._routed("Pod")}
-        assert "gpu-unschedulable" in pod_rules and "device-plugin-config" not in pod_rules
+        assert "gpu-unschedulable" in pod_rules and "training-runtime-unknown" not in pod_rules  # a TrainJob's
         assert "gpu-unschedulable" in {rule_id for rule_id, _, _ in engines[0]._runnable}
     finally:
         webhook.stop()

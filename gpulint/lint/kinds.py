@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from gpulint.kube import kserve, trainjob
 from gpulint.kube.admission.batch_queues import KAI_GROUP, VOLCANO_GROUP
+from gpulint.kube.admission.kueue_config import CONFIG_GROUP, CONFIG_KIND
 from gpulint.kube.admission.kueue_kinds import KUEUE_GROUP
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.pools.kinds import CAPI_GROUP, KARPENTER_GROUP
@@ -123,6 +124,8 @@ KINDS: tuple[KindRow, ...] = (
     _row(KUEUE_GROUP, "Cohort", (*_KUEUE, "v1alpha1"), "cohorts", False, True, _L, cluster=True),
     _row(KUEUE_GROUP, "Topology", (*_KUEUE, "v1alpha1"), "topologies", False, True, _L),
     _row(KUEUE_GROUP, "AdmissionCheck", _KUEUE, "admissionchecks", False, True, _L),
+    # Kueue's manager Configuration (a file, or its ConfigMap's; no API serves it)
+    _row(CONFIG_GROUP, CONFIG_KIND, ("v1beta2", "v1beta1"), "", False, True, _L, _NEVER, cluster=True),
     _row(VOLCANO_GROUP, "Queue", ("v1beta1",), "queues", False, True, _L),
     _row(KAI_GROUP, "Queue", ("v2",), "queues", False, True, _L),
     # the runtimes TrainJobs and InferenceServices name
