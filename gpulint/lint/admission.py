@@ -504,17 +504,23 @@ def _unqueued_problems(obj: KubeObject, config: KueueConfig, resolver: Resolver)
     if any(n == DEFAULT_LOCAL_QUEUE and (ns == namespace or not ns or not namespace) for ns, n in setup.local_queues):
         return []  # Kueue gives it the namespace's default LocalQueue
     where = f" in namespace {namespace}" if namespace else ""
+    # The default LocalQueue may be made elsewhere (another overlay, Terraform): its absence is proof only from a
+    # complete catalog (the inventory's, or `complete:`); likely when the files define this namespace's other
+    # LocalQueues (its queues are managed here); otherwise the finding is info.
+    complete = bool(namespace) and resolver.catalog_complete("LocalQueue", obj.document.path)
+    managed_here = bool(namespace) and any(ns == namespace for ns, _ in setup.local_queues)
     return [
         Problem(
             (*labels_path(obj.data), "labels")
             if mapping(dig(obj.data, *labels_path(obj.data))).get("labels")
             else labels_path(obj.data),
             f"Kueue suspends this {obj.kind}: manageJobsWithoutQueueName is true and it has no {QUEUE_LABEL} label",
-            bool(namespace) and resolver.lists("LocalQueue"),
+            complete,
             (
                 f"set in {config.where}; no LocalQueue named {DEFAULT_LOCAL_QUEUE}{where} to default it to",
                 "the Workload is not considered for admission until the job has the label: it never starts",
             ),
+            unknown=not complete and not managed_here,
         )
     ]
 
