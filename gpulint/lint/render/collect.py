@@ -105,13 +105,13 @@ class Renderer:
         )
         if kind == "helm":  # without helm, _chart's warning stands for the chart: its templates are not manifests
             if self._first_time(directory):
-                sources.extend(job() for job in self._chart(display))
+                sources.extend(job() for job in self._chart(display, path))
             return True
         found = layout.kustomization_file(directory)
         if found is None:
             return False
         if self._first_time(directory):
-            job = self._overlay(layout.read_kustomization(found), display)
+            job = self._overlay(layout.read_kustomization(found), display, path)
             if job is not None:
                 sources.append(job())
         return self.kustomize_tool() is not None  # without one, the overlay's warning, and the file read raw
@@ -172,7 +172,7 @@ class Renderer:
             return set()
         consumed: set[str] = set()
         jobs: list[Callable[[], Source]] = [
-            job for chart in charts if self._first_time(chart) for job in self._chart(chart)
+            job for chart in charts if self._first_time(chart) for job in self._chart(chart, root)
         ]
         kustomizations = []
         for directory in directories:
@@ -192,7 +192,7 @@ class Renderer:
                 if not self._first_time(kustomization.directory):
                     consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
                     continue
-                job = self._overlay(kustomization, _display(root, kustomization.directory))
+                job = self._overlay(kustomization, _display(root, kustomization.directory), root)
                 if job is not None:
                     overlays.append((kustomization, len(jobs)))
                     jobs.append(job)
@@ -233,7 +233,7 @@ class Renderer:
             return False
         return not consumed or os.path.realpath(path) not in consumed
 
-    def _chart(self, directory: str) -> list[Callable[[], Source]]:
+    def _chart(self, directory: str, named: str) -> list[Callable[[], Source]]:
         from gpulint.lint.render.helm import is_library, render_chart
         from gpulint.lint.render.rendered import not_renderable
         from gpulint.lint.sources import Source
@@ -248,9 +248,13 @@ class Renderer:
         helm = self.tool("helm")
         if helm is None:
             return [lambda: Source(directory, rendered=not_renderable("helm", os.path.normpath(directory), None))]
-        return [lambda: Source(directory, rendered=render_chart(directory, os.path.normpath(directory), options, helm))]
+        return [
+            lambda: Source(
+                directory, rendered=render_chart(directory, os.path.normpath(directory), options, helm, named)
+            )
+        ]
 
-    def _overlay(self, kustomization: layout.Kustomization, display: str) -> Callable[[], Source] | None:
+    def _overlay(self, kustomization: layout.Kustomization, display: str, named: str) -> Callable[[], Source] | None:
         from gpulint.lint.render.kustomize import render_overlay
         from gpulint.lint.render.rendered import not_renderable
         from gpulint.lint.sources import Source
@@ -264,7 +268,7 @@ class Renderer:
         options = self.options
         helm = self.tool("helm") if kustomization.helm_charts and options.kustomize_helm else None
         return lambda: Source(
-            display, rendered=render_overlay(kustomization.directory, display, options, kustomize, helm)
+            display, rendered=render_overlay(kustomization.directory, display, options, kustomize, helm, named)
         )
 
 

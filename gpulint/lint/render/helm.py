@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from dataclasses import dataclass, replace
 from functools import partial
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gpulint.kube.fields import dig
+from gpulint.lint.config import is_within
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.loader import LoadedFile, LocatedDocument, load_bytes
 from gpulint.lint.render.mapping import LineMap, align, template_column
 from gpulint.lint.render.options import DEFAULT_RELEASE, ChartSettings, RenderOptions
 from gpulint.lint.render.rendered import Rendered, RenderProblem, mapped
 from gpulint.lint.render.tools import Tool, run
+from gpulint.lint.render.view import View, ViewError, boundary, left_out
 
 _REFUSAL = (
     "the field is rendered by a Helm template; gpulint does not rewrite template logic - "
@@ -77,6 +80,7 @@ class ChartPlace:
     name: str
     directory: str  # on disk
     display: str  # as shown in findings (the directory as the user named it)
+    within: str = ""  # what may be read (gpulint.lint.render.view.boundary); empty: the directory's
 
     def file(self, source: str) -> tuple[str, str] | None:
         """``CHART/templates/x.yaml`` -> (path on disk, path shown); subcharts by their directory."""
@@ -89,10 +93,15 @@ class ChartPlace:
             directory, display = os.path.join(directory, parts[0], parts[1]), os.path.join(display, parts[0], parts[1])
             parts = parts[2:]
         disk = os.path.join(directory, *parts)
-        return (disk, os.path.normpath(os.path.join(display, *parts))) if os.path.isfile(disk) else None
+        return (disk, os.path.normpath(os.path.join(display, *parts))) if self.readable(disk) else None
+
+    def readable(self, path: str) -> bool:
+        """A file of the chart's repository (read to place findings and fixes); a link out is not read."""
+        return os.path.isfile(path) and is_within(path, self.within or boundary(self.directory))
 
 
-def render_chart(directory: str, display: str, options: RenderOptions, helm: Tool) -> Rendered:
+def render_chart(directory: str, display: str, options: RenderOptions, helm: Tool, named: str = ".") -> Rendered:
+    """``named``: the path the user named for linting (what may be read outside git)."""
     settings = options.for_chart(directory)
     argv = [helm.path, "template", settings.release or DEFAULT_RELEASE, os.path.abspath(directory)]
     if not options.helm_tests:
@@ -105,10 +114,22 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
         argv += ["--values", os.path.abspath(values)]
     for value in settings.set_values:
         argv += ["--set", value]
-    place = ChartPlace(chart_name(directory), os.path.abspath(directory), display)
-    result = run(argv, cwd=os.path.abspath(directory), timeout=options.timeout)
+    within = boundary(directory, named)
+    place = ChartPlace(chart_name(directory), os.path.abspath(directory), display, within)
     rendered = Rendered("helm", display)
     chart_file = os.path.join(display, "Chart.yaml")
+    with tempfile.TemporaryDirectory(prefix="gpulint-chart-") as copy:
+        view = View(within, copy)
+        try:
+            view.add(directory)
+        except ViewError as exc:
+            rendered.problems.append(
+                RenderProblem(chart_file, 1, 1, f"the chart was not rendered: {exc}", Severity.WARNING)
+            )
+            return rendered
+        argv[3] = view.inside(directory)
+        result = run(argv, cwd=argv[3], timeout=options.timeout)
+    rendered.problems.extend(left_out(view, directory, display))
     if result.timed_out:
         rendered.problems.append(
             RenderProblem(
@@ -128,7 +149,7 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
         )
         return rendered
     if result.returncode != 0:
-        rendered.problems.append(failure(result.stderr, place, chart_file, settings))
+        rendered.problems.append(failure(view.unmasked(result.stderr), place, chart_file, settings))
         return rendered
     rendered.output = result.stdout
     rendered.mapper = partial(
@@ -287,7 +308,7 @@ def _values_for(
         path = os.path.join(place.directory, "values.yaml")
         if path not in cache:
             cache[path] = None
-            lines = _read_template(path)
+            lines = _read_template(path) if place.readable(path) else None
             if lines is not None:
                 loaded = load_bytes(os.path.join(place.display, "values.yaml"), "\n".join(lines).encode())
                 documents = [d for d in loaded.documents if isinstance(d.data, dict)]

@@ -23,12 +23,14 @@ from typing import Any
 import yaml
 
 from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.lint.config import is_within
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.loader import LoadedFile, LocatedDocument, load_bytes, load_text
 from gpulint.lint.render.layout import Kustomization, Patch, kustomization_file, read_kustomization
 from gpulint.lint.render.options import RenderOptions
 from gpulint.lint.render.rendered import Rendered, RenderProblem, mapped
 from gpulint.lint.render.tools import Tool, run
+from gpulint.lint.render.view import View, ViewError, boundary, left_out
 
 ORIGIN = "config.kubernetes.io/origin"
 TRANSFORMATIONS = "alpha.config.kubernetes.io/transformations"
@@ -70,22 +72,50 @@ def build_argv(overlay_root: str, options: RenderOptions, kustomize: Tool, helm:
 
 
 def render_overlay(
-    directory: str, display: str, options: RenderOptions, kustomize: Tool, helm: Tool | None = None
+    directory: str,
+    display: str,
+    options: RenderOptions,
+    kustomize: Tool,
+    helm: Tool | None = None,
+    named: str = ".",
 ) -> Rendered:
+    """``named``: the path the user named for linting (what may be read outside git)."""
     rendered = Rendered("kustomize", display)
     own = kustomization_file(directory) or os.path.join(directory, "kustomization.yaml")
     own_display = os.path.join(display, os.path.basename(own))
-    with tempfile.TemporaryDirectory(prefix="gpulint-kustomize-") as wrapper:
-        target = os.path.relpath(os.path.abspath(directory), wrapper)
+    with tempfile.TemporaryDirectory(prefix="gpulint-kustomize-") as temporary:
+        view = View(boundary(directory, named), os.path.join(temporary, "tree"))
+        try:
+            outside = _copy_overlay(view, directory)
+        except ViewError as exc:
+            rendered.problems.append(
+                RenderProblem(own_display, 1, 1, f"the overlay was not rendered: {exc}", Severity.WARNING)
+            )
+            return rendered
+        rendered.problems.extend(left_out(view, directory, display))
+        for kustomization, entry in outside:
+            shown = os.path.join(display, os.path.relpath(kustomization.path, directory))
+            rendered.problems.append(
+                RenderProblem(
+                    os.path.normpath(shown),
+                    _line_of_entry(kustomization.path, f"'{entry}'"),
+                    1,
+                    f"'{entry}' leads outside the repository; it was left out of the render "
+                    "(a renderer reads nothing outside the repository)",
+                    Severity.WARNING,
+                )
+            )
+        wrapper = os.path.join(temporary, "wrapper")
+        os.mkdir(wrapper)
+        copied = view.inside(directory)
+        target = os.path.relpath(copied, wrapper)
         with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
             handle.write(
                 "# written by gpulint: build the overlay with the origin of every object recorded\n"
                 f"resources:\n- {_quoted(target)}\n"
                 "buildMetadata: [originAnnotations, transformerAnnotations]\n"
             )
-        result = run(
-            build_argv(wrapper, options, kustomize, helm), cwd=os.path.abspath(directory), timeout=options.timeout
-        )
+        result = run(build_argv(wrapper, options, kustomize, helm), cwd=copied, timeout=options.timeout)
         what = "kustomize build" if kustomize.name == "kustomize" else "kubectl kustomize"
         if result.timed_out:
             rendered.problems.append(
@@ -106,12 +136,37 @@ def render_overlay(
             )
             return rendered
         if result.returncode != 0:
-            rendered.problems.append(_failure(what, result.stderr, directory, display, own, own_display))
+            rendered.problems.append(_failure(what, view.unmasked(result.stderr), directory, display, own, own_display))
             return rendered
-        places = _Places(os.path.abspath(directory), display, wrapper)
+        places = _Places(os.path.abspath(directory), display, wrapper, view)
     rendered.output = result.stdout
     rendered.mapper = partial(map_documents, places=places)
     return rendered
+
+
+MAX_KUSTOMIZATIONS = 1000
+
+
+def _copy_overlay(view: View, directory: str) -> list[tuple[Kustomization, str]]:
+    """Copy the overlay and every base, component and file it names, transitively, into ``view``; the
+    entries that lead outside the repository, which are not copied."""
+    outside: list[tuple[Kustomization, str]] = []
+    stack, seen = [os.path.realpath(directory)], set[str]()
+    view.add(directory)
+    while stack and len(seen) < MAX_KUSTOMIZATIONS:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        found = kustomization_file(current)
+        if found is None:
+            continue
+        kustomization = read_kustomization(found)
+        for path in (*kustomization.local_dirs, *kustomization.local_files):
+            if not view.add(path):
+                outside.append((kustomization, os.path.relpath(path, current)))
+        stack.extend(os.path.realpath(d) for d in kustomization.local_dirs if is_within(d, view.repository))
+    return outside
 
 
 def _quoted(value: str) -> str:
@@ -164,6 +219,7 @@ class _Places:
     directory: str
     display: str
     wrapper: str
+    view: View
     kustomizations: dict[str, Kustomization] = field(default_factory=dict)
     files: dict[str, LoadedFile | None] = field(default_factory=dict)
     inline: dict[tuple[str, Path], tuple[list[LocatedDocument], int, int]] = field(default_factory=dict)
@@ -174,7 +230,7 @@ class _Places:
 
     def resolve(self, recorded: str) -> str:
         """A path kustomize recorded (relative to the wrapper) -> absolute."""
-        return os.path.normpath(os.path.join(self.wrapper, recorded))
+        return self.view.original(os.path.join(self.wrapper, recorded))
 
     def kustomization(self, path: str) -> Kustomization:
         if path not in self.kustomizations:
