@@ -501,7 +501,10 @@ def test_an_unreachable_remote_base_is_a_warning(repo, render_tools):
         "  - ../../base\n", "  - ../../base\n  - https://gitlab.example.invalid/platform/gpu-quota?ref=v1.2.0\n"
     )
     write_tree(repo, files)
-    result = run_cli("check", "overlays/prod", "--kubectl", render_tools["kubectl"], "--format", "json")
+    # the user allowed remote bases (https); by default none is fetched (tests/hostile/test_render_network.py)
+    result = run_cli(
+        "check", "overlays/prod", "--kubectl", render_tools["kubectl"], "--format", "json", "--render-remote-bases"
+    )
     assert result.exit_code == 0, result.stdout
     (finding,) = result.json()["findings"]
     assert (finding["path"], finding["line"], finding["severity"]) == ("overlays/prod/kustomization.yaml", 7, "warning")

@@ -64,6 +64,12 @@ _OPTIONS = (
     click.option(
         "--kustomize-enable-helm", is_flag=True, help="Let kustomize inflate helmCharts (it runs the helm binary)."
     ),
+    click.option(
+        "--render-remote-bases",
+        is_flag=True,
+        help="Let kustomize fetch the remote bases an overlay names, over https only (a network connection; "
+        "off by default, and never from a repository's configuration).",
+    ),
 )
 
 
@@ -84,6 +90,7 @@ def apply(config: Config, given: dict[str, Any]) -> tuple[Config, SourceOptions]
         set_values=tuple(given.get("helm_set") or ()) or None,
         helm_tests=True if given.get("helm_tests") else None,
         kustomize_helm=True if given.get("kustomize_enable_helm") else None,
+        remote_bases=True if given.get("render_remote_bases") else None,
     )
     sources = SourceOptions(
         force_exclude=bool(given.get("force_exclude")),

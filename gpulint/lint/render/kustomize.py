@@ -86,7 +86,7 @@ def render_overlay(
     with tempfile.TemporaryDirectory(prefix="gpulint-kustomize-") as temporary:
         view = View(boundary(directory, named), os.path.join(temporary, "tree"))
         try:
-            outside = _copy_overlay(view, directory)
+            outside, remote = _copy_overlay(view, directory)
         except ViewError as exc:
             rendered.problems.append(
                 RenderProblem(own_display, 1, 1, f"the overlay was not rendered: {exc}", Severity.WARNING)
@@ -94,17 +94,35 @@ def render_overlay(
             return rendered
         rendered.problems.extend(left_out(view, directory, display))
         for kustomization, entry in outside:
-            shown = os.path.join(display, os.path.relpath(kustomization.path, directory))
             rendered.problems.append(
-                RenderProblem(
-                    os.path.normpath(shown),
-                    _line_of_entry(kustomization.path, f"'{entry}'"),
-                    1,
+                _at_entry(
+                    kustomization,
+                    entry,
+                    directory,
+                    display,
                     f"'{entry}' leads outside the repository; it was left out of the render "
                     "(a renderer reads nothing outside the repository)",
-                    Severity.WARNING,
                 )
             )
+        refused = [(k, entry) for k, entry in remote if not (options.remote_bases and _https(entry))]
+        for kustomization, entry in refused:
+            why = (
+                "only https remote bases are fetched"
+                if options.remote_bases
+                else "gpulint opens no network connection unless --render-remote-bases is given (https only)"
+            )
+            rendered.problems.append(
+                _at_entry(
+                    kustomization,
+                    entry,
+                    directory,
+                    display,
+                    f"remote base '{entry}' was not fetched: {why}; the overlay was not rendered, "
+                    "its resources were checked file by file",
+                )
+            )
+        if refused:
+            return rendered
         wrapper = os.path.join(temporary, "wrapper")
         os.mkdir(wrapper)
         copied = view.inside(directory)
@@ -115,7 +133,12 @@ def render_overlay(
                 f"resources:\n- {_quoted(target)}\n"
                 "buildMetadata: [originAnnotations, transformerAnnotations]\n"
             )
-        result = run(build_argv(wrapper, options, kustomize, helm), cwd=copied, timeout=options.timeout)
+        result = run(
+            build_argv(wrapper, options, kustomize, helm),
+            cwd=copied,
+            timeout=options.timeout,
+            git_protocols="https" if options.remote_bases else "",
+        )
         what = "kustomize build" if kustomize.name == "kustomize" else "kubectl kustomize"
         if result.timed_out:
             rendered.problems.append(
@@ -147,10 +170,27 @@ def render_overlay(
 MAX_KUSTOMIZATIONS = 1000
 
 
-def _copy_overlay(view: View, directory: str) -> list[tuple[Kustomization, str]]:
-    """Copy the overlay and every base, component and file it names, transitively, into ``view``; the
-    entries that lead outside the repository, which are not copied."""
-    outside: list[tuple[Kustomization, str]] = []
+# kustomize fetches these over https (api/internal/git/repospec.go: a host shorthand is cloned with https)
+_HTTPS = ("https://", "git::https://", "github.com/", "gitlab.com/", "bitbucket.org/")
+
+
+def _https(entry: str) -> bool:
+    return entry.startswith(_HTTPS)
+
+
+def _at_entry(kustomization: Kustomization, entry: str, directory: str, display: str, message: str) -> RenderProblem:
+    shown = os.path.normpath(os.path.join(display, os.path.relpath(kustomization.path, directory)))
+    return RenderProblem(shown, _line_of_entry(kustomization.path, f"'{entry}'"), 1, message, Severity.WARNING)
+
+
+Entries = list[tuple[Kustomization, str]]
+
+
+def _copy_overlay(view: View, directory: str) -> tuple[Entries, Entries]:
+    """Copy the overlay and every base, component and file it names, transitively, into ``view``. Returns
+    the entries that lead outside the repository, which are not copied, and the remote bases."""
+    outside: Entries = []
+    remote: Entries = []
     stack, seen = [os.path.realpath(directory)], set[str]()
     view.add(directory)
     while stack and len(seen) < MAX_KUSTOMIZATIONS:
@@ -162,11 +202,12 @@ def _copy_overlay(view: View, directory: str) -> list[tuple[Kustomization, str]]
         if found is None:
             continue
         kustomization = read_kustomization(found)
+        remote.extend((kustomization, entry) for entry in kustomization.remote)
         for path in (*kustomization.local_dirs, *kustomization.local_files):
             if not view.add(path):
                 outside.append((kustomization, os.path.relpath(path, current)))
         stack.extend(os.path.realpath(d) for d in kustomization.local_dirs if is_within(d, view.repository))
-    return outside
+    return outside, remote
 
 
 def _quoted(value: str) -> str:

@@ -181,7 +181,9 @@ def _consumed(k: Kustomization) -> None:
             item = mapping(raw)
             target = mapping(item.get("target"))
             file_entry = text(item.get("path"))
-            if file_entry and not is_remote(file_entry):
+            if file_entry and is_remote(file_entry):
+                k.remote.append(file_entry)
+            elif file_entry:
                 file = _local(directory, file_entry)
                 k.local_files.append(file)
                 json6902 = key == "patchesJson6902" or _is_json6902_file(file)
@@ -201,7 +203,9 @@ def _consumed(k: Kustomization) -> None:
                 k.local_files.append(_local(directory, env))
     for key in ("configurations", "openapi", "replacements", "transformers", "generators", "validators"):
         for entry in sequence(data.get(key)) if key != "openapi" else [mapping(data.get(key)).get("path")]:
-            if isinstance(entry, str) and not is_remote(entry) and "\n" not in entry:
+            if isinstance(entry, str) and "\n" not in entry and is_remote(entry):
+                k.remote.append(entry)  # a remote transformer or generator kustomization
+            elif isinstance(entry, str) and "\n" not in entry:
                 k.local_files.append(_local(directory, entry))
             elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
                 k.local_files.append(_local(directory, entry["path"]))

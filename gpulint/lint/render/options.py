@@ -33,6 +33,7 @@ class RenderOptions:
     set_values: tuple[str, ...] = ()
     helm_tests: bool = False  # chart tests (templates/tests/) are rendered only when asked
     kustomize_helm: bool = False  # kustomize's helmCharts (runs helm); off as kustomize has it
+    remote_bases: bool = False  # --render-remote-bases (command line only): kustomize fetches https bases
     charts: dict[str, ChartSettings] = field(default_factory=dict)  # per chart directory (absolute)
     timeout: float = DEFAULT_TIMEOUT_SECONDS
     kubernetes_version: str = ""  # Capabilities.KubeVersion for the chart's templates

@@ -60,9 +60,10 @@ class Result:
     too_large: bool = False
 
 
-def _environment(home: str) -> dict[str, str]:
+def _environment(home: str, git_protocols: str) -> dict[str, str]:
     """A clean environment: PATH (kustomize finds git and helm through it), locale, and every
-    configuration and plugin directory pointed at ``home``, which is empty."""
+    configuration and plugin directory pointed at ``home``, which is empty. ``git_protocols``: the
+    transports git may use for a remote base (none, unless the user allowed remote bases)."""
     keep = {key: os.environ[key] for key in ("PATH", "SYSTEMROOT", "TMPDIR") if key in os.environ}
     empty = {
         "HOME": home,
@@ -81,7 +82,8 @@ def _environment(home: str) -> dict[str, str]:
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": os.devnull,
         "GIT_TERMINAL_PROMPT": "0",
-        "GIT_ALLOW_PROTOCOL": "https:http",  # no ext:: or file:: transports for a remote base
+        # a list of none refuses every transport (ext::, file::, ssh, http): git fetches nothing
+        "GIT_ALLOW_PROTOCOL": git_protocols or "none",
         "LC_ALL": "C",
     }
     for key in ("HELM_PLUGINS", "HELM_CONFIG_HOME", "HELM_CACHE_HOME", "HELM_DATA_HOME", "KUSTOMIZE_PLUGIN_HOME"):
@@ -96,14 +98,14 @@ def _limit_output(limit: int) -> None:  # pragma: no cover - runs in the child
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit + 1, limit + 1))
 
 
-def run(argv: list[str], cwd: str, timeout: float, limit: int = MAX_OUTPUT_BYTES) -> Result:
+def run(argv: list[str], cwd: str, timeout: float, limit: int = MAX_OUTPUT_BYTES, git_protocols: str = "") -> Result:
     import signal
     import subprocess
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="gpulint-render-") as home:
         out_path, err_path = os.path.join(home, "stdout"), os.path.join(home, "stderr")
-        env = _environment(os.path.join(home, "home"))
+        env = _environment(os.path.join(home, "home"), git_protocols)
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             try:
                 process = subprocess.Popen(
