@@ -5,7 +5,8 @@ Each input's first byte picks a target, the rest is the payload:
 
   0 check      bytes -> loader -> objects -> every rule, against the example cluster inventory
                (plus the input's own DeviceClasses, claims and gang groups), then explain and
-               every output format
+               every output format, each of which must parse and print nothing a terminal or CI
+               runner acts on (report_is_safe)
   1 admission  bytes -> AdmissionReview -> the webhook's decide(); YAML that is not a review is
                wrapped in one, so mutations of manifests reach decide() too
   2 policy     bytes -> policy file -> load_policies -> each policy evaluated on the examples
@@ -36,6 +37,7 @@ import dataclasses
 import gc
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -215,14 +217,15 @@ class Harness:
 
     def _check(self, payload: bytes) -> None:
         from gpulint.cli.explain import explain_objects, render, render_json
-        from gpulint.report import FormatOptions, get_formatter
+        from gpulint.report import FORMATS, FormatOptions, encode, get_formatter
 
         source = self.source("fuzz.yaml", content=payload)
         run = self.lint_run(self.config, [source], self.inventory, rules=self.rules)
         report = run.report()
-        for name in ("text", "json", "sarif", "github", "junit"):
+        for name in FORMATS:
             rendered = get_formatter(name)(report, self.rules, FormatOptions())
-            if name in ("json", "sarif"):
+            report_is_safe(name, encode(rendered, name))
+            if name in ("json", "sarif", "gitlab"):
                 json.loads(rendered)
             elif name == "junit":
                 ET.fromstring(rendered.encode())
@@ -313,6 +316,31 @@ class Harness:
             assert not loaded.problems, f"--fix wrote a file that does not parse: {loaded.problems[0]}"
         run_check([path], self.config, "json", fix=True)
         assert Path(path).read_bytes() == fixed, "a second --fix changed the file again"
+
+
+# What no report may print of the text it did not write: control characters (ESC, BEL, CR: terminal
+# escapes, OSC 52, a new line), C1 controls and their bytes, separators, bidirectional overrides.
+_UNSAFE = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\udc80-\udc9f]"
+)
+# A line a CI runner takes as a command (GitHub `::x::`, `##[x]`, Azure `##vso[`), and the ones gpulint writes
+_COMMAND = re.compile(r"\s*(::|##)")
+_OWN_COMMANDS = {
+    "github": re.compile(r"::(error|warning|notice) file=[^,:\n]*,line=\d+,col=\d+,title=[^,:\n]*::"),
+    "markdown": re.compile(r"## gpulint$|### (`|$)"),
+}
+
+
+def report_is_safe(name: str, output: bytes) -> None:
+    """AssertionError when a report in format ``name`` holds a character a terminal or a CI log acts on,
+    or a line a CI runner would read as a command that gpulint did not write."""
+    text = output.decode("utf-8", "surrogateescape")
+    unsafe = _UNSAFE.search(text)
+    assert unsafe is None, f"{name}: {unsafe.group()!r} printed raw at {unsafe.start()}"
+    own = _OWN_COMMANDS.get(name)
+    for line in text.split("\n"):
+        if _COMMAND.match(line):
+            assert own is not None and own.match(line), f"{name}: a line a CI runner reads as a command: {line!r}"
 
 
 def _known(exc: BaseException) -> bool:

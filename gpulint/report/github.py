@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from gpulint.lint.findings import Report, Severity
 from gpulint.lint.rule import Rule
-from gpulint.report import FormatOptions
+from gpulint.report import FormatOptions, shown
 from gpulint.report.text import summary_line
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -24,8 +24,8 @@ def _property(text: str) -> str:
 
 def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
     lines = [
-        f"::{_COMMAND[f.severity]} file={_property(f.file)},line={f.line},col={f.column},"
-        f"title={_property('gpulint ' + f.rule)}::{_data(chr(10).join((f.message, *f.notes)))}"
+        f"::{_COMMAND[f.severity]} file={_property(shown(f.file))},line={f.line},col={f.column},"
+        f"title={_property('gpulint ' + shown(f.rule))}::{_data(chr(10).join(map(shown, (f.message, *f.notes))))}"
         for f in report.findings
         if f.severity >= options.annotate_from
     ]

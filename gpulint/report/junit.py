@@ -11,15 +11,16 @@ import xml.etree.ElementTree as ET
 
 from gpulint.lint.findings import Finding, Report
 from gpulint.lint.rule import Rule
-from gpulint.report import FormatOptions, valid_xml
+from gpulint.report import FormatOptions, line_start, shown, valid_xml
 
 
 def _line(finding: Finding) -> str:
-    subject = f" {finding.obj.display()}:" if finding.obj.kind else ""
+    subject = f" {shown(finding.obj.display())}:" if finding.obj.kind else ""
     text = (
-        f"{finding.file}:{finding.line}:{finding.column}: {finding.severity}[{finding.rule}]{subject} {finding.message}"
+        f"{line_start(finding.file)}:{finding.line}:{finding.column}: {finding.severity}[{shown(finding.rule)}]"
+        f"{subject} {shown(finding.message)}"
     )
-    return "\n".join((text, *(f"    {note}" for note in finding.notes)))
+    return "\n".join((text, *(f"    {line_start(note)}" for note in finding.notes)))
 
 
 def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
@@ -36,13 +37,13 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
         skipped="0",
     )
     for file, found in zip(report.files, failing, strict=True):
-        case = ET.SubElement(suite, "testcase", classname="gpulint", name=file.path, file=file.path)
+        case = ET.SubElement(suite, "testcase", classname="gpulint", name=shown(file.path), file=shown(file.path))
         for finding in found:
             failure = ET.SubElement(
                 case,
                 "failure",
-                type=finding.rule,
-                message=f"{finding.line}:{finding.column}: {finding.severity}[{finding.rule}] {finding.message}",
+                type=shown(finding.rule),
+                message=f"{finding.line}:{finding.column}: {finding.severity}[{shown(finding.rule)}] {shown(finding.message)}",
             )
             failure.text = _line(finding)
         infos = [finding for finding in file.findings if finding.severity < options.annotate_from]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpulint.lint.findings import Finding, Report, Severity
 from gpulint.lint.rule import Rule
-from gpulint.report import FormatOptions
+from gpulint.report import FormatOptions, line_start, shown
 
 _COLORS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
 _BOLD, _RESET = "\033[1m", "\033[0m"
@@ -42,10 +42,10 @@ NOTE_INDENT = "    "
 
 def detail_lines(finding: Finding) -> list[str]:
     """The finding's notes, then its fix and how to apply it, indented under its first line."""
-    lines = [f"{NOTE_INDENT}{note}" for note in finding.notes]
+    lines = [f"{NOTE_INDENT}{line_start(note)}" for note in finding.notes]
     if finding.fix is not None:
         how = "--fix" if finding.fix.safe else "--unsafe-fixes"
-        lines.append(f"{NOTE_INDENT}fix ({finding.fix.safety.value}, {how}): {finding.fix.description}")
+        lines.append(f"{NOTE_INDENT}fix ({finding.fix.safety.value}, {how}): {shown(finding.fix.description)}")
     return lines
 
 
@@ -53,16 +53,16 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
     lines = []
     for finding in report.findings:
         severity = str(finding.severity)
-        location = f"{finding.file}:{finding.line}:{finding.column}:"
+        location = f"{line_start(finding.file)}:{finding.line}:{finding.column}:"
         if options.color:
             location = f"{_BOLD}{location}{_RESET}"
             severity = f"{_COLORS[finding.severity]}{severity}{_RESET}"
-        subject = f" {finding.obj.display()}:" if finding.obj.kind else ""
-        lines.append(f"{location} {severity}[{finding.rule}]{subject} {finding.message}")
+        subject = f" {shown(finding.obj.display())}:" if finding.obj.kind else ""
+        lines.append(f"{location} {severity}[{shown(finding.rule)}]{subject} {shown(finding.message)}")
         lines.extend(detail_lines(finding))
     for note in options.notes:  # a run note's first line, its details (the places, the rules) under it
         first, *details = note.split("\n")
-        lines.append(f"note: {first}")
-        lines.extend(f"{NOTE_INDENT}{detail}" for detail in details)
+        lines.append(f"note: {shown(first)}")
+        lines.extend(f"{NOTE_INDENT}{line_start(detail)}" for detail in details)
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
