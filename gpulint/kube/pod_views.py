@@ -19,8 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import yaml
-
+from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.refs import Path
 from gpulint.kube.strategic import patch_pod_spec, patched_paths
@@ -188,10 +187,9 @@ def _parse_patch(written: str) -> dict[str, Any] | str:
         return "its {{...}} parameters are substituted when Argo creates the pod"
     if "&" in written:  # anchors could expand without bound: not read
         return "YAML anchors, which gpulint does not expand in a podSpecPatch"
-    try:
-        patch = yaml.safe_load(written)
-    except yaml.YAMLError:
-        patch = None
+    patch = load_embedded(written)
+    if isinstance(patch, NotParsed) and patch.reason != "not YAML":
+        return patch.reason
     if not isinstance(patch, dict):
         return "not a pod spec: Argo fails the pod with 'invalid podSpecPatch'"
     return patch

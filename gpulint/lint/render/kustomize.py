@@ -20,8 +20,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-import yaml
-
+from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.lint.config import is_within
 from gpulint.lint.findings import Fix, Path, Severity
@@ -294,10 +293,8 @@ def _annotation(data: dict[str, Any], name: str) -> Any:
     raw = dig(data, "metadata", "annotations", name)
     if not isinstance(raw, str):
         return None
-    try:
-        return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return None
+    value = load_embedded(raw)  # an object of the repository's may carry an annotation of that name
+    return None if isinstance(value, NotParsed) else value
 
 
 def _strip(data: dict[str, Any]) -> None:

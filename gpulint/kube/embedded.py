@@ -1,0 +1,64 @@
+"""Documents held in a string of another document (an Argo ``podSpecPatch``, kustomize's origin annotations),
+parsed apart with a bound on their nesting.
+
+The manifest around them is bounded by the loader (gpulint.lint.loader.MAX_DEPTH); a string inside it is
+not, and PyYAML's constructor, like every walk of the value afterwards (a strategic merge, a path search),
+recurses once per level: a podSpecPatch nested 1,000 levels deep ended the run with RecursionError. The
+nesting is counted on libyaml's event stream, which is not recursive, before anything is built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# A pod spec nests about ten levels (spec.affinity.nodeAffinity...matchExpressions[].values[]); a patch of one
+# sits within a manifest that may itself be 256 deep, and the walks of both together stay under Python's
+# recursion limit.
+MAX_EMBEDDED_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class NotParsed:
+    """Why an embedded document was not read."""
+
+    reason: str
+
+
+def load_embedded(text: str, max_depth: int = MAX_EMBEDDED_DEPTH) -> Any:
+    """The value a YAML (or JSON) string holds, or NotParsed: not YAML, nested deeper than ``max_depth``
+    levels, or holding aliases (an alias can expand without bound)."""
+    import yaml
+    from yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, CollectionStartEvent):
+                depth += 1
+                if depth > max_depth:
+                    return NotParsed(f"it nests deeper than {max_depth} levels")
+            elif isinstance(event, CollectionEndEvent):
+                depth -= 1
+            elif isinstance(event, AliasEvent):
+                return NotParsed("YAML aliases, which gpulint does not expand in a document held in a string")
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as error:
+        if "nesting depth" in str(getattr(error, "problem", "")):  # libyaml's own bound (1,000 flow levels)
+            return NotParsed(f"it nests deeper than {max_depth} levels")
+        return NotParsed("not YAML")
+
+
+def nests_deeper(value: Any, max_depth: int) -> bool:
+    """``value`` (dicts and lists) nests deeper than ``max_depth`` levels; walked without recursion."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > max_depth:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
