@@ -30,14 +30,74 @@ from typing import TYPE_CHECKING
 from gpulint.lint.sources import ReadFile, SkippedEntry, SourceError, read_file
 
 GIT = ".git"
-MAX_IGNORE_FILE_BYTES = 1024 * 1024  # git itself reads any size; a megabyte of patterns is not a real file
+MAX_IGNORE_FILE_BYTES = 16 * 1024 * 1024  # git reads any size; generated monorepo ignore files hold 100,000 lines
 MAX_INDEX_BYTES = 256 * 1024 * 1024  # the index of a monorepo with a million files is ~100 MiB
 IGNORE_LIMIT_NAME, INDEX_LIMIT_NAME = "max-ignore-file-bytes", "max-index-bytes"
 _ENTRY_FIXED = 40  # ctime, mtime (seconds, nanoseconds), dev, ino, mode, uid, gid, size: 4 bytes each
 _OBJECT_FORMAT_SHA256 = re.compile(rb"(?im)^\s*objectformat\s*=\s*sha256\s*$")
 
 if TYPE_CHECKING:
-    import pathspec
+    import re2
+
+# RE2 compiles a set of patterns within a memory budget (8 MiB by default): 5,000 plain patterns exceed it,
+# so an ignore file is compiled a set of this many patterns at a time (generated monorepo ignore files hold
+# 100,000 lines; docs/gitignore.md has the measurements).
+MAX_SET_PATTERNS = 1000
+# pathspec's gitignore regexes mark a directory with this group (pathspec/patterns/gitignore/spec.py, 1.1):
+# the pattern then matches through a "/", which RE2's sets, with no capture groups, match as two regexes.
+_DIR_MARK = "(?P<ps_d>/)"
+_DIR_MARK_OR_END = f"(?:{_DIR_MARK}|$)"
+
+
+@dataclass(frozen=True)
+class _Regex:
+    include: bool  # False: a negation (!pattern) re-includes
+    line: int  # the pattern's place in its file: among matches of the same rank the last one wins
+    directory: bool  # matched only through a directory of the path (``build/`` in ``build/x``)
+
+
+# A pattern that is a plain path (most of a generated ignore file: `services/a/out-12.bin`, `node_modules/`):
+# looked up by name instead of matched, so 100,000 of them cost a lookup per directory level of a path.
+_LITERAL = re.compile(r"(?P<negated>!?)(?P<anchor>/?)(?P<path>[\w.+-]+(?:/[\w.+-]+)*)(?P<directory>/?)")
+
+
+@dataclass
+class _Literals:
+    """Plain-path patterns by the name (unanchored) or the path (anchored) they match."""
+
+    anywhere: dict[str, list[_Regex]] = field(default_factory=dict)  # `foo`, `foo/`: a name at any level
+    anchored: dict[str, list[_Regex]] = field(default_factory=dict)  # `/foo`, `a/b`: a path from the base
+    only_directories: set[int] = field(default_factory=set)  # the lines of `foo/` patterns
+
+    def add(self, line: str, number: int) -> bool:
+        """Index ``line`` when it is a plain path; False: it is not (a glob, an escape, a `.` part)."""
+        match = _LITERAL.fullmatch(line)
+        if match is None or any(part in (".", "..") for part in match["path"].split("/")):
+            return False
+        include = not match["negated"]
+        table = self.anchored if match["anchor"] or "/" in match["path"] else self.anywhere
+        table.setdefault(match["path"], []).append(_Regex(include, number, False))
+        if match["directory"]:
+            self.only_directories.add(number)
+        return True
+
+    def matches(self, path: str) -> list[_Regex]:
+        """As the pattern's regex would match ``path``: a whole path or a name ending it ranks as the path's
+        own match; a leading path or a name followed by "/" as a directory's (``directory`` True)."""
+        found: list[_Regex] = []
+        start = 0
+        while start <= len(path):
+            end = path.find("/", start)
+            end = len(path) if end < 0 else end
+            if end == start:
+                break
+            directory = end < len(path)  # the name is followed by "/": a directory of the path
+            for table, key in ((self.anywhere, path[start:end]), (self.anchored, path[:end])):
+                for regex in table.get(key, ()):
+                    if directory or regex.line not in self.only_directories:
+                        found.append(_Regex(regex.include, regex.line, directory))
+            start = end + 1
+        return found
 
 
 @dataclass(frozen=True)
@@ -45,13 +105,32 @@ class _Layer:
     """The patterns of one ignore file, matched against paths relative to its directory."""
 
     base: str  # the directory, relative to the work tree's top: "" or ending in "/"
-    spec: pathspec.GitIgnoreSpec
+    sets: tuple[tuple[re2.Set, tuple[_Regex, ...]], ...]
+    literals: _Literals = field(default_factory=_Literals)
 
     def verdict(self, relative: str) -> bool | None:
         """True: ignored, False: re-included by a negation, None: no pattern matches."""
         if not relative.startswith(self.base):
             return None
-        return self.spec.check_file(relative[len(self.base) :]).include
+        path = relative[len(self.base) :]
+        found = self.literals.matches(path)
+        for regex_set, regexes in self.sets:
+            found.extend(regexes[i] for i in _matches(regex_set, path))
+        # As pathspec's gitignore matcher decides: the last pattern that matches the path itself wins; without
+        # one, the last pattern that matches one of its directories.
+        best: tuple[bool, int, bool] | None = None  # (of the path itself, line, include)
+        for regex in found:
+            candidate = (not regex.directory, regex.line, regex.include)
+            if best is None or candidate[:2] > best[:2]:
+                best = candidate
+        return None if best is None else best[2]
+
+
+def _matches(regex_set: re2.Set, path: str) -> list[int]:
+    try:
+        return regex_set.Match(path) or []
+    except UnicodeEncodeError:  # a name that is not UTF-8 (PEP 383 surrogates): matched as git sees bytes
+        return regex_set.Match(path.encode("utf-8", "surrogateescape")) or []
 
 
 @dataclass(eq=False)
@@ -192,34 +271,70 @@ def _layer(path: str, prefix: str, notes: list[str]) -> tuple[_Layer, ...]:
     if read is None:
         return ()
     lines = read.content.decode("utf-8", "replace").splitlines()
+    return (layer_of(lines, prefix),)
+
+
+def layer_of(lines: list[str], prefix: str = "") -> _Layer:
+    """The patterns of an ignore file: plain paths indexed, the others compiled into RE2 sets."""
+    literals = _Literals()
+    rest = [(number, line) for number, line in enumerate(lines) if not literals.add(line, number)]
+    return _Layer(prefix, _compile(_regexes(rest)), literals)
+
+
+def _regexes(lines: list[tuple[int, str]]) -> list[tuple[str, _Regex]]:
+    """Each pattern's regexes (a directory pattern gives two); git skips a pattern it cannot parse, and so
+    do we, keeping the others' order."""
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # only when a repository has ignore rules
+
+    regexes = []
+    for number, line in lines:
+        try:
+            regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
+        except Exception:  # pathspec's errors for a bad pattern are of several types
+            continue
+        if regex is None or include is None:
+            continue  # a blank line or a comment
+        text = regex if isinstance(regex, str) else regex.decode("utf-8", "surrogateescape")
+        if text.endswith(_DIR_MARK_OR_END):
+            base = text[: -len(_DIR_MARK_OR_END)]
+            regexes += [(f"{base}/", _Regex(include, number, True)), (f"{base}$", _Regex(include, number, False))]
+        elif _DIR_MARK in text:
+            regexes.append((text.replace(_DIR_MARK, "/"), _Regex(include, number, True)))
+        else:
+            regexes.append((text, _Regex(include, number, False)))
+    return regexes
+
+
+def _compile(regexes: list[tuple[str, _Regex]]) -> tuple[tuple[re2.Set, tuple[_Regex, ...]], ...]:
+    """RE2 sets of at most MAX_SET_PATTERNS regexes; a set over RE2's memory budget is split in two, and a
+    regex RE2 cannot compile on its own is left out. Never a backtracking matcher: a pattern could hang it."""
     try:
-        spec = _compile(lines)
-    except SourceError:
-        raise
-    except Exception:
-        # Git skips a pattern it cannot parse; so do we, keeping the others' order.
-        lines = [line if _valid(line) else "" for line in lines]
-        spec = _compile(lines)
-    return (_Layer(prefix, spec),)
-
-
-def _compile(lines: list[str]) -> pathspec.GitIgnoreSpec:
-    import pathspec  # only when a repository has ignore rules: it costs tens of milliseconds
-
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(lines, backend="re2")
-    except ImportError as exc:  # never fall back to a backtracking matcher: a pattern could hang it
+        import re2
+    except ImportError as exc:
         raise SourceError(f"gitignore matching needs google-re2 (pip install 'pathspec[re2]'): {exc}") from None
-
-
-def _valid(line: str) -> bool:
-    try:
-        _compile([line])
-    except SourceError:
-        raise
-    except Exception:
-        return False
-    return True
+    options = re2.Options()
+    options.log_errors = False
+    options.never_capture = True
+    sets = []
+    pending = [regexes[start : start + MAX_SET_PATTERNS] for start in range(0, len(regexes), MAX_SET_PATTERNS)]
+    while pending:
+        chunk = pending.pop(0)
+        regex_set = re2.Set.SearchSet(options)
+        kept: dict[int, _Regex] = {}
+        for text, regex in chunk:
+            try:
+                kept[regex_set.Add(text)] = regex
+            except re2.error:
+                continue
+        try:
+            regex_set.Compile()
+        except re2.error:
+            if len(chunk) > 1:
+                half = len(chunk) // 2
+                pending[:0] = [chunk[:half], chunk[half:]]
+            continue
+        sets.append((regex_set, tuple(kept[index] for index in sorted(kept))))
+    return tuple(sets)
 
 
 def _tracked(git_dir: str, common_dir: str | None, notes: list[str]) -> frozenset[str]:

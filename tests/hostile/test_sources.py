@@ -254,10 +254,10 @@ def test_an_ignore_file_that_is_a_fifo_or_too_big_does_not_hang(tmp_path):
     assert any(".gitignore: not used: a FIFO" in note for note in report(result)["notes"])
     (repo / ".gitignore").unlink()
     with open(repo / ".gitignore", "wb") as handle:
-        handle.truncate(2 * MIB)  # sparse: all NULs
+        handle.truncate(17 * MIB)  # sparse: all NULs
     result = gpulint("check", repo, timeout=20)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert f".gitignore: file is {2 * MIB} bytes, over the limit of {MIB} bytes" in result.stderr
+    assert f".gitignore: file is {17 * MIB} bytes, over the limit of {16 * MIB} bytes" in result.stderr
 
 
 # Item 2: symlinks.
