@@ -34,6 +34,12 @@ MAX_IGNORE_FILE_BYTES = 16 * 1024 * 1024  # git reads any size; generated monore
 MAX_INDEX_BYTES = 256 * 1024 * 1024  # the index of a monorepo with a million files is ~100 MiB
 IGNORE_LIMIT_NAME, INDEX_LIMIT_NAME = "max-ignore-file-bytes", "max-index-bytes"
 _ENTRY_FIXED = 40  # ctime, mtime (seconds, nanoseconds), dev, ino, mode, uid, gid, size: 4 bytes each
+# A path git can check out is at most PATH_MAX (4,096) bytes. Index version 4 writes each path as the one
+# before it minus N bytes plus a suffix, so 3.7 MiB of one-byte suffixes spelled paths of 1.9 GiB in all:
+# the paths read may spell at most this many bytes for each byte of the index (a real version 4 index of a
+# monorepo spells about one; docs/gitignore.md).
+MAX_INDEX_PATH_BYTES = 4096
+MAX_INDEX_EXPANSION = 8
 _OBJECT_FORMAT_SHA256 = re.compile(rb"(?im)^\s*objectformat\s*=\s*sha256\s*$")
 
 if TYPE_CHECKING:
@@ -364,6 +370,7 @@ def index_paths(raw: bytes, hash_size: int = 20) -> frozenset[str] | None:
     if version not in (2, 3, 4):
         return None
     position, previous, paths = 12, b"", []
+    budget = MAX_INDEX_EXPANSION * len(raw)  # bytes the paths may spell in all
     fixed = _ENTRY_FIXED + hash_size + 2  # + the 16-bit flags
     for _ in range(count):  # every entry takes at least `fixed` bytes: a lying count runs out of data
         start = position
@@ -384,6 +391,9 @@ def index_paths(raw: bytes, hash_size: int = 20) -> frozenset[str] | None:
                 return None
             name = raw[position:end]
             position = start + (end - start + 8) // 8 * 8
+        budget -= len(name)
+        if len(name) > MAX_INDEX_PATH_BYTES or budget < 0:
+            return None  # no path git checks out, or a crafted index: not read
         previous = name
         paths.append(name.decode("utf-8", "surrogateescape"))
     return frozenset(paths)
