@@ -684,7 +684,9 @@ def write_fix(prepared: PreparedFix) -> None:
         raise FixRefused(f"cannot read it again ({exc.strerror or exc})") from None
     if (status.st_dev, status.st_ino) != prepared.identity or current != prepared.old_raw:
         raise FixRefused("it changed while it was being fixed; left unchanged")
-    if not os.access(target, os.W_OK):  # a rename would go round a read-only file; respect it
+    # A rename would go round a read-only file, and root may write any file: the mode bits decide, as an
+    # editor's "readonly" does. No write bit for anyone (chmod a-w, 0444) is read-only to root too.
+    if not os.access(target, os.W_OK) or not status.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise FixRefused("the file is read-only; left unchanged")
     if status.st_nlink > 1:  # replacing it would split the hard link: write into the same inode
         _write_in_place(target, prepared.old_raw, prepared.new_raw)

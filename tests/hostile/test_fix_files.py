@@ -448,20 +448,30 @@ def test_a_read_only_file_is_not_replaced_behind_its_back(tmp_path):
     # A rename needs only the directory's permission: it would have gone round the file's own.
     manifest = tmp_path / "pod.yaml"
     manifest.write_text(POD)
+    manifest.chmod(0o555 if how == "0555" else 0o444)
+    named = manifest
+    if how == "hard-linked":
+        os.link(manifest, tmp_path / "other.yaml")
+    elif how == "through a symlink":
+        named = tmp_path / "link.yaml"
+        named.symlink_to("pod.yaml")
+    done = gpulint("check", "--fix", str(named))
+    assert f"gpulint: {named}: not fixed: the file is read-only; left unchanged" in done.stderr
+    assert done.returncode == 1 and manifest.read_text() == POD
+    assert stat.S_IMODE(manifest.stat().st_mode) == (0o555 if how == "0555" else 0o444)
+    assert not [name for name in entries(tmp_path) if "gpulint-tmp" in name]
+
+
+def test_a_file_writable_by_its_group_only_is_still_fixed(tmp_path):
+    """The trap: a write bit for anyone is not read-only (root writes it, as `vim` would)."""
     if os.geteuid() != 0:
-        manifest.chmod(0o444)
-    elif (
-        shutil.which("chattr") is None
-        or subprocess.run(["chattr", "+i", str(manifest)], capture_output=True, check=False).returncode
-    ):
-        pytest.skip("running as root without chattr +i: no file is read-only to root")
-    try:
-        done = gpulint("check", "--fix", str(manifest))
-    finally:
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(manifest)], check=True)
-    assert f"gpulint: {manifest}: not fixed: the file is read-only; left unchanged" in done.stderr
-    assert done.returncode == 1 and manifest.read_text() == POD and entries(tmp_path) == ["pod.yaml"]
+        pytest.skip("only root may write a file whose owner has no write bit")
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(POD)
+    manifest.chmod(0o464)
+    done = gpulint("check", "--fix", str(manifest))
+    assert done.returncode == 0, done.stderr
+    assert manifest.read_text() == FIXED and stat.S_IMODE(manifest.stat().st_mode) == 0o464
 
 
 @pytest.mark.slow
