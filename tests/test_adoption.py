@@ -347,8 +347,9 @@ def test_markdown_pull_request_comment(write, tmp_path, monkeypatch):
         in text
     )
     assert "  ```yaml\n              nvidia.com/gpu: 1\n  ```\n" in text
-    assert '  - spec.template.spec.containers[0].resources.requests: Invalid value: "1"' in text
-    assert "  - fix (unsafe, `--unsafe-fixes`): set requests.nvidia.com/gpu to the limit 2" in text
+    # messages, notes and fixes hold values from the manifests: code spans, never markup (issue #33)
+    assert '  - `spec.template.spec.containers[0].resources.requests: Invalid value: "1"' in text
+    assert "  - fix (unsafe, `--unsafe-fixes`): `set requests.nvidia.com/gpu to the limit 2`" in text
     assert text.index("apps/job.yaml") < text.index("apps/podgroup.yaml")
     assert text.rstrip().endswith(
         "Found 2 errors, 0 warnings, 1 info in 2 files, 2 objects (1 fixable with --fix; 1 more with --unsafe-fixes)."
@@ -356,9 +357,11 @@ def test_markdown_pull_request_comment(write, tmp_path, monkeypatch):
 
 
 def test_markdown_escapes_what_would_break_the_comment(write):
-    from gpulint.report.markdown import _cell, _fence
+    from gpulint.report.markdown import _code, _fence
 
-    assert _cell("a|b\n<script>") == "a\\|b &lt;script>"
+    assert _code("a|b\n<script> @admin") == "`a|b\\x0a<script> @admin`"  # in a code span: no HTML, no mention
+    assert _code("x `y`") == "`` x `y` ``"  # a backtick inside cannot end the span
+    assert _code("") == ""
     assert _fence("x: ```` y") == "`````"
 
 

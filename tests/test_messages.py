@@ -412,7 +412,9 @@ def test_a_run_note_names_its_places_under_its_first_line_capped(tmp_path, monke
     (note,) = _report("claims.yaml", "--select", "device-class-unknown")["notes"]
     assert note.split("\n") == [first.removeprefix("note: "), hint, *places]
     markdown = run_cli("check", "claims.yaml", "--select", "device-class-unknown", "--format", "markdown").stdout
-    assert f"> {first.removeprefix('note: ')}\n> - {hint}\n> - {places[0]}\n" in markdown
+    from gpulint.report.markdown import _code  # what gpulint did not write alone is markup-free (issue #33)
+
+    assert f"> {_code(first.removeprefix('note: '))}\n> - {_code(hint)}\n> - {_code(places[0])}\n" in markdown
 
 
 def test_a_short_list_stays_on_the_first_line_a_long_one_goes_under_it(tmp_path, monkeypatch):
