@@ -356,18 +356,32 @@ def _keep(directory: str, target: str, data: bytes, exc: BaseException) -> None:
     import hashlib
     import traceback
 
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/gpulint/" in f.filename]
     cause = exc.__cause__ or exc
-    where = f"{frames[-1].filename.rsplit('/gpulint/', 1)[-1]}:{frames[-1].name}" if frames else ""
-    inner = [f for f in traceback.extract_tb(cause.__traceback__) if "/gpulint/" in f.filename]
-    if inner:
-        where = f"{inner[-1].filename.rsplit('/gpulint/', 1)[-1]}:{inner[-1].name}"
+    where = _innermost_site(cause) or _innermost_site(exc)
     signature = f"{target} {where} {type(cause).__name__}"
     stem = Path(directory) / ("crash-" + hashlib.sha1(signature.encode()).hexdigest()[:12])
     if stem.exists() and stem.stat().st_size <= len(data):
         return
     stem.write_bytes(data)
     stem.with_suffix(".txt").write_text(signature + "\n\n" + "".join(traceback.format_exception(exc))[-8000:])
+
+
+def _innermost_site(exc: BaseException) -> str:
+    """The innermost frame of ``exc`` in the gpulint package, as "lint/engine.py:check" ("" when none).
+
+    Frames are told by the package's own folder, not by "/gpulint/" in the path: a clone is named
+    gpulint by default, and then every file of the checkout (tests, scripts) would look like one."""
+    import traceback
+
+    import gpulint
+
+    package = os.path.join(os.path.dirname(os.path.abspath(gpulint.__file__)), "")
+    inside = [
+        (path, frame.name)
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if (path := os.path.abspath(frame.filename)).startswith(package)
+    ]
+    return f"{inside[-1][0][len(package) :]}:{inside[-1][1]}" if inside else ""
 
 
 def _raising(rule: Any) -> Any:

@@ -84,3 +84,29 @@ def test_the_http_target_holds_the_strict_and_the_lenient_reader_together(fuzzer
     harness.run(http + b"Host: x\r\nContent-Length: 5\r\n\r\nhello")
     harness.run(http + b"Host: x\r\nTransfer-Encoding : chunked\r\n\r\n")  # refused by the strict checks
     harness.run(http + b"X: " + b"a" * 70000 + b"\r\n\r\n")  # over the stdlib's line bound
+
+
+def test_a_checkout_named_gpulint_is_not_the_package(fuzzer: ModuleType, tmp_path: Path) -> None:
+    """A clone's folder is named gpulint by default: its tests' frames are not gpulint's."""
+    checkout = tmp_path / "gpulint" / "tests"
+    checkout.mkdir(parents=True)
+    raising = compile("def fail():\n    raise ValueError('boom')\n", str(checkout / "test_x.py"), "exec")
+    scope: dict[str, object] = {}
+    exec(raising, scope)  # a frame whose file name holds "/gpulint/" outside the package
+    try:
+        scope["fail"]()  # type: ignore[operator]
+    except ValueError as exc:
+        failure = exc
+    fuzzer._keep(str(tmp_path), "check", b"\x00x", failure)
+    assert next(tmp_path.glob("crash-*.txt")).read_text().startswith("check  ValueError\n")
+
+
+def test_the_innermost_package_frame_names_the_crash(fuzzer: ModuleType, tmp_path: Path) -> None:
+    from gpulint.kube.quantity import QuantityError, parse_quantity
+
+    try:
+        parse_quantity("not a quantity")
+    except QuantityError as exc:
+        failure = exc
+    fuzzer._keep(str(tmp_path), "check", b"\x00x", failure)
+    assert next(tmp_path.glob("crash-*.txt")).read_text().startswith("check kube/quantity.py:")
