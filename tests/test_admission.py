@@ -1470,6 +1470,37 @@ def test_a_scheduler_name_typo():
         assert findings_of("scheduler-name-unknown", pod_for(name)) == []
 
 
+def test_a_shared_suffix_is_no_typo():
+    """The AWS Neuron scheduler extension's docs deploy a second kube-scheduler named my-scheduler: it is
+    no misspelling of hami-scheduler (difflib finds the two 85% alike), and nothing says it is missing."""
+    neuron = textwrap.dedent("""\
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: inf2-bert, namespace: default}
+        spec:
+          schedulerName: my-scheduler
+          containers:
+          - name: neuron
+            image: public.ecr.aws/neuron/pytorch-inference-neuronx:2.1.2-neuronx-py310-sdk2.18.2-ubuntu20.04
+            resources:
+              limits: {aws.amazon.com/neuroncore: 2}
+        """)
+    assert findings_of("scheduler-name-unknown", neuron) == []
+    (finding,) = findings_of("scheduler-name-unknown", neuron.replace("my-scheduler", "hami-schedluer"))
+    assert "did you mean 'hami-scheduler'?" in finding.message  # a swapped pair still is
+
+
+def test_a_typo_is_an_edit_or_two_not_a_sibling():
+    from gpulint.kube.typos import typo_of
+
+    assert typo_of("volcnao", ["volcano", "yunikorn"]) == "volcano"
+    assert typo_of("kai-schedular", ["kai-scheduler", "hami-scheduler"]) == "kai-scheduler"
+    assert typo_of("my-scheduler", ["hami-scheduler", "kai-scheduler", "koord-scheduler"]) is None
+    assert typo_of("queue-2", ["queue-1"]) is None  # another number: a sibling
+    assert typo_of("ab", ["ac"]) is None  # too short to tell
+    assert typo_of("x" * 300, ["x" * 299]) is None
+
+
 def test_a_scheduler_profile_declared_in_a_linted_config_map():
     config = textwrap.dedent("""\
         apiVersion: v1

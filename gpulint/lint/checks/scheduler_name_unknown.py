@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator
 
 from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.typos import typo_of
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
@@ -82,9 +82,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for path, name in uses:
         if name in known:
             continue
-        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+        close = typo_of(name, known)
         if close or complete:
-            hint = f"; did you mean '{close[0]}'?" if close else ""
+            hint = f"; did you mean '{close}'?" if close else ""
             yield Diagnostic(
                 RULE_ID,
                 path,
