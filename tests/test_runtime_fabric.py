@@ -69,6 +69,46 @@ def test_null_annotations_on_a_template_are_no_networks():
     )
 
 
+EFA_JOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: llama-pretrain, namespace: training}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 4
+      template:
+        METADATA
+        spec:
+          nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
+          containers:
+          - name: pytorch
+            image: 123456789012.dkr.ecr.us-west-2.amazonaws.com/llama-train:efa-1.2
+            env:
+            - {name: FI_PROVIDER, value: efa}
+            - {name: FI_EFA_USE_DEVICE_RDMA, value: "1"}
+            resources:
+              limits: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 32, hugepages-2Mi: 5120Mi, memory: 1000Gi}
+"""
+
+
+def test_efa_on_eks_needs_no_ipc_lock():
+    """The EKS-optimized AMIs and Bottlerocket run containers with an unlimited memlock: an EFA pod without
+    IPC_LOCK registers its memory (awslabs/amazon-eks-ami #595, bottlerocket-core-kit #141)."""
+    assert_findings("rdma-memlock-missing", EFA_JOB.replace("        METADATA\n", ""), [])
+
+
+def test_efa_with_another_rdma_device_or_a_multus_network_still_counts():
+    other = EFA_JOB.replace("        METADATA\n", "").replace("efa: 32,", "efa: 32, rdma/hca_shared_devices_a: 1,")
+    assert_findings(
+        "rdma-memlock-missing",
+        other,
+        [(12, 19, "asks for the RDMA device rdma/hca_shared_devices_a but cannot lock memory")],
+    )
+    multus = EFA_JOB.replace("METADATA", "metadata: {annotations: {k8s.v1.cni.cncf.io/networks: sriov-ib0}}")
+    assert_findings("rdma-memlock-missing", multus, [(13, 19, "joins the secondary networks 'sriov-ib0'")])
+
+
 def test_cpu_pod_with_an_sriov_nic_is_not_a_gpu_pod():
     assert_findings(
         "rdma-memlock-missing",

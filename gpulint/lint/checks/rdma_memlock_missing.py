@@ -24,6 +24,10 @@ _RDMA_RESOURCE = re.compile(
     r"rdma/.+|.*sriov.*|.+/(hca|rdma|mlnx|ib|roce|efa|hostdev)[^/]*|vpc\.amazonaws\.com/efa", re.I
 )
 MULTUS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
+# RDMA devices whose nodes already run containers with an unlimited memlock: IPC_LOCK changes nothing there.
+# EFA: the EKS-optimized AMIs set memlock to unlimited (awslabs/amazon-eks-ami #595, AMI v20210112) and
+# Bottlerocket raises it when an EFA device is attached (bottlerocket-core-kit #141).
+_NODE_RAISES_MEMLOCK = frozenset({"vpc.amazonaws.com/efa"})
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -79,7 +83,7 @@ def _rdma_resource(container: dict[str, Any]) -> str:
     resources = mapping(container.get("resources"))
     for section in ("limits", "requests"):
         for name in mapping(resources.get(section)):
-            if isinstance(name, str) and "/" in name and _is_rdma(name):
+            if isinstance(name, str) and "/" in name and name not in _NODE_RAISES_MEMLOCK and _is_rdma(name):
                 return name
     return ""
 
