@@ -58,30 +58,118 @@ def _gpu_resource_pattern(extra_patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(fnmatch.translate(pattern) for pattern in (*DEFAULT_GPU_RESOURCES, *extra_patterns)))
 
 
-# What users call the device behind a resource name, for messages ("4 TPU pods", not "4 GPU pods").
-ACCELERATOR_NOUNS: tuple[tuple[str, str], ...] = (
-    ("nvidia.com/gpu", "GPU"),
-    ("nvidia.com/gpu.shared", "GPU"),
-    ("nvidia.com/mig-*", "GPU"),
-    ("nvidia.com/*gpu*", "GPU"),
-    ("amd.com/gpu", "AMD GPU"),
-    ("gpu.intel.com/*", "Intel GPU"),
-    ("habana.ai/gaudi", "Gaudi"),
-    ("aws.amazon.com/neuron*", "Neuron"),
-    ("google.com/tpu", "TPU"),
+@dataclass(frozen=True)
+class AcceleratorFamily:
+    """A family of devices, and which of the runtime rules' CUDA/NCCL reasoning holds for it.
+
+    The runtime rules (dev-shm-missing, parallelism-mismatch, gpu-visibility-override) were written
+    for NVIDIA GPUs; each asks the family of the device it saw before it reasons, and names it."""
+
+    name: str  # in messages: "NVIDIA GPU", "Neuron device"
+    noun: str  # one word for a pod's devices ("4 TPU pods")
+    patterns: tuple[str, ...]  # resource names (globs)
+    collective: str  # the collective library its ranks use on one node ("" for none the rules know)
+    # The collective library's intra-node transport and PyTorch's DataLoader workers exchange data through
+    # /dev/shm (NCCL, and RCCL, a fork of it, SHM transport). False: the devices talk over their own links
+    # (TPU ICI, NeuronLink, Gaudi's integrated RoCE ports) and the rule's reasoning does not hold.
+    shared_memory: bool
+    # Each unit is a device of its own that can be a collective peer. False: a MIG slice (CUDA enumerates
+    # one MIG device per process, with no peer-to-peer between slices) or a time-sliced replica (two may
+    # be the same GPU).
+    peers: bool
+    # Ranks one unit holds for tensor parallelism and launchers (vLLM's --tensor-parallel-size, torchrun's
+    # --nproc-per-node count them): 1 for a GPU or a TPU chip or a NeuronCore; None when it depends on the
+    # node (a Neuron device holds 2 NeuronCores on inf2/trn1, 4 on inf1, 4 logical ones on trn2).
+    ranks_per_unit: int | None
+    # What a rank finds when there is no device left for it, as its runtime words it ("" when unknown).
+    missing_device: str
+    visibility_variables: tuple[str, ...]  # the variables its runtime reads to pick devices
+
+
+_NVIDIA_VISIBLE = ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+_CUDA_ORDINAL = "CUDA error: invalid device ordinal"
+# Sources: NCCL user guide (Troubleshooting, Shared memory); ROCm/rccl (a fork of NCCL, the same SHM
+# transport); NVIDIA MIG user guide (CUDA Device Enumeration: a process enumerates a single MIG device;
+# no GPU-to-GPU P2P in MIG mode); NVIDIA/k8s-device-plugin (time-slicing: replicas of one GPU, "requesting
+# more than one shared GPU does not guarantee access to more compute"); AWS Neuron docs (Inferentia2 and
+# Trainium: 2 NeuronCore-v2 per device; Inferentia: 4 NeuronCore-v1; Trainium2: 8 physical NeuronCore-v3,
+# grouped in 4 logical NeuronCores by the default LNC=2; vLLM's tensor-parallel size and torchrun's ranks
+# count NeuronCores); GKE TPU docs (google.com/tpu counts chips; JAX/XLA collectives run over ICI);
+# Intel Gaudi docs (HCCL over the Gaudi's integrated RoCE ports).
+ACCELERATOR_FAMILIES: tuple[AcceleratorFamily, ...] = (
+    AcceleratorFamily(
+        "NVIDIA MIG slice", "GPU", ("nvidia.com/mig-*",), "NCCL", True, False, 1, _CUDA_ORDINAL, _NVIDIA_VISIBLE
+    ),
+    AcceleratorFamily(
+        "shared NVIDIA GPU", "GPU", ("nvidia.com/gpu.shared",), "NCCL", True, False, 1, _CUDA_ORDINAL, _NVIDIA_VISIBLE
+    ),
+    AcceleratorFamily(
+        "NVIDIA GPU",
+        "GPU",
+        ("nvidia.com/gpu", "nvidia.com/*gpu*"),
+        "NCCL",
+        True,
+        True,
+        1,
+        _CUDA_ORDINAL,
+        _NVIDIA_VISIBLE,
+    ),
+    AcceleratorFamily(
+        "AMD GPU",
+        "AMD GPU",
+        ("amd.com/gpu",),
+        "RCCL",
+        True,
+        True,
+        1,
+        "HIP error: invalid device ordinal",
+        ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"),
+    ),
+    AcceleratorFamily(
+        "Intel GPU", "Intel GPU", ("gpu.intel.com/*",), "oneCCL", False, True, 1, "", ("ZE_AFFINITY_MASK",)
+    ),
+    AcceleratorFamily("Gaudi", "Gaudi", ("habana.ai/gaudi",), "HCCL", False, True, 1, "", ("HABANA_VISIBLE_DEVICES",)),
+    AcceleratorFamily(
+        "NeuronCore",
+        "Neuron",
+        ("aws.amazon.com/neuroncore",),
+        "Neuron collectives",
+        False,
+        True,
+        1,
+        "",
+        ("NEURON_RT_VISIBLE_CORES",),
+    ),
+    AcceleratorFamily(
+        "Neuron device",
+        "Neuron",
+        ("aws.amazon.com/neuron", "aws.amazon.com/neurondevice", "aws.amazon.com/neuron*"),
+        "Neuron collectives",
+        False,
+        True,
+        None,
+        "",
+        ("NEURON_RT_VISIBLE_CORES",),
+    ),
+    AcceleratorFamily("TPU chip", "TPU", ("google.com/tpu",), "", False, True, 1, "", ("TPU_VISIBLE_CHIPS",)),
 )
+# A resource the configuration's gpu-resources adds and no family claims: the GPU rules as they were.
+OTHER_ACCELERATOR = AcceleratorFamily("accelerator", "accelerator", ("*",), "", True, True, 1, "", _NVIDIA_VISIBLE)
+
+
+@short_strings_remembered(1024)  # a pure function of a resource name, asked for each container the runtime rules read
+def accelerator_family(name: str) -> AcceleratorFamily:
+    """The family of the device behind a resource name (OTHER_ACCELERATOR when none is known)."""
+    return next(
+        (f for f in ACCELERATOR_FAMILIES if any(fnmatch.fnmatchcase(name, p) for p in f.patterns)), OTHER_ACCELERATOR
+    )
 
 
 def accelerator_noun(names: Iterable[str]) -> str:
     """One word for the accelerators ``names`` ask for: "TPU", "GPU"; "accelerator" when they differ
     or none is known."""
-    nouns = {_accelerator_noun(name) for name in names}
+    nouns = {accelerator_family(name).noun for name in names}
     return nouns.pop() if len(nouns) == 1 else "accelerator"
-
-
-@short_strings_remembered(1024)  # a pure function of a resource name, asked for each finding about its pods
-def _accelerator_noun(name: str) -> str:
-    return next((noun for pattern, noun in ACCELERATOR_NOUNS if fnmatch.fnmatchcase(name, pattern)), "accelerator")
 
 
 @dataclass(frozen=True)

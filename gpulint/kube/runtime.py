@@ -19,13 +19,21 @@ from gpulint.kube.launchers import MPIRUN, VLLM, Launch, Launcher, parse
 from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
-from gpulint.kube.resources import is_gpu
+from gpulint.kube.resources import AcceleratorFamily, accelerator_family, is_gpu
 from gpulint.kube.workloads import PodSpecSite, api_group, remembered_part
 
 # Images whose entrypoint is a launcher: their containers often give only ``args``.
 IMAGE_ENTRYPOINTS: dict[str, Launcher] = {"vllm/vllm-openai": VLLM}
 
 VISIBILITY_VARIABLES = ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+
+# Images whose server runs a model over all the container's GPUs from one process (layers split across
+# them, no collective library between processes): Ollama's runner and llama.cpp's server (--split-mode).
+SINGLE_PROCESS_IMAGES: dict[str, str] = {
+    "ollama/ollama": "Ollama",
+    "ggml-org/llama.cpp": "the llama.cpp server",
+    "ggerganov/llama.cpp": "the llama.cpp server",
+}
 
 
 # GPU-named resources that measure a share of a device, not devices (HAMi's gpumem/gpucores).
@@ -80,6 +88,101 @@ def _gpu_amounts(container: Mapping[str, Any]) -> dict[str, Any]:
     the limit is added, gpu-request-without-limit says so, and then holds that many)."""
     resources = mapping(container.get("resources"))
     return {**mapping(resources.get("requests")), **mapping(resources.get("limits"))}
+
+
+def container_family(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> AcceleratorFamily:
+    """The family of the devices the container holds (of its first device resource)."""
+    return accelerator_family(gpu_resource_name(container, patterns))
+
+
+# NeuronCores one Neuron device holds, by the instance family (AWS Neuron docs, Inf1/Inf2/Trn1/Trn2
+# architecture): Inferentia 4 NeuronCore-v1; Inferentia2 and Trainium 2 NeuronCore-v2; Trainium2 8
+# physical NeuronCore-v3, which the default logical-NeuronCore configuration (LNC=2) shows as 4.
+NEURON_CORES_PER_DEVICE: dict[str, int] = {"inf1": 4, "inf2": 2, "trn1": 2, "trn1n": 2, "trn2": 4, "trn2u": 4}
+_LNC_VARIABLE = "NEURON_LOGICAL_NC_CONFIG"
+_INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+_INSTANCE_FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
+
+
+@dataclass(frozen=True)
+class DeviceRanks:
+    """What a container's devices hold for the launchers' rank counts."""
+
+    ranks: int  # vLLM tensor-parallel ranks, torchrun processes
+    devices: int  # the resource's count
+    resource: str
+    family: AcceleratorFamily
+
+    def holding(self) -> str:
+        """ "4 nvidia.com/gpu", "1 aws.amazon.com/neuron (2 NeuronCores)"."""
+        extra = f" ({self.ranks} NeuronCores)" if self.ranks != self.devices else ""
+        return f"{self.devices} {self.resource}{extra}"
+
+    def unit(self, count: int) -> str:
+        """The unit the ranks count, for "N ... stay idle"."""
+        name = "NeuronCore" if self.ranks != self.devices or self.family.name == "NeuronCore" else self.family.noun
+        return f"{name}{'s' if count != 1 else ''}"
+
+
+def device_ranks(
+    container: Mapping[str, Any], spec: Mapping[str, Any], patterns: Iterable[str] = ()
+) -> DeviceRanks | None:
+    """The ranks the container's devices hold; None when it holds none, or when that depends on a node the
+    pod does not pin (a Neuron device on an unknown instance type)."""
+    patterns = tuple(patterns)
+    devices = container_gpus(container, patterns)
+    if not devices:
+        return None
+    resource = gpu_resource_name(container, patterns)
+    family = accelerator_family(resource)
+    per_unit = family.ranks_per_unit
+    if per_unit is None:
+        per_unit = _neuron_cores_per_device(container, spec)
+        if per_unit is None:
+            return None
+    return DeviceRanks(devices * per_unit, devices, resource, family)
+
+
+def _neuron_cores_per_device(container: Mapping[str, Any], spec: Mapping[str, Any]) -> int | None:
+    families = _selected_instance_families(spec)
+    if not families or any(name not in NEURON_CORES_PER_DEVICE for name in families):
+        return None  # no instance family pinned, or one whose devices gpulint does not know
+    cores = {NEURON_CORES_PER_DEVICE[name] for name in families}
+    if len(cores) != 1:
+        return None  # several families with different NeuronCores per device
+    per_device = cores.pop()
+    if families & {"trn2", "trn2u"}:
+        found = env_value(container, _LNC_VARIABLE)
+        value = text(mapping(found[1]).get("value")).strip() if found else "2"
+        if value not in ("1", "2"):
+            return None
+        per_device = 8 // int(value)
+    return per_device
+
+
+def _selected_instance_families(spec: Mapping[str, Any]) -> set[str]:
+    """The EC2 instance families (inf2, trn1) the pod's nodeSelector or required node affinity pins."""
+    found: set[str] = set()
+    selector = mapping(spec.get("nodeSelector"))
+    for key in _INSTANCE_TYPE_LABELS:
+        if key in selector:
+            found.add(text(selector[key]).split(".", 1)[0])
+    if _INSTANCE_FAMILY_LABEL in selector:
+        found.add(text(selector[_INSTANCE_FAMILY_LABEL]))
+    terms = sequence(
+        dig(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    )
+    for term in terms:
+        for item in sequence(mapping(term).get("matchExpressions")):
+            expression = mapping(item)
+            label, values = text(expression.get("key")), sequence(expression.get("values"))
+            if expression.get("operator") != "In" or not values:
+                continue
+            if label in _INSTANCE_TYPE_LABELS:
+                found.update(text(value).split(".", 1)[0] for value in values)
+            elif label == _INSTANCE_FAMILY_LABEL:
+                found.update(text(value) for value in values)
+    return found
 
 
 def main_containers(spec: Mapping[str, Any]) -> list[tuple[Path, dict[str, Any]]]:

@@ -6,10 +6,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from gpulint.kube.commandline import image_name
 from gpulint.kube.fields import mapping, sequence, text
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.runtime import (
+    SINGLE_PROCESS_IMAGES,
+    container_family,
     container_gpus,
     gpu_resource_name,
     injected_env,
@@ -43,8 +46,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         affected: list[_Unmounted] = []
         for path, container in main_containers(spec):
             gpus = container_gpus(container, patterns)
-            if not gpus:
-                continue
+            if not gpus or not container_family(container, patterns).shared_memory:
+                continue  # a TPU: its ranks do not exchange data through /dev/shm
             small = _small_shm(spec, container) if mounts_dev_shm(container) else None
             if mounts_dev_shm(container) and small is None:
                 continue
@@ -114,26 +117,33 @@ def _reason(
 ) -> tuple[str, str] | None:
     """Why the container needs more than 64 MiB: a short tag for the first line, and the reason for the notes
     (the cheapest question first: most GPU containers hold several GPUs)."""
-    if gpus >= 2:
+    family = container_family(container, patterns)
+    if gpus >= 2 and family.peers and image_name(container) not in SINGLE_PROCESS_IMAGES:
         resource = gpu_resource_name(container, patterns)
-        return f"{gpus} {resource}", "multi-GPU programs exchange data through NCCL's shared memory"
+        library = f"{family.collective}'s shared memory" if family.collective else "shared memory"
+        return f"{gpus} {resource}", f"multi-GPU programs exchange data through {library}"
     server = multiprocess_server(container, injected_env(obj.data, site))
     if server is not None:
         return (
             f"{server[0]}, {server[1]} GPU processes",
             f"{server[0]} starts {server[1]} GPU processes that share memory",
         )
-    if _one_rank_of_several(obj, sites, patterns):
+    if _one_rank_of_several(obj, sites, site, patterns):
+        library = f"{family.collective} and " if family.collective else ""
         return (
             f"one rank of a distributed {obj.kind}",
-            f"one rank of a distributed {obj.kind}: NCCL and DataLoader workers use /dev/shm",
+            f"one rank of a distributed {obj.kind}: {library}DataLoader workers use /dev/shm",
         )
     return None
 
 
-def _one_rank_of_several(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[str, ...]) -> bool:
-    """The object's pods are ranks of one distributed program, and more than one of them holds GPUs."""
-    if not is_distributed(obj.api_version, obj.kind):
+def _one_rank_of_several(
+    obj: KubeObject, sites: list[PodSpecSite], site: PodSpecSite, patterns: tuple[str, ...]
+) -> bool:
+    """The object's pods are ranks of one distributed program, and more than one of them holds GPUs. A Ray
+    head is none: it runs Ray's control plane and the driver, and Ray places the program's GPU ranks on the
+    workers (Ray's object store falls back to /tmp when /dev/shm is small)."""
+    if not is_distributed(obj.api_version, obj.kind) or (obj.ref.group == "ray.io" and site.role == "head"):
         return False
     return sum(site.pods or 0 for site in sites if pod_gpus(site.spec, patterns)) > 1
 

@@ -13,6 +13,7 @@ from gpulint.kube.resources import is_gpu
 from gpulint.kube.runtime import (
     VISIBILITY_VARIABLES,
     EnvEntry,
+    container_family,
     container_gpus,
     env_entries,
     gpu_resource_name,
@@ -54,6 +55,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             gpus = container_gpus(container, patterns)
             privileged = dig(container, "securityContext", "privileged") is True
             written = env_entries(container, VISIBILITY_VARIABLES)
+            if written and gpus:  # only the variables the device's runtime reads (not CUDA's on a TPU)
+                read = container_family(container, patterns).visibility_variables
+                written = {name: entry for name, entry in written.items() if name in read}
+                if not written:
+                    continue  # an image's CUDA variables on another device: nothing to see or override
             if written:  # most containers set neither variable
                 yield from _nvidia_visible(container, written, base, gpus, daemon or privileged, patterns)
                 yield from _cuda_visible(container, written, base, gpus)

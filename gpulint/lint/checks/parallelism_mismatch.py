@@ -14,8 +14,11 @@ from gpulint.kube.launchers import Launch
 from gpulint.kube.refs import Path
 from gpulint.kube.runtime import (
     VISIBILITY_VARIABLES,
+    DeviceRanks,
+    container_family,
     container_gpus,
     container_launches,
+    device_ranks,
     env_entries,
     gpu_resource_name,
     injected_env,
@@ -64,7 +67,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             if not found.launches:
                 continue  # no launcher (most containers): no process count to compare
             base = (*site.path, *container_path)
-            resource = gpu_resource_name(container, patterns)
+            held = device_ranks(container, site.spec, patterns)
+            if held is None:
+                continue  # a Neuron device on an instance type the pod does not pin: its NeuronCores are not known
             for launch in found.launches:
                 if any(name in launch.assignments for name in VISIBILITY_VARIABLES) or _sets_visibility(container):
                     continue  # the process sees another set of GPUs: gpu-visibility-override's subject
@@ -76,7 +81,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     continue  # a Ray cluster spreads ranks over its pods: not modelled
                 demand = _demand(obj, launch)
                 if demand is not None:
-                    yield from _compare(demand, gpus, resource, base, f"container '{text(container.get('name'))}'")
+                    yield from _compare(demand, held, base, f"container '{text(container.get('name'))}'")
     yield from _operator_fields(obj, sites, patterns)
 
 
@@ -144,37 +149,58 @@ def _demand(obj: KubeObject, launch: Launch) -> _Demand | None:
     return None
 
 
-def _compare(demand: _Demand, gpus: int, resource: str, base: Path, subject: str) -> Iterator[Diagnostic]:
+def _compare(demand: _Demand, held: DeviceRanks, base: Path, subject: str) -> Iterator[Diagnostic]:
     path = (*base, *demand.where.path)
-    if demand.processes > gpus:
-        consequence = (
-            f'{demand.program} refuses to start ("local_world_size ({demand.processes}) must be less than or equal '
-            f'to the number of visible devices ({gpus})")'
-            if demand.program == "vLLM"
-            else f"{demand.program}'s {_ranks(gpus, demand.processes - 1)} find{'s' if demand.processes - gpus == 1 else ''} "
-            'no GPU of its own ("CUDA error: invalid device ordinal")'
-            if demand.certain
-            else f'the processes beyond the {gpus} GPUs share a GPU or fail ("CUDA error: invalid device ordinal")'
-        )
+    ranks = held.ranks
+    if demand.processes > ranks:
         yield Diagnostic(
             RULE_ID,
             path,
-            f"{demand.program} starts {demand.processes} GPU processes ({demand.formula}) but {subject} has "
-            f"{gpus} {resource}",
-            notes=(consequence, f"request {demand.processes} GPUs or lower the parallelism"),
+            f"{demand.program} starts {_processes(demand.processes, held)} ({demand.formula}) but {subject} has "
+            f"{held.holding()}",
+            notes=(
+                _too_many(demand, held),
+                f"request {demand.processes} {held.unit(demand.processes)} or lower the parallelism",
+            ),
             severity=Severity.ERROR if demand.certain else None,
             offset=demand.where.offset,
         )
-    elif demand.processes < gpus:
+    elif demand.processes < ranks:
         yield Diagnostic(
             RULE_ID,
             path,
-            f"{demand.program} starts {demand.processes} GPU process{'es' if demand.processes > 1 else ''} "
-            f"({demand.formula}) but {subject} holds {gpus} {resource}: {gpus - demand.processes} GPUs stay "
-            "idle while allocated",
-            notes=(f"request {demand.processes} or raise the parallelism to {gpus}",),
+            f"{demand.program} starts {_processes(demand.processes, held)} ({demand.formula}) but {subject} holds "
+            f"{held.holding()}: {ranks - demand.processes} {held.unit(ranks - demand.processes)} stay idle while "
+            "allocated",
+            notes=(f"request {demand.processes} or raise the parallelism to {ranks}",),
             offset=demand.where.offset,
         )
+
+
+def _processes(count: int, held: DeviceRanks) -> str:
+    """ "4 GPU processes" on GPUs; "4 ranks" where a rank holds a NeuronCore or a TPU chip."""
+    if held.family.noun.endswith("GPU"):
+        return f"{count} GPU process{'es' if count != 1 else ''}"
+    return f"{count} rank{'s' if count != 1 else ''}"
+
+
+def _too_many(demand: _Demand, held: DeviceRanks) -> str:
+    """What happens to the ranks beyond the devices, as the device's runtime words it where it is known."""
+    ranks, error = held.ranks, held.family.missing_device
+    if demand.program == "vLLM" and error:
+        return (
+            f'vLLM refuses to start ("local_world_size ({demand.processes}) must be less than or equal to the '
+            f'number of visible devices ({ranks})")'
+        )
+    if not error:
+        return f"{demand.program} cannot place {demand.processes} ranks on {ranks} {held.unit(ranks)}"
+    if demand.certain:
+        extra = demand.processes - ranks
+        return (
+            f"{demand.program}'s {_ranks(ranks, demand.processes - 1)} find{'s' if extra == 1 else ''} no "
+            f'{held.family.noun} of {"its" if extra == 1 else "their"} own ("{error}")'
+        )
+    return f'the processes beyond the {ranks} {held.unit(ranks)} share a device or fail ("{error}")'
 
 
 def _ranks(first: int, last: int) -> str:
@@ -194,6 +220,11 @@ def _lws_group(
     if site.role != "leader" and any(s.role == "leader" for s in sites):
         return  # the workers join the leader's server (ray start, --headless, --node-rank)
     size = _lws_size(obj)
+    held = [
+        container_family(c, patterns) for s in sites for _, c in main_containers(s.spec) if container_gpus(c, patterns)
+    ]
+    if not all(family.noun.endswith("GPU") for family in held):
+        return  # vLLM spreads its ranks over the group's GPUs with Ray; other devices are not modelled
     gpus = {s.role: sum(container_gpus(c, patterns) or 0 for _, c in main_containers(s.spec)) for s in sites}
     leader = gpus.get("leader", gpus.get("worker", 0))
     group = leader + (size - 1) * gpus.get("worker", 0)
@@ -254,11 +285,12 @@ def _operator_fields(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[
             yield from _ray_serve(obj, sites, patterns)
 
 
-def _first_gpu_container(site: PodSpecSite, patterns: tuple[str, ...]) -> tuple[dict[str, Any], int] | None:
+def _first_gpu_container(site: PodSpecSite, patterns: tuple[str, ...]) -> tuple[dict[str, Any], DeviceRanks] | None:
+    """The first container with devices whose ranks are known, and what they hold."""
     for _, container in main_containers(site.spec):
-        gpus = container_gpus(container, patterns)
-        if gpus:
-            return container, gpus
+        if container_gpus(container, patterns):
+            held = device_ranks(container, site.spec, patterns)
+            return (container, held) if held is not None else None
     return None
 
 
@@ -271,16 +303,17 @@ def _mpijob(
     if worker is None or not worker.pods:
         return
     found = _first_gpu_container(worker, patterns)
-    if found is not None and slots > found[1] and "slotsPerWorker" in spec:
-        container, gpus = found
+    if found is not None and slots > found[1].ranks and "slotsPerWorker" in spec:
+        container, held = found
+        error = held.family.missing_device
         yield Diagnostic(
             RULE_ID,
             ("spec", "slotsPerWorker"),
             f"slotsPerWorker {slots} puts {slots} MPI ranks on each worker, but worker container "
-            f"'{text(container.get('name'))}' has {gpus} {gpu_resource_name(container, patterns)}",
+            f"'{text(container.get('name'))}' has {held.holding()}",
             notes=(
-                f'the ranks beyond {gpus} share a GPU or fail ("CUDA error: invalid device ordinal")',
-                f"set slotsPerWorker to {gpus}",
+                f"the ranks beyond {held.ranks} share a device or fail" + (f' ("{error}")' if error else ""),
+                f"set slotsPerWorker to {held.ranks}",
             ),
         )
     if launcher is None:
@@ -313,11 +346,11 @@ def _mpijob(
                     severity=Severity.ERROR,
                     offset=word.origin.offset,
                 )
-            elif (np is None or np == total) and found is not None and slots < found[1]:
+            elif (np is None or np == total) and found is not None and slots < found[1].ranks:
                 open_mpi = text(spec.get("mpiImplementation")) in ("", "OpenMPI")  # one rank per slot without -np
                 if (np is not None or open_mpi) and not _ranks_per_node_set(launch) and _one_gpu_per_rank(launch.rest):
-                    yield _ranks_below_gpus(spec, path, word.origin.offset, worker.pods, slots, found[1])
-            elif np is not None and np < total and found is not None and slots == found[1]:
+                    yield _ranks_below_gpus(spec, path, word.origin.offset, worker.pods, slots, found[1].ranks)
+            elif np is not None and np < total and found is not None and slots == found[1].ranks:
                 yield Diagnostic(
                     RULE_ID,
                     path,
@@ -378,17 +411,15 @@ def _pytorchjob(spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[
     for site in sites:
         injected = injected_env({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "spec": spec}, site)
         for _, container in main_containers(site.spec):
-            gpus = container_gpus(container, patterns)
-            if not gpus or _sets_visibility(container):
+            held = device_ranks(container, site.spec, patterns)
+            if held is None or _sets_visibility(container):
                 continue
             launches = container_launches(container, injected).launches
             if not any(launch.launcher.name == "torchrun" and not launch.has("nproc-per-node") for launch in launches):
                 continue
             demand = _Demand(nproc, f"nprocPerNode {nproc}", Origin((), 0), False, "torchrun")
             subject = f"the '{site.role}' container '{text(container.get('name'))}'"
-            for diagnostic in _compare(
-                demand, gpus, gpu_resource_name(container, patterns), ("spec", "nprocPerNode"), subject
-            ):
+            for diagnostic in _compare(demand, held, ("spec", "nprocPerNode"), subject):
                 yield Diagnostic(
                     diagnostic.rule,
                     ("spec", "nprocPerNode"),
@@ -410,16 +441,16 @@ def _trainjob(
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
         return
     holder = {"resources": mapping(trainer.get("resourcesPerNode"))}
+    held = device_ranks(holder, {}, patterns)
     if not container_gpus(holder, patterns) and isinstance(getattr(obj.data, "runtime", None), dict):
-        found = next((f[0] for f in (_first_gpu_container(site, patterns) for site in sites) if f is not None), None)
-        holder = found if found is not None else holder
-    gpus = container_gpus(holder, patterns)
-    if not gpus:
+        found = next((f for f in (_first_gpu_container(site, patterns) for site in sites) if f is not None), None)
+        held = found[1] if found is not None else None
+    if held is None:
         return
     nproc = int(str(value).strip())
     demand = _Demand(nproc, f"numProcPerNode {nproc}", Origin((), 0), False, "torchrun")
     subject = "resourcesPerNode" if "resourcesPerNode" in trainer else "the runtime's trainer container"
-    for diagnostic in _compare(demand, gpus, gpu_resource_name(holder, patterns), (), subject):
+    for diagnostic in _compare(demand, held, (), subject):
         yield Diagnostic(
             diagnostic.rule,
             ("spec", "trainer", "numProcPerNode"),
@@ -441,10 +472,12 @@ def _ray(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[str, ...]) -
             continue
         gpus = container_gpus(containers[0], patterns)  # KubeRay: the first container runs Ray
         declared = int(str(raw).strip())
-        if not gpus or declared == gpus:
-            continue  # no GPU limit: num-gpus is then a logical resource (or the head kept at 0)
-        name = text(containers[0].get("name"))
         resource = gpu_resource_name(containers[0], patterns)
+        if not gpus or declared == gpus or not resource.endswith("gpu"):
+            # no GPU limit: num-gpus is then a logical resource (or the head kept at 0); KubeRay derives num-gpus
+            # from limits whose name ends in "gpu" only (TPUs and NeuronCores are Ray resources of their own)
+            continue
+        name = text(containers[0].get("name"))
         path = (*owner, "rayStartParams", "num-gpus")
         if declared > gpus:
             message = (
