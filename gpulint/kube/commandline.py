@@ -7,8 +7,10 @@ commands and words and expands ``$VAR`` / ``${VAR}`` from the same environment. 
 modelled here, and every character remembers the YAML string and the offset it came from, so
 a finding can point at the flag inside a long ``args`` string.
 
-What gpulint cannot know (a value from a Secret, ``$(command substitution)``, an ``envFrom``
-ConfigMap) makes the word *unresolved* (``text`` None): the rules then stay silent rather than
+A value from a ConfigMap (``env[].valueFrom.configMapKeyRef``, ``envFrom[].configMapRef``) is
+read when the caller holds that ConfigMap (one of the linted files, in the pod's namespace).
+What gpulint cannot know (a value from a Secret, ``$(command substitution)``, a ConfigMap it does
+not hold) makes the word *unresolved* (``text`` None): the rules then stay silent rather than
 guess.
 """
 
@@ -21,7 +23,7 @@ from functools import lru_cache, partial
 from itertools import repeat
 from typing import Any, NamedTuple, cast, overload
 
-from gpulint.kube.fields import mapping, sequence, text
+from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.refs import Path
 
 # Bounds on the work per container: a command line longer than these is not read (the rules that
@@ -32,6 +34,8 @@ MAX_SCRIPT_CHARS = 100_000
 MEMO_MAX_CHARS = 1_024
 
 Env = Mapping[str, "str | None"]  # name -> value; None: defined, but gpulint cannot know the value
+# The ConfigMaps a container may read, by name: their ``data`` (the caller's, of the pod's namespace).
+ConfigMaps = Mapping[str, Mapping[str, str]]
 
 
 class Origin(NamedTuple):
@@ -88,6 +92,12 @@ class Word:
     text: str | None  # None: part of it cannot be known offline
     origin: Origin  # where the word starts
     origins: Sequence[Origin] = ()  # one per character of ``text`` (for pointing inside the word)
+    prefix: str = ""  # of an unresolved word: its known characters before the first unknown one
+
+    @property
+    def known_prefix(self) -> str:
+        """What is known of the word's start: all of it when it is resolved."""
+        return self.text if self.text is not None else self.prefix
 
     def at(self, index: int) -> Origin:
         return self.origins[index] if 0 <= index < len(self.origins) else self.origin
@@ -117,11 +127,13 @@ class ContainerEnv:
         return (True, None) if self.open else (False, None)
 
 
-def container_env(container: Mapping[str, Any], injected: Env | None = None) -> ContainerEnv:
-    """The container's variables as the kubelet builds them: ``env`` in order (each value may use
-    ``$(EARLIER)``), after those a controller injects (LeaderWorkerSet's ``LWS_GROUP_SIZE``, ...)."""
+def container_env(
+    container: Mapping[str, Any], injected: Env | None = None, config_maps: ConfigMaps | None = None
+) -> ContainerEnv:
+    """The container's variables as the kubelet builds them: ``envFrom`` sources, then ``env`` in order (each
+    value may use ``$(EARLIER)``), after those a controller injects (LeaderWorkerSet's ``LWS_GROUP_SIZE``, ...)."""
     values: dict[str, str | None] = dict(injected or {})
-    open_env = bool(sequence(container.get("envFrom")))
+    open_env = _env_from(container, values, config_maps or {})
     entries = sequence(container.get("env"))
     if len(entries) > MAX_WORDS:
         return ContainerEnv(values, True)  # not read: every name may be defined, no value is known
@@ -129,12 +141,50 @@ def container_env(container: Mapping[str, Any], injected: Env | None = None) -> 
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
         raw = item.get("value")
-        if "valueFrom" in item or not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
-            values[item["name"]] = None if "valueFrom" in item or raw is not None else ""
+        if "valueFrom" in item:
+            values[item["name"]] = config_map_value(item, config_maps or {})
+            continue
+        if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
+            values[item["name"]] = None if raw is not None else ""
             continue
         expanded = kubernetes_expand(str(raw), Origin((), 0), ContainerEnv(values, open_env))
         values[item["name"]] = None if any(c is None for c, _ in expanded) else "".join(c for c, _ in expanded)  # type: ignore[misc]
     return ContainerEnv(values, open_env)
+
+
+def config_map_value(item: Mapping[str, Any], config_maps: ConfigMaps) -> str | None:
+    """An ``env`` entry's ``valueFrom.configMapKeyRef`` read from a ConfigMap the caller holds (None: not known)."""
+    ref = mapping(mapping(item.get("valueFrom")).get("configMapKeyRef"))
+    data = config_maps.get(text(ref.get("name")))
+    value = data.get(text(ref.get("key"))) if data is not None else None
+    return value if isinstance(value, str) else None
+
+
+def _env_from(container: Mapping[str, Any], values: dict[str, str | None], config_maps: ConfigMaps) -> bool:
+    """Adds the variables of the container's ``envFrom`` ConfigMaps the caller holds; True when a source is
+    not known (a Secret, a ConfigMap not held): any name may then be defined, with an unknown value."""
+    sources = sequence(container.get("envFrom"))
+    if len(sources) > MAX_WORDS:
+        return True
+    unknown = False
+    for source in sources:
+        source = mapping(source)
+        data = config_maps.get(text(mapping(source.get("configMapRef")).get("name")))
+        if data is None:
+            unknown = True
+            continue
+        prefix = text(source.get("prefix"))
+        values.update({prefix + key: value for key, value in data.items() if isinstance(value, str)})
+    return unknown
+
+
+def referenced_config_maps(container: Mapping[str, Any], config_maps: ConfigMaps) -> ConfigMaps:
+    """The held ConfigMaps the container's ``env`` and ``envFrom`` name (the part of them that can change it)."""
+    names = {
+        text(mapping(mapping(source).get("configMapRef")).get("name")) for source in sequence(container.get("envFrom"))
+    }
+    names.update(text(dig(item, "valueFrom", "configMapKeyRef", "name")) for item in sequence(container.get("env")))
+    return {name: config_maps[name] for name in sorted(names) if name in config_maps}
 
 
 # --- Kubernetes $(VAR) expansion ---------------------------------------------------------------
@@ -228,7 +278,7 @@ class _Lexer:
             known = None not in texts
             start = origins[0] if origins else self._origin()
             value = "".join(texts) if known else None
-            self.commands[-1].append(Word(value, start, origins if known else ()))
+            self.commands[-1].append(Word(value, start, origins if known else (), "" if known else _prefix(texts)))
         self._word = []
         self._started = False
 
@@ -379,6 +429,12 @@ class _Lexer:
                 self._add(char, origin)
 
 
+def _prefix(texts: Sequence[str | None]) -> str:
+    """The characters before the first unknown one."""
+    end = texts.index(None) if None in texts else len(texts)
+    return "".join(cast("Sequence[str]", texts[:end]))
+
+
 def shell_commands(chars: Chars, env: ContainerEnv) -> list[Command]:
     """The simple commands of a shell script (``;``, ``&&``, ``|``, newlines separate them)."""
     return [_command(words) for words in _Lexer(chars, env).run()]
@@ -424,6 +480,7 @@ def _argument_words(container: Mapping[str, Any], env: ContainerEnv) -> list[tup
                 "".join(c for c, _ in chars) if known else None,  # type: ignore[misc]
                 Origin((field_name, index), 0),
                 tuple(o for _, o in chars) if known else (),
+                "" if known else _prefix(tuple(c for c, _ in chars)),
             )
             out.append((word, chars))
     return out
@@ -442,7 +499,9 @@ def _shell_script_index(words: list[Word]) -> int | None:
     return None
 
 
-def container_commands(container: Mapping[str, Any], injected: Env | None = None) -> list[Command]:
+def container_commands(
+    container: Mapping[str, Any], injected: Env | None = None, config_maps: ConfigMaps | None = None
+) -> list[Command]:
     """The commands the container runs: its argv, or the commands of its ``sh -c`` script.
 
     A container without ``command`` runs its image's entrypoint, which the manifest does not
@@ -457,7 +516,8 @@ def container_commands(container: Mapping[str, Any], injected: Env | None = None
     expands = any(isinstance(item, str) and "$" in item for item in raw)
     if not expands and chars <= MEMO_MAX_CHARS and all(type(item) is str for item in raw):
         return list(_written_commands(tuple(command), tuple(args)))
-    return _commands(container, container_env(container, injected) if expands else ContainerEnv({}, False))
+    env = container_env(container, injected, config_maps) if expands else ContainerEnv({}, False)
+    return _commands(container, env)
 
 
 @lru_cache(maxsize=256)

@@ -28,8 +28,11 @@ def dig(data: Any, *path: Any) -> Any:
 
 
 def integer(value: Any, default: int | None = None) -> int | None:
-    """An integer field (booleans are not integers), or ``default`` when absent or of another type."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
+    """An integer field (booleans are not integers); ``default`` when absent (null); None (unknown) when of
+    another type: ``replicas: $NUM_NODES`` is a value still to be filled in, not the API's default."""
+    if value is None:
+        return default
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def type_name(value: Any) -> str:

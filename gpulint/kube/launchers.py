@@ -185,6 +185,9 @@ class Launch:
     values: dict[str, Word]  # canonical flag -> its value (a switch's value is its own word)
     assignments: Mapping[str, str | None]  # VAR=value written in front of the command
     rest: tuple[str | None, ...] = ()  # the words after the launcher's options (MAX_REST): what it runs
+    # A word gpulint cannot read stands where a flag may be ($(EXTRA_ARGS), `$ARGS`): an absent flag is then
+    # not known to be absent, and its launcher's default is not known to apply.
+    opaque: bool = False
 
     def number(self, flag: str) -> int | None:
         """The flag's value as a positive integer; None when absent, unresolved or not a number."""
@@ -196,6 +199,10 @@ class Launch:
 
     def has(self, flag: str) -> bool:
         return flag in self.values
+
+    def absent(self, flag: str) -> bool:
+        """The flag is known not to be given (so the launcher's default applies)."""
+        return flag not in self.values and not self.opaque
 
 
 def _program_start(words: tuple[Word, ...]) -> tuple[Launcher, int] | None:
@@ -247,15 +254,27 @@ def parse(command: Command, entrypoint: Launcher | None = None) -> Launch | None
         program = words[0]
     lookup, switches = launcher.spelt
     values: dict[str, Word] = {}
+    opaque = False
+    # `vllm serve MODEL ...`: the first argument is the model, not a flag
+    model_first = program is not None and program.text is not None and basename(program.text) == "vllm"
     index = start
+    after_option = False  # the word before is an option gpulint does not know, which may take this one
     while index < len(words):
         word = words[index]
         token = word.text
         if token is None:
+            flag = _unresolved_flag(launcher, word)
+            if flag is not None:
+                values[flag] = word  # --tensor-parallel-size=$(TP): given, its value unknown
+            elif "=" not in word.prefix and not after_option and not (index == start and model_first):
+                opaque = True  # a word unknown where flags may stand ($(EXTRA_ARGS)), not an option's value
             if launcher.options_end_at_positional:
+                opaque = True  # every option after it is unread
                 break
+            after_option = False
             index += 1
             continue
+        after_option = token.startswith("-") and "=" not in token
         if not token.startswith("-") or token in ("-", "--"):
             if launcher.options_end_at_positional:
                 break
@@ -284,4 +303,12 @@ def parse(command: Command, entrypoint: Launcher | None = None) -> Launch | None
         else:
             index += 1  # its value, if any, is a positional and is skipped next
     rest = tuple(word.text for word in words[index : index + MAX_REST]) if launcher.options_end_at_positional else ()
-    return Launch(launcher, program, values, command.assignments, rest)
+    return Launch(launcher, program, values, command.assignments, rest, opaque)
+
+
+def _unresolved_flag(launcher: Launcher, word: Word) -> str | None:
+    """The flag an unresolved ``--flag=$(VALUE)`` word gives (its value unknown), if gpulint reads that flag."""
+    name, equals, _ = word.prefix.partition("=")
+    if not equals or not name.startswith("-"):
+        return None
+    return launcher.spelt[0].get(_spelling(launcher, name))

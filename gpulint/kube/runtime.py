@@ -12,7 +12,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gpulint.kube.commandline import Command, Env, Origin, Word, container_commands, image_name
+from gpulint.kube.commandline import (
+    Command,
+    ConfigMaps,
+    Env,
+    Origin,
+    Word,
+    config_map_value,
+    container_commands,
+    image_name,
+    referenced_config_maps,
+)
 from gpulint.kube.distributed import distributed_kind
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.launchers import MPIRUN, VLLM, Launch, Launcher, parse
@@ -242,28 +252,39 @@ class ContainerLaunches:
     entrypoint: bool  # the launches are the image's entrypoint with the container's args
 
 
-def container_launches(container: Mapping[str, Any], injected: Env | None = None) -> ContainerLaunches:
-    """The container's commands and the launchers they start (read once per container and injected
-    variables while its object is checked: several rules ask)."""
-    key = ("launches", tuple(injected.items()) if injected else ())
-    return remembered_part(container, key, _container_launches, container, injected)
+def container_launches(
+    container: Mapping[str, Any], injected: Env | None = None, config_maps: ConfigMaps | None = None
+) -> ContainerLaunches:
+    """The container's commands and the launchers they start (read once per container, injected variables and
+    ConfigMaps while its object is checked: several rules ask)."""
+    held = referenced_config_maps(container, config_maps) if config_maps else {}
+    key = (
+        "launches",
+        tuple(injected.items()) if injected else (),
+        tuple((name, tuple(sorted(data.items()))) for name, data in held.items()),
+    )
+    return remembered_part(container, key, _container_launches, container, injected, held)
 
 
-def _container_launches(container: Mapping[str, Any], injected: Env | None) -> ContainerLaunches:
+def _container_launches(
+    container: Mapping[str, Any], injected: Env | None, config_maps: ConfigMaps
+) -> ContainerLaunches:
     entrypoint = IMAGE_ENTRYPOINTS.get(image_name(container)) if "command" not in container else None
     if not container.get("command") and not container.get("args"):
         return ContainerLaunches((), (), entrypoint is not None)  # the image's entrypoint alone: no flag to read
-    commands = tuple(container_commands(container, injected))
+    commands = tuple(container_commands(container, injected, config_maps))
     if entrypoint is not None:
         launch = parse(commands[0], entrypoint) if commands else None
         return ContainerLaunches(commands, (launch,) if launch else (), True)
     launches = tuple(
-        _with_env_defaults(launch, container) for command in commands if (launch := parse(command)) is not None
+        _with_env_defaults(launch, container, config_maps)
+        for command in commands
+        if (launch := parse(command)) is not None
     )
     return ContainerLaunches(commands, launches, False)
 
 
-def _with_env_defaults(launch: Launch, container: Mapping[str, Any]) -> Launch:
+def _with_env_defaults(launch: Launch, container: Mapping[str, Any], config_maps: ConfigMaps) -> Launch:
     """Flags the launcher reads from a variable when they are not given (torchrun's PET_NPROC_PER_NODE),
     from ``VAR=x`` in front of the command or the container's ``env``."""
     values = dict(launch.values)
@@ -278,15 +299,17 @@ def _with_env_defaults(launch: Launch, container: Mapping[str, Any]) -> Launch:
         found = env_value(container, variable)
         if found is not None:
             index, item = found
-            value = item.get("value")
-            known = isinstance(value, (str, int)) and not isinstance(value, bool) and "valueFrom" not in item
+            value = config_map_value(item, config_maps) if "valueFrom" in item else item.get("value")
+            known = isinstance(value, (str, int)) and not isinstance(value, bool)
             values[flag] = Word(str(value) if known else None, Origin(("env", index, "value"), 0))
     return replace(launch, values=values)
 
 
-def multiprocess_server(container: Mapping[str, Any], injected: Env | None = None) -> tuple[str, int] | None:
+def multiprocess_server(
+    container: Mapping[str, Any], injected: Env | None = None, config_maps: ConfigMaps | None = None
+) -> tuple[str, int] | None:
     """(launcher, processes) of a launcher in the container known to start several GPU processes."""
-    for launch in container_launches(container, injected).launches:
+    for launch in container_launches(container, injected, config_maps).launches:
         processes = launch_processes(launch)
         if processes is not None and processes > 1 and launch.launcher is not MPIRUN:
             return launch.launcher.name, processes
@@ -296,6 +319,8 @@ def multiprocess_server(container: Mapping[str, Any], injected: Env | None = Non
 def launch_processes(launch: Launch) -> int | None:
     """GPU processes the launch starts in this container (None: not known offline)."""
     name = launch.launcher.name
+    if launch.opaque:
+        return None  # a word gpulint cannot read may give any flag
     if name in ("vLLM", "SGLang"):
         product = 1
         for flag in ("tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size"):

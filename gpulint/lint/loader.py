@@ -78,13 +78,24 @@ _TEMPLATED_NOTES = (
     "helm template RELEASE CHART | gpulint check -",
 )
 NOT_RENDERED = "not-rendered"
-# envsubst / Flux post-build substitution (${VAR}, ${VAR:-default}) and kustomize vars ($(VAR)).
+# Values still to be filled in, anywhere in a field's text: envsubst and Flux post-build substitution
+# (${VAR}, ${VAR:-default}, and envsubst's bare $VAR), a template expression left in a string ({{ ... }}:
+# Argo parameters, a Jinja or Go template quoted in YAML), and a documentation placeholder (<ACCOUNT_ID>,
+# <your-bucket>). No Kubernetes field outside free text holds a '$' name, '{{' or '<word>' as a value.
 _SUBSTITUTION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}")
+# The same, in a one-line value of a field (a long or multi-line string is a document of its own: a
+# dashboard's JSON with $datasource, a description with <namespace>/<name>).
+_SHORT_PLACEHOLDER = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]*\}\}|<[A-Za-z_][-A-Za-z0-9_.]*>")
+_SHORT = 253
+_MAY_HOLD_PLACEHOLDER = re.compile(r"\$[{(A-Za-z_]|\{\{|<[A-Za-z_]")  # a file without any is not walked
+# kustomize vars: $(VAR) as the whole value.
 _KUSTOMIZE_VAR = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
 # Where such text is data, not a placeholder: Kubernetes expands $(VAR) in command, args and env values
 # itself (pkg/kubelet/kuberuntime expansion), and ${VAR} there is shell; configuration data and
 # annotations hold any text.
-_FREE_TEXT_KEYS = frozenset({"command", "args", "data", "stringData", "binaryData", "script", "annotations"})
+_FREE_TEXT_KEYS = frozenset(
+    {"command", "args", "data", "stringData", "binaryData", "script", "annotations", "description"}
+)
 _DOC_START = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
 
 _T = "tag:yaml.org,2002:"
@@ -562,7 +573,7 @@ def _load_text(path: str, text: str) -> LoadedFile:
             ]
             loaded.documents = []
             return loaded
-    if "${" in text or "$(" in text:
+    if _MAY_HOLD_PLACEHOLDER.search(text):
         _find_placeholders(loaded)
     if loaded.problems and _MANIFEST_WORD.search(text) is None:
         loaded.problems = [_no_manifest(problem) for problem in loaded.problems]
@@ -686,7 +697,11 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                 stack.extend((item, (*path, index)) for index, item in enumerate(node.value))
             elif isinstance(node, ScalarNode) and node.style not in ("|", ">"):
                 value = node.value
-                match = _SUBSTITUTION.search(value) or _KUSTOMIZE_VAR.fullmatch(value)
+                match = (
+                    _SUBSTITUTION.search(value)
+                    or _KUSTOMIZE_VAR.fullmatch(value)
+                    or (_SHORT_PLACEHOLDER.search(value) if len(value) <= _SHORT and "\n" not in value else None)
+                )
                 if match:
                     found.append(path)
                     mark = node.start_mark
@@ -698,7 +713,7 @@ def _find_placeholders(loaded: LoadedFile) -> None:
         line, column, placeholder, index = first
         loaded.problems.append(
             LoadProblem(
-                f"template: {placeholder} is a placeholder (envsubst, Flux substitution or kustomize vars), so "
+                f"template: {placeholder} is a placeholder (envsubst, Flux, kustomize vars or a value to fill in), so "
                 "the fields holding placeholders were not checked",
                 line,
                 column,

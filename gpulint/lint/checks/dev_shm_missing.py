@@ -24,6 +24,7 @@ from gpulint.kube.runtime import (
 )
 from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
 from gpulint.lint.checks import CheckContext
+from gpulint.lint.config_maps import namespace_config_maps
 from gpulint.lint.findings import Append, Diagnostic, FixSafety, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
@@ -51,7 +52,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             small = _small_shm(spec, container) if mounts_dev_shm(container) else None
             if mounts_dev_shm(container) and small is None:
                 continue
-            reason = _reason(obj, sites, site, container, gpus, patterns)
+            reason = _reason(obj, sites, site, container, gpus, patterns, ctx)
             if reason and small is not None:
                 yield _small_finding(site, container, reason, *small)
             elif reason:
@@ -114,6 +115,7 @@ def _reason(
     container: dict[str, Any],
     gpus: int,
     patterns: tuple[str, ...],
+    ctx: CheckContext,
 ) -> tuple[str, str] | None:
     """Why the container needs more than 64 MiB: a short tag for the first line, and the reason for the notes
     (the cheapest question first: most GPU containers hold several GPUs)."""
@@ -122,7 +124,7 @@ def _reason(
         resource = gpu_resource_name(container, patterns)
         library = f"{family.collective}'s shared memory" if family.collective else "shared memory"
         return f"{gpus} {resource}", f"multi-GPU programs exchange data through {library}"
-    server = multiprocess_server(container, injected_env(obj.data, site))
+    server = multiprocess_server(container, injected_env(obj.data, site), namespace_config_maps(ctx, obj.ref.namespace))
     if server is not None:
         return (
             f"{server[0]}, {server[1]} GPU processes",

@@ -26,6 +26,7 @@ from gpulint.kube.runtime import (
 )
 from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites
 from gpulint.lint.checks import CheckContext
+from gpulint.lint.config_maps import namespace_config_maps
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.loader import load_text, text_offset
 from gpulint.lint.objects import KubeObject
@@ -63,7 +64,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 injected = injected_env(obj.data, site)
             if any(name in injected for name in VISIBILITY_VARIABLES):
                 continue
-            found = container_launches(container, injected)
+            found = container_launches(container, injected, namespace_config_maps(ctx, obj.ref.namespace))
             if not found.launches:
                 continue  # no launcher (most containers): no process count to compare
             base = (*site.path, *container_path)
@@ -73,7 +74,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             for launch in found.launches:
                 if any(name in launch.assignments for name in VISIBILITY_VARIABLES) or _sets_visibility(container):
                     continue  # the process sees another set of GPUs: gpu-visibility-override's subject
-                lws = key == ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") and _lws_size(obj) > 1
+                size = _lws_size(obj)
+                lws = key == ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") and (size is None or size > 1)
                 if lws and launch.launcher.name == "vLLM":
                     yield from _lws_group(obj, site, sites, launch, base, patterns)
                     continue
@@ -98,6 +100,8 @@ def _size(launch: Launch, flag: str) -> tuple[int, bool]:
 
 
 def _demand(obj: KubeObject, launch: Launch) -> _Demand | None:
+    if launch.opaque:
+        return None  # a word gpulint cannot read may give any flag ($(EXTRA_ARGS)): the count is not known
     name = launch.launcher.name
     if name in ("vLLM", "SGLang"):
         if launch.has("config"):
@@ -210,8 +214,9 @@ def _ranks(first: int, last: int) -> str:
 # --- LeaderWorkerSet: one server over the group's pods ------------------------------------------
 
 
-def _lws_size(obj: KubeObject) -> int:
-    return integer(dig(obj.data, "spec", "leaderWorkerTemplate", "size"), 1) or 1
+def _lws_size(obj: KubeObject) -> int | None:
+    """The group's pods (None: not known offline, a placeholder)."""
+    return integer(dig(obj.data, "spec", "leaderWorkerTemplate", "size"), 1)
 
 
 def _lws_group(
@@ -220,6 +225,8 @@ def _lws_group(
     if site.role != "leader" and any(s.role == "leader" for s in sites):
         return  # the workers join the leader's server (ray start, --headless, --node-rank)
     size = _lws_size(obj)
+    if size is None:
+        return  # the group's size is filled in later: its GPUs are not known
     held = [
         container_family(c, patterns) for s in sites for _, c in main_containers(s.spec) if container_gpus(c, patterns)
     ]
@@ -228,7 +235,7 @@ def _lws_group(
     gpus = {s.role: sum(container_gpus(c, patterns) or 0 for _, c in main_containers(s.spec)) for s in sites}
     leader = gpus.get("leader", gpus.get("worker", 0))
     group = leader + (size - 1) * gpus.get("worker", 0)
-    if not group or launch.has("config"):
+    if not group or launch.has("config") or launch.opaque:
         return
     product, parts = 1, []
     for flag in ("tensor-parallel-size", "pipeline-parallel-size"):
@@ -299,9 +306,9 @@ def _mpijob(
 ) -> Iterator[Diagnostic]:
     worker = next((s for s in sites if s.role == "Worker"), None)
     launcher = next((s for s in sites if s.role == "Launcher"), None)
-    slots = integer(spec.get("slotsPerWorker"), 1) or 1
-    if worker is None or not worker.pods:
-        return
+    slots = integer(spec.get("slotsPerWorker"), 1)
+    if worker is None or not worker.pods or not slots:
+        return  # no workers, or slotsPerWorker not known offline (a placeholder)
     found = _first_gpu_container(worker, patterns)
     if found is not None and slots > found[1].ranks and "slotsPerWorker" in spec:
         container, held = found
@@ -323,7 +330,7 @@ def _mpijob(
         total += slots
     for container_path, container in main_containers(launcher.spec):
         for launch in container_launches(container).launches:
-            if launch.launcher.name != "mpirun" or launch.has("hosts") or launch.has("oversubscribe"):
+            if launch.launcher.name != "mpirun" or launch.has("hosts") or launch.has("oversubscribe") or launch.opaque:
                 continue
             np = launch.number("np")
             if np is None and launch.has("np"):
@@ -415,7 +422,7 @@ def _pytorchjob(spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[
             if held is None or _sets_visibility(container):
                 continue
             launches = container_launches(container, injected).launches
-            if not any(launch.launcher.name == "torchrun" and not launch.has("nproc-per-node") for launch in launches):
+            if not any(launch.launcher.name == "torchrun" and launch.absent("nproc-per-node") for launch in launches):
                 continue
             demand = _Demand(nproc, f"nprocPerNode {nproc}", Origin((), 0), False, "torchrun")
             subject = f"the '{site.role}' container '{text(container.get('name'))}'"
