@@ -19,6 +19,7 @@ from typing import Any
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.lru import LRU
 from gpulint.kube.names import decimal_integer, field_requirement_errors, selector_requirement_errors
+from gpulint.kube.pools.labels import DEPRECATED_LABELS
 from gpulint.kube.quantity import MAX_TEXT, QuantityError, quantity_from_yaml
 from gpulint.kube.workloads import remembered_part
 
@@ -185,7 +186,7 @@ class NodeInfo:
         allocatable = resource_list(status.get("allocatable")) or dict(capacity)
         return cls(
             str(metadata.get("name") or ""),
-            {str(k): _label_value(v) for k, v in labels.items()},
+            _with_deprecated_twins({str(k): _label_value(v) for k, v in labels.items()}),
             tuple(taints),
             spec.get("unschedulable") is True,
             allocatable,
@@ -194,6 +195,16 @@ class NodeInfo:
 
     def free(self, resource: str) -> Fraction:
         return self.allocatable.get(resource, Fraction(0)) - self.used.get(resource, Fraction(0))
+
+
+def _with_deprecated_twins(labels: dict[str, str]) -> dict[str, str]:
+    """A node's labels with the deprecated twin of each stable label it carries (kubernetes.io/arch ->
+    beta.kubernetes.io/arch): the kubelet and the node lifecycle controller keep both on every node, so an
+    inventory written with the stable ones only still answers a selector written with the old ones."""
+    for deprecated, stable in DEPRECATED_LABELS.items():
+        if deprecated not in labels and stable in labels:
+            labels[deprecated] = labels[stable]
+    return labels
 
 
 def _label_value(value: Any) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from gpulint.kube.pools.binding import ACCELERATORS_COMPLETE, PROVIDER_PREFIXES
+from gpulint.kube.pools.labels import karpenter_key, node_key
 from gpulint.kube.pools.model import ABSENT, Domain, NodePool, Template
 from gpulint.kube.quantity import format_amount, format_bytes
 from gpulint.kube.resources import is_extended
@@ -138,7 +139,8 @@ def _requirements_failure(
     for requirement in requirements:
         if requirement.field:
             return f"{requirement.description}: a new node's name is not known in advance"
-        key = requirement.key
+        # a deprecated label is read as its stable twin: Karpenter normalizes it, and other pools' nodes carry both
+        key = karpenter_key(requirement.key, pool.spec.provider) if karpenter else node_key(requirement.key)
         domain = domains.get(key)
         if domain is None and prefixes and key.startswith(prefixes):
             domain = ABSENT

@@ -27,3 +27,36 @@ def pool_of(labels: Mapping[str, str]) -> tuple[str, str] | None:
 
 def any_pooled(nodes_labels: Iterable[Mapping[str, str]]) -> bool:
     return any(pool_of(labels) is not None for labels in nodes_labels)
+
+
+ZONE, REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+# Deprecated node labels and their stable twins (k8s.io/api core/v1 well_known_labels.go). Every node
+# carries both, with one value; Karpenter reads the deprecated ones as the stable ones:
+# kubernetes-sigs/karpenter pkg/apis/v1/labels.go NormalizedLabels (v1.14, this very table), applied to
+# the pod's and the NodePool's requirements alike (pkg/scheduling/requirement.go NewRequirementWithFlexibility).
+DEPRECATED_LABELS: dict[str, str] = {
+    "failure-domain.beta.kubernetes.io/zone": ZONE,
+    "failure-domain.beta.kubernetes.io/region": REGION,
+    "beta.kubernetes.io/instance-type": INSTANCE_TYPE,
+    "beta.kubernetes.io/arch": "kubernetes.io/arch",
+    "beta.kubernetes.io/os": "kubernetes.io/os",
+}
+# What a Karpenter cloud provider adds to that table: karpenter-provider-aws pkg/cloudprovider (init:
+# topology.ebs.csi.aws.com/zone), karpenter-provider-azure pkg/operator (topology.disk.csi.azure.com/zone).
+PROVIDER_NORMALIZED: dict[str, dict[str, str]] = {
+    "aws": {"topology.ebs.csi.aws.com/zone": ZONE},
+    "azure": {"topology.disk.csi.azure.com/zone": ZONE},
+}
+
+
+def karpenter_key(key: str, provider: str) -> str:
+    """The label key Karpenter matches a requirement on ``key`` as."""
+    return DEPRECATED_LABELS.get(key) or PROVIDER_NORMALIZED.get(provider, {}).get(key) or key
+
+
+def node_key(key: str) -> str:
+    """The stable label a node carries with the same value as a deprecated one: the kubelet sets the
+    instance-type and zone labels in both forms, and the node lifecycle controller keeps the beta os and
+    arch labels equal to the stable ones (kubernetes pkg/controller/nodelifecycle labelReconcileInfo)."""
+    return DEPRECATED_LABELS.get(key, key)

@@ -15,11 +15,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.fields import integer, mapping, sequence, text
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
+from gpulint.kube.pools.labels import karpenter_key
 from gpulint.kube.pools.model import PoolRequirement, PoolSpec
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -101,6 +103,9 @@ def karpenter_nodepool(data: dict[str, Any], file: str) -> PoolSpec:
             values = tuple(str(v) for v in sequence(item.get("values")) if not isinstance(v, (dict, list)))
             requirements.append(PoolRequirement(item["key"], text(item.get("operator")), values))
     node_class = mapping(template_spec.get("nodeClassRef"))
+    provider = NODECLASS_PROVIDERS.get(text(node_class.get("group")), "")
+    # Karpenter reads a requirement on a deprecated label as one on the stable label
+    requirements = [replace(r, key=karpenter_key(r.key, provider)) for r in requirements]
     name = text(metadata.get("name"))
     labels = {**_labels(mapping(template.get("metadata")).get("labels")), KARPENTER_POOL_LABEL: name}
     limits = _resources(spec.get("limits"))
@@ -120,7 +125,7 @@ def karpenter_nodepool(data: dict[str, Any], file: str) -> PoolSpec:
         node_label=KARPENTER_POOL_LABEL,
         weight=_int(spec.get("weight")) or 0,
         karpenter=True,
-        provider=NODECLASS_PROVIDERS.get(text(node_class.get("group")), ""),
+        provider=provider,
         node_class=(text(node_class.get("group")), text(node_class.get("name"))),
     )
 
