@@ -254,9 +254,9 @@ def nim_service(
     """The pod of a NIMService's Deployment (or of each LeaderWorkerSet pod when multiNode is set)."""
     resources = mapping(spec.get("resources"))
     multi_node = mapping(spec.get("multiNode"))
-    if not _names_gpu(resources) and multi_node and not spec.get("draResources"):
-        # addGPUResources: a multi-node NIM gets the tensor parallelism's GPUs per pod
-        gpus = integer(dig(multi_node, "parallelism", "tensor"), 1)
+    gpus = integer(dig(multi_node, "parallelism", "tensor"), 1)
+    if not _names_gpu(resources) and multi_node and not spec.get("draResources") and gpus is not None:
+        # addGPUResources: a multi-node NIM gets the tensor parallelism's GPUs per pod (not known: a placeholder)
         resources = {
             "requests": {**mapping(resources.get("requests")), NIM_GPU: gpus},
             "limits": {**mapping(resources.get("limits")), NIM_GPU: gpus},
