@@ -84,6 +84,28 @@ spec:
     assert rules_of(crd) == []
 
 
+def test_a_controller_s_own_variables_are_no_template():
+    """Argo Workflows and Kyverno fill {{ ... }} themselves: the object is applied as written."""
+    kyverno = """
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: require-gpu-limits}
+spec:
+  rules:
+  - name: gpu-limits
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    preconditions:
+      all:
+      - key: "{{ request.operation }}"
+        operator: NotEquals
+        value: DELETE
+    validate:
+      message: GPU requests need limits
+      pattern: {spec: {containers: [{resources: {limits: {nvidia.com/gpu: "?*"}}}]}}
+"""
+    assert rules_of(kyverno) == []
+
+
 LWS = """
 apiVersion: leaderworkerset.x-k8s.io/v1
 kind: LeaderWorkerSet

@@ -87,6 +87,11 @@ _SUBSTITUTION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}")
 # dashboard's JSON with $datasource, a description with <namespace>/<name>).
 _SHORT_PLACEHOLDER = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]*\}\}|<[A-Za-z_][-A-Za-z0-9_.]*>")
 _SHORT = 253
+# API groups whose controllers fill {{ ... }} and $var in their own objects when they run (Argo Workflows
+# parameters, Kyverno variables, Tekton, Prometheus templates): applied as written, not templates.
+_RUNTIME_TEMPLATES = frozenset(
+    {"argoproj.io", "kyverno.io", "tekton.dev", "triggers.tekton.dev", "monitoring.coreos.com"}
+)
 _MAY_HOLD_PLACEHOLDER = re.compile(r"\$[{(A-Za-z_]|\{\{|<[A-Za-z_]")  # a file without any is not walked
 # kustomize vars: $(VAR) as the whole value.
 _KUSTOMIZE_VAR = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
@@ -682,6 +687,7 @@ def _find_placeholders(loaded: LoadedFile) -> None:
         if document.node is None or not isinstance(data, dict) or not ("kind" in data or "apiVersion" in data):
             continue
         found: list[Path] = []
+        short = str(data.get("apiVersion") or "").split("/", 1)[0] not in _RUNTIME_TEMPLATES
         stack: list[tuple[Node, Path]] = [(document.node, ())]
         while stack:
             node, path = stack.pop()
@@ -700,7 +706,11 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                 match = (
                     _SUBSTITUTION.search(value)
                     or _KUSTOMIZE_VAR.fullmatch(value)
-                    or (_SHORT_PLACEHOLDER.search(value) if len(value) <= _SHORT and "\n" not in value else None)
+                    or (
+                        _SHORT_PLACEHOLDER.search(value)
+                        if short and len(value) <= _SHORT and "\n" not in value
+                        else None
+                    )
                 )
                 if match:
                     found.append(path)
