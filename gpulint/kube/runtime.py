@@ -39,11 +39,7 @@ VISIBILITY_VARIABLES = ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
 
 # Images whose server runs a model over all the container's GPUs from one process (layers split across
 # them, no collective library between processes): Ollama's runner and llama.cpp's server (--split-mode).
-SINGLE_PROCESS_IMAGES: dict[str, str] = {
-    "ollama/ollama": "Ollama",
-    "ggml-org/llama.cpp": "the llama.cpp server",
-    "ggerganov/llama.cpp": "the llama.cpp server",
-}
+SINGLE_PROCESS_IMAGES = frozenset({"ollama/ollama", "ggml-org/llama.cpp", "ggerganov/llama.cpp"})
 
 
 # GPU-named resources that measure a share of a device, not devices (HAMi's gpumem/gpucores).
