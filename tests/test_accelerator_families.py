@@ -29,13 +29,14 @@ def test_every_device_plugin_resource_has_its_family():
         "example.com/fpga": ("accelerator", ""),
     }
     assert {name: (accelerator_family(name).name, accelerator_family(name).collective) for name in families} == families
-    assert [name for name in families if accelerator_family(name).shared_memory] == [
+    assert [name for name in families if accelerator_family(name).collective_shm] == [
         "nvidia.com/gpu",
         "nvidia.com/mig-1g.10gb",
         "nvidia.com/gpu.shared",
         "amd.com/gpu",
         "example.com/fpga",
     ]
+    assert [name for name in families if not accelerator_family(name).processes_share_memory] == ["google.com/tpu"]
 
 
 # --- dev-shm-missing ---------------------------------------------------------------------------------
@@ -130,15 +131,50 @@ def test_amd_gpus_name_rccl():
     assert "through RCCL's shared memory" in finding.message
 
 
-def test_neuron_gaudi_and_intel_servers_are_not_reported():
+def test_neuron_gaudi_and_intel_processes_share_memory_without_nccl():
+    """Several processes over Neuron devices, Gaudis or Intel GPUs (a rank per device, DataLoader workers, Ray's
+    object store) share /dev/shm; their collectives do not go through it, so NCCL is not cited."""
+    (finding,) = assert_findings(
+        SHM,
+        single_server("rayproject/ray:2.22.0-py310-neuron", "aws.amazon.com/neuron: 12"),
+        [(11, 15, "'server' (12 aws.amazon.com/neuron)")],
+    )
+    assert "programs over several Neuron devices run a process per device" in finding.message
+    assert "NCCL" not in finding.message and "PyTorch DataLoader workers fail with" in finding.message
+    gaudi = single_server("vault.habana.ai/gaudi-docker/1.19.0/pytorch:2.5.1", "habana.ai/gaudi: 8")
+    assert_findings(SHM, gaudi, [(11, 15, "'server' (8 habana.ai/gaudi)")])
+    intel = single_server("intel/intel-extension-for-pytorch:2.5.10-xpu", "gpu.intel.com/i915: 2")
+    assert_findings(SHM, intel, [(11, 15, "'server' (2 gpu.intel.com/i915)")])
+
+
+def test_torchrun_over_neuroncores_shares_memory():
+    """trn1.32xlarge: torchrun starts 32 processes, one per NeuronCore of its 16 devices."""
+    trn1 = single_server(
+        "public.ecr.aws/neuron/pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2.20.0-ubuntu20.04",
+        "aws.amazon.com/neuron: 16",
+        "command: [torchrun, --nproc_per_node=32, train.py]",
+    ).replace(
+        "    spec:\n      containers:",
+        "    spec:\n      nodeSelector: {node.kubernetes.io/instance-type: trn1.32xlarge}\n      containers:",
+    )
+    assert_findings(SHM, trn1, [(12, 15, "'server' (16 aws.amazon.com/neuron)")])
+    assert_findings(PARALLEL, trn1, [])  # 16 devices are 32 NeuronCores
+
+
+def test_vllm_on_one_neuron_device_is_one_process():
+    """vLLM's Neuron backend drives every NeuronCore from one process: tensor-parallel size 2 starts no second."""
     neuron = single_server(
         "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.9.1-neuronx-py310-sdk2.24.1-ubuntu22.04",
         "aws.amazon.com/neuron: 1",
         'args: ["--model", "meta-llama/Llama-3.1-8B", "--device", "neuron", "--tensor-parallel-size", "2"]',
     )
     assert_findings(SHM, neuron, [])
-    assert_findings(SHM, single_server("vault.habana.ai/gaudi-docker/1.19.0/pytorch:2.5.1", "habana.ai/gaudi: 8"), [])
-    assert_findings(SHM, single_server("intel/intel-extension-for-pytorch:2.5.10-xpu", "gpu.intel.com/i915: 2"), [])
+    # on one GPU the same flags start two processes (and fail: parallelism-mismatch says so)
+    gpu = neuron.replace(
+        "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.9.1-neuronx-py310-sdk2.24.1-ubuntu22.04",
+        "vllm/vllm-openai:v0.10.1",
+    ).replace("aws.amazon.com/neuron: 1", "nvidia.com/gpu: 1")
+    assert_findings(SHM, gpu, [(11, 15, "'server' (vLLM, 2 GPU processes)")])
 
 
 RAY = """

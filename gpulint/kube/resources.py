@@ -69,10 +69,14 @@ class AcceleratorFamily:
     noun: str  # one word for a pod's devices ("4 TPU pods")
     patterns: tuple[str, ...]  # resource names (globs)
     collective: str  # the collective library its ranks use on one node ("" for none the rules know)
-    # The collective library's intra-node transport and PyTorch's DataLoader workers exchange data through
-    # /dev/shm (NCCL, and RCCL, a fork of it, SHM transport). False: the devices talk over their own links
-    # (TPU ICI, NeuronLink, Gaudi's integrated RoCE ports) and the rule's reasoning does not hold.
-    shared_memory: bool
+    # The collective library's intra-node transport goes through /dev/shm (NCCL, and RCCL, a fork of it: the
+    # SHM transport). False: the devices talk over their own links (NeuronLink, Gaudi's integrated RoCE
+    # ports, TPU ICI), or it is not verified (oneCCL).
+    collective_shm: bool
+    # Several processes of a pod on these devices (a rank per device, a server's workers, PyTorch DataLoader
+    # workers, Ray's object store) exchange data through /dev/shm. False for TPUs: one JAX/XLA process per
+    # host drives all its chips.
+    processes_share_memory: bool
     # Each unit is a device of its own that can be a collective peer. False: a MIG slice (CUDA enumerates
     # one MIG device per process, with no peer-to-peer between slices) or a time-sliced replica (two may
     # be the same GPU).
@@ -102,7 +106,8 @@ ACCELERATOR_FAMILIES: tuple[AcceleratorFamily, ...] = (
         noun="GPU",
         patterns=("nvidia.com/mig-*",),
         collective="NCCL",
-        shared_memory=True,
+        collective_shm=True,
+        processes_share_memory=True,
         peers=False,
         ranks_per_unit=1,
         missing_device=_CUDA_ORDINAL,
@@ -113,7 +118,8 @@ ACCELERATOR_FAMILIES: tuple[AcceleratorFamily, ...] = (
         noun="GPU",
         patterns=("nvidia.com/gpu.shared",),
         collective="NCCL",
-        shared_memory=True,
+        collective_shm=True,
+        processes_share_memory=True,
         peers=False,
         ranks_per_unit=1,
         missing_device=_CUDA_ORDINAL,
@@ -124,7 +130,8 @@ ACCELERATOR_FAMILIES: tuple[AcceleratorFamily, ...] = (
         noun="GPU",
         patterns=("nvidia.com/gpu", "nvidia.com/*gpu*"),
         collective="NCCL",
-        shared_memory=True,
+        collective_shm=True,
+        processes_share_memory=True,
         peers=True,
         ranks_per_unit=1,
         missing_device=_CUDA_ORDINAL,
@@ -135,7 +142,8 @@ ACCELERATOR_FAMILIES: tuple[AcceleratorFamily, ...] = (
         noun="AMD GPU",
         patterns=("amd.com/gpu",),
         collective="RCCL",
-        shared_memory=True,
+        collective_shm=True,
+        processes_share_memory=True,
         peers=True,
         ranks_per_unit=1,
         missing_device="HIP error: invalid device ordinal",
@@ -146,7 +154,8 @@ ACCELERATOR_FAMILIES: tuple[AcceleratorFamily, ...] = (
         noun="Intel GPU",
         patterns=("gpu.intel.com/*",),
         collective="oneCCL",
-        shared_memory=False,  # not verified: not claimed
+        collective_shm=False,
+        processes_share_memory=True,
         peers=True,
         ranks_per_unit=1,
         missing_device="",
@@ -157,7 +166,8 @@ ACCELERATOR_FAMILIES: tuple[AcceleratorFamily, ...] = (
         noun="Gaudi",
         patterns=("habana.ai/gaudi",),
         collective="HCCL",
-        shared_memory=False,
+        collective_shm=False,
+        processes_share_memory=True,
         peers=True,
         ranks_per_unit=1,
         missing_device="",
@@ -168,7 +178,8 @@ ACCELERATOR_FAMILIES: tuple[AcceleratorFamily, ...] = (
         noun="Neuron",
         patterns=("aws.amazon.com/neuroncore",),
         collective="Neuron collectives",
-        shared_memory=False,
+        collective_shm=False,
+        processes_share_memory=True,
         peers=True,
         ranks_per_unit=1,
         missing_device="",
@@ -179,7 +190,8 @@ ACCELERATOR_FAMILIES: tuple[AcceleratorFamily, ...] = (
         noun="Neuron",
         patterns=("aws.amazon.com/neuron", "aws.amazon.com/neurondevice", "aws.amazon.com/neuron*"),
         collective="Neuron collectives",
-        shared_memory=False,
+        collective_shm=False,
+        processes_share_memory=True,
         peers=True,
         ranks_per_unit=None,
         missing_device="",
@@ -190,7 +202,8 @@ ACCELERATOR_FAMILIES: tuple[AcceleratorFamily, ...] = (
         noun="TPU",
         patterns=("google.com/tpu",),
         collective="",
-        shared_memory=False,
+        collective_shm=False,
+        processes_share_memory=False,
         peers=True,
         ranks_per_unit=1,
         missing_device="",
@@ -203,7 +216,8 @@ OTHER_ACCELERATOR = AcceleratorFamily(
     noun="accelerator",
     patterns=("*",),
     collective="",
-    shared_memory=True,
+    collective_shm=True,
+    processes_share_memory=True,
     peers=True,
     ranks_per_unit=1,
     missing_device="",

@@ -47,8 +47,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         affected: list[_Unmounted] = []
         for path, container in main_containers(spec):
             gpus = container_gpus(container, patterns)
-            if not gpus or not container_family(container, patterns).shared_memory:
-                continue  # a TPU: its ranks do not exchange data through /dev/shm
+            if not gpus:
+                continue
+            family = container_family(container, patterns)
+            if not family.processes_share_memory:
+                continue  # TPUs: one process per host drives every chip, over ICI
             small = _small_shm(spec, container) if mounts_dev_shm(container) else None
             if mounts_dev_shm(container) and small is None:
                 continue
@@ -56,7 +59,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             if reason and small is not None:
                 yield _small_finding(site, container, reason, *small)
             elif reason:
-                affected.append(_Unmounted(path, container, *reason))
+                affected.append(_Unmounted(path, container, *reason, family.collective_shm))
         if affected:
             yield _finding(site, affected)
 
@@ -106,6 +109,7 @@ class _Unmounted:
     container: dict[str, Any]
     tag: str  # the reason in short, for the first line
     why: str  # the reason, for the notes
+    nccl: bool  # its devices' collective library (NCCL, RCCL) uses /dev/shm too
 
 
 def _reason(
@@ -122,16 +126,25 @@ def _reason(
     family = container_family(container, patterns)
     if gpus >= 2 and family.peers and image_name(container) not in SINGLE_PROCESS_IMAGES:
         resource = gpu_resource_name(container, patterns)
-        library = f"{family.collective}'s shared memory" if family.collective else "shared memory"
-        return f"{gpus} {resource}", f"multi-GPU programs exchange data through {library}"
-    server = multiprocess_server(container, injected_env(obj.data, site), namespace_config_maps(ctx, obj.ref.namespace))
-    if server is not None:
+        if family.collective_shm:
+            library = f"{family.collective}'s shared memory" if family.collective else "shared memory"
+            return f"{gpus} {resource}", f"multi-GPU programs exchange data through {library}"
         return (
-            f"{server[0]}, {server[1]} GPU processes",
-            f"{server[0]} starts {server[1]} GPU processes that share memory",
+            f"{gpus} {resource}",
+            f"programs over several {family.name}s run a process per device (and DataLoader workers, Ray's object "
+            "store) that share memory through /dev/shm",
+        )
+    server = multiprocess_server(container, injected_env(obj.data, site), namespace_config_maps(ctx, obj.ref.namespace))
+    # vLLM and SGLang start a process per rank on GPUs; on Neuron one process drives every NeuronCore
+    gpu = family.noun.endswith("GPU")
+    if server is not None and (gpu or server[0] not in ("vLLM", "SGLang")):
+        noun = "GPU" if gpu else family.noun
+        return (
+            f"{server[0]}, {server[1]} {noun} processes",
+            f"{server[0]} starts {server[1]} {noun} processes that share memory",
         )
     if _one_rank_of_several(obj, sites, site, patterns):
-        library = f"{family.collective} and " if family.collective else ""
+        library = f"{family.collective} and " if family.collective_shm and family.collective else ""
         return (
             f"one rank of a distributed {obj.kind}",
             f"one rank of a distributed {obj.kind}: {library}DataLoader workers use /dev/shm",
@@ -181,9 +194,14 @@ def _finding(site: PodSpecSite, affected: list[_Unmounted]) -> Diagnostic:
         ),
         notes=(
             *reasons,
-            'NCCL fails with "Error while creating shared memory segment /dev/shm/nccl-... No space left on device" '
-            'and PyTorch DataLoader workers with "Unexpected bus error encountered in worker. This might be caused '
-            'by insufficient shared memory (shm)"',
+            (
+                'NCCL fails with "Error while creating shared memory segment /dev/shm/nccl-... No space left on '
+                'device" and PyTorch DataLoader workers with "Unexpected bus error encountered in worker. This '
+                'might be caused by insufficient shared memory (shm)"'
+                if any(each.nccl for each in affected)
+                else 'PyTorch DataLoader workers fail with "Unexpected bus error encountered in worker. This might '
+                'be caused by insufficient shared memory (shm)"'
+            ),
             *(() if fixable else ("mount an emptyDir with medium: Memory at /dev/shm",)),  # else the fix says it
         ),
         fix_appends=tuple(appends),
