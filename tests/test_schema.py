@@ -161,3 +161,27 @@ def test_a_value_nested_past_the_validators_recursion_limit_is_still_checked():
     assert [f.message.split(" (")[0] for f in findings if f.rule == "schema-invalid"] == [
         'unknown field "spec.a" in apps/v1 Deployment'
     ]
+
+
+# EMR on EKS's and Spark's own examples: spark.kubernetes.driver.podTemplateFile names a Pod with no
+# containers; Spark adds the driver's. A held-out blueprint's driver-pod-template.yaml was an error.
+SPARK_DRIVER_TEMPLATE = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: xgboost-driver
+  namespace: emr-ml-team-a
+spec:
+  volumes:
+  - name: spark-local-dir-1
+    hostPath: {path: /local1}
+  nodeSelector:
+    NodeGroupType: spark-driver
+"""
+
+
+def test_a_pod_template_file_needs_no_containers():
+    assert lint_text(SPARK_DRIVER_TEMPLATE, path="examples/driver-pod-template.yaml") == []
+    assert lint_text(SPARK_DRIVER_TEMPLATE, path="executor_podtemplate.yml") == []
+    (finding,) = lint_text(SPARK_DRIVER_TEMPLATE, path="driver.yaml")  # the trap: a Pod anyone would apply
+    assert finding.rule == "schema-invalid" and '"containers" is required' in finding.message

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 
 from gpulint.kube.fields import type_name
@@ -12,6 +14,9 @@ from gpulint.lint.objects import KubeObject, is_list, list_is_malformed
 from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("schema-invalid", Severity.ERROR)
+# A pod template file (Spark's spark.kubernetes.driver.podTemplateFile, Flink's podTemplate) is a Pod without
+# containers by design: the driver or operator adds its own container to it, and nobody applies it.
+_POD_TEMPLATE_FILE = re.compile(r"pod[-_]?template", re.IGNORECASE)
 RULE_ID = SPEC.id
 
 
@@ -34,8 +39,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if is_list(data) and list_is_malformed(data):
         yield from _list_items(obj)
         return
+    pod_template_file = obj.kind == "Pod" and _POD_TEMPLATE_FILE.search(os.path.basename(obj.document.path))
     for error in ctx.schemas.validate(data):
         where = field_path(error.path) or obj.kind
+        if pod_template_file and error.path == ("spec",) and '"containers" is required' in error.message:
+            continue  # a Spark or Flink pod template file: the driver adds the containers it runs
         if error.unknown_field:
             lead = f'unknown field "{where}" in {obj.api_version} {obj.kind}'
             origin = ctx.schemas.origin(obj.api_version, obj.kind)
