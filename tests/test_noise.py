@@ -273,3 +273,50 @@ def test_values_files_are_no_objects_unless_a_document_is_one(repo):
     result = run_cli("check", "charts/dcgm/values.yaml", "values-prod.yaml", "--no-render")
     assert "charts/dcgm" not in result.stdout and "1 document skipped (not Kubernetes objects)" in result.stdout
     assert "values-prod.yaml:5:" in result.stdout and "gpu-request-without-limit" in result.stdout
+
+
+# A held-out repository's RayCluster, filled in by a setup script with sed before it is applied.
+SED_TEMPLATE = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: verl}
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers: [{name: head, image: verl:latest}]
+  workerGroupSpecs:
+  - groupName: gpu
+    replicas: PLACEHOLDER_NUM_NODES
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - name: worker
+          image: verl:latest
+          env:
+          - {name: YOUR_TOKEN_NAME, value: x}
+          resources:
+            limits: {nvidia.com/gpu: PLACEHOLDER_NUM_GPU_PER_NODE, vpc.amazonaws.com/efa: REPLACE_ME}
+"""
+
+
+def test_a_value_that_says_it_is_to_be_replaced_is_a_placeholder(repo):
+    """Before: schema-invalid and gpu-non-integer on every PLACEHOLDER_* field (8 findings in the repository)."""
+    put(repo, "raycluster.yaml", SED_TEMPLATE)
+    result = run_cli("check", "raycluster.yaml", "--format", "json")
+    assert result.exit_code == 0, result.stdout
+    (finding,) = result.json()["findings"]
+    assert (finding["rule"], finding["severity"], finding["line"]) == ("not-rendered", "info", 12)
+    assert "PLACEHOLDER_NUM_NODES is a placeholder" in finding["message"]
+    # The trap: an ordinary upper-case value (an env var's name, an enum) is no placeholder.
+    put(
+        repo,
+        "plain.yaml",
+        SED_TEMPLATE.replace("PLACEHOLDER_NUM_NODES", "2")
+        .replace("PLACEHOLDER_NUM_GPU_PER_NODE", "8")
+        .replace("REPLACE_ME", "4"),
+    )
+    plain = run_cli("check", "plain.yaml", "--format", "json", "--ignore", "dev-shm-missing,gang-missing")
+    assert [f["rule"] for f in plain.json()["findings"]] == []

@@ -87,6 +87,10 @@ _SUBSTITUTION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}")
 # dashboard's JSON with $datasource, a description with <namespace>/<name>).
 _SHORT_PLACEHOLDER = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]*\}\}|<[A-Za-z_][-A-Za-z0-9_.]*>")
 _SHORT = 253
+# A whole value that says it is to be replaced (PLACEHOLDER_NUM_NODES, REPLACE_ME, YOUR_BUCKET, CHANGEME), as
+# scripts that sed a manifest before applying it write them: no Kubernetes field holds such a word.
+_MARKER_PLACEHOLDER = re.compile(r"(?:PLACEHOLDER|REPLACE|CHANGE|YOUR|TODO|FIXME)(?:_?ME)?(?:_[A-Z0-9]+)*")
+_MARKER_WORDS = ("PLACEHOLDER", "REPLACE", "CHANGE", "YOUR", "TODO", "FIXME")
 # API groups whose controllers fill {{ ... }} and $var in their own objects when they run (Argo Workflows
 # parameters, Kyverno variables, Tekton, Prometheus templates): applied as written, not templates.
 _RUNTIME_TEMPLATES = frozenset(
@@ -578,7 +582,7 @@ def _load_text(path: str, text: str) -> LoadedFile:
             ]
             loaded.documents = []
             return loaded
-    if _MAY_HOLD_PLACEHOLDER.search(text):
+    if _MAY_HOLD_PLACEHOLDER.search(text) or any(word in text for word in _MARKER_WORDS):
         _find_placeholders(loaded)
     if loaded.problems and _MANIFEST_WORD.search(text) is None:
         loaded.problems = [_no_manifest(problem) for problem in loaded.problems]
@@ -709,6 +713,12 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                     or (
                         _SHORT_PLACEHOLDER.search(value)
                         if short and len(value) <= _SHORT and "\n" not in value
+                        else None
+                    )
+                    # an env var's or a key's name may be any upper-case word; a name is valid text anyway
+                    or (
+                        _MARKER_PLACEHOLDER.fullmatch(value)
+                        if short and path[-1:] not in (("name",), ("key",))
                         else None
                     )
                 )
