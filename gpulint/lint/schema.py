@@ -227,9 +227,15 @@ class SchemaStore:
             if kind_name == "AdditionalProperties":
                 for name in error.kind.unexpected:
                     errors.append(SchemaError((*path, name), "", True))
+            elif error.instance is None and len(path) >= 2 and path[-2] in _QUANTITY_MAPS:
+                continue  # apimachinery's Quantity.UnmarshalJSON reads null as 0: the API server takes it
             else:
                 errors.append(SchemaError(path, _message(error, kind_name), False))
         return errors
+
+
+# Maps of resource.Quantity values (ResourceRequirements, a ResourceQuota's hard, a node's capacity).
+_QUANTITY_MAPS = frozenset({"requests", "limits", "hard", "capacity", "allocatable"})
 
 
 def _truncated(value: Any, depth: int) -> Any:

@@ -20,8 +20,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for block in container_resources(obj.data):
         for section, values in (("requests", block.requests), ("limits", block.limits)):
             for name, value in values.items():
-                if type(value) is int and value >= 0:
-                    continue  # a whole count, the common case (a YAML bool is no int here)
+                if (type(value) is int and value >= 0) or value is None:
+                    continue  # a whole count (a YAML bool is no int here); null decodes as 0 (Quantity.UnmarshalJSON)
                 if not is_extended(name):
                     continue
                 path = (*block.path, section, name)
