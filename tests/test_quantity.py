@@ -35,10 +35,43 @@ def test_parses_kubernetes_quantities_exactly(text, value):
     assert parse_quantity(text).value == value
 
 
-@pytest.mark.parametrize("text", ["", "abc", "1K", "200K", "1 Gi", "e3", "1.2.3", "--1", "1Gib", "0x10"])
+@pytest.mark.parametrize(
+    "text", ["", "abc", "1K", "200K", "1 Gi", "1.2.3", "--1", "1Gib", "0x10", "-e-100", ".e-10", "e-10", "+Pi", "Ei"]
+)
 def test_rejects_what_kubernetes_rejects(text):
     with pytest.raises(QuantityError):
         parse_quantity(text)
+
+
+# Counterexamples the oracle (tests/test_oracle.py) found, with apimachinery v0.37.2's answers.
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        # parseQuantityString reads no digits as 0; only the empty string is refused
+        ("e3", 0),
+        ("+", 0),
+        ("-", 0),
+        (".", 0),
+        ("M", 0),
+        ("Ki", 0),
+        # a value finer than 1n is rounded up, away from zero, to a whole n (ParseQuantity's inf.RoundUp)
+        ("560.9321n", Fraction(561, 10**9)),
+        ("+5.3E-14", Fraction(1, 10**9)),
+        ("-0.0000000001", Fraction(-1, 10**9)),
+        ("9223372036854775807E-100", Fraction(1, 10**9)),
+        # binary SI is capped at int64's maximum; decimal SI and exponents are not
+        ("55438491865Ei", 2**63 - 1),
+        ("-99999999999999999999Ei", -(2**63 - 1)),
+        ("-1e+65", -(10**65)),
+        ("945301.0e+100", 945301 * 10**100),
+    ],
+)
+def test_reads_edge_quantities_as_apimachinery_does(text, value):
+    assert parse_quantity(text).value == value
+
+
+def test_quantities_below_a_nano_compare_equal_as_kubernetes_stores_them():
+    assert parse_quantity("382E-22").value == parse_quantity("78.705162E-64").value
 
 
 def test_50M_is_less_than_50Mi():

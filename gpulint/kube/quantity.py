@@ -9,7 +9,9 @@ Grammar (apimachinery ``quantity.go``)::
     <decimalSI>       ::= n | u | m | "" | k | M | G | T | P | E
     <decimalExponent> ::= "e" <signedInteger> | "E" <signedInteger>
 
-Values are exact (``fractions.Fraction``): ``1000m`` is exactly 1, ``0.1`` is 1/10.
+Values are exact (``fractions.Fraction``): ``1000m`` is exactly 1, ``0.1`` is 1/10; as ParseQuantity
+stores them, a value finer than ``1n`` is rounded up (away from zero) to a whole ``n``, a binary-SI value
+past the int64 maximum is capped there, and a missing number reads as 0 (``+``, ``.``, ``Mi``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ _BINARY_SI = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _EXPONENT = re.compile(r"[eE]([+-]?[0-9]+)")
 _SUFFIX_CHARS = re.compile(r"[eEinumkKMGTP]*[-+]?[0-9]*")
 MAX_TEXT = 100  # longer strings are not quantities anyway; bounds the work on hostile input
+MAX_EXPONENT = 200  # 100 digits times 10^200 still converts to a float (messages print some amounts so)
+_MAX_BINARY = 2**63 - 1  # maxAllowed: a binary-SI quantity is capped at int64's maximum
+_NANO_PER_UNIT = 10**9
 FORMAT_HINT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 
@@ -60,18 +65,18 @@ def parse_quantity(text: str) -> Quantity:
     number = _NUMBER.match(text)
     assert number is not None  # the pattern matches the empty prefix
     sign, whole, fraction = number.group(1), number.group(2), number.group(3)
-    if not whole and not fraction:
-        raise QuantityError(FORMAT_HINT)
+    # parseQuantityString reads no digits at all as 0: "+", "." and "Mi" are quantities (of 0)
     magnitude = Fraction(int(whole or "0"))
     if fraction:
         magnitude += Fraction(int(fraction), 10 ** len(fraction))
-    if sign == "-":
-        magnitude = -magnitude
     suffix = text[number.end() :]
     if suffix in _DECIMAL_SI:
-        value = magnitude * Fraction(10) ** _DECIMAL_SI[suffix]
+        magnitude *= Fraction(10) ** _DECIMAL_SI[suffix]
     elif suffix in _BINARY_SI:
-        value = magnitude * 2 ** _BINARY_SI[suffix]
+        if not whole and not fraction and _BINARY_SI[suffix] >= 50:
+            # Pi and Ei take ParseQuantity's decimal path (past int64's fast one): no digits is ErrNumeric
+            raise QuantityError("unable to parse numeric part of quantity")
+        magnitude = min(magnitude * 2 ** _BINARY_SI[suffix], _MAX_BINARY)  # ParseQuantity's cap (binary SI only)
     else:
         exponent = _EXPONENT.fullmatch(suffix)
         if exponent is None:
@@ -79,10 +84,17 @@ def parse_quantity(text: str) -> Quantity:
             wellformed = suffix.strip() and _SUFFIX_CHARS.fullmatch(suffix)
             raise QuantityError(f"unable to parse quantity's suffix {suffix!r}" if wellformed else FORMAT_HINT)
         power = int(exponent.group(1))
-        if abs(power) > 64:  # far outside what any resource can hold; keeps Fraction math bounded
+        if not whole and not fraction and power < -9:
+            # past the nano scale ParseQuantity parses the digits as a decimal: none is ErrNumeric
+            raise QuantityError("unable to parse numeric part of quantity")
+        if power > MAX_EXPONENT:  # keeps Fraction math bounded (Kubernetes reads up to 10^(2^31))
             raise QuantityError(f"quantity exponent {power} is out of range")
-        value = magnitude * Fraction(10) ** power
-    return Quantity(value, text)
+        # below 10^-MAX_EXPONENT any digits that fit MAX_TEXT are under 1n: rounded to 1n all the same
+        magnitude *= Fraction(10) ** max(power, -MAX_EXPONENT)
+    # ParseQuantity rounds a non-zero value up to a whole nano ("if you want some resources, you should get some")
+    if magnitude.denominator != 1 and (magnitude * _NANO_PER_UNIT).denominator != 1:
+        magnitude = Fraction(math.ceil(magnitude * _NANO_PER_UNIT), _NANO_PER_UNIT)
+    return Quantity(-magnitude if sign == "-" else magnitude, text)
 
 
 def quantity_from_yaml(value: Any) -> Quantity:
