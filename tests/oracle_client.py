@@ -52,9 +52,9 @@ def build(go: str) -> Path:
         return binary
     binary.parent.mkdir(parents=True, exist_ok=True)
     partial = binary.with_suffix(f".{os.getpid()}.partial")
-    environment = {**os.environ, "GOFLAGS": "-mod=readonly", "CGO_ENABLED": "0"}
+    environment = {**os.environ, "GOFLAGS": "-mod=readonly"}
     completed = subprocess.run(
-        [go, "build", "-trimpath", "-o", str(partial), "."],
+        [go, "build", "-o", str(partial), "."],
         cwd=SOURCE,
         env=environment,
         capture_output=True,

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/debug"
 )
 
 type request struct {
@@ -54,7 +55,7 @@ func main() {
 func answerLine(line []byte) (answer any) {
 	defer func() {
 		if r := recover(); r != nil {
-			answer = map[string]string{"oracle_error": fmt.Sprintf("panic: %v", r)}
+			answer = map[string]string{"oracle_error": fmt.Sprintf("panic: %v\n%s", r, debug.Stack())}
 		}
 	}()
 	var req request

@@ -25,8 +25,12 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	tf "k8s.io/kubernetes/pkg/scheduler/testing/framework"
 )
+
+// the framework records plugin metrics, as the scheduler registers them at start
+func init() { metrics.Register() }
 
 type scheduleCase struct {
 	Pod   v1.Pod    `json:"pod"`
