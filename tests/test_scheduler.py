@@ -105,6 +105,57 @@ def test_match_fields_on_the_node_name_and_node_selector_anded():
     assert reasons(spec, node("a", {"gpu": "l4"})) != []
 
 
+def _pinned(*terms):
+    return {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": list(names)}]}
+                        for names in terms
+                    ]
+                }
+            }
+        }
+    }
+
+
+def test_node_affinity_prefilter_words_the_nodes_it_leaves_out():
+    """Counterexamples of the oracle (tests/test_oracle.py, the scheduler of v1.37.2): when every required term
+    names nodes (as a DaemonSet's pods do), NodeAffinity's PreFilter keeps those alone and the framework words
+    the others by the plugin; terms that name no common node fail the PreFilter, a message of its own."""
+    nodes = [node("a"), node("b")]
+    spec = _pinned(["a"])
+    assert reasons(spec, nodes[0]) == []
+    assert reasons(spec, nodes[1]) == ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]
+    result = ClusterModel(nodes).evaluate(pod_requirements(_pinned(["x"])))
+    assert result.summary() == "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+    conflict = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": ["a"]},
+                                {"key": "metadata.name", "operator": "In", "values": ["b"]},
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
+    }
+    result = ClusterModel(nodes).evaluate(pod_requirements(conflict))
+    assert result.summary() == "0/2 nodes are available: pod affinity terms conflict."
+    # a term without a node name keeps every node: the node affinity filter words the misses as before
+    mixed = _pinned(["a"])
+    mixed["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].append(
+        {"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}
+    )
+    assert reasons(mixed, nodes[1]) == ["node(s) didn't match Pod's node affinity/selector"]
+
+
 def test_preferred_affinity_never_filters():
     spec = {
         "affinity": {

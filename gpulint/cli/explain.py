@@ -18,7 +18,7 @@ from gpulint.kube.pools.fit import EXCLUDED, FITS, LIMITED, NEVER, UNKNOWN, Pool
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended, scheduler_managed
 from gpulint.kube.scheduler import (
-    REASON_AFFINITY,
+    AFFINITY_REASONS,
     REASON_NODE_NAME,
     REASON_UNSCHEDULABLE,
     FitResult,
@@ -183,7 +183,7 @@ def explain_site(
     steps.append(Step("Capacity vs allocatable", status, lines or ["no extended resources requested"]))
 
     # 3. affinity and taints
-    affinity_failures = sum(c for r, c in result.reasons.items() if r == REASON_AFFINITY)
+    affinity_failures = sum(c for r, c in result.reasons.items() if r in AFFINITY_REASONS)
     taint_failures = sum(c for r, c in result.reasons.items() if r.startswith("node(s) had untolerated taint"))
     other = sum(c for r, c in result.reasons.items() if r in (REASON_UNSCHEDULABLE, REASON_NODE_NAME))
     lines = [

@@ -25,6 +25,12 @@ from gpulint.kube.workloads import remembered_part
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+# NodeAffinity's PreFilter (nodeaffinity/node_affinity.go): when every required term names nodes by
+# matchFields metadata.name In, only those are filtered; the framework words the others by the plugin
+# (framework/runtime RunPreFilterPlugins), and terms that name no common node fail the PreFilter itself
+REASON_AFFINITY_PREFILTER = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+REASON_AFFINITY_CONFLICT = "pod affinity terms conflict"
+AFFINITY_REASONS = (REASON_AFFINITY, REASON_AFFINITY_PREFILTER, REASON_AFFINITY_CONFLICT)
 REASON_NODE_NAME = "node(s) didn't match the requested node name"
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 REASON_TOO_MANY_PODS = "Too many pods"
@@ -314,6 +320,23 @@ class PodRequirements:
     def uses_node_identity(self) -> bool:
         return bool(self.node_name) or any(r.field for r in self.requirements())
 
+    @cached_property
+    def pinned_node_names(self) -> frozenset[str] | None:
+        """The nodes NodeAffinity's PreFilter keeps (None: all): the union over the required terms of the nodes
+        each names by matchFields metadata.name In, when every term names some."""
+        if not self.affinity_terms:
+            return None
+        names: set[str] = set()
+        for term in self.affinity_terms:
+            named: set[str] | None = None
+            for r in term:
+                if r.field and r.key == "metadata.name" and r.operator == "In":
+                    named = set(r.values) if named is None else named & set(r.values)
+            if named is None:
+                return None
+            names |= named
+        return frozenset(names)
+
     def matches_affinity(self, node: NodeInfo) -> bool:
         if not all(r.matches(node) for r in self.node_selector):
             return False
@@ -443,6 +466,9 @@ def filter_reasons(pod: PodRequirements, node: NodeInfo, now: bool, named_taints
     bound = bool(pod.node_name)
     if bound and pod.node_name != node.name:
         return [REASON_NODE_NAME]
+    pinned = None if bound else pod.pinned_node_names
+    if pinned is not None and node.name not in pinned:  # PreFilter runs before every Filter
+        return [REASON_AFFINITY_PREFILTER if pinned else REASON_AFFINITY_CONFLICT]
     if (
         not bound
         and node.unschedulable
@@ -541,7 +567,10 @@ class FitResult:
         return bool(self.fitting_groups)
 
     def summary(self) -> str:
-        """FitError.Error(): the histogram sorted on the whole "count reason" string."""
+        """FitError.Error(): the histogram sorted on the whole "count reason" string (a failed PreFilter's
+        message stands alone)."""
+        if self.total and set(self.reasons) == {REASON_AFFINITY_CONFLICT}:
+            return f"0/{self.total} nodes are available: {REASON_AFFINITY_CONFLICT}."
         histogram = ", ".join(sorted(f"{count} {reason}" for reason, count in self.reasons.items()))
         return (
             f"0/{self.total} nodes are available: {histogram}." if histogram else f"0/{self.total} nodes are available."
