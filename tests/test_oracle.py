@@ -1,0 +1,128 @@
+"""gpulint's verdicts against Kubernetes' own code (tests/oracle, docs/oracle.md), family by family.
+
+Each example is a batch of generated cases, answered by both sides in one round trip to the oracle. A
+disagreement fails with the shrunk batch (hypothesis drops the cases that agree). ORACLE_BATCHES sets
+the examples per family (scripts/oracle_batch.py runs large ones); CI's derandomized profile keeps
+them reproducible.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from oracle_client import Oracle, build, go_command
+from oracle_families import (
+    CEL_CASE,
+    QUANTITY_CASE,
+    SCHEDULE_CASE,
+    VALIDATE_CASE,
+    compare_cel,
+    compare_gate_defaults,
+    compare_quantity,
+    compare_schedule,
+    compare_validate,
+    dumps,
+)
+
+from gpulint.kube.cel.engine import CelEngine
+from gpulint.kube.features import GATES, FeatureGates
+
+pytestmark = pytest.mark.oracle
+
+CASES = int(os.environ.get("ORACLE_CASES", "2000"))  # per family: 2,000 in CI
+
+
+def family_settings(batch: int) -> settings:
+    """``batch`` cases per example (one round trip; a batch must stay within hypothesis' bytes per example)."""
+    return settings(ORACLE_SETTINGS, max_examples=-(-CASES // batch))
+
+
+ORACLE_SETTINGS = settings(
+    deadline=None,
+    derandomize=os.environ.get("CI") == "true" or os.environ.get("ORACLE_DERANDOMIZE") == "1",
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    database=None,
+    # no shrinking: each step would be a round trip of a whole batch; the failure prints each disagreeing
+    # case on its own, which is small already (it becomes a regression test where it shows a gpulint bug)
+    phases=[Phase.explicit, Phase.generate],
+)
+
+
+@pytest.fixture(scope="session")
+def oracle() -> Iterator[Oracle]:
+    go = go_command()
+    if go is None:
+        message = "the Go toolchain is not installed: the Kubernetes oracle (tests/oracle) cannot be built"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    process = Oracle(build(go))
+    process.start()
+    yield process
+    process.close()
+    counts = os.environ.get("ORACLE_COUNTS")  # scripts/oracle_batch.py reads how many cases each family ran
+    if counts:
+        Path(counts).write_text(json.dumps(process.asked), encoding="utf-8")
+
+
+def batches(case: st.SearchStrategy, size: int) -> st.SearchStrategy[list]:
+    return st.lists(case, min_size=size, max_size=size)
+
+
+def report(disagreements: list[tuple[object, list[str]]]) -> str:
+    return "\n".join(f"{dumps(case)}\n  " + "\n  ".join(found) for case, found in disagreements[:5])
+
+
+@family_settings(100)
+@given(cases=batches(QUANTITY_CASE, 100))
+def test_quantities_agree(oracle, cases):
+    answers = oracle.ask("quantity", cases)
+    found = [(case, compare_quantity(case, answer)) for case, answer in zip(cases, answers)]
+    disagreements = [(case, problems) for case, problems in found if problems]
+    assert not disagreements, report(disagreements)
+
+
+@family_settings(10)
+@given(cases=batches(SCHEDULE_CASE, 10), taint_comparisons=st.booleans())
+def test_scheduler_filters_agree(oracle, cases, taint_comparisons):
+    gates = {"TaintTolerationComparisonOperators": taint_comparisons}
+    answers = oracle.ask("schedule", cases, gates)
+    found = [(case, compare_schedule(case, answer, taint_comparisons)) for case, answer in zip(cases, answers)]
+    disagreements = [(case, problems) for case, problems in found if problems]
+    assert not disagreements, report(disagreements)
+
+
+@family_settings(50)
+@given(cases=batches(CEL_CASE, 50), list_attributes=st.booleans())
+def test_dra_cel_selectors_agree(oracle, cases, list_attributes):
+    gates = {"DRAListTypeAttributes": list_attributes}
+    answers = oracle.ask("cel", cases, gates)
+    engine = CelEngine()
+    mine = FeatureGates.of(FeatureGates().version, gates)
+    found = [(case, compare_cel(case, answer, engine, mine)) for case, answer in zip(cases, answers)]
+    disagreements = [(case, problems) for case, problems in found if problems]
+    assert not disagreements, report(disagreements)
+
+
+@family_settings(20)
+@given(cases=batches(VALIDATE_CASE, 20), comparisons=st.booleans())
+def test_pod_validation_agrees(oracle, cases, comparisons):
+    gates = {"TaintTolerationComparisonOperators": comparisons}
+    answers = oracle.ask("validate", cases, gates)
+    found = [(case, compare_validate(case, answer, gates)) for case, answer in zip(cases, answers)]
+    disagreements = [(case, problems) for case, problems in found if problems]
+    assert not disagreements, report(disagreements)
+
+
+def test_feature_gate_defaults_agree(oracle):
+    """gpulint's table of the gates it models (gpulint/kube/features.py) against the release's own."""
+    (answer,) = oracle.ask("gate_defaults", [{"names": sorted(GATES)}])
+    assert not compare_gate_defaults(FeatureGates().version, answer), compare_gate_defaults(
+        FeatureGates().version, answer
+    )
