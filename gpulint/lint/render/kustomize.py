@@ -54,6 +54,14 @@ _ENVIRONMENT = (
     "must specify --enable-helm",
     'exec: "helm"',
     "executable file not found",
+    # a remote base's server answered badly: TLS, a reset, a plain-HTTP answer (what it says varies with timing)
+    "tls: ",
+    "x509: ",
+    "connection reset by peer",
+    "connection refused",
+    "server gave HTTP response",
+    "remote error",
+    "accumulating resources from 'http",  # kustomize's words for a resource at a URL it could not use
 )
 
 
@@ -224,7 +232,8 @@ def _failure(what: str, stderr: str, directory: str, display: str, own: str, own
     lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
     message = " ".join(lines).removeprefix("error: ").removeprefix("Error: ") or f"{what} failed"
     message = _WRAPPER.sub("", message)
-    environment = any(marker in message for marker in _ENVIRONMENT)
+    # An EOF while fetching a URL is the network's too (the server closed the connection mid-answer).
+    environment = any(marker in message for marker in _ENVIRONMENT) or ("://" in message and "EOF" in message)
     line = _line_of_entry(own, message)
     if environment:
         hint = (
