@@ -89,8 +89,8 @@ _SHORT_PLACEHOLDER = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]*\}\}|<[A-Za
 _SHORT = 253
 # A whole value that says it is to be replaced (PLACEHOLDER_NUM_NODES, REPLACE_ME, YOUR_BUCKET, CHANGEME), as
 # scripts that sed a manifest before applying it write them: no Kubernetes field holds such a word.
-_MARKER_PLACEHOLDER = re.compile(r"(?:PLACEHOLDER|REPLACE|CHANGE|YOUR|TODO|FIXME)(?:_?ME)?(?:_[A-Z0-9]+)*")
 _MARKER_WORDS = ("PLACEHOLDER", "REPLACE", "CHANGE", "YOUR", "TODO", "FIXME")
+_MARKER_PLACEHOLDER = re.compile(rf"(?:{'|'.join(_MARKER_WORDS)})(?:_?ME)?(?:_[A-Z0-9]+)*")
 # API groups whose controllers fill {{ ... }} and $var in their own objects when they run (Argo Workflows
 # parameters, Kyverno variables, Tekton, Prometheus templates): applied as written, not templates.
 _RUNTIME_TEMPLATES = frozenset(

@@ -26,6 +26,7 @@ class Renderer:
         self.collection = collection
         self._tools: dict[str, Tool | None] = {}
         self._kustomizations: dict[str, list[layout.Kustomization]] = {}
+        self._partial_files: dict[str, set[str]] = {}  # folder -> the patches its kustomizations read or leave
         self._rendered: set[str] = set()  # real paths of the charts and overlays rendered: each once
 
     def _first_time(self, directory: str) -> bool:
@@ -81,9 +82,13 @@ class Renderer:
         directory = os.path.dirname(os.path.abspath(path))
         if directory not in self._kustomizations:
             self._kustomizations[directory] = list(layout.enclosing_kustomizations(path))
-        enclosing = self._kustomizations[directory]
-        real = os.path.realpath(path)
-        if real in layout.patch_files(enclosing) or real in layout.unused_patch_files(enclosing):
+        partial = self._partial_files.get(directory)
+        if partial is None:  # once per folder: pre-commit names many files of one overlay
+            enclosing = self._kustomizations[directory]
+            partial = self._partial_files[directory] = layout.patch_files(enclosing) | set(
+                layout.unused_patch_files(enclosing)
+            )
+        if os.path.realpath(path) in partial:
             self.collection.debug_notes.append(
                 f"{path}: skipped: a kustomize patch (a partial object); lint its overlay's directory to check it rendered"
             )
