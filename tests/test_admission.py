@@ -408,13 +408,16 @@ def test_stopped_queues_and_missing_flavors(tmp_path):
 
 # ----------------------------------------------------------------- admission checks (the Kueue docs' examples)
 
+MULTIKUEUE = "kueue.x-k8s.io/multikueue"
+
 
 def admission_check(
     name: str = "sample-prov", controller: str = "kueue.x-k8s.io/provisioning-request", active: str = ""
 ) -> str:
+    kind = "MultiKueueConfig" if controller == MULTIKUEUE else "ProvisioningRequestConfig"
     text = (
         f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {{name: {name}}}\nspec:\n"
-        f"  controllerName: {controller}\n  parameters: {{apiGroup: kueue.x-k8s.io, kind: ProvisioningRequestConfig, "
+        f"  controllerName: {controller}\n  parameters: {{apiGroup: kueue.x-k8s.io, kind: {kind}, "
         f"name: {name}-config}}\n"
     )
     if active:
@@ -1663,3 +1666,137 @@ def test_hostile_cohort_trees_are_bounded():
         job(gpus=16),
     )
     assert queue_findings(text) == []
+
+
+# ----------------------------------------------------------------- the built-in checks' parameters
+# (pkg/controller/admissionchecks/{provisioning,multikueue}: a check whose parameters cannot be loaded is marked
+# Active False, and Kueue makes every ClusterQueue naming it inactive)
+
+
+def provisioning_config(name: str = "sample-prov-config") -> str:
+    """The Kueue docs' ProvisioningRequestConfig (admission-check-controllers/provisioning)."""
+    return (
+        f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: ProvisioningRequestConfig\nmetadata: {{name: {name}}}\nspec:\n"
+        "  provisioningClassName: check-capacity.autoscaling.x-k8s.io\n  managedResources: [nvidia.com/gpu]\n"
+    )
+
+
+def multikueue_config(name: str = "mk-config", clusters: str = "[multikueue-test-worker1]") -> str:
+    return f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: MultiKueueConfig\nmetadata: {{name: {name}}}\nspec:\n  clusters: {clusters}\n"
+
+
+def multikueue_cluster(name: str = "multikueue-test-worker1", active: str = "") -> str:
+    text = (
+        f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: MultiKueueCluster\nmetadata: {{name: {name}}}\nspec:\n"
+        f"  clusterSource:\n    kubeConfig: {{locationType: Secret, location: {name}-secret}}\n"
+    )
+    if active:
+        text += f"status:\n  conditions:\n  - {{type: Active, status: '{active}', reason: Active, message: ''}}\n"
+    return text
+
+
+def provisioning_queue(*extra: str) -> str:
+    return docs(flavor(), with_checks(cluster_queue(), "sample-prov"), local_queue(), admission_check(), *extra, job())
+
+
+CHECK_CONFIGS = {"complete": [*COMPLETE["complete"], "ProvisioningRequestConfig", "MultiKueueConfig"]}
+
+
+def test_a_provisioning_check_whose_config_is_missing_is_inactive():
+    (finding,) = queue_findings(
+        provisioning_queue(), "queue-reference-invalid", config={**ONE_CLUSTER, **CHECK_CONFIGS}
+    )
+    assert finding.severity == "error"
+    assert finding.message == (
+        "ClusterQueue cluster-queue is inactive (Can't admit new workloads): it references inactive AdmissionCheck(s): "
+        "sample-prov\n"
+        "AdmissionCheck sample-prov: Active False (BadParametersRef): provisioningrequestconfigs.kueue.x-k8s.io "
+        '"sample-prov-config" not found\n'
+        "its controller never marks it Active as written: the queue's workloads stay pending"
+    )
+    # the config among the files: the check becomes Active
+    clean = provisioning_queue(provisioning_config())
+    assert queue_findings(clean, "queue-reference-invalid", config={**ONE_CLUSTER, **CHECK_CONFIGS}) == []
+    # the configs not known whole: it may be made by the platform's chart
+    assert queue_findings(provisioning_queue(), "queue-reference-invalid") == []
+
+
+def test_a_provisioning_config_listed_by_the_inventory(tmp_path):
+    (tmp_path / "kueue.yaml").write_text(provisioning_config("gpu-prov"))  # the cluster has another one
+    (finding,) = queue_findings(provisioning_queue(), "queue-reference-invalid", inventory=[str(tmp_path)])
+    assert 'provisioningrequestconfigs.kueue.x-k8s.io "sample-prov-config" not found' in finding.message
+    # the controller reports the check Active: its word stands
+    (tmp_path / "checks.yaml").write_text(admission_check(active="True"))
+    assert queue_findings(provisioning_queue(), "queue-reference-invalid", inventory=[str(tmp_path)]) == []
+
+
+def test_parameters_the_check_controller_can_never_load():
+    bare = admission_check().split("  parameters:")[0]  # no parameters at all
+    text = docs(flavor(), with_checks(cluster_queue(), "sample-prov"), local_queue(), bare, job())
+    (finding,) = queue_findings(text, "queue-reference-invalid")  # no catalog needed: the reference is wrong
+    assert finding.severity == "error"
+    assert (
+        "AdmissionCheck sample-prov: Active False (BadParametersRef): missing parameters reference" in finding.message
+    )
+    typo = admission_check().replace("kind: ProvisioningRequestConfig", "kind: ProvisioningRequestConfiguration")
+    text = docs(flavor(), with_checks(cluster_queue(), "sample-prov"), local_queue(), typo, job())
+    (finding,) = queue_findings(text, "queue-reference-invalid")
+    assert (
+        'wrong kind "ProvisioningRequestConfiguration", expecting "ProvisioningRequestConfig": bad parameters '
+        "reference" in finding.message
+    )
+    # a check of another controller: its parameters are its own business
+    other = bare.replace("kueue.x-k8s.io/provisioning-request", "example.com/budget-check")
+    text = docs(flavor(), with_checks(cluster_queue(), "sample-prov"), local_queue(), other, job())
+    assert queue_findings(text, "queue-reference-invalid") == []
+
+
+def test_a_multikueue_check_needs_its_config_and_a_worker_cluster(tmp_path):
+    check = admission_check("sample-multikueue", MULTIKUEUE).replace("sample-multikueue-config", "mk-config")
+    queue = docs(flavor(), with_checks(cluster_queue(), "sample-multikueue"), local_queue(), check)
+    (finding,) = queue_findings(docs(queue, job()), "queue-reference-invalid", config={**ONE_CLUSTER, **CHECK_CONFIGS})
+    assert (
+        "AdmissionCheck sample-multikueue: Active False (BadConfig): Cannot load the AdmissionChecks parameters: "
+        'multikueueconfigs.kueue.x-k8s.io "mk-config" not found' in finding.message
+    )
+    # the config names a worker cluster the inventory does not hold: NoUsableClusters
+    (tmp_path / "clusters.yaml").write_text(multikueue_cluster("multikueue-test-worker2", active="True"))
+    text = docs(queue, multikueue_config(), job())
+    (finding,) = queue_findings(text, "queue-reference-invalid", inventory=[str(tmp_path)])
+    assert finding.severity == "error"
+    assert (
+        "AdmissionCheck sample-multikueue: Active False (NoUsableClusters): Missing clusters: [multikueue-test-worker1]"
+        in finding.message
+    )
+    # one of two clusters present: the check stays active (SomeActiveClusters)
+    text = docs(queue, multikueue_config(clusters="[multikueue-test-worker1, multikueue-test-worker2]"), job())
+    assert queue_findings(text, "queue-reference-invalid", inventory=[str(tmp_path)]) == []
+    # the only cluster present but not connected now: a warning (a connection can come back)
+    (tmp_path / "clusters.yaml").write_text(multikueue_cluster(active="False"))
+    (finding,) = queue_findings(
+        docs(queue, multikueue_config(), job()), "queue-reference-invalid", inventory=[str(tmp_path)]
+    )
+    assert finding.severity == "warning"
+    assert "Active False (NoUsableClusters): Inactive clusters: [multikueue-test-worker1]" in finding.message
+    # the clusters not known whole: not judged
+    assert queue_findings(docs(queue, multikueue_config(), job()), "queue-reference-invalid") == []
+
+
+def test_explain_shows_why_the_check_is_inactive(tmp_path):
+    import json
+
+    from conftest import run_cli
+
+    path = tmp_path / "job.yaml"
+    path.write_text(provisioning_queue())
+    (tmp_path / ".gpulint.yaml").write_text("complete: [ProvisioningRequestConfig]\n")
+    result = run_cli(
+        "explain", str(path), "--inventory", RACKS, "--format", "json", "--config", str(tmp_path / ".gpulint.yaml")
+    )
+    (explanation,) = json.loads(result.stdout)["explanations"]
+    first = explanation["steps"][0]
+    assert first["status"] == "FAIL"
+    assert (
+        "AdmissionCheck sample-prov: Active False (BadParametersRef): provisioningrequestconfigs.kueue.x-k8s.io "
+        '"sample-prov-config" not found' in first["lines"]
+    )

@@ -421,3 +421,95 @@ def test_scopes_are_all_required_and_unknown_ones_are_not_judged():
     assert Quota.of(odd).applies_to({}) is None
     vac = {"metadata": {"name": "q"}, "spec": {"scopes": ["VolumeAttributesClass"]}}
     assert Quota.of(vac).applies_to({}) is False  # a claim scope: no pod is charged
+
+
+# A platform repository's per-priority GPU budget (the Kubernetes docs' "Resource Quota per priority class"):
+# the high-priority class gets 8 GPUs, everything else 2.
+PER_PRIORITY = docs(
+    priority_quota("{requests.nvidia.com/gpu: 8}", "In", "[high]", name="gpu-high"),
+    priority_quota("{requests.nvidia.com/gpu: 2}", "NotIn", "[high]", name="gpu-rest"),
+)
+
+
+def priority_class(name: str, default: bool = False) -> str:
+    return (
+        f"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {name}}}\nvalue: 1000\n"
+        f"globalDefault: {str(default).lower()}\n"
+    )
+
+
+def test_a_per_priority_gpu_quota_charges_each_class_its_own_budget():
+    three = deployment("{limits: {nvidia.com/gpu: 1}}", replicas=3)
+    (finding,) = findings_of("resource-quota-exceeded", docs(PER_PRIORITY, with_priority(three, "low")))
+    assert "ResourceQuota gpu-rest, scopes PriorityClass NotIn (high): the ReplicaSet creates 2" in finding.message
+    assert "gpu-high" not in finding.message
+    # the same pods in the high class are charged gpu-high only, and fit it
+    assert findings_of("resource-quota-exceeded", docs(PER_PRIORITY, with_priority(three, "high"))) == []
+
+
+def test_does_not_exist_covers_only_pods_without_a_priority_class():
+    q = priority_quota("{requests.nvidia.com/gpu: 1}", "DoesNotExist", "", name="gpu-unclassed")
+    two = deployment("{limits: {nvidia.com/gpu: 2}}")
+    assert findings_of("resource-quota-exceeded", docs(q, with_priority(two, "high"))) == []
+    # no class written and none known to be the default: not judged (the cluster may have a global default)
+    assert findings_of("resource-quota-exceeded", docs(q, two)) == []
+
+
+def test_a_pod_without_a_class_gets_the_global_default_before_the_quota_sees_it():
+    three = deployment("{limits: {nvidia.com/gpu: 1}}", replicas=3)
+    # the repository's PriorityClass "low" is the global default: the pods are charged as "low"
+    (finding,) = findings_of("resource-quota-exceeded", docs(PER_PRIORITY, priority_class("low", True), three))
+    assert "ResourceQuota gpu-rest, scopes PriorityClass NotIn (high)" in finding.message
+    # "high" the default: gpu-high charges them, and they fit it
+    assert findings_of("resource-quota-exceeded", docs(PER_PRIORITY, priority_class("high", True), three)) == []
+
+
+def test_with_every_priority_class_known_and_none_the_default_a_pod_has_no_class(tmp_path):
+    three = deployment("{limits: {nvidia.com/gpu: 1}}", replicas=3)
+    unclassed = priority_quota("{requests.nvidia.com/gpu: 2}", "DoesNotExist", "", name="gpu-unclassed")
+    classes = tmp_path / "priorityclasses.yaml"  # `kubectl get priorityclasses -o yaml`: no global default
+    classes.write_text(docs(priority_class("high"), priority_class("low")))
+    (finding,) = findings_of("resource-quota-exceeded", docs(unclassed, three), inventory=classes)
+    assert "ResourceQuota gpu-unclassed, scopes PriorityClass DoesNotExist" in finding.message
+    (finding,) = findings_of("resource-quota-exceeded", docs(PER_PRIORITY, three), inventory=classes)
+    assert "ResourceQuota gpu-rest" in finding.message  # NotIn matches a pod without a class
+    # declared complete in the repository instead of listed: the same
+    config = {**ONE_CLUSTER, "complete": ["PriorityClass"]}
+    found = findings_of("resource-quota-exceeded", docs(unclassed, priority_class("high"), three), config=config)
+    assert len(found) == 1
+    # without either, a pod without a class is not judged against a PriorityClass scope
+    assert findings_of("resource-quota-exceeded", docs(unclassed, priority_class("high"), three)) == []
+
+
+def test_a_best_effort_quota_next_to_a_gpu_pod():
+    # A namespace that allows no BestEffort pods (pods: 0) - a GPU pod with no cpu or memory is BestEffort
+    # and refused; the same pod stating a cpu request is Burstable and not covered.
+    no_best_effort = quota("{pods: '0'}", name="no-best-effort").replace("  hard:", "  scopes: [BestEffort]\n  hard:")
+    (finding,) = findings_of(
+        "resource-quota-exceeded", docs(no_best_effort, deployment("{limits: {nvidia.com/gpu: 1}}"))
+    )
+    assert "exceeded quota: no-best-effort, requested: pods=1, used: pods=0, limited: pods=0" in finding.message
+    burstable = deployment("{requests: {cpu: '2'}, limits: {nvidia.com/gpu: 1}}")
+    assert findings_of("resource-quota-exceeded", docs(no_best_effort, burstable)) == []
+
+
+def test_priority_class_operators_as_label_selectors():
+    from gpulint.kube.admission.namespace import Quota
+
+    def scoped(operator: str, values: list[str]) -> Quota:
+        expression = {"scopeName": "PriorityClass", "operator": operator, "values": values}
+        return Quota.of({"metadata": {"name": "q"}, "spec": {"scopeSelector": {"matchExpressions": [expression]}}})
+
+    named = {"priorityClassName": "high"}
+    table = [  # (operator, values, a pod of class high, a pod of no class)
+        ("In", ["high"], True, False),
+        ("NotIn", ["high"], False, True),
+        ("NotIn", ["low"], True, True),
+        ("Exists", [], True, False),
+        ("DoesNotExist", [], False, True),
+    ]
+    for operator, values, high, none in table:
+        assert scoped(operator, values).applies_to(named) is high, operator
+        assert scoped(operator, values).applies_to({}, "") is none, operator
+        assert scoped(operator, values).applies_to({}) is None, operator  # the default class not known
+    assert scoped("In", ["high"]).applies_to({}, "high") is True  # the global default's name

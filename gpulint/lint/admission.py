@@ -32,6 +32,7 @@ from gpulint.kube.admission.kueue_config import (
     framework_name,
     is_configuration,
 )
+from gpulint.kube.admission.kueue_kinds import KUEUE_GROUP
 from gpulint.kube.admission.workload import QUEUE_LABEL, QueueName, integration, labels_path, queue_name
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gangs.members import KUEUE_TOTAL_ANNOTATION, gangs_of, kueue_group_members, kueue_group_total
@@ -49,7 +50,7 @@ from gpulint.lint.resolver import Resolver
 
 if TYPE_CHECKING:  # the admission models are imported where an object meets a queue or a quota
     from gpulint.kube.admission.assign import AdmissionVerdict
-    from gpulint.kube.admission.kueue import ClusterQueue, LocalQueue
+    from gpulint.kube.admission.kueue import AdmissionCheck, CheckConfig, ClusterQueue, LocalQueue, ParametersRef
     from gpulint.kube.admission.namespace import Quota
     from gpulint.kube.dra.allocation import ClaimSpec
 
@@ -310,12 +311,28 @@ def admission_check_problems(queue: ClusterQueue, path: Path, resolver: Resolver
         )
         problems.append(Problem(path, message, True, notes))
     found = [checks[check] for check in queue.admission_checks if check in checks]
-    off = [check.name for check in found if check.active is False]
+    why = {check.name: _inactive_condition(check, resolver, file) for check in found if check.active is not True}
+    proven = [name for name, condition in why.items() if condition is not None and condition.proven]
+    if proven:
+        message, notes = _listing(
+            f"{inactive} inactive AdmissionCheck(s)",
+            ": ",
+            proven,
+            *(f"AdmissionCheck {name}: {why[name]}" for name in proven),
+            "its controller never marks it Active as written: the queue's workloads stay pending",
+        )
+        problems.append(Problem(path, message, True, notes))
+    off = [
+        check.name
+        for check in found
+        if check.name not in proven and (check.active is False or why.get(check.name) is not None)
+    ]
     if off:
         message, notes = _listing(
             f"{inactive} inactive AdmissionCheck(s)",
             ": ",
             off,
+            *(f"AdmissionCheck {name}: {why[name]}" for name in off if why.get(name) is not None),
             "their controller reports Active False; the queue's workloads stay pending until it marks them Active",
         )
         problems.append(Problem(path, message, False, notes))
@@ -340,6 +357,70 @@ def admission_check_problems(queue: ClusterQueue, path: Path, resolver: Resolver
         )
         problems.append(Problem(path, message, True, notes))
     return problems
+
+
+@dataclass(frozen=True)
+class InactiveCondition:
+    """The Active condition a built-in check controller writes on an AdmissionCheck it cannot use."""
+
+    reason: str
+    message: str
+    proven: bool  # from the objects themselves (complete catalogs), not from a status that may change
+
+    def __str__(self) -> str:
+        return f"Active False ({self.reason}): {self.message}"
+
+
+# controllerName -> (the kind its parameters must name, the Active condition's reason, its message prefix)
+CHECK_CONTROLLERS = {
+    PROVISIONING: ("ProvisioningRequestConfig", "BadParametersRef", ""),
+    MULTIKUEUE: ("MultiKueueConfig", "BadConfig", "Cannot load the AdmissionChecks parameters: "),
+}
+
+
+def _inactive_condition(check: AdmissionCheck, resolver: Resolver, file: str) -> InactiveCondition | None:
+    """Why Kueue's provisioning or MultiKueue controller marks the check inactive (pkg/util/admissioncheck
+    ConfigFromRef; the controllers' admission check reconcilers), when the objects show it."""
+    row = CHECK_CONTROLLERS.get(check.controller)
+    if row is None:
+        return None
+    kind, reason, prefix = row
+    error = _parameters_error(check.parameters, kind, resolver, file)
+    if error is not None:
+        return InactiveCondition(reason, prefix + error, True)
+    if check.controller != MULTIKUEUE or check.parameters is None:
+        return None
+    config = resolver.kueue.check_configs.get((kind, check.parameters.name))
+    return _unusable_clusters(config, resolver, file) if config is not None else None
+
+
+def _parameters_error(ref: ParametersRef | None, kind: str, resolver: Resolver, file: str) -> str | None:
+    """ConfigFromRef's error (refValidForGK, then the object lookup), when it is certain."""
+    if ref is None:
+        return "missing parameters reference"
+    if not ref.name:
+        return "empty name: bad parameters reference"
+    if ref.api_group != KUEUE_GROUP:
+        return f'wrong group "{ref.api_group}", expecting "{KUEUE_GROUP}": bad parameters reference'
+    if ref.kind != kind:
+        return f'wrong kind "{ref.kind}", expecting "{kind}": bad parameters reference'
+    if (kind, ref.name) not in resolver.kueue.check_configs and resolver.catalog_complete(kind, file):
+        return f'{kind.lower()}s.{KUEUE_GROUP} "{ref.name}" not found'
+    return None
+
+
+def _unusable_clusters(config: CheckConfig, resolver: Resolver, file: str) -> InactiveCondition | None:
+    """MultiKueue's NoUsableClusters: every cluster of the config missing or not Active. Proven only when every
+    one is missing from a complete catalog (a cluster's Active is its connection now, which may come back)."""
+    known = resolver.kueue.multikueue_clusters
+    complete = resolver.catalog_complete("MultiKueueCluster", file)
+    missing = [name for name in config.clusters if name not in known and complete]
+    off = [name for name in config.clusters if name in known and known[name].active is False]
+    if not config.clusters or len(missing) + len(off) < len(config.clusters):
+        return None
+    parts = [f"Missing clusters: [{' '.join(missing)}]"] if missing else []
+    parts += [f"Inactive clusters: [{' '.join(off)}]"] if off else []
+    return InactiveCondition("NoUsableClusters", ", ".join(parts), not off)
 
 
 def admission_verdict(obj: KubeObject, resolver: Resolver) -> tuple[QueueRoute, AdmissionVerdict] | None:
@@ -723,13 +804,14 @@ def quota_charges(obj: KubeObject, resolver: Resolver) -> list[tuple[Quota, list
     )
 
     items = resolver.limit_items(obj.ref.namespace)
+    default_priority = resolver.default_priority_class(obj.document.path)
     out: list[tuple[Quota, list[SiteCharge]]] = [(quota, []) for quota in quotas]
     for site in pod_spec_sites(obj.data):
         spec, _ = with_limit_ranges(effective_pod_spec(obj.kind, site.spec), items)
         charged = pod_charge(spec, pod_requests(spec), pod_limits(spec))
         charged.update(claim_charge(_claim_templates(obj, site.spec, resolver)))  # one claim per pod per template
         for quota, sites in out:
-            if quota.applies_to(spec):
+            if quota.applies_to(spec, default_priority):
                 sites.append(SiteCharge(site.path, site.pods or 0, charged, tuple(missing_for_quota(spec, quota))))
     return [(quota, sites) for quota, sites in out if sites]
 

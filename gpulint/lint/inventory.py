@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the pool model and readers are imported when an inventory i
 
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 # Objects of the admission layer: Kueue's queues and flavors, namespace quotas and limits.
-ADMISSION_KINDS = (*KUEUE_KINDS, "ResourceQuota", "LimitRange", "Queue")  # Queue: Volcano and KAI
+ADMISSION_KINDS = (*KUEUE_KINDS, "ResourceQuota", "LimitRange", "Queue", "PriorityClass")  # Queue: Volcano and KAI
 # The runtimes TrainJobs and InferenceServices name
 WORKLOAD_RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime", "ServingRuntime", "ClusterServingRuntime")
 INVENTORY_KINDS = (

@@ -99,6 +99,8 @@ KINDS: tuple[KindRow, ...] = (
     _row("", "ConfigMap", ("v1",), "configmaps", True, True, _L),
     _row("", "LimitRange", ("v1",), "limitranges", True, True, _L, cluster=True),
     _row("", "ResourceQuota", ("v1",), "resourcequotas", True, True, _L, cluster=True),
+    # the global default class names a pod without priorityClassName: a PriorityClass quota scope reads it
+    _row("scheduling.k8s.io", "PriorityClass", ("v1",), "priorityclasses", False, True, _L, cluster=True),
     _row("node.k8s.io", "RuntimeClass", ("v1",), "runtimeclasses", False, True, _I),
     _row("apiextensions.k8s.io", "CustomResourceDefinition", ("v1",), "customresourcedefinitions", False, True, _L),
     # a new pool node runs the DaemonSets' pods first; a Deployment may start a scheduler (by content)
@@ -124,6 +126,10 @@ KINDS: tuple[KindRow, ...] = (
     _row(KUEUE_GROUP, "Cohort", (*_KUEUE, "v1alpha1"), "cohorts", False, True, _L, cluster=True),
     _row(KUEUE_GROUP, "Topology", (*_KUEUE, "v1alpha1"), "topologies", False, True, _L),
     _row(KUEUE_GROUP, "AdmissionCheck", _KUEUE, "admissionchecks", False, True, _L),
+    # the parameters of the built-in admission checks (a check whose parameters are missing is inactive)
+    _row(KUEUE_GROUP, "ProvisioningRequestConfig", _KUEUE, "provisioningrequestconfigs", False, True, _L),
+    _row(KUEUE_GROUP, "MultiKueueConfig", _KUEUE, "multikueueconfigs", False, True, _L),
+    _row(KUEUE_GROUP, "MultiKueueCluster", _KUEUE, "multikueueclusters", False, True, _L),
     # Kueue's manager Configuration (a file, or its ConfigMap's; no API serves it)
     _row(CONFIG_GROUP, CONFIG_KIND, ("v1beta2", "v1beta1"), "", False, True, _L, _NEVER, cluster=True),
     _row(VOLCANO_GROUP, "Queue", ("v1beta1",), "queues", False, True, _L),

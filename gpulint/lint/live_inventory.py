@@ -104,12 +104,16 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     # The admission layer: namespace limits and quotas, Kueue's queues and flavors, Volcano and KAI queues.
     InventoryApi("", "LimitRange", "limitranges", ("v1",), namespaced=True),
     InventoryApi("", "ResourceQuota", "resourcequotas", ("v1",), namespaced=True),
+    InventoryApi("scheduling.k8s.io", "PriorityClass", "priorityclasses", ("v1",)),
     InventoryApi("kueue.x-k8s.io", "ClusterQueue", "clusterqueues", _KUEUE),
     InventoryApi("kueue.x-k8s.io", "LocalQueue", "localqueues", _KUEUE, namespaced=True),
     InventoryApi("kueue.x-k8s.io", "ResourceFlavor", "resourceflavors", _KUEUE),
     InventoryApi("kueue.x-k8s.io", "Cohort", "cohorts", (*_KUEUE, "v1alpha1")),
     InventoryApi("kueue.x-k8s.io", "Topology", "topologies", (*_KUEUE, "v1alpha1")),
     InventoryApi("kueue.x-k8s.io", "AdmissionCheck", "admissionchecks", _KUEUE),
+    InventoryApi("kueue.x-k8s.io", "ProvisioningRequestConfig", "provisioningrequestconfigs", _KUEUE),
+    InventoryApi("kueue.x-k8s.io", "MultiKueueConfig", "multikueueconfigs", _KUEUE),
+    InventoryApi("kueue.x-k8s.io", "MultiKueueCluster", "multikueueclusters", _KUEUE),
     InventoryApi("scheduling.volcano.sh", "Queue", "queues", ("v1beta1",)),
     InventoryApi("scheduling.run.ai", "Queue", "queues", ("v2",)),
     # Node pools: the nodes that can exist (gpulint/kube/pools/readers.py). Karpenter's NodePools and the

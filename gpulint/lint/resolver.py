@@ -20,7 +20,7 @@ from gpulint.kube.dra import compute_domain
 from gpulint.kube.dra.gates import DraFeatures, gates_in_use
 from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
-from gpulint.kube.fields import mapping
+from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gangs.members import group_references, joiner_key
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.labels import any_pooled
@@ -435,6 +435,21 @@ class Resolver:
         from gpulint.kube.admission.namespace import Quota
 
         return [Quota.of(data) for _, data in sorted(quotas.items())]
+
+    def default_priority_class(self, file: str) -> str | None:
+        """The name the Priority admission plugin gives a pod without priorityClassName: the PriorityClass
+        marked globalDefault (the API server allows one); "" when none is, as far as a complete catalog of
+        PriorityClasses shows; None when not known (several marked, or the set not known whole)."""
+        classes = {obj.ref.name: obj.data for obj in self.linted.of_kind("scheduling.k8s.io", "PriorityClass")}
+        for data in self._cluster.admission_objects:
+            if data.get("kind") == "PriorityClass" and data.get("apiVersion") == "scheduling.k8s.io/v1":
+                classes.setdefault(text(dig(data, "metadata", "name")), data)
+        defaults = sorted(name for name, data in classes.items() if data.get("globalDefault") is True)
+        if len(defaults) == 1:
+            return defaults[0]
+        if not defaults and self.catalog_complete("PriorityClass", file):
+            return ""
+        return None
 
     def inventory_admission_objects(self) -> list[dict[str, Any]]:
         return self._cluster.admission_objects

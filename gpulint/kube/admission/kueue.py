@@ -26,6 +26,7 @@ STOPPED = ("Hold", "HoldAndDrain")  # stopPolicy values that stop admission (Non
 UNLIMITED = Fraction(2**63 - 1)  # Kueue's saturated Amount
 MAX_DEPTH = 64  # cohort levels followed (Kueue's trees are a few deep; a longer chain is hostile input)
 FlavorResource = tuple[str, str]  # (flavor, resource)
+CHECK_CONFIG_KINDS = ("ProvisioningRequestConfig", "MultiKueueConfig")  # the built-in checks' parameters
 
 
 def _amount(value: Any) -> Fraction | None:
@@ -154,22 +155,70 @@ def _admission_checks(spec: dict[str, Any], v1beta1: bool) -> tuple[tuple[str, .
     return tuple(dict.fromkeys(n for n in names if n)), tuple(dict.fromkeys(n for n in per_flavor if n))
 
 
+def _active(data: dict[str, Any], condition_type: str = "Active") -> bool | None:
+    """The status condition ``condition_type`` (None when the object carries none, as a manifest does)."""
+    active = None
+    for condition in map(mapping, sequence(dig(data, "status", "conditions"))):
+        if condition.get("type") == condition_type:
+            active = condition.get("status") == "True"
+    return active
+
+
+@dataclass(frozen=True)
+class ParametersRef:
+    """An AdmissionCheck's ``spec.parameters``: the configuration object its controller reads."""
+
+    api_group: str
+    kind: str
+    name: str
+
+
 @dataclass(frozen=True)
 class AdmissionCheck:
-    """An AdmissionCheck (cluster-scoped): its controller, and whether that controller reports it Active
-    (status condition ``Active``; None when the object carries no such condition, as a manifest does)."""
+    """An AdmissionCheck (cluster-scoped): its controller, its parameters, and whether that controller reports
+    it Active (status condition ``Active``; None when the object carries no such condition)."""
 
     name: str
     controller: str
     active: bool | None
+    parameters: ParametersRef | None = None
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> AdmissionCheck:
-        active = None
-        for condition in map(mapping, sequence(dig(data, "status", "conditions"))):
-            if condition.get("type") == "Active":
-                active = condition.get("status") == "True"
-        return cls(text(dig(data, "metadata", "name")), text(dig(data, "spec", "controllerName")), active)
+        raw = dig(data, "spec", "parameters")
+        parameters = None
+        if isinstance(raw, dict):
+            parameters = ParametersRef(text(raw.get("apiGroup")), text(raw.get("kind")), text(raw.get("name")))
+        return cls(
+            text(dig(data, "metadata", "name")), text(dig(data, "spec", "controllerName")), _active(data), parameters
+        )
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    """What the built-in checks' parameters name: a ProvisioningRequestConfig, or a MultiKueueConfig and the
+    MultiKueueClusters it dispatches to (``spec.clusters``)."""
+
+    kind: str
+    name: str
+    clusters: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> CheckConfig:
+        clusters = tuple(text(c) for c in sequence(dig(data, "spec", "clusters")) if text(c))
+        return cls(text(data.get("kind")), text(dig(data, "metadata", "name")), clusters)
+
+
+@dataclass(frozen=True)
+class MultiKueueCluster:
+    """A worker cluster of MultiKueue; ``active``: its status condition Active (its kubeconfig connects)."""
+
+    name: str
+    active: bool | None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> MultiKueueCluster:
+        return cls(text(dig(data, "metadata", "name")), _active(data))
 
 
 @dataclass(frozen=True)
@@ -251,6 +300,8 @@ class KueueSetup:
     flavors: dict[str, ResourceFlavor] = field(default_factory=dict)
     topologies: dict[str, Topology] = field(default_factory=dict)
     admission_checks: dict[str, AdmissionCheck] = field(default_factory=dict)
+    check_configs: dict[tuple[str, str], CheckConfig] = field(default_factory=dict)  # (kind, name)
+    multikueue_clusters: dict[str, MultiKueueCluster] = field(default_factory=dict)
 
     ambiguous: set[tuple[str, Any]] = field(default_factory=set)  # (kind, key) defined twice, differently
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)  # the tree, once built
@@ -282,20 +333,27 @@ class KueueSetup:
             if not known.usage_known and parsed.usage_known:  # the file's spec, the cluster's usage
                 table[key] = replace(known, usage=parsed.usage, usage_known=True)
         elif not strict and isinstance(known, AdmissionCheck) and isinstance(parsed, AdmissionCheck):
-            if known.active is None and known.controller == parsed.controller:  # the controller's status
-                table[key] = replace(known, active=parsed.active)
+            if known.active is None and (known.controller, known.parameters) == (parsed.controller, parsed.parameters):
+                table[key] = replace(known, active=parsed.active)  # the controller's status of the same check
+        elif not strict and isinstance(known, MultiKueueCluster) and isinstance(parsed, MultiKueueCluster):
+            if known.active is None:
+                table[key] = parsed  # the cluster's status: whether Kueue connects to it
 
     def _entry(self, kind: str, data: dict[str, Any]) -> tuple[dict[Any, Any], Any, Any]:
         """(the table of the kind, the object's key in it, the parsed object)."""
         if kind == "LocalQueue":
             local = LocalQueue.of(data)
             return self.local_queues, (local.namespace, local.name), local
+        if kind in CHECK_CONFIG_KINDS:
+            config = CheckConfig.of(data)
+            return self.check_configs, (kind, config.name), config
         tables: dict[str, tuple[dict[Any, Any], Any]] = {
             "ClusterQueue": (self.cluster_queues, ClusterQueue.of),
             "Cohort": (self.cohorts, Cohort.of),
             "ResourceFlavor": (self.flavors, ResourceFlavor.of),
             "Topology": (self.topologies, Topology.of),
             "AdmissionCheck": (self.admission_checks, AdmissionCheck.of),
+            "MultiKueueCluster": (self.multikueue_clusters, MultiKueueCluster.of),
         }
         table, parse = tables[kind]
         parsed = parse(data)

@@ -4,4 +4,14 @@ every run collects these objects, and only a run that meets a queue needs the mo
 from __future__ import annotations
 
 KUEUE_GROUP = "kueue.x-k8s.io"
-KUEUE_KINDS = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "Cohort", "Topology", "AdmissionCheck")
+KUEUE_KINDS = (
+    "ClusterQueue",
+    "LocalQueue",
+    "ResourceFlavor",
+    "Cohort",
+    "Topology",
+    "AdmissionCheck",
+    "ProvisioningRequestConfig",
+    "MultiKueueConfig",
+    "MultiKueueCluster",
+)

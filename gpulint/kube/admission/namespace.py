@@ -297,18 +297,27 @@ def uses_cross_namespace_affinity(spec: dict[str, Any]) -> bool:
     return False
 
 
-def _priority_class_matches(requirement: ScopeRequirement, spec: dict[str, Any]) -> bool | None:
-    """podMatchesSelector on {PriorityClass: spec.priorityClassName}. A pod without one gets the global
-    default PriorityClass's name from the Priority admission plugin, which runs first: unknown here."""
-    name = spec.get("priorityClassName")
-    if not isinstance(name, str) or not name:
+def _priority_class_matches(requirement: ScopeRequirement, name: str | None) -> bool | None:
+    """podMatchesSelector: the requirement as a label selector on {PriorityClass: name}, an empty name no
+    label at all (so NotIn and DoesNotExist match it). ``name``: the pod's priorityClassName after the
+    Priority admission plugin, which runs first and gives a pod without one the global default class's
+    name (or none, when no class is the default); None when that is not known."""
+    if name is None:
         return None
     operators = {
-        "Exists": True,
-        "In": name in requirement.values,
-        "NotIn": name not in requirement.values,
+        "Exists": bool(name),
+        "DoesNotExist": not name,
+        "In": bool(name) and name in requirement.values,
+        "NotIn": not name or name not in requirement.values,
     }
-    return operators.get(requirement.operator)  # DoesNotExist and the rest: not judged
+    return operators.get(requirement.operator)  # any other operator is refused by validation: not judged
+
+
+def priority_class_name(spec: dict[str, Any], default: str | None) -> str | None:
+    """The pod's priorityClassName as the quota plugin sees it: its own, else ``default`` (the global default
+    PriorityClass's name, "" when none is the default, None when that is not known)."""
+    name = spec.get("priorityClassName")
+    return name if isinstance(name, str) and name else default
 
 
 # Scope -> whether a pod spec matches it (pkg/quota/v1/evaluator/core/pods.go podMatchesScopeFunc).
@@ -342,18 +351,20 @@ class Quota:
             _scope_requirements(spec),
         )
 
-    def applies_to(self, spec: dict[str, Any]) -> bool | None:
+    def applies_to(self, spec: dict[str, Any], default_priority_class: str | None = None) -> bool | None:
         """Whether the quota covers a pod of this spec (every scope must match; None: not known here).
-        ``spec``: the pod as the quota plugin sees it, LimitRange defaults applied."""
-        answers = [self._matches(requirement, spec) for requirement in self.scopes]
+        ``spec``: the pod as the quota plugin sees it, LimitRange defaults applied; ``default_priority_class``:
+        the name a pod without priorityClassName gets ("" none, None not known)."""
+        priority = priority_class_name(spec, default_priority_class)
+        answers = [self._matches(requirement, spec, priority) for requirement in self.scopes]
         if False in answers:
             return False
         return None if None in answers else True
 
     @staticmethod
-    def _matches(requirement: ScopeRequirement, spec: dict[str, Any]) -> bool | None:
+    def _matches(requirement: ScopeRequirement, spec: dict[str, Any], priority: str | None) -> bool | None:
         if requirement.scope == "PriorityClass":
-            return _priority_class_matches(requirement, spec)
+            return _priority_class_matches(requirement, priority)
         judge = POD_SCOPES.get(requirement.scope)
         return judge(spec) if judge is not None else None
 
