@@ -1800,3 +1800,120 @@ def test_explain_shows_why_the_check_is_inactive(tmp_path):
         "AdmissionCheck sample-prov: Active False (BadParametersRef): provisioningrequestconfigs.kueue.x-k8s.io "
         '"sample-prov-config" not found' in first["lines"]
     )
+
+
+# ----------------------------------------------------------------- pod set groups (podset-group-name)
+
+# Two TAS flavors in one resource group: GPU racks tainted for GPU pods, then CPU racks with no GPU quota.
+GROUPED_QUEUES = docs(
+    TOPOLOGY,
+    textwrap.dedent("""\
+        apiVersion: kueue.x-k8s.io/v1beta2
+        kind: ResourceFlavor
+        metadata: {name: h100-racks}
+        spec:
+          nodeLabels: {cloud.provider.com/node-group: h100}
+          nodeTaints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+          topologyName: default
+        """),
+    textwrap.dedent("""\
+        apiVersion: kueue.x-k8s.io/v1beta2
+        kind: ResourceFlavor
+        metadata: {name: cpu-racks}
+        spec:
+          nodeLabels: {cloud.provider.com/node-group: cpu}
+          topologyName: default
+        """),
+    textwrap.dedent("""\
+        apiVersion: kueue.x-k8s.io/v1beta2
+        kind: ClusterQueue
+        metadata: {name: tas-cluster-queue}
+        spec:
+          namespaceSelector: {}
+          resourceGroups:
+          - coveredResources: [cpu, nvidia.com/gpu]
+            flavors:
+            - name: h100-racks
+              resources:
+              - {name: cpu, nominalQuota: "64"}
+              - {name: nvidia.com/gpu, nominalQuota: 16}
+            - name: cpu-racks
+              resources:
+              - {name: cpu, nominalQuota: "64"}
+              - {name: nvidia.com/gpu, nominalQuota: 0}
+        """),
+    local_queue("tas-user-queue", "default", "tas-cluster-queue"),
+)
+
+
+def grouped_lws(group: str = "lws-group", leader_tolerates: bool = False) -> str:
+    """The Kueue docs' LeaderWorkerSet with TAS (examples/serving-workloads/sample-leaderworkerset-tas.yaml): a
+    CPU leader and GPU workers in one rack; the workers tolerate the GPU taint."""
+    annotations = "kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack"
+    if group:
+        annotations += f", kueue.x-k8s.io/podset-group-name: {group}"
+    toleration = "        tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+    return (
+        "apiVersion: leaderworkerset.x-k8s.io/v1\n"
+        "kind: LeaderWorkerSet\n"
+        "metadata:\n"
+        "  name: nginx-leaderworkerset\n"
+        "  namespace: default\n"
+        "  labels: {kueue.x-k8s.io/queue-name: tas-user-queue}\n"
+        "spec:\n"
+        "  replicas: 2\n"
+        "  leaderWorkerTemplate:\n"
+        "    size: 3\n"
+        "    leaderTemplate:\n"
+        f"      metadata: {{annotations: {{{annotations}}}}}\n"
+        "      spec:\n"
+        f"{toleration if leader_tolerates else ''}"
+        "        containers:\n"
+        "        - name: nginx-leader\n"
+        "          image: registry.k8s.io/nginx-slim:0.27\n"
+        "          resources: {requests: {cpu: 100m}}\n"
+        "    workerTemplate:\n"
+        f"      metadata: {{annotations: {{{annotations}}}}}\n"
+        "      spec:\n"
+        f"{toleration}"
+        "        containers:\n"
+        "        - name: nginx-worker\n"
+        "          image: registry.k8s.io/nginx-slim:0.27\n"
+        "          resources: {requests: {cpu: 200m}, limits: {nvidia.com/gpu: 4}}\n"
+    )
+
+
+def test_a_pod_set_group_gets_one_flavor_that_serves_every_pod_set(tmp_path):
+    import json
+
+    from conftest import run_cli
+
+    (finding,) = queue_findings(docs(GROUPED_QUEUES, grouped_lws()))
+    assert finding.severity == "error"
+    # the leader does not tolerate the GPU racks' taint, and the CPU racks hold no GPUs: no flavor serves both
+    assert (
+        "couldn't assign flavors to pod set leader: untolerated taint nvidia.com/gpu=present:NoSchedule in flavor "
+        "h100-racks, insufficient quota for nvidia.com/gpu in flavor cpu-racks" in finding.message
+    )
+    # explain shows the group's demand per flavor, and the verdict check reports
+    path = tmp_path / "lws.yaml"
+    path.write_text(docs(GROUPED_QUEUES, grouped_lws()))
+    result = run_cli("explain", str(path), "--inventory", RACKS, "--format", "json")
+    first = json.loads(result.stdout)["explanations"][0]["steps"][0]
+    assert (
+        "pod set group lws-group (leader, worker), flavor cpu-racks: cpu 0.5 of at most 64, nvidia.com/gpu 8 of at "
+        "most 0: insufficient quota for nvidia.com/gpu in flavor cpu-racks" in "\n".join(first["lines"])
+    )
+    # the leader tolerates it: the group is given the GPU racks
+    assert queue_findings(docs(GROUPED_QUEUES, grouped_lws(leader_tolerates=True))) == []
+    # no group: the leader goes to the CPU racks and the workers to the GPU racks, each on its own
+    assert queue_findings(docs(GROUPED_QUEUES, grouped_lws(group=""))) == []
+
+
+def test_a_group_name_without_a_required_or_preferred_level_groups_nothing():
+    unconstrained = grouped_lws().replace(
+        "kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack",
+        'kueue.x-k8s.io/podset-unconstrained-topology: "true"',
+    )
+    assert "podset-group-name" in unconstrained
+    assert queue_findings(docs(GROUPED_QUEUES, unconstrained)) == []

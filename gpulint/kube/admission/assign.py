@@ -11,6 +11,11 @@ quota: above PotentialAvailable (nominal quota plus what the cohort can lend, wi
 borrowingLimit) it never fits (``insufficient quota ... > maximum capacity``); above Available
 (what the queues use now) it waits (``insufficient unused quota``).
 
+Pod sets of one group (the ``kueue.x-k8s.io/podset-group-name`` annotation, with a required or
+preferred topology level) are assigned together, as Kueue's assignFlavors does: their requests summed,
+and a flavor kept only if it serves every one of them; each pod set of the group carries the group's
+verdict.
+
 "Never" is claimed only with a proof: a pod set that no flavor of a group could ever hold, or
 pod sets whose sum exceeds the maximum capacity of every flavor they could use.
 """
@@ -64,12 +69,13 @@ class Attempt:
 
 @dataclass
 class GroupChoice:
-    """One pod set's resources of one resource group, and what each flavor said."""
+    """One pod set's (or one group of pod sets') resources of one resource group, and what each flavor said."""
 
-    pod_set: str
+    pod_set: str  # its name, or the group's name and its pod sets' names
     covered: tuple[str, ...]
     requests: dict[str, Fraction]
     attempts: list[Attempt]
+    members: tuple[str, ...] = ()  # the pod sets the flavor is for (those that request one of the resources)
 
     @property
     def candidates(self) -> list[str]:
@@ -92,7 +98,7 @@ class AdmissionVerdict:
 
     def flavors_of(self, pod_set: str) -> list[list[str]]:
         """Per resource group of the pod set, the flavors it could ever be given."""
-        return [choice.candidates for choice in self.choices if choice.pod_set == pod_set]
+        return [choice.candidates for choice in self.choices if pod_set in (choice.members or (choice.pod_set,))]
 
 
 def _taint_text(taint: Taint) -> str:
@@ -150,34 +156,54 @@ def _quota_attempt(
     return Attempt(flavor, "", True, True)
 
 
+def podset_groups(pod_sets: list[PodSetDemand]) -> list[list[PodSetDemand]]:
+    """The pod sets as Kueue assigns them flavors: those of one podset-group-name together, in the order of
+    each group's first pod set; the others alone (orderedgroups keyed by the group name or the index)."""
+    groups: dict[str, list[PodSetDemand]] = {}
+    for index, pod_set in enumerate(pod_sets):
+        groups.setdefault(f"group/{pod_set.topology.group}" if pod_set.topology.group else str(index), []).append(
+            pod_set
+        )
+    return list(groups.values())
+
+
 def assign(setup: KueueSetup, queue: ClusterQueue, pod_sets: list[PodSetDemand]) -> AdmissionVerdict:
     verdict = AdmissionVerdict(queue, usage_known=queue.usage_known)
     used: dict[tuple[str, str], Fraction] = defaultdict(Fraction)  # by earlier pod sets (the "now" view)
     now_ok = True
-    for pod_set in pod_sets:
-        requests = pod_set.total(queue)
+    for members in podset_groups(pod_sets):
+        names = [member.name for member in members]
+        requests: dict[str, Fraction] = defaultdict(Fraction)
+        for member in members:
+            for name, amount in member.total(queue).items():
+                requests[name] += amount
         handled: set[str] = set()
         for resource in sorted(requests):
             if resource in handled:
                 continue
             group = queue.group_for(resource)
             if group is None:
-                message = f"couldn't assign flavors to pod set {pod_set.name}: resource {resource} unavailable in ClusterQueue"
-                (verdict.doubtful if _maybe_transformed(resource, queue, pod_sets) else verdict.never).append(message)
+                for name in names:  # each pod set of the group carries the group's status
+                    message = (
+                        f"couldn't assign flavors to pod set {name}: resource {resource} unavailable in ClusterQueue"
+                    )
+                    (verdict.doubtful if _maybe_transformed(resource, queue, pod_sets) else verdict.never).append(
+                        message
+                    )
                 continue
             wanted = {name: amount for name, amount in requests.items() if name in group.covered}
             handled.update(wanted)
-            choice = _choose(setup, queue, group, pod_set, wanted, used)
+            choice = _choose(setup, queue, group, members, wanted, used)
             verdict.choices.append(choice)
             if not choice.candidates:
                 reasons = ", ".join(a.reason for a in choice.attempts) or "the resource group has no flavors"
-                verdict.never.append(f"couldn't assign flavors to pod set {pod_set.name}: {reasons}")
+                verdict.never.extend(f"couldn't assign flavors to pod set {name}: {reasons}" for name in names)
                 continue
             fitting = next((a for a in choice.attempts if a.now), None)
             if fitting is None:
                 now_ok = False
                 verdict.waits.append(
-                    f"pod set {pod_set.name}: " + ", ".join(a.reason for a in choice.attempts if a.ever)
+                    f"pod set {choice.pod_set}: " + ", ".join(a.reason for a in choice.attempts if a.ever)
                 )
                 continue
             for name, amount in wanted.items():
@@ -227,21 +253,36 @@ def _choose(
     setup: KueueSetup,
     queue: ClusterQueue,
     group: ResourceGroup,
-    pod_set: PodSetDemand,
+    members: list[PodSetDemand],
     requests: dict[str, Fraction],
     used: dict[tuple[str, str], Fraction],
 ) -> GroupChoice:
+    """findFlavorForPodSets: the group's flavors in order, each checked against every pod set given it together
+    (checkFlavorForPodSets: the first that refuses it names why), then the quota of their summed requests."""
     attempts = []
     for flavor_quotas in group.flavors:
         name = flavor_quotas.name
         flavor = setup.flavors.get(name)
         if flavor is not None:
-            mismatch = _topology_mismatch(setup, queue, group, flavor, pod_set) or flavor_mismatch(flavor, pod_set.pod)
+            mismatch = next(
+                (
+                    found
+                    for pod_set in members
+                    if (
+                        found := _topology_mismatch(setup, queue, group, flavor, pod_set)
+                        or flavor_mismatch(flavor, pod_set.pod)
+                    )
+                ),
+                "",
+            )
             if mismatch:
                 attempts.append(Attempt(name, mismatch, False))
                 continue
         attempts.append(_quota_attempt(setup, queue, name, requests, used))
-    return GroupChoice(pod_set.name, group.covered, requests, attempts)
+    names = [m.name for m in members]
+    served = tuple(m.name for m in members if set(m.total(queue)) & set(requests))
+    shown = members[0].name if len(members) == 1 else f"group {members[0].topology.group} ({', '.join(names)})"
+    return GroupChoice(shown, group.covered, requests, attempts, served)
 
 
 def _together(setup: KueueSetup, queue: ClusterQueue, choices: list[GroupChoice]) -> list[str]:

@@ -27,6 +27,8 @@ REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
 SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
 UNCONSTRAINED_TOPOLOGY = "kueue.x-k8s.io/podset-unconstrained-topology"
+# Pod sets of one group are given their flavors together (a leader and its workers in one domain)
+PODSET_GROUP = "kueue.x-k8s.io/podset-group-name"
 TOPOLOGY_ANNOTATIONS = (REQUIRED_TOPOLOGY, PREFERRED_TOPOLOGY, SLICE_TOPOLOGY)
 
 WHOLE, PER_POD, PER_REPLICA = "whole", "per-pod", "per-replica"
@@ -123,6 +125,7 @@ class TopologyRequest:
     levels: tuple[tuple[str, str], ...] = ()  # (annotation, node label), in TOPOLOGY_ANNOTATIONS order
     unconstrained: bool = False
     path: Path = ()  # the first annotation
+    group: str = ""  # podset-group-name, read only with a required or preferred level (tas.go Build)
 
     @property
     def explicit(self) -> bool:
@@ -139,7 +142,9 @@ def topology_request(data: dict[str, Any], site: PodSpecSite) -> TopologyRequest
     unconstrained = str(annotations.get(UNCONSTRAINED_TOPOLOGY, "")).lower() == "true"
     first = levels[0][0] if levels else UNCONSTRAINED_TOPOLOGY if unconstrained else ""
     path = (*site.template_path, "metadata", "annotations", first) if first else ()
-    return TopologyRequest(levels, unconstrained, path)
+    group = annotations.get(PODSET_GROUP)
+    levelled = any(key in (REQUIRED_TOPOLOGY, PREFERRED_TOPOLOGY) for key, _ in levels)
+    return TopologyRequest(levels, unconstrained, path, group if isinstance(group, str) and levelled else "")
 
 
 @dataclass(frozen=True)
