@@ -513,3 +513,27 @@ def test_priority_class_operators_as_label_selectors():
         assert scoped(operator, values).applies_to({}, "") is none, operator
         assert scoped(operator, values).applies_to({}) is None, operator  # the default class not known
     assert scoped("In", ["high"]).applies_to({}, "high") is True  # the global default's name
+
+
+def test_explain_names_the_scoped_quotas_that_do_not_charge_the_pods(tmp_path):
+    import json
+
+    from conftest import DATA, run_cli
+
+    path = tmp_path / "inference.yaml"
+    three = deployment("{limits: {nvidia.com/gpu: 1}}", replicas=3)
+    path.write_text(docs(PER_PRIORITY, with_priority(three, "high")))
+    args = ("--inventory", str(DATA / "racks"), "--format", "json", "--object", "Deployment/ml/inference")
+    result = run_cli("explain", str(path), *args)
+    step = json.loads(result.stdout)["explanations"][0]["steps"][0]
+    assert step["status"] == "ok"
+    assert step["lines"] == [
+        "ResourceQuota gpu-rest (scopes PriorityClass NotIn (high)): does not cover the pods",
+        "ResourceQuota gpu-high: requests.nvidia.com/gpu 3 for 3 pod(s) of 8 hard",
+    ]
+    path.write_text(docs(PER_PRIORITY, three))  # no class, none known to be the default
+    step = json.loads(run_cli("explain", str(path), *args).stdout)["explanations"][0]["steps"][0]
+    assert (
+        "ResourceQuota gpu-high (scopes PriorityClass In (high)): not judged: the pods' PriorityClass is not known"
+        in (step["lines"])
+    )

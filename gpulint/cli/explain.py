@@ -35,6 +35,7 @@ from gpulint.lint.admission import (
     pod_group_problems,
     queue_route,
     quota_charges,
+    uncharging_quotas,
     volcano_capability_problems,
 )
 from gpulint.lint.engine import with_runtime
@@ -410,9 +411,12 @@ def admission_step(obj: KubeObject, inventory: Resolver) -> Step | None:
         *kai_limit_problems(obj, inventory),
     ]
     charges = quota_charges(obj, inventory)
-    if route is None and not problems and not charges:
+    uncharging = uncharging_quotas(obj, inventory)
+    if route is None and not problems and not charges and not uncharging:
         return None
     lines, status = [], OK
+    for quota, why in uncharging:  # a scoped quota the pods fall outside of: it never refuses them
+        lines.append(f"ResourceQuota {quota.name} (scopes {quota.describe_scopes()}): {why}")
     for quota, sites in charges:  # the namespace's quota, as the API server charges the workload's pods
         pods = sum(site.pods for site in sites)
         for key, hard in quota.hard:

@@ -816,6 +816,26 @@ def quota_charges(obj: KubeObject, resolver: Resolver) -> list[tuple[Quota, list
     return [(quota, sites) for quota, sites in out if sites]
 
 
+def uncharging_quotas(obj: KubeObject, resolver: Resolver) -> list[tuple[Quota, str]]:
+    """The namespace's scoped ResourceQuotas that charge none of the object's pods, and why: their scopes do
+    not match the pods, or whether they do is not known (the class a pod without priorityClassName gets)."""
+    quotas = [quota for quota in resolver.quotas(obj.ref.namespace) if quota.scopes]
+    if not quotas:
+        return []
+    from gpulint.kube.admission.namespace import with_limit_ranges
+
+    items = resolver.limit_items(obj.ref.namespace)
+    default_priority = resolver.default_priority_class(obj.document.path)
+    specs = [with_limit_ranges(effective_pod_spec(obj.kind, site.spec), items)[0] for site in pod_spec_sites(obj.data)]
+    out = []
+    for quota in quotas:
+        answers = [quota.applies_to(spec, default_priority) for spec in specs]
+        if specs and True not in answers:
+            why = "not judged: the pods' PriorityClass is not known" if None in answers else "does not cover the pods"
+            out.append((quota, why))
+    return out
+
+
 def _claim_templates(obj: KubeObject, spec: dict[str, Any], resolver: Resolver) -> list[ClaimSpec]:
     """The ResourceClaimTemplates the pod's claims are made from (each pod gets its own claims)."""
     out = []
