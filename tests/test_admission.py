@@ -1917,3 +1917,74 @@ def test_a_group_name_without_a_required_or_preferred_level_groups_nothing():
     )
     assert "podset-group-name" in unconstrained
     assert queue_findings(docs(GROUPED_QUEUES, unconstrained)) == []
+
+
+def test_kueues_webhook_refuses_malformed_pod_set_groups():
+    # a third pod set in the group: a JobSet's driver, workers and a parameter server all named "trainers"
+    annotations = (
+        "annotations: {kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack, "
+        "kueue.x-k8s.io/podset-group-name: trainers}"
+    )
+
+    def replicated(name: str, parallelism: int) -> str:
+        return (
+            f"  - name: {name}\n    replicas: 1\n    template:\n      spec:\n        parallelism: {parallelism}\n"
+            f"        completions: {parallelism}\n        template:\n          metadata:\n            {annotations}\n"
+            "          spec:\n            restartPolicy: Never\n            containers:\n            - name: main\n"
+            "              image: registry.example.com/trainer:1.0\n"
+            "              resources: {limits: {nvidia.com/gpu: 8}}\n"
+        )
+
+    head = (
+        "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: trainer\n  namespace: default\n"
+        "  labels: {kueue.x-k8s.io/queue-name: tas-user-queue}\nspec:\n  replicatedJobs:\n"
+    )
+    three = head + replicated("driver", 1) + replicated("workers", 4) + replicated("ps", 2)
+    found = findings_of("operator-rejected", three)
+    assert [f.line for f in found] == [17, 32, 47]  # each pod set's annotations
+    assert found[0].message.startswith("Kueue's webhook rejects this JobSet")
+    assert (
+        "spec.replicatedJobs[0].template.spec.template.metadata.annotations[kueue.x-k8s.io/podset-group-name]: "
+        'Invalid value: "trainers": can only define groups of exactly 2 pod sets, got: 3 pod set(s)' in found[0].message
+    )
+    # two pod sets, neither of one pod
+    two = head + replicated("workers", 4) + replicated("ps", 2)
+    found = findings_of("operator-rejected", two)
+    assert len(found) == 2
+    assert (
+        "at least one pod set has only 1 replica, got: 4 replica(s) and 2 replica(s) in the group" in found[0].message
+    )
+    # the driver of one pod and its workers: accepted
+    assert findings_of("operator-rejected", head + replicated("driver", 1) + replicated("workers", 4)) == []
+    # not managed by Kueue (no queue label): Kueue's webhook is not the one that judges it
+    unmanaged = (head + replicated("workers", 4) + replicated("ps", 2)).replace(
+        "  labels: {kueue.x-k8s.io/queue-name: tas-user-queue}\n", ""
+    )
+    assert findings_of("operator-rejected", unmanaged) == []
+
+
+def test_kueues_webhook_on_a_leader_worker_set_group():
+    # the leader's level differs from the workers': the group must share one topology request
+    mixed = grouped_lws().replace(
+        "      metadata: {annotations: {kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack,",
+        "      metadata: {annotations: {kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-block,",
+        1,
+    )
+    found = findings_of("operator-rejected", mixed)
+    assert len(found) == 2
+    assert (
+        "spec.leaderWorkerTemplate.leaderTemplate.metadata.annotations: Invalid value: must specify "
+        "'kueue.x-k8s.io/podset-required-topology' or 'kueue.x-k8s.io/podset-preferred-topology' topology consistent "
+        "with 'spec.leaderWorkerTemplate.workerTemplate.metadata.annotations' in group 'lws-group'"
+    ) in "\n".join(f.message for f in found)
+    # a group name without a level, and a numeric one
+    bare = grouped_lws().replace("kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack, ", "")
+    messages = "\n".join(f.message for f in findings_of("operator-rejected", bare))
+    assert (
+        "Forbidden: may not be set when neither 'kueue.x-k8s.io/podset-preferred-topology' nor "
+        "'kueue.x-k8s.io/podset-required-topology' is specified" in messages
+    )
+    numeric = grouped_lws(group='"42"')
+    assert 'Invalid value: "42": must not be a number' in findings_of("operator-rejected", numeric)[0].message
+    # the docs' example as written: accepted
+    assert findings_of("operator-rejected", grouped_lws()) == []

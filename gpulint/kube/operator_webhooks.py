@@ -8,6 +8,8 @@
   v0.19; earlier releases allowed fewer, so more than 18 is refused by every one), names no worker group
   ``head``; a RayJob must delete its cluster after finishing, and must not both give a cluster spec and
   select an existing cluster. The field errors are k8s.io/apimachinery's (``field.Invalid`` ...).
+  On a JobSet or LeaderWorkerSet it manages, its pod set groups (``kueue.x-k8s.io/podset-group-name``):
+  gpulint/kube/admission/podset_groups.py.
 - JobSet (kubernetes-sigs/jobset v0.12.0): ``pkg/webhooks/jobset_webhook.go`` ValidateCreate: the names
   of the Jobs and pods it generates (``pkg/util/placement`` GenJobName ``<jobset>-<replicatedJob>-<index>``,
   GenPodName ``<job>-<pod index>`` plus a 5-character suffix) must be DNS-1035 labels, dependsOn may
@@ -84,14 +86,24 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
     if group == "batch.volcano.sh" and kind == "Job":
         return list(_volcano_job(data))
     if group == "jobset.x-k8s.io" and kind == "JobSet":
-        return list(_jobset(data))
+        return [*_jobset(data), *_kueue_podset_groups(data)]
     if group == "kubeflow.org" and kind in TRAINING_JOBS:
         return [
             Refusal(error.path, "The Training Operator", error.message(), error) for error in _training_job(data, kind)
         ]
     if group == "leaderworkerset.x-k8s.io" and kind == "LeaderWorkerSet":
-        return [Refusal(error.path, "LeaderWorkerSet", error.message(), error) for error in _leader_worker_set(data)]
+        own = [Refusal(error.path, "LeaderWorkerSet", error.message(), error) for error in _leader_worker_set(data)]
+        return [*own, *_kueue_podset_groups(data)]
     return []
+
+
+def _kueue_podset_groups(data: dict[str, Any]) -> list[Refusal]:
+    """Kueue's webhook on the pod set groups of a JobSet or LeaderWorkerSet it manages (the queue-name label)."""
+    if not text(dig(data, "metadata", "labels", QUEUE_LABEL)):
+        return []
+    from gpulint.kube.admission.podset_groups import group_errors
+
+    return [Refusal(error.path, "Kueue", error.message(), error) for error in group_errors(data)]
 
 
 def _kueue_rayjob(data: dict[str, Any], elastic: bool) -> Iterator[FieldError]:
