@@ -532,6 +532,7 @@ def gpulint_rejections(pod: dict[str, Any], gates: dict[str, bool]) -> list[str]
 
 _OUT_OF_SCOPE = re.compile(
     r"must be less than or equal to (cpu|memory|ephemeral-storage|hugepages-\S+|\S*kubernetes\.io/\S+) limit"
+    r"|must be equal to hugepages-\S+ limit"
     r"|^Limit must be set for non overcommitable resources$|is not positive integer multiple of hugepages-"
     r"|^HugePages require cpu or memory$"
 )
