@@ -401,19 +401,19 @@ def inventory_command(
     import json
 
     from gpulint.cli.inventory import render_text, summarize
+    from gpulint.lint.inventory import InventoryError, collect_inventory
     from gpulint.lint.registry import all_rules
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import SourceError, collect
     from gpulint.report import FormatOptions, encode
     from gpulint.report.text import render as render_findings
 
     config = _inventory_config(config_path, inventory_paths, live, catalog_paths)
     files = None
     if live is None:
-        try:
-            files = collect(list(config.inventory))  # read once: summarized and checked from the same bytes
-        except SourceError as exc:
-            click.echo(f"gpulint: error: --inventory: {exc}", err=True)
+        try:  # read once: summarized and checked from the same bytes, under the limit every command applies
+            files = collect_inventory(list(config.inventory))
+        except InventoryError as exc:
+            click.echo(f"gpulint: error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
     inventory, sources = _load_cluster_or_exit(config, live, files)
     own_checks = config.with_overrides(select=("stale-gpu-label", "schema-invalid"), ignore=())
