@@ -7,6 +7,7 @@ and ResourceClaims (allocated claims consume devices).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -167,7 +168,8 @@ class ClusterInventory:
         self.listed_kinds.add(kind)
         if kind == "Node" and obj.api_version == "v1":
             self.nodes.append(NodeInfo.from_object(obj.data))
-            self.node_objects[name] = located
+            # compact whichever reader read it (the fast readers did already): the same node either way
+            self.node_objects[name] = InventoryObject(compact_item(dict(obj.data)), obj.document.path)
         elif kind == "ResourceSlice" and group == "resource.k8s.io":
             if name not in self._slice_names:
                 self._slice_names.add(name)
@@ -389,11 +391,12 @@ def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[Loc
 
 
 def _fast_documents(display: str, raw: bytes) -> list[LocatedDocument] | None:
-    """JSON, or YAML that reads the same in YAML 1.1 and 1.2, without positions; None: read it with them."""
+    """JSON, or YAML that reads the same in YAML 1.1 and 1.2, without positions; None: read it with them.
+    A List's Nodes are compacted as they are read (``compact_item``)."""
     items: list[Any] | None = None
     if raw.lstrip()[:1] in (b"{", b"["):
         try:
-            data = json.loads(raw)
+            data = _json(raw)
         except (ValueError, RecursionError):
             pass  # not JSON after all, or nested too deep: the YAML reader says where it breaks
         else:
@@ -402,7 +405,7 @@ def _fast_documents(display: str, raw: bytes) -> list[LocatedDocument] | None:
         from gpulint.lint.fast_yaml import load_unambiguous  # yaml-rs: imported by inventories only
 
         try:
-            fast, data = load_unambiguous(raw.decode("utf-8"))
+            fast, data = load_unambiguous(raw.decode("utf-8"), compact_item)
         except UnicodeDecodeError:
             fast = False
         if fast:
@@ -410,6 +413,108 @@ def _fast_documents(display: str, raw: bytes) -> list[LocatedDocument] | None:
     if items is None:
         return None
     return [LocatedDocument(display, index, item, None) for index, item in enumerate(items)]
+
+
+# What a Node carries that no part of gpulint reads, and that makes most of its size in `kubectl get nodes`: the
+# images cached on it (~40 names with digests), the volumes attached, the server-side apply bookkeeping, the
+# last-applied copy (the live inventory drops the last two as well: lint/live_inventory.py _trimmed).
+NODE_STATUS_DROPPED = ("images", "volumesAttached", "volumesInUse")
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def compact_item(item: Any) -> Any:
+    """An item of an inventory List as the inventory keeps it: a v1 Node without the fields above (a copy of the
+    mappings changed; anything else as it is). Every field a rule, a model or a shape check reads stays."""
+    if not isinstance(item, dict) or item.get("kind") != "Node" or item.get("apiVersion") != "v1":
+        return item
+    status, metadata = item.get("status"), item.get("metadata")
+    if isinstance(status, dict) and any(key in status for key in NODE_STATUS_DROPPED):
+        item["status"] = {k: v for k, v in status.items() if k not in NODE_STATUS_DROPPED}
+    if isinstance(metadata, dict):
+        annotations = metadata.get("annotations")
+        if "managedFields" in metadata or (isinstance(annotations, dict) and LAST_APPLIED in annotations):
+            metadata = {k: v for k, v in metadata.items() if k != "managedFields"}
+            if isinstance(annotations, dict) and LAST_APPLIED in annotations:
+                metadata["annotations"] = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
+            item["metadata"] = metadata
+    return item
+
+
+_JSON = json.JSONDecoder()
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _after_space(text: str, at: int) -> int:
+    """Where the JSON whitespace at ``text[at]`` ends."""
+    space = _JSON_SPACE.match(text, at)
+    return at if space is None else space.end()
+
+
+def _json(raw: bytes) -> Any:
+    """``json.loads(raw)``, with the items of a top-level array, or of a top-level object's ``items``, read one at a
+    time and compacted as they are read (``compact_item``): a fleet's nodes are never held whole. The same answer
+    as json.loads (a repeated key: the last value, at the first one's place) and the same errors (ValueError)."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        return json.loads(raw)  # a byte-order mark: json.loads decodes it
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return json.loads(raw)  # UTF-16 or -32 (json.loads detects them), or an error to report
+    at = _after_space(text, 0)
+    data: Any
+    if text.startswith("[", at):
+        data, at = _json_array(text, at)
+    elif text.startswith("{", at):
+        data, at = _json_object(text, at)
+    else:
+        data, at = _JSON.raw_decode(text, at)
+    if _after_space(text, at) != len(text):
+        raise ValueError("extra data after the JSON value")
+    return data
+
+
+def _json_array(text: str, at: int) -> tuple[list[Any], int]:
+    """The array starting at ``text[at]`` ("["), its items compacted one by one; and where it ends."""
+    items: list[Any] = []
+    at = _after_space(text, at + 1)
+    if text.startswith("]", at):
+        return items, at + 1
+    while True:
+        item, at = _JSON.raw_decode(text, at)
+        items.append(compact_item(item))
+        at = _after_space(text, at)
+        if text.startswith("]", at):
+            return items, at + 1
+        if not text.startswith(",", at):
+            raise ValueError(f"expected ',' or ']' at character {at}")
+        at = _after_space(text, at + 1)
+
+
+def _json_object(text: str, at: int) -> tuple[dict[str, Any], int]:
+    """The top-level object starting at ``text[at]`` ("{"), its ``items`` array read by ``_json_array``."""
+    data: dict[str, Any] = {}
+    at = _after_space(text, at + 1)
+    if text.startswith("}", at):
+        return data, at + 1
+    while True:
+        if not text.startswith('"', at):
+            raise ValueError(f"expected a key at character {at}")
+        key, at = _JSON.raw_decode(text, at)
+        at = _after_space(text, at)
+        if not text.startswith(":", at):
+            raise ValueError(f"expected ':' at character {at}")
+        at = _after_space(text, at + 1)
+        if key == "items" and text.startswith("[", at):
+            value, at = _json_array(text, at)
+        else:
+            value, at = _JSON.raw_decode(text, at)
+        data[key] = value
+        at = _after_space(text, at)
+        if text.startswith("}", at):
+            return data, at + 1
+        if not text.startswith(",", at):
+            raise ValueError(f"expected ',' or '}}' at character {at}")
+        at = _after_space(text, at + 1)
 
 
 def _located_objects(display: str, raw: bytes, problems: list[str] | None) -> list[KubeObject]:
