@@ -335,13 +335,13 @@ def _inventory_config(
     return config
 
 
-def _load_cluster_or_exit(config: Config, live: LiveCluster | None, sources: list | None = None):
+def _load_cluster_or_exit(config: Config, live: LiveCluster | None, sources: list | None = None, inspect=None):
     """cli.live.load_cluster, with an inventory that cannot be read a usage error (exit 2)."""
     from gpulint.cli.live import load_cluster
     from gpulint.lint.inventory import InventoryError
 
     try:
-        return load_cluster(config, live, sources)
+        return load_cluster(config, live, sources, inspect)
     except InventoryError as exc:
         click.echo(f"gpulint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -400,7 +400,7 @@ def inventory_command(
     """Summarize the cluster inventory (GPUs by model, zone, rack; free capacity; DRA devices) and check it."""
     import json
 
-    from gpulint.cli.inventory import render_text, summarize
+    from gpulint.cli.inventory import OWN_RULES, QuietFiles, render_text, summarize
     from gpulint.lint.inventory import InventoryError, collect_inventory
     from gpulint.lint.registry import all_rules
     from gpulint.lint.run import LintRun
@@ -415,10 +415,13 @@ def inventory_command(
         except InventoryError as exc:
             click.echo(f"gpulint: error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
-    inventory, sources = _load_cluster_or_exit(config, live, files)
-    own_checks = config.with_overrides(select=("stale-gpu-label", "schema-invalid"), ignore=())
-    run = LintRun(own_checks, sources, inventory)
+    own_checks = config.with_overrides(select=OWN_RULES, ignore=())
+    quiet = QuietFiles(own_checks)  # the files linting would find nothing in are not parsed again
+    inventory, sources = _load_cluster_or_exit(config, live, files, quiet.inspect)
+    linted, unlinted = quiet.to_lint(sources, inventory) if inventory is not None else (sources, [])
+    run = LintRun(own_checks, linted, inventory)
     report = run.report()
+    report.files.extend(unlinted)
     summary = summarize(run.resolver)
     if output_format == "json":
         click.echo(

@@ -43,6 +43,10 @@ _CONTROL = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 # a few characters occurs: in UTF-8, a byte below 0x80 is always the ASCII character itself.
 _ALL_BUT_CONTROL = bytes(sorted(set(range(256)) - set(_CONTROL)))
 _ALL_BUT_SPECIAL = bytes(sorted(set(range(256)) - set(b"&*!<?%")))
+# For _EMPTY_KEY: its delimiters as "D", blanks and dashes deleted: an empty key leaves "D:" behind (the regex
+# then says whether it is one); none, and the regex's pass over every line's indentation is spared.
+_EMPTY_KEY_TABLE = bytes.maketrans(b"\n{[,", b"DDDD")
+_BLANKS = b" \t-"
 # A plain scalar that may resolve to something other than a string, where a plain scalar can
 # start, up to where it must end (end of line, a flow indicator, a comment, or ": " for a key). The
 # lookahead names the first characters the alternatives can start with: tried first, it turns away
@@ -67,11 +71,12 @@ def load_unambiguous(text: str, compact: Compact | None = None) -> tuple[bool, A
     if _DEEP_INDENT in text or "{{" in text or encoded.translate(None, _ALL_BUT_CONTROL):
         return False, None
     specials = bool(encoded.translate(None, _ALL_BUT_SPECIAL))
+    maybe_empty_key = b"D:" in b"D" + encoded.translate(_EMPTY_KEY_TABLE, _BLANKS)
     del encoded
     if _several_documents(text) or (specials and _has_structure(text)):
         return False, None
     scanned = text if text[:1].isspace() else "\n" + text  # the first scalar needs a delimiter before it too
-    if _EMPTY_KEY.search(scanned):
+    if maybe_empty_key and _EMPTY_KEY.search(scanned):
         return False, None
     for token, colon in _CANDIDATE.findall(scanned):
         if not _agree(token, bool(colon)):
@@ -87,7 +92,7 @@ def load_unambiguous(text: str, compact: Compact | None = None) -> tuple[bool, A
 # `kubectl get -o yaml`: a top-level "items:" whose block sequence starts at column 0, one "- " line per item.
 _ITEMS = re.compile(r"^items:[ \t]*\n(?=- )", re.MULTILINE)
 # Where that sequence ends: the first line at column 0 that is no item start, indented text, comment or blank.
-_ITEMS_END = re.compile(r"^(?!- |-$| |#|$)", re.MULTILINE)
+_ITEMS_END = re.compile(r"\n(?:[^- #\n]|-[^ \n])")  # a literal first: the engine skips to each newline in C
 CHUNK_CHARS = 1 << 20  # items are parsed this many characters at a time (a whole item at least)
 _SENTINEL = "gpulint-items-read-apart"
 
@@ -106,7 +111,7 @@ def _read(text: str, compact: Compact | None) -> Any:
         return yaml_rs.loads(text, parse_datetime=False)
     start = match.end()
     end_match = _ITEMS_END.search(text, start)
-    end = len(text) if end_match is None else end_match.start()
+    end = len(text) if end_match is None else end_match.start() + 1
     outer = yaml_rs.loads(f'{text[: match.start()]}items: "{_SENTINEL}"\n{text[end:]}', parse_datetime=False)
     if not isinstance(outer, dict) or outer.get("items") != _SENTINEL:
         return yaml_rs.loads(text, parse_datetime=False)

@@ -65,6 +65,11 @@ SHAPE_FACTS = 1024  # verdicts on pod shapes kept per inventory (each small: a f
 _F = TypeVar("_F")
 
 
+# Sees an inventory file's data: (file, what, data), what being "document", "item" (a List's, before it is
+# compacted) or "object" (as objects_in finds them)
+Inspect = Callable[[str, str, Any], None]
+
+
 class InventoryError(Exception):
     """The inventory cannot be read: a usage error (exit 2) with file:line:col."""
 
@@ -309,15 +314,16 @@ def load_inventory(
     sources: list[Source] | None = None,
     catalog: Catalog | None = None,
     extended_resource_toleration: bool | None = None,
+    inspect: Inspect | None = None,
 ) -> ClusterInventory:
-    """``sources``: ``paths`` already collected (and read: a pipe cannot be read twice)."""
+    """``sources``: ``paths`` already collected (and read: a pipe cannot be read twice); ``inspect``: see add_sources."""
     inventory = ClusterInventory(
         sources=tuple(paths), catalog=catalog, extended_resource_toleration=extended_resource_toleration
     )
     sources = collect_inventory(paths) if sources is None else sources
     problems: list[str] = []
     for source in sources:
-        add_sources(inventory, [source], problems)
+        add_sources(inventory, [source], problems, inspect)
     if problems:
         raise InventoryError("the inventory cannot be read:\n" + "\n".join(problems))
     inventory.account_running_pods()
@@ -333,15 +339,22 @@ def collect_inventory(paths: list[str]) -> list[Source]:
         raise InventoryError(f"--inventory: {exc}") from None
 
 
-def load_configured_inventory(config: Config, sources: list[Source] | None = None) -> ClusterInventory:
+def load_configured_inventory(
+    config: Config, sources: list[Source] | None = None, inspect: Inspect | None = None
+) -> ClusterInventory:
     """The inventory ``config`` names, with its node catalog and ExtendedResourceToleration setting."""
     from gpulint.lint.node_catalog import load_catalog
 
     catalog = load_catalog(config.node_catalog)
-    return load_inventory(list(config.inventory), sources, catalog, config.extended_resource_toleration)
+    return load_inventory(list(config.inventory), sources, catalog, config.extended_resource_toleration, inspect)
 
 
-def add_sources(inventory: ClusterInventory, sources: list[Source], problems: list[str] | None = None) -> None:
+def add_sources(
+    inventory: ClusterInventory,
+    sources: list[Source],
+    problems: list[str] | None = None,
+    inspect: Inspect | None = None,
+) -> None:
     from gpulint.kube.pools.readers import node_class_zones, pools_in_document  # inventories only
 
     for source in sources:
@@ -352,8 +365,13 @@ def add_sources(inventory: ClusterInventory, sources: list[Source], problems: li
                 problems.append(f"{source.display}: cannot read: {exc.strerror or exc}")
             continue
         with collector_paused():  # the parse tree is dropped before the collector runs again
-            documents = _documents(source.display, raw, problems)
+            documents = _documents(source.display, raw, problems, _keeper(source.display, inspect))
             objects = [obj for document in documents for obj in objects_in(document)]
+            if inspect is not None:
+                for document in documents:
+                    inspect(source.display, "document", document.data)
+                for obj in objects:
+                    inspect(source.display, "object", obj.data)
             if problems is not None:
                 found = _shape_problems(source.display, raw, objects, problems)
                 if found:
@@ -372,7 +390,21 @@ def add_sources(inventory: ClusterInventory, sources: list[Source], problems: li
                 inventory.node_class_zones.update(node_class_zones(document.data))
 
 
-def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[LocatedDocument]:
+def _keeper(display: str, inspect: Inspect | None) -> Callable[[Any], Any]:
+    """compact_item, after ``inspect`` has seen the item whole."""
+    if inspect is None:
+        return compact_item
+
+    def keep(item: Any) -> Any:
+        inspect(display, "item", item)
+        return compact_item(item)
+
+    return keep
+
+
+def _documents(
+    display: str, raw: bytes, problems: list[str] | None, keep: Callable[[Any], Any] | None = None
+) -> list[LocatedDocument]:
     """The documents of one inventory file, without positions when they can be read faster so.
 
     ``kubectl get -o json`` output is read by the json module (~10x faster than any YAML parser;
@@ -381,7 +413,7 @@ def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[Loc
     (gpulint/lint/fast_yaml.py). Anything else goes through gpulint's loader, for its error
     positions, its YAML 1.1 reading and its refusal of alias bombs; an inventory object that turns
     out to be malformed is read again with positions (``_shape_problems``)."""
-    fast = _fast_documents(display, raw)
+    fast = _fast_documents(display, raw, keep or compact_item)
     if fast is not None:
         return fast
     loaded = load_bytes(display, raw, max_bytes=MAX_INVENTORY_FILE_BYTES)
@@ -390,13 +422,13 @@ def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[Loc
     return loaded.documents
 
 
-def _fast_documents(display: str, raw: bytes) -> list[LocatedDocument] | None:
+def _fast_documents(display: str, raw: bytes, keep: Callable[[Any], Any]) -> list[LocatedDocument] | None:
     """JSON, or YAML that reads the same in YAML 1.1 and 1.2, without positions; None: read it with them.
-    A List's Nodes are compacted as they are read (``compact_item``)."""
+    A List's items pass through ``keep`` as they are read (``compact_item``: its Nodes compacted)."""
     items: list[Any] | None = None
     if raw.lstrip()[:1] in (b"{", b"["):
         try:
-            data = _json(raw)
+            data = _json(raw, keep)
         except (ValueError, RecursionError):
             pass  # not JSON after all, or nested too deep: the YAML reader says where it breaks
         else:
@@ -405,7 +437,7 @@ def _fast_documents(display: str, raw: bytes) -> list[LocatedDocument] | None:
         from gpulint.lint.fast_yaml import load_unambiguous  # yaml-rs: imported by inventories only
 
         try:
-            fast, data = load_unambiguous(raw.decode("utf-8"), compact_item)
+            fast, data = load_unambiguous(raw.decode("utf-8"), keep)
         except UnicodeDecodeError:
             fast = False
         if fast:
@@ -450,7 +482,7 @@ def _after_space(text: str, at: int) -> int:
     return at if space is None else space.end()
 
 
-def _json(raw: bytes) -> Any:
+def _json(raw: bytes, keep: Callable[[Any], Any] = compact_item) -> Any:
     """``json.loads(raw)``, with the items of a top-level array, or of a top-level object's ``items``, read one at a
     time and compacted as they are read (``compact_item``): a fleet's nodes are never held whole. The same answer
     as json.loads (a repeated key: the last value, at the first one's place) and the same errors (ValueError)."""
@@ -463,9 +495,9 @@ def _json(raw: bytes) -> Any:
     at = _after_space(text, 0)
     data: Any
     if text.startswith("[", at):
-        data, at = _json_array(text, at)
+        data, at = _json_array(text, at, keep)
     elif text.startswith("{", at):
-        data, at = _json_object(text, at)
+        data, at = _json_object(text, at, keep)
     else:
         data, at = _JSON.raw_decode(text, at)
     if _after_space(text, at) != len(text):
@@ -473,7 +505,7 @@ def _json(raw: bytes) -> Any:
     return data
 
 
-def _json_array(text: str, at: int) -> tuple[list[Any], int]:
+def _json_array(text: str, at: int, keep: Callable[[Any], Any]) -> tuple[list[Any], int]:
     """The array starting at ``text[at]`` ("["), its items compacted one by one; and where it ends."""
     items: list[Any] = []
     at = _after_space(text, at + 1)
@@ -481,7 +513,7 @@ def _json_array(text: str, at: int) -> tuple[list[Any], int]:
         return items, at + 1
     while True:
         item, at = _JSON.raw_decode(text, at)
-        items.append(compact_item(item))
+        items.append(keep(item))
         at = _after_space(text, at)
         if text.startswith("]", at):
             return items, at + 1
@@ -490,7 +522,7 @@ def _json_array(text: str, at: int) -> tuple[list[Any], int]:
         at = _after_space(text, at + 1)
 
 
-def _json_object(text: str, at: int) -> tuple[dict[str, Any], int]:
+def _json_object(text: str, at: int, keep: Callable[[Any], Any]) -> tuple[dict[str, Any], int]:
     """The top-level object starting at ``text[at]`` ("{"), its ``items`` array read by ``_json_array``."""
     data: dict[str, Any] = {}
     at = _after_space(text, at + 1)
@@ -505,7 +537,7 @@ def _json_object(text: str, at: int) -> tuple[dict[str, Any], int]:
             raise ValueError(f"expected ':' at character {at}")
         at = _after_space(text, at + 1)
         if key == "items" and text.startswith("[", at):
-            value, at = _json_array(text, at)
+            value, at = _json_array(text, at, keep)
         else:
             value, at = _JSON.raw_decode(text, at)
         data[key] = value
