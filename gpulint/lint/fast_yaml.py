@@ -64,10 +64,12 @@ _NUMBER_12 = re.compile(
 )
 
 
-def load_unambiguous(text: str, compact: Compact | None = None) -> tuple[bool, Any]:
+def load_unambiguous(text: str, compact: Compact | None = None, encoded: bytes | None = None) -> tuple[bool, Any]:
     """(True, the document's data) when the fast reader's answer is gpulint's; else (False, None).
-    ``compact``: applied to each item of a ``kind: List`` as it is read (see ``_read``)."""
-    encoded = text.encode("utf-8", "surrogatepass")  # a copy of an ASCII text: ~1 ms per 10 MB
+    ``compact``: applied to each item of a ``kind: List`` as it is read (see ``_read``); ``encoded``: the text's
+    UTF-8 bytes, when the caller has them (the file as read: no second copy of a fleet's text)."""
+    if encoded is None:
+        encoded = text.encode("utf-8", "surrogatepass")  # a copy of an ASCII text: ~1 ms per 10 MB
     if _DEEP_INDENT in text or "{{" in text or encoded.translate(None, _ALL_BUT_CONTROL):
         return False, None
     specials = bool(encoded.translate(None, _ALL_BUT_SPECIAL))

@@ -437,7 +437,7 @@ def _fast_documents(display: str, raw: bytes, keep: Callable[[Any], Any]) -> lis
         from gpulint.lint.fast_yaml import load_unambiguous  # yaml-rs: imported by inventories only
 
         try:
-            fast, data = load_unambiguous(raw.decode("utf-8"), keep)
+            fast, data = load_unambiguous(raw.decode("utf-8"), keep, raw)
         except UnicodeDecodeError:
             fast = False
         if fast:
