@@ -99,6 +99,12 @@ def test_json_read_item_by_item_answers_as_json_loads(text):
     assert _json(text.encode()) == json.loads(text)
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-8-sig"])
+def test_json_in_another_unicode_encoding_is_read_as_json_loads_reads_it(encoding):
+    raw = json.dumps(listing(2)).encode(encoding)
+    assert _json(raw) == json.loads(raw) == listing(2)
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -486,8 +486,8 @@ def _json(raw: bytes, keep: Callable[[Any], Any] = compact_item) -> Any:
     """``json.loads(raw)``, with the items of a top-level array, or of a top-level object's ``items``, read one at a
     time and compacted as they are read (``compact_item``): a fleet's nodes are never held whole. The same answer
     as json.loads (a repeated key: the last value, at the first one's place) and the same errors (ValueError)."""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        return json.loads(raw)  # a byte-order mark: json.loads decodes it
+    if raw.startswith(b"\xef\xbb\xbf") or b"\x00" in raw[:4]:
+        return json.loads(raw)  # a byte-order mark, or UTF-16 or -32 without one: json.loads tells them apart
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
