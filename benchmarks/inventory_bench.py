@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""How fast and how big: loading a cluster inventory as `kubectl get nodes -o yaml` prints it.
+"""How fast and how big: loading a cluster inventory as `kubectl get nodes -o yaml|json` prints it.
 
 Generates Nodes shaped like real GPU nodes (about 40 labels, annotations, conditions, addresses,
 ~40 cached images, nodeInfo: ~12 KB of YAML each), then measures, each in a fresh process:
 
-- baseline: PyYAML's libyaml loader (``yaml.load(..., CSafeLoader)``), values only, no positions:
-  the floor any YAML-reading tool pays; for JSON, ``json.loads``;
-- gpulint: ``load_inventory`` (the inventory gpulint's rules use), then the cluster model built.
+- baseline: ``json.load`` of the JSON export of the same nodes: the floor any tool reading it pays
+  (the same baseline for the YAML file: the same fleet);
+- load: ``load_inventory`` (the inventory gpulint's rules use), then the cluster model built;
+- inventory, check, explain: the commands, run in-process as the CLI runs them (``gpulint inventory
+  --format json``; ``check`` and ``explain`` of one GPU pod against the inventory).
 
-It prints CPU seconds, peak resident memory and the ratio to the baseline measured in the same
-run (the machines are noisy: only the ratios travel).
+It prints CPU seconds, peak resident memory and the ratio of each to the baseline measured in the
+same run (the machines are noisy: only the ratios travel).
 
-    python benchmarks/inventory_bench.py [--nodes 5000] [--formats yaml,json]
+    python benchmarks/inventory_bench.py [--nodes 5000 20000] [--formats yaml,json] [--what load,inventory]
 """
 
 from __future__ import annotations
@@ -173,20 +175,50 @@ def write_inventory(directory: Path, nodes: int, seed: int = 3) -> dict[str, Pat
     return paths
 
 
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+  containers:
+  - name: trainer
+    image: registry.example.com/ml/trainer:1
+    resources: {limits: {nvidia.com/gpu: 8}}
+    volumeMounts: [{name: shm, mountPath: /dev/shm}]
+  volumes: [{name: shm, emptyDir: {medium: Memory}}]
+"""
+
 MEASURE = r"""
-import json, sys, time
-import yaml
-path, what = sys.argv[1], sys.argv[2]
+import contextlib, io, json, sys, time
+path, what, manifests = sys.argv[1], sys.argv[2], sys.argv[3]
 start = time.process_time()
 if what == "baseline":
     with open(path, "rb") as handle:
-        data = json.load(handle) if path.endswith(".json") else yaml.load(handle, Loader=yaml.CSafeLoader)
-    count = len(data["items"])
-else:
+        count = len(json.load(handle)["items"])
+elif what == "load":
     from gpulint.lint.inventory import load_inventory
     inventory = load_inventory([path])
     inventory.model  # the grouped node model the rules read
     count = len(inventory.nodes)
+else:
+    from gpulint.cli.main import cli
+    args = {
+        "inventory": ["inventory", "--inventory", path, "--format", "json"],
+        "check": ["check", manifests, "--inventory", path],
+        "explain": ["explain", manifests, "--inventory", path],
+    }[what]
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # the CLI writes bytes to a buffer
+    with contextlib.redirect_stdout(out):
+        try:
+            cli.main(args, standalone_mode=False)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code or 0
+    if code not in (0, 1):
+        raise SystemExit(f"exit {code}")
+    out.flush()
+    count = json.loads(out.buffer.getvalue())["summary"]["nodes"] if what == "inventory" else -1
 cpu = time.process_time() - start
 # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child would report its parent's peak
 peak = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmHWM:"))
@@ -194,38 +226,50 @@ print(json.dumps({"cpu": cpu, "peak": peak, "nodes": count}))
 """
 
 
-def measure(path: Path, what: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", MEASURE, str(path), what], capture_output=True, text=True, check=False)
+def measure(path: Path, what: str, manifests: Path) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(path), what, str(manifests)], capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
-    return json.loads(done.stdout)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[5000])
     parser.add_argument("--formats", default="yaml,json")
+    parser.add_argument("--what", default="load,inventory,check,explain")
     parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "gpulint-inventory-bench"))
     args = parser.parse_args()
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
+    manifests = directory / "manifests"
+    manifests.mkdir(exist_ok=True)
+    (manifests / "trainer.yaml").write_text(POD)
     print(f"load average {os.getloadavg()[0]:.1f}; Python {sys.version.split()[0]}")
-    print("| inventory | size | baseline CPU | gpulint CPU | ratio | baseline peak | gpulint peak |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| inventory | size | what | CPU | peak RSS | CPU / baseline | peak / baseline |")
+    print("|---|---:|---|---:|---:|---:|---:|")
     for nodes in args.nodes:
         paths = write_inventory(directory, nodes)
+        base = measure(paths["json"], "baseline", manifests)
+        size = paths["json"].stat().st_size / 2**20
+        print(
+            f"| {nodes} nodes | {size:.0f} MiB | baseline: json.load | {base['cpu']:.2f} s | {base['peak'] / 2**20:.0f} MiB | 1 | 1 |"
+        )
         for fmt in args.formats.split(","):
             path = paths[fmt]
-            base, ours = measure(path, "baseline"), measure(path, "gpulint")
-            if "error" in ours:
+            size = path.stat().st_size / 2**20
+            for what in args.what.split(","):
+                ours = measure(path, what, manifests)
+                if "error" in ours:
+                    print(f"| {nodes} nodes, {fmt} | {size:.0f} MiB | {what} | failed: {ours['error'][:80]} | | | |")
+                    continue
                 print(
-                    f"| {nodes} nodes, {fmt} | {path.stat().st_size / 2**20:.0f} MiB | {base.get('cpu', 0):.2f} s | refused: {ours['error'][:80]} | | | |"
+                    f"| {nodes} nodes, {fmt} | {size:.0f} MiB | {what} | {ours['cpu']:.2f} s | {ours['peak'] / 2**20:.0f} MiB "
+                    f"| {ours['cpu'] / base['cpu']:.2f}x | {ours['peak'] / base['peak']:.2f}x |",
+                    flush=True,
                 )
-                continue
-            print(
-                f"| {nodes} nodes, {fmt} | {path.stat().st_size / 2**20:.0f} MiB | {base['cpu']:.2f} s | {ours['cpu']:.2f} s "
-                f"| {ours['cpu'] / base['cpu']:.2f}x | {base['peak'] / 2**20:.0f} MiB | {ours['peak'] / 2**20:.0f} MiB |"
-            )
     return 0
 
 

@@ -151,6 +151,21 @@ def test_gitignored_files_are_skipped(write, tmp_path):
     assert [os.path.basename(f["path"]) for f in report["findings"]] == ["a.yaml"]
 
 
+def test_gitignore_comments_and_empty_lines_match_nothing(write, tmp_path):
+    """As git: a line starting with "#" is a comment (escaped, "\\#" starts a pattern), an empty line a separator.
+    An ignore file of comments only - the .git/info/exclude `git init` writes - adds no rules to ask per file."""
+    from gpulint.lint.gitignore import _layer
+
+    for name in ("a.yaml", "#b.yaml", "c.yaml"):
+        write(name, BAD_POD)
+    write(".gitignore", "# a.yaml\n\n\\#b.yaml\n#c.yaml\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    report = run_cli("check", str(tmp_path), "--format", "json").json()
+    assert sorted({os.path.basename(f["path"]) for f in report["findings"]}) == ["a.yaml", "c.yaml"]
+    assert _layer(str(tmp_path / ".git" / "info" / "exclude"), "", []) == ()
+    assert _layer(str(tmp_path / ".gitignore"), "", []) != ()
+
+
 def test_config_file_select_ignore_severity_and_per_path(write, tmp_path, monkeypatch):
     write("manifests/bad.yaml", BAD_POD)
     write("legacy/bad.yaml", BAD_POD)

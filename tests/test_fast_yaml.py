@@ -138,9 +138,10 @@ def test_every_inventory_in_the_repo_loads_the_same_either_way(monkeypatch):
     )
     assert paths
     fast = load_inventory(paths)
-    monkeypatch.setattr(fast_yaml_module, "load_unambiguous", lambda text: (False, None))
+    monkeypatch.setattr(fast_yaml_module, "load_unambiguous", lambda *args: (False, None))
     slow = load_inventory(paths)
     assert [n.name for n in fast.nodes] == [n.name for n in slow.nodes]
+    assert {k: v.data for k, v in fast.node_objects.items()} == {k: v.data for k, v in slow.node_objects.items()}
     assert [vars(n) for n in fast.nodes] == [vars(n) for n in slow.nodes]
     assert [s.data for s in fast.slices] == [s.data for s in slow.slices]
     assert {k: v.data for k, v in fast.device_classes.items()} == {k: v.data for k, v in slow.device_classes.items()}

@@ -309,6 +309,27 @@ def test_lists_then_follows_watch_events(make_api):
         webhook.stop()
 
 
+def test_a_node_read_live_is_kept_as_an_inventory_file_keeps_it(make_api):
+    """Without its cached images and volumes (issue #31: two thirds of a node, read by nothing), as
+    lint/inventory.py compact_item keeps a Node of an inventory file."""
+    listed = node("n0", 8)
+    listed["status"]["images"] = [{"names": ["registry.example.com/trainer:1"], "sizeBytes": 10**9}]
+    listed["status"]["volumesInUse"] = ["kubernetes.io/csi/ebs.csi.aws.com^vol-1"]
+    listed["status"]["allocatable"] = {"cpu": "63", "nvidia.com/gpu": "8"}
+    webhook = serve(make_api(cluster([listed])))
+    try:
+        assert wait_for(lambda: webhook.ready)
+        kept = webhook.snapshot.inventory.node_objects["n0"].data
+        assert kept["status"] == {
+            "capacity": listed["status"]["capacity"],
+            "allocatable": {"cpu": "63", "nvidia.com/gpu": "8"},
+        }
+        assert kept["metadata"]["labels"] == {"kubernetes.io/hostname": "n0"}
+        assert allowed(webhook, gpu_pod(8)) and not allowed(webhook, gpu_pod(16))
+    finally:
+        webhook.stop()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("groups", "dra_version"),

@@ -166,6 +166,31 @@ def test_the_second_run_parses_only_what_changed(tmp_path):
     assert third.parsed == 1 and "renamed" in {o.ref.name for o in third.objects}
 
 
+def test_the_cache_keys_a_file_by_its_path_in_the_work_tree_wherever_the_run_starts(tmp_path, monkeypatch):
+    """The keys come from the walk's own paths (no realpath per file, issue #31): the same from the top, from a
+    subdirectory and from outside, and a link to a file in the tree is keyed by the file it names."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "gang" / "alias.yaml").symlink_to(repo / "gang" / "podgroup.yaml")
+    keys = []
+    for cwd in (repo, repo / "gang", tmp_path):
+        monkeypatch.chdir(cwd)
+        shutil.rmtree(repo / CACHE_DIR, ignore_errors=True)
+        _context(repo)
+        keys.append(sorted(json.loads((repo / CACHE_DIR / CACHE_FILE).read_text())["files"]))
+        assert _context(repo).parsed == 0  # the keys written are the keys looked up
+    real = os.path.realpath(repo)
+    expected = sorted(
+        {
+            os.path.relpath(os.path.realpath(os.path.join(directory, name)), real)
+            for directory, _, names in os.walk(repo)
+            if CACHE_DIR not in directory and ".git" not in directory.split(os.sep)
+            for name in names
+            if name.endswith(".yaml") and name != "pod-1.yaml"
+        }
+    )
+    assert keys == [expected] * 3 and "gang/alias.yaml" not in expected
+
+
 @pytest.mark.parametrize(
     "cache",
     [

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -13,9 +15,18 @@ from gpulint.kube.gpu_sharing import GpuBreakdown, breakdown
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.lint.admission import admission_check_problems
+from gpulint.lint.config import Config
+from gpulint.lint.findings import FileReport
+from gpulint.lint.inventory import ClusterInventory, slices_by_node
+from gpulint.lint.loader import MAX_FILE_BYTES
+from gpulint.lint.objects import is_list, is_object, list_is_malformed
 from gpulint.lint.rejections import Rejection
 from gpulint.lint.resolver import Resolver
+from gpulint.lint.schema import SchemaStore
+from gpulint.lint.sources import Source
 
+# The rules `gpulint inventory` runs on its own files (the inventory's findings)
+OWN_RULES = ("stale-gpu-label", "schema-invalid")
 ZONE_LABEL = "topology.kubernetes.io/zone"
 RACK_LABELS = (
     "topology.kubernetes.io/rack",
@@ -85,6 +96,77 @@ class InventorySummary:
                 for r in self.rejected
             ],
         }
+
+
+_ARRAY = re.compile(rb"[ \t\r\n]*\[")
+
+
+@dataclass
+class QuietFiles:
+    """The inventory files linting would find nothing in, told from the data the loader reads (``inspect``), so
+    that `gpulint inventory` does not parse them again with positions (a 5,000-node file: seconds and a GiB).
+
+    A file is quiet when each of its documents is a v1 Node, or a List of them, that the schema of the target
+    version takes whole, and stale-gpu-label has nothing to say of any of its Nodes: then OWN_RULES find nothing
+    in it. Anything else (another kind, a JSON array, a node of a name seen twice, schema locations configured)
+    is linted as before. The summary reads no linted Node (only the inventory's), so it stays the same; the
+    skipped file's report keeps its counts of documents and objects."""
+
+    config: Config
+    store: SchemaStore | None = None
+    loud: set[str] = field(default_factory=set)
+    documents: Counter[str] = field(default_factory=Counter)
+    objects: Counter[str] = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        if not self.config.schema_locations:  # a location may hold its own Node schema: then lint every file
+            self.store = SchemaStore(self.config.kubernetes_version)
+
+    def inspect(self, file: str, what: str, data: Any) -> None:
+        if file in self.loud:
+            return
+        if what == "document":
+            self.documents[file] += 1
+            if not (isinstance(data, dict) and is_object(data) and (not is_list(data) or not list_is_malformed(data))):
+                self.loud.add(file)
+            elif is_list(data) and not all(_is_node(item) for item in data.get("items") or ()):
+                self.loud.add(file)
+            return
+        if what == "object":
+            self.objects[file] += 1
+        if self.store is None or not _is_node(data) or self.store.validate(data):
+            self.loud.add(file)
+
+    def to_lint(self, sources: Sequence[Source], inventory: ClusterInventory) -> tuple[list[Source], list[FileReport]]:
+        """The sources to lint, and the reports of the quiet ones, in the order of ``sources``."""
+        if self.store is None or len(inventory.nodes) != len(inventory.node_objects):  # a name twice: lint all
+            return list(sources), []
+        slices = slices_by_node(inventory.slices)
+        from gpulint.lint.checks.stale_gpu_label import node_staleness
+
+        gpu_resources = self.config.gpu_resources
+        stale = {
+            located.file
+            for name, located in inventory.node_objects.items()
+            if node_staleness(located.data, slices.get(name, []), gpu_resources)
+        }
+        linted, quiet = [], []
+        for source in sources:
+            raw = source.read()
+            if source.display in self.loud or source.display in stale or source.display not in self.documents:
+                linted.append(source)
+            elif _ARRAY.match(raw):  # a bare JSON array: one document, not an object, to the manifest reader
+                linted.append(source)
+            elif len(raw) > MAX_FILE_BYTES:  # past what a linted file may be: not read (the counts say so)
+                quiet.append(FileReport(source.display))
+            else:
+                documents, objects = self.documents[source.display], self.objects[source.display]
+                quiet.append(FileReport(source.display, documents=documents, objects=objects))
+        return linted, quiet
+
+
+def _is_node(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("kind") == "Node" and data.get("apiVersion") == "v1"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import click
 
 if TYPE_CHECKING:  # imported when used: `gpulint rules` does not pay for the inventory's modules
     from gpulint.lint.config import ClusterScope, Config
-    from gpulint.lint.inventory import ClusterInventory
+    from gpulint.lint.inventory import ClusterInventory, Inspect
     from gpulint.lint.sources import Source
 
 
@@ -86,18 +86,18 @@ def check_live_or_files(config: Config, live: LiveCluster | None) -> None:
 
 
 def load_cluster(
-    config: Config, live: LiveCluster | None, sources: list[Source] | None = None
+    config: Config, live: LiveCluster | None, sources: list[Source] | None = None, inspect: Inspect | None = None
 ) -> tuple[ClusterInventory | None, list[Source]]:
     """The cluster read now (``live``), else the configured inventory (from ``sources`` when the caller
-    has read them already), else None; with the sources it came from. InventoryError (exit 2) when it
-    cannot be read."""
+    has read them already, each file's data shown to ``inspect``), else None; with the sources it came
+    from. InventoryError (exit 2) when it cannot be read."""
     if live is not None:
         return read_live(live)
     if not config.inventory:
         return None, []
     from gpulint.lint.inventory import load_configured_inventory
 
-    return load_configured_inventory(config, sources), list(sources or ())
+    return load_configured_inventory(config, sources, inspect), list(sources or ())
 
 
 def load_scoped(config: Config) -> list[tuple[ClusterScope, ClusterInventory | None]]:

@@ -335,13 +335,13 @@ def _inventory_config(
     return config
 
 
-def _load_cluster_or_exit(config: Config, live: LiveCluster | None, sources: list | None = None):
+def _load_cluster_or_exit(config: Config, live: LiveCluster | None, sources: list | None = None, inspect=None):
     """cli.live.load_cluster, with an inventory that cannot be read a usage error (exit 2)."""
     from gpulint.cli.live import load_cluster
     from gpulint.lint.inventory import InventoryError
 
     try:
-        return load_cluster(config, live, sources)
+        return load_cluster(config, live, sources, inspect)
     except InventoryError as exc:
         click.echo(f"gpulint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -400,25 +400,28 @@ def inventory_command(
     """Summarize the cluster inventory (GPUs by model, zone, rack; free capacity; DRA devices) and check it."""
     import json
 
-    from gpulint.cli.inventory import render_text, summarize
+    from gpulint.cli.inventory import OWN_RULES, QuietFiles, render_text, summarize
+    from gpulint.lint.inventory import InventoryError, collect_inventory
     from gpulint.lint.registry import all_rules
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import SourceError, collect
     from gpulint.report import FormatOptions, encode
     from gpulint.report.text import render as render_findings
 
     config = _inventory_config(config_path, inventory_paths, live, catalog_paths)
     files = None
     if live is None:
-        try:
-            files = collect(list(config.inventory))  # read once: summarized and checked from the same bytes
-        except SourceError as exc:
-            click.echo(f"gpulint: error: --inventory: {exc}", err=True)
+        try:  # read once: summarized and checked from the same bytes, under the limit every command applies
+            files = collect_inventory(list(config.inventory))
+        except InventoryError as exc:
+            click.echo(f"gpulint: error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
-    inventory, sources = _load_cluster_or_exit(config, live, files)
-    own_checks = config.with_overrides(select=("stale-gpu-label", "schema-invalid"), ignore=())
-    run = LintRun(own_checks, sources, inventory)
+    own_checks = config.with_overrides(select=OWN_RULES, ignore=())
+    quiet = QuietFiles(own_checks)  # the files linting would find nothing in are not parsed again
+    inventory, sources = _load_cluster_or_exit(config, live, files, quiet.inspect)
+    linted, unlinted = quiet.to_lint(sources, inventory) if inventory is not None else (sources, [])
+    run = LintRun(own_checks, linted, inventory)
     report = run.report()
+    report.files.extend(unlinted)
     summary = summarize(run.resolver)
     if output_format == "json":
         click.echo(

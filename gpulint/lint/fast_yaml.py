@@ -17,6 +17,7 @@ error (duplicate keys, syntax), goes to the full loader, which reports it at its
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import yaml_rs
@@ -26,6 +27,7 @@ from yaml.resolver import Resolver
 from gpulint.kube.lru import short_strings_remembered
 from gpulint.lint.loader import _CONSTRUCTOR, _REMEMBERED_LENGTH, _scalar
 
+Compact = Callable[[Any], Any]  # an item of a List as kept (gpulint/lint/inventory.py compact_item)
 MAX_INDENT = 100  # deeper block nesting goes to the full loader, which enforces MAX_DEPTH
 
 # Characters that may start a construct the fast path does not take (anchors, aliases, tags,
@@ -36,11 +38,21 @@ _DEEP_INDENT = "\n" + " " * (MAX_INDENT + 1)
 # A mapping entry with no key (": value" where a node starts): YAML 1.2 reads a null key, libyaml refuses it.
 _EMPTY_KEY = re.compile(r"[\n{\[,][ \t-]*:(?=[ \t\n,\]}]|$)")
 # Control characters (a binary file) and "{{" (a Helm template) are the full loader's to report.
-_NOT_PLAIN_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\{\{")
+_CONTROL = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+# bytes.translate deleting every other byte says in one C pass (~20x faster than a regex search) whether any of
+# a few characters occurs: in UTF-8, a byte below 0x80 is always the ASCII character itself.
+_ALL_BUT_CONTROL = bytes(sorted(set(range(256)) - set(_CONTROL)))
+_ALL_BUT_SPECIAL = bytes(sorted(set(range(256)) - set(b"&*!<?%")))
+# For _EMPTY_KEY: its delimiters as "D", blanks and dashes deleted: an empty key leaves "D:" behind (the regex
+# then says whether it is one); none, and the regex's pass over every line's indentation is spared.
+_EMPTY_KEY_TABLE = bytes.maketrans(b"\n{[,", b"DDDD")
+_BLANKS = b" \t-"
 # A plain scalar that may resolve to something other than a string, where a plain scalar can
-# start, up to where it must end (end of line, a flow indicator, a comment, or ": " for a key).
+# start, up to where it must end (end of line, a flow indicator, a comment, or ": " for a key). The
+# lookahead names the first characters the alternatives can start with: tried first, it turns away
+# the indentation's spaces at once (half the time of a 60 MB scan).
 _CANDIDATE = re.compile(
-    r"[\s\[{,](?!-?(?:0|[1-9][0-9]{0,17})[ \t]*(?:$|[,\]}#]))([-+.]?[0-9](?:[^\s,\[\]{}#]*[^\s,\[\]{}#:])?|[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF"
+    r"[\s\[{,](?=[-+.0-9yYnNoOtTfF~])(?!-?(?:0|[1-9][0-9]{0,17})[ \t]*(?:$|[,\]}#]))([-+.]?[0-9](?:[^\s,\[\]{}#]*[^\s,\[\]{}#:])?|[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF"
     r"|true|True|TRUE|false|False|FALSE|null|Null|NULL|~|[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN))"
     r"(?=[ \t]*(?:$|[,\]}#]|(:)(?:[ \t]|$)))",
     re.MULTILINE,
@@ -52,22 +64,70 @@ _NUMBER_12 = re.compile(
 )
 
 
-def load_unambiguous(text: str) -> tuple[bool, Any]:
-    """(True, the document's data) when the fast reader's answer is gpulint's; else (False, None)."""
-    if _DEEP_INDENT in text or _NOT_PLAIN_TEXT.search(text) or _several_documents(text) or _has_structure(text):
+def load_unambiguous(text: str, compact: Compact | None = None, encoded: bytes | None = None) -> tuple[bool, Any]:
+    """(True, the document's data) when the fast reader's answer is gpulint's; else (False, None).
+    ``compact``: applied to each item of a ``kind: List`` as it is read (see ``_read``); ``encoded``: the text's
+    UTF-8 bytes, when the caller has them (the file as read: no second copy of a fleet's text)."""
+    if encoded is None:
+        encoded = text.encode("utf-8", "surrogatepass")  # a copy of an ASCII text: ~1 ms per 10 MB
+    if _DEEP_INDENT in text or "{{" in text or encoded.translate(None, _ALL_BUT_CONTROL):
+        return False, None
+    specials = bool(encoded.translate(None, _ALL_BUT_SPECIAL))
+    maybe_empty_key = b"D:" in b"D" + encoded.translate(_EMPTY_KEY_TABLE, _BLANKS)
+    del encoded
+    if _several_documents(text) or (specials and _has_structure(text)):
         return False, None
     scanned = text if text[:1].isspace() else "\n" + text  # the first scalar needs a delimiter before it too
-    if _EMPTY_KEY.search(scanned):
+    if maybe_empty_key and _EMPTY_KEY.search(scanned):
         return False, None
     for token, colon in _CANDIDATE.findall(scanned):
         if not _agree(token, bool(colon)):
             return False, None
     try:
-        data = yaml_rs.loads(text, parse_datetime=False)
+        data = _read(text, compact)
     except Exception:  # yaml-rs says what is wrong without our positions: the full loader says it again
         return False, None
     # None: no document at all (only comments) or a null one; the two readers tell those apart differently
     return (False, None) if data is None else (True, data)
+
+
+# `kubectl get -o yaml`: a top-level "items:" whose block sequence starts at column 0, one "- " line per item.
+_ITEMS = re.compile(r"^items:[ \t]*\n(?=- )", re.MULTILINE)
+# Where that sequence ends: the first line at column 0 that is no item start, indented text, comment or blank.
+_ITEMS_END = re.compile(r"\n(?:[^- #\n]|-[^ \n])")  # a literal first: the engine skips to each newline in C
+CHUNK_CHARS = 1 << 20  # items are parsed this many characters at a time (a whole item at least)
+_SENTINEL = "gpulint-items-read-apart"
+
+
+def _read(text: str, compact: Compact | None) -> Any:
+    """``yaml_rs.loads(text)``, with the items of a List read a chunk of items at a time and each passed through
+    ``compact`` as it is read: a fleet's nodes are never held whole.
+
+    The text is cut only where it must mean the same cut: at a line that starts with "- " at column 0, inside a
+    top-level ``items:`` sequence at column 0. Such a line ends any block scalar, plain scalar or indented
+    collection before it; a quoted scalar or flow collection open across the cut leaves its chunk unterminated, an
+    error (then the whole file goes to the full loader). The rest of the document is read with the items replaced
+    by a sentinel, which must come back as the value of its top-level ``items`` key (else: read whole)."""
+    match = _ITEMS.search(text) if compact is not None and _SENTINEL not in text else None
+    if match is None or compact is None:
+        return yaml_rs.loads(text, parse_datetime=False)
+    start = match.end()
+    end_match = _ITEMS_END.search(text, start)
+    end = len(text) if end_match is None else end_match.start() + 1
+    outer = yaml_rs.loads(f'{text[: match.start()]}items: "{_SENTINEL}"\n{text[end:]}', parse_datetime=False)
+    if not isinstance(outer, dict) or outer.get("items") != _SENTINEL:
+        return yaml_rs.loads(text, parse_datetime=False)
+    items: list[Any] = []
+    while start < end:
+        cut = text.find("\n- ", min(start + CHUNK_CHARS, end), end)
+        stop = end if cut < 0 else cut + 1
+        chunk = yaml_rs.loads(text[start:stop], parse_datetime=False)
+        if not isinstance(chunk, list):
+            raise ValueError("an items chunk that is no sequence")
+        items.extend(compact(item) for item in chunk)
+        start = stop
+    outer["items"] = items
+    return outer
 
 
 def _several_documents(text: str) -> bool:

@@ -277,13 +277,20 @@ def _layer(path: str, prefix: str, notes: list[str]) -> tuple[_Layer, ...]:
     if read is None:
         return ()
     lines = read.content.decode("utf-8", "replace").splitlines()
-    return (layer_of(lines, prefix),)
+    layer = layer_of(lines, prefix)
+    # no pattern (the .git/info/exclude every `git init` writes holds comments only): no layer to ask per file
+    return () if not (layer.sets or layer.literals.anywhere or layer.literals.anchored) else (layer,)
 
 
 def layer_of(lines: list[str], prefix: str = "") -> _Layer:
     """The patterns of an ignore file: plain paths indexed, the others compiled into RE2 sets."""
     literals = _Literals()
-    rest = [(number, line) for number, line in enumerate(lines) if not literals.add(line, number)]
+    # comments and empty lines match nothing: left out before pathspec (imported only for a pattern) is asked
+    rest = [
+        (number, line)
+        for number, line in enumerate(lines)
+        if line and not line.startswith("#") and not literals.add(line, number)
+    ]
     return _Layer(prefix, _compile(_regexes(rest)), literals)
 
 

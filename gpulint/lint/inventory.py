@@ -7,6 +7,7 @@ and ResourceClaims (allocated claims consume devices).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -62,6 +63,11 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 INVENTORY_FACTS = 64  # facts kept per inventory (each may hold a value per node)
 SHAPE_FACTS = 1024  # verdicts on pod shapes kept per inventory (each small: a few findings' words)
 _F = TypeVar("_F")
+
+
+# Sees an inventory file's data: (file, what, data), what being "document", "item" (a List's, before it is
+# compacted) or "object" (as objects_in finds them)
+Inspect = Callable[[str, str, Any], None]
 
 
 class InventoryError(Exception):
@@ -167,7 +173,8 @@ class ClusterInventory:
         self.listed_kinds.add(kind)
         if kind == "Node" and obj.api_version == "v1":
             self.nodes.append(NodeInfo.from_object(obj.data))
-            self.node_objects[name] = located
+            # compact whichever reader read it (the fast readers did already): the same node either way
+            self.node_objects[name] = InventoryObject(compact_item(dict(obj.data)), obj.document.path)
         elif kind == "ResourceSlice" and group == "resource.k8s.io":
             if name not in self._slice_names:
                 self._slice_names.add(name)
@@ -307,37 +314,47 @@ def load_inventory(
     sources: list[Source] | None = None,
     catalog: Catalog | None = None,
     extended_resource_toleration: bool | None = None,
+    inspect: Inspect | None = None,
 ) -> ClusterInventory:
-    """``sources``: ``paths`` already collected (and read: a pipe cannot be read twice)."""
+    """``sources``: ``paths`` already collected (and read: a pipe cannot be read twice); ``inspect``: see add_sources."""
     inventory = ClusterInventory(
         sources=tuple(paths), catalog=catalog, extended_resource_toleration=extended_resource_toleration
     )
-    try:
-        sources = (
-            collect(paths, limit=MAX_INVENTORY_FILE_BYTES, limit_name=INVENTORY_LIMIT_NAME)
-            if sources is None
-            else sources
-        )
-    except SourceError as exc:
-        raise InventoryError(f"--inventory: {exc}") from None
+    sources = collect_inventory(paths) if sources is None else sources
     problems: list[str] = []
     for source in sources:
-        add_sources(inventory, [source], problems)
+        add_sources(inventory, [source], problems, inspect)
     if problems:
         raise InventoryError("the inventory cannot be read:\n" + "\n".join(problems))
     inventory.account_running_pods()
     return inventory
 
 
-def load_configured_inventory(config: Config, sources: list[Source] | None = None) -> ClusterInventory:
+def collect_inventory(paths: list[str]) -> list[Source]:
+    """The inventory files, each read once under the inventory limit: the one size rule of every command
+    (`inventory`, `check`, `explain`, `serve`); InventoryError (exit 2) naming the file past it."""
+    try:
+        return collect(paths, limit=MAX_INVENTORY_FILE_BYTES, limit_name=INVENTORY_LIMIT_NAME)
+    except SourceError as exc:
+        raise InventoryError(f"--inventory: {exc}") from None
+
+
+def load_configured_inventory(
+    config: Config, sources: list[Source] | None = None, inspect: Inspect | None = None
+) -> ClusterInventory:
     """The inventory ``config`` names, with its node catalog and ExtendedResourceToleration setting."""
     from gpulint.lint.node_catalog import load_catalog
 
     catalog = load_catalog(config.node_catalog)
-    return load_inventory(list(config.inventory), sources, catalog, config.extended_resource_toleration)
+    return load_inventory(list(config.inventory), sources, catalog, config.extended_resource_toleration, inspect)
 
 
-def add_sources(inventory: ClusterInventory, sources: list[Source], problems: list[str] | None = None) -> None:
+def add_sources(
+    inventory: ClusterInventory,
+    sources: list[Source],
+    problems: list[str] | None = None,
+    inspect: Inspect | None = None,
+) -> None:
     from gpulint.kube.pools.readers import node_class_zones, pools_in_document  # inventories only
 
     for source in sources:
@@ -348,8 +365,13 @@ def add_sources(inventory: ClusterInventory, sources: list[Source], problems: li
                 problems.append(f"{source.display}: cannot read: {exc.strerror or exc}")
             continue
         with collector_paused():  # the parse tree is dropped before the collector runs again
-            documents = _documents(source.display, raw, problems)
+            documents = _documents(source.display, raw, problems, _keeper(source.display, inspect))
             objects = [obj for document in documents for obj in objects_in(document)]
+            if inspect is not None:
+                for document in documents:
+                    inspect(source.display, "document", document.data)
+                for obj in objects:
+                    inspect(source.display, "object", obj.data)
             if problems is not None:
                 found = _shape_problems(source.display, raw, objects, problems)
                 if found:
@@ -368,7 +390,21 @@ def add_sources(inventory: ClusterInventory, sources: list[Source], problems: li
                 inventory.node_class_zones.update(node_class_zones(document.data))
 
 
-def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[LocatedDocument]:
+def _keeper(display: str, inspect: Inspect | None) -> Callable[[Any], Any]:
+    """compact_item, after ``inspect`` has seen the item whole."""
+    if inspect is None:
+        return compact_item
+
+    def keep(item: Any) -> Any:
+        inspect(display, "item", item)
+        return compact_item(item)
+
+    return keep
+
+
+def _documents(
+    display: str, raw: bytes, problems: list[str] | None, keep: Callable[[Any], Any] | None = None
+) -> list[LocatedDocument]:
     """The documents of one inventory file, without positions when they can be read faster so.
 
     ``kubectl get -o json`` output is read by the json module (~10x faster than any YAML parser;
@@ -377,7 +413,7 @@ def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[Loc
     (gpulint/lint/fast_yaml.py). Anything else goes through gpulint's loader, for its error
     positions, its YAML 1.1 reading and its refusal of alias bombs; an inventory object that turns
     out to be malformed is read again with positions (``_shape_problems``)."""
-    fast = _fast_documents(display, raw)
+    fast = _fast_documents(display, raw, keep or compact_item)
     if fast is not None:
         return fast
     loaded = load_bytes(display, raw, max_bytes=MAX_INVENTORY_FILE_BYTES)
@@ -386,12 +422,13 @@ def _documents(display: str, raw: bytes, problems: list[str] | None) -> list[Loc
     return loaded.documents
 
 
-def _fast_documents(display: str, raw: bytes) -> list[LocatedDocument] | None:
-    """JSON, or YAML that reads the same in YAML 1.1 and 1.2, without positions; None: read it with them."""
+def _fast_documents(display: str, raw: bytes, keep: Callable[[Any], Any]) -> list[LocatedDocument] | None:
+    """JSON, or YAML that reads the same in YAML 1.1 and 1.2, without positions; None: read it with them.
+    A List's items pass through ``keep`` as they are read (``compact_item``: its Nodes compacted)."""
     items: list[Any] | None = None
     if raw.lstrip()[:1] in (b"{", b"["):
         try:
-            data = json.loads(raw)
+            data = _json(raw, keep)
         except (ValueError, RecursionError):
             pass  # not JSON after all, or nested too deep: the YAML reader says where it breaks
         else:
@@ -400,7 +437,7 @@ def _fast_documents(display: str, raw: bytes) -> list[LocatedDocument] | None:
         from gpulint.lint.fast_yaml import load_unambiguous  # yaml-rs: imported by inventories only
 
         try:
-            fast, data = load_unambiguous(raw.decode("utf-8"))
+            fast, data = load_unambiguous(raw.decode("utf-8"), keep, raw)
         except UnicodeDecodeError:
             fast = False
         if fast:
@@ -408,6 +445,108 @@ def _fast_documents(display: str, raw: bytes) -> list[LocatedDocument] | None:
     if items is None:
         return None
     return [LocatedDocument(display, index, item, None) for index, item in enumerate(items)]
+
+
+# What a Node carries that no part of gpulint reads, and that makes most of its size in `kubectl get nodes`: the
+# images cached on it (~40 names with digests), the volumes attached, the server-side apply bookkeeping, the
+# last-applied copy (the live inventory drops the last two as well: lint/live_inventory.py _trimmed).
+NODE_STATUS_DROPPED = ("images", "volumesAttached", "volumesInUse")
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def compact_item(item: Any) -> Any:
+    """An item of an inventory List as the inventory keeps it: a v1 Node without the fields above (a copy of the
+    mappings changed; anything else as it is). Every field a rule, a model or a shape check reads stays."""
+    if not isinstance(item, dict) or item.get("kind") != "Node" or item.get("apiVersion") != "v1":
+        return item
+    status, metadata = item.get("status"), item.get("metadata")
+    if isinstance(status, dict) and any(key in status for key in NODE_STATUS_DROPPED):
+        item["status"] = {k: v for k, v in status.items() if k not in NODE_STATUS_DROPPED}
+    if isinstance(metadata, dict):
+        annotations = metadata.get("annotations")
+        if "managedFields" in metadata or (isinstance(annotations, dict) and LAST_APPLIED in annotations):
+            metadata = {k: v for k, v in metadata.items() if k != "managedFields"}
+            if isinstance(annotations, dict) and LAST_APPLIED in annotations:
+                metadata["annotations"] = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
+            item["metadata"] = metadata
+    return item
+
+
+_JSON = json.JSONDecoder()
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _after_space(text: str, at: int) -> int:
+    """Where the JSON whitespace at ``text[at]`` ends."""
+    space = _JSON_SPACE.match(text, at)
+    return at if space is None else space.end()
+
+
+def _json(raw: bytes, keep: Callable[[Any], Any] = compact_item) -> Any:
+    """``json.loads(raw)``, with the items of a top-level array, or of a top-level object's ``items``, read one at a
+    time and compacted as they are read (``compact_item``): a fleet's nodes are never held whole. The same answer
+    as json.loads (a repeated key: the last value, at the first one's place) and the same errors (ValueError)."""
+    if raw.startswith(b"\xef\xbb\xbf") or b"\x00" in raw[:4]:
+        return json.loads(raw)  # a byte-order mark, or UTF-16 or -32 without one: json.loads tells them apart
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return json.loads(raw)  # UTF-16 or -32 (json.loads detects them), or an error to report
+    at = _after_space(text, 0)
+    data: Any
+    if text.startswith("[", at):
+        data, at = _json_array(text, at, keep)
+    elif text.startswith("{", at):
+        data, at = _json_object(text, at, keep)
+    else:
+        data, at = _JSON.raw_decode(text, at)
+    if _after_space(text, at) != len(text):
+        raise ValueError("extra data after the JSON value")
+    return data
+
+
+def _json_array(text: str, at: int, keep: Callable[[Any], Any]) -> tuple[list[Any], int]:
+    """The array starting at ``text[at]`` ("["), its items compacted one by one; and where it ends."""
+    items: list[Any] = []
+    at = _after_space(text, at + 1)
+    if text.startswith("]", at):
+        return items, at + 1
+    while True:
+        item, at = _JSON.raw_decode(text, at)
+        items.append(keep(item))
+        at = _after_space(text, at)
+        if text.startswith("]", at):
+            return items, at + 1
+        if not text.startswith(",", at):
+            raise ValueError(f"expected ',' or ']' at character {at}")
+        at = _after_space(text, at + 1)
+
+
+def _json_object(text: str, at: int, keep: Callable[[Any], Any]) -> tuple[dict[str, Any], int]:
+    """The top-level object starting at ``text[at]`` ("{"), its ``items`` array read by ``_json_array``."""
+    data: dict[str, Any] = {}
+    at = _after_space(text, at + 1)
+    if text.startswith("}", at):
+        return data, at + 1
+    while True:
+        if not text.startswith('"', at):
+            raise ValueError(f"expected a key at character {at}")
+        key, at = _JSON.raw_decode(text, at)
+        at = _after_space(text, at)
+        if not text.startswith(":", at):
+            raise ValueError(f"expected ':' at character {at}")
+        at = _after_space(text, at + 1)
+        if key == "items" and text.startswith("[", at):
+            value, at = _json_array(text, at, keep)
+        else:
+            value, at = _JSON.raw_decode(text, at)
+        data[key] = value
+        at = _after_space(text, at)
+        if text.startswith("}", at):
+            return data, at + 1
+        if not text.startswith(",", at):
+            raise ValueError(f"expected ',' or '}}' at character {at}")
+        at = _after_space(text, at + 1)
 
 
 def _located_objects(display: str, raw: bytes, problems: list[str] | None) -> list[KubeObject]:

@@ -25,7 +25,7 @@ from urllib.parse import urlencode
 from gpulint.kube.fields import mapping
 from gpulint.kube.pools.readers import node_class_zones, pools_in_document
 from gpulint.lint.crd_schema import crd_essentials
-from gpulint.lint.inventory import ClusterInventory
+from gpulint.lint.inventory import ClusterInventory, compact_item
 from gpulint.lint.loader import LocatedDocument
 from gpulint.lint.objects import objects_in
 from gpulint.lint.sources import Source
@@ -77,7 +77,8 @@ _CAPI = ("v1beta2", "v1beta1")
 # What the inventory reads, as a table: the RBAC of the Helm chart (deploy/chart) grants list and
 # watch on exactly these (tests/test_chart.py holds the two together).
 INVENTORY_APIS: tuple[InventoryApi, ...] = (
-    InventoryApi("", "Node", "nodes", ("v1",)),
+    # A Node as the inventory files keep it: without its cached images and volumes (lint/inventory.py)
+    InventoryApi("", "Node", "nodes", ("v1",), essentials=compact_item),
     InventoryApi("", "Namespace", "namespaces", ("v1",)),
     # Running pods use node capacity ("does not fit now"); terminal ones do not.
     InventoryApi(
