@@ -152,6 +152,18 @@ class ClusterInventory:
         found: frozenset[str] | None = _namespaced(self.config_map_keys, namespace, name, lambda key: True)
         return found
 
+    def namespaces_of(self, group: str, kind: str, name: str) -> set[str]:
+        """The namespaces that hold an object of ``kind`` named ``name`` (a copy without one: not counted)."""
+        tables: dict[str, dict[Any, Any]] = {
+            "ResourceClaimTemplate": self.claim_templates,
+            "ResourceClaim": self.named_claims,
+            "ConfigMap": self.config_map_keys,
+        }
+        if kind in tables:
+            return {key[0] for key in tables[kind] if key[1] == name and key[0]}
+        found = {**self.gang_objects, **self.workload_runtimes}
+        return {key[2] for key in found if key[:2] == (group, kind) and key[3] == name and key[2]}
+
     def __getstate__(self) -> dict[str, Any]:
         # Derived models (compiled CEL programs among them) are rebuilt lazily in each worker.
         return {k: v for k, v in self.__dict__.items() if k not in ("model", "dra", "published_resources")}

@@ -189,3 +189,11 @@ def unproven(kind: str) -> str:
         f"the linted files may not hold every {kind} (another folder, a chart, an operator or Terraform may make "
         f"it): {inventory}declare the kind complete in .gpulint.yaml (complete: [{kind}]) to check the name"
     )
+
+
+def only_elsewhere(subject: str, namespaces: list[str], own: str, reader: str = "the pod's") -> str:
+    """A namespaced reference (``subject``: "ResourceClaimTemplate 'x'") whose object the files or the inventory
+    hold only in other namespaces: Kubernetes resolves it in the referrer's own namespace, so those are no match."""
+    shown = ", ".join(namespaces[:3]) + (f" and {len(namespaces) - 3} more" if len(namespaces) > 3 else "")
+    plural = "s" if len(namespaces) > 1 else ""
+    return f"{subject} is only in namespace{plural} {shown}, not in {reader} namespace {own}"

@@ -391,6 +391,12 @@ class Resolver:
             return True
         return self.linted.complete and self.declared.covers(kind, file)
 
+    def namespaces_of(self, group: str, kind: str, name: str) -> list[str]:
+        """The namespaces the linted files and the inventory put an object of ``kind`` named ``name`` in, sorted
+        (a copy without a namespace is left out: it lands in whichever namespace it is applied to)."""
+        found = {obj.ref.namespace for obj in self.linted.of_kind(group, kind) if obj.ref.name == name}
+        return sorted((found | self._cluster.namespaces_of(group, kind, name)) - {""})
+
     @property
     def reference_proven_absent(self) -> bool:
         """A reference that resolves nowhere is missing only when the linted set is complete (a
