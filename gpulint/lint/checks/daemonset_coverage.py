@@ -5,14 +5,30 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.kube.daemonset import Coverage
-from gpulint.kube.gpu_stack import advertises_gpus, node_names, taint_text
+from gpulint.kube.gpu_stack import (
+    OPERATOR_OPERANDS,
+    StackComponent,
+    advertises_gpus,
+    node_names,
+    stack_component,
+    taint_text,
+)
 from gpulint.kube.scheduler import NodeInfo, Taint
 from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
 from gpulint.lint.objects import KubeObject
+from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import DaemonSetVerdict, daemonset_verdict, operator_operands_verdict
+from gpulint.lint.verdicts import (
+    DaemonSetVerdict,
+    PoolBlock,
+    blocked_pools,
+    daemon_pod,
+    daemonset_verdict,
+    operator_operand_pods,
+    operator_operands_verdict,
+)
 
 SPEC = RuleSpec(
     "daemonset-coverage", Severity.ERROR, kinds=frozenset({"DaemonSet", "ClusterPolicy"}), needs=frozenset({Need.NODES})
@@ -27,21 +43,69 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     if obj.kind == "ClusterPolicy" and obj.ref.group == "nvidia.com":
         operands = operator_operands_verdict(obj.data, resolver)
+        site = PodSpecSite(("spec", "daemonsets"), {"tolerations": []}, None, "", ())
+        reported: set[Taint] = set()
         if operands is not None and operands.coverage.blocked:
-            site = PodSpecSite(("spec", "daemonsets"), {"tolerations": []}, None, "", ())
             found = _finding(site, operands, "this ClusterPolicy's DaemonSets", "select", "spec.daemonsets.tolerations")
+            reported = set(operands.coverage.blocked)
             if found is not None:
                 yield found
+        pod = operator_operand_pods(obj.data)
+        if pod is not None and resolver.pools:
+            blocks = blocked_pools(OPERATOR_OPERANDS, pod, resolver)
+            yield from _pool_findings(
+                site, OPERATOR_OPERANDS, blocks, reported, resolver, "this ClusterPolicy's DaemonSets"
+            )
         return
     if obj.ref.group != "apps":
         return
     for site in pod_spec_sites(obj.data):
         verdict = daemonset_verdict(obj.kind, site, resolver)
-        if verdict is None:
+        if verdict is not None:
+            found = _finding(site, verdict)
+            if found is not None:
+                yield found
+        component = stack_component(site.spec)
+        if component is None or not resolver.pools:
             continue
-        found = _finding(site, verdict)
-        if found is not None:
-            yield found
+        pod = verdict.pod if verdict is not None else daemon_pod(obj.kind, site.spec, resolver)
+        reported = set(verdict.coverage.blocked) if verdict is not None else set()
+        yield from _pool_findings(site, component, blocked_pools(component, pod, resolver), reported, resolver)
+
+
+def _pool_findings(
+    site: PodSpecSite,
+    component: StackComponent,
+    blocks: list[PoolBlock],
+    reported: set[Taint],
+    resolver: Resolver,
+    who: str = "this DaemonSet",
+) -> Iterator[Diagnostic]:
+    """A pool whose new GPU nodes the GPU infrastructure never reaches (a taint the nodes' finding names already
+    is not said again): its GPUs are never advertised, so the pods that made the autoscaler add the node wait."""
+    for block in blocks:
+        if block.taint in reported:
+            continue
+        taint = _taint(block.taint)
+        consequence = (
+            "no GPU there is ever advertised: the GPU pods the pool's nodes are added for stay Pending"
+            if component.advertises
+            else "the GPUs of its nodes go without it"
+        )
+        assumed = resolver.cluster_assumed
+        yield Diagnostic(
+            RULE_ID,
+            _tolerations_path(site),
+            f"{who} ({component.name}) cannot run on the nodes {block.pool.title} adds: they carry the "
+            f"untolerated taint {taint}",
+            on_key="tolerations" in site.spec,
+            severity=Severity.ERROR if component.advertises and not assumed else Severity.WARNING,
+            notes=(
+                consequence,
+                f"add a toleration for {taint} if it belongs there",
+                *((f"the pool is read from {block.pool.spec.file}: assumed to be this cluster's",) if assumed else ()),
+            ),
+        )
 
 
 def _finding(

@@ -1,0 +1,146 @@
+"""The GPU stack reaches the nodes a pool adds exactly as the DaemonSet controller decides (issue #29 section 6):
+every NoSchedule/NoExecute taint of the pool's nodes must be tolerated by key, value, operator and effect."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import DATA, by_rule, lint_text
+
+from gpulint.lint.config import Config
+from gpulint.lint.findings import Severity
+from gpulint.lint.inventory import load_inventory
+
+RULE = "daemonset-coverage"
+SYSTEM_NODES = str(DATA / "elastic" / "system-nodes.yaml")
+
+# Shaped like the AKS node auto-provisioning docs' GPU NodePool: AKS GPU pools are tainted sku=gpu:NoSchedule.
+AKS_GPU_POOL = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: gpu}
+      requirements:
+      - {key: node.kubernetes.io/instance-type, operator: In, values: [Standard_NC24ads_A100_v4, Standard_NC48ads_A100_v4]}
+      taints:
+      - {key: sku, value: gpu, effect: NoSchedule}
+"""
+
+# NVIDIA/k8s-device-plugin deployments/static/nvidia-device-plugin.yml (v0.17.0): it tolerates nvidia.com/gpu only.
+DEVICE_PLUGIN = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: nvidia-device-plugin-daemonset
+  namespace: kube-system
+spec:
+  selector:
+    matchLabels:
+      name: nvidia-device-plugin-ds
+  updateStrategy:
+    type: RollingUpdate
+  template:
+    metadata:
+      labels:
+        name: nvidia-device-plugin-ds
+    spec:
+      tolerations:
+      - key: nvidia.com/gpu
+        operator: Exists
+        effect: NoSchedule
+EXTRA      priorityClassName: "system-node-critical"
+      containers:
+      - image: nvcr.io/nvidia/k8s-device-plugin:v0.17.0
+        name: nvidia-device-plugin-ctr
+        env:
+        - name: FAIL_ON_INIT_ERROR
+          value: "false"
+        securityContext:
+          allowPrivilegeEscalation: false
+          capabilities:
+            drop: ["ALL"]
+        volumeMounts:
+        - name: device-plugin
+          mountPath: /var/lib/kubelet/device-plugins
+      volumes:
+      - name: device-plugin
+        hostPath:
+          path: /var/lib/kubelet/device-plugins
+"""
+
+
+def _found(pool: str, extra: str = "", inventory: bool = True, plugin: str = DEVICE_PLUGIN) -> list:
+    text = pool + "---\n" + plugin.replace("EXTRA", extra)
+    cluster = load_inventory([SYSTEM_NODES]) if inventory else None
+    return by_rule(lint_text(text, "gpu-stack.yaml", Config(), cluster), RULE)
+
+
+def test_a_device_plugin_that_does_not_tolerate_the_pools_taint_never_advertises_its_gpus():
+    (finding,) = _found(AKS_GPU_POOL)
+    assert finding.severity == Severity.ERROR
+    assert finding.message == (
+        "this DaemonSet (NVIDIA device plugin) cannot run on the nodes Karpenter NodePool gpu adds: they carry the "
+        "untolerated taint sku=gpu:NoSchedule"
+    )
+    assert "no GPU there is ever advertised" in finding.notes[0]
+    assert finding.line == 17 + AKS_GPU_POOL.count("\n") + 1  # the DaemonSet's tolerations
+
+
+def test_without_an_inventory_the_pool_is_only_assumed_to_be_the_clusters():
+    (finding,) = _found(AKS_GPU_POOL, inventory=False)
+    assert finding.severity == Severity.WARNING
+    assert any("assumed to be this cluster's" in note for note in finding.notes)
+
+
+def test_a_toleration_must_match_value_and_effect_as_the_taint_manager_matches_them():
+    wrong_value = "      - {key: sku, operator: Equal, value: cpu, effect: NoSchedule}\n"
+    assert len(_found(AKS_GPU_POOL, wrong_value)) == 1
+    wrong_effect = "      - {key: sku, operator: Exists, effect: NoExecute}\n"
+    assert len(_found(AKS_GPU_POOL, wrong_effect)) == 1
+    assert _found(AKS_GPU_POOL, "      - {key: sku, operator: Equal, value: gpu, effect: NoSchedule}\n") == []
+    assert _found(AKS_GPU_POOL, "      - {key: sku, operator: Exists}\n") == []
+    assert _found(AKS_GPU_POOL, "      - {operator: Exists}\n") == []
+
+
+def test_trap_a_cpu_pool_a_startup_taint_and_a_pool_the_selection_excludes():
+    cpu = AKS_GPU_POOL.replace("Standard_NC24ads_A100_v4, Standard_NC48ads_A100_v4", "Standard_D8s_v5")
+    assert _found(cpu) == []
+    startup = AKS_GPU_POOL.replace("      taints:\n", "      startupTaints:\n")
+    assert _found(startup) == []
+    elsewhere = "      nodeSelector: {karpenter.sh/nodepool: other-gpu}\n"
+    assert _found(AKS_GPU_POOL, elsewhere) == []
+
+
+def test_trap_another_device_plugin_daemonset_serves_the_pool():
+    aks = DEVICE_PLUGIN.replace("nvidia-device-plugin-daemonset", "nvidia-device-plugin-aks").replace(
+        "EXTRA", "      - {key: sku, operator: Equal, value: gpu, effect: NoSchedule}\n"
+    )
+    assert _found(AKS_GPU_POOL + "---\n" + aks) == []
+
+
+CLUSTER_POLICY = """\
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata: {name: cluster-policy}
+spec:
+  daemonsets:
+    tolerations:
+    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+  devicePlugin: {enabled: true}
+"""
+
+
+def test_the_gpu_operators_daemonsets_tolerations_are_held_to_the_pools_taints(tmp_path: Path):
+    text = AKS_GPU_POOL + "---\n" + CLUSTER_POLICY
+    (finding,) = by_rule(lint_text(text, "gpu-operator.yaml", Config(), load_inventory([SYSTEM_NODES])), RULE)
+    assert finding.message.startswith(
+        "this ClusterPolicy's DaemonSets (the GPU operator's device plugin, GFD, DCGM exporter and validator) cannot "
+        "run on the nodes Karpenter NodePool gpu adds"
+    )
+    fixed = text.replace(
+        "effect: NoSchedule}\n  devicePlugin", "effect: NoSchedule}\n    - {key: sku, operator: Exists}\n  devicePlugin"
+    )
+    assert by_rule(lint_text(fixed, "gpu-operator.yaml", Config(), load_inventory([SYSTEM_NODES])), RULE) == []
