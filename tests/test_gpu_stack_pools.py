@@ -144,3 +144,133 @@ def test_the_gpu_operators_daemonsets_tolerations_are_held_to_the_pools_taints(t
         "effect: NoSchedule}\n  devicePlugin", "effect: NoSchedule}\n    - {key: sku, operator: Exists}\n  devicePlugin"
     )
     assert by_rule(lint_text(fixed, "gpu-operator.yaml", Config(), load_inventory([SYSTEM_NODES])), RULE) == []
+
+
+# ----------------------------------------------------------------- charts installed by GitOps objects
+
+# A Flux HelmRelease of the device plugin chart (NVIDIA's Helm repository), its tolerations set for GKE's taint.
+FLUX_DEVICE_PLUGIN = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: nvidia-device-plugin
+  namespace: nvidia-device-plugin
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: nvidia-device-plugin
+      version: "0.17.0"
+      sourceRef:
+        kind: HelmRepository
+        name: nvdp
+  values:
+    gfd:
+      enabled: true
+TOLERATIONS"""
+
+# An Argo CD Application of the GPU operator, its DaemonSets told to tolerate nvidia.com/gpu=present.
+ARGO_GPU_OPERATOR = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: gpu-operator
+  namespace: argocd
+spec:
+  project: default
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: gpu-operator
+  source:
+    repoURL: https://helm.ngc.nvidia.com/nvidia
+    chart: gpu-operator
+    targetRevision: v24.9.0
+    helm:
+      valuesObject:
+        driver:
+          enabled: false
+        daemonsets:
+          tolerations:
+          - key: nvidia.com/gpu
+            operator: Equal
+            value: present
+            effect: NoSchedule
+  syncPolicy:
+    automated: {prune: true}
+"""
+
+
+def _tainted_gpu_nodes(tmp_path: Path, taint: dict) -> str:
+    import json
+
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"gpu-{i}", "labels": {"nvidia.com/gpu.present": "true"}},
+            "spec": {"taints": [taint]},
+            "status": {"allocatable": {"cpu": "96", "memory": "1Ti", "pods": "110"}},
+        }
+        for i in range(3)
+    ]
+    path = tmp_path / "nodes.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    return str(path)
+
+
+def test_the_gpu_operators_values_tolerate_nvidia_gpu_present_but_the_nodes_are_tainted_true(tmp_path: Path):
+    nodes = _tainted_gpu_nodes(tmp_path, {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"})
+    (finding,) = by_rule(
+        lint_text(ARGO_GPU_OPERATOR, "apps/gpu-operator.yaml", Config(), load_inventory([nodes])), RULE
+    )
+    assert finding.severity == Severity.ERROR
+    assert finding.message.startswith(
+        "the gpu-operator chart's DaemonSets select 0 of 3 NVIDIA GPU nodes: all carry the untolerated taint "
+        "nvidia.com/gpu=true:NoSchedule"
+    )
+    assert finding.line == ARGO_GPU_OPERATOR.splitlines().index("          tolerations:") + 1
+    assert any("3 of them advertise no GPU resource" in note for note in finding.notes)
+    # the same nodes tainted nvidia.com/gpu=present: tolerated
+    present = _tainted_gpu_nodes(tmp_path, {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"})
+    assert (
+        by_rule(lint_text(ARGO_GPU_OPERATOR, "apps/gpu-operator.yaml", Config(), load_inventory([present])), RULE) == []
+    )
+
+
+def test_a_chart_without_tolerations_in_its_values_keeps_the_charts_default(tmp_path: Path):
+    nodes = _tainted_gpu_nodes(tmp_path, {"key": "sku", "value": "gpu", "effect": "NoSchedule"})
+    release = FLUX_DEVICE_PLUGIN.replace("TOLERATIONS", "")
+    (finding,) = by_rule(lint_text(release, "infra/nvidia.yaml", Config(), load_inventory([nodes])), RULE)
+    assert "the nvidia-device-plugin chart's DaemonSets select 0 of 3" in finding.message
+    assert finding.line == release.splitlines().index("  values:") + 2  # the values, where the list goes
+    assert any("the chart's default list is replaced" in note for note in finding.notes)
+    fixed = FLUX_DEVICE_PLUGIN.replace(
+        "TOLERATIONS",
+        "    tolerations:\n    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
+        "    - {key: sku, operator: Equal, value: gpu, effect: NoSchedule}\n",
+    )
+    assert by_rule(lint_text(fixed, "infra/nvidia.yaml", Config(), load_inventory([nodes])), RULE) == []
+
+
+def test_a_chart_release_against_a_tainted_gpu_pool():
+    release = FLUX_DEVICE_PLUGIN.replace(
+        "TOLERATIONS", "    tolerations:\n    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
+    )
+    found = by_rule(lint_text(AKS_GPU_POOL + "---\n" + release, "infra.yaml", Config()), RULE)
+    (finding,) = found
+    assert finding.severity == Severity.WARNING  # the pool is only assumed to be the cluster's
+    assert "cannot run on the nodes Karpenter NodePool gpu adds: they carry the untolerated taint sku=gpu" in (
+        finding.message
+    )
+
+
+def test_trap_values_from_elsewhere_leave_the_tolerations_unknown(tmp_path: Path):
+    nodes = _tainted_gpu_nodes(tmp_path, {"key": "sku", "value": "gpu", "effect": "NoSchedule"})
+    release = FLUX_DEVICE_PLUGIN.replace("TOLERATIONS", "").replace(
+        "  values:\n", "  valuesFrom:\n  - {kind: ConfigMap, name: nvidia-device-plugin-values}\n  values:\n"
+    )
+    assert by_rule(lint_text(release, "infra/nvidia.yaml", Config(), load_inventory([nodes])), RULE) == []
+    other_chart = FLUX_DEVICE_PLUGIN.replace("chart: nvidia-device-plugin", "chart: dcgm-exporter").replace(
+        "TOLERATIONS", ""
+    )
+    assert by_rule(lint_text(other_chart, "infra/nvidia.yaml", Config(), load_inventory([nodes])), RULE) == []

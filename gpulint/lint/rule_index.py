@@ -34,7 +34,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         RuleSpec(
             "daemonset-coverage",
             Severity.ERROR,
-            kinds=frozenset({"ClusterPolicy", "DaemonSet"}),
+            kinds=frozenset({"Application", "ClusterPolicy", "DaemonSet", "HelmRelease"}),
             needs=frozenset({Need.NODES}),
         ),
         True,

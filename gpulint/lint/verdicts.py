@@ -42,6 +42,7 @@ from gpulint.kube.scheduler import (
     pod_requirements,
 )
 from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec, pod_spec_sites, remembered_part
+from gpulint.lint.chart_releases import ChartRelease, daemon_spec
 from gpulint.lint.inventory import HasData
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
@@ -451,6 +452,16 @@ def daemon_pod(kind: str, spec: dict[str, Any], resolver: Resolver) -> PodRequir
     """A DaemonSet's pod as the controller makes it (its tolerations added) and the scheduler reads it."""
     comparisons = resolver.gates.enabled("TaintTolerationComparisonOperators")
     return pod_requirements(admitted_pod_spec(kind, spec, resolver), comparisons)
+
+
+def chart_verdict(release: ChartRelease, resolver: Resolver) -> tuple[DaemonSetVerdict | None, list[PoolBlock]]:
+    """The DaemonSets a GPU stack chart's values make, against the GPU nodes and the GPU pools."""
+    component = release.daemons.component
+    pod = pod_requirements(effective_pod_spec("DaemonSet", daemon_spec(release)))
+    target = gpu_nodes(resolver.nodes, component.vendor)
+    expected = f"{component.vendor} GPU nodes" if component.vendor else "GPU nodes"
+    verdict = DaemonSetVerdict(component, pod, expected, coverage(pod, target)) if target else None
+    return verdict, blocked_pools(component, pod, resolver) if resolver.pools else []
 
 
 def operator_operand_pods(policy: dict[str, Any]) -> PodRequirements | None:

@@ -15,6 +15,7 @@ from gpulint.kube.gpu_stack import (
 )
 from gpulint.kube.scheduler import NodeInfo, Taint
 from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
+from gpulint.lint.chart_releases import ChartRelease, chart_releases
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
 from gpulint.lint.objects import KubeObject
@@ -24,6 +25,7 @@ from gpulint.lint.verdicts import (
     DaemonSetVerdict,
     PoolBlock,
     blocked_pools,
+    chart_verdict,
     daemon_pod,
     daemonset_verdict,
     operator_operand_pods,
@@ -31,7 +33,10 @@ from gpulint.lint.verdicts import (
 )
 
 SPEC = RuleSpec(
-    "daemonset-coverage", Severity.ERROR, kinds=frozenset({"DaemonSet", "ClusterPolicy"}), needs=frozenset({Need.NODES})
+    "daemonset-coverage",
+    Severity.ERROR,
+    kinds=frozenset({"DaemonSet", "ClusterPolicy", "HelmRelease", "Application"}),
+    needs=frozenset({Need.NODES}),
 )
 RULE_ID = SPEC.id
 SHOWN_NODES = 5
@@ -57,6 +62,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 site, OPERATOR_OPERANDS, blocks, reported, resolver, "this ClusterPolicy's DaemonSets"
             )
         return
+    if obj.kind in ("HelmRelease", "Application"):
+        for release in chart_releases(obj.data):
+            yield from _chart_findings(release, resolver)
+        return
     if obj.ref.group != "apps":
         return
     for site in pod_spec_sites(obj.data):
@@ -73,6 +82,24 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _pool_findings(site, component, blocked_pools(component, pod, resolver), reported, resolver)
 
 
+def _chart_findings(release: ChartRelease, resolver: Resolver) -> Iterator[Diagnostic]:
+    """A GPU stack chart installed by a HelmRelease or an Application: its values' tolerations (the chart's
+    default when they set none) against the GPU nodes and pools."""
+    verdict, blocks = chart_verdict(release, resolver)
+    key = ".".join(release.daemons.tolerations)
+    path = release.path[:-1] if release.written else release.path
+    site = PodSpecSite(path, {"tolerations": release.tolerations} if release.written else {}, None, "", ())
+    who = f"the {release.chart} chart's DaemonSets"
+    fix_at = f"the values' {key}" + ("" if release.written else " (the chart's default list is replaced)")
+    reported: set[Taint] = set()
+    if verdict is not None and verdict.coverage.blocked:
+        reported = set(verdict.coverage.blocked)
+        found = _finding(site, verdict, who, "select", fix_at, named=False)
+        if found is not None:
+            yield found
+    yield from _pool_findings(site, release.daemons.component, blocks, reported, resolver, who, named=False)
+
+
 def _pool_findings(
     site: PodSpecSite,
     component: StackComponent,
@@ -80,6 +107,7 @@ def _pool_findings(
     reported: set[Taint],
     resolver: Resolver,
     who: str = "this DaemonSet",
+    named: bool = True,
 ) -> Iterator[Diagnostic]:
     """A pool whose new GPU nodes the GPU infrastructure never reaches (a taint the nodes' finding names already
     is not said again): its GPUs are never advertised, so the pods that made the autoscaler add the node wait."""
@@ -96,8 +124,8 @@ def _pool_findings(
         yield Diagnostic(
             RULE_ID,
             _tolerations_path(site),
-            f"{who} ({component.name}) cannot run on the nodes {block.pool.title} adds: they carry the "
-            f"untolerated taint {taint}",
+            f"{who}{f' ({component.name})' if named else ''} cannot run on the nodes {block.pool.title} adds: "
+            f"they carry the untolerated taint {taint}",
             on_key="tolerations" in site.spec,
             severity=Severity.ERROR if component.advertises and not assumed else Severity.WARNING,
             notes=(
@@ -114,10 +142,11 @@ def _finding(
     who: str = "this DaemonSet",
     verb: str = "selects",
     fix_at: str = "its pod template",
+    named: bool = True,
 ) -> Diagnostic | None:
     cover = verdict.coverage
     total = len(cover.target)
-    subject = who + (f" ({verdict.component.name})" if verdict.component else "")
+    subject = who + (f" ({verdict.component.name})" if verdict.component and named else "")
     if cover.blocked:
         severity = Severity.ERROR if verdict.component and not cover.runs else Severity.WARNING
         why = _blocked_reasons(cover)
