@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.kube.fields import dig, mapping
 from gpulint.kube.pools.fit import FITS, LIMITED, UNKNOWN, PoolFit, summary
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
+from gpulint.kube.rollout import fenceposts
 from gpulint.kube.scheduler import FitResult, PodRequirements, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, extended_resource_path, pod_spec_sites
 from gpulint.lint.checks import CheckContext
@@ -57,6 +59,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             and not (by_affinity and selection_limits_replicas(selection, site.pods, inventory))
         ):
             yield from _replicas(site, pod, empty, fits, inventory)
+        if obj.kind == "Deployment" and obj.ref.group == "apps" and site.pods:
+            yield from _rollout(obj, site, pod, fits, inventory)
         grows = any(fit.state == FITS and fit.room != 0 for fit in fits)  # a scale-up makes room
         if inventory.pods and not pod.node_name and not grows:  # a bound pod is already counted
             now = model.evaluate(pod, now=True)
@@ -154,6 +158,39 @@ def _replicas(
         f"the workload runs {site.pods} of these pods, but {now}{pools}; the other "
         f"{site.pods - placed - added} would stay Pending",
         notes=(rooms,) if fits and rooms else (),
+        severity=Severity.WARNING,
+    )
+
+
+def _rollout(
+    obj: KubeObject, site: PodSpecSite, pod: PodRequirements, fits: list[PoolFit], inventory: Resolver
+) -> Iterator[Diagnostic]:
+    """A Deployment whose replicas are all the empty cluster (and its pools) holds, rolled with maxUnavailable 0:
+    its next rollout's first new pod fits nowhere, and the controller never scales the old ReplicaSet down."""
+    posts = fenceposts(obj.data)
+    if posts is None or posts.unavailable != 0 or site.pods is None:
+        return
+    growing = [fit for fit in fits if fit.state == FITS]
+    if any(fit.room is None for fit in growing) or any(fit.state == UNKNOWN for fit in fits):
+        return  # a pool without a known bound can add the surge pod's node
+    room = inventory.model.placeable(pod) + sum(fit.room or 0 for fit in growing)
+    if room != site.pods:
+        return  # room to spare; or fewer than the replicas (_replicas says so)
+    written = mapping(mapping(dig(obj.data, "spec", "strategy")).get("rollingUpdate"))
+    defaults = "" if written else " (the default RollingUpdate)"
+    yield Diagnostic(
+        RULE_ID,
+        ("spec", "strategy") if "strategy" in mapping(obj.data.get("spec")) else ("spec", "replicas"),
+        f"this Deployment's next rollout never completes: its {site.pods} replicas fill all the room its pods have "
+        "and maxUnavailable is 0",
+        on_key=True,
+        notes=(
+            f"maxSurge {posts.surge_text} -> {posts.surge}, maxUnavailable {posts.unavailable_text} -> 0{defaults}: "
+            f"the first new pod needs room for {site.pods + 1} at once; the cluster holds {room}",
+            "the new pod stays Pending, every old pod is kept until it is ready, and the Deployment reports "
+            "ProgressDeadlineExceeded",
+            "set strategy.rollingUpdate.maxUnavailable to 1 (and maxSurge to 0), or use the Recreate strategy",
+        ),
         severity=Severity.WARNING,
     )
 
