@@ -110,3 +110,65 @@ def test_trap_a_node_pool_that_can_add_the_surge_pods_node(tmp_path: Path):
     text = pool + VLLM.replace("REPLICAS", "1").replace("STRATEGY", "")
     inventory = load_inventory([_nodes(tmp_path, 1, 1)])
     assert by_rule(lint_text(text, "vllm.yaml", Config(), inventory), RULE) == []
+
+
+# ----------------------------------------------------------------- DaemonSets that hold GPUs
+
+# A GPU health probe run as a DaemonSet that asks for a GPU to test (a pattern seen in cluster add-on repos).
+HEALTH_DAEMONSET = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: gpu-health-check
+  namespace: monitoring
+spec:
+  selector:
+    matchLabels: {app: gpu-health-check}
+  template:
+    metadata:
+      labels: {app: gpu-health-check}
+    spec:
+SELECTOR      tolerations:
+      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+      containers:
+      - name: probe
+        image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+        command: ["sh", "-c", "while true; do nvidia-smi -q > /dev/null; sleep 60; done"]
+        resources:
+          limits: {nvidia.com/gpu: 1}
+"""
+
+TRAINING_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: finetune-8gpu
+  namespace: ml
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: train
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        command: ["torchrun", "--nproc_per_node=GPUS", "train.py"]
+        resources:
+          limits: {nvidia.com/gpu: GPUS}
+"""
+
+
+def _held(tmp_path: Path, gpus: int, selector: str = "") -> list:
+    text = HEALTH_DAEMONSET.replace("SELECTOR", selector) + "---\n" + TRAINING_JOB.replace("GPUS", str(gpus))
+    return by_rule(lint_text(text, "cluster.yaml", Config(), load_inventory([_nodes(tmp_path, 2, 8)])), RULE)
+
+
+def test_a_daemonset_that_requests_a_gpu_on_every_node_leaves_no_node_whole(tmp_path: Path):
+    (finding,) = _held(tmp_path, 8)
+    assert finding.severity == Severity.WARNING
+    assert finding.message == "this pod fits no node once DaemonSet gpu-health-check takes its nvidia.com/gpu there"
+    assert "the 2 nodes it fits on each run a pod of gpu-health-check" in finding.notes[0]
+
+
+def test_trap_room_left_beside_the_daemon_or_a_daemonset_on_other_nodes(tmp_path: Path):
+    assert _held(tmp_path, 7) == []
+    assert _held(tmp_path, 8, "      nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}\n") == []

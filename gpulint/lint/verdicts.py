@@ -35,6 +35,7 @@ from gpulint.kube.resources import is_extended
 from gpulint.kube.runtime_class import Admitted, admit
 from gpulint.kube.scheduler import (
     FitResult,
+    NodeInfo,
     PodRequirements,
     Taint,
     Toleration,
@@ -462,6 +463,32 @@ def chart_verdict(release: ChartRelease, resolver: Resolver) -> tuple[DaemonSetV
     expected = f"{component.vendor} GPU nodes" if component.vendor else "GPU nodes"
     verdict = DaemonSetVerdict(component, pod, expected, coverage(pod, target)) if target else None
     return verdict, blocked_pools(component, pod, resolver) if resolver.pools else []
+
+
+@dataclass(frozen=True)
+class HeldDevices:
+    """A linted DaemonSet whose pods ask for an accelerator: one runs on every node it selects and tolerates."""
+
+    name: str
+    pod: PodRequirements
+
+    def lands_on(self, node: NodeInfo) -> bool:
+        return selects(self.pod, node) and untolerated_taint(self.pod, node) is None
+
+
+def gpu_daemons(resolver: Resolver) -> list[HeldDevices]:
+    """The linted DaemonSets whose pods request an extended resource (once per run)."""
+    return remembered_part(resolver.linted, "gpu daemons", _gpu_daemons, resolver, against=resolver)
+
+
+def _gpu_daemons(resolver: Resolver) -> list[HeldDevices]:
+    found = []
+    for obj in resolver.linted.of_kind("apps", "DaemonSet"):
+        for site in pod_spec_sites(obj.data):
+            pod = daemon_pod("DaemonSet", site.spec, resolver)
+            if any(is_extended(name) for name in pod.requests):
+                found.append(HeldDevices(obj.ref.name, pod))
+    return found
 
 
 def operator_operand_pods(policy: dict[str, Any]) -> PodRequirements | None:

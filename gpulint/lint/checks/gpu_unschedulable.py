@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from fractions import Fraction
 
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.pools.fit import FITS, LIMITED, UNKNOWN, PoolFit, summary
@@ -17,6 +18,7 @@ from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
 from gpulint.lint.verdicts import (
+    gpu_daemons,
     gpu_pod_requirements,
     pool_fits,
     scale_up_verdict,
@@ -53,6 +55,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if not empty.fits:
             yield from _no_node_fits(site, pod, empty, fits, inventory)
             continue
+        if obj.kind != "DaemonSet" and not grows_any(fits):
+            yield from _daemons_hold(site, pod, empty, inventory)
         if (
             site.pods
             and site.pods > 1
@@ -158,6 +162,48 @@ def _replicas(
         f"the workload runs {site.pods} of these pods, but {now}{pools}; the other "
         f"{site.pods - placed - added} would stay Pending",
         notes=(rooms,) if fits and rooms else (),
+        severity=Severity.WARNING,
+    )
+
+
+def grows_any(fits: list[PoolFit]) -> bool:
+    """A pool may add a node for the pod (or whether one can is unknown)."""
+    return any(fit.state in (FITS, UNKNOWN) for fit in fits)
+
+
+def _daemons_hold(
+    site: PodSpecSite, pod: PodRequirements, empty: FitResult, inventory: Resolver
+) -> Iterator[Diagnostic]:
+    """The linted DaemonSets that ask for the pod's accelerators run on every node it fits, and what they hold
+    leaves too few there: the DaemonSet's pod is on each node first (it tolerates and selects it), so the pod
+    fits none of them."""
+    held_by: dict[str, set[str]] = {}
+    for group in empty.fitting_groups:
+        node = group.representative
+        holders = [held for held in gpu_daemons(inventory) if held.lands_on(node)]
+        short = False
+        for resource, amount in pod.requests.items():
+            if not is_extended(resource):
+                continue
+            taken = sum((held.pod.requests.get(resource, Fraction(0)) for held in holders), Fraction(0))
+            if taken and node.allocatable.get(resource, Fraction(0)) - taken < amount:
+                short = True
+                for held in holders:
+                    if held.pod.requests.get(resource):
+                        held_by.setdefault(held.name, set()).add(resource)
+        if not short:
+            return
+    names = sorted(held_by)
+    resources = sorted({r for found in held_by.values() for r in found})
+    yield Diagnostic(
+        RULE_ID,
+        _where(site),
+        f"{_subject(site)} fits no node once DaemonSet {', '.join(names)} takes its {', '.join(resources)} there",
+        notes=(
+            f"the {_nodes(empty.fitting_count)} it fits on each run a pod of {', '.join(names)}, which asks for "
+            f"{', '.join(resources)}: what is left is less than this pod asks for",
+            "a DaemonSet that requests GPUs holds a device on every node it runs on, away from workloads",
+        ),
         severity=Severity.WARNING,
     )
 
