@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpulint.kube import kserve, trainjob
+from gpulint.kube import kserve, networks, trainjob
 from gpulint.kube.admission.batch_queues import BatchQueue
 from gpulint.kube.admission.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
 from gpulint.kube.dra import compute_domain
@@ -515,6 +515,13 @@ class Resolver:
         if linted is not None:
             return config_map_keys(linted.data)
         return self._cluster.find_config_map_keys(namespace, name)
+
+    def network_attachment(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """A Multus NetworkAttachmentDefinition's annotations, from the linted files or the inventory."""
+        linted = self.linted.find(networks.GROUP, networks.KIND, namespace, name)
+        if linted is not None:
+            return dict(mapping(mapping(linted.data.get("metadata")).get("annotations")))
+        return self._cluster.find_network_attachment(namespace, name)
 
     def config_map_data(self, namespace: str, name: str) -> dict[str, Any] | None:
         """A ConfigMap's data when its values are known (from the linted files: the inventory keeps keys only)."""
