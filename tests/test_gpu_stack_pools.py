@@ -240,7 +240,13 @@ def test_the_gpu_operators_values_tolerate_nvidia_gpu_present_but_the_nodes_are_
 def test_a_chart_without_tolerations_in_its_values_keeps_the_charts_default(tmp_path: Path):
     nodes = _tainted_gpu_nodes(tmp_path, {"key": "sku", "value": "gpu", "effect": "NoSchedule"})
     release = FLUX_DEVICE_PLUGIN.replace("TOLERATIONS", "")
-    (finding,) = by_rule(lint_text(release, "infra/nvidia.yaml", Config(), load_inventory([nodes])), RULE)
+    found = by_rule(lint_text(release, "infra/nvidia.yaml", Config(), load_inventory([nodes])), RULE)
+    # gfd.enabled brings the chart's NFD worker, which tolerates nvidia.com/gpu=present only: kept off too
+    assert sorted(f.message.split(" select")[0] for f in found) == [
+        "the nvidia-device-plugin chart's DaemonSets",
+        "the nvidia-device-plugin chart's NFD worker",
+    ]
+    (finding,) = [f for f in found if "chart's DaemonSets" in f.message]
     assert "the nvidia-device-plugin chart's DaemonSets select 0 of 3" in finding.message
     assert finding.line == release.splitlines().index("  values:") + 2  # the values, where the list goes
     assert any("the chart's default list is replaced" in note for note in finding.notes)
@@ -249,7 +255,8 @@ def test_a_chart_without_tolerations_in_its_values_keeps_the_charts_default(tmp_
         "    tolerations:\n    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
         "    - {key: sku, operator: Equal, value: gpu, effect: NoSchedule}\n",
     )
-    assert by_rule(lint_text(fixed, "infra/nvidia.yaml", Config(), load_inventory([nodes])), RULE) == []
+    found = by_rule(lint_text(fixed, "infra/nvidia.yaml", Config(), load_inventory([nodes])), RULE)
+    assert [f.message.split(" selects")[0] for f in found] == ["the nvidia-device-plugin chart's NFD worker"]
 
 
 def test_a_chart_release_against_a_tainted_gpu_pool():
@@ -257,7 +264,7 @@ def test_a_chart_release_against_a_tainted_gpu_pool():
         "TOLERATIONS", "    tolerations:\n    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
     )
     found = by_rule(lint_text(AKS_GPU_POOL + "---\n" + release, "infra.yaml", Config()), RULE)
-    (finding,) = found
+    (finding,) = [f for f in found if "chart's DaemonSets" in f.message]
     assert finding.severity == Severity.WARNING  # the pool is only assumed to be the cluster's
     assert "cannot run on the nodes Karpenter NodePool gpu adds: they carry the untolerated taint sku=gpu" in (
         finding.message
@@ -274,3 +281,21 @@ def test_trap_values_from_elsewhere_leave_the_tolerations_unknown(tmp_path: Path
         "TOLERATIONS", ""
     )
     assert by_rule(lint_text(other_chart, "infra/nvidia.yaml", Config(), load_inventory([nodes])), RULE) == []
+
+
+def test_the_device_plugin_charts_nfd_worker_tolerates_only_nvidia_gpu_present(tmp_path: Path):
+    # gfd.enabled turns the chart's node-feature-discovery dependency on; its worker tolerates
+    # nvidia.com/gpu=present:NoSchedule, not the nodes' nvidia.com/gpu=true:NoSchedule
+    nodes = _tainted_gpu_nodes(tmp_path, {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"})
+    release = FLUX_DEVICE_PLUGIN.replace("TOLERATIONS", "")
+    (finding,) = by_rule(lint_text(release, "infra/nvidia.yaml", Config(), load_inventory([nodes])), RULE)
+    assert finding.message.startswith(
+        "the nvidia-device-plugin chart's NFD worker selects 0 of 3 GPU nodes: all carry the untolerated taint "
+        "nvidia.com/gpu=true:NoSchedule"
+    )
+    without_gfd = release.replace("    gfd:\n      enabled: true\n", "    gfd:\n      enabled: false\n")
+    assert by_rule(lint_text(without_gfd, "infra/nvidia.yaml", Config(), load_inventory([nodes])), RULE) == []
+    fixed = (
+        release + "    nfd:\n      worker:\n        tolerations:\n        - {key: nvidia.com/gpu, operator: Exists}\n"
+    )
+    assert by_rule(lint_text(fixed, "infra/nvidia.yaml", Config(), load_inventory([nodes])), RULE) == []

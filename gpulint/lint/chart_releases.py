@@ -31,6 +31,17 @@ class ChartDaemons:
     default: tuple[dict[str, Any], ...]
     node_selection: bool  # the values' nodeSelector and affinity are the DaemonSet's
     default_affinity: dict[str, Any] | None = None
+    # Helm's condition (Chart.yaml dependencies): the first of these values paths that is set decides
+    enabled_by: tuple[tuple[str, ...], ...] = ()
+    enabled_default: bool = True
+    title: str = "DaemonSets"  # what the chart's findings call them ("the <chart> chart's <title>")
+
+    def enabled(self, values: dict[str, Any]) -> bool:
+        for path in self.enabled_by:
+            value = dig(values, *path)
+            if isinstance(value, bool):
+                return value
+        return self.enabled_default
 
 
 _DEVICE_PLUGIN = next(c for c in STACK_COMPONENTS if c.name == "NVIDIA device plugin")
@@ -54,15 +65,34 @@ _NVIDIA_NODE_AFFINITY = {
         }
     }
 }
-CHARTS: dict[str, ChartDaemons] = {
-    "nvidia-device-plugin": ChartDaemons(
-        _DEVICE_PLUGIN,
-        ("tolerations",),
-        ({"key": "CriticalAddonsOnly", "operator": "Exists"}, _GPU_TOLERATION),
-        True,
-        _NVIDIA_NODE_AFFINITY,
+_NFD_WORKER = next(c for c in STACK_COMPONENTS if c.name == "NFD worker")
+# The device plugin chart's node-feature-discovery dependency (condition nfd.enabled,gfd.enabled: off unless one
+# is set): its worker tolerates nvidia.com/gpu=present only (nfd.worker.tolerations, Equal "present").
+_NFD_TOLERATIONS = (
+    {"key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+    {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
+)
+CHARTS: dict[str, tuple[ChartDaemons, ...]] = {
+    "nvidia-device-plugin": (
+        ChartDaemons(
+            _DEVICE_PLUGIN,
+            ("tolerations",),
+            ({"key": "CriticalAddonsOnly", "operator": "Exists"}, _GPU_TOLERATION),
+            True,
+            _NVIDIA_NODE_AFFINITY,
+            (("devicePlugin", "enabled"),),
+        ),
+        ChartDaemons(
+            _NFD_WORKER,
+            ("nfd", "worker", "tolerations"),
+            _NFD_TOLERATIONS,
+            False,
+            enabled_by=(("nfd", "enabled"), ("gfd", "enabled")),
+            enabled_default=False,
+            title="NFD worker",
+        ),
     ),
-    "gpu-operator": ChartDaemons(OPERATOR_OPERANDS, ("daemonsets", "tolerations"), (_GPU_TOLERATION,), False),
+    "gpu-operator": (ChartDaemons(OPERATOR_OPERANDS, ("daemonsets", "tolerations"), (_GPU_TOLERATION,), False),),
 }
 
 
@@ -87,18 +117,16 @@ def chart_releases(data: dict[str, Any]) -> list[ChartRelease]:
         spec = mapping(data.get("spec"))
         chart = text(dig(spec, "chart", "spec", "chart"))
         outside = bool(sequence(spec.get("valuesFrom")))
-        flux = _release(chart, mapping(spec.get("values")), ("spec", "values"), ("spec", "chart"), outside)
-        return [flux] if flux is not None else []
+        return _release(chart, mapping(spec.get("values")), ("spec", "values"), ("spec", "chart"), outside)
     if group == "argoproj.io" and kind == "Application":
         spec = mapping(data.get("spec"))
         sources: list[tuple[Path, Any]] = [(("spec", "source"), spec.get("source"))] if "source" in spec else []
         sources += [(("spec", "sources", i), s) for i, s in enumerate(sequence(spec.get("sources")))]
-        argo = [_argo_source(mapping(source), base) for base, source in sources]
-        return [release for release in argo if release is not None]
+        return [release for base, source in sources for release in _argo_source(mapping(source), base)]
     return []
 
 
-def _argo_source(source: dict[str, Any], base: Path) -> ChartRelease | None:
+def _argo_source(source: dict[str, Any], base: Path) -> list[ChartRelease]:
     helm = mapping(source.get("helm"))
     outside = bool(sequence(helm.get("valueFiles"))) or any(
         "tolerations" in text(mapping(p).get("name")) for p in sequence(helm.get("parameters"))
@@ -111,7 +139,7 @@ def _argo_source(source: dict[str, Any], base: Path) -> ChartRelease | None:
         loaded = load_text("values", raw)
         documents = [d.data for d in loaded.documents if d.data is not None]
         if loaded.problems or len(documents) != 1 or not isinstance(documents[0], dict):
-            return None  # values that do not read as a mapping (a template, a typo): nothing known
+            return []  # values that do not read as a mapping (a template, a typo): nothing known
         values = documents[0]
     path = (*base, "helm", "values") if isinstance(raw, str) else base
     return _release(text(source.get("chart")), values, path, base, outside, inside_string=isinstance(raw, str))
@@ -119,11 +147,25 @@ def _argo_source(source: dict[str, Any], base: Path) -> ChartRelease | None:
 
 def _release(
     chart: str, values: dict[str, Any], values_path: Path, chart_path: Path, outside: bool, inside_string: bool = False
-) -> ChartRelease | None:
+) -> list[ChartRelease]:
     name = chart.rpartition("/")[2]
-    daemons = CHARTS.get(name)
-    if daemons is None:
-        return None
+    found = []
+    for daemons in CHARTS.get(name, ()):
+        if daemons.enabled(values) or (outside and daemons.enabled_default):
+            release = _daemons(name, daemons, values, values_path, chart_path, outside, inside_string)
+            found += [release] if release is not None else []
+    return found
+
+
+def _daemons(
+    name: str,
+    daemons: ChartDaemons,
+    values: dict[str, Any],
+    values_path: Path,
+    chart_path: Path,
+    outside: bool,
+    inside_string: bool,
+) -> ChartRelease | None:
     written = dig(values, *daemons.tolerations)
     if written is None and outside:
         return None  # a values file or valuesFrom may set them

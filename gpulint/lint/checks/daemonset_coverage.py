@@ -89,12 +89,13 @@ def _chart_findings(release: ChartRelease, resolver: Resolver) -> Iterator[Diagn
     key = ".".join(release.daemons.tolerations)
     path = release.path[:-1] if release.written else release.path
     site = PodSpecSite(path, {"tolerations": release.tolerations} if release.written else {}, None, "", ())
-    who = f"the {release.chart} chart's DaemonSets"
+    who = f"the {release.chart} chart's {release.daemons.title}"
+    verb = "selects" if release.daemons.title != "DaemonSets" else "select"
     fix_at = f"the values' {key}" + ("" if release.written else " (the chart's default list is replaced)")
     reported: set[Taint] = set()
     if verdict is not None and verdict.coverage.blocked:
         reported = set(verdict.coverage.blocked)
-        found = _finding(site, verdict, who, "select", fix_at, named=False)
+        found = _finding(site, verdict, who, verb, fix_at, named=False)
         if found is not None:
             yield found
     yield from _pool_findings(site, release.daemons.component, blocks, reported, resolver, who, named=False)
