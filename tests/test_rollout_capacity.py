@@ -172,3 +172,13 @@ def test_a_daemonset_that_requests_a_gpu_on_every_node_leaves_no_node_whole(tmp_
 def test_trap_room_left_beside_the_daemon_or_a_daemonset_on_other_nodes(tmp_path: Path):
     assert _held(tmp_path, 7) == []
     assert _held(tmp_path, 8, "      nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}\n") == []
+
+
+def test_trap_an_autoscaler_sets_the_replicas(tmp_path: Path):
+    hpa = (
+        "---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: vllm, namespace: default}\n"
+        "spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm-server}\n"
+        "  minReplicas: 1\n  maxReplicas: 4\n"
+    )
+    text = VLLM.replace("REPLICAS", "1").replace("STRATEGY", "") + hpa
+    assert by_rule(lint_text(text, "vllm.yaml", Config(), load_inventory([_nodes(tmp_path, 1, 1)])), RULE) == []

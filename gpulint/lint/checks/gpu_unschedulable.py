@@ -214,7 +214,7 @@ def _rollout(
     """A Deployment whose replicas are all the empty cluster (and its pools) holds, rolled with maxUnavailable 0:
     its next rollout's first new pod fits nowhere, and the controller never scales the old ReplicaSet down."""
     posts = fenceposts(obj.data)
-    if posts is None or posts.unavailable != 0 or site.pods is None:
+    if posts is None or posts.unavailable != 0 or site.pods is None or _autoscaled(obj, inventory):
         return
     growing = [fit for fit in fits if fit.state == FITS]
     if any(fit.room is None for fit in growing) or any(fit.state == UNKNOWN for fit in fits):
@@ -239,6 +239,19 @@ def _rollout(
         ),
         severity=Severity.WARNING,
     )
+
+
+# Autoscalers that set a Deployment's replicas (spec.scaleTargetRef): its count is theirs, not the manifest's.
+_SCALERS = (("autoscaling", "HorizontalPodAutoscaler"), ("keda.sh", "ScaledObject"))
+
+
+def _autoscaled(obj: KubeObject, inventory: Resolver) -> bool:
+    for group, kind in _SCALERS:
+        for scaler in inventory.linted.of_kind(group, kind):
+            target = mapping(mapping(scaler.data.get("spec")).get("scaleTargetRef"))
+            if target.get("name") == obj.ref.name and target.get("kind", "Deployment") == "Deployment":
+                return True
+    return False
 
 
 def _where(site: PodSpecSite) -> Path:
