@@ -13,9 +13,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from gpulint.kube.pools.model import Domain
 from gpulint.kube.scheduler import NodeInfo, PodRequirements, Requirement, Taint
+
+if TYPE_CHECKING:  # the pool model is imported where a run meets a node pool
+    from gpulint.kube.pools.model import Domain
 
 SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
 

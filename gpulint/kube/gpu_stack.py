@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.fields import sequence, text
-from gpulint.kube.pools.model import NodePool
 from gpulint.kube.scheduler import NodeInfo
+
+if TYPE_CHECKING:  # the pool model is imported where a run meets a node pool
+    from gpulint.kube.pools.model import NodePool
 
 NVIDIA = "NVIDIA"
 AMD = "AMD"
