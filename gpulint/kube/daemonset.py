@@ -11,20 +11,49 @@ tolerates ``node.kubernetes.io/unschedulable``); the scheduler places the pod af
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from gpulint.kube.scheduler import NodeInfo, PodRequirements, Taint
+from gpulint.kube.scheduler import NodeInfo, PodRequirements, Requirement, Taint
+
+if TYPE_CHECKING:  # the pool model is imported where a run meets a node pool
+    from gpulint.kube.pools.model import Domain
 
 SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 def untolerated_taint(pod: PodRequirements, node: NodeInfo) -> Taint | None:
     """v1helper.FindMatchingUntoleratedTaint for NoSchedule and NoExecute, in the node's order."""
-    for taint in node.taints:
+    return first_untolerated(pod, node.taints)
+
+
+def first_untolerated(pod: PodRequirements, taints: Iterable[Taint]) -> Taint | None:
+    for taint in taints:
         if taint.effect in SCHEDULING_EFFECTS and not any(t.tolerates(taint) for t in pod.tolerations):
             return taint
     return None
+
+
+def may_select(pod: PodRequirements, labels: Mapping[str, Domain]) -> bool:
+    """The DaemonSet's node selection can match a node with these label domains (a pool's new nodes). A label
+    the pool does not set may come later (NFD and GPU feature discovery label a node once it runs): no
+    contradiction. The node's name is not known in advance."""
+    if not all(_may_hold(requirement, labels) for requirement in pod.node_selector):
+        return False
+    if pod.affinity_terms is None:
+        return True
+    return any(all(_may_hold(requirement, labels) for requirement in term) for term in pod.affinity_terms if term)
+
+
+def _may_hold(requirement: Requirement, labels: Mapping[str, Domain]) -> bool:
+    domain = labels.get(requirement.key)
+    if requirement.field or domain is None:
+        return True
+    if requirement.operator == "DoesNotExist":
+        return domain.values is not None and not (domain.values - domain.excluded)
+    narrowed = domain.narrow(requirement.operator, requirement.values)
+    return narrowed is not None and not narrowed.empty
 
 
 def selects(pod: PodRequirements, node: NodeInfo) -> bool:

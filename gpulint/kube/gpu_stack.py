@@ -11,10 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.fields import sequence, text
 from gpulint.kube.scheduler import NodeInfo
+
+if TYPE_CHECKING:  # the pool model is imported where a run meets a node pool
+    from gpulint.kube.pools.model import NodePool
 
 NVIDIA = "NVIDIA"
 AMD = "AMD"
@@ -63,6 +66,24 @@ def node_vendors(node: NodeInfo) -> frozenset[str]:
 
 def gpu_nodes(nodes: Iterable[NodeInfo], vendor: str = ANY_VENDOR) -> list[NodeInfo]:
     return [node for node in nodes if (vendor in node_vendors(node) if vendor else node_vendors(node))]
+
+
+def pool_vendors(pool: NodePool) -> frozenset[str]:
+    """The GPU vendors whose GPUs every node the pool can add has (its catalogued instance types all offer them,
+    or it states its accelerators outright); empty for a pool that may also add nodes without them."""
+    stated = {name for name, amount in pool.spec.accelerators.items() if amount > 0}
+    found = set()
+    for vendor, pattern in _VENDOR_RESOURCES.items():
+        if any(pattern.match(name) for name in stated):
+            found.add(vendor)
+            continue
+        offers = [
+            any(pattern.match(name) and amount > 0 for name, amount in (*t.capacity.items(), *t.allocatable.items()))
+            for t in pool.templates
+        ]
+        if offers and all(offers):
+            found.add(vendor)
+    return frozenset(found)
 
 
 def vendor_of_resource(name: str) -> str:

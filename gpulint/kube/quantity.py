@@ -132,3 +132,21 @@ def format_bytes(value: Fraction) -> str:
             if value and value.numerator % size == 0:
                 return f"{value.numerator // size}{suffix}"
     return f"{float(value) / 2**30:.1f}Gi"
+
+
+_GO_DURATION = re.compile(r"([0-9]*\.?[0-9]+|[0-9]+\.)(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def go_duration(text: str) -> float | None:
+    """Seconds in a Go duration ("5s", "2500ms", "1m30s"), or None when it is not one."""
+    sign, body = (-1.0, text[1:]) if text.startswith("-") else (1.0, text.lstrip("+"))
+    if body == "0":
+        return 0.0
+    total, position = 0.0, 0
+    for match in _GO_DURATION.finditer(body):
+        if match.start() != position:
+            return None
+        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        position = match.end()
+    return sign * total if body and position == len(body) else None

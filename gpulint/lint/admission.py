@@ -29,6 +29,7 @@ from gpulint.kube.admission.kueue_config import (
     CONFIG_GROUP,
     CONFIG_KIND,
     KueueConfig,
+    earliest_ready,
     framework_name,
     is_configuration,
 )
@@ -549,7 +550,7 @@ def kueue_config_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     name = queue_name(obj.data)
     if name is not None and not name.as_annotation:
         if config.manages(group, kind):
-            return []
+            return _pods_ready_problems(obj, config)
         framework = framework_name(group, kind)
         return [
             Problem(
@@ -567,6 +568,52 @@ def kueue_config_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     if not config.manages(group, kind):
         return []
     return _unqueued_problems(obj, config, resolver)
+
+
+# The kinds whose Workload is PodsReady only when its pods are Ready (a finished pod does not count): the pods
+# serve until stopped (Kueue pkg/controller/jobs: pod.PodsReady, statefulset, leaderworkerset; a Deployment's
+# pods are pod-integration Workloads). A Job counts Succeeded pods too (job.PodsReady): a short one may finish first.
+_READY_ONLY = frozenset(
+    {("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")}
+)
+
+
+def _pods_ready_problems(obj: KubeObject, config: KueueConfig) -> list[Problem]:
+    """A queued workload whose pods cannot be Ready before waitForPodsReady.timeout: Kueue evicts it at every
+    admission (Exceeded the PodsReady timeout) and requeues it, forever or until backoffLimitCount deactivates it."""
+    ready = config.pods_ready
+    if ready is None or (obj.ref.group, obj.kind) not in _READY_ONLY:
+        return []
+    for site in pod_spec_sites(obj.data):
+        bound = earliest_ready(site.spec)
+        if bound is None or bound.seconds < ready.timeout:
+            continue
+        after = (
+            f"after {ready.backoff_limit} requeues Kueue deactivates it: exceeding the maximum number of re-queuing "
+            "retries"
+            if ready.backoff_limit is not None
+            else "with no requeuingStrategy.backoffLimitCount it is requeued and evicted again, forever"
+        )
+        return [
+            Problem(
+                (*site.path, *bound.path),
+                f"Kueue evicts this {obj.kind} at every admission: its pods cannot be Ready before "
+                f"{bound.seconds}s, and waitForPodsReady.timeout is {ready.timeout_text}",
+                False,
+                (
+                    f"{bound.probe}.initialDelaySeconds of container '{bound.container}' is {bound.seconds}s; "
+                    f"set in {config.where}",
+                    f"Exceeded the PodsReady timeout: the Workload is evicted (PodsReadyTimeout); {after}",
+                    *(
+                        ("blockAdmission is on: while it waits, no other workload is admitted in any ClusterQueue",)
+                        if ready.block_admission
+                        else ()
+                    ),
+                    "raise waitForPodsReady.timeout above the pods' startup, or lower the probe's delay",
+                ),
+            )
+        ]
+    return []
 
 
 def _unqueued_problems(obj: KubeObject, config: KueueConfig, resolver: Resolver) -> list[Problem]:

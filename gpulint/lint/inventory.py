@@ -52,6 +52,7 @@ INVENTORY_KINDS = (
     *GANG_OBJECT_KINDS,
     *ADMISSION_KINDS,
     *WORKLOAD_RUNTIME_KINDS,
+    "NetworkAttachmentDefinition",
 )
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 DUPLICATE_CHECKED_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")  # read once per name
@@ -103,6 +104,8 @@ class ClusterInventory:
     workload_runtimes: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
     admission_objects: list[dict[str, Any]] = field(default_factory=list)  # ADMISSION_KINDS, in file order
     crds: list[InventoryObject] = field(default_factory=list)  # their schemas validate the linted custom resources
+    # (namespace, name) -> a Multus NetworkAttachmentDefinition's annotations (its CNI config is not kept)
+    network_attachments: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # (namespace, name) -> the ConfigMap's keys (its values are not kept: they may be large)
     config_map_keys: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     # Kinds the inventory lists (even when it lists none of them, a live watch says so): for these,
@@ -154,9 +157,26 @@ class ClusterInventory:
         )
         return found
 
+    def find_network_attachment(self, namespace: str, name: str) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = _namespaced(self.network_attachments, namespace, name, lambda key: True)
+        return found
+
     def find_config_map_keys(self, namespace: str, name: str) -> frozenset[str] | None:
         found: frozenset[str] | None = _namespaced(self.config_map_keys, namespace, name, lambda key: True)
         return found
+
+    def namespaces_of(self, group: str, kind: str, name: str) -> set[str]:
+        """The namespaces that hold an object of ``kind`` named ``name`` (a copy without one: not counted)."""
+        tables: dict[str, dict[Any, Any]] = {
+            "ResourceClaimTemplate": self.claim_templates,
+            "ResourceClaim": self.named_claims,
+            "ConfigMap": self.config_map_keys,
+            "NetworkAttachmentDefinition": self.network_attachments,
+        }
+        if kind in tables:
+            return {key[0] for key in tables[kind] if key[1] == name and key[0]}
+        found = {**self.gang_objects, **self.workload_runtimes}
+        return {key[2] for key in found if key[:2] == (group, kind) and key[3] == name and key[2]}
 
     def __getstate__(self) -> dict[str, Any]:
         # Derived models (compiled CEL programs among them) are rebuilt lazily in each worker.
@@ -199,6 +219,9 @@ class ClusterInventory:
             self.crds.append(located)
         elif kind == "RuntimeClass" and group == "node.k8s.io":
             self.runtime_classes.setdefault(name, obj.data)
+        elif kind == "NetworkAttachmentDefinition" and group == "k8s.cni.cncf.io":
+            annotations = mapping(mapping(obj.data.get("metadata")).get("annotations"))
+            self.network_attachments.setdefault((obj.ref.namespace, name), dict(annotations))
         elif kind in WORKLOAD_RUNTIME_KINDS:
             self.workload_runtimes.setdefault((group, kind, obj.ref.namespace, name), obj.data)
         elif kind in GANG_OBJECT_KINDS:

@@ -23,7 +23,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpulint.kube import kserve, trainjob
+from gpulint.kube import kserve, networks, trainjob
 from gpulint.kube.admission.batch_queues import KAI_GROUP, VOLCANO_GROUP
 from gpulint.kube.admission.kueue_config import CONFIG_GROUP, CONFIG_KIND
 from gpulint.kube.admission.kueue_kinds import KUEUE_GROUP
@@ -151,6 +151,8 @@ KINDS: tuple[KindRow, ...] = (
     _row(CAPI_GROUP, "MachineDeployment", _CAPI, "machinedeployments", True, True, _L, _NEVER, cluster=True),
     _row(CAPI_GROUP, "MachineSet", _CAPI, "machinesets", True, True, _L, _NEVER, cluster=True),
     _row(CAPI_GROUP, "MachinePool", _CAPI, "machinepools", True, True, _L, _NEVER, cluster=True),
+    # Multus secondary networks a pod joins (k8s.v1.cni.cncf.io/networks)
+    _row(networks.GROUP, networks.KIND, ("v1",), "network-attachment-definitions", True, True, _L),
     # the scheduler names a cluster answers to: profiles of a KubeSchedulerConfiguration (no API lists them)
     _row(SCHEDULER_CONFIG_GROUP, "KubeSchedulerConfiguration", ("v1",), "", False, False, _L, _DECLARED),
 )
@@ -195,3 +197,11 @@ def unproven(kind: str) -> str:
         f"the linted files may not hold every {kind} (another folder, a chart, an operator or Terraform may make "
         f"it): {inventory}declare the kind complete in .gpulint.yaml (complete: [{kind}]) to check the name"
     )
+
+
+def only_elsewhere(subject: str, namespaces: list[str], own: str, reader: str = "the pod's") -> str:
+    """A namespaced reference (``subject``: "ResourceClaimTemplate 'x'") whose object the files or the inventory
+    hold only in other namespaces: Kubernetes resolves it in the referrer's own namespace, so those are no match."""
+    shown = ", ".join(namespaces[:3]) + (f" and {len(namespaces) - 3} more" if len(namespaces) > 3 else "")
+    plural = "s" if len(namespaces) > 1 else ""
+    return f"{subject} is only in namespace{plural} {shown}, not in {reader} namespace {own}"

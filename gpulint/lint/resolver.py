@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpulint.kube import kserve, trainjob
+from gpulint.kube import kserve, networks, trainjob
 from gpulint.kube.admission.batch_queues import BatchQueue
 from gpulint.kube.admission.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
 from gpulint.kube.dra import compute_domain
@@ -391,6 +391,12 @@ class Resolver:
             return True
         return self.linted.complete and self.declared.covers(kind, file)
 
+    def namespaces_of(self, group: str, kind: str, name: str) -> list[str]:
+        """The namespaces the linted files and the inventory put an object of ``kind`` named ``name`` in, sorted
+        (a copy without a namespace is left out: it lands in whichever namespace it is applied to)."""
+        found = {obj.ref.namespace for obj in self.linted.of_kind(group, kind) if obj.ref.name == name}
+        return sorted((found | self._cluster.namespaces_of(group, kind, name)) - {""})
+
     @property
     def reference_proven_absent(self) -> bool:
         """A reference that resolves nowhere is missing only when the linted set is complete (a
@@ -524,6 +530,13 @@ class Resolver:
         if linted is not None:
             return config_map_keys(linted.data)
         return self._cluster.find_config_map_keys(namespace, name)
+
+    def network_attachment(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """A Multus NetworkAttachmentDefinition's annotations, from the linted files or the inventory."""
+        linted = self.linted.find(networks.GROUP, networks.KIND, namespace, name)
+        if linted is not None:
+            return dict(mapping(mapping(linted.data.get("metadata")).get("annotations")))
+        return self._cluster.find_network_attachment(namespace, name)
 
     def config_map_data(self, namespace: str, name: str) -> dict[str, Any] | None:
         """A ConfigMap's data when its values are known (from the linted files: the inventory keeps keys only)."""

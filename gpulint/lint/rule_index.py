@@ -34,7 +34,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         RuleSpec(
             "daemonset-coverage",
             Severity.ERROR,
-            kinds=frozenset({"ClusterPolicy", "DaemonSet"}),
+            kinds=frozenset({"Application", "ClusterPolicy", "DaemonSet", "HelmRelease"}),
             needs=frozenset({Need.NODES}),
         ),
         True,
@@ -79,6 +79,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ),
     ("limit_range_violation", RuleSpec("limit-range-violation", Severity.ERROR), True),
     ("mpijob_launcher", RuleSpec("mpijob-launcher", Severity.WARNING, kinds=frozenset({"MPIJob"})), True),
+    ("network_reference_invalid", RuleSpec("network-reference-invalid", Severity.ERROR), True),
     ("not_rendered", RuleSpec("not-rendered", Severity.ERROR), False),
     (
         "operator_rejected",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from gpulint.kube.daemonset import Coverage, coverage, selects, untolerated_taint
+from gpulint.kube.daemonset import Coverage, coverage, first_untolerated, may_select, selects, untolerated_taint
 from gpulint.kube.dra.allocation import Alternative, ClaimSpec, NodeVerdict, Request, claim_spec_of
 from gpulint.kube.fields import mapping
 from gpulint.kube.gangs.members import Gang, GangVerdict, NewNodes, member_demand, pack, pack_with_new_nodes
@@ -22,6 +22,7 @@ from gpulint.kube.gpu_stack import (
     StackComponent,
     gpu_nodes,
     node_names,
+    pool_vendors,
     present_but_silent,
     stack_component,
     vendor_of_resource,
@@ -34,13 +35,15 @@ from gpulint.kube.resources import is_extended
 from gpulint.kube.runtime_class import Admitted, admit
 from gpulint.kube.scheduler import (
     FitResult,
+    NodeInfo,
     PodRequirements,
     Taint,
     Toleration,
     names_untolerated_taints,
     pod_requirements,
 )
-from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec, remembered_part
+from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec, pod_spec_sites, remembered_part
+from gpulint.lint.chart_releases import ChartRelease, daemon_spec
 from gpulint.lint.inventory import HasData
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
@@ -368,9 +371,7 @@ def daemonset_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> Daemo
     GPU infrastructure must run on every GPU node of its vendor; any other DaemonSet, on the
     nodes its own node selection names (a DaemonSet with none is meant for every node it tolerates).
     """
-    pod = pod_requirements(
-        admitted_pod_spec(kind, site.spec, resolver), resolver.gates.enabled("TaintTolerationComparisonOperators")
-    )
+    pod = daemon_pod(kind, site.spec, resolver)
     component = stack_component(site.spec)
     if component is not None:
         target = gpu_nodes(resolver.nodes, component.vendor)
@@ -407,6 +408,95 @@ def operator_operands_verdict(policy: dict[str, Any], resolver: Resolver) -> Dae
         return None
     pod = pod_requirements(effective_pod_spec("DaemonSet", {"tolerations": tolerations}))
     return DaemonSetVerdict(OPERATOR_OPERANDS, pod, "NVIDIA GPU nodes", coverage(pod, target))
+
+
+@dataclass(frozen=True)
+class PoolBlock:
+    """A node pool whose new GPU nodes carry a taint the GPU infrastructure's pods do not tolerate."""
+
+    pool: NodePool
+    taint: Taint
+
+
+def blocked_pools(component: StackComponent, pod: PodRequirements, resolver: Resolver) -> list[PoolBlock]:
+    """The pools that add GPU nodes of the component's vendor whose taints (spec.taints; startupTaints are taken
+    off once the node is ready) keep the DaemonSet's pods off them, as the DaemonSet controller decides: every
+    NoSchedule/NoExecute taint must be tolerated. A pool another linted DaemonSet of the same component reaches
+    is left out (one DaemonSet per pool is a common layout)."""
+    found = []
+    for pool in resolver.pools:
+        if not _reaches_vendor(component, pool) or not may_select(pod, pool.labels):
+            continue
+        taint = first_untolerated(pod, pool.spec.taints)
+        if taint is not None and not _reached_by_another(component, pool, resolver):
+            found.append(PoolBlock(pool, taint))
+    return found
+
+
+def _reaches_vendor(component: StackComponent, pool: NodePool) -> bool:
+    vendors = pool_vendors(pool)
+    return component.vendor in vendors if component.vendor else bool(vendors)
+
+
+def _reached_by_another(component: StackComponent, pool: NodePool, resolver: Resolver) -> bool:
+    for obj in resolver.linted.of_kind("apps", "DaemonSet"):
+        for site in pod_spec_sites(obj.data):
+            if stack_component(site.spec) is not component:
+                continue
+            pod = daemon_pod(obj.kind, site.spec, resolver)
+            if may_select(pod, pool.labels) and first_untolerated(pod, pool.spec.taints) is None:
+                return True
+    return False
+
+
+def daemon_pod(kind: str, spec: dict[str, Any], resolver: Resolver) -> PodRequirements:
+    """A DaemonSet's pod as the controller makes it (its tolerations added) and the scheduler reads it."""
+    comparisons = resolver.gates.enabled("TaintTolerationComparisonOperators")
+    return pod_requirements(admitted_pod_spec(kind, spec, resolver), comparisons)
+
+
+def chart_verdict(release: ChartRelease, resolver: Resolver) -> tuple[DaemonSetVerdict | None, list[PoolBlock]]:
+    """The DaemonSets a GPU stack chart's values make, against the GPU nodes and the GPU pools."""
+    component = release.daemons.component
+    pod = pod_requirements(effective_pod_spec("DaemonSet", daemon_spec(release)))
+    target = gpu_nodes(resolver.nodes, component.vendor)
+    expected = f"{component.vendor} GPU nodes" if component.vendor else "GPU nodes"
+    verdict = DaemonSetVerdict(component, pod, expected, coverage(pod, target)) if target else None
+    return verdict, blocked_pools(component, pod, resolver) if resolver.pools else []
+
+
+@dataclass(frozen=True)
+class HeldDevices:
+    """A linted DaemonSet whose pods ask for an accelerator: one runs on every node it selects and tolerates."""
+
+    name: str
+    pod: PodRequirements
+
+    def lands_on(self, node: NodeInfo) -> bool:
+        return selects(self.pod, node) and untolerated_taint(self.pod, node) is None
+
+
+def gpu_daemons(resolver: Resolver) -> list[HeldDevices]:
+    """The linted DaemonSets whose pods request an extended resource (once per run)."""
+    return remembered_part(resolver.linted, "gpu daemons", _gpu_daemons, resolver, against=resolver)
+
+
+def _gpu_daemons(resolver: Resolver) -> list[HeldDevices]:
+    found = []
+    for obj in resolver.linted.of_kind("apps", "DaemonSet"):
+        for site in pod_spec_sites(obj.data):
+            pod = daemon_pod("DaemonSet", site.spec, resolver)
+            if any(is_extended(name) for name in pod.requests):
+                found.append(HeldDevices(obj.ref.name, pod))
+    return found
+
+
+def operator_operand_pods(policy: dict[str, Any]) -> PodRequirements | None:
+    """The operands' pods as spec.daemonsets.tolerations makes them (None: not set, each keeps its own)."""
+    tolerations = mapping(mapping(policy.get("spec")).get("daemonsets")).get("tolerations")
+    if not isinstance(tolerations, list) or not tolerations:
+        return None
+    return pod_requirements(effective_pod_spec("DaemonSet", {"tolerations": tolerations}))
 
 
 # Labels every node carries: selecting on them says "Linux nodes", not "these nodes".

@@ -18,7 +18,6 @@ import io
 import json
 import math
 import os
-import re
 import select
 import signal
 import socket
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from gpulint.kube.lru import short_strings_remembered
+from gpulint.kube.quantity import go_duration
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Deadline, DeadlineExceeded
 from gpulint.lint.findings import Severity
@@ -68,8 +68,6 @@ MAX_HEAD_BYTES = 64 * 1024  # all headers together; more gets 431 (the request l
 # before it gives up, so a review gets the timeout less a margin for the way back.
 DEFAULT_TIMEOUT = 10.0
 MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 30.0
-_GO_DURATION = re.compile(r"([0-9]*\.?[0-9]+|[0-9]+\.)(ns|us|µs|μs|ms|s|m|h)")
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 @dataclass(frozen=True)
@@ -99,20 +97,6 @@ class ServeOptions:
     handshake_seconds: float = HANDSHAKE_SECONDS
     read_seconds: float = READ_SECONDS
     idle_seconds: float = IDLE_SECONDS
-
-
-def go_duration(text: str) -> float | None:
-    """Seconds in a Go duration ("5s", "2500ms", "1m30s"), or None when it is not one."""
-    sign, body = (-1.0, text[1:]) if text.startswith("-") else (1.0, text.lstrip("+"))
-    if body == "0":
-        return 0.0
-    total, position = 0.0, 0
-    for match in _GO_DURATION.finditer(body):
-        if match.start() != position:
-            return None
-        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-        position = match.end()
-    return sign * total if body and position == len(body) else None
 
 
 @short_strings_remembered(64, max_chars=MAX_REMEMBERED_QUERY)  # the API server sends the same query every time

@@ -28,8 +28,9 @@ from webhook_helpers import (
     review,
 )
 
+from gpulint.kube.quantity import go_duration
 from gpulint.lint.config import Config
-from gpulint.webhook.server import ServeOptions, go_duration, review_budget
+from gpulint.webhook.server import ServeOptions, review_budget
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ from typing import Any
 from gpulint.kube.workloads import containers, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.dra_objects import claim_of
-from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.findings import Diagnostic, Path, Severity
+from gpulint.lint.kinds import DRA_GROUP, only_elsewhere, unproven
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -71,7 +72,11 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
             resolver = ctx.resolver
             # a claim found nowhere proves nothing unless the set of its kind is known whole (a template
             # may come from a chart not linted, another overlay, or an operator)
-            if resolver.reference_proven_absent and resolver.catalog_complete(kind, obj.document.path):
+            complete = resolver.reference_proven_absent and resolver.catalog_complete(kind, obj.document.path)
+            elsewhere = resolver.namespaces_of(DRA_GROUP, kind, str(target)) if obj.ref.namespace else []
+            if elsewhere:
+                yield _other_namespace(obj, kind, str(target), elsewhere, (*path, field_name), complete)
+            elif complete:
                 namespace = f"namespace {obj.ref.namespace}" if obj.ref.namespace else "the pod's namespace"
                 listed = " or the inventory's claims" if resolver.lists(kind) else ""
                 yield Diagnostic(
@@ -111,3 +116,23 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
                     f"container '{container.get('name')}' asks for request '{request}' of claim "
                     f"'{name}', which has only {', '.join(sorted(known)) or 'no requests'}",
                 )
+
+
+def _other_namespace(
+    obj: KubeObject, kind: str, name: str, namespaces: list[str], path: Path, complete: bool
+) -> Diagnostic:
+    """The claim is written for another namespace: a pod's claims (and the claims made from its templates) live in
+    the pod's own namespace (PodResourceClaim, k8s.io/api core/v1), so the pod waits for one that never comes."""
+    head = only_elsewhere(f"{kind} '{name}'", namespaces, obj.ref.namespace)
+    return Diagnostic(
+        RULE_ID,
+        path,
+        f"{head}: the pod stays Pending until it exists there" if complete else head,
+        notes=(
+            f"a pod's {kind} is looked up in the pod's own namespace; create it in {obj.ref.namespace} "
+            "or move the workload",
+            *(() if complete else (unproven(kind),)),
+        ),
+        severity=None if complete else Severity.INFO,
+        pinned=not complete,
+    )

@@ -5,17 +5,38 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.kube.daemonset import Coverage
-from gpulint.kube.gpu_stack import advertises_gpus, node_names, taint_text
+from gpulint.kube.gpu_stack import (
+    OPERATOR_OPERANDS,
+    StackComponent,
+    advertises_gpus,
+    node_names,
+    stack_component,
+    taint_text,
+)
 from gpulint.kube.scheduler import NodeInfo, Taint
 from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
+from gpulint.lint.chart_releases import ChartRelease, chart_releases
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
 from gpulint.lint.objects import KubeObject
+from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import DaemonSetVerdict, daemonset_verdict, operator_operands_verdict
+from gpulint.lint.verdicts import (
+    DaemonSetVerdict,
+    PoolBlock,
+    blocked_pools,
+    chart_verdict,
+    daemon_pod,
+    daemonset_verdict,
+    operator_operand_pods,
+    operator_operands_verdict,
+)
 
 SPEC = RuleSpec(
-    "daemonset-coverage", Severity.ERROR, kinds=frozenset({"DaemonSet", "ClusterPolicy"}), needs=frozenset({Need.NODES})
+    "daemonset-coverage",
+    Severity.ERROR,
+    kinds=frozenset({"DaemonSet", "ClusterPolicy", "HelmRelease", "Application"}),
+    needs=frozenset({Need.NODES}),
 )
 RULE_ID = SPEC.id
 SHOWN_NODES = 5
@@ -27,21 +48,93 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     if obj.kind == "ClusterPolicy" and obj.ref.group == "nvidia.com":
         operands = operator_operands_verdict(obj.data, resolver)
+        site = PodSpecSite(("spec", "daemonsets"), {"tolerations": []}, None, "", ())
+        reported: set[Taint] = set()
         if operands is not None and operands.coverage.blocked:
-            site = PodSpecSite(("spec", "daemonsets"), {"tolerations": []}, None, "", ())
             found = _finding(site, operands, "this ClusterPolicy's DaemonSets", "select", "spec.daemonsets.tolerations")
+            reported = set(operands.coverage.blocked)
             if found is not None:
                 yield found
+        pod = operator_operand_pods(obj.data)
+        if pod is not None and resolver.pools:
+            blocks = blocked_pools(OPERATOR_OPERANDS, pod, resolver)
+            yield from _pool_findings(
+                site, OPERATOR_OPERANDS, blocks, reported, resolver, "this ClusterPolicy's DaemonSets"
+            )
+        return
+    if obj.kind in ("HelmRelease", "Application"):
+        for release in chart_releases(obj.data):
+            yield from _chart_findings(release, resolver)
         return
     if obj.ref.group != "apps":
         return
     for site in pod_spec_sites(obj.data):
         verdict = daemonset_verdict(obj.kind, site, resolver)
-        if verdict is None:
+        if verdict is not None:
+            found = _finding(site, verdict)
+            if found is not None:
+                yield found
+        component = stack_component(site.spec)
+        if component is None or not resolver.pools:
             continue
-        found = _finding(site, verdict)
+        pod = verdict.pod if verdict is not None else daemon_pod(obj.kind, site.spec, resolver)
+        reported = set(verdict.coverage.blocked) if verdict is not None else set()
+        yield from _pool_findings(site, component, blocked_pools(component, pod, resolver), reported, resolver)
+
+
+def _chart_findings(release: ChartRelease, resolver: Resolver) -> Iterator[Diagnostic]:
+    """A GPU stack chart installed by a HelmRelease or an Application: its values' tolerations (the chart's
+    default when they set none) against the GPU nodes and pools."""
+    verdict, blocks = chart_verdict(release, resolver)
+    key = ".".join(release.daemons.tolerations)
+    path = release.path[:-1] if release.written else release.path
+    site = PodSpecSite(path, {"tolerations": release.tolerations} if release.written else {}, None, "", ())
+    who = f"the {release.chart} chart's {release.daemons.title}"
+    verb = "selects" if release.daemons.title != "DaemonSets" else "select"
+    fix_at = f"the values' {key}" + ("" if release.written else " (the chart's default list is replaced)")
+    reported: set[Taint] = set()
+    if verdict is not None and verdict.coverage.blocked:
+        reported = set(verdict.coverage.blocked)
+        found = _finding(site, verdict, who, verb, fix_at, named=False)
         if found is not None:
             yield found
+    yield from _pool_findings(site, release.daemons.component, blocks, reported, resolver, who, named=False)
+
+
+def _pool_findings(
+    site: PodSpecSite,
+    component: StackComponent,
+    blocks: list[PoolBlock],
+    reported: set[Taint],
+    resolver: Resolver,
+    who: str = "this DaemonSet",
+    named: bool = True,
+) -> Iterator[Diagnostic]:
+    """A pool whose new GPU nodes the GPU infrastructure never reaches (a taint the nodes' finding names already
+    is not said again): its GPUs are never advertised, so the pods that made the autoscaler add the node wait."""
+    for block in blocks:
+        if block.taint in reported:
+            continue
+        taint = _taint(block.taint)
+        consequence = (
+            "no GPU there is ever advertised: the GPU pods the pool's nodes are added for stay Pending"
+            if component.advertises
+            else "the GPUs of its nodes go without it"
+        )
+        assumed = resolver.cluster_assumed
+        yield Diagnostic(
+            RULE_ID,
+            _tolerations_path(site),
+            f"{who}{f' ({component.name})' if named else ''} cannot run on the nodes {block.pool.title} adds: "
+            f"they carry the untolerated taint {taint}",
+            on_key="tolerations" in site.spec,
+            severity=Severity.ERROR if component.advertises and not assumed else Severity.WARNING,
+            notes=(
+                consequence,
+                f"add a toleration for {taint} if it belongs there",
+                *((f"the pool is read from {block.pool.spec.file}: assumed to be this cluster's",) if assumed else ()),
+            ),
+        )
 
 
 def _finding(
@@ -50,10 +143,11 @@ def _finding(
     who: str = "this DaemonSet",
     verb: str = "selects",
     fix_at: str = "its pod template",
+    named: bool = True,
 ) -> Diagnostic | None:
     cover = verdict.coverage
     total = len(cover.target)
-    subject = who + (f" ({verdict.component.name})" if verdict.component else "")
+    subject = who + (f" ({verdict.component.name})" if verdict.component and named else "")
     if cover.blocked:
         severity = Severity.ERROR if verdict.component and not cover.runs else Severity.WARNING
         why = _blocked_reasons(cover)

@@ -7,11 +7,12 @@ from typing import Any
 
 from gpulint.kube.device_plugin_config import ERROR, SHARED_SUFFIX, advertised, looks_like_config, validate
 from gpulint.kube.fields import dig, mapping, text
-from gpulint.kube.gpu_stack import node_names
+from gpulint.kube.gpu_stack import image_repository, node_names
 from gpulint.kube.runtime import main_containers
 from gpulint.kube.workloads import pod_spec_sites, remembered_part
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
+from gpulint.lint.kinds import only_elsewhere, unproven
 from gpulint.lint.linted_set import LintedSet
 from gpulint.lint.loader import load_text, text_offset
 from gpulint.lint.objects import KubeObject
@@ -22,6 +23,9 @@ SPEC = RuleSpec("device-plugin-config", Severity.ERROR)
 RULE_ID = SPEC.id
 MAX_EMBEDDED = 256 * 1024  # a plugin configuration is a few lines
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
+# The GPU operator's own image (NVIDIA/gpu-operator deployments/gpu-operator: nvcr.io/nvidia/gpu-operator); its
+# operands run in the namespace it runs in (assets/state-*/: namespace "FILLED BY THE OPERATOR").
+OPERATOR_IMAGE = "gpu-operator"
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -173,7 +177,28 @@ def _cluster_policy(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]
     if not isinstance(name, str) or not name:
         return
     base = ("spec", "devicePlugin", "config")
-    keys = resolver.config_map_keys("", name)
+    namespace = operator_namespace(resolver)  # one ClusterPolicy per cluster: worked out once
+    keys = resolver.config_map_keys(namespace, name)
+    elsewhere = resolver.namespaces_of("", "ConfigMap", name) if keys is None and namespace else []
+    if elsewhere:
+        # the operator makes its operands in its own namespace; their config volume reads the ConfigMap there
+        complete = resolver.catalog_complete("ConfigMap", obj.document.path)
+        head = only_elsewhere(
+            f"devicePlugin.config.name names ConfigMap {name}, which", elsewhere, namespace, "the GPU operator's"
+        )
+        yield Diagnostic(
+            RULE_ID,
+            (*base, "name"),
+            head,
+            notes=(
+                f"the operator runs the device plugin in {namespace} and mounts the ConfigMap there: create it "
+                f"with `kubectl create -n {namespace}`",
+                "the device plugin waits for it and no node advertises GPUs" if complete else unproven("ConfigMap"),
+            ),
+            severity=None if complete else Severity.INFO,
+            pinned=not complete,
+        )
+        return
     if keys is None:
         if resolver.catalog_complete("ConfigMap", obj.document.path):
             yield Diagnostic(
@@ -215,3 +240,26 @@ def _node_labels(resolver: Resolver, name: str, keys: frozenset[str], base: tupl
             ),
             severity=Severity.WARNING,
         )
+
+
+def operator_namespace(resolver: Resolver) -> str:
+    """The namespace the GPU operator runs in, when the linted Deployments or the inventory's pods show exactly one
+    ("": unknown, or several)."""
+    found = {
+        obj.ref.namespace
+        for obj in resolver.linted.of_kind("apps", "Deployment")
+        if _runs_operator(obj.data) and obj.ref.namespace
+    }
+    for pod in resolver.pods:
+        namespace = text(dig(pod.data, "metadata", "namespace"))
+        if namespace and _runs_operator(pod.data):
+            found.add(namespace)
+    return next(iter(found)) if len(found) == 1 else ""
+
+
+def _runs_operator(data: dict[str, Any]) -> bool:
+    return any(
+        image_repository(text(container.get("image"))).rpartition("/")[2] == OPERATOR_IMAGE
+        for site in pod_spec_sites(data)
+        for _, container in main_containers(site.spec)
+    )

@@ -10,7 +10,7 @@ from gpulint.kube.gangs.members import group_minimum, group_references, reported
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
-from gpulint.lint.kinds import unproven
+from gpulint.lint.kinds import only_elsewhere, unproven
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
@@ -55,13 +55,25 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             if found or not ctx.resolver.reference_proven_absent:
                 continue
             group, kind = SYSTEM_OBJECTS[ref.system]
-            known = sorted(name for (g, k, _ns, name) in ctx.resolver.gang_object_keys() if (g, k) == (group, kind))
             label = (
                 f"{'Volcano ' if ref.system == 'volcano' else 'coscheduling ' if ref.system == 'coscheduling' else ''}"
                 f"{kind} '{ref.name}'"
             )
+            complete = ctx.resolver.catalog_complete(kind, obj.document.path)  # the cluster's groups known whole
+            elsewhere = ctx.resolver.namespaces_of(group, kind, ref.name) if ref.namespace else []
+            if elsewhere:  # the scheduler looks the group up in the pods' namespace only
+                head = only_elsewhere(f"the pods join {label}, which", elsewhere, ref.namespace, "the pods'")
+                yield _undefined(
+                    ref.path,
+                    head,
+                    (f"a pod's group is looked up in the pod's own namespace; create it in {ref.namespace}",)
+                    + (() if complete else (unproven(kind),)),
+                    None if complete else Severity.INFO,
+                )
+                continue
+            known = sorted(name for (g, k, _ns, name) in ctx.resolver.gang_object_keys() if (g, k) == (group, kind))
             close = difflib.get_close_matches(ref.name, known, n=1, cutoff=0.6)
-            if ctx.resolver.catalog_complete(kind, obj.document.path):  # the cluster's groups are known whole
+            if complete:
                 hint = f"did you mean '{close[0]}'?" if close else f"defined: {', '.join(known[:6]) or 'none'}"
                 yield _undefined(ref.path, f"the pods join {label}, which does not exist", (hint,))
             elif close:  # a controller or another overlay may create it: only a likely typo is said

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from fractions import Fraction
 
+from gpulint.kube.fields import dig, mapping
 from gpulint.kube.pools.fit import FITS, LIMITED, UNKNOWN, PoolFit, summary
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
+from gpulint.kube.rollout import fenceposts
 from gpulint.kube.scheduler import FitResult, PodRequirements, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, extended_resource_path, pod_spec_sites
 from gpulint.lint.checks import CheckContext
@@ -15,6 +18,7 @@ from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
 from gpulint.lint.verdicts import (
+    gpu_daemons,
     gpu_pod_requirements,
     pool_fits,
     scale_up_verdict,
@@ -51,12 +55,16 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if not empty.fits:
             yield from _no_node_fits(site, pod, empty, fits, inventory)
             continue
+        if obj.kind != "DaemonSet" and not grows_any(fits):
+            yield from _daemons_hold(site, pod, empty, inventory)
         if (
             site.pods
             and site.pods > 1
             and not (by_affinity and selection_limits_replicas(selection, site.pods, inventory))
         ):
             yield from _replicas(site, pod, empty, fits, inventory)
+        if obj.kind == "Deployment" and obj.ref.group == "apps" and site.pods:
+            yield from _rollout(obj, site, pod, fits, inventory)
         grows = any(fit.state == FITS and fit.room != 0 for fit in fits)  # a scale-up makes room
         if inventory.pods and not pod.node_name and not grows:  # a bound pod is already counted
             now = model.evaluate(pod, now=True)
@@ -156,6 +164,94 @@ def _replicas(
         notes=(rooms,) if fits and rooms else (),
         severity=Severity.WARNING,
     )
+
+
+def grows_any(fits: list[PoolFit]) -> bool:
+    """A pool may add a node for the pod (or whether one can is unknown)."""
+    return any(fit.state in (FITS, UNKNOWN) for fit in fits)
+
+
+def _daemons_hold(
+    site: PodSpecSite, pod: PodRequirements, empty: FitResult, inventory: Resolver
+) -> Iterator[Diagnostic]:
+    """The linted DaemonSets that ask for the pod's accelerators run on every node it fits, and what they hold
+    leaves too few there: the DaemonSet's pod is on each node first (it tolerates and selects it), so the pod
+    fits none of them."""
+    held_by: dict[str, set[str]] = {}
+    for group in empty.fitting_groups:
+        node = group.representative
+        holders = [held for held in gpu_daemons(inventory) if held.lands_on(node)]
+        short = False
+        for resource, amount in pod.requests.items():
+            if not is_extended(resource):
+                continue
+            taken = sum((held.pod.requests.get(resource, Fraction(0)) for held in holders), Fraction(0))
+            if taken and node.allocatable.get(resource, Fraction(0)) - taken < amount:
+                short = True
+                for held in holders:
+                    if held.pod.requests.get(resource):
+                        held_by.setdefault(held.name, set()).add(resource)
+        if not short:
+            return
+    names = sorted(held_by)
+    resources = sorted({r for found in held_by.values() for r in found})
+    yield Diagnostic(
+        RULE_ID,
+        _where(site),
+        f"{_subject(site)} fits no node once DaemonSet {', '.join(names)} takes its {', '.join(resources)} there",
+        notes=(
+            f"the {_nodes(empty.fitting_count)} it fits on each run a pod of {', '.join(names)}, which asks for "
+            f"{', '.join(resources)}: what is left is less than this pod asks for",
+            "a DaemonSet that requests GPUs holds a device on every node it runs on, away from workloads",
+        ),
+        severity=Severity.WARNING,
+    )
+
+
+def _rollout(
+    obj: KubeObject, site: PodSpecSite, pod: PodRequirements, fits: list[PoolFit], inventory: Resolver
+) -> Iterator[Diagnostic]:
+    """A Deployment whose replicas are all the empty cluster (and its pools) holds, rolled with maxUnavailable 0:
+    its next rollout's first new pod fits nowhere, and the controller never scales the old ReplicaSet down."""
+    posts = fenceposts(obj.data)
+    if posts is None or posts.unavailable != 0 or site.pods is None or _autoscaled(obj, inventory):
+        return
+    growing = [fit for fit in fits if fit.state == FITS]
+    if any(fit.room is None for fit in growing) or any(fit.state == UNKNOWN for fit in fits):
+        return  # a pool without a known bound can add the surge pod's node
+    room = inventory.model.placeable(pod) + sum(fit.room or 0 for fit in growing)
+    if room != site.pods:
+        return  # room to spare; or fewer than the replicas (_replicas says so)
+    written = mapping(mapping(dig(obj.data, "spec", "strategy")).get("rollingUpdate"))
+    defaults = "" if written else " (the default RollingUpdate)"
+    yield Diagnostic(
+        RULE_ID,
+        ("spec", "strategy") if "strategy" in mapping(obj.data.get("spec")) else ("spec", "replicas"),
+        f"this Deployment's next rollout never completes: its {site.pods} replicas fill all the room its pods have "
+        "and maxUnavailable is 0",
+        on_key=True,
+        notes=(
+            f"maxSurge {posts.surge_text} -> {posts.surge}, maxUnavailable {posts.unavailable_text} -> 0{defaults}: "
+            f"the first new pod needs room for {site.pods + 1} at once; the cluster holds {room}",
+            "the new pod stays Pending, every old pod is kept until it is ready, and the Deployment reports "
+            "ProgressDeadlineExceeded",
+            "set strategy.rollingUpdate.maxUnavailable to 1 (and maxSurge to 0), or use the Recreate strategy",
+        ),
+        severity=Severity.WARNING,
+    )
+
+
+# Autoscalers that set a Deployment's replicas (spec.scaleTargetRef): its count is theirs, not the manifest's.
+_SCALERS = (("autoscaling", "HorizontalPodAutoscaler"), ("keda.sh", "ScaledObject"))
+
+
+def _autoscaled(obj: KubeObject, inventory: Resolver) -> bool:
+    for group, kind in _SCALERS:
+        for scaler in inventory.linted.of_kind(group, kind):
+            target = mapping(mapping(scaler.data.get("spec")).get("scaleTargetRef"))
+            if target.get("name") == obj.ref.name and target.get("kind", "Deployment") == "Deployment":
+                return True
+    return False
 
 
 def _where(site: PodSpecSite) -> Path:
