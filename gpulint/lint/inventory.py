@@ -102,6 +102,9 @@ class ClusterInventory:
     # Kinds the inventory lists (even when it lists none of them, a live watch says so): for these,
     # an object absent from the inventory is absent from the cluster.
     listed_kinds: set[str] = field(default_factory=set)
+    # Kinds a live inventory reads whose API it could not list now (forbidden, a conversion webhook down):
+    # what it holds of them is the last listing's, and it may miss some (the node pools: a pod may fit one).
+    unlisted_kinds: frozenset[str] = frozenset()
     sources: tuple[str, ...] = ()
     # Node pools (Karpenter NodePools, MachineDeployments, the clouds' node-pool JSON): the nodes that can exist
     pool_specs: list[PoolSpec] = field(default_factory=list)

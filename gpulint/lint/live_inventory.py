@@ -114,12 +114,13 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     InventoryApi("scheduling.run.ai", "Queue", "queues", ("v2",)),
     # Node pools: the nodes that can exist (gpulint/kube/pools/readers.py). Karpenter's NodePools and the
     # NodeClasses they reference (an EC2NodeClass's subnets name the zones its nodes launch in);
-    # cluster-api's MachineDeployments and MachinePools, the node groups of Cluster Autoscaler's
-    # clusterapi provider (a MachineSet a MachineDeployment owns is not a group of its own).
+    # cluster-api's MachineDeployments, MachineSets and MachinePools, the node groups of Cluster Autoscaler's
+    # clusterapi provider (a MachineSet a MachineDeployment owns is not a group of its own: the reader skips it).
     InventoryApi("karpenter.sh", "NodePool", "nodepools", ("v1", "v1beta1")),
     InventoryApi("karpenter.k8s.aws", "EC2NodeClass", "ec2nodeclasses", ("v1", "v1beta1")),
     InventoryApi("karpenter.azure.com", "AKSNodeClass", "aksnodeclasses", ("v1beta1", "v1alpha2")),
     InventoryApi("cluster.x-k8s.io", "MachineDeployment", "machinedeployments", _CAPI, namespaced=True),
+    InventoryApi("cluster.x-k8s.io", "MachineSet", "machinesets", _CAPI, namespaced=True),
     InventoryApi("cluster.x-k8s.io", "MachinePool", "machinepools", _CAPI, namespaced=True),
     # A CRD's schema validates its instances (gpulint/lint/crd_schema.py) instead of the bundled one:
     # kept are its names and each version's schema, without descriptions (most of its bytes).
@@ -358,6 +359,7 @@ def build_inventory(
         inventory.pool_specs.extend(pools_in_document(item, LOCATION))  # as files are read (add_sources)
         inventory.node_class_zones.update(node_class_zones(item))
     inventory.listed_kinds -= unsynced  # add() marks every kind it sees: the last listing's objects are kept
+    inventory.unlisted_kinds = unsynced
     inventory.account_running_pods()
     return inventory
 

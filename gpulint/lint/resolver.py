@@ -144,6 +144,13 @@ class Resolver:
         return not self.linted.has_any(_POOL_KINDS)
 
     @cached_property
+    def pools_unlisted(self) -> list[str]:
+        """The node-pool kinds the live inventory reads but could not list now: the cluster's pool set is not
+        whole, so "no pool can add a node for it" is unproven (a pool not read may)."""
+        kinds = {kind for _group, kind in _POOL_KINDS if kind != "EC2NodeClass"}  # a NodeClass only narrows zones
+        return sorted(self._cluster.unlisted_kinds & kinds)
+
+    @cached_property
     def pools(self) -> list[NodePool]:
         """Every pool the inventory or the linted files describe, bound to the catalog and the nodes;
         a linted pool replaces the inventory's of the same name (it is the change under review)."""
