@@ -426,3 +426,111 @@ def test_gpulint_reads_the_cluster_as_the_charts_service_account(cluster):
     assert can("watch", "nodes") == "yes"
     assert can("list", "resourceslices.resource.k8s.io") == "yes"
     assert can("create", "pods", "-n", NAMESPACE) == "no"
+
+
+# --- node pools: the nodes that can exist ------------------------------------------------------------
+
+
+def pool_crd(group: str, kind: str, plural: str, versions: tuple[str, ...], namespaced: bool) -> dict[str, Any]:
+    """A minimal CustomResourceDefinition for a node-pool kind: a structural schema that keeps every field
+    (the real CRDs' validation is theirs; gpulint reads what the API server stores). The first version is
+    the storage version; all are served, so discovery offers each."""
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()},
+            "scope": "Namespaced" if namespaced else "Cluster",
+            "versions": [
+                {"name": version, "served": True, "storage": index == 0, "schema": schema}
+                for index, version in enumerate(versions)
+            ],
+        },
+    }
+
+
+POOL_CRDS = (
+    pool_crd("karpenter.sh", "NodePool", "nodepools", ("v1",), namespaced=False),
+    pool_crd("karpenter.k8s.aws", "EC2NodeClass", "ec2nodeclasses", ("v1",), namespaced=False),
+    pool_crd("cluster.x-k8s.io", "MachineDeployment", "machinedeployments", ("v1beta2", "v1beta1"), namespaced=True),
+    pool_crd("cluster.x-k8s.io", "MachineSet", "machinesets", ("v1beta2", "v1beta1"), namespaced=True),
+)
+POOL_LABEL = "gpulint.example.com/pool"
+# Shaped like the Karpenter docs' GPU NodePool: the g5 family (at most 8 GPUs, g5.48xlarge), its nodes labelled.
+NODEPOOL = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "training"},
+    "spec": {
+        "template": {
+            "metadata": {"labels": {POOL_LABEL: "training"}},
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+                "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}],
+            },
+        },
+        "limits": {"nvidia.com/gpu": 64},
+    },
+}
+# A cluster-api MachineDeployment at zero replicas whose nodes have 16 GPUs (Cluster Autoscaler's scale-from-zero
+# annotations), written at v1beta1 while the API server stores and gpulint reads v1beta2.
+MACHINE_DEPLOYMENT = {
+    "apiVersion": "cluster.x-k8s.io/v1beta1",
+    "kind": "MachineDeployment",
+    "metadata": {
+        "name": "hgx-md-0",
+        "namespace": NAMESPACE,
+        "annotations": {
+            "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "0",
+            "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "2",
+            "capacity.cluster-autoscaler.kubernetes.io/cpu": "192",
+            "capacity.cluster-autoscaler.kubernetes.io/memory": "2048Gi",
+            "capacity.cluster-autoscaler.kubernetes.io/gpu-type": "nvidia.com/gpu",
+            "capacity.cluster-autoscaler.kubernetes.io/gpu-count": "16",
+        },
+    },
+    "spec": {"clusterName": "gpu", "replicas": 0, "template": {"spec": {"clusterName": "gpu"}}},
+}
+
+
+def test_live_inventory_follows_node_pools_as_they_are_created_and_deleted(cluster, tools, tmp_path):
+    """The pool kinds installed as CRDs (before gpulint starts: discovery looks again only every 5 minutes), then
+    a NodePool and a MachineDeployment created and deleted with kubectl: a pod that fits only a node a pool can
+    add is admitted while the pool exists, and denied again once it is deleted."""
+
+    def denial(obj: dict[str, Any]) -> str:
+        answer = cluster.create(obj, "--dry-run=server")
+        return "" if answer.returncode == 0 else answer.stderr
+
+    pooled = pod("pooled", 8)
+    pooled["spec"]["nodeSelector"] = {POOL_LABEL: "training"}  # no node carries it: only the pool's will
+    sixteen = pod("sixteen", 16)  # n0 has 8 GPUs
+    try:
+        cluster.apply(*POOL_CRDS)
+        for crd in POOL_CRDS:
+            cluster.kubectl("wait", "--for=condition=Established", f"crd/{crd['metadata']['name']}", "--timeout=60s")
+        with gpulint_webhook(cluster, tools["helm"], tmp_path, dryRun=False, failurePolicy="Fail") as server:
+            assert DENIED in denial(pooled) and UNSCHEDULABLE in denial(sixteen)
+            cluster.apply(NODEPOOL)
+            wait(lambda: denial(pooled) == "", 30, lambda: denial(pooled))
+            too_big = pod("pooled-nine", 9)
+            too_big["spec"]["nodeSelector"] = {POOL_LABEL: "training"}
+            refused = denial(too_big)  # the pool's largest g5 has 8 GPUs
+            assert "none of its 1 node pool can add a node for it" in refused, refused
+            cluster.kubectl("delete", "nodepool", "training")
+            wait(lambda: DENIED in denial(pooled), 30, lambda: denial(pooled))
+
+            cluster.apply(MACHINE_DEPLOYMENT)
+            wait(lambda: denial(sixteen) == "", 30, lambda: denial(sixteen))
+            listed = [e for e in server.events("live_inventory_discovered")]
+            assert any("MachineDeployment.cluster.x-k8s.io/v1beta2" in e["served"] for e in listed), listed
+            cluster.kubectl("delete", "machinedeployment", "-n", NAMESPACE, "hgx-md-0")
+            wait(lambda: UNSCHEDULABLE in denial(sixteen), 30, lambda: denial(sixteen))
+    finally:
+        cluster.kubectl("delete", "nodepool", "training", "--ignore-not-found", check=False)
+        cluster.kubectl("delete", "machinedeployment", "-n", NAMESPACE, "hgx-md-0", "--ignore-not-found", check=False)
+        for crd in POOL_CRDS:
+            cluster.kubectl("delete", "crd", crd["metadata"]["name"], "--ignore-not-found", check=False)
