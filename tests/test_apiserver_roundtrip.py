@@ -215,7 +215,8 @@ def cluster(tmp_path_factory, tools) -> Iterator[ControlPlane]:
         plane.apply(device_class("gpu.example.com"), resource_slice("gpu.example.com", "n0", 1))
         # gpulint reads the cluster as the chart's ServiceAccount, with the chart's ClusterRole and nothing more.
         docs = render_chart(tools["helm"], plane.directory, trustme.CA())
-        plane.apply(*rendered(docs, "ClusterRole"), *rendered(docs, "ClusterRoleBinding"))
+        roles = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+        plane.apply(*(doc for kind in roles for doc in rendered(docs, kind)))
         yield plane
     finally:
         plane.stop()
@@ -426,6 +427,8 @@ def test_gpulint_reads_the_cluster_as_the_charts_service_account(cluster):
     assert can("watch", "nodes") == "yes"
     assert can("list", "resourceslices.resource.k8s.io") == "yes"
     assert can("create", "pods", "-n", NAMESPACE) == "no"
+    assert can("watch", "configmaps/cluster-autoscaler-status", "-n", "kube-system") == "yes"
+    assert can("list", "configmaps", "-n", "kube-system") == "no"  # that one ConfigMap, no other
 
 
 # --- node pools: the nodes that can exist ------------------------------------------------------------
@@ -496,6 +499,17 @@ MACHINE_DEPLOYMENT = {
 }
 
 
+AUTOSCALER_STATUS = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "cluster-autoscaler-status", "namespace": "kube-system"},
+    "data": {
+        "status": "autoscalerStatus: Running\nnodeGroups:\n- name: aks-gpupool-31415926-vmss\n  health:\n"
+        "    status: Healthy\n    cloudProviderTarget: 1\n    minSize: 0\n    maxSize: 4\n"
+    },
+}
+
+
 def test_live_inventory_follows_node_pools_as_they_are_created_and_deleted(cluster, tools, tmp_path):
     """The pool kinds installed as CRDs (before gpulint starts: discovery looks again only every 5 minutes), then
     a NodePool and a MachineDeployment created and deleted with kubectl: a pod that fits only a node a pool can
@@ -529,7 +543,17 @@ def test_live_inventory_follows_node_pools_as_they_are_created_and_deleted(clust
             assert any("MachineDeployment.cluster.x-k8s.io/v1beta2" in e["served"] for e in listed), listed
             cluster.kubectl("delete", "machinedeployment", "-n", NAMESPACE, "hgx-md-0")
             wait(lambda: UNSCHEDULABLE in denial(sixteen), 30, lambda: denial(sixteen))
+
+            # Cluster Autoscaler's status names a scale set no pool describes, below its max: it may add a node
+            # of any shape. Read through the chart's Role (list/watch on that one name, in kube-system).
+            cluster.apply(AUTOSCALER_STATUS)
+            wait(lambda: denial(sixteen) == "", 30, lambda: denial(sixteen))
+            cluster.kubectl("delete", "configmap", "-n", "kube-system", "cluster-autoscaler-status")
+            wait(lambda: UNSCHEDULABLE in denial(sixteen), 30, lambda: denial(sixteen))
     finally:
+        cluster.kubectl(
+            "delete", "configmap", "-n", "kube-system", "cluster-autoscaler-status", "--ignore-not-found", check=False
+        )
         cluster.kubectl("delete", "nodepool", "training", "--ignore-not-found", check=False)
         cluster.kubectl("delete", "machinedeployment", "-n", NAMESPACE, "hgx-md-0", "--ignore-not-found", check=False)
         for crd in POOL_CRDS:

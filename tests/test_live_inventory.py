@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import ssl
 import subprocess
 import sys
@@ -90,6 +91,10 @@ class FakeApiServer:
                     return
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                scoped = re.fullmatch(r"/api/v1/namespaces/([^/]+)/([^/]+)", url.path)
+                if scoped:  # one namespace of a core collection: its objects there, its events
+                    url = url._replace(path=f"/api/v1/{scoped.group(2)}")
+                    query["namespace"] = scoped.group(1)
                 answer = fake.discovery(url.path)
                 if answer is not None:
                     self.send_json(200, answer)
@@ -194,6 +199,8 @@ class FakeApiServer:
                 "items": items,
             }
         items = self.served[group_version][plural]
+        if "namespace" in query:
+            items = [item for item in items if item.get("metadata", {}).get("namespace") == query["namespace"]]
         limit = int(query.get("limit", "0")) or len(items)
         start = int(query.get("continue", "0"))
         rest = items[start + limit :]
@@ -1075,3 +1082,46 @@ def test_machine_sets_are_watched_and_one_a_machine_deployment_owns_is_not_a_poo
         assert allowed(webhook, gpu_pod(4)) and not allowed(webhook, gpu_pod(8))
     finally:
         webhook.stop()
+
+
+# Cluster Autoscaler's status ConfigMap (1.30+ YAML) naming an AKS scale set no pool gpulint reads describes.
+AUTOSCALER_STATUS = {
+    "metadata": {"name": "cluster-autoscaler-status", "namespace": "kube-system", "uid": "uid-ca-status"},
+    "data": {
+        "status": "autoscalerStatus: Running\nnodeGroups:\n- name: aks-gpupool-31415926-vmss\n  health:\n"
+        "    status: Healthy\n    cloudProviderTarget: 1\n    minSize: 0\n    maxSize: 4\n"
+        "  scaleUp: {status: NoActivity}\n"
+    },
+}
+
+
+def test_the_autoscaler_status_config_map_is_watched_by_name_and_its_groups_leave_the_verdict_open(make_api):
+    api = make_api(cluster([node("gpu-0", 4)]))
+    webhook = serve(api)
+    configmaps = "/api/v1/configmaps"  # the fake serves kube-system's from the same collection
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        watched = [r for r in api.requests if r.startswith("/api/v1/namespaces/kube-system/configmaps?")]
+        assert watched and all("fieldSelector=metadata.name%3Dcluster-autoscaler-status" in r for r in watched)
+        assert not any(r.startswith(configmaps + "?") for r in api.requests)  # never every ConfigMap
+        assert not allowed(webhook, gpu_pod(8))
+        assert wait_for(lambda: (configmaps, "10") in api.watch_versions)
+        api.events[configmaps].put({"type": "ADDED", "object": AUTOSCALER_STATUS})
+        assert wait_for(lambda: allowed(webhook, gpu_pod(8)))  # a scale set may add a node of any shape
+        inventory = webhook.snapshot.inventory
+        assert [g.name for g in inventory.autoscaler_groups] == ["aks-gpupool-31415926-vmss"]
+        assert not inventory.lists("ConfigMap")  # one ConfigMap read: a missing one is not proven missing
+        api.events[configmaps].put({"type": "DELETED", "object": AUTOSCALER_STATUS})
+        assert wait_for(lambda: not allowed(webhook, gpu_pod(8)))
+    finally:
+        webhook.stop()
+
+
+def test_cli_live_inventory_reads_the_autoscaler_status_but_not_as_every_config_map(make_api, tmp_path):
+    from gpulint.cli.live import LiveCluster, read_live
+
+    api = make_api(cluster([node("gpu-0", 4)]))
+    api.served["v1"]["configmaps"] = [AUTOSCALER_STATUS]
+    inventory, _sources = read_live(LiveCluster(str(api.kubeconfig(tmp_path)), "gpu-cluster"))
+    assert [g.name for g in inventory.autoscaler_groups] == ["aks-gpupool-31415926-vmss"]
+    assert inventory.lists("Node") and not inventory.lists("ConfigMap")

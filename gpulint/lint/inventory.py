@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the pool model and readers are imported when an inventory i
     from gpulint.kube.dra.devices import DraModel
     from gpulint.kube.pools.catalog import Catalog
     from gpulint.kube.pools.model import PoolSpec
+    from gpulint.lint.autoscaler_status import NodeGroupStatus
 
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 # Objects of the admission layer: Kueue's queues and flavors, namespace quotas and limits.
@@ -109,6 +110,8 @@ class ClusterInventory:
     # Node pools (Karpenter NodePools, MachineDeployments, the clouds' node-pool JSON): the nodes that can exist
     pool_specs: list[PoolSpec] = field(default_factory=list)
     node_class_zones: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # EC2NodeClass subnets
+    # The node groups Cluster Autoscaler's status ConfigMap reports (lint/autoscaler_status.py)
+    autoscaler_groups: list[NodeGroupStatus] = field(default_factory=list)
     catalog: Catalog | None = None  # the instance-type catalog (None: the shipped one)
     extended_resource_toleration: bool | None = None  # the admission plugin is on (None: detect)
     # Objects of the inventory files the API server would refuse, at their fields (lint/rejections.py); the
@@ -342,6 +345,7 @@ def load_configured_inventory(config: Config, sources: list[Source] | None = Non
 
 def add_sources(inventory: ClusterInventory, sources: list[Source], problems: list[str] | None = None) -> None:
     from gpulint.kube.pools.readers import node_class_zones, pools_in_document  # inventories only
+    from gpulint.lint.autoscaler_status import node_groups
 
     for source in sources:
         try:
@@ -366,6 +370,7 @@ def add_sources(inventory: ClusterInventory, sources: list[Source], problems: li
                         copies[index] = [again]
                     inventory.add(obj)
             inventory.rejections.extend(file_rejections(source.display, raw, objects, copies))
+            inventory.autoscaler_groups.extend(node_groups(obj.data for obj in objects if obj.kind == "ConfigMap"))
             for document in documents:
                 inventory.pool_specs.extend(pools_in_document(document.data, source.display))
                 inventory.node_class_zones.update(node_class_zones(document.data))

@@ -151,6 +151,17 @@ class Resolver:
         return sorted(self._cluster.unlisted_kinds & kinds)
 
     @cached_property
+    def unseen_node_groups(self) -> list[str]:
+        """The node groups Cluster Autoscaler reports (its status ConfigMap) that may still grow and that no pool
+        gpulint reads describes: a node they add may have any shape."""
+        groups = self._cluster.autoscaler_groups
+        if not groups:
+            return []
+        from gpulint.lint.autoscaler_status import describes
+
+        return sorted({g.name for g in groups if g.can_grow and not any(describes(p.spec, g.name) for p in self.pools)})
+
+    @cached_property
     def pools(self) -> list[NodePool]:
         """Every pool the inventory or the linted files describe, bound to the catalog and the nodes;
         a linted pool replaces the inventory's of the same name (it is the change under review)."""

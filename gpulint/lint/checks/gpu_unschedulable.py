@@ -79,8 +79,8 @@ def _no_node_fits(
 ) -> Iterator[Diagnostic]:
     where = _where(site)
     state, chosen = scale_up_verdict(fits) if fits else (NEVER, [])
-    if inventory.pools_unlisted and state == NEVER:
-        yield _pools_unlisted(site, empty, fits, inventory)
+    if state == NEVER and (inventory.pools_unlisted or inventory.unseen_node_groups):
+        yield _pools_unknown(site, empty, fits, inventory)
         return
     if not fits:
         yield Diagnostic(
@@ -133,9 +133,17 @@ def _no_node_fits(
     )
 
 
-def _pools_unlisted(site: PodSpecSite, empty: FitResult, fits: list[PoolFit], inventory: Resolver) -> Diagnostic:
-    """No node and no pool read fits, but a pool API could not be listed: a pool not read may add one."""
+def _pools_unknown(site: PodSpecSite, empty: FitResult, fits: list[PoolFit], inventory: Resolver) -> Diagnostic:
+    """No node and no pool read fits, but a pool API could not be listed, or the autoscaler manages node groups
+    no pool read describes: a pool not read may add one."""
     kinds = ", ".join(f"{kind}s" for kind in inventory.pools_unlisted)
+    groups = inventory.unseen_node_groups
+    shown = ", ".join(groups[:3]) + (f" and {len(groups) - 3} more" if len(groups) > 3 else "")
+    why = (
+        f"the cluster's {kinds} could not be listed: a node pool not read may add a node for it"
+        if kinds
+        else f"Cluster Autoscaler may grow node groups whose nodes no pool read describes: {shown}"
+    )
     return Diagnostic(
         RULE_ID,
         _where(site),
@@ -143,7 +151,7 @@ def _pools_unlisted(site: PodSpecSite, empty: FitResult, fits: list[PoolFit], in
         notes=(
             f"nodes: {empty.summary() if empty.total else 'the inventory has no node'}",
             *((summary(fits),) if fits else ()),
-            f"the cluster's {kinds} could not be listed: a node pool not read may add a node for it",
+            why,
         ),
         severity=Severity.INFO,
         pinned=True,
