@@ -190,3 +190,48 @@ def test_both_formats_are_read():
 )
 def test_a_pool_is_a_node_group_only_by_its_exact_id(system, name, group, same):
     assert describes(PoolSpec(system, name, "cluster.yaml"), group) is same
+
+
+SELECTING_POD = POD.replace("nvidia.com/gpu: 8", "nvidia.com/gpu: 1").replace(
+    "spec:\n", "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n", 1
+)
+
+
+@pytest.mark.parametrize(
+    ("status", "severity"),
+    [
+        pytest.param(None, "error", id="no-status"),
+        pytest.param(yaml_status("aks-gpupool-31415926-vmss", 4), "error", id="group-at-max-size"),
+        pytest.param(yaml_status("aks-gpupool-31415926-vmss", 1), "warning", id="group-may-grow"),
+    ],
+)
+def test_a_label_no_node_carries_is_proven_absent_only_without_a_group_that_may_grow(tmp_path, status, severity):
+    """A node group no pool describes may add nodes with any labels (an H100 scale set labelled by GPU feature
+    discovery once it boots): the selection that matches no node is then a warning, not an error."""
+    items = (NODE, status_map(status)) if status else (NODE,)
+    inventory = tmp_path / "cluster.yaml"
+    inventory.write_text("apiVersion: v1\nkind: List\nitems:\n" + "".join(items), encoding="utf-8")
+    (tmp_path / "pod.yaml").write_text(SELECTING_POD, encoding="utf-8")
+    run = run_cli("check", str(tmp_path / "pod.yaml"), "--inventory", str(inventory), "--format", "json")
+    found = [f for f in run.json()["findings"] if f["rule"] == "over-tight-affinity"]
+    assert [f["severity"] for f in found] == [severity], run.stdout
+    assert run.exit_code == (1 if severity == "error" else 0)
+
+
+@pytest.mark.parametrize(
+    ("group", "severity"), [("MachineDeployment/default/gpu-md-0", "error"), ("gpu-asg", "warning")]
+)
+def test_with_pools_a_label_none_of_them_adds_is_an_error_only_when_they_are_every_group(tmp_path, group, severity):
+    """The MachineDeployment is the autoscaler's only group: its nodes lack the label, an error. A second group
+    (an Auto Scaling group no pool read describes) may carry it: a warning."""
+    status = yaml_status(group, 1)
+    if group != "MachineDeployment/default/gpu-md-0":
+        status = status.replace("nodeGroups:\n", "nodeGroups:\n- name: MachineDeployment/default/gpu-md-0\n", 1)
+    inventory = tmp_path / "cluster.yaml"
+    body = NODE + MACHINE_DEPLOYMENT + status_map(status)
+    inventory.write_text("apiVersion: v1\nkind: List\nitems:\n" + body, encoding="utf-8")
+    (tmp_path / "pod.yaml").write_text(SELECTING_POD, encoding="utf-8")
+    run = run_cli("check", str(tmp_path / "pod.yaml"), "--inventory", str(inventory), "--format", "json")
+    found = [f for f in run.json()["findings"] if f["rule"] == "over-tight-affinity"]
+    assert [f["severity"] for f in found] == [severity], run.stdout
+    assert "and no node that its 1 node pool can add" in found[0]["message"]

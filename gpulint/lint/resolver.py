@@ -161,6 +161,12 @@ class Resolver:
 
         return sorted({g.name for g in groups if g.can_grow and not any(describes(p.spec, g.name) for p in self.pools)})
 
+    @property
+    def pools_whole(self) -> bool:
+        """The pools read are every node group that may add nodes: every pool API listed, and no node group of
+        the autoscaler's status that may grow left undescribed."""
+        return not (self.pools_unlisted or self.unseen_node_groups)
+
     @cached_property
     def pools(self) -> list[NodePool]:
         """Every pool the inventory or the linted files describe, bound to the catalog and the nodes;
@@ -263,6 +269,8 @@ class Resolver:
     def node_labels_proven(self) -> bool:
         """A label no node carries is absent from the cluster: no node comes from an autoscaled or
         managed pool (which may add nodes with other labels when it scales up)."""
+        if not self.pools_whole:
+            return False  # a node group not read may add nodes with any labels
         return bool(self.pools) or not any_pooled(node.labels for node in self.nodes)
 
     # ------------------------------------------------------------------ DRA objects (both)
