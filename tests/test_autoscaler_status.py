@@ -235,3 +235,52 @@ def test_with_pools_a_label_none_of_them_adds_is_an_error_only_when_they_are_eve
     found = [f for f in run.json()["findings"] if f["rule"] == "over-tight-affinity"]
     assert [f["severity"] for f in found] == [severity], run.stdout
     assert "and no node that its 1 node pool can add" in found[0]["message"]
+
+
+def gang(workers: int) -> str:
+    """A Volcano Job of one-GPU workers that must all start at once (minAvailable)."""
+    return f"""\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {{name: mpi-train, namespace: ml}}
+spec:
+  minAvailable: {workers}
+  schedulerName: volcano
+  tasks:
+  - name: worker
+    replicas: {workers}
+    template:
+      spec:
+        restartPolicy: OnFailure
+        containers:
+        - name: worker
+          image: registry.example.com/mpi:1.0
+          resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("items", "severity"),
+    [
+        pytest.param((NODE,), "error", id="nodes-only"),
+        pytest.param((NODE, status_map(yaml_status("aks-gpupool-31415926-vmss", 1))), "warning", id="group-may-grow"),
+        pytest.param((NODE, MACHINE_DEPLOYMENT), "error", id="pool"),
+        pytest.param(
+            (NODE, MACHINE_DEPLOYMENT, status_map(yaml_status("aks-gpupool-31415926-vmss", 1))),
+            "warning",
+            id="pool-and-group-may-grow",
+        ),
+    ],
+)
+def test_a_gang_too_big_for_what_is_read_is_an_error_only_when_the_pools_are_every_group(tmp_path, items, severity):
+    """4 GPUs on the node (and 4 a node on at most 4 MachineDeployment nodes): all the workers at once never fit what
+    is read (24 workers, at most 20 GPUs); a scale set that may grow could add room, so then it is a warning naming it."""
+    inventory = tmp_path / "cluster.yaml"
+    inventory.write_text("apiVersion: v1\nkind: List\nitems:\n" + "".join(items), encoding="utf-8")
+    (tmp_path / "job.yaml").write_text(gang(24), encoding="utf-8")
+    run = run_cli("check", str(tmp_path / "job.yaml"), "--inventory", str(inventory), "--format", "json")
+    found = [f for f in run.json()["findings"] if f["rule"] == "gang-unsatisfiable"]
+    assert [f["severity"] for f in found] == [severity], run.stdout
+    if severity == "warning":
+        notes = said(found[0]).splitlines()[1:]
+        assert any(note.endswith("no pool read describes: aks-gpupool-31415926-vmss") for note in notes)

@@ -167,6 +167,17 @@ class Resolver:
         the autoscaler's status that may grow left undescribed."""
         return not (self.pools_unlisted or self.unseen_node_groups)
 
+    @property
+    def pools_gap(self) -> str:
+        """Why the pools read may not be every node group ("" when they are), for a finding's note."""
+        if self.pools_unlisted:
+            return f"the cluster's {', '.join(kind + 's' for kind in self.pools_unlisted)} could not be listed"
+        groups = self.unseen_node_groups
+        if not groups:
+            return ""
+        shown = ", ".join(groups[:3]) + (f" and {len(groups) - 3} more" if len(groups) > 3 else "")
+        return f"Cluster Autoscaler may grow node groups whose nodes no pool read describes: {shown}"
+
     @cached_property
     def pools(self) -> list[NodePool]:
         """Every pool the inventory or the linted files describe, bound to the catalog and the nodes;

@@ -79,7 +79,7 @@ def _no_node_fits(
 ) -> Iterator[Diagnostic]:
     where = _where(site)
     state, chosen = scale_up_verdict(fits) if fits else (NEVER, [])
-    if state == NEVER and (inventory.pools_unlisted or inventory.unseen_node_groups):
+    if state == NEVER and not inventory.pools_whole:
         yield _pools_unknown(site, empty, fits, inventory)
         return
     if not fits:
@@ -136,14 +136,6 @@ def _no_node_fits(
 def _pools_unknown(site: PodSpecSite, empty: FitResult, fits: list[PoolFit], inventory: Resolver) -> Diagnostic:
     """No node and no pool read fits, but a pool API could not be listed, or the autoscaler manages node groups
     no pool read describes: a pool not read may add one."""
-    kinds = ", ".join(f"{kind}s" for kind in inventory.pools_unlisted)
-    groups = inventory.unseen_node_groups
-    shown = ", ".join(groups[:3]) + (f" and {len(groups) - 3} more" if len(groups) > 3 else "")
-    why = (
-        f"the cluster's {kinds} could not be listed: a node pool not read may add a node for it"
-        if kinds
-        else f"Cluster Autoscaler may grow node groups whose nodes no pool read describes: {shown}"
-    )
     return Diagnostic(
         RULE_ID,
         _where(site),
@@ -151,7 +143,7 @@ def _pools_unknown(site: PodSpecSite, empty: FitResult, fits: list[PoolFit], inv
         notes=(
             f"nodes: {empty.summary() if empty.total else 'the inventory has no node'}",
             *((summary(fits),) if fits else ()),
-            why,
+            inventory.pools_gap,
         ),
         severity=Severity.INFO,
         pinned=True,

@@ -166,11 +166,7 @@ def _pooled_severity(inventory: Resolver) -> Severity:
 
 def _not_whole(inventory: Resolver) -> tuple[str, ...]:
     """Why the pools read may not be all of them (nothing when they are)."""
-    if inventory.pools_unlisted:
-        return (f"the cluster's {', '.join(k + 's' for k in inventory.pools_unlisted)} could not be listed",)
-    if inventory.unseen_node_groups:
-        return (f"Cluster Autoscaler may grow node groups no pool read describes: {inventory.unseen_node_groups[0]}",)
-    return ()
+    return (inventory.pools_gap,) if inventory.pools_gap else ()
 
 
 def _pools(count: int) -> str:
