@@ -510,6 +510,18 @@ AUTOSCALER_STATUS = {
 }
 
 
+def machine_set(owner: str = "") -> dict[str, Any]:
+    """MACHINE_DEPLOYMENT's node group as a MachineSet; ``owner``: the MachineDeployment that made it."""
+    obj = json.loads(json.dumps(MACHINE_DEPLOYMENT))
+    obj["kind"] = "MachineSet"
+    obj["metadata"]["name"] = f"{owner}-7f9c4" if owner else "hgx-ms-0"
+    if owner:
+        uid = "0b7e4c1a-5d2f-4e8b-9a3c-6f1d2e3b4c5d"
+        reference = {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment", "name": owner, "uid": uid}
+        obj["metadata"]["ownerReferences"] = [reference]
+    return obj
+
+
 def test_live_inventory_follows_node_pools_as_they_are_created_and_deleted(cluster, tools, tmp_path):
     """The pool kinds installed as CRDs (before gpulint starts: discovery looks again only every 5 minutes), then
     a NodePool and a MachineDeployment created and deleted with kubectl: a pod that fits only a node a pool can
@@ -544,6 +556,14 @@ def test_live_inventory_follows_node_pools_as_they_are_created_and_deleted(clust
             cluster.kubectl("delete", "machinedeployment", "-n", NAMESPACE, "hgx-md-0")
             wait(lambda: UNSCHEDULABLE in denial(sixteen), 30, lambda: denial(sixteen))
 
+            # The same node group as a MachineSet: one a MachineDeployment owns is not a group of its own.
+            owned = machine_set(owner="hgx-md-1")
+            cluster.apply(owned)
+            cluster.apply(machine_set())
+            wait(lambda: denial(sixteen) == "", 30, lambda: denial(sixteen))
+            cluster.kubectl("delete", "machineset", "-n", NAMESPACE, "hgx-ms-0")
+            wait(lambda: UNSCHEDULABLE in denial(sixteen), 30, lambda: denial(sixteen))  # the owned one is no pool
+
             # Cluster Autoscaler's status names a scale set no pool describes, below its max: it may add a node
             # of any shape. Read through the chart's Role (list/watch on that one name, in kube-system).
             cluster.apply(AUTOSCALER_STATUS)
@@ -556,5 +576,7 @@ def test_live_inventory_follows_node_pools_as_they_are_created_and_deleted(clust
         )
         cluster.kubectl("delete", "nodepool", "training", "--ignore-not-found", check=False)
         cluster.kubectl("delete", "machinedeployment", "-n", NAMESPACE, "hgx-md-0", "--ignore-not-found", check=False)
+        for name in ("hgx-ms-0", "hgx-md-1-7f9c4"):
+            cluster.kubectl("delete", "machineset", "-n", NAMESPACE, name, "--ignore-not-found", check=False)
         for crd in POOL_CRDS:
             cluster.kubectl("delete", "crd", crd["metadata"]["name"], "--ignore-not-found", check=False)
