@@ -215,7 +215,8 @@ def cluster(tmp_path_factory, tools) -> Iterator[ControlPlane]:
         plane.apply(device_class("gpu.example.com"), resource_slice("gpu.example.com", "n0", 1))
         # gpulint reads the cluster as the chart's ServiceAccount, with the chart's ClusterRole and nothing more.
         docs = render_chart(tools["helm"], plane.directory, trustme.CA())
-        plane.apply(*rendered(docs, "ClusterRole"), *rendered(docs, "ClusterRoleBinding"))
+        roles = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+        plane.apply(*(doc for kind in roles for doc in rendered(docs, kind)))
         yield plane
     finally:
         plane.stop()
@@ -426,3 +427,156 @@ def test_gpulint_reads_the_cluster_as_the_charts_service_account(cluster):
     assert can("watch", "nodes") == "yes"
     assert can("list", "resourceslices.resource.k8s.io") == "yes"
     assert can("create", "pods", "-n", NAMESPACE) == "no"
+    assert can("watch", "configmaps/cluster-autoscaler-status", "-n", "kube-system") == "yes"
+    assert can("list", "configmaps", "-n", "kube-system") == "no"  # that one ConfigMap, no other
+
+
+# --- node pools: the nodes that can exist ------------------------------------------------------------
+
+
+def pool_crd(group: str, kind: str, plural: str, versions: tuple[str, ...], namespaced: bool) -> dict[str, Any]:
+    """A minimal CustomResourceDefinition for a node-pool kind: a structural schema that keeps every field
+    (the real CRDs' validation is theirs; gpulint reads what the API server stores). The first version is
+    the storage version; all are served, so discovery offers each."""
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()},
+            "scope": "Namespaced" if namespaced else "Cluster",
+            "versions": [
+                {"name": version, "served": True, "storage": index == 0, "schema": schema}
+                for index, version in enumerate(versions)
+            ],
+        },
+    }
+
+
+POOL_CRDS = (
+    pool_crd("karpenter.sh", "NodePool", "nodepools", ("v1",), namespaced=False),
+    pool_crd("karpenter.k8s.aws", "EC2NodeClass", "ec2nodeclasses", ("v1",), namespaced=False),
+    pool_crd("cluster.x-k8s.io", "MachineDeployment", "machinedeployments", ("v1beta2", "v1beta1"), namespaced=True),
+    pool_crd("cluster.x-k8s.io", "MachineSet", "machinesets", ("v1beta2", "v1beta1"), namespaced=True),
+)
+POOL_LABEL = "gpulint.example.com/pool"
+# Shaped like the Karpenter docs' GPU NodePool: the g5 family (at most 8 GPUs, g5.48xlarge), its nodes labelled.
+NODEPOOL = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "training"},
+    "spec": {
+        "template": {
+            "metadata": {"labels": {POOL_LABEL: "training"}},
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+                "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}],
+            },
+        },
+        "limits": {"nvidia.com/gpu": 64},
+    },
+}
+# A cluster-api MachineDeployment at zero replicas whose nodes have 16 GPUs (Cluster Autoscaler's scale-from-zero
+# annotations), written at v1beta1 while the API server stores and gpulint reads v1beta2.
+MACHINE_DEPLOYMENT = {
+    "apiVersion": "cluster.x-k8s.io/v1beta1",
+    "kind": "MachineDeployment",
+    "metadata": {
+        "name": "hgx-md-0",
+        "namespace": NAMESPACE,
+        "annotations": {
+            "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "0",
+            "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "2",
+            "capacity.cluster-autoscaler.kubernetes.io/cpu": "192",
+            "capacity.cluster-autoscaler.kubernetes.io/memory": "2048Gi",
+            "capacity.cluster-autoscaler.kubernetes.io/gpu-type": "nvidia.com/gpu",
+            "capacity.cluster-autoscaler.kubernetes.io/gpu-count": "16",
+        },
+    },
+    "spec": {"clusterName": "gpu", "replicas": 0, "template": {"spec": {"clusterName": "gpu"}}},
+}
+
+
+AUTOSCALER_STATUS = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "cluster-autoscaler-status", "namespace": "kube-system"},
+    "data": {
+        "status": "autoscalerStatus: Running\nnodeGroups:\n- name: aks-gpupool-31415926-vmss\n  health:\n"
+        "    status: Healthy\n    cloudProviderTarget: 1\n    minSize: 0\n    maxSize: 4\n"
+    },
+}
+
+
+def machine_set(owner: str = "") -> dict[str, Any]:
+    """MACHINE_DEPLOYMENT's node group as a MachineSet; ``owner``: the MachineDeployment that made it."""
+    obj = json.loads(json.dumps(MACHINE_DEPLOYMENT))
+    obj["kind"] = "MachineSet"
+    obj["metadata"]["name"] = f"{owner}-7f9c4" if owner else "hgx-ms-0"
+    if owner:
+        uid = "0b7e4c1a-5d2f-4e8b-9a3c-6f1d2e3b4c5d"
+        reference = {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment", "name": owner, "uid": uid}
+        obj["metadata"]["ownerReferences"] = [reference]
+    return obj
+
+
+def test_live_inventory_follows_node_pools_as_they_are_created_and_deleted(cluster, tools, tmp_path):
+    """The pool kinds installed as CRDs (before gpulint starts: discovery looks again only every 5 minutes), then
+    a NodePool and a MachineDeployment created and deleted with kubectl: a pod that fits only a node a pool can
+    add is admitted while the pool exists, and denied again once it is deleted."""
+
+    def denial(obj: dict[str, Any]) -> str:
+        answer = cluster.create(obj, "--dry-run=server")
+        return "" if answer.returncode == 0 else answer.stderr
+
+    pooled = pod("pooled", 8)
+    pooled["spec"]["nodeSelector"] = {POOL_LABEL: "training"}  # no node carries it: only the pool's will
+    sixteen = pod("sixteen", 16)  # n0 has 8 GPUs
+    try:
+        cluster.apply(*POOL_CRDS)
+        for crd in POOL_CRDS:
+            cluster.kubectl("wait", "--for=condition=Established", f"crd/{crd['metadata']['name']}", "--timeout=60s")
+        with gpulint_webhook(cluster, tools["helm"], tmp_path, dryRun=False, failurePolicy="Fail") as server:
+            assert DENIED in denial(pooled) and UNSCHEDULABLE in denial(sixteen)
+            cluster.apply(NODEPOOL)
+            wait(lambda: denial(pooled) == "", 30, lambda: denial(pooled))
+            too_big = pod("pooled-nine", 9)
+            too_big["spec"]["nodeSelector"] = {POOL_LABEL: "training"}
+            refused = denial(too_big)  # the pool's largest g5 has 8 GPUs
+            assert "none of its 1 node pool can add a node for it" in refused, refused
+            cluster.kubectl("delete", "nodepool", "training")
+            wait(lambda: DENIED in denial(pooled), 30, lambda: denial(pooled))
+
+            cluster.apply(MACHINE_DEPLOYMENT)
+            wait(lambda: denial(sixteen) == "", 30, lambda: denial(sixteen))
+            listed = [e for e in server.events("live_inventory_discovered")]
+            assert any("MachineDeployment.cluster.x-k8s.io/v1beta2" in e["served"] for e in listed), listed
+            cluster.kubectl("delete", "machinedeployment", "-n", NAMESPACE, "hgx-md-0")
+            wait(lambda: UNSCHEDULABLE in denial(sixteen), 30, lambda: denial(sixteen))
+
+            # The same node group as a MachineSet: one a MachineDeployment owns is not a group of its own.
+            owned = machine_set(owner="hgx-md-1")
+            cluster.apply(owned)
+            cluster.apply(machine_set())
+            wait(lambda: denial(sixteen) == "", 30, lambda: denial(sixteen))
+            cluster.kubectl("delete", "machineset", "-n", NAMESPACE, "hgx-ms-0")
+            wait(lambda: UNSCHEDULABLE in denial(sixteen), 30, lambda: denial(sixteen))  # the owned one is no pool
+
+            # Cluster Autoscaler's status names a scale set no pool describes, below its max: it may add a node
+            # of any shape. Read through the chart's Role (list/watch on that one name, in kube-system).
+            cluster.apply(AUTOSCALER_STATUS)
+            wait(lambda: denial(sixteen) == "", 30, lambda: denial(sixteen))
+            cluster.kubectl("delete", "configmap", "-n", "kube-system", "cluster-autoscaler-status")
+            wait(lambda: UNSCHEDULABLE in denial(sixteen), 30, lambda: denial(sixteen))
+    finally:
+        cluster.kubectl(
+            "delete", "configmap", "-n", "kube-system", "cluster-autoscaler-status", "--ignore-not-found", check=False
+        )
+        cluster.kubectl("delete", "nodepool", "training", "--ignore-not-found", check=False)
+        cluster.kubectl("delete", "machinedeployment", "-n", NAMESPACE, "hgx-md-0", "--ignore-not-found", check=False)
+        for name in ("hgx-ms-0", "hgx-md-1-7f9c4"):
+            cluster.kubectl("delete", "machineset", "-n", NAMESPACE, name, "--ignore-not-found", check=False)
+        for crd in POOL_CRDS:
+            cluster.kubectl("delete", "crd", crd["metadata"]["name"], "--ignore-not-found", check=False)

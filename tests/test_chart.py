@@ -102,8 +102,24 @@ def test_rbac_grants_list_and_watch_on_exactly_what_the_live_inventory_reads(hel
         (group, resource) for rule in role["rules"] for group in rule["apiGroups"] for resource in rule["resources"]
     }
     assert all(rule["verbs"] == ["list", "watch"] for rule in role["rules"])  # read-only
-    watched = {(api.group, api.plural) for api in INVENTORY_APIS if pods or not api.optional}
+    watched = {(api.group, api.plural) for api in INVENTORY_APIS if (pods or not api.optional) and not api.namespace}
     assert granted == watched
+    # An API read in one namespace, by name: a Role there grants list and watch on that name only.
+    (role,) = [r for r in render(helm, f"liveInventory.pods={str(pods).lower()}") if r["kind"] == "Role"]
+    named = {
+        (role["metadata"]["namespace"], group, resource, name)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for name in rule["resourceNames"]
+    }
+    assert all(rule["verbs"] == ["list", "watch"] for rule in role["rules"])
+    selected = {
+        (api.namespace, api.group, api.plural, api.field_selector.removeprefix("metadata.name="))
+        for api in INVENTORY_APIS
+        if api.namespace
+    }
+    assert named == selected
 
 
 def test_no_rbac_and_no_token_without_the_live_inventory(helm):

@@ -572,3 +572,65 @@ def test_past_fifty_in_a_file_one_finding_counts_the_rest(tmp_path):
     )
     assert rest["object"]["name"] == "node-50-gpus" and rest["notes"][0].startswith("the first: ")
     assert "must be a string compatible with semver.org spec 2.0.0" in rest["notes"][0]
+
+
+# A node's slice as `kubectl get resourceslices -o yaml` prints it, its driver name edited by hand (an underscore).
+EDITED_SLICE = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata:
+    name: gpu-node-1-gpu.nvidia.com-7xk2p
+  spec:
+    driver: gpu_nvidia.com
+    nodeName: gpu-node-1
+    pool: {name: gpu-node-1, generation: 1, resourceSliceCount: 1}
+    devices:
+    - name: gpu-0
+"""
+
+
+@pytest.mark.parametrize(
+    ("format_", "placed"),
+    [
+        ("text", lambda out, path: f"{path}:9:13: warning[api-rejected]" in out),
+        (
+            "json",
+            lambda out, path: (
+                [(f["path"], f["line"], f["column"]) for f in json.loads(out)["findings"]] == [(path, 9, 13)]
+            ),
+        ),
+        (
+            "sarif",
+            lambda out, path: (
+                [
+                    (loc["physicalLocation"]["artifactLocation"]["uri"], loc["physicalLocation"]["region"])
+                    for result in json.loads(out)["runs"][0]["results"]
+                    for loc in result["locations"]
+                ]
+                == [(path, {"startLine": 9, "startColumn": 13})]
+            ),
+        ),
+        ("github", lambda out, path: f"::warning file={path},line=9,col=13,title=gpulint api-rejected::" in out),
+        ("junit", lambda out, path: f"{path}:9:13: warning[api-rejected]" in out),
+        (
+            "gitlab",
+            lambda out, path: [i["location"] for i in json.loads(out)] == [{"path": path, "lines": {"begin": 9}}],
+        ),
+        (
+            "markdown",
+            lambda out, path: "[`api-rejected`] line 9, column 13:" in out and "driver: gpu_nvidia.com" in out,
+        ),
+    ],
+)
+def test_an_inventory_finding_has_its_position_in_every_report_format(tmp_path, monkeypatch, format_, placed):
+    """The inventory file's object the API server would reject is placed at its field (file:line:col) whatever
+    the format, as a linted file's finding is."""
+    monkeypatch.chdir(tmp_path)
+    Path("cluster.yaml").write_text(EDITED_SLICE, encoding="utf-8")
+    Path("pod.yaml").write_text(POD, encoding="utf-8")
+    run = run_cli("check", "pod.yaml", "--inventory", "cluster.yaml", "--format", format_)
+    assert run.exit_code == 0, run.stderr
+    assert placed(run.stdout, "cluster.yaml"), run.stdout

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import ssl
 import subprocess
 import sys
@@ -90,6 +91,10 @@ class FakeApiServer:
                     return
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                scoped = re.fullmatch(r"/api/v1/namespaces/([^/]+)/([^/]+)", url.path)
+                if scoped:  # one namespace of a core collection: its objects there, its events
+                    url = url._replace(path=f"/api/v1/{scoped.group(2)}")
+                    query["namespace"] = scoped.group(1)
                 answer = fake.discovery(url.path)
                 if answer is not None:
                     self.send_json(200, answer)
@@ -194,6 +199,8 @@ class FakeApiServer:
                 "items": items,
             }
         items = self.served[group_version][plural]
+        if "namespace" in query:
+            items = [item for item in items if item.get("metadata", {}).get("namespace") == query["namespace"]]
         limit = int(query.get("limit", "0")) or len(items)
         start = int(query.get("continue", "0"))
         rest = items[start + limit :]
@@ -995,3 +1002,147 @@ def test_a_device_taint_rule_added_by_watch_makes_an_untolerating_claim_unalloca
         assert wait_for(lambda: allowed(webhook, one_gpu_claim()))
     finally:
         webhook.stop()
+
+
+# --- the pool watch: discovery, a pool API that cannot be listed, 410 Gone, MachineSets ------------
+
+NODEPOOLS = "/apis/karpenter.sh/v1/nodepools"
+FORBIDDEN = (
+    403,
+    'nodepools.karpenter.sh is forbidden: User "system:serviceaccount:gpulint-system:gpulint" cannot list '
+    'resource "nodepools" in API group "karpenter.sh" at the cluster scope',
+)
+
+
+def answer(webhook: Webhook, obj: dict) -> dict:
+    return webhook.review(json.dumps(review(obj)).encode()).body["response"]
+
+
+@pytest.mark.slow
+def test_a_pool_api_not_served_is_absent_and_one_not_listed_leaves_the_pool_set_open(make_api, tmp_path, monkeypatch):
+    """Karpenter not installed: no NodePool exists, so 8 GPUs on a 4-GPU cluster is denied. Installed but
+    forbidden (the ClusterRole lacks nodepools): a pool not read may add the node, so it is admitted and /readyz
+    names the stale API; the list is retried every RETRY_SECONDS, not in a loop. Once listed, the pool's g5 types
+    decide: 8 GPUs fit a g5.48xlarge, 9 fit none. Its watch ends with 410 Gone after the pool was deleted: the
+    relist drops it and 8 GPUs are denied again."""
+    import gpulint.lint.live_inventory as live
+
+    monkeypatch.setattr(live, "RETRY_SECONDS", 0.2)
+    absent = make_api(cluster([node("gpu-0", 4)]))
+    webhook = serve(absent)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        assert not any(r.startswith("/apis/karpenter.sh/") for r in absent.requests)  # discovery said: not served
+        assert webhook.snapshot.inventory.lists("NodePool")
+        assert "gpu-unschedulable" in answer(webhook, gpu_pod(8))["status"]["message"]
+    finally:
+        webhook.stop()
+
+    api = make_api(cluster([node("gpu-0", 4)], **{"karpenter.sh__v1": {"nodepools": [GPU_NODEPOOL]}}))
+    api.failing[NODEPOOLS] = FORBIDDEN
+    served = Served(tmp_path, api)
+    try:
+        assert wait_for(lambda: served.webhook.ready), served.webhook.waiting_for()
+        assert (
+            "stale: nodepools.karpenter.sh (ApiStatusError: GET /apis/karpenter.sh/v1/nodepools: HTTP 403"
+            in (served.client.get("/readyz")[1])
+        )
+        inventory = served.webhook.snapshot.inventory
+        assert not inventory.lists("NodePool") and inventory.unlisted_kinds == {"NodePool"}
+        assert answer(served.webhook, gpu_pod(8))["allowed"] is True
+        lists = lambda: len([r for r in api.requests if r.startswith(NODEPOOLS + "?") and "watch" not in r])
+        before = lists()
+        time.sleep(1.0)
+        assert 2 <= lists() - before <= 7  # retried every 0.2 s while forbidden, not in a tight loop
+
+        del api.failing[NODEPOOLS]  # the ClusterRole is fixed
+        assert wait_for(lambda: served.webhook.snapshot.inventory.lists("NodePool"))
+        assert wait_for(lambda: served.webhook.snapshot.inventory.pool_specs != [])
+        assert answer(served.webhook, gpu_pod(8))["allowed"] is True  # after a scale-up
+        denied = answer(served.webhook, gpu_pod(9))
+        assert denied["allowed"] is False
+        assert "none of its 1 node pool can add a node for it" in denied["status"]["message"]
+
+        api.served["karpenter.sh/v1"]["nodepools"] = []  # deleted while the watch was down
+        assert wait_for(lambda: (NODEPOOLS, "10") in api.watch_versions)
+        gone = {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old resource version"}
+        api.events[NODEPOOLS].put({"type": "ERROR", "object": gone})
+        assert wait_for(lambda: served.webhook.snapshot.inventory.pool_specs == [])
+        assert answer(served.webhook, gpu_pod(8))["allowed"] is False
+    finally:
+        served.stop()
+
+
+def machine_set(name: str, gpus: int, owner: str = "") -> dict:
+    """A cluster-api MachineSet with the autoscaler's scale-from-zero annotations; ``owner``: the
+    MachineDeployment that made it (as the MachineDeployment controller sets the reference)."""
+    obj = json.loads(json.dumps(GPU_MACHINE_DEPLOYMENT))
+    obj["metadata"].update(name=name, uid=f"uid-{name}")
+    obj["metadata"]["annotations"]["capacity.cluster-autoscaler.kubernetes.io/gpu-count"] = str(gpus)
+    if owner:
+        obj["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "cluster.x-k8s.io/v1beta1",
+                "kind": "MachineDeployment",
+                "name": owner,
+                "uid": f"uid-{owner}",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+    return obj
+
+
+def test_machine_sets_are_watched_and_one_a_machine_deployment_owns_is_not_a_pool(make_api):
+    sets = [machine_set("gpu-ms-0", 4), machine_set("big-md-0-7f9c4", 8, owner="big-md-0")]
+    api = make_api(cluster([cpu_node("system-0")], **{"cluster.x-k8s.io__v1beta1": {"machinesets": sets}}))
+    webhook = serve(api)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        assert [pool.name for pool in webhook.snapshot.inventory.pool_specs] == ["gpu-ms-0"]
+        assert allowed(webhook, gpu_pod(4)) and not allowed(webhook, gpu_pod(8))
+    finally:
+        webhook.stop()
+
+
+# Cluster Autoscaler's status ConfigMap (1.30+ YAML) naming an AKS scale set no pool gpulint reads describes.
+AUTOSCALER_STATUS = {
+    "metadata": {"name": "cluster-autoscaler-status", "namespace": "kube-system", "uid": "uid-ca-status"},
+    "data": {
+        "status": "autoscalerStatus: Running\nnodeGroups:\n- name: aks-gpupool-31415926-vmss\n  health:\n"
+        "    status: Healthy\n    cloudProviderTarget: 1\n    minSize: 0\n    maxSize: 4\n"
+        "  scaleUp: {status: NoActivity}\n"
+    },
+}
+
+
+def test_the_autoscaler_status_config_map_is_watched_by_name_and_its_groups_leave_the_verdict_open(make_api):
+    api = make_api(cluster([node("gpu-0", 4)]))
+    webhook = serve(api)
+    configmaps = "/api/v1/configmaps"  # the fake serves kube-system's from the same collection
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        watched = [r for r in api.requests if r.startswith("/api/v1/namespaces/kube-system/configmaps?")]
+        assert watched and all("fieldSelector=metadata.name%3Dcluster-autoscaler-status" in r for r in watched)
+        assert not any(r.startswith(configmaps + "?") for r in api.requests)  # never every ConfigMap
+        assert not allowed(webhook, gpu_pod(8))
+        assert wait_for(lambda: (configmaps, "10") in api.watch_versions)
+        api.events[configmaps].put({"type": "ADDED", "object": AUTOSCALER_STATUS})
+        assert wait_for(lambda: allowed(webhook, gpu_pod(8)))  # a scale set may add a node of any shape
+        inventory = webhook.snapshot.inventory
+        assert [g.name for g in inventory.autoscaler_groups] == ["aks-gpupool-31415926-vmss"]
+        assert not inventory.lists("ConfigMap")  # one ConfigMap read: a missing one is not proven missing
+        api.events[configmaps].put({"type": "DELETED", "object": AUTOSCALER_STATUS})
+        assert wait_for(lambda: not allowed(webhook, gpu_pod(8)))
+    finally:
+        webhook.stop()
+
+
+def test_cli_live_inventory_reads_the_autoscaler_status_but_not_as_every_config_map(make_api, tmp_path):
+    from gpulint.cli.live import LiveCluster, read_live
+
+    api = make_api(cluster([node("gpu-0", 4)]))
+    api.served["v1"]["configmaps"] = [AUTOSCALER_STATUS]
+    inventory, _sources = read_live(LiveCluster(str(api.kubeconfig(tmp_path)), "gpu-cluster"))
+    assert [g.name for g in inventory.autoscaler_groups] == ["aks-gpupool-31415926-vmss"]
+    assert inventory.lists("Node") and not inventory.lists("ConfigMap")

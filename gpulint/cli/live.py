@@ -123,15 +123,17 @@ def read_live(cluster: LiveCluster) -> tuple[ClusterInventory, list[Source]]:
         LiveInventoryError,
         Transport,
         api_configuration,
+        partial_kinds,
         read_cluster,
         selected_apis,
     )
 
+    apis = selected_apis(cluster.pods)
     try:
         transport = Transport(api_configuration(cluster.kubeconfig, cluster.context))
-        sources, kinds = read_cluster(transport, selected_apis(cluster.pods))
+        sources, kinds = read_cluster(transport, apis)
     except LiveInventoryError as exc:
         raise InventoryError(f"--live-inventory: {exc}") from None
     inventory = load_inventory([source.display for source in sources], sources)
-    inventory.listed_kinds |= kinds
+    inventory.listed_kinds = (inventory.listed_kinds - partial_kinds(apis)) | kinds  # one ConfigMap read: not all
     return inventory, sources

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the pool model and readers are imported when an inventory i
     from gpulint.kube.dra.devices import DraModel
     from gpulint.kube.pools.catalog import Catalog
     from gpulint.kube.pools.model import PoolSpec
+    from gpulint.lint.autoscaler_status import NodeGroupStatus
 
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 # Objects of the admission layer: Kueue's queues and flavors, namespace quotas and limits.
@@ -111,10 +112,15 @@ class ClusterInventory:
     # Kinds the inventory lists (even when it lists none of them, a live watch says so): for these,
     # an object absent from the inventory is absent from the cluster.
     listed_kinds: set[str] = field(default_factory=set)
+    # Kinds a live inventory reads whose API it could not list now (forbidden, a conversion webhook down):
+    # what it holds of them is the last listing's, and it may miss some (the node pools: a pod may fit one).
+    unlisted_kinds: frozenset[str] = frozenset()
     sources: tuple[str, ...] = ()
     # Node pools (Karpenter NodePools, MachineDeployments, the clouds' node-pool JSON): the nodes that can exist
     pool_specs: list[PoolSpec] = field(default_factory=list)
     node_class_zones: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # EC2NodeClass subnets
+    # The node groups Cluster Autoscaler's status ConfigMap reports (lint/autoscaler_status.py)
+    autoscaler_groups: list[NodeGroupStatus] = field(default_factory=list)
     catalog: Catalog | None = None  # the instance-type catalog (None: the shipped one)
     extended_resource_toleration: bool | None = None  # the admission plugin is on (None: detect)
     # Objects of the inventory files the API server would refuse, at their fields (lint/rejections.py); the
@@ -379,6 +385,7 @@ def add_sources(
     inspect: Inspect | None = None,
 ) -> None:
     from gpulint.kube.pools.readers import node_class_zones, pools_in_document  # inventories only
+    from gpulint.lint.autoscaler_status import node_groups
 
     for source in sources:
         try:
@@ -408,6 +415,7 @@ def add_sources(
                         copies[index] = [again]
                     inventory.add(obj)
             inventory.rejections.extend(file_rejections(source.display, raw, objects, copies))
+            inventory.autoscaler_groups.extend(node_groups(obj.data for obj in objects if obj.kind == "ConfigMap"))
             for document in documents:
                 inventory.pool_specs.extend(pools_in_document(document.data, source.display))
                 inventory.node_class_zones.update(node_class_zones(document.data))

@@ -24,6 +24,7 @@ from urllib.parse import urlencode
 
 from gpulint.kube.fields import mapping
 from gpulint.kube.pools.readers import node_class_zones, pools_in_document
+from gpulint.lint.autoscaler_status import STATUS_NAME, STATUS_NAMESPACE, is_status_config_map, node_groups
 from gpulint.lint.crd_schema import crd_essentials
 from gpulint.lint.inventory import ClusterInventory, compact_item
 from gpulint.lint.loader import LocatedDocument
@@ -59,13 +60,16 @@ class InventoryApi:
     namespaced: bool = False
     field_selector: str = ""
     optional: bool = False  # read only when asked (large in big clusters)
+    namespace: str = ""  # read in this namespace only (with a field selector: one object)
+    whole_kind: bool = True  # its list is every object of the kind (absent from it: absent from the cluster)
     page_size: int = PAGE_SIZE
     # What is kept of each object (list items and watch events), beyond the trimmed metadata
     essentials: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def collection_path(self, version: str) -> str:
         prefix = f"/apis/{self.group}/{version}" if self.group else f"/api/{version}"
-        return f"{prefix}/{self.plural}"
+        scope = f"/namespaces/{self.namespace}" if self.namespace else ""
+        return f"{prefix}{scope}/{self.plural}"
 
     def api_version(self, version: str) -> str:
         return f"{self.group}/{version}" if self.group else version
@@ -119,13 +123,26 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     InventoryApi("scheduling.run.ai", "Queue", "queues", ("v2",)),
     # Node pools: the nodes that can exist (gpulint/kube/pools/readers.py). Karpenter's NodePools and the
     # NodeClasses they reference (an EC2NodeClass's subnets name the zones its nodes launch in);
-    # cluster-api's MachineDeployments and MachinePools, the node groups of Cluster Autoscaler's
-    # clusterapi provider (a MachineSet a MachineDeployment owns is not a group of its own).
+    # cluster-api's MachineDeployments, MachineSets and MachinePools, the node groups of Cluster Autoscaler's
+    # clusterapi provider (a MachineSet a MachineDeployment owns is not a group of its own: the reader skips it).
     InventoryApi("karpenter.sh", "NodePool", "nodepools", ("v1", "v1beta1")),
     InventoryApi("karpenter.k8s.aws", "EC2NodeClass", "ec2nodeclasses", ("v1", "v1beta1")),
     InventoryApi("karpenter.azure.com", "AKSNodeClass", "aksnodeclasses", ("v1beta1", "v1alpha2")),
     InventoryApi("cluster.x-k8s.io", "MachineDeployment", "machinedeployments", _CAPI, namespaced=True),
+    InventoryApi("cluster.x-k8s.io", "MachineSet", "machinesets", _CAPI, namespaced=True),
     InventoryApi("cluster.x-k8s.io", "MachinePool", "machinepools", _CAPI, namespaced=True),
+    # Cluster Autoscaler's status ConfigMap: the node groups it manages (gpulint/lint/autoscaler_status.py). One
+    # object: the chart's Role grants list and watch on that name only, in kube-system.
+    InventoryApi(
+        "",
+        "ConfigMap",
+        "configmaps",
+        ("v1",),
+        namespaced=True,
+        field_selector=f"metadata.name={STATUS_NAME}",
+        namespace=STATUS_NAMESPACE,
+        whole_kind=False,
+    ),
     # A CRD's schema validates its instances (gpulint/lint/crd_schema.py) instead of the bundled one:
     # kept are its names and each version's schema, without descriptions (most of its bytes).
     InventoryApi(
@@ -356,15 +373,29 @@ def build_inventory(
 ) -> ClusterInventory:
     """The inventory of a cluster's objects; every kind read is listed (absent from it: absent from the cluster),
     except the ``unsynced`` kinds: an API of theirs is not listed now, so their absence proves nothing."""
-    inventory = ClusterInventory(sources=(LOCATION,), listed_kinds={api.kind for api in apis} - unsynced)
+    inventory = ClusterInventory(sources=(LOCATION,), listed_kinds=listed_kinds(apis) - unsynced)
     for index, item in enumerate(objects):
+        if is_status_config_map(item):  # one ConfigMap: not the kind's whole set, so not an inventory object
+            inventory.autoscaler_groups.extend(node_groups((item,)))
+            continue
         for obj in objects_in(LocatedDocument(LOCATION, index, item, None)):
             inventory.add(obj)
         inventory.pool_specs.extend(pools_in_document(item, LOCATION))  # as files are read (add_sources)
         inventory.node_class_zones.update(node_class_zones(item))
     inventory.listed_kinds -= unsynced  # add() marks every kind it sees: the last listing's objects are kept
+    inventory.unlisted_kinds = unsynced
     inventory.account_running_pods()
     return inventory
+
+
+def listed_kinds(apis: tuple[InventoryApi, ...]) -> set[str]:
+    """The kinds whose every object the APIs list."""
+    return {api.kind for api in apis if api.whole_kind}
+
+
+def partial_kinds(apis: tuple[InventoryApi, ...]) -> set[str]:
+    """The kinds of which only some objects are read (a ConfigMap by name): never taken as listed."""
+    return {api.kind for api in apis if not api.whole_kind} - listed_kinds(apis)
 
 
 def selected_apis(include_pods: bool) -> tuple[InventoryApi, ...]:
@@ -388,7 +419,7 @@ def read_cluster(
         # One field a line: a finding's line then points inside the object it is about.
         body = json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=1, sort_keys=False)
         sources.append(Source(display, None, body.encode()))
-    return sources, {api.kind for api in apis}
+    return sources, listed_kinds(apis)
 
 
 Log = Callable[..., None]

@@ -144,6 +144,41 @@ class Resolver:
         return not self.linted.has_any(_POOL_KINDS)
 
     @cached_property
+    def pools_unlisted(self) -> list[str]:
+        """The node-pool kinds the live inventory reads but could not list now: the cluster's pool set is not
+        whole, so "no pool can add a node for it" is unproven (a pool not read may)."""
+        kinds = {kind for _group, kind in _POOL_KINDS if kind != "EC2NodeClass"}  # a NodeClass only narrows zones
+        return sorted(self._cluster.unlisted_kinds & kinds)
+
+    @cached_property
+    def unseen_node_groups(self) -> list[str]:
+        """The node groups Cluster Autoscaler reports (its status ConfigMap) that may still grow and that no pool
+        gpulint reads describes: a node they add may have any shape."""
+        groups = self._cluster.autoscaler_groups
+        if not groups:
+            return []
+        from gpulint.lint.autoscaler_status import describes
+
+        return sorted({g.name for g in groups if g.can_grow and not any(describes(p.spec, g.name) for p in self.pools)})
+
+    @property
+    def pools_whole(self) -> bool:
+        """The pools read are every node group that may add nodes: every pool API listed, and no node group of
+        the autoscaler's status that may grow left undescribed."""
+        return not (self.pools_unlisted or self.unseen_node_groups)
+
+    @property
+    def pools_gap(self) -> str:
+        """Why the pools read may not be every node group ("" when they are), for a finding's note."""
+        if self.pools_unlisted:
+            return f"the cluster's {', '.join(kind + 's' for kind in self.pools_unlisted)} could not be listed"
+        groups = self.unseen_node_groups
+        if not groups:
+            return ""
+        shown = ", ".join(groups[:3]) + (f" and {len(groups) - 3} more" if len(groups) > 3 else "")
+        return f"Cluster Autoscaler may grow node groups whose nodes no pool read describes: {shown}"
+
+    @cached_property
     def pools(self) -> list[NodePool]:
         """Every pool the inventory or the linted files describe, bound to the catalog and the nodes;
         a linted pool replaces the inventory's of the same name (it is the change under review)."""
@@ -245,6 +280,8 @@ class Resolver:
     def node_labels_proven(self) -> bool:
         """A label no node carries is absent from the cluster: no node comes from an autoscaled or
         managed pool (which may add nodes with other labels when it scales up)."""
+        if not self.pools_whole:
+            return False  # a node group not read may add nodes with any labels
         return bool(self.pools) or not any_pooled(node.labels for node in self.nodes)
 
     # ------------------------------------------------------------------ DRA objects (both)

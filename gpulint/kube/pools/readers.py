@@ -395,6 +395,8 @@ def _reader(item: dict[str, Any]) -> Reader | None:
     if kind == "NodePool" and group == KARPENTER_GROUP:
         return lambda data, file, path: karpenter_nodepool(data, file)
     if kind in CAPI_KINDS and group == CAPI_GROUP:
+        if kind == "MachineSet" and _owned_by_machine_deployment(item):
+            return None  # its MachineDeployment is the node group
         return lambda data, file, path: capi_pool(data, file)
     if api_version or kind:
         return None  # another Kubernetes object
@@ -407,6 +409,17 @@ def _reader(item: dict[str, Any]) -> Reader | None:
     if text(item.get("AutoScalingGroupName")):
         return auto_scaling_group
     return None
+
+
+def _owned_by_machine_deployment(item: dict[str, Any]) -> bool:
+    """A MachineSet a MachineDeployment owns is no node group of its own: Cluster Autoscaler's clusterapi
+    provider skips it (kubernetes/autoscaler cluster-autoscaler/cloudprovider/clusterapi clusterapi_controller.go
+    listResources, clusterapi_utils.go machineSetHasMachineDeploymentOwnerRef: an owner of that kind with a name)."""
+    owners = sequence(mapping(item.get("metadata")).get("ownerReferences"))
+    return any(
+        isinstance(owner, dict) and owner.get("kind") == "MachineDeployment" and text(owner.get("name"))
+        for owner in owners
+    )
 
 
 def is_pool_object(api_version: str, kind: str) -> bool:

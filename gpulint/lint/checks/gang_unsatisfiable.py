@@ -86,6 +86,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             cause: tuple[str, ...] = ()
             if gang.topology_key and verdict(gang, ctx, topology_key="").fitting_domains():
                 cause = (topology_cause(gang.topology_key, CLUSTER_WHOLE),)
+            gap = ctx.cluster.pools_gap  # a node group not read may add what the gang lacks
+            if gap:
+                cause = (*cause, gap)
             yield Diagnostic(
                 RULE_ID,
                 gang.path,
@@ -95,6 +98,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     *cause,
                     f"partial placement would hold {_held(gang)} idle while the gang waits for peers that cannot start",
                 ),
+                severity=Severity.WARNING if gap else Severity.ERROR,
+                pinned=bool(gap),
             )
         elif result.undecided:
             yield undecided(gang.path, gang.system, f" in one {gang.topology_key}" if gang.topology_key else "")
@@ -106,6 +111,7 @@ def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
     if a pool mixes instance types."""
     result = gang_with_pools(gang, resolver)
     if result.state == "unsatisfiable":
+        gap = resolver.pools_gap  # a node group not read may add what the gang lacks
         yield Diagnostic(
             RULE_ID,
             gang.path,
@@ -113,7 +119,10 @@ def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
             notes=(
                 *result.notes,
                 f"partial placement would hold {_held(gang)} idle while the gang waits for peers that cannot start",
+                *((gap,) if gap else ()),
             ),
+            severity=Severity.WARNING if gap else Severity.ERROR,
+            pinned=bool(gap),
         )
     elif result.state == "doubtful":
         yield Diagnostic(RULE_ID, gang.path, result.message, severity=Severity.WARNING, notes=result.notes)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from gpulint.kube.fields import dig, mapping
-from gpulint.kube.pools.fit import FITS, LIMITED, UNKNOWN, PoolFit, summary
+from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, summary
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
@@ -86,6 +86,10 @@ def _no_node_fits(
     site: PodSpecSite, pod: PodRequirements, empty: FitResult, fits: list[PoolFit], inventory: Resolver
 ) -> Iterator[Diagnostic]:
     where = _where(site)
+    state, chosen = scale_up_verdict(fits) if fits else (NEVER, [])
+    if state == NEVER and not inventory.pools_whole:
+        yield _pools_unknown(site, empty, fits, inventory)
+        return
     if not fits:
         yield Diagnostic(
             RULE_ID,
@@ -96,7 +100,6 @@ def _no_node_fits(
         return
     # With pools, the nodes that exist are often only the system pool's: their hint would mislead.
     nodes = empty.summary() if empty.total else "the inventory has no node"
-    state, chosen = scale_up_verdict(fits)
     if state == FITS:  # fits after a scale-up: `explain` names the pool and the instance type
         if site.pods and site.pods > 1:
             yield from _replicas(site, pod, empty, fits, inventory)
@@ -135,6 +138,23 @@ def _no_node_fits(
         f"{_subject(site)} can never be scheduled on this cluster, even empty, and none of its {pools} can add "
         "a node for it",
         notes=(summary(fits), f"nodes: {nodes}"),
+    )
+
+
+def _pools_unknown(site: PodSpecSite, empty: FitResult, fits: list[PoolFit], inventory: Resolver) -> Diagnostic:
+    """No node and no pool read fits, but a pool API could not be listed, or the autoscaler manages node groups
+    no pool read describes: a pool not read may add one."""
+    return Diagnostic(
+        RULE_ID,
+        _where(site),
+        f"no node fits {_subject(site)} now, and whether a node pool can add one is unknown",
+        notes=(
+            f"nodes: {empty.summary() if empty.total else 'the inventory has no node'}",
+            *((summary(fits),) if fits else ()),
+            inventory.pools_gap,
+        ),
+        severity=Severity.INFO,
+        pinned=True,
     )
 
 

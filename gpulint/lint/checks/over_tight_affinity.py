@@ -75,9 +75,9 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Itera
                 requirement.path,
                 f"the required node affinity/selector matches none of the {len(nodes)} nodes and no node that "
                 f"its {_pools(len(inventory.pools))} can add",
-                Severity.ERROR,
-                False,
-                (pool_label_reasons(pod, inventory), _pending(pod, inventory)),
+                _pooled_severity(inventory),
+                not inventory.pools_whole,
+                (pool_label_reasons(pod, inventory), _pending(pod, inventory), *_not_whole(inventory)),
             )
             return
         yield from _no_pool_offers(pod, inventory, groups, requirement, excluded)
@@ -131,12 +131,13 @@ def _no_pool_offers(
         requirement.path,
         f"the required node affinity/selector matches {_nodes(matched)}, {offers} {', '.join(wanted)}, "
         f"and no node that its {_pools(len(inventory.pools))} can add",
-        Severity.ERROR,
-        False,
+        _pooled_severity(inventory),
+        not inventory.pools_whole,
         (
             f"'{requirement.description}' excludes {excluded} of {len(inventory.nodes)} nodes",
             pool_label_reasons(pod, inventory),
             _pending(pod, inventory),
+            *_not_whole(inventory),
         ),
     )
 
@@ -156,6 +157,16 @@ def _unproven_severity(pod: PodRequirements, inventory: Resolver) -> Severity:
     if uses_unpublished(pod, inventory):
         return Severity.INFO
     return Severity.ERROR if inventory.node_labels_proven else Severity.WARNING
+
+
+def _pooled_severity(inventory: Resolver) -> Severity:
+    """An error only when the pools read are all the node groups there are."""
+    return Severity.ERROR if inventory.pools_whole else Severity.WARNING
+
+
+def _not_whole(inventory: Resolver) -> tuple[str, ...]:
+    """Why the pools read may not be all of them (nothing when they are)."""
+    return (inventory.pools_gap,) if inventory.pools_gap else ()
 
 
 def _pools(count: int) -> str:

@@ -1,0 +1,115 @@
+"""Cluster Autoscaler's status ConfigMap (kube-system/cluster-autoscaler-status): the node groups it manages.
+
+The autoscaler writes it every loop (``--write-status-configmap``, on by default): ``data.status`` is YAML
+from release 1.30 (``nodeGroups[].name`` and ``health.minSize``, ``maxSize``, ``cloudProviderTarget``;
+cluster-autoscaler/clusterstate/api/types.go) and plain text before (``Name: ...`` then ``Health: Healthy
+(ready=1 ... cloudProviderTarget=1 (minSize=1, maxSize=5))``; clusterstate.go buildHealthStatusNodeGroup).
+
+A node group it may still grow whose nodes no pool gpulint reads describes (an EKS node group or a scale
+set only the cloud knows) may add a node of any shape: "no node can be added for this pod" is then unproven.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.fields import integer, mapping, sequence, text
+from gpulint.kube.pools.model import PoolSpec
+from gpulint.lint.loader import load_bytes
+
+STATUS_NAMESPACE, STATUS_NAME = "kube-system", "cluster-autoscaler-status"
+MAX_STATUS_BYTES = 1024 * 1024  # a ConfigMap holds at most 1 MiB (validation: MaxSecretSize)
+MAX_GROUPS = 10_000
+_LEGACY = re.compile(
+    r"^\s*Name:\s+(?P<name>\S+)\s*\n\s*Health:\s+\S+\s+\((?P<counts>[^\n]*?)\(minSize=(?P<min>\d+), maxSize=(?P<max>\d+)\)\)",
+    re.MULTILINE,
+)
+_TARGET = re.compile(r"cloudProviderTarget=(\d+)")
+_CAPI_ID = re.compile(r"^(MachineDeployment|MachineSet|MachinePool)/[^/]+/(.+)$")
+_UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+@dataclass(frozen=True)
+class NodeGroupStatus:
+    """One node group as the autoscaler reports it."""
+
+    name: str  # its id: MachineDeployment/<namespace>/<name>, an Auto Scaling group, a scale set, a MIG URL
+    min_size: int | None
+    max_size: int | None
+    target: int | None  # cloudProviderTarget: the size it asked the cloud for
+
+    @property
+    def can_grow(self) -> bool:
+        """Below its max size (unknown sizes: it may)."""
+        return self.max_size is None or self.target is None or self.target < self.max_size
+
+
+def is_status_config_map(data: dict[str, Any]) -> bool:
+    metadata = mapping(data.get("metadata"))
+    return (
+        data.get("kind") == "ConfigMap"
+        and text(data.get("apiVersion")) == "v1"
+        and (text(metadata.get("namespace")), text(metadata.get("name"))) == (STATUS_NAMESPACE, STATUS_NAME)
+    )
+
+
+def node_groups(objects: Iterable[dict[str, Any]]) -> list[NodeGroupStatus]:
+    """The node groups of the status ConfigMaps among ``objects`` (none: no autoscaler status read)."""
+    found: list[NodeGroupStatus] = []
+    for data in objects:
+        if is_status_config_map(data):
+            found.extend(_groups(text(mapping(data.get("data")).get("status"))))
+    return found
+
+
+def _groups(status: str) -> list[NodeGroupStatus]:
+    raw = status.encode("utf-8", "replace")
+    if not raw.strip() or len(raw) > MAX_STATUS_BYTES:
+        return []
+    if _LEGACY.search(status):
+        return [
+            NodeGroupStatus(m["name"], int(m["min"]), int(m["max"]), _target(m["counts"]))
+            for m in _LEGACY.finditer(status)
+        ][:MAX_GROUPS]
+    loaded = load_bytes(STATUS_NAME, raw, max_bytes=MAX_STATUS_BYTES)
+    if loaded.problems or len(loaded.documents) != 1:
+        return []
+    groups = []
+    for group in sequence(mapping(loaded.documents[0].data).get("nodeGroups"))[:MAX_GROUPS]:
+        health = mapping(mapping(group).get("health"))
+        name = text(mapping(group).get("name"))
+        if name:
+            groups.append(
+                NodeGroupStatus(
+                    name,
+                    integer(health.get("minSize")),
+                    integer(health.get("maxSize")),
+                    integer(health.get("cloudProviderTarget")),
+                )
+            )
+    return groups
+
+
+def _target(counts: str) -> int | None:
+    found = _TARGET.search(counts)
+    return int(found.group(1)) if found else None
+
+
+def describes(spec: PoolSpec, group: str) -> bool:
+    """The pool is this node group, by the id each cloud provider of the autoscaler gives it: cluster-api's
+    ``<Kind>/<namespace>/<name>`` (clusterapi_nodegroup.go Id), an Auto Scaling group's name, the group an EKS
+    managed node group runs on (``eks-<nodegroup>-<uuid>``), an AKS pool's scale set (``aks-<pool>-<n>-vmss``).
+    Only exact forms: a pool taken for a group it is not would hide a group that may grow."""
+    capi = _CAPI_ID.match(group)
+    if capi:
+        return (spec.system, spec.name) == (capi.group(1), capi.group(2))
+    if spec.system == "Auto Scaling group":
+        return group == spec.name
+    if spec.system == "EKS node group":
+        return re.fullmatch(f"eks-{re.escape(spec.name)}-{_UUID}", group) is not None
+    if spec.system == "AKS node pool":
+        return re.fullmatch(rf"aks-{re.escape(spec.name)}-\d+-vmss", group) is not None
+    return False
