@@ -114,3 +114,25 @@ def test_the_rule_command_names_the_inventory_and_configuration_the_example_assu
     assert gates.returncode == 0, gates.stderr
     use_instead = gates.stdout.split("## Use instead", 1)[1]
     assert "Linted with the configuration `{feature-gates: {GenericWorkload: true}}`" in use_instead
+
+
+@pytest.mark.parametrize("key", ["kubernetes", "false-positives-avoided"])
+def test_a_list_of_lines_written_as_one_block_string_is_refused(key):
+    """A block string (``key: |``) read as a list gives one bullet per character in SARIF and rule help."""
+    import yaml
+
+    from gpulint.lint.registry import _rule_from
+    from gpulint.lint.rule_index import RULE_INDEX
+
+    path = data_dir("rules") / "gpu-unschedulable.yaml"
+    raw = yaml.safe_load(path.read_text())
+    raw[key] = "one line\nanother line\n"
+    (spec,) = [spec for _, spec, _ in RULE_INDEX if spec.id == "gpu-unschedulable"]
+    with pytest.raises(ValueError, match=f"'{key}' must be a list of lines"):
+        _rule_from(raw, str(path), spec, None)
+
+
+def test_every_shipped_rule_lists_its_look_alikes_line_by_line():
+    for rule in all_rules().values():
+        assert all(len(line) > 1 for line in rule.false_positives_avoided), rule.id
+        assert all(len(line) > 1 for line in rule.kubernetes), rule.id

@@ -155,6 +155,9 @@ def _rule_from(raw: Any, source: str, spec: RuleSpec, check: ObjectCheck | None)
     allow = _mapping(raw.get("use-instead-allow"), source, "use-instead-allow")
     if not all(isinstance(reason, str) and reason.strip() for reason in allow.values()):
         raise ValueError(f"{source}: every rule in 'use-instead-allow' needs a reason")
+    for key in ("kubernetes", "false-positives-avoided"):  # a block string would read as one line per character
+        if key in raw and not isinstance(raw[key], list):
+            raise ValueError(f"{source}: '{key}' must be a list of lines")
     return Rule(
         id=rule_id,
         severity=spec.severity,
