@@ -1,6 +1,6 @@
 """The shipped instance-type catalog: every row parses, names the sources it was read from (repository,
 file, commit, date) with the facts read there, and agrees with them; a figure no source vouches for is
-never the reason for "never fits" (docs/instance-catalog.md)."""
+never the reason for "never fits" (docs/catalogs.md)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from gpulint.lint.node_catalog import _parse, shipped_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "catalog_from_sources.py"
-# Where `fetch` puts its snapshots; GPULINT_CATALOG_MIRROR points elsewhere (docs/instance-catalog.md).
+# Where `fetch` puts its snapshots; GPULINT_CATALOG_MIRROR points elsewhere (docs/catalogs.md).
 MIRROR = Path(os.environ.get("GPULINT_CATALOG_MIRROR", "/work/.mirror"))
 SOURCES = {
     "--karpenter-aws": "aws+karpenter-provider-aws",

@@ -15,7 +15,7 @@ A row of a later document replaces the row of the same name (a user's catalog ov
 shipped one). Rows without ``allocatable`` use their capacity.
 
 A shipped row (``vouch=True``) also names the ``sources`` its figures were read from, each with the
-``facts`` read there (scripts/catalog_from_sources.py writes them; docs/instance-catalog.md). Only the
+``facts`` read there (scripts/catalog_from_sources.py writes them; docs/catalogs.md). Only the
 figures a source states are vouched for; ``open-labels`` lists labels a node carries with a value no
 source states.
 """
