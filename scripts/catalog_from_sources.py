@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 AWS_DOC = "website/content/en/docs/reference/instance-types.md"
+AWS_DESCRIBE = "pkg/fake/zz_generated.describe_instance_types.go"
 AZURE_TYPES = "cluster-autoscaler/cloudprovider/azure/azure_instance_types.go"
 AZURE_GPUS = "pkg/utils/supported-gpus.yaml"
 AZURE_NODEPOOL_CRD = "pkg/apis/crds/karpenter.sh_nodepools.yaml"
@@ -111,6 +112,8 @@ class Repo:
 
 def aws_rows(repo: Repo) -> list[Row]:
     text, source = repo.read(AWS_DOC)
+    described_text, described_source = repo.read(AWS_DESCRIBE)
+    described = aws_described(described_text)
     rows = []
     parts = re.split(r"^### `([^`]+)`\n", text, flags=re.M)
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
@@ -144,8 +147,52 @@ def aws_rows(repo: Repo) -> list[Row]:
         facts["allocatable"] = dict(resources)
         facts["labels"] = "all"
         row.sources.append((source, facts))
+        if name in described:
+            row.sources.append((described_source, described[name]))
         rows.append(row)
     return rows
+
+
+def aws_described(text: str) -> dict[str, dict[str, Any]]:
+    """The facts of the EC2 DescribeInstanceTypes output Karpenter's tests replay (a few types only):
+    a second, independent reading of the figures its reference page gives."""
+    found: dict[str, dict[str, Any]] = {}
+    head = text.split("DescribeInstanceTypesOfferingsOutput", 1)[0]
+    for block in re.split(r"\n\t\t\{\n", head)[1:]:
+        name = re.search(r'^\s*InstanceType:\s*"([^"]+)"', block, re.M)
+        if not name:
+            continue
+        facts: dict[str, Any] = {}
+        gpus = re.search(
+            r"GpuInfo:.*?Name:\s*aws\.String\(\"([^\"]+)\"\),\s*Manufacturer:\s*aws\.String\(\"([^\"]+)\"\),"
+            r"\s*Count:\s*aws\.Int32\((\d+)\),\s*MemoryInfo:[^}]*?SizeInMiB:\s*aws\.Int32\((\d+)\)",
+            block,
+            re.S,
+        )
+        neuron = re.search(
+            r"NeuronDevices:.*?Count:\s*aws\.Int32\((\d+)\),.*?CoreInfo:.*?Count:\s*aws\.Int32\((\d+)\)", block, re.S
+        )
+        if gpus:
+            facts["gpus"] = int(gpus[3])
+            # as Karpenter labels it: lower case, spaces as dashes (instance-gpu-manufacturer, -gpu-name)
+            facts["gpu-model"] = f"{gpus[2].lower()} {gpus[1].lower().replace(' ', '-')}"
+            facts["gpu-memory"] = f"{gpus[4]}Mi"
+        elif neuron:
+            facts["gpus"] = int(neuron[1])
+            facts["neuroncores"] = int(neuron[1]) * int(neuron[2])
+        else:
+            continue
+        facts["cpu"] = int(re.search(r"DefaultVCpus:\s*aws\.Int32\((\d+)\)", block)[1])  # type: ignore[index]
+        facts["memory"] = (
+            re.search(r"MemoryInfo: &ec2types\.MemoryInfo\{\s*SizeInMiB:\s*aws\.Int64\((\d+)\)", block)[1] + "Mi"
+        )  # type: ignore[index]
+        efa = re.search(r"MaximumEfaInterfaces:\s*aws\.Int32\((\d+)\)", block)
+        facts["efa"] = int(efa[1]) if efa else 0
+        storage = re.search(r"InstanceStorageInfo:.*?TotalSizeInGB:\s*aws\.Int64\((\d+)\)", block, re.S)
+        if storage:
+            facts["local-nvme-gb"] = int(storage[1])
+        found[name[1]] = facts
+    return found
 
 
 # --- Azure ------------------------------------------------------------------------------------------
