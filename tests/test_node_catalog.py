@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from test_pools import AKS, GKE, findings, gpu_job, only
+from test_pools import AKS, GKE, findings, gpu_job, only, volcano_job
 
 from gpulint.kube.pools.binding import bind
 from gpulint.kube.pools.catalog import Catalog, parse_catalog, source_facts
@@ -243,3 +243,17 @@ def test_an_aks_size_figures_from_the_autoscalers_sku_table(write):
     manifest = gpu_job(1, spec=sku).replace("          limits:", "          requests: {cpu: 25}\n          limits:")
     never = only(findings(write, manifest, AKS), "gpu-unschedulable")
     assert "its instance type Standard_NC24ads_A100_v4 has 24 cpu" in never["message"] + str(never)
+
+
+def test_a_gang_on_gke_types_whose_cpu_no_source_states_is_packed_by_its_gpus(write):
+    # l4-pool adds at most 2 g2-standard-24 nodes of 2 L4s: 4 one-GPU workers asking 4 cpu each fit
+    # (the cpu of a g2-standard-24 is stated by no source: never what keeps a member off); 5 never do
+    def gang(workers: int) -> str:
+        return volcano_job(workers).replace(
+            "            limits:", "            requests: {cpu: 4}\n            limits:"
+        )
+
+    assert "requests: {cpu: 4}" in gang(4)
+    assert [f for f in findings(write, gang(4), GKE) if f["severity"] in ("error", "warning")] == []
+    error = only(findings(write, gang(5), GKE), "gang-unsatisfiable")
+    assert error["severity"] == "error" and "hold at most 4" in error["message"]
