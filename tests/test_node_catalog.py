@@ -164,13 +164,16 @@ SOURCE = '{{repo: example/provider, path: types.go, commit: "{commit}", date: "2
 COMMIT = "1d927085dd81a9df9301e613f371dac5b4d16bfe"
 
 
-def verdict(sources: str, gpus: int, cpu: int = 1, vouch: bool = True) -> tuple[str, str]:
+def verdict(
+    sources: str, gpus: int, cpu: int = 1, vouch: bool = True, stated: dict[str, Fraction] | None = None
+) -> tuple[str, str]:
     (document,) = load_bytes("catalog.yaml", ROW.format(sources=sources).encode()).documents
     rows, problems = parse_catalog(document.data, "catalog.yaml", vouch)
     assert not problems
     catalog = Catalog()
     catalog.extend(rows)
     spec = PoolSpec("EKS node group", "gpu", "nodegroup.json", instance_types=("x9.48xlarge",), provider="aws")
+    spec.accelerators = stated or {}
     pod = pod_requirements(
         {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": gpus, "cpu": cpu}}}]}
     )
@@ -204,6 +207,15 @@ def test_a_row_no_source_vouches_for_makes_the_verdict_unknown_never_an_error(so
     state, reason = verdict(sources, 9)
     assert state == UNKNOWN
     assert "no source vouches for what instance type(s) x9.48xlarge offer" in reason
+
+
+def test_what_the_pool_itself_states_decides_an_unvouched_type():
+    # Cluster Autoscaler's node-template resources (or a GKE pool's accelerators) name the GPUs a node of
+    # the pool has: the pool's own word, where the catalog's row has no source
+    stated = {"nvidia.com/gpu": Fraction(4)}
+    assert verdict("", 4, stated=stated)[0] == FITS
+    state, reason = verdict("", 5, stated=stated)
+    assert state == NEVER and "has 4 nvidia.com/gpu" in reason
 
 
 def test_an_unstated_cpu_is_never_the_reason_but_the_stated_gpus_are():

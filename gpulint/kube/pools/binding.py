@@ -81,15 +81,17 @@ def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePo
         unknown = []
         for name in spec.instance_types:
             row = catalog.get(name)
-            if row is not None:
+            if row is not None and (row.vouched_gpus or spec.accelerators_complete):
                 rows.append(row)
             else:
-                unknown.append(name)
+                unknown.append(name)  # absent, or no source vouches for what it offers: as the pool states
         pool.templates = _templates(spec, base, rows, pool)
         for name in unknown:
             partial = _partial(spec, base, name)
             if partial is None:
                 pool.unknown_types += (name,)
+                if catalog.get(name) is not None:
+                    pool.unvouched_types += (name,)
             else:
                 pool.templates.append(partial)
         return pool
