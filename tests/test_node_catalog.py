@@ -209,6 +209,22 @@ def test_a_row_no_source_vouches_for_makes_the_verdict_unknown_never_an_error(so
     assert "no source vouches for what instance type(s) x9.48xlarge offer" in reason
 
 
+def test_the_resource_names_an_unvouched_type_offers_are_not_proven():
+    # gpu-resource-unknown decides a resource name from the pools only when every type they can add is
+    # described: a type no source vouches for is not
+    def pool(sources: str):
+        (document,) = load_bytes("catalog.yaml", ROW.format(sources=sources).encode()).documents
+        catalog = Catalog()
+        catalog.extend(parse_catalog(document.data, "catalog.yaml", True)[0])
+        spec = PoolSpec("EKS node group", "gpu", "nodegroup.json", instance_types=("x9.48xlarge",), provider="aws")
+        return bind(spec, catalog, [])
+
+    sourced = "sources: [" + SOURCE.format(commit=COMMIT, facts="{gpus: 8}") + "]"
+    assert pool(sourced).accelerators_known and pool(sourced).known
+    assert not pool("").accelerators_known and not pool("").known
+    assert pool("").unvouched_types == ("x9.48xlarge",)
+
+
 def test_what_the_pool_itself_states_decides_an_unvouched_type():
     # Cluster Autoscaler's node-template resources (or a GKE pool's accelerators) name the GPUs a node of
     # the pool has: the pool's own word, where the catalog's row has no source
