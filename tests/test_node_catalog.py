@@ -1,58 +1,287 @@
-"""The shipped instance-type catalog: every row parses, cites a source and offers an accelerator."""
+"""The shipped instance-type catalog: every row parses, names the sources it was read from (repository,
+file, commit, date) with the facts read there, and agrees with them; a figure no source vouches for is
+never the reason for "never fits" (docs/catalogs.md)."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from fractions import Fraction
+from pathlib import Path
 
+import pytest
+from test_pools import AKS, GKE, findings, gpu_job, only, volcano_job
+
+from gpulint.kube.pools.binding import bind
+from gpulint.kube.pools.catalog import Catalog, parse_catalog, source_facts
+from gpulint.kube.pools.fit import FITS, NEVER, UNKNOWN, fit_pool
+from gpulint.kube.pools.model import PoolSpec
+from gpulint.kube.quantity import quantity_from_yaml
 from gpulint.kube.resources import is_gpu
+from gpulint.kube.scheduler import pod_requirements
 from gpulint.lint.data import data_dir
+from gpulint.lint.loader import load_bytes
 from gpulint.lint.node_catalog import _parse, shipped_catalog
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "catalog_from_sources.py"
+# Where `fetch` puts its snapshots; GPULINT_CATALOG_MIRROR points elsewhere (docs/catalogs.md).
+MIRROR = Path(os.environ.get("GPULINT_CATALOG_MIRROR", "/work/.mirror"))
+SOURCES = {
+    "--karpenter-aws": "aws+karpenter-provider-aws",
+    "--autoscaler": "kubernetes+autoscaler",
+    "--karpenter-azure": "Azure+karpenter-provider-azure",
+    "--xpk": "AI-Hypercomputer+xpk",
+    "--cluster-toolkit": "GoogleCloudPlatform+cluster-toolkit",
+}
+
+
+def shipped_entries() -> list[tuple[str, dict]]:
+    entries = []
+    for path in sorted(data_dir("catalog").glob("*.yaml")):
+        (document,) = load_bytes(str(path), path.read_bytes()).documents
+        entries += [(document.data["provider"], entry) for entry in document.data["instance-types"]]
+    return entries
 
 
 def test_every_shipped_catalog_file_parses_cleanly():
     files = sorted(data_dir("catalog").glob("*.yaml"))
     assert {f.stem for f in files} >= {"aws", "gcp", "azure"}
     for path in files:
-        rows, problems = _parse(str(path), path.read_bytes())
+        rows, problems = _parse(str(path), path.read_bytes(), vouch=True)
         assert rows and not problems, problems
 
 
-def test_every_row_cites_a_source_and_offers_an_accelerator():
+def test_every_row_names_its_sources_with_commit_and_date():
+    for _, entry in shipped_entries():
+        assert entry["sources"], entry["name"]
+        for source in entry["sources"]:
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+", source["repo"]), entry["name"]
+            assert source["path"] and not source["path"].startswith("/"), entry["name"]
+            assert re.fullmatch(r"[0-9a-f]{40}", source["commit"]), entry["name"]
+            assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", source["date"]), entry["name"]
+            assert source["facts"], entry["name"]
+
+
+def test_every_row_agrees_with_the_facts_its_sources_state():
+    # The row's GPU count and model, vCPUs, memory, EFA and labels are what its sources say, and two
+    # sources of one row never disagree.
+    for provider, entry in shipped_entries():
+        name, capacity = entry["name"], entry["capacity"]
+        stated = [source["facts"] for source in entry["sources"]]
+        facts = source_facts(entry["sources"])
+        assert len(facts) == len({k for s in stated for k in s}), f"{name}: its sources disagree"
+        gpus = [k for k in capacity if is_gpu(k) and k != "aws.amazon.com/neuroncore"]
+        assert len(gpus) == 1 and int(capacity[gpus[0]]) == facts["gpus"], name
+        if "gpu-model" in facts:
+            assert entry["gpu"]["model"] == facts["gpu-model"], name
+        for fact, resource in (("cpu", "cpu"), ("memory", "memory"), ("neuroncores", "aws.amazon.com/neuroncore")):
+            if fact in facts:
+                assert quantity_from_yaml(capacity[resource]).value == quantity_from_yaml(facts[fact]).value, name
+            else:
+                assert resource not in capacity, f"{name}: {resource} stated by no source"
+        assert int(capacity.get("vpc.amazonaws.com/efa", 0)) == facts.get("efa", 0), name
+        labels = entry.get("labels", {})
+        if provider == "aws":
+            assert facts["allocatable"] == entry["allocatable"] and facts["labels"] == "all", name
+            if "karpenter.k8s.aws/instance-gpu-count" in labels:
+                assert labels["karpenter.k8s.aws/instance-gpu-count"] == str(facts["gpus"]), name
+        if provider == "gcp":
+            assert labels.get("cloud.google.com/gke-accelerator") == facts.get("cloud.google.com/gke-accelerator"), name
+            assert (
+                "cloud.google.com/gke-accelerator" in labels
+                or "cloud.google.com/gke-accelerator" in (entry["open-labels"])
+            ), name
+        if provider == "azure":
+            assert labels["karpenter.azure.com/sku-gpu-count"] == str(facts["gpus"]), name
+            assert labels["karpenter.azure.com/sku-cpu"] == str(facts["cpu"]), name
+            assert f"{labels['karpenter.azure.com/sku-memory']}Mi" == facts["memory"], name
+        assert not set(labels) & set(entry.get("open-labels", [])), name
+
+
+def test_every_shipped_row_is_vouched_for_and_offers_an_accelerator():
     catalog = shipped_catalog()
     for row in catalog.rows.values():
-        assert row.source.startswith("https://"), row.name
+        assert row.vouched_gpus, row.name
         assert any(is_gpu(name) and amount > 0 for name, amount in row.capacity.items()), row.name
         assert row.labels["node.kubernetes.io/instance-type"] == row.name
+        assert row.exact == (row.provider != "gcp"), row.name  # no source here states a GCP type's vCPUs
 
 
 def test_figures_of_well_known_types():
     catalog = shipped_catalog()
+    gib = 1024**3
     # Karpenter's reference: g5.xlarge 4 vCPU, 16 GiB, 1 A10G; allocatable cpu 3920m
     g5 = catalog.get("g5.xlarge")
     assert g5 is not None
     assert g5.capacity["nvidia.com/gpu"] == 1 and g5.capacity["cpu"] == 4
     assert g5.allocatable["cpu"] == Fraction(3920, 1000)
     assert g5.labels["karpenter.k8s.aws/instance-gpu-name"] == "a10g"
-    assert catalog.get("p5.48xlarge").capacity["nvidia.com/gpu"] == 8  # type: ignore[union-attr]
-    assert catalog.get("a3-highgpu-8g").capacity["nvidia.com/gpu"] == 8  # type: ignore[union-attr]
+    p5 = catalog.get("p5.48xlarge")
+    assert p5 is not None and p5.capacity["nvidia.com/gpu"] == 8 and p5.capacity["vpc.amazonaws.com/efa"] == 32
+    # xpk and the Cluster Toolkit: a3-highgpu-8g 8 H100 (nvidia-h100-80gb); g2-standard-24 2 L4
+    a3 = catalog.get("a3-highgpu-8g")
+    assert a3 is not None and a3.capacity["nvidia.com/gpu"] == 8
+    assert a3.labels["cloud.google.com/gke-accelerator"] == "nvidia-h100-80gb"
     assert catalog.get("g2-standard-24").labels["cloud.google.com/gke-accelerator"] == "nvidia-l4"  # type: ignore[union-attr]
-    assert catalog.get("Standard_ND96isr_H100_v5").capacity["nvidia.com/gpu"] == 8  # type: ignore[union-attr]
-
-
-def test_gcp_and_azure_rows_as_their_documentation_lists_them():
-    catalog = shipped_catalog()
-    gib = 1024**3
-    # Compute Engine "GPU machine types": a3-ultragpu-8g 224 vCPU, 2,952 GB (binary), 8 H200;
-    # a4-highgpu-8g 224 vCPU, 3,968 GB, 8 B200 (1,440 GB of GPU memory in all)
-    a3u = catalog.get("a3-ultragpu-8g")
-    assert a3u is not None and a3u.capacity["cpu"] == 224 and a3u.capacity["memory"] == 2952 * gib
-    assert a3u.labels["cloud.google.com/gke-accelerator"] == "nvidia-h200-141gb"
-    a4 = catalog.get("a4-highgpu-8g")
-    assert a4 is not None and a4.capacity["nvidia.com/gpu"] == 8 and a4.gpu_memory == "180GB"
-    # g2-standard-32 has one L4 (more vCPUs, not more GPUs, than g2-standard-24's two)
-    assert catalog.get("g2-standard-32").capacity["nvidia.com/gpu"] == 1  # type: ignore[union-attr]
-    # NCasT4_v3: Standard_NC64as_T4_v3 64 vCPU, 440 GiB, 4 T4; NCads_H100_v5: NC80adis 2 GPUs
+    # The Azure SKUs the Cluster Autoscaler generates from: ND96isr_H100_v5 96 vCPU, 1900 GiB, 8 GPUs;
+    # NC64as_T4_v3 64 vCPU, 440 GiB, 4 GPUs
+    h100 = catalog.get("Standard_ND96isr_H100_v5")
+    assert h100 is not None and h100.capacity["nvidia.com/gpu"] == 8 and h100.capacity["memory"] == 1900 * gib
     t4 = catalog.get("Standard_NC64as_T4_v3")
     assert t4 is not None and t4.capacity["memory"] == 440 * gib and t4.capacity["nvidia.com/gpu"] == 4
-    assert catalog.get("Standard_NC80adis_H100_v5").capacity["nvidia.com/gpu"] == 2  # type: ignore[union-attr]
-    assert t4.labels["kubernetes.azure.com/accelerator"] == "nvidia"
+    assert t4.labels["karpenter.azure.com/sku-gpu-manufacturer"] == "nvidia"
+
+
+@pytest.mark.skipif(
+    not all((MIRROR / name / "repo").is_dir() for name in SOURCES.values()),
+    reason=f"the fetched sources are not at {MIRROR} (fetch them, or set GPULINT_CATALOG_MIRROR)",
+)
+def test_the_shipped_catalog_is_what_its_sources_give(tmp_path):
+    args = [arg for flag, name in SOURCES.items() for arg in (flag, str(MIRROR / name / "repo"))]
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), *args, "--out", str(data_dir("catalog")), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+
+
+# --------------------------------------------------------------------------- what a row vouches for
+
+ROW = """
+provider: aws
+instance-types:
+- name: x9.48xlarge
+  {sources}
+  capacity: {{cpu: "192", memory: 2048Gi, nvidia.com/gpu: "8"}}
+"""
+SOURCE = '{{repo: example/provider, path: types.go, commit: "{commit}", date: "2026-08-21", facts: {facts}}}'
+COMMIT = "1d927085dd81a9df9301e613f371dac5b4d16bfe"
+
+
+def verdict(
+    sources: str, gpus: int, cpu: int = 1, vouch: bool = True, stated: dict[str, Fraction] | None = None
+) -> tuple[str, str]:
+    (document,) = load_bytes("catalog.yaml", ROW.format(sources=sources).encode()).documents
+    rows, problems = parse_catalog(document.data, "catalog.yaml", vouch)
+    assert not problems
+    catalog = Catalog()
+    catalog.extend(rows)
+    spec = PoolSpec("EKS node group", "gpu", "nodegroup.json", instance_types=("x9.48xlarge",), provider="aws")
+    spec.accelerators = stated or {}
+    pod = pod_requirements(
+        {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": gpus, "cpu": cpu}}}]}
+    )
+    fit = fit_pool(pod, bind(spec, catalog, []))
+    return fit.state, fit.why
+
+
+def test_a_row_whose_source_states_the_gpu_count_decides():
+    sources = "sources: [" + SOURCE.format(commit=COMMIT, facts="{gpus: 8, cpu: 192, memory: 2048Gi}") + "]"
+    assert verdict(sources, 8)[0] == FITS
+    state, reason = verdict(sources, 9)
+    assert state == NEVER and "has 8 nvidia.com/gpu; the pod asks for 9" in reason
+    assert verdict(sources, 1, cpu=193)[0] == NEVER
+
+
+@pytest.mark.parametrize(
+    "sources",
+    [
+        "",  # no source at all
+        "sources: [" + SOURCE.format(commit=COMMIT, facts="{cpu: 192}") + "]",  # the source omits the count
+        "sources: [" + SOURCE.format(commit=COMMIT, facts="{gpus: 4}") + "]",  # the source says otherwise
+        "sources: [{repo: example/provider, facts: {gpus: 8}}]",  # a source without commit or date
+        "sources: ["  # two sources that disagree
+        + SOURCE.format(commit=COMMIT, facts="{gpus: 8}")
+        + ", "
+        + SOURCE.format(commit=COMMIT, facts="{gpus: 16}")
+        + "]",
+    ],
+)
+def test_a_row_no_source_vouches_for_makes_the_verdict_unknown_never_an_error(sources):
+    state, reason = verdict(sources, 9)
+    assert state == UNKNOWN
+    assert "no source vouches for what instance type(s) x9.48xlarge offer" in reason
+
+
+def test_the_resource_names_an_unvouched_type_offers_are_not_proven():
+    # gpu-resource-unknown decides a resource name from the pools only when every type they can add is
+    # described: a type no source vouches for is not
+    def pool(sources: str):
+        (document,) = load_bytes("catalog.yaml", ROW.format(sources=sources).encode()).documents
+        catalog = Catalog()
+        catalog.extend(parse_catalog(document.data, "catalog.yaml", True)[0])
+        spec = PoolSpec("EKS node group", "gpu", "nodegroup.json", instance_types=("x9.48xlarge",), provider="aws")
+        return bind(spec, catalog, [])
+
+    sourced = "sources: [" + SOURCE.format(commit=COMMIT, facts="{gpus: 8}") + "]"
+    assert pool(sourced).accelerators_known and pool(sourced).known
+    assert not pool("").accelerators_known and not pool("").known
+    assert pool("").unvouched_types == ("x9.48xlarge",)
+
+
+def test_what_the_pool_itself_states_decides_an_unvouched_type():
+    # Cluster Autoscaler's node-template resources (or a GKE pool's accelerators) name the GPUs a node of
+    # the pool has: the pool's own word, where the catalog's row has no source
+    stated = {"nvidia.com/gpu": Fraction(4)}
+    assert verdict("", 4, stated=stated)[0] == FITS
+    state, reason = verdict("", 5, stated=stated)
+    assert state == NEVER and "has 4 nvidia.com/gpu" in reason
+
+
+def test_an_unstated_cpu_is_never_the_reason_but_the_stated_gpus_are():
+    sources = "sources: [" + SOURCE.format(commit=COMMIT, facts="{gpus: 8}") + "]"
+    assert verdict(sources, 8, cpu=500)[0] == FITS
+    assert verdict(sources, 9)[0] == NEVER
+
+
+def test_the_operators_own_catalog_stands_without_sources():
+    # --node-catalog is the operator's word about their cluster, like an inventory
+    state, reason = verdict("", 9, vouch=False)
+    assert state == NEVER and "has 8 nvidia.com/gpu" in reason
+
+
+# --------------------------------------------------------------------------- through the CLI
+
+CPU_500 = "          requests: {cpu: 500}\n"
+
+
+def test_a_gke_type_whose_cpu_no_source_states_is_not_a_false_error(write):
+    # g2-standard-24: xpk and the Cluster Toolkit state 2 L4 GPUs, no source here its vCPUs
+    l4 = "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+    manifest = gpu_job(2, spec=l4).replace("          limits:", CPU_500 + "          limits:")
+    assert [f for f in findings(write, manifest, GKE) if f["rule"] == "gpu-unschedulable"] == []
+    never = only(findings(write, gpu_job(3, spec=l4), GKE), "gpu-unschedulable")
+    assert never["severity"] == "error"
+
+
+def test_a_label_no_source_states_never_excludes_a_gke_type(write):
+    family = "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4, cloud.google.com/machine-family: g2}\n"
+    assert [f for f in findings(write, gpu_job(2, spec=family), GKE) if f["rule"] == "gpu-unschedulable"] == []
+
+
+def test_an_aks_size_figures_from_the_autoscalers_sku_table(write):
+    # Standard_NC24ads_A100_v4: 24 vCPU, 220 GiB (225280 MiB), 1 GPU in the SKU table
+    sku = "      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n"
+    manifest = gpu_job(1, spec=sku).replace("          limits:", "          requests: {cpu: 25}\n          limits:")
+    never = only(findings(write, manifest, AKS), "gpu-unschedulable")
+    assert "its instance type Standard_NC24ads_A100_v4 has 24 cpu" in never["message"] + str(never)
+
+
+def test_a_gang_on_gke_types_whose_cpu_no_source_states_is_packed_by_its_gpus(write):
+    # l4-pool adds at most 2 g2-standard-24 nodes of 2 L4s: 4 one-GPU workers asking 4 cpu each fit
+    # (the cpu of a g2-standard-24 is stated by no source: never what keeps a member off); 5 never do
+    def gang(workers: int) -> str:
+        return volcano_job(workers).replace(
+            "            limits:", "            requests: {cpu: 4}\n            limits:"
+        )
+
+    assert "requests: {cpu: 4}" in gang(4)
+    assert [f for f in findings(write, gang(4), GKE) if f["severity"] in ("error", "warning")] == []
+    error = only(findings(write, gang(5), GKE), "gang-unsatisfiable")
+    assert error["severity"] == "error" and "hold at most 4" in error["message"]

@@ -295,7 +295,9 @@ def _gang_with_pools(gang: Gang, inventory: Resolver, lines: list[str], status: 
         lines += [f"  not proven to fit: {verdict.message}", *(f"  {note}" for note in verdict.notes)]
         return INFO if status == OK else status
     if verdict.state == "unknown":
-        lines.append("  a node pool's instance types are not in the node catalog: not evaluated")
+        lines.append(
+            "  a node pool's instance types are not in the node catalog, or no source vouches for them: not evaluated"
+        )
         return INFO if status == OK else status
     lines.append("  fits on the nodes and the nodes its pools can still add")
     return status

@@ -40,9 +40,13 @@ def _row(pool: NodePool) -> PoolRow:
                 low, high = accelerators.get(name, (amount, amount))
                 accelerators[name] = (min(low, amount), max(high, amount))
     unknown = ""
-    if pool.unknown_types:
-        unknown = f"not in the node catalog: {', '.join(pool.unknown_types)}"
-    elif pool.open_types:
+    absent = [name for name in pool.unknown_types if name not in pool.unvouched_types]
+    if absent:
+        unknown = f"not in the node catalog: {', '.join(absent)}"
+    if pool.unvouched_types:
+        unvouched = f"no source vouches for: {', '.join(pool.unvouched_types)}"
+        unknown = f"{unknown}; {unvouched}" if unknown else unvouched
+    if not pool.unknown_types and pool.open_types:
         unknown = "may launch instance types the catalog does not describe"
     return PoolRow(
         pool.title,

@@ -719,6 +719,8 @@ def _new_nodes(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]
                 continue
             overhead = daemon_overhead(template, pool, resolver.daemon_pods)
             allocatable = {r: a - overhead.get(r, Fraction(0)) for r, a in template.allocatable.items()}
+            if not template.exact:  # its cpu and memory are not known: never what keeps a member off it
+                allocatable |= {r: UNSTATED for r in UNSTATED_NATIVE}
             takes = frozenset(s for s, fit in entries if any(t.name == name for t in fit.fitting))
             domain = template.labels.get(gang.topology_key) if gang.topology_key else None
             domains: tuple[str, ...] | None = ()
@@ -730,6 +732,12 @@ def _new_nodes(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]
             out.append(NewNodes(f"{pool.title}: {name}", allocatable, takes, count, domains))
             shown.append(f"{pool.title}: {count} new node(s)" + (f" of {name}" if template.instance_type else ""))
     return out, exact, "; ".join(shown)
+
+
+# What a node of a type whose cpu and memory the catalog does not state (a GKE type, a pool stating only
+# its accelerators) holds of them, for packing: more than any gang asks.
+UNSTATED = Fraction(10**18)
+UNSTATED_NATIVE = ("cpu", "memory", "ephemeral-storage", "pods")
 
 
 def _nodes_of(pool: NodePool, template: Template, pods: int) -> int:

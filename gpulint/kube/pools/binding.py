@@ -81,22 +81,24 @@ def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePo
         unknown = []
         for name in spec.instance_types:
             row = catalog.get(name)
-            if row is not None:
+            if row is not None and (row.vouched_gpus or spec.accelerators_complete):
                 rows.append(row)
             else:
-                unknown.append(name)
-        pool.templates = _templates(spec, base, rows)
+                unknown.append(name)  # absent, or no source vouches for what it offers: as the pool states
+        pool.templates = _templates(spec, base, rows, pool)
         for name in unknown:
             partial = _partial(spec, base, name)
             if partial is None:
                 pool.unknown_types += (name,)
+                if catalog.get(name) is not None:
+                    pool.unvouched_types += (name,)
             else:
                 pool.templates.append(partial)
         return pool
     if spec.karpenter:
         rows = catalog.of_provider(spec.provider) if spec.provider else list(catalog.rows.values())
-        pool.templates = _templates(spec, base, rows)
-        pool.filtered_out = not pool.templates
+        pool.templates = _templates(spec, base, rows, pool)
+        pool.filtered_out = not pool.templates and not pool.unvouched_types
         # Closed only when its requirements name the types or families, all in the catalog: otherwise
         # it may launch a type the catalog does not describe (unknown, never "never fits").
         pool.open_types = not _closed(spec, rows)
@@ -136,14 +138,21 @@ def _base_labels(spec: PoolSpec) -> dict[str, Domain]:
     return labels
 
 
-def _templates(spec: PoolSpec, base: dict[str, Domain], rows: Iterable[InstanceType]) -> list[Template]:
+def _templates(spec: PoolSpec, base: dict[str, Domain], rows: Iterable[InstanceType], pool: NodePool) -> list[Template]:
+    """The templates of the rows the pool allows. A row whose accelerators no source vouches for is no
+    template: the pool may add such nodes, but what they offer is unknown (never "never fits")."""
     templates = []
     for row in rows:
         labels = _narrowed(spec, base, row)
-        if labels is not None:
-            allocatable = {**row.allocatable, **spec.accelerators}
-            capacity = {**row.capacity, **spec.accelerators}
-            templates.append(Template(row.name, labels, allocatable, capacity, True, row))
+        if labels is None:
+            continue
+        if not row.vouched_gpus and not spec.accelerators_complete:
+            pool.unknown_types += (row.name,)
+            pool.unvouched_types += (row.name,)
+            continue
+        allocatable = {**row.allocatable, **spec.accelerators}
+        capacity = {**row.capacity, **spec.accelerators}
+        templates.append(Template(row.name, labels, allocatable, capacity, row.exact, row))
     return templates
 
 
@@ -151,6 +160,8 @@ def _narrowed(spec: PoolSpec, base: dict[str, Domain], row: InstanceType) -> dic
     """The labels of a node of type ``row`` in the pool, or None when the pool's labels or
     requirements rule the type out."""
     labels = dict(base)
+    for key in row.open_labels:
+        labels.setdefault(key, Domain(None))  # carried, with a value no source states: any value
     for key, value in row.labels.items():
         domain = labels.get(key, Domain(None))
         if domain.values is not None and value not in domain.values or value in domain.excluded:

@@ -13,6 +13,11 @@ A catalog document (the shipped ones, or a user's ``--node-catalog`` file)::
 
 A row of a later document replaces the row of the same name (a user's catalog overrides the
 shipped one). Rows without ``allocatable`` use their capacity.
+
+A shipped row (``vouch=True``) also names the ``sources`` its figures were read from, each with the
+``facts`` read there (scripts/catalog_from_sources.py writes them; docs/catalogs.md). Only the
+figures a source states are vouched for; ``open-labels`` lists labels a node carries with a value no
+source states.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from gpulint.kube.fields import mapping, text, type_name
 from gpulint.kube.pools.model import InstanceType
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
+from gpulint.kube.resources import is_gpu
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
@@ -45,8 +51,20 @@ class Catalog:
             self.rows[row.name] = row
 
 
-def parse_catalog(data: Any, default_source: str = "") -> tuple[list[InstanceType], list[tuple[Path, str]]]:
-    """The rows of one catalog document, and (path, message) for each malformed part."""
+# A source's fact and the resource whose figure it vouches for ("gpus": the row's GPU-like resource).
+FACT_RESOURCES = {
+    "cpu": "cpu",
+    "memory": "memory",
+    "efa": "vpc.amazonaws.com/efa",
+    "neuroncores": "aws.amazon.com/neuroncore",
+}
+
+
+def parse_catalog(
+    data: Any, default_source: str = "", vouch: bool = False
+) -> tuple[list[InstanceType], list[tuple[Path, str]]]:
+    """The rows of one catalog document, and (path, message) for each malformed part. ``vouch``: a
+    shipped catalog, whose rows stand only for the figures their sources state."""
     problems: list[tuple[Path, str]] = []
     if not isinstance(data, dict):
         return [], [((), f"a node catalog must be a mapping with 'instance-types', not {type_name(data)}")]
@@ -61,7 +79,7 @@ def parse_catalog(data: Any, default_source: str = "") -> tuple[list[InstanceTyp
         if not isinstance(entry, dict) or not text(entry.get("name")):
             problems.append((path, "an instance type needs a name (a string)"))
             continue
-        found = _row(entry, provider, source, path)
+        found = _row(entry, provider, source, path, vouch)
         if isinstance(found, InstanceType):
             rows.append(found)
         else:
@@ -69,7 +87,9 @@ def parse_catalog(data: Any, default_source: str = "") -> tuple[list[InstanceTyp
     return rows, problems
 
 
-def _row(entry: dict[str, Any], provider: str, source: str, path: Path) -> InstanceType | list[tuple[Path, str]]:
+def _row(
+    entry: dict[str, Any], provider: str, source: str, path: Path, vouch: bool = False
+) -> InstanceType | list[tuple[Path, str]]:
     problems: list[tuple[Path, str]] = []
     resources: dict[str, dict[str, Fraction]] = {}
     for section in ("capacity", "allocatable"):
@@ -96,16 +116,70 @@ def _row(entry: dict[str, Any], provider: str, source: str, path: Path) -> Insta
     row_labels = {str(k): _label(v) for k, v in mapping(labels).items()}
     row_labels.setdefault(INSTANCE_TYPE_LABEL, name)
     gpu = mapping(entry.get("gpu"))
+    allocatable = resources.get("allocatable") or dict(capacity)
+    sources = [mapping(s) for s in entry.get("sources") or [] if isinstance(s, dict)]
+    cited = "; ".join(_cited(s) for s in sources)
     return InstanceType(
         name,
         provider,
         row_labels,
         capacity,
-        resources.get("allocatable") or dict(capacity),
+        allocatable,
         text(gpu.get("model")),
         _label(gpu.get("memory")) if gpu.get("memory") is not None else "",
-        text(entry.get("source")) or source,
+        text(entry.get("source")) or cited or source,
+        _vouched(sources, capacity, resources.get("allocatable")) if vouch else None,
+        tuple(str(k) for k in entry.get("open-labels") or [] if isinstance(k, str)),
     )
+
+
+def _cited(source: dict[str, Any]) -> str:
+    return f"{text(source.get('repo'))} {text(source.get('path'))}@{text(source.get('commit'))[:12]} ({source.get('date')})"
+
+
+def source_facts(sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """The facts of a row's sources; a fact two sources state differently is stated by neither."""
+    facts: dict[str, Any] = {}
+    conflicting: set[str] = set()
+    for source in sources:
+        if not (text(source.get("repo")) and text(source.get("commit")) and source.get("date")):
+            continue  # a source gpulint cannot name is none
+        for key, value in mapping(source.get("facts")).items():
+            if key in facts and facts[key] != value:
+                conflicting.add(key)
+            facts.setdefault(key, value)
+    return {k: v for k, v in facts.items() if k not in conflicting}
+
+
+def _vouched(
+    sources: list[dict[str, Any]], capacity: dict[str, Fraction], allocatable: dict[str, Fraction] | None
+) -> frozenset[str]:
+    """The figures of a shipped row its sources state, as resource names (and "allocatable", "labels")."""
+    facts = source_facts(sources)
+    if not facts:
+        return frozenset()
+    vouched = {"labels"}  # scripts/catalog_from_sources.py writes only labels its sources give, or open ones
+    for fact, resource in FACT_RESOURCES.items():
+        if fact in facts and _same(facts[fact], capacity.get(resource, Fraction(0))):
+            vouched.add(resource)
+    for resource, amount in capacity.items():
+        if resource not in FACT_RESOURCES.values() and is_gpu(resource) and _same(facts.get("gpus"), amount):
+            vouched.add(resource)
+    stated = mapping(facts.get("allocatable"))
+    if allocatable is None or (
+        stated.keys() == allocatable.keys() and all(_same(stated[k], allocatable[k]) for k in stated)
+    ):
+        vouched.add("allocatable")
+    return frozenset(vouched)
+
+
+def _same(fact: Any, amount: Fraction) -> bool:
+    if fact is None or isinstance(fact, bool):
+        return False
+    try:
+        return quantity_from_yaml(fact).value == amount
+    except QuantityError:
+        return False
 
 
 def _label(value: Any) -> str:

@@ -224,8 +224,16 @@ def _never_why(
 
 
 def _unknown_why(pool: NodePool) -> str:
-    if pool.unknown_types:
-        return f"instance type(s) {', '.join(pool.unknown_types)} are not in the node catalog"
+    absent = [name for name in pool.unknown_types if name not in pool.unvouched_types]
+    reasons = []
+    if absent:
+        reasons.append(f"instance type(s) {', '.join(absent)} are not in the node catalog")
+    if pool.unvouched_types:
+        reasons.append(
+            f"no source vouches for what instance type(s) {', '.join(pool.unvouched_types)} offer in the node catalog"
+        )
+    if reasons:
+        return "; ".join(reasons)
     return "it may launch instance types the node catalog does not describe (its requirements name no type or family)"
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import Taint
 
 ANY: frozenset[str] | None = None  # a domain with no value list: any value
@@ -78,6 +79,26 @@ class InstanceType:
     gpu_model: str = ""
     gpu_memory: str = ""  # per GPU, as the source gives it
     source: str = ""  # where the figures come from
+    # The figures a source vouches for (resource names, "allocatable", "labels"); None: the operator's own
+    # catalog (--node-catalog), whose every figure stands. A shipped row's figure no source states is
+    # never a reason for "never": see vouched_gpus and exact.
+    vouched: frozenset[str] | None = None
+    open_labels: tuple[str, ...] = ()  # labels a node of the type carries with a value no source states
+
+    @property
+    def vouched_gpus(self) -> bool:
+        """Every extended resource it offers (its GPU count above all) is stated by a source."""
+        if self.vouched is None:
+            return True
+        offered = set(self.capacity) | set(self.allocatable)
+        return "labels" in self.vouched and all(r in self.vouched for r in offered if is_extended(r))
+
+    @property
+    def exact(self) -> bool:
+        """Its cpu and memory are stated (by a source, or by the operator's catalog)."""
+        if self.vouched is None:
+            return True
+        return {"cpu", "memory", "allocatable"} <= self.vouched
 
 
 @dataclass(frozen=True)
@@ -140,7 +161,8 @@ class NodePool:
     spec: PoolSpec
     templates: list[Template]
     labels: dict[str, Domain] = field(default_factory=dict)  # what every node carries, whatever its type
-    unknown_types: tuple[str, ...] = ()  # named by the pool, absent from the catalog
+    unknown_types: tuple[str, ...] = ()  # named by the pool, absent from the catalog (or unvouched_types)
+    unvouched_types: tuple[str, ...] = ()  # in the catalog, but no source vouches for what they offer
     open_types: bool = False  # the pool may launch types the catalog does not list
     filtered_out: bool = False  # its requirements leave no catalogued type
     accelerators_known: bool = True  # the extended resources of every node it can add are known
