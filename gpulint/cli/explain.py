@@ -290,9 +290,6 @@ def _gang_with_pools(gang: Gang, inventory: Resolver, lines: list[str], status: 
     if verdict.state == "unsatisfiable":
         lines += [f"  cannot be placed: {verdict.message}", *(f"  {note}" for note in verdict.notes)]
         return FAIL
-    if verdict.state == "doubtful":
-        lines += [f"  not proven to fit: {verdict.message}", *(f"  {note}" for note in verdict.notes)]
-        return INFO if status == OK else status
     if verdict.state == "unknown":
         lines.append("  a node pool's instance types are not in the node catalog: not evaluated")
         return INFO if status == OK else status

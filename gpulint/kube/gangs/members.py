@@ -39,7 +39,7 @@ from gpulint.kube.workloads import (
 
 if TYPE_CHECKING:
     from gpulint.kube.admission.assign import FlavorPin
-    from gpulint.kube.gangs.packing import Budget, Decision, NodeKind, Shape
+    from gpulint.kube.gangs.packing import Budget, Decision, NodeKind, PoolLimit, Shape
 
 # The packer (gpulint.kube.gangs.packing) is imported by the functions that pack, on a cluster with nodes:
 # the gang rules read every workload, and one without an inventory never packs.
@@ -816,15 +816,19 @@ def _pack_nodes(gang: Gang, model: ClusterModel, nodes: list[NodeInfo], key: str
 
 @dataclass(frozen=True)
 class NewNodes:
-    """Nodes a pool may still add for a gang: ``count`` alike, taking the members whose pod signature
-    is in ``takes``; ``domains``: the values of the topology key they may carry (each of them gets the
-    whole count: an over-approximation), None when every new node is its own domain (hostname)."""
+    """Nodes a pool may still add for a gang: at most ``count`` alike, taking the members whose pod
+    signature is in ``takes``, all the kinds of ``pool`` together within ``limit`` (each node counting
+    its ``cost`` against the limits); ``domains``: the values of the topology key they may carry (the
+    pool may put all of them in any one), None when every new node is its own domain (hostname)."""
 
     name: str  # for messages: "NodePool gpu: g5.12xlarge"
     allocatable: Mapping[str, Fraction]  # after the DaemonSets' overhead
     takes: frozenset[tuple[Any, ...]]
     count: int
     domains: tuple[str, ...] | None = ()
+    pool: str = ""  # the pool's title: its kinds share ``limit``
+    limit: PoolLimit | None = None
+    cost: Mapping[str, Fraction] | None = None  # a node's capacity of each resource ``limit`` names
 
 
 NEW_NODE_DOMAIN = "(a new node)"
@@ -833,9 +837,8 @@ NEW_NODE_DOMAIN = "(a new node)"
 def pack_with_new_nodes(
     gang: Gang, model: ClusterModel, new: Sequence[NewNodes], key: str, budget: Budget | None = None
 ) -> GangVerdict:
-    """Where the gang fits on the nodes and the nodes pools may add (``new``), per domain of ``key``.
-    Exact when ``new`` lists what the pools can add; when it lists more (every type of a pool at its
-    full count), "unsatisfiable" stays a proof and "fits" does not."""
+    """Where the gang fits on the nodes and the nodes pools may add (``new``), per domain of ``key``:
+    a pool's kinds share its limit, so a pool of several instance types is packed exactly."""
     from gpulint.kube.gangs.packing import Budget, decide, node_kind
 
     required = _required_members(gang)
@@ -848,9 +851,12 @@ def pack_with_new_nodes(
     per_domain: dict[str, Counter[NodeKind]] = {
         domain: packing.kinds(nodes) for domain, nodes in _domains(model.nodes, key).items()
     }
+    pools: dict[str, PoolLimit] = {}
     for nodes in new:
         allowed = frozenset(i for i, signature in enumerate(signatures) if signature in nodes.takes)
-        kind = node_kind(nodes.allocatable, packing.units, allowed)
+        kind = node_kind(nodes.allocatable, packing.units, allowed, nodes.pool, nodes.cost)
+        if nodes.pool and nodes.limit is not None:
+            pools[nodes.pool] = nodes.limit
         if not key:
             per_domain.setdefault("", Counter())[kind] += nodes.count
         elif nodes.domains is None:
@@ -866,7 +872,7 @@ def pack_with_new_nodes(
     for domain, kinds in per_domain.items():
         frozen = frozenset(kinds.items())
         if frozen not in decided:
-            decided[frozen] = decide(packing.shapes, dict(frozen), budget)
+            decided[frozen] = decide(packing.shapes, dict(frozen), budget, pools)
         placements.append(Placement.of(domain, decided[frozen], packing.main))
     return GangVerdict(placements, main_count, main)
 

@@ -102,8 +102,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
     """The nodes that can exist: the whole gang must fit within what the nodes hold and the pools may
-    still add (max size, limits, what already runs). An error when proven; a warning when it fits only
-    if a pool mixes instance types."""
+    still add (max size, limits, what already runs): an error when proven not to."""
     result = gang_with_pools(gang, resolver)
     if result.state == "unsatisfiable":
         yield Diagnostic(
@@ -115,8 +114,6 @@ def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
                 f"partial placement would hold {_held(gang)} idle while the gang waits for peers that cannot start",
             ),
         )
-    elif result.state == "doubtful":
-        yield Diagnostic(RULE_ID, gang.path, result.message, severity=Severity.WARNING, notes=result.notes)
 
 
 def unpublished_demand(gang: Gang, resolver: Resolver) -> bool:
