@@ -14,7 +14,7 @@ the limit and every instance type alone is too."""
 import textwrap
 
 import pytest
-from conftest import DATA, check_json, inventory_args
+from conftest import DATA, check_json, inventory_args, run_cli
 
 TOLERATION = "{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}"
 SHORT = "pods placed at once; neither the nodes nor the nodes its pools can still add hold them"
@@ -217,3 +217,18 @@ def test_a_bigger_limit_is_a_fit_not_a_warning(write, tmp_path):
     roomier = limited(tmp_path, 16, only_gpu_pool=True)
     for manifest in (leader_worker_set(3), mpi_job(2), job_set(2), ray_cluster(2)):
         assert gang_findings(write, manifest, roomier) == [], manifest
+
+
+def test_explain_shows_where_each_role_goes(write, pools):
+    run = run_cli("explain", str(write("gang.yaml", leader_worker_set(2))), *inventory_args(pools))
+    assert run.exit_code == 0, run.stderr
+    assert "a placement: 1 new node (Karpenter NodePool gpu: g5.2xlarge): 1 leader" in run.stdout, run.stdout
+    assert "a placement: 1 new node (Karpenter NodePool gpu: g5.xlarge): 1 worker" in run.stdout
+
+
+def test_explain_shows_the_nodes_that_exist_too(write):
+    # tests/data/racks: the launcher and both workers (1 GPU each) fit together on one node
+    run = run_cli("explain", str(write("gang.yaml", mpi_job(2))), *inventory_args(DATA / "racks"))
+    assert run.exit_code == 0, run.stderr
+    assert "fits in 1 domain(s): the cluster\n" in run.stdout
+    assert "a placement: node r3-0: 1 Launcher, 2 Worker\n" in run.stdout, run.stdout

@@ -465,6 +465,7 @@ class PoolGangVerdict:
     state: str
     message: str = ""
     notes: tuple[str, ...] = ()
+    layout: tuple[str, ...] = ()  # "fits": a placement, in words (Placement.layout)
 
 
 def gang_with_pools(gang: Gang, resolver: Resolver) -> PoolGangVerdict:
@@ -503,7 +504,8 @@ def gang_with_pools(gang: Gang, resolver: Resolver) -> PoolGangVerdict:
             "pools can still add hold them",
             (*notes, *cause),
         )
-    return PoolGangVerdict("fits")
+    fitting = verdict.fitting_domains()
+    return PoolGangVerdict("fits", layout=fitting[0].layout if fitting else ())
 
 
 CLUSTER_WHOLE = "the cluster as a whole could hold the gang"

@@ -654,9 +654,18 @@ class Placement:
     placeable: int  # copies of the main member the domain holds (for messages)
     reason: str = ""
     undecided: bool = False  # the work budget ran out before either was proven
+    layout: tuple[str, ...] = ()  # when it fits: which nodes take how many pods of each role
 
     @classmethod
-    def of(cls, domain: str, decision: Decision, main: int) -> Placement:
+    def of(
+        cls,
+        domain: str,
+        decision: Decision,
+        main: int,
+        shapes: Sequence[Shape] = (),
+        names: Mapping[Any, str] | None = None,
+    ) -> Placement:
+        """``names``: a node of each kind (or the pool's new nodes), for the layout."""
         from gpulint.kube.gangs.packing import Outcome
 
         return cls(
@@ -666,7 +675,28 @@ class Placement:
             decision.copies[main] if decision.copies else 0,
             decision.reason,
             decision.outcome is Outcome.UNKNOWN,
+            _layout(decision, shapes, names or {}) if shapes else (),
         )
+
+
+MAX_LAYOUT_LINES = 8
+
+
+def _layout(decision: Decision, shapes: Sequence[Shape], names: Mapping[Any, str]) -> tuple[str, ...]:
+    """A placement in words: "2 new nodes (NodePool gpu: g5.xlarge), each: 1 worker"."""
+    lines = []
+    for part in sorted(decision.placement, key=lambda p: (-p.nodes, p.pods))[:MAX_LAYOUT_LINES]:
+        pods = ", ".join(f"{count} {shapes[i].name or 'pod'}" for i, count in enumerate(part.pods) if count)
+        name = names.get(part.kind, "")
+        plural = "s" if part.nodes > 1 else ""
+        if part.kind.pool:
+            where = f"{part.nodes} new node{plural} ({name})"
+        else:
+            where = f"{part.nodes} node{plural} like {name}" if part.nodes > 1 else f"node {name}"
+        lines.append(f"{where}{', each' if part.nodes > 1 else ''}: {pods}")
+    if len(decision.placement) > MAX_LAYOUT_LINES:
+        lines.append(f"and {len(decision.placement) - MAX_LAYOUT_LINES} more kinds of node")
+    return tuple(lines)
 
 
 @dataclass
@@ -807,7 +837,11 @@ def _pack_nodes(gang: Gang, model: ClusterModel, nodes: list[NodeInfo], key: str
         kinds = frozenset(packing.kinds(domain_nodes).items())
         if kinds not in decided:
             decided[kinds] = decide(packing.shapes, dict(kinds), budget)
-        placement = Placement.of(domain, decided[kinds], packing.main)
+        names: dict[NodeKind, str] = {}
+        if decided[kinds].placement:
+            for node in domain_nodes:
+                names.setdefault(packing.kind_of[id(node)], node.name)
+        placement = Placement.of(domain, decided[kinds], packing.main, packing.shapes, names)
         if gang.slice_key and gang.slice_size and len(packing.shapes) == 1 and not placement.proven_unsatisfiable:
             placement = _place_slices(domain, domain_nodes, packing, main_count, gang)
         placements.append(placement)
@@ -848,13 +882,18 @@ def pack_with_new_nodes(
     main_count = sum(count for member, count in required if member.pod.signature() == main.pod.signature())
     packing = _Packing.of(required, main, model, model.nodes)
     signatures = list(dict.fromkeys(member.pod.signature() for member, _ in required))
-    per_domain: dict[str, Counter[NodeKind]] = {
-        domain: packing.kinds(nodes) for domain, nodes in _domains(model.nodes, key).items()
-    }
+    per_domain: dict[str, Counter[NodeKind]] = {}
+    names: dict[str, dict[Any, str]] = {}  # per domain, a node of each kind
+    for domain, domain_nodes in _domains(model.nodes, key).items():
+        per_domain[domain] = packing.kinds(domain_nodes)
+        for node in domain_nodes:
+            names.setdefault(domain, {}).setdefault(packing.kind_of[id(node)], node.name)
     pools: dict[str, PoolLimit] = {}
+    new_names: dict[Any, str] = {}
     for nodes in new:
         allowed = frozenset(i for i, signature in enumerate(signatures) if signature in nodes.takes)
         kind = node_kind(nodes.allocatable, packing.units, allowed, nodes.pool, nodes.cost)
+        new_names.setdefault(kind, nodes.name)
         if nodes.pool and nodes.limit is not None:
             pools[nodes.pool] = nodes.limit
         if not key:
@@ -873,7 +912,9 @@ def pack_with_new_nodes(
         frozen = frozenset(kinds.items())
         if frozen not in decided:
             decided[frozen] = decide(packing.shapes, dict(frozen), budget, pools)
-        placements.append(Placement.of(domain, decided[frozen], packing.main))
+        placements.append(
+            Placement.of(domain, decided[frozen], packing.main, packing.shapes, names.get(domain, {}) | new_names)
+        )
     return GangVerdict(placements, main_count, main)
 
 
