@@ -85,7 +85,9 @@ def _brute_force(shapes: list[Shape], nodes: list[tuple], pools: dict[str, PoolL
     return place(0, tuple((0, 0, 0) for _ in concrete), {})
 
 
-def _assert_a_placement(decision: Decision, shapes: list[Shape], kinds: Counter[NodeKind], pools: dict[str, PoolLimit]):
+def _assert_a_placement(
+    decision: Decision, shapes: list[Shape], kinds: Counter[NodeKind] | None, pools: dict[str, PoolLimit]
+):
     """Every pod placed, on nodes that exist in those numbers, within each node's and each pool's room."""
     units = request_units(shapes)
     placed = [0] * len(shapes)
@@ -107,7 +109,7 @@ def _assert_a_placement(decision: Decision, shapes: list[Shape], kinds: Counter[
             used[0] += part.nodes
             used[1] += part.nodes * dict(part.kind.cost).get(GPU, 0)
     assert placed == [shape.count for shape in shapes]
-    assert all(per_kind[kind] <= kinds[kind] for kind in per_kind)
+    assert kinds is None or all(per_kind[kind] <= kinds[kind] for kind in per_kind)
     for pool, (nodes, gpus) in spent.items():
         limit = pools[pool]
         assert limit.nodes is None or nodes <= limit.nodes
@@ -160,10 +162,14 @@ def test_the_exact_packer_equals_brute_force(cluster):
         found = problem.search(Budget(10**6))
         assert (found is not None) is feasible
         if found is not None:
+            by_class: Counter[int] = Counter()
+            for k, _config, nodes in found:
+                by_class[k] += nodes
+            assert all(nodes <= problem.classes[k].count for k, nodes in by_class.items())
             placed = Decision(Outcome.FITS, [], placement=tuple(
-                Placed(problem.classes[k].kind, nodes, config) for k, config, nodes in found
+                Placed(problem.classes[k].kinds[0][0], nodes, config) for k, config, nodes in found
             ))  # fmt: skip
-            _assert_a_placement(placed, problem.shapes, kinds, pools)
+            _assert_a_placement(placed, problem.shapes, None, pools)  # nodes per class counted above
 
 
 @pytest.mark.slow

@@ -803,6 +803,18 @@ class _Packing:
     def kinds(self, nodes: list[NodeInfo]) -> Counter[NodeKind]:
         return Counter(self.kind_of[id(node)] for node in nodes)
 
+    def names(self, nodes: list[NodeInfo], decision: Decision) -> dict[NodeKind, str]:
+        """A node of each kind the decision's placement uses, for its layout (none when it has none)."""
+        needed = {part.kind for part in decision.placement if not part.kind.pool}
+        names: dict[NodeKind, str] = {}
+        for node in nodes if needed else ():
+            kind = self.kind_of[id(node)]
+            if kind in needed and kind not in names:
+                names[kind] = node.name
+                if len(names) == len(needed):
+                    break
+        return names
+
 
 def _roles(members: list[tuple[Member, int]], shown: int = 3) -> str:
     """The roles of identical members, for messages: worker/evaluator."""
@@ -837,10 +849,7 @@ def _pack_nodes(gang: Gang, model: ClusterModel, nodes: list[NodeInfo], key: str
         kinds = frozenset(packing.kinds(domain_nodes).items())
         if kinds not in decided:
             decided[kinds] = decide(packing.shapes, dict(kinds), budget)
-        names: dict[NodeKind, str] = {}
-        if decided[kinds].placement:
-            for node in domain_nodes:
-                names.setdefault(packing.kind_of[id(node)], node.name)
+        names = packing.names(domain_nodes, decided[kinds])
         placement = Placement.of(domain, decided[kinds], packing.main, packing.shapes, names)
         if gang.slice_key and gang.slice_size and len(packing.shapes) == 1 and not placement.proven_unsatisfiable:
             placement = _place_slices(domain, domain_nodes, packing, main_count, gang)
@@ -882,12 +891,8 @@ def pack_with_new_nodes(
     main_count = sum(count for member, count in required if member.pod.signature() == main.pod.signature())
     packing = _Packing.of(required, main, model, model.nodes)
     signatures = list(dict.fromkeys(member.pod.signature() for member, _ in required))
-    per_domain: dict[str, Counter[NodeKind]] = {}
-    names: dict[str, dict[Any, str]] = {}  # per domain, a node of each kind
-    for domain, domain_nodes in _domains(model.nodes, key).items():
-        per_domain[domain] = packing.kinds(domain_nodes)
-        for node in domain_nodes:
-            names.setdefault(domain, {}).setdefault(packing.kind_of[id(node)], node.name)
+    by_domain = _domains(model.nodes, key)
+    per_domain: dict[str, Counter[NodeKind]] = {domain: packing.kinds(nodes) for domain, nodes in by_domain.items()}
     pools: dict[str, PoolLimit] = {}
     new_names: dict[Any, str] = {}
     for nodes in new:
@@ -912,9 +917,8 @@ def pack_with_new_nodes(
         frozen = frozenset(kinds.items())
         if frozen not in decided:
             decided[frozen] = decide(packing.shapes, dict(frozen), budget, pools)
-        placements.append(
-            Placement.of(domain, decided[frozen], packing.main, packing.shapes, names.get(domain, {}) | new_names)
-        )
+        names = packing.names(by_domain.get(domain, []), decided[frozen]) | new_names
+        placements.append(Placement.of(domain, decided[frozen], packing.main, packing.shapes, names))
     return GangVerdict(placements, main_count, main)
 
 

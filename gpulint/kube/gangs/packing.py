@@ -169,12 +169,18 @@ def decide(
     copies = [held[position[i]] for i in range(len(shapes))]
 
     def placed(found: list[tuple[int, Vector, int]]) -> tuple[Placed, ...]:
-        """The problem's placement, in the caller's shape numbering."""
+        """The problem's placement, in the caller's shape numbering, each class's nodes taken from the
+        kinds merged into it in turn."""
+        left = {k: [count for _, count in c.kinds] for k, c in enumerate(problem.classes)}
         out = []
         for klass, config, nodes in found:
-            kind = problem.classes[klass].kind
-            kind = kind.allowing(frozenset(order[i] for i in kind.allowed))
-            out.append(Placed(kind, nodes, tuple(config[position[i]] for i in range(len(shapes)))))
+            pods = tuple(config[position[i]] for i in range(len(shapes)))
+            for index, (kind, _) in enumerate(problem.classes[klass].kinds):
+                taken = min(nodes, left[klass][index])
+                if taken:
+                    out.append(Placed(kind.allowing(frozenset(order[i] for i in kind.allowed)), taken, pods))
+                    left[klass][index] -= taken
+                    nodes -= taken
         return tuple(out)
 
     for index, shape in enumerate(shapes):
@@ -236,7 +242,7 @@ class _Class:
     count: int  # for a pool's kind: at most this many (all the pool's kinds together within its caps)
     allowed: frozenset[int]  # shapes with at least one copy fitting here
     fits: list[int]  # per shape, copies of it alone (0 when not allowed)
-    kind: NodeKind  # one of the kinds merged here, for the placement
+    kinds: list[tuple[NodeKind, int]]  # the kinds merged here and how many of each, for the placement
     pool: int = -1  # index into _Problem.caps; -1: nodes that exist
     cost: tuple[Fraction, ...] = ()  # against the pool's caps: one node, then its capacity of each limited resource
 
@@ -287,14 +293,14 @@ class _Problem:
             limited.append([r for r, _ in sorted(limit.limits)])
             problem.caps.append((Fraction(nodes), *(max(Fraction(a), Fraction(0)) for _, a in sorted(limit.limits))))
         merged: Counter[tuple[Vector, frozenset[int], int, tuple[Fraction, ...]]] = Counter()
-        example: dict[tuple[Vector, frozenset[int], int, tuple[Fraction, ...]], NodeKind] = {}
+        examples: dict[tuple[Vector, frozenset[int], int, tuple[Fraction, ...]], list[tuple[NodeKind, int]]] = {}
         for kind, count in kinds.items():
             pool = pool_names.index(kind.pool) if kind.pool else -1
             costs = dict(kind.cost)
             cost = (Fraction(1), *(Fraction(costs.get(r, 0)) for r in limited[pool])) if pool >= 0 else ()
             key = (_capacity(kind, total), kind.allowed, pool, cost)
             merged[key] += count
-            example.setdefault(key, kind)
+            examples.setdefault(key, []).append((kind, count))
         for key, count in merged.items():
             capacity, allowed, pool, cost = key
             fits = [_fit(request, capacity) if index in allowed else 0 for index, request in enumerate(requests)]
@@ -302,7 +308,7 @@ class _Problem:
             if pool >= 0:
                 count = min(count, _afford(problem.caps[pool], cost, None))
             if usable and count:
-                problem.classes.append(_Class(capacity, count, usable, fits, example[key], pool, cost))
+                problem.classes.append(_Class(capacity, count, usable, fits, examples[key], pool, cost))
         # big nodes first: the search finds placements sooner, and its order is deterministic
         peaks = [max((c.capacity[r] for c in problem.classes), default=0) for r in range(len(names))]
         problem.classes.sort(
@@ -639,7 +645,8 @@ class _Problem:
                     )
                 )
             elif all(not (wanted[i] - config[i]) or _fit(self.requests[i], after) == 0 for i in c.allowed):
-                gave_empty = gave_empty or not any(config)
+                if c.pool >= 0:
+                    gave_empty = gave_empty or not any(config)
                 yield tuple(config)
         if c.pool >= 0 and not gave_empty:
             yield empty
@@ -683,7 +690,8 @@ def _charge(spent: list[Fraction], cost: tuple[Fraction, ...], nodes: int) -> No
 
 
 def _state(demand: list[int], spent: list[list[Fraction]]) -> tuple[Any, ...]:
-    return (tuple(demand), tuple(tuple(used) for used in spent))
+    """The demand, and what each pool has spent (when there are pools: the common case has none)."""
+    return (*demand, *(tuple(used) for used in spent)) if spent else tuple(demand)
 
 
 def _grouped(nodes: list[tuple[int, Vector]]) -> Placement:
