@@ -594,6 +594,7 @@ def _new_nodes(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]
     for entries in by_pool.values():
         pool = entries[0][1].pool
         limit = PoolLimit(pool.nodes_left(), tuple(sorted(pool.remaining().items())))
+        key = f"{pool.title}#{id(pool)}"  # its types share the limit; two pools alike in name never do
         names = list(dict.fromkeys(t.name for _, fit in entries for t in fit.fitting))
         counts: dict[str, int] = {}
         for name in names:
@@ -611,7 +612,7 @@ def _new_nodes(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]
             elif domain is not None and domain.values is not None:
                 domains = tuple(domain.allowed())
             cost = {r: template.capacity.get(r, Fraction(0)) for r in pool.spec.limits}
-            out.append(NewNodes(f"{pool.title}: {name}", allocatable, takes, count, domains, pool.title, limit, cost))
+            out.append(NewNodes(f"{pool.title}: {name}", allocatable, takes, count, domains, key, limit, cost))
             counts[name if template.instance_type else ""] = count
         parts = [f"{count} new node(s)" + (f" of {name}" if name else "") for name, count in counts.items()]
         if parts:
