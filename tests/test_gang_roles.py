@@ -232,3 +232,48 @@ def test_explain_shows_the_nodes_that_exist_too(write):
     assert run.exit_code == 0, run.stderr
     assert "fits in 1 domain(s): the cluster\n" in run.stdout
     assert "a placement: node r3-0: 1 Launcher, 2 Worker\n" in run.stdout, run.stdout
+
+
+def volcano_job_set(workers: int) -> str:
+    """A JobSet whose pods join a Volcano PodGroup (minMember: all of them) by annotation."""
+    template = """\
+          - name: {name}
+            replicas: 1
+            template:
+              spec:
+                parallelism: {count}
+                completions: {count}
+                template:
+                  metadata:
+                    annotations: {{scheduling.k8s.io/group-name: trainer}}
+                  spec:
+                    schedulerName: volcano
+                    restartPolicy: Never
+                    tolerations: [{toleration}]
+                    containers: {containers}
+"""
+    head = textwrap.dedent(f"""\
+        apiVersion: scheduling.volcano.sh/v1beta1
+        kind: PodGroup
+        metadata: {{name: trainer, namespace: team-a}}
+        spec:
+          minMember: {workers + 1}
+        ---
+        apiVersion: jobset.x-k8s.io/v1alpha2
+        kind: JobSet
+        metadata: {{name: trainer, namespace: team-a}}
+        spec:
+          replicatedJobs:
+        """)
+    jobs = [("driver", 1, container("driver", 6)), ("workers", workers, container("worker", 3))]
+    return head + "".join(
+        template.format(name=name, count=count, toleration=TOLERATION, containers=containers)
+        for name, count, containers in jobs
+    )
+
+
+def test_a_job_set_in_a_volcano_pod_group_on_a_mix(write, pools):
+    assert gang_findings(write, volcano_job_set(1), pools) == []
+    (error,) = gang_findings(write, volcano_job_set(2), pools)
+    assert error["severity"] == "error"
+    assert error["message"].startswith(f"Volcano PodGroup trainer needs 3 {SHORT}"), error["message"]
