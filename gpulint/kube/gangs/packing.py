@@ -267,6 +267,10 @@ class _Problem:
     _room: list[list[int]] = field(default_factory=list)
     _room_after: list[list[int]] = field(default_factory=list)
     _copies_after: list[list[int]] = field(default_factory=list)
+    # and with pools, by _pool_suffix(): per position, per pool (and per cap)
+    _plain_after: list[list[int]] = field(default_factory=list)
+    _pool_sum_after: list[list[list[int]]] = field(default_factory=list)
+    _pool_best_after: list[list[list[list[Fraction | None]]]] = field(default_factory=list)
 
     @classmethod
     def build(
@@ -551,7 +555,7 @@ class _Problem:
         demand = list(self.demand)
         spent = [[Fraction(0)] * len(caps) for caps in self.caps]
         failed: dict[tuple[int, int, tuple[Any, ...]], Vector | None] = {}
-        if not self._may_fit(demand, 0, 0):
+        if not self._may_fit(demand, 0, 0, spent):
             return None
         stack: list[_Frame] = [_Frame(self._configs(0, demand, None, budget, spent), 0, 0, None, _state(demand, spent))]
         while stack:
@@ -578,7 +582,7 @@ class _Problem:
             bound: Vector | None = config
             if not any(config) or used == klass.count:
                 index, used, bound = index + 1, 0, None  # the rest of this group can take nothing more
-            if index == len(self.classes) or not self._may_fit(demand, index, used):
+            if index == len(self.classes) or not self._may_fit(demand, index, used, spent):
                 continue
             key = (index, used, _state(demand, spent))
             if key in failed and _no_greater(bound, failed[key]):
@@ -597,17 +601,66 @@ class _Problem:
             c = self.classes[k]
             self._copies_after[k] = [a + c.count * f for a, f in zip(self._copies_after[k + 1], c.fits)]
             self._room_after[k] = [a + c.count * u for a, u in zip(self._room_after[k + 1], self._room[k])]
+        if self.caps:
+            self._pool_suffix()
 
-    def _may_fit(self, demand: list[int], klass: int, used: int) -> bool:
-        """Every later node at its full count (a pool's too: a relaxation)."""
+    def _pool_suffix(self) -> None:
+        """For pruning with pools: per position, what the later nodes that exist hold, what each pool's
+        later kinds hold at their full counts, and the most a node of them offers per unit of each of
+        the pool's caps (None: a kind that costs nothing of that cap offers some)."""
+        dims = len(self.shapes) + len(self.names)
+        plain = [0] * dims
+        sums = [[0] * dims for _ in self.caps]
+        best: list[list[list[Fraction | None]]] = [[[Fraction(0)] * dims for _ in caps] for caps in self.caps]
+        self._plain_after = [plain]
+        self._pool_sum_after = [sums]
+        self._pool_best_after = [best]
+        for k in range(len(self.classes) - 1, -1, -1):
+            c = self.classes[k]
+            values = (*c.fits, *self._room[k])
+            if c.pool < 0:
+                plain = [a + c.count * v for a, v in zip(plain, values)]
+            else:
+                sums = [list(row) for row in sums]
+                sums[c.pool] = [a + c.count * v for a, v in zip(sums[c.pool], values)]
+                best = [[list(row) for row in pool] for pool in best]
+                for j, each in enumerate(c.cost):
+                    best[c.pool][j] = [_better(b, v, each) for b, v in zip(best[c.pool][j], values)]
+            self._plain_after.append(plain)
+            self._pool_sum_after.append(sums)
+            self._pool_best_after.append(best)
+        for table in (self._plain_after, self._pool_sum_after, self._pool_best_after):
+            table.reverse()  # [k]: from position k on
+
+    def _may_fit(self, demand: list[int], klass: int, used: int, spent: list[list[Fraction]] | None = None) -> bool:
+        """Every later node at its full count (a relaxation); then, with pools, each pool within what it
+        has left (``spent``), through the same bound as ``_offer``."""
         c = self.classes[klass]
         left = c.count - used
         for i, wanted in enumerate(demand):
             if wanted and wanted > left * c.fits[i] + self._copies_after[klass + 1][i]:
                 return False
-        for r in range(len(self.names)):
-            need = sum(d * request[r] for d, request in zip(demand, self.requests))
+        needs = [sum(d * request[r] for d, request in zip(demand, self.requests)) for r in range(len(self.names))]
+        for r, need in enumerate(needs):
             if need > left * self._room[klass][r] + self._room_after[klass + 1][r]:
+                return False
+        if not self.caps or spent is None:
+            return True
+        values = (*c.fits, *self._room[klass])
+        for d, need in enumerate((*demand, *needs)):
+            if not need:
+                continue
+            offer = self._plain_after[klass][d] - (used * values[d] if c.pool < 0 else 0)
+            for p, caps in enumerate(self.caps):
+                total = self._pool_sum_after[klass][p][d] - (used * values[d] if c.pool == p else 0)
+                for j, cap in enumerate(caps):
+                    ratio = self._pool_best_after[klass][p][j][d]
+                    if ratio is not None and total:
+                        total = min(total, math.floor((cap - spent[p][j]) * ratio))
+                offer += total
+                if need <= offer:
+                    break
+            if need > offer:
                 return False
         return True
 
@@ -687,6 +740,13 @@ def _afford(caps: tuple[Fraction, ...], cost: tuple[Fraction, ...], spent: list[
 def _charge(spent: list[Fraction], cost: tuple[Fraction, ...], nodes: int) -> None:
     for index, each in enumerate(cost):
         spent[index] += nodes * each
+
+
+def _better(best: Fraction | None, value: int, cost: Fraction) -> Fraction | None:
+    """The greater of ``best`` and ``value`` per unit of ``cost`` (None: unbounded, a free offer)."""
+    if best is None or (not cost and value):
+        return None
+    return max(best, value / cost) if cost else best
 
 
 def _state(demand: list[int], spent: list[list[Fraction]]) -> tuple[Any, ...]:
