@@ -232,3 +232,14 @@ def test_a_pool_node_count_is_shared_by_its_types():
     assert decision.outcome is Outcome.UNSATISFIABLE
     assert decision.reason == "role0: at most 2 of 3 fit"
     assert decide(shapes, kinds, Budget(), {"p": PoolLimit(3)}).outcome is Outcome.FITS
+
+
+def test_a_limit_in_fractions_of_a_unit_is_counted_exactly():
+    # a node of 7.5 CPUs of capacity (Karpenter counts capacity, e.g. 7500m), two 1-GPU workers, one a node
+    shapes = _shapes([(1, 1, 2)])
+    units = request_units(shapes)
+    kind = node_kind({GPU: Fraction(1), CPU: Fraction(7), SLOTS: Fraction(110)}, units, frozenset({0}), "p",
+                     {CPU: Fraction(15, 2)})  # fmt: skip
+    for limit, outcome in (("15", Outcome.FITS), ("15.4", Outcome.FITS), ("14.999", Outcome.UNSATISFIABLE)):
+        pools = {"p": PoolLimit(None, ((CPU, Fraction(limit)),))}
+        assert decide(shapes, {kind: 3}, Budget(), pools).outcome is outcome, limit

@@ -244,7 +244,7 @@ class _Class:
     fits: list[int]  # per shape, copies of it alone (0 when not allowed)
     kinds: list[tuple[NodeKind, int]]  # the kinds merged here and how many of each, for the placement
     pool: int = -1  # index into _Problem.caps; -1: nodes that exist
-    cost: tuple[Fraction, ...] = ()  # against the pool's caps: one node, then its capacity of each limited resource
+    cost: tuple[int, ...] = ()  # against the pool's caps: one node, then its capacity of each limited resource
 
 
 Placement = list[tuple[int, Vector, int]]  # (class, configuration of one node, nodes with it)
@@ -262,7 +262,7 @@ class _Problem:
     demand: list[int]
     requests: list[Vector]
     classes: list[_Class] = field(default_factory=list)
-    caps: list[tuple[Fraction, ...]] = field(default_factory=list)  # per pool
+    caps: list[tuple[int, ...]] = field(default_factory=list)  # per pool, in whole units of each cap
     # filled by _suffix() for the search: per class, its room and what the classes after it hold
     _room: list[list[int]] = field(default_factory=list)
     _room_after: list[list[int]] = field(default_factory=list)
@@ -270,7 +270,7 @@ class _Problem:
     # and with pools, by _pool_suffix(): per position, per pool (and per cap)
     _plain_after: list[list[int]] = field(default_factory=list)
     _pool_sum_after: list[list[list[int]]] = field(default_factory=list)
-    _pool_best_after: list[list[list[list[Fraction | None]]]] = field(default_factory=list)
+    _pool_best_after: list[list[list[list[Any]]]] = field(default_factory=list)  # Fraction, then float
 
     @classmethod
     def build(
@@ -291,17 +291,23 @@ class _Problem:
         total = sum(shape.count for shape in shapes)  # a node without a pod limit: never binding
         pool_names = sorted({kind.pool for kind in kinds if kind.pool})
         limited: list[list[str]] = []
+        scales: list[list[int]] = []
         for name in pool_names:
             limit = (pools or {}).get(name, PoolLimit(None))
             nodes = total if limit.nodes is None else min(limit.nodes, total)  # never a node more than pods
             limited.append([r for r, _ in sorted(limit.limits)])
-            problem.caps.append((Fraction(nodes), *(max(Fraction(a), Fraction(0)) for _, a in sorted(limit.limits))))
-        merged: Counter[tuple[Vector, frozenset[int], int, tuple[Fraction, ...]]] = Counter()
-        examples: dict[tuple[Vector, frozenset[int], int, tuple[Fraction, ...]], list[tuple[NodeKind, int]]] = {}
+            caps = (Fraction(nodes), *(max(Fraction(a), Fraction(0)) for _, a in sorted(limit.limits)))
+            scales.append(_scales(caps, kinds, name, limited[-1]))
+            problem.caps.append(tuple(_whole(caps, scales[-1])))
+        merged: Counter[tuple[Vector, frozenset[int], int, tuple[int, ...]]] = Counter()
+        examples: dict[tuple[Vector, frozenset[int], int, tuple[int, ...]], list[tuple[NodeKind, int]]] = {}
         for kind, count in kinds.items():
             pool = pool_names.index(kind.pool) if kind.pool else -1
-            costs = dict(kind.cost)
-            cost = (Fraction(1), *(Fraction(costs.get(r, 0)) for r in limited[pool])) if pool >= 0 else ()
+            cost: tuple[int, ...] = ()
+            if pool >= 0:
+                costs = dict(kind.cost)
+                raw = (Fraction(1), *(Fraction(costs.get(r, 0)) for r in limited[pool]))
+                cost = tuple(_whole(raw, scales[pool]))
             key = (_capacity(kind, total), kind.allowed, pool, cost)
             merged[key] += count
             examples.setdefault(key, []).append((kind, count))
@@ -347,7 +353,7 @@ class _Problem:
             best = sum(c.count * value for c, value in members)
             for index, cap in enumerate(caps):
                 if all(c.cost[index] > 0 for c, _ in members):
-                    best = min(best, math.floor(cap * max(value / c.cost[index] for c, value in members)))
+                    best = min(best, math.floor(cap * max(Fraction(value, c.cost[index]) for c, value in members)))
             total += best
         return total
 
@@ -485,7 +491,7 @@ class _Problem:
         # states: [class index, remaining capacity, how many nodes are in exactly this state, what they hold]
         empty = (0,) * len(self.shapes)
         states: list[list] = [[k, c.capacity, c.count, empty] for k, c in enumerate(self.classes)]
-        spent = [[Fraction(0)] * len(caps) for caps in self.caps]
+        spent = [[0] * len(caps) for caps in self.caps]
         pending = {i for i in order if self.demand[i]}
         for shape in order:
             left = self.demand[shape]
@@ -516,7 +522,7 @@ class _Problem:
             states = [state for state in states + filled if state[2]]
         return [(state[0], state[3], state[2]) for state in states if any(state[3])]
 
-    def _fill(self, states: list[list], state: list, shape: int, left: int, spent: list[list[Fraction]]) -> int:
+    def _fill(self, states: list[list], state: list, shape: int, left: int, spent: list[list[int]]) -> int:
         """Put copies of ``shape`` on the nodes of ``state``, each node as full as it gets; a pool's
         empty nodes only while the pool can still add them."""
         request = self.requests[shape]
@@ -553,7 +559,7 @@ class _Problem:
         demand and pool use at the same node under a bound no greater fails too."""
         self._suffix()
         demand = list(self.demand)
-        spent = [[Fraction(0)] * len(caps) for caps in self.caps]
+        spent = [[0] * len(caps) for caps in self.caps]
         failed: dict[tuple[int, int, tuple[Any, ...]], Vector | None] = {}
         if not self._may_fit(demand, 0, 0, spent):
             return None
@@ -631,8 +637,12 @@ class _Problem:
             self._pool_best_after.append(best)
         for table in (self._plain_after, self._pool_sum_after, self._pool_best_after):
             table.reverse()  # [k]: from position k on
+        self._pool_best_after = [
+            [[[None if r is None else float(r) for r in row] for row in pool] for pool in position]
+            for position in self._pool_best_after
+        ]
 
-    def _may_fit(self, demand: list[int], klass: int, used: int, spent: list[list[Fraction]] | None = None) -> bool:
+    def _may_fit(self, demand: list[int], klass: int, used: int, spent: list[list[int]] | None = None) -> bool:
         """Every later node at its full count (a relaxation); then, with pools, each pool within what it
         has left (``spent``), through the same bound as ``_offer``."""
         c = self.classes[klass]
@@ -647,16 +657,18 @@ class _Problem:
         if not self.caps or spent is None:
             return True
         values = (*c.fits, *self._room[klass])
+        # what each pool has left of each cap, as floats (the bound below rounds up: never prunes wrongly)
+        rest = [[float(cap - had) for cap, had in zip(caps, spent[p])] for p, caps in enumerate(self.caps)]
         for d, need in enumerate((*demand, *needs)):
             if not need:
                 continue
             offer = self._plain_after[klass][d] - (used * values[d] if c.pool < 0 else 0)
-            for p, caps in enumerate(self.caps):
+            for p, left_of in enumerate(rest):
                 total = self._pool_sum_after[klass][p][d] - (used * values[d] if c.pool == p else 0)
-                for j, cap in enumerate(caps):
+                for j, amount in enumerate(left_of):
                     ratio = self._pool_best_after[klass][p][j][d]
                     if ratio is not None and total:
-                        total = min(total, math.floor((cap - spent[p][j]) * ratio))
+                        total = min(total, math.floor(amount * ratio * _SLACK + _SLACK - 1))
                 offer += total
                 if need <= offer:
                     break
@@ -665,7 +677,7 @@ class _Problem:
         return True
 
     def _configs(
-        self, klass: int, demand: list[int], bound: Vector | None, budget: Budget, spent: list[list[Fraction]]
+        self, klass: int, demand: list[int], bound: Vector | None, budget: Budget, spent: list[list[int]]
     ) -> Iterator[Vector]:
         """The maximal configurations of one node of ``klass``, greatest first, at most ``bound``;
         for a pool's node, then the empty one (and only it once the pool can add no more).
@@ -731,25 +743,42 @@ class _ShapeStep:
     tight: bool  # the configuration so far still equals the bound
 
 
-def _afford(caps: tuple[Fraction, ...], cost: tuple[Fraction, ...], spent: list[Fraction] | None) -> int:
+def _afford(caps: tuple[int, ...], cost: tuple[int, ...], spent: list[int] | None) -> int:
     """Nodes of one kind a pool can still add: its caps less what it spent, per node's cost."""
-    used = spent or [Fraction(0)] * len(caps)
-    return max(0, min(math.floor((cap - had) / each) for cap, had, each in zip(caps, used, cost) if each > 0))
+    used = spent or [0] * len(caps)
+    return max(0, min((cap - had) // each for cap, had, each in zip(caps, used, cost) if each > 0))
 
 
-def _charge(spent: list[Fraction], cost: tuple[Fraction, ...], nodes: int) -> None:
+def _scales(caps: tuple[Fraction, ...], kinds: Mapping[NodeKind, int], pool: str, limited: list[str]) -> list[int]:
+    """Per cap of a pool (its node count, then its limits), the unit that makes the cap and what every
+    kind of the pool costs of it whole numbers: the search then spends and refunds integers."""
+    costs = [dict(kind.cost) for kind in kinds if kind.pool == pool]
+    return [1] + [
+        math.lcm(cap.denominator, *(Fraction(cost.get(resource, 0)).denominator for cost in costs))
+        for cap, resource in zip(caps[1:], limited)
+    ]
+
+
+def _whole(amounts: tuple[Fraction, ...], scales: list[int]) -> list[int]:
+    return [int(amount * scale) for amount, scale in zip(amounts, scales)]
+
+
+def _charge(spent: list[int], cost: tuple[int, ...], nodes: int) -> None:
     for index, each in enumerate(cost):
         spent[index] += nodes * each
 
 
-def _better(best: Fraction | None, value: int, cost: Fraction) -> Fraction | None:
+_SLACK = 1 + 1e-9  # floats of exact ratios are off by ~1e-16: a bound this much larger is still one
+
+
+def _better(best: Fraction | None, value: int, cost: int) -> Fraction | None:
     """The greater of ``best`` and ``value`` per unit of ``cost`` (None: unbounded, a free offer)."""
     if best is None or (not cost and value):
         return None
-    return max(best, value / cost) if cost else best
+    return max(best, Fraction(value, cost)) if cost else best
 
 
-def _state(demand: list[int], spent: list[list[Fraction]]) -> tuple[Any, ...]:
+def _state(demand: list[int], spent: list[list[int]]) -> tuple[Any, ...]:
     """The demand, and what each pool has spent (when there are pools: the common case has none)."""
     return (*demand, *(tuple(used) for used in spent)) if spent else tuple(demand)
 
