@@ -32,7 +32,8 @@ from itertools import combinations
 from typing import Any
 
 # Steps (node configurations tried) the exact search may spend on one gang verdict, across all
-# of its topology domains: about 0.25 s of CPU (5 us a step), so a webhook review stays quick.
+# of its topology domains: about 0.25 s of CPU (5 us a step; ~0.35 s with node pools, whose use
+# is tracked), so a webhook review stays quick.
 WORK_BUDGET = 50_000
 SUBSET_BOUND_WORK = 20_000  # the resource bound is checked for every subset of shapes while
 # node kinds x 2^shapes stays under this (six shapes on 300 kinds); otherwise for all shapes at once
