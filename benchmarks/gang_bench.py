@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark gang placement in-process: 1,000 pods on 5,000 nodes (the fleet of bench.py: 4 GPU
 models, 3 zones, racks of 32, some tainted, some cordoned), on the whole cluster and per zone and
-per rack, and the worst case: a gang the search cannot decide, which runs to the work budget.
+per rack; the same gang on node pools only (several instance types per pool, sharing its max size
+and limits); and the worst case: a gang the search cannot decide, which runs to the work budget.
 
 Each figure is also given as a ratio to a baseline measured in the same process: one pass of
 the scheduler filters for the gang's pod shapes over the same nodes (what every inventory rule
@@ -19,10 +20,11 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
-from gpulint.kube.gangs.members import Gang, Member, pack
-from gpulint.kube.gangs.packing import WORK_BUDGET
+from gpulint.kube.gangs.members import Gang, Member, NewNodes, pack, pack_with_new_nodes
+from gpulint.kube.gangs.packing import WORK_BUDGET, PoolLimit
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requirements
 
 GPU_MODELS = ["NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB", "NVIDIA-L4", "NVIDIA-L40S"]
@@ -110,6 +112,46 @@ def twelve_on_eleven() -> tuple[Gang, list[NodeInfo]]:
     return Gang("Volcano Job", members, 12, ("spec",)), nodes
 
 
+INSTANCE_TYPES = [  # (name, GPUs, CPUs, memory GiB)
+    ("8-gpu", 8, 190, 2000),
+    ("4-gpu", 4, 96, 1000),
+    ("1-gpu", 1, 16, 128),
+    ("cpu", 0, 64, 256),
+]
+
+
+def pools_for(gang: Gang, pools: int = 3, max_nodes: int = 400, gpu_limit: int = 3000) -> list[NewNodes]:
+    """``pools`` pools of the four instance types each: at most ``max_nodes`` nodes and ``gpu_limit``
+    GPUs a pool, each member on the types with the resources it asks for (GPU pods on GPU types)."""
+    out = []
+    for index in range(pools):
+        limit = PoolLimit(max_nodes, (("nvidia.com/gpu", Fraction(gpu_limit)),))
+        for name, gpus, cpu, memory in INSTANCE_TYPES:
+            amounts = {"cpu": Fraction(cpu), "memory": Fraction(memory * 2**30), "pods": Fraction(110)}
+            if gpus:
+                amounts["nvidia.com/gpu"] = Fraction(gpus)
+            takes = frozenset(m.pod.signature() for m in gang.members if gpus or "nvidia.com/gpu" not in m.pod.requests)
+            count = min(max_nodes, gpu_limit // gpus if gpus else max_nodes)
+            cost = {"nvidia.com/gpu": Fraction(gpus)}
+            out.append(NewNodes(f"pool-{index}: {name}", amounts, takes, count, (), f"pool-{index}", limit, cost))
+    return out
+
+
+def cpu_pool(gang: Gang) -> list[NewNodes]:
+    """The undecidable gang's nodes as a pool of at most 7 nodes, of 100 or 96 CPUs."""
+    limit = PoolLimit(7)
+    takes = frozenset(m.pod.signature() for m in gang.members)
+    return [
+        NewNodes(f"cpu: {cpus}", {"cpu": Fraction(cpus), "pods": Fraction(110)}, takes, 7, (), "cpu", limit, {})
+        for cpus in (100, 96)
+    ]
+
+
+def pool_verdict(gang: Gang, nodes: list[NodeInfo], new: list[NewNodes]) -> str:
+    result = pack_with_new_nodes(gang, ClusterModel(nodes), new, "")
+    return "unsatisfiable" if result.unsatisfiable else "undecided" if result.undecided else "fits"
+
+
 def filter_pass(gang: Gang, nodes: list[NodeInfo]) -> None:
     """The baseline: the scheduler filters for each pod shape over the nodes, on a fresh model."""
     model = ClusterModel(nodes)
@@ -164,6 +206,27 @@ def main() -> int:
         wall, cpu = timed(lambda: pack(gang, ClusterModel(on)), args.repeat)  # noqa: B023
         print(
             f"| {title} | {verdict(gang, on)} | {baseline * 1000:.1f} ms | {cpu * 1000:.1f} ms | "
+            f"{wall * 1000:.1f} ms | {cpu / baseline:.1f}x |"
+        )
+    small = fleet(args.nodes // 10)
+    gang = big_gang(args.pods)
+    hard, _ = undecidable_gang()
+    pool_cases: list[tuple[str, Gang, list[NodeInfo], list[NewNodes]]] = [
+        (
+            f"{args.pods} pods on {len(small)} nodes + 3 pools x 4 instance types (400 nodes, 3,000 GPUs each)",
+            gang,
+            small,
+            pools_for(gang),
+        ),
+        ("the same, a 620-GPU limit per pool (tight)", gang, small, pools_for(gang, gpu_limit=620)),
+        ("the same, 60 nodes per pool (too few)", gang, small, pools_for(gang, max_nodes=60)),
+        ("worst case on a pool: the undecidable gang, 7 nodes of 2 types", hard, [], cpu_pool(hard)),
+    ]
+    for title, gang, on, new in pool_cases:
+        _, baseline = timed(lambda: filter_pass(gang, on), args.repeat)  # noqa: B023
+        wall, cpu = timed(lambda: pack_with_new_nodes(gang, ClusterModel(on), new, ""), args.repeat)  # noqa: B023
+        print(
+            f"| {title} | {pool_verdict(gang, on, new)} | {baseline * 1000:.1f} ms | {cpu * 1000:.1f} ms | "
             f"{wall * 1000:.1f} ms | {cpu / baseline:.1f}x |"
         )
     return 0

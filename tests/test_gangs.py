@@ -512,7 +512,7 @@ def test_counting_packer_and_its_search_against_brute_force(node_shapes, pod_sha
     assert decision.outcome is (Outcome.FITS if feasible else Outcome.UNSATISFIABLE), decision
     problem = _Problem.build(shapes, kinds)  # the search alone (no bounds, no greedy) is exact too
     if problem.classes and all(held >= shape.count for held, shape in zip(problem.copies(), shapes)):
-        assert problem.search(Budget(10**6)) is feasible
+        assert (problem.search(Budget(10**6)) is not None) is feasible
 
 
 def test_reasons_name_pods_once():
@@ -533,7 +533,7 @@ def test_the_search_takes_gangs_of_many_shapes():
     shapes = [Shape(f"t{i}", (("cpu", Fraction(1000 + i, 1000)),), 1) for i in range(1200)]
     units = request_units(shapes)
     kinds = {node_kind({"cpu": Fraction(1100), "pods": Fraction(1000)}, units, frozenset(range(1200))): 2}
-    assert _Problem.build(shapes, kinds).search(Budget(10**6)) is True
+    assert _Problem.build(shapes, kinds).search(Budget(10**6)) is not None
     assert decide(shapes, kinds, Budget()).outcome is Outcome.FITS
 
 

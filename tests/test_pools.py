@@ -661,20 +661,28 @@ def test_a_gang_is_packed_onto_the_nodes_a_pool_can_add(write):
     assert "the pools may add: MachineDeployment gpu-md-0: 5 new node(s)" in error["notes"]
 
 
-def test_a_gang_that_only_a_mix_of_instance_types_holds_is_a_warning(write, tmp_path):
-    # The gpu NodePool limited to 2 GPUs and 12 CPUs: a 6-CPU launcher needs a g5.2xlarge (8 vCPU), a
-    # worker a g5.xlarge (4 vCPU): 8 + 4 = 12 only as a mix; two of either type is not possible
-    # (2 x 8 CPUs exceed the limit; the launcher fits no g5.xlarge). Not proven either way: a warning.
+def test_a_pool_of_several_instance_types_is_packed_within_its_limits(write, tmp_path):
+    # The gpu NodePool limited to 3 GPUs and 12 CPUs (Karpenter counts the capacity of every node it
+    # adds): a 6-CPU launcher needs a g5.2xlarge (8 vCPUs), a 3-CPU worker a g5.xlarge (4 vCPUs) beside it,
+    # 8 + 4 = 12: a mix of types that fits. Nothing to report.
     inventory = tmp_path / "mixed"
     inventory.mkdir()
     text = (ELASTIC / "karpenter" / "nodepools.yaml").read_text()
     (inventory / "nodepools.yaml").write_text(
-        text.replace("    nvidia.com/gpu: 4\n", "    nvidia.com/gpu: 2\n    cpu: 12\n")
+        text.replace("    nvidia.com/gpu: 4\n", "    nvidia.com/gpu: 3\n    cpu: 12\n")
     )
     mixed = launcher_and_workers(1, "{nvidia.com/gpu: 1, cpu: 3}", "{nvidia.com/gpu: 1, cpu: 6}", KARPENTER_TOLERATION)
-    warning = only(findings(write, mixed, str(inventory)), "gang-unsatisfiable")
-    assert warning["severity"] == "warning"
-    assert "only a mix of instance types holds them: not proven to fit" in warning["message"]
+    assert [f for f in findings(write, mixed, str(inventory)) if f["rule"] == "gang-unsatisfiable"] == []
+    # A second worker needs a third node (the launcher's g5.2xlarge has no room for 3 more CPUs):
+    # 8 + 4 + 4 = 16 CPUs past the limit of 12, though 3 GPUs are within it and every type alone
+    # (one g5.2xlarge, three g5.xlarge) is too.
+    over = launcher_and_workers(2, "{nvidia.com/gpu: 1, cpu: 3}", "{nvidia.com/gpu: 1, cpu: 6}", KARPENTER_TOLERATION)
+    error = only(findings(write, over, str(inventory)), "gang-unsatisfiable")
+    assert error["severity"] == "error"
+    assert error["message"].startswith(
+        "Volcano Job needs 3 pods placed at once; neither the nodes nor the nodes its pools can still add hold them"
+    ), error["message"]
+    assert any(note.startswith("the pools may add: Karpenter NodePool gpu: ") for note in error["notes"]), error
 
 
 def test_one_instance_type_holding_the_whole_gang_is_not_a_mix(write):

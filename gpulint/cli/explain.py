@@ -277,6 +277,8 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
         elif fitting:
             names = ", ".join(p.domain or "the cluster" for p in fitting[:5])
             lines.append(f"  fits in {len(fitting)} domain(s): {names}")
+            where = f" in {fitting[0].domain}" if fitting[0].domain else ""
+            lines.extend(f"    a placement{where}: {line}" for line in fitting[0].layout)
         best = result.best()
         if gang.topology_key and result.unsatisfiable and best is not None:
             lines.append(
@@ -291,15 +293,13 @@ def _gang_with_pools(gang: Gang, inventory: Resolver, lines: list[str], status: 
     if verdict.state == "unsatisfiable":
         lines += [f"  cannot be placed: {verdict.message}", *(f"  {note}" for note in verdict.notes)]
         return FAIL
-    if verdict.state == "doubtful":
-        lines += [f"  not proven to fit: {verdict.message}", *(f"  {note}" for note in verdict.notes)]
-        return INFO if status == OK else status
     if verdict.state == "unknown":
         lines.append(
             "  a node pool's instance types are not in the node catalog, or no source vouches for them: not evaluated"
         )
         return INFO if status == OK else status
     lines.append("  fits on the nodes and the nodes its pools can still add")
+    lines.extend(f"    a placement: {line}" for line in verdict.layout)
     return status
 
 

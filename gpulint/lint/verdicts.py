@@ -16,6 +16,7 @@ from gpulint.kube.daemonset import Coverage, coverage, first_untolerated, may_se
 from gpulint.kube.dra.allocation import Alternative, ClaimSpec, NodeVerdict, Request, claim_spec_of
 from gpulint.kube.fields import mapping
 from gpulint.kube.gangs.members import Gang, GangVerdict, NewNodes, member_demand, pack, pack_with_new_nodes
+from gpulint.kube.gangs.packing import PoolLimit
 from gpulint.kube.gpu_stack import (
     NVIDIA,
     OPERATOR_OPERANDS,
@@ -548,19 +549,20 @@ HOSTNAME = "kubernetes.io/hostname"
 
 @dataclass(frozen=True)
 class PoolGangVerdict:
-    """A gang against the nodes and the nodes its pools can add: "unsatisfiable" (proven), "doubtful"
-    (fits only if a pool mixes instance types or an over-approximation holds), "fits" or "unknown"."""
+    """A gang against the nodes and the nodes its pools can add: "unsatisfiable" (proven), "fits"
+    (a placement exists, or no proof either way) or "unknown" (a pool's answer is unknown)."""
 
     state: str
     message: str = ""
     notes: tuple[str, ...] = ()
+    layout: tuple[str, ...] = ()  # "fits": a placement, in words (Placement.layout)
 
 
 def gang_with_pools(gang: Gang, resolver: Resolver) -> PoolGangVerdict:
     """The whole gang must fit at once within what the nodes hold and the pools may still add (their max
     size and limits, counting what already runs). Proven by three tests, cheapest first: the members'
     copies (each member alone), the gang's total of each resource the pools' limits bound, then packing
-    onto the nodes plus the nodes each pool may add (exact when each pool can add one instance type)."""
+    onto the nodes plus the nodes each pool may add, its instance types sharing its max size and limits."""
     required = [(m, m.count) for m in gang.members if m.count]
     fits_of = {
         m.pod.signature(): pool_fits(with_extended_resource_tolerations(m.pod, resolver), resolver) for m, _ in required
@@ -579,29 +581,21 @@ def gang_with_pools(gang: Gang, resolver: Resolver) -> PoolGangVerdict:
         short, offers = _short_resource(gang, resolver, fits_of)
         if short:
             return PoolGangVerdict("unsatisfiable", f"{gang.system} needs {short}", offers)
-    over, exact, shown = _new_nodes(gang, resolver, fits_of)
-    key = gang.topology_key if _decidable_key(gang.topology_key, over) else ""
-    verdict = pack_with_new_nodes(gang, resolver.model, over, key)
+    new, shown = _new_nodes(gang, resolver, fits_of)
+    key = gang.topology_key if _decidable_key(gang.topology_key, new) else ""
+    verdict = pack_with_new_nodes(gang, resolver.model, new, key)
     notes = (f"the pools may add: {shown}",) if shown else ()
     if verdict.unsatisfiable:
         where = f" in one {key}" if key else ""
-        cause = (topology_cause(key, POOLS_WHOLE),) if key and _fits_in_all(gang, resolver, over) else ()
+        cause = (topology_cause(key, POOLS_WHOLE),) if key and _fits_in_all(gang, resolver, new) else ()
         return PoolGangVerdict(
             "unsatisfiable",
             f"{gang.system} needs {gang.required} pods placed at once{where}; neither the nodes nor the nodes its "
             "pools can still add hold them",
             (*notes, *cause),
         )
-    if exact or not verdict.fitting_domains():
-        return PoolGangVerdict("fits")
-    if any(pack_with_new_nodes(gang, resolver.model, under, "").fitting_domains() for under in _single_types(over)):
-        return PoolGangVerdict("fits")
-    return PoolGangVerdict(
-        "doubtful",
-        f"{gang.system} needs {gang.required} pods placed at once; within its pools' limits only a mix of "
-        "instance types holds them: not proven to fit",
-        notes,
-    )
+    fitting = verdict.fitting_domains()
+    return PoolGangVerdict("fits", layout=fitting[0].layout if fitting else ())
 
 
 CLUSTER_WHOLE = "the cluster as a whole could hold the gang"
@@ -613,34 +607,15 @@ def topology_cause(key: str, whole: str) -> str:
     return f"the topology requirement '{key}' is the cause: {whole}"
 
 
-def _fits_in_all(gang: Gang, resolver: Resolver, over: list[NewNodes]) -> bool:
-    """The gang is proven to fit the nodes plus the pools' new nodes without its topology requirement:
-    packed with each pool adding one instance type (an under-approximation of what the pools can add)."""
-    return any(pack_with_new_nodes(gang, resolver.model, under, "").fitting_domains() for under in _single_types(over))
-
-
-MAX_SINGLE_TYPE_TRIES = 24
-
-
-def _single_types(over: list[NewNodes]) -> list[list[NewNodes]]:
-    """Under-approximations of ``over``: each pool adding one instance type. Every type of each pool is
-    tried with the other pools' first type (at most MAX_SINGLE_TYPE_TRIES)."""
-    by_pool: dict[str, list[NewNodes]] = {}
-    for nodes in over:
-        by_pool.setdefault(nodes.name.split(": ", 1)[0], []).append(nodes)
-    first = {pool: types[0] for pool, types in by_pool.items()}
-    tries = [
-        [nodes if pool == varied else first[pool] for pool in by_pool]
-        for varied, types in by_pool.items()
-        for nodes in types
-    ]
-    return tries[:MAX_SINGLE_TYPE_TRIES]
+def _fits_in_all(gang: Gang, resolver: Resolver, new: list[NewNodes]) -> bool:
+    """The gang is proven to fit the nodes plus the pools' new nodes without its topology requirement."""
+    return bool(pack_with_new_nodes(gang, resolver.model, new, "").fitting_domains())
 
 
 def gang_pool_domains(gang: Gang, resolver: Resolver) -> GangVerdict | None:
-    """With node pools: the gang per domain of its topology key on the nodes plus every new node the
-    pools may add there (an over-approximation: a domain proven not to hold the gang cannot). None
-    when a pool's answer is unknown or the pools' domains for the key are not known."""
+    """With node pools: the gang per domain of its topology key on the nodes plus the new nodes the
+    pools may add there (each pool may put all it adds in any one of its domains). None when a pool's
+    answer is unknown or the pools' domains for the key are not known."""
     if not gang.topology_key:
         return None
     fits_of = {
@@ -650,10 +625,10 @@ def gang_pool_domains(gang: Gang, resolver: Resolver) -> GangVerdict | None:
     }
     if any(fit.state == UNKNOWN for fits in fits_of.values() for fit in fits):
         return None
-    over, _, _ = _new_nodes(gang, resolver, fits_of)
-    if not _decidable_key(gang.topology_key, over):
+    new, _ = _new_nodes(gang, resolver, fits_of)
+    if not _decidable_key(gang.topology_key, new):
         return None
-    return pack_with_new_nodes(gang, resolver.model, over, gang.topology_key)
+    return pack_with_new_nodes(gang, resolver.model, new, gang.topology_key)
 
 
 def _short_resource(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]) -> tuple[str, tuple[str, ...]]:
@@ -695,10 +670,9 @@ def _short_resource(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[Pool
     return "", ()
 
 
-def _new_nodes(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]) -> tuple[list[NewNodes], bool, str]:
-    """The nodes each pool may still add for the gang, per instance type: as many as its max size and
-    limits allow (at most one per pod). Every type at its full count: an over-approximation, exact when
-    each pool adds one type (and, with a topology key, into one domain)."""
+def _new_nodes(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]) -> tuple[list[NewNodes], str]:
+    """The nodes each pool may still add for the gang, per instance type: each type at most as many as
+    the pool's max size and limits allow (and one per pod), all its types together within them."""
     pods = sum(m.count for m in gang.members)
     by_pool: dict[int, list[tuple[Any, PoolFit]]] = {}
     for signature, fits in fits_of.items():
@@ -706,12 +680,13 @@ def _new_nodes(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]
             if fit.state == FITS:
                 by_pool.setdefault(id(fit.pool), []).append((signature, fit))
     out: list[NewNodes] = []
-    exact = True
     shown: list[str] = []
     for entries in by_pool.values():
         pool = entries[0][1].pool
+        limit = PoolLimit(pool.nodes_left(), tuple(sorted(pool.remaining().items())))
+        key = f"{pool.title}#{id(pool)}"  # its types share the limit; two pools alike in name never do
         names = list(dict.fromkeys(t.name for _, fit in entries for t in fit.fitting))
-        exact = exact and len(names) == 1
+        counts: dict[str, int] = {}
         for name in names:
             template = next(t for _, fit in entries for t in fit.fitting if t.name == name)
             count = _nodes_of(pool, template, pods)
@@ -728,10 +703,14 @@ def _new_nodes(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]
                 domains = None
             elif domain is not None and domain.values is not None:
                 domains = tuple(domain.allowed())
-                exact = exact and len(domains) == 1
-            out.append(NewNodes(f"{pool.title}: {name}", allocatable, takes, count, domains))
-            shown.append(f"{pool.title}: {count} new node(s)" + (f" of {name}" if template.instance_type else ""))
-    return out, exact, "; ".join(shown)
+            cost = {r: template.capacity.get(r, Fraction(0)) for r in pool.spec.limits}
+            out.append(NewNodes(f"{pool.title}: {name}", allocatable, takes, count, domains, key, limit, cost))
+            counts[name if template.instance_type else ""] = count
+        parts = [f"{count} new node(s)" + (f" of {name}" if name else "") for name, count in counts.items()]
+        if parts:
+            together = " (all together within its max size and limits)" if len(parts) > 1 else ""
+            shown.append(f"{pool.title}: {', '.join(parts)}{together}")
+    return out, "; ".join(shown)
 
 
 # What a node of a type whose cpu and memory the catalog does not state (a GKE type, a pool stating only

@@ -206,3 +206,22 @@ def test_raising_the_rule_to_error_does_not_turn_undecided_into_an_error(tmp_pat
     code, findings, _ = check_json(tmp_path, volcano_job(cpu_tasks(UNDECIDABLE)), nodes_yaml(7, CPU_NODE))
     (finding,) = gang_findings(findings)
     assert code == 0 and finding["severity"] == "info" and "could not decide" in finding["message"]
+
+
+@pytest.mark.slow
+def test_a_pool_of_several_types_keeps_the_work_budget():
+    """The gangs above on nodes a pool may add: two instance types (100 and 96 CPUs) sharing the pool's
+    max size. The search proves the first unsatisfiable and runs the second to its budget: unknown,
+    never unsatisfiable, in bounded time."""
+    from gpulint.kube.gangs.packing import PoolLimit
+
+    for sizes, nodes, expected in ((SEARCH_PROVES, 5, Outcome.UNSATISFIABLE), (UNDECIDABLE, 7, Outcome.UNKNOWN)):
+        shapes = [Shape(f"cpu{cpus}", (("cpu", Fraction(cpus)),), replicas) for replicas, cpus in sizes]
+        everyone = frozenset(range(len(shapes)))
+        kinds = {
+            node_kind({"cpu": Fraction(cpus)}, request_units(shapes), everyone, "cpu"): nodes for cpus in (100, 96)
+        }
+        started = time.process_time()
+        decision = decide(shapes, kinds, Budget(), {"cpu": PoolLimit(nodes)})
+        assert decision.outcome is expected, decision
+        assert time.process_time() - started < 5

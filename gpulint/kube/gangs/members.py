@@ -39,7 +39,7 @@ from gpulint.kube.workloads import (
 
 if TYPE_CHECKING:
     from gpulint.kube.admission.assign import FlavorPin
-    from gpulint.kube.gangs.packing import Budget, Decision, NodeKind, Shape
+    from gpulint.kube.gangs.packing import Budget, Decision, NodeKind, PoolLimit, Shape
 
 # The packer (gpulint.kube.gangs.packing) is imported by the functions that pack, on a cluster with nodes:
 # the gang rules read every workload, and one without an inventory never packs.
@@ -654,9 +654,18 @@ class Placement:
     placeable: int  # copies of the main member the domain holds (for messages)
     reason: str = ""
     undecided: bool = False  # the work budget ran out before either was proven
+    layout: tuple[str, ...] = ()  # when it fits: which nodes take how many pods of each role
 
     @classmethod
-    def of(cls, domain: str, decision: Decision, main: int) -> Placement:
+    def of(
+        cls,
+        domain: str,
+        decision: Decision,
+        main: int,
+        shapes: Sequence[Shape] = (),
+        names: Mapping[Any, str] | None = None,
+    ) -> Placement:
+        """``names``: a node of each kind (or the pool's new nodes), for the layout."""
         from gpulint.kube.gangs.packing import Outcome
 
         return cls(
@@ -666,7 +675,28 @@ class Placement:
             decision.copies[main] if decision.copies else 0,
             decision.reason,
             decision.outcome is Outcome.UNKNOWN,
+            _layout(decision, shapes, names or {}) if shapes else (),
         )
+
+
+MAX_LAYOUT_LINES = 8
+
+
+def _layout(decision: Decision, shapes: Sequence[Shape], names: Mapping[Any, str]) -> tuple[str, ...]:
+    """A placement in words: "2 new nodes (NodePool gpu: g5.xlarge), each: 1 worker"."""
+    lines = []
+    for part in sorted(decision.placement, key=lambda p: (-p.nodes, p.pods))[:MAX_LAYOUT_LINES]:
+        pods = ", ".join(f"{count} {shapes[i].name or 'pod'}" for i, count in enumerate(part.pods) if count)
+        name = names.get(part.kind, "")
+        plural = "s" if part.nodes > 1 else ""
+        if part.kind.pool:
+            where = f"{part.nodes} new node{plural} ({name})"
+        else:
+            where = f"{part.nodes} node{plural} like {name}" if part.nodes > 1 else f"node {name}"
+        lines.append(f"{where}{', each' if part.nodes > 1 else ''}: {pods}")
+    if len(decision.placement) > MAX_LAYOUT_LINES:
+        lines.append(f"and {len(decision.placement) - MAX_LAYOUT_LINES} more kinds of node")
+    return tuple(lines)
 
 
 @dataclass
@@ -773,6 +803,18 @@ class _Packing:
     def kinds(self, nodes: list[NodeInfo]) -> Counter[NodeKind]:
         return Counter(self.kind_of[id(node)] for node in nodes)
 
+    def names(self, nodes: list[NodeInfo], decision: Decision) -> dict[NodeKind, str]:
+        """A node of each kind the decision's placement uses, for its layout (none when it has none)."""
+        needed = {part.kind for part in decision.placement if not part.kind.pool}
+        names: dict[NodeKind, str] = {}
+        for node in nodes if needed else ():
+            kind = self.kind_of[id(node)]
+            if kind in needed and kind not in names:
+                names[kind] = node.name
+                if len(names) == len(needed):
+                    break
+        return names
+
 
 def _roles(members: list[tuple[Member, int]], shown: int = 3) -> str:
     """The roles of identical members, for messages: worker/evaluator."""
@@ -807,7 +849,8 @@ def _pack_nodes(gang: Gang, model: ClusterModel, nodes: list[NodeInfo], key: str
         kinds = frozenset(packing.kinds(domain_nodes).items())
         if kinds not in decided:
             decided[kinds] = decide(packing.shapes, dict(kinds), budget)
-        placement = Placement.of(domain, decided[kinds], packing.main)
+        names = packing.names(domain_nodes, decided[kinds])
+        placement = Placement.of(domain, decided[kinds], packing.main, packing.shapes, names)
         if gang.slice_key and gang.slice_size and len(packing.shapes) == 1 and not placement.proven_unsatisfiable:
             placement = _place_slices(domain, domain_nodes, packing, main_count, gang)
         placements.append(placement)
@@ -816,15 +859,19 @@ def _pack_nodes(gang: Gang, model: ClusterModel, nodes: list[NodeInfo], key: str
 
 @dataclass(frozen=True)
 class NewNodes:
-    """Nodes a pool may still add for a gang: ``count`` alike, taking the members whose pod signature
-    is in ``takes``; ``domains``: the values of the topology key they may carry (each of them gets the
-    whole count: an over-approximation), None when every new node is its own domain (hostname)."""
+    """Nodes a pool may still add for a gang: at most ``count`` alike, taking the members whose pod
+    signature is in ``takes``, all the kinds of ``pool`` together within ``limit`` (each node counting
+    its ``cost`` against the limits); ``domains``: the values of the topology key they may carry (the
+    pool may put all of them in any one), None when every new node is its own domain (hostname)."""
 
     name: str  # for messages: "NodePool gpu: g5.12xlarge"
     allocatable: Mapping[str, Fraction]  # after the DaemonSets' overhead
     takes: frozenset[tuple[Any, ...]]
     count: int
     domains: tuple[str, ...] | None = ()
+    pool: str = ""  # the pool's title: its kinds share ``limit``
+    limit: PoolLimit | None = None
+    cost: Mapping[str, Fraction] | None = None  # a node's capacity of each resource ``limit`` names
 
 
 NEW_NODE_DOMAIN = "(a new node)"
@@ -833,9 +880,8 @@ NEW_NODE_DOMAIN = "(a new node)"
 def pack_with_new_nodes(
     gang: Gang, model: ClusterModel, new: Sequence[NewNodes], key: str, budget: Budget | None = None
 ) -> GangVerdict:
-    """Where the gang fits on the nodes and the nodes pools may add (``new``), per domain of ``key``.
-    Exact when ``new`` lists what the pools can add; when it lists more (every type of a pool at its
-    full count), "unsatisfiable" stays a proof and "fits" does not."""
+    """Where the gang fits on the nodes and the nodes pools may add (``new``), per domain of ``key``:
+    a pool's kinds share its limit, so a pool of several instance types is packed exactly."""
     from gpulint.kube.gangs.packing import Budget, decide, node_kind
 
     required = _required_members(gang)
@@ -845,12 +891,16 @@ def pack_with_new_nodes(
     main_count = sum(count for member, count in required if member.pod.signature() == main.pod.signature())
     packing = _Packing.of(required, main, model, model.nodes)
     signatures = list(dict.fromkeys(member.pod.signature() for member, _ in required))
-    per_domain: dict[str, Counter[NodeKind]] = {
-        domain: packing.kinds(nodes) for domain, nodes in _domains(model.nodes, key).items()
-    }
+    by_domain = _domains(model.nodes, key)
+    per_domain: dict[str, Counter[NodeKind]] = {domain: packing.kinds(nodes) for domain, nodes in by_domain.items()}
+    pools: dict[str, PoolLimit] = {}
+    new_names: dict[Any, str] = {}
     for nodes in new:
         allowed = frozenset(i for i, signature in enumerate(signatures) if signature in nodes.takes)
-        kind = node_kind(nodes.allocatable, packing.units, allowed)
+        kind = node_kind(nodes.allocatable, packing.units, allowed, nodes.pool, nodes.cost)
+        new_names.setdefault(kind, nodes.name)
+        if nodes.pool and nodes.limit is not None:
+            pools[nodes.pool] = nodes.limit
         if not key:
             per_domain.setdefault("", Counter())[kind] += nodes.count
         elif nodes.domains is None:
@@ -866,8 +916,9 @@ def pack_with_new_nodes(
     for domain, kinds in per_domain.items():
         frozen = frozenset(kinds.items())
         if frozen not in decided:
-            decided[frozen] = decide(packing.shapes, dict(frozen), budget)
-        placements.append(Placement.of(domain, decided[frozen], packing.main))
+            decided[frozen] = decide(packing.shapes, dict(frozen), budget, pools)
+        names = packing.names(by_domain.get(domain, []), decided[frozen]) | new_names
+        placements.append(Placement.of(domain, decided[frozen], packing.main, packing.shapes, names))
     return GangVerdict(placements, main_count, main)
 
 

@@ -107,8 +107,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
     """The nodes that can exist: the whole gang must fit within what the nodes hold and the pools may
-    still add (max size, limits, what already runs). An error when proven; a warning when it fits only
-    if a pool mixes instance types."""
+    still add (max size, limits, what already runs): an error when proven not to."""
     result = gang_with_pools(gang, resolver)
     if result.state == "unsatisfiable":
         gap = resolver.pools_gap  # a node group not read may add what the gang lacks
@@ -124,8 +123,6 @@ def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
             severity=Severity.WARNING if gap else Severity.ERROR,
             pinned=bool(gap),
         )
-    elif result.state == "doubtful":
-        yield Diagnostic(RULE_ID, gang.path, result.message, severity=Severity.WARNING, notes=result.notes)
 
 
 def unpublished_demand(gang: Gang, resolver: Resolver) -> bool:
