@@ -401,9 +401,10 @@ def inventory_command(
     import json
 
     from gpulint.cli.inventory import render_text, summarize
+    from gpulint.lint.collect import collect
     from gpulint.lint.registry import all_rules
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import SourceError, collect
+    from gpulint.lint.sources import SourceError
     from gpulint.report import FormatOptions, encode
     from gpulint.report.text import render as render_findings
 
@@ -452,10 +453,11 @@ def explain_command(
     Charts and overlays are rendered as `check` renders them; findings point at their sources."""
     from gpulint.cli.check import repository_context
     from gpulint.cli.explain import explain_objects, object_matches, render, render_json
+    from gpulint.lint.collect import collect_all
     from gpulint.lint.errors import ToolError
     from gpulint.lint.render.rendered import RENDER_FAILED
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import CollectOptions, SourceError, collect_all
+    from gpulint.lint.sources import CollectOptions, SourceError
     from gpulint.report import encode
 
     config = _inventory_config(config_path, inventory_paths, live, catalog_paths, paths, scoped=True)

@@ -19,6 +19,7 @@ from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import type_name
 from gpulint.kube.typos import edit_distance
 from gpulint.lint.findings import Severity
+from gpulint.lint.paths import is_within
 from gpulint.lint.render.options import RenderConfigError, RenderOptions
 from gpulint.lint.render.options import from_mapping as render_from_mapping
 
@@ -380,12 +381,6 @@ class _Confinement:
         for directory, chart in render.charts.items():
             for path in (directory, *chart.values):
                 self.path(path, ("render", "charts"))
-
-
-def is_within(path: str, directory: str) -> bool:
-    """``path``, links resolved, is ``directory`` or lies below it."""
-    real, top = os.path.realpath(path), os.path.realpath(directory)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def repository_of(directory: str) -> str:

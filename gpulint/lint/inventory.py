@@ -19,12 +19,14 @@ from gpulint.kube.lru import LRU
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requests
 from gpulint.kube.validation.errors import DUPLICATE, FieldError
+from gpulint.lint.collect import collect
 from gpulint.lint.config import Config
+from gpulint.lint.errors import InventoryError as InventoryError  # re-exported: raised here
 from gpulint.lint.findings import Path
 from gpulint.lint.loader import LoadProblem, LocatedDocument, collector_paused, detect_encoding, load_bytes
 from gpulint.lint.objects import KubeObject, objects_in
 from gpulint.lint.rejections import Rejection, file_rejections
-from gpulint.lint.sources import Source, SourceError, collect
+from gpulint.lint.sources import Source, SourceError
 
 if TYPE_CHECKING:  # the pool model and readers are imported when an inventory is read
     from gpulint.kube.dra.devices import DraModel
@@ -62,10 +64,6 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 INVENTORY_FACTS = 64  # facts kept per inventory (each may hold a value per node)
 SHAPE_FACTS = 1024  # verdicts on pod shapes kept per inventory (each small: a few findings' words)
 _F = TypeVar("_F")
-
-
-class InventoryError(Exception):
-    """The inventory cannot be read: a usage error (exit 2) with file:line:col."""
 
 
 @dataclass
