@@ -22,7 +22,7 @@ SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
 def untolerated_taint(pod: PodRequirements, node: NodeInfo) -> Taint | None:
     """v1helper.FindMatchingUntoleratedTaint for NoSchedule and NoExecute, in the node's order."""
     for taint in node.taints:
-        if taint.effect in SCHEDULING_EFFECTS and not any(t.tolerates(taint) for t in pod.tolerations):
+        if taint.effect in SCHEDULING_EFFECTS and not pod.tolerates(taint):
             return taint
     return None
 

@@ -338,6 +338,19 @@ class PodRequirements:
             names |= named
         return frozenset(names)
 
+    def tolerates(self, taint: Taint) -> bool:
+        """Whether any of the pod's tolerations tolerates ``taint``: asked once per distinct taint (a fleet has
+        few), not once per node and taint, which a pod of tens of thousands of tolerations made seconds."""
+        known = self._tolerated
+        answer = known.get(taint)
+        if answer is None:
+            answer = known[taint] = any(t.tolerates(taint) for t in self.tolerations)
+        return answer
+
+    @cached_property
+    def _tolerated(self) -> dict[Taint, bool]:
+        return {}
+
     def matches_affinity(self, node: NodeInfo) -> bool:
         if not all(r.matches(node) for r in self.node_selector):
             return False
@@ -475,12 +488,12 @@ def filter_reasons(
     if (
         not bound
         and node.unschedulable
-        and not any(t.tolerates(Taint(UNSCHEDULABLE_TAINT, "", "NoSchedule")) for t in pod.tolerations)
+        and not pod.tolerates(Taint(UNSCHEDULABLE_TAINT, "", "NoSchedule"))
     ):
         return [REASON_UNSCHEDULABLE]
     effects = ("NoExecute",) if bound else ("NoSchedule", "NoExecute")
     for taint in node.taints:
-        if taint.effect in effects and not any(t.tolerates(taint) for t in pod.tolerations):
+        if taint.effect in effects and not pod.tolerates(taint):
             return [untolerated(taint, named_taints)]
     if not (pod.matches_affinity(node) if affinity_matched is None else affinity_matched):
         return [REASON_AFFINITY]
