@@ -192,7 +192,8 @@ def test_sarif_is_json_dumps_of_its_log(findings):
     """The results written a finding at a time are the text json.dumps writes for the same log (or the
     same error, for a finding json could not write either)."""
     from gpulint.lint.registry import all_rules
-    from gpulint.report import sarif, valid_unicode
+    from gpulint.report import sarif
+    from gpulint.report.escaping import valid_unicode
 
     rules = {rule_id: all_rules()[rule_id] for rule_id in SARIF_RULES}
     report = Report([FileReport("a.yaml", findings)])

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from gpulint.cli.adoption import AdoptionOptions
 from gpulint.cli.live import LiveCluster, load_cluster, load_scoped
 from gpulint.cli.render_options import SourceOptions
+from gpulint.lint.collect import collect_all
 from gpulint.lint.config import Config
 from gpulint.lint.cross_file import crosses_files
 from gpulint.lint.engine import enabled_rules
@@ -19,7 +20,7 @@ from gpulint.lint.inventory import InventoryError
 from gpulint.lint.linted_set import LintedObject
 from gpulint.lint.repo_index import build_context, repository_of
 from gpulint.lint.run import LintRun
-from gpulint.lint.sources import STDIN, CollectOptions, Source, SourceError, collect_all
+from gpulint.lint.sources import STDIN, CollectOptions, Source, SourceError
 from gpulint.report import FormatOptions, get_formatter
 
 if TYPE_CHECKING:  # a run with a baseline imports it

@@ -455,10 +455,11 @@ def explain_command(
     Charts and overlays are rendered as `check` renders them; findings point at their sources."""
     from gpulint.cli.check import repository_context
     from gpulint.cli.explain import explain_objects, object_matches, render, render_json
+    from gpulint.lint.collect import collect_all
     from gpulint.lint.errors import ToolError
     from gpulint.lint.render.rendered import RENDER_FAILED
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import CollectOptions, SourceError, collect_all
+    from gpulint.lint.sources import CollectOptions, SourceError
     from gpulint.report import encode
 
     config = _inventory_config(config_path, inventory_paths, live, catalog_paths, paths, scoped=True)

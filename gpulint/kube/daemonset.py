@@ -30,7 +30,7 @@ def untolerated_taint(pod: PodRequirements, node: NodeInfo) -> Taint | None:
 
 def first_untolerated(pod: PodRequirements, taints: Iterable[Taint]) -> Taint | None:
     for taint in taints:
-        if taint.effect in SCHEDULING_EFFECTS and not any(t.tolerates(taint) for t in pod.tolerations):
+        if taint.effect in SCHEDULING_EFFECTS and not pod.tolerates(taint):
             return taint
     return None
 

@@ -10,7 +10,7 @@ that fails, and the summary uses the scheduler's own words:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property, lru_cache
@@ -19,6 +19,7 @@ from typing import Any
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.lru import LRU
 from gpulint.kube.names import decimal_integer, field_requirement_errors, selector_requirement_errors
+from gpulint.kube.node_index import LabelIndex
 from gpulint.kube.pools.labels import DEPRECATED_LABELS
 from gpulint.kube.quantity import MAX_TEXT, QuantityError, quantity_from_yaml
 from gpulint.kube.workloads import remembered_part
@@ -337,6 +338,19 @@ class PodRequirements:
             names |= named
         return frozenset(names)
 
+    def tolerates(self, taint: Taint) -> bool:
+        """Whether any of the pod's tolerations tolerates ``taint``: asked once per distinct taint (a fleet has
+        few), not once per node and taint, which a pod of tens of thousands of tolerations made seconds."""
+        known = self._tolerated
+        answer = known.get(taint)
+        if answer is None:
+            answer = known[taint] = any(t.tolerates(taint) for t in self.tolerations)
+        return answer
+
+    @cached_property
+    def _tolerated(self) -> dict[Taint, bool]:
+        return {}
+
     def matches_affinity(self, node: NodeInfo) -> bool:
         if not all(r.matches(node) for r in self.node_selector):
             return False
@@ -456,7 +470,9 @@ def _expression(expression: dict[str, Any], path: tuple[Any, ...], field_match: 
 # --------------------------------------------------------------------------- the filters
 
 
-def filter_reasons(pod: PodRequirements, node: NodeInfo, now: bool, named_taints: bool = False) -> list[str]:
+def filter_reasons(
+    pod: PodRequirements, node: NodeInfo, now: bool, named_taints: bool = False, affinity_matched: bool | None = None
+) -> list[str]:
     """The reasons the first failing filter gives for ``node`` (empty: the node fits), worded as the
     scheduler words them (``named_taints``: a scheduler older than 1.34 names the untolerated taint).
 
@@ -472,14 +488,14 @@ def filter_reasons(pod: PodRequirements, node: NodeInfo, now: bool, named_taints
     if (
         not bound
         and node.unschedulable
-        and not any(t.tolerates(Taint(UNSCHEDULABLE_TAINT, "", "NoSchedule")) for t in pod.tolerations)
+        and not pod.tolerates(Taint(UNSCHEDULABLE_TAINT, "", "NoSchedule"))
     ):
         return [REASON_UNSCHEDULABLE]
     effects = ("NoExecute",) if bound else ("NoSchedule", "NoExecute")
     for taint in node.taints:
-        if taint.effect in effects and not any(t.tolerates(taint) for t in pod.tolerations):
+        if taint.effect in effects and not pod.tolerates(taint):
             return [untolerated(taint, named_taints)]
-    if not pod.matches_affinity(node):
+    if not (pod.matches_affinity(node) if affinity_matched is None else affinity_matched):
         return [REASON_AFFINITY]
     return resource_reasons(pod.requests, node, now, pod.dra_resources)
 
@@ -499,6 +515,23 @@ def resource_reasons(
         if amount > available:
             reasons.append(insufficient(resource))
     return reasons
+
+
+def affinity_positions(pod: PodRequirements, nodes: Sequence[NodeInfo], index: LabelIndex) -> frozenset[int]:
+    """matches_affinity over every node at once (``index`` is ``nodes``'): the positions of the nodes that
+    match the node selector and any valid term of the required node affinity."""
+
+    def fallback(requirement: Requirement) -> Callable[[int], bool]:
+        return lambda at: requirement.matches(nodes[at])
+
+    chosen = index.select(pod.node_selector, index.everyone, fallback)
+    if pod.affinity_terms is None:
+        return chosen
+    found: frozenset[int] = frozenset()
+    for term in pod.affinity_terms:
+        if term and not any(r.parse_errors for r in term):  # an empty or unparsable term matches nothing
+            found |= index.select(term, chosen - found, fallback)
+    return found
 
 
 # --------------------------------------------------------------------------- groups of identical nodes
@@ -590,6 +623,9 @@ def copies_on(pod: PodRequirements, node: NodeInfo) -> int:
 
 
 MEMO_SIZE = 1024  # results kept per distinct pod (each may hold a verdict per node group)
+# Node groups x requirements past which a pod's node affinity is matched through the label index: below
+# it, matching each group's representative is cheaper than the index's set operations.
+INDEXED_FROM = 4096
 
 
 @dataclass
@@ -598,8 +634,10 @@ class ClusterModel:
 
     nodes: list[NodeInfo]
     named_taints: bool = False  # the scheduler names the untolerated taint (before 1.34)
+    indexed_from: int = INDEXED_FROM  # groups x requirements from which affinity goes through the label index
     _identity: frozenset[str] = frozenset()
     _groups: LRU[str, list[NodeGroup]] = field(default_factory=lambda: LRU(1))  # grouped once, by one thread
+    _index: LRU[str, tuple[LabelIndex, dict[int, int]]] = field(default_factory=lambda: LRU(1))  # built on first use
     # per distinct pod; bounded: the webhook's model lives for every review of a snapshot
     _cache: LRU[tuple[Any, ...], Any] = field(default_factory=lambda: LRU(MEMO_SIZE))
 
@@ -622,8 +660,12 @@ class ClusterModel:
         fitting: list[NodeGroup] = []
         reasons: Counter[str] = Counter()
         failing: list[tuple[NodeGroup, list[str]]] = []
-        for group in self._groups_for(pod):
-            found = filter_reasons(pod, group.representative, now, self.named_taints)
+        groups = self._groups_for(pod)
+        matched = self._affinity_matched(pod, groups)
+        for group in groups:
+            found = filter_reasons(
+                pod, group.representative, now, self.named_taints, None if matched is None else matched(group)
+            )
             if found:
                 for reason in found:
                     reasons[reason] += len(group)
@@ -644,8 +686,28 @@ class ClusterModel:
     def matching_groups(self, pod: PodRequirements) -> list[NodeGroup]:
         return self._cache.get_or_compute(
             ("affinity", *pod.selection_signature()),
-            lambda: [group for group in self._groups_for(pod) if pod.matches_affinity(group.representative)],
+            lambda: self._matching_groups(pod),
         )
+
+    def _matching_groups(self, pod: PodRequirements) -> list[NodeGroup]:
+        groups = self._groups_for(pod)
+        matched = self._affinity_matched(pod, groups)
+        if matched is None:
+            return [group for group in groups if pod.matches_affinity(group.representative)]
+        return [group for group in groups if matched(group)]
+
+    def _affinity_matched(self, pod: PodRequirements, groups: list[NodeGroup]) -> Callable[[NodeGroup], bool] | None:
+        """Whether a group's nodes match the pod's node selector and affinity, through the label index; None
+        when matching each group directly is cheap enough (see INDEXED_FROM)."""
+        if len(groups) * len(pod.requirements()) < self.indexed_from:
+            return None
+        index, position = self._index.get_or_compute(
+            "index", lambda: (LabelIndex.of(self.nodes), {id(node): i for i, node in enumerate(self.nodes)})
+        )
+        chosen = self._cache.get_or_compute(
+            ("affinity positions", *pod.selection_signature()), lambda: affinity_positions(pod, self.nodes, index)
+        )
+        return lambda group: position[id(group.representative)] in chosen
 
     def matching_affinity(self, pod: PodRequirements) -> list[NodeInfo]:
         return [node for group in self.matching_groups(pod) for node in group.nodes]

@@ -39,8 +39,14 @@ def _numbered_siblings(a: str, b: str) -> bool:
     return [c for c in a if not c.isdigit()] == [c for c in b if not c.isdigit()]
 
 
-def edit_distance(a: str, b: str) -> int:
-    """Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps."""
+def edit_distance(a: str, b: str, limit: int | None = None) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps.
+
+    With ``limit``, any answer above it may be returned as ``limit + 1``: the scan stops once two rows
+    in a row exceed it (a later cell comes from one of them at no smaller cost).
+    """
+    if limit is not None and abs(len(a) - len(b)) > limit:
+        return limit + 1
     previous2: list[int] = []
     previous = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
@@ -50,5 +56,7 @@ def edit_distance(a: str, b: str) -> int:
             current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
             if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
                 current[j] = min(current[j], previous2[j - 2] + 1)
+        if limit is not None and min(current) > limit and min(previous) >= limit:
+            return limit + 1
         previous2, previous = previous, current
     return previous[len(b)]

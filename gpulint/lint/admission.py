@@ -6,7 +6,6 @@ The model is gpulint.kube.admission; this module looks the objects up through th
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -41,6 +40,7 @@ from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import pod_requests, resource_list
 from gpulint.kube.selectors import label_text, selector_matches
+from gpulint.kube.typos import typo_of
 from gpulint.kube.workloads import api_group, effective_pod_spec, pod_spec_sites, remembered_part
 from gpulint.lint.findings import first_line, tail_or_note
 from gpulint.lint.kinds import unproven
@@ -146,9 +146,9 @@ def _selector_keys(selector: dict[str, object]) -> set[str]:
 
 
 def _did_you_mean(name: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    close = typo_of(name, known)
     if close:
-        return f"did you mean '{close[0]}'?"
+        return f"did you mean '{close}'?"
     if not known:
         return ""
     more = f" and {len(known) - 6} more" if len(known) > 6 else ""

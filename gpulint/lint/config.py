@@ -17,7 +17,9 @@ from typing import Any
 
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import type_name
+from gpulint.kube.typos import edit_distance
 from gpulint.lint.findings import Severity
+from gpulint.lint.paths import is_within
 from gpulint.lint.render.options import RenderConfigError, RenderOptions
 from gpulint.lint.render.options import from_mapping as render_from_mapping
 
@@ -171,8 +173,8 @@ def similar_rules(name: str, known: set[str] | frozenset[str]) -> list[str]:
         containing = sorted(rule for rule in known if lowered in rule)
         if containing:
             return containing[:3]
-    best = min(known, key=lambda rule: (_distance(rule, lowered), rule), default=None)
-    if best is not None and _distance(best, lowered) <= max(2, len(lowered) // 4):
+    best = min(known, key=lambda rule: (edit_distance(rule, lowered), rule), default=None)
+    if best is not None and edit_distance(best, lowered) <= max(2, len(lowered) // 4):
         return [best]
     return []
 
@@ -184,16 +186,6 @@ def rule_hint(name: str, known: set[str] | frozenset[str]) -> str:
     if len(close) == 1:
         return f"; did you mean '{close[0]}'?"
     return f"; did you mean one of {', '.join(repr(rule) for rule in close)}?"
-
-
-def _distance(a: str, b: str) -> int:
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
 
 
 Locator = Callable[[tuple[str, ...]], str]  # a key path -> "file:line:col" for messages
@@ -389,12 +381,6 @@ class _Confinement:
         for directory, chart in render.charts.items():
             for path in (directory, *chart.values):
                 self.path(path, ("render", "charts"))
-
-
-def is_within(path: str, directory: str) -> bool:
-    """``path``, links resolved, is ``directory`` or lies below it."""
-    real, top = os.path.realpath(path), os.path.realpath(directory)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def repository_of(directory: str) -> str:

@@ -16,3 +16,7 @@ class ToolError(Exception):
 
 class BaselineError(Exception):
     """A baseline that cannot be read or is not a gpulint baseline: a usage error (exit 2)."""
+
+
+class InventoryError(Exception):
+    """The inventory cannot be read: a usage error (exit 2) with file:line:col."""

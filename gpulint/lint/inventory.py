@@ -20,12 +20,14 @@ from gpulint.kube.lru import LRU
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requests
 from gpulint.kube.validation.errors import DUPLICATE, FieldError
+from gpulint.lint.collect import collect
 from gpulint.lint.config import Config
+from gpulint.lint.errors import InventoryError as InventoryError  # re-exported: raised here
 from gpulint.lint.findings import Path
 from gpulint.lint.loader import LoadProblem, LocatedDocument, collector_paused, detect_encoding, load_bytes
 from gpulint.lint.objects import KubeObject, objects_in
 from gpulint.lint.rejections import Rejection, file_rejections
-from gpulint.lint.sources import Source, SourceError, collect
+from gpulint.lint.sources import Source, SourceError
 
 if TYPE_CHECKING:  # the pool model and readers are imported when an inventory is read
     from gpulint.kube.dra.devices import DraModel
@@ -70,10 +72,6 @@ _F = TypeVar("_F")
 # Sees an inventory file's data: (file, what, data), what being "document", "item" (a List's, before it is
 # compacted) or "object" (as objects_in finds them)
 Inspect = Callable[[str, str, Any], None]
-
-
-class InventoryError(Exception):
-    """The inventory cannot be read: a usage error (exit 2) with file:line:col."""
 
 
 @dataclass

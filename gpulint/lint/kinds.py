@@ -29,7 +29,7 @@ from gpulint.kube.admission.kueue_config import CONFIG_GROUP, CONFIG_KIND
 from gpulint.kube.admission.kueue_kinds import KUEUE_GROUP
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.pools.kinds import CAPI_GROUP, KARPENTER_GROUP
-from gpulint.lint.suppress import path_matches
+from gpulint.lint.paths import path_matches
 
 DRA_GROUP = "resource.k8s.io"
 SCHEDULER_CONFIG_GROUP = "kubescheduler.config.k8s.io"

@@ -7,10 +7,11 @@ from functools import cache
 from pathlib import Path
 
 from gpulint.kube.pools.catalog import Catalog, parse_catalog
+from gpulint.lint.collect import collect
 from gpulint.lint.data import data_dir
-from gpulint.lint.inventory import InventoryError
+from gpulint.lint.errors import InventoryError
 from gpulint.lint.loader import load_bytes
-from gpulint.lint.sources import SourceError, collect
+from gpulint.lint.sources import SourceError
 
 MAX_CATALOG_BYTES = 8 * 1024 * 1024
 

@@ -26,11 +26,12 @@ from typing import Any
 
 from gpulint import __version__
 from gpulint.lint.atomic import replace_file
+from gpulint.lint.file_walk import Walk
 from gpulint.lint.findings import ObjectRef
 from gpulint.lint.linted_set import LintedObject
 from gpulint.lint.loader import collector_paused, load_bytes
 from gpulint.lint.objects import parse_file
-from gpulint.lint.sources import DEFAULT_MAX_FILE_BYTES, SkippedEntry, Source, SourceError, _Walk, read_file
+from gpulint.lint.sources import DEFAULT_MAX_FILE_BYTES, SkippedEntry, Source, SourceError, read_file
 
 CACHE_DIR = ".gpulint_cache"
 CACHE_FILE = "repo-index-v1.json"
@@ -93,7 +94,7 @@ def build_context(
     cache = _load_cache(root) if use_cache else {}
     fresh: dict[str, dict[str, Any]] = {}
     shown = _shown_root(root)
-    walk = _Walk(shown, tuple(exclude), context.notes)
+    walk = Walk(shown, tuple(exclude), context.notes)
     for count, candidate in enumerate(walk.files()):
         if count >= max_files:
             context.complete = False

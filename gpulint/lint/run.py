@@ -29,12 +29,13 @@ from gpulint.lint.kinds import CLUSTER_KINDS, Declared
 from gpulint.lint.linted_set import LintedObject, LintedSet
 from gpulint.lint.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.objects import KubeObject, ParsedFile, is_list, is_object, object_ref, parse_file
+from gpulint.lint.paths import path_matches
 from gpulint.lint.registry import Rule, import_checks
 from gpulint.lint.rejections import API_REJECTED, inventory_reports
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need
 from gpulint.lint.sources import Source
-from gpulint.lint.suppress import ALL, path_ignores, path_matches
+from gpulint.lint.suppress import ALL, path_ignores
 
 PARALLEL_MIN_FILES = 48
 

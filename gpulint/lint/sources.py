@@ -18,12 +18,11 @@ import fnmatch
 import os
 import stat
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gpulint.lint.gitignore import Scope
     from gpulint.lint.render.options import RenderOptions
     from gpulint.lint.render.rendered import Rendered
 
@@ -92,7 +91,7 @@ def _too_large(display: str, limit: int, size: int | None, limit_name: str = LIM
     return SourceError(f"{display}: {what}, over the limit of {limit} bytes ({_size_text(limit)}, {limit_name})")
 
 
-def _kind(mode: int) -> str:
+def kind_of_mode(mode: int) -> str:
     kinds = (
         (stat.S_ISDIR, "a directory"),
         (stat.S_ISCHR, "a character device"),
@@ -136,7 +135,7 @@ def read_file(
         mode = None if walked else os.stat(path).st_mode
         if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
             # Not even opened: opening a device can act on it (a tape rewinds, a terminal hangs up).
-            raise SourceError(f"{display}: {_kind(mode)}, not a regular file or pipe; not read")
+            raise SourceError(f"{display}: {kind_of_mode(mode)}, not a regular file or pipe; not read")
         if mode is not None and stat.S_ISFIFO(mode):
             fd = os.open(path, flags)  # blocking: a named pipe's writer may come later
         else:
@@ -151,8 +150,8 @@ def read_file(
         regular = stat.S_ISREG(info.st_mode)
         if not regular and (walked or not stat.S_ISFIFO(info.st_mode)):
             if walked:
-                raise SkippedEntry(_kind(info.st_mode))
-            raise SourceError(f"{display}: {_kind(info.st_mode)}, not a regular file or pipe; not read")
+                raise SkippedEntry(kind_of_mode(info.st_mode))
+            raise SourceError(f"{display}: {kind_of_mode(info.st_mode)}, not a regular file or pipe; not read")
         if regular and info.st_size > limit:
             raise _too_large(display, limit, info.st_size, limit_name)
         content = _read_bounded(fd, limit, info.st_size + 1 if regular else _CHUNK)
@@ -165,7 +164,7 @@ def read_file(
         os.close(fd)
 
 
-def _read_stdin(limit: int) -> bytes:
+def read_stdin(limit: int) -> bytes:
     stream = sys.stdin.buffer if sys.stdin is not None else None
     if stream is None:
         raise SourceError(f"{STDIN}: standard input is closed")
@@ -176,106 +175,6 @@ def _read_stdin(limit: int) -> bytes:
     if len(content) > limit:
         raise _too_large(STDIN_DISPLAY, limit, None)
     return content
-
-
-def _excluded(path: str, patterns: Sequence[str]) -> bool:
-    normalized = path.replace(os.sep, "/")
-    return any(
-        fnmatch.fnmatch(normalized, p)
-        or fnmatch.fnmatch(normalized, f"*/{p}")
-        or fnmatch.fnmatch(normalized, f"{p}/*")
-        or fnmatch.fnmatch(normalized, f"*/{p}/*")
-        for p in patterns
-    )
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    path: str
-    follow: bool  # an in-tree symbolic link (the walk checked where it points)
-    chart: bool = False  # a Helm chart directory: rendered, not walked
-
-
-@dataclass
-class _Walk:
-    """One named directory: its files in sorted order, depth first; notes for what was skipped."""
-
-    root: str
-    exclude: Sequence[str]
-    notes: list[str] = field(default_factory=list)
-    charts: bool = False  # yield chart directories (to be rendered) instead of their files
-    directories: list[str] = field(default_factory=list)  # every directory walked (kustomizations are looked for there)
-
-    def __post_init__(self) -> None:
-        self.real_root = os.path.realpath(self.root)
-
-    def files(self) -> Iterator[_Candidate]:
-        from gpulint.lint.gitignore import scope_for_walk  # it reads with this module; pathspec loads only for walks
-        from gpulint.lint.render.layout import is_chart
-
-        links: list[str] = []  # in-tree links come last, so a file is shown under its own name
-        stack: list[tuple[str, Scope]] = [(self.root, scope_for_walk(self.real_root, self.notes))]
-        while stack:
-            directory, scope = stack.pop()
-            if self.charts and is_chart(directory):
-                yield _Candidate(directory, follow=False, chart=True)
-                continue
-            self.directories.append(directory)
-            subdirs: list[tuple[str, Scope]] = []
-            for entry in self._entries(directory):
-                path = os.path.normpath(os.path.join(directory, entry.name))
-                if entry.name.startswith(".") or _excluded(path, self.exclude):
-                    continue
-                is_dir = entry.is_dir(follow_symlinks=False)
-                if not is_dir and not entry.name.lower().endswith(MANIFEST_SUFFIXES):
-                    continue
-                if scope.ignored(entry.name, is_dir):
-                    continue
-                if is_dir:
-                    subdirs.append((path, scope.enter(entry.name, path, self.notes)))
-                elif entry.is_symlink():
-                    links.append(path)
-                elif entry.is_file(follow_symlinks=False):
-                    yield _Candidate(path, follow=False)
-                else:  # never opened: opening a FIFO blocks, opening a device can act on it
-                    self.notes.append(f"{path}: skipped: {_kind(self._mode(entry))}, not a regular file")
-            stack.extend(reversed(subdirs))
-        for link in links:
-            if self._link_inside(link):
-                yield _Candidate(link, follow=True)
-
-    def _entries(self, directory: str) -> list[os.DirEntry[str]]:
-        try:
-            with os.scandir(directory) as entries:
-                return sorted(entries, key=lambda entry: entry.name)
-        except OSError as exc:
-            raise SourceError(f"{directory}: cannot read the directory: {exc.strerror or exc}") from None
-
-    @staticmethod
-    def _mode(entry: os.DirEntry[str]) -> int:
-        try:
-            return entry.stat(follow_symlinks=False).st_mode
-        except OSError:
-            return 0
-
-    def _link_inside(self, link: str) -> bool:
-        """Follow a link only to a file inside the named directory; never to a directory (no loops,
-        and an in-tree directory is walked under its own name)."""
-        target = os.path.realpath(link)
-        if os.path.commonpath([target, self.real_root]) != self.real_root:
-            self.notes.append(f"{link}: skipped: a symbolic link to {target}, outside {self.root}")
-            return False
-        try:
-            mode = os.stat(link).st_mode
-        except OSError:
-            self.notes.append(f"{link}: skipped: a broken symbolic link")
-            return False
-        if stat.S_ISDIR(mode):
-            return False
-        if not stat.S_ISREG(mode):
-            self.notes.append(f"{link}: skipped: a symbolic link to {_kind(mode)}, not a regular file")
-            return False
-        return True
 
 
 @dataclass
@@ -295,70 +194,12 @@ class CollectOptions:
     limit_name: str = LIMIT_NAME  # how a message past the limit names it
 
 
-def collect_all(
-    paths: Sequence[str],
-    exclude: Sequence[str] = (),
-    limit: int = DEFAULT_MAX_FILE_BYTES,
-    options: CollectOptions | None = None,
-) -> Collection:
-    """Sources in command-line order, each read once; directories expanded (sorted), duplicates dropped;
-    charts and overlays rendered (when ``options.render``); files that are no manifests skipped."""
-    from gpulint.lint.render.collect import Renderer
-
-    options = options or CollectOptions(exclude, limit)
-    exclude, limit = options.exclude, options.limit
-    sources: list[Source] = []
-    notes: list[str] = []
-    collection = Collection(sources, notes)
-    renderer = Renderer(options.render, collection)
-    seen: set[tuple[int, int]] = set()
-    stdin_read = False
-    for path in paths:
-        if path == STDIN:
-            if not stdin_read:
-                stdin_read = True
-                source = renderer.stdin(options.stdin_filename or STDIN_DISPLAY, _read_stdin(limit), options)
-                if source is not None:
-                    sources.append(source)
-            continue
-        if os.path.isdir(path):
-            walk = _Walk(path, exclude, notes, charts=renderer.enabled)
-            walked = list(walk.files())
-            files = renderer.directory(path, walk.directories, [c.path for c in walked if c.chart], sources)
-            candidates = [(c, c.path, True) for c in walked if not c.chart and renderer.keep(c.path, files)]
-        elif os.path.lexists(path):
-            if options.force_exclude and _excluded(path, exclude):
-                continue
-            if renderer.named_owner(path, sources) or not renderer.keep_named(path):
-                continue  # rendered as part of its chart or overlay, or no manifest
-            candidates = [(_Candidate(path, follow=True), path, False)]  # a file named explicitly is always read
-        else:
-            raise SourceError(f"{path}: no such file or directory")
-        for candidate, display, walked_file in candidates:
-            try:
-                read = read_file(
-                    candidate.path,
-                    display=display,
-                    limit=limit,
-                    limit_name=options.limit_name,
-                    walked=walked_file,
-                    follow=candidate.follow,
-                )
-            except SkippedEntry as skipped:
-                notes.append(f"{display}: skipped: {skipped.reason}, not a regular file")
-                continue
-            if read.identity in seen and read.regular:
-                continue
-            seen.add(read.identity)
-            fs_path = candidate.path if read.regular else None
-            sources.append(Source(display, fs_path, read.content, values=renderer.values_file(display)))
-    return collection
-
-
-def collect(
-    paths: Sequence[str],
-    exclude: Sequence[str] = (),
-    limit: int = DEFAULT_MAX_FILE_BYTES,
-    limit_name: str = LIMIT_NAME,
-) -> list[Source]:
-    return collect_all(paths, options=CollectOptions(exclude, limit, limit_name=limit_name)).sources
+def excluded(path: str, patterns: Sequence[str]) -> bool:
+    normalized = path.replace(os.sep, "/")
+    return any(
+        fnmatch.fnmatch(normalized, p)
+        or fnmatch.fnmatch(normalized, f"*/{p}")
+        or fnmatch.fnmatch(normalized, f"{p}/*")
+        or fnmatch.fnmatch(normalized, f"*/{p}/*")
+        for p in patterns
+    )

@@ -14,15 +14,13 @@ ruff's RUF100).
 
 from __future__ import annotations
 
-import fnmatch
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Any
 
 from gpulint.lint.findings import Finding
+from gpulint.lint.paths import path_matches
 
 # The rule ids (comma-separated); anything after them is a free-text reason, conventionally after `--`.
 _COMMENT = re.compile(r"#\s*gpulint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*)")
@@ -162,22 +160,6 @@ class FileSuppressions:
             if finding.rule in ids or ALL in ids:
                 return True
         return False
-
-
-def _candidates(path: str, root: str) -> set[str]:
-    candidates = {path, PurePath(path).as_posix()}
-    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
-    if not relative.startswith(".."):
-        candidates.add(PurePath(relative).as_posix())
-    return candidates
-
-
-def path_matches(path: str, glob: str, root: str) -> bool:
-    """``glob`` (relative to the configuration's directory) matches ``path``."""
-    return any(
-        fnmatch.fnmatch(candidate, glob) or fnmatch.fnmatch(candidate, f"*/{glob}")
-        for candidate in _candidates(path, root)
-    )
 
 
 def path_ignores(path: str, per_path: dict[str, tuple[str, ...]], root: str) -> frozenset[str]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from gpulint.lint.findings import Report, Severity
 from gpulint.lint.rule import Rule
-from gpulint.report import FormatOptions, shown
+from gpulint.report.escaping import shown
+from gpulint.report.options import FormatOptions
 from gpulint.report.text import summary_line
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}

@@ -17,8 +17,8 @@ from typing import Any
 from gpulint.lint.baseline import fingerprint
 from gpulint.lint.findings import Report, Severity
 from gpulint.lint.rule import Rule
-from gpulint.report import FormatOptions
 from gpulint.report.indented_json import dumps
+from gpulint.report.options import FormatOptions
 
 # errors fail the pipeline: "major" ranks them above warnings in the widget, as GitLab's own analyzers do
 SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from gpulint.lint.findings import Finding, Report
 from gpulint.lint.rule import Rule
-from gpulint.report import FormatOptions
 from gpulint.report.indented_json import dumps, json_string
+from gpulint.report.options import FormatOptions
 
 CONTRACT_VERSION = 1
 

@@ -11,7 +11,8 @@ import xml.etree.ElementTree as ET
 
 from gpulint.lint.findings import Finding, Report
 from gpulint.lint.rule import Rule
-from gpulint.report import FormatOptions, line_start, shown, valid_xml
+from gpulint.report.escaping import line_start, shown, valid_xml
+from gpulint.report.options import FormatOptions
 
 
 def _line(finding: Finding) -> str:

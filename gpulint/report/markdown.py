@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from gpulint.lint.findings import FileReport, Finding, Report, Severity
 from gpulint.lint.rule import Rule
-from gpulint.report import FormatOptions, line_start, shown
+from gpulint.report.escaping import line_start, shown
+from gpulint.report.options import FormatOptions
 from gpulint.report.text import summary_line
 
 # GitHub refuses a comment over 65,536 characters; GitLab notes allow more, so GitHub's limit decides

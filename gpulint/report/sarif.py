@@ -11,8 +11,9 @@ from gpulint import __version__
 from gpulint.lint.baseline import fingerprint
 from gpulint.lint.findings import Finding, Report, Severity
 from gpulint.lint.rule import Rule
-from gpulint.report import FormatOptions, valid_unicode
+from gpulint.report.escaping import valid_unicode
 from gpulint.report.indented_json import INDENT, dumps, json_string
+from gpulint.report.options import FormatOptions
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}

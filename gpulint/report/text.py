@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from gpulint.lint.findings import Finding, Report, Severity
 from gpulint.lint.rule import Rule
-from gpulint.report import FormatOptions, line_start, shown
+from gpulint.report.escaping import line_start, shown
+from gpulint.report.options import FormatOptions
 
 _COLORS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
 _BOLD, _RESET = "\033[1m", "\033[0m"

@@ -352,7 +352,8 @@ def test_a_huge_sparse_file_is_refused_before_it_is_read(tmp_path):
 
 
 def test_a_file_at_the_limit_is_read_and_one_byte_more_is_refused(tmp_path):
-    from gpulint.lint.sources import SourceError, collect_all
+    from gpulint.lint.collect import collect_all
+    from gpulint.lint.sources import SourceError
 
     path = tmp_path / "edge.yaml"
     path.write_bytes(b"#" * 100)

@@ -4,7 +4,7 @@ cel-expr-python has no cost tracking and no interruption (kubernetes' ``cel.Cost
 ``InterruptCheckFrequency`` have no equivalent), so an evaluation that the static estimate
 cannot bound runs in a separate worker process: address space limited with RLIMIT_AS,
 CPU time limited by the parent, which kills it and reports "operation cancelled: actual cost
-limit exceeded". The worker is a plain ``python -m gpulint.kube.cel.sandbox`` child (not a fork of
+limit exceeded". The worker is a plain ``python -m gpulint.kube.cel.sandbox_worker`` child (not a fork of
 this possibly multi-threaded process), started on first use and reused; the common path
 never reaches it.
 
@@ -34,7 +34,7 @@ STARTUP_SECONDS = 60.0  # for the worker to load (not counted in the evaluation'
 POLL_SECONDS = 0.05  # how often the worker's CPU time is read while waiting
 MEMORY_BYTES = 512 << 20  # on top of what the worker uses once started
 MAX_REPLY_BYTES = 16 << 20
-_HEADER = struct.Struct("<Q")
+FRAME_HEADER = struct.Struct("<Q")
 READY = b"ready"  # the worker's first message, once it has loaded
 
 
@@ -72,7 +72,7 @@ class Sandbox:
                         stopped=f"the evaluation worker did not start in {STARTUP_SECONDS:g} s", undecided=True
                     )
                 assert process.stdin is not None
-                process.stdin.write(_HEADER.pack(len(payload)) + payload)
+                process.stdin.write(FRAME_HEADER.pack(len(payload)) + payload)
                 process.stdin.flush()
                 clock = _CpuClock(process.pid, self.timeout)
                 answer = self._read(process, clock)
@@ -103,7 +103,7 @@ class Sandbox:
         """The running worker, started (and waited for until it says it is ready) when there is none."""
         if self._process is None or self._process.poll() is not None:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "gpulint.kube.cel.sandbox", ",".join(self.variables), str(self.memory)],
+                [sys.executable, "-m", "gpulint.kube.cel.sandbox_worker", ",".join(self.variables), str(self.memory)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -118,7 +118,7 @@ class Sandbox:
         assert process.stdout is not None
         fd = process.stdout.fileno()
         buffer = bytearray()
-        need = _HEADER.size
+        need = FRAME_HEADER.size
         while len(buffer) < need:
             if clock.exhausted():
                 return None
@@ -129,9 +129,9 @@ class Sandbox:
             if not chunk:
                 return None  # the worker died: its memory limit or a crash in the engine
             buffer += chunk
-            if need == _HEADER.size and len(buffer) >= need:
-                need += _HEADER.unpack_from(buffer)[0]
-        return bytes(buffer[_HEADER.size : need])
+            if need == FRAME_HEADER.size and len(buffer) >= need:
+                need += FRAME_HEADER.unpack_from(buffer)[0]
+        return bytes(buffer[FRAME_HEADER.size : need])
 
     def close(self) -> None:
         process, self._process = self._process, None
@@ -200,64 +200,3 @@ def _cpu_seconds(pid: int) -> float | None:
 
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-# --------------------------------------------------------------------------- the worker
-
-
-def _limit_memory(extra: int) -> None:
-    try:
-        import resource
-
-        with open("/proc/self/statm") as statm:
-            pages = int(statm.read().split()[0])
-        resource.setrlimit(resource.RLIMIT_AS, (pages * os.sysconf("SC_PAGE_SIZE") + extra,) * 2)
-    except (ImportError, OSError, ValueError):
-        pass  # no /proc or no rlimits: the parent's timeout still stops it
-
-
-def _read_exactly(stream: Any, size: int) -> bytes:
-    data = stream.read(size)
-    if len(data) != size:
-        raise EOFError
-    return data
-
-
-def _serve(variables: tuple[str, ...], memory: int) -> None:
-    from gpulint.kube.cel.engine import CelEngine, Compiled
-
-    engine = CelEngine(variables, guarded=False)
-    engine.compile("true")  # load the engine before the limit applies to what comes next
-    _limit_memory(memory)
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    stdout.write(_HEADER.pack(len(READY)) + READY)  # the parent's clock starts with the first request
-    stdout.flush()
-    while True:
-        try:
-            (size,) = _HEADER.unpack(_read_exactly(stdin, _HEADER.size))
-            expression, data, device = pickle.loads(_read_exactly(stdin, size))
-        except EOFError:
-            return
-        try:
-            compiled = engine.compile(expression)
-            if not isinstance(compiled, Compiled):
-                answer: tuple[str, Any] = ("error", compiled.message)
-            elif device:
-                result = engine.evaluate(compiled, data)
-                answer = ("ok", result) if isinstance(result, bool) else ("error", result)
-            else:
-                value, error = engine.run(compiled, data)
-                answer = ("ok", value) if not error else ("error", error)
-            if isinstance(answer[1], str) and "bad_alloc" in answer[1]:
-                answer = ("memory", "")
-            reply = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
-            if len(reply) > MAX_REPLY_BYTES:  # e.g. a message expression that built a huge string
-                reply = pickle.dumps(("memory", ""))
-        except MemoryError:
-            reply = pickle.dumps(("memory", ""))
-        stdout.write(_HEADER.pack(len(reply)) + reply)
-        stdout.flush()
-
-
-if __name__ == "__main__":
-    _serve(tuple(sys.argv[1].split(",")), int(sys.argv[2]))

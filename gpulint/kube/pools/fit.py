@@ -109,7 +109,7 @@ def _untolerated(pod: PodRequirements, pool: NodePool, named: bool = False) -> s
     spec = pool.spec
     effects = ("NoSchedule", "PreferNoSchedule", "NoExecute") if spec.karpenter else ("NoSchedule", "NoExecute")
     for taint in spec.taints:
-        if taint.effect in effects and not any(t.tolerates(taint) for t in pod.tolerations):
+        if taint.effect in effects and not pod.tolerates(taint):
             if spec.karpenter:
                 return f"did not tolerate taint (taint={taint.key}={taint.value}:{taint.effect})"
             return untolerated(taint, named)

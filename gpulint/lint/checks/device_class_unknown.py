@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from gpulint.kube.dra.drivers import WELL_KNOWN_CLASSES
+from gpulint.kube.typos import edit_distance
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.dra_objects import class_references
 from gpulint.lint.findings import Diagnostic, Severity
@@ -14,21 +15,6 @@ from gpulint.lint.rule_spec import DRA_CLAIM_KINDS, RuleSpec
 SPEC = RuleSpec("device-class-unknown", Severity.ERROR, kinds=DRA_CLAIM_KINDS)
 RULE_ID = SPEC.id
 _MIN_LABEL = 4  # "tpu" vs "gpu" are two classes, not a typo: short labels never count as one
-
-
-def _edits(a: str, b: str, limit: int) -> int:
-    """Levenshtein distance, or limit + 1 once it is sure to exceed limit."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        if min(current) > limit:
-            return limit + 1
-        previous = current
-    return previous[-1]
 
 
 def is_typo_of(name: str, candidate: str) -> bool:
@@ -45,13 +31,13 @@ def is_typo_of(name: str, candidate: str) -> bool:
     return (
         len(differing) == 1
         and min(len(differing[0][0]), len(differing[0][1])) >= _MIN_LABEL
-        and _edits(*differing[0], limit=2) <= 2
+        and edit_distance(*differing[0], limit=2) <= 2
     )
 
 
 def closest(name: str, candidates: Iterable[str]) -> str | None:
     found = sorted(c for c in candidates if is_typo_of(name, c))
-    return min(found, key=lambda c: _edits(name, c, len(c))) if found else None
+    return min(found, key=lambda c: edit_distance(name, c)) if found else None
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

@@ -11,6 +11,7 @@ from gpulint.kube.gpu_stack import image_repository, node_names
 from gpulint.kube.runtime import main_containers
 from gpulint.kube.workloads import pod_spec_sites, remembered_part
 from gpulint.lint.checks import CheckContext
+from gpulint.lint.config_maps import MAX_EMBEDDED, device_plugin_configs
 from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.kinds import only_elsewhere, unproven
 from gpulint.lint.linted_set import LintedSet
@@ -21,7 +22,6 @@ from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("device-plugin-config", Severity.ERROR)
 RULE_ID = SPEC.id
-MAX_EMBEDDED = 256 * 1024  # a plugin configuration is a few lines
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
 # The GPU operator's own image (NVIDIA/gpu-operator deployments/gpu-operator: nvcr.io/nvidia/gpu-operator); its
 # operands run in the namespace it runs in (assets/state-*/: namespace "FILLED BY THE OPERATOR").
@@ -111,16 +111,8 @@ def _single_mig_strategy(linted: LintedSet) -> bool:
 
 def _advertised_names(linted: LintedSet) -> dict[str, set[str]]:
     """Resource -> the names the linted plugin configurations advertise it under (itself where a configuration
-    does not share it); empty when any ConfigMap value cannot be read as one (a config gpulint cannot see)."""
-    configs = []
-    for obj in linted.of_kind("", "ConfigMap"):
-        data = obj.data.get("data")
-        for value in data.values() if isinstance(data, dict) else ():
-            if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
-                continue
-            documents = [d.data for d in load_text(obj.file, value).documents if d.data is not None]
-            if len(documents) == 1 and looks_like_config(documents[0]):
-                configs.append(advertised(documents[0]))
+    does not share it)."""
+    configs = [advertised(config) for config in device_plugin_configs(linted)]
     shared = {name for config in configs for name in config}
     return {name: {config.get(name, name) for config in configs} for name in shared}
 

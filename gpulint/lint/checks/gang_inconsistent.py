@@ -3,10 +3,10 @@ name different schedulers."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from gpulint.kube.gangs.members import group_minimum, group_references, reported_gangs
+from gpulint.kube.typos import typo_of
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
@@ -72,15 +72,15 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 )
                 continue
             known = sorted(name for (g, k, _ns, name) in ctx.resolver.gang_object_keys() if (g, k) == (group, kind))
-            close = difflib.get_close_matches(ref.name, known, n=1, cutoff=0.6)
+            close = typo_of(ref.name, known)
             if complete:
-                hint = f"did you mean '{close[0]}'?" if close else f"defined: {', '.join(known[:6]) or 'none'}"
+                hint = f"did you mean '{close}'?" if close else f"defined: {', '.join(known[:6]) or 'none'}"
                 yield _undefined(ref.path, f"the pods join {label}, which does not exist", (hint,))
             elif close:  # a controller or another overlay may create it: only a likely typo is said
                 yield _undefined(
                     ref.path,
                     f"the pods join {label}, which no linted file defines",
-                    (f"did you mean '{close[0]}'?", unproven(kind)),
+                    (f"did you mean '{close}'?", unproven(kind)),
                     Severity.INFO,
                 )
 

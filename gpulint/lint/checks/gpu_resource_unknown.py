@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 
 from gpulint.kube.resources import device_plugin_resource, is_extended, scheduler_managed
+from gpulint.kube.typos import typo_of
 from gpulint.kube.workloads import container_resources
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
@@ -45,8 +45,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     continue
                 plugin = device_plugin_resource(name)
                 # a real device plugin's resource is never a typo of another one
-                close = [] if plugin else difflib.get_close_matches(name, extended_known, n=1, cutoff=0.6)
-                hint = f"; did you mean {close[0]}?" if close else ""
+                close = None if plugin else typo_of(name, extended_known)
+                hint = f"; did you mean {close}?" if close else ""
                 asked = f"{name} (advertised by {plugin.plugin})" if plugin else name
                 offered = ", ".join(extended_known[:8]) or "none"
                 total = len(inventory.nodes)

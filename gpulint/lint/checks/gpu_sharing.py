@@ -6,15 +6,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
-from gpulint.kube.device_plugin_config import looks_like_config, sharing_settings
+from gpulint.kube.device_plugin_config import sharing_settings
 from gpulint.kube.gpu_sharing import MPS, NVIDIA_GPU, NodeResource, node_resource
 from gpulint.kube.gpu_stack import node_names
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.scheduler import FitResult, NodeInfo
 from gpulint.kube.workloads import PodSpecSite, containers, extended_resource_path, pod_spec_sites
 from gpulint.lint.checks import CheckContext
+from gpulint.lint.config_maps import device_plugin_configs
 from gpulint.lint.findings import Diagnostic, Severity, first_line
-from gpulint.lint.loader import load_text
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
@@ -22,7 +22,6 @@ from gpulint.lint.verdicts import gpu_pod_requirements
 
 SPEC = RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
-MAX_EMBEDDED = 256 * 1024
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -175,16 +174,10 @@ def _refused(strategies: set[str], ctx: CheckContext) -> bool | None:
 
 def _plugin_settings(resolver: Resolver) -> list[tuple[str, bool | None]]:
     settings: list[tuple[str, bool | None]] = []
-    for obj in resolver.linted.of_kind("", "ConfigMap"):
-        data = obj.data.get("data")
-        for value in data.values() if isinstance(data, dict) else ():
-            if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
-                continue
-            documents = [d.data for d in load_text(obj.file, value).documents if d.data is not None]
-            if len(documents) == 1 and looks_like_config(documents[0]):
-                strategy, fail = sharing_settings(documents[0])
-                if strategy != "none":
-                    settings.append((strategy, fail is True))
+    for config in device_plugin_configs(resolver.linted):
+        strategy, fail = sharing_settings(config)
+        if strategy != "none":
+            settings.append((strategy, fail is True))
     return settings
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
+from gpulint.kube.typos import typo_of
 from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
@@ -25,11 +25,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             if not resolver.catalog_complete("RuntimeClass", obj.document.path):
                 continue  # neither the inventory nor the configuration says which RuntimeClasses exist: no proof
             known = sorted(resolver.runtime_classes)
-            close = (
-                difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-                or [k for k in known if k in name or name in k][:1]
+            close = typo_of(name, known) or next(
+                (k for k in known if k in name or name in k), None
             )  # nvidia-container-runtime for nvidia: a chart default beside the usual name
-            hint = (f"did you mean {close[0]}?",) if close else ()
+            hint = (f"did you mean {close}?",) if close else ()
             yield Diagnostic(
                 RULE_ID,
                 (*site.path, "runtimeClassName"),

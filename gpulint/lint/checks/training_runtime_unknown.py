@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from gpulint.kube import trainjob
+from gpulint.kube.typos import typo_of
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.kinds import unproven
@@ -55,8 +55,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         )
         return
     known = sorted(defined | (SHIPPED if ref.kind == "ClusterTrainingRuntime" else set()))
-    close = difflib.get_close_matches(ref.name, known, n=1, cutoff=0.8)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
+    close = typo_of(ref.name, known)
+    hint = f"; did you mean '{close}'?" if close else ""
     if complete:
         word = ref.kind[0].lower() + ref.kind[1:]
         yield Diagnostic(

@@ -13,6 +13,7 @@ from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import mapping, type_name
 from gpulint.lint.checks import field_path
+from gpulint.lint.collect import collect_all
 from gpulint.lint.findings import Path, Severity
 from gpulint.lint.loader import load_bytes
 from gpulint.lint.objects import KubeObject, objects_in
@@ -29,7 +30,7 @@ from gpulint.lint.policies.model import (
     PolicyError,
     Validation,
 )
-from gpulint.lint.sources import SourceError, collect_all
+from gpulint.lint.sources import SourceError
 
 if TYPE_CHECKING:
     pass

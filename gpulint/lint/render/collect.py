@@ -151,10 +151,10 @@ class Renderer:
         return None
 
     def stdin(self, display: str, raw: bytes, options: CollectOptions) -> Source | None:
-        from gpulint.lint.sources import STDIN_DISPLAY, Source, _excluded
+        from gpulint.lint.sources import STDIN_DISPLAY, Source, excluded
 
         if display != STDIN_DISPLAY:
-            if options.force_exclude and _excluded(display, options.exclude):
+            if options.force_exclude and excluded(display, options.exclude):
                 return None
             if self.skipped(display):
                 return None

@@ -18,9 +18,9 @@ from functools import partial
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gpulint.kube.fields import dig
-from gpulint.lint.config import is_within
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.loader import LoadedFile, LocatedDocument, load_bytes
+from gpulint.lint.paths import is_within
 from gpulint.lint.render.mapping import LineMap, align, template_column
 from gpulint.lint.render.options import DEFAULT_RELEASE, ChartSettings, RenderOptions
 from gpulint.lint.render.rendered import Rendered, RenderProblem, mapped

@@ -22,9 +22,9 @@ from typing import Any
 
 from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import dig, mapping, sequence, text
-from gpulint.lint.config import is_within
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.loader import LoadedFile, LocatedDocument, load_bytes, load_text
+from gpulint.lint.paths import is_within
 from gpulint.lint.render.layout import Kustomization, Patch, kustomization_file, read_kustomization
 from gpulint.lint.render.options import RenderOptions
 from gpulint.lint.render.rendered import Rendered, RenderProblem, mapped

@@ -14,8 +14,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from gpulint.lint.config import is_within
 from gpulint.lint.findings import Severity
+from gpulint.lint.paths import is_within
 from gpulint.lint.render.rendered import RenderProblem
 
 # A chart or an overlay is a few hundred files; the bounds only stop a copy that would fill the disk.

@@ -1,0 +1,82 @@
+"""No import cycle between gpulint's modules (issue #30, step 9).
+
+A cycle makes the import order matter, hides a layer that is missing, and lets a change in one module
+break another that seems unrelated. import-linter's layer contracts (pyproject.toml) order the
+packages; this test forbids cycles between any two modules, inside a package too. Imports made only for
+type checking (``if TYPE_CHECKING:``) never run and are left out, as they are by the interpreter; an
+import inside a function counts, since it runs whenever the function does.
+"""
+
+from __future__ import annotations
+
+import grimp
+
+PACKAGE = "gpulint"
+
+
+def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """The graph's strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            module, successors = work[-1]
+            for successor in successors:
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(sorted(graph.find_modules_directly_imported_by(successor)))))
+                    break
+                if successor in on_stack:
+                    low[module] = min(low[module], index[successor])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[module])
+                if low[module] == index[module]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == module:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def _described(graph: grimp.ImportGraph, component: list[str]) -> str:
+    members = set(component)
+    lines = [" <-> ".join(component)]
+    for importer in component:
+        for imported in sorted(graph.find_modules_directly_imported_by(importer) & members):
+            for detail in graph.get_import_details(importer=importer, imported=imported):
+                lines.append(f"    {importer}:{detail['line_number']}: {detail['line_contents']}")
+    return "\n".join(lines)
+
+
+def test_no_module_imports_itself_through_others():
+    graph = grimp.build_graph(PACKAGE, exclude_type_checking_imports=True)
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(_described(graph, c) for c in cycles)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = grimp.ImportGraph()
+    for module in ("a", "a.b", "a.c", "a.d"):
+        graph.add_module(module)
+    graph.add_import(importer="a.b", imported="a.c", line_number=1, line_contents="import a.c")
+    graph.add_import(importer="a.c", imported="a.b", line_number=2, line_contents="import a.b")
+    graph.add_import(importer="a.c", imported="a.d", line_number=3, line_contents="import a.d")
+    assert _cycles(graph) == [["a.b", "a.c"]]
