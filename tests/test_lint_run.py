@@ -333,8 +333,8 @@ def parses(monkeypatch) -> Counter:
     # Inventory files that need no positions are read once by the fast readers instead (JSON, yaml-rs).
     original_fast = gpulint.lint.inventory._fast_documents
 
-    def counting_fast(display, raw):
-        documents = original_fast(display, raw)
+    def counting_fast(display, raw, *rest):
+        documents = original_fast(display, raw, *rest)
         if documents is not None:
             counts[display] += 1
         return documents
