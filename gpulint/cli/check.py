@@ -174,8 +174,17 @@ def run_check(
     if cluster is not None:
         gc.freeze()  # the inventory lives for the whole run: keep the collector from rescanning it
     context, partial, index_notes = repository_context(paths, collected.sources, config)
-    run = LintRun(config, collected.sources, cluster, rules=rules, context=context, partial=partial, scoped=scoped)
     fixing = fix or show_diff
+    run = LintRun(
+        config,
+        collected.sources,
+        cluster,
+        rules=rules,
+        context=context,
+        partial=partial,
+        scoped=scoped,
+        streamed=not fixing,  # fixing reuses the parsed files
+    )
     report = run.report(1 if fixing else jobs)  # fixing reuses the parsed files: one process holds them
     messages: list[str] = []
     if fixing:
