@@ -65,4 +65,5 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
         lines.append(f"note: {shown(first)}")
         lines.extend(f"{NOTE_INDENT}{line_start(detail)}" for detail in details)
     lines.append(summary_line(report))
-    return "\n".join(lines) + "\n"
+    lines.append("")  # the last line's newline: the text is made once, by the join
+    return "\n".join(lines)
