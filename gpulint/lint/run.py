@@ -2,7 +2,10 @@
 
 sources -> parsed once -> linted set + cluster inventory -> resolver -> rules -> findings ->
 suppressions -> Report. `check`, `--fix`, `explain`, `inventory`, pre-commit and the webhook all
-build one; none of them parses a file a second time or reads a source twice.
+build one; none of them reads a source twice, and none parses a file twice except a large `check`
+(``streamed``), which trades a second parse for memory that does not grow with the repository:
+each file is parsed for the objects other files read, its parse dropped, and parsed again to be
+checked (docs/performance.md).
 
 Large inputs are checked by forked workers in two phases: each worker parses its share of the
 files once and sends back the objects other files may refer to; the run forwards them to the other
