@@ -1014,3 +1014,32 @@ def test_a_pod_template_s_gang_groups_are_read_once_per_check(monkeypatch):
     (site,) = members.pod_spec_sites(obj.data)
     (ref,) = members.group_references(obj.data, site, "ml")
     assert (ref.system, ref.name) == ("coscheduling", "trainers")
+
+
+def test_a_streamed_check_keeps_a_render_s_parse_and_parses_plain_files_again(monkeypatch):
+    """Placing a chart's documents in its templates reads the templates (render/helm.py): a rendered source's
+    parse is kept from the first pass to its checks, never made twice; a plain file's is made again."""
+    import gpulint.lint.run
+    from gpulint.lint.render.rendered import Rendered
+    from gpulint.lint.sources import Source
+
+    seen: list[object] = []
+
+    def mapper(loaded):
+        seen.append(loaded.path)  # what reads the templates
+        return loaded
+
+    pod = POD_WITH_CLAIM.format(name="p", template="single-gpu", request="gpu").encode()
+    sources = [
+        Source("pod.yaml", content=pod),
+        Source("chart", rendered=Rendered("helm", "chart", output=pod, mapper=mapper)),
+    ]
+    real = gpulint.lint.run.parse_source
+    parsed_paths: list[str] = []
+    monkeypatch.setattr(gpulint.lint.run, "parse_source", lambda s: parsed_paths.append(s.display) or real(s))
+    streamed = gpulint.lint.run._shared_streamed(sources, everything=False)
+    assert [[obj.ref.kind for obj in objects] for objects in streamed.shared] == [["Pod"], ["Pod"]]
+    checked = [streamed.parsed(index, source) for index, source in enumerate(sources)]
+    assert [p.path for p in checked] == ["pod.yaml", "chart"]
+    assert parsed_paths == ["pod.yaml", "chart", "pod.yaml"] and seen == ["chart"]
+    assert streamed.kept == {}  # handed over: nothing held after its checks

@@ -92,10 +92,30 @@ def _streams(run: LintRun, sources: Sequence[Source]) -> bool:
     return run.streamed and "files" not in run.__dict__ and _source_bytes(sources) > KEPT_SOURCE_BYTES
 
 
-def _shared_streamed(sources: Sequence[Source], everything: bool) -> list[list[LintedObject]]:
+@dataclass
+class _Streamed:
+    """A streamed share's first pass: each file's shared objects, and the parses kept for the second pass."""
+
+    shared: list[list[LintedObject]]
+    kept: dict[int, ParsedFile]
+
+    def parsed(self, index: int, source: Source) -> ParsedFile:
+        """File ``index``'s parse for its checks: the one kept, else parsed again (and dropped once checked)."""
+        kept = self.kept.pop(index, None)
+        return kept if kept is not None else _parsed_alone(source)
+
+
+def _shared_streamed(sources: Sequence[Source], everything: bool) -> _Streamed:
     """Each file's shared objects, each file's parse dropped as soon as they are taken from it: the values
-    of these objects are all that is kept of it until it is parsed again to be checked."""
-    return [shared_objects(_parsed_alone(source), everything) for source in sources]
+    of these objects are all that is kept of it until it is parsed again to be checked. A rendered chart's or
+    overlay's parse is kept instead: placing its documents reads its templates, which are read once."""
+    streamed = _Streamed([], {})
+    for index, source in enumerate(sources):
+        parsed = _parsed_alone(source)
+        streamed.shared.append(shared_objects(parsed, everything))
+        if source.rendered is not None:
+            streamed.kept[index] = parsed
+    return streamed
 
 
 def declared_of(config: Config) -> Declared:
@@ -249,15 +269,15 @@ class LintRun:
     def _streamed_reports(self, deadline: Deadline | None) -> list[FileReport]:
         """Every file checked while at most one file's parse is held: each is parsed once for the objects
         other files read (cross_file.py), its parse dropped, then parsed again to be checked and dropped."""
-        shared = _shared_streamed(self.sources, _policies_read_objects(self.rules))
-        own = (obj for objects in shared for obj in objects)
+        streamed = _shared_streamed(self.sources, _policies_read_objects(self.rules))
+        own = (obj for objects in streamed.shared for obj in objects)
         self.linted = LintedSet(itertools.chain(own, self.context), self.references_complete)
         self.available = frozenset().union(*(engine.available for engine in self.engines))
         return [
             self.engine_for(source.display).check_file(
-                _parsed_alone(source), deadline, path_ignores_apply=self.complete
+                streamed.parsed(index, source), deadline, path_ignores_apply=self.complete
             )
-            for source in self.sources
+            for index, source in enumerate(self.sources)
         ]
 
     def inventory_reports(self) -> list[FileReport]:
@@ -385,7 +405,8 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, conn: Any, everyth
         sources = [run.sources[index] for index in share]
         streams = _streams(run, sources)
         parsed: list[ParsedFile] = [] if streams else parse_all(sources)
-        shared = _shared_streamed(sources, everything) if streams else [shared_objects(p, everything) for p in parsed]
+        streamed = _shared_streamed(sources, everything) if streams else None
+        shared = streamed.shared if streamed is not None else [shared_objects(p, everything) for p in parsed]
         _send(conn, shared)
         by_file = dict(zip(share, shared))
         for other in shares[:mine] + shares[mine + 1 :]:
@@ -396,7 +417,7 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, conn: Any, everyth
         scopes = [scope for scope, _ in run.scoped]
         reports = [
             engines[scope_index(p.path, scopes, run.config.root)].check_file(p, path_ignores_apply=run.complete)
-            for p in (map(_parsed_alone, sources) if streams else parsed)
+            for p in (parsed if streamed is None else itertools.starmap(streamed.parsed, enumerate(sources)))
         ]
         _send(conn, (reports, frozenset().union(*(engine.available for engine in engines))))
     except BaseException:
