@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -288,9 +289,19 @@ def main() -> int:
         "against merely loading the same files with libyaml, 2 workers against 1, and the ceiling of 2 workers "
         "here: two one-worker runs at once, each on half of the files",
     )
+    parser.add_argument(
+        "--memory",
+        type=int,
+        nargs="*",
+        metavar="DOCUMENTS",
+        help="only the memory run: for each corpus size, the peak memory of `gpulint check --jobs 1` and of "
+        "`--jobs 2` (its processes together), and each size's peak against the first size's",
+    )
     args = parser.parse_args()
     if args.ratios:
         return ratios(args.gpulint, args.ratios, args.repeat)
+    if args.memory:
+        return memory(args.gpulint, args.memory, args.repeat)
     with tempfile.TemporaryDirectory(prefix="gpulint-bench-") as tmp:
         corpus = Path(tmp) / "corpus"
         count = generate(corpus, args.documents, args.files)
@@ -440,6 +451,84 @@ def ratios(gpulint: str, sizes: list[int], repeat: int) -> int:
             f"| {pair[1]:.2f} s / {pair[0]:.2f} s / {one[1] / pair[1] / 2:.0%} | {pair[1] / two[1]:.0%} |"
         )
     return 0
+
+
+def _tree_rss(pid: int) -> int:
+    """Resident bytes of ``pid`` and its descendants now (0 once it is gone); Linux /proc."""
+    total, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending.extend(int(child) for child in (task / "children").read_text().split())
+        except (OSError, ValueError):
+            continue  # ended between two reads
+    return total
+
+
+def peak_memory(command: list[str]) -> tuple[float, float, float]:
+    """(CPU seconds, peak RSS in MiB of the largest process, peak in MiB of the process and its workers
+    together, sampled every 10 ms) of one run of ``command``."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    together = 0
+    while process.poll() is None:
+        together = max(together, _tree_rss(process.pid))
+        time.sleep(0.01)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # of every child waited for so far: differences below
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, together / 2**20
+
+
+def memory(gpulint: str, sizes: list[int], repeat: int) -> int:
+    """Peak memory of `gpulint check` as the corpus grows (issue #31: at most 1.5x from 5,000 to 50,000
+    documents, and 300 MiB at 50,000, workers together). Each size runs in a fresh process tree; the
+    largest process's peak is the kernel's count (wait4), the workers' total is sampled."""
+    load = os.getloadavg()[0]
+    print(f"{os.cpu_count()} CPUs, load average {load:.1f} at the start; largest of {repeat} runs")
+    print(
+        "| documents (files) | `--jobs 1`: CPU / peak | `--jobs 2`: CPU / peak of the largest process / all "
+        "processes together | `--jobs 1` peak against the first size | `--jobs 2` together against the first size |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    first: tuple[float, float] | None = None
+    for documents in sizes:
+        with tempfile.TemporaryDirectory(prefix="gpulint-memory-") as tmp:
+            corpus = Path(tmp) / "corpus"
+            files = max(1, documents // 10)
+            generate(corpus, documents, files)
+            lint = [gpulint, "check", "--format", "json", "--output", os.devnull, "--exit-zero", str(corpus)]
+            one, two = [], []
+            for _ in range(repeat):
+                one.append(_measured([*lint, "--jobs", "1"]))
+                two.append(_measured([*lint, "--jobs", "2"]))
+        cpu1, peak1 = statistics.median(r[0] for r in one), max(r[1] for r in one)
+        cpu2, largest2, together2 = (
+            statistics.median(r[0] for r in two),
+            max(r[1] for r in two),
+            max(r[2] for r in two),
+        )
+        first = first or (peak1, together2)
+        print(
+            f"| {documents:,} ({files:,}) | {cpu1:.2f} s / {peak1:.0f} MiB | {cpu2:.2f} s / {largest2:.0f} MiB / "
+            f"{together2:.0f} MiB | {peak1 / first[0]:.2f}x | {together2 / first[1]:.2f}x |"
+        )
+    return 0
+
+
+def _measured(command: list[str]) -> tuple[float, float, float]:
+    """peak_memory() in a child of its own, so that the kernel's peak (RUSAGE_CHILDREN) is this run's alone."""
+    script = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import bench; "
+        "print(json.dumps(bench.peak_memory(sys.argv[2:])))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(Path(__file__).parent), *command],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    cpu, largest, together = json.loads(out)
+    return cpu, largest, together
 
 
 def _halves(corpus: Path) -> list[list[str]]:

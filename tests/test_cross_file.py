@@ -6,8 +6,9 @@ repository index, gives each file's checks only the objects of the other files t
 
 - every (group, kind) the checks look up in the linted set while they check the rule docs'
   examples is one the table lets cross (recorded, not listed by hand);
-- the rule docs' examples, one document per file, give the same output split over two workers
-  as in one process (the objects a finding depends on sit in other files than the finding).
+- the rule docs' examples, one document per file, give the same output split over two workers,
+  and checked one parse at a time, as in one process keeping every parse (the objects a finding
+  depends on sit in other files than the finding).
 """
 
 from __future__ import annotations
@@ -87,6 +88,10 @@ def test_split_over_workers_the_examples_read_the_same_as_in_one_process(invento
     assert forked == [2]
     assert json.loads(parallel.stdout)["findings"] == json.loads(serial.stdout)["findings"]
     assert parallel.exit_code == serial.exit_code
+    # one parse at a time (a large `check`): each file's checks see the other files' objects only as they cross
+    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+    streamed = run_cli(*args, "--jobs", "1")
+    assert (streamed.stdout, streamed.exit_code) == (serial.stdout, serial.exit_code)
 
 
 @pytest.mark.slow

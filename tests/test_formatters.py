@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from test_cli import BAD_POD, WARN_POD
 
 from gpulint.lint.findings import FileReport, Finding, Fix, FixSafety, ObjectRef, Report, Severity
-from gpulint.report import FormatOptions
+from gpulint.report import FormatOptions, encode, encode_pieces
 from gpulint.report.indented_json import dumps
 from gpulint.report.json_format import render as render_json
 
@@ -209,3 +209,18 @@ def test_sarif_is_json_dumps_of_its_log(findings):
             sarif.render(report, rules, FormatOptions())
         return
     assert sarif.render(report, rules, FormatOptions()) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(alphabet=st.characters(codec=None, categories=None)), max_size=8),
+    st.sampled_from(["json", "sarif", "gitlab", "text", "github", "markdown", "junit"]),
+    st.integers(min_value=1, max_value=6),
+)
+@example(["a\udcff", "\u202e", "\x85b"], "text", 1)
+@example(['{"m": "\u2028', '\udc80"}'], "json", 2)
+def test_the_report_written_in_blocks_is_the_report_encoded_whole(pieces, output_format, block):
+    """`check` writes its report a block at a time (encode_pieces): the same bytes as encoding the whole text,
+    whatever characters a block boundary falls between (lone surrogates of file names, controls, separators)."""
+    whole = encode("".join(pieces), output_format)
+    assert b"".join(encode_pieces(pieces, output_format, block)) == whole

@@ -445,6 +445,55 @@ def test_check_parses_each_linted_file_once(write, parses):
     assert parses[str(policy)] == 1
 
 
+def test_a_large_check_holds_one_parse_at_a_time_and_reports_the_same(write, parses, monkeypatch):
+    """Over KEPT_SOURCE_BYTES of sources, `check` parses each file for the objects other files read, drops the
+    parse, and parses the file again to check it: the same report as the run that keeps every parse (the
+    claim template found in another file, the 9th H100 on a linted slice), with one parse alive at a time."""
+    import weakref
+
+    import gpulint.lint.engine
+    import gpulint.lint.run
+
+    files = _dra_repository(write)
+    config = _complete(write, "ResourceClaimTemplate")
+    args = ("check", str(files[0].parent), "--config", config, "--format", "json", "--inventory", DRA_INVENTORY)
+    alive: list[weakref.ref] = []
+    held: list[int] = []
+    real_parse, real_check = gpulint.lint.run.parse_source, gpulint.lint.engine.Engine.check_file
+
+    def parse(source):
+        parsed = real_parse(source)
+        alive.append(weakref.ref(parsed))
+        return parsed
+
+    def check(self, parsed, *rest, **options):
+        held.append(sum(ref() is not None for ref in alive))
+        return real_check(self, parsed, *rest, **options)
+
+    monkeypatch.setattr(gpulint.lint.run, "parse_source", parse)
+    monkeypatch.setattr(gpulint.lint.engine.Engine, "check_file", check)
+    kept = run_cli(*args, "--jobs", "1")
+    assert held == [len(files)] * len(files)  # below the threshold every parse is kept: parsed once
+    assert _linted_counts(parses, files) == {path.name: 1 for path in files}
+    assert [(f[0], f[1]) for f in _findings(kept)] == [
+        ("ten.yaml", "claim-unsatisfiable"),
+        ("typo.yaml", "claim-reference-invalid"),
+    ]
+
+    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+    parses.clear()
+    alive.clear()
+    held.clear()
+    streamed = run_cli(*args, "--jobs", "1")
+    assert (streamed.stdout, streamed.exit_code) == (kept.stdout, kept.exit_code)
+    assert held == [1] * len(files)  # only the file being checked
+    assert _linted_counts(parses, files) == {path.name: 2 for path in files}
+
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)  # and each worker with its share
+    parallel = run_cli(*args, "--jobs", "2")
+    assert (parallel.stdout, parallel.exit_code) == (kept.stdout, kept.exit_code)
+
+
 def test_explain_parses_each_linted_file_once(write, parses):
     files = _dra_repository(write)
     result = run_cli("explain", str(files[0].parent), "--inventory", DRA_INVENTORY, "--format", "json")
@@ -965,3 +1014,32 @@ def test_a_pod_template_s_gang_groups_are_read_once_per_check(monkeypatch):
     (site,) = members.pod_spec_sites(obj.data)
     (ref,) = members.group_references(obj.data, site, "ml")
     assert (ref.system, ref.name) == ("coscheduling", "trainers")
+
+
+def test_a_streamed_check_keeps_a_render_s_parse_and_parses_plain_files_again(monkeypatch):
+    """Placing a chart's documents in its templates reads the templates (render/helm.py): a rendered source's
+    parse is kept from the first pass to its checks, never made twice; a plain file's is made again."""
+    import gpulint.lint.run
+    from gpulint.lint.render.rendered import Rendered
+    from gpulint.lint.sources import Source
+
+    seen: list[object] = []
+
+    def mapper(loaded):
+        seen.append(loaded.path)  # what reads the templates
+        return loaded
+
+    pod = POD_WITH_CLAIM.format(name="p", template="single-gpu", request="gpu").encode()
+    sources = [
+        Source("pod.yaml", content=pod),
+        Source("chart", rendered=Rendered("helm", "chart", output=pod, mapper=mapper)),
+    ]
+    real = gpulint.lint.run.parse_source
+    parsed_paths: list[str] = []
+    monkeypatch.setattr(gpulint.lint.run, "parse_source", lambda s: parsed_paths.append(s.display) or real(s))
+    streamed = gpulint.lint.run._shared_streamed(sources, everything=False)
+    assert [[obj.ref.kind for obj in objects] for objects in streamed.shared] == [["Pod"], ["Pod"]]
+    checked = [streamed.parsed(index, source) for index, source in enumerate(sources)]
+    assert [p.path for p in checked] == ["pod.yaml", "chart"]
+    assert parsed_paths == ["pod.yaml", "chart", "pod.yaml"] and seen == ["chart"]
+    assert streamed.kept == {}  # handed over: nothing held after its checks

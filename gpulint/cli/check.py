@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,7 @@ from gpulint.lint.linted_set import LintedObject
 from gpulint.lint.repo_index import build_context, repository_of
 from gpulint.lint.run import LintRun
 from gpulint.lint.sources import STDIN, CollectOptions, Source, SourceError
-from gpulint.report import FormatOptions, get_formatter
+from gpulint.report import FormatOptions, get_pieces
 
 if TYPE_CHECKING:  # a run with a baseline imports it
     from gpulint.lint.baseline import Baseline
@@ -29,13 +30,25 @@ if TYPE_CHECKING:  # a run with a baseline imports it
 
 @dataclass
 class CheckResult:
-    rendered: str
+    # The output: its text, or its pieces, made as they are read (the report's text need never be whole)
+    output: str | Iterable[str]
     failed: bool
     messages: list[str] = field(default_factory=list)  # for stderr
     usage_error: bool = False
     # The run, parsed files and all: kept by the caller until the process leaves (cli.main.leave_now), as
     # freeing them object by object costs more than the rest of the exit.
     run: LintRun | None = field(default=None, repr=False)
+
+    def pieces(self) -> Iterable[str]:
+        """The output's pieces, to be read once."""
+        return (self.output,) if isinstance(self.output, str) else self.output
+
+    @property
+    def rendered(self) -> str:
+        """The output whole (read once it replaces the pieces)."""
+        if not isinstance(self.output, str):
+            self.output = "".join(self.output)
+        return self.output
 
 
 @dataclass
@@ -175,8 +188,17 @@ def run_check(
     if cluster is not None:
         gc.freeze()  # the inventory lives for the whole run: keep the collector from rescanning it
     context, partial, index_notes = repository_context(paths, collected.sources, config)
-    run = LintRun(config, collected.sources, cluster, rules=rules, context=context, partial=partial, scoped=scoped)
     fixing = fix or show_diff
+    run = LintRun(
+        config,
+        collected.sources,
+        cluster,
+        rules=rules,
+        context=context,
+        partial=partial,
+        scoped=scoped,
+        streamed=not fixing,  # fixing reuses the parsed files
+    )
     report = run.report(1 if fixing else jobs)  # fixing reuses the parsed files: one process holds them
     messages: list[str] = []
     if fixing:
@@ -214,9 +236,9 @@ def run_check(
                 f"occur{'' if stale > 1 else 's'}; `--write-baseline {shown}` drops {'them' if stale > 1 else 'it'}",
             )
     options = FormatOptions(color=color, notes=notes, annotate_from=min(config.fail_on, Severity.WARNING))
-    rendered = get_formatter(output_format)(report, rules, options)
+    pieces = get_pieces(output_format)(report, rules, options)
     worst = report.worst()
-    return CheckResult(rendered, worst is not None and worst >= config.fail_on, messages, run=run)
+    return CheckResult(pieces, worst is not None and worst >= config.fail_on, messages, run=run)
 
 
 def _baseline(path: str) -> Baseline:

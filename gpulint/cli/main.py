@@ -206,7 +206,7 @@ def check(
     check_live_or_files(config, live)
     adopting = AdoptionOptions.from_options(reading)  # one **kwargs holds every option group
     from gpulint.cli.check import run_check
-    from gpulint.report import encode
+    from gpulint.report import encode_pieces
 
     if output and _is_one_of(output, paths):
         raise click.UsageError(f"--output: {output} is one of the files to check; the report would overwrite it")
@@ -229,14 +229,15 @@ def check(
     )
     for message in result.messages:
         click.echo(message, err=True)
-    rendered = encode(result.rendered, "text" if show_diff else output_format)
+    rendered = encode_pieces(result.pieces(), "text" if show_diff else output_format)  # made as written
     if output:
         try:
             write_report(output, rendered)
         except OSError as exc:
             raise click.UsageError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
     else:
-        click.echo(rendered, nl=False)
+        for block in rendered:
+            click.echo(block, nl=False)
     if result.usage_error:
         raise CheckDone(EXIT_USAGE)
     if exit_zero:

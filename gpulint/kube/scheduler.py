@@ -485,11 +485,7 @@ def filter_reasons(
     pinned = None if bound else pod.pinned_node_names
     if pinned is not None and node.name not in pinned:  # PreFilter runs before every Filter
         return [REASON_AFFINITY_PREFILTER if pinned else REASON_AFFINITY_CONFLICT]
-    if (
-        not bound
-        and node.unschedulable
-        and not pod.tolerates(Taint(UNSCHEDULABLE_TAINT, "", "NoSchedule"))
-    ):
+    if not bound and node.unschedulable and not pod.tolerates(Taint(UNSCHEDULABLE_TAINT, "", "NoSchedule")):
         return [REASON_UNSCHEDULABLE]
     effects = ("NoExecute",) if bound else ("NoSchedule", "NoExecute")
     for taint in node.taints:

@@ -2,7 +2,10 @@
 
 sources -> parsed once -> linted set + cluster inventory -> resolver -> rules -> findings ->
 suppressions -> Report. `check`, `--fix`, `explain`, `inventory`, pre-commit and the webhook all
-build one; none of them parses a file a second time or reads a source twice.
+build one; none of them reads a source twice, and none parses a file twice except a large `check`
+(``streamed``), which trades a second parse for memory that does not grow with the repository:
+each file is parsed for the objects other files read, its parse dropped, and parsed again to be
+checked (docs/performance.md).
 
 Large inputs are checked by forked workers in two phases: each worker parses its share of the
 files once and sends back the objects other files may refer to; the run forwards them to the other
@@ -59,6 +62,61 @@ def parse_all(sources: Sequence[Source]) -> list[ParsedFile]:
         parsed = [parse_source(source) for source in sources]
         gc.freeze()  # before the collector is back on: else its first pass scans every new node once
     return parsed
+
+
+# Below this many bytes of sources, report() keeps every parse (one parse per file); above it, a streamed
+# run parses each file twice and holds one at a time (docs/performance.md: ~40 KiB of nodes per document).
+KEPT_SOURCE_BYTES = 1024 * 1024
+
+
+def _source_bytes(sources: Sequence[Source]) -> int:
+    return sum(len(source.content) for source in sources if source.content is not None)
+
+
+def _parsed_alone(source: Source) -> ParsedFile:
+    """One source parsed, to be dropped once used: made with the collector off and then frozen, as parse_all
+    does (else the collector scans its nodes again and again while the file is checked: +60% of the run's
+    CPU). Reference counting still frees them when the parse is dropped: nodes hold no cycles."""
+    with collector_paused():
+        parsed = parse_source(source)
+        gc.freeze()
+    return parsed
+
+
+def shared_objects(parsed: ParsedFile, everything: bool) -> list[LintedObject]:
+    """The objects of a file that other files' checks read (all of them: ``everything``)."""
+    return [obj for obj in map(linted_object, parsed.objects) if everything or crosses_files(obj)]
+
+
+def _streams(run: LintRun, sources: Sequence[Source]) -> bool:
+    """Whether ``sources`` are checked one parse at a time (each file parsed twice, see _shared_streamed)."""
+    return run.streamed and "files" not in run.__dict__ and _source_bytes(sources) > KEPT_SOURCE_BYTES
+
+
+@dataclass
+class _Streamed:
+    """A streamed share's first pass: each file's shared objects, and the parses kept for the second pass."""
+
+    shared: list[list[LintedObject]]
+    kept: dict[int, ParsedFile]
+
+    def parsed(self, index: int, source: Source) -> ParsedFile:
+        """File ``index``'s parse for its checks: the one kept, else parsed again (and dropped once checked)."""
+        kept = self.kept.pop(index, None)
+        return kept if kept is not None else _parsed_alone(source)
+
+
+def _shared_streamed(sources: Sequence[Source], everything: bool) -> _Streamed:
+    """Each file's shared objects, each file's parse dropped as soon as they are taken from it: the values
+    of these objects are all that is kept of it until it is parsed again to be checked. A rendered chart's or
+    overlay's parse is kept instead: placing its documents reads its templates, which are read once."""
+    streamed = _Streamed([], {})
+    for index, source in enumerate(sources):
+        parsed = _parsed_alone(source)
+        streamed.shared.append(shared_objects(parsed, everything))
+        if source.rendered is not None:
+            streamed.kept[index] = parsed
+    return streamed
 
 
 def declared_of(config: Config) -> Declared:
@@ -122,6 +180,9 @@ class LintRun:
     routes: Routes | None = None  # the rules routed already (the webhook's, once per inventory); else per run
     # `clusters:` of the configuration, each with its inventory: the files in its paths are judged against it
     scoped: Sequence[tuple[ClusterScope, ClusterInventory | None]] = ()
+    # report() may drop each file's parse once it is checked (`check` without --fix): the files are not
+    # asked for afterwards, so a large input is checked in memory that does not grow with it
+    streamed: bool = False
 
     def __post_init__(self) -> None:
         if self.routes is not None:
@@ -196,6 +257,8 @@ class LintRun:
             if workers > 1 and _can_fork():
                 reports, self.available = _parallel_reports(self, workers)
                 return Report(reports)
+        if _streams(self, self.sources):
+            return Report(self._streamed_reports(deadline))
         self.available = frozenset().union(*(engine.available for engine in self.engines))
         return Report(
             [
@@ -203,6 +266,20 @@ class LintRun:
                 for parsed in self.files
             ]
         )
+
+    def _streamed_reports(self, deadline: Deadline | None) -> list[FileReport]:
+        """Every file checked while at most one file's parse is held: each is parsed once for the objects
+        other files read (cross_file.py), its parse dropped, then parsed again to be checked and dropped."""
+        streamed = _shared_streamed(self.sources, _policies_read_objects(self.rules))
+        own = (obj for objects in streamed.shared for obj in objects)
+        self.linted = LintedSet(itertools.chain(own, self.context), self.references_complete)
+        self.available = frozenset().union(*(engine.available for engine in self.engines))
+        return [
+            self.engine_for(source.display).check_file(
+                streamed.parsed(index, source), deadline, path_ignores_apply=self.complete
+            )
+            for index, source in enumerate(self.sources)
+        ]
 
     def inventory_reports(self) -> list[FileReport]:
         """The inventory's objects the API server would refuse, as api-rejected warnings in the inventory files
@@ -326,8 +403,11 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, conn: Any, everyth
     run waits for that in join (0.6-0.65 s of a 50,000-document run's wall time)."""
     try:
         share = shares[mine]
-        parsed = parse_all([run.sources[index] for index in share])
-        shared = [[obj for obj in map(linted_object, p.objects) if everything or crosses_files(obj)] for p in parsed]
+        sources = [run.sources[index] for index in share]
+        streams = _streams(run, sources)
+        parsed: list[ParsedFile] = [] if streams else parse_all(sources)
+        streamed = _shared_streamed(sources, everything) if streams else None
+        shared = streamed.shared if streamed is not None else [shared_objects(p, everything) for p in parsed]
         _send(conn, shared)
         by_file = dict(zip(share, shared))
         for other in shares[:mine] + shares[mine + 1 :]:
@@ -338,7 +418,7 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, conn: Any, everyth
         scopes = [scope for scope, _ in run.scoped]
         reports = [
             engines[scope_index(p.path, scopes, run.config.root)].check_file(p, path_ignores_apply=run.complete)
-            for p in parsed
+            for p in (parsed if streamed is None else itertools.starmap(streamed.parsed, enumerate(sources)))
         ]
         _send(conn, (reports, frozenset().union(*(engine.available for engine in engines))))
     except BaseException:

@@ -4,6 +4,7 @@ and XML where the format needs it, and the bytes each format writes."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 # A file name that is not valid UTF-8 reaches Python as lone surrogates (PEP 383: b"\xff" -> "\udcff").
 # Patterns, not compiled ones: their wide character sets take milliseconds to compile, which a run that
@@ -70,3 +71,22 @@ def encode(rendered: str, output_format: str) -> bytes:
         except UnicodeEncodeError:
             return re.sub(_NOT_ESCAPABLE, "\ufffd", rendered).encode("utf-8", "surrogateescape")
     return rendered.encode("utf-8", "backslashreplace")
+
+
+ENCODED_BLOCK = 1 << 20  # characters encoded and written at a time
+
+
+def encode_pieces(pieces: Iterable[str], output_format: str, block_size: int = ENCODED_BLOCK) -> Iterator[bytes]:
+    """encode() of the pieces' text, a block of about ``block_size`` characters at a time: the same bytes as
+    ``encode("".join(pieces), output_format)``, since encode() reads one character at a time (a piece
+    never splits one)."""
+    block: list[str] = []
+    size = 0
+    for piece in pieces:
+        block.append(piece)
+        size += len(piece)
+        if size >= block_size:
+            yield encode("".join(block), output_format)
+            block, size = [], 0
+    if block:
+        yield encode("".join(block), output_format)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from gpulint.lint.findings import Finding, Report
 from gpulint.lint.rule import Rule
 from gpulint.report.indented_json import dumps, json_string
@@ -16,12 +18,21 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
 
         {"version": 1, "findings": [f.as_json() for f in findings], "summary": report.summary(), "notes": [...]}
     """
+    return "".join(pieces(report, rules, options))
+
+
+def pieces(report: Report, rules: dict[str, Rule], options: FormatOptions) -> Iterator[str]:
+    """render()'s text, a finding at a time."""
     findings = report.findings
-    listed = "[\n" + ",\n".join([_finding(finding) for finding in findings]) + "\n  ]" if findings else "[]"
-    return (
-        f'{{\n  "version": {CONTRACT_VERSION},\n  "findings": {listed},\n'
-        f'  "summary": {dumps(report.summary(), 1)},\n  "notes": {dumps(list(options.notes), 1)}\n}}\n'
-    )
+    yield f'{{\n  "version": {CONTRACT_VERSION},\n  "findings": '
+    yield "[\n" if findings else "[]"
+    for index, finding in enumerate(findings):
+        if index:
+            yield ",\n"
+        yield _finding(finding)
+    if findings:
+        yield "\n  ]"
+    yield f',\n  "summary": {dumps(report.summary(), 1)},\n  "notes": {dumps(list(options.notes), 1)}\n}}\n'
 
 
 def _finding(finding: Finding) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from gpulint.lint.findings import Finding, Report, Severity
 from gpulint.lint.rule import Rule
 from gpulint.report.escaping import line_start, shown
@@ -51,7 +53,11 @@ def detail_lines(finding: Finding) -> list[str]:
 
 
 def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
-    lines = []
+    return "".join(pieces(report, rules, options))
+
+
+def pieces(report: Report, rules: dict[str, Rule], options: FormatOptions) -> Iterator[str]:
+    """render()'s text, a line at a time (each with its newline)."""
     for finding in report.findings:
         severity = str(finding.severity)
         location = f"{line_start(finding.file)}:{finding.line}:{finding.column}:"
@@ -59,11 +65,12 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
             location = f"{_BOLD}{location}{_RESET}"
             severity = f"{_COLORS[finding.severity]}{severity}{_RESET}"
         subject = f" {shown(finding.obj.display())}:" if finding.obj.kind else ""
-        lines.append(f"{location} {severity}[{shown(finding.rule)}]{subject} {shown(finding.message)}")
-        lines.extend(detail_lines(finding))
+        yield f"{location} {severity}[{shown(finding.rule)}]{subject} {shown(finding.message)}\n"
+        for line in detail_lines(finding):
+            yield f"{line}\n"
     for note in options.notes:  # a run note's first line, its details (the places, the rules) under it
         first, *details = note.split("\n")
-        lines.append(f"note: {shown(first)}")
-        lines.extend(f"{NOTE_INDENT}{line_start(detail)}" for detail in details)
-    lines.append(summary_line(report))
-    return "\n".join(lines) + "\n"
+        yield f"note: {shown(first)}\n"
+        for detail in details:
+            yield f"{NOTE_INDENT}{line_start(detail)}\n"
+    yield f"{summary_line(report)}\n"

@@ -1,6 +1,7 @@
 """What a pull request can plant for the CI step that lints it: a symlink at the report's path, a huge
 configuration file. Both through the real CLI."""
 
+import json
 import os
 
 from conftest import run_cli
@@ -40,3 +41,26 @@ def test_a_huge_configuration_file_is_refused_before_it_is_read(tmp_path, monkey
     result = run_cli("check", "pod.yaml")
     assert result.exit_code == 2
     assert "over the limit of 1048576 bytes (1 MiB, configuration size)" in result.stderr
+
+
+def test_output_into_a_pipe_writes_into_it_and_leaves_it_a_pipe(tmp_path, monkeypatch):
+    """`--output /dev/null` (the benchmarks') or a FIFO: the device is written into, not replaced by a
+    regular file (which, as root, put a file in place of /dev/null)."""
+    import stat
+    import threading
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pod.yaml").write_text(POD)
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    result = run_cli("check", "pod.yaml", "--format", "json", "--output", str(fifo))
+    if not received:  # a FIFO replaced never gets its writer: open it to let the reader go
+        with open(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK), "wb"):
+            pass
+    reader.join(timeout=10)
+    assert result.exit_code == 0
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert json.loads(received[0])["summary"]["files"] == 1
