@@ -69,13 +69,24 @@ class Tally:
             self.misses.append(shown)
 
 
-def load_labels(path: Path) -> dict[Key, bool]:
+# A label may name a severity: its verdict is then for findings of that severity only (an overlay whose
+# generated input is absent is no broken overlay - false as an error - but not checked - true as a warning).
+Labels = dict[Key, dict[str | None, bool]]
+
+
+def load_labels(path: Path) -> Labels:
     raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    labels: dict[Key, bool] = {}
+    labels: Labels = {}
     for repo, entries in (raw.get("repositories") or {}).items():
         for entry in entries.get("findings") or []:
-            labels[Key(repo, entry["path"], int(entry["line"]), entry["rule"])] = bool(entry["verdict"])
+            key = Key(repo, entry["path"], int(entry["line"]), entry["rule"])
+            labels.setdefault(key, {})[entry.get("severity")] = bool(entry["verdict"])
     return labels
+
+
+def verdict_of(labels: Labels, key: Key, severity: str) -> bool | None:
+    by_severity = labels.get(key, {})
+    return by_severity.get(severity, by_severity.get(None))
 
 
 def units(root: Path) -> list[tuple[str, str]]:
@@ -115,10 +126,10 @@ def run_gpulint(command: list[str], cwd: Path, target: str, extra: list[str]) ->
     return [f for f in report["findings"] if f["severity"] in SERIOUS], False
 
 
-def judge(repo: str, findings: list[dict], labels: dict[Key, bool], tally: Tally, unlabelled: dict[Key, dict]) -> None:
+def judge(repo: str, findings: list[dict], labels: Labels, tally: Tally, unlabelled: dict[Key, dict]) -> None:
     for finding in findings:
         key = Key(repo, os.path.normpath(finding["path"]), int(finding["line"]), finding["rule"])
-        verdict = labels.get(key)
+        verdict = verdict_of(labels, key, finding["severity"])
         shown = f"{repo}/{key.path}:{key.line} {key.rule}: {finding['message'][:120]}"
         tally.add(verdict, shown)
         if verdict is None:
@@ -187,7 +198,14 @@ def main() -> int:
         entries: dict[str, dict[str, list[dict]]] = {}
         for key, finding in sorted(unlabelled.items(), key=lambda item: (item[0].repo, item[0].path, item[0].line)):
             entries.setdefault(key.repo, {"findings": []})["findings"].append(
-                {"path": key.path, "line": key.line, "rule": key.rule, "verdict": None, "why": finding["message"][:160]}
+                {
+                    "path": key.path,
+                    "line": key.line,
+                    "rule": key.rule,
+                    "severity": finding["severity"],
+                    "verdict": None,
+                    "why": finding["message"][:160],
+                }
             )
         args.unlabelled.write_text(yaml.safe_dump({"repositories": entries}, sort_keys=False, width=120))
     crashed = sum(tally.crashes for tally in by_mode.values())

@@ -60,3 +60,26 @@ def test_precision_per_unit_and_repository(tmp_path: Path):
     assert rows[("unit", "example/gpu-demos")] == ["1", "1", "0", "0", "50.0%"]
     assert "false (repo): example/gpu-demos/jobs/again.yaml:12 gpu-request-without-limit" in done.stdout
     assert yaml.safe_load((tmp_path / "todo.yaml").read_text()) == {"repositories": {}}
+
+
+def test_a_label_for_one_severity_judges_only_findings_of_that_severity(tmp_path: Path):
+    checkout = tmp_path / "repos" / "example+gpu-demos"
+    (checkout / "jobs").mkdir(parents=True)
+    (checkout / "jobs" / "finetune.yaml").write_text(JOB)
+    entry = {"path": "jobs/finetune.yaml", "line": 12, "rule": "gpu-request-without-limit", "why": "-"}
+    labels = tmp_path / "labels.yaml"
+
+    def rows(*findings: dict) -> dict[tuple[str, ...], list[str]]:
+        labels.write_text(yaml.safe_dump({"repositories": {"example/gpu-demos": {"findings": list(findings)}}}))
+        done = subprocess.run(
+            [sys.executable, str(REPO / "benchmarks" / "precision.py"), "--repos", str(tmp_path / "repos"),
+             "--labels", str(labels), "--ignore-rules", "dev-shm-missing", "--mode", "repo"],
+            capture_output=True, text=True, timeout=300, check=True,
+        )  # fmt: skip
+        return {tuple(line.split()[:2]): line.split()[2:] for line in done.stdout.splitlines() if line[:4] == "repo"}
+
+    # the finding is an error: the warning's verdict does not judge it, the error's does
+    both = rows({**entry, "severity": "warning", "verdict": True}, {**entry, "severity": "error", "verdict": False})
+    assert both[("repo", "example/gpu-demos")] == ["0", "1", "0", "0", "0.0%"]
+    assert rows({**entry, "severity": "warning", "verdict": True})[("repo", "example/gpu-demos")][:3] == ["0", "0", "1"]
+    assert rows({**entry, "verdict": True})[("repo", "example/gpu-demos")][:3] == ["1", "0", "0"]

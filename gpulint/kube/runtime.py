@@ -41,6 +41,27 @@ VISIBILITY_VARIABLES = ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
 # them, no collective library between processes): Ollama's runner and llama.cpp's server (--split-mode).
 SINGLE_PROCESS_IMAGES = frozenset({"ollama/ollama", "ggml-org/llama.cpp", "ggerganov/llama.cpp"})
 
+# Programs that hold a container's GPUs without processes that share memory: the vendors' device query
+# tools (they print and exit), a GPU burn-in (gpu_burn forks a process per GPU that report through pipes),
+# and the shell's bookkeeping around them. `sleep` and `sshd` are not among them: MPI launchers and
+# `kubectl exec` start the real ranks inside a container that only waits.
+_NO_SHARED_MEMORY_PROGRAMS = frozenset(
+    {"nvidia-smi", "hl-smi", "rocm-smi", "amd-smi", "xpu-smi", "neuron-ls", "gpu_burn", "gpu-burn"}
+    | {"echo", "printf", "true", "date", "hostname", "env", "cat", "ls", "set", "export", "cd"}
+)
+
+
+def runs_no_shared_memory(container: Mapping[str, Any]) -> bool:
+    """The container holds GPUs but starts nothing that shares memory through /dev/shm: the pause image (a
+    placeholder that reserves GPUs, as scale tests and capacity reservations do), or a command line made
+    only of device query tools and a burn-in. A command gpulint cannot read, or an image's own
+    entrypoint, is no evidence."""
+    commands = container_commands(container)
+    if not commands:
+        return not container.get("command") and image_name(container).rsplit("/", 1)[-1] == "pause"
+    programs = [command.words[0].text for command in commands if command.words]
+    return all(p is not None and p.rstrip("/").rsplit("/", 1)[-1] in _NO_SHARED_MEMORY_PROGRAMS for p in programs)
+
 
 # GPU-named resources that measure a share of a device, not devices (HAMi's gpumem/gpucores).
 _NOT_DEVICES = re.compile(r".*(mem|memory|cores|percentage)$")

@@ -218,6 +218,10 @@ def queue_route(obj: KubeObject, resolver: Resolver) -> QueueRoute | None:
         return route
     if setup.is_ambiguous("LocalQueue", (route.local.namespace, route.local.name)):
         return route  # two different definitions among the linted files: which one applies is unknown
+    if not namespace and len({q.cluster_queue for (_, n), q in setup.local_queues.items() if n == name.name}) > 1:
+        # a manifest without a namespace goes where `kubectl -n` sends it: LocalQueues of that name in several
+        # namespaces (two examples' `lq`) lead to different ClusterQueues, and which one applies is unknown
+        return route
     if route.local.stopped:
         route.problems.append(
             Problem(

@@ -209,6 +209,14 @@ def scope_for_walk(directory: str, notes: list[str]) -> Scope:
     return scope
 
 
+def git_ignored(path: str) -> bool:
+    """Whether git leaves the file at ``path`` (a real path; it may not exist) out of its work tree: a file
+    a build step writes (`params.env` that `make deploy` generates) is absent from every checkout."""
+    notes: list[str] = []
+    directory, name = os.path.split(path)
+    return scope_for_walk(directory, notes).ignored(name, is_dir=False)
+
+
 def _self_and_parents(directory: str) -> list[str]:
     chain = [directory]
     while os.path.dirname(chain[-1]) != chain[-1]:

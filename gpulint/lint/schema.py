@@ -7,6 +7,7 @@ with jsonschema-rs: a compiled validator ~80x faster than the pure-Python one.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -229,9 +230,29 @@ class SchemaStore:
                     errors.append(SchemaError((*path, name), "", True))
             elif error.instance is None and len(path) >= 2 and path[-2] in _QUANTITY_MAPS:
                 continue  # apimachinery's Quantity.UnmarshalJSON reads null as 0: the API server takes it
+            elif kind_name == "Type" and _fill_in(error):
+                continue  # `containerPort: PORT`: a value the reader is told to fill in, not a value yet
             else:
                 errors.append(SchemaError(path, _message(error, kind_name), False))
         return errors
+
+
+# A word in capitals where a number or a boolean goes (`containerPort: PORT`, `replicas: NUM_NODES`): the
+# docs' "replace PORT with your port" convention. No number or boolean is spelt so; a typo in a string field
+# (`protocol: TCPP`) is no type error and stays reported.
+_FILL_IN = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+_NOT_TEXT = frozenset({"integer", "number", "boolean"})
+
+
+def _fill_in(error: Any) -> bool:
+    expected = {str(t) for t in error.kind.types}
+    return (
+        isinstance(error.instance, str)
+        and len(error.instance) >= 2
+        and _FILL_IN.fullmatch(error.instance) is not None
+        and bool(expected & _NOT_TEXT)
+        and not expected & {"string", "object", "array"}
+    )
 
 
 # Maps of resource.Quantity values (ResourceRequirements, a ResourceQuota's hard, a node's capacity).

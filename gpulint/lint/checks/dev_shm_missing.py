@@ -21,6 +21,7 @@ from gpulint.kube.runtime import (
     mounts_dev_shm,
     multiprocess_server,
     pod_gpus,
+    runs_no_shared_memory,
 )
 from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
 from gpulint.lint.checks import CheckContext
@@ -124,7 +125,10 @@ def _reason(
     """Why the container needs more than 64 MiB: a short tag for the first line, and the reason for the notes
     (the cheapest question first: most GPU containers hold several GPUs)."""
     family = container_family(container, patterns)
+    # several GPUs held by a device query tool, a burn-in or the pause image: no processes that share memory
     if gpus >= 2 and family.peers and image_name(container) not in SINGLE_PROCESS_IMAGES:
+        if runs_no_shared_memory(container):
+            return None
         resource = gpu_resource_name(container, patterns)
         if family.collective_shm:
             library = f"{family.collective}'s shared memory" if family.collective else "shared memory"

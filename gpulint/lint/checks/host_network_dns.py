@@ -28,10 +28,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         policy = spec.get("dnsPolicy")
         if policy not in (None, "ClusterFirst"):
             continue  # ClusterFirstWithHostNet, or Default/None chosen on purpose
-        peers = (
-            f"its {obj.kind}'s peers (the master or leader Service, the headless Service of the ranks)"
+        # only the ranks of a distributed job have a rendezvous to fail; a lone pod loses Service names
+        consequence = (
+            f"its {obj.kind}'s peers (the master or leader Service, the headless Service of the ranks) do not "
+            'resolve and the rendezvous fails ("Name or service not known")'
             if is_distributed(obj.api_version, obj.kind)
-            else "cluster Services"
+            else 'cluster Service names do not resolve ("Name or service not known")'
         )
         yield Diagnostic(
             RULE_ID,
@@ -39,8 +41,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             f"hostNetwork: true with dnsPolicy {policy or 'ClusterFirst (the default)'}: the pod gets the node's "
             "resolv.conf and cluster Services do not resolve",
             notes=(
-                f"Kubernetes then gives the pod the node's resolv.conf (the Default policy), so {peers} do not "
-                'resolve and the rendezvous fails ("Name or service not known")',
+                f"Kubernetes then gives the pod the node's resolv.conf (the Default policy), so {consequence}",
                 "set dnsPolicy: ClusterFirstWithHostNet",
             ),
             on_key="dnsPolicy" not in spec,

@@ -93,7 +93,7 @@ def render_overlay(
     with tempfile.TemporaryDirectory(prefix="gpulint-kustomize-") as temporary:
         view = View(boundary(directory, named), os.path.join(temporary, "tree"))
         try:
-            outside, remote = _copy_overlay(view, directory)
+            outside, remote, generated = _copy_overlay(view, directory)
         except ViewError as exc:
             rendered.problems.append(
                 RenderProblem(own_display, 1, 1, f"the overlay was not rendered: {exc}", Severity.WARNING)
@@ -128,7 +128,19 @@ def render_overlay(
                     "its resources were checked file by file",
                 )
             )
-        if refused:
+        if generated:  # one warning for the overlay, at the first such entry
+            names = ", ".join(f"'{entry}'" for _, entry in generated)
+            verb, it = ("is", "it") if len(generated) == 1 else ("are", "them")
+            rendered.problems.append(
+                _at_entry(
+                    *generated[0],
+                    directory,
+                    display,
+                    f"{names} {verb} not in the checkout: .gitignore leaves {it} out, a build step writes {it}; "
+                    f"the overlay was not rendered: generate {it} and lint again to check it",
+                )
+            )
+        if refused or generated:
             return rendered
         wrapper = os.path.join(temporary, "wrapper")
         os.mkdir(wrapper)
@@ -193,11 +205,15 @@ def _at_entry(kustomization: Kustomization, entry: str, directory: str, display:
 Entries = list[tuple[Kustomization, str]]
 
 
-def _copy_overlay(view: View, directory: str) -> tuple[Entries, Entries]:
+def _copy_overlay(view: View, directory: str) -> tuple[Entries, Entries, Entries]:
     """Copy the overlay and every base, component and file it names, transitively, into ``view``. Returns
-    the entries that lead outside the repository, which are not copied, and the remote bases."""
+    the entries that lead outside the repository, which are not copied, the remote bases, and the files
+    git ignores that are absent (a build step writes them: no checkout has them)."""
     outside: Entries = []
     remote: Entries = []
+    generated: Entries = []
+    from gpulint.lint.gitignore import git_ignored  # reads with the sources layer, which renders overlays
+
     stack, seen = [os.path.realpath(directory)], set[str]()
     view.add(directory)
     while stack and len(seen) < MAX_KUSTOMIZATIONS:
@@ -213,8 +229,10 @@ def _copy_overlay(view: View, directory: str) -> tuple[Entries, Entries]:
         for path in (*kustomization.local_dirs, *kustomization.local_files):
             if not view.add(path):
                 outside.append((kustomization, os.path.relpath(path, current)))
+            elif not os.path.lexists(path) and git_ignored(os.path.realpath(path)):
+                generated.append((kustomization, os.path.relpath(path, current)))
         stack.extend(os.path.realpath(d) for d in kustomization.local_dirs if is_within(d, view.repository))
-    return outside, remote
+    return outside, remote, generated
 
 
 def _quoted(value: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulint.kube.fields import mapping, sequence, text
+from gpulint.lint.findings import Severity
 from gpulint.lint.loader import LocatedDocument, load_bytes
 
 CHART_FILE = "Chart.yaml"
@@ -86,8 +87,11 @@ def read_kustomization(path: str) -> Kustomization:
         return Kustomization(path, {}, None, problem=str(exc))
     loaded = load_bytes(path, raw)
     documents = [d for d in loaded.documents if isinstance(d.data, dict)]
-    if loaded.problems or not documents:
-        return Kustomization(path, {}, None, problem=loaded.problems[0].message if loaded.problems else "empty")
+    # an info is no failure: `namespace: ${NAMESPACE}` (envsubst, Flux) leaves its patches and resources known
+    failures = [p for p in loaded.problems if p.severity is not Severity.INFO]
+    if failures or not documents:
+        problems = failures or loaded.problems
+        return Kustomization(path, {}, None, problem=problems[0].message if problems else "empty")
     document = documents[0]
     kustomization = Kustomization(path, document.data, document)
     _consumed(kustomization)

@@ -70,8 +70,17 @@ class MappedDocument(LocatedDocument):
 
 
 def mapped(document: LocatedDocument, file: str, **extra: Any) -> MappedDocument:
+    """The rendered document at ``file``'s positions; its placeholder fields go with it (a kustomize
+    ``namePrefix: ${PROJECT}-`` makes ``${PROJECT}-web``: not a name yet, so not an invalid one)."""
     return MappedDocument(
-        file, document.index, document.data, document.node, document.line_offset, document.text, **extra
+        file,
+        document.index,
+        document.data,
+        document.node,
+        document.line_offset,
+        document.text,
+        document.placeholders,
+        **extra,
     )
 
 
@@ -91,9 +100,25 @@ class Rendered:
     def loaded(self, loaded: LoadedFile) -> LoadedFile:
         if self.mapper is not None:
             loaded = self.mapper(loaded)
+            loaded.problems = [_at_source(problem, loaded.documents) for problem in loaded.problems]
         loaded.problems.extend(problem.as_load_problem() for problem in self.problems)
         loaded.texts.update(self.texts)
         return loaded
+
+
+def _at_source(problem: LoadProblem, documents: list[LocatedDocument]) -> LoadProblem:
+    """A placeholder found in the rendered output (`${PROJECT}-web` that `namePrefix: ${PROJECT}-` made),
+    said at the file and line that wrote it rather than at a line of the renderer's output."""
+    if problem.file or problem.document is None:
+        return problem
+    document = next((d for d in documents if d.index == problem.document), None)
+    if not isinstance(document, MappedDocument):
+        return problem
+    for path in document.placeholders:
+        if LocatedDocument.locate(document, path) == (problem.line, problem.column):
+            line, column = document.locate(path)
+            return replace(problem, file=document.file_of(path), line=line, column=column)
+    return problem
 
 
 def not_renderable(kind: str, display: str, own_file: str | None) -> Rendered:

@@ -1,0 +1,383 @@
+"""Causes of false findings met on held-out public repositories (set C, docs/precision.md), each with a
+failing, a clean and a trap case written the way those repositories write them (no file of theirs is
+copied): overlays filled in by envsubst after `kustomize build`, inputs a build step generates, GPUs held
+by tools that share no memory, fill-in words where a number goes, and namespace-less workloads whose
+LocalQueue name several examples define."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import textwrap
+
+import pytest
+from conftest import run_cli, said
+from rule_harness import assert_findings, findings_of
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write_tree(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+
+
+def serious(result) -> list[tuple[str, int, str, str]]:
+    return [
+        (f["path"], f["line"], f["rule"], f["severity"])
+        for f in result.json()["findings"]
+        if f["severity"] in ("error", "warning")
+    ]
+
+
+# --------------------------------------------------------------- an overlay that envsubst fills in later
+
+STATEFULSET = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: "0"
+spec:
+  serviceName: placeholder
+  replicas: 1
+  selector:
+    matchLabels: {app: placeholder}
+  template:
+    metadata:
+      labels: {app: placeholder}
+    spec:
+      containers:
+      - name: runner
+        image: registry.example.com/bench:1.0
+"""
+
+# kustomize patches the target it names; `name: 0` is the target, not a value (it becomes "${PROJECT}-0")
+PATCH = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: 0
+spec:
+  serviceName: ${PROJECT}-service
+  selector:
+    matchLabels: {app: "${PROJECT}-runner"}
+  template:
+    metadata:
+      labels: {app: "${PROJECT}-runner"}
+"""
+
+KUSTOMIZATION = """
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: ${NAMESPACE}
+namePrefix: ${PROJECT}-
+resources:
+- common/statefulset.yaml
+patches:
+- path: common/patch-statefulset.yaml
+"""
+
+
+def envsubst_overlay(kustomization: str = KUSTOMIZATION, patch: str = PATCH) -> dict[str, str]:
+    return {
+        "deploy/kustomization.yaml": kustomization,
+        "deploy/common/statefulset.yaml": STATEFULSET,
+        "deploy/common/patch-statefulset.yaml": patch,
+    }
+
+
+def test_an_overlay_filled_in_by_envsubst_is_no_invalid_name_and_its_patch_no_object(repo, render_tools):
+    write_tree(repo, envsubst_overlay())
+    for target in (".", "deploy", "deploy/common/patch-statefulset.yaml"):  # CI, the overlay, pre-commit
+        result = run_cli("check", target, "--kubectl", render_tools["kubectl"], "--format", "json")
+        assert serious(result) == [], (target, result.stdout)
+        infos = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+        assert infos and all(f["severity"] == "info" for f in infos)  # said: placeholders, not values yet
+        # at a file that wrote the field, not at a line of kustomize's output
+        assert all(os.path.isfile(f["path"]) and f["path"].startswith("deploy/common/") for f in infos), infos
+
+
+def test_the_same_overlay_with_a_real_bad_name_is_still_refused(repo, render_tools):
+    # the trap: a literal invalid name in the same overlay is an error at the base that wrote it
+    write_tree(repo, envsubst_overlay(patch=PATCH.replace("${PROJECT}-service", "svc")))
+    (repo / "deploy/common/statefulset.yaml").write_text(
+        textwrap.dedent(STATEFULSET)
+        .lstrip("\n")
+        .replace("labels: {app: placeholder}", "labels: {app: placeholder, tier: -gpu}"),
+        encoding="utf-8",
+    )
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert serious(result) == [("deploy/common/statefulset.yaml", 12, "api-rejected", "error")], result.stdout
+
+
+def test_a_patch_in_a_subfolder_of_a_templated_kustomization_is_not_linted_raw(repo, render_tools):
+    # without the kustomization's placeholders the same layout was always fine; with them its patch
+    # list was lost and `name: 0` reported as a schema error
+    write_tree(repo, envsubst_overlay(kustomization=KUSTOMIZATION.replace("${NAMESPACE}", "bench")))
+    assert serious(run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")) == []
+    write_tree(repo, envsubst_overlay())
+    assert serious(run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")) == []
+
+
+# ------------------------------------------------------------------ an input a build step generates
+
+GENERATED = {
+    "deploy/base/kustomization.yaml": "resources:\n- settings.yaml\n",
+    "deploy/base/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: agent-env}\ndata: {mode: dev}\n",
+    "deploy/overlays/dev/kustomization.yaml": """
+        resources:
+        - ../../base
+        # params.env is written by `make deploy` from your .env
+        configMapGenerator:
+        - name: agent-env
+          behavior: merge
+          envs:
+          - params.env
+        """,
+}
+
+
+def test_an_overlay_input_git_ignores_is_a_warning_not_a_broken_overlay(repo, render_tools):
+    write_tree(repo, {**GENERATED, ".gitignore": "deploy/overlays/*/params.env\n"})
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+    assert (finding["path"], finding["line"], finding["severity"]) == (
+        "deploy/overlays/dev/kustomization.yaml",
+        8,
+        "warning",
+    )
+    assert "'params.env' is not in the checkout: .gitignore leaves it out" in said(finding)
+
+
+def test_an_overlay_input_missing_without_an_ignore_rule_is_still_an_error(repo, render_tools):
+    write_tree(repo, GENERATED)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+    assert finding["severity"] == "error" and "params.env" in said(finding)
+
+
+def test_a_generated_input_that_is_present_is_rendered(repo, render_tools):
+    write_tree(repo, {**GENERATED, ".gitignore": "deploy/overlays/*/params.env\n"})
+    (repo / "deploy/overlays/dev/params.env").write_text("mode=prod\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert [f for f in result.json()["findings"] if f["rule"] == "not-rendered"] == []
+
+
+# ------------------------------------------------------------- GPUs held by programs that share no memory
+
+HELD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: gpu-check}
+spec:
+  restartPolicy: OnFailure
+  containers:
+  - name: check
+    image: {image}
+{command}
+    resources:
+      limits:
+        {resource}: 8
+"""
+
+
+def held(image: str, command: str = "", resource: str = "nvidia.com/gpu") -> str:
+    return HELD.replace("{image}", image).replace("{command}", command).replace("{resource}", resource)
+
+
+@pytest.mark.parametrize(
+    "image, command, resource",
+    [
+        (
+            "registry.example.com/gpuburn:latest",
+            '    command: ["/bin/sh"]\n    args: ["-c", "/opt/gpuburn/gpu_burn 120"]',
+            "nvidia.com/gpu",
+        ),
+        ("vault.habana.ai/gaudi-docker/1.5.0/installer", '    command: ["hl-smi"]', "habana.ai/gaudi"),
+        (
+            "nvidia/cuda:12.4.1-base-ubuntu22.04",
+            '    command: ["sh", "-c", "nvidia-smi -L; echo done"]',
+            "nvidia.com/gpu",
+        ),
+        ("public.ecr.aws/eks-distro/kubernetes/pause:3.2", "", "nvidia.com/gpu"),  # a scale test's placeholder
+        ("registry.k8s.io/pause:3.9", "", "amd.com/gpu"),
+    ],
+)
+def test_gpus_held_by_a_query_tool_a_burn_in_or_pause_need_no_dev_shm(image, command, resource):
+    assert_findings("dev-shm-missing", held(image, command, resource), [])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        '    command: ["sh", "-c", "nvidia-smi && torchrun --nproc-per-node 8 train.py"]',  # a real job after it
+        '    command: ["sleep", "infinity"]',  # mpirun or kubectl exec starts the ranks in it
+        '    command: ["/usr/sbin/sshd", "-De"]',
+        "",  # the image's own entrypoint: unknown
+    ],
+)
+def test_a_container_that_may_run_collectives_keeps_the_finding(command):
+    assert_findings(
+        "dev-shm-missing", held("registry.example.com/trainer:2.1", command), [(7, 11, "(8 nvidia.com/gpu)")]
+    )
+
+
+# ------------------------------------------------------------------- host-network-dns: a lone pod
+
+LONE_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: device-check}
+spec:
+  template:
+    spec:
+      hostNetwork: true
+      restartPolicy: Never
+      containers:
+      - name: check
+        image: registry.example.com/diag:1.0
+        resources:
+          limits: {nvidia.com/gpu: 8}
+"""
+
+
+def test_host_network_dns_names_no_rendezvous_for_a_lone_job():
+    (finding,) = assert_findings("host-network-dns", LONE_JOB, [(7, 7, "hostNetwork: true with dnsPolicy")])
+    assert "rendezvous" not in finding.message and "cluster Service names do not resolve" in finding.message
+    found = findings_of("host-network-dns", RANKS)  # the trap: ranks do rendezvous, and are told so
+    assert len(found) == 1 and "the rendezvous fails" in found[0].message
+
+
+RANKS = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pretrain}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          hostNetwork: true
+          containers:
+          - name: pytorch
+            image: registry.example.com/pretrain:2.1
+            resources:
+              limits: {nvidia.com/gpu: 8}
+"""
+
+
+# ------------------------------------------------------------------- a fill-in word where a number goes
+
+SCTP = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sctp-app}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: sctp-app}}
+  template:
+    metadata: {labels: {app: sctp-app}}
+    spec:
+      containers:
+      - name: app
+        image: CONTAINER_IMAGE
+        ports:
+        - containerPort: PORT
+          protocol: SCTP
+"""
+
+
+def test_a_capitalised_fill_in_word_in_a_number_field_is_no_schema_error():
+    assert_findings("schema-invalid", SCTP, [])
+    assert_findings("schema-invalid", SCTP.replace("replicas: 1", "replicas: NUM_REPLICAS"), [])
+
+
+@pytest.mark.parametrize("value", ["http", "8080x", "Port", "'8080'"])
+def test_a_wrong_value_in_a_number_field_is_still_a_schema_error(value):
+    found = findings_of("schema-invalid", SCTP.replace("containerPort: PORT", f"containerPort: {value}"))
+    assert [(f.line, f.column) for f in found] == [(14, 26)], found
+
+
+# ------------------------------------------------- a namespace-less workload and two examples' LocalQueues
+
+QUEUES = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: tpu-cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [google.com/tpu]
+    flavors:
+    - name: tpu
+      resources:
+      - {name: google.com/tpu, nominalQuota: 64}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: default}
+spec: {clusterQueue: tpu-cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 72}
+      - {name: memory, nominalQuota: 288Gi}
+      - {name: nvidia.com/gpu, nominalQuota: 6}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: llm}
+spec: {clusterQueue: cluster-queue}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: tpu}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: tgi
+{namespace}spec:
+  replicas: 1
+  selector: {matchLabels: {app: tgi}}
+  template:
+    metadata:
+      labels: {app: tgi, kueue.x-k8s.io/queue-name: lq}
+    spec:
+      containers:
+      - name: server
+        image: registry.example.com/tgi:2.1
+        resources:
+          limits: {cpu: "4", memory: 30Gi, nvidia.com/gpu: 2}
+"""
+
+
+def test_a_namespace_less_workload_is_not_judged_by_another_examples_local_queue():
+    assert_findings("queue-unadmittable", QUEUES.replace("{namespace}", ""), [])
+
+
+def test_a_workload_in_the_tpu_queues_namespace_is_still_judged():
+    found = findings_of("queue-unadmittable", QUEUES.replace("{namespace}", "  namespace: default\n"))
+    assert [f.severity for f in found] == ["warning"] and "can never admit" in found[0].message
