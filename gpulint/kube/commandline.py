@@ -94,11 +94,6 @@ class Word:
     origins: Sequence[Origin] = ()  # one per character of ``text`` (for pointing inside the word)
     prefix: str = ""  # of an unresolved word: its known characters before the first unknown one
 
-    @property
-    def known_prefix(self) -> str:
-        """What is known of the word's start: all of it when it is resolved."""
-        return self.text if self.text is not None else self.prefix
-
     def at(self, index: int) -> Origin:
         return self.origins[index] if 0 <= index < len(self.origins) else self.origin
 
@@ -545,15 +540,6 @@ def basename(program: str) -> str:
     return program.rstrip("/").rsplit("/", 1)[-1]
 
 
-def env_names(container: Mapping[str, Any]) -> dict[str, int]:
-    """Index of each ``env`` entry by name (the last one wins, as in the kubelet)."""
-    return {
-        item["name"]: index
-        for index, item in enumerate(sequence(container.get("env")))
-        if isinstance(item, dict) and isinstance(item.get("name"), str)
-    }
-
-
 def image_name(container: Mapping[str, Any]) -> str:
     """The image without registry, tag and digest: ``vllm/vllm-openai``."""
     image = text(container.get("image")).split("@", 1)[0]
@@ -564,12 +550,3 @@ def image_name(container: Mapping[str, Any]) -> str:
     if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
         parts = parts[1:]  # a registry host
     return "/".join(parts)
-
-
-def iter_words(commands: list[Command]) -> Iterator[Word]:
-    for command in commands:
-        yield from command.words
-
-
-def resources_limit(container: Mapping[str, Any], name: str) -> Any:
-    return mapping(mapping(container.get("resources")).get("limits")).get(name)

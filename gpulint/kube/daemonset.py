@@ -72,10 +72,6 @@ class Coverage:
     outside_selection: list[NodeInfo] = field(default_factory=list)
     blocked: dict[Taint, list[NodeInfo]] = field(default_factory=dict)  # first untolerated taint -> nodes
 
-    @property
-    def blocked_count(self) -> int:
-        return sum(len(nodes) for nodes in self.blocked.values())
-
     def blocked_nodes(self) -> list[NodeInfo]:
         return [node for nodes in self.blocked.values() for node in nodes]
 

@@ -184,7 +184,6 @@ def parse_int64(text: str) -> int | None:
 # --------------------------------------------------------------------------- node selector requirements
 
 NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-NODE_FIELD_KEYS = ("metadata.name",)  # the only node field a matchFields requirement can read
 
 
 def selector_requirement_errors(key: str, operator: str, values: list[str]) -> list[str]:

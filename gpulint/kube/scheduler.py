@@ -305,10 +305,6 @@ class PodRequirements:
     # NodeResourcesFit leaves them to the DRA plugin (shouldDelegateResourceToDRA)
     dra_resources: frozenset[str] = frozenset()
 
-    @property
-    def has_node_constraints(self) -> bool:
-        return bool(self.node_selector) or self.affinity_terms is not None
-
     def requirements(self) -> list[Requirement]:
         out = list(self.node_selector)
         for term in self.affinity_terms or ():

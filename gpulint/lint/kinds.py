@@ -166,10 +166,6 @@ DECLARABLE: frozenset[str] = frozenset(row.kind for row in KINDS if row.complete
 CLUSTER_KINDS: frozenset[tuple[str, str]] = frozenset(row.key for row in KINDS if row.describes_cluster)
 
 
-def row_of(group: str, kind: str) -> KindRow | None:
-    return BY_KEY.get((group, kind))
-
-
 def crossing_kinds() -> frozenset[tuple[str, str]]:
     """The (group, kind)s whose every object other files' checks may read."""
     return frozenset(row.key for row in KINDS if row.crosses_files)

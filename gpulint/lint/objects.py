@@ -10,8 +10,6 @@ from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.lint.findings import ObjectRef, Path
 from gpulint.lint.loader import LoadedFile, LocatedDocument
 
-SUPPRESS_ANNOTATION = "gpulint.io/ignore"
-
 
 @dataclass(frozen=True)
 class KubeObject:

@@ -309,15 +309,6 @@ class Resolver:
     def taint_rules(self) -> list[HasData]:
         return [*self._cluster.taint_rules, *self.linted.of_kind(DRA_GROUP, "DeviceTaintRule")]
 
-    @property
-    def classes_listed(self) -> bool:
-        """The inventory lists the cluster's DeviceClasses: a class in neither place does not exist."""
-        return self._cluster.lists("DeviceClass")
-
-    @property
-    def claims_listed(self) -> bool:
-        return self._cluster.lists("ResourceClaim")
-
     def dra_extended_resources(self) -> dict[str, str]:
         """Extended resources DRA serves: none while DRAExtendedResource is off (the scheduler ignores the field)."""
         if not self.gates.enabled("DRAExtendedResource"):
@@ -522,11 +513,6 @@ class Resolver:
         found.update(self._cluster.runtime_classes)
         return found
 
-    @property
-    def runtime_classes_listed(self) -> bool:
-        """The inventory lists the cluster's RuntimeClasses: one in neither place does not exist."""
-        return self._cluster.lists("RuntimeClass")
-
     def workload_runtime(self, group: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         """A runtime a TrainJob names, from the linted files or the inventory (a cluster-scoped one
         in any namespace)."""
@@ -579,10 +565,6 @@ class Resolver:
         """A ConfigMap's data when its values are known (from the linted files: the inventory keeps keys only)."""
         linted = self.linted.find("", "ConfigMap", namespace, name)
         return None if linted is None else mapping(linted.data.get("data"))
-
-    @property
-    def config_maps_listed(self) -> bool:
-        return self._cluster.lists("ConfigMap")
 
     @cached_property
     def custom_resource_definitions(self) -> list[tuple[dict[str, Any], str]]:

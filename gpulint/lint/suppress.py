@@ -100,12 +100,6 @@ def annotation_directive(
     return Directive("annotation", line, column, ids, rest.strip(), scope=scope)
 
 
-def template_annotation_rules(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], frozenset[str]]]:
-    """The annotation on a pod template (what a Helm chart or a controller passes down to its pods)
-    suppresses findings inside that template: (path prefix of the template, rule ids)."""
-    return [(path, annotation_rules({ANNOTATION: value})) for path, value in template_annotations(data)]
-
-
 def template_annotations(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
     """(template path, annotation value) of every pod template that carries the annotation."""
     from gpulint.kube.workloads import pod_spec_sites, template_metadata

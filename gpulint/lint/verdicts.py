@@ -113,9 +113,6 @@ def with_extended_resource_tolerations(pod: PodRequirements, resolver: Resolver)
     return replace(pod, tolerations=pod.tolerations + added) if added else pod
 
 
-POOL_MEMO = "pool-fits"
-
-
 def pool_fits(pod: PodRequirements, resolver: Resolver) -> list[PoolFit]:
     """How each node pool answers the pod: fits after a scale-up, never, cannot be chosen, limited, unknown."""
     named = names_untolerated_taints(resolver.gates.version)

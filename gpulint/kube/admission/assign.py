@@ -92,10 +92,6 @@ class AdmissionVerdict:
     choices: list[GroupChoice] = field(default_factory=list)
     usage_known: bool = False
 
-    @property
-    def admissible(self) -> bool:
-        return not self.never
-
     def flavors_of(self, pod_set: str) -> list[list[str]]:
         """Per resource group of the pod set, the flavors it could ever be given."""
         return [choice.candidates for choice in self.choices if pod_set in (choice.members or (choice.pod_set,))]

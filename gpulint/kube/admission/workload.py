@@ -19,8 +19,6 @@ from gpulint.kube.refs import Path
 from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites, remembered, template_metadata
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
-POD_GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
 
 # Topology-aware scheduling: pod template annotations naming a level (a node label) of the flavor's Topology
 REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"

@@ -565,10 +565,6 @@ def node_devices(
     return out
 
 
-def devices_by_node(slices: list[dict[str, Any]], nodes: list[NodeInfo]) -> dict[str, list[Device]]:
-    return {name: found.devices for name, found in node_devices(slices, nodes).items()}
-
-
 # --------------------------------------------------------------------------- selectors
 
 

@@ -48,11 +48,9 @@ COSCHEDULING_LABEL = "scheduling.x-k8s.io/pod-group"
 VOLCANO_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 KUEUE_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
-KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 KUEUE_SLICE_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
 KUEUE_SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
-GANG_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 # the annotations that make a pod template join a group (_group_references; its fields and labels: _none_of)
 _GROUP_ANNOTATIONS = frozenset(VOLCANO_ANNOTATIONS)
 _GANG_ANNOTATIONS = _GROUP_ANNOTATIONS | {KUEUE_REQUIRED_TOPOLOGY, KUEUE_SLICE_TOPOLOGY}
@@ -341,14 +339,6 @@ def joiner_key(ref: GroupReference) -> tuple[str, str, str, str]:
 def _same_object(a: ObjectLike, b: ObjectLike) -> bool:
     # the same dict in one process; equal data once pickled to a worker
     return a.ref == b.ref and (a.data is b.data or a.data == b.data)
-
-
-def _members_joining(joiner: ObjectLike, key: tuple[str, str, str, str]) -> list[Member]:
-    return [
-        _member(joiner.kind, site)
-        for site in pod_spec_sites(joiner.data)
-        if any(joiner_key(ref) == key for ref in group_references(joiner.data, site, joiner.ref.namespace))
-    ]
 
 
 def _referenced_gangs(

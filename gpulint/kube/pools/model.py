@@ -15,8 +15,6 @@ from typing import Any
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import Taint
 
-ANY: frozenset[str] | None = None  # a domain with no value list: any value
-
 
 @dataclass(frozen=True)
 class Domain:

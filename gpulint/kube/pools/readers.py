@@ -420,8 +420,3 @@ def _owned_by_machine_deployment(item: dict[str, Any]) -> bool:
         isinstance(owner, dict) and owner.get("kind") == "MachineDeployment" and text(owner.get("name"))
         for owner in owners
     )
-
-
-def is_pool_object(api_version: str, kind: str) -> bool:
-    group = api_version.rpartition("/")[0]
-    return (kind == "NodePool" and group == KARPENTER_GROUP) or (kind in CAPI_KINDS and group == CAPI_GROUP)

@@ -132,10 +132,6 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _list(value: Any) -> tuple[str, ...]:
-    return tuple(str(v) for v in value) if isinstance(value, list) else ()
-
-
 def _validations(loader: _Loader, obj: KubeObject, raw: Any, base: Path) -> tuple[Validation, ...]:
     out = []
     if not isinstance(raw, list) or not raw:

@@ -29,7 +29,6 @@ POLICY_VARIABLES = (
     "authorizer",
 )
 NOT_OFFLINE_VARIABLES = ("authorizer",)
-RUNTIME_COST_BUDGET = 10_000_000  # kubernetes/apiserver RuntimeCELCostBudget (CRD and VAP validation)
 ACTION_SEVERITY = {"Deny": Severity.ERROR, "Warn": Severity.WARNING, "Audit": Severity.INFO}
 
 
