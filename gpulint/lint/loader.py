@@ -589,7 +589,7 @@ def _load_text(path: str, text: str) -> LoadedFile:
     return loaded
 
 
-def _is_object(data: Any) -> bool:
+def _decoded_strictly(data: Any) -> bool:
     """A document Kubernetes reads: its duplicate keys are refused (sigs.k8s.io/yaml's strict decoding); a
     values file's or a tool's configuration are read by a YAML library that keeps the last one."""
     return isinstance(data, dict) and "apiVersion" in data and "kind" in data
@@ -793,7 +793,7 @@ def _parse_stream(loaded: LoadedFile, text: str, line_offset: int, first_index: 
                     except LoadError as exc:
                         loaded.problems.append(LoadProblem(exc.message, exc.line + line_offset, exc.column, index))
                     else:
-                        if builder.duplicates and _is_object(data):  # others' duplicate keys are their readers'
+                        if builder.duplicates and _decoded_strictly(data):  # others' duplicate keys are their readers'
                             loaded.problems.extend(
                                 LoadProblem(p.message, p.line + line_offset, p.column, index)
                                 for p in builder.duplicates
