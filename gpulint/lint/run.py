@@ -65,8 +65,9 @@ def parse_all(sources: Sequence[Source]) -> list[ParsedFile]:
 
 
 # Below this many bytes of sources, report() keeps every parse (one parse per file); above it, a streamed
-# run parses each file twice and holds one at a time (docs/performance.md: ~40 KiB of nodes per document).
-KEPT_SOURCE_BYTES = 1024 * 1024
+# run parses each file twice and holds one at a time. Kept parses cost ~30 bytes of nodes a source byte, so
+# this bounds them near 200 MiB; streaming costs a second parse (docs/performance.md: +35% CPU).
+KEPT_SOURCE_BYTES = 6 * 1024 * 1024
 
 
 def _source_bytes(sources: Sequence[Source]) -> int:
