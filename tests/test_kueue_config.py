@@ -174,3 +174,38 @@ def test_explain_shows_the_same_cause(tmp_path):
     (explanation,) = explained["explanations"]
     admission = next(step for step in explanation["steps"] if step["title"] == "Admission (queue and quota)")
     assert finding["message"] in admission["lines"]
+
+
+def _deployment(template_labels: str, labels: str = "") -> str:
+    """A Deployment as the GKE mix-train-and-inference sample writes it: the queue-name label on its pods."""
+    return (
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: tgi-gemma\n  namespace: ml\n{labels}"
+        "spec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: gemma-server\n  template:\n"
+        f"    metadata:\n      labels:\n        app: gemma-server\n{template_labels}"
+        "    spec:\n      containers:\n      - name: inference-server\n        image: ghcr.io/huggingface/tgi:2.0\n"
+        "        resources:\n          limits:\n            nvidia.com/gpu: 1\n"
+    )
+
+
+POD_LABEL = "        kueue.x-k8s.io/queue-name: user-queue\n"
+POD_ONLY = manager_config('integrations:\n  frameworks:\n  - "batch/job"\n  - "pod"\n')
+
+
+def test_pods_labelled_in_a_deployment_template_are_the_pod_integrations():
+    """With `pod` enabled and `deployment` off, Kueue's pod webhook gates each labelled pod and admits it to
+    the LocalQueue (plain pods): the label is not ignored."""
+    assert findings_of(RULE, docs(POD_ONLY, local_queue("user-queue"), _deployment(POD_LABEL))) == []
+
+
+def test_the_label_is_ignored_when_neither_integration_is_on():
+    jobs_only = manager_config('integrations:\n  frameworks:\n  - "batch/job"\n')
+    (finding,) = findings_of(RULE, docs(jobs_only, local_queue("user-queue"), _deployment(POD_LABEL)))
+    assert finding.severity == "warning"
+    assert "Kueue does not manage this Deployment: deployment is not among the enabled" in finding.message
+
+
+def test_a_label_on_the_deployment_itself_is_not_the_pods():
+    """Trap: the pod integration reads the pods' labels; one on the Deployment's own metadata never reaches them."""
+    own = "  labels:\n    kueue.x-k8s.io/queue-name: user-queue\n"
+    (finding,) = findings_of(RULE, docs(POD_ONLY, local_queue("user-queue"), _deployment("", labels=own)))
+    assert "Kueue does not manage this Deployment" in finding.message
