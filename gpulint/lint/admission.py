@@ -555,7 +555,7 @@ def kueue_config_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     if name is not None and not name.as_annotation:
         if config.manages(group, kind):
             return _pods_ready_problems(obj, config)
-        if "template" in name.path and config.manages("", "Pod"):
+        if name.on_pods and config.manages("", "Pod"):
             return []  # the label is the pods': Kueue's pod integration gates and admits each of them
         framework = framework_name(group, kind)
         return [

@@ -74,6 +74,7 @@ class QueueName:
     name: str
     path: Path  # to the label's key
     as_annotation: bool = False  # given as an annotation, which Kueue does not read
+    on_pods: bool = False  # read from the pod template: the pods carry it, not the controller's object
 
 
 def labels_path(data: dict[str, Any]) -> Path:
@@ -99,7 +100,7 @@ def _queue_name(data: dict[str, Any]) -> QueueName | None:
         for site in pod_spec_sites(data):  # the pods carry it when the controller's object does not
             label = template_labels(data, site).get(QUEUE_LABEL)
             if isinstance(label, str) and label:
-                return QueueName(label, (*site.template_path, "metadata", "labels", QUEUE_LABEL))
+                return QueueName(label, (*site.template_path, "metadata", "labels", QUEUE_LABEL), on_pods=True)
     annotation = mapping(meta.get("annotations")).get(QUEUE_LABEL)
     if isinstance(annotation, str) and annotation:
         return QueueName(annotation, (*meta_path, "annotations", QUEUE_LABEL), as_annotation=True)
