@@ -157,7 +157,7 @@ def parse_feature_gates(value: Any, where: str = "--feature-gates") -> dict[str,
     return gates
 
 
-def check_rule_ids(ids: tuple[str, ...], known: set[str], where: str, key: str) -> None:
+def check_rule_ids(ids: tuple[str, ...], known: set[str] | frozenset[str], where: str, key: str) -> None:
     for rule_id in ids:
         if rule_id != "all" and rule_id not in known:
             raise ConfigError(f"{where}: '{key}' names unknown rule {_shown(rule_id)}{rule_hint(rule_id, known)}")
@@ -206,144 +206,24 @@ def from_mapping(
     ``repository``: the work tree a repository's own configuration belongs to. Its paths must stay inside it
     and it may name no program; None for the user's own file outside the linted repository."""
     at: Locator = locate or (lambda keys: where)
-    inside = _Confinement(repository, at)
     if raw is None:
         return Config(source=where, root=root)
     if not isinstance(raw, dict):
         raise ConfigError(f"{at(())}: the configuration must be a mapping of keys to values, not {type_name(raw)}")
-    handlers = {
-        "select",
-        "ignore",
-        "severity",
-        "per-path-ignores",
-        "gpu-resources",
-        "gpu-runtime-class",
-        "kubernetes-version",
-        "fail-on",
-        "exclude",
-        "inventory",
-        "feature-gates",
-        "policies",
-        "node-catalog",
-        "schema-location",
-        "extended-resource-toleration",
-        "render",
-        "baseline",
-        "suppressions",
-        "repo-index",
-        "complete",
-        "clusters",
-    }
+    options = {option.key: option for option in OPTIONS}
     for key in raw:
-        if key not in handlers:
-            raise ConfigError(f"{at((str(key),))}: unknown key '{key}' (known keys: {', '.join(sorted(handlers))})")
-    config = Config(source=where, root=root)
-    changes: dict[str, Any] = {}
-    if "policies" in raw:
-        changes["policies"] = tuple(
-            p if p.startswith("gpulint:") else inside.path(str(Path(root) / p), ("policies",))
-            for p in _string_list(raw["policies"], "policies", at(("policies",)))
-        )
+        if key not in options:
+            raise ConfigError(f"{at((str(key),))}: unknown key '{key}' (known keys: {', '.join(sorted(options))})")
+    context = ParseContext(root, at, _Confinement(repository, at), frozenset())
+    changes = POLICIES.parse(raw[POLICIES.key], context) if POLICIES.key in raw else {}
     # Policies load before the rule ids are checked: `select`, `ignore`, `severity` and
     # `per-path-ignores` may name a policy exactly as they name a built-in rule.
     known = known_rules(changes.get("policies", ())) if callable(known_rules) else set(known_rules)
-    if "select" in raw:
-        changes["select"] = _string_list(raw["select"], "select", at(("select",)))
-        check_rule_ids(changes["select"], known, at(("select",)), "select")
-    if "ignore" in raw:
-        changes["ignore"] = _string_list(raw["ignore"], "ignore", at(("ignore",)))
-        check_rule_ids(changes["ignore"], known, at(("ignore",)), "ignore")
-    if "severity" in raw:
-        severities = raw["severity"]
-        if not isinstance(severities, dict):
-            raise ConfigError(f"{at(('severity',))}: 'severity' must map rule ids to error, warning or info")
-        parsed: dict[str, Severity] = {}
-        for rule_id, level in severities.items():
-            check_rule_ids((str(rule_id),), known, at(("severity", str(rule_id))), "severity")
-            try:
-                parsed[str(rule_id)] = Severity.parse(_scalar_text(level))
-            except ValueError as exc:
-                raise ConfigError(f"{at(('severity', str(rule_id)))}: 'severity.{rule_id}': {exc}") from None
-        changes["severity"] = parsed
-    if "per-path-ignores" in raw:
-        mapping = raw["per-path-ignores"]
-        if not isinstance(mapping, dict):
-            raise ConfigError(
-                f"{at(('per-path-ignores',))}: 'per-path-ignores' must map path globs to lists of rule ids"
-            )
-        per_path: dict[str, tuple[str, ...]] = {}
-        for glob, rules in mapping.items():
-            place = at(("per-path-ignores", str(glob)))
-            ids = _string_list(rules, f"per-path-ignores.{glob}", place)
-            check_rule_ids(ids, known, place, f"per-path-ignores.{glob}")
-            per_path[str(glob)] = ids
-        changes["per_path_ignores"] = per_path
-    if "gpu-resources" in raw:
-        changes["gpu_resources"] = _string_list(raw["gpu-resources"], "gpu-resources", at(("gpu-resources",)))
-    if "gpu-runtime-class" in raw:
-        changes["gpu_runtime_class"] = parse_runtime_class(raw["gpu-runtime-class"], at(("gpu-runtime-class",)))
-    if "kubernetes-version" in raw:
-        changes["kubernetes_version"] = parse_kubernetes_version(
-            raw["kubernetes-version"], f"{at(('kubernetes-version',))}: 'kubernetes-version'"
-        )
-    if "fail-on" in raw:
-        try:
-            changes["fail_on"] = Severity.parse(_scalar_text(raw["fail-on"]))
-        except ValueError as exc:
-            raise ConfigError(f"{at(('fail-on',))}: 'fail-on': {exc}") from None
-    if "exclude" in raw:
-        changes["exclude"] = _string_list(raw["exclude"], "exclude", at(("exclude",)))
-    if "feature-gates" in raw:
-        changes["feature_gates"] = parse_feature_gates(
-            raw["feature-gates"], f"{at(('feature-gates',))}: 'feature-gates'"
-        )
-    if "render" in raw:
-        inside.runs_nothing(raw["render"])
-        try:
-            changes["render"] = render_from_mapping(raw["render"], root, at(("render",)))
-        except RenderConfigError as exc:
-            raise ConfigError(str(exc)) from None
-        inside.chart_paths(changes["render"])
-    if "suppressions" in raw:
-        changes.update(_suppressions(raw["suppressions"], at))
-    if "baseline" in raw:
-        value = raw["baseline"]
-        if not isinstance(value, str) or not value.strip():
-            raise ConfigError(f"{at(('baseline',))}: 'baseline' must be the path of a baseline file")
-        changes["baseline"] = inside.path(str(Path(root) / value), ("baseline",))
-    if "repo-index" in raw:
-        if not isinstance(raw["repo-index"], bool):
-            raise ConfigError(f"{at(('repo-index',))}: 'repo-index' must be true or false")
-        changes["repo_index"] = raw["repo-index"]
-    if "inventory" in raw:
-        changes["inventory"] = tuple(
-            inside.path(str(Path(root) / p), ("inventory",))
-            for p in _string_list(raw["inventory"], "inventory", at(("inventory",)))
-        )
-    if "node-catalog" in raw:
-        changes["node_catalog"] = tuple(
-            inside.path(str(Path(root) / p), ("node-catalog",))
-            for p in _string_list(raw["node-catalog"], "node-catalog", at(("node-catalog",)))
-        )
-    if "schema-location" in raw:
-        where_key = at(("schema-location",))
-        changes["schema_locations"] = tuple(
-            parse_schema_location(
-                p if p.startswith(("http://", "https://")) else inside.path(str(Path(root) / p), ("schema-location",)),
-                where_key,
-            )
-            for p in _string_list(raw["schema-location"], "schema-location", where_key)
-        )
-    if "extended-resource-toleration" in raw:
-        changes["extended_resource_toleration"] = parse_switch(
-            raw["extended-resource-toleration"],
-            f"{at(('extended-resource-toleration',))}: 'extended-resource-toleration'",
-        )
-    if "complete" in raw:
-        changes["complete"] = parse_complete(raw["complete"], at)
-    if "clusters" in raw:
-        changes["clusters"] = parse_clusters(raw["clusters"], root, at, inside)
-    return replace(config, **changes)
+    context = replace(context, known=frozenset(known))
+    for option in OPTIONS:
+        if option is not POLICIES and option.key in raw:
+            changes.update(option.parse(raw[option.key], context))
+    return replace(Config(source=where, root=root), **changes)
 
 
 @dataclass(frozen=True)
@@ -653,3 +533,422 @@ class _TomlLocator:
             if match:
                 return index + 1, match.end() + 1
         return None
+
+
+# The options table: one row a key of .gpulint.yaml (and [tool.gpulint]). It drives the parsing above, the
+# configuration page (docs/configuration.md) and the JSON schema editors complete from (gpulint.schema.json);
+# scripts/config_docs.py writes both, and tests/test_config_options.py fails when they are stale.
+
+
+@dataclass(frozen=True)
+class ParseContext:
+    """What a row's parser needs besides the value: where paths are relative to, where the key is in the
+    file, what a repository's own configuration may not do, and the rule ids it may name."""
+
+    root: str
+    at: Locator
+    inside: _Confinement
+    known: frozenset[str]  # built-in rules and the configuration's policies
+
+    def paths(self, value: Any, key: str) -> tuple[str, ...]:
+        """A list of files or directories relative to the configuration, kept inside its repository."""
+        return tuple(
+            self.inside.path(str(Path(self.root) / p), (key,)) for p in _string_list(value, key, self.at((key,)))
+        )
+
+    def rule_ids(self, value: Any, key: str) -> tuple[str, ...]:
+        ids = _string_list(value, key, self.at((key,)))
+        check_rule_ids(ids, self.known, self.at((key,)), key)
+        return ids
+
+
+Parse = Callable[[Any, ParseContext], dict[str, Any]]  # a value -> the Config fields it sets
+
+
+@dataclass(frozen=True)
+class Option:
+    key: str
+    parse: Parse
+    schema: dict[str, Any]  # JSON Schema (draft-07) of the value
+    example: str  # the value as a user writes it (YAML flow style)
+    doc: str  # what it does, one sentence or two (the page's table and the schema's description)
+    default: str  # what holds when the key is absent
+    flag: str = ""  # the command-line flag that overrides it
+
+
+def _caseless(*words: str) -> str:
+    """A JSON Schema pattern (ECMA 262: no inline flags) for words read as ``.strip().lower()`` reads them."""
+    spelled = ("".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in w) for w in words)
+    return rf"^\s*(?:{'|'.join(spelled)})\s*$"
+
+
+# Schemas accept every value the parsers accept (an editor must not mark a good file), so a list of strings
+# may also be one comma-separated string, as _string_list reads it.
+STRINGS: dict[str, Any] = {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]}
+SOME_STRINGS: dict[str, Any] = {
+    "anyOf": [{"type": "array", "items": {"type": "string"}, "minItems": 1}, {"type": "string", "pattern": "[^\\s,]"}]
+}
+RULE_IDS: dict[str, Any] = {
+    "anyOf": [{"type": "array", "items": {"type": "string", "description": "a rule id, or all"}}, {"type": "string"}]
+}
+SEVERITY: dict[str, Any] = {"type": "string", "pattern": _caseless("error", "warning", "info")}
+SWITCH: dict[str, Any] = {
+    "anyOf": [{"type": "boolean"}, {"type": "string", "pattern": _caseless("true", "false", "auto")}]
+}
+KUBERNETES_VERSION: dict[str, Any] = {
+    "anyOf": [
+        {
+            "type": "string",
+            "pattern": rf"^\s*v*(?:{'|'.join(re.escape(v) for v in SUPPORTED_KUBERNETES_VERSIONS)})(?:\.[0-9]+)?\s*$",
+        },
+        # a YAML number: 1.30 reads as 1.3, which is no version
+        {"type": "number", "enum": [float(v) for v in SUPPORTED_KUBERNETES_VERSIONS if str(float(v)) == v]},
+    ]
+}
+FEATURE_GATES: dict[str, Any] = {
+    "anyOf": [
+        {"type": "object", "additionalProperties": {"anyOf": [{"type": "boolean"}, {"enum": ["true", "false"]}]}},
+        {"type": "string", "description": "NAME=true|false pairs, comma-separated"},
+    ]
+}
+
+
+def _policies(value: Any, context: ParseContext) -> dict[str, Any]:
+    where = context.at(("policies",))
+    return {
+        "policies": tuple(
+            p if p.startswith("gpulint:") else context.inside.path(str(Path(context.root) / p), ("policies",))
+            for p in _string_list(value, "policies", where)
+        )
+    }
+
+
+def _severity(value: Any, context: ParseContext) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{context.at(('severity',))}: 'severity' must map rule ids to error, warning or info")
+    parsed: dict[str, Severity] = {}
+    for rule_id, level in value.items():
+        place = context.at(("severity", str(rule_id)))
+        check_rule_ids((str(rule_id),), context.known, place, "severity")
+        try:
+            parsed[str(rule_id)] = Severity.parse(_scalar_text(level))
+        except ValueError as exc:
+            raise ConfigError(f"{place}: 'severity.{rule_id}': {exc}") from None
+    return {"severity": parsed}
+
+
+def _per_path_ignores(value: Any, context: ParseContext) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(
+            f"{context.at(('per-path-ignores',))}: 'per-path-ignores' must map path globs to lists of rule ids"
+        )
+    per_path: dict[str, tuple[str, ...]] = {}
+    for glob, rules in value.items():
+        place = context.at(("per-path-ignores", str(glob)))
+        ids = _string_list(rules, f"per-path-ignores.{glob}", place)
+        check_rule_ids(ids, context.known, place, f"per-path-ignores.{glob}")
+        per_path[str(glob)] = ids
+    return {"per_path_ignores": per_path}
+
+
+def _fail_on(value: Any, context: ParseContext) -> dict[str, Any]:
+    try:
+        return {"fail_on": Severity.parse(_scalar_text(value))}
+    except ValueError as exc:
+        raise ConfigError(f"{context.at(('fail-on',))}: 'fail-on': {exc}") from None
+
+
+def _render(value: Any, context: ParseContext) -> dict[str, Any]:
+    context.inside.runs_nothing(value)
+    try:
+        render = render_from_mapping(value, context.root, context.at(("render",)))
+    except RenderConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    context.inside.chart_paths(render)
+    return {"render": render}
+
+
+def _baseline(value: Any, context: ParseContext) -> dict[str, Any]:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{context.at(('baseline',))}: 'baseline' must be the path of a baseline file")
+    return {"baseline": context.inside.path(str(Path(context.root) / value), ("baseline",))}
+
+
+def _repo_index(value: Any, context: ParseContext) -> dict[str, Any]:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{context.at(('repo-index',))}: 'repo-index' must be true or false")
+    return {"repo_index": value}
+
+
+def _schema_location(value: Any, context: ParseContext) -> dict[str, Any]:
+    where = context.at(("schema-location",))
+    return {
+        "schema_locations": tuple(
+            parse_schema_location(
+                p
+                if p.startswith(("http://", "https://"))
+                else context.inside.path(str(Path(context.root) / p), ("schema-location",)),
+                where,
+            )
+            for p in _string_list(value, "schema-location", where)
+        )
+    }
+
+
+def _field(name: str, parse: Callable[[Any, ParseContext], Any]) -> Parse:
+    """A row whose value sets one Config field."""
+    return lambda value, context: {name: parse(value, context)}
+
+
+def _quoted_key(key: str) -> Callable[[ParseContext], str]:
+    """How the older parsers name the key in a message: "FILE:LINE:COL: 'key'"."""
+    return lambda context: f"{context.at((key,))}: '{key}'"
+
+
+POLICIES = Option(
+    "policies",
+    _policies,
+    STRINGS,
+    "[policies/, gpulint:require-gpu-memory-limit]",
+    "Policy files or directories (CEL rules of your own), or `gpulint:NAME` from the shipped library. "
+    "`select`, `ignore`, `severity` and `per-path-ignores` may name their rules.",
+    "none",
+    "--policy",
+)
+
+OPTIONS: tuple[Option, ...] = (
+    POLICIES,  # first: the rows after it may name a policy's rules
+    Option(
+        "select",
+        _field("select", lambda value, context: context.rule_ids(value, "select")),
+        RULE_IDS,
+        "[all]",
+        "Only these rules run (`all`: every rule).",
+        "every rule",
+        "--select",
+    ),
+    Option(
+        "ignore",
+        _field("ignore", lambda value, context: context.rule_ids(value, "ignore")),
+        RULE_IDS,
+        "[schema-invalid]",
+        "These rules do not run.",
+        "none",
+        "--ignore",
+    ),
+    Option(
+        "severity",
+        _severity,
+        {"type": "object", "additionalProperties": SEVERITY},
+        "{gpu-non-integer: warning}",
+        "A rule's severity: error, warning or info.",
+        "each rule's own",
+    ),
+    Option(
+        "per-path-ignores",
+        _per_path_ignores,
+        {"type": "object", "additionalProperties": RULE_IDS},
+        '{"legacy/*": [gpu-request-without-limit]}',
+        "Rules ignored in the files matching a glob (relative to the configuration's directory).",
+        "none",
+    ),
+    Option(
+        "gpu-resources",
+        _field(
+            "gpu_resources", lambda value, context: _string_list(value, "gpu-resources", context.at(("gpu-resources",)))
+        ),
+        STRINGS,
+        "[example.com/accelerator]",
+        "Extra extended-resource names treated as GPUs.",
+        "none",
+    ),
+    Option(
+        "gpu-runtime-class",
+        _field(
+            "gpu_runtime_class", lambda value, context: parse_runtime_class(value, context.at(("gpu-runtime-class",)))
+        ),
+        {"type": "string"},
+        "nvidia",
+        "The RuntimeClass GPU pods need on this cluster (k3s, k0s, RKE2, microk8s).",
+        "none",
+    ),
+    Option(
+        "kubernetes-version",
+        _field(
+            "kubernetes_version",
+            lambda value, context: parse_kubernetes_version(value, _quoted_key("kubernetes-version")(context)),
+        ),
+        KUBERNETES_VERSION,
+        '"1.36"',
+        "The target cluster's Kubernetes version: its API, defaults and feature gates.",
+        DEFAULT_KUBERNETES_VERSION,
+        "--kubernetes-version",
+    ),
+    Option(
+        "fail-on",
+        _fail_on,
+        SEVERITY,
+        "warning",
+        "The least severity that makes `gpulint check` exit 1.",
+        "error",
+        "--fail-on",
+    ),
+    Option(
+        "exclude",
+        _field("exclude", lambda value, context: _string_list(value, "exclude", context.at(("exclude",)))),
+        STRINGS,
+        "[legacy/**]",
+        "Paths skipped when walking and by the repository index (with `--force-exclude`, also when named).",
+        "none",
+    ),
+    Option(
+        "feature-gates",
+        _field(
+            "feature_gates", lambda value, context: parse_feature_gates(value, _quoted_key("feature-gates")(context))
+        ),
+        FEATURE_GATES,
+        "{GenericWorkload: true}",
+        "The target cluster's feature gates that differ from its version's defaults.",
+        "the version's defaults; gate findings are info",
+        "--feature-gates",
+    ),
+    Option(
+        "render",
+        _render,
+        {
+            "type": ["object", "null"],  # `render:` left empty: the defaults
+            "additionalProperties": False,
+            "properties": {
+                "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600},
+                "enabled": {"type": "boolean"},
+                "helm-tests": {"type": "boolean"},
+                "kustomize-enable-helm": {"type": "boolean"},
+                "helm": {"type": "string"},
+                "kustomize": {"type": "string"},
+                "kubectl": {"type": "string"},
+                "charts": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "values": STRINGS,
+                            "set": STRINGS,
+                            "release": {"type": "string"},
+                            "namespace": {"type": "string"},
+                        },
+                    },
+                },
+            },
+        },
+        "{timeout: 60}",
+        "How charts and overlays are rendered (see [charts](charts.md)). `helm`, `kustomize`, `kubectl` and "
+        "`kustomize-enable-helm` are refused in a repository's own configuration.",
+        "render with helm and kustomize from PATH, 120 s",
+        "--no-render",
+    ),
+    Option(
+        "suppressions",
+        lambda value, context: _suppressions(value, context.at),
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "require-reason": {"type": "boolean"},
+                "report-unused": {"type": "boolean"},
+                "disallow-in": STRINGS,
+            },
+        },
+        "{require-reason: true, report-unused: true, disallow-in: [clusters/prod/*]}",
+        "In-manifest suppressions: a reason required after `--`, unused ones reported, globs where none is "
+        "honoured (see [suppressions](suppressions.md)).",
+        "no reason required, unused ones not reported",
+        "--report-unused",
+    ),
+    Option(
+        "baseline",
+        _baseline,
+        {"type": "string", "minLength": 1},
+        ".gpulint-baseline.json",
+        "A baseline file: its findings are not reported.",
+        "none",
+        "--baseline",
+    ),
+    Option(
+        "repo-index",
+        _repo_index,
+        {"type": "boolean"},
+        "true",
+        "Files named alone resolve their references against the rest of their repository.",
+        "true",
+    ),
+    Option(
+        "inventory",
+        _field("inventory", lambda value, context: context.paths(value, "inventory")),
+        STRINGS,
+        "[cluster/]",
+        "Cluster inventory files or directories (see [inventory](inventory.md)).",
+        "none",
+        "--inventory",
+    ),
+    Option(
+        "node-catalog",
+        _field("node_catalog", lambda value, context: context.paths(value, "node-catalog")),
+        STRINGS,
+        "[cluster/instance-types.yaml]",
+        "Instance-type catalogs that extend or override the shipped one.",
+        "the shipped catalog",
+        "--node-catalog",
+    ),
+    Option(
+        "schema-location",
+        _schema_location,
+        STRINGS,
+        "[schemas]",
+        "kubeconform-style JSON schema folders or URL templates for custom resources.",
+        "the shipped schemas",
+        "--schema-location",
+    ),
+    Option(
+        "extended-resource-toleration",
+        _field(
+            "extended_resource_toleration",
+            lambda value, context: parse_switch(value, _quoted_key("extended-resource-toleration")(context)),
+        ),
+        SWITCH,
+        "auto",
+        "The ExtendedResourceToleration admission plugin: true, false or auto (on when the inventory shows GKE).",
+        "auto",
+    ),
+    Option(
+        "complete",
+        _field("complete", lambda value, context: parse_complete(value, context.at)),
+        {
+            "anyOf": [
+                STRINGS,
+                {"type": "object", "additionalProperties": SOME_STRINGS},
+            ]
+        },
+        "[LocalQueue, ClusterQueue]",
+        "Kinds whose every object the linted files hold (or the files matching globs do): a name found nowhere "
+        "does not exist (see [catalogs](catalogs.md)).",
+        "none: absence proves nothing",
+    ),
+    Option(
+        "clusters",
+        _field("clusters", lambda value, context: parse_clusters(value, context.root, context.at, context.inside)),
+        {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["paths"],
+                "properties": {"paths": SOME_STRINGS, "inventory": STRINGS},
+            },
+        },
+        '{prod: {paths: ["clusters/prod/*"], inventory: [inventory/prod]}}',
+        "Which files deploy to which cluster, and that cluster's inventory (see [catalogs](catalogs.md)).",
+        "one cluster: the run's inventory and the linted files' pools",
+    ),
+)
