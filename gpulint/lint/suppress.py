@@ -74,17 +74,6 @@ def _ids_with_offsets(text: str, start: int) -> list[tuple[str, int]]:
     return out
 
 
-def _ids(text: str) -> frozenset[str]:
-    return frozenset(part.strip() for part in text.split(",") if part.strip())
-
-
-def annotation_rules(annotations: dict[str, Any]) -> frozenset[str]:
-    value = annotations.get(ANNOTATION)
-    if not isinstance(value, str):
-        return frozenset()
-    return _ids(value.split("#", 1)[0].split(" -- ", 1)[0])
-
-
 def annotation_directive(
     value: Any, scope: Any, locate: Callable[[int], tuple[int, int]], line: int, column: int
 ) -> Directive | None:
@@ -116,8 +105,6 @@ def template_annotations(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], st
 
 @dataclass
 class FileSuppressions:
-    by_line: dict[int, frozenset[str]] = field(default_factory=dict)
-    whole_file: frozenset[str] = frozenset()
     directives: list[Directive] = field(default_factory=list)
 
     @classmethod
@@ -125,7 +112,6 @@ class FileSuppressions:
         found = cls()
         if "gpulint:" not in text:  # the common case costs one substring search
             return found
-        whole: set[str] = set()
         for number, line in enumerate(text.splitlines(), 1):
             if "gpulint:" not in line:
                 continue
@@ -141,19 +127,7 @@ class FileSuppressions:
                 found.directives.append(
                     Directive(kind, number, match.start() + 1, ids, reason.group(1).strip() if reason else "", target)
                 )
-                names = frozenset(rule.name for rule in ids)
-                if kind == "file":
-                    whole |= names
-                else:
-                    found.by_line[target] = found.by_line.get(target, frozenset()) | names
-        found.whole_file = frozenset(whole)
         return found
-
-    def suppresses(self, finding: Finding) -> bool:
-        for ids in (self.whole_file, self.by_line.get(finding.line, frozenset())):
-            if finding.rule in ids or ALL in ids:
-                return True
-        return False
 
 
 def path_ignores(path: str, per_path: dict[str, tuple[str, ...]], root: str) -> frozenset[str]:
