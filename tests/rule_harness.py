@@ -85,6 +85,47 @@ def raw_findings_of(
         return _run(rule_id, path, _config(rule_id, config, inventory, tmp))
 
 
+@dataclass(frozen=True)
+class FoundIn(Found):
+    path: str = ""  # relative to the folder the files were written to
+
+
+def run_files(
+    rule_id: str | None,
+    folder: Path,
+    files: Mapping[str, str],
+    *,
+    inventory: Mapping[str, str] | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> list[FoundIn]:
+    """The findings of one run over several files written into ``folder`` (paths relative to it; charts and
+    overlays keep their layout), with inventory files beside them, in path and position order."""
+    linted = folder / "repo"
+    for name, text in files.items():
+        target = linted / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    inventories = []
+    for name, text in (inventory or {}).items():
+        target = folder / "inventory" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        inventories.append(str(target))
+    raw = _run(rule_id, linted, _config(rule_id, config, inventories or None, str(linted)), within=True)
+    found = [
+        FoundIn(
+            f["rule"],
+            f["severity"],
+            f["line"],
+            f["column"],
+            "\n".join((f["message"], *f["notes"])),
+            str(Path(f["path"]).relative_to(linted)),
+        )
+        for f in raw
+    ]
+    return sorted(found, key=lambda f: (f.path, f.line, f.column, f.rule, f.message))
+
+
 def assert_findings(
     rule_id: str,
     text: str,
@@ -136,13 +177,14 @@ def _inventory_paths(inventory: InventoryArg) -> tuple[str, ...]:
     return tuple(str(item) for item in items)
 
 
-def _run(rule_id: str | None, path: Path, config: Config) -> list[dict[str, Any]]:
+def _run(rule_id: str | None, path: Path, config: Config, within: bool = False) -> list[dict[str, Any]]:
+    """``within``: ``path`` is a folder, and every finding must be about a file in it."""
     result = run_check([str(path)], config, "json", jobs=1)
     gc.unfreeze()  # run_check freezes the heap for a CLI process; a test process runs many
     if result.usage_error:
         raise HarnessError(f"{rule_id or 'all rules'}: the run failed: {' '.join(result.messages)}")
     findings: list[dict[str, Any]] = json.loads(result.rendered)["findings"]
     for finding in findings:
-        if finding["path"] != str(path):
+        if finding["path"] != str(path) and not (within and Path(finding["path"]).is_relative_to(path)):
             raise AssertionError(f"a finding about another file: {finding['path']}: {finding['message']}")
     return findings
