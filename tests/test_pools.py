@@ -798,6 +798,72 @@ def test_stale_gpu_labels_are_not_reported_when_a_pool_adds_a_node_carrying_the_
     assert "the one node the pod's node selection allows has stale GPU labels" in warning["message"]
 
 
+def autoscaler_status(group: str, target: int, max_size: int = 4) -> str:
+    """kube-system/cluster-autoscaler-status as the autoscaler writes it from 1.30 (clusterstate/api/types.go):
+    one node group, an EKS managed node group's Auto Scaling group beside Karpenter."""
+    return f"""\
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cluster-autoscaler-status
+  namespace: kube-system
+data:
+  status: |
+    time: 2026-11-30 09:12:41.125476354 +0000 UTC
+    autoscalerStatus: Running
+    nodeGroups:
+    - name: {group}
+      health:
+        status: Healthy
+        nodeCounts:
+          registered: {{total: {target}, ready: {target}}}
+        cloudProviderTarget: {target}
+        minSize: 0
+        maxSize: {max_size}
+      scaleUp: {{status: NoActivity}}
+      scaleDown: {{status: NoCandidates}}
+"""
+
+
+EKS_GROUP = "eks-gpu-a10g-54c6b8f2-3d1e-4a6b-9f0e-7c2d1b3a4e5f"
+SELECTING_A10G = gpu_job(1, spec=TOLERATE_GPU + "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A10G}\n")
+
+
+@pytest.mark.parametrize(
+    ("status", "reported"),
+    [
+        pytest.param("", True, id="pools-whole"),
+        pytest.param(autoscaler_status(EKS_GROUP, 4), True, id="group-at-max-size"),
+        pytest.param(autoscaler_status(EKS_GROUP, 1), False, id="group-may-grow"),
+    ],
+)
+def test_stale_gpu_labels_are_reported_only_when_the_pools_read_are_every_group(write, tmp_path, status, reported):
+    """The NodePools' templates lack the label, so Karpenter adds no node for the selector. A node group the
+    autoscaler may still grow that no pool read describes may add a node GPU feature discovery labels afresh:
+    the stale node is then not proven to be all the pod can get (proof or silence)."""
+    inventory = stale_cluster(tmp_path, "cluster", "")
+    if status:
+        (tmp_path / "cluster" / "autoscaler-status.yaml").write_text(status)
+    found = [f for f in findings(write, SELECTING_A10G, inventory) if f["rule"] == "stale-gpu-label"]
+    assert [f["severity"] for f in found] == (["warning"] if reported else []), found
+
+
+def test_stale_gpu_labels_on_a_pools_nodes_say_nothing_when_no_pool_is_read(write, tmp_path):
+    """The stale node came from the Karpenter NodePool gpu (its karpenter.sh/nodepool label) but the inventory
+    holds no NodePool: whether the pool adds a node with the label is unknown. Without the label the node is
+    the cluster's own, and the warning stands."""
+    pooled = tmp_path / "pooled"
+    pooled.mkdir()
+    (pooled / "nodes.yaml").write_text(STALE_NODE)
+    assert [f for f in findings(write, SELECTING_A10G, str(pooled)) if f["rule"] == "stale-gpu-label"] == []
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    (fixed / "nodes.yaml").write_text(STALE_NODE.replace("    karpenter.sh/nodepool: gpu\n", ""))
+    warning = only(findings(write, SELECTING_A10G, str(fixed)), "stale-gpu-label")
+    assert warning["message"].endswith("the one node the pod's node selection allows has stale GPU labels")
+
+
 def test_explain_gives_the_gangs_pool_verdict_as_check_does(write, tmp_path):
     pools = zonal_l4_pools(tmp_path)
     placed = run_cli(
