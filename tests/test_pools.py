@@ -6,6 +6,7 @@ Every verdict has its boundary pair: the largest request that fits, and one more
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from conftest import DATA, check_json, inventory_args, lint_text, said
@@ -913,6 +914,42 @@ def test_a_claim_no_existing_node_can_allocate_is_unknown_when_pools_can_add_nod
         "whether a node a pool can add could is unknown"
     )
     assert any("Karpenter NodePool gpu" in note for note in info["notes"])
+
+
+B200_GROUP = "https://www.googleapis.com/compute/v1/projects/ml-prod/zones/us-central1-a/instanceGroups/gke-ml-prod-b200-0c1d2e3f-grp"
+
+
+@pytest.mark.parametrize(
+    ("status", "severity"),
+    [
+        pytest.param("", "error", id="no-status"),
+        pytest.param(autoscaler_status(B200_GROUP, 2, max_size=2), "error", id="group-at-max-size"),
+        pytest.param(autoscaler_status(B200_GROUP, 0, max_size=2), None, id="group-may-grow"),
+    ],
+)
+def test_a_claim_no_node_can_allocate_is_an_error_only_when_no_unread_group_may_grow(write, tmp_path, status, severity):
+    """The autoscaler reports a B200 instance group (a GKE node pool at zero nodes) that no pool read describes:
+    its nodes may publish B200s, so the claim is not proven unsatisfiable and nothing is said (proof or silence).
+    At its max size it adds nothing, and the error stands."""
+    dra = tmp_path / "dra"
+    shutil.copytree(DATA / "dra", dra)
+    if status:
+        (dra / "autoscaler-status.yaml").write_text(status)
+    found = [f for f in findings(write, B200_CLAIM, str(dra)) if f["rule"] == "claim-unsatisfiable"]
+    assert [f["severity"] for f in found] == ([severity] if severity else []), found
+
+
+def test_a_claim_no_node_can_allocate_says_nothing_when_the_nodes_pool_is_not_read(write, tmp_path):
+    """dgx-0 came from a GKE node pool (cloud.google.com/gke-nodepool) the inventory does not describe: the pool
+    may be scaled out with other machines, so "never" is unproven."""
+    dra = tmp_path / "dra"
+    shutil.copytree(DATA / "dra", dra)
+    nodes = dra / "nodes.yaml"
+    text = nodes.read_text()
+    pooled = "labels: {kubernetes.io/hostname: dgx-0, cloud.google.com/gke-nodepool: a4-highgpu,"
+    nodes.write_text(text.replace("labels: {kubernetes.io/hostname: dgx-0,", pooled, 1))
+    assert pooled in nodes.read_text()
+    assert [f for f in findings(write, B200_CLAIM, str(dra)) if f["rule"] == "claim-unsatisfiable"] == []
 
 
 def one_zone_karpenter(tmp_path, *, nodes: bool = False) -> str:
