@@ -246,7 +246,7 @@ def _pools_step(fits: list[PoolFit], result: FitResult, kind: str) -> Step:
 POOL_STATES = {
     NEVER: "never fits",
     EXCLUDED: "cannot be chosen",
-    LIMITED: "exceeds its limits",
+    LIMITED: "cannot grow",  # its limits, its max size, or Cluster Autoscaler's backoff
     UNKNOWN: "unknown",
 }
 

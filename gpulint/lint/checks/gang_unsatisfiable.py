@@ -111,6 +111,13 @@ def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
     result = gang_with_pools(gang, resolver)
     if result.state == "unsatisfiable":
         gap = resolver.pools_gap  # a node group not read may add what the gang lacks
+        # a pool in backoff adds nothing now, and may once the backoff ends: "never" is unproven
+        waiting = [pool for pool in resolver.pools if pool.group is not None and pool.group.in_backoff]
+        backoff = tuple(
+            f"{pool.title}: {pool.group.skipped()}; it may add nodes once the backoff ends"
+            for pool in waiting
+            if pool.group
+        )
         yield Diagnostic(
             RULE_ID,
             gang.path,
@@ -118,10 +125,11 @@ def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
             notes=(
                 *result.notes,
                 f"partial placement would hold {_held(gang)} idle while the gang waits for peers that cannot start",
+                *backoff,
                 *((gap,) if gap else ()),
             ),
-            severity=Severity.WARNING if gap else Severity.ERROR,
-            pinned=bool(gap),
+            severity=Severity.WARNING if gap or backoff else Severity.ERROR,
+            pinned=bool(gap or backoff),
         )
 
 

@@ -120,13 +120,17 @@ def _no_node_fits(
         )
         return
     if state == LIMITED:
+        waiting = all(fit.pool.group is not None and fit.pool.group.in_backoff for fit in chosen)
         yield Diagnostic(
             RULE_ID,
             where,
-            f"{_subject(site)} fits a node that a pool can add, but the pool's limits leave no room",
+            f"{_subject(site)} fits a node that a pool can add, but "
+            + ("Cluster Autoscaler will not grow the pool now" if waiting else "the pool's limits leave no room"),
             notes=(
                 summary(chosen),
-                "it stays Pending until the pool's nodes are freed or its limits raised",
+                "it stays Pending until the backoff ends and the autoscaler retries the group"
+                if waiting
+                else "it stays Pending until the pool's nodes are freed or its limits raised",
                 f"no node fits now: {nodes}",
             ),
             severity=Severity.WARNING,
@@ -288,6 +292,8 @@ def _room(fit: PoolFit) -> str:
         f"limit {name} {format_amount(amount)}, {format_amount(pool.in_use(name))} in use"
         for name, amount in sorted(pool.spec.limits.items())
     ]
+    if pool.group is not None and pool.group.skipped():
+        bounds.append(pool.group.skipped())
     shown = f" ({', '.join(bounds)})" if bounds else ""
     return f"{pool.title}: {fit.room or 0} pods{shown}"
 
