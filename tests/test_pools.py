@@ -881,6 +881,121 @@ def test_explain_gives_the_gangs_pool_verdict_as_check_does(write, tmp_path):
     )
 
 
+# --------------------------------------------------------------------------- queued workloads
+
+# Kueue's setup for the Karpenter GPU pool, as the Kueue docs pair them ("Setup Kueue with Karpenter"): the flavor
+# steers admitted pods to the NodePool and tolerates its taint, so the job templates carry neither.
+KUEUE_ON_KARPENTER = """\
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: g5}
+spec:
+  nodeLabels: {karpenter.sh/nodepool: gpu}
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: ml}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: g5
+      resources:
+      - {name: cpu, nominalQuota: 512}
+      - {name: memory, nominalQuota: 2Ti}
+      - {name: nvidia.com/gpu, nominalQuota: 32}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: ml, namespace: ml}
+spec: {clusterQueue: ml}
+"""
+
+
+def queued_job(parallelism: int, gpus: int, *, queue: str = "ml") -> str:
+    label = f"  labels: {{kueue.x-k8s.io/queue-name: {queue}}}\n" if queue else ""
+    return f"""\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: finetune
+  namespace: ml
+{label}spec:
+  parallelism: {parallelism}
+  completions: {parallelism}
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: train
+        image: registry.example.com/train:1.0
+        resources:
+          limits: {{nvidia.com/gpu: {gpus}}}
+"""
+
+
+def queued(job: str, setup: str = KUEUE_ON_KARPENTER) -> str:
+    return setup + "---\n" + job
+
+
+def test_a_queued_job_is_judged_with_the_tolerations_its_flavor_adds(write):
+    """Kueue adds the flavor's tolerations and nodeLabels to the pods it admits (kueue pkg/podset FromAssignment):
+    the GPU pool's taint is tolerated, and Karpenter adds a g5 node for it."""
+    found = findings(write, queued(queued_job(1, 4)), KARPENTER)
+    assert [f for f in found if f["rule"] == "gpu-unschedulable"] == [], found
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        pytest.param(queued_job(1, 4, queue=""), id="not-queued"),
+        pytest.param(
+            queued(
+                queued_job(1, 4),
+                KUEUE_ON_KARPENTER.replace(
+                    "  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n", ""
+                ),
+            ),
+            id="flavor-without-toleration",
+        ),
+        pytest.param(
+            queued(
+                queued_job(1, 4),
+                KUEUE_ON_KARPENTER.replace(
+                    "kind: LocalQueue\nmetadata: {name: ml,", "kind: LocalQueue\nmetadata: {name: research,"
+                ),
+            ),
+            id="no-such-local-queue",
+        ),
+    ],
+)
+def test_no_flavor_no_toleration(write, manifest):
+    """Without Kueue admitting it through the flavor, nothing adds the toleration: the GPU pool's taint keeps the
+    pod off every node the pools can add."""
+    error = only(findings(write, manifest, KARPENTER), "gpu-unschedulable")
+    assert error["severity"] == "error"
+    assert "Karpenter NodePool gpu: did not tolerate taint (taint=nvidia.com/gpu=true:NoSchedule)" in said(error)
+
+
+def test_a_queued_jobs_pods_are_counted_against_the_pools_limits(write):
+    """Kueue admits the 2 pods at once (32 GPUs of quota), but the flavor's NodePool may add only 4 GPUs: the second
+    pod stays Pending. As written (no toleration), this was a "never scheduled" error instead."""
+    warning = only(findings(write, queued(queued_job(2, 4)), KARPENTER), "gpu-unschedulable")
+    assert warning["severity"] == "warning"
+    assert "the workload runs 2 of these pods" in warning["message"]
+    assert "its node pools may add room for 1 more" in said(warning)
+
+
+def test_explain_shows_the_queued_pod_as_kueue_starts_it(write):
+    run = run_cli("explain", str(write("job.yaml", queued(queued_job(1, 4)))), "--inventory", KARPENTER)
+    assert "Karpenter NodePool gpu adds a node (g5.12xlarge); room for 1 more of these pods: fits after" in run.stdout
+    assert "Node pools: ok" in run.stdout
+
+
 # --------------------------------------------------------------------------- DRA
 
 B200_CLAIM = """\
