@@ -514,3 +514,13 @@ def test_a_group_no_pool_describes_is_named_with_its_backoff(tmp_path):
     assert said(finding).endswith(
         "no pool read describes: aks-gpupool-31415926-vmss (in backoff after failed scale-up now)"
     )
+
+
+def test_a_backoff_leaves_the_error_of_a_gang_the_pool_never_fits(tmp_path):
+    """8-GPU workers: no node (4 GPUs) and no node of the MachineDeployment (4 GPUs) ever holds one, backoff or
+    not: the error stands."""
+    items = (NODE, *THREE_MD_NODES, MACHINE_DEPLOYMENT, status_map(md_status(MD_BACKOFF, 3)))
+    eight = gang(2).replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 8")
+    found = rule_findings(tmp_path, "gang-unsatisfiable", eight, *items)
+    assert [f["severity"] for f in found] == ["error"], found
+    assert "backoff" not in said(found[0])

@@ -563,6 +563,17 @@ def gang_pool_bound(gang: Gang, resolver: Resolver) -> tuple[int | None, str]:
     return total, "; ".join(parts)
 
 
+def pools_in_backoff(gang: Gang, resolver: Resolver) -> list[NodePool]:
+    """The pools that would add a node for a member of the gang but add none while Cluster Autoscaler's backoff of
+    their node group lasts (core/scaleup/orchestrator: "in backoff after failed scale-up")."""
+    found: dict[int, NodePool] = {}
+    for member in gang.members:
+        for fit in pool_fits(with_extended_resource_tolerations(member.pod, resolver), resolver):
+            if fit.state == LIMITED and fit.pool.group is not None and fit.pool.group.in_backoff:
+                found[id(fit.pool)] = fit.pool
+    return list(found.values())
+
+
 HOSTNAME = "kubernetes.io/hostname"
 
 

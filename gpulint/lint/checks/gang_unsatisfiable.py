@@ -22,6 +22,7 @@ from gpulint.lint.verdicts import (
     gang_detail,
     gang_verdict,
     gang_with_pools,
+    pools_in_backoff,
     topology_cause,
 )
 
@@ -111,12 +112,11 @@ def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
     result = gang_with_pools(gang, resolver)
     if result.state == "unsatisfiable":
         gap = resolver.pools_gap  # a node group not read may add what the gang lacks
-        # a pool in backoff adds nothing now, and may once the backoff ends: "never" is unproven
-        waiting = [pool for pool in resolver.pools if pool.group is not None and pool.group.in_backoff]
+        # a pool that fits a member but is in backoff adds nothing now, and may once it ends: "never" is unproven
         backoff = tuple(
             f"{pool.title}: {pool.group.skipped()}; it may add nodes once the backoff ends"
-            for pool in waiting
-            if pool.group
+            for pool in pools_in_backoff(gang, resolver)
+            if pool.group is not None
         )
         yield Diagnostic(
             RULE_ID,
