@@ -524,3 +524,14 @@ def test_a_backoff_leaves_the_error_of_a_gang_the_pool_never_fits(tmp_path):
     found = rule_findings(tmp_path, "gang-unsatisfiable", eight, *items)
     assert [f["severity"] for f in found] == ["error"], found
     assert "backoff" not in said(found[0])
+
+
+def test_a_group_at_its_target_max_with_nodes_still_to_register_leaves_the_verdict_open(tmp_path):
+    """cloudProviderTarget 4 of maxSize 4, but 2 nodes registered: the autoscaler asks for no more, yet 2 nodes of a
+    shape no pool read describes are on their way, and the pod may fit them."""
+    status = yaml_status("aks-gpupool-31415926-vmss", 4).replace(
+        "registered: {total: 4, ready: 4}", "registered: {total: 2, ready: 2}"
+    )
+    code, (finding,) = check(tmp_path, NODE, status_map(status))
+    assert code == 0 and finding["severity"] == "info"
+    assert said(finding).endswith("no pool read describes: aks-gpupool-31415926-vmss")

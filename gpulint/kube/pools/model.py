@@ -168,7 +168,11 @@ class NodeGroupStatus:
 
     @property
     def can_grow(self) -> bool:
-        """Below its max size (unknown sizes: it may). A group in backoff may still grow once it ends."""
+        """Nodes may still join it: fewer registered than its max size, whether asked for already or not (unknown
+        sizes: they may). A group in backoff may still grow once the backoff ends."""
+        left = self.left()
+        if left is not None:
+            return left > 0
         return self.max_size is None or self.target is None or self.target < self.max_size
 
     def left(self) -> int | None:
