@@ -240,7 +240,7 @@ class NodePool:
 
     def nodes_left(self) -> int | None:
         """Nodes it may still add under its max size (None: no max known): its own, and the autoscaler's
-        status for its group (maxSize less cloudProviderTarget, which counts the nodes still coming)."""
+        status for its group (maxSize less the registered nodes: those asked for but not registered still come)."""
         own = None if self.spec.max_size is None else max(self.spec.max_size - self.nodes, 0)
         status = self.group.left() if self.group is not None else None
         if own is None or status is None:
