@@ -167,11 +167,11 @@ def test_both_formats_are_read():
     legacy = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"status": LEGACY_STATUS}}
     legacy["metadata"] = {"name": "cluster-autoscaler-status", "namespace": "kube-system"}
     assert node_groups([legacy]) == [
-        NodeGroupStatus("MachineDeployment/default/gpu-md-0", 0, 3, 1),
-        NodeGroupStatus("eks-gpu-a100-54c6b8f2-3d1e-4a6b-9f0e-7c2d1b3a4e5f", 0, 2, 2),
+        NodeGroupStatus("MachineDeployment/default/gpu-md-0", 0, 3, 1, 1),
+        NodeGroupStatus("eks-gpu-a100-54c6b8f2-3d1e-4a6b-9f0e-7c2d1b3a4e5f", 0, 2, 2, 2),
     ]
     current = {**legacy, "data": {"status": yaml_status("gke-prod-gpu-pool-0c1d2e3f-grp", 2)}}
-    assert node_groups([current]) == [NodeGroupStatus("gke-prod-gpu-pool-0c1d2e3f-grp", 0, 4, 2)]
+    assert node_groups([current]) == [NodeGroupStatus("gke-prod-gpu-pool-0c1d2e3f-grp", 0, 4, 2, 2)]
     assert node_groups([{**legacy, "data": {"status": "- not: [a status"}}]) == []  # unreadable: nothing
 
 
@@ -284,3 +284,254 @@ def test_a_gang_too_big_for_what_is_read_is_an_error_only_when_the_pools_are_eve
     if severity == "warning":
         notes = said(found[0]).splitlines()[1:]
         assert any(note.endswith("no pool read describes: aks-gpupool-31415926-vmss") for note in notes)
+
+
+def md_status(scale_up: str, registered: int, target: int | None = None) -> str:
+    """The MachineDeployment's group in the YAML status (1.30 on): maxSize 4, its registered nodes, and its scaleUp
+    condition as the autoscaler writes it."""
+    status = yaml_status("MachineDeployment/default/gpu-md-0", registered)
+    if target is not None:
+        status = status.replace(f"cloudProviderTarget: {registered}", f"cloudProviderTarget: {target}")
+    if not registered:  # a zero count is left out (omitempty)
+        status = status.replace("    nodeCounts:\n      registered: {total: 0, ready: 0}\n", "")
+    return status.replace("  scaleUp: {status: NoActivity, backoffInfo: {}}\n", scale_up)
+
+
+MD_BACKOFF = """\
+  scaleUp:
+    status: Backoff
+    backoffInfo: {errorCode: ProvisioningFailed, errorMessage: Machine provisioning failed}
+    lastProbeTime: "2026-11-30T09:12:41Z"
+    lastTransitionTime: "2026-11-30T09:02:11Z"
+"""
+MD_NO_ACTIVITY = "  scaleUp: {status: NoActivity}\n"
+LEGACY_BACKOFF = LEGACY_STATUS.replace(
+    "  ScaleUp:     NoActivity (ready=1 cloudProviderTarget=1)",
+    "  ScaleUp:     Backoff (ready=1 cloudProviderTarget=1)",
+)
+
+
+def md_node(index: int) -> str:
+    """A node of the MachineDeployment, as cluster-api's machine controller annotates it."""
+    return f"""\
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-md-0-7d9f8c6b5-x{index}q2z
+    labels: {{kubernetes.io/hostname: gpu-md-0-7d9f8c6b5-x{index}q2z}}
+    annotations:
+      cluster.x-k8s.io/cluster-name: demo
+      cluster.x-k8s.io/machine: gpu-md-0-7d9f8c6b5-x{index}q2z
+      cluster.x-k8s.io/owner-kind: MachineSet
+      cluster.x-k8s.io/owner-name: gpu-md-0-7d9f8c6b5
+  status:
+    capacity: {{cpu: "48", memory: 384Gi, pods: "110", nvidia.com/gpu: "4"}}
+    allocatable: {{cpu: "47", memory: 380Gi, pods: "110", nvidia.com/gpu: "4"}}
+"""
+
+
+def status_of(status: str) -> list:
+    data = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"status": status}}
+    data["metadata"] = {"name": "cluster-autoscaler-status", "namespace": "kube-system"}
+    return node_groups([data])
+
+
+def test_backoff_and_registered_nodes_are_read_in_both_formats():
+    (current,) = status_of(md_status(MD_BACKOFF, 0))
+    assert (current.registered, current.backoff) == (0, "ProvisioningFailed: Machine provisioning failed")
+    assert current.in_backoff and current.left() == 4
+    assert current.skipped() == "in backoff after failed scale-up (ProvisioningFailed: Machine provisioning failed)"
+    (quiet,) = status_of(md_status(MD_NO_ACTIVITY, 3))
+    assert (quiet.registered, quiet.backoff, quiet.left(), quiet.skipped()) == (3, None, 1, "")
+    legacy, eks = status_of(LEGACY_BACKOFF)
+    assert (legacy.registered, legacy.backoff) == (1, "") and legacy.skipped() == "in backoff after failed scale-up"
+    # the EKS group has all its nodes: its max size, not a backoff, is why the autoscaler skips it
+    assert eks.backoff is None
+    assert eks.skipped() == "max node group size reached (Cluster Autoscaler's status: maxSize=2, 2 nodes registered)"
+
+
+def test_a_legacy_backoff_belongs_to_its_own_group_only():
+    """The cluster-wide ScaleUp line, and a group whose Health line is unreadable, come before or after a group:
+    their Backoff is not the readable group's."""
+    cluster_wide = LEGACY_STATUS.replace("  ScaleUp:     NoActivity (ready=2 registered=2)", "  ScaleUp:     Backoff")
+    unreadable = LEGACY_STATUS.replace(
+        "\n  Name:        eks-gpu-a100",
+        "\n  Name:        aks-gpupool-31415926-vmss\n  Health:      <unknown>\n"
+        "  ScaleUp:     Backoff (ready=0 cloudProviderTarget=0)\n\n  Name:        eks-gpu-a100",
+    )
+    for text in (cluster_wide, unreadable):
+        assert [group.backoff for group in status_of(text)] == [None, None]
+
+
+def test_nodes_asked_for_but_not_registered_still_count_as_room():
+    """cloudProviderTarget 4 of maxSize 4 with 2 nodes registered: the autoscaler adds no more, but 2 nodes are on
+    their way; only all 4 registered leaves no room."""
+    (coming,) = status_of(md_status(MD_NO_ACTIVITY, 2, target=4))
+    assert coming.left() == 2 and coming.skipped() == ""
+    (full,) = status_of(md_status(MD_NO_ACTIVITY, 4))
+    assert full.left() == 0 and full.skipped().startswith("max node group size reached")
+
+
+ONE_GPU_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llm-serve}
+spec:
+  replicas: 24
+  selector: {matchLabels: {app: llm-serve}}
+  template:
+    metadata: {labels: {app: llm-serve}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.11.0
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def rule_findings(tmp_path, rule: str, manifest: str, *items: str) -> list[dict]:
+    inventory = tmp_path / "cluster.yaml"
+    inventory.write_text("apiVersion: v1\nkind: List\nitems:\n" + "".join(items), encoding="utf-8")
+    (tmp_path / "workload.yaml").write_text(manifest, encoding="utf-8")
+    run = run_cli("check", str(tmp_path / "workload.yaml"), "--inventory", str(inventory), "--format", "json")
+    assert run.exit_code in (0, 1), run.stderr
+    return [f for f in run.json()["findings"] if f["rule"] == rule]
+
+
+THREE_MD_NODES = (md_node(0), md_node(1), md_node(2))
+
+
+@pytest.mark.parametrize(
+    ("status", "room"),
+    [
+        pytest.param("", None, id="no-status"),  # the annotation's max size, its nodes not identified: 4 more
+        pytest.param(md_status(MD_NO_ACTIVITY, 3), "may add room for 4 more", id="one-node-left"),
+        pytest.param(md_status(MD_NO_ACTIVITY, 4), "may add room for 0 more", id="at-max-size"),
+    ],
+)
+def test_replicas_count_only_the_nodes_the_group_may_still_add(tmp_path, status, room):
+    """24 one-GPU replicas; 16 GPUs on the nodes (gpu-0 and three of the MachineDeployment's). The annotation says
+    max 4 nodes and does not say which nodes are the group's; the autoscaler's status does: 3 of 4 registered."""
+    items = (NODE, *THREE_MD_NODES, MACHINE_DEPLOYMENT) + ((status_map(status),) if status else ())
+    found = rule_findings(tmp_path, "gpu-unschedulable", ONE_GPU_DEPLOYMENT, *items)
+    if room is None:
+        assert found == []
+        return
+    (warning,) = found
+    assert warning["severity"] == "warning"
+    assert "only 16 fit on the empty cluster at once (on 4 nodes that pass every filter)" in warning["message"]
+    assert f"its node pools {room}" in said(warning)
+    if "0 more" in room:
+        assert "max node group size reached (Cluster Autoscaler's status: maxSize=4, 4 nodes registered)" in said(
+            warning
+        )
+
+
+def pool_verdict(tmp_path, status: str) -> list[dict]:
+    """A 4-GPU pod on a cluster whose only GPU capacity is the MachineDeployment's (4 GPUs a node, max 4), scaled
+    to zero: its failed scale-up was reverted (clusterstate.go: the target decreased after a timeout)."""
+    pod = POD.replace("nvidia.com/gpu: 8", "nvidia.com/gpu: 4")
+    return rule_findings(
+        tmp_path, "gpu-unschedulable", pod, MACHINE_DEPLOYMENT, *((status_map(status),) if status else ())
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "why"),
+    [
+        pytest.param(
+            md_status(MD_BACKOFF, 0),
+            "in backoff after failed scale-up (ProvisioningFailed: Machine provisioning failed)",
+            id="yaml",
+        ),
+        pytest.param(
+            LEGACY_BACKOFF.replace(
+                "registered=1 longUnregistered=0 cloudProviderTarget=1",
+                "registered=0 longUnregistered=0 cloudProviderTarget=0",
+            ),
+            "in backoff after failed scale-up",
+            id="legacy-text",
+        ),
+    ],
+)
+def test_a_group_in_backoff_adds_no_node_now(tmp_path, status, why):
+    assert pool_verdict(tmp_path, md_status(MD_NO_ACTIVITY, 0)) == []  # not in backoff: it adds the node
+    (finding,) = pool_verdict(tmp_path, status)
+    assert finding["severity"] == "warning"
+    assert (
+        finding["message"]
+        == "this pod fits a node that a pool can add, but Cluster Autoscaler will not grow the pool now"
+    )
+    assert f"MachineDeployment gpu-md-0: {why}" in said(finding)
+    assert "until the backoff ends" in said(finding)
+
+
+def test_explain_says_the_group_is_in_backoff(tmp_path):
+    inventory = tmp_path / "cluster.yaml"
+    inventory.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n" + MACHINE_DEPLOYMENT + status_map(md_status(MD_BACKOFF, 0)),
+        encoding="utf-8",
+    )
+    (tmp_path / "pod.yaml").write_text(POD.replace("nvidia.com/gpu: 8", "nvidia.com/gpu: 4"), encoding="utf-8")
+    run = run_cli("explain", str(tmp_path / "pod.yaml"), "--inventory", str(inventory))
+    assert (
+        "MachineDeployment gpu-md-0: cannot grow: in backoff after failed scale-up "
+        "(ProvisioningFailed: Machine provisioning failed)" in run.stdout
+    ), run.stdout
+
+
+@pytest.mark.parametrize(
+    ("workers", "status", "severity"),
+    [
+        pytest.param(20, md_status(MD_NO_ACTIVITY, 3), None, id="fits-the-last-node"),
+        pytest.param(24, "", None, id="no-status"),  # the annotation alone: 4 more nodes of 4
+        pytest.param(24, md_status(MD_NO_ACTIVITY, 3), "error", id="one-node-left"),
+        pytest.param(20, md_status(MD_BACKOFF, 3), "warning", id="backoff"),
+    ],
+)
+def test_a_gang_counts_the_nodes_the_autoscaler_may_still_add(tmp_path, workers, status, severity):
+    """One-GPU workers that must all start at once: 16 GPUs on the nodes, and the MachineDeployment's group has 3
+    of its 4 nodes registered. 24 never fit (an error: the autoscaler never grows it past maxSize); 20 fit with the
+    last node, but not while the group is in backoff (a warning that says the backoff may end)."""
+    items = (NODE, *THREE_MD_NODES, MACHINE_DEPLOYMENT) + ((status_map(status),) if status else ())
+    found = rule_findings(tmp_path, "gang-unsatisfiable", gang(workers), *items)
+    assert [f["severity"] for f in found] == ([severity] if severity else []), found
+    if severity == "warning":
+        assert (
+            "MachineDeployment gpu-md-0: in backoff after failed scale-up (ProvisioningFailed: Machine provisioning "
+            "failed); it may add nodes once the backoff ends" in said(found[0])
+        )
+
+
+def test_a_group_no_pool_describes_is_named_with_its_backoff(tmp_path):
+    status = yaml_status("aks-gpupool-31415926-vmss", 1).replace(
+        "  scaleUp: {status: NoActivity, backoffInfo: {}}\n",
+        "  scaleUp:\n    status: Backoff\n    backoffInfo: {errorCode: OverconstrainedAllocationRequest, "
+        "errorMessage: Allocation failed}\n",
+    )
+    code, (finding,) = check(tmp_path, NODE, status_map(status))
+    assert code == 0 and finding["severity"] == "info"
+    assert said(finding).endswith(
+        "no pool read describes: aks-gpupool-31415926-vmss (in backoff after failed scale-up now)"
+    )
+
+
+def test_a_backoff_leaves_the_error_of_a_gang_the_pool_never_fits(tmp_path):
+    """8-GPU workers: no node (4 GPUs) and no node of the MachineDeployment (4 GPUs) ever holds one, backoff or
+    not: the error stands."""
+    items = (NODE, *THREE_MD_NODES, MACHINE_DEPLOYMENT, status_map(md_status(MD_BACKOFF, 3)))
+    eight = gang(2).replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 8")
+    found = rule_findings(tmp_path, "gang-unsatisfiable", eight, *items)
+    assert [f["severity"] for f in found] == ["error"], found
+    assert "backoff" not in said(found[0])
+
+
+def test_a_group_at_its_target_max_with_nodes_still_to_register_leaves_the_verdict_open(tmp_path):
+    """cloudProviderTarget 4 of maxSize 4, but 2 nodes registered: the autoscaler asks for no more, yet 2 nodes of a
+    shape no pool read describes are on their way, and the pod may fit them."""
+    status = yaml_status("aks-gpupool-31415926-vmss", 4).replace(
+        "registered: {total: 4, ready: 4}", "registered: {total: 2, ready: 2}"
+    )
+    code, (finding,) = check(tmp_path, NODE, status_map(status))
+    assert code == 0 and finding["severity"] == "info"
+    assert said(finding).endswith("no pool read describes: aks-gpupool-31415926-vmss")

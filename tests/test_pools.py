@@ -6,6 +6,7 @@ Every verdict has its boundary pair: the largest request that fits, and one more
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from conftest import DATA, check_json, inventory_args, lint_text, said
@@ -798,6 +799,72 @@ def test_stale_gpu_labels_are_not_reported_when_a_pool_adds_a_node_carrying_the_
     assert "the one node the pod's node selection allows has stale GPU labels" in warning["message"]
 
 
+def autoscaler_status(group: str, target: int, max_size: int = 4) -> str:
+    """kube-system/cluster-autoscaler-status as the autoscaler writes it from 1.30 (clusterstate/api/types.go):
+    one node group, an EKS managed node group's Auto Scaling group beside Karpenter."""
+    return f"""\
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cluster-autoscaler-status
+  namespace: kube-system
+data:
+  status: |
+    time: 2026-11-30 09:12:41.125476354 +0000 UTC
+    autoscalerStatus: Running
+    nodeGroups:
+    - name: {group}
+      health:
+        status: Healthy
+        nodeCounts:
+          registered: {{total: {target}, ready: {target}}}
+        cloudProviderTarget: {target}
+        minSize: 0
+        maxSize: {max_size}
+      scaleUp: {{status: NoActivity}}
+      scaleDown: {{status: NoCandidates}}
+"""
+
+
+EKS_GROUP = "eks-gpu-a10g-54c6b8f2-3d1e-4a6b-9f0e-7c2d1b3a4e5f"
+SELECTING_A10G = gpu_job(1, spec=TOLERATE_GPU + "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A10G}\n")
+
+
+@pytest.mark.parametrize(
+    ("status", "reported"),
+    [
+        pytest.param("", True, id="pools-whole"),
+        pytest.param(autoscaler_status(EKS_GROUP, 4), True, id="group-at-max-size"),
+        pytest.param(autoscaler_status(EKS_GROUP, 1), False, id="group-may-grow"),
+    ],
+)
+def test_stale_gpu_labels_are_reported_only_when_the_pools_read_are_every_group(write, tmp_path, status, reported):
+    """The NodePools' templates lack the label, so Karpenter adds no node for the selector. A node group the
+    autoscaler may still grow that no pool read describes may add a node GPU feature discovery labels afresh:
+    the stale node is then not proven to be all the pod can get (proof or silence)."""
+    inventory = stale_cluster(tmp_path, "cluster", "")
+    if status:
+        (tmp_path / "cluster" / "autoscaler-status.yaml").write_text(status)
+    found = [f for f in findings(write, SELECTING_A10G, inventory) if f["rule"] == "stale-gpu-label"]
+    assert [f["severity"] for f in found] == (["warning"] if reported else []), found
+
+
+def test_stale_gpu_labels_on_a_pools_nodes_say_nothing_when_no_pool_is_read(write, tmp_path):
+    """The stale node came from the Karpenter NodePool gpu (its karpenter.sh/nodepool label) but the inventory
+    holds no NodePool: whether the pool adds a node with the label is unknown. Without the label the node is
+    the cluster's own, and the warning stands."""
+    pooled = tmp_path / "pooled"
+    pooled.mkdir()
+    (pooled / "nodes.yaml").write_text(STALE_NODE)
+    assert [f for f in findings(write, SELECTING_A10G, str(pooled)) if f["rule"] == "stale-gpu-label"] == []
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    (fixed / "nodes.yaml").write_text(STALE_NODE.replace("    karpenter.sh/nodepool: gpu\n", ""))
+    warning = only(findings(write, SELECTING_A10G, str(fixed)), "stale-gpu-label")
+    assert warning["message"].endswith("the one node the pod's node selection allows has stale GPU labels")
+
+
 def test_explain_gives_the_gangs_pool_verdict_as_check_does(write, tmp_path):
     pools = zonal_l4_pools(tmp_path)
     placed = run_cli(
@@ -812,6 +879,121 @@ def test_explain_gives_the_gangs_pool_verdict_as_check_does(write, tmp_path):
     assert (
         "cannot be placed: Volcano Job needs 3 pods placed at once in one topology.kubernetes.io/zone" in stuck.stdout
     )
+
+
+# --------------------------------------------------------------------------- queued workloads
+
+# Kueue's setup for the Karpenter GPU pool, as the Kueue docs pair them ("Setup Kueue with Karpenter"): the flavor
+# steers admitted pods to the NodePool and tolerates its taint, so the job templates carry neither.
+KUEUE_ON_KARPENTER = """\
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: g5}
+spec:
+  nodeLabels: {karpenter.sh/nodepool: gpu}
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: ml}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: g5
+      resources:
+      - {name: cpu, nominalQuota: 512}
+      - {name: memory, nominalQuota: 2Ti}
+      - {name: nvidia.com/gpu, nominalQuota: 32}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: ml, namespace: ml}
+spec: {clusterQueue: ml}
+"""
+
+
+def queued_job(parallelism: int, gpus: int, *, queue: str = "ml") -> str:
+    label = f"  labels: {{kueue.x-k8s.io/queue-name: {queue}}}\n" if queue else ""
+    return f"""\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: finetune
+  namespace: ml
+{label}spec:
+  parallelism: {parallelism}
+  completions: {parallelism}
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: train
+        image: registry.example.com/train:1.0
+        resources:
+          limits: {{nvidia.com/gpu: {gpus}}}
+"""
+
+
+def queued(job: str, setup: str = KUEUE_ON_KARPENTER) -> str:
+    return setup + "---\n" + job
+
+
+def test_a_queued_job_is_judged_with_the_tolerations_its_flavor_adds(write):
+    """Kueue adds the flavor's tolerations and nodeLabels to the pods it admits (kueue pkg/podset FromAssignment):
+    the GPU pool's taint is tolerated, and Karpenter adds a g5 node for it."""
+    found = findings(write, queued(queued_job(1, 4)), KARPENTER)
+    assert [f for f in found if f["rule"] == "gpu-unschedulable"] == [], found
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        pytest.param(queued_job(1, 4, queue=""), id="not-queued"),
+        pytest.param(
+            queued(
+                queued_job(1, 4),
+                KUEUE_ON_KARPENTER.replace(
+                    "  tolerations:\n  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n", ""
+                ),
+            ),
+            id="flavor-without-toleration",
+        ),
+        pytest.param(
+            queued(
+                queued_job(1, 4),
+                KUEUE_ON_KARPENTER.replace(
+                    "kind: LocalQueue\nmetadata: {name: ml,", "kind: LocalQueue\nmetadata: {name: research,"
+                ),
+            ),
+            id="no-such-local-queue",
+        ),
+    ],
+)
+def test_no_flavor_no_toleration(write, manifest):
+    """Without Kueue admitting it through the flavor, nothing adds the toleration: the GPU pool's taint keeps the
+    pod off every node the pools can add."""
+    error = only(findings(write, manifest, KARPENTER), "gpu-unschedulable")
+    assert error["severity"] == "error"
+    assert "Karpenter NodePool gpu: did not tolerate taint (taint=nvidia.com/gpu=true:NoSchedule)" in said(error)
+
+
+def test_a_queued_jobs_pods_are_counted_against_the_pools_limits(write):
+    """Kueue admits the 2 pods at once (32 GPUs of quota), but the flavor's NodePool may add only 4 GPUs: the second
+    pod stays Pending. As written (no toleration), this was a "never scheduled" error instead."""
+    warning = only(findings(write, queued(queued_job(2, 4)), KARPENTER), "gpu-unschedulable")
+    assert warning["severity"] == "warning"
+    assert "the workload runs 2 of these pods" in warning["message"]
+    assert "its node pools may add room for 1 more" in said(warning)
+
+
+def test_explain_shows_the_queued_pod_as_kueue_starts_it(write):
+    run = run_cli("explain", str(write("job.yaml", queued(queued_job(1, 4)))), "--inventory", KARPENTER)
+    assert "Karpenter NodePool gpu adds a node (g5.12xlarge); room for 1 more of these pods: fits after" in run.stdout
+    assert "Node pools: ok" in run.stdout
 
 
 # --------------------------------------------------------------------------- DRA
@@ -847,6 +1029,42 @@ def test_a_claim_no_existing_node_can_allocate_is_unknown_when_pools_can_add_nod
         "whether a node a pool can add could is unknown"
     )
     assert any("Karpenter NodePool gpu" in note for note in info["notes"])
+
+
+B200_GROUP = "https://www.googleapis.com/compute/v1/projects/ml-prod/zones/us-central1-a/instanceGroups/gke-ml-prod-b200-0c1d2e3f-grp"
+
+
+@pytest.mark.parametrize(
+    ("status", "severity"),
+    [
+        pytest.param("", "error", id="no-status"),
+        pytest.param(autoscaler_status(B200_GROUP, 2, max_size=2), "error", id="group-at-max-size"),
+        pytest.param(autoscaler_status(B200_GROUP, 0, max_size=2), None, id="group-may-grow"),
+    ],
+)
+def test_a_claim_no_node_can_allocate_is_an_error_only_when_no_unread_group_may_grow(write, tmp_path, status, severity):
+    """The autoscaler reports a B200 instance group (a GKE node pool at zero nodes) that no pool read describes:
+    its nodes may publish B200s, so the claim is not proven unsatisfiable and nothing is said (proof or silence).
+    At its max size it adds nothing, and the error stands."""
+    dra = tmp_path / "dra"
+    shutil.copytree(DATA / "dra", dra)
+    if status:
+        (dra / "autoscaler-status.yaml").write_text(status)
+    found = [f for f in findings(write, B200_CLAIM, str(dra)) if f["rule"] == "claim-unsatisfiable"]
+    assert [f["severity"] for f in found] == ([severity] if severity else []), found
+
+
+def test_a_claim_no_node_can_allocate_says_nothing_when_the_nodes_pool_is_not_read(write, tmp_path):
+    """dgx-0 came from a GKE node pool (cloud.google.com/gke-nodepool) the inventory does not describe: the pool
+    may be scaled out with other machines, so "never" is unproven."""
+    dra = tmp_path / "dra"
+    shutil.copytree(DATA / "dra", dra)
+    nodes = dra / "nodes.yaml"
+    text = nodes.read_text()
+    pooled = "labels: {kubernetes.io/hostname: dgx-0, cloud.google.com/gke-nodepool: a4-highgpu,"
+    nodes.write_text(text.replace("labels: {kubernetes.io/hostname: dgx-0,", pooled, 1))
+    assert pooled in nodes.read_text()
+    assert [f for f in findings(write, B200_CLAIM, str(dra)) if f["rule"] == "claim-unsatisfiable"] == []
 
 
 def one_zone_karpenter(tmp_path, *, nodes: bool = False) -> str:

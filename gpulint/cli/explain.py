@@ -51,6 +51,8 @@ from gpulint.lint.verdicts import (
     gang_detail,
     gang_with_pools,
     gpu_pod_requirements,
+    kueue_admitted,
+    kueue_pins,
     pool_fits,
     referenced_claims,
     role_pods,
@@ -246,7 +248,7 @@ def _pools_step(fits: list[PoolFit], result: FitResult, kind: str) -> Step:
 POOL_STATES = {
     NEVER: "never fits",
     EXCLUDED: "cannot be chosen",
-    LIMITED: "exceeds its limits",
+    LIMITED: "cannot grow",  # its limits, its max size, or Cluster Autoscaler's backoff
     UNKNOWN: "unknown",
 }
 
@@ -371,7 +373,8 @@ def explain_objects(
         sites = list(pod_spec_sites(obj.data))
         gang = _gang_step(obj, inventory) if sites else None  # the object's gangs, packed once for all its sites
         admission = admission_step(obj, inventory) if sites else None
-        explained = [explain_site(obj, site, inventory, gang, admission) for site in sites]
+        pins = kueue_pins(obj, inventory) if sites else {}  # a queued workload's pods as Kueue starts them
+        explained = [explain_site(obj, kueue_admitted(site, pins), inventory, gang, admission) for site in sites]
         if not explained:
             steps = _object_steps(obj, inventory)
             if not steps and not own:

@@ -7,17 +7,21 @@ cluster-autoscaler/clusterstate/api/types.go) and plain text before (``Name: ...
 
 A node group it may still grow whose nodes no pool gpulint reads describes (an EKS node group or a scale
 set only the cloud knows) may add a node of any shape: "no node can be added for this pod" is then unproven.
+A pool gpulint reads that a group describes takes the group's max size and backoff from the status: the
+autoscaler skips a group at its max size ("max node group size reached") or in backoff after a failed
+scale-up ("in backoff after failed scale-up"; core/scaleup/orchestrator/orchestrator.go, 1.36.1), whose
+``scaleUp.status`` is ``Backoff`` with ``backoffInfo`` (errorCode, errorMessage) from 1.30, and whose text
+line reads ``ScaleUp:     Backoff (...)`` before.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.fields import integer, mapping, sequence, text
-from gpulint.kube.pools.model import PoolSpec
+from gpulint.kube.pools.model import NodeGroupStatus, PoolSpec
 from gpulint.lint.loader import load_bytes
 
 STATUS_NAMESPACE, STATUS_NAME = "kube-system", "cluster-autoscaler-status"
@@ -28,23 +32,12 @@ _LEGACY = re.compile(
     re.MULTILINE,
 )
 _TARGET = re.compile(r"cloudProviderTarget=(\d+)")
+_REGISTERED = re.compile(r"\bregistered=(\d+)")
+_LEGACY_NAME = re.compile(r"^\s*Name:\s+\S+", re.MULTILINE)
+_LEGACY_SCALE_UP = re.compile(r"^\s*ScaleUp:\s+(?P<status>\S+)", re.MULTILINE)
+BACKOFF = "Backoff"  # the scale-up status of a group in backoff (types.go ClusterAutoscalerBackoff)
 _CAPI_ID = re.compile(r"^(MachineDeployment|MachineSet|MachinePool)/[^/]+/(.+)$")
 _UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-
-
-@dataclass(frozen=True)
-class NodeGroupStatus:
-    """One node group as the autoscaler reports it."""
-
-    name: str  # its id: MachineDeployment/<namespace>/<name>, an Auto Scaling group, a scale set, a MIG URL
-    min_size: int | None
-    max_size: int | None
-    target: int | None  # cloudProviderTarget: the size it asked the cloud for
-
-    @property
-    def can_grow(self) -> bool:
-        """Below its max size (unknown sizes: it may)."""
-        return self.max_size is None or self.target is None or self.target < self.max_size
 
 
 def is_status_config_map(data: dict[str, Any]) -> bool:
@@ -71,7 +64,14 @@ def _groups(status: str) -> list[NodeGroupStatus]:
         return []
     if _LEGACY.search(status):
         return [
-            NodeGroupStatus(m["name"], int(m["min"]), int(m["max"]), _target(m["counts"]))
+            NodeGroupStatus(
+                m["name"],
+                int(m["min"]),
+                int(m["max"]),
+                _count(_TARGET, m["counts"]),
+                _count(_REGISTERED, m["counts"]),
+                _legacy_backoff(status, m),
+            )
             for m in _LEGACY.finditer(status)
         ][:MAX_GROUPS]
     loaded = load_bytes(STATUS_NAME, raw, max_bytes=MAX_STATUS_BYTES)
@@ -88,14 +88,42 @@ def _groups(status: str) -> list[NodeGroupStatus]:
                     integer(health.get("minSize")),
                     integer(health.get("maxSize")),
                     integer(health.get("cloudProviderTarget")),
+                    _registered(health),
+                    _backoff(mapping(mapping(group).get("scaleUp"))),
                 )
             )
     return groups
 
 
-def _target(counts: str) -> int | None:
-    found = _TARGET.search(counts)
+def _backoff(scale_up: dict[str, Any]) -> str | None:
+    """The group's backoff, from ``scaleUp.status`` and ``backoffInfo`` (clusterstate.go
+    buildScaleUpStatusNodeGroup): None when it is not in backoff."""
+    if text(scale_up.get("status")) != BACKOFF:
+        return None
+    info = mapping(scale_up.get("backoffInfo"))
+    code, message = text(info.get("errorCode")), text(info.get("errorMessage"))
+    return ": ".join(part for part in (code, message) if part)
+
+
+def _legacy_backoff(status: str, health: re.Match[str]) -> str | None:
+    """The text before 1.30 gives the group's scale-up status on its own line (``ScaleUp:     Backoff (ready=1
+    cloudProviderTarget=1)``, api/utils.go getConditionsString), with no error: the line before the next group."""
+    following = _LEGACY_NAME.search(status, health.end())
+    scale_up = _LEGACY_SCALE_UP.search(status, health.end(), following.start() if following else len(status))
+    return "" if scale_up is not None and scale_up["status"] == BACKOFF else None
+
+
+def _count(pattern: re.Pattern[str], counts: str) -> int | None:
+    found = pattern.search(counts)
     return int(found.group(1)) if found else None
+
+
+def _registered(health: dict[str, Any]) -> int | None:
+    """``nodeCounts.registered.total``; the autoscaler leaves out a zero count (omitempty), so a group with
+    sizes but no count has no node registered."""
+    if "maxSize" not in health:
+        return None
+    return integer(mapping(mapping(health.get("nodeCounts")).get("registered")).get("total"), 0)
 
 
 def describes(spec: PoolSpec, group: str) -> bool:

@@ -175,7 +175,9 @@ class Resolver:
         groups = self.unseen_node_groups
         if not groups:
             return ""
-        shown = ", ".join(groups[:3]) + (f" and {len(groups) - 3} more" if len(groups) > 3 else "")
+        backoff = {g.name for g in self._cluster.autoscaler_groups if g.backoff is not None}
+        named = [f"{name} (in backoff after failed scale-up now)" if name in backoff else name for name in groups]
+        shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
         return f"Cluster Autoscaler may grow node groups whose nodes no pool read describes: {shown}"
 
     @cached_property
@@ -213,7 +215,14 @@ class Resolver:
         from gpulint.lint.node_catalog import shipped_catalog
 
         catalog = self._cluster.catalog or shipped_catalog()
-        return [bind(spec, catalog, self.nodes) for spec in specs.values()]
+        pools = [bind(spec, catalog, self.nodes) for spec in specs.values()]
+        groups = self._cluster.autoscaler_groups
+        if groups:
+            from gpulint.lint.autoscaler_status import describes
+
+            for pool in pools:  # its max size and backoff, as the autoscaler that grows it reports them
+                pool.group = next((g for g in groups if describes(pool.spec, g.name)), None)
+        return pools
 
     @property
     def cluster_assumed(self) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from gpulint.kube.admission.workload import queue_name
 from gpulint.kube.daemonset import Coverage, coverage, first_untolerated, may_select, selects, untolerated_taint
 from gpulint.kube.dra.allocation import Alternative, ClaimSpec, NodeVerdict, Request, claim_spec_of
 from gpulint.kube.fields import mapping
@@ -50,6 +51,7 @@ from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 
 if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
+    from gpulint.kube.admission.assign import FlavorPin
     from gpulint.kube.dra.devices import DeviceGroup
 
 
@@ -64,6 +66,26 @@ def admitted_pod_spec(kind: str, spec: dict[str, Any], resolver: Resolver) -> di
     """The pod spec the scheduler sees: controller-added tolerations, and its RuntimeClass's scheduling and overhead."""
     admitted = runtime_class_admission(spec, resolver)
     return effective_pod_spec(kind, admitted.spec if admitted is not None else spec)
+
+
+def kueue_pins(obj: KubeObject, resolver: Resolver) -> dict[Path, FlavorPin]:
+    """Pod spec path -> what Kueue adds to the pods of a queued object once its ClusterQueue admits it: the
+    flavor's nodeLabels as a nodeSelector and its tolerations (kubernetes-sigs/kueue v0.19.2 pkg/podset/podset.go
+    FromAssignment, applied by Merge when the job starts), when the flavor is certain, or each candidate's labels as
+    alternatives (kube/admission/assign FlavorPin: a relaxation, as the gang packing uses it). Empty for an object
+    no LocalQueue in reach queues."""
+    name = queue_name(obj.data)
+    if name is None or name.as_annotation:
+        return {}
+    from gpulint.kube.admission.assign import flavor_pins  # Kueue's flavor assignment, only for queued objects
+
+    return flavor_pins(resolver.kueue, obj.ref.namespace, obj.data)
+
+
+def kueue_admitted(site: PodSpecSite, pins: dict[Path, FlavorPin]) -> PodSpecSite:
+    """The pod set as Kueue starts it (``pins``: kueue_pins of its object)."""
+    pin = pins.get(site.path)
+    return replace(site, spec=pin.apply(site.spec)) if pin is not None else site
 
 
 def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> PodRequirements | None:
@@ -539,6 +561,17 @@ def gang_pool_bound(gang: Gang, resolver: Resolver) -> tuple[int | None, str]:
         total += min(member.count, resolver.model.placeable(pod) + room)
         parts += [f"{fit.pool.title} may add room for {fit.room}" for fit in fits]
     return total, "; ".join(parts)
+
+
+def pools_in_backoff(gang: Gang, resolver: Resolver) -> list[NodePool]:
+    """The pools that would add a node for a member of the gang but add none while Cluster Autoscaler's backoff of
+    their node group lasts (core/scaleup/orchestrator: "in backoff after failed scale-up")."""
+    found: dict[int, NodePool] = {}
+    for member in gang.members:
+        for fit in pool_fits(with_extended_resource_tolerations(member.pod, resolver), resolver):
+            if fit.state == LIMITED and fit.pool.group is not None and fit.pool.group.in_backoff:
+                found[id(fit.pool)] = fit.pool
+    return list(found.values())
 
 
 HOSTNAME = "kubernetes.io/hostname"

@@ -238,6 +238,9 @@ def _unknown_why(pool: NodePool) -> str:
 
 
 def _within_limits(pod: PodRequirements, pool: NodePool, fitting: list[Template]) -> PoolFit:
+    skipped = pool.group.skipped() if pool.group is not None else ""
+    if skipped:  # Cluster Autoscaler's status: the group at its max size, or in backoff (no scale-up now)
+        return PoolFit(pool, LIMITED, skipped, fitting, 0)
     left = pool.nodes_left()
     if left == 0:
         spec = pool.spec

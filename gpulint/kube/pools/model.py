@@ -152,6 +152,54 @@ class Template:
     instance_type: InstanceType | None = None
 
 
+@dataclass(frozen=True)
+class NodeGroupStatus:
+    """One node group as Cluster Autoscaler's status ConfigMap reports it (kubernetes/autoscaler
+    cluster-autoscaler-1.36.1 clusterstate/api/types.go NodeGroupStatus; the text before 1.30)."""
+
+    name: str  # its id: MachineDeployment/<namespace>/<name>, an Auto Scaling group, a scale set, a MIG URL
+    min_size: int | None
+    max_size: int | None
+    target: int | None  # cloudProviderTarget: the size it asked the cloud for
+    registered: int | None = None  # its nodes registered with the API server (nodeCounts.registered.total)
+    # scaleUp status Backoff: no scale-up is tried until the backoff ends (None: not in backoff); its
+    # backoffInfo "errorCode: errorMessage", or "" when the status gives none (the text before 1.30)
+    backoff: str | None = None
+
+    @property
+    def can_grow(self) -> bool:
+        """Nodes may still join it: fewer registered than its max size, whether asked for already or not (unknown
+        sizes: they may). A group in backoff may still grow once the backoff ends."""
+        left = self.left()
+        if left is not None:
+            return left > 0
+        return self.max_size is None or self.target is None or self.target < self.max_size
+
+    def left(self) -> int | None:
+        """Nodes that may still join for it under its max size (None: unknown): those a scale-up may add and
+        those asked for that have not registered yet (cloudProviderTarget above the registered count)."""
+        if self.max_size is None or self.registered is None:
+            return None
+        return max(self.max_size - self.registered, 0)
+
+    @property
+    def in_backoff(self) -> bool:
+        """Skipped now for its backoff alone: below its max size, it may grow once the backoff ends."""
+        return self.backoff is not None and self.left() != 0
+
+    def skipped(self) -> str:
+        """Why the autoscaler adds no node to the group now, in its words (core/scaleup/orchestrator
+        skippedreasons.go), with what its status says; "" when it may."""
+        if self.left() == 0:
+            return (
+                f"max node group size reached (Cluster Autoscaler's status: maxSize={self.max_size}, "
+                f"{self.registered} nodes registered)"
+            )
+        if self.backoff is not None:
+            return "in backoff after failed scale-up" + (f" ({self.backoff})" if self.backoff else "")
+        return ""
+
+
 @dataclass
 class NodePool:
     """A pool bound to the catalog and to the nodes it already has."""
@@ -166,6 +214,7 @@ class NodePool:
     accelerators_known: bool = True  # the extended resources of every node it can add are known
     nodes: int = 0  # its nodes in the inventory
     used: dict[str, Fraction] = field(default_factory=dict)  # capacity of its nodes (what limits count)
+    group: NodeGroupStatus | None = None  # its node group in Cluster Autoscaler's status, when one describes it
 
     @property
     def name(self) -> str:
@@ -190,7 +239,10 @@ class NodePool:
         return {name: limit - self.in_use(name) for name, limit in self.spec.limits.items()}
 
     def nodes_left(self) -> int | None:
-        """Nodes it may still add under its max size (None: no max known)."""
-        if self.spec.max_size is None:
-            return None
-        return max(self.spec.max_size - self.nodes, 0)
+        """Nodes it may still add under its max size (None: no max known): its own, and the autoscaler's
+        status for its group (maxSize less the registered nodes: those asked for but not registered still come)."""
+        own = None if self.spec.max_size is None else max(self.spec.max_size - self.nodes, 0)
+        status = self.group.left() if self.group is not None else None
+        if own is None or status is None:
+            return status if own is None else own
+        return min(own, status)

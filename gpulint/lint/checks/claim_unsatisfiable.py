@@ -44,7 +44,7 @@ def _judgeable(claim: ClaimSpec, dra: DraModel) -> bool:
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     dra = _dra(ctx)
-    if dra is None:
+    if dra is None or not _pools_whole(ctx):
         return
     claim = claim_of(obj)
     if claim is not None:
@@ -126,6 +126,13 @@ def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraMo
         )
         head, notes = _split(reason)
         yield Diagnostic(RULE_ID, (*site.path, "resourceClaims"), f"{what}: {head}", notes=(*scope, *notes))
+
+
+def _pools_whole(ctx: CheckContext) -> bool:
+    """The pools read are every node group there is (proof or silence): no pool API left unlisted, no node
+    group of Cluster Autoscaler's status that may grow undescribed, and no node of an autoscaled pool while
+    the inventory holds no pool. Otherwise a node group not read may add nodes with any devices."""
+    return ctx.cluster is None or ctx.cluster.node_labels_proven
 
 
 def _pools_unknown(ctx: CheckContext) -> str:

@@ -22,6 +22,7 @@ from gpulint.lint.verdicts import (
     gang_detail,
     gang_verdict,
     gang_with_pools,
+    pools_in_backoff,
     topology_cause,
 )
 
@@ -111,6 +112,12 @@ def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
     result = gang_with_pools(gang, resolver)
     if result.state == "unsatisfiable":
         gap = resolver.pools_gap  # a node group not read may add what the gang lacks
+        # a pool that fits a member but is in backoff adds nothing now, and may once it ends: "never" is unproven
+        backoff = tuple(
+            f"{pool.title}: {pool.group.skipped()}; it may add nodes once the backoff ends"
+            for pool in pools_in_backoff(gang, resolver)
+            if pool.group is not None
+        )
         yield Diagnostic(
             RULE_ID,
             gang.path,
@@ -118,10 +125,11 @@ def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
             notes=(
                 *result.notes,
                 f"partial placement would hold {_held(gang)} idle while the gang waits for peers that cannot start",
+                *backoff,
                 *((gap,) if gap else ()),
             ),
-            severity=Severity.WARNING if gap else Severity.ERROR,
-            pinned=bool(gap),
+            severity=Severity.WARNING if gap or backoff else Severity.ERROR,
+            pinned=bool(gap or backoff),
         )
 
 

@@ -20,6 +20,8 @@ from gpulint.lint.rule_spec import Need, RuleSpec
 from gpulint.lint.verdicts import (
     gpu_daemons,
     gpu_pod_requirements,
+    kueue_admitted,
+    kueue_pins,
     pool_fits,
     scale_up_verdict,
     scheduling_hint,
@@ -37,13 +39,15 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if inventory is None:
         return
     model = inventory.model
-    for site in pod_spec_sites(obj.data):
-        if site.completed_by:
+    pins = kueue_pins(obj, inventory)  # a queued workload's pods carry its flavor's labels and tolerations
+    for written in pod_spec_sites(obj.data):
+        if written.completed_by:
             continue  # tolerations or affinity may come from the object that completes the pod
+        site = kueue_admitted(written, pins)
         pod = gpu_pod_requirements(obj.kind, site, inventory)
         if pod is None or any(is_extended(name) for name in pod.requests.keys() - inventory.offered_resources):
             continue  # a resource no node publishes: gpu-resource-unknown says so, more precisely
-        selection = pod_requirements(effective_pod_spec(obj.kind, site.spec))  # as over-tight-affinity reads it
+        selection = pod_requirements(effective_pod_spec(obj.kind, written.spec))  # as over-tight-affinity reads it
         by_affinity = ctx.config.enables(AFFINITY_RULE)
         if by_affinity and selection_leaves_no_node(selection, inventory):
             continue  # one cause, one finding: over-tight-affinity reports it with the scheduler's summary
@@ -120,13 +124,17 @@ def _no_node_fits(
         )
         return
     if state == LIMITED:
+        waiting = all(fit.pool.group is not None and fit.pool.group.in_backoff for fit in chosen)
         yield Diagnostic(
             RULE_ID,
             where,
-            f"{_subject(site)} fits a node that a pool can add, but the pool's limits leave no room",
+            f"{_subject(site)} fits a node that a pool can add, but "
+            + ("Cluster Autoscaler will not grow the pool now" if waiting else "the pool's limits leave no room"),
             notes=(
                 summary(chosen),
-                "it stays Pending until the pool's nodes are freed or its limits raised",
+                "it stays Pending until the backoff ends and the autoscaler retries the group"
+                if waiting
+                else "it stays Pending until the pool's nodes are freed or its limits raised",
                 f"no node fits now: {nodes}",
             ),
             severity=Severity.WARNING,
@@ -288,6 +296,8 @@ def _room(fit: PoolFit) -> str:
         f"limit {name} {format_amount(amount)}, {format_amount(pool.in_use(name))} in use"
         for name, amount in sorted(pool.spec.limits.items())
     ]
+    if pool.group is not None and pool.group.skipped():
+        bounds.append(pool.group.skipped())
     shown = f" ({', '.join(bounds)})" if bounds else ""
     return f"{pool.title}: {fit.room or 0} pods{shown}"
 

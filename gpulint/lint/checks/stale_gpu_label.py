@@ -237,7 +237,11 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 def _a_pool_serves(pod: PodRequirements, inventory: Resolver) -> bool:
     """A node pool may add a node for the pod (its template carrying the labels selected on, or the
-    answer unknown): the pod, unschedulable on the stale nodes, triggers the scale-up."""
+    answer unknown): the pod, unschedulable on the stale nodes, triggers the scale-up. A pool set that is
+    not whole (a pool API not listed, a node group of the autoscaler's status no pool read describes, or
+    nodes of autoscaled pools with no pool read) proves nothing: a pool not read may add a fresh node."""
+    if not inventory.node_labels_proven:
+        return True
     if not inventory.pools:
         return False
     # imported here: the pool verdicts (and their models) only for an inventory with node pools
