@@ -64,6 +64,10 @@ DUPLICATE_CHECKED_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")  #
 MAX_INVENTORY_FILE_BYTES = 1024 * 1024 * 1024
 INVENTORY_LIMIT_NAME = "inventory file size"
 TERMINAL_PHASES = ("Succeeded", "Failed")
+# An inventory's ConfigMap is kept with its values when it has at most MAX_KEPT_KEYS values of at most
+# MAX_KEPT_VALUE characters each (an environment's settings); one holding a file or a certificate is not.
+MAX_KEPT_VALUE = 1024
+MAX_KEPT_KEYS = 256
 INVENTORY_FACTS = 64  # facts kept per inventory (each may hold a value per node)
 SHAPE_FACTS = 1024  # verdicts on pod shapes kept per inventory (each small: a few findings' words)
 _F = TypeVar("_F")
@@ -107,6 +111,8 @@ class ClusterInventory:
     network_attachments: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # (namespace, name) -> the ConfigMap's keys (its values are not kept: they may be large)
     config_map_keys: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    # (namespace, name) -> the ConfigMap's short string values (MAX_KEPT_VALUE): what a container's env reads
+    config_map_values: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     # Kinds the inventory lists (even when it lists none of them, a live watch says so): for these,
     # an object absent from the inventory is absent from the cluster.
     listed_kinds: set[str] = field(default_factory=set)
@@ -169,6 +175,14 @@ class ClusterInventory:
         found: frozenset[str] | None = _namespaced(self.config_map_keys, namespace, name, lambda key: True)
         return found
 
+    def config_maps_of(self, namespace: str) -> dict[str, dict[str, str]]:
+        """The short values of the ConfigMaps of ``namespace`` by name (a container reads its own namespace's)."""
+        found: dict[str, dict[str, str]] = self.fact(
+            ("config-maps", namespace),
+            lambda: {name: values for (ns, name), values in self.config_map_values.items() if ns == namespace},
+        )
+        return found
+
     def namespaces_of(self, group: str, kind: str, name: str) -> set[str]:
         """The namespaces that hold an object of ``kind`` named ``name`` (a copy without one: not counted)."""
         tables: dict[str, dict[Any, Any]] = {
@@ -219,6 +233,9 @@ class ClusterInventory:
             self.namespaces.setdefault(name, obj.data)
         elif kind == "ConfigMap" and obj.api_version == "v1":
             self.config_map_keys.setdefault((obj.ref.namespace, name), config_map_keys(obj.data))
+            values = short_values(obj.data)
+            if values is not None:
+                self.config_map_values.setdefault((obj.ref.namespace, name), values)
         elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
             self.crds.append(located)
         elif kind == "RuntimeClass" and group == "node.k8s.io":
@@ -292,6 +309,17 @@ class ClusterInventory:
 
 def config_map_keys(data: dict[str, Any]) -> frozenset[str]:
     return frozenset(str(k) for section in ("data", "binaryData") for k in mapping(data.get(section)))
+
+
+def short_values(data: dict[str, Any]) -> dict[str, str] | None:
+    """A ConfigMap's ``data``, kept when every value is short: what a container's environment reads is a word or a
+    list. A ConfigMap holding a file or a certificate is not kept (None): its values, and the names its
+    ``envFrom`` defines, stay unknown."""
+    values = mapping(data.get("data"))
+    if len(values) > MAX_KEPT_KEYS:
+        return None
+    kept = {str(key): value for key, value in values.items() if isinstance(value, str) and len(value) <= MAX_KEPT_VALUE}
+    return kept if len(kept) == len(values) else None
 
 
 class HasData(Protocol):

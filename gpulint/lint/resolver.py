@@ -561,6 +561,10 @@ class Resolver:
             return dict(mapping(mapping(linted.data.get("metadata")).get("annotations")))
         return self._cluster.find_network_attachment(namespace, name)
 
+    def inventory_config_maps(self, namespace: str) -> dict[str, dict[str, str]]:
+        """The inventory's ConfigMaps of ``namespace`` whose values it kept (short values only), by name."""
+        return self._cluster.config_maps_of(namespace)
+
     def config_map_data(self, namespace: str, name: str) -> dict[str, Any] | None:
         """A ConfigMap's data when its values are known (from the linted files: the inventory keeps keys only)."""
         linted = self.linted.find("", "ConfigMap", namespace, name)
