@@ -32,6 +32,7 @@ from gpulint.lint.sources import Source, SourceError
 if TYPE_CHECKING:  # the pool model and readers are imported when an inventory is read
     from gpulint.kube.dra.devices import DraModel
     from gpulint.kube.pools.catalog import Catalog
+    from gpulint.kube.pools.kubelet import KubeletSettings
     from gpulint.kube.pools.model import PoolSpec
     from gpulint.lint.autoscaler_status import NodeGroupStatus
 
@@ -123,6 +124,7 @@ class ClusterInventory:
     # Node pools (Karpenter NodePools, MachineDeployments, the clouds' node-pool JSON): the nodes that can exist
     pool_specs: list[PoolSpec] = field(default_factory=list)
     node_class_zones: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # EC2NodeClass subnets
+    node_class_kubelets: dict[tuple[str, str], KubeletSettings] = field(default_factory=dict)  # EC2NodeClass kubelet
     # The node groups Cluster Autoscaler's status ConfigMap reports (lint/autoscaler_status.py)
     autoscaler_groups: list[NodeGroupStatus] = field(default_factory=list)
     catalog: Catalog | None = None  # the instance-type catalog (None: the shipped one)
@@ -410,7 +412,7 @@ def add_sources(
     problems: list[str] | None = None,
     inspect: Inspect | None = None,
 ) -> None:
-    from gpulint.kube.pools.readers import node_class_zones, pools_in_document  # inventories only
+    from gpulint.kube.pools.readers import node_class_kubelets, node_class_zones, pools_in_document  # inventories
     from gpulint.lint.autoscaler_status import node_groups
 
     for source in sources:
@@ -445,6 +447,7 @@ def add_sources(
             for document in documents:
                 inventory.pool_specs.extend(pools_in_document(document.data, source.display))
                 inventory.node_class_zones.update(node_class_zones(document.data))
+                inventory.node_class_kubelets.update(node_class_kubelets(document.data))
 
 
 def _keeper(display: str, inspect: Inspect | None) -> Callable[[Any], Any]:
