@@ -122,3 +122,37 @@ def test_a_secret_crosses_files_as_its_name_and_keys_only():
         }
     )
     assert outline == {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"a": "", "b": ""}}
+
+
+def test_a_key_the_config_map_in_the_pod_s_namespace_lacks():
+    """A typo in the key: the kubelet's `couldn't find key NCCL_SOCKET_IFNAM in ConfigMap research/nccl-env`."""
+    text = (
+        JOB.format(namespace="research", optional="", resource="nvidia.com/gpu")
+        .replace("        - configMapRef: {name: nccl-env}\n", "")
+        .replace("envFrom:\n", "envFrom: []\n")
+    )
+    text = text.replace(
+        "        env:\n",
+        "        env:\n        - name: NCCL_SOCKET_IFNAME\n"
+        "          valueFrom: {configMapKeyRef: {name: nccl-env, key: NCCL_SOCKET_IFNAM}}\n",
+    )
+    settings = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: nccl-env, namespace: research}\n"
+    secret = "---\napiVersion: v1\nkind: Secret\nmetadata: {name: hf-token, namespace: research}\n"
+    found = assert_findings(
+        RULE,
+        text + settings + "data: {NCCL_SOCKET_IFNAME: eth0, NCCL_DEBUG: INFO}\n" + secret + "data: {token: aGY=}\n",
+        [(14, 62, "couldn't find key NCCL_SOCKET_IFNAM in ConfigMap research/nccl-env: container 'train' fails")],
+    )
+    assert "did you mean 'NCCL_SOCKET_IFNAME'?" in found[0].message
+    good = text.replace("key: NCCL_SOCKET_IFNAM}", "key: NCCL_SOCKET_IFNAME}")
+    assert_findings(RULE, good + settings + "data: {NCCL_SOCKET_IFNAME: eth0}\n" + secret + "data: {token: aGY=}\n", [])
+    # the Secret's key from stringData; an optional key; two differing copies of the ConfigMap: nothing said
+    assert_findings(
+        RULE, good + settings + "data: {NCCL_SOCKET_IFNAME: eth0}\n" + secret + "stringData: {token: x}\n", []
+    )
+    optional = text.replace("key: NCCL_SOCKET_IFNAM}", "key: NCCL_SOCKET_IFNAM, optional: true}")
+    assert_findings(RULE, optional + settings + "data: {NCCL_DEBUG: INFO}\n" + secret + "data: {token: aGY=}\n", [])
+    two = text + settings + "data: {NCCL_DEBUG: INFO}\n" + settings + "data: {NCCL_SOCKET_IFNAM: eth0}\n"
+    assert_findings(RULE, two + secret + "data: {token: aGY=}\n", [])
+    wrong_secret_key = good + settings + "data: {NCCL_SOCKET_IFNAME: eth0}\n" + secret + "data: {hf-token: aGY=}\n"
+    assert_findings(RULE, wrong_secret_key, [(16, 59, "couldn't find key token in Secret research/hf-token")])

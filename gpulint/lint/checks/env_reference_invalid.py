@@ -1,5 +1,5 @@
 """env-reference-invalid: a GPU pod's container takes its environment from a ConfigMap or Secret that is not in the
-pod's namespace (the kubelet's CreateContainerConfigError)."""
+pod's namespace, or from a key it does not have (the kubelet's CreateContainerConfigError)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from gpulint.kube.fields import mapping, sequence, text
 from gpulint.kube.resources import is_gpu
+from gpulint.kube.typos import typo_of
 from gpulint.kube.workloads import PodSpecSite, containers, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
@@ -21,7 +22,7 @@ SPEC = RuleSpec("env-reference-invalid", Severity.ERROR)
 RULE_ID = SPEC.id
 
 # Where a container names a ConfigMap or Secret for its environment: (list, field under an item, kind, the API's
-# resource word in the kubelet's error, a key field or "").
+# resource word in the kubelet's error).
 _REFERENCES = (
     ("env", ("valueFrom", "configMapKeyRef"), "ConfigMap", "configmap"),
     ("env", ("valueFrom", "secretKeyRef"), "Secret", "secret"),
@@ -37,6 +38,7 @@ class _Reference:
     name: str
     path: Path  # the reference's name field, from the object
     container: str
+    key: str = ""  # configMapKeyRef / secretKeyRef: the key read
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -45,7 +47,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if not _has_devices(site, patterns):
             continue  # the rule speaks for GPU pods only
         for reference in _references(site):
-            yield from _resolve(obj, reference, ctx.resolver)
+            yield from _resolve(obj, reference, ctx)
 
 
 def _has_devices(site: PodSpecSite, patterns: tuple[str, ...]) -> bool:
@@ -73,12 +75,15 @@ def _references(site: PodSpecSite) -> Iterator[_Reference]:
                 if not name or ref.get("optional") is True:
                     continue
                 path = (*site.path, *container_path, list_name, index, *fields, "name")
-                yield _Reference(kind, resource, name, path, text(container.get("name")))
+                yield _Reference(kind, resource, name, path, text(container.get("name")), text(ref.get("key")))
 
 
-def _resolve(obj: KubeObject, ref: _Reference, resolver: Resolver) -> Iterator[Diagnostic]:
-    namespace = obj.ref.namespace
+def _resolve(obj: KubeObject, ref: _Reference, ctx: CheckContext) -> Iterator[Diagnostic]:
+    namespace, resolver = obj.ref.namespace, ctx.resolver
     if _found(resolver, ref.kind, namespace, ref.name):
+        keys = _keys(resolver, ref.kind, namespace, ref.name) if ref.key else None
+        if keys is not None and ref.key not in keys:
+            yield _missing_key(ref, namespace, keys)
         return
     complete = resolver.reference_proven_absent and resolver.catalog_complete(ref.kind, obj.document.path)
     elsewhere = [ns for ns in resolver.namespaces_of("", ref.kind, ref.name) if ns != namespace] if namespace else []
@@ -104,6 +109,34 @@ def _resolve(obj: KubeObject, ref: _Reference, resolver: Resolver) -> Iterator[D
         severity=None if complete else Severity.INFO,
         pinned=not complete,
     )
+
+
+def _missing_key(ref: _Reference, namespace: str, keys: frozenset[str]) -> Diagnostic:
+    """The kubelet's words (makeEnvironmentVariables): the key is looked up in the object's ``data``."""
+    close = typo_of(ref.key, sorted(keys))
+    return Diagnostic(
+        RULE_ID,
+        (*ref.path[:-1], "key"),
+        f"couldn't find key {ref.key} in {ref.kind} {namespace or '<namespace>'}/{ref.name}: container "
+        f"'{ref.container}' fails to start with CreateContainerConfigError",
+        notes=(
+            f"did you mean '{close}'?" if close else f"its keys: {', '.join(sorted(keys)[:8]) or 'none'}",
+            "add the key, or mark the reference optional: true",
+        ),
+    )
+
+
+def _keys(resolver: Resolver, kind: str, namespace: str, name: str) -> frozenset[str] | None:
+    """The ``data`` keys of the object the kubelet reads, when known for certain: the linted copies of the pod's
+    namespace when they agree, else the inventory's ConfigMap (None: two linted copies differ)."""
+    copies = {
+        frozenset(str(key) for key in mapping(obj.data.get("data")))
+        for obj in resolver.linted.of_kind("", kind)
+        if obj.ref.name == name and obj.ref.namespace == namespace
+    }
+    if copies:
+        return copies.pop() if len(copies) == 1 else None
+    return resolver.config_map_keys(namespace, name) if kind == "ConfigMap" else None
 
 
 def _found(resolver: Resolver, kind: str, namespace: str, name: str) -> bool:
