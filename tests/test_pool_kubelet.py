@@ -4,6 +4,8 @@ Karpenter's own figures as karpenter-provider-aws pkg/providers/instancetype/typ
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from conftest import DATA, check_json, inventory_args, said
 
 KARPENTER = str(DATA / "elastic" / "karpenter")
@@ -109,3 +111,22 @@ def test_max_pods_on_a_family_whose_memory_reservation_follows_it_keeps_the_larg
     assert verdicts(write, node_class("    maxPods: 110", "bottlerocket@latest") + job("173401Mi")) == []
     (never,) = verdicts(write, node_class("    maxPods: 110") + job("173401Mi"))
     assert "at most 173400Mi memory (g5.12xlarge)" in said(never)
+
+
+def test_the_default_reservations_reproduce_karpenters_figures_for_every_shipped_aws_row():
+    """kubeReserved 0 gives back what the default reserved: capacity for cpu (Karpenter's tiers, exactly), and
+    capacity less the VM overhead (7.5%) and the 100Mi eviction threshold for memory."""
+    from gpulint.kube.pools.kubelet import MIB, KubeletSettings, allocatable_with
+    from gpulint.lint.node_catalog import shipped_catalog
+
+    rows = [row for row in shipped_catalog().rows.values() if row.provider == "aws"]
+    zero = KubeletSettings(kube_reserved={"cpu": Fraction(0), "memory": Fraction(0)})
+    off = set()
+    for row in rows:
+        freed = allocatable_with(row.allocatable, row.capacity, zero)
+        assert freed["cpu"] == row.capacity["cpu"], row.name
+        whole = row.capacity["memory"] * Fraction(925, 1000) - 100 * MIB
+        assert freed["memory"] >= whole - MIB, row.name  # never credited less than Karpenter reserves
+        if freed["memory"] - whole > MIB:
+            off.add(row.name)
+    assert len(rows) == 77 and off == set()

@@ -35,6 +35,7 @@ MIB = 1024 * 1024
 _CPU_TIERS = ((0, 1000, Fraction(6, 100)), (1000, 2000, Fraction(1, 100)), (2000, 4000, Fraction(5, 1000)))
 _CPU_REST = Fraction(25, 10000)  # above 4 cores
 _DEFAULT_EVICTION_MEMORY = Fraction(100 * MIB)
+VM_MEMORY_OVERHEAD = Fraction(75, 1000)  # Karpenter's --vm-memory-overhead-percent default
 _DEFAULT_KUBE_EPHEMERAL = Fraction(1024 * MIB)
 # AMI families whose memory reservation counts ENI-limited pods and that honour podsPerCore
 # (amifamily DefaultFamily.FeatureFlags: UsesENILimitedMemoryOverhead, PodsPerCoreEnabled)
@@ -84,7 +85,7 @@ def allocatable_with(
         if default_pods is not None and pods < default_pods and settings.ami_family not in ENI_LIMITED_FAMILIES:
             # a family whose reservation follows maxPods reserves 11Mi less per pod: keep the larger figure
             out["memory"] = out.get("memory", Fraction(0)) + 11 * MIB * (default_pods - pods)
-    defaults = _default_kube_reserved(capacity.get("cpu"), default_pods)
+    defaults = _default_kube_reserved(capacity, allocatable)
     for name, amount in settings.kube_reserved.items():
         if name in out and name in defaults:
             out[name] += defaults[name] - amount
@@ -105,11 +106,22 @@ def _pods(settings: KubeletSettings, default: Fraction | None, cpus: Fraction | 
     return pods if pods != default else None
 
 
-def _default_kube_reserved(cpus: Fraction | None, pods: Fraction | None) -> dict[str, Fraction]:
-    """kubeReservedResources' defaults for a row (its allocatable pods are the ENI-limited count)."""
+def _default_kube_reserved(
+    capacity: Mapping[str, Fraction], allocatable: Mapping[str, Fraction]
+) -> dict[str, Fraction]:
+    """kubeReservedResources' defaults for a row (its allocatable pods are the ENI-limited count). The memory
+    default is also read back from the row (capacity less the VM overhead and eviction threshold, less
+    allocatable); the larger of the two is taken, so that an override is never credited less than Karpenter
+    does (they agree on every shipped row but the Graviton g5g, off by about 60Mi)."""
+    cpus, pods = capacity.get("cpu"), allocatable.get("pods")
     defaults = {"ephemeral-storage": _DEFAULT_KUBE_EPHEMERAL}
     if pods is not None:
         defaults["memory"] = (11 * pods + 255) * MIB
+        memory, left = capacity.get("memory"), allocatable.get("memory")
+        if memory is not None and left is not None:
+            implied = memory * (1 - VM_MEMORY_OVERHEAD) - _DEFAULT_EVICTION_MEMORY - left
+            if implied - defaults["memory"] >= MIB:  # past the rounding of Karpenter's figures
+                defaults["memory"] = implied
     if cpus is not None:
         millis = cpus * 1000
         reserved = Fraction(0)
