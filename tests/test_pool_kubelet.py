@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from conftest import DATA, check_json, inventory_args, said
+from conftest import DATA, check_json, inventory_args, run_cli, said
 
 KARPENTER = str(DATA / "elastic" / "karpenter")
 TOLERATE_GPU = "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
@@ -103,6 +103,10 @@ def test_max_pods_counts_the_daemon_pods_and_the_pod(write):
     assert "pods" in said(never) and never["severity"] == "error"
     assert verdicts(write, node_class("    maxPods: 2") + AGENT + job("1Gi")) == []
     assert verdicts(write, AGENT + job("1Gi")) == []
+    # gpulint explain gives the same cause
+    path = write("workload.yaml", tight + AGENT + job("1Gi"))
+    explained = run_cli("explain", str(path), "--inventory", KARPENTER)
+    assert "at most 0 pods left after the DaemonSets' requests (g5.12xlarge" in explained.stdout
 
 
 def test_max_pods_on_a_family_whose_memory_reservation_follows_it_keeps_the_larger_memory(write):
