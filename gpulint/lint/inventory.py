@@ -69,6 +69,7 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 # MAX_KEPT_VALUE characters each (an environment's settings); one holding a file or a certificate is not.
 MAX_KEPT_VALUE = 1024
 MAX_KEPT_KEYS = 256
+MAX_KEPT_TOTAL = 16 * 1024 * 1024  # characters of ConfigMap values kept per inventory; past it, values are unknown
 INVENTORY_FACTS = 64  # facts kept per inventory (each may hold a value per node)
 SHAPE_FACTS = 1024  # verdicts on pod shapes kept per inventory (each small: a few findings' words)
 _F = TypeVar("_F")
@@ -133,6 +134,7 @@ class ClusterInventory:
     # webhook's live watch does not validate what it reads (the cluster stored it).
     rejections: list[Rejection] = field(default_factory=list)
     _slice_names: set[str] = field(default_factory=set)
+    _kept_value_chars: int = 0  # of config_map_values: bounded by MAX_KEPT_TOTAL
     # The DRA objects read by (kind, name), with the file and spec of the copy read: a cluster holds one object
     # per name, so a second copy is not read, and one with another spec is reported (second_copy)
     _first_copies: dict[tuple[str, str], tuple[str, Any]] = field(default_factory=dict)
@@ -236,7 +238,9 @@ class ClusterInventory:
         elif kind == "ConfigMap" and obj.api_version == "v1":
             self.config_map_keys.setdefault((obj.ref.namespace, name), config_map_keys(obj.data))
             values = short_values(obj.data)
-            if values is not None:
+            size = sum(len(key) + len(value) for key, value in values.items()) if values is not None else 0
+            if values is not None and self._kept_value_chars + size <= MAX_KEPT_TOTAL:
+                self._kept_value_chars += size
                 self.config_map_values.setdefault((obj.ref.namespace, name), values)
         elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
             self.crds.append(located)
