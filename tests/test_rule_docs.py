@@ -70,7 +70,7 @@ def test_use_instead_has_no_error_or_warning_from_any_rule(rule_id):
 
 
 def test_every_builtin_rule_and_library_policy_is_covered():
-    assert len(BUILTIN) == 45 and set(BUILTIN) == set(all_rules())
+    assert len(BUILTIN) == 46 and set(BUILTIN) == set(all_rules())
     assert LIBRARY == [
         "forbid-gpu-in-non-gpu-namespaces",
         "require-gang-for-multi-worker-gpu-jobs",

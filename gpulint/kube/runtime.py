@@ -380,3 +380,45 @@ def env_entries(container: Mapping[str, Any], names: tuple[str, ...]) -> dict[st
 def env_value(container: Mapping[str, Any], name: str) -> EnvEntry | None:
     """(index, entry) of the last ``env`` entry named ``name``."""
     return env_entries(container, (name,)).get(name)
+
+
+@dataclass(frozen=True)
+class EnvSetting:
+    """Where a container's variable is set and to what, as the kubelet builds the environment."""
+
+    path: Path  # from the container: the ``env`` entry's value or valueFrom, or the ``envFrom`` source
+    value: str | None  # None: not known offline (a Secret, the downward API, a ConfigMap not held)
+    source: str = ""  # "ConfigMap 'x', key 'K'" when the value comes from one; "" when written in ``env``
+
+
+def env_settings(
+    container: Mapping[str, Any], names: tuple[str, ...], config_maps: ConfigMaps
+) -> dict[str, EnvSetting]:
+    """The settings of ``names`` the container makes: ``envFrom`` sources in order (a later one wins), then ``env``
+    entries, which win over every source (kubelet makeEnvironmentVariables). A source gpulint does not hold
+    (a Secret, a ConfigMap of no linted file or inventory) is not counted: the names it defines are not known."""
+    found: dict[str, EnvSetting] = {}
+    for index, source in enumerate(sequence(container.get("envFrom"))):
+        source = mapping(source)
+        name = text(mapping(source.get("configMapRef")).get("name"))
+        data = config_maps.get(name) if name else None
+        if data is None:
+            continue
+        prefix = text(source.get("prefix"))
+        for variable in names:
+            key = variable[len(prefix) :] if variable.startswith(prefix) else None
+            if key is not None and isinstance(data.get(key), str):
+                found[variable] = EnvSetting(("envFrom", index), data[key], f"ConfigMap '{name}', key '{key}'")
+    for variable, (index, item) in env_entries(container, names).items():
+        found[variable] = _env_setting(index, item, config_maps)
+    return found
+
+
+def _env_setting(index: int, item: Mapping[str, Any], config_maps: ConfigMaps) -> EnvSetting:
+    if "valueFrom" in item:
+        ref = mapping(mapping(item.get("valueFrom")).get("configMapKeyRef"))
+        source = f"ConfigMap '{text(ref.get('name'))}', key '{text(ref.get('key'))}'" if ref else ""
+        return EnvSetting(("env", index, "valueFrom"), config_map_value(item, config_maps), source)
+    value = item.get("value")
+    known = isinstance(value, (str, int)) and not isinstance(value, bool)
+    return EnvSetting(("env", index, "value"), str(value) if known else None)

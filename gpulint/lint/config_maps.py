@@ -1,8 +1,9 @@
-"""The ConfigMaps a pod's variables may come from, as the linted files hold them.
+"""The ConfigMaps a pod's variables may come from, as the linted files and the inventory hold them.
 
 A container reads a ConfigMap of its own namespace only (``configMapKeyRef``, ``configMapRef``).
 When the linted files hold two copies of one name that differ (two overlays, an example folder),
-which one the cluster gets is not known: the name is left out and its values stay unknown.
+which one the cluster gets is not known: the name is left out and its values stay unknown. A name
+the linted files do not hold is read from the inventory (the cluster's copy), when it kept the values.
 """
 
 from __future__ import annotations
@@ -21,12 +22,19 @@ MAX_EMBEDDED = 256 * 1024  # a configuration held in a ConfigMap value is a few 
 
 
 def namespace_config_maps(ctx: CheckContext, namespace: str) -> ConfigMaps:
-    """The linted ConfigMaps of ``namespace`` by name, their string ``data`` (once per run and namespace)."""
-    found: ConfigMaps = ctx.memo(("config-maps", namespace), lambda: _config_maps(ctx.resolver.linted, namespace))
+    """The ConfigMaps of ``namespace`` by name, their string ``data`` (once per run and namespace): the linted
+    files' copy, else the inventory's (the change under review replaces what the cluster holds)."""
+    found: ConfigMaps = ctx.memo(("config-maps", namespace), lambda: _held(ctx, namespace))
     return found
 
 
-def _config_maps(linted: LintedSet, namespace: str) -> ConfigMaps:
+def _held(ctx: CheckContext, namespace: str) -> ConfigMaps:
+    found = {**ctx.resolver.inventory_config_maps(namespace), **_config_maps(ctx.resolver.linted, namespace)}
+    return {name: data for name, data in found.items() if data is not None}
+
+
+def _config_maps(linted: LintedSet, namespace: str) -> dict[str, dict[str, str] | None]:
+    """The linted copies by name; None for a name whose copies differ (it shadows the inventory's: unknown)."""
     copies: dict[str, list[dict[str, str]]] = {}
     for obj in linted.of_kind("", "ConfigMap"):
         if obj.ref.namespace != namespace:
@@ -37,7 +45,7 @@ def _config_maps(linted: LintedSet, namespace: str) -> ConfigMaps:
             if isinstance(key, str) and isinstance(value, str)
         }
         copies.setdefault(obj.ref.name, []).append(data)
-    return {name: found[0] for name, found in copies.items() if all(each == found[0] for each in found)}
+    return {name: found[0] if all(each == found[0] for each in found) else None for name, found in copies.items()}
 
 
 def device_plugin_configs(linted: LintedSet) -> list[Any]:

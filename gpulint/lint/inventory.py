@@ -32,6 +32,7 @@ from gpulint.lint.sources import Source, SourceError
 if TYPE_CHECKING:  # the pool model and readers are imported when an inventory is read
     from gpulint.kube.dra.devices import DraModel
     from gpulint.kube.pools.catalog import Catalog
+    from gpulint.kube.pools.kubelet import KubeletSettings
     from gpulint.kube.pools.model import PoolSpec
     from gpulint.lint.autoscaler_status import NodeGroupStatus
 
@@ -64,6 +65,11 @@ DUPLICATE_CHECKED_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")  #
 MAX_INVENTORY_FILE_BYTES = 1024 * 1024 * 1024
 INVENTORY_LIMIT_NAME = "inventory file size"
 TERMINAL_PHASES = ("Succeeded", "Failed")
+# An inventory's ConfigMap is kept with its values when it has at most MAX_KEPT_KEYS values of at most
+# MAX_KEPT_VALUE characters each (an environment's settings); one holding a file or a certificate is not.
+MAX_KEPT_VALUE = 1024
+MAX_KEPT_KEYS = 256
+MAX_KEPT_TOTAL = 16 * 1024 * 1024  # characters of ConfigMap values kept per inventory; past it, values are unknown
 INVENTORY_FACTS = 64  # facts kept per inventory (each may hold a value per node)
 SHAPE_FACTS = 1024  # verdicts on pod shapes kept per inventory (each small: a few findings' words)
 _F = TypeVar("_F")
@@ -107,6 +113,8 @@ class ClusterInventory:
     network_attachments: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # (namespace, name) -> the ConfigMap's keys (its values are not kept: they may be large)
     config_map_keys: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    # (namespace, name) -> the ConfigMap's short string values (MAX_KEPT_VALUE): what a container's env reads
+    config_map_values: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     # Kinds the inventory lists (even when it lists none of them, a live watch says so): for these,
     # an object absent from the inventory is absent from the cluster.
     listed_kinds: set[str] = field(default_factory=set)
@@ -117,6 +125,7 @@ class ClusterInventory:
     # Node pools (Karpenter NodePools, MachineDeployments, the clouds' node-pool JSON): the nodes that can exist
     pool_specs: list[PoolSpec] = field(default_factory=list)
     node_class_zones: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # EC2NodeClass subnets
+    node_class_kubelets: dict[tuple[str, str], KubeletSettings] = field(default_factory=dict)  # EC2NodeClass kubelet
     # The node groups Cluster Autoscaler's status ConfigMap reports (lint/autoscaler_status.py)
     autoscaler_groups: list[NodeGroupStatus] = field(default_factory=list)
     catalog: Catalog | None = None  # the instance-type catalog (None: the shipped one)
@@ -125,6 +134,7 @@ class ClusterInventory:
     # webhook's live watch does not validate what it reads (the cluster stored it).
     rejections: list[Rejection] = field(default_factory=list)
     _slice_names: set[str] = field(default_factory=set)
+    _kept_value_chars: int = 0  # of config_map_values: bounded by MAX_KEPT_TOTAL
     # The DRA objects read by (kind, name), with the file and spec of the copy read: a cluster holds one object
     # per name, so a second copy is not read, and one with another spec is reported (second_copy)
     _first_copies: dict[tuple[str, str], tuple[str, Any]] = field(default_factory=dict)
@@ -167,6 +177,14 @@ class ClusterInventory:
 
     def find_config_map_keys(self, namespace: str, name: str) -> frozenset[str] | None:
         found: frozenset[str] | None = _namespaced(self.config_map_keys, namespace, name, lambda key: True)
+        return found
+
+    def config_maps_of(self, namespace: str) -> dict[str, dict[str, str]]:
+        """The short values of the ConfigMaps of ``namespace`` by name (a container reads its own namespace's)."""
+        found: dict[str, dict[str, str]] = self.fact(
+            ("config-maps", namespace),
+            lambda: {name: values for (ns, name), values in self.config_map_values.items() if ns == namespace},
+        )
         return found
 
     def namespaces_of(self, group: str, kind: str, name: str) -> set[str]:
@@ -219,6 +237,11 @@ class ClusterInventory:
             self.namespaces.setdefault(name, obj.data)
         elif kind == "ConfigMap" and obj.api_version == "v1":
             self.config_map_keys.setdefault((obj.ref.namespace, name), config_map_keys(obj.data))
+            values = short_values(obj.data)
+            size = sum(len(key) + len(value) for key, value in values.items()) if values is not None else 0
+            if values is not None and self._kept_value_chars + size <= MAX_KEPT_TOTAL:
+                self._kept_value_chars += size
+                self.config_map_values.setdefault((obj.ref.namespace, name), values)
         elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
             self.crds.append(located)
         elif kind == "RuntimeClass" and group == "node.k8s.io":
@@ -292,6 +315,17 @@ class ClusterInventory:
 
 def config_map_keys(data: dict[str, Any]) -> frozenset[str]:
     return frozenset(str(k) for section in ("data", "binaryData") for k in mapping(data.get(section)))
+
+
+def short_values(data: dict[str, Any]) -> dict[str, str] | None:
+    """A ConfigMap's ``data``, kept when every value is short: what a container's environment reads is a word or a
+    list. A ConfigMap holding a file or a certificate is not kept (None): its values, and the names its
+    ``envFrom`` defines, stay unknown."""
+    values = mapping(data.get("data"))
+    if len(values) > MAX_KEPT_KEYS:
+        return None
+    kept = {str(key): value for key, value in values.items() if isinstance(value, str) and len(value) <= MAX_KEPT_VALUE}
+    return kept if len(kept) == len(values) else None
 
 
 class HasData(Protocol):
@@ -382,7 +416,7 @@ def add_sources(
     problems: list[str] | None = None,
     inspect: Inspect | None = None,
 ) -> None:
-    from gpulint.kube.pools.readers import node_class_zones, pools_in_document  # inventories only
+    from gpulint.kube.pools.readers import node_class_kubelets, node_class_zones, pools_in_document  # inventories
     from gpulint.lint.autoscaler_status import node_groups
 
     for source in sources:
@@ -417,6 +451,7 @@ def add_sources(
             for document in documents:
                 inventory.pool_specs.extend(pools_in_document(document.data, source.display))
                 inventory.node_class_zones.update(node_class_zones(document.data))
+                inventory.node_class_kubelets.update(node_class_kubelets(document.data))
 
 
 def _keeper(display: str, inspect: Inspect | None) -> Callable[[Any], Any]:

@@ -97,6 +97,8 @@ KINDS: tuple[KindRow, ...] = (
     _row("", "Pod", ("v1",), "pods", True, False, _I, _NEVER),
     _row("", "Namespace", ("v1",), "namespaces", False, True, _I),
     _row("", "ConfigMap", ("v1",), "configmaps", True, True, _L),
+    # a container's env reads them by name; no inventory holds Secrets (their values): complete only by declaration
+    _row("", "Secret", ("v1",), "secrets", True, True, _L, _DECLARED),
     _row("", "LimitRange", ("v1",), "limitranges", True, True, _L, cluster=True),
     _row("", "ResourceQuota", ("v1",), "resourcequotas", True, True, _L, cluster=True),
     # the global default class names a pod without priorityClassName: a PriorityClass quota scope reads it

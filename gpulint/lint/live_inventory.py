@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from gpulint.kube.fields import mapping
-from gpulint.kube.pools.readers import node_class_zones, pools_in_document
+from gpulint.kube.pools.readers import node_class_kubelets, node_class_zones, pools_in_document
 from gpulint.lint.autoscaler_status import STATUS_NAME, STATUS_NAMESPACE, is_status_config_map, node_groups
 from gpulint.lint.crd_schema import crd_essentials
 from gpulint.lint.inventory import ClusterInventory, compact_item
@@ -382,6 +382,7 @@ def build_inventory(
             inventory.add(obj)
         inventory.pool_specs.extend(pools_in_document(item, LOCATION))  # as files are read (add_sources)
         inventory.node_class_zones.update(node_class_zones(item))
+        inventory.node_class_kubelets.update(node_class_kubelets(item))
     inventory.listed_kinds -= unsynced  # add() marks every kind it sees: the last listing's objects are kept
     inventory.unlisted_kinds = unsynced
     inventory.account_running_pods()

@@ -35,7 +35,7 @@ from gpulint.lint.sources import DEFAULT_MAX_FILE_BYTES, SkippedEntry, Source, S
 
 CACHE_DIR = ".gpulint_cache"
 CACHE_FILE = "repo-index-v1.json"
-CACHE_FORMAT = 3  # 2: the cross-file table of gpulint/lint/cross_file.py (more kinds than 1 kept); 3: NADs
+CACHE_FORMAT = 4  # 2: the cross-file table of gpulint/lint/cross_file.py (more kinds than 1 kept); 3: NADs; 4: Secrets
 MAX_INDEXED_FILES = 20_000  # beyond: the index is partial, and absence proves nothing
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 GIT = ".git"

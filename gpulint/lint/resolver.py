@@ -191,7 +191,7 @@ class Resolver:
         linted += self.linted.of_kind(KARPENTER_GROUP, "NodePool")
         if not specs and not linted:
             return []  # most runs: the pool readers and model are not even imported
-        from gpulint.kube.pools.readers import node_class_zones, pools_in_document
+        from gpulint.kube.pools.readers import node_class_kubelets, node_class_zones, pools_in_document
 
         found = [spec for obj in linted for spec in pools_in_document(obj.data, obj.file)]
         files: dict[tuple[str, str], set[str]] = {}
@@ -206,11 +206,15 @@ class Resolver:
         if not specs:
             return []
         zones = dict(self._cluster.node_class_zones)
+        kubelets = dict(self._cluster.node_class_kubelets)
         for obj in self.linted.of_kind(NODE_CLASS_GROUP, "EC2NodeClass"):
             zones.update(node_class_zones(obj.data))
+            kubelets.update(node_class_kubelets(obj.data))
         for key, spec in specs.items():
             if spec.karpenter and not spec.zones and spec.node_class in zones:
                 specs[key] = replace(spec, zones=zones[spec.node_class])  # nodes launch in its subnets' zones
+            if spec.karpenter and spec.kubelet is None and spec.node_class in kubelets:
+                specs[key] = replace(specs[key], kubelet=kubelets[spec.node_class])  # what its nodes reserve
         from gpulint.kube.pools.binding import bind
         from gpulint.lint.node_catalog import shipped_catalog
 
@@ -569,6 +573,10 @@ class Resolver:
         if linted is not None:
             return dict(mapping(mapping(linted.data.get("metadata")).get("annotations")))
         return self._cluster.find_network_attachment(namespace, name)
+
+    def inventory_config_maps(self, namespace: str) -> dict[str, dict[str, str]]:
+        """The inventory's ConfigMaps of ``namespace`` whose values it kept (short values only), by name."""
+        return self._cluster.config_maps_of(namespace)
 
     def config_map_data(self, namespace: str, name: str) -> dict[str, Any] | None:
         """A ConfigMap's data when its values are known (from the linted files: the inventory keeps keys only)."""

@@ -55,6 +55,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         ),
         True,
     ),
+    ("env_reference_invalid", RuleSpec("env-reference-invalid", Severity.ERROR), True),
     ("feature_gate_required", RuleSpec("feature-gate-required", Severity.INFO), True),
     ("gang_inconsistent", RuleSpec("gang-inconsistent", Severity.ERROR), True),
     ("gang_missing", RuleSpec("gang-missing", Severity.WARNING), True),

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NoReturn
 
+from gpulint.kube.fields import mapping
 from gpulint.lint.config import ClusterScope, Config
 from gpulint.lint.cross_file import crosses_files
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
@@ -164,7 +165,16 @@ def _sees(cluster: int, scope: int, obj: LintedObject) -> bool:
 
 
 def linted_object(obj: KubeObject) -> LintedObject:
+    if obj.ref.kind == "Secret" and not obj.ref.group:
+        return LintedObject(obj.ref, secret_outline(obj.data), obj.document.path)
     return LintedObject(obj.ref, obj.data, obj.document.path)
+
+
+def secret_outline(data: dict[str, Any]) -> dict[str, Any]:
+    """A Secret as other objects' checks see it: its name and its keys, never its values (the linted set crosses
+    to forked workers and into the repository index's cache)."""
+    keys = {str(key): "" for section in ("data", "stringData") for key in mapping(data.get(section))}
+    return {"apiVersion": data.get("apiVersion"), "kind": "Secret", "metadata": data.get("metadata"), "data": keys}
 
 
 @dataclass

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
 from gpulint.kube.pools.catalog import Catalog
+from gpulint.kube.pools.kubelet import allocatable_with
 from gpulint.kube.pools.model import ABSENT, Domain, InstanceType, NodePool, PoolSpec, Template
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import NodeInfo
@@ -150,7 +151,10 @@ def _templates(spec: PoolSpec, base: dict[str, Domain], rows: Iterable[InstanceT
             pool.unknown_types += (row.name,)
             pool.unvouched_types += (row.name,)
             continue
-        allocatable = {**row.allocatable, **spec.accelerators}
+        reserved = (
+            row.allocatable if spec.kubelet is None else allocatable_with(row.allocatable, row.capacity, spec.kubelet)
+        )
+        allocatable = {**reserved, **spec.accelerators}
         capacity = {**row.capacity, **spec.accelerators}
         templates.append(Template(row.name, labels, allocatable, capacity, row.exact, row))
     return templates

@@ -52,9 +52,11 @@ def daemon_overhead(template: Template, pool: NodePool, daemons: Sequence[PodReq
             continue
         for name, amount in daemon.requests.items():
             total[name] = total.get(name, Fraction(0)) + amount
+        total[PODS] = total.get(PODS, Fraction(0)) + 1  # each daemon pod takes one of the node's pods
     return total
 
 
+PODS = "pods"  # the kubelet's maxPods, as allocatable
 _PREFER_NO_SCHEDULE = Toleration("", "Exists", "", "PreferNoSchedule")
 
 
@@ -175,7 +177,10 @@ def _shown(requirement: Requirement) -> str:
 
 def _insufficient(pod: PodRequirements, template: Template, overhead: dict[str, Fraction]) -> list[str]:
     missing = []
-    for resource, amount in sorted(pod.requests.items()):
+    requests = dict(pod.requests)
+    if PODS in template.allocatable:
+        requests[PODS] = Fraction(1)  # Karpenter counts the pod itself (resources.RequestsForPods)
+    for resource, amount in sorted(requests.items()):
         if not template.exact and not is_extended(resource):
             continue  # unknown for this type: never a reason
         if amount + overhead.get(resource, Fraction(0)) > template.allocatable.get(resource, Fraction(0)):
@@ -213,12 +218,12 @@ def _never_why(
         if len(offers) == 1:
             parts.append(
                 f"{every} {shown(resource, largest)} {resource}{left}; the pod asks for "
-                f"{shown(resource, pod.requests[resource])}"
+                f"{shown(resource, pod.requests.get(resource, Fraction(1)))}"
             )
         else:
             parts.append(
                 f"{every} at most {shown(resource, largest)} {resource}{left} ({listed}); the pod asks for "
-                f"{shown(resource, pod.requests[resource])}"
+                f"{shown(resource, pod.requests.get(resource, Fraction(1)))}"
             )
     return "; ".join(parts)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from gpulint.kube.pools.kubelet import KubeletSettings
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import Taint
 
@@ -133,6 +134,7 @@ class PoolSpec:
     accelerators: dict[str, Fraction] = field(default_factory=dict)  # extended resources a node offers, stated
     accelerators_complete: bool = False  # ``accelerators`` is all it offers (GKE attaches GPUs only so)
     node_class: tuple[str, str] = ("", "")  # Karpenter: the NodeClass it references (group, name)
+    kubelet: KubeletSettings | None = None  # Karpenter: the kubelet settings of its NodeClass (or v1beta1 NodePool)
     # Where it is shown from when another file describes a pool of the same name (two clusters' folders)
     where: str = ""
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from gpulint.kube.fields import integer, mapping, sequence, text
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
+from gpulint.kube.pools.kubelet import KubeletSettings, kubelet_settings
 from gpulint.kube.pools.labels import karpenter_key
 from gpulint.kube.pools.model import PoolRequirement, PoolSpec
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
@@ -127,6 +128,7 @@ def karpenter_nodepool(data: dict[str, Any], file: str) -> PoolSpec:
         karpenter=True,
         provider=provider,
         node_class=(text(node_class.get("group")), text(node_class.get("name"))),
+        kubelet=kubelet_settings(template_spec.get("kubelet")),  # karpenter.sh/v1beta1 (v1: on the NodeClass)
     )
 
 
@@ -144,6 +146,26 @@ def node_class_zones(data: Any) -> Iterator[tuple[tuple[str, str], tuple[str, ..
         name = text(mapping(item.get("metadata")).get("name"))
         if zones and name:
             yield (group, name), zones
+
+
+def node_class_kubelets(data: Any) -> Iterator[tuple[tuple[str, str], KubeletSettings]]:
+    """The kubelet settings each EC2NodeClass of a document gives its nodes (karpenter-provider-aws pkg/apis/v1
+    ec2nodeclass.go ``spec.kubelet``: maxPods, podsPerCore, kubeReserved, systemReserved, evictionHard), with
+    its AMI family (``amiFamily``, or the family of an ``amiSelectorTerms`` alias such as al2023@latest)."""
+    for _path, item in _items(data):
+        api_version, kind = text(item.get("apiVersion")), text(item.get("kind"))
+        group = api_version.rpartition("/")[0]
+        if kind != "EC2NodeClass" or group != "karpenter.k8s.aws":
+            continue
+        spec = mapping(item.get("spec"))
+        aliases = {
+            text(mapping(term).get("alias")).partition("@")[0] for term in sequence(spec.get("amiSelectorTerms"))
+        }
+        family = text(spec.get("amiFamily")) or (aliases.pop() if len(aliases) == 1 else "")
+        settings = kubelet_settings(spec.get("kubelet"), family)
+        name = text(mapping(item.get("metadata")).get("name"))
+        if settings is not None and name:
+            yield (group, name), settings
 
 
 # --------------------------------------------------------------------------- cluster-api

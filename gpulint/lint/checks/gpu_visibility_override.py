@@ -12,15 +12,16 @@ from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_gpu
 from gpulint.kube.runtime import (
     VISIBILITY_VARIABLES,
-    EnvEntry,
+    EnvSetting,
     container_family,
     container_gpus,
-    env_entries,
+    env_settings,
     gpu_resource_name,
     main_containers,
 )
 from gpulint.kube.workloads import PodSpecSite, containers, pod_spec_sites
 from gpulint.lint.checks import CheckContext
+from gpulint.lint.config_maps import namespace_config_maps
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
@@ -54,7 +55,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             base = (*site.path, *container_path)
             gpus = container_gpus(container, patterns)
             privileged = dig(container, "securityContext", "privileged") is True
-            written = env_entries(container, VISIBILITY_VARIABLES)
+            held = namespace_config_maps(ctx, obj.ref.namespace) if _reads_config_maps(container) else {}
+            written = env_settings(container, VISIBILITY_VARIABLES, held)
             if written and gpus:  # only the variables the device's runtime reads (not CUDA's on a TPU)
                 read = container_family(container, patterns).visibility_variables
                 written = {name: entry for name, entry in written.items() if name in read}
@@ -85,19 +87,23 @@ def _pod_has_devices(site: PodSpecSite, patterns: tuple[str, ...]) -> bool:
     return False
 
 
-def _variable(found: EnvEntry | None) -> tuple[Path, str] | None:
-    if found is None:
-        return None
-    index, item = found
-    value = item.get("value")
-    if "valueFrom" in item or isinstance(value, bool) or not isinstance(value, (str, int)):
+def _reads_config_maps(container: dict[str, Any]) -> bool:
+    """The container's environment may come from a ConfigMap (most containers write theirs, or set none)."""
+    return bool(container.get("envFrom")) or any(
+        isinstance(item, dict) and "valueFrom" in item for item in sequence(container.get("env"))
+    )
+
+
+def _variable(found: EnvSetting | None) -> tuple[Path, str, str] | None:
+    """(path, value, where the value is written: "" or " (from ConfigMap 'x', key 'K')")."""
+    if found is None or found.value is None:
         return None  # from a Secret or the downward API: not known offline
-    return ("env", index, "value"), str(value).strip()
+    return found.path, found.value.strip(), f" (from {found.source})" if found.source else ""
 
 
 def _nvidia_visible(
     container: dict[str, Any],
-    written: dict[str, EnvEntry],
+    written: dict[str, EnvSetting],
     base: Path,
     gpus: int | None,
     infrastructure: bool,
@@ -106,7 +112,7 @@ def _nvidia_visible(
     found = _variable(written.get("NVIDIA_VISIBLE_DEVICES"))
     if found is None:
         return
-    path, value = found
+    path, value, origin = found
     name = text(container.get("name"))
     if gpus:
         if value.lower() in _NO_GPU:
@@ -115,14 +121,14 @@ def _nvidia_visible(
                 RULE_ID,
                 (*base, *path),
                 f"container '{name}' asks for {gpus} {gpu_resource_name(container, patterns)} but sets "
-                f"NVIDIA_VISIBLE_DEVICES={shown}: the NVIDIA container runtime then exposes no GPU",
+                f"NVIDIA_VISIBLE_DEVICES={shown}{origin}: the NVIDIA container runtime then exposes no GPU",
                 notes=("the allocated GPUs stay idle: remove the variable",),
             )
             return
         yield Diagnostic(
             RULE_ID,
             (*base, *path),
-            f"container '{name}' sets NVIDIA_VISIBLE_DEVICES={value} by hand: it replaces the GPUs the device "
+            f"container '{name}' sets NVIDIA_VISIBLE_DEVICES={value}{origin} by hand: it replaces the GPUs the device "
             "plugin allocated",
             notes=(
                 "with the device plugin's default envvar strategy the container may use GPUs allocated to other pods",
@@ -135,7 +141,7 @@ def _nvidia_visible(
     yield Diagnostic(
         RULE_ID,
         (*base, *path),
-        f"container '{name}' requests no GPU but sets NVIDIA_VISIBLE_DEVICES={value}",
+        f"container '{name}' requests no GPU but sets NVIDIA_VISIBLE_DEVICES={value}{origin}",
         notes=(
             "on a node whose default runtime is nvidia it sees those GPUs without the scheduler counting them, and "
             "competes with the pods they are allocated to (NVIDIA/k8s-device-plugin#61)",
@@ -145,12 +151,12 @@ def _nvidia_visible(
 
 
 def _cuda_visible(
-    container: dict[str, Any], written: dict[str, EnvEntry], base: Path, gpus: int | None
+    container: dict[str, Any], written: dict[str, EnvSetting], base: Path, gpus: int | None
 ) -> Iterator[Diagnostic]:
     found = _variable(written.get("CUDA_VISIBLE_DEVICES"))
     if found is None or not gpus:
         return  # without GPUs the CUDA variable changes nothing the node accounts for
-    path, value = found
+    path, value, origin = found
     name = text(container.get("name"))
     entries = [entry.strip() for entry in value.split(",") if entry.strip()]
     if not entries or any(not entry.isdigit() for entry in entries):
@@ -158,7 +164,7 @@ def _cuda_visible(
             yield Diagnostic(
                 RULE_ID,
                 (*base, *path),
-                f"container '{name}' sets CUDA_VISIBLE_DEVICES to device UUIDs, which are usually not the GPUs "
+                f"container '{name}' sets CUDA_VISIBLE_DEVICES to device UUIDs{origin}, which are usually not the GPUs "
                 "allocated to it",
                 notes=(
                     "the device plugin allocates whichever GPUs are free, so named devices are usually not the ones "
@@ -173,7 +179,7 @@ def _cuda_visible(
         yield Diagnostic(
             RULE_ID,
             (*base, *path),
-            f"container '{name}' sets CUDA_VISIBLE_DEVICES={value} but sees {gpus} GPU{'s' if gpus > 1 else ''} "
+            f"container '{name}' sets CUDA_VISIBLE_DEVICES={value}{origin} but sees {gpus} GPU{'s' if gpus > 1 else ''} "
             f"(numbered 0 to {gpus - 1} inside the container)",
             notes=(
                 f"CUDA stops at the first index that does not exist ({missing[0]}), so the process gets "
@@ -185,7 +191,7 @@ def _cuda_visible(
         yield Diagnostic(
             RULE_ID,
             (*base, *path),
-            f"container '{name}' holds {gpus} GPUs but CUDA_VISIBLE_DEVICES={value} shows the process "
+            f"container '{name}' holds {gpus} GPUs but CUDA_VISIBLE_DEVICES={value}{origin} shows the process "
             f"{len(set(indexes))}: {gpus - len(set(indexes))} GPUs stay idle while allocated",
             notes=(f"request {len(set(indexes))} GPUs, or remove the variable",),
         )

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube import ray_serve
-from gpulint.kube.commandline import Origin
+from gpulint.kube.commandline import ConfigMaps, Origin
 from gpulint.kube.fields import dig, integer, mapping, text
 from gpulint.kube.launchers import Launch
 from gpulint.kube.refs import Path
@@ -19,7 +19,7 @@ from gpulint.kube.runtime import (
     container_gpus,
     container_launches,
     device_ranks,
-    env_entries,
+    env_settings,
     gpu_resource_name,
     injected_env,
     main_containers,
@@ -64,7 +64,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 injected = injected_env(obj.data, site)
             if any(name in injected for name in VISIBILITY_VARIABLES):
                 continue
-            found = container_launches(container, injected, namespace_config_maps(ctx, obj.ref.namespace))
+            config_maps = namespace_config_maps(ctx, obj.ref.namespace)
+            found = container_launches(container, injected, config_maps)
             if not found.launches:
                 continue  # no launcher (most containers): no process count to compare
             base = (*site.path, *container_path)
@@ -72,7 +73,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             if held is None:
                 continue  # a Neuron device on an instance type the pod does not pin: its NeuronCores are not known
             for launch in found.launches:
-                if any(name in launch.assignments for name in VISIBILITY_VARIABLES) or _sets_visibility(container):
+                if any(name in launch.assignments for name in VISIBILITY_VARIABLES) or _sets_visibility(
+                    container, config_maps
+                ):
                     continue  # the process sees another set of GPUs: gpu-visibility-override's subject
                 size = _lws_size(obj)
                 lws = key == ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") and (size is None or size > 1)
@@ -87,8 +90,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     yield from _operator_fields(obj, sites, patterns)
 
 
-def _sets_visibility(container: dict[str, Any]) -> bool:
-    return bool(env_entries(container, VISIBILITY_VARIABLES))
+def _sets_visibility(container: dict[str, Any], config_maps: ConfigMaps) -> bool:
+    """The container sets a visibility variable in its ``env``, or through a ConfigMap it reads."""
+    return bool(env_settings(container, VISIBILITY_VARIABLES, config_maps))
 
 
 def _size(launch: Launch, flag: str) -> tuple[int, bool]:
@@ -419,7 +423,7 @@ def _pytorchjob(spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[
         injected = injected_env({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "spec": spec}, site)
         for _, container in main_containers(site.spec):
             held = device_ranks(container, site.spec, patterns)
-            if held is None or _sets_visibility(container):
+            if held is None or _sets_visibility(container, {}):
                 continue
             launches = container_launches(container, injected).launches
             if not any(launch.launcher.name == "torchrun" and launch.absent("nproc-per-node") for launch in launches):
