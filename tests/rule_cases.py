@@ -13,7 +13,9 @@
 Info strings: ``yaml`` (a manifest), ``yaml file=PATH`` (a manifest at that path in the case's folder:
 charts, overlays, several files), ``yaml inventory`` (an inventory file) and ``yaml config`` (keys of
 .gpulint.yaml). A trailing comment ``# SEVERITY: [rule-id]`` marks a finding on that line, optionally with a
-quoted fragment of its message or notes; several may follow each other on one line. The case runs as
+quoted fragment of its message or notes; several may follow each other on one line. A line that holds
+only such comments marks the next line that is not one: for a line where a trailing comment would
+change what is linted (a suppression comment reads the text after it as its reason). The case runs as
 ``gpulint check`` does, with the file's rule alone (plus any the config selects), and the whole list of
 findings must be what the comments say: one missing, one extra, or one on another line fails.
 """
@@ -32,6 +34,7 @@ from rule_harness import run_files
 
 CASES = Path(__file__).parent / "rules"
 ANNOTATION = re.compile(r'#\s*(error|warning|info):\s*\[([a-z0-9-]+)\](?:\s*"([^"]*)")?')
+OWN_LINE = re.compile(r"^\s*#\s*(error|warning|info):")  # a line of annotations only: about the next line
 FENCE = re.compile(r"^```(\S*)(.*)$")
 
 
@@ -55,11 +58,24 @@ class Case:
     def expected(self) -> list[Expected]:
         found = []
         for path, text in self.files.items():
-            for number, line in enumerate(text.splitlines(), 1):
-                for match in ANNOTATION.finditer(line):
+            lines = text.splitlines()
+            pending: list[re.Match[str]] = []
+            for number, line in enumerate(lines, 1):
+                if OWN_LINE.match(line):
+                    pending += ANNOTATION.finditer(line)
+                    continue
+                for match in (*pending, *ANNOTATION.finditer(line)):
                     severity, rule, fragment = match.groups()
                     found.append(Expected(path, number, rule, severity, fragment or ""))
+                pending = []
+            # marks with no line after them expect a finding past the end: the case fails, saying where
+            found += [Expected(path, len(lines) + 1, *_groups(match)) for match in pending]
         return found
+
+
+def _groups(match: re.Match[str]) -> tuple[str, str, str]:
+    severity, rule, fragment = match.groups()
+    return rule, severity, fragment or ""
 
 
 @dataclass
