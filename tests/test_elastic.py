@@ -33,6 +33,16 @@ spec:
 """
 
 
+DEVICE_CLASSES = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
+"""  # exported with the nodes (kubectl get nodes,resourceslices,deviceclasses): the DeviceClasses are all known
+
+
 def _check(write, manifest: str, *inventory: str) -> list[dict]:
     return check_json(str(write("job.yaml", manifest)), *inventory_args(*inventory))
 
@@ -68,7 +78,8 @@ def test_one_gpu_node_proves_the_names_of_gpu_resources(write, tmp_path):
         """,
     )
     typo = GPU_JOB.replace("{nvidia.com/gpu: 1}", "{nvidia.com/gpus: 1}")
-    findings = _check(write, typo, str(ELASTIC / "system-nodes.yaml"), str(gpu_node))
+    classes = str(write("inv/deviceclasses.yaml", DEVICE_CLASSES))
+    findings = _check(write, typo, str(ELASTIC / "system-nodes.yaml"), str(gpu_node), classes)
     (unknown,) = _rules(findings, "gpu-resource-unknown")
     assert unknown["severity"] == "error"
     assert unknown["message"].endswith("; did you mean nvidia.com/gpu?")
@@ -174,5 +185,6 @@ def test_the_webhook_allows_a_gpu_pod_on_a_scale_from_zero_cluster(write):
         """,
     )
     typo = _pod_of(GPU_JOB.replace("{nvidia.com/gpu: 1}", "{nvidia.com/gpus: 1}"))
-    allowed, message, _ = _admit(typo, str(ELASTIC / "system-nodes.yaml"), str(gpu_node))
+    classes = str(write("deviceclasses.yaml", DEVICE_CLASSES))
+    allowed, message, _ = _admit(typo, str(ELASTIC / "system-nodes.yaml"), str(gpu_node), classes)
     assert not allowed and "gpu-resource-unknown" in message

@@ -69,6 +69,16 @@ spec:
 TOLERATE_GPU = "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
 
 
+DEVICE_CLASSES = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
+"""  # exported with the nodes (kubectl get nodes,resourceslices,deviceclasses): the DeviceClasses are all known
+
+
 def findings(write, manifest: str, *inventory: str, extra: tuple[str, ...] = ()) -> list[dict]:
     found = check_json(
         str(write("workload.yaml", manifest)), "--ignore", "dev-shm-missing", *inventory_args(*inventory), *extra
@@ -200,7 +210,8 @@ def test_karpenter_well_known_and_instance_type_labels(write):
 
 def test_resource_names_are_proven_by_karpenter_pools(write):
     typo = gpu_job(1, spec=TOLERATE_GPU).replace("nvidia.com/gpu: 1", "nvidia.com/gpus: 1")
-    error = only(findings(write, typo, KARPENTER), "gpu-resource-unknown")
+    classes = str(write("deviceclasses.yaml", DEVICE_CLASSES))
+    error = only(findings(write, typo, KARPENTER, classes), "gpu-resource-unknown")
     assert error["severity"] == "error"
     assert "no node pool's instance types offer (2 pools)" in said(error)
     assert error["message"].endswith("; did you mean nvidia.com/gpu?")
@@ -1217,7 +1228,8 @@ def test_explain_names_hami_shares_as_check_does(write):
 
 def test_a_known_resource_no_pool_offers_names_its_plugin_not_a_lookalike(write):
     amd = gpu_job(1, spec=TOLERATE_GPU).replace("nvidia.com/gpu: 1", "amd.com/gpu: 1")
-    error = only(findings(write, amd, f"{KARPENTER}/nodepools.yaml"), "gpu-resource-unknown")
+    classes = str(write("deviceclasses.yaml", DEVICE_CLASSES))
+    error = only(findings(write, amd, f"{KARPENTER}/nodepools.yaml", classes), "gpu-resource-unknown")
     assert error["severity"] == "error"
     assert "amd.com/gpu (advertised by the AMD GPU device plugin)" in error["message"]
     assert "did you mean" not in said(error)

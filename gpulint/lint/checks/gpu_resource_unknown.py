@@ -50,14 +50,15 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 asked = f"{name} (advertised by {plugin.plugin})" if plugin else name
                 offered = ", ".join(extended_known[:8]) or "none"
                 total = len(inventory.nodes)
-                if not inventory.extended_resources_proven:
+                unproven = _unproven(inventory, obj.document.path)
+                if unproven:
                     yield Diagnostic(
                         RULE_ID,
                         (*block.path, section, name),
                         f"container '{block.container}' asks for {asked}, which none of the {total} nodes in the "
                         f"inventory publishes{hint}",
                         notes=(
-                            _cannot_tell(inventory),
+                            unproven,
                             *((silent,) if (silent := silent_gpu_nodes(name, inventory).strip()) else ()),
                         ),
                         on_key=True,
@@ -93,6 +94,20 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 )
         if shares:
             yield _scheduler_managed(block.container, shares, inventory)
+
+
+def _unproven(inventory: Resolver, file: str) -> str:
+    """Why the inventory cannot prove the name absent ("": it can): no node publishes any extended resource,
+    or DRA may serve it through a DeviceClass's extendedResourceName and the DeviceClasses are not all known."""
+    if not inventory.extended_resources_proven:
+        return _cannot_tell(inventory)
+    if inventory.gates.enabled("DRAExtendedResource") and not inventory.catalog_complete("DeviceClass", file):
+        return (
+            "the inventory does not list the cluster's DeviceClasses, and with DRAExtendedResource on a DeviceClass "
+            "may back it (spec.extendedResourceName), so it cannot tell (add DeviceClasses to the inventory: "
+            "gpulint inventory lists them)"
+        )
+    return ""
 
 
 def _cannot_tell(inventory: Resolver) -> str:
