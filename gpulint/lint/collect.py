@@ -22,6 +22,7 @@ from gpulint.lint.sources import (
     read_file,
     read_stdin,
 )
+from gpulint.lint.yaml_budget import too_many_nodes
 
 
 def collect_all(
@@ -44,7 +45,8 @@ def collect_all(
         if path == STDIN:
             if not stdin_read:
                 stdin_read = True
-                source = renderer.stdin(options.stdin_filename or STDIN_DISPLAY, read_stdin(limit), options)
+                display = options.stdin_filename or STDIN_DISPLAY
+                source = renderer.stdin(display, within_node_budget(display, read_stdin(limit)), options)
                 if source is not None:
                     sources.append(source)
             continue
@@ -78,8 +80,18 @@ def collect_all(
                 continue
             seen.add(read.identity)
             fs_path = candidate.path if read.regular else None
-            sources.append(Source(display, fs_path, read.content, values=renderer.values_file(display)))
+            content = within_node_budget(display, read.content)
+            sources.append(Source(display, fs_path, content, values=renderer.values_file(display)))
     return collection
+
+
+def within_node_budget(display: str, content: bytes) -> bytes:
+    """``content``, unless parsing it would take more memory than the budget: a usage error (exit 2), as a file
+    over the size limit is."""
+    found = too_many_nodes(content)
+    if found is not None:
+        raise SourceError(f"{display}:{found.line}:{found.column}: {found.message()}")
+    return content
 
 
 def collect(
