@@ -152,3 +152,37 @@ def test_the_estimate_with_actual_sizes_follows_a_dyn_list_into_its_items():
     obj = pod_with_env([f"E{i}" for i in range(400)])
     found = cel_cost.estimate(compiled.checked, cel_cost.actual_sizes({"object": obj}), PER_CALL_LIMIT)
     assert found.cost[1] > 400 * 400
+
+
+def pod_review(uid: str, env_count: int) -> dict[str, Any]:
+    pod = pod_with_env([f"E{i}" for i in range(env_count)])
+    pod.update({"apiVersion": "v1", "metadata": {"name": uid, "namespace": "ml"}})
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "operation": "CREATE",
+            "namespace": "ml",
+            "object": pod,
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        },
+    }
+
+
+@pytest.mark.slow
+def test_the_webhook_denies_what_kubernetes_fails_on_cost_and_admits_the_rest(tmp_path):
+    # before: the info "could not be evaluated offline" never denied, so the expensive pod was admitted
+    from webhook_helpers import Server
+
+    policies = tmp_path / "policies.yaml"
+    policies.write_text(policy("unique-env", UNIQUE_ENV))
+    server = Server(tmp_path, "--policy", str(policies), "--failure-mode", "allow")
+    try:
+        status, answer = server.post(pod_review("wide", 400), timeout=30)
+        assert status == 200 and answer["response"]["allowed"] is False, answer
+        assert "actual cost limit exceeded" in answer["response"]["status"]["message"]
+        status, answer = server.post(pod_review("narrow", 30), timeout=30)
+        assert status == 200 and answer["response"]["allowed"] is True, answer
+    finally:
+        server.stop()
