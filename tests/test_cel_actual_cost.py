@@ -186,3 +186,12 @@ def test_the_webhook_denies_what_kubernetes_fails_on_cost_and_admits_the_rest(tm
         assert status == 200 and answer["response"]["allowed"] is True, answer
     finally:
         server.stop()
+
+
+def test_whole_floats_in_the_object_count_as_the_ints_kubernetes_reads():
+    # the API server decodes `replicas: 1.0` as int64 1: `+ 1` is defined, so `||` stops; as a double it
+    # would be an error and `||` would go on to the expensive side
+    found = counted(f"object.spec.replicas + 1 == 2 || {nested_all(6)}", {"spec": {"replicas": 1.0}})
+    assert found is not None and not found.exceeded and found.cost < 10
+    found = counted(f"object.spec.ratio + 1.0 == 2.5 || {nested_all(6)}", {"spec": {"ratio": 1.5}})
+    assert found is not None and not found.exceeded

@@ -65,14 +65,28 @@ class Counted:
 
 def count(checked: Checked, data: dict[str, Any], limit: int) -> Counted | None:
     """cel-go's actual cost of evaluating ``checked`` on ``data``, from below; None: not counted here."""
-    counter = _Counter(checked, data, limit)
     try:
+        counter = _Counter(checked, {name: _as_kubernetes_reads(value) for name, value in data.items()}, limit)
         counter.eval(checked.root)
     except _Exceeded:
         return Counted(counter.cost, True)
     except (Unsupported, RecursionError):
         return None
     return Counted(counter.cost, False)
+
+
+def _as_kubernetes_reads(value: Any) -> Any:
+    """``value`` as the API server hands it to CEL: an object decoded from JSON holds whole numbers as int64
+    (apimachinery util/json), so a YAML ``1.0`` is the int 1 there (a copy only where one is found)."""
+    if isinstance(value, float) and value.is_integer() and INT64[0] <= value <= INT64[1]:
+        return int(value)
+    if isinstance(value, list):
+        items = [_as_kubernetes_reads(item) for item in value]
+        return items if any(a is not b for a, b in zip(items, value)) else value
+    if isinstance(value, dict):
+        values = {key: _as_kubernetes_reads(item) for key, item in value.items()}
+        return values if any(values[key] is not item for key, item in value.items()) else value
+    return value
 
 
 def _kind(value: Any) -> str:
