@@ -100,6 +100,7 @@ def expressions(draw: st.DrawFn, depth: int = 0) -> str:
         "c.missing == 1 || true",
         'c.env.filter(x, x.value != "").size() >= 0',
         'c.name in ["a", "b"]',
+        'c.env.exists(x, x.name.matches("^E[0-9]+$"))',
     ]
     if depth >= 3 or draw(st.booleans()):
         return draw(st.sampled_from(leaves))

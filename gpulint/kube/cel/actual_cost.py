@@ -13,15 +13,18 @@ k8s.io/apiserver ``pkg/cel/environment/base.go`` with ``cel.CostLimit(PerCallLim
 - ``&&``, ``||``, ``?:`` and the comprehension itself nothing beyond what they evaluate;
 - a call 1, except: string/list equality and string ordering ``ceil(min(sizes) x 0.1)``, string ``+``
   ``ceil((a + b) x 0.1)``, ``contains`` ``ceil(a x 0.1) x ceil(b x 0.1)``, ``startsWith``/``endsWith``
-  ``ceil(b x 0.1)``, ``in`` a list its size;
+  ``ceil(b x 0.1)``, ``matches`` ``ceil((1 + a) x 0.1) x ceil(pattern x 0.25)`` (RE2, Go's syntax),
+  ``in`` a list its size;
 - a list literal 10 and a map literal 30, unless every element is constant (``OptOptimize`` folds it: 0).
 
 Each charge is one cel-go makes (where unsure, less is charged), and the evaluation visits exactly what
 cel-go visits (errors are values, calls evaluate every argument, the accumulator is initialized on its
 first read, as cel-go's folder does). So when the count passes the limit, cel-go's tracker passes it too:
 "operation cancelled: actual cost limit exceeded". Counting stops there, so it costs at most ``limit``
-steps. Anything outside the plain subset (other functions, maps iterated with an early stop, whose order
-is Go's random map order, two-variable comprehensions, uint, optionals) gives no answer (None).
+steps. Anything outside the plain subset (other functions: the Kubernetes libraries, conversions; maps
+iterated with an early stop, whose order is Go's random map order; two-variable comprehensions, uint,
+optionals) gives no answer (None). The inputs are read as the API server holds
+them: whole numbers as int64.
 """
 
 from __future__ import annotations
@@ -32,10 +35,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gpulint.kube.cel import library
 from gpulint.kube.cel.cost import NUMERIC_PASS, Checked, Node
 
 INT64 = (-(1 << 63), (1 << 63) - 1)
 STRING_TRAVERSAL = 0.1
+REGEX_PATTERN = 0.25  # cel-go common.RegexStringLengthCostFactor
 LIST_CREATE = 10
 MAP_CREATE = 30
 MAX_BUILT = 1 << 24  # elements or characters of one value built here (gpulint.kube.cel.engine.MAX_BUILT)
@@ -549,6 +554,19 @@ def _strings(name: str) -> Call:
     return call
 
 
+def _matches(values: list[Any]) -> tuple[int, Any]:
+    """cel-go's matches: Go's RE2 ``MatchString`` (a search), cost (1 + size) x 0.1 times pattern x 0.25."""
+    text, pattern = values
+    if not (isinstance(text, str) and isinstance(pattern, str)):
+        return 1, CelError("no such overload")
+    cost = math.ceil((1 + len(text)) * STRING_TRAVERSAL) * math.ceil(len(pattern) * REGEX_PATTERN)
+    try:
+        compiled = library.regex(pattern)  # the engine's own RE2 (Go's syntax), quiet on errors
+    except ValueError:  # RE2 and Go's regexp differ at the edges: no verdict here
+        raise Unsupported("a pattern RE2 refuses") from None
+    return cost, compiled.search(text) is not None
+
+
 _FUNCTIONS: dict[tuple[str, bool, int], Call] = {
     ("@not_strictly_false", False, 1): _not_strictly_false,
     ("!_", False, 1): _not,
@@ -562,4 +580,6 @@ _FUNCTIONS: dict[tuple[str, bool, int], Call] = {
     ("size", False, 1): _size_call,
     ("size", True, 1): _size_call,
     **{(name, True, 2): _strings(name) for name in ("contains", "startsWith", "endsWith")},
+    ("matches", True, 2): _matches,
+    ("matches", False, 2): _matches,
 }
