@@ -55,6 +55,10 @@ class _Exceeded(Exception):
     pass
 
 
+class _Missing:
+    """Not yet decoded (None is a value)."""
+
+
 @dataclass(frozen=True)
 class CelError:
     """An error value (cel-go carries errors as values: ``false && error`` is false)."""
@@ -171,6 +175,7 @@ class _Counter:
         # comprehension variables, innermost last: name -> value, or a thunk for a lazy accumulator
         self.scopes: list[dict[str, Any]] = []
         self._constant: dict[int, bool] = {}
+        self._consts: dict[int, Any] = {}  # a constant node's value, decoded once
         self.free = 0  # > 0: inside what cel-go may evaluate unobserved (charged nothing here)
         self.steps = 0  # nodes evaluated, charged or not: the count's own time is bounded too
 
@@ -189,7 +194,10 @@ class _Counter:
             raise Unsupported("too many uncharged steps")
         kind = node.kind
         if kind == "const":
-            return self.const(node)
+            value = self._consts.get(node.id, _Missing)
+            if value is _Missing:
+                value = self._consts[node.id] = self.const(node)
+            return value
         if kind == "ident":
             self.charge(1)
             return self.ident(node.name)
