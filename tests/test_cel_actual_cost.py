@@ -196,3 +196,26 @@ def test_whole_floats_in_the_object_count_as_the_ints_kubernetes_reads():
     assert found is not None and not found.exceeded and found.cost < 10
     found = counted(f"object.spec.ratio + 1.0 == 2.5 || {nested_all(6)}", {"spec": {"ratio": 1.5}})
     assert found is not None and not found.exceeded
+
+
+def policy_with_variables(variables: dict[str, str], validation: str) -> str:
+    lines = "\n".join(f"  - name: {name}\n    expression: '{text}'" for name, text in variables.items())
+    return (
+        "apiVersion: gpulint.io/v1alpha1\nkind: Policy\nmetadata: {name: lazy}\nspec:\n"
+        "  severity: error\n  match: {kinds: [Pod]}\n  variables:\n"
+        f"{lines}\n  validations:\n  - expression: '{validation}'\n    message: never\n"
+    )
+
+
+@pytest.mark.slow
+def test_an_expensive_variable_fails_only_when_an_expression_reads_it(write):
+    # the API server evaluates a variable when an expression first reads it
+    expensive = {"expensive": nested_all(6), "cheap": "true"}
+    unread = check(write, 1, policy_with_variables(expensive, "variables.cheap"))
+    assert not [f for f in unread["findings"] if f["rule"] == "lazy"]
+    read = check(write, 1, policy_with_variables(expensive, "variables.expensive"))
+    (finding,) = [f for f in read["findings"] if f["rule"] == "lazy"]
+    assert "variable expensive: operation cancelled: actual cost limit exceeded" in finding["message"]
+    through = {"expensive": nested_all(6), "wrapped": "variables.expensive || false"}
+    (finding,) = [f for f in check(write, 1, policy_with_variables(through, 'variables["wrapped"]'))["findings"]]
+    assert finding["severity"] == "error" and "variable expensive" in finding["message"]
