@@ -229,3 +229,23 @@ def test_the_webhook_answers_a_review_with_a_wide_pod_spec_patch_in_bounded_memo
         assert hwm < 300 * MIB, hwm / MIB
     finally:
         server.stop()
+
+
+def test_an_inventory_is_not_held_to_the_manifests_node_budget(write, monkeypatch):
+    """Inventories are read item by item by leaner readers (kubectl's JSON and YAML) and may be 1 GiB:
+    `kubectl get nodes -o yaml` of 20,000 nodes holds millions of nodes. Only linted files are counted."""
+    monkeypatch.setattr(yaml_budget, "MAX_YAML_NODES", 2_000)
+    labels = "".join(f"      example.com/l{i}: v{i}\n" for i in range(60))
+    nodes = "".join(
+        f"- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n{n}\n    labels:\n{labels}"
+        f"  status: {{allocatable: {{cpu: '8', memory: 32Gi, pods: '110'}}}}\n"
+        for n in range(40)
+    )
+    inventory = write("nodes.yaml", "apiVersion: v1\nkind: List\nitems:\n" + nodes)
+    pod = write(
+        "pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: m, image: i}\n"
+    )
+    result = run_cli("check", str(pod), "--inventory", str(inventory))
+    assert result.exit_code == 0, result.stderr
+    result = run_cli("check", str(inventory))
+    assert result.exit_code == 2 and "(max YAML nodes)" in result.stderr
