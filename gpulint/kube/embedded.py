@@ -16,6 +16,10 @@ from typing import Any
 # sits within a manifest that may itself be 256 deep, and the walks of both together stay under Python's
 # recursion limit.
 MAX_EMBEDDED_DEPTH = 64
+# A pod spec patch holds tens of values. Composing costs ~400 bytes of memory a node, so a 3 MiB string of
+# one-character flow items (`[1,1,...]`, 1.5 million nodes) would take ~600 MiB of one webhook review, past the
+# 35 bytes a body byte its memory budget assumes (docs/webhook-limits.md); 100,000 nodes is ~40 MiB.
+MAX_EMBEDDED_NODES = 100_000
 
 
 @dataclass(frozen=True)
@@ -25,16 +29,22 @@ class NotParsed:
     reason: str
 
 
-def load_embedded(text: str, max_depth: int = MAX_EMBEDDED_DEPTH) -> Any:
+def load_embedded(text: str, max_depth: int = MAX_EMBEDDED_DEPTH, max_nodes: int = MAX_EMBEDDED_NODES) -> Any:
     """The value a YAML (or JSON) string holds, or NotParsed: not YAML, nested deeper than ``max_depth``
-    levels, or holding aliases (an alias can expand without bound)."""
+    levels, holding more than ``max_nodes`` values, lists and maps, or holding aliases (an alias can expand
+    without bound)."""
     import yaml
-    from yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent
+    from yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, ScalarEvent
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     depth = 0
+    nodes = 0
     try:
         for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, (ScalarEvent, CollectionStartEvent)):
+                nodes += 1
+                if nodes > max_nodes:
+                    return NotParsed(f"it holds more than {max_nodes:,} values, lists and maps")
             if isinstance(event, CollectionStartEvent):
                 depth += 1
                 if depth > max_depth:

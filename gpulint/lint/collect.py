@@ -22,6 +22,7 @@ from gpulint.lint.sources import (
     read_file,
     read_stdin,
 )
+from gpulint.lint.yaml_budget import too_many_nodes
 
 
 def collect_all(
@@ -44,7 +45,9 @@ def collect_all(
         if path == STDIN:
             if not stdin_read:
                 stdin_read = True
-                source = renderer.stdin(options.stdin_filename or STDIN_DISPLAY, read_stdin(limit), options)
+                display = options.stdin_filename or STDIN_DISPLAY
+                content = read_stdin(limit)
+                source = renderer.stdin(display, within_node_budget(display, content, options), options)
                 if source is not None:
                     sources.append(source)
             continue
@@ -78,8 +81,18 @@ def collect_all(
                 continue
             seen.add(read.identity)
             fs_path = candidate.path if read.regular else None
-            sources.append(Source(display, fs_path, read.content, values=renderer.values_file(display)))
+            content = within_node_budget(display, read.content, options)
+            sources.append(Source(display, fs_path, content, values=renderer.values_file(display)))
     return collection
+
+
+def within_node_budget(display: str, content: bytes, options: CollectOptions) -> bytes:
+    """``content``, unless parsing it would take more memory than the budget: a usage error (exit 2), as a file
+    over the size limit is."""
+    found = too_many_nodes(content) if options.node_budget else None
+    if found is not None:
+        raise SourceError(f"{display}:{found.line}:{found.column}: {found.message()}")
+    return content
 
 
 def collect(
@@ -87,5 +100,7 @@ def collect(
     exclude: Sequence[str] = (),
     limit: int = DEFAULT_MAX_FILE_BYTES,
     limit_name: str = LIMIT_NAME,
+    node_budget: bool = True,
 ) -> list[Source]:
-    return collect_all(paths, options=CollectOptions(exclude, limit, limit_name=limit_name)).sources
+    options = CollectOptions(exclude, limit, limit_name=limit_name, node_budget=node_budget)
+    return collect_all(paths, options=options).sources

@@ -395,7 +395,8 @@ def collect_inventory(paths: list[str]) -> list[Source]:
     """The inventory files, each read once under the inventory limit: the one size rule of every command
     (`inventory`, `check`, `explain`, `serve`); InventoryError (exit 2) naming the file past it."""
     try:
-        return collect(paths, limit=MAX_INVENTORY_FILE_BYTES, limit_name=INVENTORY_LIMIT_NAME)
+        # no node budget: JSON and kubectl's YAML are read item by item, without positions (fast_yaml)
+        return collect(paths, limit=MAX_INVENTORY_FILE_BYTES, limit_name=INVENTORY_LIMIT_NAME, node_budget=False)
     except SourceError as exc:
         raise InventoryError(f"--inventory: {exc}") from None
 

@@ -192,6 +192,8 @@ class CollectOptions:
     stdin_filename: str = ""  # the name of piped input (--stdin-filename)
     render: RenderOptions | None = None  # None: charts and overlays are read file by file
     limit_name: str = LIMIT_NAME  # how a message past the limit names it
+    # manifests are refused past gpulint.lint.yaml_budget.MAX_YAML_NODES; inventories are read by leaner readers
+    node_budget: bool = True
 
 
 def excluded(path: str, patterns: Sequence[str]) -> bool:

@@ -254,12 +254,14 @@ def test_policy_and_validating_admission_policy_bombs_are_findings(tmp_path):
     code, report, rss, elapsed = gpulint(str(pod), "--policy", str(policies))
     by_name = findings(report, "bomb-by-name")
     assert len(by_name) == 2 and all(f["severity"] == "error" for f in by_name)
-    # with DYN-typed variables `+` may be integer addition, so the estimate's minimum cannot decide: the worker stops it
-    assert "operation cancelled: actual cost limit exceeded\nits " in said(by_name[0])
-    assert (
-        "operation cancelled: actual cost limit exceeded\nits estimated cost with these inputs is over the "
-        "limit of 1,000,000, and gpulint stopped" in said(by_name[1])
+    texts = [said(f) for f in by_name]
+    # with DYN-typed variables `+` may be integer addition, so the estimate's minimum cannot decide: the bind bomb
+    # is counted as cel-go counts it, past the limit; replace() is not counted here: the worker stops that one
+    counted = "actual cost limit exceeded (counted as Kubernetes counts it, its cost with these inputs passes the limit"
+    stopped = (
+        "actual cost limit exceeded\nits estimated cost with these inputs is over the limit of 1,000,000, and gpulint"
     )
+    assert sorted(counted in t for t in texts) == [False, True] and sorted(stopped in t for t in texts) == [False, True]
     (vap,) = findings(report, "literal-bomb")
     assert (
         "operation cancelled: actual cost limit exceeded (its cost with these inputs is at least 10,066,511"

@@ -25,6 +25,7 @@ var families = map[string]handler{
 	"quantity":      answerQuantity,
 	"schedule":      answerSchedule,
 	"cel":           answerCEL,
+	"policy_cost":   answerPolicyCost,
 	"validate":      answerValidate,
 	"gate_defaults": answerGateDefaults,
 }

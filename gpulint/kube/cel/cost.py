@@ -373,7 +373,9 @@ def _sizes_at(root: Any, steps: Path, budget: int) -> Size | None:
     for step in steps:
         found: list[Any] = []
         for value in values:
-            if step in ("@items", "@values"):
+            if step == "@elements":  # what a comprehension over a dyn value iterates
+                found.extend(value if isinstance(value, list) else value.keys() if isinstance(value, dict) else ())
+            elif step in ("@items", "@values"):
                 found.extend(value.values() if isinstance(value, dict) else value if isinstance(value, list) else ())
             elif step in ("@keys", "@indices"):
                 found.extend(
@@ -595,7 +597,9 @@ class _Coster:
         if container == "list":
             self.push(node.iter_var, (*base, "@items") if base is not None else None, entry[2] if entry else None, None)
         else:
-            self.push(node.iter_var, (*base, "@keys") if base is not None else None, entry[1] if entry else None, None)
+            # a dyn range (a policy's object) is a list or a map as the value turns out: its items or its keys
+            step = "@keys" if entry or self.kind(rng) == "map" else "@elements"
+            self.push(node.iter_var, (*base, step) if base is not None else None, entry[1] if entry else None, None)
         return [node.iter_var]
 
     def cost_comprehension(self, node: Node) -> Size:

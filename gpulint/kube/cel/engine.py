@@ -28,8 +28,8 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from gpulint.kube.cel import actual_cost, library, rewrite
 from gpulint.kube.cel import cost as cel_cost
-from gpulint.kube.cel import library, rewrite
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.lru import LRU as LRU  # re-exported: the engine's caches are LRUs
 from gpulint.kube.quantity import QuantityError, format_amount, parse_quantity
@@ -711,6 +711,19 @@ class CelEngine:
         except RecursionError:
             return None
 
+    def _counted(self, compiled: Compiled, data: dict[str, Any]) -> tuple[Any, str] | None:
+        """The evaluation's actual cost counted as cel-go counts it (gpulint.kube.cel.actual_cost): Kubernetes'
+        error when the count passes the limit; None when it does not, or cannot be counted here."""
+        if compiled.checked is None:
+            return None
+        counted = actual_cost.count(compiled.checked, {name: data.get(name) for name in compiled.roots}, self.max_cost)
+        if counted is None or not counted.exceeded:
+            return None
+        return None, (
+            f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost with these inputs passes the limit of "
+            f"{self.max_cost:,})"
+        )
+
     def _stopped(self, compiled: Compiled, data: dict[str, Any], device: bool) -> tuple[Any, str]:
         """Evaluate in the worker: (value, "") or (None, error)."""
         if self._sandbox is None:
@@ -742,7 +755,7 @@ class CelEngine:
             if verdict.exceeded:
                 return None, verdict.exceeded
             if not verdict.in_process:
-                return self._stopped(compiled, data, False)
+                return self._counted(compiled, data) or self._stopped(compiled, data, False)
         try:
             value = compiled.program.eval(data=data)
         except Exception as exc:

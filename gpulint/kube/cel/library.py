@@ -455,6 +455,11 @@ def _re2() -> Any:
     return re2
 
 
+def regex(pattern: str) -> Any:
+    """``pattern`` compiled by RE2 (ValueError: Go's regexp would refuse it too, with this message)."""
+    return _compiled(pattern)
+
+
 def _compiled(regex: str) -> Any:
     re2 = _re2()
     options = re2.Options()

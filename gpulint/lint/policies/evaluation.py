@@ -116,7 +116,11 @@ def _evaluate_once(policy: Policy, obj: KubeObject, data: dict[str, Any], engine
             return
     variables: dict[str, Any] = {}
     data = {**data, "variables": variables}
+    read = read_variables(policy)
     for name, expression in policy.variables:
+        if name not in read:  # never evaluated in the API server either
+            variables[name] = None
+            continue
         value, error = _run(engine, expression, data)
         if error.startswith(UNDECIDED):  # no value, so no verdict from what reads it
             yield _undecided(policy, (), f"variable {name}: {error}")
@@ -168,6 +172,25 @@ def _evaluate_once(policy: Policy, obj: KubeObject, data: dict[str, Any], engine
             on_key=bool(validation.field_path),
             notes=notes,
         )
+
+
+_VARIABLE_READ = re.compile(r"""\bvariables\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*(?:"([^"]*)"|'([^']*)')\s*\])""")
+
+
+def read_variables(policy: Policy) -> frozenset[str]:
+    """The variables a validation reads, directly or through other variables: the API server evaluates a
+    variable lazily, when an expression first reads it, so one nothing reads never fails a request."""
+    texts = [v.expression.text for v in policy.validations]
+    texts += [v.message_expression.text for v in policy.validations if v.message_expression is not None]
+    defined = dict(policy.variables)
+    read: set[str] = set()
+    pending = texts
+    while pending:
+        found = {next(g for g in m.groups() if g is not None) for t in pending for m in _VARIABLE_READ.finditer(t)}
+        new = {name for name in found if name in defined and name not in read}
+        read |= new
+        pending = [defined[name].text for name in new]
+    return frozenset(read)
 
 
 def _undecided(policy: Policy, path: Path, error: str) -> Diagnostic:

@@ -1,0 +1,221 @@
+"""Policies over Kubernetes' per-call CEL cost limit (issue #33, item 7): cel-go's actual cost, counted from
+below by gpulint.kube.cel.actual_cost; over the limit is Kubernetes' "operation cancelled: actual cost limit
+exceeded" at the policy's severity. tests/test_oracle_policy_cost.py holds the counts against cel-go's."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+from conftest import run_cli
+
+from gpulint.kube.cel import actual_cost
+from gpulint.kube.cel.engine import PER_CALL_LIMIT, Compiled
+from gpulint.lint.policies.evaluation import policy_engine
+
+TEN = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
+
+
+def nested_all(levels: int, body: str = "a0 >= 0") -> str:
+    """``levels`` nested all() over ten literal items: 10**levels innermost iterations when the body holds."""
+    text = body
+    for level in reversed(range(levels)):
+        text = f"{TEN}.all(a{level}, {text})"
+    return text
+
+
+def counted(expression: str, obj: dict[str, Any] | None = None) -> actual_cost.Counted | None:
+    compiled = policy_engine().compile(expression)
+    assert isinstance(compiled, Compiled) and compiled.checked is not None
+    return actual_cost.count(compiled.checked, {"object": obj or {}}, PER_CALL_LIMIT)
+
+
+def pod_with_env(names: list[str]) -> dict[str, Any]:
+    env = [{"name": name, "value": "v"} for name in names]
+    return {"kind": "Pod", "spec": {"containers": [{"name": "main", "image": "i", "env": env}]}}
+
+
+def test_six_nested_all_passes_the_limit():
+    found = counted(nested_all(6))
+    assert found is not None and found.exceeded and found.cost > PER_CALL_LIMIT
+
+
+def test_four_nested_all_is_counted_under_the_limit():
+    # 10,000 innermost iterations: an estimate says "maybe too much", the count says ~70,000
+    found = counted(nested_all(4))
+    assert found is not None and not found.exceeded
+    assert 50_000 < found.cost < 100_000
+
+
+def test_nested_comprehensions_that_stop_early_are_cheap():
+    # the estimate's maximum is over the limit; the innermost all() is false at once, so each loop stops
+    found = counted(nested_all(6, "a5 > 100"))
+    assert found is not None and not found.exceeded and found.cost < 100
+    found = counted(f"{TEN}.exists(a, {TEN}.exists(b, {TEN}.exists(c, a + b + c == 3)))")
+    assert found is not None and not found.exceeded and found.cost < 100
+
+
+UNIQUE_ENV = "object.spec.containers.all(c, c.env.all(e, c.env.all(f, e.name != f.name || e == f)))"
+
+
+def test_a_pairwise_uniqueness_check_over_a_large_object_passes_the_limit():
+    # a policy as written in the wild ("env names are unique"); quadratic in the object
+    small = counted(UNIQUE_ENV, pod_with_env([f"E{i}" for i in range(30)]))
+    assert small is not None and not small.exceeded
+    large = counted(UNIQUE_ENV, pod_with_env([f"E{i}" for i in range(400)]))
+    assert large is not None and large.exceeded
+
+
+def test_what_the_counter_does_not_evaluate_gives_no_answer():
+    # the Kubernetes libraries are not counted here: no verdict, never a guess
+    assert counted('object.metadata.name.lowerAscii() == "a"', {"metadata": {"name": "A"}}) is None
+    assert counted('object.metadata.name.matches("^a+$")', {"metadata": {"name": "aaa"}}) is not None
+    # a map iterated with an early stop: its order is Go's random map order
+    assert counted('object.metadata.labels.all(k, k != "x")', {"metadata": {"labels": {"a": "1"}}}) is None
+
+
+def test_errors_are_values_as_in_cel_go():
+    # a missing field is an error value; `false && error` is false; the later selects are not charged
+    found = counted("false && object.spec.missing.deeper", {"spec": {}})
+    assert found is not None and found.cost == 0
+    found = counted("object.spec.missing.deeper == 1 || true", {"spec": {}})
+    assert found is not None and not found.exceeded
+
+
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer}
+spec:
+  containers:
+  - name: main
+    image: example.com/trainer:1
+    env:
+ENV
+"""
+
+
+def policy(name: str, expression: str, severity: str = "error") -> str:
+    return textwrap.dedent(
+        f"""
+        apiVersion: gpulint.io/v1alpha1
+        kind: Policy
+        metadata: {{name: {name}}}
+        spec:
+          severity: {severity}
+          match: {{kinds: [Pod]}}
+          validations:
+          - expression: '{expression}'
+            message: never
+        """
+    )
+
+
+def check(write, env_count: int, *policies: str) -> dict:
+    env = "\n".join(f"    - {{name: E{i}, value: v}}" for i in range(env_count))
+    pod = write("pod.yaml", POD.replace("ENV", env))
+    paths: list[str] = []
+    for index, text in enumerate(policies):
+        paths += ["--policy", str(write(f"policies/p{index}.yaml", text))]
+    result = run_cli("check", str(pod), *paths, "--format", "json")
+    return result.json()
+
+
+@pytest.mark.slow
+def test_a_policy_over_the_cost_limit_is_a_finding_at_its_severity(write):
+    # before: "could not be evaluated offline ... Iteration budget exceeded", info
+    report = check(write, 1, policy("six-nested", nested_all(6)), policy("unique-env", UNIQUE_ENV, "warning"))
+    by_rule = {f["rule"]: f for f in report["findings"]}
+    six = by_rule["six-nested"]
+    assert six["severity"] == "error"
+    assert "operation cancelled: actual cost limit exceeded" in six["message"]
+    assert "passes the limit of 1,000,000" in six["message"]
+    assert "unique-env" not in by_rule  # one env entry: cheap, and it holds
+
+
+@pytest.mark.slow
+def test_a_quadratic_policy_fails_only_on_the_object_that_makes_it_expensive(write):
+    report = check(write, 400, policy("unique-env", UNIQUE_ENV, "warning"))
+    (finding,) = [f for f in report["findings"] if f["rule"] == "unique-env"]
+    assert finding["severity"] == "warning" and "actual cost limit exceeded" in finding["message"]
+    report = check(write, 30, policy("unique-env", UNIQUE_ENV, "warning"))
+    assert not [f for f in report["findings"] if f["rule"] == "unique-env"]
+
+
+def test_the_estimate_with_actual_sizes_follows_a_dyn_list_into_its_items():
+    # a policy's object is dyn: a comprehension over one of its lists binds the items, not the indices (the
+    # estimate used to size `c.env` as a field of an index, found nothing, and bounded the cost at 10)
+    from gpulint.kube.cel import cost as cel_cost
+
+    compiled = policy_engine().compile(UNIQUE_ENV)
+    assert isinstance(compiled, Compiled) and compiled.checked is not None
+    obj = pod_with_env([f"E{i}" for i in range(400)])
+    found = cel_cost.estimate(compiled.checked, cel_cost.actual_sizes({"object": obj}), PER_CALL_LIMIT)
+    assert found.cost[1] > 400 * 400
+
+
+def pod_review(uid: str, env_count: int) -> dict[str, Any]:
+    pod = pod_with_env([f"E{i}" for i in range(env_count)])
+    pod.update({"apiVersion": "v1", "metadata": {"name": uid, "namespace": "ml"}})
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "operation": "CREATE",
+            "namespace": "ml",
+            "object": pod,
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        },
+    }
+
+
+@pytest.mark.slow
+def test_the_webhook_denies_what_kubernetes_fails_on_cost_and_admits_the_rest(tmp_path):
+    # before: the info "could not be evaluated offline" never denied, so the expensive pod was admitted
+    from webhook_helpers import Server
+
+    policies = tmp_path / "policies.yaml"
+    policies.write_text(policy("unique-env", UNIQUE_ENV))
+    server = Server(tmp_path, "--policy", str(policies), "--failure-mode", "allow")
+    try:
+        status, answer = server.post(pod_review("wide", 400), timeout=30)
+        assert status == 200 and answer["response"]["allowed"] is False, answer
+        assert "actual cost limit exceeded" in answer["response"]["status"]["message"]
+        status, answer = server.post(pod_review("narrow", 30), timeout=30)
+        assert status == 200 and answer["response"]["allowed"] is True, answer
+    finally:
+        server.stop()
+
+
+def test_whole_floats_in_the_object_count_as_the_ints_kubernetes_reads():
+    # the API server decodes `replicas: 1.0` as int64 1: `+ 1` is defined, so `||` stops; as a double it
+    # would be an error and `||` would go on to the expensive side
+    found = counted(f"object.spec.replicas + 1 == 2 || {nested_all(6)}", {"spec": {"replicas": 1.0}})
+    assert found is not None and not found.exceeded and found.cost < 10
+    found = counted(f"object.spec.ratio + 1.0 == 2.5 || {nested_all(6)}", {"spec": {"ratio": 1.5}})
+    assert found is not None and not found.exceeded
+
+
+def policy_with_variables(variables: dict[str, str], validation: str) -> str:
+    lines = "\n".join(f"  - name: {name}\n    expression: '{text}'" for name, text in variables.items())
+    return (
+        "apiVersion: gpulint.io/v1alpha1\nkind: Policy\nmetadata: {name: lazy}\nspec:\n"
+        "  severity: error\n  match: {kinds: [Pod]}\n  variables:\n"
+        f"{lines}\n  validations:\n  - expression: '{validation}'\n    message: never\n"
+    )
+
+
+@pytest.mark.slow
+def test_an_expensive_variable_fails_only_when_an_expression_reads_it(write):
+    # the API server evaluates a variable when an expression first reads it
+    expensive = {"expensive": nested_all(6), "cheap": "true"}
+    unread = check(write, 1, policy_with_variables(expensive, "variables.cheap"))
+    assert not [f for f in unread["findings"] if f["rule"] == "lazy"]
+    read = check(write, 1, policy_with_variables(expensive, "variables.expensive"))
+    (finding,) = [f for f in read["findings"] if f["rule"] == "lazy"]
+    assert "variable expensive: operation cancelled: actual cost limit exceeded" in finding["message"]
+    through = {"expensive": nested_all(6), "wrapped": "variables.expensive || false"}
+    (finding,) = [f for f in check(write, 1, policy_with_variables(through, 'variables["wrapped"]'))["findings"]]
+    assert finding["severity"] == "error" and "variable expensive" in finding["message"]
