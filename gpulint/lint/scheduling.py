@@ -88,6 +88,7 @@ class Cause:
 
 
 def scheduling_cause(result: FitResult, pod: PodRequirements, resolver: Resolver) -> Cause:
+    """Why the pod fits none of the nodes ``result`` judged (on the empty cluster, or with the pods running now)."""
     return Cause(result.summary(), scheduling_hint(result, pod, resolver))
 
 
@@ -193,7 +194,7 @@ def scheduling_verdict(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -
         placeable,
         _exclusions(result),
         _rows(result),
-        Cause(result.summary(), "" if result.fits or fits else scheduling_hint(result, pod, resolver)),
+        Cause(result.summary()) if result.fits or fits else scheduling_cause(result, pod, resolver),
         _touched(pod, result),
     )
 

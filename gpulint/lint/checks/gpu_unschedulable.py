@@ -17,12 +17,12 @@ from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.scheduling import scheduling_cause
 from gpulint.lint.verdicts import (
     gpu_daemons,
     gpu_pod_requirements,
     pool_fits,
     scale_up_verdict,
-    scheduling_hint,
     selection_leaves_no_node,
     selection_limits_replicas,
 )
@@ -75,7 +75,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     f"{_subject(site)} fits on the empty cluster ({_nodes(empty.fitting_count)}) but not "
                     "with the pods running now",
                     notes=(
-                        *_reasons(now.summary(), scheduling_hint(now, pod, inventory)),
+                        *scheduling_cause(now, pod, inventory).notes(),
                         "it waits for capacity, or preempts lower-priority pods if its priority allows",
                     ),
                     severity=Severity.WARNING,
@@ -95,7 +95,7 @@ def _no_node_fits(
             RULE_ID,
             where,
             f"{_subject(site)} can never be scheduled on this cluster, even empty",
-            notes=_reasons(empty.summary(), scheduling_hint(empty, pod, inventory)),
+            notes=scheduling_cause(empty, pod, inventory).notes(),
         )
         return
     # With pools, the nodes that exist are often only the system pool's: their hint would mislead.
@@ -290,11 +290,6 @@ def _room(fit: PoolFit) -> str:
     ]
     shown = f" ({', '.join(bounds)})" if bounds else ""
     return f"{pool.title}: {fit.room or 0} pods{shown}"
-
-
-def _reasons(summary: str, hint: str) -> tuple[str, ...]:
-    """The scheduler's own summary (``0/N nodes are available: ...``), then the smallest change that helps."""
-    return (summary, hint.strip()) if hint.strip() else (summary,)
 
 
 def _nodes(count: int) -> str:
