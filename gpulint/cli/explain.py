@@ -32,6 +32,7 @@ from gpulint.lint.scheduling import (
     GangAnswer,
     PodSpecSite,
     SchedulingVerdict,
+    SiteDetail,
     claim_verdict,
     dra_verdict,
     format_amount,
@@ -39,6 +40,7 @@ from gpulint.lint.scheduling import (
     pod_sites,
     pool_answer,
     scheduling_verdict,
+    site_detail,
     template_labels,
 )
 from gpulint.lint.verdicts import describe_gang, describe_scale_up, gang_detail, role_pods
@@ -90,17 +92,18 @@ def _names(nodes: tuple[str, ...], limit: int = 3) -> str:
 def explain_site(
     obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: Step | None = None, admission: Step | None = None
 ) -> SiteExplanation:
-    verdict = scheduling_verdict(obj, site, inventory)
+    verdict = scheduling_verdict(obj.kind, site, inventory)
+    detail = site_detail(verdict, inventory)
     pod, result = verdict.pod, verdict.fit
     role = f", '{site.role}' pod template" if site.role else ""
     count = "" if site.pods is None else f" ({site.pods} pod{'s' if site.pods != 1 else ''})"
     heading = f"{obj.ref.display()}{role}{count}"
     steps: list[Step] = [admission] if admission is not None else []
-    steps.append(_resources_step(verdict, site, bool(inventory.pools)))
-    steps.append(_capacity_step(verdict, site))
+    steps.append(_resources_step(verdict, detail, site, bool(inventory.pools)))
+    steps.append(_capacity_step(verdict, detail, site))
 
     # 3. affinity and taints
-    excluded = verdict.excluded
+    excluded = detail.excluded
     lines = [
         f"{len(pod.requirements())} required node selection term(s); {excluded.affinity} node(s) excluded by "
         f"affinity/selector, {excluded.taints} by untolerated taints, {excluded.other} cordoned or not the named node"
@@ -118,7 +121,7 @@ def explain_site(
     steps.append(_dra_step(obj, site, inventory, verdict))
     steps.append(gang or _gang_step(obj, inventory))
 
-    table = [(_names(row.nodes), len(row.nodes), row.result) for row in verdict.rows]
+    table = [(_names(row.nodes), len(row.nodes), row.result) for row in detail.rows]
     summary = (
         f"{len(result.fitting)}/{result.total} nodes pass every filter"
         if result.fits
@@ -127,10 +130,10 @@ def explain_site(
     best = verdict.scale_up()
     if not result.fits and best is not None:
         summary += f" Then {describe_scale_up(best)}; the pod waits until the node is ready."
-    return SiteExplanation(heading, steps, table, summary, _commands(obj, site, verdict))
+    return SiteExplanation(heading, steps, table, summary, _commands(obj, site, detail))
 
 
-def _resources_step(verdict: SchedulingVerdict, site: PodSpecSite, pools: bool) -> Step:
+def _resources_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpecSite, pools: bool) -> Step:
     """1. resource names and counts"""
     extended = verdict.extended
     lines = [
@@ -140,24 +143,24 @@ def _resources_step(verdict: SchedulingVerdict, site: PodSpecSite, pools: bool) 
     if site.completed_by:  # the checks that need the whole pod stayed silent: say why
         lines.append(f"not all of the pod is known here: {site.completed_by} supplies part of it")
     nothing = "no node publishes it, no node pool offers it" if pools else "no node publishes it"
-    lines += [f"{name}: {nothing} and no DeviceClass backs it" for name in verdict.unknown]
+    lines += [f"{name}: {nothing} and no DeviceClass backs it" for name in detail.unknown]
     lines += [
         f"{name}: a {plugin} share: {plugin}'s scheduler extender accounts for it; nodes do not publish it"
-        for name, plugin in verdict.shares
+        for name, plugin in detail.shares
     ]
     lines += [
         f"{name}: {format_amount(extended[name])} is not a whole number (the API server rejects it)"
-        for name in verdict.fractional
+        for name in detail.fractional
     ]
-    status = FAIL if verdict.unknown or verdict.fractional else INFO if verdict.shares else OK
+    status = FAIL if detail.unknown or detail.fractional else INFO if detail.shares else OK
     return Step("Resource names and counts", status, lines)
 
 
-def _capacity_step(verdict: SchedulingVerdict, site: PodSpecSite) -> Step:
+def _capacity_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpecSite) -> Step:
     """2. capacity vs allocatable"""
     lines = []
     status = OK
-    for row in verdict.capacity:
+    for row in detail.capacity:
         if row.by_dra:
             lines.append(
                 f"{row.resource}: asks {format_amount(row.asked)}; served by DRA (a DeviceClass's "
@@ -279,7 +282,7 @@ def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, verdict: 
     return Step("DRA claims", FAIL, lines)
 
 
-def _commands(obj: KubeObject, site: PodSpecSite, verdict: SchedulingVerdict) -> list[str]:
+def _commands(obj: KubeObject, site: PodSpecSite, detail: SiteDetail) -> list[str]:
     namespace = f" -n {obj.ref.namespace}" if obj.ref.namespace else ""
     commands = [f"kubectl get events{namespace} --field-selector reason=FailedScheduling"]
     labels = template_labels(obj, site)
@@ -289,8 +292,8 @@ def _commands(obj: KubeObject, site: PodSpecSite, verdict: SchedulingVerdict) ->
     elif obj.kind == "Pod":
         commands.append(f"kubectl describe pod{namespace} {obj.ref.name}")
     commands.append("kubectl get nodes -L nvidia.com/gpu.product,nvidia.com/gpu.count,topology.kubernetes.io/zone")
-    if verdict.touched:
-        commands.append(f"kubectl describe node {verdict.touched}   # taints, labels, Allocated resources")
+    if detail.touched:
+        commands.append(f"kubectl describe node {detail.touched}   # taints, labels, Allocated resources")
     return commands
 
 

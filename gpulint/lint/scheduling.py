@@ -28,7 +28,7 @@ from gpulint.kube.scheduler import (
     PodRequirements,
     pod_requirements,
 )
-from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
+from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, remembered_part, template_metadata
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.verdicts import (
@@ -55,6 +55,7 @@ __all__ = [
     "NodeRow",
     "PodSpecSite",
     "SchedulingVerdict",
+    "SiteDetail",
     "claim_verdict",
     "dra_verdict",
     "format_amount",
@@ -63,6 +64,7 @@ __all__ = [
     "pool_answer",
     "scheduling_cause",
     "scheduling_verdict",
+    "site_detail",
     "template_labels",
 ]
 
@@ -124,25 +126,20 @@ class NodeRow:
 
 @dataclass(frozen=True)
 class SchedulingVerdict:
-    """A pod template against the nodes on the empty cluster and the node pools."""
+    """A pod template against the nodes on the empty cluster and the node pools: what gpu-unschedulable words
+    and `explain` shows."""
 
     pod: PodRequirements  # what the scheduler judges (extended resources only DRA serves are DRA's)
-    requests: dict[str, Fraction]  # every request of the pod, as written
-    unknown: tuple[str, ...]  # extended resources no node, pool or DeviceClass offers
-    shares: tuple[tuple[str, str], ...]  # (resource, plugin): a scheduler extender's share, never published
-    fractional: tuple[str, ...]  # extended resources asked in a fraction (the API server rejects it)
+    written: PodRequirements  # the pod as written (its node selection is what over-tight-affinity reads)
     fit: FitResult  # on the empty cluster
     pools: tuple[PoolFit, ...]  # each pool's answer (none for a DaemonSet: it never makes a pool add a node)
-    capacity: tuple[Capacity, ...]
     placeable: int | None  # copies the empty cluster holds at once, for a workload of several pods that fits
-    excluded: Exclusions
-    rows: tuple[NodeRow, ...]
     cause: Cause  # the scheduler's summary; its hint only when no pool answers
-    touched: str  # a node the pod's selection reaches and that rejects it ("" when none)
 
     @property
     def extended(self) -> dict[str, Fraction]:
-        return {name: amount for name, amount in self.requests.items() if is_extended(name)}
+        """The extended resources the pod asks for, as written."""
+        return {name: amount for name, amount in self.written.requests.items() if is_extended(name)}
 
     @property
     def scales_up(self) -> bool:
@@ -159,6 +156,20 @@ class SchedulingVerdict:
         return next((fit for fit in self.pools if fit.state == FITS), None)
 
 
+@dataclass(frozen=True)
+class SiteDetail:
+    """What `explain` adds to the verdict: the resources' names and the largest nodes, the per-node table, and
+    the causes per filter (left out of the verdict: no rule asks, and it costs a pass over the nodes)."""
+
+    unknown: tuple[str, ...]  # extended resources no node, pool or DeviceClass offers
+    shares: tuple[tuple[str, str], ...]  # (resource, plugin): a scheduler extender's share, never published
+    fractional: tuple[str, ...]  # extended resources asked in a fraction (the API server rejects it)
+    capacity: tuple[Capacity, ...]
+    excluded: Exclusions
+    rows: tuple[NodeRow, ...]
+    touched: str  # a node the pod's selection reaches and that rejects it ("" when none)
+
+
 def pod_sites(obj: KubeObject) -> list[PodSpecSite]:
     return list(pod_spec_sites(obj.data))
 
@@ -168,34 +179,44 @@ def template_labels(obj: KubeObject, site: PodSpecSite) -> dict[str, Any]:
     return labels if isinstance(labels, dict) else {}
 
 
-def scheduling_verdict(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
-    """The requirements gpu-unschedulable judges (DRA-backed extended resources are the DRA step's), fitted
-    once on the empty cluster and against the pools."""
-    written = pod_requirements(effective_pod_spec(obj.kind, site.spec))
-    pod = gpu_pod_requirements(obj.kind, site, resolver) or written
+def scheduling_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
+    """The requirements gpu-unschedulable judges (DRA-backed extended resources are the DRA step's; a pod
+    without extended resources as written), fitted once on the empty cluster and against the pools. Built
+    once per pod template and inventory while its object is checked."""
+    return remembered_part(
+        site.spec, ("scheduling verdict", kind, site.pods), _scheduling_verdict, kind, site, resolver, against=resolver
+    )
+
+
+def _scheduling_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
+    written = pod_requirements(effective_pod_spec(kind, site.spec))
+    pod = gpu_pod_requirements(kind, site, resolver) or written
     model = resolver.model
     result = model.evaluate(pod)
-    requests = written.requests
-    extended = {name: amount for name, amount in requests.items() if is_extended(name)}
+    fits = pool_fits(pod, resolver) if resolver.pools and kind != "DaemonSet" else []
+    return SchedulingVerdict(
+        pod,
+        written,
+        result,
+        tuple(fits),
+        model.placeable(pod) if result.fits and site.pods and site.pods > 1 else None,
+        Cause(result.summary()) if result.fits or fits else scheduling_cause(result, pod, resolver),
+    )
+
+
+def site_detail(verdict: SchedulingVerdict, resolver: Resolver) -> SiteDetail:
+    extended = verdict.extended
     known = resolver.offered_resources | resolver.dra_extended_resources().keys()
     unknown = [name for name in extended if name not in known]
     shares = {name: plugin for name in unknown if (plugin := scheduler_managed(name))}
-    fits = pool_fits(pod, resolver) if resolver.pools and obj.kind != "DaemonSet" else []
-    placeable = model.placeable(pod) if result.fits and site.pods and site.pods > 1 else None
-    return SchedulingVerdict(
-        pod,
-        requests,
+    return SiteDetail(
         tuple(name for name in unknown if name not in shares),
         tuple(shares.items()),
         tuple(name for name, amount in extended.items() if amount.denominator != 1),
-        result,
-        tuple(fits),
         _capacity(extended, resolver),
-        placeable,
-        _exclusions(result),
-        _rows(result),
-        Cause(result.summary()) if result.fits or fits else scheduling_cause(result, pod, resolver),
-        _touched(pod, result),
+        _exclusions(verdict.fit),
+        _rows(verdict.fit),
+        _touched(verdict.pod, verdict.fit),
     )
 
 
