@@ -297,6 +297,32 @@ def test_scheduler_hint_does_not_say_no_node_matches_when_some_do(write):
     assert "No node matches the pod's nodeSelector" not in explanation["scheduler"]
 
 
+@pytest.mark.parametrize(
+    "inventory, selector, tolerations, gpus, hint",
+    [
+        # too many GPUs for any node: the hint names the largest node
+        (EXAMPLE, {}, [{"operator": "Exists"}], 16, "The largest node that passes the other filters offers 8"),
+        # the H100s it selects are tainted: the hint names the taint
+        (
+            FLEET,
+            {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+            [],
+            1,
+            "Most nodes the pod's node selection allows carry the taint",
+        ),
+    ],
+)
+def test_scheduler_line_is_the_cause_gpu_unschedulable_words(write, inventory, selector, tolerations, gpus, hint):
+    """One Cause (lint/scheduling.py): explain's "Scheduler:" line is gpu-unschedulable's notes, the scheduler's
+    summary then the hint."""
+    path = write("pod.yaml", POD_SELECTING % ("p", json.dumps(selector), json.dumps(tolerations), gpus))
+    (finding,) = [f for f in check(path, inventory).json()["findings"] if f["rule"] == "gpu-unschedulable"]
+    explanation = only_explanation(explain(path, inventory))
+    summary, said_hint = finding["notes"]
+    assert summary.startswith("0/") and said_hint.startswith(hint)
+    assert explanation["scheduler"] == f"{summary} {said_hint}"
+
+
 # --------------------------------------------------------------------------- (e) objects without pods
 
 

@@ -11,22 +11,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from gpulint.kube.dra.allocation import ClaimSpec, claim_spec_of
-from gpulint.kube.gangs.members import Gang, gangs_of, pack
-from gpulint.kube.gangs.packing import WORK_BUDGET
-from gpulint.kube.pools.fit import EXCLUDED, FITS, LIMITED, NEVER, UNKNOWN, PoolFit
-from gpulint.kube.quantity import format_amount
-from gpulint.kube.resources import is_extended, scheduler_managed
-from gpulint.kube.scheduler import (
-    AFFINITY_REASONS,
-    REASON_NODE_NAME,
-    REASON_UNSCHEDULABLE,
-    FitResult,
-    NodeGroup,
-    PodRequirements,
-    pod_requirements,
-)
-from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, template_metadata
 from gpulint.lint.admission import (
     admission_verdict,
     batch_queue_problems,
@@ -43,22 +27,23 @@ from gpulint.lint.findings import Finding, Severity
 from gpulint.lint.inventory import GANG_OBJECT_KINDS
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
-from gpulint.lint.verdicts import (
-    allocation_failure,
-    describe_gang,
-    describe_scale_up,
-    extended_resource_claim,
-    gang_detail,
-    gang_with_pools,
-    gpu_pod_requirements,
-    kueue_admitted,
-    kueue_pins,
-    pool_fits,
-    referenced_claims,
-    role_pods,
-    scale_up_verdict,
-    scheduling_hint,
+from gpulint.lint.scheduling import (
+    WORK_BUDGET,
+    GangAnswer,
+    PodSpecSite,
+    SchedulingVerdict,
+    SiteDetail,
+    claim_verdict,
+    dra_verdict,
+    format_amount,
+    gang_answers,
+    pod_sites,
+    pool_answer,
+    scheduling_verdict,
+    site_detail,
+    template_labels,
 )
+from gpulint.lint.verdicts import describe_gang, describe_scale_up, gang_detail, kueue_admitted, kueue_pins, role_pods
 
 OK, FAIL, INFO = "ok", "FAIL", "info"
 EXPLAIN_JSON_VERSION = 1  # bumped when the shape of `explain --format json` changes
@@ -99,172 +84,145 @@ def object_matches(obj: KubeObject, selector: str | None) -> bool:
     )
 
 
-def _names(group: NodeGroup, limit: int = 3) -> str:
-    names = [node.name for node in group.nodes[:limit]]
-    more = f" (+{len(group) - limit})" if len(group) > limit else ""
-    return ", ".join(names) + more
+def _names(nodes: tuple[str, ...], limit: int = 3) -> str:
+    more = f" (+{len(nodes) - limit})" if len(nodes) > limit else ""
+    return ", ".join(nodes[:limit]) + more
 
 
 def explain_site(
     obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: Step | None = None, admission: Step | None = None
 ) -> SiteExplanation:
-    # The requirements gpu-unschedulable judges: DRA-backed extended resources are the DRA step's.
-    pod = gpu_pod_requirements(obj.kind, site, inventory) or pod_requirements(effective_pod_spec(obj.kind, site.spec))
-    dra_backed = set(inventory.dra_extended_resources()) - inventory.published_resources
-    model = inventory.model
-    result: FitResult = model.evaluate(pod)
+    verdict = scheduling_verdict(obj.kind, site, inventory)
+    detail = site_detail(verdict, inventory)
+    pod, result = verdict.pod, verdict.fit
     role = f", '{site.role}' pod template" if site.role else ""
     count = "" if site.pods is None else f" ({site.pods} pod{'s' if site.pods != 1 else ''})"
     heading = f"{obj.ref.display()}{role}{count}"
     steps: list[Step] = [admission] if admission is not None else []
-
-    # 1. resource names and counts
-    everything = pod_requirements(effective_pod_spec(obj.kind, site.spec)).requests
-    extended = {name: amount for name, amount in everything.items() if is_extended(name)}
-    known = inventory.offered_resources | inventory.dra_extended_resources().keys()
-    unknown = [name for name in extended if name not in known]
-    shares = {name: plugin for name in unknown if (plugin := scheduler_managed(name))}
-    unknown = [name for name in unknown if name not in shares]
-    lines = [
-        "effective pod request: "
-        + (", ".join(f"{n} {format_amount(a)}" for n, a in sorted(pod.requests.items())) or "nothing")
-    ]
-    if site.completed_by:  # the checks that need the whole pod stayed silent: say why
-        lines.append(f"not all of the pod is known here: {site.completed_by} supplies part of it")
-    nothing = "no node publishes it, no node pool offers it" if inventory.pools else "no node publishes it"
-    lines += [f"{name}: {nothing} and no DeviceClass backs it" for name in unknown]
-    lines += [
-        f"{name}: a {plugin} share: {plugin}'s scheduler extender accounts for it; nodes do not publish it"
-        for name, plugin in shares.items()
-    ]
-    fractional = [name for name, amount in extended.items() if amount.denominator != 1]
-    lines += [
-        f"{name}: {format_amount(extended[name])} is not a whole number (the API server rejects it)"
-        for name in fractional
-    ]
-    status = FAIL if unknown or fractional else INFO if shares else OK
-    steps.append(Step("Resource names and counts", status, lines))
-
-    # the nodes the pools can add (the same verdicts gpu-unschedulable words)
-    fits = pool_fits(pod, inventory) if inventory.pools and obj.kind != "DaemonSet" else []
-    scales_up = any(fit.state == FITS for fit in fits)
-
-    # 2. capacity vs allocatable
-    lines = []
-    status = OK
-    for name, amount in sorted(extended.items()):
-        if name in dra_backed:
-            lines.append(
-                f"{name}: asks {format_amount(amount)}; served by DRA (a DeviceClass's extendedResourceName): "
-                "see the DRA step"
-            )
-            continue
-        largest_capacity = max((n.capacity.get(name, Fraction(0)) for n in inventory.nodes), default=Fraction(0))
-        largest_allocatable = max((n.allocatable.get(name, Fraction(0)) for n in inventory.nodes), default=Fraction(0))
-        largest_free = max((n.free(name) for n in inventory.nodes), default=Fraction(0))
-        offered = [(t.allocatable.get(name, Fraction(0)), t.name) for p in inventory.pools for t in p.templates]
-        largest_new = max(offered, default=None)
-        added = (
-            f"; the largest node a pool can add offers {format_amount(largest_new[0])} ({largest_new[1]})"
-            if largest_new
-            else ""
-        )
-        lines.append(
-            f"{name}: asks {format_amount(amount)}; largest node capacity {format_amount(largest_capacity)}, "
-            f"allocatable {format_amount(largest_allocatable)}, free now {format_amount(largest_free)}{added}"
-        )
-        if amount > largest_allocatable and not scales_up:
-            status = FAIL
-    if result.fits and site.pods and site.pods > 1:  # the same count gpu-unschedulable judges
-        placed = model.placeable(pod)
-        if placed < site.pods:
-            status = FAIL
-            lines.append(
-                f"the workload runs {site.pods} of these pods, but only {placed} fit on the empty cluster "
-                f"at once; the other {site.pods - placed} would stay Pending"
-            )
-    steps.append(Step("Capacity vs allocatable", status, lines or ["no extended resources requested"]))
+    steps.append(_resources_step(verdict, detail, site, bool(inventory.pools)))
+    steps.append(_capacity_step(verdict, detail, site))
 
     # 3. affinity and taints
-    affinity_failures = sum(c for r, c in result.reasons.items() if r in AFFINITY_REASONS)
-    taint_failures = sum(c for r, c in result.reasons.items() if r.startswith("node(s) had untolerated taint"))
-    other = sum(c for r, c in result.reasons.items() if r in (REASON_UNSCHEDULABLE, REASON_NODE_NAME))
+    excluded = detail.excluded
     lines = [
-        f"{len(pod.requirements())} required node selection term(s); {affinity_failures} node(s) excluded by "
-        f"affinity/selector, {taint_failures} by untolerated taints, {other} cordoned or not the named node"
+        f"{len(pod.requirements())} required node selection term(s); {excluded.affinity} node(s) excluded by "
+        f"affinity/selector, {excluded.taints} by untolerated taints, {excluded.other} cordoned or not the named node"
     ]
     steps.append(
         Step(
             "Node affinity and taints",
-            FAIL if not result.fits and not scales_up and (affinity_failures or taint_failures) else OK,
+            FAIL if not result.fits and not verdict.scales_up and (excluded.affinity or excluded.taints) else OK,
             lines,
         )
     )
     if inventory.pools:
-        steps.append(_pools_step(fits, result, obj.kind))
+        steps.append(_pools_step(verdict, obj.kind))
 
-    steps.append(_dra_step(obj, site, inventory, result))
+    steps.append(_dra_step(obj, site, inventory, verdict))
     steps.append(gang or _gang_step(obj, inventory))
 
-    by_result: dict[str, list] = {}
-    if result.fitting:
-        by_result["fits"] = list(result.fitting)
-    for group, reasons in result.failing:  # rows with the same verdict are shown once
-        by_result.setdefault("; ".join(reasons), []).extend(group.nodes)
-    table = [(_names(NodeGroup(nodes)), len(nodes), verdict) for verdict, nodes in by_result.items()]
+    table = [(_names(row.nodes), len(row.nodes), row.result) for row in detail.rows]
     summary = (
         f"{len(result.fitting)}/{result.total} nodes pass every filter"
         if result.fits
-        else result.summary() + ("" if fits else scheduling_hint(result, pod, inventory))
+        else verdict.cause.reason + verdict.cause.hint
     )
-    if not result.fits and scales_up:
-        best = next(fit for fit in fits if fit.state == FITS)
+    best = verdict.scale_up()
+    if not result.fits and best is not None:
         summary += f" Then {describe_scale_up(best)}; the pod waits until the node is ready."
-    return SiteExplanation(heading, steps, table, summary, _commands(obj, site, pod, result))
+    return SiteExplanation(heading, steps, table, summary, _commands(obj, site, detail))
 
 
-def _pools_step(fits: list[PoolFit], result: FitResult, kind: str) -> Step:
+def _resources_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpecSite, pools: bool) -> Step:
+    """1. resource names and counts"""
+    extended = verdict.extended
+    lines = [
+        "effective pod request: "
+        + (", ".join(f"{n} {format_amount(a)}" for n, a in sorted(verdict.pod.requests.items())) or "nothing")
+    ]
+    if site.completed_by:  # the checks that need the whole pod stayed silent: say why
+        lines.append(f"not all of the pod is known here: {site.completed_by} supplies part of it")
+    nothing = "no node publishes it, no node pool offers it" if pools else "no node publishes it"
+    lines += [f"{name}: {nothing} and no DeviceClass backs it" for name in detail.unknown]
+    lines += [
+        f"{name}: a {plugin} share: {plugin}'s scheduler extender accounts for it; nodes do not publish it"
+        for name, plugin in detail.shares
+    ]
+    lines += [
+        f"{name}: {format_amount(extended[name])} is not a whole number (the API server rejects it)"
+        for name in detail.fractional
+    ]
+    status = FAIL if detail.unknown or detail.fractional else INFO if detail.shares else OK
+    return Step("Resource names and counts", status, lines)
+
+
+def _capacity_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpecSite) -> Step:
+    """2. capacity vs allocatable"""
+    lines = []
+    status = OK
+    for row in detail.capacity:
+        if row.by_dra:
+            lines.append(
+                f"{row.resource}: asks {format_amount(row.asked)}; served by DRA (a DeviceClass's "
+                "extendedResourceName): see the DRA step"
+            )
+            continue
+        added = (
+            f"; the largest node a pool can add offers {format_amount(row.largest_new[0])} ({row.largest_new[1]})"
+            if row.largest_new
+            else ""
+        )
+        lines.append(
+            f"{row.resource}: asks {format_amount(row.asked)}; largest node capacity {format_amount(row.capacity)}, "
+            f"allocatable {format_amount(row.allocatable)}, free now {format_amount(row.free)}{added}"
+        )
+        if row.asked > row.allocatable and not verdict.scales_up:
+            status = FAIL
+    placed = verdict.placeable
+    if placed is not None and site.pods and placed < site.pods:  # the same count gpu-unschedulable judges
+        status = FAIL
+        lines.append(
+            f"the workload runs {site.pods} of these pods, but only {placed} fit on the empty cluster "
+            f"at once; the other {site.pods - placed} would stay Pending"
+        )
+    return Step("Capacity vs allocatable", status, lines or ["no extended resources requested"])
+
+
+def _pools_step(verdict: SchedulingVerdict, kind: str) -> Step:
     """What each node pool would do for the pod: add a node (which type), never, limited, unknown."""
     if kind == "DaemonSet":
         return Step(
             "Node pools", OK, ["a DaemonSet's pods run on the nodes that exist; they never make a pool add one"]
         )
     lines = []
-    for fit in fits:
-        if fit.state == FITS:
-            lines.append(f"{describe_scale_up(fit)}: fits after a scale-up")
-        else:
-            lines.append(f"{fit.pool.title}: {POOL_STATES[fit.state]}: {fit.why}")
-    state, _ = scale_up_verdict(fits)
-    if result.fits or state == FITS:
+    for fit in verdict.pools:
+        state, why = pool_answer(fit)
+        lines.append(
+            f"{fit.pool.title}: {state}: {why}" if state else f"{describe_scale_up(fit)}: fits after a scale-up"
+        )
+    if verdict.fit.fits or verdict.scales_up:
         status = OK
-    elif state in (UNKNOWN, LIMITED):
+    elif verdict.scale_up_doubtful:
         status = INFO
     else:
         status = FAIL
     return Step("Node pools", status, lines)
 
 
-POOL_STATES = {
-    NEVER: "never fits",
-    EXCLUDED: "cannot be chosen",
-    LIMITED: "cannot grow",  # its limits, its max size, or Cluster Autoscaler's backoff
-    UNKNOWN: "unknown",
-}
-
-
 def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
-    gangs = gangs_of(obj, inventory)
-    if not gangs:
+    answers = gang_answers(obj, inventory)
+    if not answers:
         return Step("Gang and topology", OK, [NO_GANG])
-    lines, status = [], OK
-    for gang in gangs:
+    lines: list[str] = []
+    status = OK
+    for answer in answers:
+        gang = answer.gang
         where = f" in one {gang.topology_key}" if gang.topology_key else ""
         lines.append(f"{gang.system}: {gang.required} of {gang.total} pods at once{where}")
-        if inventory.pools:  # the nodes that can exist: gang-unsatisfiable's verdict
-            status = _gang_with_pools(gang, inventory, lines, status)
+        if answer.packed is None:  # the nodes that can exist: gang-unsatisfiable's verdict
+            status = _gang_with_pools(answer, lines, status)
             continue
-        result = pack(gang, inventory.model)
+        result = answer.packed
         if result.main is None:
             lines.append("  which members must run together is not determined: not evaluated")
             continue
@@ -290,8 +248,9 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
     return Step("Gang and topology", status, lines)
 
 
-def _gang_with_pools(gang: Gang, inventory: Resolver, lines: list[str], status: str) -> str:
-    verdict = gang_with_pools(gang, inventory)
+def _gang_with_pools(answer: GangAnswer, lines: list[str], status: str) -> str:
+    verdict = answer.with_pools
+    assert verdict is not None
     if verdict.state == "unsatisfiable":
         lines += [f"  cannot be placed: {verdict.message}", *(f"  {note}" for note in verdict.notes)]
         return FAIL
@@ -305,55 +264,36 @@ def _gang_with_pools(gang: Gang, inventory: Resolver, lines: list[str], status: 
     return status
 
 
-def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, result: FitResult) -> Step:
-    entries = site.spec.get("resourceClaims")
-    entries = entries if isinstance(entries, list) else []
-    if not entries and extended_resource_claim(site, inventory) is None:
+def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, verdict: SchedulingVerdict) -> Step:
+    dra = dra_verdict(obj, site, inventory, verdict.fit)
+    if dra is None:
         return Step("DRA claims", OK, ["no resource claims"])
-    claims = referenced_claims(obj, site, inventory)
-    extended = extended_resource_claim(site, inventory)
-    if extended is not None:
-        claims.append(extended[0])
-    lines = [f"{len(entries)} resource claim(s); {len(claims)} found in the linted files or the inventory"]
-    if not claims or not inventory.dra.has_devices:
+    lines = [f"{dra.entries} resource claim(s); {dra.found} found in the linted files or the inventory"]
+    if not dra.evaluated:
         lines.append("no ResourceSlices in the inventory: allocation not evaluated")
         return Step("DRA claims", INFO, lines)
-    allowed = frozenset(node.name for node in result.fitting)
     lines += rejected_inventory(inventory)
-    verdicts = inventory.dra.verdicts(tuple(claims), allowed)
-    fitting = sum(len(group.nodes) for group, verdict in verdicts if verdict.fits)
-    if fitting:
+    if dra.fitting:
         lines.append(
-            f"the claims can be allocated on {fitting} of the {len(allowed)} nodes that pass the other filters"
+            f"the claims can be allocated on {dra.fitting} of the {dra.allowed} nodes that pass the other filters"
         )
         return Step("DRA claims", OK, lines)
-    reason = allocation_failure(verdicts, len(inventory.nodes)) if verdicts else None
-    lines.append(reason or "no node that passes the other filters publishes devices")
+    lines.append(dra.reason or "no node that passes the other filters publishes devices")
     return Step("DRA claims", FAIL, lines)
 
 
-def _commands(obj: KubeObject, site: PodSpecSite, pod: PodRequirements, result: FitResult) -> list[str]:
+def _commands(obj: KubeObject, site: PodSpecSite, detail: SiteDetail) -> list[str]:
     namespace = f" -n {obj.ref.namespace}" if obj.ref.namespace else ""
     commands = [f"kubectl get events{namespace} --field-selector reason=FailedScheduling"]
-    labels = template_metadata(obj.data, site).get("labels")
-    labels = labels if isinstance(labels, dict) else {}
+    labels = template_labels(obj, site)
     if labels:
         selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
         commands.append(f"kubectl describe pods{namespace} -l {selector}")
     elif obj.kind == "Pod":
         commands.append(f"kubectl describe pod{namespace} {obj.ref.name}")
     commands.append("kubectl get nodes -L nvidia.com/gpu.product,nvidia.com/gpu.count,topology.kubernetes.io/zone")
-    # A node the pod's node selection excludes is never a node the pod touches (the scheduler names only a
-    # node's first failing filter, so a tainted node may be outside the selection too): describe one in reach.
-    touched = [
-        group
-        for group, _ in result.failing
-        if pod.matches_affinity(group.representative) and pod.node_name in ("", group.representative.name)
-    ]
-    if touched:
-        commands.append(
-            f"kubectl describe node {touched[0].representative.name}   # taints, labels, Allocated resources"
-        )
+    if detail.touched:
+        commands.append(f"kubectl describe node {detail.touched}   # taints, labels, Allocated resources")
     return commands
 
 
@@ -370,7 +310,7 @@ def explain_objects(
     for written in objects:
         own = findings(written) if callable(findings) else _own_findings(written, findings)
         obj = with_runtime(written, inventory)  # a TrainJob's pods are its runtime's, as check builds them
-        sites = list(pod_spec_sites(obj.data))
+        sites = pod_sites(obj)
         gang = _gang_step(obj, inventory) if sites else None  # the object's gangs, packed once for all its sites
         admission = admission_step(obj, inventory) if sites else None
         pins = kueue_pins(obj, inventory) if sites else {}  # a queued workload's pods as Kueue starts them
@@ -476,7 +416,7 @@ def _object_steps(obj: KubeObject, inventory: Resolver) -> list[Step]:
     """What `check` judges on an object without pods: a claim's allocation, a group's packing."""
     steps = []
     if obj.ref.group == "resource.k8s.io" and obj.kind in ("ResourceClaim", "ResourceClaimTemplate"):
-        steps.append(_claim_step(claim_spec_of(obj.data, obj.kind), inventory))
+        steps.append(_claim_step(obj, inventory))
     gang = _gang_step(obj, inventory)
     if gang.lines != [NO_GANG]:
         steps.append(gang)
@@ -494,21 +434,19 @@ def _object_steps(obj: KubeObject, inventory: Resolver) -> list[Step]:
     return steps
 
 
-def _claim_step(claim: ClaimSpec, inventory: Resolver) -> Step:
-    dra = inventory.dra
-    if not inventory.has_nodes or not dra.has_devices:
+def _claim_step(obj: KubeObject, inventory: Resolver) -> Step:
+    verdict = claim_verdict(obj, inventory)
+    if not verdict.evaluated:
         return Step("DRA allocation", INFO, ["no ResourceSlices in the inventory: allocation not evaluated"])
-    if not claim.requests:
+    if not verdict.requests:
         return Step("DRA allocation", INFO, ["the claim has no requests"])
     rejected = rejected_inventory(inventory)
-    reason = allocation_failure(dra.verdicts((claim,)), len(inventory.nodes))
-    if reason is not None:
-        return Step("DRA allocation", FAIL, [*rejected, f"the claim can never be allocated: {reason}"])
-    fitting = sum(len(group.nodes) for group, verdict in dra.verdicts((claim,)) if verdict.fits)
+    if verdict.reason is not None:
+        return Step("DRA allocation", FAIL, [*rejected, f"the claim can never be allocated: {verdict.reason}"])
     return Step(
         "DRA allocation",
         OK,
-        [*rejected, f"the claim can be allocated on {fitting} of the {len(inventory.nodes)} nodes"],
+        [*rejected, f"the claim can be allocated on {verdict.fitting} of the {len(inventory.nodes)} nodes"],
     )
 
 

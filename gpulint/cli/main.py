@@ -273,13 +273,11 @@ def _is_one_of(output: str, paths: tuple[str, ...]) -> bool:
 
 
 def _rules_with_policies(policy_paths: tuple[str, ...], kubernetes_version: str | None = None) -> dict:
-    from gpulint.kube.features import DEFAULT
     from gpulint.lint.errors import PolicyError
     from gpulint.lint.registry import all_rules, policy_rules
 
-    version = kubernetes_version or DEFAULT.version
     try:
-        return {**all_rules(), **policy_rules(tuple(policy_paths), version)} if policy_paths else all_rules()
+        return {**all_rules(), **policy_rules(tuple(policy_paths), kubernetes_version)} if policy_paths else all_rules()
     except PolicyError as exc:
         click.echo(f"gpulint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

@@ -221,12 +221,13 @@ def rule_modules() -> dict[str, ModuleType]:
     return found
 
 
-def policy_rules(paths: tuple[str, ...], kubernetes_version: str = DEFAULT_GATES.version) -> dict[str, Rule]:
+def policy_rules(paths: tuple[str, ...], kubernetes_version: str | None = None) -> dict[str, Rule]:
     """Policies as rules: their id, severity, docs and check (several bindings of one VAP: one rule); a
-    ValidatingAdmissionPolicy's CEL compiled as an API server of ``kubernetes_version`` compiles it."""
+    ValidatingAdmissionPolicy's CEL compiled as an API server of ``kubernetes_version`` (default: the
+    version gpulint targets) compiles it."""
     from gpulint.lint.policies import policy_signature
 
-    return _policy_rules(paths, policy_signature(paths), kubernetes_version)
+    return _policy_rules(paths, policy_signature(paths), kubernetes_version or DEFAULT_GATES.version)
 
 
 @lru_cache(maxsize=8)  # bounded as policies.loading.POLICY_SETS: a webhook builds them again when the files change

@@ -17,14 +17,13 @@ from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.scheduling import SchedulingVerdict, scheduling_cause, scheduling_verdict
 from gpulint.lint.verdicts import (
     gpu_daemons,
     gpu_pod_requirements,
     kueue_admitted,
     kueue_pins,
-    pool_fits,
     scale_up_verdict,
-    scheduling_hint,
     selection_leaves_no_node,
     selection_limits_replicas,
 )
@@ -51,13 +50,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         by_affinity = ctx.config.enables(AFFINITY_RULE)
         if by_affinity and selection_leaves_no_node(selection, inventory):
             continue  # one cause, one finding: over-tight-affinity reports it with the scheduler's summary
-        empty = model.evaluate(pod, now=False)
-        # A DaemonSet's pods never make a pool add a node: they run on the nodes that come
-        fits = pool_fits(pod, inventory) if inventory.pools and obj.kind != "DaemonSet" else []
         if inventory.pools and obj.kind == "DaemonSet":
-            continue
+            continue  # a DaemonSet's pods never make a pool add a node: they run on the nodes that come
+        verdict = scheduling_verdict(obj.kind, site, inventory)  # the one explain shows
+        empty, fits = verdict.fit, list(verdict.pools)
         if not empty.fits:
-            yield from _no_node_fits(site, pod, empty, fits, inventory)
+            yield from _no_node_fits(site, verdict, inventory)
             continue
         if obj.kind != "DaemonSet" and not grows_any(fits):
             yield from _daemons_hold(site, pod, empty, inventory)
@@ -79,16 +77,15 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     f"{_subject(site)} fits on the empty cluster ({_nodes(empty.fitting_count)}) but not "
                     "with the pods running now",
                     notes=(
-                        *_reasons(now.summary(), scheduling_hint(now, pod, inventory)),
+                        *scheduling_cause(now, pod, inventory).notes(),
                         "it waits for capacity, or preempts lower-priority pods if its priority allows",
                     ),
                     severity=Severity.WARNING,
                 )
 
 
-def _no_node_fits(
-    site: PodSpecSite, pod: PodRequirements, empty: FitResult, fits: list[PoolFit], inventory: Resolver
-) -> Iterator[Diagnostic]:
+def _no_node_fits(site: PodSpecSite, verdict: SchedulingVerdict, inventory: Resolver) -> Iterator[Diagnostic]:
+    pod, empty, fits = verdict.pod, verdict.fit, list(verdict.pools)
     where = _where(site)
     state, chosen = scale_up_verdict(fits) if fits else (NEVER, [])
     if state == NEVER and not inventory.pools_whole:
@@ -99,7 +96,7 @@ def _no_node_fits(
             RULE_ID,
             where,
             f"{_subject(site)} can never be scheduled on this cluster, even empty",
-            notes=_reasons(empty.summary(), scheduling_hint(empty, pod, inventory)),
+            notes=verdict.cause.notes(),
         )
         return
     # With pools, the nodes that exist are often only the system pool's: their hint would mislead.
@@ -300,11 +297,6 @@ def _room(fit: PoolFit) -> str:
         bounds.append(pool.group.skipped())
     shown = f" ({', '.join(bounds)})" if bounds else ""
     return f"{pool.title}: {fit.room or 0} pods{shown}"
-
-
-def _reasons(summary: str, hint: str) -> tuple[str, ...]:
-    """The scheduler's own summary (``0/N nodes are available: ...``), then the smallest change that helps."""
-    return (summary, hint.strip()) if hint.strip() else (summary,)
 
 
 def _nodes(count: int) -> str:

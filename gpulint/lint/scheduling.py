@@ -1,0 +1,354 @@
+"""A pod template's scheduling verdict, its gangs' and its claims', built in the lint layer: `explain` renders
+them and the rules word them, so neither re-derives what the other decided.
+
+Modelled on the kube-scheduler's framework: a Filter returns one Status with a reason, and the framework
+composes the summary "0/N nodes are available: ..." (kubernetes/kubernetes pkg/scheduler/framework/
+interface.go, FitError.Error in types.go). A verdict here holds the decision, that summary in the
+scheduler's words, and its causes: which nodes each filter excluded, what each pool answers, which node
+comes closest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from gpulint.kube.dra.allocation import claim_spec_of
+from gpulint.kube.gangs.members import Gang, GangVerdict, gangs_of, pack
+from gpulint.kube.gangs.packing import WORK_BUDGET
+from gpulint.kube.pools.fit import EXCLUDED, FITS, LIMITED, NEVER, UNKNOWN, PoolFit
+from gpulint.kube.quantity import format_amount
+from gpulint.kube.resources import is_extended, scheduler_managed
+from gpulint.kube.scheduler import (
+    AFFINITY_REASONS,
+    REASON_NODE_NAME,
+    REASON_UNSCHEDULABLE,
+    FitResult,
+    PodRequirements,
+    pod_requirements,
+)
+from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, remembered_part, template_metadata
+from gpulint.lint.objects import KubeObject
+from gpulint.lint.resolver import Resolver
+from gpulint.lint.verdicts import (
+    PoolGangVerdict,
+    allocation_failure,
+    extended_resource_claim,
+    gang_with_pools,
+    gpu_pod_requirements,
+    pool_fits,
+    referenced_claims,
+    scale_up_verdict,
+    scheduling_hint,
+)
+
+# What the renderers word verdicts with: a quantity as Kubernetes prints it, and the gang search's budget.
+__all__ = [
+    "WORK_BUDGET",
+    "Capacity",
+    "Cause",
+    "ClaimVerdict",
+    "DraVerdict",
+    "Exclusions",
+    "GangAnswer",
+    "NodeRow",
+    "PodSpecSite",
+    "SchedulingVerdict",
+    "SiteDetail",
+    "claim_verdict",
+    "dra_verdict",
+    "format_amount",
+    "gang_answers",
+    "pod_sites",
+    "pool_answer",
+    "scheduling_cause",
+    "scheduling_verdict",
+    "site_detail",
+    "template_labels",
+]
+
+POOL_STATES = {
+    NEVER: "never fits",
+    EXCLUDED: "cannot be chosen",
+    LIMITED: "cannot grow",  # its limits, its max size, or Cluster Autoscaler's backoff
+    UNKNOWN: "unknown",
+}
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why no node takes the pod, as the scheduler says it: FitError's summary, and the smallest change that
+    would help, read off the nodes the pod's node selection allows (" ..." with a leading space, or "")."""
+
+    reason: str
+    hint: str = ""
+
+    def notes(self) -> tuple[str, ...]:
+        """The summary, then the hint: a finding's notes."""
+        return (self.reason, self.hint.strip()) if self.hint.strip() else (self.reason,)
+
+
+def scheduling_cause(result: FitResult, pod: PodRequirements, resolver: Resolver) -> Cause:
+    """Why the pod fits none of the nodes ``result`` judged (on the empty cluster, or with the pods running now)."""
+    return Cause(result.summary(), scheduling_hint(result, pod, resolver))
+
+
+@dataclass(frozen=True)
+class Exclusions:
+    """Nodes each filter excluded (a node counts under its first failing filter, as the scheduler counts it)."""
+
+    affinity: int  # NodeAffinity: the pod's nodeSelector and required node affinity
+    taints: int  # TaintToleration
+    other: int  # NodeUnschedulable (cordoned) and NodeName
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """One extended resource the pod asks for, against the largest node that exists and that a pool can add."""
+
+    resource: str
+    asked: Fraction
+    by_dra: bool  # no node publishes it; a DeviceClass's extendedResourceName serves it
+    capacity: Fraction = Fraction(0)
+    allocatable: Fraction = Fraction(0)
+    free: Fraction = Fraction(0)
+    largest_new: tuple[Fraction, str] | None = None  # (allocatable, instance type) of a pool's largest node
+
+
+@dataclass(frozen=True)
+class NodeRow:
+    """Nodes that give one result ("fits", or their failing filters' reasons joined)."""
+
+    nodes: tuple[str, ...]
+    result: str
+
+
+@dataclass(frozen=True)
+class SchedulingVerdict:
+    """A pod template against the nodes on the empty cluster and the node pools: what gpu-unschedulable words
+    and `explain` shows."""
+
+    pod: PodRequirements  # what the scheduler judges (extended resources only DRA serves are DRA's)
+    written: PodRequirements  # the pod as written (its node selection is what over-tight-affinity reads)
+    fit: FitResult  # on the empty cluster
+    pools: tuple[PoolFit, ...]  # each pool's answer (none for a DaemonSet: it never makes a pool add a node)
+    placeable: int | None  # copies the empty cluster holds at once, for a workload of several pods that fits
+    cause: Cause  # the scheduler's summary; its hint only when no pool answers
+
+    @property
+    def extended(self) -> dict[str, Fraction]:
+        """The extended resources the pod asks for, as written."""
+        return {name: amount for name, amount in self.written.requests.items() if is_extended(name)}
+
+    @property
+    def scales_up(self) -> bool:
+        """A pool adds a node the pod fits."""
+        return any(fit.state == FITS for fit in self.pools)
+
+    @property
+    def scale_up_doubtful(self) -> bool:
+        """No pool is proven to add a node, but one may (its answer is unknown, or its limits bind now)."""
+        return scale_up_verdict(list(self.pools))[0] in (UNKNOWN, LIMITED)
+
+    def scale_up(self) -> PoolFit | None:
+        """The first pool that adds a node the pod fits."""
+        return next((fit for fit in self.pools if fit.state == FITS), None)
+
+
+@dataclass(frozen=True)
+class SiteDetail:
+    """What `explain` adds to the verdict: the resources' names and the largest nodes, the per-node table, and
+    the causes per filter (left out of the verdict: no rule asks, and it costs a pass over the nodes)."""
+
+    unknown: tuple[str, ...]  # extended resources no node, pool or DeviceClass offers
+    shares: tuple[tuple[str, str], ...]  # (resource, plugin): a scheduler extender's share, never published
+    fractional: tuple[str, ...]  # extended resources asked in a fraction (the API server rejects it)
+    capacity: tuple[Capacity, ...]
+    excluded: Exclusions
+    rows: tuple[NodeRow, ...]
+    touched: str  # a node the pod's selection reaches and that rejects it ("" when none)
+
+
+def pod_sites(obj: KubeObject) -> list[PodSpecSite]:
+    return list(pod_spec_sites(obj.data))
+
+
+def template_labels(obj: KubeObject, site: PodSpecSite) -> dict[str, Any]:
+    labels = template_metadata(obj.data, site).get("labels")
+    return labels if isinstance(labels, dict) else {}
+
+
+def scheduling_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
+    """The requirements gpu-unschedulable judges (DRA-backed extended resources are the DRA step's; a pod
+    without extended resources as written), fitted once on the empty cluster and against the pools. Built
+    once per pod template and inventory while its object is checked."""
+    return remembered_part(
+        site.spec, ("scheduling verdict", kind, site.pods), _scheduling_verdict, kind, site, resolver, against=resolver
+    )
+
+
+def _scheduling_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
+    written = pod_requirements(effective_pod_spec(kind, site.spec))
+    pod = gpu_pod_requirements(kind, site, resolver) or written
+    model = resolver.model
+    result = model.evaluate(pod)
+    fits = pool_fits(pod, resolver) if resolver.pools and kind != "DaemonSet" else []
+    return SchedulingVerdict(
+        pod,
+        written,
+        result,
+        tuple(fits),
+        model.placeable(pod) if result.fits and site.pods and site.pods > 1 else None,
+        Cause(result.summary()) if result.fits or fits else scheduling_cause(result, pod, resolver),
+    )
+
+
+def site_detail(verdict: SchedulingVerdict, resolver: Resolver) -> SiteDetail:
+    extended = verdict.extended
+    known = resolver.offered_resources | resolver.dra_extended_resources().keys()
+    unknown = [name for name in extended if name not in known]
+    shares = {name: plugin for name in unknown if (plugin := scheduler_managed(name))}
+    return SiteDetail(
+        tuple(name for name in unknown if name not in shares),
+        tuple(shares.items()),
+        tuple(name for name, amount in extended.items() if amount.denominator != 1),
+        _capacity(extended, resolver),
+        _exclusions(verdict.fit),
+        _rows(verdict.fit),
+        _touched(verdict.pod, verdict.fit),
+    )
+
+
+def _capacity(extended: dict[str, Fraction], resolver: Resolver) -> tuple[Capacity, ...]:
+    dra_backed = set(resolver.dra_extended_resources()) - resolver.published_resources
+    nodes = resolver.nodes
+    rows = []
+    for name, amount in sorted(extended.items()):
+        if name in dra_backed:
+            rows.append(Capacity(name, amount, True))
+            continue
+        offered = [(t.allocatable.get(name, Fraction(0)), t.name) for p in resolver.pools for t in p.templates]
+        rows.append(
+            Capacity(
+                name,
+                amount,
+                False,
+                max((n.capacity.get(name, Fraction(0)) for n in nodes), default=Fraction(0)),
+                max((n.allocatable.get(name, Fraction(0)) for n in nodes), default=Fraction(0)),
+                max((n.free(name) for n in nodes), default=Fraction(0)),
+                max(offered, default=None),
+            )
+        )
+    return tuple(rows)
+
+
+def _exclusions(result: FitResult) -> Exclusions:
+    reasons = result.reasons.items()
+    return Exclusions(
+        sum(c for r, c in reasons if r in AFFINITY_REASONS),
+        sum(c for r, c in reasons if r.startswith("node(s) had untolerated taint")),
+        sum(c for r, c in reasons if r in (REASON_UNSCHEDULABLE, REASON_NODE_NAME)),
+    )
+
+
+def _rows(result: FitResult) -> tuple[NodeRow, ...]:
+    by_result: dict[str, list[str]] = {}
+    if result.fitting:
+        by_result["fits"] = [node.name for node in result.fitting]
+    for group, reasons in result.failing:  # rows with the same verdict are shown once
+        by_result.setdefault("; ".join(reasons), []).extend(node.name for node in group.nodes)
+    return tuple(NodeRow(tuple(names), verdict) for verdict, names in by_result.items())
+
+
+def _touched(pod: PodRequirements, result: FitResult) -> str:
+    """A node the pod's node selection allows and that rejects it. A node the selection excludes is never one
+    the pod touches (the scheduler names only a node's first failing filter, so a tainted node may be outside
+    the selection too)."""
+    return next(
+        (
+            group.representative.name
+            for group, _ in result.failing
+            if pod.matches_affinity(group.representative) and pod.node_name in ("", group.representative.name)
+        ),
+        "",
+    )
+
+
+def pool_answer(fit: PoolFit) -> tuple[str, str]:
+    """A pool's answer in words (its state, why), as `explain` lists it; ("", "") when it adds a node."""
+    return ("", "") if fit.state == FITS else (POOL_STATES[fit.state], fit.why)
+
+
+@dataclass(frozen=True)
+class GangAnswer:
+    """A gang the object starts, packed on the nodes (no pools) or against the nodes its pools can add."""
+
+    gang: Gang
+    with_pools: PoolGangVerdict | None  # with node pools: gang-unsatisfiable's verdict
+    packed: GangVerdict | None  # without pools: where it fits on the nodes
+
+
+def gang_answers(obj: KubeObject, resolver: Resolver) -> list[GangAnswer]:
+    return [
+        GangAnswer(gang, gang_with_pools(gang, resolver), None)
+        if resolver.pools
+        else GangAnswer(gang, None, pack(gang, resolver.model))
+        for gang in gangs_of(obj, resolver)
+    ]
+
+
+@dataclass(frozen=True)
+class DraVerdict:
+    """A pod template's resource claims (and DRA-backed extended resources) against the nodes that pass its
+    other filters."""
+
+    entries: int  # resourceClaims entries written
+    found: int  # claims the linted files or the inventory hold (and the extended resources' claims)
+    evaluated: bool  # some claim found and ResourceSlices to allocate from
+    allowed: int  # nodes that pass the other filters
+    fitting: int  # of those, nodes the claims can be allocated on
+    reason: str | None  # why none fits, from the node that came closest
+
+
+def dra_verdict(obj: KubeObject, site: PodSpecSite, resolver: Resolver, result: FitResult) -> DraVerdict | None:
+    """None for a pod that names no claim and asks for no DRA-backed extended resource."""
+    entries = site.spec.get("resourceClaims")
+    entries = entries if isinstance(entries, list) else []
+    extended = extended_resource_claim(site, resolver)
+    if not entries and extended is None:
+        return None
+    claims = referenced_claims(obj, site, resolver)
+    if extended is not None:
+        claims.append(extended[0])
+    allowed = frozenset(node.name for node in result.fitting)
+    if not claims or not resolver.dra.has_devices:
+        return DraVerdict(len(entries), len(claims), False, len(allowed), 0, None)
+    verdicts = resolver.dra.verdicts(tuple(claims), allowed)
+    fitting = sum(len(group.nodes) for group, verdict in verdicts if verdict.fits)
+    reason = None if fitting or not verdicts else allocation_failure(verdicts, len(resolver.nodes))
+    return DraVerdict(len(entries), len(claims), True, len(allowed), fitting, reason)
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """A ResourceClaim or ResourceClaimTemplate of the linted files against every node's devices."""
+
+    evaluated: bool  # nodes and ResourceSlices to allocate from
+    requests: int
+    fitting: int  # nodes the claim can be allocated on
+    reason: str | None  # why it can never be allocated
+
+
+def claim_verdict(obj: KubeObject, resolver: Resolver) -> ClaimVerdict:
+    claim = claim_spec_of(obj.data, obj.kind)
+    dra = resolver.dra
+    if not resolver.has_nodes or not dra.has_devices:
+        return ClaimVerdict(False, len(claim.requests), 0, None)
+    if not claim.requests:
+        return ClaimVerdict(True, 0, 0, None)
+    reason = allocation_failure(dra.verdicts((claim,)), len(resolver.nodes))
+    if reason is not None:
+        return ClaimVerdict(True, len(claim.requests), 0, reason)
+    fitting = sum(len(group.nodes) for group, verdict in dra.verdicts((claim,)) if verdict.fits)
+    return ClaimVerdict(True, len(claim.requests), fitting, None)
