@@ -1221,9 +1221,15 @@ def test_explain_names_hami_shares_as_check_does(write):
     out = run_cli("explain", path, "--inventory", f"{KARPENTER}/nodepools.yaml").stdout
     assert "1. Resource names and counts: info" in out
     assert "nvidia.com/gpumem: a HAMi share: HAMi's scheduler extender accounts for it" in out
-    # boundary: a typo is still a failed step
+    # boundary: a typo is still a failed step, once the DeviceClasses are known too (as check's error needs)
     typo = str(write("typo.yaml", hami_job("nvidia.com/gpumemory: 3000")))
-    assert "1. Resource names and counts: FAIL" in run_cli("explain", typo, "--inventory", KARPENTER).stdout
+    classes = str(write("deviceclasses.yaml", DEVICE_CLASSES))
+    assert "1. Resource names and counts: FAIL" in run_cli("explain", typo, *inventory_args(KARPENTER, classes)).stdout
+    unproven = run_cli("explain", typo, "--inventory", KARPENTER).stdout
+    assert "1. Resource names and counts: info" in unproven
+    assert "the inventory cannot tell whether it exists: the inventory does not list the cluster's DeviceClasses" in (
+        unproven
+    )
 
 
 def test_a_known_resource_no_pool_offers_names_its_plugin_not_a_lookalike(write):

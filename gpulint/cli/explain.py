@@ -93,7 +93,7 @@ def explain_site(
     obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: Step | None = None, admission: Step | None = None
 ) -> SiteExplanation:
     verdict = scheduling_verdict(obj.kind, site, inventory)
-    detail = site_detail(verdict, inventory)
+    detail = site_detail(verdict, inventory, obj.document.path)
     pod, result = verdict.pod, verdict.fit
     role = f", '{site.role}' pod template" if site.role else ""
     count = "" if site.pods is None else f" ({site.pods} pod{'s' if site.pods != 1 else ''})"
@@ -143,7 +143,13 @@ def _resources_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpe
     if site.completed_by:  # the checks that need the whole pod stayed silent: say why
         lines.append(f"not all of the pod is known here: {site.completed_by} supplies part of it")
     nothing = "no node publishes it, no node pool offers it" if pools else "no node publishes it"
-    lines += [f"{name}: {nothing} and no DeviceClass backs it" for name in detail.unknown]
+    if detail.unproven:  # gpu-resource-unknown's warning: the inventory cannot tell
+        lines += [
+            f"{name}: {nothing}; the inventory cannot tell whether it exists: {detail.unproven}"
+            for name in detail.unknown
+        ]
+    else:
+        lines += [f"{name}: {nothing} and no DeviceClass backs it" for name in detail.unknown]
     lines += [
         f"{name}: a {plugin} share: {plugin}'s scheduler extender accounts for it; nodes do not publish it"
         for name, plugin in detail.shares
@@ -152,7 +158,8 @@ def _resources_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpe
         f"{name}: {format_amount(extended[name])} is not a whole number (the API server rejects it)"
         for name in detail.fractional
     ]
-    status = FAIL if detail.unknown or detail.fractional else INFO if detail.shares else OK
+    proven_unknown = detail.unknown and not detail.unproven
+    status = FAIL if proven_unknown or detail.fractional else INFO if detail.shares or detail.unknown else OK
     return Step("Resource names and counts", status, lines)
 
 

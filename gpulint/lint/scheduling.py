@@ -162,6 +162,7 @@ class SiteDetail:
     the causes per filter (left out of the verdict: no rule asks, and it costs a pass over the nodes)."""
 
     unknown: tuple[str, ...]  # extended resources no node, pool or DeviceClass offers
+    unproven: str  # why the inventory cannot prove those absent (gpu-resource-unknown's warning); "": it can
     shares: tuple[tuple[str, str], ...]  # (resource, plugin): a scheduler extender's share, never published
     fractional: tuple[str, ...]  # extended resources asked in a fraction (the API server rejects it)
     capacity: tuple[Capacity, ...]
@@ -204,13 +205,43 @@ def _scheduling_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> Sch
     )
 
 
-def site_detail(verdict: SchedulingVerdict, resolver: Resolver) -> SiteDetail:
+def resource_names_unproven(inventory: Resolver, file: str) -> str:
+    """Why the inventory cannot prove an extended resource no node publishes absent ("": it can): no node publishes any extended resource,
+    or DRA may serve it through a DeviceClass's extendedResourceName and the DeviceClasses are not all known."""
+    if not inventory.extended_resources_proven:
+        return _cannot_tell(inventory)
+    if inventory.gates.enabled("DRAExtendedResource") and not inventory.catalog_complete("DeviceClass", file):
+        return (
+            "the inventory does not list the cluster's DeviceClasses, and with DRAExtendedResource on a DeviceClass "
+            "may back it (spec.extendedResourceName), so it cannot tell (add DeviceClasses to the inventory: "
+            "gpulint inventory lists them)"
+        )
+    return ""
+
+
+def _cannot_tell(inventory: Resolver) -> str:
+    unknown = [pool for pool in inventory.pools if not pool.accelerators_known]
+    if unknown:
+        names = ", ".join(pool.title for pool in unknown[:3])
+        return (
+            f"{names} may add nodes whose instance types the node catalog does not describe, so it cannot tell "
+            "whether they would (describe them with --node-catalog)"
+        )
+    return (
+        "no node in it publishes any extended resource, so it cannot tell whether a GPU pool that scales from "
+        "zero would (add the node pools to the inventory)"
+    )
+
+
+def site_detail(verdict: SchedulingVerdict, resolver: Resolver, file: str = "") -> SiteDetail:
     extended = verdict.extended
     known = resolver.offered_resources | resolver.dra_extended_resources().keys()
     unknown = [name for name in extended if name not in known]
     shares = {name: plugin for name in unknown if (plugin := scheduler_managed(name))}
+    unshared = tuple(name for name in unknown if name not in shares)
     return SiteDetail(
-        tuple(name for name in unknown if name not in shares),
+        unshared,
+        resource_names_unproven(resolver, file) if unshared else "",
         tuple(shares.items()),
         tuple(name for name, amount in extended.items() if amount.denominator != 1),
         _capacity(extended, resolver),

@@ -13,6 +13,7 @@ from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.scheduling import resource_names_unproven
 from gpulint.lint.verdicts import silent_gpu_nodes
 
 SPEC = RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}))
@@ -50,7 +51,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 asked = f"{name} (advertised by {plugin.plugin})" if plugin else name
                 offered = ", ".join(extended_known[:8]) or "none"
                 total = len(inventory.nodes)
-                unproven = _unproven(inventory, obj.document.path)
+                unproven = resource_names_unproven(inventory, obj.document.path)
                 if unproven:
                     yield Diagnostic(
                         RULE_ID,
@@ -94,34 +95,6 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 )
         if shares:
             yield _scheduler_managed(block.container, shares, inventory)
-
-
-def _unproven(inventory: Resolver, file: str) -> str:
-    """Why the inventory cannot prove the name absent ("": it can): no node publishes any extended resource,
-    or DRA may serve it through a DeviceClass's extendedResourceName and the DeviceClasses are not all known."""
-    if not inventory.extended_resources_proven:
-        return _cannot_tell(inventory)
-    if inventory.gates.enabled("DRAExtendedResource") and not inventory.catalog_complete("DeviceClass", file):
-        return (
-            "the inventory does not list the cluster's DeviceClasses, and with DRAExtendedResource on a DeviceClass "
-            "may back it (spec.extendedResourceName), so it cannot tell (add DeviceClasses to the inventory: "
-            "gpulint inventory lists them)"
-        )
-    return ""
-
-
-def _cannot_tell(inventory: Resolver) -> str:
-    unknown = [pool for pool in inventory.pools if not pool.accelerators_known]
-    if unknown:
-        names = ", ".join(pool.title for pool in unknown[:3])
-        return (
-            f"{names} may add nodes whose instance types the node catalog does not describe, so it cannot tell "
-            "whether they would (describe them with --node-catalog)"
-        )
-    return (
-        "no node in it publishes any extended resource, so it cannot tell whether a GPU pool that scales from "
-        "zero would (add the node pools to the inventory)"
-    )
 
 
 KARPENTER_EXTENDED = (
