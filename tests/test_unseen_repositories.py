@@ -210,6 +210,10 @@ def held(image: str, command: str = "", resource: str = "nvidia.com/gpu") -> str
         ),
         ("public.ecr.aws/eks-distro/kubernetes/pause:3.2", "", "nvidia.com/gpu"),  # a scale test's placeholder
         ("registry.k8s.io/pause:3.9", "", "amd.com/gpu"),
+        # set D: a preemption test's demand that must stay pending; Kueue's samples' placeholder
+        ("busybox:latest", '    command: ["sleep", "600"]', "amd.com/gpu"),
+        ("docker.io/library/alpine:3.20", '    command: ["sh", "-c", "echo waiting; sleep 3600"]', "nvidia.com/gpu"),
+        ("gcr.io/k8s-staging-perf-tests/sleep:v0.1.0", '    args: ["600s"]', "nvidia.com/gpu"),
     ],
 )
 def test_gpus_held_by_a_query_tool_a_burn_in_or_pause_need_no_dev_shm(image, command, resource):
@@ -229,6 +233,19 @@ def test_a_container_that_may_run_collectives_keeps_the_finding(command):
     assert_findings(
         "dev-shm-missing", held("registry.example.com/trainer:2.1", command), [(7, 11, "(8 nvidia.com/gpu)")]
     )
+
+
+@pytest.mark.parametrize(
+    "image, command",
+    [
+        ("busybox:latest", '    command: ["sh", "-c", "sleep 5; ./train --gpus 8"]'),  # a real program after the wait
+        ("busybox:latest", '    command: ["/usr/sbin/sshd", "-D"]'),
+        ("registry.example.com/busybox-cuda:1.0", '    command: ["sleep", "600"]'),  # not the base image
+        ("gcr.io/k8s-staging-perf-tests/sleep:v0.1.0", '    command: ["/bin/sh", "-c", "torchrun train.py"]'),
+    ],
+)
+def test_a_base_image_that_runs_more_than_a_wait_keeps_the_finding(image, command):
+    assert_findings("dev-shm-missing", held(image, command), [(7, 11, "(8 nvidia.com/gpu)")])
 
 
 # ------------------------------------------------------------------- host-network-dns: a lone pod
