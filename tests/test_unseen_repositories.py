@@ -498,3 +498,38 @@ def test_a_required_value_the_user_was_asked_to_give_and_did_not_is_still_an_err
         "check", "nccl-tests", "--helm", render_tools["helm"], "--values", "nccl.values.yaml", "--format", "json"
     )
     assert [severity for _, _, severity in not_rendered(result)] == ["error"], result.stdout
+
+
+# ------------------------------------------ a base's remote resource, reached by several environments' overlays
+
+SHARED_BASE = {
+    "deps/base/kueue/kustomization.yaml": """
+        resources:
+        - https://github.com/kubernetes-sigs/kueue/releases/download/v0.12.3/manifests.yaml
+        """,
+    "deps/base/kustomization.yaml": "resources:\n- kueue\n",
+    "deps/overlays/kind-test/kustomization.yaml": "resources:\n- ../../base\n",
+    "deps/overlays/vcluster/kustomization.yaml": "resources:\n- ../../base\n",
+}
+
+
+def test_a_bases_remote_resource_is_said_once_not_once_per_overlay(repo, render_tools):
+    write_tree(repo, SHARED_BASE)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert not_rendered(result) == [("deps/base/kueue/kustomization.yaml", 2, "warning")], result.stdout
+
+
+def test_two_bases_remote_resources_are_each_said(repo, render_tools):
+    # the trap: two places, each said; and the overlay with nothing remote is rendered, no problem
+    write_tree(
+        repo,
+        {
+            **SHARED_BASE,
+            "deps/overlays/vcluster/kustomization.yaml": "resources:\n- https://example.com/vcluster.yaml\n",
+        },
+    )
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert not_rendered(result) == [
+        ("deps/base/kueue/kustomization.yaml", 2, "warning"),
+        ("deps/overlays/vcluster/kustomization.yaml", 2, "warning"),
+    ], result.stdout
