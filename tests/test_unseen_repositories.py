@@ -210,6 +210,10 @@ def held(image: str, command: str = "", resource: str = "nvidia.com/gpu") -> str
         ),
         ("public.ecr.aws/eks-distro/kubernetes/pause:3.2", "", "nvidia.com/gpu"),  # a scale test's placeholder
         ("registry.k8s.io/pause:3.9", "", "amd.com/gpu"),
+        # set D: a preemption test's demand that must stay pending; Kueue's samples' placeholder
+        ("busybox:latest", '    command: ["sleep", "600"]', "amd.com/gpu"),
+        ("docker.io/library/alpine:3.20", '    command: ["sh", "-c", "echo waiting; sleep 3600"]', "nvidia.com/gpu"),
+        ("gcr.io/k8s-staging-perf-tests/sleep:v0.1.0", '    args: ["600s"]', "nvidia.com/gpu"),
     ],
 )
 def test_gpus_held_by_a_query_tool_a_burn_in_or_pause_need_no_dev_shm(image, command, resource):
@@ -229,6 +233,19 @@ def test_a_container_that_may_run_collectives_keeps_the_finding(command):
     assert_findings(
         "dev-shm-missing", held("registry.example.com/trainer:2.1", command), [(7, 11, "(8 nvidia.com/gpu)")]
     )
+
+
+@pytest.mark.parametrize(
+    "image, command",
+    [
+        ("busybox:latest", '    command: ["sh", "-c", "sleep 5; ./train --gpus 8"]'),  # a real program after the wait
+        ("busybox:latest", '    command: ["/usr/sbin/sshd", "-D"]'),
+        ("registry.example.com/busybox-cuda:1.0", '    command: ["sleep", "600"]'),  # not the base image
+        ("gcr.io/k8s-staging-perf-tests/sleep:v0.1.0", '    command: ["/bin/sh", "-c", "torchrun train.py"]'),
+    ],
+)
+def test_a_base_image_that_runs_more_than_a_wait_keeps_the_finding(image, command):
+    assert_findings("dev-shm-missing", held(image, command), [(7, 11, "(8 nvidia.com/gpu)")])
 
 
 # ------------------------------------------------------------------- host-network-dns: a lone pod
@@ -381,3 +398,138 @@ def test_a_namespace_less_workload_is_not_judged_by_another_examples_local_queue
 def test_a_workload_in_the_tpu_queues_namespace_is_still_judged():
     found = findings_of("queue-unadmittable", QUEUES.replace("{namespace}", "  namespace: default\n"))
     assert [f.severity for f in found] == ["warning"] and "can never admit" in found[0].message
+
+
+# ----------------------------------- a chart whose values the installer gives (set D: a recipe's -f values.yaml)
+
+# A shared chart that recipes install with their own values (`helm install -f recipe/values.yaml CHART`): it
+# holds no values of its own, or writes the keys to give with no value.
+RECIPE_CHART = {
+    "charts/job/Chart.yaml": "apiVersion: v2\nname: job_workload\nversion: 0.1.0\n",
+    "charts/job/templates/workload-job.yaml": """
+        {{$nodes := div .Values.workload.gpus 8 | max 1}}
+        {{$gpusPerNode := min .Values.workload.gpus 8}}
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: "{{ .Release.Name }}"
+        spec:
+          parallelism: {{ $nodes }}
+          completions: {{ $nodes }}
+          completionMode: Indexed
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+              - name: workload
+                image: "{{ .Values.workload.image }}"
+                resources:
+                  limits:
+                    nvidia.com/gpu: {{ $gpusPerNode }}
+        """,
+}
+
+NCCL_CHART = {
+    "nccl-tests/Chart.yaml": "apiVersion: v2\nname: nccl-test\nversion: 0.1.0\n",
+    "nccl-tests/values.yaml": """
+        queue:
+        testSettings:
+          nodes: 2
+          gcsBucket:
+        """,
+    "nccl-tests/templates/nccl-tests-job.yaml": """
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: "{{ .Release.Name }}"
+        data:
+          bucket: {{ required ".Values.testSettings.gcsBucket is required" .Values.testSettings.gcsBucket }}
+        """,
+}
+
+
+def not_rendered(result) -> list[tuple[str, int, str]]:
+    return [(f["path"], f["line"], f["severity"]) for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+
+
+def test_a_chart_with_no_values_of_its_own_is_not_broken_but_not_checked(repo, render_tools):
+    write_tree(repo, RECIPE_CHART)
+    for target in (".", "charts/job"):  # CI, pre-commit
+        result = run_cli("check", target, "--helm", render_tools["helm"], "--format", "json")
+        assert not_rendered(result) == [("charts/job/templates/workload-job.yaml", 1, "warning")], result.stdout
+        (finding,) = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+        assert "no value for .Values.workload.gpus (the chart has no values.yaml)" in said(finding)
+        assert "not checked" in said(finding)
+
+
+def test_a_required_value_left_empty_in_values_yaml_is_not_checked(repo, render_tools):
+    write_tree(repo, NCCL_CHART)
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    assert not_rendered(result) == [("nccl-tests/templates/nccl-tests-job.yaml", 6, "warning")], result.stdout
+    assert "(values.yaml leaves it empty)" in said(result.json()["findings"][0])
+
+
+def test_the_recipe_chart_given_its_values_is_rendered_and_checked(repo, render_tools):
+    write_tree(repo, {**RECIPE_CHART, "recipe/values.yaml": "workload: {gpus: 16, image: trainer:1.0}\n"})
+    result = run_cli(
+        "check", "charts/job", "--helm", render_tools["helm"], "--values", "recipe/values.yaml", "--format", "json"
+    )
+    assert not_rendered(result) == []
+    # rendered: its two 8-GPU ranks are checked
+    assert {f["rule"] for f in result.json()["findings"]} >= {"gang-missing", "dev-shm-missing"}
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        "workloads:\n  gpus: 16\n  image: trainer:1.0\n",  # not the key the template reads: a typo
+        "workload: [16, trainer:1.0]\n",  # written, and not what the template takes
+    ],
+)
+def test_a_chart_whose_own_values_break_it_is_still_an_error(repo, render_tools, values):
+    write_tree(repo, {**RECIPE_CHART, "charts/job/values.yaml": values})
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    assert [severity for _, _, severity in not_rendered(result)] == ["error"], result.stdout
+
+
+def test_a_required_value_the_user_was_asked_to_give_and_did_not_is_still_an_error(repo, render_tools):
+    write_tree(repo, {**NCCL_CHART, "nccl.values.yaml": "testSettings: {nodes: 4}\n"})
+    result = run_cli(
+        "check", "nccl-tests", "--helm", render_tools["helm"], "--values", "nccl.values.yaml", "--format", "json"
+    )
+    assert [severity for _, _, severity in not_rendered(result)] == ["error"], result.stdout
+
+
+# ------------------------------------------ a base's remote resource, reached by several environments' overlays
+
+SHARED_BASE = {
+    "deps/base/kueue/kustomization.yaml": """
+        resources:
+        - https://github.com/kubernetes-sigs/kueue/releases/download/v0.12.3/manifests.yaml
+        """,
+    "deps/base/kustomization.yaml": "resources:\n- kueue\n",
+    "deps/overlays/kind-test/kustomization.yaml": "resources:\n- ../../base\n",
+    "deps/overlays/vcluster/kustomization.yaml": "resources:\n- ../../base\n",
+}
+
+
+def test_a_bases_remote_resource_is_said_once_not_once_per_overlay(repo, render_tools):
+    write_tree(repo, SHARED_BASE)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert not_rendered(result) == [("deps/base/kueue/kustomization.yaml", 2, "warning")], result.stdout
+
+
+def test_two_bases_remote_resources_are_each_said(repo, render_tools):
+    # the trap: two places, each said; and the overlay with nothing remote is rendered, no problem
+    write_tree(
+        repo,
+        {
+            **SHARED_BASE,
+            "deps/overlays/vcluster/kustomization.yaml": "resources:\n- https://example.com/vcluster.yaml\n",
+        },
+    )
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert not_rendered(result) == [
+        ("deps/base/kueue/kustomization.yaml", 2, "warning"),
+        ("deps/overlays/vcluster/kustomization.yaml", 2, "warning"),
+    ], result.stdout

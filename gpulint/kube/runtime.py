@@ -51,16 +51,34 @@ _NO_SHARED_MEMORY_PROGRAMS = frozenset(
 )
 
 
+# Placeholders whose own entrypoint only waits: the pause image (scale tests, capacity reservations) and
+# the perf-tests `sleep` image of Kueue's samples (its args are a duration).
+_WAITING_IMAGES = frozenset({"pause", "k8s-staging-perf-tests/sleep"})
+# Base images with no GPU user space (musl or busybox's applets, no CUDA/ROCm libraries, no Python): a
+# `sleep` in them is a placeholder too, for no multi-GPU program is exec'd into them.
+_BARE_IMAGES = frozenset({"busybox", "alpine"})
+
+
 def runs_no_shared_memory(container: Mapping[str, Any]) -> bool:
-    """The container holds GPUs but starts nothing that shares memory through /dev/shm: the pause image (a
-    placeholder that reserves GPUs, as scale tests and capacity reservations do), or a command line made
+    """The container holds GPUs but starts nothing that shares memory through /dev/shm: a placeholder that
+    only waits (the pause or perf-tests sleep image, `sleep` in busybox or alpine), or a command line made
     only of device query tools and a burn-in. A command gpulint cannot read, or an image's own
-    entrypoint, is no evidence."""
+    entrypoint, is no evidence; `sleep` in any other image is none either."""
+    image = image_name(container)
+    if not container.get("command") and (image in _WAITING_IMAGES or image.rsplit("/", 1)[-1] == "pause"):
+        return True
     commands = container_commands(container)
     if not commands:
-        return not container.get("command") and image_name(container).rsplit("/", 1)[-1] == "pause"
+        return False
+    bare = image.removeprefix("library/") in _BARE_IMAGES
     programs = [command.words[0].text for command in commands if command.words]
-    return all(p is not None and p.rstrip("/").rsplit("/", 1)[-1] in _NO_SHARED_MEMORY_PROGRAMS for p in programs)
+    return all(
+        p is not None and _shares_no_memory(p.rstrip("/").rsplit("/", 1)[-1], waiting_is_idle=bare) for p in programs
+    )
+
+
+def _shares_no_memory(program: str, *, waiting_is_idle: bool) -> bool:
+    return program in _NO_SHARED_MEMORY_PROGRAMS or (waiting_is_idle and program == "sleep")
 
 
 # GPU-named resources that measure a share of a device, not devices (HAMi's gpumem/gpucores).

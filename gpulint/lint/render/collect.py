@@ -12,6 +12,7 @@ from gpulint.lint.render.noise import not_kubernetes
 from gpulint.lint.render.options import RenderOptions
 
 if TYPE_CHECKING:  # the renderers' tools (gpulint.lint.render.tools) are imported for charts and overlays
+    from gpulint.lint.render.rendered import RenderProblem
     from gpulint.lint.render.tools import Tool
     from gpulint.lint.sources import Collection, CollectOptions, Source
 
@@ -202,12 +203,13 @@ class Renderer:
                     overlays.append((kustomization, len(jobs)))
                     jobs.append(job)
         rendered = _run_all(jobs)
-        sources.extend(rendered)
         for kustomization, index in overlays:
             result = rendered[index].rendered
             if result is not None and not result.problems:
                 # rendered: its resources (and its bases') are checked in the render, not raw
                 consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
+        _said_once(rendered)
+        sources.extend(rendered)
         return consumed
 
     def _not_raw(self, kustomizations: list[layout.Kustomization]) -> set[str]:
@@ -288,6 +290,21 @@ def _run_all(jobs: list[Callable[[], Source]]) -> list[Source]:
 
     with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_RENDERS, len(jobs))) as pool:
         return list(pool.map(lambda job: job(), jobs))
+
+
+def _said_once(sources: list[Source]) -> None:
+    """A problem of a base several overlays build from (its remote resource, a file it lacks) is found by
+    each of their renders, at the same line of the base: it is said once, by the first."""
+    seen: set[RenderProblem] = set()
+    for source in sources:
+        if source.rendered is None:
+            continue
+        kept = []
+        for problem in source.rendered.problems:
+            if problem not in seen:
+                seen.add(problem)
+                kept.append(problem)
+        source.rendered.problems[:] = kept
 
 
 def _display(root: str, directory: str) -> str:

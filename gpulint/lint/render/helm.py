@@ -167,6 +167,14 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
     if severity is Severity.WARNING:
         message += "; the chart was not checked (vendor its dependencies with `helm dependency build`, or render where the repository is reachable)"
         return RenderProblem(chart_file, _dependencies_line(place.directory), 1, message, severity)
+    unset = _unset_value(stderr, place) if not settings.values and not settings.set_values else None
+    if unset is not None:
+        where = "the chart has no values.yaml" if unset.no_values_file else "values.yaml leaves it empty"
+        message += (
+            f"; the chart gives no value for .Values.{unset.value} ({where}): it is given at install (-f/--set), so "
+            "the chart was not checked - give its values under render.charts in .gpulint.yaml, or --values/--set"
+        )
+        return RenderProblem(unset.display, unset.line, unset.column, message, Severity.WARNING)
     yaml_error = _YAML_ERROR.search(stderr)
     if yaml_error:
         found = place.file(yaml_error.group("file"))
@@ -187,6 +195,77 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
             column = int(match.group("column")) + 1 if match.group("column") else 1
             return RenderProblem(found[1], int(match.group("line")), column, message, severity)
     return RenderProblem(chart_file, 1, 1, message, severity)
+
+
+# `.Values.a.b` as a template reads it (also `$.Values`, `$root.Values`); `index .Values "a-b"` is not read
+_VALUES_READ = re.compile(r"\.Values((?:\.[A-Za-z_]\w*)+)")
+_ACTION = re.compile(r"\{\{.*?(?:\}\}|$)")
+
+
+@dataclass(frozen=True)
+class _Unset:
+    """A value the failing template reads and the chart leaves for the installer to give."""
+
+    display: str  # the template, as shown
+    line: int
+    column: int
+    value: str  # `workload.gpus`
+    no_values_file: bool
+
+
+def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
+    """The chart's value that made an execution error, when the chart leaves it to the installer: it has no
+    values.yaml at all, or writes the key (or a key above it) with no value (`gcsBucket:`). Charts made to
+    be installed with a recipe's values file (`helm install -f recipe/values.yaml`) fail so on their own;
+    they are not broken. A key missing from a values.yaml that exists is no such sign (a template's typo
+    reads it), nor is a value that is set (a wrong type): those stay errors. Only the chart's own templates
+    (not a subchart's, which its parent's values may fill) are read."""
+    if "execution error" not in stderr and "executing" not in stderr:
+        return None
+    placed = ((m, place.file(m.group("file"))) for m in _ERROR_PLACE.finditer(stderr))
+    match, found = next(((m, f) for m, f in placed if f is not None), (None, None))
+    if match is None or found is None or match.group("file").split("/")[1] != "templates":
+        return None
+    lines = _read_template(found[0])
+    number = int(match.group("line"))
+    if lines is None or not 1 <= number <= len(lines):
+        return None
+    column = int(match.group("column") or 0)  # text/template's byte offset in the line, from 0
+    text = lines[number - 1]
+    action = next((a.group(0) for a in _ACTION.finditer(text) if a.start() <= column <= a.end()), text)
+    node = stderr.split(" at <", 1)[1].split(">", 1)[0] if " at <" in stderr else ""  # `at <.Values.x.y>`
+    read = [m.group(1)[1:] for m in (*_VALUES_READ.finditer(node), *_VALUES_READ.finditer(action))]
+    if not read:
+        return None
+    shown = (found[1], number, column + 1)
+    values_path = os.path.join(place.directory, "values.yaml")
+    if not place.readable(values_path):
+        return _Unset(*shown, read[0], True)
+    values_lines = _read_template(values_path)
+    if values_lines is None:
+        return None
+    loaded = load_bytes(values_path, "\n".join(values_lines).encode())
+    if loaded.problems:
+        return None
+    documents = [d.data for d in loaded.documents if d.data is not None]
+    if not documents:  # an empty values.yaml: every value comes from the installer
+        return _Unset(*shown, read[0], True)
+    values = documents[0]
+    for value in read:
+        if _left_empty(values, value.split(".")):
+            return _Unset(*shown, value, False)
+    return None
+
+
+def _left_empty(values: object, keys: list[str]) -> bool:
+    """The key, or one above it, is written with no value (null or ""); a key that is absent is not."""
+    for key in keys:
+        if not isinstance(values, dict) or key not in values:
+            return False
+        values = values[key]
+        if values is None or values == "":
+            return True
+    return False
 
 
 def _dependencies_line(directory: str) -> int:
