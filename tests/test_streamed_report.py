@@ -144,3 +144,61 @@ def test_writing_the_report_holds_a_few_files_findings_not_all(jobs, tmp_path, m
     whole = _held_while_written(tmp_path / "whole", 400, jobs) - _held_while_written(tmp_path / "whole", 100, jobs)
     assert whole > 300 * 2048  # the findings held are what the bound is about
     assert streamed < 0.6 * whole
+
+
+SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: gpu-node-{index}-gpu.nvidia.com}}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: gpu-node-{index}
+  pool: {{name: gpu-node-{index}, generation: 1, resourceSliceCount: 1}}
+  devices:
+  - name: gpu-0
+    attributes:
+      type: {{string: gpu}}
+      productName: {{string: NVIDIA A100-SXM4-80GB}}
+      architecture: {{string: Ampere}}
+      driverVersion: {{version: 550.54.15}}
+      cudaComputeCapability: {{version: 8.0.0}}
+    capacity:
+      memory: {{value: 80Gi}}
+  - name: gpu-1
+    attributes:
+      type: {{string: gpu}}
+      productName: {{string: NVIDIA A100-SXM4-80GB}}
+      architecture: {{string: Ampere}}
+      driverVersion: {{version: 550.54.15}}
+      cudaComputeCapability: {{version: 8.0.0}}
+    capacity:
+      memory: {{value: 80Gi}}
+"""
+
+
+def test_the_objects_a_streamed_run_keeps_share_their_repeated_strings():
+    """The objects other files read (every ResourceSlice here) are kept until the run ends; a fleet's slices
+    repeat their keys and attribute values, and each parse makes its own copies."""
+    from gpulint.lint.sources import Source
+
+    sources = [Source(f"slice-{index}.yaml", content=SLICE.format(index=index).encode()) for index in range(200)]
+    streamed = gpulint.lint.run._shared_streamed(sources, everything=False)
+    plain = [gpulint.lint.run.shared_objects(gpulint.lint.run.parse_source(source), False) for source in sources]
+    assert [[obj.data for obj in objects] for objects in streamed.shared] == [
+        [obj.data for obj in objects] for objects in plain
+    ]
+    assert sum(map(len, plain)) == 200
+
+    def held(compact: bool) -> int:
+        """What the objects taken from the 200 parses hold once the parses are dropped."""
+        tracemalloc.start()
+        try:
+            kept = []
+            for source in sources:
+                objects = gpulint.lint.run.shared_objects(gpulint.lint.run.parse_source(source), False)
+                kept.append([gpulint.lint.run._compact(obj) for obj in objects] if compact else objects)
+            return tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+
+    assert held(compact=True) < 0.8 * held(compact=False)  # 0.6x measured (Python 3.11)
