@@ -202,3 +202,21 @@ def test_the_objects_a_streamed_run_keeps_share_their_repeated_strings():
             tracemalloc.stop()
 
     assert held(compact=True) < 0.8 * held(compact=False)  # 0.6x measured (Python 3.11)
+
+
+@pytest.mark.slow
+def test_a_worker_whose_reports_fall_short_is_an_error_not_a_wait(tmp_path, monkeypatch):
+    for index in range(60):
+        (tmp_path / f"pod-{index:02d}.yaml").write_text(POD.format(index=index))
+    real_send = gpulint.lint.run._send
+    dropped: list[object] = []
+
+    def send(conn, value):  # in the workers: the first batch of reports lost on the way
+        if isinstance(value, tuple) and value[1] is None and not dropped:
+            dropped.append(value)
+            return
+        real_send(conn, value)
+
+    monkeypatch.setattr(gpulint.lint.run, "_send", send)
+    with pytest.raises(RuntimeError, match=r"^a worker sent fewer reports than the 30 files it checked$"):
+        run_cli("check", str(tmp_path), "--format", "json", "--jobs", "2")

@@ -549,6 +549,8 @@ def _parallel_reports(run: LintRun, workers: int) -> Iterator[FileReport]:
         for index in range(len(run.sources)):
             channel = owner[index]
             while not channel.reports:  # what every worker has sent meanwhile is read, so that none waits on the run
+                if channel.available is not None:
+                    raise RuntimeError(f"a worker sent fewer reports than the {len(channel.share)} files it checked")
                 _read_ready([c for c in channels if c.available is None], channel)
             yield channel.reports.popleft()
         for channel in channels:
