@@ -59,6 +59,10 @@ def get_pieces(name: str) -> Pieces:
         from gpulint.report.text import pieces as text_pieces
 
         return text_pieces
+    if name == "sarif":
+        from gpulint.report.sarif import body as sarif_pieces
+
+        return sarif_pieces
     render = get_formatter(name)
 
     def whole(report: Report, rules: dict[str, Rule], options: FormatOptions) -> Iterable[str]:
@@ -71,8 +75,8 @@ StreamedPieces = Callable[[Report | StreamedReport, dict[str, Rule], FormatOptio
 
 
 def get_streamed(name: str) -> tuple[StreamedPieces, StreamedPieces] | None:
-    """For a format whose findings are written in file order with the summary and notes after them (json,
-    text): its text up to the end of the findings, and the rest, so that a report can be written as its
+    """For a format whose findings are written in file order with all else before them or after them (json,
+    text, SARIF): its text up to the end of the findings, and the rest, so that a report can be written as its
     files are checked (StreamedReport) and the notes made once they are all known. None for the other
     formats: they are made whole, from a whole report."""
     if name == "json":
@@ -83,6 +87,10 @@ def get_streamed(name: str) -> tuple[StreamedPieces, StreamedPieces] | None:
         from gpulint.report import text
 
         return text.body, text.tail
+    if name == "sarif":
+        from gpulint.report import sarif
+
+        return sarif.body, sarif.tail
     return None
 
 
