@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # a run with a baseline imports it
 class CheckResult:
     # The output: its text, or its pieces, made as they are read (the report's text need never be whole)
     output: str | Iterable[str]
-    failed: bool
+    failed: bool  # a report written as its files are checked knows it once its pieces are read
     messages: list[str] = field(default_factory=list)  # for stderr
     usage_error: bool = False
     # The run, parsed files and all: kept by the caller until the process leaves (cli.main.leave_now), as
