@@ -453,30 +453,41 @@ def ratios(gpulint: str, sizes: list[int], repeat: int) -> int:
     return 0
 
 
-def _tree_rss(pid: int) -> int:
-    """Resident bytes of ``pid`` and its descendants now (0 once it is gone); Linux /proc."""
-    total, pending = 0, [pid]
+def _tree_memory(pid: int) -> tuple[int, int]:
+    """Resident bytes of ``pid`` and its descendants now, summed, and their proportional share (PSS: a page
+    forked workers still share with the run counted once, split between them); (0, 0) once gone. Linux /proc."""
+    rss, pss, pending = 0, 0, [pid]
     while pending:
         current = pending.pop()
         try:
-            total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            rss += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            pss += _pss(current)
             for task in Path(f"/proc/{current}/task").iterdir():
                 pending.extend(int(child) for child in (task / "children").read_text().split())
         except (OSError, ValueError):
             continue  # ended between two reads
-    return total
+    return rss, pss
 
 
-def peak_memory(command: list[str]) -> tuple[float, float, float]:
+def _pss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def peak_memory(command: list[str]) -> tuple[float, float, float, float]:
     """(CPU seconds, peak RSS in MiB of the largest process, peak in MiB of the process and its workers
-    together, sampled every 10 ms) of one run of ``command``."""
+    together, sampled every 10 ms: their resident sets summed, and their proportional sets summed) of one run
+    of ``command``."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    together = 0
+    together = proportional = 0
     while process.poll() is None:
-        together = max(together, _tree_rss(process.pid))
+        rss, pss = _tree_memory(process.pid)
+        together, proportional = max(together, rss), max(proportional, pss)
         time.sleep(0.01)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # of every child waited for so far: differences below
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, together / 2**20
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, together / 2**20, proportional / 2**20
 
 
 def memory(gpulint: str, sizes: list[int], repeat: int) -> int:
@@ -487,10 +498,12 @@ def memory(gpulint: str, sizes: list[int], repeat: int) -> int:
     print(f"{os.cpu_count()} CPUs, load average {load:.1f} at the start; largest of {repeat} runs")
     print(
         "| documents (files) | `--jobs 1`: CPU / peak | `--jobs 2`: CPU / peak of the largest process / all "
-        "processes together | `--jobs 1` peak against the first size | `--jobs 2` together against the first size |"
+        "processes together, resident sets summed / proportional sets summed | `--jobs 2` together against "
+        "`--jobs 1` (summed / proportional) | `--jobs 1` peak against the first size "
+        "| `--jobs 2` together against the first size (summed / proportional) |"
     )
-    print("|---|---:|---:|---:|---:|")
-    first: tuple[float, float] | None = None
+    print("|---|---:|---:|---:|---:|---:|")
+    first: tuple[float, float, float] | None = None
     for documents in sizes:
         with tempfile.TemporaryDirectory(prefix="gpulint-memory-") as tmp:
             corpus = Path(tmp) / "corpus"
@@ -502,20 +515,18 @@ def memory(gpulint: str, sizes: list[int], repeat: int) -> int:
                 one.append(_measured([*lint, "--jobs", "1"]))
                 two.append(_measured([*lint, "--jobs", "2"]))
         cpu1, peak1 = statistics.median(r[0] for r in one), max(r[1] for r in one)
-        cpu2, largest2, together2 = (
-            statistics.median(r[0] for r in two),
-            max(r[1] for r in two),
-            max(r[2] for r in two),
-        )
-        first = first or (peak1, together2)
+        cpu2, largest2 = statistics.median(r[0] for r in two), max(r[1] for r in two)
+        together2, proportional2 = max(r[2] for r in two), max(r[3] for r in two)
+        first = first or (peak1, together2, proportional2)
         print(
             f"| {documents:,} ({files:,}) | {cpu1:.2f} s / {peak1:.0f} MiB | {cpu2:.2f} s / {largest2:.0f} MiB / "
-            f"{together2:.0f} MiB | {peak1 / first[0]:.2f}x | {together2 / first[1]:.2f}x |"
+            f"{together2:.0f} MiB / {proportional2:.0f} MiB | {together2 / peak1:.2f}x / {proportional2 / peak1:.2f}x "
+            f"| {peak1 / first[0]:.2f}x | {together2 / first[1]:.2f}x / {proportional2 / first[2]:.2f}x |"
         )
     return 0
 
 
-def _measured(command: list[str]) -> tuple[float, float, float]:
+def _measured(command: list[str]) -> tuple[float, float, float, float]:
     """peak_memory() in a child of its own, so that the kernel's peak (RUSAGE_CHILDREN) is this run's alone."""
     script = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); import bench; "
@@ -527,8 +538,8 @@ def _measured(command: list[str]) -> tuple[float, float, float]:
         text=True,
         check=True,
     ).stdout
-    cpu, largest, together = json.loads(out)
-    return cpu, largest, together
+    cpu, largest, together, proportional = json.loads(out)
+    return cpu, largest, together, proportional
 
 
 def _halves(corpus: Path) -> list[list[str]]:

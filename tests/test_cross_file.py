@@ -87,11 +87,14 @@ def test_split_over_workers_the_examples_read_the_same_as_in_one_process(invento
     parallel = run_cli(*args, "--jobs", "2")
     assert forked == [2]
     assert json.loads(parallel.stdout)["findings"] == json.loads(serial.stdout)["findings"]
-    assert parallel.exit_code == serial.exit_code
+    assert (parallel.stdout, parallel.exit_code) == (serial.stdout, serial.exit_code)
     # one parse at a time (a large `check`): each file's checks see the other files' objects only as they cross
     monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
     streamed = run_cli(*args, "--jobs", "1")
     assert (streamed.stdout, streamed.exit_code) == (serial.stdout, serial.exit_code)
+    streamed = run_cli(*args, "--jobs", "2")  # and in workers, their reports sent and written as they come
+    assert (streamed.stdout, streamed.exit_code) == (serial.stdout, serial.exit_code)
+    assert forked == [2, 2]
 
 
 @pytest.mark.slow

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -16,13 +17,14 @@ from gpulint.lint.config import Config
 from gpulint.lint.cross_file import crosses_files
 from gpulint.lint.engine import enabled_rules
 from gpulint.lint.errors import BaselineError, PolicyError, ToolError
-from gpulint.lint.findings import Fix, Report, Severity
+from gpulint.lint.findings import FileReport, Fix, Report, RunNotes, Severity, StreamedReport
 from gpulint.lint.inventory import InventoryError
 from gpulint.lint.linted_set import LintedObject
 from gpulint.lint.repo_index import build_context, repository_of
+from gpulint.lint.rule import Rule
 from gpulint.lint.run import LintRun
 from gpulint.lint.sources import STDIN, CollectOptions, Source, SourceError
-from gpulint.report import FormatOptions, get_pieces
+from gpulint.report import FormatOptions, StreamedPieces, get_pieces, get_streamed
 
 if TYPE_CHECKING:  # a run with a baseline imports it
     from gpulint.lint.baseline import Baseline
@@ -32,7 +34,7 @@ if TYPE_CHECKING:  # a run with a baseline imports it
 class CheckResult:
     # The output: its text, or its pieces, made as they are read (the report's text need never be whole)
     output: str | Iterable[str]
-    failed: bool
+    failed: bool  # a report written as its files are checked knows it once its pieces are read
     messages: list[str] = field(default_factory=list)  # for stderr
     usage_error: bool = False
     # The run, parsed files and all: kept by the caller until the process leaves (cli.main.leave_now), as
@@ -199,6 +201,15 @@ def run_check(
         scoped=scoped,
         streamed=not fixing,  # fixing reuses the parsed files
     )
+    streamed = None if fixing or adoption.write_baseline else get_streamed(output_format)
+    if streamed is not None:
+        notes_before = (*collected.notes, *index_notes)
+        notes_after = tuple(collected.debug_notes) if sources.verbose else ()
+        result = CheckResult((), False, run=run)
+        result.output = _streamed_output(
+            result, run, jobs, baseline, streamed, rules, color, config.fail_on, notes_before, notes_after
+        )
+        return result
     report = run.report(1 if fixing else jobs)  # fixing reuses the parsed files: one process holds them
     messages: list[str] = []
     if fixing:
@@ -230,15 +241,60 @@ def run_check(
     if baseline is not None:
         report, stale = baseline.apply(report)
         if stale:
-            shown = _shown_path(baseline.path)
-            notes += (
-                f"{stale} finding{'s' if stale > 1 else ''} in the baseline {shown} no longer "
-                f"occur{'' if stale > 1 else 's'}; `--write-baseline {shown}` drops {'them' if stale > 1 else 'it'}",
-            )
+            notes += (_stale_note(stale, baseline.path),)
     options = FormatOptions(color=color, notes=notes, annotate_from=min(config.fail_on, Severity.WARNING))
     pieces = get_pieces(output_format)(report, rules, options)
     worst = report.worst()
     return CheckResult(pieces, worst is not None and worst >= config.fail_on, messages, run=run)
+
+
+def _streamed_output(
+    result: CheckResult,
+    run: LintRun,
+    jobs: int,
+    baseline: Baseline | None,
+    formatter: tuple[StreamedPieces, StreamedPieces],
+    rules: dict[str, Rule],
+    color: bool,
+    fail_on: Severity,
+    notes_before: tuple[str, ...],
+    notes_after: tuple[str, ...],
+) -> Iterator[str]:
+    """The report's text as its files are checked (json, text): each file's report goes through what the
+    whole report would (run notes taken out, the baseline matched) and is written, then dropped; the notes
+    and the summary come last, as they always did, and ``result.failed`` is set once all is written. The
+    text is the same as a whole report's: the findings are in file order either way."""
+    run_notes = RunNotes()
+    matching = baseline.matching() if baseline is not None else None
+
+    def passed(file: FileReport) -> FileReport:
+        file = run_notes.take(file)
+        return matching.take(file) if matching is not None else file
+
+    report = StreamedReport(map(passed, itertools.chain(run.file_reports(jobs), _later(run.inventory_reports))))
+    annotate_from = min(fail_on, Severity.WARNING)
+    body, tail = formatter
+    yield from body(report, rules, FormatOptions(color=color, annotate_from=annotate_from))
+    notes = (*notes_before, *run.notes(), *run_notes.notes(), *notes_after)
+    if matching is not None and (stale := matching.stale()):
+        assert baseline is not None
+        notes += (_stale_note(stale, baseline.path),)
+    yield from tail(report, rules, FormatOptions(color=color, notes=notes, annotate_from=annotate_from))
+    worst = report.worst()
+    result.failed = worst is not None and worst >= fail_on
+
+
+def _later(make: Callable[[], list[FileReport]]) -> Iterator[FileReport]:
+    """``make()``'s reports, made when they are first asked for."""
+    yield from make()
+
+
+def _stale_note(stale: int, path: str) -> str:
+    shown = _shown_path(path)
+    return (
+        f"{stale} finding{'s' if stale > 1 else ''} in the baseline {shown} no longer "
+        f"occur{'' if stale > 1 else 's'}; `--write-baseline {shown}` drops {'them' if stale > 1 else 'it'}"
+    )
 
 
 def _baseline(path: str) -> Baseline:

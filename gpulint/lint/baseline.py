@@ -26,7 +26,7 @@ from pathlib import PurePath
 from typing import Any
 
 from gpulint.lint.errors import BaselineError as BaselineError  # defined apart: see gpulint.lint.errors
-from gpulint.lint.findings import Finding, Report
+from gpulint.lint.findings import FileReport, Finding, Report
 
 BASELINE_VERSION = 1
 MAX_BASELINE_BYTES = 64 * 1024 * 1024
@@ -85,20 +85,40 @@ class Baseline:
     def apply(self, report: Report) -> tuple[Report, int]:
         """The report without the findings the baseline holds, and how many baseline entries no
         finding matched any more (fixed since, or changed: a hint to write it again)."""
-        left = Counter(self.counts)
-        files = []
-        for file in report.files:
-            kept = []
-            for finding in file.findings:
-                key = fingerprint(finding, self.root)
-                if left[key] > 0:
-                    left[key] -= 1
-                else:
-                    kept.append(finding)
-            files.append(replace(file, findings=kept, baselined=file.baselined + len(file.findings) - len(kept)))
-        # only entries about the files linted now can be stale: pre-commit passes a few files at a time
-        linted = {relative_path(file.path, self.root) for file in report.files}
-        return Report(files), sum(count for key, count in left.items() if self.files.get(key) in linted)
+        matching = self.matching()
+        files = [matching.take(file) for file in report.files]
+        return Report(files), matching.stale()
+
+    def matching(self) -> BaselineMatch:
+        """A match of this baseline against file reports as they pass (a report written file by file)."""
+        return BaselineMatch(self, Counter(self.counts))
+
+
+@dataclass
+class BaselineMatch:
+    """The baseline's entries not yet matched, and the files seen."""
+
+    baseline: Baseline
+    left: Counter[str]
+    linted: set[str] = field(default_factory=set)
+
+    def take(self, file: FileReport) -> FileReport:
+        """``file`` without the findings the baseline holds (each entry matches one finding)."""
+        root = self.baseline.root
+        self.linted.add(relative_path(file.path, root))
+        kept = []
+        for finding in file.findings:
+            key = fingerprint(finding, root)
+            if self.left[key] > 0:
+                self.left[key] -= 1
+            else:
+                kept.append(finding)
+        return replace(file, findings=kept, baselined=file.baselined + len(file.findings) - len(kept))
+
+    def stale(self) -> int:
+        """The entries no finding matched, of the files seen: pre-commit passes a few files at a time."""
+        files = self.baseline.files
+        return sum(count for key, count in self.left.items() if files.get(key) in self.linted)
 
 
 def render_baseline(report: Report, path: str) -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -266,6 +266,84 @@ class FileReport:
 
 
 @dataclass
+class Tally:
+    """The summary of file reports, counted as they pass: what a report written file by file says at its end."""
+
+    files: int = 0
+    documents: int = 0
+    objects: int = 0
+    not_objects: int = 0
+    suppressed: int = 0
+    baselined: int = 0
+    severities: Counter[Severity] = field(default_factory=Counter)
+    fixable: int = 0
+    unsafe_fixable: int = 0
+
+    def add(self, report: FileReport) -> None:
+        self.files += not report.inventory
+        self.documents += report.documents
+        self.objects += report.objects
+        self.not_objects += report.not_objects
+        self.suppressed += report.suppressed
+        self.baselined += report.baselined
+        for finding in report.findings:
+            self.severities[finding.severity] += 1
+            if finding.fix is not None and finding.fix.applicable:
+                if finding.fix.safe:
+                    self.fixable += 1
+                else:
+                    self.unsafe_fixable += 1
+
+    def worst(self) -> Severity | None:
+        return max((severity for severity, count in self.severities.items() if count), default=None)
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "files": self.files,
+            "documents": self.documents,
+            "objects": self.objects,
+            "not_objects": self.not_objects,
+            "errors": self.severities[Severity.ERROR],
+            "warnings": self.severities[Severity.WARNING],
+            "infos": self.severities[Severity.INFO],
+            "suppressed": self.suppressed,
+            "baselined": self.baselined,
+            "fixable": self.fixable,
+            "unsafe_fixable": self.unsafe_fixable,
+        }
+
+
+@dataclass
+class RunNotes:
+    """The findings that are facts about the run, taken out of the file reports as they pass and given as
+    notes: one per rule and message, naming where it applies (the first few places)."""
+
+    # (rule, message) -> the first places, and how many there are
+    grouped: dict[tuple[str, str], tuple[list[Finding], int]] = field(default_factory=dict)
+
+    def take(self, report: FileReport) -> FileReport:
+        """``report`` without its run-note findings (the same report when it has none)."""
+        if not any(finding.run_note for finding in report.findings):
+            return report
+        for finding in report.findings:
+            if finding.run_note:
+                places, count = self.grouped.get((finding.rule, finding.message), ([], 0))
+                if count < RUN_NOTE_PLACES:
+                    places.append(finding)
+                self.grouped[finding.rule, finding.message] = (places, count + 1)
+        return replace(report, findings=[f for f in report.findings if not f.run_note])
+
+    def notes(self) -> tuple[str, ...]:
+        notes = []
+        for (rule, message), (places, count) in self.grouped.items():
+            shown = [f"{f.file}:{f.line}:{f.column}" for f in places]
+            more = count - RUN_NOTE_PLACES
+            rest = [f"and {more} more place{'s' if more > 1 else ''}"] if more > 0 else []
+            notes.append(run_note(f"{rule}: {message}", (*places[0].notes, *shown, *rest)))
+        return tuple(notes)
+
+
+@dataclass
 class Report:
     files: list[FileReport]
 
@@ -273,23 +351,16 @@ class Report:
     def findings(self) -> list[Finding]:
         return [finding for report in self.files for finding in report.findings]
 
+    def each_finding(self) -> Iterator[Finding]:
+        for report in self.files:
+            yield from report.findings
+
     def without_run_notes(self) -> tuple[Report, tuple[str, ...]]:
-        """The report without the findings that are facts about the run, and those facts as notes:
-        one per rule and message, naming where it applies (the first few places)."""
-        grouped: dict[tuple[str, str], list[Finding]] = {}
-        for finding in self.findings:
-            if finding.run_note:
-                grouped.setdefault((finding.rule, finding.message), []).append(finding)
-        if not grouped:
-            return self, ()
-        files = [replace(file, findings=[f for f in file.findings if not f.run_note]) for file in self.files]
-        notes = []
-        for (rule, message), places in grouped.items():
-            shown = [f"{f.file}:{f.line}:{f.column}" for f in places[:RUN_NOTE_PLACES]]
-            more = len(places) - RUN_NOTE_PLACES
-            rest = [f"and {more} more place{'s' if more > 1 else ''}"] if more > 0 else []
-            notes.append(run_note(f"{rule}: {message}", (*places[0].notes, *shown, *rest)))
-        return Report(files), tuple(notes)
+        """The report without the findings that are facts about the run, and those facts as notes."""
+        taken = RunNotes()
+        files = [taken.take(file) for file in self.files]
+        notes = taken.notes()
+        return (Report(files), notes) if notes else (self, ())
 
     def count(self, severity: Severity) -> int:
         return sum(1 for finding in self.findings if finding.severity == severity)
@@ -298,18 +369,29 @@ class Report:
         return max((finding.severity for finding in self.findings), default=None)
 
     def summary(self) -> dict[str, int]:
-        severities = Counter(finding.severity for report in self.files for finding in report.findings)
-        fixes = [f.fix.safe for report in self.files for f in report.findings if f.fix is not None and f.fix.applicable]
-        return {
-            "files": sum(1 for r in self.files if not r.inventory),
-            "documents": sum(r.documents for r in self.files),
-            "objects": sum(r.objects for r in self.files),
-            "not_objects": sum(r.not_objects for r in self.files),
-            "errors": severities[Severity.ERROR],
-            "warnings": severities[Severity.WARNING],
-            "infos": severities[Severity.INFO],
-            "suppressed": sum(r.suppressed for r in self.files),
-            "baselined": sum(r.baselined for r in self.files),
-            "fixable": fixes.count(True),
-            "unsafe_fixable": fixes.count(False),
-        }
+        tally = Tally()
+        for report in self.files:
+            tally.add(report)
+        return tally.summary()
+
+
+class StreamedReport:
+    """A report read once, file by file as the files are checked (``gpulint check`` writing its report as it
+    goes): its findings are given once, in file order, and the summary counted as they pass, so no more than
+    a few files' findings are held at a time."""
+
+    def __init__(self, files: Iterable[FileReport]) -> None:
+        self._files = iter(files)
+        self.tally = Tally()
+
+    def each_finding(self) -> Iterator[Finding]:
+        for report in self._files:
+            self.tally.add(report)
+            yield from report.findings
+
+    def summary(self) -> dict[str, int]:
+        """The summary of the files given so far (all of them once each_finding() is read to its end)."""
+        return self.tally.summary()
+
+    def worst(self) -> Severity | None:
+        return self.tally.worst()

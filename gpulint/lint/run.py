@@ -9,7 +9,8 @@ checked (docs/performance.md).
 
 Large inputs are checked by forked workers in two phases: each worker parses its share of the
 files once and sends back the objects other files may refer to; the run forwards them to the other
-workers, and each builds the linted set from all of them and checks the files it already holds.
+workers, and each builds the linted set from all of them and checks the files it already holds,
+sending the reports as it goes; the run gives them on in file order.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import contextlib
 import gc
 import itertools
 import os
-from collections.abc import Sequence
+import sys
+from collections import deque
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NoReturn
@@ -90,6 +93,29 @@ def shared_objects(parsed: ParsedFile, everything: bool) -> list[LintedObject]:
     return [obj for obj in map(linted_object, parsed.objects) if everything or crosses_files(obj)]
 
 
+# Strings up to this long are interned in the objects a streamed run keeps: a repository repeats its keys, labels
+# and images, and each parse makes its own copies (a third less memory for those objects in bench.py's corpus).
+_INTERNED_CHARS = 64
+
+
+def _compact(obj: LintedObject) -> LintedObject:
+    """``obj`` with its short strings interned: the objects other files read are kept to the end of the run."""
+    return LintedObject(obj.ref, _interned(obj.data), obj.file)
+
+
+def _interned(value: Any) -> Any:
+    """``value`` rebuilt with its short strings interned; the loader's own types (a string or mapping subclass
+    that carries a tag or a position) are left as they are."""
+    kind = type(value)
+    if kind is str:
+        return sys.intern(value) if len(value) <= _INTERNED_CHARS else value
+    if kind is dict:
+        return {_interned(key): _interned(item) for key, item in value.items()}
+    if kind is list:
+        return [_interned(item) for item in value]
+    return value
+
+
 def _streams(run: LintRun, sources: Sequence[Source]) -> bool:
     """Whether ``sources`` are checked one parse at a time (each file parsed twice, see _shared_streamed)."""
     return run.streamed and "files" not in run.__dict__ and _source_bytes(sources) > KEPT_SOURCE_BYTES
@@ -115,7 +141,7 @@ def _shared_streamed(sources: Sequence[Source], everything: bool) -> _Streamed:
     streamed = _Streamed([], {})
     for index, source in enumerate(sources):
         parsed = _parsed_alone(source)
-        streamed.shared.append(shared_objects(parsed, everything))
+        streamed.shared.append([_compact(obj) for obj in shared_objects(parsed, everything)])
         if source.rendered is not None:
             streamed.kept[index] = parsed
     return streamed
@@ -263,34 +289,34 @@ class LintRun:
 
     def report(self, jobs: int = 0, deadline: Deadline | None = None) -> Report:
         """Every file checked; ``jobs`` 0 means one worker per core when the input is large."""
+        return Report(list(self.file_reports(jobs, deadline)))
+
+    def file_reports(self, jobs: int = 0, deadline: Deadline | None = None) -> Iterator[FileReport]:
+        """Every file's report, in file order, made as it is read: a streamed run holds the reports of the
+        files not yet read only (forked workers send theirs in batches as they check), so that a report
+        written as it comes (StreamedReport) never holds them all. ``available`` is set once it is read."""
         if len(self.sources) >= PARALLEL_MIN_FILES and deadline is None and "files" not in self.__dict__:
             workers = jobs or usable_cpus()
             if workers > 1 and _can_fork():
-                reports, self.available = _parallel_reports(self, workers)
-                return Report(reports)
+                return _parallel_reports(self, workers)
         if _streams(self, self.sources):
-            return Report(self._streamed_reports(deadline))
+            return self._streamed_reports(deadline)
         self.available = frozenset().union(*(engine.available for engine in self.engines))
-        return Report(
-            [
-                self.engine_for(parsed.path).check_file(parsed, deadline, path_ignores_apply=self.complete)
-                for parsed in self.files
-            ]
+        return (
+            self.engine_for(parsed.path).check_file(parsed, deadline, path_ignores_apply=self.complete)
+            for parsed in self.files
         )
 
-    def _streamed_reports(self, deadline: Deadline | None) -> list[FileReport]:
+    def _streamed_reports(self, deadline: Deadline | None) -> Iterator[FileReport]:
         """Every file checked while at most one file's parse is held: each is parsed once for the objects
         other files read (cross_file.py), its parse dropped, then parsed again to be checked and dropped."""
         streamed = _shared_streamed(self.sources, _policies_read_objects(self.rules))
         own = (obj for objects in streamed.shared for obj in objects)
         self.linted = LintedSet(itertools.chain(own, self.context), self.references_complete)
         self.available = frozenset().union(*(engine.available for engine in self.engines))
-        return [
-            self.engine_for(source.display).check_file(
-                streamed.parsed(index, source), deadline, path_ignores_apply=self.complete
-            )
-            for index, source in enumerate(self.sources)
-        ]
+        for index, source in enumerate(self.sources):
+            parsed = streamed.parsed(index, source)
+            yield self.engine_for(source.display).check_file(parsed, deadline, path_ignores_apply=self.complete)
 
     def inventory_reports(self) -> list[FileReport]:
         """The inventory's objects the API server would refuse, as api-rejected warnings in the inventory files
@@ -363,15 +389,17 @@ def _can_fork() -> bool:
 
 
 def _shares(sources: Sequence[Source], workers: int) -> list[list[int]]:
-    """File indexes per worker, largest files first to the least loaded worker."""
-    sizes = [(len(source.content) if source.content is not None else 0, index) for index, source in enumerate(sources)]
+    """File indexes per worker: each file, in file order, to the worker with the fewest bytes so far. The
+    workers then move through the files side by side, so the run, which gives the reports on in file order,
+    holds few that came early (a worker that took the first half would send all of it while the run waits
+    for the second's first file)."""
     shares: list[list[int]] = [[] for _ in range(workers)]
     loads = [0] * workers
-    for size, index in sorted(sizes, reverse=True):
+    for index, source in enumerate(sources):
         least = loads.index(min(loads))
         shares[least].append(index)
-        loads[least] += size + 1
-    return [sorted(share) for share in shares if share]
+        loads[least] += (len(source.content) if source.content is not None else 0) + 1
+    return [share for share in shares if share]
 
 
 def _send(conn: Any, value: Any) -> None:
@@ -393,10 +421,10 @@ def _received_bytes(conn: Any) -> bytes:
 
 
 def _receive(conn: Any) -> Any:
-    """What arrives (the other workers' objects in a worker, the reports in the run) lives until the run
-    ends and holds no cycles: unpickled with the collector paused and then frozen, as parse_all does with
-    parsed files (else the collector rescans it while it is built, 2.3 -> 0.8 s of the run's CPU for the
-    reports of 50,000 documents)."""
+    """What arrives (the other workers' objects in a worker, a batch of reports in the run) holds no cycles:
+    unpickled with the collector paused and then frozen, as parse_all does with parsed files (else the
+    collector rescans it while it is built, 2.3 -> 0.8 s of the run's CPU for the reports of 50,000
+    documents, when they all arrived at the end); reference counting frees the reports once written."""
     import pickle
 
     message = _received_bytes(conn)
@@ -427,11 +455,15 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, conn: Any, everyth
         linted = LintedSet(itertools.chain(own, run.context), run.references_complete)
         engines = scoped_engines(run, linted)
         scopes = [scope for scope, _ in run.scoped]
-        reports = [
-            engines[scope_index(p.path, scopes, run.config.root)].check_file(p, path_ignores_apply=run.complete)
-            for p in (parsed if streamed is None else itertools.starmap(streamed.parsed, enumerate(sources)))
-        ]
-        _send(conn, (reports, frozenset().union(*(engine.available for engine in engines))))
+        batch: list[FileReport] = []
+        for p in parsed if streamed is None else itertools.starmap(streamed.parsed, enumerate(sources)):
+            batch.append(
+                engines[scope_index(p.path, scopes, run.config.root)].check_file(p, path_ignores_apply=run.complete)
+            )
+            if len(batch) == REPORTS_A_MESSAGE:
+                _send(conn, (batch, None))
+                batch = []
+        _send(conn, (batch, frozenset().union(*(engine.available for engine in engines))))
     except BaseException:
         import traceback
 
@@ -449,6 +481,15 @@ class _Channel:
     share: list[int]
     conn: Any  # multiprocessing.connection.Connection
     process: Any  # multiprocessing.Process
+    reports: deque[FileReport] = field(default_factory=deque)  # received, not yet given on
+    available: frozenset[Need] | None = None  # sent after its last report
+
+    def read(self) -> None:
+        """The next message: a batch of reports, the last one with what the worker's rules could be given."""
+        batch, available = self.receive()
+        self.reports.extend(batch)
+        if available is not None:
+            self.available = available
 
     def send(self, message: bytes) -> None:
         try:
@@ -485,7 +526,13 @@ def _signal_name(number: int) -> str:
         return f"killed by signal {number}"
 
 
-def _parallel_reports(run: LintRun, workers: int) -> tuple[list[FileReport], frozenset[Need]]:
+# A worker sends its reports this many files at a time: the run then holds, of the reports not yet given on,
+# what one worker checked ahead of the other (the files are dealt out in file order, see _shares).
+REPORTS_A_MESSAGE = 16
+
+
+def _parallel_reports(run: LintRun, workers: int) -> Iterator[FileReport]:
+    """The files' reports in file order, as the workers send them (run.available set at the end)."""
     import multiprocessing
 
     context = multiprocessing.get_context("fork")  # the cluster inventory is inherited, not pickled
@@ -508,15 +555,32 @@ def _parallel_reports(run: LintRun, workers: int) -> tuple[list[FileReport], fro
             for other, message in zip(channels, objects):
                 if other is not channel:
                     channel.send(message)
-        reports: dict[int, FileReport] = {}
-        available: frozenset[Need] = frozenset()
+        del objects
+        owner = {index: channel for channel in channels for index in channel.share}
+        for index in range(len(run.sources)):
+            channel = owner[index]
+            while not channel.reports:  # what every worker has sent meanwhile is read, so that none waits on the run
+                if channel.available is not None:
+                    raise RuntimeError(f"a worker sent fewer reports than the {len(channel.share)} files it checked")
+                _read_ready([c for c in channels if c.available is None], channel)
+            yield channel.reports.popleft()
         for channel in channels:
-            checked, available = channel.receive()  # every worker has the same linted set and cluster
-            reports.update(zip(channel.share, checked))
+            while channel.available is None:
+                channel.read()
+        run.available = channels[0].available or frozenset()  # every worker has the same linted set and cluster
         answered = True
     finally:
         _reap(channels, answered)
-    return [reports[index] for index in range(len(run.sources))], available
+
+
+def _read_ready(channels: list[_Channel], needed: _Channel) -> None:
+    """A message from each channel that has one waiting, and from ``needed`` whether or not it has."""
+    from multiprocessing.connection import wait
+
+    ready = set(map(id, wait([channel.conn for channel in channels], timeout=0)))
+    for channel in channels:
+        if id(channel.conn) in ready or channel is needed:
+            channel.read()
 
 
 def _reap(channels: list[_Channel], answered: bool) -> None:

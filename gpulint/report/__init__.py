@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from gpulint.lint.findings import Report
+from gpulint.lint.findings import Report, StreamedReport
 from gpulint.lint.rule import Rule
 from gpulint.report.escaping import encode, encode_pieces
 from gpulint.report.options import FormatOptions
 
-__all__ = ["FORMATS", "FormatOptions", "Formatter", "Pieces", "encode", "encode_pieces", "get_formatter", "get_pieces"]
+__all__ = [
+    "FORMATS",
+    "FormatOptions",
+    "Formatter",
+    "Pieces",
+    "encode",
+    "encode_pieces",
+    "get_formatter",
+    "get_pieces",
+    "get_streamed",
+]
 
 Formatter = Callable[[Report, dict[str, Rule], FormatOptions], str]
 
@@ -49,12 +59,39 @@ def get_pieces(name: str) -> Pieces:
         from gpulint.report.text import pieces as text_pieces
 
         return text_pieces
+    if name == "sarif":
+        from gpulint.report.sarif import body as sarif_pieces
+
+        return sarif_pieces
     render = get_formatter(name)
 
     def whole(report: Report, rules: dict[str, Rule], options: FormatOptions) -> Iterable[str]:
         return (render(report, rules, options),)
 
     return whole
+
+
+StreamedPieces = Callable[[Report | StreamedReport, dict[str, Rule], FormatOptions], Iterable[str]]
+
+
+def get_streamed(name: str) -> tuple[StreamedPieces, StreamedPieces] | None:
+    """For a format whose findings are written in file order with all else before them or after them (json,
+    text, SARIF): its text up to the end of the findings, and the rest, so that a report can be written as its
+    files are checked (StreamedReport) and the notes made once they are all known. None for the other
+    formats: they are made whole, from a whole report."""
+    if name == "json":
+        from gpulint.report import json_format
+
+        return json_format.body, json_format.tail
+    if name == "text":
+        from gpulint.report import text
+
+        return text.body, text.tail
+    if name == "sarif":
+        from gpulint.report import sarif
+
+        return sarif.body, sarif.tail
+    return None
 
 
 FORMATS = ("text", "json", "sarif", "github", "junit", "gitlab", "markdown")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.lint.findings import Finding, Report
+from gpulint.lint.findings import Finding, Report, StreamedReport
 from gpulint.lint.rule import Rule
 from gpulint.report.indented_json import dumps, json_string
 from gpulint.report.options import FormatOptions
@@ -21,17 +21,25 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
     return "".join(pieces(report, rules, options))
 
 
-def pieces(report: Report, rules: dict[str, Rule], options: FormatOptions) -> Iterator[str]:
+def pieces(report: Report | StreamedReport, rules: dict[str, Rule], options: FormatOptions) -> Iterator[str]:
     """render()'s text, a finding at a time."""
-    findings = report.findings
+    yield from body(report, rules, options)
+    yield from tail(report, rules, options)
+
+
+def body(report: Report | StreamedReport, rules: dict[str, Rule], options: FormatOptions) -> Iterator[str]:
+    """The text up to the end of the findings, which are read once, as they come."""
     yield f'{{\n  "version": {CONTRACT_VERSION},\n  "findings": '
-    yield "[\n" if findings else "[]"
-    for index, finding in enumerate(findings):
-        if index:
-            yield ",\n"
+    any_finding = False
+    for finding in report.each_finding():
+        yield ",\n" if any_finding else "[\n"
+        any_finding = True
         yield _finding(finding)
-    if findings:
-        yield "\n  ]"
+    yield "\n  ]" if any_finding else "[]"
+
+
+def tail(report: Report | StreamedReport, rules: dict[str, Rule], options: FormatOptions) -> Iterator[str]:
+    """The summary and the notes, once the findings are written."""
     yield f',\n  "summary": {dumps(report.summary(), 1)},\n  "notes": {dumps(list(options.notes), 1)}\n}}\n'
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import PurePath
 from typing import Any
@@ -9,7 +10,7 @@ from urllib.parse import quote
 
 from gpulint import __version__
 from gpulint.lint.baseline import fingerprint
-from gpulint.lint.findings import Finding, Report, Severity
+from gpulint.lint.findings import Finding, Report, Severity, StreamedReport
 from gpulint.lint.rule import Rule
 from gpulint.report.escaping import valid_unicode
 from gpulint.report.indented_json import INDENT, dumps, json_string
@@ -53,14 +54,27 @@ def _rule(rule: Rule) -> dict[str, Any]:
 def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
     """``json.dumps(log, indent=2, ensure_ascii=False)`` of the log below, its results written a finding at a
     time (most of a SARIF file; tests/test_formatters.py holds the two to the same text)."""
+    return "".join(body(report, rules, options))
+
+
+def body(report: Report | StreamedReport, rules: dict[str, Rule], options: FormatOptions) -> Iterator[str]:
+    """render()'s text, a result at a time: the results are the log's last key, and the rules it lists are the
+    run's, not the findings', so the findings are read once, as they come."""
     ordered = sorted(rules)
     index = {rule_id: position for position, rule_id in enumerate(ordered)}
-    results = [_result_text(finding, index.get(finding.rule)) for finding in report.findings]
-    text = dumps(_log(rules, ordered, []))
-    if results:  # the last key of the document: the same text inside a string would have its quotes escaped
-        head, _, tail = text.rpartition('"results": []')
-        text = f'{head}"results": [{_N[4]}{("," + _N[4]).join(results)}{_N[3]}]{tail}'
-    return valid_unicode(text) + "\n"
+    # the last key of the document: the same text inside a string would have its quotes escaped
+    head, _, after = dumps(_log(rules, ordered, [])).rpartition('"results": []')
+    yield valid_unicode(head) + '"results": ['
+    separator = _N[4]
+    for finding in report.each_finding():
+        yield separator + valid_unicode(_result_text(finding, index.get(finding.rule)))
+        separator = "," + _N[4]
+    yield ("]" if separator == _N[4] else _N[3] + "]") + valid_unicode(after) + "\n"
+
+
+def tail(report: Report | StreamedReport, rules: dict[str, Rule], options: FormatOptions) -> Iterator[str]:
+    """Nothing: a SARIF log has no summary and no notes after its results."""
+    return iter(())
 
 
 def _log(rules: dict[str, Rule], ordered: list[str], results: list[dict[str, Any]]) -> dict[str, Any]:

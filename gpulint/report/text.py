@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.lint.findings import Finding, Report, Severity
+from gpulint.lint.findings import Finding, Report, Severity, StreamedReport
 from gpulint.lint.rule import Rule
 from gpulint.report.escaping import line_start, shown
 from gpulint.report.options import FormatOptions
@@ -17,7 +17,7 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def summary_line(report: Report) -> str:
+def summary_line(report: Report | StreamedReport) -> str:
     stats = report.summary()
     checked = f"{_plural(stats['files'], 'file')}, {_plural(stats['objects'], 'object')}"
     extras = []
@@ -35,7 +35,7 @@ def summary_line(report: Report) -> str:
     counts = [_plural(stats["errors"], "error"), _plural(stats["warnings"], "warning")]
     if stats["infos"]:
         counts.append(_plural(stats["infos"], "info"))
-    if not report.findings:
+    if not stats["errors"] + stats["warnings"] + stats["infos"]:
         return f"No problems found in {checked}{tail}."
     return f"Found {', '.join(counts)} in {checked}{tail}."
 
@@ -56,9 +56,15 @@ def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> st
     return "".join(pieces(report, rules, options))
 
 
-def pieces(report: Report, rules: dict[str, Rule], options: FormatOptions) -> Iterator[str]:
+def pieces(report: Report | StreamedReport, rules: dict[str, Rule], options: FormatOptions) -> Iterator[str]:
     """render()'s text, a line at a time (each with its newline)."""
-    for finding in report.findings:
+    yield from body(report, rules, options)
+    yield from tail(report, rules, options)
+
+
+def body(report: Report | StreamedReport, rules: dict[str, Rule], options: FormatOptions) -> Iterator[str]:
+    """The findings' lines, the findings read once, as they come."""
+    for finding in report.each_finding():
         severity = str(finding.severity)
         location = f"{line_start(finding.file)}:{finding.line}:{finding.column}:"
         if options.color:
@@ -68,6 +74,10 @@ def pieces(report: Report, rules: dict[str, Rule], options: FormatOptions) -> It
         yield f"{location} {severity}[{shown(finding.rule)}]{subject} {shown(finding.message)}\n"
         for line in detail_lines(finding):
             yield f"{line}\n"
+
+
+def tail(report: Report | StreamedReport, rules: dict[str, Rule], options: FormatOptions) -> Iterator[str]:
+    """The notes and the summary line, once the findings are written."""
     for note in options.notes:  # a run note's first line, its details (the places, the rules) under it
         first, *details = note.split("\n")
         yield f"note: {shown(first)}\n"

@@ -1,0 +1,224 @@
+"""`gpulint check` writes its json, text and SARIF reports as the files are checked (issue #31): the same text as a
+report made whole, and memory that holds a few files' findings, not all of them."""
+
+from __future__ import annotations
+
+import shutil
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+import gpulint.cli.check
+import gpulint.lint.run
+from gpulint.cli.check import run_check
+from gpulint.lint.config import Config
+from tests.conftest import run_cli
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+# A custom resource with pod templates: read by its shape, which schema-invalid says once for the run (a run
+# note naming the first three places "and 2 more places"), not once per object.
+TRAINER = """\
+apiVersion: train.example.com/v1
+kind: Trainer
+metadata: {{name: t{index}, namespace: ml}}
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: registry.example.com/ml/trainer:1.0
+        resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+CLEAN_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: clean, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: registry.example.com/ml/trainer:1.0
+"""
+
+
+def _tree(root: Path) -> Path:
+    """The examples' manifests six times over, five Trainers, and a baseline written from the first copy, one
+    of whose files has since been fixed (its baseline entries are stale)."""
+    apps = root / "apps"
+    apps.mkdir(parents=True)
+    for copy in range(6):
+        for manifest in sorted((EXAMPLES / "manifests").glob("*.yaml")):
+            shutil.copy(manifest, apps / f"{copy}-{manifest.name}")
+    for index in range(5):
+        (apps / f"trainer-{index}.yaml").write_text(TRAINER.format(index=index))
+    baseline = root / "baseline.json"
+    written = run_cli("check", *map(str, sorted(apps.glob("0-*.yaml"))), "--write-baseline", str(baseline))
+    assert written.exit_code == 0, written.stderr
+    (apps / "0-batch-job.yaml").write_text(CLEAN_JOB)
+    return baseline
+
+
+@pytest.mark.parametrize("output_format", ["json", "text", "sarif"])
+def test_a_report_written_as_files_are_checked_is_the_whole_report_s_text(output_format, tmp_path, monkeypatch):
+    baseline = _tree(tmp_path)
+    inventory = str(EXAMPLES / "inventory")
+    args = ["check", str(tmp_path / "apps"), "--format", output_format, "--inventory", inventory]
+    args += ["--baseline", str(baseline)]
+    with monkeypatch.context() as patch:
+        patch.setattr(gpulint.cli.check, "get_streamed", lambda name: None)  # the report made whole, then written
+        whole = run_cli(*args, "--jobs", "1")
+    assert whole.exit_code == 1
+    text = whole.stdout
+    if output_format == "sarif":  # results only: the run notes are taken out, the baseline's findings left out
+        assert '"results": [' in text and "were read by their shape" not in text
+    else:  # what the stream must carry through to the end: a run note with its count, the baseline, stale entries
+        assert "and 2 more places" in text and "in the baseline" in text and "no longer occur" in text
+    assert run_cli(*args, "--jobs", "1") == whole
+    forked: list[int] = []
+    real = gpulint.lint.run._parallel_reports
+    monkeypatch.setattr(gpulint.lint.run, "_parallel_reports", lambda run, n: forked.append(n) or real(run, n))
+    assert run_cli(*args, "--jobs", "2") == whole
+    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)  # one parse at a time
+    assert run_cli(*args, "--jobs", "1") == whole
+    assert run_cli(*args, "--jobs", "2") == whole
+    monkeypatch.setattr(gpulint.lint.run, "REPORTS_A_MESSAGE", 1)  # the workers' reports one file a message
+    assert run_cli(*args, "--jobs", "3") == whole
+    assert forked == [2, 2, 3]
+
+
+def test_the_workers_are_dealt_files_in_file_order_by_bytes():
+    from gpulint.lint.sources import Source
+
+    sizes = [10, 10, 50, 10, 10, 10, 10]
+    sources = [Source(f"f{index}", content=b"x" * size) for index, size in enumerate(sizes)]
+    # each file to the worker with the fewest bytes so far: both move through the files side by side
+    assert gpulint.lint.run._shares(sources, 2) == [[0, 2], [1, 3, 4, 5, 6]]
+    assert gpulint.lint.run._shares(sources[:1], 3) == [[0]]
+
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {{name: p{index}, namespace: ml}}
+spec:
+  containers:
+  - name: main
+    image: registry.example.com/ml/trainer:1.0
+    resources:
+      requests: {{nvidia.com/gpu: 1}}
+"""
+
+
+def _held_while_written(root: Path, files: int, jobs: int) -> int:
+    """The most memory Python holds (tracemalloc) while `check`'s json report of ``files`` Pods, each with a
+    finding, is written."""
+    folder = root / f"{files}-{jobs}"
+    folder.mkdir(parents=True)
+    for index in range(files):
+        (folder / f"pod-{index:04d}.yaml").write_text(POD.format(index=index))
+    tracemalloc.start()
+    try:
+        result = run_check([str(folder)], Config(), "json", jobs=jobs)
+        held = 0
+        for _ in result.pieces():
+            held = max(held, tracemalloc.get_traced_memory()[0])
+    finally:
+        tracemalloc.stop()
+    assert result.failed
+    return held
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_writing_the_report_holds_a_few_files_findings_not_all(jobs, tmp_path, monkeypatch):
+    # Measured against the same run made to hold its whole report, growing from 100 to 400 files: streamed,
+    # what grows is the sources (read before the run) and the file list, ~0.5-0.8 KiB a file here; whole, the
+    # findings too, ~2.7 KiB a file (Python 3.11). The bound sits between the two with room on each side.
+    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)  # one parse at a time, as a large input is
+    _held_while_written(tmp_path / "warm", 60, jobs)  # the rules' modules imported, their tables built
+    streamed = _held_while_written(tmp_path, 400, jobs) - _held_while_written(tmp_path, 100, jobs)
+    monkeypatch.setattr(gpulint.cli.check, "get_streamed", lambda name: None)
+    whole = _held_while_written(tmp_path / "whole", 400, jobs) - _held_while_written(tmp_path / "whole", 100, jobs)
+    assert whole > 300 * 2048  # the findings held are what the bound is about
+    assert streamed < 0.6 * whole
+
+
+SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: gpu-node-{index}-gpu.nvidia.com}}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: gpu-node-{index}
+  pool: {{name: gpu-node-{index}, generation: 1, resourceSliceCount: 1}}
+  devices:
+  - name: gpu-0
+    attributes:
+      type: {{string: gpu}}
+      productName: {{string: NVIDIA A100-SXM4-80GB}}
+      architecture: {{string: Ampere}}
+      driverVersion: {{version: 550.54.15}}
+      cudaComputeCapability: {{version: 8.0.0}}
+    capacity:
+      memory: {{value: 80Gi}}
+  - name: gpu-1
+    attributes:
+      type: {{string: gpu}}
+      productName: {{string: NVIDIA A100-SXM4-80GB}}
+      architecture: {{string: Ampere}}
+      driverVersion: {{version: 550.54.15}}
+      cudaComputeCapability: {{version: 8.0.0}}
+    capacity:
+      memory: {{value: 80Gi}}
+"""
+
+
+def test_the_objects_a_streamed_run_keeps_share_their_repeated_strings():
+    """The objects other files read (every ResourceSlice here) are kept until the run ends; a fleet's slices
+    repeat their keys and attribute values, and each parse makes its own copies."""
+    from gpulint.lint.sources import Source
+
+    sources = [Source(f"slice-{index}.yaml", content=SLICE.format(index=index).encode()) for index in range(200)]
+    streamed = gpulint.lint.run._shared_streamed(sources, everything=False)
+    plain = [gpulint.lint.run.shared_objects(gpulint.lint.run.parse_source(source), False) for source in sources]
+    assert [[obj.data for obj in objects] for objects in streamed.shared] == [
+        [obj.data for obj in objects] for objects in plain
+    ]
+    assert sum(map(len, plain)) == 200
+
+    def held(compact: bool) -> int:
+        """What the objects taken from the 200 parses hold once the parses are dropped."""
+        tracemalloc.start()
+        try:
+            kept = []
+            for source in sources:
+                objects = gpulint.lint.run.shared_objects(gpulint.lint.run.parse_source(source), False)
+                kept.append([gpulint.lint.run._compact(obj) for obj in objects] if compact else objects)
+            return tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+
+    assert held(compact=True) < 0.8 * held(compact=False)  # 0.6x measured (Python 3.11)
+
+
+@pytest.mark.slow
+def test_a_worker_whose_reports_fall_short_is_an_error_not_a_wait(tmp_path, monkeypatch):
+    for index in range(60):
+        (tmp_path / f"pod-{index:02d}.yaml").write_text(POD.format(index=index))
+    real_send = gpulint.lint.run._send
+    dropped: list[object] = []
+
+    def send(conn, value):  # in the workers: the first batch of reports lost on the way
+        if isinstance(value, tuple) and value[1] is None and not dropped:
+            dropped.append(value)
+            return
+        real_send(conn, value)
+
+    monkeypatch.setattr(gpulint.lint.run, "_send", send)
+    with pytest.raises(RuntimeError, match=r"^a worker sent fewer reports than the 30 files it checked$"):
+        run_cli("check", str(tmp_path), "--format", "json", "--jobs", "2")
