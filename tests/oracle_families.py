@@ -361,19 +361,12 @@ CEL_EXPRESSION = st.recursive(
 CEL_CASE = st.builds(lambda expression, device: {"expression": expression, **device}, CEL_EXPRESSION, _DEVICE)
 
 
-def _cel_device(case: dict[str, Any]) -> dict[str, Any]:
+def cel_device(case: dict[str, Any]) -> dict[str, Any]:
     device = {"name": "d", "attributes": case["attributes"], "capacity": case["capacity"]}
     if "allowMultipleAllocations" in case:
         device["allowMultipleAllocations"] = case["allowMultipleAllocations"]
     (found,) = slice_devices({"driver": case["driver"], "devices": [device]})
     return found.cel_view
-
-
-def _operation_on_version_text(case: dict[str, Any], answer: dict[str, Any]) -> bool:
-    """docs/oracle.md: a version attribute is a tagged string to gpulint's CEL runtime, so an operation that
-    Kubernetes' Semver type has no overload for (a string function, `==` with a number) runs on its text."""
-    has_version = any("version" in value for value in case["attributes"].values())
-    return has_version and "no such overload" in answer.get("eval_error", "")
 
 
 def compare_cel(case: dict[str, Any], answer: dict[str, Any], engine: CelEngine, gates: FeatureGates) -> list[str]:
@@ -399,12 +392,8 @@ def compare_cel(case: dict[str, Any], answer: dict[str, Any], engine: CelEngine,
         cost = cel_cost.estimate(compiled.checked, cel_cost.dra_sizes, MAX_COST).cost[1]
         if cost != answer.get("cost"):
             out.append(f"cost {expression!r}: gpulint {cost}, Kubernetes {answer['cost']}")
-    result = engine.evaluate(compiled, _cel_device(case))
+    result = engine.evaluate(compiled, cel_device(case))
     theirs = answer.get("match")
-    if theirs is None and _operation_on_version_text(case, answer):
-        return out  # docs/oracle.md: a known gpulint bug, open (a version attribute is a tagged string to it)
-    if theirs is None and "no such overload: int(bool)" in answer.get("eval_error", ""):
-        return out  # docs/oracle.md: a known gpulint bug, open (its CEL runtime converts a bool to an int)
     if isinstance(result, str):
         if theirs is not None:
             out.append(f"evaluate {expression!r}: gpulint error {result!r}, Kubernetes {theirs}")

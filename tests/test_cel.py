@@ -625,3 +625,41 @@ def test_a_selector_on_an_address_that_does_not_parse_is_a_runtime_error():
         error
         == 'IP Address "10.0.0.300" parse error during conversion from string: ParseAddr("10.0.0.300"): IPv4 field has value >255'
     )
+
+
+def _version_device() -> dict:
+    from cel_versions import DEVICE
+    from oracle_families import cel_device
+
+    return cel_device(DEVICE)
+
+
+def _outcome(expression: str) -> bool | str:
+    from cel_versions import ERROR
+
+    compiled = ENGINE.compile(expression)
+    assert isinstance(compiled, Compiled), compiled
+    result = ENGINE.evaluate(compiled, _version_device())
+    return result if isinstance(result, bool) else ERROR
+
+
+def _version_cases():
+    from cel_versions import INT_CASES, VERSION_CASES
+
+    return VERSION_CASES + INT_CASES
+
+
+@pytest.mark.parametrize("expression, kubernetes", _version_cases())
+def test_version_attributes_behave_as_kubernetes_semver(expression, kubernetes):
+    """A version attribute is kubernetes.Semver, not a string (tests/cel_versions.py: Kubernetes' outcomes,
+    from the oracle); int() of a bool has no overload, as in cel-go."""
+    assert _outcome(expression) == kubernetes
+
+
+def test_an_operation_semver_lacks_is_worded_as_kubernetes_words_it():
+    assert _outcome('device.attributes["gpu.example.com"].v > "a"') == "error"
+    compiled = ENGINE.compile('device.attributes["gpu.example.com"].v.startsWith("1")')
+    assert isinstance(compiled, Compiled)
+    message = ENGINE.evaluate(compiled, _version_device())
+    assert isinstance(message, str) and message.startswith("no such overload"), message
+    assert "\ue000" not in message

@@ -14,6 +14,7 @@ expression as the API server compiles it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gpulint.kube.cel.wire import Field, decode, encode
@@ -128,14 +129,22 @@ def _ident_name(expr: bytes) -> str | None:
     return None
 
 
-def _rewrite(expr: bytes, build: _Builder) -> bytes:
+Visit = Callable[[bytes, list[Field], "_Builder"], bytes]
+
+
+def _rewrite(expr: bytes, build: _Builder, visit: Visit | None = None) -> bytes:
+    """The expression with its children rewritten first, then itself by ``visit`` (the format library's by
+    default): each node is visited once, and the nodes a visit builds are not visited again."""
     fields = decode(expr)
     out: list[Field] = []
     for number, wire, value in fields:
         if wire == 2 and isinstance(value, bytes) and number in _NESTED:
-            value = _rewrite_kind(number, value, build)
+            value = _rewrite_kind(number, value, build, visit)
         out.append((number, wire, value))
-    rebuilt = encode(out)
+    return (visit or _format_call)(encode(out), out, build)
+
+
+def _format_call(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
     call = next((v for n, w, v in out if n == _CALL and isinstance(v, bytes)), None)
     if call is None:
         return rebuilt
@@ -149,19 +158,19 @@ def _rewrite(expr: bytes, build: _Builder) -> bytes:
     return rebuilt
 
 
-def _rewrite_kind(kind: int, body: bytes, build: _Builder) -> bytes:
+def _rewrite_kind(kind: int, body: bytes, build: _Builder, visit: Visit | None) -> bytes:
     out: list[Field] = []
     for number, wire, value in decode(body):
         if wire == 2 and isinstance(value, bytes):
             if kind == _STRUCT and number == 2:
                 value = encode(
                     [
-                        (n, w, _rewrite(v, build) if n in _ENTRY_EXPRESSIONS and isinstance(v, bytes) else v)
+                        (n, w, _rewrite(v, build, visit) if n in _ENTRY_EXPRESSIONS and isinstance(v, bytes) else v)
                         for n, w, v in decode(value)
                     ]
                 )
             elif number in _NESTED[kind]:
-                value = _rewrite(value, build)
+                value = _rewrite(value, build, visit)
         out.append((number, wire, value))
     return encode(out)
 
@@ -192,5 +201,244 @@ def rewrite(serialized: bytes) -> bytes | None:
     if not build.changed:
         return None
     rewritten = _unwrapped(rewritten, build)
+    parsed = encode([(n, w, rewritten if n == 2 else v) for n, w, v in fields])
+    return encode([(n, w, parsed if n == 2 else v) for n, w, v in outer])
+
+
+# --------------------------------------------------------------------------- Kubernetes' opaque types
+
+# Quantities, versions and named formats travel through the evaluating program as tagged strings (the
+# binding has no opaque values); Kubernetes' are types of their own (apiserver pkg/cel: Quantity, Semver,
+# Format), with no overload of what strings have. The guard rewrite makes a tagged version fail where
+# Kubernetes' Semver has no overload, and compares as cel-go's Equal does.
+OPAQUE_TAG = "\ue000"  # every tagged value starts with it
+VERSION_TAG = "\ue000v:"
+NO_OVERLOAD = "@kubernetes.no_overload"  # (message) -> raises it
+EQUAL = "@kubernetes.equal"  # ([a, b]) -> cel-go's Equal(a, b) == true, raising its error
+NOT_EQUAL = "@kubernetes.not_equal"  # ([a, b]) -> cel-go's Equal(a, b) != true (evalNe: never an error)
+UNHASHABLE = "internal error: runtime error: hash of unhashable type cel.Semver"
+# what a version may be an operand of as it is (its own library, equality and membership handled below,
+# the logical operators, which fail on a string as on a Semver, indexing, which fails on both)
+VERSION_OPERAND = frozenset(
+    {
+        "_&&_",
+        "_||_",
+        "!_",
+        "_?_:_",
+        "@not_strictly_false",
+        "_[_]",
+        "_==_",
+        "_!=_",
+        "@in",
+        "type",
+        "dyn",
+        "compareTo",
+        "isGreaterThan",
+        "isLessThan",
+        "major",
+        "minor",
+        "patch",
+        "includes",
+        "of",
+        "ofNonZeroValue",
+        "none",
+        "hasValue",
+        "value",
+        "orValue",
+        "or",
+    }
+)
+NAMESPACES = frozenset({"optional", "strings", "math", "format", "sets", "lists", "base64", "cel"})
+# cel-go folds a type conversion of a constant when it plans the program (interpreter decOptimize)
+CONVERSIONS = frozenset({"int", "uint", "double", "string", "bytes", "bool", "dyn", "type", "duration", "timestamp"})
+_PRIMITIVE_CONSTANTS = (2, 3, 4, 5, 6)  # cel.expr.Constant bool, int64, uint64, double, string
+_PRIMITIVE_CONVERSIONS = frozenset({"int", "uint", "double", "string", "bool"})
+
+
+def _kind(expr: bytes) -> tuple[int, bytes]:
+    """The node's kind (a cel.expr.Expr field number) and its body."""
+    for number, wire, value in decode(expr):
+        if number != _ID and wire == 2 and isinstance(value, bytes):
+            return number, value
+    return 0, b""
+
+
+def _constant(expr: bytes, primitive: bool = False) -> bool:
+    """Whether cel-go plans the node as a constant (a literal, a list or map literal of constants, a type
+    conversion of a constant); ``primitive``: a constant bool, int, uint, double or string."""
+    kind, body = _kind(expr)
+    if kind == _CONST:
+        return not primitive or any(n in _PRIMITIVE_CONSTANTS for n, _, _ in decode(body))
+    if kind == _CALL:
+        target, function, args = _call_parts(body)
+        if target is not None or len(args) != 1 or function not in CONVERSIONS:
+            return False
+        if primitive and function not in _PRIMITIVE_CONVERSIONS:
+            return function == "dyn" and _constant(args[0], primitive=True)
+        return _constant(args[0])
+    if primitive:
+        return False
+    if kind == _LIST:
+        return all(_constant(v) for n, _, v in decode(body) if n == 1 and isinstance(v, bytes))
+    if kind == _STRUCT:
+        fields = decode(body)
+        if any(n == 1 for n, _, _ in fields):  # a message, not a map
+            return False
+        entries = [decode(v) for n, _, v in fields if n == 2 and isinstance(v, bytes)]
+        return all(
+            _constant(v) for entry in entries for n, _, v in entry if n in _ENTRY_EXPRESSIONS and isinstance(v, bytes)
+        )
+    return False
+
+
+def _hashed_set(expr: bytes) -> bool:
+    """A non-empty list of primitive constants: cel-go's ``in`` looks the value up in a Go map of them
+    (maybeOptimizeSetMembership), where a Semver cannot be hashed."""
+    kind, body = _kind(expr)
+    elements = [v for n, _, v in decode(body) if n == 1 and isinstance(v, bytes)] if kind == _LIST else []
+    return bool(elements) and all(_constant(element, primitive=True) for element in elements)
+
+
+def _map_literal(expr: bytes) -> bool:
+    kind, body = _kind(expr)
+    return kind == _STRUCT and not any(n == 1 for n, _, _ in decode(body))
+
+
+@dataclass
+class _Guards(_Builder):
+    versions: bool = True  # values may be versions (a device, or an expression that calls semver())
+
+    def name(self) -> str:
+        return f"@g{self.next_id}"
+
+    def let(self, name: str, value: bytes, result: bytes) -> bytes:
+        """``result`` with ``name`` bound to ``value``: cel.bind's comprehension, except for its iteration
+        variable, which makes cel-cpp evaluate the value at once (the lazy binding it plans for cel.bind's
+        own may read a value left stale by an exists() that stopped early)."""
+        body = _message(
+            (1, "@let"), (2, self.items()), (3, name), (4, value), (5, self.false()), (6, self.ident(name)), (7, result)
+        )
+        return self.node(_COMPREHENSION, body)
+
+    def tagged(self, name: str, tag: str) -> bytes:
+        """type(name) == string && name.startsWith(tag)"""
+        is_string = self.is_type(name, "string")
+        return self.call("_&&_", is_string, self.call("startsWith", self.string(tag), target=self.ident(name)))
+
+    def is_type(self, name: str, kind: str) -> bytes:
+        return self.call("_==_", self.call("type", self.ident(name)), self.ident(kind))
+
+    def fails(self, message: str) -> bytes:
+        return self.call(NO_OVERLOAD, self.string(message))
+
+    def checked(self, operand: bytes, checks: list[tuple[str, str]]) -> bytes:
+        """The operand, bound once, or the error of the first check it fails: each check a (what, error),
+        ``what`` a tag (a tagged value) or "bool" (a bool)."""
+        name = self.name()
+        result = self.ident(name)
+        for what, message in reversed(checks):
+            condition = self.is_type(name, "bool") if what == "bool" else self.tagged(name, what)
+            result = self.call("_?_:_", condition, self.fails(message), result)
+        self.changed = True
+        return self.let(name, operand, result)
+
+    def equality(self, function: str, left: bytes, right: bytes) -> bytes:
+        """a == b (or a != b) as cel-go's Equal: by EQUAL (NOT_EQUAL) when a is a list, a map or a tagged value
+        (which may fail, or compare element by element), natively otherwise. Each operand is bound once."""
+        a = self.name()
+        b = a + "b"
+        slow = self.call(
+            "_||_", self.call("_||_", self.is_type(a, "list"), self.is_type(a, "map")), self.tagged(a, OPAQUE_TAG)
+        )
+        helper = EQUAL if function == "_==_" else NOT_EQUAL
+        exact = self.call(helper, self.items(self.ident(a), self.ident(b)))
+        native = self.call(function, self.ident(a), self.ident(b))
+        self.changed = True
+        return self.let(a, left, self.let(b, right, self.call("_?_:_", slow, exact, native)))
+
+
+def _operand_checks(function: str, build: _Guards) -> list[tuple[str, str]]:
+    checks = []
+    if build.versions:
+        shown = function if function.startswith("_") else f"{function}(kubernetes.Semver)"
+        checks.append((VERSION_TAG, f"no such overload: {shown}"))
+    if function == "int":  # cel-cpp converts a bool to an int; cel-go has no such overload
+        checks.append(("bool", "no such overload: int(bool)"))
+    return checks
+
+
+def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
+    target, function, args = _call_parts(call)
+    if function in ("_==_", "_!=_") and target is None and len(args) == 2:
+        if not build.versions or _constant(args[0]):
+            return rebuilt
+        return build.equality(function, args[0], args[1])
+    if function == "@in" and target is None and len(args) == 2:
+        if build.versions and not _constant(args[0]) and (_hashed_set(args[1]) or _map_literal(args[1])):
+            return build.call("@in", build.checked(args[0], [(VERSION_TAG, UNHASHABLE)]), args[1])
+        return rebuilt
+    if function in VERSION_OPERAND:
+        return rebuilt
+    checks = _operand_checks(function, build)
+    if not checks:
+        return rebuilt
+
+    def guarded(operand: bytes) -> bytes:
+        if _constant(operand) or (_kind(operand)[0] == _IDENT and _ident_name(operand) in NAMESPACES):
+            return operand
+        return build.checked(operand, checks)
+
+    return build.call(function, *(guarded(arg) for arg in args), target=None if target is None else guarded(target))
+
+
+def _guard_map_keys(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
+    """A map literal hashes its keys (cel-go evalMap): a version key fails."""
+    fields = decode(body)
+    if any(n == 1 for n, _, _ in fields):  # a message
+        return rebuilt
+    out: list[Field] = []
+    for number, wire, value in fields:
+        if number == 2 and isinstance(value, bytes):
+            value = encode(
+                [
+                    (
+                        n,
+                        w,
+                        build.checked(v, [(VERSION_TAG, UNHASHABLE)])
+                        if n == 3 and isinstance(v, bytes) and not _constant(v)
+                        else v,
+                    )
+                    for n, w, v in decode(value)
+                ]
+            )
+        out.append((number, wire, value))
+    return build.node(_STRUCT, encode(out))
+
+
+def _guard(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
+    assert isinstance(build, _Guards)
+    for number, _, value in out:
+        if number == _CALL and isinstance(value, bytes):
+            return _guard_call(rebuilt, value, build)
+        if number == _STRUCT and isinstance(value, bytes) and build.versions:
+            return _guard_map_keys(rebuilt, value, build)
+    return rebuilt
+
+
+def guard(serialized: bytes, versions: bool) -> bytes | None:
+    """The serialized parsed expression with operations Kubernetes' opaque types lack guarded: on a version
+    (``versions``: values may be versions) every function but its own and the few that treat it as they
+    treat a string fails with cel-go's "no such overload"; ``==``/``!=`` follow cel-go's Equal; ``in`` a
+    hashed set and map literal keys fail on it; and ``int()`` of a bool fails. None: nothing to guard."""
+    outer = decode(serialized)
+    parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
+    fields = decode(parsed) if parsed is not None else []
+    root = next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
+    if parsed is None or root is None:
+        return None
+    build = _Guards(_max_id(root), versions=versions)
+    rewritten = _rewrite(root, build, _guard)
+    if not build.changed:
+        return None
     parsed = encode([(n, w, rewritten if n == 2 else v) for n, w, v in fields])
     return encode([(n, w, parsed if n == 2 else v) for n, w, v in outer])
