@@ -122,6 +122,10 @@ VERSION_CASES: list[tuple[str, bool | str]] = [
     # the guards bind each operand once; a comprehension that stopped early leaves no stale value behind
     (f'["a", "b"].exists(k, k == "a") && {_A}.nope == "x"', ERROR),
     (f'["a", "b"].exists(k, k == "a") && {_V}.startsWith("1")', ERROR),
+    # ... and neither does a cel.bind after it (cel-cpp's lazy binding read a stale value: false)
+    (f'["a", "b"].exists(k, k == "a") && cel.bind(x, {_A}.nope, x == "x")', ERROR),
+    (f"cel.bind(x, {_A}.nope, true)", True),
+    (f"cel.bind(x, {_A}.i, cel.bind(y, x + 1, y * 2)) == 8", True),
     # a string attribute that looks like a version is a string
     (f'{_A}.s == "1.2.3" && {_A}.s.startsWith("1.") && size({_A}.s) == 5 && {_A}.s > "1"', True),
     (f'{_A}.s in ["1.2.3"] && {{{_A}.s: 1}}.size() == 1', True),

@@ -663,3 +663,17 @@ def test_an_operation_semver_lacks_is_worded_as_kubernetes_words_it():
     message = ENGINE.evaluate(compiled, _version_device())
     assert isinstance(message, str) and message.startswith("no such overload"), message
     assert "\ue000" not in message
+
+
+def test_a_binding_after_a_comprehension_that_stopped_early_reads_its_own_value():
+    """cel-cpp's lazy cel.bind read a value left stale by an exists() that stopped at its first element:
+    false where Kubernetes says "no such key" (policies as selectors)."""
+    engine = CelEngine(variables=("object",))
+    compiled = engine.compile('["a", "b"].exists(k, k == "a") && cel.bind(x, object.missing, x == 1)')
+    assert isinstance(compiled, Compiled)
+    value, error = engine.run(compiled, {"object": {"present": 1}})
+    assert value is None and "missing" in error
+    clean = engine.compile('["a", "b"].exists(k, k == "a") && cel.bind(x, object.present, x == 1)')
+    assert isinstance(clean, Compiled) and engine.run(clean, {"object": {"present": 1}}) == (True, "")
+    unused = engine.compile("cel.bind(x, object.missing, true)")  # never read: no error, as in cel-go
+    assert isinstance(unused, Compiled) and engine.run(unused, {"object": {}}) == (True, "")

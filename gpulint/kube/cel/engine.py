@@ -812,15 +812,15 @@ _INT_CALL = re.compile(r"(?<![\w.])int\s*\(")
 def _program(env: Any, expression: str, devices: bool) -> Any:
     """The program this engine runs: the checked expression, unless the parsed one has to be rewritten
     (gpulint.kube.cel.rewrite): operations Kubernetes' opaque types lack guarded, where values may be
-    versions (a device's attributes, or semver() results) or an int() may convert a bool; the format
-    library's optional results built from cel-cpp's optionals."""
+    versions (a device's attributes, or semver() results) or an int() may convert a bool; cel.bind bound
+    at once; the format library's optional results built from cel-cpp's optionals."""
     code = _strip_strings(expression)
     formats = _FORMAT_CALL.search(code) is not None
     # a function this engine lacks fails the check; the format library's helpers are the rewrite's own
     checked = None if formats else env.compile(expression)
     parsed = env.compile(expression, disable_check=True).serialize() if formats else None
     versions = devices or "semver" in code
-    if versions or _INT_CALL.search(code):
+    if versions or _INT_CALL.search(code) or "bind" in code:
         guarded = rewrite.guard(env.compile(expression, disable_check=True).serialize(), versions)
         if guarded is not None:
             try:

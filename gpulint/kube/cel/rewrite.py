@@ -22,6 +22,8 @@ from gpulint.kube.cel.wire import Field, decode, encode
 VALIDATE = "@kubernetes.format.validate"  # not a CEL identifier: no expression can name them
 NAMED = "@kubernetes.format.named"
 OPTIONAL_TAG = "\ue000o:"
+BIND_VARIABLE = "#unused"  # cel.bind's iteration variable (cel-cpp plans that comprehension as a lazy binding)
+LET_VARIABLE = "@let"  # the same comprehension under another name: the value bound at once
 
 # cel.expr.Expr fields, and the fields of its kinds that hold expressions
 _ID, _CONST, _IDENT, _SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION = 2, 3, 4, 5, 6, 7, 8, 9
@@ -74,7 +76,7 @@ class _Builder:
     def bind(self, name: str, value: bytes, result: bytes) -> bytes:
         """cel.bind(name, value, result), as the macro expands it."""
         body = _message(
-            (1, "#unused"),
+            (1, BIND_VARIABLE),
             (2, self.items()),
             (3, name),
             (4, value),
@@ -316,7 +318,13 @@ class _Guards(_Builder):
         variable, which makes cel-cpp evaluate the value at once (the lazy binding it plans for cel.bind's
         own may read a value left stale by an exists() that stopped early)."""
         body = _message(
-            (1, "@let"), (2, self.items()), (3, name), (4, value), (5, self.false()), (6, self.ident(name)), (7, result)
+            (1, LET_VARIABLE),
+            (2, self.items()),
+            (3, name),
+            (4, value),
+            (5, self.false()),
+            (6, self.ident(name)),
+            (7, result),
         )
         return self.node(_COMPREHENSION, body)
 
@@ -415,6 +423,18 @@ def _guard_map_keys(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
     return build.node(_STRUCT, encode(out))
 
 
+def _eager_bind(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
+    """cel.bind as the ``let`` of the guards: cel-cpp's lazy binding may read a value left stale by an
+    exists() that stopped early (``["a", "b"].exists(k, k == "a") && cel.bind(x, m.missing, x == 1)`` is
+    false, not "no such key"); bound at once, a value the result does not read still fails nothing."""
+    fields = decode(body)
+    if (1, 2, BIND_VARIABLE.encode()) not in fields:
+        return rebuilt
+    build.changed = True
+    renamed = encode([(1, 2, LET_VARIABLE.encode()) if n == 1 else (n, w, v) for n, w, v in fields])
+    return build.node(_COMPREHENSION, renamed)
+
+
 def _guard(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
     assert isinstance(build, _Guards)
     for number, _, value in out:
@@ -422,6 +442,8 @@ def _guard(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
             return _guard_call(rebuilt, value, build)
         if number == _STRUCT and isinstance(value, bytes) and build.versions:
             return _guard_map_keys(rebuilt, value, build)
+        if number == _COMPREHENSION and isinstance(value, bytes):
+            return _eager_bind(rebuilt, value, build)
     return rebuilt
 
 
