@@ -8,12 +8,15 @@ false on the right (String.Equal); ``!=`` never errs (cel-go's evalNe: not equal
 of constants or a map literal hashes it and fails ("hash of unhashable type cel.Semver"). Lists and maps
 compare element by element, an error counting as equal (cel-go baseList.Equal, baseMap.Equal).
 
-ERROR: an evaluation error (no device matches). The device is ``DEVICE`` below.
+ERROR: an evaluation error (no device matches); COMPILE: the selector does not compile (cel-go evaluates a
+type conversion of a constant when it plans the program: "program instantiation failed"). The device is
+``DEVICE`` below.
 """
 
 from __future__ import annotations
 
 ERROR = "error"
+COMPILE = "compile error"
 DRIVER = "gpu.example.com"
 ATTRIBUTES = {
     "v": {"version": "1.2.3"},
@@ -131,9 +134,15 @@ VERSION_CASES: list[tuple[str, bool | str]] = [
     (f'{_A}.s in ["1.2.3"] && {{{_A}.s: 1}}.size() == 1', True),
 ]
 
-# int() of a bool: cel-go has no such overload (cel-cpp has one)
+# int() of a bool: cel-go has no such overload (cel-cpp has one); a conversion of a constant fails at compile
 INT_CASES: list[tuple[str, bool | str]] = [
     (f"int({_A}.t) == 1", ERROR),
+    ("int(dyn(true)) == 1", COMPILE),
+    (f'{_A}.i == 3 || int(dyn("x")) == 5', COMPILE),
+    ("uint(-1) == 1u", COMPILE),
+    ('bool("maybe")', COMPILE),
+    ('bool("true") && int(dyn(1.5)) == 1 && string(dyn(1)) == "1"', True),
+    (f"[1].all(x, int(x) == 1) && int({_A}.i) == 3", True),
     (f"int({_A}.i) == 3", True),
     (f'int({_A}.s.size()) == 5 && int("5") == 5', True),
     (f"uint({_A}.t) == 1u", ERROR),

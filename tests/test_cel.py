@@ -635,10 +635,12 @@ def _version_device() -> dict:
 
 
 def _outcome(expression: str) -> bool | str:
-    from cel_versions import ERROR
+    from cel_versions import COMPILE, ERROR
 
     compiled = ENGINE.compile(expression)
-    assert isinstance(compiled, Compiled), compiled
+    if isinstance(compiled, CelProblem):
+        assert compiled.evaluable, compiled
+        return COMPILE
     result = ENGINE.evaluate(compiled, _version_device())
     return result if isinstance(result, bool) else ERROR
 
@@ -652,7 +654,8 @@ def _version_cases():
 @pytest.mark.parametrize("expression, kubernetes", _version_cases())
 def test_version_attributes_behave_as_kubernetes_semver(expression, kubernetes):
     """A version attribute is kubernetes.Semver, not a string (tests/cel_versions.py: Kubernetes' outcomes,
-    from the oracle); int() of a bool has no overload, as in cel-go."""
+    from the oracle); int() of a bool has no overload, as in cel-go; a conversion of a constant that fails
+    is a compile error."""
     assert _outcome(expression) == kubernetes
 
 
@@ -677,3 +680,10 @@ def test_a_binding_after_a_comprehension_that_stopped_early_reads_its_own_value(
     assert isinstance(clean, Compiled) and engine.run(clean, {"object": {"present": 1}}) == (True, "")
     unused = engine.compile("cel.bind(x, object.missing, true)")  # never read: no error, as in cel-go
     assert isinstance(unused, Compiled) and engine.run(unused, {"object": {}}) == (True, "")
+
+
+def test_a_failing_conversion_of_a_constant_is_a_compile_error_at_the_call():
+    problem = ENGINE.compile('device.driver == "x" || int(dyn(true)) == 1')
+    assert isinstance(problem, CelProblem) and problem.evaluable
+    assert problem.message == "program instantiation failed: no such overload: int(bool)"
+    assert 'device.driver == "x" || int(dyn(true)) == 1'[problem.offset :].startswith("(dyn(true))")

@@ -608,6 +608,9 @@ class CelEngine:
                 problem.offset,
                 evaluable=False,
             )
+        folded = _constant_conversion_problem(env, runs, expression)
+        if folded is not None:
+            return folded
         domains = tuple(sorted({_literal(m.group(1)) for m in _DOMAIN_LITERAL.finditer(expression)}))
         if not self.guarded:
             return Compiled(expression, program, domains)
@@ -807,6 +810,23 @@ _FORMAT_CALL = re.compile(r"\.\s*(?:validate|named)\s*\(")
 
 
 _INT_CALL = re.compile(r"(?<![\w.])int\s*\(")
+_CONVERSION_CALL = re.compile(r"(?<![\w.])(?:" + "|".join(sorted(rewrite.CONVERSIONS)) + r")\s*\(")
+
+
+def _constant_conversion_problem(env: Any, runs: str, expression: str) -> CelProblem | None:
+    """cel-go evaluates a type conversion of a constant when it plans the program (``int(dyn(true))``,
+    ``timestamp("x")``): its error is a compile error there, "program instantiation failed"."""
+    if not _CONVERSION_CALL.search(_strip_strings(runs)):
+        return None
+    for offset, serialized in rewrite.constant_conversions(env.compile(runs, disable_check=True).serialize()):
+        try:
+            value = env.deserialize(rewrite.guard(serialized, True) or serialized).eval(data={})
+            error = str(value.value()) if value.type().name() == "ERROR" else ""
+        except Exception as exc:  # the binding raises some runtime errors
+            error = str(exc)
+        if error:
+            return CelProblem(f"program instantiation failed: {readable(error)}", offset if runs == expression else 0)
+    return None
 
 
 def _program(env: Any, expression: str, devices: bool) -> Any:

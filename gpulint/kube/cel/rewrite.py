@@ -392,7 +392,10 @@ def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
         return rebuilt
 
     def guarded(operand: bytes) -> bytes:
-        if _constant(operand) or (_kind(operand)[0] == _IDENT and _ident_name(operand) in NAMESPACES):
+        # a constant is no version; int(dyn(true)) is a bool all the same
+        if (_constant(operand) and function != "int") or (
+            _kind(operand)[0] == _IDENT and _ident_name(operand) in NAMESPACES
+        ):
             return operand
         return build.checked(operand, checks)
 
@@ -464,3 +467,49 @@ def guard(serialized: bytes, versions: bool) -> bytes | None:
         return None
     parsed = encode([(n, w, rewritten if n == 2 else v) for n, w, v in fields])
     return encode([(n, w, parsed if n == 2 else v) for n, w, v in outer])
+
+
+def _wrapped(outer: list[Field], fields: list[Field], root: bytes) -> bytes:
+    """The serialized parsed expression (an Any around a ParsedExpr) with ``root`` as its expression."""
+    parsed = encode([(n, w, root if n == 2 else v) for n, w, v in fields])
+    return encode([(n, w, parsed if n == 2 else v) for n, w, v in outer])
+
+
+def _node_id(expr: bytes) -> int:
+    return next((v for n, w, v in decode(expr) if n == _ID and isinstance(v, int)), 0)
+
+
+def _positions(fields: list[Field]) -> dict[int, int]:
+    """The parser's source offset of each node (cel.expr.SourceInfo positions)."""
+    info = next((v for n, w, v in fields if n == 3 and isinstance(v, bytes)), b"")
+    out: dict[int, int] = {}
+    for number, _, entry in decode(info):
+        if number == 4 and isinstance(entry, bytes):
+            pair = {n: v for n, _, v in decode(entry)}
+            key, value = pair.get(1, 0), pair.get(2, 0)
+            if isinstance(key, int) and isinstance(value, int):
+                out[key] = value
+    return out
+
+
+def constant_conversions(serialized: bytes) -> list[tuple[int, bytes]]:
+    """The type conversions of constants cel-go evaluates when it plans the program (interpreter
+    decOptimize: maybeOptimizeConstUnary, so that an error there is a compile error, "program instantiation
+    failed"), innermost first: each its source offset and a serialized parsed expression of it alone."""
+    outer = decode(serialized)
+    parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
+    fields = decode(parsed) if parsed is not None else []
+    root = next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
+    if root is None:
+        return []
+    found: list[bytes] = []
+
+    def visit(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
+        kind, body = _kind(rebuilt)
+        if kind == _CALL and _constant(rebuilt) and _call_parts(body)[1] in CONVERSIONS:
+            found.append(rebuilt)
+        return rebuilt
+
+    _rewrite(root, _Builder(_max_id(root)), visit)
+    positions = _positions(fields)
+    return [(positions.get(_node_id(node), 0), _wrapped(outer, fields, node)) for node in found]
