@@ -109,6 +109,11 @@ VERSION_CASES: list[tuple[str, bool | str]] = [
     (f"{_V} in {_A}.vs", True),
     (f"{_V} in {_A}.ss", False),
     (f"{_V} in {_A}", False),
+    # fields: none, optionally; has() is false; selecting one fails
+    (f"has({_V}.x)", False),
+    (f"{_V}.?x.orValue(1) == 1", True),
+    (f"{_V}.x == 1", ERROR),
+    (f'has({_A}.v) && {_A}.?v.hasValue() && has(device.attributes["other.example.com"].v) == false', True),
     # map keys
     (f"{{{_V}: true}}.size() == 1", ERROR),
     (f'{{"1.2.3": true}}[{_V}]', ERROR),

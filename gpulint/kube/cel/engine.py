@@ -13,7 +13,11 @@ libraries are provided here on top of it:
   ``patch``, ``compareTo``, ``isGreaterThan``, ``isLessThan``.
 
 Quantities and versions travel through CEL as tagged strings (the binding has no
-opaque values); their canonical form makes ``==`` mean what it means in Kubernetes.
+opaque values); their canonical form makes ``==`` mean what it means in Kubernetes, and
+the program is rewritten (gpulint.kube.cel.rewrite.guard) so that a version fails
+wherever Kubernetes' Semver type has no overload (orderings, string functions, ``size``,
+``+``, ``==`` with another type, hashed ``in``, map keys), ``int()`` of a bool fails, and
+cel.bind binds at once, as in cel-go.
 The base environment's other libraries (IP, CIDR, lists, regex, format, the strings
 extension at Kubernetes' version) come from gpulint.kube.cel.library, per Kubernetes
 version. Library functions Kubernetes has and this engine cannot run (sets, the list

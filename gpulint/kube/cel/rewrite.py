@@ -1,4 +1,9 @@
-"""The format library's optional results, built from cel-cpp's own optionals.
+"""The program the engine runs, rewritten where cel-cpp's runtime differs from cel-go's as Kubernetes
+configures it: the format library's optional results (``rewrite``), and Kubernetes' opaque types, cel.bind
+and int(bool) (``guard``, below); and the conversions of constants cel-go evaluates when it plans a program
+(``constant_conversions``).
+
+The format library's optional results, built from cel-cpp's own optionals.
 
 The binding cannot return an optional from a Python function, so the parsed expression (a
 ``cel.expr.ParsedExpr`` in an ``Any``, as the binding serializes it) is rewritten before it is
@@ -385,6 +390,13 @@ def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
         if build.versions and not _constant(args[0]) and (_hashed_set(args[1]) or _map_literal(args[1])):
             return build.call("@in", build.checked(args[0], [(VERSION_TAG, UNHASHABLE)]), args[1])
         return rebuilt
+    if function == "_?._" and target is None and len(args) == 2 and build.versions and not _constant(args[0]):
+        # a field of a Semver, optionally: none (cel-go's optional field selection on a value without fields)
+        name = build.name()
+        selected = build.call("_?._", build.ident(name), args[1])
+        none = build.call("none", target=build.ident("optional"))
+        build.changed = True
+        return build.let(name, args[0], build.call("_?_:_", build.tagged(name, VERSION_TAG), none, selected))
     if function in VERSION_OPERAND:
         return rebuilt
     checks = _operand_checks(function, build)
@@ -438,9 +450,24 @@ def _eager_bind(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
     return build.node(_COMPREHENSION, renamed)
 
 
+def _guard_presence(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
+    """has(v.f) of a Semver is false (cel-go tests presence on a value without fields so); v.f itself fails
+    in both runtimes."""
+    fields = decode(body)
+    operand = next((v for n, _, v in fields if n == 1 and isinstance(v, bytes)), None)
+    if (3, 0, 1) not in fields or operand is None or _constant(operand):
+        return rebuilt
+    name = build.name()
+    present = build.node(_SELECT, encode([(1, 2, build.ident(name)) if n == 1 else (n, w, v) for n, w, v in fields]))
+    build.changed = True
+    return build.let(name, operand, build.call("_?_:_", build.tagged(name, VERSION_TAG), build.false(), present))
+
+
 def _guard(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
     assert isinstance(build, _Guards)
     for number, _, value in out:
+        if number == _SELECT and isinstance(value, bytes) and build.versions:
+            return _guard_presence(rebuilt, value, build)
         if number == _CALL and isinstance(value, bytes):
             return _guard_call(rebuilt, value, build)
         if number == _STRUCT and isinstance(value, bytes) and build.versions:
