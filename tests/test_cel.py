@@ -687,3 +687,12 @@ def test_a_failing_conversion_of_a_constant_is_a_compile_error_at_the_call():
     assert isinstance(problem, CelProblem) and problem.evaluable
     assert problem.message == "program instantiation failed: no such overload: int(bool)"
     assert 'device.driver == "x" || int(dyn(true)) == 1'[problem.offset :].startswith("(dyn(true))")
+
+
+def test_an_expression_too_deep_for_the_guarded_program_runs_as_written():
+    """The guards nest each operand deeper; past the depth protobuf parses, the program runs unguarded
+    (30 chained + evaluate, as Kubernetes does, instead of "cannot evaluate offline")."""
+    chained = " + ".join(["a"] * 30)
+    compiled = ENGINE.compile(f'cel.bind(a, device.attributes["gpu.nvidia.com"].type, {chained} != "")')
+    assert isinstance(compiled, Compiled), compiled
+    assert ENGINE.evaluate(compiled, DEVICE) is True
