@@ -635,12 +635,12 @@ def _version_device() -> dict:
 
 
 def _outcome(expression: str) -> bool | str:
-    from cel_versions import COMPILE, ERROR
+    from cel_versions import COMPILE, ERROR, TOO_COMPLEX
 
     compiled = ENGINE.compile(expression)
     if isinstance(compiled, CelProblem):
         assert compiled.evaluable, compiled
-        return COMPILE
+        return TOO_COMPLEX if compiled.message.startswith("too complex") else COMPILE
     result = ENGINE.evaluate(compiled, _version_device())
     return result if isinstance(result, bool) else ERROR
 
