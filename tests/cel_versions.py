@@ -105,6 +105,8 @@ VERSION_CASES: list[tuple[str, bool | str]] = [
     (f'{_V} in {{"1.2.3": 1}}', ERROR),
     (f"{_V} in {{{_A}.s: 1}}", ERROR),
     (f"{_V} in []", False),
+    (f"{_A}.nope in []", False),  # planned as false: the missing key is never read
+    (f"{_A}.nope in dyn([])", ERROR),
     (f"{_V} in [null]", False),
     (f'{_V} in [semver("1.0.0"), semver("1.2.3")]', True),
     (f'"1.2.3" in [{_V}]', False),
@@ -112,10 +114,13 @@ VERSION_CASES: list[tuple[str, bool | str]] = [
     (f"{_V} in {_A}.vs", True),
     (f"{_V} in {_A}.ss", False),
     (f"{_V} in {_A}", False),
+    (f'{_A}.ss in {{"a": 1}} || {_A}.vs in {{{_A}.s: 1}}', False),  # a list in a map literal: not found
     # fields: none, optionally; has() is false; selecting one fails
     (f"has({_V}.x)", False),
     (f"{_V}.?x.orValue(1) == 1", True),
     (f"{_V}.x == 1", ERROR),
+    (f"has({_A}.s.x) || has({_A}.i.x) || has({_A}.t.x) || {_A}.s.?x.hasValue()", False),  # any scalar
+    (f"has({_A}.ss.x)", ERROR),
     (f'has({_A}.v) && {_A}.?v.hasValue() && has(device.attributes["other.example.com"].v) == false', True),
     # map keys
     (f"{{{_V}: true}}.size() == 1", ERROR),

@@ -270,11 +270,16 @@ _DOMAINS = [DRIVER, "other.example.com", "dra.k8s.io"]
 _ATTRIBUTE_NAMES = ["model", "index", "healthy", "version", "uuid"]
 _CAPACITY_NAMES = ["memory", "cores"]
 _INT_EDGES = [0, 1, -1, 3, 2**31, 2**63 - 1, -(2**63)]
+_VERSIONS = ["1.0.0", "1.2.3", "2.0.0-rc.1", "0.0.1+build.5", "10.20.30"]
 _attribute_value = st.one_of(
     st.fixed_dictionaries({"string": st.sampled_from(["a100", "A100", "", "ü-100", "x" * 64])}),
     st.fixed_dictionaries({"int": st.one_of(st.sampled_from(_INT_EDGES), st.integers(-(2**63), 2**63 - 1))}),
     st.fixed_dictionaries({"bool": st.booleans()}),
-    st.fixed_dictionaries({"version": st.sampled_from(["1.0.0", "1.2.3", "2.0.0-rc.1", "0.0.1+build.5", "10.20.30"])}),
+    st.fixed_dictionaries({"version": st.sampled_from(_VERSIONS)}),
+    # list attributes (DRAListTypeAttributes): each a CEL list of the scalars
+    st.fixed_dictionaries({"versions": st.lists(st.sampled_from(_VERSIONS), min_size=1, max_size=3)}),
+    st.fixed_dictionaries({"strings": st.lists(st.sampled_from(["a100", "1.2.3", ""]), min_size=1, max_size=3)}),
+    st.fixed_dictionaries({"ints": st.lists(st.sampled_from(_INT_EDGES), min_size=1, max_size=3)}),
 )
 
 
@@ -322,6 +327,18 @@ _ATOM = st.one_of(
         st.sampled_from(["isGreaterThan", "isLessThan"]),
     ),
     st.builds(lambda a, v: f'{a}.isGreaterThan(semver("{v}"))', _attr, st.sampled_from(["1.2.3", "0.0.0", "bad"])),
+    # what a version (kubernetes.Semver) has and lacks: equality, membership, map keys, size, +, fields
+    st.builds(lambda a, op: f'{a} {op} semver("1.2.3")', _attr, st.sampled_from(["==", "!="])),
+    # (not `in` a list of constants or a map literal, nor map keys: a version there fails the whole evaluation
+    # in Kubernetes, whatever || and && around it say; docs/oracle.md, tests/cel_versions.py)
+    st.builds(lambda a, items: f"{a} in {items}", _attr, st.sampled_from(['[semver("1.2.3")]', "[]"])),
+    st.builds(
+        lambda a, shape: shape.format(a=a),
+        _attr,
+        st.sampled_from(["size({a}) > 0", '{a} + "x" != ""', "has({a}.x)", '[{a}] == ["1.2.3"]']),
+    ),
+    st.builds(lambda a, v: f"{a}.includes({v})", _attr, st.sampled_from(['semver("1.2.3")', '"a100"', "3"])),
+    st.builds(lambda a: f'{a}.exists(x, x == "1.2.3")', _attr),
     st.builds(lambda a, f: f'{a}.{f}("a")', _attr, st.sampled_from(["startsWith", "endsWith", "contains", "matches"])),
     st.builds(lambda d: f'size(device.attributes["{d}"]) > 1', _dom),
     st.builds(lambda d: f'device.attributes["{d}"].exists(k, k.startsWith("m"))', _dom),

@@ -508,6 +508,14 @@ class CelEngine:
                     f"({gates.why_off('DRAListTypeAttributes')})",
                     found.start(1),
                 )
+            ranged = self._attribute_range(expression)
+            if ranged is not None:
+                # the attribute type is google.protobuf.Any without the gate: no comprehension ranges over it
+                return CelProblem(
+                    "compilation failed: expression of type 'any' cannot be range of a comprehension (must be "
+                    f"list, map, or dynamic) ({gates.why_off('DRAListTypeAttributes')})",
+                    ranged,
+                )
             if self._explicit_dyn(expression):
                 # the attribute type is google.protobuf.Any without the gate (dyn with it): a dyn() result is
                 # neither bool nor the attribute type
@@ -515,6 +523,19 @@ class CelEngine:
                     f"must evaluate to bool or the unknown type, not dyn ({gates.why_off('DRAListTypeAttributes')})",
                     0,
                 )
+        return None
+
+    def _attribute_range(self, expression: str) -> int | None:
+        """The offset of an attribute value a comprehension (exists, all, map, ...) ranges over, if one does."""
+        checked = self.checked(expression)
+        if isinstance(checked, CelProblem):
+            return None
+        stack = [checked.root]
+        while stack:
+            node = stack.pop()
+            if node.kind == "comprehension" and node.iter_range is not None and _attribute_value(node.iter_range):
+                return checked.positions.get(node.iter_range.id, 0)
+            stack.extend(node.children())
         return None
 
     def _explicit_dyn(self, expression: str) -> bool:
@@ -813,7 +834,7 @@ def optional_value(result: Any) -> Any:
 _FORMAT_CALL = re.compile(r"\.\s*(?:validate|named)\s*\(")
 
 
-_INT_CALL = re.compile(r"(?<![\w.])int\s*\(")
+_INT_CALL = re.compile(r"(?<![\w.])int\s*\(|\bin\s*\[\s*\]")  # int(), or `in []`
 _CONVERSION_CALL = re.compile(r"(?<![\w.])(?:" + "|".join(sorted(rewrite.CONVERSIONS)) + r")\s*\(")
 
 
@@ -944,6 +965,13 @@ ATTRIBUTE_TYPE = (
     "google.protobuf.Any"  # compile.go's attribute type without DRAListTypeAttributes (apiservercel.AnyType)
 )
 _OPTIONAL_ACCESS = ("_?._", "_[?_]")
+
+
+def _attribute_value(node: Any) -> bool:
+    """device.attributes["<domain>"].<name> (or ["<name>"]): an attribute's value."""
+    if node.kind == "select" and not node.test_only and node.target is not None:
+        return _attributes_of(node.target) == 1
+    return node.kind == "call" and node.name == "_[_]" and bool(node.args) and _attributes_of(node.args[0]) == 1
 
 
 def _attributes_of(node: Any) -> int:

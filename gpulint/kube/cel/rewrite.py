@@ -255,6 +255,7 @@ VERSION_OPERAND = frozenset(
         "or",
     }
 )
+SCALARS = ("string", "int", "uint", "double", "bool", "bytes")  # the kinds without fields (cel-go has() is false)
 NAMESPACES = frozenset({"optional", "strings", "math", "format", "sets", "lists", "base64", "cel"})
 # cel-go folds a type conversion of a constant when it plans the program (interpreter decOptimize)
 CONVERSIONS = frozenset({"int", "uint", "double", "string", "bytes", "bool", "dyn", "type", "duration", "timestamp"})
@@ -306,6 +307,12 @@ def _hashed_set(expr: bytes) -> bool:
     return bool(elements) and all(_constant(element, primitive=True) for element in elements)
 
 
+def _empty_list(expr: bytes) -> bool:
+    """An empty list literal (not dyn([]), which cel-go plans as a call)."""
+    kind, body = _kind(expr)
+    return kind == _LIST and not any(n == 1 for n, _, _ in decode(body))
+
+
 def _map_literal(expr: bytes) -> bool:
     kind, body = _kind(expr)
     return kind == _STRUCT and not any(n == 1 for n, _, _ in decode(body))
@@ -337,6 +344,11 @@ class _Guards(_Builder):
         """type(name) == string && name.startsWith(tag)"""
         is_string = self.is_type(name, "string")
         return self.call("_&&_", is_string, self.call("startsWith", self.string(tag), target=self.ident(name)))
+
+    def scalar(self, name: str) -> bytes:
+        """type(name) in [string, int, uint, double, bool, bytes] (a tagged value is a string)"""
+        kinds = self.items(*(self.ident(kind) for kind in SCALARS))
+        return self.call("@in", self.call("type", self.ident(name)), kinds)
 
     def is_type(self, name: str, kind: str) -> bytes:
         return self.call("_==_", self.call("type", self.ident(name)), self.ident(kind))
@@ -387,16 +399,28 @@ def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
             return rebuilt
         return build.equality(function, args[0], args[1])
     if function == "@in" and target is None and len(args) == 2:
-        if build.versions and not _constant(args[0]) and (_hashed_set(args[1]) or _map_literal(args[1])):
+        if _empty_list(args[1]):  # cel-go plans `x in []` as false, never evaluating x
+            build.changed = True
+            return build.false()
+        if build.versions and not _constant(args[0]) and _map_literal(args[1]):
+            # a list or a map is looked up by its pointer in the Go map of a map literal: never found
+            name = build.name()
+            container = build.call("_||_", build.is_type(name, "list"), build.is_type(name, "map"))
+            looked_up = build.call("_?_:_", container, build.false(), build.call("@in", build.ident(name), args[1]))
+            unhashable = build.call("_?_:_", build.tagged(name, VERSION_TAG), build.fails(UNHASHABLE), looked_up)
+            build.changed = True
+            return build.let(name, args[0], unhashable)
+        if build.versions and not _constant(args[0]) and _hashed_set(args[1]):
             return build.call("@in", build.checked(args[0], [(VERSION_TAG, UNHASHABLE)]), args[1])
         return rebuilt
     if function == "_?._" and target is None and len(args) == 2 and build.versions and not _constant(args[0]):
-        # a field of a Semver, optionally: none (cel-go's optional field selection on a value without fields)
+        # a field of a scalar (a Semver too), optionally: none (cel-go's optional selection on a value without
+        # fields; cel-cpp has no such overload)
         name = build.name()
         selected = build.call("_?._", build.ident(name), args[1])
         none = build.call("none", target=build.ident("optional"))
         build.changed = True
-        return build.let(name, args[0], build.call("_?_:_", build.tagged(name, VERSION_TAG), none, selected))
+        return build.let(name, args[0], build.call("_?_:_", build.scalar(name), none, selected))
     if function in VERSION_OPERAND:
         return rebuilt
     checks = _operand_checks(function, build)
@@ -451,8 +475,8 @@ def _eager_bind(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
 
 
 def _guard_presence(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
-    """has(v.f) of a Semver is false (cel-go tests presence on a value without fields so); v.f itself fails
-    in both runtimes."""
+    """has(v.f) of a scalar (a Semver too) is false: cel-go tests presence on a value without fields so, where
+    cel-cpp fails ("Applying SELECT to non-message type"); v.f itself fails in both runtimes."""
     fields = decode(body)
     operand = next((v for n, _, v in fields if n == 1 and isinstance(v, bytes)), None)
     if (3, 0, 1) not in fields or operand is None or _constant(operand):
@@ -460,7 +484,7 @@ def _guard_presence(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
     name = build.name()
     present = build.node(_SELECT, encode([(1, 2, build.ident(name)) if n == 1 else (n, w, v) for n, w, v in fields]))
     build.changed = True
-    return build.let(name, operand, build.call("_?_:_", build.tagged(name, VERSION_TAG), build.false(), present))
+    return build.let(name, operand, build.call("_?_:_", build.scalar(name), build.false(), present))
 
 
 def _guard(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
