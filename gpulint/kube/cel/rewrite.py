@@ -392,35 +392,49 @@ def _operand_checks(function: str, build: _Guards) -> list[tuple[str, str]]:
     return checks
 
 
+def _guard_in(rebuilt: bytes, item: bytes, container: bytes, build: _Guards) -> bytes:
+    """``item in container`` as cel-go plans it: false for ``[]`` (item never read); a lookup in the Go map
+    of a list of constants (a hashed set) or of a map literal, where a Semver cannot be hashed and a list or
+    a map, looked up by its pointer, is never found."""
+    if _empty_list(container):
+        build.changed = True
+        return build.false()
+    if not build.versions or _constant(item):
+        return rebuilt
+    if _map_literal(container):
+        name = build.name()
+        pointer = build.call("_||_", build.is_type(name, "list"), build.is_type(name, "map"))
+        looked_up = build.call("_?_:_", pointer, build.false(), build.call("@in", build.ident(name), container))
+        build.changed = True
+        return build.let(
+            name, item, build.call("_?_:_", build.tagged(name, VERSION_TAG), build.fails(UNHASHABLE), looked_up)
+        )
+    if _hashed_set(container):
+        return build.call("@in", build.checked(item, [(VERSION_TAG, UNHASHABLE)]), container)
+    return rebuilt
+
+
+def _optional_field(operand: bytes, field_name: bytes, build: _Guards) -> bytes:
+    """``operand.?field``: none on a scalar (a Semver too), as cel-go's optional selection on a value without
+    fields; cel-cpp has no such overload."""
+    name = build.name()
+    selected = build.call("_?._", build.ident(name), field_name)
+    none = build.call("none", target=build.ident("optional"))
+    build.changed = True
+    return build.let(name, operand, build.call("_?_:_", build.scalar(name), none, selected))
+
+
 def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
     target, function, args = _call_parts(call)
-    if function in ("_==_", "_!=_") and target is None and len(args) == 2:
+    binary = target is None and len(args) == 2
+    if function in ("_==_", "_!=_") and binary:
         if not build.versions or _constant(args[0]):
             return rebuilt
         return build.equality(function, args[0], args[1])
-    if function == "@in" and target is None and len(args) == 2:
-        if _empty_list(args[1]):  # cel-go plans `x in []` as false, never evaluating x
-            build.changed = True
-            return build.false()
-        if build.versions and not _constant(args[0]) and _map_literal(args[1]):
-            # a list or a map is looked up by its pointer in the Go map of a map literal: never found
-            name = build.name()
-            container = build.call("_||_", build.is_type(name, "list"), build.is_type(name, "map"))
-            looked_up = build.call("_?_:_", container, build.false(), build.call("@in", build.ident(name), args[1]))
-            unhashable = build.call("_?_:_", build.tagged(name, VERSION_TAG), build.fails(UNHASHABLE), looked_up)
-            build.changed = True
-            return build.let(name, args[0], unhashable)
-        if build.versions and not _constant(args[0]) and _hashed_set(args[1]):
-            return build.call("@in", build.checked(args[0], [(VERSION_TAG, UNHASHABLE)]), args[1])
-        return rebuilt
-    if function == "_?._" and target is None and len(args) == 2 and build.versions and not _constant(args[0]):
-        # a field of a scalar (a Semver too), optionally: none (cel-go's optional selection on a value without
-        # fields; cel-cpp has no such overload)
-        name = build.name()
-        selected = build.call("_?._", build.ident(name), args[1])
-        none = build.call("none", target=build.ident("optional"))
-        build.changed = True
-        return build.let(name, args[0], build.call("_?_:_", build.scalar(name), none, selected))
+    if function == "@in" and binary:
+        return _guard_in(rebuilt, args[0], args[1], build)
+    if function == "_?._" and binary and build.versions and not _constant(args[0]):
+        return _optional_field(args[0], args[1], build)
     if function in VERSION_OPERAND:
         return rebuilt
     checks = _operand_checks(function, build)
