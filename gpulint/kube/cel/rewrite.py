@@ -430,6 +430,12 @@ def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
     if function in ("_==_", "_!=_") and binary:
         if not build.versions or _constant(args[0]):
             return rebuilt
+        if _constant(args[1], primitive=True):
+            # against a string, number or bool: != as written (never an error, lists unequal), == fails on a
+            # tagged value (which equals no constant)
+            if function == "_!=_":
+                return rebuilt
+            return build.call("_==_", build.checked(args[0], [(OPAQUE_TAG, "no such overload")]), args[1])
         return build.equality(function, args[0], args[1])
     if function == "@in" and binary:
         return _guard_in(rebuilt, args[0], args[1], build)
