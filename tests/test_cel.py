@@ -625,3 +625,74 @@ def test_a_selector_on_an_address_that_does_not_parse_is_a_runtime_error():
         error
         == 'IP Address "10.0.0.300" parse error during conversion from string: ParseAddr("10.0.0.300"): IPv4 field has value >255'
     )
+
+
+def _version_device() -> dict:
+    from cel_versions import DEVICE
+    from oracle_families import cel_device
+
+    return cel_device(DEVICE)
+
+
+def _outcome(expression: str) -> bool | str:
+    from cel_versions import COMPILE, ERROR, TOO_COMPLEX
+
+    compiled = ENGINE.compile(expression)
+    if isinstance(compiled, CelProblem):
+        assert compiled.evaluable, compiled
+        return TOO_COMPLEX if compiled.message.startswith("too complex") else COMPILE
+    result = ENGINE.evaluate(compiled, _version_device())
+    return result if isinstance(result, bool) else ERROR
+
+
+def _version_cases():
+    from cel_versions import INT_CASES, VERSION_CASES
+
+    return VERSION_CASES + INT_CASES
+
+
+@pytest.mark.parametrize("expression, kubernetes", _version_cases())
+def test_version_attributes_behave_as_kubernetes_semver(expression, kubernetes):
+    """A version attribute is kubernetes.Semver, not a string (tests/cel_versions.py: Kubernetes' outcomes,
+    from the oracle); int() of a bool has no overload, as in cel-go; a conversion of a constant that fails
+    is a compile error."""
+    assert _outcome(expression) == kubernetes
+
+
+def test_an_operation_semver_lacks_is_worded_as_kubernetes_words_it():
+    assert _outcome('device.attributes["gpu.example.com"].v > "a"') == "error"
+    compiled = ENGINE.compile('device.attributes["gpu.example.com"].v.startsWith("1")')
+    assert isinstance(compiled, Compiled)
+    message = ENGINE.evaluate(compiled, _version_device())
+    assert isinstance(message, str) and message.startswith("no such overload"), message
+    assert "\ue000" not in message
+
+
+def test_a_binding_after_a_comprehension_that_stopped_early_reads_its_own_value():
+    """cel-cpp's lazy cel.bind read a value left stale by an exists() that stopped at its first element:
+    false where Kubernetes says "no such key" (policies as selectors)."""
+    engine = CelEngine(variables=("object",))
+    compiled = engine.compile('["a", "b"].exists(k, k == "a") && cel.bind(x, object.missing, x == 1)')
+    assert isinstance(compiled, Compiled)
+    value, error = engine.run(compiled, {"object": {"present": 1}})
+    assert value is None and "missing" in error
+    clean = engine.compile('["a", "b"].exists(k, k == "a") && cel.bind(x, object.present, x == 1)')
+    assert isinstance(clean, Compiled) and engine.run(clean, {"object": {"present": 1}}) == (True, "")
+    unused = engine.compile("cel.bind(x, object.missing, true)")  # never read: no error, as in cel-go
+    assert isinstance(unused, Compiled) and engine.run(unused, {"object": {}}) == (True, "")
+
+
+def test_a_failing_conversion_of_a_constant_is_a_compile_error_at_the_call():
+    problem = ENGINE.compile('device.driver == "x" || int(dyn(true)) == 1')
+    assert isinstance(problem, CelProblem) and problem.evaluable
+    assert problem.message == "program instantiation failed: no such overload: int(bool)"
+    assert 'device.driver == "x" || int(dyn(true)) == 1'[problem.offset :].startswith("(dyn(true))")
+
+
+def test_an_expression_too_deep_for_the_guarded_program_runs_as_written():
+    """The guards nest each operand deeper; past the depth protobuf parses, the program runs unguarded
+    (30 chained + evaluate, as Kubernetes does, instead of "cannot evaluate offline")."""
+    chained = " + ".join(["a"] * 30)
+    compiled = ENGINE.compile(f'cel.bind(a, device.attributes["gpu.nvidia.com"].type, {chained} != "")')
+    assert isinstance(compiled, Compiled), compiled
+    assert ENGINE.evaluate(compiled, DEVICE) is True

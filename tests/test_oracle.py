@@ -22,6 +22,7 @@ from oracle_families import (
     QUANTITY_CASE,
     SCHEDULE_CASE,
     VALIDATE_CASE,
+    cel_device,
     compare_cel,
     compare_gate_defaults,
     compare_quantity,
@@ -30,7 +31,7 @@ from oracle_families import (
     dumps,
 )
 
-from gpulint.kube.cel.engine import CelEngine
+from gpulint.kube.cel.engine import CelEngine, CelProblem
 from gpulint.kube.features import GATES, FeatureGates
 
 pytestmark = pytest.mark.oracle
@@ -126,3 +127,37 @@ def test_feature_gate_defaults_agree(oracle):
     assert not compare_gate_defaults(FeatureGates().version, answer), compare_gate_defaults(
         FeatureGates().version, answer
     )
+
+
+def test_version_attributes_and_int_conversions_agree(oracle):
+    """Regression cases the property test found (docs/oracle.md): operations on version attributes that
+    Kubernetes' Semver type has no overload for, and int() of a bool. tests/cel_versions.py records
+    Kubernetes' outcome of each (a match, or an evaluation error); the oracle must still give it, and
+    gpulint must answer the same. (Cost estimates are the property test's.)"""
+    from cel_versions import COMPILE, DEVICE, ERROR, INT_CASES, TOO_COMPLEX, VERSION_CASES
+
+    table = VERSION_CASES + INT_CASES
+    cases = [{"expression": expression, **DEVICE} for expression, _ in table]
+    answers = oracle.ask("cel", cases, {"DRAListTypeAttributes": True})
+    engine = CelEngine()
+    device = cel_device(cases[0])
+    wrong = []
+    for (expression, recorded), answer in zip(table, answers):
+        theirs = (
+            TOO_COMPLEX
+            if answer.get("create_error", "").startswith("too complex")
+            else COMPILE
+            if answer.get("compile_error")
+            else ERROR
+            if answer.get("match") is None
+            else answer["match"]
+        )
+        compiled = engine.compile(expression)
+        if isinstance(compiled, CelProblem):
+            mine: bool | str = TOO_COMPLEX if compiled.message.startswith("too complex") else COMPILE
+        else:
+            found = engine.evaluate(compiled, device)
+            mine = found if isinstance(found, bool) else ERROR
+        if theirs != recorded or mine != recorded:
+            wrong.append(f"{expression}: recorded {recorded!r}, Kubernetes {theirs!r}, gpulint {mine!r}")
+    assert not wrong, "\n".join(wrong)

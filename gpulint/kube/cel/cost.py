@@ -182,6 +182,11 @@ def _expr(data: bytes) -> Node:
     return node
 
 
+MAX_FORMAT_SIZE = 64  # apiserver pkg/cel limits.go MaxFormatSize
+# types whose == apiserver's library estimates at 1 (cost.go EstimateCallCost "_==_", both sides of the type)
+_O1_EQUALITY = frozenset({"opaque:kubernetes.Quantity", "opaque:kubernetes.Semver", "opaque:net.IP", "opaque:net.CIDR"})
+
+
 def _type_kind(data: bytes) -> str:
     """The cel-go Kind of a ``cel.expr.Type`` (only what the estimator asks)."""
     for number, value in _fields(data):
@@ -202,7 +207,7 @@ def _type_kind(data: bytes) -> str:
             params = [v for n, v in _fields(value) if n == 2]
             if name == "optional_type" and params:
                 return "optional:" + _type_kind(params[0])
-            return "opaque"
+            return "opaque:" + name
         return "dyn"
     return "dyn"
 
@@ -281,7 +286,8 @@ def dra_sizes(path: Path) -> Size | None:
     """The DRA ``device`` as kubernetes/dynamic-resource-allocation cel/compile.go declares it: driver
     <= 63 (DriverNameMaxLength), attribute/capacity maps <= 32 entries per domain and domains
     (ResourceSliceMaxAttributesAndCapacitiesPerDevice), domain keys <= 63, ids <= 32, attribute
-    values <= 64 (DeviceAttributeMaxValueLength; list attributes <= 48 values)."""
+    values <= 64 (DeviceAttributeMaxValueLength; list attributes <= 48 values). A capacity value (a
+    Quantity) and an item of a list attribute have no size there (cel-go's estimate: unknown)."""
     if not path or path[0] != "device":
         return None
     rest = path[1:]
@@ -297,8 +303,10 @@ def dra_sizes(path: Path) -> Size | None:
     if depth == 2:
         return (0, 63) if rest[1] == "@keys" else (0, 32)
     if depth == 3:
-        return (0, 32) if rest[2] == "@keys" else (0, 64)
-    return 0, 64  # an item of a list attribute
+        if rest[2] == "@keys":
+            return 0, 32
+        return (0, 64) if rest[0] == "attributes" else None
+    return None  # an item of a list attribute
 
 
 def uniform_sizes(bounds: dict[str, int]) -> SizeModel:
@@ -715,6 +723,12 @@ class _Coster:
                 "greater_equals_bytes",
             )
         ) or overload in ("equals", "not_equals"):
+            if overload == "equals" and len(args) == 2 and self.kind(args[0]) == self.kind(args[1]):
+                # apiserver library cost.go EstimateCallCost "_==_" (not "_!=_"): both sides of one type
+                if self.kind(args[0]) in _O1_EQUALITY:
+                    return add(fixed(1), args_sum), None
+                if self.kind(args[0]) == "opaque:kubernetes.NamedFormat":
+                    return add(factor((1, MAX_FORMAT_SIZE), STRING_TRAVERSAL), args_sum), None
             if len(args) == 2:
                 smallest = min(size(args[0])[1], size(args[1])[1])
                 return add(factor((1 if smallest > 0 else 0, smallest), STRING_TRAVERSAL), args_sum), None
@@ -731,8 +745,10 @@ class _Coster:
         name, target, args = node.name, node.target, node.args
         size = self.size_or_unknown
         if name == "includes" and target is not None:
-            # dynamic-resource-allocation cel/compile.go draCostEstimator: linear in the longest list attribute
-            return (0, 48), fixed(1)
+            # the lists library's includes (apiserver library cost.go, which DRA selectors use from 1.37):
+            # one comparison per element of the target (an attribute, as dyn: its size)
+            cost = self.list_function_cost(target) if self.kind(target) == "list" else size(target)
+            return cost, fixed(1)
         if name in ("find", "findAll") and target is not None and args:
             # the regex library's cost, as for matches
             str_cost = factor(add(size(target), fixed(1)), STRING_TRAVERSAL)
@@ -775,16 +791,16 @@ class _Coster:
         if name == "strings.quote" and args:
             sz = size(args[0])
             return factor(sz, STRING_TRAVERSAL), (sz[0] + 2, _sat(sz[1] * 2 + 2))
-        # Quantity and Semver are opaque objects in Kubernetes, compared in O(1); here they travel as short
-        # tagged strings, so they are given size 1 (else every == between them would read as unbounded).
+        # A Quantity or a Semver has no size in Kubernetes (cel-go's estimate: unknown): == between two costs
+        # 1 (_O1_EQUALITY), == with a dyn value the dyn value's size (cel-go's default, the smaller size).
         # (cel-go hands the library a target for global calls too, so their cases apply to them.)
         if name in ("quantity", "isQuantity", "semver", "isSemver") and args:
-            return factor(size(args[0]), STRING_TRAVERSAL), fixed(1)
-        # the IP and CIDR libraries: parsing is a traversal, accessors are nominal; IPs and CIDRs are
-        # opaque values of size 1, as Quantity (an == between them costs 1)
+            return factor(size(args[0]), STRING_TRAVERSAL), None
+        # the IP and CIDR libraries: parsing is a traversal, accessors are nominal; IPs and CIDRs have no
+        # size, as Quantity (an == between two costs 1)
         if name in ("ip", "cidr", "isIP", "isCIDR"):
             # cidr.ip() reads a field
-            return (factor(size(args[0]), STRING_TRAVERSAL) if args else fixed(1)), fixed(1)
+            return (factor(size(args[0]), STRING_TRAVERSAL) if args else fixed(1)), None
         if name == "ip.isCanonical" and args:
             return factor(size(args[0]), 2 * STRING_TRAVERSAL), None  # parsed, then compared with the text
         if name in _NOMINAL_NET:

@@ -13,7 +13,11 @@ libraries are provided here on top of it:
   ``patch``, ``compareTo``, ``isGreaterThan``, ``isLessThan``.
 
 Quantities and versions travel through CEL as tagged strings (the binding has no
-opaque values); their canonical form makes ``==`` mean what it means in Kubernetes.
+opaque values); their canonical form makes ``==`` mean what it means in Kubernetes, and
+the program is rewritten (gpulint.kube.cel.rewrite.guard) so that a version fails
+wherever Kubernetes' Semver type has no overload (orderings, string functions, ``size``,
+``+``, ``==`` with another type, hashed ``in``, map keys), ``int()`` of a bool fails, and
+cel.bind binds at once, as in cel-go.
 The base environment's other libraries (IP, CIDR, lists, regex, format, the strings
 extension at Kubernetes' version) come from gpulint.kube.cel.library, per Kubernetes
 version. Library functions Kubernetes has and this engine cannot run (sets, the list
@@ -55,7 +59,7 @@ QUANTITY_TYPE = "kubernetes.Quantity"  # the type names cel-go prints (k8s.io/ap
 SEMVER_TYPE = "kubernetes.Semver"
 
 QUANTITY_TAG = "\ue000q:"  # a private-use character: no manifest string starts with it
-SEMVER_TAG = "\ue000v:"
+SEMVER_TAG = rewrite.VERSION_TAG
 NO_SUCH_KEY_HINT = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with "
     "has() for optional fields"
@@ -504,6 +508,14 @@ class CelEngine:
                     f"({gates.why_off('DRAListTypeAttributes')})",
                     found.start(1),
                 )
+            ranged = self._attribute_range(expression)
+            if ranged is not None:
+                # the attribute type is google.protobuf.Any without the gate: no comprehension ranges over it
+                return CelProblem(
+                    "compilation failed: expression of type 'any' cannot be range of a comprehension (must be "
+                    f"list, map, or dynamic) ({gates.why_off('DRAListTypeAttributes')})",
+                    ranged,
+                )
             if self._explicit_dyn(expression):
                 # the attribute type is google.protobuf.Any without the gate (dyn with it): a dyn() result is
                 # neither bool nor the attribute type
@@ -511,6 +523,19 @@ class CelEngine:
                     f"must evaluate to bool or the unknown type, not dyn ({gates.why_off('DRAListTypeAttributes')})",
                     0,
                 )
+        return None
+
+    def _attribute_range(self, expression: str) -> int | None:
+        """The offset of an attribute value a comprehension (exists, all, map, ...) ranges over, if one does."""
+        checked = self.checked(expression)
+        if isinstance(checked, CelProblem):
+            return None
+        stack = [checked.root]
+        while stack:
+            node = stack.pop()
+            if node.kind == "comprehension" and node.iter_range is not None and _attribute_value(node.iter_range):
+                return checked.positions.get(node.iter_range.id, 0)
+            stack.extend(node.children())
         return None
 
     def _explicit_dyn(self, expression: str) -> bool:
@@ -594,7 +619,7 @@ class CelEngine:
             if refused is not None:
                 return refused
         try:
-            program = _program(env, runs)
+            program = _program(env, runs, self.devices)
         except RuntimeError as exc:
             # valid as the API server checks it, yet this engine cannot build it: a function it lacks
             problem = _compile_problem(str(exc), expression)
@@ -608,6 +633,9 @@ class CelEngine:
                 problem.offset,
                 evaluable=False,
             )
+        folded = _constant_conversion_problem(env, runs, expression)
+        if folded is not None:
+            return folded
         domains = tuple(sorted({_literal(m.group(1)) for m in _DOMAIN_LITERAL.finditer(expression)}))
         if not self.guarded:
             return Compiled(expression, program, domains)
@@ -819,14 +847,50 @@ def optional_value(result: Any) -> Any:
 _FORMAT_CALL = re.compile(r"\.\s*(?:validate|named)\s*\(")
 
 
-def _program(env: Any, expression: str) -> Any:
-    """The program this engine runs: for the format library's optional results, the parsed expression
-    rewritten around cel-cpp's optionals (gpulint.kube.cel.rewrite); otherwise the checked expression."""
-    if _FORMAT_CALL.search(_strip_strings(expression)):
-        rewritten = rewrite.rewrite(env.compile(expression, disable_check=True).serialize())
+_INT_CALL = re.compile(r"(?<![\w.])int\s*\(|\bin\s*\[\s*\]")  # int(), or `in []`
+_CONVERSION_CALL = re.compile(r"(?<![\w.])(?:" + "|".join(sorted(rewrite.CONVERSIONS)) + r")\s*\(")
+
+
+def _constant_conversion_problem(env: Any, runs: str, expression: str) -> CelProblem | None:
+    """cel-go evaluates a type conversion of a constant when it plans the program (``int(dyn(true))``,
+    ``timestamp("x")``): its error is a compile error there, "program instantiation failed"."""
+    if not _CONVERSION_CALL.search(_strip_strings(runs)):
+        return None
+    for offset, serialized in rewrite.constant_conversions(env.compile(runs, disable_check=True).serialize()):
+        try:
+            value = env.deserialize(rewrite.guard(serialized, True) or serialized).eval(data={})
+            error = str(value.value()) if value.type().name() == "ERROR" else ""
+        except Exception as exc:  # the binding raises some runtime errors
+            error = str(exc)
+        if error:
+            return CelProblem(f"program instantiation failed: {readable(error)}", offset if runs == expression else 0)
+    return None
+
+
+def _program(env: Any, expression: str, devices: bool) -> Any:
+    """The program this engine runs: the checked expression, unless the parsed one has to be rewritten
+    (gpulint.kube.cel.rewrite): operations Kubernetes' opaque types lack guarded, where values may be
+    versions (a device's attributes, or semver() results) or an int() may convert a bool; cel.bind bound
+    at once; the format library's optional results built from cel-cpp's optionals."""
+    code = _strip_strings(expression)
+    formats = _FORMAT_CALL.search(code) is not None
+    # a function this engine lacks fails the check; the format library's helpers are the rewrite's own
+    checked = None if formats else env.compile(expression)
+    parsed = env.compile(expression, disable_check=True).serialize() if formats else None
+    versions = devices or "semver" in code
+    if versions or _INT_CALL.search(code) or "bind" in code:
+        guarded = rewrite.guard(env.compile(expression, disable_check=True).serialize(), versions)
+        if guarded is not None:
+            try:
+                return env.deserialize((rewrite.rewrite(guarded) or guarded) if formats else guarded)
+            except RuntimeError:
+                # nested past the depth protobuf parses (an expression of ~30 nested operators): as written
+                pass
+    if parsed is not None:
+        rewritten = rewrite.rewrite(parsed)
         if rewritten is not None:
             return env.deserialize(rewritten)
-    return env.compile(expression)
+    return checked if checked is not None else env.compile(expression)
 
 
 def _value_type(value: Any, name: str) -> str:
@@ -914,6 +978,13 @@ ATTRIBUTE_TYPE = (
     "google.protobuf.Any"  # compile.go's attribute type without DRAListTypeAttributes (apiservercel.AnyType)
 )
 _OPTIONAL_ACCESS = ("_?._", "_[?_]")
+
+
+def _attribute_value(node: Any) -> bool:
+    """device.attributes["<domain>"].<name> (or ["<name>"]): an attribute's value."""
+    if node.kind == "select" and not node.test_only and node.target is not None:
+        return _attributes_of(node.target) == 1
+    return node.kind == "call" and node.name == "_[_]" and bool(node.args) and _attributes_of(node.args[0]) == 1
 
 
 def _attributes_of(node: Any) -> int:
@@ -1055,6 +1126,12 @@ def _kubernetes_functions(
     if typed:
         table["includes"] = [("dra_includes_dyn_dyn", B, [t.DYN, t.DYN], True, _includes)]
     else:  # the runtime dispatches on concrete kinds, not dyn
+        # the guard rewrite's helpers (gpulint.kube.cel.rewrite.guard); two operands travel as one list
+        table[rewrite.NO_OVERLOAD] = [("k8s_no_overload", t.DYN, [S], False, _no_overload)]
+        table[rewrite.EQUAL] = [("k8s_equal", B, [t.List(t.DYN)], False, lambda pair: _equal_or_fail(*pair))]
+        table[rewrite.NOT_EQUAL] = [
+            ("k8s_not_equal", B, [t.List(t.DYN)], False, lambda pair: kubernetes_equal(*pair) is not True)
+        ]
         scalars = {"string": S, "int": I, "bool": B, "double": D}
         table["includes"] = [
             (f"dra_includes_{target}_{arg}", B, [kind, scalars[arg]], True, _includes)
@@ -1162,6 +1239,52 @@ def _cel_equal(a: Any, b: Any) -> bool:
     if isinstance(a, numbers) and isinstance(b, numbers):
         return a == b
     return type(a) is type(b) and a == b
+
+
+def _opaque(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(rewrite.OPAQUE_TAG)
+
+
+def _find(mapping: dict[Any, Any], key: Any) -> tuple[bool, Any]:
+    """A map lookup as CEL finds keys (1 == 1u == 1.0, true != 1)."""
+    for candidate, value in mapping.items():
+        if _cel_equal(candidate, key):
+            return True, value
+    return False, None
+
+
+def kubernetes_equal(a: Any, b: Any) -> bool | None:
+    """cel-go's types.Equal(a, b): True, False, or None for its error. A Quantity, a Semver or a Format on
+    the left of anything but its own type (or null) is "no such overload" (their Equal methods); lists and
+    maps compare element by element, where an error counts as equal (baseList.Equal, baseMap.Equal)."""
+    if a is None or b is None:
+        return a is None and b is None
+    if _opaque(a):
+        return a == b if _opaque(b) and a[:3] == b[:3] else None
+    if isinstance(a, list):
+        if not isinstance(b, list) or len(a) != len(b):
+            return False
+        return all(kubernetes_equal(x, y) is not False for x, y in zip(a, b))
+    if isinstance(a, dict):
+        if not isinstance(b, dict) or len(a) != len(b):
+            return False
+        for key, value in a.items():
+            found, other = _find(b, key)
+            if not found or kubernetes_equal(value, other) is False:
+                return False
+        return True
+    return _cel_equal(a, b)
+
+
+def _equal_or_fail(a: Any, b: Any) -> bool:
+    found = kubernetes_equal(a, b)
+    if found is None:
+        raise ValueError("no such overload")
+    return found
+
+
+def _no_overload(message: str) -> Any:
+    raise ValueError(message)
 
 
 def _includes(target: Any, value: Any) -> bool:

@@ -1,4 +1,9 @@
-"""The format library's optional results, built from cel-cpp's own optionals.
+"""The program the engine runs, rewritten where cel-cpp's runtime differs from cel-go's as Kubernetes
+configures it: the format library's optional results (``rewrite``), and Kubernetes' opaque types, cel.bind
+and int(bool) (``guard``, below); and the conversions of constants cel-go evaluates when it plans a program
+(``constant_conversions``).
+
+The format library's optional results, built from cel-cpp's own optionals.
 
 The binding cannot return an optional from a Python function, so the parsed expression (a
 ``cel.expr.ParsedExpr`` in an ``Any``, as the binding serializes it) is rewritten before it is
@@ -14,6 +19,7 @@ expression as the API server compiles it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gpulint.kube.cel.wire import Field, decode, encode
@@ -21,6 +27,8 @@ from gpulint.kube.cel.wire import Field, decode, encode
 VALIDATE = "@kubernetes.format.validate"  # not a CEL identifier: no expression can name them
 NAMED = "@kubernetes.format.named"
 OPTIONAL_TAG = "\ue000o:"
+BIND_VARIABLE = "#unused"  # cel.bind's iteration variable (cel-cpp plans that comprehension as a lazy binding)
+LET_VARIABLE = "@let"  # the same comprehension under another name: the value bound at once
 
 # cel.expr.Expr fields, and the fields of its kinds that hold expressions
 _ID, _CONST, _IDENT, _SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION = 2, 3, 4, 5, 6, 7, 8, 9
@@ -73,7 +81,7 @@ class _Builder:
     def bind(self, name: str, value: bytes, result: bytes) -> bytes:
         """cel.bind(name, value, result), as the macro expands it."""
         body = _message(
-            (1, "#unused"),
+            (1, BIND_VARIABLE),
             (2, self.items()),
             (3, name),
             (4, value),
@@ -128,14 +136,22 @@ def _ident_name(expr: bytes) -> str | None:
     return None
 
 
-def _rewrite(expr: bytes, build: _Builder) -> bytes:
+Visit = Callable[[bytes, list[Field], "_Builder"], bytes]
+
+
+def _rewrite(expr: bytes, build: _Builder, visit: Visit | None = None) -> bytes:
+    """The expression with its children rewritten first, then itself by ``visit`` (the format library's by
+    default): each node is visited once, and the nodes a visit builds are not visited again."""
     fields = decode(expr)
     out: list[Field] = []
     for number, wire, value in fields:
         if wire == 2 and isinstance(value, bytes) and number in _NESTED:
-            value = _rewrite_kind(number, value, build)
+            value = _rewrite_kind(number, value, build, visit)
         out.append((number, wire, value))
-    rebuilt = encode(out)
+    return (visit or _format_call)(encode(out), out, build)
+
+
+def _format_call(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
     call = next((v for n, w, v in out if n == _CALL and isinstance(v, bytes)), None)
     if call is None:
         return rebuilt
@@ -149,19 +165,19 @@ def _rewrite(expr: bytes, build: _Builder) -> bytes:
     return rebuilt
 
 
-def _rewrite_kind(kind: int, body: bytes, build: _Builder) -> bytes:
+def _rewrite_kind(kind: int, body: bytes, build: _Builder, visit: Visit | None) -> bytes:
     out: list[Field] = []
     for number, wire, value in decode(body):
         if wire == 2 and isinstance(value, bytes):
             if kind == _STRUCT and number == 2:
                 value = encode(
                     [
-                        (n, w, _rewrite(v, build) if n in _ENTRY_EXPRESSIONS and isinstance(v, bytes) else v)
+                        (n, w, _rewrite(v, build, visit) if n in _ENTRY_EXPRESSIONS and isinstance(v, bytes) else v)
                         for n, w, v in decode(value)
                     ]
                 )
             elif number in _NESTED[kind]:
-                value = _rewrite(value, build)
+                value = _rewrite(value, build, visit)
         out.append((number, wire, value))
     return encode(out)
 
@@ -194,3 +210,377 @@ def rewrite(serialized: bytes) -> bytes | None:
     rewritten = _unwrapped(rewritten, build)
     parsed = encode([(n, w, rewritten if n == 2 else v) for n, w, v in fields])
     return encode([(n, w, parsed if n == 2 else v) for n, w, v in outer])
+
+
+# --------------------------------------------------------------------------- Kubernetes' opaque types
+
+# Quantities, versions and named formats travel through the evaluating program as tagged strings (the
+# binding has no opaque values); Kubernetes' are types of their own (apiserver pkg/cel: Quantity, Semver,
+# Format), with no overload of what strings have. The guard rewrite makes a tagged version fail where
+# Kubernetes' Semver has no overload, and compares as cel-go's Equal does.
+OPAQUE_TAG = "\ue000"  # every tagged value starts with it
+VERSION_TAG = "\ue000v:"
+NO_OVERLOAD = "@kubernetes.no_overload"  # (message) -> raises it
+EQUAL = "@kubernetes.equal"  # ([a, b]) -> cel-go's Equal(a, b) == true, raising its error
+NOT_EQUAL = "@kubernetes.not_equal"  # ([a, b]) -> cel-go's Equal(a, b) != true (evalNe: never an error)
+UNHASHABLE = "internal error: runtime error: hash of unhashable type cel.Semver"
+# what a version may be an operand of as it is (its own library, equality and membership handled below,
+# the logical operators, which fail on a string as on a Semver, indexing, which fails on both)
+VERSION_OPERAND = frozenset(
+    {
+        "_&&_",
+        "_||_",
+        "!_",
+        "_?_:_",
+        "@not_strictly_false",
+        "_[_]",
+        "_==_",
+        "_!=_",
+        "@in",
+        "type",
+        "dyn",
+        "compareTo",
+        "isGreaterThan",
+        "isLessThan",
+        "major",
+        "minor",
+        "patch",
+        "includes",
+        "of",
+        "ofNonZeroValue",
+        "none",
+        "hasValue",
+        "value",
+        "orValue",
+        "or",
+    }
+)
+SCALARS = ("string", "int", "uint", "double", "bool", "bytes")  # the kinds without fields (cel-go has() is false)
+NAMESPACES = frozenset({"optional", "strings", "math", "format", "sets", "lists", "base64", "cel"})
+# cel-go folds a type conversion of a constant when it plans the program (interpreter decOptimize)
+CONVERSIONS = frozenset({"int", "uint", "double", "string", "bytes", "bool", "dyn", "type", "duration", "timestamp"})
+_PRIMITIVE_CONSTANTS = (2, 3, 4, 5, 6)  # cel.expr.Constant bool, int64, uint64, double, string
+_PRIMITIVE_CONVERSIONS = frozenset({"int", "uint", "double", "string", "bool"})
+
+
+def _kind(expr: bytes) -> tuple[int, bytes]:
+    """The node's kind (a cel.expr.Expr field number) and its body."""
+    for number, wire, value in decode(expr):
+        if number != _ID and wire == 2 and isinstance(value, bytes):
+            return number, value
+    return 0, b""
+
+
+def _constant(expr: bytes, primitive: bool = False) -> bool:
+    """Whether cel-go plans the node as a constant (a literal, a list or map literal of constants, a type
+    conversion of a constant); ``primitive``: a constant bool, int, uint, double or string."""
+    kind, body = _kind(expr)
+    if kind == _CONST:
+        return not primitive or any(n in _PRIMITIVE_CONSTANTS for n, _, _ in decode(body))
+    if kind == _CALL:
+        target, function, args = _call_parts(body)
+        if target is not None or len(args) != 1 or function not in CONVERSIONS:
+            return False
+        if primitive and function not in _PRIMITIVE_CONVERSIONS:
+            return function == "dyn" and _constant(args[0], primitive=True)
+        return _constant(args[0])
+    if primitive:
+        return False
+    if kind == _LIST:
+        return all(_constant(v) for n, _, v in decode(body) if n == 1 and isinstance(v, bytes))
+    if kind == _STRUCT:
+        fields = decode(body)
+        if any(n == 1 for n, _, _ in fields):  # a message, not a map
+            return False
+        entries = [decode(v) for n, _, v in fields if n == 2 and isinstance(v, bytes)]
+        return all(
+            _constant(v) for entry in entries for n, _, v in entry if n in _ENTRY_EXPRESSIONS and isinstance(v, bytes)
+        )
+    return False
+
+
+def _hashed_set(expr: bytes) -> bool:
+    """A non-empty list of primitive constants: cel-go's ``in`` looks the value up in a Go map of them
+    (maybeOptimizeSetMembership), where a Semver cannot be hashed."""
+    kind, body = _kind(expr)
+    elements = [v for n, _, v in decode(body) if n == 1 and isinstance(v, bytes)] if kind == _LIST else []
+    return bool(elements) and all(_constant(element, primitive=True) for element in elements)
+
+
+def _empty_list(expr: bytes) -> bool:
+    """An empty list literal (not dyn([]), which cel-go plans as a call)."""
+    kind, body = _kind(expr)
+    return kind == _LIST and not any(n == 1 for n, _, _ in decode(body))
+
+
+def _map_literal(expr: bytes) -> bool:
+    kind, body = _kind(expr)
+    return kind == _STRUCT and not any(n == 1 for n, _, _ in decode(body))
+
+
+@dataclass
+class _Guards(_Builder):
+    versions: bool = True  # values may be versions (a device, or an expression that calls semver())
+
+    def name(self) -> str:
+        return f"@g{self.next_id}"
+
+    def let(self, name: str, value: bytes, result: bytes) -> bytes:
+        """``result`` with ``name`` bound to ``value``: cel.bind's comprehension, except for its iteration
+        variable, which makes cel-cpp evaluate the value at once (the lazy binding it plans for cel.bind's
+        own may read a value left stale by an exists() that stopped early)."""
+        body = _message(
+            (1, LET_VARIABLE),
+            (2, self.items()),
+            (3, name),
+            (4, value),
+            (5, self.false()),
+            (6, self.ident(name)),
+            (7, result),
+        )
+        return self.node(_COMPREHENSION, body)
+
+    def tagged(self, name: str, tag: str) -> bytes:
+        """type(name) == string && name.startsWith(tag)"""
+        is_string = self.is_type(name, "string")
+        return self.call("_&&_", is_string, self.call("startsWith", self.string(tag), target=self.ident(name)))
+
+    def scalar(self, name: str) -> bytes:
+        """type(name) in [string, int, uint, double, bool, bytes] (a tagged value is a string)"""
+        kinds = self.items(*(self.ident(kind) for kind in SCALARS))
+        return self.call("@in", self.call("type", self.ident(name)), kinds)
+
+    def is_type(self, name: str, kind: str) -> bytes:
+        return self.call("_==_", self.call("type", self.ident(name)), self.ident(kind))
+
+    def fails(self, message: str) -> bytes:
+        return self.call(NO_OVERLOAD, self.string(message))
+
+    def checked(self, operand: bytes, checks: list[tuple[str, str]]) -> bytes:
+        """The operand, bound once, or the error of the first check it fails: each check a (what, error),
+        ``what`` a tag (a tagged value) or "bool" (a bool)."""
+        name = self.name()
+        result = self.ident(name)
+        for what, message in reversed(checks):
+            condition = self.is_type(name, "bool") if what == "bool" else self.tagged(name, what)
+            result = self.call("_?_:_", condition, self.fails(message), result)
+        self.changed = True
+        return self.let(name, operand, result)
+
+    def equality(self, function: str, left: bytes, right: bytes) -> bytes:
+        """a == b (or a != b) as cel-go's Equal: by EQUAL (NOT_EQUAL) when a is a list, a map or a tagged value
+        (which may fail, or compare element by element), natively otherwise. Each operand is bound once."""
+        a = self.name()
+        b = a + "b"
+        slow = self.call(
+            "_||_", self.call("_||_", self.is_type(a, "list"), self.is_type(a, "map")), self.tagged(a, OPAQUE_TAG)
+        )
+        helper = EQUAL if function == "_==_" else NOT_EQUAL
+        exact = self.call(helper, self.items(self.ident(a), self.ident(b)))
+        native = self.call(function, self.ident(a), self.ident(b))
+        self.changed = True
+        return self.let(a, left, self.let(b, right, self.call("_?_:_", slow, exact, native)))
+
+
+def _operand_checks(function: str, build: _Guards) -> list[tuple[str, str]]:
+    checks = []
+    if build.versions:
+        shown = function if function.startswith("_") else f"{function}(kubernetes.Semver)"
+        checks.append((VERSION_TAG, f"no such overload: {shown}"))
+    if function == "int":  # cel-cpp converts a bool to an int; cel-go has no such overload
+        checks.append(("bool", "no such overload: int(bool)"))
+    return checks
+
+
+def _guard_in(rebuilt: bytes, item: bytes, container: bytes, build: _Guards) -> bytes:
+    """``item in container`` as cel-go plans it: false for ``[]`` (item never read); a lookup in the Go map
+    of a list of constants (a hashed set) or of a map literal, where a Semver cannot be hashed and a list or
+    a map, looked up by its pointer, is never found."""
+    if _empty_list(container):
+        build.changed = True
+        return build.false()
+    if not build.versions or _constant(item):
+        return rebuilt
+    if _map_literal(container):
+        name = build.name()
+        pointer = build.call("_||_", build.is_type(name, "list"), build.is_type(name, "map"))
+        looked_up = build.call("_?_:_", pointer, build.false(), build.call("@in", build.ident(name), container))
+        build.changed = True
+        return build.let(
+            name, item, build.call("_?_:_", build.tagged(name, VERSION_TAG), build.fails(UNHASHABLE), looked_up)
+        )
+    if _hashed_set(container):
+        return build.call("@in", build.checked(item, [(VERSION_TAG, UNHASHABLE)]), container)
+    return rebuilt
+
+
+def _optional_field(operand: bytes, field_name: bytes, build: _Guards) -> bytes:
+    """``operand.?field``: none on a scalar (a Semver too), as cel-go's optional selection on a value without
+    fields; cel-cpp has no such overload."""
+    name = build.name()
+    selected = build.call("_?._", build.ident(name), field_name)
+    none = build.call("none", target=build.ident("optional"))
+    build.changed = True
+    return build.let(name, operand, build.call("_?_:_", build.scalar(name), none, selected))
+
+
+def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
+    target, function, args = _call_parts(call)
+    binary = target is None and len(args) == 2
+    if function in ("_==_", "_!=_") and binary:
+        if not build.versions or _constant(args[0]):
+            return rebuilt
+        if _constant(args[1], primitive=True):
+            # against a string, number or bool: != as written (never an error, lists unequal), == fails on a
+            # tagged value (which equals no constant)
+            if function == "_!=_":
+                return rebuilt
+            return build.call("_==_", build.checked(args[0], [(OPAQUE_TAG, "no such overload")]), args[1])
+        return build.equality(function, args[0], args[1])
+    if function == "@in" and binary:
+        return _guard_in(rebuilt, args[0], args[1], build)
+    if function == "_?._" and binary and build.versions and not _constant(args[0]):
+        return _optional_field(args[0], args[1], build)
+    if function in VERSION_OPERAND:
+        return rebuilt
+    checks = _operand_checks(function, build)
+    if not checks:
+        return rebuilt
+
+    def guarded(operand: bytes) -> bytes:
+        # a constant is no version; int(dyn(true)) is a bool all the same
+        if (_constant(operand) and function != "int") or (
+            _kind(operand)[0] == _IDENT and _ident_name(operand) in NAMESPACES
+        ):
+            return operand
+        return build.checked(operand, checks)
+
+    return build.call(function, *(guarded(arg) for arg in args), target=None if target is None else guarded(target))
+
+
+def _guard_map_keys(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
+    """A map literal hashes its keys (cel-go evalMap): a version key fails."""
+    fields = decode(body)
+    if any(n == 1 for n, _, _ in fields):  # a message
+        return rebuilt
+    out: list[Field] = []
+    for number, wire, value in fields:
+        if number == 2 and isinstance(value, bytes):
+            value = encode(
+                [
+                    (
+                        n,
+                        w,
+                        build.checked(v, [(VERSION_TAG, UNHASHABLE)])
+                        if n == 3 and isinstance(v, bytes) and not _constant(v)
+                        else v,
+                    )
+                    for n, w, v in decode(value)
+                ]
+            )
+        out.append((number, wire, value))
+    return build.node(_STRUCT, encode(out))
+
+
+def _eager_bind(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
+    """cel.bind as the ``let`` of the guards: cel-cpp's lazy binding may read a value left stale by an
+    exists() that stopped early (``["a", "b"].exists(k, k == "a") && cel.bind(x, m.missing, x == 1)`` is
+    false, not "no such key"); bound at once, a value the result does not read still fails nothing."""
+    fields = decode(body)
+    if (1, 2, BIND_VARIABLE.encode()) not in fields:
+        return rebuilt
+    build.changed = True
+    renamed = encode([(1, 2, LET_VARIABLE.encode()) if n == 1 else (n, w, v) for n, w, v in fields])
+    return build.node(_COMPREHENSION, renamed)
+
+
+def _guard_presence(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
+    """has(v.f) of a scalar (a Semver too) is false: cel-go tests presence on a value without fields so, where
+    cel-cpp fails ("Applying SELECT to non-message type"); v.f itself fails in both runtimes."""
+    fields = decode(body)
+    operand = next((v for n, _, v in fields if n == 1 and isinstance(v, bytes)), None)
+    if (3, 0, 1) not in fields or operand is None or _constant(operand):
+        return rebuilt
+    name = build.name()
+    present = build.node(_SELECT, encode([(1, 2, build.ident(name)) if n == 1 else (n, w, v) for n, w, v in fields]))
+    build.changed = True
+    return build.let(name, operand, build.call("_?_:_", build.scalar(name), build.false(), present))
+
+
+def _guard(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
+    assert isinstance(build, _Guards)
+    for number, _, value in out:
+        if number == _SELECT and isinstance(value, bytes) and build.versions:
+            return _guard_presence(rebuilt, value, build)
+        if number == _CALL and isinstance(value, bytes):
+            return _guard_call(rebuilt, value, build)
+        if number == _STRUCT and isinstance(value, bytes) and build.versions:
+            return _guard_map_keys(rebuilt, value, build)
+        if number == _COMPREHENSION and isinstance(value, bytes):
+            return _eager_bind(rebuilt, value, build)
+    return rebuilt
+
+
+def guard(serialized: bytes, versions: bool) -> bytes | None:
+    """The serialized parsed expression with operations Kubernetes' opaque types lack guarded: on a version
+    (``versions``: values may be versions) every function but its own and the few that treat it as they
+    treat a string fails with cel-go's "no such overload"; ``==``/``!=`` follow cel-go's Equal; ``in`` a
+    hashed set and map literal keys fail on it; and ``int()`` of a bool fails. None: nothing to guard."""
+    outer = decode(serialized)
+    parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
+    fields = decode(parsed) if parsed is not None else []
+    root = next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
+    if parsed is None or root is None:
+        return None
+    build = _Guards(_max_id(root), versions=versions)
+    rewritten = _rewrite(root, build, _guard)
+    if not build.changed:
+        return None
+    parsed = encode([(n, w, rewritten if n == 2 else v) for n, w, v in fields])
+    return encode([(n, w, parsed if n == 2 else v) for n, w, v in outer])
+
+
+def _wrapped(outer: list[Field], fields: list[Field], root: bytes) -> bytes:
+    """The serialized parsed expression (an Any around a ParsedExpr) with ``root`` as its expression."""
+    parsed = encode([(n, w, root if n == 2 else v) for n, w, v in fields])
+    return encode([(n, w, parsed if n == 2 else v) for n, w, v in outer])
+
+
+def _node_id(expr: bytes) -> int:
+    return next((v for n, w, v in decode(expr) if n == _ID and isinstance(v, int)), 0)
+
+
+def _positions(fields: list[Field]) -> dict[int, int]:
+    """The parser's source offset of each node (cel.expr.SourceInfo positions)."""
+    info = next((v for n, w, v in fields if n == 3 and isinstance(v, bytes)), b"")
+    out: dict[int, int] = {}
+    for number, _, entry in decode(info):
+        if number == 4 and isinstance(entry, bytes):
+            pair = {n: v for n, _, v in decode(entry)}
+            key, value = pair.get(1, 0), pair.get(2, 0)
+            if isinstance(key, int) and isinstance(value, int):
+                out[key] = value
+    return out
+
+
+def constant_conversions(serialized: bytes) -> list[tuple[int, bytes]]:
+    """The type conversions of constants cel-go evaluates when it plans the program (interpreter
+    decOptimize: maybeOptimizeConstUnary, so that an error there is a compile error, "program instantiation
+    failed"), innermost first: each its source offset and a serialized parsed expression of it alone."""
+    outer = decode(serialized)
+    parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
+    fields = decode(parsed) if parsed is not None else []
+    root = next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
+    if root is None:
+        return []
+    found: list[bytes] = []
+
+    def visit(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
+        kind, body = _kind(rebuilt)
+        if kind == _CALL and _constant(rebuilt) and _call_parts(body)[1] in CONVERSIONS:
+            found.append(rebuilt)
+        return rebuilt
+
+    _rewrite(root, _Builder(_max_id(root)), visit)
+    positions = _positions(fields)
+    return [(positions.get(_node_id(node), 0), _wrapped(outer, fields, node)) for node in found]
