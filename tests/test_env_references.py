@@ -11,7 +11,6 @@ from rule_harness import assert_findings, findings_of
 from gpulint.lint.run import secret_outline
 
 RULE = "env-reference-invalid"
-CONFIG_MAPS = {"complete": ["ConfigMap"]}
 SECRETS = {"complete": ["Secret"]}
 
 # A fine-tuning Job copied into a team's namespace, its NCCL settings and Hugging Face token left behind.
