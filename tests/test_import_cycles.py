@@ -9,6 +9,9 @@ import inside a function counts, since it runs whenever the function does.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import grimp
 
 PACKAGE = "gpulint"
@@ -80,3 +83,16 @@ def test_the_cycle_finder_finds_a_cycle():
     graph.add_import(importer="a.c", imported="a.b", line_number=2, line_contents="import a.b")
     graph.add_import(importer="a.c", imported="a.d", line_number=3, line_contents="import a.d")
     assert _cycles(graph) == [["a.b", "a.c"]]
+
+
+def test_tests_import_their_helpers_as_ci_runs_them():
+    """CI installs gpulint without -e, so the checkout is not on sys.path and `tests` is no package there: a
+    test module imports its helpers as pytest puts them on the path (`from conftest import ...`)."""
+    tests = Path(__file__).resolve().parent
+    found = [
+        f"{path.relative_to(tests.parent)}:{number}: {line.strip()}"
+        for path in sorted(tests.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.match(r"\s*(from tests[.\s]|import tests\b)", line)
+    ]
+    assert not found, "\n".join(found)

@@ -8,12 +8,12 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 import gpulint.cli.check
 import gpulint.lint.run
 from gpulint.cli.check import run_check
 from gpulint.lint.config import Config
-from tests.conftest import run_cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
