@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from oracle_client import Oracle, build, go_command
 
 from gpulint.cli.main import cli
 from gpulint.lint.config import Config
@@ -18,6 +21,17 @@ from gpulint.lint.sources import Source
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).parent.parent
+
+# A cluster's DeviceClasses, exported with its nodes (kubectl get nodes,resourceslices,deviceclasses): with them
+# listed, gpu-resource-unknown may say no DeviceClass backs a name
+DEVICE_CLASSES = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
+"""
 
 
 @dataclass
@@ -106,3 +120,22 @@ def said(finding: Finding | dict | Any) -> str:
     if isinstance(finding, dict):
         return "\n".join((finding["message"], *finding.get("notes", ())))
     return "\n".join((finding.message, *getattr(finding, "notes", ())))
+
+
+# The Kubernetes oracle (tests/oracle), one process for the session: test_oracle.py and
+# test_oracle_policy_cost.py ask it. Under CI a missing Go toolchain fails rather than skips.
+@pytest.fixture(scope="session")
+def oracle() -> Iterator[Oracle]:
+    go = go_command()
+    if go is None:
+        message = "the Go toolchain is not installed: the Kubernetes oracle (tests/oracle) cannot be built"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    process = Oracle(build(go))
+    process.start()
+    yield process
+    process.close()
+    counts = os.environ.get("ORACLE_COUNTS")  # scripts/oracle_batch.py reads how many cases each family ran
+    if counts:
+        Path(counts).write_text(json.dumps(process.asked), encoding="utf-8")

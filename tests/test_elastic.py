@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import yaml
-from conftest import DATA, check_json, inventory_args, run_cli, said
+from conftest import DATA, DEVICE_CLASSES, check_json, inventory_args, run_cli, said
 
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
@@ -31,16 +31,6 @@ spec:
         resources:
           limits: {nvidia.com/gpu: 1}
 """
-
-
-DEVICE_CLASSES = """\
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu.nvidia.com}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
-"""  # exported with the nodes (kubectl get nodes,resourceslices,deviceclasses): the DeviceClasses are all known
 
 
 def _check(write, manifest: str, *inventory: str) -> list[dict]:

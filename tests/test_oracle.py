@@ -8,15 +8,11 @@ them reproducible.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from oracle_client import Oracle, build, go_command
 from oracle_families import (
     CEL_CASE,
     QUANTITY_CASE,
@@ -53,23 +49,6 @@ ORACLE_SETTINGS = settings(
     # case on its own, which is small already (it becomes a regression test where it shows a gpulint bug)
     phases=[Phase.explicit, Phase.generate],
 )
-
-
-@pytest.fixture(scope="session")
-def oracle() -> Iterator[Oracle]:
-    go = go_command()
-    if go is None:
-        message = "the Go toolchain is not installed: the Kubernetes oracle (tests/oracle) cannot be built"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    process = Oracle(build(go))
-    process.start()
-    yield process
-    process.close()
-    counts = os.environ.get("ORACLE_COUNTS")  # scripts/oracle_batch.py reads how many cases each family ran
-    if counts:
-        Path(counts).write_text(json.dumps(process.asked), encoding="utf-8")
 
 
 def batches(case: st.SearchStrategy, size: int) -> st.SearchStrategy[list]:

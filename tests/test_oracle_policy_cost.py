@@ -6,32 +6,17 @@ stored-expressions environment, PerCallLimit). The count is a lower bound: never
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from oracle_client import Oracle, build, go_command
+from oracle_client import Oracle
 from test_cel_actual_cost import UNIQUE_ENV, counted, nested_all, pod_with_env
 
 pytestmark = pytest.mark.oracle
 
 COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"
-
-
-@pytest.fixture(scope="module")
-def oracle() -> Iterator[Oracle]:
-    go = go_command()
-    if go is None:
-        message = "the Go toolchain is not installed: the Kubernetes oracle (tests/oracle) cannot be built"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    process = Oracle(build(go))
-    process.start()
-    yield process
-    process.close()
 
 
 def disagreements(oracle: Oracle, cases: list[tuple[str, dict[str, Any]]]) -> list[str]:

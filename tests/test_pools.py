@@ -9,7 +9,7 @@ import json
 import shutil
 
 import pytest
-from conftest import DATA, check_json, inventory_args, lint_text, said
+from conftest import DATA, DEVICE_CLASSES, check_json, inventory_args, lint_text, said
 from conftest import run_cli as _run_cli
 
 from gpulint.lint.inventory import load_inventory
@@ -67,16 +67,6 @@ spec:
 
 
 TOLERATE_GPU = "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
-
-
-DEVICE_CLASSES = """\
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu.nvidia.com}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
-"""  # exported with the nodes (kubectl get nodes,resourceslices,deviceclasses): the DeviceClasses are all known
 
 
 def findings(write, manifest: str, *inventory: str, extra: tuple[str, ...] = ()) -> list[dict]:

@@ -78,10 +78,11 @@ class _Builder:
     def non_zero(self, value: bytes) -> bytes:
         return self.call("ofNonZeroValue", value, target=self.ident("optional"))
 
-    def bind(self, name: str, value: bytes, result: bytes) -> bytes:
-        """cel.bind(name, value, result), as the macro expands it."""
+    def bind(self, name: str, value: bytes, result: bytes, iterating: str = BIND_VARIABLE) -> bytes:
+        """cel.bind(name, value, result), as the macro expands it: a comprehension over no items whose
+        accumulator is ``name``; ``iterating`` names its (unused) iteration variable."""
         body = _message(
-            (1, BIND_VARIABLE),
+            (1, iterating),
             (2, self.items()),
             (3, name),
             (4, value),
@@ -329,16 +330,7 @@ class _Guards(_Builder):
         """``result`` with ``name`` bound to ``value``: cel.bind's comprehension, except for its iteration
         variable, which makes cel-cpp evaluate the value at once (the lazy binding it plans for cel.bind's
         own may read a value left stale by an exists() that stopped early)."""
-        body = _message(
-            (1, LET_VARIABLE),
-            (2, self.items()),
-            (3, name),
-            (4, value),
-            (5, self.false()),
-            (6, self.ident(name)),
-            (7, result),
-        )
-        return self.node(_COMPREHENSION, body)
+        return self.bind(name, value, result, iterating=LET_VARIABLE)
 
     def tagged(self, name: str, tag: str) -> bytes:
         """type(name) == string && name.startsWith(tag)"""
