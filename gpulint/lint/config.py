@@ -550,11 +550,12 @@ class ParseContext:
     inside: _Confinement
     known: frozenset[str]  # built-in rules and the configuration's policies
 
+    def path(self, value: str, key: str) -> str:
+        """A file or directory relative to the configuration, kept inside its repository."""
+        return self.inside.path(str(Path(self.root) / value), (key,))
+
     def paths(self, value: Any, key: str) -> tuple[str, ...]:
-        """A list of files or directories relative to the configuration, kept inside its repository."""
-        return tuple(
-            self.inside.path(str(Path(self.root) / p), (key,)) for p in _string_list(value, key, self.at((key,)))
-        )
+        return tuple(self.path(p, key) for p in _string_list(value, key, self.at((key,))))
 
     def rule_ids(self, value: Any, key: str) -> tuple[str, ...]:
         ids = _string_list(value, key, self.at((key,)))
@@ -617,7 +618,7 @@ def _policies(value: Any, context: ParseContext) -> dict[str, Any]:
     where = context.at(("policies",))
     return {
         "policies": tuple(
-            p if p.startswith("gpulint:") else context.inside.path(str(Path(context.root) / p), ("policies",))
+            p if p.startswith("gpulint:") else context.path(p, "policies")
             for p in _string_list(value, "policies", where)
         )
     }
@@ -671,7 +672,7 @@ def _render(value: Any, context: ParseContext) -> dict[str, Any]:
 def _baseline(value: Any, context: ParseContext) -> dict[str, Any]:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{context.at(('baseline',))}: 'baseline' must be the path of a baseline file")
-    return {"baseline": context.inside.path(str(Path(context.root) / value), ("baseline",))}
+    return {"baseline": context.path(value, "baseline")}
 
 
 def _repo_index(value: Any, context: ParseContext) -> dict[str, Any]:
@@ -685,9 +686,7 @@ def _schema_location(value: Any, context: ParseContext) -> dict[str, Any]:
     return {
         "schema_locations": tuple(
             parse_schema_location(
-                p
-                if p.startswith(("http://", "https://"))
-                else context.inside.path(str(Path(context.root) / p), ("schema-location",)),
+                p if p.startswith(("http://", "https://")) else context.path(p, "schema-location"),
                 where,
             )
             for p in _string_list(value, "schema-location", where)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from gpulint.kube.admission.workload import template_labels as workload_template_labels
 from gpulint.kube.dra.allocation import claim_spec_of
 from gpulint.kube.gangs.members import Gang, GangVerdict, gangs_of, pack
 from gpulint.kube.gangs.packing import WORK_BUDGET
@@ -28,7 +29,7 @@ from gpulint.kube.scheduler import (
     PodRequirements,
     pod_requirements,
 )
-from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, remembered_part, template_metadata
+from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, remembered_part
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.verdicts import (
@@ -176,8 +177,7 @@ def pod_sites(obj: KubeObject) -> list[PodSpecSite]:
 
 
 def template_labels(obj: KubeObject, site: PodSpecSite) -> dict[str, Any]:
-    labels = template_metadata(obj.data, site).get("labels")
-    return labels if isinstance(labels, dict) else {}
+    return workload_template_labels(obj.data, site)
 
 
 def scheduling_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
