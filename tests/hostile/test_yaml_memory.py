@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from test_embedded_depth import WORKFLOW  # an Argo Workflow whose podSpecPatch holds the YAML
 
 from gpulint.kube.embedded import MAX_EMBEDDED_NODES, NotParsed, load_embedded
 from gpulint.lint import yaml_budget
@@ -148,23 +149,6 @@ def test_the_57_mib_flow_list_is_refused_in_bounded_memory(tmp_path):
     # the file itself (56 MiB) is held once, its text once; ~400 MiB before the budget would be parsed
     assert int(rss) < 400 * MIB, int(rss) / MIB
     assert time.perf_counter() - start < 120
-
-
-WORKFLOW = textwrap.dedent("""\
-    apiVersion: argoproj.io/v1alpha1
-    kind: Workflow
-    metadata: {{name: train}}
-    spec:
-      entrypoint: main
-      templates:
-      - name: main
-        podSpecPatch: '{patch}'
-        container:
-          image: trainer:1
-          resources:
-            limits: {{nvidia.com/gpu: 1}}
-            requests: {{nvidia.com/gpu: 2}}
-    """)
 
 
 def test_a_wide_document_in_a_string_is_not_known_and_cheap():
