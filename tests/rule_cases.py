@@ -64,9 +64,7 @@ class Case:
                 if OWN_LINE.match(line):
                     pending += ANNOTATION.finditer(line)
                     continue
-                for match in (*pending, *ANNOTATION.finditer(line)):
-                    severity, rule, fragment = match.groups()
-                    found.append(Expected(path, number, rule, severity, fragment or ""))
+                found += [Expected(path, number, *_groups(m)) for m in (*pending, *ANNOTATION.finditer(line))]
                 pending = []
             # marks with no line after them expect a finding past the end: the case fails, saying where
             found += [Expected(path, len(lines) + 1, *_groups(match)) for match in pending]
