@@ -292,6 +292,13 @@ def wait_for(predicate, seconds: float = 10) -> bool:
     return False
 
 
+def settled_looks(looks: list[int], quiet_for: float = 0.3) -> bool:
+    """True when the count in `looks` did not move for `quiet_for` seconds."""
+    before = looks[0]
+    time.sleep(quiet_for)
+    return looks[0] == before
+
+
 def serve(api: FakeApiServer, **options) -> Webhook:
     return Webhook(Config(), ServeOptions(live_inventory=True, **options), api=api.configuration())
 
@@ -678,7 +685,9 @@ def test_the_publisher_sleeps_until_an_api_still_being_listed_is_listed(make_api
         for name in ("n1", "n2", "n3"):
             api.events[nodes].put({"type": "ADDED", "object": node(name, 8)})
         assert wait_for(lambda: api.events[nodes].empty())
-        time.sleep(0.3)  # the events reach the tables
+        # The events reach the tables and wake the publisher; on a loaded machine that takes a while,
+        # so wait until it has stopped looking rather than for a fixed time.
+        assert wait_for(lambda: settled_looks(looks))
         quiet = looks[0]
         time.sleep(0.6)  # nothing changes: a poller would look ~12 times
         assert looks[0] == quiet
