@@ -22,7 +22,7 @@ from typing import Any
 from gpulint.kube.fields import integer, mapping, sequence, text
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.kubelet import KubeletSettings, kubelet_settings
-from gpulint.kube.pools.labels import karpenter_key
+from gpulint.kube.pools.labels import EKS_AUTO_GROUP, EKS_AUTO_NODE_LABELS, karpenter_key
 from gpulint.kube.pools.model import PoolRequirement, PoolSpec
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -33,7 +33,7 @@ CAPI_MAX = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
 CAPACITY = "capacity.cluster-autoscaler.kubernetes.io/"
 NODE_TEMPLATE = "k8s.io/cluster-autoscaler/node-template/"
 # The NodeClass group names the cloud whose catalog a Karpenter NodePool draws from.
-NODECLASS_PROVIDERS = {"karpenter.k8s.aws": "aws", "karpenter.azure.com": "azure"}
+NODECLASS_PROVIDERS = {"karpenter.k8s.aws": "aws", "karpenter.azure.com": "azure", EKS_AUTO_GROUP: "aws"}
 CLOUD_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
 GKE_GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")  # GKE taints GPU node pools automatically
 
@@ -109,6 +109,8 @@ def karpenter_nodepool(data: dict[str, Any], file: str) -> PoolSpec:
     requirements = [replace(r, key=karpenter_key(r.key, provider)) for r in requirements]
     name = text(metadata.get("name"))
     labels = {**_labels(mapping(template.get("metadata")).get("labels")), KARPENTER_POOL_LABEL: name}
+    if text(node_class.get("group")) == EKS_AUTO_GROUP:
+        labels.update(EKS_AUTO_NODE_LABELS)
     limits = _resources(spec.get("limits"))
     status = _resources(mapping(data.get("status")).get("resources"))
     return PoolSpec(
