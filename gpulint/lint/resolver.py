@@ -22,6 +22,7 @@ from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gangs.members import group_references, joiner_key
+from gpulint.kube.gpu_stack import gpu_nodes
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.labels import any_pooled
 from gpulint.kube.resources import is_extended
@@ -422,6 +423,12 @@ class Resolver:
             for key in keys:
                 found.setdefault(key, []).append(obj)
         return found
+
+    def gpu_nodes(self, vendor: str = "") -> list[NodeInfo]:
+        """The inventory's GPU nodes of ``vendor`` (every vendor's when empty), instance types read in the catalog."""
+        from gpulint.lint.node_catalog import shipped_catalog
+
+        return gpu_nodes(self.nodes, vendor, (self._cluster.catalog or shipped_catalog()).get)
 
     def catalog_complete(self, kind: str, file: str) -> bool:
         """The set of ``kind`` is known whole for a reference from ``file``, so a name found nowhere does not
