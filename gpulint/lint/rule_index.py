@@ -93,6 +93,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
             Severity.ERROR,
             kinds=frozenset(
                 {
+                    "ClusterQueue",
                     "JAXJob",
                     "Job",
                     "JobSet",
