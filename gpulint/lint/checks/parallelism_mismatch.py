@@ -23,6 +23,7 @@ from gpulint.kube.runtime import (
     gpu_resource_name,
     injected_env,
     main_containers,
+    unknown_env_sources,
 )
 from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites
 from gpulint.lint.checks import CheckContext
@@ -91,8 +92,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 
 def _sets_visibility(container: dict[str, Any], config_maps: ConfigMaps) -> bool:
-    """The container sets a visibility variable in its ``env``, or through a ConfigMap it reads."""
-    return bool(env_settings(container, VISIBILITY_VARIABLES, config_maps))
+    """The container sets a visibility variable in its ``env``, or through a ConfigMap it reads, or may through
+    a Secret or a ConfigMap gpulint does not hold (unknown: no verdict)."""
+    return bool(
+        env_settings(container, VISIBILITY_VARIABLES, config_maps)
+        or unknown_env_sources(container, VISIBILITY_VARIABLES, config_maps)
+    )
 
 
 def _size(launch: Launch, flag: str) -> tuple[int, bool]:
