@@ -94,6 +94,12 @@ def _int(value: Any) -> int | None:
 # --------------------------------------------------------------------------- Karpenter
 
 
+def node_class_group(ref: dict[str, Any]) -> str:
+    """The API group of the NodeClass a NodePool names: karpenter.sh/v1 writes ``group``, v1beta1 an
+    ``apiVersion`` (kubernetes-sigs/karpenter pkg/apis/v1beta1/nodeclaim.go NodeClassReference, v0.37)."""
+    return text(ref.get("group")) or text(ref.get("apiVersion")).rpartition("/")[0]
+
+
 def karpenter_nodepool(data: dict[str, Any], file: str) -> PoolSpec:
     metadata, spec = mapping(data.get("metadata")), mapping(data.get("spec"))
     template = mapping(spec.get("template"))
@@ -104,12 +110,13 @@ def karpenter_nodepool(data: dict[str, Any], file: str) -> PoolSpec:
             values = tuple(str(v) for v in sequence(item.get("values")) if not isinstance(v, (dict, list)))
             requirements.append(PoolRequirement(item["key"], text(item.get("operator")), values))
     node_class = mapping(template_spec.get("nodeClassRef"))
-    provider = NODECLASS_PROVIDERS.get(text(node_class.get("group")), "")
+    group = node_class_group(node_class)
+    provider = NODECLASS_PROVIDERS.get(group, "")
     # Karpenter reads a requirement on a deprecated label as one on the stable label
     requirements = [replace(r, key=karpenter_key(r.key, provider)) for r in requirements]
     name = text(metadata.get("name"))
     labels = {**_labels(mapping(template.get("metadata")).get("labels")), KARPENTER_POOL_LABEL: name}
-    if text(node_class.get("group")) == EKS_AUTO_GROUP:
+    if group == EKS_AUTO_GROUP:
         labels.update(EKS_AUTO_NODE_LABELS)
     limits = _resources(spec.get("limits"))
     status = _resources(mapping(data.get("status")).get("resources"))
@@ -129,7 +136,7 @@ def karpenter_nodepool(data: dict[str, Any], file: str) -> PoolSpec:
         weight=_int(spec.get("weight")) or 0,
         karpenter=True,
         provider=provider,
-        node_class=(text(node_class.get("group")), text(node_class.get("name"))),
+        node_class=(group, text(node_class.get("name"))),
         kubelet=kubelet_settings(template_spec.get("kubelet")),  # karpenter.sh/v1beta1 (v1: on the NodeClass)
     )
 
