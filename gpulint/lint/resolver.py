@@ -216,6 +216,10 @@ class Resolver:
                 specs[key] = replace(spec, zones=zones[spec.node_class])  # nodes launch in its subnets' zones
             if spec.karpenter and spec.kubelet is None and spec.node_class in kubelets:
                 specs[key] = replace(specs[key], kubelet=kubelets[spec.node_class])  # what its nodes reserve
+            elif spec.karpenter and spec.kubelet is not None and spec.node_class in kubelets:
+                # a v1beta1 NodePool's own kubelet block, on its NodeClass's disk
+                volume = kubelets[spec.node_class].root_volume
+                specs[key] = replace(specs[key], kubelet=replace(spec.kubelet, root_volume=volume))
         from gpulint.kube.pools.binding import bind
         from gpulint.lint.node_catalog import shipped_catalog
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from gpulint.kube.fields import integer, mapping, sequence, text
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
-from gpulint.kube.pools.kubelet import KubeletSettings, kubelet_settings
+from gpulint.kube.pools.kubelet import KubeletSettings, kubelet_settings, root_volume
 from gpulint.kube.pools.labels import EKS_AUTO_GROUP, EKS_AUTO_NODE_LABELS, karpenter_key
 from gpulint.kube.pools.model import PoolRequirement, PoolSpec
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
@@ -172,6 +172,9 @@ def node_class_kubelets(data: Any) -> Iterator[tuple[tuple[str, str], KubeletSet
         }
         family = text(spec.get("amiFamily")) or (aliases.pop() if len(aliases) == 1 else "")
         settings = kubelet_settings(spec.get("kubelet"), family)
+        volume = root_volume(spec.get("blockDeviceMappings"), family)
+        if volume is not None:  # the disk it gives its nodes sizes their ephemeral-storage
+            settings = replace(settings or KubeletSettings(ami_family=family.lower()), root_volume=volume)
         name = text(mapping(item.get("metadata")).get("name"))
         if settings is not None and name:
             yield (group, name), settings
