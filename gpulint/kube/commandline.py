@@ -550,3 +550,26 @@ def image_name(container: Mapping[str, Any]) -> str:
     if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
         parts = parts[1:]  # a registry host
     return "/".join(parts)
+
+
+# A PyTorch DataLoader's worker count given on the command line: an option (--num_workers, --num-workers,
+# HF Trainer's --dataloader_num_workers) or a dotted config override (yacs/detectron2 DATALOADER.NUM_WORKERS 8,
+# Hydra dataloader.num_workers=8). A bare NUM_WORKERS=8 is left out: servers (gunicorn) name their workers so.
+_WORKERS_KEY = re.compile(r"^(?:--(?:[\w.-]*[._-])?|(?:\w+[.])+)num[_-]workers$", re.IGNORECASE)
+
+
+def dataloader_workers(commands: Sequence[Command]) -> tuple[int, str] | None:
+    """(workers, the option as written) of the first command line that starts DataLoader workers (more than 0)."""
+    for command in commands:
+        words = [word.text for word in command.words]
+        for index, word in enumerate(words):
+            if word is None:
+                continue
+            key, equals, value = word.partition("=")
+            if not _WORKERS_KEY.match(key):
+                continue
+            if not equals:
+                value = (words[index + 1] or "") if index + 1 < len(words) else ""
+            if value.isdigit() and int(value) > 0:
+                return int(value), f"{key} {value}"
+    return None

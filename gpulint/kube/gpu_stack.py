@@ -9,7 +9,7 @@ NFD worker, the GPU operator's validator) is known by its image, as a table.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,10 @@ from gpulint.kube.fields import sequence, text
 from gpulint.kube.scheduler import NodeInfo
 
 if TYPE_CHECKING:  # the pool model is imported where a run meets a node pool
-    from gpulint.kube.pools.model import NodePool
+    from gpulint.kube.pools.model import InstanceType, NodePool
+
+# A node's instance type (the kubelet sets both forms; k8s.io/api core/v1 well_known_labels.go).
+INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 
 NVIDIA = "NVIDIA"
 AMD = "AMD"
@@ -64,8 +67,31 @@ def node_vendors(node: NodeInfo) -> frozenset[str]:
     return frozenset(found)
 
 
-def gpu_nodes(nodes: Iterable[NodeInfo], vendor: str = ANY_VENDOR) -> list[NodeInfo]:
-    return [node for node in nodes if (vendor in node_vendors(node) if vendor else node_vendors(node))]
+def type_vendors(row: InstanceType | None) -> frozenset[str]:
+    """The GPU vendors a catalogued instance type offers GPUs of, when a source vouches for them."""
+    if row is None or not row.vouched_gpus:
+        return frozenset()
+    offered = [name for name, amount in (*row.capacity.items(), *row.allocatable.items()) if amount > 0]
+    return frozenset(vendor for vendor, pattern in _VENDOR_RESOURCES.items() if any(map(pattern.match, offered)))
+
+
+def gpu_nodes(
+    nodes: Iterable[NodeInfo],
+    vendor: str = ANY_VENDOR,
+    instance_type: Callable[[str], InstanceType | None] | None = None,
+) -> list[NodeInfo]:
+    """The GPU nodes (of ``vendor``): by what they publish or are labelled with, or, with ``instance_type`` (the
+    catalog's lookup), by an instance type the catalog describes with that vendor's GPUs: a GPU node whose device
+    plugin and feature discovery never ran publishes and carries neither."""
+    found = []
+    for node in nodes:
+        vendors = node_vendors(node)
+        if instance_type is not None:
+            name = next((node.labels[key] for key in INSTANCE_TYPE_LABELS if node.labels.get(key)), "")
+            vendors = vendors | (type_vendors(instance_type(name)) if name else frozenset())
+        if vendor in vendors if vendor else vendors:
+            found.append(node)
+    return found
 
 
 def pool_vendors(pool: NodePool) -> frozenset[str]:

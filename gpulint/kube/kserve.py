@@ -13,6 +13,8 @@ ClusterServingRuntime).
 
 from __future__ import annotations
 
+import enum
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -353,3 +355,41 @@ def kserve_worker_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None
     head = predictor_view(obj, ("spec", "predictor"), owner, ("spec", "predictor"), owner)
     nodes = multi_node(owner, head.spec, runtime_spec) if head is not None else None
     return None if nodes is None else nodes.nodes - 1
+
+
+# How KServe makes an InferenceService's component pods: through a Knative Service (Knative mode, formerly
+# Serverless), whose pod fields Knative's feature flags gate, or through a Deployment (Standard, formerly
+# RawDeployment; ModelMesh). Sources, kserve/kserve v0.20.0-rc0: pkg/constants/constants.go (the annotation
+# serving.kserve.io/deploymentMode; ParseDeploymentMode reads Serverless as Knative, RawDeployment as
+# Standard); config/configmap/inferenceservice.yaml ("deploy": {"defaultDeploymentMode": "Serverless"}) and
+# charts/kserve-resources/values.yaml (kserve.controller.deploymentMode: Knative): the shipped default.
+DEPLOYMENT_MODE_ANNOTATION = GROUP + "/deploymentMode"
+CONFIG_MAP = "inferenceservice-config"
+KNATIVE_MODES = frozenset({"Serverless", "Knative"})
+
+
+class DeploymentMode(enum.Enum):
+    KNATIVE = "Knative"  # the annotation or the installation's configuration says so
+    ASSUMED_KNATIVE = "assumed Knative"  # neither is known: KServe's shipped default
+    OTHER = "Standard"  # Standard, RawDeployment, ModelMesh: no Knative Service
+
+
+def default_mode(deploy: object) -> str | None:
+    """defaultDeploymentMode of inferenceservice-config's ``deploy`` value (JSON), or None."""
+    if not isinstance(deploy, str):
+        return None
+    try:
+        value = json.loads(deploy)
+    except ValueError:
+        return None
+    mode = value.get("defaultDeploymentMode") if isinstance(value, dict) else None
+    return mode if isinstance(mode, str) and mode else None
+
+
+def deployment_mode(isvc: dict[str, Any], configured: str | None) -> DeploymentMode:
+    """The mode of an InferenceService: its annotation, else the installation's default (``configured``)."""
+    annotated = text(mapping(dig(isvc, "metadata", "annotations")).get(DEPLOYMENT_MODE_ANNOTATION))
+    mode = annotated or configured
+    if mode is None:
+        return DeploymentMode.ASSUMED_KNATIVE
+    return DeploymentMode.KNATIVE if mode in KNATIVE_MODES else DeploymentMode.OTHER

@@ -26,6 +26,11 @@
   ``size - 1`` (``size - 1`` with LeaderExcluded) and is not larger, and a rolling update may not have
   both ``maxSurge`` and ``maxUnavailable`` at 0. The defaults (webhook Default): size 1, replicas 1,
   maxUnavailable 1, maxSurge 0.
+- Kueue's ClusterQueue: ``pkg/webhooks/clusterqueue_webhook.go`` validateFlavorQuotas (since v0.8.0): each
+  flavor's resources[i] must be coveredResources[i] ("must match the name in coveredResources"), asked only
+  once the CRD's own rule passed (``apis/kueue/v1beta1|v1beta2/clusterqueue_types.go`` ResourceGroup, since
+  v0.10.0, the API server's: cluster_queue_schema_errors, reported by api-rejected); read at kueue ff69552e
+  (v0.20.0-devel).
 - Volcano (volcano-sh/volcano v1.15.1): ``pkg/webhooks/admission/jobs/validate/admit_job.go``
   validateJobCreate: tasks, task names, a task's minAvailable, the job plugins
   (``pkg/controllers/job/plugins/factory.go``) and the MPI plugin's master task
@@ -85,6 +90,8 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         return [Refusal(error.path, "Kueue", error.message(), error) for error in errors]
     if group == "batch.volcano.sh" and kind == "Job":
         return list(_volcano_job(data))
+    if group == "kueue.x-k8s.io" and kind == "ClusterQueue":
+        return [Refusal(error.path, "Kueue", error.message(), error) for error in _kueue_cluster_queue(data)]
     if group == "jobset.x-k8s.io" and kind == "JobSet":
         return [*_jobset(data), *_kueue_podset_groups(data)]
     if group == "kubeflow.org" and kind in TRAINING_JOBS:
@@ -104,6 +111,40 @@ def _kueue_podset_groups(data: dict[str, Any]) -> list[Refusal]:
     from gpulint.kube.admission.podset_groups import group_errors
 
     return [Refusal(error.path, "Kueue", error.message(), error) for error in group_errors(data)]
+
+
+def cluster_queue_schema_errors(data: dict[str, Any]) -> list[FieldError]:
+    """The CRD's rule on a ClusterQueue's resource groups, which the API server enforces: each flavor gives as
+    many quotas as the group covers resources (api-rejected reports it)."""
+    errors = []
+    for i, group in enumerate(sequence(dig(data, "spec", "resourceGroups"))):
+        covered = sequence(mapping(group).get("coveredResources"))
+        flavors = sequence(mapping(group).get("flavors"))
+        if any(len(sequence(mapping(flavor).get("resources"))) != len(covered) for flavor in flavors):
+            errors.append(
+                FieldError(
+                    ("spec", "resourceGroups", i),
+                    INVALID,
+                    "object",
+                    "flavors must have the same number of resources as the coveredResources",
+                )
+            )
+    return errors
+
+
+def _kueue_cluster_queue(data: dict[str, Any]) -> Iterator[FieldError]:
+    """Each flavor's quotas in the order of the covered resources. The CRD's rule comes first (the API server
+    validates before any validating webhook): when it refuses, the webhook is never asked."""
+    if cluster_queue_schema_errors(data):
+        return
+    for i, group in enumerate(sequence(dig(data, "spec", "resourceGroups"))):
+        covered = [text(name) for name in sequence(mapping(group).get("coveredResources"))]
+        for j, flavor in enumerate(sequence(mapping(group).get("flavors"))):
+            for k, quota in enumerate(sequence(mapping(flavor).get("resources"))):
+                name = text(mapping(quota).get("name"))
+                if name and name != covered[k]:
+                    path: Path = ("spec", "resourceGroups", i, "flavors", j, "resources", k, "name")
+                    yield FieldError(path, INVALID, name, "must match the name in coveredResources")
 
 
 def _kueue_rayjob(data: dict[str, Any], elastic: bool) -> Iterator[FieldError]:

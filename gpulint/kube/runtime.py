@@ -432,6 +432,27 @@ def env_settings(
     return found
 
 
+def unknown_env_sources(
+    container: Mapping[str, Any], names: tuple[str, ...], config_maps: ConfigMaps
+) -> tuple[str, ...]:
+    """The ``envFrom`` sources whose keys gpulint does not hold - a Secret, a ConfigMap of no linted file or
+    inventory - that could define one of ``names`` (no prefix, or one a name starts with): whether the container
+    sets those names is unknown, so nothing is said on the assumption that it does not."""
+    found = []
+    for source in sequence(container.get("envFrom")):
+        source = mapping(source)
+        prefix = text(source.get("prefix"))
+        if not any(name.startswith(prefix) for name in names):
+            continue
+        secret = text(mapping(source.get("secretRef")).get("name"))
+        config_map = text(mapping(source.get("configMapRef")).get("name"))
+        if secret:
+            found.append(f"Secret '{secret}'")
+        elif config_map and config_maps.get(config_map) is None:
+            found.append(f"ConfigMap '{config_map}'")
+    return tuple(found)
+
+
 def _env_setting(index: int, item: Mapping[str, Any], config_maps: ConfigMaps) -> EnvSetting:
     if "valueFrom" in item:
         ref = mapping(mapping(item.get("valueFrom")).get("configMapKeyRef"))

@@ -22,6 +22,7 @@ from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gangs.members import group_references, joiner_key
+from gpulint.kube.gpu_stack import gpu_nodes
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.labels import any_pooled
 from gpulint.kube.resources import is_extended
@@ -215,6 +216,10 @@ class Resolver:
                 specs[key] = replace(spec, zones=zones[spec.node_class])  # nodes launch in its subnets' zones
             if spec.karpenter and spec.kubelet is None and spec.node_class in kubelets:
                 specs[key] = replace(specs[key], kubelet=kubelets[spec.node_class])  # what its nodes reserve
+            elif spec.karpenter and spec.kubelet is not None and spec.node_class in kubelets:
+                # a v1beta1 NodePool's own kubelet block, on its NodeClass's disk
+                volume = kubelets[spec.node_class].root_volume
+                specs[key] = replace(specs[key], kubelet=replace(spec.kubelet, root_volume=volume))
         from gpulint.kube.pools.binding import bind
         from gpulint.lint.node_catalog import shipped_catalog
 
@@ -422,6 +427,12 @@ class Resolver:
             for key in keys:
                 found.setdefault(key, []).append(obj)
         return found
+
+    def gpu_nodes(self, vendor: str = "") -> list[NodeInfo]:
+        """The inventory's GPU nodes of ``vendor`` (every vendor's when empty), instance types read in the catalog."""
+        from gpulint.lint.node_catalog import shipped_catalog
+
+        return gpu_nodes(self.nodes, vendor, (self._cluster.catalog or shipped_catalog()).get)
 
     def catalog_complete(self, kind: str, file: str) -> bool:
         """The set of ``kind`` is known whole for a reference from ``file``, so a name found nowhere does not

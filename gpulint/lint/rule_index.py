@@ -75,7 +75,11 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("host_network_dns", RuleSpec("host-network-dns", Severity.WARNING), True),
     (
         "knative_field_disallowed",
-        RuleSpec("knative-field-disallowed", Severity.ERROR, kinds=frozenset({"Configuration", "Service"})),
+        RuleSpec(
+            "knative-field-disallowed",
+            Severity.ERROR,
+            kinds=frozenset({"Configuration", "InferenceService", "Service"}),
+        ),
         True,
     ),
     ("limit_range_violation", RuleSpec("limit-range-violation", Severity.ERROR), True),
@@ -89,6 +93,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
             Severity.ERROR,
             kinds=frozenset(
                 {
+                    "ClusterQueue",
                     "JAXJob",
                     "Job",
                     "JobSet",

@@ -22,7 +22,6 @@ from gpulint.kube.gpu_stack import (
     NVIDIA,
     OPERATOR_OPERANDS,
     StackComponent,
-    gpu_nodes,
     node_names,
     pool_vendors,
     present_but_silent,
@@ -394,7 +393,7 @@ def daemonset_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> Daemo
     pod = daemon_pod(kind, site.spec, resolver)
     component = stack_component(site.spec)
     if component is not None:
-        target = gpu_nodes(resolver.nodes, component.vendor)
+        target = resolver.gpu_nodes(component.vendor)
         expected = f"{component.vendor} GPU nodes" if component.vendor else "GPU nodes"
     elif _names_a_pool(pod):
         target = [node for node in resolver.nodes if selects(pod, node)]
@@ -423,7 +422,7 @@ def operator_operands_verdict(policy: dict[str, Any], resolver: Resolver) -> Dae
     tolerations = daemonsets.get("tolerations")
     if not isinstance(tolerations, list) or not tolerations:
         return None
-    target = gpu_nodes(resolver.nodes, NVIDIA)
+    target = resolver.gpu_nodes(NVIDIA)
     if not target:
         return None
     pod = pod_requirements(effective_pod_spec("DaemonSet", {"tolerations": tolerations}))
@@ -479,7 +478,7 @@ def chart_verdict(release: ChartRelease, resolver: Resolver) -> tuple[DaemonSetV
     """The DaemonSets a GPU stack chart's values make, against the GPU nodes and the GPU pools."""
     component = release.daemons.component
     pod = pod_requirements(effective_pod_spec("DaemonSet", daemon_spec(release)))
-    target = gpu_nodes(resolver.nodes, component.vendor)
+    target = resolver.gpu_nodes(component.vendor)
     expected = f"{component.vendor} GPU nodes" if component.vendor else "GPU nodes"
     verdict = DaemonSetVerdict(component, pod, expected, coverage(pod, target)) if target else None
     return verdict, blocked_pools(component, pod, resolver) if resolver.pools else []

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from fractions import Fraction
 
 from gpulint.kube.pools.catalog import Catalog
 from gpulint.kube.pools.kubelet import allocatable_with
+from gpulint.kube.pools.labels import EKS_AUTO_GROUP, EKS_AUTO_INSTANCE, eks_auto_labels
 from gpulint.kube.pools.model import ABSENT, Domain, InstanceType, NodePool, PoolSpec, Template
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import NodeInfo
@@ -34,7 +36,11 @@ KARPENTER_WELL_KNOWN = (
 )
 # The provider's instance-type labels: a type the catalog describes either has one or has none
 # (karpenter-provider-aws sets DoesNotExist for the GPU labels of a type without GPUs).
-PROVIDER_PREFIXES = {"aws": ("karpenter.k8s.aws/",), "azure": ("karpenter.azure.com/",)}
+PROVIDER_PREFIXES = {
+    "aws": ("karpenter.k8s.aws/",),
+    "azure": ("karpenter.azure.com/",),
+    EKS_AUTO_GROUP: (EKS_AUTO_INSTANCE,),
+}
 # Catalogs that name every extended resource their provider's types offer (karpenter-provider-aws
 # models a fixed set: nvidia.com/gpu, amd.com/gpu, aws.amazon.com/neuron, habana.ai/gaudi...), so a
 # resource none of their rows offers is one no node of the provider will: the name question is decided.
@@ -114,6 +120,7 @@ def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePo
 CLOSING_KEYS = {  # requirement keys whose In values pin the instance types, and the catalog label naming them
     "node.kubernetes.io/instance-type": "node.kubernetes.io/instance-type",
     "karpenter.k8s.aws/instance-family": "karpenter.k8s.aws/instance-family",
+    "eks.amazonaws.com/instance-family": "karpenter.k8s.aws/instance-family",
 }
 
 
@@ -143,7 +150,10 @@ def _templates(spec: PoolSpec, base: dict[str, Domain], rows: Iterable[InstanceT
     """The templates of the rows the pool allows. A row whose accelerators no source vouches for is no
     template: the pool may add such nodes, but what they offer is unknown (never "never fits")."""
     templates = []
+    eks_auto = spec.node_class[0] == EKS_AUTO_GROUP
     for row in rows:
+        if eks_auto:  # the same EC2 type, its labels as EKS Auto Mode names them
+            row = replace(row, labels=eks_auto_labels(row.labels), provider=EKS_AUTO_GROUP)
         labels = _narrowed(spec, base, row)
         if labels is None:
             continue

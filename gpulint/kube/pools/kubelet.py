@@ -14,6 +14,11 @@ allocatable as karpenter-provider-aws pkg/providers/instancetype/types.go (v1.14
 - ``evictionHard["memory.available"]`` replaces the default 100Mi (evictionThreshold; a percentage is
   of the node's memory, taken here on the row's allocatable memory, so that the subtraction is never
   more than Karpenter's).
+- the EC2NodeClass's ``blockDeviceMappings`` size ephemeral-storage (ephemeralStorage: the mapping marked
+  ``rootVolume``, else the AMI family's ephemeral device - /dev/xvda for AL2 and AL2023, /dev/xvdb for
+  Bottlerocket, /dev/sda1 for Windows, the last mapping for a Custom AMI - else 20Gi, DefaultEBS); its
+  eviction threshold is 10% of it, rounded up (evictionThreshold). A ``RAID0`` instanceStorePolicy (the
+  local NVMe disks) is not read: the 20Gi figure stays.
 
 Where Karpenter's figure depends on something gpulint does not know (a Bottlerocket node's memory
 reservation follows maxPods), the larger allocatable is kept: fewer pods or less memory than the node has
@@ -22,12 +27,13 @@ would make a false "never fits".
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from gpulint.kube.fields import integer, mapping, text
+from gpulint.kube.fields import integer, mapping, sequence, text
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 
 MIB = 1024 * 1024
@@ -37,6 +43,16 @@ _CPU_REST = Fraction(25, 10000)  # above 4 cores
 _DEFAULT_EVICTION_MEMORY = Fraction(100 * MIB)
 VM_MEMORY_OVERHEAD = Fraction(75, 1000)  # Karpenter's --vm-memory-overhead-percent default
 _DEFAULT_KUBE_EPHEMERAL = Fraction(1024 * MIB)
+DEFAULT_ROOT_VOLUME = Fraction(20 * 1024 * MIB)  # amifamily.DefaultEBS, the shipped rows' ephemeral-storage
+# amifamily <Family>.EphemeralBlockDevice(); a Custom AMI's is its last mapping
+EPHEMERAL_DEVICES = {
+    "al2": "/dev/xvda",
+    "al2023": "/dev/xvda",
+    "bottlerocket": "/dev/xvdb",
+    "windows2019": "/dev/sda1",
+    "windows2022": "/dev/sda1",
+    "windows2025": "/dev/sda1",
+}
 # AMI families whose memory reservation counts ENI-limited pods and that honour podsPerCore
 # (amifamily DefaultFamily.FeatureFlags: UsesENILimitedMemoryOverhead, PodsPerCoreEnabled)
 ENI_LIMITED_FAMILIES = frozenset({"al2", "al2023"})
@@ -53,6 +69,7 @@ class KubeletSettings:
     system_reserved: Mapping[str, Fraction] = field(default_factory=dict)
     eviction_memory: str = ""  # evictionHard["memory.available"] as written ("500Mi", "5%")
     ami_family: str = ""  # lower case (al2023, bottlerocket); "" unknown
+    root_volume: Fraction | None = None  # the NodeClass's ephemeral-storage volume, when its mappings size it
 
     @property
     def empty(self) -> bool:
@@ -92,10 +109,42 @@ def allocatable_with(
     for name, amount in settings.system_reserved.items():
         if name in out and name in _RESOURCES:
             out[name] -= amount
+    if settings.root_volume is not None and "ephemeral-storage" in out:  # the row's figure is for 20Gi
+        out["ephemeral-storage"] += (settings.root_volume - DEFAULT_ROOT_VOLUME) - (
+            _ceil_tenth(settings.root_volume) - _ceil_tenth(DEFAULT_ROOT_VOLUME)
+        )
     eviction = _eviction_memory(settings.eviction_memory, allocatable.get("memory"))
     if eviction is not None and "memory" in out:
         out["memory"] += _DEFAULT_EVICTION_MEMORY - eviction
     return {name: max(amount, Fraction(0)) for name, amount in out.items()}
+
+
+def _ceil_tenth(size: Fraction) -> Fraction:
+    """evictionThreshold's ephemeral-storage default: 10% of the volume, rounded up to a byte."""
+    return Fraction(math.ceil(size / 10))
+
+
+def root_volume(mappings: Any, ami_family: str) -> Fraction | None:
+    """The ephemeral-storage an EC2NodeClass's blockDeviceMappings give its nodes (karpenter-provider-aws
+    pkg/providers/instancetype/types.go ephemeralStorage, v1.14); None: the default 20Gi, or not known."""
+    devices = [mapping(item) for item in sequence(mappings)]
+    if not devices:
+        return None
+    chosen = next((d for d in devices if d.get("rootVolume") is True), None)
+    if chosen is None:
+        device = EPHEMERAL_DEVICES.get(ami_family.lower())
+        if ami_family.lower() == "custom":
+            chosen = devices[-1]
+        elif device is not None:
+            chosen = next((d for d in devices if text(d.get("deviceName")) == device), None)
+    if chosen is None:
+        return None
+    size = mapping(chosen.get("ebs")).get("volumeSize")
+    try:
+        amount = quantity_from_yaml(size).value if size is not None else None
+    except QuantityError:
+        return None
+    return amount if amount else None
 
 
 def _pods(settings: KubeletSettings, default: Fraction | None, cpus: Fraction | None) -> Fraction | None:

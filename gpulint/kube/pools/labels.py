@@ -60,3 +60,24 @@ def node_key(key: str) -> str:
     instance-type and zone labels in both forms, and the node lifecycle controller keeps the beta os and
     arch labels equal to the stable ones (kubernetes pkg/controller/nodelifecycle labelReconcileInfo)."""
     return DEPRECATED_LABELS.get(key, key)
+
+
+# EKS Auto Mode: a Karpenter NodePool whose nodeClassRef group is eks.amazonaws.com launches the EC2 types of
+# Karpenter's AWS provider, but "EKS Auto Mode uses different labels than Karpenter. Labels related to EC2
+# managed instances start with eks.amazonaws.com" (eks.amazonaws.com/instance-family, -gpu-name, -gpu-memory,
+# ... with Karpenter's values), and it marks its nodes eks.amazonaws.com/compute-type=auto
+# (awsdocs/amazon-eks-user-guide latest/ug/automode/create-node-pool.adoc, "EKS Auto Mode Supported Labels").
+EKS_AUTO_GROUP = "eks.amazonaws.com"
+EKS_AUTO_NODE_LABELS: dict[str, str] = {"eks.amazonaws.com/compute-type": "auto"}
+_KARPENTER_AWS_INSTANCE = "karpenter.k8s.aws/instance-"
+EKS_AUTO_INSTANCE = "eks.amazonaws.com/instance-"
+
+
+def eks_auto_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """The labels an EKS Auto Mode node of a catalog type carries: Karpenter's instance labels renamed."""
+    return {
+        EKS_AUTO_INSTANCE + key.removeprefix(_KARPENTER_AWS_INSTANCE)
+        if key.startswith(_KARPENTER_AWS_INSTANCE)
+        else key: value
+        for key, value in labels.items()
+    }

@@ -21,8 +21,8 @@ from typing import Any
 
 from gpulint.kube.fields import integer, mapping, sequence, text
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
-from gpulint.kube.pools.kubelet import KubeletSettings, kubelet_settings
-from gpulint.kube.pools.labels import karpenter_key
+from gpulint.kube.pools.kubelet import KubeletSettings, kubelet_settings, root_volume
+from gpulint.kube.pools.labels import EKS_AUTO_GROUP, EKS_AUTO_NODE_LABELS, karpenter_key
 from gpulint.kube.pools.model import PoolRequirement, PoolSpec
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -33,7 +33,7 @@ CAPI_MAX = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
 CAPACITY = "capacity.cluster-autoscaler.kubernetes.io/"
 NODE_TEMPLATE = "k8s.io/cluster-autoscaler/node-template/"
 # The NodeClass group names the cloud whose catalog a Karpenter NodePool draws from.
-NODECLASS_PROVIDERS = {"karpenter.k8s.aws": "aws", "karpenter.azure.com": "azure"}
+NODECLASS_PROVIDERS = {"karpenter.k8s.aws": "aws", "karpenter.azure.com": "azure", EKS_AUTO_GROUP: "aws"}
 CLOUD_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
 GKE_GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")  # GKE taints GPU node pools automatically
 
@@ -94,6 +94,12 @@ def _int(value: Any) -> int | None:
 # --------------------------------------------------------------------------- Karpenter
 
 
+def node_class_group(ref: dict[str, Any]) -> str:
+    """The API group of the NodeClass a NodePool names: karpenter.sh/v1 writes ``group``, v1beta1 an
+    ``apiVersion`` (kubernetes-sigs/karpenter pkg/apis/v1beta1/nodeclaim.go NodeClassReference, v0.37)."""
+    return text(ref.get("group")) or text(ref.get("apiVersion")).rpartition("/")[0]
+
+
 def karpenter_nodepool(data: dict[str, Any], file: str) -> PoolSpec:
     metadata, spec = mapping(data.get("metadata")), mapping(data.get("spec"))
     template = mapping(spec.get("template"))
@@ -104,11 +110,14 @@ def karpenter_nodepool(data: dict[str, Any], file: str) -> PoolSpec:
             values = tuple(str(v) for v in sequence(item.get("values")) if not isinstance(v, (dict, list)))
             requirements.append(PoolRequirement(item["key"], text(item.get("operator")), values))
     node_class = mapping(template_spec.get("nodeClassRef"))
-    provider = NODECLASS_PROVIDERS.get(text(node_class.get("group")), "")
+    group = node_class_group(node_class)
+    provider = NODECLASS_PROVIDERS.get(group, "")
     # Karpenter reads a requirement on a deprecated label as one on the stable label
     requirements = [replace(r, key=karpenter_key(r.key, provider)) for r in requirements]
     name = text(metadata.get("name"))
     labels = {**_labels(mapping(template.get("metadata")).get("labels")), KARPENTER_POOL_LABEL: name}
+    if group == EKS_AUTO_GROUP:
+        labels.update(EKS_AUTO_NODE_LABELS)
     limits = _resources(spec.get("limits"))
     status = _resources(mapping(data.get("status")).get("resources"))
     return PoolSpec(
@@ -127,7 +136,7 @@ def karpenter_nodepool(data: dict[str, Any], file: str) -> PoolSpec:
         weight=_int(spec.get("weight")) or 0,
         karpenter=True,
         provider=provider,
-        node_class=(text(node_class.get("group")), text(node_class.get("name"))),
+        node_class=(group, text(node_class.get("name"))),
         kubelet=kubelet_settings(template_spec.get("kubelet")),  # karpenter.sh/v1beta1 (v1: on the NodeClass)
     )
 
@@ -163,6 +172,9 @@ def node_class_kubelets(data: Any) -> Iterator[tuple[tuple[str, str], KubeletSet
         }
         family = text(spec.get("amiFamily")) or (aliases.pop() if len(aliases) == 1 else "")
         settings = kubelet_settings(spec.get("kubelet"), family)
+        volume = root_volume(spec.get("blockDeviceMappings"), family)
+        if volume is not None:  # the disk it gives its nodes sizes their ephemeral-storage
+            settings = replace(settings or KubeletSettings(ami_family=family.lower()), root_volume=volume)
         name = text(mapping(item.get("metadata")).get("name"))
         if settings is not None and name:
             yield (group, name), settings

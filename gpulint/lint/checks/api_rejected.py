@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.kube.fields import dig, mapping
+from gpulint.kube.operator_webhooks import cluster_queue_schema_errors
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.validation.objects import BUILT_IN, dra_spec, object_meta
@@ -37,6 +38,8 @@ def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
     if obj.api_version in BUILT_IN:
         yield from _pod_errors(obj, ctx)
     yield from dra_spec(obj.kind, obj.api_version, obj.data)
+    if obj.ref.group == "kueue.x-k8s.io" and obj.kind == "ClusterQueue":  # its CRD's validation rule
+        yield from cluster_queue_schema_errors(obj.data)
 
 
 def _diagnostic(error: FieldError, subject: str) -> Diagnostic:

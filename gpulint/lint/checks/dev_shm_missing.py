@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gpulint.kube.commandline import image_name
+from gpulint.kube.commandline import container_commands, dataloader_workers, image_name
 from gpulint.kube.fields import mapping, sequence, text
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -146,6 +146,12 @@ def _reason(
         return (
             f"{server[0]}, {server[1]} {noun} processes",
             f"{server[0]} starts {server[1]} {noun} processes that share memory",
+        )
+    workers = dataloader_workers(container_commands(container))
+    if workers is not None:
+        return (
+            f"DataLoader, {workers[0]} workers",
+            f"{workers[1]}: PyTorch DataLoader workers hand each batch to the training process through /dev/shm",
         )
     if _one_rank_of_several(obj, sites, site, patterns):
         library = f"{family.collective} and " if family.collective_shm and family.collective else ""

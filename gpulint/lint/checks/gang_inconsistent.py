@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.gangs.members import group_minimum, group_references, reported_gangs
 from gpulint.kube.typos import typo_of
 from gpulint.kube.workloads import pod_spec_sites
@@ -19,6 +20,8 @@ RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if obj.ref.group == "jobset.x-k8s.io" and obj.kind == "JobSet":
+        yield from _kai_jobset_tails(obj)
     for gang in reported_gangs(obj, ctx.resolver):
         if gang.required > gang.total:
             source = "its group" if gang.declared_by_group else "it"
@@ -99,3 +102,44 @@ def _undefined(path: Path, lead: str, notes: tuple[str, ...], severity: Severity
     brief = first_line(full, lead)
     more = () if brief == full else ("they stay unschedulable until it exists",)
     return Diagnostic(RULE_ID, path, brief, notes=(*more, *notes), severity=severity, pinned=severity is not None)
+
+
+# KAI Scheduler groups a JobSet's pods as one PodGroup with a sub-group per replica of each replicatedJob,
+# each needing `parallelism` pods alive at once (or the template's kai.scheduler/batch-min-member): KAI
+# v0.17.0 pkg/podgrouper/podgrouper/plugins/jobset/jobset_grouper.go singleReplicaSubGroupMinMember, and
+# pkg/scheduler/api/podgroup_info/subgroup_info/podset.go IsReadyForScheduling (alive tasks - Succeeded
+# ones are not - at least minAvailable). The Job controller keeps min(parallelism, completions left) pods.
+KAI_SCHEDULER = "kai-scheduler"
+KAI_MIN_MEMBER = "kai.scheduler/batch-min-member"
+
+
+def _kai_jobset_tails(obj: KubeObject) -> Iterator[Diagnostic]:
+    """A replicatedJob whose last pods are fewer than its KAI gang: once the pods before them have
+    finished together, the last ones are never ready for scheduling."""
+    for index, job in enumerate(sequence(dig(obj.data, "spec", "replicatedJobs"))):
+        job_spec = mapping(dig(job, "template", "spec"))
+        if text(dig(job_spec, "template", "spec", "schedulerName")) != KAI_SCHEDULER:
+            continue
+        parallelism = integer(job_spec.get("parallelism"), 1)
+        completions = integer(job_spec.get("completions"))
+        override = text(mapping(dig(job, "template", "metadata", "annotations")).get(KAI_MIN_MEMBER))
+        minimum = int(override) if override.isdigit() and int(override) >= 1 else parallelism
+        if not parallelism or not completions or not minimum or completions <= parallelism:
+            continue
+        tail = completions % parallelism
+        if tail == 0 or tail >= minimum:
+            continue
+        name = text(mapping(job).get("name")) or str(index)
+        yield Diagnostic(
+            RULE_ID,
+            ("spec", "replicatedJobs", index, "template", "spec", "completions"),
+            f"KAI gangs each replica of replicatedJob '{name}' at {minimum} pods, but its last {tail} of "
+            f"{completions} completions may run alone: they can wait forever",
+            severity=Severity.WARNING,
+            notes=(
+                f"the Job keeps min(parallelism {parallelism}, completions left) pods; when the pods before the "
+                f"last {tail} finish together, only {tail} are alive and KAI needs {minimum} to schedule any",
+                f"make completions a multiple of parallelism, or set the template annotation {KAI_MIN_MEMBER}: "
+                f'"{tail}" (or lower)',
+            ),
+        )

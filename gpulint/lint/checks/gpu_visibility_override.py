@@ -18,6 +18,7 @@ from gpulint.kube.runtime import (
     env_settings,
     gpu_resource_name,
     main_containers,
+    unknown_env_sources,
 )
 from gpulint.kube.workloads import PodSpecSite, containers, pod_spec_sites
 from gpulint.lint.checks import CheckContext
@@ -67,6 +68,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 yield from _cuda_visible(container, written, base, gpus)
             if daemon or privileged or "NVIDIA_VISIBLE_DEVICES" in written:
                 continue
+            if unknown_env_sources(container, ("NVIDIA_VISIBLE_DEVICES",), held):
+                continue  # a Secret or an unheld ConfigMap may set it (to void): unknown
             if not _cuda_image(text(container.get("image"))):
                 continue
             if pod_has_gpu is None:

@@ -5,18 +5,31 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kube import knative
+from gpulint.kube import knative, kserve
+from gpulint.kube.fields import mapping
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
-SPEC = RuleSpec("knative-field-disallowed", Severity.ERROR, kinds=frozenset(knative.KINDS))
+SPEC = RuleSpec("knative-field-disallowed", Severity.ERROR, kinds=frozenset((*knative.KINDS, "InferenceService")))
 RULE_ID = SPEC.id
+COMPONENTS = ("predictor", "transformer", "explainer")  # each a Knative Service in Knative mode
+
+
+def _configured_mode(ctx: CheckContext) -> str | None:
+    """defaultDeploymentMode of a linted inferenceservice-config (kserve, or kubeflow in Kubeflow)."""
+    for config in ctx.resolver.linted.of_kind("", "ConfigMap"):
+        if config.ref.name == kserve.CONFIG_MAP:
+            return kserve.default_mode(mapping(config.data.get("data")).get("deploy"))
+    return None
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if obj.ref.group == kserve.GROUP and obj.kind == "InferenceService":
+        yield from _inference_service(obj, ctx)
+        return
     if obj.ref.group != knative.GROUP:
         return
     values = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
@@ -69,3 +82,49 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                         "manifests, or add it to the inventory, to turn this into a verdict",
                     ),
                 )
+
+
+def _inference_service(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """In Knative mode KServe makes a Knative Service of each component, its pod fields copied into
+    spec.template.spec: Knative's webhook refuses them there, and the InferenceService reports
+    "fails to reconcile predictor: admission webhook ... denied the request"."""
+    mode = kserve.deployment_mode(obj.data, ctx.memo(("kserve-default-mode",), lambda: _configured_mode(ctx)))
+    if mode is kserve.DeploymentMode.OTHER:
+        return
+    values = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
+    keys = None if values is not None else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
+    assumed = mode is kserve.DeploymentMode.ASSUMED_KNATIVE
+    for site in pod_spec_sites(obj.data):
+        if len(site.path) != 2 or site.path[-1] not in COMPONENTS:
+            continue  # a workerSpec: multi-node serving runs in Standard mode only
+        component = site.path[-1]
+        for field, flag in knative.FEATURE_FLAGS.items():
+            if site.spec.get(field) in (None, False, "", [], {}):
+                continue
+            state = knative.flag_state(flag, values, keys)
+            if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
+                continue
+            disabled = state is knative.FlagState.DISABLED
+            notes = [
+                f"KServe copies the {component}'s {field} into the Knative Service it makes for it; Knative's "
+                f"webhook refuses it there: must not set the field(s): spec.template.spec.{field}",
+                f'set {flag}: "enabled" in the ConfigMap {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME} to allow it'
+                if disabled
+                else f"gpulint does not know {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME}, where {flag} is "
+                "disabled by default",
+            ]
+            if assumed:
+                notes.append(
+                    f"no {kserve.DEPLOYMENT_MODE_ANNOTATION} annotation and no linted {kserve.CONFIG_MAP}: KServe's "
+                    "shipped default, Knative mode (Serverless), is assumed; Standard mode makes a Deployment instead"
+                )
+            yield Diagnostic(
+                RULE_ID,
+                (*site.path, field),
+                f"the {component} sets {field}, which Knative refuses in the Knative Service KServe makes for it "
+                f"({flag} is {'disabled' if disabled else 'disabled by default'}), so the InferenceService never "
+                "becomes ready",
+                severity=None if disabled and not assumed else Severity.WARNING,
+                on_key=True,
+                notes=tuple(notes),
+            )

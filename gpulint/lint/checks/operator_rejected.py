@@ -19,6 +19,7 @@ SPEC = RuleSpec(
         {
             "RayJob",
             "RayCluster",
+            "ClusterQueue",
             "Job",
             "JobSet",
             "LeaderWorkerSet",
@@ -39,7 +40,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     config = kueue_config(ctx.resolver)
     for refusal in found:
-        if refusal.operator == "Kueue" and config is not None and not config.manages(obj.ref.group, obj.kind):
+        integration = obj.ref.group != "kueue.x-k8s.io"  # Kueue's own kinds are always validated
+        if (
+            refusal.operator == "Kueue"
+            and integration
+            and config is not None
+            and not config.manages(obj.ref.group, obj.kind)
+        ):
             continue  # the integration is off: Kueue registers no webhook for the kind
         subject = f"{refusal.operator}'s webhook rejects this {obj.kind}"
         if refusal.error is not None:

@@ -23,6 +23,7 @@ from gpulint.kube.runtime import (
     gpu_resource_name,
     injected_env,
     main_containers,
+    unknown_env_sources,
 )
 from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites
 from gpulint.lint.checks import CheckContext
@@ -72,6 +73,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             held = device_ranks(container, site.spec, patterns)
             if held is None:
                 continue  # a Neuron device on an instance type the pod does not pin: its NeuronCores are not known
+            # A Secret or a ConfigMap gpulint does not hold may set NVIDIA_VISIBLE_DEVICES=all (the node's other GPUs
+            # show): more processes than the pod's GPUs is then unknown; fewer still leaves its GPUs idle.
+            may_show_more = bool(unknown_env_sources(container, VISIBILITY_VARIABLES, config_maps))
             for launch in found.launches:
                 if any(name in launch.assignments for name in VISIBILITY_VARIABLES) or _sets_visibility(
                     container, config_maps
@@ -85,7 +89,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 if key in _GROUP_KINDS:
                     continue  # a Ray cluster spreads ranks over its pods: not modelled
                 demand = _demand(obj, launch)
-                if demand is not None:
+                if demand is not None and not (may_show_more and demand.processes > held.ranks):
                     yield from _compare(demand, held, base, f"container '{text(container.get('name'))}'")
     yield from _operator_fields(obj, sites, patterns)
 
