@@ -171,19 +171,23 @@ class Harness:
     def __init__(self, workdir: str) -> None:
         from gpulint.lint.config import Config
         from gpulint.lint.engine import enabled_rules
+        from gpulint.lint.findings import Severity
         from gpulint.lint.inventory import load_inventory
         from gpulint.lint.loader import load_bytes
         from gpulint.lint.objects import objects_in
+        from gpulint.lint.review import ReviewSnapshot
         from gpulint.lint.run import LintRun
         from gpulint.lint.sources import Source
-        from gpulint.webhook.admission import BadReview, Reviewer, decide, parse_review
+        from gpulint.webhook.admission import BadReview, decide, parse_review
 
         self.workdir = workdir
         self.keep_going = os.environ.get("GPULINT_FUZZ_KEEP_GOING", "")  # a directory: record crashes, go on
         self.config = Config()
         inventory = load_inventory([str(REPO / "examples" / "inventory"), str(REPO / "tests" / "data" / "dra")])
         self.inventory = inventory
-        self.reviewer = Reviewer.build(self.config, inventory)
+        self.reviewers = [
+            ReviewSnapshot.build(self.config, inventory, deny_on) for deny_on in (Severity.ERROR, Severity.INFO)
+        ]
         self.decide, self.parse_review, self.bad_review = decide, parse_review, BadReview
         self.load_bytes, self.objects_in, self.source = load_bytes, objects_in, Source
         self.lint_run = LintRun
@@ -234,16 +238,14 @@ class Harness:
         json.loads(render_json(explanations))
 
     def _admission(self, payload: bytes) -> None:
-        from gpulint.lint.findings import Severity
-
         try:
             request = self.parse_review(payload)
         except self.bad_review:
             request = self._wrapped(payload)
             if request is None:
                 return
-        for deny_on in (Severity.ERROR, Severity.INFO):
-            decision = self.decide(request, self.reviewer, deny_on, False)
+        for reviewer in self.reviewers:
+            decision = self.decide(request, reviewer)
             json.dumps(decision.response())
             internal = [f.message for f in decision.findings if "internal error" in f.message]
             assert not internal, internal

@@ -16,7 +16,6 @@ from webhook_helpers import GOOD_POD, review
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Deadline, DeadlineExceeded
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.inventory import load_configured_inventory
 from gpulint.lint.run import LintRun
 from gpulint.webhook import server as serve_module
 from gpulint.webhook.server import ServeOptions, Webhook
@@ -190,9 +189,23 @@ def decide_on(webhook: Webhook, obj: dict, uid: str = "u") -> dict:
     return answer.body["response"]
 
 
+def runs_of_reviews(monkeypatch: pytest.MonkeyPatch) -> list[LintRun]:
+    """The LintRun each review builds, as the review facade builds it."""
+    built: list[LintRun] = []
+    real = LintRun.for_object
+
+    def recording(cls: type[LintRun], *args: object) -> LintRun:
+        built.append(real(*args))
+        return built[-1]
+
+    monkeypatch.setattr(LintRun, "for_object", classmethod(recording))
+    return built
+
+
 @pytest.mark.slow
-def test_the_inventorys_crds_validate_every_review_with_schemas_built_once(tmp_path):
+def test_the_inventorys_crds_validate_every_review_with_schemas_built_once(tmp_path, monkeypatch):
     webhook = crd_webhook(tmp_path)
+    runs = runs_of_reviews(monkeypatch)
     try:
         good, bad = yaml.safe_load(INSTANCE), yaml.safe_load(INSTANCE.replace("  workers: 4\n", "  worker: 4\n"))
         assert decide_on(webhook, good)["allowed"] is True
@@ -201,12 +214,8 @@ def test_the_inventorys_crds_validate_every_review_with_schemas_built_once(tmp_p
         assert 'spec: Required value: "workers" is required' in refused["status"]["message"]
         (unknown,) = refused["warnings"]
         assert unknown.endswith('unknown field "spec.worker" in ml.example.com/v1 FineTune')
-        reviewer = webhook.snapshot.reviewer
-        stores = {
-            id(LintRun.for_object(reviewer.config, obj, reviewer.cluster, reviewer.routes).engine.context.schemas)
-            for obj in (good, bad)
-        }
-        assert len(stores) == 1  # the same store (and its compiled validators) for every review
+        stores = {id(run.engine.context.schemas) for run in runs}
+        assert len(runs) == 2 and len(stores) == 1  # the same store (and its compiled validators) for every review
     finally:
         webhook.stop()
 
@@ -227,18 +236,17 @@ def test_a_reviewed_crd_does_not_change_how_the_next_review_validates(tmp_path):
         webhook.stop()
 
 
-def test_reviews_share_the_routed_rules(tmp_path):
+def test_reviews_share_the_routed_rules(tmp_path, monkeypatch):
     config = Config(inventory=(str(tmp_path),))
     (tmp_path / "nodes.yaml").write_text(
         "apiVersion: v1\nkind: Node\nmetadata: {name: n0}\nstatus:\n  capacity: {cpu: '8', pods: '110', nvidia.com/gpu: '8'}\n"
     )
     webhook = Webhook(config, ServeOptions())
+    runs = runs_of_reviews(monkeypatch)
     try:
-        reviewer = webhook.snapshot.reviewer
-        engines = [
-            LintRun.for_object(config, GOOD_POD, load_configured_inventory(config), reviewer.routes).engine
-            for _ in range(2)
-        ]
+        for uid in ("first", "second"):
+            assert decide_on(webhook, GOOD_POD, uid)["allowed"] is True
+        engines = [run.engine for run in runs]
         assert engines[0]._runnable is engines[1]._runnable  # routed once, not per review
         assert engines[0]._routed("Pod") is engines[1]._routed("Pod")  # and once per kind
         pod_rules = {rule_id for rule_id, _, _ in engines[0]._routed("Pod")}

@@ -36,16 +36,25 @@ from urllib.parse import parse_qs, urlsplit
 
 from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.quantity import go_duration
-from gpulint.lint.config import Config
-from gpulint.lint.engine import Deadline, DeadlineExceeded
-from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
-from gpulint.webhook.admission import BadReview, Decision, Reviewer, decide, parse_review
+from gpulint.lint.review import (
+    ClusterInventory,
+    Config,
+    Deadline,
+    DeadlineExceeded,
+    InventoryError,
+    ReviewSnapshot,
+    Severity,
+    inventory_counts,
+    inventory_signature,
+    live_inventory,
+    load_configured_inventory,
+)
+from gpulint.webhook.admission import BadReview, Decision, decide, parse_review
 from gpulint.webhook.headers import field_problem, read_headers
 from gpulint.webhook.watchdog import CLIENT_GONE, Watchdog
 
 if TYPE_CHECKING:  # the live inventory is imported only when it is used
-    from gpulint.lint.live_inventory import LiveInventory
+    from gpulint.lint.review import LiveInventory
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 OWES_NOTHING = ("answered", "abandoned")  # a connection's phases once the watchdog took its review over
@@ -257,7 +266,7 @@ class ByteBudget:
 class Snapshot:
     """What a request sees: swapped whole, so a request never mixes two inventories."""
 
-    reviewer: Reviewer
+    reviewer: ReviewSnapshot
     inventory: ClusterInventory | None
     loaded_at: float | None
 
@@ -331,7 +340,7 @@ class Webhook:
         self.config = config
         self.options = options
         self.metrics = Metrics()
-        self.snapshot = Snapshot(Reviewer.build(config), None, None)
+        self.snapshot = Snapshot(self._reviews(None), None, None)
         self._signature: tuple[Any, ...] | None = None
         self._stop = threading.Event()
         self._wake = threading.Event()  # SIGHUP: re-read now
@@ -346,13 +355,13 @@ class Webhook:
         if config.inventory:
             self.reload_inventory()
         if options.live_inventory:
-            from gpulint.lint.live_inventory import LiveInventory, Transport, api_configuration, selected_apis
-
-            configuration = api or api_configuration(options.kubeconfig or None, options.kube_context or None)
-            self.live = LiveInventory(
-                Transport(configuration), self.swap_inventory, log, selected_apis(options.live_pods)
+            self.live = live_inventory(
+                api, options.kubeconfig, options.kube_context, options.live_pods, self.swap_inventory, log
             )
             self.live.start()
+
+    def _reviews(self, inventory: ClusterInventory | None) -> ReviewSnapshot:
+        return ReviewSnapshot.build(self.config, inventory, self.options.deny_on, self.options.dry_run)
 
     @property
     def ready(self) -> bool:
@@ -381,7 +390,7 @@ class Webhook:
     def swap_inventory(self, inventory: ClusterInventory) -> None:
         """Replace the inventory whole: a request sees the old one or the new one, never a mix."""
         with self._swap_lock:
-            self.snapshot = Snapshot(Reviewer.build(self.config, inventory), inventory, time.time())
+            self.snapshot = Snapshot(self._reviews(inventory), inventory, time.time())
             # gc.freeze keeps the collector from rescanning a long-lived inventory per request, but a
             # frozen object is never collected: the old snapshot (its models point back at it: cycles)
             # would stay forever. Thaw, collect what the swap released, freeze what is alive now.
@@ -389,25 +398,9 @@ class Webhook:
             gc.collect()
             gc.freeze()
 
-    def _inventory_signature(self) -> tuple[Any, ...]:
-        entries = []
-        for root in self.config.inventory:
-            paths = (
-                [root]
-                if os.path.isfile(root)
-                else [os.path.join(d, f) for d, _, files in os.walk(root) for f in sorted(files)]
-            )
-            for path in sorted(paths):
-                try:
-                    stat = os.stat(path)
-                except OSError:
-                    continue
-                entries.append((path, stat.st_ino, stat.st_mtime_ns, stat.st_size))
-        return tuple(entries)
-
     def reload_inventory(self, force: bool = False) -> bool:
         """Load the inventory; keep the old one when the new one does not load (half-written file)."""
-        signature = self._inventory_signature()
+        signature = inventory_signature(self.config.inventory)
         if signature == self._signature and not force:
             return False
         try:
@@ -417,13 +410,7 @@ class Webhook:
             return False
         self.swap_inventory(inventory)
         self._signature = signature
-        # objects the API server would refuse (an edited inventory): counted here, never a reason to deny a review
-        log(
-            "inventory_loaded",
-            nodes=len(inventory.nodes),
-            slices=len(inventory.slices),
-            rejected_objects=len({(r.file, r.ref) for r in inventory.rejections}),
-        )
+        log("inventory_loaded", **inventory_counts(inventory))
         return True
 
     def request_reload(self) -> None:
@@ -493,7 +480,7 @@ class Webhook:
         error: BaseException | None = None
         decision: Decision | None = None
         try:
-            decision = decide(request, self.snapshot.reviewer, self.options.deny_on, self.options.dry_run, deadline)
+            decision = decide(request, self.snapshot.reviewer, deadline)
         except BaseException as exc:
             error = exc
         finally:
