@@ -262,25 +262,26 @@ class Harness:
         return None
 
     def _http(self, payload: bytes) -> None:
-        """A request's header block as the webhook reads it: the stdlib-compatible reader raises only the
-        stdlib's bounds, and a block the strict RFC 9112 checks accept is read whole - no line taken for the
-        end of the headers or the body (the lenient reader's desync with a proxy in front)."""
+        """A request's header block as the webhook reads it: the stdlib's reader raises only its own bounds,
+        and a block the strict RFC 9112 checks accept is read whole - no line taken for the end of the
+        headers or the body (the lenient reader's desync with a proxy in front)."""
         import io
-        from http.client import HTTPException
+        from http.client import HTTPException, parse_headers
 
-        from gpulint.webhook.headers import MAX_HEADERS, MAX_LINE, field_problem, read_headers
+        from gpulint.webhook.headers import field_problem
 
+        max_line, max_headers = 65536, 100  # http.client's bounds on a header line and on their count
         reader = io.BytesIO(payload)
         lines: list[bytes] = []
-        while len(lines) <= MAX_HEADERS:
-            line = reader.readline(MAX_LINE + 1)
+        while len(lines) <= max_headers:
+            line = reader.readline(max_line + 1)
             lines.append(line)
-            if line in (b"\r\n", b"\n", b"") or len(line) > MAX_LINE:
+            if line in (b"\r\n", b"\n", b"") or len(line) > max_line:
                 break
         problem = field_problem(lines)
         assert problem is None or isinstance(problem, str)
         try:
-            message = read_headers(io.BytesIO(payload))
+            message = parse_headers(io.BytesIO(payload))
         except HTTPException:
             return  # over the stdlib's bounds: 431
         fields = [line for line in lines if line not in (b"\r\n", b"\n", b"")]
