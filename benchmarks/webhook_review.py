@@ -40,10 +40,18 @@ def main() -> int:
     parser.add_argument("--paced", type=float, default=0, help="also decide with MS ms idle before each review")
     args = parser.parse_args()
     from gpulint.lint.config import Config
-    from gpulint.lint.engine import Deadline
+    from gpulint.lint.engine import Deadline, Routes
     from gpulint.lint.run import LintRun
     from gpulint.webhook import server
     from gpulint.webhook.admission import decide, parse_review
+
+    try:  # the review facade (#30 step 7): a snapshot per inventory, its deny_on and dry run its own
+        from gpulint.lint.review import ReviewSnapshot  # noqa: F401
+    except ImportError:  # before it: the server's options were passed to each decide
+        real_decide = decide
+
+        def decide(request, reviewer, deadline):  # type: ignore[no-redef]
+            return real_decide(request, reviewer, webhook.options.deny_on, False, deadline)
 
     server.log = lambda *_args, **_fields: None  # the log line is the server's, not the review's
     with tempfile.TemporaryDirectory(prefix="gpulint-review-") as tmp:
@@ -55,10 +63,11 @@ def main() -> int:
     reviewer = webhook.snapshot.reviewer
     requests = [parse_review(body) for body in bodies]
 
-    shared = getattr(reviewer, "routes", None) or getattr(reviewer, "rules", None)  # before #19: the rules
+    cluster = webhook.snapshot.inventory
+    routes = Routes.of(config)
 
     def run_of(index: int) -> LintRun:
-        return LintRun.for_object(config, requests[index]["object"], reviewer.cluster, shared)
+        return LintRun.for_object(config, requests[index]["object"], cluster, routes)
 
     def built(index: int) -> None:
         run_of(index).engine  # noqa: B018 (the property builds it)
@@ -67,9 +76,7 @@ def main() -> int:
         "Webhook.review (what the handler calls) + the answer's JSON": lambda i: json.dumps(
             webhook.review(bodies[i], time.monotonic() + 9).body  # type: ignore[union-attr]
         ),
-        "decide (no thread, no parsing)": lambda i: decide(
-            requests[i], reviewer, webhook.options.deny_on, False, Deadline(time.monotonic() + 9)
-        ),
+        "decide (no thread, no parsing)": lambda i: decide(requests[i], reviewer, Deadline(time.monotonic() + 9)),
         "parse_review (JSON, depth, envelope)": lambda i: parse_review(bodies[i]),
         "LintRun, resolver and engine of one object": built,
         "the checks (LintRun.report)": lambda i: run_of(i).report(deadline=Deadline(time.monotonic() + 9)),

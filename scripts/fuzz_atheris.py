@@ -171,19 +171,23 @@ class Harness:
     def __init__(self, workdir: str) -> None:
         from gpulint.lint.config import Config
         from gpulint.lint.engine import enabled_rules
+        from gpulint.lint.findings import Severity
         from gpulint.lint.inventory import load_inventory
         from gpulint.lint.loader import load_bytes
         from gpulint.lint.objects import objects_in
+        from gpulint.lint.review import ReviewSnapshot
         from gpulint.lint.run import LintRun
         from gpulint.lint.sources import Source
-        from gpulint.webhook.admission import BadReview, Reviewer, decide, parse_review
+        from gpulint.webhook.admission import BadReview, decide, parse_review
 
         self.workdir = workdir
         self.keep_going = os.environ.get("GPULINT_FUZZ_KEEP_GOING", "")  # a directory: record crashes, go on
         self.config = Config()
         inventory = load_inventory([str(REPO / "examples" / "inventory"), str(REPO / "tests" / "data" / "dra")])
         self.inventory = inventory
-        self.reviewer = Reviewer.build(self.config, inventory)
+        self.reviewers = [
+            ReviewSnapshot.build(self.config, inventory, deny_on) for deny_on in (Severity.ERROR, Severity.INFO)
+        ]
         self.decide, self.parse_review, self.bad_review = decide, parse_review, BadReview
         self.load_bytes, self.objects_in, self.source = load_bytes, objects_in, Source
         self.lint_run = LintRun
@@ -234,16 +238,14 @@ class Harness:
         json.loads(render_json(explanations))
 
     def _admission(self, payload: bytes) -> None:
-        from gpulint.lint.findings import Severity
-
         try:
             request = self.parse_review(payload)
         except self.bad_review:
             request = self._wrapped(payload)
             if request is None:
                 return
-        for deny_on in (Severity.ERROR, Severity.INFO):
-            decision = self.decide(request, self.reviewer, deny_on, False)
+        for reviewer in self.reviewers:
+            decision = self.decide(request, reviewer)
             json.dumps(decision.response())
             internal = [f.message for f in decision.findings if "internal error" in f.message]
             assert not internal, internal
@@ -260,25 +262,26 @@ class Harness:
         return None
 
     def _http(self, payload: bytes) -> None:
-        """A request's header block as the webhook reads it: the stdlib-compatible reader raises only the
-        stdlib's bounds, and a block the strict RFC 9112 checks accept is read whole - no line taken for the
-        end of the headers or the body (the lenient reader's desync with a proxy in front)."""
+        """A request's header block as the webhook reads it: the stdlib's reader raises only its own bounds,
+        and a block the strict RFC 9112 checks accept is read whole - no line taken for the end of the
+        headers or the body (the lenient reader's desync with a proxy in front)."""
         import io
-        from http.client import HTTPException
+        from http.client import HTTPException, parse_headers
 
-        from gpulint.webhook.headers import MAX_HEADERS, MAX_LINE, field_problem, read_headers
+        from gpulint.webhook.headers import field_problem
 
+        max_line, max_headers = 65536, 100  # http.client's bounds on a header line and on their count
         reader = io.BytesIO(payload)
         lines: list[bytes] = []
-        while len(lines) <= MAX_HEADERS:
-            line = reader.readline(MAX_LINE + 1)
+        while len(lines) <= max_headers:
+            line = reader.readline(max_line + 1)
             lines.append(line)
-            if line in (b"\r\n", b"\n", b"") or len(line) > MAX_LINE:
+            if line in (b"\r\n", b"\n", b"") or len(line) > max_line:
                 break
         problem = field_problem(lines)
         assert problem is None or isinstance(problem, str)
         try:
-            message = read_headers(io.BytesIO(payload))
+            message = parse_headers(io.BytesIO(payload))
         except HTTPException:
             return  # over the stdlib's bounds: 431
         fields = [line for line in lines if line not in (b"\r\n", b"\n", b"")]

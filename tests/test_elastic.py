@@ -8,7 +8,8 @@ from conftest import DATA, DEVICE_CLASSES, check_json, inventory_args, run_cli, 
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
 from gpulint.lint.inventory import load_inventory
-from gpulint.webhook.admission import Reviewer, decide
+from gpulint.lint.review import ReviewSnapshot
+from gpulint.webhook.admission import decide
 
 ELASTIC = DATA / "elastic"
 
@@ -149,9 +150,9 @@ def test_a_gang_of_gpu_pods_is_not_unsatisfiable_on_a_cluster_without_gpu_nodes(
 
 
 def _admit(pod: dict, *inventory: str) -> tuple[bool, str, list[str]]:
-    reviewer = Reviewer.build(Config(), load_inventory(list(inventory)))
+    reviewer = ReviewSnapshot.build(Config(), load_inventory(list(inventory)), Severity.ERROR, dry_run=False)
     request = {"uid": "u1", "operation": "CREATE", "namespace": "ml", "object": pod}
-    decision = decide(request, reviewer, Severity.ERROR, dry_run=False)
+    decision = decide(request, reviewer)
     return decision.allowed, decision.message, decision.warnings
 
 

@@ -728,7 +728,8 @@ spec:
 def test_per_path_ignores_exempt_files_not_admission_reviews(write, tmp_path):
     from gpulint.lint.config import Config
     from gpulint.lint.findings import Severity
-    from gpulint.webhook.admission import Reviewer, decide
+    from gpulint.lint.review import ReviewSnapshot
+    from gpulint.webhook.admission import decide
 
     config_path = write(".gpulint.yaml", PER_PATH_CONFIG)
     write("ml/pod.yaml", BAD_POD_YAML)
@@ -743,8 +744,8 @@ def test_per_path_ignores_exempt_files_not_admission_reviews(write, tmp_path):
     # A review of the same object, in namespace ml, with the configuration that file holds: the object has no
     # path, and no path glob applies to it (the webhook once linted it as the file "Pod/ml/bad").
     config = Config(per_path_ignores={"ml/*": ("gpu-request-without-limit",)}, root=str(tmp_path))
-    reviewer = Reviewer.build(config)
-    decision = decide(review(BAD_POD)["request"], reviewer, Severity.ERROR, dry_run=False)
+    reviewer = ReviewSnapshot.build(config, None, Severity.ERROR, dry_run=False)
+    decision = decide(review(BAD_POD)["request"], reviewer)
     assert decision.allowed is False
     assert [(f.rule, f.message) for f in decision.findings] == [("gpu-request-without-limit", NO_LIMIT)]
 

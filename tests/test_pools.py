@@ -507,16 +507,14 @@ def test_memory_is_judged_against_karpenter_allocatable(write):
 
 def _admit(pod_spec: dict, inventory: str) -> tuple[bool, str]:
     from gpulint.lint.config import Config
-    from gpulint.lint.findings import Severity
     from gpulint.lint.inventory import load_configured_inventory
-    from gpulint.webhook.admission import Reviewer, decide
+    from gpulint.lint.review import ReviewSnapshot
+    from gpulint.webhook.admission import decide
 
     config = Config(inventory=(inventory,))
-    reviewer = Reviewer.build(config, load_configured_inventory(config))
+    reviewer = ReviewSnapshot.build(config, load_configured_inventory(config))
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"}, "spec": pod_spec}
-    decision = decide(
-        {"uid": "u", "operation": "CREATE", "namespace": "ml", "object": pod}, reviewer, Severity.ERROR, False
-    )
+    decision = decide({"uid": "u", "operation": "CREATE", "namespace": "ml", "object": pod}, reviewer)
     return decision.allowed, decision.message
 
 

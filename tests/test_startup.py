@@ -197,8 +197,8 @@ def test_a_webhook_imports_every_check_before_its_first_review(tmp_path):
     probe = (
         "import json, sys\n"
         "from gpulint.lint.config import Config\n"
-        "from gpulint.webhook.admission import Reviewer\n"
-        "Reviewer.build(Config())\n"
+        "from gpulint.lint.review import ReviewSnapshot\n"
+        "ReviewSnapshot.build(Config())\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=120)

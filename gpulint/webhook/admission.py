@@ -1,6 +1,6 @@
-"""AdmissionReview in, AdmissionReview out: one object through the same pipeline as `gpulint check`.
-
-Pure logic, no I/O: the server (gpulint.webhook.server) reads the body and writes the answer.
+"""AdmissionReview in, AdmissionReview out: the request's object reviewed by the inventory snapshot
+(gpulint.lint.review). Pure logic, no I/O: the server (gpulint.webhook.server) reads the body and
+writes the answer.
 """
 
 from __future__ import annotations
@@ -12,18 +12,9 @@ from itertools import accumulate
 from typing import Any
 
 from gpulint.kube.fields import mapping, text
-from gpulint.lint.config import Config
-from gpulint.lint.engine import Deadline, Routes
-from gpulint.lint.findings import Finding, Severity
-from gpulint.lint.inventory import ClusterInventory
-from gpulint.lint.loader import MAX_DEPTH
-from gpulint.lint.registry import import_checks
-from gpulint.lint.run import LintRun
+from gpulint.lint.review import MAX_DEPTH, Deadline, Finding, ReviewSnapshot
 
 ADMISSION_API = "admission.k8s.io/v1"
-MAX_WARNINGS = 20
-MAX_WARNING_LENGTH = 256  # the API server shortens longer warnings; keep ours readable
-MAX_DENIAL_LINES = 20  # the denial message lists this many findings, then a count: the answer stays small
 # JSON nesting allowed in a review body: the object itself may nest MAX_DEPTH levels (the same limit
 # as a YAML file), plus the AdmissionReview envelope around it.
 MAX_BODY_DEPTH = MAX_DEPTH + 4
@@ -60,27 +51,6 @@ class Decision:
         return {"apiVersion": ADMISSION_API, "kind": "AdmissionReview", "response": body}
 
 
-@dataclass(frozen=True)
-class Reviewer:
-    """What every review of one inventory snapshot shares; each review is a LintRun of its own."""
-
-    config: Config
-    routes: Routes  # the enabled rules, routed once: not per review
-    cluster: ClusterInventory | None = None
-
-    @classmethod
-    def build(cls, config: Config, cluster: ClusterInventory | None = None) -> Reviewer:
-        routes = Routes.of(config)
-        import_checks(routes.rules)  # a server imports every check once, up front: no review pays for it
-        return cls(config, routes, cluster)
-
-    def findings(self, obj: dict[str, Any], deadline: Deadline | None = None) -> list[Finding]:
-        run = LintRun.for_object(self.config, obj, self.cluster, self.routes)
-        # An info run note is a fact about a CLI run (how a kind was read), said once there: not a warning
-        # to print at every `kubectl apply`.
-        return [f for f in run.report(deadline=deadline).findings if not (f.run_note and f.severity is Severity.INFO)]
-
-
 def json_depth(body: bytes) -> int:
     """Deepest nesting of arrays and objects in valid JSON, counted in C-speed passes (strings removed
     first: their brackets are text)."""
@@ -114,14 +84,7 @@ def parse_review(body: bytes) -> dict[str, Any]:
     return request
 
 
-def _warning(finding: Finding) -> str:
-    text = f"gpulint {finding.rule}: {finding.message}"
-    return text if len(text) <= MAX_WARNING_LENGTH else text[: MAX_WARNING_LENGTH - 3] + "..."
-
-
-def decide(
-    request: dict[str, Any], reviewer: Reviewer, deny_on: Severity, dry_run: bool, deadline: Deadline | None = None
-) -> Decision:
+def decide(request: dict[str, Any], snapshot: ReviewSnapshot, deadline: Deadline | None = None) -> Decision:
     uid = request["uid"]
     operation = request.get("operation")
     obj = request.get("object")
@@ -132,25 +95,5 @@ def decide(
     metadata = mapping(obj.get("metadata"))  # user data: metadata may be anything
     if namespace and isinstance(obj.get("metadata"), dict) and not metadata.get("namespace"):
         obj = {**obj, "metadata": {**metadata, "namespace": namespace}}
-    kind = text(obj.get("kind"))
-    # The object is linted as parsed: re-serialising it to go through the YAML loader cost seconds and
-    # hundreds of MB for an object with a million values, for positions nobody is shown.
-    findings = reviewer.findings(obj, deadline)
-    denying = [f for f in findings if f.severity >= deny_on]
-    rest = [f for f in findings if f.severity < deny_on]
-    if dry_run:
-        rest, denying = denying + rest, []
-    warnings = [_warning(f) for f in rest[:MAX_WARNINGS]]
-    if len(rest) > MAX_WARNINGS:
-        warnings.append(f"gpulint: {len(rest) - MAX_WARNINGS} more findings not shown")
-    if denying:
-        # the notes carry the API server's own wording and the choices: kubectl prints them under the line
-        lines = [
-            "\n".join((f"- {f.rule}: {f.message}", *(f"  {note}" for note in f.notes)))
-            for f in denying[:MAX_DENIAL_LINES]
-        ]
-        if len(denying) > MAX_DENIAL_LINES:
-            lines.append(f"- and {len(denying) - MAX_DENIAL_LINES} more")
-        message = "gpulint denied this object:\n" + "\n".join(lines)
-        return Decision(uid, False, message, warnings, findings, kind, dry)
-    return Decision(uid, True, "", warnings, findings, kind, dry)
+    review = snapshot.review(obj, deadline)
+    return Decision(uid, review.allowed, review.message, review.warnings, review.findings, text(obj.get("kind")), dry)

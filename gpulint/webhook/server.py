@@ -13,7 +13,6 @@ only by ones that load.
 
 from __future__ import annotations
 
-import gc
 import io
 import json
 import math
@@ -29,23 +28,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from email.utils import formatdate
 from http import HTTPStatus
-from http.client import HTTPException, LineTooLong
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.quantity import go_duration
-from gpulint.lint.config import Config
-from gpulint.lint.engine import Deadline, DeadlineExceeded
-from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
-from gpulint.webhook.admission import BadReview, Decision, Reviewer, decide, parse_review
-from gpulint.webhook.headers import field_problem, read_headers
+from gpulint.lint.review import Config, Deadline, DeadlineExceeded, Inventories, Severity, Snapshot
+from gpulint.webhook.admission import BadReview, Decision, decide, parse_review
+from gpulint.webhook.headers import field_problem
 from gpulint.webhook.watchdog import CLIENT_GONE, Watchdog
-
-if TYPE_CHECKING:  # the live inventory is imported only when it is used
-    from gpulint.lint.live_inventory import LiveInventory
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 OWES_NOTHING = ("answered", "abandoned")  # a connection's phases once the watchdog took its review over
@@ -140,7 +132,7 @@ class Metrics:
         with self.lock:
             self.connections_refused += 1
 
-    def render(self, inventory_age: float | None, extra: tuple[str, ...] = ()) -> str:
+    def render(self, extra: tuple[str, ...] = ()) -> str:
         with self.lock:
             lines = [
                 "# HELP gpulint_requests_total Requests served, by path and result.",
@@ -169,43 +161,7 @@ class Metrics:
             lines.append(f'gpulint_review_duration_seconds_bucket{{le="+Inf"}} {self.latency_count}')
             lines.append(f"gpulint_review_duration_seconds_sum {self.latency_sum:.6f}")
             lines.append(f"gpulint_review_duration_seconds_count {self.latency_count}")
-        if inventory_age is not None:
-            lines += [
-                "# HELP gpulint_inventory_age_seconds Seconds since the inventory was last loaded.",
-                "# TYPE gpulint_inventory_age_seconds gauge",
-                f"gpulint_inventory_age_seconds {inventory_age:.3f}",
-            ]
         return "\n".join([*lines, *extra]) + "\n"
-
-
-def sync_metrics(live: LiveInventory) -> tuple[str, ...]:
-    """The live inventory's APIs: listed now or not, when last listed, failures (labels from INVENTORY_APIS);
-    and its credentials: a token that expired leaves every list failing, which only the log said before."""
-    states = live.sync_states()
-    lines = [
-        "# HELP gpulint_inventory_unauthorized_total Answers 401 Unauthorized from the API server (an expired "
-        "or revoked token).",
-        "# TYPE gpulint_inventory_unauthorized_total counter",
-        f"gpulint_inventory_unauthorized_total {live.unauthorized}",
-        "# HELP gpulint_inventory_credentials_rejected 1 while the API server's last answer was 401 Unauthorized.",
-        "# TYPE gpulint_inventory_credentials_rejected gauge",
-        f"gpulint_inventory_credentials_rejected {int(live.credentials_rejected)}",
-        "# HELP gpulint_inventory_api_synced 1 when the API's objects are those of its last list and watch, "
-        "0 while it cannot be listed.",
-        "# TYPE gpulint_inventory_api_synced gauge",
-        *(f'gpulint_inventory_api_synced{{api="{state.name}"}} {int(state.listed)}' for state in states),
-        "# HELP gpulint_inventory_api_errors_total Lists and watches of the API that failed.",
-        "# TYPE gpulint_inventory_api_errors_total counter",
-        *(f'gpulint_inventory_api_errors_total{{api="{state.name}"}} {state.errors}' for state in states),
-        "# HELP gpulint_inventory_api_last_sync_timestamp_seconds When the API was last listed whole.",
-        "# TYPE gpulint_inventory_api_last_sync_timestamp_seconds gauge",
-        *(
-            f'gpulint_inventory_api_last_sync_timestamp_seconds{{api="{state.name}"}} {state.synced_at:.3f}'
-            for state in states
-            if state.synced_at is not None
-        ),
-    ]
-    return tuple(lines)
 
 
 class ByteBudget:
@@ -251,15 +207,6 @@ class ByteBudget:
             self.metrics.bytes_in_flight = self._in_flight
             if self._queue:
                 self._changed.notify_all()
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What a request sees: swapped whole, so a request never mixes two inventories."""
-
-    reviewer: Reviewer
-    inventory: ClusterInventory | None
-    loaded_at: float | None
 
 
 @dataclass(frozen=True)
@@ -331,12 +278,9 @@ class Webhook:
         self.config = config
         self.options = options
         self.metrics = Metrics()
-        self.snapshot = Snapshot(Reviewer.build(config), None, None)
-        self._signature: tuple[Any, ...] | None = None
+        self.inventories = Inventories(config, options.deny_on, options.dry_run, log)
         self._stop = threading.Event()
         self._wake = threading.Event()  # SIGHUP: re-read now
-        self._swap_lock = threading.Lock()
-        self.live = None
         self.certificates: Certificates | None = None
         # Held from the start of a review until its work really ends (an abandoned review keeps its
         # slot until it stops at its next deadline check), so abandoned work cannot pile up.
@@ -344,87 +288,25 @@ class Webhook:
         self.body_bytes = ByteBudget(options.max_inflight_bytes, self.metrics)
         self.watchdog = Watchdog()
         if config.inventory:
-            self.reload_inventory()
+            self.inventories.reload()
         if options.live_inventory:
-            from gpulint.lint.live_inventory import LiveInventory, Transport, api_configuration, selected_apis
+            self.inventories.start_live(api, options.kubeconfig, options.kube_context, options.live_pods)
 
-            configuration = api or api_configuration(options.kubeconfig or None, options.kube_context or None)
-            self.live = LiveInventory(
-                Transport(configuration), self.swap_inventory, log, selected_apis(options.live_pods)
-            )
-            self.live.start()
+    @property
+    def snapshot(self) -> Snapshot:
+        return self.inventories.snapshot
 
     @property
     def ready(self) -> bool:
-        if self.live is not None:
-            return self.live.ready
-        return not self.config.inventory or self.snapshot.inventory is not None
-
-    def readiness(self) -> str:
-        """The /readyz body when ready: an API that cannot be listed does not make the webhook unready (the others
-        are still served), but it is named, with its last error, so that a frozen part of the inventory shows."""
-        stale = self.live.stale() if self.live is not None else []
-        return "ready; stale: " + "; ".join(stale) if stale else "ready"
+        return self.inventories.ready
 
     def waiting_for(self) -> str:
         """What readiness waits for, in words (the /readyz body)."""
-        if self.stopping:
-            return "shutting down"
-        if self.live is not None:
-            return "listing " + ", ".join(self.live.pending())
-        return "loading the inventory"
+        return "shutting down" if self.stopping else self.inventories.waiting_for()
 
     @property
     def stopping(self) -> bool:
         return self._stop.is_set()
-
-    def swap_inventory(self, inventory: ClusterInventory) -> None:
-        """Replace the inventory whole: a request sees the old one or the new one, never a mix."""
-        with self._swap_lock:
-            self.snapshot = Snapshot(Reviewer.build(self.config, inventory), inventory, time.time())
-            # gc.freeze keeps the collector from rescanning a long-lived inventory per request, but a
-            # frozen object is never collected: the old snapshot (its models point back at it: cycles)
-            # would stay forever. Thaw, collect what the swap released, freeze what is alive now.
-            gc.unfreeze()
-            gc.collect()
-            gc.freeze()
-
-    def _inventory_signature(self) -> tuple[Any, ...]:
-        entries = []
-        for root in self.config.inventory:
-            paths = (
-                [root]
-                if os.path.isfile(root)
-                else [os.path.join(d, f) for d, _, files in os.walk(root) for f in sorted(files)]
-            )
-            for path in sorted(paths):
-                try:
-                    stat = os.stat(path)
-                except OSError:
-                    continue
-                entries.append((path, stat.st_ino, stat.st_mtime_ns, stat.st_size))
-        return tuple(entries)
-
-    def reload_inventory(self, force: bool = False) -> bool:
-        """Load the inventory; keep the old one when the new one does not load (half-written file)."""
-        signature = self._inventory_signature()
-        if signature == self._signature and not force:
-            return False
-        try:
-            inventory = load_configured_inventory(self.config)
-        except InventoryError as exc:
-            log("inventory_rejected", error=str(exc).splitlines()[-1][:300])
-            return False
-        self.swap_inventory(inventory)
-        self._signature = signature
-        # objects the API server would refuse (an edited inventory): counted here, never a reason to deny a review
-        log(
-            "inventory_loaded",
-            nodes=len(inventory.nodes),
-            slices=len(inventory.slices),
-            rejected_objects=len({(r.file, r.ref) for r in inventory.rejections}),
-        )
-        return True
 
     def request_reload(self) -> None:
         """SIGHUP: re-read the inventory and the certificate now (a signal handler only sets a flag)."""
@@ -442,7 +324,7 @@ class Webhook:
                 log("reload", reason="SIGHUP")
             try:
                 if self.config.inventory:
-                    self.reload_inventory(force=forced)
+                    self.inventories.reload(force=forced)
                 if self.certificates is not None:
                     self.certificates.reload(force=forced)
             except Exception as exc:
@@ -452,8 +334,7 @@ class Webhook:
         self._stop.set()
         self._wake.set()
         self.watchdog.stop()
-        if self.live is not None:
-            self.live.stop()
+        self.inventories.stop()
 
     def review(
         self,
@@ -493,7 +374,7 @@ class Webhook:
         error: BaseException | None = None
         decision: Decision | None = None
         try:
-            decision = decide(request, self.snapshot.reviewer, self.options.deny_on, self.options.dry_run, deadline)
+            decision = decide(request, self.snapshot.reviewer, deadline)
         except BaseException as exc:
             error = exc
         finally:
@@ -651,7 +532,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.raw_reader.deadline_name = f"{options.read_seconds:g} s (the read deadline)"
         if self.webhook.stopping:
             self.shutdown_started()
-        self.command, self.path, self.request_version, self.requestline = "", "", "", ""
+        self.command, self.path, self.request_version = "", "", ""
         self.expect_continue = False
         try:
             self.raw_requestline = self.buffered.readline(65537)
@@ -681,55 +562,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.phase = "done"
 
     def parse_request(self) -> bool:
-        """The stdlib's parse_request (BaseHTTPRequestHandler, Python 3.11-3.13) with the headers read by
-        gpulint.webhook.headers: the same answers to the same requests, without the email parser's cost."""
-        self.command = None  # type: ignore[assignment]  # as the stdlib: set in case of error on the first line
-        self.request_version = version = self.default_request_version
-        self.close_connection = True
-        requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
-        self.requestline = requestline
-        words = requestline.split()
-        if not words:
-            return False
-        if len(words) >= 3:  # enough to determine the protocol version
-            version = words[-1]
-            try:
-                if not version.startswith("HTTP/"):
-                    raise ValueError
-                base_version_number = version.split("/", 1)[1]
-                numbers = base_version_number.split(".")
-                if len(numbers) != 2 or any(not n.isdigit() or len(n) > 10 for n in numbers):
-                    raise ValueError
-                version_number = int(numbers[0]), int(numbers[1])
-            except (ValueError, IndexError):
-                self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request version ({version!r})")
-                return False
-            if version_number >= (1, 1) and self.protocol_version >= "HTTP/1.1":
-                self.close_connection = False
-            if version_number >= (2, 0):
-                self.send_error(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, f"Invalid HTTP version ({base_version_number})")
-                return False
-            self.request_version = version
-        if not 2 <= len(words) <= 3:
-            self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request syntax ({requestline!r})")
-            return False
-        command, path = words[:2]
-        if len(words) == 2:
-            self.close_connection = True
-            if command != "GET":
-                self.send_error(HTTPStatus.BAD_REQUEST, f"Bad HTTP/0.9 request type ({command!r})")
-                return False
-        self.command, self.path = command, path
-        if self.path.startswith("//"):  # gh-87389: no open redirect through //host paths
-            self.path = "/" + self.path.lstrip("/")
-        try:
-            self.headers = read_headers(self.rfile)
-        except LineTooLong as err:
-            self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Line too long", str(err))
-            return False
-        except HTTPException as err:
-            self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers", str(err))
-            return False
+        """The stdlib's, then what its lenient reading lets through refused with 400 (RFC 9112)."""
+        if not super().parse_request():
+            return False  # the stdlib answered (400, 431, 505) through send_error
         problem = field_problem(self.rfile.lines) if isinstance(self.rfile, _HeadReader) else None
         hosts = self.headers.get_all("Host") or []
         if problem is None and self.request_version == "HTTP/1.1" and len(hosts) != 1:
@@ -742,16 +577,12 @@ class _Handler(BaseHTTPRequestHandler):
             or any(length.strip() != "0" for length in self.headers.get_all("Content-Length") or [])
         ):
             self.close_connection = True  # a body we do not read: it must not be taken for the next request
-        connection = self.headers.get("Connection", "").lower()
-        if connection == "close":
-            self.close_connection = True
-        elif connection == "keep-alive" and self.protocol_version >= "HTTP/1.1" and not self.close_connection:
-            self.close_connection = False
-        # 100 Continue is sent only once the body is wanted: after its length is accepted and admitted (do_POST),
-        # never ahead of a 413 or a 503 (RFC 9110 section 10.1.1: a final status instead is allowed).
-        self.expect_continue = (
-            self.headers.get("Expect", "").lower() == "100-continue" and self.request_version >= "HTTP/1.1"
-        )
+        return True
+
+    def handle_expect_100(self) -> bool:
+        """100 Continue is sent only once the body is wanted: after its length is accepted and admitted (do_POST),
+        never ahead of a 413 or a 503 (RFC 9110 section 10.1.1: a final status instead is allowed)."""
+        self.expect_continue = True
         return True
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
@@ -836,12 +667,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b"ok\n", "text/plain", head)
         elif route == "/readyz":
             ready = webhook.ready and not webhook.stopping
-            body = f"{webhook.readiness()}\n" if ready else f"not ready: {webhook.waiting_for()}\n"
+            body = f"{webhook.inventories.readiness()}\n" if ready else f"not ready: {webhook.waiting_for()}\n"
             self._send(200 if ready else 503, body.encode(), "text/plain", head)
         elif route == "/metrics":
-            loaded = webhook.snapshot.loaded_at
-            extra = sync_metrics(webhook.live) if webhook.live is not None else ()
-            text = webhook.metrics.render(time.time() - loaded if loaded else None, extra)
+            text = webhook.metrics.render(webhook.inventories.metrics())
             self._send(200, text.encode(), "text/plain; version=0.0.4", head)
         else:
             self._send(404, b'{"error": "not found"}', head=head)

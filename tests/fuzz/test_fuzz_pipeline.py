@@ -42,7 +42,8 @@ from gpulint.cli.main import cli
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
 from gpulint.lint.loader import load_bytes
-from gpulint.webhook.admission import MAX_WARNING_LENGTH, MAX_WARNINGS, BadReview, decide, parse_review
+from gpulint.lint.review import MAX_WARNING_LENGTH, MAX_WARNINGS, ReviewSnapshot
+from gpulint.webhook.admission import BadReview, decide, parse_review
 from gpulint.webhook.server import ServeOptions, Webhook
 
 EXAMPLES = int(os.environ.get("GPULINT_FUZZ_EXAMPLES") or 0)
@@ -440,7 +441,8 @@ def test_admission_decide(webhooks: list[Webhook], body: bytes, which: int, deny
         except BadReview as exc:
             assert str(exc)
             return
-        decision = decide(request, webhook.snapshot.reviewer, deny_on, webhook.options.dry_run)
+        reviews = ReviewSnapshot.build(webhook.config, webhook.snapshot.inventory, deny_on, webhook.options.dry_run)
+        decision = decide(request, reviews)
         answer = json.loads(json.dumps(decision.response()))
         response = answer["response"]
         assert response["uid"] == request["uid"]

@@ -646,7 +646,7 @@ def test_memory_stays_flat_over_distinct_reviews_and_reloads(tmp_path):
             assert answer is not None and answer.status == 200
             index += 1
             if reloads and step % (count // reloads) == 0:
-                assert webhook.reload_inventory(force=True)
+                assert webhook.inventories.reload(force=True)
 
     reviews(1100, reloads=5)  # warm-up: the per-pod caches (1,024 entries) full
     before = resident_mib()

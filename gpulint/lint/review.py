@@ -1,0 +1,261 @@
+"""One inventory snapshot's admission reviews: the webhook's only door into gpulint.lint (#30 step 7).
+
+A ``ReviewSnapshot`` is built once per inventory (and per configuration): the enabled rules routed and
+their checks imported, the inventory's facts held. ``review(object, deadline)`` is its whole API: the
+object goes through the same LintRun as `gpulint check`, and comes back as the decision, the denial's
+reasons and the warnings, worded as the API server shows them. Nothing is kept from one review to the
+next. The rest of this module is what the server needs around it, named here so that gpulint.webhook
+imports nothing else from gpulint.lint (an import-linter contract): the configuration, the deadline a
+review stops at, and the inventory it reads (files, or the live inventory when it is asked for).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpulint.lint.config import Config
+from gpulint.lint.engine import Deadline, DeadlineExceeded, Routes
+from gpulint.lint.findings import Finding, Severity
+from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
+from gpulint.lint.loader import MAX_DEPTH
+from gpulint.lint.registry import import_checks
+from gpulint.lint.run import LintRun
+
+if TYPE_CHECKING:  # the live inventory (the Kubernetes client) is imported only when it is used
+    from gpulint.lint.live_inventory import LiveInventory
+
+__all__ = [
+    "MAX_DEPTH",
+    "ClusterInventory",
+    "Config",
+    "Deadline",
+    "DeadlineExceeded",
+    "Finding",
+    "Inventories",
+    "InventoryError",
+    "Review",
+    "ReviewSnapshot",
+    "Severity",
+    "Snapshot",
+]
+
+MAX_WARNINGS = 20
+MAX_WARNING_LENGTH = 256  # the API server shortens longer warnings; keep ours readable
+MAX_DENIAL_LINES = 20  # the denial message lists this many findings, then a count: the answer stays small
+
+
+@dataclass(frozen=True)
+class Review:
+    """One object's review, as the AdmissionReview answer needs it."""
+
+    allowed: bool
+    message: str = ""  # why it is denied: the findings that deny it, with their notes
+    warnings: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ReviewSnapshot:
+    """What every review of one inventory snapshot shares; each review is a LintRun of its own."""
+
+    _config: Config
+    _routes: Routes  # the enabled rules, routed once: not per review
+    _cluster: ClusterInventory | None
+    _deny_on: Severity
+    _dry_run: bool  # everything is a warning: nothing is denied
+
+    @classmethod
+    def build(
+        cls,
+        config: Config,
+        cluster: ClusterInventory | None = None,
+        deny_on: Severity = Severity.ERROR,
+        dry_run: bool = False,
+    ) -> ReviewSnapshot:
+        routes = Routes.of(config)
+        import_checks(routes.rules)  # a server imports every check once, up front: no review pays for it
+        return cls(config, routes, cluster, deny_on, dry_run)
+
+    def review(self, obj: dict[str, Any], deadline: Deadline | None = None) -> Review:
+        """The object linted as parsed (re-serialising it for the YAML loader cost seconds and hundreds of MB
+        for an object with a million values, for positions nobody is shown). Raises DeadlineExceeded."""
+        run = LintRun.for_object(self._config, obj, self._cluster, self._routes)
+        # An info run note is a fact about a CLI run (how a kind was read), said once there: not a warning
+        # to print at every `kubectl apply`.
+        findings = [
+            f for f in run.report(deadline=deadline).findings if not (f.run_note and f.severity is Severity.INFO)
+        ]
+        denying = [f for f in findings if f.severity >= self._deny_on]
+        rest = [f for f in findings if f.severity < self._deny_on]
+        if self._dry_run:
+            rest, denying = denying + rest, []
+        warnings = [_warning(f) for f in rest[:MAX_WARNINGS]]
+        if len(rest) > MAX_WARNINGS:
+            warnings.append(f"gpulint: {len(rest) - MAX_WARNINGS} more findings not shown")
+        if not denying:
+            return Review(True, "", warnings, findings)
+        # the notes carry the API server's own wording and the choices: kubectl prints them under the line
+        lines = [
+            "\n".join((f"- {f.rule}: {f.message}", *(f"  {note}" for note in f.notes)))
+            for f in denying[:MAX_DENIAL_LINES]
+        ]
+        if len(denying) > MAX_DENIAL_LINES:
+            lines.append(f"- and {len(denying) - MAX_DENIAL_LINES} more")
+        return Review(False, "gpulint denied this object:\n" + "\n".join(lines), warnings, findings)
+
+
+def _warning(finding: Finding) -> str:
+    text = f"gpulint {finding.rule}: {finding.message}"
+    return text if len(text) <= MAX_WARNING_LENGTH else text[: MAX_WARNING_LENGTH - 3] + "..."
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a request sees: swapped whole, so a request never mixes two inventories."""
+
+    reviewer: ReviewSnapshot
+    inventory: ClusterInventory | None
+    loaded_at: float | None
+
+
+class Inventories:
+    """The inventory the reviews read - the configured files, re-read when they change, or the live
+    inventory - and the snapshot built from each: replaced whole, and only by one that loads (a half-written
+    file or a list that failed keeps the one before)."""
+
+    def __init__(self, config: Config, deny_on: Severity, dry_run: bool, log: Callable[..., None]) -> None:
+        self.config, self.deny_on, self.dry_run, self.log = config, deny_on, dry_run, log
+        self.snapshot = Snapshot(self._reviews(None), None, None)
+        self.live: LiveInventory | None = None
+        self._signature: tuple[Any, ...] | None = None
+        self._swap_lock = threading.Lock()
+
+    def _reviews(self, inventory: ClusterInventory | None) -> ReviewSnapshot:
+        return ReviewSnapshot.build(self.config, inventory, self.deny_on, self.dry_run)
+
+    def start_live(self, api: Any, kubeconfig: str, context: str, pods: bool) -> None:
+        """List and watch the inventory APIs the API server serves (``api``: a kubernetes client Configuration,
+        or None for the kubeconfig's or the service account's). Imported only here: the Kubernetes client."""
+        from gpulint.lint.live_inventory import LiveInventory, Transport, api_configuration, selected_apis
+
+        configuration = api or api_configuration(kubeconfig or None, context or None)
+        self.live = LiveInventory(Transport(configuration), self.swap, self.log, selected_apis(pods))
+        self.live.start()
+
+    def stop(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+    @property
+    def ready(self) -> bool:
+        if self.live is not None:
+            return self.live.ready
+        return not self.config.inventory or self.snapshot.inventory is not None
+
+    def readiness(self) -> str:
+        """The /readyz body when ready: an API that cannot be listed does not make the webhook unready (the others
+        are still served), but it is named, with its last error, so that a frozen part of the inventory shows."""
+        stale = self.live.stale() if self.live is not None else []
+        return "ready; stale: " + "; ".join(stale) if stale else "ready"
+
+    def waiting_for(self) -> str:
+        """What readiness waits for, in words."""
+        if self.live is not None:
+            return "listing " + ", ".join(self.live.pending())
+        return "loading the inventory"
+
+    def swap(self, inventory: ClusterInventory) -> None:
+        """Replace the inventory whole: a request sees the old one or the new one, never a mix."""
+        with self._swap_lock:
+            self.snapshot = Snapshot(self._reviews(inventory), inventory, time.time())
+            # gc.freeze keeps the collector from rescanning a long-lived inventory per request, but a
+            # frozen object is never collected: the old snapshot (its models point back at it: cycles)
+            # would stay forever. Thaw, collect what the swap released, freeze what is alive now.
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
+
+    def reload(self, force: bool = False) -> bool:
+        """Load the configured files when they changed; keep the old inventory when the new one does not load."""
+        signature = _signature(self.config.inventory)
+        if signature == self._signature and not force:
+            return False
+        try:
+            inventory = load_configured_inventory(self.config)
+        except InventoryError as exc:
+            self.log("inventory_rejected", error=str(exc).splitlines()[-1][:300])
+            return False
+        self.swap(inventory)
+        self._signature = signature
+        # objects the API server would refuse (an edited inventory): counted here, never a reason to deny a review
+        self.log(
+            "inventory_loaded",
+            nodes=len(inventory.nodes),
+            slices=len(inventory.slices),
+            rejected_objects=len({(r.file, r.ref) for r in inventory.rejections}),
+        )
+        return True
+
+    def metrics(self) -> tuple[str, ...]:
+        """The inventory's Prometheus lines: its age, and the live inventory's APIs (listed now or not, when
+        last listed, failures) and credentials (a token that expired leaves every list failing)."""
+        loaded = self.snapshot.loaded_at
+        lines = []
+        if loaded:
+            lines += [
+                "# HELP gpulint_inventory_age_seconds Seconds since the inventory was last loaded.",
+                "# TYPE gpulint_inventory_age_seconds gauge",
+                f"gpulint_inventory_age_seconds {time.time() - loaded:.3f}",
+            ]
+        live = self.live
+        if live is None:
+            return tuple(lines)
+        states = live.sync_states()
+        lines += [
+            "# HELP gpulint_inventory_unauthorized_total Answers 401 Unauthorized from the API server (an expired "
+            "or revoked token).",
+            "# TYPE gpulint_inventory_unauthorized_total counter",
+            f"gpulint_inventory_unauthorized_total {live.unauthorized}",
+            "# HELP gpulint_inventory_credentials_rejected 1 while the API server's last answer was 401 Unauthorized.",
+            "# TYPE gpulint_inventory_credentials_rejected gauge",
+            f"gpulint_inventory_credentials_rejected {int(live.credentials_rejected)}",
+            "# HELP gpulint_inventory_api_synced 1 when the API's objects are those of its last list and watch, "
+            "0 while it cannot be listed.",
+            "# TYPE gpulint_inventory_api_synced gauge",
+            *(f'gpulint_inventory_api_synced{{api="{state.name}"}} {int(state.listed)}' for state in states),
+            "# HELP gpulint_inventory_api_errors_total Lists and watches of the API that failed.",
+            "# TYPE gpulint_inventory_api_errors_total counter",
+            *(f'gpulint_inventory_api_errors_total{{api="{state.name}"}} {state.errors}' for state in states),
+            "# HELP gpulint_inventory_api_last_sync_timestamp_seconds When the API was last listed whole.",
+            "# TYPE gpulint_inventory_api_last_sync_timestamp_seconds gauge",
+            *(
+                f'gpulint_inventory_api_last_sync_timestamp_seconds{{api="{state.name}"}} {state.synced_at:.3f}'
+                for state in states
+                if state.synced_at is not None
+            ),
+        ]
+        return tuple(lines)
+
+
+def _signature(paths: tuple[str, ...]) -> tuple[Any, ...]:
+    """The inventory files as they are now (path, inode, mtime, size): a change means a reload."""
+    entries = []
+    for root in paths:
+        found = (
+            [root]
+            if os.path.isfile(root)
+            else [os.path.join(d, f) for d, _, files in os.walk(root) for f in sorted(files)]
+        )
+        for path in sorted(found):
+            try:
+                stat = os.stat(path)
+            except OSError:
+                continue
+            entries.append((path, stat.st_ino, stat.st_mtime_ns, stat.st_size))
+    return tuple(entries)
