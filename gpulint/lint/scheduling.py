@@ -10,7 +10,7 @@ comes closest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -42,6 +42,8 @@ from gpulint.lint.verdicts import (
     referenced_claims,
     scale_up_verdict,
     scheduling_hint,
+    selection_leaves_no_node,
+    selection_limits_replicas,
 )
 
 # What the renderers word verdicts with: a quantity as Kubernetes prints it, and the gang search's budget.
@@ -84,6 +86,9 @@ class Cause:
 
     reason: str
     hint: str = ""
+    # The pod's own required node affinity/selector leaves no node (or pool) that offers what it asks: the
+    # cause over-tight-affinity words, with the requirement that excludes most; gpu-unschedulable leaves it.
+    selection: bool = False
 
     def notes(self) -> tuple[str, ...]:
         """The summary, then the hint: a finding's notes."""
@@ -131,11 +136,14 @@ class SchedulingVerdict:
     and `explain` shows."""
 
     pod: PodRequirements  # what the scheduler judges (extended resources only DRA serves are DRA's)
-    written: PodRequirements  # the pod as written (its node selection is what over-tight-affinity reads)
+    written: PodRequirements  # the pod as written, before Kueue's pins (its node selection is over-tight-affinity's)
     fit: FitResult  # on the empty cluster
     pools: tuple[PoolFit, ...]  # each pool's answer (none for a DaemonSet: it never makes a pool add a node)
     placeable: int | None  # copies the empty cluster holds at once, for a workload of several pods that fits
     cause: Cause  # the scheduler's summary; its hint only when no pool answers
+    # (pods the nodes its node selection allows hold, pods that would fit without it) when the selection is why
+    # the workload's pods do not all fit: over-tight-affinity words it
+    selection_limits: tuple[int, int] | None = None
 
     @property
     def extended(self) -> dict[str, Fraction]:
@@ -180,17 +188,29 @@ def template_labels(obj: KubeObject, site: PodSpecSite) -> dict[str, Any]:
     return workload_template_labels(obj.data, site)
 
 
-def scheduling_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
+def scheduling_verdict(
+    kind: str, site: PodSpecSite, resolver: Resolver, as_written: PodSpecSite | None = None
+) -> SchedulingVerdict:
     """The requirements gpu-unschedulable judges (DRA-backed extended resources are the DRA step's; a pod
-    without extended resources as written), fitted once on the empty cluster and against the pools. Built
-    once per pod template and inventory while its object is checked."""
+    without extended resources as written), fitted once on the empty cluster and against the pools.
+    ``site`` is the pod as it starts (a queued workload's with Kueue's pins), ``as_written`` the site before
+    them (default ``site``): its node selection is the pod's own. Built once per pod template and inventory
+    while its object is checked."""
+    written = site if as_written is None else as_written
     return remembered_part(
-        site.spec, ("scheduling verdict", kind, site.pods), _scheduling_verdict, kind, site, resolver, against=resolver
+        site.spec,
+        ("scheduling verdict", kind, site.pods),
+        _scheduling_verdict,
+        kind,
+        site,
+        written,
+        resolver,
+        against=resolver,
     )
 
 
-def _scheduling_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
-    written = pod_requirements(effective_pod_spec(kind, site.spec))
+def _scheduling_verdict(kind: str, site: PodSpecSite, as_written: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
+    written = pod_requirements(effective_pod_spec(kind, as_written.spec))
     pod = gpu_pod_requirements(kind, site, resolver) or written
     model = resolver.model
     result = model.evaluate(pod)
@@ -201,7 +221,11 @@ def _scheduling_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> Sch
         result,
         tuple(fits),
         model.placeable(pod) if result.fits and site.pods and site.pods > 1 else None,
-        Cause(result.summary()) if result.fits or fits else scheduling_cause(result, pod, resolver),
+        replace(
+            Cause(result.summary()) if result.fits or fits else scheduling_cause(result, pod, resolver),
+            selection=selection_leaves_no_node(written, resolver),
+        ),
+        selection_limits_replicas(written, site.pods, resolver) if result.fits else None,
     )
 
 
