@@ -449,6 +449,7 @@ def _object_steps(obj: KubeObject, inventory: Resolver) -> list[Step]:
 
 def _claim_step(obj: KubeObject, inventory: Resolver) -> Step:
     verdict = claim_verdict(obj, inventory)
+    assert verdict is not None  # a resource.k8s.io claim or claim template
     if not verdict.evaluated:
         return Step("DRA allocation", INFO, ["no ResourceSlices in the inventory: allocation not evaluated"])
     if not verdict.requests:

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.admission.workload import template_labels as workload_template_labels
-from gpulint.kube.dra.allocation import claim_spec_of
+from gpulint.kube.dra.allocation import ClaimSpec, NodeVerdict
 from gpulint.kube.gangs.members import Gang, GangVerdict, gangs_of, pack
 from gpulint.kube.gangs.packing import WORK_BUDGET
 from gpulint.kube.pools.fit import EXCLUDED, FITS, LIMITED, NEVER, UNKNOWN, PoolFit
 from gpulint.kube.quantity import format_amount
+from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended, scheduler_managed
 from gpulint.kube.scheduler import (
     AFFINITY_REASONS,
@@ -30,6 +31,7 @@ from gpulint.kube.scheduler import (
     pod_requirements,
 )
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, remembered_part
+from gpulint.lint.dra_objects import claim_of
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.verdicts import (
@@ -45,6 +47,9 @@ from gpulint.lint.verdicts import (
     selection_leaves_no_node,
     selection_limits_replicas,
 )
+
+if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
+    from gpulint.kube.dra.devices import DeviceGroup
 
 # What the renderers word verdicts with: a quantity as Kubernetes prints it, and the gang search's budget.
 __all__ = [
@@ -356,54 +361,113 @@ def gang_answers(obj: KubeObject, resolver: Resolver) -> list[GangAnswer]:
 @dataclass(frozen=True)
 class DraVerdict:
     """A pod template's resource claims (and DRA-backed extended resources) against the nodes that pass its
-    other filters."""
+    other filters: what claim-unsatisfiable words and `explain` shows."""
 
     entries: int  # resourceClaims entries written
     found: int  # claims the linted files or the inventory hold (and the extended resources' claims)
     evaluated: bool  # some claim found and ResourceSlices to allocate from
     allowed: int  # nodes that pass the other filters
     fitting: int  # of those, nodes the claims can be allocated on
-    reason: str | None  # why none fits, from the node that came closest
+    total: int = 0  # nodes in the inventory
+    # the allocator's answer per device group, for the claims together on the allowed nodes
+    answers: tuple[tuple[DeviceGroup, NodeVerdict], ...] = ()
+    # each claim found names classes that exist and selectors that compile (else device-class-unknown's or
+    # cel-invalid's finding) and alone fits some node (else the claim's own finding)
+    judgeable: bool = False
+    extended: tuple[Path, str] | None = None  # a DRA-backed extended resource no node can ever serve: where, why
+
+    @property
+    def reason(self) -> str | None:
+        """Why none fits, from the node that came closest, counted against every node."""
+        return None if self.fitting or not self.answers else allocation_failure(list(self.answers), self.total)
+
+    def together(self) -> str | None:
+        """Why the claims cannot be allocated on any node the pod may use, counted against those nodes."""
+        return allocation_failure(list(self.answers), self.allowed) if self.answers else None
 
 
 def dra_verdict(obj: KubeObject, site: PodSpecSite, resolver: Resolver, result: FitResult) -> DraVerdict | None:
-    """None for a pod that names no claim and asks for no DRA-backed extended resource."""
+    """None for a pod that names no claim and asks for no DRA-backed extended resource. ``result``: the
+    scheduling verdict's fit (the nodes that pass the pod's other filters)."""
     entries = site.spec.get("resourceClaims")
     entries = entries if isinstance(entries, list) else []
     extended = extended_resource_claim(site, resolver)
     if not entries and extended is None:
         return None
     claims = referenced_claims(obj, site, resolver)
+    dra, total = resolver.dra, len(resolver.nodes)
+    unserved = None
     if extended is not None:
         claims.append(extended[0])
+        if dra.has_devices:
+            why = allocation_failure(dra.verdicts((extended[0],)), total)
+            unserved = (extended[1], why) if why is not None else None
     allowed = frozenset(node.name for node in result.fitting)
-    if not claims or not resolver.dra.has_devices:
-        return DraVerdict(len(entries), len(claims), False, len(allowed), 0, None)
-    verdicts = resolver.dra.verdicts(tuple(claims), allowed)
-    fitting = sum(len(group.nodes) for group, verdict in verdicts if verdict.fits)
-    reason = None if fitting or not verdicts else allocation_failure(verdicts, len(resolver.nodes))
-    return DraVerdict(len(entries), len(claims), True, len(allowed), fitting, reason)
+    if not claims or not dra.has_devices:
+        return DraVerdict(len(entries), len(claims), False, len(allowed), 0, total)
+    answers = dra.verdicts(tuple(claims), allowed)
+    fitting = sum(len(group.nodes) for group, verdict in answers if verdict.fits)
+    judgeable = all(judgeable_claim(claim, resolver) for claim in claims) and not any(
+        allocation_failure(dra.verdicts((claim,)), total) is not None for claim in claims
+    )
+    return DraVerdict(
+        len(entries), len(claims), True, len(allowed), fitting, total, tuple(answers), judgeable, unserved
+    )
+
+
+def judgeable_claim(claim: ClaimSpec, resolver: Resolver) -> bool:
+    """Every request has alternatives naming classes that exist, with selectors that compile: else the claim is
+    device-class-unknown's or cel-invalid's finding, and its allocation is not judged."""
+    from gpulint.kube.cel.engine import CelProblem  # CEL only for DRA claims
+
+    dra = resolver.dra
+    alternatives = [a for r in claim.requests for a in r.alternatives]
+    return (
+        all(r.alternatives for r in claim.requests)
+        and all(a.class_name in dra.classes for a in alternatives)
+        and not any(isinstance(dra.engine.compile(s.expression), CelProblem) for a in alternatives for s in a.selectors)
+    )
 
 
 @dataclass(frozen=True)
 class ClaimVerdict:
-    """A ResourceClaim or ResourceClaimTemplate of the linted files against every node's devices."""
+    """A ResourceClaim or ResourceClaimTemplate of the linted files against every node's devices: what
+    claim-unsatisfiable words and `explain` shows."""
 
     evaluated: bool  # nodes and ResourceSlices to allocate from
     requests: int
     fitting: int  # nodes the claim can be allocated on
     reason: str | None  # why it can never be allocated
+    where: Path = ()  # its first request's list
+    judgeable: bool = False  # requests whose classes exist and whose selectors compile (judgeable_claim)
+    now: str | None = None  # why the devices allocated claims leave free now cannot hold it (it fits the empty cluster)
 
 
-def claim_verdict(obj: KubeObject, resolver: Resolver) -> ClaimVerdict:
-    claim = claim_spec_of(obj.data, obj.kind)
+def claim_verdict(obj: KubeObject, resolver: Resolver) -> ClaimVerdict | None:
+    """None for an object that is not a resource.k8s.io claim or claim template."""
+    claim = claim_of(obj)
+    if claim is None:
+        return None
     dra = resolver.dra
     if not resolver.has_nodes or not dra.has_devices:
         return ClaimVerdict(False, len(claim.requests), 0, None)
     if not claim.requests:
         return ClaimVerdict(True, 0, 0, None)
-    reason = allocation_failure(dra.verdicts((claim,)), len(resolver.nodes))
+    where, judgeable = claim.requests[0].path[:-1], judgeable_claim(claim, resolver)
+    answers = dra.verdicts((claim,))
+    reason = allocation_failure(answers, len(resolver.nodes))
     if reason is not None:
-        return ClaimVerdict(True, len(claim.requests), 0, reason)
-    fitting = sum(len(group.nodes) for group, verdict in dra.verdicts((claim,)) if verdict.fits)
-    return ClaimVerdict(True, len(claim.requests), fitting, None)
+        return ClaimVerdict(True, len(claim.requests), 0, reason, where, judgeable)
+    fitting = sum(len(group.nodes) for group, verdict in answers if verdict.fits)
+    now = (
+        allocation_failure(dra.verdicts_now((claim,)), len(resolver.nodes))
+        if dra.allocated and not _allocated(obj)
+        else None
+    )
+    return ClaimVerdict(True, len(claim.requests), fitting, None, where, judgeable, now)
+
+
+def _allocated(obj: KubeObject) -> bool:
+    """A claim that is itself allocated already holds its devices."""
+    status = obj.data.get("status")
+    return isinstance(status, dict) and isinstance(status.get("allocation"), dict)
