@@ -10,13 +10,14 @@ comes closest.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.admission.workload import template_labels as workload_template_labels
 from gpulint.kube.dra.allocation import ClaimSpec, NodeVerdict
-from gpulint.kube.gangs.members import Gang, GangVerdict, gangs_of, pack
+from gpulint.kube.gangs.members import Gang, GangVerdict, gangs_of, reported_gangs
 from gpulint.kube.gangs.packing import WORK_BUDGET
 from gpulint.kube.pools.fit import EXCLUDED, FITS, LIMITED, NEVER, UNKNOWN, PoolFit
 from gpulint.kube.quantity import format_amount
@@ -38,6 +39,7 @@ from gpulint.lint.verdicts import (
     PoolGangVerdict,
     allocation_failure,
     extended_resource_claim,
+    gang_verdict,
     gang_with_pools,
     gpu_pod_requirements,
     pool_fits,
@@ -67,6 +69,7 @@ __all__ = [
     "claim_verdict",
     "dra_verdict",
     "format_amount",
+    "gang_answer",
     "gang_answers",
     "pod_sites",
     "pool_answer",
@@ -342,20 +345,50 @@ def pool_answer(fit: PoolFit) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class GangAnswer:
-    """A gang the object starts, packed on the nodes (no pools) or against the nodes its pools can add."""
+    """A gang the object starts, packed on the nodes (no pools) or against the nodes its pools can add: what
+    gang-unsatisfiable and over-tight-topology word and `explain` shows."""
 
     gang: Gang
     with_pools: PoolGangVerdict | None  # with node pools: gang-unsatisfiable's verdict
     packed: GangVerdict | None  # without pools: where it fits on the nodes
+    # packed without its topology requirement, when the requirement makes it unplaceable: the cause when it fits
+    free: GangVerdict | None = None
+    unpublished: bool = False  # a member asks for an extended resource no node publishes (gpu-resource-unknown's)
+
+    @property
+    def topology_is_cause(self) -> bool:
+        """The topology requirement, not the cluster, keeps the gang from being placed."""
+        return self.free is not None and bool(self.free.fitting_domains())
 
 
-def gang_answers(obj: KubeObject, resolver: Resolver) -> list[GangAnswer]:
-    return [
-        GangAnswer(gang, gang_with_pools(gang, resolver), None)
-        if resolver.pools
-        else GangAnswer(gang, None, pack(gang, resolver.model))
-        for gang in gangs_of(obj, resolver)
-    ]
+Memo = Callable[[Any, Callable[[], Any]], Any]
+
+
+def _no_memo(key: Any, work: Callable[[], Any]) -> Any:
+    return work()
+
+
+def gang_answers(
+    obj: KubeObject, resolver: Resolver, memo: Memo = _no_memo, reported_only: bool = False
+) -> list[GangAnswer]:
+    """``memo``: the run's, to pack each distinct gang shape once; ``reported_only``: the gangs whose findings
+    this object carries (a group joined by several objects is reported on the first)."""
+    gangs = reported_gangs(obj, resolver) if reported_only else gangs_of(obj, resolver)
+    return [gang_answer(gang, resolver, memo) for gang in gangs]
+
+
+def gang_answer(gang: Gang, resolver: Resolver, memo: Memo = _no_memo) -> GangAnswer:
+    if resolver.pools:
+        return GangAnswer(gang, gang_with_pools(gang, resolver), None)
+    packed = gang_verdict(gang, resolver, memo)
+    free = gang_verdict(gang, resolver, memo, topology_key="") if packed.unsatisfiable and gang.topology_key else None
+    return GangAnswer(gang, None, packed, free, unpublished_demand(gang, resolver))
+
+
+def unpublished_demand(gang: Gang, resolver: Resolver) -> bool:
+    """A member asks for an extended resource no node publishes: packing would only restate that."""
+    published = resolver.published_resources
+    return any(is_extended(name) and name not in published for m in gang.members for name in m.pod.requests)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import gang_pool_domains, gang_verdict
+from gpulint.lint.scheduling import gang_answer
+from gpulint.lint.verdicts import gang_pool_domains
 
 SPEC = RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
@@ -26,7 +27,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if ctx.cluster.pools:
             yield from _with_pools(gang, where, ctx.cluster)
             continue
-        constrained = gang_verdict(gang, ctx.cluster, ctx.memo)
+        constrained = gang_answer(gang, ctx.cluster, ctx.memo).packed  # the one explain shows
+        assert constrained is not None
         if constrained.unsatisfiable:
             continue  # one cause, one finding: gang-unsatisfiable words it, naming the requirement as the cause
         only = constrained.only_domain()  # every other domain proven not to hold it
