@@ -32,8 +32,8 @@ metadata:
 spec:
   taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}<TAINTS>]<CORDONED>
 status:
-  capacity: {cpu: "24", memory: 98884852Ki, pods: "110", nvidia.com/gpu: "2"}
-  allocatable: {cpu: 22800m, memory: 88157428Ki, pods: "110", nvidia.com/gpu: "<GPUS>"}
+  capacity: {cpu: "24", memory: 98884852Ki, ephemeral-storage: 202891036Ki, pods: "110", nvidia.com/gpu: "2"}
+  allocatable: {cpu: 22800m, memory: 88157428Ki, ephemeral-storage: 93492209510, pods: "110", nvidia.com/gpu: "<GPUS>"}
 """
 
 
@@ -89,6 +89,12 @@ def test_without_a_node_of_the_group_the_catalog_template_stands(write, tmp_path
 
 def test_what_the_live_node_holds_fits(write, tmp_path):
     assert _unschedulable(write, tmp_path, "22", _node()) == []
+
+
+def test_a_node_trimmed_of_a_resource_is_judged_on_its_extended_resources_only(write, tmp_path):
+    """No ephemeral-storage listed (an inventory trimmed by hand): its CPUs are not taken as known either."""
+    trimmed = _node().replace("ephemeral-storage: 93492209510, ", "")
+    assert _unschedulable(write, tmp_path, "23", trimmed) == []
 
 
 @pytest.mark.parametrize(

@@ -83,6 +83,7 @@ def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePo
 # Process, isNodeGoodTemplateCandidate): ready, schedulable and not being deleted. A node with a GPU label and
 # no GPU allocatable counts as unready (processors/customresources/gpu_processor.go
 # FilterOutNodesWithUnreadyResources). Karpenter never copies a node: it launches from the instance types.
+NODE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 UNREADY_TAINTS = frozenset(
     {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "ToBeDeletedByClusterAutoscaler"}
 )
@@ -104,7 +105,9 @@ def _live_template(pool: NodePool, members: Sequence[NodeInfo]) -> Template | No
         labels = dict(base)
         labels.update({key: Domain.of(value) for key, value in node.labels.items() if key not in ALWAYS_SET})
         name = node.labels.get("node.kubernetes.io/instance-type") or f"(node {node.name})"
-        return Template(name, labels, dict(node.allocatable), dict(node.capacity))
+        # a node every kubelet lists these for, trimmed of one in the inventory: only its extended resources judged
+        exact = all(resource in node.allocatable for resource in NODE_RESOURCES)
+        return Template(name, labels, dict(node.allocatable), dict(node.capacity), exact)
     return None
 
 
