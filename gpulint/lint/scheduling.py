@@ -66,6 +66,7 @@ __all__ = [
     "PodSpecSite",
     "SchedulingVerdict",
     "SiteDetail",
+    "asks_dra",
     "claim_verdict",
     "dra_verdict",
     "format_amount",
@@ -417,6 +418,12 @@ class DraVerdict:
     def together(self) -> str | None:
         """Why the claims cannot be allocated on any node the pod may use, counted against those nodes."""
         return allocation_failure(list(self.answers), self.allowed) if self.answers else None
+
+
+def asks_dra(site: PodSpecSite, resolver: Resolver) -> bool:
+    """The pod names a resource claim or asks for a DRA-backed extended resource (dra_verdict is not None)."""
+    entries = site.spec.get("resourceClaims")
+    return bool(entries if isinstance(entries, list) else None) or extended_resource_claim(site, resolver) is not None
 
 
 def dra_verdict(obj: KubeObject, site: PodSpecSite, resolver: Resolver, result: FitResult) -> DraVerdict | None:

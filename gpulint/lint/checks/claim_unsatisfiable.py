@@ -9,7 +9,14 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.scheduling import ClaimVerdict, DraVerdict, claim_verdict, dra_verdict, scheduling_verdict
+from gpulint.lint.scheduling import (
+    ClaimVerdict,
+    DraVerdict,
+    asks_dra,
+    claim_verdict,
+    dra_verdict,
+    scheduling_verdict,
+)
 from gpulint.lint.verdicts import kueue_admitted, kueue_pins
 
 SPEC = RuleSpec("claim-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES, Need.DEVICES}))
@@ -26,6 +33,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     pins = kueue_pins(obj, world)  # a queued workload's pods as Kueue starts them
     for written in pod_spec_sites(obj.data):
+        if not asks_dra(written, world):
+            continue  # most pods: no scheduling verdict needed here
         site = kueue_admitted(written, pins)
         fit = scheduling_verdict(obj.kind, site, world, written).fit  # the one explain shows
         verdict = dra_verdict(obj, site, world, fit)
