@@ -125,3 +125,75 @@ def test_a_gang_one_rack_holds_passes_the_gang_step_and_check_is_silent(write):
     findings, steps = _run(write("job.yaml", _gang(4)), RACKS)
     assert [f for f in findings if f["rule"] == "gang-unsatisfiable"] == []
     assert steps["Job/ml/llm, 'worker' pod template (4 pods): Gang and topology"]["status"] == "ok"
+
+
+KUEUE = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: l40s}
+spec:
+  nodeLabels: {kubernetes.io/hostname: l40s-0}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: l40s
+      resources:
+      - {name: cpu, nominalQuota: "64"}
+      - {name: memory, nominalQuota: 512Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: user-queue, namespace: ml}
+spec: {clusterQueue: cluster-queue}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: gpus, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly: {deviceClassName: gpu.nvidia.com, count: %d}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: infer
+  namespace: ml
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      resourceClaims:
+      - {name: gpus, resourceClaimTemplateName: gpus}
+      containers:
+      - name: c
+        image: registry.example.com/infer:1.0
+        resources:
+          requests: {cpu: "1"}
+          claims: [{name: gpus}]
+"""
+
+
+def test_a_queued_pods_claim_is_judged_on_its_flavors_nodes_as_explain_shows(write):
+    """Kueue's flavor puts the pods on l40s-0 (4 GPUs): a 6-GPU claim fits dgx-0 and dgx-1, never there."""
+    findings, steps = _run(write("job.yaml", KUEUE % 6), DRA)
+    (finding,) = [f for f in findings if f["rule"] == "claim-unsatisfiable"]
+    assert finding["object"]["kind"] == "Job"
+    assert finding["message"].startswith("the pod's claim cannot be allocated on any node the pod may use")
+    assert "allow 1 of the 5 nodes" in finding["notes"][0]
+    assert steps["Job/ml/infer (1 pod): DRA claims"]["status"] == "FAIL"
+
+
+def test_a_queued_pods_claim_its_flavors_node_holds(write):
+    findings, steps = _run(write("job.yaml", KUEUE % 4), DRA)
+    assert [f for f in findings if f["rule"] == "claim-unsatisfiable"] == []
+    assert steps["Job/ml/infer (1 pod): DRA claims"]["status"] == "ok"

@@ -220,7 +220,8 @@ def scheduling_verdict(
 
 def _scheduling_verdict(kind: str, site: PodSpecSite, as_written: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
     written = pod_requirements(effective_pod_spec(kind, as_written.spec))
-    pod = gpu_pod_requirements(kind, site, resolver) or written
+    started = written if as_written is site else pod_requirements(effective_pod_spec(kind, site.spec))
+    pod = gpu_pod_requirements(kind, site, resolver) or started  # with Kueue's pins
     model = resolver.model
     result = model.evaluate(pod)
     fits = pool_fits(pod, resolver) if resolver.pools and kind != "DaemonSet" else []
