@@ -82,11 +82,9 @@ def test_capacity_split_across_two_racks():
         "the gang" in unsat.notes
     )
     assert by_rule(findings, "over-tight-topology") == []
-    (tight,) = by_rule(
-        lint(volcano_job(5, topology="topology.kubernetes.io/rack"), select=("over-tight-topology",)),
-        "over-tight-topology",
-    )
-    assert "makes the gang unplaceable while the cluster as a whole could hold it" in tight.message
+    # the verdict's cause is gang-unsatisfiable's whichever rules run: over-tight-topology alone says nothing
+    alone = lint(volcano_job(5, topology="topology.kubernetes.io/rack"), select=("over-tight-topology",))
+    assert alone == []
 
 
 def test_partial_minimum_of_identical_pods():

@@ -90,9 +90,15 @@ def _names(nodes: tuple[str, ...], limit: int = 3) -> str:
 
 
 def explain_site(
-    obj: KubeObject, site: PodSpecSite, inventory: Resolver, gang: Step | None = None, admission: Step | None = None
+    obj: KubeObject,
+    site: PodSpecSite,
+    inventory: Resolver,
+    gang: Step | None = None,
+    admission: Step | None = None,
+    as_written: PodSpecSite | None = None,
 ) -> SiteExplanation:
-    verdict = scheduling_verdict(obj.kind, site, inventory)
+    """One pod template as it starts (``as_written``: before Kueue's pins, when they apply)."""
+    verdict = scheduling_verdict(obj.kind, site, inventory, as_written)
     detail = site_detail(verdict, inventory, obj.document.path)
     pod, result = verdict.pod, verdict.fit
     role = f", '{site.role}' pod template" if site.role else ""
@@ -321,7 +327,7 @@ def explain_objects(
         gang = _gang_step(obj, inventory) if sites else None  # the object's gangs, packed once for all its sites
         admission = admission_step(obj, inventory) if sites else None
         pins = kueue_pins(obj, inventory) if sites else {}  # a queued workload's pods as Kueue starts them
-        explained = [explain_site(obj, kueue_admitted(site, pins), inventory, gang, admission) for site in sites]
+        explained = [explain_site(obj, kueue_admitted(site, pins), inventory, gang, admission, site) for site in sites]
         if not explained:
             steps = _object_steps(obj, inventory)
             if not steps and not own:
@@ -443,6 +449,7 @@ def _object_steps(obj: KubeObject, inventory: Resolver) -> list[Step]:
 
 def _claim_step(obj: KubeObject, inventory: Resolver) -> Step:
     verdict = claim_verdict(obj, inventory)
+    assert verdict is not None  # a resource.k8s.io claim or claim template
     if not verdict.evaluated:
         return Step("DRA allocation", INFO, ["no ResourceSlices in the inventory: allocation not evaluated"])
     if not verdict.requests:

@@ -187,6 +187,11 @@ TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
     ("batch.volcano.sh", "Job"): (
         TemplateSite(("spec", "tasks", "[]"), ("template", "spec"), field_count((("replicas",), 1))),
     ),
+    # A Workload written as an object: a pod set's template and count (default 1), named by its name (kueue
+    # v0.19.2 apis/kueue/v1beta1 and v1beta2 workload_types.go PodSet; both versions are served).
+    ("kueue.x-k8s.io", "Workload"): (
+        TemplateSite(("spec", "podSets", "[]"), ("template", "spec"), field_count((("count",), 1))),
+    ),
     (trainjob.GROUP, "TrainingRuntime"): _TRAINING_RUNTIME,
     (trainjob.GROUP, "ClusterTrainingRuntime"): _TRAINING_RUNTIME,
     ("serving.knative.dev", "Service"): _KNATIVE,

@@ -10,16 +10,18 @@ comes closest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.admission.workload import template_labels as workload_template_labels
-from gpulint.kube.dra.allocation import claim_spec_of
-from gpulint.kube.gangs.members import Gang, GangVerdict, gangs_of, pack
+from gpulint.kube.dra.allocation import ClaimSpec, NodeVerdict
+from gpulint.kube.gangs.members import Gang, GangVerdict, gangs_of, reported_gangs
 from gpulint.kube.gangs.packing import WORK_BUDGET
 from gpulint.kube.pools.fit import EXCLUDED, FITS, LIMITED, NEVER, UNKNOWN, PoolFit
 from gpulint.kube.quantity import format_amount
+from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended, scheduler_managed
 from gpulint.kube.scheduler import (
     AFFINITY_REASONS,
@@ -30,19 +32,26 @@ from gpulint.kube.scheduler import (
     pod_requirements,
 )
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, remembered_part
+from gpulint.lint.dra_objects import claim_of
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.verdicts import (
     PoolGangVerdict,
     allocation_failure,
     extended_resource_claim,
+    gang_verdict,
     gang_with_pools,
     gpu_pod_requirements,
     pool_fits,
     referenced_claims,
     scale_up_verdict,
     scheduling_hint,
+    selection_leaves_no_node,
+    selection_limits_replicas,
 )
+
+if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
+    from gpulint.kube.dra.devices import DeviceGroup
 
 # What the renderers word verdicts with: a quantity as Kubernetes prints it, and the gang search's budget.
 __all__ = [
@@ -57,9 +66,11 @@ __all__ = [
     "PodSpecSite",
     "SchedulingVerdict",
     "SiteDetail",
+    "asks_dra",
     "claim_verdict",
     "dra_verdict",
     "format_amount",
+    "gang_answer",
     "gang_answers",
     "pod_sites",
     "pool_answer",
@@ -84,6 +95,9 @@ class Cause:
 
     reason: str
     hint: str = ""
+    # The pod's own required node affinity/selector leaves no node (or pool) that offers what it asks: the
+    # cause over-tight-affinity words, with the requirement that excludes most; gpu-unschedulable leaves it.
+    selection: bool = False
 
     def notes(self) -> tuple[str, ...]:
         """The summary, then the hint: a finding's notes."""
@@ -131,11 +145,14 @@ class SchedulingVerdict:
     and `explain` shows."""
 
     pod: PodRequirements  # what the scheduler judges (extended resources only DRA serves are DRA's)
-    written: PodRequirements  # the pod as written (its node selection is what over-tight-affinity reads)
+    written: PodRequirements  # the pod as written, before Kueue's pins (its node selection is over-tight-affinity's)
     fit: FitResult  # on the empty cluster
     pools: tuple[PoolFit, ...]  # each pool's answer (none for a DaemonSet: it never makes a pool add a node)
     placeable: int | None  # copies the empty cluster holds at once, for a workload of several pods that fits
     cause: Cause  # the scheduler's summary; its hint only when no pool answers
+    # (pods the nodes its node selection allows hold, pods that would fit without it) when the selection is why
+    # the workload's pods do not all fit: over-tight-affinity words it
+    selection_limits: tuple[int, int] | None = None
 
     @property
     def extended(self) -> dict[str, Fraction]:
@@ -180,18 +197,31 @@ def template_labels(obj: KubeObject, site: PodSpecSite) -> dict[str, Any]:
     return workload_template_labels(obj.data, site)
 
 
-def scheduling_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
+def scheduling_verdict(
+    kind: str, site: PodSpecSite, resolver: Resolver, as_written: PodSpecSite | None = None
+) -> SchedulingVerdict:
     """The requirements gpu-unschedulable judges (DRA-backed extended resources are the DRA step's; a pod
-    without extended resources as written), fitted once on the empty cluster and against the pools. Built
-    once per pod template and inventory while its object is checked."""
+    without extended resources as written), fitted once on the empty cluster and against the pools.
+    ``site`` is the pod as it starts (a queued workload's with Kueue's pins), ``as_written`` the site before
+    them (default ``site``): its node selection is the pod's own. Built once per pod template and inventory
+    while its object is checked."""
+    written = site if as_written is None else as_written
     return remembered_part(
-        site.spec, ("scheduling verdict", kind, site.pods), _scheduling_verdict, kind, site, resolver, against=resolver
+        site.spec,
+        ("scheduling verdict", kind, site.pods),
+        _scheduling_verdict,
+        kind,
+        site,
+        written,
+        resolver,
+        against=resolver,
     )
 
 
-def _scheduling_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
-    written = pod_requirements(effective_pod_spec(kind, site.spec))
-    pod = gpu_pod_requirements(kind, site, resolver) or written
+def _scheduling_verdict(kind: str, site: PodSpecSite, as_written: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
+    written = pod_requirements(effective_pod_spec(kind, as_written.spec))
+    started = written if as_written is site else pod_requirements(effective_pod_spec(kind, site.spec))
+    pod = gpu_pod_requirements(kind, site, resolver) or started  # with Kueue's pins
     model = resolver.model
     result = model.evaluate(pod)
     fits = pool_fits(pod, resolver) if resolver.pools and kind != "DaemonSet" else []
@@ -201,7 +231,11 @@ def _scheduling_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> Sch
         result,
         tuple(fits),
         model.placeable(pod) if result.fits and site.pods and site.pods > 1 else None,
-        Cause(result.summary()) if result.fits or fits else scheduling_cause(result, pod, resolver),
+        replace(
+            Cause(result.summary()) if result.fits or fits else scheduling_cause(result, pod, resolver),
+            selection=selection_leaves_no_node(written, resolver),
+        ),
+        selection_limits_replicas(written, site.pods, resolver) if result.fits else None,
     )
 
 
@@ -313,73 +347,168 @@ def pool_answer(fit: PoolFit) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class GangAnswer:
-    """A gang the object starts, packed on the nodes (no pools) or against the nodes its pools can add."""
+    """A gang the object starts, packed on the nodes (no pools) or against the nodes its pools can add: what
+    gang-unsatisfiable and over-tight-topology word and `explain` shows."""
 
     gang: Gang
     with_pools: PoolGangVerdict | None  # with node pools: gang-unsatisfiable's verdict
     packed: GangVerdict | None  # without pools: where it fits on the nodes
+    # packed without its topology requirement, when the requirement makes it unplaceable: the cause when it fits
+    free: GangVerdict | None = None
+    unpublished: bool = False  # a member asks for an extended resource no node publishes (gpu-resource-unknown's)
+
+    @property
+    def topology_is_cause(self) -> bool:
+        """The topology requirement, not the cluster, keeps the gang from being placed."""
+        return self.free is not None and bool(self.free.fitting_domains())
 
 
-def gang_answers(obj: KubeObject, resolver: Resolver) -> list[GangAnswer]:
-    return [
-        GangAnswer(gang, gang_with_pools(gang, resolver), None)
-        if resolver.pools
-        else GangAnswer(gang, None, pack(gang, resolver.model))
-        for gang in gangs_of(obj, resolver)
-    ]
+Memo = Callable[[Any, Callable[[], Any]], Any]
+
+
+def _no_memo(key: Any, work: Callable[[], Any]) -> Any:
+    return work()
+
+
+def gang_answers(
+    obj: KubeObject, resolver: Resolver, memo: Memo = _no_memo, reported_only: bool = False
+) -> list[GangAnswer]:
+    """``memo``: the run's, to pack each distinct gang shape once; ``reported_only``: the gangs whose findings
+    this object carries (a group joined by several objects is reported on the first)."""
+    gangs = reported_gangs(obj, resolver) if reported_only else gangs_of(obj, resolver)
+    return [gang_answer(gang, resolver, memo) for gang in gangs]
+
+
+def gang_answer(gang: Gang, resolver: Resolver, memo: Memo = _no_memo) -> GangAnswer:
+    if resolver.pools:
+        return GangAnswer(gang, gang_with_pools(gang, resolver), None)
+    packed = gang_verdict(gang, resolver, memo)
+    free = gang_verdict(gang, resolver, memo, topology_key="") if packed.unsatisfiable and gang.topology_key else None
+    return GangAnswer(gang, None, packed, free, unpublished_demand(gang, resolver))
+
+
+def unpublished_demand(gang: Gang, resolver: Resolver) -> bool:
+    """A member asks for an extended resource no node publishes: packing would only restate that."""
+    published = resolver.published_resources
+    return any(is_extended(name) and name not in published for m in gang.members for name in m.pod.requests)
 
 
 @dataclass(frozen=True)
 class DraVerdict:
     """A pod template's resource claims (and DRA-backed extended resources) against the nodes that pass its
-    other filters."""
+    other filters: what claim-unsatisfiable words and `explain` shows."""
 
     entries: int  # resourceClaims entries written
     found: int  # claims the linted files or the inventory hold (and the extended resources' claims)
     evaluated: bool  # some claim found and ResourceSlices to allocate from
     allowed: int  # nodes that pass the other filters
     fitting: int  # of those, nodes the claims can be allocated on
-    reason: str | None  # why none fits, from the node that came closest
+    total: int = 0  # nodes in the inventory
+    # the allocator's answer per device group, for the claims together on the allowed nodes
+    answers: tuple[tuple[DeviceGroup, NodeVerdict], ...] = ()
+    # each claim found names classes that exist and selectors that compile (else device-class-unknown's or
+    # cel-invalid's finding) and alone fits some node (else the claim's own finding)
+    judgeable: bool = False
+    extended: tuple[Path, str] | None = None  # a DRA-backed extended resource no node can ever serve: where, why
+
+    @property
+    def reason(self) -> str | None:
+        """Why none fits, from the node that came closest, counted against every node."""
+        return None if self.fitting or not self.answers else allocation_failure(list(self.answers), self.total)
+
+    def together(self) -> str | None:
+        """Why the claims cannot be allocated on any node the pod may use, counted against those nodes."""
+        return allocation_failure(list(self.answers), self.allowed) if self.answers else None
+
+
+def asks_dra(site: PodSpecSite, resolver: Resolver) -> bool:
+    """The pod names a resource claim or asks for a DRA-backed extended resource (dra_verdict is not None)."""
+    entries = site.spec.get("resourceClaims")
+    return bool(entries if isinstance(entries, list) else None) or extended_resource_claim(site, resolver) is not None
 
 
 def dra_verdict(obj: KubeObject, site: PodSpecSite, resolver: Resolver, result: FitResult) -> DraVerdict | None:
-    """None for a pod that names no claim and asks for no DRA-backed extended resource."""
+    """None for a pod that names no claim and asks for no DRA-backed extended resource. ``result``: the
+    scheduling verdict's fit (the nodes that pass the pod's other filters)."""
     entries = site.spec.get("resourceClaims")
     entries = entries if isinstance(entries, list) else []
     extended = extended_resource_claim(site, resolver)
     if not entries and extended is None:
         return None
     claims = referenced_claims(obj, site, resolver)
+    dra, total = resolver.dra, len(resolver.nodes)
+    unserved = None
     if extended is not None:
         claims.append(extended[0])
+        if dra.has_devices:
+            why = allocation_failure(dra.verdicts((extended[0],)), total)
+            unserved = (extended[1], why) if why is not None else None
     allowed = frozenset(node.name for node in result.fitting)
-    if not claims or not resolver.dra.has_devices:
-        return DraVerdict(len(entries), len(claims), False, len(allowed), 0, None)
-    verdicts = resolver.dra.verdicts(tuple(claims), allowed)
-    fitting = sum(len(group.nodes) for group, verdict in verdicts if verdict.fits)
-    reason = None if fitting or not verdicts else allocation_failure(verdicts, len(resolver.nodes))
-    return DraVerdict(len(entries), len(claims), True, len(allowed), fitting, reason)
+    if not claims or not dra.has_devices:
+        return DraVerdict(len(entries), len(claims), False, len(allowed), 0, total)
+    answers = dra.verdicts(tuple(claims), allowed)
+    fitting = sum(len(group.nodes) for group, verdict in answers if verdict.fits)
+    judgeable = all(judgeable_claim(claim, resolver) for claim in claims) and not any(
+        allocation_failure(dra.verdicts((claim,)), total) is not None for claim in claims
+    )
+    return DraVerdict(
+        len(entries), len(claims), True, len(allowed), fitting, total, tuple(answers), judgeable, unserved
+    )
+
+
+def judgeable_claim(claim: ClaimSpec, resolver: Resolver) -> bool:
+    """Every request has alternatives naming classes that exist, with selectors that compile: else the claim is
+    device-class-unknown's or cel-invalid's finding, and its allocation is not judged."""
+    from gpulint.kube.cel.engine import CelProblem  # CEL only for DRA claims
+
+    dra = resolver.dra
+    alternatives = [a for r in claim.requests for a in r.alternatives]
+    return (
+        all(r.alternatives for r in claim.requests)
+        and all(a.class_name in dra.classes for a in alternatives)
+        and not any(isinstance(dra.engine.compile(s.expression), CelProblem) for a in alternatives for s in a.selectors)
+    )
 
 
 @dataclass(frozen=True)
 class ClaimVerdict:
-    """A ResourceClaim or ResourceClaimTemplate of the linted files against every node's devices."""
+    """A ResourceClaim or ResourceClaimTemplate of the linted files against every node's devices: what
+    claim-unsatisfiable words and `explain` shows."""
 
     evaluated: bool  # nodes and ResourceSlices to allocate from
     requests: int
     fitting: int  # nodes the claim can be allocated on
     reason: str | None  # why it can never be allocated
+    where: Path = ()  # its first request's list
+    judgeable: bool = False  # requests whose classes exist and whose selectors compile (judgeable_claim)
+    now: str | None = None  # why the devices allocated claims leave free now cannot hold it (it fits the empty cluster)
 
 
-def claim_verdict(obj: KubeObject, resolver: Resolver) -> ClaimVerdict:
-    claim = claim_spec_of(obj.data, obj.kind)
+def claim_verdict(obj: KubeObject, resolver: Resolver) -> ClaimVerdict | None:
+    """None for an object that is not a resource.k8s.io claim or claim template."""
+    claim = claim_of(obj)
+    if claim is None:
+        return None
     dra = resolver.dra
     if not resolver.has_nodes or not dra.has_devices:
         return ClaimVerdict(False, len(claim.requests), 0, None)
     if not claim.requests:
         return ClaimVerdict(True, 0, 0, None)
-    reason = allocation_failure(dra.verdicts((claim,)), len(resolver.nodes))
+    where, judgeable = claim.requests[0].path[:-1], judgeable_claim(claim, resolver)
+    answers = dra.verdicts((claim,))
+    reason = allocation_failure(answers, len(resolver.nodes))
     if reason is not None:
-        return ClaimVerdict(True, len(claim.requests), 0, reason)
-    fitting = sum(len(group.nodes) for group, verdict in dra.verdicts((claim,)) if verdict.fits)
-    return ClaimVerdict(True, len(claim.requests), fitting, None)
+        return ClaimVerdict(True, len(claim.requests), 0, reason, where, judgeable)
+    fitting = sum(len(group.nodes) for group, verdict in answers if verdict.fits)
+    now = (
+        allocation_failure(dra.verdicts_now((claim,)), len(resolver.nodes))
+        if dra.allocated and not _allocated(obj)
+        else None
+    )
+    return ClaimVerdict(True, len(claim.requests), fitting, None, where, judgeable, now)
+
+
+def _allocated(obj: KubeObject) -> bool:
+    """A claim that is itself allocated already holds its devices."""
+    status = obj.data.get("status")
+    return isinstance(status, dict) and isinstance(status.get("allocation"), dict)

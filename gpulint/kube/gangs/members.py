@@ -293,6 +293,8 @@ def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool
                     ("spec", "scheduling", "schedulingConstraints", "topology") if topology else None,
                 )
             ]
+    if group == KUEUE_GROUP and kind == "Workload":
+        return _written_workload_gangs(obj, sites)
     policy = trainjob.pod_group_policy(data)
     if policy:  # the Trainer makes one PodGroup of all the TrainJob's pods
         topology, topology_path = _template_topology(data, sites)
@@ -500,6 +502,61 @@ def _kueue_pod_group(obj: ObjectLike, inventory: GangLookup | None, reported_onl
             shared=shared,
         )
     ]
+
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+
+
+def _written_workload_gangs(obj: ObjectLike, sites: list[PodSpecSite]) -> list[Gang]:
+    """A Kueue Workload written as an object (kueue v0.19.2 apis/kueue/v1beta2/workload_types.go PodSet).
+    Kueue admits it whole: every pod set at once. With PartialAdmission (beta, on by default since v0.5:
+    pkg/features/kube_features.go) a pod set with minCount may start with as few as minCount pods
+    (pkg/scheduler/flavorassigner/podset_reducer.go): the gang asks the least Kueue admits. The pods run
+    together only for a distributed owner (ownerReferences: a JobSet, an MPIJob...). A pod set whose
+    topologyRequest names a required level (or a slice level) is placed within one domain of it, and is its
+    own gang, as a pod set of a job asking for a Kueue topology is (_kueue_gangs)."""
+    by_path = {site.path: site for site in sites}
+    members: list[Member] = []
+    placed: list[Gang] = []
+    for index, raw in enumerate(sequence(dig(obj.data, "spec", "podSets"))):
+        site = by_path.get(("spec", "podSets", index, "template", "spec"))
+        if site is None or not isinstance(raw, dict) or not site.pods:
+            continue
+        minimum = integer(raw.get("minCount"), site.pods)
+        member = _member(obj.kind, site, min(site.pods, minimum) if minimum and minimum > 0 else site.pods)
+        members.append(member)
+        request = mapping(raw.get("topologyRequest"))
+        required, slice_key = request.get("required"), request.get("podSetSliceRequiredTopology")
+        if (isinstance(required, str) and required) or (isinstance(slice_key, str) and slice_key):
+            path = ("spec", "podSets", index, "topologyRequest")
+            size = integer(request.get("podSetSliceSize"), 0)
+            placed.append(
+                Gang(
+                    f"Kueue Workload pod set {site.role or 'main'}",
+                    [member],
+                    member.count,
+                    path,
+                    required if isinstance(required, str) else "",
+                    path,
+                    slice_key=slice_key if isinstance(slice_key, str) else "",
+                    slice_size=size if size and size > 0 else 0,
+                )
+            )
+    if placed:
+        return placed
+    total = sum(member.count for member in members)
+    if total < 2 or not _distributed_owner(obj.data):
+        return []  # a plain Job's pods each make progress alone; an owner not known proves nothing
+    return [Gang(f"Kueue Workload {obj.ref.name}", members, total, ("spec", "podSets"))]
+
+
+def _distributed_owner(data: dict[str, Any]) -> bool:
+    """The Workload was made for a distributed job (a JobSet, an MPIJob, a RayCluster...): its pods run together."""
+    return any(
+        is_distributed({"apiVersion": ref.get("apiVersion"), "kind": ref.get("kind")})
+        for ref in sequence(dig(data, "metadata", "ownerReferences"))
+        if isinstance(ref, dict)
+    )
 
 
 def _kueue_workload_gang(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:

@@ -74,6 +74,50 @@ def _pool_labels(pool: NodePool) -> dict[str, Domain]:
 
 def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePool:
     members = [n for n in nodes if spec.node_label and n.labels.get(spec.node_label) == spec.name]
+    pool = _from_catalog(spec, catalog, members)
+    live = None if spec.karpenter else _live_template(pool, members)
+    if live is not None:  # the node the autoscaler copies, whatever the catalog or the pool's annotations say
+        pool.templates = [live]
+        pool.unknown_types = pool.unvouched_types = ()
+        pool.open_types = pool.filtered_out = False
+    return pool
+
+
+# Cluster Autoscaler builds a node group's template from a live node of the group when one is a good candidate,
+# and asks the cloud provider's template (the catalog, a scale-from-zero annotation) only when none is
+# (kubernetes/autoscaler cluster-autoscaler-1.36.1 processors/nodeinfosprovider/mixed_nodeinfos_processor.go
+# Process, isNodeGoodTemplateCandidate): ready, schedulable and not being deleted. A node with a GPU label and
+# no GPU allocatable counts as unready (processors/customresources/gpu_processor.go
+# FilterOutNodesWithUnreadyResources). Karpenter never copies a node: it launches from the instance types.
+NODE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+UNREADY_TAINTS = frozenset(
+    {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "ToBeDeletedByClusterAutoscaler"}
+)
+
+
+def _live_template(pool: NodePool, members: Sequence[NodeInfo]) -> Template | None:
+    """The first of the pool's nodes the autoscaler would copy, as a template (None: none would). Its labels,
+    except those every node sets with its own value (hostname, zone: any value, or the pool's zones), and its
+    allocatable: a node whose extended resources (or those the catalog says its type has) are not all
+    allocatable yet is passed over, as the autoscaler passes over a node with an unready GPU."""
+    offered = {name for t in pool.templates for name, amount in t.allocatable.items() if is_extended(name) and amount}
+    base = _base_labels(pool.spec)
+    for node in members:
+        if node.unschedulable or any(taint.key in UNREADY_TAINTS for taint in node.taints):
+            continue
+        extended = offered | {name for name in node.capacity if is_extended(name)}
+        if any(node.allocatable.get(name, Fraction(0)) <= 0 for name in extended):
+            continue
+        labels = dict(base)
+        labels.update({key: Domain.of(value) for key, value in node.labels.items() if key not in ALWAYS_SET})
+        name = node.labels.get("node.kubernetes.io/instance-type") or f"(node {node.name})"
+        # a node every kubelet lists these for, trimmed of one in the inventory: only its extended resources judged
+        exact = all(resource in node.allocatable for resource in NODE_RESOURCES)
+        return Template(name, labels, dict(node.allocatable), dict(node.capacity), exact)
+    return None
+
+
+def _from_catalog(spec: PoolSpec, catalog: Catalog, members: Sequence[NodeInfo]) -> NodePool:
     used: dict[str, Fraction] = {}
     for node in members:
         for name, amount in node.capacity.items():

@@ -4,125 +4,104 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kube.cel.engine import CelProblem
-from gpulint.kube.dra.allocation import ClaimSpec
-from gpulint.kube.dra.devices import DraModel
-from gpulint.kube.scheduler import pod_requirements
-from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.dra_objects import claim_of
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import allocation_failure, extended_resource_claim, referenced_claims
+from gpulint.lint.scheduling import (
+    ClaimVerdict,
+    DraVerdict,
+    asks_dra,
+    claim_verdict,
+    dra_verdict,
+    scheduling_verdict,
+)
+from gpulint.lint.verdicts import kueue_admitted, kueue_pins
 
 SPEC = RuleSpec("claim-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES, Need.DEVICES}))
 RULE_ID = SPEC.id
 
 
-def _dra(ctx: CheckContext) -> DraModel | None:
-    world = ctx.cluster
-    if world is None or not world.dra.has_devices:
-        return None
-    return world.dra
-
-
-def _allocated(obj: KubeObject) -> bool:
-    """A claim that is itself allocated already holds its devices."""
-    status = obj.data.get("status")
-    return isinstance(status, dict) and isinstance(status.get("allocation"), dict)
-
-
-def _judgeable(claim: ClaimSpec, dra: DraModel) -> bool:
-    """A claim naming a class that does not exist, or whose selectors do not compile, is
-    device-class-unknown's or cel-invalid's finding, not this one's."""
-    alternatives = [a for r in claim.requests for a in r.alternatives]
-    return all(a.class_name in dra.classes for a in alternatives) and not any(
-        isinstance(dra.engine.compile(s.expression), CelProblem) for a in alternatives for s in a.selectors
-    )
-
-
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    dra = _dra(ctx)
-    if dra is None or not _pools_whole(ctx):
+    world = ctx.cluster
+    if world is None or not world.dra.has_devices or not _pools_whole(ctx):
         return
-    claim = claim_of(obj)
+    claim = claim_verdict(obj, world)
     if claim is not None:
-        if claim.requests and all(r.alternatives for r in claim.requests) and _judgeable(claim, dra):
-            where = claim.requests[0].path[:-1]
-            reason = allocation_failure(dra.verdicts((claim,)), len(ctx.resolver.nodes))
-            if reason is not None:
-                head, notes = _split(reason)
-                pools = _pools_unknown(ctx)
-                if pools:
-                    yield _unknown(where, "the claim", head, (*notes, pools))
-                else:
-                    yield Diagnostic(RULE_ID, where, f"the claim can never be allocated: {head}", notes=notes)
-            elif dra.allocated and not _allocated(obj):
-                now = allocation_failure(dra.verdicts_now((claim,)), len(ctx.resolver.nodes))
-                if now is not None:
-                    head, notes = _split(now)
-                    yield Diagnostic(
-                        RULE_ID,
-                        where,
-                        f"the claim fits the empty cluster but not the devices that allocated claims leave free now: {head}",
-                        notes=notes,
-                        severity=Severity.WARNING,
-                    )
+        yield from _check_claim(claim, ctx)
         return
-    for site in pod_spec_sites(obj.data):
-        yield from _check_pod(obj, site, ctx, dra)
+    pins = kueue_pins(obj, world)  # a queued workload's pods as Kueue starts them
+    for written in pod_spec_sites(obj.data):
+        if not asks_dra(written, world):
+            continue  # most pods: no scheduling verdict needed here
+        site = kueue_admitted(written, pins)
+        fit = scheduling_verdict(obj.kind, site, world, written).fit  # the one explain shows
+        verdict = dra_verdict(obj, site, world, fit)
+        if verdict is not None:
+            yield from _check_pod(site, verdict, ctx)
 
 
-def _check_pod(obj: KubeObject, site: PodSpecSite, ctx: CheckContext, dra: DraModel) -> Iterator[Diagnostic]:
-    total = len(ctx.resolver.nodes)
-    parts = referenced_claims(obj, site, ctx.resolver)
-    extended = extended_resource_claim(site, ctx.resolver)
-    if extended is not None:
-        claim, where = extended
-        reason = allocation_failure(dra.verdicts((claim,)), total)
-        if reason is not None:
-            head, notes = _split(reason)
-            pools = _pools_unknown(ctx)
-            if pools:
-                yield _unknown(where, "this extended resource (served by DRA)", head, (*notes, pools))
-                return
-            yield Diagnostic(
-                RULE_ID,
-                where,
-                f"this extended resource is served by DRA and can never be allocated: {head}",
-                notes=(*notes, "a DeviceClass's extendedResourceName serves it"),
-            )
+def _check_claim(verdict: ClaimVerdict, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if not verdict.requests or not verdict.judgeable:
+        return
+    where = verdict.where
+    if verdict.reason is not None:
+        head, notes = _split(verdict.reason)
+        pools = _pools_unknown(ctx)
+        if pools:
+            yield _unknown(where, "the claim", head, (*notes, pools))
+        else:
+            yield Diagnostic(RULE_ID, where, f"the claim can never be allocated: {head}", notes=notes)
+    elif verdict.now is not None:
+        head, notes = _split(verdict.now)
+        yield Diagnostic(
+            RULE_ID,
+            where,
+            f"the claim fits the empty cluster but not the devices that allocated claims leave free now: {head}",
+            notes=notes,
+            severity=Severity.WARNING,
+        )
+
+
+def _check_pod(site: PodSpecSite, verdict: DraVerdict, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if verdict.extended is not None:
+        where, why = verdict.extended
+        head, notes = _split(why)
+        pools = _pools_unknown(ctx)
+        if pools:
+            yield _unknown(where, "this extended resource (served by DRA)", head, (*notes, pools))
             return
-        parts.append(claim)
-    # Each claim alone is judged on its own object; here they are judged together, on the nodes the pod may use.
-    if (
-        not parts
-        or not all(_judgeable(part, dra) for part in parts)
-        or any(allocation_failure(dra.verdicts((part,)), total) is not None for part in parts)
-    ):
+        yield Diagnostic(
+            RULE_ID,
+            where,
+            f"this extended resource is served by DRA and can never be allocated: {head}",
+            notes=(*notes, "a DeviceClass's extendedResourceName serves it"),
+        )
         return
-    # Taints, affinity and resources decide which nodes the pod can use at all.
-    pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
-    allowed = frozenset(node.name for node in ctx.resolver.model.evaluate(pod).fitting)
-    if len(parts) == 1 and len(allowed) == total:
+    # Each claim alone is judged on its own object; here they are judged together, on the nodes the pod may use
+    # (taints, affinity and resources decide which nodes it can use at all).
+    if not verdict.found or not verdict.judgeable:
+        return
+    total, allowed = verdict.total, verdict.allowed
+    if verdict.found == 1 and allowed == total:
         return
     if not allowed:
         return  # gpu-unschedulable (or nothing: a pod without GPUs) speaks for the filters
-    reason = allocation_failure(dra.verdicts(tuple(parts), allowed), len(allowed))
+    reason = verdict.together()
     if reason is not None and _pools_unknown(ctx):
         head, notes = _split(reason)
         yield _unknown((*site.path, "resourceClaims"), "the pod's claims", head, (*notes, _pools_unknown(ctx)))
     elif reason is not None:
         what = (
             "the pod's claims cannot be allocated together on one node"
-            if len(parts) > 1
+            if verdict.found > 1
             else "the pod's claim cannot be allocated on any node the pod may use"
         )
         scope = (
             ()
-            if len(allowed) == total
-            else (f"its tolerations, affinity and requests allow {len(allowed)} of the {total} nodes",)
+            if allowed == total
+            else (f"its tolerations, affinity and requests allow {allowed} of the {total} nodes",)
         )
         head, notes = _split(reason)
         yield Diagnostic(RULE_ID, (*site.path, "resourceClaims"), f"{what}: {head}", notes=(*scope, *notes))

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from gpulint.kube.fields import mapping
-from gpulint.kube.gangs.members import Gang, GangVerdict, composites_of, pack_composite, reported_gangs
+from gpulint.kube.gangs.members import Gang, composites_of, pack_composite
 from gpulint.kube.gangs.packing import WORK_BUDGET
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import accelerator_noun, is_extended
@@ -16,23 +16,18 @@ from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.scheduling import gang_answers
 from gpulint.lint.verdicts import (
     CLUSTER_WHOLE,
+    PoolGangVerdict,
     describe_gang,
     gang_detail,
-    gang_verdict,
-    gang_with_pools,
     pools_in_backoff,
     topology_cause,
 )
 
 SPEC = RuleSpec("gang-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
-
-
-def verdict(gang: Gang, ctx: CheckContext, topology_key: str | None = None) -> GangVerdict:
-    assert ctx.cluster is not None
-    return gang_verdict(gang, ctx.cluster, ctx.memo, topology_key)
 
 
 MIN_RESOURCES_GROUPS = ("scheduling.volcano.sh", "scheduling.x-k8s.io")
@@ -76,16 +71,18 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield undecided(
                 composite.path, f"CompositePodGroup {composite.name} ({groups})", f" in one {composite.outer_key}"
             )
-    for gang in reported_gangs(obj, ctx.resolver):
-        if ctx.cluster.pools:
-            yield from _with_pools(gang, ctx.cluster)
+    for answer in gang_answers(obj, ctx.cluster, ctx.memo, reported_only=True):  # the ones explain shows
+        gang = answer.gang
+        if answer.with_pools is not None:
+            yield from _with_pools(gang, answer.with_pools, ctx.cluster)
             continue
-        if unpublished_demand(gang, ctx.cluster):
+        if answer.unpublished:
             continue  # gpu-resource-unknown speaks for a resource no node publishes
-        result = verdict(gang, ctx)
+        result = answer.packed
+        assert result is not None
         if result.unsatisfiable:
             cause: tuple[str, ...] = ()
-            if gang.topology_key and verdict(gang, ctx, topology_key="").fitting_domains():
+            if answer.topology_is_cause:
                 cause = (topology_cause(gang.topology_key, CLUSTER_WHOLE),)
             gap = ctx.cluster.pools_gap  # a node group not read may add what the gang lacks
             if gap:
@@ -106,10 +103,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield undecided(gang.path, gang.system, f" in one {gang.topology_key}" if gang.topology_key else "")
 
 
-def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
+def _with_pools(gang: Gang, result: PoolGangVerdict, resolver: Resolver) -> Iterator[Diagnostic]:
     """The nodes that can exist: the whole gang must fit within what the nodes hold and the pools may
     still add (max size, limits, what already runs): an error when proven not to."""
-    result = gang_with_pools(gang, resolver)
     if result.state == "unsatisfiable":
         gap = resolver.pools_gap  # a node group not read may add what the gang lacks
         # a pool that fits a member but is in backoff adds nothing now, and may once it ends: "never" is unproven
@@ -131,12 +127,6 @@ def _with_pools(gang: Gang, resolver: Resolver) -> Iterator[Diagnostic]:
             severity=Severity.WARNING if gap or backoff else Severity.ERROR,
             pinned=bool(gap or backoff),
         )
-
-
-def unpublished_demand(gang: Gang, resolver: Resolver) -> bool:
-    """A member asks for an extended resource no node publishes: packing would only restate that."""
-    published = resolver.published_resources
-    return any(is_extended(name) and name not in published for m in gang.members for name in m.pod.requests)
 
 
 def _held(gang: Gang) -> str:

@@ -10,8 +10,8 @@ from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, summa
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
-from gpulint.kube.scheduler import FitResult, PodRequirements, pod_requirements
-from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, extended_resource_path, pod_spec_sites
+from gpulint.kube.scheduler import FitResult, PodRequirements
+from gpulint.kube.workloads import PodSpecSite, extended_resource_path, pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
@@ -24,13 +24,10 @@ from gpulint.lint.verdicts import (
     kueue_admitted,
     kueue_pins,
     scale_up_verdict,
-    selection_leaves_no_node,
-    selection_limits_replicas,
 )
 
 SPEC = RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
-AFFINITY_RULE = "over-tight-affinity"  # reports the pods whose node selection is the cause
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -46,24 +43,18 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         pod = gpu_pod_requirements(obj.kind, site, inventory)
         if pod is None or any(is_extended(name) for name in pod.requests.keys() - inventory.offered_resources):
             continue  # a resource no node publishes: gpu-resource-unknown says so, more precisely
-        selection = pod_requirements(effective_pod_spec(obj.kind, written.spec))  # as over-tight-affinity reads it
-        by_affinity = ctx.config.enables(AFFINITY_RULE)
-        if by_affinity and selection_leaves_no_node(selection, inventory):
-            continue  # one cause, one finding: over-tight-affinity reports it with the scheduler's summary
         if inventory.pools and obj.kind == "DaemonSet":
             continue  # a DaemonSet's pods never make a pool add a node: they run on the nodes that come
-        verdict = scheduling_verdict(obj.kind, site, inventory)  # the one explain shows
+        verdict = scheduling_verdict(obj.kind, site, inventory, written)  # the one explain shows
+        if verdict.cause.selection:
+            continue  # one cause, one finding: over-tight-affinity words it, with the scheduler's summary
         empty, fits = verdict.fit, list(verdict.pools)
         if not empty.fits:
             yield from _no_node_fits(site, verdict, inventory)
             continue
         if obj.kind != "DaemonSet" and not grows_any(fits):
             yield from _daemons_hold(site, pod, empty, inventory)
-        if (
-            site.pods
-            and site.pods > 1
-            and not (by_affinity and selection_limits_replicas(selection, site.pods, inventory))
-        ):
+        if site.pods and site.pods > 1 and verdict.selection_limits is None:  # else over-tight-affinity's
             yield from _replicas(site, pod, empty, fits, inventory)
         if obj.kind == "Deployment" and obj.ref.group == "apps" and site.pods:
             yield from _rollout(obj, site, pod, fits, inventory)

@@ -10,11 +10,11 @@ from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import describe_gang, gang_detail, gang_pool_domains, gang_verdict
+from gpulint.lint.scheduling import gang_answer
+from gpulint.lint.verdicts import gang_pool_domains
 
 SPEC = RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
-GANG_RULE = "gang-unsatisfiable"  # reports the gangs the requirement makes unplaceable
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -27,23 +27,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if ctx.cluster.pools:
             yield from _with_pools(gang, where, ctx.cluster)
             continue
-        constrained = gang_verdict(gang, ctx.cluster, ctx.memo)
+        constrained = gang_answer(gang, ctx.cluster, ctx.memo).packed  # the one explain shows
+        assert constrained is not None
         if constrained.unsatisfiable:
-            if ctx.config.enables(GANG_RULE):
-                continue  # one cause, one finding: gang-unsatisfiable names the requirement as the cause
-            free = gang_verdict(gang, ctx.cluster, ctx.memo, topology_key="")
-            if free.fitting_domains():  # proven to fit without the requirement
-                yield Diagnostic(
-                    RULE_ID,
-                    where,
-                    f"the topology requirement '{gang.topology_key}' makes the gang unplaceable while "
-                    "the cluster as a whole could hold it",
-                    notes=(
-                        describe_gang(gang, constrained, gang.topology_key),
-                        *gang_detail(gang, constrained, gang.topology_key),
-                    ),
-                )
-            continue
+            continue  # one cause, one finding: gang-unsatisfiable words it, naming the requirement as the cause
         only = constrained.only_domain()  # every other domain proven not to hold it
         if only is not None and len(constrained.placements) > 1:
             yield Diagnostic(
