@@ -481,6 +481,18 @@ class _Checked:
         return [finding for rule_id in self.checks for finding in self.found.get(rule_id, ())]
 
 
+def object_diagnostics(
+    rule: Rule, check: Callable[..., Iterator[Diagnostic]], obj: KubeObject, context: CheckContext
+) -> Iterator[Diagnostic]:
+    """One rule's diagnostics of one object whatever its scope, for tools that run a check alone (the
+    engine runs them in its own loop)."""
+    if rule.scope is Scope.POD_TEMPLATE:
+        for site in pod_spec_sites(obj.data):
+            yield from check(obj, site, context)
+    else:
+        yield from check(obj, context)
+
+
 def _site_diagnostics(
     check: Callable[..., Iterator[Diagnostic]], each: _Checked, context: CheckContext, deadline: Deadline | None
 ) -> list[Diagnostic]:
