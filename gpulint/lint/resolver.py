@@ -86,6 +86,16 @@ class Resolver:
         self.gates = gates  # the target cluster's feature gates
         self.declared = declared  # the kinds the configuration declares complete (`complete:`)
         self.mapped = mapped  # the files of one cluster of `clusters:`: what they describe is that cluster
+        self._run_facts: dict[str, Any] = {}  # key -> what run_fact() worked out of the linted set and cluster
+
+    def run_fact(self, key: str, work: Callable[..., _F], *args: Any) -> _F:
+        """``work(*args)``, a fact of this run's linted files read against its cluster (the linted GPU
+        DaemonSets' pods), worked out once per ``key`` per resolver. A function and its arguments, not a
+        closure: the checks ask on every object."""
+        if key in self._run_facts:
+            return self._run_facts[key]  # type: ignore[no-any-return]  # stored by this key's own work
+        value = self._run_facts[key] = work(*args)
+        return value
 
     # ------------------------------------------------------------------ the nodes (inventory only)
 
