@@ -84,7 +84,11 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ),
     ("limit_range_violation", RuleSpec("limit-range-violation", Severity.ERROR), True),
     ("mpijob_launcher", RuleSpec("mpijob-launcher", Severity.WARNING, kinds=frozenset({"MPIJob"})), True),
-    ("network_reference_invalid", RuleSpec("network-reference-invalid", Severity.ERROR), True),
+    (
+        "network_reference_invalid",
+        RuleSpec("network-reference-invalid", Severity.ERROR, scope=Scope.POD_TEMPLATE),
+        True,
+    ),
     ("not_rendered", RuleSpec("not-rendered", Severity.ERROR), False),
     (
         "operator_rejected",
