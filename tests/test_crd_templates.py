@@ -14,6 +14,8 @@ from conftest import by_rule, lint_text
 
 from gpulint.kube.crd_templates import MAX_SCHEMA_DEPTH, CrdTemplates, SchemaBound, templates_of
 from gpulint.kube.workloads import pod_spec_sites
+from gpulint.lint.inventory import load_inventory
+from gpulint.lint.sources import Source
 
 # machinelearning.seldon.io_seldondeployments.yaml as controller-gen writes it, cut to the fields read here.
 SELDON_CRD = """
@@ -202,3 +204,12 @@ def _yaml(text: str) -> dict:
 
 def _crd_schema() -> dict:
     return _yaml(SELDON_CRD)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+
+
+def test_the_crd_may_come_from_the_inventory():
+    # `kubectl get crds -o yaml` beside the nodes: the linted resource's pod templates are read from it
+    cluster = load_inventory(["cluster.yaml"], [Source("cluster.yaml", content=textwrap.dedent(SELDON_CRD).encode())])
+    findings = lint_text(SELDON_TRITON % MISMATCHED, inventory=cluster)
+    (found,) = by_rule(findings, "gpu-request-without-limit")
+    assert found.message.startswith("container 'cifar10' requests nvidia.com/gpu: 2 but its limit is 1")
+    assert not by_rule(lint_text(SELDON_TRITON % LIMITED, inventory=cluster), "gpu-request-without-limit")
