@@ -79,10 +79,15 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("host_network_dns", RuleSpec("host-network-dns", Severity.WARNING, scope=Scope.POD_TEMPLATE), True),
     (
         "knative_field_disallowed",
-        RuleSpec("knative-field-disallowed", Severity.ERROR, kinds=frozenset({"Configuration", "Service"})),
+        RuleSpec(
+            "knative-field-disallowed",
+            Severity.ERROR,
+            kinds=frozenset({"Configuration", "Service"}),
+            scope=Scope.POD_TEMPLATE,
+        ),
         True,
     ),
-    ("limit_range_violation", RuleSpec("limit-range-violation", Severity.ERROR), True),
+    ("limit_range_violation", RuleSpec("limit-range-violation", Severity.ERROR, scope=Scope.POD_TEMPLATE), True),
     ("mpijob_launcher", RuleSpec("mpijob-launcher", Severity.WARNING, kinds=frozenset({"MPIJob"})), True),
     (
         "network_reference_invalid",
