@@ -532,29 +532,19 @@ class ContainerResources:
     completed_by: str = ""  # the site's (PodSpecSite.completed_by)
 
 
-def container_resources(obj: dict[str, Any]) -> Iterator[ContainerResources]:
-    """The resources block of every container of every pod spec in ``obj`` (listed once while it is checked:
-    gpu-non-integer, gpu-request-without-limit and gpu-resource-unknown each read them all)."""
-    return iter(remembered(obj, "container resources", None, _container_resources, obj))
-
-
-def _container_resources(obj: dict[str, Any]) -> tuple[ContainerResources, ...]:
-    found = []
-    for site in pod_spec_sites(obj):
-        for container_path, container in containers(site.spec):
-            resources = container.get("resources")
-            if not isinstance(resources, dict):
-                continue
-            found.append(
-                ContainerResources(
-                    (*site.path, *container_path, "resources"),
-                    text(container.get("name")),
-                    mapping(resources.get("requests")),
-                    mapping(resources.get("limits")),
-                    site.completed_by,
-                )
+def site_resources(site: PodSpecSite) -> Iterator[ContainerResources]:
+    """The resources block of every container of the pod spec at ``site`` (gpu-non-integer,
+    gpu-request-without-limit and gpu-resource-unknown read them, one pod template at a time)."""
+    for container_path, container in containers(site.spec):
+        resources = container.get("resources")
+        if isinstance(resources, dict):
+            yield ContainerResources(
+                (*site.path, *container_path, "resources"),
+                text(container.get("name")),
+                mapping(resources.get("requests")),
+                mapping(resources.get("limits")),
+                site.completed_by,
             )
-    return tuple(found)
 
 
 # Tolerations the DaemonSet controller adds to every daemon pod (pkg/controller/daemon/util).

@@ -65,9 +65,17 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         RuleSpec("gpu-nic-locality", Severity.WARNING, kinds=frozenset({"ResourceClaim", "ResourceClaimTemplate"})),
         True,
     ),
-    ("gpu_non_integer", RuleSpec("gpu-non-integer", Severity.ERROR), True),
-    ("gpu_request_without_limit", RuleSpec("gpu-request-without-limit", Severity.ERROR), True),
-    ("gpu_resource_unknown", RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES})), True),
+    ("gpu_non_integer", RuleSpec("gpu-non-integer", Severity.ERROR, scope=Scope.POD_TEMPLATE), True),
+    (
+        "gpu_request_without_limit",
+        RuleSpec("gpu-request-without-limit", Severity.ERROR, scope=Scope.POD_TEMPLATE),
+        True,
+    ),
+    (
+        "gpu_resource_unknown",
+        RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE),
+        True,
+    ),
     ("gpu_runtime_class", RuleSpec("gpu-runtime-class", Severity.WARNING, scope=Scope.POD_TEMPLATE), True),
     (
         "gpu_sharing",
