@@ -392,9 +392,9 @@ def _raising(rule: Any) -> Any:
         return rule
     check = rule.check
 
-    def run(obj: Any, ctx: Any) -> list[Any]:
+    def run(obj: Any, *rest: Any) -> list[Any]:  # (ctx), or (site, ctx) for a pod-template check
         try:
-            return list(check(obj, ctx))
+            return list(check(obj, *rest))
         except Exception as exc:
             raise CheckCrashed(f"the {rule.id} check raised {type(exc).__name__}: {exc}") from exc
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from gpulint.lint.registry import rule_modules
-from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.rule_spec import RuleSpec, Scope
 
 INDEX = Path(__file__).resolve().parent.parent / "gpulint" / "lint" / "rule_index.py"
 
@@ -25,7 +25,7 @@ step with the modules).
 """
 
 from gpulint.lint.findings import Severity
-from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 
 RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
 '''
@@ -37,6 +37,8 @@ def spec_source(spec: RuleSpec) -> str:
         out += f", kinds=frozenset({{{', '.join(repr(kind) for kind in sorted(spec.kinds))}}})"
     if spec.needs:
         out += f", needs=frozenset({{{', '.join(f'Need.{need.name}' for need in sorted(spec.needs, key=str))}}})"
+    if spec.scope is not Scope.OBJECT:
+        out += f", scope=Scope.{spec.scope.name}"
     return out + ")"
 
 

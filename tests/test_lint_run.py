@@ -878,33 +878,38 @@ def test_each_container_s_gpus_and_command_line_are_read_once_per_check(monkeypa
     assert runtime.container_gpus(main) == 4 and gpus.count("main") == 3
 
 
-def test_each_object_s_resources_blocks_are_listed_once_per_check(monkeypatch):
-    """gpu-non-integer, gpu-request-without-limit and gpu-resource-unknown each read every container's resources;
-    while one object is checked they are listed once, and outside a check read afresh."""
+def test_each_object_s_pod_templates_are_found_once_for_the_pod_template_rules(monkeypatch):
+    """gpu-non-integer, gpu-request-without-limit and gpu-resource-unknown read every container's resources, one
+    pod template at a time (Scope.POD_TEMPLATE): the engine finds the object's templates once and hands each to
+    every such rule; outside a check they are found afresh."""
     import gpulint.kube.workloads as workloads
     from gpulint.lint.config import Config
+    from gpulint.lint.registry import all_rules
+    from gpulint.lint.rule_spec import Scope
     from gpulint.lint.run import LintRun
     from gpulint.lint.sources import Source
 
     listed: list[str] = []
-    real = workloads._container_resources
+    real = workloads._pod_spec_sites
 
     def counted(obj):
         listed.append(obj["metadata"]["name"])
         return real(obj)
 
-    monkeypatch.setattr(workloads, "_container_resources", counted)
+    monkeypatch.setattr(workloads, "_pod_spec_sites", counted)
     text = TORCHRUN_DEPLOYMENT.replace("limits: {nvidia.com/gpu: 1}\n", "limits: {nvidia.com/gpu: 0.5}\n", 1)
-    config = Config(select=("gpu-non-integer", "gpu-request-without-limit"))
-    run = LintRun(config, [Source("deploy.yaml", content=text.encode())])
+    rules = ("gpu-non-integer", "gpu-request-without-limit", "host-network-dns", "runtime-class-unknown")
+    assert all(all_rules()[rule].scope is Scope.POD_TEMPLATE for rule in rules)
+    run = LintRun(Config(select=rules), [Source("deploy.yaml", content=text.encode())])
     found = [said(f).splitlines()[0] for f in run.report(1).findings]
     assert found == [
         'spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "0.5": must be an integer'
     ]
-    assert listed == ["trainer"]
+    assert listed.count("trainer") == 1
     (obj,) = run.objects()
-    assert [block.container for block in workloads.container_resources(obj.data)] == ["main", "sidecar"]
-    assert listed == ["trainer", "trainer"]
+    (site,) = workloads.pod_spec_sites(obj.data)
+    assert [block.container for block in workloads.site_resources(site)] == ["main", "sidecar"]
+    assert listed.count("trainer") == 2
 
 
 def test_a_container_s_remembered_gpus_never_answer_for_another_container():

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from gpulint.kube import kserve, trainjob
 from gpulint.kube import pod_views as views
+from gpulint.kube.crd_templates import SchemaBound, patterns_in_order
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.refs import Path
 
@@ -359,7 +360,9 @@ def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
         return
     sites = TEMPLATE_SITES.get((api_group(api_version), kind))
     if sites is None:
-        if read_by_shape(api_version, kind):
+        if isinstance(obj, SchemaBound):  # its CRD is known: the pods are where its schema says
+            yield from _schema_sites(obj, kind)
+        elif read_by_shape(api_version, kind):
             yield from _shaped_sites(obj, kind)
         return
     for site in sites:
@@ -439,6 +442,27 @@ def _shaped_sites(obj: dict[str, Any], kind: str) -> Iterator[PodSpecSite]:
         yield PodSpecSite(path, found, None, _shape_role(obj, path), template_path, completed_by=completed_by)
 
 
+def _schema_sites(obj: SchemaBound, kind: str) -> Iterator[PodSpecSite]:
+    """The pod specs of a custom resource whose CRD's schema is known (kube/crd_templates): each PodSpec the
+    schema describes, and those found by shape where the schema keeps fields it does not describe. As by
+    shape, the controller's additions and the pod count are unknown."""
+    completed_by = f"the {kind} controller (gpulint reads this custom resource's pod templates from its CRD)"
+    seen: set[Path] = set()
+    budget = [MAX_SHAPE_NODES]
+    for pattern, is_pod_spec in patterns_in_order(obj.templates):
+        for path, value in expand(obj, pattern):
+            if not isinstance(value, dict):
+                continue
+            found = [(path, value)] if is_pod_spec else _find_pod_specs(value, path, budget)
+            for spec_path, spec in found:
+                if spec_path in seen or not isinstance(spec.get("containers"), list):
+                    continue
+                seen.add(spec_path)
+                template_path = spec_path[:-1] if spec_path[-1] == "spec" and len(spec_path) > 2 else spec_path
+                role = _shape_role(obj, spec_path)
+                yield PodSpecSite(spec_path, spec, None, role, template_path, completed_by=completed_by)
+
+
 def _find_pod_specs(value: Any, path: Path, budget: list[int]) -> Iterator[tuple[Path, dict[str, Any]]]:
     budget[0] -= 1
     if budget[0] < 0 or len(path) > MAX_SHAPE_DEPTH:
@@ -513,29 +537,19 @@ class ContainerResources:
     completed_by: str = ""  # the site's (PodSpecSite.completed_by)
 
 
-def container_resources(obj: dict[str, Any]) -> Iterator[ContainerResources]:
-    """The resources block of every container of every pod spec in ``obj`` (listed once while it is checked:
-    gpu-non-integer, gpu-request-without-limit and gpu-resource-unknown each read them all)."""
-    return iter(remembered(obj, "container resources", None, _container_resources, obj))
-
-
-def _container_resources(obj: dict[str, Any]) -> tuple[ContainerResources, ...]:
-    found = []
-    for site in pod_spec_sites(obj):
-        for container_path, container in containers(site.spec):
-            resources = container.get("resources")
-            if not isinstance(resources, dict):
-                continue
-            found.append(
-                ContainerResources(
-                    (*site.path, *container_path, "resources"),
-                    text(container.get("name")),
-                    mapping(resources.get("requests")),
-                    mapping(resources.get("limits")),
-                    site.completed_by,
-                )
+def site_resources(site: PodSpecSite) -> Iterator[ContainerResources]:
+    """The resources block of every container of the pod spec at ``site`` (gpu-non-integer,
+    gpu-request-without-limit and gpu-resource-unknown read them, one pod template at a time)."""
+    for container_path, container in containers(site.spec):
+        resources = container.get("resources")
+        if isinstance(resources, dict):
+            yield ContainerResources(
+                (*site.path, *container_path, "resources"),
+                text(container.get("name")),
+                mapping(resources.get("requests")),
+                mapping(resources.get("limits")),
+                site.completed_by,
             )
-    return tuple(found)
 
 
 # Tolerations the DaemonSet controller adds to every daemon pod (pkg/controller/daemon/util).

@@ -41,7 +41,7 @@ from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import pod_requests, resource_list
 from gpulint.kube.selectors import label_text, selector_matches
 from gpulint.kube.typos import typo_of
-from gpulint.kube.workloads import api_group, effective_pod_spec, pod_spec_sites, remembered_part
+from gpulint.kube.workloads import api_group, effective_pod_spec, pod_spec_sites
 from gpulint.lint.findings import first_line, tail_or_note
 from gpulint.lint.kinds import unproven
 from gpulint.lint.linted_set import LintedSet
@@ -520,7 +520,7 @@ def kueue_config(resolver: Resolver) -> KueueConfig | None:
     """The Kueue manager Configuration among the linted files (a Configuration object, or the
     ``controller_manager_config.yaml`` of a ConfigMap); None when there is none, or several that differ
     (which one the cluster runs is unknown). The inventory keeps no ConfigMap values."""
-    configs = remembered_part(resolver.linted, "kueue configurations", _kueue_configs, resolver.linted)
+    configs = resolver.linted.fact("kueue configurations", _kueue_configs, resolver.linted)
     if not configs or any(replace(c, where="") != replace(configs[0], where="") for c in configs[1:]):
         return None
     return configs[0]

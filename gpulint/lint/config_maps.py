@@ -13,7 +13,6 @@ from typing import Any
 from gpulint.kube.commandline import ConfigMaps
 from gpulint.kube.device_plugin_config import looks_like_config
 from gpulint.kube.fields import mapping
-from gpulint.kube.workloads import remembered_part
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.linted_set import LintedSet
 from gpulint.lint.loader import load_text
@@ -51,7 +50,7 @@ def _config_maps(linted: LintedSet, namespace: str) -> dict[str, dict[str, str] 
 def device_plugin_configs(linted: LintedSet) -> list[Any]:
     """The NVIDIA device plugin configurations the linted ConfigMaps hold, parsed (once per linted set):
     a value that is one YAML document shaped as the plugin's config file."""
-    found: list[Any] = remembered_part(linted, "device plugin configs", _device_plugin_configs, linted)
+    found: list[Any] = linted.fact("device plugin configs", _device_plugin_configs, linted)
     return found
 
 

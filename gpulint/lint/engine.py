@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from gpulint.kube.workloads import checking, pod_spec_sites, written_path
+from gpulint.kube.workloads import PodSpecSite, checking, pod_spec_sites, written_path
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.config import Config
 from gpulint.lint.findings import (
@@ -30,7 +30,7 @@ from gpulint.lint.loader import LoadedFile
 from gpulint.lint.objects import KubeObject, ParsedFile
 from gpulint.lint.registry import Rule, all_rules, policy_rules, resolved, rule_ids
 from gpulint.lint.resolver import Resolver
-from gpulint.lint.rule_spec import Need
+from gpulint.lint.rule_spec import Need, Scope
 from gpulint.lint.schema import SchemaStore
 from gpulint.lint.suppress import (
     ANNOTATION,
@@ -273,7 +273,8 @@ class Engine:
         with checking(*(each.obj.data for each in checked)):  # every rule finds the same pod templates: once
             for each in checked:
                 each.prepare()
-            for rule_id, _, _ in self._runnable:
+            for rule_id, rule, _ in self._runnable:
+                per_site = rule.scope is Scope.POD_TEMPLATE
                 for each in checked:
                     check = each.checks.get(rule_id)
                     if check is None:
@@ -281,7 +282,9 @@ class Engine:
                     # Inline, not through helpers: this runs ~30 times per admission review, most of them
                     # for a check that yields nothing.
                     try:
-                        if deadline is None:
+                        if per_site:  # one pod template at a time, found once for the object (_Checked.sites)
+                            diagnostics = _site_diagnostics(check, each, context, deadline)
+                        elif deadline is None:
                             diagnostics = list(check(each.obj, context))
                         else:
                             deadline.check()
@@ -461,6 +464,7 @@ class _Checked:
     scoped: list[tuple[Directive, tuple[Any, ...]]] = field(default_factory=list)
     directives: list[Directive] = field(default_factory=list)
     whole: tuple[Directive, ...] = ()
+    sites: tuple[PodSpecSite, ...] = ()  # its pod templates, found once for every pod-template check
     has_views: bool = False
     found: dict[str, list[tuple[Finding, tuple[Directive, ...]]]] = field(default_factory=dict)
 
@@ -469,12 +473,40 @@ class _Checked:
         self.scoped = annotation_directives(self.obj)
         self.directives = [directive for directive, _ in self.scoped]
         self.whole = tuple(directive for directive, prefix in self.scoped if not prefix)
-        # a controller-built pod: paths move
-        self.has_views = any(site.aliases for site in pod_spec_sites(self.obj.data))
+        self.sites = tuple(pod_spec_sites(self.obj.data))
+        self.has_views = any(site.aliases for site in self.sites)  # a controller-built pod: paths move
 
     def findings(self) -> list[tuple[Finding, tuple[Directive, ...]]]:
         """What the rules found, in rule order."""
         return [finding for rule_id in self.checks for finding in self.found.get(rule_id, ())]
+
+
+def object_diagnostics(
+    rule: Rule, check: Callable[..., Iterator[Diagnostic]], obj: KubeObject, context: CheckContext
+) -> Iterator[Diagnostic]:
+    """One rule's diagnostics of one object whatever its scope, for tools that run a check alone (the
+    engine runs them in its own loop)."""
+    if rule.scope is Scope.POD_TEMPLATE:
+        for site in pod_spec_sites(obj.data):
+            yield from check(obj, site, context)
+    else:
+        yield from check(obj, context)
+
+
+def _site_diagnostics(
+    check: Callable[..., Iterator[Diagnostic]], each: _Checked, context: CheckContext, deadline: Deadline | None
+) -> list[Diagnostic]:
+    """A pod-template check's diagnostics of one object: each of its pod templates in turn."""
+    diagnostics: list[Diagnostic] = []
+    for site in each.sites:
+        if deadline is None:
+            diagnostics.extend(check(each.obj, site, context))
+            continue
+        deadline.check()
+        for diagnostic in check(each.obj, site, context):  # a check may yield very many: stop between them
+            deadline.check()
+            diagnostics.append(diagnostic)
+    return diagnostics
 
 
 def _internal_error(rule_id: str, obj: KubeObject, exc: Exception) -> Finding:

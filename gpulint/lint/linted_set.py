@@ -6,11 +6,13 @@ ResourceClaimTemplate in ``claim.json`` is found exactly like one in ``claim.yam
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from gpulint.lint.findings import ObjectRef
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -42,12 +44,23 @@ class LintedSet:
         self.complete = complete
         self._objects: list[LintedObject] = []
         self._by_kind: dict[tuple[str, str], list[LintedObject]] = {}
+        self._facts: dict[str, Any] = {}  # key -> what fact() worked out of these objects
         for obj in objects:
             self.add(obj)
 
     def add(self, obj: LintedObject) -> None:
         self._objects.append(obj)
         self._by_kind.setdefault((obj.ref.group, obj.ref.kind), []).append(obj)
+        self._facts.clear()  # worked out of fewer objects
+
+    def fact(self, key: str, work: Callable[..., _T], *args: Any) -> _T:
+        """``work(*args)``, a fact of these objects alone (the device plugin configurations, the Kueue
+        configuration), worked out once per ``key`` for as long as the set is not added to. A function and
+        its arguments, not a closure: the checks ask on every object."""
+        if key in self._facts:
+            return self._facts[key]  # type: ignore[no-any-return]  # stored by this key's own work
+        value = self._facts[key] = work(*args)
+        return value
 
     def __iter__(self) -> Iterator[LintedObject]:
         return iter(self._objects)

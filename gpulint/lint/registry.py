@@ -109,8 +109,8 @@ class DeferredCheck:
     def resolve(self) -> ObjectCheck:
         return _imported_check(self.module, self.spec)
 
-    def __call__(self, obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-        return self.resolve()(obj, ctx)
+    def __call__(self, obj: KubeObject, *rest: Any) -> Iterator[Diagnostic]:
+        return self.resolve()(obj, *rest)  # (ctx), or (site, ctx) for a pod-template check
 
     def __repr__(self) -> str:
         return f"DeferredCheck({self.module!r})"
@@ -172,6 +172,7 @@ def _rule_from(raw: Any, source: str, spec: RuleSpec, check: ObjectCheck | None)
         check=check,
         kinds=spec.kinds,
         needs=spec.needs,
+        scope=spec.scope,
         example_findings=_expected_findings(raw["example-findings"], source, "example-findings"),
         example_inventory=inventory,
         example_config=_mapping(raw.get("example-config"), source, "example-config"),

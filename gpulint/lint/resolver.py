@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from gpulint.kube import kserve, networks, trainjob
 from gpulint.kube.admission.batch_queues import BatchQueue
 from gpulint.kube.admission.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
+from gpulint.kube.crd_templates import CrdTemplates, SchemaBound
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.dra.gates import DraFeatures, gates_in_use
 from gpulint.kube.features import DEFAULT as DEFAULT_GATES
@@ -27,7 +28,7 @@ from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.labels import any_pooled
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, names_untolerated_taints, pod_requirements
-from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
+from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites, read_by_shape
 from gpulint.lint.inventory import (
     GANG_OBJECT_KINDS,
     ClusterInventory,
@@ -86,6 +87,16 @@ class Resolver:
         self.gates = gates  # the target cluster's feature gates
         self.declared = declared  # the kinds the configuration declares complete (`complete:`)
         self.mapped = mapped  # the files of one cluster of `clusters:`: what they describe is that cluster
+        self._run_facts: dict[str, Any] = {}  # key -> what run_fact() worked out of the linted set and cluster
+
+    def run_fact(self, key: str, work: Callable[..., _F], *args: Any) -> _F:
+        """``work(*args)``, a fact of this run's linted files read against its cluster (the linted GPU
+        DaemonSets' pods), worked out once per ``key`` per resolver. A function and its arguments, not a
+        closure: the checks ask on every object."""
+        if key in self._run_facts:
+            return self._run_facts[key]  # type: ignore[no-any-return]  # stored by this key's own work
+        value = self._run_facts[key] = work(*args)
+        return value
 
     # ------------------------------------------------------------------ the nodes (inventory only)
 
@@ -569,7 +580,28 @@ class Resolver:
                 runtime = self.workload_runtime(kserve.GROUP, kind, namespace, name)
                 if runtime is not None:
                     return kserve.BoundInferenceService(data, runtime)
-        return data
+            return data
+        return self._with_crd_templates(data)
+
+    def _with_crd_templates(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A custom resource of a kind gpulint has no model of, with the pod templates its CRD's schema
+        describes when the linted files or the inventory hold that CRD (kube/crd_templates)."""
+        api_version, kind = data.get("apiVersion"), data.get("kind")
+        if not isinstance(api_version, str) or not isinstance(kind, str) or not read_by_shape(api_version, kind):
+            return data
+        group, _, version = api_version.rpartition("/")
+        templates = self._crd_templates.get(group, version, kind)
+        return data if templates is None else SchemaBound(data, templates)
+
+    @cached_property
+    def _crd_templates(self) -> CrdTemplates:
+        """The pod templates of every CRD of the run (linted, then the inventory's): the inventory's alone
+        are kept once per inventory."""
+        if self.linted.has_kind("apiextensions.k8s.io", "CustomResourceDefinition"):
+            return CrdTemplates(crd for crd, _ in self.custom_resource_definitions)
+        return self.cluster_fact(
+            "crd pod templates", lambda: CrdTemplates(crd for crd, _ in self.custom_resource_definitions)
+        )
 
     def config_map_keys(self, namespace: str, name: str) -> frozenset[str] | None:
         """The keys of a ConfigMap, from the linted files or the inventory (None: in neither)."""

@@ -12,7 +12,7 @@ import yaml
 
 from gpulint.lint.data import data_dir
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.rule_spec import Need
+from gpulint.lint.rule_spec import Need, Scope
 
 _INVENTORY_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")  # a file name, never a path
 
@@ -41,6 +41,7 @@ class Rule:
     reads_objects: bool = False  # a policy that reads every linted object (`objects`)
     kinds: frozenset[str] | None = None  # object kinds the check reads (None: any)
     needs: frozenset[Need] = frozenset()  # what the check cannot judge without
+    scope: Scope = Scope.OBJECT  # POD_TEMPLATE: check(obj, site, ctx), once per pod template
 
     def reads(self, kind: str) -> bool:
         return self.kinds is None or kind in self.kinds

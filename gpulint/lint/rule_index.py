@@ -6,7 +6,7 @@ step with the modules).
 """
 
 from gpulint.lint.findings import Severity
-from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 
 RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("api_rejected", RuleSpec("api-rejected", Severity.ERROR), True),
@@ -55,7 +55,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         ),
         True,
     ),
-    ("env_reference_invalid", RuleSpec("env-reference-invalid", Severity.ERROR), True),
+    ("env_reference_invalid", RuleSpec("env-reference-invalid", Severity.ERROR, scope=Scope.POD_TEMPLATE), True),
     ("feature_gate_required", RuleSpec("feature-gate-required", Severity.INFO), True),
     ("gang_inconsistent", RuleSpec("gang-inconsistent", Severity.ERROR), True),
     ("gang_missing", RuleSpec("gang-missing", Severity.WARNING), True),
@@ -65,26 +65,43 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         RuleSpec("gpu-nic-locality", Severity.WARNING, kinds=frozenset({"ResourceClaim", "ResourceClaimTemplate"})),
         True,
     ),
-    ("gpu_non_integer", RuleSpec("gpu-non-integer", Severity.ERROR), True),
-    ("gpu_request_without_limit", RuleSpec("gpu-request-without-limit", Severity.ERROR), True),
-    ("gpu_resource_unknown", RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES})), True),
-    ("gpu_runtime_class", RuleSpec("gpu-runtime-class", Severity.WARNING), True),
-    ("gpu_sharing", RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES})), True),
+    ("gpu_non_integer", RuleSpec("gpu-non-integer", Severity.ERROR, scope=Scope.POD_TEMPLATE), True),
+    (
+        "gpu_request_without_limit",
+        RuleSpec("gpu-request-without-limit", Severity.ERROR, scope=Scope.POD_TEMPLATE),
+        True,
+    ),
+    (
+        "gpu_resource_unknown",
+        RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE),
+        True,
+    ),
+    ("gpu_runtime_class", RuleSpec("gpu-runtime-class", Severity.WARNING, scope=Scope.POD_TEMPLATE), True),
+    (
+        "gpu_sharing",
+        RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE),
+        True,
+    ),
     ("gpu_unschedulable", RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES})), True),
-    ("gpu_visibility_override", RuleSpec("gpu-visibility-override", Severity.WARNING), True),
-    ("host_network_dns", RuleSpec("host-network-dns", Severity.WARNING), True),
+    ("gpu_visibility_override", RuleSpec("gpu-visibility-override", Severity.WARNING, scope=Scope.POD_TEMPLATE), True),
+    ("host_network_dns", RuleSpec("host-network-dns", Severity.WARNING, scope=Scope.POD_TEMPLATE), True),
     (
         "knative_field_disallowed",
         RuleSpec(
             "knative-field-disallowed",
             Severity.ERROR,
             kinds=frozenset({"Configuration", "InferenceService", "Service"}),
+            scope=Scope.POD_TEMPLATE,
         ),
         True,
     ),
-    ("limit_range_violation", RuleSpec("limit-range-violation", Severity.ERROR), True),
+    ("limit_range_violation", RuleSpec("limit-range-violation", Severity.ERROR, scope=Scope.POD_TEMPLATE), True),
     ("mpijob_launcher", RuleSpec("mpijob-launcher", Severity.WARNING, kinds=frozenset({"MPIJob"})), True),
-    ("network_reference_invalid", RuleSpec("network-reference-invalid", Severity.ERROR), True),
+    (
+        "network_reference_invalid",
+        RuleSpec("network-reference-invalid", Severity.ERROR, scope=Scope.POD_TEMPLATE),
+        True,
+    ),
     ("not_rendered", RuleSpec("not-rendered", Severity.ERROR), False),
     (
         "operator_rejected",
@@ -114,9 +131,9 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("parallelism_mismatch", RuleSpec("parallelism-mismatch", Severity.WARNING), True),
     ("queue_reference_invalid", RuleSpec("queue-reference-invalid", Severity.ERROR), True),
     ("queue_unadmittable", RuleSpec("queue-unadmittable", Severity.ERROR), True),
-    ("rdma_memlock_missing", RuleSpec("rdma-memlock-missing", Severity.WARNING), True),
+    ("rdma_memlock_missing", RuleSpec("rdma-memlock-missing", Severity.WARNING, scope=Scope.POD_TEMPLATE), True),
     ("resource_quota_exceeded", RuleSpec("resource-quota-exceeded", Severity.ERROR), True),
-    ("runtime_class_unknown", RuleSpec("runtime-class-unknown", Severity.ERROR), True),
+    ("runtime_class_unknown", RuleSpec("runtime-class-unknown", Severity.ERROR, scope=Scope.POD_TEMPLATE), True),
     ("scheduler_name_unknown", RuleSpec("scheduler-name-unknown", Severity.WARNING), True),
     ("schema_invalid", RuleSpec("schema-invalid", Severity.ERROR), True),
     ("stale_gpu_label", RuleSpec("stale-gpu-label", Severity.WARNING), True),

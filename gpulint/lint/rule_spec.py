@@ -19,12 +19,21 @@ class Need(enum.Enum):
     DEVICES = "no ResourceSlices in the inventory"
 
 
+class Scope(enum.Enum):
+    """What a check is given: the whole object, or one pod template of it at a time (the engine finds an
+    object's pod templates once and hands each to every such check)."""
+
+    OBJECT = "object"  # check(obj, ctx)
+    POD_TEMPLATE = "pod template"  # check(obj, site, ctx), once per pod template, in the object's order
+
+
 @dataclass(frozen=True)
 class RuleSpec:
     id: str  # kebab-case, the name of rules/<id>.yaml
     severity: Severity  # the default; the configuration may change it
     kinds: frozenset[str] | None = None  # object kinds the check reads; None: any object
     needs: frozenset[Need] = frozenset()
+    scope: Scope = Scope.OBJECT
 
     def reads(self, kind: str) -> bool:
         return self.kinds is None or kind in self.kinds

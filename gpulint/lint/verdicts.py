@@ -497,7 +497,7 @@ class HeldDevices:
 
 def gpu_daemons(resolver: Resolver) -> list[HeldDevices]:
     """The linted DaemonSets whose pods request an extended resource (once per run)."""
-    return remembered_part(resolver.linted, "gpu daemons", _gpu_daemons, resolver, against=resolver)
+    return resolver.run_fact("gpu daemons", _gpu_daemons, resolver)
 
 
 def _gpu_daemons(resolver: Resolver) -> list[HeldDevices]:

@@ -37,7 +37,7 @@ from gpulint.kube.quantity import format_amount
 from gpulint.kube.scheduler import NodeInfo, Taint, filter_reasons, pod_requests, pod_requirements
 from gpulint.kube.validation.errors import FieldError
 from gpulint.lint.config import Config
-from gpulint.lint.engine import Engine
+from gpulint.lint.engine import Engine, object_diagnostics
 from gpulint.lint.findings import Severity
 from gpulint.lint.inventory import dra_extended_resources, load_inventory
 from gpulint.lint.run import LintRun
@@ -332,7 +332,7 @@ def judge_api_validation(case: Case) -> str:
     for obj in (found for parsed in run.files for found in parsed.objects):
         for rule in VALIDATION_RULES:
             check = run.rules[rule].check
-            for diagnostic in check(obj, context) if check is not None else ():
+            for diagnostic in object_diagnostics(run.rules[rule], check, obj, context) if check is not None else ():
                 if diagnostic.severity in (None, Severity.ERROR):
                     paths.add(_field(tuple(diagnostic.path)))
     return "invalid: " + "; ".join(sorted(paths)) if paths else "valid"

@@ -9,7 +9,7 @@ from gpulint.kube.device_plugin_config import ERROR, SHARED_SUFFIX, advertised, 
 from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gpu_stack import image_repository, node_names
 from gpulint.kube.runtime import main_containers
-from gpulint.kube.workloads import pod_spec_sites, remembered_part
+from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.config_maps import MAX_EMBEDDED, device_plugin_configs
 from gpulint.lint.findings import Diagnostic, Severity, split_long
@@ -43,8 +43,8 @@ def _renamed_requests(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic
     """A pod that asks for a shared resource by the name the linted device plugin configurations do not
     advertise: ``nvidia.com/gpu`` when every one of them renames it (renameByDefault), ``nvidia.com/gpu.shared``
     when none does. Without nodes only (their resources are what is advertised)."""
-    names = remembered_part(ctx.resolver.linted, "device plugin names", _advertised_names, ctx.resolver.linted)
-    single = remembered_part(ctx.resolver.linted, "single MIG strategy", _single_mig_strategy, ctx.resolver.linted)
+    names = ctx.resolver.linted.fact("device plugin names", _advertised_names, ctx.resolver.linted)
+    single = ctx.resolver.linted.fact("single MIG strategy", _single_mig_strategy, ctx.resolver.linted)
     if not names and not single:
         return
     for site in pod_spec_sites(obj.data):

@@ -10,15 +10,15 @@ from typing import Any
 from gpulint.kube.fields import mapping, sequence, text
 from gpulint.kube.resources import is_gpu
 from gpulint.kube.typos import typo_of
-from gpulint.kube.workloads import PodSpecSite, containers, pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite, containers
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.kinds import only_elsewhere, unproven
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
-from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.rule_spec import RuleSpec, Scope
 
-SPEC = RuleSpec("env-reference-invalid", Severity.ERROR)
+SPEC = RuleSpec("env-reference-invalid", Severity.ERROR, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 
 # Where a container names a ConfigMap or Secret for its environment: (list, field under an item, kind, the API's
@@ -41,13 +41,12 @@ class _Reference:
     key: str = ""  # configMapKeyRef / secretKeyRef: the key read
 
 
-def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     patterns = ctx.config.gpu_resources
-    for site in pod_spec_sites(obj.data):
-        if not _has_devices(site, patterns):
-            continue  # the rule speaks for GPU pods only
-        for reference in _references(site):
-            yield from _resolve(obj, reference, ctx)
+    if not _has_devices(site, patterns):
+        return  # the rule speaks for GPU pods only
+    for reference in _references(site):
+        yield from _resolve(obj, reference, ctx)
 
 
 def _has_devices(site: PodSpecSite, patterns: tuple[str, ...]) -> bool:

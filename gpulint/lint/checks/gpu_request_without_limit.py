@@ -6,18 +6,18 @@ from collections.abc import Iterator
 
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.resources import is_extended
-from gpulint.kube.workloads import container_resources
+from gpulint.kube.workloads import PodSpecSite, site_resources
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, FixSafety, Severity
 from gpulint.lint.objects import KubeObject
-from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.rule_spec import RuleSpec, Scope
 
-SPEC = RuleSpec("gpu-request-without-limit", Severity.ERROR)
+SPEC = RuleSpec("gpu-request-without-limit", Severity.ERROR, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 
 
-def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    for block in container_resources(obj.data):
+def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
+    for block in site_resources(site):
         for name, requested in block.requests.items():
             if not is_extended(name):
                 continue

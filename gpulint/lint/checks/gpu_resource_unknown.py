@@ -7,27 +7,27 @@ from collections.abc import Set as AbstractSet
 
 from gpulint.kube.resources import device_plugin_resource, is_extended, scheduler_managed
 from gpulint.kube.typos import typo_of
-from gpulint.kube.workloads import container_resources
+from gpulint.kube.workloads import PodSpecSite, site_resources
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
-from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 from gpulint.lint.scheduling import resource_names_unproven
 from gpulint.lint.verdicts import silent_gpu_nodes
 
-SPEC = RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}))
+SPEC = RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 
 
-def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     inventory = ctx.cluster
     if inventory is None:
         return
     published = inventory.published_resources  # some node has it: known, whatever else is (most names)
     known: AbstractSet[str] | None = None  # worked out for the first name no node publishes
     extended_known: list[str] = []
-    for block in container_resources(obj.data):
+    for block in site_resources(site):
         shares: list[tuple[Path, str, str]] = []  # (path, name, plugin): one finding for a container's shares
         for section, values in (("limits", block.limits), ("requests", block.requests)):
             for name in values:

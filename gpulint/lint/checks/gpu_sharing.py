@@ -11,33 +11,32 @@ from gpulint.kube.gpu_sharing import MPS, NVIDIA_GPU, NodeResource, node_resourc
 from gpulint.kube.gpu_stack import node_names
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.scheduler import FitResult, NodeInfo
-from gpulint.kube.workloads import PodSpecSite, containers, extended_resource_path, pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite, containers, extended_resource_path
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.config_maps import device_plugin_configs
 from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
-from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 from gpulint.lint.verdicts import gpu_pod_requirements
 
-SPEC = RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}))
+SPEC = RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 
 
-def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     resolver = ctx.cluster
     if resolver is None:
         return
-    for site in pod_spec_sites(obj.data):
-        pod = gpu_pod_requirements(obj.kind, site, resolver)
-        if pod is None:
-            continue
-        fit = resolver.model.evaluate(pod)
-        if not fit.fits:
-            continue  # gpu-unschedulable says why
-        yield from _multi_unit_requests(site, fit, ctx)
-        if NVIDIA_GPU in pod.requests and _sharing(resolver).gpu_mixed:
-            yield from _mig_mixture(site, _on_nodes(resolver, fit.fitting, NVIDIA_GPU))
+    pod = gpu_pod_requirements(obj.kind, site, resolver)
+    if pod is None:
+        return
+    fit = resolver.model.evaluate(pod)
+    if not fit.fits:
+        return  # gpu-unschedulable says why
+    yield from _multi_unit_requests(site, fit, ctx)
+    if NVIDIA_GPU in pod.requests and _sharing(resolver).gpu_mixed:
+        yield from _mig_mixture(site, _on_nodes(resolver, fit.fitting, NVIDIA_GPU))
 
 
 def _advertised(resolver: Resolver, resource: str) -> dict[int, tuple[NodeInfo, NodeResource | None]]:

@@ -20,14 +20,14 @@ from gpulint.kube.runtime import (
     main_containers,
     unknown_env_sources,
 )
-from gpulint.kube.workloads import PodSpecSite, containers, pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite, containers
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.config_maps import namespace_config_maps
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
-from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.rule_spec import RuleSpec, Scope
 
-SPEC = RuleSpec("gpu-visibility-override", Severity.WARNING)
+SPEC = RuleSpec("gpu-visibility-override", Severity.WARNING, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 
 # NVIDIA_VISIBLE_DEVICES values that expose no GPU (nvidia-container-toolkit: "void", "none", empty).
@@ -47,35 +47,34 @@ _GPU_NODE_KEYS = re.compile(
 )
 
 
-def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     patterns = ctx.config.gpu_resources
     daemon = obj.kind == "DaemonSet"  # GPU infrastructure (device plugin, DCGM exporter) needs every GPU
-    for site in pod_spec_sites(obj.data):
-        pod_has_gpu: bool | None = None  # read for the first container that runs a CUDA image
-        for container_path, container in main_containers(site.spec):
-            base = (*site.path, *container_path)
-            gpus = container_gpus(container, patterns)
-            privileged = dig(container, "securityContext", "privileged") is True
-            held = namespace_config_maps(ctx, obj.ref.namespace) if _reads_config_maps(container) else {}
-            written = env_settings(container, VISIBILITY_VARIABLES, held)
-            if written and gpus:  # only the variables the device's runtime reads (not CUDA's on a TPU)
-                read = container_family(container, patterns).visibility_variables
-                written = {name: entry for name, entry in written.items() if name in read}
-                if not written:
-                    continue  # an image's CUDA variables on another device: nothing to see or override
-            if written:  # most containers set neither variable
-                yield from _nvidia_visible(container, written, base, gpus, daemon or privileged, patterns)
-                yield from _cuda_visible(container, written, base, gpus)
-            if daemon or privileged or "NVIDIA_VISIBLE_DEVICES" in written:
-                continue
-            if unknown_env_sources(container, ("NVIDIA_VISIBLE_DEVICES",), held):
-                continue  # a Secret or an unheld ConfigMap may set it (to void): unknown
-            if not _cuda_image(text(container.get("image"))):
-                continue
-            if pod_has_gpu is None:
-                pod_has_gpu = _pod_has_devices(site, patterns)
-            if not pod_has_gpu:
-                yield from _cuda_image_on_gpu_nodes(container, base, site)
+    pod_has_gpu: bool | None = None  # read for the first container that runs a CUDA image
+    for container_path, container in main_containers(site.spec):
+        base = (*site.path, *container_path)
+        gpus = container_gpus(container, patterns)
+        privileged = dig(container, "securityContext", "privileged") is True
+        held = namespace_config_maps(ctx, obj.ref.namespace) if _reads_config_maps(container) else {}
+        written = env_settings(container, VISIBILITY_VARIABLES, held)
+        if written and gpus:  # only the variables the device's runtime reads (not CUDA's on a TPU)
+            read = container_family(container, patterns).visibility_variables
+            written = {name: entry for name, entry in written.items() if name in read}
+            if not written:
+                continue  # an image's CUDA variables on another device: nothing to see or override
+        if written:  # most containers set neither variable
+            yield from _nvidia_visible(container, written, base, gpus, daemon or privileged, patterns)
+            yield from _cuda_visible(container, written, base, gpus)
+        if daemon or privileged or "NVIDIA_VISIBLE_DEVICES" in written:
+            continue
+        if unknown_env_sources(container, ("NVIDIA_VISIBLE_DEVICES",), held):
+            continue  # a Secret or an unheld ConfigMap may set it (to void): unknown
+        if not _cuda_image(text(container.get("image"))):
+            continue
+        if pod_has_gpu is None:
+            pod_has_gpu = _pod_has_devices(site, patterns)
+        if not pod_has_gpu:
+            yield from _cuda_image_on_gpu_nodes(container, base, site)
 
 
 def _pod_has_devices(site: PodSpecSite, patterns: tuple[str, ...]) -> bool:

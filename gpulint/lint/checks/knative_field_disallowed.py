@@ -7,13 +7,18 @@ from collections.abc import Iterator
 
 from gpulint.kube import knative, kserve
 from gpulint.kube.fields import mapping
-from gpulint.kube.workloads import pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
-from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.rule_spec import RuleSpec, Scope
 
-SPEC = RuleSpec("knative-field-disallowed", Severity.ERROR, kinds=frozenset((*knative.KINDS, "InferenceService")))
+SPEC = RuleSpec(
+    "knative-field-disallowed",
+    Severity.ERROR,
+    kinds=frozenset((*knative.KINDS, "InferenceService")),
+    scope=Scope.POD_TEMPLATE,
+)
 RULE_ID = SPEC.id
 COMPONENTS = ("predictor", "transformer", "explainer")  # each a Knative Service in Knative mode
 
@@ -26,105 +31,102 @@ def _configured_mode(ctx: CheckContext) -> str | None:
     return None
 
 
-def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.ref.group == kserve.GROUP and obj.kind == "InferenceService":
-        yield from _inference_service(obj, ctx)
+        yield from _inference_service(obj, site, ctx)
         return
     if obj.ref.group != knative.GROUP:
         return
     values = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
     keys = None if values is not None else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
-    for site in pod_spec_sites(obj.data):
-        for problem in knative.port_problems(site.spec):
+    for problem in knative.port_problems(site.spec):
+        yield Diagnostic(
+            RULE_ID,
+            (*site.path, *problem.path),
+            f"Knative's webhook rejects the {obj.kind}: {problem.message}: {field_path(site.path)}.containers[*].ports",
+            on_key=True,
+            notes=tuple(
+                note
+                for note in (
+                    problem.details,
+                    "Knative routes requests to the one container that declares a port; the others are "
+                    "sidecars without ports",
+                )
+                if note
+            ),
+        )
+    for field, flag in knative.FEATURE_FLAGS.items():
+        if site.spec.get(field) in (None, False, "", [], {}):
+            continue
+        state = knative.flag_state(flag, values, keys)
+        if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
+            continue  # SET: the operator chose a value gpulint cannot see; no proof either way
+        path = (*site.path, field)
+        refused = f"must not set the field(s): {field_path(path)}"
+        if state is knative.FlagState.DISABLED:
             yield Diagnostic(
                 RULE_ID,
-                (*site.path, *problem.path),
-                f"Knative's webhook rejects the {obj.kind}: {problem.message}: "
-                f"{field_path(site.path)}.containers[*].ports",
+                path,
+                f"Knative's webhook rejects the {obj.kind}: {refused} ({flag} is disabled in "
+                f"{knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME})",
                 on_key=True,
-                notes=tuple(
-                    note
-                    for note in (
-                        problem.details,
-                        "Knative routes requests to the one container that declares a port; the others are "
-                        "sidecars without ports",
-                    )
-                    if note
+                notes=(f'set {flag}: "enabled" in the ConfigMap {knative.CONFIG_NAME} to allow it',),
+            )
+        else:
+            yield Diagnostic(
+                RULE_ID,
+                path,
+                f"Knative's webhook rejects the {obj.kind} ({refused}) unless {flag} is enabled: it is "
+                "disabled by default",
+                severity=Severity.WARNING,
+                on_key=True,
+                notes=(
+                    f"gpulint does not know {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME}: lint it with the "
+                    "manifests, or add it to the inventory, to turn this into a verdict",
                 ),
             )
-        for field, flag in knative.FEATURE_FLAGS.items():
-            if site.spec.get(field) in (None, False, "", [], {}):
-                continue
-            state = knative.flag_state(flag, values, keys)
-            if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
-                continue  # SET: the operator chose a value gpulint cannot see; no proof either way
-            path = (*site.path, field)
-            refused = f"must not set the field(s): {field_path(path)}"
-            if state is knative.FlagState.DISABLED:
-                yield Diagnostic(
-                    RULE_ID,
-                    path,
-                    f"Knative's webhook rejects the {obj.kind}: {refused} ({flag} is disabled in "
-                    f"{knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME})",
-                    on_key=True,
-                    notes=(f'set {flag}: "enabled" in the ConfigMap {knative.CONFIG_NAME} to allow it',),
-                )
-            else:
-                yield Diagnostic(
-                    RULE_ID,
-                    path,
-                    f"Knative's webhook rejects the {obj.kind} ({refused}) unless {flag} is enabled: it is "
-                    "disabled by default",
-                    severity=Severity.WARNING,
-                    on_key=True,
-                    notes=(
-                        f"gpulint does not know {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME}: lint it with the "
-                        "manifests, or add it to the inventory, to turn this into a verdict",
-                    ),
-                )
 
 
-def _inference_service(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     """In Knative mode KServe makes a Knative Service of each component, its pod fields copied into
     spec.template.spec: Knative's webhook refuses them there, and the InferenceService reports
     "fails to reconcile predictor: admission webhook ... denied the request"."""
+    if len(site.path) != 2 or site.path[-1] not in COMPONENTS:
+        return  # a workerSpec: multi-node serving runs in Standard mode only
+    component = site.path[-1]
     mode = kserve.deployment_mode(obj.data, ctx.memo(("kserve-default-mode",), lambda: _configured_mode(ctx)))
     if mode is kserve.DeploymentMode.OTHER:
         return
     values = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
     keys = None if values is not None else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
     assumed = mode is kserve.DeploymentMode.ASSUMED_KNATIVE
-    for site in pod_spec_sites(obj.data):
-        if len(site.path) != 2 or site.path[-1] not in COMPONENTS:
-            continue  # a workerSpec: multi-node serving runs in Standard mode only
-        component = site.path[-1]
-        for field, flag in knative.FEATURE_FLAGS.items():
-            if site.spec.get(field) in (None, False, "", [], {}):
-                continue
-            state = knative.flag_state(flag, values, keys)
-            if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
-                continue
-            disabled = state is knative.FlagState.DISABLED
-            notes = [
-                f"KServe copies the {component}'s {field} into the Knative Service it makes for it; Knative's "
-                f"webhook refuses it there: must not set the field(s): spec.template.spec.{field}",
-                f'set {flag}: "enabled" in the ConfigMap {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME} to allow it'
-                if disabled
-                else f"gpulint does not know {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME}, where {flag} is "
-                "disabled by default",
-            ]
-            if assumed:
-                notes.append(
-                    f"no {kserve.DEPLOYMENT_MODE_ANNOTATION} annotation and no linted {kserve.CONFIG_MAP}: KServe's "
-                    "shipped default, Knative mode (Serverless), is assumed; Standard mode makes a Deployment instead"
-                )
-            yield Diagnostic(
-                RULE_ID,
-                (*site.path, field),
-                f"the {component} sets {field}, which Knative refuses in the Knative Service KServe makes for it "
-                f"({flag} is {'disabled' if disabled else 'disabled by default'}), so the InferenceService never "
-                "becomes ready",
-                severity=None if disabled and not assumed else Severity.WARNING,
-                on_key=True,
-                notes=tuple(notes),
+    for field, flag in knative.FEATURE_FLAGS.items():
+        if site.spec.get(field) in (None, False, "", [], {}):
+            continue
+        state = knative.flag_state(flag, values, keys)
+        if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
+            continue
+        disabled = state is knative.FlagState.DISABLED
+        notes = [
+            f"KServe copies the {component}'s {field} into the Knative Service it makes for it; Knative's "
+            f"webhook refuses it there: must not set the field(s): spec.template.spec.{field}",
+            f'set {flag}: "enabled" in the ConfigMap {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME} to allow it'
+            if disabled
+            else f"gpulint does not know {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME}, where {flag} is "
+            "disabled by default",
+        ]
+        if assumed:
+            notes.append(
+                f"no {kserve.DEPLOYMENT_MODE_ANNOTATION} annotation and no linted {kserve.CONFIG_MAP}: KServe's "
+                "shipped default, Knative mode (Serverless), is assumed; Standard mode makes a Deployment instead"
             )
+        yield Diagnostic(
+            RULE_ID,
+            (*site.path, field),
+            f"the {component} sets {field}, which Knative refuses in the Knative Service KServe makes for it "
+            f"({flag} is {'disabled' if disabled else 'disabled by default'}), so the InferenceService never "
+            "becomes ready",
+            severity=None if disabled and not assumed else Severity.WARNING,
+            on_key=True,
+            notes=tuple(notes),
+        )

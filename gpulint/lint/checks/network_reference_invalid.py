@@ -16,25 +16,24 @@ from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.kinds import only_elsewhere, unproven
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
-from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.rule_spec import RuleSpec, Scope
 
-SPEC = RuleSpec("network-reference-invalid", Severity.ERROR)
+SPEC = RuleSpec("network-reference-invalid", Severity.ERROR, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 # k8snetworkplumbingwg/network-resources-injector: a mutating webhook that adds the resourceName requests itself
 INJECTOR_IMAGE = "network-resources-injector"
 
 
-def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    for site in pod_spec_sites(obj.data):
-        annotations = mapping(template_metadata(obj.data, site).get("annotations"))
-        raw = annotations.get(networks.NETWORKS_ANNOTATION)
-        if not isinstance(raw, str):
-            continue
-        selections = networks.pod_networks(raw)
-        if selections is None:
-            continue
-        path = (*site.template_path, "metadata", "annotations", networks.NETWORKS_ANNOTATION)
-        yield from _check_site(obj, site, selections, path, ctx.resolver)
+def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
+    annotations = mapping(template_metadata(obj.data, site).get("annotations"))
+    raw = annotations.get(networks.NETWORKS_ANNOTATION)
+    if not isinstance(raw, str):
+        return
+    selections = networks.pod_networks(raw)
+    if selections is None:
+        return
+    path = (*site.template_path, "metadata", "annotations", networks.NETWORKS_ANNOTATION)
+    yield from _check_site(obj, site, selections, path, ctx.resolver)
 
 
 def _check_site(

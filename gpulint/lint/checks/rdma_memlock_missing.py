@@ -9,13 +9,13 @@ from typing import Any
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.runtime import container_gpus, main_containers
-from gpulint.kube.workloads import PodSpecSite, pod_spec_sites, template_metadata
+from gpulint.kube.workloads import PodSpecSite, template_metadata
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
-from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.rule_spec import RuleSpec, Scope
 
-SPEC = RuleSpec("rdma-memlock-missing", Severity.WARNING)
+SPEC = RuleSpec("rdma-memlock-missing", Severity.WARNING, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 
 # Resources of RDMA NICs and SR-IOV virtual functions (k8s-rdma-shared-dev-plugin, the SR-IOV network
@@ -30,39 +30,38 @@ MULTUS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 _NODE_RAISES_MEMLOCK = frozenset({"vpc.amazonaws.com/efa"})
 
 
-def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     patterns = ctx.config.gpu_resources
-    for site in pod_spec_sites(obj.data):
-        if site.completed_by:
-            continue  # the capabilities may come from the object that completes the pod
-        networks: str | None = None  # read for the first container without an RDMA device
-        for container_path, container in main_containers(site.spec):
-            # the cheapest question first: most GPU containers join no RDMA network
-            rdma = _rdma_resource(container)
-            if not rdma and networks is None:
-                networks = _networks(obj, site)
-            if not rdma and not networks:
-                continue
-            if not container_gpus(container, patterns) or _can_lock_memory(container):
-                continue
-            name = text(container.get("name"))
-            cause = (
-                f"asks for the RDMA device {rdma}"
-                if rdma
-                else f"joins the secondary networks '{networks}' ({MULTUS_ANNOTATION})"
-            )
-            where = (*site.path, *container_path, "name") if "name" in container else (*site.path, *container_path)
-            yield Diagnostic(
-                RULE_ID,
-                where,
-                f"GPU container '{name}' {cause} but cannot lock memory: it lacks the IPC_LOCK capability",
-                notes=(
-                    "the container's memlock limit stays at the runtime's default (64 KiB to 8 MiB), RDMA memory "
-                    'registration fails and NCCL\'s IB transport with it ("NET/IB : ... ibv_reg_mr failed", or NCCL '
-                    "silently falls back to TCP sockets)",
-                    "add IPC_LOCK to securityContext.capabilities.add",
-                ),
-            )
+    if site.completed_by:
+        return  # the capabilities may come from the object that completes the pod
+    networks: str | None = None  # read for the first container without an RDMA device
+    for container_path, container in main_containers(site.spec):
+        # the cheapest question first: most GPU containers join no RDMA network
+        rdma = _rdma_resource(container)
+        if not rdma and networks is None:
+            networks = _networks(obj, site)
+        if not rdma and not networks:
+            continue
+        if not container_gpus(container, patterns) or _can_lock_memory(container):
+            continue
+        name = text(container.get("name"))
+        cause = (
+            f"asks for the RDMA device {rdma}"
+            if rdma
+            else f"joins the secondary networks '{networks}' ({MULTUS_ANNOTATION})"
+        )
+        where = (*site.path, *container_path, "name") if "name" in container else (*site.path, *container_path)
+        yield Diagnostic(
+            RULE_ID,
+            where,
+            f"GPU container '{name}' {cause} but cannot lock memory: it lacks the IPC_LOCK capability",
+            notes=(
+                "the container's memlock limit stays at the runtime's default (64 KiB to 8 MiB), RDMA memory "
+                'registration fails and NCCL\'s IB transport with it ("NET/IB : ... ibv_reg_mr failed", or NCCL '
+                "silently falls back to TCP sockets)",
+                "add IPC_LOCK to securityContext.capabilities.add",
+            ),
+        )
 
 
 def _networks(obj: KubeObject, site: PodSpecSite) -> str:

@@ -6,6 +6,7 @@ import os
 import re
 from collections.abc import Iterator
 
+from gpulint.kube.crd_templates import SchemaBound
 from gpulint.kube.fields import type_name
 from gpulint.kube.workloads import pod_spec_sites, read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
@@ -61,7 +62,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             )
         else:
             yield Diagnostic(RULE_ID, error.path, f"{where}: {_bounded(error.message)}")
-    if read_by_shape(obj.api_version, obj.kind) and next(pod_spec_sites(data), None) is not None:
+    # a custom resource bound to its CRD (kube/crd_templates) has its pod templates where its schema puts them
+    shaped = read_by_shape(obj.api_version, obj.kind) and not isinstance(data, SchemaBound)
+    if shaped and next(pod_spec_sites(data), None) is not None:
         yield Diagnostic(
             RULE_ID,
             ("kind",),
