@@ -64,6 +64,13 @@ class _Missing:
     """Not yet decoded (None is a value)."""
 
 
+class _Opaque:
+    """A value outside the plain subset (a Quantity, a Semver): reading it gives no count."""
+
+
+OPAQUE = _Opaque()
+
+
 @dataclass(frozen=True)
 class CelError:
     """An error value (cel-go carries errors as values: ``false && error`` is false)."""
@@ -336,6 +343,16 @@ class _Counter:
                 return value
         elif name in self.data:
             value = self.data[name]
+            _kind(value)
+            return value
+        elif "." in name and name.split(".", 1)[0] in self.data:
+            # a field declared as a qualified name (gpulint's DRA environment: device.attributes); cel-go selects
+            # it from its variable, charging one more: less is charged here
+            value = self.data
+            for part in name.split("."):
+                if not isinstance(value, dict) or part not in value:
+                    raise Unsupported(f"identifier {name}")
+                value = value[part]
             _kind(value)
             return value
         raise Unsupported(f"identifier {name}")

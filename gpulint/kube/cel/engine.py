@@ -773,6 +773,26 @@ class CelEngine:
             f"{self.max_cost:,})"
         )
 
+    def _device_exceeded(self, compiled: Compiled, device: dict[str, Any]) -> str:
+        """Kubernetes' error when the selector's actual cost on this device, counted as cel-go counts it, passes
+        the limit: the allocator runs it with cel.CostLimit(CELSelectorExpressionMaxCost)
+        (k8s.io/dynamic-resource-allocation v0.37.2 cel/compile.go). "" when it does not, or cannot be counted
+        here (a Quantity or a Semver: cel-go sizes them apart; the worker then decides, as before)."""
+        if compiled.checked is None:
+            return ""
+        view = {key: _plain(value) for key, value in device.items()}
+        for key in ("attributes", "capacity"):  # an unknown domain is an empty map (newStringInterfaceMapWithDefault)
+            groups = view.get(key)
+            if isinstance(groups, dict):
+                view[key] = {**groups, **{d: {} for d in compiled.domains if d not in groups}}
+        counted = actual_cost.count(compiled.checked, {"device": view}, self.max_cost)
+        if counted is None or not counted.exceeded:
+            return ""
+        return (
+            f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost on this device passes the limit of "
+            f"{self.max_cost:,})"
+        )
+
     def _stopped(self, compiled: Compiled, data: dict[str, Any], device: bool) -> tuple[Any, str]:
         """Evaluate in the worker: (value, "") or (None, error)."""
         if self._sandbox is None:
@@ -825,6 +845,9 @@ class CelEngine:
             if verdict.exceeded:
                 return verdict.exceeded
             if not verdict.in_process:
+                exceeded = self._device_exceeded(compiled, device)
+                if exceeded:
+                    return exceeded
                 value, error = self._stopped(compiled, device, True)
                 return error or bool(value)
         for key in ("attributes", "capacity"):
@@ -1260,6 +1283,17 @@ def _cel_equal(a: Any, b: Any) -> bool:
     if isinstance(a, numbers) and isinstance(b, numbers):
         return a == b
     return type(a) is type(b) and a == b
+
+
+def _plain(value: Any) -> Any:
+    """A device value for the cost count: a Quantity or a Semver (a tagged string here) is no plain value."""
+    if isinstance(value, str):
+        return actual_cost.OPAQUE if _opaque(value) else value
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
 
 
 def _opaque(value: Any) -> bool:
