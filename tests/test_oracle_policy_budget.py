@@ -91,3 +91,37 @@ def test_the_budget_is_spent_as_the_api_server_spends_it(oracle):
             if not out and spent is not None and spent != answer["spent"]:
                 found.append(f"{texts}: counted {spent:,}, the API server spent {answer['spent']:,}")
     assert not found, "\n".join(found[:20])
+
+
+MESSAGES = [f'{CONTAINS} ? "a" : "b"', '"m" + string(variables.big)', '"cheap"']
+
+
+def ours_with_messages(texts: list[str], messages: list[str], obj: dict[str, Any]) -> tuple[bool, bool]:
+    """(out of budget in the validations, in the messageExpressions after them)."""
+    engine = policy_engine()
+    defined = {name: expression(text) for name, text in VARIABLES}
+    budget = CostBudget.of(RUNTIME_BUDGET, engine, {"object": obj, "variables": {}}, defined)
+    if any(budget.spend(expression(text)) for text in texts):
+        return True, False
+    budget.new_context()
+    return False, any(budget.spend(expression(text)) for text in messages)
+
+
+def test_message_expressions_spend_what_is_left_as_the_api_server_spends_it(oracle):
+    batch = [
+        (texts, messages)
+        for texts in ([CONTAINS] * 9, [CONTAINS] * 10, ["variables.big"] * 10, [CHEAP])
+        for messages in ([m] * n for m in MESSAGES for n in (1, 2, 11))
+    ]
+    obj = pod(True)
+    answers = oracle.ask(
+        "policy_budget",
+        [{"variables": VARIABLES, "expressions": t, "messages": m, "object": obj} for t, m in batch],
+    )
+    found = []
+    for (texts, messages), answer in zip(batch, answers):
+        assert "oracle_error" not in answer, answer
+        theirs = (answer.get("out_of_budget", False), answer.get("messages_out_of_budget", False))
+        if ours_with_messages(texts, messages, obj) != theirs:
+            found.append(f"{texts[:1]} x {len(texts)}, {messages[:1]} x {len(messages)}: the API server {theirs}")
+    assert not found, "\n".join(found[:20])

@@ -91,6 +91,17 @@ def test_variables_read_by_cheap_validations_spend_the_same_budget(tmp_path):
     assert findings(tmp_path, vap(["variables.v0"] * 11, variables)) == []
 
 
+def test_message_expressions_spend_what_the_validations_leave(tmp_path):
+    # validator.go evaluates every messageExpression on the remaining budget, whether its validation failed or
+    # not; out of budget there fails every decision ("failed messageExpression: ...")
+    policy = json.loads(vap([CONTAINS] * 10).split("\n---\n")[0])
+    policy["spec"]["validations"][0]["messageExpression"] = f'{CONTAINS} ? "long" : "short"'
+    binding = vap([]).split("\n---\n")[1]
+    (finding,) = findings(tmp_path, f"{json.dumps(policy)}\n---\n{binding}")
+    assert finding["message"] == f"policy costly: failed messageExpression: {OUT_OF_BUDGET}"
+    assert findings(tmp_path, f"{json.dumps(policy)}\n---\n{binding}", long=False) == []
+
+
 def test_match_conditions_have_their_own_smaller_budget(tmp_path):
     (finding,) = findings(tmp_path, vap(["true"], conditions=[CONTAINS] * 3))
     assert OUT_OF_BUDGET in finding["message"] and "2,500,000" in " ".join(finding["notes"])

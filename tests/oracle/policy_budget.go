@@ -24,10 +24,12 @@ import (
 // evaluated lazily on first read, one runtime cost budget for the set). The answer is the budget
 // spent, each expression's value or error, and the set's own error (out of budget).
 type policyBudgetCase struct {
-	Variables       [][2]string     `json:"variables"`
-	Expressions     []string        `json:"expressions"`
-	MatchConditions bool            `json:"match_conditions"`
-	Object          json.RawMessage `json:"object"`
+	Variables       [][2]string `json:"variables"`
+	Expressions     []string    `json:"expressions"`
+	MatchConditions bool        `json:"match_conditions"`
+	// messageExpressions, evaluated after the expressions on what they leave, in a new composition context
+	Messages []string        `json:"messages,omitempty"`
+	Object   json.RawMessage `json:"object"`
 }
 
 type policyBudgetResult struct {
@@ -40,7 +42,14 @@ type policyBudgetAnswer struct {
 	OutOfBudget bool                 `json:"out_of_budget,omitempty"`
 	Error       string               `json:"error,omitempty"`
 	Results     []policyBudgetResult `json:"results,omitempty"`
+	// the messageExpressions ran out of what the expressions left (validator.go: every decision fails)
+	MessagesOutOfBudget bool `json:"messages_out_of_budget,omitempty"`
 }
+
+type messageExpression string
+
+func (e messageExpression) GetExpression() string    { return string(e) }
+func (e messageExpression) ReturnTypes() []*cel.Type { return []*cel.Type{cel.StringType} }
 
 type namedExpression struct{ name, expression string }
 
@@ -93,6 +102,15 @@ func answerPolicyBudget(_ map[string]bool, body json.RawMessage) (any, error) {
 		return answer, nil
 	}
 	answer.Spent = budget - remaining
+	if len(c.Messages) > 0 {
+		var messages []plugincel.ExpressionAccessor
+		for _, m := range c.Messages {
+			messages = append(messages, messageExpression(m))
+		}
+		evaluator := compiler.CompileCondition(messages, declarations, environment.StoredExpressions)
+		_, _, err := evaluator.ForInput(context.Background(), versioned, request, plugincel.OptionalVariableBindings{}, nil, remaining)
+		answer.MessagesOutOfBudget = errors.Is(err, apiservercel.ErrOutOfBudget)
+	}
 	for _, result := range results {
 		var r policyBudgetResult
 		if result.Error != nil {

@@ -133,6 +133,18 @@ def _evaluate_once(policy: Policy, obj: KubeObject, data: dict[str, Any], engine
         if budget.spend(validation.expression):
             yield _out_of_budget(policy, budget, "the validations and the variables they read")
             return
+    # validator.go: every messageExpression is evaluated, in a new composition context, on what is left; out
+    # of budget there turns every decision into an error, passing ones too
+    budget.new_context()
+    for validation in policy.validations:
+        if validation.message_expression is not None and budget.spend(validation.message_expression):
+            yield _out_of_budget(
+                policy,
+                budget,
+                "the validations, their messageExpressions and the variables they read",
+                "failed messageExpression: ",
+            )
+            return
     for validation, value, error in results:
         cause = _cause(error)
         if cause.startswith(UNDECIDED):
@@ -243,13 +255,19 @@ class CostBudget:
     high: int = 0
     low: int = 0
     charged: set[str] = field(default_factory=set)  # variables in ``high`` already
-    pending: list[Compiled] = field(default_factory=list)  # spent, not yet counted
+    pending: list[tuple[Compiled, Composition]] = field(default_factory=list)  # spent, not yet counted
 
     @classmethod
     def of(cls, limit: int, engine: CelEngine, data: dict[str, Any], variables: dict[str, Expression]) -> CostBudget:
         plain = {name: value for name, value in data.items() if name != "variables"}
         checked = {name: e.compiled.checked if e.compiled is not None else None for name, e in variables.items()}
         return cls(limit, engine, data, variables, Composition(checked, plain, engine.max_cost))
+
+    def new_context(self) -> None:
+        """A new ForInput: variables are evaluated, and charged, again on their first read."""
+        self.charged = set()
+        old = self.composition
+        self.composition = Composition(old.expressions, old.data, old.limit)
 
     def spend(self, expression: Expression) -> bool:
         """Charge one evaluation of ``expression``; True: the API server has run out of budget by now."""
@@ -262,23 +280,23 @@ class CostBudget:
         for name in reads:
             read = self.variables[name].compiled
             self.high += self.engine.cost_ceiling(read, self.data) if read is not None else U64
-        self.pending.append(compiled)
+        self.pending.append((compiled, self.composition))
         if self.high <= self.limit:
             return False
-        for counted_one in self.pending:
-            counted = self.engine.count(counted_one, self.data, self.composition)
-            self.low += (counted.cost if counted is not None else 0) + self.composition.take()
+        for counted_one, composition in self.pending:
+            counted = self.engine.count(counted_one, self.data, composition)
+            self.low += (counted.cost if counted is not None else 0) + composition.take()
             if self.low > self.limit:
                 return True
         self.pending.clear()
         return False
 
 
-def _out_of_budget(policy: Policy, budget: CostBudget, what: str) -> Diagnostic:
+def _out_of_budget(policy: Policy, budget: CostBudget, what: str, prefix: str = "") -> Diagnostic:
     return Diagnostic(
         policy.name,
         (),
-        f"policy {policy.name}: {OUT_OF_BUDGET} ({what} cost at least {budget.low:,} as Kubernetes counts it, "
+        f"policy {policy.name}: {prefix}{OUT_OF_BUDGET} ({what} cost at least {budget.low:,} as Kubernetes counts it, "
         f"over its budget of {budget.limit:,})",
         severity=policy.severity,
     )
