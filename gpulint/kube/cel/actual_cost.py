@@ -12,7 +12,8 @@ k8s.io/apiserver ``pkg/cel/environment/base.go`` with ``cel.CostLimit(PerCallLim
 - an identifier or a field select 1, an index 1, a constant 0, ``has()`` 0;
 - ``&&``, ``||``, ``?:`` and the comprehension itself nothing beyond what they evaluate;
 - a call 1, except: string/list equality and string ordering ``ceil(min(sizes) x 0.1)``, string ``+``
-  with a constant operand ``ceil((a + b) x 0.1)`` (of two computed strings 1, as the oracle finds), ``contains`` ``ceil(a x 0.1) x ceil(b x 0.1)``, ``startsWith``/``endsWith``
+  with a constant operand ``ceil((a + b) x 0.1)``, else 1 (cel-go's tracker charges two fields or two
+  concatenations next to nothing, a concatenation and a field their length: less is charged here), ``contains`` ``ceil(a x 0.1) x ceil(b x 0.1)``, ``startsWith``/``endsWith``
   ``ceil(b x 0.1)``, ``matches`` ``ceil((1 + a) x 0.1) x ceil(pattern x 0.25)`` (RE2, Go's syntax),
   ``in`` a list its size;
 - a list literal 10 and a map literal 30, unless every element is constant (``OptOptimize`` folds it: 0).
@@ -406,7 +407,7 @@ class _Counter:
         error = next((v for v in values if isinstance(v, CelError)), None)
         cost, result = function(values)
         if name == "_+_" and not any(arg.kind == "const" for arg in node.args):
-            cost = 1  # cel-go charges a concatenation its traversal only with a constant operand (oracle-checked)
+            cost = 1  # cel-go may charge it next to nothing (the policy_budget oracle): less is charged here
         self.charge(cost)
         return error if error is not None else result
 
