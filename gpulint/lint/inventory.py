@@ -28,6 +28,7 @@ from gpulint.lint.loader import LoadProblem, LocatedDocument, collector_paused, 
 from gpulint.lint.objects import KubeObject, objects_in
 from gpulint.lint.rejections import Rejection, file_rejections
 from gpulint.lint.sources import Source, SourceError
+from gpulint.lint.yaml_budget import JSON_BYTES_PER_VALUE, MAX_YAML_NODES, too_many_values
 
 if TYPE_CHECKING:  # the pool model and readers are imported when an inventory is read
     from gpulint.kube.dra.devices import DraModel
@@ -63,6 +64,11 @@ DUPLICATE_CHECKED_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")  #
 # An inventory is what the user's own cluster holds: `kubectl get nodes -o yaml` of 20,000 nodes
 # is ~250 MB, well past the limit for a manifest. Still bounded: a 10 GB file is refused unread.
 MAX_INVENTORY_FILE_BYTES = 1024 * 1024 * 1024
+# Values, lists and maps an inventory file may hold, counted before any reader runs. JSON and kubectl's YAML
+# are read without positions, at most ~70 bytes a value (docs/limits.md, measured): ~1.7 GiB, where a
+# 20,000-node `kubectl get nodes -o json` holds ~15,000,000. Anything else goes through the loader, which keeps
+# a position on every value (~400 bytes): it is held to the manifests' MAX_YAML_NODES (~1.9 GiB).
+MAX_INVENTORY_NODES = 25_000_000
 INVENTORY_LIMIT_NAME = "inventory file size"
 TERMINAL_PHASES = ("Succeeded", "Failed")
 # An inventory's ConfigMap is kept with its values when it has at most MAX_KEPT_KEYS values of at most
@@ -478,9 +484,22 @@ def _documents(
     (gpulint/lint/fast_yaml.py). Anything else goes through gpulint's loader, for its error
     positions, its YAML 1.1 reading and its refusal of alias bombs; an inventory object that turns
     out to be malformed is read again with positions (``_shape_problems``)."""
+    refused = too_many_values(raw, MAX_INVENTORY_NODES, JSON_BYTES_PER_VALUE)
+    if refused is not None:
+        if problems is not None:
+            problems.append(f"{display}:{refused.line}:{refused.column}: inventory: {refused.message()}")
+        return []
     fast = _fast_documents(display, raw, keep or compact_item)
     if fast is not None:
         return fast
+    refused = too_many_values(raw, MAX_YAML_NODES)  # the loader keeps a position on every node: ~400 bytes each
+    if refused is not None:
+        if problems is not None:
+            problems.append(
+                f"{display}:{refused.line}:{refused.column}: inventory: {refused.message()}; gpulint reads an "
+                f"inventory this large only as `kubectl get -o json` or `-o yaml` prints it"
+            )
+        return []
     loaded = load_bytes(display, raw, max_bytes=MAX_INVENTORY_FILE_BYTES)
     if problems is not None:
         problems.extend(_problem_message(display, p) for p in loaded.problems)
@@ -628,6 +647,13 @@ def _shape_problems(display: str, raw: bytes, objects: list[KubeObject], problem
     if not any(node_problems(obj) for obj in objects if _is_node(obj)):
         return []
     if any(obj.document.node is None for obj in objects):  # read as JSON: read again for positions
+        if too_many_values(raw, MAX_YAML_NODES) is not None:  # too large to hold with positions: without them
+            return [
+                f"{display}: inventory: {obj.ref.kind}/{obj.ref.name or '?'}: {'.'.join(map(str, path))}: {message}"
+                for obj in objects
+                if _is_node(obj)
+                for path, message in node_problems(obj)
+            ]
         objects = _located_objects(display, raw, problems)
     return [
         f"{display}:{line}:{column}: inventory: {obj.ref.kind}/{obj.ref.name or '?'}: {message}"

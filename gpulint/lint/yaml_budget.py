@@ -13,6 +13,7 @@ counted exactly, on libyaml's event stream (no node is built, and the count stop
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # ~1.9 GiB at the ~400 bytes a node measured; a 64 MiB file reaches it only below 13 bytes a node,
@@ -27,14 +28,15 @@ class TooManyNodes:
     line: int  # 1-based, where the count passed the budget
     column: int
     limit: int
+    bytes_per_node: int = BYTES_PER_NODE  # what the reader that would read it needs per value
 
     def message(self) -> str:
         limit = self.limit
-        memory = limit * BYTES_PER_NODE
+        memory = limit * self.bytes_per_node
         size = f"{memory / (1 << 30):.1f} GiB" if memory >= 1 << 30 else f"{memory >> 20} MiB"
         return (
             f"holds more than {limit:,} YAML values, lists and maps (parsing it would take more than "
-            f"{size} of memory, about {BYTES_PER_NODE} bytes each); not read ({LIMIT_NAME})"
+            f"{size} of memory, about {self.bytes_per_node} bytes each); not read ({LIMIT_NAME})"
         )
 
 
@@ -67,3 +69,21 @@ def too_many_nodes(raw: bytes, limit: int | None = None) -> TooManyNodes | None:
     except yaml.YAMLError:
         return None
     return None
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+JSON_BYTES_PER_VALUE = 80  # the inventory readers' worst measured: an empty list a value (docs/limits.md)
+
+
+def too_many_values(raw: bytes, limit: int, bytes_per_node: int = BYTES_PER_NODE) -> TooManyNodes | None:
+    """Where ``raw`` passes ``limit`` values, lists and maps, whatever reads it: JSON is counted exactly, on its
+    text outside strings (1 + commas + colons + containers; its position is the file's start), anything else as
+    too_many_nodes counts it."""
+    if raw.lstrip()[:1] in (b"{", b"["):
+        if node_bound(raw) <= limit:
+            return None
+        code = _JSON_STRING.sub(b"", raw)
+        found = 1 + code.count(b",") + code.count(b":") + code.count(b"[") + code.count(b"{")
+        return TooManyNodes(1, 1, limit, min(bytes_per_node, JSON_BYTES_PER_VALUE)) if found > limit else None
+    refused = too_many_nodes(raw, limit)
+    return None if refused is None else TooManyNodes(refused.line, refused.column, limit, bytes_per_node)

@@ -255,13 +255,13 @@ def test_policy_and_validating_admission_policy_bombs_are_findings(tmp_path):
     by_name = findings(report, "bomb-by-name")
     assert len(by_name) == 2 and all(f["severity"] == "error" for f in by_name)
     texts = [said(f) for f in by_name]
-    # with DYN-typed variables `+` may be integer addition, so the estimate's minimum cannot decide: the bind bomb
-    # is counted as cel-go counts it, past the limit; replace() is not counted here: the worker stops that one
-    counted = "actual cost limit exceeded (counted as Kubernetes counts it, its cost with these inputs passes the limit"
+    # with DYN-typed variables `+` may be integer addition, so the estimate's minimum cannot decide; cel-go charges
+    # a concatenation of two computed strings next to nothing (the policy_budget oracle), so the bind bomb is not
+    # counted past the limit either: the worker stops both, on memory or CPU time
     stopped = (
         "actual cost limit exceeded\nits estimated cost with these inputs is over the limit of 1,000,000, and gpulint"
     )
-    assert sorted(counted in t for t in texts) == [False, True] and sorted(stopped in t for t in texts) == [False, True]
+    assert all(stopped in t for t in texts), texts
     (vap,) = findings(report, "literal-bomb")
     assert (
         "operation cancelled: actual cost limit exceeded (its cost with these inputs is at least 10,066,511"

@@ -29,6 +29,8 @@ type celAnswer struct {
 	Cost         *uint64 `json:"cost,omitempty"`
 	Match        *bool   `json:"match,omitempty"`
 	EvalError    string  `json:"eval_error,omitempty"`
+	// cel-go's actual cost of the evaluation (the allocator's CostLimit is CELSelectorExpressionMaxCost)
+	ActualCost *uint64 `json:"actual_cost,omitempty"`
 }
 
 func answerCEL(_ map[string]bool, body json.RawMessage) (any, error) {
@@ -59,12 +61,15 @@ func answerCEL(_ map[string]bool, body json.RawMessage) (any, error) {
 	answer.Cost = &cost
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	matched, _, err := stored.DeviceMatches(ctx, dracel.Device{
+	matched, details, err := stored.DeviceMatches(ctx, dracel.Device{
 		Driver:                   c.Driver,
 		AllowMultipleAllocations: c.AllowMultipleAllocations,
 		Attributes:               c.Attributes,
 		Capacity:                 c.Capacity,
 	})
+	if details != nil {
+		answer.ActualCost = details.ActualCost()
+	}
 	if err != nil {
 		answer.EvalError = err.Error()
 	} else {

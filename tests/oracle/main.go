@@ -26,6 +26,7 @@ var families = map[string]handler{
 	"schedule":      answerSchedule,
 	"cel":           answerCEL,
 	"policy_cost":   answerPolicyCost,
+	"policy_budget": answerPolicyBudget,
 	"validate":      answerValidate,
 	"gate_defaults": answerGateDefaults,
 }

@@ -12,7 +12,8 @@ k8s.io/apiserver ``pkg/cel/environment/base.go`` with ``cel.CostLimit(PerCallLim
 - an identifier or a field select 1, an index 1, a constant 0, ``has()`` 0;
 - ``&&``, ``||``, ``?:`` and the comprehension itself nothing beyond what they evaluate;
 - a call 1, except: string/list equality and string ordering ``ceil(min(sizes) x 0.1)``, string ``+``
-  ``ceil((a + b) x 0.1)``, ``contains`` ``ceil(a x 0.1) x ceil(b x 0.1)``, ``startsWith``/``endsWith``
+  with a constant operand ``ceil((a + b) x 0.1)``, else 1 (cel-go's tracker charges two fields or two
+  concatenations next to nothing, a concatenation and a field their length: less is charged here), ``contains`` ``ceil(a x 0.1) x ceil(b x 0.1)``, ``startsWith``/``endsWith``
   ``ceil(b x 0.1)``, ``matches`` ``ceil((1 + a) x 0.1) x ceil(pattern x 0.25)`` (RE2, Go's syntax),
   ``in`` a list its size;
 - a list literal 10 and a map literal 30, unless every element is constant (``OptOptimize`` folds it: 0).
@@ -25,6 +26,11 @@ steps. Anything outside the plain subset (other functions: the Kubernetes librar
 iterated with an early stop, whose order is Go's random map order; two-variable comprehensions, uint,
 optionals) gives no answer (None). The inputs are read as the API server holds
 them: whole numbers as int64.
+
+A policy's ``variables`` can be counted as the API server's composition context evaluates them
+(k8s.io/apiserver v0.37.2 ``pkg/admission/plugin/cel/composition.go``): a variable is evaluated on its first
+read, as its own program (its own per-call limit), its value kept for the later expressions of the same
+evaluation set, and its cost reported to the set's budget, not to the reading expression (Composition).
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpulint.kube.cel import library
@@ -59,6 +65,13 @@ class _Missing:
     """Not yet decoded (None is a value)."""
 
 
+class _Opaque:
+    """A value outside the plain subset (a Quantity, a Semver): reading it gives no count."""
+
+
+OPAQUE = _Opaque()
+
+
 @dataclass(frozen=True)
 class CelError:
     """An error value (cel-go carries errors as values: ``false && error`` is false)."""
@@ -72,10 +85,63 @@ class Counted:
     exceeded: bool  # True: cel-go's count passes the limit on these inputs
 
 
-def count(checked: Checked, data: dict[str, Any], limit: int) -> Counted | None:
-    """cel-go's actual cost of evaluating ``checked`` on ``data``, from below; None: not counted here."""
+VARIABLES = "variables"
+COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"  # cel-go's runtime message
+
+
+@dataclass
+class Composition:
+    """A policy's variables as one evaluation set's composition context holds them: ``expressions`` by name
+    (None: not countable here), evaluated on first read with ``limit`` each; ``reported`` is their cost since
+    the last ``take`` (the API server's GetAndResetCost after each expression)."""
+
+    expressions: dict[str, Checked | None]
+    data: dict[str, Any]  # the other variables of the environment (object, params, request, ...)
+    limit: int
+    values: dict[str, Any] = field(default_factory=dict)
+    reported: int = 0
+    _reads: dict[str, Any] = field(default_factory=dict)  # data as the API server reads it, converted once
+
+    def root(self, name: str) -> Any:
+        if name not in self._reads and name in self.data:
+            self._reads[name] = _as_kubernetes_reads(self.data[name])
+        return self._reads.get(name, _Missing)
+
+    def read(self, name: str) -> Any:
+        """The variable's value (or its error), evaluated and its cost reported on the first read."""
+        if name in self.values:
+            value = self.values[name]
+            if value is _Missing:
+                raise Unsupported("a variable that reads itself")
+            return value
+        if name not in self.expressions:
+            return CelError(f"no such key: {name}")
+        checked = self.expressions[name]
+        if checked is None:
+            raise Unsupported(f"variable {name} is not counted here")
+        self.values[name] = _Missing
+        counter = _Counter(checked, {}, self.limit, self)
+        try:
+            value = counter.eval(checked.root)
+        except _Exceeded:
+            value = CelError(COST_EXCEEDED)
+        self.reported += counter.cost
+        if isinstance(value, CelError):  # composition.go variableAccessor.Callback
+            value = CelError(f'composited variable "{name}" fails to evaluate: {value.message}')
+        self.values[name] = value
+        return value
+
+    def take(self) -> int:
+        reported, self.reported = self.reported, 0
+        return reported
+
+
+def count(checked: Checked, data: dict[str, Any], limit: int, composition: Composition | None = None) -> Counted | None:
+    """cel-go's actual cost of evaluating ``checked`` on ``data``, from below; None: not counted here. With a
+    ``composition``, ``variables`` are read from it (their cost is its ``reported``, not this count's)."""
     try:
-        counter = _Counter(checked, {name: _as_kubernetes_reads(value) for name, value in data.items()}, limit)
+        reads = {name: _as_kubernetes_reads(value) for name, value in data.items()} if composition is None else {}
+        counter = _Counter(checked, reads, limit, composition)
         counter.eval(checked.root)
     except _Exceeded:
         return Counted(counter.cost, True)
@@ -167,9 +233,12 @@ def _compare(a: Any, b: Any) -> int | CelError:
 
 
 class _Counter:
-    def __init__(self, checked: Checked, data: dict[str, Any], limit: int) -> None:
+    def __init__(
+        self, checked: Checked, data: dict[str, Any], limit: int, composition: Composition | None = None
+    ) -> None:
         self.checked = checked
         self.data = data
+        self.composition = composition
         self.limit = limit
         self.cost = 0
         # comprehension variables, innermost last: name -> value, or a thunk for a lazy accumulator
@@ -266,14 +335,37 @@ class _Counter:
                 if isinstance(value, _Lazy):
                     value = scope[name] = value.force()
                 return value
-        if name in self.data:
+        if self.composition is not None:
+            if name == VARIABLES:
+                raise Unsupported("variables as a whole")  # only variables.NAME and variables["NAME"] are read
+            value = self.composition.root(name)
+            if value is not _Missing:
+                _kind(value)
+                return value
+        elif name in self.data:
             value = self.data[name]
+            _kind(value)
+            return value
+        elif "." in name and name.split(".", 1)[0] in self.data:
+            # a field declared as a qualified name (gpulint's DRA environment: device.attributes); cel-go selects
+            # it from its variable, charging one more: less is charged here
+            value = self.data
+            for part in name.split("."):
+                if not isinstance(value, dict) or part not in value:
+                    raise Unsupported(f"identifier {name}")
+                value = value[part]
             _kind(value)
             return value
         raise Unsupported(f"identifier {name}")
 
     def select(self, node: Node) -> Any:
         assert node.target is not None
+        composition = self.composed(node.target)
+        if composition is not None:
+            if node.test_only:
+                raise Unsupported("has() of a variable")
+            self.charge(2)  # the identifier and the field, as any attribute
+            return composition.read(node.name)
         operand = self.unobserved(node.target) if node.test_only else self.eval(node.target)
         if isinstance(operand, CelError):
             return operand  # cel-go stops qualifying at the first failure: later selects are not charged
@@ -298,6 +390,13 @@ class _Counter:
             return self.eval(node.args[0])  # gpulint's own identity wrapper: no cel-go call
         if name == "@in" and node.target is None and len(node.args) == 2 and self.constant_list(node.args[1]):
             return self.set_membership(node.args)
+        composition = self.composed(node.args[0]) if name == "_[_]" and len(node.args) == 2 else None
+        if composition is not None:
+            key = self.eval(node.args[1])
+            if not isinstance(key, str):
+                raise Unsupported("a variable read by a computed key")
+            self.charge(2)  # the identifier and the index
+            return composition.read(key)
         operands = ([node.target] if node.target is not None else []) + node.args
         values = [self.eval(arg) for arg in operands]  # cel-go evaluates every argument of a strict call
         if name == "_[_]":
@@ -307,8 +406,16 @@ class _Counter:
             raise Unsupported(f"function {name}")
         error = next((v for v in values if isinstance(v, CelError)), None)
         cost, result = function(values)
+        if name == "_+_" and not any(arg.kind == "const" for arg in node.args):
+            cost = 1  # cel-go may charge it next to nothing (the policy_budget oracle): less is charged here
         self.charge(cost)
         return error if error is not None else result
+
+    def composed(self, node: Node) -> Composition | None:
+        """The composition when ``node`` is the policy's ``variables`` (not a comprehension variable of that name)."""
+        if node.kind != "ident" or node.name != VARIABLES or any(VARIABLES in scope for scope in self.scopes):
+            return None
+        return self.composition
 
     def constant_list(self, node: Node) -> bool:
         return node.kind == "list" and self.constant(node)

@@ -47,7 +47,7 @@ PER_CALL_LIMIT = 1_000_000  # k8s.io/apiserver pkg/apis/cel PerCallLimit: admiss
 # cel-go concatenates lists in O(1) (a view); cel-cpp copies them, so a value Kubernetes builds
 # cheaply can exhaust memory here. Evaluations that may build more than this run in the sandbox.
 MAX_BUILT = 1 << 24
-COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"  # cel-go's runtime message
+COST_EXCEEDED = actual_cost.COST_EXCEEDED  # cel-go's runtime message
 # No verdict: the evaluation worker did not get its CPU time (a busy machine) or could not start.
 UNDECIDED = "evaluation timed out, undecided"
 MUTABLE_ROOTS = ("variables",)  # policy variables are added to this map between expressions
@@ -331,6 +331,7 @@ class Verdict:
 
     in_process: bool  # the estimate bounds it: run here
     exceeded: str = ""  # the estimate's minimum is over the limit: it fails in Kubernetes too
+    high: int = cel_cost.U64  # the estimate's maximum: cel-go's actual cost is never more
 
 
 class CelEngine:
@@ -718,7 +719,10 @@ class CelEngine:
         verdict = self._verdicts.get(key)
         if verdict is None:
             found = self._estimate(compiled.checked, cel_cost.uniform_sizes(dict(zip(compiled.roots, bounds))))
-            verdict = Verdict(found is not None and found.cost[1] <= self.max_cost and found.built <= MAX_BUILT)
+            verdict = Verdict(
+                found is not None and found.cost[1] <= self.max_cost and found.built <= MAX_BUILT,
+                high=found.cost[1] if found is not None else cel_cost.U64,
+            )
             self._verdicts.put(key, verdict)
         if verdict.in_process:
             return verdict
@@ -730,14 +734,31 @@ class CelEngine:
                 False,
                 f"{COST_EXCEEDED} (its cost with these inputs is at least {found.cost[0]:,}, "
                 f"over the limit of {self.max_cost:,})",
+                min(found.cost[1], verdict.high),
             )
-        return Verdict(found.cost[1] <= self.max_cost and found.built <= MAX_BUILT)
+        return Verdict(
+            found.cost[1] <= self.max_cost and found.built <= MAX_BUILT, high=min(found.cost[1], verdict.high)
+        )
 
     def _estimate(self, checked: cel_cost.Checked, sizes: cel_cost.SizeModel) -> cel_cost.Estimate | None:
         try:
             return cel_cost.estimate(checked, sizes, self.max_cost)
         except RecursionError:
             return None
+
+    def cost_ceiling(self, compiled: Compiled, data: dict[str, Any]) -> int:
+        """What cel-go's actual cost of this evaluation can be at most (the estimate with the inputs' sizes,
+        cached as the evaluation's own verdict is; cel_cost.U64 when not estimable)."""
+        return self._verdict(compiled, data).high if compiled.checked is not None else cel_cost.U64
+
+    def count(
+        self, compiled: Compiled, data: dict[str, Any], composition: actual_cost.Composition | None = None
+    ) -> actual_cost.Counted | None:
+        """cel-go's actual cost of this evaluation counted from below (gpulint.kube.cel.actual_cost); None: not
+        counted here. With a ``composition``, its variables are read lazily and their cost reported to it."""
+        if compiled.checked is None:
+            return None
+        return actual_cost.count(compiled.checked, data, self.max_cost, composition)
 
     def _counted(self, compiled: Compiled, data: dict[str, Any]) -> tuple[Any, str] | None:
         """The evaluation's actual cost counted as cel-go counts it (gpulint.kube.cel.actual_cost): Kubernetes'
@@ -749,6 +770,26 @@ class CelEngine:
             return None
         return None, (
             f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost with these inputs passes the limit of "
+            f"{self.max_cost:,})"
+        )
+
+    def _device_exceeded(self, compiled: Compiled, device: dict[str, Any]) -> str:
+        """Kubernetes' error when the selector's actual cost on this device, counted as cel-go counts it, passes
+        the limit: the allocator runs it with cel.CostLimit(CELSelectorExpressionMaxCost)
+        (k8s.io/dynamic-resource-allocation v0.37.2 cel/compile.go). "" when it does not, or cannot be counted
+        here (a Quantity or a Semver: cel-go sizes them apart; the worker then decides, as before)."""
+        if compiled.checked is None:
+            return ""
+        view = {key: _plain(value) for key, value in device.items()}
+        for key in ("attributes", "capacity"):  # an unknown domain is an empty map (newStringInterfaceMapWithDefault)
+            groups = view.get(key)
+            if isinstance(groups, dict):
+                view[key] = {**groups, **{d: {} for d in compiled.domains if d not in groups}}
+        counted = actual_cost.count(compiled.checked, {"device": view}, self.max_cost)
+        if counted is None or not counted.exceeded:
+            return ""
+        return (
+            f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost on this device passes the limit of "
             f"{self.max_cost:,})"
         )
 
@@ -804,6 +845,9 @@ class CelEngine:
             if verdict.exceeded:
                 return verdict.exceeded
             if not verdict.in_process:
+                exceeded = self._device_exceeded(compiled, device)
+                if exceeded:
+                    return exceeded
                 value, error = self._stopped(compiled, device, True)
                 return error or bool(value)
         for key in ("attributes", "capacity"):
@@ -1239,6 +1283,17 @@ def _cel_equal(a: Any, b: Any) -> bool:
     if isinstance(a, numbers) and isinstance(b, numbers):
         return a == b
     return type(a) is type(b) and a == b
+
+
+def _plain(value: Any) -> Any:
+    """A device value for the cost count: a Quantity or a Semver (a tagged string here) is no plain value."""
+    if isinstance(value, str):
+        return actual_cost.OPAQUE if _opaque(value) else value
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
 
 
 def _opaque(value: Any) -> bool:
