@@ -3,6 +3,7 @@ report made whole, and memory that holds a few files' findings, not all of them.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tracemalloc
 from pathlib import Path
@@ -222,3 +223,84 @@ def test_a_worker_whose_reports_fall_short_is_an_error_not_a_wait(tmp_path, monk
     monkeypatch.setattr(gpulint.lint.run, "_send", send)
     with pytest.raises(RuntimeError, match=r"^a worker sent fewer reports than the 30 files it checked$"):
         run_cli("check", str(tmp_path), "--format", "json", "--jobs", "2")
+
+
+CLASS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {{name: gpu-{index}.example.com}}
+spec:
+  selectors:
+  - cel: {{expression: "device.driver == 'gpu.example.com'"}}
+"""
+
+
+def _pods_and_classes(root: Path, pods: int, classes: int) -> Path:
+    """``pods`` Pods, each with a finding, and ``classes`` DeviceClasses, which other files' checks read."""
+    root.mkdir()
+    for index in range(pods):
+        (root / f"pod-{index:04d}.yaml").write_text(POD.format(index=index))
+    for index in range(classes):
+        (root / f"class-{index:04d}.yaml").write_text(CLASS.format(index=index))
+    return root
+
+
+def test_a_streamed_run_builds_its_linted_set_once_before_the_checking_workers_fork(tmp_path, monkeypatch):
+    """--jobs N over a large input: the run builds the linted set and its engines once and the checking workers
+    inherit them (docs/performance.md: each worker building its own held N+1 copies); a small input's workers,
+    which keep their parses, build their own."""
+    tree = _pods_and_classes(tmp_path / "tree", 40, 20)
+    built = tmp_path / "built"
+    real = gpulint.lint.run.scoped_engines
+
+    def scoped_engines(run, linted):  # in whichever process builds them: the run or a worker
+        with built.open("a") as out:
+            out.write(f"{os.getpid()} {sum(1 for _ in linted)}\n")
+        return real(run, linted)
+
+    monkeypatch.setattr(gpulint.lint.run, "scoped_engines", scoped_engines)
+    args = ["check", str(tree), "--format", "json"]
+    serial = run_cli(*args, "--jobs", "1")
+    assert serial.exit_code == 1 and len(serial.json()["findings"]) == 40
+    built.unlink()
+    kept = run_cli(*args, "--jobs", "2")
+    assert kept == serial
+    workers = [line.split()[0] for line in built.read_text().splitlines()]  # two workers, each its own
+    assert len(set(workers)) == 2 and str(os.getpid()) not in workers
+    built.unlink()
+    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+    for jobs in ("2", "3"):
+        assert run_cli(*args, "--jobs", jobs) == serial
+        assert built.read_text() == f"{os.getpid()} 20\n"  # once, in the run, with the objects other files read
+        built.unlink()
+
+
+def test_a_rendered_source_is_parsed_once_by_the_run_in_a_streamed_forked_run(tmp_path, monkeypatch):
+    """Placing a chart's documents reads its templates (render/helm.py): in a streamed run with workers, the run
+    parses a rendered source itself and the worker that checks it inherits that parse; its findings are those of
+    one process."""
+    from gpulint.lint.render.rendered import Rendered
+    from gpulint.lint.run import LintRun
+    from gpulint.lint.sources import Source
+
+    mapped = tmp_path / "mapped"
+
+    def mapper(loaded):
+        with mapped.open("a") as out:
+            out.write(f"{os.getpid()}\n")
+        return loaded
+
+    chart = b"---\n".join(POD.format(index=f"c{index}").encode() for index in range(3))
+    sources = [Source(f"pod-{index:02d}.yaml", content=POD.format(index=index).encode()) for index in range(60)]
+    sources.insert(30, Source("chart", rendered=Rendered("helm", "chart", output=chart, mapper=mapper)))
+    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+
+    def findings(jobs: int) -> list[tuple[str, int, str]]:
+        run = LintRun(Config(), sources, streamed=True)
+        return [(report.path, f.line, f.message) for report in run.file_reports(jobs) for f in report.findings]
+
+    serial = findings(1)
+    assert [path for path, _, _ in serial].count("chart") == 3 and len(serial) == 63
+    mapped.unlink()
+    assert findings(2) == serial
+    assert mapped.read_text() == f"{os.getpid()}\n"
