@@ -123,10 +123,12 @@ def _streams(run: LintRun, sources: Sequence[Source]) -> bool:
 
 @dataclass
 class _Streamed:
-    """A streamed share's first pass: each file's shared objects, and the parses kept for the second pass."""
+    """A streamed share's first pass: each file's shared objects, the parses kept for the second pass, and the
+    (apiVersion, kind) of every object, whose schemas the checks will validate against."""
 
     shared: list[list[LintedObject]]
     kept: dict[int, ParsedFile]
+    kinds: set[tuple[str, str]] = field(default_factory=set)
 
     def parsed(self, index: int, source: Source) -> ParsedFile:
         """File ``index``'s parse for its checks: the one kept, else parsed again (and dropped once checked)."""
@@ -142,9 +144,24 @@ def _shared_streamed(sources: Sequence[Source], everything: bool) -> _Streamed:
     for index, source in enumerate(sources):
         parsed = _parsed_alone(source)
         streamed.shared.append([_compact(obj) for obj in shared_objects(parsed, everything)])
+        streamed.kinds.update(_kind_of(obj.data) for obj in parsed.objects)
         if source.rendered is not None:
             streamed.kept[index] = parsed
     return streamed
+
+
+def _kind_of(data: dict[str, Any]) -> tuple[str, str]:
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    return (api_version, kind) if isinstance(api_version, str) and isinstance(kind, str) else ("", "")
+
+
+def _warm_schemas(engines: Sequence[Engine], kinds: set[tuple[str, str]]) -> None:
+    """The schema validators of ``kinds`` compiled now, before the checking workers fork: they share them
+    instead of each compiling its own (v1 Pod's is ~12 MiB, mostly outside Python's heap)."""
+    for engine in engines:
+        for api_version, kind in sorted(kinds):
+            if kind:
+                engine.context.schemas.validator(api_version, kind)
 
 
 def declared_of(config: Config) -> Declared:
@@ -593,15 +610,19 @@ def _shared_first(run: LintRun, workers: int) -> Iterator[FileReport]:
         kept = {indexes[index]: parsed for index, parsed in rendered.kept.items()}
         for share in shares:
             channels.append(_fork(_sharing_worker, (run, share, everything), share))
+        kinds = rendered.kinds
         for channel in channels:
-            by_file.update(zip(channel.share, channel.receive()))
+            objects, seen = channel.receive()
+            by_file.update(zip(channel.share, objects))
+            kinds |= seen
         _reap(channels, answered=True)
         channels = []
         own = (obj for index in sorted(by_file) for obj in by_file[index])
         run.linted = LintedSet(itertools.chain(own, run.context), run.references_complete)
         del by_file
         run.available = frozenset().union(*(engine.available for engine in run.engines))
-        gc.freeze()  # the linted set and engines out of the collector's sight: no worker's collection writes them
+        _warm_schemas(run.engines, kinds)
+        gc.freeze()  # the linted set, engines and schemas out of the collector's sight: no worker's collection writes them
         for share in shares:
             channels.append(_fork(_checking_worker, (run, share, _Streamed([], kept)), share))
         kept.clear()  # the workers hold what they inherited; the run drops its own reference
@@ -618,7 +639,7 @@ def _sharing_worker(run: LintRun, share: list[int], everything: bool, conn: Any)
         plain = [index for index in share if run.sources[index].rendered is None]
         streamed = _shared_streamed([run.sources[index] for index in plain], everything)
         by_file = dict(zip(plain, streamed.shared))
-        _send(conn, [by_file.get(index, []) for index in share])
+        _send(conn, ([by_file.get(index, []) for index in share], streamed.kinds))
     except BaseException:
         _send_failure(conn)
     finally:
