@@ -7,10 +7,12 @@ build one; none of them reads a source twice, and none parses a file twice excep
 each file is parsed for the objects other files read, its parse dropped, and parsed again to be
 checked (docs/performance.md).
 
-Large inputs are checked by forked workers in two phases: each worker parses its share of the
-files once and sends back the objects other files may refer to; the run forwards them to the other
-workers, and each builds the linted set from all of them and checks the files it already holds,
-sending the reports as it goes; the run gives them on in file order.
+Many files are checked by forked workers, which send their reports as they go; the run gives them on
+in file order. Below KEPT_SOURCE_BYTES each worker parses its share once and sends the objects other
+files may refer to; the run forwards them to the other workers, and each builds the linted set from
+all of them and checks the files it already holds. Above it (a streamed run) a first set of workers
+parses the shares for those objects, the run builds the linted set, its engines and the schemas once,
+and forks a second set that inherits them and checks its shares one parse at a time.
 """
 
 from __future__ import annotations
