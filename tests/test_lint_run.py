@@ -672,8 +672,13 @@ def _in_the_worker(phase: str, path_end: str, then: Callable[[], None], monkeypa
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="lists child processes from /proc")
+@pytest.mark.parametrize("streamed", [False, True], ids=["kept", "streamed"])
 @pytest.mark.parametrize("phase", ["parsing", "checking"])
-def test_a_worker_killed_mid_run_is_named_and_no_worker_is_left_behind(phase, tmp_path, monkeypatch):
+def test_a_worker_killed_mid_run_is_named_and_no_worker_is_left_behind(phase, streamed, tmp_path, monkeypatch):
+    import gpulint.lint.run
+
+    if streamed:  # the first set of workers parses, the second set checks (run._shared_first)
+        monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
     args = _sixty_pods(tmp_path)
     _in_the_worker(phase, "f31-pod.yaml", lambda: os.kill(os.getpid(), signal.SIGKILL), monkeypatch)
     before = _children()
@@ -687,8 +692,14 @@ def test_a_worker_killed_mid_run_is_named_and_no_worker_is_left_behind(phase, tm
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="lists child processes from /proc")
+@pytest.mark.parametrize("streamed", [False, True], ids=["kept", "streamed"])
 @pytest.mark.parametrize("phase", ["parsing", "checking"])
-def test_a_worker_s_exception_reaches_the_run_with_its_traceback(phase, tmp_path, monkeypatch):
+def test_a_worker_s_exception_reaches_the_run_with_its_traceback(phase, streamed, tmp_path, monkeypatch):
+    import gpulint.lint.run
+
+    if streamed:
+        monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+
     def fail() -> None:
         raise ValueError(f"a bug in {phase}")
 

@@ -7,10 +7,12 @@ build one; none of them reads a source twice, and none parses a file twice excep
 each file is parsed for the objects other files read, its parse dropped, and parsed again to be
 checked (docs/performance.md).
 
-Large inputs are checked by forked workers in two phases: each worker parses its share of the
-files once and sends back the objects other files may refer to; the run forwards them to the other
-workers, and each builds the linted set from all of them and checks the files it already holds,
-sending the reports as it goes; the run gives them on in file order.
+Many files are checked by forked workers, which send their reports as they go; the run gives them on
+in file order. Below KEPT_SOURCE_BYTES each worker parses its share once and sends the objects other
+files may refer to; the run forwards them to the other workers, and each builds the linted set from
+all of them and checks the files it already holds. Above it (a streamed run) a first set of workers
+parses the shares for those objects, the run builds the linted set, its engines and the schemas once,
+and forks a second set that inherits them and checks its shares one parse at a time.
 """
 
 from __future__ import annotations
@@ -123,10 +125,12 @@ def _streams(run: LintRun, sources: Sequence[Source]) -> bool:
 
 @dataclass
 class _Streamed:
-    """A streamed share's first pass: each file's shared objects, and the parses kept for the second pass."""
+    """A streamed share's first pass: each file's shared objects, the parses kept for the second pass, and the
+    (apiVersion, kind) of every object, whose schemas the checks will validate against."""
 
     shared: list[list[LintedObject]]
     kept: dict[int, ParsedFile]
+    kinds: set[tuple[str, str]] = field(default_factory=set)
 
     def parsed(self, index: int, source: Source) -> ParsedFile:
         """File ``index``'s parse for its checks: the one kept, else parsed again (and dropped once checked)."""
@@ -142,9 +146,24 @@ def _shared_streamed(sources: Sequence[Source], everything: bool) -> _Streamed:
     for index, source in enumerate(sources):
         parsed = _parsed_alone(source)
         streamed.shared.append([_compact(obj) for obj in shared_objects(parsed, everything)])
+        streamed.kinds.update(_kind_of(obj.data) for obj in parsed.objects)
         if source.rendered is not None:
             streamed.kept[index] = parsed
     return streamed
+
+
+def _kind_of(data: dict[str, Any]) -> tuple[str, str]:
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    return (api_version, kind) if isinstance(api_version, str) and isinstance(kind, str) else ("", "")
+
+
+def _warm_schemas(engines: Sequence[Engine], kinds: set[tuple[str, str]]) -> None:
+    """The schema validators of ``kinds`` compiled now, before the checking workers fork: they share them
+    instead of each compiling its own (v1 Pod's is ~12 MiB, mostly outside Python's heap)."""
+    for engine in engines:
+        for api_version, kind in sorted(kinds):
+            if kind:
+                engine.context.schemas.validator(api_version, kind)
 
 
 def declared_of(config: Config) -> Declared:
@@ -434,7 +453,7 @@ def _receive(conn: Any) -> Any:
     return value
 
 
-def _worker(run: LintRun, shares: list[list[int]], mine: int, conn: Any, everything: bool) -> NoReturn:
+def _worker(run: LintRun, shares: list[list[int]], mine: int, everything: bool, conn: Any) -> NoReturn:
     """Phase 1: parse this worker's share, send the objects other files may refer to; phase 2: the other
     workers' objects arrive as they sent them (the run forwards them), the linted set is built from all,
     in file order, and the share is checked. Then the process ends at once, as the CLI does
@@ -465,10 +484,7 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, conn: Any, everyth
                 batch = []
         _send(conn, (batch, frozenset().union(*(engine.available for engine in engines))))
     except BaseException:
-        import traceback
-
-        with contextlib.suppress(OSError):  # the run is gone
-            conn.send_bytes(_FAILED + traceback.format_exc().encode())
+        _send_failure(conn)
     finally:
         conn.close()
         os._exit(0)  # what it had to say is sent: a failure too
@@ -532,22 +548,38 @@ REPORTS_A_MESSAGE = 16
 
 
 def _parallel_reports(run: LintRun, workers: int) -> Iterator[FileReport]:
-    """The files' reports in file order, as the workers send them (run.available set at the end)."""
+    """The files' reports in file order, as the workers send them (run.available set at the end). An input
+    that streams (over KEPT_SOURCE_BYTES) has its linted set built once, by the run, before the checking
+    workers are forked (_shared_first); a smaller one is parsed once, by workers that keep their parses."""
+    import_checks(run.rules)  # imported once here, not once in every worker
+    if _streams(run, run.sources):
+        return _shared_first(run, workers)
+    return _exchanged(run, workers)
+
+
+def _fork(target: Any, args: tuple[Any, ...], share: list[int]) -> _Channel:
+    """A worker forked to run ``target(*args, its end of the pipe)``: the cluster inventory, the sources and,
+    once built, the linted set are inherited, not pickled."""
     import multiprocessing
 
-    context = multiprocessing.get_context("fork")  # the cluster inventory is inherited, not pickled
-    import_checks(run.rules)  # imported once here, not once in every worker
+    context = multiprocessing.get_context("fork")
+    parent, child = context.Pipe()
+    process = context.Process(target=target, args=(*args, child), daemon=True)
+    process.start()
+    child.close()
+    return _Channel(share, parent, process)
+
+
+def _exchanged(run: LintRun, workers: int) -> Iterator[FileReport]:
+    """Each worker parses its share once and keeps it, sends the objects other files read, builds the linted
+    set from every worker's (the run forwards them as sent) and checks its share."""
     everything = _policies_read_objects(run.rules)
     channels: list[_Channel] = []
     answered = False
     try:
         shares = _shares(run.sources, workers)
         for mine, share in enumerate(shares):
-            parent, child = context.Pipe()
-            process = context.Process(target=_worker, args=(run, shares, mine, child, everything), daemon=True)
-            process.start()
-            child.close()
-            channels.append(_Channel(share, parent, process))
+            channels.append(_fork(_worker, (run, shares, mine, everything), share))
         # Each worker's objects to every other worker, as sent: all are read before any is sent on, so
         # no worker still sending can be blocked by one the run writes to.
         objects = [channel.receive_bytes() for channel in channels]
@@ -556,21 +588,110 @@ def _parallel_reports(run: LintRun, workers: int) -> Iterator[FileReport]:
                 if other is not channel:
                     channel.send(message)
         del objects
-        owner = {index: channel for channel in channels for index in channel.share}
-        for index in range(len(run.sources)):
-            channel = owner[index]
-            while not channel.reports:  # what every worker has sent meanwhile is read, so that none waits on the run
-                if channel.available is not None:
-                    raise RuntimeError(f"a worker sent fewer reports than the {len(channel.share)} files it checked")
-                _read_ready([c for c in channels if c.available is None], channel)
-            yield channel.reports.popleft()
-        for channel in channels:
-            while channel.available is None:
-                channel.read()
-        run.available = channels[0].available or frozenset()  # every worker has the same linted set and cluster
+        yield from _in_file_order(run, channels)
         answered = True
     finally:
         _reap(channels, answered)
+
+
+def _shared_first(run: LintRun, workers: int) -> Iterator[FileReport]:
+    """A streamed input in two sets of workers: the first parses its shares for the objects other files read
+    and sends them; the run builds the linted set and its engines from them, once, freezes them out of the
+    collector's sight and forks the second set, which inherits them (pages shared until written) and checks
+    its shares one parse at a time. Before, every worker built its own copy of the linted set: --jobs 2 held
+    three of them. A rendered source is parsed by the run itself and its parse kept for its checks (placing
+    its documents reads its templates, which are read once)."""
+    everything = _policies_read_objects(run.rules)
+    shares = _shares(run.sources, workers)
+    channels: list[_Channel] = []
+    answered = False
+    try:
+        rendered = _shared_streamed([source for source in run.sources if source.rendered is not None], everything)
+        indexes = [index for index, source in enumerate(run.sources) if source.rendered is not None]
+        by_file = dict(zip(indexes, rendered.shared))
+        kept = {indexes[index]: parsed for index, parsed in rendered.kept.items()}
+        for share in shares:
+            channels.append(_fork(_sharing_worker, (run, share, everything), share))
+        kinds = rendered.kinds
+        for channel in channels:
+            objects, seen = channel.receive()
+            by_file.update(zip(channel.share, objects))
+            kinds |= seen
+        _reap(channels, answered=True)
+        channels = []
+        own = (obj for index in sorted(by_file) for obj in by_file[index])
+        run.linted = LintedSet(itertools.chain(own, run.context), run.references_complete)
+        del by_file
+        run.available = frozenset().union(*(engine.available for engine in run.engines))
+        _warm_schemas(run.engines, kinds)
+        gc.freeze()  # the linted set, engines and schemas out of the collector's sight: no worker's collection writes them
+        for share in shares:
+            channels.append(_fork(_checking_worker, (run, share, _Streamed([], kept)), share))
+        kept.clear()  # the workers hold what they inherited; the run drops its own reference
+        yield from _in_file_order(run, channels)
+        answered = True
+    finally:
+        _reap(channels, answered)
+
+
+def _sharing_worker(run: LintRun, share: list[int], everything: bool, conn: Any) -> NoReturn:
+    """The first set of _shared_first: each non-rendered file of ``share`` parsed, its shared objects taken and
+    its parse dropped; the objects sent, a list per file (a rendered file's are the run's: empty here)."""
+    try:
+        plain = [index for index in share if run.sources[index].rendered is None]
+        streamed = _shared_streamed([run.sources[index] for index in plain], everything)
+        by_file = dict(zip(plain, streamed.shared))
+        _send(conn, ([by_file.get(index, []) for index in share], streamed.kinds))
+    except BaseException:
+        _send_failure(conn)
+    finally:
+        conn.close()
+        os._exit(0)
+
+
+def _checking_worker(run: LintRun, share: list[int], streamed: _Streamed, conn: Any) -> NoReturn:
+    """The second set of _shared_first: ``share`` checked against the run's engines, one parse at a time,
+    the reports sent REPORTS_A_MESSAGE files at a time."""
+    try:
+        batch: list[FileReport] = []
+        for index in share:
+            source = run.sources[index]
+            parsed = streamed.parsed(index, source)
+            batch.append(run.engine_for(source.display).check_file(parsed, path_ignores_apply=run.complete))
+            del parsed
+            if len(batch) == REPORTS_A_MESSAGE:
+                _send(conn, (batch, None))
+                batch = []
+        _send(conn, (batch, run.available))
+    except BaseException:
+        _send_failure(conn)
+    finally:
+        conn.close()
+        os._exit(0)
+
+
+def _send_failure(conn: Any) -> None:
+    import traceback
+
+    with contextlib.suppress(OSError):  # the run is gone
+        conn.send_bytes(_FAILED + traceback.format_exc().encode())
+
+
+def _in_file_order(run: LintRun, channels: list[_Channel]) -> Iterator[FileReport]:
+    """The workers' reports given on in file order; what every worker has sent meanwhile is read, so that none
+    waits on the run. run.available is set once all have answered."""
+    owner = {index: channel for channel in channels for index in channel.share}
+    for index in range(len(run.sources)):
+        channel = owner[index]
+        while not channel.reports:
+            if channel.available is not None:
+                raise RuntimeError(f"a worker sent fewer reports than the {len(channel.share)} files it checked")
+            _read_ready([c for c in channels if c.available is None], channel)
+        yield channel.reports.popleft()
+    for channel in channels:
+        while channel.available is None:
+            channel.read()
+    run.available = channels[0].available or frozenset()  # every worker has the same linted set and cluster
 
 
 def _read_ready(channels: list[_Channel], needed: _Channel) -> None:
