@@ -214,6 +214,10 @@ def held(image: str, command: str = "", resource: str = "nvidia.com/gpu") -> str
         ("busybox:latest", '    command: ["sleep", "600"]', "amd.com/gpu"),
         ("docker.io/library/alpine:3.20", '    command: ["sh", "-c", "echo waiting; sleep 3600"]', "nvidia.com/gpu"),
         ("gcr.io/k8s-staging-perf-tests/sleep:v0.1.0", '    args: ["600s"]', "nvidia.com/gpu"),
+        # HAMi's demo pods: a distribution's base image that sleeps, for `kubectl exec ... nvidia-smi`
+        ("ubuntu:22.04", '    command: ["bash", "-c", "sleep 86400"]', "nvidia.com/gpu"),
+        ("registry.access.redhat.com/ubi9/ubi-minimal:9.4", '    command: ["sleep", "infinity"]', "amd.com/gpu"),
+        ("registry.k8s.io/nginx-slim:0.27", "", "nvidia.com/gpu"),  # a web server's own entrypoint
     ],
 )
 def test_gpus_held_by_a_query_tool_a_burn_in_or_pause_need_no_dev_shm(image, command, resource):
@@ -242,10 +246,46 @@ def test_a_container_that_may_run_collectives_keeps_the_finding(command):
         ("busybox:latest", '    command: ["/usr/sbin/sshd", "-D"]'),
         ("registry.example.com/busybox-cuda:1.0", '    command: ["sleep", "600"]'),  # not the base image
         ("gcr.io/k8s-staging-perf-tests/sleep:v0.1.0", '    command: ["/bin/sh", "-c", "torchrun train.py"]'),
+        ("nvidia/cuda:12.4.1-base-ubuntu22.04", '    command: ["sleep", "infinity"]'),  # CUDA's image: exec'd into
+        ("registry.example.com/ml/ubuntu-cuda:22.04", '    command: ["bash", "-c", "sleep 86400"]'),  # built on ubuntu
+        ("ubuntu:22.04", '    command: ["bash", "-c", "pip install torch && torchrun --nproc-per-node 8 t.py"]'),
+        ("nginx:1.27", '    command: ["python", "serve.py"]'),  # not nginx's entrypoint
     ],
 )
 def test_a_base_image_that_runs_more_than_a_wait_keeps_the_finding(image, command):
     assert_findings("dev-shm-missing", held(image, command), [(7, 11, "(8 nvidia.com/gpu)")])
+
+
+# Kueue's LeaderWorkerSet sample: nginx workers given one GPU each to show topology-aware placement
+LWS_RANKS = """
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: nginx-leaderworkerset
+  labels: {kueue.x-k8s.io/queue-name: tas-user-queue}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 3
+    workerTemplate:
+      spec:
+        containers:
+        - name: worker
+          image: {image}
+          resources:
+            requests: {cpu: 200m, nvidia.com/gpu: "1"}
+"""
+
+
+def test_one_gpu_ranks_running_a_web_server_need_no_dev_shm():
+    lws = LWS_RANKS.replace("{image}", "registry.k8s.io/nginx-slim:0.27")
+    assert_findings("dev-shm-missing", lws, [])
+
+
+@pytest.mark.parametrize("image", ["vllm/vllm-openai:v0.8.5", "registry.example.com/nginx-llm:1.0"])
+def test_one_gpu_ranks_of_any_other_image_keep_the_finding(image):
+    lws = LWS_RANKS.replace("{image}", image)
+    assert_findings("dev-shm-missing", lws, [(13, 17, "one rank of a distributed LeaderWorkerSet")])
 
 
 # ------------------------------------------------------------------- host-network-dns: a lone pod
@@ -533,3 +573,39 @@ def test_two_bases_remote_resources_are_each_said(repo, render_tools):
         ("deps/base/kueue/kustomization.yaml", 2, "warning"),
         ("deps/overlays/vcluster/kustomization.yaml", 2, "warning"),
     ], result.stdout
+
+
+# ---------------------------------------------------- set E: one process drives a JAX container's GPUs
+
+JAX = """
+apiVersion: v1
+kind: Pod
+metadata: {name: jax-multi-gpu-pod}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: jax
+    image: {image}
+    command: {command}
+    resources:
+      limits: {amd.com/gpu: 2}
+"""
+
+
+@pytest.mark.parametrize("image", ["rocm/jax:latest", "nvcr.io/nvidia/jax:24.04"])
+def test_a_jax_program_started_as_one_process_needs_no_dev_shm(image):
+    text = JAX.replace("{image}", image).replace("{command}", '[python3, -c, "import jax; print(jax.devices())"]')
+    assert_findings("dev-shm-missing", text, [])
+
+
+@pytest.mark.parametrize(
+    "image, command",
+    [
+        ("rocm/jax:latest", "[mpirun, -np, '2', python3, train.py]"),  # a process per GPU
+        ("rocm/pytorch:latest", '[python3, -c, "import torch"]'),  # not JAX's image
+        ("rocm/jax:latest", "[bash, run.sh]"),  # a script gpulint does not read
+    ],
+)
+def test_a_jax_image_with_a_launcher_or_another_image_keeps_the_finding(image, command):
+    text = JAX.replace("{image}", image).replace("{command}", command)
+    assert_findings("dev-shm-missing", text, [(7, 11, "(2 amd.com/gpu)")])
