@@ -11,7 +11,7 @@ import subprocess
 import textwrap
 
 import pytest
-from conftest import run_cli, said
+from conftest import lint_text, run_cli, said
 from rule_harness import assert_findings, findings_of
 
 
@@ -573,6 +573,85 @@ def test_two_bases_remote_resources_are_each_said(repo, render_tools):
         ("deps/base/kueue/kustomization.yaml", 2, "warning"),
         ("deps/overlays/vcluster/kustomization.yaml", 2, "warning"),
     ], result.stdout
+
+
+# ------------------------------------------------------- set E: fill-in forms a program replaces before use
+
+# NVIDIA's NIM operator e2e data: `strings.ReplaceAll(data, "{NEMO_ENTITYSTORE_REPO}", repo)` before Unmarshal
+BRACED = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: entitystore}
+spec:
+  selector: {matchLabels: {app: entitystore}}
+  template:
+    metadata: {labels: {app: entitystore}}
+    spec:
+      containers:
+      - name: api
+        image: {image}
+"""
+
+
+def test_a_single_braced_name_a_program_replaces_is_no_schema_error():
+    findings = lint_text(BRACED.replace("{image}", "{NEMO_ENTITYSTORE_REPO}"), "test/e2e/data/entitystore.yml")
+    assert [(f.rule, f.severity.name.lower()) for f in findings] == [("not-rendered", "info")]
+    assert "{NEMO_ENTITYSTORE_REPO} is a placeholder" in findings[0].message
+
+
+@pytest.mark.parametrize("value", ["{name: api-server}", "{REPO: nginx}", "{repo}"])
+def test_a_flow_mapping_where_a_string_goes_is_still_a_schema_error(value):
+    findings = lint_text(BRACED.replace("{image}", value))
+    assert [(f.rule, f.line) for f in findings if f.severity.name.lower() == "error"] == [("schema-invalid", 11)]
+
+
+# karpenter-provider-aws's AMI suite: `fmt.Sprintf(string(testdata), cluster, endpoint, ca)` before use
+PRINTF = """
+apiVersion: node.eks.aws/v1alpha1
+kind: NodeConfig
+spec:
+  cluster:
+    name: {value}
+    cidr: 10.100.0.0/16
+"""
+
+
+@pytest.mark.parametrize("verb", ["%s", "%q", "%-8d"])
+def test_a_printf_format_file_is_a_template_not_a_broken_manifest(verb):
+    findings = lint_text(PRINTF.replace("{value}", verb), "testdata/al2023_userdata_input.yaml")
+    assert [(f.rule, f.severity.name.lower(), f.line, f.column) for f in findings] == [("not-rendered", "info", 5, 11)]
+    assert f"{verb} is a printf verb" in findings[0].message
+
+
+@pytest.mark.parametrize("text", [PRINTF.replace("{value}", "[a"), "%YAML 1.1\n%TAG ! x\n---\nkind: Pod\n  a: [b\n"])
+def test_other_yaml_syntax_errors_stay_errors(text):
+    findings = lint_text(text)
+    assert [f.rule for f in findings if f.severity.name.lower() == "error"] == ["yaml-invalid"]
+
+
+# operator-sdk's bundle/tests/scorecard/config.yaml: `apiversion`, read by encoding/json (case-insensitive)
+SCORECARD = """
+kind: Configuration
+apiversion: scorecard.operatorframework.io/v1alpha3
+metadata:
+  name: config
+stages:
+- parallel: true
+  tests:
+  - image: quay.io/operator-framework/scorecard-test:latest
+    entrypoint: [scorecard-test, basic-check-spec]
+"""
+
+
+def test_a_tools_configuration_spelling_apiversion_is_no_manifest():
+    assert lint_text(SCORECARD, "bundle/tests/scorecard/config.yaml") == []
+
+
+def test_a_kubernetes_kind_spelling_apiversion_is_still_refused():
+    text = "apiversion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n"
+    findings = lint_text(text)
+    assert [(f.rule, f.severity.name.lower(), f.line) for f in findings] == [("schema-invalid", "error", 1)]
+    assert "'apiversion' is not apiVersion" in findings[0].notes[0]
 
 
 # ---------------------------------------------------- set E: one process drives a JAX container's GPUs
