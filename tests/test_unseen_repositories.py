@@ -688,3 +688,63 @@ def test_a_jax_program_started_as_one_process_needs_no_dev_shm(image):
 def test_a_jax_image_with_a_launcher_or_another_image_keeps_the_finding(image, command):
     text = JAX.replace("{image}", image).replace("{command}", command)
     assert_findings("dev-shm-missing", text, [(7, 11, "(2 amd.com/gpu)")])
+
+
+# ------------------------------------------ set E: Karpenter's controller runs on the nodes no pool makes
+
+POOL = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: general-purpose}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}
+      requirements:
+      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+"""
+
+CONTROLLER = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: karpenter, namespace: kube-system}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: karpenter}}
+  template:
+    metadata: {labels: {app: karpenter}}
+    spec:
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: karpenter.sh/nodepool, operator: {operator}}
+      containers:
+      - name: controller
+        image: mcr.microsoft.com/aks/karpenter/controller:v1.6.0
+"""
+
+
+def affinity_findings(repo, operator: str) -> list[tuple[str, int, str, str]]:
+    write_tree(
+        repo,
+        {"examples/v1/general-purpose.yaml": POOL, "deploy/karpenter.yaml": CONTROLLER.replace("{operator}", operator)},
+    )
+    result = run_cli("check", ".", "--format", "json")
+    return [f for f in serious(result) if f[2] == "over-tight-affinity"]
+
+
+def test_a_pod_that_must_avoid_every_pools_nodes_is_not_judged_by_the_pools(repo):
+    assert affinity_findings(repo, "DoesNotExist") == []
+
+
+def test_a_pod_that_needs_a_pools_label_is_still_judged_by_the_pools(repo):
+    # the trap: a value of the pools' own label that no pool gives is still judged by the pools
+    write_tree(repo, {"examples/v1/general-purpose.yaml": POOL})
+    text = CONTROLLER.replace("operator: {operator}}", "operator: In, values: [gpu]}")
+    write_tree(repo, {"deploy/karpenter.yaml": text})
+    result = run_cli("check", ".", "--format", "json")
+    assert [f[:3] for f in serious(result) if f[2] == "over-tight-affinity"] == [
+        ("deploy/karpenter.yaml", 15, "over-tight-affinity")
+    ], result.stdout
