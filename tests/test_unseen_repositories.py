@@ -748,3 +748,25 @@ def test_a_pod_that_needs_a_pools_label_is_still_judged_by_the_pools(repo):
     assert [f[:3] for f in serious(result) if f[2] == "over-tight-affinity"] == [
         ("deploy/karpenter.yaml", 15, "over-tight-affinity")
     ], result.stdout
+
+
+KARPENTER_NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: aks-general-purpose-x7k2p
+  labels: {karpenter.sh/nodepool: general-purpose, kubernetes.io/arch: amd64}
+status:
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
+  capacity: {cpu: "8", memory: 32Gi, pods: "110"}
+"""
+
+
+def test_with_the_nodes_known_a_pod_avoiding_every_pool_is_still_judged(repo):
+    # the trap: an inventory whose every node a pool made proves the controller has nowhere to run
+    write_tree(repo, {"inventory/nodes.yaml": KARPENTER_NODE})
+    affinity_findings(repo, "DoesNotExist")  # writes the pool and the controller
+    result = run_cli("check", ".", "--inventory", "inventory", "--format", "json")
+    assert [f[:3] for f in serious(result) if f[2] == "over-tight-affinity"] == [
+        ("deploy/karpenter.yaml", 15, "over-tight-affinity")
+    ], result.stdout
