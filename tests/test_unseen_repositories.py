@@ -11,7 +11,7 @@ import subprocess
 import textwrap
 
 import pytest
-from conftest import run_cli, said
+from conftest import lint_text, run_cli, said
 from rule_harness import assert_findings, findings_of
 
 
@@ -214,6 +214,10 @@ def held(image: str, command: str = "", resource: str = "nvidia.com/gpu") -> str
         ("busybox:latest", '    command: ["sleep", "600"]', "amd.com/gpu"),
         ("docker.io/library/alpine:3.20", '    command: ["sh", "-c", "echo waiting; sleep 3600"]', "nvidia.com/gpu"),
         ("gcr.io/k8s-staging-perf-tests/sleep:v0.1.0", '    args: ["600s"]', "nvidia.com/gpu"),
+        # HAMi's demo pods: a distribution's base image that sleeps, for `kubectl exec ... nvidia-smi`
+        ("ubuntu:22.04", '    command: ["bash", "-c", "sleep 86400"]', "nvidia.com/gpu"),
+        ("registry.access.redhat.com/ubi9/ubi-minimal:9.4", '    command: ["sleep", "infinity"]', "amd.com/gpu"),
+        ("registry.k8s.io/nginx-slim:0.27", "", "nvidia.com/gpu"),  # a web server's own entrypoint
     ],
 )
 def test_gpus_held_by_a_query_tool_a_burn_in_or_pause_need_no_dev_shm(image, command, resource):
@@ -242,10 +246,46 @@ def test_a_container_that_may_run_collectives_keeps_the_finding(command):
         ("busybox:latest", '    command: ["/usr/sbin/sshd", "-D"]'),
         ("registry.example.com/busybox-cuda:1.0", '    command: ["sleep", "600"]'),  # not the base image
         ("gcr.io/k8s-staging-perf-tests/sleep:v0.1.0", '    command: ["/bin/sh", "-c", "torchrun train.py"]'),
+        ("nvidia/cuda:12.4.1-base-ubuntu22.04", '    command: ["sleep", "infinity"]'),  # CUDA's image: exec'd into
+        ("registry.example.com/ml/ubuntu-cuda:22.04", '    command: ["bash", "-c", "sleep 86400"]'),  # built on ubuntu
+        ("ubuntu:22.04", '    command: ["bash", "-c", "pip install torch && torchrun --nproc-per-node 8 t.py"]'),
+        ("nginx:1.27", '    command: ["python", "serve.py"]'),  # not nginx's entrypoint
     ],
 )
 def test_a_base_image_that_runs_more_than_a_wait_keeps_the_finding(image, command):
     assert_findings("dev-shm-missing", held(image, command), [(7, 11, "(8 nvidia.com/gpu)")])
+
+
+# Kueue's LeaderWorkerSet sample: nginx workers given one GPU each to show topology-aware placement
+LWS_RANKS = """
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: nginx-leaderworkerset
+  labels: {kueue.x-k8s.io/queue-name: tas-user-queue}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 3
+    workerTemplate:
+      spec:
+        containers:
+        - name: worker
+          image: {image}
+          resources:
+            requests: {cpu: 200m, nvidia.com/gpu: "1"}
+"""
+
+
+def test_one_gpu_ranks_running_a_web_server_need_no_dev_shm():
+    lws = LWS_RANKS.replace("{image}", "registry.k8s.io/nginx-slim:0.27")
+    assert_findings("dev-shm-missing", lws, [])
+
+
+@pytest.mark.parametrize("image", ["vllm/vllm-openai:v0.8.5", "registry.example.com/nginx-llm:1.0"])
+def test_one_gpu_ranks_of_any_other_image_keep_the_finding(image):
+    lws = LWS_RANKS.replace("{image}", image)
+    assert_findings("dev-shm-missing", lws, [(13, 17, "one rank of a distributed LeaderWorkerSet")])
 
 
 # ------------------------------------------------------------------- host-network-dns: a lone pod
@@ -532,4 +572,201 @@ def test_two_bases_remote_resources_are_each_said(repo, render_tools):
     assert not_rendered(result) == [
         ("deps/base/kueue/kustomization.yaml", 2, "warning"),
         ("deps/overlays/vcluster/kustomization.yaml", 2, "warning"),
+    ], result.stdout
+
+
+# ------------------------------------------------------- set E: fill-in forms a program replaces before use
+
+# NVIDIA's NIM operator e2e data: `strings.ReplaceAll(data, "{NEMO_ENTITYSTORE_REPO}", repo)` before Unmarshal
+BRACED = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: entitystore}
+spec:
+  selector: {matchLabels: {app: entitystore}}
+  template:
+    metadata: {labels: {app: entitystore}}
+    spec:
+      containers:
+      - name: api
+        image: {image}
+"""
+
+
+def test_a_single_braced_name_a_program_replaces_is_no_schema_error():
+    findings = lint_text(BRACED.replace("{image}", "{NEMO_ENTITYSTORE_REPO}"), "test/e2e/data/entitystore.yml")
+    assert [(f.rule, f.severity.name.lower()) for f in findings] == [("not-rendered", "info")]
+    assert "{NEMO_ENTITYSTORE_REPO} is a placeholder" in findings[0].message
+
+
+@pytest.mark.parametrize("value", ["{name: api-server}", "{REPO: nginx}", "{repo}"])
+def test_a_flow_mapping_where_a_string_goes_is_still_a_schema_error(value):
+    findings = lint_text(BRACED.replace("{image}", value))
+    assert [(f.rule, f.line) for f in findings if f.severity.name.lower() == "error"] == [("schema-invalid", 11)]
+
+
+# karpenter-provider-aws's AMI suite: `fmt.Sprintf(string(testdata), cluster, endpoint, ca)` before use
+PRINTF = """
+apiVersion: node.eks.aws/v1alpha1
+kind: NodeConfig
+spec:
+  cluster:
+    name: {value}
+    cidr: 10.100.0.0/16
+"""
+
+
+@pytest.mark.parametrize("verb", ["%s", "%q", "%-8d"])
+def test_a_printf_format_file_is_a_template_not_a_broken_manifest(verb):
+    findings = lint_text(PRINTF.replace("{value}", verb), "testdata/al2023_userdata_input.yaml")
+    assert [(f.rule, f.severity.name.lower(), f.line, f.column) for f in findings] == [("not-rendered", "info", 5, 11)]
+    assert f"{verb} is a printf verb" in findings[0].message
+
+
+@pytest.mark.parametrize("text", [PRINTF.replace("{value}", "[a"), "%YAML 1.1\n%TAG ! x\n---\nkind: Pod\n  a: [b\n"])
+def test_other_yaml_syntax_errors_stay_errors(text):
+    findings = lint_text(text)
+    assert [f.rule for f in findings if f.severity.name.lower() == "error"] == ["yaml-invalid"]
+
+
+# operator-sdk's bundle/tests/scorecard/config.yaml: `apiversion`, read by encoding/json (case-insensitive)
+SCORECARD = """
+kind: Configuration
+apiversion: scorecard.operatorframework.io/v1alpha3
+metadata:
+  name: config
+stages:
+- parallel: true
+  tests:
+  - image: quay.io/operator-framework/scorecard-test:latest
+    entrypoint: [scorecard-test, basic-check-spec]
+"""
+
+
+def test_a_tools_configuration_spelling_apiversion_is_no_manifest():
+    assert lint_text(SCORECARD, "bundle/tests/scorecard/config.yaml") == []
+
+
+def test_a_kubernetes_kind_spelling_apiversion_is_still_refused():
+    text = "apiversion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n"
+    findings = lint_text(text)
+    assert [(f.rule, f.severity.name.lower(), f.line) for f in findings] == [("schema-invalid", "error", 1)]
+    assert "'apiversion' is not apiVersion" in findings[0].notes[0]
+
+
+# ---------------------------------------------------- set E: one process drives a JAX container's GPUs
+
+JAX = """
+apiVersion: v1
+kind: Pod
+metadata: {name: jax-multi-gpu-pod}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: jax
+    image: {image}
+    command: {command}
+    resources:
+      limits: {amd.com/gpu: 2}
+"""
+
+
+@pytest.mark.parametrize("image", ["rocm/jax:latest", "nvcr.io/nvidia/jax:24.04"])
+def test_a_jax_program_started_as_one_process_needs_no_dev_shm(image):
+    text = JAX.replace("{image}", image).replace("{command}", '[python3, -c, "import jax; print(jax.devices())"]')
+    assert_findings("dev-shm-missing", text, [])
+
+
+@pytest.mark.parametrize(
+    "image, command",
+    [
+        ("rocm/jax:latest", "[mpirun, -np, '2', python3, train.py]"),  # a process per GPU
+        ("rocm/pytorch:latest", '[python3, -c, "import torch"]'),  # not JAX's image
+        ("rocm/jax:latest", "[bash, run.sh]"),  # a script gpulint does not read
+    ],
+)
+def test_a_jax_image_with_a_launcher_or_another_image_keeps_the_finding(image, command):
+    text = JAX.replace("{image}", image).replace("{command}", command)
+    assert_findings("dev-shm-missing", text, [(7, 11, "(2 amd.com/gpu)")])
+
+
+# ------------------------------------------ set E: Karpenter's controller runs on the nodes no pool makes
+
+POOL = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: general-purpose}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}
+      requirements:
+      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+"""
+
+CONTROLLER = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: karpenter, namespace: kube-system}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: karpenter}}
+  template:
+    metadata: {labels: {app: karpenter}}
+    spec:
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: karpenter.sh/nodepool, operator: {operator}}
+      containers:
+      - name: controller
+        image: mcr.microsoft.com/aks/karpenter/controller:v1.6.0
+"""
+
+
+def affinity_findings(repo, operator: str) -> list[tuple[str, int, str, str]]:
+    write_tree(
+        repo,
+        {"examples/v1/general-purpose.yaml": POOL, "deploy/karpenter.yaml": CONTROLLER.replace("{operator}", operator)},
+    )
+    result = run_cli("check", ".", "--format", "json")
+    return [f for f in serious(result) if f[2] == "over-tight-affinity"]
+
+
+def test_a_pod_that_must_avoid_every_pools_nodes_is_not_judged_by_the_pools(repo):
+    assert affinity_findings(repo, "DoesNotExist") == []
+
+
+def test_a_pod_that_needs_a_pools_label_is_still_judged_by_the_pools(repo):
+    # the trap: a value of the pools' own label that no pool gives is still judged by the pools
+    write_tree(repo, {"examples/v1/general-purpose.yaml": POOL})
+    text = CONTROLLER.replace("operator: {operator}}", "operator: In, values: [gpu]}")
+    write_tree(repo, {"deploy/karpenter.yaml": text})
+    result = run_cli("check", ".", "--format", "json")
+    assert [f[:3] for f in serious(result) if f[2] == "over-tight-affinity"] == [
+        ("deploy/karpenter.yaml", 15, "over-tight-affinity")
+    ], result.stdout
+
+
+KARPENTER_NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: aks-general-purpose-x7k2p
+  labels: {karpenter.sh/nodepool: general-purpose, kubernetes.io/arch: amd64}
+status:
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
+  capacity: {cpu: "8", memory: 32Gi, pods: "110"}
+"""
+
+
+def test_with_the_nodes_known_a_pod_avoiding_every_pool_is_still_judged(repo):
+    # the trap: an inventory whose every node a pool made proves the controller has nowhere to run
+    write_tree(repo, {"inventory/nodes.yaml": KARPENTER_NODE})
+    affinity_findings(repo, "DoesNotExist")  # writes the pool and the controller
+    result = run_cli("check", ".", "--inventory", "inventory", "--format", "json")
+    assert [f[:3] for f in serious(result) if f[2] == "over-tight-affinity"] == [
+        ("deploy/karpenter.yaml", 15, "over-tight-affinity")
     ], result.stdout

@@ -54,27 +54,58 @@ _NO_SHARED_MEMORY_PROGRAMS = frozenset(
 # Placeholders whose own entrypoint only waits: the pause image (scale tests, capacity reservations) and
 # the perf-tests `sleep` image of Kueue's samples (its args are a duration).
 _WAITING_IMAGES = frozenset({"pause", "k8s-staging-perf-tests/sleep"})
-# Base images with no GPU user space (musl or busybox's applets, no CUDA/ROCm libraries, no Python): a
-# `sleep` in them is a placeholder too, for no multi-GPU program is exec'd into them.
-_BARE_IMAGES = frozenset({"busybox", "alpine"})
+# Base images with no GPU user space (busybox's applets or a distribution's base system: no CUDA/ROCm
+# libraries, no NCCL, no PyTorch): a `sleep` in them is a placeholder too, for no multi-GPU program is
+# exec'd into them (HAMi's demo pods sleep in ubuntu for `kubectl exec ... nvidia-smi`; the container
+# toolkit mounts the driver's libraries and nvidia-smi, never CUDA's runtime or NCCL). Names as Docker Hub,
+# Red Hat's and ECR Public's registries spell them; an image built on one (`org/ubuntu-cuda`) is none.
+_BARE_IMAGES = frozenset(
+    {"busybox", "alpine", "ubuntu", "debian", "centos", "fedora", "almalinux", "rockylinux", "amazonlinux"}
+    | {"rockylinux/rockylinux", "amazonlinux/amazonlinux", "ubi8", "ubi9", "ubi8/ubi", "ubi9/ubi"}
+    | {"ubi8/ubi-minimal", "ubi9/ubi-minimal"}
+)
+# Images whose own entrypoint is a web server with no GPU framework (Kueue's and LeaderWorkerSet's samples
+# give nginx GPUs to show placement): with no `command`, nothing in them uses the GPUs or /dev/shm.
+_NO_GPU_SERVER_IMAGES = frozenset({"nginx", "nginx-slim", "nginxinc/nginx-unprivileged", "httpd"})
 
 
 def runs_no_shared_memory(container: Mapping[str, Any]) -> bool:
     """The container holds GPUs but starts nothing that shares memory through /dev/shm: a placeholder that
-    only waits (the pause or perf-tests sleep image, `sleep` in busybox or alpine), or a command line made
-    only of device query tools and a burn-in. A command gpulint cannot read, or an image's own
-    entrypoint, is no evidence; `sleep` in any other image is none either."""
+    only waits (the pause or perf-tests sleep image, `sleep` in busybox or a distribution's base image), a
+    web server's own entrypoint (nginx), or a command line made only of device query tools and a burn-in.
+    A command gpulint cannot read, or any other image's own entrypoint, is no evidence; `sleep` in any
+    other image is none either."""
     image = image_name(container)
-    if not container.get("command") and (image in _WAITING_IMAGES or image.rsplit("/", 1)[-1] == "pause"):
+    bare = image.removeprefix("library/")
+    own_entrypoint_idle = (
+        bare in _WAITING_IMAGES or bare in _NO_GPU_SERVER_IMAGES or image.rsplit("/", 1)[-1] == "pause"
+    )
+    if not container.get("command") and own_entrypoint_idle:
         return True
     commands = container_commands(container)
     if not commands:
         return False
-    bare = image.removeprefix("library/") in _BARE_IMAGES
     programs = [command.words[0].text for command in commands if command.words]
     return all(
-        p is not None and _shares_no_memory(p.rstrip("/").rsplit("/", 1)[-1], waiting_is_idle=bare) for p in programs
+        p is not None and _shares_no_memory(p.rstrip("/").rsplit("/", 1)[-1], waiting_is_idle=bare in _BARE_IMAGES)
+        for p in programs
     )
+
+
+# JAX's images (ROCm's, NVIDIA's): JAX runs one process per host that drives every local GPU (jax.devices(),
+# pmap, pjit), as on TPUs; a process per GPU needs a launcher (mpirun, srun) or jax.distributed's settings.
+_JAX_IMAGES = frozenset({"rocm/jax", "rocm/jax-community", "nvidia/jax"})
+_PYTHON = frozenset({"python", "python3"})
+
+
+def one_jax_process(container: Mapping[str, Any]) -> bool:
+    """A JAX image whose command line starts Python directly, and nothing else: one process holds all the
+    container's GPUs, so no processes share memory through /dev/shm."""
+    if image_name(container) not in _JAX_IMAGES:
+        return False
+    commands = container_commands(container)
+    programs = [command.words[0].text for command in commands if command.words]
+    return bool(programs) and all(p is not None and p.rsplit("/", 1)[-1] in _PYTHON for p in programs)
 
 
 def _shares_no_memory(program: str, *, waiting_is_idle: bool) -> bool:

@@ -78,6 +78,11 @@ _TEMPLATED_NOTES = (
     "helm template RELEASE CHART | gpulint check -",
 )
 NOT_RENDERED = "not-rendered"
+# A printf verb where a value goes (`name: %s`): a format string a program fills in before it is read (Go's
+# fmt.Sprintf over a test's testdata, Python's % operator). YAML refuses '%' at the start of a value (it
+# starts directives), so such a file fails to parse: it is a template, not a broken manifest.
+_PRINTF_VERB = re.compile(r"%[-+# 0]*[0-9]*(?:\.[0-9]+)?[sdvqfgxXt]")
+_PRINTF_NOTES = ("lint the file the program writes, or its output: gpulint check -",)
 # Values still to be filled in, anywhere in a field's text: envsubst and Flux post-build substitution
 # (${VAR}, ${VAR:-default}, and envsubst's bare $VAR), a template expression left in a string ({{ ... }}:
 # Argo parameters, a Jinja or Go template quoted in YAML), and a documentation placeholder (<ACCOUNT_ID>,
@@ -96,7 +101,11 @@ _MARKER_PLACEHOLDER = re.compile(rf"(?:{'|'.join(_MARKER_WORDS)})(?:_?ME)?(?:_[A
 _RUNTIME_TEMPLATES = frozenset(
     {"argoproj.io", "kyverno.io", "tekton.dev", "triggers.tekton.dev", "monitoring.coreos.com"}
 )
-_MAY_HOLD_PLACEHOLDER = re.compile(r"\$[{(A-Za-z_]|\{\{|<[A-Za-z_]")  # a file without any is not walked
+_MAY_HOLD_PLACEHOLDER = re.compile(r"\$[{(A-Za-z_]|\{\{|<[A-Za-z_]|\{[A-Z]")  # a file without any is not walked
+# A single-brace name where a value goes (`repository: {NEMO_REPO}`), replaced by a program's string
+# replacement (Go's strings.ReplaceAll, Python's str.format) before the file is read: YAML reads it as a
+# flow mapping of one upper-case key without a value, which no Kubernetes field holds.
+_BRACED_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 # kustomize vars: $(VAR) as the whole value.
 _KUSTOMIZE_VAR = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
 # Where such text is data, not a placeholder: Kubernetes expands $(VAR) in command, args and env values
@@ -582,6 +591,23 @@ def _load_text(path: str, text: str) -> LoadedFile:
             ]
             loaded.documents = []
             return loaded
+    verb = _printf_verb_refused(loaded, text)
+    if verb is not None:
+        line, column, written = verb
+        loaded.templated = True
+        loaded.problems = [
+            LoadProblem(
+                f"template: {written} is a printf verb (a format string a program fills in), so the file is not "
+                "YAML yet and was not checked",
+                line,
+                column,
+                rule=NOT_RENDERED,
+                severity=Severity.INFO,
+                notes=_PRINTF_NOTES,
+            )
+        ]
+        loaded.documents = []
+        return loaded
     if _MAY_HOLD_PLACEHOLDER.search(text) or any(word in text for word in _MARKER_WORDS):
         _find_placeholders(loaded)
     if loaded.problems and _MANIFEST_WORD.search(text) is None:
@@ -696,6 +722,14 @@ def _find_placeholders(loaded: LoadedFile) -> None:
         while stack:
             node, path = stack.pop()
             if isinstance(node, MappingNode):
+                braced = _braced_name(node)
+                if braced is not None:
+                    found.append(path)
+                    mark = node.start_mark
+                    place = (mark.line + document.line_offset + 1, mark.column + 1, braced, document.index)
+                    if first is None or place[:2] < first[:2]:
+                        first = place
+                    continue
                 for key, value in node.value:
                     if isinstance(key, ScalarNode) and key.tag != _MERGE:
                         name = _key_text(key)
@@ -743,6 +777,31 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                 notes=("lint the output of the tool that fills them in (envsubst < FILE | gpulint check -)",),
             )
         )
+
+
+def _printf_verb_refused(loaded: LoadedFile, text: str) -> tuple[int, int, str] | None:
+    """Where YAML refused the file at a printf verb in a value (not a `%YAML` directive at a line's start):
+    its line, column and the verb as written."""
+    lines = text.split("\n")
+    for problem in loaded.problems:
+        if not problem.message.startswith("YAML syntax error") or not 1 < problem.column <= 4096:
+            continue
+        row = lines[problem.line - 1] if 0 < problem.line <= len(lines) else ""
+        verb = _PRINTF_VERB.match(row, problem.column - 1)
+        if verb is not None and row[: problem.column - 1].strip():
+            return problem.line, problem.column, verb.group(0)
+    return None
+
+
+def _braced_name(node: MappingNode) -> str | None:
+    """``{NAME}`` as a program's fill-in placeholder: a flow mapping of one upper-case key with no value."""
+    if not node.flow_style or len(node.value) != 1:
+        return None
+    key, value = node.value[0]
+    empty = isinstance(value, ScalarNode) and value.tag == "tag:yaml.org,2002:null" and value.value == ""
+    if isinstance(key, ScalarNode) and not key.style and empty and _BRACED_NAME.fullmatch(key.value):
+        return "{" + key.value + "}"
+    return None
 
 
 def _template_outside_strings(loaded: LoadedFile, text: str) -> int | None:

@@ -20,6 +20,7 @@ from gpulint.kube.runtime import (
     main_containers,
     mounts_dev_shm,
     multiprocess_server,
+    one_jax_process,
     pod_gpus,
     runs_no_shared_memory,
 )
@@ -122,13 +123,13 @@ def _reason(
     patterns: tuple[str, ...],
     ctx: CheckContext,
 ) -> tuple[str, str] | None:
-    """Why the container needs more than 64 MiB: a short tag for the first line, and the reason for the notes
-    (the cheapest question first: most GPU containers hold several GPUs)."""
+    """Why the container needs more than 64 MiB: a short tag for the first line, and the reason for the notes."""
+    # GPUs held by a device query tool, a burn-in, a placeholder or a web server: no processes share memory
+    if runs_no_shared_memory(container):
+        return None
     family = container_family(container, patterns)
-    # several GPUs held by a device query tool, a burn-in or the pause image: no processes that share memory
-    if gpus >= 2 and family.peers and image_name(container) not in SINGLE_PROCESS_IMAGES:
-        if runs_no_shared_memory(container):
-            return None
+    one_process = image_name(container) in SINGLE_PROCESS_IMAGES or one_jax_process(container)
+    if gpus >= 2 and family.peers and not one_process:
         resource = gpu_resource_name(container, patterns)
         if family.collective_shm:
             library = f"{family.collective}'s shared memory" if family.collective else "shared memory"

@@ -70,6 +70,8 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Itera
     if inventory.pools:
         if pools_matching(pod, inventory):
             return  # a pool can add nodes it matches: gpu-unschedulable judges what they offer
+        if not nodes and _outside_every_pool(pod, inventory):
+            return  # it asks for a node no pool makes: only the nodes could answer, and none are known
         if not groups:
             yield (
                 requirement.path,
@@ -115,6 +117,18 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Itera
         return
     allowed = sum(len(group) for group in offering) if gpu_resources else matched
     yield from _replicas(pods, pod, inventory, allowed, requirement)
+
+
+def _outside_every_pool(pod: PodRequirements, inventory: Resolver) -> bool:
+    """The pod requires a label every pool stamps on its nodes to be absent (`karpenter.sh/nodepool
+    DoesNotExist`: Karpenter's controller, which must not run on the nodes it makes). Its nodes are the
+    cluster's others (a managed system pool), which no pool in the linted files describes."""
+    return any(
+        requirement.operator == "DoesNotExist"
+        and not requirement.field
+        and all(requirement.key in pool.labels for pool in inventory.pools)
+        for requirement in pod.requirements()
+    )
 
 
 def _no_pool_offers(

@@ -31,10 +31,14 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         )
         return
     if not isinstance(data.get("apiVersion"), str) or not data.get("apiVersion"):
+        cased = _api_version_cased_otherwise(data)
+        if cased is not None and not ctx.schemas.has_schema(cased[1], data["kind"]):
+            return  # a tool's own configuration, not for kubectl (see _api_version_cased_otherwise)
         yield Diagnostic(
             RULE_ID,
             ("apiVersion",) if "apiVersion" in data else (),
             f"{data['kind']} has no apiVersion: kubectl refuses it (apiVersion not set)",
+            notes=(f"'{cased[0]}' is not apiVersion: the API's keys are case-sensitive",) if cased is not None else (),
         )
         return
     if is_list(data) and list_is_malformed(data):
@@ -76,6 +80,18 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             severity=Severity.INFO,
             run_note=True,
         )
+
+
+def _api_version_cased_otherwise(data: dict) -> tuple[str, str] | None:
+    """An `apiVersion` key written in another case (`apiversion`), and its value. A Go program that writes a
+    TypeMeta through a YAML library ignoring its json tags spells it so, and reads it back through
+    encoding/json, which matches keys case-insensitively: operator-sdk's scorecard configuration
+    (`bundle/tests/scorecard/config.yaml`, kind Configuration). Such a file is for that program; only an
+    object of a kind Kubernetes serves is a manifest whose key kubectl refuses."""
+    for key, value in data.items():
+        if isinstance(key, str) and key != "apiVersion" and key.lower() == "apiversion" and isinstance(value, str):
+            return key, value
+    return None
 
 
 def _list_items(obj: KubeObject) -> Iterator[Diagnostic]:
