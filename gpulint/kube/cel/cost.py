@@ -545,8 +545,9 @@ class _Coster:
         if node.test_only:
             return add(fixed(0), self.cost(node.target))  # has() costs 0 in Kubernetes (PresenceTestHasCost(false))
         total = self.cost(node.target)
-        if self.kind(node.target) in ("map", "struct", "typeparam", "dyn"):
-            total = add(total, fixed(SELECT_AND_IDENT_COST))  # gpulint's device is DYN where Kubernetes' is a struct
+        if self.kind(node.target) in ("map", "struct", "typeparam"):
+            # cel-go's costSelect: a field of a dyn value (an attribute's, which fails anyway) costs nothing
+            total = add(total, fixed(SELECT_AND_IDENT_COST))
         base = self.path(node.target)
         if base is not None:
             self.paths[node.id] = (*base, node.name)

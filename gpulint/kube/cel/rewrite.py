@@ -225,6 +225,9 @@ NO_OVERLOAD = "@kubernetes.no_overload"  # (message) -> raises it
 EQUAL = "@kubernetes.equal"  # ([a, b]) -> cel-go's Equal(a, b) == true, raising its error
 NOT_EQUAL = "@kubernetes.not_equal"  # ([a, b]) -> cel-go's Equal(a, b) != true (evalNe: never an error)
 UNHASHABLE = "internal error: runtime error: hash of unhashable type cel.Semver"
+# (message) -> raises it and records it as the whole evaluation's error: cel-go's hash of a Semver panics, and
+# Eval recovers the panic as its result, whatever ||, && or a comprehension around it would have absorbed
+PANIC = "@kubernetes.panic"
 # what a version may be an operand of as it is (its own library, equality and membership handled below,
 # the logical operators, which fail on a string as on a Semver, indexing, which fails on both)
 VERSION_OPERAND = frozenset(
@@ -346,7 +349,7 @@ class _Guards(_Builder):
         return self.call("_==_", self.call("type", self.ident(name)), self.ident(kind))
 
     def fails(self, message: str) -> bytes:
-        return self.call(NO_OVERLOAD, self.string(message))
+        return self.call(PANIC if message == UNHASHABLE else NO_OVERLOAD, self.string(message))
 
     def checked(self, operand: bytes, checks: list[tuple[str, str]]) -> bytes:
         """The operand, bound once, or the error of the first check it fails: each check a (what, error),
