@@ -204,3 +204,17 @@ LITERAL_CASES: list[tuple[str, bool | str]] = [
     (f'[{_V}, {_A}.pre].all(x, x.isGreaterThan(semver("1.0.0")))', True),
     ('"%s-%d".format(["a", 1]) == "a-1"', True),  # lists inside format() are exempt
 ]
+
+# Operands the guard leaves alone because their value is never a version (a comparison, a count, a device's
+# driver): the outcome stays Kubernetes'
+VERSION_CASES += [
+    (f'{_V}.compareTo(semver("1.0.0")) == 1', True),
+    (f'device.driver == "{DRIVER}" && {_V}.major() == 1', True),
+    (f"has({_V}) == true", True),
+    (f"{_A}.s.size() == {_V}", False),
+    (f"size({_V}) == 5", ERROR),
+]
+INT_CASES += [
+    (f"int({_A}.i > 1) == 1", COMPILE),
+    (f'string({_A}.i > 1) == "true"', True),
+]
