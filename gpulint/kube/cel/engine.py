@@ -741,7 +741,8 @@ class CelEngine:
 
     def _estimate(self, checked: cel_cost.Checked, sizes: cel_cost.SizeModel) -> cel_cost.Estimate | None:
         try:
-            return cel_cost.estimate(checked, sizes, self.max_cost)
+            # a bound on the actual cost: the runtime counts a select on a dyn value, the estimator does not
+            return cel_cost.estimate(checked, sizes, self.max_cost, dyn_select=cel_cost.SELECT_AND_IDENT_COST)
         except RecursionError:
             return None
 
