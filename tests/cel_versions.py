@@ -161,3 +161,60 @@ INT_CASES: list[tuple[str, bool | str]] = [
     (f"uint({_A}.t) == 1u", ERROR),
     (f'string({_A}.t) == "true"', True),
 ]
+
+# A version hashed (`in` a list of constants or a map literal, a map literal's key) panics in cel-go; Eval
+# recovers the panic as the error of the whole evaluation, which no ||, && or comprehension absorbs. Only a
+# hash that is evaluated fails: a branch that short-circuits it away decides.
+HASH_CASES: list[tuple[str, bool | str]] = [
+    (f'{_V} in ["1.2.3", "1.2.4"] || {_A}.s == "1.2.3"', ERROR),
+    (f'{_A}.s == "1.2.3" || {_V} in ["1.2.3"]', True),  # || stops at true: the hash is never evaluated
+    (f'{_V} in {{"1.2.3": true}} && false', ERROR),
+    (f'false && {_V} in ["1.2.3"]', False),
+    (f"{{{_V}: 1}}.size() == 1 || true", ERROR),
+    (f'!({_V} in ["9.9.9"]) || true', ERROR),
+    (f'({_V} in ["1.2.3"]) ? true : true', ERROR),
+    (f'{_A}.t ? true : {_V} in ["1.2.3"]', True),
+    (f'[1, 2].exists(x, x == 1 || {_V} in ["1.2.3"])', True),  # exists stops at true too
+    (f'[1, 2].exists(x, {_V} in ["1.2.3"] || x == 1)', ERROR),
+    (f'{_A}.vs.exists(x, x in ["1.0.0"]) || true', ERROR),
+    (f'{_A}.s in ["1.2.3"] || false', True),  # a string hashes
+    # an error that is not a panic is absorbed as before
+    (f'{_V}.startsWith("1") || true', True),
+]
+
+# Literals of mixed types do not compile: the API server's environment has cel.HomogeneousAggregateLiterals
+# (apiserver pkg/cel/environment base.go), "expected type 'int' but found 'string'".
+LITERAL_CASES: list[tuple[str, bool | str]] = [
+    (f'{_A}.s in ["a100", 1]', COMPILE),
+    (f"[1, {_A}.i].exists(x, x == 3)", COMPILE),  # an attribute is dyn, 1 an int
+    (f'{_V} in ["x", semver("1.0.0")]', COMPILE),
+    ("[1, 2.0].size() == 2", COMPILE),
+    ("[1u, 1].size() == 2", COMPILE),
+    ('[[1], ["a"]].size() == 2', COMPILE),
+    ("[null, 1].size() == 2", COMPILE),
+    ('{"a": 1, "b": "x"}.size() == 2', COMPILE),
+    (f'{{"a": 1, {_A}.s: 1}}.size() == 2', COMPILE),
+    ('[1, dyn("a")].size() == 2', COMPILE),
+    # ... and literals of one type do
+    (f'{_A}.s in ["a100", "1.2.3"]', True),
+    (f"[{_A}.i, {_A}.s].size() == 2", True),  # both attributes: dyn
+    (f"[{_A}.i, dyn(1)].size() == 2", True),
+    ("[[], [1]].size() == 2 && [{}, {1: 2}].size() == 2", True),
+    ("[optional.of(1), optional.none()].size() == 2", True),
+    (f'[{_V}, {_A}.pre].all(x, x.isGreaterThan(semver("1.0.0")))', True),
+    ('"%s-%d".format(["a", 1]) == "a-1"', True),  # lists inside format() are exempt
+]
+
+# Operands the guard leaves alone because their value is never a version (a comparison, a count, a device's
+# driver): the outcome stays Kubernetes'
+VERSION_CASES += [
+    (f'{_V}.compareTo(semver("1.0.0")) == 1', True),
+    (f'device.driver == "{DRIVER}" && {_V}.major() == 1', True),
+    (f"has({_V}) == true", True),
+    (f"{_A}.s.size() == {_V}", False),
+    (f"size({_V}) == 5", ERROR),
+]
+INT_CASES += [
+    (f"int({_A}.i > 1) == 1", COMPILE),
+    (f'string({_A}.i > 1) == "true"', True),
+]

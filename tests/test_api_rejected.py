@@ -94,6 +94,27 @@ def test_gt_tolerations_are_accepted_with_their_gate():
 
 
 @pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("'1e3'", 'value: Invalid value: "1e3": must be a valid decimal integer in canonical form'),
+        ("'40Gi'", 'strconv.ParseInt: parsing "40Gi": invalid syntax'),
+        ("'040'", "must be a valid decimal integer in canonical form"),
+        ("'9223372036854775808'", 'strconv.ParseInt: parsing "9223372036854775808": value out of range'),
+        ("''", 'value: Invalid value: "": must be non-empty'),
+    ],
+)
+def test_a_gt_toleration_compares_a_canonical_integer(value, words):
+    """ValidateTolerations with the gate on: content.IsDecimalInteger, then strconv.ParseInt (the oracle's
+    validate family found "1e3" accepted)."""
+    text = deployment(f"tolerations:\n- {{key: gpu.example.com/memory, operator: Gt, value: {value}}}\n" + CONTAINER)
+    findings = rejected(text, feature_gates={"TaintTolerationComparisonOperators": True})
+    assert findings and all(f[2].startswith("spec.template.spec.tolerations[0].value") for f in findings), findings
+    assert any(words in f[2] for f in findings), findings
+    clean = deployment("tolerations:\n- {key: gpu.example.com/memory, operator: Lt, value: '-1'}\n" + CONTAINER)
+    assert rejected(clean, feature_gates={"TaintTolerationComparisonOperators": True}) == []
+
+
+@pytest.mark.parametrize(
     ("expression", "words"),
     [
         (

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpulint.kube.cel import cost as cel_cost
+from gpulint.kube.cel import rewrite
 from gpulint.kube.cel.engine import CelEngine, CelProblem, Compiled, device_value
 from gpulint.kube.cel.sandbox import WALL_SECONDS
 
@@ -600,9 +601,10 @@ def test_library_costs_are_estimated_as_kubernetes_does():
     assert not isinstance(checked, CelProblem)
     from gpulint.kube.cel import cost as cel_cost
 
-    # cidr("10.0.0.0/8") 2 (11 characters), containsIP 1..4 (two 4- or 16-byte addresses) plus parsing the
-    # string (0..64 characters: 0..7), object.status.podIP 2
-    assert cel_cost.estimate(checked, cel_cost.uniform_sizes({"object": 64}), 10**6).cost == (5, 15)
+    # cidr("10.0.0.0/8") 1, containsIP 1..4 (two 4- or 16-byte addresses) plus parsing the string (0..64
+    # characters: 0..7), object.status.podIP 1 (object is dyn: cel-go's costSelect charges a field only of a
+    # map, a message or a type parameter)
+    assert cel_cost.estimate(checked, cel_cost.uniform_sizes({"object": 64}), 10**6).cost == (3, 13)
 
 
 @pytest.mark.parametrize(
@@ -649,9 +651,9 @@ def _outcome(expression: str) -> bool | str:
 
 
 def _version_cases():
-    from cel_versions import INT_CASES, VERSION_CASES
+    from cel_versions import HASH_CASES, INT_CASES, LITERAL_CASES, VERSION_CASES
 
-    return VERSION_CASES + INT_CASES
+    return VERSION_CASES + INT_CASES + HASH_CASES + LITERAL_CASES
 
 
 @pytest.mark.parametrize("expression, kubernetes", _version_cases())
@@ -683,6 +685,35 @@ def test_a_binding_after_a_comprehension_that_stopped_early_reads_its_own_value(
     assert isinstance(clean, Compiled) and engine.run(clean, {"object": {"present": 1}}) == (True, "")
     unused = engine.compile("cel.bind(x, object.missing, true)")  # never read: no error, as in cel-go
     assert isinstance(unused, Compiled) and engine.run(unused, {"object": {}}) == (True, "")
+
+
+def test_a_version_hashed_fails_the_whole_evaluation_and_only_that_one():
+    """cel-go panics hashing a Semver and Eval returns the panic as its error, past the || that would absorb an
+    error; the next evaluation on the same engine starts clean (the panic is recorded per evaluation)."""
+    engine = CelEngine()
+    device = _version_device()
+    hashed = engine.compile('device.attributes["gpu.example.com"].v in ["1.2.3"] || true')
+    assert isinstance(hashed, Compiled)
+    assert engine.evaluate(hashed, device) == "internal error: runtime error: hash of unhashable type cel.Semver"
+    clean = engine.compile('device.attributes["gpu.example.com"].s in ["1.2.3"] || true')
+    assert isinstance(clean, Compiled) and engine.evaluate(clean, device) is True
+    policy = CelEngine(variables=("object",))
+    hashed_in_policy = policy.compile('{semver("1.0.0"): 1}.size() == 1 || true')
+    assert isinstance(hashed_in_policy, Compiled)
+    assert policy.run(hashed_in_policy, {"object": {}}) == (None, rewrite.UNHASHABLE)
+    after = policy.compile("true || false")
+    assert isinstance(after, Compiled) and policy.run(after, {"object": {}}) == (True, "")
+
+
+def test_a_literal_of_mixed_types_is_refused_where_kubernetes_refuses_it():
+    """cel.HomogeneousAggregateLiterals: the first element of another type than the first, with its offset."""
+    expression = 'device.attributes["gpu.example.com"].model in ["A100", 80]'
+    problem = ENGINE.compile(expression)
+    assert isinstance(problem, CelProblem) and problem.evaluable
+    assert problem.message == "compilation failed: expected type 'string' but found 'int'"
+    assert expression[problem.offset :] == "80]"
+    # a type gpulint declares more loosely than Kubernetes (dyn for a library's type parameter) decides nothing
+    assert isinstance(ENGINE.compile('[device.attributes["gpu.example.com"].models[0], "a"].size() == 2'), Compiled)
 
 
 def test_a_failing_conversion_of_a_constant_is_a_compile_error_at_the_call():

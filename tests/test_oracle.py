@@ -110,12 +110,13 @@ def test_feature_gate_defaults_agree(oracle):
 
 def test_version_attributes_and_int_conversions_agree(oracle):
     """Regression cases the property test found (docs/oracle.md): operations on version attributes that
-    Kubernetes' Semver type has no overload for, and int() of a bool. tests/cel_versions.py records
+    Kubernetes' Semver type has no overload for, a version hashed (the whole evaluation fails), literals of
+    mixed types, and int() of a bool. tests/cel_versions.py records
     Kubernetes' outcome of each (a match, or an evaluation error); the oracle must still give it, and
     gpulint must answer the same. (Cost estimates are the property test's.)"""
-    from cel_versions import COMPILE, DEVICE, ERROR, INT_CASES, TOO_COMPLEX, VERSION_CASES
+    from cel_versions import COMPILE, DEVICE, ERROR, HASH_CASES, INT_CASES, LITERAL_CASES, TOO_COMPLEX, VERSION_CASES
 
-    table = VERSION_CASES + INT_CASES
+    table = VERSION_CASES + INT_CASES + HASH_CASES + LITERAL_CASES
     cases = [{"expression": expression, **DEVICE} for expression, _ in table]
     answers = oracle.ask("cel", cases, {"DRAListTypeAttributes": True})
     engine = CelEngine()

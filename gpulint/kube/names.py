@@ -166,16 +166,20 @@ def c_identifier(value: str) -> list[str]:
     return []
 
 
+DECIMAL_INTEGER = re.compile(r"0|-?[1-9][0-9]*")  # content.IsDecimalInteger: canonical form
+SIGNED_DIGITS = re.compile(r"[+-]?[0-9]+")  # what strconv.ParseInt(text, 10, 64) reads
+
+
 def decimal_integer(text: str) -> int | None:
     """content.IsDecimalInteger then strconv.ParseInt: canonical form ("0", "-5", no "+5", "05" or "-0"), int64."""
-    if not re.fullmatch(r"0|-?[1-9][0-9]*", text):
+    if not DECIMAL_INTEGER.fullmatch(text):
         return None
     return parse_int64(text)
 
 
 def parse_int64(text: str) -> int | None:
     """strconv.ParseInt(text, 10, 64): an optional sign and decimal digits, within int64."""
-    if not re.fullmatch(r"[+-]?[0-9]+", text):
+    if not SIGNED_DIGITS.fullmatch(text):
         return None
     value = int(text)
     return value if -(2**63) <= value < 2**63 else None

@@ -28,11 +28,12 @@ offline", never "invalid".
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from gpulint.kube.cel import actual_cost, library, rewrite
+from gpulint.kube.cel import actual_cost, library, literals, rewrite
 from gpulint.kube.cel import cost as cel_cost
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.lru import LRU as LRU  # re-exported: the engine's caches are LRUs
@@ -369,6 +370,7 @@ class CelEngine:
         self._new_problems: LRU[tuple[str, FeatureGates], tuple[CelProblem | None]] = LRU(cache_size)
         self._bounds: LRU[int, tuple[Any, int]] = LRU(256)  # id(value) -> (value, its size bound)
         self._sandbox: Sandbox | None = None
+        self._panics = Panics()
         self.unavailable: str = ""
         self.variables = variables
 
@@ -389,7 +391,7 @@ class CelEngine:
                 if not self.devices
                 else {"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
                 extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings(), ext_bindings.ExtBindings()],
-                functions=_kubernetes_functions(cel, libraries=self.libraries),
+                functions=_kubernetes_functions(cel, libraries=self.libraries, panics=self._panics),
             )
         return self._env
 
@@ -613,6 +615,10 @@ class CelEngine:
             output = declared_result(typed.return_type().name(), checked)
             if output is not None:
                 return CelProblem(f"must evaluate to bool or the unknown type, not {output}", 0)
+        if self.devices and ("[" in code or "{" in code):
+            mixed = _mixed_literal(typed, expression, runs)
+            if mixed is not None:
+                return mixed
         if not self.guarded:
             checked = None
         if checked is not None and self.devices:
@@ -742,7 +748,8 @@ class CelEngine:
 
     def _estimate(self, checked: cel_cost.Checked, sizes: cel_cost.SizeModel) -> cel_cost.Estimate | None:
         try:
-            return cel_cost.estimate(checked, sizes, self.max_cost)
+            # a bound on the actual cost: the runtime counts a select on a dyn value, the estimator does not
+            return cel_cost.estimate(checked, sizes, self.max_cost, dyn_select=cel_cost.SELECT_AND_IDENT_COST)
         except RecursionError:
             return None
 
@@ -825,10 +832,14 @@ class CelEngine:
                 return None, verdict.exceeded
             if not verdict.in_process:
                 return self._counted(compiled, data) or self._stopped(compiled, data, False)
+        self._panics.take()
         try:
             value = compiled.program.eval(data=data)
         except Exception as exc:
             return None, readable(str(exc))
+        panic = self._panics.take()
+        if panic:
+            return None, panic
         if value.type().name() == "ERROR":
             return None, readable(str(value.value()))
         return optional_value(value.plain_value() if hasattr(value, "plain_value") else value.value()), ""
@@ -855,10 +866,14 @@ class CelEngine:
             missing = [d for d in compiled.domains if d not in groups]
             if missing:  # an unknown domain is an empty map in Kubernetes, not an error
                 device = {**device, key: {**groups, **{d: {} for d in missing}}}
+        self._panics.take()
         try:
             value = compiled.program.eval(data={"device": device})
         except Exception as exc:
             return readable(str(exc))
+        panic = self._panics.take()
+        if panic:
+            return panic
         result = value.value()
         if value.type().name() == "ERROR":
             message = readable(str(result))
@@ -870,6 +885,25 @@ class CelEngine:
         if not isinstance(result, bool):
             return f"CEL result of type {_value_type(result, value.type().name())} could not be converted to bool"
         return result
+
+
+class Panics:
+    """The panic of the evaluation running in each thread. cel-go's Eval recovers a runtime panic (a Semver
+    hashed: rewrite.PANIC) as the error of the whole evaluation, which no ||, && or comprehension around it
+    absorbs; cel-cpp would absorb the error the guard raises in its place, so the guard records it here too."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()  # an engine may serve several review threads at once
+
+    def fail(self, message: str) -> Any:
+        self._local.message = message
+        raise ValueError(message)
+
+    def take(self) -> str:
+        """The panic recorded since the last take ("" if none), cleared."""
+        message: str = getattr(self._local, "message", "")
+        self._local.message = ""
+        return message
 
 
 @dataclass(frozen=True)
@@ -935,6 +969,23 @@ def _program(env: Any, expression: str, devices: bool) -> Any:
         if rewritten is not None:
             return env.deserialize(rewritten)
     return checked if checked is not None else env.compile(expression)
+
+
+def _mixed_literal(typed: Any, expression: str, runs: str) -> CelProblem | None:
+    """cel.HomogeneousAggregateLiterals (apiserver cel/environment base.go): a list or map literal of mixed
+    types does not compile (gpulint.kube.cel.literals). Only for DRA selectors, whose variables gpulint types as
+    Kubernetes does; a policy's are dyn here, typed objects there."""
+    try:
+        found = literals.mismatches(typed.serialize())
+    except (RuntimeError, ValueError, IndexError, RecursionError):
+        return None
+    if not found:
+        return None
+    first = found[0]
+    return CelProblem(
+        f"compilation failed: expected type '{first.expected}' but found '{first.found}'",
+        first.offset if runs == expression else 0,  # a wrapped numeric operand shifted the positions
+    )
 
 
 def _value_type(value: Any, name: str) -> str:
@@ -1109,7 +1160,11 @@ def _compile_problem(
 
 
 def _kubernetes_functions(
-    cel: Any, typed: bool = False, libraries: tuple[int, int] = (1, 36), base: bool = False
+    cel: Any,
+    typed: bool = False,
+    libraries: tuple[int, int] = (1, 36),
+    base: bool = False,
+    panics: Panics | None = None,
 ) -> list[Any]:
     """The quantity and semver libraries (k8s.io/apiserver pkg/cel/library quantity.go, semver.go),
     then the other libraries of the base environment at version ``libraries`` (gpulint.kube.cel.library).
@@ -1118,6 +1173,7 @@ def _kubernetes_functions(
     checking; otherwise both travel as (tagged) strings, which is how this engine evaluates them.
     ``base``: the base environment alone (not a DRA selector's, which has quantity, semver and includes
     whatever the version): quantity, semver and includes only from the release base.go adds them in.
+    ``panics``: where the guard's panics are recorded (evaluating).
     """
     t = cel.Type
     S, B, I, D = t.STRING, t.BOOL, t.INT, t.DOUBLE  # noqa: E741 - the CEL type letters, as in signatures
@@ -1172,6 +1228,7 @@ def _kubernetes_functions(
     else:  # the runtime dispatches on concrete kinds, not dyn
         # the guard rewrite's helpers (gpulint.kube.cel.rewrite.guard); two operands travel as one list
         table[rewrite.NO_OVERLOAD] = [("k8s_no_overload", t.DYN, [S], False, _no_overload)]
+        table[rewrite.PANIC] = [("k8s_panic", t.DYN, [S], False, (panics or Panics()).fail)]
         table[rewrite.EQUAL] = [("k8s_equal", B, [t.List(t.DYN)], False, lambda pair: _equal_or_fail(*pair))]
         table[rewrite.NOT_EQUAL] = [
             ("k8s_not_equal", B, [t.List(t.DYN)], False, lambda pair: kubernetes_equal(*pair) is not True)

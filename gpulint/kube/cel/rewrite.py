@@ -225,6 +225,9 @@ NO_OVERLOAD = "@kubernetes.no_overload"  # (message) -> raises it
 EQUAL = "@kubernetes.equal"  # ([a, b]) -> cel-go's Equal(a, b) == true, raising its error
 NOT_EQUAL = "@kubernetes.not_equal"  # ([a, b]) -> cel-go's Equal(a, b) != true (evalNe: never an error)
 UNHASHABLE = "internal error: runtime error: hash of unhashable type cel.Semver"
+# (message) -> raises it and records it as the whole evaluation's error: cel-go's hash of a Semver panics, and
+# Eval recovers the panic as its result, whatever ||, && or a comprehension around it would have absorbed
+PANIC = "@kubernetes.panic"
 # what a version may be an operand of as it is (its own library, equality and membership handled below,
 # the logical operators, which fail on a string as on a Semver, indexing, which fails on both)
 VERSION_OPERAND = frozenset(
@@ -300,6 +303,68 @@ def _constant(expr: bytes, primitive: bool = False) -> bool:
     return False
 
 
+# functions whose result is never a quantity, a version or a format (a bool, a number, a string, a type), whatever
+# their operands: an operand that is such a call needs no guard (most selectors compare such results)
+PLAIN_RESULTS = frozenset(
+    {
+        "_==_",
+        "_!=_",
+        "_<_",
+        "_<=_",
+        "_>_",
+        "_>=_",
+        "_&&_",
+        "_||_",
+        "!_",
+        "@in",
+        "@not_strictly_false",
+        "size",
+        "type",
+        "int",
+        "uint",
+        "double",
+        "string",
+        "bool",
+        "bytes",
+        "compareTo",
+        "isGreaterThan",
+        "isLessThan",
+        "major",
+        "minor",
+        "patch",
+        "startsWith",
+        "endsWith",
+        "contains",
+        "matches",
+        "includes",
+        "hasValue",
+        "isQuantity",
+        "isSemver",
+        "isInteger",
+        "asInteger",
+        "asApproximateFloat",
+        "sign",
+    }
+)
+DEVICE_PLAIN_FIELDS = (b"driver", b"allowMultipleAllocations")  # a device's string and bool fields
+
+
+def _plain(expr: bytes) -> bool:
+    """Whether the node's value is never a tagged (opaque) value: a call of PLAIN_RESULTS, a presence test, or
+    a device's driver or allowMultipleAllocations."""
+    kind, body = _kind(expr)
+    if kind == _CALL:
+        return _call_parts(body)[1] in PLAIN_RESULTS
+    if kind == _SELECT:
+        fields = decode(body)
+        if (3, 0, 1) in fields:  # has(): a bool
+            return True
+        operand = next((v for n, _, v in fields if n == 1 and isinstance(v, bytes)), b"")
+        name = next((v for n, _, v in fields if n == 2 and isinstance(v, bytes)), b"")
+        return name in DEVICE_PLAIN_FIELDS and _ident_name(operand) == "device"
+    return False
+
+
 def _hashed_set(expr: bytes) -> bool:
     """A non-empty list of primitive constants: cel-go's ``in`` looks the value up in a Go map of them
     (maybeOptimizeSetMembership), where a Semver cannot be hashed."""
@@ -346,7 +411,7 @@ class _Guards(_Builder):
         return self.call("_==_", self.call("type", self.ident(name)), self.ident(kind))
 
     def fails(self, message: str) -> bytes:
-        return self.call(NO_OVERLOAD, self.string(message))
+        return self.call(PANIC if message == UNHASHABLE else NO_OVERLOAD, self.string(message))
 
     def checked(self, operand: bytes, checks: list[tuple[str, str]]) -> bytes:
         """The operand, bound once, or the error of the first check it fails: each check a (what, error),
@@ -420,7 +485,7 @@ def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
     target, function, args = _call_parts(call)
     binary = target is None and len(args) == 2
     if function in ("_==_", "_!=_") and binary:
-        if not build.versions or _constant(args[0]):
+        if not build.versions or _constant(args[0]) or _plain(args[0]):
             return rebuilt
         if _constant(args[1], primitive=True):
             # against a string, number or bool: != as written (never an error, lists unequal), == fails on a
@@ -440,8 +505,8 @@ def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
         return rebuilt
 
     def guarded(operand: bytes) -> bytes:
-        # a constant is no version; int(dyn(true)) is a bool all the same
-        if (_constant(operand) and function != "int") or (
+        # a constant is no version; int(dyn(true)) is a bool all the same, as is int(x > 1)
+        if ((_constant(operand) or _plain(operand)) and function != "int") or (
             _kind(operand)[0] == _IDENT and _ident_name(operand) in NAMESPACES
         ):
             return operand

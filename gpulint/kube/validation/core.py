@@ -4,6 +4,7 @@ resource names, and object names and labels."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -120,10 +121,23 @@ def tolerations(value: Any, path: Path, gates: FeatureGates) -> Iterator[FieldEr
                 yield FieldError(
                     (*at, "operator"), INVALID, toleration, "value must be empty when `operator` is 'Exists'"
                 )
-        elif not (operator in ("Gt", "Lt") and gates.enabled("TaintTolerationComparisonOperators")):
+        elif operator in ("Gt", "Lt") and gates.enabled("TaintTolerationComparisonOperators"):
+            yield from _compared_value(tolerated, (*at, "value"))
+        else:
             yield not_supported((*at, "operator"), operator, TOLERATION_OPERATORS)
         if effect and effect not in TAINT_EFFECTS:
             yield not_supported((*at, "effect"), effect, TAINT_EFFECTS)
+
+
+def _compared_value(value: str, path: Path) -> Iterator[FieldError]:
+    """A Gt or Lt toleration's value: content.IsDecimalInteger, then strconv.ParseInt(value, 10, 64)."""
+    if not value:
+        yield FieldError(path, INVALID, value, "must be non-empty")
+    elif not names.DECIMAL_INTEGER.fullmatch(value):
+        yield FieldError(path, INVALID, value, "must be a valid decimal integer in canonical form")
+    if names.parse_int64(value) is None:
+        reason = "value out of range" if names.SIGNED_DIGITS.fullmatch(value) else "invalid syntax"
+        yield FieldError(path, INVALID, value, f"strconv.ParseInt: parsing {json.dumps(value)}: {reason}")
 
 
 def _requirement(requirement: Any, path: Path, label_values: bool) -> Iterator[FieldError]:
