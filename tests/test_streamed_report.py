@@ -3,6 +3,7 @@ report made whole, and memory that holds a few files' findings, not all of them.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import tracemalloc
@@ -338,22 +339,13 @@ def _slice(index: int, devices: int) -> str:
     )
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="reads a process's memory from /proc")
-def test_a_streamed_run_s_checking_workers_share_its_linted_set_and_schemas(tmp_path, monkeypatch):
-    """Each checking worker of a streamed --jobs 2 run holds, of its own, less than the linted set: the run built
-    it (and compiled the schemas) before forking them. Measured (Python 3.11, 2026-12-06): a linted set of 23 MiB
-    (traced); each worker's private memory 18 MiB at its end (parses made and dropped, the pages it wrote), 45 MiB
-    when every worker built its own set and compiled its own v1 Pod validator (~12 MiB, outside Python's heap)."""
-    import tracemalloc
-
+def _worker_private_memory(folder: str) -> tuple[int, list[int]]:
+    """The linted set's traced size, and each checking worker's private memory at its end, for a streamed
+    --jobs 2 run over `folder`. Run in a fresh interpreter: forked from a long-lived test process, the workers
+    also copy the pages that process's own earlier tests left half used."""
     from gpulint.lint.sources import Source
 
-    for index in range(600):
-        (tmp_path / f"slice-{index:04d}.yaml").write_text(_slice(index, 24))
-    for index in range(100):
-        (tmp_path / f"pod-{index:04d}.yaml").write_text(POD.format(index=index))
-    sources = [Source(str(path), content=path.read_bytes()) for path in sorted(tmp_path.glob("*.yaml"))]
+    sources = [Source(str(path), content=path.read_bytes()) for path in sorted(Path(folder).glob("*.yaml"))]
     tracemalloc.start()
     try:
         shared = gpulint.lint.run._shared_streamed(sources, everything=False)
@@ -362,7 +354,7 @@ def test_a_streamed_run_s_checking_workers_share_its_linted_set_and_schemas(tmp_
         tracemalloc.stop()
     assert sum(map(len, shared.shared)) == 600 and linted > 20 * 2**20
     del shared
-    private = tmp_path / "private"
+    private = Path(folder) / "private"
     real_send = gpulint.lint.run._send
 
     def send(conn, value):  # a checking worker's last message: what it holds that no other process does
@@ -372,11 +364,40 @@ def test_a_streamed_run_s_checking_workers_share_its_linted_set_and_schemas(tmp_
                 out.write(f"{sum(int(rollup[k].split()[0]) for k in ('Private_Clean', 'Private_Dirty')) * 1024}\n")
         real_send(conn, value)
 
-    monkeypatch.setattr(gpulint.lint.run, "_send", send)
-    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
-    gpulint.lint.engine._schema_store.cache_clear()  # compiled by this run
-    result = run_check([str(tmp_path)], Config(), "json", jobs=2)
+    gpulint.lint.run._send = send  # this interpreter is thrown away after the measurement
+    gpulint.lint.run.KEPT_SOURCE_BYTES = 0
+    result = run_check([folder], Config(), "json", jobs=2)
     assert sum(len(piece) for piece in result.pieces()) > 0 and result.failed
-    held = [int(line) for line in private.read_text().split()]
+    return linted, [int(line) for line in private.read_text().split()]
+
+
+def _measured_in(folder: str, answers) -> None:
+    try:
+        answers.put(_worker_private_memory(folder))
+    except BaseException as exc:  # the test raises it: a silent child would leave it waiting
+        answers.put(exc)
+        raise
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="reads a process's memory from /proc")
+def test_a_streamed_run_s_checking_workers_share_its_linted_set_and_schemas(tmp_path):
+    """Each checking worker of a streamed --jobs 2 run holds, of its own, less than the linted set: the run built
+    it (and compiled the schemas) before forking them. Measured (Python 3.11, 2026-12-06): a linted set of 23 MiB
+    (traced); each worker's private memory 18 MiB at its end (parses made and dropped, the pages it wrote), 45 MiB
+    when every worker built its own set and compiled its own v1 Pod validator (~12 MiB, outside Python's heap)."""
+    for index in range(600):
+        (tmp_path / f"slice-{index:04d}.yaml").write_text(_slice(index, 24))
+    for index in range(100):
+        (tmp_path / f"pod-{index:04d}.yaml").write_text(POD.format(index=index))
+    context = multiprocessing.get_context("spawn")
+    answers = context.SimpleQueue()
+    measure = context.Process(target=_measured_in, args=(str(tmp_path), answers))  # not daemonic: it forks
+    measure.start()
+    answer = answers.get()
+    measure.join()
+    if isinstance(answer, BaseException):
+        raise answer
+    linted, held = answer
     assert len(held) == 2
     assert max(held) < 1.25 * linted

@@ -41,7 +41,7 @@ def test_every_target_runs_the_example_seeds(fuzzer: ModuleType, harness: object
 
 
 def test_a_check_that_raises_is_a_crash_with_its_traceback(fuzzer: ModuleType, harness: object) -> None:
-    def broken(obj: object, ctx: object) -> list:
+    def broken(*arguments: object) -> list:  # (obj, ctx), or (obj, site, ctx) for a pod-template rule
         raise KeyError("spec")
 
     rules = dict(harness.rules)
