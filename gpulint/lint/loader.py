@@ -570,6 +570,14 @@ def load_text(path: str, text: str) -> LoadedFile:
         return _load_text(path, text)
 
 
+def _not_yaml_yet(loaded: LoadedFile, message: str, line: int, column: int, notes: tuple[str, ...]) -> LoadedFile:
+    """A template a tool fills in before the file is YAML: one info finding in place of its parse."""
+    loaded.templated = True
+    loaded.problems = [LoadProblem(message, line, column, rule=NOT_RENDERED, severity=Severity.INFO, notes=notes)]
+    loaded.documents = []
+    return loaded
+
+
 def _load_text(path: str, text: str) -> LoadedFile:
     loaded = LoadedFile(path, text)
     _parse_stream(loaded, text, line_offset=0, first_index=0)
@@ -578,36 +586,15 @@ def _load_text(path: str, text: str) -> LoadedFile:
     if "{{" in text:
         template_line = _template_outside_strings(loaded, text)
         if template_line is not None:
-            loaded.templated = True
-            loaded.problems = [
-                LoadProblem(
-                    _TEMPLATED_MESSAGE,
-                    template_line,
-                    1,
-                    rule=NOT_RENDERED,
-                    severity=Severity.INFO,
-                    notes=_TEMPLATED_NOTES,
-                )
-            ]
-            loaded.documents = []
-            return loaded
+            return _not_yaml_yet(loaded, _TEMPLATED_MESSAGE, template_line, 1, _TEMPLATED_NOTES)
     verb = _printf_verb_refused(loaded, text)
     if verb is not None:
         line, column, written = verb
-        loaded.templated = True
-        loaded.problems = [
-            LoadProblem(
-                f"template: {written} is a printf verb (a format string a program fills in), so the file is not "
-                "YAML yet and was not checked",
-                line,
-                column,
-                rule=NOT_RENDERED,
-                severity=Severity.INFO,
-                notes=_PRINTF_NOTES,
-            )
-        ]
-        loaded.documents = []
-        return loaded
+        message = (
+            f"template: {written} is a printf verb (a format string a program fills in), so the file is not "
+            "YAML yet and was not checked"
+        )
+        return _not_yaml_yet(loaded, message, line, column, _PRINTF_NOTES)
     if _MAY_HOLD_PLACEHOLDER.search(text) or any(word in text for word in _MARKER_WORDS):
         _find_placeholders(loaded)
     if loaded.problems and _MANIFEST_WORD.search(text) is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpulint.kube.cel.wire import Field, decode, varint
+from gpulint.kube.cel.wire import decode, source_positions, varint
 
 # cel.expr.Expr fields
 _ID, _CONST, _IDENT, _SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION = 2, 3, 4, 5, 6, 7, 8, 9
@@ -271,20 +271,7 @@ def mismatches(serialized: bytes) -> list[Mismatch]:
                 types[key] = type_name(data)
     walk = _Walk(types, [])
     walk.visit(root, False)
-    positions = _positions(fields)
+    positions = source_positions(fields, 5)  # CheckedExpr.source_info
     return sorted(
         (Mismatch(m.node, m.expected, m.found, positions.get(m.node, 0)) for m in walk.found), key=lambda m: m.offset
     )
-
-
-def _positions(fields: list[Field]) -> dict[int, int]:
-    """Each node's source offset (CheckedExpr.source_info: cel.expr.SourceInfo positions)."""
-    info = next((v for n, _, v in fields if n == 5 and isinstance(v, bytes)), b"")
-    out: dict[int, int] = {}
-    for number, _, entry in decode(info):
-        if number == 4 and isinstance(entry, bytes):
-            pair = {n: v for n, _, v in decode(entry)}
-            key, value = pair.get(1, 0), pair.get(2, 0)
-            if isinstance(key, int) and isinstance(value, int):
-                out[key] = value
-    return out

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpulint.kube.cel.wire import Field, decode, encode
+from gpulint.kube.cel.wire import Field, decode, encode, source_positions
 
 VALIDATE = "@kubernetes.format.validate"  # not a CEL identifier: no expression can name them
 NAMED = "@kubernetes.format.named"
@@ -607,19 +607,6 @@ def _node_id(expr: bytes) -> int:
     return next((v for n, w, v in decode(expr) if n == _ID and isinstance(v, int)), 0)
 
 
-def _positions(fields: list[Field]) -> dict[int, int]:
-    """The parser's source offset of each node (cel.expr.SourceInfo positions)."""
-    info = next((v for n, w, v in fields if n == 3 and isinstance(v, bytes)), b"")
-    out: dict[int, int] = {}
-    for number, _, entry in decode(info):
-        if number == 4 and isinstance(entry, bytes):
-            pair = {n: v for n, _, v in decode(entry)}
-            key, value = pair.get(1, 0), pair.get(2, 0)
-            if isinstance(key, int) and isinstance(value, int):
-                out[key] = value
-    return out
-
-
 def constant_conversions(serialized: bytes) -> list[tuple[int, bytes]]:
     """The type conversions of constants cel-go evaluates when it plans the program (interpreter
     decOptimize: maybeOptimizeConstUnary, so that an error there is a compile error, "program instantiation
@@ -639,5 +626,5 @@ def constant_conversions(serialized: bytes) -> list[tuple[int, bytes]]:
         return rebuilt
 
     _rewrite(root, _Builder(_max_id(root)), visit)
-    positions = _positions(fields)
+    positions = source_positions(fields, 3)  # ParsedExpr.source_info
     return [(positions.get(_node_id(node), 0), _wrapped(outer, fields, node)) for node in found]

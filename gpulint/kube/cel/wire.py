@@ -66,3 +66,17 @@ def encode(fields: list[Field]) -> bytes:
             assert isinstance(value, bytes)
             out += put_varint(len(value)) + value if wire == 2 else value
     return bytes(out)
+
+
+def source_positions(fields: list[Field], number: int) -> dict[int, int]:
+    """Each node's source offset from the cel.expr.SourceInfo in field `number` of a ParsedExpr (3) or a
+    CheckedExpr (5): its `positions` map (field 4), node id to offset."""
+    info = next((v for n, _, v in fields if n == number and isinstance(v, bytes)), b"")
+    out: dict[int, int] = {}
+    for entry_number, _, entry in decode(info):
+        if entry_number == 4 and isinstance(entry, bytes):
+            pair = {n: v for n, _, v in decode(entry)}
+            key, value = pair.get(1, 0), pair.get(2, 0)
+            if isinstance(key, int) and isinstance(value, int):
+                out[key] = value
+    return out
