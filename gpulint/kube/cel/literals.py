@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpulint.kube.cel.wire import decode, source_positions, varint
+from gpulint.kube.cel.wire import call_parts, decode, source_positions, varint
 
 # cel.expr.Expr fields
 _ID, _CONST, _IDENT, _SELECT, _CALL, _LIST, _STRUCT, _COMPREHENSION = 2, 3, 4, 5, 6, 7, 8, 9
@@ -87,19 +87,6 @@ def _kind(expr: bytes) -> tuple[int, bytes]:
     return 0, b""
 
 
-def _call(body: bytes) -> tuple[bytes | None, str, list[bytes]]:
-    target, function, args = None, "", []
-    for number, _, value in decode(body):
-        if isinstance(value, bytes):
-            if number == 1:
-                target = value
-            elif number == 2:
-                function = value.decode("utf-8", "replace")
-            elif number == 3:
-                args.append(value)
-    return target, function, args
-
-
 def _attributes_depth(expr: bytes) -> int:
     """0 for ``device.attributes``, 1 for one domain's map of it, -1 for anything else."""
     kind, body = _kind(expr)
@@ -118,7 +105,7 @@ def _attributes_depth(expr: bytes) -> int:
         name = next((v for n, _, v in fields if n == 2 and isinstance(v, bytes)), b"")
         return 0 if name == b"attributes" and _is_ident(operand, b"device") else -1
     if kind == _CALL:
-        target, function, args = _call(body)
+        target, function, args = call_parts(body)
         if function == "_[_]" and target is None and len(args) == 2:
             return 1 if _attributes_depth(args[0]) == 0 else -1
     return -1
@@ -134,7 +121,7 @@ def _dyn_as_in_kubernetes(expr: bytes) -> bool:
     DRAListTypeAttributes, google.protobuf.Any without: unequal to any other element type either way)."""
     kind, body = _kind(expr)
     if kind == _CALL:
-        target, function, args = _call(body)
+        target, function, args = call_parts(body)
         if function == "dyn" and target is None and len(args) == 1:
             return True
         return function == "_[_]" and target is None and len(args) == 2 and _attributes_depth(args[0]) == 1
@@ -178,7 +165,7 @@ class _Walk:
     def visit(self, expr: bytes, exempt: bool) -> None:
         kind, body = _kind(expr)
         if kind == _CALL:
-            target, function, args = _call(body)
+            target, function, args = call_parts(body)
             exempt = exempt or function in EXEMPT_FUNCTIONS
             for child in ([target] if target is not None else []) + args:
                 self.visit(child, exempt)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpulint.kube.cel.wire import Field, decode, encode, source_positions
+from gpulint.kube.cel.wire import Field, call_parts, decode, encode, source_positions
 
 VALIDATE = "@kubernetes.format.validate"  # not a CEL identifier: no expression can name them
 NAMED = "@kubernetes.format.named"
@@ -117,19 +117,6 @@ def _max_id_in(kind: int, body: bytes) -> int:
     return best
 
 
-def _call_parts(body: bytes) -> tuple[bytes | None, str, list[bytes]]:
-    target, function, args = None, "", []
-    for number, _, value in decode(body):
-        if isinstance(value, bytes):
-            if number == 1:
-                target = value
-            elif number == 2:
-                function = value.decode()
-            elif number == 3:
-                args.append(value)
-    return target, function, args
-
-
 def _ident_name(expr: bytes) -> str | None:
     for number, _, value in decode(expr):
         if number == _IDENT and isinstance(value, bytes):
@@ -156,7 +143,7 @@ def _format_call(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
     call = next((v for n, w, v in out if n == _CALL and isinstance(v, bytes)), None)
     if call is None:
         return rebuilt
-    target, function, args = _call_parts(call)
+    target, function, args = call_parts(call)
     if function == "validate" and target is not None and len(args) == 1:
         build.changed = True
         return build.non_zero(build.call(VALIDATE, target, args[0]))
@@ -282,7 +269,7 @@ def _constant(expr: bytes, primitive: bool = False) -> bool:
     if kind == _CONST:
         return not primitive or any(n in _PRIMITIVE_CONSTANTS for n, _, _ in decode(body))
     if kind == _CALL:
-        target, function, args = _call_parts(body)
+        target, function, args = call_parts(body)
         if target is not None or len(args) != 1 or function not in CONVERSIONS:
             return False
         if primitive and function not in _PRIMITIVE_CONVERSIONS:
@@ -354,7 +341,7 @@ def _plain(expr: bytes) -> bool:
     a device's driver or allowMultipleAllocations."""
     kind, body = _kind(expr)
     if kind == _CALL:
-        return _call_parts(body)[1] in PLAIN_RESULTS
+        return call_parts(body)[1] in PLAIN_RESULTS
     if kind == _SELECT:
         fields = decode(body)
         if (3, 0, 1) in fields:  # has(): a bool
@@ -482,7 +469,7 @@ def _optional_field(operand: bytes, field_name: bytes, build: _Guards) -> bytes:
 
 
 def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
-    target, function, args = _call_parts(call)
+    target, function, args = call_parts(call)
     binary = target is None and len(args) == 2
     if function in ("_==_", "_!=_") and binary:
         if not build.versions or _constant(args[0]) or _plain(args[0]):
@@ -621,7 +608,7 @@ def constant_conversions(serialized: bytes) -> list[tuple[int, bytes]]:
 
     def visit(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
         kind, body = _kind(rebuilt)
-        if kind == _CALL and _constant(rebuilt) and _call_parts(body)[1] in CONVERSIONS:
+        if kind == _CALL and _constant(rebuilt) and call_parts(body)[1] in CONVERSIONS:
             found.append(rebuilt)
         return rebuilt
 

@@ -80,3 +80,17 @@ def source_positions(fields: list[Field], number: int) -> dict[int, int]:
             if isinstance(key, int) and isinstance(value, int):
                 out[key] = value
     return out
+
+
+def call_parts(body: bytes) -> tuple[bytes | None, str, list[bytes]]:
+    """A cel.expr.Expr.Call's target (field 1, absent for a global function), function name (2) and args (3)."""
+    target, function, args = None, "", []
+    for number, _, value in decode(body):
+        if isinstance(value, bytes):
+            if number == 1:
+                target = value
+            elif number == 2:
+                function = value.decode("utf-8", "replace")
+            elif number == 3:
+                args.append(value)
+    return target, function, args
