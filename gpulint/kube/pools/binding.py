@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from fractions import Fraction
 
+from gpulint.kube.pools.autoscaler_taints import UNKNOWN, TaintConfig
 from gpulint.kube.pools.catalog import Catalog
 from gpulint.kube.pools.kubelet import allocatable_with
 from gpulint.kube.pools.labels import EKS_AUTO_GROUP, EKS_AUTO_INSTANCE, eks_auto_labels
@@ -47,8 +48,9 @@ PROVIDER_PREFIXES = {
 ACCELERATORS_COMPLETE = ("aws",)
 
 
-def bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePool:
-    pool = _bind(spec, catalog, nodes)
+def bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo], taints: TaintConfig = UNKNOWN) -> NodePool:
+    """``taints``: Cluster Autoscaler's taint flags, as its Deployment sets them (UNKNOWN: not read)."""
+    pool = _bind(spec, catalog, nodes, taints)
     pool.labels = _pool_labels(pool)
     pool.accelerators_known = not pool.unknown_types and (
         not pool.open_types or spec.provider in ACCELERATORS_COMPLETE or bool(spec.accelerators)
@@ -72,12 +74,14 @@ def _pool_labels(pool: NodePool) -> dict[str, Domain]:
     return labels
 
 
-def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePool:
+def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo], taints: TaintConfig) -> NodePool:
     members = [n for n in nodes if spec.node_label and n.labels.get(spec.node_label) == spec.name]
     pool = _from_catalog(spec, catalog, members)
-    live = None if spec.karpenter else _live_template(pool, members)
-    if live is not None:  # the node the autoscaler copies, whatever the catalog or the pool's annotations say
+    copied = None if spec.karpenter else _live_template(pool, members, taints)
+    if copied is not None:  # the node the autoscaler copies, whatever the catalog or the pool's annotations say
+        live, node = copied
         pool.templates = [live]
+        pool.template_node, pool.node_taints, pool.flags_known = node.name, taints.kept(node.taints), taints.known
         pool.unknown_types = pool.unvouched_types = ()
         pool.open_types = pool.filtered_out = False
     return pool
@@ -88,22 +92,26 @@ def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePo
 # (kubernetes/autoscaler cluster-autoscaler-1.36.1 processors/nodeinfosprovider/mixed_nodeinfos_processor.go
 # Process, isNodeGoodTemplateCandidate): ready, schedulable and not being deleted. A node with a GPU label and
 # no GPU allocatable counts as unready (processors/customresources/gpu_processor.go
-# FilterOutNodesWithUnreadyResources). Karpenter never copies a node: it launches from the instance types.
+# FilterOutNodesWithUnreadyResources), and so does a node with a startup taint (utils/taints/taints.go
+# FilterOutNodesWithStartupTaints). Karpenter never copies a node: it launches from the instance types.
 NODE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 UNREADY_TAINTS = frozenset(
     {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "ToBeDeletedByClusterAutoscaler"}
 )
 
 
-def _live_template(pool: NodePool, members: Sequence[NodeInfo]) -> Template | None:
-    """The first of the pool's nodes the autoscaler would copy, as a template (None: none would). Its labels,
+def _live_template(
+    pool: NodePool, members: Sequence[NodeInfo], taints: TaintConfig
+) -> tuple[Template, NodeInfo] | None:
+    """The first of the pool's nodes the autoscaler would copy, as a template, and the node (None: none would).
+    Its labels,
     except those every node sets with its own value (hostname, zone: any value, or the pool's zones), and its
     allocatable: a node whose extended resources (or those the catalog says its type has) are not all
     allocatable yet is passed over, as the autoscaler passes over a node with an unready GPU."""
     offered = {name for t in pool.templates for name, amount in t.allocatable.items() if is_extended(name) and amount}
     base = _base_labels(pool.spec)
     for node in members:
-        if node.unschedulable or any(taint.key in UNREADY_TAINTS for taint in node.taints):
+        if node.unschedulable or any(t.key in UNREADY_TAINTS or taints.is_startup(t.key) for t in node.taints):
             continue
         extended = offered | {name for name in node.capacity if is_extended(name)}
         if any(node.allocatable.get(name, Fraction(0)) <= 0 for name in extended):
@@ -113,7 +121,7 @@ def _live_template(pool: NodePool, members: Sequence[NodeInfo]) -> Template | No
         name = node.labels.get("node.kubernetes.io/instance-type") or f"(node {node.name})"
         # a node every kubelet lists these for, trimmed of one in the inventory: only its extended resources judged
         exact = all(resource in node.allocatable for resource in NODE_RESOURCES)
-        return Template(name, labels, dict(node.allocatable), dict(node.capacity), exact)
+        return Template(name, labels, dict(node.allocatable), dict(node.capacity), exact), node
     return None
 
 
