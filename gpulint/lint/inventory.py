@@ -33,11 +33,13 @@ from gpulint.lint.yaml_budget import JSON_BYTES_PER_VALUE, MAX_YAML_NODES, too_m
 if TYPE_CHECKING:  # the pool model and readers are imported when an inventory is read
     from gpulint.kube.dra.devices import DraModel
     from gpulint.kube.pools.autoscaler_taints import TaintConfig
+    from gpulint.kube.pools.capi import CapiIndex
     from gpulint.kube.pools.catalog import Catalog
     from gpulint.kube.pools.kubelet import KubeletSettings
     from gpulint.kube.pools.model import PoolSpec
     from gpulint.lint.autoscaler_status import NodeGroupStatus
 
+CAPI_MEMBER_KINDS = ("Machine", "MachineSet", "MachinePool")  # the links from a node to its cluster-api group
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 # Objects of the admission layer: Kueue's queues and flavors, namespace quotas and limits.
 ADMISSION_KINDS = (*KUEUE_KINDS, "ResourceQuota", "LimitRange", "Queue", "PriorityClass")  # Queue: Volcano and KAI
@@ -137,6 +139,8 @@ class ClusterInventory:
     autoscaler_groups: list[NodeGroupStatus] = field(default_factory=list)
     # Cluster Autoscaler's taint flags, from the Deployments that run it (None: none read)
     autoscaler_taints: TaintConfig | None = None
+    # cluster-api Machines, MachineSets and MachinePools: which node group each node belongs to (None: none read)
+    capi: CapiIndex | None = None
     catalog: Catalog | None = None  # the instance-type catalog (None: the shipped one)
     extended_resource_toleration: bool | None = None  # the admission plugin is on (None: detect)
     # Objects of the inventory files the API server would refuse, at their fields (lint/rejections.py); the
@@ -426,6 +430,7 @@ def add_sources(
     problems: list[str] | None = None,
     inspect: Inspect | None = None,
 ) -> None:
+    from gpulint.kube.pools.capi import CapiIndex
     from gpulint.kube.pools.readers import node_class_kubelets, node_class_zones, pools_in_document  # inventories
     from gpulint.lint.autoscaler_status import autoscaler_taints, node_groups
 
@@ -458,6 +463,11 @@ def add_sources(
                     inventory.add(obj)
             inventory.rejections.extend(file_rejections(source.display, raw, objects, copies))
             inventory.autoscaler_groups.extend(node_groups(obj.data for obj in objects if obj.kind == "ConfigMap"))
+            capi = [obj.data for obj in objects if obj.kind in CAPI_MEMBER_KINDS]
+            if capi:
+                inventory.capi = inventory.capi or CapiIndex()
+                for data in capi:
+                    inventory.capi.add(data)
             inventory.autoscaler_taints = autoscaler_taints(
                 (obj.data for obj in objects if obj.kind == "Deployment"), inventory.autoscaler_taints
             )

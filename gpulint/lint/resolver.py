@@ -237,7 +237,9 @@ class Resolver:
 
         catalog = self._cluster.catalog or shipped_catalog()
         taints = self.autoscaler_taints
-        pools = [bind(spec, catalog, self.nodes, taints) for spec in specs.values()]
+        capi = self._cluster.capi
+        members = capi.groups((name, o.data) for name, o in self._cluster.node_objects.items()) if capi else {}
+        pools = [bind(spec, catalog, self.nodes, taints, members) for spec in specs.values()]
         groups = self._cluster.autoscaler_groups
         if groups:
             from gpulint.lint.autoscaler_status import describes

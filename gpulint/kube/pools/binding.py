@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from fractions import Fraction
 
 from gpulint.kube.pools.autoscaler_taints import UNKNOWN, TaintConfig
+from gpulint.kube.pools.capi import Group
 from gpulint.kube.pools.catalog import Catalog
+from gpulint.kube.pools.kinds import CAPI_KINDS
 from gpulint.kube.pools.kubelet import allocatable_with
 from gpulint.kube.pools.labels import EKS_AUTO_GROUP, EKS_AUTO_INSTANCE, eks_auto_labels
 from gpulint.kube.pools.model import ABSENT, Domain, InstanceType, NodePool, PoolSpec, Template
@@ -48,10 +50,17 @@ PROVIDER_PREFIXES = {
 ACCELERATORS_COMPLETE = ("aws",)
 
 
-def bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo], taints: TaintConfig = UNKNOWN) -> NodePool:
-    """``taints``: Cluster Autoscaler's taint flags, as its Deployment sets them (UNKNOWN: not read)."""
-    pool = _bind(spec, catalog, nodes, taints)
-    pool.labels = _pool_labels(pool)
+def bind(
+    spec: PoolSpec,
+    catalog: Catalog,
+    nodes: Sequence[NodeInfo],
+    taints: TaintConfig = UNKNOWN,
+    groups: Mapping[str, Group] | None = None,
+) -> NodePool:
+    """``taints``: Cluster Autoscaler's taint flags, as its Deployment sets them (UNKNOWN: not read); ``groups``:
+    the cluster-api node group of each node the Machines lead to (capi.CapiIndex)."""
+    pool = _bind(spec, catalog, nodes, taints, groups or {})
+    pool.labels = dict(pool.templates[0].labels) if pool.template_node else _pool_labels(pool)
     pool.accelerators_known = not pool.unknown_types and (
         not pool.open_types or spec.provider in ACCELERATORS_COMPLETE or bool(spec.accelerators)
     )
@@ -74,8 +83,10 @@ def _pool_labels(pool: NodePool) -> dict[str, Domain]:
     return labels
 
 
-def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo], taints: TaintConfig) -> NodePool:
-    members = [n for n in nodes if spec.node_label and n.labels.get(spec.node_label) == spec.name]
+def _bind(
+    spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo], taints: TaintConfig, groups: Mapping[str, Group]
+) -> NodePool:
+    members = _members(spec, nodes, groups)
     pool = _from_catalog(spec, catalog, members)
     copied = None if spec.karpenter else _live_template(pool, members, taints)
     if copied is not None:  # the node the autoscaler copies, whatever the catalog or the pool's annotations say
@@ -85,6 +96,14 @@ def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo], taints: T
         pool.unknown_types = pool.unvouched_types = ()
         pool.open_types = pool.filtered_out = False
     return pool
+
+
+def _members(spec: PoolSpec, nodes: Sequence[NodeInfo], groups: Mapping[str, Group]) -> list[NodeInfo]:
+    """The pool's nodes: by the label that names the pool, or (cluster-api) by the Machines that own them."""
+    if spec.system in CAPI_KINDS:
+        key = (spec.system, spec.namespace, spec.name)
+        return [n for n in nodes if groups.get(n.name) == key]
+    return [n for n in nodes if spec.node_label and n.labels.get(spec.node_label) == spec.name]
 
 
 # Cluster Autoscaler builds a node group's template from a live node of the group when one is a good candidate,
@@ -104,12 +123,13 @@ def _live_template(
     pool: NodePool, members: Sequence[NodeInfo], taints: TaintConfig
 ) -> tuple[Template, NodeInfo] | None:
     """The first of the pool's nodes the autoscaler would copy, as a template, and the node (None: none would).
-    Its labels,
-    except those every node sets with its own value (hostname, zone: any value, or the pool's zones), and its
-    allocatable: a node whose extended resources (or those the catalog says its type has) are not all
+    Its labels, except those every node sets with its own value (hostname, zone: any value, or the pool's zones),
+    and its allocatable: a node whose extended resources (or those the catalog says its type has) are not all
     allocatable yet is passed over, as the autoscaler passes over a node with an unready GPU."""
     offered = {name for t in pool.templates for name, amount in t.allocatable.items() if is_extended(name) and amount}
-    base = _base_labels(pool.spec)
+    # the node's labels only: the pool's own (a scale-from-zero annotation's, a node-template tag's) are what the
+    # cloud provider's template would say, and the copy does not read them
+    base = {key: domain for key, domain in _base_labels(pool.spec).items() if key in ALWAYS_SET}
     for node in members:
         if node.unschedulable or any(t.key in UNREADY_TAINTS or taints.is_startup(t.key) for t in node.taints):
             continue

@@ -115,6 +115,7 @@ class PoolSpec:
     name: str
     file: str
     path: tuple[Any, ...] = ()  # where in the object the pool is described (for findings on the pool)
+    namespace: str = ""  # cluster-api: the namespace of its MachineDeployment, MachineSet or MachinePool
     labels: dict[str, str] = field(default_factory=dict)  # set on every node
     requirements: list[PoolRequirement] = field(default_factory=list)  # Karpenter requirements
     taints: tuple[Taint, ...] = ()

@@ -79,7 +79,9 @@ def _unknown_hints(chosen: list[PoolFit]) -> tuple[str, ...]:
     """What would decide the unknown pools: the catalog, or the autoscaler's taint flags (its Deployment)."""
     flags = any(fit.pool.template_node and not fit.pool.flags_known for fit in chosen)
     catalog = any(fit.pool.unknown_types or fit.pool.open_types for fit in chosen) or not flags
-    hints = ("add the instance types to the node catalog (--node-catalog) to check",) if catalog else ()
+    hints: tuple[str, ...] = (
+        ("add the instance types to the node catalog (--node-catalog) to check",) if catalog else ()
+    )
     if flags:
         hints += ("add the Deployment that runs Cluster Autoscaler to the inventory to check",)
     return hints
