@@ -250,13 +250,15 @@ class Resolver:
 
     @property
     def autoscaler_taints(self) -> TaintConfig:
-        """Cluster Autoscaler's taint flags, from the Deployments that run it in the inventory and the linted
-        files (every one read: which of them grows the pools is not known); UNKNOWN when none is read."""
+        """Cluster Autoscaler's taint flags, from the Deployments that run it in the inventory (the cluster whose
+        nodes are copied); UNKNOWN when none is read. A linted one (the change under review, or another cluster's:
+        a repository is not one cluster) adds the taints it drops but never makes the flags known."""
         from gpulint.kube.pools.autoscaler_taints import UNKNOWN
         from gpulint.lint.autoscaler_status import autoscaler_taints
 
-        linted = (obj.data for obj in self.linted.of_kind("apps", "Deployment"))
-        return autoscaler_taints(linted, self._cluster.autoscaler_taints) or UNKNOWN
+        found = self._cluster.autoscaler_taints or UNKNOWN
+        linted = autoscaler_taints(obj.data for obj in self.linted.of_kind("apps", "Deployment"))
+        return found if linted is None else replace(found.merged(linted), known=found.known)
 
     @property
     def cluster_assumed(self) -> bool:
