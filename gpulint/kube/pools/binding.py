@@ -238,8 +238,34 @@ def _templates(spec: PoolSpec, base: dict[str, Domain], rows: Iterable[InstanceT
         )
         allocatable = {**reserved, **spec.accelerators}
         capacity = {**row.capacity, **spec.accelerators}
-        templates.append(Template(row.name, labels, allocatable, capacity, row.exact, row))
+        unjudged: frozenset[str] = frozenset()
+        if not spec.karpenter and row.provider == "aws" and row.vouched is not None:
+            allocatable, unjudged = _autoscaler_bound(allocatable, capacity)
+        templates.append(Template(row.name, labels, allocatable, capacity, row.exact, row, unjudged))
     return templates
+
+
+# Cluster Autoscaler's AWS template takes a node's allocatable to be its capacity: 110 pods, the type's vCPUs and
+# memory (cloudprovider/aws/aws_manager.go buildNodeFromTemplate, cluster-autoscaler-1.36.1, "TODO: use proper
+# allocatable"). What the node that comes up reserves is its AMI's and launch template's (max pods, kube-reserved,
+# eviction thresholds, the disk), which an EKS node group's or an Auto Scaling group's JSON does not show;
+# Karpenter's figures in the shipped rows (its own estimate of the VM's overhead, 7.5%) are no bound on it. So
+# cpu and memory are bounded by capacity (a pod larger is refused by the autoscaler too), pods by at least the
+# autoscaler's 110, and ephemeral-storage is not judged. An operator's --node-catalog row stands as written.
+AUTOSCALER_TEMPLATE_PODS = Fraction(110)
+_CAPACITY_BOUND = ("cpu", "memory")
+
+
+def _autoscaler_bound(
+    allocatable: dict[str, Fraction], capacity: dict[str, Fraction]
+) -> tuple[dict[str, Fraction], frozenset[str]]:
+    bound = dict(allocatable)
+    for resource in _CAPACITY_BOUND:
+        if resource in capacity:
+            bound[resource] = capacity[resource]
+    if "pods" in bound:
+        bound["pods"] = max(bound["pods"], AUTOSCALER_TEMPLATE_PODS)
+    return bound, frozenset({"ephemeral-storage"})
 
 
 def _narrowed(spec: PoolSpec, base: dict[str, Domain], row: InstanceType) -> dict[str, Domain] | None:

@@ -195,7 +195,7 @@ def _insufficient(pod: PodRequirements, template: Template, overhead: dict[str, 
     if PODS in template.allocatable:
         requests[PODS] = Fraction(1)  # Karpenter counts the pod itself (resources.RequestsForPods)
     for resource, amount in sorted(requests.items()):
-        if not template.exact and not is_extended(resource):
+        if not template.judged(resource):
             continue  # unknown for this type: never a reason
         if amount + overhead.get(resource, Fraction(0)) > template.allocatable.get(resource, Fraction(0)):
             missing.append(resource)
@@ -286,7 +286,7 @@ def _within_limits(pod: PodRequirements, pool: NodePool, fitting: list[Template]
 def copies_on(pod: PodRequirements, template: Template) -> int:
     copies = None
     for resource, amount in pod.requests.items():
-        if not template.exact and not is_extended(resource):
+        if not template.judged(resource):
             continue
         fit = int(template.allocatable.get(resource, Fraction(0)) // amount)
         copies = fit if copies is None else min(copies, fit)

@@ -153,6 +153,11 @@ class Template:
     capacity: Mapping[str, Fraction]
     exact: bool = True  # False: only the extended resources are known (cpu, memory... are not)
     instance_type: InstanceType | None = None
+    unjudged: frozenset[str] = frozenset()  # resources whose figure bounds nothing: never a reason
+
+    def judged(self, resource: str) -> bool:
+        """Whether a request for ``resource`` beyond the template's figure means it cannot hold the pod."""
+        return (self.exact or is_extended(resource)) and resource not in self.unjudged
 
 
 @dataclass(frozen=True)
