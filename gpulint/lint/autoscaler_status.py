@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpulint.kube.fields import integer, mapping, sequence, text
+from gpulint.kube.pools.autoscaler_taints import TaintConfig, autoscaler_taint_config
 from gpulint.kube.pools.model import NodeGroupStatus, PoolSpec
 from gpulint.lint.loader import load_bytes
 
@@ -38,6 +39,16 @@ _LEGACY_SCALE_UP = re.compile(r"^\s*ScaleUp:\s+(?P<status>\S+)", re.MULTILINE)
 BACKOFF = "Backoff"  # the scale-up status of a group in backoff (types.go ClusterAutoscalerBackoff)
 _CAPI_ID = re.compile(r"^(MachineDeployment|MachineSet|MachinePool)/[^/]+/(.+)$")
 _UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+def autoscaler_taints(objects: Iterable[dict[str, Any]], found: TaintConfig | None = None) -> TaintConfig | None:
+    """The taint flags of the Deployments among ``objects`` that run Cluster Autoscaler, merged with ``found``
+    (None: none runs it)."""
+    for data in objects:
+        config = autoscaler_taint_config(data)
+        if config is not None:
+            found = config if found is None else found.merged(config)
+    return found
 
 
 def is_status_config_map(data: dict[str, Any]) -> bool:

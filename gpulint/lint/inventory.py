@@ -32,11 +32,14 @@ from gpulint.lint.yaml_budget import JSON_BYTES_PER_VALUE, MAX_YAML_NODES, too_m
 
 if TYPE_CHECKING:  # the pool model and readers are imported when an inventory is read
     from gpulint.kube.dra.devices import DraModel
+    from gpulint.kube.pools.autoscaler_taints import TaintConfig
+    from gpulint.kube.pools.capi import CapiIndex
     from gpulint.kube.pools.catalog import Catalog
     from gpulint.kube.pools.kubelet import KubeletSettings
     from gpulint.kube.pools.model import PoolSpec
     from gpulint.lint.autoscaler_status import NodeGroupStatus
 
+CAPI_MEMBER_KINDS = ("Machine", "MachineSet", "MachinePool")  # the links from a node to its cluster-api group
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 # Objects of the admission layer: Kueue's queues and flavors, namespace quotas and limits.
 ADMISSION_KINDS = (*KUEUE_KINDS, "ResourceQuota", "LimitRange", "Queue", "PriorityClass")  # Queue: Volcano and KAI
@@ -134,6 +137,10 @@ class ClusterInventory:
     node_class_kubelets: dict[tuple[str, str], KubeletSettings] = field(default_factory=dict)  # EC2NodeClass kubelet
     # The node groups Cluster Autoscaler's status ConfigMap reports (lint/autoscaler_status.py)
     autoscaler_groups: list[NodeGroupStatus] = field(default_factory=list)
+    # Cluster Autoscaler's taint flags, from the Deployments that run it (None: none read)
+    autoscaler_taints: TaintConfig | None = None
+    # cluster-api Machines, MachineSets and MachinePools: which node group each node belongs to (None: none read)
+    capi: CapiIndex | None = None
     catalog: Catalog | None = None  # the instance-type catalog (None: the shipped one)
     extended_resource_toleration: bool | None = None  # the admission plugin is on (None: detect)
     # Objects of the inventory files the API server would refuse, at their fields (lint/rejections.py); the
@@ -423,8 +430,9 @@ def add_sources(
     problems: list[str] | None = None,
     inspect: Inspect | None = None,
 ) -> None:
+    from gpulint.kube.pools.capi import CapiIndex
     from gpulint.kube.pools.readers import node_class_kubelets, node_class_zones, pools_in_document  # inventories
-    from gpulint.lint.autoscaler_status import node_groups
+    from gpulint.lint.autoscaler_status import autoscaler_taints, node_groups
 
     for source in sources:
         try:
@@ -455,6 +463,14 @@ def add_sources(
                     inventory.add(obj)
             inventory.rejections.extend(file_rejections(source.display, raw, objects, copies))
             inventory.autoscaler_groups.extend(node_groups(obj.data for obj in objects if obj.kind == "ConfigMap"))
+            capi = [obj.data for obj in objects if obj.kind in CAPI_MEMBER_KINDS]
+            if capi:
+                inventory.capi = inventory.capi or CapiIndex()
+                for data in capi:
+                    inventory.capi.add(data)
+            inventory.autoscaler_taints = autoscaler_taints(
+                (obj.data for obj in objects if obj.kind == "Deployment"), inventory.autoscaler_taints
+            )
             for document in documents:
                 inventory.pool_specs.extend(pools_in_document(document.data, source.display))
                 inventory.node_class_zones.update(node_class_zones(document.data))

@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # the admission models are imported where a run meets a queue
     from gpulint.kube.admission.kueue import KueueSetup
     from gpulint.kube.admission.namespace import LimitItem, Quota
     from gpulint.kube.dra.devices import DraModel
+    from gpulint.kube.pools.autoscaler_taints import TaintConfig
     from gpulint.kube.pools.model import NodePool, PoolSpec
 
 DRA_GROUP = "resource.k8s.io"
@@ -235,7 +236,10 @@ class Resolver:
         from gpulint.lint.node_catalog import shipped_catalog
 
         catalog = self._cluster.catalog or shipped_catalog()
-        pools = [bind(spec, catalog, self.nodes) for spec in specs.values()]
+        taints = self.autoscaler_taints
+        capi = self._cluster.capi
+        members = capi.groups((name, o.data) for name, o in self._cluster.node_objects.items()) if capi else {}
+        pools = [bind(spec, catalog, self.nodes, taints, members) for spec in specs.values()]
         groups = self._cluster.autoscaler_groups
         if groups:
             from gpulint.lint.autoscaler_status import describes
@@ -243,6 +247,18 @@ class Resolver:
             for pool in pools:  # its max size and backoff, as the autoscaler that grows it reports them
                 pool.group = next((g for g in groups if describes(pool.spec, g.name)), None)
         return pools
+
+    @property
+    def autoscaler_taints(self) -> TaintConfig:
+        """Cluster Autoscaler's taint flags, from the Deployments that run it in the inventory (the cluster whose
+        nodes are copied); UNKNOWN when none is read. A linted one (the change under review, or another cluster's:
+        a repository is not one cluster) adds the taints it drops but never makes the flags known."""
+        from gpulint.kube.pools.autoscaler_taints import UNKNOWN
+        from gpulint.lint.autoscaler_status import autoscaler_taints
+
+        found = self._cluster.autoscaler_taints or UNKNOWN
+        linted = autoscaler_taints(obj.data for obj in self.linted.of_kind("apps", "Deployment"))
+        return found if linted is None else replace(found.merged(linted), known=found.known)
 
     @property
     def cluster_assumed(self) -> bool:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from fractions import Fraction
 
+from gpulint.kube.pools.autoscaler_taints import UNKNOWN, TaintConfig
+from gpulint.kube.pools.capi import Group
 from gpulint.kube.pools.catalog import Catalog
+from gpulint.kube.pools.kinds import CAPI_KINDS
 from gpulint.kube.pools.kubelet import allocatable_with
 from gpulint.kube.pools.labels import EKS_AUTO_GROUP, EKS_AUTO_INSTANCE, eks_auto_labels
 from gpulint.kube.pools.model import ABSENT, Domain, InstanceType, NodePool, PoolSpec, Template
@@ -47,9 +50,17 @@ PROVIDER_PREFIXES = {
 ACCELERATORS_COMPLETE = ("aws",)
 
 
-def bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePool:
-    pool = _bind(spec, catalog, nodes)
-    pool.labels = _pool_labels(pool)
+def bind(
+    spec: PoolSpec,
+    catalog: Catalog,
+    nodes: Sequence[NodeInfo],
+    taints: TaintConfig = UNKNOWN,
+    groups: Mapping[str, Group] | None = None,
+) -> NodePool:
+    """``taints``: Cluster Autoscaler's taint flags, as its Deployment sets them (UNKNOWN: not read); ``groups``:
+    the cluster-api node group of each node the Machines lead to (capi.CapiIndex)."""
+    pool = _bind(spec, catalog, nodes, taints, groups or {})
+    pool.labels = dict(pool.templates[0].labels) if pool.template_node else _pool_labels(pool)
     pool.accelerators_known = not pool.unknown_types and (
         not pool.open_types or spec.provider in ACCELERATORS_COMPLETE or bool(spec.accelerators)
     )
@@ -72,15 +83,27 @@ def _pool_labels(pool: NodePool) -> dict[str, Domain]:
     return labels
 
 
-def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePool:
-    members = [n for n in nodes if spec.node_label and n.labels.get(spec.node_label) == spec.name]
+def _bind(
+    spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo], taints: TaintConfig, groups: Mapping[str, Group]
+) -> NodePool:
+    members = _members(spec, nodes, groups)
     pool = _from_catalog(spec, catalog, members)
-    live = None if spec.karpenter else _live_template(pool, members)
-    if live is not None:  # the node the autoscaler copies, whatever the catalog or the pool's annotations say
+    copied = None if spec.karpenter else _live_template(pool, members, taints)
+    if copied is not None:  # the node the autoscaler copies, whatever the catalog or the pool's annotations say
+        live, node = copied
         pool.templates = [live]
+        pool.template_node, pool.node_taints, pool.flags_known = node.name, taints.kept(node.taints), taints.known
         pool.unknown_types = pool.unvouched_types = ()
         pool.open_types = pool.filtered_out = False
     return pool
+
+
+def _members(spec: PoolSpec, nodes: Sequence[NodeInfo], groups: Mapping[str, Group]) -> list[NodeInfo]:
+    """The pool's nodes: by the label that names the pool, or (cluster-api) by the Machines that own them."""
+    if spec.system in CAPI_KINDS:
+        key = (spec.system, spec.namespace, spec.name)
+        return [n for n in nodes if groups.get(n.name) == key]
+    return [n for n in nodes if spec.node_label and n.labels.get(spec.node_label) == spec.name]
 
 
 # Cluster Autoscaler builds a node group's template from a live node of the group when one is a good candidate,
@@ -88,22 +111,27 @@ def _bind(spec: PoolSpec, catalog: Catalog, nodes: Sequence[NodeInfo]) -> NodePo
 # (kubernetes/autoscaler cluster-autoscaler-1.36.1 processors/nodeinfosprovider/mixed_nodeinfos_processor.go
 # Process, isNodeGoodTemplateCandidate): ready, schedulable and not being deleted. A node with a GPU label and
 # no GPU allocatable counts as unready (processors/customresources/gpu_processor.go
-# FilterOutNodesWithUnreadyResources). Karpenter never copies a node: it launches from the instance types.
+# FilterOutNodesWithUnreadyResources), and so does a node with a startup taint (utils/taints/taints.go
+# FilterOutNodesWithStartupTaints). Karpenter never copies a node: it launches from the instance types.
 NODE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 UNREADY_TAINTS = frozenset(
     {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "ToBeDeletedByClusterAutoscaler"}
 )
 
 
-def _live_template(pool: NodePool, members: Sequence[NodeInfo]) -> Template | None:
-    """The first of the pool's nodes the autoscaler would copy, as a template (None: none would). Its labels,
-    except those every node sets with its own value (hostname, zone: any value, or the pool's zones), and its
-    allocatable: a node whose extended resources (or those the catalog says its type has) are not all
+def _live_template(
+    pool: NodePool, members: Sequence[NodeInfo], taints: TaintConfig
+) -> tuple[Template, NodeInfo] | None:
+    """The first of the pool's nodes the autoscaler would copy, as a template, and the node (None: none would).
+    Its labels, except those every node sets with its own value (hostname, zone: any value, or the pool's zones),
+    and its allocatable: a node whose extended resources (or those the catalog says its type has) are not all
     allocatable yet is passed over, as the autoscaler passes over a node with an unready GPU."""
     offered = {name for t in pool.templates for name, amount in t.allocatable.items() if is_extended(name) and amount}
-    base = _base_labels(pool.spec)
+    # the node's labels only: the pool's own (a scale-from-zero annotation's, a node-template tag's) are what the
+    # cloud provider's template would say, and the copy does not read them
+    base = {key: domain for key, domain in _base_labels(pool.spec).items() if key in ALWAYS_SET}
     for node in members:
-        if node.unschedulable or any(taint.key in UNREADY_TAINTS for taint in node.taints):
+        if node.unschedulable or any(t.key in UNREADY_TAINTS or taints.is_startup(t.key) for t in node.taints):
             continue
         extended = offered | {name for name in node.capacity if is_extended(name)}
         if any(node.allocatable.get(name, Fraction(0)) <= 0 for name in extended):
@@ -113,7 +141,7 @@ def _live_template(pool: NodePool, members: Sequence[NodeInfo]) -> Template | No
         name = node.labels.get("node.kubernetes.io/instance-type") or f"(node {node.name})"
         # a node every kubelet lists these for, trimmed of one in the inventory: only its extended resources judged
         exact = all(resource in node.allocatable for resource in NODE_RESOURCES)
-        return Template(name, labels, dict(node.allocatable), dict(node.capacity), exact)
+        return Template(name, labels, dict(node.allocatable), dict(node.capacity), exact), node
     return None
 
 
@@ -210,8 +238,34 @@ def _templates(spec: PoolSpec, base: dict[str, Domain], rows: Iterable[InstanceT
         )
         allocatable = {**reserved, **spec.accelerators}
         capacity = {**row.capacity, **spec.accelerators}
-        templates.append(Template(row.name, labels, allocatable, capacity, row.exact, row))
+        unjudged: frozenset[str] = frozenset()
+        if not spec.karpenter and row.provider == "aws" and row.vouched is not None:
+            allocatable, unjudged = _autoscaler_bound(allocatable, capacity)
+        templates.append(Template(row.name, labels, allocatable, capacity, row.exact, row, unjudged))
     return templates
+
+
+# Cluster Autoscaler's AWS template takes a node's allocatable to be its capacity: 110 pods, the type's vCPUs and
+# memory (cloudprovider/aws/aws_manager.go buildNodeFromTemplate, cluster-autoscaler-1.36.1, "TODO: use proper
+# allocatable"). What the node that comes up reserves is its AMI's and launch template's (max pods, kube-reserved,
+# eviction thresholds, the disk), which an EKS node group's or an Auto Scaling group's JSON does not show;
+# Karpenter's figures in the shipped rows (its own estimate of the VM's overhead, 7.5%) are no bound on it. So
+# cpu and memory are bounded by capacity (a pod larger is refused by the autoscaler too), pods by at least the
+# autoscaler's 110, and ephemeral-storage is not judged. An operator's --node-catalog row stands as written.
+AUTOSCALER_TEMPLATE_PODS = Fraction(110)
+_CAPACITY_BOUND = ("cpu", "memory")
+
+
+def _autoscaler_bound(
+    allocatable: dict[str, Fraction], capacity: dict[str, Fraction]
+) -> tuple[dict[str, Fraction], frozenset[str]]:
+    bound = dict(allocatable)
+    for resource in _CAPACITY_BOUND:
+        if resource in capacity:
+            bound[resource] = capacity[resource]
+    if "pods" in bound:
+        bound["pods"] = max(bound["pods"], AUTOSCALER_TEMPLATE_PODS)
+    return bound, frozenset({"ephemeral-storage"})
 
 
 def _narrowed(spec: PoolSpec, base: dict[str, Domain], row: InstanceType) -> dict[str, Domain] | None:

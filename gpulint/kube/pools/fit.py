@@ -48,7 +48,8 @@ def daemon_overhead(template: Template, pool: NodePool, daemons: Sequence[PodReq
     total: dict[str, Fraction] = {}
     for daemon in daemons:
         tolerant = replace(daemon, tolerations=(*daemon.tolerations, _PREFER_NO_SCHEDULE))
-        if _untolerated(tolerant, pool) or label_failure(daemon, template.labels, pool, template):
+        # a taint the autoscaler's template may not carry keeps the daemon off too: less overhead, never more
+        if _untolerated(tolerant, pool)[0] or label_failure(daemon, template.labels, pool, template):
             continue
         for name, amount in daemon.requests.items():
             total[name] = total.get(name, Fraction(0)) + amount
@@ -65,9 +66,9 @@ def fit_pool(
 ) -> PoolFit:
     """How the pool answers the pod. ``named_taints``: the scheduler the Cluster Autoscaler runs names the
     untolerated taint in its reason (before 1.34, see scheduler.names_untolerated_taints)."""
-    taint = _untolerated(pod, pool, named_taints)
-    if taint:
-        return PoolFit(pool, EXCLUDED, taint)
+    state, why = _untolerated(pod, pool, named_taints)
+    if state:
+        return PoolFit(pool, state, why)
     failure = label_failure(pod, pool.labels, pool, None)
     if failure:
         return PoolFit(pool, EXCLUDED, failure)
@@ -105,17 +106,30 @@ def fit_pool(
     return _within_limits(pod, pool, fitting)
 
 
-def _untolerated(pod: PodRequirements, pool: NodePool, named: bool = False) -> str:
-    """Why the pool's taints keep the pod off its nodes ("" if they do not): Karpenter's words for a
-    NodePool, the scheduler's (which the Cluster Autoscaler runs) for the other pools."""
+def _untolerated(pod: PodRequirements, pool: NodePool, named: bool = False) -> tuple[str, str]:
+    """(EXCLUDED, why) when the pool's taints keep the pod off its nodes: Karpenter's words for a NodePool, the
+    scheduler's (which the Cluster Autoscaler runs) for the other pools. (UNKNOWN, why) when only a taint of the
+    live node the autoscaler copies does, which a flag of the autoscaler gpulint has not read may drop.
+    ("", "") when the pod tolerates them."""
     spec = pool.spec
     effects = ("NoSchedule", "PreferNoSchedule", "NoExecute") if spec.karpenter else ("NoSchedule", "NoExecute")
-    for taint in spec.taints:
-        if taint.effect in effects and not pod.tolerates(taint):
-            if spec.karpenter:
-                return f"did not tolerate taint (taint={taint.key}={taint.value}:{taint.effect})"
-            return untolerated(taint, named)
-    return ""
+    unproven = None
+    for taint in pool.taints:
+        if taint.effect not in effects or pod.tolerates(taint):
+            continue
+        if not pool.taint_proven(taint):
+            unproven = unproven or taint
+            continue
+        if spec.karpenter:
+            return EXCLUDED, f"did not tolerate taint (taint={taint.key}={taint.value}:{taint.effect})"
+        return EXCLUDED, untolerated(taint, named)
+    if unproven is not None:
+        return UNKNOWN, (
+            f"its node {pool.template_node} carries taint {unproven.key}={unproven.value}:{unproven.effect}, which "
+            "the pod does not tolerate; Cluster Autoscaler copies it into the template unless its --startup-taint "
+            "or --status-taint flags name it, and no Deployment of the autoscaler was read"
+        )
+    return "", ""
 
 
 def label_failure(pod: PodRequirements, labels: dict[str, Domain], pool: NodePool, template: Template | None) -> str:
@@ -181,7 +195,7 @@ def _insufficient(pod: PodRequirements, template: Template, overhead: dict[str, 
     if PODS in template.allocatable:
         requests[PODS] = Fraction(1)  # Karpenter counts the pod itself (resources.RequestsForPods)
     for resource, amount in sorted(requests.items()):
-        if not template.exact and not is_extended(resource):
+        if not template.judged(resource):
             continue  # unknown for this type: never a reason
         if amount + overhead.get(resource, Fraction(0)) > template.allocatable.get(resource, Fraction(0)):
             missing.append(resource)
@@ -272,7 +286,7 @@ def _within_limits(pod: PodRequirements, pool: NodePool, fitting: list[Template]
 def copies_on(pod: PodRequirements, template: Template) -> int:
     copies = None
     for resource, amount in pod.requests.items():
-        if not template.exact and not is_extended(resource):
+        if not template.judged(resource):
             continue
         fit = int(template.allocatable.get(resource, Fraction(0)) // amount)
         copies = fit if copies is None else min(copies, fit)

@@ -115,6 +115,7 @@ class PoolSpec:
     name: str
     file: str
     path: tuple[Any, ...] = ()  # where in the object the pool is described (for findings on the pool)
+    namespace: str = ""  # cluster-api: the namespace of its MachineDeployment, MachineSet or MachinePool
     labels: dict[str, str] = field(default_factory=dict)  # set on every node
     requirements: list[PoolRequirement] = field(default_factory=list)  # Karpenter requirements
     taints: tuple[Taint, ...] = ()
@@ -152,6 +153,11 @@ class Template:
     capacity: Mapping[str, Fraction]
     exact: bool = True  # False: only the extended resources are known (cpu, memory... are not)
     instance_type: InstanceType | None = None
+    unjudged: frozenset[str] = frozenset()  # resources whose figure bounds nothing: never a reason
+
+    def judged(self, resource: str) -> bool:
+        """Whether a request for ``resource`` beyond the template's figure means it cannot hold the pod."""
+        return (self.exact or is_extended(resource)) and resource not in self.unjudged
 
 
 @dataclass(frozen=True)
@@ -217,6 +223,11 @@ class NodePool:
     nodes: int = 0  # its nodes in the inventory
     used: dict[str, Fraction] = field(default_factory=dict)  # capacity of its nodes (what limits count)
     group: NodeGroupStatus | None = None  # its node group in Cluster Autoscaler's status, when one describes it
+    # The live node Cluster Autoscaler copies as its template ("": none), with the taints the copy keeps; those
+    # are the pool's taints then. ``flags_known``: the autoscaler's taint flags were read (its Deployment).
+    template_node: str = ""
+    node_taints: tuple[Taint, ...] = ()
+    flags_known: bool = False
 
     @property
     def name(self) -> str:
@@ -226,6 +237,16 @@ class NodePool:
     def title(self) -> str:
         where = f" ({self.spec.where})" if self.spec.where else ""
         return f"{self.spec.system} {self.spec.name}{where}"
+
+    @property
+    def taints(self) -> tuple[Taint, ...]:
+        """The taints of a node it adds, as the autoscaler sees them."""
+        return self.node_taints if self.template_node else self.spec.taints
+
+    def taint_proven(self, taint: Taint) -> bool:
+        """The autoscaler's template surely carries ``taint``: the pool states it, or the autoscaler's flags are
+        known not to drop it (a flag may name any taint as a startup or status taint)."""
+        return not self.template_node or self.flags_known or taint in self.spec.taints
 
     @property
     def known(self) -> bool:

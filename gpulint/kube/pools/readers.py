@@ -207,6 +207,7 @@ def capi_pool(data: dict[str, Any], file: str) -> PoolSpec:
         text(metadata.get("name")),
         file,
         ("metadata", "annotations"),
+        namespace=text(metadata.get("namespace")) or "default",
         labels=labels,
         taints=tuple(t for t in map(parse_taint, annotations.get(CAPACITY + "taints", "").split(",")) if t),
         capacity=capacity or None,

@@ -75,6 +75,18 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 )
 
 
+def _unknown_hints(chosen: list[PoolFit]) -> tuple[str, ...]:
+    """What would decide the unknown pools: the catalog, or the autoscaler's taint flags (its Deployment)."""
+    flags = any(fit.pool.template_node and not fit.pool.flags_known for fit in chosen)
+    catalog = any(fit.pool.unknown_types or fit.pool.open_types for fit in chosen) or not flags
+    hints: tuple[str, ...] = (
+        ("add the instance types to the node catalog (--node-catalog) to check",) if catalog else ()
+    )
+    if flags:
+        hints += ("add the Deployment that runs Cluster Autoscaler to the inventory to check",)
+    return hints
+
+
 def _no_node_fits(site: PodSpecSite, verdict: SchedulingVerdict, inventory: Resolver) -> Iterator[Diagnostic]:
     pod, empty, fits = verdict.pod, verdict.fit, list(verdict.pools)
     where = _where(site)
@@ -102,11 +114,7 @@ def _no_node_fits(site: PodSpecSite, verdict: SchedulingVerdict, inventory: Reso
             RULE_ID,
             where,
             f"no node fits {_subject(site)} now, and whether a node pool can add one is unknown",
-            notes=(
-                f"nodes: {nodes}",
-                summary(chosen),
-                "add the instance types to the node catalog (--node-catalog) to check",
-            ),
+            notes=(f"nodes: {nodes}", summary(chosen), *_unknown_hints(chosen)),
             severity=Severity.INFO,
             pinned=True,
         )
