@@ -1,7 +1,8 @@
 """The held-out measure of issue #29: is each reported failure variant caught, with no false flag?
 
-Each variant in ``tests/heldout/variants.yaml`` has ``broken.yaml``, its ``fixed.yaml`` twin and maybe an
-``inventory.yaml``. Both files are linted with every rule, as ``gpulint check`` does (rule_harness).
+Each variant in ``tests/heldout/variants.yaml`` (the first set) and ``tests/heldout2/variants.yaml`` (the
+second, collected blind like the first after the first was fixed) has ``broken.yaml``, its ``fixed.yaml``
+twin and maybe an ``inventory.yaml``; each set records its outcomes in its own ``outcomes.yaml``. Both files are linted with every rule, as ``gpulint check`` does (rule_harness).
 
 A finding *names the cause* when its rule is one the report points to, it is an error or a warning, and
 its message (with its notes) matches the variant's expression. A variant is **caught** when the broken
@@ -26,6 +27,7 @@ import yaml
 from rule_harness import Found, findings_of
 
 HELDOUT = Path(__file__).parent / "heldout"
+SETS = (HELDOUT, Path(__file__).parent / "heldout2")
 SHOWN = ("error", "warning")
 
 
@@ -40,13 +42,21 @@ class Outcome:
 
 
 def variants() -> list[dict[str, Any]]:
-    data = yaml.safe_load((HELDOUT / "variants.yaml").read_text(encoding="utf-8"))
-    return list(data["variants"])
+    """Every variant of every set, each with ``folder``: the directory of its twins."""
+    found: list[dict[str, Any]] = []
+    for held in SETS:
+        data = yaml.safe_load((held / "variants.yaml").read_text(encoding="utf-8"))
+        found.extend({**variant, "folder": held / variant["slug"]} for variant in data["variants"])
+    return found
 
 
 def recorded() -> dict[str, dict[str, Any]]:
-    data = yaml.safe_load((HELDOUT / "outcomes.yaml").read_text(encoding="utf-8"))
-    return dict(data["outcomes"])
+    outcomes: dict[str, dict[str, Any]] = {}
+    for held in SETS:
+        path = held / "outcomes.yaml"
+        if path.exists():
+            outcomes.update(yaml.safe_load(path.read_text(encoding="utf-8"))["outcomes"])
+    return outcomes
 
 
 def _names_cause(found: Found, expect: dict[str, Any]) -> bool:
@@ -69,7 +79,7 @@ def _lint(folder: Path, name: str) -> list[Found]:
 
 
 def measure(variant: dict[str, Any]) -> Outcome:
-    folder = HELDOUT / variant["slug"]
+    folder = variant["folder"]
     expect = variant["expect"]
     broken = [f for f in _lint(folder, "broken.yaml") if f.severity in SHOWN]
     fixed = [f for f in _lint(folder, "fixed.yaml") if f.severity in SHOWN]
@@ -82,15 +92,17 @@ def measure(variant: dict[str, Any]) -> Outcome:
 
 
 def main() -> int:
-    outcomes = [measure(v) for v in variants()]
-    for o in outcomes:
-        print(f"{'caught' if o.caught else 'MISSED'}  {o.slug}  shared={list(o.shared)}")
-        if not o.caught:
-            for label, found in (("no cause", () if o.cause else ("-",)), ("left", o.left), ("brought", o.brought)):
-                for f in found:
-                    print(f"    {label}: {f if isinstance(f, str) else f.brief().splitlines()[0]}")
-    caught = sum(o.caught for o in outcomes)
-    print(f"{caught}/{len(outcomes)} caught")
+    for held in SETS:
+        outcomes = [measure(v) for v in variants() if v["folder"].parent == held]
+        print(f"== {held.name}")
+        for o in outcomes:
+            print(f"{'caught' if o.caught else 'MISSED'}  {o.slug}  shared={list(o.shared)}")
+            if not o.caught:
+                for label, found in (("no cause", () if o.cause else ("-",)), ("left", o.left), ("brought", o.brought)):
+                    for f in found:
+                        print(f"    {label}: {f if isinstance(f, str) else f.brief().splitlines()[0]}")
+        caught = sum(o.caught for o in outcomes)
+        print(f"{held.name}: {caught}/{len(outcomes)} caught")
     return 0
 
 

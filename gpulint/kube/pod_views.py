@@ -117,6 +117,47 @@ def _workflow_spec(obj: dict[str, Any], owner_path: Path) -> tuple[Path, dict[st
     return spec_path, mapping(dig(obj, *spec_path))
 
 
+ARGO_PARAMETERS = "the values of its {{...}} parameters (Argo substitutes them when it creates the pod)"
+
+
+def argo_storage_known(obj: dict[str, Any], template_path: Path) -> bool:
+    """No {{...}} parameter decides what the Argo template at ``template_path`` mounts where or what its
+    containers request: none in a volume mount's name or path, in a volume's name or emptyDir, in a container's
+    resources, or for a whole list (a parameter elsewhere - the arguments, a claim's name - leaves the mounts and
+    the devices as written)."""
+    template = mapping(dig(obj, *template_path))
+    _, workflow = _workflow_spec(obj, template_path)
+    containers = [template.get("container"), template.get("script")]
+    containers += sequence(mapping(template.get("containerSet")).get("containers"))
+    mounts = [mapping(c).get("volumeMounts") for c in containers]
+    volumes = [template.get("volumes"), workflow.get("volumes")]
+    return not (
+        any(_parameterized(listed, ("name", "mountPath", "subPath", "subPathExpr")) for listed in mounts)
+        or any(_parameterized(listed, ("name", "emptyDir")) for listed in volumes)
+        or any(_has_parameter(mapping(c).get("resources")) for c in containers)
+    )
+
+
+def _parameterized(listed: Any, keys: tuple[str, ...]) -> bool:
+    """The list, or one of its items, or one of ``keys`` of an item, holds an Argo expression."""
+    if isinstance(listed, str):
+        return "{{" in listed
+    return any(
+        _has_parameter(item) if not isinstance(item, dict) else any(_has_parameter(item.get(k)) for k in keys)
+        for item in sequence(listed)
+    )
+
+
+def _has_parameter(value: Any) -> bool:
+    if isinstance(value, str):
+        return "{{" in value
+    if isinstance(value, dict):
+        return any(_has_parameter(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_parameter(v) for v in value)
+    return False
+
+
 def argo_template(
     obj: dict[str, Any], owner_path: Path, owner: dict[str, Any], spec_path: Path, spec: dict[str, Any]
 ) -> PodView | None:
@@ -148,7 +189,7 @@ def argo_template(
     known = _without_parameters(patched.spec)
     completed_by = patched.unknown or _argo_completed_by(spec, workflow)
     if known != patched.spec and not completed_by:
-        completed_by = "the values of its {{...}} parameters (Argo substitutes them when it creates the pod)"
+        completed_by = ARGO_PARAMETERS
     unfaithful = tuple(virtual for virtual, _ in patched.aliases)
     return PodView(known, (*patched.aliases, *aliases), completed_by, unfaithful=unfaithful)
 

@@ -12,10 +12,12 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.admission.batch_queues import (
+    KAI_GROUP,
     KAI_QUEUE_LABEL,
     KAI_SCHEDULER,
     RUNAI_QUEUE_LABEL,
     VOLCANO_GROUP,
+    QueueUse,
     kai_ancestry,
     kai_at_once,
     kai_queue,
@@ -659,6 +661,20 @@ def _unqueued_problems(obj: KubeObject, config: KueueConfig, resolver: Resolver)
     ]
 
 
+def _kai_parent_queue(use: QueueUse, children: list[str]) -> Problem:
+    """KAI schedules jobs from leaf queues only (NVIDIA/KAI-Scheduler v0.17.0 pkg/scheduler/actions/utils/
+    job_order_by_queue.go PushJob: "job <%v> is targeting a non-leaf queue <%v>", and the job is left out).
+    A warning: the child queues may be in the linted files only."""
+    shown = ", ".join(children[:3]) + (f" and {len(children) - 3} more" if len(children) > 3 else "")
+    return Problem(
+        use.path,
+        f"KAI Scheduler Queue {use.name} is a parent queue: the scheduler skips a job that targets a non-leaf "
+        "queue, so its pods stay Pending",
+        False,
+        (f"its child queues: {shown}; submit to one of them (a leaf queue)",),
+    )
+
+
 def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     """A Volcano or KAI Scheduler queue that does not exist or is closed; a legacy KAI queue label; a queue
     or group key written as a label where an annotation is read, or the reverse."""
@@ -706,6 +722,9 @@ def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
             elif (hint := _did_you_mean(use.name, sorted(queues))).startswith("did you mean"):
                 message, notes = _hinted(f"{use.system} Queue {use.name} is not among the linted files", hint)
                 problems.append(Problem(use.path, message, False, (*notes, unproven("Queue")), unknown=True))
+            continue
+        if use.group == KAI_GROUP and (children := sorted(q.name for q in queues.values() if q.parent == use.name)):
+            problems.append(_kai_parent_queue(use, children))
             continue
         if use.system == "Volcano" and found.state and found.state != "Open":
             head = f"Volcano Queue {use.name} is {found.state}"

@@ -358,11 +358,22 @@ def gang_detail(gang: Gang, result: GangVerdict, key: str) -> tuple[str, ...]:
 GANG_MEMO = "gang-verdict"
 
 
+def admitted_gang(gang: Gang, resolver: Resolver) -> Gang:
+    """The gang's members as the scheduler sees their pods: with the tolerations the ExtendedResourceToleration
+    admission plugin adds, as every single pod's verdict has them (else a GKE gang of accelerator pods would not
+    fit the accelerator nodes' taints its pods in fact tolerate)."""
+    members = [replace(m, pod=with_extended_resource_tolerations(m.pod, resolver)) for m in gang.members]
+    if all(a.pod is m.pod for a, m in zip(members, gang.members, strict=True)):
+        return gang
+    return replace(gang, members=members)
+
+
 def gang_verdict(
     gang: Gang, resolver: Resolver, memo: Callable[[Any, Callable[[], Any]], Any], topology_key: str | None = None
 ) -> GangVerdict:
     """Packing is the expensive part: one verdict per distinct gang shape and topology per run (the
     members' roles included: the verdict's words name them)."""
+    gang = admitted_gang(gang, resolver)
     key = (
         GANG_MEMO,
         tuple((m.pod.signature(), m.count, m.role) for m in gang.members),

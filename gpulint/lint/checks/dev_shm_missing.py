@@ -8,6 +8,7 @@ from typing import Any
 
 from gpulint.kube.commandline import container_commands, dataloader_workers, image_name
 from gpulint.kube.fields import mapping, sequence, text
+from gpulint.kube.pod_views import ARGO_PARAMETERS, argo_storage_known
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.runtime import (
@@ -42,7 +43,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     sites = list(pod_spec_sites(obj.data))
     for site in sites:
         spec = site.spec
-        if site.completed_by:
+        if site.completed_by and not _mounts_written(obj, site):
             continue  # another object supplies volumes (a ServingRuntime, presets): absence proves nothing
         if spec.get("hostIPC") is True or not pod_gpus(spec, patterns):
             continue  # hostIPC: the host's /dev/shm; no GPU: not this rule's business
@@ -64,6 +65,12 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 affected.append(_Unmounted(path, container, *reason, family.collective_shm))
         if affected:
             yield _finding(site, affected)
+
+
+def _mounts_written(obj: KubeObject, site: PodSpecSite) -> bool:
+    """An Argo template whose only unknowns are {{...}} parameters outside its volumes and mounts: its
+    /dev/shm is as written, whatever Argo substitutes."""
+    return site.completed_by == ARGO_PARAMETERS and argo_storage_known(obj.data, site.path)
 
 
 def _small_shm(spec: dict[str, Any], container: dict[str, Any]) -> tuple[Path, str] | None:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from gpulint.kube.device_plugin_config import sharing_settings
 from gpulint.kube.gpu_sharing import MPS, NVIDIA_GPU, NodeResource, node_resource
 from gpulint.kube.gpu_stack import node_names
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.resources import scheduler_managed
 from gpulint.kube.scheduler import FitResult, NodeInfo
+from gpulint.kube.vgpu import HAMI_GPU, VOLCANO_VGPU, DeviceBound, device_bound
 from gpulint.kube.workloads import PodSpecSite, containers, extended_resource_path
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.config_maps import device_plugin_configs
@@ -33,8 +35,18 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         return
     fit = resolver.model.evaluate(pod)
     if not fit.fits:
-        return  # gpu-unschedulable says why
+        # gpu-unschedulable says why; but the shares a scheduler extender accounts for (HAMi's gpumem,
+        # gpucores) are on no node, and the extender places the pod on the nodes the other filters pass
+        outside = {name for name in pod.requests if scheduler_managed(name)}
+        if outside:
+            rest = resolver.model.evaluate(
+                replace(pod, requests={k: v for k, v in pod.requests.items() if k not in outside})
+            )
+            if rest.fits:
+                yield from _beyond_devices(site, rest, resolver)
+        return
     yield from _multi_unit_requests(site, fit, ctx)
+    yield from _beyond_devices(site, fit, resolver)
     if NVIDIA_GPU in pod.requests and _sharing(resolver).gpu_mixed:
         yield from _mig_mixture(site, _on_nodes(resolver, fit.fitting, NVIDIA_GPU))
 
@@ -103,6 +115,61 @@ def _multi_unit_requests(site: PodSpecSite, fit: FitResult, ctx: CheckContext) -
                 continue
             path = (*site.path, *container_path, "resources", "limits", name)
             yield _shared_request(str(container.get("name") or ""), str(name), amount, infos, shared, path, ctx)
+
+
+def _beyond_devices(site: PodSpecSite, fit: FitResult, resolver: Resolver) -> Iterator[Diagnostic]:
+    """HAMi and Volcano's vGPU plugin give a container at most one vGPU of each physical GPU (kube/vgpu.py): a
+    container asking for more than every node it can use has GPUs is never placed. Only when each such node's
+    devices are known (a node where the resource is whole GPUs holds the count: the pod fits there)."""
+    for container_path, container in containers(site.spec):
+        limits = container.get("resources", {}).get("limits") if isinstance(container.get("resources"), dict) else None
+        if not isinstance(limits, dict):
+            continue
+        for name in (HAMI_GPU, VOLCANO_VGPU):
+            amount = _count(limits.get(name)) if name in limits else None
+            if amount is None or amount < 2:
+                continue
+            bounds = _device_bounds(resolver, fit.fitting, name)
+            if not bounds or any(bound is None or bound.devices >= amount for _, bound in bounds):
+                continue
+            path = (*site.path, *container_path, "resources", "limits", name)
+            yield _too_many_vgpus(str(container.get("name") or ""), name, amount, bounds, path)
+
+
+def _device_bounds(
+    resolver: Resolver, nodes: list[NodeInfo], resource: str
+) -> list[tuple[NodeInfo, DeviceBound | None]]:
+    """(node, the resource's per-container bound there) for the nodes that advertise ``resource``."""
+    found = []
+    for node in nodes:
+        if not node.allocatable.get(resource):
+            continue
+        held = resolver.node_objects.get(node.name)
+        found.append((node, device_bound(held.data, node.labels, resource) if held is not None else None))
+    return found
+
+
+def _too_many_vgpus(
+    container: str, name: str, amount: int, bounds: list[tuple[NodeInfo, DeviceBound | None]], path: tuple[object, ...]
+) -> Diagnostic:
+    known = [(node, bound) for node, bound in bounds if bound is not None]
+    node, most = max(known, key=lambda pair: pair[1].devices)
+    scheduler = most.scheduler
+    head = (
+        f"container '{container}' asks for {amount} {name}, but {scheduler} gives a container at most one of each "
+        f"physical GPU and the nodes it can use have at most {most.devices}"
+    )
+    return Diagnostic(
+        RULE_ID,
+        path,
+        first_line(f"{head}: its pods stay Pending", head),
+        notes=(
+            f"physical GPUs: {', '.join(f'{n.name} {b.devices}' for n, b in known[:5])}"
+            + (f" and {len(known) - 5} more nodes" if len(known) > 5 else ""),
+            most.refusal(node.name, amount),
+            f"ask for at most {most.devices}, or pin nodes with more GPUs",
+        ),
+    )
 
 
 def _shared_request(

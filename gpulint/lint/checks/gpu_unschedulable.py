@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from fractions import Fraction
 
+from gpulint.kube.admission.batch_queues import KAI_SCHEDULER
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, summary
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
-from gpulint.kube.scheduler import FitResult, PodRequirements
-from gpulint.kube.workloads import PodSpecSite, extended_resource_path, pod_spec_sites
+from gpulint.kube.scheduler import FitResult, PodRequirements, pod_requirements
+from gpulint.kube.workloads import PodSpecSite, extended_resource_path, pod_spec_sites, template_metadata
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
@@ -19,12 +20,16 @@ from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need, RuleSpec
 from gpulint.lint.scheduling import SchedulingVerdict, scheduling_cause, scheduling_verdict
 from gpulint.lint.verdicts import (
+    admitted_pod_spec,
     gpu_daemons,
     gpu_pod_requirements,
     kueue_admitted,
     kueue_pins,
     scale_up_verdict,
 )
+
+KAI_GPU_MEMORY = "gpu-memory"  # KAI's annotation: MiB of a GPU (pkg/common/constants GpuMemory)
+GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's; KAI's GpuMemoryLabel
 
 SPEC = RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id
@@ -41,7 +46,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             continue  # tolerations or affinity may come from the object that completes the pod
         site = kueue_admitted(written, pins)
         pod = gpu_pod_requirements(obj.kind, site, inventory)
-        if pod is None or any(is_extended(name) for name in pod.requests.keys() - inventory.offered_resources):
+        if pod is None:
+            yield from _kai_gpu_memory(obj, site, inventory)
+            continue
+        if any(is_extended(name) for name in pod.requests.keys() - inventory.offered_resources):
             continue  # a resource no node publishes: gpu-resource-unknown says so, more precisely
         if inventory.pools and obj.kind == "DaemonSet":
             continue  # a DaemonSet's pods never make a pool add a node: they run on the nodes that come
@@ -304,3 +312,38 @@ def _nodes(count: int) -> str:
 
 def _subject(site: PodSpecSite) -> str:
     return f"the '{site.role}' pod template" if site.role else "this pod"
+
+
+def _kai_gpu_memory(obj: KubeObject, site: PodSpecSite, inventory: Resolver) -> Iterator[Diagnostic]:
+    """KAI Scheduler's GPU-memory sharing: a pod that asks for MiB of a GPU (the ``gpu-memory`` annotation, no
+    GPU resource) fits only a node whose ``nvidia.com/gpu.memory`` label says how much its GPUs hold
+    (NVIDIA/KAI-Scheduler v0.17.0 api/node_info getNodeGpuMemory, GpuMemorySynced; plugins/predicates). Judged
+    on the inventory's nodes alone: a node a pool adds gets its labels from GPU feature discovery."""
+    if site.spec.get("schedulerName") != KAI_SCHEDULER or inventory.pools:
+        return
+    annotations = mapping(template_metadata(obj.data, site).get("annotations"))
+    written = annotations.get(KAI_GPU_MEMORY)
+    if not isinstance(written, str) or not written.isdigit() or int(written) <= 0:
+        return  # KAI's binder refuses any other value (gpu_request_validator.go); not this rule's
+    pod = pod_requirements(
+        admitted_pod_spec(obj.kind, site.spec, inventory), inventory.gates.enabled("TaintTolerationComparisonOperators")
+    )
+    fit = inventory.model.evaluate(pod)
+    if not fit.fits or any(node.labels.get(GPU_MEMORY_LABEL, "").isdigit() for node in fit.fitting):
+        return  # no node at all is another cause; a labelled node can take it
+    yield Diagnostic(
+        RULE_ID,
+        (*site.template_path, "metadata", "annotations", KAI_GPU_MEMORY),
+        f"KAI Scheduler places a {KAI_GPU_MEMORY} pod only on a node labelled {GPU_MEMORY_LABEL}, and "
+        + (
+            "the one node it can use has no such label"
+            if len(fit.fitting) == 1
+            else f"none of the {len(fit.fitting)} nodes it can use has the label"
+        ),
+        severity=Severity.WARNING,
+        notes=(
+            "KAI: node is not a gpu node or the gpu memory count on the node was not synced yet",
+            "GPU feature discovery sets the label from the memory the GPU reports; a GPU that reports none "
+            "(unified memory: memory.total [N/A]) gets none - ask for a gpu-fraction instead, or label the node",
+        ),
+    )

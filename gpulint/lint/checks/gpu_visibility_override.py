@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.gpu_stack import NVIDIA, node_names
 from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_gpu
@@ -20,12 +21,14 @@ from gpulint.kube.runtime import (
     main_containers,
     unknown_env_sources,
 )
+from gpulint.kube.scheduler import pod_requirements
 from gpulint.kube.workloads import PodSpecSite, containers
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.config_maps import namespace_config_maps
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
+from gpulint.lint.verdicts import admitted_pod_spec
 
 SPEC = RuleSpec("gpu-visibility-override", Severity.WARNING, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
@@ -74,7 +77,9 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         if pod_has_gpu is None:
             pod_has_gpu = _pod_has_devices(site, patterns)
         if not pod_has_gpu:
-            yield from _cuda_image_on_gpu_nodes(container, base, site)
+            yield from _cuda_image_on_gpu_nodes(
+                container, base, _gpu_node_reason(site.spec) or _only_gpu_nodes(obj, site, ctx)
+            )
 
 
 def _pod_has_devices(site: PodSpecSite, patterns: tuple[str, ...]) -> bool:
@@ -214,10 +219,28 @@ def _cuda_image(image: str) -> bool:
     return _CUDA_IMAGE.search(image) is not None
 
 
-def _cuda_image_on_gpu_nodes(container: dict[str, Any], base: Path, site: PodSpecSite) -> Iterator[Diagnostic]:
-    """A container without GPUs, without NVIDIA_VISIBLE_DEVICES, running a CUDA image (the caller asks)."""
+def _only_gpu_nodes(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> str:
+    """The inventory's answer when the manifest does not select GPU nodes: every node the pod can be scheduled on
+    has NVIDIA GPUs (not with node pools: a pool may add a node without them)."""
+    resolver = ctx.cluster
+    if resolver is None or not resolver.nodes or resolver.pools:
+        return ""
+    pod = pod_requirements(
+        admitted_pod_spec(obj.kind, site.spec, resolver), resolver.gates.enabled("TaintTolerationComparisonOperators")
+    )
+    fit = resolver.model.evaluate(pod)
+    if not fit.fits:
+        return ""
+    gpu = {id(node) for node in resolver.gpu_nodes(NVIDIA)}
+    if any(id(node) not in gpu for node in fit.fitting):
+        return ""
+    return f"every node it can be scheduled on has NVIDIA GPUs ({node_names(fit.fitting)})"
+
+
+def _cuda_image_on_gpu_nodes(container: dict[str, Any], base: Path, reason: str) -> Iterator[Diagnostic]:
+    """A container without GPUs, without NVIDIA_VISIBLE_DEVICES, running a CUDA image (the caller asks), on GPU
+    nodes for ``reason`` (nothing when empty)."""
     image = text(container.get("image"))
-    reason = _gpu_node_reason(site.spec)
     if not reason:
         return
     yield Diagnostic(
