@@ -13,13 +13,13 @@ import yaml
 from test_linted_crds import CRD, INSTANCE
 from webhook_helpers import GOOD_POD, review
 
+from gpulint.lint.bounds import CLIENT_GONE, DEADLINE, Watchdog
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Deadline, DeadlineExceeded
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.run import LintRun
 from gpulint.webhook import server as serve_module
 from gpulint.webhook.server import ServeOptions, Webhook
-from gpulint.webhook.watchdog import CLIENT_GONE, DEADLINE, Watchdog
 
 
 def wait_until(condition, seconds: float = 5.0) -> bool:

@@ -95,7 +95,14 @@ def _schema_store(kubernetes_version: str, locations: tuple[str, ...] = ()) -> S
 
 
 def available_needs(resolver: Resolver) -> frozenset[Need]:
-    """What this run can give the rules (see gpulint.lint.rule_spec.Need)."""
+    """What this run can give the rules (see gpulint.lint.rule_spec.Need): once per inventory (and gates) when
+    the inventory alone has the hardware, as for most admission reviews."""
+    if resolver.hardware_from_inventory:
+        return resolver.cluster_fact(("available-needs", resolver.gates), lambda: _available_needs(resolver))
+    return _available_needs(resolver)
+
+
+def _available_needs(resolver: Resolver) -> frozenset[Need]:
     if not resolver.has_nodes:
         return frozenset()
     return frozenset({Need.NODES, Need.DEVICES}) if resolver.dra.has_devices else frozenset({Need.NODES})

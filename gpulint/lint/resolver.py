@@ -392,6 +392,12 @@ class Resolver:
         )
 
     @property
+    def hardware_from_inventory(self) -> bool:
+        """The nodes, node pools and devices are the inventory's alone: the linted files add no pool, node class
+        or DRA object (what a review of a workload sees: the inventory's facts serve it)."""
+        return self.inventory is not None and self.pools_from_inventory and not self.linted.has_any(_DRA_CLUSTER)
+
+    @property
     def dra_if_any(self) -> DraModel | None:
         """The DRA model, or None when neither an inventory nor a linted DRA object gives one."""
         if self.inventory is None and not self.linted.has_any(_DRA_CLUSTER):

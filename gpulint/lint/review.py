@@ -6,19 +6,23 @@ object goes through the same LintRun as `gpulint check`, and comes back as the d
 reasons and the warnings, worded as the API server shows them. Nothing is kept from one review to the
 next. The rest of this module is what the server needs around it, named here so that gpulint.webhook
 imports nothing else from gpulint.lint (an import-linter contract): the configuration, the deadline a
-review stops at, and the inventory it reads (files, or the live inventory when it is asked for).
+review stops at and the watchdog that keeps it, the bytes in flight, the inventory it reads (files, or the
+live inventory when it is asked for) and its metrics.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
+from gpulint.lint.bounds import CLIENT_GONE, ByteBudget, PeerSlots, Watchdog
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Deadline, DeadlineExceeded, Routes
 from gpulint.lint.findings import Finding, Severity
@@ -26,12 +30,15 @@ from gpulint.lint.inventory import ClusterInventory, InventoryError, load_config
 from gpulint.lint.loader import MAX_DEPTH
 from gpulint.lint.registry import import_checks
 from gpulint.lint.run import LintRun
+from gpulint.lint.telemetry import KNOWN_PATHS, Metrics, error_text, log, metric
 
 if TYPE_CHECKING:  # the live inventory (the Kubernetes client) is imported only when it is used
     from gpulint.lint.live_inventory import LiveInventory
 
 __all__ = [
+    "CLIENT_GONE",
     "MAX_DEPTH",
+    "ByteBudget",
     "ClusterInventory",
     "Config",
     "Deadline",
@@ -39,10 +46,19 @@ __all__ = [
     "Finding",
     "Inventories",
     "InventoryError",
+    "KNOWN_PATHS",
+    "Metrics",
+    "PeerSlots",
     "Review",
     "ReviewSnapshot",
     "Severity",
     "Snapshot",
+    "Watchdog",
+    "error_text",
+    "files_signature",
+    "json_depth",
+    "log",
+    "metric",
 ]
 
 MAX_WARNINGS = 20
@@ -152,6 +168,26 @@ class Inventories:
         if self.live is not None:
             self.live.stop()
 
+    def watch(
+        self, stop: threading.Event, wake: threading.Event, poll_seconds: float, also: Callable[[bool], object]
+    ) -> None:
+        """Until ``stop``: re-read the inventory files, and ``also`` (the serving certificate), when they change,
+        or at once when ``wake`` is set (SIGHUP); ``also`` is told whether the re-read is forced."""
+        while not stop.is_set():
+            wake.wait(poll_seconds)
+            if stop.is_set():
+                return
+            forced = wake.is_set()
+            wake.clear()
+            if forced:
+                self.log("reload", reason="SIGHUP")
+            try:
+                if self.config.inventory:
+                    self.reload(force=forced)
+                also(forced)
+            except Exception as exc:
+                self.log("reload_failed", error=error_text(exc))
+
     @property
     def ready(self) -> bool:
         if self.live is not None:
@@ -183,7 +219,7 @@ class Inventories:
 
     def reload(self, force: bool = False) -> bool:
         """Load the configured files when they changed; keep the old inventory when the new one does not load."""
-        signature = _signature(self.config.inventory)
+        signature = files_signature(self.config.inventory)
         if signature == self._signature and not force:
             return False
         try:
@@ -208,43 +244,67 @@ class Inventories:
         loaded = self.snapshot.loaded_at
         lines = []
         if loaded:
-            lines += [
-                "# HELP gpulint_inventory_age_seconds Seconds since the inventory was last loaded.",
-                "# TYPE gpulint_inventory_age_seconds gauge",
-                f"gpulint_inventory_age_seconds {time.time() - loaded:.3f}",
-            ]
+            age = f"{time.time() - loaded:.3f}"
+            lines += metric("inventory_age_seconds", "gauge", "Seconds since the inventory was last loaded.", ("", age))
         live = self.live
         if live is None:
             return tuple(lines)
         states = live.sync_states()
-        lines += [
-            "# HELP gpulint_inventory_unauthorized_total Answers 401 Unauthorized from the API server (an expired "
-            "or revoked token).",
-            "# TYPE gpulint_inventory_unauthorized_total counter",
-            f"gpulint_inventory_unauthorized_total {live.unauthorized}",
-            "# HELP gpulint_inventory_credentials_rejected 1 while the API server's last answer was 401 Unauthorized.",
-            "# TYPE gpulint_inventory_credentials_rejected gauge",
-            f"gpulint_inventory_credentials_rejected {int(live.credentials_rejected)}",
-            "# HELP gpulint_inventory_api_synced 1 when the API's objects are those of its last list and watch, "
-            "0 while it cannot be listed.",
-            "# TYPE gpulint_inventory_api_synced gauge",
-            *(f'gpulint_inventory_api_synced{{api="{state.name}"}} {int(state.listed)}' for state in states),
-            "# HELP gpulint_inventory_api_errors_total Lists and watches of the API that failed.",
-            "# TYPE gpulint_inventory_api_errors_total counter",
-            *(f'gpulint_inventory_api_errors_total{{api="{state.name}"}} {state.errors}' for state in states),
-            "# HELP gpulint_inventory_api_last_sync_timestamp_seconds When the API was last listed whole.",
-            "# TYPE gpulint_inventory_api_last_sync_timestamp_seconds gauge",
-            *(
-                f'gpulint_inventory_api_last_sync_timestamp_seconds{{api="{state.name}"}} {state.synced_at:.3f}'
-                for state in states
-                if state.synced_at is not None
+        for name, kind, text, samples in (
+            (
+                "inventory_unauthorized_total",
+                "counter",
+                "Answers 401 Unauthorized from the API server (an expired or revoked token).",
+                [("", live.unauthorized)],
             ),
-        ]
+            (
+                "inventory_credentials_rejected",
+                "gauge",
+                "1 while the API server's last answer was 401 Unauthorized.",
+                [("", int(live.credentials_rejected))],
+            ),
+            (
+                "inventory_api_synced",
+                "gauge",
+                "1 when the API's objects are those of its last list and watch, 0 while it cannot be listed.",
+                [(f'{{api="{state.name}"}}', int(state.listed)) for state in states],
+            ),
+            (
+                "inventory_api_errors_total",
+                "counter",
+                "Lists and watches of the API that failed.",
+                [(f'{{api="{state.name}"}}', state.errors) for state in states],
+            ),
+            (
+                "inventory_api_last_sync_timestamp_seconds",
+                "gauge",
+                "When the API was last listed whole.",
+                [(f'{{api="{s.name}"}}', f"{s.synced_at:.3f}") for s in states if s.synced_at is not None],
+            ),
+        ):
+            lines += metric(name, kind, text, *samples)
         return tuple(lines)
 
 
-def _signature(paths: tuple[str, ...]) -> tuple[Any, ...]:
-    """The inventory files as they are now (path, inode, mtime, size): a change means a reload."""
+def json_depth(body: bytes) -> int:
+    """Deepest nesting of arrays and objects in valid JSON, counted in C-speed passes (strings removed
+    first: their brackets are text)."""
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    if not brackets:
+        return 0
+    return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)))
+
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_BRACKET_STEP = [0] * 256
+for _open, _close in (b"[]", b"{}"):
+    _BRACKET_STEP[_open], _BRACKET_STEP[_close] = 1, -1
+
+
+def files_signature(paths: Iterable[str]) -> tuple[Any, ...]:
+    """The files (and the files under the directories) as they are now: a change means a reload. Stat follows
+    symbolic links: a Secret volume's ``..data`` swap changes the inode."""
     entries = []
     for root in paths:
         found = (
@@ -257,5 +317,5 @@ def _signature(paths: tuple[str, ...]) -> tuple[Any, ...]:
                 stat = os.stat(path)
             except OSError:
                 continue
-            entries.append((path, stat.st_ino, stat.st_mtime_ns, stat.st_size))
+            entries.append((path, stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size))
     return tuple(entries)

@@ -6,24 +6,16 @@ writes the answer.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import Any
 
 from gpulint.kube.fields import mapping, text
-from gpulint.lint.review import MAX_DEPTH, Deadline, Finding, ReviewSnapshot
+from gpulint.lint.review import MAX_DEPTH, Deadline, Finding, ReviewSnapshot, json_depth
 
 ADMISSION_API = "admission.k8s.io/v1"
 # JSON nesting allowed in a review body: the object itself may nest MAX_DEPTH levels (the same limit
 # as a YAML file), plus the AdmissionReview envelope around it.
 MAX_BODY_DEPTH = MAX_DEPTH + 4
-
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
-_BRACKET_STEP = [0] * 256
-for _open, _close in (b"[]", b"{}"):
-    _BRACKET_STEP[_open], _BRACKET_STEP[_close] = 1, -1
 
 
 class BadReview(Exception):
@@ -49,15 +41,6 @@ class Decision:
         if self.warnings:
             body["warnings"] = self.warnings
         return {"apiVersion": ADMISSION_API, "kind": "AdmissionReview", "response": body}
-
-
-def json_depth(body: bytes) -> int:
-    """Deepest nesting of arrays and objects in valid JSON, counted in C-speed passes (strings removed
-    first: their brackets are text)."""
-    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
-    if not brackets:
-        return 0
-    return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)))
 
 
 def parse_review(body: bytes) -> dict[str, Any]:

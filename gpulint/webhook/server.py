@@ -1,14 +1,11 @@
 """`gpulint serve`: a validating admission webhook over HTTPS.
 
-POST /validate answers AdmissionReviews with the same checks, configuration and suppressions
-as the CLI; GET /healthz, /readyz and /metrics (Prometheus text) serve operations.
-
-Every stage is bounded so that no client can take the server down or make it hang: the request
-head and body are read under a per-request deadline before a review slot is taken; bodies over the
-limit get 413 from their headers alone; malformed bodies get 400; a review runs in its own thread
-under the deadline the API server sent (``?timeout=5s``) and is answered by the failure mode when it
-cannot finish; the inventory and the serving certificate are re-read when they change and replaced
-only by ones that load.
+POST /validate answers AdmissionReviews with the same checks, configuration and suppressions as the CLI;
+GET /healthz, /readyz and /metrics (Prometheus text) serve operations. Every stage is bounded, so that no
+client can take the server down or make it hang: the head and body are read under a per-request deadline
+before a review slot is taken; bodies over the limit get 413 from their headers alone; malformed bodies get
+400; a review runs under the deadline the API server sent (``?timeout=5s``) and is answered by the failure
+mode when it cannot finish; the inventory and the certificate are replaced only by ones that load.
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import select
 import signal
 import socket
@@ -25,7 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from email.utils import formatdate
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,28 +30,40 @@ from urllib.parse import parse_qs, urlsplit
 
 from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.quantity import go_duration
-from gpulint.lint.review import Config, Deadline, DeadlineExceeded, Inventories, Severity, Snapshot
+from gpulint.lint.review import (
+    CLIENT_GONE,
+    KNOWN_PATHS,
+    ByteBudget,
+    Config,
+    Deadline,
+    DeadlineExceeded,
+    Inventories,
+    Metrics,
+    PeerSlots,
+    Severity,
+    Snapshot,
+    Watchdog,
+    error_text,
+    files_signature,
+    log,
+)
 from gpulint.webhook.admission import BadReview, Decision, decide, parse_review
 from gpulint.webhook.headers import field_problem
-from gpulint.webhook.watchdog import CLIENT_GONE, Watchdog
 
-LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 OWES_NOTHING = ("answered", "abandoned")  # a connection's phases once the watchdog took its review over
-KNOWN_PATHS = ("/validate", "/healthz", "/readyz", "/metrics")  # metric labels; anything else is "other"
-REVIEWED = ("allowed", "denied", "timeout", "failed")  # results of reviews (the latency histogram's)
-IDLE_SECONDS = 30.0  # a keep-alive connection may wait this long for its next request
+# The metrics' result of each error status the server answers itself (any other: bad_request).
+ERROR_RESULTS = {405: "method_not_allowed", 501: "method_not_allowed", 408: "timeout"} | dict.fromkeys(
+    (413, 414, 431), "too_large"
+)
 # Pending connections the kernel queues while the accept loop is busy (capped by net.core.somaxconn):
 # socketserver's 5 left a burst of clients waiting on SYN retransmission for 15-21 s.
 LISTEN_BACKLOG = 1024
-# A new connection must finish its TLS handshake and begin its first request within this: the API server and
-# kubelet's probes send theirs at once, and a connection that never speaks must not hold a slot for IDLE_SECONDS.
-HANDSHAKE_SECONDS = 5.0
-READ_SECONDS = 10.0  # request line, headers and body must all arrive within this, from the first byte
 WRITE_SECONDS = 10.0  # a client that does not read its answer does not hold a thread forever
 POLL_SECONDS = 0.2  # how often blocked reads look at their deadline (and at a shutdown)
 SHUTDOWN_READ_GRACE = 2.0  # on SIGTERM, a request still arriving gets this long to finish arriving
 MAX_REMEMBERED_QUERY = 64  # query strings longer than this are parsed each time, never remembered
-MAX_HEAD_BYTES = 64 * 1024  # all headers together; more gets 431 (the request line alone: 64 KiB, then 414)
+MAX_LINE_BYTES = 64 * 1024  # the request line; more gets 414
+MAX_HEAD_BYTES = 64 * 1024  # all headers together; more gets 431
 # The API server sends ?timeout= (its timeoutSeconds: 1-30 s, 10 s by default). The answer must be back
 # before it gives up, so a review gets the timeout less a margin for the way back.
 DEFAULT_TIMEOUT = 10.0
@@ -86,16 +94,18 @@ class ServeOptions:
     # open connections from one address (None: half of max_connections): one client cannot hold every slot. The
     # API server needs one a review in progress (--max-concurrency, 64), well under half of 256.
     max_connections_per_peer: int | None = None
-    handshake_seconds: float = HANDSHAKE_SECONDS
-    read_seconds: float = READ_SECONDS
-    idle_seconds: float = IDLE_SECONDS
+    # A new connection must finish its TLS handshake and begin its first request within this: the API server and
+    # kubelet's probes send theirs at once, and a connection that never speaks must not hold a slot for idle_seconds.
+    handshake_seconds: float = 5.0
+    read_seconds: float = 10.0  # request line, headers and body must all arrive within this, from the first byte
+    idle_seconds: float = 30.0  # a keep-alive connection may wait this long for its next request
 
 
 @short_strings_remembered(64, max_chars=MAX_REMEMBERED_QUERY)  # the API server sends the same query every time
 def review_budget(query: str) -> float:
-    """Seconds a review may take: the API server's ``timeout`` (clamped to 1-30 s) less a margin
-    (a tenth, at most half a second) for the answer's way back. Raises ValueError when malformed
-    (raised again every time: an exception is never remembered)."""
+    """Seconds a review may take: the API server's ``timeout`` (clamped to 1-30 s) less a margin (a tenth, at
+    most half a second) for the answer's way back. Raises ValueError when malformed (raised again every time:
+    an exception is never remembered)."""
     values = parse_qs(query, keep_blank_values=True).get("timeout")
     timeout = DEFAULT_TIMEOUT
     if values:
@@ -104,109 +114,6 @@ def review_budget(query: str) -> float:
             raise ValueError(f"timeout {values[-1][:40]!r} is not a duration such as 5s or 2500ms")
         timeout = min(MAX_TIMEOUT, max(MIN_TIMEOUT, parsed))
     return timeout - min(0.5, timeout / 10)
-
-
-@dataclass
-class Metrics:
-    requests: dict[tuple[str, str], int] = field(default_factory=dict)  # (path, result) -> count
-    denials: int = 0
-    latency_counts: list[int] = field(default_factory=lambda: [0] * (len(LATENCY_BUCKETS) + 1))
-    latency_sum: float = 0.0
-    latency_count: int = 0
-    connections_refused: int = 0
-    bytes_in_flight: int = 0  # request bodies admitted (being read or reviewed), a gauge
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def observe(self, path: str, result: str, seconds: float, denied: bool = False) -> None:
-        label = path if path in KNOWN_PATHS else "other"  # never a client-chosen string as a label
-        with self.lock:
-            self.requests[(label, result)] = self.requests.get((label, result), 0) + 1
-            self.denials += denied
-            if result in REVIEWED:
-                index = next((i for i, bound in enumerate(LATENCY_BUCKETS) if seconds <= bound), len(LATENCY_BUCKETS))
-                self.latency_counts[index] += 1
-                self.latency_sum += seconds
-                self.latency_count += 1
-
-    def refused(self) -> None:
-        with self.lock:
-            self.connections_refused += 1
-
-    def render(self, extra: tuple[str, ...] = ()) -> str:
-        with self.lock:
-            lines = [
-                "# HELP gpulint_requests_total Requests served, by path and result.",
-                "# TYPE gpulint_requests_total counter",
-            ]
-            lines += [
-                f'gpulint_requests_total{{path="{p}",result="{r}"}} {n}' for (p, r), n in sorted(self.requests.items())
-            ]
-            lines += [
-                "# HELP gpulint_denials_total AdmissionReviews answered allowed=false.",
-                "# TYPE gpulint_denials_total counter",
-                f"gpulint_denials_total {self.denials}",
-                "# HELP gpulint_connections_refused_total Connections closed at once: too many open, or too many from one address.",
-                "# TYPE gpulint_connections_refused_total counter",
-                f"gpulint_connections_refused_total {self.connections_refused}",
-                "# HELP gpulint_review_bytes_in_flight Bytes of review bodies being read or reviewed.",
-                "# TYPE gpulint_review_bytes_in_flight gauge",
-                f"gpulint_review_bytes_in_flight {self.bytes_in_flight}",
-                "# HELP gpulint_review_duration_seconds Time to answer an AdmissionReview.",
-                "# TYPE gpulint_review_duration_seconds histogram",
-            ]
-            cumulative = 0
-            for bound, count in zip(LATENCY_BUCKETS, self.latency_counts):
-                cumulative += count
-                lines.append(f'gpulint_review_duration_seconds_bucket{{le="{bound}"}} {cumulative}')
-            lines.append(f'gpulint_review_duration_seconds_bucket{{le="+Inf"}} {self.latency_count}')
-            lines.append(f"gpulint_review_duration_seconds_sum {self.latency_sum:.6f}")
-            lines.append(f"gpulint_review_duration_seconds_count {self.latency_count}")
-        return "\n".join([*lines, *extra]) + "\n"
-
-
-class ByteBudget:
-    """Admission by bytes in flight: a review's body is admitted, before it is read, only while the bodies
-    admitted and not yet done with add up to at most ``capacity`` (one body alone is always admitted, so a
-    body the size limit accepts is never refused for its size). Waiters are served in arrival order: a large
-    body is not starved by a stream of small ones."""
-
-    def __init__(self, capacity: int, metrics: Metrics) -> None:
-        self.capacity = capacity
-        self.metrics = metrics
-        self._in_flight = 0
-        self._queue: list[object] = []  # tickets of the waiters, oldest first
-        self._changed = threading.Condition(threading.Lock())
-
-    def acquire(self, size: int, until: float, stopping: Callable[[], bool]) -> bool:
-        """Wait, up to ``until`` (time.monotonic()), for ``size`` bytes; False when they did not come."""
-        with self._changed:
-            if not self._queue and (self._in_flight == 0 or self._in_flight + size <= self.capacity):
-                self._in_flight += size  # nobody waits and it fits: the common case, without a ticket
-                self.metrics.bytes_in_flight = self._in_flight
-                return True
-            ticket = object()
-            self._queue.append(ticket)
-            try:
-                while not (
-                    self._queue[0] is ticket and (self._in_flight == 0 or self._in_flight + size <= self.capacity)
-                ):
-                    remaining = until - time.monotonic()
-                    if remaining <= 0 or stopping():
-                        return False
-                    self._changed.wait(min(remaining, POLL_SECONDS))
-                self._in_flight += size
-                self.metrics.bytes_in_flight = self._in_flight
-                return True
-            finally:
-                self._queue.remove(ticket)
-                self._changed.notify_all()
-
-    def release(self, size: int) -> None:
-        with self._changed:
-            self._in_flight -= size
-            self.metrics.bytes_in_flight = self._in_flight
-            if self._queue:
-                self._changed.notify_all()
 
 
 @dataclass(frozen=True)
@@ -220,51 +127,26 @@ class Answer:
     sent_at: float | None = None  # sent already, at this time.monotonic(): the watchdog's answer at the deadline
 
 
-_LOG_LOCK = threading.Lock()  # one JSON object per line, even with many request threads
-
-
-def log(event: str, **fields: Any) -> None:
-    """One JSON line on stderr. A line that cannot be written is dropped: when the log's reader has gone
-    (a broken pipe, a closed stream) the server must still answer reviews and still stop on SIGTERM."""
-    line = json.dumps({"time": round(time.time(), 3), "event": event, **fields}) + "\n"
-    with _LOG_LOCK:
-        try:
-            sys.stderr.write(line)
-            sys.stderr.flush()
-        except (OSError, ValueError):  # EPIPE, EBADF, "I/O operation on closed file"
-            pass
-
-
 class Certificates:
-    """The serving pair. cert-manager renews it through the Secret volume's ``..data`` symlink swap;
-    a new pair is loaded into a fresh context and used for new connections only once it loads
-    whole (a truncated PEM or a key that does not match the certificate never replaces a good pair)."""
+    """The serving pair. cert-manager renews it through the Secret volume's ``..data`` symlink swap; a new
+    pair is loaded into a fresh context and used for new connections only once it loads whole (a truncated
+    PEM or a key that does not match the certificate never replaces a good pair)."""
 
     def __init__(self, cert: str, key: str) -> None:
         self.cert, self.key = cert, key
         self.context = tls_context(cert, key)
-        self.signature = self._signature()
+        self.signature = files_signature((cert, key))
         self._rejected: tuple[Any, ...] | None = None
 
-    def _signature(self) -> tuple[Any, ...]:
-        out: list[Any] = []
-        for path in (self.cert, self.key):
-            try:
-                stat = os.stat(path)  # follows ..data: a swap changes the inode
-                out.append((stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size))
-            except OSError:
-                out.append(None)
-        return tuple(out)
-
     def reload(self, force: bool = False) -> bool:
-        signature = self._signature()
+        signature = files_signature((self.cert, self.key))
         if signature == self.signature and not force:
             return False
         try:
             context = tls_context(self.cert, self.key)
         except (OSError, ssl.SSLError, ValueError) as exc:
             if signature != self._rejected:  # once per bad pair, not once per poll
-                log("certificate_rejected", error=f"{type(exc).__name__}: {exc}"[:300])
+                log("certificate_rejected", error=error_text(exc))
                 self._rejected = signature
             return False
         self.context, self.signature, self._rejected = context, signature, None
@@ -285,7 +167,7 @@ class Webhook:
         # Held from the start of a review until its work really ends (an abandoned review keeps its
         # slot until it stops at its next deadline check), so abandoned work cannot pile up.
         self.slots = threading.BoundedSemaphore(options.max_concurrency)
-        self.body_bytes = ByteBudget(options.max_inflight_bytes, self.metrics)
+        self.body_bytes = ByteBudget(options.max_inflight_bytes)
         self.watchdog = Watchdog()
         if config.inventory:
             self.inventories.reload()
@@ -308,27 +190,21 @@ class Webhook:
     def stopping(self) -> bool:
         return self._stop.is_set()
 
+    def metrics_text(self) -> str:
+        return self.metrics.render(self.body_bytes.in_flight, self.inventories.metrics())
+
     def request_reload(self) -> None:
         """SIGHUP: re-read the inventory and the certificate now (a signal handler only sets a flag)."""
         self._wake.set()
 
     def watch_files(self) -> None:
         """Re-read the inventory and the serving certificate when they change, or at once on SIGHUP."""
-        while not self._stop.is_set():
-            self._wake.wait(self.options.inventory_poll_seconds)
-            if self._stop.is_set():
-                return
-            forced = self._wake.is_set()
-            self._wake.clear()
-            if forced:
-                log("reload", reason="SIGHUP")
-            try:
-                if self.config.inventory:
-                    self.inventories.reload(force=forced)
-                if self.certificates is not None:
-                    self.certificates.reload(force=forced)
-            except Exception as exc:
-                log("reload_failed", error=f"{type(exc).__name__}: {exc}"[:300])
+        self.inventories.watch(
+            self._stop,
+            self._wake,
+            self.options.inventory_poll_seconds,
+            lambda forced: self.certificates is not None and self.certificates.reload(force=forced),
+        )
 
     def stop(self) -> None:
         self._stop.set()
@@ -370,36 +246,27 @@ class Webhook:
                 answer = replace(answer, sent_at=time.monotonic())
             late_answers.append(answer)
 
-        watch = self.watchdog.watch(deadline.at, late, client_gone)
-        error: BaseException | None = None
-        decision: Decision | None = None
-        try:
-            decision = decide(request, self.snapshot.reviewer, deadline)
-        except BaseException as exc:
-            error = exc
-        finally:
-            self.slots.release()  # held until the review's work really ends: abandoned work cannot pile up
-        if not self.watchdog.finish(watch):
-            watch.join_late()
-            if error is not None and not isinstance(error, Exception):
-                raise error  # SystemExit, KeyboardInterrupt: not the review's to answer
+        own, decision, error = self.watchdog.run(
+            deadline.at,
+            lambda: decide(request, self.snapshot.reviewer, deadline),
+            late,
+            client_gone,
+            self.slots.release,  # held until the review's work really ends: abandoned work cannot pile up
+        )
+        if not own:
             return late_answers[0] if late_answers else None
-        return self._answer(request, decision, error)
-
-    def _answer(self, request: dict[str, Any], decision: Decision | None, error: BaseException | None) -> Answer:
-        """The answer to a review that finished: its decision, or the failure mode when it raised."""
         if isinstance(error, DeadlineExceeded):
             return self._unfinished(request)
-        if isinstance(error, TimeoutError):  # the review itself raised a TimeoutError
-            return self._failure(request, "gpulint could not check this object (TimeoutError)", "failed")
         if isinstance(error, Exception):
-            log("review_failed", uid=request["uid"], error=f"{type(error).__name__}: {error}"[:300])
-            return self._failure(request, f"gpulint could not check this object ({type(error).__name__})", "failed")
+            name = "TimeoutError"  # the review itself raised a TimeoutError: not logged
+            if not isinstance(error, TimeoutError):
+                name = type(error).__name__
+                log("review_failed", uid=request["uid"], error=error_text(error))
+            return self._failure(request, f"gpulint could not check this object ({name})", "failed")
         if error is not None:
             raise error  # SystemExit, KeyboardInterrupt: not the review's to answer
         assert decision is not None
-        result = "allowed" if decision.allowed else "denied"
-        return Answer(200, decision.response(), result, decision)
+        return Answer(200, decision.response(), "allowed" if decision.allowed else "denied", decision)
 
     def _unfinished(self, request: dict[str, Any]) -> Answer:
         log("review_timeout", uid=request["uid"], failure_mode=self.options.failure_mode)
@@ -424,9 +291,9 @@ class HeadTooLarge(Exception):
 
 
 class _DeadlineReader(io.RawIOBase):
-    """Socket reads under one deadline for a whole request, not a timeout per recv: a client that
-    trickles a byte every few seconds cannot hold a connection forever. Blocked reads wake every
-    POLL_SECONDS, so a deadline moved by a shutdown is noticed promptly."""
+    """Socket reads under one deadline for a whole request, not a timeout per recv: a client that trickles a
+    byte every few seconds cannot hold a connection forever. Blocked reads wake every POLL_SECONDS, so a
+    deadline moved by a shutdown is noticed promptly."""
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
@@ -447,12 +314,11 @@ class _DeadlineReader(io.RawIOBase):
             except (TimeoutError, BlockingIOError, ssl.SSLWantReadError):
                 if remaining <= 0:
                     raise ReadDeadline() from None
-                continue
 
 
 class _HeadReader(io.BufferedIOBase):
-    """The buffered reader as the stdlib's header parser sees it: readline only, with one budget for
-    all the headers together (the stdlib bounds each line and their count, not their sum)."""
+    """The buffered reader as the stdlib's header parser sees it: readline only, with one budget for all the
+    headers together (the stdlib bounds each line and their count, not their sum)."""
 
     def __init__(self, reader: io.BufferedIOBase, budget: int) -> None:
         super().__init__()
@@ -509,6 +375,9 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return  # structured logs are written per request instead
 
+    def _observe(self, path: str, result: str) -> None:
+        self.webhook.metrics.observe(path, result, time.monotonic() - getattr(self, "started", time.monotonic()))
+
     # ------------------------------------------------------------------ reading a request
 
     def handle_one_request(self) -> None:
@@ -535,8 +404,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.command, self.path, self.request_version = "", "", ""
         self.expect_continue = False
         try:
-            self.raw_requestline = self.buffered.readline(65537)
-            if len(self.raw_requestline) > 65536:
+            self.raw_requestline = self.buffered.readline(MAX_LINE_BYTES + 1)
+            if len(self.raw_requestline) > MAX_LINE_BYTES:
                 self.send_error(414, "request line too long")
                 return
             if not self.raw_requestline:
@@ -592,11 +461,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(code, json.dumps({"error": message or self.responses.get(code, ("error",))[0]}).encode())
         except OSError:
             pass  # the client is gone
-        self.webhook.metrics.observe(
-            urlsplit(self.path).path if self.path else "",
-            _error_result(code),
-            time.monotonic() - getattr(self, "started", time.monotonic()),
-        )
+        self._observe(urlsplit(self.path).path if self.path else "", ERROR_RESULTS.get(code, "bad_request"))
 
     def _send(
         self,
@@ -630,25 +495,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------------ routing
 
-    def _route(self) -> str:
-        return urlsplit(self.path).path
-
-    def _not_allowed(self, allowed: str) -> None:
+    def _other_method(self) -> None:
+        route = urlsplit(self.path).path
         self.close_connection = True  # a body we do not read may follow
+        if route not in KNOWN_PATHS:
+            self._send(404, b'{"error": "not found"}')
+            self._observe(route, "not_found")
+            return
+        allowed = "POST" if route == "/validate" else "GET, HEAD"
         body = json.dumps({"error": f"method {self.command} not allowed; use {allowed}"}).encode()
         self._send(405, body, extra=(("Allow", allowed),))
-        self.webhook.metrics.observe(self._route(), "method_not_allowed", time.monotonic() - self.started)
-
-    def _other_method(self) -> None:
-        route = self._route()
-        if route == "/validate":
-            self._not_allowed("POST")
-        elif route in KNOWN_PATHS:
-            self._not_allowed("GET, HEAD")
-        else:
-            self.close_connection = True
-            self._send(404, b'{"error": "not found"}')
-            self.webhook.metrics.observe(route, "not_found", time.monotonic() - self.started)
+        self._observe(route, "method_not_allowed")
 
     do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _other_method
 
@@ -659,9 +516,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._get(head=False)
 
     def _get(self, head: bool) -> None:
-        webhook, route = self.webhook, self._route()
+        webhook, route = self.webhook, urlsplit(self.path).path
         if route == "/validate":
-            self._not_allowed("POST")
+            self._other_method()  # 405, Allow: POST
+            return
+        if route not in KNOWN_PATHS:
+            self._send(404, b'{"error": "not found"}', head=head)  # the connection stays open: a GET has no body
+            self._observe(route, "not_found")
             return
         if route == "/healthz":
             self._send(200, b"ok\n", "text/plain", head)
@@ -669,14 +530,9 @@ class _Handler(BaseHTTPRequestHandler):
             ready = webhook.ready and not webhook.stopping
             body = f"{webhook.inventories.readiness()}\n" if ready else f"not ready: {webhook.waiting_for()}\n"
             self._send(200 if ready else 503, body.encode(), "text/plain", head)
-        elif route == "/metrics":
-            text = webhook.metrics.render(webhook.inventories.metrics())
-            self._send(200, text.encode(), "text/plain; version=0.0.4", head)
         else:
-            self._send(404, b'{"error": "not found"}', head=head)
-            webhook.metrics.observe(route, "not_found", time.monotonic() - self.started)
-            return
-        webhook.metrics.observe(route, "ok", time.monotonic() - self.started)
+            self._send(200, webhook.metrics_text().encode(), "text/plain; version=0.0.4", head)
+        self._observe(route, "ok")
 
     def do_POST(self) -> None:
         webhook = self.webhook
@@ -697,11 +553,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         # Memory is bounded by the bytes admitted, before a body is read: unread, it waits in the kernel's buffers.
         if not webhook.body_bytes.acquire(length, self.started + budget, lambda: webhook.stopping):
-            self._reject(
-                503,
-                f"too many review bytes in flight (over {webhook.options.max_inflight_bytes}); try again",
-                "overloaded",
-            )
+            message = f"too many review bytes in flight (over {webhook.options.max_inflight_bytes}); try again"
+            self._reject(503, message, "overloaded")
             return
         try:
             answer = self._read_and_review(length, budget)
@@ -715,7 +568,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read_and_review(self, length: int, budget: float) -> Answer | None:
         """The body read and reviewed; the answer still to send, or None when there is none to send."""
-        webhook = self.webhook
         if self.expect_continue:
             self.connection.settimeout(WRITE_SECONDS)
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -723,16 +575,16 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None:
             return None
         self.phase = "reviewing"
-        answer = webhook.review(body, self.started + budget, self._client_gone, self._taken_over)
+        answer = self.webhook.review(body, self.started + budget, self._client_gone, self._taken_over)
         if answer is None:  # the client left: nobody to answer
             self.close_connection = True
-            webhook.metrics.observe("/validate", "abandoned", time.monotonic() - self.started)
+            self._observe("/validate", "abandoned")
             return None
         if answer.sent_at is not None:  # answered at the deadline by the watchdog, and recorded
             self.close_connection = True
             return None
-        if answer.status != 200:
-            self.close_connection = answer.status == 503 or self.close_connection
+        if answer.status == 503:
+            self.close_connection = True
         return answer
 
     def _taken_over(self, answer: Answer | None) -> None:
@@ -753,8 +605,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._record(answer, time.monotonic() - self.started)
 
     def _record(self, answer: Answer, elapsed: float) -> None:
-        webhook, decision = self.webhook, answer.decision
-        webhook.metrics.observe("/validate", answer.result, elapsed, denied=answer.result == "denied")
+        decision = answer.decision
+        self.webhook.metrics.observe("/validate", answer.result, elapsed, denied=answer.result == "denied")
         log(
             "review",
             uid=decision.uid if decision else None,
@@ -768,7 +620,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _reject(self, status: int, message: str, result: str) -> None:
         self.close_connection = True  # the body was not read: the connection cannot be reused
         self._send(status, json.dumps({"error": message}).encode())
-        self.webhook.metrics.observe("/validate", result, time.monotonic() - self.started)
+        self._observe("/validate", result)
 
     def _content_length(self) -> int | None:
         """The body's length from the headers, or None after answering 400/411."""
@@ -799,20 +651,16 @@ class _Handler(BaseHTTPRequestHandler):
                 chunks.append(chunk)
                 received += len(chunk)
         except ReadDeadline:
+            within = f"within {self.raw_reader.deadline_name}"
             self._reject(
                 400,
-                f"request body incomplete: {received} of {length} bytes (Content-Length) arrived "
-                f"within {self.raw_reader.deadline_name}",
+                f"request body incomplete: {received} of {length} bytes (Content-Length) arrived {within}",
                 "bad_request",
             )
             return None
         if received < length:
-            self.close_connection = True
-            self._reject(
-                400,
-                f"request body incomplete: the connection ended after {received} of {length} bytes (Content-Length)",
-                "bad_request",
-            )
+            ended = f"the connection ended after {received} of {length} bytes (Content-Length)"
+            self._reject(400, f"request body incomplete: {ended}", "bad_request")
             return None
         return b"".join(chunks)
 
@@ -844,17 +692,6 @@ class _SocketWriter(io.BufferedIOBase):
         return self._sock.fileno()
 
 
-def _error_result(code: int) -> str:
-    return {
-        405: "method_not_allowed",
-        408: "timeout",
-        413: "too_large",
-        431: "too_large",
-        414: "too_large",
-        501: "method_not_allowed",
-    }.get(code, "bad_request")
-
-
 class _Server(ThreadingHTTPServer):
     # Shutdown waits for in-flight requests itself (server_close), but not for a connection whose thread is
     # still in a review the watchdog has answered: a check stuck past its deadline never keeps the process up.
@@ -870,8 +707,10 @@ class _Server(ThreadingHTTPServer):
         self.certificates = certificates
         self._handlers: set[_Handler] = set()
         self._handlers_changed = threading.Condition(threading.Lock())
-        self._peers: dict[str, int] = {}  # open connections by client address (guarded by _handlers_changed)
-        self._peer_of: dict[int, str] = {}  # id(request) -> its address, for the connections counted
+        options = webhook.options
+        self.slots = PeerSlots(
+            options.max_connections, options.max_connections_per_peer or max(1, options.max_connections // 2)
+        )
         self._date: tuple[int, str] = (0, "")
         super().__init__(address, handler)
 
@@ -890,30 +729,14 @@ class _Server(ThreadingHTTPServer):
         return self.certificates.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
 
     def verify_request(self, request: Any, client_address: Any) -> bool:
-        """Counted here, in the accept loop, and released in shutdown_request: a burst accepted before its
-        threads start is counted whole."""
-        options = self.webhook.options
-        peer = str(client_address[0]) if client_address else ""
-        with self._handlers_changed:
-            accepted = len(self._peer_of) < options.max_connections and self._peers.get(peer, 0) < (
-                options.max_connections_per_peer or max(1, options.max_connections // 2)
-            )
-            if accepted:
-                self._peers[peer] = self._peers.get(peer, 0) + 1
-                self._peer_of[id(request)] = peer
+        """Counted here, in the accept loop, and given back in shutdown_request."""
+        accepted = self.slots.take(id(request), str(client_address[0]) if client_address else "")
         if not accepted:
             self.webhook.metrics.refused()
         return accepted
 
     def shutdown_request(self, request: Any) -> None:
-        with self._handlers_changed:
-            peer = self._peer_of.pop(id(request), None)
-            if peer is not None:
-                left = self._peers[peer] - 1
-                if left:
-                    self._peers[peer] = left
-                else:
-                    del self._peers[peer]
+        self.slots.give_back(id(request))
         super().shutdown_request(request)
 
     def track(self, handler: _Handler, alive: bool) -> None:
@@ -942,12 +765,8 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A failed handshake or a dropped connection: one JSON log line, not a traceback on stderr."""
-        error = sys.exc_info()[1]
-        log(
-            "connection_error",
-            client=str(client_address[0]) if client_address else None,
-            error=f"{type(error).__name__}: {error}"[:300],
-        )
+        client = str(client_address[0]) if client_address else None
+        log("connection_error", client=client, error=error_text(sys.exc_info()[1]))
 
 
 def tls_context(cert: str, key: str) -> ssl.SSLContext:

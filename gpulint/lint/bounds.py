@@ -1,9 +1,10 @@
-"""Keeps a review's deadline while the review runs in the connection's own thread.
+"""The webhook's bounds that are not HTTP's: a review's deadline (Watchdog), the bytes of the bodies being
+read or reviewed at once (ByteBudget), and the open connections, in all and from one address (PeerSlots).
 
 A review used to run in a thread of its own so that the request's thread could answer at the
 deadline however long a check took. Handing every review to another thread and back cost ~0.1 ms of
 CPU and two context switches per review (docs/speed.md). Now the connection's thread runs its review,
-and this one thread keeps every review's deadline instead: it sleeps until the earliest deadline of
+and one watchdog thread keeps every review's deadline instead: it sleeps until the earliest deadline of
 the reviews in progress (or POLL_SECONDS, to ask the clients of long reviews whether they are still
 there), and takes over a review that has not finished by then. Taking over calls the review's
 ``late`` in a short-lived thread of its own - the failure mode's answer is written from there, so a
@@ -17,12 +18,15 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
+from typing import TypeVar
 
-POLL_SECONDS = 0.2  # how often a running review's client is asked whether it is still there
+POLL_SECONDS = 0.2  # how often a running review's client is asked whether it is still there (and waiters look)
 
 DEADLINE = "deadline"  # the reasons a review is taken over, passed to its ``late``
 CLIENT_GONE = "client gone"
+_T = TypeVar("_T")
 
 
 class Watch:
@@ -83,6 +87,33 @@ class Watchdog:
             self._running.discard(watch)
             return True
 
+    def run(
+        self,
+        deadline_at: float,
+        work: Callable[[], _T],
+        late: Callable[[str], None],
+        client_gone: Callable[[], bool] | None = None,
+        done: Callable[[], object] = lambda: None,
+    ) -> tuple[bool, _T | None, BaseException | None]:
+        """``work()`` in this thread, its deadline kept from now until it ends; ``done()`` as soon as it ends,
+        however it ends. (True, its value, what it raised), or (False, None, None) when the watchdog took it
+        over first: its ``late`` has returned by then. A SystemExit or KeyboardInterrupt is raised again then."""
+        watch = self.watch(deadline_at, late, client_gone)
+        value: _T | None = None
+        error: BaseException | None = None
+        try:
+            value = work()
+        except BaseException as exc:
+            error = exc
+        finally:
+            done()
+        if self.finish(watch):
+            return True, value, error
+        watch.join_late()
+        if error is not None and not isinstance(error, Exception):
+            raise error  # not the review's to answer
+        return False, None, None
+
     def stop(self) -> None:
         """End the watchdog's thread once no review is running (reviews that start later start it again)."""
         with self._cond:
@@ -137,3 +168,73 @@ def _left(watch: Watch) -> bool:
         return watch.client_gone()
     except Exception:
         return True
+
+
+class ByteBudget:
+    """Admission by bytes in flight: a review's body is admitted, before it is read, only while the bodies
+    admitted and not yet done with add up to at most ``capacity`` (one body alone is always admitted, so a
+    body the size limit accepts is never refused for its size). Waiters are served in arrival order: a large
+    body is not starved by a stream of small ones."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.in_flight = 0  # the gauge gpulint_review_bytes_in_flight
+        self._queue: list[object] = []  # tickets of the waiters, oldest first
+        self._changed = threading.Condition(threading.Lock())
+
+    def _fits(self, size: int) -> bool:
+        return self.in_flight == 0 or self.in_flight + size <= self.capacity
+
+    def acquire(self, size: int, until: float, stopping: Callable[[], bool]) -> bool:
+        """Wait, up to ``until`` (time.monotonic()), for ``size`` bytes; False when they did not come."""
+        with self._changed:
+            if not self._queue and self._fits(size):  # nobody waits and it fits: the common case, without a ticket
+                self.in_flight += size
+                return True
+            ticket = object()
+            self._queue.append(ticket)
+            try:
+                while not (self._queue[0] is ticket and self._fits(size)):
+                    remaining = until - time.monotonic()
+                    if remaining <= 0 or stopping():
+                        return False
+                    self._changed.wait(min(remaining, POLL_SECONDS))
+                self.in_flight += size
+                return True
+            finally:
+                self._queue.remove(ticket)
+                self._changed.notify_all()
+
+    def release(self, size: int) -> None:
+        with self._changed:
+            self.in_flight -= size
+            if self._queue:
+                self._changed.notify_all()
+
+
+class PeerSlots:
+    """Open connections: at most ``total``, and at most ``per_peer`` from one address (one client cannot hold
+    every slot). Taken in the accept loop and given back when the connection closes: a burst accepted before
+    its threads start is counted whole."""
+
+    def __init__(self, total: int, per_peer: int) -> None:
+        self.total, self.per_peer = total, per_peer
+        self._peers: Counter[str] = Counter()  # open connections by address
+        self._peer_of: dict[int, str] = {}  # a connection's key -> its address, for the connections counted
+        self._lock = threading.Lock()
+
+    def take(self, key: int, peer: str) -> bool:
+        with self._lock:
+            if len(self._peer_of) >= self.total or self._peers[peer] >= self.per_peer:
+                return False
+            self._peers[peer] += 1
+            self._peer_of[key] = peer
+            return True
+
+    def give_back(self, key: int) -> None:
+        with self._lock:
+            peer = self._peer_of.pop(key, None)
+            if peer is not None:
+                self._peers[peer] -= 1
+                if not self._peers[peer]:
+                    del self._peers[peer]
