@@ -13,7 +13,7 @@ _.do_GET, _.do_HEAD, _.do_POST, _.log_message, _.handle_one_request, _.handle_ex
 _.get_request, _.verify_request, _.handle_error
 do_CONNECT, do_DELETE, do_OPTIONS, do_PATCH, do_PUT, do_TRACE  # refused with 405 (server.py)
 server_version, daemon_threads, block_on_close, request_queue_size
-_.api_key, _.api_key_prefix  # the kubernetes client's Configuration (tests/test_live_inventory.py)
+_.api_key, _.api_key_prefix  # the kubernetes client's Configuration (tests/support/fake_apiserver.py)
 
 # PyYAML's resolver hooks, overridden to do nothing (gpulint/lint/loader.py)
 _.descend_resolver, _.ascend_resolver, current_node, current_index

@@ -19,8 +19,11 @@ from gpulint.lint.inventory import ClusterInventory
 from gpulint.lint.run import LintRun
 from gpulint.lint.sources import Source
 
-DATA = Path(__file__).parent / "data"
-REPO = Path(__file__).parent.parent
+# The tests root (its folders: unit, rules, integration, hostile, fuzz, upstream), its data and the checkout:
+# a test finds its files from these, never from its own __file__, so that it may move between folders.
+TESTS = Path(__file__).parent
+DATA = TESTS / "data"
+REPO = TESTS.parent
 
 # A cluster's DeviceClasses, exported with its nodes (kubectl get nodes,resourceslices,deviceclasses): with them
 # listed, gpu-resource-unknown may say no DeviceClass backs a name
@@ -112,6 +115,22 @@ def kubectl() -> Path:
 def render_tools(helm: Path, kubectl: Path) -> dict[str, str]:
     """Both renderers, as the rendering tests pass them (--helm, --kubectl)."""
     return {"helm": str(helm), "kubectl": str(kubectl)}
+
+
+@pytest.fixture
+def make_api(tmp_path: Path):
+    """Starts local Kubernetes API servers (tests/support/fake_apiserver.py) serving what it is given; stops them."""
+    from support.fake_apiserver import FakeApiServer  # trustme and the kubernetes client: only where a test asks
+
+    servers: list[FakeApiServer] = []
+
+    def make(served: dict[str, dict[str, list[dict]]]) -> FakeApiServer:
+        servers.append(FakeApiServer(tmp_path, served))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.stop()
 
 
 def said(finding: Finding | dict | Any) -> str:

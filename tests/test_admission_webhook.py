@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from test_live_inventory import cluster, make_api, node, serve, wait_for  # noqa: F401 (make_api: a fixture)
+from support.fake_apiserver import cluster, node, serve, wait_for
 from webhook_helpers import review
 
 KUEUE = {
@@ -69,7 +69,7 @@ def answer(webhook, obj: dict) -> dict:
     return webhook.review(json.dumps(review(obj)).encode()).body["response"]
 
 
-def test_a_queued_job_is_judged_against_the_live_queues(make_api):  # noqa: F811
+def test_a_queued_job_is_judged_against_the_live_queues(make_api):
     api = make_api(cluster([node("n0", 16)], **{"kueue.x-k8s.io__v1beta2": KUEUE}))
     webhook = serve(api)
     try:

@@ -9,31 +9,10 @@ from typing import Any
 
 import pytest
 from conftest import run_cli
+from support.cel_cost import TEN, UNIQUE_ENV, counted, nested_all, pod_with_env
 
-from gpulint.kube.cel import actual_cost
 from gpulint.kube.cel.engine import PER_CALL_LIMIT, Compiled
 from gpulint.lint.policies.evaluation import policy_engine
-
-TEN = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
-
-
-def nested_all(levels: int, body: str = "a0 >= 0") -> str:
-    """``levels`` nested all() over ten literal items: 10**levels innermost iterations when the body holds."""
-    text = body
-    for level in reversed(range(levels)):
-        text = f"{TEN}.all(a{level}, {text})"
-    return text
-
-
-def counted(expression: str, obj: dict[str, Any] | None = None) -> actual_cost.Counted | None:
-    compiled = policy_engine().compile(expression)
-    assert isinstance(compiled, Compiled) and compiled.checked is not None
-    return actual_cost.count(compiled.checked, {"object": obj or {}}, PER_CALL_LIMIT)
-
-
-def pod_with_env(names: list[str]) -> dict[str, Any]:
-    env = [{"name": name, "value": "v"} for name in names]
-    return {"kind": "Pod", "spec": {"containers": [{"name": "main", "image": "i", "env": env}]}}
 
 
 def test_six_nested_all_passes_the_limit():
@@ -54,9 +33,6 @@ def test_nested_comprehensions_that_stop_early_are_cheap():
     assert found is not None and not found.exceeded and found.cost < 100
     found = counted(f"{TEN}.exists(a, {TEN}.exists(b, {TEN}.exists(c, a + b + c == 3)))")
     assert found is not None and not found.exceeded and found.cost < 100
-
-
-UNIQUE_ENV = "object.spec.containers.all(c, c.env.all(e, c.env.all(f, e.name != f.name || e == f)))"
 
 
 def test_a_pairwise_uniqueness_check_over_a_large_object_passes_the_limit():

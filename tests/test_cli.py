@@ -7,40 +7,7 @@ import sys
 
 import pytest
 from conftest import run_cli
-
-BAD_POD = """
-apiVersion: v1
-kind: Pod
-metadata: {name: bad, namespace: ml}
-spec:
-  containers:
-  - name: c
-    image: i
-    resources:
-      requests: {nvidia.com/gpu: 1}
-"""
-GOOD_POD = """
-apiVersion: v1
-kind: Pod
-metadata: {name: good}
-spec:
-  containers:
-  - name: c
-    image: i
-    resources:
-      limits: {nvidia.com/gpu: 1}
-"""
-WARN_POD = """
-apiVersion: v1
-kind: Pod
-metadata: {name: warn}
-spec:
-  containers:
-  - name: c
-    image: i
-    imagePullPolicy: Always
-    resource: {}
-"""
+from support.manifests import BAD_POD, GOOD_POD, WARN_POD
 
 
 def test_exit_codes(write, tmp_path):

@@ -6,6 +6,7 @@ import textwrap
 import pytest
 from conftest import DATA, by_rule, lint_text, run_cli, said
 from rule_harness import assert_findings
+from support.manifests import TWO_CLAIM_POD
 
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
@@ -469,25 +470,7 @@ def test_v1beta1_slices_and_claims(cluster):
 
 
 def test_claims_of_one_pod_must_fit_on_one_node(cluster):
-    text = (
-        template(gpus(6), name="a")
-        + "---\n"
-        + template(gpus(6), name="b")
-        + "---\n"
-        + textwrap.dedent("""
-        apiVersion: v1
-        kind: Pod
-        metadata: {name: p, namespace: ml}
-        spec:
-          resourceClaims:
-          - {name: a, resourceClaimTemplateName: a}
-          - {name: b, resourceClaimTemplateName: b}
-          containers:
-          - name: c
-            image: i
-            resources: {claims: [{name: a}, {name: b}]}
-    """)
-    )
+    text = template(gpus(6), name="a") + "---\n" + template(gpus(6), name="b") + "---\n" + TWO_CLAIM_POD
     (finding,) = by_rule(lint(text, cluster), "claim-unsatisfiable")
     assert finding.obj.kind == "Pod" and "cannot be allocated together on one node" in finding.message
 

@@ -9,18 +9,16 @@ whenever the fast one answers."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gpulint.lint.fast_yaml import load_unambiguous
 from gpulint.lint.inventory import load_inventory
 from gpulint.lint.loader import load_text
-
-REPO = Path(__file__).resolve().parent.parent
 
 TRICKY = [
     "yes", "no", "on", "off", "y", "n", "Yes", "OFF", "true", "False", "null", "~", "Null",

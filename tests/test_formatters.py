@@ -10,7 +10,7 @@ import pytest
 from conftest import run_cli
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from test_cli import BAD_POD, WARN_POD
+from support.manifests import BAD_POD, WARN_POD
 
 from gpulint.lint.findings import FileReport, Finding, Fix, FixSafety, ObjectRef, Report, Severity
 from gpulint.report import FormatOptions, encode, encode_pieces

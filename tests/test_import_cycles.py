@@ -9,10 +9,11 @@ import inside a function counts, since it runs whenever the function does.
 
 from __future__ import annotations
 
+import ast
 import re
-from pathlib import Path
 
 import grimp
+from conftest import TESTS
 
 PACKAGE = "gpulint"
 
@@ -88,7 +89,7 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_tests_import_their_helpers_as_ci_runs_them():
     """CI installs gpulint without -e, so the checkout is not on sys.path and `tests` is no package there: a
     test module imports its helpers as pytest puts them on the path (`from conftest import ...`)."""
-    tests = Path(__file__).resolve().parent
+    tests = TESTS
     found = [
         f"{path.relative_to(tests.parent)}:{number}: {line.strip()}"
         for path in sorted(tests.rglob("*.py"))
@@ -96,3 +97,39 @@ def test_tests_import_their_helpers_as_ci_runs_them():
         if re.match(r"\s*(from tests[.\s]|import tests\b)", line)
     ]
     assert not found, "\n".join(found)
+
+
+def imported_test_modules(source: str, test_modules: set[str]) -> list[tuple[int, str]]:
+    """The lines of ``source`` that import one of ``test_modules`` (by module name, any dotted prefix),
+    function-local imports included."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        else:
+            continue
+        found += [(node.lineno, name) for name in names if name.rsplit(".", 1)[-1] in test_modules]
+    return found
+
+
+def test_no_test_module_imports_another():
+    """A test module imports its fixtures from conftest.py or tests/support, never from another test module:
+    that import resolves only while both sit in folders already on sys.path, runs the other module's
+    collection-time code, and ties two files that tests/ moves apart (unit, rules, integration)."""
+    paths = sorted(TESTS.rglob("*.py"))
+    test_modules = {path.stem for path in paths if path.name.startswith("test_")}
+    found = [
+        f"{path.relative_to(TESTS.parent)}:{line}: imports {name}"
+        for path in paths
+        for line, name in imported_test_modules(path.read_text(encoding="utf-8"), test_modules)
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_a_function_local_import_of_a_test_module_is_found():
+    source = "import json\nfrom conftest import run_cli\n\ndef helper():\n    from test_pools import gpu_job\n"
+    assert imported_test_modules(source, {"test_pools", "test_cli"}) == [(5, "test_pools")]
+    assert imported_test_modules("import hostile.test_cli as c\n", {"test_cli"}) == [(1, "hostile.test_cli")]
+    assert imported_test_modules("from support.pools import gpu_job\n", {"test_pools"}) == []

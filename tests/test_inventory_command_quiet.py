@@ -8,12 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import REPO, run_cli
 
 import gpulint.lint.run as lint_run
 from gpulint.cli.inventory import QuietFiles
 
-REPO = Path(__file__).resolve().parent.parent
 INVENTORIES = [
     REPO / "examples" / "inventory",
     *sorted((REPO / "rules" / "inventories").iterdir()),

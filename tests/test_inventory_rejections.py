@@ -418,7 +418,7 @@ def test_an_invalid_pool_does_not_stop_an_allocation_another_pool_satisfies(tmp_
 def test_a_live_inventory_names_the_api_it_was_read_from_and_the_webhook_s_watch_skips_them(tmp_path):
     """--live-inventory: the findings name the list read (live:deviceclasses...), placed in its JSON, one field a
     line; the webhook's live watch does not validate (the cluster stored the objects) and never fails for them."""
-    from test_live_inventory import (
+    from support.fake_apiserver import (
         DRA_V1,
         JOB,
         FakeApiServer,

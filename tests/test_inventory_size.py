@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from support.inventories import NODE, inventory_commands
 
 from gpulint.lint.config import Config
 from gpulint.lint.inventory import MAX_INVENTORY_FILE_BYTES, InventoryError, collect_inventory, load_inventory
@@ -17,15 +18,6 @@ from gpulint.lint.sources import DEFAULT_MAX_FILE_BYTES
 from gpulint.webhook import server as webhook_server
 from gpulint.webhook.server import ServeOptions, Webhook
 
-NODE = {
-    "apiVersion": "v1",
-    "kind": "Node",
-    "metadata": {"name": "gpu-1", "labels": {"kubernetes.io/hostname": "gpu-1", "nvidia.com/gpu.present": "true"}},
-    "status": {
-        "capacity": {"cpu": "96", "memory": "1024Gi", "pods": "110", "nvidia.com/gpu": "8"},
-        "allocatable": {"cpu": "96", "memory": "1000Gi", "pods": "110", "nvidia.com/gpu": "8"},
-    },
-}
 POD = """\
 apiVersion: v1
 kind: Pod
@@ -80,17 +72,9 @@ def manifests(tmp_path):
     return directory
 
 
-def _commands(inventory: Path, manifests: Path) -> dict[str, list[str]]:
-    return {
-        "inventory": ["inventory", "--inventory", str(inventory), "--format", "json"],
-        "check": ["check", str(manifests), "--inventory", str(inventory), "--format", "json"],
-        "explain": ["explain", str(manifests), "--inventory", str(inventory), "--format", "json"],
-    }
-
-
 def test_every_command_accepts_an_inventory_past_the_manifest_limit(tmp_path, manifests):
     inventory = _past_manifest_limit(tmp_path)
-    results = {name: run_cli(*args) for name, args in _commands(inventory, manifests).items()}
+    results = {name: run_cli(*args) for name, args in inventory_commands(inventory, manifests).items()}
     for name, result in results.items():
         assert result.exit_code in (0, 1), (name, result.stderr)
         assert "over the limit" not in result.stderr, name
@@ -103,7 +87,7 @@ def test_every_command_accepts_an_inventory_past_the_manifest_limit(tmp_path, ma
 
 def test_every_command_refuses_an_inventory_past_the_inventory_limit_alike(tmp_path, manifests):
     inventory = _past_inventory_limit(tmp_path)
-    for name, args in _commands(inventory, manifests).items():
+    for name, args in inventory_commands(inventory, manifests).items():
         result = run_cli(*args)
         assert result.exit_code == 2, name
         assert result.stderr.strip() == _refusal(inventory), name

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from test_inventory_size import NODE, _commands
+from support.inventories import NODE, inventory_commands
 
 from gpulint.lint import inventory as inventory_module
 from gpulint.lint.config import Config
@@ -50,7 +50,7 @@ def json_inventory(tmp_path: Path, nodes: int) -> Path:
 
 
 def refused_alike(inventory: Path, manifests: Path, position: str) -> None:
-    for name, args in _commands(inventory, manifests).items():
+    for name, args in inventory_commands(inventory, manifests).items():
         result = run_cli(*args)
         assert result.exit_code == 2, (name, result.stderr)
         assert f"{inventory}:{position}:" in result.stderr and ": inventory: holds more than" in result.stderr, name
@@ -61,7 +61,7 @@ def refused_alike(inventory: Path, manifests: Path, position: str) -> None:
 def test_an_inventory_the_loader_reads_is_held_to_the_manifests_node_budget(tmp_path, manifests):
     # the attack as found, at its real size: 5,000,001 values in a flow list (10 MB, under every byte limit)
     inventory = flow_inventory(tmp_path, MAX_YAML_NODES + 1)
-    result = run_cli(*_commands(inventory, manifests)["inventory"])
+    result = run_cli(*inventory_commands(inventory, manifests)["inventory"])
     assert result.exit_code == 2 and ":8:" in result.stderr, result.stderr
     assert "holds more than 5,000,000 YAML values" in result.stderr
     assert "`kubectl get -o json` or `-o yaml`" in result.stderr
@@ -72,7 +72,7 @@ def test_every_command_refuses_such_an_inventory_alike(tmp_path, manifests, monk
     refused_alike(flow_inventory(tmp_path, 1_000), manifests, "8")
     # under it, the same shape is read
     small = flow_inventory(tmp_path, 900)
-    assert run_cli(*_commands(small, manifests)["inventory"]).exit_code == 0
+    assert run_cli(*inventory_commands(small, manifests)["inventory"]).exit_code == 0
 
 
 def test_json_is_held_to_the_inventory_budget_and_counted_outside_its_strings(tmp_path, manifests, monkeypatch):

@@ -10,11 +10,11 @@ refusals (message and position), and syntax errors.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from conftest import REPO
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -30,8 +30,6 @@ from gpulint.lint.loader import (
     _key_text,
     _scalar,
 )
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 class ReferenceBuilder:

@@ -12,7 +12,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from test_pools import AKS, GKE, findings, gpu_job, only, volcano_job
+from conftest import REPO
+from support.pools import AKS, GKE, findings, gpu_job, only, volcano_job
 
 from gpulint.kube.pools.binding import bind
 from gpulint.kube.pools.catalog import Catalog, parse_catalog, source_facts
@@ -25,8 +26,7 @@ from gpulint.lint.data import data_dir
 from gpulint.lint.loader import load_bytes
 from gpulint.lint.node_catalog import _parse, shipped_catalog
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "scripts" / "catalog_from_sources.py"
+SCRIPT = REPO / "scripts" / "catalog_from_sources.py"
 # Where `fetch` puts its snapshots; GPULINT_CATALOG_MIRROR points elsewhere (docs/catalogs.md).
 MIRROR = Path(os.environ.get("GPULINT_CATALOG_MIRROR", "/work/.mirror"))
 SOURCES = {

@@ -9,7 +9,7 @@ import itertools
 from typing import Any
 
 import pytest
-from test_policy_budget import CONTAINS, pod
+from support.cel_cost import CONTAINS, budget_pod
 
 from gpulint.kube.cel.actual_cost import Composition
 from gpulint.kube.cel.engine import Compiled
@@ -73,7 +73,7 @@ def cases() -> list[tuple[list[str], bool]]:
 def test_the_budget_is_spent_as_the_api_server_spends_it(oracle):
     found = []
     for long in (True, False):
-        obj = pod(long)
+        obj = budget_pod(long)
         batch = cases()
         answers = oracle.ask(
             "policy_budget",
@@ -113,7 +113,7 @@ def test_message_expressions_spend_what_is_left_as_the_api_server_spends_it(orac
         for texts in ([CONTAINS] * 9, [CONTAINS] * 10, ["variables.big"] * 10, [CHEAP])
         for messages in ([m] * n for m in MESSAGES for n in (1, 2, 11))
     ]
-    obj = pod(True)
+    obj = budget_pod(True)
     answers = oracle.ask(
         "policy_budget",
         [{"variables": VARIABLES, "expressions": t, "messages": m, "object": obj} for t, m in batch],

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from oracle_client import Oracle
-from test_cel_actual_cost import UNIQUE_ENV, counted, nested_all, pod_with_env
+from support.cel_cost import UNIQUE_ENV, counted, nested_all, pod_with_env
 
 pytestmark = pytest.mark.oracle
 

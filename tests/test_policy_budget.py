@@ -12,22 +12,9 @@ import json
 from typing import Any
 
 from conftest import run_cli
-from test_cel_actual_cost import nested_all
+from support.cel_cost import CONTAINS, budget_pod, nested_all
 
-# one call of cel-go's contains: ceil(10,000 x 0.1) x ceil(9,900 x 0.1) = 990,000, under the per-call limit
-CONTAINS = "object.metadata.annotations.a.contains(object.metadata.annotations.b)"
 OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
-
-
-def pod(long: bool = True) -> dict[str, Any]:
-    size = 10_000 if long else 10
-    annotations = {"a": "x" * size, "b": "x" * (size - size // 100)}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "trainer", "namespace": "ml", "annotations": annotations},
-        "spec": {"containers": [{"name": "main", "image": "example.com/trainer:1"}]},
-    }
 
 
 def vap(validations: list[str], variables: dict[str, str] | None = None, conditions: list[str] | None = None) -> str:
@@ -62,7 +49,7 @@ def vap(validations: list[str], variables: dict[str, str] | None = None, conditi
 
 def findings(tmp_path, policy: str, long: bool = True) -> list[dict[str, Any]]:
     manifest = tmp_path / "pod.json"
-    manifest.write_text(json.dumps(pod(long)))
+    manifest.write_text(json.dumps(budget_pod(long)))
     policies = tmp_path / "policy.yaml"
     policies.write_text(policy)
     result = run_cli("check", str(manifest), "--policy", str(policies), "--format", "json")

@@ -9,8 +9,9 @@ import json
 import shutil
 
 import pytest
-from conftest import DATA, DEVICE_CLASSES, check_json, inventory_args, lint_text, said
+from conftest import DATA, DEVICE_CLASSES, inventory_args, lint_text, said
 from conftest import run_cli as _run_cli
+from support.pools import AKS, CAPI, EKS, ELASTIC, GKE, KARPENTER, findings, gpu_job, only, volcano_job
 
 from gpulint.lint.inventory import load_inventory
 
@@ -19,32 +20,6 @@ def run_cli(*args: str, **kwargs):  # these tests are about what node pools can 
     if args and args[0] == "check":
         args = (*args, "--ignore", "dev-shm-missing")
     return _run_cli(*args, **kwargs)
-
-
-ELASTIC = DATA / "elastic"
-KARPENTER = str(ELASTIC / "karpenter")
-CAPI = str(ELASTIC / "capi")
-GKE = str(ELASTIC / "gke")
-EKS = str(ELASTIC / "eks")
-AKS = str(ELASTIC / "aks")
-
-
-def gpu_job(gpus: int, *, spec: str = "", name: str = "train") -> str:
-    """A Job with one GPU container; ``spec`` adds pod-spec lines (indented 6 spaces)."""
-    return f"""\
-apiVersion: batch/v1
-kind: Job
-metadata: {{name: {name}, namespace: ml}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-{spec}      containers:
-      - name: train
-        image: registry.example.com/train:1.0
-        resources:
-          limits: {{nvidia.com/gpu: {gpus}}}
-"""
 
 
 def gpu_deployment(replicas: int, *, spec: str = "") -> str:
@@ -67,19 +42,6 @@ spec:
 
 
 TOLERATE_GPU = "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
-
-
-def findings(write, manifest: str, *inventory: str, extra: tuple[str, ...] = ()) -> list[dict]:
-    found = check_json(
-        str(write("workload.yaml", manifest)), "--ignore", "dev-shm-missing", *inventory_args(*inventory), *extra
-    )
-    return [f for f in found if f["rule"] != "schema-invalid"]
-
-
-def only(found: list[dict], rule: str) -> dict:
-    matching = [f for f in found if f["rule"] == rule]
-    assert len(matching) == 1, found
-    return matching[0]
 
 
 # --------------------------------------------------------------------------- Karpenter
@@ -453,29 +415,6 @@ def test_a_bad_node_catalog_is_a_usage_error_with_its_position(write, text, mess
 
 
 # --------------------------------------------------------------------------- gangs
-
-
-def volcano_job(workers: int) -> str:
-    return f"""\
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {{name: mpi-train, namespace: ml}}
-spec:
-  minAvailable: {workers}
-  schedulerName: volcano
-  tasks:
-  - name: worker
-    replicas: {workers}
-    template:
-      spec:
-        restartPolicy: OnFailure
-        tolerations: [{{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}]
-        containers:
-        - name: worker
-          image: registry.example.com/mpi:1.0
-          resources:
-            limits: {{nvidia.com/gpu: 1}}
-"""
 
 
 def test_a_gang_must_fit_within_the_pools_maximum(write):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 from conftest import REPO
-from test_cli import BAD_POD, GOOD_POD
+from support.manifests import BAD_POD, GOOD_POD
 
 pytestmark = pytest.mark.integration
 

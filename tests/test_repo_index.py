@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_cli
+from conftest import DATA, REPO, run_cli
 
 from gpulint.lint.collect import collect
 from gpulint.lint.config import Config
@@ -291,7 +291,7 @@ def test_pre_commit_with_the_group_in_an_unchanged_file(tmp_path):
 def test_explain_sees_the_repository_as_check_does(tmp_path, monkeypatch):
     repo = make_repo(tmp_path / "repo")
     monkeypatch.chdir(repo)
-    result = run_cli("explain", "gang/pod-1.yaml", "--inventory", str(Path(__file__).parent / "data" / "racks"))
+    result = run_cli("explain", "gang/pod-1.yaml", "--inventory", str(DATA / "racks"))
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "coscheduling PodGroup nccl-allreduce: 2 of 2 pods at once" in result.stdout
     assert "1 resource claim(s); 1 found in the linted files or the inventory" in result.stdout

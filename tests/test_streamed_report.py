@@ -10,7 +10,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import REPO, run_cli
 
 import gpulint.cli.check
 import gpulint.lint.engine
@@ -18,7 +18,7 @@ import gpulint.lint.run
 from gpulint.cli.check import run_check
 from gpulint.lint.config import Config
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = REPO / "examples"
 
 # A custom resource with pod templates: read by its shape, which schema-invalid says once for the run (a run
 # note naming the first three places "and 2 more places"), not once per object.

@@ -8,6 +8,7 @@ import json
 import textwrap
 
 from conftest import DATA, run_cli
+from support.manifests import TWO_CLAIM_POD
 
 DRA = str(DATA / "dra")
 RACKS = str(DATA / "racks")
@@ -39,22 +40,7 @@ def _claims(count: int) -> str:
         ---"""
         for name in ("a", "b")
     )
-    return textwrap.dedent(
-        templates
-        + """
-        apiVersion: v1
-        kind: Pod
-        metadata: {name: p, namespace: ml}
-        spec:
-          resourceClaims:
-          - {name: a, resourceClaimTemplateName: a}
-          - {name: b, resourceClaimTemplateName: b}
-          containers:
-          - name: c
-            image: registry.example.com/train:1.0
-            resources: {claims: [{name: a}, {name: b}]}
-        """
-    )
+    return textwrap.dedent(templates) + "\n" + TWO_CLAIM_POD
 
 
 def test_claims_that_fit_no_node_together_fail_the_dra_step_check_reports(write):

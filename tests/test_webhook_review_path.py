@@ -10,7 +10,8 @@ import time
 
 import pytest
 import yaml
-from test_linted_crds import CRD, INSTANCE
+from conftest import REPO
+from support.crds import CRD, INSTANCE
 from webhook_helpers import GOOD_POD, review
 
 from gpulint.lint.bounds import CLIENT_GONE, DEADLINE, Watchdog
@@ -375,9 +376,8 @@ def test_the_body_depth_limit_counts_brackets_outside_strings():
 def test_the_in_process_review_benchmark_runs():
     import subprocess
     import sys
-    from pathlib import Path
 
-    script = Path(__file__).parent.parent / "benchmarks" / "webhook_review.py"
+    script = REPO / "benchmarks" / "webhook_review.py"
     run = subprocess.run(
         [sys.executable, str(script), "--nodes", "20", "--batches", "1", "--rules", "--paced", "1"],
         capture_output=True,
@@ -397,9 +397,8 @@ def test_the_in_process_review_benchmark_runs():
 def test_the_load_benchmark_runs_against_a_real_server_in_rounds():
     import subprocess
     import sys
-    from pathlib import Path
 
-    script = Path(__file__).parent.parent / "benchmarks" / "webhook_load.py"
+    script = REPO / "benchmarks" / "webhook_load.py"
     run = subprocess.run(
         [
             sys.executable,

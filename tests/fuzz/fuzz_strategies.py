@@ -4,7 +4,7 @@ Three layers: realistic objects (GPU workloads, DRA claims and classes, gang gro
 inventories, AdmissionReviews), structural mutations of those objects (dropped keys, wrong
 types, huge or negative numbers, deep nesting, blown-up lists), and renderings as odd YAML
 (tags, anchors and aliases, merge keys, multi-document streams, CRLF, BOM, UTF-16, bytes
-that are not UTF-8). The simple random values and manifests of tests/test_properties.py are
+that are not UTF-8). The simple random values and manifests of tests/support/strategies.py are
 reused, not repeated.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 from hypothesis import strategies as st
-from test_properties import CLAIM, GANG, JSON_VALUES, MANIFEST, QUANTITY
+from support.strategies import CLAIM, GANG, JSON_VALUES, MANIFEST, QUANTITY
 
 # --------------------------------------------------------------------------- vocabulary
 

@@ -9,28 +9,12 @@ string was parsed apart without a bound. Every string parsed apart now counts it
 from __future__ import annotations
 
 import json
-import textwrap
 
 import pytest
 from conftest import run_cli
+from support.manifests import WORKFLOW
 
 from gpulint.kube.embedded import MAX_EMBEDDED_DEPTH, NotParsed, load_embedded, nests_deeper
-
-WORKFLOW = textwrap.dedent("""\
-    apiVersion: argoproj.io/v1alpha1
-    kind: Workflow
-    metadata: {{name: train}}
-    spec:
-      entrypoint: main
-      templates:
-      - name: main
-        podSpecPatch: '{patch}'
-        container:
-          image: trainer:1
-          resources:
-            limits: {{nvidia.com/gpu: 1}}
-            requests: {{nvidia.com/gpu: 2}}
-    """)
 
 
 def deep_mapping(levels: int) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from test_embedded_depth import WORKFLOW  # an Argo Workflow whose podSpecPatch holds the YAML
+from support.manifests import WORKFLOW  # an Argo Workflow whose podSpecPatch holds the YAML
 
 from gpulint.kube.embedded import MAX_EMBEDDED_NODES, NotParsed, load_embedded
 from gpulint.lint import yaml_budget
