@@ -153,7 +153,7 @@ def test_an_overlay_input_git_ignores_is_a_warning_not_a_broken_overlay(repo, re
         8,
         "warning",
     )
-    assert "'params.env' is not in the checkout: .gitignore leaves it out" in said(finding)
+    assert "'params.env' is not in the checkout: a build step writes it (.gitignore leaves it out)" in said(finding)
 
 
 def test_an_overlay_input_missing_without_an_ignore_rule_is_still_an_error(repo, render_tools):
@@ -770,3 +770,301 @@ def test_with_the_nodes_known_a_pod_avoiding_every_pool_is_still_judged(repo):
     assert [f[:3] for f in serious(result) if f[2] == "over-tight-affinity"] == [
         ("deploy/karpenter.yaml", 15, "over-tight-affinity")
     ], result.stdout
+
+
+# ----------------------------------------------------------------------------------------------- set F
+# Causes met on set F (docs/precision.md): overlay inputs a configure script or Terraform writes, Job names
+# made from a placeholder JobSet name, TPU7x chips that are two JAX devices, a ProvisioningRequest's
+# PodTemplate and the pods that consume it, Terraform templates, and Chart.yaml or kustomization files that
+# set nothing yet.
+
+# A configure script fills each base's env file from its template with envsubst before `kubectl apply -k`;
+# neither .gitignore nor the checkout has the env file.
+SCRIPTED = {
+    "inference/online-gpu/configure_deployment.sh": """
+        #!/usr/bin/env bash
+        MY_PATH="$(dirname "$0")"
+        envsubst <"${MY_PATH}/base/templates/deployment.tpl.env" | sponge "${MY_PATH}/base/deployment.env"
+        """,
+    "inference/online-gpu/base/templates/deployment.tpl.env": "NAMESPACE=${NAMESPACE}\n",
+    "inference/online-gpu/base/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+        configMapGenerator:
+          - envs:
+              - deployment.env
+            name: deployment
+        """,
+    "inference/online-gpu/vllm/kustomization.yaml": "resources:\n- ../base\n- deployment.yaml\n",
+    "inference/online-gpu/vllm/deployment.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: vllm}
+        spec:
+          selector: {matchLabels: {app: vllm}}
+          template:
+            metadata: {labels: {app: vllm}}
+            spec:
+              containers:
+              - name: vllm
+                image: vllm/vllm-openai:v0.10.0
+        """,
+}
+
+
+def scripted_findings(repo, render_tools, files) -> list[dict]:
+    write_tree(repo, files)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    return [f for f in result.json()["findings"] if f["rule"] == "not-rendered" and f["severity"] != "info"]
+
+
+def test_an_overlay_input_a_script_fills_from_its_template_is_a_warning(repo, render_tools):
+    (finding,) = scripted_findings(repo, render_tools, SCRIPTED)
+    assert (finding["path"], finding["line"], finding["severity"]) == (
+        "inference/online-gpu/base/kustomization.yaml",
+        5,
+        "warning",
+    )
+    assert "its template templates/deployment.tpl.env is in the repository" in said(finding)
+
+
+def test_an_overlay_input_terraform_downloads_is_a_warning(repo, render_tools):
+    files = {
+        "workloads/kueue/main.tf": """
+            resource "terraform_data" "manifests" {
+              provisioner "local-exec" {
+                command = "wget https://example.com/manifests.yaml -O ${self.input.dir}/manifests.yaml"
+              }
+            }
+            """,
+        "workloads/kueue/templates/workload/kustomization.yaml": "resources:\n  - manifests.yaml\n",
+    }
+    (finding,) = scripted_findings(repo, render_tools, files)
+    assert finding["severity"] == "warning"
+    assert "workloads/kueue/main.tf writes it" in said(finding)
+
+
+def test_an_overlay_input_a_script_only_reads_is_still_an_error(repo, render_tools):
+    files = {**SCRIPTED, "inference/online-gpu/configure_deployment.sh": "cat base/deployment.env\n"}
+    del files["inference/online-gpu/base/templates/deployment.tpl.env"]
+    (finding,) = scripted_findings(repo, render_tools, files)
+    assert finding["severity"] == "error" and "deployment.env" in said(finding)
+
+
+def test_a_missing_file_nothing_writes_is_said_beside_a_generated_one(repo, render_tools):
+    files = {
+        **SCRIPTED,
+        "inference/online-gpu/eval/kustomization.yaml": """
+            resources:
+            - ../base
+            configMapGenerator:
+            - name: script
+              files:
+              - train.py=src/eval.py
+            """,
+    }
+    found = {(f["path"], f["severity"]) for f in scripted_findings(repo, render_tools, files)}
+    assert ("inference/online-gpu/eval/kustomization.yaml", "error") in found
+    assert ("inference/online-gpu/base/kustomization.yaml", "warning") in found
+
+
+# A configsync template: a kustomization that sets nothing until `kustomize edit add resource` runs.
+def test_a_kustomization_that_sets_nothing_yet_is_a_warning(repo, render_tools):
+    header = "# Licensed under the Apache License, Version 2.0\n"
+    files = {
+        "templates/_cluster_template/kustomization.yaml": f"{header}apiVersion: v1beta1\nkind: Kustomization\nresources:\n"
+    }
+    (finding,) = scripted_findings(repo, render_tools, files)
+    assert finding["severity"] == "warning" and "it sets nothing yet: a tool fills it in" in said(finding)
+
+
+def test_a_kustomization_with_a_broken_entry_is_still_an_error(repo, render_tools):
+    files = {"overlay/kustomization.yaml": "resources:\n- missing.yaml\n"}
+    (finding,) = scripted_findings(repo, render_tools, files)
+    assert finding["severity"] == "error"
+
+
+# kthena's CLI embeds helm/templates with go:embed; its Chart.yaml beside them is empty.
+def test_an_empty_chart_yaml_is_no_broken_chart(repo, render_tools):
+    write_tree(repo, {"cli/helm/Chart.yaml": "", "cli/helm/templates/job.yaml": "apiVersion: v1\nkind: ConfigMap\n"})
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+    assert finding["severity"] == "warning" and "Chart.yaml is empty" in said(finding)
+
+
+def test_a_chart_yaml_without_a_name_is_still_an_error(repo, render_tools):
+    write_tree(repo, {"chart/Chart.yaml": "apiVersion: v2\nversion: 1.0.0\n", "chart/templates/x.yaml": "a: b\n"})
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+    assert finding["severity"] == "error"
+
+
+# tpu-recipes: `envsubst < k8s_manifest.yaml | kubectl apply -f -` with WORKLOAD_NAME set by the README.
+JOBSET_NAMED = """
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: {name}
+spec:
+  replicatedJobs:
+    - name: slice-job
+      replicas: 1
+      template:
+        spec:
+          parallelism: 1
+          completions: 1
+          template:
+            spec:
+              containers:
+              - name: jax
+                image: python:3.12
+"""
+
+
+def test_job_names_made_from_a_placeholder_jobset_name_are_not_refused():
+    findings = lint_text(JOBSET_NAMED.replace("{name}", "${WORKLOAD_NAME}"))
+    assert [f.rule for f in findings if f.severity.name.lower() == "error"] == []
+
+
+@pytest.mark.parametrize("name", ["Gemma_Run", "x" * 60])
+def test_job_names_made_from_a_written_jobset_name_are_still_refused(name):
+    findings = lint_text(JOBSET_NAMED.replace("{name}", name))
+    assert "operator-rejected" in [f.rule for f in findings if f.severity.name.lower() == "error"]
+
+
+# A vLLM TPU server on one host of 4 chips (2x2x1).
+TPU_SERVER = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm-tpu}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-tpu-accelerator: {accelerator}
+        cloud.google.com/gke-tpu-topology: 2x2x1
+      containers:
+      - name: vllm-tpu
+        image: vllm/vllm-tpu:nightly
+        command: ["vllm", "serve"]
+        args: ["--model=Qwen/Qwen3-32B", "--tensor-parallel-size={tp}"]
+        resources:
+          limits: {google.com/tpu: 4}
+"""
+
+
+def tpu_parallelism(accelerator: str, tp: int) -> list[tuple[str, str]]:
+    text = TPU_SERVER.replace("{accelerator}", accelerator).replace("{tp}", str(tp))
+    return [(f.severity.name.lower(), f.message) for f in lint_text(text) if f.rule == "parallelism-mismatch"]
+
+
+def test_a_tpu7x_chip_is_two_jax_devices():
+    assert tpu_parallelism("tpu7x", 8) == []
+
+
+@pytest.mark.parametrize(("accelerator", "tp"), [("tpu7x", 16), ("tpu-v6e-slice", 8)])
+def test_more_ranks_than_the_hosts_jax_devices_is_still_refused(accelerator, tp):
+    ((severity, message),) = tpu_parallelism(accelerator, tp)
+    assert severity == "error"
+    assert "4 google.com/tpu" in message
+
+
+def test_a_tpu_pod_on_a_generation_gpulint_does_not_know_is_not_judged():
+    assert tpu_parallelism("tpu-v9-future", 16) == []
+
+
+# GKE's DWS samples: a PodTemplate the ProvisioningRequest names, and the Job that consumes the capacity.
+PROVISIONING = """
+apiVersion: v1
+kind: PodTemplate
+metadata: {name: h100-job}
+template:
+  spec:
+    containers:
+    - name: pi
+      image: perl
+      command: ["/bin/sh"]
+      resources:
+        limits: {nvidia.com/gpu: 8}
+---
+apiVersion: autoscaling.x-k8s.io/v1beta1
+kind: ProvisioningRequest
+metadata: {name: h100-job}
+spec:
+  provisioningClassName: queued-provisioning.gke.io
+  podSets:
+  - count: 2
+    podTemplateRef: {name: h100-job}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: finetune}
+spec:
+  completions: 2
+  parallelism: 2
+  completionMode: Indexed
+  template:
+    metadata:
+      annotations: {annotations}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: registry.example.com/finetune:1.0
+        command: ["accelerate", "launch", "--num_processes", "16", "train.py"]
+        resources:
+          limits: {nvidia.com/gpu: 8}
+        volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+      volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+"""
+
+
+def provisioning(annotations: str) -> list[tuple[str, int]]:
+    return [
+        (f.rule, f.line)
+        for f in lint_text(PROVISIONING.replace("{annotations}", annotations))
+        if f.severity.name.lower() in ("error", "warning")
+    ]
+
+
+def test_a_provisioning_requests_pod_template_and_the_pods_consuming_it_are_not_flagged():
+    consume = '{"cluster-autoscaler.kubernetes.io/consume-provisioning-request": h100-job}'
+    assert provisioning(consume) == []
+    assert provisioning('{"autoscaling.x-k8s.io/consume-provisioning-request": h100-job}') == []
+
+
+def test_pods_that_consume_no_provisioning_request_still_need_a_gang():
+    found = provisioning('{"gke-gcsfuse/volumes": "true"}')
+    assert [place for place in found if place[0] == "gang-missing"] == [("gang-missing", 25)]
+
+
+def test_a_pod_with_the_same_containers_still_needs_dev_shm():
+    text = PROVISIONING.split("---")[0].replace("kind: PodTemplate", "kind: Pod").replace("template:\n  spec:", "spec:")
+    text = textwrap.dedent(text.replace("\n    ", "\n  ").replace("\n  spec:", "\nspec:"))
+    assert "dev-shm-missing" in [f.rule for f in lint_text(text)]
+
+
+# Terraform's templatefile() fills `%{ for }` directives in before the file is YAML.
+TFTPL = """
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+%{ if can(namespace) }namespace: ${namespace}%{ endif }
+
+resources:
+%{ for resource in resources }- ${resource}
+%{ endfor }
+"""
+
+
+def test_a_terraform_template_is_no_broken_manifest():
+    findings = lint_text(TFTPL, "templates/kustomize/kustomization.tftpl.yaml")
+    assert [(f.rule, f.severity.name.lower(), f.line) for f in findings] == [("not-rendered", "info", 3)]
+    assert "Terraform template directive" in findings[0].message
+
+
+def test_a_percent_at_a_line_start_that_is_no_directive_is_still_an_error():
+    findings = lint_text("apiVersion: v1\nkind: ConfigMap\n%{ nothing }\n")
+    assert [(f.rule, f.severity.name.lower()) for f in findings] == [("yaml-invalid", "error")]

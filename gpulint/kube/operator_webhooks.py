@@ -79,6 +79,7 @@ class Refusal:
     operator: str
     words: str
     error: FieldError | None = None  # Kueue's: a field.Error, worded as apimachinery words it
+    inputs: tuple[Path, ...] = ()  # other fields the refused value is made from (a Job name from metadata.name)
 
 
 def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
@@ -340,6 +341,9 @@ def _jobset(data: dict[str, Any]) -> Iterator[Refusal]:
         )
 
 
+_JOBSET_NAME: tuple[Path, ...] = (("metadata", "name"),)  # the generated names start with it
+
+
 def _generated_names(jobset: str, job: dict[str, Any], at: Path) -> Iterator[Refusal]:
     """The longest Job name (the last replica's) and, for an Indexed Job with completions, the longest pod name."""
     replicas = integer(job.get("replicas"), 1)
@@ -349,7 +353,7 @@ def _generated_names(jobset: str, job: dict[str, Any], at: Path) -> Iterator[Ref
     for message in dns1035_label(longest_job):
         message = JOB_NAME_TOO_LONG if message == max_len_error(DNS1123_LABEL_MAX) else message
         error = FieldError((*at, "name"), INVALID, longest_job, message)
-        yield Refusal(error.path, "JobSet", error.message(), error)
+        yield Refusal(error.path, "JobSet", error.message(), error, _JOBSET_NAME)
     template = mapping(dig(job, "template", "spec"))
     completions = integer(template.get("completions"))
     if template.get("completionMode") == "Indexed" and completions is not None and completions > 0:
@@ -358,7 +362,7 @@ def _generated_names(jobset: str, job: dict[str, Any], at: Path) -> Iterator[Ref
             if message == max_len_error(DNS1123_LABEL_MAX):
                 # JobSet names the Job's name as the invalid value, whatever the pod's
                 error = FieldError((*at, "name"), INVALID, longest_job, POD_NAME_TOO_LONG)
-                yield Refusal(error.path, "JobSet", error.message(), error)
+                yield Refusal(error.path, "JobSet", error.message(), error, _JOBSET_NAME)
 
 
 SUB_GROUP_SHOWN = ("spec", "leaderWorkerTemplate", "SubGroupPolicy", "subGroupSize")  # as LWS names the field

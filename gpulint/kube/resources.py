@@ -82,8 +82,9 @@ class AcceleratorFamily:
     # be the same GPU).
     peers: bool
     # Ranks one unit holds for tensor parallelism and launchers (vLLM's --tensor-parallel-size, torchrun's
-    # --nproc-per-node count them): 1 for a GPU or a TPU chip or a NeuronCore; None when it depends on the
-    # node (a Neuron device holds 2 NeuronCores on inf2/trn1, 4 on inf1, 4 logical ones on trn2).
+    # --nproc-per-node count them): 1 for a GPU or a NeuronCore; None when it depends on the node (a Neuron
+    # device holds 2 NeuronCores on inf2/trn1, 4 on inf1, 4 logical ones on trn2; a TPU chip is one JAX
+    # device up to v6e, two on TPU7x).
     ranks_per_unit: int | None
     # What a rank finds when there is no device left for it, as its runtime words it ("" when unknown).
     missing_device: str
@@ -98,7 +99,8 @@ _CUDA_ORDINAL = "CUDA error: invalid device ordinal"
 # more than one shared GPU does not guarantee access to more compute"); AWS Neuron docs (Inferentia2 and
 # Trainium: 2 NeuronCore-v2 per device; Inferentia: 4 NeuronCore-v1; Trainium2: 8 physical NeuronCore-v3,
 # grouped in 4 logical NeuronCores by the default LNC=2; vLLM's tensor-parallel size and torchrun's ranks
-# count NeuronCores); GKE TPU docs (google.com/tpu counts chips; JAX/XLA collectives run over ICI);
+# count NeuronCores); GKE TPU docs (google.com/tpu counts chips; JAX/XLA collectives run over ICI; a TPU7x
+# chip has two TensorCores, each a JAX device: jax/_src/mesh_utils.py builds TPU7x meshes as (x, y, z, core));
 # Intel Gaudi docs (HCCL over the Gaudi's integrated RoCE ports).
 ACCELERATOR_FAMILIES: tuple[AcceleratorFamily, ...] = (
     AcceleratorFamily(
@@ -205,7 +207,7 @@ ACCELERATOR_FAMILIES: tuple[AcceleratorFamily, ...] = (
         collective_shm=False,
         processes_share_memory=False,
         peers=True,
-        ranks_per_unit=1,
+        ranks_per_unit=None,  # one JAX device per chip, two on TPU7x: by the node's TPU generation
         missing_device="",
         visibility_variables=("TPU_VISIBLE_CHIPS",),
     ),

@@ -190,14 +190,17 @@ class DeviceRanks:
     family: AcceleratorFamily
 
     def holding(self) -> str:
-        """ "4 nvidia.com/gpu", "1 aws.amazon.com/neuron (2 NeuronCores)"."""
-        extra = f" ({self.ranks} NeuronCores)" if self.ranks != self.devices else ""
+        """ "4 nvidia.com/gpu", "1 aws.amazon.com/neuron (2 NeuronCores)", "4 google.com/tpu (8 JAX devices)"."""
+        extra = f" ({self.ranks} {self._part()}s)" if self.ranks != self.devices else ""
         return f"{self.devices} {self.resource}{extra}"
 
     def unit(self, count: int) -> str:
         """The unit the ranks count, for "N ... stay idle"."""
-        name = "NeuronCore" if self.ranks != self.devices or self.family.name == "NeuronCore" else self.family.noun
+        name = self._part() if self.ranks != self.devices or self.family.name == "NeuronCore" else self.family.noun
         return f"{name}{'s' if count != 1 else ''}"
+
+    def _part(self) -> str:
+        return "JAX device" if self.family.noun == "TPU" else "NeuronCore"
 
 
 def device_ranks(
@@ -213,10 +216,47 @@ def device_ranks(
     family = accelerator_family(resource)
     per_unit = family.ranks_per_unit
     if per_unit is None:
-        per_unit = _neuron_cores_per_device(container, spec)
+        per_unit = (_tpu_devices_per_chip if family.noun == "TPU" else _neuron_cores_per_device)(container, spec)
         if per_unit is None:
             return None
     return DeviceRanks(devices * per_unit, devices, resource, family)
+
+
+# JAX devices one google.com/tpu chip is, by GKE's TPU accelerator label (GKE "Plan TPUs": the label values;
+# JAX: v4 and v5p fuse a chip's two TensorCores in one device (megacore), v5e and v6e have one, TPU7x has
+# two it shows as two devices: jax/_src/mesh_utils.py, the (x, y, z, core) mesh of TPU7x).
+TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
+TPU_DEVICES_PER_CHIP: dict[str, int] = {
+    "tpu-v4-podslice": 1,
+    "tpu-v5-lite-device": 1,
+    "tpu-v5-lite-podslice": 1,
+    "tpu-v5p-slice": 1,
+    "tpu-v6e-slice": 1,
+    "tpu7x": 2,
+}
+
+
+def _tpu_devices_per_chip(container: Mapping[str, Any], spec: Mapping[str, Any]) -> int | None:
+    """None when the pod does not pin a TPU generation gpulint knows (a ComputeClass may choose it)."""
+    chosen = _selected_values(spec, (TPU_ACCELERATOR_LABEL,))
+    counts = {TPU_DEVICES_PER_CHIP.get(value) for value in chosen}
+    return counts.pop() if len(counts) == 1 and None not in counts else None
+
+
+def _selected_values(spec: Mapping[str, Any], labels: tuple[str, ...]) -> set[str]:
+    """The values of ``labels`` the pod's nodeSelector or required node affinity (In) asks for."""
+    found: set[str] = set()
+    selector = mapping(spec.get("nodeSelector"))
+    found.update(text(selector[label]) for label in labels if label in selector)
+    terms = sequence(
+        dig(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    )
+    for term in terms:
+        for item in sequence(mapping(term).get("matchExpressions")):
+            expression = mapping(item)
+            if expression.get("operator") == "In" and text(expression.get("key")) in labels:
+                found.update(text(value) for value in sequence(expression.get("values")))
+    return found
 
 
 def _neuron_cores_per_device(container: Mapping[str, Any], spec: Mapping[str, Any]) -> int | None:

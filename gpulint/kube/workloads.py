@@ -65,6 +65,7 @@ class TemplateSite:
     pods: PodCount
     role: str = ""  # a name for the template ("worker", "leader"); "{}" keys name themselves
     view: views.ViewBuilder | None = None  # the pod a controller builds from it (pod_views); None: a PodSpec
+    runs: bool = True  # False: a shape others read (a PodTemplate object); no container of it ever starts
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class PodSpecSite:
     faithful: bool = True  # a fix written for the pod applies to the object (see pod_views.PodView)
     unfaithful: tuple[Path, ...] = ()  # aliases whose fix would not apply (a field set in another object)
     names: tuple[tuple[Path, str], ...] = ()  # how messages name virtual places (a TrainJob's runtime part)
+    runs: bool = True  # see TemplateSite.runs
 
 
 _DEPLOYMENT_LIKE = (TemplateSite(("spec",), ("template", "spec"), field_count((("replicas",), 1))),)
@@ -147,7 +149,9 @@ _ARGO = lambda prefix: (TemplateSite((*prefix, "templates", "[]"), (), _constant
 # (api group, kind) -> template sites. The group is the apiVersion without its version.
 TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
     ("", "Pod"): (TemplateSite((), ("spec",), _constant(1)),),
-    ("", "PodTemplate"): (TemplateSite(("template",), ("spec",), _constant(0)),),
+    # No controller of Kubernetes makes pods from a PodTemplate object: the cluster autoscaler reads one a
+    # ProvisioningRequest names as the shape of the capacity to provision (autoscaling.x-k8s.io podSets).
+    ("", "PodTemplate"): (TemplateSite(("template",), ("spec",), _constant(0), runs=False),),
     ("", "ReplicationController"): _DEPLOYMENT_LIKE,
     ("apps", "Deployment"): _DEPLOYMENT_LIKE,
     ("apps", "ReplicaSet"): _DEPLOYMENT_LIKE,
@@ -385,7 +389,7 @@ def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                 count = None if pods is None else max(pods, 0)
                 template_path = spec_path[:-1] if site.spec else spec_path  # an Argo template holds its metadata
                 if view is None:
-                    yield PodSpecSite(spec_path, spec, count, role, template_path)
+                    yield PodSpecSite(spec_path, spec, count, role, template_path, runs=site.runs)
                 else:
                     yield PodSpecSite(
                         spec_path,

@@ -331,7 +331,9 @@ class Engine:
                 if key in written:
                     continue  # two fields of the pod written as one (a VLLMRuntime's gpu: request and limit)
                 written.add(key)
-            if placeholders and _under_placeholder((*obj.prefix, *diagnostic.path), placeholders):
+            if placeholders and any(
+                _under_placeholder((*obj.prefix, *path), placeholders) for path in (diagnostic.path, *diagnostic.inputs)
+            ):
                 continue  # ${GPUS} is not a value yet: the file's one not-rendered finding says so
             covering = tuple(d for d, prefix in scoped if diagnostic.path[: len(prefix)] == prefix) if scoped else ()
             findings.append((self._finding(obj, diagnostic), covering))

@@ -172,6 +172,9 @@ class Diagnostic:
     # Not a verdict on this object but a fact about the run ("not checked: no DeviceClasses in the
     # inventory"): printed once as a run note naming the places, never as one finding per object.
     run_note: bool = False
+    # Other fields the verdict is computed from (a JobSet's Job names join its metadata.name): a verdict on a
+    # value made from a placeholder (``${WORKLOAD_NAME}``) is none, as one on the placeholder's own field.
+    inputs: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.fix_path is not None or self.fix_appends) and self.fix_safety is None:

@@ -82,6 +82,10 @@ NOT_RENDERED = "not-rendered"
 # fmt.Sprintf over a test's testdata, Python's % operator). YAML refuses '%' at the start of a value (it
 # starts directives), so such a file fails to parse: it is a template, not a broken manifest.
 _PRINTF_VERB = re.compile(r"%[-+# 0]*[0-9]*(?:\.[0-9]+)?[sdvqfgxXt]")
+# Terraform's template directives (templatefile(), "String Templates": %{ if }, %{ for }, %{ else }, %{ endif },
+# %{ endfor }, with ~ strip markers): YAML reads a '%' at a line's start as a directive of its own and refuses.
+_TERRAFORM_DIRECTIVE = re.compile(r"%\{~?\s*(?:if|for|else|endif|endfor)\b[^}]*~?\}")
+_TERRAFORM_NOTES = ("lint the file Terraform writes from it",)
 _PRINTF_NOTES = ("lint the file the program writes, or its output: gpulint check -",)
 # Values still to be filled in, anywhere in a field's text: envsubst and Flux post-build substitution
 # (${VAR}, ${VAR:-default}, and envsubst's bare $VAR), a template expression left in a string ({{ ... }}:
@@ -595,6 +599,14 @@ def _load_text(path: str, text: str) -> LoadedFile:
             "YAML yet and was not checked"
         )
         return _not_yaml_yet(loaded, message, line, column, _PRINTF_NOTES)
+    directive = _terraform_directive_refused(loaded, text)
+    if directive is not None:
+        line, column, written = directive
+        message = (
+            f"template: {written} is a Terraform template directive (templatefile() fills the file in), so the "
+            "file is not YAML yet and was not checked"
+        )
+        return _not_yaml_yet(loaded, message, line, column, _TERRAFORM_NOTES)
     if _MAY_HOLD_PLACEHOLDER.search(text) or any(word in text for word in _MARKER_WORDS):
         _find_placeholders(loaded)
     if loaded.problems and _MANIFEST_WORD.search(text) is None:
@@ -777,6 +789,20 @@ def _printf_verb_refused(loaded: LoadedFile, text: str) -> tuple[int, int, str] 
         verb = _PRINTF_VERB.match(row, problem.column - 1)
         if verb is not None and row[: problem.column - 1].strip():
             return problem.line, problem.column, verb.group(0)
+    return None
+
+
+def _terraform_directive_refused(loaded: LoadedFile, text: str) -> tuple[int, int, str] | None:
+    """Where YAML refused the file on a line that holds a Terraform template directive (``%{ for r in
+    resources }``, ``%{~ endif }``): its line, column and the directive as written."""
+    lines = text.split("\n")
+    for problem in loaded.problems:
+        if not problem.message.startswith("YAML syntax error"):
+            continue
+        row = lines[problem.line - 1] if 0 < problem.line <= len(lines) else ""
+        directive = _TERRAFORM_DIRECTIVE.search(row)
+        if directive is not None:
+            return problem.line, directive.start() + 1, directive.group(0)
     return None
 
 

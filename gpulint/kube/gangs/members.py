@@ -667,6 +667,15 @@ def _composite_domain(
     return "", unknown
 
 
+# Pods that consume a ProvisioningRequest: the cluster autoscaler provisions (best-effort-atomic-scale-up, GKE's
+# queued-provisioning.gke.io) or finds (check-capacity) the capacity of all its pods at once and books it for
+# them (kubernetes/autoscaler apis/provisioningrequest v1 types.go; GKE's DWS docs use the older key).
+CONSUME_PROVISIONING_REQUEST = (
+    "autoscaling.x-k8s.io/consume-provisioning-request",
+    "cluster-autoscaler.kubernetes.io/consume-provisioning-request",
+)
+
+
 def has_gang_policy(obj: ObjectLike, inventory: GangLookup | None) -> bool:
     """Any sign that the pods are placed together (or admitted together, with Kueue)."""
     if gangs_of(obj, inventory, reported_only=True):  # a group's other joiners: group_references below
@@ -676,6 +685,9 @@ def has_gang_policy(obj: ObjectLike, inventory: GangLookup | None) -> bool:
         return True  # Kueue admits the workload whole (for the kinds it manages; it reads the label only)
     for site in pod_spec_sites(obj.data):
         if group_references(obj.data, site, obj.ref.namespace):
+            return True
+        annotations = mapping(dig(obj.data, *site.template_path, "metadata", "annotations"))
+        if any(key in annotations for key in CONSUME_PROVISIONING_REQUEST):
             return True
         if site.spec.get("schedulerName") in (
             "volcano",

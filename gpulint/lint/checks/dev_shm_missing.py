@@ -45,6 +45,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         spec = site.spec
         if site.completed_by and not _mounts_written(obj, site):
             continue  # another object supplies volumes (a ServingRuntime, presets): absence proves nothing
+        if not site.runs:
+            continue  # a PodTemplate object: the autoscaler reads its shape, no process of it ever starts
         if spec.get("hostIPC") is True or not pod_gpus(spec, patterns):
             continue  # hostIPC: the host's /dev/shm; no GPU: not this rule's business
         affected: list[_Unmounted] = []

@@ -53,4 +53,4 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             brief, notes = rejection_text(refusal.error, subject)
         else:
             brief, notes = split_long(f"{subject}: {refusal.words}")
-        yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes)
+        yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs)

@@ -52,7 +52,7 @@ class _Demand:
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     key = (api_group(obj.api_version), obj.kind)
     patterns = ctx.config.gpu_resources
-    sites = list(pod_spec_sites(obj.data))
+    sites = [site for site in pod_spec_sites(obj.data) if site.runs]  # a PodTemplate object starts nothing
     for site in sites:
         if site.completed_by:
             continue  # the command and arguments may come from the object that completes the pod

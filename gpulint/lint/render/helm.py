@@ -21,6 +21,7 @@ from gpulint.kube.fields import dig
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.loader import LoadedFile, LocatedDocument, load_bytes
 from gpulint.lint.paths import is_within
+from gpulint.lint.render.layout import holds_nothing
 from gpulint.lint.render.mapping import LineMap, align, template_column
 from gpulint.lint.render.options import DEFAULT_RELEASE, ChartSettings, RenderOptions
 from gpulint.lint.render.rendered import Rendered, RenderProblem, mapped
@@ -164,6 +165,9 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
     text = " ".join(line.strip() for line in lines).removeprefix("Error: ").strip() or "helm template failed"
     severity = Severity.WARNING if any(marker in text for marker in _ENVIRONMENT) else Severity.ERROR
     message = f"helm template failed: {text}"
+    if holds_nothing(os.path.join(place.directory, "Chart.yaml")):
+        message += "; Chart.yaml is empty: the folder is no chart helm installs (a program may embed its templates), not checked"
+        return RenderProblem(chart_file, 1, 1, message, Severity.WARNING)
     if severity is Severity.WARNING:
         message += "; the chart was not checked (vendor its dependencies with `helm dependency build`, or render where the repository is reachable)"
         return RenderProblem(chart_file, _dependencies_line(place.directory), 1, message, severity)

@@ -25,7 +25,8 @@ from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.loader import LoadedFile, LocatedDocument, load_bytes, load_text
 from gpulint.lint.paths import is_within
-from gpulint.lint.render.layout import Kustomization, Patch, kustomization_file, read_kustomization
+from gpulint.lint.render.generated import written_by_build_step
+from gpulint.lint.render.layout import Kustomization, Patch, holds_nothing, kustomization_file, read_kustomization
 from gpulint.lint.render.options import RenderOptions
 from gpulint.lint.render.rendered import Rendered, RenderProblem, mapped
 from gpulint.lint.render.tools import Tool, run
@@ -128,15 +129,33 @@ def render_overlay(
                     "its resources were checked file by file",
                 )
             )
+        absent = [(k, entry) for k, entry, shown in generated if not shown]
+        generated = [entry for entry in generated if entry[2]]
+        if generated:  # kustomize stops at the first absent file: a missing one nothing writes is said too
+            rendered.problems.extend(
+                replace(
+                    _at_entry(
+                        k,
+                        entry,
+                        directory,
+                        display,
+                        f"kustomize refuses the overlay: '{entry}' does not exist and nothing in the repository writes it",
+                    ),
+                    severity=Severity.ERROR,
+                )
+                for k, entry in absent
+            )
         if generated:  # one warning for the overlay, at the first such entry
-            names = ", ".join(f"'{entry}'" for _, entry in generated)
+            names = ", ".join(f"'{entry}'" for _, entry, _ in generated)
             verb, it = ("is", "it") if len(generated) == 1 else ("are", "them")
+            shown = generated[0][2] if len(generated) == 1 else f"'{generated[0][1]}': {generated[0][2]}"
             rendered.problems.append(
                 _at_entry(
-                    *generated[0],
+                    generated[0][0],
+                    generated[0][1],
                     directory,
                     display,
-                    f"{names} {verb} not in the checkout: .gitignore leaves {it} out, a build step writes {it}; "
+                    f"{names} {verb} not in the checkout: a build step writes {it} ({shown}); "
                     f"the overlay was not rendered: generate {it} and lint again to check it",
                 )
             )
@@ -205,13 +224,17 @@ def _at_entry(kustomization: Kustomization, entry: str, directory: str, display:
 Entries = list[tuple[Kustomization, str]]
 
 
-def _copy_overlay(view: View, directory: str) -> tuple[Entries, Entries, Entries]:
+Generated = list[tuple[Kustomization, str, str]]  # the entry, and what shows a build step writes it
+
+
+def _copy_overlay(view: View, directory: str) -> tuple[Entries, Entries, Generated]:
     """Copy the overlay and every base, component and file it names, transitively, into ``view``. Returns
-    the entries that lead outside the repository, which are not copied, the remote bases, and the files
-    git ignores that are absent (a build step writes them: no checkout has them)."""
+    the entries that lead outside the repository, which are not copied, the remote bases, and the absent
+    files, each with what shows a build step writes it (git ignores it, its template, its writer; "" when
+    nothing does: the overlay is broken)."""
     outside: Entries = []
     remote: Entries = []
-    generated: Entries = []
+    generated: Generated = []
     from gpulint.lint.gitignore import git_ignored  # reads with the sources layer, which renders overlays
 
     stack, seen = [os.path.realpath(directory)], set[str]()
@@ -229,8 +252,12 @@ def _copy_overlay(view: View, directory: str) -> tuple[Entries, Entries, Entries
         for path in (*kustomization.local_dirs, *kustomization.local_files):
             if not view.add(path):
                 outside.append((kustomization, os.path.relpath(path, current)))
-            elif not os.path.lexists(path) and git_ignored(os.path.realpath(path)):
-                generated.append((kustomization, os.path.relpath(path, current)))
+            elif not os.path.lexists(path):
+                real = os.path.realpath(path)
+                shown = (
+                    ".gitignore leaves it out" if git_ignored(real) else written_by_build_step(real, view.repository)
+                )
+                generated.append((kustomization, os.path.relpath(path, current), shown))
         stack.extend(os.path.realpath(d) for d in kustomization.local_dirs if is_within(d, view.repository))
     return outside, remote, generated
 
@@ -253,6 +280,15 @@ def _failure(what: str, stderr: str, directory: str, display: str, own: str, own
     # An EOF while fetching a URL is the network's too (the server closed the connection mid-answer).
     environment = any(marker in message for marker in _ENVIRONMENT) or ("://" in message and "EOF" in message)
     line = _line_of_entry(own, message)
+    if holds_nothing(own):
+        return RenderProblem(
+            own_display,
+            line,
+            1,
+            f"{what} failed: {message}; it sets nothing yet: a tool fills it in (kustomize edit add), the overlay "
+            "was not checked",
+            Severity.WARNING,
+        )
     if environment:
         hint = (
             "render helmCharts with --kustomize-enable-helm"

@@ -32,6 +32,26 @@ def is_chart(directory: str) -> bool:
     return os.path.isfile(os.path.join(directory, CHART_FILE))
 
 
+def holds_nothing(path: str) -> bool:
+    """The file sets nothing: comments, or only apiVersion and kind with every other key empty (`resources:`
+    with no entry). A Chart.yaml or kustomization a tool fills in (`kustomize edit add resource`) or a program
+    embeds, not one anybody builds as written; kustomize says "kustomization.yaml is empty", helm that the
+    chart has no name."""
+    try:
+        with open(path, "rb") as handle:
+            documents = load_bytes(path, handle.read(64 * 1024)).documents
+    except OSError:
+        return False
+    if len(documents) > 1:
+        return False
+    data = documents[0].data if documents else None
+    if data is None:
+        return True
+    return isinstance(data, dict) and all(
+        value in (None, "", [], {}) for key, value in data.items() if key not in ("apiVersion", "kind")
+    )
+
+
 def kustomization_file(directory: str) -> str | None:
     for name in KUSTOMIZATION_FILES:
         path = os.path.join(directory, name)

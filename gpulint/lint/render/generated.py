@@ -1,0 +1,101 @@
+"""Overlay inputs a build step writes before kustomize runs, so that no checkout holds them.
+
+An overlay may name a file (`deployment.env` for a configMapGenerator, `manifests.yaml` a release's
+download) that a script, a Makefile or Terraform writes first. Its absence is no broken overlay: the
+overlay was not checked. The evidence, read and never run:
+
+- git leaves the file out of its work tree (.gitignore);
+- a template of it stands beside it or in a ``templates`` folder there (``templates/deployment.tpl.env``
+  for ``deployment.env``, as ``envsubst`` fills it in);
+- a shell script, Makefile or Terraform file in its folder or a folder above it, up to the repository's
+  root, writes a path ending in its name (``| sponge "$DIR/deployment.env"``, ``> vllm.env``,
+  ``wget ... -O $DIR/manifests.yaml``, ``tee``, ``--output``, a Terraform ``local_file``'s ``filename``).
+
+Bounded: at most MAX_WRITERS files of at most MAX_WRITER_BYTES are read per folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from gpulint.lint.paths import is_within
+
+TEMPLATE_FOLDERS = ("", "templates")
+MAX_WRITERS = 64
+MAX_WRITER_BYTES = 1024 * 1024
+_WRITER_SUFFIXES = (".sh", ".bash", ".tf", ".mk")
+_WRITER_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+
+
+def written_by_build_step(path: str, repository: str) -> str:
+    """How the absent file at ``path`` (a real path inside ``repository``) is shown to be one a build step
+    writes ("its template templates/deployment.tpl.env is", "configure.sh writes it"); "" when nothing shows
+    it (git-ignored files are the caller's other evidence)."""
+    template = _template(path)
+    if template:
+        return f"its template {template} is in the repository"
+    writer = _writer(path, repository)
+    return f"{os.path.relpath(writer, repository)} writes it" if writer else ""
+
+
+def _template_names(name: str) -> tuple[str, ...]:
+    """The names a template of ``name`` goes by: deployment.tpl.env, deployment.env.tpl, .tmpl, .template,
+    .in, .example and .sample (a file to copy and fill in)."""
+    stem, suffix = os.path.splitext(name)
+    infixed = tuple(f"{stem}.{word}{suffix}" for word in ("tpl", "tmpl", "template")) if suffix else ()
+    return (*infixed, *(f"{name}.{word}" for word in ("tpl", "tmpl", "template", "in", "example", "sample")))
+
+
+def _template(path: str) -> str:
+    """The template's path relative to the file's folder, or ""."""
+    directory, name = os.path.split(path)
+    for folder in TEMPLATE_FOLDERS:
+        for candidate in _template_names(name):
+            if os.path.isfile(os.path.join(directory, folder, candidate)):
+                return os.path.join(folder, candidate)
+    return ""
+
+
+def _write_pattern(name: str) -> re.Pattern[str]:
+    """A redirection, sponge, tee, -O/-o, --output or a Terraform local_file's filename whose target path
+    ends in ``name``."""
+    return re.compile(
+        r"(?:>>?|\bsponge|\btee(?:\s+-a)?|\s-[Oo]|--output[= ]|\bfilename\s*=)\s*[\"']?[^\s\"'<>|;&]*?"
+        rf"(?<![\w.-]){re.escape(name)}(?![\w.-])"
+    )
+
+
+def _writer(path: str, repository: str) -> str:
+    """The script, Makefile or Terraform file that writes ``path``, from its folder up to the repository's
+    root; "" when none does."""
+    directory, name = os.path.split(path)
+    pattern = _write_pattern(name)
+    top = os.path.realpath(repository)
+    while is_within(directory, top):
+        for writer, text in _writer_texts(directory):
+            if pattern.search(text):
+                return writer
+        if os.path.realpath(directory) == top:
+            break
+        directory = os.path.dirname(directory)
+    return ""
+
+
+def _writer_texts(directory: str) -> list[tuple[str, str]]:
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    writers = [n for n in names if n in _WRITER_NAMES or n.endswith(_WRITER_SUFFIXES)][:MAX_WRITERS]
+    texts: list[tuple[str, str]] = []
+    for writer in writers:
+        full = os.path.join(directory, writer)
+        if os.path.islink(full) or not os.path.isfile(full):
+            continue
+        try:
+            with open(full, encoding="utf-8", errors="replace") as handle:
+                texts.append((full, handle.read(MAX_WRITER_BYTES)))
+        except OSError:
+            continue
+    return texts
