@@ -84,7 +84,18 @@ _CROSSING_WORDS = re.compile(
 # What makes a file's parse depend on more than each document's own text (a directive, a document end marker
 # that lets a bare document follow, a template the loader judges on the whole file): such files are parsed whole.
 # A line break other than "\n" ("\r\n" aside) counts as a line for libyaml, not for the loader's resumption.
-_WHOLE_FILE = re.compile(r"^(?:%|\.\.\.(?:[ \t]|$))|\{\{|\r(?!\n)|[\x85\u2028\u2029]", re.MULTILINE)
+# Each is looked for first with `in` (a scan in C, ~10x the regex's speed), the regex only where one may be.
+_WHOLE_FILE = re.compile(r"^(?:%|\.\.\.(?:[ \t]|$))|\r(?!\n)", re.MULTILINE)
+_WHOLE_FILE_TEXT = ("{{", "\x85", "\u2028", "\u2029")
+
+
+def _parsed_whole(text: str) -> bool:
+    if any(word in text for word in _WHOLE_FILE_TEXT):
+        return True
+    may = text.startswith(("%", "...")) or "\n%" in text or "\n..." in text or "\r" in text
+    return may and _WHOLE_FILE.search(text) is not None
+
+
 # A document's top-level apiVersion and kind as most files write them: its schema is compiled before the
 # checking workers fork (a guess: one missed or wrong costs each worker a compile of its own, never a finding).
 _TOP_LEVEL = re.compile(
@@ -101,7 +112,7 @@ class CrossingText:
     kinds: set[tuple[str, str]] = field(default_factory=set)
 
     def __call__(self, text: str) -> str:
-        if _WHOLE_FILE.search(text):
+        if _parsed_whole(text):
             return text
         starts = [match.start() for match in DOC_START.finditer(text)]
         if not starts or starts[0] > 0:
