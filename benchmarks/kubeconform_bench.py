@@ -82,6 +82,10 @@ def main() -> int:
     parser.add_argument(
         "--gpulint", default=shutil.which("gpulint") or os.path.join(os.path.dirname(sys.executable), "gpulint")
     )
+    parser.add_argument(
+        "--before",
+        help="another gpulint (the code before a change) run interleaved with the same commands: its CPU and the ratio",
+    )
     args = parser.parse_args()
     go = shutil.which("go")
     if go is None:
@@ -109,16 +113,17 @@ def main() -> int:
             counted = summary(program, location, corpus)
             kc = [str(program), "-schema-location", location, "-summary"]
             lint = [args.gpulint, "check", "--format", "json", "--output", os.devnull, "--exit-zero"]
-            results = compare(
-                {
-                    "load": [[sys.executable, "-c", LIBYAML_LOAD, str(corpus)]],
-                    "kc1": [[*kc, "-n", "1", str(corpus)]],
-                    "kc2": [[*kc, "-n", "2", str(corpus)]],
-                    "one": [[*lint, "--jobs", "1", str(corpus)]],
-                    "two": [[*lint, "--jobs", "2", str(corpus)]],
-                },
-                args.repeat,
-            )
+            commands = {
+                "load": [[sys.executable, "-c", LIBYAML_LOAD, str(corpus)]],
+                "kc1": [[*kc, "-n", "1", str(corpus)]],
+                "kc2": [[*kc, "-n", "2", str(corpus)]],
+                "one": [[*lint, "--jobs", "1", str(corpus)]],
+                "two": [[*lint, "--jobs", "2", str(corpus)]],
+            }
+            if args.before:
+                for jobs in ("1", "2"):
+                    commands[f"before{jobs}"] = [[args.before, *lint[1:], "--jobs", jobs, str(corpus)]]
+            results = compare(commands, args.repeat)
             shutil.rmtree(corpus)
             load, kc1, kc2, one, two = (results[k] for k in ("load", "kc1", "kc2", "one", "two"))
             cells = [f"{wall:.2f} s / {cpu:.2f} s / {peak:.0f} MiB" for cpu, wall, peak in (kc1, kc2, one, two)]
@@ -127,6 +132,14 @@ def main() -> int:
                 f"| {load[0]:.2f} s / {load[2]:.0f} MiB | {' | '.join(cells)} "
                 f"| {one[0] / kc1[0]:.2f}x / {one[2] / kc1[2]:.2f}x |"
             )
+            if args.before:
+                for jobs, now, kc in (("1", one, kc1), ("2", two, kc2)):
+                    cpu, wall, peak = results[f"before{jobs}"]
+                    print(
+                        f"|   before, `--jobs {jobs}`: {wall:.2f} s / {cpu:.2f} s / {peak:.0f} MiB, "
+                        f"{cpu / kc[0]:.2f}x kubeconform `-n {jobs}`; now / before: CPU {now[0] / cpu:.2f}x, "
+                        f"peak {now[2] / peak:.2f}x |"
+                    )
     return 0
 
 

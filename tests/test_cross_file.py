@@ -14,7 +14,9 @@ repository index, gives each file's checks only the objects of the other files t
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 import yaml
@@ -22,10 +24,14 @@ from conftest import run_cli
 from rule_harness import findings_of
 
 import gpulint.lint.run
-from gpulint.lint.cross_file import CROSS_FILE_ANY_GROUP, CROSS_FILE_BY_CONTENT, CROSS_FILE_KINDS
+from gpulint.lint import cross_file
+from gpulint.lint.cross_file import CROSS_FILE_ANY_GROUP, CROSS_FILE_BY_CONTENT, CROSS_FILE_KINDS, CrossingText
 from gpulint.lint.linted_set import LintedSet
+from gpulint.lint.loader import load_bytes
+from gpulint.lint.objects import parse_file
 from gpulint.lint.registry import all_rules
 from gpulint.lint.resolver import DRA_GROUP
+from gpulint.lint.run import shared_objects
 
 RULES = sorted(all_rules())
 
@@ -115,3 +121,75 @@ def test_the_parity_fails_when_nothing_crosses_files(tmp_path, monkeypatch):
             alone = json.loads(run_cli(*args, "--jobs", "2").stdout)["findings"]
         differ.append(alone != serial)
     assert sum(differ) >= 2
+
+
+# A streamed run's first pass parses only the documents whose text may hold an object that crosses files
+# (cross_file.CrossingText); the objects it takes must be the ones the whole file's parse gives.
+
+
+def _crossing(path: str, text: str, reduced: bool) -> tuple[list[tuple[object, object]], int]:
+    """The objects of ``text`` that cross files, and how many objects were parsed."""
+    parsed = parse_file(load_bytes(path, text.encode(), reduced=CrossingText() if reduced else None))
+    return [(obj.ref, obj.data) for obj in shared_objects(parsed, everything=False)], len(parsed.objects)
+
+
+def _example_files() -> list[tuple[str, str]]:
+    """Files as written: every rule doc's example (several documents each) and every file of examples/."""
+    files = [(f"{rule_id}.yaml", all_rules()[rule_id].example) for rule_id in RULES]
+    root = Path(__file__).parent.parent / "examples"
+    files += [(str(path), path.read_text("utf-8")) for path in sorted(root.rglob("*.yaml"))]
+    return files
+
+
+def test_the_first_pass_takes_the_same_objects_from_the_documents_it_parses():
+    parsed = {True: 0, False: 0}
+    for path, text in _example_files():
+        whole, parsed_whole = _crossing(path, text, reduced=False)
+        fewer, parsed_fewer = _crossing(path, text, reduced=True)
+        assert fewer == whole, path
+        parsed[True] += parsed_fewer
+        parsed[False] += parsed_whole
+    assert parsed[True] < parsed[False] / 2  # most documents hold nothing another file reads: not parsed
+
+
+def test_the_first_pass_misses_objects_when_the_words_are_left_out(monkeypatch):
+    monkeypatch.setattr(cross_file, "_CROSSING_WORDS", re.compile("(?!)"))
+    assert any(_crossing(p, t, reduced=True)[0] != _crossing(p, t, reduced=False)[0] for p, t in _example_files())
+
+
+_CLAIM = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: one-gpu\n"
+_POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: trainer\nspec:\n  containers:\n  - name: main\n    image: {image}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("case", "text"),
+    [
+        # a kind spelled with an escape in a double-quoted scalar: no search of the text sees "PodGroup"
+        ("escaped kind", 'apiVersion: example.com/v1\nkind: "Pod\\x47roup"\nmetadata: {name: g}\n---\n' + _CLAIM),
+        # a template anywhere: the loader reads none of the file's objects (not YAML yet)
+        ("template", _CLAIM + "---\n" + _POD.format(image="{{ .Values.image }}")),
+        # a printf verb YAML stops at: none either
+        ("printf verb", _CLAIM + "---\n" + _POD.format(image="registry/%s:latest").replace("image: r", "image: %s r")),
+        ("broken document between", _CLAIM + "---\nmetadata: {name: [\n---\n" + _CLAIM.replace("one-gpu", "two")),
+        ("document end marker", _POD.format(image="a") + "...\n" + _CLAIM),
+        ("directive", "%YAML 1.1\n---\n" + _CLAIM + "---\n" + _POD.format(image="a")),
+        ("carriage returns", (_POD.format(image="a") + "---\n" + _CLAIM).replace("\n", "\r")),
+        ("flow style", '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}\n---\n' + _CLAIM),
+    ],
+)
+def test_the_first_pass_reads_what_the_whole_file_s_parse_reads(case, text):
+    whole, _ = _crossing("f.yaml", text, reduced=False)
+    assert _crossing("f.yaml", text, reduced=True)[0] == whole
+    assert case != "escaped kind" or [ref.kind for ref, _ in whole] == ["PodGroup", "ResourceClaim"]
+    assert case not in ("template", "printf verb") or whole == []  # the trap: a blanked document decides
+
+
+def test_a_blanked_document_keeps_its_lines_and_its_kind():
+    crossing = CrossingText()
+    text = _POD.format(image="a") + "--- # the claim\n" + _CLAIM
+    reduced = crossing(text)
+    assert reduced.count("\n") == text.count("\n")
+    assert reduced == "\n" * _POD.count("\n") + "--- # the claim\n" + _CLAIM
+    assert crossing.kinds == {("v1", "Pod")}

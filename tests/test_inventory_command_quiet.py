@@ -60,7 +60,9 @@ def test_the_output_is_the_same_as_linting_every_file(monkeypatch, inventory):
 def parsed_files(monkeypatch) -> list[str]:
     parsed: list[str] = []
     parse = lint_run.parse_source
-    monkeypatch.setattr(lint_run, "parse_source", lambda source: parsed.append(source.display) or parse(source))
+    monkeypatch.setattr(
+        lint_run, "parse_source", lambda source, *rest: parsed.append(source.display) or parse(source, *rest)
+    )
     return parsed
 
 

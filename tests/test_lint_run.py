@@ -461,8 +461,8 @@ def test_a_large_check_holds_one_parse_at_a_time_and_reports_the_same(write, par
     held: list[int] = []
     real_parse, real_check = gpulint.lint.run.parse_source, gpulint.lint.engine.Engine.check_file
 
-    def parse(source):
-        parsed = real_parse(source)
+    def parse(source, *rest):
+        parsed = real_parse(source, *rest)
         alive.append(weakref.ref(parsed))
         return parsed
 
@@ -654,10 +654,10 @@ def _in_the_worker(phase: str, path_end: str, then: Callable[[], None], monkeypa
     if phase == "parsing":
         real_parse = gpulint.lint.run.parse_source
 
-        def parse_source(source):
+        def parse_source(source, *rest):
             if source.display.endswith(path_end):
                 then()
-            return real_parse(source)
+            return real_parse(source, *rest)
 
         monkeypatch.setattr(gpulint.lint.run, "parse_source", parse_source)
         return
@@ -1053,7 +1053,7 @@ def test_a_streamed_check_keeps_a_render_s_parse_and_parses_plain_files_again(mo
     ]
     real = gpulint.lint.run.parse_source
     parsed_paths: list[str] = []
-    monkeypatch.setattr(gpulint.lint.run, "parse_source", lambda s: parsed_paths.append(s.display) or real(s))
+    monkeypatch.setattr(gpulint.lint.run, "parse_source", lambda s, *r: parsed_paths.append(s.display) or real(s, *r))
     streamed = gpulint.lint.run._shared_streamed(sources, everything=False)
     assert [[obj.ref.kind for obj in objects] for objects in streamed.shared] == [["Pod"], ["Pod"]]
     checked = [streamed.parsed(index, source) for index, source in enumerate(sources)]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -81,7 +81,7 @@ NOT_RENDERED = "not-rendered"
 # A printf verb where a value goes (`name: %s`): a format string a program fills in before it is read (Go's
 # fmt.Sprintf over a test's testdata, Python's % operator). YAML refuses '%' at the start of a value (it
 # starts directives), so such a file fails to parse: it is a template, not a broken manifest.
-_PRINTF_VERB = re.compile(r"%[-+# 0]*[0-9]*(?:\.[0-9]+)?[sdvqfgxXt]")
+PRINTF_VERB = re.compile(r"%[-+# 0]*[0-9]*(?:\.[0-9]+)?[sdvqfgxXt]")
 # Terraform's template directives (templatefile(), "String Templates": %{ if }, %{ for }, %{ else }, %{ endif },
 # %{ endfor }, with ~ strip markers): YAML reads a '%' at a line's start as a directive of its own and refuses.
 _TERRAFORM_DIRECTIVE = re.compile(r"%\{~?\s*(?:if|for|else|endif|endfor)\b[^}]*~?\}")
@@ -118,7 +118,7 @@ _KUSTOMIZE_VAR = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
 _FREE_TEXT_KEYS = frozenset(
     {"command", "args", "data", "stringData", "binaryData", "script", "annotations", "description"}
 )
-_DOC_START = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
+DOC_START = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
 
 _T = "tag:yaml.org,2002:"
 _STR, _NULL, _BOOL, _INT, _FLOAT, _MERGE = (_T + t for t in ("str", "null", "bool", "int", "float", "merge"))
@@ -518,7 +518,10 @@ def _looks_like_utf16_without_bom(raw: bytes) -> bool:
     return len(head) >= 4 and (head[1::2].count(0) > len(head) // 4 or head[0::2].count(0) > len(head) // 4)
 
 
-def load_bytes(path: str, raw: bytes, max_bytes: int = MAX_FILE_BYTES) -> LoadedFile:
+def load_bytes(
+    path: str, raw: bytes, max_bytes: int = MAX_FILE_BYTES, reduced: Callable[[str], str] | None = None
+) -> LoadedFile:
+    """``reduced``: what of the decoded text to parse (a streamed run's first pass, cross_file.crossing_text)."""
     if len(raw) > max_bytes:
         loaded = LoadedFile(path, "")
         loaded.problems.append(
@@ -545,7 +548,7 @@ def load_bytes(path: str, raw: bytes, max_bytes: int = MAX_FILE_BYTES) -> Loaded
         loaded = LoadedFile(path, "", encoding=encoding)
         loaded.problems.append(LoadProblem(exc.message, exc.line, exc.column))
         return loaded
-    loaded = load_text(path, text)
+    loaded = load_text(path, text if reduced is None else reduced(text))
     loaded.encoding = encoding
     return loaded
 
@@ -786,7 +789,7 @@ def _printf_verb_refused(loaded: LoadedFile, text: str) -> tuple[int, int, str] 
         if not problem.message.startswith("YAML syntax error") or not 1 < problem.column <= 4096:
             continue
         row = lines[problem.line - 1] if 0 < problem.line <= len(lines) else ""
-        verb = _PRINTF_VERB.match(row, problem.column - 1)
+        verb = PRINTF_VERB.match(row, problem.column - 1)
         if verb is not None and row[: problem.column - 1].strip():
             return problem.line, problem.column, verb.group(0)
     return None
@@ -907,7 +910,7 @@ def _next_document_start(text: str, error_line: int) -> int | None:
         if newline < 0:
             return None
         offset = newline + 1
-    match = _DOC_START.search(text, max(offset, 1))
+    match = DOC_START.search(text, max(offset, 1))
     return match.start() if match else None
 
 

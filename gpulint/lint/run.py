@@ -4,8 +4,8 @@ sources -> parsed once -> linted set + cluster inventory -> resolver -> rules ->
 suppressions -> Report. `check`, `--fix`, `explain`, `inventory`, pre-commit and the webhook all
 build one; none of them reads a source twice, and none parses a file twice except a large `check`
 (``streamed``), which trades a second parse for memory that does not grow with the repository:
-each file is parsed for the objects other files read, its parse dropped, and parsed again to be
-checked (docs/performance.md).
+each file is parsed for the objects other files read (only the documents that may hold one:
+cross_file.CrossingText), its parse dropped, and parsed again to be checked (docs/performance.md).
 
 Many files are checked by forked workers, which send their reports as they go; the run gives them on
 in file order. Below KEPT_SOURCE_BYTES each worker parses its share once and sends the objects other
@@ -23,14 +23,14 @@ import itertools
 import os
 import sys
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NoReturn
 
 from gpulint.kube.fields import mapping
 from gpulint.lint.config import ClusterScope, Config
-from gpulint.lint.cross_file import crosses_files
+from gpulint.lint.cross_file import CrossingText, crosses_files
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
 from gpulint.lint.inventory import ClusterInventory
@@ -49,12 +49,13 @@ from gpulint.lint.suppress import ALL, path_ignores
 PARALLEL_MIN_FILES = 48
 
 
-def parse_source(source: Source) -> ParsedFile:
+def parse_source(source: Source, reduced: Callable[[str], str] | None = None) -> ParsedFile:
+    """``reduced``: what of the text to parse (loader.load_bytes); not for a rendered source."""
     try:
         raw = source.read()
     except OSError as exc:
         return ParsedFile(LoadedFile(source.display, ""), [], read_error=exc.strerror or str(exc))
-    loaded = load_bytes(source.display, raw)
+    loaded = load_bytes(source.display, raw, reduced=reduced)
     if source.rendered is not None:  # documents placed in the templates, bases and patches that made them
         loaded = source.rendered.loaded(loaded)
     return parse_file(loaded, complete_objects_only=source.values)
@@ -80,12 +81,12 @@ def _source_bytes(sources: Sequence[Source]) -> int:
     return sum(len(source.content) for source in sources if source.content is not None)
 
 
-def _parsed_alone(source: Source) -> ParsedFile:
+def _parsed_alone(source: Source, reduced: Callable[[str], str] | None = None) -> ParsedFile:
     """One source parsed, to be dropped once used: made with the collector off and then frozen, as parse_all
     does (else the collector scans its nodes again and again while the file is checked: +60% of the run's
     CPU). Reference counting still frees them when the parse is dropped: nodes hold no cycles."""
     with collector_paused():
-        parsed = parse_source(source)
+        parsed = parse_source(source, reduced)
         gc.freeze()
     return parsed
 
@@ -140,11 +141,16 @@ class _Streamed:
 
 def _shared_streamed(sources: Sequence[Source], everything: bool) -> _Streamed:
     """Each file's shared objects, each file's parse dropped as soon as they are taken from it: the values
-    of these objects are all that is kept of it until it is parsed again to be checked. A rendered chart's or
-    overlay's parse is kept instead: placing its documents reads its templates, which are read once."""
+    of these objects are all that is kept of it until it is parsed again to be checked. Only the documents
+    that may hold such objects are parsed (cross_file.CrossingText): the others' text is blanked, their kind
+    read from it. A rendered chart's or overlay's parse is kept instead: placing its documents reads its
+    templates, which are read once."""
     streamed = _Streamed([], {})
     for index, source in enumerate(sources):
-        parsed = _parsed_alone(source)
+        if source.rendered is not None or everything:
+            parsed = _parsed_alone(source)
+        else:
+            parsed = _parsed_alone(source, CrossingText(streamed.kinds))
         streamed.shared.append([_compact(obj) for obj in shared_objects(parsed, everything)])
         streamed.kinds.update(_kind_of(obj.data) for obj in parsed.objects)
         if source.rendered is not None:
