@@ -222,3 +222,33 @@ def test_an_expensive_variable_fails_only_when_an_expression_reads_it(write):
     through = {"expensive": nested_all(6), "wrapped": "variables.expensive || false"}
     (finding,) = [f for f in check(write, 1, policy_with_variables(through, 'variables["wrapped"]'))["findings"]]
     assert finding["severity"] == "error" and 'variable "expensive"' in finding["message"]
+
+
+LONG = {"metadata": {"annotations": {"s": "a" * 100_000, "t": "b" * 100_000}}, "spec": {"items": ["x"] * 200}}
+S, T = "object.metadata.annotations.s", "object.metadata.annotations.t"
+
+
+def test_a_call_dispatched_on_dyn_values_costs_one_as_in_cel_go():
+    # the checker leaves `<`, `+` and `in` on a policy's dyn values several overloads, so cel-go's planner gives
+    # the call no overload ID and its tracker charges 1 (the oracle: `object.s < object.t` on two 1,000-character
+    # strings costs 5). Before, 200 orderings of two 100,000-character strings counted 2,000,000: "exceeded".
+    found = counted(f"object.spec.items.all(i, {S} < {T})", LONG)
+    assert found is not None and not found.exceeded and found.cost < 5_000
+    found = counted(f'object.spec.items.all(i, {S} + {T} != "")', LONG)
+    assert found is not None and not found.exceeded
+    # one overload (a typed operand, or `==`, which cel-go always plans as `equals`): charged by the sizes
+    found = counted(f"object.spec.items.exists(i, {S} == {T} + {T})", LONG)
+    assert found is not None and found.exceeded
+    found = counted(f'object.spec.items.all(i, ("x" + {S}).size() > 0)', LONG)
+    assert found is not None and found.exceeded
+
+
+@pytest.mark.slow
+def test_a_policy_ordering_long_strings_is_not_reported_over_the_limit(write):
+    # the attack as found: the finding said "actual cost limit exceeded" where the API server admits the pod
+    items = "\n".join(f"    - name: c{i}\n      image: {'a' * 5_000}" for i in range(60))
+    pod = write("pod.yaml", f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n{items}\n")
+    expression = "object.spec.containers.all(c, object.spec.containers.all(d, c.image <= d.image))"
+    path = write("policies/order.yaml", policy("ordered", expression))
+    report = run_cli("check", str(pod), "--policy", str(path), "--format", "json").json()
+    assert not [f for f in report["findings"] if f["rule"] == "ordered"]
