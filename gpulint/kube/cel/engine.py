@@ -492,8 +492,11 @@ class CelEngine:
 
     def _new_expression_problem(self, expression: str, gates: FeatureGates) -> CelProblem | None:
         versioned = self._version_problem(expression, gates.version)
-        if versioned is not None or not self.devices:
+        if versioned is not None:
             return versioned
+        if not self.devices:
+            compiled = self.compile(expression)
+            return _admission_problem(expression, compiled.checked if isinstance(compiled, Compiled) else None)
         code = _strip_strings(expression)
         if not gates.enabled("DRAConsumableCapacity"):
             for match in _DEVICE_FIELD.finditer(code):
@@ -885,6 +888,42 @@ class CelEngine:
         if not isinstance(result, bool):
             return f"CEL result of type {_value_type(result, value.type().name())} could not be converted to bool"
         return result
+
+
+_BIND_MACRO = re.compile(r"\bcel\s*\.\s*bind\s*\(")
+VARIABLES_TYPE = "kubernetes.variables"  # apiserver v0.37.2 pkg/admission/plugin/cel/composition.go variablesTypeName
+
+
+def _admission_problem(expression: str, checked: cel_cost.Checked | None) -> CelProblem | None:
+    """What the API server's admission environment refuses that this engine's policy environment accepts
+    (k8s.io/apiserver v0.37.2): ``cel.bind``, declared (ext.Bindings) only for DRA selectors, not in
+    cel/environment/base.go; and ``variables`` indexed, an object type with a field per variable
+    (plugin/cel/composition.go), read only as ``variables.name``."""
+    found = _BIND_MACRO.search(_strip_strings(expression))
+    if found is not None:
+        return CelProblem(
+            "compilation failed: undeclared reference to 'cel' (in container ''); undeclared reference to 'bind' "
+            "(the API server declares cel.bind for DRA selectors, not for admission policies)",
+            found.start(),
+        )
+    if checked is None:
+        return None
+    pending: list[tuple[cel_cost.Node, frozenset[str]]] = [(checked.root, frozenset())]
+    while pending:
+        node, bound = pending.pop()
+        if node.kind == "call" and node.name == "_[_]" and len(node.args) == 2:
+            operand, key = node.args
+            if operand.kind == "ident" and operand.name == "variables" and "variables" not in bound:
+                return CelProblem(
+                    f"compilation failed: found no matching overload for '_[_]' applied to "
+                    f"'({VARIABLES_TYPE}, {checked.types.get(key.id, 'dyn')})'",
+                    checked.positions.get(node.id, 0),
+                )
+        inner = bound | {node.iter_var, node.iter_var2, node.accu_var} if node.kind == "comprehension" else bound
+        for child in node.children():
+            scoped = inner if child is not node.iter_range and child is not node.accu_init else bound
+            pending.append((child, scoped))
+    return None
 
 
 class Panics:
