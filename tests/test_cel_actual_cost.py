@@ -252,3 +252,34 @@ def test_a_policy_ordering_long_strings_is_not_reported_over_the_limit(write):
     path = write("policies/order.yaml", policy("ordered", expression))
     report = run_cli("check", str(pod), "--policy", str(path), "--format", "json").json()
     assert not [f for f in report["findings"] if f["rule"] == "ordered"]
+
+
+@pytest.mark.parametrize(
+    "expression, n",
+    [
+        ('object.spec.items.exists(i, i == "a")', 300_000),  # stops at the first item
+        ('object.spec.items.all(i, i in ["a", "b"])', 200_000),  # a folded literal: a set lookup, uncharged
+        ("object.spec.items.map(i, [1, 2]).size() > 0", 50_000),  # the same, built once
+    ],
+)
+def test_the_estimate_s_minimum_is_no_verdict_where_cel_go_stays_under_the_limit(expression, n):
+    # before: "exceeded (its cost with these inputs is at least 1,200,004...)" from cel-go's estimated minimum;
+    # cel-go counts 13, about 800,000 and 120,006 (tests/test_oracle_policy_cost.py)
+    engine = policy_engine()
+    compiled = engine.compile(expression)
+    assert isinstance(compiled, Compiled)
+    _value, error = engine.run(compiled, {"object": {"spec": {"items": ["a"] * n}}})
+    assert "actual cost limit exceeded" not in error
+
+
+@pytest.mark.slow
+def test_a_worker_that_runs_out_after_a_count_under_the_limit_gives_no_verdict():
+    # cel-go counts 42,006 (its `+` on dyn values costs 1); gpulint's engine builds 2,000 strings of 240,000
+    # characters and its worker runs out: before, that was "actual cost limit exceeded" at the policy's severity
+    engine = policy_engine()
+    text = f"object.spec.items.map(i, {S} + {S}).size() >= 0"
+    compiled = engine.compile(text)
+    assert isinstance(compiled, Compiled)
+    obj = {"metadata": {"annotations": {"s": "a" * 120_000}}, "spec": {"items": ["a"] * 2_000}}
+    value, error = engine.run(compiled, {"object": obj})
+    assert value is True or error.startswith("evaluation timed out, undecided"), error

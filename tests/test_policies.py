@@ -441,6 +441,8 @@ def test_a_vap_reading_its_variables_by_field_loads(write, expression):
 
 def test_gpulint_policies_keep_the_engine_environment(write):
     """A gpulint Policy runs only in gpulint: cel.bind and variables["x"] as the documents of docs/policies.md."""
-    policy = POLICY.replace('.join(", ")', '.join(", ") + cel.bind(s, "", s) + (variables["gpuContainers"] == [] ? "" : "")')
+    policy = POLICY.replace(
+        '.join(", ")', '.join(", ") + cel.bind(s, "", s) + (variables["gpuContainers"] == [] ? "" : "")'
+    )
     path = write("policy.yaml", policy)
     assert [p.name for p in load_policies((str(path),))] == ["gpu-pods-need-memory"]

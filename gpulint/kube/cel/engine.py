@@ -751,8 +751,9 @@ class CelEngine:
 
     def _estimate(self, checked: cel_cost.Checked, sizes: cel_cost.SizeModel) -> cel_cost.Estimate | None:
         try:
-            # a bound on the actual cost: the runtime counts a select on a dyn value, the estimator does not
-            return cel_cost.estimate(checked, sizes, self.max_cost, dyn_select=cel_cost.SELECT_AND_IDENT_COST)
+            # bounds on the actual cost from both sides: the runtime counts a select on a dyn value, the estimator
+            # does not; and cel-go's own minimum is no bound on its runtime count (low)
+            return cel_cost.estimate(checked, sizes, self.max_cost, dyn_select=cel_cost.SELECT_AND_IDENT_COST, low=True)
         except RecursionError:
             return None
 
@@ -770,41 +771,40 @@ class CelEngine:
             return None
         return actual_cost.count(compiled.checked, data, self.max_cost, composition)
 
-    def _counted(self, compiled: Compiled, data: dict[str, Any]) -> tuple[Any, str] | None:
+    def _counted(self, compiled: Compiled, data: dict[str, Any]) -> tuple[Any, str]:
         """The evaluation's actual cost counted as cel-go counts it (gpulint.kube.cel.actual_cost): Kubernetes'
-        error when the count passes the limit; None when it does not, or cannot be counted here."""
-        if compiled.checked is None:
-            return None
-        counted = actual_cost.count(compiled.checked, {name: data.get(name) for name in compiled.roots}, self.max_cost)
-        if counted is None or not counted.exceeded:
-            return None
-        return None, (
-            f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost with these inputs passes the limit of "
-            f"{self.max_cost:,})"
-        )
+        error when the count passes the limit; else the worker's answer, where a worker that runs out of time or
+        memory is no verdict when the count stayed under the limit (cel-go's count is the one that decides)."""
+        counted = None
+        if compiled.checked is not None:
+            roots = {name: data.get(name) for name in compiled.roots}
+            counted = actual_cost.count(compiled.checked, roots, self.max_cost)
+        if counted is not None and counted.exceeded:
+            return None, (
+                f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost with these inputs passes the limit of "
+                f"{self.max_cost:,})"
+            )
+        return self._stopped(compiled, data, False, counted is not None)
 
-    def _device_exceeded(self, compiled: Compiled, device: dict[str, Any]) -> str:
-        """Kubernetes' error when the selector's actual cost on this device, counted as cel-go counts it, passes
-        the limit: the allocator runs it with cel.CostLimit(CELSelectorExpressionMaxCost)
-        (k8s.io/dynamic-resource-allocation v0.37.2 cel/compile.go). "" when it does not, or cannot be counted
-        here (a Quantity or a Semver: cel-go sizes them apart; the worker then decides, as before)."""
+    def _device_count(self, compiled: Compiled, device: dict[str, Any]) -> actual_cost.Counted | None:
+        """The selector's actual cost on this device, counted as cel-go counts it (the allocator runs it with
+        cel.CostLimit(CELSelectorExpressionMaxCost), k8s.io/dynamic-resource-allocation v0.37.2 cel/compile.go);
+        None when it cannot be counted here (a Quantity or a Semver: the worker then decides)."""
         if compiled.checked is None:
-            return ""
+            return None
         view = {key: _plain(value) for key, value in device.items()}
         for key in ("attributes", "capacity"):  # an unknown domain is an empty map (newStringInterfaceMapWithDefault)
             groups = view.get(key)
             if isinstance(groups, dict):
                 view[key] = {**groups, **{d: {} for d in compiled.domains if d not in groups}}
-        counted = actual_cost.count(compiled.checked, {"device": view}, self.max_cost)
-        if counted is None or not counted.exceeded:
-            return ""
-        return (
-            f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost on this device passes the limit of "
-            f"{self.max_cost:,})"
-        )
+        return actual_cost.count(compiled.checked, {"device": view}, self.max_cost)
 
-    def _stopped(self, compiled: Compiled, data: dict[str, Any], device: bool) -> tuple[Any, str]:
-        """Evaluate in the worker: (value, "") or (None, error)."""
+    def _stopped(
+        self, compiled: Compiled, data: dict[str, Any], device: bool, counted_under: bool = False
+    ) -> tuple[Any, str]:
+        """Evaluate in the worker: (value, "") or (None, error). ``counted_under``: cel-go's count of this
+        evaluation stays under the limit, so a worker that stops is no verdict (gpulint's engine copies what
+        cel-go shares: a long map() of lists, a concatenation of long strings)."""
         if self._sandbox is None:
             from gpulint.kube.cel.sandbox import Sandbox  # a child process: only for unbounded evaluations
 
@@ -812,7 +812,7 @@ class CelEngine:
         if not device:  # only what it reads crosses the pipe (not the whole inventory)
             data = {name: data.get(name) for name in compiled.roots}
         outcome = self._sandbox.evaluate(compiled.expression, data, device)
-        if outcome.undecided:
+        if outcome.undecided or (outcome.stopped and counted_under):
             return None, f"{UNDECIDED} (gpulint's evaluation worker {outcome.stopped}; not a verdict on this object)"
         if outcome.stopped:
             return None, (
@@ -834,7 +834,7 @@ class CelEngine:
             if verdict.exceeded:
                 return None, verdict.exceeded
             if not verdict.in_process:
-                return self._counted(compiled, data) or self._stopped(compiled, data, False)
+                return self._counted(compiled, data)
         self._panics.take()
         try:
             value = compiled.program.eval(data=data)
@@ -859,10 +859,13 @@ class CelEngine:
             if verdict.exceeded:
                 return verdict.exceeded
             if not verdict.in_process:
-                exceeded = self._device_exceeded(compiled, device)
-                if exceeded:
-                    return exceeded
-                value, error = self._stopped(compiled, device, True)
+                counted = self._device_count(compiled, device)
+                if counted is not None and counted.exceeded:
+                    return (
+                        f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost on this device passes the limit "
+                        f"of {self.max_cost:,})"
+                    )
+                value, error = self._stopped(compiled, device, True, counted is not None)
                 return error or bool(value)
         for key in ("attributes", "capacity"):
             groups = device[key]
