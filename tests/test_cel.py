@@ -375,7 +375,7 @@ def test_inputs_over_the_declared_sizes_are_estimated_with_their_own_sizes():
         result = engine.evaluate(twice, {**DEVICE, "attributes": {"x": {"s": "a" * 3_000_000}}})
         assert result == (
             "operation cancelled: actual cost limit exceeded (its cost with these inputs is at least "
-            "1,200,006, over the limit of 1,000,000)"
+            "1,200,004, over the limit of 1,000,000)"
         )
     finally:
         engine.close()

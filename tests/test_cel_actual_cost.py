@@ -156,7 +156,9 @@ def test_the_webhook_denies_what_kubernetes_fails_on_cost_and_admits_the_rest(tm
     policies.write_text(policy("unique-env", UNIQUE_ENV))
     server = Server(tmp_path, "--policy", str(policies), "--failure-mode", "allow")
     try:
-        status, answer = server.post(pod_review("wide", 400), timeout=30)
+        # the count runs to the limit (~1.5 s of CPU; cel-go's estimated minimum, which answered at once, is no
+        # bound of its count): the API server's longest timeout, so a loaded machine still decides in time
+        status, answer = server.post(pod_review("wide", 400), path="/validate?timeout=30s", timeout=40)
         assert status == 200 and answer["response"]["allowed"] is False, answer
         assert "actual cost limit exceeded" in answer["response"]["status"]["message"]
         status, answer = server.post(pod_review("narrow", 30), timeout=30)
@@ -198,3 +200,64 @@ def test_an_expensive_variable_fails_only_when_an_expression_reads_it(write):
     through = {"expensive": nested_all(6), "wrapped": "variables.expensive || false"}
     (finding,) = [f for f in check(write, 1, policy_with_variables(through, 'variables["wrapped"]'))["findings"]]
     assert finding["severity"] == "error" and 'variable "expensive"' in finding["message"]
+
+
+LONG = {"metadata": {"annotations": {"s": "a" * 100_000, "t": "b" * 100_000}}, "spec": {"items": ["x"] * 200}}
+S, T = "object.metadata.annotations.s", "object.metadata.annotations.t"
+
+
+def test_a_call_dispatched_on_dyn_values_costs_one_as_in_cel_go():
+    # the checker leaves `<`, `+` and `in` on a policy's dyn values several overloads, so cel-go's planner gives
+    # the call no overload ID and its tracker charges 1 (the oracle: `object.s < object.t` on two 1,000-character
+    # strings costs 5). Before, 200 orderings of two 100,000-character strings counted 2,000,000: "exceeded".
+    found = counted(f"object.spec.items.all(i, {S} < {T})", LONG)
+    assert found is not None and not found.exceeded and found.cost < 5_000
+    found = counted(f'object.spec.items.all(i, {S} + {T} != "")', LONG)
+    assert found is not None and not found.exceeded
+    # one overload (a typed operand, or `==`, which cel-go always plans as `equals`): charged by the sizes
+    found = counted(f"object.spec.items.exists(i, {S} == {T} + {T})", LONG)
+    assert found is not None and found.exceeded
+    found = counted(f'object.spec.items.all(i, ("x" + {S}).size() > 0)', LONG)
+    assert found is not None and found.exceeded
+
+
+@pytest.mark.slow
+def test_a_policy_ordering_long_strings_is_not_reported_over_the_limit(write):
+    # the attack as found: the finding said "actual cost limit exceeded" where the API server admits the pod
+    items = "\n".join(f"    - name: c{i}\n      image: {'a' * 5_000}" for i in range(60))
+    pod = write("pod.yaml", f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n{items}\n")
+    expression = "object.spec.containers.all(c, object.spec.containers.all(d, c.image <= d.image))"
+    path = write("policies/order.yaml", policy("ordered", expression))
+    report = run_cli("check", str(pod), "--policy", str(path), "--format", "json").json()
+    assert not [f for f in report["findings"] if f["rule"] == "ordered"]
+
+
+@pytest.mark.parametrize(
+    "expression, n",
+    [
+        ('object.spec.items.exists(i, i == "a")', 300_000),  # stops at the first item
+        ('object.spec.items.all(i, i in ["a", "b"])', 200_000),  # a folded literal: a set lookup, uncharged
+        ("object.spec.items.map(i, [1, 2]).size() > 0", 50_000),  # the same, built once
+    ],
+)
+def test_the_estimate_s_minimum_is_no_verdict_where_cel_go_stays_under_the_limit(expression, n):
+    # before: "exceeded (its cost with these inputs is at least 1,200,004...)" from cel-go's estimated minimum;
+    # cel-go counts 13, about 800,000 and 120,006 (tests/test_oracle_policy_cost.py)
+    engine = policy_engine()
+    compiled = engine.compile(expression)
+    assert isinstance(compiled, Compiled)
+    _value, error = engine.run(compiled, {"object": {"spec": {"items": ["a"] * n}}})
+    assert "actual cost limit exceeded" not in error
+
+
+@pytest.mark.slow
+def test_a_worker_that_runs_out_after_a_count_under_the_limit_gives_no_verdict():
+    # cel-go counts 42,006 (its `+` on dyn values costs 1); gpulint's engine builds 2,000 strings of 240,000
+    # characters and its worker runs out: before, that was "actual cost limit exceeded" at the policy's severity
+    engine = policy_engine()
+    text = f"object.spec.items.map(i, {S} + {S}).size() >= 0"
+    compiled = engine.compile(text)
+    assert isinstance(compiled, Compiled)
+    obj = {"metadata": {"annotations": {"s": "a" * 120_000}}, "spec": {"items": ["a"] * 2_000}}
+    value, error = engine.run(compiled, {"object": obj})
+    assert value is True or error.startswith("evaluation timed out, undecided"), error

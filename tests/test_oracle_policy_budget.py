@@ -125,3 +125,40 @@ def test_message_expressions_spend_what_is_left_as_the_api_server_spends_it(orac
         if ours_with_messages(texts, messages, obj) != theirs:
             found.append(f"{texts[:1]} x {len(texts)}, {messages[:1]} x {len(messages)}: the API server {theirs}")
     assert not found, "\n".join(found[:20])
+
+
+ADMISSION = [
+    "variables['big']",
+    "variables['small'] == true",
+    "variables[1] == true",
+    "object.metadata.name.size() > 0 && variables['small']",
+    "[1].all(v, variables['small'])",
+    "variables.small",
+    "has(variables.small) && variables.small",
+    "[1].all(variables, variables == 1)",
+    "cel.bind(y, variables.small, y)",
+    "cel.bind(y, 1, y == 1) || true",
+    "cel.bind(a, 'x', cel.bind(b, a + a, cel.bind(c, b + b, c.size() > 0)))",  # a bind bomb
+    "'cel.bind(' != '' && variables.small",
+    "[1, 2].map(x, x * 2).size() == 2",
+]
+
+
+def test_the_admission_environment_refuses_what_the_api_server_refuses(oracle):
+    """cel.bind is not declared for admission policies (apiserver v0.37.2 cel/environment/base.go: ext.Bindings
+    only in the DRA environment) and `variables` is an object type read by field (plugin/cel/composition.go)."""
+    from gpulint.kube.features import FeatureGates
+
+    engine = policy_engine()
+    answers = oracle.ask(
+        "policy_budget",
+        [{"variables": VARIABLES, "expressions": [text], "object": pod(False)} for text in ADMISSION],
+    )
+    found = []
+    for text, answer in zip(ADMISSION, answers):
+        theirs = any("compilation" in r.get("error", "") for r in answer.get("results", []))
+        compiled = engine.compile(text)
+        ours = not isinstance(compiled, Compiled) or engine.new_expression_problem(text, FeatureGates()) is not None
+        if ours != theirs:
+            found.append(f"{text}: gpulint refuses {ours}, the API server {answer}")
+    assert not found, "\n".join(found)

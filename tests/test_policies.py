@@ -388,3 +388,61 @@ def test_check_refuses_a_vap_too_new_for_the_cluster_with_exit_2(write):
     assert "undeclared reference to 'isIP'" in result.stderr
     assert "Kubernetes 1.30 gives new expressions the CEL libraries of 1.29" in result.stderr
     assert check(write, POD % ("ml", ""), vap, extra=("--kubernetes-version", "1.31")).exit_code in (0, 1)
+
+
+ADMISSION_VAP = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: admission-env}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  variables:
+  - {name: x, expression: 'object.metadata.name != ""'}
+  validations:
+  - expression: '%s'
+    message: m
+"""
+
+
+@pytest.mark.parametrize(
+    "expression, said, at",
+    [
+        # apiserver v0.37.2 plugin/cel/composition.go: `variables` is an object type with a field per variable
+        ("variables['x']", "found no matching overload for '_[_]' applied to '(kubernetes.variables, string)'", "["),
+        ("object.spec.containers.all(c, variables[0] == c)", "'(kubernetes.variables, int)'", "["),
+        # cel/environment/base.go declares no ext.Bindings: cel.bind is a call of `bind` on an undeclared `cel`
+        ("cel.bind(n, object.metadata.name, n != '')", "undeclared reference to 'cel' (in container '')", "c"),
+    ],
+)
+def test_a_vap_refuses_what_the_admission_environment_does_not_declare(write, expression, said, at):
+    path = write("vap.yaml", ADMISSION_VAP.replace("'%s'", json.dumps(expression)))
+    with pytest.raises(PolicyError) as error:
+        load_policies((str(path),))
+    (line,) = [line for line in str(error.value).splitlines() if "vap.yaml" in line]
+    assert said in line
+    assert line.startswith(f"{path}:11:{18 + expression.index(at)}: policy: CEL compilation failed: ")
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "variables.x",
+        "has(variables.x) && variables.x",
+        '"cel.bind(" != "" && variables.x',  # in a string
+        "[1].all(variables, variables == 1)",  # a comprehension's own variable of that name
+    ],
+)
+def test_a_vap_reading_its_variables_by_field_loads(write, expression):
+    path = write("vap.yaml", ADMISSION_VAP.replace("'%s'", json.dumps(expression)))
+    assert load_policies((str(path),)) == []  # loads (no binding: no rule)
+
+
+def test_gpulint_policies_keep_the_engine_environment(write):
+    """A gpulint Policy runs only in gpulint: cel.bind and variables["x"] as the documents of docs/policies.md."""
+    policy = POLICY.replace(
+        '.join(", ")', '.join(", ") + cel.bind(s, "", s) + (variables["gpuContainers"] == [] ? "" : "")'
+    )
+    path = write("policy.yaml", policy)
+    assert [p.name for p in load_policies((str(path),))] == ["gpu-pods-need-memory"]

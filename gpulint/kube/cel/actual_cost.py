@@ -11,11 +11,13 @@ k8s.io/apiserver ``pkg/cel/environment/base.go`` with ``cel.CostLimit(PerCallLim
 
 - an identifier or a field select 1, an index 1, a constant 0, ``has()`` 0;
 - ``&&``, ``||``, ``?:`` and the comprehension itself nothing beyond what they evaluate;
-- a call 1, except: string/list equality and string ordering ``ceil(min(sizes) x 0.1)``, string ``+``
-  with a constant operand ``ceil((a + b) x 0.1)``, else 1 (cel-go's tracker charges two fields or two
-  concatenations next to nothing, a concatenation and a field their length: less is charged here), ``contains`` ``ceil(a x 0.1) x ceil(b x 0.1)``, ``startsWith``/``endsWith``
+- a call 1, except: string/list equality ``ceil(min(sizes) x 0.1)``, string ordering the same, string
+  ``+`` ``ceil((a + b) x 0.1)``, ``contains`` ``ceil(a x 0.1) x ceil(b x 0.1)``, ``startsWith``/``endsWith``
   ``ceil(b x 0.1)``, ``matches`` ``ceil((1 + a) x 0.1) x ceil(pattern x 0.25)`` (RE2, Go's syntax),
-  ``in`` a list its size;
+  ``in`` a list its size. Those charges go by the call's overload ID, and cel-go's planner gives a call one
+  only when the checker left a single candidate overload (planner.go resolveFunction): an ordering, ``+``
+  or ``in`` on a policy's dyn values is dispatched on the values, has none, and costs 1 (runtimecost.go's
+  default), while ``==``/``!=`` always carry ``equals``/``not_equals``;
 - a list literal 10 and a map literal 30, unless every element is constant (``OptOptimize`` folds it: 0).
 
 Each charge is one cel-go makes (where unsure, less is charged), and the evaluation visits exactly what
@@ -406,8 +408,8 @@ class _Counter:
             raise Unsupported(f"function {name}")
         error = next((v for v in values if isinstance(v, CelError)), None)
         cost, result = function(values)
-        if name == "_+_" and not any(arg.kind == "const" for arg in node.args):
-            cost = 1  # cel-go may charge it next to nothing (the policy_budget oracle): less is charged here
+        if name not in _OVERLOAD_FIXED and len(self.checked.overloads.get(node.id, ())) > 1:
+            cost = 1  # dispatched on the values: no overload ID, so the tracker's default of 1 (see the docstring)
         self.charge(cost)
         return error if error is not None else result
 
@@ -681,6 +683,9 @@ def _matches(values: list[Any]) -> tuple[int, Any]:
         raise Unsupported("a pattern RE2 refuses") from None
     return cost, compiled.search(text) is not None
 
+
+# cel-go plans these with a fixed overload ID (planner.go planCallEqual: overloads.Equals), whatever the checker left
+_OVERLOAD_FIXED = frozenset({"_==_", "_!=_"})
 
 _FUNCTIONS: dict[tuple[str, bool, int], Call] = {
     ("@not_strictly_false", False, 1): _not_strictly_false,

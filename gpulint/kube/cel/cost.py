@@ -276,6 +276,13 @@ def is_bind(node: Node) -> bool:
     )
 
 
+def folded(node: Node) -> bool:
+    """A list or map literal of constants (recursively): cel-go's OptOptimize builds it once, at plan time."""
+    if node.kind == "const":
+        return True
+    return node.kind in ("list", "map") and all(folded(child) for child in (*node.keys, *node.args))
+
+
 # --------------------------------------------------------------------------- input sizes
 
 Path = tuple[str, ...]
@@ -442,10 +449,11 @@ class _Var:
 class _Coster:
     """A port of cel-go's checker.coster plus the Kubernetes library's EstimateCallCost."""
 
-    def __init__(self, checked: Checked, sizes: SizeModel, dyn_select: int = 0) -> None:
+    def __init__(self, checked: Checked, sizes: SizeModel, dyn_select: int = 0, low: bool = False) -> None:
         self.checked = checked
         self.sizes = sizes
         self.dyn_select = dyn_select
+        self.low = low  # minima that bound cel-go's runtime count from below (see estimate)
         self.paths: dict[int, Path] = {}
         self.local: dict[str, list[_Var]] = {}
         self.computed: dict[int, Size] = {}
@@ -544,13 +552,17 @@ class _Coster:
     def cost_select(self, node: Node) -> Size:
         assert node.target is not None
         if node.test_only:
-            return add(fixed(0), self.cost(node.target))  # has() costs 0 in Kubernetes (PresenceTestHasCost(false))
+            # has() costs 0 in Kubernetes (PresenceTestHasCost(false)); at run time its operand is not charged either
+            operand = self.cost(node.target)
+            return (0, operand[1]) if self.low else add(fixed(0), operand)
         total = self.cost(node.target)
         kind = self.kind(node.target)
+        # at run time a select after a missing field is not charged (cel-go stops qualifying)
+        charge = fixed if not self.low else lambda n: (0, n)
         if kind in ("map", "struct", "typeparam"):
-            total = add(total, fixed(SELECT_AND_IDENT_COST))
+            total = add(total, charge(SELECT_AND_IDENT_COST))
         elif kind == "dyn":  # cel-go's costSelect charges nothing here; its runtime counts 1 (see estimate)
-            total = add(total, fixed(self.dyn_select))
+            total = add(total, charge(self.dyn_select))
         base = self.path(node.target)
         if base is not None:
             self.paths[node.id] = (*base, node.name)
@@ -564,6 +576,8 @@ class _Coster:
             item = union(item, self.size_or_unknown(element))
         self.entries[node.id] = ("list", fixed(1), item)
         self.built = max(self.built, len(node.args))
+        if self.low and folded(node):
+            return 0, add(total, fixed(LIST_CREATE_BASE_COST))[1]  # OptOptimize builds it once, uncharged
         return add(total, fixed(LIST_CREATE_BASE_COST))
 
     def cost_map(self, node: Node) -> Size:
@@ -578,13 +592,15 @@ class _Coster:
             values = union(values, self.size_or_unknown(value))
         if node.kind == "map":
             self.entries[node.id] = ("map", keys, values)
+            if self.low and folded(node):
+                return 0, add(total, fixed(MAP_CREATE_BASE_COST))[1]
         return add(total, fixed(MAP_CREATE_BASE_COST if node.kind == "map" else STRUCT_CREATE_BASE_COST))
 
     def is_bind(self, node: Node) -> bool:
         return is_bind(node)
 
     def cost_bind(self, node: Node) -> Size:
-        total = add(self.cost(node.iter_range), self.cost(node.accu_init))
+        total = add(self.cost(node.iter_range), self.lazy(self.cost(node.accu_init)))
         assert node.accu_init is not None and node.result is not None
         self.push(node.accu_var, self.path(node.accu_init), self.size(node.accu_init), self.entry(node.accu_init))
         total = add(total, self.cost(node.result))
@@ -614,9 +630,13 @@ class _Coster:
             self.push(node.iter_var, (*base, step) if base is not None else None, entry[1] if entry else None, None)
         return [node.iter_var]
 
+    def lazy(self, cost: Size) -> Size:
+        """An accumulator's initial value: cel-go evaluates it on its first read, which may never come."""
+        return (0, cost[1]) if self.low else cost
+
     def cost_comprehension(self, node: Node) -> Size:
         assert node.iter_range is not None and node.accu_init is not None
-        total = add(self.cost(node.iter_range), self.cost(node.accu_init))
+        total = add(self.cost(node.iter_range), self.lazy(self.cost(node.accu_init)))
         self.push(node.accu_var, self.path(node.accu_init), self.size(node.accu_init), self.entry(node.accu_init))
         names = self._iter_vars(node)
         loop = self.cost(node.loop_condition)
@@ -626,6 +646,9 @@ class _Coster:
         total = add(total, self.cost(node.result))
         self.pop(node.accu_var)
         count = self.size_or_unknown(node.iter_range)
+        condition = node.loop_condition
+        if self.low and not (condition is not None and condition.kind == "const" and condition.const == ("bool", True)):
+            count = 0, count[1]  # all(), exists() stop at their first decisive item
         total = add(total, mul(count, add(step, loop)))
         if node.accu_init.kind == "const":
             self.set_size(node, self.size(node.accu_init))
@@ -689,6 +712,8 @@ class _Coster:
             grown = (sz[0], _sat(sz[1] * 4)) if overload == "string_to_bytes" else (sz[0] // 4, sz[1])
             return add(factor(sz, STRING_TRAVERSAL), args_sum), grown
         if overload in ("in_list",) and len(args) == 2:
+            if self.low and folded(args[1]):
+                return (0, add(factor(size(args[1]), Fraction(1)), args_sum)[1]), None  # OptOptimize: a set lookup
             return add(factor(size(args[1]), Fraction(1)), args_sum), None
         if overload in ("matches_string", "matches") and (target is not None and len(args) == 1 or len(args) == 2):
             text, regex = (target, args[0]) if target is not None else (args[0], args[1])
@@ -706,7 +731,10 @@ class _Coster:
             left, right = self.entry(args[1]), self.entry(args[2])
             if left and right:
                 self.entries[node.id] = (left[0], union(left[1], right[1]), union(left[2], right[2]))
-            return add(arg_costs[0], union(arg_costs[1], arg_costs[2])), result
+            branches = union(arg_costs[1], arg_costs[2])
+            if self.low:  # a branch that is an attribute is resolved unobserved (planner.go planCallConditional)
+                branches = 0, branches[1]
+            return add(arg_costs[0], branches), result
         if overload in ("add_string", "add_bytes", "add_list") and len(args) == 2:
             result = add(size(args[0]), size(args[1]))
             left, right = self.entry(args[0]), self.entry(args[1])
@@ -736,6 +764,8 @@ class _Coster:
             if len(args) == 2:
                 smallest = min(size(args[0])[1], size(args[1])[1])
                 return add(factor((1 if smallest > 0 else 0, smallest), STRING_TRAVERSAL), args_sum), None
+        if self.low and node.name == "_[_]":
+            return add((0, 1), args_sum), None  # a qualifier: not charged after a missing field
         return add(fixed(1), args_sum), None
 
     def _is_map(self, node: Node) -> bool:
@@ -892,11 +922,17 @@ _BUILDERS = frozenset(
 )
 
 
-def estimate(checked: Checked, sizes: SizeModel, limit: int, dyn_select: int = 0) -> Estimate:
+def estimate(checked: Checked, sizes: SizeModel, limit: int, dyn_select: int = 0, low: bool = False) -> Estimate:
     """cel-go's estimate. ``dyn_select``: what a field select on a dyn value costs: 0 in cel-go's estimator
     (costSelect: a field of a map, a message or a type parameter only), but 1 in its runtime count, so an
-    estimate that has to bound the actual cost (a policy's ``object.spec.x``: object is dyn) passes 1."""
-    coster = _Coster(checked, sizes, dyn_select)
+    estimate that has to bound the actual cost (a policy's ``object.spec.x``: object is dyn) passes 1.
+
+    ``low``: minima that bound cel-go's *runtime* count from below, with the inputs' exact sizes. cel-go's own
+    minima do not: all() and exists() stop at their first decisive item, OptOptimize folds literals of
+    constants and ``in`` over them (decorators.go), a conditional resolves an attribute branch unobserved, a
+    select after a missing field and an accumulator never read are not charged (issue #33: six such shapes
+    were reported "exceeded" on the minimum where cel-go's count stayed under the limit)."""
+    coster = _Coster(checked, sizes, dyn_select, low)
     cost = coster.cost(checked.root)
     offset, hot = coster.hot_spot(limit)
     return Estimate(cost, coster.built, offset, hot)

@@ -492,8 +492,11 @@ class CelEngine:
 
     def _new_expression_problem(self, expression: str, gates: FeatureGates) -> CelProblem | None:
         versioned = self._version_problem(expression, gates.version)
-        if versioned is not None or not self.devices:
+        if versioned is not None:
             return versioned
+        if not self.devices:
+            compiled = self.compile(expression)
+            return _admission_problem(expression, compiled.checked if isinstance(compiled, Compiled) else None)
         code = _strip_strings(expression)
         if not gates.enabled("DRAConsumableCapacity"):
             for match in _DEVICE_FIELD.finditer(code):
@@ -748,8 +751,9 @@ class CelEngine:
 
     def _estimate(self, checked: cel_cost.Checked, sizes: cel_cost.SizeModel) -> cel_cost.Estimate | None:
         try:
-            # a bound on the actual cost: the runtime counts a select on a dyn value, the estimator does not
-            return cel_cost.estimate(checked, sizes, self.max_cost, dyn_select=cel_cost.SELECT_AND_IDENT_COST)
+            # bounds on the actual cost from both sides: the runtime counts a select on a dyn value, the estimator
+            # does not; and cel-go's own minimum is no bound on its runtime count (low)
+            return cel_cost.estimate(checked, sizes, self.max_cost, dyn_select=cel_cost.SELECT_AND_IDENT_COST, low=True)
         except RecursionError:
             return None
 
@@ -767,41 +771,40 @@ class CelEngine:
             return None
         return actual_cost.count(compiled.checked, data, self.max_cost, composition)
 
-    def _counted(self, compiled: Compiled, data: dict[str, Any]) -> tuple[Any, str] | None:
+    def _counted(self, compiled: Compiled, data: dict[str, Any]) -> tuple[Any, str]:
         """The evaluation's actual cost counted as cel-go counts it (gpulint.kube.cel.actual_cost): Kubernetes'
-        error when the count passes the limit; None when it does not, or cannot be counted here."""
-        if compiled.checked is None:
-            return None
-        counted = actual_cost.count(compiled.checked, {name: data.get(name) for name in compiled.roots}, self.max_cost)
-        if counted is None or not counted.exceeded:
-            return None
-        return None, (
-            f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost with these inputs passes the limit of "
-            f"{self.max_cost:,})"
-        )
+        error when the count passes the limit; else the worker's answer, where a worker that runs out of time or
+        memory is no verdict when the count stayed under the limit (cel-go's count is the one that decides)."""
+        counted = None
+        if compiled.checked is not None:
+            roots = {name: data.get(name) for name in compiled.roots}
+            counted = actual_cost.count(compiled.checked, roots, self.max_cost)
+        if counted is not None and counted.exceeded:
+            return None, (
+                f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost with these inputs passes the limit of "
+                f"{self.max_cost:,})"
+            )
+        return self._stopped(compiled, data, False, counted is not None)
 
-    def _device_exceeded(self, compiled: Compiled, device: dict[str, Any]) -> str:
-        """Kubernetes' error when the selector's actual cost on this device, counted as cel-go counts it, passes
-        the limit: the allocator runs it with cel.CostLimit(CELSelectorExpressionMaxCost)
-        (k8s.io/dynamic-resource-allocation v0.37.2 cel/compile.go). "" when it does not, or cannot be counted
-        here (a Quantity or a Semver: cel-go sizes them apart; the worker then decides, as before)."""
+    def _device_count(self, compiled: Compiled, device: dict[str, Any]) -> actual_cost.Counted | None:
+        """The selector's actual cost on this device, counted as cel-go counts it (the allocator runs it with
+        cel.CostLimit(CELSelectorExpressionMaxCost), k8s.io/dynamic-resource-allocation v0.37.2 cel/compile.go);
+        None when it cannot be counted here (a Quantity or a Semver: the worker then decides)."""
         if compiled.checked is None:
-            return ""
+            return None
         view = {key: _plain(value) for key, value in device.items()}
         for key in ("attributes", "capacity"):  # an unknown domain is an empty map (newStringInterfaceMapWithDefault)
             groups = view.get(key)
             if isinstance(groups, dict):
                 view[key] = {**groups, **{d: {} for d in compiled.domains if d not in groups}}
-        counted = actual_cost.count(compiled.checked, {"device": view}, self.max_cost)
-        if counted is None or not counted.exceeded:
-            return ""
-        return (
-            f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost on this device passes the limit of "
-            f"{self.max_cost:,})"
-        )
+        return actual_cost.count(compiled.checked, {"device": view}, self.max_cost)
 
-    def _stopped(self, compiled: Compiled, data: dict[str, Any], device: bool) -> tuple[Any, str]:
-        """Evaluate in the worker: (value, "") or (None, error)."""
+    def _stopped(
+        self, compiled: Compiled, data: dict[str, Any], device: bool, counted_under: bool = False
+    ) -> tuple[Any, str]:
+        """Evaluate in the worker: (value, "") or (None, error). ``counted_under``: cel-go's count of this
+        evaluation stays under the limit, so a worker that stops is no verdict (gpulint's engine copies what
+        cel-go shares: a long map() of lists, a concatenation of long strings)."""
         if self._sandbox is None:
             from gpulint.kube.cel.sandbox import Sandbox  # a child process: only for unbounded evaluations
 
@@ -809,7 +812,7 @@ class CelEngine:
         if not device:  # only what it reads crosses the pipe (not the whole inventory)
             data = {name: data.get(name) for name in compiled.roots}
         outcome = self._sandbox.evaluate(compiled.expression, data, device)
-        if outcome.undecided:
+        if outcome.undecided or (outcome.stopped and counted_under):
             return None, f"{UNDECIDED} (gpulint's evaluation worker {outcome.stopped}; not a verdict on this object)"
         if outcome.stopped:
             return None, (
@@ -831,7 +834,7 @@ class CelEngine:
             if verdict.exceeded:
                 return None, verdict.exceeded
             if not verdict.in_process:
-                return self._counted(compiled, data) or self._stopped(compiled, data, False)
+                return self._counted(compiled, data)
         self._panics.take()
         try:
             value = compiled.program.eval(data=data)
@@ -856,10 +859,13 @@ class CelEngine:
             if verdict.exceeded:
                 return verdict.exceeded
             if not verdict.in_process:
-                exceeded = self._device_exceeded(compiled, device)
-                if exceeded:
-                    return exceeded
-                value, error = self._stopped(compiled, device, True)
+                counted = self._device_count(compiled, device)
+                if counted is not None and counted.exceeded:
+                    return (
+                        f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost on this device passes the limit "
+                        f"of {self.max_cost:,})"
+                    )
+                value, error = self._stopped(compiled, device, True, counted is not None)
                 return error or bool(value)
         for key in ("attributes", "capacity"):
             groups = device[key]
@@ -885,6 +891,42 @@ class CelEngine:
         if not isinstance(result, bool):
             return f"CEL result of type {_value_type(result, value.type().name())} could not be converted to bool"
         return result
+
+
+_BIND_MACRO = re.compile(r"\bcel\s*\.\s*bind\s*\(")
+VARIABLES_TYPE = "kubernetes.variables"  # apiserver v0.37.2 pkg/admission/plugin/cel/composition.go variablesTypeName
+
+
+def _admission_problem(expression: str, checked: cel_cost.Checked | None) -> CelProblem | None:
+    """What the API server's admission environment refuses that this engine's policy environment accepts
+    (k8s.io/apiserver v0.37.2): ``cel.bind``, declared (ext.Bindings) only for DRA selectors, not in
+    cel/environment/base.go; and ``variables`` indexed, an object type with a field per variable
+    (plugin/cel/composition.go), read only as ``variables.name``."""
+    found = _BIND_MACRO.search(_strip_strings(expression))
+    if found is not None:
+        return CelProblem(
+            "compilation failed: undeclared reference to 'cel' (in container ''); undeclared reference to 'bind' "
+            "(the API server declares cel.bind for DRA selectors, not for admission policies)",
+            found.start(),
+        )
+    if checked is None:
+        return None
+    pending: list[tuple[cel_cost.Node, frozenset[str]]] = [(checked.root, frozenset())]
+    while pending:
+        node, bound = pending.pop()
+        if node.kind == "call" and node.name == "_[_]" and len(node.args) == 2:
+            operand, key = node.args
+            if operand.kind == "ident" and operand.name == "variables" and "variables" not in bound:
+                return CelProblem(
+                    f"compilation failed: found no matching overload for '_[_]' applied to "
+                    f"'({VARIABLES_TYPE}, {checked.types.get(key.id, 'dyn')})'",
+                    checked.positions.get(node.id, 0),
+                )
+        inner = bound | {node.iter_var, node.iter_var2, node.accu_var} if node.kind == "comprehension" else bound
+        for child in node.children():
+            scoped = inner if child is not node.iter_range and child is not node.accu_init else bound
+            pending.append((child, scoped))
+    return None
 
 
 class Panics:
