@@ -28,14 +28,7 @@ from gpulint.kube.fields import dig, integer, mapping, sequence
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import GangLookup, ObjectLike, Path
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, pod_requirements
-from gpulint.kube.workloads import (
-    PodSpecSite,
-    effective_pod_spec,
-    pod_spec_sites,
-    remembered,
-    remembered_part,
-    template_metadata,
-)
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, effective_pod_spec, template_metadata
 
 if TYPE_CHECKING:
     from gpulint.kube.admission.assign import FlavorPin
@@ -117,13 +110,14 @@ class GroupReference:
     pod_group: str = ""  # v1alpha1 workloadRef: the Workload's pod group
 
 
-def group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str) -> list[GroupReference]:
-    """The gang groups a pod template joins (read once per template while its object is checked: the gang
-    rules, the resolver and the Kueue pod group all ask)."""
+def group_references(facts: ObjectFacts, site: PodSpecSite, namespace: str) -> list[GroupReference]:
+    """The gang groups a pod template of the object joins (read once per template in its ``facts`` while it is
+    checked: the gang rules, the resolver and the Kueue pod group all ask)."""
+    obj_data = facts.data
     if _none_of(obj_data, site, _GROUP_ANNOTATIONS):
         return []  # most templates join no group: one look at their keys
     key = ("group references", site.path, site.template_path, namespace)
-    return list(remembered_part(site.spec, key, _group_references, obj_data, site, namespace, against=obj_data))
+    return list(facts.part(site.spec, key, _group_references, obj_data, site, namespace))
 
 
 def _group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str) -> list[GroupReference]:
@@ -177,8 +171,8 @@ def kueue_group_of(obj: ObjectLike) -> GroupReference | None:
         return None  # only a Pod's reference is Kueue's (group_references)
     if KUEUE_GROUP_LABEL not in mapping(dig(obj.data, "metadata", "labels")):
         return None  # a Pod's template metadata is its own: without the label it joins no Kueue group
-    sites = list(pod_spec_sites(obj.data))
-    refs = [ref for site in sites[:1] for ref in group_references(obj.data, site, obj.ref.namespace)]
+    sites = list(obj.facts.sites())
+    refs = [ref for site in sites[:1] for ref in group_references(obj.facts, site, obj.ref.namespace)]
     return next((ref for ref in refs if ref.system == "kueue"), None)
 
 
@@ -236,12 +230,12 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool 
     groups another object that joins them reports on. Built once per object while the engine checks
     it (every gang rule asks), afresh otherwise."""
     key = "gangs reported" if reported_only else "gangs"
-    return list(remembered(obj.data, key, inventory, _gangs_of, obj, inventory, reported_only))
+    return list(obj.facts.fact(key, inventory, _gangs_of, obj, inventory, reported_only))
 
 
 def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool) -> list[Gang]:
     data, kind, group = obj.data, obj.kind, obj.ref.group
-    sites = list(pod_spec_sites(data))
+    sites = list(obj.facts.sites())
     if not sites:
         return []
     if group == "batch.volcano.sh" and kind == "Job":
@@ -349,7 +343,7 @@ def _referenced_gangs(
     by_group: dict[GroupReference, list[Member]] = defaultdict(list)
     first_path: dict[GroupReference, Path] = {}
     for site in sites:
-        for ref in group_references(obj.data, site, obj.ref.namespace):
+        for ref in group_references(obj.facts, site, obj.ref.namespace):
             key = GroupReference(ref.system, ref.namespace, ref.name, (), ref.pod_group)
             by_group[key].append(_member(obj.kind, site))
             first_path.setdefault(key, ref.path)
@@ -404,7 +398,7 @@ def _flavor_pins(inventory: GangLookup | None, obj: ObjectLike) -> dict[Path, Fl
         return {}
     from gpulint.kube.admission.assign import flavor_pins
 
-    return flavor_pins(inventory.kueue, obj.ref.namespace, obj.data)
+    return flavor_pins(inventory.kueue, obj.ref.namespace, obj.facts)
 
 
 def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLookup | None = None) -> list[Gang]:
@@ -416,7 +410,7 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
         return []  # no pod set asks for a topology; a Kueue pod group's is its own gang (_kueue_pod_group)
     gangs = []
     pins = _flavor_pins(inventory, obj)
-    per_workload = {pod_set.site.path: pod_set.count for pod_set in pod_sets(obj.data)}
+    per_workload = {pod_set.site.path: pod_set.count for pod_set in pod_sets(obj.facts)}
     for site in asking:
         pin = pins.get(site.path)
         if pin is not None or site.path in per_workload:
@@ -463,7 +457,7 @@ def _pinned_members(pod: ObjectLike, inventory: GangLookup | None) -> list[Membe
     tolerations; judged for this Pod alone, so every flavor the group could get is among its candidates)."""
     pins = _flavor_pins(inventory, pod)
     members = []
-    for site in pod_spec_sites(pod.data):
+    for site in pod.facts.sites():
         pin = pins.get(site.path)
         spec = pin.apply(site.spec) if pin is not None else site.spec
         members.append(_member(pod.kind, PodSpecSite(site.path, spec, 1, site.role, site.template_path)))
@@ -563,12 +557,12 @@ def _kueue_workload_gang(obj: ObjectLike, inventory: GangLookup | None) -> list[
     """A distributed workload Kueue admits whole (one Workload: every pod set at once, each on the
     nodes its flavor selects when that flavor is certain). Only distributed kinds: the pods of a
     plain Job each make progress alone (gpu-unschedulable says how many fit at once)."""
-    name = queue_name(obj.data)
+    name = queue_name(obj.facts)
     if name is None or name.as_annotation or not is_distributed(obj.data):
         return []
     pins = _flavor_pins(inventory, obj)
     members = []
-    for pod_set in pod_sets(obj.data):
+    for pod_set in pod_sets(obj.facts):
         pin = pins.get(pod_set.site.path)
         spec = pin.apply(pod_set.site.spec) if pin is not None else pod_set.site.spec
         members.append(
@@ -671,11 +665,11 @@ def has_gang_policy(obj: ObjectLike, inventory: GangLookup | None) -> bool:
     """Any sign that the pods are placed together (or admitted together, with Kueue)."""
     if gangs_of(obj, inventory, reported_only=True):  # a group's other joiners: group_references below
         return True
-    queue = queue_name(obj.data)
+    queue = queue_name(obj.facts)
     if queue is not None and not queue.as_annotation and integration(obj.data) is not None:
         return True  # Kueue admits the workload whole (for the kinds it manages; it reads the label only)
-    for site in pod_spec_sites(obj.data):
-        if group_references(obj.data, site, obj.ref.namespace):
+    for site in obj.facts.sites():
+        if group_references(obj.facts, site, obj.ref.namespace):
             return True
         if site.spec.get("schedulerName") in (
             "volcano",

@@ -11,7 +11,7 @@ from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
 from gpulint.kube.scheduler import FitResult, PodRequirements
-from gpulint.kube.workloads import PodSpecSite, extended_resource_path, pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite, extended_resource_path
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
@@ -36,16 +36,16 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     model = inventory.model
     pins = kueue_pins(obj, inventory)  # a queued workload's pods carry its flavor's labels and tolerations
-    for written in pod_spec_sites(obj.data):
+    for written in obj.facts.sites():
         if written.completed_by:
             continue  # tolerations or affinity may come from the object that completes the pod
         site = kueue_admitted(written, pins)
-        pod = gpu_pod_requirements(obj.kind, site, inventory)
+        pod = gpu_pod_requirements(obj.kind, site, inventory, obj.facts)
         if pod is None or any(is_extended(name) for name in pod.requests.keys() - inventory.offered_resources):
             continue  # a resource no node publishes: gpu-resource-unknown says so, more precisely
         if inventory.pools and obj.kind == "DaemonSet":
             continue  # a DaemonSet's pods never make a pool add a node: they run on the nodes that come
-        verdict = scheduling_verdict(obj.kind, site, inventory, written)  # the one explain shows
+        verdict = scheduling_verdict(obj.kind, site, inventory, written, obj.facts)  # the one explain shows
         if verdict.cause.selection:
             continue  # one cause, one finding: over-tight-affinity words it, with the scheduler's summary
         empty, fits = verdict.fit, list(verdict.pools)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement, pod_requirements
-from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
+from gpulint.kube.workloads import effective_pod_spec
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -47,10 +47,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     if obj.kind == "DaemonSet" and (inventory.pools or not inventory.node_labels_proven):
         return  # its pods follow the nodes that come and go (agents label them after boot), never add one
-    for site in pod_spec_sites(obj.data):
+    for site in obj.facts.sites():
         if site.completed_by:
             continue  # the selector that applies may come from the object that completes the pod
-        pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
+        pod = pod_requirements(effective_pod_spec(obj.kind, site.spec), facts=obj.facts)
         if not pod.requirements():
             continue  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)
         # Workloads repeat: judge each distinct (pod, replica count) once per run, and once per inventory
