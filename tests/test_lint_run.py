@@ -985,9 +985,9 @@ def test_a_pod_s_scheduler_requirements_are_read_once_per_check(monkeypatch):
     gpu_pods: list[str] = []
     real, real_gpu = scheduler._pod_requirements, verdicts._gpu_pod_requirements
 
-    def counted(spec, taint_comparisons):
+    def counted(spec, taint_comparisons, facts):
         read.append(spec["containers"][0]["name"])
-        return real(spec, taint_comparisons)
+        return real(spec, taint_comparisons, facts)
 
     def counted_gpu(kind, site, inventory, facts):
         gpu_pods.append(kind)

@@ -395,10 +395,10 @@ def pod_requirements(
     pod spec in the ``facts`` of its object while it is checked (several rules run the scheduler's filters;
     nothing changes it)."""
     key = ("pod requirements", taint_comparisons)
-    return part_fact(facts, spec, key, _pod_requirements, spec, taint_comparisons)
+    return part_fact(facts, spec, key, _pod_requirements, spec, taint_comparisons, facts)
 
 
-def _pod_requirements(spec: dict[str, Any], taint_comparisons: bool) -> PodRequirements:
+def _pod_requirements(spec: dict[str, Any], taint_comparisons: bool, facts: ObjectFacts | None) -> PodRequirements:
     selector: list[Requirement] = []
     node_selector = spec.get("nodeSelector")
     if isinstance(node_selector, dict):
@@ -445,7 +445,7 @@ def _pod_requirements(spec: dict[str, Any], taint_comparisons: bool) -> PodRequi
             )
     node_name = spec.get("nodeName")
     return PodRequirements(
-        pod_requests(spec),
+        pod_requests(spec, facts),
         tuple(selector),
         tuple(terms) if terms is not None else None,
         tuple(tolerations),
