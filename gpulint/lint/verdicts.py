@@ -72,7 +72,12 @@ def kueue_pins(obj: KubeObject, resolver: Resolver) -> dict[Path, FlavorPin]:
     flavor's nodeLabels as a nodeSelector and its tolerations (kubernetes-sigs/kueue v0.19.2 pkg/podset/podset.go
     FromAssignment, applied by Merge when the job starts), when the flavor is certain, or each candidate's labels as
     alternatives (kube/admission/assign FlavorPin: a relaxation, as the gang packing uses it). Empty for an object
-    no LocalQueue in reach queues."""
+    no LocalQueue in reach queues. Worked out once per inventory in the object's facts while it is checked
+    (each of its pod templates asks); read only."""
+    return obj.facts.fact("kueue pins", resolver, _kueue_pins, obj, resolver)
+
+
+def _kueue_pins(obj: KubeObject, resolver: Resolver) -> dict[Path, FlavorPin]:
     name = queue_name(obj.facts)
     if name is None or name.as_annotation:
         return {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,41 +29,40 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.config_maps import namespace_config_maps
 from gpulint.lint.findings import Append, Diagnostic, FixSafety, Severity, first_line
 from gpulint.lint.objects import KubeObject
-from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.rule_spec import RuleSpec, Scope
 
-SPEC = RuleSpec("dev-shm-missing", Severity.WARNING)
+SPEC = RuleSpec("dev-shm-missing", Severity.WARNING, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 VOLUME_NAMES = ("dshm", "dev-shm", "shm")
 RUNTIME_SHM_BYTES = 64 * 1024 * 1024  # containerd's and CRI-O's /dev/shm
 
 
-def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     patterns = ctx.config.gpu_resources
-    sites = list(obj.facts.sites())
-    for site in sites:
-        spec = site.spec
-        if site.completed_by:
-            continue  # another object supplies volumes (a ServingRuntime, presets): absence proves nothing
-        if spec.get("hostIPC") is True or not pod_gpus(spec, patterns, obj.facts):
-            continue  # hostIPC: the host's /dev/shm; no GPU: not this rule's business
-        affected: list[_Unmounted] = []
-        for path, container in main_containers(spec):
-            gpus = container_gpus(container, patterns, obj.facts)
-            if not gpus:
-                continue
-            family = container_family(container, patterns, obj.facts)
-            if not family.processes_share_memory:
-                continue  # TPUs: one process per host drives every chip, over ICI
-            small = _small_shm(spec, container) if mounts_dev_shm(container) else None
-            if mounts_dev_shm(container) and small is None:
-                continue
-            reason = _reason(obj, sites, site, container, gpus, patterns, ctx)
-            if reason and small is not None:
-                yield _small_finding(site, container, reason, *small)
-            elif reason:
-                affected.append(_Unmounted(path, container, *reason, family.collective_shm))
-        if affected:
-            yield _finding(site, affected)
+    spec = site.spec
+    if site.completed_by:
+        return  # another object supplies volumes (a ServingRuntime, presets): absence proves nothing
+    if spec.get("hostIPC") is True or not pod_gpus(spec, patterns, obj.facts):
+        return  # hostIPC: the host's /dev/shm; no GPU: not this rule's business
+    affected: list[_Unmounted] = []
+    for path, container in main_containers(spec):
+        gpus = container_gpus(container, patterns, obj.facts)
+        if not gpus:
+            continue
+        family = container_family(container, patterns, obj.facts)
+        if not family.processes_share_memory:
+            continue  # TPUs: one process per host drives every chip, over ICI
+        small = _small_shm(spec, container) if mounts_dev_shm(container) else None
+        if mounts_dev_shm(container) and small is None:
+            continue
+        # the object's other pod templates count too: a rank of several pods
+        reason = _reason(obj, obj.facts.sites(), site, container, gpus, patterns, ctx)
+        if reason and small is not None:
+            yield _small_finding(site, container, reason, *small)
+        elif reason:
+            affected.append(_Unmounted(path, container, *reason, family.collective_shm))
+    if affected:
+        yield _finding(site, affected)
 
 
 def _small_shm(spec: dict[str, Any], container: dict[str, Any]) -> tuple[Path, str] | None:
@@ -116,7 +115,7 @@ class _Unmounted:
 
 def _reason(
     obj: KubeObject,
-    sites: list[PodSpecSite],
+    sites: Sequence[PodSpecSite],
     site: PodSpecSite,
     container: dict[str, Any],
     gpus: int,
@@ -166,7 +165,7 @@ def _reason(
 
 
 def _one_rank_of_several(
-    obj: KubeObject, sites: list[PodSpecSite], site: PodSpecSite, patterns: tuple[str, ...]
+    obj: KubeObject, sites: Sequence[PodSpecSite], site: PodSpecSite, patterns: tuple[str, ...]
 ) -> bool:
     """The object's pods are ranks of one distributed program, and more than one of them holds GPUs. A Ray
     head is none: it runs Ray's control plane and the driver, and Ray places the program's GPU ranks on the
