@@ -7,7 +7,7 @@ One table; adding a CRD is one entry. A path pattern is a tuple of mapping keys,
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from gpulint.kube import kserve, trainjob
@@ -266,11 +266,12 @@ class ObjectFacts:
     data: dict[str, Any]
     keeps: bool = True
     _sites: tuple[PodSpecSite, ...] | None = None
+    # Made on the first fact kept (most objects keep none of one kind or the other): one is built per object.
     # key -> (the inventory it was read against, value)
-    _kept: dict[Hashable, tuple[object, object]] = field(default_factory=dict)
+    _kept: dict[Hashable, tuple[object, object]] | None = None
     # (key, id(part), id(against)) -> (the part, against, value): both held, so their ids name no other value
     # while the facts are kept
-    _parts: dict[tuple[Hashable, int, int], tuple[object, object, object]] = field(default_factory=dict)
+    _parts: dict[tuple[Hashable, int, int], tuple[object, object, object]] | None = None
 
     @classmethod
     def afresh(cls, data: dict[str, Any]) -> ObjectFacts:
@@ -292,6 +293,8 @@ class ObjectFacts:
         closure made per call costs more than the lookup."""
         if not self.keeps:
             return work(*args)
+        if self._kept is None:
+            self._kept = {}
         kept = self._kept.get(key)
         if kept is not None and kept[0] is against:
             return kept[1]  # type: ignore[return-value]  # stored by this key's own work
@@ -305,6 +308,8 @@ class ObjectFacts:
         only ``part``, what ``key`` names and ``against`` (an inventory)."""
         if not self.keeps:
             return work(*args)
+        if self._parts is None:
+            self._parts = {}
         slot = (key, id(part), id(against))
         kept = self._parts.get(slot)
         if kept is not None and kept[0] is part and kept[1] is against:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from gpulint.kube.workloads import ObjectFacts, PodSpecSite, written_path
+from gpulint.kube.workloads import PodSpecSite, written_path
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.config import Config
 from gpulint.lint.findings import (
@@ -577,7 +577,7 @@ def with_runtime(obj: KubeObject, resolver: Resolver) -> KubeObject:
 def with_facts(obj: KubeObject) -> KubeObject:
     """The object with the facts the engine keeps while it checks it (its pod templates, what the rules work
     out of it once): built here, dropped with the file's check."""
-    return replace(obj, kept_facts=ObjectFacts(obj.data))
+    return obj.with_facts()
 
 
 def _written_text(obj: KubeObject, text: str) -> str:

@@ -28,6 +28,13 @@ class KubeObject:
         object.__setattr__(self, "api_version", self.ref.api_version)
         object.__setattr__(self, "kind", self.ref.kind)
 
+    def with_facts(self) -> KubeObject:
+        """The object with facts kept while the engine checks it: a copy, as dataclasses.replace makes it, but
+        without running __init__ again (the engine makes one for every object of a run)."""
+        checked = object.__new__(KubeObject)
+        checked.__dict__.update(self.__dict__, kept_facts=ObjectFacts(self.data))
+        return checked
+
     @property
     def facts(self) -> ObjectFacts:
         """Its facts: kept while the engine checks it, worked out afresh otherwise."""
