@@ -89,13 +89,17 @@ class Gang:
 
 
 def _member(
-    kind: str, site: PodSpecSite, count: int | None = None, default_scheduler: str = "default-scheduler"
+    kind: str,
+    site: PodSpecSite,
+    count: int | None = None,
+    default_scheduler: str = "default-scheduler",
+    facts: ObjectFacts | None = None,
 ) -> Member:
     scheduler = site.spec.get("schedulerName") or default_scheduler
     return Member(
         site.role or "pod",
         site.path,
-        pod_requirements(effective_pod_spec(kind, site.spec)),
+        pod_requirements(effective_pod_spec(kind, site.spec), facts=facts),
         max(count if count is not None else (site.pods or 0), 0),  # a negative count makes no pods
         scheduler if isinstance(scheduler, str) else default_scheduler,
     )
@@ -242,7 +246,9 @@ def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool
         topology, topology_path = _template_topology(data, sites)
         scheduler = dig(data, "spec", "schedulerName")
         members = [
-            _member(kind, site, default_scheduler=scheduler if isinstance(scheduler, str) else "volcano")
+            _member(
+                kind, site, default_scheduler=scheduler if isinstance(scheduler, str) else "volcano", facts=obj.facts
+            )
             for site in sites
         ]
         total = sum(m.count for m in members)
@@ -258,7 +264,7 @@ def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool
         ]
     if group == "kubeflow.org" and isinstance(dig(data, "spec", "runPolicy", "schedulingPolicy"), dict):
         topology, topology_path = _template_topology(data, sites)
-        members = [_member(kind, site) for site in sites]
+        members = [_member(kind, site, facts=obj.facts) for site in sites]
         total = sum(m.count for m in members)
         minimum = integer(dig(data, "spec", "runPolicy", "schedulingPolicy", "minAvailable"), total) or total
         return [
@@ -275,7 +281,7 @@ def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool
     if isinstance(scheduling, dict):
         declared, topology, is_gang = _native_policy(scheduling)
         if is_gang:
-            members = [_member(kind, site) for site in sites]
+            members = [_member(kind, site, facts=obj.facts) for site in sites]
             total = sum(m.count for m in members)
             return [
                 Gang(
@@ -292,7 +298,7 @@ def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool
     policy = trainjob.pod_group_policy(data)
     if policy:  # the Trainer makes one PodGroup of all the TrainJob's pods
         topology, topology_path = _template_topology(data, sites)
-        members = [_member(kind, site) for site in sites]
+        members = [_member(kind, site, facts=obj.facts) for site in sites]
         label = {"coscheduling": "coscheduling PodGroup", "volcano": "Volcano PodGroup"}[policy]
         total = sum(m.count for m in members)
         return [Gang(f"{label} {obj.ref.name}", members, total, trainjob.REF_NAME, topology, topology_path)]
@@ -345,7 +351,7 @@ def _referenced_gangs(
     for site in sites:
         for ref in group_references(obj.facts, site, obj.ref.namespace):
             key = GroupReference(ref.system, ref.namespace, ref.name, (), ref.pod_group)
-            by_group[key].append(_member(obj.kind, site))
+            by_group[key].append(_member(obj.kind, site, facts=obj.facts))
             first_path.setdefault(key, ref.path)
     gangs = []
     for ref, members in by_group.items():
@@ -360,7 +366,12 @@ def _referenced_gangs(
             shared = not _same_object(joiners[0], obj)
             if shared and reported_only:
                 continue  # the first joiner reports; its members are not built N times over
-            members = [member for joiner in joiners for member in _pinned_members(joiner, inventory)]
+            # the object itself among them: its own facts, kept while it is checked
+            members = [
+                member
+                for joiner in joiners
+                for member in _pinned_members(obj if _same_object(joiner, obj) else joiner, inventory)
+            ]
         else:
             joiners = [obj]
         parent = ""
@@ -432,7 +443,7 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
             gangs.append(
                 Gang(
                     f"Kueue pod set {site.role or 'pods'}",
-                    [_member(obj.kind, site)],
+                    [_member(obj.kind, site, facts=obj.facts)],
                     site.pods,
                     path,
                     topology if isinstance(topology, str) else "",
@@ -460,7 +471,8 @@ def _pinned_members(pod: ObjectLike, inventory: GangLookup | None) -> list[Membe
     for site in pod.facts.sites():
         pin = pins.get(site.path)
         spec = pin.apply(site.spec) if pin is not None else site.spec
-        members.append(_member(pod.kind, PodSpecSite(site.path, spec, 1, site.role, site.template_path)))
+        site_as_admitted = PodSpecSite(site.path, spec, 1, site.role, site.template_path)
+        members.append(_member(pod.kind, site_as_admitted, facts=pod.facts))
     return members
 
 
@@ -517,7 +529,9 @@ def _written_workload_gangs(obj: ObjectLike, sites: list[PodSpecSite]) -> list[G
         if site is None or not isinstance(raw, dict) or not site.pods:
             continue
         minimum = integer(raw.get("minCount"), site.pods)
-        member = _member(obj.kind, site, min(site.pods, minimum) if minimum and minimum > 0 else site.pods)
+        member = _member(
+            obj.kind, site, min(site.pods, minimum) if minimum and minimum > 0 else site.pods, facts=obj.facts
+        )
         members.append(member)
         request = mapping(raw.get("topologyRequest"))
         required, slice_key = request.get("required"), request.get("podSetSliceRequiredTopology")
@@ -569,6 +583,7 @@ def _kueue_workload_gang(obj: ObjectLike, inventory: GangLookup | None) -> list[
             _member(
                 obj.kind,
                 PodSpecSite(pod_set.site.path, spec, pod_set.count, pod_set.site.role, pod_set.site.template_path),
+                facts=obj.facts,
             )
         )
     total = sum(member.count for member in members)

@@ -25,7 +25,7 @@ from gpulint.kube.runtime import (
     main_containers,
     unknown_env_sources,
 )
-from gpulint.kube.workloads import PodSpecSite, api_group
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, api_group
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.config_maps import namespace_config_maps
 from gpulint.lint.findings import Diagnostic, Severity
@@ -303,11 +303,13 @@ def _operator_fields(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[
             yield from _ray_serve(obj, sites, patterns)
 
 
-def _first_gpu_container(site: PodSpecSite, patterns: tuple[str, ...]) -> tuple[dict[str, Any], DeviceRanks] | None:
+def _first_gpu_container(
+    site: PodSpecSite, patterns: tuple[str, ...], facts: ObjectFacts
+) -> tuple[dict[str, Any], DeviceRanks] | None:
     """The first container with devices whose ranks are known, and what they hold."""
     for _, container in main_containers(site.spec):
-        if container_gpus(container, patterns):
-            held = device_ranks(container, site.spec, patterns)
+        if container_gpus(container, patterns, facts):
+            held = device_ranks(container, site.spec, patterns, facts)
             return (container, held) if held is not None else None
     return None
 
@@ -320,7 +322,7 @@ def _mpijob(
     slots = integer(spec.get("slotsPerWorker"), 1)
     if worker is None or not worker.pods or not slots:
         return  # no workers, or slotsPerWorker not known offline (a placeholder)
-    found = _first_gpu_container(worker, patterns)
+    found = _first_gpu_container(worker, patterns, obj.facts)
     if found is not None and slots > found[1].ranks and "slotsPerWorker" in spec:
         container, held = found
         error = held.family.missing_device
@@ -461,7 +463,9 @@ def _trainjob(
     holder = {"resources": mapping(trainer.get("resourcesPerNode"))}
     held = device_ranks(holder, {}, patterns, obj.facts)
     if not container_gpus(holder, patterns, obj.facts) and isinstance(getattr(obj.data, "runtime", None), dict):
-        found = next((f for f in (_first_gpu_container(site, patterns) for site in sites) if f is not None), None)
+        found = next(
+            (f for f in (_first_gpu_container(site, patterns, obj.facts) for site in sites) if f is not None), None
+        )
         held = found[1] if found is not None else None
     if held is None:
         return
