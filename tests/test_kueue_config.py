@@ -13,6 +13,7 @@ from conftest import REPO, run_cli
 from rule_harness import findings_of
 
 from gpulint.kube.admission.workload import queue_name
+from gpulint.kube.workloads import ObjectFacts
 
 RULE = "queue-reference-invalid"
 
@@ -217,13 +218,14 @@ def test_a_label_on_the_deployment_itself_is_not_the_pods():
 def test_the_queue_name_says_whether_the_pods_carry_it():
     """The verdict reads where the label was found from the name itself, not from the shape of its path: a
     CronJob's job template label is the Job's, not its pods'."""
-    on_pods = queue_name(yaml.safe_load(_deployment(POD_LABEL)))
-    own = queue_name(yaml.safe_load(_deployment("", labels="  labels:\n    kueue.x-k8s.io/queue-name: q\n")))
+    on_pods = queue_name(ObjectFacts.afresh(yaml.safe_load(_deployment(POD_LABEL))))
+    labelled = _deployment("", labels="  labels:\n    kueue.x-k8s.io/queue-name: q\n")
+    own = queue_name(ObjectFacts.afresh(yaml.safe_load(labelled)))
     cron = yaml.safe_load(
         "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\nspec:\n  jobTemplate:\n"
         "    metadata:\n      labels: {kueue.x-k8s.io/queue-name: q}\n"
     )
     assert on_pods is not None and on_pods.on_pods
     assert own is not None and not own.on_pods
-    job_template = queue_name(cron)
+    job_template = queue_name(ObjectFacts.afresh(cron))
     assert job_template is not None and not job_template.on_pods

@@ -923,15 +923,16 @@ def test_each_object_s_pod_templates_are_found_once_for_the_pod_template_rules(m
     assert listed.count("trainer") == 2
 
 
-def test_a_container_s_remembered_gpus_never_answer_for_another_container():
-    """The memo of a part names it by identity and holds it: a container built and dropped during a
-    check (a TrainJob's resourcesPerNode) cannot leave its answer to the next one at the same address."""
-    from gpulint.kube.runtime import container_gpus
-    from gpulint.kube.workloads import checking
+def test_a_pod_spec_s_remembered_requests_never_answer_for_another_pod_spec():
+    """An object's facts name a part by identity and hold it: a pod spec built and dropped during a check
+    (a TrainJob's resourcesPerNode) cannot leave its answer to the next one at the same address."""
+    from gpulint.kube.scheduler import pod_requests
+    from gpulint.kube.workloads import ObjectFacts
 
-    with checking({"kind": "Deployment"}):
-        for count in (1, 2, 3, 4, 5, 6, 7, 8) * 4:
-            assert container_gpus({"resources": {"limits": {"nvidia.com/gpu": count}}}) == count
+    facts = ObjectFacts({"kind": "Deployment"})
+    for count in (1, 2, 3, 4, 5, 6, 7, 8) * 4:
+        spec = {"containers": [{"resources": {"requests": {"nvidia.com/gpu": count}}}]}
+        assert pod_requests(spec, facts)["nvidia.com/gpu"] == count
 
 
 TWO_GPU_NODES = """\
@@ -984,13 +985,13 @@ def test_a_pod_s_scheduler_requirements_are_read_once_per_check(monkeypatch):
     gpu_pods: list[str] = []
     real, real_gpu = scheduler._pod_requirements, verdicts._gpu_pod_requirements
 
-    def counted(spec, taint_comparisons):
+    def counted(spec, taint_comparisons, facts):
         read.append(spec["containers"][0]["name"])
-        return real(spec, taint_comparisons)
+        return real(spec, taint_comparisons, facts)
 
-    def counted_gpu(kind, site, inventory):
+    def counted_gpu(kind, site, inventory, facts):
         gpu_pods.append(kind)
-        return real_gpu(kind, site, inventory)
+        return real_gpu(kind, site, inventory, facts)
 
     monkeypatch.setattr(scheduler, "_pod_requirements", counted)
     monkeypatch.setattr(verdicts, "_gpu_pod_requirements", counted_gpu)
@@ -1028,8 +1029,8 @@ def test_a_pod_template_s_gang_groups_are_read_once_per_check(monkeypatch):
     run.report(1)
     assert read.count("trainer") == 1
     (obj,) = run.objects()
-    (site,) = members.pod_spec_sites(obj.data)
-    (ref,) = members.group_references(obj.data, site, "ml")
+    (site,) = obj.facts.sites()
+    (ref,) = members.group_references(obj.facts, site, "ml")
     assert (ref.system, ref.name) == ("coscheduling", "trainers")
 
 

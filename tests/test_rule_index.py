@@ -11,7 +11,7 @@ from conftest import REPO
 from gpulint.lint.findings import Severity
 from gpulint.lint.registry import DeferredCheck, all_rules, resolved, rule_modules
 from gpulint.lint.rule_index import RULE_INDEX
-from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 
 
 def test_the_index_says_what_the_rule_modules_say():
@@ -55,6 +55,7 @@ def test_a_stale_index_entry_is_refused_when_its_check_is_imported():
     with pytest.raises(RuntimeError, match="generate_rule_index.py"):
         needs_changed.resolve()
     current = DeferredCheck(
-        "gpu_unschedulable", RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}))
+        "gpu_unschedulable",
+        RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE),
     )
     assert current.resolve() is rule_modules()["gpu-unschedulable"].check

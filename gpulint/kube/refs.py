@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from gpulint.kube.admission.kueue import KueueSetup
+    from gpulint.kube.workloads import ObjectFacts
 
 Path = tuple[Any, ...]  # a path into a document: mapping keys and sequence indexes
 
@@ -54,6 +55,11 @@ class ObjectLike(Protocol):
 
     @property
     def api_version(self) -> str: ...
+
+    @property
+    def facts(self) -> ObjectFacts:
+        """What is worked out of it once while it is checked (its pod templates first)."""
+        ...
 
 
 class GangLookup(Protocol):

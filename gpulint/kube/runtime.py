@@ -30,7 +30,7 @@ from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import AcceleratorFamily, accelerator_family, is_gpu
-from gpulint.kube.workloads import PodSpecSite, api_group, remembered_part
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, api_group, part_fact
 
 # Images whose entrypoint is a launcher: their containers often give only ``args``.
 IMAGE_ENTRYPOINTS: dict[str, Launcher] = {"vllm/vllm-openai": VLLM}
@@ -122,18 +122,22 @@ def counts_devices(name: str, patterns: tuple[str, ...] = ()) -> bool:
     return is_gpu(name, patterns) and not _NOT_DEVICES.fullmatch(name)
 
 
-def container_gpus(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> int | None:
+def container_gpus(
+    container: Mapping[str, Any], patterns: Iterable[str] = (), facts: ObjectFacts | None = None
+) -> int | None:
     """The whole GPUs of one kind (device-plugin resource) the container holds, the largest count
-    when it asks for several kinds; None: none asked. Read once per container while its object is checked
-    (with gpu_resource_name: _container_gpus finds both)."""
+    when it asks for several kinds; None: none asked. Read once per container in the ``facts`` of its
+    object while it is checked (with gpu_resource_name: _container_gpus finds both)."""
     patterns = tuple(patterns)
-    return remembered_part(container, ("gpus", patterns), _container_gpus, container, patterns)[0]
+    return part_fact(facts, container, ("gpus", patterns), _container_gpus, container, patterns)[0]
 
 
-def gpu_resource_name(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> str:
+def gpu_resource_name(
+    container: Mapping[str, Any], patterns: Iterable[str] = (), facts: ObjectFacts | None = None
+) -> str:
     """The container's first device resource (as messages name its GPUs); nvidia.com/gpu when it has none."""
     patterns = tuple(patterns)
-    return remembered_part(container, ("gpus", patterns), _container_gpus, container, patterns)[1]
+    return part_fact(facts, container, ("gpus", patterns), _container_gpus, container, patterns)[1]
 
 
 def _container_gpus(container: Mapping[str, Any], patterns: tuple[str, ...]) -> tuple[int | None, str]:
@@ -166,9 +170,11 @@ def _gpu_amounts(container: Mapping[str, Any]) -> dict[str, Any]:
     return {**mapping(resources.get("requests")), **mapping(resources.get("limits"))}
 
 
-def container_family(container: Mapping[str, Any], patterns: Iterable[str] = ()) -> AcceleratorFamily:
+def container_family(
+    container: Mapping[str, Any], patterns: Iterable[str] = (), facts: ObjectFacts | None = None
+) -> AcceleratorFamily:
     """The family of the devices the container holds (of its first device resource)."""
-    return accelerator_family(gpu_resource_name(container, patterns))
+    return accelerator_family(gpu_resource_name(container, patterns, facts))
 
 
 # NeuronCores one Neuron device holds, by the instance family (AWS Neuron docs, Inf1/Inf2/Trn1/Trn2
@@ -204,15 +210,18 @@ class DeviceRanks:
 
 
 def device_ranks(
-    container: Mapping[str, Any], spec: Mapping[str, Any], patterns: Iterable[str] = ()
+    container: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    patterns: Iterable[str] = (),
+    facts: ObjectFacts | None = None,
 ) -> DeviceRanks | None:
     """The ranks the container's devices hold; None when it holds none, or when that depends on a node the
     pod does not pin (a Neuron device on an unknown instance type)."""
     patterns = tuple(patterns)
-    devices = container_gpus(container, patterns)
+    devices = container_gpus(container, patterns, facts)
     if not devices:
         return None
-    resource = gpu_resource_name(container, patterns)
+    resource = gpu_resource_name(container, patterns, facts)
     family = accelerator_family(resource)
     per_unit = family.ranks_per_unit
     if per_unit is None:
@@ -310,13 +319,13 @@ def main_containers(spec: Mapping[str, Any]) -> list[tuple[Path, dict[str, Any]]
     return [(("containers", index), container) for index, container in enumerate(items) if isinstance(container, dict)]
 
 
-def pod_gpus(spec: Mapping[str, Any], patterns: Iterable[str] = ()) -> int:
+def pod_gpus(spec: Mapping[str, Any], patterns: Iterable[str] = (), facts: ObjectFacts | None = None) -> int:
     patterns = tuple(patterns)
-    return remembered_part(spec, ("pod gpus", patterns), _pod_gpus, spec, patterns)
+    return part_fact(facts, spec, ("pod gpus", patterns), _pod_gpus, spec, patterns, facts)
 
 
-def _pod_gpus(spec: Mapping[str, Any], patterns: tuple[str, ...]) -> int:
-    return sum(container_gpus(container, patterns) or 0 for _, container in main_containers(spec))
+def _pod_gpus(spec: Mapping[str, Any], patterns: tuple[str, ...], facts: ObjectFacts | None) -> int:
+    return sum(container_gpus(container, patterns, facts) or 0 for _, container in main_containers(spec))
 
 
 def is_distributed(api_version: str, kind: str) -> bool:
@@ -359,17 +368,20 @@ class ContainerLaunches:
 
 
 def container_launches(
-    container: Mapping[str, Any], injected: Env | None = None, config_maps: ConfigMaps | None = None
+    container: Mapping[str, Any],
+    injected: Env | None = None,
+    config_maps: ConfigMaps | None = None,
+    facts: ObjectFacts | None = None,
 ) -> ContainerLaunches:
     """The container's commands and the launchers they start (read once per container, injected variables and
-    ConfigMaps while its object is checked: several rules ask)."""
+    ConfigMaps in the ``facts`` of its object while it is checked: several rules ask)."""
     held = referenced_config_maps(container, config_maps) if config_maps else {}
     key = (
         "launches",
         tuple(injected.items()) if injected else (),
         tuple((name, tuple(sorted(data.items()))) for name, data in held.items()),
     )
-    return remembered_part(container, key, _container_launches, container, injected, held)
+    return part_fact(facts, container, key, _container_launches, container, injected, held)
 
 
 def _container_launches(
@@ -412,10 +424,13 @@ def _with_env_defaults(launch: Launch, container: Mapping[str, Any], config_maps
 
 
 def multiprocess_server(
-    container: Mapping[str, Any], injected: Env | None = None, config_maps: ConfigMaps | None = None
+    container: Mapping[str, Any],
+    injected: Env | None = None,
+    config_maps: ConfigMaps | None = None,
+    facts: ObjectFacts | None = None,
 ) -> tuple[str, int] | None:
     """(launcher, processes) of a launcher in the container known to start several GPU processes."""
-    for launch in container_launches(container, injected, config_maps).launches:
+    for launch in container_launches(container, injected, config_maps, facts).launches:
         processes = launch_processes(launch)
         if processes is not None and processes > 1 and launch.launcher is not MPIRUN:
             return launch.launcher.name, processes

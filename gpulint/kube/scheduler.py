@@ -22,7 +22,7 @@ from gpulint.kube.names import decimal_integer, field_requirement_errors, select
 from gpulint.kube.node_index import LabelIndex
 from gpulint.kube.pools.labels import DEPRECATED_LABELS
 from gpulint.kube.quantity import MAX_TEXT, QuantityError, quantity_from_yaml
-from gpulint.kube.workloads import remembered_part
+from gpulint.kube.workloads import ObjectFacts, part_fact
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
@@ -117,14 +117,15 @@ def container_requests(container: dict[str, Any]) -> dict[str, Fraction]:
     return requests
 
 
-def pod_requests(spec: dict[str, Any]) -> dict[str, Fraction]:
+def pod_requests(spec: dict[str, Any], facts: ObjectFacts | None = None) -> dict[str, Fraction]:
     """The effective pod request NodeResourcesFit uses (k8s.io/component-helpers resource.PodRequests).
 
     max(sum of app containers + restartable sidecars, each init container + the sidecars
     started before it), plus pod overhead; pod-level resources replace cpu/memory when set.
-    Worked out once per pod spec while its object is checked (a copy each time: callers may change it).
+    Worked out once per pod spec in the ``facts`` of its object while it is checked (a copy each time:
+    callers may change it).
     """
-    return dict(remembered_part(spec, "pod requests", _pod_requests, spec))
+    return dict(part_fact(facts, spec, "pod requests", _pod_requests, spec))
 
 
 def _pod_requests(spec: dict[str, Any]) -> dict[str, Fraction]:
@@ -387,13 +388,17 @@ class PodRequirements:
         )
 
 
-def pod_requirements(spec: dict[str, Any], taint_comparisons: bool = False) -> PodRequirements:
+def pod_requirements(
+    spec: dict[str, Any], taint_comparisons: bool = False, facts: ObjectFacts | None = None
+) -> PodRequirements:
     """``taint_comparisons``: the TaintTolerationComparisonOperators gate (Gt/Lt tolerations). Read once per
-    pod spec while its object is checked (several rules run the scheduler's filters; nothing changes it)."""
-    return remembered_part(spec, ("pod requirements", taint_comparisons), _pod_requirements, spec, taint_comparisons)
+    pod spec in the ``facts`` of its object while it is checked (several rules run the scheduler's filters;
+    nothing changes it)."""
+    key = ("pod requirements", taint_comparisons)
+    return part_fact(facts, spec, key, _pod_requirements, spec, taint_comparisons, facts)
 
 
-def _pod_requirements(spec: dict[str, Any], taint_comparisons: bool) -> PodRequirements:
+def _pod_requirements(spec: dict[str, Any], taint_comparisons: bool, facts: ObjectFacts | None) -> PodRequirements:
     selector: list[Requirement] = []
     node_selector = spec.get("nodeSelector")
     if isinstance(node_selector, dict):
@@ -440,7 +445,7 @@ def _pod_requirements(spec: dict[str, Any], taint_comparisons: bool) -> PodRequi
             )
     node_name = spec.get("nodeName")
     return PodRequirements(
-        pod_requests(spec),
+        pod_requests(spec, facts),
         tuple(selector),
         tuple(terms) if terms is not None else None,
         tuple(tolerations),

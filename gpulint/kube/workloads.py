@@ -6,9 +6,8 @@ One table; adding a CRD is one entry. A path pattern is a tuple of mapping keys,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
-from contextvars import ContextVar, Token
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from gpulint.kube import kserve, trainjob
@@ -257,97 +256,83 @@ def expand(data: Any, pattern: Path, prefix: Path = ()) -> Iterator[tuple[Path, 
         yield from expand(data[step], rest, (*prefix, step))
 
 
-@dataclass
-class _ObjectMemo:
-    """What is worked out of one object being checked, once: its pod templates, and what ``remembered`` keeps."""
-
-    data: dict[str, Any]  # the object, held: its id names no other object while it is checked
-    sites: tuple[PodSpecSite, ...] | None = None
-    # key -> (the inventory it was read against, value)
-    kept: dict[str, tuple[object, object]] = field(default_factory=dict)
-
-
-@dataclass
-class _CheckedTogether:
-    """The objects being checked together (one file's), each by identity: found by id(obj), then held to be obj."""
-
-    objects: dict[int, _ObjectMemo]
-    # what is worked out of a part of one of them (a container) once: (key, id(part), id(against)) -> (the part,
-    # against, value); both are held, so their ids name no other value while the objects are checked
-    parts: dict[tuple[Hashable, int, int], tuple[object, object, object]] = field(default_factory=dict)
-
-
 _T = TypeVar("_T")
 
 
-# The objects being checked and their pod templates, found once: every rule that reads pod templates
-# asks again for the same object (~30 times per object). Set only by ``checking``, for one file's objects
-# at a time, in the context (thread) that checks them.
-_CHECKED: ContextVar[_CheckedTogether | None] = ContextVar("gpulint_checked_objects", default=None)
+@dataclass(eq=False, slots=True)
+class ObjectFacts:
+    """What is worked out of one object once while the engine checks it, as the kube-scheduler's CycleState
+    holds a pod's facts for one cycle: its pod templates, what ``fact`` and ``part`` are asked of it and of
+    its parts (a container, a pod spec). The engine builds one per object it checks and hands it down with
+    the object (``KubeObject.facts``); any other object gets ``ObjectFacts.afresh``, which keeps nothing.
+    Nothing changes the object while its facts are kept."""
 
+    data: dict[str, Any]
+    keeps: bool = True
+    _sites: tuple[PodSpecSite, ...] | None = None
+    # Made on the first fact kept (most objects keep none of one kind or the other): one is built per object.
+    # key -> (the inventory it was read against, value)
+    _kept: dict[Hashable, tuple[object, object]] | None = None
+    # (key, id(part), id(against)) -> (the part, against, value): both held, so their ids name no other value
+    # while the facts are kept
+    _parts: dict[tuple[Hashable, int, int], tuple[object, object, object]] | None = None
 
-class checking:  # lower case: used as the function it was, ``with checking(*objects):``
-    """While ``objects`` are checked (nothing changes them meanwhile), what is worked out of them once is kept:
-    pod_spec_sites of each, and what remembered and remembered_part are asked of them and of their parts.
-    A class, not a @contextmanager generator: entered once per file or admission review, and the generator's
-    machinery is twice the frames."""
+    @classmethod
+    def afresh(cls, data: dict[str, Any]) -> ObjectFacts:
+        """Facts of an object nobody is checking: each is worked out when asked, and not kept."""
+        return cls(data, keeps=False)
 
-    def __init__(self, *objects: dict[str, Any]) -> None:
-        self._objects = objects
-        self._token: Token[_CheckedTogether | None] | None = None
+    def sites(self) -> tuple[PodSpecSite, ...]:
+        """The object's pod templates, in its order."""
+        if self._sites is None:
+            sites = tuple(_pod_spec_sites(self.data))
+            if not self.keeps:
+                return sites
+            self._sites = sites
+        return self._sites
 
-    def __enter__(self) -> None:
-        self._token = _CHECKED.set(_CheckedTogether({id(obj): _ObjectMemo(obj) for obj in self._objects}))
+    def fact(self, key: Hashable, against: object, work: Callable[..., _T], *args: Any) -> _T:
+        """``work(*args)``, done once per ``key`` as long as it is asked against the same ``against`` (an
+        inventory). A function and its arguments, not a closure: the callers ask on every rule, and a
+        closure made per call costs more than the lookup."""
+        if not self.keeps:
+            return work(*args)
+        if self._kept is None:
+            self._kept = {}
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] is against:
+            return kept[1]  # type: ignore[return-value]  # stored by this key's own work
+        value = work(*args)
+        self._kept[key] = (against, value)
+        return value
 
-    def __exit__(self, *_exc: object) -> None:
-        if self._token is not None:
-            _CHECKED.reset(self._token)
-            self._token = None
+    def part(self, part: object, key: Hashable, work: Callable[..., _T], *args: Any, against: object = None) -> _T:
+        """``work(*args)`` for ``part`` of the object (a container, a pod spec), done once per ``key``: the
+        runtime rules ask the same questions of each container (its GPUs, its command line). ``work`` reads
+        only ``part``, what ``key`` names and ``against`` (an inventory)."""
+        if not self.keeps:
+            return work(*args)
+        if self._parts is None:
+            self._parts = {}
+        slot = (key, id(part), id(against))
+        kept = self._parts.get(slot)
+        if kept is not None and kept[0] is part and kept[1] is against:
+            return kept[2]  # type: ignore[return-value]  # stored by this key's own work
+        value = work(*args)
+        self._parts[slot] = (part, against, value)
+        return value
 
 
 def pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
-    checked = _CHECKED.get()
-    memo = None if checked is None else checked.objects.get(id(obj))
-    if memo is None or memo.data is not obj:
-        return _pod_spec_sites(obj)
-    if memo.sites is None:
-        memo.sites = tuple(_pod_spec_sites(obj))
-    return iter(memo.sites)
+    """The object's pod templates, found afresh (an object being checked has them in ``ObjectFacts.sites``)."""
+    return _pod_spec_sites(obj)
 
 
-def remembered(obj: dict[str, Any], key: str, against: object, work: Callable[..., _T], *args: Any) -> _T:
-    """``work(*args)`` for an object being checked, done once per ``key`` while it is checked, as long as it is
-    asked against the same ``against`` (an inventory); any other object: worked out afresh. ``work`` is a
-    function and its arguments, not a closure: the callers ask on every rule, and a closure made per call
-    costs more than the lookup."""
-    checked = _CHECKED.get()
-    memo = None if checked is None else checked.objects.get(id(obj))
-    if memo is None or memo.data is not obj:
-        return work(*args)
-    kept = memo.kept.get(key)
-    if kept is not None and kept[0] is against:
-        return kept[1]  # type: ignore[return-value]  # stored by this key's own work
-    value = work(*args)
-    memo.kept[key] = (against, value)
-    return value
-
-
-def remembered_part(part: object, key: Hashable, work: Callable[..., _T], *args: Any, against: object = None) -> _T:
-    """``work(*args)`` for ``part`` (a container, a pod spec), done once per ``key`` while objects are checked:
-    the runtime rules ask the same questions of each container (its GPUs, its command line). Outside a
-    check: worked out afresh. ``work`` reads only ``part``, what ``key`` names and ``against`` (an
-    inventory), and nothing changes ``part`` while the objects are checked. A function and its arguments,
-    not a closure (as ``remembered``)."""
-    checked = _CHECKED.get()
-    if checked is None:
-        return work(*args)
-    slot = (key, id(part), id(against))
-    kept = checked.parts.get(slot)
-    if kept is not None and kept[0] is part and kept[1] is against:
-        return kept[2]  # type: ignore[return-value]  # stored by this key's own work
-    value = work(*args)
-    checked.parts[slot] = (part, against, value)
-    return value
+def part_fact(
+    facts: ObjectFacts | None, part: object, key: Hashable, work: Callable[..., _T], *args: Any, against: object = None
+) -> _T:
+    """``facts.part(...)``, or ``work(*args)`` for a part of no object being checked."""
+    return work(*args) if facts is None else facts.part(part, key, work, *args, against=against)
 
 
 def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
@@ -506,10 +491,10 @@ class Written:
     faithful: bool  # in the same shape as in the pod (a fix for the pod's field applies there)
 
 
-def written_path(data: dict[str, Any], path: Path) -> Written:
-    """Where the field at ``path`` of a controller-built pod was written in the object (``path`` itself
-    for a plain pod template): a NIMService container's resources are its spec.resources."""
-    for site in pod_spec_sites(data):
+def written_path(sites: Iterable[PodSpecSite], path: Path) -> Written:
+    """Where the field at ``path`` of a controller-built pod (of the object's ``sites``) was written in the
+    object (``path`` itself for a plain pod template): a NIMService container's resources are its spec.resources."""
+    for site in sites:
         for virtual, real in sorted(site.aliases, key=lambda alias: -len(alias[0])):
             if path[: len(virtual)] == virtual:
                 return Written((*real, *path[len(virtual) :]), True, site.faithful and virtual not in site.unfaithful)

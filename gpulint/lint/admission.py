@@ -43,7 +43,7 @@ from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import pod_requests, resource_list
 from gpulint.kube.selectors import label_text, selector_matches
 from gpulint.kube.typos import typo_of
-from gpulint.kube.workloads import api_group, effective_pod_spec, pod_spec_sites
+from gpulint.kube.workloads import api_group, effective_pod_spec
 from gpulint.lint.findings import first_line, tail_or_note
 from gpulint.lint.kinds import unproven
 from gpulint.lint.linted_set import LintedSet
@@ -180,7 +180,7 @@ def queue_route(obj: KubeObject, resolver: Resolver) -> QueueRoute | None:
     """None when the object is not submitted to a Kueue queue (or is of a kind Kueue does not manage)."""
     if integration(obj.data) is None:
         return None
-    name = queue_name(obj.data)
+    name = queue_name(obj.facts)
     if name is None:
         return None
     config = kueue_config(resolver)
@@ -440,14 +440,14 @@ def admission_verdict(obj: KubeObject, resolver: Resolver) -> tuple[QueueRoute, 
     items = resolver.limit_items(obj.ref.namespace)
     group = kueue_group_members(obj, resolver)
     if group is None:
-        demands = demands_of(obj.data, items)
+        demands = demands_of(obj.facts, items)
     elif distinct_pods(group[1]) > (kueue_group_total(group[1][0].data) or len(group[1])):
         return None  # Kueue deletes the Pods past the count, the last created: which ones stay is not known
     else:  # one Workload of every known Pod of the group, a pod set each (named by the Pod)
         demands = [
             replace(demand, name=joiner.ref.name or text(dig(joiner.data, "metadata", "generateName")) or demand.name)
             for joiner in group[1]
-            for demand in demands_of(joiner.data, items)
+            for demand in demands_of(joiner.facts, items)
         ]
     demands = [d for d in demands if d.count > 0]
     if not demands:
@@ -471,7 +471,7 @@ def pod_group_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
         return _excess_pods(group[0].name, group[1])
     first = group[1][0]
     problems = []
-    mine, theirs = queue_name(obj.data), queue_name(first.data)
+    mine, theirs = queue_name(obj.facts), queue_name(first.facts)
     if mine is not None and theirs is not None and mine.name != theirs.name:
         message, notes = tail_or_note(
             f"pods '{first.ref.name}' and '{obj.ref.name}' has different queue names",
@@ -553,7 +553,7 @@ def kueue_config_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     if config is None:
         return []
     group, kind = obj.ref.group, obj.kind
-    name = queue_name(obj.data)
+    name = queue_name(obj.facts)
     if name is not None and not name.as_annotation:
         if config.manages(group, kind):
             return _pods_ready_problems(obj, config)
@@ -592,7 +592,7 @@ def _pods_ready_problems(obj: KubeObject, config: KueueConfig) -> list[Problem]:
     ready = config.pods_ready
     if ready is None or (obj.ref.group, obj.kind) not in _READY_ONLY:
         return []
-    for site in pod_spec_sites(obj.data):
+    for site in obj.facts.sites():
         bound = earliest_ready(site.spec)
         if bound is None or bound.seconds < ready.timeout:
             continue
@@ -685,9 +685,9 @@ def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
             f"{wrong.reader} reads it from the {wrong.expected}: as written it has no effect",
             False,
         )
-        for wrong in misplaced_keys(obj.data)
+        for wrong in misplaced_keys(obj.facts)
     ]
-    kai, legacy = kai_queue(obj.data)
+    kai, legacy = kai_queue(obj.facts)
     if legacy is not None:
         problems.append(
             Problem(
@@ -697,7 +697,7 @@ def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
                 False,
             )
         )
-    for use in (volcano_queue(obj.data), kai):
+    for use in (volcano_queue(obj.facts), kai):
         if use is None:
             continue
         queues = resolver.batch_queues(use.group)
@@ -744,7 +744,7 @@ def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
 def volcano_capability_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     """A Volcano Job whose gang needs more at once than its Queue's capability, or a PodGroup whose
     minResources do: the queue never allocates (or enqueues) past its capability, so it never runs."""
-    use = volcano_queue(obj.data)
+    use = volcano_queue(obj.facts)
     found = resolver.batch_queues(use.group).get(use.name) if use is not None else None
     if use is None or found is None or not found.capability:
         return []
@@ -809,12 +809,12 @@ def kai_limit_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     """A workload for kai-scheduler whose pods allocated at once (a Kubeflow job's PodGroup, else one pod) ask
     for more GPUs, CPU or memory than its KAI queue's (or a parent's) limit: KAI never schedules it (OverLimit).
     A limit not written is 0 for KAI: nothing of that resource is allowed."""
-    use, _legacy = kai_queue(obj.data)
+    use, _legacy = kai_queue(obj.facts)
     if use is None:
         return []
     per_pod = [
-        (pod_requests(effective_pod_spec(obj.kind, site.spec)), 1 if site.pods is None else site.pods)
-        for site in pod_spec_sites(obj.data)
+        (pod_requests(effective_pod_spec(obj.kind, site.spec), obj.facts), 1 if site.pods is None else site.pods)
+        for site in obj.facts.sites()
         if site.spec.get("schedulerName") == KAI_SCHEDULER
     ]
     need, pods = kai_at_once(obj.data, per_pod)
@@ -878,9 +878,9 @@ def quota_charges(obj: KubeObject, resolver: Resolver) -> list[tuple[Quota, list
     items = resolver.limit_items(obj.ref.namespace)
     default_priority = resolver.default_priority_class(obj.document.path)
     out: list[tuple[Quota, list[SiteCharge]]] = [(quota, []) for quota in quotas]
-    for site in pod_spec_sites(obj.data):
+    for site in obj.facts.sites():
         spec, _ = with_limit_ranges(effective_pod_spec(obj.kind, site.spec), items)
-        charged = pod_charge(spec, pod_requests(spec), pod_limits(spec))
+        charged = pod_charge(spec, pod_requests(spec, obj.facts), pod_limits(spec))
         charged.update(claim_charge(_claim_templates(obj, site.spec, resolver)))  # one claim per pod per template
         for quota, sites in out:
             if quota.applies_to(spec, default_priority):
@@ -898,7 +898,7 @@ def uncharging_quotas(obj: KubeObject, resolver: Resolver) -> list[tuple[Quota, 
 
     items = resolver.limit_items(obj.ref.namespace)
     default_priority = resolver.default_priority_class(obj.document.path)
-    specs = [with_limit_ranges(effective_pod_spec(obj.kind, site.spec), items)[0] for site in pod_spec_sites(obj.data)]
+    specs = [with_limit_ranges(effective_pod_spec(obj.kind, site.spec), items)[0] for site in obj.facts.sites()]
     out = []
     for quota in quotas:
         answers = [quota.applies_to(spec, default_priority) for spec in specs]

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.gangs.members import COSCHEDULING_LABEL, KUEUE_GROUP_LABEL, VOLCANO_ANNOTATIONS, group_references
-from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS
 from gpulint.lint.kinds import crossing_kinds
 from gpulint.lint.linted_set import LintedObject
@@ -39,8 +38,8 @@ def crosses_files(obj: LintedObject) -> bool:
     ref = obj.ref
     if ref.group == DRA_GROUP or (ref.group, ref.kind) in CROSS_FILE_KINDS or ref.kind in CROSS_FILE_ANY_GROUP:
         return True
-    for site in pod_spec_sites(obj.data):
-        if group_references(obj.data, site, ref.namespace):
+    for site in obj.facts.sites():
+        if group_references(obj.facts, site, ref.namespace):
             return True
         if any(mapping(entry).get("resourceClaimTemplateName") for entry in sequence(site.spec.get("resourceClaims"))):
             return True

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gpulint.kube.workloads import remembered
 from gpulint.lint.findings import Path
 from gpulint.lint.objects import KubeObject
 
@@ -27,7 +26,7 @@ def claim_of(obj: KubeObject) -> ClaimSpec | None:
     # imported here: the DRA claim model (and the CEL engine under it) only for DRA claims, not for every pod
     from gpulint.kube.dra.allocation import claim_spec_of
 
-    return remembered(obj.data, "claim spec", None, claim_spec_of, obj.data, obj.kind)
+    return obj.facts.fact("claim spec", None, claim_spec_of, obj.data, obj.kind)
 
 
 def class_references(obj: KubeObject) -> Iterator[tuple[str, Path]]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from gpulint.kube.workloads import PodSpecSite, checking, pod_spec_sites, written_path
+from gpulint.kube.workloads import PodSpecSite, written_path
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.config import Config
 from gpulint.lint.findings import (
@@ -276,37 +276,38 @@ class Engine:
         rules: a rule's code and tables stay in the processor's caches while it reads the objects, which
         measured 0.93x the CPU of the checks (docs/speed.md)."""
         context = self.context
-        checked = [_Checked(with_runtime(obj, context.resolver), self._checks_of(obj.kind)) for obj in objects]
-        with checking(*(each.obj.data for each in checked)):  # every rule finds the same pod templates: once
+        checked = [
+            _Checked(with_facts(with_runtime(obj, context.resolver)), self._checks_of(obj.kind)) for obj in objects
+        ]
+        for each in checked:
+            each.prepare()
+        for rule_id, rule, _ in self._runnable:
+            per_site = rule.scope is Scope.POD_TEMPLATE
             for each in checked:
-                each.prepare()
-            for rule_id, rule, _ in self._runnable:
-                per_site = rule.scope is Scope.POD_TEMPLATE
-                for each in checked:
-                    check = each.checks.get(rule_id)
-                    if check is None:
-                        continue
-                    # Inline, not through helpers: this runs ~30 times per admission review, most of them
-                    # for a check that yields nothing.
-                    try:
-                        if per_site:  # one pod template at a time, found once for the object (_Checked.sites)
-                            diagnostics = _site_diagnostics(check, each, context, deadline)
-                        elif deadline is None:
-                            diagnostics = list(check(each.obj, context))
-                        else:
+                check = each.checks.get(rule_id)
+                if check is None:
+                    continue
+                # Inline, not through helpers: this runs ~30 times per admission review, most of them
+                # for a check that yields nothing.
+                try:
+                    if per_site:  # one pod template at a time, found once for the object (_Checked.sites)
+                        diagnostics = _site_diagnostics(check, each, context, deadline)
+                    elif deadline is None:
+                        diagnostics = list(check(each.obj, context))
+                    else:
+                        deadline.check()
+                        diagnostics = []
+                        # a check may yield very many: stop between them
+                        for diagnostic in check(each.obj, context):
                             deadline.check()
-                            diagnostics = []
-                            # a check may yield very many: stop between them
-                            for diagnostic in check(each.obj, context):
-                                deadline.check()
-                                diagnostics.append(diagnostic)
-                    except DeadlineExceeded:
-                        raise
-                    except Exception as exc:  # a bug in one check must not hide the others' findings
-                        each.found[rule_id] = [(_internal_error(rule_id, each.obj, exc), each.whole)]
-                        continue
-                    if diagnostics:  # most rules, on most objects, have none
-                        each.found[rule_id] = self._rule_findings(diagnostics, each)
+                            diagnostics.append(diagnostic)
+                except DeadlineExceeded:
+                    raise
+                except Exception as exc:  # a bug in one check must not hide the others' findings
+                    each.found[rule_id] = [(_internal_error(rule_id, each.obj, exc), each.whole)]
+                    continue
+                if diagnostics:  # most rules, on most objects, have none
+                    each.found[rule_id] = self._rule_findings(diagnostics, each)
         return [(each.findings(), each.directives) for each in checked]
 
     def _checks_of(self, kind: str) -> dict[str, Callable[..., Iterator[Diagnostic]]]:
@@ -478,11 +479,11 @@ class _Checked:
     found: dict[str, list[tuple[Finding, tuple[Directive, ...]]]] = field(default_factory=dict)
 
     def prepare(self) -> None:
-        """Read its annotation suppressions and whether its paths move (pod_spec_sites remembered by now)."""
+        """Read its annotation suppressions and whether its paths move (its pod templates found by now)."""
         self.scoped = annotation_directives(self.obj)
         self.directives = [directive for directive, _ in self.scoped]
         self.whole = tuple(directive for directive, prefix in self.scoped if not prefix)
-        self.sites = tuple(pod_spec_sites(self.obj.data))
+        self.sites = self.obj.facts.sites()
         self.has_views = any(site.aliases for site in self.sites)  # a controller-built pod: paths move
 
     def findings(self) -> list[tuple[Finding, tuple[Directive, ...]]]:
@@ -496,7 +497,7 @@ def object_diagnostics(
     """One rule's diagnostics of one object whatever its scope, for tools that run a check alone (the
     engine runs them in its own loop)."""
     if rule.scope is Scope.POD_TEMPLATE:
-        for site in pod_spec_sites(obj.data):
+        for site in obj.facts.sites():
             yield from check(obj, site, context)
     else:
         yield from check(obj, context)
@@ -540,7 +541,7 @@ def _as_written(obj: KubeObject, diagnostic: Diagnostic) -> Diagnostic:
     Its fix is kept when every field it touches sits in the object in the same shape (a KServe
     ``model`` container, an Argo template's container); it is dropped when the operator builds the
     field from others (a NIMService's spec.resources): gpulint cannot write that field for it."""
-    where = written_path(obj.data, diagnostic.path)
+    where = written_path(obj.facts.sites(), diagnostic.path)
     diagnostic = replace(
         diagnostic,
         message=_written_text(obj, diagnostic.message),
@@ -549,7 +550,7 @@ def _as_written(obj: KubeObject, diagnostic: Diagnostic) -> Diagnostic:
     if not where.moved and diagnostic.fix_path is None and not diagnostic.fix_appends:
         return diagnostic
     touched = [
-        written_path(obj.data, path)
+        written_path(obj.facts.sites(), path)
         for path in (diagnostic.fix_path, diagnostic.fix_source, *(a.path for a in diagnostic.fix_appends))
         if path is not None
     ]
@@ -566,9 +567,13 @@ def _as_written(obj: KubeObject, diagnostic: Diagnostic) -> Diagnostic:
         )
     return replace(
         moved,
-        fix_path=None if diagnostic.fix_path is None else written_path(obj.data, diagnostic.fix_path).path,
-        fix_source=None if diagnostic.fix_source is None else written_path(obj.data, diagnostic.fix_source).path,
-        fix_appends=tuple(replace(a, path=written_path(obj.data, a.path).path) for a in diagnostic.fix_appends),
+        fix_path=None if diagnostic.fix_path is None else written_path(obj.facts.sites(), diagnostic.fix_path).path,
+        fix_source=None
+        if diagnostic.fix_source is None
+        else written_path(obj.facts.sites(), diagnostic.fix_source).path,
+        fix_appends=tuple(
+            replace(a, path=written_path(obj.facts.sites(), a.path).path) for a in diagnostic.fix_appends
+        ),
     )
 
 
@@ -578,11 +583,17 @@ def with_runtime(obj: KubeObject, resolver: Resolver) -> KubeObject:
     return obj if data is obj.data else replace(obj, data=data)
 
 
+def with_facts(obj: KubeObject) -> KubeObject:
+    """The object with the facts the engine keeps while it checks it (its pod templates, what the rules work
+    out of it once): built here, dropped with the file's check."""
+    return obj.with_facts()
+
+
 def _written_text(obj: KubeObject, text: str) -> str:
     """A message with each field path of a controller-built pod spelled as the object's own field
     (spec.predictor.containers[0].resources -> spec.predictor.model.resources), in one pass."""
     aliases: dict[str, str] = {}
-    for site in pod_spec_sites(obj.data):
+    for site in obj.facts.sites():
         aliases.update({field_path(virtual): field_path(real) for virtual, real in site.aliases})
         aliases.update({field_path(virtual): name for virtual, name in site.names})
     if not aliases:
@@ -596,7 +607,7 @@ def annotation_directives(obj: KubeObject) -> list[tuple[Directive, tuple[Any, .
     (scope: the template's path), as directives placed where the annotation's value is."""
     found = []
     sites: list[tuple[tuple[Any, ...], Any]] = [((), obj.annotations().get(ANNOTATION))]
-    sites += template_annotations(obj.data)
+    sites += template_annotations(obj.data, obj.facts.sites())
     for prefix, value in sites:
         if not isinstance(value, str):
             continue

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from gpulint.kube.workloads import ObjectFacts
 from gpulint.lint.findings import ObjectRef
 
 _T = TypeVar("_T")
@@ -30,6 +31,11 @@ class LintedObject:
     @property
     def api_version(self) -> str:
         return self.ref.api_version
+
+    @property
+    def facts(self) -> ObjectFacts:
+        """Worked out afresh: only the object the engine checks keeps its facts (KubeObject.kept_facts)."""
+        return ObjectFacts.afresh(self.data)
 
 
 class LintedSet:

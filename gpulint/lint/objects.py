@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.workloads import ObjectFacts
 from gpulint.lint.findings import ObjectRef, Path
 from gpulint.lint.loader import LoadedFile, LocatedDocument
 
@@ -20,10 +21,25 @@ class KubeObject:
     # the ref's, as plain attributes (not properties): every rule reads them, ~30 times per object
     api_version: str = field(init=False, repr=False, compare=False)
     kind: str = field(init=False, repr=False, compare=False)
+    # what the engine works out of it once while it checks it (with_facts); None: not being checked
+    kept_facts: ObjectFacts | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_version", self.ref.api_version)
         object.__setattr__(self, "kind", self.ref.kind)
+
+    def with_facts(self) -> KubeObject:
+        """The object with facts kept while the engine checks it: a copy, as dataclasses.replace makes it, but
+        without running __init__ again (the engine makes one for every object of a run)."""
+        checked = object.__new__(KubeObject)
+        checked.__dict__.update(self.__dict__, kept_facts=ObjectFacts(self.data))
+        return checked
+
+    @property
+    def facts(self) -> ObjectFacts:
+        """Its facts: kept while the engine checks it, worked out afresh otherwise."""
+        kept = self.kept_facts
+        return kept if kept is not None else ObjectFacts.afresh(self.data)
 
     def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
         return self.document.locate((*self.prefix, *path), on_key)

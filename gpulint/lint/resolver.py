@@ -28,7 +28,7 @@ from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.labels import any_pooled
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, names_untolerated_taints, pod_requirements
-from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites, read_by_shape
+from gpulint.kube.workloads import effective_pod_spec, read_by_shape
 from gpulint.lint.inventory import (
     GANG_OBJECT_KINDS,
     ClusterInventory,
@@ -454,8 +454,8 @@ class Resolver:
         for obj in self.linted:
             keys = {
                 joiner_key(ref)
-                for site in pod_spec_sites(obj.data)
-                for ref in group_references(obj.data, site, obj.ref.namespace)
+                for site in obj.facts.sites()
+                for ref in group_references(obj.facts, site, obj.ref.namespace)
             }
             for key in keys:
                 found.setdefault(key, []).append(obj)

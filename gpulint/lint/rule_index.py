@@ -39,7 +39,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         ),
         True,
     ),
-    ("dev_shm_missing", RuleSpec("dev-shm-missing", Severity.WARNING), True),
+    ("dev_shm_missing", RuleSpec("dev-shm-missing", Severity.WARNING, scope=Scope.POD_TEMPLATE), True),
     (
         "device_class_unknown",
         RuleSpec("device-class-unknown", Severity.ERROR, kinds=frozenset({"ResourceClaim", "ResourceClaimTemplate"})),
@@ -82,7 +82,11 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE),
         True,
     ),
-    ("gpu_unschedulable", RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES})), True),
+    (
+        "gpu_unschedulable",
+        RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE),
+        True,
+    ),
     ("gpu_visibility_override", RuleSpec("gpu-visibility-override", Severity.WARNING, scope=Scope.POD_TEMPLATE), True),
     ("host_network_dns", RuleSpec("host-network-dns", Severity.WARNING, scope=Scope.POD_TEMPLATE), True),
     (
@@ -126,7 +130,11 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         ),
         True,
     ),
-    ("over_tight_affinity", RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES})), True),
+    (
+        "over_tight_affinity",
+        RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE),
+        True,
+    ),
     ("over_tight_topology", RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES})), True),
     ("parallelism_mismatch", RuleSpec("parallelism-mismatch", Severity.WARNING), True),
     ("queue_reference_invalid", RuleSpec("queue-reference-invalid", Severity.ERROR), True),

@@ -31,7 +31,7 @@ from gpulint.kube.scheduler import (
     PodRequirements,
     pod_requirements,
 )
-from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, pod_spec_sites, remembered_part
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, effective_pod_spec, part_fact
 from gpulint.lint.dra_objects import claim_of
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
@@ -190,7 +190,7 @@ class SiteDetail:
 
 
 def pod_sites(obj: KubeObject) -> list[PodSpecSite]:
-    return list(pod_spec_sites(obj.data))
+    return list(obj.facts.sites())
 
 
 def template_labels(obj: KubeObject, site: PodSpecSite) -> dict[str, Any]:
@@ -198,15 +198,20 @@ def template_labels(obj: KubeObject, site: PodSpecSite) -> dict[str, Any]:
 
 
 def scheduling_verdict(
-    kind: str, site: PodSpecSite, resolver: Resolver, as_written: PodSpecSite | None = None
+    kind: str,
+    site: PodSpecSite,
+    resolver: Resolver,
+    as_written: PodSpecSite | None = None,
+    facts: ObjectFacts | None = None,
 ) -> SchedulingVerdict:
     """The requirements gpu-unschedulable judges (DRA-backed extended resources are the DRA step's; a pod
     without extended resources as written), fitted once on the empty cluster and against the pools.
     ``site`` is the pod as it starts (a queued workload's with Kueue's pins), ``as_written`` the site before
     them (default ``site``): its node selection is the pod's own. Built once per pod template and inventory
-    while its object is checked."""
+    in the ``facts`` of its object while it is checked."""
     written = site if as_written is None else as_written
-    return remembered_part(
+    return part_fact(
+        facts,
         site.spec,
         ("scheduling verdict", kind, site.pods),
         _scheduling_verdict,
@@ -214,14 +219,17 @@ def scheduling_verdict(
         site,
         written,
         resolver,
+        facts,
         against=resolver,
     )
 
 
-def _scheduling_verdict(kind: str, site: PodSpecSite, as_written: PodSpecSite, resolver: Resolver) -> SchedulingVerdict:
-    written = pod_requirements(effective_pod_spec(kind, as_written.spec))
-    started = written if as_written is site else pod_requirements(effective_pod_spec(kind, site.spec))
-    pod = gpu_pod_requirements(kind, site, resolver) or started  # with Kueue's pins
+def _scheduling_verdict(
+    kind: str, site: PodSpecSite, as_written: PodSpecSite, resolver: Resolver, facts: ObjectFacts | None
+) -> SchedulingVerdict:
+    written = pod_requirements(effective_pod_spec(kind, as_written.spec), facts=facts)
+    started = written if as_written is site else pod_requirements(effective_pod_spec(kind, site.spec), facts=facts)
+    pod = gpu_pod_requirements(kind, site, resolver, facts) or started  # with Kueue's pins
     model = resolver.model
     result = model.evaluate(pod)
     fits = pool_fits(pod, resolver) if resolver.pools and kind != "DaemonSet" else []

@@ -15,12 +15,15 @@ ruff's RUF100).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.lint.findings import Finding
 from gpulint.lint.paths import path_matches
+
+if TYPE_CHECKING:
+    from gpulint.kube.workloads import PodSpecSite
 
 # The rule ids (comma-separated); anything after them is a free-text reason, conventionally after `--`.
 _COMMENT = re.compile(r"#\s*gpulint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*)")
@@ -89,12 +92,13 @@ def annotation_directive(
     return Directive("annotation", line, column, ids, rest.strip(), scope=scope)
 
 
-def template_annotations(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
-    """(template path, annotation value) of every pod template that carries the annotation."""
-    from gpulint.kube.workloads import pod_spec_sites, template_metadata
+def template_annotations(data: dict[str, Any], sites: Iterable[PodSpecSite]) -> list[tuple[tuple[Any, ...], str]]:
+    """(template path, annotation value) of every pod template (``sites``, the object's) that carries the
+    annotation."""
+    from gpulint.kube.workloads import template_metadata
 
     found = []
-    for site in pod_spec_sites(data):
+    for site in sites:
         if not site.template_path:
             continue  # a Pod: its own metadata is the object's
         annotations = template_metadata(data, site).get("annotations")

@@ -43,7 +43,7 @@ from gpulint.kube.scheduler import (
     names_untolerated_taints,
     pod_requirements,
 )
-from gpulint.kube.workloads import PodSpecSite, containers, effective_pod_spec, pod_spec_sites, remembered_part
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, containers, effective_pod_spec, part_fact
 from gpulint.lint.chart_releases import ChartRelease, daemon_spec
 from gpulint.lint.inventory import HasData
 from gpulint.lint.objects import KubeObject
@@ -72,13 +72,18 @@ def kueue_pins(obj: KubeObject, resolver: Resolver) -> dict[Path, FlavorPin]:
     flavor's nodeLabels as a nodeSelector and its tolerations (kubernetes-sigs/kueue v0.19.2 pkg/podset/podset.go
     FromAssignment, applied by Merge when the job starts), when the flavor is certain, or each candidate's labels as
     alternatives (kube/admission/assign FlavorPin: a relaxation, as the gang packing uses it). Empty for an object
-    no LocalQueue in reach queues."""
-    name = queue_name(obj.data)
+    no LocalQueue in reach queues. Worked out once per inventory in the object's facts while it is checked
+    (each of its pod templates asks); read only."""
+    return obj.facts.fact("kueue pins", resolver, _kueue_pins, obj, resolver)
+
+
+def _kueue_pins(obj: KubeObject, resolver: Resolver) -> dict[Path, FlavorPin]:
+    name = queue_name(obj.facts)
     if name is None or name.as_annotation:
         return {}
     from gpulint.kube.admission.assign import flavor_pins  # Kueue's flavor assignment, only for queued objects
 
-    return flavor_pins(resolver.kueue, obj.ref.namespace, obj.data)
+    return flavor_pins(resolver.kueue, obj.ref.namespace, obj.facts)
 
 
 def kueue_admitted(site: PodSpecSite, pins: dict[Path, FlavorPin]) -> PodSpecSite:
@@ -87,22 +92,28 @@ def kueue_admitted(site: PodSpecSite, pins: dict[Path, FlavorPin]) -> PodSpecSit
     return replace(site, spec=pin.apply(site.spec)) if pin is not None else site
 
 
-def gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> PodRequirements | None:
+def gpu_pod_requirements(
+    kind: str, site: PodSpecSite, inventory: Resolver, facts: ObjectFacts | None = None
+) -> PodRequirements | None:
     """Scheduler requirements of a pod that asks for an extended resource (None for other pods).
 
     Extended resources backed by a DeviceClass (DRA extended resources) and published by
     no node are served by the DynamicResources plugin, not NodeResourcesFit: left out here.
-    Worked out once per pod template and inventory while its object is checked (several rules ask).
+    Worked out once per pod template and inventory in the ``facts`` of its object while it is checked
+    (several rules ask).
     """
-    return remembered_part(
-        site.spec, ("gpu pod requirements", kind), _gpu_pod_requirements, kind, site, inventory, against=inventory
-    )
+    key = ("gpu pod requirements", kind)
+    return part_fact(facts, site.spec, key, _gpu_pod_requirements, kind, site, inventory, facts, against=inventory)
 
 
-def _gpu_pod_requirements(kind: str, site: PodSpecSite, inventory: Resolver) -> PodRequirements | None:
+def _gpu_pod_requirements(
+    kind: str, site: PodSpecSite, inventory: Resolver, facts: ObjectFacts | None
+) -> PodRequirements | None:
     requirements = with_extended_resource_tolerations(
         pod_requirements(
-            admitted_pod_spec(kind, site.spec, inventory), inventory.gates.enabled("TaintTolerationComparisonOperators")
+            admitted_pod_spec(kind, site.spec, inventory),
+            inventory.gates.enabled("TaintTolerationComparisonOperators"),
+            facts,
         ),
         inventory,
     )
@@ -470,7 +481,7 @@ def _reaches_vendor(component: StackComponent, pool: NodePool) -> bool:
 
 def _reached_by_another(component: StackComponent, pool: NodePool, resolver: Resolver) -> bool:
     for obj in resolver.linted.of_kind("apps", "DaemonSet"):
-        for site in pod_spec_sites(obj.data):
+        for site in obj.facts.sites():
             if stack_component(site.spec) is not component:
                 continue
             pod = daemon_pod(obj.kind, site.spec, resolver)
@@ -514,7 +525,7 @@ def gpu_daemons(resolver: Resolver) -> list[HeldDevices]:
 def _gpu_daemons(resolver: Resolver) -> list[HeldDevices]:
     found = []
     for obj in resolver.linted.of_kind("apps", "DaemonSet"):
-        for site in pod_spec_sites(obj.data):
+        for site in obj.facts.sites():
             pod = daemon_pod("DaemonSet", site.spec, resolver)
             if any(is_extended(name) for name in pod.requests):
                 found.append(HeldDevices(obj.ref.name, pod))

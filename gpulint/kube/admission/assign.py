@@ -35,7 +35,7 @@ from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import Path
 from gpulint.kube.scheduler import NodeInfo, PodRequirements, Taint, Toleration, pod_requirements
-from gpulint.kube.workloads import effective_pod_spec
+from gpulint.kube.workloads import ObjectFacts, effective_pod_spec
 
 PODS = "pods"
 
@@ -308,15 +308,15 @@ def _together(setup: KueueSetup, queue: ClusterQueue, choices: list[GroupChoice]
     return out
 
 
-def demands_of(data: dict[str, Any], limit_ranges: Iterable[LimitItem] = ()) -> list[PodSetDemand]:
+def demands_of(facts: ObjectFacts, limit_ranges: Iterable[LimitItem] = ()) -> list[PodSetDemand]:
     """The pod sets of one Workload of the object, with the requests Kueue counts: the namespace's
     LimitRange defaults applied, limits standing in for missing requests (workload.AdjustResources)."""
-    kind = str(data.get("kind", ""))
+    kind = str(facts.data.get("kind", ""))
     items = list(limit_ranges)
     out = []
-    for pod_set in pod_sets(data):
+    for pod_set in pod_sets(facts):
         spec, _ = with_limit_ranges(effective_pod_spec(kind, pod_set.site.spec), items)
-        requirements = pod_requirements(spec)
+        requirements = pod_requirements(spec, facts=facts)
         out.append(
             PodSetDemand(
                 pod_set.name,
@@ -324,7 +324,7 @@ def demands_of(data: dict[str, Any], limit_ranges: Iterable[LimitItem] = ()) -> 
                 tuple(sorted(requirements.requests.items())),
                 requirements,
                 pod_set.site.path,
-                topology_request(data, pod_set.site),
+                topology_request(facts.data, pod_set.site),
             )
         )
     return out
@@ -397,17 +397,17 @@ def _with_alternatives(spec: dict[str, Any], alternatives: tuple[tuple[Labels, .
     }
 
 
-def flavor_pins(setup: KueueSetup, namespace: str, data: dict[str, Any]) -> dict[Path, FlavorPin]:
+def flavor_pins(setup: KueueSetup, namespace: str, facts: ObjectFacts) -> dict[Path, FlavorPin]:
     """Pod spec path -> the pin of the pod set's flavors: the labels of every resource group whose flavor
     is certain (the only one that could ever hold the pod set), the alternatives of those with several."""
-    name = queue_name(data)
+    name = queue_name(facts)
     if name is None or name.as_annotation or not setup:
         return {}
     local = setup.local_queue(namespace, name.name)
     queue = setup.cluster_queues.get(local.cluster_queue) if local is not None else None
     if queue is None or not setup.tree_is_sound(queue):
         return {}
-    demands = [d for d in demands_of(data) if d.count > 0]
+    demands = [d for d in demands_of(facts) if d.count > 0]
     verdict = assign(setup, queue, demands)
     if verdict.never:
         return {}

@@ -34,7 +34,7 @@ from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.refs import Path
 from gpulint.kube.scheduler import resource_list
-from gpulint.kube.workloads import api_group, pod_spec_sites, remembered, template_metadata
+from gpulint.kube.workloads import ObjectFacts, api_group, template_metadata
 
 VOLCANO_GROUP = "scheduling.volcano.sh"
 KAI_GROUP = "scheduling.run.ai"
@@ -55,19 +55,20 @@ class QueueUse:
     defaulted: bool = False  # the system's default queue (written or not): assumed to exist unless listed
 
 
-def volcano_queue(data: dict[str, Any]) -> QueueUse | None:
+def volcano_queue(facts: ObjectFacts) -> QueueUse | None:
     """The Volcano queue the workload joins (found once while the object is checked: the queue rules ask)."""
-    return remembered(data, "volcano queue", None, _volcano_queue, data)
+    return facts.fact("volcano queue", None, _volcano_queue, facts)
 
 
-def _volcano_queue(data: dict[str, Any]) -> QueueUse | None:
+def _volcano_queue(facts: ObjectFacts) -> QueueUse | None:
+    data = facts.data
     group, kind = api_group(text(data.get("apiVersion"))), data.get("kind")
     if (group, kind) in (("batch.volcano.sh", "Job"), (VOLCANO_GROUP, "PodGroup")):
         queue = dig(data, "spec", "queue")
         if isinstance(queue, str) and queue:
             return QueueUse("Volcano", VOLCANO_GROUP, queue, ("spec", "queue"))
         return QueueUse("Volcano", VOLCANO_GROUP, VOLCANO_DEFAULT_QUEUE, ("spec",), defaulted=True)
-    for site in pod_spec_sites(data):
+    for site in facts.sites():
         if site.spec.get("schedulerName") != "volcano":
             continue
         annotations = mapping(template_metadata(data, site).get("annotations"))
@@ -78,15 +79,15 @@ def _volcano_queue(data: dict[str, Any]) -> QueueUse | None:
     return None
 
 
-def kai_queue(data: dict[str, Any]) -> tuple[QueueUse | None, Path | None]:
+def kai_queue(facts: ObjectFacts) -> tuple[QueueUse | None, Path | None]:
     """(the KAI queue the workload joins, the path of a legacy ``runai/queue`` label used instead; found once
     while the object is checked)."""
-    return remembered(data, "kai queue", None, _kai_queue, data)
+    return facts.fact("kai queue", None, _kai_queue, facts)
 
 
-def _kai_queue(data: dict[str, Any]) -> tuple[QueueUse | None, Path | None]:
+def _kai_queue(facts: ObjectFacts) -> tuple[QueueUse | None, Path | None]:
     legacy: Path | None = None
-    for path, meta in metadata_places(data):
+    for path, meta in metadata_places(facts):
         labels = mapping(meta.get("labels"))
         if KAI_QUEUE_LABEL not in labels and RUNAI_QUEUE_LABEL not in labels:
             continue
@@ -100,7 +101,7 @@ def _kai_queue(data: dict[str, Any]) -> tuple[QueueUse | None, Path | None]:
             legacy = (*path, "labels", RUNAI_QUEUE_LABEL)
     if legacy is None:
         return None, None
-    uses_kai = any(site.spec.get("schedulerName") == KAI_SCHEDULER for site in pod_spec_sites(data))
+    uses_kai = any(site.spec.get("schedulerName") == KAI_SCHEDULER for site in facts.sites())
     return None, legacy if uses_kai else None
 
 

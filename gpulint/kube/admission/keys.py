@@ -15,7 +15,7 @@ from typing import Any
 
 from gpulint.kube.fields import mapping
 from gpulint.kube.refs import Path
-from gpulint.kube.workloads import pod_spec_sites, remembered, template_metadata
+from gpulint.kube.workloads import ObjectFacts, template_metadata
 
 LABEL, ANNOTATION = "labels", "annotations"
 # key -> (the map it is read from, who reads it). kueue.x-k8s.io/queue-name is judged with the queue route.
@@ -43,21 +43,22 @@ class Misplaced:
     reader: str
 
 
-def metadata_places(data: dict[str, Any]) -> tuple[tuple[Path, dict[str, Any]], ...]:
+def metadata_places(facts: ObjectFacts) -> tuple[tuple[Path, dict[str, Any]], ...]:
     """(path, metadata) of the object and of each of its pod templates, each path once (a Pod's template
     metadata is its own metadata); found once while the object is checked (the queue rules ask)."""
-    return remembered(data, "metadata places", None, _metadata_places, data)
+    return facts.fact("metadata places", None, _metadata_places, facts)
 
 
-def _metadata_places(data: dict[str, Any]) -> tuple[tuple[Path, dict[str, Any]], ...]:
+def _metadata_places(facts: ObjectFacts) -> tuple[tuple[Path, dict[str, Any]], ...]:
+    data = facts.data
     places: dict[Path, dict[str, Any]] = {("metadata",): mapping(data.get("metadata"))}
-    for site in pod_spec_sites(data):
+    for site in facts.sites():
         places.setdefault((*site.template_path, "metadata"), template_metadata(data, site))
     return tuple(places.items())
 
 
-def misplaced_keys(data: dict[str, Any]) -> Iterator[Misplaced]:
-    for path, meta in metadata_places(data):
+def misplaced_keys(facts: ObjectFacts) -> Iterator[Misplaced]:
+    for path, meta in metadata_places(facts):
         for given in (LABEL, ANNOTATION):
             written = mapping(meta.get(given))
             if written.keys().isdisjoint(_READ):

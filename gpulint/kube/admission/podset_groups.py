@@ -26,7 +26,7 @@ from gpulint.kube.admission.workload import (
 from gpulint.kube.fields import mapping
 from gpulint.kube.refs import Path
 from gpulint.kube.validation.errors import FORBIDDEN, INVALID, OMIT, FieldError
-from gpulint.kube.workloads import template_metadata
+from gpulint.kube.workloads import ObjectFacts, template_metadata
 
 SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 _UINT = re.compile(r"[0-9]+")
@@ -50,7 +50,7 @@ class GroupedPodSet:
 
 def _grouped(data: dict[str, Any]) -> list[GroupedPodSet]:
     found = []
-    for pod_set in pod_sets(data):
+    for pod_set in pod_sets(ObjectFacts.afresh(data)):  # a JobSet or LeaderWorkerSet Kueue manages: rare
         annotations = mapping(template_metadata(data, pod_set.site).get("annotations"))
         path = (*pod_set.site.template_path, "metadata", "annotations")
         found.append(GroupedPodSet(pod_set.name, pod_set.count, annotations, path))

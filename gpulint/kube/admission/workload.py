@@ -16,7 +16,7 @@ from typing import Any
 
 from gpulint.kube.fields import dig, integer, mapping
 from gpulint.kube.refs import Path
-from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites, remembered, template_metadata
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, api_group, template_metadata
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -84,20 +84,21 @@ def labels_path(data: dict[str, Any]) -> Path:
     return ("metadata",)
 
 
-def queue_name(data: dict[str, Any]) -> QueueName | None:
+def queue_name(facts: ObjectFacts) -> QueueName | None:
     """The LocalQueue the object is submitted to (the label), or the annotation Kueue ignores (found
     once while the object is checked: the queue and gang rules all ask)."""
-    return remembered(data, "queue name", None, _queue_name, data)
+    return facts.fact("queue name", None, _queue_name, facts)
 
 
-def _queue_name(data: dict[str, Any]) -> QueueName | None:
+def _queue_name(facts: ObjectFacts) -> QueueName | None:
+    data = facts.data
     meta_path = labels_path(data)
     meta = mapping(dig(data, *meta_path))
     label = mapping(meta.get("labels")).get(QUEUE_LABEL)
     if isinstance(label, str) and label:
         return QueueName(label, (*meta_path, "labels", QUEUE_LABEL))
     if data.get("kind") in ("Deployment", "StatefulSet") and integration(data) in (PER_POD, WHOLE):
-        for site in pod_spec_sites(data):  # the pods carry it when the controller's object does not
+        for site in facts.sites():  # the pods carry it when the controller's object does not
             label = template_labels(data, site).get(QUEUE_LABEL)
             if isinstance(label, str) and label:
                 return QueueName(label, (*site.template_path, "metadata", "labels", QUEUE_LABEL), on_pods=True)
@@ -153,13 +154,14 @@ class PodSet:
     site: PodSpecSite
 
 
-def pod_sets(data: dict[str, Any]) -> list[PodSet]:
+def pod_sets(facts: ObjectFacts) -> list[PodSet]:
     """The pod sets of ONE Workload of the object (for a LeaderWorkerSet: one group; for a
     Deployment: one pod; for a Pod of a Kueue pod group: this Pod's part of the group's Workload)."""
+    data = facts.data
     how = integration(data)
     if how is None:
         return []
-    sites = list(pod_spec_sites(data))
+    sites = facts.sites()
     if how == PER_POD:
         return [PodSet(_name(site), 1, site) for site in sites]
     if how == PER_REPLICA:

@@ -28,14 +28,7 @@ from gpulint.kube.fields import dig, integer, mapping, sequence
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.refs import GangLookup, ObjectLike, Path
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, pod_requirements
-from gpulint.kube.workloads import (
-    PodSpecSite,
-    effective_pod_spec,
-    pod_spec_sites,
-    remembered,
-    remembered_part,
-    template_metadata,
-)
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, effective_pod_spec, template_metadata
 
 if TYPE_CHECKING:
     from gpulint.kube.admission.assign import FlavorPin
@@ -96,13 +89,17 @@ class Gang:
 
 
 def _member(
-    kind: str, site: PodSpecSite, count: int | None = None, default_scheduler: str = "default-scheduler"
+    kind: str,
+    site: PodSpecSite,
+    count: int | None = None,
+    default_scheduler: str = "default-scheduler",
+    facts: ObjectFacts | None = None,
 ) -> Member:
     scheduler = site.spec.get("schedulerName") or default_scheduler
     return Member(
         site.role or "pod",
         site.path,
-        pod_requirements(effective_pod_spec(kind, site.spec)),
+        pod_requirements(effective_pod_spec(kind, site.spec), facts=facts),
         max(count if count is not None else (site.pods or 0), 0),  # a negative count makes no pods
         scheduler if isinstance(scheduler, str) else default_scheduler,
     )
@@ -117,13 +114,14 @@ class GroupReference:
     pod_group: str = ""  # v1alpha1 workloadRef: the Workload's pod group
 
 
-def group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str) -> list[GroupReference]:
-    """The gang groups a pod template joins (read once per template while its object is checked: the gang
-    rules, the resolver and the Kueue pod group all ask)."""
+def group_references(facts: ObjectFacts, site: PodSpecSite, namespace: str) -> list[GroupReference]:
+    """The gang groups a pod template of the object joins (read once per template in its ``facts`` while it is
+    checked: the gang rules, the resolver and the Kueue pod group all ask)."""
+    obj_data = facts.data
     if _none_of(obj_data, site, _GROUP_ANNOTATIONS):
         return []  # most templates join no group: one look at their keys
     key = ("group references", site.path, site.template_path, namespace)
-    return list(remembered_part(site.spec, key, _group_references, obj_data, site, namespace, against=obj_data))
+    return list(facts.part(site.spec, key, _group_references, obj_data, site, namespace))
 
 
 def _group_references(obj_data: dict[str, Any], site: PodSpecSite, namespace: str) -> list[GroupReference]:
@@ -177,8 +175,8 @@ def kueue_group_of(obj: ObjectLike) -> GroupReference | None:
         return None  # only a Pod's reference is Kueue's (group_references)
     if KUEUE_GROUP_LABEL not in mapping(dig(obj.data, "metadata", "labels")):
         return None  # a Pod's template metadata is its own: without the label it joins no Kueue group
-    sites = list(pod_spec_sites(obj.data))
-    refs = [ref for site in sites[:1] for ref in group_references(obj.data, site, obj.ref.namespace)]
+    sites = list(obj.facts.sites())
+    refs = [ref for site in sites[:1] for ref in group_references(obj.facts, site, obj.ref.namespace)]
     return next((ref for ref in refs if ref.system == "kueue"), None)
 
 
@@ -236,19 +234,21 @@ def gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool 
     groups another object that joins them reports on. Built once per object while the engine checks
     it (every gang rule asks), afresh otherwise."""
     key = "gangs reported" if reported_only else "gangs"
-    return list(remembered(obj.data, key, inventory, _gangs_of, obj, inventory, reported_only))
+    return list(obj.facts.fact(key, inventory, _gangs_of, obj, inventory, reported_only))
 
 
 def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool) -> list[Gang]:
     data, kind, group = obj.data, obj.kind, obj.ref.group
-    sites = list(pod_spec_sites(data))
+    sites = list(obj.facts.sites())
     if not sites:
         return []
     if group == "batch.volcano.sh" and kind == "Job":
         topology, topology_path = _template_topology(data, sites)
         scheduler = dig(data, "spec", "schedulerName")
         members = [
-            _member(kind, site, default_scheduler=scheduler if isinstance(scheduler, str) else "volcano")
+            _member(
+                kind, site, default_scheduler=scheduler if isinstance(scheduler, str) else "volcano", facts=obj.facts
+            )
             for site in sites
         ]
         total = sum(m.count for m in members)
@@ -264,7 +264,7 @@ def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool
         ]
     if group == "kubeflow.org" and isinstance(dig(data, "spec", "runPolicy", "schedulingPolicy"), dict):
         topology, topology_path = _template_topology(data, sites)
-        members = [_member(kind, site) for site in sites]
+        members = [_member(kind, site, facts=obj.facts) for site in sites]
         total = sum(m.count for m in members)
         minimum = integer(dig(data, "spec", "runPolicy", "schedulingPolicy", "minAvailable"), total) or total
         return [
@@ -281,7 +281,7 @@ def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool
     if isinstance(scheduling, dict):
         declared, topology, is_gang = _native_policy(scheduling)
         if is_gang:
-            members = [_member(kind, site) for site in sites]
+            members = [_member(kind, site, facts=obj.facts) for site in sites]
             total = sum(m.count for m in members)
             return [
                 Gang(
@@ -298,7 +298,7 @@ def _gangs_of(obj: ObjectLike, inventory: GangLookup | None, reported_only: bool
     policy = trainjob.pod_group_policy(data)
     if policy:  # the Trainer makes one PodGroup of all the TrainJob's pods
         topology, topology_path = _template_topology(data, sites)
-        members = [_member(kind, site) for site in sites]
+        members = [_member(kind, site, facts=obj.facts) for site in sites]
         label = {"coscheduling": "coscheduling PodGroup", "volcano": "Volcano PodGroup"}[policy]
         total = sum(m.count for m in members)
         return [Gang(f"{label} {obj.ref.name}", members, total, trainjob.REF_NAME, topology, topology_path)]
@@ -349,9 +349,9 @@ def _referenced_gangs(
     by_group: dict[GroupReference, list[Member]] = defaultdict(list)
     first_path: dict[GroupReference, Path] = {}
     for site in sites:
-        for ref in group_references(obj.data, site, obj.ref.namespace):
+        for ref in group_references(obj.facts, site, obj.ref.namespace):
             key = GroupReference(ref.system, ref.namespace, ref.name, (), ref.pod_group)
-            by_group[key].append(_member(obj.kind, site))
+            by_group[key].append(_member(obj.kind, site, facts=obj.facts))
             first_path.setdefault(key, ref.path)
     gangs = []
     for ref, members in by_group.items():
@@ -366,7 +366,12 @@ def _referenced_gangs(
             shared = not _same_object(joiners[0], obj)
             if shared and reported_only:
                 continue  # the first joiner reports; its members are not built N times over
-            members = [member for joiner in joiners for member in _pinned_members(joiner, inventory)]
+            # the object itself among them: its own facts, kept while it is checked
+            members = [
+                member
+                for joiner in joiners
+                for member in _pinned_members(obj if _same_object(joiner, obj) else joiner, inventory)
+            ]
         else:
             joiners = [obj]
         parent = ""
@@ -404,7 +409,7 @@ def _flavor_pins(inventory: GangLookup | None, obj: ObjectLike) -> dict[Path, Fl
         return {}
     from gpulint.kube.admission.assign import flavor_pins
 
-    return flavor_pins(inventory.kueue, obj.ref.namespace, obj.data)
+    return flavor_pins(inventory.kueue, obj.ref.namespace, obj.facts)
 
 
 def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLookup | None = None) -> list[Gang]:
@@ -416,7 +421,7 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
         return []  # no pod set asks for a topology; a Kueue pod group's is its own gang (_kueue_pod_group)
     gangs = []
     pins = _flavor_pins(inventory, obj)
-    per_workload = {pod_set.site.path: pod_set.count for pod_set in pod_sets(obj.data)}
+    per_workload = {pod_set.site.path: pod_set.count for pod_set in pod_sets(obj.facts)}
     for site in asking:
         pin = pins.get(site.path)
         if pin is not None or site.path in per_workload:
@@ -438,7 +443,7 @@ def _kueue_gangs(obj: ObjectLike, sites: list[PodSpecSite], inventory: GangLooku
             gangs.append(
                 Gang(
                     f"Kueue pod set {site.role or 'pods'}",
-                    [_member(obj.kind, site)],
+                    [_member(obj.kind, site, facts=obj.facts)],
                     site.pods,
                     path,
                     topology if isinstance(topology, str) else "",
@@ -463,10 +468,11 @@ def _pinned_members(pod: ObjectLike, inventory: GangLookup | None) -> list[Membe
     tolerations; judged for this Pod alone, so every flavor the group could get is among its candidates)."""
     pins = _flavor_pins(inventory, pod)
     members = []
-    for site in pod_spec_sites(pod.data):
+    for site in pod.facts.sites():
         pin = pins.get(site.path)
         spec = pin.apply(site.spec) if pin is not None else site.spec
-        members.append(_member(pod.kind, PodSpecSite(site.path, spec, 1, site.role, site.template_path)))
+        site_as_admitted = PodSpecSite(site.path, spec, 1, site.role, site.template_path)
+        members.append(_member(pod.kind, site_as_admitted, facts=pod.facts))
     return members
 
 
@@ -523,7 +529,9 @@ def _written_workload_gangs(obj: ObjectLike, sites: list[PodSpecSite]) -> list[G
         if site is None or not isinstance(raw, dict) or not site.pods:
             continue
         minimum = integer(raw.get("minCount"), site.pods)
-        member = _member(obj.kind, site, min(site.pods, minimum) if minimum and minimum > 0 else site.pods)
+        member = _member(
+            obj.kind, site, min(site.pods, minimum) if minimum and minimum > 0 else site.pods, facts=obj.facts
+        )
         members.append(member)
         request = mapping(raw.get("topologyRequest"))
         required, slice_key = request.get("required"), request.get("podSetSliceRequiredTopology")
@@ -563,18 +571,19 @@ def _kueue_workload_gang(obj: ObjectLike, inventory: GangLookup | None) -> list[
     """A distributed workload Kueue admits whole (one Workload: every pod set at once, each on the
     nodes its flavor selects when that flavor is certain). Only distributed kinds: the pods of a
     plain Job each make progress alone (gpu-unschedulable says how many fit at once)."""
-    name = queue_name(obj.data)
+    name = queue_name(obj.facts)
     if name is None or name.as_annotation or not is_distributed(obj.data):
         return []
     pins = _flavor_pins(inventory, obj)
     members = []
-    for pod_set in pod_sets(obj.data):
+    for pod_set in pod_sets(obj.facts):
         pin = pins.get(pod_set.site.path)
         spec = pin.apply(pod_set.site.spec) if pin is not None else pod_set.site.spec
         members.append(
             _member(
                 obj.kind,
                 PodSpecSite(pod_set.site.path, spec, pod_set.count, pod_set.site.role, pod_set.site.template_path),
+                facts=obj.facts,
             )
         )
     total = sum(member.count for member in members)
@@ -680,11 +689,11 @@ def has_gang_policy(obj: ObjectLike, inventory: GangLookup | None) -> bool:
     """Any sign that the pods are placed together (or admitted together, with Kueue)."""
     if gangs_of(obj, inventory, reported_only=True):  # a group's other joiners: group_references below
         return True
-    queue = queue_name(obj.data)
+    queue = queue_name(obj.facts)
     if queue is not None and not queue.as_annotation and integration(obj.data) is not None:
         return True  # Kueue admits the workload whole (for the kinds it manages; it reads the label only)
-    for site in pod_spec_sites(obj.data):
-        if group_references(obj.data, site, obj.ref.namespace):
+    for site in obj.facts.sites():
+        if group_references(obj.facts, site, obj.ref.namespace):
             return True
         annotations = mapping(dig(obj.data, *site.template_path, "metadata", "annotations"))
         if any(key in annotations for key in CONSUME_PROVISIONING_REQUEST):

@@ -9,7 +9,6 @@ from gpulint.kube.operator_webhooks import cluster_queue_schema_errors
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.validation.objects import BUILT_IN, dra_spec, object_meta
-from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -21,7 +20,7 @@ RULE_ID = SPEC.id
 
 
 def _pod_errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
-    for site in pod_spec_sites(obj.data):
+    for site in obj.facts.sites():
         if site.template_path:  # a template's labels (a Pod's are its own metadata's)
             template = mapping(dig(obj.data, *site.template_path, "metadata"))
             if template.get("labels"):

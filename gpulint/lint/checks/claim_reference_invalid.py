@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from gpulint.kube.workloads import containers, pod_spec_sites
+from gpulint.kube.workloads import containers
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.dra_objects import claim_of
 from gpulint.lint.findings import Diagnostic, Path, Severity
@@ -34,7 +34,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         for path, message in claim.shape_problems:
             yield Diagnostic(RULE_ID, path, message)
         return
-    for site in pod_spec_sites(obj.data):
+    for site in obj.facts.sites():
         yield from _check_pod(obj, site.spec, site.path, ctx)
 
 

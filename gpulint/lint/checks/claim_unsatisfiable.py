@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
@@ -32,11 +32,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _check_claim(claim, ctx)
         return
     pins = kueue_pins(obj, world)  # a queued workload's pods as Kueue starts them
-    for written in pod_spec_sites(obj.data):
+    for written in obj.facts.sites():
         if not asks_dra(written, world):
             continue  # most pods: no scheduling verdict needed here
         site = kueue_admitted(written, pins)
-        fit = scheduling_verdict(obj.kind, site, world, written).fit  # the one explain shows
+        fit = scheduling_verdict(obj.kind, site, world, written, obj.facts).fit  # the one explain shows
         verdict = dra_verdict(obj, site, world, fit)
         if verdict is not None:
             yield from _check_pod(site, verdict, ctx)

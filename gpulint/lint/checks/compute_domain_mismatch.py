@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
-from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -29,7 +28,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for other in ctx.resolver.linted:
         if other.ref.namespace and namespace and other.ref.namespace != namespace:
             continue
-        for site in pod_spec_sites(other.data):
+        for site in other.facts.sites():
             uses = any(
                 text(mapping(entry).get("resourceClaimTemplateName")) == template
                 for entry in sequence(site.spec.get("resourceClaims"))

@@ -14,7 +14,7 @@ from gpulint.kube.gpu_stack import (
     taint_text,
 )
 from gpulint.kube.scheduler import NodeInfo, Taint
-from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.chart_releases import ChartRelease, chart_releases
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
@@ -68,7 +68,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     if obj.ref.group != "apps":
         return
-    for site in pod_spec_sites(obj.data):
+    for site in obj.facts.sites():
         verdict = daemonset_verdict(obj.kind, site, resolver)
         if verdict is not None:
             found = _finding(site, verdict)

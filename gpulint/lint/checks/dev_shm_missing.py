@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,48 +25,47 @@ from gpulint.kube.runtime import (
     pod_gpus,
     runs_no_shared_memory,
 )
-from gpulint.kube.workloads import PodSpecSite, pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.config_maps import namespace_config_maps
 from gpulint.lint.findings import Append, Diagnostic, FixSafety, Severity, first_line
 from gpulint.lint.objects import KubeObject
-from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.rule_spec import RuleSpec, Scope
 
-SPEC = RuleSpec("dev-shm-missing", Severity.WARNING)
+SPEC = RuleSpec("dev-shm-missing", Severity.WARNING, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 VOLUME_NAMES = ("dshm", "dev-shm", "shm")
 RUNTIME_SHM_BYTES = 64 * 1024 * 1024  # containerd's and CRI-O's /dev/shm
 
 
-def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     patterns = ctx.config.gpu_resources
-    sites = list(pod_spec_sites(obj.data))
-    for site in sites:
-        spec = site.spec
-        if site.completed_by and not _mounts_written(obj, site):
-            continue  # another object supplies volumes (a ServingRuntime, presets): absence proves nothing
-        if not site.runs:
-            continue  # a PodTemplate object: the autoscaler reads its shape, no process of it ever starts
-        if spec.get("hostIPC") is True or not pod_gpus(spec, patterns):
-            continue  # hostIPC: the host's /dev/shm; no GPU: not this rule's business
-        affected: list[_Unmounted] = []
-        for path, container in main_containers(spec):
-            gpus = container_gpus(container, patterns)
-            if not gpus:
-                continue
-            family = container_family(container, patterns)
-            if not family.processes_share_memory:
-                continue  # TPUs: one process per host drives every chip, over ICI
-            small = _small_shm(spec, container) if mounts_dev_shm(container) else None
-            if mounts_dev_shm(container) and small is None:
-                continue
-            reason = _reason(obj, sites, site, container, gpus, patterns, ctx)
-            if reason and small is not None:
-                yield _small_finding(site, container, reason, *small)
-            elif reason:
-                affected.append(_Unmounted(path, container, *reason, family.collective_shm))
-        if affected:
-            yield _finding(site, affected)
+    spec = site.spec
+    if site.completed_by and not _mounts_written(obj, site):
+        return  # another object supplies volumes (a ServingRuntime, presets): absence proves nothing
+    if not site.runs:
+        return  # a PodTemplate object: the autoscaler reads its shape, no process of it ever starts
+    if spec.get("hostIPC") is True or not pod_gpus(spec, patterns, obj.facts):
+        return  # hostIPC: the host's /dev/shm; no GPU: not this rule's business
+    affected: list[_Unmounted] = []
+    for path, container in main_containers(spec):
+        gpus = container_gpus(container, patterns, obj.facts)
+        if not gpus:
+            continue
+        family = container_family(container, patterns, obj.facts)
+        if not family.processes_share_memory:
+            continue  # TPUs: one process per host drives every chip, over ICI
+        small = _small_shm(spec, container) if mounts_dev_shm(container) else None
+        if mounts_dev_shm(container) and small is None:
+            continue
+        # the object's other pod templates count too: a rank of several pods
+        reason = _reason(obj, obj.facts.sites(), site, container, gpus, patterns, ctx)
+        if reason and small is not None:
+            yield _small_finding(site, container, reason, *small)
+        elif reason:
+            affected.append(_Unmounted(path, container, *reason, family.collective_shm))
+    if affected:
+        yield _finding(site, affected)
 
 
 def _mounts_written(obj: KubeObject, site: PodSpecSite) -> bool:
@@ -125,7 +124,7 @@ class _Unmounted:
 
 def _reason(
     obj: KubeObject,
-    sites: list[PodSpecSite],
+    sites: Sequence[PodSpecSite],
     site: PodSpecSite,
     container: dict[str, Any],
     gpus: int,
@@ -136,10 +135,10 @@ def _reason(
     # GPUs held by a device query tool, a burn-in, a placeholder or a web server: no processes share memory
     if runs_no_shared_memory(container):
         return None
-    family = container_family(container, patterns)
+    family = container_family(container, patterns, obj.facts)
     one_process = image_name(container) in SINGLE_PROCESS_IMAGES or one_jax_process(container)
     if gpus >= 2 and family.peers and not one_process:
-        resource = gpu_resource_name(container, patterns)
+        resource = gpu_resource_name(container, patterns, obj.facts)
         if family.collective_shm:
             library = f"{family.collective}'s shared memory" if family.collective else "shared memory"
             return f"{gpus} {resource}", f"multi-GPU programs exchange data through {library}"
@@ -148,7 +147,9 @@ def _reason(
             f"programs over several {family.name}s run a process per device (and DataLoader workers, Ray's object "
             "store) that share memory through /dev/shm",
         )
-    server = multiprocess_server(container, injected_env(obj.data, site), namespace_config_maps(ctx, obj.ref.namespace))
+    server = multiprocess_server(
+        container, injected_env(obj.data, site), namespace_config_maps(ctx, obj.ref.namespace), obj.facts
+    )
     # vLLM and SGLang start a process per rank on GPUs; on Neuron one process drives every NeuronCore
     gpu = family.noun.endswith("GPU")
     if server is not None and (gpu or server[0] not in ("vLLM", "SGLang")):
@@ -173,14 +174,14 @@ def _reason(
 
 
 def _one_rank_of_several(
-    obj: KubeObject, sites: list[PodSpecSite], site: PodSpecSite, patterns: tuple[str, ...]
+    obj: KubeObject, sites: Sequence[PodSpecSite], site: PodSpecSite, patterns: tuple[str, ...]
 ) -> bool:
     """The object's pods are ranks of one distributed program, and more than one of them holds GPUs. A Ray
     head is none: it runs Ray's control plane and the driver, and Ray places the program's GPU ranks on the
     workers (Ray's object store falls back to /tmp when /dev/shm is small)."""
     if not is_distributed(obj.api_version, obj.kind) or (obj.ref.group == "ray.io" and site.role == "head"):
         return False
-    return sum(site.pods or 0 for site in sites if pod_gpus(site.spec, patterns)) > 1
+    return sum(site.pods or 0 for site in sites if pod_gpus(site.spec, patterns, obj.facts)) > 1
 
 
 def _finding(site: PodSpecSite, affected: list[_Unmounted]) -> Diagnostic:

@@ -47,7 +47,7 @@ def _renamed_requests(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic
     single = ctx.resolver.linted.fact("single MIG strategy", _single_mig_strategy, ctx.resolver.linted)
     if not names and not single:
         return
-    for site in pod_spec_sites(obj.data):
+    for site in obj.facts.sites():
         for path, container in main_containers(site.spec):
             limits = mapping(mapping(container.get("resources")).get("limits"))
             for resource in limits:

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from gpulint.kube.features import stage
 from gpulint.kube.fields import dig, mapping, sequence
-from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.dra_objects import CLAIM_KINDS, is_dra
 from gpulint.lint.findings import Diagnostic, Severity
@@ -110,7 +109,7 @@ def _uses(obj: KubeObject) -> Iterator[tuple[str, tuple, str]]:
         yield "DynamicResourceAllocation", ("kind",), f"the {obj.kind} API"
     if group == "batch" and obj.kind == "Job" and isinstance(spec.get("scheduling"), dict):
         yield "WorkloadWithJob", ("spec", "scheduling"), "Job spec.scheduling"
-    for site in pod_spec_sites(data):
+    for site in obj.facts.sites():
         for field in ("schedulingGroup", "workloadRef"):
             if isinstance(site.spec.get(field), dict):
                 yield "GenericWorkload", (*site.path, field), f"pod spec.{field}"

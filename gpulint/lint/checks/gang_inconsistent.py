@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.gangs.members import group_minimum, group_references, reported_gangs
 from gpulint.kube.typos import typo_of
-from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
 from gpulint.lint.kinds import only_elsewhere, unproven
@@ -52,8 +51,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 ),
                 notes=(f"schedulers: {', '.join(schedulers)}; one scheduler must place the whole gang",),
             )
-    for site in pod_spec_sites(obj.data):
-        for ref in group_references(obj.data, site, obj.ref.namespace):
+    for site in obj.facts.sites():
+        for ref in group_references(obj.facts, site, obj.ref.namespace):
             _minimum, _topology, _gang, found = group_minimum(ref, ctx.resolver)
             if found or not ctx.resolver.reference_proven_absent:
                 continue

@@ -9,7 +9,7 @@ from gpulint.kube.fields import dig, mapping
 from gpulint.kube.gangs.members import has_gang_policy
 from gpulint.kube.resources import accelerator_noun, is_gpu
 from gpulint.kube.scheduler import pod_requests
-from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite, api_group
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -46,8 +46,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         return
     pods_by_role: dict[str, int] = {}
     resources: set[str] = set()
-    for site in pod_spec_sites(obj.data):
-        asked = [name for name in pod_requests(site.spec) if is_gpu(name, ctx.config.gpu_resources)]
+    for site in obj.facts.sites():
+        asked = [name for name in pod_requests(site.spec, obj.facts) if is_gpu(name, ctx.config.gpu_resources)]
         if asked and site.pods and not _placed_whole(obj, site):
             role = site.role or "pod"
             pods_by_role[role] = pods_by_role.get(role, 0) + site.pods

@@ -30,7 +30,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     resolver = ctx.cluster
     if resolver is None:
         return
-    pod = gpu_pod_requirements(obj.kind, site, resolver)
+    pod = gpu_pod_requirements(obj.kind, site, resolver, obj.facts)
     if pod is None:
         return
     fit = resolver.model.evaluate(pod)

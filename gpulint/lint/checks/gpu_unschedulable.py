@@ -12,12 +12,12 @@ from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
 from gpulint.kube.scheduler import FitResult, PodRequirements, pod_requirements
-from gpulint.kube.workloads import PodSpecSite, extended_resource_path, pod_spec_sites, template_metadata
+from gpulint.kube.workloads import PodSpecSite, extended_resource_path, template_metadata
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
-from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 from gpulint.lint.scheduling import SchedulingVerdict, scheduling_cause, scheduling_verdict
 from gpulint.lint.verdicts import (
     admitted_pod_spec,
@@ -31,56 +31,53 @@ from gpulint.lint.verdicts import (
 KAI_GPU_MEMORY = "gpu-memory"  # KAI's annotation: MiB of a GPU (pkg/common/constants GpuMemory)
 GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's; KAI's GpuMemoryLabel
 
-SPEC = RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}))
+SPEC = RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 
 
-def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     inventory = ctx.cluster
     if inventory is None:
         return
-    model = inventory.model
-    pins = kueue_pins(obj, inventory)  # a queued workload's pods carry its flavor's labels and tolerations
-    for written in pod_spec_sites(obj.data):
-        if written.completed_by:
-            continue  # tolerations or affinity may come from the object that completes the pod
-        site = kueue_admitted(written, pins)
-        pod = gpu_pod_requirements(obj.kind, site, inventory)
-        if pod is None:
-            yield from _kai_gpu_memory(obj, site, inventory)
-            continue
-        if any(is_extended(name) for name in pod.requests.keys() - inventory.offered_resources):
-            continue  # a resource no node publishes: gpu-resource-unknown says so, more precisely
-        if inventory.pools and obj.kind == "DaemonSet":
-            continue  # a DaemonSet's pods never make a pool add a node: they run on the nodes that come
-        verdict = scheduling_verdict(obj.kind, site, inventory, written)  # the one explain shows
-        if verdict.cause.selection:
-            continue  # one cause, one finding: over-tight-affinity words it, with the scheduler's summary
-        empty, fits = verdict.fit, list(verdict.pools)
-        if not empty.fits:
-            yield from _no_node_fits(site, verdict, inventory)
-            continue
-        if obj.kind != "DaemonSet" and not grows_any(fits):
-            yield from _daemons_hold(site, pod, empty, inventory)
-        if site.pods and site.pods > 1 and verdict.selection_limits is None:  # else over-tight-affinity's
-            yield from _replicas(site, pod, empty, fits, inventory)
-        if obj.kind == "Deployment" and obj.ref.group == "apps" and site.pods:
-            yield from _rollout(obj, site, pod, fits, inventory)
-        grows = any(fit.state == FITS and fit.room != 0 for fit in fits)  # a scale-up makes room
-        if inventory.pods and not pod.node_name and not grows:  # a bound pod is already counted
-            now = model.evaluate(pod, now=True)
-            if not now.fits:
-                yield Diagnostic(
-                    RULE_ID,
-                    _where(site),
-                    f"{_subject(site)} fits on the empty cluster ({_nodes(empty.fitting_count)}) but not "
-                    "with the pods running now",
-                    notes=(
-                        *scheduling_cause(now, pod, inventory).notes(),
-                        "it waits for capacity, or preempts lower-priority pods if its priority allows",
-                    ),
-                    severity=Severity.WARNING,
-                )
+    if written.completed_by:
+        return  # tolerations or affinity may come from the object that completes the pod
+    site = kueue_admitted(written, kueue_pins(obj, inventory))  # a queued workload's: its flavor's labels, tolerations
+    pod = gpu_pod_requirements(obj.kind, site, inventory, obj.facts)
+    if pod is None:
+        yield from _kai_gpu_memory(obj, site, inventory)
+        return
+    if any(is_extended(name) for name in pod.requests.keys() - inventory.offered_resources):
+        return  # a resource no node publishes: gpu-resource-unknown says so, more precisely
+    if inventory.pools and obj.kind == "DaemonSet":
+        return  # a DaemonSet's pods never make a pool add a node: they run on the nodes that come
+    verdict = scheduling_verdict(obj.kind, site, inventory, written, obj.facts)  # the one explain shows
+    if verdict.cause.selection:
+        return  # one cause, one finding: over-tight-affinity words it, with the scheduler's summary
+    empty, fits = verdict.fit, list(verdict.pools)
+    if not empty.fits:
+        yield from _no_node_fits(site, verdict, inventory)
+        return
+    if obj.kind != "DaemonSet" and not grows_any(fits):
+        yield from _daemons_hold(site, pod, empty, inventory)
+    if site.pods and site.pods > 1 and verdict.selection_limits is None:  # else over-tight-affinity's
+        yield from _replicas(site, pod, empty, fits, inventory)
+    if obj.kind == "Deployment" and obj.ref.group == "apps" and site.pods:
+        yield from _rollout(obj, site, pod, fits, inventory)
+    grows = any(fit.state == FITS and fit.room != 0 for fit in fits)  # a scale-up makes room
+    if inventory.pods and not pod.node_name and not grows:  # a bound pod is already counted
+        now = inventory.model.evaluate(pod, now=True)
+        if not now.fits:
+            yield Diagnostic(
+                RULE_ID,
+                _where(site),
+                f"{_subject(site)} fits on the empty cluster ({_nodes(empty.fitting_count)}) but not "
+                "with the pods running now",
+                notes=(
+                    *scheduling_cause(now, pod, inventory).notes(),
+                    "it waits for capacity, or preempts lower-priority pods if its priority allows",
+                ),
+                severity=Severity.WARNING,
+            )
 
 
 def _unknown_hints(chosen: list[PoolFit]) -> tuple[str, ...]:

@@ -56,12 +56,12 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     pod_has_gpu: bool | None = None  # read for the first container that runs a CUDA image
     for container_path, container in main_containers(site.spec):
         base = (*site.path, *container_path)
-        gpus = container_gpus(container, patterns)
+        gpus = container_gpus(container, patterns, obj.facts)
         privileged = dig(container, "securityContext", "privileged") is True
         held = namespace_config_maps(ctx, obj.ref.namespace) if _reads_config_maps(container) else {}
         written = env_settings(container, VISIBILITY_VARIABLES, held)
         if written and gpus:  # only the variables the device's runtime reads (not CUDA's on a TPU)
-            read = container_family(container, patterns).visibility_variables
+            read = container_family(container, patterns, obj.facts).visibility_variables
             written = {name: entry for name, entry in written.items() if name in read}
             if not written:
                 continue  # an image's CUDA variables on another device: nothing to see or override

@@ -22,7 +22,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     spec = site.spec
     if site.completed_by:
         return  # the dnsPolicy may come from the object that completes the pod
-    if spec.get("hostNetwork") is not True or not pod_gpus(spec, patterns):
+    if spec.get("hostNetwork") is not True or not pod_gpus(spec, patterns, obj.facts):
         return
     policy = spec.get("dnsPolicy")
     if policy not in (None, "ClusterFirst"):

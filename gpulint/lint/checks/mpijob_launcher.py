@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpulint.kube.fields import dig, integer, mapping, text
 from gpulint.kube.runtime import container_gpus, container_launches, gpu_resource_name, main_containers
-from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, api_group
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
@@ -24,13 +24,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if api_group(obj.api_version) != "kubeflow.org":
         return
     spec = mapping(obj.data.get("spec"))
-    sites = {site.role: site for site in pod_spec_sites(obj.data)}
+    sites = {site.role: site for site in obj.facts.sites()}
     workers = sites.get("Worker")
     launcher = sites.get("Launcher")
     if workers is not None and workers.pods is not None:
         yield from _wait_for_workers(spec, sites, workers.pods)
     if launcher is not None and spec.get("runLauncherAsWorker") is not True:
-        yield from _idle_launcher_gpus(launcher, ctx.config.gpu_resources)
+        yield from _idle_launcher_gpus(launcher, ctx.config.gpu_resources, obj.facts)
 
 
 def _wait_for_workers(spec: dict, sites: dict[str, PodSpecSite], workers: int) -> Iterator[Diagnostic]:
@@ -65,16 +65,16 @@ def _wait_for_workers(spec: dict, sites: dict[str, PodSpecSite], workers: int) -
     )
 
 
-def _idle_launcher_gpus(launcher: PodSpecSite, patterns: tuple[str, ...]) -> Iterator[Diagnostic]:
+def _idle_launcher_gpus(launcher: PodSpecSite, patterns: tuple[str, ...], facts: ObjectFacts) -> Iterator[Diagnostic]:
     for container_path, container in main_containers(launcher.spec):
-        gpus = container_gpus(container, patterns)
+        gpus = container_gpus(container, patterns, facts)
         if not gpus:
             continue
-        found = container_launches(container)
+        found = container_launches(container, facts=facts)
         programs = {(command.words[0].text or "").rsplit("/", 1)[-1] for command in found.commands if command.words}
         if not any(launch.launcher.name == "mpirun" for launch in found.launches) and not programs & _LAUNCH_PROGRAMS:
             continue  # the launcher runs something else: it may use its GPUs
-        resource = gpu_resource_name(container, patterns)
+        resource = gpu_resource_name(container, patterns, facts)
         limits = mapping(mapping(container.get("resources")).get("limits"))
         section = "limits" if resource in limits else "requests"
         yield Diagnostic(

@@ -10,7 +10,7 @@ from gpulint.kube import networks
 from gpulint.kube.fields import mapping, text
 from gpulint.kube.gpu_stack import image_repository
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
-from gpulint.kube.workloads import PodSpecSite, containers, pod_spec_sites, template_metadata
+from gpulint.kube.workloads import PodSpecSite, containers, template_metadata
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.kinds import only_elsewhere, unproven
@@ -125,6 +125,6 @@ def _injected(resolver: Resolver) -> bool:
     return any(
         image_repository(text(container.get("image"))).endswith(INJECTOR_IMAGE)
         for obj in resolver.linted.of_kind("apps", "Deployment")
-        for site in pod_spec_sites(obj.data)
+        for site in obj.facts.sites()
         for _, container in containers(site.spec)
     )

@@ -7,15 +7,15 @@ from collections.abc import Iterator
 
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement, pod_requirements
-from gpulint.kube.workloads import effective_pod_spec, pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite, effective_pod_spec
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.resolver import Resolver
-from gpulint.lint.rule_spec import Need, RuleSpec
+from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 from gpulint.lint.verdicts import pool_label_reasons, pools_matching, selection_limits_replicas
 
-SPEC = RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}))
+SPEC = RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 # (path in the pod spec, message, severity, pinned: no verdict either way, whatever the configuration)
 Verdict = tuple[tuple, str, Severity, bool, tuple[str, ...]]  # path, message, severity, pinned, notes
@@ -41,26 +41,23 @@ def values_in_cluster(key: str, nodes: list[NodeInfo], limit: int = 5) -> str:
     return f"nodes carry {key} = {shown}{more}"
 
 
-def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     inventory = ctx.cluster
     if inventory is None:
         return
     if obj.kind == "DaemonSet" and (inventory.pools or not inventory.node_labels_proven):
         return  # its pods follow the nodes that come and go (agents label them after boot), never add one
-    for site in pod_spec_sites(obj.data):
-        if site.completed_by:
-            continue  # the selector that applies may come from the object that completes the pod
-        pod = pod_requirements(effective_pod_spec(obj.kind, site.spec))
-        if not pod.requirements():
-            continue  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)
-        # Workloads repeat: judge each distinct (pod, replica count) once per run, and once per inventory
-        # for the webhook's reviews (the verdict reads the nodes and pools, never the object's other fields).
-        key = (RULE_ID, pod.signature(), site.pods)
-        verdicts = ctx.memo(key, lambda: inventory.shape_fact(key, lambda: tuple(_judge(pod, site.pods, inventory))))  # noqa: B023 - called at once
-        for relative_path, message, severity, pinned, notes in verdicts:
-            yield Diagnostic(
-                RULE_ID, (*site.path, *relative_path), message, severity=severity, pinned=pinned, notes=notes
-            )
+    if site.completed_by:
+        return  # the selector that applies may come from the object that completes the pod
+    pod = pod_requirements(effective_pod_spec(obj.kind, site.spec), facts=obj.facts)
+    if not pod.requirements():
+        return  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)
+    # Workloads repeat: judge each distinct (pod, replica count) once per run, and once per inventory
+    # for the webhook's reviews (the verdict reads the nodes and pools, never the object's other fields).
+    key = (RULE_ID, pod.signature(), site.pods)
+    verdicts = ctx.memo(key, lambda: inventory.shape_fact(key, lambda: tuple(_judge(pod, site.pods, inventory))))
+    for relative_path, message, severity, pinned, notes in verdicts:
+        yield Diagnostic(RULE_ID, (*site.path, *relative_path), message, severity=severity, pinned=pinned, notes=notes)
 
 
 def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Iterator[Verdict]:

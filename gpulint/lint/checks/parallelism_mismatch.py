@@ -25,7 +25,7 @@ from gpulint.kube.runtime import (
     main_containers,
     unknown_env_sources,
 )
-from gpulint.kube.workloads import PodSpecSite, api_group, pod_spec_sites
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, api_group
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.config_maps import namespace_config_maps
 from gpulint.lint.findings import Diagnostic, Severity
@@ -52,13 +52,13 @@ class _Demand:
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     key = (api_group(obj.api_version), obj.kind)
     patterns = ctx.config.gpu_resources
-    sites = [site for site in pod_spec_sites(obj.data) if site.runs]  # a PodTemplate object starts nothing
+    sites = [site for site in obj.facts.sites() if site.runs]  # a PodTemplate object starts nothing
     for site in sites:
         if site.completed_by:
             continue  # the command and arguments may come from the object that completes the pod
         injected: dict[str, str | None] | None = None  # read for the first GPU container
         for container_path, container in main_containers(site.spec):
-            gpus = container_gpus(container, patterns)
+            gpus = container_gpus(container, patterns, obj.facts)
             if not gpus:
                 continue
             if injected is None:
@@ -66,11 +66,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             if any(name in injected for name in VISIBILITY_VARIABLES):
                 continue
             config_maps = namespace_config_maps(ctx, obj.ref.namespace)
-            found = container_launches(container, injected, config_maps)
+            found = container_launches(container, injected, config_maps, obj.facts)
             if not found.launches:
                 continue  # no launcher (most containers): no process count to compare
             base = (*site.path, *container_path)
-            held = device_ranks(container, site.spec, patterns)
+            held = device_ranks(container, site.spec, patterns, obj.facts)
             if held is None:
                 continue  # a Neuron device on an instance type the pod does not pin: its NeuronCores are not known
             # A Secret or a ConfigMap gpulint does not hold may set NVIDIA_VISIBLE_DEVICES=all (the node's other GPUs
@@ -236,11 +236,14 @@ def _lws_group(
     if size is None:
         return  # the group's size is filled in later: its GPUs are not known
     held = [
-        container_family(c, patterns) for s in sites for _, c in main_containers(s.spec) if container_gpus(c, patterns)
+        container_family(c, patterns, obj.facts)
+        for s in sites
+        for _, c in main_containers(s.spec)
+        if container_gpus(c, patterns, obj.facts)
     ]
     if not all(family.noun.endswith("GPU") for family in held):
         return  # vLLM spreads its ranks over the group's GPUs with Ray; other devices are not modelled
-    gpus = {s.role: sum(container_gpus(c, patterns) or 0 for _, c in main_containers(s.spec)) for s in sites}
+    gpus = {s.role: sum(container_gpus(c, patterns, obj.facts) or 0 for _, c in main_containers(s.spec)) for s in sites}
     leader = gpus.get("leader", gpus.get("worker", 0))
     group = leader + (size - 1) * gpus.get("worker", 0)
     if not group or launch.has("config") or launch.opaque:
@@ -300,11 +303,13 @@ def _operator_fields(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[
             yield from _ray_serve(obj, sites, patterns)
 
 
-def _first_gpu_container(site: PodSpecSite, patterns: tuple[str, ...]) -> tuple[dict[str, Any], DeviceRanks] | None:
+def _first_gpu_container(
+    site: PodSpecSite, patterns: tuple[str, ...], facts: ObjectFacts
+) -> tuple[dict[str, Any], DeviceRanks] | None:
     """The first container with devices whose ranks are known, and what they hold."""
     for _, container in main_containers(site.spec):
-        if container_gpus(container, patterns):
-            held = device_ranks(container, site.spec, patterns)
+        if container_gpus(container, patterns, facts):
+            held = device_ranks(container, site.spec, patterns, facts)
             return (container, held) if held is not None else None
     return None
 
@@ -317,7 +322,7 @@ def _mpijob(
     slots = integer(spec.get("slotsPerWorker"), 1)
     if worker is None or not worker.pods or not slots:
         return  # no workers, or slotsPerWorker not known offline (a placeholder)
-    found = _first_gpu_container(worker, patterns)
+    found = _first_gpu_container(worker, patterns, obj.facts)
     if found is not None and slots > found[1].ranks and "slotsPerWorker" in spec:
         container, held = found
         error = held.family.missing_device
@@ -337,7 +342,7 @@ def _mpijob(
     if spec.get("runLauncherAsWorker") is True:
         total += slots
     for container_path, container in main_containers(launcher.spec):
-        for launch in container_launches(container).launches:
+        for launch in container_launches(container, facts=obj.facts).launches:
             if launch.launcher.name != "mpirun" or launch.has("hosts") or launch.has("oversubscribe") or launch.opaque:
                 continue
             np = launch.number("np")
@@ -456,9 +461,11 @@ def _trainjob(
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
         return
     holder = {"resources": mapping(trainer.get("resourcesPerNode"))}
-    held = device_ranks(holder, {}, patterns)
-    if not container_gpus(holder, patterns) and isinstance(getattr(obj.data, "runtime", None), dict):
-        found = next((f for f in (_first_gpu_container(site, patterns) for site in sites) if f is not None), None)
+    held = device_ranks(holder, {}, patterns, obj.facts)
+    if not container_gpus(holder, patterns, obj.facts) and isinstance(getattr(obj.data, "runtime", None), dict):
+        found = next(
+            (f for f in (_first_gpu_container(site, patterns, obj.facts) for site in sites) if f is not None), None
+        )
         held = found[1] if found is not None else None
     if held is None:
         return
@@ -485,9 +492,9 @@ def _ray(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[str, ...]) -
         raw = dig(obj.data, *owner, "rayStartParams", "num-gpus")
         if not containers or isinstance(raw, bool) or not isinstance(raw, (int, str)) or not str(raw).strip().isdigit():
             continue
-        gpus = container_gpus(containers[0], patterns)  # KubeRay: the first container runs Ray
+        gpus = container_gpus(containers[0], patterns, obj.facts)  # KubeRay: the first container runs Ray
         declared = int(str(raw).strip())
-        resource = gpu_resource_name(containers[0], patterns)
+        resource = gpu_resource_name(containers[0], patterns, obj.facts)
         if not gpus or declared == gpus or not resource.endswith("gpu"):
             # no GPU limit: num-gpus is then a logical resource (or the head kept at 0); KubeRay derives num-gpus
             # from limits whose name ends in "gpu" only (TPUs and NeuronCores are Ray resources of their own)
@@ -568,7 +575,7 @@ def _ray_groups(
             continue
         group = mapping(dig(obj.data, *site.template_path[:-1]))
         containers = [c for _, c in main_containers(site.spec)]
-        gpus = ray_serve.node_gpus(group, container_gpus(containers[0], patterns) if containers else None)
+        gpus = ray_serve.node_gpus(group, container_gpus(containers[0], patterns, obj.facts) if containers else None)
         nodes = 1 if site.role == "head" else ray_serve.group_nodes(group, autoscaling)
         if gpus is None:
             return None

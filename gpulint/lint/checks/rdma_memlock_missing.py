@@ -42,7 +42,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
             networks = _networks(obj, site)
         if not rdma and not networks:
             continue
-        if not container_gpus(container, patterns) or _can_lock_memory(container):
+        if not container_gpus(container, patterns, obj.facts) or _can_lock_memory(container):
             continue
         name = text(container.get("name"))
         cause = (

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.typos import typo_of
-from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.kinds import unproven
@@ -45,7 +44,7 @@ def declared_schedulers(resolver: Resolver) -> set[str]:
                 names.update(_PROFILE.findall(value))
     for kind in ("Deployment", "StatefulSet", "DaemonSet"):
         for obj in resolver.linted.of_kind("apps", kind):
-            for site in pod_spec_sites(obj.data):
+            for site in obj.facts.sites():
                 for container in sequence(site.spec.get("containers")):
                     for arg in (
                         *sequence(mapping(container).get("args")),
@@ -64,7 +63,7 @@ def _uses(obj: KubeObject) -> Iterator[tuple[Path, str]]:
     spec = mapping(obj.data.get("spec"))
     if obj.ref.group == "batch.volcano.sh" and isinstance(spec.get("schedulerName"), str):
         yield ("spec", "schedulerName"), spec["schedulerName"]
-    for site in pod_spec_sites(obj.data):
+    for site in obj.facts.sites():
         name = site.spec.get("schedulerName")
         if isinstance(name, str) and name:
             yield (*site.path, "schedulerName"), name

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from gpulint.kube.crd_templates import SchemaBound
 from gpulint.kube.fields import type_name
-from gpulint.kube.workloads import pod_spec_sites, read_by_shape
+from gpulint.kube.workloads import read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.objects import KubeObject, is_list, list_is_malformed
@@ -68,7 +68,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             yield Diagnostic(RULE_ID, error.path, f"{where}: {_bounded(error.message)}")
     # a custom resource bound to its CRD (kube/crd_templates) has its pod templates where its schema puts them
     shaped = read_by_shape(obj.api_version, obj.kind) and not isinstance(data, SchemaBound)
-    if shaped and next(pod_spec_sites(data), None) is not None:
+    if shaped and obj.facts.sites():
         yield Diagnostic(
             RULE_ID,
             ("kind",),

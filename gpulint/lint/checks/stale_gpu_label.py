@@ -11,7 +11,6 @@ from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.resources import is_gpu
 from gpulint.kube.scheduler import NodeInfo, PodRequirements, pod_requirements, resource_list
-from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, split_long
 from gpulint.lint.objects import KubeObject
@@ -206,8 +205,8 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if inventory is None:
         return
     gpu_resources = ctx.config.gpu_resources
-    for site in pod_spec_sites(obj.data):
-        pod = pod_requirements(site.spec)
+    for site in obj.facts.sites():
+        pod = pod_requirements(site.spec, facts=obj.facts)
         gpu_requirements = [
             r
             for r in pod.requirements()

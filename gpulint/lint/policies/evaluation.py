@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from gpulint.kube.cel.actual_cost import Composition
 from gpulint.kube.cel.cost import U64
 from gpulint.kube.cel.engine import COST_EXCEEDED, PER_CALL_LIMIT, UNDECIDED, CelEngine, Compiled
-from gpulint.kube.workloads import pod_spec_sites
+from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.findings import Diagnostic, Path, Severity, split_long
 from gpulint.lint.objects import KubeObject
 from gpulint.lint.policies.matching import policy_applies
@@ -36,10 +36,10 @@ def parse_field_path(text: Any) -> Path | None:
     return tuple(path)
 
 
-def pod_specs(data: dict[str, Any]) -> list[dict[str, Any]]:
+def pod_specs(sites: Iterable[PodSpecSite]) -> list[dict[str, Any]]:
     return [
         {"path": ".".join(str(p) for p in site.path), "spec": site.spec, "pods": site.pods, "role": site.role}
-        for site in pod_spec_sites(data)
+        for site in sites
     ]
 
 
@@ -81,7 +81,7 @@ def evaluate(policy: Policy, obj: KubeObject, ctx: CheckContext, engine: CelEngi
     data: dict[str, Any] = {
         "object": obj.data,
         "oldObject": None,
-        "podSpecs": pod_specs(obj.data),
+        "podSpecs": pod_specs(obj.facts.sites()),
         "inventory": ctx.memo("policy-inventory", lambda: inventory_view(ctx)),
         "objects": ctx.resolver.objects,
         "request": {
