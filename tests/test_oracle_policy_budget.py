@@ -152,7 +152,7 @@ def test_the_admission_environment_refuses_what_the_api_server_refuses(oracle):
     engine = policy_engine()
     answers = oracle.ask(
         "policy_budget",
-        [{"variables": VARIABLES, "expressions": [text], "object": pod(False)} for text in ADMISSION],
+        [{"variables": VARIABLES, "expressions": [text], "object": budget_pod(False)} for text in ADMISSION],
     )
     found = []
     for text, answer in zip(ADMISSION, answers):
