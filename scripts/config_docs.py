@@ -2,7 +2,7 @@
 """Write the options reference of docs/configuration.md and gpulint.schema.json from the options table
 (``OPTIONS`` in gpulint/lint/config.py), the one place a configuration key is defined.
 
-The page's reference lies between two markers; the prose around it is kept. tests/test_config_options.py
+The page's reference lies between two markers; the prose around it is kept. tests/unit/test_config_options.py
 fails when either file differs from what this script writes.
 
     python scripts/config_docs.py            # rewrite both in place

@@ -2,7 +2,7 @@
 """Write gpulint/lint/rule_index.py from the rule modules' SPECs (run it after adding a rule or changing a SPEC).
 
 The registry lists rules from this index so that a run imports only the rule modules its objects need;
-tests/test_rule_index.py fails when the index and the modules disagree. The file is then formatted with
+tests/rules/test_rule_index.py fails when the index and the modules disagree. The file is then formatted with
 ruff (the project's formatter, from the test extra) so that ``ruff format --check`` accepts it.
 """
 
@@ -20,7 +20,7 @@ INDEX = Path(__file__).resolve().parent.parent / "gpulint" / "lint" / "rule_inde
 HEADER = '''"""Every built-in rule: its module in gpulint.lint.checks, its SPEC and whether it has a check.
 
 Generated from the rule modules by ``python scripts/generate_rule_index.py``: do not edit. The registry
-reads it so that a run imports only the rule modules its objects need (tests/test_rule_index.py holds it in
+reads it so that a run imports only the rule modules its objects need (tests/rules/test_rule_index.py holds it in
 step with the modules).
 """
 

@@ -5,9 +5,9 @@
 
 writes, and never overwrites:
 - gpulint/lint/checks/<rule_id>.py: the SPEC and a check that finds nothing yet;
-- rules/<rule-id>.yaml: the docs, each key saying what it must hold (tests/test_rule_docs.py runs its
+- rules/<rule-id>.yaml: the docs, each key saying what it must hold (tests/rules/test_rule_docs.py runs its
   example and fails until the example and example-findings agree with the check);
-- tests/rules/<rule-id>.md: a failing and a clean case to fill in (tests/test_rule_cases.py runs them);
+- tests/rules/<rule-id>.md: a failing and a clean case to fill in (tests/rules/test_rule_cases.py runs them);
 then regenerates gpulint/lint/rule_index.py and docs/rules/ from the working tree, so no count or list is
 kept by hand. ``--root`` writes into another checkout of gpulint.
 """
@@ -54,7 +54,7 @@ kubernetes:
   - "the upstream source this rule follows: repository, file and release, and the function or message"
 example: |
   # a manifest as real repositories write it, that the rule reports
-example-findings:  # [line, column, message fragment] of every finding; tests/test_rule_docs.py
+example-findings:  # [line, column, message fragment] of every finding; tests/rules/test_rule_docs.py
 - [1, 1, "the message"]
 use-instead: |
   # the same manifest, fixed

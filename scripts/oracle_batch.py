@@ -1,4 +1,4 @@
-"""Large differential batches against the Kubernetes oracle (tests/test_oracle.py, docs/oracle.md).
+"""Large differential batches against the Kubernetes oracle (tests/upstream/test_oracle.py, docs/oracle.md).
 
     python scripts/oracle_batch.py --cases 100000
     python scripts/oracle_batch.py -k selectors_agree --runs 20 --seed 101
@@ -6,7 +6,7 @@
 Runs the oracle tests with ORACLE_CASES cases per family (random, not CI's derandomized ones) and
 prints the cases each family ran, the outcome and the time, for the table in docs/oracle.md. ``--runs``
 repeats the session with hypothesis seeds ``--seed``, ``--seed`` + 1, ... (each run explores other cases;
-a failing seed reproduces with ``pytest tests/test_oracle.py --hypothesis-seed=<seed>``).
+a failing seed reproduces with ``pytest tests/upstream/test_oracle.py --hypothesis-seed=<seed>``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def run_once(cases: int, k: str, seed: int | None) -> tuple[int, dict[str, int],
         environment = {**os.environ, "ORACLE_CASES": str(cases), "ORACLE_COUNTS": str(counts)}
         environment.pop("CI", None)  # random examples: each large run explores new cases
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "oracle"]
-        command += [str(ROOT / "tests" / "test_oracle.py")] + (["-k", k] if k else [])
+        command += [str(ROOT / "tests" / "upstream" / "test_oracle.py")] + (["-k", k] if k else [])
         command += [f"--hypothesis-seed={seed}"] if seed is not None else []
         started = time.monotonic()
         completed = subprocess.run(command, cwd=ROOT, env=environment, check=False)

@@ -2,7 +2,7 @@
 
     python scripts/render_deploy.py [--helm PATH]
 
-The chart is the source; tests/test_chart.py fails when the committed file differs from a fresh render.
+The chart is the source; tests/integration/test_chart.py fails when the committed file differs from a fresh render.
 """
 
 from __future__ import annotations

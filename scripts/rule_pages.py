@@ -3,7 +3,7 @@
 
 Each page is what ``gpulint rule NAME`` prints, with ``<`` outside code escaped so that the site shows
 ``<resource>`` rather than reading it as an HTML tag. Run it after adding a rule or editing a rule's doc;
-tests/test_rule_pages.py fails when a committed page differs from what this script writes.
+tests/rules/test_rule_pages.py fails when a committed page differs from what this script writes.
 
     python scripts/rule_pages.py            # rewrite docs/rules/ in place
     python scripts/rule_pages.py OUT_DIR    # write elsewhere (the freshness test compares the two)

@@ -1,5 +1,5 @@
 """DRA selectors on version attributes, with the outcome Kubernetes gives each (the oracle's answers with
-k8s.io/dynamic-resource-allocation v0.37.2, recorded here; tests/test_oracle.py asks it again).
+k8s.io/dynamic-resource-allocation v0.37.2, recorded here; tests/upstream/test_oracle.py asks it again).
 
 A version attribute is a ``kubernetes.Semver`` in Kubernetes' CEL (apiserver pkg/cel/semver.go): its own
 type, with no overload of the ordering operators, ``size``, ``+`` or the string functions; ``==`` with

@@ -263,7 +263,7 @@ class Requirement:
 
 def _requirement_fields(requirement: Requirement) -> tuple[Any, ...]:
     """A requirement's fields in order (what its dataclass equality compares), without dataclasses.astuple's deep copy
-    (tests/test_scheduler.py fails when a field is left out)."""
+    (tests/unit/test_scheduler.py fails when a field is left out)."""
     r = requirement
     return (r.description, r.path, r.key, r.operator, r.values, r.field, r.parse_errors)
 

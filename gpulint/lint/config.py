@@ -537,7 +537,7 @@ class _TomlLocator:
 
 # The options table: one row a key of .gpulint.yaml (and [tool.gpulint]). It drives the parsing above, the
 # configuration page (docs/configuration.md) and the JSON schema editors complete from (gpulint.schema.json);
-# scripts/config_docs.py writes both, and tests/test_config_options.py fails when they are stale.
+# scripts/config_docs.py writes both, and tests/unit/test_config_options.py fails when they are stale.
 
 
 @dataclass(frozen=True)

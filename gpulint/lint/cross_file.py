@@ -4,7 +4,7 @@ Forked workers (``--jobs``) and the repository index (a pre-commit run of a few 
 checks of each file only these objects from the other files, so the table must name every kind
 the resolver and the checks look up in the linted set: a kind left out makes a split run answer
 differently from one process over the whole tree (a queue "not found", a template missing). The
-table, not each caller, decides; tests/test_cross_file.py records what a run looks up and holds
+table, not each caller, decides; tests/unit/test_cross_file.py records what a run looks up and holds
 this table to it.
 """
 

@@ -79,7 +79,7 @@ _DRA = ("v1", "v1beta2", "v1beta1")
 _KUEUE = ("v1beta2", "v1beta1")
 _CAPI = ("v1beta2", "v1beta1")
 # What the inventory reads, as a table: the RBAC of the Helm chart (deploy/chart) grants list and
-# watch on exactly these (tests/test_chart.py holds the two together).
+# watch on exactly these (tests/integration/test_chart.py holds the two together).
 INVENTORY_APIS: tuple[InventoryApi, ...] = (
     # A Node as the inventory files keep it: without its cached images and volumes (lint/inventory.py)
     InventoryApi("", "Node", "nodes", ("v1",), essentials=compact_item),

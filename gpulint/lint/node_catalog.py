@@ -25,7 +25,7 @@ def shipped_catalog() -> Catalog:
     catalog = Catalog()
     for path in sorted(data_dir("catalog").glob("*.yaml")):
         rows, problems = _parse(str(path), path.read_bytes(), vouch=True)
-        assert not problems, problems  # tests/test_node_catalog.py keeps the shipped files clean
+        assert not problems, problems  # tests/unit/test_node_catalog.py keeps the shipped files clean
         catalog.extend(rows)
     return catalog
 

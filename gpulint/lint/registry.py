@@ -5,7 +5,7 @@ A rule file has these keys (unknown keys are refused, so a misspelt one cannot g
 - ``id``, ``severity``, ``summary``, ``what``, ``why``, ``kubernetes`` (a list of sources),
   ``example`` (a manifest that triggers the rule) and ``use-instead`` (the same manifest, fixed);
 - ``example-findings``: every finding the rule, run alone, reports on ``example``, as
-  ``[line, column, "a fragment of the message"]`` lists - tests/test_rule_docs.py compares the
+  ``[line, column, "a fragment of the message"]`` lists - tests/rules/test_rule_docs.py compares the
   whole list, so a doc whose example stops firing (or fires twice) fails the tests;
 - ``example-inventory``: optional, the cluster inventory both examples are linted against:
   ``rules/inventories/<name>.yaml`` or the folder ``rules/inventories/<name>/`` (shipped with

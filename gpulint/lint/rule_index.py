@@ -1,7 +1,7 @@
 """Every built-in rule: its module in gpulint.lint.checks, its SPEC and whether it has a check.
 
 Generated from the rule modules by ``python scripts/generate_rule_index.py``: do not edit. The registry
-reads it so that a run imports only the rule modules its objects need (tests/test_rule_index.py holds it in
+reads it so that a run imports only the rule modules its objects need (tests/rules/test_rule_index.py holds it in
 step with the modules).
 """
 

@@ -14,7 +14,7 @@ CONTRACT_VERSION = 1
 
 def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
     """``json.dumps(document, indent=2, ensure_ascii=False)`` of the document below, written a finding at a
-    time (tests/test_formatters.py holds the two to the same text)::
+    time (tests/unit/test_formatters.py holds the two to the same text)::
 
         {"version": 1, "findings": [f.as_json() for f in findings], "summary": report.summary(), "notes": [...]}
     """

@@ -53,7 +53,7 @@ def _rule(rule: Rule) -> dict[str, Any]:
 
 def render(report: Report, rules: dict[str, Rule], options: FormatOptions) -> str:
     """``json.dumps(log, indent=2, ensure_ascii=False)`` of the log below, its results written a finding at a
-    time (most of a SARIF file; tests/test_formatters.py holds the two to the same text)."""
+    time (most of a SARIF file; tests/unit/test_formatters.py holds the two to the same text)."""
     return "".join(body(report, rules, options))
 
 

@@ -1,2 +1,2 @@
 """Shared test fixtures: manifests, fakes and helpers that more than one test module uses (a test module never
-imports another; tests/test_import_cycles.py checks it)."""
+imports another; tests/unit/test_import_cycles.py checks it)."""

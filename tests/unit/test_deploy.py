@@ -1,5 +1,5 @@
 """The webhook's plain deploy manifests (deploy/gpulint.yaml, rendered from deploy/chart): linted clean by
-gpulint, valid against the schemas, safe defaults. tests/test_chart.py renders the chart itself."""
+gpulint, valid against the schemas, safe defaults. tests/integration/test_chart.py renders the chart itself."""
 
 import yaml
 from conftest import REPO, run_cli

@@ -16,11 +16,10 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 import yaml
-from conftest import run_cli
+from conftest import REPO, run_cli
 from rule_harness import findings_of
 
 import gpulint.lint.run
@@ -136,7 +135,7 @@ def _crossing(path: str, text: str, reduced: bool) -> tuple[list[tuple[object, o
 def _example_files() -> list[tuple[str, str]]:
     """Files as written: every rule doc's example (several documents each) and every file of examples/."""
     files = [(f"{rule_id}.yaml", all_rules()[rule_id].example) for rule_id in RULES]
-    root = Path(__file__).parent.parent / "examples"
+    root = REPO / "examples"
     files += [(str(path), path.read_text("utf-8")) for path in sorted(root.rglob("*.yaml"))]
     return files
 

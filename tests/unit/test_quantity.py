@@ -43,7 +43,7 @@ def test_rejects_what_kubernetes_rejects(text):
         parse_quantity(text)
 
 
-# Counterexamples the oracle (tests/test_oracle.py) found, with apimachinery v0.37.2's answers.
+# Counterexamples the oracle (tests/upstream/test_oracle.py) found, with apimachinery v0.37.2's answers.
 @pytest.mark.parametrize(
     "text, value",
     [

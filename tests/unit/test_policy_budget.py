@@ -4,7 +4,7 @@ matchConditions 2,500,000 (RuntimeCELCostBudgetMatchConditions), k8s.io/apiserve
 config.go; past it the whole policy fails with "validation failed due to running out of cost budget, no
 further validation rules will be run". A variable is evaluated when an expression first reads it
 (pkg/admission/plugin/cel composition.go), so one read only behind a short circuit never fails anything.
-tests/test_oracle_policy_budget.py holds the same cases against the API server's own code."""
+tests/upstream/test_oracle_policy_budget.py holds the same cases against the API server's own code."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every rule: one docs file, one check (or the loader), docs with every part, printed whole;
-the doc keys that make the docs runnable are parsed strictly (tests/test_rule_docs.py runs them)."""
+the doc keys that make the docs runnable are parsed strictly (tests/rules/test_rule_docs.py runs them)."""
 
 import copy
 import os

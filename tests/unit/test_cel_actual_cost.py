@@ -1,6 +1,6 @@
 """Policies over Kubernetes' per-call CEL cost limit (issue #33, item 7): cel-go's actual cost, counted from
 below by gpulint.kube.cel.actual_cost; over the limit is Kubernetes' "operation cancelled: actual cost limit
-exceeded" at the policy's severity. tests/test_oracle_policy_cost.py holds the counts against cel-go's."""
+exceeded" at the policy's severity. tests/upstream/test_oracle_policy_cost.py holds the counts against cel-go's."""
 
 from __future__ import annotations
 
@@ -242,7 +242,7 @@ def test_a_policy_ordering_long_strings_is_not_reported_over_the_limit(write):
 )
 def test_the_estimate_s_minimum_is_no_verdict_where_cel_go_stays_under_the_limit(expression, n):
     # before: "exceeded (its cost with these inputs is at least 1,200,004...)" from cel-go's estimated minimum;
-    # cel-go counts 13, about 800,000 and 120,006 (tests/test_oracle_policy_cost.py)
+    # cel-go counts 13, about 800,000 and 120,006 (tests/upstream/test_oracle_policy_cost.py)
     engine = policy_engine()
     compiled = engine.compile(expression)
     assert isinstance(compiled, Compiled)

@@ -11,7 +11,7 @@ from rule_harness import findings_of as _findings_of
 
 # The manifests of these tests are one cluster's files (clusters: with no inventory): their quotas and limits
 # are that cluster's, so a refusal is an error. Without the mapping it is at most a warning that names the
-# assumption (tests/test_clusters.py).
+# assumption (tests/unit/test_clusters.py).
 ONE_CLUSTER = {"clusters": {"team": {"paths": ["*"]}}}
 
 

@@ -121,7 +121,7 @@ def _pinned(*terms):
 
 
 def test_node_affinity_prefilter_words_the_nodes_it_leaves_out():
-    """Counterexamples of the oracle (tests/test_oracle.py, the scheduler of v1.37.2): when every required term
+    """Counterexamples of the oracle (tests/upstream/test_oracle.py, the scheduler of v1.37.2): when every required term
     names nodes (as a DaemonSet's pods do), NodeAffinity's PreFilter keeps those alone and the framework words
     the others by the plugin; terms that name no common node fail the PreFilter, a message of its own."""
     nodes = [node("a"), node("b")]

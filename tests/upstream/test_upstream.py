@@ -5,6 +5,7 @@ import sys
 
 import pytest
 from conftest import REPO
+
 from upstream.judges import agrees, load_cases, verdict
 
 CASES = load_cases()
