@@ -15,7 +15,7 @@ do_CONNECT, do_DELETE, do_OPTIONS, do_PATCH, do_PUT, do_TRACE  # refused with 40
 server_version, daemon_threads, block_on_close, request_queue_size
 _.api_key, _.api_key_prefix  # the kubernetes client's Configuration (tests/support/fake_apiserver.py)
 
-# PyYAML's resolver hooks, overridden to do nothing (gpulint/lint/loader.py)
+# PyYAML's resolver hooks, overridden to do nothing (gpulint/lint/inputs/loader.py)
 _.descend_resolver, _.ascend_resolver, current_node, current_index
 
 # google-re2 options, read by the library

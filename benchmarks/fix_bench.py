@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gpulint.lint.config import Config  # noqa: E402
 from gpulint.lint.findings import Fix  # noqa: E402
-from gpulint.lint.fix import _apply, _file_newline, _Plan, _plan_fix, _render, _Style, fix_text  # noqa: E402
-from gpulint.lint.loader import load_text  # noqa: E402
+from gpulint.lint.inputs.loader import load_text  # noqa: E402
+from gpulint.lint.inputs.sources import Source  # noqa: E402
+from gpulint.lint.output.fix import _apply, _file_newline, _Plan, _plan_fix, _render, _Style, fix_text  # noqa: E402
 from gpulint.lint.run import LintRun  # noqa: E402
-from gpulint.lint.sources import Source  # noqa: E402
 
 
 def manifest(containers: int) -> str:

@@ -197,7 +197,7 @@ if what == "baseline":
     with open(path, "rb") as handle:
         count = len(json.load(handle)["items"])
 elif what == "load":
-    from gpulint.lint.inventory import load_inventory
+    from gpulint.lint.world.inventory import load_inventory
     inventory = load_inventory([path])
     inventory.model  # the grouped node model the rules read
     count = len(inventory.nodes)

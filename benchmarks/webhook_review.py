@@ -43,7 +43,7 @@ def main() -> int:
     from gpulint.lint.engine import Deadline, Routes
     from gpulint.lint.run import LintRun
     from gpulint.webhook import server
-    from gpulint.webhook.admission import decide, parse_review
+    from gpulint.webhook.admission_review import decide, parse_review
 
     try:  # the review facade (#30 step 7): a snapshot per inventory, its deny_on and dry run its own
         from gpulint.lint.review import ReviewSnapshot  # noqa: F401

@@ -172,13 +172,13 @@ class Harness:
         from gpulint.lint.config import Config
         from gpulint.lint.engine import enabled_rules
         from gpulint.lint.findings import Severity
-        from gpulint.lint.inventory import load_inventory
-        from gpulint.lint.loader import load_bytes
-        from gpulint.lint.objects import objects_in
+        from gpulint.lint.inputs.loader import load_bytes
+        from gpulint.lint.inputs.objects import objects_in
+        from gpulint.lint.inputs.sources import Source
         from gpulint.lint.review import ReviewSnapshot
         from gpulint.lint.run import LintRun
-        from gpulint.lint.sources import Source
-        from gpulint.webhook.admission import BadReview, decide, parse_review
+        from gpulint.lint.world.inventory import load_inventory
+        from gpulint.webhook.admission_review import BadReview, decide, parse_review
 
         self.workdir = workdir
         self.keep_going = os.environ.get("GPULINT_FUZZ_KEEP_GOING", "")  # a directory: record crashes, go on

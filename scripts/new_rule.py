@@ -32,7 +32,7 @@ from collections.abc import Iterator
 
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("{id}", Severity.{severity})

@@ -15,9 +15,9 @@ from oracle_client import Oracle, build, go_command
 from gpulint.cli.main import cli
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Finding
-from gpulint.lint.inventory import ClusterInventory
+from gpulint.lint.inputs.sources import Source
 from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source
+from gpulint.lint.world.inventory import ClusterInventory
 
 # The tests root (its folders: unit, rules, integration, hostile, fuzz, upstream), its data and the checkout:
 # a test finds its files from these, never from its own __file__, so that it may move between folders.

@@ -12,22 +12,22 @@ from typing import TYPE_CHECKING
 from gpulint.cli.adoption import AdoptionOptions
 from gpulint.cli.live import LiveCluster, load_cluster, load_scoped
 from gpulint.cli.render_options import SourceOptions
-from gpulint.lint.collect import collect_all
 from gpulint.lint.config import Config
-from gpulint.lint.cross_file import crosses_files
 from gpulint.lint.engine import enabled_rules
 from gpulint.lint.errors import BaselineError, PolicyError, ToolError
 from gpulint.lint.findings import FileReport, Fix, Report, RunNotes, Severity, StreamedReport
-from gpulint.lint.inventory import InventoryError
-from gpulint.lint.linted_set import LintedObject
-from gpulint.lint.repo_index import build_context, repository_of
+from gpulint.lint.inputs.collect import collect_all
+from gpulint.lint.inputs.linted_set import LintedObject
+from gpulint.lint.inputs.repo_index import build_context, repository_of
+from gpulint.lint.inputs.sources import STDIN, CollectOptions, Source, SourceError
 from gpulint.lint.rule import Rule
 from gpulint.lint.run import LintRun
-from gpulint.lint.sources import STDIN, CollectOptions, Source, SourceError
+from gpulint.lint.world.cross_file import crosses_files
+from gpulint.lint.world.inventory import InventoryError
 from gpulint.report import FormatOptions, StreamedPieces, get_pieces, get_streamed
 
 if TYPE_CHECKING:  # a run with a baseline imports it
-    from gpulint.lint.baseline import Baseline
+    from gpulint.lint.output.baseline import Baseline
 
 
 @dataclass
@@ -95,7 +95,7 @@ def _apply_fixes(
     """Fix files in place (or collect their diff); returns the sources that changed, the diff text, and
     whether a file a render read changed (then everything is rendered again). Standard input and pipes
     are read once: their diff is shown, they are never written."""
-    from gpulint.lint.fix import FixRefused, prepare_fix, prepare_fix_of_content, write_fix
+    from gpulint.lint.output.fix import FixRefused, prepare_fix, prepare_fix_of_content, write_fix
 
     changed: list[Source] = []
     diffs: list[str] = []
@@ -298,8 +298,8 @@ def _stale_note(stale: int, path: str) -> str:
 
 
 def _baseline(path: str) -> Baseline:
-    """The baseline at ``path`` (gpulint.lint.baseline is imported by the runs that have one)."""
-    from gpulint.lint.baseline import load_baseline
+    """The baseline at ``path`` (gpulint.lint.output.baseline is imported by the runs that have one)."""
+    from gpulint.lint.output.baseline import load_baseline
 
     return load_baseline(path)
 
@@ -312,7 +312,7 @@ def _shown_path(path: str) -> str:
 
 def _write_baseline(report: Report, path: str, messages: list[str]) -> CheckResult:
     from gpulint.cli.output import write_report
-    from gpulint.lint.baseline import render_baseline
+    from gpulint.lint.output.baseline import render_baseline
 
     try:
         write_report(path, render_baseline(report, path))

@@ -11,7 +11,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from gpulint.lint.admission import (
+from gpulint.lint.engine import with_runtime
+from gpulint.lint.findings import Finding, Severity
+from gpulint.lint.inputs.objects import KubeObject
+from gpulint.lint.verdicts.queues import (
     admission_verdict,
     batch_queue_problems,
     kai_limit_problems,
@@ -22,12 +25,7 @@ from gpulint.lint.admission import (
     uncharging_quotas,
     volcano_capability_problems,
 )
-from gpulint.lint.engine import with_runtime
-from gpulint.lint.findings import Finding, Severity
-from gpulint.lint.inventory import GANG_OBJECT_KINDS
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.resolver import Resolver
-from gpulint.lint.scheduling import (
+from gpulint.lint.verdicts.scheduling import (
     WORK_BUDGET,
     GangAnswer,
     PodSpecSite,
@@ -43,7 +41,16 @@ from gpulint.lint.scheduling import (
     site_detail,
     template_labels,
 )
-from gpulint.lint.verdicts import describe_gang, describe_scale_up, gang_detail, kueue_admitted, kueue_pins, role_pods
+from gpulint.lint.verdicts.shared import (
+    describe_gang,
+    describe_scale_up,
+    gang_detail,
+    kueue_admitted,
+    kueue_pins,
+    role_pods,
+)
+from gpulint.lint.world.inventory import GANG_OBJECT_KINDS
+from gpulint.lint.world.resolver import Resolver
 
 OK, FAIL, INFO = "ok", "FAIL", "info"
 EXPLAIN_JSON_VERSION = 1  # bumped when the shape of `explain --format json` changes

@@ -14,16 +14,16 @@ from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.gpu_sharing import GpuBreakdown, breakdown
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
-from gpulint.lint.admission import admission_check_problems
 from gpulint.lint.config import Config
 from gpulint.lint.findings import FileReport
-from gpulint.lint.inventory import ClusterInventory, slices_by_node
-from gpulint.lint.loader import MAX_FILE_BYTES
-from gpulint.lint.objects import is_list, is_object, list_is_malformed
-from gpulint.lint.rejections import Rejection
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.inputs.loader import MAX_FILE_BYTES
+from gpulint.lint.inputs.objects import is_list, is_object, list_is_malformed
+from gpulint.lint.inputs.sources import Source
 from gpulint.lint.schema import SchemaStore
-from gpulint.lint.sources import Source
+from gpulint.lint.verdicts.queues import admission_check_problems
+from gpulint.lint.world.inventory import ClusterInventory, slices_by_node
+from gpulint.lint.world.rejections import Rejection
+from gpulint.lint.world.resolver import Resolver
 
 # The rules `gpulint inventory` runs on its own files (the inventory's findings)
 OWN_RULES = ("stale-gpu-label", "schema-invalid")
@@ -385,7 +385,7 @@ def render_text(summary: InventorySummary) -> str:
             "Warning: inventory objects the API server would refuse (written by hand, or for another Kubernetes "
             "version?); the allocator model reads them as they are:"
         )
-        # the objects as `check` reports them (api-rejected warnings in the inventory files): lint/rejections.py
+        # the objects as `check` reports them (api-rejected warnings in the inventory files): lint/world/rejections.py
         lines += [f"  {problem}" for problem in capped([r.summary_line() for r in summary.rejected])]
     return "\n".join(lines) + "\n"
 

@@ -4,7 +4,7 @@ configured inventory (``--inventory`` / ``inventory:``), for check, explain and 
 ``live_options`` turns the four options into one value, a ``LiveCluster`` or None, passed to the
 command as ``live``; ``load_cluster`` is the one loader every command reads its inventory with. The
 live read uses the same discovery and lists as the webhook's live inventory
-(gpulint/lint/live_inventory.py); the objects then go through the same inventory loader as
+(gpulint/lint/world/live_inventory.py); the objects then go through the same inventory loader as
 ``--inventory`` files.
 """
 
@@ -19,8 +19,8 @@ import click
 
 if TYPE_CHECKING:  # imported when used: `gpulint rules` does not pay for the inventory's modules
     from gpulint.lint.config import ClusterScope, Config
-    from gpulint.lint.inventory import ClusterInventory, Inspect
-    from gpulint.lint.sources import Source
+    from gpulint.lint.inputs.sources import Source
+    from gpulint.lint.world.inventory import ClusterInventory, Inspect
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def load_cluster(
         return read_live(live)
     if not config.inventory:
         return None, []
-    from gpulint.lint.inventory import load_configured_inventory
+    from gpulint.lint.world.inventory import load_configured_inventory
 
     return load_configured_inventory(config, sources, inspect), list(sources or ())
 
@@ -104,8 +104,8 @@ def load_scoped(config: Config) -> list[tuple[ClusterScope, ClusterInventory | N
     """Each cluster of ``clusters:`` with its inventory read; InventoryError (exit 2) when one cannot be read."""
     if not config.clusters:
         return []
-    from gpulint.lint.inventory import load_inventory
-    from gpulint.lint.node_catalog import load_catalog
+    from gpulint.lint.world.inventory import load_inventory
+    from gpulint.lint.world.node_catalog import load_catalog
 
     catalog = load_catalog(config.node_catalog)
     return [
@@ -118,8 +118,8 @@ def load_scoped(config: Config) -> list[tuple[ClusterScope, ClusterInventory | N
 
 def read_live(cluster: LiveCluster) -> tuple[ClusterInventory, list[Source]]:
     """The cluster's inventory and the sources it was read from; InventoryError (exit 2) when it cannot be read."""
-    from gpulint.lint.inventory import InventoryError, load_inventory
-    from gpulint.lint.live_inventory import (
+    from gpulint.lint.world.inventory import InventoryError, load_inventory
+    from gpulint.lint.world.live_inventory import (
         LiveInventoryError,
         Transport,
         api_configuration,

@@ -337,7 +337,7 @@ def _inventory_config(
 def _load_cluster_or_exit(config: Config, live: LiveCluster | None, sources: list | None = None, inspect=None):
     """cli.live.load_cluster, with an inventory that cannot be read a usage error (exit 2)."""
     from gpulint.cli.live import load_cluster
-    from gpulint.lint.inventory import InventoryError
+    from gpulint.lint.world.inventory import InventoryError
 
     try:
         return load_cluster(config, live, sources, inspect)
@@ -349,7 +349,7 @@ def _load_cluster_or_exit(config: Config, live: LiveCluster | None, sources: lis
 def _load_scoped_or_exit(config: Config) -> list:
     """cli.live.load_scoped, with an inventory that cannot be read a usage error (exit 2)."""
     from gpulint.cli.live import load_scoped
-    from gpulint.lint.inventory import InventoryError
+    from gpulint.lint.world.inventory import InventoryError
 
     try:
         return load_scoped(config)
@@ -400,9 +400,9 @@ def inventory_command(
     import json
 
     from gpulint.cli.inventory import OWN_RULES, QuietFiles, render_text, summarize
-    from gpulint.lint.inventory import InventoryError, collect_inventory
     from gpulint.lint.registry import all_rules
     from gpulint.lint.run import LintRun
+    from gpulint.lint.world.inventory import InventoryError, collect_inventory
     from gpulint.report import FormatOptions, encode
     from gpulint.report.text import render as render_findings
 
@@ -454,11 +454,11 @@ def explain_command(
     Charts and overlays are rendered as `check` renders them; findings point at their sources."""
     from gpulint.cli.check import repository_context
     from gpulint.cli.explain import explain_objects, object_matches, render, render_json
-    from gpulint.lint.collect import collect_all
     from gpulint.lint.errors import ToolError
-    from gpulint.lint.render.rendered import RENDER_FAILED
+    from gpulint.lint.inputs.collect import collect_all
+    from gpulint.lint.inputs.render.rendered import RENDER_FAILED
+    from gpulint.lint.inputs.sources import CollectOptions, SourceError
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import CollectOptions, SourceError
     from gpulint.report import encode
 
     config = _inventory_config(config_path, inventory_paths, live, catalog_paths, paths, scoped=True)

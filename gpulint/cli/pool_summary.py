@@ -9,7 +9,7 @@ from typing import Any
 from gpulint.kube.pools.model import NodePool
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.world.resolver import Resolver
 
 
 @dataclass

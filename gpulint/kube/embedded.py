@@ -1,7 +1,7 @@
 """Documents held in a string of another document (an Argo ``podSpecPatch``, kustomize's origin annotations),
 parsed apart with a bound on their nesting.
 
-The manifest around them is bounded by the loader (gpulint.lint.loader.MAX_DEPTH); a string inside it is
+The manifest around them is bounded by the loader (gpulint.lint.inputs.loader.MAX_DEPTH); a string inside it is
 not, and PyYAML's constructor, like every walk of the value afterwards (a strategic merge, a path search),
 recurses once per level: a podSpecPatch nested 1,000 levels deep ended the run with RecursionError. The
 nesting is counted on libyaml's event stream, which is not recursive, before anything is built.

@@ -9,7 +9,7 @@
   ``head``; a RayJob must delete its cluster after finishing, and must not both give a cluster spec and
   select an existing cluster. The field errors are k8s.io/apimachinery's (``field.Invalid`` ...).
   On a JobSet or LeaderWorkerSet it manages, its pod set groups (``kueue.x-k8s.io/podset-group-name``):
-  gpulint/kube/admission/podset_groups.py.
+  gpulint/kube/queueing/podset_groups.py.
 - JobSet (kubernetes-sigs/jobset v0.12.0): ``pkg/webhooks/jobset_webhook.go`` ValidateCreate: the names
   of the Jobs and pods it generates (``pkg/util/placement`` GenJobName ``<jobset>-<replicatedJob>-<index>``,
   GenPodName ``<job>-<pod index>`` plus a 5-character suffix) must be DNS-1035 labels, dependsOn may
@@ -109,7 +109,7 @@ def _kueue_podset_groups(data: dict[str, Any]) -> list[Refusal]:
     """Kueue's webhook on the pod set groups of a JobSet or LeaderWorkerSet it manages (the queue-name label)."""
     if not text(dig(data, "metadata", "labels", QUEUE_LABEL)):
         return []
-    from gpulint.kube.admission.podset_groups import group_errors
+    from gpulint.kube.queueing.podset_groups import group_errors
 
     return [Refusal(error.path, "Kueue", error.message(), error) for error in group_errors(data)]
 

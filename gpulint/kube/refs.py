@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from gpulint.kube.admission.kueue import KueueSetup
+    from gpulint.kube.queueing.kueue import KueueSetup
     from gpulint.kube.workloads import ObjectFacts
 
 Path = tuple[Any, ...]  # a path into a document: mapping keys and sequence indexes

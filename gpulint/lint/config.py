@@ -19,9 +19,9 @@ from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import type_name
 from gpulint.kube.typos import edit_distance
 from gpulint.lint.findings import Severity
+from gpulint.lint.inputs.render.options import RenderConfigError, RenderOptions
+from gpulint.lint.inputs.render.options import from_mapping as render_from_mapping
 from gpulint.lint.paths import is_within
-from gpulint.lint.render.options import RenderConfigError, RenderOptions
-from gpulint.lint.render.options import from_mapping as render_from_mapping
 
 CONFIG_FILE = ".gpulint.yaml"
 SUPPORTED_KUBERNETES_VERSIONS = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
@@ -75,12 +75,12 @@ class Config:
     require_reason: bool = False
     report_unused: bool = False
     suppressions_disallowed: tuple[str, ...] = ()
-    baseline: str = ""  # a baseline file: its findings are not reported (gpulint.lint.baseline)
+    baseline: str = ""  # a baseline file: its findings are not reported (gpulint.lint.output.baseline)
     source: str = ""  # the file it came from, for messages
     root: str = "."  # paths in per-path-ignores and exclude are relative to this directory
     repo_index: bool = True  # files named alone: resolve their references against the rest of the repository
     # kind -> path globs of the files whose references the linted files answer whole ("complete:"): there, a
-    # name of that kind found nowhere does not exist (gpulint/lint/kinds.py)
+    # name of that kind found nowhere does not exist (gpulint/lint/world/kinds.py)
     complete: dict[str, tuple[str, ...]] = field(default_factory=dict)
     clusters: tuple[ClusterScope, ...] = ()  # `clusters:`: which files deploy to which cluster's inventory
 
@@ -265,7 +265,7 @@ class _Confinement:
 
 def repository_of(directory: str) -> str:
     """The git work tree that holds ``directory``, or the directory itself outside git."""
-    from gpulint.lint.repo_index import work_tree
+    from gpulint.lint.inputs.repo_index import work_tree
 
     real = os.path.realpath(directory)
     return work_tree(real) or real
@@ -290,7 +290,7 @@ EVERYWHERE = ("*",)  # a kind declared complete for every linted file
 def parse_complete(raw: Any, at: Locator) -> dict[str, tuple[str, ...]]:
     """``complete: [Kind, ...]`` (for every linted file) or ``complete: {Kind: [path globs]}`` (for the
     files matching them): the linted files hold every object of the kind the cluster has."""
-    from gpulint.lint.kinds import DECLARABLE
+    from gpulint.lint.world.kinds import DECLARABLE
 
     where = at(("complete",))
     if isinstance(raw, (list, str)):
@@ -447,7 +447,7 @@ MAX_CONFIG_BYTES = 1024 * 1024  # a configuration is a few lines; a pull request
 def load(path: Path, known_rules: KnownRules, repository: str | None = None) -> Config:
     """The configuration in ``path``; ``repository``: the work tree it belongs to, which confines it
     (None: the user's own file outside the linted repository)."""
-    from gpulint.lint.sources import SourceError, read_file
+    from gpulint.lint.inputs.sources import SourceError, read_file
 
     where = str(path)
     try:
@@ -457,7 +457,9 @@ def load(path: Path, known_rules: KnownRules, repository: str | None = None) -> 
     root = str(path.parent)
     if path.name == "pyproject.toml":
         return _load_pyproject(where, raw_bytes, known_rules, root, repository)
-    from gpulint.lint.loader import load_bytes  # the manifests' reader: YAML 1.1 as Kubernetes reads it, positions
+    from gpulint.lint.inputs.loader import (
+        load_bytes,  # the manifests' reader: YAML 1.1 as Kubernetes reads it, positions
+    )
 
     loaded = load_bytes(where, raw_bytes)
     if loaded.problems:

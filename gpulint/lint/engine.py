@@ -26,13 +26,9 @@ from gpulint.lint.findings import (
     stable_field,
     tail_or_note,
 )
-from gpulint.lint.loader import LoadedFile
-from gpulint.lint.objects import KubeObject, ParsedFile
-from gpulint.lint.registry import Rule, all_rules, policy_rules, resolved, rule_ids
-from gpulint.lint.resolver import Resolver
-from gpulint.lint.rule_spec import Need, Scope
-from gpulint.lint.schema import SchemaStore
-from gpulint.lint.suppress import (
+from gpulint.lint.inputs.loader import LoadedFile
+from gpulint.lint.inputs.objects import KubeObject, ParsedFile
+from gpulint.lint.output.suppress import (
     ANNOTATION,
     Directive,
     FileSuppressions,
@@ -42,7 +38,11 @@ from gpulint.lint.suppress import (
     path_matches,
     template_annotations,
 )
-from gpulint.lint.suppress import apply as apply_suppressions
+from gpulint.lint.output.suppress import apply as apply_suppressions
+from gpulint.lint.registry import Rule, all_rules, policy_rules, resolved, rule_ids
+from gpulint.lint.rule_spec import Need, Scope
+from gpulint.lint.schema import SchemaStore
+from gpulint.lint.world.resolver import Resolver
 
 YAML_INVALID = "yaml-invalid"
 # Rules that judge a workload against the cluster's Kueue queues or namespace quotas, and what of the

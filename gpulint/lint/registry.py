@@ -51,7 +51,7 @@ from gpulint.lint.rule_spec import RuleSpec
 CHECKS_PACKAGE = "gpulint.lint.checks"
 
 if TYPE_CHECKING:
-    from gpulint.lint.objects import KubeObject
+    from gpulint.lint.inputs.objects import KubeObject
     from gpulint.lint.policies import Policy
 
 _REQUIRED = ("id", "summary", "what", "why", "kubernetes", "example", "use-instead", "example-findings")

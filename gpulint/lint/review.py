@@ -26,14 +26,14 @@ from gpulint.lint.bounds import CLIENT_GONE, ByteBudget, PeerSlots, Watchdog
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Deadline, DeadlineExceeded, Routes
 from gpulint.lint.findings import Finding, Severity
-from gpulint.lint.inventory import ClusterInventory, InventoryError, load_configured_inventory
-from gpulint.lint.loader import MAX_DEPTH
+from gpulint.lint.inputs.loader import MAX_DEPTH
 from gpulint.lint.registry import import_checks
 from gpulint.lint.run import LintRun
 from gpulint.lint.telemetry import KNOWN_PATHS, Metrics, error_text, log, metric
+from gpulint.lint.world.inventory import ClusterInventory, InventoryError, load_configured_inventory
 
 if TYPE_CHECKING:  # the live inventory (the Kubernetes client) is imported only when it is used
-    from gpulint.lint.live_inventory import LiveInventory
+    from gpulint.lint.world.live_inventory import LiveInventory
 
 __all__ = [
     "CLIENT_GONE",
@@ -158,7 +158,7 @@ class Inventories:
     def start_live(self, api: Any, kubeconfig: str, context: str, pods: bool) -> None:
         """List and watch the inventory APIs the API server serves (``api``: a kubernetes client Configuration,
         or None for the kubeconfig's or the service account's). Imported only here: the Kubernetes client."""
-        from gpulint.lint.live_inventory import LiveInventory, Transport, api_configuration, selected_apis
+        from gpulint.lint.world.live_inventory import LiveInventory, Transport, api_configuration, selected_apis
 
         configuration = api or api_configuration(kubeconfig or None, context or None)
         self.live = LiveInventory(Transport(configuration), self.swap, self.log, selected_apis(pods))

@@ -30,21 +30,21 @@ from typing import Any, NoReturn
 
 from gpulint.kube.fields import mapping
 from gpulint.lint.config import ClusterScope, Config
-from gpulint.lint.cross_file import CrossingText, crosses_files
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
-from gpulint.lint.inventory import ClusterInventory
-from gpulint.lint.kinds import CLUSTER_KINDS, Declared
-from gpulint.lint.linted_set import LintedObject, LintedSet
-from gpulint.lint.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
-from gpulint.lint.objects import KubeObject, ParsedFile, is_list, is_object, object_ref, parse_file
+from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
+from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
+from gpulint.lint.inputs.objects import KubeObject, ParsedFile, is_list, is_object, object_ref, parse_file
+from gpulint.lint.inputs.sources import Source
+from gpulint.lint.output.suppress import ALL, path_ignores
 from gpulint.lint.paths import path_matches
 from gpulint.lint.registry import Rule, import_checks
-from gpulint.lint.rejections import API_REJECTED, inventory_reports
-from gpulint.lint.resolver import Resolver
 from gpulint.lint.rule_spec import Need
-from gpulint.lint.sources import Source
-from gpulint.lint.suppress import ALL, path_ignores
+from gpulint.lint.world.cross_file import CrossingText, crosses_files
+from gpulint.lint.world.inventory import ClusterInventory
+from gpulint.lint.world.kinds import CLUSTER_KINDS, Declared
+from gpulint.lint.world.rejections import API_REJECTED, inventory_reports
+from gpulint.lint.world.resolver import Resolver
 
 PARALLEL_MIN_FILES = 48
 
@@ -345,7 +345,7 @@ class LintRun:
 
     def inventory_reports(self) -> list[FileReport]:
         """The inventory's objects the API server would refuse, as api-rejected warnings in the inventory files
-        (lint/rejections.py); not part of report(): an admission review, and `explain`, judge only their objects."""
+        (lint/world/rejections.py); not part of report(): an admission review, and `explain`, judge only their objects."""
         if self.cluster is None or not self.complete or API_REJECTED not in self.rules:
             return []
         config = self.config

@@ -14,8 +14,8 @@ import hashlib
 from pathlib import PurePath
 from typing import Any
 
-from gpulint.lint.baseline import fingerprint
 from gpulint.lint.findings import Report, Severity
+from gpulint.lint.output.baseline import fingerprint
 from gpulint.lint.rule import Rule
 from gpulint.report.indented_json import dumps
 from gpulint.report.options import FormatOptions

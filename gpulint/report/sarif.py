@@ -9,8 +9,8 @@ from typing import Any
 from urllib.parse import quote
 
 from gpulint import __version__
-from gpulint.lint.baseline import fingerprint
 from gpulint.lint.findings import Finding, Report, Severity, StreamedReport
+from gpulint.lint.output.baseline import fingerprint
 from gpulint.lint.rule import Rule
 from gpulint.report.escaping import valid_unicode
 from gpulint.report.indented_json import INDENT, dumps, json_string

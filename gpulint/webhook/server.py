@@ -47,7 +47,7 @@ from gpulint.lint.review import (
     files_signature,
     log,
 )
-from gpulint.webhook.admission import BadReview, Decision, decide, parse_review
+from gpulint.webhook.admission_review import BadReview, Decision, decide, parse_review
 from gpulint.webhook.headers import field_problem
 
 OWES_NOTHING = ("answered", "abandoned")  # a connection's phases once the watchdog took its review over

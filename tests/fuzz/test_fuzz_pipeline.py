@@ -41,9 +41,9 @@ from hypothesis import strategies as st
 from gpulint.cli.main import cli
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
-from gpulint.lint.loader import load_bytes
+from gpulint.lint.inputs.loader import load_bytes
 from gpulint.lint.review import MAX_WARNING_LENGTH, MAX_WARNINGS, ReviewSnapshot
-from gpulint.webhook.admission import BadReview, decide, parse_review
+from gpulint.webhook.admission_review import BadReview, decide, parse_review
 from gpulint.webhook.server import ServeOptions, Webhook
 
 EXAMPLES = int(os.environ.get("GPULINT_FUZZ_EXAMPLES") or 0)

@@ -398,18 +398,18 @@ def test_a_file_edited_between_lint_and_fix_is_not_touched(tmp_path, monkeypatch
 
 
 def test_a_file_edited_while_its_fix_is_built_is_not_overwritten(tmp_path, monkeypatch):
-    import gpulint.lint.fix
+    import gpulint.lint.output.fix
 
     manifest = tmp_path / "pod.yaml"
     manifest.write_text(POD)
-    real_prepare = gpulint.lint.fix.prepare_fix
+    real_prepare = gpulint.lint.output.fix.prepare_fix
 
     def prepare_then_edit(*args, **kwargs):
         prepared = real_prepare(*args, **kwargs)
         manifest.write_text(EDITED)
         return prepared
 
-    monkeypatch.setattr(gpulint.lint.fix, "prepare_fix", prepare_then_edit)
+    monkeypatch.setattr(gpulint.lint.output.fix, "prepare_fix", prepare_then_edit)
     result = run_cli("check", "--fix", str(manifest))
     assert "not fixed: it changed while it was being fixed; left unchanged" in result.stderr
     assert manifest.read_text() == EDITED and entries(tmp_path) == ["pod.yaml"]

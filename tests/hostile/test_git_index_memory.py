@@ -30,7 +30,7 @@ def parse_limited(tmp_path: Path, raw: bytes) -> str:
     script = textwrap.dedent(f"""\
         import resource, time
         resource.setrlimit(resource.RLIMIT_AS, (768 * 1024 * 1024, 768 * 1024 * 1024))
-        from gpulint.lint.gitignore import index_paths
+        from gpulint.lint.inputs.gitignore import index_paths
         started = time.monotonic()
         paths = index_paths(open({str(tmp_path / "index")!r}, "rb").read())
         print("none" if paths is None else len(paths), round(time.monotonic() - started, 2))

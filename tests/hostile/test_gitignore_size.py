@@ -83,7 +83,7 @@ def test_the_verdicts_are_pathspecs(patterns, paths):
     """The trap: plain paths looked up and the rest matched in split sets decide as pathspec's gitignore
     matcher decides (its reference backend, which takes the patterns in order; the RE2 backend gpulint used
     before takes RE2's matches in no set order, so a negation could decide either way)."""
-    from gpulint.lint.gitignore import layer_of
+    from gpulint.lint.inputs.gitignore import layer_of
 
     ours = layer_of(patterns)
     theirs = pathspec.GitIgnoreSpec.from_lines(patterns, backend="simple")

@@ -224,7 +224,7 @@ def test_a_hostile_git_index_is_data(tmp_path, what):
 @pytest.mark.slow
 @pytest.mark.parametrize("version, object_format", [(2, "sha1"), (3, "sha1"), (4, "sha1"), (4, "sha256")])
 def test_the_index_is_read_as_git_lists_it(tmp_path, version, object_format):
-    from gpulint.lint.gitignore import Scope, scope_for_walk
+    from gpulint.lint.inputs.gitignore import Scope, scope_for_walk
 
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", f"--object-format={object_format}", str(repo))
@@ -352,8 +352,8 @@ def test_a_huge_sparse_file_is_refused_before_it_is_read(tmp_path):
 
 
 def test_a_file_at_the_limit_is_read_and_one_byte_more_is_refused(tmp_path):
-    from gpulint.lint.collect import collect_all
-    from gpulint.lint.sources import SourceError
+    from gpulint.lint.inputs.collect import collect_all
+    from gpulint.lint.inputs.sources import SourceError
 
     path = tmp_path / "edge.yaml"
     path.write_bytes(b"#" * 100)

@@ -2,7 +2,7 @@
 
 A flow list of one-character items (`[1,1,1,...]`) took about 160 bytes of memory a byte to parse: a
 57 MiB file, under the 64 MiB size limit, needed about 9 GiB. The size limit bounded bytes, not nodes.
-Now a file is counted before it is parsed (gpulint/lint/yaml_budget.py) and one of more than
+Now a file is counted before it is parsed (gpulint/lint/inputs/yaml_budget.py) and one of more than
 MAX_YAML_NODES values, lists and maps is refused with file:line:col and exit 2, as a file over the size
 limit is; a document held in a string (an Argo podSpecPatch) is "not known" past 100,000 nodes.
 """
@@ -22,9 +22,9 @@ from conftest import run_cli
 from support.manifests import WORKFLOW  # an Argo Workflow whose podSpecPatch holds the YAML
 
 from gpulint.kube.embedded import MAX_EMBEDDED_NODES, NotParsed, load_embedded
-from gpulint.lint import yaml_budget
-from gpulint.lint.loader import load_bytes
-from gpulint.lint.yaml_budget import BYTES_PER_NODE, MAX_YAML_NODES, node_bound, too_many_nodes
+from gpulint.lint.inputs import yaml_budget
+from gpulint.lint.inputs.loader import load_bytes
+from gpulint.lint.inputs.yaml_budget import BYTES_PER_NODE, MAX_YAML_NODES, node_bound, too_many_nodes
 
 MIB = 1024 * 1024
 HEAD = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: wide}\n"

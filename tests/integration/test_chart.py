@@ -20,7 +20,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import padding
 
 from gpulint.cli.main import cli
-from gpulint.lint.live_inventory import INVENTORY_APIS
+from gpulint.lint.world.live_inventory import INVENTORY_APIS
 
 pytestmark = pytest.mark.integration
 

@@ -32,7 +32,7 @@ from support.fake_apiserver import (
 from webhook_helpers import gpu_pod, review
 
 from gpulint.lint.config import Config
-from gpulint.lint.live_inventory import CRD_PAGE_SIZE, INVENTORY_APIS, PAGE_SIZE, LiveInventory, Transport
+from gpulint.lint.world.live_inventory import CRD_PAGE_SIZE, INVENTORY_APIS, PAGE_SIZE, LiveInventory, Transport
 from gpulint.webhook.server import ServeOptions, Webhook
 
 pytestmark = pytest.mark.integration
@@ -67,7 +67,7 @@ def test_lists_then_follows_watch_events(make_api):
 
 def test_a_node_read_live_is_kept_as_an_inventory_file_keeps_it(make_api):
     """Without its cached images and volumes (issue #31: two thirds of a node, read by nothing), as
-    lint/inventory.py compact_item keeps a Node of an inventory file."""
+    lint/world/inventory.py compact_item keeps a Node of an inventory file."""
     listed = node("n0", 8)
     listed["status"]["images"] = [{"names": ["registry.example.com/trainer:1"], "sizeBytes": 10**9}]
     listed["status"]["volumesInUse"] = ["kubernetes.io/csi/ebs.csi.aws.com^vol-1"]
@@ -132,7 +132,7 @@ def test_not_ready_until_every_served_api_is_listed_and_readyz_says_what_it_wait
 
 
 def test_gone_watch_relists_and_paged_lists_are_read_whole(make_api, monkeypatch):
-    import gpulint.lint.live_inventory as live
+    import gpulint.lint.world.live_inventory as live
 
     monkeypatch.setattr(live, "RETRY_SECONDS", 0.2)  # the relist after 410 Gone comes sooner than 2 s
     many = [node(f"n{i}", 8) for i in range(PAGE_SIZE + 7)]  # two pages
@@ -168,7 +168,7 @@ def test_live_pods_watches_running_pods_only(make_api):
 
 @pytest.mark.slow
 def test_an_api_installed_later_is_discovered(make_api, monkeypatch):
-    import gpulint.lint.live_inventory as live
+    import gpulint.lint.world.live_inventory as live
 
     monkeypatch.setattr(live, "REDISCOVER_SECONDS", 0.2)
     api = make_api(cluster([node("n0", 8)]))
@@ -252,7 +252,7 @@ def test_an_api_listed_once_that_fails_its_relist_is_stale_not_frozen(make_api, 
     """Our own attack of the same class: an API listed at start whose relist later fails (its watch ended with
     410 Gone while its conversion webhook is down). Its objects stay (the last listing), but its kind is no
     longer taken as listed, /readyz names it, and the other APIs' updates go on."""
-    import gpulint.lint.live_inventory as live
+    import gpulint.lint.world.live_inventory as live
 
     monkeypatch.setattr(live, "RETRY_SECONDS", 0.2)
     api = make_api(cluster([node("n0", 8)], **{"resource.k8s.io__v1": DRA_V1}))
@@ -279,7 +279,7 @@ def test_a_list_that_never_ends_is_bounded_and_named(make_api, tmp_path, monkeyp
     grew memory without bound, and the inventory was never published. Now a list ends at MAX_LIST_ITEMS objects
     (300,000; 40 here) or MAX_LIST_PAGES pages (10,000; 30 here), and that API is named stale. Our own attack of
     the same class: pages with no objects at all, each with a token, end at the page bound."""
-    import gpulint.lint.live_inventory as live
+    import gpulint.lint.world.live_inventory as live
 
     monkeypatch.setattr(live, "MAX_LIST_ITEMS", 40)
     monkeypatch.setattr(live, "MAX_LIST_PAGES", 30)
@@ -306,7 +306,7 @@ def test_an_expired_token_shows_in_the_metrics(make_api, tmp_path, monkeypatch):
     """The attack as found: after the token expires, every list fails with 401 and the inventory stays as it
     was; only the log said so. Now /metrics counts the 401s and says the credentials are rejected, and /readyz
     names what is stale. Our own: a token that works again clears the gauge."""
-    import gpulint.lint.live_inventory as live
+    import gpulint.lint.world.live_inventory as live
 
     monkeypatch.setattr(live, "RETRY_SECONDS", 0.2)
     api = make_api(cluster([node("n0", 8)]))
@@ -754,7 +754,7 @@ def test_a_pool_api_not_served_is_absent_and_one_not_listed_leaves_the_pool_set_
     names the stale API; the list is retried every RETRY_SECONDS, not in a loop. Once listed, the pool's g5 types
     decide: 8 GPUs fit a g5.48xlarge, 9 fit none. Its watch ends with 410 Gone after the pool was deleted: the
     relist drops it and 8 GPUs are denied again."""
-    import gpulint.lint.live_inventory as live
+    import gpulint.lint.world.live_inventory as live
 
     monkeypatch.setattr(live, "RETRY_SECONDS", 0.2)
     absent = make_api(cluster([node("gpu-0", 4)]))

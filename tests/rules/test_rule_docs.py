@@ -16,8 +16,8 @@ import pytest
 from rule_harness import assert_findings, findings_of
 
 from gpulint.lint.data import data_dir
-from gpulint.lint.inventory import load_inventory
 from gpulint.lint.registry import Rule, all_rules, policy_rules
+from gpulint.lint.world.inventory import load_inventory
 
 BUILTIN = sorted(all_rules())
 LIBRARY = sorted(path.stem for path in (data_dir("rules") / "policies").glob("*.yaml"))

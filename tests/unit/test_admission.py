@@ -10,7 +10,7 @@ import pytest
 from conftest import DATA, said
 from rule_harness import assert_findings, findings_of, raw_findings_of
 
-from gpulint.kube.admission.kueue import ClusterQueue, KueueSetup
+from gpulint.kube.queueing.kueue import ClusterQueue, KueueSetup
 
 RACKS = str(DATA / "racks")
 
@@ -796,7 +796,7 @@ def test_a_pod_set_with_several_possible_flavors_packs_on_the_nodes_of_any_of_th
 
 
 def test_the_flavor_pin_keeps_the_pods_own_node_affinity_terms():
-    from gpulint.kube.admission.assign import FlavorPin
+    from gpulint.kube.queueing.assign import FlavorPin
 
     spec = {
         "affinity": {

@@ -1,4 +1,4 @@
-"""Cluster Autoscaler's status ConfigMap in the inventory (gpulint/lint/autoscaler_status.py): a node group the
+"""Cluster Autoscaler's status ConfigMap in the inventory (gpulint/lint/world/autoscaler_status.py): a node group the
 autoscaler may still grow and that no pool gpulint reads describes leaves "can never be scheduled" unproven.
 
 The ConfigMaps are shaped as the autoscaler writes them: YAML from 1.30 (clusterstate/api/types.go), the text
@@ -13,7 +13,7 @@ import pytest
 from conftest import run_cli, said
 
 from gpulint.kube.pools.model import PoolSpec
-from gpulint.lint.autoscaler_status import NodeGroupStatus, describes, node_groups
+from gpulint.lint.world.autoscaler_status import NodeGroupStatus, describes, node_groups
 
 NODE = """\
 - apiVersion: v1

@@ -121,7 +121,7 @@ def test_gitignored_files_are_skipped(write, tmp_path):
 def test_gitignore_comments_and_empty_lines_match_nothing(write, tmp_path):
     """As git: a line starting with "#" is a comment (escaped, "\\#" starts a pattern), an empty line a separator.
     An ignore file of comments only - the .git/info/exclude `git init` writes - adds no rules to ask per file."""
-    from gpulint.lint.gitignore import _layer
+    from gpulint.lint.inputs.gitignore import _layer
 
     for name in ("a.yaml", "#b.yaml", "c.yaml"):
         write(name, BAD_POD)

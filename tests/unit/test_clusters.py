@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, said
 
-from gpulint.lint.cross_file import CROSS_FILE_KINDS
-from gpulint.lint.inventory import INVENTORY_KINDS
-from gpulint.lint.kinds import BY_KEY, DECLARABLE, KINDS, Complete
-from gpulint.lint.live_inventory import INVENTORY_APIS
+from gpulint.lint.world.cross_file import CROSS_FILE_KINDS
+from gpulint.lint.world.inventory import INVENTORY_KINDS
+from gpulint.lint.world.kinds import BY_KEY, DECLARABLE, KINDS, Complete
+from gpulint.lint.world.live_inventory import INVENTORY_APIS
 
 DEV_POOL = """\
 # Karpenter on EKS: g5 instances, at most 4 GPUs a node

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpulint.lint.config import _CLUSTER_KEYS, _SUPPRESSION_KEYS, OPTIONS, ConfigError, from_mapping, load
+from gpulint.lint.inputs.render.options import _CHART_KEYS, _KEYS
 from gpulint.lint.registry import all_rules
-from gpulint.lint.render.options import _CHART_KEYS, _KEYS
 
 RULE_IDS = set(all_rules())
 

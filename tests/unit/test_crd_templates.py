@@ -14,8 +14,8 @@ from conftest import by_rule, lint_text
 
 from gpulint.kube.crd_templates import MAX_SCHEMA_DEPTH, CrdTemplates, SchemaBound, templates_of
 from gpulint.kube.workloads import pod_spec_sites
-from gpulint.lint.inventory import load_inventory
-from gpulint.lint.sources import Source
+from gpulint.lint.inputs.sources import Source
+from gpulint.lint.world.inventory import load_inventory
 
 # machinelearning.seldon.io_seldondeployments.yaml as controller-gen writes it, cut to the fields read here.
 SELDON_CRD = """

@@ -1,4 +1,4 @@
-"""What crosses files (gpulint/lint/cross_file.py) is what the checks read across files.
+"""What crosses files (gpulint/lint/world/cross_file.py) is what the checks read across files.
 
 A run split over forked workers (``--jobs``), or a pre-commit run of a few files with the
 repository index, gives each file's checks only the objects of the other files that
@@ -23,14 +23,14 @@ from conftest import REPO, run_cli
 from rule_harness import findings_of
 
 import gpulint.lint.run
-from gpulint.lint import cross_file
-from gpulint.lint.cross_file import CROSS_FILE_ANY_GROUP, CROSS_FILE_BY_CONTENT, CROSS_FILE_KINDS, CrossingText
-from gpulint.lint.linted_set import LintedSet
-from gpulint.lint.loader import load_bytes
-from gpulint.lint.objects import parse_file
+from gpulint.lint.inputs.linted_set import LintedSet
+from gpulint.lint.inputs.loader import load_bytes
+from gpulint.lint.inputs.objects import parse_file
 from gpulint.lint.registry import all_rules
-from gpulint.lint.resolver import DRA_GROUP
 from gpulint.lint.run import shared_objects
+from gpulint.lint.world import cross_file
+from gpulint.lint.world.cross_file import CROSS_FILE_ANY_GROUP, CROSS_FILE_BY_CONTENT, CROSS_FILE_KINDS, CrossingText
+from gpulint.lint.world.resolver import DRA_GROUP
 
 RULES = sorted(all_rules())
 

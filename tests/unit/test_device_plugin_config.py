@@ -14,7 +14,7 @@ from conftest import REPO, by_rule, lint_text, run_cli, said
 
 from gpulint.kube.device_plugin_config import ERROR, WARNING, looks_like_config, sharing_settings, validate
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.world.inventory import load_inventory
 
 RULE = "device-plugin-config"
 

@@ -10,9 +10,9 @@ from conftest import by_rule, said
 
 from gpulint.kube.dra.gates import gates_in_use
 from gpulint.lint.config import Config
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.inputs.sources import Source
 from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source
+from gpulint.lint.world.inventory import load_inventory
 
 
 def dedent(text: str) -> str:

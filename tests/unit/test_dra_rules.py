@@ -10,7 +10,7 @@ from support.manifests import TWO_CLAIM_POD
 
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.world.inventory import load_inventory
 
 DRA = str(DATA / "dra")
 

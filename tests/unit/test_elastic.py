@@ -7,9 +7,9 @@ from conftest import DATA, DEVICE_CLASSES, check_json, inventory_args, run_cli, 
 
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import load_inventory
 from gpulint.lint.review import ReviewSnapshot
-from gpulint.webhook.admission import decide
+from gpulint.lint.world.inventory import load_inventory
+from gpulint.webhook.admission_review import decide
 
 ELASTIC = DATA / "elastic"
 

@@ -143,7 +143,7 @@ def test_a_launcher_size_from_an_inventory_config_map(tmp_path: Path):
 
 def test_the_values_an_inventory_keeps_are_bounded(monkeypatch, tmp_path: Path):
     """Past the budget of kept characters, a ConfigMap keeps its keys but no values: they read as unknown."""
-    import gpulint.lint.inventory as inventory_module
+    import gpulint.lint.world.inventory as inventory_module
 
     cluster = inventory(tmp_path, 'metadata: {name: gpu-env, namespace: ml}\n  data: {CUDA_VISIBLE_DEVICES: "2,3"}')
     monkeypatch.setattr(inventory_module, "MAX_KEPT_TOTAL", 10)

@@ -313,7 +313,7 @@ def test_scheduler_hint_does_not_say_no_node_matches_when_some_do(write):
     ],
 )
 def test_scheduler_line_is_the_cause_gpu_unschedulable_words(write, inventory, selector, tolerations, gpus, hint):
-    """One Cause (lint/scheduling.py): explain's "Scheduler:" line is gpu-unschedulable's notes, the scheduler's
+    """One Cause (lint/verdicts/scheduling.py): explain's "Scheduler:" line is gpu-unschedulable's notes, the scheduler's
     summary then the hint."""
     path = write("pod.yaml", POD_SELECTING % ("p", json.dumps(selector), json.dumps(tolerations), gpus))
     (finding,) = [f for f in check(path, inventory).json()["findings"] if f["rule"] == "gpu-unschedulable"]

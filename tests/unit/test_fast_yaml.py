@@ -16,9 +16,9 @@ from conftest import REPO
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from gpulint.lint.fast_yaml import load_unambiguous
-from gpulint.lint.inventory import load_inventory
-from gpulint.lint.loader import load_text
+from gpulint.lint.inputs.fast_yaml import load_unambiguous
+from gpulint.lint.inputs.loader import load_text
+from gpulint.lint.world.inventory import load_inventory
 
 TRICKY = [
     "yes", "no", "on", "off", "y", "n", "Yes", "OFF", "true", "False", "null", "~", "Null",
@@ -129,7 +129,7 @@ def test_kubectl_output_takes_the_fast_path_and_reads_the_same(tmp_path):
 
 
 def test_every_inventory_in_the_repo_loads_the_same_either_way(monkeypatch):
-    import gpulint.lint.fast_yaml as fast_yaml_module  # the inventory loader imports it when it reads YAML
+    import gpulint.lint.inputs.fast_yaml as fast_yaml_module  # the inventory loader imports it when it reads YAML
 
     paths = sorted(str(p) for p in (REPO / "examples" / "inventory").rglob("*.yaml")) + sorted(
         str(p) for p in (REPO / "rules" / "inventories").rglob("*.yaml")
@@ -147,7 +147,7 @@ def test_every_inventory_in_the_repo_loads_the_same_either_way(monkeypatch):
 
 @pytest.mark.slow
 def test_an_inventory_over_the_manifest_limit_is_read_and_a_huge_one_refused_unread(tmp_path):
-    from gpulint.lint.inventory import MAX_INVENTORY_FILE_BYTES, InventoryError
+    from gpulint.lint.world.inventory import MAX_INVENTORY_FILE_BYTES, InventoryError
 
     node = "- apiVersion: v1\n  kind: Node\n  metadata: {name: n%d}\n  status: {capacity: {nvidia.com/gpu: '8'}}\n"
     padding = "# " + "x" * 1000 + "\n"
@@ -172,7 +172,7 @@ def test_an_inventory_over_the_manifest_limit_is_read_and_a_huge_one_refused_unr
 def test_a_long_plain_scalar_is_judged_without_being_remembered():
     """The verdict on a plain scalar is remembered for short ones only: a webhook reads its inventory again and
     again for months, and a long one (base64 certificate data that starts with a digit) would stay in memory."""
-    import gpulint.lint.fast_yaml as fast_yaml_module
+    import gpulint.lint.inputs.fast_yaml as fast_yaml_module
 
     certificate = "1" + "QUJD" * 1000
     text = f"data:\n  cert: {certificate}\n  port: 8080x\n"

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpulint.lint.config import Config
-from gpulint.lint.fix import fix_text
+from gpulint.lint.inputs.sources import Source
+from gpulint.lint.output.fix import fix_text
 from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source
 
 MIXED = """\
 # Training job for the vision team

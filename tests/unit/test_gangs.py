@@ -16,9 +16,9 @@ from gpulint.kube.resources import accelerator_noun
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, pod_requirements
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.inputs.sources import Source
 from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source
+from gpulint.lint.world.inventory import load_inventory
 
 RACKS = str(DATA / "racks")
 

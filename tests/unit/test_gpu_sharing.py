@@ -11,7 +11,7 @@ from conftest import REPO, by_rule, lint_text, run_cli, said
 from gpulint.kube.gpu_sharing import MPS, NONE, TIME_SLICING, breakdown, node_resource
 from gpulint.kube.scheduler import NodeInfo
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.world.inventory import load_inventory
 
 SHARING = str(REPO / "rules" / "inventories" / "gpu-sharing")
 RULE = "gpu-sharing"

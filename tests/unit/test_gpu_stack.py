@@ -12,9 +12,9 @@ from gpulint.kube.scheduler import NodeInfo
 from gpulint.kube.workloads import effective_pod_spec
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.inputs.sources import Source
 from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source
+from gpulint.lint.world.inventory import load_inventory
 
 STACK = str(REPO / "rules" / "inventories" / "gpu-stack")
 RULE = "daemonset-coverage"

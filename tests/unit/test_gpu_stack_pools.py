@@ -9,7 +9,7 @@ from conftest import DATA, by_rule, lint_text
 
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.world.inventory import load_inventory
 
 RULE = "daemonset-coverage"
 SYSTEM_NODES = str(DATA / "elastic" / "system-nodes.yaml")

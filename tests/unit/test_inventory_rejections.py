@@ -1,6 +1,6 @@
 """Inventory objects the API server would refuse (issue #18): `check` reports them as api-rejected warnings at
 their field in the inventory file, worded as the API server words them (pkg/apis/resource/validation
-validation.go); `gpulint inventory` and `explain` list the same ones (gpulint/lint/rejections.py)."""
+validation.go); `gpulint inventory` and `explain` list the same ones (gpulint/lint/world/rejections.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import yaml
 from conftest import run_cli, said
 
 from gpulint.lint.config import Config
-from gpulint.lint.inventory import load_inventory
 from gpulint.lint.run import LintRun
+from gpulint.lint.world.inventory import load_inventory
 
 # A cluster as `kubectl get nodes,resourceslices,deviceclasses,devicetaintrules -o yaml` prints it, edited by
 # hand: a driver name with an underscore, an attribute name over 32 characters, a device name twice in one
@@ -460,7 +460,7 @@ def test_a_live_inventory_names_the_api_it_was_read_from_and_the_webhook_s_watch
 
 def test_a_multi_document_inventory_read_with_positions_is_placed_without_a_second_parse(tmp_path, monkeypatch):
     """Several documents go to gpulint's own loader (positions included): the failing objects are placed as read."""
-    import gpulint.lint.rejections as rejections
+    import gpulint.lint.world.rejections as rejections
 
     documents = "---\n".join(yaml.safe_dump(item, sort_keys=False) for item in yaml.safe_load(BAD)["items"])
     (tmp_path / "cluster.yaml").write_text(documents, encoding="utf-8")
@@ -475,7 +475,7 @@ def test_a_multi_document_inventory_read_with_positions_is_placed_without_a_seco
 
 
 def test_a_file_too_large_to_parse_with_positions_is_reported_at_its_start(tmp_path, monkeypatch):
-    import gpulint.lint.rejections as rejections
+    import gpulint.lint.world.rejections as rejections
 
     (tmp_path / "cluster.json").write_text(json.dumps(yaml.safe_load(BAD)), encoding="utf-8")
     monkeypatch.setattr(rejections, "MAX_FILE_BYTES", 1024)

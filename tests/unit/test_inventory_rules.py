@@ -9,7 +9,7 @@ from conftest import DATA, by_rule, lint_text, run_cli, said
 
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import InventoryError, load_inventory
+from gpulint.lint.world.inventory import InventoryError, load_inventory
 
 FLEET = str(DATA / "fleet")
 TOLERATE = "tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]"

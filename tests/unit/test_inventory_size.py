@@ -1,5 +1,5 @@
 """One size rule for inventory files (issue #31): `inventory`, `check`, `explain` and `serve` accept and
-refuse the same files, by the one function every command reads them with (lint/inventory.py
+refuse the same files, by the one function every command reads them with (lint/world/inventory.py
 collect_inventory). The limit is the inventory's (1 GiB: a 20,000-node `kubectl get nodes -o json` is
 about 365 MiB), not the manifests' 64 MiB `max-file-bytes`, which linted files keep."""
 
@@ -13,8 +13,8 @@ from conftest import run_cli
 from support.inventories import NODE, inventory_commands
 
 from gpulint.lint.config import Config
-from gpulint.lint.inventory import MAX_INVENTORY_FILE_BYTES, InventoryError, collect_inventory, load_inventory
-from gpulint.lint.sources import DEFAULT_MAX_FILE_BYTES
+from gpulint.lint.inputs.sources import DEFAULT_MAX_FILE_BYTES
+from gpulint.lint.world.inventory import MAX_INVENTORY_FILE_BYTES, InventoryError, collect_inventory, load_inventory
 from gpulint.webhook import server as webhook_server
 from gpulint.webhook.server import ServeOptions, Webhook
 

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from gpulint.kube.scheduler import NodeInfo
-from gpulint.lint import fast_yaml
-from gpulint.lint.inventory import InventoryError, _json, compact_item, load_inventory
-from gpulint.lint.loader import load_text
+from gpulint.lint.inputs import fast_yaml
+from gpulint.lint.inputs.loader import load_text
+from gpulint.lint.world.inventory import InventoryError, _json, compact_item, load_inventory
 
 
 def node(index: int) -> dict:

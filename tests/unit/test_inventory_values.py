@@ -14,10 +14,10 @@ import pytest
 from conftest import run_cli
 from support.inventories import NODE, inventory_commands
 
-from gpulint.lint import inventory as inventory_module
 from gpulint.lint.config import Config
-from gpulint.lint.inventory import load_inventory
-from gpulint.lint.yaml_budget import MAX_YAML_NODES
+from gpulint.lint.inputs.yaml_budget import MAX_YAML_NODES
+from gpulint.lint.world import inventory as inventory_module
+from gpulint.lint.world.inventory import load_inventory
 from gpulint.webhook import server as webhook_server
 from gpulint.webhook.server import ServeOptions, Webhook
 

@@ -12,7 +12,7 @@ import yaml
 from conftest import REPO, run_cli
 from rule_harness import findings_of
 
-from gpulint.kube.admission.workload import queue_name
+from gpulint.kube.queueing.workload import queue_name
 from gpulint.kube.workloads import ObjectFacts
 
 RULE = "queue-reference-invalid"

@@ -8,7 +8,7 @@ import textwrap
 
 from rule_harness import findings_of
 
-from gpulint.kube.admission.kueue_config import pods_ready
+from gpulint.kube.queueing.kueue_config import pods_ready
 
 RULE = "queue-reference-invalid"
 

@@ -312,26 +312,26 @@ def test_pod_group_in_a_json_file_is_found(write, tmp_path):
 
 @pytest.fixture
 def parses(monkeypatch) -> Counter:
-    """Parses by path: calls of gpulint.lint.loader.load_bytes wherever gpulint calls it from (its module and
+    """Parses by path: calls of gpulint.lint.inputs.loader.load_bytes wherever gpulint calls it from (its module and
     every module that imported the name: gpulint.lint.run, the inventory, policies, configuration), and
     inventory files read by the fast readers."""
     import gpulint.cli.check  # noqa: E401,F401
     import gpulint.cli.explain
     import gpulint.lint.config
-    import gpulint.lint.inventory
-    import gpulint.lint.loader
+    import gpulint.lint.inputs.loader
     import gpulint.lint.policies
     import gpulint.lint.run  # noqa: F401
+    import gpulint.lint.world.inventory
 
     counts: Counter = Counter()
-    original = gpulint.lint.loader.load_bytes
+    original = gpulint.lint.inputs.loader.load_bytes
 
     def counting(path, raw, **limits):
         counts[path] += 1
         return original(path, raw, **limits)
 
     # Inventory files that need no positions are read once by the fast readers instead (JSON, yaml-rs).
-    original_fast = gpulint.lint.inventory._fast_documents
+    original_fast = gpulint.lint.world.inventory._fast_documents
 
     def counting_fast(display, raw, *rest):
         documents = original_fast(display, raw, *rest)
@@ -339,13 +339,13 @@ def parses(monkeypatch) -> Counter:
             counts[display] += 1
         return documents
 
-    monkeypatch.setattr(gpulint.lint.inventory, "_fast_documents", counting_fast)
+    monkeypatch.setattr(gpulint.lint.world.inventory, "_fast_documents", counting_fast)
     patched = []
     for name, module in list(sys.modules.items()):
         if name.startswith("gpulint") and getattr(module, "load_bytes", None) is original:
             monkeypatch.setattr(module, "load_bytes", counting)
             patched.append(name)
-    assert "gpulint.lint.loader" in patched and "gpulint.lint.run" in patched, patched
+    assert "gpulint.lint.inputs.loader" in patched and "gpulint.lint.run" in patched, patched
     return counts
 
 
@@ -740,7 +740,7 @@ def test_per_path_ignores_exempt_files_not_admission_reviews(write, tmp_path):
     from gpulint.lint.config import Config
     from gpulint.lint.findings import Severity
     from gpulint.lint.review import ReviewSnapshot
-    from gpulint.webhook.admission import decide
+    from gpulint.webhook.admission_review import decide
 
     config_path = write(".gpulint.yaml", PER_PATH_CONFIG)
     write("ml/pod.yaml", BAD_POD_YAML)
@@ -804,8 +804,8 @@ def test_each_object_s_pod_templates_are_found_once_per_check_and_never_kept_aft
     changed afterwards is read afresh."""
     import gpulint.kube.workloads as workloads
     from gpulint.lint.config import Config
+    from gpulint.lint.inputs.sources import Source
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import Source
 
     found: list[str] = []
     real = workloads._pod_spec_sites
@@ -858,8 +858,8 @@ def test_each_container_s_gpus_and_command_line_are_read_once_per_check(monkeypa
     once per container, and outside a check it is read afresh."""
     import gpulint.kube.runtime as runtime
     from gpulint.lint.config import Config
+    from gpulint.lint.inputs.sources import Source
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import Source
 
     gpus: list[str] = []
     launches: list[str] = []
@@ -895,10 +895,10 @@ def test_each_object_s_pod_templates_are_found_once_for_the_pod_template_rules(m
     every such rule; outside a check they are found afresh."""
     import gpulint.kube.workloads as workloads
     from gpulint.lint.config import Config
+    from gpulint.lint.inputs.sources import Source
     from gpulint.lint.registry import all_rules
     from gpulint.lint.rule_spec import Scope
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import Source
 
     listed: list[str] = []
     real = workloads._pod_spec_sites
@@ -975,11 +975,11 @@ def test_a_pod_s_scheduler_requirements_are_read_once_per_check(monkeypatch):
     """gpu-unschedulable, gpu-sharing, over-tight-affinity, stale-gpu-label and the gang rules each run the
     scheduler's filters for the pod; its requirements are read from the spec once while it is checked."""
     import gpulint.kube.scheduler as scheduler
-    import gpulint.lint.verdicts as verdicts
+    import gpulint.lint.verdicts.shared as verdicts
     from gpulint.lint.config import Config
-    from gpulint.lint.inventory import load_inventory
+    from gpulint.lint.inputs.sources import Source
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import Source
+    from gpulint.lint.world.inventory import load_inventory
 
     read: list[str] = []
     gpu_pods: list[str] = []
@@ -1008,9 +1008,9 @@ def test_a_pod_template_s_gang_groups_are_read_once_per_check(monkeypatch):
     while its object is checked that is read once (and its answer is not shared with the caller)."""
     import gpulint.kube.gangs.members as members
     from gpulint.lint.config import Config
-    from gpulint.lint.inventory import load_inventory
+    from gpulint.lint.inputs.sources import Source
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import Source
+    from gpulint.lint.world.inventory import load_inventory
 
     read: list[str] = []
     real = members._group_references
@@ -1038,8 +1038,8 @@ def test_a_streamed_check_keeps_a_render_s_parse_and_parses_plain_files_again(mo
     """Placing a chart's documents in its templates reads the templates (render/helm.py): a rendered source's
     parse is kept from the first pass to its checks, never made twice; a plain file's is made again."""
     import gpulint.lint.run
-    from gpulint.lint.render.rendered import Rendered
-    from gpulint.lint.sources import Source
+    from gpulint.lint.inputs.render.rendered import Rendered
+    from gpulint.lint.inputs.sources import Source
 
     seen: list[object] = []
 

@@ -5,7 +5,7 @@ import textwrap
 import pytest
 
 from gpulint.lint.findings import Severity
-from gpulint.lint.loader import MAX_DEPTH, detect_encoding, load_bytes, load_text
+from gpulint.lint.inputs.loader import MAX_DEPTH, detect_encoding, load_bytes, load_text
 
 
 def load(text: str):

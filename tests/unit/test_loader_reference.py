@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from gpulint.lint import loader
-from gpulint.lint.loader import (
+from gpulint.lint.inputs import loader
+from gpulint.lint.inputs.loader import (
     _CONSTRUCTOR,
     _MERGE,
     MAX_DEPTH,

@@ -25,7 +25,7 @@ from rule_harness import raw_findings_of
 
 from gpulint.lint.findings import FIRST_LINE_MAX, first_line, split_long
 from gpulint.lint.registry import all_rules, policy_rules
-from gpulint.lint.verdicts import role_pods
+from gpulint.lint.verdicts.shared import role_pods
 
 DOUBLED = re.compile(r"\b(\w+) \1s\b", re.IGNORECASE)  # pod pods, GPU GPUs, node nodes
 ONE_PLURAL = re.compile(r"(?<![\d.])\b1 (pods|nodes|GPUs|containers|devices|workers|replicas|claims)\b")

@@ -395,7 +395,7 @@ def test_a_terminating_quota_covers_pods_with_an_active_deadline():
 
 
 def test_scopes_are_all_required_and_unknown_ones_are_not_judged():
-    from gpulint.kube.admission.namespace import Quota
+    from gpulint.kube.queueing.namespace import Quota
 
     data = {
         "metadata": {"name": "q"},
@@ -494,7 +494,7 @@ def test_a_best_effort_quota_next_to_a_gpu_pod():
 
 
 def test_priority_class_operators_as_label_selectors():
-    from gpulint.kube.admission.namespace import Quota
+    from gpulint.kube.queueing.namespace import Quota
 
     def scoped(operator: str, values: list[str]) -> Quota:
         expression = {"scopeName": "PriorityClass", "operator": operator, "values": values}

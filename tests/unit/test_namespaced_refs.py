@@ -9,7 +9,7 @@ from conftest import DATA, by_rule, lint_text
 
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.world.inventory import load_inventory
 
 DRA = str(DATA / "dra")
 

@@ -23,8 +23,8 @@ from gpulint.kube.quantity import quantity_from_yaml
 from gpulint.kube.resources import is_gpu
 from gpulint.kube.scheduler import pod_requirements
 from gpulint.lint.data import data_dir
-from gpulint.lint.loader import load_bytes
-from gpulint.lint.node_catalog import _parse, shipped_catalog
+from gpulint.lint.inputs.loader import load_bytes
+from gpulint.lint.world.node_catalog import _parse, shipped_catalog
 
 SCRIPT = REPO / "scripts" / "catalog_from_sources.py"
 # Where `fetch` puts its snapshots; GPULINT_CATALOG_MIRROR points elsewhere (docs/catalogs.md).

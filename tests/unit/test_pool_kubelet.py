@@ -121,7 +121,7 @@ def test_the_default_reservations_reproduce_karpenters_figures_for_every_shipped
     """kubeReserved 0 gives back what the default reserved: capacity for cpu (Karpenter's tiers, exactly), and
     capacity less the VM overhead (7.5%) and the 100Mi eviction threshold for memory."""
     from gpulint.kube.pools.kubelet import MIB, KubeletSettings, allocatable_with
-    from gpulint.lint.node_catalog import shipped_catalog
+    from gpulint.lint.world.node_catalog import shipped_catalog
 
     rows = [row for row in shipped_catalog().rows.values() if row.provider == "aws"]
     zero = KubeletSettings(kube_reserved={"cpu": Fraction(0), "memory": Fraction(0)})

@@ -279,7 +279,7 @@ def test_a_node_with_a_startup_taint_is_no_template(taint, config, copied):
     from gpulint.kube.pools.binding import bind
     from gpulint.kube.pools.readers import eks_nodegroup
     from gpulint.kube.scheduler import NodeInfo
-    from gpulint.lint.node_catalog import shipped_catalog
+    from gpulint.lint.world.node_catalog import shipped_catalog
 
     node = yaml.safe_load(NODE.replace("<TAINTS>", f"\n  - {{key: {taint}, effect: NoSchedule}}"))
     pool = bind(

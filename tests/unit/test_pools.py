@@ -13,7 +13,7 @@ from conftest import DATA, DEVICE_CLASSES, inventory_args, lint_text, said
 from conftest import run_cli as _run_cli
 from support.pools import AKS, CAPI, EKS, ELASTIC, GKE, KARPENTER, findings, gpu_job, only, volcano_job
 
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.world.inventory import load_inventory
 
 
 def run_cli(*args: str, **kwargs):  # these tests are about what node pools can schedule, not /dev/shm
@@ -446,9 +446,9 @@ def test_memory_is_judged_against_karpenter_allocatable(write):
 
 def _admit(pod_spec: dict, inventory: str) -> tuple[bool, str]:
     from gpulint.lint.config import Config
-    from gpulint.lint.inventory import load_configured_inventory
     from gpulint.lint.review import ReviewSnapshot
-    from gpulint.webhook.admission import decide
+    from gpulint.lint.world.inventory import load_configured_inventory
+    from gpulint.webhook.admission_review import decide
 
     config = Config(inventory=(inventory,))
     reviewer = ReviewSnapshot.build(config, load_configured_inventory(config))

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from support.strategies import CLAIM, GANG, MANIFEST
 
 from gpulint.lint.config import Config
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.inputs.sources import Source
 from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source
+from gpulint.lint.world.inventory import load_inventory
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -139,7 +139,7 @@ def test_the_loader_builds_the_same_with_or_without_the_alias_count(text):
     the same value, duplicate keys and depth refusal (message and position) either way."""
     import yaml
 
-    from gpulint.lint.loader import LoadError, _Builder
+    from gpulint.lint.inputs.loader import LoadError, _Builder
 
     if "*" in text:
         return

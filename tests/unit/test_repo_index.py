@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import DATA, REPO, run_cli
 
-from gpulint.lint.collect import collect
 from gpulint.lint.config import Config
-from gpulint.lint.cross_file import crosses_files
-from gpulint.lint.repo_index import CACHE_DIR, CACHE_FILE, CACHE_FORMAT, build_context, repository_of
+from gpulint.lint.inputs.collect import collect
+from gpulint.lint.inputs.repo_index import CACHE_DIR, CACHE_FILE, CACHE_FORMAT, build_context, repository_of
+from gpulint.lint.world.cross_file import crosses_files
 
 GROUP = """\
 apiVersion: scheduling.x-k8s.io/v1alpha1

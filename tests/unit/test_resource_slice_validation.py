@@ -7,8 +7,8 @@ import pytest
 from conftest import by_rule
 
 from gpulint.lint.config import Config
+from gpulint.lint.inputs.sources import Source
 from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source
 
 # The shape the NVIDIA GPU DRA driver publishes: a node-local pool, GPUs with attributes and capacity.
 GOOD = """
@@ -252,7 +252,7 @@ def test_the_dra_fixture_inventory_holds_only_slices_the_api_server_accepts():
     from conftest import DATA
 
     from gpulint.kube.validation.resource_slice import resource_slice_spec
-    from gpulint.lint.inventory import load_inventory
+    from gpulint.lint.world.inventory import load_inventory
 
     inventory = load_inventory([DATA / "dra"])
     assert len(inventory.slices) >= 6

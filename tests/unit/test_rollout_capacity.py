@@ -10,7 +10,7 @@ from conftest import by_rule, lint_text
 
 from gpulint.lint.config import Config
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.world.inventory import load_inventory
 
 RULE = "gpu-unschedulable"
 

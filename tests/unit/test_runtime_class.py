@@ -13,7 +13,7 @@ from conftest import REPO, by_rule, lint_text, run_cli, said
 from gpulint.kube.runtime_class import admit
 from gpulint.lint.config import Config, ConfigError, from_mapping
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import load_inventory
+from gpulint.lint.world.inventory import load_inventory
 
 STACK = str(REPO / "rules" / "inventories" / "gpu-stack")
 UNKNOWN = "runtime-class-unknown"

@@ -35,25 +35,25 @@ NOT_FOR_A_PLAIN_FILE = (
     "yaml_rs",  # inventories only
     "multiprocessing",  # --jobs workers, for large inputs only
     "gpulint.kube.cel.sandbox",  # evaluations the cost estimate cannot bound
-    "gpulint.lint.live_inventory",
-    "gpulint.lint.fix",
+    "gpulint.lint.world.live_inventory",
+    "gpulint.lint.output.fix",
     "gpulint.cli.explain",
     "gpulint.webhook",
     "gpulint.lint.policies",  # --policy only (its errors are caught by their gpulint.lint.errors type)
     "gpulint.kube.cel.engine",  # CEL, and the DRA claim model and allocator that evaluate it: DRA objects only
     "gpulint.kube.dra.allocation",
-    "gpulint.lint.verdicts",  # the cluster verdicts: an inventory's nodes, pools or RuntimeClasses only
+    "gpulint.lint.verdicts.shared",  # the cluster verdicts: an inventory's nodes, pools or RuntimeClasses only
     "gpulint.kube.gangs.packing",  # packing a gang: an inventory's nodes only
-    "gpulint.kube.admission.kueue",  # Kueue's model and flavor assignment: a workload that names a queue only
-    "gpulint.kube.admission.assign",
-    "gpulint.kube.admission.namespace",  # LimitRanges and ResourceQuotas: a namespace that has them only
+    "gpulint.kube.queueing.kueue",  # Kueue's model and flavor assignment: a workload that names a queue only
+    "gpulint.kube.queueing.assign",
+    "gpulint.kube.queueing.namespace",  # LimitRanges and ResourceQuotas: a namespace that has them only
     "gpulint.kube.pools.readers",  # node pools (Karpenter, cluster-api, the clouds'): an inventory or files with pools
     "gpulint.kube.pools.model",
     "gpulint.kube.pools.catalog",
     "gpulint.kube.pools.binding",
     "hashlib",  # fingerprints: baselines, SARIF and GitLab reports only
-    "gpulint.lint.baseline",
-    "gpulint.lint.render.tools",  # finding helm, kustomize or kubectl: charts and overlays only
+    "gpulint.lint.output.baseline",
+    "gpulint.lint.inputs.render.tools",  # finding helm, kustomize or kubectl: charts and overlays only
     "subprocess",  # renderers (helm, kustomize): charts and overlays only
     "shutil",
     "tempfile",
@@ -64,7 +64,7 @@ NOT_FOR_THE_VERSION = (
     "jsonschema_rs",
     "gpulint.lint.engine",
     "gpulint.lint.checks",
-    "gpulint.lint.resolver",
+    "gpulint.lint.world.resolver",
     "gpulint.lint.run",
     "gpulint.cli.check",
 )
@@ -177,7 +177,7 @@ CLAIM = (
             (
                 "gpulint.lint.checks.gpu_unschedulable",
                 "gpulint.lint.checks.over_tight_affinity",
-                "gpulint.lint.verdicts",
+                "gpulint.lint.verdicts.shared",
                 "gpulint.kube.gangs.packing",
             ),
         ),

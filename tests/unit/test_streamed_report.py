@@ -95,7 +95,7 @@ def test_a_report_written_as_files_are_checked_is_the_whole_report_s_text(output
 
 
 def test_the_workers_are_dealt_files_in_file_order_by_bytes():
-    from gpulint.lint.sources import Source
+    from gpulint.lint.inputs.sources import Source
 
     sizes = [10, 10, 50, 10, 10, 10, 10]
     sources = [Source(f"f{index}", content=b"x" * size) for index, size in enumerate(sizes)]
@@ -184,7 +184,7 @@ spec:
 def test_the_objects_a_streamed_run_keeps_share_their_repeated_strings():
     """The objects other files read (every ResourceSlice here) are kept until the run ends; a fleet's slices
     repeat their keys and attribute values, and each parse makes its own copies."""
-    from gpulint.lint.sources import Source
+    from gpulint.lint.inputs.sources import Source
 
     sources = [Source(f"slice-{index}.yaml", content=SLICE.format(index=index).encode()) for index in range(200)]
     streamed = gpulint.lint.run._shared_streamed(sources, everything=False)
@@ -296,9 +296,9 @@ def test_a_rendered_source_is_parsed_once_by_the_run_in_a_streamed_forked_run(tm
     """Placing a chart's documents reads its templates (render/helm.py): in a streamed run with workers, the run
     parses a rendered source itself and the worker that checks it inherits that parse; its findings are those of
     one process."""
-    from gpulint.lint.render.rendered import Rendered
+    from gpulint.lint.inputs.render.rendered import Rendered
+    from gpulint.lint.inputs.sources import Source
     from gpulint.lint.run import LintRun
-    from gpulint.lint.sources import Source
 
     mapped = tmp_path / "mapped"
 
@@ -343,7 +343,7 @@ def _worker_private_memory(folder: str) -> tuple[int, list[int]]:
     """The linted set's traced size, and each checking worker's private memory at its end, for a streamed
     --jobs 2 run over `folder`. Run in a fresh interpreter: forked from a long-lived test process, the workers
     also copy the pages that process's own earlier tests left half used."""
-    from gpulint.lint.sources import Source
+    from gpulint.lint.inputs.sources import Source
 
     sources = [Source(str(path), content=path.read_bytes()) for path in sorted(Path(folder).glob("*.yaml"))]
     tracemalloc.start()

@@ -357,7 +357,7 @@ def test_an_answer_is_one_write_with_a_date_formatted_once_a_second(tmp_path, mo
 def test_the_body_depth_limit_counts_brackets_outside_strings():
     import pytest
 
-    from gpulint.webhook.admission import MAX_BODY_DEPTH, BadReview, parse_review
+    from gpulint.webhook.admission_review import MAX_BODY_DEPTH, BadReview, parse_review
 
     def body(nested: int, annotation: str = "") -> bytes:
         # review, request, object, spec: 4 levels; then ``nested`` lists

@@ -39,9 +39,9 @@ from gpulint.kube.validation.errors import FieldError
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Engine, object_diagnostics
 from gpulint.lint.findings import Severity
-from gpulint.lint.inventory import dra_extended_resources, load_inventory
+from gpulint.lint.inputs.sources import Source
 from gpulint.lint.run import LintRun
-from gpulint.lint.sources import Source
+from gpulint.lint.world.inventory import dra_extended_resources, load_inventory
 
 ROOT = Path(__file__).parent
 

@@ -23,16 +23,16 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from gpulint.kube import trainjob
-from gpulint.kube.admission.workload import integration, is_distributed, pod_sets, queue_name
 from gpulint.kube.fields import dig, integer, mapping, sequence
 from gpulint.kube.quantity import format_amount
+from gpulint.kube.queueing.workload import integration, is_distributed, pod_sets, queue_name
 from gpulint.kube.refs import GangLookup, ObjectLike, Path
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, pod_requirements
 from gpulint.kube.workloads import ObjectFacts, PodSpecSite, effective_pod_spec, template_metadata
 
 if TYPE_CHECKING:
-    from gpulint.kube.admission.assign import FlavorPin
     from gpulint.kube.gangs.packing import Budget, Decision, NodeKind, PoolLimit, Shape
+    from gpulint.kube.queueing.assign import FlavorPin
 
 # The packer (gpulint.kube.gangs.packing) is imported by the functions that pack, on a cluster with nodes:
 # the gang rules read every workload, and one without an inventory never packs.
@@ -403,11 +403,11 @@ def reported_gangs(obj: ObjectLike, inventory: GangLookup | None) -> list[Gang]:
 
 
 def _flavor_pins(inventory: GangLookup | None, obj: ObjectLike) -> dict[Path, FlavorPin]:
-    """Kueue's flavor pins of the object's pod sets, given an inventory (kube/admission/assign is imported then:
+    """Kueue's flavor pins of the object's pod sets, given an inventory (kube/queueing/assign is imported then:
     a run without one never assigns flavors)."""
     if inventory is None:
         return {}
-    from gpulint.kube.admission.assign import flavor_pins
+    from gpulint.kube.queueing.assign import flavor_pins
 
     return flavor_pins(inventory.kueue, obj.ref.namespace, obj.facts)
 

@@ -12,9 +12,9 @@ from gpulint.lint.config import Config
 from gpulint.lint.findings import Diagnostic, Path
 
 if TYPE_CHECKING:
-    from gpulint.lint.objects import KubeObject
-    from gpulint.lint.resolver import Resolver
+    from gpulint.lint.inputs.objects import KubeObject
     from gpulint.lint.schema import SchemaStore
+    from gpulint.lint.world.resolver import Resolver
 
 
 MEMO_SIZE = 1024  # results kept per distinct pod (each may hold a verdict per node group)

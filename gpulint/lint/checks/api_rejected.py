@@ -11,9 +11,9 @@ from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.validation.objects import BUILT_IN, dra_spec, object_meta
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.rejections import API_REJECTED, rejection_text
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.world.rejections import API_REJECTED, rejection_text
 
 SPEC = RuleSpec(API_REJECTED, Severity.ERROR)
 RULE_ID = SPEC.id

@@ -9,10 +9,10 @@ from gpulint.kube.cel.engine import CelEngine, CelProblem
 from gpulint.kube.dra.allocation import Device, Selector, class_selectors
 from gpulint.kube.dra.devices import DraModel
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.dra_objects import claim_of, is_dra
 from gpulint.lint.findings import Diagnostic, Severity, split_long
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import DRA_SELECTOR_KINDS, RuleSpec
+from gpulint.lint.world.dra_objects import claim_of, is_dra
 
 SPEC = RuleSpec("cel-invalid", Severity.ERROR, kinds=DRA_SELECTOR_KINDS)
 RULE_ID = SPEC.id

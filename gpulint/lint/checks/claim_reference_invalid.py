@@ -7,11 +7,11 @@ from typing import Any
 
 from gpulint.kube.workloads import containers
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.dra_objects import claim_of
 from gpulint.lint.findings import Diagnostic, Path, Severity
-from gpulint.lint.kinds import DRA_GROUP, only_elsewhere, unproven
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.world.dra_objects import claim_of
+from gpulint.lint.world.kinds import DRA_GROUP, only_elsewhere, unproven
 
 SPEC = RuleSpec("claim-reference-invalid", Severity.ERROR)
 RULE_ID = SPEC.id
@@ -62,7 +62,7 @@ def _check_pod(obj: KubeObject, spec: dict[str, Any], base: tuple, ctx: CheckCon
             continue
         # imported here: the verdicts and the DRA model they use, for a pod that names a claim only
         from gpulint.kube.dra.allocation import claim_spec_of
-        from gpulint.lint.verdicts import referenced_claim
+        from gpulint.lint.verdicts.shared import referenced_claim
 
         located, kind = referenced_claim(obj, entry, ctx.resolver)
         target = entry.get("resourceClaimTemplateName") or entry.get("resourceClaimName")

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.scheduling import (
+from gpulint.lint.verdicts.scheduling import (
     ClaimVerdict,
     DraVerdict,
     asks_dra,
@@ -17,7 +17,7 @@ from gpulint.lint.scheduling import (
     dra_verdict,
     scheduling_verdict,
 )
-from gpulint.lint.verdicts import kueue_admitted, kueue_pins
+from gpulint.lint.verdicts.shared import kueue_admitted, kueue_pins
 
 SPEC = RuleSpec("claim-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES, Need.DEVICES}))
 RULE_ID = SPEC.id

@@ -8,7 +8,7 @@ from gpulint.kube.dra import compute_domain
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("compute-domain-mismatch", Severity.WARNING, kinds=frozenset({compute_domain.KIND}))

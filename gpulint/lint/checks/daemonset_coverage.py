@@ -15,13 +15,11 @@ from gpulint.kube.gpu_stack import (
 )
 from gpulint.kube.scheduler import NodeInfo, Taint
 from gpulint.kube.workloads import PodSpecSite
-from gpulint.lint.chart_releases import ChartRelease, chart_releases
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.verdicts import (
+from gpulint.lint.verdicts.shared import (
     DaemonSetVerdict,
     PoolBlock,
     blocked_pools,
@@ -31,6 +29,8 @@ from gpulint.lint.verdicts import (
     operator_operand_pods,
     operator_operands_verdict,
 )
+from gpulint.lint.world.chart_releases import ChartRelease, chart_releases
+from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec(
     "daemonset-coverage",

@@ -27,10 +27,10 @@ from gpulint.kube.runtime import (
 )
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.config_maps import namespace_config_maps
 from gpulint.lint.findings import Append, Diagnostic, FixSafety, Severity, first_line
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
+from gpulint.lint.world.config_maps import namespace_config_maps
 
 SPEC = RuleSpec("dev-shm-missing", Severity.WARNING, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id

@@ -7,10 +7,10 @@ from collections.abc import Iterable, Iterator
 from gpulint.kube.dra.drivers import WELL_KNOWN_CLASSES
 from gpulint.kube.typos import edit_distance
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.dra_objects import class_references
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import DRA_CLAIM_KINDS, RuleSpec
+from gpulint.lint.world.dra_objects import class_references
 
 SPEC = RuleSpec("device-class-unknown", Severity.ERROR, kinds=DRA_CLAIM_KINDS)
 RULE_ID = SPEC.id

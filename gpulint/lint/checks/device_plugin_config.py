@@ -11,14 +11,14 @@ from gpulint.kube.gpu_stack import image_repository, node_names
 from gpulint.kube.runtime import main_containers
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.config_maps import MAX_EMBEDDED, device_plugin_configs
 from gpulint.lint.findings import Diagnostic, Severity, split_long
-from gpulint.lint.kinds import only_elsewhere, unproven
-from gpulint.lint.linted_set import LintedSet
-from gpulint.lint.loader import load_text, text_offset
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.inputs.linted_set import LintedSet
+from gpulint.lint.inputs.loader import load_text, text_offset
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.world.config_maps import MAX_EMBEDDED, device_plugin_configs
+from gpulint.lint.world.kinds import only_elsewhere, unproven
+from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("device-plugin-config", Severity.ERROR)
 RULE_ID = SPEC.id

@@ -8,7 +8,7 @@ from gpulint.kube.dra import nvidia_config
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, first_line, split_long
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import DRA_SELECTOR_KINDS, RuleSpec
 
 SPEC = RuleSpec("dra-config-invalid", Severity.ERROR, kinds=DRA_SELECTOR_KINDS)

@@ -13,10 +13,10 @@ from gpulint.kube.typos import typo_of
 from gpulint.kube.workloads import PodSpecSite, containers
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
-from gpulint.lint.kinds import only_elsewhere, unproven
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
+from gpulint.lint.world.kinds import only_elsewhere, unproven
+from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("env-reference-invalid", Severity.ERROR, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from gpulint.kube.features import stage
 from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.dra_objects import CLAIM_KINDS, is_dra
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.world.dra_objects import CLAIM_KINDS, is_dra
 
 SPEC = RuleSpec("feature-gate-required", Severity.INFO)
 API_GROUPS = frozenset({"resource.k8s.io", "scheduling.k8s.io"})

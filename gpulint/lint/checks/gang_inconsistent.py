@@ -10,9 +10,9 @@ from gpulint.kube.gangs.members import group_minimum, group_references, reported
 from gpulint.kube.typos import typo_of
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
-from gpulint.lint.kinds import only_elsewhere, unproven
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.world.kinds import only_elsewhere, unproven
 
 SPEC = RuleSpec("gang-inconsistent", Severity.ERROR)
 RULE_ID = SPEC.id

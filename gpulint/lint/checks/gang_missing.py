@@ -12,7 +12,7 @@ from gpulint.kube.scheduler import pod_requests
 from gpulint.kube.workloads import PodSpecSite, api_group
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("gang-missing", Severity.WARNING)

@@ -13,11 +13,10 @@ from gpulint.kube.resources import accelerator_noun, is_extended
 from gpulint.kube.scheduler import resource_list
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.scheduling import gang_answers
-from gpulint.lint.verdicts import (
+from gpulint.lint.verdicts.scheduling import gang_answers
+from gpulint.lint.verdicts.shared import (
     CLUSTER_WHOLE,
     PoolGangVerdict,
     describe_gang,
@@ -25,6 +24,7 @@ from gpulint.lint.verdicts import (
     pools_in_backoff,
     topology_cause,
 )
+from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("gang-unsatisfiable", Severity.ERROR, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id

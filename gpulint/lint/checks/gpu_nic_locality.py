@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from gpulint.kube.dra.allocation import LOCALITY_ATTRIBUTES, ClaimSpec, Request
 from gpulint.kube.lru import short_strings_remembered
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.dra_objects import claim_of
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import DRA_CLAIM_KINDS, RuleSpec
+from gpulint.lint.world.dra_objects import claim_of
 
 SPEC = RuleSpec("gpu-nic-locality", Severity.WARNING, kinds=DRA_CLAIM_KINDS)
 RULE_ID = SPEC.id

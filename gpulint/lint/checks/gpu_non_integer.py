@@ -9,7 +9,7 @@ from gpulint.kube.resources import is_extended
 from gpulint.kube.workloads import PodSpecSite, site_resources
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
 
 SPEC = RuleSpec("gpu-non-integer", Severity.ERROR, scope=Scope.POD_TEMPLATE)

@@ -10,11 +10,11 @@ from gpulint.kube.typos import typo_of
 from gpulint.kube.workloads import PodSpecSite, site_resources
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
-from gpulint.lint.scheduling import resource_names_unproven
-from gpulint.lint.verdicts import silent_gpu_nodes
+from gpulint.lint.verdicts.scheduling import resource_names_unproven
+from gpulint.lint.verdicts.shared import silent_gpu_nodes
+from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id

@@ -9,7 +9,7 @@ from gpulint.kube.resources import is_gpu
 from gpulint.kube.workloads import PodSpecSite, containers
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, FixSafety, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
 
 SPEC = RuleSpec("gpu-runtime-class", Severity.WARNING, scope=Scope.POD_TEMPLATE)

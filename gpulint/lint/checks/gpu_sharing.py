@@ -15,12 +15,12 @@ from gpulint.kube.scheduler import FitResult, NodeInfo
 from gpulint.kube.vgpu import HAMI_GPU, VOLCANO_VGPU, DeviceBound, device_bound
 from gpulint.kube.workloads import PodSpecSite, containers, extended_resource_path
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.config_maps import device_plugin_configs
 from gpulint.lint.findings import Diagnostic, Severity, first_line
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
-from gpulint.lint.verdicts import gpu_pod_requirements
+from gpulint.lint.verdicts.shared import gpu_pod_requirements
+from gpulint.lint.world.config_maps import device_plugin_configs
+from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id

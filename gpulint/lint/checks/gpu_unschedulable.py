@@ -5,21 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from fractions import Fraction
 
-from gpulint.kube.admission.batch_queues import KAI_SCHEDULER
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, summary
 from gpulint.kube.quantity import format_amount
+from gpulint.kube.queueing.batch_queues import KAI_SCHEDULER
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
 from gpulint.kube.scheduler import FitResult, PodRequirements, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, extended_resource_path, template_metadata
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
-from gpulint.lint.scheduling import SchedulingVerdict, scheduling_cause, scheduling_verdict
-from gpulint.lint.verdicts import (
+from gpulint.lint.verdicts.scheduling import SchedulingVerdict, scheduling_cause, scheduling_verdict
+from gpulint.lint.verdicts.shared import (
     admitted_pod_spec,
     gpu_daemons,
     gpu_pod_requirements,
@@ -27,6 +26,7 @@ from gpulint.lint.verdicts import (
     kueue_pins,
     scale_up_verdict,
 )
+from gpulint.lint.world.resolver import Resolver
 
 KAI_GPU_MEMORY = "gpu-memory"  # KAI's annotation: MiB of a GPU (pkg/common/constants GpuMemory)
 GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's; KAI's GpuMemoryLabel

@@ -24,11 +24,11 @@ from gpulint.kube.runtime import (
 from gpulint.kube.scheduler import pod_requirements
 from gpulint.kube.workloads import PodSpecSite, containers
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.config_maps import namespace_config_maps
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
-from gpulint.lint.verdicts import admitted_pod_spec
+from gpulint.lint.verdicts.shared import admitted_pod_spec
+from gpulint.lint.world.config_maps import namespace_config_maps
 
 SPEC = RuleSpec("gpu-visibility-override", Severity.WARNING, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id

@@ -8,7 +8,7 @@ from gpulint.kube.runtime import is_distributed, pod_gpus
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, FixSafety, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
 
 SPEC = RuleSpec("host-network-dns", Severity.WARNING, scope=Scope.POD_TEMPLATE)

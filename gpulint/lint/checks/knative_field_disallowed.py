@@ -10,7 +10,7 @@ from gpulint.kube.fields import mapping
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
 
 SPEC = RuleSpec(

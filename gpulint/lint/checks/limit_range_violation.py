@@ -9,7 +9,7 @@ from gpulint.kube.resources import is_extended
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, first_line
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
 
 SPEC = RuleSpec("limit-range-violation", Severity.ERROR, scope=Scope.POD_TEMPLATE)
@@ -20,7 +20,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     items = ctx.resolver.limit_items(obj.ref.namespace)
     if not items:
         return
-    from gpulint.kube.admission.namespace import limit_violations, with_limit_ranges  # namespaces with LimitRanges only
+    from gpulint.kube.queueing.namespace import limit_violations, with_limit_ranges  # namespaces with LimitRanges only
 
     sources = ", ".join(sorted({item.source for item in items}))
     if site.completed_by:

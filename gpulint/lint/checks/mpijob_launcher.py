@@ -9,7 +9,7 @@ from gpulint.kube.runtime import container_gpus, container_launches, gpu_resourc
 from gpulint.kube.workloads import ObjectFacts, PodSpecSite, api_group
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("mpijob-launcher", Severity.WARNING, kinds=frozenset({"MPIJob"}))

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.kube.operator_webhooks import refusals
-from gpulint.lint.admission import kueue_config
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.rejections import rejection_text
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.verdicts.queues import kueue_config
+from gpulint.lint.world.rejections import rejection_text
 
 SPEC = RuleSpec(
     "operator-rejected",

@@ -10,10 +10,10 @@ from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequire
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
-from gpulint.lint.verdicts import pool_label_reasons, pools_matching, selection_limits_replicas
+from gpulint.lint.verdicts.shared import pool_label_reasons, pools_matching, selection_limits_replicas
+from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id

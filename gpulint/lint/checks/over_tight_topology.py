@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from gpulint.kube.gangs.members import Gang, reported_gangs
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec
-from gpulint.lint.scheduling import gang_answer
-from gpulint.lint.verdicts import gang_pool_domains
+from gpulint.lint.verdicts.scheduling import gang_answer
+from gpulint.lint.verdicts.shared import gang_pool_domains
+from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("over-tight-topology", Severity.WARNING, needs=frozenset({Need.NODES}))
 RULE_ID = SPEC.id

@@ -27,11 +27,11 @@ from gpulint.kube.runtime import (
 )
 from gpulint.kube.workloads import ObjectFacts, PodSpecSite, api_group
 from gpulint.lint.checks import CheckContext
-from gpulint.lint.config_maps import namespace_config_maps
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.loader import load_text, text_offset
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.loader import load_text, text_offset
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.world.config_maps import namespace_config_maps
 
 SPEC = RuleSpec("parallelism-mismatch", Severity.WARNING)
 RULE_ID = SPEC.id

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.lint.admission import batch_queue_problems, kueue_config_problems, pod_group_problems, queue_route
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.verdicts.queues import batch_queue_problems, kueue_config_problems, pod_group_problems, queue_route
 
 SPEC = RuleSpec("queue-reference-invalid", Severity.ERROR)
 RULE_ID = SPEC.id

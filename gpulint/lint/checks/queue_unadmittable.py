@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.lint.admission import (
+from gpulint.lint.checks import CheckContext
+from gpulint.lint.findings import Diagnostic, Severity, first_line
+from gpulint.lint.inputs.objects import KubeObject
+from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.verdicts.queues import (
     admission_verdict,
     kai_limit_problems,
     speaks_for_group,
     volcano_capability_problems,
     volcano_guarantee_problems,
 )
-from gpulint.lint.checks import CheckContext
-from gpulint.lint.findings import Diagnostic, Severity, first_line
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("queue-unadmittable", Severity.ERROR)
 RULE_ID = SPEC.id

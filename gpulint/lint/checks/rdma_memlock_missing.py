@@ -12,7 +12,7 @@ from gpulint.kube.runtime import container_gpus, main_containers
 from gpulint.kube.workloads import PodSpecSite, template_metadata
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
 
 SPEC = RuleSpec("rdma-memlock-missing", Severity.WARNING, scope=Scope.POD_TEMPLATE)

@@ -8,17 +8,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from gpulint.kube.admission.workload import is_distributed
 from gpulint.kube.quantity import format_amount
+from gpulint.kube.queueing.workload import is_distributed
 from gpulint.kube.workloads import api_group
-from gpulint.lint.admission import quota_charges
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import FIRST_LINE_MAX, Diagnostic, Path, Severity, first_line
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.verdicts.queues import quota_charges
 
-if TYPE_CHECKING:  # kube/admission/namespace is imported when a namespace has a ResourceQuota
-    from gpulint.kube.admission.namespace import Quota
+if TYPE_CHECKING:  # kube/queueing/namespace is imported when a namespace has a ResourceQuota
+    from gpulint.kube.queueing.namespace import Quota
 
 SPEC = RuleSpec("resource-quota-exceeded", Severity.ERROR)
 RULE_ID = SPEC.id
@@ -78,7 +78,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
 
 
 def _charged_to_claims(key: str) -> bool:
-    from gpulint.kube.admission.namespace import CLAIM_COUNT
+    from gpulint.kube.queueing.namespace import CLAIM_COUNT
 
     return key == CLAIM_COUNT or key.endswith(".deviceclass.resource.k8s.io/devices")
 
@@ -148,7 +148,7 @@ def _all_pods(obj: KubeObject, quota: Quota, sums: dict[str, Fraction], count: i
 
 
 def _uncounted(obj: KubeObject) -> Iterator[Diagnostic]:
-    from gpulint.kube.admission.namespace import Quota, uncounted_keys
+    from gpulint.kube.queueing.namespace import Quota, uncounted_keys
 
     for key, instead in uncounted_keys(Quota.of(obj.data)):
         yield Diagnostic(

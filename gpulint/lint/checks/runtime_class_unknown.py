@@ -8,7 +8,7 @@ from gpulint.kube.typos import typo_of
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
 
 SPEC = RuleSpec("runtime-class-unknown", Severity.ERROR, scope=Scope.POD_TEMPLATE)
@@ -35,7 +35,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
             notes=(*hint, f"RuntimeClasses in the cluster: {', '.join(known) or 'none'}"),
         )
         return
-    from gpulint.lint.verdicts import runtime_class_admission  # here: only for a class the inventory lists
+    from gpulint.lint.verdicts.shared import runtime_class_admission  # here: only for a class the inventory lists
 
     admitted = runtime_class_admission(site.spec, resolver)
     if admitted is not None and admitted.conflict:

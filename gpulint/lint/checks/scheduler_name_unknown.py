@@ -9,15 +9,15 @@ from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.typos import typo_of
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
-from gpulint.lint.kinds import unproven
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.world.kinds import unproven
+from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("scheduler-name-unknown", Severity.WARNING)
 RULE_ID = SPEC.id
 DEFAULT_SCHEDULER = "default-scheduler"
-SCHEDULERS = "KubeSchedulerConfiguration"  # the kind of the profiles that name schedulers (gpulint/lint/kinds.py)
+SCHEDULERS = "KubeSchedulerConfiguration"  # the kind of the profiles that name schedulers (gpulint/lint/world/kinds.py)
 # The names the schedulers GPU clusters run answer to, as their charts install them.
 KNOWN_SCHEDULERS = {
     DEFAULT_SCHEDULER: "kube-scheduler",

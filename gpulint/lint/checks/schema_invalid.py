@@ -11,7 +11,7 @@ from gpulint.kube.fields import type_name
 from gpulint.kube.workloads import read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity, first_line
-from gpulint.lint.objects import KubeObject, is_list, list_is_malformed
+from gpulint.lint.inputs.objects import KubeObject, is_list, list_is_malformed
 from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("schema-invalid", Severity.ERROR)

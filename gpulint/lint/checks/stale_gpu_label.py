@@ -13,9 +13,9 @@ from gpulint.kube.resources import is_gpu
 from gpulint.kube.scheduler import NodeInfo, PodRequirements, pod_requirements, resource_list
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity, split_long
-from gpulint.lint.objects import KubeObject
-from gpulint.lint.resolver import Resolver
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("stale-gpu-label", Severity.WARNING)
 RULE_ID = SPEC.id
@@ -245,7 +245,7 @@ def _a_pool_serves(pod: PodRequirements, inventory: Resolver) -> bool:
         return False
     # imported here: the pool verdicts (and their models) only for an inventory with node pools
     from gpulint.kube.pools.fit import FITS, UNKNOWN
-    from gpulint.lint.verdicts import pool_fits, with_extended_resource_tolerations
+    from gpulint.lint.verdicts.shared import pool_fits, with_extended_resource_tolerations
 
     fits = pool_fits(with_extended_resource_tolerations(pod, inventory), inventory)
     return any(fit.state in (FITS, UNKNOWN) for fit in fits)

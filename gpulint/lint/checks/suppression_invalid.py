@@ -8,4 +8,4 @@ from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("suppression-invalid", Severity.WARNING)
 RULE_ID = SPEC.id
-check = None  # gpulint.lint.suppress finds these problems; the engine reports them
+check = None  # gpulint.lint.output.suppress finds these problems; the engine reports them

@@ -8,4 +8,4 @@ from gpulint.lint.rule_spec import RuleSpec
 
 SPEC = RuleSpec("suppression-unused", Severity.WARNING)
 RULE_ID = SPEC.id
-check = None  # gpulint.lint.suppress finds these; the engine reports them
+check = None  # gpulint.lint.output.suppress finds these; the engine reports them

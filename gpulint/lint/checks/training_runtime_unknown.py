@@ -8,9 +8,9 @@ from gpulint.kube import trainjob
 from gpulint.kube.typos import typo_of
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.kinds import unproven
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
+from gpulint.lint.world.kinds import unproven
 
 SPEC = RuleSpec("training-runtime-unknown", Severity.ERROR, kinds=frozenset({"TrainJob"}))
 RULE_ID = SPEC.id

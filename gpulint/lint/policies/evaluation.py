@@ -13,7 +13,7 @@ from gpulint.kube.cel.cost import U64
 from gpulint.kube.cel.engine import COST_EXCEEDED, PER_CALL_LIMIT, UNDECIDED, CelEngine, Compiled
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.findings import Diagnostic, Path, Severity, split_long
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.policies.matching import policy_applies
 from gpulint.lint.policies.model import POLICY_VARIABLES, Expression, Policy
 

@@ -13,10 +13,11 @@ from gpulint.kube.features import DEFAULT as DEFAULT_GATES
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.fields import mapping, type_name
 from gpulint.lint.checks import field_path
-from gpulint.lint.collect import collect_all
 from gpulint.lint.findings import Path, Severity
-from gpulint.lint.loader import load_bytes
-from gpulint.lint.objects import KubeObject, objects_in
+from gpulint.lint.inputs.collect import collect_all
+from gpulint.lint.inputs.loader import load_bytes
+from gpulint.lint.inputs.objects import KubeObject, objects_in
+from gpulint.lint.inputs.sources import SourceError
 from gpulint.lint.policies.evaluation import parse_field_path, policy_engine
 from gpulint.lint.policies.matching import labels_of, selector_matches
 from gpulint.lint.policies.model import (
@@ -30,7 +31,6 @@ from gpulint.lint.policies.model import (
     PolicyError,
     Validation,
 )
-from gpulint.lint.sources import SourceError
 
 if TYPE_CHECKING:
     pass

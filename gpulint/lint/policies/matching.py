@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.fields import mapping
 from gpulint.kube.selectors import selector_matches
-from gpulint.lint.objects import KubeObject
+from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.policies.model import Match
 
 if TYPE_CHECKING:

@@ -1,0 +1,104 @@
+"""A directory walked for manifests: sorted, depth first, .gitignore honoured, hidden entries and links
+out of it skipped, chart directories yielded whole (for the renderer), what was skipped noted."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from gpulint.lint.inputs.gitignore import Scope, scope_for_walk
+from gpulint.lint.inputs.render.layout import is_chart
+from gpulint.lint.inputs.sources import (
+    MANIFEST_SUFFIXES,
+    SourceError,
+    excluded,
+    kind_of_mode,
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: str
+    follow: bool  # an in-tree symbolic link (the walk checked where it points)
+    chart: bool = False  # a Helm chart directory: rendered, not walked
+
+
+@dataclass
+class Walk:
+    """One named directory: its files in sorted order, depth first; notes for what was skipped."""
+
+    root: str
+    exclude: Sequence[str]
+    notes: list[str] = field(default_factory=list)
+    charts: bool = False  # yield chart directories (to be rendered) instead of their files
+    directories: list[str] = field(default_factory=list)  # every directory walked (kustomizations are looked for there)
+
+    def __post_init__(self) -> None:
+        self.real_root = os.path.realpath(self.root)
+
+    def files(self) -> Iterator[Candidate]:
+        links: list[str] = []  # in-tree links come last, so a file is shown under its own name
+        stack: list[tuple[str, Scope]] = [(self.root, scope_for_walk(self.real_root, self.notes))]
+        while stack:
+            directory, scope = stack.pop()
+            if self.charts and is_chart(directory):
+                yield Candidate(directory, follow=False, chart=True)
+                continue
+            self.directories.append(directory)
+            subdirs: list[tuple[str, Scope]] = []
+            for entry in self._entries(directory):
+                path = os.path.normpath(os.path.join(directory, entry.name))
+                if entry.name.startswith(".") or excluded(path, self.exclude):
+                    continue
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if not is_dir and not entry.name.lower().endswith(MANIFEST_SUFFIXES):
+                    continue
+                if scope.ignored(entry.name, is_dir):
+                    continue
+                if is_dir:
+                    subdirs.append((path, scope.enter(entry.name, path, self.notes)))
+                elif entry.is_symlink():
+                    links.append(path)
+                elif entry.is_file(follow_symlinks=False):
+                    yield Candidate(path, follow=False)
+                else:  # never opened: opening a FIFO blocks, opening a device can act on it
+                    self.notes.append(f"{path}: skipped: {kind_of_mode(self._mode(entry))}, not a regular file")
+            stack.extend(reversed(subdirs))
+        for link in links:
+            if self._link_inside(link):
+                yield Candidate(link, follow=True)
+
+    def _entries(self, directory: str) -> list[os.DirEntry[str]]:
+        try:
+            with os.scandir(directory) as entries:
+                return sorted(entries, key=lambda entry: entry.name)
+        except OSError as exc:
+            raise SourceError(f"{directory}: cannot read the directory: {exc.strerror or exc}") from None
+
+    @staticmethod
+    def _mode(entry: os.DirEntry[str]) -> int:
+        try:
+            return entry.stat(follow_symlinks=False).st_mode
+        except OSError:
+            return 0
+
+    def _link_inside(self, link: str) -> bool:
+        """Follow a link only to a file inside the named directory; never to a directory (no loops,
+        and an in-tree directory is walked under its own name)."""
+        target = os.path.realpath(link)
+        if os.path.commonpath([target, self.real_root]) != self.real_root:
+            self.notes.append(f"{link}: skipped: a symbolic link to {target}, outside {self.root}")
+            return False
+        try:
+            mode = os.stat(link).st_mode
+        except OSError:
+            self.notes.append(f"{link}: skipped: a broken symbolic link")
+            return False
+        if stat.S_ISDIR(mode):
+            return False
+        if not stat.S_ISREG(mode):
+            self.notes.append(f"{link}: skipped: a symbolic link to {kind_of_mode(mode)}, not a regular file")
+            return False
+        return True

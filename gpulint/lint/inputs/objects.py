@@ -1,0 +1,128 @@
+"""InventoryObject documents -> Kubernetes objects (``kind: List`` expanded), with their references."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.workloads import ObjectFacts
+from gpulint.lint.findings import ObjectRef, Path
+from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument
+
+
+@dataclass(frozen=True)
+class KubeObject:
+    data: dict[str, Any]
+    document: LocatedDocument
+    prefix: Path  # where the object sits in its document (("items", 3) inside a List)
+    ref: ObjectRef
+    # the ref's, as plain attributes (not properties): every rule reads them, ~30 times per object
+    api_version: str = field(init=False, repr=False, compare=False)
+    kind: str = field(init=False, repr=False, compare=False)
+    # what the engine works out of it once while it checks it (with_facts); None: not being checked
+    kept_facts: ObjectFacts | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "api_version", self.ref.api_version)
+        object.__setattr__(self, "kind", self.ref.kind)
+
+    def with_facts(self) -> KubeObject:
+        """The object with facts kept while the engine checks it: a copy, as dataclasses.replace makes it, but
+        without running __init__ again (the engine makes one for every object of a run)."""
+        checked = object.__new__(KubeObject)
+        checked.__dict__.update(self.__dict__, kept_facts=ObjectFacts(self.data))
+        return checked
+
+    @property
+    def facts(self) -> ObjectFacts:
+        """Its facts: kept while the engine checks it, worked out afresh otherwise."""
+        kept = self.kept_facts
+        return kept if kept is not None else ObjectFacts.afresh(self.data)
+
+    def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
+        return self.document.locate((*self.prefix, *path), on_key)
+
+    def locate_in_string(self, path: Path, offset: int) -> tuple[int, int]:
+        return self.document.locate_in_string((*self.prefix, *path), offset)
+
+    def annotations(self) -> dict[str, Any]:
+        return mapping(dig(self.data, "metadata", "annotations"))
+
+
+def object_ref(data: dict[str, Any]) -> ObjectRef:
+    metadata = mapping(data.get("metadata"))
+    name = text(metadata.get("name")) or text(metadata.get("generateName"))
+    return ObjectRef(text(data.get("apiVersion")), text(data.get("kind")), text(metadata.get("namespace")), name)
+
+
+def is_object(data: Any) -> bool:
+    """A mapping that claims to be a Kubernetes object: apiVersion and kind, or one of them beside metadata (a
+    manifest that lost the other). One alone claims nothing: a Helm repository's index.yaml (apiVersion,
+    entries) or a tool's `kind:` option is no object."""
+    if not isinstance(data, dict):
+        return False
+    has_kind, has_version = "kind" in data, "apiVersion" in data
+    return (has_kind and has_version) or ((has_kind or has_version) and "metadata" in data)
+
+
+def is_list(data: dict[str, Any]) -> bool:
+    """``kind: List`` (what ``kubectl get -o yaml`` prints), or a typed list such as PodList."""
+    kind = data.get("kind")
+    return kind == "List" or (isinstance(kind, str) and kind.endswith("List") and isinstance(data.get("items"), list))
+
+
+def list_is_malformed(data: dict[str, Any]) -> bool:
+    """A List whose ``items`` is not a list of mappings: kubectl refuses the whole document."""
+    items = data.get("items")
+    if items is None:
+        return False
+    return not isinstance(items, list) or not all(isinstance(item, dict) for item in items)
+
+
+def objects_in(document: LocatedDocument) -> Iterator[KubeObject]:
+    data = document.data
+    if not is_object(data):
+        return
+    if is_list(data):
+        for index, item in enumerate(sequence(data.get("items"))):
+            if isinstance(item, dict):
+                yield KubeObject(item, document, ("items", index), object_ref(item))
+        if list_is_malformed(data):  # the List itself, so that schema-invalid can say what is wrong
+            yield KubeObject(data, document, (), object_ref(data))
+        return
+    yield KubeObject(data, document, (), object_ref(data))
+
+
+@dataclass
+class ParsedFile:
+    """A source parsed once: its documents (with positions) and the Kubernetes objects in them."""
+
+    loaded: LoadedFile
+    objects: list[KubeObject]
+    not_objects: int = 0  # documents that are not Kubernetes objects (values files, patches)
+    read_error: str | None = None  # the file could not be read (then ``loaded`` is empty)
+
+    @property
+    def path(self) -> str:
+        return self.loaded.path
+
+
+def parse_file(loaded: LoadedFile, complete_objects_only: bool = False) -> ParsedFile:
+    """``complete_objects_only``: a Helm values file, where only a document with both apiVersion and
+    kind is an object (a chart's ``kind: DaemonSet`` option is no manifest missing its apiVersion)."""
+    objects: list[KubeObject] = []
+    not_objects = 0
+    for document in loaded.documents:
+        data = document.data
+        if complete_objects_only and not (
+            isinstance(data, dict) and isinstance(data.get("apiVersion"), str) and isinstance(data.get("kind"), str)
+        ):
+            not_objects += data is not None
+            continue
+        if is_object(document.data):
+            objects.extend(objects_in(document))
+        elif document.data is not None:
+            not_objects += 1
+    return ParsedFile(loaded, objects, not_objects)

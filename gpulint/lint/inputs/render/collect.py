@@ -1,0 +1,313 @@
+"""The sources layer's side of rendering: which walked files a chart or overlay consumes, what they
+render to, and which files are skipped as no manifests (with a debug note)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from gpulint.lint.inputs.render import layout
+from gpulint.lint.inputs.render.noise import not_kubernetes
+from gpulint.lint.inputs.render.options import RenderOptions
+
+if TYPE_CHECKING:  # the renderers' tools (gpulint.lint.inputs.render.tools) are imported for charts and overlays
+    from gpulint.lint.inputs.render.rendered import RenderProblem
+    from gpulint.lint.inputs.render.tools import Tool
+    from gpulint.lint.inputs.sources import Collection, CollectOptions, Source
+
+
+class Renderer:
+    """One per collection: finds the binaries once, reads each kustomization once."""
+
+    def __init__(self, options: RenderOptions | None, collection: Collection) -> None:
+        self.options = options
+        self.active = options is not None  # None: plain reading (inventories, policies): nothing skipped
+        self.enabled = options is not None and options.enabled
+        self.collection = collection
+        self._tools: dict[str, Tool | None] = {}
+        self._kustomizations: dict[str, list[layout.Kustomization]] = {}
+        self._partial_files: dict[str, set[str]] = {}  # folder -> the patches its kustomizations read or leave
+        self._rendered: set[str] = set()  # real paths of the charts and overlays rendered: each once
+
+    def _first_time(self, directory: str) -> bool:
+        key = os.path.realpath(directory)
+        if key in self._rendered:
+            return False
+        self._rendered.add(key)
+        return True
+
+    # ------------------------------------------------------------------ binaries
+
+    def tool(self, name: str) -> Tool | None:
+        if name not in self._tools:
+            from gpulint.lint.inputs.render.tools import find
+
+            assert self.options is not None
+            self._tools[name] = find(name, getattr(self.options, name))
+        return self._tools[name]
+
+    def kustomize_tool(self) -> Tool | None:
+        """kustomize when named (or on PATH without kubectl named), else `kubectl kustomize`."""
+        assert self.options is not None
+        if self.options.kustomize:
+            return self.tool("kustomize")
+        if self.options.kubectl:
+            return self.tool("kubectl")
+        return self.tool("kustomize") or self.tool("kubectl")
+
+    # ------------------------------------------------------------------ named files
+
+    def skipped(self, display: str) -> bool:
+        """A file that is no manifest (by its name or place): a debug note, never read."""
+        if not self.active:
+            return False
+        what = not_kubernetes(display)
+        if what is None:
+            return False
+        self.collection.debug_notes.append(f"{display}: skipped: {what}, not a Kubernetes manifest")
+        return True
+
+    def values_file(self, display: str) -> bool:
+        from gpulint.lint.inputs.render.noise import values_file
+
+        return self.active and values_file(display)
+
+    def keep_named(self, path: str) -> bool:
+        """A file named on the command line (as pre-commit names them): read unless it is no manifest
+        or a kustomize patch (a partial object, checked when its overlay is rendered)."""
+        if self.skipped(path):
+            return False
+        if not self.active:
+            return True
+        directory = os.path.dirname(os.path.abspath(path))
+        if directory not in self._kustomizations:
+            self._kustomizations[directory] = list(layout.enclosing_kustomizations(path))
+        partial = self._partial_files.get(directory)
+        if partial is None:  # once per folder: pre-commit names many files of one overlay
+            enclosing = self._kustomizations[directory]
+            partial = self._partial_files[directory] = layout.patch_files(enclosing) | set(
+                layout.unused_patch_files(enclosing)
+            )
+        if os.path.realpath(path) in partial:
+            self.collection.debug_notes.append(
+                f"{path}: skipped: a kustomize patch (a partial object); lint its overlay's directory to check it rendered"
+            )
+            return False
+        return True
+
+    def named_owner(self, path: str, sources: list[Source]) -> bool:
+        """A file named on the command line (pre-commit names the changed files) that belongs to a chart
+        (its templates, values or Chart.yaml) or is listed by a kustomization (a resource or a patch):
+        the chart or overlay is rendered instead, once. True when the file is covered so."""
+        if not self.enabled:
+            return False
+        owner = self._owner(path)
+        if owner is None:
+            return False
+        kind, directory = owner
+        display = os.path.normpath(
+            os.path.join(os.path.dirname(path), os.path.relpath(directory, os.path.dirname(os.path.abspath(path))))
+        )
+        if kind == "helm":  # without helm, _chart's warning stands for the chart: its templates are not manifests
+            if self._first_time(directory):
+                sources.extend(job() for job in self._chart(display, path))
+            return True
+        found = layout.kustomization_file(directory)
+        if found is None:
+            return False
+        if self._first_time(directory):
+            job = self._overlay(layout.read_kustomization(found), display, path)
+            if job is not None:
+                sources.append(job())
+        return self.kustomize_tool() is not None  # without one, the overlay's warning, and the file read raw
+
+    def _owner(self, path: str) -> tuple[str, str] | None:
+        from gpulint.lint.inputs.render.noise import values_file
+
+        absolute = os.path.abspath(path)
+        directory = os.path.dirname(absolute)
+        for _ in range(8):
+            if layout.is_chart(directory):
+                relative = os.path.relpath(absolute, directory)
+                top = relative.split(os.sep, 1)[0]
+                if (
+                    top == "templates"
+                    or relative == layout.CHART_FILE
+                    or (os.sep not in relative and values_file(relative))
+                ):
+                    return "helm", directory
+                return None
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                break
+            directory = parent
+        parent_directory = os.path.dirname(absolute)
+        if parent_directory not in self._kustomizations:
+            self._kustomizations[parent_directory] = list(layout.enclosing_kustomizations(path))
+        real = os.path.realpath(absolute)
+        for kustomization in self._kustomizations[parent_directory]:
+            if real in {os.path.realpath(f) for f in kustomization.local_files}:
+                return "kustomize", kustomization.directory
+        return None
+
+    def stdin(self, display: str, raw: bytes, options: CollectOptions) -> Source | None:
+        from gpulint.lint.inputs.sources import STDIN_DISPLAY, Source, excluded
+
+        if display != STDIN_DISPLAY:
+            if options.force_exclude and excluded(display, options.exclude):
+                return None
+            if self.skipped(display):
+                return None
+        if self.active:
+            from gpulint.lint.inputs.render.helm import stdin_rendered
+
+            rendered = stdin_rendered(display, raw)
+            if rendered is not None:
+                return Source(display, content=raw, rendered=rendered)
+        return Source(display, content=raw)
+
+    # ------------------------------------------------------------------ walked directories
+
+    def directory(
+        self, root: str, directories: Sequence[str], charts: Sequence[str], sources: list[Source]
+    ) -> set[str]:
+        """Render the charts and overlays of a walked directory (appending their sources); returns the
+        real paths of the files they consume, which are not read raw."""
+        if not self.active:
+            return set()
+        consumed: set[str] = set()
+        jobs: list[Callable[[], Source]] = [
+            job for chart in charts if self._first_time(chart) for job in self._chart(chart, root)
+        ]
+        kustomizations = []
+        for directory in directories:
+            found = layout.kustomization_file(directory)
+            if found is not None:
+                kustomizations.append(layout.read_kustomization(found))
+        overlays: list[tuple[layout.Kustomization, int]] = []  # each with its job's index
+        if kustomizations:
+            consumed |= self._not_raw(kustomizations)
+            disabled = layout.disabled_directories(kustomizations)
+            for kustomization in layout.roots(kustomizations):
+                if os.path.realpath(kustomization.directory) in disabled:  # switched off: neither rendered nor raw
+                    consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
+                    continue
+                if kustomization.data.get("kind") == "Component":
+                    continue
+                if not self._first_time(kustomization.directory):
+                    consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
+                    continue
+                job = self._overlay(kustomization, _display(root, kustomization.directory), root)
+                if job is not None:
+                    overlays.append((kustomization, len(jobs)))
+                    jobs.append(job)
+        rendered = _run_all(jobs)
+        for kustomization, index in overlays:
+            result = rendered[index].rendered
+            if result is not None and not result.problems:
+                # rendered: its resources (and its bases') are checked in the render, not raw
+                consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
+        _said_once(rendered)
+        sources.extend(rendered)
+        return consumed
+
+    def _not_raw(self, kustomizations: list[layout.Kustomization]) -> set[str]:
+        """Patches (partial objects), and what a kustomization lists only in a comment (a disabled
+        patch, resource or component, as kubebuilder scaffolds them): never linted raw."""
+        skipped: set[str] = set()
+        for path in sorted(layout.patch_files(kustomizations)):
+            skipped.add(path)
+            self.collection.debug_notes.append(
+                f"{os.path.relpath(path)}: skipped: a kustomize patch (a partial object), checked as its overlay renders it"
+            )
+        for path, where in sorted(layout.disabled_files(kustomizations).items()):
+            if path not in skipped:
+                skipped.add(path)
+                self.collection.debug_notes.append(
+                    f"{os.path.relpath(path)}: skipped: listed only in a comment of {os.path.relpath(where)} (disabled)"
+                )
+        for path, where in sorted(layout.unused_patch_files(kustomizations).items()):
+            if path not in skipped:
+                skipped.add(path)
+                self.collection.debug_notes.append(
+                    f"{os.path.relpath(path)}: skipped: a kustomize patch {os.path.relpath(where)} does not use"
+                )
+        return skipped
+
+    def keep(self, path: str, consumed: set[str]) -> bool:
+        if self.skipped(path):
+            return False
+        return not consumed or os.path.realpath(path) not in consumed
+
+    def _chart(self, directory: str, named: str) -> list[Callable[[], Source]]:
+        from gpulint.lint.inputs.render.helm import is_library, render_chart
+        from gpulint.lint.inputs.render.rendered import not_renderable
+        from gpulint.lint.inputs.sources import Source
+
+        options = self.options
+        assert options is not None
+        if is_library(directory):
+            self.collection.debug_notes.append(
+                f"{directory}: skipped: a library chart (helpers for other charts; rendered as part of them)"
+            )
+            return []
+        helm = self.tool("helm")
+        if helm is None:
+            return [lambda: Source(directory, rendered=not_renderable("helm", os.path.normpath(directory), None))]
+        return [
+            lambda: Source(
+                directory, rendered=render_chart(directory, os.path.normpath(directory), options, helm, named)
+            )
+        ]
+
+    def _overlay(self, kustomization: layout.Kustomization, display: str, named: str) -> Callable[[], Source] | None:
+        from gpulint.lint.inputs.render.kustomize import render_overlay
+        from gpulint.lint.inputs.render.rendered import not_renderable
+        from gpulint.lint.inputs.sources import Source
+
+        assert self.options is not None
+        if not self.enabled:
+            return None
+        kustomize = self.kustomize_tool()
+        if kustomize is None:
+            return lambda: Source(display, rendered=not_renderable("kustomize", display, kustomization.path))
+        options = self.options
+        helm = self.tool("helm") if kustomization.helm_charts and options.kustomize_helm else None
+        return lambda: Source(
+            display, rendered=render_overlay(kustomization.directory, display, options, kustomize, helm, named)
+        )
+
+
+MAX_PARALLEL_RENDERS = 4  # renderers are processes: threads only wait for them
+
+
+def _run_all(jobs: list[Callable[[], Source]]) -> list[Source]:
+    """The renders, several at a time (kustomize and helm spend their time in their own process)."""
+    if len(jobs) <= 1:
+        return [job() for job in jobs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_RENDERS, len(jobs))) as pool:
+        return list(pool.map(lambda job: job(), jobs))
+
+
+def _said_once(sources: list[Source]) -> None:
+    """A problem of a base several overlays build from (its remote resource, a file it lacks) is found by
+    each of their renders, at the same line of the base: it is said once, by the first."""
+    seen: set[RenderProblem] = set()
+    for source in sources:
+        if source.rendered is None:
+            continue
+        kept = []
+        for problem in source.rendered.problems:
+            if problem not in seen:
+                seen.add(problem)
+                kept.append(problem)
+        source.rendered.problems[:] = kept
+
+
+def _display(root: str, directory: str) -> str:
+    """The overlay as a walk shows its files (relative to the directory named)."""
+    relative = os.path.relpath(directory, os.path.abspath(root))
+    return os.path.normpath(os.path.join(root, relative))

@@ -1,0 +1,556 @@
+"""Helm charts: `helm template`, and each rendered document mapped back to its template and line.
+
+Helm names the template of every document it prints (``# Source: CHART/templates/x.yaml``, in
+pkg/action/action.go renderResources), with the chart's name (Chart.yaml ``name``) in place of its
+directory, and subcharts under ``CHART/charts/SUB/``. Errors name the template too:
+``execution error at (CHART/templates/x.yaml:12:20): ...`` (Go text/template), ``parse error at
+(CHART/templates/x.yaml:3)``, ``YAML parse error on CHART/templates/x.yaml: ...``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, replace
+from functools import partial
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from gpulint.kube.fields import dig
+from gpulint.lint.findings import Fix, Path, Severity
+from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes
+from gpulint.lint.inputs.render.layout import holds_nothing
+from gpulint.lint.inputs.render.mapping import LineMap, align, template_column
+from gpulint.lint.inputs.render.options import DEFAULT_RELEASE, ChartSettings, RenderOptions
+from gpulint.lint.inputs.render.rendered import Rendered, RenderProblem, mapped
+from gpulint.lint.inputs.render.tools import Tool, run
+from gpulint.lint.inputs.render.view import View, ViewError, boundary, left_out
+from gpulint.lint.paths import is_within
+
+_REFUSAL = (
+    "the field is rendered by a Helm template; gpulint does not rewrite template logic - "
+    "edit the template at this line, or the value it reads in values.yaml"
+)
+SOURCE_COMMENT = re.compile(r"^# Source: (\S[^\n]*?)\s*$", re.MULTILINE)
+_DOCUMENT_START = re.compile(r"^---", re.MULTILINE)
+MAX_TEMPLATE_BYTES = 4 * 1024 * 1024
+# chart/templates/x.yaml:12:20 (execution), :3 (parse); a YAML error names only the file.
+_ERROR_PLACE = re.compile(r"(?P<file>[\w.+@-]+(?:/[\w.+@-]+)+):(?P<line>\d+)(?::(?P<column>\d+))?")
+_YAML_ERROR = re.compile(r"YAML parse error on (?P<file>\S+?): (?P<rest>.*?yaml: line (?P<line>\d+): .*)$", re.M)
+# What the environment causes, not the chart: a dependency that is not vendored, a repository offline.
+_ENVIRONMENT = (
+    "missing in charts/ directory",
+    "helm dependency build",
+    "helm dependency update",
+    "no such host",
+    "dial tcp",
+    "i/o timeout",
+    "could not download",
+    "no cached repository",
+    "repo not found",
+)
+
+
+def chart_name(directory: str) -> str:
+    """Chart.yaml's ``name`` (what `# Source:` comments start with), else the directory's name."""
+    try:
+        with open(os.path.join(directory, "Chart.yaml"), "rb") as handle:
+            head = handle.read(256 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return os.path.basename(os.path.abspath(directory))
+    match = re.search(r"^name:\s*['\"]?([^'\"#\s]+)", head, re.MULTILINE)
+    return match.group(1) if match else os.path.basename(os.path.abspath(directory))
+
+
+def is_library(directory: str) -> bool:
+    """``type: library`` in Chart.yaml: helpers for other charts, which `helm template` refuses to
+    render on its own ("library charts are not installable"); its parents render them."""
+    try:
+        with open(os.path.join(directory, "Chart.yaml"), "rb") as handle:
+            head = handle.read(256 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return re.search(r"^type:\s*['\"]?library['\"]?\s*(?:#.*)?$", head, re.MULTILINE) is not None
+
+
+@dataclass(frozen=True)
+class ChartPlace:
+    """Where a chart named in `# Source:` lives, and how its files are shown."""
+
+    name: str
+    directory: str  # on disk
+    display: str  # as shown in findings (the directory as the user named it)
+    within: str = ""  # what may be read (gpulint.lint.inputs.render.view.boundary); empty: the directory's
+
+    def file(self, source: str) -> tuple[str, str] | None:
+        """``CHART/templates/x.yaml`` -> (path on disk, path shown); subcharts by their directory."""
+        head, _, rest = source.partition("/")
+        if head != self.name or not rest:
+            return None
+        parts = rest.split("/")
+        directory, display = self.directory, self.display
+        while len(parts) > 2 and parts[0] == "charts":  # CHART/charts/SUB/templates/x.yaml
+            directory, display = os.path.join(directory, parts[0], parts[1]), os.path.join(display, parts[0], parts[1])
+            parts = parts[2:]
+        disk = os.path.join(directory, *parts)
+        return (disk, os.path.normpath(os.path.join(display, *parts))) if self.readable(disk) else None
+
+    def readable(self, path: str) -> bool:
+        """A file of the chart's repository (read to place findings and fixes); a link out is not read."""
+        return os.path.isfile(path) and is_within(path, self.within or boundary(self.directory))
+
+
+def render_chart(directory: str, display: str, options: RenderOptions, helm: Tool, named: str = ".") -> Rendered:
+    """``named``: the path the user named for linting (what may be read outside git)."""
+    settings = options.for_chart(directory)
+    argv = [helm.path, "template", settings.release or DEFAULT_RELEASE, os.path.abspath(directory)]
+    if not options.helm_tests:
+        argv.append("--skip-tests")
+    if settings.namespace:
+        argv += ["--namespace", settings.namespace]
+    if options.kubernetes_version:
+        argv += ["--kube-version", f"v{options.kubernetes_version}.0"]
+    for values in settings.values:
+        argv += ["--values", os.path.abspath(values)]
+    for value in settings.set_values:
+        argv += ["--set", value]
+    within = boundary(directory, named)
+    place = ChartPlace(chart_name(directory), os.path.abspath(directory), display, within)
+    rendered = Rendered("helm", display)
+    chart_file = os.path.join(display, "Chart.yaml")
+    with tempfile.TemporaryDirectory(prefix="gpulint-chart-") as copy:
+        view = View(within, copy)
+        try:
+            view.add(directory)
+        except ViewError as exc:
+            rendered.problems.append(
+                RenderProblem(chart_file, 1, 1, f"the chart was not rendered: {exc}", Severity.WARNING)
+            )
+            return rendered
+        argv[3] = view.inside(directory)
+        result = run(argv, cwd=argv[3], timeout=options.timeout)
+    rendered.problems.extend(left_out(view, directory, display))
+    if result.timed_out:
+        rendered.problems.append(
+            RenderProblem(
+                chart_file,
+                1,
+                1,
+                f"helm template did not finish within {options.timeout:g} s; the chart was not checked",
+                Severity.WARNING,
+            )
+        )
+        return rendered
+    if result.too_large:
+        rendered.problems.append(
+            RenderProblem(
+                chart_file, 1, 1, "helm template printed more than 64 MiB; the chart was not checked", Severity.WARNING
+            )
+        )
+        return rendered
+    if result.returncode != 0:
+        rendered.problems.append(failure(view.unmasked(result.stderr), place, chart_file, settings))
+        return rendered
+    rendered.output = result.stdout
+    rendered.mapper = partial(
+        map_documents, places=(place,), fix_values=not settings.values and not settings.set_values
+    )
+    return rendered
+
+
+def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSettings | None = None) -> RenderProblem:
+    settings = settings or ChartSettings()
+    lines = [line for line in stderr.strip().splitlines() if line.strip() and not line.startswith("Use --debug flag")]
+    text = " ".join(line.strip() for line in lines).removeprefix("Error: ").strip() or "helm template failed"
+    severity = Severity.WARNING if any(marker in text for marker in _ENVIRONMENT) else Severity.ERROR
+    message = f"helm template failed: {text}"
+    if holds_nothing(os.path.join(place.directory, "Chart.yaml")):
+        message += "; Chart.yaml is empty: the folder is no chart helm installs (a program may embed its templates), not checked"
+        return RenderProblem(chart_file, 1, 1, message, Severity.WARNING)
+    if severity is Severity.WARNING:
+        message += "; the chart was not checked (vendor its dependencies with `helm dependency build`, or render where the repository is reachable)"
+        return RenderProblem(chart_file, _dependencies_line(place.directory), 1, message, severity)
+    unset = _unset_value(stderr, place) if not settings.values and not settings.set_values else None
+    if unset is not None:
+        where = "the chart has no values.yaml" if unset.no_values_file else "values.yaml leaves it empty"
+        message += (
+            f"; the chart gives no value for .Values.{unset.value} ({where}): it is given at install (-f/--set), so "
+            "the chart was not checked - give its values under render.charts in .gpulint.yaml, or --values/--set"
+        )
+        return RenderProblem(unset.display, unset.line, unset.column, message, Severity.WARNING)
+    yaml_error = _YAML_ERROR.search(stderr)
+    if yaml_error:
+        found = place.file(yaml_error.group("file"))
+        if found:
+            return RenderProblem(
+                found[1], 1, 1, f"{message} (line {yaml_error.group('line')} of the template's output)", severity
+            )
+    if "execution error" in text or "executing" in text:  # `required`, `fail`, a nil value: maybe ours to give
+        message += (
+            f" (rendered as release '{settings.release or DEFAULT_RELEASE}' in namespace "
+            f"'{settings.namespace or 'default'}': give this chart's values, release or namespace under "
+            "render.charts in .gpulint.yaml, or --values/--set)"
+        )
+    for match in _ERROR_PLACE.finditer(stderr):
+        found = place.file(match.group("file"))
+        if found:
+            # text/template's ErrorContext gives the byte offset in the line, from 0
+            column = int(match.group("column")) + 1 if match.group("column") else 1
+            return RenderProblem(found[1], int(match.group("line")), column, message, severity)
+    return RenderProblem(chart_file, 1, 1, message, severity)
+
+
+# `.Values.a.b` as a template reads it (also `$.Values`, `$root.Values`); `index .Values "a-b"` is not read
+_VALUES_READ = re.compile(r"\.Values((?:\.[A-Za-z_]\w*)+)")
+_ACTION = re.compile(r"\{\{.*?(?:\}\}|$)")
+
+
+@dataclass(frozen=True)
+class _Unset:
+    """A value the failing template reads and the chart leaves for the installer to give."""
+
+    display: str  # the template, as shown
+    line: int
+    column: int
+    value: str  # `workload.gpus`
+    no_values_file: bool
+
+
+def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
+    """The chart's value that made an execution error, when the chart leaves it to the installer: it has no
+    values.yaml at all, or writes the key (or a key above it) with no value (`gcsBucket:`). Charts made to
+    be installed with a recipe's values file (`helm install -f recipe/values.yaml`) fail so on their own;
+    they are not broken. A key missing from a values.yaml that exists is no such sign (a template's typo
+    reads it), nor is a value that is set (a wrong type): those stay errors. Only the chart's own templates
+    (not a subchart's, which its parent's values may fill) are read."""
+    if "execution error" not in stderr and "executing" not in stderr:
+        return None
+    placed = ((m, place.file(m.group("file"))) for m in _ERROR_PLACE.finditer(stderr))
+    match, found = next(((m, f) for m, f in placed if f is not None), (None, None))
+    if match is None or found is None or match.group("file").split("/")[1] != "templates":
+        return None
+    lines = _read_template(found[0])
+    number = int(match.group("line"))
+    if lines is None or not 1 <= number <= len(lines):
+        return None
+    column = int(match.group("column") or 0)  # text/template's byte offset in the line, from 0
+    text = lines[number - 1]
+    action = next((a.group(0) for a in _ACTION.finditer(text) if a.start() <= column <= a.end()), text)
+    node = stderr.split(" at <", 1)[1].split(">", 1)[0] if " at <" in stderr else ""  # `at <.Values.x.y>`
+    read = [m.group(1)[1:] for m in (*_VALUES_READ.finditer(node), *_VALUES_READ.finditer(action))]
+    if not read:
+        return None
+    shown = (found[1], number, column + 1)
+    values_path = os.path.join(place.directory, "values.yaml")
+    if not place.readable(values_path):
+        return _Unset(*shown, read[0], True)
+    values_lines = _read_template(values_path)
+    if values_lines is None:
+        return None
+    loaded = load_bytes(values_path, "\n".join(values_lines).encode())
+    if loaded.problems:
+        return None
+    documents = [d.data for d in loaded.documents if d.data is not None]
+    if not documents:  # an empty values.yaml: every value comes from the installer
+        return _Unset(*shown, read[0], True)
+    values = documents[0]
+    for value in read:
+        if _left_empty(values, value.split(".")):
+            return _Unset(*shown, value, False)
+    return None
+
+
+def _left_empty(values: object, keys: list[str]) -> bool:
+    """The key, or one above it, is written with no value (null or ""); a key that is absent is not."""
+    for key in keys:
+        if not isinstance(values, dict) or key not in values:
+            return False
+        values = values[key]
+        if values is None or values == "":
+            return True
+    return False
+
+
+def _dependencies_line(directory: str) -> int:
+    try:
+        with open(os.path.join(directory, "Chart.yaml"), encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.startswith("dependencies:"):
+                    return number
+    except OSError:
+        pass
+    return 1
+
+
+@dataclass
+class _Template:
+    display: str
+    lines: list[str]
+
+
+def _read_template(path: str) -> list[str] | None:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_TEMPLATE_BYTES + 1)
+    except OSError:
+        return None
+    if len(raw) > MAX_TEMPLATE_BYTES:
+        return None
+    return raw.decode("utf-8", "replace").split("\n")
+
+
+def map_documents(loaded: LoadedFile, places: tuple[ChartPlace, ...], fix_values: bool = False) -> LoadedFile:
+    """Each document of `helm template` output placed in its template: the file its `# Source:`
+    names, at the template line that printed the field. ``fix_values``: the chart was rendered with its
+    own values.yaml alone, so a fix to a value it printed may go there."""
+    values_cache: dict[str, _Values | None] = {}
+    text = loaded.text
+    sources = [(match.start(), match.group(1)) for match in SOURCE_COMMENT.finditer(text)]
+    if not sources:
+        return loaded
+    starts = [match.start() for match in _DOCUMENT_START.finditer(text)]
+    line_starts = _line_starts(text)
+    templates: dict[str, _Template | None] = {}
+    maps: dict[tuple[int, str], LineMap] = {}
+    documents = []
+    for document in loaded.documents:
+        node = document.node
+        if node is None:
+            documents.append(document)
+            continue
+        begin = _offset(line_starts, document.line_offset) + node.start_mark.index
+        source = next((s for s in reversed(sources) if s[0] < begin), None)
+        if source is None:
+            documents.append(document)
+            continue
+        offset, name = source
+        first_line = text.count("\n", 0, offset) + 1  # the line after "# Source:" (0-based)
+        end = next((s for s in starts if s > offset), len(text))
+        template = templates.get(name)
+        if name not in templates:
+            template = _locate_template(name, places)
+            templates[name] = template
+            if template is not None:
+                loaded.texts[template.display] = "\n".join(template.lines)
+        if template is None:  # rendered elsewhere (piped in from another directory): the name Helm gave
+            documents.append(
+                mapped(document, name, place=partial(_relative, first_line=first_line), fix_refusal=_REFUSAL)
+            )
+            continue
+        key = (offset, name)
+        if key not in maps:
+            rendered_lines = text[_offset(line_starts, first_line) : end].split("\n")
+            maps[key] = align(rendered_lines, template.lines)
+        values = _values_for(template, places, values_cache) if fix_values else None
+        documents.append(
+            mapped(
+                document,
+                template.display,
+                place=partial(
+                    _place,
+                    line_map=maps[key],
+                    first_line=first_line,
+                    text_lines=_Lines(text, line_starts),
+                    template=template,
+                ),
+                place_fix=partial(
+                    _values_fix,
+                    document=document,
+                    line_map=maps[key],
+                    first_line=first_line,
+                    template=template,
+                    values=values,
+                ),
+            )
+        )
+    loaded.documents = documents
+    return loaded
+
+
+@dataclass(frozen=True)
+class _Values:
+    display: str
+    fs_path: str
+    document: LocatedDocument
+
+
+# `{{- toYaml .Values.resources | nindent 12 }}`, `{{ .Values.resources | toYaml | nindent 12 }}`
+_TO_YAML = re.compile(r"\{\{-?\s*(?:toYaml\s+\$?\.Values\.([\w.]+)|\$?\.Values\.([\w.]+)\s*\|\s*toYaml)\b[^}]*\}\}")
+# `nvidia.com/gpu: {{ .Values.gpus }}`: the whole value is one value of values.yaml
+_VALUE = re.compile(r":\s*\{\{-?\s*\$?\.Values\.([\w.]+)\s*-?\}\}\s*$")
+
+
+def _values_for(
+    template: _Template, places: tuple[ChartPlace, ...], cache: dict[str, _Values | None]
+) -> _Values | None:
+    """The values.yaml of the chart whose own templates/ holds ``template`` (not a subchart's)."""
+    for place in places:
+        if os.path.dirname(os.path.dirname(template.display)) != os.path.normpath(place.display):
+            continue
+        path = os.path.join(place.directory, "values.yaml")
+        if path not in cache:
+            cache[path] = None
+            lines = _read_template(path) if place.readable(path) else None
+            if lines is not None:
+                loaded = load_bytes(os.path.join(place.display, "values.yaml"), "\n".join(lines).encode())
+                documents = [d for d in loaded.documents if isinstance(d.data, dict)]
+                if documents and not loaded.problems:
+                    cache[path] = _Values(loaded.path, path, documents[0])
+        return cache[path]
+    return None
+
+
+def _values_fix(
+    fix: Fix,
+    *,
+    document: LocatedDocument,
+    line_map: LineMap,
+    first_line: int,
+    template: _Template,
+    values: _Values | None,
+) -> Fix:
+    """A fix to a field the chart printed from values.yaml (``toYaml .Values.x`` or ``{{ .Values.x }}``)
+    goes to values.yaml; anything else the template computes is refused: gpulint edits no template logic."""
+    refused = replace(fix, refused=_REFUSAL)
+    if values is None or document.node is None:
+        return refused
+    target = _values_path(fix.path, document, line_map, first_line, template)
+    if target is None:
+        return refused
+    values_path, rendered_prefix, values_prefix = target
+    if dig(values.document.data, *values_prefix) != dig(document.data, *rendered_prefix):
+        return refused  # the chart printed something else than values.yaml holds (a default, a merge)
+    source = None
+    if fix.source_path is not None and fix.source_path[: len(rendered_prefix)] == rendered_prefix:
+        source = (*values_prefix, *fix.source_path[len(rendered_prefix) :])
+    return replace(
+        fix,
+        document=values.document.index,
+        path=values_path,
+        source_path=source,
+        file=values.display,
+        fs_path=values.fs_path,
+    )
+
+
+def _values_path(
+    path: Path, document: LocatedDocument, line_map: LineMap, first_line: int, template: _Template
+) -> tuple[Path, Path, Path] | None:
+    """(the path in values.yaml, the rendered path that maps to its values key, that key's path)."""
+    chain = _nodes(document, path)
+
+    def template_line(node: Node) -> tuple[str, bool]:
+        index = node.start_mark.line + document.line_offset - first_line
+        line = line_map.line(index)
+        exact = line_map.exact[index] if 0 <= index < len(line_map.exact) else False
+        return (template.lines[line] if line < len(template.lines) else ""), exact
+
+    for depth in range(len(chain) - 1, -1, -1):
+        node = chain[depth]
+        if isinstance(node, MappingNode) and node.value:
+            lines = {template_line(key) for key, _ in node.value}
+            if len(lines) == 1:
+                ((line, exact),) = lines
+                match = _TO_YAML.search(line)
+                if match and not exact:
+                    prefix = tuple((match.group(1) or match.group(2)).split("."))
+                    return (*prefix, *path[depth:]), path[:depth], prefix
+    if len(chain) == len(path) + 1 and path:
+        line, exact = template_line(chain[-1])
+        match = _VALUE.search(line)
+        if match and exact:
+            prefix = tuple(match.group(1).split("."))
+            return prefix, path, prefix
+    return None
+
+
+def _nodes(document: LocatedDocument, path: Path) -> list[Node]:
+    """The nodes along ``path`` from the root, as far as they exist."""
+    assert document.node is not None
+    chain: list[Node] = [document.node]
+    for step in path:
+        node = chain[-1]
+        child = None
+        if isinstance(node, MappingNode) and isinstance(step, str):
+            child = next(
+                (value for key, value in node.value if isinstance(key, ScalarNode) and key.value == step), None
+            )
+        elif isinstance(node, SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+            child = node.value[step]
+        if child is None:
+            break
+        chain.append(child)
+    return chain
+
+
+def _locate_template(name: str, places: tuple[ChartPlace, ...]) -> _Template | None:
+    for place in places:
+        found = place.file(name)
+        if found is not None:
+            lines = _read_template(found[0])
+            if lines is not None:
+                return _Template(found[1], lines)
+    return None
+
+
+@dataclass(frozen=True)
+class _Lines:
+    text: str
+    starts: list[int]
+
+    def __getitem__(self, index: int) -> str:
+        if not 0 <= index < len(self.starts):
+            return ""
+        end = self.text.find("\n", self.starts[index])
+        return self.text[self.starts[index] : end if end >= 0 else len(self.text)]
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    starts.extend(match.end() for match in re.finditer("\n", text))
+    return starts
+
+
+def _offset(line_starts: list[int], line: int) -> int:
+    return line_starts[line] if line < len(line_starts) else line_starts[-1]
+
+
+def _place(
+    line: int, column: int, *, line_map: LineMap, first_line: int, text_lines: _Lines, template: _Template
+) -> tuple[int, int]:
+    index = line - 1 - first_line
+    template_index = line_map.line(index)
+    exact = line_map.exact[index] if 0 <= index < len(line_map.exact) else False
+    template_line = template.lines[template_index] if template_index < len(template.lines) else ""
+    return template_index + 1, template_column(text_lines[line - 1], column, template_line, exact)
+
+
+def _relative(line: int, column: int, *, first_line: int) -> tuple[int, int]:
+    """No template to align with: the line within the document Helm printed for it."""
+    return max(line - first_line, 1), column
+
+
+def places_for_stdin(text: str, start: str = ".") -> tuple[ChartPlace, ...]:
+    """Charts that piped `helm template` output may come from: the current directory (``helm template
+    .``) or a directory beside it named as the chart (``helm template ./gpu-job``)."""
+    names = {match.group(1).split("/", 1)[0] for match in SOURCE_COMMENT.finditer(text)}
+    places = []
+    for name in sorted(names):
+        for directory in (start, os.path.join(start, name), os.path.join(start, "charts", name)):
+            if os.path.isfile(os.path.join(directory, "Chart.yaml")) and chart_name(directory) == name:
+                display = os.path.normpath(directory)
+                places.append(ChartPlace(name, os.path.abspath(directory), display))
+                break
+    return tuple(places)
+
+
+def stdin_rendered(display: str, raw: bytes) -> Rendered | None:
+    """Piped `helm template` output (it has `# Source:` comments): its documents named by template."""
+    head = raw[: 1024 * 1024].decode("utf-8", "replace")
+    if not SOURCE_COMMENT.search(head):
+        return None
+    text = raw.decode("utf-8", "replace")
+    rendered = Rendered("helm", display, output=raw)
+    rendered.mapper = partial(map_documents, places=places_for_stdin(text))
+    return rendered

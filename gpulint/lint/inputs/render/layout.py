@@ -1,0 +1,300 @@
+"""Charts and overlays on disk: which directory is one, and which files it consumes.
+
+A directory with ``Chart.yaml`` is a Helm chart; one with ``kustomization.yaml`` (``.yml``,
+``Kustomization``) is a kustomize overlay or base. The files an overlay consumes (its resources
+and its patches, as its kustomization lists them) are linted through the render, never raw: a
+patch is a partial object (sigs.k8s.io/kustomize api/internal/builtins PatchTransformer), not an
+object to schema-check.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulint.kube.fields import mapping, sequence, text
+from gpulint.lint.findings import Severity
+from gpulint.lint.inputs.loader import LocatedDocument, load_bytes
+
+CHART_FILE = "Chart.yaml"
+# kustomize's own order of preference (api/konfig/general.go RecognizedKustomizationFileNames)
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+MAX_KUSTOMIZATION_BYTES = 1024 * 1024
+# Fields whose entries are files (or, for resources/bases/components, directories) of the overlay.
+_RESOURCE_FIELDS = ("resources", "bases", "components", "crds")
+_PATCH_FILE_FIELDS = ("patchesStrategicMerge",)
+
+
+def is_chart(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, CHART_FILE))
+
+
+def holds_nothing(path: str) -> bool:
+    """The file sets nothing: comments, or only apiVersion and kind with every other key empty (`resources:`
+    with no entry). A Chart.yaml or kustomization a tool fills in (`kustomize edit add resource`) or a program
+    embeds, not one anybody builds as written; kustomize says "kustomization.yaml is empty", helm that the
+    chart has no name."""
+    try:
+        with open(path, "rb") as handle:
+            documents = load_bytes(path, handle.read(64 * 1024)).documents
+    except OSError:
+        return False
+    if len(documents) > 1:
+        return False
+    data = documents[0].data if documents else None
+    if data is None:
+        return True
+    return isinstance(data, dict) and all(
+        value in (None, "", [], {}) for key, value in data.items() if key not in ("apiVersion", "kind")
+    )
+
+
+def kustomization_file(directory: str) -> str | None:
+    for name in KUSTOMIZATION_FILES:
+        path = os.path.join(directory, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def is_remote(entry: str) -> bool:
+    """A resource kustomize fetches (a git repository or a URL), not a local path."""
+    return "://" in entry or entry.startswith(("github.com/", "gitlab.com/", "bitbucket.org/", "git@", "git::"))
+
+
+@dataclass(frozen=True)
+class Patch:
+    """One patch of a kustomization: in a file of its own, or inline (``patch: |``)."""
+
+    kustomization: str  # the kustomization file that lists it
+    file: str | None  # the patch file (absolute), or None for an inline patch
+    entry: Path  # where it is listed in the kustomization (for an inline patch, its text)
+    target: dict[str, Any]  # the ``target:`` selector, if any
+    json6902: bool  # a list of operations (RFC 6902) rather than a partial object
+
+
+Path = tuple[Any, ...]
+
+
+@dataclass
+class Kustomization:
+    path: str  # the file (absolute)
+    data: dict[str, Any]
+    document: LocatedDocument | None
+    problem: str = ""  # why it could not be read (then data is empty)
+    local_files: list[str] = field(default_factory=list)  # files it consumes (absolute)
+    local_dirs: list[str] = field(default_factory=list)  # directories it builds from (absolute)
+    patches: list[Patch] = field(default_factory=list)
+    remote: list[str] = field(default_factory=list)
+    helm_charts: bool = False
+    commented: list[str] = field(default_factory=list)  # local paths listed only in comments (disabled)
+
+    @property
+    def directory(self) -> str:
+        return os.path.dirname(self.path)
+
+
+def read_kustomization(path: str) -> Kustomization:
+    from gpulint.lint.inputs.sources import SourceError, read_file
+
+    path = os.path.abspath(path)
+    try:
+        raw = read_file(path, limit=MAX_KUSTOMIZATION_BYTES, limit_name="kustomization size").content
+    except SourceError as exc:
+        return Kustomization(path, {}, None, problem=str(exc))
+    loaded = load_bytes(path, raw)
+    documents = [d for d in loaded.documents if isinstance(d.data, dict)]
+    # an info is no failure: `namespace: ${NAMESPACE}` (envsubst, Flux) leaves its patches and resources known
+    failures = [p for p in loaded.problems if p.severity is not Severity.INFO]
+    if failures or not documents:
+        problems = failures or loaded.problems
+        return Kustomization(path, {}, None, problem=problems[0].message if problems else "empty")
+    document = documents[0]
+    kustomization = Kustomization(path, document.data, document)
+    _consumed(kustomization)
+    kustomization.commented = _commented(loaded.text, kustomization.directory)
+    return kustomization
+
+
+# `#- ../components/certmanager`, `#  - path: manager_webhook_patch.yaml`: an entry switched off
+_COMMENTED_ENTRY = re.compile(
+    r"^\s*#+\s*(?:-\s*)?(?:path:\s*)?([A-Za-z0-9_.][A-Za-z0-9_./-]*)\s*(?:#.*)?$", re.MULTILINE
+)
+
+
+def _commented(text: str, directory: str) -> list[str]:
+    """Existing local files and directories a kustomization names only in a comment line."""
+    found = []
+    for match in _COMMENTED_ENTRY.finditer(text):
+        entry = match.group(1)
+        if "/" in entry or entry.endswith((".yaml", ".yml", ".json")):
+            local = _local(directory, entry)
+            if os.path.exists(local):
+                found.append(local)
+    return found
+
+
+def disabled_files(kustomizations: list[Kustomization]) -> dict[str, str]:
+    """Real path -> the kustomization whose comment lists it, for files no kustomization uses."""
+    used = consumed_files(kustomizations)
+    disabled: dict[str, str] = {}
+    for k in kustomizations:
+        for path in k.commented:
+            real = os.path.realpath(path)
+            if os.path.isfile(real) and real not in used:
+                disabled.setdefault(real, k.path)
+    return disabled
+
+
+def unused_patch_files(kustomizations: list[Kustomization]) -> dict[str, str]:
+    """Real path -> the kustomization beside it, for files named as patches (kubebuilder scaffolds
+    ``manager_config_patch.yaml`` and leaves it unused) that no kustomization reads: partial objects, not
+    manifests. One listed as a resource is consumed and rendered, not skipped."""
+    used = consumed_files(kustomizations)
+    unused: dict[str, str] = {}
+    for k in kustomizations:
+        try:
+            names = os.listdir(k.directory)
+        except OSError:
+            continue
+        for name in names:
+            lowered = name.lower()
+            if "patch" in lowered and lowered.endswith((".yaml", ".yml", ".json")):
+                real = os.path.realpath(os.path.join(k.directory, name))
+                if real not in used and os.path.isfile(real):
+                    unused.setdefault(real, k.path)
+    return unused
+
+
+def disabled_directories(kustomizations: list[Kustomization]) -> set[str]:
+    """Overlays and components a kustomization lists only in a comment and none uses: not rendered
+    on their own (a kubebuilder scaffold's optional parts)."""
+    used = {os.path.realpath(d) for k in kustomizations for d in k.local_dirs}
+    return {os.path.realpath(path) for k in kustomizations for path in k.commented if os.path.isdir(path)} - used
+
+
+def _local(directory: str, entry: str) -> str:
+    return os.path.normpath(os.path.join(directory, entry))
+
+
+def _consumed(k: Kustomization) -> None:
+    data, directory = k.data, k.directory
+    for key in _RESOURCE_FIELDS:
+        for entry in sequence(data.get(key)):
+            if not isinstance(entry, str) or not entry:
+                continue
+            if is_remote(entry):
+                k.remote.append(entry)
+                continue
+            local = _local(directory, entry)
+            (k.local_dirs if os.path.isdir(local) else k.local_files).append(local)
+    for key in _PATCH_FILE_FIELDS:
+        for index, entry in enumerate(sequence(data.get(key))):
+            if isinstance(entry, str) and not is_remote(entry):
+                if "\n" in entry:  # an inline patch in patchesStrategicMerge
+                    k.patches.append(Patch(k.path, None, (key, index), {}, False))
+                else:
+                    file = _local(directory, entry)
+                    k.local_files.append(file)
+                    k.patches.append(Patch(k.path, file, (key, index), {}, _is_json6902_file(file)))
+    for key in ("patches", "patchesJson6902"):
+        for index, raw in enumerate(sequence(data.get(key))):
+            item = mapping(raw)
+            target = mapping(item.get("target"))
+            file_entry = text(item.get("path"))
+            if file_entry and is_remote(file_entry):
+                k.remote.append(file_entry)
+            elif file_entry:
+                file = _local(directory, file_entry)
+                k.local_files.append(file)
+                json6902 = key == "patchesJson6902" or _is_json6902_file(file)
+                k.patches.append(Patch(k.path, file, (key, index, "path"), target, json6902))
+            elif isinstance(item.get("patch"), str):
+                inline = item["patch"]
+                json6902 = key == "patchesJson6902" or inline.lstrip().startswith(("-", "["))
+                k.patches.append(Patch(k.path, None, (key, index, "patch"), target, json6902))
+    for key in ("configMapGenerator", "secretGenerator"):
+        for generator in sequence(data.get(key)):
+            for file_key in ("files", "envs"):
+                for entry in sequence(mapping(generator).get(file_key)):
+                    if isinstance(entry, str):
+                        k.local_files.append(_local(directory, entry.rpartition("=")[2]))
+            env = text(mapping(generator).get("env"))
+            if env:
+                k.local_files.append(_local(directory, env))
+    for key in ("configurations", "openapi", "replacements", "transformers", "generators", "validators"):
+        for entry in sequence(data.get(key)) if key != "openapi" else [mapping(data.get(key)).get("path")]:
+            if isinstance(entry, str) and "\n" not in entry and is_remote(entry):
+                k.remote.append(entry)  # a remote transformer or generator kustomization
+            elif isinstance(entry, str) and "\n" not in entry:
+                k.local_files.append(_local(directory, entry))
+            elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                k.local_files.append(_local(directory, entry["path"]))
+    k.helm_charts = bool(data.get("helmCharts") or data.get("helmChartInflationGenerator"))
+
+
+def _is_json6902_file(path: str) -> bool:
+    """A patch file holding a list of operations (kustomize tells them apart the same way: a JSON6902
+    patch parses as a list, a strategic-merge patch as an object)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    for line in head.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and stripped != "---":
+            return stripped.startswith(("-", "["))
+    return False
+
+
+def consumed_files(kustomizations: list[Kustomization]) -> set[str]:
+    """Real paths of every file the overlays read (resources, patches, generator inputs, their own files)."""
+    files: set[str] = set()
+    for k in kustomizations:
+        files.add(os.path.realpath(k.path))
+        files.update(os.path.realpath(f) for f in k.local_files)
+    return files
+
+
+def patch_files(kustomizations: list[Kustomization]) -> set[str]:
+    return {os.path.realpath(p.file) for k in kustomizations for p in k.patches if p.file}
+
+
+def roots(kustomizations: list[Kustomization]) -> list[Kustomization]:
+    """The overlays no other overlay of the set builds from: each is rendered once, and the bases and
+    components it uses are rendered as part of it."""
+    used = {os.path.realpath(d) for k in kustomizations for d in k.local_dirs}
+    return [k for k in kustomizations if os.path.realpath(k.directory) not in used]
+
+
+def closure(root: Kustomization, kustomizations: list[Kustomization]) -> list[Kustomization]:
+    """The overlay and every base and component of the set it builds from, transitively."""
+    by_directory = {os.path.realpath(k.directory): k for k in kustomizations}
+    found: dict[str, Kustomization] = {}
+    stack = [root]
+    while stack:
+        k = stack.pop()
+        key = os.path.realpath(k.directory)
+        if key in found:
+            continue
+        found[key] = k
+        stack.extend(by_directory[d] for d in map(os.path.realpath, k.local_dirs) if d in by_directory)
+    return list(found.values())
+
+
+def enclosing_kustomizations(path: str, levels: int = 3) -> Iterator[Kustomization]:
+    """Kustomizations in the file's directory and the few above it (a patch is usually listed by the
+    overlay beside it, sometimes by one a level up: ``patches: [{path: ../patches/gpu.yaml}]``)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    for _ in range(levels):
+        found = kustomization_file(directory)
+        if found is not None:
+            yield read_kustomization(found)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return
+        directory = parent

@@ -1,0 +1,241 @@
+"""The repository around a partial file set: the objects other files may refer to.
+
+Pre-commit (and ``gpulint check changed.yaml``) passes only some files of a repository. A Pod in
+one of them may join a PodGroup, or use a ResourceClaimTemplate, defined in a file that did not
+change. The index holds the objects of the rest of the repository that references cross files
+for (gpulint.lint.world.cross_file.crosses_files), so those references resolve and a group's members are
+counted whole; its files are never reported on.
+
+The walk is the one ``gpulint check DIR`` does: .gitignore files, ``.git/info/exclude``, the
+index and the configured ``exclude`` are honoured; no program is run. Parsed objects are cached
+by file stat under ``<repository>/.gpulint_cache/`` (ignored by git through its own .gitignore),
+so a second run parses only what changed. The cache is data from disk, never trusted: it is
+size-bounded, read as JSON (never unpickled), validated field by field, and dropped whole when
+anything in it is off; it is never followed through a symbolic link nor written outside the
+repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulint import __version__
+from gpulint.lint.atomic import replace_file
+from gpulint.lint.findings import ObjectRef
+from gpulint.lint.inputs.file_walk import Walk
+from gpulint.lint.inputs.linted_set import LintedObject
+from gpulint.lint.inputs.loader import collector_paused, load_bytes
+from gpulint.lint.inputs.objects import parse_file
+from gpulint.lint.inputs.sources import DEFAULT_MAX_FILE_BYTES, SkippedEntry, Source, SourceError, read_file
+
+CACHE_DIR = ".gpulint_cache"
+CACHE_FILE = "repo-index-v1.json"
+CACHE_FORMAT = (
+    4  # 2: the cross-file table of gpulint/lint/world/cross_file.py (more kinds than 1 kept); 3: NADs; 4: Secrets
+)
+MAX_INDEXED_FILES = 20_000  # beyond: the index is partial, and absence proves nothing
+MAX_CACHE_BYTES = 64 * 1024 * 1024
+GIT = ".git"
+
+Stat = tuple[int, int, int]  # size, mtime in ns, inode: a file whose three agree is read from the cache
+
+
+@dataclass
+class RepoContext:
+    root: str  # the work tree's real path
+    objects: list[LintedObject] = field(default_factory=list)
+    complete: bool = True  # every manifest of the repository was indexed
+    notes: list[str] = field(default_factory=list)
+    parsed: int = 0  # files parsed this run (the others came from the cache)
+
+
+def repository_of(sources: Sequence[Source]) -> str | None:
+    """The git work tree that holds every linted file on disk (None: none, or several)."""
+    roots = set()
+    for source in sources:
+        if source.fs_path is None:
+            continue
+        roots.add(work_tree(os.path.dirname(os.path.realpath(source.fs_path))))
+    return roots.pop() if len(roots) == 1 and None not in roots else None
+
+
+def work_tree(directory: str) -> str | None:
+    """The nearest directory at or above ``directory`` with a ``.git`` directory or file (None: none)."""
+    while True:
+        try:
+            mode = os.lstat(os.path.join(directory, GIT)).st_mode
+        except OSError:
+            mode = 0
+        if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def build_context(
+    root: str,
+    linted: Sequence[Source],
+    keep: Any,
+    exclude: Sequence[str] = (),
+    *,
+    use_cache: bool = True,
+    limit: int = DEFAULT_MAX_FILE_BYTES,
+    max_files: int = MAX_INDEXED_FILES,
+) -> RepoContext:
+    """The objects ``keep(obj)`` selects from every manifest of the repository at ``root`` except the
+    ``linted`` files."""
+    context = RepoContext(root)
+    linted_files = {_identity(source.fs_path) for source in linted if source.fs_path is not None}
+    cache = _load_cache(root) if use_cache else {}
+    fresh: dict[str, dict[str, Any]] = {}
+    shown = _shown_root(root)
+    walk = Walk(shown, tuple(exclude), context.notes)
+    for count, candidate in enumerate(walk.files()):
+        if count >= max_files:
+            context.complete = False
+            context.notes.append(
+                f"repository index: stopped after {max_files:,} files; references into the others "
+                "are not resolved, and a missing object is not reported"
+            )
+            break
+        path = candidate.path
+        try:
+            info = os.stat(path) if candidate.follow else os.lstat(path)
+        except OSError:
+            continue
+        if (info.st_dev, info.st_ino) in linted_files or not stat.S_ISREG(info.st_mode):
+            continue
+        key = _key(path, shown, root, candidate.follow)
+        signature: Stat = (info.st_size, info.st_mtime_ns, info.st_ino)
+        entry = cache.get(key)
+        if entry is None or tuple(entry["stat"]) != signature:
+            entry = {"stat": list(signature), "objects": _index_file(path, keep, limit)}
+            context.parsed += 1
+        fresh[key] = entry
+        context.objects.extend(LintedObject(ObjectRef(*item["ref"]), item["data"], path) for item in entry["objects"])
+    if use_cache and (context.parsed or set(fresh) != set(cache)):
+        _save_cache(root, fresh)
+    return context
+
+
+def _key(path: str, shown: str, root: str, link: bool) -> str:
+    """The file's path from the work tree's root, as the cache keys it. The walk descends real directories only
+    (a link to a directory is never followed), so a file it met as a directory entry is where its walked path
+    says: its key is that path less the root's, without resolving every component again (a realpath is a
+    stat per component: most of a warm run's time in a repository of 10,000 files). A link is resolved."""
+    if not link:
+        if shown == os.curdir:
+            return path.replace(os.sep, "/")
+        if path.startswith(shown + os.sep):
+            return path[len(shown) + 1 :].replace(os.sep, "/")
+    return os.path.relpath(os.path.realpath(path), root).replace(os.sep, "/")
+
+
+def _identity(path: str) -> tuple[int, int]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (info.st_dev, info.st_ino)
+
+
+def _shown_root(root: str) -> str:
+    """The root as paths in messages show it: relative to the current directory when inside it."""
+    relative = os.path.relpath(root)
+    return relative if not relative.startswith("..") else root
+
+
+def _index_file(path: str, keep: Any, limit: int) -> list[dict[str, Any]]:
+    try:
+        read = read_file(path, display=path, limit=limit, walked=True, follow=True)
+    except (SourceError, SkippedEntry, OSError):
+        return []  # too large, unreadable, not a regular file: nothing to resolve against
+    with collector_paused():
+        parsed = parse_file(load_bytes(path, read.content))
+    out = []
+    for obj in parsed.objects:
+        linted = LintedObject(obj.ref, obj.data, path)
+        if keep(linted):
+            out.append({"ref": [obj.ref.api_version, obj.ref.kind, obj.ref.namespace, obj.ref.name], "data": obj.data})
+    return out
+
+
+# --------------------------------------------------------------------------- the cache (untrusted data)
+
+
+def _cache_dir(root: str) -> str:
+    return os.path.join(root, CACHE_DIR)
+
+
+def _load_cache(root: str) -> dict[str, dict[str, Any]]:
+    """The cached entries, or {} when there is no cache or anything in it is not as written."""
+    path = os.path.join(_cache_dir(root), CACHE_FILE)
+    try:
+        if not stat.S_ISDIR(os.lstat(_cache_dir(root)).st_mode):
+            return {}
+        raw = read_file(path, display=path, limit=MAX_CACHE_BYTES, walked=True, follow=False).content
+        document = json.loads(raw)
+    except (OSError, SourceError, SkippedEntry, ValueError, RecursionError):
+        return {}
+    return _validated(document, root)
+
+
+def _validated(document: Any, root: str) -> dict[str, dict[str, Any]]:
+    if not isinstance(document, dict) or document.get("format") != CACHE_FORMAT:
+        return {}
+    if document.get("gpulint") != __version__ or document.get("root") != root:
+        return {}  # another version parses differently; another checkout has other files
+    files = document.get("files")
+    if not isinstance(files, dict):
+        return {}
+    for key, entry in files.items():
+        if not _valid_entry(key, entry):
+            return {}
+    return files
+
+
+def _valid_entry(key: Any, entry: Any) -> bool:
+    if not isinstance(key, str) or not isinstance(entry, dict):
+        return False
+    signature = entry.get("stat")
+    if not (isinstance(signature, list) and len(signature) == 3 and all(type(n) is int and n >= 0 for n in signature)):
+        return False
+    objects = entry.get("objects")
+    if not isinstance(objects, list):
+        return False
+    for item in objects:
+        if not isinstance(item, dict) or not isinstance(item.get("data"), dict):
+            return False
+        ref = item.get("ref")
+        if not (isinstance(ref, list) and len(ref) == 4 and all(isinstance(part, str) for part in ref)):
+            return False
+    return True
+
+
+def _save_cache(root: str, files: dict[str, dict[str, Any]]) -> None:
+    """Written whole through a new file (a reader never sees half of it); a cache that cannot be
+    written is no error: the next run parses again."""
+    directory = _cache_dir(root)
+    try:
+        try:
+            os.mkdir(directory, 0o755)
+            with open(os.path.join(directory, ".gitignore"), "x", encoding="utf-8") as ignore:
+                ignore.write("# Created by gpulint: its repository index, never committed.\n*\n")
+        except FileExistsError:
+            pass
+        if not stat.S_ISDIR(os.lstat(directory).st_mode):  # a symbolic link or a file: never written through
+            return
+        document = {"format": CACHE_FORMAT, "gpulint": __version__, "root": root, "files": files}
+        data = json.dumps(document, separators=(",", ":"), default=str).encode()
+        if len(data) > MAX_CACHE_BYTES:
+            return
+        replace_file(os.path.join(directory, CACHE_FILE), data)
+    except (OSError, ValueError, TypeError, RecursionError):
+        return

@@ -1,0 +1,89 @@
+"""How much memory a YAML text will take to parse, bounded before it is parsed.
+
+gpulint composes each file with libyaml into nodes that keep their positions (gpulint.lint.inputs.loader), and
+a node costs about 310-420 bytes of memory whatever its text (docs/limits.md, measured): a manifest of
+ordinary density (10-75 bytes of text a node) takes 5-40 bytes of memory a byte, but a flow list of
+one-character items (``[1,1,1,...]``) takes about 160, so a 57 MiB file under the 64 MiB size limit
+needed about 9 GiB. The size limit bounds bytes; this bounds nodes.
+
+Counting is cheap first: a few ``bytes.count`` passes give an upper bound on the nodes a text can hold
+(every node but the first follows one of ``, : - ? [ {``). Only a text whose bound is over the budget is
+counted exactly, on libyaml's event stream (no node is built, and the count stops at the budget).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# ~1.9 GiB at the ~400 bytes a node measured; a 64 MiB file reaches it only below 13 bytes a node,
+# denser than any real manifest measured (the densest, a Volcano policy bundle, 29 bytes a node)
+MAX_YAML_NODES = 5_000_000
+BYTES_PER_NODE = 400  # measured (Python 3.11, libyaml's composer with positions): 310-420
+LIMIT_NAME = "max YAML nodes"
+
+
+@dataclass(frozen=True)
+class TooManyNodes:
+    line: int  # 1-based, where the count passed the budget
+    column: int
+    limit: int
+    bytes_per_node: int = BYTES_PER_NODE  # what the reader that would read it needs per value
+
+    def message(self) -> str:
+        limit = self.limit
+        memory = limit * self.bytes_per_node
+        size = f"{memory / (1 << 30):.1f} GiB" if memory >= 1 << 30 else f"{memory >> 20} MiB"
+        return (
+            f"holds more than {limit:,} YAML values, lists and maps (parsing it would take more than "
+            f"{size} of memory, about {self.bytes_per_node} bytes each); not read ({LIMIT_NAME})"
+        )
+
+
+def node_bound(raw: bytes) -> int:
+    """At least the number of nodes ``raw`` can hold (a key and its value per ``:``, an item per ``-`` or
+    ``,``, a collection and an implicit null per ``[`` and ``{``)."""
+    separators = raw.count(b",") + raw.count(b":") + raw.count(b"-") + raw.count(b"?")
+    return 1 + 2 * separators + 3 * (raw.count(b"[") + raw.count(b"{"))
+
+
+def too_many_nodes(raw: bytes, limit: int | None = None) -> TooManyNodes | None:
+    """Where ``raw`` passes ``limit`` nodes (MAX_YAML_NODES), or None (within it, or not YAML: the loader
+    says why)."""
+    limit = MAX_YAML_NODES if limit is None else limit
+    if node_bound(raw) <= limit:
+        return None
+    import yaml
+    from yaml.events import AliasEvent, CollectionStartEvent, ScalarEvent
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    nodes = 0
+    try:
+        for event in yaml.parse(raw, Loader=loader):
+            if isinstance(event, (ScalarEvent, CollectionStartEvent, AliasEvent)):
+                nodes += 1
+                if nodes > limit:
+                    mark = event.start_mark
+                    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+                    return TooManyNodes(line, column, limit)
+    except yaml.YAMLError:
+        return None
+    return None
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+JSON_BYTES_PER_VALUE = 80  # the inventory readers' worst measured: an empty list a value (docs/limits.md)
+
+
+def too_many_values(raw: bytes, limit: int, bytes_per_node: int = BYTES_PER_NODE) -> TooManyNodes | None:
+    """Where ``raw`` passes ``limit`` values, lists and maps, whatever reads it: JSON is counted exactly, on its
+    text outside strings (1 + commas + colons + containers; its position is the file's start), anything else as
+    too_many_nodes counts it."""
+    if raw.lstrip()[:1] in (b"{", b"["):
+        if node_bound(raw) <= limit:
+            return None
+        code = _JSON_STRING.sub(b"", raw)
+        found = 1 + code.count(b",") + code.count(b":") + code.count(b"[") + code.count(b"{")
+        return TooManyNodes(1, 1, limit, min(bytes_per_node, JSON_BYTES_PER_VALUE)) if found > limit else None
+    refused = too_many_nodes(raw, limit)
+    return None if refused is None else TooManyNodes(refused.line, refused.column, limit, bytes_per_node)

@@ -1,0 +1,1 @@
+"""What happens to findings: suppressions, the baseline, fixes."""

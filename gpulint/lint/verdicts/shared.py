@@ -1,0 +1,789 @@
+"""Verdicts that `check` (the rules) and `explain` share, so the two cannot disagree.
+
+Each answers one question about a pod template, a claim or a gang against the resolver's view
+of the cluster; the rules word them as findings, `explain` as steps.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from gpulint.kube.daemonset import Coverage, coverage, first_untolerated, may_select, selects, untolerated_taint
+from gpulint.kube.dra.allocation import Alternative, ClaimSpec, NodeVerdict, Request, claim_spec_of
+from gpulint.kube.fields import mapping
+from gpulint.kube.gangs.members import Gang, GangVerdict, NewNodes, member_demand, pack, pack_with_new_nodes
+from gpulint.kube.gangs.packing import PoolLimit
+from gpulint.kube.gpu_stack import (
+    NVIDIA,
+    OPERATOR_OPERANDS,
+    StackComponent,
+    node_names,
+    pool_vendors,
+    present_but_silent,
+    stack_component,
+    vendor_of_resource,
+)
+from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, daemon_overhead, fit_pool, label_failure
+from gpulint.kube.pools.model import NodePool, Template
+from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
+from gpulint.kube.queueing.workload import queue_name
+from gpulint.kube.refs import Path
+from gpulint.kube.resources import is_extended
+from gpulint.kube.runtime_class import Admitted, admit
+from gpulint.kube.scheduler import (
+    FitResult,
+    NodeInfo,
+    PodRequirements,
+    Taint,
+    Toleration,
+    names_untolerated_taints,
+    pod_requirements,
+)
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, containers, effective_pod_spec, part_fact
+from gpulint.lint.inputs.objects import KubeObject
+from gpulint.lint.world.chart_releases import ChartRelease, daemon_spec
+from gpulint.lint.world.inventory import HasData
+from gpulint.lint.world.resolver import Resolver
+
+if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
+    from gpulint.kube.dra.devices import DeviceGroup
+    from gpulint.kube.queueing.assign import FlavorPin
+
+
+def runtime_class_admission(spec: dict[str, Any], resolver: Resolver) -> Admitted | None:
+    """What the RuntimeClass admission plugin makes of the pod (None: no class named, or the class is unknown)."""
+    name = spec.get("runtimeClassName")
+    runtime_class = resolver.runtime_classes.get(name) if isinstance(name, str) else None
+    return admit(spec, runtime_class) if runtime_class is not None else None
+
+
+def admitted_pod_spec(kind: str, spec: dict[str, Any], resolver: Resolver) -> dict[str, Any]:
+    """The pod spec the scheduler sees: controller-added tolerations, and its RuntimeClass's scheduling and overhead."""
+    admitted = runtime_class_admission(spec, resolver)
+    return effective_pod_spec(kind, admitted.spec if admitted is not None else spec)
+
+
+def kueue_pins(obj: KubeObject, resolver: Resolver) -> dict[Path, FlavorPin]:
+    """Pod spec path -> what Kueue adds to the pods of a queued object once its ClusterQueue admits it: the
+    flavor's nodeLabels as a nodeSelector and its tolerations (kubernetes-sigs/kueue v0.19.2 pkg/podset/podset.go
+    FromAssignment, applied by Merge when the job starts), when the flavor is certain, or each candidate's labels as
+    alternatives (kube/queueing/assign FlavorPin: a relaxation, as the gang packing uses it). Empty for an object
+    no LocalQueue in reach queues. Worked out once per inventory in the object's facts while it is checked
+    (each of its pod templates asks); read only."""
+    return obj.facts.fact("kueue pins", resolver, _kueue_pins, obj, resolver)
+
+
+def _kueue_pins(obj: KubeObject, resolver: Resolver) -> dict[Path, FlavorPin]:
+    name = queue_name(obj.facts)
+    if name is None or name.as_annotation:
+        return {}
+    from gpulint.kube.queueing.assign import flavor_pins  # Kueue's flavor assignment, only for queued objects
+
+    return flavor_pins(resolver.kueue, obj.ref.namespace, obj.facts)
+
+
+def kueue_admitted(site: PodSpecSite, pins: dict[Path, FlavorPin]) -> PodSpecSite:
+    """The pod set as Kueue starts it (``pins``: kueue_pins of its object)."""
+    pin = pins.get(site.path)
+    return replace(site, spec=pin.apply(site.spec)) if pin is not None else site
+
+
+def gpu_pod_requirements(
+    kind: str, site: PodSpecSite, inventory: Resolver, facts: ObjectFacts | None = None
+) -> PodRequirements | None:
+    """Scheduler requirements of a pod that asks for an extended resource (None for other pods).
+
+    Extended resources backed by a DeviceClass (DRA extended resources) and published by
+    no node are served by the DynamicResources plugin, not NodeResourcesFit: left out here.
+    Worked out once per pod template and inventory in the ``facts`` of its object while it is checked
+    (several rules ask).
+    """
+    key = ("gpu pod requirements", kind)
+    return part_fact(facts, site.spec, key, _gpu_pod_requirements, kind, site, inventory, facts, against=inventory)
+
+
+def _gpu_pod_requirements(
+    kind: str, site: PodSpecSite, inventory: Resolver, facts: ObjectFacts | None
+) -> PodRequirements | None:
+    requirements = with_extended_resource_tolerations(
+        pod_requirements(
+            admitted_pod_spec(kind, site.spec, inventory),
+            inventory.gates.enabled("TaintTolerationComparisonOperators"),
+            facts,
+        ),
+        inventory,
+    )
+    extended = [name for name in requirements.requests if is_extended(name)]
+    if not extended:
+        return None
+    backed = set(inventory.dra_extended_resources())
+    dra_only = backed - inventory.published_resources
+    if dra_only & set(extended):
+        requests = {k: v for k, v in requirements.requests.items() if k not in dra_only}
+        requirements = replace(requirements, requests=requests)
+    if backed & set(extended):
+        # published by some nodes' device plugins: checked there, left to DRA on the others
+        requirements = replace(requirements, dra_resources=frozenset(backed & set(extended)))
+    return requirements
+
+
+def with_extended_resource_tolerations(pod: PodRequirements, resolver: Resolver) -> PodRequirements:
+    """The pod as the ExtendedResourceToleration admission plugin leaves it, when the cluster runs it:
+    a toleration (key = the resource, operator Exists, effect NoSchedule) for every extended resource
+    requested (kubernetes/kubernetes plugin/pkg/admission/extendedresourcetoleration/admission.go)."""
+    if not resolver.extended_resource_toleration:
+        return pod
+    added = tuple(
+        Toleration(name, "Exists", "", "NoSchedule")
+        for name in sorted(pod.requests)
+        if is_extended(name) and Toleration(name, "Exists", "", "NoSchedule") not in pod.tolerations
+    )
+    return replace(pod, tolerations=pod.tolerations + added) if added else pod
+
+
+def pool_fits(pod: PodRequirements, resolver: Resolver) -> list[PoolFit]:
+    """How each node pool answers the pod: fits after a scale-up, never, cannot be chosen, limited, unknown."""
+    named = names_untolerated_taints(resolver.gates.version)
+    return [fit_pool(pod, pool, resolver.daemon_pods, named) for pool in resolver.pools]
+
+
+def scale_up_verdict(fits: list[PoolFit]) -> tuple[str, list[PoolFit]]:
+    """The best answer the pools give (fits > unknown > limited > never/excluded) and the pools giving it."""
+    for state in (FITS, UNKNOWN, LIMITED):
+        chosen = [fit for fit in fits if fit.state == state]
+        if chosen:
+            return state, chosen
+    return NEVER, fits
+
+
+def describe_scale_up(fit: PoolFit) -> str:
+    best = fit.best()
+    types = ", ".join(t.name for t in fit.fitting[:3]) + (
+        f" and {len(fit.fitting) - 3} more" if len(fit.fitting) > 3 else ""
+    )
+    room = "" if fit.room is None else f"; room for {fit.room} more of these pods"
+    return f"{fit.pool.title} adds a node ({types}){room}" if best else fit.pool.title
+
+
+def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver) -> bool:
+    """The pod's required node affinity/selector leaves no node that offers its extended resources.
+
+    One cause, one finding: over-tight-affinity reports it (with the scheduler's summary), and
+    gpu-unschedulable, which would report the same pod as unschedulable, leaves it to that rule.
+    With node pools, it must also match no node a pool can add (when one does, gpu-unschedulable
+    judges what the pool's nodes offer).
+    """
+    if not pod.requirements() or (resolver.pools and pools_matching(pod, resolver)):
+        return False
+    groups = resolver.model.matching_groups(pod)
+    if not groups:
+        return True
+    wanted = [name for name in pod.requests if is_extended(name)]
+    return bool(wanted) and not any(
+        all(group.representative.allocatable.get(name, 0) > 0 for name in wanted) for group in groups
+    )
+
+
+def pools_matching(pod: PodRequirements, inventory: Resolver) -> list[str]:
+    """The pools whose nodes the pod's node selection allows (labels only: taints and resources are
+    gpu-unschedulable's)."""
+    return [
+        pool.title
+        for pool in inventory.pools
+        if not label_failure(pod, pool.labels, pool, None)
+        and (
+            not pool.templates
+            or pool.open_types
+            or any(not label_failure(pod, t.labels, pool, t) for t in pool.templates)
+        )
+    ]
+
+
+def pool_label_reasons(pod: PodRequirements, inventory: Resolver) -> str:
+    reasons = []
+    for pool in inventory.pools:
+        why = label_failure(pod, pool.labels, pool, None) or next(
+            (label_failure(pod, t.labels, pool, t) for t in pool.templates), ""
+        )
+        reasons.append(f"{pool.title}: {why}")
+    return "; ".join(reasons)
+
+
+def selection_limits_replicas(pod: PodRequirements, pods: int | None, resolver: Resolver) -> tuple[int, int] | None:
+    """(pods that fit on the nodes the selection allows, pods that would fit without it) when the
+    workload's pods do not all fit because of its required node affinity/selector; else None."""
+    if not pods or pods < 2 or not pod.requests or not pod.requirements() or resolver.pools:
+        return None
+    model = resolver.model
+    fit_here = model.placeable(pod)
+    if fit_here >= pods:
+        return None
+    fit_anywhere = model.placeable(
+        PodRequirements(pod.requests, (), None, pod.tolerations, pod.node_name, pod.dra_resources)
+    )
+    return (fit_here, fit_anywhere) if fit_anywhere >= pods else None
+
+
+def scheduling_hint(result: FitResult, pod: PodRequirements, inventory: Resolver) -> str:
+    """The smallest change that would help, read off why the nodes the pod may use failed.
+
+    The scheduler reports each node's first failing filter, so a node outside the pod's node
+    selection may be counted under its taint: the hint looks only at the nodes the selection allows.
+    """
+    in_reach = [(group, reasons) for group, reasons in result.failing if pod.matches_affinity(group.representative)]
+    if not in_reach:
+        return (
+            ""
+            if result.fitting or not result.failing
+            else " No node matches the pod's nodeSelector/required node affinity."
+        )
+    first: Counter[str] = Counter()
+    for group, reasons in in_reach:
+        first[reasons[0]] += len(group)
+    reason, _ = first.most_common(1)[0]
+    if reason.startswith("Insufficient "):
+        resource = reason.removeprefix("Insufficient ")
+        candidates = [g.representative for g, r in in_reach if all(x.startswith("Insufficient") for x in r)]
+        largest = max((n.allocatable.get(resource, Fraction(0)) for n in candidates), default=Fraction(0))
+        asked = pod.requests.get(resource, Fraction(0))
+        return (
+            f" The largest node that passes the other filters offers {format_amount(largest)} {resource}; "
+            f"this pod asks for {format_amount(asked)}."
+        )
+    if reason.startswith("node(s) had untolerated taint"):
+        # the scheduler's reason names no taint since 1.34: read the most common one off the nodes
+        taints: Counter[Taint] = Counter()
+        for group, reasons in in_reach:
+            taint = untolerated_taint(pod, group.representative) if reasons[0] == reason else None
+            if taint is not None:
+                taints[taint] += len(group)
+        if taints:
+            common = taints.most_common(1)[0][0]
+            return (
+                f" Most nodes the pod's node selection allows carry the taint {{{common.key}: {common.value}}}: "
+                "add a matching toleration if the pod belongs there."
+            )
+    return ""
+
+
+def referenced_claim(obj: KubeObject, entry: dict[str, Any], resolver: Resolver) -> tuple[HasData | None, str]:
+    """The claim (or template) data a pod's resourceClaims entry points at, if the linted set or inventory has it,
+    and the kind the entry names ("" when it names neither)."""
+    namespace = obj.ref.namespace
+    if isinstance(entry.get("resourceClaimTemplateName"), str):
+        return resolver.find_claim(
+            "ResourceClaimTemplate", namespace, entry["resourceClaimTemplateName"]
+        ), "ResourceClaimTemplate"
+    if isinstance(entry.get("resourceClaimName"), str):
+        return resolver.find_claim("ResourceClaim", namespace, entry["resourceClaimName"]), "ResourceClaim"
+    return None, ""
+
+
+def referenced_claims(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -> list[ClaimSpec]:
+    """The parsed claims a pod template references (those the linted files or the inventory hold)."""
+    claims = []
+    entries = site.spec.get("resourceClaims")
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        located, kind = referenced_claim(obj, entry, resolver)
+        if located is None:
+            continue  # claim-reference-invalid reports it
+        claims.append(claim_spec_of(located.data, kind))
+    return claims
+
+
+def extended_resource_claim(site: PodSpecSite, resolver: Resolver) -> tuple[ClaimSpec, Path] | None:
+    """A DRA-backed extended resource (DeviceClass.extendedResourceName) as the claim the scheduler makes for it."""
+    backed = resolver.dra_extended_resources()
+    published = resolver.published_resources
+    requests = []
+    where: Path = ()
+    for container_path, container in containers(site.spec):
+        limits = mapping(mapping(container.get("resources")).get("limits"))
+        for name, value in limits.items():
+            if not (is_extended(name) and name in backed and name not in published):
+                continue
+            try:
+                quantity = quantity_from_yaml(value)
+            except QuantityError:
+                continue  # gpu-non-integer reports it
+            if not quantity.is_integer() or quantity.value < 1:
+                continue
+            alternative = Alternative(name, backed[name], (), False, int(quantity.value), (), ())
+            requests.append(Request(f"{container.get('name')}-{name}", (), (alternative,), False))
+            where = where or (*site.path, *container_path, "resources", "limits", name)
+    if not requests:
+        return None
+    return ClaimSpec(tuple(requests), (), ()), where
+
+
+def allocation_failure(verdicts: list[tuple[DeviceGroup, NodeVerdict]], total: int) -> str | None:
+    """None when some node fits or the answer is unknown; else why, from the node that came closest."""
+    if any(verdict.fits is not False for _, verdict in verdicts):
+        return None
+    group, best = max(verdicts, key=lambda item: item[1].score)
+    if best.score[0] <= 0 and max(best.score) <= 0:
+        return f"no node of {total} has a device for it: {best.reason}"
+    others = f" (and {len(group.nodes) - 1} identical)" if len(group.nodes) > 1 else ""
+    return (
+        f"no node of {total} can satisfy it: {best.reason}, on the node that comes closest, "
+        f"{group.nodes[0].name}{others}"
+    )
+
+
+def role_pods(role: str) -> str:
+    """The member pods by their role: "worker pods"; a Job's members are just "pods"; a role named in the
+    plural (a Kueue pod set "workers") is quoted rather than doubled ("'workers' pods", not "workers pods")."""
+    if role == "pod":
+        return "pods"
+    return f"'{role}' pods" if role.endswith("s") else f"{role} pods"
+
+
+def describe_gang(gang: Gang, result: GangVerdict, key: str) -> str:
+    """One line: what the gang needs at once and what the best domain holds (gang_detail says why)."""
+    main = result.main
+    assert main is not None
+    where = f" in one {key}" if key else ""
+    best = result.best()
+    if key and best and not best.domain:  # no node carries the label
+        return f"{gang.system} needs its pods placed at once{where}, but no node carries the label {key}"
+    domain = f"the best {key.rsplit('/', 1)[-1]} ({best.domain})" if key and best else "the cluster"
+    held = best.placeable if best else 0
+    pods = role_pods(main.role)
+    return f"{gang.system} needs {result.required_main} {pods} x {member_demand(main)} placed at once{where}; {domain} fits {held}"
+
+
+def gang_detail(gang: Gang, result: GangVerdict, key: str) -> tuple[str, ...]:
+    """What follows describe_gang's line: Kueue's words for a missing level, or why the other members do not fit."""
+    best = result.best()
+    if key and best and not best.domain:
+        return (f"no topology domains at level: {key}",)
+    return (best.reason,) if best and best.reason and len(gang.members) > 1 else ()
+
+
+GANG_MEMO = "gang-verdict"
+
+
+def admitted_gang(gang: Gang, resolver: Resolver) -> Gang:
+    """The gang's members as the scheduler sees their pods: with the tolerations the ExtendedResourceToleration
+    admission plugin adds, as every single pod's verdict has them (else a GKE gang of accelerator pods would not
+    fit the accelerator nodes' taints its pods in fact tolerate)."""
+    members = [replace(m, pod=with_extended_resource_tolerations(m.pod, resolver)) for m in gang.members]
+    if all(a.pod is m.pod for a, m in zip(members, gang.members, strict=True)):
+        return gang
+    return replace(gang, members=members)
+
+
+def gang_verdict(
+    gang: Gang, resolver: Resolver, memo: Callable[[Any, Callable[[], Any]], Any], topology_key: str | None = None
+) -> GangVerdict:
+    """Packing is the expensive part: one verdict per distinct gang shape and topology per run (the
+    members' roles included: the verdict's words name them)."""
+    gang = admitted_gang(gang, resolver)
+    key = (
+        GANG_MEMO,
+        tuple((m.pod.signature(), m.count, m.role) for m in gang.members),
+        gang.required,
+        gang.topology_key if topology_key is None else topology_key,
+        gang.slice_key,
+        gang.slice_size,
+    )
+    return memo(key, lambda: pack(gang, resolver.model, topology_key))  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class DaemonSetVerdict:
+    """How a DaemonSet's pods cover the nodes they are expected on (the DaemonSet controller's view)."""
+
+    component: StackComponent | None  # the GPU infrastructure it runs, if it runs one
+    pod: PodRequirements
+    expected: str  # "GPU nodes", "NVIDIA GPU nodes", or "nodes its node selection matches"
+    coverage: Coverage
+
+
+def daemonset_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> DaemonSetVerdict | None:
+    """None when there is nothing to expect: no node it should run on, or no node selection to read intent from.
+
+    GPU infrastructure must run on every GPU node of its vendor; any other DaemonSet, on the
+    nodes its own node selection names (a DaemonSet with none is meant for every node it tolerates).
+    """
+    pod = daemon_pod(kind, site.spec, resolver)
+    component = stack_component(site.spec)
+    if component is not None:
+        target = resolver.gpu_nodes(component.vendor)
+        expected = f"{component.vendor} GPU nodes" if component.vendor else "GPU nodes"
+    elif _names_a_pool(pod):
+        target = [node for node in resolver.nodes if selects(pod, node)]
+        if len(target) == len(resolver.nodes):
+            return None  # a selection that keeps every node says nothing about where it must run
+        expected = "nodes its node selection matches"
+    else:
+        return None
+    if not target:
+        return None
+    verdict = DaemonSetVerdict(component, pod, expected, coverage(pod, target))
+    if component is None and verdict.coverage.runs:
+        return None  # another DaemonSet reaching part of its pool may be meant to (a taint keeps it off the rest)
+    return verdict
+
+
+def operator_operands_verdict(policy: dict[str, Any], resolver: Resolver) -> DaemonSetVerdict | None:
+    """The GPU operator's DaemonSets (device plugin, GFD, DCGM exporter, validator...) as a ClusterPolicy makes them.
+
+    The operator selects the GPU nodes itself (nvidia.com/gpu.deploy.<operand>=true, set on the nodes
+    NFD finds NVIDIA PCI devices on) and, when ``spec.daemonsets.tolerations`` is set, replaces every
+    operand's tolerations with it (NVIDIA/gpu-operator controllers/object_controls.go,
+    applyCommonDaemonsetConfig); unset, the operands keep their own, which tolerate nvidia.com/gpu.
+    """
+    daemonsets = mapping(mapping(policy.get("spec")).get("daemonsets"))
+    tolerations = daemonsets.get("tolerations")
+    if not isinstance(tolerations, list) or not tolerations:
+        return None
+    target = resolver.gpu_nodes(NVIDIA)
+    if not target:
+        return None
+    pod = pod_requirements(effective_pod_spec("DaemonSet", {"tolerations": tolerations}))
+    return DaemonSetVerdict(OPERATOR_OPERANDS, pod, "NVIDIA GPU nodes", coverage(pod, target))
+
+
+@dataclass(frozen=True)
+class PoolBlock:
+    """A node pool whose new GPU nodes carry a taint the GPU infrastructure's pods do not tolerate."""
+
+    pool: NodePool
+    taint: Taint
+
+
+def blocked_pools(component: StackComponent, pod: PodRequirements, resolver: Resolver) -> list[PoolBlock]:
+    """The pools that add GPU nodes of the component's vendor whose taints (spec.taints; startupTaints are taken
+    off once the node is ready) keep the DaemonSet's pods off them, as the DaemonSet controller decides: every
+    NoSchedule/NoExecute taint must be tolerated. A pool another linted DaemonSet of the same component reaches
+    is left out (one DaemonSet per pool is a common layout)."""
+    found = []
+    for pool in resolver.pools:
+        if not _reaches_vendor(component, pool) or not may_select(pod, pool.labels):
+            continue
+        taint = first_untolerated(pod, pool.spec.taints)
+        if taint is not None and not _reached_by_another(component, pool, resolver):
+            found.append(PoolBlock(pool, taint))
+    return found
+
+
+def _reaches_vendor(component: StackComponent, pool: NodePool) -> bool:
+    vendors = pool_vendors(pool)
+    return component.vendor in vendors if component.vendor else bool(vendors)
+
+
+def _reached_by_another(component: StackComponent, pool: NodePool, resolver: Resolver) -> bool:
+    for obj in resolver.linted.of_kind("apps", "DaemonSet"):
+        for site in obj.facts.sites():
+            if stack_component(site.spec) is not component:
+                continue
+            pod = daemon_pod(obj.kind, site.spec, resolver)
+            if may_select(pod, pool.labels) and first_untolerated(pod, pool.spec.taints) is None:
+                return True
+    return False
+
+
+def daemon_pod(kind: str, spec: dict[str, Any], resolver: Resolver) -> PodRequirements:
+    """A DaemonSet's pod as the controller makes it (its tolerations added) and the scheduler reads it."""
+    comparisons = resolver.gates.enabled("TaintTolerationComparisonOperators")
+    return pod_requirements(admitted_pod_spec(kind, spec, resolver), comparisons)
+
+
+def chart_verdict(release: ChartRelease, resolver: Resolver) -> tuple[DaemonSetVerdict | None, list[PoolBlock]]:
+    """The DaemonSets a GPU stack chart's values make, against the GPU nodes and the GPU pools."""
+    component = release.daemons.component
+    pod = pod_requirements(effective_pod_spec("DaemonSet", daemon_spec(release)))
+    target = resolver.gpu_nodes(component.vendor)
+    expected = f"{component.vendor} GPU nodes" if component.vendor else "GPU nodes"
+    verdict = DaemonSetVerdict(component, pod, expected, coverage(pod, target)) if target else None
+    return verdict, blocked_pools(component, pod, resolver) if resolver.pools else []
+
+
+@dataclass(frozen=True)
+class HeldDevices:
+    """A linted DaemonSet whose pods ask for an accelerator: one runs on every node it selects and tolerates."""
+
+    name: str
+    pod: PodRequirements
+
+    def lands_on(self, node: NodeInfo) -> bool:
+        return selects(self.pod, node) and untolerated_taint(self.pod, node) is None
+
+
+def gpu_daemons(resolver: Resolver) -> list[HeldDevices]:
+    """The linted DaemonSets whose pods request an extended resource (once per run)."""
+    return resolver.run_fact("gpu daemons", _gpu_daemons, resolver)
+
+
+def _gpu_daemons(resolver: Resolver) -> list[HeldDevices]:
+    found = []
+    for obj in resolver.linted.of_kind("apps", "DaemonSet"):
+        for site in obj.facts.sites():
+            pod = daemon_pod("DaemonSet", site.spec, resolver)
+            if any(is_extended(name) for name in pod.requests):
+                found.append(HeldDevices(obj.ref.name, pod))
+    return found
+
+
+def operator_operand_pods(policy: dict[str, Any]) -> PodRequirements | None:
+    """The operands' pods as spec.daemonsets.tolerations makes them (None: not set, each keeps its own)."""
+    tolerations = mapping(mapping(policy.get("spec")).get("daemonsets")).get("tolerations")
+    if not isinstance(tolerations, list) or not tolerations:
+        return None
+    return pod_requirements(effective_pod_spec("DaemonSet", {"tolerations": tolerations}))
+
+
+# Labels every node carries: selecting on them says "Linux nodes", not "these nodes".
+_PLATFORM_LABELS = frozenset(
+    {"kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/os", "beta.kubernetes.io/arch"}
+)
+
+
+def _names_a_pool(pod: PodRequirements) -> bool:
+    return bool(pod.node_name) or any(
+        requirement.field or requirement.key not in _PLATFORM_LABELS for requirement in pod.requirements()
+    )
+
+
+def silent_gpu_nodes(resource: str, resolver: Resolver) -> str:
+    """Why no node publishes an NVIDIA resource, when GFD/NFD say the GPUs are there ("" otherwise)."""
+    if vendor_of_resource(resource) != NVIDIA:
+        return ""
+    silent = present_but_silent(resolver.nodes)
+    if not silent:
+        return ""
+    return (
+        f" {len(silent)} node{'s are' if len(silent) > 1 else ' is'} labelled nvidia.com/gpu.present=true but "
+        f"advertise{'' if len(silent) > 1 else 's'} no NVIDIA GPU resource ({node_names(silent)}): the device "
+        "plugin is not running or not registered there (daemonset-coverage checks its DaemonSet)."
+    )
+
+
+def gang_pool_bound(gang: Gang, resolver: Resolver) -> tuple[int | None, str]:
+    """With node pools: an upper bound on the gang's pods that can be placed at once - each member's
+    copies on the empty nodes plus the room its pools may still add (None: a pool without a known
+    bound can add them) - and the pools' part, for the message. Members compete for the same nodes,
+    so the sum only bounds from above: a gang past it is proven unsatisfiable."""
+    total = 0
+    parts: list[str] = []
+    for member in gang.members:
+        pod = with_extended_resource_tolerations(member.pod, resolver)
+        fits = [fit for fit in pool_fits(pod, resolver) if fit.state in (FITS, UNKNOWN)]
+        if any(fit.state == UNKNOWN or fit.room is None for fit in fits):
+            return None, ""
+        room = sum(fit.room or 0 for fit in fits)
+        total += min(member.count, resolver.model.placeable(pod) + room)
+        parts += [f"{fit.pool.title} may add room for {fit.room}" for fit in fits]
+    return total, "; ".join(parts)
+
+
+def pools_in_backoff(gang: Gang, resolver: Resolver) -> list[NodePool]:
+    """The pools that would add a node for a member of the gang but add none while Cluster Autoscaler's backoff of
+    their node group lasts (core/scaleup/orchestrator: "in backoff after failed scale-up")."""
+    found: dict[int, NodePool] = {}
+    for member in gang.members:
+        for fit in pool_fits(with_extended_resource_tolerations(member.pod, resolver), resolver):
+            if fit.state == LIMITED and fit.pool.group is not None and fit.pool.group.in_backoff:
+                found[id(fit.pool)] = fit.pool
+    return list(found.values())
+
+
+HOSTNAME = "kubernetes.io/hostname"
+
+
+@dataclass(frozen=True)
+class PoolGangVerdict:
+    """A gang against the nodes and the nodes its pools can add: "unsatisfiable" (proven), "fits"
+    (a placement exists, or no proof either way) or "unknown" (a pool's answer is unknown)."""
+
+    state: str
+    message: str = ""
+    notes: tuple[str, ...] = ()
+    layout: tuple[str, ...] = ()  # "fits": a placement, in words (Placement.layout)
+
+
+def gang_with_pools(gang: Gang, resolver: Resolver) -> PoolGangVerdict:
+    """The whole gang must fit at once within what the nodes hold and the pools may still add (their max
+    size and limits, counting what already runs). Proven by three tests, cheapest first: the members'
+    copies (each member alone), the gang's total of each resource the pools' limits bound, then packing
+    onto the nodes plus the nodes each pool may add, its instance types sharing its max size and limits."""
+    required = [(m, m.count) for m in gang.members if m.count]
+    fits_of = {
+        m.pod.signature(): pool_fits(with_extended_resource_tolerations(m.pod, resolver), resolver) for m, _ in required
+    }
+    if any(fit.state == UNKNOWN for fits in fits_of.values() for fit in fits):
+        return PoolGangVerdict("unknown")
+    bound, parts = gang_pool_bound(gang, resolver)
+    if bound is not None and bound < gang.required:
+        return PoolGangVerdict(
+            "unsatisfiable",
+            f"{gang.system} needs {gang.required} pods placed at once, but the nodes and the nodes its pools can "
+            f"still add hold at most {bound} of them",
+            (parts or "no pool can add a node for them",),
+        )
+    if gang.required >= gang.total:
+        short, offers = _short_resource(gang, resolver, fits_of)
+        if short:
+            return PoolGangVerdict("unsatisfiable", f"{gang.system} needs {short}", offers)
+    new, shown = _new_nodes(gang, resolver, fits_of)
+    key = gang.topology_key if _decidable_key(gang.topology_key, new) else ""
+    verdict = pack_with_new_nodes(gang, resolver.model, new, key)
+    notes = (f"the pools may add: {shown}",) if shown else ()
+    if verdict.unsatisfiable:
+        where = f" in one {key}" if key else ""
+        cause = (topology_cause(key, POOLS_WHOLE),) if key and _fits_in_all(gang, resolver, new) else ()
+        return PoolGangVerdict(
+            "unsatisfiable",
+            f"{gang.system} needs {gang.required} pods placed at once{where}; neither the nodes nor the nodes its "
+            "pools can still add hold them",
+            (*notes, *cause),
+        )
+    fitting = verdict.fitting_domains()
+    return PoolGangVerdict("fits", layout=fitting[0].layout if fitting else ())
+
+
+CLUSTER_WHOLE = "the cluster as a whole could hold the gang"
+POOLS_WHOLE = "the nodes and the nodes its pools can still add, across every domain, could hold the gang"
+
+
+def topology_cause(key: str, whole: str) -> str:
+    """The note for a gang that fits without its topology requirement: the requirement is the cause."""
+    return f"the topology requirement '{key}' is the cause: {whole}"
+
+
+def _fits_in_all(gang: Gang, resolver: Resolver, new: list[NewNodes]) -> bool:
+    """The gang is proven to fit the nodes plus the pools' new nodes without its topology requirement."""
+    return bool(pack_with_new_nodes(gang, resolver.model, new, "").fitting_domains())
+
+
+def gang_pool_domains(gang: Gang, resolver: Resolver) -> GangVerdict | None:
+    """With node pools: the gang per domain of its topology key on the nodes plus the new nodes the
+    pools may add there (each pool may put all it adds in any one of its domains). None when a pool's
+    answer is unknown or the pools' domains for the key are not known."""
+    if not gang.topology_key:
+        return None
+    fits_of = {
+        m.pod.signature(): pool_fits(with_extended_resource_tolerations(m.pod, resolver), resolver)
+        for m in gang.members
+        if m.count
+    }
+    if any(fit.state == UNKNOWN for fits in fits_of.values() for fit in fits):
+        return None
+    new, _ = _new_nodes(gang, resolver, fits_of)
+    if not _decidable_key(gang.topology_key, new):
+        return None
+    return pack_with_new_nodes(gang, resolver.model, new, gang.topology_key)
+
+
+def _short_resource(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]) -> tuple[str, tuple[str, ...]]:
+    """The first resource the gang needs more of, in all, than the nodes its members can use hold plus
+    what the pools may still add ("" when none), and what each offers: a pool's limit caps the capacity
+    of all its new nodes."""
+    demand: dict[str, Fraction] = {}
+    for member in gang.members:
+        for name, amount in member.pod.requests.items():
+            if is_extended(name):
+                demand[name] = demand.get(name, Fraction(0)) + amount * member.count
+    usable = {id(n): n for m in gang.members for n in resolver.model.evaluate(m.pod).fitting}
+    fitting = {id(fit.pool): fit for fits in fits_of.values() for fit in fits if fit.state == FITS}
+    for name, needed in sorted(demand.items()):
+        supply = sum((n.allocatable.get(name, Fraction(0)) for n in usable.values()), Fraction(0))
+        offers = [f"the nodes its members can use: {format_amount(supply)}"]
+        for fit in fitting.values():
+            pool = fit.pool
+            if name in pool.spec.limits:
+                rest = max(pool.remaining()[name], Fraction(0))
+                offers.append(
+                    f"{pool.title}: {format_amount(rest)} under its limit {format_amount(pool.spec.limits[name])} "
+                    f"({format_amount(pool.in_use(name))} in use)"
+                )
+            else:
+                left = pool.nodes_left()
+                if left is None:
+                    return "", ()
+                largest = max((t.allocatable.get(name, Fraction(0)) for t in fit.fitting), default=Fraction(0))
+                rest = left * largest
+                offers.append(f"{pool.title}: {left} more node(s) of at most {format_amount(largest)}")
+            supply += rest
+        if needed > supply:
+            message = (
+                f"{format_amount(needed)} {name} at once, but the nodes and the nodes its pools can still add "
+                f"offer at most {format_amount(supply)}"
+            )
+            return message, tuple(offers)
+    return "", ()
+
+
+def _new_nodes(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]) -> tuple[list[NewNodes], str]:
+    """The nodes each pool may still add for the gang, per instance type: each type at most as many as
+    the pool's max size and limits allow (and one per pod), all its types together within them."""
+    pods = sum(m.count for m in gang.members)
+    by_pool: dict[int, list[tuple[Any, PoolFit]]] = {}
+    for signature, fits in fits_of.items():
+        for fit in fits:
+            if fit.state == FITS:
+                by_pool.setdefault(id(fit.pool), []).append((signature, fit))
+    out: list[NewNodes] = []
+    shown: list[str] = []
+    for entries in by_pool.values():
+        pool = entries[0][1].pool
+        limit = PoolLimit(pool.nodes_left(), tuple(sorted(pool.remaining().items())))
+        key = f"{pool.title}#{id(pool)}"  # its types share the limit; two pools alike in name never do
+        names = list(dict.fromkeys(t.name for _, fit in entries for t in fit.fitting))
+        counts: dict[str, int] = {}
+        for name in names:
+            template = next(t for _, fit in entries for t in fit.fitting if t.name == name)
+            count = _nodes_of(pool, template, pods)
+            if count <= 0:
+                continue
+            overhead = daemon_overhead(template, pool, resolver.daemon_pods)
+            allocatable = {r: a - overhead.get(r, Fraction(0)) for r, a in template.allocatable.items()}
+            if not template.exact:  # its cpu and memory are not known: never what keeps a member off it
+                allocatable |= {r: UNSTATED for r in UNSTATED_NATIVE}
+            allocatable |= {r: UNSTATED for r in template.unjudged}
+            takes = frozenset(s for s, fit in entries if any(t.name == name for t in fit.fitting))
+            domain = template.labels.get(gang.topology_key) if gang.topology_key else None
+            domains: tuple[str, ...] | None = ()
+            if gang.topology_key == HOSTNAME:
+                domains = None
+            elif domain is not None and domain.values is not None:
+                domains = tuple(domain.allowed())
+            cost = {r: template.capacity.get(r, Fraction(0)) for r in pool.spec.limits}
+            out.append(NewNodes(f"{pool.title}: {name}", allocatable, takes, count, domains, key, limit, cost))
+            counts[name if template.instance_type else ""] = count
+        parts = [f"{count} new node(s)" + (f" of {name}" if name else "") for name, count in counts.items()]
+        if parts:
+            together = " (all together within its max size and limits)" if len(parts) > 1 else ""
+            shown.append(f"{pool.title}: {', '.join(parts)}{together}")
+    return out, "; ".join(shown)
+
+
+# What a node of a type whose cpu and memory the catalog does not state (a GKE type, a pool stating only
+# its accelerators) holds of them, for packing: more than any gang asks.
+UNSTATED = Fraction(10**18)
+UNSTATED_NATIVE = ("cpu", "memory", "ephemeral-storage", "pods")
+
+
+def _nodes_of(pool: NodePool, template: Template, pods: int) -> int:
+    """Nodes of one type the pool may still add: its max size and its limits (never more than ``pods``)."""
+    count = pods
+    left = pool.nodes_left()
+    if left is not None:
+        count = min(count, left)
+    for resource, rest in pool.remaining().items():
+        per_node = template.capacity.get(resource, Fraction(0))
+        if per_node > 0:
+            count = min(count, int(max(rest, Fraction(0)) // per_node))
+    return count
+
+
+def _decidable_key(key: str, new: list[NewNodes]) -> bool:
+    """The topology key's domains are known for every new node (a finite list, or each node its own)."""
+    return bool(key) and all(n.domains is None or n.domains for n in new)

@@ -1,0 +1,1 @@
+"""The cluster and the linted set as the rules see them: inventory, live inventory, resolver, kinds."""

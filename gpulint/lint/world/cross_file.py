@@ -1,0 +1,137 @@
+"""The objects of one file that the checks of another file read.
+
+Forked workers (``--jobs``) and the repository index (a pre-commit run of a few files) hand the
+checks of each file only these objects from the other files, so the table must name every kind
+the resolver and the checks look up in the linted set: a kind left out makes a split run answer
+differently from one process over the whole tree (a queue "not found", a template missing). The
+table, not each caller, decides; tests/unit/test_cross_file.py records what a run looks up and holds
+this table to it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from gpulint.kube.fields import mapping, sequence
+from gpulint.kube.gangs.members import COSCHEDULING_LABEL, KUEUE_GROUP_LABEL, VOLCANO_ANNOTATIONS, group_references
+from gpulint.lint.inputs.linted_set import LintedObject
+from gpulint.lint.inputs.loader import DOC_START, PRINTF_VERB
+from gpulint.lint.world.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS
+from gpulint.lint.world.kinds import crossing_kinds
+from gpulint.lint.world.resolver import DRA_GROUP
+
+# Every object of these (group, kind): what the resolver and the checks read by kind or by name
+# (the kind table's crosses_files column).
+CROSS_FILE_KINDS: frozenset[tuple[str, str]] = crossing_kinds()
+# Kinds of which only some objects cross, decided by crosses_files (workloads that start a scheduler).
+CROSS_FILE_BY_CONTENT: frozenset[tuple[str, str]] = frozenset({("apps", "Deployment"), ("apps", "StatefulSet")})
+# Kinds crossing in any API group (several projects define them).
+CROSS_FILE_ANY_GROUP = frozenset({*GANG_OBJECT_KINDS, *WORKLOAD_RUNTIME_KINDS})
+SCHEDULER_FLAG = "--scheduler-name="
+
+
+def crosses_files(obj: LintedObject) -> bool:
+    """Whether checks of other files may read ``obj``: the kinds above, every DRA object, and the
+    workloads that join a group, use a claim template (a ComputeDomain counts its users) or start a
+    scheduler by flag."""
+    ref = obj.ref
+    if ref.group == DRA_GROUP or (ref.group, ref.kind) in CROSS_FILE_KINDS or ref.kind in CROSS_FILE_ANY_GROUP:
+        return True
+    for site in obj.facts.sites():
+        if group_references(obj.facts, site, ref.namespace):
+            return True
+        if any(mapping(entry).get("resourceClaimTemplateName") for entry in sequence(site.spec.get("resourceClaims"))):
+            return True
+        if ref.group == "apps" and _starts_a_scheduler(site.spec):
+            return True
+    return False
+
+
+def _starts_a_scheduler(spec: dict) -> bool:
+    return any(
+        isinstance(arg, str) and arg.startswith(SCHEDULER_FLAG)
+        for container in sequence(spec.get("containers"))
+        for arg in (*sequence(mapping(container).get("args")), *sequence(mapping(container).get("command")))
+    )
+
+
+# Text without which no object of a document crosses files: every name crosses_files reads (a kind, a group, a
+# field, a label, an annotation, a flag). A name in a double-quoted scalar may be spelled with escapes, and a
+# !!binary value is base64: documents with either are parsed whatever their text.
+_CROSSING_WORDS = re.compile(
+    "|".join(
+        re.escape(word)
+        for word in sorted(
+            {
+                *(kind for _, kind in CROSS_FILE_KINDS),
+                *CROSS_FILE_ANY_GROUP,
+                DRA_GROUP,
+                "resourceClaimTemplateName",
+                SCHEDULER_FLAG,
+                "schedulingGroup",
+                "workloadRef",
+                COSCHEDULING_LABEL,
+                KUEUE_GROUP_LABEL,
+                *VOLCANO_ANNOTATIONS,
+                "binary",
+            },
+            key=lambda word: (-len(word), word),
+        )
+    )
+)
+# What makes a file's parse depend on more than each document's own text (a directive, a document end marker
+# that lets a bare document follow, a template the loader judges on the whole file): such files are parsed whole.
+# A line break other than "\n" ("\r\n" aside) counts as a line for libyaml, not for the loader's resumption.
+# Each is looked for first with `in` (a scan in C, ~10x the regex's speed), the regex only where one may be.
+_WHOLE_FILE = re.compile(r"^(?:%|\.\.\.(?:[ \t]|$))|\r(?!\n)", re.MULTILINE)
+_WHOLE_FILE_TEXT = ("{{", "\x85", "\u2028", "\u2029")
+
+
+def _parsed_whole(text: str) -> bool:
+    if any(word in text for word in _WHOLE_FILE_TEXT):
+        return True
+    may = text.startswith(("%", "...")) or "\n%" in text or "\n..." in text or "\r" in text
+    return may and _WHOLE_FILE.search(text) is not None
+
+
+# A document's top-level apiVersion and kind as most files write them: its schema is compiled before the
+# checking workers fork (a guess: one missed or wrong costs each worker a compile of its own, never a finding).
+_TOP_LEVEL = re.compile(
+    r"^(apiVersion|kind):[ \t]*[\"']?([A-Za-z0-9][-A-Za-z0-9./]*)[\"']?[ \t\r]*(?:#.*)?$", re.MULTILINE
+)
+
+
+@dataclass
+class CrossingText:
+    """A streamed run's first pass over one file: the text to parse for the objects other files read, each
+    document that cannot hold one blanked (its lines kept, so that a broken document is resumed after as in
+    the whole file's parse), and the apiVersion and kind of the blanked ones, as written."""
+
+    kinds: set[tuple[str, str]] = field(default_factory=set)
+
+    def __call__(self, text: str) -> str:
+        if _parsed_whole(text):
+            return text
+        starts = [match.start() for match in DOC_START.finditer(text)]
+        if not starts or starts[0] > 0:
+            starts.insert(0, 0)  # the bare document before the first marker
+        bounds = zip(starts, [*starts[1:], len(text)])
+        return "".join(self._kept(text[start:end]) for start, end in bounds)
+
+    def _kept(self, document: str) -> str:
+        if may_cross(document):
+            return document
+        found = {match[1]: match[2] for match in _TOP_LEVEL.finditer(document)}
+        if "kind" in found:
+            self.kinds.add((found.get("apiVersion", ""), found["kind"]))
+        return ("---" if DOC_START.match(document) else "") + "\n" * document.count("\n")
+
+
+def may_cross(document: str) -> bool:
+    """Whether a document's text may hold an object that crosses files (crosses_files): it names what that
+    reads, or spells a name in a way a search of the text does not see, or may stop the file's parse at a
+    printf verb (then none of the file's objects is read: loader._printf_verb_refused)."""
+    return bool(
+        _CROSSING_WORDS.search(document) or ("\\" in document and '"' in document) or PRINTF_VERB.search(document)
+    )
