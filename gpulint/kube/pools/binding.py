@@ -9,6 +9,7 @@ from fractions import Fraction
 from gpulint.kube.pools.autoscaler_taints import UNKNOWN, TaintConfig
 from gpulint.kube.pools.capi import Group
 from gpulint.kube.pools.catalog import Catalog
+from gpulint.kube.pools.gce import LINUX_IMAGES, custom_machine, template_allocatable, template_capacity
 from gpulint.kube.pools.kinds import CAPI_KINDS
 from gpulint.kube.pools.kubelet import allocatable_with
 from gpulint.kube.pools.labels import EKS_AUTO_GROUP, EKS_AUTO_INSTANCE, eks_auto_labels
@@ -166,7 +167,7 @@ def _from_catalog(spec: PoolSpec, catalog: Catalog, members: Sequence[NodeInfo])
                 unknown.append(name)  # absent, or no source vouches for what it offers: as the pool states
         pool.templates = _templates(spec, base, rows, pool)
         for name in unknown:
-            partial = _partial(spec, base, name)
+            partial = _gke_custom(spec, base, name) or _partial(spec, base, name)
             if partial is None:
                 pool.unknown_types += (name,)
                 if catalog.get(name) is not None:
@@ -294,6 +295,21 @@ def _narrowed(spec: PoolSpec, base: dict[str, Domain], row: InstanceType) -> dic
             return None
         labels[key] = narrowed
     return labels
+
+
+def _gke_custom(spec: PoolSpec, base: dict[str, Domain], name: str) -> Template | None:
+    """A GKE pool's custom machine type, whose name states its vCPUs and memory: the cpu and memory allocatable
+    of Cluster Autoscaler's GCE template (see gce.py), its GPUs as the pool attaches them. Only on the Linux
+    images whose kernel reservation the template estimates (Container-Optimized OS, Ubuntu; GKE's default)."""
+    size = custom_machine(name) if spec.gke else None
+    if size is None or spec.image_type.upper() not in LINUX_IMAGES:
+        return None
+    template = _partial(spec, base, name)
+    if template is None:
+        return None
+    allocatable = {**template.allocatable, **template_allocatable(size)}
+    capacity = {**template.capacity, "cpu": Fraction(size.cpu), "memory": Fraction(template_capacity(size))}
+    return replace(template, allocatable=allocatable, capacity=capacity, bounded=frozenset({"cpu", "memory"}))
 
 
 def _partial(spec: PoolSpec, base: dict[str, Domain], name: str) -> Template | None:

@@ -130,6 +130,7 @@ class PoolSpec:
     weight: int = 0
     karpenter: bool = False  # Karpenter's compatibility rules (undefined labels, every taint effect)
     gke: bool = False  # GKE: automatic GPU taint, and ExtendedResourceToleration on by default
+    image_type: str = ""  # GKE: the node image (COS_CONTAINERD, UBUNTU_CONTAINERD, WINDOWS_LTSC_CONTAINERD...)
     provider: str = ""  # the catalog its instance types come from (aws, gcp, azure; "" unknown)
     zones: tuple[str, ...] = ()
     accelerators: dict[str, Fraction] = field(default_factory=dict)  # extended resources a node offers, stated
@@ -154,10 +155,12 @@ class Template:
     exact: bool = True  # False: only the extended resources are known (cpu, memory... are not)
     instance_type: InstanceType | None = None
     unjudged: frozenset[str] = frozenset()  # resources whose figure bounds nothing: never a reason
+    bounded: frozenset[str] = frozenset()  # not exact, yet these figures are known (a GKE custom machine type's)
 
     def judged(self, resource: str) -> bool:
         """Whether a request for ``resource`` beyond the template's figure means it cannot hold the pod."""
-        return (self.exact or is_extended(resource)) and resource not in self.unjudged
+        known = self.exact or is_extended(resource) or resource in self.bounded
+        return known and resource not in self.unjudged
 
 
 @dataclass(frozen=True)

@@ -269,6 +269,7 @@ def gke_node_pool(data: dict[str, Any], file: str, path: Path = ()) -> PoolSpec:
         zones=tuple(z for z in zones if z),
         node_label=GKE_POOL_LABEL,
         gke=True,
+        image_type=text(config.get("imageType")),
         accelerators_complete=True,  # GKE attaches GPUs through config.accelerators only
         provider="gcp",
     )

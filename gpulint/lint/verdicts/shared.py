@@ -745,8 +745,8 @@ def _new_nodes(gang: Gang, resolver: Resolver, fits_of: dict[Any, list[PoolFit]]
                 continue
             overhead = daemon_overhead(template, pool, resolver.daemon_pods)
             allocatable = {r: a - overhead.get(r, Fraction(0)) for r, a in template.allocatable.items()}
-            if not template.exact:  # its cpu and memory are not known: never what keeps a member off it
-                allocatable |= {r: UNSTATED for r in UNSTATED_NATIVE}
+            if not template.exact:  # what is not known of it (cpu, memory...): never what keeps a member off it
+                allocatable |= {r: UNSTATED for r in UNSTATED_NATIVE if not template.judged(r)}
             allocatable |= {r: UNSTATED for r in template.unjudged}
             takes = frozenset(s for s, fit in entries if any(t.name == name for t in fit.fitting))
             domain = template.labels.get(gang.topology_key) if gang.topology_key else None

@@ -1,0 +1,152 @@
+"""What a GKE node pool Cluster Autoscaler grows from scratch can hold: its GCE template subtracts the kernel's
+reservation, GKE's kube-reserved and the 100Mi eviction threshold from the machine type's vCPUs and memory
+(kubernetes/autoscaler cluster-autoscaler-1.36.1 cloudprovider/gce/templates.go, gce_reserved.go). Only a custom
+machine type's name states its size (machine_types.go NewCustomMachineType); the shipped GCP rows state none."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_cli
+
+from gpulint.kube.pools.gce import (
+    GIB,
+    MIB,
+    MachineSize,
+    custom_machine,
+    kernel_reserved,
+    kube_reserved_cpu,
+    kube_reserved_memory,
+    template_allocatable,
+)
+
+# `gcloud container node-pools list --format=json`, trimmed: an N1 custom machine (8 vCPUs, 30GiB) with a T4,
+# scaled from zero, no node in the inventory.
+POOL = {
+    "autoscaling": {"enabled": True, "locationPolicy": "ANY", "maxNodeCount": 4, "minNodeCount": 0},
+    "config": {
+        "accelerators": [
+            {
+                "acceleratorCount": "1",
+                "acceleratorType": "nvidia-tesla-t4",
+                "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
+            }
+        ],
+        "diskSizeGb": 100,
+        "imageType": "COS_CONTAINERD",
+        "machineType": "n1-custom-8-30720",
+    },
+    "initialNodeCount": 0,
+    "locations": ["us-central1-b"],
+    "name": "t4-pool",
+    "status": "RUNNING",
+    "version": "1.33.2-gke.1240000",
+}
+
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: whisper-batch, namespace: speech}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {cloud.google.com/gke-accelerator: <GPU>}
+      containers:
+      - name: transcribe
+        image: registry.example.com/whisper:large-v3
+        resources:
+          requests: {cpu: "<CPU>", memory: <MEMORY>, ephemeral-storage: <DISK>}
+          limits: {nvidia.com/gpu: 1}
+"""
+
+
+def _findings(write, tmp_path, cpu="6", memory="24Gi", disk="20Gi", machine="", image="", gpu="") -> list[dict]:
+    pool = json.loads(json.dumps(POOL))
+    pool["config"]["machineType"] = machine or pool["config"]["machineType"]
+    pool["config"]["accelerators"][0]["acceleratorType"] = gpu or "nvidia-tesla-t4"
+    pool["config"]["imageType"] = image or pool["config"]["imageType"]
+    inventory = tmp_path / "inventory"
+    inventory.mkdir()
+    (inventory / "node-pools.json").write_text(json.dumps([pool]))
+    job = write(
+        "job.yaml",
+        JOB.replace("<GPU>", gpu or "nvidia-tesla-t4")
+        .replace("<CPU>", cpu)
+        .replace("<MEMORY>", memory)
+        .replace("<DISK>", disk),
+    )
+    report = run_cli(
+        "check", str(job), "--inventory", str(inventory), "--ignore", "dev-shm-missing", "--format", "json"
+    )
+    return report.json()["findings"]
+
+
+def test_a_pod_that_fits_the_template_fits(write, tmp_path):
+    assert _findings(write, tmp_path) == []
+
+
+def test_more_memory_than_the_template_leaves_cannot_scale_up(write, tmp_path):
+    """28Gi: below the machine's 30GiB, above what is left after the kernel, kube-reserved and eviction."""
+    (finding,) = _findings(write, tmp_path, memory="28Gi")
+    assert finding["rule"] == "gpu-unschedulable" and finding["severity"] == "error"
+    assert (
+        "GKE node pool t4-pool: its instance type n1-custom-8-30720 has 25.9Gi memory; the pod asks for 28Gi"
+        in finding["notes"][0]
+    )
+
+
+def test_every_vcpu_of_the_machine_is_more_than_allocatable(write, tmp_path):
+    (finding,) = _findings(write, tmp_path, cpu="8")
+    assert "its instance type n1-custom-8-30720 has 7.91 cpu; the pod asks for 8" in finding["notes"][0]
+
+
+def test_the_disk_is_not_judged(write, tmp_path):
+    """The template's disk is the instance template's boot disk, which the node pool JSON does not settle."""
+    assert _findings(write, tmp_path, disk="500Gi") == []
+
+
+def test_a_predefined_machine_type_is_not_judged(write, tmp_path):
+    """The shipped GCP rows state no vCPUs or memory: 200Gi on an a2-highgpu-1g (85GB) is silence, not an error."""
+    assert _findings(write, tmp_path, memory="200Gi", machine="a2-highgpu-1g", gpu="nvidia-tesla-a100") == []
+
+
+def test_a_windows_image_is_not_judged(write, tmp_path):
+    """The template's kernel estimate is for COS and Ubuntu only."""
+    assert _findings(write, tmp_path, memory="28Gi", image="WINDOWS_LTSC_CONTAINERD") == []
+
+
+def test_an_ubuntu_image_is_judged(write, tmp_path):
+    (finding,) = _findings(write, tmp_path, memory="28Gi", image="UBUNTU_CONTAINERD")
+    assert finding["rule"] == "gpu-unschedulable"
+
+
+def test_custom_machine_names():
+    """machine_types.go NewCustomMachineType and its tests: the family prefix is optional for N1, e2's shared-core
+    custom types have 2 vCPUs, an extended-memory suffix is ignored."""
+    assert custom_machine("custom-8-30720") == MachineSize(8, 30720 * MIB)
+    assert custom_machine("n2-custom-48-184320-ext") == MachineSize(48, 184320 * MIB)
+    assert custom_machine("e2-custom-micro-2048") == MachineSize(2, 2048 * MIB)
+    for name in ("n1-standard-8", "g2-standard-24", "custom-8", "n2-custom-x-1024", "custom"):
+        assert custom_machine(name) is None, name
+
+
+def test_kernel_reservation_matches_the_autoscalers_cos_estimate():
+    """gce_reserved_test.go TestCalculateKernelReservedLinux, COS cases: memory/64, 16MiB, 64MiB above 3GiB,
+    8MiB up to 8GiB, and the correction min(0.00175 x memory, 248MiB)."""
+    assert kernel_reserved(3 * GIB) == 48 * MIB + 16 * MIB + 8 * MIB + int(0.00175 * 3 * GIB)
+    assert kernel_reserved(4 * GIB) == 64 * MIB + 16 * MIB + 64 * MIB + 8 * MIB + int(0.00175 * 4 * GIB)
+    assert kernel_reserved(256 * GIB) == 4 * GIB + 16 * MIB + 64 * MIB + 248 * MIB
+
+
+def test_gke_kube_reserved_tiers():
+    """GKE's formula: memory 25% of the first 4GiB, 20% of the next 4, 10% of the next 8, 6% of the next 112, 2%
+    above 128GiB (255MiB below 1GiB); CPU 6% of the first core, 1% of the next, 0.5% of the next 2, 0.25% above 4."""
+    assert kube_reserved_memory(4 * GIB) == GIB
+    assert kube_reserved_memory(16 * GIB) == GIB + 819 * MIB + 819 * MIB  # 0.8GiB each, rounded down to MiB
+    assert kube_reserved_memory(512 * MIB) == 255 * MIB
+    assert kube_reserved_cpu(1) * 1000 == 60
+    assert kube_reserved_cpu(4) * 1000 == 80
+    assert kube_reserved_cpu(64) * 1000 == 230
+    allocatable = template_allocatable(MachineSize(8, 30 * GIB))
+    assert allocatable["cpu"] * 1000 == 7910
