@@ -61,34 +61,35 @@ spec:
 """
 
 
-def _findings(write, tmp_path, cpu="6", memory="24Gi", disk="20Gi", machine="", image="", gpu="") -> list[dict]:
+def _check(tmp_path, manifest, machine="", image="", gpu="", gpus="1", max_nodes=4) -> list[dict]:
     pool = json.loads(json.dumps(POOL))
     pool["config"]["machineType"] = machine or pool["config"]["machineType"]
-    pool["config"]["accelerators"][0]["acceleratorType"] = gpu or "nvidia-tesla-t4"
+    pool["config"]["accelerators"][0].update(acceleratorType=gpu or "nvidia-tesla-t4", acceleratorCount=gpus)
     pool["config"]["imageType"] = image or pool["config"]["imageType"]
+    pool["autoscaling"]["maxNodeCount"] = max_nodes
     inventory = tmp_path / "inventory"
-    inventory.mkdir()
+    inventory.mkdir(parents=True)
     (inventory / "node-pools.json").write_text(json.dumps([pool]))
-    job = write(
-        "job.yaml",
-        JOB.replace("<GPU>", gpu or "nvidia-tesla-t4")
-        .replace("<CPU>", cpu)
-        .replace("<MEMORY>", memory)
-        .replace("<DISK>", disk),
-    )
+    (tmp_path / "workload.yaml").write_text(manifest)
     report = run_cli(
-        "check", str(job), "--inventory", str(inventory), "--ignore", "dev-shm-missing", "--format", "json"
-    )
+        "check", str(tmp_path / "workload.yaml"), "--inventory", str(inventory), "--ignore", "dev-shm-missing",
+        "--format", "json",
+    )  # fmt: skip
     return report.json()["findings"]
 
 
-def test_a_pod_that_fits_the_template_fits(write, tmp_path):
-    assert _findings(write, tmp_path) == []
+def _findings(tmp_path, cpu="6", memory="24Gi", disk="20Gi", machine="", image="", gpu="") -> list[dict]:
+    job = JOB.replace("<GPU>", gpu or "nvidia-tesla-t4").replace("<CPU>", cpu).replace("<MEMORY>", memory)
+    return _check(tmp_path, job.replace("<DISK>", disk), machine, image, gpu)
 
 
-def test_more_memory_than_the_template_leaves_cannot_scale_up(write, tmp_path):
+def test_a_pod_that_fits_the_template_fits(tmp_path):
+    assert _findings(tmp_path) == []
+
+
+def test_more_memory_than_the_template_leaves_cannot_scale_up(tmp_path):
     """28Gi: below the machine's 30GiB, above what is left after the kernel, kube-reserved and eviction."""
-    (finding,) = _findings(write, tmp_path, memory="28Gi")
+    (finding,) = _findings(tmp_path, memory="28Gi")
     assert finding["rule"] == "gpu-unschedulable" and finding["severity"] == "error"
     assert (
         "GKE node pool t4-pool: its instance type n1-custom-8-30720 has 25.9Gi memory; the pod asks for 28Gi"
@@ -96,29 +97,99 @@ def test_more_memory_than_the_template_leaves_cannot_scale_up(write, tmp_path):
     )
 
 
-def test_every_vcpu_of_the_machine_is_more_than_allocatable(write, tmp_path):
-    (finding,) = _findings(write, tmp_path, cpu="8")
+def test_every_vcpu_of_the_machine_is_more_than_allocatable(tmp_path):
+    (finding,) = _findings(tmp_path, cpu="8")
     assert "its instance type n1-custom-8-30720 has 7.91 cpu; the pod asks for 8" in finding["notes"][0]
 
 
-def test_the_disk_is_not_judged(write, tmp_path):
+def test_the_disk_is_not_judged(tmp_path):
     """The template's disk is the instance template's boot disk, which the node pool JSON does not settle."""
-    assert _findings(write, tmp_path, disk="500Gi") == []
+    assert _findings(tmp_path, disk="500Gi") == []
 
 
-def test_a_predefined_machine_type_is_not_judged(write, tmp_path):
+def test_a_predefined_machine_type_is_not_judged(tmp_path):
     """The shipped GCP rows state no vCPUs or memory: 200Gi on an a2-highgpu-1g (85GB) is silence, not an error."""
-    assert _findings(write, tmp_path, memory="200Gi", machine="a2-highgpu-1g", gpu="nvidia-tesla-a100") == []
+    assert _findings(tmp_path, memory="200Gi", machine="a2-highgpu-1g", gpu="nvidia-tesla-a100") == []
 
 
-def test_a_windows_image_is_not_judged(write, tmp_path):
+def test_a_windows_image_is_not_judged(tmp_path):
     """The template's kernel estimate is for COS and Ubuntu only."""
-    assert _findings(write, tmp_path, memory="28Gi", image="WINDOWS_LTSC_CONTAINERD") == []
+    assert _findings(tmp_path, memory="28Gi", image="WINDOWS_LTSC_CONTAINERD") == []
 
 
-def test_an_ubuntu_image_is_judged(write, tmp_path):
-    (finding,) = _findings(write, tmp_path, memory="28Gi", image="UBUNTU_CONTAINERD")
+def test_an_ubuntu_image_is_judged(tmp_path):
+    (finding,) = _findings(tmp_path, memory="28Gi", image="UBUNTU_CONTAINERD")
     assert finding["rule"] == "gpu-unschedulable"
+
+
+# A Volcano gang of T4 workers, each with a GPU and 20Gi of memory.
+GANG = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: asr-finetune, namespace: speech}
+spec:
+  minAvailable: <N>
+  schedulerName: volcano
+  tasks:
+  - name: worker
+    replicas: <N>
+    template:
+      spec:
+        restartPolicy: OnFailure
+        nodeSelector: {cloud.google.com/gke-accelerator: nvidia-tesla-t4}
+        containers:
+        - name: worker
+          image: registry.example.com/asr:2.0
+          resources:
+            requests: {cpu: "2", memory: <MEMORY>}
+            limits: {nvidia.com/gpu: 1}
+"""
+
+
+def _gang(tmp_path, workers: int, memory: str = "20Gi") -> list[dict]:
+    """Two n1-custom-16-61440 nodes with 4 T4s each: about 53.5Gi allocatable, so two 20Gi workers a node."""
+    manifest = GANG.replace("<N>", str(workers)).replace("<MEMORY>", memory)
+    return _check(tmp_path, manifest, machine="n1-custom-16-61440", gpus="4", max_nodes=2)
+
+
+def test_a_gang_the_templates_memory_holds(tmp_path):
+    assert [f for f in _gang(tmp_path, 4) if f["severity"] == "error"] == []
+
+
+def test_a_gang_the_templates_memory_does_not_hold(tmp_path):
+    """Five workers: the GPUs of two nodes would take eight, their memory only four."""
+    (error,) = [f for f in _gang(tmp_path, 5) if f["severity"] == "error"]
+    assert error["rule"] == "gang-unsatisfiable", error
+    assert "needs 5 pods placed at once" in error["message"] and "hold at most 4" in error["message"]
+
+
+def test_a_gang_small_enough_is_bounded_by_gpus(tmp_path):
+    assert [f for f in _gang(tmp_path, 8, memory="8Gi") if f["severity"] == "error"] == []
+
+
+# Two roles in one gang: a leader with more memory, the rest as above.
+LEADER = """\
+  - name: leader
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: OnFailure
+        nodeSelector: {cloud.google.com/gke-accelerator: nvidia-tesla-t4}
+        containers:
+        - name: leader
+          image: registry.example.com/asr:2.0
+          resources:
+            requests: {cpu: "2", memory: 30Gi}
+            limits: {nvidia.com/gpu: 1}
+"""
+
+
+def test_a_gang_of_two_shapes_packed_into_the_templates_memory(tmp_path):
+    """Leader (30Gi) and one worker on one node, two workers on the other: a third worker has no room left."""
+    for workers, errors in ((3, []), (4, ["gang-unsatisfiable"])):
+        manifest = GANG.replace("<N>", str(workers + 1), 1).replace("<N>", str(workers)).replace("<MEMORY>", "20Gi")
+        found = _check(tmp_path / str(workers), manifest + LEADER, machine="n1-custom-16-61440", gpus="4", max_nodes=2)
+        assert [f["rule"] for f in found if f["severity"] == "error"] == errors, found
 
 
 def test_custom_machine_names():
