@@ -198,7 +198,8 @@ def test_custom_machine_names():
     assert custom_machine("custom-8-30720") == MachineSize(8, 30720 * MIB)
     assert custom_machine("n2-custom-48-184320-ext") == MachineSize(48, 184320 * MIB)
     assert custom_machine("e2-custom-micro-2048") == MachineSize(2, 2048 * MIB)
-    for name in ("n1-standard-8", "g2-standard-24", "custom-8", "n2-custom-x-1024", "custom"):
+    bad = ("n1-standard-8", "g2-standard-24", "custom-8", "n2-custom-x-1024", "custom", "custom-0-1024", "custom-2-0")
+    for name in (*bad, "custom-2-" + "9" * 5000, "n1-custom-٣-1024"):
         assert custom_machine(name) is None, name
 
 

@@ -26,6 +26,7 @@ EVICTION_HARD_MEMORY = 100 * MIB  # gce_reserved.go defaultKubeletEvictionHardMe
 # The GKE image types whose kernel reservation the template estimates as above (templates.go
 # extractOperatingSystemDistributionFromImageType); "" is GKE's default, COS_CONTAINERD
 LINUX_IMAGES = frozenset({"", "COS", "COS_CONTAINERD", "UBUNTU", "UBUNTU_CONTAINERD"})
+_DIGITS = 7  # the largest custom type is far below 10^7 vCPUs or MiB: longer is no machine type
 _E2_SHARED_CORE = {"micro", "small", "medium"}  # e2-custom-micro-*: 2 guest CPUs (parseCustomCpu)
 
 
@@ -47,9 +48,10 @@ def custom_machine(name: str) -> MachineSize | None:
     cpu_part, memory_part = parts[at + 1], parts[at + 2]
     if family == "e2" and cpu_part in _E2_SHARED_CORE:
         cpu_part = "2"
-    if not (cpu_part.isdigit() and memory_part.isdigit()) or int(cpu_part) == 0:
+    if not all(part.isascii() and part.isdigit() and len(part) <= _DIGITS for part in (cpu_part, memory_part)):
         return None
-    return MachineSize(int(cpu_part), int(memory_part) * MIB)
+    size = MachineSize(int(cpu_part), int(memory_part) * MIB)
+    return size if size.cpu and size.memory else None  # Compute Engine has no such type
 
 
 def kernel_reserved(memory: int) -> int:
