@@ -254,6 +254,7 @@ _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
 # The words that open and close a compound command: an assignment inside one may not run.
 _COMPOUND_OPEN = frozenset({"if", "while", "until", "for", "case"})
 _COMPOUND_CLOSE = frozenset({"fi", "done", "esac"})
+_ASSIGNING_WORDS = frozenset({"export", "readonly", "then", "else", "do", "{"})
 # `cat FILE`, alone or piped to `tr '\n' ','` (each line a comma-separated entry): a file read in a substitution.
 _CAT_FILE = re.compile(
     r"""\s*cat\s+(?P<path>/[\w./-]+)\s*(?:\|\s*tr\s+(?P<q>["']?)\\n(?P=q)\s+(?P<r>["']?),(?P=r)\s*)?"""
@@ -311,8 +312,10 @@ class _Lexer:
     def _assign(self, words: list[Word], conditional: bool) -> None:
         """A command of assignments only (``HOSTS=...``, ``export HOSTS=...``) sets shell variables for the rest
         of the script. One that may not run, or a name assigned twice, leaves the value unknown."""
-        if words[0].text in ("export", "readonly"):
-            words = words[1:]
+        while words and words[0].text in _ASSIGNING_WORDS:
+            words = words[1:]  # `then HOSTS=...`, `export HOSTS=...`: still assignments
+        if not words:
+            return
         found: list[tuple[str, str | None]] = []
         for word in words:
             # an unknown word's known prefix (NAME=, NAME=abc) still names the variable; its value is unknown

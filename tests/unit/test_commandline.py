@@ -97,6 +97,7 @@ def test_a_variable_the_script_assigns_is_read_later_as_the_shell_reads_it():
     [
         '[ -n "$X" ] && TP=4; run --tp $TP',  # may not run
         "if true; then\nTP=4\nfi; run --tp $TP",  # inside a compound command
+        "if true; then TP=4; fi; run --tp $TP",
         "TP=4; TP=8; run --tp $TP",  # assigned twice: which one holds where is not followed
         "TP=$(nproc); run --tp $TP",  # a command substitution gpulint cannot know
     ],
