@@ -114,6 +114,9 @@ class Command:
 class ContainerEnv:
     values: dict[str, str | None]  # every name the container defines (None: value unknown)
     open: bool  # envFrom (or an injected environment) may define names not listed here
+    # Files a controller writes into the container, by path (Volcano's svc plugin host lists): what
+    # `$(cat FILE)` reads. Any other command substitution stays unknown.
+    files: Mapping[str, str] = field(default_factory=dict)
 
     def lookup(self, name: str) -> tuple[bool, str | None]:
         """(defined, value); an undefined name of an open environment counts as unknown."""
@@ -123,7 +126,10 @@ class ContainerEnv:
 
 
 def container_env(
-    container: Mapping[str, Any], injected: Env | None = None, config_maps: ConfigMaps | None = None
+    container: Mapping[str, Any],
+    injected: Env | None = None,
+    config_maps: ConfigMaps | None = None,
+    files: Mapping[str, str] | None = None,
 ) -> ContainerEnv:
     """The container's variables as the kubelet builds them: ``envFrom`` sources, then ``env`` in order (each
     value may use ``$(EARLIER)``), after those a controller injects (LeaderWorkerSet's ``LWS_GROUP_SIZE``, ...)."""
@@ -131,7 +137,7 @@ def container_env(
     open_env = _env_from(container, values, config_maps or {})
     entries = sequence(container.get("env"))
     if len(entries) > MAX_WORDS:
-        return ContainerEnv(values, True)  # not read: every name may be defined, no value is known
+        return ContainerEnv(values, True, files or {})  # not read: every name may be defined, no value is known
     for item in entries:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
@@ -144,7 +150,7 @@ def container_env(
             continue
         expanded = kubernetes_expand(str(raw), Origin((), 0), ContainerEnv(values, open_env))
         values[item["name"]] = None if any(c is None for c, _ in expanded) else "".join(c for c, _ in expanded)  # type: ignore[misc]
-    return ContainerEnv(values, open_env)
+    return ContainerEnv(values, open_env, files or {})
 
 
 def config_map_value(item: Mapping[str, Any], config_maps: ConfigMaps) -> str | None:
@@ -245,6 +251,14 @@ _SPECIAL: frozenset[str | None] = frozenset(" \t;&|()\n#\\'\"$`")
 _DOUBLE_QUOTED_SPECIAL: frozenset[str | None] = frozenset('"\\$`')
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
+# The words that open and close a compound command: an assignment inside one may not run.
+_COMPOUND_OPEN = frozenset({"if", "while", "until", "for", "case"})
+_COMPOUND_CLOSE = frozenset({"fi", "done", "esac"})
+_ASSIGNING_WORDS = frozenset({"export", "readonly", "then", "else", "do", "{"})
+# `cat FILE`, alone or piped to `tr '\n' ','` (each line a comma-separated entry): a file read in a substitution.
+_CAT_FILE = re.compile(
+    r"""\s*cat\s+(?P<path>/[\w./-]+)\s*(?:\|\s*tr\s+(?P<q>["']?)\\n(?P=q)\s+(?P<r>["']?),(?P=r)\s*)?"""
+)
 # Commands that run the rest of their words as a command (``exec vllm serve ...``).
 _WRAPPERS = frozenset({"exec", "nohup", "time", "command"})
 
@@ -259,9 +273,14 @@ class _Lexer:
         self.commands: list[list[Word]] = [[]]
         self._word: list[tuple[str | None, Origin]] = []
         self._started = False
+        self.shell: dict[str, str | None] = {}  # variables the script assigns (None: value unknown)
+        self._compound = 0  # depth of if/while/until/for/case: an assignment inside may not run
+        self._after_and_or = False  # the command follows && or ||: it may not run
 
     def _peek(self, ahead: int = 0) -> str | None:
-        index = self.pos + ahead
+        return self._peek_at(self.pos + ahead)
+
+    def _peek_at(self, index: int) -> str | None:
         return self.chars[index][0] if index < len(self.chars) else ""
 
     def _origin(self) -> Origin:
@@ -277,10 +296,36 @@ class _Lexer:
         self._word = []
         self._started = False
 
-    def _end_command(self) -> None:
+    def _end_command(self, separator: str = "\n") -> None:
         self._end_word()
-        if self.commands[-1]:
+        words = self.commands[-1]
+        if words:
+            self._assign(words, conditional=self._compound > 0 or self._after_and_or)
+            first = words[0].text
+            self._compound += first in _COMPOUND_OPEN
+            self._compound = max(0, self._compound - (first in _COMPOUND_CLOSE))
             self.commands.append([])
+            self._after_and_or = separator in "&|"
+        elif separator in "&|":
+            self._after_and_or = True  # the second character of && or ||
+
+    def _assign(self, words: list[Word], conditional: bool) -> None:
+        """A command of assignments only (``HOSTS=...``, ``export HOSTS=...``) sets shell variables for the rest
+        of the script. One that may not run, or a name assigned twice, leaves the value unknown."""
+        while words and words[0].text in _ASSIGNING_WORDS:
+            words = words[1:]  # `then HOSTS=...`, `export HOSTS=...`: still assignments
+        if not words:
+            return
+        found: list[tuple[str, str | None]] = []
+        for word in words:
+            # an unknown word's known prefix (NAME=, NAME=abc) still names the variable; its value is unknown
+            match = _ASSIGNMENT.fullmatch(word.text if word.text is not None else word.prefix)
+            if match is None:
+                return  # a command, not only assignments
+            found.append((match.group(1), match.group(2) if word.text is not None else None))
+        for name, value in found:
+            again = name in self.shell and self.shell[name] != value
+            self.shell[name] = None if conditional or again else value
 
     def _add(self, char: str | None, origin: Origin) -> None:
         self._word.append((char, origin))
@@ -296,7 +341,7 @@ class _Lexer:
                 self._end_word()
                 self.pos += 1
             elif char in _SEPARATORS:
-                self._end_command()
+                self._end_command(char)
                 self.pos += 1
             elif char == "#" and not self._started:
                 while self.pos < len(self.chars) and self.chars[self.pos][0] != "\n":
@@ -324,7 +369,7 @@ class _Lexer:
             elif char == "$":
                 self._dollar(quoted=False)
             elif char == "`":
-                self._backquoted(origin)
+                self._backquoted(origin, quoted=False)
             else:
                 self._ordinary(_SPECIAL)
         self._end_command()
@@ -353,23 +398,40 @@ class _Lexer:
             elif char == "$":
                 self._dollar(quoted=True)
             elif char == "`":
-                self._backquoted(origin)
+                self._backquoted(origin, quoted=True)
             else:
                 self._ordinary(_DOUBLE_QUOTED_SPECIAL)
 
-    def _backquoted(self, origin: Origin) -> None:
-        """`command` substitution: a word part not known offline; skipped to the closing backquote."""
-        self._add(None, origin)
-        self.pos += 1
+    def _backquoted(self, origin: Origin, quoted: bool) -> None:
+        """`command` substitution: known only when it reads a file the container is known to hold."""
+        start = self.pos + 1
+        self.pos = start
         while self.pos < len(self.chars) and self.chars[self.pos][0] != "`":
             self.pos += 1
+        self._substitute(self.chars[start : self.pos], origin, quoted)
         self.pos += 1
+
+    def _substitute(self, body: Chars, origin: Origin, quoted: bool) -> None:
+        """The output of a command substitution (its trailing newlines removed, as the shell does), or unknown."""
+        script = "".join(c for c, _ in body) if all(c is not None for c, _ in body) else None  # type: ignore[misc]
+        output = file_output(script, self.env.files) if script is not None else None
+        if output is None:
+            self._add(None, origin)
+            return
+        self._insert(output.rstrip("\n"), origin, quoted)
+
+    def _insert(self, value: str, origin: Origin, quoted: bool) -> None:
+        for char in value:
+            if not quoted and char in " \t\n":
+                self._end_word()  # field splitting of an unquoted expansion
+            else:
+                self._add(char, origin)
 
     def _dollar(self, quoted: bool) -> None:
         origin = self.chars[self.pos][1]
         nxt = self._peek(1)
-        if nxt == "(":  # $(command) or $((arithmetic)): not known offline
-            depth = 0
+        if nxt == "(":  # $(command) or $((arithmetic)): known only when it reads a known file
+            start, depth = self.pos, 0
             while self.pos < len(self.chars):
                 char = self.chars[self.pos][0]
                 depth += char == "("
@@ -377,7 +439,11 @@ class _Lexer:
                 self.pos += 1
                 if depth == 0 and char == ")":
                     break
-            self._add(None, origin)
+            arithmetic = self._peek_at(start + 2) == "("
+            if arithmetic:
+                self._add(None, origin)
+            else:
+                self._substitute(self.chars[start + 2 : self.pos - 1], origin, quoted)
             return
         if nxt == "{":
             close = self.pos + 2
@@ -411,17 +477,22 @@ class _Lexer:
         if name is None or name.end() != len(body):  # ${VAR:-x}, ${#VAR}, ...: not modelled
             self._add(None, origin)
             return
-        defined, value = self.env.lookup(body)
+        defined, value = (True, self.shell[body]) if body in self.shell else self.env.lookup(body)
         if not defined:
             value = ""  # the shell expands an unset variable to nothing
         if value is None:
             self._add(None, origin)
             return
-        for char in value:
-            if not quoted and char in " \t\n":
-                self._end_word()  # field splitting of an unquoted expansion
-            else:
-                self._add(char, origin)
+        self._insert(value, origin, quoted)
+
+
+def file_output(script: str, files: Mapping[str, str]) -> str | None:
+    """What ``cat FILE`` (or ``cat FILE | tr '\\n' ','``) prints when FILE is a known file; None otherwise."""
+    match = _CAT_FILE.fullmatch(script) if files else None
+    if match is None or match.group("path") not in files:
+        return None
+    content = files[match.group("path")]
+    return content.replace("\n", ",") if match.group("q") is not None else content
 
 
 def _prefix(texts: Sequence[str | None]) -> str:
@@ -495,7 +566,10 @@ def _shell_script_index(words: list[Word]) -> int | None:
 
 
 def container_commands(
-    container: Mapping[str, Any], injected: Env | None = None, config_maps: ConfigMaps | None = None
+    container: Mapping[str, Any],
+    injected: Env | None = None,
+    config_maps: ConfigMaps | None = None,
+    files: Mapping[str, str] | None = None,
 ) -> list[Command]:
     """The commands the container runs: its argv, or the commands of its ``sh -c`` script.
 
@@ -509,9 +583,9 @@ def container_commands(
         return []
     # only a '$' reads the environment (Kubernetes' $(VAR), the shell's $VAR): without one it is not built
     expands = any(isinstance(item, str) and "$" in item for item in raw)
-    if not expands and chars <= MEMO_MAX_CHARS and all(type(item) is str for item in raw):
+    if not expands and not files and chars <= MEMO_MAX_CHARS and all(type(item) is str for item in raw):
         return list(_written_commands(tuple(command), tuple(args)))
-    env = container_env(container, injected, config_maps) if expands else ContainerEnv({}, False)
+    env = container_env(container, injected, config_maps, files) if expands else ContainerEnv({}, False, files or {})
     return _commands(container, env)
 
 

@@ -14,7 +14,7 @@ Sources (the parsers these tables mirror):
 - torchrun ``torch/distributed/run.py`` (``--nproc-per-node/--nproc_per_node``; every option
   may come from ``PET_<NAME>`` through ``torch.distributed.argparse_util.env``);
 - DeepSpeed ``deepspeed/launcher/runner.py`` (``--num_gpus/--num-gpus``);
-- Open MPI ``mpirun`` (``-np/-n/--np/-c``, ``--oversubscribe``, ``-H/--host/--hostfile``).
+- Open MPI ``mpirun`` (``-np/-n/--np/-c``, ``--oversubscribe``, ``-H/--host/--hostfile``, ``--allow-run-as-root``).
 """
 
 from __future__ import annotations
@@ -133,10 +133,8 @@ MPIRUN = Launcher(
     programs=(("mpirun",), ("mpiexec",), ("orterun",), ("prterun",)),
     flags={
         "np": ("-np", "-n", "--np", "-c"),
+        "host_list": ("-H", "--host", "-host"),  # host[:slots],... (one slot a host unless :N; repeats add up)
         "hosts": (
-            "-H",
-            "--host",
-            "-host",
             "--hostfile",
             "-hostfile",
             "--machinefile",
@@ -144,6 +142,7 @@ MPIRUN = Launcher(
             "--default-hostfile",
         ),
         "oversubscribe": ("--oversubscribe", "-oversubscribe"),
+        "run_as_root": ("--allow-run-as-root", "-allow-run-as-root"),  # Open MPI's own: MPICH's hydra has none
         # ranks per node or per socket, whatever the hostfile's slots say
         "per_node": ("-npernode", "--npernode", "-N", "-npersocket", "--npersocket"),
         "map_by": ("--map-by", "-map-by"),  # ppr:N:node places N ranks per node

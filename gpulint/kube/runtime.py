@@ -357,7 +357,58 @@ def injected_env(obj: Mapping[str, Any], site: PodSpecSite) -> dict[str, str | N
         if isinstance(nproc, (str, int)) and not isinstance(nproc, bool):
             env["PET_NPROC_PER_NODE"] = str(nproc)
         return env
+    if (group, kind) == ("batch.volcano.sh", "Job"):
+        return _volcano_host_env(obj)
     return {}
+
+
+# Volcano's svc plugin (volcano-sh/volcano v1.15.1 pkg/controllers/job/plugins/svc/svc.go GenerateHosts,
+# OnPodCreate; const.go): for each task, the key <task>.host of the ConfigMap <job>-svc mounted at
+# /etc/volcano holds the task's hostnames one a line, and VC_<TASK>_HOSTS (comma-separated) and VC_<TASK>_NUM
+# are set in every container unless the plugin's --inject-hosts-env is false ("-" in a task name becomes "_").
+VOLCANO_HOSTS_DIR = "/etc/volcano"
+_MAX_VOLCANO_HOSTS = 4096  # replicas beyond this are not listed (a file gpulint does not build)
+
+
+def _volcano_hosts(obj: Mapping[str, Any]) -> dict[str, list[str]] | None:
+    """Each task's hostnames as the svc plugin writes them, by the task's key (``-`` as ``_``); None without the
+    plugin, a job name or a known replica count for every task."""
+    spec = mapping(obj.get("spec"))
+    job = text(dig(obj, "metadata", "name"))
+    if "svc" not in mapping(spec.get("plugins")) or not job:
+        return None
+    hosts: dict[str, list[str]] = {}
+    for task in sequence(spec.get("tasks")):
+        name, replicas = text(mapping(task).get("name")), integer(mapping(task).get("replicas"))
+        if not name or replicas is None or replicas > _MAX_VOLCANO_HOSTS:
+            return None
+        pod = mapping(dig(task, "template", "spec"))
+        hostname, subdomain = text(pod.get("hostname")), text(pod.get("subdomain")) or job
+        # a task that sets its hostname lists it once, whatever its replicas
+        names = [hostname] if hostname else [f"{job}-{name}-{index}" for index in range(replicas)]
+        hosts[name.replace("-", "_")] = [f"{host}.{subdomain}" for host in names]
+    return hosts
+
+
+def _volcano_host_env(obj: Mapping[str, Any]) -> dict[str, str | None]:
+    hosts = _volcano_hosts(obj)
+    if hosts is None:
+        return {}
+    arguments = sequence(mapping(dig(obj, "spec", "plugins")).get("svc"))
+    known = not any("inject-hosts-env" in text(argument) for argument in arguments)  # else maybe turned off
+    env: dict[str, str | None] = {}
+    for key, names in hosts.items():
+        env[f"VC_{key.upper()}_HOSTS"] = ",".join(names) if known else None
+        env[f"VC_{key.upper()}_NUM"] = str(len(names)) if known else None
+    return env
+
+
+def controller_files(obj: Mapping[str, Any]) -> dict[str, str]:
+    """Files a controller writes into the containers of the object's pods, by path: Volcano's host lists."""
+    hosts = _volcano_hosts(obj) if api_group(text(obj.get("apiVersion"))) == "batch.volcano.sh" else None
+    if not hosts or text(obj.get("kind")) != "Job":
+        return {}
+    return {f"{VOLCANO_HOSTS_DIR}/{key}.host": "\n".join(names) for key, names in hosts.items()}
 
 
 @dataclass(frozen=True)
@@ -372,25 +423,28 @@ def container_launches(
     injected: Env | None = None,
     config_maps: ConfigMaps | None = None,
     facts: ObjectFacts | None = None,
+    files: Mapping[str, str] | None = None,
 ) -> ContainerLaunches:
     """The container's commands and the launchers they start (read once per container, injected variables and
-    ConfigMaps in the ``facts`` of its object while it is checked: several rules ask)."""
+    ConfigMaps in the ``facts`` of its object while it is checked: several rules ask). ``files``: what a
+    controller writes into the container (controller_files)."""
     held = referenced_config_maps(container, config_maps) if config_maps else {}
     key = (
         "launches",
         tuple(injected.items()) if injected else (),
         tuple((name, tuple(sorted(data.items()))) for name, data in held.items()),
+        tuple(sorted(files.items())) if files else (),
     )
-    return part_fact(facts, container, key, _container_launches, container, injected, held)
+    return part_fact(facts, container, key, _container_launches, container, injected, held, files)
 
 
 def _container_launches(
-    container: Mapping[str, Any], injected: Env | None, config_maps: ConfigMaps
+    container: Mapping[str, Any], injected: Env | None, config_maps: ConfigMaps, files: Mapping[str, str] | None
 ) -> ContainerLaunches:
     entrypoint = IMAGE_ENTRYPOINTS.get(image_name(container)) if "command" not in container else None
     if not container.get("command") and not container.get("args"):
         return ContainerLaunches((), (), entrypoint is not None)  # the image's entrypoint alone: no flag to read
-    commands = tuple(container_commands(container, injected, config_maps))
+    commands = tuple(container_commands(container, injected, config_maps, files))
     if entrypoint is not None:
         launch = parse(commands[0], entrypoint) if commands else None
         return ContainerLaunches(commands, (launch,) if launch else (), True)

@@ -77,3 +77,48 @@ def test_a_run_of_origins_is_the_tuple_of_its_origins(base, length, index, start
         with pytest.raises(IndexError):
             run[index]
     assert tuple(run[start:stop:step]) == written[start:stop:step]
+
+
+def _words(script: str, files: dict[str, str] | None = None) -> list[list[str | None]]:
+    commands = container_commands({"command": ["sh", "-c", script]}, files=files)
+    return [[word.text for word in command.words] for command in commands]
+
+
+def test_a_variable_the_script_assigns_is_read_later_as_the_shell_reads_it():
+    script = 'TP=4; export HOSTS="a,b"; run --tp $TP --host ${HOSTS}'
+    assert _words(script)[-1] == ["run", "--tp", "4", "--host", "a,b"]
+    # the real shell agrees (the words of the last command, the assignments run first)
+    done = subprocess.run(["/bin/sh", "-c", script.replace("run", 'printf "%s\\0"')], capture_output=True, timeout=10)
+    assert done.stdout.decode().split("\0")[:-1] == ["--tp", "4", "--host", "a,b"]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        '[ -n "$X" ] && TP=4; run --tp $TP',  # may not run
+        "if true; then\nTP=4\nfi; run --tp $TP",  # inside a compound command
+        "if true; then TP=4; fi; run --tp $TP",
+        "TP=4; TP=8; run --tp $TP",  # assigned twice: which one holds where is not followed
+        "TP=$(nproc); run --tp $TP",  # a command substitution gpulint cannot know
+    ],
+)
+def test_a_script_variable_that_may_hold_another_value_is_unknown(script):
+    assert _words(script)[-1] == ["run", "--tp", None]
+
+
+def test_an_unassigned_variable_still_expands_to_nothing():
+    assert _words("run --tp $TP x")[-1] == ["run", "--tp", "x"]
+
+
+def test_a_known_file_read_by_cat_is_its_content():
+    files = {"/etc/volcano/worker.host": "job-worker-0.job\njob-worker-1.job"}
+    for script in (
+        'H=`cat /etc/volcano/worker.host | tr "\\n" ","`; run --host $H',
+        "H=$(cat /etc/volcano/worker.host | tr '\\n' ','); run --host $H",
+    ):
+        assert _words(script, files)[-1] == ["run", "--host", "job-worker-0.job,job-worker-1.job"]
+    # unquoted, cat's lines are split into words; another file, or another filter, is not known
+    assert _words("run $(cat /etc/volcano/worker.host)", files)[-1] == ["run", "job-worker-0.job", "job-worker-1.job"]
+    assert _words("run $(cat /etc/hosts)", files)[-1] == ["run", None]
+    assert _words("run $(cat /etc/volcano/worker.host | head -1)", files)[-1] == ["run", None]
+    assert _words("run $(cat /etc/volcano/worker.host)")[-1] == ["run", None]  # no file known

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube import ray_serve
-from gpulint.kube.commandline import ConfigMaps, Origin
+from gpulint.kube.commandline import ConfigMaps, Origin, Word
 from gpulint.kube.fields import dig, integer, mapping, text
 from gpulint.kube.launchers import Launch
 from gpulint.kube.refs import Path
@@ -18,6 +18,7 @@ from gpulint.kube.runtime import (
     container_family,
     container_gpus,
     container_launches,
+    controller_files,
     device_ranks,
     env_settings,
     gpu_resource_name,
@@ -297,6 +298,8 @@ def _operator_fields(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[
         yield from _pytorchjob(spec, sites, patterns)
     elif key == ("trainer.kubeflow.org", "TrainJob"):
         yield from _trainjob(obj, spec, sites, patterns)
+    elif key == ("batch.volcano.sh", "Job"):
+        yield from _volcano_mpirun(obj, sites, patterns)
     elif key in _GROUP_KINDS:
         yield from _ray(obj, sites, patterns)
         if key == ("ray.io", "RayService"):
@@ -343,7 +346,7 @@ def _mpijob(
         total += slots
     for container_path, container in main_containers(launcher.spec):
         for launch in container_launches(container, facts=obj.facts).launches:
-            if launch.launcher.name != "mpirun" or launch.has("hosts") or launch.has("oversubscribe") or launch.opaque:
+            if launch.launcher.name != "mpirun" or _own_hosts(launch) or launch.has("oversubscribe") or launch.opaque:
                 continue
             np = launch.number("np")
             if np is None and launch.has("np"):
@@ -378,6 +381,71 @@ def _mpijob(
                     f"{slots} = {total}, one slot per GPU): {total - np} GPUs stay idle while allocated",
                     offset=word.origin.offset,
                 )
+
+
+def _own_hosts(launch: Launch) -> bool:
+    """mpirun is given its hosts (a hostfile, or -H/--host) rather than the operator's hostfile."""
+    return launch.has("hosts") or launch.has("host_list")
+
+
+def _volcano_mpirun(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[str, ...]) -> Iterator[Diagnostic]:
+    """A Volcano Job whose tasks hold GPUs and whose mpirun gets its hosts with --host: the list as written, or read
+    from the svc plugin's host file or VC_<TASK>_HOSTS (known from the tasks' replicas)."""
+    if not any(_first_gpu_container(site, patterns, obj.facts) for site in sites):
+        return
+    files = controller_files(obj.data)
+    for site in sites:
+        injected = injected_env(obj.data, site)
+        for container_path, container in main_containers(site.spec):
+            for launch in container_launches(container, injected, None, obj.facts, files).launches:
+                found = _host_list_over_slots(launch)
+                if found is not None:
+                    np, slots, word = found
+                    yield Diagnostic(
+                        RULE_ID,
+                        (*site.path, *container_path, *word.origin.path),
+                        f"mpirun -np {np} asks for more ranks than its --host list has slots ({slots}: one a host, "
+                        "or :N): Open MPI refuses",
+                        notes=(
+                            '"There are not enough slots available in the system to satisfy the '
+                            f'{np} slots that were requested by the application"',
+                            f"name each host once per rank (host:N), or use -np {slots}",
+                        ),
+                        severity=Severity.ERROR,
+                        offset=word.origin.offset,
+                    )
+
+
+def _host_list_over_slots(launch: Launch) -> tuple[int, int, Word] | None:
+    """(-np, the --host list's slots, the -np word) when Open MPI's mpirun is asked for more ranks than its --host
+    list has slots. Open MPI only (--allow-run-as-root, orterun, prterun): MPICH's hydra wraps ranks round-robin."""
+    if launch.launcher.name != "mpirun" or launch.opaque or launch.has("oversubscribe") or launch.has("hosts"):
+        return None
+    program = (launch.program.text or "") if launch.program else ""
+    if not launch.has("run_as_root") and program.rsplit("/", 1)[-1] not in ("orterun", "prterun"):
+        return None
+    hosts, np = launch.values.get("host_list"), launch.number("np")
+    slots = host_slots(hosts.text) if hosts is not None and hosts.text is not None else None
+    if np is None or slots is None or np <= slots:
+        return None
+    return np, slots, launch.values["np"]
+
+
+def host_slots(hosts: str) -> int | None:
+    """The slots of an Open MPI --host list: one per entry, N for ``host:N``; duplicates add up (PRRTE
+    docs/hosts/cli.rst; Open MPI v4.1 orte/mca/rmaps/base/help-orte-rmaps-base.txt). None when not read."""
+    total = 0
+    for entry in hosts.split(","):
+        if not entry:
+            continue  # a trailing comma (tr '\n' ',' of a file ending in a newline)
+        name, colon, count = entry.rpartition(":")
+        if not colon:
+            total += 1
+        elif name and count.isdigit() and int(count) > 0:
+            total += int(count)
+        else:
+            return None
+    return total or None
 
 
 def _ranks_per_node_set(launch: Launch) -> bool:
