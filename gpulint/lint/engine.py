@@ -39,6 +39,7 @@ from gpulint.lint.output.suppress import (
     template_annotations,
 )
 from gpulint.lint.output.suppress import apply as apply_suppressions
+from gpulint.lint.paths import release_snapshot
 from gpulint.lint.registry import Rule, all_rules, policy_rules, resolved, rule_ids
 from gpulint.lint.rule_spec import Need, Scope
 from gpulint.lint.schema import SchemaStore
@@ -200,6 +201,8 @@ class Engine:
         routes = routes if routes is not None else Routes.of(config, rules)
         self.rules = routes.rules
         self.context = CheckContext(config, schemas_for(config, resolver), resolver)
+        self._snapshot_contexts: dict[str | None, CheckContext] = {}
+        self._crd_snapshots: dict[str, str | None] | None = None  # a linted CRD's file -> its release snapshot
         self.available = available_needs(resolver)
         self._routes = routes
         self._runnable, self._ran = routes.routed(self.available)
@@ -232,7 +235,7 @@ class Engine:
         report.not_objects = parsed.not_objects
         located: list[tuple[Finding, tuple[Directive, ...]]] = [(finding, ()) for finding in findings]
         annotations: list[Directive] = []
-        for checked, directives in self._check_objects(parsed.objects, deadline):
+        for checked, directives in self._check_objects(parsed.objects, deadline, self._context_for(loaded.path)):
             report.objects += 1
             located.extend(checked)
             annotations.extend(directives)
@@ -267,15 +270,36 @@ class Engine:
         assert rule is not None, f"no rule {rule_id!r}: checks report only under the ids of registered rules"
         return rule.severity
 
+    def _context_for(self, path: str) -> CheckContext:
+        """The check context of a file. A file under a past release's documentation (paths.release_snapshot: a
+        Docusaurus versioned_docs/version-X) matches that release's CRDs, not the ones the repository holds now: it
+        is validated by the CRDs of its own snapshot and the inventory's, and a snapshot's CRDs validate only their
+        snapshot, in a run over the repository as in a run of the file alone."""
+        if self._crd_snapshots is None:
+            self._crd_snapshots = {file: release_snapshot(file) for _, file in self.context.resolver.linted_crds}
+        if not self._crd_snapshots:
+            return self.context
+        snapshot = release_snapshot(path)
+        if set(self._crd_snapshots.values()) == {snapshot}:
+            return self.context
+        found = self._snapshot_contexts.get(snapshot)
+        if found is None:
+            resolver = self.context.resolver
+            own = [(crd, file) for crd, file in resolver.linted_crds if self._crd_snapshots[file] == snapshot]
+            store = _schema_store(self.config.kubernetes_version, self.config.schema_locations)
+            found = CheckContext(self.config, store.with_crds(own + resolver.inventory_crds), resolver)
+            self._snapshot_contexts[snapshot] = found
+        return found
+
     def _check_objects(
-        self, objects: list[KubeObject], deadline: Deadline | None = None
+        self, objects: list[KubeObject], deadline: Deadline | None = None, context: CheckContext | None = None
     ) -> list[tuple[list[tuple[Finding, tuple[Directive, ...]]], list[Directive]]]:
         """Each object's findings, each with the annotation suppressions whose scope holds it, and those
         annotation suppressions; in object order, each object's in rule order. The rules run one after
         another over all the objects (of a file), not the objects one after another through all the
         rules: a rule's code and tables stay in the processor's caches while it reads the objects, which
         measured 0.93x the CPU of the checks (docs/speed.md)."""
-        context = self.context
+        context = context or self.context
         checked = [
             _Checked(with_facts(with_runtime(obj, context.resolver)), self._checks_of(obj.kind)) for obj in objects
         ]

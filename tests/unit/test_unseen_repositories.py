@@ -14,6 +14,8 @@ import pytest
 from conftest import lint_text, run_cli, said
 from rule_harness import assert_findings, findings_of
 
+from gpulint.lint.paths import release_snapshot
+
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
@@ -1068,3 +1070,140 @@ def test_a_terraform_template_is_no_broken_manifest():
 def test_a_percent_at_a_line_start_that_is_no_directive_is_still_an_error():
     findings = lint_text("apiVersion: v1\nkind: ConfigMap\n%{ nothing }\n")
     assert [(f.rule, f.severity.name.lower()) for f in findings] == [("yaml-invalid", "error")]
+
+
+# ------------------------------------------ a past release's documentation judged by the current CRD (set F, Kthena)
+
+# Kthena's ModelBooster CRD as the repository holds it now: the backend's replicas replaced minReplicas/maxReplicas.
+CURRENT_CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: modelboosters.workload.serving.volcano.sh
+spec:
+  group: workload.serving.volcano.sh
+  names: {kind: ModelBooster, listKind: ModelBoosterList, plural: modelboosters, singular: modelbooster}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          apiVersion: {type: string}
+          kind: {type: string}
+          metadata: {type: object}
+          spec:
+            type: object
+            properties:
+              name: {type: string}
+              backend:
+                type: object
+                required: [name, replicas]
+                properties:
+                  name: {type: string}
+                  modelURI: {type: string}
+                  replicas: {type: integer, format: int32}
+"""
+# The same CRD as release v0.1.0 shipped it.
+RELEASED_CRD = CURRENT_CRD.replace("required: [name, replicas]", "required: [name, minReplicas]").replace(
+    "replicas: {type: integer, format: int32}",
+    "minReplicas: {type: integer, format: int32}\n                  maxReplicas: {type: integer, format: int32}",
+)
+BOOSTER = """
+apiVersion: workload.serving.volcano.sh/v1alpha1
+kind: ModelBooster
+metadata:
+  name: deepseek-r1-distill-llama-8b
+spec:
+  name: deepseek-r1-distill-llama-8b
+  backend:
+    name: deepseek-r1-distill-llama-8b-vllm
+    modelURI: s3://model-bucket/deepseek-r1-distill-llama-8b
+{replicas}
+"""
+OLD_REPLICAS = "    minReplicas: 1\n    maxReplicas: 3"
+NEW_REPLICAS = "    replicas: 1"
+SNAPSHOT = "docs/kthena/versioned_docs/version-v0.1.0/assets/examples/model-booster/deepseek.yaml"
+CHART_CRD = "charts/kthena/charts/workload/crds/workload.serving.volcano.sh_modelboosters.yaml"
+KUBEBUILDER_CRD = "config/crd/bases/workload.serving.volcano.sh_modelboosters.yaml"
+
+
+def booster(replicas: str) -> str:
+    return BOOSTER.replace("{replicas}", replicas)
+
+
+def schema_places(result) -> list[tuple[str, int, str]]:
+    assert result.exit_code in (0, 1), result.stderr
+    return [(path, line, severity) for path, line, rule, severity in serious(result) if rule == "schema-invalid"]
+
+
+def kthena_tree(repo, crd_path: str, example: str, files: dict[str, str] | None = None) -> None:
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    write_tree(repo, {crd_path: CURRENT_CRD, SNAPSHOT: example, **(files or {})})
+
+
+@pytest.mark.parametrize("crd_path", [CHART_CRD, KUBEBUILDER_CRD])
+def test_a_versioned_docs_example_is_not_judged_by_the_current_crd_alone(repo, crd_path):
+    # pre-commit names the snapshot's file alone: the repository context gives it the CRD of today's release
+    kthena_tree(repo, crd_path, booster(OLD_REPLICAS))
+    assert schema_places(run_cli("check", SNAPSHOT, "--format", "json")) == []
+
+
+def test_a_versioned_docs_example_is_not_judged_by_the_current_crd_in_the_repository(repo):
+    kthena_tree(repo, KUBEBUILDER_CRD, booster(OLD_REPLICAS))
+    assert schema_places(run_cli("check", ".", "--format", "json")) == []
+
+
+# (a run over the repository does not read a chart's crds/ folder: helm template does not print it)
+@pytest.mark.parametrize(
+    ("crd_path", "mode"), [(CHART_CRD, "alone"), (KUBEBUILDER_CRD, "alone"), (KUBEBUILDER_CRD, "repository")]
+)
+def test_a_current_example_is_still_judged_by_the_current_crd(repo, crd_path, mode):
+    # the trap: the same example outside the snapshot documents today's release, whose CRD requires replicas
+    current = "examples/model-booster/deepseek.yaml"
+    kthena_tree(repo, crd_path, booster(NEW_REPLICAS), {current: booster(OLD_REPLICAS)})
+    result = run_cli("check", current if mode == "alone" else ".", "--format", "json")
+    assert schema_places(result) == [(current, 8, "error"), (current, 10, "warning"), (current, 11, "warning")]
+
+
+@pytest.mark.parametrize("mode", ["alone", "repository"])
+def test_a_snapshots_own_crd_judges_its_examples_and_only_them(repo, mode):
+    # the trap: a CRD inside the snapshot is that release's: it still refuses the snapshot's example that breaks it,
+    # and does not judge today's example (which matches today's CRD)
+    current = "examples/model-booster/deepseek.yaml"
+    snapshot_crd = "docs/kthena/versioned_docs/version-v0.1.0/assets/crds/modelboosters.yaml"
+    files = {snapshot_crd: RELEASED_CRD, current: booster(NEW_REPLICAS)}
+    kthena_tree(repo, KUBEBUILDER_CRD, booster(NEW_REPLICAS), files)
+    paths = [SNAPSHOT, current] if mode == "alone" else ["."]
+    found = [schema_places(run_cli("check", path, "--format", "json")) for path in paths]
+    assert [place for places in found for place in places] == [
+        (SNAPSHOT, 8, "error"),
+        (SNAPSHOT, 10, "warning"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "snapshot"),
+    [
+        (SNAPSHOT, "docs/kthena/versioned_docs/version-v0.1.0"),
+        (
+            "website/i18n/zh/docusaurus-plugin-content-docs/version-1.2/jobs.yaml",
+            "docusaurus-plugin-content-docs/version-1.2",
+        ),
+        ("docs/v0.3/examples/job.yaml", "docs/v0.3"),
+        ("site/content/en/docs/release-1.2/job.yaml", "docs/release-1.2"),
+        # the traps: today's docs, API versions, example folders named by an API version, a release under no docs
+        ("docs/kthena/docs/assets/examples/job.yaml", None),
+        ("config/crd/bases/v1beta1/job.yaml", None),
+        ("examples/v1.2/job.yaml", None),
+        ("docs/version-1/job.yaml", None),
+        ("docs/a/b/c/d/v1.2/job.yaml", None),
+    ],
+)
+def test_the_folder_of_a_past_releases_docs(path, snapshot):
+    found = release_snapshot(path)
+    assert (found is None) is (snapshot is None)
+    assert found is None or found.endswith(os.path.normpath(snapshot))

@@ -651,10 +651,17 @@ class Resolver:
     @cached_property
     def custom_resource_definitions(self) -> list[tuple[dict[str, Any], str]]:
         """(CRD, file) from the linted files, then the inventory: the linted one wins a clash."""
-        linted = [
-            (obj.data, obj.file) for obj in self.linted.of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
-        ]
-        return linted + [(obj.data, obj.file) for obj in self._cluster.crds]
+        return self.linted_crds + self.inventory_crds
+
+    @cached_property
+    def linted_crds(self) -> list[tuple[dict[str, Any], str]]:
+        """(CRD, file) from the linted files and the repository around them."""
+        return [(obj.data, obj.file) for obj in self.linted.of_kind("apiextensions.k8s.io", "CustomResourceDefinition")]
+
+    @cached_property
+    def inventory_crds(self) -> list[tuple[dict[str, Any], str]]:
+        """(CRD, file) from the inventory: the cluster's, whatever the file."""
+        return [(obj.data, obj.file) for obj in self._cluster.crds]
 
     @cached_property
     def objects(self) -> list[dict[str, Any]]:
