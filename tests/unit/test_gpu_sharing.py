@@ -229,6 +229,41 @@ def test_what_the_inventory_shares_is_worked_out_once_for_every_pod(tmp_path, mo
     assert read_for_the_first > 0 and len(reads) == read_for_the_first
 
 
+def test_vgpu_device_bounds_are_read_once_per_inventory(tmp_path, monkeypatch):
+    """HAMi's registered devices are read once per inventory (a webhook review walked every node for them),
+    and each pod still gets the answer for the nodes it can use: a node whose devices are not registered
+    keeps the rule silent, one pinned that registers a single GPU is refused two (HAMi v2.10.0
+    pkg/scheduler/score.go NodeInsufficientDevice)."""
+    import gpulint.lint.checks.gpu_sharing as rule
+
+    register = "GPU-5d2b1c3e-8a41-4f0e-9c7a-0b6f2d9e1a44,10,81559,100,NVIDIA-NVIDIA H100 PCIe,0,true:"
+    hami = node("h100-0", {"pool": "hami"}, {"nvidia.com/gpu": "10"})
+    hami["metadata"]["annotations"] = {"hami.io/node-nvidia-register": register}
+    inventory = inventory_of(tmp_path, hami, node("h100-1", {"pool": "plain"}, {"nvidia.com/gpu": "10"}))
+    reads: list[str] = []
+    real = rule.device_bound
+    monkeypatch.setattr(rule, "device_bound", lambda data, labels, name: reads.append(name) or real(data, labels, name))
+    assert lint(pod(2), inventory) == []  # h100-1's devices are not known: it may have two
+    read_for_the_first = len(reads)
+    (pinned,) = lint(pod(2, "nodeSelector: {pool: hami}"), inventory)
+    assert "HAMi gives a container at most one of each physical GPU" in pinned.message
+    assert "NodeInsufficientDevice on h100-0 (request devices nums 2, node device nums 1)" in said(pinned)
+    assert read_for_the_first == 2 and len(reads) == read_for_the_first
+
+
+def test_no_registered_devices_no_finding_and_no_walk(tmp_path, monkeypatch):
+    """A fleet no vGPU scheduler registered (the common case) is read once, then never walked per pod."""
+    import gpulint.lint.checks.gpu_sharing as rule
+
+    inventory = inventory_of(tmp_path, *(node(f"h100-{i}", {}, {"nvidia.com/gpu": "8"}) for i in range(3)))
+    reads: list[str] = []
+    real = rule.device_bound
+    monkeypatch.setattr(rule, "device_bound", lambda data, labels, name: reads.append(name) or real(data, labels, name))
+    assert lint(pod(2), inventory) == []
+    assert lint(pod(4), inventory) == []
+    assert reads == ["nvidia.com/gpu"] * 3
+
+
 # ----------------------------------------------------------------- gpu-sharing: clean (traps)
 
 

@@ -129,24 +129,46 @@ def _beyond_devices(site: PodSpecSite, fit: FitResult, resolver: Resolver) -> It
             amount = _count(limits.get(name)) if name in limits else None
             if amount is None or amount < 2:
                 continue
-            bounds = _device_bounds(resolver, fit.fitting, name)
+            bounds = _device_bounds(resolver, fit, name)
             if not bounds or any(bound is None or bound.devices >= amount for _, bound in bounds):
                 continue
             path = (*site.path, *container_path, "resources", "limits", name)
             yield _too_many_vgpus(str(container.get("name") or ""), name, amount, bounds, path)
 
 
-def _device_bounds(
-    resolver: Resolver, nodes: list[NodeInfo], resource: str
-) -> list[tuple[NodeInfo, DeviceBound | None]]:
-    """(node, the resource's per-container bound there) for the nodes that advertise ``resource``."""
+def _device_bounds(resolver: Resolver, fit: FitResult, resource: str) -> list[tuple[NodeInfo, DeviceBound | None]]:
+    """(node, the resource's per-container bound there) for the nodes the pod fits that advertise ``resource``; empty when
+    no inventory node has a bound for it (the rule then has nothing to say, and a review skips the walk)."""
+    table = _bounds(resolver, resource)
+    if not table:
+        return []
     found = []
-    for node in nodes:
+    for node in fit.fitting:
         if not node.allocatable.get(resource):
             continue
-        held = resolver.node_objects.get(node.name)
-        found.append((node, device_bound(held.data, node.labels, resource) if held is not None else None))
+        known = table.get(id(node))
+        found.append((node, known[1] if known is not None and known[0] is node else _bound(resolver, node, resource)))
     return found
+
+
+def _bounds(resolver: Resolver, resource: str) -> dict[int, tuple[NodeInfo, DeviceBound | None]]:
+    """id(node) -> the node and its bound for ``resource``, for the inventory's nodes that advertise it, once per
+    inventory; empty when none of them has a bound (no vGPU scheduler registered the devices)."""
+
+    def compute() -> dict[int, tuple[NodeInfo, DeviceBound | None]]:
+        table = {
+            id(node): (node, _bound(resolver, node, resource))
+            for node in resolver.nodes
+            if node.allocatable.get(resource)
+        }
+        return table if any(bound is not None for _, bound in table.values()) else {}
+
+    return resolver.cluster_fact(("gpu-sharing", "bounds", resource), compute)
+
+
+def _bound(resolver: Resolver, node: NodeInfo, resource: str) -> DeviceBound | None:
+    held = resolver.node_objects.get(node.name)
+    return device_bound(held.data, node.labels, resource) if held is not None else None
 
 
 def _too_many_vgpus(
