@@ -821,7 +821,11 @@ _LIBRARY_OVERLOADS = frozenset(
         "string_bool_to_semver",
         "is_semver_string",
         "is_semver_string_bool",
-        *(f"{kind}_{op}" for kind in ("quantity", "semver") for op in ("compare_to", "is_greater_than", "is_less_than")),
+        *(
+            f"{kind}_{op}"
+            for kind in ("quantity", "semver")
+            for op in ("compare_to", "is_greater_than", "is_less_than")
+        ),
         "quantity_add",
         "quantity_add_int",
         "quantity_sub",
