@@ -97,7 +97,7 @@ def differences(oracle: Oracle, cases: list[dict[str, Any]]) -> tuple[list[str],
             compiled = engine.compile(item["expression"])
             if answer.get("compile_error") or not isinstance(compiled, Compiled):
                 continue
-            ours = engine._device_count(compiled, cel_device(item))
+            ours = engine.device_count(compiled, cel_device(item))
             if ours is None:
                 found.append(f"{item['expression']}: not counted, cel-go {answer.get('actual_cost')}")
                 continue

@@ -18,16 +18,20 @@ k8s.io/apiserver ``pkg/cel/environment/base.go`` with ``cel.CostLimit(PerCallLim
   only when the checker left a single candidate overload (planner.go resolveFunction): an ordering, ``+``
   or ``in`` on a policy's dyn values is dispatched on the values, has none, and costs 1 (runtimecost.go's
   default), while ``==``/``!=`` always carry ``equals``/``not_equals``;
-- a list literal 10 and a map literal 30, unless every element is constant (``OptOptimize`` folds it: 0).
+- a list literal 10 and a map literal 30, unless every element is constant (``OptOptimize`` folds it: 0);
+- the quantity and semver libraries by function name, as Kubernetes' ``CostEstimator.CallCost`` (consulted
+  before any overload ID): ``quantity``/``isQuantity``/``semver``/``isSemver`` ``ceil(size x 0.1)`` of their
+  string, the other functions 1, ``==`` with a Quantity or a Semver on the left 1. A Semver hashed (``in`` a
+  list of constants, a map literal's key) panics: the evaluation ends there (rewrite.UNHASHABLE).
 
 Each charge is one cel-go makes (where unsure, less is charged), and the evaluation visits exactly what
 cel-go visits (errors are values, calls evaluate every argument, the accumulator is initialized on its
 first read, as cel-go's folder does). So when the count passes the limit, cel-go's tracker passes it too:
 "operation cancelled: actual cost limit exceeded". Counting stops there, so it costs at most ``limit``
-steps. Anything outside the plain subset (other functions: the Kubernetes libraries, conversions; maps
+steps. Anything outside the plain subset (other functions: the other Kubernetes libraries, conversions; maps
 iterated with an early stop, whose order is Go's random map order; two-variable comprehensions, uint,
-optionals) gives no answer (None). The inputs are read as the API server holds
-them: whole numbers as int64.
+optionals; a Quantity or a Semver compared inside a list or looked up) gives no answer (None). The inputs
+are read as the API server holds them: whole numbers as int64.
 
 A policy's ``variables`` can be counted as the API server's composition context evaluates them
 (k8s.io/apiserver v0.37.2 ``pkg/admission/plugin/cel/composition.go``): a variable is evaluated on its first

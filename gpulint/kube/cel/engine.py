@@ -807,7 +807,7 @@ class CelEngine:
             )
         return self._stopped(compiled, data, False, counted is not None)
 
-    def _device_count(self, compiled: Compiled, device: dict[str, Any]) -> actual_cost.Counted | None:
+    def device_count(self, compiled: Compiled, device: dict[str, Any]) -> actual_cost.Counted | None:
         """The selector's actual cost on this device, counted as cel-go counts it (the allocator runs it with
         cel.CostLimit(CELSelectorExpressionMaxCost), k8s.io/dynamic-resource-allocation v0.37.2 cel/compile.go);
         None when it cannot be counted here (the worker then decides)."""
@@ -880,7 +880,7 @@ class CelEngine:
             if verdict.exceeded:
                 return verdict.exceeded
             if not verdict.in_process:
-                counted = self._device_count(compiled, device)
+                counted = self.device_count(compiled, device)
                 if counted is not None and counted.exceeded:
                     return (
                         f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost on this device passes the limit "
