@@ -302,3 +302,19 @@ def test_quantity_and_semver_policies_count_as_cel_go_counts(oracle):
         assert ours is not None and ours.exceeded == cancelled, (expression, answer)
         if not cancelled:
             assert ours.cost == answer["cost"], (expression, answer)
+
+
+def test_a_variable_parsing_quantities_is_counted_when_it_is_read():
+    # composition.go: the variable's cost is reported to the evaluation set; it used to give no count here
+    from gpulint.lint.policies.evaluation import CostBudget
+    from gpulint.lint.policies.model import Expression
+
+    engine = policy_engine()
+    parsed = Expression("v", (), engine.compile(PARSED))
+    reads = engine.compile("variables.parsed")
+    assert isinstance(reads, Compiled)
+    for obj, exceeded in ((LONG, True), ({"metadata": {"annotations": {"s": "1Gi", "t": "1.2.3"}}}, False)):
+        budget = CostBudget.of(10_000_000, engine, {"object": obj}, {"parsed": parsed})
+        counted = engine.count(reads, {"object": obj}, budget.composition)
+        assert counted is not None and not counted.exceeded  # the read itself costs 2
+        assert (budget.composition.take() > PER_CALL_LIMIT) == exceeded
