@@ -261,3 +261,60 @@ def test_a_worker_that_runs_out_after_a_count_under_the_limit_gives_no_verdict()
     obj = {"metadata": {"annotations": {"s": "a" * 120_000}}, "spec": {"items": ["a"] * 2_000}}
     value, error = engine.run(compiled, {"object": obj})
     assert value is True or error.startswith("evaluation timed out, undecided"), error
+
+
+def engine_counted(expression: str, obj: dict[str, Any]) -> Any:
+    engine = policy_engine()
+    compiled = engine.compile(expression)
+    assert isinstance(compiled, Compiled)
+    return engine.count(compiled, {"object": obj})
+
+
+# quantity() and semver() charge a traversal of their string (k8s.io/apiserver v0.37.2 pkg/cel/library/cost.go):
+# 10,000 per call on a 100,000-character annotation; they used to give no count (the worker decided)
+PARSED = nested_all(3, "isQuantity(object.metadata.annotations.s) || semver(object.metadata.annotations.t).major() > 0")
+
+
+def test_quantity_and_semver_calls_are_counted_by_their_strings_length():
+    over = engine_counted(PARSED, LONG)
+    assert over is not None and over.exceeded
+    short = {"metadata": {"annotations": {"s": "1Gi", "t": "1.2.3"}}}
+    under = engine_counted(PARSED, short)
+    assert under is not None and not under.exceeded
+    one = engine_counted('quantity(object.metadata.annotations.s).isGreaterThan(quantity("1Gi"))', short)
+    assert one is not None and not one.exceeded
+
+
+@pytest.mark.oracle
+def test_quantity_and_semver_policies_count_as_cel_go_counts(oracle):
+    short = {"metadata": {"annotations": {"s": "1Gi", "t": "1.2.3"}}}
+    cases = [
+        (PARSED, LONG),
+        (PARSED, short),
+        ('quantity(object.metadata.annotations.s).isGreaterThan(quantity("1Gi"))', short),
+        ('semver(object.metadata.annotations.t, true) == semver("1.2.3")', short),
+        ('quantity("1Gi") == quantity("1024Mi") && isSemver(object.metadata.annotations.s)', LONG),
+    ]
+    answers = oracle.ask("policy_cost", [{"expression": e, "object": obj} for e, obj in cases])
+    for (expression, obj), answer in zip(cases, answers):
+        ours = engine_counted(expression, obj)
+        cancelled = "actual cost limit exceeded" in answer.get("eval_error", "")
+        assert ours is not None and ours.exceeded == cancelled, (expression, answer)
+        if not cancelled:
+            assert ours.cost == answer["cost"], (expression, answer)
+
+
+def test_a_variable_parsing_quantities_is_counted_when_it_is_read():
+    # composition.go: the variable's cost is reported to the evaluation set; it used to give no count here
+    from gpulint.lint.policies.evaluation import CostBudget
+    from gpulint.lint.policies.model import Expression
+
+    engine = policy_engine()
+    parsed = Expression("v", (), engine.compile(PARSED))
+    reads = engine.compile("variables.parsed")
+    assert isinstance(reads, Compiled)
+    for obj, exceeded in ((LONG, True), ({"metadata": {"annotations": {"s": "1Gi", "t": "1.2.3"}}}, False)):
+        budget = CostBudget.of(10_000_000, engine, {"object": obj}, {"parsed": parsed})
+        counted = engine.count(reads, {"object": obj}, budget.composition)
+        assert counted is not None and not counted.exceeded  # the read itself costs 2
+        assert (budget.composition.take() > PER_CALL_LIMIT) == exceeded

@@ -68,3 +68,66 @@ def test_the_allocator_cancels_exactly_these(oracle):
         assert (isinstance(ours, str) and ours.startswith(COST_EXCEEDED)) == cancelled, (item["expression"], answer)
         if not cancelled:
             assert ours == answer["match"], (item["expression"], answer)
+
+
+# Quantity and Semver values (issue #33): counted with Kubernetes' library costs (k8s.io/apiserver v0.37.2
+# pkg/cel/library/cost.go); they used to go to the worker uncounted, which finished the contains() and matched
+CAPACITY = f'device.capacity["{DRIVER}"]'
+EXPENSIVE = f"{ATTRIBUTES}.serial.contains({ATTRIBUTES}.model)"
+QUANTITY_FIRST = f'{CAPACITY}.memory.isGreaterThan(quantity("40Gi")) && {EXPENSIVE}'
+SEMVER_FIRST = f'{ATTRIBUTES}.driverVersion.compareTo(semver("1.0.0")) > 0 && {EXPENSIVE}'
+# a Semver hashed (a list of constants is a Go map after OptOptimize): cel-go panics, the evaluation ends there
+SEMVER_HASHED = f'{ATTRIBUTES}.driverVersion in ["1.2.3"] || {EXPENSIVE}'
+
+
+def typed_case(expression: str, memory: str, version: str, serial: int = 20_000, model: int = 10_000) -> dict[str, Any]:
+    item = case(expression, serial, model)
+    item["attributes"]["driverVersion"] = {"version": version}
+    item["capacity"] = {"memory": {"value": memory}}
+    return item
+
+
+def evaluate_typed(item: dict[str, Any]) -> bool | str:
+    engine = CelEngine()
+    compiled = engine.compile(item["expression"])
+    assert isinstance(compiled, Compiled), compiled
+    try:
+        return engine.evaluate(compiled, cel_device(item))
+    finally:
+        engine.close()
+
+
+def test_a_quantity_or_semver_test_before_the_expensive_term_is_counted():
+    for expression in (QUANTITY_FIRST, SEMVER_FIRST):
+        result = evaluate_typed(typed_case(expression, "80Gi", "1.2.3"))
+        assert isinstance(result, str) and result.startswith(COST_EXCEEDED), expression
+        assert "counted as Kubernetes counts it" in result
+
+
+def test_a_quantity_or_semver_test_that_short_circuits_does_not_match_and_is_no_error():
+    assert evaluate_typed(typed_case(QUANTITY_FIRST, "1Gi", "1.2.3")) is False
+    assert evaluate_typed(typed_case(SEMVER_FIRST, "80Gi", "0.9.0")) is False
+    # devices of the sizes the API server allows: evaluated as before
+    assert evaluate_typed(typed_case(QUANTITY_FIRST, "80Gi", "1.2.3", 20, 10)) is True
+
+
+def test_a_hashed_semver_fails_with_cel_go_s_panic_not_the_cost_limit():
+    result = evaluate_typed(typed_case(SEMVER_HASHED, "80Gi", "1.2.3"))
+    assert result == "internal error: runtime error: hash of unhashable type cel.Semver"
+
+
+@pytest.mark.oracle
+def test_the_allocator_cancels_exactly_these_quantity_and_semver_selectors(oracle):
+    cases = [
+        typed_case(e, memory, version, s, m)
+        for e in (QUANTITY_FIRST, SEMVER_FIRST, SEMVER_HASHED)
+        for memory, version in (("80Gi", "1.2.3"), ("1Gi", "0.9.0"))
+        for s, m in ((20_000, 10_000), (20, 10))
+    ]
+    answers = oracle.ask("cel", cases, {"DRAListTypeAttributes": True})
+    for item, answer in zip(cases, answers):
+        ours = evaluate_typed(item)
+        cancelled = COST_EXCEEDED in answer.get("eval_error", "")
+        assert (isinstance(ours, str) and ours.startswith(COST_EXCEEDED)) == cancelled, (item["expression"], answer)
+        if not cancelled:
+            assert ours == answer.get("match", answer.get("eval_error")), (item["expression"], answer)

@@ -18,16 +18,20 @@ k8s.io/apiserver ``pkg/cel/environment/base.go`` with ``cel.CostLimit(PerCallLim
   only when the checker left a single candidate overload (planner.go resolveFunction): an ordering, ``+``
   or ``in`` on a policy's dyn values is dispatched on the values, has none, and costs 1 (runtimecost.go's
   default), while ``==``/``!=`` always carry ``equals``/``not_equals``;
-- a list literal 10 and a map literal 30, unless every element is constant (``OptOptimize`` folds it: 0).
+- a list literal 10 and a map literal 30, unless every element is constant (``OptOptimize`` folds it: 0);
+- the quantity and semver libraries by function name, as Kubernetes' ``CostEstimator.CallCost`` (consulted
+  before any overload ID): ``quantity``/``isQuantity``/``semver``/``isSemver`` ``ceil(size x 0.1)`` of their
+  string, the other functions 1, ``==`` with a Quantity or a Semver on the left 1. A Semver hashed (``in`` a
+  list of constants, a map literal's key) panics: the evaluation ends there (rewrite.UNHASHABLE).
 
 Each charge is one cel-go makes (where unsure, less is charged), and the evaluation visits exactly what
 cel-go visits (errors are values, calls evaluate every argument, the accumulator is initialized on its
 first read, as cel-go's folder does). So when the count passes the limit, cel-go's tracker passes it too:
 "operation cancelled: actual cost limit exceeded". Counting stops there, so it costs at most ``limit``
-steps. Anything outside the plain subset (other functions: the Kubernetes libraries, conversions; maps
+steps. Anything outside the plain subset (other functions: the other Kubernetes libraries, conversions; maps
 iterated with an early stop, whose order is Go's random map order; two-variable comprehensions, uint,
-optionals) gives no answer (None). The inputs are read as the API server holds
-them: whole numbers as int64.
+optionals; a Quantity or a Semver compared inside a list or looked up) gives no answer (None). The inputs
+are read as the API server holds them: whole numbers as int64.
 
 A policy's ``variables`` can be counted as the API server's composition context evaluates them
 (k8s.io/apiserver v0.37.2 ``pkg/admission/plugin/cel/composition.go``): a variable is evaluated on its first
@@ -39,11 +43,11 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpulint.kube.cel import library
+from gpulint.kube.cel import library, rewrite
 from gpulint.kube.cel.cost import NUMERIC_PASS, Checked, Node
 
 INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -67,11 +71,25 @@ class _Missing:
     """Not yet decoded (None is a value)."""
 
 
-class _Opaque:
-    """A value outside the plain subset (a Quantity, a Semver): reading it gives no count."""
+class _Panicked(Exception):
+    """cel-go panicked (a Semver hashed): Eval ends there with that error, whatever surrounds the call."""
 
 
-OPAQUE = _Opaque()
+@dataclass(frozen=True)
+class Opaque:
+    """A Kubernetes Quantity or Semver, as the engine's tagged string (gpulint.kube.cel.engine)."""
+
+    tag: str
+
+    @property
+    def kind(self) -> str:
+        return _OPAQUE_KINDS.get(self.tag[: len(QUANTITY_TAG)], "")
+
+
+QUANTITY_TAG = "\ue000q:"  # gpulint.kube.cel.engine.QUANTITY_TAG
+_OPAQUE_KINDS = {QUANTITY_TAG: "quantity", rewrite.VERSION_TAG: "semver"}
+# the quantity and semver libraries' implementations on tagged strings, by function name (the engine's own)
+Library = Mapping[str, Callable[..., Any]]
 
 
 @dataclass(frozen=True)
@@ -100,6 +118,7 @@ class Composition:
     expressions: dict[str, Checked | None]
     data: dict[str, Any]  # the other variables of the environment (object, params, request, ...)
     limit: int
+    library: Library = field(default_factory=dict)  # quantity and semver (none: not counted)
     values: dict[str, Any] = field(default_factory=dict)
     reported: int = 0
     _reads: dict[str, Any] = field(default_factory=dict)  # data as the API server reads it, converted once
@@ -122,11 +141,13 @@ class Composition:
         if checked is None:
             raise Unsupported(f"variable {name} is not counted here")
         self.values[name] = _Missing
-        counter = _Counter(checked, {}, self.limit, self)
+        counter = _Counter(checked, {}, self.limit, self, self.library)
         try:
             value = counter.eval(checked.root)
         except _Exceeded:
             value = CelError(COST_EXCEEDED)
+        except _Panicked:
+            raise Unsupported("a variable that panics") from None
         self.reported += counter.cost
         if isinstance(value, CelError):  # composition.go variableAccessor.Callback
             value = CelError(f'composited variable "{name}" fails to evaluate: {value.message}')
@@ -138,15 +159,26 @@ class Composition:
         return reported
 
 
-def count(checked: Checked, data: dict[str, Any], limit: int, composition: Composition | None = None) -> Counted | None:
+def count(
+    checked: Checked,
+    data: dict[str, Any],
+    limit: int,
+    composition: Composition | None = None,
+    library: Library | None = None,
+) -> Counted | None:
     """cel-go's actual cost of evaluating ``checked`` on ``data``, from below; None: not counted here. With a
-    ``composition``, ``variables`` are read from it (their cost is its ``reported``, not this count's)."""
+    ``composition``, ``variables`` are read from it (their cost is its ``reported``, not this count's).
+    ``library``: the quantity and semver functions (the composition's when None; without: not counted)."""
+    if library is None:
+        library = composition.library if composition is not None else {}
     try:
         reads = {name: _as_kubernetes_reads(value) for name, value in data.items()} if composition is None else {}
-        counter = _Counter(checked, reads, limit, composition)
+        counter = _Counter(checked, reads, limit, composition, library)
         counter.eval(checked.root)
     except _Exceeded:
         return Counted(counter.cost, True)
+    except _Panicked:  # the evaluation ends there, its error the panic's: under the limit
+        return Counted(counter.cost, False)
     except (Unsupported, RecursionError):
         return None
     return Counted(counter.cost, False)
@@ -185,6 +217,8 @@ def _kind(value: Any) -> str:
         return "map"
     if isinstance(value, CelError):
         return "error"
+    if isinstance(value, Opaque) and value.kind:
+        return value.kind
     raise Unsupported(f"a value of type {type(value).__name__}")
 
 
@@ -202,6 +236,8 @@ def _equal(a: Any, b: Any) -> bool:
     ka, kb = _kind(a), _kind(b)
     if ka in ("int", "double") and kb in ("int", "double"):
         return bool(a == b)
+    if isinstance(a, Opaque) or isinstance(b, Opaque):
+        raise Unsupported("a Quantity or a Semver inside a list, a map or a membership test")
     if ka != kb:
         return False
     if ka == "list":
@@ -209,6 +245,18 @@ def _equal(a: Any, b: Any) -> bool:
     if ka == "map":
         return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
     return bool(a == b)
+
+
+def _opaque_equal(a: Any, b: Any) -> bool | CelError:
+    """cel-go's types.Equal with a Quantity or a Semver: null equals neither; on the left, anything but its
+    own type is "no such overload" (their Equal methods); on the right, another type's Equal says false."""
+    if a is None or b is None:
+        return False
+    if isinstance(a, Opaque):
+        if isinstance(b, Opaque) and _kind(a) == _kind(b):
+            return a.tag == b.tag  # the engine's canonical form: equal values, equal tags
+        return CelError("no such overload")
+    return False
 
 
 def _int_result(value: int) -> Any:
@@ -236,9 +284,15 @@ def _compare(a: Any, b: Any) -> int | CelError:
 
 class _Counter:
     def __init__(
-        self, checked: Checked, data: dict[str, Any], limit: int, composition: Composition | None = None
+        self,
+        checked: Checked,
+        data: dict[str, Any],
+        limit: int,
+        composition: Composition | None = None,
+        library: Library | None = None,
     ) -> None:
         self.checked = checked
+        self.library = library or {}
         self.data = data
         self.composition = composition
         self.limit = limit
@@ -282,21 +336,38 @@ class _Counter:
                 self.charge(LIST_CREATE)
             return next((v for v in values if isinstance(v, CelError)), values)
         if kind == "map":
-            keys = [self.eval(key) for key in node.keys]
-            values = [self.eval(arg) for arg in node.args]
-            if not self.constant(node):
-                self.charge(MAP_CREATE)
-            error = next((v for v in (*keys, *values) if isinstance(v, CelError)), None)
-            if error is not None:
-                return error
-            if len(keys) != len(values) or any(_kind(k) not in ("string", "int", "bool") for k in keys):
-                raise Unsupported("a map literal with other keys")
-            if len({(_kind(k), k) for k in keys}) != len(keys):
-                return CelError("repeated key in map literal")
-            return dict(zip(keys, values))
+            return self.map_literal(node)
         if kind == "comprehension":
             return self.comprehension(node)
         raise Unsupported(f"a {kind or 'struct'} expression")
+
+    def map_literal(self, node: Node) -> Any:
+        """cel-go's evalMap: each key, then its value, stopping at the first error; each key is hashed as it is
+        added (a Semver panics there, before the map is charged)."""
+        if len(node.keys) != len(node.args):
+            raise Unsupported("a map literal with other keys")
+        keys: list[Any] = []
+        values: list[Any] = []
+        error: CelError | None = None
+        for key_node, value_node in zip(node.keys, node.args):
+            key = self.eval(key_node)
+            value = key if isinstance(key, CelError) else self.eval(value_node)
+            if isinstance(value, CelError):
+                error = value
+                break
+            if isinstance(key, Opaque) and key.kind == "semver":
+                raise _Panicked(rewrite.UNHASHABLE)
+            keys.append(key)
+            values.append(value)
+        if not self.constant(node):
+            self.charge(MAP_CREATE)
+        if error is not None:
+            return error
+        if any(_kind(k) not in ("string", "int", "bool") for k in keys):
+            raise Unsupported("a map literal with other keys")
+        if len({(_kind(k), k) for k in keys}) != len(keys):
+            return CelError("repeated key in map literal")
+        return dict(zip(keys, values))
 
     def constant(self, node: Node) -> bool:
         """A literal OptOptimize folds into a constant (its elements all constants, recursively)."""
@@ -350,7 +421,8 @@ class _Counter:
             return value
         elif "." in name and name.split(".", 1)[0] in self.data:
             # a field declared as a qualified name (gpulint's DRA environment: device.attributes); cel-go selects
-            # it from its variable, charging one more: less is charged here
+            # it from its variable: one qualifier charged per dot (tests/upstream/test_oracle_dra_cost.py)
+            self.charge(name.count("."))
             value = self.data
             for part in name.split("."):
                 if not isinstance(value, dict) or part not in value:
@@ -403,6 +475,8 @@ class _Counter:
         values = [self.eval(arg) for arg in operands]  # cel-go evaluates every argument of a strict call
         if name == "_[_]":
             return self.index(values)
+        if name in _LIBRARY:
+            return self.library_call(node, values)
         function = _FUNCTIONS.get((name, node.target is not None, len(values)))
         if function is None:
             raise Unsupported(f"function {name}")
@@ -412,6 +486,29 @@ class _Counter:
             cost = 1  # dispatched on the values: no overload ID, so the tracker's default of 1 (see the docstring)
         self.charge(cost)
         return error if error is not None else result
+
+    def library_call(self, node: Node, values: list[Any]) -> Any:
+        """A quantity or semver function, charged by its name as Kubernetes' CostEstimator.CallCost charges it
+        (before any overload ID: dispatched on the values or not)."""
+        name, member = node.name, node.target is not None
+        signatures = _LIBRARY[name]
+        implementation = self.library.get(name)
+        known = set(self.checked.overloads.get(node.id, ())) <= _LIBRARY_OVERLOADS
+        if implementation is None or not known or (member, len(values)) not in {(m, len(k)) for m, k in signatures}:
+            raise Unsupported(f"function {name}")
+        self.charge(_traversal(_size(values[0])) if name in _PARSES else 1)
+        error = next((v for v in values if isinstance(v, CelError)), None)
+        if error is not None:
+            return error
+        if (member, tuple(_kind(v) for v in values)) not in signatures:
+            return CelError("no such overload")
+        try:
+            result = implementation(*(v.tag if isinstance(v, Opaque) else v for v in values))
+        except ValueError as exc:
+            return CelError(str(exc))
+        if isinstance(result, str) and result.startswith(rewrite.OPAQUE_TAG):
+            return Opaque(result)
+        return result
 
     def composed(self, node: Node) -> Composition | None:
         """The composition when ``node`` is the policy's ``variables`` (not a comprehension variable of that name)."""
@@ -431,6 +528,8 @@ class _Counter:
         items = self.eval(args[1])
         if isinstance(value, CelError):
             return value
+        if isinstance(value, Opaque) and value.kind == "semver":  # a Go map lookup hashes it
+            raise _Panicked(rewrite.UNHASHABLE)
         return any(_equal(value, item) for item in items)
 
     def unobserved(self, node: Node) -> Any:
@@ -578,8 +677,15 @@ def _equals(negate: bool) -> Call:
     def call(values: list[Any]) -> tuple[int, Any]:
         a, b = values
         cost = _traversal(min(_size(a), _size(b)))
+        if isinstance(a, Opaque) and not negate:
+            cost = 1  # Kubernetes' CallCost for _==_ with a Quantity or a Semver on the left
         if isinstance(a, CelError) or isinstance(b, CelError):
             return cost, None
+        if isinstance(a, Opaque) or isinstance(b, Opaque):
+            equal = _opaque_equal(a, b)
+            if isinstance(equal, CelError):  # evalNe: Equal(a, b) != true, never an error
+                return cost, True if negate else equal
+            return cost, equal != negate
         return cost, _equal(a, b) != negate
 
     return call
@@ -642,6 +748,8 @@ def _arith(name: str) -> Call:
 
 def _in(values: list[Any]) -> tuple[int, Any]:
     value, container = values
+    if isinstance(value, Opaque):
+        raise Unsupported("a Quantity or a Semver looked up")
     if isinstance(container, list):
         # a list literal of constants is a set lookup after OptOptimize: nothing charged for it here
         return len(container), any(_equal(value, item) for item in container)
@@ -683,6 +791,58 @@ def _matches(values: list[Any]) -> tuple[int, Any]:
         raise Unsupported("a pattern RE2 refuses") from None
     return cost, compiled.search(text) is not None
 
+
+# k8s.io/apiserver v0.37.2 pkg/cel/library quantity.go and semverlib.go: name -> (member?, operand kinds);
+# cost.go CallCost charges the parsing functions a traversal of their string, the others 1
+_Q, _V, _S, _B, _I = "quantity", "semver", "string", "bool", "int"
+_COMPARISONS = ((True, (_Q, _Q)), (True, (_V, _V)))
+_ARITHMETIC = ((True, (_Q, _Q)), (True, (_Q, _I)))
+_LIBRARY: dict[str, tuple[tuple[bool, tuple[str, ...]], ...]] = {
+    "quantity": ((False, (_S,)),),
+    "isQuantity": ((False, (_S,)),),
+    "semver": ((False, (_S,)), (False, (_S, _B))),
+    "isSemver": ((False, (_S,)), (False, (_S, _B))),
+    "compareTo": _COMPARISONS,
+    "isGreaterThan": _COMPARISONS,
+    "isLessThan": _COMPARISONS,
+    "add": _ARITHMETIC,
+    "sub": _ARITHMETIC,
+    "asInteger": ((True, (_Q,)),),
+    "isInteger": ((True, (_Q,)),),
+    "asApproximateFloat": ((True, (_Q,)),),
+    "sign": ((False, (_Q,)),),
+    "major": ((True, (_V,)),),
+    "minor": ((True, (_V,)),),
+    "patch": ((True, (_V,)),),
+}
+_PARSES = frozenset({"quantity", "isQuantity", "semver", "isSemver"})
+# their overload IDs (another library's function of the same name is not counted here)
+_LIBRARY_OVERLOADS = frozenset(
+    {
+        "string_to_quantity",
+        "is_quantity_string",
+        "string_to_semver",
+        "string_bool_to_semver",
+        "is_semver_string",
+        "is_semver_string_bool",
+        *(
+            f"{kind}_{op}"
+            for kind in ("quantity", "semver")
+            for op in ("compare_to", "is_greater_than", "is_less_than")
+        ),
+        "quantity_add",
+        "quantity_add_int",
+        "quantity_sub",
+        "quantity_sub_int",
+        "quantity_get_int",
+        "quantity_is_integer",
+        "quantity_get_float",
+        "quantity_sign",
+        "semver_major",
+        "semver_minor",
+        "semver_patch",
+    }
+)
 
 # cel-go plans these with a fixed overload ID (planner.go planCallEqual: overloads.Equals), whatever the checker left
 _OVERLOAD_FIXED = frozenset({"_==_", "_!=_"})

@@ -227,6 +227,27 @@ def _as_integer(a: Any) -> int:
     return _fraction(a).numerator
 
 
+# the quantity and semver libraries on tagged values, for the cost count (gpulint.kube.cel.actual_cost checks
+# the operands' kinds first); the same implementations as the engine's own (_functions)
+COUNTED_LIBRARY: dict[str, Any] = {
+    "quantity": _quantity,
+    "isQuantity": _is_quantity,
+    "semver": lambda s, normalize=False: parse_semver(s, normalize).tag(),
+    "isSemver": lambda s, normalize=False: _valid(parse_semver, s, normalize),
+    "compareTo": _compare,
+    "isGreaterThan": lambda a, b: _compare(a, b) > 0,
+    "isLessThan": lambda a, b: _compare(a, b) < 0,
+    "add": lambda a, b: _arith(a, b, 1),
+    "sub": lambda a, b: _arith(a, b, -1),
+    "asInteger": _as_integer,
+    "isInteger": _is_integer,
+    "asApproximateFloat": lambda a: float(_fraction(a)),
+    "sign": lambda a: (_fraction(a) > 0) - (_fraction(a) < 0),
+    "major": lambda v: _version(v).major,
+    "minor": lambda v: _version(v).minor,
+    "patch": lambda v: _version(v).patch,
+}
+
 _TAGGED = re.compile(r"\ue000([qvf]):([^\s\"',)\]}]*)")
 
 
@@ -769,7 +790,7 @@ class CelEngine:
         counted here. With a ``composition``, its variables are read lazily and their cost reported to it."""
         if compiled.checked is None:
             return None
-        return actual_cost.count(compiled.checked, data, self.max_cost, composition)
+        return actual_cost.count(compiled.checked, data, self.max_cost, composition, COUNTED_LIBRARY)
 
     def _counted(self, compiled: Compiled, data: dict[str, Any]) -> tuple[Any, str]:
         """The evaluation's actual cost counted as cel-go counts it (gpulint.kube.cel.actual_cost): Kubernetes'
@@ -778,7 +799,7 @@ class CelEngine:
         counted = None
         if compiled.checked is not None:
             roots = {name: data.get(name) for name in compiled.roots}
-            counted = actual_cost.count(compiled.checked, roots, self.max_cost)
+            counted = actual_cost.count(compiled.checked, roots, self.max_cost, library=COUNTED_LIBRARY)
         if counted is not None and counted.exceeded:
             return None, (
                 f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost with these inputs passes the limit of "
@@ -786,10 +807,10 @@ class CelEngine:
             )
         return self._stopped(compiled, data, False, counted is not None)
 
-    def _device_count(self, compiled: Compiled, device: dict[str, Any]) -> actual_cost.Counted | None:
+    def device_count(self, compiled: Compiled, device: dict[str, Any]) -> actual_cost.Counted | None:
         """The selector's actual cost on this device, counted as cel-go counts it (the allocator runs it with
         cel.CostLimit(CELSelectorExpressionMaxCost), k8s.io/dynamic-resource-allocation v0.37.2 cel/compile.go);
-        None when it cannot be counted here (a Quantity or a Semver: the worker then decides)."""
+        None when it cannot be counted here (the worker then decides)."""
         if compiled.checked is None:
             return None
         view = {key: _plain(value) for key, value in device.items()}
@@ -797,7 +818,7 @@ class CelEngine:
             groups = view.get(key)
             if isinstance(groups, dict):
                 view[key] = {**groups, **{d: {} for d in compiled.domains if d not in groups}}
-        return actual_cost.count(compiled.checked, {"device": view}, self.max_cost)
+        return actual_cost.count(compiled.checked, {"device": view}, self.max_cost, library=COUNTED_LIBRARY)
 
     def _stopped(
         self, compiled: Compiled, data: dict[str, Any], device: bool, counted_under: bool = False
@@ -859,7 +880,7 @@ class CelEngine:
             if verdict.exceeded:
                 return verdict.exceeded
             if not verdict.in_process:
-                counted = self._device_count(compiled, device)
+                counted = self.device_count(compiled, device)
                 if counted is not None and counted.exceeded:
                     return (
                         f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost on this device passes the limit "
@@ -1385,9 +1406,9 @@ def _cel_equal(a: Any, b: Any) -> bool:
 
 
 def _plain(value: Any) -> Any:
-    """A device value for the cost count: a Quantity or a Semver (a tagged string here) is no plain value."""
+    """A device value for the cost count: a Quantity or a Semver (a tagged string here) is an Opaque one."""
     if isinstance(value, str):
-        return actual_cost.OPAQUE if _opaque(value) else value
+        return actual_cost.Opaque(value) if _opaque(value) else value
     if isinstance(value, list):
         return [_plain(item) for item in value]
     if isinstance(value, dict):

@@ -1,0 +1,147 @@
+"""gpulint's count of a DRA selector's actual cost against cel-go's, with Quantity and Semver values (issue #33:
+they went to the evaluation worker uncounted). The oracle's ``cel`` family runs the allocator's own compiled
+program (k8s.io/dynamic-resource-allocation v0.37.2 cel/compile.go, with k8s.io/apiserver's
+library.CostEstimator) and answers its actual cost; gpulint's count must be that number exactly."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from oracle_client import Oracle
+from oracle_families import cel_device
+
+from gpulint.kube.cel.engine import CelEngine, Compiled
+
+pytestmark = pytest.mark.oracle
+
+DRIVER = "gpu.example.com"
+ATTRIBUTE = f'device.attributes["{DRIVER}"]'
+CAPACITY = f'device.capacity["{DRIVER}"]'
+MEMORY = f"{CAPACITY}.memory"
+VERSION = f"{ATTRIBUTE}.driverVersion"
+# at most 100 characters: gpulint.kube.quantity refuses longer ones (MAX_TEXT), which Kubernetes parses
+AMOUNTS = ["40Gi", "80Gi", "0", "1.5", "500m", "1e3", "x", "", "9" * 40, "1" + "0" * 94]
+VERSIONS = ["1.2.3", "0.0.1", "2.0.0-rc.1", "v1.2", "1.2", "bad", "1.2.3-" + "a" * 90]
+
+
+def _literal(text: str) -> str:
+    return '"' + text + '"'
+
+
+QUANTITY = st.one_of(
+    st.just(MEMORY),
+    st.sampled_from(AMOUNTS).map(lambda a: f"quantity({_literal(a)})"),
+    st.just(f"quantity({ATTRIBUTE}.model)"),
+)
+SEMVER = st.one_of(
+    st.just(VERSION),
+    st.sampled_from(VERSIONS).map(lambda v: f"semver({_literal(v)})"),
+    st.sampled_from(VERSIONS).map(lambda v: f"semver({_literal(v)}, true)"),
+)
+OPAQUE = st.one_of(QUANTITY, SEMVER)
+TERM = st.one_of(
+    st.builds(lambda a, b, f: f"{a}.{f}({b})", QUANTITY, QUANTITY, st.sampled_from(["isGreaterThan", "isLessThan"])),
+    st.builds(lambda a, b, f: f"{a}.{f}({b})", SEMVER, SEMVER, st.sampled_from(["isGreaterThan", "isLessThan"])),
+    st.builds(lambda a, b: f"{a}.compareTo({b}) >= 0", OPAQUE, OPAQUE),
+    st.builds(lambda a, b, op: f"{a} {op} {b}", OPAQUE, OPAQUE, st.sampled_from(["==", "!="])),
+    st.builds(lambda a, n: f'{a}.add({n}).sub(quantity("1k")).isInteger()', QUANTITY, st.integers(-5, 5)),
+    st.builds(lambda a: f"{a}.asInteger() > 0", QUANTITY),
+    st.builds(lambda a: f"{a}.asApproximateFloat() > 1.0", QUANTITY),
+    st.builds(lambda a: f"sign({a}) >= 0", QUANTITY),
+    st.builds(lambda a, f: f"{a}.{f}() >= 1", SEMVER, st.sampled_from(["major", "minor", "patch"])),
+    st.sampled_from(AMOUNTS).map(lambda a: f"isQuantity({_literal(a)})"),
+    st.sampled_from(VERSIONS).map(lambda v: f"isSemver({_literal(v)}) || isSemver({_literal(v)}, true)"),
+    st.just(f"{VERSION} in [{_literal('1.2.3')}, {_literal('x')}]"),  # a Semver hashed: cel-go panics
+    st.just(f"{{{VERSION}: 1}}.size() == 1"),
+    st.just(f"{ATTRIBUTE}.model.contains({_literal('10')})"),
+)
+SELECTOR = st.recursive(
+    TERM,
+    lambda inner: st.one_of(
+        st.builds(lambda a, b, op: f"({a}) {op} ({b})", inner, inner, st.sampled_from(["&&", "||"])),
+        st.builds(lambda a, b, c: f"({a}) ? ({b}) : ({c})", inner, inner, inner),
+        st.builds(lambda a: f"[1, 2, 3].exists(i, {a})", inner),
+    ),
+    max_leaves=4,
+)
+DEVICE = st.fixed_dictionaries(
+    {
+        "memory": st.sampled_from(["40Gi", "1", "500m", "0"]),
+        "version": st.sampled_from(["1.2.3", "0.1.0-alpha", "10.0.0"]),
+        "model": st.sampled_from(["a100", "80", "x" * 70]),
+    }
+)
+
+
+def case(expression: str, device: dict[str, str]) -> dict[str, Any]:
+    attributes = {"model": {"string": device["model"]}, "driverVersion": {"version": device["version"]}}
+    return {
+        "expression": expression,
+        "driver": DRIVER,
+        "attributes": attributes,
+        "capacity": {"memory": {"value": device["memory"]}},
+    }
+
+
+def differences(oracle: Oracle, cases: list[dict[str, Any]]) -> tuple[list[str], int]:
+    """The cases where gpulint's count is not cel-go's, and how many were counted."""
+    answers = oracle.ask("cel", cases, {"DRAListTypeAttributes": True})
+    engine = CelEngine()
+    found, counted = [], 0
+    try:
+        for item, answer in zip(cases, answers):
+            compiled = engine.compile(item["expression"])
+            if answer.get("compile_error") or not isinstance(compiled, Compiled):
+                continue
+            ours = engine.device_count(compiled, cel_device(item))
+            if ours is None:
+                found.append(f"{item['expression']}: not counted, cel-go {answer.get('actual_cost')}")
+                continue
+            counted += 1
+            if ours.exceeded or ours.cost != answer.get("actual_cost"):
+                found.append(f"{item['expression']}: counted {ours}, cel-go {answer.get('actual_cost')}")
+    finally:
+        engine.close()
+    return found, counted
+
+
+def test_the_library_functions_cost_what_kubernetes_charges(oracle):
+    device = {"memory": "40Gi", "version": "1.2.3", "model": "a100"}
+    expressions = [
+        f"{MEMORY}.compareTo(quantity('40Gi')) >= 0",
+        f"{VERSION}.isGreaterThan(semver('1.2.3'))",
+        f"{MEMORY} == quantity('40Gi')",  # Kubernetes' CallCost: 1 with a Quantity on the left
+        f"quantity('{'1' * 95}') == quantity('1')",  # ceil(95 x 0.1) + 1 + 1
+        f"isQuantity('{'x' * 250}')",
+        f"semver('1.2.3-{'a' * 200}').major() == 1",
+        "quantity('bad').isInteger() || true",  # the error's call is charged all the same
+        f"{VERSION} == {MEMORY}",  # no such overload
+        f"{VERSION} in ['1.2.3', 'x'] || true",  # panics: the evaluation ends
+        f"{{{VERSION}: 1}}.size() == 1",  # panics before the map is charged
+        f"{MEMORY}.add(5).sub(quantity('1k')).asInteger() > 0",
+        f"sign({MEMORY}) == 1 && {MEMORY}.asApproximateFloat() > 1.0",
+        f"device.driver == '{DRIVER}' && {VERSION}.minor() >= 2",
+        f"{ATTRIBUTE}.missing.isGreaterThan(quantity('1'))",
+    ]
+    found, counted = differences(oracle, [case(e, device) for e in expressions])
+    assert not found, "\n".join(found)
+    assert counted == len(expressions)
+
+
+@settings(
+    max_examples=int(os.environ.get("ORACLE_CASES", "2000")) // 50,
+    deadline=None,
+    derandomize=os.environ.get("CI") == "true" or os.environ.get("ORACLE_DERANDOMIZE") == "1",
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+)
+@given(st.lists(st.tuples(SELECTOR, DEVICE), min_size=50, max_size=50))
+def test_generated_selectors_count_as_cel_go_counts(oracle, batch):
+    found, counted = differences(oracle, [case(e, d) for e, d in batch])
+    assert not found, "\n".join(found[:10])
+    assert counted >= len(batch) // 2  # most compile: the comparison is not empty
