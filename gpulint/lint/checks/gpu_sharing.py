@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from fractions import Fraction
+from dataclasses import dataclass
 
 from gpulint.kube.device_plugin_config import sharing_settings
 from gpulint.kube.gpu_sharing import MPS, NVIDIA_GPU, NodeResource, node_resource
 from gpulint.kube.gpu_stack import node_names
-from gpulint.kube.quantity import QuantityError, quantity_from_yaml
-from gpulint.kube.resources import scheduler_managed
 from gpulint.kube.scheduler import FitResult, NodeInfo
-from gpulint.kube.vgpu import HAMI_GPU, VOLCANO_VGPU, DeviceBound, device_bound
 from gpulint.kube.workloads import PodSpecSite, containers, extended_resource_path
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
+from gpulint.lint.verdicts.device_filters import VgpuExcess, vgpu_excesses, whole_count
 from gpulint.lint.verdicts.shared import gpu_pod_requirements
 from gpulint.lint.world.config_maps import device_plugin_configs
 from gpulint.lint.world.resolver import Resolver
@@ -34,19 +31,12 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     if pod is None:
         return
     fit = resolver.model.evaluate(pod)
+    if fit.fits:  # else gpu-unschedulable says why
+        yield from _multi_unit_requests(site, fit, ctx)
+    # HAMi and Volcano's device count, on the nodes the other filters pass (the verdict explain shows)
+    yield from (_too_many_vgpus(excess) for excess in vgpu_excesses(obj.kind, site, resolver, obj.facts))
     if not fit.fits:
-        # gpu-unschedulable says why; but the shares a scheduler extender accounts for (HAMi's gpumem,
-        # gpucores) are on no node, and the extender places the pod on the nodes the other filters pass
-        outside = {name for name in pod.requests if scheduler_managed(name)}
-        if outside:
-            rest = resolver.model.evaluate(
-                replace(pod, requests={k: v for k, v in pod.requests.items() if k not in outside})
-            )
-            if rest.fits:
-                yield from _beyond_devices(site, rest, resolver)
         return
-    yield from _multi_unit_requests(site, fit, ctx)
-    yield from _beyond_devices(site, fit, resolver)
     if NVIDIA_GPU in pod.requests and _sharing(resolver).gpu_mixed:
         yield from _mig_mixture(site, _on_nodes(resolver, fit.fitting, NVIDIA_GPU))
 
@@ -106,7 +96,7 @@ def _multi_unit_requests(site: PodSpecSite, fit: FitResult, ctx: CheckContext) -
         for name, raw in limits.items():
             if str(name) not in shared_somewhere:
                 continue
-            amount = _count(raw)
+            amount = whole_count(raw)
             if amount is None or amount < 2:
                 continue
             infos = _on_nodes(ctx.resolver, fit.fitting, str(name))
@@ -117,56 +107,22 @@ def _multi_unit_requests(site: PodSpecSite, fit: FitResult, ctx: CheckContext) -
             yield _shared_request(str(container.get("name") or ""), str(name), amount, infos, shared, path, ctx)
 
 
-def _beyond_devices(site: PodSpecSite, fit: FitResult, resolver: Resolver) -> Iterator[Diagnostic]:
-    """HAMi and Volcano's vGPU plugin give a container at most one vGPU of each physical GPU (kube/vgpu.py): a
-    container asking for more than every node it can use has GPUs is never placed. Only when each such node's
-    devices are known (a node where the resource is whole GPUs holds the count: the pod fits there)."""
-    for container_path, container in containers(site.spec):
-        limits = container.get("resources", {}).get("limits") if isinstance(container.get("resources"), dict) else None
-        if not isinstance(limits, dict):
-            continue
-        for name in (HAMI_GPU, VOLCANO_VGPU):
-            amount = _count(limits.get(name)) if name in limits else None
-            if amount is None or amount < 2:
-                continue
-            bounds = _device_bounds(resolver, fit.fitting, name)
-            if not bounds or any(bound is None or bound.devices >= amount for _, bound in bounds):
-                continue
-            path = (*site.path, *container_path, "resources", "limits", name)
-            yield _too_many_vgpus(str(container.get("name") or ""), name, amount, bounds, path)
-
-
-def _device_bounds(
-    resolver: Resolver, nodes: list[NodeInfo], resource: str
-) -> list[tuple[NodeInfo, DeviceBound | None]]:
-    """(node, the resource's per-container bound there) for the nodes that advertise ``resource``."""
-    found = []
-    for node in nodes:
-        if not node.allocatable.get(resource):
-            continue
-        held = resolver.node_objects.get(node.name)
-        found.append((node, device_bound(held.data, node.labels, resource) if held is not None else None))
-    return found
-
-
-def _too_many_vgpus(
-    container: str, name: str, amount: int, bounds: list[tuple[NodeInfo, DeviceBound | None]], path: tuple[object, ...]
-) -> Diagnostic:
-    known = [(node, bound) for node, bound in bounds if bound is not None]
-    node, most = max(known, key=lambda pair: pair[1].devices)
-    scheduler = most.scheduler
+def _too_many_vgpus(excess: VgpuExcess) -> Diagnostic:
+    """A container asking for more vGPUs than the nodes it can use have GPUs (the verdict explain shows)."""
+    node, most = excess.most
     head = (
-        f"container '{container}' asks for {amount} {name}, but {scheduler} gives a container at most one of each "
-        f"physical GPU and the nodes it can use have at most {most.devices}"
+        f"container '{excess.container}' asks for {excess.amount} {excess.resource}, but {most.scheduler} gives a "
+        f"container at most one of each physical GPU and the nodes it can use have at most {most.devices}"
     )
+    known = excess.bounds
     return Diagnostic(
         RULE_ID,
-        path,
+        excess.path,
         first_line(f"{head}: its pods stay Pending", head),
         notes=(
-            f"physical GPUs: {', '.join(f'{n.name} {b.devices}' for n, b in known[:5])}"
+            f"physical GPUs: {', '.join(f'{n} {b.devices}' for n, b in known[:5])}"
             + (f" and {len(known) - 5} more nodes" if len(known) > 5 else ""),
-            most.refusal(node.name, amount),
+            excess.refusal,
             f"ask for at most {most.devices}, or pin nodes with more GPUs",
         ),
     )
@@ -245,14 +201,6 @@ def _plugin_settings(resolver: Resolver) -> list[tuple[str, bool | None]]:
         if strategy != "none":
             settings.append((strategy, fail is True))
     return settings
-
-
-def _count(raw: object) -> int | None:
-    try:
-        value = quantity_from_yaml(raw).value
-    except QuantityError:
-        return None
-    return int(value) if value.denominator == 1 and value > Fraction(0) else None
 
 
 def _mig_mixture(site: PodSpecSite, advertised: list[tuple[NodeInfo, NodeResource]]) -> Iterator[Diagnostic]:
