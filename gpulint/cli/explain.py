@@ -14,6 +14,15 @@ from fractions import Fraction
 from gpulint.lint.engine import with_runtime
 from gpulint.lint.findings import Finding, Severity
 from gpulint.lint.inputs.objects import KubeObject
+from gpulint.lint.verdicts.device_filters import (
+    GPU_MEMORY_LABEL,
+    KAI_GPU_MEMORY,
+    KAI_GPU_MEMORY_REFUSAL,
+    GpuMemoryVerdict,
+    VgpuExcess,
+    gpu_memory_verdict,
+    vgpu_excesses,
+)
 from gpulint.lint.verdicts.queues import (
     admission_verdict,
     batch_queue_problems,
@@ -55,6 +64,7 @@ from gpulint.lint.world.resolver import Resolver
 OK, FAIL, INFO = "ok", "FAIL", "info"
 EXPLAIN_JSON_VERSION = 1  # bumped when the shape of `explain --format json` changes
 NO_GANG = "no gang: pods are placed one by one"
+NO_EXTENDED = "no extended resources requested"
 
 
 @dataclass
@@ -113,7 +123,10 @@ def explain_site(
     heading = f"{obj.ref.display()}{role}{count}"
     steps: list[Step] = [admission] if admission is not None else []
     steps.append(_resources_step(verdict, detail, site, bool(inventory.pools)))
+    memory = gpu_memory_verdict(obj, site, inventory)  # as gpu-unschedulable judges it: the pod as it starts
+    vgpus = vgpu_excesses(obj.kind, as_written or site, inventory, obj.facts)  # as gpu-sharing: as written
     steps.append(_capacity_step(verdict, detail, site))
+    steps[-1] = _device_filters(steps[-1], memory, vgpus)
 
     # 3. affinity and taints
     excluded = detail.excluded
@@ -140,6 +153,9 @@ def explain_site(
         if result.fits
         else verdict.cause.reason + verdict.cause.hint
     )
+    refusals = ([KAI_GPU_MEMORY_REFUSAL] if memory is not None else []) + [excess.refusal for excess in vgpus]
+    if result.fits and refusals:  # the kube-scheduler's filters pass, the GPU-sharing scheduler's do not
+        summary += f" of the kube-scheduler, but {refusals[0]}"
     best = verdict.scale_up()
     if not result.fits and best is not None:
         summary += f" Then {describe_scale_up(best)}; the pod waits until the node is ready."
@@ -205,7 +221,28 @@ def _capacity_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpec
             f"the workload runs {site.pods} of these pods, but only {placed} fit on the empty cluster "
             f"at once; the other {site.pods - placed} would stay Pending"
         )
-    return Step("Capacity vs allocatable", status, lines or ["no extended resources requested"])
+    return Step("Capacity vs allocatable", status, lines or [NO_EXTENDED])
+
+
+def _device_filters(step: Step, memory: GpuMemoryVerdict | None, vgpus: Sequence[VgpuExcess]) -> Step:
+    """The capacity step with the filters a GPU-sharing scheduler adds on the nodes the others pass: KAI's
+    GPU-memory label (gpu-unschedulable's verdict), HAMi's and Volcano's device count (gpu-sharing's)."""
+    lines = [] if memory is None and not vgpus else [line for line in step.lines if line != NO_EXTENDED]
+    if memory is not None:
+        usable = len(memory.usable)
+        lines.append(
+            f"{KAI_GPU_MEMORY}: asks {memory.asked} MiB of a GPU; KAI Scheduler places it only on a node labelled "
+            f"{GPU_MEMORY_LABEL}, and none of the {usable} node{'s' if usable != 1 else ''} the other filters "
+            f"pass has the label ({_names(memory.usable)}): {KAI_GPU_MEMORY_REFUSAL}"
+        )
+    for excess in vgpus:
+        _, most = excess.most
+        lines.append(
+            f"container '{excess.container}': asks {excess.amount} {excess.resource}; {most.scheduler} gives a "
+            f"container at most one of each physical GPU, and the nodes it can use have at most {most.devices}: "
+            f"{excess.refusal}"
+        )
+    return Step(step.title, FAIL, lines) if lines else step
 
 
 def _pools_step(verdict: SchedulingVerdict, kind: str) -> Step:
