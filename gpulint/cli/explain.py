@@ -326,6 +326,8 @@ def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, verdict: 
     if dra is None:
         return Step("DRA claims", OK, ["no resource claims"])
     lines = [f"{dra.entries} resource claim(s); {dra.found} found in the linted files or the inventory"]
+    if dra.absent:  # device-class-unknown's error: the allocator is not asked
+        return Step("DRA claims", FAIL, [*lines, *_absent_classes(dra.absent)])
     if not dra.evaluated:
         lines.append("no ResourceSlices in the inventory: allocation not evaluated")
         return Step("DRA claims", INFO, lines)
@@ -494,6 +496,8 @@ def _object_steps(obj: KubeObject, inventory: Resolver) -> list[Step]:
 def _claim_step(obj: KubeObject, inventory: Resolver) -> Step:
     verdict = claim_verdict(obj, inventory)
     assert verdict is not None  # a resource.k8s.io claim or claim template
+    if verdict.absent:  # device-class-unknown's error: the allocator is not asked
+        return Step("DRA allocation", FAIL, _absent_classes(verdict.absent))
     if not verdict.evaluated:
         return Step("DRA allocation", INFO, ["no ResourceSlices in the inventory: allocation not evaluated"])
     if not verdict.requests:
@@ -506,6 +510,15 @@ def _claim_step(obj: KubeObject, inventory: Resolver) -> Step:
         OK,
         [*rejected, f"the claim can be allocated on {verdict.fitting} of the {len(inventory.nodes)} nodes"],
     )
+
+
+def _absent_classes(names: tuple[str, ...]) -> list[str]:
+    """DeviceClasses the cluster does not define, in the scheduler's words for a pod whose claim names one."""
+    return [
+        f"DeviceClass '{name}' does not exist: the scheduler leaves the pod Pending with \"device class {name} "
+        'does not exist"'
+        for name in names
+    ]
 
 
 def rejected_inventory(inventory: Resolver) -> list[str]:

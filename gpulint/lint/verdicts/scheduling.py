@@ -418,6 +418,7 @@ class DraVerdict:
     # cel-invalid's finding) and alone fits some node (else the claim's own finding)
     judgeable: bool = False
     extended: tuple[Path, str] | None = None  # a DRA-backed extended resource no node can ever serve: where, why
+    absent: tuple[str, ...] = ()  # DeviceClasses the claims name that the cluster does not define (absent_classes)
 
     @property
     def reason(self) -> str | None:
@@ -452,16 +453,28 @@ def dra_verdict(obj: KubeObject, site: PodSpecSite, resolver: Resolver, result: 
             why = allocation_failure(dra.verdicts((extended[0],)), total)
             unserved = (extended[1], why) if why is not None else None
     allowed = frozenset(node.name for node in result.fitting)
+    absent = absent_classes(claims, resolver, obj.document.path)
     if not claims or not dra.has_devices:
-        return DraVerdict(len(entries), len(claims), False, len(allowed), 0, total)
+        return DraVerdict(len(entries), len(claims), False, len(allowed), 0, total, absent=absent)
     answers = dra.verdicts(tuple(claims), allowed)
     fitting = sum(len(group.nodes) for group, verdict in answers if verdict.fits)
     judgeable = all(judgeable_claim(claim, resolver) for claim in claims) and not any(
         allocation_failure(dra.verdicts((claim,)), total) is not None for claim in claims
     )
     return DraVerdict(
-        len(entries), len(claims), True, len(allowed), fitting, total, tuple(answers), judgeable, unserved
+        len(entries), len(claims), True, len(allowed), fitting, total, tuple(answers), judgeable, unserved, absent
     )
+
+
+def absent_classes(claims: list[ClaimSpec], resolver: Resolver, file: str) -> tuple[str, ...]:
+    """The DeviceClasses the claims name that the cluster does not define, when its classes are known whole
+    (device-class-unknown's error): the scheduler leaves the pod Pending ("request %s: device class %s does not
+    exist", kubernetes/kubernetes pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go)."""
+    if not resolver.catalog_complete("DeviceClass", file):
+        return ()
+    defined = resolver.device_classes
+    named = {a.class_name for claim in claims for r in claim.requests for a in r.alternatives}
+    return tuple(sorted(name for name in named if name and name not in defined))
 
 
 def judgeable_claim(claim: ClaimSpec, resolver: Resolver) -> bool:
@@ -490,6 +503,7 @@ class ClaimVerdict:
     where: Path = ()  # its first request's list
     judgeable: bool = False  # requests whose classes exist and whose selectors compile (judgeable_claim)
     now: str | None = None  # why the devices allocated claims leave free now cannot hold it (it fits the empty cluster)
+    absent: tuple[str, ...] = ()  # DeviceClasses it names that the cluster does not define (absent_classes)
 
 
 def claim_verdict(obj: KubeObject, resolver: Resolver) -> ClaimVerdict | None:
@@ -497,6 +511,12 @@ def claim_verdict(obj: KubeObject, resolver: Resolver) -> ClaimVerdict | None:
     claim = claim_of(obj)
     if claim is None:
         return None
+    verdict = _claim_verdict(obj, claim, resolver)
+    absent = absent_classes([claim], resolver, obj.document.path)
+    return replace(verdict, absent=absent) if absent else verdict
+
+
+def _claim_verdict(obj: KubeObject, claim: ClaimSpec, resolver: Resolver) -> ClaimVerdict:
     dra = resolver.dra
     if not resolver.has_nodes or not dra.has_devices:
         return ClaimVerdict(False, len(claim.requests), 0, None)
