@@ -18,9 +18,12 @@ from gpulint.lint.verdicts.device_filters import (
     GPU_MEMORY_LABEL,
     KAI_GPU_MEMORY,
     KAI_GPU_MEMORY_REFUSAL,
+    SHARED_REFUSAL,
     GpuMemoryVerdict,
+    SharedRequest,
     VgpuExcess,
     gpu_memory_verdict,
+    pod_shared_requests,
     vgpu_excesses,
 )
 from gpulint.lint.verdicts.queues import (
@@ -125,8 +128,8 @@ def explain_site(
     steps.append(_resources_step(verdict, detail, site, bool(inventory.pools)))
     memory = gpu_memory_verdict(obj, site, inventory)  # as gpu-unschedulable judges it: the pod as it starts
     vgpus = vgpu_excesses(obj.kind, as_written or site, inventory, obj.facts)  # as gpu-sharing: as written
-    steps.append(_capacity_step(verdict, detail, site))
-    steps[-1] = _device_filters(steps[-1], memory, vgpus)
+    shares = pod_shared_requests(obj.kind, as_written or site, inventory, obj.facts)
+    steps.append(_shared_units(_device_filters(_capacity_step(verdict, detail, site), memory, vgpus), shares))
 
     # 3. affinity and taints
     excluded = detail.excluded
@@ -153,7 +156,11 @@ def explain_site(
         if result.fits
         else verdict.cause.reason + verdict.cause.hint
     )
-    refusals = ([KAI_GPU_MEMORY_REFUSAL] if memory is not None else []) + [excess.refusal for excess in vgpus]
+    refusals = (
+        ([KAI_GPU_MEMORY_REFUSAL] if memory is not None else [])
+        + [excess.refusal for excess in vgpus]
+        + [f"{SHARED_REFUSAL} (UnexpectedAdmissionError)" for request in shares if _refused(request)]
+    )
     if result.fits and refusals:  # the kube-scheduler's filters pass, the GPU-sharing scheduler's do not
         summary += f" of the kube-scheduler, but {refusals[0]}"
     best = verdict.scale_up()
@@ -243,6 +250,33 @@ def _device_filters(step: Step, memory: GpuMemoryVerdict | None, vgpus: Sequence
             f"{excess.refusal}"
         )
     return Step(step.title, FAIL, lines) if lines else step
+
+
+def _refused(request: SharedRequest) -> bool:
+    """The device plugin refuses the container on every node it can use (gpu-sharing's error)."""
+    return request.refused is True and request.everywhere
+
+
+def _shared_units(step: Step, shares: Sequence[SharedRequest]) -> Step:
+    """The capacity step with the containers asking for several units of a time-sliced or MPS share: refused
+    by the device plugin (failRequestsGreaterThanOne), or more units that are not more GPU."""
+    if not shares:
+        return step
+    lines, status = [line for line in step.lines if line != NO_EXTENDED], step.status
+    for request in shares:
+        where = (
+            "every node it can use"
+            if request.everywhere
+            else f"{len(request.shared)} of the {request.usable} nodes it can use"
+        )
+        head = f"container '{request.container}': asks {request.amount} {request.resource}; on {where} it is {request.unit}"
+        if _refused(request):
+            status = FAIL
+            lines.append(f"{head}: {SHARED_REFUSAL}: {request.admission_error}")
+        else:
+            status = INFO if status == OK else status
+            lines.append(f"{head}: the units may be replicas of one physical GPU, no more GPU than 1 is guaranteed")
+    return Step(step.title, status, lines)
 
 
 def _pools_step(verdict: SchedulingVerdict, kind: str) -> Step:

@@ -183,3 +183,85 @@ def test_volcano_vgpus_on_a_node_whose_cards_nothing_counts_are_no_verdict_trap(
     assert findings == []
     assert _capacity(explanation)["status"] == "ok"
     assert explanation["scheduler"] == "1/1 nodes pass every filter"
+
+
+# The GPU Operator's time-slicing ConfigMap (its docs' shape) and a T4 node GFD labels time-sliced 4 ways
+TIME_SLICING = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: time-slicing-config, namespace: gpu-operator}
+data:
+  tesla-t4: |-
+    version: v1
+    sharing:
+      timeSlicing:
+        failRequestsGreaterThanOne: FAIL
+        resources:
+        - name: nvidia.com/gpu
+          replicas: 4
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: two-units}
+spec:
+  containers:
+  - name: infer
+    image: vllm/vllm-openai:v0.10.1
+    resources:
+      limits: {nvidia.com/gpu: UNITS}
+"""
+T4 = """\
+apiVersion: v1
+kind: Node
+metadata:
+  name: t4-0
+  labels: {kubernetes.io/hostname: t4-0, nvidia.com/gpu.present: "true", nvidia.com/gpu.product: Tesla-T4-SHARED, nvidia.com/gpu.count: "4", nvidia.com/gpu.replicas: "4", nvidia.com/gpu.sharing-strategy: time-slicing}
+status:
+  capacity: {cpu: "64", memory: 256Gi, pods: "110", nvidia.com/gpu: "16"}
+  allocatable: {cpu: "62", memory: 240Gi, pods: "110", nvidia.com/gpu: "16"}
+"""
+
+
+def _shared(write, fail: str, units: int) -> tuple[list[dict], dict]:
+    manifest = TIME_SLICING.replace("FAIL", fail).replace("UNITS", str(units))
+    path, inventory = write("repo/pod.yaml", manifest), write("inventory/nodes.yaml", T4)
+    checked = run_cli("check", str(path), "--inventory", str(inventory), "--format", "json")
+    explained = run_cli(
+        "explain", str(path), "--inventory", str(inventory), "--format", "json", "--object", "Pod/two-units"
+    )
+    assert explained.exit_code == checked.exit_code, explained.stderr
+    (explanation,) = json.loads(explained.stdout)["explanations"]
+    return [f for f in checked.json()["findings"] if f["rule"] == "gpu-sharing"], explanation
+
+
+def test_two_units_the_device_plugin_refuses_fail_the_capacity_step_check_errs_on(write):
+    (finding,), explanation = _shared(write, "true", 2)
+    assert finding["severity"] == "error"
+    refusal, admission = finding["notes"][0], finding["notes"][1]
+    capacity = _capacity(explanation)
+    assert capacity["status"] == "FAIL"
+    assert capacity["lines"][-1] == (
+        "container 'infer': asks 2 nvidia.com/gpu; on every node it can use it is a time-sliced replica of a whole "
+        f"GPU, 4 per device: {refusal}: {admission}"
+    )
+    assert (
+        explanation["scheduler"]
+        == f"1/1 nodes pass every filter of the kube-scheduler, but {refusal} (UnexpectedAdmissionError)"
+    )
+
+
+def test_two_time_sliced_units_the_plugin_allows_are_info_check_warns_on(write):
+    (finding,), explanation = _shared(write, "false", 2)
+    assert finding["severity"] == "warning"
+    capacity = _capacity(explanation)
+    assert capacity["status"] == "info"
+    assert capacity["lines"][-1].endswith(
+        "the units may be replicas of one physical GPU, no more GPU than 1 is guaranteed"
+    )
+    assert explanation["scheduler"] == "1/1 nodes pass every filter"
+
+
+def test_one_time_sliced_unit_passes_and_check_is_silent(write):
+    findings, explanation = _shared(write, "true", 1)
+    assert findings == []
+    assert _capacity(explanation)["status"] == "ok"

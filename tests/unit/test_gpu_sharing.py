@@ -212,7 +212,7 @@ def test_a_renamed_shared_resource_warns_where_the_whole_gpus_beside_it_do_not(t
 def test_what_the_inventory_shares_is_worked_out_once_for_every_pod(tmp_path, monkeypatch):
     """The webhook checks every review against the same inventory: what each node's resources are is read
     once, not once per pod, and the second pod gets the same answer."""
-    import gpulint.lint.checks.gpu_sharing as rule
+    import gpulint.lint.verdicts.device_filters as rule  # the verdict gpu-sharing words and explain shows
 
     mps = {"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "mps"}
     inventory = inventory_of(

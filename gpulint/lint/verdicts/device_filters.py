@@ -1,13 +1,15 @@
-"""Filters a GPU-sharing scheduler adds to the kube-scheduler's, judged on the nodes those pass: KAI Scheduler's
-GPU-memory predicate and HAMi's and Volcano's vGPU device count. Built once here: gpu-unschedulable and
-gpu-sharing word them, `explain` shows them in its capacity step (issue #30)."""
+"""What GPU sharing refuses on the nodes the kube-scheduler's filters pass: KAI Scheduler's GPU-memory predicate,
+HAMi's and Volcano's vGPU device count, and the device plugin's refusal of several shared units. Built once
+here: gpu-unschedulable and gpu-sharing word them, `explain` shows them in its capacity step (issue #30)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+from gpulint.kube.device_plugin_config import sharing_settings
 from gpulint.kube.fields import mapping
+from gpulint.kube.gpu_sharing import MPS, NVIDIA_GPU, NodeResource, node_resource
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.queueing.batch_queues import KAI_SCHEDULER
 from gpulint.kube.refs import Path
@@ -17,6 +19,7 @@ from gpulint.kube.vgpu import HAMI_GPU, VOLCANO_VGPU, DeviceBound, device_bound
 from gpulint.kube.workloads import ObjectFacts, PodSpecSite, containers, template_metadata
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.verdicts.shared import admitted_pod_spec, gpu_pod_requirements
+from gpulint.lint.world.config_maps import device_plugin_configs
 from gpulint.lint.world.resolver import Resolver
 
 KAI_GPU_MEMORY = "gpu-memory"  # KAI's annotation: MiB of a GPU (pkg/common/constants GpuMemory)
@@ -147,3 +150,156 @@ def whole_count(raw: object) -> int | None:
     except QuantityError:
         return None
     return int(value) if value.denominator == 1 and value > Fraction(0) else None
+
+
+# The device plugin's refusal of a container asking for more than one shared unit (NVIDIA/k8s-device-plugin
+# internal/rm/allocate.go, with failRequestsGreaterThanOne; api/config/v1/config.go: MPS sets it by default)
+SHARED_REFUSAL = "the device plugin refuses more than one shared unit per container"
+
+
+@dataclass(frozen=True)
+class _Sharing:
+    """What the inventory's nodes share, worked out once per inventory."""
+
+    shared: frozenset[str]  # the resources shared (time-slicing, MPS) on some node
+    gpu_mixed: bool  # nvidia.com/gpu is a MIG slice on some nodes, a whole GPU on others
+
+
+def sharing(resolver: Resolver) -> _Sharing:
+    def compute() -> _Sharing:
+        advertised = [  # what each node's resources are (None: not an NVIDIA resource, or none of it)
+            info
+            for node in resolver.nodes
+            for name in node.allocatable
+            if (info := node_resource(node, name)) is not None
+        ]
+        gpu_slices = {info.mig_slice for info in advertised if info.resource == NVIDIA_GPU}
+        return _Sharing(frozenset(info.resource for info in advertised if info.shared), len(gpu_slices) == 2)
+
+    return resolver.cluster_fact(("gpu-sharing", "sharing"), compute)
+
+
+def _advertised(resolver: Resolver, resource: str) -> dict[int, tuple[NodeInfo, NodeResource | None]]:
+    """id(node) -> the inventory node and what ``resource`` is there, worked out once per inventory (a webhook
+    review would otherwise redo it for every node)."""
+    return resolver.cluster_fact(
+        ("gpu-sharing", resource), lambda: {id(node): (node, node_resource(node, resource)) for node in resolver.nodes}
+    )
+
+
+def on_nodes(resolver: Resolver, nodes: list[NodeInfo], resource: str) -> list[tuple[NodeInfo, NodeResource]]:
+    """(node, what ``resource`` is there) for the nodes that advertise it."""
+    table = _advertised(resolver, resource)
+    found = []
+    for node in nodes:
+        known = table.get(id(node))
+        info = known[1] if known is not None and known[0] is node else node_resource(node, resource)
+        if info is not None:
+            found.append((node, info))
+    return found
+
+
+@dataclass(frozen=True)
+class SharedRequest:
+    """A container asking for more than one unit of a resource that is a time-sliced or MPS share on nodes it
+    can use: the device plugin allocates per container, so more units are not more GPU, and with
+    failRequestsGreaterThanOne it refuses the pod."""
+
+    container: str
+    resource: str
+    amount: int
+    path: Path  # the container's limit
+    usable: int  # nodes it can use that advertise the resource
+    shared: tuple[NodeInfo, ...]  # of those, the nodes where it is a share
+    unit: str  # what one unit is there (the first such node), in words
+    strategies: frozenset[str]
+    refused: bool | None  # the device plugin refuses it (failRequestsGreaterThanOne); None: not known
+
+    @property
+    def everywhere(self) -> bool:
+        return len(self.shared) == self.usable
+
+    @property
+    def admission_error(self) -> str:
+        """The kubelet's words for the pod the device plugin refuses."""
+        default = " (the MPS default)" if MPS in self.strategies else ""
+        return (
+            f"failRequestsGreaterThanOne{default}: the pod fails with UnexpectedAdmissionError (maximum request "
+            f"size for shared resources is 1; found {self.amount})"
+        )
+
+
+def shared_requests(site: PodSpecSite, fit: FitResult, resolver: Resolver) -> tuple[SharedRequest, ...]:
+    """The containers of ``site`` asking for several units of a resource shared on nodes among ``fit``'s (the
+    nodes the pod can use). Listed only for a resource some inventory node shares."""
+    shared_somewhere = sharing(resolver).shared  # the candidates are the inventory's nodes
+    if not shared_somewhere:
+        return ()
+    found = []
+    for container_path, container in containers(site.spec):
+        resources = container.get("resources")
+        limits = resources.get("limits") if isinstance(resources, dict) else None
+        if not isinstance(limits, dict):
+            continue
+        for name, raw in limits.items():
+            if str(name) not in shared_somewhere:
+                continue
+            amount = whole_count(raw)
+            if amount is None or amount < 2:
+                continue
+            infos = on_nodes(resolver, fit.fitting, str(name))
+            shared = [(node, info) for node, info in infos if info.shared]
+            if not shared:
+                continue
+            strategies = frozenset(info.strategy for _, info in shared)
+            found.append(
+                SharedRequest(
+                    str(container.get("name") or ""),
+                    str(name),
+                    amount,
+                    (*site.path, *container_path, "resources", "limits", name),
+                    len(infos),
+                    tuple(node for node, _ in shared),
+                    shared[0][1].describe(),
+                    strategies,
+                    _refused(strategies, resolver),
+                )
+            )
+    return tuple(found)
+
+
+def _refused(strategies: frozenset[str], resolver: Resolver) -> bool | None:
+    """Whether the device plugin refuses requests > 1 for these strategies: from the configurations among the
+    linted files (config.go: MPS defaults failRequestsGreaterThanOne to true); None: not known."""
+    settings = _plugin_settings(resolver)  # only for a multi-unit request of a shared resource: rare
+    answers = []
+    for strategy in strategies:
+        found = [fail for kind, fail in settings if kind == strategy]
+        if found:
+            answers.append(all(found))
+        elif strategy == MPS:
+            answers.append(True)
+        else:
+            return None  # time-slicing without a configuration at hand: the default is false, but who knows
+    return all(answers) if answers else None
+
+
+def _plugin_settings(resolver: Resolver) -> list[tuple[str, bool | None]]:
+    settings: list[tuple[str, bool | None]] = []
+    for config in device_plugin_configs(resolver.linted):
+        strategy, fail = sharing_settings(config)
+        if strategy != "none":
+            settings.append((strategy, fail is True))
+    return settings
+
+
+def pod_shared_requests(
+    kind: str, site: PodSpecSite, resolver: Resolver, facts: ObjectFacts | None = None
+) -> tuple[SharedRequest, ...]:
+    """shared_requests on the nodes the pod as written can use, as gpu-sharing judges it (none when it fits no
+    node: gpu-unschedulable says why)."""
+    pod = gpu_pod_requirements(kind, site, resolver, facts)
+    if pod is None:
+        return ()
+    fit = resolver.model.evaluate(pod)
+    return shared_requests(site, fit, resolver) if fit.fits else ()
