@@ -267,7 +267,8 @@ def _shared_units(step: Step, shares: Sequence[SharedRequest]) -> Step:
         where = (
             "every node it can use"
             if request.everywhere
-            else f"{len(request.shared)} of the {request.usable} nodes it can use"
+            else f"{len(request.shared)} of the {request.usable} nodes it can use "
+            f"({_names(tuple(node.name for node in request.shared))})"
         )
         head = f"container '{request.container}': asks {request.amount} {request.resource}; on {where} it is {request.unit}"
         if _refused(request):
