@@ -331,6 +331,13 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
             lines.append(f"  fits in {len(fitting)} domain(s): {names}")
             where = f" in {fitting[0].domain}" if fitting[0].domain else ""
             lines.extend(f"    a placement{where}: {line}" for line in fitting[0].layout)
+            only = result.only_domain() if gang.topology_key else None  # over-tight-topology's warning
+            if only is not None and len(result.placements) > 1:
+                status = INFO if status == OK else status
+                lines.append(
+                    f"  only {gang.topology_key}={only.domain} can host the whole gang "
+                    f"({len(result.placements)} domains exist); any failure there blocks it"
+                )
         best = result.best()
         if gang.topology_key and result.unsatisfiable and best is not None:
             lines.append(
