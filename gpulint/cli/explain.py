@@ -137,13 +137,14 @@ def explain_site(
         f"{len(pod.requirements())} required node selection term(s); {excluded.affinity} node(s) excluded by "
         f"affinity/selector, {excluded.taints} by untolerated taints, {excluded.other} cordoned or not the named node"
     ]
-    steps.append(
-        Step(
-            "Node affinity and taints",
-            FAIL if not result.fits and not verdict.scales_up and (excluded.affinity or excluded.taints) else OK,
-            lines,
+    limited = verdict.selection_limits  # over-tight-affinity's warning: the selection keeps pods Pending
+    if limited is not None:
+        lines.append(
+            f"the nodes its required node affinity/selector allows hold only {limited[0]} of the workload's "
+            f"{site.pods} pods on the empty cluster; {limited[1]} would fit without it"
         )
-    )
+    blocked = not result.fits and not verdict.scales_up and (excluded.affinity or excluded.taints)
+    steps.append(Step("Node affinity and taints", FAIL if blocked or limited is not None else OK, lines))
     if inventory.pools:
         steps.append(_pools_step(verdict, obj.kind))
 
