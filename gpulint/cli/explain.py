@@ -20,10 +20,11 @@ from gpulint.lint.verdicts.device_filters import (
     KAI_GPU_MEMORY_REFUSAL,
     SHARED_REFUSAL,
     GpuMemoryVerdict,
+    MigMixture,
     SharedRequest,
     VgpuExcess,
     gpu_memory_verdict,
-    pod_shared_requests,
+    sharing_verdict,
     vgpu_excesses,
 )
 from gpulint.lint.verdicts.queues import (
@@ -128,8 +129,10 @@ def explain_site(
     steps.append(_resources_step(verdict, detail, site, bool(inventory.pools)))
     memory = gpu_memory_verdict(obj, site, inventory)  # as gpu-unschedulable judges it: the pod as it starts
     vgpus = vgpu_excesses(obj.kind, as_written or site, inventory, obj.facts)  # as gpu-sharing: as written
-    shares = pod_shared_requests(obj.kind, as_written or site, inventory, obj.facts)
-    steps.append(_shared_units(_device_filters(_capacity_step(verdict, detail, site), memory, vgpus), shares))
+    sharing = sharing_verdict(obj.kind, as_written or site, inventory, obj.facts)  # as gpu-sharing: as written
+    shares = sharing.shared
+    capacity = _shared_units(_device_filters(_capacity_step(verdict, detail, site), memory, vgpus), shares)
+    steps.append(_mig_mixture(capacity, sharing.mixture))
 
     # 3. affinity and taints
     excluded = detail.excluded
@@ -279,6 +282,19 @@ def _shared_units(step: Step, shares: Sequence[SharedRequest]) -> Step:
             status = INFO if status == OK else status
             lines.append(f"{head}: the units may be replicas of one physical GPU, no more GPU than 1 is guaranteed")
     return Step(step.title, status, lines)
+
+
+def _mig_mixture(step: Step, mixture: MigMixture | None) -> Step:
+    """The capacity step with gpu-sharing's MIG mixture: which GPU the pod gets depends on where it lands."""
+    if mixture is None:
+        return step
+    slices = _names(tuple(node.name for node in mixture.slices))
+    whole = _names(tuple(node.name for node in mixture.whole))
+    line = (
+        f"nvidia.com/gpu is a MIG slice on {len(mixture.slices)} of the nodes it can use ({slices}) and "
+        f"{mixture.whole_unit} on {len(mixture.whole)} ({whole}): where it lands decides which it gets"
+    )
+    return Step(step.title, INFO if step.status == OK else step.status, [*step.lines, line])
 
 
 def _pools_step(verdict: SchedulingVerdict, kind: str) -> Step:

@@ -265,3 +265,50 @@ def test_one_time_sliced_unit_passes_and_check_is_silent(write):
     findings, explanation = _shared(write, "true", 1)
     assert findings == []
     assert _capacity(explanation)["status"] == "ok"
+
+
+A100 = """\
+apiVersion: v1
+kind: Node
+metadata:
+  name: NAME
+  labels: {kubernetes.io/hostname: NAME, nvidia.com/gpu.present: "true", nvidia.com/gpu.product: PRODUCT, nvidia.com/gpu.count: "COUNT", nvidia.com/gpu.replicas: "1", nvidia.com/gpu.sharing-strategy: none, nvidia.com/mig.strategy: single}
+status:
+  capacity: {cpu: "64", memory: 256Gi, pods: "110", nvidia.com/gpu: "COUNT"}
+  allocatable: {cpu: "62", memory: 240Gi, pods: "110", nvidia.com/gpu: "COUNT"}
+"""
+MIG = A100.replace("NAME", "a100-mig-0").replace("PRODUCT", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb").replace("COUNT", "56")
+WHOLE = A100.replace("NAME", "a100-0").replace("PRODUCT", "NVIDIA-A100-SXM4-40GB").replace("COUNT", "8")
+NOTEBOOK = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: notebook}
+spec:
+  containers:
+  - name: jupyter
+    image: quay.io/jupyter/pytorch-notebook:cuda12-latest
+    resources:
+      limits: {nvidia.com/gpu: 1}
+"""
+
+
+def test_a_gpu_that_is_a_mig_slice_on_some_nodes_is_info_in_the_capacity_step_check_warns_on(write):
+    (finding,), explanation = _run(write, NOTEBOOK, MIG + "---\n" + WHOLE, "gpu-sharing")
+    assert (
+        finding["message"] == "nvidia.com/gpu is a MIG slice on 1 of the 2 nodes this pod can use and a whole GPU on 1"
+    )
+    capacity = _capacity(explanation)
+    assert capacity["status"] == "info"
+    assert capacity["lines"][-1] == (
+        "nvidia.com/gpu is a MIG slice on 1 of the nodes it can use (a100-mig-0) and a whole GPU on 1 (a100-0): "
+        "where it lands decides which it gets"
+    )
+
+
+def test_a_gpu_pinned_to_the_mig_nodes_passes_and_check_is_silent(write):
+    pinned = NOTEBOOK.replace(
+        "spec:\n", "spec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB-MIG-1g.5gb}\n", 1
+    )
+    findings, explanation = _run(write, pinned, MIG + "---\n" + WHOLE, "gpu-sharing")
+    assert findings == []
+    assert _capacity(explanation)["status"] == "ok"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kube.gpu_sharing import NVIDIA_GPU, NodeResource
+from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.gpu_stack import node_names
-from gpulint.kube.scheduler import NodeInfo
 from gpulint.kube.workloads import PodSpecSite, extended_resource_path
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, first_line
@@ -14,14 +13,12 @@ from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 from gpulint.lint.verdicts.device_filters import (
     SHARED_REFUSAL,
+    MigMixture,
     SharedRequest,
     VgpuExcess,
-    on_nodes,
-    shared_requests,
-    sharing,
+    sharing_verdict,
     vgpu_excesses,
 )
-from gpulint.lint.verdicts.shared import gpu_pod_requirements
 
 SPEC = RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
@@ -31,18 +28,12 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     resolver = ctx.cluster
     if resolver is None:
         return
-    pod = gpu_pod_requirements(obj.kind, site, resolver, obj.facts)
-    if pod is None:
-        return
-    fit = resolver.model.evaluate(pod)
-    if fit.fits:  # else gpu-unschedulable says why
-        yield from (_shared_request(request) for request in shared_requests(site, fit, resolver))
+    verdict = sharing_verdict(obj.kind, site, resolver, obj.facts)  # the one explain shows
+    yield from (_shared_request(request) for request in verdict.shared)
     # HAMi and Volcano's device count, on the nodes the other filters pass (the verdict explain shows)
     yield from (_too_many_vgpus(excess) for excess in vgpu_excesses(obj.kind, site, resolver, obj.facts))
-    if not fit.fits:
-        return
-    if NVIDIA_GPU in pod.requests and sharing(resolver).gpu_mixed:
-        yield from _mig_mixture(site, on_nodes(resolver, fit.fitting, NVIDIA_GPU))
+    if verdict.mixture is not None:
+        yield _mig_mixture(site, verdict.mixture)
 
 
 def _too_many_vgpus(excess: VgpuExcess) -> Diagnostic:
@@ -103,26 +94,17 @@ def _shared_request(request: SharedRequest) -> Diagnostic:
     )
 
 
-def _mig_mixture(site: PodSpecSite, advertised: list[tuple[NodeInfo, NodeResource]]) -> Iterator[Diagnostic]:
+def _mig_mixture(site: PodSpecSite, mixture: MigMixture) -> Diagnostic:
     """Under the single MIG strategy nvidia.com/gpu is a slice on some nodes and a whole GPU on others."""
-    slices: list[tuple[NodeInfo, NodeResource]] = []
-    whole: list[tuple[NodeInfo, NodeResource]] = []
-    for node, info in advertised:
-        (slices if info.mig_slice else whole).append((node, info))
-    if not (slices and whole):
-        return
-    total = len(slices) + len(whole)
-    slice_products = sorted({info.product for _, info in slices if info.product})
-    whole_products = sorted({info.product for _, info in whole if info.product})
-    yield Diagnostic(
+    slices, whole = mixture.slices, mixture.whole
+    return Diagnostic(
         RULE_ID,
         extended_resource_path(site, frozenset({NVIDIA_GPU})) or site.path,
-        f"nvidia.com/gpu is a MIG slice on {len(slices)} of the {total} nodes this pod can use and "
-        f"{'a whole GPU or a replica of one' if any(i.shared for _, i in whole) else 'a whole GPU'} "
-        f"on {len(whole)}",
+        f"nvidia.com/gpu is a MIG slice on {len(slices)} of the {len(slices) + len(whole)} nodes this pod can use "
+        f"and {mixture.whole_unit} on {len(whole)}",
         notes=(
-            f"MIG slices (the single MIG strategy): {', '.join(slice_products) or node_names(n for n, _ in slices)}; "
-            f"whole: {', '.join(whole_products) or node_names(n for n, _ in whole)}",
+            f"MIG slices (the single MIG strategy): {', '.join(mixture.slice_products) or node_names(slices)}; "
+            f"whole: {', '.join(mixture.whole_products) or node_names(whole)}",
             "where it lands decides which it gets: pin the product with a nodeSelector on nvidia.com/gpu.product",
         ),
     )

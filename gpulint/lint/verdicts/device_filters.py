@@ -293,13 +293,59 @@ def _plugin_settings(resolver: Resolver) -> list[tuple[str, bool | None]]:
     return settings
 
 
-def pod_shared_requests(
+@dataclass(frozen=True)
+class MigMixture:
+    """Under the single MIG strategy nvidia.com/gpu is a MIG slice on some of the nodes a pod can use and a whole
+    GPU (or a replica of one) on others: where it lands decides which it gets."""
+
+    slices: tuple[NodeInfo, ...]
+    whole: tuple[NodeInfo, ...]
+    slice_products: tuple[str, ...]
+    whole_products: tuple[str, ...]
+    whole_shared: bool  # some whole-GPU node shares it (time-slicing, MPS)
+
+    @property
+    def whole_unit(self) -> str:
+        return "a whole GPU or a replica of one" if self.whole_shared else "a whole GPU"
+
+
+def mig_mixture(fit: FitResult, resolver: Resolver) -> MigMixture | None:
+    """The mixture on ``fit``'s nodes, for a pod asking for nvidia.com/gpu (None: one kind everywhere)."""
+    if not sharing(resolver).gpu_mixed:
+        return None
+    slices: list[tuple[NodeInfo, NodeResource]] = []
+    whole: list[tuple[NodeInfo, NodeResource]] = []
+    for node, info in on_nodes(resolver, fit.fitting, NVIDIA_GPU):
+        (slices if info.mig_slice else whole).append((node, info))
+    if not (slices and whole):
+        return None
+    return MigMixture(
+        tuple(node for node, _ in slices),
+        tuple(node for node, _ in whole),
+        tuple(sorted({info.product for _, info in slices if info.product})),
+        tuple(sorted({info.product for _, info in whole if info.product})),
+        any(info.shared for _, info in whole),
+    )
+
+
+@dataclass(frozen=True)
+class SharingVerdict:
+    """What GPU sharing makes of a pod on the nodes it can use: gpu-sharing words it, `explain` shows it."""
+
+    shared: tuple[SharedRequest, ...] = ()
+    mixture: MigMixture | None = None
+
+
+def sharing_verdict(
     kind: str, site: PodSpecSite, resolver: Resolver, facts: ObjectFacts | None = None
-) -> tuple[SharedRequest, ...]:
-    """shared_requests on the nodes the pod as written can use, as gpu-sharing judges it (none when it fits no
-    node: gpu-unschedulable says why)."""
+) -> SharingVerdict:
+    """On the nodes the pod as written can use (nothing when it fits no node: gpu-unschedulable says why)."""
     pod = gpu_pod_requirements(kind, site, resolver, facts)
     if pod is None:
-        return ()
+        return SharingVerdict()
     fit = resolver.model.evaluate(pod)
-    return shared_requests(site, fit, resolver) if fit.fits else ()
+    if not fit.fits:
+        return SharingVerdict()
+    return SharingVerdict(
+        shared_requests(site, fit, resolver), mig_mixture(fit, resolver) if NVIDIA_GPU in pod.requests else None
+    )
