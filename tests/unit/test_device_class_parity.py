@@ -87,3 +87,42 @@ def test_an_inventory_without_the_clusters_classes_proves_no_class_absent_trap(w
     assert ABSENT not in steps["ResourceClaimTemplate/ml/b: DRA allocation"]["lines"]
     assert steps["ResourceClaimTemplate/ml/b: DRA allocation"]["status"] != "FAIL"
     assert ABSENT not in steps["Pod/ml/p (1 pod): DRA claims"]["lines"]
+
+
+# NVIDIA's DRA driver's IMEX channel example: the ComputeDomain's controller makes the template, with the
+# channel class its driver installs
+COMPUTE_DOMAIN = """\
+apiVersion: resource.nvidia.com/v1beta1
+kind: ComputeDomain
+metadata: {name: imex-channel-injection, namespace: ml}
+spec:
+  numNodes: 1
+  channel:
+    resourceClaimTemplate:
+      name: imex-channel-0
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: imex-channel-injection, namespace: ml}
+spec:
+  containers:
+  - name: ctr
+    image: ubuntu:22.04
+    command: ["bash", "-c"]
+    args: ["ls -la /dev/nvidia-caps-imex-channels; trap 'exit 0' TERM; sleep 9999 & wait"]
+    resources:
+      claims:
+      - name: imex-channel-0
+  resourceClaims:
+  - name: imex-channel-0
+    resourceClaimTemplateName: imex-channel-0
+"""
+
+
+def test_a_compute_domains_channel_template_is_not_judged_by_its_class_trap(write):
+    """The inventory lists DeviceClasses without the channel class: check judges no linted claim, and the pod's
+    DRA step does not say the driver's class is missing."""
+    findings, steps = _run(write, COMPUTE_DOMAIN, "nodes.yaml", "slices.yaml", "classes.yaml")
+    assert findings == []
+    dra = steps["Pod/ml/imex-channel-injection (1 pod): DRA claims"]
+    assert not any("does not exist" in line for line in dra["lines"])

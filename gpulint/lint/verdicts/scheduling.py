@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from gpulint.kube.dra.allocation import ClaimSpec, NodeVerdict
+from gpulint.kube.dra.allocation import ClaimSpec, NodeVerdict, claim_spec_of
 from gpulint.kube.gangs.members import Gang, GangVerdict, gangs_of, reported_gangs
 from gpulint.kube.gangs.packing import WORK_BUDGET
 from gpulint.kube.pools.fit import EXCLUDED, FITS, LIMITED, NEVER, UNKNOWN, PoolFit
@@ -41,6 +41,7 @@ from gpulint.lint.verdicts.shared import (
     gang_with_pools,
     gpu_pod_requirements,
     pool_fits,
+    referenced_claim,
     referenced_claims,
     scale_up_verdict,
     scheduling_hint,
@@ -48,6 +49,7 @@ from gpulint.lint.verdicts.shared import (
     selection_limits_replicas,
 )
 from gpulint.lint.world.dra_objects import claim_of
+from gpulint.lint.world.kinds import DRA_GROUP
 from gpulint.lint.world.resolver import Resolver
 
 if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
@@ -453,7 +455,7 @@ def dra_verdict(obj: KubeObject, site: PodSpecSite, resolver: Resolver, result: 
             why = allocation_failure(dra.verdicts((extended[0],)), total)
             unserved = (extended[1], why) if why is not None else None
     allowed = frozenset(node.name for node in result.fitting)
-    absent = absent_classes(claims, resolver, obj.document.path)
+    absent = absent_classes(linted_claims(obj, site, resolver), resolver, obj.document.path)
     if not claims or not dra.has_devices:
         return DraVerdict(len(entries), len(claims), False, len(allowed), 0, total, absent=absent)
     answers = dra.verdicts(tuple(claims), allowed)
@@ -464,6 +466,23 @@ def dra_verdict(obj: KubeObject, site: PodSpecSite, resolver: Resolver, result: 
     return DraVerdict(
         len(entries), len(claims), True, len(allowed), fitting, total, tuple(answers), judgeable, unserved, absent
     )
+
+
+def linted_claims(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -> list[ClaimSpec]:
+    """The claims the pod references that are linted objects, which device-class-unknown judges (not the
+    inventory's, which exist already, nor the template a ComputeDomain's controller makes with its driver's
+    class)."""
+    claims = []
+    entries = site.spec.get("resourceClaims")
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        located, kind = referenced_claim(obj, entry, resolver)
+        name = entry.get("resourceClaimTemplateName") or entry.get("resourceClaimName")
+        linted = resolver.linted.find(DRA_GROUP, kind, obj.ref.namespace, str(name)) if kind else None
+        if located is not None and linted is not None and located is linted:
+            claims.append(claim_spec_of(linted.data, kind))
+    return claims
 
 
 def absent_classes(claims: list[ClaimSpec], resolver: Resolver, file: str) -> tuple[str, ...]:
