@@ -14,6 +14,19 @@ from fractions import Fraction
 from gpulint.lint.engine import with_runtime
 from gpulint.lint.findings import Finding, Severity
 from gpulint.lint.inputs.objects import KubeObject
+from gpulint.lint.verdicts.device_filters import (
+    GPU_MEMORY_LABEL,
+    KAI_GPU_MEMORY,
+    KAI_GPU_MEMORY_REFUSAL,
+    SHARED_REFUSAL,
+    GpuMemoryVerdict,
+    MigMixture,
+    SharedRequest,
+    VgpuExcess,
+    gpu_memory_verdict,
+    sharing_verdict,
+    vgpu_excesses,
+)
 from gpulint.lint.verdicts.queues import (
     admission_verdict,
     batch_queue_problems,
@@ -55,6 +68,7 @@ from gpulint.lint.world.resolver import Resolver
 OK, FAIL, INFO = "ok", "FAIL", "info"
 EXPLAIN_JSON_VERSION = 1  # bumped when the shape of `explain --format json` changes
 NO_GANG = "no gang: pods are placed one by one"
+NO_EXTENDED = "no extended resources requested"
 
 
 @dataclass
@@ -113,7 +127,12 @@ def explain_site(
     heading = f"{obj.ref.display()}{role}{count}"
     steps: list[Step] = [admission] if admission is not None else []
     steps.append(_resources_step(verdict, detail, site, bool(inventory.pools)))
-    steps.append(_capacity_step(verdict, detail, site))
+    memory = gpu_memory_verdict(obj, site, inventory)  # as gpu-unschedulable judges it: the pod as it starts
+    vgpus = vgpu_excesses(obj.kind, as_written or site, inventory, obj.facts)  # as gpu-sharing: as written
+    sharing = sharing_verdict(obj.kind, as_written or site, inventory, obj.facts)  # as gpu-sharing: as written
+    shares = sharing.shared
+    capacity = _shared_units(_device_filters(_capacity_step(verdict, detail, site), memory, vgpus), shares)
+    steps.append(_mig_mixture(capacity, sharing.mixture))
 
     # 3. affinity and taints
     excluded = detail.excluded
@@ -121,13 +140,14 @@ def explain_site(
         f"{len(pod.requirements())} required node selection term(s); {excluded.affinity} node(s) excluded by "
         f"affinity/selector, {excluded.taints} by untolerated taints, {excluded.other} cordoned or not the named node"
     ]
-    steps.append(
-        Step(
-            "Node affinity and taints",
-            FAIL if not result.fits and not verdict.scales_up and (excluded.affinity or excluded.taints) else OK,
-            lines,
+    limited = verdict.selection_limits  # over-tight-affinity's warning: the selection keeps pods Pending
+    if limited is not None:
+        lines.append(
+            f"the nodes its required node affinity/selector allows hold only {limited[0]} of the workload's "
+            f"{site.pods} pods on the empty cluster; {limited[1]} would fit without it"
         )
-    )
+    blocked = not result.fits and not verdict.scales_up and (excluded.affinity or excluded.taints)
+    steps.append(Step("Node affinity and taints", FAIL if blocked or limited is not None else OK, lines))
     if inventory.pools:
         steps.append(_pools_step(verdict, obj.kind))
 
@@ -140,6 +160,13 @@ def explain_site(
         if result.fits
         else verdict.cause.reason + verdict.cause.hint
     )
+    refusals = (
+        ([KAI_GPU_MEMORY_REFUSAL] if memory is not None else [])
+        + [excess.refusal for excess in vgpus]
+        + [f"{SHARED_REFUSAL} (UnexpectedAdmissionError)" for request in shares if _refused(request)]
+    )
+    if result.fits and refusals:  # the kube-scheduler's filters pass, the GPU-sharing scheduler's do not
+        summary += f" of the kube-scheduler, but {refusals[0]}"
     best = verdict.scale_up()
     if not result.fits and best is not None:
         summary += f" Then {describe_scale_up(best)}; the pod waits until the node is ready."
@@ -205,7 +232,69 @@ def _capacity_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpec
             f"the workload runs {site.pods} of these pods, but only {placed} fit on the empty cluster "
             f"at once; the other {site.pods - placed} would stay Pending"
         )
-    return Step("Capacity vs allocatable", status, lines or ["no extended resources requested"])
+    return Step("Capacity vs allocatable", status, lines or [NO_EXTENDED])
+
+
+def _device_filters(step: Step, memory: GpuMemoryVerdict | None, vgpus: Sequence[VgpuExcess]) -> Step:
+    """The capacity step with the filters a GPU-sharing scheduler adds on the nodes the others pass: KAI's
+    GPU-memory label (gpu-unschedulable's verdict), HAMi's and Volcano's device count (gpu-sharing's)."""
+    lines = [] if memory is None and not vgpus else [line for line in step.lines if line != NO_EXTENDED]
+    if memory is not None:
+        usable = len(memory.usable)
+        lines.append(
+            f"{KAI_GPU_MEMORY}: asks {memory.asked} MiB of a GPU; KAI Scheduler places it only on a node labelled "
+            f"{GPU_MEMORY_LABEL}, and none of the {usable} node{'s' if usable != 1 else ''} the other filters "
+            f"pass has the label ({_names(memory.usable)}): {KAI_GPU_MEMORY_REFUSAL}"
+        )
+    for excess in vgpus:
+        _, most = excess.most
+        lines.append(
+            f"container '{excess.container}': asks {excess.amount} {excess.resource}; {most.scheduler} gives a "
+            f"container at most one of each physical GPU, and the nodes it can use have at most {most.devices}: "
+            f"{excess.refusal}"
+        )
+    return Step(step.title, FAIL, lines) if lines else step
+
+
+def _refused(request: SharedRequest) -> bool:
+    """The device plugin refuses the container on every node it can use (gpu-sharing's error)."""
+    return request.refused is True and request.everywhere
+
+
+def _shared_units(step: Step, shares: Sequence[SharedRequest]) -> Step:
+    """The capacity step with the containers asking for several units of a time-sliced or MPS share: refused
+    by the device plugin (failRequestsGreaterThanOne), or more units that are not more GPU."""
+    if not shares:
+        return step
+    lines, status = [line for line in step.lines if line != NO_EXTENDED], step.status
+    for request in shares:
+        where = (
+            "every node it can use"
+            if request.everywhere
+            else f"{len(request.shared)} of the {request.usable} nodes it can use "
+            f"({_names(tuple(node.name for node in request.shared))})"
+        )
+        head = f"container '{request.container}': asks {request.amount} {request.resource}; on {where} it is {request.unit}"
+        if _refused(request):
+            status = FAIL
+            lines.append(f"{head}: {SHARED_REFUSAL}: {request.admission_error}")
+        else:
+            status = INFO if status == OK else status
+            lines.append(f"{head}: the units may be replicas of one physical GPU, no more GPU than 1 is guaranteed")
+    return Step(step.title, status, lines)
+
+
+def _mig_mixture(step: Step, mixture: MigMixture | None) -> Step:
+    """The capacity step with gpu-sharing's MIG mixture: which GPU the pod gets depends on where it lands."""
+    if mixture is None:
+        return step
+    slices = _names(tuple(node.name for node in mixture.slices))
+    whole = _names(tuple(node.name for node in mixture.whole))
+    line = (
+        f"nvidia.com/gpu is a MIG slice on {len(mixture.slices)} of the nodes it can use ({slices}) and "
+        f"{mixture.whole_unit} on {len(mixture.whole)} ({whole}): where it lands decides which it gets"
+    )
+    return Step(step.title, INFO if step.status == OK else step.status, [*step.lines, line])
 
 
 def _pools_step(verdict: SchedulingVerdict, kind: str) -> Step:
@@ -259,6 +348,13 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
             lines.append(f"  fits in {len(fitting)} domain(s): {names}")
             where = f" in {fitting[0].domain}" if fitting[0].domain else ""
             lines.extend(f"    a placement{where}: {line}" for line in fitting[0].layout)
+            only = result.only_domain() if gang.topology_key else None  # over-tight-topology's warning
+            if only is not None and len(result.placements) > 1:
+                status = INFO if status == OK else status
+                lines.append(
+                    f"  only {gang.topology_key}={only.domain} can host the whole gang "
+                    f"({len(result.placements)} domains exist); any failure there blocks it"
+                )
         best = result.best()
         if gang.topology_key and result.unsatisfiable and best is not None:
             lines.append(
@@ -289,6 +385,8 @@ def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, verdict: 
     if dra is None:
         return Step("DRA claims", OK, ["no resource claims"])
     lines = [f"{dra.entries} resource claim(s); {dra.found} found in the linted files or the inventory"]
+    if dra.absent:  # device-class-unknown's error: the allocator is not asked
+        return Step("DRA claims", FAIL, [*lines, *_absent_classes(dra.absent)])
     if not dra.evaluated:
         lines.append("no ResourceSlices in the inventory: allocation not evaluated")
         return Step("DRA claims", INFO, lines)
@@ -457,6 +555,8 @@ def _object_steps(obj: KubeObject, inventory: Resolver) -> list[Step]:
 def _claim_step(obj: KubeObject, inventory: Resolver) -> Step:
     verdict = claim_verdict(obj, inventory)
     assert verdict is not None  # a resource.k8s.io claim or claim template
+    if verdict.absent:  # device-class-unknown's error: the allocator is not asked
+        return Step("DRA allocation", FAIL, _absent_classes(verdict.absent))
     if not verdict.evaluated:
         return Step("DRA allocation", INFO, ["no ResourceSlices in the inventory: allocation not evaluated"])
     if not verdict.requests:
@@ -469,6 +569,15 @@ def _claim_step(obj: KubeObject, inventory: Resolver) -> Step:
         OK,
         [*rejected, f"the claim can be allocated on {verdict.fitting} of the {len(inventory.nodes)} nodes"],
     )
+
+
+def _absent_classes(names: tuple[str, ...]) -> list[str]:
+    """DeviceClasses the cluster does not define, in the scheduler's words for a pod whose claim names one."""
+    return [
+        f"DeviceClass '{name}' does not exist: the scheduler leaves the pod Pending with \"device class {name} "
+        'does not exist"'
+        for name in names
+    ]
 
 
 def rejected_inventory(inventory: Resolver) -> list[str]:

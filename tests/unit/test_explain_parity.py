@@ -103,6 +103,10 @@ def test_replicas_beyond_capacity_fail_the_capacity_step(write):
             "nvidia.com/gpu: asks 5; largest node capacity 8, allocatable 8, free now 8",
             "the workload runs 6 of these pods, but only 4 fit on the empty cluster at once; the other 2 would stay "
             "Pending",
+            # gpu-sharing's warning on the same container: the verdict both read (#30)
+            "container 'shard': asks 5 nvidia.com/gpu; on 1 of the 4 nodes it can use (l4-0) it is a time-sliced "
+            "replica of a whole GPU, 2 per device: the units may be replicas of one physical GPU, no more GPU than 1 "
+            "is guaranteed",
         ],
     }
     assert steps(explanation)["gpulint check"] == {

@@ -212,7 +212,7 @@ def test_a_renamed_shared_resource_warns_where_the_whole_gpus_beside_it_do_not(t
 def test_what_the_inventory_shares_is_worked_out_once_for_every_pod(tmp_path, monkeypatch):
     """The webhook checks every review against the same inventory: what each node's resources are is read
     once, not once per pod, and the second pod gets the same answer."""
-    import gpulint.lint.checks.gpu_sharing as rule
+    import gpulint.lint.verdicts.device_filters as rule  # the verdict gpu-sharing words and explain shows
 
     mps = {"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "mps"}
     inventory = inventory_of(
@@ -234,7 +234,7 @@ def test_vgpu_device_bounds_are_read_once_per_inventory(tmp_path, monkeypatch):
     and each pod still gets the answer for the nodes it can use: a node whose devices are not registered
     keeps the rule silent, one pinned that registers a single GPU is refused two (HAMi v2.10.0
     pkg/scheduler/score.go NodeInsufficientDevice)."""
-    import gpulint.lint.checks.gpu_sharing as rule
+    import gpulint.lint.verdicts.device_filters as rule  # the verdict gpu-sharing words
 
     register = "GPU-5d2b1c3e-8a41-4f0e-9c7a-0b6f2d9e1a44,10,81559,100,NVIDIA-NVIDIA H100 PCIe,0,true:"
     hami = node("h100-0", {"pool": "hami"}, {"nvidia.com/gpu": "10"})
@@ -253,7 +253,7 @@ def test_vgpu_device_bounds_are_read_once_per_inventory(tmp_path, monkeypatch):
 
 def test_no_registered_devices_no_finding_and_no_walk(tmp_path, monkeypatch):
     """A fleet no vGPU scheduler registered (the common case) is read once, then never walked per pod."""
-    import gpulint.lint.checks.gpu_sharing as rule
+    import gpulint.lint.verdicts.device_filters as rule  # the verdict gpu-sharing words
 
     inventory = inventory_of(tmp_path, *(node(f"h100-{i}", {}, {"nvidia.com/gpu": "8"}) for i in range(3)))
     reads: list[str] = []

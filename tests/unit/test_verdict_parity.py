@@ -107,10 +107,14 @@ def test_a_gang_its_topology_makes_unplaceable_fails_the_gang_step_check_reports
     assert f"  cannot be placed: {finding['message']}" in gang["lines"]
 
 
-def test_a_gang_one_rack_holds_passes_the_gang_step_and_check_is_silent(write):
+def test_a_gang_only_one_rack_holds_is_info_in_the_gang_step_as_check_warns(write):
     findings, steps = _run(write("job.yaml", _gang(4)), RACKS)
     assert [f for f in findings if f["rule"] == "gang-unsatisfiable"] == []
-    assert steps["Job/ml/llm, 'worker' pod template (4 pods): Gang and topology"]["status"] == "ok"
+    # only r1 holds it: over-tight-topology's warning, which the gang step says too
+    (tight,) = [f for f in findings if f["rule"] == "over-tight-topology"]
+    gang = steps["Job/ml/llm, 'worker' pod template (4 pods): Gang and topology"]
+    assert gang["status"] == "info"
+    assert f"  {tight['message']}" in gang["lines"]
 
 
 KUEUE = """\

@@ -8,18 +8,23 @@ from fractions import Fraction
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, summary
 from gpulint.kube.quantity import format_amount
-from gpulint.kube.queueing.batch_queues import KAI_SCHEDULER
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
-from gpulint.kube.scheduler import FitResult, PodRequirements, pod_requirements
-from gpulint.kube.workloads import PodSpecSite, extended_resource_path, template_metadata
+from gpulint.kube.scheduler import FitResult, PodRequirements
+from gpulint.kube.workloads import PodSpecSite, extended_resource_path
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
+from gpulint.lint.verdicts.device_filters import (
+    GPU_MEMORY_LABEL,
+    KAI_GPU_MEMORY,
+    KAI_GPU_MEMORY_REFUSAL,
+    GpuMemoryVerdict,
+    gpu_memory_verdict,
+)
 from gpulint.lint.verdicts.scheduling import SchedulingVerdict, scheduling_cause, scheduling_verdict
 from gpulint.lint.verdicts.shared import (
-    admitted_pod_spec,
     gpu_daemons,
     gpu_pod_requirements,
     kueue_admitted,
@@ -27,9 +32,6 @@ from gpulint.lint.verdicts.shared import (
     scale_up_verdict,
 )
 from gpulint.lint.world.resolver import Resolver
-
-KAI_GPU_MEMORY = "gpu-memory"  # KAI's annotation: MiB of a GPU (pkg/common/constants GpuMemory)
-GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # GPU feature discovery's; KAI's GpuMemoryLabel
 
 SPEC = RuleSpec("gpu-unschedulable", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
@@ -44,7 +46,9 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
     site = kueue_admitted(written, kueue_pins(obj, inventory))  # a queued workload's: its flavor's labels, tolerations
     pod = gpu_pod_requirements(obj.kind, site, inventory, obj.facts)
     if pod is None:
-        yield from _kai_gpu_memory(obj, site, inventory)
+        memory = gpu_memory_verdict(obj, site, inventory)
+        if memory is not None:
+            yield _gpu_memory(memory)
         return
     if any(is_extended(name) for name in pod.requests.keys() - inventory.offered_resources):
         return  # a resource no node publishes: gpu-resource-unknown says so, more precisely
@@ -311,35 +315,21 @@ def _subject(site: PodSpecSite) -> str:
     return f"the '{site.role}' pod template" if site.role else "this pod"
 
 
-def _kai_gpu_memory(obj: KubeObject, site: PodSpecSite, inventory: Resolver) -> Iterator[Diagnostic]:
-    """KAI Scheduler's GPU-memory sharing: a pod that asks for MiB of a GPU (the ``gpu-memory`` annotation, no
-    GPU resource) fits only a node whose ``nvidia.com/gpu.memory`` label says how much its GPUs hold
-    (NVIDIA/KAI-Scheduler v0.17.0 api/node_info getNodeGpuMemory, GpuMemorySynced; plugins/predicates). Judged
-    on the inventory's nodes alone: a node a pool adds gets its labels from GPU feature discovery."""
-    if site.spec.get("schedulerName") != KAI_SCHEDULER or inventory.pools:
-        return
-    annotations = mapping(template_metadata(obj.data, site).get("annotations"))
-    written = annotations.get(KAI_GPU_MEMORY)
-    if not isinstance(written, str) or not written.isdigit() or int(written) <= 0:
-        return  # KAI's binder refuses any other value (gpu_request_validator.go); not this rule's
-    pod = pod_requirements(
-        admitted_pod_spec(obj.kind, site.spec, inventory), inventory.gates.enabled("TaintTolerationComparisonOperators")
-    )
-    fit = inventory.model.evaluate(pod)
-    if not fit.fits or any(node.labels.get(GPU_MEMORY_LABEL, "").isdigit() for node in fit.fitting):
-        return  # no node at all is another cause; a labelled node can take it
-    yield Diagnostic(
+def _gpu_memory(verdict: GpuMemoryVerdict) -> Diagnostic:
+    """KAI Scheduler's GPU-memory predicate refuses every node the pod can use (the verdict explain shows)."""
+    usable = len(verdict.usable)
+    return Diagnostic(
         RULE_ID,
-        (*site.template_path, "metadata", "annotations", KAI_GPU_MEMORY),
+        verdict.path,
         f"KAI Scheduler places a {KAI_GPU_MEMORY} pod only on a node labelled {GPU_MEMORY_LABEL}, and "
         + (
             "the one node it can use has no such label"
-            if len(fit.fitting) == 1
-            else f"none of the {len(fit.fitting)} nodes it can use has the label"
+            if usable == 1
+            else f"none of the {usable} nodes it can use has the label"
         ),
         severity=Severity.WARNING,
         notes=(
-            "KAI: node is not a gpu node or the gpu memory count on the node was not synced yet",
+            KAI_GPU_MEMORY_REFUSAL,
             "GPU feature discovery sets the label from the memory the GPU reports; a GPU that reports none "
             "(unified memory: memory.total [N/A]) gets none - ask for a gpu-fraction instead, or label the node",
         ),

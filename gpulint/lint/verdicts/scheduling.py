@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from gpulint.kube.dra.allocation import ClaimSpec, NodeVerdict
+from gpulint.kube.dra.allocation import ClaimSpec, NodeVerdict, claim_spec_of
 from gpulint.kube.gangs.members import Gang, GangVerdict, gangs_of, reported_gangs
 from gpulint.kube.gangs.packing import WORK_BUDGET
 from gpulint.kube.pools.fit import EXCLUDED, FITS, LIMITED, NEVER, UNKNOWN, PoolFit
@@ -41,6 +41,7 @@ from gpulint.lint.verdicts.shared import (
     gang_with_pools,
     gpu_pod_requirements,
     pool_fits,
+    referenced_claim,
     referenced_claims,
     scale_up_verdict,
     scheduling_hint,
@@ -48,6 +49,7 @@ from gpulint.lint.verdicts.shared import (
     selection_limits_replicas,
 )
 from gpulint.lint.world.dra_objects import claim_of
+from gpulint.lint.world.kinds import DRA_GROUP
 from gpulint.lint.world.resolver import Resolver
 
 if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
@@ -418,6 +420,7 @@ class DraVerdict:
     # cel-invalid's finding) and alone fits some node (else the claim's own finding)
     judgeable: bool = False
     extended: tuple[Path, str] | None = None  # a DRA-backed extended resource no node can ever serve: where, why
+    absent: tuple[str, ...] = ()  # DeviceClasses the claims name that the cluster does not define (absent_classes)
 
     @property
     def reason(self) -> str | None:
@@ -452,16 +455,45 @@ def dra_verdict(obj: KubeObject, site: PodSpecSite, resolver: Resolver, result: 
             why = allocation_failure(dra.verdicts((extended[0],)), total)
             unserved = (extended[1], why) if why is not None else None
     allowed = frozenset(node.name for node in result.fitting)
+    absent = absent_classes(linted_claims(obj, site, resolver), resolver, obj.document.path)
     if not claims or not dra.has_devices:
-        return DraVerdict(len(entries), len(claims), False, len(allowed), 0, total)
+        return DraVerdict(len(entries), len(claims), False, len(allowed), 0, total, absent=absent)
     answers = dra.verdicts(tuple(claims), allowed)
     fitting = sum(len(group.nodes) for group, verdict in answers if verdict.fits)
     judgeable = all(judgeable_claim(claim, resolver) for claim in claims) and not any(
         allocation_failure(dra.verdicts((claim,)), total) is not None for claim in claims
     )
     return DraVerdict(
-        len(entries), len(claims), True, len(allowed), fitting, total, tuple(answers), judgeable, unserved
+        len(entries), len(claims), True, len(allowed), fitting, total, tuple(answers), judgeable, unserved, absent
     )
+
+
+def linted_claims(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -> list[ClaimSpec]:
+    """The claims the pod references that are linted objects, which device-class-unknown judges (not the
+    inventory's, which exist already, nor the template a ComputeDomain's controller makes with its driver's
+    class)."""
+    claims = []
+    entries = site.spec.get("resourceClaims")
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        located, kind = referenced_claim(obj, entry, resolver)
+        name = entry.get("resourceClaimTemplateName") or entry.get("resourceClaimName")
+        linted = resolver.linted.find(DRA_GROUP, kind, obj.ref.namespace, str(name)) if kind else None
+        if located is not None and linted is not None and located is linted:
+            claims.append(claim_spec_of(linted.data, kind))
+    return claims
+
+
+def absent_classes(claims: list[ClaimSpec], resolver: Resolver, file: str) -> tuple[str, ...]:
+    """The DeviceClasses the claims name that the cluster does not define, when its classes are known whole
+    (device-class-unknown's error): the scheduler leaves the pod Pending ("request %s: device class %s does not
+    exist", kubernetes/kubernetes pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go)."""
+    if not resolver.catalog_complete("DeviceClass", file):
+        return ()
+    defined = resolver.device_classes
+    named = {a.class_name for claim in claims for r in claim.requests for a in r.alternatives}
+    return tuple(sorted(name for name in named if name and name not in defined))
 
 
 def judgeable_claim(claim: ClaimSpec, resolver: Resolver) -> bool:
@@ -490,6 +522,7 @@ class ClaimVerdict:
     where: Path = ()  # its first request's list
     judgeable: bool = False  # requests whose classes exist and whose selectors compile (judgeable_claim)
     now: str | None = None  # why the devices allocated claims leave free now cannot hold it (it fits the empty cluster)
+    absent: tuple[str, ...] = ()  # DeviceClasses it names that the cluster does not define (absent_classes)
 
 
 def claim_verdict(obj: KubeObject, resolver: Resolver) -> ClaimVerdict | None:
@@ -497,6 +530,12 @@ def claim_verdict(obj: KubeObject, resolver: Resolver) -> ClaimVerdict | None:
     claim = claim_of(obj)
     if claim is None:
         return None
+    verdict = _claim_verdict(obj, claim, resolver)
+    absent = absent_classes([claim], resolver, obj.document.path)
+    return replace(verdict, absent=absent) if absent else verdict
+
+
+def _claim_verdict(obj: KubeObject, claim: ClaimSpec, resolver: Resolver) -> ClaimVerdict:
     dra = resolver.dra
     if not resolver.has_nodes or not dra.has_devices:
         return ClaimVerdict(False, len(claim.requests), 0, None)
