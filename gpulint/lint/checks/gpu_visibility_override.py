@@ -27,7 +27,6 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec, Scope
-from gpulint.lint.verdicts.shared import admitted_pod_spec
 from gpulint.lint.world.config_maps import namespace_config_maps
 
 SPEC = RuleSpec("gpu-visibility-override", Severity.WARNING, scope=Scope.POD_TEMPLATE)
@@ -225,6 +224,9 @@ def _only_gpu_nodes(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> st
     resolver = ctx.cluster
     if resolver is None or not resolver.nodes or resolver.pools:
         return ""
+    # only with nodes: a plain check of a file loads no scheduling model (tests/unit/test_startup.py)
+    from gpulint.lint.verdicts.shared import admitted_pod_spec
+
     pod = pod_requirements(
         admitted_pod_spec(obj.kind, site.spec, resolver), resolver.gates.enabled("TaintTolerationComparisonOperators")
     )
