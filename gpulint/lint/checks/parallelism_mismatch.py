@@ -356,18 +356,12 @@ def _mpijob(
                 continue
             path = (*launcher.path, *container_path, *word.origin.path)
             if np is not None and np > total and text(spec.get("mpiImplementation")) in ("", "OpenMPI"):
-                yield Diagnostic(
-                    RULE_ID,
+                yield _not_enough_slots(
                     path,
-                    f"mpirun -np {np} asks for more ranks than the hostfile has slots ({worker.pods} workers x "
-                    f"slotsPerWorker {slots} = {total}): Open MPI refuses",
-                    notes=(
-                        '"There are not enough slots available in the system to satisfy the '
-                        f'{np} slots that were requested by the application"',
-                        f"use -np {total}, or more workers",
-                    ),
-                    severity=Severity.ERROR,
-                    offset=word.origin.offset,
+                    word,
+                    np,
+                    f"the hostfile has slots ({worker.pods} workers x slotsPerWorker {slots} = {total})",
+                    f"use -np {total}, or more workers",
                 )
             elif (np is None or np == total) and found is not None and slots < found[1].ranks:
                 open_mpi = text(spec.get("mpiImplementation")) in ("", "OpenMPI")  # one rank per slot without -np
@@ -381,6 +375,22 @@ def _mpijob(
                     f"{slots} = {total}, one slot per GPU): {total - np} GPUs stay idle while allocated",
                     offset=word.origin.offset,
                 )
+
+
+def _not_enough_slots(path: Path, word: Word, np: int, slots: str, fix: str) -> Diagnostic:
+    """Open MPI's refusal of more ranks than slots, in its own words (help-orte-rmaps-base.txt)."""
+    return Diagnostic(
+        RULE_ID,
+        path,
+        f"mpirun -np {np} asks for more ranks than {slots}: Open MPI refuses",
+        notes=(
+            f'"There are not enough slots available in the system to satisfy the {np} slots that were requested '
+            'by the application"',
+            fix,
+        ),
+        severity=Severity.ERROR,
+        offset=word.origin.offset,
+    )
 
 
 def _own_hosts(launch: Launch) -> bool:
@@ -401,18 +411,12 @@ def _volcano_mpirun(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[s
                 found = _host_list_over_slots(launch)
                 if found is not None:
                     np, slots, word = found
-                    yield Diagnostic(
-                        RULE_ID,
+                    yield _not_enough_slots(
                         (*site.path, *container_path, *word.origin.path),
-                        f"mpirun -np {np} asks for more ranks than its --host list has slots ({slots}: one a host, "
-                        "or :N): Open MPI refuses",
-                        notes=(
-                            '"There are not enough slots available in the system to satisfy the '
-                            f'{np} slots that were requested by the application"',
-                            f"name each host once per rank (host:N), or use -np {slots}",
-                        ),
-                        severity=Severity.ERROR,
-                        offset=word.origin.offset,
+                        word,
+                        np,
+                        f"its --host list has slots ({slots}: one a host, or :N)",
+                        f"name each host once per rank (host:N), or use -np {slots}",
                     )
 
 

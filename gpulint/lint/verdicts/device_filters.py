@@ -4,8 +4,10 @@ here: gpu-unschedulable and gpu-sharing word them, `explain` shows them in its c
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
 from gpulint.kube.device_plugin_config import sharing_settings
 from gpulint.kube.fields import mapping
@@ -112,13 +114,19 @@ def vgpu_excesses(
     return tuple(_excesses(site, fit, resolver))
 
 
-def _excesses(site: PodSpecSite, fit: FitResult, resolver: Resolver) -> list[VgpuExcess]:
-    found = []
+def _limits(site: PodSpecSite) -> Iterator[tuple[Path, dict[str, Any], dict[str, Any]]]:
+    """(path, container, its limits) for each container of ``site`` that states limits: what the device plugin
+    and the vGPU schedulers allocate from."""
     for container_path, container in containers(site.spec):
         resources = container.get("resources")
         limits = resources.get("limits") if isinstance(resources, dict) else None
-        if not isinstance(limits, dict):
-            continue
+        if isinstance(limits, dict):
+            yield container_path, container, limits
+
+
+def _excesses(site: PodSpecSite, fit: FitResult, resolver: Resolver) -> list[VgpuExcess]:
+    found = []
+    for container_path, container, limits in _limits(site):
         for name in (HAMI_GPU, VOLCANO_VGPU):
             amount = whole_count(limits.get(name)) if name in limits else None
             if amount is None or amount < 2:
@@ -263,11 +271,7 @@ def shared_requests(site: PodSpecSite, fit: FitResult, resolver: Resolver) -> tu
     if not shared_somewhere:
         return ()
     found = []
-    for container_path, container in containers(site.spec):
-        resources = container.get("resources")
-        limits = resources.get("limits") if isinstance(resources, dict) else None
-        if not isinstance(limits, dict):
-            continue
+    for container_path, container, limits in _limits(site):
         for name, raw in limits.items():
             if str(name) not in shared_somewhere:
                 continue

@@ -36,12 +36,12 @@ from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.verdicts.shared import (
     PoolGangVerdict,
     allocation_failure,
+    claim_entries,
     extended_resource_claim,
     gang_verdict,
     gang_with_pools,
     gpu_pod_requirements,
     pool_fits,
-    referenced_claim,
     referenced_claims,
     scale_up_verdict,
     scheduling_hint,
@@ -473,11 +473,7 @@ def linted_claims(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -> lis
     inventory's, which exist already, nor the template a ComputeDomain's controller makes with its driver's
     class)."""
     claims = []
-    entries = site.spec.get("resourceClaims")
-    for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, dict):
-            continue
-        located, kind = referenced_claim(obj, entry, resolver)
+    for entry, located, kind in claim_entries(obj, site, resolver):
         name = entry.get("resourceClaimTemplateName") or entry.get("resourceClaimName")
         linted = resolver.linted.find(DRA_GROUP, kind, obj.ref.namespace, str(name)) if kind else None
         if located is not None and linted is not None and located is linted:

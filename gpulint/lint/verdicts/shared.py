@@ -7,7 +7,7 @@ of the cluster; the rules word them as findings, `explain` as steps.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -283,18 +283,20 @@ def referenced_claim(obj: KubeObject, entry: dict[str, Any], resolver: Resolver)
     return None, ""
 
 
-def referenced_claims(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -> list[ClaimSpec]:
-    """The parsed claims a pod template references (those the linted files or the inventory hold)."""
-    claims = []
+def claim_entries(
+    obj: KubeObject, site: PodSpecSite, resolver: Resolver
+) -> Iterator[tuple[dict[str, Any], HasData | None, str]]:
+    """(entry, the claim it names where found, its kind) for each of the pod template's ``resourceClaims``."""
     entries = site.spec.get("resourceClaims")
     for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, dict):
-            continue
-        located, kind = referenced_claim(obj, entry, resolver)
-        if located is None:
-            continue  # claim-reference-invalid reports it
-        claims.append(claim_spec_of(located.data, kind))
-    return claims
+        if isinstance(entry, dict):
+            yield (entry, *referenced_claim(obj, entry, resolver))
+
+
+def referenced_claims(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -> list[ClaimSpec]:
+    """The parsed claims a pod template references (those the linted files or the inventory hold); one missing
+    is claim-reference-invalid's."""
+    return [claim_spec_of(located.data, kind) for _, located, kind in claim_entries(obj, site, resolver) if located]
 
 
 def extended_resource_claim(site: PodSpecSite, resolver: Resolver) -> tuple[ClaimSpec, Path] | None:
