@@ -5,12 +5,14 @@ deliberate differences of docs/oracle.md are left out here, each at the line tha
 from __future__ import annotations
 
 import json
+import os
 import re
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 import yaml
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 from gpulint.kube.cel import cost as cel_cost
@@ -21,6 +23,25 @@ from gpulint.kube.quantity import MAX_EXPONENT, MAX_TEXT, QuantityError, parse_q
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, filter_reasons, pod_requirements
 
 # --------------------------------------------------------------------------- quantities
+
+CASES = int(os.environ.get("ORACLE_CASES", "2000"))  # per family: 2,000 in CI
+
+
+def family_settings(batch: int) -> settings:
+    """``batch`` cases per example (one round trip; a batch must stay within hypothesis' bytes per example)."""
+    return settings(ORACLE_SETTINGS, max_examples=-(-CASES // batch))
+
+
+ORACLE_SETTINGS = settings(
+    deadline=None,
+    derandomize=os.environ.get("CI") == "true" or os.environ.get("ORACLE_DERANDOMIZE") == "1",
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    database=None,
+    # no shrinking: each step would be a round trip of a whole batch; the failure prints each disagreeing
+    # case on its own, which is small already (it becomes a regression test where it shows a gpulint bug)
+    phases=[Phase.explicit, Phase.generate],
+)
+
 
 _DIGITS = st.text("0123456789", min_size=0, max_size=24)
 _LONG_DIGITS = st.integers(0, 10**40).map(str)

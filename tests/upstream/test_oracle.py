@@ -8,10 +8,8 @@ them reproducible.
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from oracle_families import (
     CEL_CASE,
@@ -25,30 +23,13 @@ from oracle_families import (
     compare_schedule,
     compare_validate,
     dumps,
+    family_settings,
 )
 
 from gpulint.kube.cel.engine import CelEngine, CelProblem
 from gpulint.kube.features import GATES, FeatureGates
 
 pytestmark = pytest.mark.oracle
-
-CASES = int(os.environ.get("ORACLE_CASES", "2000"))  # per family: 2,000 in CI
-
-
-def family_settings(batch: int) -> settings:
-    """``batch`` cases per example (one round trip; a batch must stay within hypothesis' bytes per example)."""
-    return settings(ORACLE_SETTINGS, max_examples=-(-CASES // batch))
-
-
-ORACLE_SETTINGS = settings(
-    deadline=None,
-    derandomize=os.environ.get("CI") == "true" or os.environ.get("ORACLE_DERANDOMIZE") == "1",
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
-    database=None,
-    # no shrinking: each step would be a round trip of a whole batch; the failure prints each disagreeing
-    # case on its own, which is small already (it becomes a regression test where it shows a gpulint bug)
-    phases=[Phase.explicit, Phase.generate],
-)
 
 
 def batches(case: st.SearchStrategy, size: int) -> st.SearchStrategy[list]:

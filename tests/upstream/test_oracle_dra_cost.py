@@ -5,14 +5,13 @@ library.CostEstimator) and answers its actual cost; gpulint's count must be that
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from oracle_client import Oracle
-from oracle_families import cel_device
+from oracle_families import cel_device, family_settings
 
 from gpulint.kube.cel.engine import CelEngine, Compiled
 
@@ -132,14 +131,7 @@ def test_the_library_functions_cost_what_kubernetes_charges(oracle):
     assert counted == len(expressions)
 
 
-@settings(
-    max_examples=int(os.environ.get("ORACLE_CASES", "2000")) // 50,
-    deadline=None,
-    derandomize=os.environ.get("CI") == "true" or os.environ.get("ORACLE_DERANDOMIZE") == "1",
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
-    database=None,
-    phases=[Phase.explicit, Phase.generate],
-)
+@family_settings(50)
 @given(st.lists(st.tuples(SELECTOR, DEVICE), min_size=50, max_size=50))
 def test_generated_selectors_count_as_cel_go_counts(oracle, batch):
     found, counted = differences(oracle, [case(e, d) for e, d in batch])

@@ -5,13 +5,13 @@ stored-expressions environment, PerCallLimit). The count is a lower bound: never
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from oracle_client import Oracle
+from oracle_families import family_settings
 from support.cel_cost import UNIQUE_ENV, counted, nested_all, pod_with_env
 
 from gpulint.kube.cel.engine import Compiled
@@ -106,14 +106,7 @@ def expressions(draw: st.DrawFn, depth: int = 0) -> str:
     return f"c.env.{macro}(e{depth}, e{depth}.name != c.name {join} {inner})"
 
 
-@settings(
-    max_examples=int(os.environ.get("ORACLE_CASES", "2000")) // 50,
-    deadline=None,
-    derandomize=os.environ.get("CI") == "true" or os.environ.get("ORACLE_DERANDOMIZE") == "1",
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
-    database=None,
-    phases=[Phase.explicit, Phase.generate],
-)
+@family_settings(50)
 @given(st.lists(st.tuples(expressions(), CONTAINERS), min_size=50, max_size=50))
 def test_counts_are_never_above_cel_go_and_exceeded_only_where_it_cancels(oracle, batch):
     cases = [
@@ -178,14 +171,7 @@ def verdicts(oracle: Oracle, cases: list[tuple[str, dict[str, Any]]]) -> list[st
     return found
 
 
-@settings(
-    max_examples=int(os.environ.get("ORACLE_CASES", "2000")) // 100,
-    deadline=None,
-    derandomize=os.environ.get("CI") == "true" or os.environ.get("ORACLE_DERANDOMIZE") == "1",
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
-    database=None,
-    phases=[Phase.explicit, Phase.generate],
-)
+@family_settings(100)
 @given(st.lists(expensive(), min_size=10, max_size=10))
 def test_expensive_policies_are_exceeded_only_where_cel_go_cancels_them(oracle, batch):
     found = verdicts(oracle, batch)
