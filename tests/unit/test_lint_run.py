@@ -869,9 +869,9 @@ def test_each_container_s_gpus_and_command_line_are_read_once_per_check(monkeypa
         gpus.append(container.get("name"))
         return real_gpus(container, patterns)
 
-    def counted_launches(container, injected, config_maps):
+    def counted_launches(container, injected, config_maps, files):
         launches.append(container.get("name"))
-        return real_launches(container, injected, config_maps)
+        return real_launches(container, injected, config_maps, files)
 
     monkeypatch.setattr(runtime, "_container_gpus", counted_gpus)
     monkeypatch.setattr(runtime, "_container_launches", counted_launches)
