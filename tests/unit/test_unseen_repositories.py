@@ -1207,3 +1207,114 @@ def test_the_folder_of_a_past_releases_docs(path, snapshot):
     found = release_snapshot(path)
     assert (found is None) is (snapshot is None)
     assert found is None or found.endswith(os.path.normpath(snapshot))
+
+
+# ----------------------------------------- a placeholder where a list goes in a controller's templates (set F, Kthena)
+
+# Kthena's ModelServing CRD, cut to the engine container its controller fills in.
+SERVING_CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: modelservings.workload.serving.volcano.sh
+spec:
+  group: workload.serving.volcano.sh
+  names: {kind: ModelServing, listKind: ModelServingList, plural: modelservings, singular: modelserving}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          apiVersion: {type: string}
+          kind: {type: string}
+          metadata: {type: object}
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer, format: int32}
+              template:
+                type: object
+                properties:
+                  roles:
+                    type: array
+                    items:
+                      type: object
+                      properties:
+                        name: {type: string}
+                        replicas: {type: integer, format: int32}
+                        workerReplicas: {type: integer, format: int32}
+                        entryTemplate:
+                          type: object
+                          properties:
+                            spec:
+                              type: object
+                              properties:
+                                containers:
+                                  type: array
+                                  items:
+                                    type: object
+                                    properties:
+                                      name: {type: string}
+                                      image: {type: string}
+                                      command: {type: array, items: {type: string}}
+                                      args: {type: array, items: {type: string}}
+                                      env: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+                                      resources: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"""
+SERVING_TEMPLATE = """
+apiVersion: workload.serving.volcano.sh/v1alpha1
+kind: ModelServing
+metadata: ${MODEL_SERVING_TEMPLATE_METADATA}
+spec:
+  replicas: ${BACKEND_REPLICAS}
+  template:
+    roles:
+      - name: leader
+        replicas: ${SERVER_REPLICAS}
+        workerReplicas: {workers}
+        entryTemplate:
+          spec:
+            containers:
+              - name: runtime
+                image: ${MODEL_SERVING_RUNTIME_IMAGE}
+                args:
+                  - --port
+                  - ${MODEL_SERVING_RUNTIME_PORT}
+              - name: engine
+                image: ${ENGINE_SERVER_IMAGE}
+                command: {command}
+                env: ${ENGINE_ENV}
+                resources: ${ENGINE_SERVER_RESOURCES}
+"""
+SERVING_TEMPLATE_PATH = "pkg/model-booster-controller/convert/templates/vllm.yaml"
+
+
+def serving_template(command: str, workers: str = "${WORKER_REPLICAS}") -> str:
+    return SERVING_TEMPLATE.replace("{command}", command).replace("{workers}", workers)
+
+
+@pytest.mark.parametrize("command", ["${ENGINE_SERVER_COMMAND}", "$ENGINE_SERVER_COMMAND", '"{{ .EngineCommand }}"'])
+def test_a_placeholder_for_the_whole_command_list_is_no_type_error(repo, command):
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    write_tree(repo, {KUBEBUILDER_CRD.replace("modelboosters", "modelservings"): SERVING_CRD})
+    write_tree(repo, {SERVING_TEMPLATE_PATH: serving_template(command)})
+    assert schema_places(run_cli("check", ".", "--format", "json")) == []
+
+
+@pytest.mark.parametrize(
+    ("command", "workers", "line"),
+    [
+        # the traps: a placeholder inside a command's text stays text, and a real type error beside the placeholders
+        ('"${ENGINE_SERVER} --port 8000"', "${WORKER_REPLICAS}", 21),
+        ("${ENGINE_SERVER_COMMAND}", "two", 10),
+    ],
+)
+def test_a_placeholder_inside_the_text_or_a_real_type_error_is_still_refused(repo, command, workers, line):
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    write_tree(repo, {KUBEBUILDER_CRD.replace("modelboosters", "modelservings"): SERVING_CRD})
+    write_tree(repo, {SERVING_TEMPLATE_PATH: serving_template(command, workers)})
+    assert schema_places(run_cli("check", ".", "--format", "json")) == [(SERVING_TEMPLATE_PATH, line, "error")]

@@ -739,6 +739,13 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                             name == "value" and len(path) >= 2 and path[-2] == "env"
                         ):
                             stack.append((value, (*path, name)))
+                        elif isinstance(value, ScalarNode) and (whole := _whole_placeholder(value, short)):
+                            # `command: ${ENGINE_COMMAND}`: the text is no command but the whole list to come
+                            found.append((*path, name))
+                            mark = value.start_mark
+                            place = (mark.line + document.line_offset + 1, mark.column + 1, whole, document.index)
+                            if first is None or place[:2] < first[:2]:
+                                first = place
             elif isinstance(node, SequenceNode):
                 stack.extend((item, (*path, index)) for index, item in enumerate(node.value))
             elif isinstance(node, ScalarNode) and node.style not in ("|", ">"):
@@ -779,6 +786,18 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                 notes=("lint the output of the tool that fills them in (envsubst < FILE | gpulint check -)",),
             )
         )
+
+
+def _whole_placeholder(node: ScalarNode, short: bool) -> str | None:
+    """A placeholder written as the whole of a free-text field's value (``command: ${ENGINE_COMMAND}``,
+    ``args: "{{ .Args }}"``): what fills it in may write a list or a mapping there, not only text. One inside
+    longer text (``command: "${ENGINE} serve"``) stays text: Kubernetes reads it as written."""
+    if node.style in ("|", ">"):
+        return None
+    value = node.value
+    if _SUBSTITUTION.fullmatch(value) or (short and len(value) <= _SHORT and _SHORT_PLACEHOLDER.fullmatch(value)):
+        return value
+    return None
 
 
 def _printf_verb_refused(loaded: LoadedFile, text: str) -> tuple[int, int, str] | None:
