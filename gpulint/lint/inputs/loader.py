@@ -118,6 +118,9 @@ _KUSTOMIZE_VAR = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
 _FREE_TEXT_KEYS = frozenset(
     {"command", "args", "data", "stringData", "binaryData", "script", "annotations", "description"}
 )
+# Those of them whose value is a list or a mapping: a placeholder as their whole value is that list or mapping
+# to come, and no text (an env var's value or a script is text either way).
+_COLLECTION_KEYS = frozenset({"command", "args", "data", "stringData", "binaryData", "annotations"})
 DOC_START = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
 
 _T = "tag:yaml.org,2002:"
@@ -739,7 +742,11 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                             name == "value" and len(path) >= 2 and path[-2] == "env"
                         ):
                             stack.append((value, (*path, name)))
-                        elif isinstance(value, ScalarNode) and (whole := _whole_placeholder(value, short)):
+                        elif (
+                            name in _COLLECTION_KEYS
+                            and isinstance(value, ScalarNode)
+                            and (whole := _whole_placeholder(value, short))
+                        ):
                             # `command: ${ENGINE_COMMAND}`: the text is no command but the whole list to come
                             found.append((*path, name))
                             mark = value.start_mark
