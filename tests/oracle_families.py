@@ -45,6 +45,12 @@ ORACLE_SETTINGS = settings(
 
 _DIGITS = st.text("0123456789", min_size=0, max_size=24)
 _LONG_DIGITS = st.integers(0, 10**40).map(str)
+# past 100 characters (ParseQuantity has no length limit): long runs, and zero runs a tiny exponent scales back
+_HUGE_DIGITS = st.one_of(
+    st.integers(10**99, 10**400).map(str),
+    st.builds(lambda n, tail: "1" + "0" * n + tail, st.integers(90, 300), st.sampled_from(["", "1", "9"])),
+    st.text("0123456789", min_size=100, max_size=300),
+)
 _SUFFIXES = st.sampled_from(
     # every suffix, then the near misses (case, doubled letters, a bare exponent letter)
     ["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
@@ -54,13 +60,18 @@ _EXPONENTS = st.builds(
     lambda letter, sign, digits: f"{letter}{sign}{digits}",
     st.sampled_from(["e", "E"]),
     st.sampled_from(["", "+", "-"]),
-    st.one_of(st.integers(0, 30).map(str), st.sampled_from(["63", "64", "65", "100", "1000", "007", "0"])),
+    st.one_of(
+        st.integers(0, 30).map(str),
+        st.sampled_from(["63", "64", "65", "100", "1000", "007", "0", "-150", "-250", "-300", "200"]),
+    ),
 )
 _NUMBERS = st.one_of(
     _DIGITS,
     st.builds(lambda a, b: f"{a}.{b}", _DIGITS, _DIGITS),
     _LONG_DIGITS,
     st.builds(lambda a, b: f"{a}.{b}", _LONG_DIGITS, _LONG_DIGITS),
+    _HUGE_DIGITS,
+    st.builds(lambda a, b: f"{a}.{b}", _HUGE_DIGITS, _HUGE_DIGITS),
     st.sampled_from(["0", "1", "9223372036854775807", "9223372036854775808", "0.000000001", "0.0000000001"]),
 )
 QUANTITY_TEXT = st.one_of(
@@ -330,7 +341,9 @@ _dom = st.sampled_from(_DOMAINS)
 _attr = st.builds(lambda d, n: f'device.attributes["{d}"].{n}', _dom, st.sampled_from(_ATTRIBUTE_NAMES))
 _cap = st.builds(lambda d, n: f'device.capacity["{d}"].{n}', _dom, st.sampled_from(_CAPACITY_NAMES))
 _literal = st.sampled_from(['"a100"', '"A100"', '""', "1", "3", "-1", "true", "9223372036854775807", "1.5", "'ü-100'"])
-_quantity_literal = st.sampled_from(['"1"', '"40Gi"', '"80Gi"', '"1500m"', '"0"', '"bad"', '"1e3"'])
+_quantity_literal = st.sampled_from(
+    ['"1"', '"40Gi"', '"80Gi"', '"1500m"', '"0"', '"bad"', '"1e3"', f'"{"1" * 121}"', f'"1{"0" * 250}e-250"']
+)
 _ATOM = st.one_of(
     st.builds(lambda a, lit, op: f"{a} {op} {lit}", _attr, _literal, st.sampled_from(["==", "!=", ">", "<", ">="])),
     st.builds(lambda a: f"has({a})", _attr),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -28,8 +29,11 @@ _DECIMAL_SI = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12
 _BINARY_SI = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _EXPONENT = re.compile(r"[eE]([+-]?[0-9]+)")
 _SUFFIX_CHARS = re.compile(r"[eEinumkKMGTP]*[-+]?[0-9]*")
-MAX_TEXT = 100  # longer strings are not quantities anyway; bounds the work on hostile input
-MAX_EXPONENT = 200  # 100 digits times 10^200 still converts to a float (messages print some amounts so)
+# ParseQuantity itself has no length limit (nor has the API server's validation of resource quantities);
+# this bound keeps the work on hostile input small and every amount's digits under Python's int/str limit
+# (4,300 digits: 4,000 digits times 10^MAX_EXPONENT stay below it)
+MAX_TEXT = 4000
+MAX_EXPONENT = 200  # bounds the Fraction arithmetic (Kubernetes reads exponents up to 2^31)
 _MAX_BINARY = 2**63 - 1  # maxAllowed: a binary-SI quantity is capped at int64's maximum
 _NANO_PER_UNIT = 10**9
 FORMAT_HINT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -89,8 +93,8 @@ def parse_quantity(text: str) -> Quantity:
             raise QuantityError("unable to parse numeric part of quantity")
         if power > MAX_EXPONENT:  # keeps Fraction math bounded (Kubernetes reads up to 10^(2^31))
             raise QuantityError(f"quantity exponent {power} is out of range")
-        # below 10^-MAX_EXPONENT any digits that fit MAX_TEXT are under 1n: rounded to 1n all the same
-        magnitude *= Fraction(10) ** max(power, -MAX_EXPONENT)
+        # below 10^-(whole digits + 10) any number is under 1n: rounded to 1n all the same
+        magnitude *= Fraction(10) ** max(power, -(len(whole) + 10))
     # ParseQuantity rounds a non-zero value up to a whole nano ("if you want some resources, you should get some")
     if magnitude.denominator != 1 and (magnitude * _NANO_PER_UNIT).denominator != 1:
         magnitude = Fraction(math.ceil(magnitude * _NANO_PER_UNIT), _NANO_PER_UNIT)
@@ -119,7 +123,13 @@ def _yaml_repr(value: Any) -> str:
 
 def format_amount(value: Fraction) -> str:
     """An amount as messages show it: ``8``, ``0.5``, ``1.5e+09`` (whole numbers exactly)."""
-    return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+    if value.denominator == 1:
+        return str(value.numerator)
+    try:
+        return f"{float(value):g}"
+    except OverflowError:  # past float's range (a long quantity): the same six significant digits
+        exact = Decimal(value.numerator) / value.denominator
+        return f"{float(exact.scaleb(-exact.adjusted())):g}e{exact.adjusted():+d}"
 
 
 _SUFFIXES = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("T", 10**12), ("G", 10**9), ("M", 10**6))

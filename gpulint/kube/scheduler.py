@@ -21,7 +21,7 @@ from gpulint.kube.lru import LRU
 from gpulint.kube.names import decimal_integer, field_requirement_errors, selector_requirement_errors
 from gpulint.kube.node_index import LabelIndex
 from gpulint.kube.pools.labels import DEPRECATED_LABELS
-from gpulint.kube.quantity import MAX_TEXT, QuantityError, quantity_from_yaml
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.workloads import ObjectFacts, part_fact
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -61,9 +61,12 @@ def untolerated(taint: Taint, named: bool = False) -> str:
 # --------------------------------------------------------------------------- quantities
 
 
+_CACHED_TEXT = 100  # longer request text is rare: parsed each time rather than held in the cache
+
+
 def to_amount(value: Any) -> Fraction | None:
     kind = value.__class__  # a bool is a class of its own: never a quantity
-    if kind is int or kind is float or (kind is str and len(value) <= MAX_TEXT):  # small and hashable
+    if kind is int or kind is float or (kind is str and len(value) <= _CACHED_TEXT):  # small and hashable
         return _scalar_amount(value)
     return _amount(value)
 

@@ -95,6 +95,23 @@ def test_invalid_quantity_is_a_runtime_error():
     assert "suffix" in run('quantity("200K") == quantity("1")')
 
 
+# resource.ParseQuantity has no length limit (apimachinery v0.37.2): a long amount is a value, not an error;
+# past float's range asApproximateFloat is +Inf or -Inf (Quantity.AsApproximateFloat64), as the oracle answers
+@pytest.mark.parametrize(
+    "expression",
+    [
+        f'quantity("{"1" * 121}").isGreaterThan(device.capacity["gpu.nvidia.com"].memory)',
+        f'isQuantity("{"9" * 150}Ei") && quantity("{"9" * 150}Ei") == quantity("8Ei")',  # both capped at int64's maximum
+        f'quantity("1{"0" * 250}e-250") == quantity("1")',
+        f'quantity("{"1" * 400}").asApproximateFloat() > 1e308',
+        f'quantity("-{"1" * 400}").asApproximateFloat() < -1e308',
+    ],
+    ids=["121-digits", "capped-Ei", "scaled-down", "past-float", "past-float-negative"],
+)
+def test_long_quantities_are_values(expression):
+    assert run(expression) is True
+
+
 @pytest.mark.parametrize(
     "expression, words, offset",
     [

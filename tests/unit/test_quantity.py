@@ -2,7 +2,7 @@ from fractions import Fraction
 
 import pytest
 
-from gpulint.kube.quantity import QuantityError, parse_quantity, quantity_from_yaml
+from gpulint.kube.quantity import QuantityError, format_amount, parse_quantity, quantity_from_yaml
 
 
 # Vectors from k8s.io/apimachinery quantity docs and the Kubernetes CEL quantity library docs.
@@ -105,3 +105,43 @@ def test_yaml_values(value, expected):
 def test_yaml_values_that_are_not_quantities(value):
     with pytest.raises(QuantityError):
         quantity_from_yaml(value)
+
+
+# ParseQuantity (apimachinery v0.37.2 quantity.go) has no length limit: a 121-digit amount is a quantity
+# (the oracle's quantity family checks these against it; gpulint refused text past 100 characters)
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("1" * 121, int("1" * 121)),
+        ("9" * 150 + "Ei", min(int("9" * 150) * 2**60, 2**63 - 1)),  # binary SI: capped at int64's maximum
+        ("-" + "7" * 200 + ".25m", -Fraction(int("7" * 200) * 100 + 25, 100_000)),
+        ("1" * 3999, int("1" * 3999)),
+    ],
+    ids=["121-digits", "150-digits-Ei", "negative-milli", "3999-digits"],
+)
+def test_long_quantities_are_read_as_kubernetes_reads_them(text, value):
+    assert parse_quantity(text).value == value
+
+
+# the trap: a tiny exponent on a long number is not under 1n (Kubernetes reads 1 and 10)
+@pytest.mark.parametrize("text, value", [("1" + "0" * 250 + "e-250", 1), ("1" + "0" * 251 + "e-250", 10)])
+def test_a_long_number_scaled_down_keeps_its_value(text, value):
+    assert parse_quantity(text).value == value
+
+
+@pytest.mark.parametrize("text", ["1" + "0" * 250 + "e-260", "0." + "0" * 300 + "1"])
+def test_a_long_number_under_a_nano_rounds_up_to_one(text):
+    assert parse_quantity(text).value == Fraction(1, 10**9)
+
+
+def test_text_past_the_bound_is_refused_with_a_message():
+    with pytest.raises(QuantityError, match="longer than 4000 characters"):
+        parse_quantity("1" * 4001)
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [(Fraction(int("1" * 400), 3), "3.7037e+398"), (Fraction(-(10**400), 7), "-1.42857e+399"), (Fraction(3, 2), "1.5")],
+)
+def test_amounts_past_floats_range_are_shown(value, shown):
+    assert format_amount(value) == shown

@@ -422,5 +422,7 @@ def test_remembered_amounts_keep_each_yaml_type_apart():
     # the amounts are remembered per scalar: a YAML true after a 1, or a long string, is still no quantity
     first = resource_list({"nvidia.com/gpu": 1, "cpu": "1", "memory": 1.0})
     assert first == {"nvidia.com/gpu": 1, "cpu": 1, "memory": 1}
-    assert resource_list({"nvidia.com/gpu": True, "cpu": "x", "memory": "1" * 101}) == {}
+    assert resource_list({"nvidia.com/gpu": True, "cpu": "x", "memory": "1" * 4001}) == {}
+    # the API server parses a quantity of any length (resource.ParseQuantity): 101 digits are an amount
+    assert resource_list({"memory": "1" * 101}) == {"memory": int("1" * 101)}
     assert resource_list({"cpu": " 500m ", "memory": "1" + " " * 200}) == {"cpu": Fraction(1, 2), "memory": 1}

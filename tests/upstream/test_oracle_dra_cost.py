@@ -22,8 +22,8 @@ ATTRIBUTE = f'device.attributes["{DRIVER}"]'
 CAPACITY = f'device.capacity["{DRIVER}"]'
 MEMORY = f"{CAPACITY}.memory"
 VERSION = f"{ATTRIBUTE}.driverVersion"
-# at most 100 characters: gpulint.kube.quantity refuses longer ones (MAX_TEXT), which Kubernetes parses
-AMOUNTS = ["40Gi", "80Gi", "0", "1.5", "500m", "1e3", "x", "", "9" * 40, "1" + "0" * 94]
+# ParseQuantity has no length limit: amounts past 100 characters too (gpulint's bound is MAX_TEXT, 4,000)
+AMOUNTS = ["40Gi", "80Gi", "0", "1.5", "500m", "1e3", "x", "", "9" * 40, "1" + "0" * 94, "1" * 121]
 VERSIONS = ["1.2.3", "0.0.1", "2.0.0-rc.1", "v1.2", "1.2", "bad", "1.2.3-" + "a" * 90]
 
 

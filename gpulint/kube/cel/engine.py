@@ -27,6 +27,7 @@ offline", never "invalid".
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from dataclasses import dataclass, field, replace
@@ -221,6 +222,15 @@ def _is_integer(a: Any) -> bool:
     return value.denominator == 1 and -(2**63) <= value.numerator < 2**63
 
 
+def _approximate_float(a: Any) -> float:
+    """Quantity.AsApproximateFloat64: +Inf or -Inf past float's range (a long quantity), not an error."""
+    value = _fraction(a)
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def _as_integer(a: Any) -> int:
     if not _is_integer(a):
         raise ValueError("cannot convert value to integer")
@@ -241,7 +251,7 @@ COUNTED_LIBRARY: dict[str, Any] = {
     "sub": lambda a, b: _arith(a, b, -1),
     "asInteger": _as_integer,
     "isInteger": _is_integer,
-    "asApproximateFloat": lambda a: float(_fraction(a)),
+    "asApproximateFloat": _approximate_float,
     "sign": lambda a: (_fraction(a) > 0) - (_fraction(a) < 0),
     "major": lambda v: _version(v).major,
     "minor": lambda v: _version(v).minor,
@@ -1276,7 +1286,7 @@ def _kubernetes_functions(
         ],
         "asInteger": [("quantity_get_int", I, [Q], True, _as_integer)],
         "isInteger": [("quantity_is_integer", B, [Q], True, _is_integer)],
-        "asApproximateFloat": [("quantity_get_float", D, [Q], True, lambda a: float(_fraction(a)))],
+        "asApproximateFloat": [("quantity_get_float", D, [Q], True, _approximate_float)],
         # a global function in Kubernetes (cel.Overload, not MemberOverload): sign(q), never q.sign()
         "sign": [("quantity_sign", I, [Q], False, lambda a: (_fraction(a) > 0) - (_fraction(a) < 0))],
         "major": [("semver_major", I, [V], True, lambda v: _version(v).major)],
