@@ -104,14 +104,15 @@ def test_rbac_grants_list_and_watch_on_exactly_what_the_live_inventory_reads(hel
     assert all(rule["verbs"] == ["list", "watch"] for rule in role["rules"])  # read-only
     watched = {(api.group, api.plural) for api in INVENTORY_APIS if (pods or not api.optional) and not api.namespace}
     assert granted == watched
-    # An API read in one namespace, by name: a Role there grants list and watch on that name only.
+    # An API read in one namespace (by name, or all its objects there): a Role there grants list and watch on that
+    # name only (on that namespace only).
     (role,) = [r for r in render(helm, f"liveInventory.pods={str(pods).lower()}") if r["kind"] == "Role"]
     named = {
         (role["metadata"]["namespace"], group, resource, name)
         for rule in role["rules"]
         for group in rule["apiGroups"]
         for resource in rule["resources"]
-        for name in rule["resourceNames"]
+        for name in rule.get("resourceNames", [""])
     }
     assert all(rule["verbs"] == ["list", "watch"] for rule in role["rules"])
     selected = {

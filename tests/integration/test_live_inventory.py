@@ -875,3 +875,183 @@ def test_cli_live_inventory_reads_the_autoscaler_status_but_not_as_every_config_
     inventory, _sources = read_live(LiveCluster(str(api.kubeconfig(tmp_path)), "gpu-cluster"))
     assert [g.name for g in inventory.autoscaler_groups] == ["aks-gpupool-31415926-vmss"]
     assert inventory.lists("Node") and not inventory.lists("ConfigMap")
+
+
+# --- cluster-api Machines and Cluster Autoscaler's Deployment: the template a live node gives its group ----------
+
+CAPI_PROVIDER_ID = "aws:///us-east-1a/i-0c2f4e6a8b0d1f3a5"
+VALIDATION = "gpu.example.com/validation"  # an operator's taint while a new node's GPUs are burned in
+MACHINES = "/apis/cluster.x-k8s.io/v1beta1/machines"
+DEPLOYMENTS = "/apis/apps/v1/deployments"  # the fake serves kube-system's from the same collection
+
+
+def capi_node() -> dict:
+    """gpu-md-0's one node: 8 GPUs, where its scale-from-zero annotations say 4; still tainted."""
+    obj = node("capi-0", 8)
+    obj["spec"] = {
+        "providerID": CAPI_PROVIDER_ID,
+        "taints": [{"key": VALIDATION, "value": "pending", "effect": "NoSchedule"}],
+    }
+    return obj
+
+
+# As `kubectl get machine -o json` shows one the MachineSet controller made (its managedFields cut short).
+CAPI_MACHINE = {
+    "metadata": {
+        "name": "gpu-md-0-7c9f8d6b5-q8m4x",
+        "namespace": "default",
+        "uid": "uid-machine-q8m4x",
+        "resourceVersion": "12",
+        "labels": {"cluster.x-k8s.io/cluster-name": "demo", "cluster.x-k8s.io/set-name": "gpu-md-0-7c9f8d6b5"},
+        "ownerReferences": [
+            {
+                "apiVersion": "cluster.x-k8s.io/v1beta1",
+                "kind": "MachineSet",
+                "name": "gpu-md-0-7c9f8d6b5",
+                "uid": "uid-gpu-md-0-7c9f8d6b5",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
+        "managedFields": [{"manager": "manager", "operation": "Update", "apiVersion": "cluster.x-k8s.io/v1beta1"}],
+    },
+    "spec": {
+        "clusterName": "demo",
+        "providerID": CAPI_PROVIDER_ID,
+        "bootstrap": {"dataSecretName": "gpu-md-0-7c9f8d6b5-q8m4x"},
+        "infrastructureRef": {"kind": "AWSMachine", "name": "gpu-md-0-7c9f8d6b5-q8m4x"},
+    },
+    "status": {"nodeRef": {"kind": "Node", "name": "capi-0"}, "phase": "Running"},
+}
+
+
+def autoscaler(*flags: str) -> dict:
+    """Cluster Autoscaler's Deployment as its Helm chart renders it for the clusterapi provider (trimmed)."""
+    container = {
+        "name": "clusterapi-cluster-autoscaler",
+        "image": "registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.1",
+        "command": ["./cluster-autoscaler", "--cloud-provider=clusterapi", "--namespace=kube-system", *flags],
+        "env": [{"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
+        "resources": {"requests": {"cpu": "100m", "memory": "300Mi"}},
+    }
+    return {
+        "metadata": {"name": "cluster-autoscaler", "namespace": "kube-system", "uid": "uid-ca"},
+        "spec": {"replicas": 1, "template": {"spec": {"containers": [container]}}},
+    }
+
+
+COREDNS = {
+    "metadata": {"name": "coredns", "namespace": "kube-system", "uid": "uid-coredns"},
+    "spec": {
+        "template": {"spec": {"containers": [{"name": "coredns", "image": "registry.k8s.io/coredns/coredns:v1.12.0"}]}}
+    },
+}
+
+
+def capi_cluster(machines: list[dict]) -> dict:
+    deployment = json.loads(json.dumps(GPU_MACHINE_DEPLOYMENT))
+    deployment["spec"]["replicas"] = 1
+    machine_sets = [machine_set("gpu-md-0-7c9f8d6b5", 4, owner="gpu-md-0")]
+    return cluster(
+        [capi_node()],
+        **{
+            "cluster.x-k8s.io__v1beta1": {
+                "machinedeployments": [deployment],
+                "machinesets": machine_sets,
+                "machines": machines,
+            },
+            "apps__v1": {"deployments": [COREDNS, autoscaler()]},
+        },
+    )
+
+
+def pod(gpus: int) -> dict:
+    """A GPU pod that tolerates no taint."""
+    obj = gpu_pod(gpus)
+    del obj["spec"]["tolerations"]
+    return obj
+
+
+def denial(webhook: Webhook, obj: dict) -> str:
+    response = answer(webhook, obj)
+    return "" if response["allowed"] else response["status"]["message"]
+
+
+@pytest.mark.slow
+def test_a_machine_ties_a_node_to_its_group_and_the_autoscalers_flags_decide_its_template(make_api):
+    """8 GPUs asked; the group's annotations say 4, its live node has 8 but a taint the pod does not tolerate. The
+    Machine, once watched, ties the node to the group (the autoscaler copies it: the taint stays, denied); the
+    Deployment updated with --status-taint drops the taint from the copy (admitted: a scale-up fits it); with
+    --startup-taint instead the node is no template and the annotations stand (denied); the Machine deleted, the
+    node is tied to no group."""
+    api = make_api(capi_cluster([]))
+    webhook = serve(api)
+    four = "MachineDeployment gpu-md-0: its nodes have 4 nvidia.com/gpu; the pod asks for 8"
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        read = [r for r in api.requests if urlparse(r).path.endswith("/deployments")]
+        assert read and all(r.startswith("/apis/apps/v1/namespaces/kube-system/deployments?") for r in read)
+        inventory = webhook.snapshot.inventory
+        assert inventory.autoscaler_taints is not None and inventory.autoscaler_taints.known
+        assert not inventory.lists("Deployment")  # kube-system's only
+        assert four in denial(webhook, pod(8))
+
+        assert wait_for(lambda: (MACHINES, "10") in api.watch_versions)
+        api.events[MACHINES].put({"type": "ADDED", "object": CAPI_MACHINE})
+        assert wait_for(
+            lambda: "MachineDeployment gpu-md-0: node(s) had untolerated taint(s)" in denial(webhook, pod(8))
+        )
+
+        flagged = autoscaler(f"--status-taint={VALIDATION}")
+        api.events[DEPLOYMENTS].put({"type": "MODIFIED", "object": flagged})
+        assert wait_for(lambda: denial(webhook, pod(8)) == "")  # a node the group adds has 8 GPUs, no taint
+        assert denial(webhook, pod(9))
+
+        api.events[DEPLOYMENTS].put({"type": "MODIFIED", "object": autoscaler(f"--startup-taint={VALIDATION}")})
+        assert wait_for(lambda: four in denial(webhook, pod(8)))
+
+        api.events[DEPLOYMENTS].put({"type": "MODIFIED", "object": flagged})
+        assert wait_for(lambda: denial(webhook, pod(8)) == "")
+        api.events[MACHINES].put({"type": "DELETED", "object": CAPI_MACHINE})
+        assert wait_for(lambda: four in denial(webhook, pod(8)))
+        api.events[DEPLOYMENTS].put({"type": "DELETED", "object": flagged})
+        assert wait_for(lambda: webhook.snapshot.inventory.autoscaler_taints is None)
+    finally:
+        webhook.stop()
+
+
+def test_machines_not_listed_leave_the_groups_template_open(make_api, tmp_path, monkeypatch):
+    """Forbidden to list Machines (a chart older than the webhook): the live node the autoscaler would copy is
+    unknown, so the annotations' 4 GPUs prove nothing about 8 (admitted), and /readyz names the stale API."""
+    import gpulint.lint.world.live_inventory as live
+
+    monkeypatch.setattr(live, "RETRY_SECONDS", 0.2)
+    api = make_api(capi_cluster([CAPI_MACHINE]))
+    message = 'machines.cluster.x-k8s.io is forbidden: User "system:serviceaccount:gpulint-system:gpulint" cannot list'
+    api.failing[MACHINES] = (403, message)
+    served = Served(tmp_path, api)
+    try:
+        assert wait_for(lambda: served.webhook.ready), served.webhook.waiting_for()
+        assert "stale: machines.cluster.x-k8s.io (ApiStatusError" in served.client.get("/readyz")[1]
+        assert answer(served.webhook, pod(8))["allowed"] is True
+        del api.failing[MACHINES]
+        assert wait_for(lambda: served.webhook.snapshot.inventory.lists("Machine"))
+        assert wait_for(lambda: "untolerated taint" in denial(served.webhook, pod(8)))
+    finally:
+        served.stop()
+
+
+def test_cli_live_inventory_reads_machines_and_the_autoscalers_flags(make_api, tmp_path):
+    from gpulint.cli.live import LiveCluster, read_live
+
+    api = make_api(capi_cluster([CAPI_MACHINE]))
+    api.served["apps/v1"]["deployments"] = [COREDNS, autoscaler(f"--status-taint={VALIDATION}")]
+    inventory, _sources = read_live(LiveCluster(str(api.kubeconfig(tmp_path)), "gpu-cluster"))
+    assert inventory.capi is not None
+    assert inventory.capi.group_of(inventory.node_objects["capi-0"].data) == (
+        "MachineDeployment",
+        "default",
+        "gpu-md-0",
+    )
+    assert inventory.autoscaler_taints is not None and inventory.autoscaler_taints.status == {VALIDATION}
+    assert inventory.lists("Machine") and not inventory.lists("Deployment")

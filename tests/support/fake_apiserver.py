@@ -84,10 +84,10 @@ class FakeApiServer:
                     return
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
-                scoped = re.fullmatch(r"/api/v1/namespaces/([^/]+)/([^/]+)", url.path)
-                if scoped:  # one namespace of a core collection: its objects there, its events
-                    url = url._replace(path=f"/api/v1/{scoped.group(2)}")
-                    query["namespace"] = scoped.group(1)
+                scoped = re.fullmatch(r"(/api/v1|/apis/[^/]+/[^/]+)/namespaces/([^/]+)/([^/]+)", url.path)
+                if scoped:  # one namespace of a collection: its objects there, its events
+                    url = url._replace(path=f"{scoped.group(1)}/{scoped.group(3)}")
+                    query["namespace"] = scoped.group(2)
                 answer = fake.discovery(url.path)
                 if answer is not None:
                     self.send_json(200, answer)

@@ -93,8 +93,8 @@ class CapiIndex:
                 found[name] = group
         return found
 
-    def __bool__(self) -> bool:
-        return bool(self.machines or self.machine_sets or self.pools)
+    def __bool__(self) -> bool:  # a MachineSet alone is a link too: its Machines may come from another file
+        return bool(self.machines or self.machine_sets or self.set_owners or self.pools)
 
 
 def _owner(metadata: Mapping[str, Any], kind: str) -> str:

@@ -22,14 +22,22 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from gpulint.kube.fields import mapping
+from gpulint.kube.fields import mapping, sequence
+from gpulint.kube.pools.autoscaler_taints import autoscaler_taint_config
+from gpulint.kube.pools.capi import CapiIndex
 from gpulint.kube.pools.readers import node_class_kubelets, node_class_zones, pools_in_document
 from gpulint.lint.crd_schema import crd_essentials
 from gpulint.lint.inputs.loader import LocatedDocument
 from gpulint.lint.inputs.objects import objects_in
 from gpulint.lint.inputs.sources import Source
-from gpulint.lint.world.autoscaler_status import STATUS_NAME, STATUS_NAMESPACE, is_status_config_map, node_groups
-from gpulint.lint.world.inventory import ClusterInventory, compact_item
+from gpulint.lint.world.autoscaler_status import (
+    STATUS_NAME,
+    STATUS_NAMESPACE,
+    autoscaler_taints,
+    is_status_config_map,
+    node_groups,
+)
+from gpulint.lint.world.inventory import CAPI_MEMBER_KINDS, ClusterInventory, compact_item
 
 RETRY_SECONDS = 2.0  # after a failed list, watch or discovery
 REDISCOVER_SECONDS = 300.0  # look again for APIs (a CRD installed after the webhook started)
@@ -73,6 +81,43 @@ class InventoryApi:
 
     def api_version(self, version: str) -> str:
         return f"{self.group}/{version}" if self.group else version
+
+
+def machine_essentials(item: dict[str, Any]) -> dict[str, Any]:
+    """A Machine as gpulint/kube/pools/capi.py reads it: its MachineSet owner and its node's providerID."""
+    metadata = mapping(item.get("metadata"))
+    kept = {key: metadata[key] for key in ("name", "namespace", "uid", "resourceVersion") if key in metadata}
+    owners = [
+        {"kind": owner.get("kind"), "name": owner.get("name")}
+        for owner in map(mapping, sequence(metadata.get("ownerReferences")))
+    ]
+    provider = mapping(item.get("spec")).get("providerID")
+    spec = {"providerID": provider} if isinstance(provider, str) else {}
+    return {
+        "apiVersion": item["apiVersion"],
+        "kind": item["kind"],
+        "metadata": {**kept, "ownerReferences": owners},
+        "spec": spec,
+    }
+
+
+_COMMAND_FIELDS = ("name", "image", "command", "args", "env", "envFrom")  # what autoscaler_taints.py reads
+
+
+def autoscaler_essentials(item: dict[str, Any]) -> dict[str, Any]:
+    """A Deployment that runs Cluster Autoscaler, kept as far as its command lines (its taint flags); any other
+    Deployment of the namespace only by name (it is read because RBAC cannot name the autoscaler's beforehand)."""
+    metadata = mapping(item.get("metadata"))
+    kept = {key: metadata[key] for key in ("name", "namespace", "uid", "resourceVersion") if key in metadata}
+    stub = {"apiVersion": item["apiVersion"], "kind": item["kind"], "metadata": kept}
+    if autoscaler_taint_config(item) is None:
+        return stub
+    pod = mapping(mapping(mapping(item.get("spec")).get("template")).get("spec"))
+    containers = [
+        {key: container[key] for key in _COMMAND_FIELDS if key in container}
+        for container in map(mapping, sequence(pod.get("containers")))
+    ]
+    return {**stub, "spec": {"template": {"spec": {"containers": containers}}}}
 
 
 _DRA = ("v1", "v1beta2", "v1beta1")
@@ -131,6 +176,9 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     InventoryApi("cluster.x-k8s.io", "MachineDeployment", "machinedeployments", _CAPI, namespaced=True),
     InventoryApi("cluster.x-k8s.io", "MachineSet", "machinesets", _CAPI, namespaced=True),
     InventoryApi("cluster.x-k8s.io", "MachinePool", "machinepools", _CAPI, namespaced=True),
+    # The Machines link a node to its MachineSet (providerID, ownerReferences: gpulint/kube/pools/capi.py), whose
+    # group then takes its template from that live node, as the autoscaler does. Kept: those two fields.
+    InventoryApi("cluster.x-k8s.io", "Machine", "machines", _CAPI, namespaced=True, essentials=machine_essentials),
     # Cluster Autoscaler's status ConfigMap: the node groups it manages (gpulint/lint/world/autoscaler_status.py). One
     # object: the chart's Role grants list and watch on that name only, in kube-system.
     InventoryApi(
@@ -142,6 +190,20 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
         field_selector=f"metadata.name={STATUS_NAME}",
         namespace=STATUS_NAMESPACE,
         whole_kind=False,
+    ),
+    # Cluster Autoscaler's Deployment: its --startup-taint/--status-taint flags decide which taints of a live node
+    # its template keeps (gpulint/kube/pools/autoscaler_taints.py). Read where it writes its status ConfigMap
+    # (--namespace, kube-system by default); which Deployment runs it shows only in its containers, so the chart's
+    # Role grants list and watch on that namespace's Deployments, and only the autoscaler's command lines are kept.
+    InventoryApi(
+        "apps",
+        "Deployment",
+        "deployments",
+        ("v1",),
+        namespaced=True,
+        namespace=STATUS_NAMESPACE,
+        whole_kind=False,
+        essentials=autoscaler_essentials,
     ),
     # A CRD's schema validates its instances (gpulint/lint/crd_schema.py) instead of the bundled one:
     # kept are its names and each version's schema, without descriptions (most of its bytes).
@@ -374,9 +436,18 @@ def build_inventory(
     """The inventory of a cluster's objects; every kind read is listed (absent from it: absent from the cluster),
     except the ``unsynced`` kinds: an API of theirs is not listed now, so their absence proves nothing."""
     inventory = ClusterInventory(sources=(LOCATION,), listed_kinds=listed_kinds(apis) - unsynced)
+    # as files are read (inventory.add_sources): the autoscaler's flags, and the links from nodes to their groups
+    inventory.autoscaler_taints = autoscaler_taints(item for item in objects if item.get("kind") == "Deployment")
+    links = [item for item in objects if item.get("kind") in CAPI_MEMBER_KINDS]
+    if links:
+        inventory.capi = CapiIndex()
+        for item in links:
+            inventory.capi.add(item)
     for index, item in enumerate(objects):
         if is_status_config_map(item):  # one ConfigMap: not the kind's whole set, so not an inventory object
             inventory.autoscaler_groups.extend(node_groups((item,)))
+            continue
+        if item.get("kind") == "Deployment":  # read for its flags only
             continue
         for obj in objects_in(LocatedDocument(LOCATION, index, item, None)):
             inventory.add(obj)

@@ -159,8 +159,10 @@ class Resolver:
     @cached_property
     def pools_unlisted(self) -> list[str]:
         """The node-pool kinds the live inventory reads but could not list now: the cluster's pool set is not
-        whole, so "no pool can add a node for it" is unproven (a pool not read may)."""
+        whole, so "no pool can add a node for it" is unproven (a pool not read may). Machines too: without them a
+        cluster-api group's template is not the live node the autoscaler copies."""
         kinds = {kind for _group, kind in _POOL_KINDS if kind != "EC2NodeClass"}  # a NodeClass only narrows zones
+        kinds.add("Machine")
         return sorted(self._cluster.unlisted_kinds & kinds)
 
     @cached_property
