@@ -1046,7 +1046,16 @@ def test_cli_live_inventory_reads_machines_and_the_autoscalers_flags(make_api, t
 
     api = make_api(capi_cluster([CAPI_MACHINE]))
     api.served["apps/v1"]["deployments"] = [COREDNS, autoscaler(f"--status-taint={VALIDATION}")]
-    inventory, _sources = read_live(LiveCluster(str(api.kubeconfig(tmp_path)), "gpu-cluster"))
+    inventory, sources = read_live(LiveCluster(str(api.kubeconfig(tmp_path)), "gpu-cluster"))
+    read = {source.display: json.loads(source.read())["items"] for source in sources}
+    # kept: what capi.py and autoscaler_taints.py read; another Deployment of kube-system by name only
+    (machine,) = read["live:machines.cluster.x-k8s.io"]
+    assert machine["spec"] == {"providerID": CAPI_PROVIDER_ID} and "status" not in machine
+    assert machine["metadata"]["ownerReferences"] == [{"kind": "MachineSet", "name": "gpu-md-0-7c9f8d6b5"}]
+    coredns, kept = read["live:deployments.apps"]
+    assert "spec" not in coredns
+    (container,) = kept["spec"]["template"]["spec"]["containers"]
+    assert set(container) == {"name", "image", "command", "env"}
     assert inventory.capi is not None
     assert inventory.capi.group_of(inventory.node_objects["capi-0"].data) == (
         "MachineDeployment",

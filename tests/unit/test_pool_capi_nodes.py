@@ -99,7 +99,7 @@ LABELLED = "\n    node.example.com/accelerator: a100"
 
 def _findings(tmp_path, machines: str | None = MACHINES, labels: str = "") -> list[dict]:
     inventory = tmp_path / "inventory"
-    inventory.mkdir()
+    inventory.mkdir(exist_ok=True)
     shutil.copy(CAPI / "machinedeployments.yaml", inventory / "machinedeployments.yaml")
     (inventory / "nodes.yaml").write_text((CAPI / "nodes.yaml").read_text() + NODE.replace("<LABELS>", labels))
     if machines is not None:
@@ -128,6 +128,17 @@ def test_without_the_machines_the_annotations_stand(tmp_path):
     assert _findings(tmp_path, machines=None) == []
 
 
+def test_machine_sets_and_machines_read_from_separate_files_still_link(tmp_path):
+    """`kubectl get machinesets -A -o yaml > cluster-api.yaml`, then the Machines on their own: the MachineSets read
+    first are kept for the Machines read after them (the node is tied to gpu-md-0 and its missing label shows)."""
+    head, _, machine = MACHINES.partition("- apiVersion: cluster.x-k8s.io/v1beta1\n  kind: Machine\n")
+    (tmp_path / "inventory").mkdir()
+    (tmp_path / "inventory" / "cluster-api.yaml").write_text(head)
+    machines = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: cluster.x-k8s.io/v1beta1\n  kind: Machine\n" + machine
+    (finding,) = _findings(tmp_path, machines=machines)
+    assert finding["rule"] == "over-tight-affinity"
+
+
 def test_a_machine_whose_machine_set_is_not_held_ties_the_node_to_no_group(tmp_path):
     only_machine = MACHINES.replace("  kind: MachineSet\n", "  kind: MachineSetTemplate\n")
     assert _findings(tmp_path, machines=only_machine) == []
@@ -146,7 +157,7 @@ def test_a_machine_pool_lists_its_nodes_by_provider_id(tmp_path):
   providerIDList: ["{PROVIDER_ID}"]
 """
     inventory = tmp_path / "inventory"
-    inventory.mkdir()
+    inventory.mkdir(exist_ok=True)
     (inventory / "machinepool.yaml").write_text(pool.replace("  replicas: 0\n", "  replicas: 1\n"))
     (inventory / "nodes.yaml").write_text((CAPI / "nodes.yaml").read_text() + NODE.replace("<LABELS>", ""))
     job = tmp_path / "job.yaml"
