@@ -580,3 +580,106 @@ def test_live_inventory_follows_node_pools_as_they_are_created_and_deleted(clust
             cluster.kubectl("delete", "machineset", "-n", NAMESPACE, name, "--ignore-not-found", check=False)
         for crd in POOL_CRDS:
             cluster.kubectl("delete", "crd", crd["metadata"]["name"], "--ignore-not-found", check=False)
+
+
+# --- cluster-api Machines and Cluster Autoscaler's Deployment --------------------------------------------------
+
+MACHINE_CRD = pool_crd("cluster.x-k8s.io", "Machine", "machines", ("v1beta2", "v1beta1"), namespaced=True)
+CAPI_CRDS = (*POOL_CRDS[2:], MACHINE_CRD)  # MachineDeployments, MachineSets, Machines
+PROVIDER_ID = "aws:///us-east-1a/i-0c2f4e6a8b0d1f3a5"
+VALIDATION = "gpu.example.com/validation"  # an operator's taint while a new node's GPUs are burned in
+
+
+def gpu_md_1() -> list[dict[str, Any]]:
+    """A MachineDeployment whose scale-from-zero annotations say 8 GPUs, the MachineSet it made, and that
+    MachineSet's Machine of node capi-0 (written at v1beta1; stored and read at v1beta2)."""
+    group = json.loads(json.dumps(MACHINE_DEPLOYMENT))
+    group["metadata"]["name"] = "gpu-md-1"
+    group["metadata"]["annotations"]["capacity.cluster-autoscaler.kubernetes.io/gpu-count"] = "8"
+    group["spec"]["replicas"] = 1
+    owned = machine_set(owner="gpu-md-1")
+    owned["spec"]["replicas"] = 1
+    reference = {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineSet", "name": owned["metadata"]["name"]}
+    machine = {
+        "apiVersion": "cluster.x-k8s.io/v1beta1",
+        "kind": "Machine",
+        "metadata": {
+            "name": f"{owned['metadata']['name']}-q8m4x",
+            "namespace": NAMESPACE,
+            "ownerReferences": [{**reference, "uid": "8e1d2c3b-4a5f-4e6d-8c7b-9a0b1c2d3e4f", "controller": True}],
+        },
+        "spec": {"clusterName": "gpu", "providerID": PROVIDER_ID, "bootstrap": {"dataSecretName": "gpu-md-1"}},
+    }
+    return [group, owned, machine]
+
+
+def cluster_autoscaler(*flags: str) -> dict[str, Any]:
+    """Cluster Autoscaler's Deployment as its Helm chart renders it for the clusterapi provider (trimmed)."""
+    labels = {"app.kubernetes.io/name": "clusterapi-cluster-autoscaler"}
+    command = ["./cluster-autoscaler", "--cloud-provider=clusterapi", "--namespace=kube-system", *flags]
+    container = {
+        "name": "clusterapi-cluster-autoscaler",
+        "image": "registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.1",
+        "command": command,
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "cluster-autoscaler", "namespace": "kube-system"},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
+        },
+    }
+
+
+def test_live_inventory_follows_machines_and_the_autoscalers_taint_flags(cluster, tools, tmp_path):
+    """16 GPUs asked; n0 has 8, gpu-md-1's annotations say 8, its live node capi-0 has 16 but a taint the pod does
+    not tolerate. The Machine created ties capi-0 to gpu-md-1 (the autoscaler copies it, taint and all: denied for
+    the taint); the autoscaler's Deployment updated with --status-taint drops the taint from the copy (admitted: it
+    fits a node a scale-up adds); with --startup-taint capi-0 is no template and the annotations' 8 stand."""
+
+    def denial(obj: dict[str, Any]) -> str:
+        answer = cluster.create(obj, "--dry-run=server")
+        return "" if answer.returncode == 0 else answer.stderr
+
+    sixteen = pod("sixteen", 16)
+    eight = "MachineDeployment gpu-md-1: its nodes have 8 nvidia.com/gpu; the pod asks for 16"
+    tainted = "MachineDeployment gpu-md-1: node(s) had untolerated taint(s)"
+    group, owned, machine = gpu_md_1()
+    try:
+        cluster.apply(*CAPI_CRDS)
+        for crd in CAPI_CRDS:
+            cluster.kubectl("wait", "--for=condition=Established", f"crd/{crd['metadata']['name']}", "--timeout=60s")
+        # The chart's ServiceAccount may watch the Machines, and the Deployments of kube-system only.
+        can = lambda *args: cluster.kubectl("auth", "can-i", *args, "--as", WEBHOOK_USER, check=False).stdout.strip()
+        assert can("watch", "machines.cluster.x-k8s.io", "-A") == "yes"
+        assert can("watch", "deployments.apps", "-n", "kube-system") == "yes"
+        assert can("list", "deployments.apps", "-n", NAMESPACE) == "no"
+        assert can("update", "deployments.apps", "-n", "kube-system") == "no"
+        add_node(cluster, "capi-0", 16)
+        taint = {"key": VALIDATION, "value": "pending", "effect": "NoSchedule"}
+        cluster.kubectl(
+            "patch", "node", "capi-0", "--type=merge", "-p",
+            json.dumps({"spec": {"providerID": PROVIDER_ID, "taints": [taint]}}),
+        )  # fmt: skip
+        cluster.apply(group, owned, cluster_autoscaler())
+        with gpulint_webhook(cluster, tools["helm"], tmp_path, dryRun=False, failurePolicy="Fail") as server:
+            assert eight in denial(sixteen), denial(sixteen)
+            cluster.apply(machine)
+            wait(lambda: tainted in denial(sixteen), 30, lambda: denial(sixteen))
+            listed = [e for e in server.events("live_inventory_discovered")]
+            assert any("Machine.cluster.x-k8s.io/v1beta2" in e["served"] for e in listed), listed
+            assert any("Deployment.apps/v1" in e["served"] for e in listed), listed
+
+            cluster.apply(cluster_autoscaler(f"--status-taint={VALIDATION}"))
+            wait(lambda: denial(sixteen) == "", 30, lambda: denial(sixteen))
+            cluster.apply(cluster_autoscaler(f"--startup-taint={VALIDATION}"))
+            wait(lambda: eight in denial(sixteen), 30, lambda: denial(sixteen))
+    finally:
+        cluster.kubectl(
+            "delete", "deployment", "-n", "kube-system", "cluster-autoscaler", "--ignore-not-found", check=False
+        )
+        cluster.kubectl("delete", "node", "capi-0", "--ignore-not-found", check=False)
+        for crd in CAPI_CRDS:  # their objects go with them
+            cluster.kubectl("delete", "crd", crd["metadata"]["name"], "--ignore-not-found", check=False)
