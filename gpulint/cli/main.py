@@ -566,8 +566,8 @@ def explain_command(
 @click.option(
     "--live-inventory",
     is_flag=True,
-    help="Watch Nodes, ResourceSlices and DeviceClasses through the Kubernetes API (in-cluster service "
-    "account, or --kubeconfig).",
+    help="Watch the cluster through the Kubernetes API (in-cluster service account, or --kubeconfig): nodes, "
+    "DRA objects, queues, node pools and the autoscaler (docs/live-inventory.md).",
 )
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig for --live-inventory.")
 @click.option("--context", "kube_context", help="Kubeconfig context for --live-inventory.")
