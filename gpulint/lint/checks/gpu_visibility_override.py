@@ -21,7 +21,7 @@ from gpulint.kube.runtime import (
     main_containers,
     unknown_env_sources,
 )
-from gpulint.kube.scheduler import pod_requirements
+from gpulint.kube.scheduler import NodeInfo, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, containers
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
@@ -67,6 +67,8 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         if written:  # most containers set neither variable
             yield from _nvidia_visible(container, written, base, gpus, daemon or privileged, patterns)
             yield from _cuda_visible(container, written, base, gpus)
+        if privileged and gpus and not daemon:
+            yield from _privileged_sees_all(obj, site, ctx, container, base, gpus, patterns)
         if daemon or privileged or "NVIDIA_VISIBLE_DEVICES" in written:
             continue
         if unknown_env_sources(container, ("NVIDIA_VISIBLE_DEVICES",), held):
@@ -218,12 +220,11 @@ def _cuda_image(image: str) -> bool:
     return _CUDA_IMAGE.search(image) is not None
 
 
-def _only_gpu_nodes(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> str:
-    """The inventory's answer when the manifest does not select GPU nodes: every node the pod can be scheduled on
-    has NVIDIA GPUs (not with node pools: a pool may add a node without them)."""
+def _fitting_nodes(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> list[NodeInfo]:
+    """The inventory's nodes the pod can be scheduled on (none without an inventory of nodes)."""
     resolver = ctx.cluster
-    if resolver is None or not resolver.nodes or resolver.pools:
-        return ""
+    if resolver is None or not resolver.nodes:
+        return []
     # only with nodes: a plain check of a file loads no scheduling model (tests/unit/test_startup.py)
     from gpulint.lint.verdicts.shared import admitted_pod_spec
 
@@ -231,12 +232,57 @@ def _only_gpu_nodes(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> st
         admitted_pod_spec(obj.kind, site.spec, resolver), resolver.gates.enabled("TaintTolerationComparisonOperators")
     )
     fit = resolver.model.evaluate(pod)
-    if not fit.fits:
+    return fit.fitting if fit.fits else []
+
+
+def _only_gpu_nodes(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> str:
+    """The inventory's answer when the manifest does not select GPU nodes: every node the pod can be scheduled on
+    has NVIDIA GPUs (not with node pools: a pool may add a node without them)."""
+    resolver = ctx.cluster
+    if resolver is None or resolver.pools:
+        return ""
+    fitting = _fitting_nodes(obj, site, ctx)
+    if not fitting:
         return ""
     gpu = {id(node) for node in resolver.gpu_nodes(NVIDIA)}
-    if any(id(node) not in gpu for node in fit.fitting):
+    if any(id(node) not in gpu for node in fitting):
         return ""
-    return f"every node it can be scheduled on has NVIDIA GPUs ({node_names(fit.fitting)})"
+    return f"every node it can be scheduled on has NVIDIA GPUs ({node_names(fitting)})"
+
+
+def _privileged_sees_all(
+    obj: KubeObject,
+    site: PodSpecSite,
+    ctx: CheckContext,
+    container: dict[str, Any],
+    base: Path,
+    gpus: int,
+    patterns: tuple[str, ...],
+) -> Iterator[Diagnostic]:
+    """A privileged container gets every device of its host, the node's /dev/nvidia* among them, whatever the
+    device plugin allocated. Said where the inventory shows a node it can be scheduled on with more of the
+    resource than it takes: on a node it fills, it sees only its own."""
+    resource = gpu_resource_name(container, patterns, obj.facts)
+    if not resource.startswith("nvidia.com/"):
+        return
+    larger = [node for node in _fitting_nodes(obj, site, ctx) if node.allocatable.get(resource, 0) > gpus]
+    if not larger:
+        return
+    name = text(container.get("name"))
+    most = max(int(node.allocatable.get(resource, 0)) for node in larger)
+    yield Diagnostic(
+        RULE_ID,
+        (*base, "securityContext", "privileged"),
+        f"container '{name}' asks for {gpus} {resource} but is privileged: it sees every GPU of its node, not just "
+        f"the {gpus} allocated to it",
+        notes=(
+            f"a privileged container gets all of the host's devices: on {node_names(larger)} ({most} {resource}) "
+            "nvidia-smi and CUDA list the GPUs allocated to other pods too (NVIDIA/k8s-device-plugin#336, "
+            "kubernetes/kubernetes#81256)",
+            "drop privileged: true and add the capabilities it needs (securityContext.capabilities.add)",
+        ),
+        on_key=True,
+    )
 
 
 def _cuda_image_on_gpu_nodes(container: dict[str, Any], base: Path, reason: str) -> Iterator[Diagnostic]:
