@@ -64,9 +64,11 @@ _SHORTHAND_VIEW = slotted(KSERVE_PREDICTOR_SLOTS, _kserve_runtime_completes)
 # KFServing's framework fields are completed from inferenceservice-config's predictors (no ServingRuntime)
 KFSERVING_PREDICTOR = slotted(
     KSERVE_PREDICTOR_SLOTS,
-    lambda spec: "the predictor image inferenceservice-config names for the framework"
-    if any(isinstance(spec.get(name), dict) for name in KSERVE_FRAMEWORKS)
-    else "",
+    lambda spec: (
+        "the predictor image inferenceservice-config names for the framework"
+        if any(isinstance(spec.get(name), dict) for name in KSERVE_FRAMEWORKS)
+        else ""
+    ),
 )
 KSERVE_EXPLAINER = slotted(
     (Slot(("art",), KSERVE_CONTAINER), Slot(("containers",), KSERVE_CONTAINER, is_list=True)),

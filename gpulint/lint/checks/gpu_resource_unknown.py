@@ -13,7 +13,7 @@ from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 from gpulint.lint.verdicts.scheduling import resource_names_unproven
-from gpulint.lint.verdicts.shared import silent_gpu_nodes
+from gpulint.lint.verdicts.shared import emptied_offers, silent_gpu_nodes
 from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
@@ -38,6 +38,8 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
                     extended_known = sorted(name for name in known if is_extended(name))
                 if name in known:
                     continue
+                if name in emptied_offers(inventory):
+                    continue  # a pool would offer it but for a requirement of its own: gpu-unschedulable's
                 if section == "requests" and name in block.limits:
                     continue  # reported once, at the limit
                 share = scheduler_managed(name)  # explain's step 1 asks the same
