@@ -64,8 +64,9 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
             written = {name: entry for name, entry in written.items() if name in read}
             if not written:
                 continue  # an image's CUDA variables on another device: nothing to see or override
+        ignored = "" if gpus or privileged else _envvar_ignored(ctx)
         if written:  # most containers set neither variable
-            yield from _nvidia_visible(container, written, base, gpus, daemon or privileged, patterns)
+            yield from _nvidia_visible(container, written, base, gpus, daemon or privileged, patterns, ignored)
             yield from _cuda_visible(container, written, base, gpus)
         if privileged and gpus and not daemon:
             yield from _privileged_sees_all(obj, site, ctx, container, base, gpus, patterns)
@@ -73,14 +74,41 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
             continue
         if unknown_env_sources(container, ("NVIDIA_VISIBLE_DEVICES",), held):
             continue  # a Secret or an unheld ConfigMap may set it (to void): unknown
-        if not _cuda_image(text(container.get("image"))):
-            continue
+        if not _cuda_image(text(container.get("image"))) or ignored:
+            continue  # ignored: the toolkit reads no NVIDIA_VISIBLE_DEVICES of an unprivileged container
         if pod_has_gpu is None:
             pod_has_gpu = _pod_has_devices(site, patterns)
         if not pod_has_gpu:
             yield from _cuda_image_on_gpu_nodes(
                 container, base, _gpu_node_reason(site.spec) or _only_gpu_nodes(obj, site, ctx)
             )
+
+
+# NVIDIA/gpu-operator: ClusterPolicy spec.toolkit.env reaches the container toolkit's DaemonSet, which writes
+# accept-nvidia-visible-devices-envvar-when-unprivileged into the runtime's config.toml from
+# ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED; false makes the runtime ignore NVIDIA_VISIBLE_DEVICES
+# in an unprivileged container (nvidia-container-toolkit: the device list then comes from volume mounts only).
+_ENVVAR_GATE = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"
+
+
+def _envvar_ignored(ctx: CheckContext) -> str:
+    """The name of the one linted GPU operator ClusterPolicy whose toolkit ignores NVIDIA_VISIBLE_DEVICES in
+    unprivileged containers ("" when there is none, or several)."""
+
+    def find() -> str:
+        policies = ctx.resolver.linted.of_kind("nvidia.com", "ClusterPolicy")
+        if len(policies) != 1:
+            return ""
+        toolkit = mapping(dig(policies[0].data, "spec", "toolkit"))
+        if toolkit.get("enabled") is False:
+            return ""
+        for item in sequence(toolkit.get("env")):
+            if mapping(item).get("name") == _ENVVAR_GATE and text(mapping(item).get("value")).lower() == "false":
+                return policies[0].ref.name
+        return ""
+
+    found: str = ctx.memo(("clusterpolicy-envvar-gate",), find)
+    return found
 
 
 def _pod_has_devices(site: PodSpecSite, patterns: tuple[str, ...]) -> bool:
@@ -116,6 +144,7 @@ def _nvidia_visible(
     gpus: int | None,
     infrastructure: bool,
     patterns: tuple[str, ...],
+    ignored: str = "",
 ) -> Iterator[Diagnostic]:
     found = _variable(written.get("NVIDIA_VISIBLE_DEVICES"))
     if found is None:
@@ -145,6 +174,20 @@ def _nvidia_visible(
         )
         return
     if infrastructure or value.lower() in _NO_GPU:
+        return
+    if ignored:
+        yield Diagnostic(
+            RULE_ID,
+            (*base, *path),
+            f"container '{name}' requests no GPU and sets NVIDIA_VISIBLE_DEVICES={value}{origin}, which the GPU "
+            f"operator's ClusterPolicy {ignored} has the toolkit ignore: the container gets no GPU",
+            notes=(
+                f"ClusterPolicy {ignored} sets the toolkit's ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED="
+                "false: an unprivileged container gets only the GPUs the device plugin allocates it "
+                "(NVIDIA/aicr#1354: runtimeClassName nvidia and NVIDIA_VISIBLE_DEVICES=all, then nvidia-smi: not found)",
+                "request the GPUs it needs",
+            ),
+        )
         return
     yield Diagnostic(
         RULE_ID,
