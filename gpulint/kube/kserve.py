@@ -25,6 +25,11 @@ from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 
 GROUP = "serving.kserve.io"
+# KFServing, KServe before v0.7 renamed its API group (kserve/kserve v0.6.1 pkg/constants/constants.go
+# KFServingAPIGroupName): the same v1beta1 InferenceService (pkg/apis/serving/v1beta1, the predictor's
+# framework fields and an inlined PodSpec), every component a Knative Service - v0.6.1 declares
+# serving.kubeflow.org/raw but its controller never reads it, and v0.5 has no other mode.
+KFSERVING_GROUP = "serving.kubeflow.org"
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 
 KSERVE_CONTAINER = "kserve-container"
@@ -56,6 +61,15 @@ def _kserve_runtime_completes(spec: dict[str, Any]) -> str:
 
 
 _SHORTHAND_VIEW = slotted(KSERVE_PREDICTOR_SLOTS, _kserve_runtime_completes)
+# KFServing's framework fields are completed from inferenceservice-config's predictors (no ServingRuntime)
+KFSERVING_PREDICTOR = slotted(
+    KSERVE_PREDICTOR_SLOTS,
+    lambda spec: (
+        "the predictor image inferenceservice-config names for the framework"
+        if any(isinstance(spec.get(name), dict) for name in KSERVE_FRAMEWORKS)
+        else ""
+    ),
+)
 KSERVE_EXPLAINER = slotted(
     (Slot(("art",), KSERVE_CONTAINER), Slot(("containers",), KSERVE_CONTAINER, is_list=True)),
     lambda spec: "the explainer's configured image (the ART shorthand)" if isinstance(spec.get("art"), dict) else "",
@@ -387,7 +401,10 @@ def default_mode(deploy: object) -> str | None:
 
 
 def deployment_mode(isvc: dict[str, Any], configured: str | None) -> DeploymentMode:
-    """The mode of an InferenceService: its annotation, else the installation's default (``configured``)."""
+    """The mode of an InferenceService: its annotation, else the installation's default (``configured``).
+    KFServing's (serving.kubeflow.org) always runs in Knative mode."""
+    if text(isvc.get("apiVersion")).startswith(KFSERVING_GROUP + "/"):
+        return DeploymentMode.KNATIVE
     annotated = text(mapping(dig(isvc, "metadata", "annotations")).get(DEPLOYMENT_MODE_ANNOTATION))
     mode = annotated or configured
     if mode is None:

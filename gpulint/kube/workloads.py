@@ -208,6 +208,12 @@ TEMPLATE_SITES: dict[tuple[str, str], tuple[TemplateSite, ...]] = {
         TemplateSite(("spec", "transformer"), (), kserve.kserve_predictor_pods, "transformer", kserve.KSERVE_CUSTOM),
         TemplateSite(("spec", "explainer"), (), kserve.kserve_predictor_pods, "explainer", kserve.KSERVE_EXPLAINER),
     ),
+    # KFServing's v1beta1 InferenceService (the group before KServe v0.7; no multi-node workerSpec)
+    (kserve.KFSERVING_GROUP, "InferenceService"): (
+        TemplateSite(("spec", "predictor"), (), kserve.kserve_predictor_pods, "predictor", kserve.KFSERVING_PREDICTOR),
+        TemplateSite(("spec", "transformer"), (), kserve.kserve_predictor_pods, "transformer", kserve.KSERVE_CUSTOM),
+        TemplateSite(("spec", "explainer"), (), kserve.kserve_predictor_pods, "explainer", kserve.KSERVE_EXPLAINER),
+    ),
     ("serving.kserve.io", "ServingRuntime"): _SERVING_RUNTIME,
     ("serving.kserve.io", "ClusterServingRuntime"): _SERVING_RUNTIME,
     ("serving.kserve.io", "LLMInferenceService"): _LLM_INFERENCE_SERVICE,

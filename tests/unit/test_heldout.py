@@ -2,7 +2,7 @@
 
 A variant recorded caught must stay caught with the same shared findings (a regression, or a new finding
 on both twins to review); one recorded as a miss must stay missed (a new catch: record it, and the figure
-in docs/precision.md). Both sets, tests/heldout/ and tests/heldout2/, are held. The definition of caught is in tests/heldout_measure.py.
+in docs/precision.md). The three sets, tests/heldout/, tests/heldout2/ and tests/heldout3/, are held. The definition of caught is in tests/heldout_measure.py.
 """
 
 from __future__ import annotations
@@ -37,4 +37,4 @@ def test_variant_keeps_its_outcome(variant: dict[str, Any]) -> None:
         assert got.caught, (got.cause, got.left, got.brought)
         assert list(got.shared) == sorted(want.get("shared", [])), got.shared
     else:
-        assert not got.caught, f"{variant['slug']} is caught now: record it in tests/heldout/outcomes.yaml"
+        assert not got.caught, f"{variant['slug']} is caught now: record it in its set's outcomes.yaml"

@@ -179,6 +179,8 @@ def _from_catalog(spec: PoolSpec, catalog: Catalog, members: Sequence[NodeInfo])
         rows = catalog.of_provider(spec.provider) if spec.provider else list(catalog.rows.values())
         pool.templates = _templates(spec, base, rows, pool)
         pool.filtered_out = not pool.templates and not pool.unvouched_types
+        if pool.filtered_out:
+            pool.emptied_by, pool.emptied_offers = _emptied_by(spec, rows)
         # Closed only when its requirements name the types or families, all in the catalog: otherwise
         # it may launch a type the catalog does not describe (unknown, never "never fits").
         pool.open_types = not _closed(spec, rows)
@@ -205,6 +207,33 @@ def _closed(spec: PoolSpec, rows: list[InstanceType]) -> bool:
             if all(value in known for value in requirement.values):
                 return True
     return False
+
+
+def _emptied_by(spec: PoolSpec, rows: Sequence[InstanceType]) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The requirements of a pool that allows no catalogued type which, each dropped alone, leave some (as
+    written: "key Operator [values]"), and the extended resources of the types the pool names (its instance-type
+    and instance-family requirements alone): what it would offer but for its other requirements. Karpenter's
+    words for such a pool are "no instance type satisfied resources and requirements"."""
+    culprits: list[str] = []
+    for index, requirement in enumerate(spec.requirements):
+        relaxed = replace(spec, requirements=[r for i, r in enumerate(spec.requirements) if i != index])
+        base = _base_labels(relaxed)
+        if any(_narrowed(relaxed, base, row) is not None for row in rows):
+            values = f" [{', '.join(requirement.values)}]" if requirement.values else ""
+            culprits.append(f"{requirement.key} {requirement.operator}{values}")
+    naming = [r for r in spec.requirements if r.key in CLOSING_KEYS and r.operator == "In"]
+    if not naming:
+        return tuple(culprits), frozenset()  # it names no types: what it would offer is anyone's guess
+    named = replace(spec, requirements=naming)
+    base = _base_labels(named)
+    offers = {
+        name
+        for row in rows
+        if _narrowed(named, base, row) is not None
+        for name, amount in row.capacity.items()
+        if is_extended(name) and amount
+    }
+    return tuple(culprits), frozenset(offers)
 
 
 def _base_labels(spec: PoolSpec) -> dict[str, Domain]:

@@ -216,6 +216,11 @@ def _never_why(
     if not short:
         if filtered:
             return f"no instance type it allows matches the pod's node requirements ({filtered} ruled out)"
+        if pool.emptied_by:  # Karpenter: "no instance type satisfied resources and requirements"
+            return (
+                "its requirements leave no instance type in the catalog: without "
+                f"{' or without '.join(pool.emptied_by)} some would be left"
+            )
         return "its requirements leave no instance type in the catalog"
     parts = []
     for resource, offers in sorted(short.items()):

@@ -222,6 +222,10 @@ class NodePool:
     unvouched_types: tuple[str, ...] = ()  # in the catalog, but no source vouches for what they offer
     open_types: bool = False  # the pool may launch types the catalog does not list
     filtered_out: bool = False  # its requirements leave no catalogued type
+    # when filtered out: the requirements that alone do it (each dropped leaves types), as written, and the
+    # extended resources those types would offer
+    emptied_by: tuple[str, ...] = ()
+    emptied_offers: frozenset[str] = frozenset()
     accelerators_known: bool = True  # the extended resources of every node it can add are known
     nodes: int = 0  # its nodes in the inventory
     used: dict[str, Fraction] = field(default_factory=dict)  # capacity of its nodes (what limits count)

@@ -13,7 +13,7 @@ from gpulint.lint.findings import Diagnostic, Path, Severity, first_line
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 from gpulint.lint.verdicts.scheduling import resource_names_unproven
-from gpulint.lint.verdicts.shared import silent_gpu_nodes
+from gpulint.lint.verdicts.shared import emptied_offers, silent_gpu_nodes
 from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("gpu-resource-unknown", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
@@ -38,6 +38,8 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
                     extended_known = sorted(name for name in known if is_extended(name))
                 if name in known:
                     continue
+                if name in emptied_offers(inventory):
+                    continue  # a pool would offer it but for a requirement of its own: gpu-unschedulable's
                 if section == "requests" and name in block.limits:
                     continue  # reported once, at the limit
                 share = scheduler_managed(name)  # explain's step 1 asks the same
@@ -45,9 +47,11 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
                     shares.append(((*block.path, section, name), name, share))
                     continue
                 plugin = device_plugin_resource(name)
-                # a real device plugin's resource is never a typo of another one
-                close = None if plugin else typo_of(name, extended_known)
+                renamed = f"{name}.shared"
+                # a real device plugin's resource is never a typo of another one; its shared copy is the rename
+                close = renamed if renamed in published else None if plugin else typo_of(name, extended_known)
                 hint = f"; did you mean {close}?" if close else ""
+                shared = (RENAMED_SHARE.format(name=name, renamed=renamed),) if close == renamed else ()
                 asked = f"{name} (advertised by {plugin.plugin})" if plugin else name
                 offered = ", ".join(extended_known[:8]) or "none"
                 total = len(inventory.nodes)
@@ -59,6 +63,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
                         f"container '{block.container}' asks for {asked}, which none of the {total} nodes in the "
                         f"inventory publishes{hint}",
                         notes=(
+                            *shared,
                             unproven,
                             *((silent,) if (silent := silent_gpu_nodes(name, inventory).strip()) else ()),
                         ),
@@ -88,6 +93,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
                         ),
                         f'the pod would stay Pending with "0/{total} nodes are available: {total} Insufficient {name}."',
                         f"extended resources in this cluster: {offered}",
+                        *shared,
                         *((silent,) if silent else ()),
                         "a DeviceClass backs an extended resource with spec.extendedResourceName",
                     ),
@@ -96,6 +102,13 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         if shares:
             yield _scheduler_managed(block.container, shares, inventory)
 
+
+# NVIDIA/k8s-device-plugin api/config/v1 replicas.go (ReplicatedResources.UnmarshalJSON: with renameByDefault a
+# resource's Rename is ResourceName.DefaultSharedRename, its name + ".shared"); the README's shared access section.
+RENAMED_SHARE = (
+    "the nodes publish {renamed}: the device plugin's time-slicing or MPS config with renameByDefault: true "
+    "renames the shared {name}, so only {renamed} can be asked for"
+)
 
 KARPENTER_EXTENDED = (
     "Karpenter and Cluster Autoscaler judge a new node by its instance type or template, which carries no such "

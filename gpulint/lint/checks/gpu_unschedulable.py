@@ -25,6 +25,7 @@ from gpulint.lint.verdicts.device_filters import (
 )
 from gpulint.lint.verdicts.scheduling import SchedulingVerdict, scheduling_cause, scheduling_verdict
 from gpulint.lint.verdicts.shared import (
+    emptied_offers,
     gpu_daemons,
     gpu_pod_requirements,
     kueue_admitted,
@@ -50,7 +51,8 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
         if memory is not None:
             yield _gpu_memory(memory)
         return
-    if any(is_extended(name) for name in pod.requests.keys() - inventory.offered_resources):
+    unoffered = {name for name in pod.requests.keys() - inventory.offered_resources if is_extended(name)}
+    if unoffered and not unoffered <= emptied_offers(inventory):
         return  # a resource no node publishes: gpu-resource-unknown says so, more precisely
     if inventory.pools and obj.kind == "DaemonSet":
         return  # a DaemonSet's pods never make a pool add a node: they run on the nodes that come

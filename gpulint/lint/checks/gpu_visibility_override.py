@@ -21,7 +21,7 @@ from gpulint.kube.runtime import (
     main_containers,
     unknown_env_sources,
 )
-from gpulint.kube.scheduler import pod_requirements
+from gpulint.kube.scheduler import NodeInfo, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, containers
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
@@ -64,21 +64,51 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
             written = {name: entry for name, entry in written.items() if name in read}
             if not written:
                 continue  # an image's CUDA variables on another device: nothing to see or override
+        ignored = "" if gpus or privileged else _envvar_ignored(ctx)
         if written:  # most containers set neither variable
-            yield from _nvidia_visible(container, written, base, gpus, daemon or privileged, patterns)
+            yield from _nvidia_visible(container, written, base, gpus, daemon or privileged, patterns, ignored)
             yield from _cuda_visible(container, written, base, gpus)
+        if privileged and gpus and not daemon:
+            yield from _privileged_sees_all(obj, site, ctx, container, base, gpus, patterns)
         if daemon or privileged or "NVIDIA_VISIBLE_DEVICES" in written:
             continue
         if unknown_env_sources(container, ("NVIDIA_VISIBLE_DEVICES",), held):
             continue  # a Secret or an unheld ConfigMap may set it (to void): unknown
-        if not _cuda_image(text(container.get("image"))):
-            continue
+        if not _cuda_image(text(container.get("image"))) or ignored:
+            continue  # ignored: the toolkit reads no NVIDIA_VISIBLE_DEVICES of an unprivileged container
         if pod_has_gpu is None:
             pod_has_gpu = _pod_has_devices(site, patterns)
         if not pod_has_gpu:
             yield from _cuda_image_on_gpu_nodes(
                 container, base, _gpu_node_reason(site.spec) or _only_gpu_nodes(obj, site, ctx)
             )
+
+
+# NVIDIA/gpu-operator: ClusterPolicy spec.toolkit.env reaches the container toolkit's DaemonSet, which writes
+# accept-nvidia-visible-devices-envvar-when-unprivileged into the runtime's config.toml from
+# ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED; false makes the runtime ignore NVIDIA_VISIBLE_DEVICES
+# in an unprivileged container (nvidia-container-toolkit: the device list then comes from volume mounts only).
+_ENVVAR_GATE = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"
+
+
+def _envvar_ignored(ctx: CheckContext) -> str:
+    """The name of the one linted GPU operator ClusterPolicy whose toolkit ignores NVIDIA_VISIBLE_DEVICES in
+    unprivileged containers ("" when there is none, or several)."""
+
+    def find() -> str:
+        policies = ctx.resolver.linted.of_kind("nvidia.com", "ClusterPolicy")
+        if len(policies) != 1:
+            return ""
+        toolkit = mapping(dig(policies[0].data, "spec", "toolkit"))
+        if toolkit.get("enabled") is False:
+            return ""
+        for item in sequence(toolkit.get("env")):
+            if mapping(item).get("name") == _ENVVAR_GATE and text(mapping(item).get("value")).lower() == "false":
+                return policies[0].ref.name
+        return ""
+
+    found: str = ctx.memo(("clusterpolicy-envvar-gate",), find)
+    return found
 
 
 def _pod_has_devices(site: PodSpecSite, patterns: tuple[str, ...]) -> bool:
@@ -114,6 +144,7 @@ def _nvidia_visible(
     gpus: int | None,
     infrastructure: bool,
     patterns: tuple[str, ...],
+    ignored: str = "",
 ) -> Iterator[Diagnostic]:
     found = _variable(written.get("NVIDIA_VISIBLE_DEVICES"))
     if found is None:
@@ -143,6 +174,20 @@ def _nvidia_visible(
         )
         return
     if infrastructure or value.lower() in _NO_GPU:
+        return
+    if ignored:
+        yield Diagnostic(
+            RULE_ID,
+            (*base, *path),
+            f"container '{name}' requests no GPU and sets NVIDIA_VISIBLE_DEVICES={value}{origin}, which the GPU "
+            f"operator's ClusterPolicy {ignored} has the toolkit ignore: the container gets no GPU",
+            notes=(
+                f"ClusterPolicy {ignored} sets the toolkit's ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED="
+                "false: an unprivileged container gets only the GPUs the device plugin allocates it "
+                "(NVIDIA/aicr#1354: runtimeClassName nvidia and NVIDIA_VISIBLE_DEVICES=all, then nvidia-smi: not found)",
+                "request the GPUs it needs",
+            ),
+        )
         return
     yield Diagnostic(
         RULE_ID,
@@ -218,12 +263,11 @@ def _cuda_image(image: str) -> bool:
     return _CUDA_IMAGE.search(image) is not None
 
 
-def _only_gpu_nodes(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> str:
-    """The inventory's answer when the manifest does not select GPU nodes: every node the pod can be scheduled on
-    has NVIDIA GPUs (not with node pools: a pool may add a node without them)."""
+def _fitting_nodes(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> list[NodeInfo]:
+    """The inventory's nodes the pod can be scheduled on (none without an inventory of nodes)."""
     resolver = ctx.cluster
-    if resolver is None or not resolver.nodes or resolver.pools:
-        return ""
+    if resolver is None or not resolver.nodes:
+        return []
     # only with nodes: a plain check of a file loads no scheduling model (tests/unit/test_startup.py)
     from gpulint.lint.verdicts.shared import admitted_pod_spec
 
@@ -231,12 +275,57 @@ def _only_gpu_nodes(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> st
         admitted_pod_spec(obj.kind, site.spec, resolver), resolver.gates.enabled("TaintTolerationComparisonOperators")
     )
     fit = resolver.model.evaluate(pod)
-    if not fit.fits:
+    return fit.fitting if fit.fits else []
+
+
+def _only_gpu_nodes(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> str:
+    """The inventory's answer when the manifest does not select GPU nodes: every node the pod can be scheduled on
+    has NVIDIA GPUs (not with node pools: a pool may add a node without them)."""
+    resolver = ctx.cluster
+    if resolver is None or resolver.pools:
+        return ""
+    fitting = _fitting_nodes(obj, site, ctx)
+    if not fitting:
         return ""
     gpu = {id(node) for node in resolver.gpu_nodes(NVIDIA)}
-    if any(id(node) not in gpu for node in fit.fitting):
+    if any(id(node) not in gpu for node in fitting):
         return ""
-    return f"every node it can be scheduled on has NVIDIA GPUs ({node_names(fit.fitting)})"
+    return f"every node it can be scheduled on has NVIDIA GPUs ({node_names(fitting)})"
+
+
+def _privileged_sees_all(
+    obj: KubeObject,
+    site: PodSpecSite,
+    ctx: CheckContext,
+    container: dict[str, Any],
+    base: Path,
+    gpus: int,
+    patterns: tuple[str, ...],
+) -> Iterator[Diagnostic]:
+    """A privileged container gets every device of its host, the node's /dev/nvidia* among them, whatever the
+    device plugin allocated. Said where the inventory shows a node it can be scheduled on with more of the
+    resource than it takes: on a node it fills, it sees only its own."""
+    resource = gpu_resource_name(container, patterns, obj.facts)
+    if not resource.startswith("nvidia.com/"):
+        return
+    larger = [node for node in _fitting_nodes(obj, site, ctx) if node.allocatable.get(resource, 0) > gpus]
+    if not larger:
+        return
+    name = text(container.get("name"))
+    most = max(int(node.allocatable.get(resource, 0)) for node in larger)
+    yield Diagnostic(
+        RULE_ID,
+        (*base, "securityContext", "privileged"),
+        f"container '{name}' asks for {gpus} {resource} but is privileged: it sees every GPU of its node, not just "
+        f"the {gpus} allocated to it",
+        notes=(
+            f"a privileged container gets all of the host's devices: on {node_names(larger)} ({most} {resource}) "
+            "nvidia-smi and CUDA list the GPUs allocated to other pods too (NVIDIA/k8s-device-plugin#336, "
+            "kubernetes/kubernetes#81256)",
+            "drop privileged: true and add the capabilities it needs (securityContext.capabilities.add)",
+        ),
+        on_key=True,
+    )
 
 
 def _cuda_image_on_gpu_nodes(container: dict[str, Any], base: Path, reason: str) -> Iterator[Diagnostic]:

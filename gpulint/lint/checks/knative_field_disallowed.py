@@ -32,7 +32,7 @@ def _configured_mode(ctx: CheckContext) -> str | None:
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
-    if obj.ref.group == kserve.GROUP and obj.kind == "InferenceService":
+    if obj.ref.group in (kserve.GROUP, kserve.KFSERVING_GROUP) and obj.kind == "InferenceService":
         yield from _inference_service(obj, site, ctx)
         return
     if obj.ref.group != knative.GROUP:
@@ -94,6 +94,7 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
     if len(site.path) != 2 or site.path[-1] not in COMPONENTS:
         return  # a workerSpec: multi-node serving runs in Standard mode only
     component = site.path[-1]
+    maker = "KFServing" if obj.ref.group == kserve.KFSERVING_GROUP else "KServe"
     mode = kserve.deployment_mode(obj.data, ctx.memo(("kserve-default-mode",), lambda: _configured_mode(ctx)))
     if mode is kserve.DeploymentMode.OTHER:
         return
@@ -108,7 +109,7 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
             continue
         disabled = state is knative.FlagState.DISABLED
         notes = [
-            f"KServe copies the {component}'s {field} into the Knative Service it makes for it; Knative's "
+            f"{maker} copies the {component}'s {field} into the Knative Service it makes for it; Knative's "
             f"webhook refuses it there: must not set the field(s): spec.template.spec.{field}",
             f'set {flag}: "enabled" in the ConfigMap {knative.CONFIG_NAMESPACE}/{knative.CONFIG_NAME} to allow it'
             if disabled
@@ -123,7 +124,7 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
         yield Diagnostic(
             RULE_ID,
             (*site.path, field),
-            f"the {component} sets {field}, which Knative refuses in the Knative Service KServe makes for it "
+            f"the {component} sets {field}, which Knative refuses in the Knative Service {maker} makes for it "
             f"({flag} is {'disabled' if disabled else 'disabled by default'}), so the InferenceService never "
             "becomes ready",
             severity=None if disabled and not assumed else Severity.WARNING,

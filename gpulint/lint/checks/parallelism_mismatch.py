@@ -300,10 +300,71 @@ def _operator_fields(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[
         yield from _trainjob(obj, spec, sites, patterns)
     elif key == ("batch.volcano.sh", "Job"):
         yield from _volcano_mpirun(obj, sites, patterns)
+    elif key == ("serving.kserve.io", "LLMInferenceService"):
+        yield from _llm_pipeline(obj, spec, sites, patterns)
     elif key in _GROUP_KINDS:
         yield from _ray(obj, sites, patterns)
         if key == ("ray.io", "RayService"):
             yield from _ray_serve(obj, sites, patterns)
+
+
+# KServe v0.20.0 config/llmisvcconfig: config-llm-template.yaml (and the decode and prefill templates) start
+# vLLM with `--tensor-parallel-size {{ .Spec.Parallelism.Tensor }}` and config-llm-worker-data-parallel.yaml
+# with the tensor, data and data-local sizes; no preset renders spec.parallelism.pipeline, and no controller code
+# reads it (pkg/apis/serving/v1alpha2 llm_inference_service_validation.go only checks it is positive).
+_KSERVE_PRESET = "kserve-config-llm-"
+
+
+def _llm_pipeline(
+    obj: KubeObject, spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[str, ...]
+) -> Iterator[Diagnostic]:
+    """An LLMInferenceService's parallelism.pipeline, which KServe's presets never pass to vLLM."""
+    if any(not text(mapping(ref).get("name")).startswith(_KSERVE_PRESET) for ref in _sequence(spec.get("baseRefs"))):
+        return  # a preset of the operator's own may render it
+    for part, prefix in ((spec, ("spec",)), (mapping(spec.get("prefill")), ("spec", "prefill"))):
+        parallelism = mapping(part.get("parallelism"))
+        pipeline = integer(parallelism.get("pipeline"), 1)
+        if pipeline is None or pipeline <= 1:
+            continue
+        site = next((s for s in sites if s.path == (*prefix, "template")), None)
+        if site is not None and _passes_pipeline(site):
+            continue  # the container's own arguments set it: KServe appends them
+        tensor = integer(parallelism.get("tensor"), 1) or 1
+        notes = [
+            f"its presets start vLLM with --tensor-parallel-size {tensor} and no --pipeline-parallel-size "
+            "(KServe v0.20.0 config/llmisvcconfig), so the engine's world size is the tensor size alone "
+            "(kserve/kserve#6044)",
+        ]
+        found = _first_gpu_container(site, patterns, obj.facts) if site is not None else None
+        if found is not None and found[1].ranks > tensor:
+            notes.append(
+                f"{found[1].ranks - tensor} of the {found[1].holding()} of container "
+                f"'{text(found[0].get('name'))}' stay idle"
+            )
+        notes.append(
+            f"set parallelism.tensor to the GPUs each replica holds, or pass --pipeline-parallel-size "
+            f"{pipeline} in the main container's args"
+        )
+        yield Diagnostic(
+            RULE_ID,
+            (*prefix, "parallelism", "pipeline"),
+            f"KServe ignores parallelism.pipeline {pipeline}: vLLM runs {tensor} rank{'s' if tensor > 1 else ''} "
+            f"(tensor {tensor}), not tensor x pipeline = {tensor * pipeline}",
+            notes=tuple(notes),
+        )
+
+
+def _sequence(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _passes_pipeline(site: PodSpecSite) -> bool:
+    return any(
+        "pipeline-parallel" in str(word) or "pipeline_parallel" in str(word)
+        for _, container in main_containers(site.spec)
+        for field in ("command", "args")
+        for word in _sequence(container.get(field))
+    )
 
 
 def _first_gpu_container(

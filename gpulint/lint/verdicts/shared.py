@@ -789,3 +789,10 @@ def _nodes_of(pool: NodePool, template: Template, pods: int) -> int:
 def _decidable_key(key: str, new: list[NewNodes]) -> bool:
     """The topology key's domains are known for every new node (a finite list, or each node its own)."""
     return bool(key) and all(n.domains is None or n.domains for n in new)
+
+
+def emptied_offers(inventory: Resolver) -> frozenset[str]:
+    """What the pools whose requirements leave no catalogued type would offer without the requirement that
+    empties them: a resource only they could offer is missing for that reason (gpu-unschedulable words it,
+    gpu-resource-unknown leaves it)."""
+    return frozenset(name for pool in inventory.pools if pool.filtered_out for name in pool.emptied_offers)
