@@ -55,8 +55,11 @@ from gpulint.lint.verdicts.scheduling import (
     template_labels,
 )
 from gpulint.lint.verdicts.shared import (
+    DaemonCoverage,
+    daemon_coverage,
     describe_gang,
     describe_scale_up,
+    describe_taint,
     gang_detail,
     kueue_admitted,
     kueue_pins,
@@ -148,6 +151,8 @@ def explain_site(
         )
     blocked = not result.fits and not verdict.scales_up and (excluded.affinity or excluded.taints)
     steps.append(Step("Node affinity and taints", FAIL if blocked or limited is not None else OK, lines))
+    if obj.kind == "DaemonSet" and obj.ref.group == "apps":
+        steps.append(_coverage_step(daemon_coverage(obj.kind, site, inventory)))
     if inventory.pools:
         steps.append(_pools_step(verdict, obj.kind))
 
@@ -295,6 +300,42 @@ def _mig_mixture(step: Step, mixture: MigMixture | None) -> Step:
         f"{mixture.whole_unit} on {len(mixture.whole)} ({whole}): where it lands decides which it gets"
     )
     return Step(step.title, INFO if step.status == OK else step.status, [*step.lines, line])
+
+
+def _coverage_step(covered: DaemonCoverage) -> Step:
+    """Where a DaemonSet's pods run (daemonset-coverage's verdict): the nodes it is expected on, and for GPU
+    infrastructure the node pools whose new GPU nodes it never reaches."""
+    verdict, component = covered.verdict, covered.component
+    named = f" ({component.name})" if component is not None else ""
+    lines, status = [], OK
+    if verdict is None:
+        lines.append(
+            f"GPU infrastructure{named}: the inventory has no GPU node of its vendor"
+            if component is not None
+            else "runs no GPU infrastructure, and its node selection names no nodes it misses: nothing it must run on"
+        )
+    else:
+        cover = verdict.coverage
+        lines.append(f"runs on {len(cover.runs)} of {len(cover.target)} {verdict.expected}{named}")
+        for taint, count in cover.taints_by_count():
+            lines.append(
+                f"{count} carry the untolerated taint {describe_taint(taint)} ({_names(tuple(node.name for node in cover.blocked[taint]))})"
+            )
+        if cover.outside_selection:
+            lines.append(
+                f"{len(cover.outside_selection)} are outside its nodeSelector/required node affinity "
+                f"({_names(tuple(node.name for node in cover.outside_selection))})"
+            )
+        if cover.blocked:
+            status = FAIL if verdict.reaches_none else INFO
+        elif verdict.selects_none:
+            status = INFO
+    for block in covered.blocks:
+        lines.append(
+            f"{block.pool.title} adds GPU nodes with the untolerated taint {describe_taint(block.taint)}: it never runs there"
+        )
+        status = FAIL if covered.refuses else INFO if status == OK else status
+    return Step("DaemonSet coverage", status, lines)
 
 
 def _pools_step(verdict: SchedulingVerdict, kind: str) -> Step:

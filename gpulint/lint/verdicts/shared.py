@@ -25,6 +25,7 @@ from gpulint.kube.gpu_stack import (
     pool_vendors,
     present_but_silent,
     stack_component,
+    taint_text,
     vendor_of_resource,
 )
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, daemon_overhead, fit_pool, label_failure
@@ -407,6 +408,16 @@ class DaemonSetVerdict:
     expected: str  # "GPU nodes", "NVIDIA GPU nodes", or "nodes its node selection matches"
     coverage: Coverage
 
+    @property
+    def reaches_none(self) -> bool:
+        """GPU infrastructure that runs on none of its vendor's GPU nodes: daemonset-coverage's error."""
+        return self.component is not None and not self.coverage.runs
+
+    @property
+    def selects_none(self) -> bool:
+        """GPU infrastructure whose node selection matches none of the GPU nodes (no taint is why)."""
+        return self.reaches_none and not self.coverage.blocked and bool(self.coverage.outside_selection)
+
 
 def daemonset_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> DaemonSetVerdict | None:
     """None when there is nothing to expect: no node it should run on, or no node selection to read intent from.
@@ -459,6 +470,40 @@ class PoolBlock:
 
     pool: NodePool
     taint: Taint
+
+
+@dataclass(frozen=True)
+class DaemonCoverage:
+    """Where one DaemonSet pod template runs, as daemonset-coverage judges it and `explain` shows it: the nodes
+    it is expected on, and the node pools whose new GPU nodes it never reaches."""
+
+    verdict: DaemonSetVerdict | None  # None: no node it is expected on, or no node selection to read intent from
+    component: StackComponent | None  # the GPU infrastructure it runs
+    blocks: tuple[PoolBlock, ...]  # the pools, leaving out a taint the nodes' verdict names already
+    refuses: bool  # pools_refuse: a blocked pool is an error
+
+
+def pools_refuse(component: StackComponent, resolver: Resolver) -> bool:
+    """A pool the component never reaches keeps the GPUs it adds unadvertised, on a cluster the inventory vouches
+    for (not pools read from files assumed to be this cluster's): daemonset-coverage's error."""
+    return component.advertises and not resolver.cluster_assumed
+
+
+def describe_taint(taint: Taint) -> str:
+    """A taint as ``kubectl taint`` writes it: key=value:Effect."""
+    return taint_text(taint.key, taint.value, taint.effect)
+
+
+def daemon_coverage(kind: str, site: PodSpecSite, resolver: Resolver) -> DaemonCoverage:
+    """A DaemonSet pod template against the nodes and, for GPU infrastructure, the node pools."""
+    verdict = daemonset_verdict(kind, site, resolver)
+    component = stack_component(site.spec)
+    if component is None or not resolver.pools:
+        return DaemonCoverage(verdict, component, (), False)
+    pod = verdict.pod if verdict is not None else daemon_pod(kind, site.spec, resolver)
+    reported = set(verdict.coverage.blocked) if verdict is not None else set()
+    blocks = tuple(block for block in blocked_pools(component, pod, resolver) if block.taint not in reported)
+    return DaemonCoverage(verdict, component, blocks, pools_refuse(component, resolver))
 
 
 def blocked_pools(component: StackComponent, pod: PodRequirements, resolver: Resolver) -> list[PoolBlock]:
