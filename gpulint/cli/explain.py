@@ -38,6 +38,7 @@ from gpulint.lint.verdicts.queues import (
     uncharging_quotas,
     volcano_capability_problems,
 )
+from gpulint.lint.verdicts.runtime_classes import RuntimeClassVerdict, runtime_class_verdict
 from gpulint.lint.verdicts.scheduling import (
     WORK_BUDGET,
     GangAnswer,
@@ -129,6 +130,9 @@ def explain_site(
     count = "" if site.pods is None else f" ({site.pods} pod{'s' if site.pods != 1 else ''})"
     heading = f"{obj.ref.display()}{role}{count}"
     steps: list[Step] = [admission] if admission is not None else []
+    runtime = runtime_class_verdict(site.spec, inventory, obj.document.path)
+    if runtime is not None:
+        steps.append(_runtime_class_step(runtime))
     steps.append(_resources_step(verdict, detail, site, bool(inventory.pools)))
     memory = gpu_memory_verdict(obj, site, inventory)  # as gpu-unschedulable judges it: the pod as it starts
     vgpus = vgpu_excesses(obj.kind, as_written or site, inventory, obj.facts)  # as gpu-sharing: as written
@@ -176,6 +180,34 @@ def explain_site(
     if not result.fits and best is not None:
         summary += f" Then {describe_scale_up(best)}; the pod waits until the node is ready."
     return SiteExplanation(heading, steps, table, summary, _commands(obj, site, detail))
+
+
+def _runtime_class_step(verdict: RuntimeClassVerdict) -> Step:
+    """Before the scheduler: the RuntimeClass admission plugin (runtime-class-unknown's verdict)."""
+    title = "RuntimeClass"
+    if verdict.missing:
+        close = verdict.close()
+        return Step(
+            title,
+            FAIL,
+            [
+                f'pod rejected: RuntimeClass "{verdict.name}" not found'
+                + (f" (did you mean {close}?)" if close else ""),
+                f"RuntimeClasses in the cluster: {', '.join(verdict.known or ()) or 'none'}",
+            ],
+        )
+    if verdict.admitted is None:
+        return Step(
+            title,
+            INFO,
+            [
+                f"RuntimeClass {verdict.name}: not in the inventory, which does not list every RuntimeClass: "
+                "whether it exists is not known"
+            ],
+        )
+    if verdict.conflict:
+        return Step(title, FAIL, [f"pod rejected: {verdict.conflict}"])
+    return Step(title, OK, [f"RuntimeClass {verdict.name} exists; its scheduling and overhead join the pod"])
 
 
 def _resources_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpecSite, pools: bool) -> Step:

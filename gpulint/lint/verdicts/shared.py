@@ -34,7 +34,6 @@ from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_ya
 from gpulint.kube.queueing.workload import queue_name
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_extended
-from gpulint.kube.runtime_class import Admitted, admit
 from gpulint.kube.scheduler import (
     FitResult,
     NodeInfo,
@@ -46,6 +45,7 @@ from gpulint.kube.scheduler import (
 )
 from gpulint.kube.workloads import ObjectFacts, PodSpecSite, containers, effective_pod_spec, part_fact
 from gpulint.lint.inputs.objects import KubeObject
+from gpulint.lint.verdicts.runtime_classes import runtime_class_admission
 from gpulint.lint.world.chart_releases import ChartRelease, daemon_spec
 from gpulint.lint.world.inventory import HasData
 from gpulint.lint.world.resolver import Resolver
@@ -53,13 +53,6 @@ from gpulint.lint.world.resolver import Resolver
 if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
     from gpulint.kube.dra.devices import DeviceGroup
     from gpulint.kube.queueing.assign import FlavorPin
-
-
-def runtime_class_admission(spec: dict[str, Any], resolver: Resolver) -> Admitted | None:
-    """What the RuntimeClass admission plugin makes of the pod (None: no class named, or the class is unknown)."""
-    name = spec.get("runtimeClassName")
-    runtime_class = resolver.runtime_classes.get(name) if isinstance(name, str) else None
-    return admit(spec, runtime_class) if runtime_class is not None else None
 
 
 def admitted_pod_spec(kind: str, spec: dict[str, Any], resolver: Resolver) -> dict[str, Any]:
