@@ -42,6 +42,7 @@ from gpulint.lint.verdicts.runtime_classes import RuntimeClassVerdict, runtime_c
 from gpulint.lint.verdicts.scheduling import (
     WORK_BUDGET,
     GangAnswer,
+    LoneDomain,
     PodSpecSite,
     SchedulingVerdict,
     SiteDetail,
@@ -49,6 +50,7 @@ from gpulint.lint.verdicts.scheduling import (
     dra_verdict,
     format_amount,
     gang_answers,
+    lone_domain,
     pod_sites,
     pool_answer,
     scheduling_verdict,
@@ -401,12 +403,14 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
         gang = answer.gang
         where = f" in one {gang.topology_key}" if gang.topology_key else ""
         lines.append(f"{gang.system}: {gang.required} of {gang.total} pods at once{where}")
+        lone = lone_domain(gang, inventory, packed=answer.packed)  # over-tight-topology's warning
         if answer.packed is None:  # the nodes that can exist: gang-unsatisfiable's verdict
-            status = _gang_with_pools(answer, lines, status)
+            status = _lone_domain(lone, lines, _gang_with_pools(answer, lines, status))
             continue
         result = answer.packed
         if result.main is None:
             lines.append("  which members must run together is not determined: not evaluated")
+            status = _lone_domain(lone, lines, status)
             continue
         fitting = result.fitting_domains()
         if result.unsatisfiable:
@@ -421,13 +425,7 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
             lines.append(f"  fits in {len(fitting)} domain(s): {names}")
             where = f" in {fitting[0].domain}" if fitting[0].domain else ""
             lines.extend(f"    a placement{where}: {line}" for line in fitting[0].layout)
-            only = result.only_domain() if gang.topology_key else None  # over-tight-topology's warning
-            if only is not None and len(result.placements) > 1:
-                status = INFO if status == OK else status
-                lines.append(
-                    f"  only {gang.topology_key}={only.domain} can host the whole gang "
-                    f"({len(result.placements)} domains exist); any failure there blocks it"
-                )
+        status = _lone_domain(lone, lines, status)
         best = result.best()
         if gang.topology_key and result.unsatisfiable and best is not None:
             lines.append(
@@ -435,6 +433,19 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
                 f"smaller pods, or a wider topology than {gang.topology_key}"
             )
     return Step("Gang and topology", status, lines)
+
+
+def _lone_domain(lone: LoneDomain | None, lines: list[str], status: str) -> str:
+    """over-tight-topology's warning, said (never a failure) after the gang's verdict."""
+    if lone is None:
+        return status
+    lines.append(
+        f"  only {lone.key}={lone.domain} can host the whole gang ({lone.domains} domains exist); any failure "
+        "there blocks it"
+    )
+    if lone.with_pools:
+        lines.append(f"  the {lone.key} domains include those its node pools can add nodes in")
+    return INFO if status == OK else status
 
 
 def _gang_with_pools(answer: GangAnswer, lines: list[str], status: str) -> str:
