@@ -253,6 +253,12 @@ def _capacity_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpec
                 "extendedResourceName): see the DRA step"
             )
             continue
+        if row.extender:
+            lines.append(
+                f"{row.resource}: asks {format_amount(row.asked)}; {row.extender}'s scheduler extender accounts "
+                "for it on the nodes the other filters pass (the kube-scheduler ignores it)"
+            )
+            continue
         added = (
             f"; the largest node a pool can add offers {format_amount(row.largest_new[0])} ({row.largest_new[1]})"
             if row.largest_new

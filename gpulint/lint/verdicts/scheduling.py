@@ -134,6 +134,7 @@ class Capacity:
     allocatable: Fraction = Fraction(0)
     free: Fraction = Fraction(0)
     largest_new: tuple[Fraction, str] | None = None  # (allocatable, instance type) of a pool's largest node
+    extender: str = ""  # the plugin whose scheduler extender accounts for it (a share no node publishes)
 
 
 @dataclass(frozen=True)
@@ -305,6 +306,10 @@ def _capacity(extended: dict[str, Fraction], resolver: Resolver) -> tuple[Capaci
     for name, amount in sorted(extended.items()):
         if name in dra_backed:
             rows.append(Capacity(name, amount, True))
+            continue
+        plugin = scheduler_managed(name) if name not in resolver.offered_resources else ""
+        if plugin:  # left out of the verdict's pod, as gpu_pod_requirements leaves it
+            rows.append(Capacity(name, amount, False, extender=plugin))
             continue
         offered = [(t.allocatable.get(name, Fraction(0)), t.name) for p in resolver.pools for t in p.templates]
         rows.append(

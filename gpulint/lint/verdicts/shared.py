@@ -33,7 +33,7 @@ from gpulint.kube.pools.model import NodePool, Template
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.queueing.workload import queue_name
 from gpulint.kube.refs import Path
-from gpulint.kube.resources import is_extended
+from gpulint.kube.resources import is_extended, scheduler_managed
 from gpulint.kube.scheduler import (
     FitResult,
     NodeInfo,
@@ -91,6 +91,10 @@ def gpu_pod_requirements(
 ) -> PodRequirements | None:
     """Scheduler requirements of a pod that asks for an extended resource (None for other pods).
 
+    A scheduler extender's shares no node publishes (HAMi's nvidia.com/gpumem and gpucores, which its
+    KubeSchedulerConfiguration marks ignoredByScheduler: NodeResourcesFit skips them) are the extender's
+    to judge: left out here, as gpu-resource-unknown's note says.
+
     Extended resources backed by a DeviceClass (DRA extended resources) and published by
     no node are served by the DynamicResources plugin, not NodeResourcesFit: left out here.
     Worked out once per pod template and inventory in the ``facts`` of its object while it is checked
@@ -114,6 +118,10 @@ def _gpu_pod_requirements(
     extended = [name for name in requirements.requests if is_extended(name)]
     if not extended:
         return None
+    shares = {name for name in extended if scheduler_managed(name) and name not in inventory.offered_resources}
+    if shares:  # HAMi's gpumem, gpucores: its extender accounts for them (ignoredByScheduler), no node publishes them
+        requests = {k: v for k, v in requirements.requests.items() if k not in shares}
+        requirements = replace(requirements, requests=requests)
     backed = set(inventory.dra_extended_resources())
     dra_only = backed - inventory.published_resources
     if dra_only & set(extended):
