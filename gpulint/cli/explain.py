@@ -68,6 +68,18 @@ from gpulint.lint.verdicts.shared import (
     kueue_pins,
     role_pods,
 )
+from gpulint.lint.verdicts.visibility import (
+    CUDA_IDLE,
+    CUDA_IMAGE,
+    CUDA_OUT_OF_RANGE,
+    CUDA_UUIDS,
+    HIDES_GPUS,
+    REPLACES_GPUS,
+    UNCOUNTED_GPUS,
+    VisibilityProblem,
+    visibility_problems,
+)
+from gpulint.lint.world.config_maps import held_config_maps
 from gpulint.lint.world.inventory import GANG_OBJECT_KINDS
 from gpulint.lint.world.resolver import Resolver
 
@@ -123,6 +135,7 @@ def explain_site(
     gang: Step | None = None,
     admission: Step | None = None,
     as_written: PodSpecSite | None = None,
+    gpu_resources: tuple[str, ...] = (),
 ) -> SiteExplanation:
     """One pod template as it starts (``as_written``: before Kueue's pins, when they apply)."""
     verdict = scheduling_verdict(obj.kind, site, inventory, as_written)
@@ -163,6 +176,9 @@ def explain_site(
         steps.append(_pools_step(verdict, obj.kind))
 
     steps.append(_dra_step(obj, site, inventory, verdict))
+    problems = visibility_problems(obj, site, gpu_resources, lambda ns: held_config_maps(inventory, ns), inventory)
+    if problems:  # gpu-visibility-override's warnings: the pod runs, with other GPUs than it was given
+        steps.append(Step("GPU visibility", INFO, [_VISIBILITY[p.kind](p) for p in problems]))
     steps.append(gang or _gang_step(obj, inventory))
 
     table = [(_names(row.nodes), len(row.nodes), row.result) for row in detail.rows]
@@ -210,6 +226,38 @@ def _runtime_class_step(verdict: RuntimeClassVerdict) -> Step:
     if verdict.conflict:
         return Step(title, FAIL, [f"pod rejected: {verdict.conflict}"])
     return Step(title, OK, [f"RuntimeClass {verdict.name} exists; its scheduling and overhead join the pod"])
+
+
+_VISIBILITY: dict[str, Callable[[VisibilityProblem], str]] = {
+    HIDES_GPUS: lambda p: (
+        f"container '{p.container}' asks for {p.gpus} {p.resource}, but NVIDIA_VISIBLE_DEVICES={p.written}"
+        f"{p.origin} exposes none of them"
+    ),
+    REPLACES_GPUS: lambda p: (
+        f"container '{p.container}': NVIDIA_VISIBLE_DEVICES={p.value}{p.origin}, set by hand, replaces the GPUs "
+        "the device plugin allocated"
+    ),
+    UNCOUNTED_GPUS: lambda p: (
+        f"container '{p.container}' requests no GPU, but NVIDIA_VISIBLE_DEVICES={p.value}{p.origin} shows it GPUs "
+        "the scheduler does not count"
+    ),
+    CUDA_UUIDS: lambda p: (
+        f"container '{p.container}': CUDA_VISIBLE_DEVICES{p.origin} names devices by UUID, usually not those "
+        "allocated to it"
+    ),
+    CUDA_OUT_OF_RANGE: lambda p: (
+        f"container '{p.container}': CUDA_VISIBLE_DEVICES={p.value}{p.origin} names index {p.first_missing}, past "
+        f"its {p.gpus} GPU{'s' if p.gpus > 1 else ''}: the process gets {p.usable}"
+    ),
+    CUDA_IDLE: lambda p: (
+        f"container '{p.container}': CUDA_VISIBLE_DEVICES={p.value}{p.origin} shows {p.shown} of its {p.gpus} "
+        "GPUs: the others stay idle"
+    ),
+    CUDA_IMAGE: lambda p: (
+        f"container '{p.container}' requests no GPU, but {p.reason} and runs a CUDA image ({p.image}): it sees "
+        "every GPU of the node"
+    ),
+}
 
 
 def _resources_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpecSite, pools: bool) -> Step:
@@ -509,6 +557,7 @@ def explain_objects(
     objects: list[KubeObject],
     inventory: Resolver,
     findings: Sequence[Finding] | Callable[[KubeObject], list[Finding]] = (),
+    gpu_resources: tuple[str, ...] = (),
 ) -> list[SiteExplanation]:
     """An explanation per pod template, and one per object that has none but that `check` judges
     (claims, claim templates, gang groups); each ends with `check`'s own findings on the object
@@ -522,7 +571,10 @@ def explain_objects(
         gang = _gang_step(obj, inventory) if sites else None  # the object's gangs, packed once for all its sites
         admission = admission_step(obj, inventory) if sites else None
         pins = kueue_pins(obj, inventory) if sites else {}  # a queued workload's pods as Kueue starts them
-        explained = [explain_site(obj, kueue_admitted(site, pins), inventory, gang, admission, site) for site in sites]
+        explained = [
+            explain_site(obj, kueue_admitted(site, pins), inventory, gang, admission, site, gpu_resources)
+            for site in sites
+        ]
         if not explained:
             steps = _object_steps(obj, inventory)
             if not steps and not own:
