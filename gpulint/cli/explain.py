@@ -1,8 +1,10 @@
 """`gpulint explain`: why would this pod be Pending? Answered in the order operators diagnose it.
 
-1. resource name and count, 2. capacity vs allocatable, 3. node affinity and taints
-(a per-node table, identical nodes once with a count), 4. DRA, 5. gang and topology,
-then the scheduler's own summary and the kubectl commands that confirm it live.
+Before the scheduler: the queue and quota, the RuntimeClass. Then 1. resource name and count,
+2. capacity vs allocatable, 3. node affinity and taints (a per-node table, identical nodes once
+with a count; a DaemonSet's coverage of the nodes it must run on), the node pools, 4. DRA, the GPU
+visibility variables, 5. gang and topology, then the scheduler's own summary and the kubectl
+commands that confirm it live. Each step words the verdict the rules word (lint/verdicts/).
 """
 
 from __future__ import annotations
