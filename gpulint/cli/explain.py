@@ -1,8 +1,10 @@
 """`gpulint explain`: why would this pod be Pending? Answered in the order operators diagnose it.
 
-1. resource name and count, 2. capacity vs allocatable, 3. node affinity and taints
-(a per-node table, identical nodes once with a count), 4. DRA, 5. gang and topology,
-then the scheduler's own summary and the kubectl commands that confirm it live.
+Before the scheduler: the queue and quota, the RuntimeClass. Then 1. resource name and count,
+2. capacity vs allocatable, 3. node affinity and taints (a per-node table, identical nodes once
+with a count; a DaemonSet's coverage of the nodes it must run on), the node pools, 4. DRA, the GPU
+visibility variables, 5. gang and topology, then the scheduler's own summary and the kubectl
+commands that confirm it live. Each step words the verdict the rules word (lint/verdicts/).
 """
 
 from __future__ import annotations
@@ -38,9 +40,11 @@ from gpulint.lint.verdicts.queues import (
     uncharging_quotas,
     volcano_capability_problems,
 )
+from gpulint.lint.verdicts.runtime_classes import RuntimeClassVerdict, runtime_class_verdict
 from gpulint.lint.verdicts.scheduling import (
     WORK_BUDGET,
     GangAnswer,
+    LoneDomain,
     PodSpecSite,
     SchedulingVerdict,
     SiteDetail,
@@ -48,6 +52,7 @@ from gpulint.lint.verdicts.scheduling import (
     dra_verdict,
     format_amount,
     gang_answers,
+    lone_domain,
     pod_sites,
     pool_answer,
     scheduling_verdict,
@@ -55,13 +60,31 @@ from gpulint.lint.verdicts.scheduling import (
     template_labels,
 )
 from gpulint.lint.verdicts.shared import (
+    DaemonCoverage,
+    daemon_coverage,
     describe_gang,
     describe_scale_up,
+    describe_taint,
     gang_detail,
     kueue_admitted,
     kueue_pins,
     role_pods,
 )
+from gpulint.lint.verdicts.visibility import (
+    CUDA_IDLE,
+    CUDA_IMAGE,
+    CUDA_OUT_OF_RANGE,
+    CUDA_UUIDS,
+    HIDES_GPUS,
+    IGNORED_ENVVAR,
+    PRIVILEGED_SEES_ALL,
+    REPLACES_GPUS,
+    UNCOUNTED_GPUS,
+    VisibilityProblem,
+    envvar_gate,
+    visibility_problems,
+)
+from gpulint.lint.world.config_maps import held_config_maps
 from gpulint.lint.world.inventory import GANG_OBJECT_KINDS
 from gpulint.lint.world.resolver import Resolver
 
@@ -117,6 +140,7 @@ def explain_site(
     gang: Step | None = None,
     admission: Step | None = None,
     as_written: PodSpecSite | None = None,
+    gpu_resources: tuple[str, ...] = (),
 ) -> SiteExplanation:
     """One pod template as it starts (``as_written``: before Kueue's pins, when they apply)."""
     verdict = scheduling_verdict(obj.kind, site, inventory, as_written)
@@ -126,6 +150,9 @@ def explain_site(
     count = "" if site.pods is None else f" ({site.pods} pod{'s' if site.pods != 1 else ''})"
     heading = f"{obj.ref.display()}{role}{count}"
     steps: list[Step] = [admission] if admission is not None else []
+    runtime = runtime_class_verdict(site.spec, inventory, obj.document.path)
+    if runtime is not None:
+        steps.append(_runtime_class_step(runtime))
     steps.append(_resources_step(verdict, detail, site, bool(inventory.pools)))
     memory = gpu_memory_verdict(obj, site, inventory)  # as gpu-unschedulable judges it: the pod as it starts
     vgpus = vgpu_excesses(obj.kind, as_written or site, inventory, obj.facts)  # as gpu-sharing: as written
@@ -148,10 +175,17 @@ def explain_site(
         )
     blocked = not result.fits and not verdict.scales_up and (excluded.affinity or excluded.taints)
     steps.append(Step("Node affinity and taints", FAIL if blocked or limited is not None else OK, lines))
+    if obj.kind == "DaemonSet" and obj.ref.group == "apps":
+        steps.append(_coverage_step(daemon_coverage(obj.kind, site, inventory)))
     if inventory.pools:
         steps.append(_pools_step(verdict, obj.kind))
 
     steps.append(_dra_step(obj, site, inventory, verdict))
+    problems = visibility_problems(
+        obj, site, gpu_resources, lambda ns: held_config_maps(inventory, ns), inventory, envvar_gate(inventory.linted)
+    )
+    if problems:  # gpu-visibility-override's warnings: the pod runs, with other GPUs than it was given
+        steps.append(Step("GPU visibility", INFO, [_VISIBILITY[p.kind](p) for p in problems]))
     steps.append(gang or _gang_step(obj, inventory))
 
     table = [(_names(row.nodes), len(row.nodes), row.result) for row in detail.rows]
@@ -171,6 +205,74 @@ def explain_site(
     if not result.fits and best is not None:
         summary += f" Then {describe_scale_up(best)}; the pod waits until the node is ready."
     return SiteExplanation(heading, steps, table, summary, _commands(obj, site, detail))
+
+
+def _runtime_class_step(verdict: RuntimeClassVerdict) -> Step:
+    """Before the scheduler: the RuntimeClass admission plugin (runtime-class-unknown's verdict)."""
+    title = "RuntimeClass"
+    if verdict.missing:
+        close = verdict.close()
+        return Step(
+            title,
+            FAIL,
+            [
+                f'pod rejected: RuntimeClass "{verdict.name}" not found'
+                + (f" (did you mean {close}?)" if close else ""),
+                f"RuntimeClasses in the cluster: {', '.join(verdict.known or ()) or 'none'}",
+            ],
+        )
+    if verdict.admitted is None:
+        return Step(
+            title,
+            INFO,
+            [
+                f"RuntimeClass {verdict.name}: not in the inventory, which does not list every RuntimeClass: "
+                "whether it exists is not known"
+            ],
+        )
+    if verdict.conflict:
+        return Step(title, FAIL, [f"pod rejected: {verdict.conflict}"])
+    return Step(title, OK, [f"RuntimeClass {verdict.name} exists; its scheduling and overhead join the pod"])
+
+
+_VISIBILITY: dict[str, Callable[[VisibilityProblem], str]] = {
+    HIDES_GPUS: lambda p: (
+        f"container '{p.container}' asks for {p.gpus} {p.resource}, but NVIDIA_VISIBLE_DEVICES={p.written}"
+        f"{p.origin} exposes none of them"
+    ),
+    REPLACES_GPUS: lambda p: (
+        f"container '{p.container}': NVIDIA_VISIBLE_DEVICES={p.value}{p.origin}, set by hand, replaces the GPUs "
+        "the device plugin allocated"
+    ),
+    UNCOUNTED_GPUS: lambda p: (
+        f"container '{p.container}' requests no GPU, but NVIDIA_VISIBLE_DEVICES={p.value}{p.origin} shows it GPUs "
+        "the scheduler does not count"
+    ),
+    CUDA_UUIDS: lambda p: (
+        f"container '{p.container}': CUDA_VISIBLE_DEVICES{p.origin} names devices by UUID, usually not those "
+        "allocated to it"
+    ),
+    CUDA_OUT_OF_RANGE: lambda p: (
+        f"container '{p.container}': CUDA_VISIBLE_DEVICES={p.value}{p.origin} names index {p.first_missing}, past "
+        f"its {p.gpus} GPU{'s' if p.gpus > 1 else ''}: the process gets {p.usable}"
+    ),
+    CUDA_IDLE: lambda p: (
+        f"container '{p.container}': CUDA_VISIBLE_DEVICES={p.value}{p.origin} shows {p.shown} of its {p.gpus} "
+        "GPUs: the others stay idle"
+    ),
+    CUDA_IMAGE: lambda p: (
+        f"container '{p.container}' requests no GPU, but {p.reason} and runs a CUDA image ({p.image}): it sees "
+        "every GPU of the node"
+    ),
+    IGNORED_ENVVAR: lambda p: (
+        f"container '{p.container}' requests no GPU; NVIDIA_VISIBLE_DEVICES={p.value}{p.origin} is ignored by the "
+        f"toolkit (ClusterPolicy {p.policy}): it gets no GPU"
+    ),
+    PRIVILEGED_SEES_ALL: lambda p: (
+        f"container '{p.container}' holds {p.gpus} {p.resource} but is privileged: on {p.nodes} ({p.most}) it sees "
+        "every GPU of the node"
+    ),
+}
 
 
 def _resources_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpecSite, pools: bool) -> Step:
@@ -212,6 +314,12 @@ def _capacity_step(verdict: SchedulingVerdict, detail: SiteDetail, site: PodSpec
             lines.append(
                 f"{row.resource}: asks {format_amount(row.asked)}; served by DRA (a DeviceClass's "
                 "extendedResourceName): see the DRA step"
+            )
+            continue
+        if row.extender:
+            lines.append(
+                f"{row.resource}: asks {format_amount(row.asked)}; {row.extender}'s scheduler extender accounts "
+                "for it on the nodes the other filters pass (the kube-scheduler ignores it)"
             )
             continue
         added = (
@@ -297,6 +405,42 @@ def _mig_mixture(step: Step, mixture: MigMixture | None) -> Step:
     return Step(step.title, INFO if step.status == OK else step.status, [*step.lines, line])
 
 
+def _coverage_step(covered: DaemonCoverage) -> Step:
+    """Where a DaemonSet's pods run (daemonset-coverage's verdict): the nodes it is expected on, and for GPU
+    infrastructure the node pools whose new GPU nodes it never reaches."""
+    verdict, component = covered.verdict, covered.component
+    named = f" ({component.name})" if component is not None else ""
+    lines, status = [], OK
+    if verdict is None:
+        lines.append(
+            f"GPU infrastructure{named}: the inventory has no GPU node of its vendor"
+            if component is not None
+            else "runs no GPU infrastructure, and its node selection names no nodes it misses: nothing it must run on"
+        )
+    else:
+        cover = verdict.coverage
+        lines.append(f"runs on {len(cover.runs)} of {len(cover.target)} {verdict.expected}{named}")
+        for taint, count in cover.taints_by_count():
+            lines.append(
+                f"{count} carry the untolerated taint {describe_taint(taint)} ({_names(tuple(node.name for node in cover.blocked[taint]))})"
+            )
+        if cover.outside_selection:
+            lines.append(
+                f"{len(cover.outside_selection)} are outside its nodeSelector/required node affinity "
+                f"({_names(tuple(node.name for node in cover.outside_selection))})"
+            )
+        if cover.blocked:
+            status = FAIL if verdict.reaches_none else INFO
+        elif verdict.selects_none:
+            status = INFO
+    for block in covered.blocks:
+        lines.append(
+            f"{block.pool.title} adds GPU nodes with the untolerated taint {describe_taint(block.taint)}: it never runs there"
+        )
+        status = FAIL if covered.refuses else INFO if status == OK else status
+    return Step("DaemonSet coverage", status, lines)
+
+
 def _pools_step(verdict: SchedulingVerdict, kind: str) -> Step:
     """What each node pool would do for the pod: add a node (which type), never, limited, unknown."""
     if kind == "DaemonSet":
@@ -328,12 +472,14 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
         gang = answer.gang
         where = f" in one {gang.topology_key}" if gang.topology_key else ""
         lines.append(f"{gang.system}: {gang.required} of {gang.total} pods at once{where}")
+        lone = lone_domain(gang, inventory, packed=answer.packed)  # over-tight-topology's warning
         if answer.packed is None:  # the nodes that can exist: gang-unsatisfiable's verdict
-            status = _gang_with_pools(answer, lines, status)
+            status = _lone_domain(lone, lines, _gang_with_pools(answer, lines, status))
             continue
         result = answer.packed
         if result.main is None:
             lines.append("  which members must run together is not determined: not evaluated")
+            status = _lone_domain(lone, lines, status)
             continue
         fitting = result.fitting_domains()
         if result.unsatisfiable:
@@ -348,13 +494,7 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
             lines.append(f"  fits in {len(fitting)} domain(s): {names}")
             where = f" in {fitting[0].domain}" if fitting[0].domain else ""
             lines.extend(f"    a placement{where}: {line}" for line in fitting[0].layout)
-            only = result.only_domain() if gang.topology_key else None  # over-tight-topology's warning
-            if only is not None and len(result.placements) > 1:
-                status = INFO if status == OK else status
-                lines.append(
-                    f"  only {gang.topology_key}={only.domain} can host the whole gang "
-                    f"({len(result.placements)} domains exist); any failure there blocks it"
-                )
+        status = _lone_domain(lone, lines, status)
         best = result.best()
         if gang.topology_key and result.unsatisfiable and best is not None:
             lines.append(
@@ -362,6 +502,19 @@ def _gang_step(obj: KubeObject, inventory: Resolver) -> Step:
                 f"smaller pods, or a wider topology than {gang.topology_key}"
             )
     return Step("Gang and topology", status, lines)
+
+
+def _lone_domain(lone: LoneDomain | None, lines: list[str], status: str) -> str:
+    """over-tight-topology's warning, said (never a failure) after the gang's verdict."""
+    if lone is None:
+        return status
+    lines.append(
+        f"  only {lone.key}={lone.domain} can host the whole gang ({lone.domains} domains exist); any failure "
+        "there blocks it"
+    )
+    if lone.with_pools:
+        lines.append(f"  the {lone.key} domains include those its node pools can add nodes in")
+    return INFO if status == OK else status
 
 
 def _gang_with_pools(answer: GangAnswer, lines: list[str], status: str) -> str:
@@ -419,6 +572,7 @@ def explain_objects(
     objects: list[KubeObject],
     inventory: Resolver,
     findings: Sequence[Finding] | Callable[[KubeObject], list[Finding]] = (),
+    gpu_resources: tuple[str, ...] = (),
 ) -> list[SiteExplanation]:
     """An explanation per pod template, and one per object that has none but that `check` judges
     (claims, claim templates, gang groups); each ends with `check`'s own findings on the object
@@ -432,7 +586,10 @@ def explain_objects(
         gang = _gang_step(obj, inventory) if sites else None  # the object's gangs, packed once for all its sites
         admission = admission_step(obj, inventory) if sites else None
         pins = kueue_pins(obj, inventory) if sites else {}  # a queued workload's pods as Kueue starts them
-        explained = [explain_site(obj, kueue_admitted(site, pins), inventory, gang, admission, site) for site in sites]
+        explained = [
+            explain_site(obj, kueue_admitted(site, pins), inventory, gang, admission, site, gpu_resources)
+            for site in sites
+        ]
         if not explained:
             steps = _object_steps(obj, inventory)
             if not steps and not own:

@@ -500,7 +500,9 @@ def explain_command(
     explanations = [  # each object against the cluster its file deploys to (clusters:), as check judges it
         explanation
         for obj in objects
-        for explanation in explain_objects([obj], run.resolver_for(obj.document.path), lambda o: own.get(id(o), []))
+        for explanation in explain_objects(
+            [obj], run.resolver_for(obj.document.path), lambda o: own.get(id(o), []), config.gpu_resources
+        )
     ]
     # JSON readers get a document whenever the exit code says the run went through, even with nothing to
     # explain (every file templated or unreadable: said on stderr above).

@@ -10,8 +10,6 @@ from gpulint.kube.gpu_stack import (
     StackComponent,
     advertises_gpus,
     node_names,
-    stack_component,
-    taint_text,
 )
 from gpulint.kube.scheduler import NodeInfo, Taint
 from gpulint.kube.workloads import PodSpecSite
@@ -24,10 +22,11 @@ from gpulint.lint.verdicts.shared import (
     PoolBlock,
     blocked_pools,
     chart_verdict,
-    daemon_pod,
-    daemonset_verdict,
+    daemon_coverage,
+    describe_taint,
     operator_operand_pods,
     operator_operands_verdict,
+    pools_refuse,
 )
 from gpulint.lint.world.chart_releases import ChartRelease, chart_releases
 from gpulint.lint.world.resolver import Resolver
@@ -69,17 +68,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.ref.group != "apps":
         return
     for site in obj.facts.sites():
-        verdict = daemonset_verdict(obj.kind, site, resolver)
-        if verdict is not None:
-            found = _finding(site, verdict)
+        covered = daemon_coverage(obj.kind, site, resolver)  # the one explain shows
+        if covered.verdict is not None:
+            found = _finding(site, covered.verdict)
             if found is not None:
                 yield found
-        component = stack_component(site.spec)
-        if component is None or not resolver.pools:
-            continue
-        pod = verdict.pod if verdict is not None else daemon_pod(obj.kind, site.spec, resolver)
-        reported = set(verdict.coverage.blocked) if verdict is not None else set()
-        yield from _pool_findings(site, component, blocked_pools(component, pod, resolver), reported, resolver)
+        if covered.component is not None:
+            yield from _pool_findings(site, covered.component, list(covered.blocks), set(), resolver)
 
 
 def _chart_findings(release: ChartRelease, resolver: Resolver) -> Iterator[Diagnostic]:
@@ -115,7 +110,7 @@ def _pool_findings(
     for block in blocks:
         if block.taint in reported:
             continue
-        taint = _taint(block.taint)
+        taint = describe_taint(block.taint)
         consequence = (
             "no GPU there is ever advertised: the GPU pods the pool's nodes are added for stay Pending"
             if component.advertises
@@ -128,7 +123,7 @@ def _pool_findings(
             f"{who}{f' ({component.name})' if named else ''} cannot run on the nodes {block.pool.title} adds: "
             f"they carry the untolerated taint {taint}",
             on_key="tolerations" in site.spec,
-            severity=Severity.ERROR if component.advertises and not assumed else Severity.WARNING,
+            severity=Severity.ERROR if pools_refuse(component, resolver) else Severity.WARNING,
             notes=(
                 consequence,
                 f"add a toleration for {taint} if it belongs there",
@@ -149,7 +144,7 @@ def _finding(
     total = len(cover.target)
     subject = who + (f" ({verdict.component.name})" if verdict.component and named else "")
     if cover.blocked:
-        severity = Severity.ERROR if verdict.component and not cover.runs else Severity.WARNING
+        severity = Severity.ERROR if verdict.reaches_none else Severity.WARNING
         why = _blocked_reasons(cover)
         consequence = _consequence(verdict)
         head = f"{subject} {verb} {len(cover.runs)} of {total} {verdict.expected}"
@@ -166,7 +161,7 @@ def _finding(
                 f"add a toleration for {_taint_list(cover)} to {fix_at} if it belongs there",
             ),
         )
-    if verdict.component and not cover.runs and cover.outside_selection:
+    if verdict.selects_none:
         return Diagnostic(
             RULE_ID,
             _selection_path(site),
@@ -188,7 +183,9 @@ def _blocked_reasons(cover: Coverage, names: bool = True) -> str:
         nodes = cover.blocked[taint]
         who = ("all" if len(cover.blocked) == 1 else f"{count}") if everything else f"{count}"
         verb = "carries" if count == 1 and who != "all" else "carry"
-        parts.append(f"{who} {verb} the untolerated taint {_taint(taint)}" + (f" ({_names(nodes)})" if names else ""))
+        parts.append(
+            f"{who} {verb} the untolerated taint {describe_taint(taint)}" + (f" ({_names(nodes)})" if names else "")
+        )
     reasons = "; ".join(parts)
     if cover.outside_selection:
         reasons += f"; {len(cover.outside_selection)} are outside its node selection"
@@ -206,12 +203,8 @@ def _consequence(verdict: DaemonSetVerdict) -> str:
     return f" - {len(silent)} of them {verb} no GPU resource, so no GPU pod can be scheduled there"
 
 
-def _taint(taint: Taint) -> str:
-    return taint_text(taint.key, taint.value, taint.effect)
-
-
 def _taint_list(cover: Coverage) -> str:
-    return ", ".join(_taint(taint) for taint, _ in cover.taints_by_count())
+    return ", ".join(describe_taint(taint) for taint, _ in cover.taints_by_count())
 
 
 def _names(nodes: list[NodeInfo]) -> str:

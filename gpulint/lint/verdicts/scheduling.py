@@ -38,6 +38,7 @@ from gpulint.lint.verdicts.shared import (
     allocation_failure,
     claim_entries,
     extended_resource_claim,
+    gang_pool_domains,
     gang_verdict,
     gang_with_pools,
     gpu_pod_requirements,
@@ -64,6 +65,7 @@ __all__ = [
     "DraVerdict",
     "Exclusions",
     "GangAnswer",
+    "LoneDomain",
     "NodeRow",
     "PodSpecSite",
     "SchedulingVerdict",
@@ -74,6 +76,7 @@ __all__ = [
     "format_amount",
     "gang_answer",
     "gang_answers",
+    "lone_domain",
     "pod_sites",
     "pool_answer",
     "scheduling_cause",
@@ -131,6 +134,7 @@ class Capacity:
     allocatable: Fraction = Fraction(0)
     free: Fraction = Fraction(0)
     largest_new: tuple[Fraction, str] | None = None  # (allocatable, instance type) of a pool's largest node
+    extender: str = ""  # the plugin whose scheduler extender accounts for it (a share no node publishes)
 
 
 @dataclass(frozen=True)
@@ -303,6 +307,10 @@ def _capacity(extended: dict[str, Fraction], resolver: Resolver) -> tuple[Capaci
         if name in dra_backed:
             rows.append(Capacity(name, amount, True))
             continue
+        plugin = scheduler_managed(name) if name not in resolver.offered_resources else ""
+        if plugin:  # left out of the verdict's pod, as gpu_pod_requirements leaves it
+            rows.append(Capacity(name, amount, False, extender=plugin))
+            continue
         offered = [(t.allocatable.get(name, Fraction(0)), t.name) for p in resolver.pools for t in p.templates]
         rows.append(
             Capacity(
@@ -395,6 +403,39 @@ def gang_answer(gang: Gang, resolver: Resolver, memo: Memo = _no_memo) -> GangAn
     packed = gang_verdict(gang, resolver, memo)
     free = gang_verdict(gang, resolver, memo, topology_key="") if packed.unsatisfiable and gang.topology_key else None
     return GangAnswer(gang, None, packed, free, unpublished_demand(gang, resolver))
+
+
+@dataclass(frozen=True)
+class LoneDomain:
+    """Of several domains of a gang's topology key, one alone can host the whole gang: over-tight-topology's
+    warning, which `explain`'s gang step shows."""
+
+    key: str
+    domain: str
+    domains: int  # the domains that exist (with pools: those its node pools can add nodes in too)
+    with_pools: bool
+
+
+def lone_domain(
+    gang: Gang, resolver: Resolver, memo: Memo = _no_memo, packed: GangVerdict | None = None
+) -> LoneDomain | None:
+    """On the nodes (``packed``: the gang's verdict there, when already packed), or with node pools on the
+    nodes and the nodes the pools may add per domain (unknown domains are not judged). An unplaceable gang is
+    gang-unsatisfiable's: none."""
+    if not gang.topology_key:
+        return None
+    if resolver.pools:
+        verdict = gang_pool_domains(gang, resolver)
+        if verdict is None:
+            return None
+    else:
+        verdict = packed if packed is not None else gang_verdict(gang, resolver, memo)
+    if verdict.unsatisfiable:
+        return None
+    only = verdict.only_domain()  # every other domain proven not to hold it
+    if only is None or len(verdict.placements) <= 1:
+        return None
+    return LoneDomain(gang.topology_key, only.domain, len(verdict.placements), bool(resolver.pools))
 
 
 def unpublished_demand(gang: Gang, resolver: Resolver) -> bool:

@@ -25,6 +25,7 @@ from gpulint.kube.gpu_stack import (
     pool_vendors,
     present_but_silent,
     stack_component,
+    taint_text,
     vendor_of_resource,
 )
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, daemon_overhead, fit_pool, label_failure
@@ -32,8 +33,7 @@ from gpulint.kube.pools.model import NodePool, Template
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.queueing.workload import queue_name
 from gpulint.kube.refs import Path
-from gpulint.kube.resources import is_extended
-from gpulint.kube.runtime_class import Admitted, admit
+from gpulint.kube.resources import is_extended, scheduler_managed
 from gpulint.kube.scheduler import (
     FitResult,
     NodeInfo,
@@ -45,6 +45,7 @@ from gpulint.kube.scheduler import (
 )
 from gpulint.kube.workloads import ObjectFacts, PodSpecSite, containers, effective_pod_spec, part_fact
 from gpulint.lint.inputs.objects import KubeObject
+from gpulint.lint.verdicts.runtime_classes import runtime_class_admission
 from gpulint.lint.world.chart_releases import ChartRelease, daemon_spec
 from gpulint.lint.world.inventory import HasData
 from gpulint.lint.world.resolver import Resolver
@@ -52,13 +53,6 @@ from gpulint.lint.world.resolver import Resolver
 if TYPE_CHECKING:  # the DRA model (and CEL with it) loads only when a check needs it
     from gpulint.kube.dra.devices import DeviceGroup
     from gpulint.kube.queueing.assign import FlavorPin
-
-
-def runtime_class_admission(spec: dict[str, Any], resolver: Resolver) -> Admitted | None:
-    """What the RuntimeClass admission plugin makes of the pod (None: no class named, or the class is unknown)."""
-    name = spec.get("runtimeClassName")
-    runtime_class = resolver.runtime_classes.get(name) if isinstance(name, str) else None
-    return admit(spec, runtime_class) if runtime_class is not None else None
 
 
 def admitted_pod_spec(kind: str, spec: dict[str, Any], resolver: Resolver) -> dict[str, Any]:
@@ -97,6 +91,10 @@ def gpu_pod_requirements(
 ) -> PodRequirements | None:
     """Scheduler requirements of a pod that asks for an extended resource (None for other pods).
 
+    A scheduler extender's shares no node publishes (HAMi's nvidia.com/gpumem and gpucores, which its
+    KubeSchedulerConfiguration marks ignoredByScheduler: NodeResourcesFit skips them) are the extender's
+    to judge: left out here, as gpu-resource-unknown's note says.
+
     Extended resources backed by a DeviceClass (DRA extended resources) and published by
     no node are served by the DynamicResources plugin, not NodeResourcesFit: left out here.
     Worked out once per pod template and inventory in the ``facts`` of its object while it is checked
@@ -120,6 +118,10 @@ def _gpu_pod_requirements(
     extended = [name for name in requirements.requests if is_extended(name)]
     if not extended:
         return None
+    shares = {name for name in extended if scheduler_managed(name) and name not in inventory.offered_resources}
+    if shares:  # HAMi's gpumem, gpucores: its extender accounts for them (ignoredByScheduler), no node publishes them
+        requests = {k: v for k, v in requirements.requests.items() if k not in shares}
+        requirements = replace(requirements, requests=requests)
     backed = set(inventory.dra_extended_resources())
     dra_only = backed - inventory.published_resources
     if dra_only & set(extended):
@@ -407,6 +409,16 @@ class DaemonSetVerdict:
     expected: str  # "GPU nodes", "NVIDIA GPU nodes", or "nodes its node selection matches"
     coverage: Coverage
 
+    @property
+    def reaches_none(self) -> bool:
+        """GPU infrastructure that runs on none of its vendor's GPU nodes: daemonset-coverage's error."""
+        return self.component is not None and not self.coverage.runs
+
+    @property
+    def selects_none(self) -> bool:
+        """GPU infrastructure whose node selection matches none of the GPU nodes (no taint is why)."""
+        return self.reaches_none and not self.coverage.blocked and bool(self.coverage.outside_selection)
+
 
 def daemonset_verdict(kind: str, site: PodSpecSite, resolver: Resolver) -> DaemonSetVerdict | None:
     """None when there is nothing to expect: no node it should run on, or no node selection to read intent from.
@@ -459,6 +471,40 @@ class PoolBlock:
 
     pool: NodePool
     taint: Taint
+
+
+@dataclass(frozen=True)
+class DaemonCoverage:
+    """Where one DaemonSet pod template runs, as daemonset-coverage judges it and `explain` shows it: the nodes
+    it is expected on, and the node pools whose new GPU nodes it never reaches."""
+
+    verdict: DaemonSetVerdict | None  # None: no node it is expected on, or no node selection to read intent from
+    component: StackComponent | None  # the GPU infrastructure it runs
+    blocks: tuple[PoolBlock, ...]  # the pools, leaving out a taint the nodes' verdict names already
+    refuses: bool  # pools_refuse: a blocked pool is an error
+
+
+def pools_refuse(component: StackComponent, resolver: Resolver) -> bool:
+    """A pool the component never reaches keeps the GPUs it adds unadvertised, on a cluster the inventory vouches
+    for (not pools read from files assumed to be this cluster's): daemonset-coverage's error."""
+    return component.advertises and not resolver.cluster_assumed
+
+
+def describe_taint(taint: Taint) -> str:
+    """A taint as ``kubectl taint`` writes it: key=value:Effect."""
+    return taint_text(taint.key, taint.value, taint.effect)
+
+
+def daemon_coverage(kind: str, site: PodSpecSite, resolver: Resolver) -> DaemonCoverage:
+    """A DaemonSet pod template against the nodes and, for GPU infrastructure, the node pools."""
+    verdict = daemonset_verdict(kind, site, resolver)
+    component = stack_component(site.spec)
+    if component is None or not resolver.pools:
+        return DaemonCoverage(verdict, component, (), False)
+    pod = verdict.pod if verdict is not None else daemon_pod(kind, site.spec, resolver)
+    reported = set(verdict.coverage.blocked) if verdict is not None else set()
+    blocks = tuple(block for block in blocked_pools(component, pod, resolver) if block.taint not in reported)
+    return DaemonCoverage(verdict, component, blocks, pools_refuse(component, resolver))
 
 
 def blocked_pools(component: StackComponent, pod: PodRequirements, resolver: Resolver) -> list[PoolBlock]:

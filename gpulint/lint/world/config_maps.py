@@ -16,6 +16,7 @@ from gpulint.kube.fields import mapping
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text
+from gpulint.lint.world.resolver import Resolver
 
 MAX_EMBEDDED = 256 * 1024  # a configuration held in a ConfigMap value is a few lines: no larger one is parsed
 
@@ -28,7 +29,12 @@ def namespace_config_maps(ctx: CheckContext, namespace: str) -> ConfigMaps:
 
 
 def _held(ctx: CheckContext, namespace: str) -> ConfigMaps:
-    found = {**ctx.resolver.inventory_config_maps(namespace), **_config_maps(ctx.resolver.linted, namespace)}
+    return held_config_maps(ctx.resolver, namespace)
+
+
+def held_config_maps(resolver: Resolver, namespace: str) -> ConfigMaps:
+    """namespace_config_maps without a run's memo (`explain`, one object at a time)."""
+    found = {**resolver.inventory_config_maps(namespace), **_config_maps(resolver.linted, namespace)}
     return {name: data for name, data in found.items() if data is not None}
 
 
