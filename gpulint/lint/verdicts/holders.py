@@ -19,9 +19,10 @@ from typing import Any, Protocol
 from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.pools.fit import FITS, UNKNOWN, PoolFit
 from gpulint.kube.resources import is_extended
-from gpulint.kube.scheduler import FitResult, NodeInfo, PodRequirements, copies_on
+from gpulint.kube.scheduler import FitResult, PodRequirements, copies_on
 from gpulint.kube.workloads import ObjectFacts
 from gpulint.lint.findings import ObjectRef
+from gpulint.lint.inputs.linted_set import LintedObject
 from gpulint.lint.verdicts.shared import daemon_pod, gpu_pod_requirements, pool_fits
 from gpulint.lint.world.resolver import Resolver
 
@@ -104,7 +105,7 @@ def starved(obj: _Placed, file: str, pod: PodRequirements, empty: FitResult, res
         for other in resolver.linted
         if other.ref.kind in _LONG_RUNNING and other.ref.group == "apps" and other.ref != obj.ref
         if unit.holds(unit_of(other, other.file))
-        for holder in _holders(other, usable, names, resolver)
+        for holder in _holders(other, names, resolver)
     ]
     if not any(not _LONG_RUNNING[holder.kind] for holder in holders):
         return None  # DaemonSets alone: gpu-unschedulable's DaemonSet finding judges every linted one
@@ -135,7 +136,7 @@ def _growing(pod: PodRequirements, resolver: Resolver) -> list[PoolFit]:
     return [fit for fit in pool_fits(pod, resolver) if fit.state in (FITS, UNKNOWN)]
 
 
-def _holders(other: Any, usable: list[NodeInfo], names: set[str], resolver: Resolver) -> list[Holder]:
+def _holders(other: LintedObject, names: set[str], resolver: Resolver) -> list[Holder]:
     per_node = _LONG_RUNNING[other.ref.kind]
     if not per_node and scaled(other.ref, resolver):
         return []  # an autoscaler may shrink it
@@ -149,7 +150,7 @@ def _holders(other: Any, usable: list[NodeInfo], names: set[str], resolver: Reso
             pod = gpu_pod_requirements(other.ref.kind, site, resolver)
         if pod is None or site.completed_by or (not per_node and _growing(pod, resolver)):
             continue
-        held = _held(pod, site.pods, per_node, usable, names, resolver)
+        held = _held(pod, site.pods, per_node, names, resolver)
         if held:
             found.append(Holder(other.ref.kind, other.ref.name, pod, held))
     return found
@@ -159,7 +160,6 @@ def _held(
     pod: PodRequirements,
     replicas: int | None,
     per_node: bool,
-    usable: list[NodeInfo],
     names: set[str],
     resolver: Resolver,
 ) -> dict[str, Fraction]:
