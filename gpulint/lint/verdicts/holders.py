@@ -24,15 +24,13 @@ from gpulint.kube.workloads import ObjectFacts
 from gpulint.lint.findings import ObjectRef
 from gpulint.lint.inputs.linted_set import LintedObject
 from gpulint.lint.verdicts.shared import daemon_pod, gpu_pod_requirements, pool_fits
+from gpulint.lint.world.cross_file import RELEASE_LABELS
 from gpulint.lint.world.resolver import Resolver
 
 # The controllers whose pods run all the time (kind -> one pod per node, not per replica).
 _LONG_RUNNING = {"Deployment": False, "StatefulSet": False, "DaemonSet": True}
 # Autoscalers that set a workload's replicas (spec.scaleTargetRef): its count is theirs, not the manifest's.
 SCALERS = (("autoscaling", "HorizontalPodAutoscaler"), ("keda.sh", "ScaledObject"))
-# The labels every Helm chart library (Bitnami's, TrueCharts' common, the `helm create` scaffold) puts on
-# a release's objects: alike, the objects are one release of one chart.
-_RELEASE = ("app.kubernetes.io/instance", "helm.sh/chart")
 
 
 class _Placed(Protocol):
@@ -59,7 +57,7 @@ class Unit:
 
 def unit_of(obj: _Placed, file: str) -> Unit:
     labels = mapping(dig(obj.data, "metadata", "labels"))
-    release = tuple(text(labels.get(key)) for key in _RELEASE)
+    release = tuple(text(labels.get(key)) for key in RELEASE_LABELS)
     return Unit(obj.ref.namespace, file, (release[0], release[1]) if all(release) else None)
 
 
