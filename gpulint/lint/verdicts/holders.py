@@ -49,11 +49,6 @@ class Unit:
     file: str
     release: tuple[str, str] | None
 
-    def holds(self, other: Unit) -> bool:
-        if self.namespace != other.namespace:
-            return False
-        return self.file == other.file or (self.release is not None and self.release == other.release)
-
 
 def unit_of(obj: _Placed, file: str) -> Unit:
     labels = mapping(dig(obj.data, "metadata", "labels"))
@@ -97,12 +92,10 @@ def starved(obj: _Placed, file: str, pod: PodRequirements, empty: FitResult, res
         return None  # a node pool (or a managed node group) may add a node
     usable = empty.fitting
     names = {node.name for node in usable}
-    unit = unit_of(obj, file)
     holders = [
         holder
-        for other in resolver.linted
-        if other.ref.kind in _LONG_RUNNING and other.ref.group == "apps" and other.ref != obj.ref
-        if unit.holds(unit_of(other, other.file))
+        for other in _deployed_with(unit_of(obj, file), resolver)
+        if other.ref != obj.ref
         for holder in _holders(other, names, resolver)
     ]
     if not any(not _LONG_RUNNING[holder.kind] for holder in holders):
@@ -127,6 +120,27 @@ def starved(obj: _Placed, file: str, pod: PodRequirements, empty: FitResult, res
         reasons[f"Insufficient {resource}"] += len(usable)
     summary = FitResult(empty.total, [], reasons, []).summary()
     return Starved(counted, tuple(short), len(usable), {r: offered[r] for r in short}, summary)
+
+
+def _deployed_with(unit: Unit, resolver: Resolver) -> list[LintedObject]:
+    """The linted long-running workloads of the unit (indexed once per run: every CronJob asks)."""
+    index = resolver.run_fact("long-running workloads by unit", _by_unit, resolver)
+    found = index.get((unit.namespace, unit.file), [])
+    if unit.release is not None:
+        found = found + [obj for obj in index.get((unit.namespace, unit.release), []) if obj not in found]
+    return found
+
+
+def _by_unit(resolver: Resolver) -> dict[tuple[str, Any], list[LintedObject]]:
+    index: dict[tuple[str, Any], list[LintedObject]] = {}
+    for obj in resolver.linted:  # in the order they are written: the message names them so
+        if obj.ref.group != "apps" or obj.ref.kind not in _LONG_RUNNING:
+            continue
+        unit = unit_of(obj, obj.file)
+        index.setdefault((unit.namespace, unit.file), []).append(obj)
+        if unit.release is not None:
+            index.setdefault((unit.namespace, unit.release), []).append(obj)
+    return index
 
 
 def _growing(pod: PodRequirements, resolver: Resolver) -> list[PoolFit]:
