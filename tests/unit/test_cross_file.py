@@ -233,3 +233,26 @@ def test_a_release_s_device_holder_crosses_files_for_its_cronjob(tmp_path, monke
     alone, _ = _crossing("deployment.yaml", _APP.format(labels=""), reduced=True)
     released, _ = _crossing("deployment.yaml", _APP.format(labels=_RELEASE_LABELS), reduced=True)
     assert (alone, [ref.kind for ref, _ in released]) == ([], ["Deployment"])
+
+
+_HPA = (
+    "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: nextcloud\n"
+    "  namespace: ix-nextcloud\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: nextcloud}\n"
+    "  minReplicas: 1\n  maxReplicas: 3\n"
+)
+
+
+def test_an_autoscaler_in_another_file_is_read_by_a_split_run(tmp_path, monkeypatch):
+    # the HPA may shrink the app: a split or streamed run must see it too, or it flags the CronJob
+    (tmp_path / "deployment.yaml").write_text(_APP.format(labels=_RELEASE_LABELS), encoding="utf-8")
+    (tmp_path / "cronjob.yaml").write_text(_CRON, encoding="utf-8")
+    (tmp_path / "hpa.yaml").write_text(_HPA, encoding="utf-8")
+    inventory = tmp_path.parent / f"{tmp_path.name}-node.yaml"
+    inventory.write_text(_IGPU_NODE, encoding="utf-8")
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
+    args = ["check", str(tmp_path), "--format", "json", "--inventory", str(inventory), "--select", "gpu-unschedulable"]
+    serial = run_cli(*args, "--jobs", "1")
+    assert not any("this CronJob's pods" in f["message"] for f in json.loads(serial.stdout)["findings"])
+    assert run_cli(*args, "--jobs", "2").stdout == serial.stdout
+    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+    assert run_cli(*args, "--jobs", "1").stdout == serial.stdout
