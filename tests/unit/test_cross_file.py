@@ -192,3 +192,67 @@ def test_a_blanked_document_keeps_its_lines_and_its_kind():
     assert reduced.count("\n") == text.count("\n")
     assert reduced == "\n" * _POD.count("\n") + "--- # the claim\n" + _CLAIM
     assert crossing.kinds == {("v1", "Pod")}
+
+
+_RELEASE_LABELS = "  labels: {app.kubernetes.io/instance: nextcloud, helm.sh/chart: nextcloud-30.1.0}\n"
+_APP = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nextcloud\n  namespace: ix-nextcloud\n{labels}"
+    "spec:\n  replicas: 1\n  strategy: {{type: Recreate}}\n  selector:\n    matchLabels: {{app: nextcloud}}\n"
+    "  template:\n    metadata:\n      labels: {{app: nextcloud}}\n    spec:\n      containers:\n"
+    "      - name: nextcloud\n        image: nextcloud:28.0.2\n        resources:\n"
+    "          limits: {{gpu.intel.com/i915: 1}}\n"
+)
+_CRON = (
+    "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: nextcloud-preview-cron\n  namespace: ix-nextcloud\n"
+    + _RELEASE_LABELS
+    + 'spec:\n  schedule: "*/5 * * * *"\n  jobTemplate:\n    spec:\n      template:\n        spec:\n'
+    "          restartPolicy: Never\n          containers:\n          - name: preview\n"
+    "            image: nextcloud:28.0.2\n            resources:\n              limits: {gpu.intel.com/i915: 1}\n"
+)
+_IGPU_NODE = (
+    "apiVersion: v1\nkind: Node\nmetadata:\n  name: ix-truenas\n  labels: {kubernetes.io/hostname: ix-truenas}\n"
+    'status:\n  capacity: {cpu: "8", memory: 32Gi, pods: "250", gpu.intel.com/i915: "1"}\n'
+    '  allocatable: {cpu: "8", memory: 31Gi, pods: "250", gpu.intel.com/i915: "1"}\n'
+)
+
+
+def test_a_release_s_device_holder_crosses_files_for_its_cronjob(tmp_path, monkeypatch):
+    # a chart rendered into one file per template: the CronJob's finding reads the Deployment of another file,
+    # so a split run and a streamed one must see it too; a GPU Deployment of no release does not cross
+    (tmp_path / "deployment.yaml").write_text(_APP.format(labels=_RELEASE_LABELS), encoding="utf-8")
+    (tmp_path / "cronjob.yaml").write_text(_CRON, encoding="utf-8")
+    inventory = tmp_path.parent / f"{tmp_path.name}-node.yaml"
+    inventory.write_text(_IGPU_NODE, encoding="utf-8")
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
+    args = ["check", str(tmp_path), "--format", "json", "--inventory", str(inventory), "--select", "gpu-unschedulable"]
+    serial = run_cli(*args, "--jobs", "1")
+    assert any("this CronJob's pods fit no node" in f["message"] for f in json.loads(serial.stdout)["findings"])
+    assert run_cli(*args, "--jobs", "2").stdout == serial.stdout
+    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+    assert run_cli(*args, "--jobs", "1").stdout == serial.stdout
+    alone, _ = _crossing("deployment.yaml", _APP.format(labels=""), reduced=True)
+    released, _ = _crossing("deployment.yaml", _APP.format(labels=_RELEASE_LABELS), reduced=True)
+    assert (alone, [ref.kind for ref, _ in released]) == ([], ["Deployment"])
+
+
+_HPA = (
+    "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: nextcloud\n"
+    "  namespace: ix-nextcloud\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: nextcloud}\n"
+    "  minReplicas: 1\n  maxReplicas: 3\n"
+)
+
+
+def test_an_autoscaler_in_another_file_is_read_by_a_split_run(tmp_path, monkeypatch):
+    # the HPA may shrink the app: a split or streamed run must see it too, or it flags the CronJob
+    (tmp_path / "deployment.yaml").write_text(_APP.format(labels=_RELEASE_LABELS), encoding="utf-8")
+    (tmp_path / "cronjob.yaml").write_text(_CRON, encoding="utf-8")
+    (tmp_path / "hpa.yaml").write_text(_HPA, encoding="utf-8")
+    inventory = tmp_path.parent / f"{tmp_path.name}-node.yaml"
+    inventory.write_text(_IGPU_NODE, encoding="utf-8")
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
+    args = ["check", str(tmp_path), "--format", "json", "--inventory", str(inventory), "--select", "gpu-unschedulable"]
+    serial = run_cli(*args, "--jobs", "1")
+    assert not any("this CronJob's pods" in f["message"] for f in json.loads(serial.stdout)["findings"])
+    assert run_cli(*args, "--jobs", "2").stdout == serial.stdout
+    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+    assert run_cli(*args, "--jobs", "1").stdout == serial.stdout

@@ -23,6 +23,7 @@ from gpulint.lint.verdicts.device_filters import (
     GpuMemoryVerdict,
     gpu_memory_verdict,
 )
+from gpulint.lint.verdicts.holders import Starved, scaled, starved
 from gpulint.lint.verdicts.scheduling import SchedulingVerdict, scheduling_cause, scheduling_verdict
 from gpulint.lint.verdicts.shared import (
     emptied_offers,
@@ -64,7 +65,10 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
         yield from _no_node_fits(site, verdict, inventory)
         return
     if obj.kind != "DaemonSet" and not grows_any(fits):
-        yield from _daemons_hold(site, pod, empty, inventory)
+        held = list(_daemons_hold(site, pod, empty, inventory))
+        yield from held
+        if not held and obj.kind == "CronJob" and obj.ref.group == "batch":
+            yield from _unit_holds(obj, site, pod, empty, inventory)
     if site.pods and site.pods > 1 and verdict.selection_limits is None:  # else over-tight-affinity's
         yield from _replicas(site, pod, empty, fits, inventory)
     if obj.kind == "Deployment" and obj.ref.group == "apps" and site.pods:
@@ -276,17 +280,61 @@ def _rollout(
     )
 
 
-# Autoscalers that set a Deployment's replicas (spec.scaleTargetRef): its count is theirs, not the manifest's.
-_SCALERS = (("autoscaling", "HorizontalPodAutoscaler"), ("keda.sh", "ScaledObject"))
-
-
 def _autoscaled(obj: KubeObject, inventory: Resolver) -> bool:
-    for group, kind in _SCALERS:
-        for scaler in inventory.linted.of_kind(group, kind):
-            target = mapping(mapping(scaler.data.get("spec")).get("scaleTargetRef"))
-            if target.get("name") == obj.ref.name and target.get("kind", "Deployment") == "Deployment":
-                return True
-    return False
+    return scaled(obj.ref, inventory)
+
+
+# Annotations that run a Job at one moment of a release (Helm's hooks, Argo CD's sync hooks), not beside it.
+_HOOKS = ("helm.sh/hook", "argocd.argoproj.io/hook")
+
+
+def _unit_holds(
+    obj: KubeObject, site: PodSpecSite, pod: PodRequirements, empty: FitResult, inventory: Resolver
+) -> Iterator[Diagnostic]:
+    """The long-running workloads deployed with the CronJob (one namespace, one file or Helm release) hold
+    its devices on every node its pods can use: each run stays Pending as long as they run. Only CronJobs:
+    a Job applied with them races them for the device, a CronJob's runs come after they hold it."""
+    if mapping(obj.data.get("spec")).get("suspend") is True or any(key in obj.annotations() for key in _HOOKS):
+        return
+    found = starved(obj, obj.document.path, pod, empty, inventory)
+    if found is None:
+        return
+    names = _holder_names(found)
+    yield Diagnostic(
+        RULE_ID,
+        _where(site),
+        f"this CronJob's pods fit no node once {names} run{'s' if len(found.holders) == 1 else ''}: "
+        f"{'it holds' if len(found.holders) == 1 else 'they hold'} the {', '.join(found.resources)} of every node "
+        "they can use",
+        notes=(
+            f"once {names} run{'s' if len(found.holders) == 1 else ''}: {found.summary}",
+            *_held_notes(found),
+            f"{names} deploy{'s' if len(found.holders) == 1 else ''} with the CronJob (same namespace, same file "
+            f"or Helm release) and keep{'s' if len(found.holders) == 1 else ''} the devices while it runs: every "
+            "run of the CronJob stays Pending",
+            "give the nodes more of the device, let the device plugin share it (Intel's -shared-dev-num, NVIDIA's "
+            "time-slicing), or drop the CronJob's request if its pods do not use the device",
+        ),
+        severity=Severity.WARNING,
+    )
+
+
+def _holder_names(found: Starved) -> str:
+    return ", ".join(f"{holder.kind} {holder.name}" for holder in found.holders)
+
+
+def _held_notes(found: Starved) -> Iterator[str]:
+    for resource in found.resources:
+        held = "; ".join(
+            f"{holder.kind} {holder.name} holds {format_amount(holder.held[resource])}"
+            for holder in found.holders
+            if holder.held.get(resource)
+        )
+        yield (
+            f"{resource}: the {_nodes(found.nodes)} the CronJob's pods can use "
+            f"{'has' if found.nodes == 1 else 'have'} {format_amount(found.offered[resource])}; "
+            f"{held}"
+        )
 
 
 def _where(site: PodSpecSite) -> Path:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.gangs.members import COSCHEDULING_LABEL, KUEUE_GROUP_LABEL, VOLCANO_ANNOTATIONS, group_references
+from gpulint.kube.resources import is_extended
+from gpulint.kube.workloads import containers
 from gpulint.lint.inputs.linted_set import LintedObject
 from gpulint.lint.inputs.loader import DOC_START, PRINTF_VERB
 from gpulint.lint.world.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS
@@ -29,12 +31,15 @@ CROSS_FILE_BY_CONTENT: frozenset[tuple[str, str]] = frozenset({("apps", "Deploym
 # Kinds crossing in any API group (several projects define them).
 CROSS_FILE_ANY_GROUP = frozenset({*GANG_OBJECT_KINDS, *WORKLOAD_RUNTIME_KINDS})
 SCHEDULER_FLAG = "--scheduler-name="
+# The labels every Helm chart library puts on a release's objects: alike, they are one release of one chart.
+# A Deployment or StatefulSet of a release holding devices crosses: its release's CronJob may wait for them.
+RELEASE_LABELS = ("app.kubernetes.io/instance", "helm.sh/chart")
 
 
 def crosses_files(obj: LintedObject) -> bool:
     """Whether checks of other files may read ``obj``: the kinds above, every DRA object, and the
-    workloads that join a group, use a claim template (a ComputeDomain counts its users) or start a
-    scheduler by flag."""
+    workloads that join a group, use a claim template (a ComputeDomain counts its users), start a
+    scheduler by flag or hold devices as part of a Helm release."""
     ref = obj.ref
     if ref.group == DRA_GROUP or (ref.group, ref.kind) in CROSS_FILE_KINDS or ref.kind in CROSS_FILE_ANY_GROUP:
         return True
@@ -45,7 +50,23 @@ def crosses_files(obj: LintedObject) -> bool:
             return True
         if ref.group == "apps" and _starts_a_scheduler(site.spec):
             return True
+        if ref.group == "apps" and _released(obj) and _holds_devices(site.spec):
+            return True
     return False
+
+
+def _released(obj: LintedObject) -> bool:
+    labels = mapping(mapping(obj.data.get("metadata")).get("labels"))
+    return all(labels.get(key) for key in RELEASE_LABELS)
+
+
+def _holds_devices(spec: dict) -> bool:
+    return any(
+        is_extended(str(name))
+        for _, container in containers(spec)
+        for part in ("limits", "requests")
+        for name in mapping(mapping(container.get("resources")).get(part))
+    )
 
 
 def _starts_a_scheduler(spec: dict) -> bool:
@@ -69,6 +90,7 @@ _CROSSING_WORDS = re.compile(
                 DRA_GROUP,
                 "resourceClaimTemplateName",
                 SCHEDULER_FLAG,
+                RELEASE_LABELS[1],
                 "schedulingGroup",
                 "workloadRef",
                 COSCHEDULING_LABEL,

@@ -155,6 +155,9 @@ KINDS: tuple[KindRow, ...] = (
     _row(CAPI_GROUP, "MachinePool", _CAPI, "machinepools", True, True, _L, _NEVER, cluster=True),
     # Multus secondary networks a pod joins (k8s.v1.cni.cncf.io/networks)
     _row(networks.GROUP, networks.KIND, ("v1",), "network-attachment-definitions", True, True, _L),
+    # autoscalers that set a workload's replicas (spec.scaleTargetRef): its count is theirs, not its manifest's
+    _row("autoscaling", "HorizontalPodAutoscaler", ("v2", "v1"), "horizontalpodautoscalers", True, True, _L, _NEVER),
+    _row("keda.sh", "ScaledObject", ("v1alpha1",), "scaledobjects", True, True, _L, _NEVER),
     # the scheduler names a cluster answers to: profiles of a KubeSchedulerConfiguration (no API lists them)
     _row(SCHEDULER_CONFIG_GROUP, "KubeSchedulerConfiguration", ("v1",), "", False, False, _L, _DECLARED),
 )
