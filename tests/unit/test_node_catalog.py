@@ -35,6 +35,7 @@ SOURCES = {
     "--karpenter-azure": "Azure+karpenter-provider-azure",
     "--xpk": "AI-Hypercomputer+xpk",
     "--cluster-toolkit": "GoogleCloudPlatform+cluster-toolkit",
+    "--gce-machine-types": "Cyclenerd+google-cloud-pricing-cost-calculator",
 }
 
 
@@ -107,7 +108,8 @@ def test_every_shipped_row_is_vouched_for_and_offers_an_accelerator():
         assert row.vouched_gpus, row.name
         assert any(is_gpu(name) and amount > 0 for name, amount in row.capacity.items()), row.name
         assert row.labels["node.kubernetes.io/instance-type"] == row.name
-        assert row.exact == (row.provider != "gcp"), row.name  # no source here states a GCP type's vCPUs
+        # a GCP type's vCPUs and memory are stated where the machine-types list has the type (not a4x-*-nolssd)
+        assert row.exact == (row.provider != "gcp" or "cpu" in row.capacity), row.name
 
 
 def test_figures_of_well_known_types():
@@ -126,6 +128,14 @@ def test_figures_of_well_known_types():
     assert a3 is not None and a3.capacity["nvidia.com/gpu"] == 8
     assert a3.labels["cloud.google.com/gke-accelerator"] == "nvidia-h100-80gb"
     assert catalog.get("g2-standard-24").labels["cloud.google.com/gke-accelerator"] == "nvidia-l4"  # type: ignore[union-attr]
+    # The machine-types list (gcloud compute machine-types list), as Google's accelerator-optimized machine family
+    # page gives them: a3-highgpu-8g 208 vCPUs, 1,872GB; a2-highgpu-1g 12 vCPUs, 85GB; g2-standard-24 24, 96GB
+    assert a3.capacity["cpu"] == 208 and a3.capacity["memory"] == 1872 * gib
+    a2 = catalog.get("a2-highgpu-1g")
+    assert a2 is not None and a2.capacity["cpu"] == 12 and a2.capacity["memory"] == 85 * gib and a2.exact
+    assert catalog.get("g2-standard-24").capacity["memory"] == 96 * gib  # type: ignore[union-attr]
+    nolssd = catalog.get("a4x-highgpu-4g-nolssd")
+    assert nolssd is not None and "cpu" not in nolssd.capacity and not nolssd.exact
     # The Azure SKUs the Cluster Autoscaler generates from: ND96isr_H100_v5 96 vCPU, 1900 GiB, 8 GPUs;
     # NC64as_T4_v3 64 vCPU, 440 GiB, 4 GPUs
     h100 = catalog.get("Standard_ND96isr_H100_v5")
@@ -251,13 +261,28 @@ def test_the_operators_own_catalog_stands_without_sources():
 CPU_500 = "          requests: {cpu: 500}\n"
 
 
-def test_a_gke_type_whose_cpu_no_source_states_is_not_a_false_error(write):
-    # g2-standard-24: xpk and the Cluster Toolkit state 2 L4 GPUs, no source here its vCPUs
+def test_a_gke_types_vcpus_from_the_machine_types_list_decide(write):
+    # g2-standard-24: 2 L4s (xpk, the Cluster Toolkit), 24 vCPUs (the machine-types list); the autoscaler's
+    # template leaves 23.87 after GKE's kube-reserved
     l4 = "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
     manifest = gpu_job(2, spec=l4).replace("          limits:", CPU_500 + "          limits:")
-    assert [f for f in findings(write, manifest, GKE) if f["rule"] == "gpu-unschedulable"] == []
+    never = only(findings(write, manifest, GKE), "gpu-unschedulable")
+    assert never["severity"] == "error" and "g2-standard-24 has 23.87 cpu; the pod asks for 500" in str(never)
+    fits = gpu_job(2, spec=l4).replace("          limits:", "          requests: {cpu: 23}\n          limits:")
+    assert [f for f in findings(write, fits, GKE) if f["rule"] == "gpu-unschedulable"] == []
     never = only(findings(write, gpu_job(3, spec=l4), GKE), "gpu-unschedulable")
     assert never["severity"] == "error"
+
+
+def test_a_catalog_row_that_lists_no_disk_is_not_a_disk_of_zero(write):
+    # The SKU table states an AKS size's vCPUs, memory and GPUs, not its disk: a pod asking for 10Gi of
+    # ephemeral-storage on a Standard_NC24ads_A100_v4 pool fits (it was "has 0.0Gi ephemeral-storage")
+    sku = "      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n"
+    disk = "          requests: {ephemeral-storage: 10Gi}\n          limits:"
+    manifest = gpu_job(1, spec=sku).replace("          limits:", disk)
+    assert [f for f in findings(write, manifest, AKS) if f["rule"] == "gpu-unschedulable"] == []
+    never = only(findings(write, gpu_job(2, spec=sku).replace("          limits:", disk), AKS), "gpu-unschedulable")
+    assert "has 1 nvidia.com/gpu" in str(never)
 
 
 def test_a_label_no_source_states_never_excludes_a_gke_type(write):
@@ -273,15 +298,17 @@ def test_an_aks_size_figures_from_the_autoscalers_sku_table(write):
     assert "its instance type Standard_NC24ads_A100_v4 has 24 cpu" in never["message"] + str(never)
 
 
-def test_a_gang_on_gke_types_whose_cpu_no_source_states_is_packed_by_its_gpus(write):
-    # l4-pool adds at most 2 g2-standard-24 nodes of 2 L4s: 4 one-GPU workers asking 4 cpu each fit
-    # (the cpu of a g2-standard-24 is stated by no source: never what keeps a member off); 5 never do
-    def gang(workers: int) -> str:
+def test_a_gang_on_gke_types_is_packed_by_their_gpus_and_vcpus(write):
+    # l4-pool adds at most 2 g2-standard-24 nodes of 2 L4s and 23.87 allocatable cpu: 4 one-GPU workers asking
+    # 4 cpu each fit; 5 never do (GPUs); 4 asking 12 cpu each never do either (one a node: 2 in all)
+    def gang(workers: int, cpu: int = 4) -> str:
         return volcano_job(workers).replace(
-            "            limits:", "            requests: {cpu: 4}\n            limits:"
+            "            limits:", f"            requests: {{cpu: {cpu}}}\n            limits:"
         )
 
     assert "requests: {cpu: 4}" in gang(4)
     assert [f for f in findings(write, gang(4), GKE) if f["severity"] in ("error", "warning")] == []
     error = only(findings(write, gang(5), GKE), "gang-unsatisfiable")
     assert error["severity"] == "error" and "hold at most 4" in error["message"]
+    error = only(findings(write, gang(4, cpu=12), GKE), "gang-unsatisfiable")
+    assert error["severity"] == "error" and "hold at most 2" in error["message"]

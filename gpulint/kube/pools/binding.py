@@ -9,7 +9,14 @@ from fractions import Fraction
 from gpulint.kube.pools.autoscaler_taints import UNKNOWN, TaintConfig
 from gpulint.kube.pools.capi import Group
 from gpulint.kube.pools.catalog import Catalog
-from gpulint.kube.pools.gce import LINUX_IMAGES, custom_machine, template_allocatable, template_capacity
+from gpulint.kube.pools.gce import (
+    GCLOUD_MEMORY_SLACK,
+    LINUX_IMAGES,
+    MachineSize,
+    custom_machine,
+    template_allocatable,
+    template_capacity,
+)
 from gpulint.kube.pools.kinds import CAPI_KINDS
 from gpulint.kube.pools.kubelet import allocatable_with
 from gpulint.kube.pools.labels import EKS_AUTO_GROUP, EKS_AUTO_INSTANCE, eks_auto_labels
@@ -242,8 +249,25 @@ def _templates(spec: PoolSpec, base: dict[str, Domain], rows: Iterable[InstanceT
         unjudged: frozenset[str] = frozenset()
         if not spec.karpenter and row.provider == "aws" and row.vouched is not None:
             allocatable, unjudged = _autoscaler_bound(allocatable, capacity)
-        templates.append(Template(row.name, labels, allocatable, capacity, row.exact, row, unjudged))
+        template = Template(row.name, labels, allocatable, capacity, row.exact, row, unjudged, listed_only=True)
+        templates.append(_gke_predefined(spec, row, template) or template)
     return templates
+
+
+def _gke_predefined(spec: PoolSpec, row: InstanceType, template: Template) -> Template | None:
+    """A GKE pool's predefined machine type whose vCPUs and memory the shipped catalog states: the cpu and memory
+    allocatable of Cluster Autoscaler's GCE template (see gce.py), as for a custom type (None: not such a pool or
+    row, or an image whose kernel reservation the template does not estimate: the row's capacity bounds it)."""
+    if not spec.gke or row.provider != "gcp" or row.vouched is None or spec.image_type.upper() not in LINUX_IMAGES:
+        return None
+    if not {"cpu", "memory"} <= row.vouched or row.capacity["cpu"].denominator != 1:
+        return None
+    size = MachineSize(int(row.capacity["cpu"]), int(row.capacity["memory"]) + GCLOUD_MEMORY_SLACK, maybe_arm=True)
+    allocatable = {**template.allocatable, **template_allocatable(size)}
+    capacity = {**template.capacity, "cpu": Fraction(size.cpu), "memory": Fraction(template_capacity(size))}
+    return replace(
+        template, allocatable=allocatable, capacity=capacity, exact=False, bounded=frozenset({"cpu", "memory"})
+    )
 
 
 # Cluster Autoscaler's AWS template takes a node's allocatable to be its capacity: 110 pods, the type's vCPUs and
