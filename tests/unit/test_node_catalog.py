@@ -16,7 +16,7 @@ from conftest import REPO
 from support.pools import AKS, GKE, findings, gpu_job, only, volcano_job
 
 from gpulint.kube.pools.binding import bind
-from gpulint.kube.pools.catalog import Catalog, parse_catalog, source_facts
+from gpulint.kube.pools.catalog import Catalog, parse_catalog, parse_machine_sizes, source_facts
 from gpulint.kube.pools.fit import FITS, NEVER, UNKNOWN, fit_pool
 from gpulint.kube.pools.model import PoolSpec
 from gpulint.kube.quantity import quantity_from_yaml
@@ -189,6 +189,49 @@ def verdict(
     )
     fit = fit_pool(pod, bind(spec, catalog, []))
     return fit.state, fit.why
+
+
+SIZES = """
+provider: gcp
+instance-types: []
+machine-sizes:
+- {{name: n1-standard-8, sources: [{sources}]}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("sources", "size"),
+    [
+        (SOURCE.format(commit=COMMIT, facts='{cpu: 8, memory: "30720Mi"}'), (8, 30 * 1024**3)),
+        ("", None),  # no source
+        ('{repo: example/provider, facts: {cpu: 8, memory: "30720Mi"}}', None),  # no commit or date
+        (SOURCE.format(commit=COMMIT, facts="{cpu: 8}"), None),  # no memory
+        (SOURCE.format(commit=COMMIT, facts='{cpu: 0, memory: "30720Mi"}'), None),  # no vCPU
+        (  # two sources that disagree
+            SOURCE.format(commit=COMMIT, facts='{cpu: 8, memory: "30720Mi"}')
+            + ", "
+            + SOURCE.format(commit=COMMIT, facts='{cpu: 8, memory: "15360Mi"}'),
+            None,
+        ),
+    ],
+)
+def test_a_machine_size_stands_only_as_its_dated_sources_state_it(sources, size):
+    (document,) = load_bytes("gcp.yaml", SIZES.format(sources=sources).encode()).documents
+    found = parse_machine_sizes(document.data)
+    if size is None:
+        assert found == {}
+    else:
+        assert (found["n1-standard-8"].cpu, found["n1-standard-8"].memory) == size
+        assert found["n1-standard-8"].maybe_arm  # the list states no architecture
+
+
+def test_the_shipped_machine_sizes_are_the_n1_and_gpu_families():
+    sizes = shipped_catalog().sizes
+    assert (sizes["n1-standard-8"].cpu, sizes["n1-standard-8"].memory) == (8, 30 * 1024**3)
+    assert (sizes["n1-highmem-16"].cpu, sizes["n1-highmem-16"].memory) == (16, 104 * 1024**3)
+    assert (sizes["g2-standard-8"].cpu, sizes["g2-standard-8"].memory) == (8, 32 * 1024**3)
+    assert "n1-highcpu-16" not in sizes and "e2-standard-4" not in sizes  # 14.40GB; no GPU family
+    assert not set(sizes) & set(shipped_catalog().rows)  # a GPU row holds its own size
 
 
 def test_a_row_whose_source_states_the_gpu_count_decides():

@@ -130,6 +130,20 @@ def test_a_predefined_type_no_source_sizes_is_not_judged(tmp_path):
     assert _findings(tmp_path, cpu="500", memory="4000Gi", machine="a4x-highgpu-4g-nolssd", gpu="nvidia-gb200") == []
 
 
+def test_an_n1_type_the_pool_attaches_gpus_to_is_judged_on_its_listed_size(tmp_path):
+    """n1-standard-8 with a T4, GKE's own GPU example: 8 vCPUs and 30GiB in the machine-types list (the shipped
+    catalog's machine-sizes), so the same 25.9Gi and 7.91 cpu as n1-custom-8-30720."""
+    (finding,) = _findings(tmp_path, memory="26Gi", machine="n1-standard-8")
+    assert finding["rule"] == "gpu-unschedulable" and finding["severity"] == "error"
+    assert "its instance type n1-standard-8 has 25.9Gi memory; the pod asks for 26Gi" in finding["notes"][0]
+    assert _findings(tmp_path / "fits", cpu="7", memory="25Gi", machine="n1-standard-8") == []
+
+
+def test_a_machine_type_the_list_does_not_size_is_not_judged(tmp_path):
+    """n1-highcpu-16: gcloud's 14.40GB is no whole number of MiB, so no size is listed: 100Gi is silence."""
+    assert _findings(tmp_path, cpu="40", memory="100Gi", machine="n1-highcpu-16") == []
+
+
 def test_a_windows_image_of_a_predefined_type_is_bounded_by_the_machine(tmp_path):
     """No kernel estimate for Windows: the machine's 85GiB bounds it, the template's 76.6Gi does not."""
     assert _findings(tmp_path, memory="84Gi", image="WINDOWS_LTSC_CONTAINERD", **A100) == []

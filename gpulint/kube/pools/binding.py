@@ -174,7 +174,7 @@ def _from_catalog(spec: PoolSpec, catalog: Catalog, members: Sequence[NodeInfo])
                 unknown.append(name)  # absent, or no source vouches for what it offers: as the pool states
         pool.templates = _templates(spec, base, rows, pool)
         for name in unknown:
-            partial = _gke_custom(spec, base, name) or _partial(spec, base, name)
+            partial = _gke_sized(spec, base, name, catalog) or _partial(spec, base, name)
             if partial is None:
                 pool.unknown_types += (name,)
                 if catalog.get(name) is not None:
@@ -321,12 +321,18 @@ def _narrowed(spec: PoolSpec, base: dict[str, Domain], row: InstanceType) -> dic
     return labels
 
 
-def _gke_custom(spec: PoolSpec, base: dict[str, Domain], name: str) -> Template | None:
-    """A GKE pool's custom machine type, whose name states its vCPUs and memory: the cpu and memory allocatable
-    of Cluster Autoscaler's GCE template (see gce.py), its GPUs as the pool attaches them. Only on the Linux
-    images whose kernel reservation the template estimates (Container-Optimized OS, Ubuntu; GKE's default)."""
-    size = custom_machine(name) if spec.gke else None
-    if size is None or spec.image_type.upper() not in LINUX_IMAGES:
+def _gke_sized(spec: PoolSpec, base: dict[str, Domain], name: str, catalog: Catalog) -> Template | None:
+    """A GKE pool's machine type whose vCPUs and memory are known but that is no catalog row: a custom type, whose
+    name states them, or one of the shipped catalog's machine sizes (an N1 type the pool attaches GPUs to): the
+    cpu and memory allocatable of Cluster Autoscaler's GCE template (see gce.py), its GPUs as the pool attaches
+    them. Only on the Linux images whose kernel reservation the template estimates (COS, Ubuntu; GKE's default)."""
+    if not spec.gke or spec.image_type.upper() not in LINUX_IMAGES:
+        return None
+    size = custom_machine(name)
+    if size is None and name in catalog.sizes:
+        listed = catalog.sizes[name]
+        size = replace(listed, memory=listed.memory + GCLOUD_MEMORY_SLACK)
+    if size is None:
         return None
     template = _partial(spec, base, name)
     if template is None:
