@@ -4,6 +4,7 @@ never the reason for "never fits" (docs/catalogs.md)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -159,6 +160,36 @@ def test_the_shipped_catalog_is_what_its_sources_give(tmp_path):
         check=False,
     )
     assert run.returncode == 0, run.stderr
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("catalog_from_sources", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)  # its dataclasses look their module up
+    spec.loader.exec_module(sys.modules[spec.name])
+    return sys.modules[spec.name]
+
+
+# tools/machinetypes.csv as `gcloud compute machine-types list` writes it (tools/machinetypes.sh), trimmed
+MACHINE_TYPES = """\
+NAME;CPUS;SHARED_CPU;MEMORY_GB;DEPRECATED;ZONE
+a2-highgpu-1g;12;False;85.00;;
+e2-micro;2;True;1.00;;
+n1-highcpu-16;16;False;14.40;;
+n1-megamem-96;96;False;1433.60;DEPRECATED;
+n1-standard-1;1;False;3.75;;
+x9-standard-8;8;False;32.00;;
+x9-standard-8;8;False;30.00;;
+"""
+
+
+def test_the_machine_types_list_is_read_as_gcloud_prints_it():
+    sizes = _script().gce_machine_sizes(MACHINE_TYPES)
+    # whole MiB only: 14.40GB is 14745.6MiB; no shared-core or deprecated type; none listed two ways
+    assert sizes == {"a2-highgpu-1g": {"cpu": 12, "memory": "87040Mi"}, "n1-standard-1": {"cpu": 1, "memory": "3840Mi"}}
+    with pytest.raises(SystemExit, match="not the machine-types CSV"):
+        _script().gce_machine_sizes("NAME,CPUS,MEMORY_GB\na2-highgpu-1g,12,85\n")
 
 
 # --------------------------------------------------------------------------- what a row vouches for
