@@ -249,7 +249,10 @@ def _templates(spec: PoolSpec, base: dict[str, Domain], rows: Iterable[InstanceT
         unjudged: frozenset[str] = frozenset()
         if not spec.karpenter and row.provider == "aws" and row.vouched is not None:
             allocatable, unjudged = _autoscaler_bound(allocatable, capacity)
-        template = Template(row.name, labels, allocatable, capacity, row.exact, row, unjudged, listed_only=True)
+        # a row with a kubelet's allocatable (pods and all: Karpenter's AWS figures) states all a node offers;
+        # one with its capacity only (GCP, Azure) leaves out what no source states (ephemeral-storage, pods)
+        listed_only = "pods" not in row.allocatable
+        template = Template(row.name, labels, allocatable, capacity, row.exact, row, unjudged, listed_only=listed_only)
         templates.append(_gke_predefined(spec, row, template) or template)
     return templates
 
