@@ -9,6 +9,7 @@ commit date of every source it was read from, and the facts it read there (docs/
         --karpenter-azure /work/.mirror/Azure+karpenter-provider-azure/repo \\
         --xpk             /work/.mirror/AI-Hypercomputer+xpk/repo \\
         --cluster-toolkit /work/.mirror/GoogleCloudPlatform+cluster-toolkit/repo \\
+        --gce-machine-types /work/.mirror/Cyclenerd+google-cloud-pricing-cost-calculator/repo \\
         --out catalog
 
 ``--check`` writes nothing and exits 1 when a shipped file differs from what the sources give.
@@ -23,7 +24,8 @@ Sources:
   pkg/utils/supported-gpus.yaml: which sizes are GPU sizes, and their GPU manufacturer.
 - GCP: AI-Hypercomputer/xpk src/xpk/core/system_characteristics.py (GPU count, GKE accelerator label) and
   GoogleCloudPlatform/cluster-toolkit pkg/config/machine_mappings.json (accelerator shorthand: GPU model
-  and count). Neither gives vCPUs or memory: GCP rows state only their GPUs (docs/catalogs.md).
+  and count); Cyclenerd/google-cloud-pricing-cost-calculator tools/machinetypes.csv (the Compute Engine API's
+  machine-types list, as `gcloud compute machine-types list` prints it, committed daily): vCPUs and memory.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ AZURE_GPUS = "pkg/utils/supported-gpus.yaml"
 AZURE_NODEPOOL_CRD = "pkg/apis/crds/karpenter.sh_nodepools.yaml"
 XPK_SYSTEMS = "src/xpk/core/system_characteristics.py"
 TOOLKIT_MAPPINGS = "pkg/config/machine_mappings.json"
+GCE_MACHINE_TYPES = "tools/machinetypes.csv"
 
 AWS_KEPT = (
     "cpu",
@@ -262,9 +265,17 @@ TOOLKIT_GPU = re.compile(r"^(?P<model>[a-z][a-z0-9-]*?)-(?P<gpus>\d+)$")
 TPU_SHORTHANDS = ("v4", "v5", "v6", "tpu")
 
 
-def gcp_rows(xpk: Repo, toolkit: Repo) -> list[Row]:
+# Machine families a GKE pool may run GPUs on whose sizes are listed apart from the GPU rows: N1 (GPUs attached by
+# the pool's accelerators) and the accelerator-optimized types no GPU table here names (g2-standard-4...)
+SIZED_FAMILIES = ("n1-standard-", "n1-highmem-", "n1-highcpu-", "a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")
+
+
+def gcp_rows(xpk: Repo, toolkit: Repo, machine_types: Repo) -> tuple[list[Row], list[Row]]:
+    """The GPU rows, and the sizes of the other machine types a GKE GPU pool may use (``machine-sizes``)."""
     xpk_text, xpk_source = xpk.read(XPK_SYSTEMS)
     toolkit_text, toolkit_source = toolkit.read(TOOLKIT_MAPPINGS)
+    sizes_text, sizes_source = machine_types.read(GCE_MACHINE_TYPES)
+    sizes = gce_machine_sizes(sizes_text)
     rows: dict[str, Row] = {}
     for match in XPK_GPU.finditer(xpk_text):
         row = rows.setdefault(match["name"], Row(match["name"]))
@@ -278,19 +289,52 @@ def gcp_rows(xpk: Repo, toolkit: Repo) -> list[Row]:
         row.sources.append((toolkit_source, {"gpus": int(found["gpus"]), "gpu-model": found["model"]}))
     done = []
     for row in rows.values():
-        counts = {facts["gpus"] for _, facts in row.sources}
+        counts = {facts["gpus"] for _, facts in row.sources if "gpus" in facts}
         labels = {facts[GKE_ACCELERATOR] for _, facts in row.sources if GKE_ACCELERATOR in facts}
         if len(counts) != 1 or len(labels) > 1:
             print(f"gcp {row.name}: the sources disagree ({counts}, {labels}); left out", file=sys.stderr)
             continue
-        row.capacity = {"nvidia.com/gpu": str(counts.pop())}
+        size = sizes.get(row.name)
+        if size is not None:
+            row.sources.append((sizes_source, size))
+            row.capacity = {"cpu": str(size["cpu"]), "memory": size["memory"]}
+        row.capacity["nvidia.com/gpu"] = str(counts.pop())
         models = [facts["gpu-model"] for _, facts in row.sources if "gpu-model" in facts]
         if labels:
             row.labels[GKE_ACCELERATOR] = labels.pop()
         row.gpu = {"model": models[0] if models else row.labels.get(GKE_ACCELERATOR, "")}
         row.open_labels = list(GCP_OPEN_LABELS) + ([] if GKE_ACCELERATOR in row.labels else [GKE_ACCELERATOR])
         done.append(row)
-    return sorted(done, key=lambda r: _natural(r.name))
+    sized = [
+        Row(name, sources=[(sizes_source, size)])
+        for name, size in sizes.items()
+        if name.startswith(SIZED_FAMILIES) and name not in rows
+    ]
+    return sorted(done, key=lambda r: _natural(r.name)), sorted(sized, key=lambda r: _natural(r.name))
+
+
+def gce_machine_sizes(text: str) -> dict[str, dict[str, Any]]:
+    """vCPUs and memory of each machine type, from `gcloud compute machine-types list` as CSV (NAME;CPUS;
+    SHARED_CPU;MEMORY_GB;DEPRECATED;ZONE). MEMORY_GB is the API's memoryMb in GiB to two decimals: a figure
+    that is not a whole number of MiB, a shared-core or a deprecated type, or one listed twice with other
+    figures, is left out."""
+    sizes: dict[str, dict[str, Any]] = {}
+    clashes: set[str] = set()
+    lines = text.splitlines()
+    if not lines or lines[0].split(";")[:6] != ["NAME", "CPUS", "SHARED_CPU", "MEMORY_GB", "DEPRECATED", "ZONE"]:
+        raise SystemExit(f"{GCE_MACHINE_TYPES}: not the machine-types CSV this script reads (header {lines[:1]})")
+    for line in lines[1:]:
+        fields = line.split(";")
+        if len(fields) < 5 or fields[2] != "False" or fields[4] or not fields[1].isdigit():
+            continue
+        found = re.fullmatch(r"(\d+)\.(\d\d)", fields[3])
+        mib = (int(found[1]) * 100 + int(found[2])) * 1024 if found else 0
+        if not mib or mib % 100:
+            continue
+        size = {"cpu": int(fields[1]), "memory": f"{mib // 100}Mi"}
+        if sizes.setdefault(fields[0], size) != size:
+            clashes.add(fields[0])
+    return {name: size for name, size in sizes.items() if name not in clashes}
 
 
 # --- output -----------------------------------------------------------------------------------------
@@ -310,14 +354,14 @@ HEADERS = {
     ),
     "gcp": (
         "GPU machine types of Compute Engine with their GPUs attached (A2, A3, A4, A4X, G2, G4): the GPU count and\n"
-        "GKE accelerator label from Google's xpk and Cluster Toolkit tables. No source here states their vCPUs or\n"
-        "memory, so none is listed: a pod's cpu and memory are never a reason a GCP type cannot hold it.",
+        "GKE accelerator label from Google's xpk and Cluster Toolkit tables; vCPUs and memory from the Compute\n"
+        "Engine API's machine-types list. Allocatable is not listed: a GKE pool's is Cluster Autoscaler's template.",
         "https://cloud.google.com/compute/docs/gpus",
     ),
 }
 
 
-def render(provider: str, rows: list[Row]) -> str:
+def render(provider: str, rows: list[Row], sizes: list[Row] | None = None) -> str:
     about, page = HEADERS[provider]
     lines = [
         "# Generated by scripts/catalog_from_sources.py from fetched copies of the sources each row names;",
@@ -344,6 +388,16 @@ def render(provider: str, rows: list[Row]) -> str:
             lines.append(f"  labels: {_flow(row.labels)}")
         if row.open_labels:
             lines.append(f"  open-labels: [{', '.join(row.open_labels)}]")
+    if sizes:
+        lines.append("# vCPUs and memory of machine types without GPUs of their own (N1: the pool attaches them) or")
+        lines.append("# whose GPUs no table here counts: read only for a GKE pool, which states its accelerators.")
+        lines.append("machine-sizes:")
+        for row in sizes:
+            ((source, facts),) = row.sources
+            lines.append(
+                f"- {{name: {row.name}, sources: [{{repo: {source.repo}, path: {source.path}, "
+                f'commit: {source.commit}, date: "{source.date}", facts: {_flow(facts)}}}]}}'
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -370,6 +424,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--karpenter-azure", required=True, help="git directory of Azure/karpenter-provider-azure")
     parser.add_argument("--xpk", required=True, help="git directory of AI-Hypercomputer/xpk")
     parser.add_argument("--cluster-toolkit", required=True, help="git directory of GoogleCloudPlatform/cluster-toolkit")
+    parser.add_argument(
+        "--gce-machine-types", required=True, help="git directory of Cyclenerd/google-cloud-pricing-cost-calculator"
+    )
     parser.add_argument("--out", default="catalog", help="directory of the catalog files")
     parser.add_argument("--check", action="store_true", help="compare with the files in --out; write nothing")
     args = parser.parse_args(argv)
@@ -384,9 +441,10 @@ def main(argv: list[str] | None = None) -> int:
         ),
         "gcp": render(
             "gcp",
-            gcp_rows(
+            *gcp_rows(
                 Repo(args.xpk, "AI-Hypercomputer/xpk"),
                 Repo(args.cluster_toolkit, "GoogleCloudPlatform/cluster-toolkit"),
+                Repo(args.gce_machine_types, "Cyclenerd/google-cloud-pricing-cost-calculator"),
             ),
         ),
     }

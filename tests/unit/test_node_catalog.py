@@ -4,6 +4,7 @@ never the reason for "never fits" (docs/catalogs.md)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -16,7 +17,7 @@ from conftest import REPO
 from support.pools import AKS, GKE, findings, gpu_job, only, volcano_job
 
 from gpulint.kube.pools.binding import bind
-from gpulint.kube.pools.catalog import Catalog, parse_catalog, source_facts
+from gpulint.kube.pools.catalog import Catalog, parse_catalog, parse_machine_sizes, source_facts
 from gpulint.kube.pools.fit import FITS, NEVER, UNKNOWN, fit_pool
 from gpulint.kube.pools.model import PoolSpec
 from gpulint.kube.quantity import quantity_from_yaml
@@ -35,6 +36,7 @@ SOURCES = {
     "--karpenter-azure": "Azure+karpenter-provider-azure",
     "--xpk": "AI-Hypercomputer+xpk",
     "--cluster-toolkit": "GoogleCloudPlatform+cluster-toolkit",
+    "--gce-machine-types": "Cyclenerd+google-cloud-pricing-cost-calculator",
 }
 
 
@@ -107,7 +109,8 @@ def test_every_shipped_row_is_vouched_for_and_offers_an_accelerator():
         assert row.vouched_gpus, row.name
         assert any(is_gpu(name) and amount > 0 for name, amount in row.capacity.items()), row.name
         assert row.labels["node.kubernetes.io/instance-type"] == row.name
-        assert row.exact == (row.provider != "gcp"), row.name  # no source here states a GCP type's vCPUs
+        # a GCP type's vCPUs and memory are stated where the machine-types list has the type (not a4x-*-nolssd)
+        assert row.exact == (row.provider != "gcp" or "cpu" in row.capacity), row.name
 
 
 def test_figures_of_well_known_types():
@@ -126,6 +129,14 @@ def test_figures_of_well_known_types():
     assert a3 is not None and a3.capacity["nvidia.com/gpu"] == 8
     assert a3.labels["cloud.google.com/gke-accelerator"] == "nvidia-h100-80gb"
     assert catalog.get("g2-standard-24").labels["cloud.google.com/gke-accelerator"] == "nvidia-l4"  # type: ignore[union-attr]
+    # The machine-types list (gcloud compute machine-types list), as Google's accelerator-optimized machine family
+    # page gives them: a3-highgpu-8g 208 vCPUs, 1,872GB; a2-highgpu-1g 12 vCPUs, 85GB; g2-standard-24 24, 96GB
+    assert a3.capacity["cpu"] == 208 and a3.capacity["memory"] == 1872 * gib
+    a2 = catalog.get("a2-highgpu-1g")
+    assert a2 is not None and a2.capacity["cpu"] == 12 and a2.capacity["memory"] == 85 * gib and a2.exact
+    assert catalog.get("g2-standard-24").capacity["memory"] == 96 * gib  # type: ignore[union-attr]
+    nolssd = catalog.get("a4x-highgpu-4g-nolssd")
+    assert nolssd is not None and "cpu" not in nolssd.capacity and not nolssd.exact
     # The Azure SKUs the Cluster Autoscaler generates from: ND96isr_H100_v5 96 vCPU, 1900 GiB, 8 GPUs;
     # NC64as_T4_v3 64 vCPU, 440 GiB, 4 GPUs
     h100 = catalog.get("Standard_ND96isr_H100_v5")
@@ -149,6 +160,36 @@ def test_the_shipped_catalog_is_what_its_sources_give(tmp_path):
         check=False,
     )
     assert run.returncode == 0, run.stderr
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("catalog_from_sources", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)  # its dataclasses look their module up
+    spec.loader.exec_module(sys.modules[spec.name])
+    return sys.modules[spec.name]
+
+
+# tools/machinetypes.csv as `gcloud compute machine-types list` writes it (tools/machinetypes.sh), trimmed
+MACHINE_TYPES = """\
+NAME;CPUS;SHARED_CPU;MEMORY_GB;DEPRECATED;ZONE
+a2-highgpu-1g;12;False;85.00;;
+e2-micro;2;True;1.00;;
+n1-highcpu-16;16;False;14.40;;
+n1-megamem-96;96;False;1433.60;DEPRECATED;
+n1-standard-1;1;False;3.75;;
+x9-standard-8;8;False;32.00;;
+x9-standard-8;8;False;30.00;;
+"""
+
+
+def test_the_machine_types_list_is_read_as_gcloud_prints_it():
+    sizes = _script().gce_machine_sizes(MACHINE_TYPES)
+    # whole MiB only: 14.40GB is 14745.6MiB; no shared-core or deprecated type; none listed two ways
+    assert sizes == {"a2-highgpu-1g": {"cpu": 12, "memory": "87040Mi"}, "n1-standard-1": {"cpu": 1, "memory": "3840Mi"}}
+    with pytest.raises(SystemExit, match="not the machine-types CSV"):
+        _script().gce_machine_sizes("NAME,CPUS,MEMORY_GB\na2-highgpu-1g,12,85\n")
 
 
 # --------------------------------------------------------------------------- what a row vouches for
@@ -179,6 +220,49 @@ def verdict(
     )
     fit = fit_pool(pod, bind(spec, catalog, []))
     return fit.state, fit.why
+
+
+SIZES = """
+provider: gcp
+instance-types: []
+machine-sizes:
+- {{name: n1-standard-8, sources: [{sources}]}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("sources", "size"),
+    [
+        (SOURCE.format(commit=COMMIT, facts='{cpu: 8, memory: "30720Mi"}'), (8, 30 * 1024**3)),
+        ("", None),  # no source
+        ('{repo: example/provider, facts: {cpu: 8, memory: "30720Mi"}}', None),  # no commit or date
+        (SOURCE.format(commit=COMMIT, facts="{cpu: 8}"), None),  # no memory
+        (SOURCE.format(commit=COMMIT, facts='{cpu: 0, memory: "30720Mi"}'), None),  # no vCPU
+        (  # two sources that disagree
+            SOURCE.format(commit=COMMIT, facts='{cpu: 8, memory: "30720Mi"}')
+            + ", "
+            + SOURCE.format(commit=COMMIT, facts='{cpu: 8, memory: "15360Mi"}'),
+            None,
+        ),
+    ],
+)
+def test_a_machine_size_stands_only_as_its_dated_sources_state_it(sources, size):
+    (document,) = load_bytes("gcp.yaml", SIZES.format(sources=sources).encode()).documents
+    found = parse_machine_sizes(document.data)
+    if size is None:
+        assert found == {}
+    else:
+        assert (found["n1-standard-8"].cpu, found["n1-standard-8"].memory) == size
+        assert found["n1-standard-8"].maybe_arm  # the list states no architecture
+
+
+def test_the_shipped_machine_sizes_are_the_n1_and_gpu_families():
+    sizes = shipped_catalog().sizes
+    assert (sizes["n1-standard-8"].cpu, sizes["n1-standard-8"].memory) == (8, 30 * 1024**3)
+    assert (sizes["n1-highmem-16"].cpu, sizes["n1-highmem-16"].memory) == (16, 104 * 1024**3)
+    assert (sizes["g2-standard-8"].cpu, sizes["g2-standard-8"].memory) == (8, 32 * 1024**3)
+    assert "n1-highcpu-16" not in sizes and "e2-standard-4" not in sizes  # 14.40GB; no GPU family
+    assert not set(sizes) & set(shipped_catalog().rows)  # a GPU row holds its own size
 
 
 def test_a_row_whose_source_states_the_gpu_count_decides():
@@ -251,13 +335,28 @@ def test_the_operators_own_catalog_stands_without_sources():
 CPU_500 = "          requests: {cpu: 500}\n"
 
 
-def test_a_gke_type_whose_cpu_no_source_states_is_not_a_false_error(write):
-    # g2-standard-24: xpk and the Cluster Toolkit state 2 L4 GPUs, no source here its vCPUs
+def test_a_gke_types_vcpus_from_the_machine_types_list_decide(write):
+    # g2-standard-24: 2 L4s (xpk, the Cluster Toolkit), 24 vCPUs (the machine-types list); the autoscaler's
+    # template leaves 23.87 after GKE's kube-reserved
     l4 = "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
     manifest = gpu_job(2, spec=l4).replace("          limits:", CPU_500 + "          limits:")
-    assert [f for f in findings(write, manifest, GKE) if f["rule"] == "gpu-unschedulable"] == []
+    never = only(findings(write, manifest, GKE), "gpu-unschedulable")
+    assert never["severity"] == "error" and "g2-standard-24 has 23.87 cpu; the pod asks for 500" in str(never)
+    fits = gpu_job(2, spec=l4).replace("          limits:", "          requests: {cpu: 23}\n          limits:")
+    assert [f for f in findings(write, fits, GKE) if f["rule"] == "gpu-unschedulable"] == []
     never = only(findings(write, gpu_job(3, spec=l4), GKE), "gpu-unschedulable")
     assert never["severity"] == "error"
+
+
+def test_a_catalog_row_that_lists_no_disk_is_not_a_disk_of_zero(write):
+    # The SKU table states an AKS size's vCPUs, memory and GPUs, not its disk: a pod asking for 10Gi of
+    # ephemeral-storage on a Standard_NC24ads_A100_v4 pool fits (it was "has 0.0Gi ephemeral-storage")
+    sku = "      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n"
+    disk = "          requests: {ephemeral-storage: 10Gi}\n          limits:"
+    manifest = gpu_job(1, spec=sku).replace("          limits:", disk)
+    assert [f for f in findings(write, manifest, AKS) if f["rule"] == "gpu-unschedulable"] == []
+    never = only(findings(write, gpu_job(2, spec=sku).replace("          limits:", disk), AKS), "gpu-unschedulable")
+    assert "has 1 nvidia.com/gpu" in str(never)
 
 
 def test_a_label_no_source_states_never_excludes_a_gke_type(write):
@@ -273,15 +372,17 @@ def test_an_aks_size_figures_from_the_autoscalers_sku_table(write):
     assert "its instance type Standard_NC24ads_A100_v4 has 24 cpu" in never["message"] + str(never)
 
 
-def test_a_gang_on_gke_types_whose_cpu_no_source_states_is_packed_by_its_gpus(write):
-    # l4-pool adds at most 2 g2-standard-24 nodes of 2 L4s: 4 one-GPU workers asking 4 cpu each fit
-    # (the cpu of a g2-standard-24 is stated by no source: never what keeps a member off); 5 never do
-    def gang(workers: int) -> str:
+def test_a_gang_on_gke_types_is_packed_by_their_gpus_and_vcpus(write):
+    # l4-pool adds at most 2 g2-standard-24 nodes of 2 L4s and 23.87 allocatable cpu: 4 one-GPU workers asking
+    # 4 cpu each fit; 5 never do (GPUs); 4 asking 12 cpu each never do either (one a node: 2 in all)
+    def gang(workers: int, cpu: int = 4) -> str:
         return volcano_job(workers).replace(
-            "            limits:", "            requests: {cpu: 4}\n            limits:"
+            "            limits:", f"            requests: {{cpu: {cpu}}}\n            limits:"
         )
 
     assert "requests: {cpu: 4}" in gang(4)
     assert [f for f in findings(write, gang(4), GKE) if f["severity"] in ("error", "warning")] == []
     error = only(findings(write, gang(5), GKE), "gang-unsatisfiable")
     assert error["severity"] == "error" and "hold at most 4" in error["message"]
+    error = only(findings(write, gang(4, cpu=12), GKE), "gang-unsatisfiable")
+    assert error["severity"] == "error" and "hold at most 2" in error["message"]

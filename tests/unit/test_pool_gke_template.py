@@ -1,7 +1,8 @@
 """What a GKE node pool Cluster Autoscaler grows from scratch can hold: its GCE template subtracts the kernel's
 reservation, GKE's kube-reserved and the 100Mi eviction threshold from the machine type's vCPUs and memory
 (kubernetes/autoscaler cluster-autoscaler-1.36.1 cloudprovider/gce/templates.go, gce_reserved.go). Only a custom
-machine type's name states its size (machine_types.go NewCustomMachineType); the shipped GCP rows state none."""
+machine type's name states its size (machine_types.go NewCustomMachineType); a predefined type's is the shipped
+catalog's (catalog/gcp.yaml, from the Compute Engine API's machine-types list)."""
 
 from __future__ import annotations
 
@@ -107,9 +108,47 @@ def test_the_disk_is_not_judged(tmp_path):
     assert _findings(tmp_path, disk="500Gi") == []
 
 
-def test_a_predefined_machine_type_is_not_judged(tmp_path):
-    """The shipped GCP rows state no vCPUs or memory: 200Gi on an a2-highgpu-1g (85GB) is silence, not an error."""
-    assert _findings(tmp_path, memory="200Gi", machine="a2-highgpu-1g", gpu="nvidia-tesla-a100") == []
+A100 = {"machine": "a2-highgpu-1g", "gpu": "nvidia-tesla-a100"}
+
+
+def test_a_predefined_machine_type_is_judged_on_its_catalog_size(tmp_path):
+    """a2-highgpu-1g: 12 vCPUs and 85GiB in the Compute Engine API's machine-types list (catalog/gcp.yaml); the
+    template leaves 76.6Gi of memory and 11.9 cpu. 77Gi is below the machine's 85GiB, above what is left."""
+    (finding,) = _findings(tmp_path, memory="77Gi", **A100)
+    assert finding["rule"] == "gpu-unschedulable" and finding["severity"] == "error"
+    assert "its instance type a2-highgpu-1g has 76.6Gi memory; the pod asks for 77Gi" in finding["notes"][0]
+    (finding,) = _findings(tmp_path / "cpu", cpu="12", **A100)
+    assert "its instance type a2-highgpu-1g has 11.9 cpu; the pod asks for 12" in finding["notes"][0]
+
+
+def test_a_pod_within_the_predefined_types_template_fits(tmp_path):
+    assert _findings(tmp_path, cpu="11", memory="76Gi", disk="500Gi", **A100) == []
+
+
+def test_a_predefined_type_no_source_sizes_is_not_judged(tmp_path):
+    """a4x-highgpu-4g-nolssd: xpk states its 4 GB200s, no fetched source its vCPUs or memory: silence."""
+    assert _findings(tmp_path, cpu="500", memory="4000Gi", machine="a4x-highgpu-4g-nolssd", gpu="nvidia-gb200") == []
+
+
+def test_an_n1_type_the_pool_attaches_gpus_to_is_judged_on_its_listed_size(tmp_path):
+    """n1-standard-8 with a T4, GKE's own GPU example: 8 vCPUs and 30GiB in the machine-types list (the shipped
+    catalog's machine-sizes), so the same 25.9Gi and 7.91 cpu as n1-custom-8-30720."""
+    (finding,) = _findings(tmp_path, memory="26Gi", machine="n1-standard-8")
+    assert finding["rule"] == "gpu-unschedulable" and finding["severity"] == "error"
+    assert "its instance type n1-standard-8 has 25.9Gi memory; the pod asks for 26Gi" in finding["notes"][0]
+    assert _findings(tmp_path / "fits", cpu="7", memory="25Gi", machine="n1-standard-8") == []
+
+
+def test_a_machine_type_the_list_does_not_size_is_not_judged(tmp_path):
+    """n1-highcpu-16: gcloud's 14.40GB is no whole number of MiB, so no size is listed: 100Gi is silence."""
+    assert _findings(tmp_path, cpu="40", memory="100Gi", machine="n1-highcpu-16") == []
+
+
+def test_a_windows_image_of_a_predefined_type_is_bounded_by_the_machine(tmp_path):
+    """No kernel estimate for Windows: the machine's 85GiB bounds it, the template's 76.6Gi does not."""
+    assert _findings(tmp_path, memory="84Gi", image="WINDOWS_LTSC_CONTAINERD", **A100) == []
+    (finding,) = _findings(tmp_path / "more", memory="90Gi", image="WINDOWS_LTSC_CONTAINERD", **A100)
+    assert "its instance type a2-highgpu-1g has 85Gi memory; the pod asks for 90Gi" in finding["notes"][0]
 
 
 def test_a_windows_image_is_not_judged(tmp_path):

@@ -9,7 +9,14 @@ from fractions import Fraction
 from gpulint.kube.pools.autoscaler_taints import UNKNOWN, TaintConfig
 from gpulint.kube.pools.capi import Group
 from gpulint.kube.pools.catalog import Catalog
-from gpulint.kube.pools.gce import LINUX_IMAGES, custom_machine, template_allocatable, template_capacity
+from gpulint.kube.pools.gce import (
+    GCLOUD_MEMORY_SLACK,
+    LINUX_IMAGES,
+    MachineSize,
+    custom_machine,
+    template_allocatable,
+    template_capacity,
+)
 from gpulint.kube.pools.kinds import CAPI_KINDS
 from gpulint.kube.pools.kubelet import allocatable_with
 from gpulint.kube.pools.labels import EKS_AUTO_GROUP, EKS_AUTO_INSTANCE, eks_auto_labels
@@ -167,7 +174,7 @@ def _from_catalog(spec: PoolSpec, catalog: Catalog, members: Sequence[NodeInfo])
                 unknown.append(name)  # absent, or no source vouches for what it offers: as the pool states
         pool.templates = _templates(spec, base, rows, pool)
         for name in unknown:
-            partial = _gke_custom(spec, base, name) or _partial(spec, base, name)
+            partial = _gke_sized(spec, base, name, catalog) or _partial(spec, base, name)
             if partial is None:
                 pool.unknown_types += (name,)
                 if catalog.get(name) is not None:
@@ -271,8 +278,28 @@ def _templates(spec: PoolSpec, base: dict[str, Domain], rows: Iterable[InstanceT
         unjudged: frozenset[str] = frozenset()
         if not spec.karpenter and row.provider == "aws" and row.vouched is not None:
             allocatable, unjudged = _autoscaler_bound(allocatable, capacity)
-        templates.append(Template(row.name, labels, allocatable, capacity, row.exact, row, unjudged))
+        # a row with a kubelet's allocatable (pods and all: Karpenter's AWS figures) states all a node offers;
+        # one with its capacity only (GCP, Azure) leaves out what no source states (ephemeral-storage, pods)
+        listed_only = "pods" not in row.allocatable
+        template = Template(row.name, labels, allocatable, capacity, row.exact, row, unjudged, listed_only=listed_only)
+        templates.append(_gke_predefined(spec, row, template) or template)
     return templates
+
+
+def _gke_predefined(spec: PoolSpec, row: InstanceType, template: Template) -> Template | None:
+    """A GKE pool's predefined machine type whose vCPUs and memory the shipped catalog states: the cpu and memory
+    allocatable of Cluster Autoscaler's GCE template (see gce.py), as for a custom type (None: not such a pool or
+    row, or an image whose kernel reservation the template does not estimate: the row's capacity bounds it)."""
+    if not spec.gke or row.provider != "gcp" or row.vouched is None or spec.image_type.upper() not in LINUX_IMAGES:
+        return None
+    if not {"cpu", "memory"} <= row.vouched or row.capacity["cpu"].denominator != 1:
+        return None
+    size = MachineSize(int(row.capacity["cpu"]), int(row.capacity["memory"]) + GCLOUD_MEMORY_SLACK, maybe_arm=True)
+    allocatable = {**template.allocatable, **template_allocatable(size)}
+    capacity = {**template.capacity, "cpu": Fraction(size.cpu), "memory": Fraction(template_capacity(size))}
+    return replace(
+        template, allocatable=allocatable, capacity=capacity, exact=False, bounded=frozenset({"cpu", "memory"})
+    )
 
 
 # Cluster Autoscaler's AWS template takes a node's allocatable to be its capacity: 110 pods, the type's vCPUs and
@@ -326,12 +353,18 @@ def _narrowed(spec: PoolSpec, base: dict[str, Domain], row: InstanceType) -> dic
     return labels
 
 
-def _gke_custom(spec: PoolSpec, base: dict[str, Domain], name: str) -> Template | None:
-    """A GKE pool's custom machine type, whose name states its vCPUs and memory: the cpu and memory allocatable
-    of Cluster Autoscaler's GCE template (see gce.py), its GPUs as the pool attaches them. Only on the Linux
-    images whose kernel reservation the template estimates (Container-Optimized OS, Ubuntu; GKE's default)."""
-    size = custom_machine(name) if spec.gke else None
-    if size is None or spec.image_type.upper() not in LINUX_IMAGES:
+def _gke_sized(spec: PoolSpec, base: dict[str, Domain], name: str, catalog: Catalog) -> Template | None:
+    """A GKE pool's machine type whose vCPUs and memory are known but that is no catalog row: a custom type, whose
+    name states them, or one of the shipped catalog's machine sizes (an N1 type the pool attaches GPUs to): the
+    cpu and memory allocatable of Cluster Autoscaler's GCE template (see gce.py), its GPUs as the pool attaches
+    them. Only on the Linux images whose kernel reservation the template estimates (COS, Ubuntu; GKE's default)."""
+    if not spec.gke or spec.image_type.upper() not in LINUX_IMAGES:
+        return None
+    size = custom_machine(name)
+    if size is None and name in catalog.sizes:
+        listed = catalog.sizes[name]
+        size = replace(listed, memory=listed.memory + GCLOUD_MEMORY_SLACK)
+    if size is None:
         return None
     template = _partial(spec, base, name)
     if template is None:

@@ -28,6 +28,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.fields import mapping, text, type_name
+from gpulint.kube.pools.gce import MachineSize
 from gpulint.kube.pools.model import InstanceType
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -39,6 +40,8 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 @dataclass
 class Catalog:
     rows: dict[str, InstanceType] = field(default_factory=dict)
+    # vCPUs and memory of machine types that are no row (a shipped file's machine-sizes): GKE pools only
+    sizes: dict[str, MachineSize] = field(default_factory=dict)
 
     def get(self, name: str) -> InstanceType | None:
         return self.rows.get(name)
@@ -131,6 +134,27 @@ def _row(
         _vouched(sources, capacity, resources.get("allocatable")) if vouch else None,
         tuple(str(k) for k in entry.get("open-labels") or [] if isinstance(k, str)),
     )
+
+
+def parse_machine_sizes(data: Any) -> dict[str, MachineSize]:
+    """The ``machine-sizes`` of a shipped catalog document: each entry's vCPUs and memory as its dated sources
+    state them (a size they do not state whole, or state differently, is none). The architecture is never
+    stated: each may be Arm."""
+    sizes = {}
+    for entry in data.get("machine-sizes") or [] if isinstance(data, dict) else []:
+        if not isinstance(entry, dict) or not text(entry.get("name")):
+            continue
+        facts = source_facts([mapping(s) for s in entry.get("sources") or [] if isinstance(s, dict)])
+        cpu, memory = facts.get("cpu"), facts.get("memory")
+        if not isinstance(cpu, int) or isinstance(cpu, bool) or cpu <= 0 or memory is None:
+            continue
+        try:
+            amount = quantity_from_yaml(memory).value
+        except QuantityError:
+            continue
+        if amount > 0 and amount.denominator == 1:
+            sizes[text(entry["name"])] = MachineSize(cpu, int(amount), maybe_arm=True)
+    return sizes
 
 
 def _cited(source: dict[str, Any]) -> str:

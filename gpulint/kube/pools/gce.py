@@ -6,7 +6,8 @@ CalculateAllocatable) takes the machine type's vCPUs, and its memory less what t
 states and the memory eviction threshold (100Mi unless the kube-env says otherwise). GKE writes kube-reserved by
 its published formula (cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes). A machine type's size
 is known from its name only for a custom type (machine_types.go NewCustomMachineType: "<family>-custom-<vCPUs>-
-<MiB>", "custom-..." for N1); the shipped GCP rows state no vCPUs or memory, so other types stay unjudged.
+<MiB>", "custom-..." for N1); a predefined type's from the shipped catalog's row, where a source states them
+(catalog/gcp.yaml: the Compute Engine API's machine-types list); other types stay unjudged.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ EVICTION_HARD_MEMORY = 100 * MIB  # gce_reserved.go defaultKubeletEvictionHardMe
 # The GKE image types whose kernel reservation the template estimates as above (templates.go
 # extractOperatingSystemDistributionFromImageType); "" is GKE's default, COS_CONTAINERD
 LINUX_IMAGES = frozenset({"", "COS", "COS_CONTAINERD", "UBUNTU", "UBUNTU_CONTAINERD"})
+# The shipped GCP rows' memory is gcloud's MEMORY_GB: the API's memoryMb in GiB to two decimals, so up to 0.01GiB
+# (10.24MiB) may be missing from it; the template takes the most it can be (a figure too high only ever silences).
+GCLOUD_MEMORY_SLACK = 11 * MIB
 _DIGITS = 7  # the largest custom type is far below 10^7 vCPUs or MiB: longer is no machine type
 _E2_SHARED_CORE = {"micro", "small", "medium"}  # e2-custom-micro-*: 2 guest CPUs (parseCustomCpu)
 
@@ -34,6 +38,7 @@ _E2_SHARED_CORE = {"micro", "small", "medium"}  # e2-custom-micro-*: 2 guest CPU
 class MachineSize:
     cpu: int
     memory: int  # bytes
+    maybe_arm: bool = False  # its architecture is not stated (a predefined type may be Arm: A4X, C4A, T2A)
 
 
 def custom_machine(name: str) -> MachineSize | None:
@@ -54,15 +59,20 @@ def custom_machine(name: str) -> MachineSize | None:
     return size if size.cpu and size.memory else None  # Compute Engine has no such type
 
 
-def kernel_reserved(memory: int) -> int:
+_ARM_OFFSET = Fraction(9971, 10000)  # gce_reserved.go architectureOffsetRatio (COS on Arm64)
+
+
+def kernel_reserved(memory: int, maybe_arm: bool = False) -> int:
     """Linux's reservation as the template estimates it for Container-Optimized OS on amd64, the smallest of its
-    Linux estimates (Ubuntu adds 4MiB), so that the template's figure is never understated."""
+    Linux estimates (Ubuntu adds 4MiB), so that the template's figure is never understated; ``maybe_arm``: on
+    Arm64 if the machine may be Arm, whose estimate is smaller still."""
     reserved = memory // 64 + 16 * MIB
     if memory > 3 * GIB:
         reserved += 64 * MIB  # software IO TLB
     if memory <= 8 * GIB:
         reserved += 8 * MIB
-    return reserved + int(min(Fraction(175, 100000) * memory, Fraction(248 * MIB)))
+    reserved += int(min(Fraction(175, 100000) * memory, Fraction(248 * MIB)))
+    return int(reserved * _ARM_OFFSET) if maybe_arm else reserved  # rounded down: Go rounds, 1 byte at most
 
 
 def _tiered(total: Fraction, tiers: tuple[tuple[int | None, Fraction], ...]) -> Fraction:
@@ -90,7 +100,7 @@ def kube_reserved_cpu(cpu: int) -> Fraction:
 
 def template_capacity(size: MachineSize) -> int:
     """The memory capacity of the autoscaler's template for a Linux node of this size."""
-    return size.memory - kernel_reserved(size.memory)
+    return size.memory - kernel_reserved(size.memory, size.maybe_arm)
 
 
 def template_allocatable(size: MachineSize) -> dict[str, Fraction]:

@@ -156,9 +156,14 @@ class Template:
     instance_type: InstanceType | None = None
     unjudged: frozenset[str] = frozenset()  # resources whose figure bounds nothing: never a reason
     bounded: frozenset[str] = frozenset()  # not exact, yet these figures are known (a GKE custom machine type's)
+    # A catalog row's: a native resource it does not list (ephemeral-storage, pods, hugepages on a GCP or Azure
+    # row) is one no source states, not one the node lacks
+    listed_only: bool = False
 
     def judged(self, resource: str) -> bool:
         """Whether a request for ``resource`` beyond the template's figure means it cannot hold the pod."""
+        if self.listed_only and resource not in self.allocatable and not is_extended(resource):
+            return False
         known = self.exact or is_extended(resource) or resource in self.bounded
         return known and resource not in self.unjudged
 

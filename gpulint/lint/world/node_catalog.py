@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from gpulint.kube.pools.catalog import Catalog, parse_catalog
+from gpulint.kube.pools.catalog import Catalog, parse_catalog, parse_machine_sizes
 from gpulint.lint.data import data_dir
 from gpulint.lint.errors import InventoryError
 from gpulint.lint.inputs.collect import collect
@@ -27,12 +27,14 @@ def shipped_catalog() -> Catalog:
         rows, problems = _parse(str(path), path.read_bytes(), vouch=True)
         assert not problems, problems  # tests/unit/test_node_catalog.py keeps the shipped files clean
         catalog.extend(rows)
+        for document in load_bytes(str(path), path.read_bytes()).documents:
+            catalog.sizes.update(parse_machine_sizes(document.data))
     return catalog
 
 
 def load_catalog(paths: tuple[str, ...] | list[str]) -> Catalog:
     """The shipped catalog extended by ``paths``; a malformed file is a CatalogError naming every problem."""
-    catalog = Catalog(dict(shipped_catalog().rows))
+    catalog = Catalog(dict(shipped_catalog().rows), dict(shipped_catalog().sizes))
     if not paths:
         return catalog
     try:
