@@ -37,6 +37,9 @@ class PodView:
     faithful: bool = True
     unfaithful: tuple[Path, ...] = ()  # virtual prefixes whose fields were written elsewhere in another shape
     names: tuple[tuple[Path, str], ...] = ()  # how messages name virtual places another object supplies
+    # Text the controller replaces in every field of the template when it creates the pod (Argo's {{...}}
+    # parameters, in a key, a value or a list item): a value holding it is not the pod's value yet.
+    substituted: str = ""
 
 
 # (path relative to the template element, the name the controller gives an unnamed container, is a list)
@@ -117,6 +120,8 @@ def _workflow_spec(obj: dict[str, Any], owner_path: Path) -> tuple[Path, dict[st
     return spec_path, mapping(dig(obj, *spec_path))
 
 
+# workflow/common/util.go SubstituteParams: the template, marshalled to JSON, has every {{...}} replaced
+ARGO_EXPRESSION = "{{"
 ARGO_PARAMETERS = "the values of its {{...}} parameters (Argo substitutes them when it creates the pod)"
 
 
@@ -191,7 +196,9 @@ def argo_template(
     if known != patched.spec and not completed_by:
         completed_by = ARGO_PARAMETERS
     unfaithful = tuple(virtual for virtual, _ in patched.aliases)
-    return PodView(known, (*patched.aliases, *aliases), completed_by, unfaithful=unfaithful)
+    return PodView(
+        known, (*patched.aliases, *aliases), completed_by, unfaithful=unfaithful, substituted=ARGO_EXPRESSION
+    )
 
 
 @dataclass(frozen=True)

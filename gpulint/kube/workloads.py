@@ -84,6 +84,7 @@ class PodSpecSite:
     unfaithful: tuple[Path, ...] = ()  # aliases whose fix would not apply (a field set in another object)
     names: tuple[tuple[Path, str], ...] = ()  # how messages name virtual places (a TrainJob's runtime part)
     runs: bool = True  # see TemplateSite.runs
+    substituted: str = ""  # see pod_views.PodView.substituted
 
 
 _DEPLOYMENT_LIKE = (TemplateSite(("spec",), ("template", "spec"), field_count((("replicas",), 1))),)
@@ -393,6 +394,7 @@ def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                         view.faithful,
                         view.unfaithful,
                         view.names,
+                        substituted=view.substituted,
                     )
 
 

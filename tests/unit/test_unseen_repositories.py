@@ -1318,3 +1318,132 @@ def test_a_placeholder_inside_the_text_or_a_real_type_error_is_still_refused(rep
     write_tree(repo, {KUBEBUILDER_CRD.replace("modelboosters", "modelservings"): SERVING_CRD})
     write_tree(repo, {SERVING_TEMPLATE_PATH: serving_template(command, workers)})
     assert schema_places(run_cli("check", ".", "--format", "json")) == [(SERVING_TEMPLATE_PATH, line, "error")]
+
+
+# ------------------------------------------------------------------------------------------------ set G
+
+# An Argo Workflow as CoreWeave's finetuner and KFP's compiled pipelines write it: parameters in a node-affinity
+# value and in the keys of a template's labels. Argo substitutes {{...}} across the whole template (marshalled to
+# JSON) before it creates the pod (workflow/common/util.go SubstituteParams).
+ARGO_GPU_WORKFLOW = """
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: finetune-
+spec:
+  entrypoint: train
+  arguments:
+    parameters:
+    - name: region
+      value: ORD1
+  templates:
+  - name: train
+    inputs:
+      parameters:
+      - name: label-key
+    metadata:
+      labels:
+        '{{inputs.parameters.label-key}}': '{{inputs.parameters.label-value}}'
+    container:
+      image: ghcr.io/example/finetuner:1.0
+      resources:
+        limits: {nvidia.com/gpu: 1}
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions:
+            - key: topology.kubernetes.io/region
+              operator: In
+              values:
+              - "{{workflow.parameters.region}}"
+"""
+
+
+def serious_of(text: str, path: str = "manifest.yaml") -> list[tuple[str, int]]:
+    return [(f.rule, f.line) for f in lint_text(text, path) if f.severity.name.lower() in ("error", "warning")]
+
+
+def test_argo_parameters_in_a_pods_labels_and_affinity_are_not_refused():
+    assert serious_of(ARGO_GPU_WORKFLOW) == []
+
+
+@pytest.mark.parametrize(
+    ("written", "as_is", "line"),
+    [
+        ('- "{{workflow.parameters.region}}"', "- ORD 1", 31),  # a value as written, with a space
+        ("'{{inputs.parameters.label-key}}'", "bad key!", 18),  # a key as written
+    ],
+)
+def test_a_value_argo_leaves_as_written_is_still_refused(written, as_is, line):
+    assert ("api-rejected", line) in serious_of(ARGO_GPU_WORKFLOW.replace(written, as_is))
+
+
+# An Ansible playbook's file with Jinja statements (NVIDIA's cloud-native-stack): not YAML until rendered.
+JINJA_POLICY = """
+apiVersion: mellanox.com/v1alpha1
+kind: NicClusterPolicy
+metadata:
+  name: nic-cluster-policy
+spec:
+{% if deploy_ofed %}
+  ofedDriver:
+    image: doca-driver
+{% endif %}
+  rdmaSharedDevicePlugin:
+    image: k8s-rdma-shared-dev-plugin
+"""
+
+
+def test_a_jinja_template_is_no_broken_manifest():
+    findings = lint_text(JINJA_POLICY, "playbooks/files/nic-cluster-policy.yaml")
+    assert [(f.rule, f.severity.name.lower(), f.line) for f in findings] == [("not-rendered", "info", 6)]
+    assert "Jinja statement" in said(findings[0])
+
+
+def test_a_brace_percent_that_is_no_jinja_statement_is_still_an_error():
+    text = JINJA_POLICY.replace("{% if deploy_ofed %}", "{% nothing %}").replace("{% endif %}", "{% nothing %}")
+    findings = lint_text(text)
+    assert [(f.rule, f.severity.name.lower()) for f in findings] == [("yaml-invalid", "error")]
+
+
+# A tokenizer's vocabulary beside an inference client (CoreWeave's FasterTransformer example): the words
+# `kind`, `metadata` and `spec` map to their token ids.
+def test_a_vocabulary_with_kind_and_metadata_words_is_no_object():
+    vocabulary = '{"!": 0, "kind": 11031, "metadata": 38993, "spec": 16684, "the": 1169}'
+    assert lint_text(vocabulary, "client/gpt_bpe/gpt2-vocab.json") == []
+
+
+def test_a_manifest_that_lost_its_api_version_is_still_refused():
+    manifest = '{"kind": "Pod", "metadata": {"name": "x"}, "spec": {"containers": []}}'
+    assert serious_of(manifest, "pod.json") == [("schema-invalid", 1)]
+
+
+# Kubernetes' own archived examples: `lun: <ADD LUN ID Here>` asks the reader for a number.
+FC_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: fibre-channel-example-pod
+spec:
+  containers:
+  - name: fc
+    image: kubernetes/pause
+    volumeMounts:
+    - {name: fc-vol, mountPath: /mnt/fc}
+  volumes:
+  - name: fc-vol
+    fc:
+      targetWWNs: [<ADD Target WWN Here>]
+      lun: LUN
+"""
+
+
+def test_a_fill_in_in_words_is_a_placeholder():
+    findings = lint_text(FC_POD.replace("lun: LUN", "lun: <ADD LUN ID Here>"))
+    assert [(f.rule, f.severity.name.lower()) for f in findings] == [("not-rendered", "info")]
+
+
+@pytest.mark.parametrize("lun", ["ADD LUN ID Here", "<ADD LUN ID Here> or 0"])
+def test_words_that_are_no_whole_fill_in_are_still_refused(lun):
+    assert [rule for rule, _ in serious_of(FC_POD.replace("lun: LUN", f"lun: {lun}"))] == ["schema-invalid"]

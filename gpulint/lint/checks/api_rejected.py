@@ -9,6 +9,7 @@ from gpulint.kube.operator_webhooks import cluster_queue_schema_errors
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.validation.objects import BUILT_IN, dra_spec, object_meta
+from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
@@ -21,15 +22,22 @@ RULE_ID = SPEC.id
 
 def _pod_errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
     for site in obj.facts.sites():
-        if site.template_path:  # a template's labels (a Pod's are its own metadata's)
-            template = mapping(dig(obj.data, *site.template_path, "metadata"))
-            if template.get("labels"):
-                yield from core.labels(template["labels"], (*site.template_path, "metadata", "labels"))
-            if template.get("annotations"):
-                yield from core.metadata_annotations(
-                    template["annotations"], (*site.template_path, "metadata", "annotations")
-                )
-        yield from core.pod_spec(site.spec, site.path, ctx.config.gates)
+        errors = _site_errors(obj, site, ctx)
+        if site.substituted:  # Argo's {{...}}: the value the pod gets is not written here
+            errors = (e for e in errors if not (isinstance(e.value, str) and site.substituted in e.value))
+        yield from errors
+
+
+def _site_errors(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[FieldError]:
+    if site.template_path:  # a template's labels (a Pod's are its own metadata's)
+        template = mapping(dig(obj.data, *site.template_path, "metadata"))
+        if template.get("labels"):
+            yield from core.labels(template["labels"], (*site.template_path, "metadata", "labels"))
+        if template.get("annotations"):
+            yield from core.metadata_annotations(
+                template["annotations"], (*site.template_path, "metadata", "annotations")
+            )
+    yield from core.pod_spec(site.spec, site.path, ctx.config.gates)
 
 
 def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:

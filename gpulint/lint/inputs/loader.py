@@ -86,6 +86,13 @@ PRINTF_VERB = re.compile(r"%[-+# 0]*[0-9]*(?:\.[0-9]+)?[sdvqfgxXt]")
 # %{ endfor }, with ~ strip markers): YAML reads a '%' at a line's start as a directive of its own and refuses.
 _TERRAFORM_DIRECTIVE = re.compile(r"%\{~?\s*(?:if|for|else|endif|endfor)\b[^}]*~?\}")
 _TERRAFORM_NOTES = ("lint the file Terraform writes from it",)
+# Jinja's statements ({% if deploy_ofed %}, {%- for node in nodes %}, {% endif %}), as an Ansible playbook's
+# template module or another Jinja renderer reads them: YAML reads '{' as a flow mapping and refuses the '%'.
+_JINJA_STATEMENT = re.compile(
+    r"\{%[-+]?\s*(?:if|elif|else|endif|for|endfor|set|endset|macro|endmacro|call|endcall|filter|endfilter|"
+    r"include|import|from|block|endblock|extends|raw|endraw|with|endwith)\b[^%]*[-+]?%\}"
+)
+_JINJA_NOTES = ("lint the file the template renders to (ansible's template module, jinja2)",)
 _PRINTF_NOTES = ("lint the file the program writes, or its output: gpulint check -",)
 # Values still to be filled in, anywhere in a field's text: envsubst and Flux post-build substitution
 # (${VAR}, ${VAR:-default}, and envsubst's bare $VAR), a template expression left in a string ({{ ... }}:
@@ -96,6 +103,9 @@ _SUBSTITUTION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}")
 # dashboard's JSON with $datasource, a description with <namespace>/<name>).
 _SHORT_PLACEHOLDER = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]*\}\}|<[A-Za-z_][-A-Za-z0-9_.]*>")
 _SHORT = 253
+# A fill-in in words, as the whole value (`lun: <ADD LUN ID Here>`, `<your bucket name>`): documentation asks the
+# reader to write something there; no Kubernetes value is words in angle brackets.
+_WORDED_PLACEHOLDER = re.compile(r"<[A-Za-z_][-A-Za-z0-9_.]*(?: [-A-Za-z0-9_.]+)+>")
 # A whole value that says it is to be replaced (PLACEHOLDER_NUM_NODES, REPLACE_ME, YOUR_BUCKET, CHANGEME), as
 # scripts that sed a manifest before applying it write them: no Kubernetes field holds such a word.
 _MARKER_WORDS = ("PLACEHOLDER", "REPLACE", "CHANGE", "YOUR", "TODO", "FIXME")
@@ -605,7 +615,7 @@ def _load_text(path: str, text: str) -> LoadedFile:
             "YAML yet and was not checked"
         )
         return _not_yaml_yet(loaded, message, line, column, _PRINTF_NOTES)
-    directive = _terraform_directive_refused(loaded, text)
+    directive = _directive_refused(loaded, text, _TERRAFORM_DIRECTIVE)
     if directive is not None:
         line, column, written = directive
         message = (
@@ -613,6 +623,14 @@ def _load_text(path: str, text: str) -> LoadedFile:
             "file is not YAML yet and was not checked"
         )
         return _not_yaml_yet(loaded, message, line, column, _TERRAFORM_NOTES)
+    statement = _directive_refused(loaded, text, _JINJA_STATEMENT) if "{%" in text else None
+    if statement is not None:
+        line, column, written = statement
+        message = (
+            f"template: {written} is a Jinja statement (an Ansible template or another Jinja renderer fills the "
+            "file in), so the file is not YAML yet and was not checked"
+        )
+        return _not_yaml_yet(loaded, message, line, column, _JINJA_NOTES)
     if _MAY_HOLD_PLACEHOLDER.search(text) or any(word in text for word in _MARKER_WORDS):
         _find_placeholders(loaded)
     if loaded.problems and _MANIFEST_WORD.search(text) is None:
@@ -761,7 +779,7 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                     _SUBSTITUTION.search(value)
                     or _KUSTOMIZE_VAR.fullmatch(value)
                     or (
-                        _SHORT_PLACEHOLDER.search(value)
+                        _SHORT_PLACEHOLDER.search(value) or _WORDED_PLACEHOLDER.fullmatch(value)
                         if short and len(value) <= _SHORT and "\n" not in value
                         else None
                     )
@@ -821,15 +839,15 @@ def _printf_verb_refused(loaded: LoadedFile, text: str) -> tuple[int, int, str] 
     return None
 
 
-def _terraform_directive_refused(loaded: LoadedFile, text: str) -> tuple[int, int, str] | None:
-    """Where YAML refused the file on a line that holds a Terraform template directive (``%{ for r in
-    resources }``, ``%{~ endif }``): its line, column and the directive as written."""
+def _directive_refused(loaded: LoadedFile, text: str, pattern: re.Pattern[str]) -> tuple[int, int, str] | None:
+    """Where YAML refused the file on a line that holds a template directive of ``pattern`` (Terraform's
+    ``%{ for r in resources }``, Jinja's ``{% if x %}``): its line, column and the directive as written."""
     lines = text.split("\n")
     for problem in loaded.problems:
         if not problem.message.startswith("YAML syntax error"):
             continue
         row = lines[problem.line - 1] if 0 < problem.line <= len(lines) else ""
-        directive = _TERRAFORM_DIRECTIVE.search(row)
+        directive = pattern.search(row)
         if directive is not None:
             return problem.line, directive.start() + 1, directive.group(0)
     return None

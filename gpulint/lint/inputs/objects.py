@@ -60,11 +60,13 @@ def object_ref(data: dict[str, Any]) -> ObjectRef:
 def is_object(data: Any) -> bool:
     """A mapping that claims to be a Kubernetes object: apiVersion and kind, or one of them beside metadata (a
     manifest that lost the other). One alone claims nothing: a Helm repository's index.yaml (apiVersion,
-    entries) or a tool's `kind:` option is no object."""
+    entries) or a tool's `kind:` option is no object; nor does it beside a `metadata` that is no mapping (a
+    tokenizer's vocabulary, where the words `kind` and `metadata` map to their ids)."""
     if not isinstance(data, dict):
         return False
     has_kind, has_version = "kind" in data, "apiVersion" in data
-    return (has_kind and has_version) or ((has_kind or has_version) and "metadata" in data)
+    lost_one = "metadata" in data and isinstance(data["metadata"], (dict, type(None)))
+    return (has_kind and has_version) or ((has_kind or has_version) and lost_one)
 
 
 def is_list(data: dict[str, Any]) -> bool:
