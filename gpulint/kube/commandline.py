@@ -24,6 +24,7 @@ from itertools import repeat
 from typing import Any, NamedTuple, cast, overload
 
 from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.refs import Path
 
 # Bounds on the work per container: a command line longer than these is not read (the rules that
@@ -616,7 +617,12 @@ def basename(program: str) -> str:
 
 def image_name(container: Mapping[str, Any]) -> str:
     """The image without registry, tag and digest: ``vllm/vllm-openai``."""
-    image = text(container.get("image")).split("@", 1)[0]
+    return _image_name(text(container.get("image")))
+
+
+@short_strings_remembered(1024)  # several rules ask it of each container; a repository repeats its images
+def _image_name(reference: str) -> str:
+    image = reference.split("@", 1)[0]
     last = image.rsplit("/", 1)
     if ":" in last[-1]:
         image = image[: image.rfind(":")]

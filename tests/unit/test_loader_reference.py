@@ -310,7 +310,7 @@ def test_the_resolver_memo_answers_as_pyyaml_resolver_for_every_spelling():
     resolver = yaml.resolver.Resolver()
     long_ones = ["1" * 200, "x" * 200, "y" * 129, "0x" + "f" * 127]
     for spelling in [*FRAGMENTS, "", "<<", "yes", "Yes", "YES", "yEs", "0x_1", "-.5e-3", "190_000m", *long_ones]:
-        for implicit in ((True, False), (False, True), (False, False)):
+        for implicit in ((True, False), (False, True), (False, False), (True, True)):
             for _ in range(2):
                 ours = loader._tag(ScalarNode, spelling, implicit)
                 assert ours == resolver.resolve(ScalarNode, spelling, implicit), (spelling, implicit)
@@ -322,11 +322,11 @@ def test_the_resolver_memo_answers_as_pyyaml_resolver_for_every_spelling():
 def test_a_long_value_is_resolved_but_not_remembered():
     """A remembered value stays in memory: a ConfigMap's script must not, for as long as a webhook runs."""
     script = "#!/bin/sh\n" + "echo warming the GPUs up\n" * 2000
-    before = loader._resolved_tag.cache_info()
+    before = loader._plain_tag.cache_info()
     assert loader._tag(ScalarNode, script, (False, True)) == "tag:yaml.org,2002:str"
     assert loader._tag(ScalarNode, "y" * 129, (True, False)) == "tag:yaml.org,2002:str"
-    assert loader._resolved_tag.cache_info().misses == before.misses  # neither went into the memo
+    assert loader._plain_tag.cache_info().misses == before.misses  # neither went into the memo
     assert loader._tag(ScalarNode, "y" * 128, (True, False)) == "tag:yaml.org,2002:str"
-    assert loader._resolved_tag.cache_info().misses + loader._resolved_tag.cache_info().hits > (
+    assert loader._plain_tag.cache_info().misses + loader._plain_tag.cache_info().hits > (
         before.misses + before.hits
     )  # the longest remembered one did

@@ -33,21 +33,34 @@ try:  # libyaml is present in every PyYAML wheel; the pure-Python loader is ~15x
 except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
 
-# libyaml's composer asks the loader, in Python, for the tag of every node it makes: PyYAML's
-# YAML 1.1 resolver (regular expressions per first character) was ~40% of composing a manifest.
-# Its answer depends only on (kind, value, implicit), and manifests repeat their keys and values,
-# so the same resolver's answers are remembered: a hit is one C-level lookup, a miss asks it.
-# Only short values are: a remembered value stays in memory (a ConfigMap's script would, for
-# as long as a webhook runs), and a long one is seldom repeated.
+# libyaml's composer asks the loader, in Python, for the tag of every node it makes (one it was not
+# given): PyYAML's YAML 1.1 resolver (regular expressions per first character) was ~40% of composing a
+# manifest. Without path resolvers its answer is the kind's default tag, except for a plain scalar
+# (implicit[0]), whose tag depends on its value alone. Manifests repeat their keys and values, so the
+# resolver's answers for plain scalars are remembered, keyed by the string (its hash is kept by the
+# string; a key of (kind, value, implicit) was hashed on every node). Only short values are: a
+# remembered value stays in memory (a ConfigMap's script would, for as long as a webhook runs), and a
+# long one is seldom repeated.
 _RESOLVER = Resolver()
-_resolved_tag = lru_cache(maxsize=4096)(_RESOLVER.resolve)
+_DEFAULT_TAGS = {
+    ScalarNode: _RESOLVER.DEFAULT_SCALAR_TAG,
+    SequenceNode: _RESOLVER.DEFAULT_SEQUENCE_TAG,
+    MappingNode: _RESOLVER.DEFAULT_MAPPING_TAG,
+}
 _REMEMBERED_LENGTH = 128
 
 
+@lru_cache(maxsize=4096)
+def _plain_tag(value: str) -> str:
+    return _RESOLVER.resolve(ScalarNode, value, (True, False))
+
+
 def _tag(kind: type, value: str | None, implicit: Any) -> str:
-    if value is None or len(value) <= _REMEMBERED_LENGTH:
-        return _resolved_tag(kind, value, implicit)
-    return _RESOLVER.resolve(kind, value, implicit)
+    if kind is ScalarNode and implicit[0]:
+        if len(value) <= _REMEMBERED_LENGTH:  # type: ignore[arg-type]  # a scalar's value is a str
+            return _plain_tag(value)
+        return _RESOLVER.resolve(kind, value, implicit)
+    return _DEFAULT_TAGS[kind]
 
 
 class _Loader(_SafeLoader):
