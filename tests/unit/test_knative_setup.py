@@ -123,7 +123,7 @@ def test_without_the_script_the_assumed_knative_mode_still_warns(repo):
         # the flag named in prose, set nowhere
         "echo 'config-features: Knative refuses nodeSelector unless kubernetes.podspec-nodeselector is enabled'\n",
         # the flag set in another ConfigMap than Knative's
-        "kubectl patch configmap my-settings -p '{\"data\":{\"kubernetes.podspec-nodeselector\":\"enabled\"}}'\n",
+        'kubectl patch configmap my-settings -p \'{"data":{"kubernetes.podspec-nodeselector":"enabled"}}\'\n',
     ],
 )
 def test_a_script_that_does_not_enable_the_flag_keeps_the_warning(repo, script):
@@ -151,7 +151,7 @@ def test_the_scan_names_the_file_and_skips_vendored_and_hidden_trees(repo):
             "vendor/knative.dev/serving/README.md": INSTALL_GUIDE,
             ".cache/guide.md": INSTALL_GUIDE,
             ".github/workflows/ci.yaml": "jobs:\n  e2e:\n    steps:\n    - run: kubectl patch configmap/config-features "
-            "--patch '{\"data\":{\"kubernetes.podspec-affinity\":\"enabled\"}}'\n",
+            '--patch \'{"data":{"kubernetes.podspec-affinity":"enabled"}}\'\n',
         },
     )
     assert enabled_flags(str(repo)) == {

@@ -17,7 +17,6 @@ from gpulint.lint.inputs.sources import (
     kind_of_mode,
 )
 
-
 CRDS_FOLDER = "crds"
 SUBCHARTS_FOLDER = "charts"
 MAX_SUBCHART_DEPTH = 8  # charts/a/charts/b/...: deeper than any real chart nests
