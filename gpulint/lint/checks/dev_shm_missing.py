@@ -59,13 +59,25 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         if mounts_dev_shm(container) and small is None:
             continue
         # the object's other pod templates count too: a rank of several pods
-        reason = _reason(obj, obj.facts.sites(), site, container, gpus, patterns, ctx)
+        # an unknown program's device count is no evidence: judged as one GPU (a server's workers, ranks still count)
+        counted = 1 if _program_unknown(obj, (*site.path, *path), container) else gpus
+        reason = _reason(obj, obj.facts.sites(), site, container, counted, patterns, ctx)
         if reason and small is not None:
             yield _small_finding(site, container, reason, *small)
         elif reason:
             affected.append(_Unmounted(path, container, *reason, family.collective_shm))
     if affected:
         yield _finding(site, affected)
+
+
+def _program_unknown(obj: KubeObject, path: Path, container: dict[str, Any]) -> bool:
+    """The image is a placeholder (``image: ${CONTAINER_IMAGE_URL}``, filled in by envsubst) and the container
+    sets no command or args: what runs is the image's own entrypoint, and the manifest names no image. Its
+    device count alone is then no evidence that processes share memory (a gunicorn BLIP-2 server whose
+    workers each use one GPU holds two)."""
+    if container.get("command") or container.get("args"):
+        return False
+    return (*obj.prefix, *path, "image") in obj.document.placeholders
 
 
 def _mounts_written(obj: KubeObject, site: PodSpecSite) -> bool:

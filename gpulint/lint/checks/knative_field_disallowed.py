@@ -3,6 +3,7 @@ container ports it cannot route (more than one across the containers, or none am
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 from gpulint.kube import knative, kserve
@@ -10,7 +11,9 @@ from gpulint.kube.fields import mapping
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.inputs.knative_setup import enabled_flags
 from gpulint.lint.inputs.objects import KubeObject
+from gpulint.lint.inputs.repo_index import work_tree
 from gpulint.lint.rule_spec import RuleSpec, Scope
 
 SPEC = RuleSpec(
@@ -29,6 +32,17 @@ def _configured_mode(ctx: CheckContext) -> str | None:
         if config.ref.name == kserve.CONFIG_MAP:
             return kserve.default_mode(mapping(config.data.get("data")).get("deploy"))
     return None
+
+
+def _enabled_by_setup(obj: KubeObject, flag: str, state: knative.FlagState, ctx: CheckContext) -> bool:
+    """With config-features unknown, whether the repository's own setup (a script, a workflow, an install
+    guide: gpulint.lint.inputs.knative_setup) enables ``flag`` in the cluster it deploys to."""
+    if state is not knative.FlagState.UNKNOWN or not os.path.isfile(obj.document.path):
+        return False
+    root = work_tree(os.path.dirname(os.path.realpath(obj.document.path)))
+    if root is None:
+        return False
+    return flag in ctx.memo(("knative-setup", root), lambda: enabled_flags(root))
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -60,6 +74,8 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
             continue
         state = knative.flag_state(flag, values, keys)
         if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
+            continue
+        if _enabled_by_setup(obj, flag, state, ctx):
             continue  # SET: the operator chose a value gpulint cannot see; no proof either way
         path = (*site.path, field)
         refused = f"must not set the field(s): {field_path(path)}"
@@ -106,6 +122,8 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
             continue
         state = knative.flag_state(flag, values, keys)
         if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
+            continue
+        if _enabled_by_setup(obj, flag, state, ctx):
             continue
         disabled = state is knative.FlagState.DISABLED
         notes = [

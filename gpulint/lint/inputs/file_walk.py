@@ -17,6 +17,10 @@ from gpulint.lint.inputs.sources import (
     kind_of_mode,
 )
 
+CRDS_FOLDER = "crds"
+SUBCHARTS_FOLDER = "charts"
+MAX_SUBCHART_DEPTH = 8  # charts/a/charts/b/...: deeper than any real chart nests
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -45,6 +49,7 @@ class Walk:
             directory, scope = stack.pop()
             if self.charts and is_chart(directory):
                 yield Candidate(directory, follow=False, chart=True)
+                stack.extend(reversed(list(self._crd_folders(directory, scope))))
                 continue
             self.directories.append(directory)
             subdirs: list[tuple[str, Scope]] = []
@@ -69,6 +74,28 @@ class Walk:
         for link in links:
             if self._link_inside(link):
                 yield Candidate(link, follow=True)
+
+    def _crd_folders(self, chart: str, scope: Scope, depth: int = 0) -> Iterator[tuple[str, Scope]]:
+        """The ``crds/`` folders of a chart and of the subcharts under its ``charts/``: Helm applies their
+        files as they are (not templated), before the templates (pkg/chart CRDObjects, pkg/action install);
+        `helm template` does not print them, so they are walked as files."""
+        for entry in self._entries(chart):
+            path = os.path.normpath(os.path.join(chart, entry.name))
+            if entry.name not in (CRDS_FOLDER, SUBCHARTS_FOLDER) or not entry.is_dir(follow_symlinks=False):
+                continue
+            if excluded(path, self.exclude) or scope.ignored(entry.name, True):
+                continue
+            inner = scope.enter(entry.name, path, self.notes)
+            if entry.name == CRDS_FOLDER:
+                yield path, inner
+            elif depth < MAX_SUBCHART_DEPTH:
+                for sub in self._entries(path):
+                    sub_path = os.path.normpath(os.path.join(path, sub.name))
+                    if sub.name.startswith(".") or not sub.is_dir(follow_symlinks=False) or not is_chart(sub_path):
+                        continue
+                    if excluded(sub_path, self.exclude) or inner.ignored(sub.name, True):
+                        continue
+                    yield from self._crd_folders(sub_path, inner.enter(sub.name, sub_path, self.notes), depth + 1)
 
     def _entries(self, directory: str) -> list[os.DirEntry[str]]:
         try:

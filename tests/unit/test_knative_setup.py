@@ -1,0 +1,161 @@
+"""Knative feature flags a repository's own setup turns on (issue #28: NVIDIA/nim-deploy in set B).
+
+nim-deploy serves NIMs through KServe in Knative mode (its InferenceServices carry Knative autoscaling
+annotations and no deployment mode) and pins each to a GPU type with a predictor nodeSelector; its
+kserve/scripts/setup.sh runs `kubectl patch configmap config-features -n knative-serving` to enable
+kubernetes.podspec-nodeselector first. The flag is on in the cluster the repository deploys to: the field is
+not refused. Written the way those repositories write them; no file of theirs is copied."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+
+import pytest
+from conftest import run_cli
+
+from gpulint.lint.inputs.knative_setup import enabled_flags
+
+ISVC = """
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  annotations:
+    autoscaling.knative.dev/target: "10"
+  name: llama3-8b-instruct-2xh100
+spec:
+  predictor:
+    minReplicas: 1
+    model:
+      modelFormat: {name: nvidia-nim-llama3-8b-instruct}
+      resources:
+        limits: {nvidia.com/gpu: "2"}
+      runtime: nvidia-nim-llama3-8b-instruct-1.0.0
+      storageUri: pvc://nvidia-nim-pvc/
+    nodeSelector:
+      nvidia.com/gpu.product: NVIDIA-H100-SXM4-80GB
+"""
+
+KSVC = """
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: whisper}
+spec:
+  template:
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+      containers:
+      - image: ghcr.io/example/whisper:1.2
+        resources:
+          limits: {nvidia.com/gpu: 1}
+"""
+
+SETUP = """
+#!/bin/bash
+set -euo pipefail
+# NIMs require enabling NodeSelectors to specify GPU types
+kubectl patch configmap config-features -n knative-serving --type merge -p '{"data":{"kubernetes.podspec-nodeselector":"enabled"}}'
+kubectl patch configmap config-features -n knative-serving --type merge -p '{"data":{"kubernetes.podspec-volumes-emptydir":"enabled"}}'
+"""
+
+INSTALL_GUIDE = """
+# Node scheduling
+
+Enable the flags in the KnativeServing resource before installing Knative:
+
+```yaml
+spec:
+  config:
+    features:
+      kubernetes.podspec-nodeselector: "enabled"
+      kubernetes.podspec-tolerations: "Enabled"
+```
+"""
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path
+
+
+def write_tree(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+
+
+def knative_findings(*args: str) -> list[tuple[str, int, str]]:
+    run = run_cli("check", *args, "--format", "json")
+    assert run.exit_code in (0, 1), run.stderr
+    return [
+        (f["path"], f["line"], f["severity"]) for f in run.json()["findings"] if f["rule"] == "knative-field-disallowed"
+    ]
+
+
+def test_a_flag_the_repositorys_setup_script_enables_is_not_refused(repo):
+    write_tree(repo, {"kserve/nim-models/llama3.yaml": ISVC, "kserve/scripts/setup.sh": SETUP})
+    assert knative_findings(".") == []
+    assert knative_findings("kserve/nim-models/llama3.yaml") == []  # as pre-commit names it
+
+
+def test_a_knative_service_whose_flag_an_install_guide_enables_is_not_refused(repo):
+    write_tree(repo, {"serving/whisper.yaml": KSVC, "docs/node-scheduling.md": INSTALL_GUIDE})
+    assert knative_findings(".") == []
+
+
+def test_without_the_script_the_assumed_knative_mode_still_warns(repo):
+    write_tree(repo, {"kserve/nim-models/llama3.yaml": ISVC})
+    assert knative_findings(".") == [("kserve/nim-models/llama3.yaml", 16, "warning")]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # another flag enabled
+        "kubectl patch configmap config-features -n knative-serving -p "
+        '\'{"data":{"kubernetes.podspec-volumes-emptydir":"enabled"}}\'\n',
+        # the flag switched off
+        "kubectl patch configmap config-features -n knative-serving -p "
+        '\'{"data":{"kubernetes.podspec-nodeselector":"disabled"}}\'\n',
+        # the flag named in prose, set nowhere
+        "echo 'config-features: Knative refuses nodeSelector unless kubernetes.podspec-nodeselector is enabled'\n",
+        # the flag set in another ConfigMap than Knative's
+        'kubectl patch configmap my-settings -p \'{"data":{"kubernetes.podspec-nodeselector":"enabled"}}\'\n',
+    ],
+)
+def test_a_script_that_does_not_enable_the_flag_keeps_the_warning(repo, script):
+    write_tree(repo, {"kserve/nim-models/llama3.yaml": ISVC, "kserve/scripts/setup.sh": script})
+    assert knative_findings(".") == [("kserve/nim-models/llama3.yaml", 16, "warning")]
+
+
+def test_a_linted_config_features_is_the_verdict_whatever_a_script_says(repo):
+    config = """
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: config-features, namespace: knative-serving}
+    data:
+      kubernetes.podspec-tolerations: enabled
+    """
+    write_tree(repo, {"serving/whisper.yaml": KSVC, "serving/config.yaml": config, "scripts/setup.sh": SETUP})
+    assert knative_findings(".") == [("serving/whisper.yaml", 7, "error")]
+
+
+def test_the_scan_names_the_file_and_skips_vendored_and_hidden_trees(repo):
+    write_tree(
+        repo,
+        {
+            "kserve/scripts/setup.sh": SETUP,
+            "vendor/knative.dev/serving/README.md": INSTALL_GUIDE,
+            ".cache/guide.md": INSTALL_GUIDE,
+            ".github/workflows/ci.yaml": "jobs:\n  e2e:\n    steps:\n    - run: kubectl patch configmap/config-features "
+            '--patch \'{"data":{"kubernetes.podspec-affinity":"enabled"}}\'\n',
+        },
+    )
+    assert enabled_flags(str(repo)) == {
+        "kubernetes.podspec-affinity": ".github/workflows/ci.yaml",
+        "kubernetes.podspec-nodeselector": "kserve/scripts/setup.sh",
+        "kubernetes.podspec-volumes-emptydir": "kserve/scripts/setup.sh",
+    }
