@@ -53,13 +53,13 @@ def l4_class(auto_creation: bool | None) -> str:
 
 
 def gke_inventory(tmp_path, *, cluster: dict | None = None, classes: str = "", label_l4: bool = False) -> str:
-    """The GKE inventory of tests/data/elastic/gke: its node-pools list, or (``cluster``) the same pools inside
-    a `gcloud container clusters describe --format json`; ``label_l4``: l4-pool made a member of l4-class as the
+    """The GKE inventory of tests/data/elastic/gke: its pools as `gcloud container node-pools list --format json`
+    prints them, or (``cluster``) inside a `gcloud container clusters describe --format json`; ``label_l4``: l4-pool made a member of l4-class as the
     docs have operators do it (node label and taint)."""
     folder = tmp_path / "gke"
     folder.mkdir()
     shutil.copy(ELASTIC / "gke" / "nodes.yaml", folder / "nodes.yaml")
-    pools = json.loads((ELASTIC / "gke" / "node-pools.json").read_text())
+    pools = json.loads((ELASTIC / "gke" / "cluster.json").read_text())["nodePools"]
     if label_l4:
         config = pools[1]["config"]
         config["labels"]["cloud.google.com/compute-class"] = "l4-class"
