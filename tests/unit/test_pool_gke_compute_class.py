@@ -161,6 +161,44 @@ def test_workload_separation_is_unknown(write, tmp_path):
     assert "label (team)" in said(found["gpu-unschedulable"])
 
 
+def test_the_clusters_default_class_that_creates_pools_makes_any_pod_unknown(write, tmp_path):
+    # a pod selecting no class gets the cluster's default ComputeClass ("default"): GKE may create its pool
+    selector = "cloud.google.com/gke-accelerator: nvidia-l4"
+    asks_three = pod(selector).replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "3"')
+    created = gke_inventory(tmp_path, cluster=NAP_OFF, classes=_default_class(True))
+    found = rules(findings(write, asks_three, created))
+    assert [f["severity"] for f in found.values()] == ["info"], found
+    assert "the cluster's default ComputeClass (default, nodePoolAutoCreation)" in said(found["gpu-unschedulable"])
+
+
+def test_a_default_class_without_auto_creation_leaves_the_error(write, tmp_path):
+    selector = "cloud.google.com/gke-accelerator: nvidia-l4"
+    asks_three = pod(selector).replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "3"')
+    (tmp_path / "b").mkdir()
+    found = rules(
+        findings(write, asks_three, gke_inventory(tmp_path / "b", cluster=NAP_OFF, classes=_default_class(False)))
+    )
+    assert found["gpu-unschedulable"]["severity"] == "error"
+    assert "its instance type g2-standard-24 has 2 nvidia.com/gpu; the pod asks for 3" in said(
+        found["gpu-unschedulable"]
+    )
+
+
+def test_a_pod_naming_an_existing_pool_gets_no_created_pool(write, tmp_path):
+    # GKE names the pools it creates itself: a pod that selects l4-pool by name waits for l4-pool alone
+    asks_three = pod("cloud.google.com/gke-nodepool: l4-pool").replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "3"')
+    found = rules(findings(write, asks_three, gke_inventory(tmp_path, cluster=NAP_ON, classes=_default_class(True))))
+    assert found["gpu-unschedulable"]["severity"] == "error"
+
+
+def _default_class(enabled: bool) -> str:
+    return (
+        "apiVersion: cloud.google.com/v1\nkind: ComputeClass\nmetadata:\n  name: default\nspec:\n"
+        f"  nodePoolAutoCreation:\n    enabled: {str(enabled).lower()}\n  priorities:\n  - machineFamily: n4\n"
+        "  whenUnsatisfiable: ScaleUpAnyway\n"
+    )
+
+
 def test_compute_classes_in_a_list_are_read(tmp_path):
     from gpulint.kube.pools.gke import gke_auto_creation
 

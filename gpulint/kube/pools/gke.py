@@ -21,6 +21,12 @@ from gpulint.kube.scheduler import PodRequirements, Toleration
 
 COMPUTE_CLASS = "cloud.google.com/compute-class"
 COMPUTE_CLASS_GROUP = "cloud.google.com"
+POOL_LABEL = "cloud.google.com/gke-nodepool"
+# The cluster's default ComputeClass: it applies to every pod that selects no class and whose namespace names no
+# default class (GKE leaves the pod as it is: docs how-to/run-pods-default-compute-classes, read 2026-12-06; the
+# ComputeClass CRD's description: "ComputeClass with name default which will be used for workloads not specifying
+# any preferences").
+DEFAULT_CLASS = "default"
 # The pool a verdict shows for what GKE may create (system, name), and how to decide it.
 AUTO_POOL = ("GKE", "node pool auto-creation")
 AUTO_POOL_HINT = (
@@ -65,10 +71,18 @@ class GkeAutoCreation:
 
     def serves(self, pod: PodRequirements) -> str:
         """Why GKE may create a pool for ``pod`` that the pools read do not show ("" when it is proven not to)."""
+        if _values(pod, POOL_LABEL):
+            return ""  # a pool it names exists: GKE names the pools it creates itself (nap-...)
+        classes = _values(pod, COMPUTE_CLASS)
+        default = self.classes.get(DEFAULT_CLASS)
+        if not classes and default is not None and default.auto_creation:
+            return (
+                f"GKE may create a node pool for the cluster's default ComputeClass ({DEFAULT_CLASS}, "
+                "nodePoolAutoCreation), which the node pools read do not show"
+            )
         keys = selected_keys(pod)
         if not keys:
             return ""
-        classes = _values(pod, COMPUTE_CLASS)
         if classes:
             named = [self.classes.get(name) for name in classes]
             if self.autoprovisioning is False and all(c is not None and not c.auto_creation for c in named):
