@@ -21,7 +21,7 @@ from gpulint.kube.pools.gce import (
     template_allocatable,
 )
 
-# `gcloud container node-pools list --format=json`, trimmed: an N1 custom machine (8 vCPUs, 30GiB) with a T4,
+# A pool of `gcloud container node-pools list --format=json`, trimmed: an N1 custom machine (8 vCPUs, 30GiB) with a T4,
 # scaled from zero, no node in the inventory.
 POOL = {
     "autoscaling": {"enabled": True, "locationPolicy": "ANY", "maxNodeCount": 4, "minNodeCount": 0},
@@ -70,7 +70,10 @@ def _check(tmp_path, manifest, machine="", image="", gpu="", gpus="1", max_nodes
     pool["autoscaling"]["maxNodeCount"] = max_nodes
     inventory = tmp_path / "inventory"
     inventory.mkdir(parents=True)
-    (inventory / "node-pools.json").write_text(json.dumps([pool]))
+    # as `gcloud container clusters describe --format json` prints it: node auto-provisioning off (false is omitted),
+    # so no pool GKE would create for the GPU type the Job selects can take it either
+    cluster = {"name": "speech", "autoscaling": {"autoscalingProfile": "BALANCED"}, "nodePools": [pool]}
+    (inventory / "cluster.json").write_text(json.dumps(cluster))
     (tmp_path / "workload.yaml").write_text(manifest)
     report = run_cli(
         "check", str(tmp_path / "workload.yaml"), "--inventory", str(inventory), "--ignore", "dev-shm-missing",

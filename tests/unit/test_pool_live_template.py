@@ -59,7 +59,7 @@ spec:
 def _inventory(tmp_path, node: str = ""):
     folder = tmp_path / "inventory"
     folder.mkdir()
-    shutil.copy(GKE / "node-pools.json", folder / "node-pools.json")
+    shutil.copy(GKE / "cluster.json", folder / "cluster.json")
     (folder / "nodes.yaml").write_text((GKE / "nodes.yaml").read_text() + node)
     return folder
 

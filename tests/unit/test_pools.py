@@ -633,15 +633,13 @@ def test_one_instance_type_holding_the_whole_gang_is_not_a_mix(write):
 
 def zonal_l4_pools(tmp_path, max_b: int = 2) -> str:
     """Two GKE L4 pools (g2-standard-24: 2 GPUs, max 2 nodes in zone a, ``max_b`` in zone b)."""
-    pools = json.loads((ELASTIC / "gke" / "node-pools.json").read_text())
-    listed = pools if isinstance(pools, list) else pools["nodePools"]
-    (pool_a,) = [p for p in listed if p["name"] == "l4-pool"]
+    cluster = json.loads((ELASTIC / "gke" / "cluster.json").read_text())  # gcloud container clusters describe
+    (pool_a,) = [p for p in cluster["nodePools"] if p["name"] == "l4-pool"]
     pool_b = json.loads(json.dumps(pool_a)) | {"name": "l4-pool-b", "locations": ["us-central1-b"]}
     pool_b["autoscaling"]["maxNodeCount"] = max_b
     inventory = tmp_path / f"zonal-{max_b}"
     inventory.mkdir()
-    shaped = [pool_a, pool_b] if isinstance(pools, list) else {"nodePools": [pool_a, pool_b]}
-    (inventory / "node-pools.json").write_text(json.dumps(shaped))
+    (inventory / "cluster.json").write_text(json.dumps({**cluster, "nodePools": [pool_a, pool_b]}))
     return str(inventory)
 
 

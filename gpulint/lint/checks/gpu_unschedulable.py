@@ -7,6 +7,7 @@ from fractions import Fraction
 
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, summary
+from gpulint.kube.pools.gke import AUTO_POOL, AUTO_POOL_HINT
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
@@ -92,11 +93,15 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
 
 def _unknown_hints(chosen: list[PoolFit]) -> tuple[str, ...]:
     """What would decide the unknown pools: the catalog, or the autoscaler's taint flags (its Deployment)."""
+    created = [fit for fit in chosen if (fit.pool.spec.system, fit.pool.name) == AUTO_POOL]
+    chosen = [fit for fit in chosen if fit not in created]
     flags = any(fit.pool.template_node and not fit.pool.flags_known for fit in chosen)
-    catalog = any(fit.pool.unknown_types or fit.pool.open_types for fit in chosen) or not flags
+    catalog = any(fit.pool.unknown_types or fit.pool.open_types for fit in chosen) or not (flags or created)
     hints: tuple[str, ...] = (
         ("add the instance types to the node catalog (--node-catalog) to check",) if catalog else ()
     )
+    if created:
+        hints += (AUTO_POOL_HINT,)
     if flags:
         hints += ("add the Deployment that runs Cluster Autoscaler to the inventory to check",)
     return hints

@@ -29,7 +29,8 @@ from gpulint.kube.gpu_stack import (
     vendor_of_resource,
 )
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, daemon_overhead, fit_pool, label_failure
-from gpulint.kube.pools.model import NodePool, Template
+from gpulint.kube.pools.gke import AUTO_POOL, with_class_tolerations
+from gpulint.kube.pools.model import NodePool, PoolSpec, Template
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.queueing.workload import queue_name
 from gpulint.kube.refs import Path
@@ -108,10 +109,12 @@ def _gpu_pod_requirements(
     kind: str, site: PodSpecSite, inventory: Resolver, facts: ObjectFacts | None
 ) -> PodRequirements | None:
     requirements = with_extended_resource_tolerations(
-        pod_requirements(
-            admitted_pod_spec(kind, site.spec, inventory),
-            inventory.gates.enabled("TaintTolerationComparisonOperators"),
-            facts,
+        with_class_tolerations(
+            pod_requirements(
+                admitted_pod_spec(kind, site.spec, inventory),
+                inventory.gates.enabled("TaintTolerationComparisonOperators"),
+                facts,
+            )
         ),
         inventory,
     )
@@ -150,7 +153,19 @@ def with_extended_resource_tolerations(pod: PodRequirements, resolver: Resolver)
 def pool_fits(pod: PodRequirements, resolver: Resolver) -> list[PoolFit]:
     """How each node pool answers the pod: fits after a scale-up, never, cannot be chosen, limited, unknown."""
     named = names_untolerated_taints(resolver.gates.version)
-    return [fit_pool(pod, pool, resolver.daemon_pods, named) for pool in resolver.pools]
+    fits = [fit_pool(pod, pool, resolver.daemon_pods, named) for pool in resolver.pools]
+    created = gke_created_pool(pod, resolver)
+    return fits if created is None else [*fits, created]
+
+
+def gke_created_pool(pod: PodRequirements, resolver: Resolver) -> PoolFit | None:
+    """An unknown answer for the pool GKE may create for the pod, which no node-pools list shows (None when the
+    pools read are no GKE cluster's, or GKE is proven not to create one)."""
+    auto = resolver.gke_auto_creation
+    why = auto.serves(pod) if auto is not None else ""
+    if not why:
+        return None
+    return PoolFit(NodePool(PoolSpec(*AUTO_POOL, ""), [], open_types=True), UNKNOWN, why)
 
 
 def scale_up_verdict(fits: list[PoolFit]) -> tuple[str, list[PoolFit]]:
@@ -193,7 +208,7 @@ def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver) -> bool:
 def pools_matching(pod: PodRequirements, inventory: Resolver) -> list[str]:
     """The pools whose nodes the pod's node selection allows (labels only: taints and resources are
     gpu-unschedulable's)."""
-    return [
+    matching = [
         pool.title
         for pool in inventory.pools
         if not label_failure(pod, pool.labels, pool, None)
@@ -203,6 +218,8 @@ def pools_matching(pod: PodRequirements, inventory: Resolver) -> list[str]:
             or any(not label_failure(pod, t.labels, pool, t) for t in pool.templates)
         )
     ]
+    created = gke_created_pool(pod, inventory)
+    return matching if created is None else [*matching, created.pool.title]
 
 
 def pool_label_reasons(pod: PodRequirements, inventory: Resolver) -> str:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the pool model and readers are imported when an inventory i
     from gpulint.kube.pools.autoscaler_taints import TaintConfig
     from gpulint.kube.pools.capi import CapiIndex
     from gpulint.kube.pools.catalog import Catalog
+    from gpulint.kube.pools.gke import GkeAutoCreation
     from gpulint.kube.pools.kubelet import KubeletSettings
     from gpulint.kube.pools.model import PoolSpec
     from gpulint.lint.world.autoscaler_status import NodeGroupStatus
@@ -141,6 +142,8 @@ class ClusterInventory:
     autoscaler_taints: TaintConfig | None = None
     # cluster-api Machines, MachineSets and MachinePools: which node group each node belongs to (None: none read)
     capi: CapiIndex | None = None
+    # GKE's node pool auto-creation: the cluster's node auto-provisioning and its ComputeClasses (None: none read)
+    gke: GkeAutoCreation | None = None
     catalog: Catalog | None = None  # the instance-type catalog (None: the shipped one)
     extended_resource_toleration: bool | None = None  # the admission plugin is on (None: detect)
     # Objects of the inventory files the API server would refuse, at their fields (lint/world/rejections.py); the
@@ -431,6 +434,7 @@ def add_sources(
     inspect: Inspect | None = None,
 ) -> None:
     from gpulint.kube.pools.capi import CapiIndex
+    from gpulint.kube.pools.gke import gke_auto_creation
     from gpulint.kube.pools.readers import node_class_kubelets, node_class_zones, pools_in_document  # inventories
     from gpulint.lint.world.autoscaler_status import autoscaler_taints, node_groups
 
@@ -473,6 +477,7 @@ def add_sources(
             )
             for document in documents:
                 inventory.pool_specs.extend(pools_in_document(document.data, source.display))
+                inventory.gke = gke_auto_creation(document.data, inventory.gke)
                 inventory.node_class_zones.update(node_class_zones(document.data))
                 inventory.node_class_kubelets.update(node_class_kubelets(document.data))
 

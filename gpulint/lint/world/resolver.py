@@ -45,6 +45,7 @@ from gpulint.lint.world.rejections import Rejection
 if TYPE_CHECKING:  # the admission models are imported where a run meets a queue or a namespace policy
     from gpulint.kube.dra.devices import DraModel
     from gpulint.kube.pools.autoscaler_taints import TaintConfig
+    from gpulint.kube.pools.gke import GkeAutoCreation
     from gpulint.kube.pools.model import NodePool, PoolSpec
     from gpulint.kube.queueing.kueue import KueueSetup
     from gpulint.kube.queueing.namespace import LimitItem, Quota
@@ -249,6 +250,17 @@ class Resolver:
             for pool in pools:  # its max size and backoff, as the autoscaler that grows it reports them
                 pool.group = next((g for g in groups if describes(pool.spec, g.name)), None)
         return pools
+
+    @cached_property
+    def gke_auto_creation(self) -> GkeAutoCreation | None:
+        """GKE's node pool auto-creation when a GKE node pool is read (None: no GKE pool): what the inventory says
+        of node auto-provisioning and the ComputeClasses. Only the inventory's proves it off; a linted ComputeClass
+        is not known to be the cluster's (a repository is not one cluster)."""
+        if not any(pool.spec.gke for pool in self.pools):
+            return None
+        from gpulint.kube.pools.gke import GkeAutoCreation
+
+        return self._cluster.gke or GkeAutoCreation()
 
     @property
     def autoscaler_taints(self) -> TaintConfig:

@@ -1,0 +1,163 @@
+"""GKE's node pool auto-creation: pools a GKE cluster creates for a pending pod, which no node-pools list shows.
+
+With node auto-provisioning on (``gcloud container clusters describe``: ``autoscaling.enableNodeAutoprovisioning``),
+or for a ComputeClass whose ``spec.nodePoolAutoCreation.enabled`` is true (GKE 1.33.3-gke.1136000 and later), GKE's
+cluster autoscaler creates a node pool from the pod's GPU requests, node selectors and tolerations, and labels its
+nodes with what the pod selected: the ComputeClass (``cloud.google.com/compute-class``), the GPU type
+(``cloud.google.com/gke-accelerator``), the machine family, Spot (cloud.google.com/kubernetes-engine/docs: concepts/
+node-auto-provisioning, concepts/about-custom-compute-classes, how-to/gpus; read 2026-12-06). So a pod selecting
+such a label matches no node of ``gcloud container node-pools list`` and may still get one: "never fits" holds only
+once auto-creation is proven off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gpulint.kube.fields import mapping, sequence, text
+from gpulint.kube.scheduler import PodRequirements, Toleration
+
+COMPUTE_CLASS = "cloud.google.com/compute-class"
+COMPUTE_CLASS_GROUP = "cloud.google.com"
+POOL_LABEL = "cloud.google.com/gke-nodepool"
+# The cluster's default ComputeClass: it applies to every pod that selects no class and whose namespace names no
+# default class (GKE leaves the pod as it is: docs how-to/run-pods-default-compute-classes, read 2026-12-06; the
+# ComputeClass CRD's description: "ComputeClass with name default which will be used for workloads not specifying
+# any preferences").
+DEFAULT_CLASS = "default"
+# The pool a verdict shows for what GKE may create (system, name), and how to decide it.
+AUTO_POOL = ("GKE", "node pool auto-creation")
+AUTO_POOL_HINT = (
+    "add the cluster's description (gcloud container clusters describe --format json) and its ComputeClasses "
+    "(kubectl get computeclasses -o yaml) to the inventory to check"
+)
+# Labels a pod selects that GKE's auto-creation creates a node pool to carry, and what each names.
+AUTO_CREATION_KEYS: dict[str, str] = {
+    COMPUTE_CLASS: "ComputeClass",
+    "cloud.google.com/gke-accelerator": "GPU type",
+    "cloud.google.com/gke-tpu-accelerator": "TPU type",
+    "cloud.google.com/machine-family": "machine family",
+    "cloud.google.com/gke-spot": "Spot VMs",
+}
+
+
+@dataclass(frozen=True)
+class ComputeClass:
+    """A ``cloud.google.com/v1`` ComputeClass, as far as pool auto-creation goes."""
+
+    name: str
+    auto_creation: bool  # spec.nodePoolAutoCreation.enabled
+
+
+@dataclass
+class GkeAutoCreation:
+    """What the inventory says of the cluster's pool auto-creation. ``autoprovisioning``: the cluster's node
+    auto-provisioning (None: no ``clusters describe`` read); ``classes``: the ComputeClasses read."""
+
+    autoprovisioning: bool | None = None
+    classes: dict[str, ComputeClass] = field(default_factory=dict)
+
+    def add(self, data: Mapping[str, Any]) -> None:
+        """Read one inventory document: a ``gcloud container clusters describe`` JSON or a ComputeClass."""
+        if text(data.get("kind")) == "ComputeClass":
+            found = compute_class(data)
+            if found.name:
+                self.classes[found.name] = found
+        elif isinstance(data.get("nodePools"), list) and isinstance(data.get("autoscaling"), dict):
+            enabled = data["autoscaling"].get("enableNodeAutoprovisioning")
+            self.autoprovisioning = enabled is True or bool(self.autoprovisioning)
+
+    def serves(self, pod: PodRequirements) -> str:
+        """Why GKE may create a pool for ``pod`` that the pools read do not show ("" when it is proven not to)."""
+        if _values(pod, POOL_LABEL):
+            return ""  # a pool it names exists: GKE names the pools it creates itself (nap-...)
+        classes = _values(pod, COMPUTE_CLASS)
+        default = self.classes.get(DEFAULT_CLASS)
+        if not classes and default is not None and default.auto_creation:
+            return (
+                f"GKE may create a node pool for the cluster's default ComputeClass ({DEFAULT_CLASS}, "
+                "nodePoolAutoCreation), which the node pools read do not show"
+            )
+        keys = selected_keys(pod)
+        if not keys:
+            return ""
+        if classes:
+            named = [self.classes.get(name) for name in classes]
+            if self.autoprovisioning is False and all(c is not None and not c.auto_creation for c in named):
+                return ""
+            return (
+                f"GKE may create a node pool for ComputeClass {', '.join(classes)} (nodePoolAutoCreation or node "
+                "auto-provisioning), which the node pools read do not show"
+            )
+        if self.autoprovisioning is False:
+            return ""
+        shown = ", ".join(f"{AUTO_CREATION_KEYS.get(key, 'label')} ({key})" for key in keys)
+        return (
+            f"GKE node auto-provisioning may create a node pool for the {shown} it selects, which the node pools "
+            "read do not show (no cluster description says it is off)"
+        )
+
+
+def compute_class(data: Mapping[str, Any]) -> ComputeClass:
+    spec = mapping(data.get("spec"))
+    enabled = mapping(spec.get("nodePoolAutoCreation")).get("enabled") is True
+    return ComputeClass(text(mapping(data.get("metadata")).get("name")), enabled)
+
+
+def selected_keys(pod: PodRequirements) -> list[str]:
+    """The labels the pod's node selection asks for (In, Exists) that auto-creation puts on a pool it creates: GKE's
+    own, and a custom one the pod also tolerates a taint of (workload separation: the new pool gets the label and
+    the taint)."""
+    tolerated = {t.key for t in pod.tolerations if t.key}
+    return sorted(
+        {
+            r.key
+            for r in pod.requirements()
+            if r.operator in ("In", "Exists") and not r.field and (r.key in AUTO_CREATION_KEYS or r.key in tolerated)
+        }
+    )
+
+
+def _values(pod: PodRequirements, key: str) -> list[str]:
+    found: list[str] = []
+    for requirement in pod.requirements():
+        if requirement.key == key and requirement.operator == "In":
+            found.extend(v for v in requirement.values if v not in found)
+        elif requirement.key == key and requirement.operator == "Exists" and "(any)" not in found:
+            found.append("(any)")
+    return found
+
+
+def gke_auto_creation(data: Any, state: GkeAutoCreation | None) -> GkeAutoCreation | None:
+    """``state`` with what one inventory document says (a ComputeClass, a List of them, a cluster description);
+    None while no document has said anything of it."""
+    if not isinstance(data, Mapping):
+        return state
+    items = [data, *(item for item in sequence(data.get("items")) if isinstance(item, Mapping))]
+    for item in items:
+        if _describes(item):
+            state = state or GkeAutoCreation()
+            state.add(item)
+    return state
+
+
+def _describes(data: Mapping[str, Any]) -> bool:
+    is_class = text(data.get("kind")) == "ComputeClass" and text(data.get("apiVersion")).startswith(COMPUTE_CLASS_GROUP)
+    return is_class or (isinstance(data.get("nodePools"), list) and isinstance(data.get("autoscaling"), dict))
+
+
+def with_class_tolerations(pod: PodRequirements) -> PodRequirements:
+    """The pod as GKE admits it when it selects a ComputeClass: tolerating the class's taint
+    (``cloud.google.com/compute-class=<name>:NoSchedule``), which GKE puts on the nodes it creates for the class and
+    operators put on the pools they create for it. Pods that select only the label run on such nodes (the GKE 1.32
+    "DRA and Custom Compute Class Examples" demo: a Deployment with the nodeSelector alone, Running on pools created
+    with ``--node-taints=cloud.google.com/compute-class=inference-1x8x24:NoSchedule``)."""
+    wanted = [v for v in _values(pod, COMPUTE_CLASS) if v != "(any)"]
+    added = tuple(
+        toleration
+        for toleration in (Toleration(COMPUTE_CLASS, "Equal", name, "NoSchedule") for name in wanted)
+        if toleration not in pod.tolerations
+    )
+    return replace(pod, tolerations=pod.tolerations + added) if added else pod
