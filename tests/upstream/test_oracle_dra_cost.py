@@ -89,7 +89,6 @@ TERM = st.one_of(
     st.just(f"{VERSION} in [{_literal('1.2.3')}, {_literal('x')}]"),  # a Semver hashed: cel-go panics
     st.just(f"{{{VERSION}: 1}}.size() == 1"),
     st.just(f"{ATTRIBUTE}.model.contains({_literal('10')})"),
-    CONTAINED,
 )
 SELECTOR = st.recursive(
     TERM,
