@@ -465,10 +465,15 @@ class _Counter:
                 raise Unsupported("has() of a variable")
             self.charge(2)  # the identifier and the field, as any attribute
             return composition.read(node.name)
-        operand = self.unobserved(node.target) if node.test_only else self.eval(node.target)
+        # has(x.f): its operand is charged as any attribute (cel-go's tracker: 3 for has(a.b.c) with
+        # device.attributes["d"].model, 2 for has(object.spec.x)); the test itself nothing (PresenceTestHasCost
+        # false subtracts the select it charged)
+        operand = self.eval(node.target)
         if isinstance(operand, CelError):
+            if node.test_only and _attribute(node.target) and not self.free:
+                self.cost -= 1  # under has(), the qualifier that failed is not charged (has(a.missing.f): 2)
             return operand  # cel-go stops qualifying at the first failure: later selects are not charged
-        if node.test_only:  # has(): PresenceTestHasCost false (its operand was charged nothing above)
+        if node.test_only:
             if isinstance(operand, dict):
                 return node.name in operand
             return CelError("invalid type for field selection")
