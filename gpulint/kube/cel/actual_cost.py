@@ -9,7 +9,8 @@ tracker charges (cel-go v0.29.2 ``interpreter/runtimecost.go`` as Kubernetes v1.
 k8s.io/apiserver ``pkg/cel/environment/base.go`` with ``cel.CostLimit(PerCallLimit)``, ``OptOptimize``,
 ``PresenceTestHasCost(false)``, and ``pkg/cel/library/cost.go`` for calls):
 
-- an identifier or a field select 1, an index 1, a constant 0, ``has()`` 0;
+- an identifier or a field select 1, an index 1, a constant 0, ``has()`` its operand only (a qualifier
+  that fails under it 0);
 - ``&&``, ``||``, ``?:`` and the comprehension itself nothing beyond what they evaluate;
 - a call 1, except: string/list equality ``ceil(min(sizes) x 0.1)``, string ordering the same, string
   ``+`` ``ceil((a + b) x 0.1)``, ``contains`` ``ceil(a x 0.1) x ceil(b x 0.1)``, ``startsWith``/``endsWith``
@@ -30,7 +31,7 @@ first read, as cel-go's folder does). So when the count passes the limit, cel-go
 "operation cancelled: actual cost limit exceeded". Counting stops there, so it costs at most ``limit``
 steps. Anything outside the plain subset (other functions: the other Kubernetes libraries, conversions; maps
 iterated with an early stop, whose order is Go's random map order; two-variable comprehensions, uint,
-optionals; a Quantity or a Semver compared inside a list or looked up) gives no answer (None). The inputs
+optionals; a Quantity or a Semver looked up in a map or keying one) gives no answer (None). The inputs
 are read as the API server holds them: whole numbers as int64.
 
 A policy's ``variables`` can be counted as the API server's composition context evaluates them
