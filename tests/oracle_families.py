@@ -63,6 +63,12 @@ _EXPONENTS = st.builds(
     st.one_of(
         st.integers(0, 30).map(str),
         st.sampled_from(["63", "64", "65", "100", "1000", "007", "0", "-150", "-250", "-300", "200"]),
+        # past int32, wrapping to small exponents (ParseQuantity converts the int64 to int32), and past int64
+        # (ErrSuffix). Not near -2^31 or 2^31: Kubernetes itself builds numbers of 2^31 digits there
+        st.builds(
+            lambda turns, small: str(turns * 2**32 + small), st.sampled_from([-2, -1, 1, 2]), st.integers(-12, 12)
+        ),
+        st.sampled_from(["9223372036854775807", "9223372036854775808", "18446744073709551617", "9" * 30]),
     ),
 )
 _NUMBERS = st.one_of(
@@ -88,8 +94,11 @@ QUANTITY_CASE = st.fixed_dictionaries({"text": QUANTITY_TEXT, "other": QUANTITY_
 
 
 def _huge_exponent(text: str) -> bool:
+    """Past gpulint's MAX_EXPONENT as ParseQuantity reads the exponent: an int64 wrapped to int32."""
     found = re.search(r"[eE]([+-]?[0-9]+)$", text)
-    return found is not None and int(found.group(1)) > MAX_EXPONENT
+    if found is None or not -(2**63) <= int(found.group(1)) < 2**63:
+        return False
+    return (int(found.group(1)) + 2**31) % 2**32 - 2**31 > MAX_EXPONENT
 
 
 def _decimal(text: str) -> Fraction:

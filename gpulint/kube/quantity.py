@@ -87,10 +87,16 @@ def parse_quantity(text: str) -> Quantity:
             # ParseQuantity: outside the suffix alphabet it is ErrFormatWrong, inside it ErrSuffix
             wellformed = suffix.strip() and _SUFFIX_CHARS.fullmatch(suffix)
             raise QuantityError(f"unable to parse quantity's suffix {suffix!r}" if wellformed else FORMAT_HINT)
-        power = int(exponent.group(1))
+        power = _int32(int(exponent.group(1)))
+        if power is None:  # strconv.ParseInt(suffix[1:], 10, 64) fails: ErrSuffix
+            raise QuantityError(f"unable to parse quantity's suffix {suffix!r}")
         if not whole and not fraction and power < -9:
             # past the nano scale ParseQuantity parses the digits as a decimal: none is ErrNumeric
             raise QuantityError("unable to parse numeric part of quantity")
+        if power - len(fraction or "") <= -(1 << 31):
+            # ParseQuantity's scale (the exponent less the fraction's digits) is an int32 too, and wraps: the
+            # value becomes 10^(about 2^31), past MAX_EXPONENT (quantity.go ParseQuantity, both of its paths)
+            power += 1 << 32
         if power > MAX_EXPONENT:  # keeps Fraction math bounded (Kubernetes reads up to 10^(2^31))
             raise QuantityError(f"quantity exponent {power} is out of range")
         # below 10^-(whole digits + 10) any number is under 1n: rounded to 1n all the same
@@ -99,6 +105,14 @@ def parse_quantity(text: str) -> Quantity:
     if magnitude.denominator != 1 and (magnitude * _NANO_PER_UNIT).denominator != 1:
         magnitude = Fraction(math.ceil(magnitude * _NANO_PER_UNIT), _NANO_PER_UNIT)
     return Quantity(-magnitude if sign == "-" else magnitude, text)
+
+
+def _int32(exponent: int) -> int | None:
+    """The exponent as ParseQuantity uses it (apimachinery v0.37.2 resource/suffix.go interpret): parsed as an
+    int64 (None past it), then converted to int32, which wraps (``1e4294967297`` is ``1e1``)."""
+    if not -(1 << 63) <= exponent < 1 << 63:
+        return None
+    return (exponent + (1 << 31)) % (1 << 32) - (1 << 31)
 
 
 def quantity_from_yaml(value: Any) -> Quantity:

@@ -131,3 +131,54 @@ def test_the_allocator_cancels_exactly_these_quantity_and_semver_selectors(oracl
         assert (isinstance(ours, str) and ours.startswith(COST_EXCEEDED)) == cancelled, (item["expression"], answer)
         if not cancelled:
             assert ours == answer.get("match", answer.get("eval_error")), (item["expression"], answer)
+
+
+# Quantities and Semvers inside lists and maps, and looked up with `in` (issue #33): cel-go's in_list charges the
+# list's size and baseList.Contains asks value.Equal(item); list and map equality let a failing element comparison
+# ("no such overload") count as equal (cel-go v0.29.2 common/types list.go, map.go). They went to the worker
+# uncounted, which finished the contains() and matched
+LISTED_QUANTITY = f'quantity("1Gi") in [{CAPACITY}.memory, quantity("2Gi")] || {EXPENSIVE}'
+LISTED_SEMVER = f'semver("9.1.0") in [{ATTRIBUTES}.driverVersion] || {EXPENSIVE}'
+# Semver.Equal("0.0.0") fails: inside a list that counts as equal, so the list equality is true and decides
+LIST_EQUALITY_DECIDES = f'[{ATTRIBUTES}.driverVersion] == ["0.0.0"] || {EXPENSIVE}'
+# cel-go's evalList stops at the first failing element: the contains() after it is never evaluated
+LIST_STOPS_AT_ERROR = f'[quantity("x").isInteger(), {EXPENSIVE}].size() > 0'
+LISTED_CASES = (LISTED_QUANTITY, LISTED_SEMVER, LIST_EQUALITY_DECIDES, LIST_STOPS_AT_ERROR)
+
+
+def test_a_quantity_or_semver_in_a_list_before_the_expensive_term_is_counted():
+    for expression in (LISTED_QUANTITY, LISTED_SEMVER):
+        result = evaluate_typed(typed_case(expression, "80Gi", "1.2.3"))
+        assert isinstance(result, str) and result.startswith(COST_EXCEEDED), expression
+        assert "counted as Kubernetes counts it" in result
+
+
+def test_the_same_listed_selectors_on_devices_of_allowed_sizes_are_evaluated():
+    assert evaluate_typed(typed_case(LISTED_QUANTITY, "80Gi", "1.2.3", 20, 10)) is True
+    assert evaluate_typed(typed_case(LISTED_SEMVER, "80Gi", "1.2.3", 20, 10)) is True
+    assert evaluate_typed(typed_case(LISTED_QUANTITY, "1Gi", "1.2.3")) is True  # found: nothing expensive
+    assert evaluate_typed(typed_case(LISTED_SEMVER, "80Gi", "9.1.0")) is True
+
+
+def test_a_failing_element_comparison_or_a_failing_element_ends_before_the_expensive_term():
+    assert evaluate_typed(typed_case(LIST_EQUALITY_DECIDES, "80Gi", "1.2.3")) is True
+    result = evaluate_typed(typed_case(LIST_STOPS_AT_ERROR, "80Gi", "1.2.3"))
+    assert isinstance(result, str) and not result.startswith(COST_EXCEEDED), result
+    assert result.startswith("quantities must match")
+
+
+@pytest.mark.oracle
+def test_the_allocator_counts_these_listed_selectors_alike(oracle):
+    cases = [
+        typed_case(e, memory, version, s, m)
+        for e in LISTED_CASES
+        for memory, version in (("80Gi", "1.2.3"), ("1Gi", "9.1.0"))
+        for s, m in ((20_000, 10_000), (20, 10))
+    ]
+    answers = oracle.ask("cel", cases, {"DRAListTypeAttributes": True})
+    for item, answer in zip(cases, answers):
+        ours = evaluate_typed(item)
+        cancelled = COST_EXCEEDED in answer.get("eval_error", "")
+        assert (isinstance(ours, str) and ours.startswith(COST_EXCEEDED)) == cancelled, (item["expression"], answer)
+        if not cancelled:
+            assert ours == answer.get("match", answer.get("eval_error")), (item["expression"], answer)

@@ -145,3 +145,38 @@ def test_text_past_the_bound_is_refused_with_a_message():
 )
 def test_amounts_past_floats_range_are_shown(value, shown):
     assert format_amount(value) == shown
+
+
+# ParseQuantity reads an exponent as an int64 and converts it to int32, which wraps (apimachinery v0.37.2
+# resource/suffix.go interpret); answers from the oracle's quantity family (tests/oracle_families.py _EXPONENTS)
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("1e4294967297", 10),  # 2^32 + 1: gpulint refused it ("out of range")
+        ("1e-4294967295", 10),  # -2^32 + 1 wraps to 1: gpulint read a tiny value, 1n
+        ("2.5e8589934594", 250),  # 2 x 2^32 + 2
+        ("1e-4294967306", Fraction(1, 10**9)),  # wraps to -10: under 1n, rounded up
+        ("1e2147483647", None),  # int32's maximum itself: 10^(2^31 - 1), past gpulint's bound
+        ("1e-2147483647", Fraction(1, 10**9)),  # no wrap: tiny
+    ],
+)
+def test_an_exponent_past_int32_wraps_as_in_kubernetes(text, value):
+    if value is None:
+        with pytest.raises(QuantityError, match="out of range"):
+            parse_quantity(text)
+    else:
+        assert parse_quantity(text).value == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1e9223372036854775808",  # past int64: strconv.ParseInt fails, ErrSuffix
+        "1e-9223372036854775809",  # gpulint read 1n (a tiny value)
+        "1.5e-2147483647",  # the scale less the fraction's digit wraps: 10^(2^31), past the bound
+        "1e-2147483648",  # int32's minimum: its negation wraps, 10^(2^31)
+    ],
+)
+def test_an_exponent_past_int64_or_whose_scale_wraps_is_refused(text):
+    with pytest.raises(QuantityError):
+        parse_quantity(text)

@@ -9,7 +9,8 @@ tracker charges (cel-go v0.29.2 ``interpreter/runtimecost.go`` as Kubernetes v1.
 k8s.io/apiserver ``pkg/cel/environment/base.go`` with ``cel.CostLimit(PerCallLimit)``, ``OptOptimize``,
 ``PresenceTestHasCost(false)``, and ``pkg/cel/library/cost.go`` for calls):
 
-- an identifier or a field select 1, an index 1, a constant 0, ``has()`` 0;
+- an identifier or a field select 1, an index 1, a constant 0, ``has()`` its operand only (a qualifier
+  that fails under it 0);
 - ``&&``, ``||``, ``?:`` and the comprehension itself nothing beyond what they evaluate;
 - a call 1, except: string/list equality ``ceil(min(sizes) x 0.1)``, string ordering the same, string
   ``+`` ``ceil((a + b) x 0.1)``, ``contains`` ``ceil(a x 0.1) x ceil(b x 0.1)``, ``startsWith``/``endsWith``
@@ -30,7 +31,7 @@ first read, as cel-go's folder does). So when the count passes the limit, cel-go
 "operation cancelled: actual cost limit exceeded". Counting stops there, so it costs at most ``limit``
 steps. Anything outside the plain subset (other functions: the other Kubernetes libraries, conversions; maps
 iterated with an early stop, whose order is Go's random map order; two-variable comprehensions, uint,
-optionals; a Quantity or a Semver compared inside a list or looked up) gives no answer (None). The inputs
+optionals; a Quantity or a Semver looked up in a map or keying one) gives no answer (None). The inputs
 are read as the API server holds them: whole numbers as int64.
 
 A policy's ``variables`` can be counted as the API server's composition context evaluates them
@@ -51,6 +52,7 @@ from gpulint.kube.cel import library, rewrite
 from gpulint.kube.cel.cost import NUMERIC_PASS, Checked, Node
 
 INT64 = (-(1 << 63), (1 << 63) - 1)
+_PRIMITIVE = frozenset({"bool", "int", "double", "string"})
 STRING_TRAVERSAL = 0.1
 REGEX_PATTERN = 0.25  # cel-go common.RegexStringLengthCostFactor
 LIST_CREATE = 10
@@ -237,26 +239,38 @@ def _equal(a: Any, b: Any) -> bool:
     if ka in ("int", "double") and kb in ("int", "double"):
         return bool(a == b)
     if isinstance(a, Opaque) or isinstance(b, Opaque):
-        raise Unsupported("a Quantity or a Semver inside a list, a map or a membership test")
+        return _opaque_equal(a, b) is True
     if ka != kb:
         return False
     if ka == "list":
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_element_equal(x, y) for x, y in zip(a, b))
     if ka == "map":
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(_element_equal(a[k], b[k]) for k in a)
     return bool(a == b)
 
 
-def _opaque_equal(a: Any, b: Any) -> bool | CelError:
+def _element_equal(a: Any, b: Any) -> bool:
+    """An element of a list's or a map's Equal (cel-go v0.29.2 common/types list.go, map.go): types.Equal,
+    where only False tells the containers apart, so a Quantity or a Semver beside another type ("no such
+    overload") counts as equal (``[semver("1.0.0")] == ["1.0.0"]`` is true)."""
+    if isinstance(a, Opaque) or isinstance(b, Opaque):
+        return _opaque_equal(a, b) is not False
+    return _equal(a, b)
+
+
+def _opaque_equal(a: Any, b: Any, null: bool = True) -> bool | CelError:
     """cel-go's types.Equal with a Quantity or a Semver: null equals neither; on the left, anything but its
-    own type is "no such overload" (their Equal methods); on the right, another type's Equal says false."""
-    if a is None or b is None:
+    own type is "no such overload" (their Equal methods); on the right, another type's Equal says false.
+    Without the ``null`` test: ``a.Equal(b)`` alone (a list's Contains); then two plain values are ``_equal``."""
+    if null and (a is None or b is None):
         return False
     if isinstance(a, Opaque):
         if isinstance(b, Opaque) and _kind(a) == _kind(b):
             return a.tag == b.tag  # the engine's canonical form: equal values, equal tags
         return CelError("no such overload")
-    return False
+    if isinstance(b, Opaque):
+        return False
+    return _equal(a, b)
 
 
 def _int_result(value: int) -> Any:
@@ -331,15 +345,27 @@ class _Counter:
         if kind == "call":
             return self.call(node)
         if kind == "list":
-            values = [self.eval(arg) for arg in node.args]
-            if not self.constant(node):
-                self.charge(LIST_CREATE)
-            return next((v for v in values if isinstance(v, CelError)), values)
+            return self.list_literal(node)
         if kind == "map":
             return self.map_literal(node)
         if kind == "comprehension":
             return self.comprehension(node)
         raise Unsupported(f"a {kind or 'struct'} expression")
+
+    def list_literal(self, node: Node) -> Any:
+        """cel-go's evalList: each element in turn, stopping at the first error (the later ones are not
+        evaluated); the list is charged all the same."""
+        values: list[Any] = []
+        error: CelError | None = None
+        for arg in node.args:
+            value = self.eval(arg)
+            if isinstance(value, CelError):
+                error = value
+                break
+            values.append(value)
+        if not self.constant(node):
+            self.charge(LIST_CREATE)
+        return error if error is not None else values
 
     def map_literal(self, node: Node) -> Any:
         """cel-go's evalMap: each key, then its value, stopping at the first error; each key is hashed as it is
@@ -440,10 +466,15 @@ class _Counter:
                 raise Unsupported("has() of a variable")
             self.charge(2)  # the identifier and the field, as any attribute
             return composition.read(node.name)
-        operand = self.unobserved(node.target) if node.test_only else self.eval(node.target)
+        # has(x.f): its operand is charged as any attribute (cel-go's tracker: 3 for has(a.b.c) with
+        # device.attributes["d"].model, 2 for has(object.spec.x)); the test itself nothing (PresenceTestHasCost
+        # false subtracts the select it charged)
+        operand = self.eval(node.target)
         if isinstance(operand, CelError):
+            if node.test_only and _attribute(node.target) and not self.free:
+                self.cost -= 1  # under has(), the qualifier that failed is not charged (has(a.missing.f): 2)
             return operand  # cel-go stops qualifying at the first failure: later selects are not charged
-        if node.test_only:  # has(): PresenceTestHasCost false (its operand was charged nothing above)
+        if node.test_only:
             if isinstance(operand, dict):
                 return node.name in operand
             return CelError("invalid type for field selection")
@@ -517,7 +548,11 @@ class _Counter:
         return self.composition
 
     def constant_list(self, node: Node) -> bool:
-        return node.kind == "list" and self.constant(node)
+        """A list OptOptimize turns into a set: constant, and every element a bool, number or string
+        (cel-go v0.29.2 interpreter/decorators.go maybeOptimizeSetMembership; a null or a list keeps the list)."""
+        if not (node.kind == "list" and self.constant(node)):
+            return False
+        return all(arg.kind == "const" and _kind(self.eval(arg)) in _PRIMITIVE for arg in node.args)
 
     def set_membership(self, args: list[Node]) -> Any:
         """``x in [constants]``: OptOptimize makes it a set lookup (no call charged), or ``false`` for ``[]``
@@ -748,12 +783,15 @@ def _arith(name: str) -> Call:
 
 def _in(values: list[Any]) -> tuple[int, Any]:
     value, container = values
-    if isinstance(value, Opaque):
-        raise Unsupported("a Quantity or a Semver looked up")
     if isinstance(container, list):
-        # a list literal of constants is a set lookup after OptOptimize: nothing charged for it here
-        return len(container), any(_equal(value, item) for item in container)
+        # a list literal of constants is a set lookup after OptOptimize: nothing charged for it here.
+        # cel-go's in_list charges the list's size whatever its elements (interpreter/runtimecost.go), and
+        # baseList.Contains asks ``value.Equal(item)``: True alone finds it, an error is passed over
+        return len(container), any(_opaque_equal(value, item, null=False) is True for item in container)
     if isinstance(container, dict):
+        if isinstance(value, Opaque):
+            # a Go map lookup: a literal's map hashes the key (a Semver panics), a data map's accessor does not
+            raise Unsupported("a Quantity or a Semver looked up in a map")
         return 1, _kind(value) == "string" and value in container
     return 1, CelError("no such overload")
 

@@ -570,22 +570,30 @@ class _Coster:
 
     def cost_list(self, node: Node) -> Size:
         total: Size = 0, 0
+        first = 0  # the first element's minimum
         item: Size = (U64 if node.args else 0, 0)
-        for element in node.args:
-            total = add(total, self.cost(element))
+        for index, element in enumerate(node.args):
+            cost = self.cost(element)
+            first = cost[0] if index == 0 else first
+            total = add(total, cost)
             item = union(item, self.size_or_unknown(element))
         self.entries[node.id] = ("list", fixed(1), item)
         self.built = max(self.built, len(node.args))
         if self.low and folded(node):
             return 0, add(total, fixed(LIST_CREATE_BASE_COST))[1]  # OptOptimize builds it once, uncharged
+        if self.low:  # cel-go's evalList stops at the first element that fails (interpreter/interpretable.go)
+            total = first, total[1]
         return add(total, fixed(LIST_CREATE_BASE_COST))
 
     def cost_map(self, node: Node) -> Size:
         total: Size = 0, 0
+        first = 0  # the first key's minimum
         keys: Size = (U64 if node.args else 0, 0)
         values: Size = (U64 if node.args else 0, 0)
-        for key in node.keys:
-            total = add(total, self.cost(key))
+        for index, key in enumerate(node.keys):
+            cost = self.cost(key)
+            first = cost[0] if index == 0 else first
+            total = add(total, cost)
             keys = union(keys, self.size_or_unknown(key))
         for value in node.args:
             total = add(total, self.cost(value))
@@ -594,6 +602,8 @@ class _Coster:
             self.entries[node.id] = ("map", keys, values)
             if self.low and folded(node):
                 return 0, add(total, fixed(MAP_CREATE_BASE_COST))[1]
+            if self.low:  # evalMap stops at the first key or value that fails: the first key is all that is sure
+                total = first, total[1]
         return add(total, fixed(MAP_CREATE_BASE_COST if node.kind == "map" else STRUCT_CREATE_BASE_COST))
 
     def is_bind(self, node: Node) -> bool:
