@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
-from gpulint.lint.bounds import CLIENT_GONE, ByteBudget, PeerSlots, Watchdog
+from gpulint.lint.bounds import (
+    CLIENT_GONE,
+    ByteBudget,
+    Connections,
+    DeadlineReader,
+    ReadDeadline,
+    Watchdog,
+    peer_closed,
+)
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Deadline, DeadlineExceeded, Routes
 from gpulint.lint.findings import Finding, Severity
@@ -43,15 +51,17 @@ __all__ = [
     "ByteBudget",
     "Certificates",
     "ClusterInventory",
+    "Connections",
     "Config",
     "Deadline",
     "DeadlineExceeded",
+    "DeadlineReader",
     "Finding",
     "Inventories",
     "InventoryError",
     "KNOWN_PATHS",
     "Metrics",
-    "PeerSlots",
+    "ReadDeadline",
     "Review",
     "ReviewSnapshot",
     "Severity",
@@ -62,6 +72,7 @@ __all__ = [
     "json_depth",
     "log",
     "metric",
+    "peer_closed",
 ]
 
 MAX_WARNINGS = 20

@@ -13,10 +13,8 @@ from __future__ import annotations
 import io
 import json
 import math
-import select
 import signal
 import socket
-import ssl
 import sys
 import threading
 import time
@@ -35,16 +33,19 @@ from gpulint.lint.review import (
     ByteBudget,
     Certificates,
     Config,
+    Connections,
     Deadline,
     DeadlineExceeded,
+    DeadlineReader,
     Inventories,
     Metrics,
-    PeerSlots,
+    ReadDeadline,
     Severity,
     Snapshot,
     Watchdog,
     error_text,
     log,
+    peer_closed,
 )
 from gpulint.webhook.admission_review import BadReview, Decision, decide, parse_review
 from gpulint.webhook.headers import Fields, Refused, body_length, field_problem
@@ -57,11 +58,11 @@ ERROR_RESULTS = (
     | dict.fromkeys((413, 414, 431), "too_large")
 )
 ROUTES = dict.fromkeys(KNOWN_PATHS, "GET, HEAD") | {"/validate": "POST"}  # the methods each path answers
+METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT")  # others get 501
 # Pending connections the kernel queues while the accept loop is busy (capped by net.core.somaxconn):
 # socketserver's 5 left a burst of clients waiting on SYN retransmission for 15-21 s.
 LISTEN_BACKLOG = 1024
 WRITE_SECONDS = 10.0  # a client that does not read its answer does not hold a thread forever
-POLL_SECONDS = 0.2  # how often blocked reads look at their deadline (and at a shutdown)
 SHUTDOWN_READ_GRACE = 2.0  # on SIGTERM, a request still arriving gets this long to finish arriving
 MAX_REMEMBERED_QUERY = 64  # query strings longer than this are parsed each time, never remembered
 MAX_LINE_BYTES = 64 * 1024  # the request line; more gets 414
@@ -265,36 +266,6 @@ class Webhook:
         return Answer(200, decision.response(), result, decision)
 
 
-class ReadDeadline(Exception):
-    """The request did not arrive in time (not a TimeoutError: the stdlib would swallow that silently)."""
-
-
-class _DeadlineReader(io.RawIOBase):
-    """Socket reads under one deadline for a whole request, not a timeout per recv: a client that trickles a
-    byte every few seconds cannot hold a connection forever. Blocked reads wake every POLL_SECONDS, so a
-    deadline moved by a shutdown is noticed promptly."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.deadline = math.inf
-        self.deadline_name = ""  # which deadline it is, in words, for the answer that it passed
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while True:
-            remaining = self.deadline - time.monotonic()
-            # Past the deadline, bytes that have arrived are still read (without waiting): a request sent whole
-            # while this thread was not running (a busy process, a shutdown's grace) is not cut short.
-            self.sock.settimeout(min(remaining, POLL_SECONDS) if remaining > 0 else 0.0)
-            try:
-                return self.sock.recv_into(buffer)
-            except (TimeoutError, BlockingIOError, ssl.SSLWantReadError):
-                if remaining <= 0:
-                    raise ReadDeadline() from None
-
-
 class _HeadReader(io.BufferedIOBase):
     """The buffered reader as the stdlib's header parser sees it: readline only, with one budget for all the
     headers together (the stdlib bounds each line and their count, not their sum)."""
@@ -329,26 +300,24 @@ class _Handler(BaseHTTPRequestHandler):
         # ACK adds ~40 ms to every answer.
         self.connection = self.request
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.raw_reader = _DeadlineReader(self.connection)
+        self.raw_reader = DeadlineReader(self.connection)
         self.buffered = io.BufferedReader(self.raw_reader, 64 * 1024)
         self.rfile = self.buffered
         self.phase = "idle"
         self.requests_begun = 0
-        self.server.track(self, True)
+        self.server.connections.attach(id(self.request), self)
 
     def finish(self) -> None:
-        self.server.track(self, False)
+        pass  # the connection is given back when the server shuts it (shutdown_request)
 
     def shutdown_started(self) -> None:
         """Called by the server on SIGTERM: idle connections close now, arriving requests get a grace."""
         now = time.monotonic()
         if self.phase == "idle":
-            self.raw_reader.deadline = now
+            self.raw_reader.until(now)
         elif self.phase == "reading" and now + SHUTDOWN_READ_GRACE < self.raw_reader.deadline:
-            self.raw_reader.deadline = now + SHUTDOWN_READ_GRACE
-            self.raw_reader.deadline_name = (
-                f"the {SHUTDOWN_READ_GRACE:g} s a request may take to arrive once shutting down"
-            )
+            grace = f"the {SHUTDOWN_READ_GRACE:g} s a request may take to arrive once shutting down"
+            self.raw_reader.until(now + SHUTDOWN_READ_GRACE, grace)
 
     def log_message(self, format: str, *args: Any) -> None:
         return  # structured logs are written per request instead
@@ -364,7 +333,7 @@ class _Handler(BaseHTTPRequestHandler):
         # The first request's wait includes the TLS handshake (it runs on the first read): a short deadline of
         # its own, so connections that never speak cannot hold every slot for the keep-alive idle time.
         wait = options.handshake_seconds if self.requests_begun == 0 else options.idle_seconds
-        self.raw_reader.deadline = time.monotonic() + (0 if self.webhook.stopping else wait)
+        self.raw_reader.until(time.monotonic() + (0 if self.webhook.stopping else wait))
         try:
             if not self.buffered.peek(1):  # the client closed a keep-alive connection
                 self.close_connection = True
@@ -375,8 +344,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.phase = "reading"
         self.requests_begun += 1
         self.started = time.monotonic()
-        self.raw_reader.deadline = self.started + options.read_seconds
-        self.raw_reader.deadline_name = f"{options.read_seconds:g} s (the read deadline)"
+        self.raw_reader.until(self.started + options.read_seconds, f"{options.read_seconds:g} s (the read deadline)")
         if self.webhook.stopping:
             self.shutdown_started()
         self.command, self.path, self.request_version = "", "", ""
@@ -394,7 +362,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.rfile = self.buffered
             if self.request_version != "HTTP/1.1":
                 self.close_connection = True  # HTTP/1.0 keep-alive is not spoken: one request, then close
-            if not hasattr(self, "do_" + self.command):
+            if self.command not in METHODS:
                 raise Refused(501, f"unsupported method {self.command[:20]!r}")
             self._route()
         except Refused as refused:  # every error the server finds itself, answered here
@@ -487,8 +455,6 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, body, content_type)
         self._observe(route, "ok")
 
-    do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _route
-
     def _validate(self) -> None:
         """POST /validate: the body's length checked and its bytes admitted from the headers alone, then the
         body read and reviewed under the API server's deadline."""
@@ -504,33 +470,25 @@ class _Handler(BaseHTTPRequestHandler):
         if not webhook.body_bytes.acquire(length, self.started + budget, lambda: webhook.stopping):
             raise Refused(503, f"too many review bytes in flight (over {options.max_inflight_bytes}); try again")
         try:
-            answer = self._read_and_review(length, budget)
+            if self.expect_continue:  # the body is wanted now: its length is accepted and its bytes admitted
+                self.connection.settimeout(WRITE_SECONDS)
+                self.connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+            body = self._read_body(length)
+            self.phase = "reviewing"
+            answer = webhook.review(body, self.started + budget, lambda: peer_closed(self.connection), self._taken_over)
         finally:
             webhook.body_bytes.release(length)  # the review's work has ended (an abandoned one too)
-        if answer is None:
-            return
-        self.phase = "writing"
-        self._send(answer.status, json.dumps(answer.body).encode())
-        self._record(answer, time.monotonic() - self.started)
-
-    def _read_and_review(self, length: int, budget: float) -> Answer | None:
-        """The body read and reviewed; the answer still to send, or None when there is none to send."""
-        if self.expect_continue:
-            self.connection.settimeout(WRITE_SECONDS)
-            self.connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-        body = self._read_body(length)
-        self.phase = "reviewing"
-        answer = self.webhook.review(body, self.started + budget, self._client_gone, self._taken_over)
         if answer is None:  # the client left: nobody to answer
             self.close_connection = True
             self._observe("/validate", "abandoned")
-            return None
-        if answer.sent_at is not None:  # answered at the deadline by the watchdog, and recorded
+        elif answer.sent_at is not None:  # answered at the deadline by the watchdog, and recorded
             self.close_connection = True
-            return None
-        if answer.status == 503:
-            self.close_connection = True
-        return answer
+        else:
+            if answer.status == 503:
+                self.close_connection = True
+            self.phase = "writing"
+            self._send(answer.status, json.dumps(answer.body).encode())
+            self._record(answer, time.monotonic() - self.started)
 
     def _taken_over(self, answer: Answer | None) -> None:
         """The watchdog took this connection's review over (from its thread, while this connection's thread
@@ -581,15 +539,6 @@ class _Handler(BaseHTTPRequestHandler):
             raise Refused(400, f"request body incomplete: {ended}")
         return b"".join(chunks)
 
-    def _client_gone(self) -> bool:
-        """Has the client closed its side? (Checked while its review runs: a gone client frees its slot.)"""
-        poller = select.poll()
-        poller.register(self.connection.fileno(), select.POLLRDHUP | select.POLLHUP | select.POLLERR)
-        try:
-            return bool(poller.poll(0))
-        except OSError:
-            return True
-
 
 class _Server(ThreadingHTTPServer):
     # Shutdown waits for in-flight requests itself (server_close), but not for a connection whose thread is
@@ -604,10 +553,8 @@ class _Server(ThreadingHTTPServer):
     ) -> None:
         self.webhook = webhook
         self.certificates = certificates
-        self._handlers: set[_Handler] = set()
-        self._handlers_changed = threading.Condition(threading.Lock())
         options = webhook.options
-        self.slots = PeerSlots(
+        self.connections: Connections[_Handler] = Connections(
             options.max_connections, options.max_connections_per_peer or max(1, options.max_connections // 2)
         )
         self._date: tuple[int, str] = (0, "")
@@ -629,27 +576,17 @@ class _Server(ThreadingHTTPServer):
 
     def verify_request(self, request: Any, client_address: Any) -> bool:
         """Counted here, in the accept loop, and given back in shutdown_request."""
-        accepted = self.slots.take(id(request), str(client_address[0]) if client_address else "")
+        accepted = self.connections.take(id(request), str(client_address[0]) if client_address else "")
         if not accepted:
             self.webhook.metrics.refused()
         return accepted
 
     def shutdown_request(self, request: Any) -> None:
-        self.slots.give_back(id(request))
+        self.connections.give_back(id(request))
         super().shutdown_request(request)
 
-    def track(self, handler: _Handler, alive: bool) -> None:
-        with self._handlers_changed:
-            if alive:
-                self._handlers.add(handler)
-            else:
-                self._handlers.discard(handler)
-                self._handlers_changed.notify_all()
-
     def begin_shutdown(self) -> None:
-        with self._handlers_changed:
-            handlers = list(self._handlers)
-        for handler in handlers:
+        for handler in self.connections.handlers():
             handler.shutdown_started()
 
     def server_close(self) -> None:
@@ -658,9 +595,7 @@ class _Server(ThreadingHTTPServer):
         watchdog has taken over owes its client nothing more and is not waited for: its thread ends at the
         review's next deadline check."""
         super().server_close()
-        with self._handlers_changed:
-            while any(handler.phase not in OWES_NOTHING for handler in self._handlers):
-                self._handlers_changed.wait(POLL_SECONDS)
+        self.connections.wait(lambda handler: handler.phase in OWES_NOTHING)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A failed handshake or a dropped connection: one JSON log line, not a traceback on stderr."""
