@@ -9,9 +9,9 @@ from gpulint.webhook import server
 main.list_rules, main.show_rule, main.inventory_command, main.explain_command, main.serve_command
 
 # http.server / socketserver callbacks and class options, called or read by the stdlib by name
-_.do_GET, _.do_HEAD, _.do_POST, _.log_message, _.handle_one_request, _.handle_expect_100, _.readinto, _.writable
+_.log_message, _.handle_one_request, _.handle_expect_100, _.readinto
+_.do_GET  # tests/support/fake_apiserver.py
 _.get_request, _.verify_request, _.handle_error
-do_CONNECT, do_DELETE, do_OPTIONS, do_PATCH, do_PUT, do_TRACE  # refused with 405 (server.py)
 server_version, daemon_threads, block_on_close, request_queue_size
 _.api_key, _.api_key_prefix  # the kubernetes client's Configuration (tests/support/fake_apiserver.py)
 

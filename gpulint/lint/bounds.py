@@ -1,5 +1,6 @@
 """The webhook's bounds that are not HTTP's: a review's deadline (Watchdog), the bytes of the bodies being
-read or reviewed at once (ByteBudget), and the open connections, in all and from one address (PeerSlots).
+read or reviewed at once (ByteBudget), the open connections, in all and from one address (Connections), and
+a connection's reads under one deadline (DeadlineReader), with whether its peer has left (peer_closed).
 
 A review used to run in a thread of its own so that the request's thread could answer at the
 deadline however long a check took. Handing every review to another thread and back cost ~0.1 ms of
@@ -15,18 +16,25 @@ stops at its next deadline check (Python threads cannot be killed). Exactly one 
 
 from __future__ import annotations
 
+import io
 import math
+import select
+import socket
+import ssl
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, Generic, TypeVar
 
-POLL_SECONDS = 0.2  # how often a running review's client is asked whether it is still there (and waiters look)
+# How often a running review's client is asked whether it is still there, and how often waiters and blocked
+# reads look at their deadline (and at a shutdown).
+POLL_SECONDS = 0.2
 
 DEADLINE = "deadline"  # the reasons a review is taken over, passed to its ``late``
 CLIENT_GONE = "client gone"
 _T = TypeVar("_T")
+_C = TypeVar("_C")
 
 
 class Watch:
@@ -212,29 +220,91 @@ class ByteBudget:
                 self._changed.notify_all()
 
 
-class PeerSlots:
+class Connections(Generic[_C]):
     """Open connections: at most ``total``, and at most ``per_peer`` from one address (one client cannot hold
     every slot). Taken in the accept loop and given back when the connection closes: a burst accepted before
-    its threads start is counted whole."""
+    its threads start is counted whole. Each connection's handler is held from when its thread starts, so
+    that a shutdown can reach every one and wait for those that still owe their client an answer."""
 
     def __init__(self, total: int, per_peer: int) -> None:
         self.total, self.per_peer = total, per_peer
         self._peers: Counter[str] = Counter()  # open connections by address
         self._peer_of: dict[int, str] = {}  # a connection's key -> its address, for the connections counted
-        self._lock = threading.Lock()
+        self._handlers: dict[int, _C] = {}  # a connection's key -> its handler, once its thread runs
+        self._changed = threading.Condition(threading.Lock())
 
     def take(self, key: int, peer: str) -> bool:
-        with self._lock:
+        with self._changed:
             if len(self._peer_of) >= self.total or self._peers[peer] >= self.per_peer:
                 return False
             self._peers[peer] += 1
             self._peer_of[key] = peer
             return True
 
+    def attach(self, key: int, handler: _C) -> None:
+        with self._changed:
+            self._handlers[key] = handler
+
     def give_back(self, key: int) -> None:
-        with self._lock:
+        with self._changed:
+            self._handlers.pop(key, None)
+            self._changed.notify_all()
             peer = self._peer_of.pop(key, None)
             if peer is not None:
                 self._peers[peer] -= 1
                 if not self._peers[peer]:
                     del self._peers[peer]
+
+    def handlers(self) -> list[_C]:
+        with self._changed:
+            return list(self._handlers.values())
+
+    def wait(self, done: Callable[[_C], bool]) -> None:
+        """Until every handler is ``done`` or its connection closed."""
+        with self._changed:
+            while not all(done(handler) for handler in self._handlers.values()):
+                self._changed.wait(POLL_SECONDS)
+
+
+class ReadDeadline(Exception):
+    """The request did not arrive in time (not a TimeoutError: the stdlib would swallow that silently)."""
+
+
+class DeadlineReader(io.RawIOBase):
+    """Socket reads under one deadline for a whole request, not a timeout per recv: a client that trickles a
+    byte every few seconds cannot hold a connection forever. Blocked reads wake every POLL_SECONDS, so a
+    deadline moved by a shutdown is noticed promptly."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.deadline = math.inf
+        self.deadline_name = ""  # which deadline it is, in words, for the answer that it passed
+
+    def until(self, at: float, name: str = "") -> None:
+        """Reads from now on end at ``at`` (time.monotonic()); ``name`` says which deadline it is."""
+        self.deadline, self.deadline_name = at, name
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while True:
+            remaining = self.deadline - time.monotonic()
+            # Past the deadline, bytes that have arrived are still read (without waiting): a request sent whole
+            # while this thread was not running (a busy process, a shutdown's grace) is not cut short.
+            self.sock.settimeout(min(remaining, POLL_SECONDS) if remaining > 0 else 0.0)
+            try:
+                return self.sock.recv_into(buffer)
+            except (TimeoutError, BlockingIOError, ssl.SSLWantReadError):
+                if remaining <= 0:
+                    raise ReadDeadline() from None
+
+
+def peer_closed(sock: socket.socket) -> bool:
+    """Has the peer closed its side? (Asked while its review runs: a gone client frees its slot.)"""
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLRDHUP | select.POLLHUP | select.POLLERR)
+    try:
+        return bool(poller.poll(0))
+    except OSError:
+        return True

@@ -7,7 +7,8 @@ reasons and the warnings, worded as the API server shows them. Nothing is kept f
 next. The rest of this module is what the server needs around it, named here so that gpulint.webhook
 imports nothing else from gpulint.lint (an import-linter contract): the configuration, the deadline a
 review stops at and the watchdog that keeps it, the bytes in flight, the inventory it reads (files, or the
-live inventory when it is asked for) and its metrics.
+live inventory when it is asked for) and its metrics, and the serving certificate, re-read as the inventory
+files are and likewise replaced only by a pair that loads.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -22,7 +24,15 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
-from gpulint.lint.bounds import CLIENT_GONE, ByteBudget, PeerSlots, Watchdog
+from gpulint.lint.bounds import (
+    CLIENT_GONE,
+    ByteBudget,
+    Connections,
+    DeadlineReader,
+    ReadDeadline,
+    Watchdog,
+    peer_closed,
+)
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Deadline, DeadlineExceeded, Routes
 from gpulint.lint.findings import Finding, Severity
@@ -39,16 +49,19 @@ __all__ = [
     "CLIENT_GONE",
     "MAX_DEPTH",
     "ByteBudget",
+    "Certificates",
     "ClusterInventory",
+    "Connections",
     "Config",
     "Deadline",
     "DeadlineExceeded",
+    "DeadlineReader",
     "Finding",
     "Inventories",
     "InventoryError",
     "KNOWN_PATHS",
     "Metrics",
-    "PeerSlots",
+    "ReadDeadline",
     "Review",
     "ReviewSnapshot",
     "Severity",
@@ -59,6 +72,7 @@ __all__ = [
     "json_depth",
     "log",
     "metric",
+    "peer_closed",
 ]
 
 MAX_WARNINGS = 20
@@ -319,3 +333,37 @@ def files_signature(paths: Iterable[str]) -> tuple[Any, ...]:
                 continue
             entries.append((path, stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size))
     return tuple(entries)
+
+
+class Certificates:
+    """The serving pair. cert-manager renews it through the Secret volume's ``..data`` symlink swap; a new
+    pair is loaded into a fresh context and used for new connections only once it loads whole (a truncated
+    PEM or a key that does not match the certificate never replaces a good pair)."""
+
+    def __init__(self, cert: str, key: str) -> None:
+        self.cert, self.key = cert, key
+        self.context = tls_context(cert, key)
+        self.signature = files_signature((cert, key))
+        self._rejected: tuple[Any, ...] | None = None
+
+    def reload(self, force: bool = False) -> bool:
+        signature = files_signature((self.cert, self.key))
+        if signature == self.signature and not force:
+            return False
+        try:
+            context = tls_context(self.cert, self.key)
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            if signature != self._rejected:  # once per bad pair, not once per poll
+                log("certificate_rejected", error=error_text(exc))
+                self._rejected = signature
+            return False
+        self.context, self.signature, self._rejected = context, signature, None
+        log("certificate_reloaded")
+        return True
+
+
+def tls_context(cert: str, key: str) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert, key)
+    return context

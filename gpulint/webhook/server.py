@@ -13,17 +13,14 @@ from __future__ import annotations
 import io
 import json
 import math
-import select
 import signal
 import socket
-import ssl
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from email.utils import formatdate
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -34,32 +31,38 @@ from gpulint.lint.review import (
     CLIENT_GONE,
     KNOWN_PATHS,
     ByteBudget,
+    Certificates,
     Config,
+    Connections,
     Deadline,
     DeadlineExceeded,
+    DeadlineReader,
     Inventories,
     Metrics,
-    PeerSlots,
+    ReadDeadline,
     Severity,
     Snapshot,
     Watchdog,
     error_text,
-    files_signature,
     log,
+    peer_closed,
 )
 from gpulint.webhook.admission_review import BadReview, Decision, decide, parse_review
-from gpulint.webhook.headers import field_problem
+from gpulint.webhook.headers import Fields, Refused, body_length, field_problem
 
 OWES_NOTHING = ("answered", "abandoned")  # a connection's phases once the watchdog took its review over
 # The metrics' result of each error status the server answers itself (any other: bad_request).
-ERROR_RESULTS = {405: "method_not_allowed", 501: "method_not_allowed", 408: "timeout"} | dict.fromkeys(
-    (413, 414, 431), "too_large"
+ERROR_RESULTS = (
+    {404: "not_found", 408: "timeout", 503: "overloaded"}
+    | dict.fromkeys((405, 501), "method_not_allowed")
+    | dict.fromkeys((413, 414, 431), "too_large")
 )
+ROUTES = dict.fromkeys(KNOWN_PATHS, "GET, HEAD") | {"/validate": "POST"}  # the methods each path answers
+METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT")  # others get 501
 # Pending connections the kernel queues while the accept loop is busy (capped by net.core.somaxconn):
 # socketserver's 5 left a burst of clients waiting on SYN retransmission for 15-21 s.
 LISTEN_BACKLOG = 1024
 WRITE_SECONDS = 10.0  # a client that does not read its answer does not hold a thread forever
-POLL_SECONDS = 0.2  # how often blocked reads look at their deadline (and at a shutdown)
 SHUTDOWN_READ_GRACE = 2.0  # on SIGTERM, a request still arriving gets this long to finish arriving
 MAX_REMEMBERED_QUERY = 64  # query strings longer than this are parsed each time, never remembered
 MAX_LINE_BYTES = 64 * 1024  # the request line; more gets 414
@@ -127,33 +130,6 @@ class Answer:
     sent_at: float | None = None  # sent already, at this time.monotonic(): the watchdog's answer at the deadline
 
 
-class Certificates:
-    """The serving pair. cert-manager renews it through the Secret volume's ``..data`` symlink swap; a new
-    pair is loaded into a fresh context and used for new connections only once it loads whole (a truncated
-    PEM or a key that does not match the certificate never replaces a good pair)."""
-
-    def __init__(self, cert: str, key: str) -> None:
-        self.cert, self.key = cert, key
-        self.context = tls_context(cert, key)
-        self.signature = files_signature((cert, key))
-        self._rejected: tuple[Any, ...] | None = None
-
-    def reload(self, force: bool = False) -> bool:
-        signature = files_signature((self.cert, self.key))
-        if signature == self.signature and not force:
-            return False
-        try:
-            context = tls_context(self.cert, self.key)
-        except (OSError, ssl.SSLError, ValueError) as exc:
-            if signature != self._rejected:  # once per bad pair, not once per poll
-                log("certificate_rejected", error=error_text(exc))
-                self._rejected = signature
-            return False
-        self.context, self.signature, self._rejected = context, signature, None
-        log("certificate_reloaded")
-        return True
-
-
 class Webhook:
     def __init__(self, config: Config, options: ServeOptions, api: Any = None) -> None:
         # api: a kubernetes client Configuration for the live inventory (tests pass one for a local server)
@@ -190,8 +166,16 @@ class Webhook:
     def stopping(self) -> bool:
         return self._stop.is_set()
 
-    def metrics_text(self) -> str:
-        return self.metrics.render(self.body_bytes.in_flight, self.inventories.metrics())
+    def page(self, route: str) -> tuple[int, bytes, str]:
+        """A GET of /healthz, /readyz or /metrics: its status, body and content type."""
+        if route == "/metrics":
+            text = self.metrics.render(self.body_bytes.in_flight, self.inventories.metrics())
+            return 200, text.encode(), "text/plain; version=0.0.4"
+        if route == "/healthz":
+            return 200, b"ok\n", "text/plain"
+        if self.ready and not self.stopping:
+            return 200, f"{self.inventories.readiness()}\n".encode(), "text/plain"
+        return 503, f"not ready: {self.waiting_for()}\n".encode(), "text/plain"
 
     def request_reload(self) -> None:
         """SIGHUP: re-read the inventory and the certificate now (a signal handler only sets a flag)."""
@@ -282,40 +266,6 @@ class Webhook:
         return Answer(200, decision.response(), result, decision)
 
 
-class ReadDeadline(Exception):
-    """The request did not arrive in time (not a TimeoutError: the stdlib would swallow that silently)."""
-
-
-class HeadTooLarge(Exception):
-    """The headers together are over MAX_HEAD_BYTES."""
-
-
-class _DeadlineReader(io.RawIOBase):
-    """Socket reads under one deadline for a whole request, not a timeout per recv: a client that trickles a
-    byte every few seconds cannot hold a connection forever. Blocked reads wake every POLL_SECONDS, so a
-    deadline moved by a shutdown is noticed promptly."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.deadline = math.inf
-        self.deadline_name = ""  # which deadline it is, in words, for the answer that it passed
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while True:
-            remaining = self.deadline - time.monotonic()
-            # Past the deadline, bytes that have arrived are still read (without waiting): a request sent whole
-            # while this thread was not running (a busy process, a shutdown's grace) is not cut short.
-            self.sock.settimeout(min(remaining, POLL_SECONDS) if remaining > 0 else 0.0)
-            try:
-                return self.sock.recv_into(buffer)
-            except (TimeoutError, BlockingIOError, ssl.SSLWantReadError):
-                if remaining <= 0:
-                    raise ReadDeadline() from None
-
-
 class _HeadReader(io.BufferedIOBase):
     """The buffered reader as the stdlib's header parser sees it: readline only, with one budget for all the
     headers together (the stdlib bounds each line and their count, not their sum)."""
@@ -335,7 +285,7 @@ class _HeadReader(io.BufferedIOBase):
         self.lines.append(line)
         self.left -= len(line)
         if self.left < 0:
-            raise HeadTooLarge()
+            raise Refused(431, f"request headers over {MAX_HEAD_BYTES} bytes")
         return line
 
 
@@ -350,27 +300,24 @@ class _Handler(BaseHTTPRequestHandler):
         # ACK adds ~40 ms to every answer.
         self.connection = self.request
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.raw_reader = _DeadlineReader(self.connection)
+        self.raw_reader = DeadlineReader(self.connection)
         self.buffered = io.BufferedReader(self.raw_reader, 64 * 1024)
         self.rfile = self.buffered
-        self.wfile = _SocketWriter(self.connection)
         self.phase = "idle"
         self.requests_begun = 0
-        self.server.track(self, True)
+        self.server.connections.attach(id(self.request), self)
 
     def finish(self) -> None:
-        self.server.track(self, False)
+        pass  # the connection is given back when the server shuts it (shutdown_request)
 
     def shutdown_started(self) -> None:
         """Called by the server on SIGTERM: idle connections close now, arriving requests get a grace."""
         now = time.monotonic()
         if self.phase == "idle":
-            self.raw_reader.deadline = now
+            self.raw_reader.until(now)
         elif self.phase == "reading" and now + SHUTDOWN_READ_GRACE < self.raw_reader.deadline:
-            self.raw_reader.deadline = now + SHUTDOWN_READ_GRACE
-            self.raw_reader.deadline_name = (
-                f"the {SHUTDOWN_READ_GRACE:g} s a request may take to arrive once shutting down"
-            )
+            grace = f"the {SHUTDOWN_READ_GRACE:g} s a request may take to arrive once shutting down"
+            self.raw_reader.until(now + SHUTDOWN_READ_GRACE, grace)
 
     def log_message(self, format: str, *args: Any) -> None:
         return  # structured logs are written per request instead
@@ -386,7 +333,7 @@ class _Handler(BaseHTTPRequestHandler):
         # The first request's wait includes the TLS handshake (it runs on the first read): a short deadline of
         # its own, so connections that never speak cannot hold every slot for the keep-alive idle time.
         wait = options.handshake_seconds if self.requests_begun == 0 else options.idle_seconds
-        self.raw_reader.deadline = time.monotonic() + (0 if self.webhook.stopping else wait)
+        self.raw_reader.until(time.monotonic() + (0 if self.webhook.stopping else wait))
         try:
             if not self.buffered.peek(1):  # the client closed a keep-alive connection
                 self.close_connection = True
@@ -397,8 +344,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.phase = "reading"
         self.requests_begun += 1
         self.started = time.monotonic()
-        self.raw_reader.deadline = self.started + options.read_seconds
-        self.raw_reader.deadline_name = f"{options.read_seconds:g} s (the read deadline)"
+        self.raw_reader.until(self.started + options.read_seconds, f"{options.read_seconds:g} s (the read deadline)")
         if self.webhook.stopping:
             self.shutdown_started()
         self.command, self.path, self.request_version = "", "", ""
@@ -406,8 +352,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self.raw_requestline = self.buffered.readline(MAX_LINE_BYTES + 1)
             if len(self.raw_requestline) > MAX_LINE_BYTES:
-                self.send_error(414, "request line too long")
-                return
+                raise Refused(414, "request line too long")
             if not self.raw_requestline:
                 self.close_connection = True
                 return
@@ -417,13 +362,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.rfile = self.buffered
             if self.request_version != "HTTP/1.1":
                 self.close_connection = True  # HTTP/1.0 keep-alive is not spoken: one request, then close
-            method = getattr(self, "do_" + self.command, None)
-            if method is None:
-                self.send_error(501, f"unsupported method {self.command[:20]!r}")
-                return
-            method()
-        except HeadTooLarge:
-            self.send_error(431, f"request headers over {MAX_HEAD_BYTES} bytes")
+            if self.command not in METHODS:
+                raise Refused(501, f"unsupported method {self.command[:20]!r}")
+            self._route()
+        except Refused as refused:  # every error the server finds itself, answered here
+            self.send_error(refused.status, str(refused), extra=refused.headers, close=refused.close)
         except ReadDeadline:
             self.send_error(408, f"request not received within {self.raw_reader.deadline_name}")
         finally:
@@ -439,8 +382,7 @@ class _Handler(BaseHTTPRequestHandler):
         if problem is None and self.request_version == "HTTP/1.1" and len(hosts) != 1:
             problem = "no Host header (RFC 9112 section 3.2)" if not hosts else "more than one Host header"
         if problem is not None:
-            self.send_error(HTTPStatus.BAD_REQUEST, problem)
-            return False
+            raise Refused(400, problem)
         if self.command != "POST" and (
             self.headers.get("Transfer-Encoding") is not None
             or any(length.strip() != "0" for length in self.headers.get_all("Content-Length") or [])
@@ -449,35 +391,38 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def handle_expect_100(self) -> bool:
-        """100 Continue is sent only once the body is wanted: after its length is accepted and admitted (do_POST),
+        """100 Continue is sent only once the body is wanted: after its length is accepted and admitted (_validate),
         never ahead of a 413 or a 503 (RFC 9110 section 10.1.1: a final status instead is allowed)."""
         self.expect_continue = True
         return True
 
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Every error as JSON, and the connection closed (what follows a bad request cannot be trusted)."""
-        self.close_connection = True
+    # ------------------------------------------------------------------ answering
+
+    def send_error(
+        self, code: int, message: str | None = None, explain: str | None = None, extra: Fields = (), close: bool = True
+    ) -> None:
+        """Every error as JSON, and the connection closed (what follows a bad request cannot be trusted) unless
+        ``close`` is False."""
+        if close:
+            self.close_connection = True
         try:
-            self._send(code, json.dumps({"error": message or self.responses.get(code, ("error",))[0]}).encode())
+            body = json.dumps({"error": message or self.responses.get(code, ("error",))[0]}).encode()
+            self._send(code, body, extra=extra)
         except OSError:
             pass  # the client is gone
         self._observe(urlsplit(self.path).path if self.path else "", ERROR_RESULTS.get(code, "bad_request"))
 
-    def _send(
-        self,
-        status: int,
-        body: bytes,
-        content_type: str = "application/json",
-        head: bool = False,
-        extra: tuple[tuple[str, str], ...] = (),
-    ) -> None:
+    def _send(self, status: int, body: bytes, content_type: str = "application/json", extra: Fields = ()) -> None:
         """The status line, headers and body in one write: one TLS record and one system call, not the
-        stdlib's two (its header buffer, then the body)."""
+        stdlib's two (its header buffer, then the body). An answer to HEAD has no body."""
         if self.webhook.stopping:
             self.close_connection = True
         self.connection.settimeout(WRITE_SECONDS)
+        length = len(body)
+        if self.command == "HEAD":
+            body = b""
         if self.request_version == "HTTP/0.9":  # as the stdlib: no status line and no headers
-            self.wfile.write(b"" if head else body)
+            self.connection.sendall(body)
             return
         reason = self.responses[status][0] if status in self.responses else ""
         lines = [
@@ -486,106 +431,64 @@ class _Handler(BaseHTTPRequestHandler):
             f"Date: {self.server.date_header()}",
             *(f"{name}: {value}" for name, value in extra),
             f"Content-Type: {content_type}",
-            f"Content-Length: {len(body)}",
+            f"Content-Length: {length}",
         ]
         if self.close_connection:
             lines.append("Connection: close")
-        answer = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        self.wfile.write(answer if head else answer + body)
+        self.connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
 
     # ------------------------------------------------------------------ routing
 
-    def _other_method(self) -> None:
+    def _route(self) -> None:
+        """Every method's one entry, routed on the path (the API server always adds ?timeout=): 404 for a path
+        not served, 405 for a method the path does not take, then a review or a page."""
         route = urlsplit(self.path).path
-        self.close_connection = True  # a body we do not read may follow
-        if route not in KNOWN_PATHS:
-            self._send(404, b'{"error": "not found"}')
-            self._observe(route, "not_found")
+        allowed = ROUTES.get(route)
+        if allowed is None:  # a GET has no body: its connection stays open
+            raise Refused(404, "not found", close=self.command not in ("GET", "HEAD"))
+        if self.command not in allowed.split(", "):  # a body we do not read may follow: the connection closes
+            raise Refused(405, f"method {self.command} not allowed; use {allowed}", (("Allow", allowed),))
+        if self.command == "POST":
+            self._validate()
             return
-        allowed = "POST" if route == "/validate" else "GET, HEAD"
-        body = json.dumps({"error": f"method {self.command} not allowed; use {allowed}"}).encode()
-        self._send(405, body, extra=(("Allow", allowed),))
-        self._observe(route, "method_not_allowed")
-
-    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _other_method
-
-    def do_HEAD(self) -> None:
-        self._get(head=True)
-
-    def do_GET(self) -> None:
-        self._get(head=False)
-
-    def _get(self, head: bool) -> None:
-        webhook, route = self.webhook, urlsplit(self.path).path
-        if route == "/validate":
-            self._other_method()  # 405, Allow: POST
-            return
-        if route not in KNOWN_PATHS:
-            self._send(404, b'{"error": "not found"}', head=head)  # the connection stays open: a GET has no body
-            self._observe(route, "not_found")
-            return
-        if route == "/healthz":
-            self._send(200, b"ok\n", "text/plain", head)
-        elif route == "/readyz":
-            ready = webhook.ready and not webhook.stopping
-            body = f"{webhook.inventories.readiness()}\n" if ready else f"not ready: {webhook.waiting_for()}\n"
-            self._send(200 if ready else 503, body.encode(), "text/plain", head)
-        else:
-            self._send(200, webhook.metrics_text().encode(), "text/plain; version=0.0.4", head)
+        status, body, content_type = self.webhook.page(route)
+        self._send(status, body, content_type)
         self._observe(route, "ok")
 
-    def do_POST(self) -> None:
-        webhook = self.webhook
-        url = urlsplit(self.path)
-        if url.path != "/validate":  # routed on the path: the API server always adds ?timeout=
-            self._other_method()
-            return
+    def _validate(self) -> None:
+        """POST /validate: the body's length checked and its bytes admitted from the headers alone, then the
+        body read and reviewed under the API server's deadline."""
+        webhook, options = self.webhook, self.webhook.options
         try:
-            budget = review_budget(url.query)
+            budget = review_budget(urlsplit(self.path).query)
         except ValueError as exc:
-            self._reject(400, str(exc), "bad_request")
-            return
-        length = self._content_length()
-        if length is None:
-            return
-        if length > webhook.options.max_body_bytes:  # answered from the headers: the body is never read
-            self._reject(413, f"request body over {webhook.options.max_body_bytes} bytes", "too_large")
-            return
+            raise Refused(400, str(exc)) from None
+        length = body_length(self.headers)
+        if length > options.max_body_bytes:  # answered from the headers: the body is never read
+            raise Refused(413, f"request body over {options.max_body_bytes} bytes")
         # Memory is bounded by the bytes admitted, before a body is read: unread, it waits in the kernel's buffers.
         if not webhook.body_bytes.acquire(length, self.started + budget, lambda: webhook.stopping):
-            message = f"too many review bytes in flight (over {webhook.options.max_inflight_bytes}); try again"
-            self._reject(503, message, "overloaded")
-            return
+            raise Refused(503, f"too many review bytes in flight (over {options.max_inflight_bytes}); try again")
         try:
-            answer = self._read_and_review(length, budget)
+            if self.expect_continue:  # the body is wanted now: its length is accepted and its bytes admitted
+                self.connection.settimeout(WRITE_SECONDS)
+                self.connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+            body = self._read_body(length)
+            self.phase = "reviewing"
+            answer = webhook.review(body, self.started + budget, lambda: peer_closed(self.connection), self._taken_over)
         finally:
             webhook.body_bytes.release(length)  # the review's work has ended (an abandoned one too)
-        if answer is None:
-            return
-        self.phase = "writing"
-        self._send(answer.status, json.dumps(answer.body).encode())
-        self._record(answer, time.monotonic() - self.started)
-
-    def _read_and_review(self, length: int, budget: float) -> Answer | None:
-        """The body read and reviewed; the answer still to send, or None when there is none to send."""
-        if self.expect_continue:
-            self.connection.settimeout(WRITE_SECONDS)
-            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        body = self._read_body(length)
-        if body is None:
-            return None
-        self.phase = "reviewing"
-        answer = self.webhook.review(body, self.started + budget, self._client_gone, self._taken_over)
         if answer is None:  # the client left: nobody to answer
             self.close_connection = True
             self._observe("/validate", "abandoned")
-            return None
-        if answer.sent_at is not None:  # answered at the deadline by the watchdog, and recorded
+        elif answer.sent_at is not None:  # answered at the deadline by the watchdog, and recorded
             self.close_connection = True
-            return None
-        if answer.status == 503:
-            self.close_connection = True
-        return answer
+        else:
+            if answer.status == 503:
+                self.close_connection = True
+            self.phase = "writing"
+            self._send(answer.status, json.dumps(answer.body).encode())
+            self._record(answer, time.monotonic() - self.started)
 
     def _taken_over(self, answer: Answer | None) -> None:
         """The watchdog took this connection's review over (from its thread, while this connection's thread
@@ -617,31 +520,8 @@ class _Handler(BaseHTTPRequestHandler):
             ms=round(elapsed * 1000, 2),
         )
 
-    def _reject(self, status: int, message: str, result: str) -> None:
-        self.close_connection = True  # the body was not read: the connection cannot be reused
-        self._send(status, json.dumps({"error": message}).encode())
-        self._observe("/validate", result)
-
-    def _content_length(self) -> int | None:
-        """The body's length from the headers, or None after answering 400/411."""
-        if self.headers.get("Transfer-Encoding") is not None:
-            if self.headers.get("Content-Length") is not None:  # both: a request-smuggling shape
-                self._reject(400, "both Transfer-Encoding and Content-Length", "bad_request")
-            else:
-                self._reject(411, "Content-Length required (chunked bodies are not accepted)", "bad_request")
-            return None
-        values = self.headers.get_all("Content-Length") or []
-        if not values:
-            self._reject(411, "Content-Length required", "bad_request")
-            return None
-        text = values[0].strip()
-        if len(set(v.strip() for v in values)) != 1 or not text.isascii() or not text.isdigit() or len(text) > 18:
-            self._reject(400, f"Content-Length {values[0][:40]!r} is not a byte count", "bad_request")
-            return None
-        return int(text)
-
-    def _read_body(self, length: int) -> bytes | None:
-        """The body, read under the request's deadline; None after answering 400."""
+    def _read_body(self, length: int) -> bytes:
+        """The body, read under the request's deadline; Refused (400) when it does not all arrive."""
         chunks, received = [], 0
         try:
             while received < length:
@@ -651,45 +531,13 @@ class _Handler(BaseHTTPRequestHandler):
                 chunks.append(chunk)
                 received += len(chunk)
         except ReadDeadline:
-            within = f"within {self.raw_reader.deadline_name}"
-            self._reject(
-                400,
-                f"request body incomplete: {received} of {length} bytes (Content-Length) arrived {within}",
-                "bad_request",
-            )
-            return None
+            arrived = f"arrived within {self.raw_reader.deadline_name}"
+            message = f"request body incomplete: {received} of {length} bytes (Content-Length) {arrived}"
+            raise Refused(400, message) from None
         if received < length:
             ended = f"the connection ended after {received} of {length} bytes (Content-Length)"
-            self._reject(400, f"request body incomplete: {ended}", "bad_request")
-            return None
+            raise Refused(400, f"request body incomplete: {ended}")
         return b"".join(chunks)
-
-    def _client_gone(self) -> bool:
-        """Has the client closed its side? (Checked while its review runs: a gone client frees its slot.)"""
-        poller = select.poll()
-        poller.register(self.connection.fileno(), select.POLLRDHUP | select.POLLHUP | select.POLLERR)
-        try:
-            return bool(poller.poll(0))
-        except OSError:
-            return True
-
-
-class _SocketWriter(io.BufferedIOBase):
-    """Unbuffered writes straight to the socket (the stdlib's private _SocketWriter)."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self._sock = sock
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: Any) -> int:
-        self._sock.sendall(data)
-        with memoryview(data) as view:
-            return view.nbytes
-
-    def fileno(self) -> int:
-        return self._sock.fileno()
 
 
 class _Server(ThreadingHTTPServer):
@@ -705,10 +553,8 @@ class _Server(ThreadingHTTPServer):
     ) -> None:
         self.webhook = webhook
         self.certificates = certificates
-        self._handlers: set[_Handler] = set()
-        self._handlers_changed = threading.Condition(threading.Lock())
         options = webhook.options
-        self.slots = PeerSlots(
+        self.connections: Connections[_Handler] = Connections(
             options.max_connections, options.max_connections_per_peer or max(1, options.max_connections // 2)
         )
         self._date: tuple[int, str] = (0, "")
@@ -730,27 +576,17 @@ class _Server(ThreadingHTTPServer):
 
     def verify_request(self, request: Any, client_address: Any) -> bool:
         """Counted here, in the accept loop, and given back in shutdown_request."""
-        accepted = self.slots.take(id(request), str(client_address[0]) if client_address else "")
+        accepted = self.connections.take(id(request), str(client_address[0]) if client_address else "")
         if not accepted:
             self.webhook.metrics.refused()
         return accepted
 
     def shutdown_request(self, request: Any) -> None:
-        self.slots.give_back(id(request))
+        self.connections.give_back(id(request))
         super().shutdown_request(request)
 
-    def track(self, handler: _Handler, alive: bool) -> None:
-        with self._handlers_changed:
-            if alive:
-                self._handlers.add(handler)
-            else:
-                self._handlers.discard(handler)
-                self._handlers_changed.notify_all()
-
     def begin_shutdown(self) -> None:
-        with self._handlers_changed:
-            handlers = list(self._handlers)
-        for handler in handlers:
+        for handler in self.connections.handlers():
             handler.shutdown_started()
 
     def server_close(self) -> None:
@@ -759,21 +595,12 @@ class _Server(ThreadingHTTPServer):
         watchdog has taken over owes its client nothing more and is not waited for: its thread ends at the
         review's next deadline check."""
         super().server_close()
-        with self._handlers_changed:
-            while any(handler.phase not in OWES_NOTHING for handler in self._handlers):
-                self._handlers_changed.wait(POLL_SECONDS)
+        self.connections.wait(lambda handler: handler.phase in OWES_NOTHING)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A failed handshake or a dropped connection: one JSON log line, not a traceback on stderr."""
         client = str(client_address[0]) if client_address else None
         log("connection_error", client=client, error=error_text(sys.exc_info()[1]))
-
-
-def tls_context(cert: str, key: str) -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.load_cert_chain(cert, key)
-    return context
 
 
 def build_server(config: Config, options: ServeOptions, api: Any = None) -> tuple[_Server, Webhook]:

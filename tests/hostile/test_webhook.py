@@ -254,9 +254,12 @@ def test_a_stuck_check_whose_client_left_does_not_hold_up_shutdown(tmp_path, mon
         assert started.wait(5)
         tls.close()
         deadline = time.monotonic() + 5  # the watchdog asks the clients of reviews running over 0.2 s
-        while not any(h.phase == "abandoned" for h in running.server._handlers) and time.monotonic() < deadline:
+        while (
+            not any(h.phase == "abandoned" for h in running.server.connections.handlers())
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.05)
-        assert any(h.phase == "abandoned" for h in running.server._handlers)
+        assert any(h.phase == "abandoned" for h in running.server.connections.handlers())
         stopping = time.monotonic()
         running.stop()
         assert time.monotonic() - stopping < 5
@@ -454,6 +457,38 @@ def test_methods_that_do_not_belong_get_405(server):
     assert raw_post(server, "BREW /validate HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 501
     assert counted(server, "/validate", "method_not_allowed") == before + 4  # with BREW's 501
     assert histogram in server.get("/metrics")[1].splitlines()  # none of them was a review
+
+
+def test_an_answer_to_head_has_no_body_errors_included(server):
+    """RFC 9110 section 9.3.2: an answer to HEAD has no body. A 405 to HEAD /validate and a 400 to a malformed
+    HEAD carried their JSON error, bytes a client reads as the start of its next answer."""
+    for request, status in (
+        (b"HEAD /validate HTTP/1.1\r\nHost: x\r\n\r\n", 405),
+        (b"HEAD /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n", 400),
+    ):
+        tls = server.raw()
+        tls.sendall(request)
+        responses = ResponseReader(tls)
+        got, headers, _ = responses.read(head=True)
+        assert got == status and int(headers["content-length"]) > 0 and headers["connection"] == "close"
+        rest, tls_closed = responses.data, False
+        tls.settimeout(5)
+        try:
+            while chunk := tls.recv(65536):
+                rest += chunk
+            tls_closed = True
+        except (ConnectionError, ssl.SSLError):
+            tls_closed = True
+        tls.close()
+        assert (rest, tls_closed) == (b"", True), request
+    # an unknown path answered to HEAD keeps the connection, as to GET: the next answer follows at once
+    tls = server.raw()
+    tls.sendall(b"HEAD /nowhere HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    responses = ResponseReader(tls)
+    status, headers, _ = responses.read(head=True)
+    assert status == 404 and headers["content-type"] == "application/json"
+    assert responses.read()[::2] == (200, b"ok\n")
+    tls.close()
 
 
 def test_connections_beyond_the_limit_are_closed_at_once(tmp_path):

@@ -5,6 +5,7 @@ share (a reviewed CRD never changes how the next review validates)."""
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 
@@ -14,6 +15,7 @@ from conftest import REPO
 from support.crds import CRD, INSTANCE
 from webhook_helpers import GOOD_POD, review
 
+from gpulint.lint import engine as engine_module
 from gpulint.lint.bounds import CLIENT_GONE, DEADLINE, Watchdog
 from gpulint.lint.config import Config
 from gpulint.lint.engine import Deadline, DeadlineExceeded
@@ -331,13 +333,14 @@ def test_an_answer_is_one_write_with_a_date_formatted_once_a_second(tmp_path, mo
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     writes: list[bytes] = []
-    real = serve_module._SocketWriter.write
+    real = ssl.SSLSocket.sendall
 
-    def recording(self, data):
-        writes.append(bytes(data))
-        return real(self, data)
+    def recording(self, data, *args):
+        if self.server_side:  # the client runs in this process too
+            writes.append(bytes(data))
+        return real(self, data, *args)
 
-    monkeypatch.setattr(serve_module._SocketWriter, "write", recording)
+    monkeypatch.setattr(ssl.SSLSocket, "sendall", recording)
     try:
         status, answer = Client(server.server_address[1], ca).post(review(GOOD_POD, "one-write"))
         assert status == 200 and answer["response"]["uid"] == "one-write"
@@ -513,6 +516,49 @@ def test_a_past_deadline_stops_a_review_before_its_first_rule():
     with pytest.raises(DeadlineExceeded):
         run.report(deadline=Deadline(time.monotonic() - 1))
     assert ran == []
+
+
+def test_a_review_cancelled_while_a_lists_objects_are_prepared_stops_between_them(monkeypatch):
+    """An abandoned review holds its slot until its next deadline check. Every object of a List had its facts
+    built before the first check: seconds for the 16000-pod List of tests/hostile, its slot held all along."""
+    deadline = Deadline(time.monotonic() + 60)
+    pods = {"apiVersion": "v1", "kind": "List", "items": [dict(GOOD_POD)] * 1000}
+    prepared = []
+    real_with_facts = engine_module.with_facts
+
+    def with_facts(obj):
+        prepared.append(obj)
+        if len(prepared) == 3:
+            deadline.cancel()  # as the watchdog does from its own thread when the client has gone
+        return real_with_facts(obj)
+
+    monkeypatch.setattr(engine_module, "with_facts", with_facts)
+    with pytest.raises(DeadlineExceeded):
+        LintRun.for_object(Config(), pods, None).report(deadline=deadline)
+    assert len(prepared) == 3
+    prepared.clear()  # not cancelled: every object checked
+    report = LintRun.for_object(Config(), pods, None).report(deadline=Deadline(time.monotonic() + 60))
+    assert len(prepared) == 1000 and report.files[0].objects == 1000
+
+
+def test_a_review_cancelled_after_its_last_check_does_not_sort_its_findings(monkeypatch):
+    deadline = Deadline(time.monotonic() + 60)
+    suppressed = []
+    real_suppress = engine_module.Engine._suppress
+
+    def last(obj, ctx):
+        deadline.cancel()
+        yield from ()
+
+    def suppress(self, *args):
+        suppressed.append(args)
+        return real_suppress(self, *args)
+
+    monkeypatch.setattr(engine_module.Engine, "_suppress", suppress)
+    run, _ = _engine_with_checks(last)
+    with pytest.raises(DeadlineExceeded):
+        run.report(deadline=deadline)
+    assert suppressed == []
 
 
 def test_a_check_that_raises_is_reported_and_the_next_rules_still_run():
