@@ -7,6 +7,7 @@ commit date of every source it was read from, and the facts it read there (docs/
         --karpenter-aws   /work/.mirror/aws+karpenter-provider-aws/repo \\
         --autoscaler      /work/.mirror/kubernetes+autoscaler/repo \\
         --karpenter-azure /work/.mirror/Azure+karpenter-provider-azure/repo \\
+        --skewer          /work/.mirror/Azure+skewer/repo \\
         --xpk             /work/.mirror/AI-Hypercomputer+xpk/repo \\
         --cluster-toolkit /work/.mirror/GoogleCloudPlatform+cluster-toolkit/repo \\
         --gce-machine-types /work/.mirror/Cyclenerd+google-cloud-pricing-cost-calculator/repo \\
@@ -21,7 +22,10 @@ Sources:
   output its tests replay) as a second reading for the few types it holds.
 - Azure: kubernetes/autoscaler cluster-autoscaler/cloudprovider/azure/azure_instance_types.go (generated
   from the Azure Resource SKUs API): vCPUs, memory, GPU count; Azure/karpenter-provider-azure
-  pkg/utils/supported-gpus.yaml: which sizes are GPU sizes, and their GPU manufacturer.
+  pkg/utils/supported-gpus.yaml: which sizes are GPU sizes, and their GPU manufacturer;
+  pkg/fake/zz_generated.sku.<region>.go (the Resource SKUs its tests replay) as a second reading, with RDMA
+  and local NVMe, for the few GPU sizes it holds; Azure/skewer vmsize.go (the size-name parser Karpenter
+  labels karpenter.azure.com/sku-gpu-name from): the GPU model named in the size.
 - GCP: AI-Hypercomputer/xpk src/xpk/core/system_characteristics.py (GPU count, GKE accelerator label) and
   GoogleCloudPlatform/cluster-toolkit pkg/config/machine_mappings.json (accelerator shorthand: GPU model
   and count); Cyclenerd/google-cloud-pricing-cost-calculator tools/machinetypes.csv (the Compute Engine API's
@@ -44,6 +48,8 @@ AWS_DESCRIBE = "pkg/fake/zz_generated.describe_instance_types.go"
 AZURE_TYPES = "cluster-autoscaler/cloudprovider/azure/azure_instance_types.go"
 AZURE_GPUS = "pkg/utils/supported-gpus.yaml"
 AZURE_NODEPOOL_CRD = "pkg/apis/crds/karpenter.sh_nodepools.yaml"
+AZURE_FIXTURES = ("pkg/fake/zz_generated.sku.southcentralus.go", "pkg/fake/zz_generated.sku.westcentralus.go")
+SKEWER_VMSIZE = "vmsize.go"
 XPK_SYSTEMS = "src/xpk/core/system_characteristics.py"
 TOOLKIT_MAPPINGS = "pkg/config/machine_mappings.json"
 GCE_MACHINE_TYPES = "tools/machinetypes.csv"
@@ -207,10 +213,12 @@ AZURE_TYPE = re.compile(
 )
 
 
-def azure_rows(autoscaler: Repo, karpenter: Repo) -> list[Row]:
+def azure_rows(autoscaler: Repo, karpenter: Repo, skewer: Repo) -> list[Row]:
     types_text, types_source = autoscaler.read(AZURE_TYPES)
     gpus_text, gpus_source = karpenter.read(AZURE_GPUS)
     crd_text, crd_source = karpenter.read(AZURE_NODEPOOL_CRD)
+    size_scheme, skewer_source = azure_size_scheme(skewer)
+    fixture = azure_fixture_skus(karpenter)
     makers = _azure_makers(gpus_text)
     # The karpenter.azure.com labels Karpenter's Azure provider defines (the NodePool CRD's validation rule):
     # those this script cannot compute are open (a node may carry them with any value).
@@ -225,7 +233,6 @@ def azure_rows(autoscaler: Repo, karpenter: Repo) -> list[Row]:
         memory = f"{match['mem']}Mi"
         row = Row(name)
         row.capacity = {"cpu": match["cpu"], "memory": memory, GPU_RESOURCE[maker]: str(gpus)}
-        row.gpu = {"model": maker}
         row.labels = {
             "karpenter.azure.com/sku-name": name,
             "karpenter.azure.com/sku-cpu": match["cpu"],
@@ -233,16 +240,78 @@ def azure_rows(autoscaler: Repo, karpenter: Repo) -> list[Row]:
             "karpenter.azure.com/sku-gpu-count": str(gpus),
             "karpenter.azure.com/sku-gpu-manufacturer": maker,
         }
+        # Karpenter labels sku-gpu-name with the accelerator part skewer's size parser finds in the name
+        # (Standard_NC24ads_A100_v4: A100); a size whose name has none (NC6s_v3, ND96isr_MI300X_v5) is left open.
+        accelerator = azure_accelerator(size_scheme, name)
+        row.gpu = {"model": f"{maker} {accelerator}".strip()}
+        if accelerator:
+            row.labels["karpenter.azure.com/sku-gpu-name"] = accelerator
         if match["arch"]:
             row.labels["kubernetes.io/arch"] = match["arch"]
-        row.open_labels = [*AZURE_OPEN_LABELS, *(k for k in defined if k not in computed)]
+        row.open_labels = [*AZURE_OPEN_LABELS, *(k for k in defined if k not in computed and k not in row.labels)]
         row.sources.append(
             (types_source, {"gpus": gpus, "cpu": int(match["cpu"]), "memory": memory, "arch": match["arch"]})
         )
-        row.sources.append((gpus_source, {"gpu-model": maker}))
+        row.sources.append((gpus_source, {"gpu-maker": maker}))
+        if accelerator:
+            row.sources.append((skewer_source, {"gpu-name": accelerator}))
+        if name in fixture:
+            row.sources.append(fixture[name])
         row.sources.append((crd_source, {"open-labels": "karpenter.azure.com"}))
         rows.append(row)
     return sorted(rows, key=lambda r: _natural(r.name))
+
+
+def azure_size_scheme(skewer: Repo) -> tuple[re.Pattern[str], Source]:
+    """skewer's VM size pattern (vmsize.go ``skuSizeScheme``), the parser Karpenter's Azure provider names sizes
+    by; read from the fetched file, not copied (RE2 and Python agree on its syntax)."""
+    text, source = skewer.read(SKEWER_VMSIZE)
+    found = re.search(r"skuSizeScheme = regexp\.MustCompile\(\s*`([^`]+)`", text)
+    if not found:
+        raise SystemExit(f"{skewer.path}: {SKEWER_VMSIZE} has no skuSizeScheme")
+    return re.compile(found[1]), source
+
+
+def azure_accelerator(scheme: re.Pattern[str], name: str) -> str:
+    """The accelerator type of a size name as skewer's GetVMSize reads it (group 7; the SKU's Size, without
+    ``Standard_``), or "" when the name has none or does not parse."""
+    found = scheme.match(name.removeprefix("Standard_"))
+    return (found[7] or "") if found else ""
+
+
+def azure_fixture_skus(karpenter: Repo) -> dict[str, tuple[Source, dict[str, Any]]]:
+    """A second reading for the GPU sizes Karpenter's tests replay from the Resource SKUs API
+    (pkg/fake/zz_generated.sku.<region>.go): GPUs, vCPUs, memory, RDMA and local NVMe as the API states them. A
+    size the regions state differently is left out."""
+    readings: dict[str, tuple[Source, dict[str, Any]]] = {}
+    dropped: set[str] = set()
+    for path in AZURE_FIXTURES:
+        text, source = karpenter.read(path)
+        for name, body in re.findall(r'Name:\s+lo\.ToPtr\("(Standard_[^"]+)"\),(.*?)LocationInfo:', text, re.S):
+            caps = dict(re.findall(r'Name: lo\.ToPtr\("([^"]+)"\), Value: lo\.ToPtr\("([^"]*)"\)', body))
+            facts = _azure_fixture_facts(caps)
+            if facts is None:
+                continue
+            if name in readings and readings[name][1] != facts:
+                dropped.add(name)
+            readings.setdefault(name, (source, facts))
+    return {k: v for k, v in readings.items() if k not in dropped}
+
+
+def _azure_fixture_facts(caps: dict[str, str]) -> dict[str, Any] | None:
+    gpus = caps.get("GPUs", "0")
+    memory_gib = caps.get("MemoryGB", "")
+    if not gpus.isdigit() or int(gpus) <= 0 or not caps.get("vCPUs", "").isdigit():
+        return None
+    mib = float(memory_gib) * 1024 if re.fullmatch(r"\d+(\.\d+)?", memory_gib) else 0.0
+    if not mib or not mib.is_integer():
+        return None
+    facts: dict[str, Any] = {"gpus": int(gpus), "cpu": int(caps["vCPUs"]), "memory": f"{int(mib)}Mi"}
+    if caps.get("RdmaEnabled") in ("True", "False"):
+        facts["rdma"] = caps["RdmaEnabled"] == "True"
+    if caps.get("NvmeDiskSizeInMiB", "").isdigit():
+        facts["local-nvme-mib"] = int(caps["NvmeDiskSizeInMiB"])
+    return facts
 
 
 def _azure_makers(text: str) -> dict[str, str]:
@@ -348,8 +417,9 @@ HEADERS = {
     ),
     "azure": (
         "GPU VM sizes of Azure: vCPUs, memory and GPU count from the Azure Resource SKUs the Cluster Autoscaler\n"
-        "generates its table from; which sizes have GPUs, and whose, from Karpenter's Azure provider. Allocatable is\n"
-        "not listed (AKS reservations depend on the node): the capacity is used.",
+        "generates its table from; which sizes have GPUs, and whose, from Karpenter's Azure provider; the GPU model\n"
+        "named in the size as skewer's parser (Karpenter's sku-gpu-name) reads it. Allocatable is not listed (AKS\n"
+        "reservations depend on the node): the capacity is used.",
         "https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/",
     ),
     "gcp": (
@@ -422,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--karpenter-aws", required=True, help="git directory of aws/karpenter-provider-aws")
     parser.add_argument("--autoscaler", required=True, help="git directory of kubernetes/autoscaler")
     parser.add_argument("--karpenter-azure", required=True, help="git directory of Azure/karpenter-provider-azure")
+    parser.add_argument("--skewer", required=True, help="git directory of Azure/skewer (its VM size parser)")
     parser.add_argument("--xpk", required=True, help="git directory of AI-Hypercomputer/xpk")
     parser.add_argument("--cluster-toolkit", required=True, help="git directory of GoogleCloudPlatform/cluster-toolkit")
     parser.add_argument(
@@ -437,6 +508,7 @@ def main(argv: list[str] | None = None) -> int:
             azure_rows(
                 Repo(args.autoscaler, "kubernetes/autoscaler"),
                 Repo(args.karpenter_azure, "Azure/karpenter-provider-azure"),
+                Repo(args.skewer, "Azure/skewer"),
             ),
         ),
         "gcp": render(

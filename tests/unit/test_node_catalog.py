@@ -34,6 +34,7 @@ SOURCES = {
     "--karpenter-aws": "aws+karpenter-provider-aws",
     "--autoscaler": "kubernetes+autoscaler",
     "--karpenter-azure": "Azure+karpenter-provider-azure",
+    "--skewer": "Azure+skewer",
     "--xpk": "AI-Hypercomputer+xpk",
     "--cluster-toolkit": "GoogleCloudPlatform+cluster-toolkit",
     "--gce-machine-types": "Cyclenerd+google-cloud-pricing-cost-calculator",
@@ -79,6 +80,8 @@ def test_every_row_agrees_with_the_facts_its_sources_state():
         assert len(gpus) == 1 and int(capacity[gpus[0]]) == facts["gpus"], name
         if "gpu-model" in facts:
             assert entry["gpu"]["model"] == facts["gpu-model"], name
+        if "gpu-maker" in facts:  # Azure: the maker (supported-gpus.yaml) and the model the size names (skewer)
+            assert entry["gpu"]["model"] == f"{facts['gpu-maker']} {facts.get('gpu-name', '')}".strip(), name
         for fact, resource in (("cpu", "cpu"), ("memory", "memory"), ("neuroncores", "aws.amazon.com/neuroncore")):
             if fact in facts:
                 assert quantity_from_yaml(capacity[resource]).value == quantity_from_yaml(facts[fact]).value, name
@@ -100,6 +103,11 @@ def test_every_row_agrees_with_the_facts_its_sources_state():
             assert labels["karpenter.azure.com/sku-gpu-count"] == str(facts["gpus"]), name
             assert labels["karpenter.azure.com/sku-cpu"] == str(facts["cpu"]), name
             assert f"{labels['karpenter.azure.com/sku-memory']}Mi" == facts["memory"], name
+            assert labels["karpenter.azure.com/sku-gpu-manufacturer"] == facts["gpu-maker"], name
+            if "gpu-name" in facts:
+                assert labels["karpenter.azure.com/sku-gpu-name"] == facts["gpu-name"], name
+            else:  # a size whose name holds no accelerator: what the node carries is not stated
+                assert "karpenter.azure.com/sku-gpu-name" in entry["open-labels"], name
         assert not set(labels) & set(entry.get("open-labels", [])), name
 
 
@@ -144,6 +152,89 @@ def test_figures_of_well_known_types():
     t4 = catalog.get("Standard_NC64as_T4_v3")
     assert t4 is not None and t4.capacity["memory"] == 440 * gib and t4.capacity["nvidia.com/gpu"] == 4
     assert t4.labels["karpenter.azure.com/sku-gpu-manufacturer"] == "nvidia"
+    # skewer's size parser, as Karpenter's own test expects (suite_test.go: A100 on Standard_NC24ads_A100_v4)
+    assert t4.labels["karpenter.azure.com/sku-gpu-name"] == "T4" and t4.gpu_model == "nvidia T4"
+    assert h100.labels["karpenter.azure.com/sku-gpu-name"] == "H100"
+    a100 = catalog.get("Standard_NC24ads_A100_v4")
+    assert a100 is not None and a100.labels["karpenter.azure.com/sku-gpu-name"] == "A100"
+    for name in ("Standard_NC6s_v3", "Standard_ND96asr_v4", "Standard_ND96isr_MI300X_v5"):  # no model in the name
+        row = catalog.get(name)
+        assert row is not None and "karpenter.azure.com/sku-gpu-name" in row.open_labels, name
+    # A partial A10 (NV6ads_A10_v5 gets a share of one A10): the SKU API states 1 GPU, and Karpenter's capacity is
+    # nvidia.com/gpu: sku.GPU() (instancetype.go gpuNvidiaCount)
+    nv6 = catalog.get("Standard_NV6ads_A10_v5")
+    assert nv6 is not None and nv6.capacity["nvidia.com/gpu"] == 1 and nv6.capacity["cpu"] == 6
+
+
+def test_the_sku_fixture_karpenter_replays_agrees_with_the_autoscalers_table():
+    # pkg/fake/zz_generated.sku.southcentralus.go: NC24ads_A100_v4 24 vCPUs, 220 GB, 1 GPU, no RDMA, 915527 MiB NVMe
+    (entry,) = [e for _, e in shipped_entries() if e["name"] == "Standard_NC24ads_A100_v4"]
+    fixture = [s["facts"] for s in entry["sources"] if s["path"].startswith("pkg/fake/zz_generated.sku.")]
+    assert fixture == [{"gpus": 1, "cpu": 24, "memory": "225280Mi", "rdma": False, "local-nvme-mib": 915527}]
+    assert source_facts(entry["sources"])["memory"] == entry["capacity"]["memory"]
+
+
+# A Resource SKU as the fixture holds it, trimmed
+FIXTURE_SKU = """		{
+			Name:         lo.ToPtr("Standard_ND96isr_H100_v5"),
+			Capabilities: &[]compute.ResourceSkuCapabilities{
+				{Name: lo.ToPtr("vCPUs"), Value: lo.ToPtr("96")},
+				{Name: lo.ToPtr("MemoryGB"), Value: lo.ToPtr("1900")},
+				{Name: lo.ToPtr("GPUs"), Value: lo.ToPtr("8")},
+				{Name: lo.ToPtr("NvmeDiskSizeInMiB"), Value: lo.ToPtr("29296875")},
+				{Name: lo.ToPtr("RdmaEnabled"), Value: lo.ToPtr("True")},
+			},
+			LocationInfo: &[]compute.ResourceSkuLocationInfo{},
+		},
+		{
+			Name:         lo.ToPtr("Standard_D2s_v3"),
+			Capabilities: &[]compute.ResourceSkuCapabilities{
+				{Name: lo.ToPtr("vCPUs"), Value: lo.ToPtr("2")},
+				{Name: lo.ToPtr("MemoryGB"), Value: lo.ToPtr("0.75")},
+			},
+			LocationInfo: &[]compute.ResourceSkuLocationInfo{},
+		},
+"""
+
+
+def test_a_resource_sku_is_read_as_the_api_states_it():
+    script = _script()
+    skus = re.findall(r'Name:\s+lo\.ToPtr\("(Standard_[^"]+)"\),(.*?)LocationInfo:', FIXTURE_SKU, re.S)
+    facts = {
+        name: script._azure_fixture_facts(
+            dict(re.findall(r'Name: lo\.ToPtr\("([^"]+)"\), Value: lo\.ToPtr\("([^"]*)"\)', body))
+        )
+        for name, body in skus
+    }
+    assert facts == {
+        "Standard_ND96isr_H100_v5": {
+            "gpus": 8,
+            "cpu": 96,
+            "memory": "1945600Mi",
+            "rdma": True,
+            "local-nvme-mib": 29296875,
+        },
+        "Standard_D2s_v3": None,  # no GPU
+    }
+
+
+@pytest.mark.parametrize(
+    ("size", "accelerator"),
+    [
+        ("Standard_NC24ads_A100_v4", "A100"),
+        ("Standard_ND96isr_H200_v5", "H200"),
+        ("Standard_NC4as_T4_v3", "T4"),
+        ("Standard_NV6ads_A10_v5", "A10"),
+        ("Standard_NC6s_v3", ""),  # V100: the name does not say
+        ("Standard_ND96isr_MI300X_v5", ""),  # skewer flags the MI300X series; no accelerator type
+        ("Standard_NC24rs_v3", ""),
+    ],
+)
+@pytest.mark.skipif(not (MIRROR / "Azure+skewer" / "repo").is_dir(), reason=f"Azure/skewer is not fetched at {MIRROR}")
+def test_skewers_size_parser_names_the_gpu_model(size, accelerator):
+    script = _script()
+    scheme, _ = script.azure_size_scheme(script.Repo(str(MIRROR / "Azure+skewer" / "repo"), "Azure/skewer"))
+    assert script.azure_accelerator(scheme, size) == accelerator
 
 
 @pytest.mark.skipif(
@@ -386,3 +477,40 @@ def test_a_gang_on_gke_types_is_packed_by_their_gpus_and_vcpus(write):
     assert error["severity"] == "error" and "hold at most 4" in error["message"]
     error = only(findings(write, gang(4, cpu=12), GKE), "gang-unsatisfiable")
     assert error["severity"] == "error" and "hold at most 2" in error["message"]
+
+
+AKS_KARPENTER = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: gpu}}
+spec:
+  template:
+    spec:
+      nodeClassRef: {{group: karpenter.azure.com, kind: AKSNodeClass, name: gpu}}
+      requirements:
+      - {{key: node.kubernetes.io/instance-type, operator: In, values: [{sizes}]}}
+      taints:
+      - {{key: sku, value: gpu, effect: NoSchedule}}
+"""
+
+
+def test_a_karpenter_aks_pool_is_judged_by_the_gpu_name_its_sizes_carry(write, tmp_path):
+    # Karpenter labels an A100 size's nodes karpenter.azure.com/sku-gpu-name=A100: a pod selecting H100 on a pool
+    # of A100 sizes never schedules; one selecting A100 does
+    def pool(sizes: str) -> str:
+        inventory = tmp_path / sizes.replace(",", "").replace(" ", "")
+        inventory.mkdir()
+        (inventory / "nodepool.yaml").write_text(AKS_KARPENTER.format(sizes=sizes))
+        return str(inventory)
+
+    def job(model: str) -> str:
+        lines = "      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n"
+        return gpu_job(1, spec=lines + f"      nodeSelector: {{karpenter.azure.com/sku-gpu-name: {model}}}\n")
+
+    a100 = pool("Standard_NC24ads_A100_v4, Standard_NC48ads_A100_v4")
+    assert findings(write, job("A100"), a100) == []
+    never = [f for f in findings(write, job("H100"), a100) if f["severity"] == "error"]
+    assert len(never) == 1 and "karpenter.azure.com/sku-gpu-name" in str(never[0]), never
+    # NC6s_v3's name holds no model (skewer gives none): the label's value is not stated, so no verdict
+    v100 = pool("Standard_NC6s_v3")
+    assert [f for f in findings(write, job("V100"), v100) if f["severity"] in ("error", "warning")] == []
