@@ -1,7 +1,7 @@
 """The held-out measure of issue #29: is each reported failure variant caught, with no false flag?
 
-Each variant in ``tests/heldout/variants.yaml`` (the first set), ``tests/heldout2/variants.yaml`` and
-``tests/heldout3/variants.yaml`` (the second and third, each collected blind after the one before was fixed) has ``broken.yaml``, its ``fixed.yaml``
+Each variant in ``tests/heldout/variants.yaml`` (the first set), ``tests/heldout2/variants.yaml``,
+``tests/heldout3/variants.yaml`` and ``tests/heldout4/variants.yaml`` (each collected blind after the one before was fixed) has ``broken.yaml``, its ``fixed.yaml``
 twin and maybe an ``inventory.yaml``; each set records its outcomes in its own ``outcomes.yaml``. Both files are linted with every rule, as ``gpulint check`` does (rule_harness).
 
 A finding *names the cause* when its rule is one the report points to, it is an error or a warning, and
@@ -27,7 +27,7 @@ import yaml
 from rule_harness import Found, findings_of
 
 HELDOUT = Path(__file__).parent / "heldout"
-SETS = (HELDOUT, Path(__file__).parent / "heldout2", Path(__file__).parent / "heldout3")
+SETS = tuple(Path(__file__).parent / name for name in ("heldout", "heldout2", "heldout3", "heldout4"))
 SHOWN = ("error", "warning")
 
 

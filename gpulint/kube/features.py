@@ -26,6 +26,7 @@ GATES: dict[str, tuple[tuple[str, str, bool], ...]] = {
     "DRAWorkloadResourceClaims": (("1.36", "alpha", False), ("1.37", "beta", False)),
     "DynamicResourceAllocation": (("1.26", "alpha", False), ("1.32", "beta", False), ("1.34", "GA", True)),
     "TaintTolerationComparisonOperators": (("1.35", "alpha", False),),
+    "PodLevelResources": (("1.32", "alpha", False), ("1.34", "beta", True)),
     "GenericWorkload": (("1.35", "alpha", False), ("1.37", "beta", False)),
     "TopologyAwareWorkloadScheduling": (("1.36", "alpha", False),),
     "CompositePodGroup": (("1.37", "alpha", False),),

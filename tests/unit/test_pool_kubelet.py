@@ -134,3 +134,80 @@ def test_the_default_reservations_reproduce_karpenters_figures_for_every_shipped
         if freed["memory"] - whole > MIB:
             off.add(row.name)
     assert len(rows) == 77 and off == set()
+
+
+# The cluster's DaemonSets, as `kubectl get daemonsets -A -o yaml` lists them: on EKS the VPC CNI and
+# kube-proxy run on every node and request nothing the scheduler counts but a pod each.
+CLUSTER_DAEMONS = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: DaemonSet
+  metadata: {name: aws-node, namespace: kube-system}
+  spec:
+    selector: {matchLabels: {k8s-app: aws-node}}
+    template:
+      metadata: {labels: {k8s-app: aws-node}}
+      spec:
+        tolerations: [{operator: Exists}]
+        containers: [{name: aws-node, image: amazon-k8s-cni:v1.18.3}]
+- apiVersion: apps/v1
+  kind: DaemonSet
+  metadata: {name: kube-proxy, namespace: kube-system}
+  spec:
+    selector: {matchLabels: {k8s-app: kube-proxy}}
+    template:
+      metadata: {labels: {k8s-app: kube-proxy}}
+      spec:
+        tolerations: [{operator: Exists}]
+        containers: [{name: kube-proxy, image: kube-proxy:v1.30.0}]
+- apiVersion: apps/v1
+  kind: DaemonSet
+  metadata: {name: windows-agent, namespace: kube-system}
+  spec:
+    selector: {matchLabels: {app: windows-agent}}
+    template:
+      metadata: {labels: {app: windows-agent}}
+      spec:
+        nodeSelector: {kubernetes.io/os: windows}
+        tolerations: [{operator: Exists}]
+        containers: [{name: agent, image: agent:1.0}]
+"""
+
+
+def with_cluster_daemons(write, manifest: str) -> list[dict]:
+    daemons = write("daemonsets.yaml", CLUSTER_DAEMONS)
+    found = check_json(
+        str(write("workload.yaml", manifest)), "--ignore", "dev-shm-missing", *inventory_args(KARPENTER, daemons)
+    )
+    return [f for f in found if f["rule"] == "gpu-unschedulable"]
+
+
+def test_the_inventorys_daemonsets_take_their_pods_under_max_pods(write):
+    """karpenter-provider-aws#6884: maxPods 1 on an EC2NodeClass; the cluster's DaemonSets (none of them linted,
+    none requesting cpu or memory) take the node's only pod before the GPU pod can."""
+    (never,) = with_cluster_daemons(write, node_class("    maxPods: 2") + job("1Gi"))
+    assert "at most 0 pods left after the DaemonSets' requests" in said(never) and never["severity"] == "error"
+    # two Linux daemons and the pod: 3 pods; the Windows agent never lands on these nodes
+    assert with_cluster_daemons(write, node_class("    maxPods: 3") + job("1Gi")) == []
+    assert with_cluster_daemons(write, job("1Gi")) == []  # the ENI-limited default holds them all
+
+
+def test_a_linted_daemonset_replaces_the_inventorys_copy(write):
+    """The linted DaemonSet is the change under review: kube-proxy moved to Windows nodes no longer counts."""
+    moved = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: kube-proxy, namespace: kube-system}
+spec:
+  selector: {matchLabels: {k8s-app: kube-proxy}}
+  template:
+    metadata: {labels: {k8s-app: kube-proxy}}
+    spec:
+      nodeSelector: {kubernetes.io/os: windows}
+      tolerations: [{operator: Exists}]
+      containers: [{name: kube-proxy, image: kube-proxy:v1.30.0}]
+---
+"""
+    assert with_cluster_daemons(write, node_class("    maxPods: 2") + moved + job("1Gi")) == []

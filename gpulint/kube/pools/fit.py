@@ -84,7 +84,10 @@ def fit_pool(
         missing = _insufficient(pod, template, overhead)
         if missing:
             for resource in missing:
-                left = template.allocatable.get(resource, Fraction(0)) - overhead.get(resource, Fraction(0))
+                # what the DaemonSets leave, never below none (maxPods 1 with 4 daemon pods leaves 0, not -3)
+                left = max(
+                    Fraction(0), template.allocatable.get(resource, Fraction(0)) - overhead.get(resource, Fraction(0))
+                )
                 short.setdefault(resource, []).append((left, template.name))
                 if overhead.get(resource):
                     after_overhead.add(resource)

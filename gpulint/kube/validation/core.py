@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from gpulint.kube import names
@@ -18,6 +19,8 @@ from gpulint.kube.validation.resource import is_extended_resource_name
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Equal", "Exists")
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+# component-helpers resource.SupportedPodLevelResources, listed sorted as field.NotSupported prints it
+POD_LEVEL_RESOURCES = ("cpu", "hugepages-", "memory")
 ANNOTATIONS_MAX = 256 * 1024  # TotalAnnotationSizeLimitB
 # Manifests and inventories repeat the same label keys, values and resource names thousands of times: the
 # verdict on one string is remembered (bounded in number and length: a webhook runs for months).
@@ -263,9 +266,25 @@ def _container_resources(containers: Any, path: Path) -> Iterator[FieldError]:
                     yield from resource_name(str(name), (*path, index, "resources", part, name))
 
 
+def _pod_level_resources(resources: Any, path: Path) -> Iterator[FieldError]:
+    """validatePodResourceName: the pod's own spec.resources (PodLevelResources) takes cpu, memory and
+    hugepages-* only; a GPU belongs in a container's resources."""
+    if not isinstance(resources, dict):
+        return
+    for part in ("limits", "requests"):
+        listed = resources.get(part)
+        for name in listed if isinstance(listed, dict) else ():
+            text = str(name)
+            if text not in ("cpu", "memory") and not text.startswith("hugepages-"):
+                at = (*path, "resources", part, name)
+                yield replace(not_supported(at, text, POD_LEVEL_RESOURCES), keys=_resource_key(at))
+
+
 def pod_spec(spec: Any, path: Path, gates: FeatureGates) -> Iterator[FieldError]:
     if not isinstance(spec, dict):
         return
+    if spec.get("resources") and gates.enabled("PodLevelResources"):  # with the gate off the field is dropped
+        yield from _pod_level_resources(spec["resources"], path)
     # each part's path is built only when the part is there (a pod spec rarely has them all)
     selector = spec.get("nodeSelector")
     if selector:

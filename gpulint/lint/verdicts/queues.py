@@ -27,7 +27,7 @@ from gpulint.kube.queueing.batch_queues import (
     least_at_once,
     volcano_queue,
 )
-from gpulint.kube.queueing.keys import misplaced_keys
+from gpulint.kube.queueing.keys import Misplaced, misplaced_keys
 from gpulint.kube.queueing.kueue_config import (
     CONFIG_FILE,
     CONFIG_GROUP,
@@ -675,18 +675,28 @@ def _kai_parent_queue(use: QueueUse, children: list[str]) -> Problem:
     )
 
 
+def _misplaced(wrong: Misplaced, kind: str) -> Problem:
+    if wrong.template is not None:
+        where = ".".join(str(step) for step in (*wrong.template, "metadata", "annotations"))
+        return Problem(
+            wrong.path,
+            f"{wrong.key} is written on the {kind}'s own metadata, but {wrong.reader} reads it from the pod "
+            f"template's annotations ({where}): as written the pods get no topology request",
+            False,
+            ("Kueue builds each PodSet's topology request from its pod template's metadata only",),
+        )
+    return Problem(
+        wrong.path,
+        f"{wrong.key} is written as {'an annotation' if wrong.expected == 'labels' else 'a label'}, but "
+        f"{wrong.reader} reads it from the {wrong.expected}: as written it has no effect",
+        False,
+    )
+
+
 def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     """A Volcano or KAI Scheduler queue that does not exist or is closed; a legacy KAI queue label; a queue
     or group key written as a label where an annotation is read, or the reverse."""
-    problems = [
-        Problem(
-            wrong.path,
-            f"{wrong.key} is written as {'an annotation' if wrong.expected == 'labels' else 'a label'}, but "
-            f"{wrong.reader} reads it from the {wrong.expected}: as written it has no effect",
-            False,
-        )
-        for wrong in misplaced_keys(obj.facts)
-    ]
+    problems = [_misplaced(wrong, obj.kind) for wrong in misplaced_keys(obj.facts)]
     kai, legacy = kai_queue(obj.facts)
     if legacy is not None:
         problems.append(

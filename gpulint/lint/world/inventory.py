@@ -62,6 +62,7 @@ INVENTORY_KINDS = (
     *ADMISSION_KINDS,
     *WORKLOAD_RUNTIME_KINDS,
     "NetworkAttachmentDefinition",
+    "DaemonSet",  # the cluster's: their pods land first on a node a pool adds (Karpenter's daemonset overhead)
 )
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 DUPLICATE_CHECKED_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")  # read once per name
@@ -118,6 +119,7 @@ class ClusterInventory:
     # (api group, kind, namespace, name) -> a training runtime (Kubeflow Trainer)
     workload_runtimes: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
     admission_objects: list[dict[str, Any]] = field(default_factory=list)  # ADMISSION_KINDS, in file order
+    daemon_sets: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (namespace, name)
     crds: list[InventoryObject] = field(default_factory=list)  # their schemas validate the linted custom resources
     # (namespace, name) -> a Multus NetworkAttachmentDefinition's annotations (its CNI config is not kept)
     network_attachments: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -271,6 +273,8 @@ class ClusterInventory:
             self.gang_objects.setdefault((group, kind, obj.ref.namespace, name), obj.data)
         elif kind in ADMISSION_KINDS:
             self.admission_objects.append(obj.data)
+        elif kind == "DaemonSet" and group == "apps":
+            self.daemon_sets.setdefault((obj.ref.namespace, name), obj.data)
 
     def second_copy(self, obj: KubeObject, file: str) -> FieldError | None:
         """A ResourceSlice, DeviceClass or DeviceTaintRule whose name an object read before has, with another spec:

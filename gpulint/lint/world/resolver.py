@@ -289,14 +289,16 @@ class Resolver:
 
     @cached_property
     def daemon_pods(self) -> list[PodRequirements]:
-        """The pods of the linted DaemonSets that request something: on a node a pool adds, they take
-        their share before any other pod (Karpenter's daemonset overhead)."""
-        pods = []
+        """The pods of the DaemonSets, linted or the inventory's (a linted one of the same name replaces
+        it): on a node a pool adds they take their requests and one of its pods each before any other pod
+        (Karpenter's daemonset overhead, resources.RequestsForPods)."""
+        daemons = dict(self._cluster.daemon_sets)
         for obj in self.linted.of_kind("apps", "DaemonSet"):
-            spec = mapping(mapping(mapping(obj.data.get("spec")).get("template")).get("spec"))
-            pod = pod_requirements(effective_pod_spec("DaemonSet", spec))
-            if pod.requests:
-                pods.append(pod)
+            daemons[(obj.ref.namespace, obj.ref.name)] = obj.data
+        pods = []
+        for data in daemons.values():
+            spec = mapping(mapping(mapping(data.get("spec")).get("template")).get("spec"))
+            pods.append(pod_requirements(effective_pod_spec("DaemonSet", spec)))
         return pods
 
     @cached_property
