@@ -520,6 +520,94 @@ def test_without_kubectl_the_overlay_resources_are_linted_raw_and_patches_skippe
     assert "kustomize overlay not rendered" in result.stdout and "no kustomize or kubectl binary" in result.stdout
 
 
+# vllm-project/aibrix's layout: an overlay whose sub-overlay reaches a base three levels up, each
+# kustomization repeating `apiVersion` at its end (kustomize keeps the last key and builds it)
+GATEWAY = {
+    "config/gateway/gateway-plugin/kustomization.yaml": """
+        resources:
+        - gateway-plugin.yaml
+    """,
+    # line 20: a GPU request with no limit, to show the base was rendered
+    "config/gateway/gateway-plugin/gateway-plugin.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: gateway-plugins
+          namespace: aibrix-system
+        spec:
+          selector:
+            matchLabels:
+              app: gateway-plugins
+          template:
+            metadata:
+              labels:
+                app: gateway-plugins
+            spec:
+              containers:
+                - name: gateway-plugin
+                  image: aibrix/gateway-plugins:nightly
+                  resources:
+                    requests:
+                      nvidia.com/gpu: 1
+    """,
+    "config/experimentals/gpu-optimizer/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+
+        resources:
+        - gateway-plugin
+
+        apiVersion: kustomize.config.k8s.io/v1beta1
+    """,
+    "config/experimentals/gpu-optimizer/gateway-plugin/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+
+        namespace: aibrix-system
+
+        namePrefix: aibrix-
+
+        resources:
+        - ../../../gateway/gateway-plugin
+
+        patches:
+        - patch: |-  # Use the '|' and '-' for inline patching
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata:
+              name: gateway-plugins
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: gateway-plugin
+                      env:
+                        - name: AIBRIX_GPU_OPTIMIZER_TRACING_FLAG
+                          value: "true"
+          target:
+            kind: Deployment
+            name: gateway-plugins
+
+        apiVersion: kustomize.config.k8s.io/v1beta1
+    """,
+}
+GATEWAY = {name: textwrap.dedent(text).lstrip("\n") for name, text in GATEWAY.items()}
+
+
+def test_a_kustomization_repeating_a_key_renders_with_every_base_it_reaches(repo, render_tools):
+    write_tree(repo, GATEWAY)
+    built = subprocess.run(
+        [render_tools["kubectl"], "kustomize", "config/experimentals/gpu-optimizer"], capture_output=True, text=True
+    )
+    assert built.returncode == 0, built.stderr  # kustomize builds it as written
+    assert "AIBRIX_GPU_OPTIMIZER_TRACING_FLAG" in built.stdout
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"])
+    assert places(result.stdout) == [
+        "config/gateway/gateway-plugin/gateway-plugin.yaml:20:15 gpu-request-without-limit"
+    ]
+    assert "Deployment/aibrix-system/aibrix-gateway-plugins" in result.stdout
+
+
 # ------------------------------------------------------------------------------------------ security
 
 
