@@ -608,6 +608,79 @@ def test_a_kustomization_repeating_a_key_renders_with_every_base_it_reaches(repo
     assert "Deployment/aibrix-system/aibrix-gateway-plugins" in result.stdout
 
 
+# an overlay inflating a chart the repository vendors beside it (`helmGlobals.chartHome: ../charts`):
+# kustomize looks for the chart on the disk, outside the overlay's root, and reads the values in it
+CHART_HOME = {
+    "charts/vllm/Chart.yaml": "apiVersion: v2\nname: vllm\nversion: 0.1.0\n",
+    "charts/vllm/values.yaml": "gpus: 1\n",
+    "charts/vllm/templates/pod.yaml": """
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: {{ .Release.Name }}
+        spec:
+          containers:
+            - name: vllm
+              image: vllm/vllm-openai:v0.6.3
+              resources:
+                requests:
+                  nvidia.com/gpu: {{ .Values.gpus }}
+    """,
+    "deploy/prod/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+        helmGlobals:
+          chartHome: ../../charts
+        helmCharts:
+          - name: vllm
+            releaseName: prod
+            valuesFile: values.yaml
+    """,
+    "deploy/prod/values.yaml": "gpus: 2\n",
+}
+CHART_HOME = {name: textwrap.dedent(text).lstrip("\n") for name, text in CHART_HOME.items()}
+
+
+def test_an_overlay_inflates_a_chart_from_a_chart_home_outside_its_root(repo, render_tools):
+    write_tree(repo, CHART_HOME)
+    tools = ["--kubectl", render_tools["kubectl"], "--helm", render_tools["helm"]]
+    built = subprocess.run(
+        [render_tools["kubectl"], "kustomize", "deploy/prod", "--enable-helm", "--helm-command", render_tools["helm"]],
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0 and "nvidia.com/gpu: 2" in built.stdout, built.stderr
+    result = run_cli("check", "deploy", *tools, "--kustomize-enable-helm", "--format", "json")
+    (finding,) = result.json()["findings"]
+    assert (finding["rule"], finding["object"]["name"]) == ("gpu-request-without-limit", "prod"), result.stdout
+    assert "requests nvidia.com/gpu: 2 " in finding["message"]  # the overlay's values, over the chart's
+
+
+def test_a_chart_home_outside_the_repository_is_left_out(repo, render_tools):
+    files = {name: text for name, text in CHART_HOME.items() if name.startswith("deploy/")}
+    files["deploy/prod/kustomization.yaml"] = files["deploy/prod/kustomization.yaml"].replace(
+        "../../charts", "../../../charts"
+    )
+    (repo / "inner").mkdir()
+    write_tree(repo, {f"charts/{name}": text for name, text in CHART_HOME.items() if name.startswith("charts/")})
+    write_tree(repo / "inner", files)
+    subprocess.run(["git", "init", "-q", str(repo / "inner")], check=True)
+    result = run_cli(
+        "check",
+        "inner/deploy",
+        "--kubectl",
+        render_tools["kubectl"],
+        "--helm",
+        render_tools["helm"],
+        "--kustomize-enable-helm",
+        "--format",
+        "json",
+    )
+    messages = [f["message"] for f in result.json()["findings"]]
+    assert any("'../../../charts' leads outside the repository" in m for m in messages), messages
+    assert all("gpu-request-without-limit" != f["rule"] for f in result.json()["findings"])
+
+
 # ------------------------------------------------------------------------------------------ security
 
 
