@@ -9,7 +9,8 @@ absent from the result, and the rules then stay silent.
 Sources (the parsers these tables mirror):
 - vLLM ``vllm/engine/arg_utils.py`` (EngineArgs.add_cli_args: ``--tensor-parallel-size/-tp``,
   ``--pipeline-parallel-size/-pp``, ``--data-parallel-size/-dp``, ``--data-parallel-size-local/-dpl``)
-  and ``vllm/utils`` FlexibleArgumentParser (``--a_b`` is read as ``--a-b``);
+  and ``vllm/utils`` FlexibleArgumentParser (``--a_b`` is read as ``--a-b``); vLLM-Omni's ``--omni`` and
+  ``--stage-configs-path`` (vllm_omni/entrypoints/cli/serve.py);
 - SGLang ``python/sglang/srt/server_args.py`` (``--tensor-parallel-size/--tp-size``, ...);
 - torchrun ``torch/distributed/run.py`` (``--nproc-per-node/--nproc_per_node``; every option
   may come from ``PET_<NAME>`` through ``torch.distributed.argparse_util.env``);
@@ -66,9 +67,11 @@ VLLM = Launcher(
         "distributed-executor-backend": ("--distributed-executor-backend",),
         "nnodes": ("--nnodes",),
         "config": ("--config",),
+        "omni": ("--omni",),
+        "stage-configs-path": ("--stage-configs-path",),
     },
     underscores=True,
-    switches=frozenset({"--headless", "--trust-remote-code", "--enforce-eager", "--enable-expert-parallel"}),
+    switches=frozenset({"--headless", "--trust-remote-code", "--enforce-eager", "--enable-expert-parallel", "--omni"}),
 )
 SGLANG = Launcher(
     "SGLang",

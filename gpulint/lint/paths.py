@@ -9,10 +9,12 @@ from pathlib import PurePath
 
 # Folders that hold the documentation of one past release: Docusaurus's versioned_docs/version-X (and its
 # translations, i18n/<lang>/docusaurus-plugin-content-docs/version-X), or a release-named folder a few levels
-# under a documentation folder (docs/v0.3, website/docs/1.2.x, docs/release-0.3).
+# under a documentation folder (docs/v0.3, website/docs/1.2.x, docs/release-0.3), or one right under a regression
+# folder: the manifests a release's regression test replays against that release (aibrix's test/regression/v0.2.1).
 _SNAPSHOT_PARENTS = frozenset({"versioned_docs", "docusaurus-plugin-content-docs"})
 _DOCS_FOLDERS = frozenset({"docs", "doc", "documentation", "website", "site"})
 _RELEASE_FOLDER = re.compile(r"(?:v|release-)?\d+\.\d+(?:\.\d+)?(?:\.x)?", re.IGNORECASE)
+_REGRESSION_FOLDERS = frozenset({"regression", "regressions"})
 _DOCS_DEPTH = 3  # docs/<project>/<section>/v0.3 at most: a "site" folder far above is no documentation tree
 
 
@@ -30,7 +32,10 @@ def release_snapshot(path: str) -> str | None:
         if index and name.startswith("version-") and parts[index - 1] in _SNAPSHOT_PARENTS:
             return os.path.join(*parts[: index + 1])
         above = parts[max(0, index - _DOCS_DEPTH) : index]
-        if _RELEASE_FOLDER.fullmatch(name) and any(folder.lower() in _DOCS_FOLDERS for folder in above):
+        if _RELEASE_FOLDER.fullmatch(name) and (
+            any(folder.lower() in _DOCS_FOLDERS for folder in above)
+            or (index and parts[index - 1].lower() in _REGRESSION_FOLDERS)
+        ):
             return os.path.join(*parts[: index + 1])
     return None
 

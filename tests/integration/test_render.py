@@ -520,6 +520,167 @@ def test_without_kubectl_the_overlay_resources_are_linted_raw_and_patches_skippe
     assert "kustomize overlay not rendered" in result.stdout and "no kustomize or kubectl binary" in result.stdout
 
 
+# vllm-project/aibrix's layout: an overlay whose sub-overlay reaches a base three levels up, each
+# kustomization repeating `apiVersion` at its end (kustomize keeps the last key and builds it)
+GATEWAY = {
+    "config/gateway/gateway-plugin/kustomization.yaml": """
+        resources:
+        - gateway-plugin.yaml
+    """,
+    # line 20: a GPU request with no limit, to show the base was rendered
+    "config/gateway/gateway-plugin/gateway-plugin.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: gateway-plugins
+          namespace: aibrix-system
+        spec:
+          selector:
+            matchLabels:
+              app: gateway-plugins
+          template:
+            metadata:
+              labels:
+                app: gateway-plugins
+            spec:
+              containers:
+                - name: gateway-plugin
+                  image: aibrix/gateway-plugins:nightly
+                  resources:
+                    requests:
+                      nvidia.com/gpu: 1
+    """,
+    "config/experimentals/gpu-optimizer/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+
+        resources:
+        - gateway-plugin
+
+        apiVersion: kustomize.config.k8s.io/v1beta1
+    """,
+    "config/experimentals/gpu-optimizer/gateway-plugin/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+
+        namespace: aibrix-system
+
+        namePrefix: aibrix-
+
+        resources:
+        - ../../../gateway/gateway-plugin
+
+        patches:
+        - patch: |-  # Use the '|' and '-' for inline patching
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata:
+              name: gateway-plugins
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: gateway-plugin
+                      env:
+                        - name: AIBRIX_GPU_OPTIMIZER_TRACING_FLAG
+                          value: "true"
+          target:
+            kind: Deployment
+            name: gateway-plugins
+
+        apiVersion: kustomize.config.k8s.io/v1beta1
+    """,
+}
+GATEWAY = {name: textwrap.dedent(text).lstrip("\n") for name, text in GATEWAY.items()}
+
+
+def test_a_kustomization_repeating_a_key_renders_with_every_base_it_reaches(repo, render_tools):
+    write_tree(repo, GATEWAY)
+    built = subprocess.run(
+        [render_tools["kubectl"], "kustomize", "config/experimentals/gpu-optimizer"], capture_output=True, text=True
+    )
+    assert built.returncode == 0, built.stderr  # kustomize builds it as written
+    assert "AIBRIX_GPU_OPTIMIZER_TRACING_FLAG" in built.stdout
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"])
+    assert places(result.stdout) == [
+        "config/gateway/gateway-plugin/gateway-plugin.yaml:20:15 gpu-request-without-limit"
+    ]
+    assert "Deployment/aibrix-system/aibrix-gateway-plugins" in result.stdout
+
+
+# an overlay inflating a chart the repository vendors beside it (`helmGlobals.chartHome: ../charts`):
+# kustomize looks for the chart on the disk, outside the overlay's root, and reads the values in it
+CHART_HOME = {
+    "charts/vllm/Chart.yaml": "apiVersion: v2\nname: vllm\nversion: 0.1.0\n",
+    "charts/vllm/values.yaml": "gpus: 1\n",
+    "charts/vllm/templates/pod.yaml": """
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: {{ .Release.Name }}
+        spec:
+          containers:
+            - name: vllm
+              image: vllm/vllm-openai:v0.6.3
+              resources:
+                requests:
+                  nvidia.com/gpu: {{ .Values.gpus }}
+    """,
+    "deploy/prod/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+        helmGlobals:
+          chartHome: ../../charts
+        helmCharts:
+          - name: vllm
+            releaseName: prod
+            valuesFile: values.yaml
+    """,
+    "deploy/prod/values.yaml": "gpus: 2\n",
+}
+CHART_HOME = {name: textwrap.dedent(text).lstrip("\n") for name, text in CHART_HOME.items()}
+
+
+def test_an_overlay_inflates_a_chart_from_a_chart_home_outside_its_root(repo, render_tools):
+    write_tree(repo, CHART_HOME)
+    tools = ["--kubectl", render_tools["kubectl"], "--helm", render_tools["helm"]]
+    built = subprocess.run(
+        [render_tools["kubectl"], "kustomize", "deploy/prod", "--enable-helm", "--helm-command", render_tools["helm"]],
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0 and "nvidia.com/gpu: 2" in built.stdout, built.stderr
+    result = run_cli("check", "deploy", *tools, "--kustomize-enable-helm", "--format", "json")
+    (finding,) = result.json()["findings"]
+    assert (finding["rule"], finding["object"]["name"]) == ("gpu-request-without-limit", "prod"), result.stdout
+    assert "requests nvidia.com/gpu: 2 " in finding["message"]  # the overlay's values, over the chart's
+
+
+def test_a_chart_home_outside_the_repository_is_left_out(repo, render_tools):
+    files = {name: text for name, text in CHART_HOME.items() if name.startswith("deploy/")}
+    files["deploy/prod/kustomization.yaml"] = files["deploy/prod/kustomization.yaml"].replace(
+        "../../charts", "../../../charts"
+    )
+    (repo / "inner").mkdir()
+    write_tree(repo, {f"charts/{name}": text for name, text in CHART_HOME.items() if name.startswith("charts/")})
+    write_tree(repo / "inner", files)
+    subprocess.run(["git", "init", "-q", str(repo / "inner")], check=True)
+    result = run_cli(
+        "check",
+        "inner/deploy",
+        "--kubectl",
+        render_tools["kubectl"],
+        "--helm",
+        render_tools["helm"],
+        "--kustomize-enable-helm",
+        "--format",
+        "json",
+    )
+    messages = [f["message"] for f in result.json()["findings"]]
+    assert any("'../../../charts' leads outside the repository" in m for m in messages), messages
+    assert all("gpu-request-without-limit" != f["rule"] for f in result.json()["findings"])
+
+
 # ------------------------------------------------------------------------------------------ security
 
 

@@ -84,6 +84,35 @@ def test_duplicate_keys_of_what_kubernetes_never_reads_are_not_reported():
     assert loaded.documents[0].data["prometheus"] == {"retention": "10h"}
 
 
+def test_duplicate_keys_of_a_kustomization_are_kustomizes_and_the_last_wins():
+    """vllm-project/aibrix's config/overlays/dev/gpu-optimizer/kustomization.yaml repeats `apiVersion` at its
+    end; kustomize reads it with YAMLToJSON and encoding/json, keeping the last key, and builds it."""
+    loaded = load("""
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+        resources:
+        - ../../../gpu-optimizer
+        resources:
+        - ../../../gateway
+        apiVersion: kustomize.config.k8s.io/v1beta1
+    """)
+    assert loaded.problems == []
+    assert loaded.documents[0].data["resources"] == ["../../../gateway"]
+
+
+def test_duplicate_keys_of_a_flux_kustomization_are_refused():
+    """Flux's Kustomization is an object the API server reads strictly (trap for the one above)."""
+    loaded = load("""
+        apiVersion: kustomize.toolkit.fluxcd.io/v1
+        kind: Kustomization
+        metadata:
+          name: gpu-operator
+          name: gpu-operator-2
+    """)
+    (problem,) = loaded.problems
+    assert 'duplicate key "name"' in problem.message
+
+
 def test_a_syntax_error_in_a_file_naming_no_kind_is_info():
     """A Terraform template of Helm values (`${indent(4, ...)}` as a mapping entry) is no manifest."""
     loaded = load("""

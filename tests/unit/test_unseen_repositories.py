@@ -1185,6 +1185,68 @@ def test_a_snapshots_own_crd_judges_its_examples_and_only_them(repo, mode):
     ]
 
 
+# vllm-project/aibrix keeps each release's regression manifests in test/regression/vX.Y.Z; v0.2.1's KVCache has the
+# spec of v0.2.1's CRD (replicas, service.port, cacheSpec), which today's CRD (service.ports required) refuses
+KVCACHE_CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: kvcaches.orchestration.aibrix.ai
+spec:
+  group: orchestration.aibrix.ai
+  names: {kind: KVCache, listKind: KVCacheList, plural: kvcaches, singular: kvcache}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          apiVersion: {type: string}
+          kind: {type: string}
+          metadata: {type: object}
+          spec:
+            type: object
+            properties:
+              mode: {type: string}
+              service:
+                type: object
+                required: [ports]
+                properties:
+                  type: {type: string}
+                  ports: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+"""
+OLD_KVCACHE = """
+apiVersion: orchestration.aibrix.ai/v1alpha1
+kind: KVCache
+metadata:
+  name: llama3-1-8b-kvcache
+  namespace: default
+spec:
+  replicas: 1
+  service:
+    type: ClusterIP
+    port: 9600
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "found"),
+    [
+        ("test/regression/v0.2.1/aibrix_kvcache_0.6.1.yaml", []),
+        # the trap: the same manifest outside a release's folder is judged by the repository's CRD
+        ("samples/kvcache/kvcache.yaml", [(7, "warning"), (9, "error"), (10, "warning")]),
+    ],
+)
+def test_a_releases_regression_manifest_is_not_judged_by_todays_crd(repo, path, found):
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    write_tree(repo, {"config/crd/orchestration/orchestration.aibrix.ai_kvcaches.yaml": KVCACHE_CRD, path: OLD_KVCACHE})
+    result = run_cli("check", ".", "--format", "json")
+    assert [(line, severity) for _, line, severity in schema_places(result)] == found
+
+
 @pytest.mark.parametrize(
     ("path", "snapshot"),
     [
@@ -1195,12 +1257,15 @@ def test_a_snapshots_own_crd_judges_its_examples_and_only_them(repo, mode):
         ),
         ("docs/v0.3/examples/job.yaml", "docs/v0.3"),
         ("site/content/en/docs/release-1.2/job.yaml", "docs/release-1.2"),
+        ("test/regression/v0.2.1/aibrix_kvcache_0.6.1.yaml", "test/regression/v0.2.1"),
         # the traps: today's docs, API versions, example folders named by an API version, a release under no docs
         ("docs/kthena/docs/assets/examples/job.yaml", None),
         ("config/crd/bases/v1beta1/job.yaml", None),
         ("examples/v1.2/job.yaml", None),
         ("docs/version-1/job.yaml", None),
         ("docs/a/b/c/d/v1.2/job.yaml", None),
+        ("test/regression/kvcache/v1.2/job.yaml", None),  # a release two levels under: not the release's own folder
+        ("test/e2e/v0.2.1/job.yaml", None),
     ],
 )
 def test_the_folder_of_a_past_releases_docs(path, snapshot):

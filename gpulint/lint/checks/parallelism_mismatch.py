@@ -115,6 +115,10 @@ def _demand(obj: KubeObject, launch: Launch) -> _Demand | None:
     if name in ("vLLM", "SGLang"):
         if launch.has("config"):
             return None  # a config file may set the sizes
+        if name == "vLLM" and (launch.has("omni") or launch.has("stage-configs-path")):
+            # vLLM-Omni runs each stage of the model in its own process on the devices its stage config names
+            # (stage_configs/qwen2_5_omni.yaml: thinker on "0", talker on "1"), not tensor x pipeline x data
+            return None
         if name == "vLLM" and (
             launch.has("nnodes")
             or text(getattr(launch.values.get("distributed-executor-backend"), "text", "")) == "ray"

@@ -654,7 +654,17 @@ def _load_text(path: str, text: str) -> LoadedFile:
 def _decoded_strictly(data: Any) -> bool:
     """A document Kubernetes reads: its duplicate keys are refused (sigs.k8s.io/yaml's strict decoding); a
     values file's or a tool's configuration are read by a YAML library that keeps the last one."""
-    return isinstance(data, dict) and "apiVersion" in data and "kind" in data
+    return (
+        isinstance(data, dict)
+        and "apiVersion" in data
+        and "kind" in data
+        and not str(data["apiVersion"]).startswith(_READ_LOOSELY)
+    )
+
+
+# kustomize reads its own Kustomization and Component with yaml.YAMLToJSON and encoding/json
+# (api/types/kustomization.go Unmarshal, kustomize v5): a duplicate key is no error, the last one wins.
+_READ_LOOSELY = ("kustomize.config.k8s.io/",)
 
 
 # A file with neither word is no manifest whatever its syntax (a Terraform template of Helm values, a

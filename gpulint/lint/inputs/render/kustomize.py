@@ -264,6 +264,9 @@ def _copy_overlay(view: View, directory: str) -> tuple[Entries, Entries, Generat
                     ".gitignore leaves it out" if git_ignored(real) else written_by_build_step(real, view.repository)
                 )
                 generated.append((kustomization, os.path.relpath(path, current), shown))
+        for home in kustomization.chart_homes:
+            if not view.add(home):
+                outside.append((kustomization, os.path.relpath(home, current)))
         stack.extend(os.path.realpath(d) for d in kustomization.local_dirs if is_within(d, view.repository))
     return outside, remote, generated
 

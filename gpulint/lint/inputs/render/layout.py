@@ -87,6 +87,7 @@ class Kustomization:
     problem: str = ""  # why it could not be read (then data is empty)
     local_files: list[str] = field(default_factory=list)  # files it consumes (absolute)
     local_dirs: list[str] = field(default_factory=list)  # directories it builds from (absolute)
+    chart_homes: list[str] = field(default_factory=list)  # where its helmCharts are (absolute), when they exist
     patches: list[Patch] = field(default_factory=list)
     remote: list[str] = field(default_factory=list)
     helm_charts: bool = False
@@ -234,6 +235,18 @@ def _consumed(k: Kustomization) -> None:
             elif isinstance(entry, dict) and isinstance(entry.get("path"), str):
                 k.local_files.append(_local(directory, entry["path"]))
     k.helm_charts = bool(data.get("helmCharts") or data.get("helmChartInflationGenerator"))
+    if k.helm_charts:
+        k.chart_homes = _chart_homes(data, directory)
+
+
+def _chart_homes(data: dict[str, Any], directory: str) -> list[str]:
+    """kustomize looks for a chart in its chart home on the disk, not through its loader: the home may be
+    outside the kustomization's root (``chartHome: ../charts``; api/internal/builtins
+    HelmChartInflationGenerator.go absChartHome, default ``charts``)."""
+    homes = [text(mapping(data.get("helmGlobals")).get("chartHome")) or "charts"]
+    homes += [text(mapping(item).get("chartHome")) for item in sequence(data.get("helmChartInflationGenerator"))]
+    found = (_local(directory, home) for home in homes if home)
+    return list(dict.fromkeys(home for home in found if os.path.isdir(home)))
 
 
 def _is_json6902_file(path: str) -> bool:
