@@ -33,6 +33,21 @@ FEATURE_FLAGS = {
 }
 
 
+# A node label only one managed platform puts on its nodes -> the flags that platform's own Knative Serving
+# enables. CoreWeave Cloud runs Knative Serving for its tenants with its own settings (docs.coreweave.com,
+# "Get Started with Inference": Knative defaults adjusted by CoreWeave), and its inference examples
+# (coreweave/kubernetes-cloud online-inference: KFServing InferenceServices and Knative Services) all place
+# their pods by node affinity on its gpu.nvidia.com/class label.
+PLATFORM_FLAGS: dict[str, frozenset[str]] = {
+    "gpu.nvidia.com/class": frozenset({"kubernetes.podspec-affinity"}),
+}
+
+
+def platform_flags(label_keys: frozenset[str]) -> frozenset[str]:
+    """The flags enabled where a pod that selects these node labels runs (PLATFORM_FLAGS)."""
+    return frozenset(flag for key in label_keys for flag in PLATFORM_FLAGS.get(key, ()))
+
+
 class FlagState(enum.Enum):
     ALLOWED = "allowed"  # Enabled or Allowed
     DISABLED = "disabled"  # Disabled, or the default because the configuration does not set it

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from gpulint.kube import knative, kserve
 from gpulint.kube.fields import mapping
+from gpulint.kube.scheduler import pod_requirements
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity
@@ -34,10 +35,17 @@ def _configured_mode(ctx: CheckContext) -> str | None:
     return None
 
 
-def _enabled_by_setup(obj: KubeObject, flag: str, state: knative.FlagState, ctx: CheckContext) -> bool:
-    """With config-features unknown, whether the repository's own setup (a script, a workflow, an install
-    guide: gpulint.lint.inputs.knative_setup) enables ``flag`` in the cluster it deploys to."""
-    if state is not knative.FlagState.UNKNOWN or not os.path.isfile(obj.document.path):
+def _enabled_by_setup(
+    obj: KubeObject, site: PodSpecSite, flag: str, state: knative.FlagState, ctx: CheckContext
+) -> bool:
+    """With config-features unknown, whether the platform the pod selects by node label (knative.PLATFORM_FLAGS)
+    or the repository's own setup (a script, a workflow, an install guide: gpulint.lint.inputs.knative_setup)
+    enables ``flag`` in the cluster it deploys to."""
+    if state is not knative.FlagState.UNKNOWN:
+        return False
+    if flag in knative.platform_flags(pod_requirements(site.spec, facts=obj.facts).label_keys()):
+        return True  # the pod is written for a platform whose managed Knative enables the flag
+    if not os.path.isfile(obj.document.path):
         return False
     root = work_tree(os.path.dirname(os.path.realpath(obj.document.path)))
     if root is None:
@@ -75,7 +83,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         state = knative.flag_state(flag, values, keys)
         if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
             continue
-        if _enabled_by_setup(obj, flag, state, ctx):
+        if _enabled_by_setup(obj, site, flag, state, ctx):
             continue  # SET: the operator chose a value gpulint cannot see; no proof either way
         path = (*site.path, field)
         refused = f"must not set the field(s): {field_path(path)}"
@@ -123,7 +131,7 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
         state = knative.flag_state(flag, values, keys)
         if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
             continue
-        if _enabled_by_setup(obj, flag, state, ctx):
+        if _enabled_by_setup(obj, site, flag, state, ctx):
             continue
         disabled = state is knative.FlagState.DISABLED
         notes = [
