@@ -38,15 +38,15 @@ POOLS_NOTE = f"  the {ZONE} domains include those its node pools can add nodes i
 
 
 def _pools(tmp_path, max_b: int) -> str:
-    listed = json.loads((DATA / "elastic" / "gke" / "node-pools.json").read_text())
-    pools = listed if isinstance(listed, list) else listed["nodePools"]
-    (pool_a,) = [pool for pool in pools if pool["name"] == "l4-pool"]
+    """The cluster's description (`gcloud container clusters describe`: node auto-provisioning off, so the listed
+    pools are every node it can add) with the L4 pool and its copy in us-central1-b."""
+    cluster = json.loads((DATA / "elastic" / "gke" / "cluster.json").read_text())
+    (pool_a,) = [pool for pool in cluster["nodePools"] if pool["name"] == "l4-pool"]
     pool_b = json.loads(json.dumps(pool_a)) | {"name": "l4-pool-b", "locations": ["us-central1-b"]}
     pool_b["autoscaling"]["maxNodeCount"] = max_b
     inventory = tmp_path / f"pools-{max_b}"
     inventory.mkdir(exist_ok=True)
-    shaped = [pool_a, pool_b] if isinstance(listed, list) else {"nodePools": [pool_a, pool_b]}
-    (inventory / "node-pools.json").write_text(json.dumps(shaped))
+    (inventory / "cluster.json").write_text(json.dumps(cluster | {"nodePools": [pool_a, pool_b]}))
     return str(inventory)
 
 
