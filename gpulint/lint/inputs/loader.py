@@ -106,6 +106,32 @@ _JINJA_STATEMENT = re.compile(
     r"include|import|from|block|endblock|extends|raw|endraw|with|endwith)\b[^%]*[-+]?%\}"
 )
 _JINJA_NOTES = ("lint the file the template renders to (ansible's template module, jinja2)",)
+
+
+@dataclass(frozen=True)
+class _TemplateSyntax:
+    """A template language's statements that make a file fail as YAML before its renderer fills it in."""
+
+    pattern: re.Pattern[str]
+    opener: str  # text every statement holds (a cheap test before the pattern's search)
+    what: str
+    notes: tuple[str, ...]
+
+
+_TEMPLATE_SYNTAXES = (
+    _TemplateSyntax(
+        _TERRAFORM_DIRECTIVE,
+        "%{",
+        "a Terraform template directive (templatefile() fills the file in)",
+        _TERRAFORM_NOTES,
+    ),
+    _TemplateSyntax(
+        _JINJA_STATEMENT,
+        "{%",
+        "a Jinja statement (an Ansible template or another Jinja renderer fills the file in)",
+        _JINJA_NOTES,
+    ),
+)
 _PRINTF_NOTES = ("lint the file the program writes, or its output: gpulint check -",)
 # Values still to be filled in, anywhere in a field's text: envsubst and Flux post-build substitution
 # (${VAR}, ${VAR:-default}, and envsubst's bare $VAR), a template expression left in a string ({{ ... }}:
@@ -628,22 +654,12 @@ def _load_text(path: str, text: str) -> LoadedFile:
             "YAML yet and was not checked"
         )
         return _not_yaml_yet(loaded, message, line, column, _PRINTF_NOTES)
-    directive = _directive_refused(loaded, text, _TERRAFORM_DIRECTIVE)
-    if directive is not None:
-        line, column, written = directive
-        message = (
-            f"template: {written} is a Terraform template directive (templatefile() fills the file in), so the "
-            "file is not YAML yet and was not checked"
-        )
-        return _not_yaml_yet(loaded, message, line, column, _TERRAFORM_NOTES)
-    statement = _directive_refused(loaded, text, _JINJA_STATEMENT) if "{%" in text else None
-    if statement is not None:
-        line, column, written = statement
-        message = (
-            f"template: {written} is a Jinja statement (an Ansible template or another Jinja renderer fills the "
-            "file in), so the file is not YAML yet and was not checked"
-        )
-        return _not_yaml_yet(loaded, message, line, column, _JINJA_NOTES)
+    for syntax in _TEMPLATE_SYNTAXES:
+        found = _directive_refused(loaded, text, syntax.pattern) if syntax.opener in text else None
+        if found is not None:
+            line, column, written = found
+            message = f"template: {written} is {syntax.what}, so the file is not YAML yet and was not checked"
+            return _not_yaml_yet(loaded, message, line, column, syntax.notes)
     if _MAY_HOLD_PLACEHOLDER.search(text) or any(word in text for word in _MARKER_WORDS):
         _find_placeholders(loaded)
     if loaded.problems and _MANIFEST_WORD.search(text) is None:
