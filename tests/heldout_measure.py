@@ -26,7 +26,6 @@ from typing import Any
 import yaml
 from rule_harness import Found, findings_of
 
-HELDOUT = Path(__file__).parent / "heldout"
 SETS = tuple(Path(__file__).parent / name for name in ("heldout", "heldout2", "heldout3", "heldout4"))
 SHOWN = ("error", "warning")
 
