@@ -679,6 +679,22 @@ def test_a_gangs_zones_come_from_its_pools_locations(write, tmp_path):
     assert f"needs 3 pods placed at once in one {zone}; neither the nodes nor" in error["message"]
 
 
+def test_a_gang_of_hami_pods_is_packed_on_its_gpus_the_pools_add_not_on_its_shares(write, tmp_path):
+    """HAMi's shares (examples/nvidia/default_use.yaml) are its scheduler extender's; no pool's instance type
+    offers them. The gang is judged as each of its pods is, on nvidia.com/gpu alone (issue #30): before, no pool
+    fitted a member and 4 workers the pools hold were an error."""
+    pools = zonal_l4_pools(tmp_path)
+    shares = "{nvidia.com/gpu: 2, nvidia.com/gpumem: 3000, nvidia.com/gpucores: 30}"
+
+    def hami(workers: int) -> str:
+        return zonal_gang(workers, "").replace("{nvidia.com/gpu: 2}", shares)
+
+    assert [f for f in findings(write, hami(4), pools) if f["rule"] == "gang-unsatisfiable"] == []
+    error = only(findings(write, hami(5), pools), "gang-unsatisfiable")  # the pools add 4 nodes of 2 L4s
+    assert error == only(findings(write, zonal_gang(5, ""), pools), "gang-unsatisfiable")
+    assert "gpumem" not in error["message"] + " ".join(error["notes"])
+
+
 def test_a_gang_with_a_zone_requirement_is_not_judged_when_the_pools_zones_are_unknown(write):
     # the Karpenter NodePools name no zone: a new node may land in any zone, so one zone may hold them all
     gang = zonal_gang(2, "topology.kubernetes.io/zone").replace(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from fractions import Fraction
 
 from gpulint.kube.fields import mapping
@@ -19,6 +20,7 @@ from gpulint.lint.verdicts.scheduling import gang_answers
 from gpulint.lint.verdicts.shared import (
     CLUSTER_WHOLE,
     PoolGangVerdict,
+    admitted_gang,
     describe_gang,
     gang_detail,
     pools_in_backoff,
@@ -57,7 +59,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.kind == "PodGroup" and obj.ref.group in MIN_RESOURCES_GROUPS:
         yield from _min_resources(obj, ctx)
     for composite in composites_of(obj, ctx.resolver):
-        placed = pack_composite(composite, ctx.cluster.model)
+        children = [admitted_gang(child, ctx.cluster) for child in composite.children]  # as each pod is judged
+        placed = pack_composite(replace(composite, children=children), ctx.cluster.model)
         groups = ", ".join(child.system for child in composite.children)
         if placed.unsatisfiable:
             yield Diagnostic(

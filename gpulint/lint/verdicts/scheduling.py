@@ -22,7 +22,7 @@ from gpulint.kube.pools.fit import EXCLUDED, FITS, LIMITED, NEVER, UNKNOWN, Pool
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.queueing.workload import template_labels as workload_template_labels
 from gpulint.kube.refs import Path
-from gpulint.kube.resources import is_extended, scheduler_managed
+from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import (
     AFFINITY_REASONS,
     REASON_NODE_NAME,
@@ -35,9 +35,11 @@ from gpulint.kube.workloads import ObjectFacts, PodSpecSite, effective_pod_spec,
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.verdicts.shared import (
     PoolGangVerdict,
+    admitted_gang,
     allocation_failure,
     claim_entries,
     extended_resource_claim,
+    extender_shares,
     gang_pool_domains,
     gang_verdict,
     gang_with_pools,
@@ -285,7 +287,7 @@ def site_detail(verdict: SchedulingVerdict, resolver: Resolver, file: str = "") 
     extended = verdict.extended
     known = resolver.offered_resources | resolver.dra_extended_resources().keys()
     unknown = [name for name in extended if name not in known]
-    shares = {name: plugin for name in unknown if (plugin := scheduler_managed(name))}
+    shares = extender_shares(unknown, resolver)
     unshared = tuple(name for name in unknown if name not in shares)
     return SiteDetail(
         unshared,
@@ -302,12 +304,13 @@ def site_detail(verdict: SchedulingVerdict, resolver: Resolver, file: str = "") 
 def _capacity(extended: dict[str, Fraction], resolver: Resolver) -> tuple[Capacity, ...]:
     dra_backed = set(resolver.dra_extended_resources()) - resolver.published_resources
     nodes = resolver.nodes
+    shares = extender_shares(extended, resolver)
     rows = []
     for name, amount in sorted(extended.items()):
         if name in dra_backed:
             rows.append(Capacity(name, amount, True))
             continue
-        plugin = scheduler_managed(name) if name not in resolver.offered_resources else ""
+        plugin = shares.get(name)
         if plugin:  # left out of the verdict's pod, as gpu_pod_requirements leaves it
             rows.append(Capacity(name, amount, False, extender=plugin))
             continue
@@ -398,6 +401,8 @@ def gang_answers(
 
 
 def gang_answer(gang: Gang, resolver: Resolver, memo: Memo = _no_memo) -> GangAnswer:
+    """The gang as its pods are scheduled (admitted_gang: the requests each pod's own verdict judges), packed."""
+    gang = admitted_gang(gang, resolver)
     if resolver.pools:
         return GangAnswer(gang, gang_with_pools(gang, resolver), None)
     packed = gang_verdict(gang, resolver, memo)
@@ -424,6 +429,7 @@ def lone_domain(
     gang-unsatisfiable's: none."""
     if not gang.topology_key:
         return None
+    gang = admitted_gang(gang, resolver)
     if resolver.pools:
         verdict = gang_pool_domains(gang, resolver)
         if verdict is None:

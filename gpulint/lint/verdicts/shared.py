@@ -7,7 +7,7 @@ of the cluster; the rules word them as findings, `explain` as steps.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -121,10 +121,7 @@ def _gpu_pod_requirements(
     extended = [name for name in requirements.requests if is_extended(name)]
     if not extended:
         return None
-    shares = {name for name in extended if scheduler_managed(name) and name not in inventory.offered_resources}
-    if shares:  # HAMi's gpumem, gpucores: its extender accounts for them (ignoredByScheduler), no node publishes them
-        requests = {k: v for k, v in requirements.requests.items() if k not in shares}
-        requirements = replace(requirements, requests=requests)
+    requirements = without_extender_shares(requirements, inventory)
     backed = set(inventory.dra_extended_resources())
     dra_only = backed - inventory.published_resources
     if dra_only & set(extended):
@@ -134,6 +131,23 @@ def _gpu_pod_requirements(
         # published by some nodes' device plugins: checked there, left to DRA on the others
         requirements = replace(requirements, dra_resources=frozenset(backed & set(extended)))
     return requirements
+
+
+def extender_shares(names: Iterable[str], resolver: Resolver) -> dict[str, str]:
+    """Of ``names``, the shares a scheduler extender accounts for and no node offers, with the extender's plugin:
+    HAMi's nvidia.com/gpumem and gpucores, which its KubeSchedulerConfiguration marks ignoredByScheduler
+    (Project-HAMi/HAMi charts/hami/templates/_helpers.tpl), so NodeResourcesFit skips them."""
+    offered = resolver.offered_resources
+    return {name: plugin for name in names if name not in offered and (plugin := scheduler_managed(name))}
+
+
+def without_extender_shares(pod: PodRequirements, resolver: Resolver) -> PodRequirements:
+    """The pod the kube-scheduler's NodeResourcesFit judges: without the extender's shares (extender_shares).
+    The one place that decides it, for a single pod's verdict and for a gang's members alike."""
+    shares = extender_shares(pod.requests, resolver)
+    if not shares:
+        return pod
+    return replace(pod, requests={k: v for k, v in pod.requests.items() if k not in shares})
 
 
 def with_extended_resource_tolerations(pod: PodRequirements, resolver: Resolver) -> PodRequirements:
@@ -391,10 +405,14 @@ GANG_MEMO = "gang-verdict"
 
 
 def admitted_gang(gang: Gang, resolver: Resolver) -> Gang:
-    """The gang's members as the scheduler sees their pods: with the tolerations the ExtendedResourceToleration
-    admission plugin adds, as every single pod's verdict has them (else a GKE gang of accelerator pods would not
-    fit the accelerator nodes' taints its pods in fact tolerate)."""
-    members = [replace(m, pod=with_extended_resource_tolerations(m.pod, resolver)) for m in gang.members]
+    """The gang's members as the scheduler sees their pods, as every single pod's verdict has them: with the
+    tolerations the ExtendedResourceToleration admission plugin adds (else a GKE gang of accelerator pods would not
+    fit the accelerator nodes' taints its pods in fact tolerate), without a scheduler extender's shares (else a gang
+    of HAMi pods would need nvidia.com/gpumem no node publishes). Idempotent: the gang's answers admit it once."""
+    members = [
+        replace(m, pod=without_extender_shares(with_extended_resource_tolerations(m.pod, resolver), resolver))
+        for m in gang.members
+    ]
     if all(a.pod is m.pod for a, m in zip(members, gang.members, strict=True)):
         return gang
     return replace(gang, members=members)
