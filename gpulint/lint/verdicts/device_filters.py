@@ -5,7 +5,7 @@ here: gpu-unschedulable and gpu-sharing word them, `explain` shows them in its c
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -15,7 +15,6 @@ from gpulint.kube.gpu_sharing import MPS, NVIDIA_GPU, NodeResource, node_resourc
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.queueing.batch_queues import KAI_SCHEDULER
 from gpulint.kube.refs import Path
-from gpulint.kube.resources import scheduler_managed
 from gpulint.kube.scheduler import FitResult, NodeInfo, pod_requirements
 from gpulint.kube.vgpu import HAMI_GPU, VOLCANO_VGPU, DeviceBound, device_bound
 from gpulint.kube.workloads import ObjectFacts, PodSpecSite, containers, template_metadata
@@ -93,9 +92,10 @@ def vgpu_excesses(
     kind: str, site: PodSpecSite, resolver: Resolver, facts: ObjectFacts | None = None
 ) -> tuple[VgpuExcess, ...]:
     """The containers of ``site`` whose vGPU count no node they can use holds. The nodes are those the kube-
-    scheduler's filters pass, leaving out the shares a scheduler extender accounts for (HAMi's gpumem, gpucores:
-    on no node, the extender places the pod on the nodes the other filters pass). Only when every such node's
-    devices are known (a node where the resource is whole GPUs holds the count: the pod fits there)."""
+    scheduler's filters pass for the pod gpu_pod_requirements judges (without the shares a scheduler extender
+    accounts for: HAMi's gpumem, gpucores, which the extender judges on the nodes the other filters pass). Only
+    when every such node's devices are known (a node where the resource is whole GPUs holds the count: the pod
+    fits there)."""
     if not any(_bounds(resolver, name) for name in (HAMI_GPU, VOLCANO_VGPU)):
         return ()  # no node registered its devices: nothing to bound
     pod = gpu_pod_requirements(kind, site, resolver, facts)
@@ -103,14 +103,7 @@ def vgpu_excesses(
         return ()
     fit = resolver.model.evaluate(pod)
     if not fit.fits:
-        outside = {name for name in pod.requests if scheduler_managed(name)}
-        if not outside:
-            return ()  # gpu-unschedulable says why
-        fit = resolver.model.evaluate(
-            replace(pod, requests={k: v for k, v in pod.requests.items() if k not in outside})
-        )
-        if not fit.fits:
-            return ()
+        return ()  # gpu-unschedulable says why
     return tuple(_excesses(site, fit, resolver))
 
 
