@@ -156,7 +156,7 @@ def _starved(repo: Path, igpus: int, *paths: str, tool: tuple[str, ...]) -> list
         for jobs in ("1", "2"):
             assert run_cli(*args, "--jobs", jobs).stdout == kept.stdout  # streamed: the holders are shared objects
     found = json.loads(kept.stdout)["findings"]
-    return [(f["file"], f["line"], f["message"]) for f in found if "this CronJob" in f["message"]]
+    return [(f["path"], f["line"], f["message"]) for f in found if "this CronJob" in f["message"]]
 
 
 def _line(text: str, needle: str) -> int:
