@@ -103,7 +103,7 @@ _INTERNED_CHARS = 64
 
 def _compact(obj: LintedObject) -> LintedObject:
     """``obj`` with its short strings interned: the objects other files read are kept to the end of the run."""
-    return LintedObject(obj.ref, _interned(obj.data), obj.file)
+    return LintedObject(obj.ref, _interned(obj.data), obj.file, obj.render)
 
 
 def _interned(value: Any) -> Any:
@@ -217,8 +217,8 @@ def _sees(cluster: int, scope: int, obj: LintedObject) -> bool:
 
 def linted_object(obj: KubeObject) -> LintedObject:
     if obj.ref.kind == "Secret" and not obj.ref.group:
-        return LintedObject(obj.ref, secret_outline(obj.data), obj.document.path)
-    return LintedObject(obj.ref, obj.data, obj.document.path)
+        return LintedObject(obj.ref, secret_outline(obj.data), obj.document.path, obj.document.render)
+    return LintedObject(obj.ref, obj.data, obj.document.path, obj.document.render)
 
 
 def secret_outline(data: dict[str, Any]) -> dict[str, Any]:
@@ -614,15 +614,16 @@ def _shared_first(run: LintRun, workers: int) -> Iterator[FileReport]:
     try:
         rendered = _shared_streamed([source for source in run.sources if source.rendered is not None], everything)
         indexes = [index for index, source in enumerate(run.sources) if source.rendered is not None]
-        by_file = dict(zip(indexes, rendered.shared))
         kept = {indexes[index]: parsed for index, parsed in rendered.kept.items()}
         for share in shares:
             channels.append(_fork(_sharing_worker, (run, share, everything), share))
         kinds = rendered.kinds
+        by_file: dict[int, list[LintedObject]] = {}
         for channel in channels:
             objects, seen = channel.receive()
             by_file.update(zip(channel.share, objects))
             kinds |= seen
+        by_file.update(zip(indexes, rendered.shared))  # the run's own: a worker sends none for a rendered file
         _reap(channels, answered=True)
         channels = []
         own = (obj for index in sorted(by_file) for obj in by_file[index])

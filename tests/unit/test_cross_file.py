@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from dataclasses import replace
 
 import pytest
 import yaml
@@ -23,13 +24,23 @@ from conftest import REPO, run_cli
 from rule_harness import findings_of
 
 import gpulint.lint.run
-from gpulint.lint.inputs.linted_set import LintedSet
-from gpulint.lint.inputs.loader import load_bytes
-from gpulint.lint.inputs.objects import parse_file
+from gpulint.lint.config import Config
+from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
+from gpulint.lint.inputs.loader import LoadedFile, load_bytes
+from gpulint.lint.inputs.objects import object_ref, parse_file
+from gpulint.lint.inputs.render.rendered import Rendered, mapped
+from gpulint.lint.inputs.sources import Source
 from gpulint.lint.registry import all_rules
-from gpulint.lint.run import shared_objects
+from gpulint.lint.run import LintRun, shared_objects
 from gpulint.lint.world import cross_file
-from gpulint.lint.world.cross_file import CROSS_FILE_ANY_GROUP, CROSS_FILE_BY_CONTENT, CROSS_FILE_KINDS, CrossingText
+from gpulint.lint.world.cross_file import (
+    CROSS_FILE_ANY_GROUP,
+    CROSS_FILE_BY_CONTENT,
+    CROSS_FILE_KINDS,
+    CrossingText,
+    crosses_files,
+)
+from gpulint.lint.world.inventory import load_inventory
 from gpulint.lint.world.resolver import DRA_GROUP
 
 RULES = sorted(all_rules())
@@ -233,6 +244,57 @@ def test_a_release_s_device_holder_crosses_files_for_its_cronjob(tmp_path, monke
     alone, _ = _crossing("deployment.yaml", _APP.format(labels=""), reduced=True)
     released, _ = _crossing("deployment.yaml", _APP.format(labels=_RELEASE_LABELS), reduced=True)
     assert (alone, [ref.kind for ref, _ in released]) == ([], ["Deployment"])
+
+
+_PHP = (
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nextcloud-php, namespace: ix-nextcloud}\n"
+    "data: {memory_limit: 2G}\n"
+)
+
+
+_UNLABELLED = (_APP.format(labels=""), _CRON.replace(_RELEASE_LABELS, ""))
+
+
+def _overlay_render() -> Source:
+    """An overlay's render as `kubectl kustomize` gives it: the app and its CronJob from two base files, no release
+    labels, each document placed in its base file (render/kustomize.py reads kustomize's origin annotations)."""
+    output = "---\n".join(_UNLABELLED).encode()
+    files = ("base/deployment.yaml", "base/cronjob.yaml")
+
+    def placed(loaded: LoadedFile) -> LoadedFile:
+        loaded.documents = [mapped(document, files[index]) for index, document in enumerate(loaded.documents)]
+        return loaded
+
+    return Source("overlays/home", rendered=Rendered("kustomize", "overlays/home", output=output, mapper=placed))
+
+
+def test_a_render_s_device_holder_crosses_files_whatever_its_labels(tmp_path, monkeypatch):
+    # one overlay's (or chart's) render deploys together (lint/verdicts/holders.py): the CronJob's finding reads the
+    # app of another base file, so a split and a streamed run must see it too; the app as a file of its own does not
+    node = tmp_path / "node.yaml"
+    node.write_text(_IGPU_NODE, encoding="utf-8")
+    sources = [_overlay_render(), Source("apps/php.yaml", content=_PHP.encode())]
+
+    def found(jobs: int, given: list[Source] = sources) -> list[tuple[str, str, int, str]]:
+        run = LintRun(Config(), given, load_inventory([str(node)]), streamed=True)
+        reports = run.file_reports(jobs)
+        return [(r.path, f.file, f.line, f.message) for r in reports for f in r.findings if "CronJob" in f.message]
+
+    kept = found(1)
+    assert [(path, file) for path, file, _, _ in kept] == [("overlays/home", "base/cronjob.yaml")]
+    assert kept[0][3].startswith("this CronJob's pods fit no node once Deployment nextcloud runs")
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
+    assert found(2) == kept
+    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+    assert found(1) == found(2) == kept
+    # the trap: the same two files as written, not rendered together (no release labels either)
+    written = [
+        Source(file, content=text.encode()) for file, text in zip(("deployment.yaml", "cronjob.yaml"), _UNLABELLED)
+    ]
+    assert found(1, written) == found(2, written) == []
+    app = yaml.safe_load(_APP.format(labels=""))
+    rendered = LintedObject(object_ref(app), app, "base/deployment.yaml", render="overlays/home")
+    assert crosses_files(rendered) and not crosses_files(replace(rendered, render=""))
 
 
 _HPA = (

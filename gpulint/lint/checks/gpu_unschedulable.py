@@ -24,7 +24,7 @@ from gpulint.lint.verdicts.device_filters import (
     GpuMemoryVerdict,
     gpu_memory_verdict,
 )
-from gpulint.lint.verdicts.holders import Starved, scaled, starved
+from gpulint.lint.verdicts.holders import Starved, scaled, starved, unit_of
 from gpulint.lint.verdicts.scheduling import SchedulingVerdict, scheduling_cause, scheduling_verdict
 from gpulint.lint.verdicts.shared import (
     emptied_offers,
@@ -296,12 +296,12 @@ _HOOKS = ("helm.sh/hook", "argocd.argoproj.io/hook")
 def _unit_holds(
     obj: KubeObject, site: PodSpecSite, pod: PodRequirements, empty: FitResult, inventory: Resolver
 ) -> Iterator[Diagnostic]:
-    """The long-running workloads deployed with the CronJob (one namespace, one file or Helm release) hold
+    """The long-running workloads deployed with the CronJob (one namespace; one render, file or Helm release) hold
     its devices on every node its pods can use: each run stays Pending as long as they run. Only CronJobs:
     a Job applied with them races them for the device, a CronJob's runs come after they hold it."""
     if mapping(obj.data.get("spec")).get("suspend") is True or any(key in obj.annotations() for key in _HOOKS):
         return
-    found = starved(obj, obj.document.path, pod, empty, inventory)
+    found = starved(obj, unit_of(obj, obj.document.path, obj.document.render), pod, empty, inventory)
     if found is None:
         return
     names = _holder_names(found)
@@ -314,9 +314,9 @@ def _unit_holds(
         notes=(
             f"once {names} run{'s' if len(found.holders) == 1 else ''}: {found.summary}",
             *_held_notes(found),
-            f"{names} deploy{'s' if len(found.holders) == 1 else ''} with the CronJob (same namespace, same file "
-            f"or Helm release) and keep{'s' if len(found.holders) == 1 else ''} the devices while it runs: every "
-            "run of the CronJob stays Pending",
+            f"{names} deploy{'s' if len(found.holders) == 1 else ''} with the CronJob (same namespace; same render, "
+            f"file or Helm release) and keep{'s' if len(found.holders) == 1 else ''} the devices while it runs: "
+            "every run of the CronJob stays Pending",
             "give the nodes more of the device, let the device plugin share it (Intel's -shared-dev-num, NVIDIA's "
             "time-slicing), or drop the CronJob's request if its pods do not use the device",
         ),

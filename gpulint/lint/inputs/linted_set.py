@@ -23,6 +23,7 @@ class LintedObject:
     ref: ObjectRef
     data: dict[str, Any]
     file: str
+    render: str = ""  # the chart or overlay whose render made it ('': a file as written, LocatedDocument.render)
 
     @property
     def kind(self) -> str:

@@ -207,6 +207,8 @@ class LocatedDocument:
     line_offset: int = 0  # node marks count from the chunk that was parsed, not the file
     text: str = ""  # the text that was parsed (the file, or the chunk after a broken document)
     placeholders: tuple[Path, ...] = ()  # fields holding ${VAR} placeholders: nothing is reported under them
+    # the chart or overlay whose one render made it, as displayed ('': a file as written): they deploy together
+    render: str = ""
 
     def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
         """1-based line and column of the node at ``path`` (or its deepest existing ancestor)."""

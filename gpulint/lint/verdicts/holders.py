@@ -3,8 +3,10 @@
 A chart's Deployment that holds a node's one iGPU leaves its CronJob's pods Pending at every run
 (NodeResourcesFit, kubernetes/kubernetes pkg/scheduler/framework/plugins/noderesources/fit.go, v1.37:
 "Insufficient gpu.intel.com/i915"). A repository is not one cluster: only workloads that deploy together
-are counted - one namespace, and one file (a manifest applied whole, a rendered stream) or one Helm
-release (`app.kubernetes.io/instance` and `helm.sh/chart` alike, as every chart library labels them).
+are counted - one namespace, and one render (a chart's `helm template`: one release; an overlay's `kustomize
+build`), whatever files its objects come from and whatever their labels; else one file (a manifest applied
+whole, a rendered stream) or one Helm release (`app.kubernetes.io/instance` and `helm.sh/chart` alike, as every
+chart library labels them). Two renders are two units, even of one base: each deploys on its own.
 Proof or silence: a holder counts only when all its pods run and can run only on the nodes the pod can use,
 and nothing may add a node (no node pool may grow for either, no node from a managed pool).
 """
@@ -43,17 +45,20 @@ class _Placed(Protocol):
 
 @dataclass(frozen=True)
 class Unit:
-    """What makes objects deploy together: their namespace, and their file or Helm release."""
+    """What makes objects deploy together: their namespace, and their render, else their file or Helm release."""
 
     namespace: str
-    file: str
-    release: tuple[str, str] | None
+    source: tuple[str, str]  # ("render", the chart or overlay as displayed) or ("file", the file as written)
+    release: tuple[str, str] | None  # never for a render: it is its own release
 
 
-def unit_of(obj: _Placed, file: str) -> Unit:
+def unit_of(obj: _Placed, file: str, render: str = "") -> Unit:
+    """``render``: the chart or overlay whose render made ``obj`` (LocatedDocument.render), '' for a file."""
+    if render:  # the labels of two overlays of one base (or one chart) are alike: they are still two units
+        return Unit(obj.ref.namespace, ("render", render), None)
     labels = mapping(dig(obj.data, "metadata", "labels"))
     release = tuple(text(labels.get(key)) for key in RELEASE_LABELS)
-    return Unit(obj.ref.namespace, file, (release[0], release[1]) if all(release) else None)
+    return Unit(obj.ref.namespace, ("file", file), (release[0], release[1]) if all(release) else None)
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,7 @@ def scaled(ref: ObjectRef, resolver: Resolver) -> bool:
     return False
 
 
-def starved(obj: _Placed, file: str, pod: PodRequirements, empty: FitResult, resolver: Resolver) -> Starved | None:
+def starved(obj: _Placed, unit: Unit, pod: PodRequirements, empty: FitResult, resolver: Resolver) -> Starved | None:
     """The unit's long-running holders leave less of an extended resource than ``pod`` asks for on every node
     it can use (None: room is left, or nothing proves the holders take it)."""
     if not resolver.node_labels_proven or _growing(pod, resolver):
@@ -94,7 +99,7 @@ def starved(obj: _Placed, file: str, pod: PodRequirements, empty: FitResult, res
     names = {node.name for node in usable}
     holders = [
         holder
-        for other in _deployed_with(unit_of(obj, file), resolver)
+        for other in _deployed_with(unit, resolver)
         if other.ref != obj.ref
         for holder in _holders(other, names, resolver)
     ]
@@ -125,9 +130,9 @@ def starved(obj: _Placed, file: str, pod: PodRequirements, empty: FitResult, res
 def _deployed_with(unit: Unit, resolver: Resolver) -> list[LintedObject]:
     """The linted long-running workloads of the unit (indexed once per run: every CronJob asks)."""
     index = resolver.run_fact("long-running workloads by unit", _by_unit, resolver)
-    found = index.get((unit.namespace, unit.file), [])
+    found = index.get((unit.namespace, unit.source), [])
     if unit.release is not None:
-        found = found + [obj for obj in index.get((unit.namespace, unit.release), []) if obj not in found]
+        found = found + [obj for obj in index.get((unit.namespace, ("release", *unit.release)), []) if obj not in found]
     return found
 
 
@@ -136,10 +141,10 @@ def _by_unit(resolver: Resolver) -> dict[tuple[str, Any], list[LintedObject]]:
     for obj in resolver.linted:  # in the order they are written: the message names them so
         if obj.ref.group != "apps" or obj.ref.kind not in _LONG_RUNNING:
             continue
-        unit = unit_of(obj, obj.file)
-        index.setdefault((unit.namespace, unit.file), []).append(obj)
+        unit = unit_of(obj, obj.file, obj.render)
+        index.setdefault((unit.namespace, unit.source), []).append(obj)
         if unit.release is not None:
-            index.setdefault((unit.namespace, unit.release), []).append(obj)
+            index.setdefault((unit.namespace, ("release", *unit.release)), []).append(obj)
     return index
 
 

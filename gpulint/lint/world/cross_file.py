@@ -32,14 +32,15 @@ CROSS_FILE_BY_CONTENT: frozenset[tuple[str, str]] = frozenset({("apps", "Deploym
 CROSS_FILE_ANY_GROUP = frozenset({*GANG_OBJECT_KINDS, *WORKLOAD_RUNTIME_KINDS})
 SCHEDULER_FLAG = "--scheduler-name="
 # The labels every Helm chart library puts on a release's objects: alike, they are one release of one chart.
-# A Deployment or StatefulSet of a release holding devices crosses: its release's CronJob may wait for them.
+# A Deployment or StatefulSet of a release or a render (LintedObject.render) holding devices crosses: the CronJob
+# deployed with it may wait for them (lint/verdicts/holders.py).
 RELEASE_LABELS = ("app.kubernetes.io/instance", "helm.sh/chart")
 
 
 def crosses_files(obj: LintedObject) -> bool:
     """Whether checks of other files may read ``obj``: the kinds above, every DRA object, and the
     workloads that join a group, use a claim template (a ComputeDomain counts its users), start a
-    scheduler by flag or hold devices as part of a Helm release."""
+    scheduler by flag or hold devices as part of a Helm release or of a chart's or overlay's render."""
     ref = obj.ref
     if ref.group == DRA_GROUP or (ref.group, ref.kind) in CROSS_FILE_KINDS or ref.kind in CROSS_FILE_ANY_GROUP:
         return True
@@ -50,7 +51,7 @@ def crosses_files(obj: LintedObject) -> bool:
             return True
         if ref.group == "apps" and _starts_a_scheduler(site.spec):
             return True
-        if ref.group == "apps" and _released(obj) and _holds_devices(site.spec):
+        if ref.group == "apps" and (obj.render or _released(obj)) and _holds_devices(site.spec):
             return True
     return False
 

@@ -101,6 +101,8 @@ class Rendered:
         if self.mapper is not None:
             loaded = self.mapper(loaded)
             loaded.problems = [_at_source(problem, loaded.documents) for problem in loaded.problems]
+        for document in loaded.documents:  # one `helm template` (a release) or `kustomize build` (an overlay)
+            document.render = self.directory
         loaded.problems.extend(problem.as_load_problem() for problem in self.problems)
         loaded.texts.update(self.texts)
         return loaded
