@@ -31,6 +31,7 @@ from support.fake_apiserver import (
 )
 from webhook_helpers import gpu_pod, review
 
+from gpulint.kube.pools.gke import ComputeClass, GkeAutoCreation
 from gpulint.lint.config import Config
 from gpulint.lint.world.live_inventory import CRD_PAGE_SIZE, INVENTORY_APIS, PAGE_SIZE, LiveInventory, Transport
 from gpulint.webhook.server import ServeOptions, Webhook
@@ -1064,3 +1065,151 @@ def test_cli_live_inventory_reads_machines_and_the_autoscalers_flags(make_api, t
     )
     assert inventory.autoscaler_taints is not None and inventory.autoscaler_taints.status == {VALIDATION}
     assert inventory.lists("Machine") and not inventory.lists("Deployment")
+
+
+# --- DaemonSets and GKE ComputeClasses --------------------------------------------------------------------
+
+DAEMONSETS = "/apis/apps/v1/daemonsets"
+COMPUTECLASSES = "/apis/cloud.google.com/v1/computeclasses"
+# karpenter-provider-aws#6884, as tests/rules/gpu-unschedulable.md has it: an EC2NodeClass whose maxPods the
+# cluster's DaemonSets fill, and the NodePool of 1-GPU types that uses it.
+MAXPODS_NODEPOOL = {
+    "metadata": {"name": "gpu", "uid": "uid-nodepool-maxpods"},
+    "spec": {
+        "template": {
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
+                "requirements": [
+                    {
+                        "key": "node.kubernetes.io/instance-type",
+                        "operator": "In",
+                        "values": ["g5.2xlarge", "g6.2xlarge"],
+                    }
+                ],
+            }
+        }
+    },
+}
+MAXPODS_NODECLASS = {
+    "metadata": {"name": "gpu", "uid": "uid-nodeclass-maxpods"},
+    "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "KarpenterNodeRole", "kubelet": {"maxPods": 2}},
+}
+
+
+def daemon_set(name: str, **pod: object) -> dict:
+    """A kube-system DaemonSet as the API server returns it, shaped like EKS's aws-node and kube-proxy: it
+    tolerates every taint and requests nothing but a pod."""
+    labels = {"k8s-app": name}
+    return {
+        "metadata": {"name": name, "namespace": "kube-system", "uid": f"uid-ds-{name}", "resourceVersion": "12"},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "priorityClassName": "system-node-critical",
+                    "tolerations": [{"operator": "Exists"}],
+                    "containers": [{"name": name, "image": f"602401143452.dkr.ecr.us-west-2.amazonaws.com/{name}:1"}],
+                    "volumes": [{"name": "lib-modules", "hostPath": {"path": "/lib/modules"}}],
+                    **pod,
+                },
+            },
+        },
+    }
+
+
+@pytest.mark.slow
+def test_daemon_sets_added_by_watch_fill_a_pools_max_pods_and_one_moved_off_it_frees_a_pod(make_api):
+    """maxPods 2 on the EC2NodeClass: with no DaemonSet a 1-GPU pod fits a g5.2xlarge after a scale-up; aws-node
+    and kube-proxy, added by watch, take both pods (denied, worded as Karpenter's daemonset overhead); kube-proxy
+    modified to select Windows nodes leaves one (admitted); the DaemonSet deleted, the same."""
+    served = {
+        "karpenter.sh__v1": {"nodepools": [MAXPODS_NODEPOOL]},
+        "karpenter.k8s.aws__v1": {"ec2nodeclasses": [MAXPODS_NODECLASS]},
+        "apps__v1": {"daemonsets": []},
+    }
+    api = make_api(cluster([cpu_node("system-0")], **served))
+    webhook = serve(api)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        assert webhook.snapshot.inventory.lists("DaemonSet")
+        assert denial(webhook, gpu_pod(1)) == ""
+        assert wait_for(lambda: (DAEMONSETS, "10") in api.watch_versions)
+        api.events[DAEMONSETS].put({"type": "ADDED", "object": daemon_set("aws-node", hostNetwork=True)})
+        api.events[DAEMONSETS].put({"type": "ADDED", "object": daemon_set("kube-proxy", hostNetwork=True)})
+        assert wait_for(lambda: "left after the DaemonSets' requests" in denial(webhook, gpu_pod(1)))
+        kept = webhook.snapshot.inventory.daemon_sets[("kube-system", "aws-node")]
+        pod = kept["spec"]["template"]["spec"]
+        assert pod["containers"] == [{"name": "aws-node"}] and "volumes" not in pod  # no image, no volumes kept
+
+        windows = daemon_set("kube-proxy", hostNetwork=True, nodeSelector={"kubernetes.io/os": "windows"})
+        api.events[DAEMONSETS].put({"type": "MODIFIED", "object": windows})
+        assert wait_for(lambda: denial(webhook, gpu_pod(1)) == "")
+        api.events[DAEMONSETS].put({"type": "DELETED", "object": windows})
+        assert wait_for(lambda: ("kube-system", "kube-proxy") not in webhook.snapshot.inventory.daemon_sets)
+        assert denial(webhook, gpu_pod(1)) == ""
+    finally:
+        webhook.stop()
+
+
+def compute_class(name: str, auto_creation: bool) -> dict:
+    """A ComputeClass as GKE's docs write one (about-custom-compute-classes): GPU priorities, then pool
+    auto-creation on or off."""
+    return {
+        "metadata": {"name": name, "uid": f"uid-cc-{name}", "resourceVersion": "12"},
+        "spec": {
+            "priorities": [{"gpu": {"type": "nvidia-l4", "count": 1}}, {"machineFamily": "g2", "spot": True}],
+            "nodePoolAutoCreation": {"enabled": auto_creation},
+            "whenUnsatisfiable": "DoNotScaleUp",
+        },
+    }
+
+
+def test_compute_classes_are_watched_where_served_and_kept_as_their_auto_creation(make_api):
+    absent = make_api(cluster([node("gpu-0", 4)]))
+    webhook = serve(absent)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        assert not any(r.startswith("/apis/cloud.google.com/") for r in absent.requests)  # not GKE: not served
+        assert webhook.snapshot.inventory.gke is None
+    finally:
+        webhook.stop()
+
+    api = make_api(cluster([node("gpu-0", 4)], **{"cloud.google.com__v1": {"computeclasses": []}}))
+    webhook = serve(api)
+    classes = lambda: (webhook.snapshot.inventory.gke or GkeAutoCreation()).classes
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        assert webhook.snapshot.inventory.lists("ComputeClass") and classes() == {}
+        assert wait_for(lambda: (COMPUTECLASSES, "10") in api.watch_versions)
+        api.events[COMPUTECLASSES].put({"type": "ADDED", "object": compute_class("default", True)})
+        assert wait_for(lambda: classes() == {"default": ComputeClass("default", True)})
+        api.events[COMPUTECLASSES].put({"type": "MODIFIED", "object": compute_class("default", False)})
+        assert wait_for(lambda: classes() == {"default": ComputeClass("default", False)})
+        api.events[COMPUTECLASSES].put({"type": "DELETED", "object": compute_class("default", False)})
+        assert wait_for(lambda: classes() == {})
+    finally:
+        webhook.stop()
+
+
+def test_cli_live_inventory_reads_daemon_sets_and_compute_classes_as_their_files_are_read(make_api, tmp_path):
+    from gpulint.cli.live import LiveCluster, read_live
+
+    served = {
+        "apps__v1": {"daemonsets": [daemon_set("aws-node", hostNetwork=True)]},
+        "cloud.google.com__v1": {"computeclasses": [compute_class("l4-class", True)]},
+    }
+    api = make_api(cluster([cpu_node("system-0")], **served))
+    inventory, sources = read_live(LiveCluster(str(api.kubeconfig(tmp_path)), "gpu-cluster"))
+    read = {source.display: json.loads(source.read())["items"] for source in sources}
+    (daemon,) = read["live:daemonsets.apps"]
+    assert daemon["spec"] == {
+        "template": {
+            "spec": {"hostNetwork": True, "tolerations": [{"operator": "Exists"}], "containers": [{"name": "aws-node"}]}
+        }
+    }
+    (kept,) = read["live:computeclasses.cloud.google.com"]
+    assert kept["spec"] == {"nodePoolAutoCreation": {"enabled": True}}
+    assert set(inventory.daemon_sets) == {("kube-system", "aws-node")}
+    assert inventory.gke is not None and inventory.gke.classes == {"l4-class": ComputeClass("l4-class", True)}
+    assert inventory.lists("DaemonSet") and inventory.lists("ComputeClass")

@@ -175,8 +175,8 @@ def check(root: Path, *args: str, monkeypatch) -> list[dict]:
 
 
 # Read by the live inventory for the pool model alone, never looked up by name: the Machines that tie a node to its
-# cluster-api group, and Cluster Autoscaler's Deployment (its taint flags)
-POOL_MODEL_ONLY = {("cluster.x-k8s.io", "Machine"), ("apps", "Deployment")}
+# cluster-api group, Cluster Autoscaler's Deployment (its taint flags) and GKE's ComputeClasses (pool auto-creation)
+POOL_MODEL_ONLY = {("cluster.x-k8s.io", "Machine"), ("apps", "Deployment"), ("cloud.google.com", "ComputeClass")}
 
 
 def test_the_kind_table_has_a_row_for_every_kind_the_inventory_reads_and_agrees_with_the_live_api_list():

@@ -429,6 +429,8 @@ def test_gpulint_reads_the_cluster_as_the_charts_service_account(cluster):
     assert can("create", "pods", "-n", NAMESPACE) == "no"
     assert can("watch", "configmaps/cluster-autoscaler-status", "-n", "kube-system") == "yes"
     assert can("list", "configmaps", "-n", "kube-system") == "no"  # that one ConfigMap, no other
+    assert can("watch", "daemonsets.apps", "-A") == "yes"  # every node's daemonset overhead
+    assert can("update", "daemonsets.apps", "-n", "kube-system") == "no"
 
 
 # --- node pools: the nodes that can exist ------------------------------------------------------------

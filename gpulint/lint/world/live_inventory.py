@@ -25,6 +25,7 @@ from urllib.parse import urlencode
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.pools.autoscaler_taints import autoscaler_taint_config
 from gpulint.kube.pools.capi import CapiIndex
+from gpulint.kube.pools.gke import gke_auto_creation
 from gpulint.kube.pools.readers import node_class_kubelets, node_class_zones, pools_in_document
 from gpulint.lint.crd_schema import crd_essentials
 from gpulint.lint.inputs.loader import LocatedDocument
@@ -83,10 +84,15 @@ class InventoryApi:
         return f"{self.group}/{version}" if self.group else version
 
 
+def _identity(item: dict[str, Any]) -> dict[str, Any]:
+    """The metadata every trimmed object keeps: what names it and the version a watch resumes from."""
+    metadata = mapping(item.get("metadata"))
+    return {key: metadata[key] for key in ("name", "namespace", "uid", "resourceVersion") if key in metadata}
+
+
 def machine_essentials(item: dict[str, Any]) -> dict[str, Any]:
     """A Machine as gpulint/kube/pools/capi.py reads it: its MachineSet owner and its node's providerID."""
     metadata = mapping(item.get("metadata"))
-    kept = {key: metadata[key] for key in ("name", "namespace", "uid", "resourceVersion") if key in metadata}
     owners = [
         {"kind": owner.get("kind"), "name": owner.get("name")}
         for owner in map(mapping, sequence(metadata.get("ownerReferences")))
@@ -96,7 +102,7 @@ def machine_essentials(item: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": item["apiVersion"],
         "kind": item["kind"],
-        "metadata": {**kept, "ownerReferences": owners},
+        "metadata": {**_identity(item), "ownerReferences": owners},
         "spec": spec,
     }
 
@@ -107,9 +113,7 @@ _COMMAND_FIELDS = ("name", "image", "command", "args", "env", "envFrom")  # what
 def autoscaler_essentials(item: dict[str, Any]) -> dict[str, Any]:
     """A Deployment that runs Cluster Autoscaler, kept as far as its command lines (its taint flags); any other
     Deployment of the namespace only by name (it is read because RBAC cannot name the autoscaler's beforehand)."""
-    metadata = mapping(item.get("metadata"))
-    kept = {key: metadata[key] for key in ("name", "namespace", "uid", "resourceVersion") if key in metadata}
-    stub = {"apiVersion": item["apiVersion"], "kind": item["kind"], "metadata": kept}
+    stub = {"apiVersion": item["apiVersion"], "kind": item["kind"], "metadata": _identity(item)}
     if autoscaler_taint_config(item) is None:
         return stub
     pod = mapping(mapping(mapping(item.get("spec")).get("template")).get("spec"))
@@ -118,6 +122,44 @@ def autoscaler_essentials(item: dict[str, Any]) -> dict[str, Any]:
         for container in map(mapping, sequence(pod.get("containers")))
     ]
     return {**stub, "spec": {"template": {"spec": {"containers": containers}}}}
+
+
+# What of a DaemonSet's pod template the pool model reads (Resolver.daemon_pods: pod_requirements of
+# effective_pod_spec): its requests, node selection and tolerations (hostNetwork adds one). Not its images,
+# commands, volumes or probes, most of its bytes.
+_DAEMON_POD_FIELDS = ("nodeSelector", "tolerations", "hostNetwork", "overhead", "resources")
+_DAEMON_CONTAINER_FIELDS = ("name", "resources", "restartPolicy")  # restartPolicy: a restartable sidecar's
+
+
+def daemon_set_essentials(item: dict[str, Any]) -> dict[str, Any]:
+    """A DaemonSet as the pool model reads it: on a node a pool adds, its pod takes its requests and one of the
+    node's pods first (Karpenter's daemonset overhead, gpulint/kube/pools/fit.py daemon_overhead)."""
+    pod = mapping(mapping(mapping(item.get("spec")).get("template")).get("spec"))
+    spec: dict[str, Any] = {key: pod[key] for key in _DAEMON_POD_FIELDS if key in pod}
+    required = mapping(mapping(pod.get("affinity")).get("nodeAffinity")).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    if required is not None:
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+    for key in ("initContainers", "containers"):
+        if key in pod:
+            spec[key] = [
+                {name: container[name] for name in _DAEMON_CONTAINER_FIELDS if name in container}
+                for container in map(mapping, sequence(pod.get(key)))
+            ]
+    return {
+        "apiVersion": item["apiVersion"],
+        "kind": item["kind"],
+        "metadata": _identity(item),
+        "spec": {"template": {"spec": spec}},
+    }
+
+
+def compute_class_essentials(item: dict[str, Any]) -> dict[str, Any]:
+    """A GKE ComputeClass as gpulint/kube/pools/gke.py reads it: its name and spec.nodePoolAutoCreation."""
+    creation = mapping(mapping(item.get("spec")).get("nodePoolAutoCreation"))
+    spec = {"nodePoolAutoCreation": {"enabled": creation["enabled"]}} if "enabled" in creation else {}
+    return {"apiVersion": item["apiVersion"], "kind": item["kind"], "metadata": _identity(item), "spec": spec}
 
 
 _DRA = ("v1", "v1beta2", "v1beta1")
@@ -179,6 +221,12 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     # The Machines link a node to its MachineSet (providerID, ownerReferences: gpulint/kube/pools/capi.py), whose
     # group then takes its template from that live node, as the autoscaler does. Kept: those two fields.
     InventoryApi("cluster.x-k8s.io", "Machine", "machines", _CAPI, namespaced=True, essentials=machine_essentials),
+    # The cluster's DaemonSets (as `kubectl get daemonsets -A` in an inventory file): on a node a pool adds, each
+    # whose pod goes there takes its requests and one of the node's pods first. Kept: what the pool model reads.
+    InventoryApi("apps", "DaemonSet", "daemonsets", ("v1",), namespaced=True, essentials=daemon_set_essentials),
+    # GKE's ComputeClasses (a CRD GKE installs): the class named default, or one whose nodePoolAutoCreation is on,
+    # may make GKE create a node pool for a pod (gpulint/kube/pools/gke.py). Kept: its name and that switch.
+    InventoryApi("cloud.google.com", "ComputeClass", "computeclasses", ("v1",), essentials=compute_class_essentials),
     # Cluster Autoscaler's status ConfigMap: the node groups it manages (gpulint/lint/world/autoscaler_status.py). One
     # object: the chart's Role grants list and watch on that name only, in kube-system.
     InventoryApi(
@@ -454,6 +502,7 @@ def build_inventory(
         inventory.pool_specs.extend(pools_in_document(item, LOCATION))  # as files are read (add_sources)
         inventory.node_class_zones.update(node_class_zones(item))
         inventory.node_class_kubelets.update(node_class_kubelets(item))
+        inventory.gke = gke_auto_creation(item, inventory.gke)
     inventory.listed_kinds -= unsynced  # add() marks every kind it sees: the last listing's objects are kept
     inventory.unlisted_kinds = unsynced
     inventory.account_running_pods()
