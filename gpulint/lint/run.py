@@ -41,7 +41,7 @@ from gpulint.lint.output.suppress import ALL, path_ignores
 from gpulint.lint.paths import path_matches
 from gpulint.lint.registry import Rule, import_checks
 from gpulint.lint.rule_spec import Need
-from gpulint.lint.world.cross_file import CrossingText, crosses_files
+from gpulint.lint.world.cross_file import CrossingText, crosses_files, kept_of_file
 from gpulint.lint.world.inventory import ClusterInventory
 from gpulint.lint.world.kinds import CLUSTER_KINDS, Declared
 from gpulint.lint.world.rejections import API_REJECTED, inventory_reports
@@ -93,8 +93,9 @@ def _parsed_alone(source: Source, reduced: Callable[[str], str] | None = None) -
 
 
 def shared_objects(parsed: ParsedFile, everything: bool) -> list[LintedObject]:
-    """The objects of a file that other files' checks read (all of them: ``everything``)."""
-    return [obj for obj in map(linted_object, parsed.objects) if everything or crosses_files(obj)]
+    """The objects of a file that the checks read in a split or streamed run (all of them: ``everything``)."""
+    objects = [linted_object(obj) for obj in parsed.objects]
+    return objects if everything else kept_of_file(objects, crosses_files)
 
 
 # Strings up to this long are interned in the objects a streamed run keeps: a repository repeats its keys, labels
