@@ -13,11 +13,14 @@ import subprocess
 import textwrap
 
 import pytest
+import yaml
 from conftest import run_cli
 
 import gpulint.lint.run
+from gpulint.lint.config import Config
 from gpulint.lint.inputs import knative_setup
 from gpulint.lint.inputs.knative_setup import enabled_flags
+from gpulint.lint.run import LintRun
 
 ISVC = """
 apiVersion: serving.kserve.io/v1beta1
@@ -262,3 +265,12 @@ def test_a_run_without_a_gated_object_reads_no_setup_file(repo, monkeypatch):
     write_tree(repo, {"serving/whisper.yaml": KSVC})
     knative_findings(".")
     assert read == [str(repo.resolve())]  # the work tree, once
+
+
+def test_an_admission_review_reads_no_setup_file(repo):
+    # the webhook judges one object, with no file: the repository it runs beside says nothing of the cluster
+    write_tree(repo, {"kserve/scripts/setup.sh": SETUP})
+    run = LintRun.for_object(Config(), yaml.safe_load(textwrap.dedent(KSVC)), None)
+    found = [f for f in run.report().findings if f.rule == "knative-field-disallowed"]
+    assert [(f.severity.name, "nodeSelector" in f.message) for f in found] == [("WARNING", True)]
+    assert run.setup.by_root == {}
