@@ -1,5 +1,5 @@
 """gpu-unschedulable's CronJob holders (issue #29) in one plain file: the same in one process, split over workers
-(--jobs) and checked one parse at a time (a streamed run), which give each file's checks only the objects kept of
+(--jobs 2 and 3) and checked one parse at a time (a streamed run), which give each file's checks only the objects kept of
 every file (its own too). A Deployment without Helm release labels crosses no file, yet a CronJob of its own file
 waits for it: trueforge-org/truecharts#18712's two objects (Nextcloud holding the node's iGPU, its preview
 CronJob asking for it) as one manifest applied whole, the way a home-lab repository writes them."""
@@ -103,9 +103,10 @@ def _starved(repo: Path, igpus: int, files: dict[str, str], monkeypatch) -> list
     kept = run_cli(*args, "--jobs", "1")
     assert kept.exit_code in (0, 1), kept.stderr
     monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
-    assert run_cli(*args, "--jobs", "2").stdout == kept.stdout
+    for jobs in ("2", "3"):
+        assert run_cli(*args, "--jobs", jobs).stdout == kept.stdout, jobs
     monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
-    for jobs in ("1", "2"):
+    for jobs in ("1", "2", "3"):
         assert run_cli(*args, "--jobs", jobs).stdout == kept.stdout, jobs
     return [(f["path"], f["line"]) for f in kept.json()["findings"] if STARVED in f["message"]]
 

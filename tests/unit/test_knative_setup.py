@@ -248,7 +248,7 @@ def test_the_setup_is_read_once_per_run_and_every_split_or_streamed_run_reads_th
     for streamed in (False, True):
         if streamed:
             monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
-        for jobs in ("1", "2"):
+        for jobs in ("1", "2", "3"):
             walks.unlink()
             run = run_cli(*args, "--jobs", jobs)
             assert (run.stdout, run.exit_code) == (kept.stdout, kept.exit_code), (streamed, jobs)
