@@ -799,7 +799,8 @@ OPTIONS: tuple[Option, ...] = (
         _field("exclude", lambda value, context: _string_list(value, "exclude", context.at(("exclude",)))),
         STRINGS,
         "[legacy/**]",
-        "Paths skipped when walking and by the repository index (with `--force-exclude`, also when named).",
+        "Paths skipped when walking, by the repository index and by the Knative setup read "
+        "(knative-field-disallowed) (with `--force-exclude`, also when named).",
         "none",
     ),
     Option(

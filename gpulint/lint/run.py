@@ -32,6 +32,7 @@ from gpulint.kube.fields import mapping
 from gpulint.lint.config import ClusterScope, Config
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
+from gpulint.lint.inputs.knative_setup import KnativeSetup, knative_setup
 from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.inputs.objects import KubeObject, ParsedFile, is_list, is_object, object_ref, parse_file
@@ -40,7 +41,7 @@ from gpulint.lint.output.suppress import ALL, path_ignores
 from gpulint.lint.paths import path_matches
 from gpulint.lint.registry import Rule, import_checks
 from gpulint.lint.rule_spec import Need
-from gpulint.lint.world.cross_file import CrossingText, crosses_files
+from gpulint.lint.world.cross_file import CrossingText, crosses_files, kept_of_file
 from gpulint.lint.world.inventory import ClusterInventory
 from gpulint.lint.world.kinds import CLUSTER_KINDS, Declared
 from gpulint.lint.world.rejections import API_REJECTED, inventory_reports
@@ -92,8 +93,9 @@ def _parsed_alone(source: Source, reduced: Callable[[str], str] | None = None) -
 
 
 def shared_objects(parsed: ParsedFile, everything: bool) -> list[LintedObject]:
-    """The objects of a file that other files' checks read (all of them: ``everything``)."""
-    return [obj for obj in map(linted_object, parsed.objects) if everything or crosses_files(obj)]
+    """The objects of a file that the checks read in a split or streamed run (all of them: ``everything``)."""
+    objects = [linted_object(obj) for obj in parsed.objects]
+    return objects if everything else kept_of_file(objects, crosses_files)
 
 
 # Strings up to this long are interned in the objects a streamed run keeps: a repository repeats its keys, labels
@@ -190,7 +192,8 @@ def scoped_engines(run: LintRun, linted: LintedSet) -> list[Engine]:
     of the files in no cluster: a NodePool, queue or quota of clusters/dev is not clusters/prod's."""
     declared = declared_of(run.config)
     if not run.scoped:
-        return [Engine(run.config, Resolver(linted, run.cluster, run.config.gates, declared), run.rules, run.routes)]
+        resolver = Resolver(linted, run.cluster, run.config.gates, declared, knative_setup=run.setup)
+        return [Engine(run.config, resolver, run.rules, run.routes)]
     # a mapped cluster without an inventory of its own: the run's, if any, and what its files describe
     inventories = [run.cluster, *(run.cluster if inventory is None else inventory for _, inventory in run.scoped)]
     scopes = [scope for scope, _ in run.scoped]
@@ -201,7 +204,7 @@ def scoped_engines(run: LintRun, linted: LintedSet) -> list[Engine]:
     engines = []
     for index, inventory in enumerate(inventories):
         kept = LintedSet((obj for obj in linted if _sees(index, where[obj.file], obj)), linted.complete)
-        resolver = Resolver(kept, inventory, run.config.gates, declared, mapped=index > 0)
+        resolver = Resolver(kept, inventory, run.config.gates, declared, mapped=index > 0, knative_setup=run.setup)
         engines.append(Engine(run.config, resolver, run.rules, run.routes))
     return engines
 
@@ -264,6 +267,12 @@ class LintRun:
         own = (linted_object(obj) for parsed in self.files for obj in parsed.objects)
         return LintedSet(itertools.chain(own, self.context), self.references_complete)
 
+    @cached_property
+    def setup(self) -> KnativeSetup:
+        """The Knative flags the linted files' own repositories turn on (lint/inputs/knative_setup.py): read once
+        per run, by the run itself (the workers fork after it, _parallel_reports, and inherit it)."""
+        return knative_setup(self.sources, self.config.exclude)
+
     @property
     def references_complete(self) -> bool:
         return self.complete and not self.partial
@@ -308,6 +317,7 @@ class LintRun:
             self.scoped,
         )
         run.files = [parse_source(fresh[parsed.path]) if parsed.path in fresh else parsed for parsed in self.files]
+        run.setup = self.setup  # fixes change manifests, never a setup script
         return run
 
     # ------------------------------------------------------------------ checked
@@ -558,6 +568,7 @@ def _parallel_reports(run: LintRun, workers: int) -> Iterator[FileReport]:
     that streams (over KEPT_SOURCE_BYTES) has its linted set built once, by the run, before the checking
     workers are forked (_shared_first); a smaller one is parsed once, by workers that keep their parses."""
     import_checks(run.rules)  # imported once here, not once in every worker
+    _ = run.setup  # read once here: the workers inherit it
     if _streams(run, run.sources):
         return _shared_first(run, workers)
     return _exchanged(run, workers)

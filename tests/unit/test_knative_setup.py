@@ -8,13 +8,19 @@ not refused. Written the way those repositories write them; no file of theirs is
 
 from __future__ import annotations
 
+import os
 import subprocess
 import textwrap
 
 import pytest
+import yaml
 from conftest import run_cli
 
+import gpulint.lint.run
+from gpulint.lint.config import Config
+from gpulint.lint.inputs import knative_setup
 from gpulint.lint.inputs.knative_setup import enabled_flags
+from gpulint.lint.run import LintRun
 
 ISVC = """
 apiVersion: serving.kserve.io/v1beta1
@@ -159,3 +165,112 @@ def test_the_scan_names_the_file_and_skips_vendored_and_hidden_trees(repo):
         "kubernetes.podspec-nodeselector": "kserve/scripts/setup.sh",
         "kubernetes.podspec-volumes-emptydir": "kserve/scripts/setup.sh",
     }
+
+
+# The same predictor pinned by a toleration instead (kubernetes.podspec-tolerations)
+TOLERATING = ISVC.replace("llama3-8b-instruct-2xh100", "mistral-7b-instruct-1xl4").replace(
+    "    nodeSelector:\n      nvidia.com/gpu.product: NVIDIA-H100-SXM4-80GB\n",
+    "    tolerations:\n    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n",
+)
+TOLERATIONS_ON = (
+    "kubectl patch configmap config-features -n knative-serving --type merge "
+    '-p \'{"data":{"kubernetes.podspec-tolerations":"enabled"}}\'\n'
+)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {".gitignore": "scratch/\n", "scratch/setup.sh": SETUP},  # a local script git never sees
+        {".gitignore": "*.sh\n", "kserve/scripts/setup.sh": SETUP},
+        {".git/info/exclude": "/notes/\n", "notes/install.md": INSTALL_GUIDE},
+        {".gpulint.yaml": "exclude: [hack]\n", "hack/setup.sh": SETUP},  # the configuration's exclude
+    ],
+    ids=["gitignored-folder", "gitignored-suffix", "info-exclude", "configured-exclude"],
+)
+def test_a_flag_enabled_only_in_an_ignored_or_excluded_file_does_not_count(repo, files):
+    write_tree(repo, {"kserve/nim-models/llama3.yaml": ISVC, **files})
+    assert knative_findings(".") == [("kserve/nim-models/llama3.yaml", 16, "warning")]
+    assert knative_findings("kserve/nim-models/llama3.yaml") == [("kserve/nim-models/llama3.yaml", 16, "warning")]
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {".gitignore": "*.sh\n!setup.sh\n", "kserve/scripts/setup.sh": SETUP},  # ignored, then taken back
+        {".gitignore": "/scripts/\n", "kserve/scripts/setup.sh": SETUP},  # anchored: another folder of that name
+        {".gpulint.yaml": "exclude: [nim-models/old]\n", "kserve/scripts/setup.sh": SETUP},
+    ],
+    ids=["negated", "anchored-elsewhere", "exclude-elsewhere"],
+)
+def test_trap_a_setup_file_the_ignore_rules_do_not_reach_still_counts(repo, files):
+    write_tree(repo, {"kserve/nim-models/llama3.yaml": ISVC, **files})
+    assert knative_findings(".") == []
+    # the linted folder alone: the setup is the work tree's, outside the folder named
+    assert knative_findings("kserve/nim-models") == []
+
+
+def test_a_setup_file_reached_through_a_symbolic_link_is_not_read(repo):
+    write_tree(repo, {"kserve/nim-models/llama3.yaml": ISVC, "kserve/notes.txt": SETUP})
+    (repo / "kserve/scripts").mkdir()
+    (repo / "kserve/scripts/setup.sh").symlink_to("../notes.txt")
+    assert knative_findings(".") == [("kserve/nim-models/llama3.yaml", 16, "warning")]
+
+
+def test_the_setup_is_read_once_per_run_and_every_split_or_streamed_run_reads_the_same(repo, monkeypatch):
+    write_tree(
+        repo,
+        {
+            "kserve/nim-models/llama3.yaml": ISVC,
+            "kserve/nim-models/mistral.yaml": TOLERATING,
+            "kserve/scripts/setup.sh": SETUP,  # nodeSelector on
+            ".gitignore": "scratch/\n",
+            "scratch/tolerations.sh": TOLERATIONS_ON,  # tolerations on, in a file git never sees
+            "serving/whisper.yaml": KSVC,
+        },
+    )
+    walks = repo.parent / f"{repo.name}-walks"
+    real = knative_setup.enabled_flags
+
+    def counted(*args, **kwargs):
+        with open(walks, "a", encoding="utf-8") as log:  # appended from whichever process walks
+            log.write(f"{os.getpid()}\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(knative_setup, "enabled_flags", counted)
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
+    args = ("check", ".", "--format", "json")
+    kept = run_cli(*args, "--jobs", "1")
+    assert [(f["path"], f["line"]) for f in kept.json()["findings"] if f["rule"] == "knative-field-disallowed"] == [
+        ("kserve/nim-models/mistral.yaml", 16)
+    ]
+    assert walks.read_text().split() == [str(os.getpid())]
+    for streamed in (False, True):
+        if streamed:
+            monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+        for jobs in ("1", "2", "3"):
+            walks.unlink()
+            run = run_cli(*args, "--jobs", jobs)
+            assert (run.stdout, run.exit_code) == (kept.stdout, kept.exit_code), (streamed, jobs)
+            assert walks.read_text().split() == [str(os.getpid())], (streamed, jobs)  # one walk, by the run itself
+
+
+def test_a_run_without_a_gated_object_reads_no_setup_file(repo, monkeypatch):
+    plain = KSVC.replace("serving.knative.dev/v1", "apps/v1").replace("kind: Service", "kind: Deployment")
+    write_tree(repo, {"apps/whisper.yaml": plain, "kserve/scripts/setup.sh": SETUP})
+    read: list[str] = []
+    monkeypatch.setattr(knative_setup, "enabled_flags", lambda root, *rest: read.append(root) or {})
+    assert knative_findings(".") == []
+    assert read == []
+    write_tree(repo, {"serving/whisper.yaml": KSVC})
+    knative_findings(".")
+    assert read == [str(repo.resolve())]  # the work tree, once
+
+
+def test_an_admission_review_reads_no_setup_file(repo):
+    # the webhook judges one object, with no file: the repository it runs beside says nothing of the cluster
+    write_tree(repo, {"kserve/scripts/setup.sh": SETUP})
+    run = LintRun.for_object(Config(), yaml.safe_load(textwrap.dedent(KSVC)), None)
+    found = [f for f in run.report().findings if f.rule == "knative-field-disallowed"]
+    assert [(f.severity.name, "nodeSelector" in f.message) for f in found] == [("WARNING", True)]
+    assert run.setup.by_root == {}

@@ -3,7 +3,6 @@ container ports it cannot route (more than one across the containers, or none am
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 from gpulint.kube import knative, kserve
@@ -12,9 +11,7 @@ from gpulint.kube.scheduler import pod_requirements
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity
-from gpulint.lint.inputs.knative_setup import enabled_flags
 from gpulint.lint.inputs.objects import KubeObject
-from gpulint.lint.inputs.repo_index import work_tree
 from gpulint.lint.rule_spec import RuleSpec, Scope
 
 SPEC = RuleSpec(
@@ -39,18 +36,13 @@ def _enabled_by_setup(
     obj: KubeObject, site: PodSpecSite, flag: str, state: knative.FlagState, ctx: CheckContext
 ) -> bool:
     """With config-features unknown, whether the platform the pod selects by node label (knative.PLATFORM_FLAGS)
-    or the repository's own setup (a script, a workflow, an install guide: gpulint.lint.inputs.knative_setup)
-    enables ``flag`` in the cluster it deploys to."""
+    or the repository's own setup (a script, a workflow, an install guide: gpulint.lint.inputs.knative_setup, read
+    once per run) enables ``flag`` in the cluster it deploys to."""
     if state is not knative.FlagState.UNKNOWN:
         return False
     if flag in knative.platform_flags(pod_requirements(site.spec, facts=obj.facts).label_keys()):
         return True  # the pod is written for a platform whose managed Knative enables the flag
-    if not os.path.isfile(obj.document.path):
-        return False
-    root = work_tree(os.path.dirname(os.path.realpath(obj.document.path)))
-    if root is None:
-        return False
-    return flag in ctx.memo(("knative-setup", root), lambda: enabled_flags(root))
+    return flag in ctx.resolver.knative_setup.enabled(obj.document.path)
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:

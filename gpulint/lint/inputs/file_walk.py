@@ -1,5 +1,6 @@
-"""A directory walked for manifests: sorted, depth first, .gitignore honoured, hidden entries and links
-out of it skipped, chart directories yielded whole (for the renderer), what was skipped noted."""
+"""A directory walked for manifests (or another Selection of files): sorted, depth first, .gitignore honoured,
+hidden entries and links out of it skipped, chart directories yielded whole (for the renderer), what was skipped
+noted."""
 
 from __future__ import annotations
 
@@ -29,6 +30,20 @@ class Candidate:
     chart: bool = False  # a Helm chart directory: rendered, not walked
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The files a walk yields: by suffix (any case) or by name; the hidden folders it enters all the same, and the
+    folders it never enters."""
+
+    suffixes: tuple[str, ...] = MANIFEST_SUFFIXES
+    names: frozenset[str] = frozenset()
+    hidden: frozenset[str] = frozenset()
+    skipped: frozenset[str] = frozenset()
+
+
+MANIFESTS = Selection()
+
+
 @dataclass
 class Walk:
     """One named directory: its files in sorted order, depth first; notes for what was skipped."""
@@ -38,12 +53,14 @@ class Walk:
     notes: list[str] = field(default_factory=list)
     charts: bool = False  # yield chart directories (to be rendered) instead of their files
     directories: list[str] = field(default_factory=list)  # every directory walked (kustomizations are looked for there)
+    select: Selection = MANIFESTS
 
     def __post_init__(self) -> None:
         self.real_root = os.path.realpath(self.root)
 
     def files(self) -> Iterator[Candidate]:
         links: list[str] = []  # in-tree links come last, so a file is shown under its own name
+        select = self.select
         stack: list[tuple[str, Scope]] = [(self.root, scope_for_walk(self.real_root, self.notes))]
         while stack:
             directory, scope = stack.pop()
@@ -55,10 +72,12 @@ class Walk:
             subdirs: list[tuple[str, Scope]] = []
             for entry in self._entries(directory):
                 path = os.path.normpath(os.path.join(directory, entry.name))
-                if entry.name.startswith(".") or excluded(path, self.exclude):
+                if (entry.name.startswith(".") and entry.name not in select.hidden) or excluded(path, self.exclude):
                     continue
                 is_dir = entry.is_dir(follow_symlinks=False)
-                if not is_dir and not entry.name.lower().endswith(MANIFEST_SUFFIXES):
+                if is_dir and entry.name in select.skipped:
+                    continue
+                if not is_dir and not entry.name.lower().endswith(select.suffixes) and entry.name not in select.names:
                     continue
                 if scope.ignored(entry.name, is_dir):
                     continue

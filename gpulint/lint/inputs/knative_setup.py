@@ -9,56 +9,126 @@ repository deploys to has the flag on; a field behind it is then not refused for
 
 A file counts when it names the ConfigMap (``config-features``) or a KnativeServing resource and sets the flag
 to ``enabled`` or ``allowed`` (Knative's values, case-insensitive: knative/serving pkg/apis/config/features.go
-asFlag). Shell scripts, Makefiles, GitHub workflows, Markdown and YAML files are read. Bounded: at most
-MAX_FILES files of at most MAX_BYTES each, hidden folders (but ``.github``) and vendored trees skipped.
+asFlag). Shell scripts, Makefiles, GitHub workflows, Markdown and YAML files are read.
+
+An input of the run, like the sources: read once per run (lint.run.LintRun.setup, before any worker forks, so
+every worker reads the same), over the work tree of each linted file that may hold an object the flags gate,
+walked as ``gpulint check DIR`` walks (file_walk.Walk: .gitignore, ``.git/info/exclude`` and the configured
+``exclude`` honoured), the sources' bytes reused. Bounded: at most MAX_FILES files, the first MAX_BYTES of each,
+hidden folders (but ``.github``) and vendored trees skipped, no symbolic link followed. An admission review, or
+standard input without a file name, has no work tree: nothing is read.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gpulint.lint.inputs.file_walk import Selection, Walk
+from gpulint.lint.inputs.repo_index import shown_root, work_tree
+from gpulint.lint.inputs.sources import Source, SourceError
 
 MAX_FILES = 5_000
 MAX_BYTES = 1024 * 1024
-_SUFFIXES = (".sh", ".bash", ".mk", ".md", ".mdx", ".yaml", ".yml")
-_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
-_SKIPPED = frozenset({"node_modules", "vendor", "third_party"})
+SETUP_FILES = Selection(
+    suffixes=(".sh", ".bash", ".mk", ".md", ".mdx", ".yaml", ".yml"),
+    names=frozenset({"Makefile", "makefile", "GNUmakefile"}),
+    hidden=frozenset({".github"}),
+    skipped=frozenset({"node_modules", "vendor", "third_party"}),
+)
+# Text without which a source holds no object whose pod fields the flags gate (a Knative Service or Configuration,
+# a KServe or KFServing InferenceService): a run whose sources hold none reads no setup file.
+_GATED = (b"serving.knative.dev", b"InferenceService")
 _CONTEXT = re.compile(r"config-features|\bKnativeServing\b")
 # "kubernetes.podspec-nodeselector": "enabled", kubernetes.podspec-tolerations: enabled, ...=Enabled
 _ENABLED = re.compile(r"(kubernetes\.podspec-[a-z0-9-]+)[\"']?\s*[:=]\s*[\"']?(?:enabled|allowed)\b", re.IGNORECASE)
+_OPEN = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
-def enabled_flags(root: str) -> dict[str, str]:
-    """Flag -> the file (relative to ``root``) that first enables it, over the repository at ``root``."""
+@dataclass(frozen=True)
+class KnativeSetup:
+    """The flags each work tree's setup files enable: work tree (real path) -> flag -> the file (relative to it)
+    that first enables it."""
+
+    by_root: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def enabled(self, path: str) -> Mapping[str, str]:
+        """The flags the setup of the work tree holding the file ``path`` enables ({}: none, or no file on disk)."""
+        if not self.by_root or not os.path.isfile(path):
+            return {}
+        root = work_tree(os.path.dirname(os.path.realpath(path)))
+        return self.by_root.get(root, {}) if root is not None else {}
+
+
+NO_SETUP = KnativeSetup()
+
+
+def knative_setup(sources: Sequence[Source], exclude: Sequence[str] = ()) -> KnativeSetup:
+    """The setup of the work trees of the ``sources`` that may hold an object the flags gate, each walked once."""
+    roots: list[str] = []
+    for source in sources:
+        root = _root_of(source) if _may_be_gated(source) else None  # its text first: a path costs system calls
+        if root is not None and root not in roots:
+            roots.append(root)
+    if not roots:
+        return NO_SETUP
+    known = {os.path.abspath(s.fs_path): s.content for s in sources if s.fs_path and s.content is not None}
+    return KnativeSetup({root: enabled_flags(root, exclude, known) for root in roots})
+
+
+def enabled_flags(root: str, exclude: Sequence[str] = (), known: Mapping[str, bytes] | None = None) -> dict[str, str]:
+    """Flag -> the file (relative to ``root``) that first enables it, over the work tree at ``root``; ``known``:
+    files already read (absolute path -> bytes), not read again."""
     found: dict[str, str] = {}
-    for path in _candidates(root):
-        text = _read(path)
-        if not text or not _CONTEXT.search(text):
-            continue
-        for match in _ENABLED.finditer(text):
-            found.setdefault(match.group(1).lower(), os.path.relpath(path, root))
+    shown = shown_root(root)
+    walk = Walk(shown, tuple(exclude), [], select=SETUP_FILES)  # its notes are the manifest walk's to give
+    try:
+        for count, candidate in enumerate(walk.files()):
+            if count >= MAX_FILES or candidate.follow:
+                break  # in-tree links come last: none is followed
+            text = _text(candidate.path, known or {})
+            if not _CONTEXT.search(text):
+                continue
+            for match in _ENABLED.finditer(text):
+                found.setdefault(match.group(1).lower(), os.path.relpath(candidate.path, shown))
+    except SourceError:
+        pass  # a folder that cannot be read ends the walk: what was found before it stands
     return found
 
 
-def _candidates(root: str) -> list[str]:
-    out: list[str] = []
-    for directory, subdirectories, names in os.walk(root):
-        subdirectories[:] = sorted(
-            d for d in subdirectories if d not in _SKIPPED and (not d.startswith(".") or d == ".github")
-        )
-        for name in sorted(names):
-            if name in _NAMES or name.endswith(_SUFFIXES):
-                out.append(os.path.join(directory, name))
-                if len(out) >= MAX_FILES:
-                    return out
-    return out
+def _root_of(source: Source) -> str | None:
+    """The work tree of the file (or the chart's or overlay's folder) a source comes from."""
+    where = source.fs_path or source.display
+    if os.path.isdir(where):
+        return work_tree(os.path.realpath(where))
+    if os.path.isfile(where):
+        return work_tree(os.path.dirname(os.path.realpath(where)))
+    return None
 
 
-def _read(path: str) -> str:
-    if os.path.islink(path) or not os.path.isfile(path):
-        return ""
+def _may_be_gated(source: Source) -> bool:
+    content = source.rendered.output if source.rendered is not None else source.content
+    return content is None or any(word in content for word in _GATED)
+
+
+def _text(path: str, known: Mapping[str, bytes]) -> str:
+    content = known.get(os.path.abspath(path))
+    if content is None:
+        content = _read(path)
+    return content[:MAX_BYTES].decode("utf-8", errors="replace")
+
+
+def _read(path: str) -> bytes:
+    """The first MAX_BYTES of a regular file; nothing for a link, a FIFO or a file that cannot be read."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(MAX_BYTES)
+        fd = os.open(path, _OPEN)
     except OSError:
-        return ""
+        return b""
+    try:
+        with open(fd, "rb") as handle:
+            return handle.read(MAX_BYTES) if stat.S_ISREG(os.fstat(handle.fileno()).st_mode) else b""
+    except OSError:
+        return b""

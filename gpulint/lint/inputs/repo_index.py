@@ -95,7 +95,7 @@ def build_context(
     linted_files = {_identity(source.fs_path) for source in linted if source.fs_path is not None}
     cache = _load_cache(root) if use_cache else {}
     fresh: dict[str, dict[str, Any]] = {}
-    shown = _shown_root(root)
+    shown = shown_root(root)
     walk = Walk(shown, tuple(exclude), context.notes)
     for count, candidate in enumerate(walk.files()):
         if count >= max_files:
@@ -146,7 +146,7 @@ def _identity(path: str) -> tuple[int, int]:
     return (info.st_dev, info.st_ino)
 
 
-def _shown_root(root: str) -> str:
+def shown_root(root: str) -> str:
     """The root as paths in messages show it: relative to the current directory when inside it."""
     relative = os.path.relpath(root)
     return relative if not relative.startswith("..") else root

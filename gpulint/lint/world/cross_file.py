@@ -11,6 +11,7 @@ this table to it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gpulint.kube.fields import mapping, sequence
@@ -31,6 +32,9 @@ CROSS_FILE_BY_CONTENT: frozenset[tuple[str, str]] = frozenset({("apps", "Deploym
 # Kinds crossing in any API group (several projects define them).
 CROSS_FILE_ANY_GROUP = frozenset({*GANG_OBJECT_KINDS, *WORKLOAD_RUNTIME_KINDS})
 SCHEDULER_FLAG = "--scheduler-name="
+# The workloads a CronJob of the same file may wait for (kept_of_file), and the words a document holding one has
+_HOLDER_KINDS = ("Deployment", "StatefulSet")
+_BESIDE_CRONJOB = re.compile("CronJob|Deployment|StatefulSet")
 # The labels every Helm chart library puts on a release's objects: alike, they are one release of one chart.
 # A Deployment or StatefulSet of a release or a render (LintedObject.render) holding devices crosses: the CronJob
 # deployed with it may wait for them (lint/verdicts/holders.py).
@@ -54,6 +58,24 @@ def crosses_files(obj: LintedObject) -> bool:
         if ref.group == "apps" and (obj.render or _released(obj)) and _holds_devices(site.spec):
             return True
     return False
+
+
+def kept_of_file(
+    objects: Sequence[LintedObject], crosses: Callable[[LintedObject], bool] = crosses_files
+) -> list[LintedObject]:
+    """The objects of one file that a split or streamed run keeps for the checks, which read only these of every
+    file (their own file's too): those that cross files, and, in a file that holds a CronJob, its Deployments and
+    StatefulSets that hold devices (a file applied whole is one unit: lint/verdicts/holders.py)."""
+    beside_cronjob = any(obj.ref.group == "batch" and obj.ref.kind == "CronJob" for obj in objects)
+    return [obj for obj in objects if crosses(obj) or (beside_cronjob and _holds_beside(obj))]
+
+
+def _holds_beside(obj: LintedObject) -> bool:
+    return (
+        obj.ref.group == "apps"
+        and obj.ref.kind in _HOLDER_KINDS
+        and any(_holds_devices(site.spec) for site in obj.facts.sites())
+    )
 
 
 def _released(obj: LintedObject) -> bool:
@@ -140,10 +162,11 @@ class CrossingText:
         if not starts or starts[0] > 0:
             starts.insert(0, 0)  # the bare document before the first marker
         bounds = zip(starts, [*starts[1:], len(text)])
-        return "".join(self._kept(text[start:end]) for start, end in bounds)
+        beside_cronjob = "CronJob" in text  # its Deployments and StatefulSets may be kept (kept_of_file)
+        return "".join(self._kept(text[start:end], beside_cronjob) for start, end in bounds)
 
-    def _kept(self, document: str) -> str:
-        if may_cross(document):
+    def _kept(self, document: str, beside_cronjob: bool) -> str:
+        if may_cross(document) or (beside_cronjob and _BESIDE_CRONJOB.search(document)):
             return document
         found = {match[1]: match[2] for match in _TOP_LEVEL.finditer(document)}
         if "kind" in found:

@@ -29,6 +29,7 @@ from gpulint.kube.queueing.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, names_untolerated_taints, pod_requirements
 from gpulint.kube.workloads import effective_pod_spec, read_by_shape
+from gpulint.lint.inputs.knative_setup import NO_SETUP, KnativeSetup
 from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
 from gpulint.lint.world.inventory import (
     GANG_OBJECT_KINDS,
@@ -82,6 +83,7 @@ class Resolver:
         gates: FeatureGates = DEFAULT_GATES,
         declared: Declared = NOTHING_DECLARED,
         mapped: bool = False,
+        knative_setup: KnativeSetup = NO_SETUP,
     ) -> None:
         self.linted = linted
         self.inventory = cluster  # None: no --inventory was given
@@ -89,6 +91,7 @@ class Resolver:
         self.gates = gates  # the target cluster's feature gates
         self.declared = declared  # the kinds the configuration declares complete (`complete:`)
         self.mapped = mapped  # the files of one cluster of `clusters:`: what they describe is that cluster
+        self.knative_setup = knative_setup  # the Knative flags the linted files' repositories turn on themselves
         self._run_facts: dict[str, Any] = {}  # key -> what run_fact() worked out of the linted set and cluster
 
     def run_fact(self, key: str, work: Callable[..., _F], *args: Any) -> _F:
