@@ -89,6 +89,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     continue
                 if key in _GROUP_KINDS:
                     continue  # a Ray cluster spreads ranks over its pods: not modelled
+                if launch.launcher.name == "Ray":
+                    yield from _ray_start(launch, held, base, text(container.get("name")))
+                    continue
                 demand = _demand(obj, launch)
                 if demand is not None and not (may_show_more and demand.processes > held.ranks):
                     yield from _compare(demand, held, base, f"container '{text(container.get('name'))}'")
@@ -164,6 +167,33 @@ def _demand(obj: KubeObject, launch: Launch) -> _Demand | None:
             return None
         return _Demand(gpus, f"--num_gpus {gpus}", launch.values["num-gpus"].origin, False, name)
     return None
+
+
+def _ray_start(launch: Launch, held: DeviceRanks, base: Path, name: str) -> Iterator[Diagnostic]:
+    """`ray start --num-gpus N` in a container's own command: the GPUs the node advertises to Ray's scheduler,
+    in place of the ones it detects (as rayStartParams num-gpus in KubeRay's pods, _ray)."""
+    declared = launch.number("num-gpus")
+    if launch.opaque or declared is None or declared == held.ranks or not held.family.noun.endswith("GPU"):
+        return  # no flag: Ray counts the GPUs the container sees
+    word = launch.values["num-gpus"]
+    if declared > held.ranks:
+        message = (
+            f"ray start --num-gpus {declared} but container '{name}' has {held.holding()}: Ray schedules tasks "
+            f"and placement group bundles on {declared - held.ranks} GPUs that do not exist, and they fail with "
+            "CUDA errors"
+        )
+    else:
+        message = (
+            f"ray start --num-gpus {declared} but container '{name}' holds {held.holding()}: Ray never schedules "
+            f"work on {held.ranks - declared} of them, which stay idle while allocated"
+        )
+    yield Diagnostic(
+        RULE_ID,
+        (*base, *word.origin.path),
+        message,
+        notes=(f"drop --num-gpus (Ray then counts the GPUs the container sees) or set it to {held.ranks}",),
+        offset=word.origin.offset,
+    )
 
 
 def _compare(demand: _Demand, held: DeviceRanks, base: Path, subject: str) -> Iterator[Diagnostic]:
