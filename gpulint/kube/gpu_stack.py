@@ -155,6 +155,13 @@ def _re(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+NVIDIA_DEVICE_PLUGIN = StackComponent(
+    "NVIDIA device plugin",
+    NVIDIA,
+    _re(r"(^|/)(?<!rocm/)k8s-device-plugin$"),
+    not_command=_re(r"gpu-feature-discovery|mps-control-daemon|config-manager"),
+    advertises=True,
+)
 # One image serves several daemons (the NVIDIA image holds the device plugin, GFD and the MPS
 # control daemon; NFD's holds master, worker and topology-updater): the command tells them apart.
 # Sources: NVIDIA/k8s-device-plugin deployments/static and its Helm chart; NVIDIA/dcgm-exporter;
@@ -168,13 +175,7 @@ STACK_COMPONENTS: tuple[StackComponent, ...] = (
         _re(r"(^|/)(?<!rocm/)(k8s-device-plugin|gpu-feature-discovery)$"),
         _re(r"gpu-feature-discovery"),
     ),
-    StackComponent(
-        "NVIDIA device plugin",
-        NVIDIA,
-        _re(r"(^|/)(?<!rocm/)k8s-device-plugin$"),
-        not_command=_re(r"gpu-feature-discovery|mps-control-daemon|config-manager"),
-        advertises=True,
-    ),
+    NVIDIA_DEVICE_PLUGIN,
     StackComponent("DCGM exporter", NVIDIA, _re(r"(^|/)dcgm-exporter$")),
     StackComponent(
         "NVIDIA DRA kubelet plugin",
@@ -217,18 +218,24 @@ def _command_line(container: dict[str, Any]) -> str:
 def stack_component(spec: dict[str, Any]) -> StackComponent | None:
     """The GPU infrastructure a pod spec runs, known by its app containers' images (None: not one)."""
     for container in sequence(spec.get("containers")):
-        if not isinstance(container, dict):
+        found = container_component(container) if isinstance(container, dict) else None
+        if found is not None:
+            return found
+    return None
+
+
+def container_component(container: dict[str, Any]) -> StackComponent | None:
+    """The GPU infrastructure one container runs, known by its image and command (None: not one)."""
+    repository = image_repository(text(container.get("image")))
+    command = _command_line(container)
+    for component in STACK_COMPONENTS:
+        if not component.image.search(repository):
             continue
-        repository = image_repository(text(container.get("image")))
-        command = _command_line(container)
-        for component in STACK_COMPONENTS:
-            if not component.image.search(repository):
-                continue
-            if component.command is not None and not component.command.search(command):
-                continue
-            if component.not_command is not None and component.not_command.search(command):
-                continue
-            return component
+        if component.command is not None and not component.command.search(command):
+            continue
+        if component.not_command is not None and component.not_command.search(command):
+            continue
+        return component
     return None
 
 

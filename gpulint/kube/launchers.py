@@ -175,7 +175,15 @@ MPIRUN = Launcher(
     ),
     pairs=frozenset({"--mca", "-mca", "--gmca", "-gmca"}),
 )
-LAUNCHERS: tuple[Launcher, ...] = (VLLM, SGLANG, TORCHRUN, DEEPSPEED, MPIRUN)
+# Ray's CLI (python/ray/scripts/scripts.py, `ray start`): --num-gpus is the GPU count the node advertises to
+# Ray's scheduler, detected from the visible GPUs when absent.
+RAY = Launcher(
+    "Ray",
+    programs=(("ray", "start"),),
+    flags={"num-gpus": ("--num-gpus",)},
+    switches=frozenset({"--head", "--block", "--disable-usage-stats"}),
+)
+LAUNCHERS: tuple[Launcher, ...] = (VLLM, SGLANG, TORCHRUN, DEEPSPEED, MPIRUN, RAY)
 
 
 @dataclass(frozen=True)

@@ -200,8 +200,11 @@ spec:
 
 
 def test_a_single_gpu_ray_head_is_no_rank():
-    """The head runs Ray's control plane and the driver; Ray puts the program's ranks on the workers."""
-    (finding,) = assert_findings(SHM, RAY, [(18, 18, "'ray-worker' (one rank of a distributed RayCluster)")])
+    """The head runs Ray's control plane and the driver; Ray puts the program's ranks on the workers (whose
+    /dev/shm KubeRay mounts itself unless rayStartParams sets plasma-directory)."""
+    assert_findings(SHM, RAY, [])
+    plasma = RAY.replace("rayStartParams: {}", "rayStartParams: {plasma-directory: /tmp}")
+    (finding,) = assert_findings(SHM, plasma, [(18, 18, "'ray-worker' (one rank of a distributed RayCluster)")])
     assert "NCCL and DataLoader workers use /dev/shm" in finding.message
 
 

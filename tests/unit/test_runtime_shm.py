@@ -313,8 +313,13 @@ RAY_CLUSTER = """
 
 def test_a_ray_worker_is_a_rank_for_dev_shm_but_ray_needs_no_gang():
     # kube/distributed.py: Ray's pods are ranks of one program (each needs /dev/shm), but Ray schedules its
-    # tasks on the workers that exist, so gang-missing does not ask for a gang; a PyTorchJob's ranks do need one
-    found = findings_of(None, RAY_CLUSTER)
+    # tasks on the workers that exist, so gang-missing does not ask for a gang; a PyTorchJob's ranks do need one.
+    # KubeRay mounts /dev/shm in the Ray container itself unless rayStartParams sets plasma-directory.
+    assert findings_of(None, RAY_CLUSTER) == []
+    plasma = RAY_CLUSTER.replace(
+        "replicas: 2\n        rayStartParams: {}", "replicas: 2\n        rayStartParams: {plasma-directory: /tmp}"
+    )
+    found = findings_of(None, plasma)
     assert [(f.rule, f.line) for f in found] == [("dev-shm-missing", 18)]
     assert "one rank of a distributed RayCluster" in found[0].message
     pytorch = """

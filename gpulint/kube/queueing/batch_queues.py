@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from gpulint.kube.fields import dig, mapping, text
+from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.queueing.keys import metadata_places
 from gpulint.kube.refs import Path
@@ -213,6 +213,51 @@ def kai_ancestry(queues: dict[str, BatchQueue], name: str) -> list[BatchQueue]:
         chain.append(queue)
         name = queue.parent
     return chain
+
+
+# Volcano's job controller sorts the tasks by priority with sort.Sort, whose pdqsort insertion-sorts (stably) up to
+# 12 elements: equal priorities then keep the order written.
+_STABLE_TASKS = 12
+
+
+@dataclass(frozen=True)
+class FirstPods:
+    """The pods a Volcano Job's PodGroup minResources are summed from, as its controller picks them."""
+
+    requests: dict[str, Fraction]
+    taken: tuple[tuple[str, int], ...]  # (task name, pods) in the order taken
+
+
+def volcano_first_pods(data: dict[str, Any], per_task: list[dict[str, Fraction] | None]) -> FirstPods | None:
+    """A Volcano Job's PodGroup minResources when its minAvailable is below the tasks' minAvailable (or replicas)
+    summed: the requests of the first minAvailable pods, tasks sorted by priority (volcano pkg/controllers/job
+    job_controller_actions.go calcPGMinResources, job_controller_util.go CalcFirstCountResources). None when that
+    is not the case, or the order is not known here (priority classes that differ, more than 12 tasks, a task's
+    requests not known). ``per_task``: each task's pod requests, in the order written."""
+    tasks = [mapping(task) for task in sequence(dig(data, "spec", "tasks"))]
+    classes = {text(dig(task, "template", "spec", "priorityClassName")) for task in tasks}
+    if not tasks or len(tasks) != len(per_task) or len(tasks) > _STABLE_TASKS or len(classes) > 1:
+        return None
+    replicas = [integer(task.get("replicas"), 0) for task in tasks]
+    minimum = [integer(task.get("minAvailable"), count) for task, count in zip(tasks, replicas)]
+    wanted = integer(dig(data, "spec", "minAvailable"), 0)
+    if None in replicas or None in minimum or not wanted or wanted >= sum(m or 0 for m in minimum):
+        return None
+    left = wanted
+    total: dict[str, Fraction] = {}
+    taken: list[tuple[str, int]] = []
+    for task, count, requests in zip(tasks, replicas, per_task):
+        pods = min(left, count or 0)
+        if requests is None:
+            return None
+        if pods:
+            for name, amount in requests.items():
+                total[name] = total.get(name, Fraction(0)) + amount * pods
+            taken.append((text(task.get("name")), pods))
+        left -= pods
+        if not left:
+            break
+    return FirstPods(total, tuple(taken))
 
 
 def least_at_once(per_pod: list[tuple[dict[str, Fraction], int]], required: int) -> dict[str, Fraction]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.commandline import container_commands, dataloader_workers, image_name
-from gpulint.kube.fields import mapping, sequence, text
+from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.pod_views import ARGO_PARAMETERS, argo_storage_known
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -52,6 +52,8 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         gpus = container_gpus(container, patterns, obj.facts)
         if not gpus:
             continue
+        if _kuberay_mounts_shm(obj, site, path):
+            continue
         family = container_family(container, patterns, obj.facts)
         if not family.processes_share_memory:
             continue  # TPUs: one process per host drives every chip, over ICI
@@ -68,6 +70,15 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
             affected.append(_Unmounted(path, container, *reason, family.collective_shm))
     if affected:
         yield _finding(site, affected)
+
+
+def _kuberay_mounts_shm(obj: KubeObject, site: PodSpecSite, path: Path) -> bool:
+    """KubeRay mounts a memory-backed emptyDir ("shared-mem", sized to the memory limit) at /dev/shm in the Ray
+    container (the first) of every head and worker pod it builds, unless rayStartParams sets plasma-directory
+    (ray-operator/controllers/ray/common/pod.go, BuildPod and addEmptyDir)."""
+    if obj.ref.group != "ray.io" or site.role not in ("head", "worker") or path != ("containers", 0):
+        return False
+    return "plasma-directory" not in mapping(dig(obj.data, *site.path[:-2], "rayStartParams"))
 
 
 def _program_unknown(obj: KubeObject, path: Path, container: dict[str, Any]) -> bool:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gpulint.kube.device_plugin_config import ERROR, SHARED_SUFFIX, advertised, looks_like_config, validate
-from gpulint.kube.fields import dig, mapping, text
-from gpulint.kube.gpu_stack import image_repository, node_names
+from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.gpu_stack import NVIDIA_DEVICE_PLUGIN, container_component, image_repository, node_names
 from gpulint.kube.runtime import main_containers
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
@@ -16,7 +16,7 @@ from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text, text_offset
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
-from gpulint.lint.world.config_maps import MAX_EMBEDDED, device_plugin_configs
+from gpulint.lint.world.config_maps import MAX_EMBEDDED, device_plugin_configs, namespace_config_maps
 from gpulint.lint.world.kinds import only_elsewhere, unproven
 from gpulint.lint.world.resolver import Resolver
 
@@ -33,10 +33,51 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _config_map(obj, ctx.resolver)
     elif obj.kind == "ClusterPolicy" and obj.ref.group == "nvidia.com":
         yield from _cluster_policy(obj, ctx.resolver)
-    elif not ctx.resolver.has_nodes and ctx.resolver.linted.has_any(
-        (("", "ConfigMap"), ("nvidia.com", "ClusterPolicy"))
-    ):
-        yield from _renamed_requests(obj, ctx)
+    else:
+        yield from _config_through_env(obj, ctx)
+        if not ctx.resolver.has_nodes and ctx.resolver.linted.has_any(
+            (("", "ConfigMap"), ("nvidia.com", "ClusterPolicy"))
+        ):
+            yield from _renamed_requests(obj, ctx)
+
+
+def _config_through_env(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """An NVIDIA device plugin container given a ConfigMap that holds its configuration through envFrom: each key
+    becomes an environment variable, and the plugin reads its configuration only from the file --config-file
+    (CONFIG_FILE) names (NVIDIA/k8s-device-plugin cmd/nvidia-device-plugin/main.go), so it runs with its defaults."""
+    for site in obj.facts.sites():
+        for path, container in main_containers(site.spec):
+            if container_component(container) is not NVIDIA_DEVICE_PLUGIN:
+                continue
+            for index, source in enumerate(sequence(container.get("envFrom"))):
+                name = text(mapping(mapping(source).get("configMapRef")).get("name"))
+                key = _config_key(namespace_config_maps(ctx, obj.ref.namespace).get(name)) if name else None
+                if key is None:
+                    continue
+                yield Diagnostic(
+                    RULE_ID,
+                    (*site.path, *path, "envFrom", index, "configMapRef", "name"),
+                    f"envFrom turns ConfigMap {name}'s key '{key}', a device plugin configuration, into an "
+                    "environment variable: the NVIDIA device plugin reads its configuration only from the file "
+                    "--config-file (CONFIG_FILE) names, and runs with its defaults",
+                    notes=(
+                        f"mount ConfigMap {name} as a volume and set CONFIG_FILE to the path of its key '{key}' "
+                        "(the Helm chart's config.map and the GPU operator's devicePlugin.config do this)",
+                    ),
+                    severity=Severity.WARNING,
+                )
+
+
+def _config_key(data: Mapping[str, str] | None) -> str | None:
+    """The first key of a ConfigMap's data whose value is one YAML document shaped as the plugin's configuration."""
+    for key, value in (data or {}).items():
+        if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+            continue
+        loaded = load_text(f"data.{key}", value)
+        documents = [d.data for d in loaded.documents if d.data is not None]
+        if not loaded.problems and len(documents) == 1 and looks_like_config(documents[0]):
+            return str(key)
+    return None
 
 
 def _renamed_requests(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:

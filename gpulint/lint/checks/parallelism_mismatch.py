@@ -89,6 +89,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     continue
                 if key in _GROUP_KINDS:
                     continue  # a Ray cluster spreads ranks over its pods: not modelled
+                if launch.launcher.name == "Ray":
+                    yield from _ray_start(launch, held, base, text(container.get("name")))
+                    continue
                 demand = _demand(obj, launch)
                 if demand is not None and not (may_show_more and demand.processes > held.ranks):
                     yield from _compare(demand, held, base, f"container '{text(container.get('name'))}'")
@@ -164,6 +167,33 @@ def _demand(obj: KubeObject, launch: Launch) -> _Demand | None:
             return None
         return _Demand(gpus, f"--num_gpus {gpus}", launch.values["num-gpus"].origin, False, name)
     return None
+
+
+def _ray_start(launch: Launch, held: DeviceRanks, base: Path, name: str) -> Iterator[Diagnostic]:
+    """`ray start --num-gpus N` in a container's own command: the GPUs the node advertises to Ray's scheduler,
+    in place of the ones it detects (as rayStartParams num-gpus in KubeRay's pods, _ray)."""
+    declared = launch.number("num-gpus")
+    if launch.opaque or declared is None or declared == held.ranks or not held.family.noun.endswith("GPU"):
+        return  # no flag: Ray counts the GPUs the container sees
+    word = launch.values["num-gpus"]
+    if declared > held.ranks:
+        message = (
+            f"ray start --num-gpus {declared} but container '{name}' has {held.holding()}: Ray schedules tasks "
+            f"and placement group bundles on {declared - held.ranks} GPUs that do not exist, and they fail with "
+            "CUDA errors"
+        )
+    else:
+        message = (
+            f"ray start --num-gpus {declared} but container '{name}' holds {held.holding()}: Ray never schedules "
+            f"work on {held.ranks - declared} of them, which stay idle while allocated"
+        )
+    yield Diagnostic(
+        RULE_ID,
+        (*base, *word.origin.path),
+        message,
+        notes=(f"drop --num-gpus (Ray then counts the GPUs the container sees) or set it to {held.ranks}",),
+        offset=word.origin.offset,
+    )
 
 
 def _compare(demand: _Demand, held: DeviceRanks, base: Path, subject: str) -> Iterator[Diagnostic]:
@@ -306,6 +336,7 @@ def _operator_fields(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[
         yield from _volcano_mpirun(obj, sites, patterns)
     elif key == ("serving.kserve.io", "LLMInferenceService"):
         yield from _llm_pipeline(obj, spec, sites, patterns)
+        yield from _llm_ranks(obj, spec, sites, patterns)
     elif key in _GROUP_KINDS:
         yield from _ray(obj, sites, patterns)
         if key == ("ray.io", "RayService"):
@@ -356,6 +387,76 @@ def _llm_pipeline(
             f"(tensor {tensor}), not tensor x pipeline = {tensor * pipeline}",
             notes=tuple(notes),
         )
+
+
+def _llm_ranks(
+    obj: KubeObject, spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[str, ...]
+) -> Iterator[Diagnostic]:
+    """The GPU ranks KServe's presets start in each pod of an LLMInferenceService (tensor, times dataLocal when
+    the workload is multi-node data parallel) against the GPUs its main container holds."""
+    if any(not text(mapping(ref).get("name")).startswith(_KSERVE_PRESET) for ref in _sequence(spec.get("baseRefs"))):
+        return  # a preset of the operator's own may start vLLM otherwise
+    for part, prefix in ((spec, ("spec",)), (mapping(spec.get("prefill")), ("spec", "prefill"))):
+        parallelism = mapping(part.get("parallelism"))
+        formula = _llm_formula(parallelism, isinstance(part.get("worker"), dict))
+        if formula is None:
+            continue
+        ranks, words = formula
+        for role in ("template", "worker"):
+            site = next((s for s in sites if s.path == (*prefix, role)), None)
+            found = _llm_main(site, patterns, obj.facts) if site is not None else None
+            if found is None or found[1].ranks >= ranks:
+                continue
+            container, held = found
+            yield Diagnostic(
+                RULE_ID,
+                (*prefix, "parallelism", "tensor"),
+                f"KServe starts vLLM with {words} = {ranks} GPU ranks in each pod, but container "
+                f"'{text(container.get('name'))}' of the {role} holds {held.holding()}: vLLM cannot place "
+                f"{ranks - held.ranks} of its ranks",
+                notes=(
+                    "KServe's presets (v0.20 config/llmisvcconfig) pass --tensor-parallel-size from "
+                    "parallelism.tensor and, for a multi-node data parallel workload, --data-parallel-size-local "
+                    "from parallelism.dataLocal; the pods of a group are data / dataLocal (GetSize), tensor "
+                    "ranks are never spread over pods (kserve/kserve#4946)",
+                    f"give each pod {ranks} GPUs, or lower parallelism.tensor to the GPUs a pod holds",
+                ),
+            )
+            break
+
+
+def _llm_formula(parallelism: dict[str, Any], worker: bool) -> tuple[int, str] | None:
+    """(GPU ranks per pod, how) for the preset KServe picks: no worker, the single-node template (tensor only);
+    a worker and data or dataLocal set, the data parallel one (tensor x dataLocal); else not known here."""
+    tensor = integer(parallelism.get("tensor"), 1)
+    if tensor is None or tensor < 1 or "tensor" not in parallelism:
+        return None  # without tensor, vLLM's own default of 1 rank: never more than a GPU container holds
+    if not worker:
+        return tensor, f"--tensor-parallel-size {tensor}"
+    data, local = integer(parallelism.get("data"), 0), integer(parallelism.get("dataLocal"), 0)
+    if data is None or local is None or (data <= 0 and local <= 0):
+        return None  # a pipeline parallel worker: another preset
+    local = max(local, 1)
+    return tensor * local, f"--tensor-parallel-size {tensor} x --data-parallel-size-local {local}"
+
+
+def _llm_main(
+    site: PodSpecSite, patterns: tuple[str, ...], facts: ObjectFacts
+) -> tuple[dict[str, Any], DeviceRanks] | None:
+    """The container named main, which the presets run vLLM in, with its devices; None when its own command,
+    arguments or VLLM_ADDITIONAL_ARGS may set the sizes, or its devices are not known."""
+    for _, container in main_containers(site.spec):
+        if text(container.get("name")) != "main":
+            continue
+        if container.get("command") or _sequence(container.get("args")):
+            return None  # the container's own command replaces the preset's; its args are appended to vLLM's
+        if any(text(mapping(env).get("name")) == "VLLM_ADDITIONAL_ARGS" for env in _sequence(container.get("env"))):
+            return None
+        if not container_gpus(container, patterns, facts):
+            return None
+        held = device_ranks(container, site.spec, patterns, facts)
+        return (container, held) if held is not None else None
+    return None
 
 
 def _sequence(value: Any) -> list[Any]:

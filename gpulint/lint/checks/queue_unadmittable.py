@@ -15,6 +15,7 @@ from gpulint.lint.verdicts.queues import (
     speaks_for_group,
     volcano_capability_problems,
     volcano_guarantee_problems,
+    volcano_task_order_problems,
 )
 
 SPEC = RuleSpec("queue-unadmittable", Severity.ERROR)
@@ -24,7 +25,7 @@ RULE_ID = SPEC.id
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     for problem in [*volcano_capability_problems(obj, ctx.resolver), *kai_limit_problems(obj, ctx.resolver)]:
         yield Diagnostic(RULE_ID, problem.path, problem.message, notes=problem.notes)
-    for problem in volcano_guarantee_problems(obj, ctx.resolver):
+    for problem in [*volcano_guarantee_problems(obj, ctx.resolver), *volcano_task_order_problems(obj, ctx.resolver)]:
         yield Diagnostic(RULE_ID, problem.path, problem.message, notes=problem.notes, severity=Severity.WARNING)
     found = admission_verdict(obj, ctx.resolver) if speaks_for_group(obj, ctx.resolver) else None
     if found is None:

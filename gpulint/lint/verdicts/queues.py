@@ -25,6 +25,7 @@ from gpulint.kube.queueing.batch_queues import (
     kai_at_once,
     kai_queue,
     least_at_once,
+    volcano_first_pods,
     volcano_queue,
 )
 from gpulint.kube.queueing.keys import Misplaced, misplaced_keys
@@ -784,6 +785,60 @@ def volcano_capability_problems(obj: KubeObject, resolver: Resolver) -> list[Pro
         )
         for name, amount, cap in over
     ]
+
+
+def volcano_task_order_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
+    """A Volcano Job whose PodGroup minResources - the first minAvailable pods in task order - ask for more than
+    its queue can ever hold, while minAvailable pods of it would fit: Volcano's proportion plugin enqueues a
+    PodGroup only while its minResources fit the queue's realCapability (the cluster's nodes minus every queue's
+    guarantee, plus its own, within its capability; pkg/scheduler/plugins/proportion/proportion.go), so the Job
+    stays Pending and no pod is made. Only on a cluster whose nodes the inventory lists and no autoscaler grows."""
+    use = volcano_queue(obj.facts)
+    if obj.kind != "Job" or use is None or not resolver.nodes or resolver.pools:
+        return []
+    queues = resolver.batch_queues(use.group)
+    found = queues.get(use.name)
+    gang = next((g for g in gangs_of(obj, resolver) if g.system == "Volcano Job"), None)
+    if found is None or gang is None:
+        return []
+    by_path = {m.path: dict(m.pod.requests) for m in gang.members}
+    tasks = sequence(dig(obj.data, "spec", "tasks"))
+    first = volcano_first_pods(
+        obj.data, [by_path.get(("spec", "tasks", index, "template", "spec")) for index in range(len(tasks))]
+    )
+    if first is None:
+        return []
+    least = least_at_once([(dict(m.pod.requests), m.count) for m in gang.members], gang.required)
+    capability, guarantee = dict(found.capability), dict(found.guarantee)
+    problems = []
+    for name, amount in sorted(first.requests.items()):
+        offered = sum((node.allocatable.get(name, Fraction(0)) for node in resolver.nodes), Fraction(0))
+        if not offered:
+            continue  # no node has it: gpu-resource-unknown's subject
+        guaranteed = sum((dict(q.guarantee).get(name, Fraction(0)) for q in queues.values()), Fraction(0))
+        real = max(offered - guaranteed, Fraction(0)) + guarantee.get(name, Fraction(0))
+        if name in capability:
+            real = min(real, capability[name])
+        if amount <= real or least.get(name, Fraction(0)) > real:
+            continue  # fits, or no choice of pods would: another verdict's subject
+        taken = ", ".join(f"{task} {pods}" for task, pods in first.taken)
+        problems.append(
+            Problem(
+                use.path,
+                f"Volcano Queue {use.name} never enqueues this Job: its PodGroup's minResources ask "
+                f"{format_amount(amount)} {name}, above the {format_amount(real)} the queue can hold",
+                False,
+                (
+                    f"Volcano sums minResources from the first {gang.required} pods (minAvailable) in task order "
+                    f"({taken}), while the {gang.required} of its pods that ask least need "
+                    f"{format_amount(least.get(name, Fraction(0)))} {name}",
+                    "the proportion plugin enqueues a PodGroup only while its minResources fit the queue's "
+                    "realCapability (the cluster's nodes minus the queues' guarantees, within its capability)",
+                    "list first the tasks whose pods the Job can start with, or give them a higher priorityClassName",
+                ),
+            )
+        )
+    return problems
 
 
 def volcano_guarantee_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
