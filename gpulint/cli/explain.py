@@ -177,7 +177,7 @@ def explain_site(
     steps.append(Step("Node affinity and taints", FAIL if blocked or limited is not None else OK, lines))
     if obj.kind == "DaemonSet" and obj.ref.group == "apps":
         steps.append(_coverage_step(daemon_coverage(obj.kind, site, inventory)))
-    if inventory.pools:
+    if inventory.pools or verdict.pools:
         steps.append(_pools_step(verdict, obj.kind))
 
     steps.append(_dra_step(obj, site, inventory, verdict))

@@ -12,7 +12,12 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
-from gpulint.lint.verdicts.shared import pool_label_reasons, pools_matching, selection_limits_replicas
+from gpulint.lint.verdicts.shared import (
+    gke_created_pool,
+    pool_label_reasons,
+    pools_matching,
+    selection_limits_replicas,
+)
 from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
@@ -64,6 +69,8 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Itera
     nodes = inventory.nodes
     groups = inventory.model.matching_groups(pod)
     requirement, excluded = most_excluding(pod, inventory.model)
+    if not inventory.pools and gke_created_pool(pod, inventory) is not None:
+        return  # GKE may create a node pool for it (auto-creation, Autopilot): gpu-unschedulable says it is unknown
     if inventory.pools:
         if pools_matching(pod, inventory):
             return  # a pool can add nodes it matches: gpu-unschedulable judges what they offer

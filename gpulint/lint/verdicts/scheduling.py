@@ -37,6 +37,7 @@ from gpulint.lint.verdicts.shared import (
     PoolGangVerdict,
     admitted_gang,
     allocation_failure,
+    asks_pools,
     claim_entries,
     extended_resource_claim,
     extender_shares,
@@ -240,7 +241,7 @@ def _scheduling_verdict(
     pod = gpu_pod_requirements(kind, site, resolver, facts) or started  # with Kueue's pins
     model = resolver.model
     result = model.evaluate(pod)
-    fits = pool_fits(pod, resolver) if resolver.pools and kind != "DaemonSet" else []
+    fits = pool_fits(pod, resolver) if asks_pools(resolver) and kind != "DaemonSet" else []
     return SchedulingVerdict(
         pod,
         written,

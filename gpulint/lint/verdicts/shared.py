@@ -29,7 +29,7 @@ from gpulint.kube.gpu_stack import (
     vendor_of_resource,
 )
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, daemon_overhead, fit_pool, label_failure
-from gpulint.kube.pools.gke import AUTO_POOL, with_class_tolerations
+from gpulint.kube.pools.gke import with_class_tolerations
 from gpulint.kube.pools.model import NodePool, PoolSpec, Template
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.queueing.workload import queue_name
@@ -174,12 +174,17 @@ def pool_fits(pod: PodRequirements, resolver: Resolver) -> list[PoolFit]:
 
 def gke_created_pool(pod: PodRequirements, resolver: Resolver) -> PoolFit | None:
     """An unknown answer for the pool GKE may create for the pod, which no node-pools list shows (None when the
-    pools read are no GKE cluster's, or GKE is proven not to create one)."""
+    inventory shows no GKE cluster, or GKE is proven not to create one)."""
     auto = resolver.gke_auto_creation
     why = auto.serves(pod) if auto is not None else ""
-    if not why:
+    if auto is None or not why:
         return None
-    return PoolFit(NodePool(PoolSpec(*AUTO_POOL, ""), [], open_types=True), UNKNOWN, why)
+    return PoolFit(NodePool(PoolSpec(*auto.pool, ""), [], open_types=True), UNKNOWN, why)
+
+
+def asks_pools(resolver: Resolver) -> bool:
+    """Node pools answer for a pod: pools are read, or the cluster is GKE's (a pool it may create)."""
+    return bool(resolver.pools) or resolver.gke_auto_creation is not None
 
 
 def scale_up_verdict(fits: list[PoolFit]) -> tuple[str, list[PoolFit]]:
@@ -208,7 +213,7 @@ def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver) -> bool:
     With node pools, it must also match no node a pool can add (when one does, gpu-unschedulable
     judges what the pool's nodes offer).
     """
-    if not pod.requirements() or (resolver.pools and pools_matching(pod, resolver)):
+    if not pod.requirements() or (asks_pools(resolver) and pools_matching(pod, resolver)):
         return False
     groups = resolver.model.matching_groups(pod)
     if not groups:
