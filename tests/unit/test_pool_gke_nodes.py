@@ -229,3 +229,21 @@ def test_autopilot_is_read_from_a_description_and_from_node_names():
         [("gke-ml-default-pool-8f2c1d3e-k9wz", {"cloud.google.com/gke-nodepool": "default-pool"})]
     ).autopilot
     assert not gke_nodes([("gk3-lab-0", {"kubernetes.io/hostname": "gk3-lab-0"})]).gke
+
+
+def cpu_only(tmp_path, prefix: str) -> str:
+    """An Autopilot (gk3-) or Standard (gke-) cluster before any GPU pod ran: its e2 node alone."""
+    folder = tmp_path / prefix
+    folder.mkdir()
+    (folder / "nodes.yaml").write_text("apiVersion: v1\nkind: List\nitems:\n" + DEFAULT_NODE.format(prefix=prefix))
+    return str(folder)
+
+
+def test_autopilot_creates_gpu_nodes_so_no_node_publishing_the_gpu_yet_is_no_warning(write, tmp_path):
+    manifest = pod("cloud.google.com/gke-accelerator: nvidia-l4")
+    found = {f["rule"]: f for f in findings(write, manifest, cpu_only(tmp_path, "gk3"))}
+    assert "gpu-resource-unknown" not in found, found
+    assert found["gpu-unschedulable"]["severity"] == "info"
+    # the trap: a Standard cluster's nodes prove nothing of a pool at zero, and nothing says GKE publishes it
+    standard = {f["rule"]: f for f in findings(write, manifest, cpu_only(tmp_path, "gke"))}
+    assert "gpu-resource-unknown" in standard, standard

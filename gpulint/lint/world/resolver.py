@@ -317,11 +317,14 @@ class Resolver:
 
     @cached_property
     def offered_resources(self) -> frozenset[str]:
-        """Extended resources a node has or a pool's new node would have."""
+        """Extended resources a node has or a pool's new node would have (on GKE Autopilot, the GPU nodes it
+        creates: GKE's device plugin publishes nvidia.com/gpu)."""
         names = set(self.published_resources)
         for pool in self.pools:
             for template in pool.templates:
                 names.update(name for name, amount in template.allocatable.items() if amount > 0)
+        if self.autopilot:
+            names.add("nvidia.com/gpu")
         return frozenset(names)
 
     @cached_property
