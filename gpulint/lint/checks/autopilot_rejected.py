@@ -1,4 +1,4 @@
-"""autopilot-rejected: GKE Autopilot's admission (GKE Warden) refuses a pod that requests GPUs without selecting their type, worded as Warden words it."""
+"""autopilot-rejected: GKE Autopilot's admission (GKE Warden) refuses a pod that requests GPUs without selecting their type, or tolerates the GPU taint without requesting one, worded as Warden words it."""
 
 from __future__ import annotations
 
@@ -30,24 +30,39 @@ REFUSAL = (
     "node selector 'cloud.google.com/compute-class' with existing custom compute class which has at least one GPU "
     "priority rule."
 )
+# The same webhook on a pod that tolerates the GPU taint without requesting a GPU (skypilot-org/skypilot#4542,
+# 2025-01-07; GoogleCloudPlatform/k8s-stackdriver#1081, 2026-03-04: the custom metrics adapter's tolerations).
+TOLERATION_REFUSAL = (
+    "GKE Warden rejected the request: [denied by autogke-gpu-limitation] The toleration with key 'nvidia.com/gpu' "
+    "and operator 'Exists' cannot be specified if the pod does not request to use GPU in Autopilot."
+)
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     resolver = ctx.cluster
     if resolver is None or site.completed_by or not resolver.autopilot:
         return  # the selector may come from the object that completes the pod
-    if not _requests_gpu(site) or _selects_type(site.spec):
+    described = _described_autopilot(resolver)
+    evidence = "the cluster is GKE Autopilot: " + _evidence(resolver)
+    if not _requests_gpu(site):
+        for index, toleration in enumerate(sequence(site.spec.get("tolerations"))):
+            if mapping(toleration).get("key") == GPU and mapping(toleration).get("operator") == "Exists":
+                path = (*site.path, "tolerations", index)
+                severity = Severity.ERROR if described else Severity.WARNING
+                yield Diagnostic(RULE_ID, path, TOLERATION_REFUSAL, severity=severity, notes=(evidence,))
+        return
+    if _selects_type(site.spec):
         return
     defaults = _namespace_defaults(obj, resolver)
     if defaults:
         return  # GKE selects the namespace's default ComputeClass for it
-    notes = ["the cluster is GKE Autopilot: " + _evidence(resolver)]
+    notes = [evidence]
     if defaults is None:
         notes.append(
             f"the inventory does not list namespace {obj.ref.namespace or 'default'}: a default ComputeClass it "
             "names (cloud.google.com/default-compute-class) would be selected for the pod"
         )
-    proven = defaults is not None and _described_autopilot(resolver)
+    proven = defaults is not None and described
     path = extended_resource_path(site, frozenset({GPU})) or site.path
     yield Diagnostic(
         RULE_ID, path, REFUSAL, severity=Severity.ERROR if proven else Severity.WARNING, notes=tuple(notes)
