@@ -40,7 +40,9 @@ TOLERATION_REFUSAL = (
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     resolver = ctx.cluster
-    if resolver is None or site.completed_by or not resolver.autopilot:
+    if resolver is None or not resolver.autopilot:
+        return
+    if site.completed_by:
         return  # the selector may come from the object that completes the pod
     described = _described_autopilot(resolver)
     evidence = "the cluster is GKE Autopilot: " + _evidence(resolver)
