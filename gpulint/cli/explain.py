@@ -143,7 +143,7 @@ def explain_site(
     gpu_resources: tuple[str, ...] = (),
 ) -> SiteExplanation:
     """One pod template as it starts (``as_written``: before Kueue's pins, when they apply)."""
-    verdict = scheduling_verdict(obj.kind, site, inventory, as_written)
+    verdict = scheduling_verdict(obj.kind, site, inventory, as_written, namespace=obj.ref.namespace)
     detail = site_detail(verdict, inventory, obj.document.path)
     pod, result = verdict.pod, verdict.fit
     role = f", '{site.role}' pod template" if site.role else ""

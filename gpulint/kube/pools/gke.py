@@ -30,6 +30,13 @@ POOL_LABEL = "cloud.google.com/gke-nodepool"
 # ComputeClass CRD's description: "ComputeClass with name default which will be used for workloads not specifying
 # any preferences").
 DEFAULT_CLASS = "default"
+# A namespace's default ComputeClass: GKE writes it into the node selector of a pod of the namespace that selects
+# none, before the cluster's default applies (how-to/run-pods-default-compute-classes, read 2026-12-06); the
+# second label for all but DaemonSet pods.
+NAMESPACE_CLASS_LABELS = (
+    "cloud.google.com/default-compute-class",
+    "cloud.google.com/default-compute-class-non-daemonset",
+)
 # The pool a verdict shows for what GKE may create (system, name), and how to decide it.
 AUTO_POOL = ("GKE", "node pool auto-creation")
 AUTO_POOL_HINT = (
@@ -96,13 +103,14 @@ class GkeAutoCreation:
             self.autopilot = autopilot or self.autopilot
             self.autoprovisioning = enabled is True or autopilot or bool(self.autoprovisioning)
 
-    def serves(self, pod: PodRequirements) -> str:
-        """Why GKE may create a pool for ``pod`` that the pools read do not show ("" when it is proven not to)."""
+    def serves(self, pod: PodRequirements, namespace_class: str = "") -> str:
+        """Why GKE may create a pool for ``pod`` that the pools read do not show ("" when it is proven not to).
+        ``namespace_class``: the default ComputeClass of the pod's namespace (namespace_class())."""
         if self.autopilot:
             return AUTOPILOT_WHY  # whatever it selects: Autopilot's admission refuses what it cannot serve
         if _values(pod, POOL_LABEL):
             return ""  # a pool it names exists: GKE names the pools it creates itself (nap-...)
-        classes = _values(pod, COMPUTE_CLASS)
+        classes = _values(pod, COMPUTE_CLASS) or ([namespace_class] if namespace_class else [])
         default = self.classes.get(DEFAULT_CLASS)
         if not classes and default is not None and default.auto_creation:
             return (
@@ -110,15 +118,16 @@ class GkeAutoCreation:
                 "nodePoolAutoCreation), which the node pools read do not show"
             )
         keys = selected_keys(pod)
-        if not keys:
+        if not keys and not classes:
             return ""
         if classes:
             named = [self.classes.get(name) for name in classes]
             if self.autoprovisioning is False and all(c is not None and not c.auto_creation for c in named):
                 return ""
+            origin = "" if _values(pod, COMPUTE_CLASS) else ", its namespace's default"
             return (
-                f"GKE may create a node pool for ComputeClass {', '.join(classes)} (nodePoolAutoCreation or node "
-                "auto-provisioning), which the node pools read do not show"
+                f"GKE may create a node pool for ComputeClass {', '.join(classes)}{origin} (nodePoolAutoCreation or "
+                "node auto-provisioning), which the node pools read do not show"
             )
         if self.autoprovisioning is False:
             return ""
@@ -127,6 +136,13 @@ class GkeAutoCreation:
             f"GKE node auto-provisioning may create a node pool for the {shown} it selects, which the node pools "
             "read do not show (no cluster description says it is off)"
         )
+
+
+def namespace_class(namespace: Mapping[str, Any] | None, daemon: bool) -> str:
+    """The default ComputeClass a Namespace object's labels name for its pods ("" none, or no namespace known)."""
+    labels = mapping(mapping(mapping(namespace).get("metadata")).get("labels"))
+    keys = NAMESPACE_CLASS_LABELS[:1] if daemon else NAMESPACE_CLASS_LABELS[::-1]
+    return next((str(labels[key]) for key in keys if labels.get(key)), "")
 
 
 def compute_class(data: Mapping[str, Any]) -> ComputeClass:

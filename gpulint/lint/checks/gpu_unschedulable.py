@@ -58,7 +58,7 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
         return  # a resource no node publishes: gpu-resource-unknown says so, more precisely
     if inventory.pools and obj.kind == "DaemonSet":
         return  # a DaemonSet's pods never make a pool add a node: they run on the nodes that come
-    verdict = scheduling_verdict(obj.kind, site, inventory, written, obj.facts)  # the one explain shows
+    verdict = scheduling_verdict(obj.kind, site, inventory, written, obj.facts, obj.ref.namespace)  # as explain
     if verdict.cause.selection:
         return  # one cause, one finding: over-tight-affinity words it, with the scheduler's summary
     empty, fits = verdict.fit, list(verdict.pools)

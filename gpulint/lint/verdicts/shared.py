@@ -164,19 +164,20 @@ def with_extended_resource_tolerations(pod: PodRequirements, resolver: Resolver)
     return replace(pod, tolerations=pod.tolerations + added) if added else pod
 
 
-def pool_fits(pod: PodRequirements, resolver: Resolver) -> list[PoolFit]:
-    """How each node pool answers the pod: fits after a scale-up, never, cannot be chosen, limited, unknown."""
+def pool_fits(pod: PodRequirements, resolver: Resolver, namespace_class: str = "") -> list[PoolFit]:
+    """How each node pool answers the pod: fits after a scale-up, never, cannot be chosen, limited, unknown.
+    ``namespace_class``: the default ComputeClass of the pod's namespace, which GKE selects for it."""
     named = names_untolerated_taints(resolver.gates.version)
     fits = [fit_pool(pod, pool, resolver.daemon_pods, named) for pool in resolver.pools]
-    created = gke_created_pool(pod, resolver)
+    created = gke_created_pool(pod, resolver, namespace_class)
     return fits if created is None else [*fits, created]
 
 
-def gke_created_pool(pod: PodRequirements, resolver: Resolver) -> PoolFit | None:
+def gke_created_pool(pod: PodRequirements, resolver: Resolver, namespace_class: str = "") -> PoolFit | None:
     """An unknown answer for the pool GKE may create for the pod, which no node-pools list shows (None when the
     inventory shows no GKE cluster, or GKE is proven not to create one)."""
     auto = resolver.gke_auto_creation
-    why = auto.serves(pod) if auto is not None else ""
+    why = auto.serves(pod, namespace_class) if auto is not None else ""
     if auto is None or not why:
         return None
     return PoolFit(NodePool(PoolSpec(*auto.pool, ""), [], open_types=True), UNKNOWN, why)
@@ -205,7 +206,7 @@ def describe_scale_up(fit: PoolFit) -> str:
     return f"{fit.pool.title} adds a node ({types}){room}" if best else fit.pool.title
 
 
-def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver) -> bool:
+def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver, namespace_class: str = "") -> bool:
     """The pod's required node affinity/selector leaves no node that offers its extended resources.
 
     One cause, one finding: over-tight-affinity reports it (with the scheduler's summary), and
@@ -213,7 +214,7 @@ def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver) -> bool:
     With node pools, it must also match no node a pool can add (when one does, gpu-unschedulable
     judges what the pool's nodes offer).
     """
-    if not pod.requirements() or (asks_pools(resolver) and pools_matching(pod, resolver)):
+    if not pod.requirements() or (asks_pools(resolver) and pools_matching(pod, resolver, namespace_class)):
         return False
     groups = resolver.model.matching_groups(pod)
     if not groups:
@@ -224,7 +225,7 @@ def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver) -> bool:
     )
 
 
-def pools_matching(pod: PodRequirements, inventory: Resolver) -> list[str]:
+def pools_matching(pod: PodRequirements, inventory: Resolver, namespace_class: str = "") -> list[str]:
     """The pools whose nodes the pod's node selection allows (labels only: taints and resources are
     gpu-unschedulable's)."""
     matching = [
@@ -237,7 +238,7 @@ def pools_matching(pod: PodRequirements, inventory: Resolver) -> list[str]:
             or any(not label_failure(pod, t.labels, pool, t) for t in pool.templates)
         )
     ]
-    created = gke_created_pool(pod, inventory)
+    created = gke_created_pool(pod, inventory, namespace_class)
     return matching if created is None else [*matching, created.pool.title]
 
 

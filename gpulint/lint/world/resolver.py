@@ -270,6 +270,15 @@ class Resolver:
             return None
         return (described or GkeAutoCreation()).with_nodes(nodes)
 
+    def namespace_class(self, namespace: str, kind: str) -> str:
+        """The default ComputeClass GKE selects for a pod of ``kind`` in ``namespace`` that selects none: the
+        Namespace's label, on a GKE cluster ("" when none, or the namespace is not stated or not known)."""
+        if not namespace or self.gke_auto_creation is None:
+            return ""
+        from gpulint.kube.pools.gke import namespace_class
+
+        return namespace_class(self.namespaces.get(namespace), kind == "DaemonSet")
+
     @property
     def autopilot(self) -> bool:
         """The cluster is GKE Autopilot: GKE creates the nodes its pods need."""
