@@ -1239,7 +1239,8 @@ def class_pod(gpus: int) -> dict:
 def test_gke_nodes_read_live_ask_whether_gke_creates_a_node(make_api):
     """8 GPUs asked of g2-standard-48 nodes with 4: a Standard cluster's nodes (gke-...) refuse it; an Autopilot
     cluster's (gk3-...), which creates the nodes its pods need, admit it. A pod selecting a ComputeClass no node
-    carries is admitted with no warning on GKE nodes (GKE may create the class's pool, the watched class says so)."""
+    carries is admitted with no warning on GKE nodes (GKE may create the class's pool, the watched class says so),
+    and so is the 8-GPU pod once its Namespace names that class as its default (GKE selects it for the pod)."""
     served = {"cloud.google.com__v1": {"computeclasses": [compute_class("l4-class", True)]}}
     standard = make_api(cluster([gke_node("gke-ml-l4-pool-5b7e9a21-tq4m", "l4-pool")], **served))
     webhook = serve(standard)
@@ -1252,6 +1253,23 @@ def test_gke_nodes_read_live_ask_whether_gke_creates_a_node(make_api):
         webhook.stop()
     autopilot = make_api(cluster([gke_node("gk3-ml-nap-1tq6p2x3-5b7e9a21-tq4m", "nap-1tq6p2x3")]))
     webhook = serve(autopilot)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        assert denial(webhook, pod(8)) == ""
+    finally:
+        webhook.stop()
+    # the pods' namespace names a default ComputeClass: GKE selects it for the 8-GPU pod, and may create its pool
+    labelled = cluster([gke_node("gke-ml-l4-pool-5b7e9a21-tq4m", "l4-pool")], **served)
+    labelled["v1"]["namespaces"] = [
+        {
+            "metadata": {
+                "name": "ml",
+                "uid": "uid-ns-ml",
+                "labels": {"cloud.google.com/default-compute-class": "l4-class"},
+            }
+        }
+    ]
+    webhook = serve(make_api(labelled))
     try:
         assert wait_for(lambda: webhook.ready), webhook.waiting_for()
         assert denial(webhook, pod(8)) == ""
