@@ -143,7 +143,7 @@ def explain_site(
     gpu_resources: tuple[str, ...] = (),
 ) -> SiteExplanation:
     """One pod template as it starts (``as_written``: before Kueue's pins, when they apply)."""
-    verdict = scheduling_verdict(obj.kind, site, inventory, as_written)
+    verdict = scheduling_verdict(obj.kind, site, inventory, as_written, namespace=obj.ref.namespace)
     detail = site_detail(verdict, inventory, obj.document.path)
     pod, result = verdict.pod, verdict.fit
     role = f", '{site.role}' pod template" if site.role else ""
@@ -177,7 +177,7 @@ def explain_site(
     steps.append(Step("Node affinity and taints", FAIL if blocked or limited is not None else OK, lines))
     if obj.kind == "DaemonSet" and obj.ref.group == "apps":
         steps.append(_coverage_step(daemon_coverage(obj.kind, site, inventory)))
-    if inventory.pools:
+    if inventory.pools or verdict.pools:
         steps.append(_pools_step(verdict, obj.kind))
 
     steps.append(_dra_step(obj, site, inventory, verdict))

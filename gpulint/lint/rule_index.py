@@ -12,6 +12,11 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("api_rejected", RuleSpec("api-rejected", Severity.ERROR), True),
     ("api_version_unavailable", RuleSpec("api-version-unavailable", Severity.ERROR), True),
     (
+        "autopilot_rejected",
+        RuleSpec("autopilot-rejected", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE),
+        True,
+    ),
+    (
         "cel_invalid",
         RuleSpec(
             "cel-invalid", Severity.ERROR, kinds=frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate"})

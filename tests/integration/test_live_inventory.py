@@ -1213,3 +1213,65 @@ def test_cli_live_inventory_reads_daemon_sets_and_compute_classes_as_their_files
     assert set(inventory.daemon_sets) == {("kube-system", "aws-node")}
     assert inventory.gke is not None and inventory.gke.classes == {"l4-class": ComputeClass("l4-class", True)}
     assert inventory.lists("DaemonSet") and inventory.lists("ComputeClass")
+
+
+def gke_node(name: str, pool: str) -> dict:
+    """A GKE node as the API server returns it: its pool's label and four L4s (a g2-standard-48)."""
+    labels = {
+        "kubernetes.io/hostname": name,
+        "cloud.google.com/gke-nodepool": pool,
+        "cloud.google.com/gke-accelerator": "nvidia-l4",
+        "node.kubernetes.io/instance-type": "g2-standard-48",
+    }
+    return {
+        "metadata": {"name": name, "uid": f"uid-{name}", "labels": labels},
+        "status": {"capacity": {"cpu": "48", "pods": "110", "nvidia.com/gpu": "4"}},
+    }
+
+
+def class_pod(gpus: int) -> dict:
+    """A GPU pod that selects a ComputeClass (the GKE docs' nodeSelector)."""
+    obj = pod(gpus)
+    obj["spec"]["nodeSelector"] = {"cloud.google.com/compute-class": "l4-class"}
+    return obj
+
+
+def test_gke_nodes_read_live_ask_whether_gke_creates_a_node(make_api):
+    """8 GPUs asked of g2-standard-48 nodes with 4: a Standard cluster's nodes (gke-...) refuse it; an Autopilot
+    cluster's (gk3-...), which creates the nodes its pods need, admit it. A pod selecting a ComputeClass no node
+    carries is admitted with no warning on GKE nodes (GKE may create the class's pool, the watched class says so),
+    and so is the 8-GPU pod once its Namespace names that class as its default (GKE selects it for the pod)."""
+    served = {"cloud.google.com__v1": {"computeclasses": [compute_class("l4-class", True)]}}
+    standard = make_api(cluster([gke_node("gke-ml-l4-pool-5b7e9a21-tq4m", "l4-pool")], **served))
+    webhook = serve(standard)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        assert "can never be scheduled" in denial(webhook, pod(8))
+        response = answer(webhook, class_pod(1))
+        assert response["allowed"] and not any("over-tight-affinity" in w for w in response.get("warnings", []))
+    finally:
+        webhook.stop()
+    autopilot = make_api(cluster([gke_node("gk3-ml-nap-1tq6p2x3-5b7e9a21-tq4m", "nap-1tq6p2x3")]))
+    webhook = serve(autopilot)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        assert denial(webhook, pod(8)) == ""
+    finally:
+        webhook.stop()
+    # the pods' namespace names a default ComputeClass: GKE selects it for the 8-GPU pod, and may create its pool
+    labelled = cluster([gke_node("gke-ml-l4-pool-5b7e9a21-tq4m", "l4-pool")], **served)
+    labelled["v1"]["namespaces"] = [
+        {
+            "metadata": {
+                "name": "ml",
+                "uid": "uid-ns-ml",
+                "labels": {"cloud.google.com/default-compute-class": "l4-class"},
+            }
+        }
+    ]
+    webhook = serve(make_api(labelled))
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        assert denial(webhook, pod(8)) == ""
+    finally:
+        webhook.stop()

@@ -219,3 +219,40 @@ def _class_data(name: str, enabled: bool) -> dict:
         "metadata": {"name": name},
         "spec": {"nodePoolAutoCreation": {"enabled": enabled}, "priorities": [{"machineFamily": "g2"}]},
     }
+
+
+def _namespace(labels: str) -> str:
+    """The workload's Namespace as `kubectl get namespace inference -o yaml` prints it (trimmed)."""
+    return f"---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: inference\n  labels: {{{labels}}}\n"
+
+
+H100 = "cloud.google.com/gke-accelerator: nvidia-h100-80gb"
+
+
+def test_a_namespace_default_class_that_creates_pools_makes_its_pods_unknown(write, tmp_path):
+    # GKE writes the namespace's default class into the pod's node selector: it may create that class's pool
+    namespace = _namespace("cloud.google.com/default-compute-class: l4-class")
+    inventory = gke_inventory(tmp_path, cluster=NAP_OFF, classes=l4_class(True) + namespace)
+    found = rules(findings(write, pod(H100), inventory))
+    assert [f["severity"] for f in found.values()] == ["info"], found
+    assert "ComputeClass l4-class, its namespace's default (nodePoolAutoCreation" in said(found["gpu-unschedulable"])
+
+
+def test_a_namespace_without_the_label_leaves_the_error(write, tmp_path):
+    inventory = gke_inventory(tmp_path, cluster=NAP_OFF, classes=l4_class(True) + _namespace("team: ml"))
+    found = rules(findings(write, pod(H100), inventory))
+    assert found["over-tight-affinity"]["severity"] == "error", found
+
+
+def test_the_namespace_default_comes_before_the_clusters_default(write, tmp_path):
+    # the cluster's default class creates pools, but the namespace names l4-class, which does not: GKE selects
+    # l4-class for the pod, and no pool of 2 L4s holds 3
+    asks_three = pod("cloud.google.com/gke-accelerator: nvidia-l4").replace(
+        'nvidia.com/gpu: "1"', 'nvidia.com/gpu: "3"'
+    )
+    classes = (
+        _default_class(True) + "---\n" + l4_class(None) + _namespace("cloud.google.com/default-compute-class: l4-class")
+    )
+    found = rules(findings(write, asks_three, gke_inventory(tmp_path, cluster=NAP_OFF, classes=classes)))
+    assert found["gpu-unschedulable"]["severity"] == "error", found
+    assert "g2-standard-24 has 2 nvidia.com/gpu; the pod asks for 3" in said(found["gpu-unschedulable"])

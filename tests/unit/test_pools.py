@@ -206,7 +206,7 @@ def test_a_verdict_on_a_pod_shape_is_kept_per_inventory_but_never_past_linted_po
 
     judged: list[object] = []
     real = rule._judge
-    monkeypatch.setattr(rule, "_judge", lambda pod, pods, inventory: judged.append(pod) or real(pod, pods, inventory))
+    monkeypatch.setattr(rule, "_judge", lambda pod, *rest: judged.append(pod) or real(pod, *rest))
     inventory = load_inventory([str(ELASTIC / "system-nodes.yaml")])
     job = gpu_job(1, spec=TOLERATE_GPU + "      nodeSelector: {workload-type: gpu}\n")
     pools = (ELASTIC / "karpenter" / "nodepools.yaml").read_text()

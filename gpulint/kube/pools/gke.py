@@ -7,12 +7,15 @@ nodes with what the pod selected: the ComputeClass (``cloud.google.com/compute-c
 (``cloud.google.com/gke-accelerator``), the machine family, Spot (cloud.google.com/kubernetes-engine/docs: concepts/
 node-auto-provisioning, concepts/about-custom-compute-classes, how-to/gpus; read 2026-12-06). So a pod selecting
 such a label matches no node of ``gcloud container node-pools list`` and may still get one: "never fits" holds only
-once auto-creation is proven off.
+once auto-creation is proven off. A GKE cluster shown by its nodes alone (``kubectl get nodes``, the live inventory)
+is asked the same: its nodes carry ``cloud.google.com/gke-nodepool``. On GKE Autopilot (the cluster description's
+``autopilot.enabled``) GKE creates the nodes every pod it admits needs (concepts/autopilot-overview, how-to/
+autopilot-gpus; read 2026-12-06): what no node or pool fits now is unknown, never "never".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -27,12 +30,28 @@ POOL_LABEL = "cloud.google.com/gke-nodepool"
 # ComputeClass CRD's description: "ComputeClass with name default which will be used for workloads not specifying
 # any preferences").
 DEFAULT_CLASS = "default"
+# A namespace's default ComputeClass: GKE writes it into the node selector of a pod of the namespace that selects
+# none, before the cluster's default applies (how-to/run-pods-default-compute-classes, read 2026-12-06); the
+# second label for all but DaemonSet pods.
+NAMESPACE_CLASS_LABELS = (
+    "cloud.google.com/default-compute-class",
+    "cloud.google.com/default-compute-class-non-daemonset",
+)
 # The pool a verdict shows for what GKE may create (system, name), and how to decide it.
 AUTO_POOL = ("GKE", "node pool auto-creation")
 AUTO_POOL_HINT = (
     "add the cluster's description (gcloud container clusters describe --format json) and its ComputeClasses "
     "(kubectl get computeclasses -o yaml) to the inventory to check"
 )
+# The pool a verdict shows on GKE Autopilot, where GKE creates the nodes its pods need: nothing more decides it.
+AUTOPILOT_POOL = ("GKE", "Autopilot")
+AUTOPILOT_WHY = "GKE Autopilot creates the nodes its pods need, which the nodes and node pools read do not show"
+# Why the pools read are not all the pools there can be, on Autopilot (for findings' notes).
+AUTOPILOT_GAP = "the cluster is GKE Autopilot, which creates a node pool for the pods it admits"
+# GKE names an Autopilot cluster's nodes gk3-<cluster>-<pool>-..., a Standard cluster's gke-<cluster>-<pool>-...
+# (seen on every Autopilot cluster since its launch: ahmet.im/blog/gke-autopilot, 2021; no GKE page states it,
+# so a name alone only ever makes a verdict unknown).
+AUTOPILOT_NODE_PREFIX = "gk3-"
 # Labels a pod selects that GKE's auto-creation creates a node pool to carry, and what each names.
 AUTO_CREATION_KEYS: dict[str, str] = {
     COMPUTE_CLASS: "ComputeClass",
@@ -54,10 +73,23 @@ class ComputeClass:
 @dataclass
 class GkeAutoCreation:
     """What the inventory says of the cluster's pool auto-creation. ``autoprovisioning``: the cluster's node
-    auto-provisioning (None: no ``clusters describe`` read); ``classes``: the ComputeClasses read."""
+    auto-provisioning (None: no ``clusters describe`` read); ``classes``: the ComputeClasses read; ``autopilot``:
+    the cluster is Autopilot (its description, or its nodes' names)."""
 
     autoprovisioning: bool | None = None
     classes: dict[str, ComputeClass] = field(default_factory=dict)
+    autopilot: bool = False
+
+    @property
+    def pool(self) -> tuple[str, str]:
+        """The pool a verdict shows for what GKE may create (system, name)."""
+        return AUTOPILOT_POOL if self.autopilot else AUTO_POOL
+
+    def with_nodes(self, nodes: GkeNodes) -> GkeAutoCreation:
+        """With what the cluster's nodes show: Autopilot's node names (an Autopilot cluster auto-provisions)."""
+        if not nodes.autopilot or self.autopilot:
+            return self
+        return replace(self, autopilot=True, autoprovisioning=True)
 
     def add(self, data: Mapping[str, Any]) -> None:
         """Read one inventory document: a ``gcloud container clusters describe`` JSON or a ComputeClass."""
@@ -65,15 +97,20 @@ class GkeAutoCreation:
             found = compute_class(data)
             if found.name:
                 self.classes[found.name] = found
-        elif isinstance(data.get("nodePools"), list) and isinstance(data.get("autoscaling"), dict):
-            enabled = data["autoscaling"].get("enableNodeAutoprovisioning")
-            self.autoprovisioning = enabled is True or bool(self.autoprovisioning)
+        elif _is_description(data):
+            enabled = mapping(data.get("autoscaling")).get("enableNodeAutoprovisioning")
+            autopilot = mapping(data.get("autopilot")).get("enabled") is True  # Cluster.autopilot (container/v1)
+            self.autopilot = autopilot or self.autopilot
+            self.autoprovisioning = enabled is True or autopilot or bool(self.autoprovisioning)
 
-    def serves(self, pod: PodRequirements) -> str:
-        """Why GKE may create a pool for ``pod`` that the pools read do not show ("" when it is proven not to)."""
+    def serves(self, pod: PodRequirements, namespace_class: str = "") -> str:
+        """Why GKE may create a pool for ``pod`` that the pools read do not show ("" when it is proven not to).
+        ``namespace_class``: the default ComputeClass of the pod's namespace (namespace_class())."""
+        if self.autopilot:
+            return AUTOPILOT_WHY  # whatever it selects: Autopilot's admission refuses what it cannot serve
         if _values(pod, POOL_LABEL):
             return ""  # a pool it names exists: GKE names the pools it creates itself (nap-...)
-        classes = _values(pod, COMPUTE_CLASS)
+        classes = _values(pod, COMPUTE_CLASS) or ([namespace_class] if namespace_class else [])
         default = self.classes.get(DEFAULT_CLASS)
         if not classes and default is not None and default.auto_creation:
             return (
@@ -81,15 +118,16 @@ class GkeAutoCreation:
                 "nodePoolAutoCreation), which the node pools read do not show"
             )
         keys = selected_keys(pod)
-        if not keys:
+        if not keys and not classes:
             return ""
         if classes:
             named = [self.classes.get(name) for name in classes]
             if self.autoprovisioning is False and all(c is not None and not c.auto_creation for c in named):
                 return ""
+            origin = "" if _values(pod, COMPUTE_CLASS) else ", its namespace's default"
             return (
-                f"GKE may create a node pool for ComputeClass {', '.join(classes)} (nodePoolAutoCreation or node "
-                "auto-provisioning), which the node pools read do not show"
+                f"GKE may create a node pool for ComputeClass {', '.join(classes)}{origin} (nodePoolAutoCreation or "
+                "node auto-provisioning), which the node pools read do not show"
             )
         if self.autoprovisioning is False:
             return ""
@@ -98,6 +136,13 @@ class GkeAutoCreation:
             f"GKE node auto-provisioning may create a node pool for the {shown} it selects, which the node pools "
             "read do not show (no cluster description says it is off)"
         )
+
+
+def namespace_class(namespace: Mapping[str, Any] | None, daemon: bool) -> str:
+    """The default ComputeClass a Namespace object's labels name for its pods ("" none, or no namespace known)."""
+    labels = mapping(mapping(mapping(namespace).get("metadata")).get("labels"))
+    keys = NAMESPACE_CLASS_LABELS[:1] if daemon else NAMESPACE_CLASS_LABELS[::-1]
+    return next((str(labels[key]) for key in keys if labels.get(key)), "")
 
 
 def compute_class(data: Mapping[str, Any]) -> ComputeClass:
@@ -145,7 +190,32 @@ def gke_auto_creation(data: Any, state: GkeAutoCreation | None) -> GkeAutoCreati
 
 def _describes(data: Mapping[str, Any]) -> bool:
     is_class = text(data.get("kind")) == "ComputeClass" and text(data.get("apiVersion")).startswith(COMPUTE_CLASS_GROUP)
-    return is_class or (isinstance(data.get("nodePools"), list) and isinstance(data.get("autoscaling"), dict))
+    return is_class or _is_description(data)
+
+
+def _is_description(data: Mapping[str, Any]) -> bool:
+    """``gcloud container clusters describe --format json``: its node pools, and its autoscaling or Autopilot."""
+    settings = isinstance(data.get("autoscaling"), dict) or isinstance(data.get("autopilot"), dict)
+    return isinstance(data.get("nodePools"), list) and settings
+
+
+@dataclass(frozen=True)
+class GkeNodes:
+    """What a cluster's nodes show of GKE: some are a GKE node pool's (``gke``), some are named as GKE names an
+    Autopilot cluster's nodes (``autopilot``)."""
+
+    gke: bool = False
+    autopilot: bool = False
+
+
+def gke_nodes(nodes: Iterable[tuple[str, Mapping[str, str]]]) -> GkeNodes:
+    """From each node's name and labels."""
+    gke = autopilot = False
+    for name, labels in nodes:
+        if labels.get(POOL_LABEL):
+            gke = True
+            autopilot = autopilot or name.startswith(AUTOPILOT_NODE_PREFIX)
+    return GkeNodes(gke, autopilot)
 
 
 def with_class_tolerations(pod: PodRequirements) -> PodRequirements:

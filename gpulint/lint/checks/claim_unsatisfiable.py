@@ -36,7 +36,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if not asks_dra(written, world):
             continue  # most pods: no scheduling verdict needed here
         site = kueue_admitted(written, pins)
-        fit = scheduling_verdict(obj.kind, site, world, written, obj.facts).fit  # the one explain shows
+        fit = scheduling_verdict(obj.kind, site, world, written, obj.facts, obj.ref.namespace).fit  # as explain
         verdict = dra_verdict(obj, site, world, fit)
         if verdict is not None:
             yield from _check_pod(site, verdict, ctx)

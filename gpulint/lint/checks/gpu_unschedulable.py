@@ -7,7 +7,7 @@ from fractions import Fraction
 
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, summary
-from gpulint.kube.pools.gke import AUTO_POOL, AUTO_POOL_HINT
+from gpulint.kube.pools.gke import AUTO_POOL, AUTO_POOL_HINT, AUTOPILOT_POOL
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
@@ -58,7 +58,7 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
         return  # a resource no node publishes: gpu-resource-unknown says so, more precisely
     if inventory.pools and obj.kind == "DaemonSet":
         return  # a DaemonSet's pods never make a pool add a node: they run on the nodes that come
-    verdict = scheduling_verdict(obj.kind, site, inventory, written, obj.facts)  # the one explain shows
+    verdict = scheduling_verdict(obj.kind, site, inventory, written, obj.facts, obj.ref.namespace)  # as explain
     if verdict.cause.selection:
         return  # one cause, one finding: over-tight-affinity words it, with the scheduler's summary
     empty, fits = verdict.fit, list(verdict.pools)
@@ -74,7 +74,7 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
         yield from _replicas(site, pod, empty, fits, inventory)
     if obj.kind == "Deployment" and obj.ref.group == "apps" and site.pods:
         yield from _rollout(obj, site, pod, fits, inventory)
-    grows = any(fit.state == FITS and fit.room != 0 for fit in fits)  # a scale-up makes room
+    grows = any((fit.state == FITS and fit.room != 0) or _gke_created(fit) for fit in fits)  # a scale-up makes room
     if inventory.pods and not pod.node_name and not grows:  # a bound pod is already counted
         now = inventory.model.evaluate(pod, now=True)
         if not now.fits:
@@ -91,17 +91,22 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
             )
 
 
+def _gke_created(fit: PoolFit) -> bool:
+    """The pool GKE may create for the pod (auto-creation, Autopilot), which no pool read describes."""
+    return (fit.pool.spec.system, fit.pool.name) in (AUTO_POOL, AUTOPILOT_POOL)
+
+
 def _unknown_hints(chosen: list[PoolFit]) -> tuple[str, ...]:
     """What would decide the unknown pools: the catalog, or the autoscaler's taint flags (its Deployment)."""
-    created = [fit for fit in chosen if (fit.pool.spec.system, fit.pool.name) == AUTO_POOL]
+    created = [fit for fit in chosen if _gke_created(fit)]
     chosen = [fit for fit in chosen if fit not in created]
     flags = any(fit.pool.template_node and not fit.pool.flags_known for fit in chosen)
     catalog = any(fit.pool.unknown_types or fit.pool.open_types for fit in chosen) or not (flags or created)
     hints: tuple[str, ...] = (
         ("add the instance types to the node catalog (--node-catalog) to check",) if catalog else ()
     )
-    if created:
-        hints += (AUTO_POOL_HINT,)
+    if any((fit.pool.spec.system, fit.pool.name) == AUTO_POOL for fit in created):
+        hints += (AUTO_POOL_HINT,)  # on Autopilot nothing more decides it
     if flags:
         hints += ("add the Deployment that runs Cluster Autoscaler to the inventory to check",)
     return hints

@@ -12,7 +12,12 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
-from gpulint.lint.verdicts.shared import pool_label_reasons, pools_matching, selection_limits_replicas
+from gpulint.lint.verdicts.shared import (
+    gke_created_pool,
+    pool_label_reasons,
+    pools_matching,
+    selection_limits_replicas,
+)
 from gpulint.lint.world.resolver import Resolver
 
 SPEC = RuleSpec("over-tight-affinity", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
@@ -54,18 +59,24 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         return  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)
     # Workloads repeat: judge each distinct (pod, replica count) once per run, and once per inventory
     # for the webhook's reviews (the verdict reads the nodes and pools, never the object's other fields).
-    key = (RULE_ID, pod.signature(), site.pods)
-    verdicts = ctx.memo(key, lambda: inventory.shape_fact(key, lambda: tuple(_judge(pod, site.pods, inventory))))
+    # The default ComputeClass its GKE namespace names (GKE selects it for the pod) is part of the shape.
+    chosen = inventory.namespace_class(obj.ref.namespace, obj.kind)
+    key = (RULE_ID, pod.signature(), site.pods, chosen)
+    verdicts = ctx.memo(
+        key, lambda: inventory.shape_fact(key, lambda: tuple(_judge(pod, site.pods, inventory, chosen)))
+    )
     for relative_path, message, severity, pinned, notes in verdicts:
         yield Diagnostic(RULE_ID, (*site.path, *relative_path), message, severity=severity, pinned=pinned, notes=notes)
 
 
-def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver) -> Iterator[Verdict]:
+def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver, namespace_class: str = "") -> Iterator[Verdict]:
     nodes = inventory.nodes
     groups = inventory.model.matching_groups(pod)
     requirement, excluded = most_excluding(pod, inventory.model)
+    if not inventory.pools and gke_created_pool(pod, inventory, namespace_class) is not None:
+        return  # GKE may create a node pool for it (auto-creation, Autopilot): gpu-unschedulable says it is unknown
     if inventory.pools:
-        if pools_matching(pod, inventory):
+        if pools_matching(pod, inventory, namespace_class):
             return  # a pool can add nodes it matches: gpu-unschedulable judges what they offer
         if not nodes and _outside_every_pool(pod, inventory):
             return  # it asks for a node no pool makes: only the nodes could answer, and none are known

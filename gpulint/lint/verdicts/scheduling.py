@@ -37,6 +37,7 @@ from gpulint.lint.verdicts.shared import (
     PoolGangVerdict,
     admitted_gang,
     allocation_failure,
+    asks_pools,
     claim_entries,
     extended_resource_claim,
     extender_shares,
@@ -211,36 +212,44 @@ def scheduling_verdict(
     resolver: Resolver,
     as_written: PodSpecSite | None = None,
     facts: ObjectFacts | None = None,
+    namespace: str = "",
 ) -> SchedulingVerdict:
     """The requirements gpu-unschedulable judges (DRA-backed extended resources are the DRA step's; a pod
     without extended resources as written), fitted once on the empty cluster and against the pools.
     ``site`` is the pod as it starts (a queued workload's with Kueue's pins), ``as_written`` the site before
-    them (default ``site``): its node selection is the pod's own. Built once per pod template and inventory
+    them (default ``site``): its node selection is the pod's own. ``namespace``: its object's, as written (a
+    GKE namespace may name the ComputeClass GKE selects for it). Built once per pod template and inventory
     in the ``facts`` of its object while it is checked."""
     written = site if as_written is None else as_written
     return part_fact(
         facts,
         site.spec,
-        ("scheduling verdict", kind, site.pods),
+        ("scheduling verdict", kind, site.pods, namespace),
         _scheduling_verdict,
         kind,
         site,
         written,
         resolver,
         facts,
+        resolver.namespace_class(namespace, kind),
         against=resolver,
     )
 
 
 def _scheduling_verdict(
-    kind: str, site: PodSpecSite, as_written: PodSpecSite, resolver: Resolver, facts: ObjectFacts | None
+    kind: str,
+    site: PodSpecSite,
+    as_written: PodSpecSite,
+    resolver: Resolver,
+    facts: ObjectFacts | None,
+    namespace_class: str,
 ) -> SchedulingVerdict:
     written = pod_requirements(effective_pod_spec(kind, as_written.spec), facts=facts)
     started = written if as_written is site else pod_requirements(effective_pod_spec(kind, site.spec), facts=facts)
     pod = gpu_pod_requirements(kind, site, resolver, facts) or started  # with Kueue's pins
     model = resolver.model
     result = model.evaluate(pod)
-    fits = pool_fits(pod, resolver) if resolver.pools and kind != "DaemonSet" else []
+    fits = pool_fits(pod, resolver, namespace_class) if asks_pools(resolver) and kind != "DaemonSet" else []
     return SchedulingVerdict(
         pod,
         written,
@@ -249,7 +258,7 @@ def _scheduling_verdict(
         model.placeable(pod) if result.fits and site.pods and site.pods > 1 else None,
         replace(
             Cause(result.summary()) if result.fits or fits else scheduling_cause(result, pod, resolver),
-            selection=selection_leaves_no_node(written, resolver),
+            selection=selection_leaves_no_node(written, resolver, namespace_class),
         ),
         selection_limits_replicas(written, site.pods, resolver) if result.fits else None,
     )

@@ -29,7 +29,7 @@ from gpulint.kube.gpu_stack import (
     vendor_of_resource,
 )
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, daemon_overhead, fit_pool, label_failure
-from gpulint.kube.pools.gke import AUTO_POOL, with_class_tolerations
+from gpulint.kube.pools.gke import with_class_tolerations
 from gpulint.kube.pools.model import NodePool, PoolSpec, Template
 from gpulint.kube.quantity import QuantityError, format_amount, quantity_from_yaml
 from gpulint.kube.queueing.workload import queue_name
@@ -164,22 +164,28 @@ def with_extended_resource_tolerations(pod: PodRequirements, resolver: Resolver)
     return replace(pod, tolerations=pod.tolerations + added) if added else pod
 
 
-def pool_fits(pod: PodRequirements, resolver: Resolver) -> list[PoolFit]:
-    """How each node pool answers the pod: fits after a scale-up, never, cannot be chosen, limited, unknown."""
+def pool_fits(pod: PodRequirements, resolver: Resolver, namespace_class: str = "") -> list[PoolFit]:
+    """How each node pool answers the pod: fits after a scale-up, never, cannot be chosen, limited, unknown.
+    ``namespace_class``: the default ComputeClass of the pod's namespace, which GKE selects for it."""
     named = names_untolerated_taints(resolver.gates.version)
     fits = [fit_pool(pod, pool, resolver.daemon_pods, named) for pool in resolver.pools]
-    created = gke_created_pool(pod, resolver)
+    created = gke_created_pool(pod, resolver, namespace_class)
     return fits if created is None else [*fits, created]
 
 
-def gke_created_pool(pod: PodRequirements, resolver: Resolver) -> PoolFit | None:
+def gke_created_pool(pod: PodRequirements, resolver: Resolver, namespace_class: str = "") -> PoolFit | None:
     """An unknown answer for the pool GKE may create for the pod, which no node-pools list shows (None when the
-    pools read are no GKE cluster's, or GKE is proven not to create one)."""
+    inventory shows no GKE cluster, or GKE is proven not to create one)."""
     auto = resolver.gke_auto_creation
-    why = auto.serves(pod) if auto is not None else ""
-    if not why:
+    why = auto.serves(pod, namespace_class) if auto is not None else ""
+    if auto is None or not why:
         return None
-    return PoolFit(NodePool(PoolSpec(*AUTO_POOL, ""), [], open_types=True), UNKNOWN, why)
+    return PoolFit(NodePool(PoolSpec(*auto.pool, ""), [], open_types=True), UNKNOWN, why)
+
+
+def asks_pools(resolver: Resolver) -> bool:
+    """Node pools answer for a pod: pools are read, or the cluster is GKE's (a pool it may create)."""
+    return bool(resolver.pools) or resolver.gke_auto_creation is not None
 
 
 def scale_up_verdict(fits: list[PoolFit]) -> tuple[str, list[PoolFit]]:
@@ -200,7 +206,7 @@ def describe_scale_up(fit: PoolFit) -> str:
     return f"{fit.pool.title} adds a node ({types}){room}" if best else fit.pool.title
 
 
-def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver) -> bool:
+def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver, namespace_class: str = "") -> bool:
     """The pod's required node affinity/selector leaves no node that offers its extended resources.
 
     One cause, one finding: over-tight-affinity reports it (with the scheduler's summary), and
@@ -208,7 +214,7 @@ def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver) -> bool:
     With node pools, it must also match no node a pool can add (when one does, gpu-unschedulable
     judges what the pool's nodes offer).
     """
-    if not pod.requirements() or (resolver.pools and pools_matching(pod, resolver)):
+    if not pod.requirements() or (asks_pools(resolver) and pools_matching(pod, resolver, namespace_class)):
         return False
     groups = resolver.model.matching_groups(pod)
     if not groups:
@@ -219,7 +225,7 @@ def selection_leaves_no_node(pod: PodRequirements, resolver: Resolver) -> bool:
     )
 
 
-def pools_matching(pod: PodRequirements, inventory: Resolver) -> list[str]:
+def pools_matching(pod: PodRequirements, inventory: Resolver, namespace_class: str = "") -> list[str]:
     """The pools whose nodes the pod's node selection allows (labels only: taints and resources are
     gpu-unschedulable's)."""
     matching = [
@@ -232,7 +238,7 @@ def pools_matching(pod: PodRequirements, inventory: Resolver) -> list[str]:
             or any(not label_failure(pod, t.labels, pool, t) for t in pool.templates)
         )
     ]
-    created = gke_created_pool(pod, inventory)
+    created = gke_created_pool(pod, inventory, namespace_class)
     return matching if created is None else [*matching, created.pool.title]
 
 

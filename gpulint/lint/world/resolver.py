@@ -182,15 +182,19 @@ class Resolver:
 
     @property
     def pools_whole(self) -> bool:
-        """The pools read are every node group that may add nodes: every pool API listed, and no node group of
-        the autoscaler's status that may grow left undescribed."""
-        return not (self.pools_unlisted or self.unseen_node_groups)
+        """The pools read are every node group that may add nodes: every pool API listed, no node group of the
+        autoscaler's status that may grow left undescribed, and no GKE Autopilot creating pools for its pods."""
+        return not (self.pools_unlisted or self.unseen_node_groups or self.autopilot)
 
     @property
     def pools_gap(self) -> str:
         """Why the pools read may not be every node group ("" when they are), for a finding's note."""
         if self.pools_unlisted:
             return f"the cluster's {', '.join(kind + 's' for kind in self.pools_unlisted)} could not be listed"
+        if self.autopilot:
+            from gpulint.kube.pools.gke import AUTOPILOT_GAP
+
+            return AUTOPILOT_GAP
         groups = self.unseen_node_groups
         if not groups:
             return ""
@@ -256,14 +260,33 @@ class Resolver:
 
     @cached_property
     def gke_auto_creation(self) -> GkeAutoCreation | None:
-        """GKE's node pool auto-creation when a GKE node pool is read (None: no GKE pool): what the inventory says
-        of node auto-provisioning and the ComputeClasses. Only the inventory's proves it off; a linted ComputeClass
-        is not known to be the cluster's (a repository is not one cluster)."""
-        if not any(pool.spec.gke for pool in self.pools):
-            return None
-        from gpulint.kube.pools.gke import GkeAutoCreation
+        """GKE's node pool auto-creation on a GKE cluster (None: the inventory shows none): one whose node pools
+        are read, whose nodes carry ``cloud.google.com/gke-nodepool`` (``kubectl get nodes``, the live inventory),
+        or whose description says Autopilot. What the inventory says of node auto-provisioning, Autopilot and the
+        ComputeClasses, and what the nodes' names show. Only the inventory's proves auto-creation off; a linted
+        ComputeClass is not known to be the cluster's (a repository is not one cluster)."""
+        from gpulint.kube.pools.gke import GkeAutoCreation, gke_nodes
 
-        return self._cluster.gke or GkeAutoCreation()
+        nodes = self.cluster_fact("gke nodes", lambda: gke_nodes((node.name, node.labels) for node in self.nodes))
+        described = self._cluster.gke
+        if not (nodes.gke or (described is not None and described.autopilot) or any(p.spec.gke for p in self.pools)):
+            return None
+        return (described or GkeAutoCreation()).with_nodes(nodes)
+
+    def namespace_class(self, namespace: str, kind: str) -> str:
+        """The default ComputeClass GKE selects for a pod of ``kind`` in ``namespace`` that selects none: the
+        Namespace's label, on a GKE cluster ("" when none, or the namespace is not stated or not known)."""
+        if not namespace or self.gke_auto_creation is None:
+            return ""
+        from gpulint.kube.pools.gke import namespace_class
+
+        return namespace_class(self.namespaces.get(namespace), kind == "DaemonSet")
+
+    @property
+    def autopilot(self) -> bool:
+        """The cluster is GKE Autopilot: GKE creates the nodes its pods need."""
+        auto = self.gke_auto_creation
+        return auto is not None and auto.autopilot
 
     @property
     def autoscaler_taints(self) -> TaintConfig:
@@ -306,11 +329,14 @@ class Resolver:
 
     @cached_property
     def offered_resources(self) -> frozenset[str]:
-        """Extended resources a node has or a pool's new node would have."""
+        """Extended resources a node has or a pool's new node would have (on GKE Autopilot, the GPU nodes it
+        creates: GKE's device plugin publishes nvidia.com/gpu)."""
         names = set(self.published_resources)
         for pool in self.pools:
             for template in pool.templates:
                 names.update(name for name, amount in template.allocatable.items() if amount > 0)
+        if self.autopilot:
+            names.add("nvidia.com/gpu")
         return frozenset(names)
 
     @cached_property
