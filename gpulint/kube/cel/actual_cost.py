@@ -10,7 +10,10 @@ k8s.io/apiserver ``pkg/cel/environment/base.go`` with ``cel.CostLimit(PerCallLim
 ``PresenceTestHasCost(false)``, and ``pkg/cel/library/cost.go`` for calls):
 
 - an identifier or a field select 1, an index 1, a constant 0, ``has()`` its operand only (a qualifier
-  that fails under it 0);
+  that fails under it 0); a select or an index on a value that is no attribute (a literal, a call's result:
+  cel-go's relative attribute) 1 more, and an attribute resolved as a part of another (an index's key, a
+  ``?:`` branch) 1 less, its own observation (interpreter/planner.go relativeAttr, attributes.go attrQualifier
+  and conditionalAttribute);
 - ``&&``, ``||``, ``?:`` and the comprehension itself nothing beyond what they evaluate;
 - a call 1, except: string/list equality ``ceil(min(sizes) x 0.1)``, string ordering the same, string
   ``+`` ``ceil((a + b) x 0.1)``, ``contains`` ``ceil(a x 0.1) x ceil(b x 0.1)``, ``startsWith``/``endsWith``
@@ -31,7 +34,8 @@ first read, as cel-go's folder does). So when the count passes the limit, cel-go
 "operation cancelled: actual cost limit exceeded". Counting stops there, so it costs at most ``limit``
 steps. Anything outside the plain subset (other functions: the other Kubernetes libraries, conversions; maps
 iterated with an early stop, whose order is Go's random map order; two-variable comprehensions, uint,
-optionals; a Quantity or a Semver looked up in a map or keying one) gives no answer (None). The inputs
+optionals) gives no answer (None). A map literal is a Go map: a repeated key keeps its last value, a Quantity
+key is its pointer (an Opaque is one: equal and hashed by identity), an index by a Quantity or a Semver fails. The inputs
 are read as the API server holds them: whole numbers as int64.
 
 A policy's ``variables`` can be counted as the API server's composition context evaluates them
@@ -77,15 +81,22 @@ class _Panicked(Exception):
     """cel-go panicked (a Semver hashed): Eval ends there with that error, whatever surrounds the call."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Opaque:
-    """A Kubernetes Quantity or Semver, as the engine's tagged string (gpulint.kube.cel.engine)."""
+    """A Kubernetes Quantity or Semver, as the engine's tagged string (gpulint.kube.cel.engine). Equal and
+    hashed by identity, as Go hashes Kubernetes' Quantity (a struct of one pointer) in a map literal's keys:
+    one Opaque is one pointer (a device's capacity read twice is one; each quantity() call is another)."""
 
     tag: str
 
     @property
     def kind(self) -> str:
         return _OPAQUE_KINDS.get(self.tag[: len(QUANTITY_TAG)], "")
+
+    @property
+    def value(self) -> str:
+        """The tag without its identity: equal values, equal texts."""
+        return self.tag.split(rewrite.IDENTITY, 1)[0]
 
 
 QUANTITY_TAG = "\ue000q:"  # gpulint.kube.cel.engine.QUANTITY_TAG
@@ -266,7 +277,7 @@ def _opaque_equal(a: Any, b: Any, null: bool = True) -> bool | CelError:
         return False
     if isinstance(a, Opaque):
         if isinstance(b, Opaque) and _kind(a) == _kind(b):
-            return a.tag == b.tag  # the engine's canonical form: equal values, equal tags
+            return a.value == b.value  # the engine's canonical form: equal values, equal texts
         return CelError("no such overload")
     if isinstance(b, Opaque):
         return False
@@ -315,19 +326,19 @@ class _Counter:
         self.scopes: list[dict[str, Any]] = []
         self._constant: dict[int, bool] = {}
         self._consts: dict[int, Any] = {}  # a constant node's value, decoded once
-        self.free = 0  # > 0: inside what cel-go may evaluate unobserved (charged nothing here)
         self.steps = 0  # nodes evaluated, charged or not: the count's own time is bounded too
 
     def charge(self, n: int) -> None:
-        if self.free:
-            return
         self.cost += n
         if self.cost > self.limit:
             raise _Exceeded
 
     # -- nodes
 
-    def eval(self, node: Node) -> Any:
+    def eval(self, node: Node, observed: bool = True) -> Any:
+        """The node's value. ``observed`` False: an attribute (identifier, select, index) cel-go resolves as a part
+        of another (an index's key, a ``?:`` branch): its qualifiers are charged, its own 1 is not
+        (interpreter/interpretable.go evalWatchAttr observes Exec, not Resolve)."""
         self.steps += 1
         if self.steps > MAX_STEPS_PER_COST * self.limit + MAX_STEPS_PER_COST:
             raise Unsupported("too many uncharged steps")
@@ -338,12 +349,12 @@ class _Counter:
                 value = self._consts[node.id] = self.const(node)
             return value
         if kind == "ident":
-            self.charge(1)
+            self.charge(1 if observed else 0)
             return self.ident(node.name)
         if kind == "select":
-            return self.select(node)
+            return self.select(node, observed)
         if kind == "call":
-            return self.call(node)
+            return self.call(node, observed)
         if kind == "list":
             return self.list_literal(node)
         if kind == "map":
@@ -369,7 +380,8 @@ class _Counter:
 
     def map_literal(self, node: Node) -> Any:
         """cel-go's evalMap: each key, then its value, stopping at the first error; each key is hashed as it is
-        added (a Semver panics there, before the map is charged)."""
+        added (a Semver panics there, before the map is charged) into a Go map, where a repeated key keeps the
+        last value (no error) and a Quantity is its pointer (interpreter/interpretable.go evalMap.Exec)."""
         if len(node.keys) != len(node.args):
             raise Unsupported("a map literal with other keys")
         keys: list[Any] = []
@@ -389,11 +401,10 @@ class _Counter:
             self.charge(MAP_CREATE)
         if error is not None:
             return error
-        if any(_kind(k) not in ("string", "int", "bool") for k in keys):
-            raise Unsupported("a map literal with other keys")
-        if len({(_kind(k), k) for k in keys}) != len(keys):
-            return CelError("repeated key in map literal")
-        return dict(zip(keys, values))
+        kinds = {_kind(k) for k in keys}
+        if not kinds <= {"string", "int", "bool", "quantity"} or {"int", "bool"} <= kinds:
+            raise Unsupported("a map literal with other keys")  # (a Python dict would take true for 1)
+        return _LiteralMap(zip(keys, values))
 
     def constant(self, node: Node) -> bool:
         """A literal OptOptimize folds into a constant (its elements all constants, recursively)."""
@@ -458,20 +469,20 @@ class _Counter:
             return value
         raise Unsupported(f"identifier {name}")
 
-    def select(self, node: Node) -> Any:
+    def select(self, node: Node, observed: bool = True) -> Any:
         assert node.target is not None
         composition = self.composed(node.target)
         if composition is not None:
             if node.test_only:
                 raise Unsupported("has() of a variable")
-            self.charge(2)  # the identifier and the field, as any attribute
+            self.charge(2 if observed else 1)  # the identifier and the field, as any attribute
             return composition.read(node.name)
         # has(x.f): its operand is charged as any attribute (cel-go's tracker: 3 for has(a.b.c) with
         # device.attributes["d"].model, 2 for has(object.spec.x)); the test itself nothing (PresenceTestHasCost
         # false subtracts the select it charged)
-        operand = self.eval(node.target)
+        operand = self.qualified(node.target, observed, node.test_only)
         if isinstance(operand, CelError):
-            if node.test_only and _attribute(node.target) and not self.free:
+            if node.test_only and _attribute(node.target):
                 self.cost -= 1  # under has(), the qualifier that failed is not charged (has(a.missing.f): 2)
             return operand  # cel-go stops qualifying at the first failure: later selects are not charged
         if node.test_only:
@@ -487,7 +498,19 @@ class _Counter:
             return CelError(f"no such key: {node.name}")
         return CelError("invalid type for field selection")
 
-    def call(self, node: Node) -> Any:
+    def qualified(self, node: Node, observed: bool, test_only: bool = False) -> Any:
+        """The operand of a select or an index. An attribute or a ``?:`` (a conditional attribute) continues
+        the chain; any other value is the operand of cel-go's relative attribute (interpreter/planner.go
+        relativeAttr), charged 1 as any attribute when observed, its operand's error too. Under has() that 1
+        stands for the presence test's qualifier, which a failing operand never reaches (evalTestOnly)."""
+        if _attribute(node) or (node.kind == "call" and node.name == "_?_:_"):
+            return self.eval(node, observed)
+        value = self.eval(node)
+        if observed and not (test_only and isinstance(value, CelError)):
+            self.charge(1)
+        return value
+
+    def call(self, node: Node, observed: bool = True) -> Any:
         name = node.name
         if node.target is None and name in _LOGIC:
             return _LOGIC[name](self, node.args)
@@ -500,12 +523,12 @@ class _Counter:
             key = self.eval(node.args[1])
             if not isinstance(key, str):
                 raise Unsupported("a variable read by a computed key")
-            self.charge(2)  # the identifier and the index
+            self.charge(2 if observed else 1)  # the identifier and the index
             return composition.read(key)
+        if name == "_[_]" and node.target is None and len(node.args) == 2:
+            return self.indexed(node.args[0], node.args[1], observed)
         operands = ([node.target] if node.target is not None else []) + node.args
         values = [self.eval(arg) for arg in operands]  # cel-go evaluates every argument of a strict call
-        if name == "_[_]":
-            return self.index(values)
         if name in _LIBRARY:
             return self.library_call(node, values)
         function = _FUNCTIONS.get((name, node.target is not None, len(values)))
@@ -567,12 +590,13 @@ class _Counter:
             raise _Panicked(rewrite.UNHASHABLE)
         return any(_equal(value, item) for item in items)
 
-    def unobserved(self, node: Node) -> Any:
-        self.free += 1
-        try:
-            return self.eval(node)
-        finally:
-            self.free -= 1
+    def indexed(self, operand_node: Node, key_node: Node, observed: bool) -> Any:
+        """``a[k]``: the operand, then (unless it failed: cel-go stops qualifying) the key, an attribute key
+        resolved as a part of the index (its own 1 not charged: interpreter/attributes.go attrQualifier)."""
+        operand = self.qualified(operand_node, observed)
+        if isinstance(operand, CelError):
+            return operand
+        return self.index([operand, self.eval(key_node, observed=not _attribute(key_node))])
 
     def index(self, values: list[Any]) -> Any:
         operand, key = values
@@ -581,6 +605,8 @@ class _Counter:
         self.charge(1)
         if isinstance(key, CelError):
             return key
+        if isinstance(key, Opaque):  # attrQualify: no qualifier of this type (attributes.go newQualifier)
+            return CelError(f"invalid qualifier type: {_GO_TYPES[key.kind]}")
         if isinstance(operand, list):
             if _kind(key) != "int":
                 raise Unsupported("a list index that is no int")
@@ -629,6 +655,13 @@ class _Counter:
             self.scopes.pop()
 
 
+class _LiteralMap(dict[Any, Any]):
+    """A map literal's value (cel-go's Go map of ref.Val keys), apart from a data map (string keys)."""
+
+
+_GO_TYPES = {"quantity": "cel.Quantity", "semver": "cel.Semver"}  # how Go's %T names them in cel-go's errors
+
+
 @dataclass
 class _Lazy:
     """The accumulator's initial value, computed on its first read (cel-go's folder does the same)."""
@@ -669,11 +702,11 @@ def _attribute(node: Node) -> bool:
 
 def _conditional(counter: _Counter, args: list[Node]) -> Any:
     """cel-go plans every ``?:`` as a conditional attribute, which resolves a branch that is itself an
-    attribute unobserved (planner.go planCallConditional): such a branch is charged nothing here."""
+    attribute without observing it (planner.go planCallConditional): its qualifiers are charged, its own 1 not."""
     condition = counter.eval(args[0])
     if condition is True or condition is False:
         branch = args[1] if condition else args[2]
-        return counter.unobserved(branch) if _attribute(branch) else counter.eval(branch)
+        return counter.eval(branch, observed=not _attribute(branch))
     return condition if isinstance(condition, CelError) else CelError("no such overload")
 
 
@@ -790,8 +823,11 @@ def _in(values: list[Any]) -> tuple[int, Any]:
         return len(container), any(_opaque_equal(value, item, null=False) is True for item in container)
     if isinstance(container, dict):
         if isinstance(value, Opaque):
-            # a Go map lookup: a literal's map hashes the key (a Semver panics), a data map's accessor does not
-            raise Unsupported("a Quantity or a Semver looked up in a map")
+            # a map literal's Go map hashes the key: a Semver panics unless the map is empty (refValMapAccessor
+            # Find), a Quantity is found by its pointer; a data map's accessor finds no key of another type
+            if value.kind == "semver" and isinstance(container, _LiteralMap) and container:
+                raise _Panicked(rewrite.UNHASHABLE)
+            return 1, isinstance(container, _LiteralMap) and value in container
         return 1, _kind(value) == "string" and value in container
     return 1, CelError("no such overload")
 
