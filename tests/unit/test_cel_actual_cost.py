@@ -368,6 +368,11 @@ READ_CASES = [
     ('(true ? object.metadata.name : "x") == "n"', 3),
     ('has({"a": 1}.a) && has(object.spec.x)', 3),
     ('{"a": 1, "a": 2}.a == 2', 3),  # a repeated key keeps its last value (a Go map), no error
+    # optionals: a qualifier after .? charged only when present, orValue() nothing
+    ("object.?spec.?x.?y.orValue(0) == 1", 5),
+    ("object.?spec.?z.?y.orValue(0) == 0", 3),
+    ("object.spec.containers[?5].orValue({}).size() == 0", 5),
+    ('object.?metadata.?labels.missing.orValue("x") == "x"', 4),
 ]
 
 

@@ -275,3 +275,38 @@ def test_the_allocator_counts_and_evaluates_these_reads_and_keys_alike(oracle):
     for (expression, cost, outcome), answer in zip(cases, answers):
         assert answer.get("actual_cost") == cost, (expression, answer)
         assert answer.get("match", answer.get("eval_error")) == outcome, (expression, answer)
+
+
+# Optionals (issue #33: they went to the worker uncounted). An optional qualifier (`.?f`, `[?k]`) and every one
+# after it are charged only when present (cel-go interpretable.go evalWatchConstQual.QualifyIfPresent); orValue()
+# and or() are no call to the cost tracker (cel/library.go decorateOptionalOr) and evaluate their argument only on
+# none; hasValue(), value(), optional.of() and optional.none() cost 1. Costs from the oracle.
+OPTIONALS = [
+    ('{"a": 1}.?a.orValue(2) == 1', 3),
+    ('{"a": 1}.?b.orValue(2) == 2', 2),
+    (f'{ATTRIBUTES}.?model.orValue("") == "a100"', 5),
+    (f'{ATTRIBUTES}.?missing.orValue("") == ""', 3),  # "" == "" costs 0
+    (f"{ATTRIBUTES}.?missing.hasValue() == false", 5),
+    (f'{ATTRIBUTES}.?model.value() == "a100"', 6),
+    ('device.attributes["other.example.com"].?model.orValue("x") == "x"', 4),
+    (f'device.attributes[?"{DRIVER}"].?model.orValue("x") == "a100"', 5),
+    ("device.?attributes.orValue({}).size() > 0", 4),
+    (f'{ATTRIBUTES}.?missing.or(optional.of("y")).value() == "y"', 6),
+    (f'{ATTRIBUTES}.?missing.orValue({ATTRIBUTES}.model) == "a100"', 8),
+    (f'{ATTRIBUTES}.?model.orValue({ATTRIBUTES}.model) == "a100"', 5),  # the argument is not evaluated
+    ('{"a": {"b": 1}}.?c.b.orValue(0) == 0', 2),
+    ("[1, 2][?5].orValue(5) == 5", 2),
+    ('optional.ofNonZeroValue("").hasValue() == false', 3),
+]
+
+
+@pytest.mark.parametrize("expression, cost", OPTIONALS)
+def test_optionals_count_as_cel_go_counts(expression, cost):
+    assert count_and_outcome(expression) == (cost, True)
+
+
+@pytest.mark.oracle
+def test_the_allocator_counts_these_optionals_alike(oracle):
+    answers = oracle.ask("cel", [device_case(e) for e, _ in OPTIONALS], {"DRAListTypeAttributes": True})
+    for (expression, cost), answer in zip(OPTIONALS, answers):
+        assert (answer.get("actual_cost"), answer.get("match")) == (cost, True), (expression, answer)

@@ -140,6 +140,19 @@ KEYED = st.one_of(
     st.builds(lambda c: f'({c} ? {ATTRIBUTE}.model : "x") == "a100"', st.booleans()),
     st.builds(lambda c: f"({c} ? {ATTRIBUTE} : {{}}).model == {ATTRIBUTE}.model", st.booleans()),
     st.builds(lambda i: f"[1, 2][{i}] == 1", st.sampled_from(["[0][0]", "0 + 0", "true ? 0 : 1", "{'a': 1}.a"])),
+    # optionals: a qualifier after .? charged only when present, orValue() and or() nothing
+    st.builds(
+        lambda o, f, d: f"{o}.?{f}.orValue({d}) != null",
+        st.sampled_from([ATTRIBUTE, 'device.attributes["other.example.com"]', '{"model": 1}', CAPACITY]),
+        st.sampled_from(["model", "missing", "memory"]),
+        st.sampled_from(['""', f"{ATTRIBUTE}.model", "1"]),
+    ),
+    st.builds(lambda i: f"[{MEMORY}][?{i}].hasValue()", st.sampled_from([0, 1])),
+    st.builds(
+        lambda f: f"device.?attributes[?{_literal(DRIVER)}].?{f}.or(optional.of(1)).value() != null",
+        st.sampled_from(["model", "missing"]),
+    ),
+    st.builds(lambda v: f"optional.ofNonZeroValue({v}).hasValue()", st.sampled_from(['""', "0", "[1]", '"x"'])),
     st.sampled_from(
         [
             'device.attributes[device.driver].model == "a100"',

@@ -34,9 +34,11 @@ first read, as cel-go's folder does). So when the count passes the limit, cel-go
 "operation cancelled: actual cost limit exceeded". Counting stops there, so it costs at most ``limit``
 steps. Anything outside the plain subset (other functions: the other Kubernetes libraries, conversions; maps
 iterated with an early stop, whose order is Go's random map order; two-variable comprehensions, uint,
-optionals) gives no answer (None). A map literal is a Go map: a repeated key keeps its last value, a Quantity
-key is its pointer (an Opaque is one: equal and hashed by identity), an index by a Quantity or a Semver fails. The inputs
-are read as the API server holds them: whole numbers as int64.
+optionals compared) gives no answer (None). An optional qualifier (``.?f``, ``[?k]``) and the ones after it
+are charged only when present, ``orValue()``/``or()`` nothing (cel/library.go decorateOptionalOr). A map
+literal is a Go map: a repeated key keeps its last value, a Quantity key is its pointer (an Opaque is one: equal
+and hashed by identity), an index by a Quantity or a Semver fails. The inputs are read as the API server holds
+them: whole numbers as int64.
 
 A policy's ``variables`` can be counted as the API server's composition context evaluates them
 (k8s.io/apiserver v0.37.2 ``pkg/admission/plugin/cel/composition.go``): a variable is evaluated on its first
@@ -103,6 +105,17 @@ QUANTITY_TAG = "\ue000q:"  # gpulint.kube.cel.engine.QUANTITY_TAG
 _OPAQUE_KINDS = {QUANTITY_TAG: "quantity", rewrite.VERSION_TAG: "semver"}
 # the quantity and semver libraries' implementations on tagged strings, by function name (the engine's own)
 Library = Mapping[str, Callable[..., Any]]
+
+
+@dataclass(frozen=True)
+class OptionalValue:
+    """cel-go's types.Optional: ``optional.of(value)``, or ``optional.none()`` (``present`` False)."""
+
+    present: bool
+    value: Any = None
+
+
+NONE = OptionalValue(False)
 
 
 @dataclass(frozen=True)
@@ -232,11 +245,16 @@ def _kind(value: Any) -> str:
         return "error"
     if isinstance(value, Opaque) and value.kind:
         return value.kind
+    if isinstance(value, OptionalValue):
+        return "optional"
     raise Unsupported(f"a value of type {type(value).__name__}")
 
 
 def _size(value: Any) -> int:
-    """cel-go's actualSize: a string's code points, a list's or map's entries, 1 for the rest."""
+    """cel-go's actualSize: a string's code points, a list's or map's entries, an optional's value's, 1 for the
+    rest."""
+    if isinstance(value, OptionalValue) and value.present:
+        return _size(value.value)
     return len(value) if isinstance(value, (str, list, dict)) else 1
 
 
@@ -249,6 +267,8 @@ def _equal(a: Any, b: Any) -> bool:
     ka, kb = _kind(a), _kind(b)
     if ka in ("int", "double") and kb in ("int", "double"):
         return bool(a == b)
+    if "optional" in (ka, kb):
+        raise Unsupported("an optional compared")
     if isinstance(a, Opaque) or isinstance(b, Opaque):
         return _opaque_equal(a, b) is True
     if ka != kb:
@@ -485,6 +505,10 @@ class _Counter:
             if node.test_only and _attribute(node.target):
                 self.cost -= 1  # under has(), the qualifier that failed is not charged (has(a.missing.f): 2)
             return operand  # cel-go stops qualifying at the first failure: later selects are not charged
+        if isinstance(operand, OptionalValue):
+            if node.test_only:
+                raise Unsupported("has() of an optional")
+            return self.if_present(operand, node.name)
         if node.test_only:
             if isinstance(operand, dict):
                 return node.name in operand
@@ -525,8 +549,10 @@ class _Counter:
                 raise Unsupported("a variable read by a computed key")
             self.charge(2 if observed else 1)  # the identifier and the index
             return composition.read(key)
-        if name == "_[_]" and node.target is None and len(node.args) == 2:
-            return self.indexed(node.args[0], node.args[1], observed)
+        if name in ("_[_]", *_OPTIONAL_QUALIFIERS) and node.target is None and len(node.args) == 2:
+            return self.indexed(node.args[0], node.args[1], observed, optional=name in _OPTIONAL_QUALIFIERS)
+        if name in _OPTIONAL_OR and node.target is not None and len(node.args) == 1:
+            return self.optional_or(node)
         operands = ([node.target] if node.target is not None else []) + node.args
         values = [self.eval(arg) for arg in operands]  # cel-go evaluates every argument of a strict call
         if name in _LIBRARY:
@@ -590,13 +616,55 @@ class _Counter:
             raise _Panicked(rewrite.UNHASHABLE)
         return any(_equal(value, item) for item in items)
 
-    def indexed(self, operand_node: Node, key_node: Node, observed: bool) -> Any:
+    def indexed(self, operand_node: Node, key_node: Node, observed: bool, optional: bool = False) -> Any:
         """``a[k]``: the operand, then (unless it failed: cel-go stops qualifying) the key, an attribute key
-        resolved as a part of the index (its own 1 not charged: interpreter/attributes.go attrQualifier)."""
+        resolved as a part of the index (its own 1 not charged: interpreter/attributes.go attrQualifier).
+        ``optional``: ``a[?k]`` or ``a.?f`` (planner.go planCallIndex with an optional qualifier)."""
         operand = self.qualified(operand_node, observed)
         if isinstance(operand, CelError):
             return operand
-        return self.index([operand, self.eval(key_node, observed=not _attribute(key_node))])
+        key = self.eval(key_node, observed=not _attribute(key_node))
+        if optional or isinstance(operand, OptionalValue):
+            if isinstance(key, CelError):
+                raise Unsupported("an optional qualifier whose key fails")
+            return self.if_present(operand, key)
+        return self.index([operand, key])
+
+    def if_present(self, operand: Any, key: Any) -> Any:
+        """cel-go's QualifyIfPresent, for an optional qualifier and every one after it (attributes.go
+        applyQualifiers): on none, none; a present key or index charged 1 and its value as an optional; an absent
+        one optional.none(), uncharged (interpretable.go evalWatchConstQual observes what is present)."""
+        if isinstance(operand, OptionalValue):
+            if not operand.present:
+                return operand
+            operand = operand.value
+        if isinstance(operand, dict) and _kind(key) == "string":
+            found = key in operand
+        elif isinstance(operand, list) and _kind(key) == "int":
+            found = 0 <= key < len(operand)
+        else:
+            raise Unsupported("an optional qualifier of another kind")
+        if not found:
+            return NONE
+        self.charge(1)
+        value = operand[key]
+        _kind(value)
+        return OptionalValue(True, value)
+
+    def optional_or(self, node: Node) -> Any:
+        """``o.orValue(v)``, ``o.or(p)``: cel-go's evalOptionalOrValue and evalOptionalOr (cel/library.go
+        decorateOptionalOr), which evaluate ``v`` only on none and are no call to the cost tracker: 0."""
+        assert node.target is not None
+        if set(self.checked.overloads.get(node.id, ())) != {_OPTIONAL_OR[node.name]}:
+            raise Unsupported(f"{node.name} of another overload")
+        target = self.eval(node.target)
+        if isinstance(target, CelError):
+            return target
+        if not isinstance(target, OptionalValue):
+            return CelError("no such overload")
+        if target.present:
+            return target.value if node.name == "orValue" else target
+        return self.eval(node.args[0])
 
     def index(self, values: list[Any]) -> Any:
         operand, key = values
@@ -696,8 +764,14 @@ def _logic(counter: _Counter, args: list[Node], stop: bool) -> Any:
 
 
 def _attribute(node: Node) -> bool:
-    """An identifier, select or index: an attribute in cel-go's plan."""
-    return node.kind == "ident" or (node.kind == "select" and not node.test_only) or node.name == "_[_]"
+    """An identifier, select or index (an optional one too): an attribute in cel-go's plan."""
+    if node.kind == "call":
+        return node.name in ("_[_]", *_OPTIONAL_QUALIFIERS)
+    return node.kind == "ident" or (node.kind == "select" and not node.test_only)
+
+
+_OPTIONAL_QUALIFIERS = ("_?._", "_[?_]")
+_OPTIONAL_OR = {"orValue": "optional_orValue_value", "or": "optional_or_optional"}
 
 
 def _conditional(counter: _Counter, args: list[Node]) -> Any:
@@ -832,6 +906,26 @@ def _in(values: list[Any]) -> tuple[int, Any]:
     return 1, CelError("no such overload")
 
 
+def _of_non_zero(values: list[Any]) -> tuple[int, Any]:
+    (value,) = values
+    if value is None or isinstance(value, (Opaque, OptionalValue)):
+        raise Unsupported("optional.ofNonZeroValue of null or an opaque value")
+    zero = value in ("", 0, False) if not isinstance(value, (list, dict)) else not value
+    return 1, NONE if zero else OptionalValue(True, value)
+
+
+def _has_value(values: list[Any]) -> tuple[int, Any]:
+    (value,) = values
+    return 1, value.present if isinstance(value, OptionalValue) else CelError("no such overload")
+
+
+def _optional_value(values: list[Any]) -> tuple[int, Any]:
+    (value,) = values
+    if not isinstance(value, OptionalValue):
+        return 1, CelError("no such overload")
+    return 1, value.value if value.present else CelError("optional.none() dereference")
+
+
 def _size_call(values: list[Any]) -> tuple[int, Any]:
     (value,) = values
     if isinstance(value, (str, list, dict)):
@@ -936,4 +1030,10 @@ _FUNCTIONS: dict[tuple[str, bool, int], Call] = {
     **{(name, True, 2): _strings(name) for name in ("contains", "startsWith", "endsWith")},
     ("matches", True, 2): _matches,
     ("matches", False, 2): _matches,
+    # the optional library (cel-go cel/library.go): calls of the default cost, 1
+    ("optional.of", False, 1): lambda values: (1, OptionalValue(True, values[0])),
+    ("optional.none", False, 0): lambda values: (1, NONE),
+    ("optional.ofNonZeroValue", False, 1): _of_non_zero,
+    ("hasValue", True, 1): _has_value,
+    ("value", True, 1): _optional_value,
 }
