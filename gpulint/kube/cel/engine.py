@@ -27,8 +27,8 @@ offline", never "invalid".
 
 from __future__ import annotations
 
+import itertools
 import math
-import os
 import re
 import threading
 from dataclasses import dataclass, field, replace
@@ -122,8 +122,14 @@ _SEMVER = re.compile(
 
 
 def quantity_value(fraction: Fraction) -> str:
-    """A new Quantity: its value, and an identity of its own (rewrite.IDENTITY: random, so no state is kept)."""
-    return f"{QUANTITY_TAG}{fraction.numerator}/{fraction.denominator}{rewrite.IDENTITY}{os.urandom(8).hex()}"
+    """A new Quantity: its value, and an identity of its own (rewrite.IDENTITY), as each Quantity Kubernetes
+    builds is a new pointer."""
+    return f"{QUANTITY_TAG}{fraction.numerator}/{fraction.denominator}{rewrite.IDENTITY}{next(_IDENTITIES)}"
+
+
+# fresh identities, unique per process (itertools.count is atomic under the GIL): no verdict reads their values,
+# only whether two are the same (os.urandom cost more than parsing the quantity)
+_IDENTITIES = itertools.count()
 
 
 def _without_identity(value: Any) -> Any:
