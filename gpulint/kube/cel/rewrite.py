@@ -620,7 +620,9 @@ def guard(serialized: bytes, versions: bool, quantities: bool = False) -> bytes 
     """The serialized parsed expression with operations Kubernetes' opaque types lack guarded: on a version
     (``versions``: values may be versions) every function but its own and the few that treat it as they
     treat a string fails with cel-go's "no such overload"; ``==``/``!=`` follow cel-go's Equal; ``in`` a
-    hashed set and map literal keys fail on it; and ``int()`` of a bool fails. None: nothing to guard."""
+    hashed set and map literal keys fail on it; and ``int()`` of a bool fails. Where values may be quantities
+    (``quantities``) equality and ``in`` a list compare their values, not their identities; an index by either
+    fails; a map literal whose keys may repeat is built as cel-go's Go map. None: nothing to guard."""
     outer = decode(serialized)
     parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
     fields = decode(parsed) if parsed is not None else []
