@@ -348,3 +348,42 @@ def test_has_counts_as_cel_go_counts(oracle):
     answers = oracle.ask("policy_cost", [{"expression": e, "object": HAS_OBJECT} for e, _ in HAS_CASES])
     for (expression, cost), answer in zip(HAS_CASES, answers):
         assert answer["cost"] == cost, (expression, answer)
+
+
+# Reads on a call's result or a literal (cel-go's relative attribute: 1 beside its qualifiers), an attribute as
+# an index's key (its own 1 not charged) and a ?: branch (its qualifiers charged): issue #33, costs from the
+# policy_cost family (the first two were 1 below cel-go, the keys 1 above)
+READS_OBJECT = {
+    "spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}], "x": {"y": 1}},
+    "metadata": {"name": "n", "labels": {"k": "v"}},
+}
+READ_CASES = [
+    ('object.spec.containers.filter(c, c.name == "a")[0].name == "a"', 27),
+    ('object.spec.containers.map(c, c.name)[1] == "b"', 35),
+    ('[object.metadata.name][0] == "n"', 16),
+    ('{"k": object.metadata.name}.k == "n"', 36),
+    ('object.metadata.labels[object.metadata.name] == "v" || true', 7),
+    ('object.spec.containers[object.spec.x.y].name == "b"', 9),
+    ('(object.spec.x.y == 1 ? object.metadata : object.spec).name == "n"', 8),
+    ('(true ? object.metadata.name : "x") == "n"', 3),
+    ('has({"a": 1}.a) && has(object.spec.x)', 3),
+    ('{"a": 1, "a": 2}.a == 2', 3),  # a repeated key keeps its last value (a Go map), no error
+    # optionals: a qualifier after .? charged only when present, orValue() nothing
+    ("object.?spec.?x.?y.orValue(0) == 1", 5),
+    ("object.?spec.?z.?y.orValue(0) == 0", 3),
+    ("object.spec.containers[?5].orValue({}).size() == 0", 5),
+    ('object.?metadata.?labels.missing.orValue("x") == "x"', 4),
+]
+
+
+@pytest.mark.parametrize("expression, cost", READ_CASES)
+def test_reads_on_results_keys_and_branches_count_as_cel_go_counts(expression, cost):
+    found = counted(expression, READS_OBJECT)
+    assert found is not None and found.cost == cost and not found.exceeded
+
+
+@pytest.mark.oracle
+def test_reads_on_results_keys_and_branches_agree_with_cel_go(oracle):
+    answers = oracle.ask("policy_cost", [{"expression": e, "object": READS_OBJECT} for e, _ in READ_CASES])
+    for (expression, cost), answer in zip(READ_CASES, answers):
+        assert answer["cost"] == cost, (expression, answer)

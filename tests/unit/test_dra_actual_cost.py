@@ -182,3 +182,131 @@ def test_the_allocator_counts_these_listed_selectors_alike(oracle):
         assert (isinstance(ours, str) and ours.startswith(COST_EXCEEDED)) == cancelled, (item["expression"], answer)
         if not cancelled:
             assert ours == answer.get("match", answer.get("eval_error")), (item["expression"], answer)
+
+
+# Reads on literals and calls, keys and ?: branches (issue #33). cel-go plans `x.f` and `x[k]` on a value that is
+# no attribute (a literal, a call) as a relative attribute, charged 1 as any attribute beside its qualifiers
+# (cel-go v0.29.2 interpreter/planner.go relativeAttr, runtimecost.go Observe): gpulint counted 1 below. An
+# attribute that is an index's key or a ?: branch is resolved as a part of another attribute, never observed
+# itself: its qualifiers are charged, its own 1 is not (attributes.go attrQualifier, conditionalAttribute):
+# gpulint counted a key 1 above cel-go and a branch's qualifiers not at all. Costs are the oracle's.
+DEVICE = {"memory": "40Gi", "version": "1.2.3", "model": "a100"}
+MEMORY = f"{CAPACITY}.memory"
+CORES = f"{CAPACITY}.cores"
+VERSION = f"{ATTRIBUTES}.driverVersion"
+READS = [
+    ('{"a": 1}.a == 1', 3),
+    (f'["a100"][0] == {ATTRIBUTES}.model', 7),
+    ('{"a": {"b": 1}}.a.b == 1', 4),
+    ("[1, 2][[0][0]] == 1", 4),
+    ('!has({"a": 1}.b)', 2),
+    ('{"a": device.driver}.a == "gpu.example.com"', 36),
+    ('{"a100": 1}["a" + "100"] == 1', 4),
+    # above cel-go before: an attribute key (its own 1 is not charged)
+    (f"{ATTRIBUTES}[{ATTRIBUTES}.model] == 1 || true", 8),
+    ('device.attributes[device.driver].model == "a100"', 6),
+    # a branch's qualifiers are charged (gpulint said 1 and 2)
+    (f'(true ? {ATTRIBUTES}.model : "x") == "a100"', 4),
+    (f'(true ? {ATTRIBUTES} : {{}}).model == "a100"', 4),
+    ("(true ? [1][0] : 2) == 1", 2),
+    # clean: a ?: operand is an attribute itself, a variable is one
+    ('(true ? {"a": 1} : {"a": 2}).a == 1', 2),
+    ('cel.bind(m, {"a": 1}, m.a == 1)', 3),
+]
+
+
+def device_case(expression: str) -> dict[str, Any]:
+    attributes = {"model": {"string": DEVICE["model"]}, "driverVersion": {"version": DEVICE["version"]}}
+    capacity = {"memory": {"value": DEVICE["memory"]}, "cores": {"value": "40Gi"}}
+    return {"expression": expression, "driver": DRIVER, "attributes": attributes, "capacity": capacity}
+
+
+def count_and_outcome(expression: str) -> tuple[int | None, bool | str]:
+    engine = CelEngine()
+    try:
+        compiled = engine.compile(expression)
+        assert isinstance(compiled, Compiled), compiled
+        device = cel_device(device_case(expression))
+        counted = engine.device_count(compiled, device)
+        return (None if counted is None else counted.cost), engine.evaluate(compiled, device)
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("expression, cost", READS)
+def test_reads_on_literals_keys_and_branches_count_as_cel_go_counts(expression, cost):
+    assert count_and_outcome(expression) == (cost, True)
+
+
+# Quantities and Semvers as map keys and looked up in maps (issue #33). cel-go's map literal is a Go map of
+# ref.Val (interpreter/interpretable.go evalMap): a repeated key keeps its last value (cel-cpp failed, "duplicate
+# key in map"), and Kubernetes' Quantity (apiserver pkg/cel/quantity.go, a struct of one pointer) is hashed by its
+# pointer: two quantity() calls are two keys, a capacity read twice is one. An index by a Quantity or a Semver is
+# no qualifier ("invalid qualifier type", attributes.go newQualifier); `in` an empty map hashes nothing.
+KEYED = [
+    ('{quantity("1Gi"): 1}[quantity("1Gi")] == 1', 35, "invalid qualifier type: cel.Quantity"),
+    ('cel.bind(q, quantity("1"), {q: 1}[q] == 1)', 35, "invalid qualifier type: cel.Quantity"),
+    (f'{{"1.0.0": 1}}[{VERSION}] == 1 || true', 6, True),
+    ('{quantity("1Gi"): 1, quantity("1Gi"): 2}.size() == 2', 34, True),
+    ('quantity("1") in {quantity("1"): 1}', 33, False),
+    ('{quantity("1"): 1} == {quantity("1"): 1}', 63, False),
+    ('{quantity("1").add(1): 1}.size() == 1', 34, True),
+    (f"{MEMORY} in {{{MEMORY}: 1}}", 39, True),
+    (f"{{{MEMORY}: 1, {MEMORY}: 2}}.size() == 1", 40, True),
+    (f"{{{MEMORY}: 1, {CORES}: 2}}.size() == 2", 40, True),
+    (f"{{{MEMORY}: 1}} == {{{MEMORY}: 1}}", 69, True),
+    ('[quantity("1")].exists(q, q in {q: 1})', 49, True),
+    ('quantity("1") in [quantity("1")]', 13, True),  # a list compares values
+    ('{"a": 1, "a": 2}.a == 2', 3, True),
+    (f"{VERSION} in {{}}", 5, False),
+    (f'{VERSION} in {{"1.2.3": 1}} || true', 4, "internal error: runtime error: hash of unhashable type cel.Semver"),
+]
+
+
+@pytest.mark.parametrize("expression, cost, outcome", KEYED)
+def test_quantities_and_semvers_as_map_keys_count_and_evaluate_as_in_kubernetes(expression, cost, outcome):
+    assert count_and_outcome(expression) == (cost, outcome)
+
+
+@pytest.mark.oracle
+def test_the_allocator_counts_and_evaluates_these_reads_and_keys_alike(oracle):
+    cases = [(e, c, True) for e, c in READS] + KEYED
+    answers = oracle.ask("cel", [device_case(e) for e, _, _ in cases], {"DRAListTypeAttributes": True})
+    for (expression, cost, outcome), answer in zip(cases, answers):
+        assert answer.get("actual_cost") == cost, (expression, answer)
+        assert answer.get("match", answer.get("eval_error")) == outcome, (expression, answer)
+
+
+# Optionals (issue #33: they went to the worker uncounted). An optional qualifier (`.?f`, `[?k]`) and every one
+# after it are charged only when present (cel-go interpretable.go evalWatchConstQual.QualifyIfPresent); orValue()
+# and or() are no call to the cost tracker (cel/library.go decorateOptionalOr) and evaluate their argument only on
+# none; hasValue(), value(), optional.of() and optional.none() cost 1. Costs from the oracle.
+OPTIONALS = [
+    ('{"a": 1}.?a.orValue(2) == 1', 3),
+    ('{"a": 1}.?b.orValue(2) == 2', 2),
+    (f'{ATTRIBUTES}.?model.orValue("") == "a100"', 5),
+    (f'{ATTRIBUTES}.?missing.orValue("") == ""', 3),  # "" == "" costs 0
+    (f"{ATTRIBUTES}.?missing.hasValue() == false", 5),
+    (f'{ATTRIBUTES}.?model.value() == "a100"', 6),
+    ('device.attributes["other.example.com"].?model.orValue("x") == "x"', 4),
+    (f'device.attributes[?"{DRIVER}"].?model.orValue("x") == "a100"', 5),
+    ("device.?attributes.orValue({}).size() > 0", 4),
+    (f'{ATTRIBUTES}.?missing.or(optional.of("y")).value() == "y"', 6),
+    (f'{ATTRIBUTES}.?missing.orValue({ATTRIBUTES}.model) == "a100"', 8),
+    (f'{ATTRIBUTES}.?model.orValue({ATTRIBUTES}.model) == "a100"', 5),  # the argument is not evaluated
+    ('{"a": {"b": 1}}.?c.b.orValue(0) == 0', 2),
+    ("[1, 2][?5].orValue(5) == 5", 2),
+    ('optional.ofNonZeroValue("").hasValue() == false', 3),
+]
+
+
+@pytest.mark.parametrize("expression, cost", OPTIONALS)
+def test_optionals_count_as_cel_go_counts(expression, cost):
+    assert count_and_outcome(expression) == (cost, True)
+
+
+@pytest.mark.oracle
+def test_the_allocator_counts_these_optionals_alike(oracle):
+    answers = oracle.ask("cel", [device_case(e) for e, _ in OPTIONALS], {"DRAListTypeAttributes": True})
+    for (expression, cost), answer in zip(OPTIONALS, answers):
+        assert (answer.get("actual_cost"), answer.get("match")) == (cost, True), (expression, answer)

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from oracle_client import Oracle
-from oracle_families import cel_device, family_settings
+from oracle_families import cel_device, compare_cel, family_settings
 
 from gpulint.kube.cel.engine import CelEngine, Compiled
+from gpulint.kube.features import FeatureGates
 
 pytestmark = pytest.mark.oracle
 
@@ -99,6 +100,78 @@ SELECTOR = st.recursive(
     ),
     max_leaves=4,
 )
+# issue #33: Quantities and Semvers as map keys and looked up in maps (a map literal is a Go map: a Quantity is
+# hashed by its pointer, a Semver panics, a repeated key keeps its last value; an index by either fails), and reads
+# on literals and calls (cel-go's relative attribute), attribute keys and ?: branches
+CORES = f"{CAPACITY}.cores"
+SAME_POINTER = st.sampled_from([MEMORY, CORES])  # each read of one capacity entry is one pointer
+KEY = st.one_of(QUANTITY, SAME_POINTER, st.sampled_from(['"a"', '"b"', f"{ATTRIBUTE}.model"]))
+QUANTITY_KEY = st.one_of(QUANTITY, SAME_POINTER)
+
+
+def _keyed(a: str, b: str) -> str:
+    return f"{{{a}: 1, {b}: 2}}"
+
+
+KEY_PAIR = st.one_of(st.tuples(QUANTITY_KEY, QUANTITY_KEY), st.tuples(KEY, KEY).filter(lambda p: "(" not in "".join(p)))
+VALUE = st.one_of(QUANTITY, SAME_POINTER, st.sampled_from(["1", '"x"', f"{ATTRIBUTE}.model", "device.driver"]))
+KEYED = st.one_of(
+    st.builds(lambda p, n: f"{_keyed(*p)}.size() == {n}", KEY_PAIR, st.sampled_from([1, 2])),
+    st.builds(lambda p, k: f"{k} in {_keyed(*p)}", st.tuples(QUANTITY_KEY, QUANTITY_KEY), QUANTITY_KEY),
+    st.builds(lambda a, b: f"{{{a}: 1}}[{b}] == 1", QUANTITY_KEY, QUANTITY_KEY),
+    st.builds(
+        lambda a, b, op: f"{{{a}: 1}} {op} {{{b}: 1}}", QUANTITY_KEY, QUANTITY_KEY, st.sampled_from(["==", "!="])
+    ),
+    st.builds(lambda a, b: f"cel.bind(q, {a}, q in {_keyed('q', b)})", QUANTITY_KEY, QUANTITY_KEY),
+    st.builds(lambda a: f"cel.bind(q, {a}, {{q: 1}}[q] == 1)", QUANTITY_KEY),
+    st.builds(lambda a, b: f"[{a}, {b}].exists(q, q in {{q: 1}})", QUANTITY_KEY, QUANTITY_KEY),
+    st.builds(lambda a, b: f"{a} in [{b}]", QUANTITY_KEY, QUANTITY_KEY),
+    st.builds(lambda a: f"{{{a}: 1, {a}: 2}}.size() == 1", st.one_of(SAME_POINTER, st.just('"a"'))),
+    st.builds(lambda m: f"{VERSION} in {m}", st.sampled_from(["{}", '{"1.2.3": 1}', '{"a": 1, "a": 2}'])),
+    st.builds(lambda k: f'{{"1.2.3": 1}}[{k}] == 1', st.sampled_from([VERSION, f"{ATTRIBUTE}.model"])),
+    st.just(f"{{{VERSION}: 1}}.size() == 1"),
+    # reads on literals and calls, keys that are attributes, ?: branches
+    st.builds(lambda v, w: f'{{"k": {v}}}.k == {w}', VALUE, VALUE),
+    st.builds(lambda v, w: f'{{"k": {v}}}["k"] == {w}', VALUE, VALUE),
+    st.builds(lambda v, w: f"[{v}][0] == {w}", VALUE, VALUE),
+    st.builds(lambda v: f'!has({{"k": {v}}}.j)', VALUE),
+    st.builds(lambda c, v, w: f'({c} ? {{"a": {v}}} : {{"a": {w}}}).a != null', st.booleans(), VALUE, VALUE),
+    st.builds(lambda c, v: f"({c} ? {v} : {MEMORY}) == {MEMORY}", st.booleans(), QUANTITY_KEY),
+    st.builds(lambda c: f'({c} ? {ATTRIBUTE}.model : "x") == "a100"', st.booleans()),
+    st.builds(lambda c: f"({c} ? {ATTRIBUTE} : {{}}).model == {ATTRIBUTE}.model", st.booleans()),
+    st.builds(lambda i: f"[1, 2][{i}] == 1", st.sampled_from(["[0][0]", "0 + 0", "true ? 0 : 1", "{'a': 1}.a"])),
+    # optionals: a qualifier after .? charged only when present, orValue() and or() nothing
+    st.builds(
+        lambda o, f, d: f"{o}.?{f}.orValue({d}) != null",
+        st.sampled_from([ATTRIBUTE, 'device.attributes["other.example.com"]', '{"model": 1}', CAPACITY]),
+        st.sampled_from(["model", "missing", "memory"]),
+        st.sampled_from(['""', f"{ATTRIBUTE}.model", "1"]),
+    ),
+    st.builds(lambda i: f"[{MEMORY}][?{i}].hasValue()", st.sampled_from([0, 1])),
+    st.builds(
+        lambda f: f"device.?attributes[?{_literal(DRIVER)}].?{f}.or(optional.of(1)).value() != null",
+        st.sampled_from(["model", "missing"]),
+    ),
+    st.builds(lambda v: f"optional.ofNonZeroValue({v}).hasValue()", st.sampled_from(['""', "0", "[1]", '"x"'])),
+    st.sampled_from(
+        [
+            'device.attributes[device.driver].model == "a100"',
+            f"{ATTRIBUTE}[{ATTRIBUTE}.model] == 1",
+            f'{{"a100": 1}}[{ATTRIBUTE}.model] == 1',
+            '{"a": 1, "a": 2}.a == 2',
+            f"{MEMORY}.add(1).sub(1) in {{{MEMORY}: 1}}",
+        ]
+    ),
+)
+KEYED_SELECTOR = st.recursive(
+    KEYED,
+    lambda inner: st.one_of(
+        st.builds(lambda a, b, op: f"({a}) {op} ({b})", inner, TERM, st.sampled_from(["&&", "||"])),
+        st.builds(lambda a: f"[1, 2].exists(i, {a})", inner),
+    ),
+    max_leaves=3,
+)
+
 DEVICE = st.fixed_dictionaries(
     {
         "memory": st.sampled_from(["40Gi", "1", "500m", "0"]),
@@ -114,17 +187,21 @@ def case(expression: str, device: dict[str, str]) -> dict[str, Any]:
         "expression": expression,
         "driver": DRIVER,
         "attributes": attributes,
-        "capacity": {"memory": {"value": device["memory"]}},
+        "capacity": {"memory": {"value": device["memory"]}, "cores": {"value": "40Gi"}},
     }
 
 
-def differences(oracle: Oracle, cases: list[dict[str, Any]]) -> tuple[list[str], int]:
-    """The cases where gpulint's count is not cel-go's, and how many were counted."""
-    answers = oracle.ask("cel", cases, {"DRAListTypeAttributes": True})
+def differences(oracle: Oracle, cases: list[dict[str, Any]], verdicts: bool = False) -> tuple[list[str], int]:
+    """The cases where gpulint's count is not cel-go's (``verdicts``: or its compile, cost estimate or
+    evaluation is not Kubernetes', oracle_families.compare_cel), and how many were counted."""
+    gates = {"DRAListTypeAttributes": True}
+    answers = oracle.ask("cel", cases, gates)
     engine = CelEngine()
     found, counted = [], 0
     try:
         for item, answer in zip(cases, answers):
+            if verdicts:
+                found += compare_cel(item, answer, engine, FeatureGates.of(FeatureGates().version, gates))
             compiled = engine.compile(item["expression"])
             if answer.get("compile_error") or not isinstance(compiled, Compiled):
                 continue
@@ -186,5 +263,14 @@ CONTAINER_SELECTOR = st.recursive(
 def test_quantities_and_semvers_in_lists_and_maps_count_as_cel_go_counts(oracle, batch):
     """Every one counted (none left to the worker) and equal to cel-go's count."""
     found, counted = differences(oracle, [case(e, d) for e, d in batch])
+    assert not found, "\n".join(found[:10])
+    assert counted >= len(batch) // 2
+
+
+@family_settings(50)
+@given(st.lists(st.tuples(KEYED_SELECTOR, DEVICE), min_size=50, max_size=50))
+def test_maps_keyed_by_quantities_and_reads_on_literals_agree_with_kubernetes(oracle, batch):
+    """Counted as cel-go counts (none left to the worker), and compiled, estimated and evaluated as Kubernetes."""
+    found, counted = differences(oracle, [case(e, d) for e, d in batch], verdicts=True)
     assert not found, "\n".join(found[:10])
     assert counted >= len(batch) // 2

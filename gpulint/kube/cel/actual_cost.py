@@ -10,7 +10,10 @@ k8s.io/apiserver ``pkg/cel/environment/base.go`` with ``cel.CostLimit(PerCallLim
 ``PresenceTestHasCost(false)``, and ``pkg/cel/library/cost.go`` for calls):
 
 - an identifier or a field select 1, an index 1, a constant 0, ``has()`` its operand only (a qualifier
-  that fails under it 0);
+  that fails under it 0); a select or an index on a value that is no attribute (a literal, a call's result:
+  cel-go's relative attribute) 1 more, and an attribute resolved as a part of another (an index's key, a
+  ``?:`` branch) 1 less, its own observation (interpreter/planner.go relativeAttr, attributes.go attrQualifier
+  and conditionalAttribute);
 - ``&&``, ``||``, ``?:`` and the comprehension itself nothing beyond what they evaluate;
 - a call 1, except: string/list equality ``ceil(min(sizes) x 0.1)``, string ordering the same, string
   ``+`` ``ceil((a + b) x 0.1)``, ``contains`` ``ceil(a x 0.1) x ceil(b x 0.1)``, ``startsWith``/``endsWith``
@@ -31,8 +34,11 @@ first read, as cel-go's folder does). So when the count passes the limit, cel-go
 "operation cancelled: actual cost limit exceeded". Counting stops there, so it costs at most ``limit``
 steps. Anything outside the plain subset (other functions: the other Kubernetes libraries, conversions; maps
 iterated with an early stop, whose order is Go's random map order; two-variable comprehensions, uint,
-optionals; a Quantity or a Semver looked up in a map or keying one) gives no answer (None). The inputs
-are read as the API server holds them: whole numbers as int64.
+optionals compared) gives no answer (None). An optional qualifier (``.?f``, ``[?k]``) and the ones after it
+are charged only when present, ``orValue()``/``or()`` nothing (cel/library.go decorateOptionalOr). A map
+literal is a Go map: a repeated key keeps its last value, a Quantity key is its pointer (an Opaque is one: equal
+and hashed by identity), an index by a Quantity or a Semver fails. The inputs are read as the API server holds
+them: whole numbers as int64.
 
 A policy's ``variables`` can be counted as the API server's composition context evaluates them
 (k8s.io/apiserver v0.37.2 ``pkg/admission/plugin/cel/composition.go``): a variable is evaluated on its first
@@ -77,9 +83,11 @@ class _Panicked(Exception):
     """cel-go panicked (a Semver hashed): Eval ends there with that error, whatever surrounds the call."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Opaque:
-    """A Kubernetes Quantity or Semver, as the engine's tagged string (gpulint.kube.cel.engine)."""
+    """A Kubernetes Quantity or Semver, as the engine's tagged string (gpulint.kube.cel.engine). Equal and
+    hashed by identity, as Go hashes Kubernetes' Quantity (a struct of one pointer) in a map literal's keys:
+    one Opaque is one pointer (a device's capacity read twice is one; each quantity() call is another)."""
 
     tag: str
 
@@ -87,11 +95,27 @@ class Opaque:
     def kind(self) -> str:
         return _OPAQUE_KINDS.get(self.tag[: len(QUANTITY_TAG)], "")
 
+    @property
+    def value(self) -> str:
+        """The tag without its identity: equal values, equal texts."""
+        return self.tag.split(rewrite.IDENTITY, 1)[0]
+
 
 QUANTITY_TAG = "\ue000q:"  # gpulint.kube.cel.engine.QUANTITY_TAG
 _OPAQUE_KINDS = {QUANTITY_TAG: "quantity", rewrite.VERSION_TAG: "semver"}
 # the quantity and semver libraries' implementations on tagged strings, by function name (the engine's own)
 Library = Mapping[str, Callable[..., Any]]
+
+
+@dataclass(frozen=True)
+class OptionalValue:
+    """cel-go's types.Optional: ``optional.of(value)``, or ``optional.none()`` (``present`` False)."""
+
+    present: bool
+    value: Any = None
+
+
+NONE = OptionalValue(False)
 
 
 @dataclass(frozen=True)
@@ -221,11 +245,16 @@ def _kind(value: Any) -> str:
         return "error"
     if isinstance(value, Opaque) and value.kind:
         return value.kind
+    if isinstance(value, OptionalValue):
+        return "optional"
     raise Unsupported(f"a value of type {type(value).__name__}")
 
 
 def _size(value: Any) -> int:
-    """cel-go's actualSize: a string's code points, a list's or map's entries, 1 for the rest."""
+    """cel-go's actualSize: a string's code points, a list's or map's entries, an optional's value's, 1 for the
+    rest."""
+    if isinstance(value, OptionalValue) and value.present:
+        return _size(value.value)
     return len(value) if isinstance(value, (str, list, dict)) else 1
 
 
@@ -238,6 +267,8 @@ def _equal(a: Any, b: Any) -> bool:
     ka, kb = _kind(a), _kind(b)
     if ka in ("int", "double") and kb in ("int", "double"):
         return bool(a == b)
+    if "optional" in (ka, kb):
+        raise Unsupported("an optional compared")
     if isinstance(a, Opaque) or isinstance(b, Opaque):
         return _opaque_equal(a, b) is True
     if ka != kb:
@@ -266,7 +297,7 @@ def _opaque_equal(a: Any, b: Any, null: bool = True) -> bool | CelError:
         return False
     if isinstance(a, Opaque):
         if isinstance(b, Opaque) and _kind(a) == _kind(b):
-            return a.tag == b.tag  # the engine's canonical form: equal values, equal tags
+            return a.value == b.value  # the engine's canonical form: equal values, equal texts
         return CelError("no such overload")
     if isinstance(b, Opaque):
         return False
@@ -315,19 +346,19 @@ class _Counter:
         self.scopes: list[dict[str, Any]] = []
         self._constant: dict[int, bool] = {}
         self._consts: dict[int, Any] = {}  # a constant node's value, decoded once
-        self.free = 0  # > 0: inside what cel-go may evaluate unobserved (charged nothing here)
         self.steps = 0  # nodes evaluated, charged or not: the count's own time is bounded too
 
     def charge(self, n: int) -> None:
-        if self.free:
-            return
         self.cost += n
         if self.cost > self.limit:
             raise _Exceeded
 
     # -- nodes
 
-    def eval(self, node: Node) -> Any:
+    def eval(self, node: Node, observed: bool = True) -> Any:
+        """The node's value. ``observed`` False: an attribute (identifier, select, index) cel-go resolves as a part
+        of another (an index's key, a ``?:`` branch): its qualifiers are charged, its own 1 is not
+        (interpreter/interpretable.go evalWatchAttr observes Exec, not Resolve)."""
         self.steps += 1
         if self.steps > MAX_STEPS_PER_COST * self.limit + MAX_STEPS_PER_COST:
             raise Unsupported("too many uncharged steps")
@@ -338,12 +369,12 @@ class _Counter:
                 value = self._consts[node.id] = self.const(node)
             return value
         if kind == "ident":
-            self.charge(1)
+            self.charge(1 if observed else 0)
             return self.ident(node.name)
         if kind == "select":
-            return self.select(node)
+            return self.select(node, observed)
         if kind == "call":
-            return self.call(node)
+            return self.call(node, observed)
         if kind == "list":
             return self.list_literal(node)
         if kind == "map":
@@ -369,7 +400,8 @@ class _Counter:
 
     def map_literal(self, node: Node) -> Any:
         """cel-go's evalMap: each key, then its value, stopping at the first error; each key is hashed as it is
-        added (a Semver panics there, before the map is charged)."""
+        added (a Semver panics there, before the map is charged) into a Go map, where a repeated key keeps the
+        last value (no error) and a Quantity is its pointer (interpreter/interpretable.go evalMap.Exec)."""
         if len(node.keys) != len(node.args):
             raise Unsupported("a map literal with other keys")
         keys: list[Any] = []
@@ -389,11 +421,10 @@ class _Counter:
             self.charge(MAP_CREATE)
         if error is not None:
             return error
-        if any(_kind(k) not in ("string", "int", "bool") for k in keys):
-            raise Unsupported("a map literal with other keys")
-        if len({(_kind(k), k) for k in keys}) != len(keys):
-            return CelError("repeated key in map literal")
-        return dict(zip(keys, values))
+        kinds = {_kind(k) for k in keys}
+        if not kinds <= {"string", "int", "bool", "quantity"} or {"int", "bool"} <= kinds:
+            raise Unsupported("a map literal with other keys")  # (a Python dict would take true for 1)
+        return _LiteralMap(zip(keys, values))
 
     def constant(self, node: Node) -> bool:
         """A literal OptOptimize folds into a constant (its elements all constants, recursively)."""
@@ -458,22 +489,26 @@ class _Counter:
             return value
         raise Unsupported(f"identifier {name}")
 
-    def select(self, node: Node) -> Any:
+    def select(self, node: Node, observed: bool = True) -> Any:
         assert node.target is not None
         composition = self.composed(node.target)
         if composition is not None:
             if node.test_only:
                 raise Unsupported("has() of a variable")
-            self.charge(2)  # the identifier and the field, as any attribute
+            self.charge(2 if observed else 1)  # the identifier and the field, as any attribute
             return composition.read(node.name)
         # has(x.f): its operand is charged as any attribute (cel-go's tracker: 3 for has(a.b.c) with
         # device.attributes["d"].model, 2 for has(object.spec.x)); the test itself nothing (PresenceTestHasCost
         # false subtracts the select it charged)
-        operand = self.eval(node.target)
+        operand = self.qualified(node.target, observed, node.test_only)
         if isinstance(operand, CelError):
-            if node.test_only and _attribute(node.target) and not self.free:
+            if node.test_only and _attribute(node.target):
                 self.cost -= 1  # under has(), the qualifier that failed is not charged (has(a.missing.f): 2)
             return operand  # cel-go stops qualifying at the first failure: later selects are not charged
+        if isinstance(operand, OptionalValue):
+            if node.test_only:
+                raise Unsupported("has() of an optional")
+            return self.if_present(operand, node.name)
         if node.test_only:
             if isinstance(operand, dict):
                 return node.name in operand
@@ -487,7 +522,19 @@ class _Counter:
             return CelError(f"no such key: {node.name}")
         return CelError("invalid type for field selection")
 
-    def call(self, node: Node) -> Any:
+    def qualified(self, node: Node, observed: bool, test_only: bool = False) -> Any:
+        """The operand of a select or an index. An attribute or a ``?:`` (a conditional attribute) continues
+        the chain; any other value is the operand of cel-go's relative attribute (interpreter/planner.go
+        relativeAttr), charged 1 as any attribute when observed, its operand's error too. Under has() that 1
+        stands for the presence test's qualifier, which a failing operand never reaches (evalTestOnly)."""
+        if _attribute(node) or (node.kind == "call" and node.name == "_?_:_"):
+            return self.eval(node, observed)
+        value = self.eval(node)
+        if observed and not (test_only and isinstance(value, CelError)):
+            self.charge(1)
+        return value
+
+    def call(self, node: Node, observed: bool = True) -> Any:
         name = node.name
         if node.target is None and name in _LOGIC:
             return _LOGIC[name](self, node.args)
@@ -500,12 +547,14 @@ class _Counter:
             key = self.eval(node.args[1])
             if not isinstance(key, str):
                 raise Unsupported("a variable read by a computed key")
-            self.charge(2)  # the identifier and the index
+            self.charge(2 if observed else 1)  # the identifier and the index
             return composition.read(key)
+        if name in ("_[_]", *_OPTIONAL_QUALIFIERS) and node.target is None and len(node.args) == 2:
+            return self.indexed(node.args[0], node.args[1], observed, optional=name in _OPTIONAL_QUALIFIERS)
+        if name in _OPTIONAL_OR and node.target is not None and len(node.args) == 1:
+            return self.optional_or(node)
         operands = ([node.target] if node.target is not None else []) + node.args
         values = [self.eval(arg) for arg in operands]  # cel-go evaluates every argument of a strict call
-        if name == "_[_]":
-            return self.index(values)
         if name in _LIBRARY:
             return self.library_call(node, values)
         function = _FUNCTIONS.get((name, node.target is not None, len(values)))
@@ -567,12 +616,55 @@ class _Counter:
             raise _Panicked(rewrite.UNHASHABLE)
         return any(_equal(value, item) for item in items)
 
-    def unobserved(self, node: Node) -> Any:
-        self.free += 1
-        try:
-            return self.eval(node)
-        finally:
-            self.free -= 1
+    def indexed(self, operand_node: Node, key_node: Node, observed: bool, optional: bool = False) -> Any:
+        """``a[k]``: the operand, then (unless it failed: cel-go stops qualifying) the key, an attribute key
+        resolved as a part of the index (its own 1 not charged: interpreter/attributes.go attrQualifier).
+        ``optional``: ``a[?k]`` or ``a.?f`` (planner.go planCallIndex with an optional qualifier)."""
+        operand = self.qualified(operand_node, observed)
+        if isinstance(operand, CelError):
+            return operand
+        key = self.eval(key_node, observed=not _attribute(key_node))
+        if optional or isinstance(operand, OptionalValue):
+            if isinstance(key, CelError):
+                raise Unsupported("an optional qualifier whose key fails")
+            return self.if_present(operand, key)
+        return self.index([operand, key])
+
+    def if_present(self, operand: Any, key: Any) -> Any:
+        """cel-go's QualifyIfPresent, for an optional qualifier and every one after it (attributes.go
+        applyQualifiers): on none, none; a present key or index charged 1 and its value as an optional; an absent
+        one optional.none(), uncharged (interpretable.go evalWatchConstQual observes what is present)."""
+        if isinstance(operand, OptionalValue):
+            if not operand.present:
+                return operand
+            operand = operand.value
+        if isinstance(operand, dict) and _kind(key) == "string":
+            found = key in operand
+        elif isinstance(operand, list) and _kind(key) == "int":
+            found = 0 <= key < len(operand)
+        else:
+            raise Unsupported("an optional qualifier of another kind")
+        if not found:
+            return NONE
+        self.charge(1)
+        value = operand[key]
+        _kind(value)
+        return OptionalValue(True, value)
+
+    def optional_or(self, node: Node) -> Any:
+        """``o.orValue(v)``, ``o.or(p)``: cel-go's evalOptionalOrValue and evalOptionalOr (cel/library.go
+        decorateOptionalOr), which evaluate ``v`` only on none and are no call to the cost tracker: 0."""
+        assert node.target is not None
+        if set(self.checked.overloads.get(node.id, ())) != {_OPTIONAL_OR[node.name]}:
+            raise Unsupported(f"{node.name} of another overload")
+        target = self.eval(node.target)
+        if isinstance(target, CelError):
+            return target
+        if not isinstance(target, OptionalValue):
+            return CelError("no such overload")
+        if target.present:
+            return target.value if node.name == "orValue" else target
+        return self.eval(node.args[0])
 
     def index(self, values: list[Any]) -> Any:
         operand, key = values
@@ -581,6 +673,8 @@ class _Counter:
         self.charge(1)
         if isinstance(key, CelError):
             return key
+        if isinstance(key, Opaque):  # attrQualify: no qualifier of this type (attributes.go newQualifier)
+            return CelError(f"invalid qualifier type: {_GO_TYPES[key.kind]}")
         if isinstance(operand, list):
             if _kind(key) != "int":
                 raise Unsupported("a list index that is no int")
@@ -629,6 +723,13 @@ class _Counter:
             self.scopes.pop()
 
 
+class _LiteralMap(dict[Any, Any]):
+    """A map literal's value (cel-go's Go map of ref.Val keys), apart from a data map (string keys)."""
+
+
+_GO_TYPES = {"quantity": "cel.Quantity", "semver": "cel.Semver"}  # how Go's %T names them in cel-go's errors
+
+
 @dataclass
 class _Lazy:
     """The accumulator's initial value, computed on its first read (cel-go's folder does the same)."""
@@ -663,17 +764,23 @@ def _logic(counter: _Counter, args: list[Node], stop: bool) -> Any:
 
 
 def _attribute(node: Node) -> bool:
-    """An identifier, select or index: an attribute in cel-go's plan."""
-    return node.kind == "ident" or (node.kind == "select" and not node.test_only) or node.name == "_[_]"
+    """An identifier, select or index (an optional one too): an attribute in cel-go's plan."""
+    if node.kind == "call":
+        return node.name in ("_[_]", *_OPTIONAL_QUALIFIERS)
+    return node.kind == "ident" or (node.kind == "select" and not node.test_only)
+
+
+_OPTIONAL_QUALIFIERS = ("_?._", "_[?_]")
+_OPTIONAL_OR = {"orValue": "optional_orValue_value", "or": "optional_or_optional"}
 
 
 def _conditional(counter: _Counter, args: list[Node]) -> Any:
     """cel-go plans every ``?:`` as a conditional attribute, which resolves a branch that is itself an
-    attribute unobserved (planner.go planCallConditional): such a branch is charged nothing here."""
+    attribute without observing it (planner.go planCallConditional): its qualifiers are charged, its own 1 not."""
     condition = counter.eval(args[0])
     if condition is True or condition is False:
         branch = args[1] if condition else args[2]
-        return counter.unobserved(branch) if _attribute(branch) else counter.eval(branch)
+        return counter.eval(branch, observed=not _attribute(branch))
     return condition if isinstance(condition, CelError) else CelError("no such overload")
 
 
@@ -790,10 +897,33 @@ def _in(values: list[Any]) -> tuple[int, Any]:
         return len(container), any(_opaque_equal(value, item, null=False) is True for item in container)
     if isinstance(container, dict):
         if isinstance(value, Opaque):
-            # a Go map lookup: a literal's map hashes the key (a Semver panics), a data map's accessor does not
-            raise Unsupported("a Quantity or a Semver looked up in a map")
+            # a map literal's Go map hashes the key: a Semver panics unless the map is empty (refValMapAccessor
+            # Find), a Quantity is found by its pointer; a data map's accessor finds no key of another type
+            if value.kind == "semver" and isinstance(container, _LiteralMap) and container:
+                raise _Panicked(rewrite.UNHASHABLE)
+            return 1, isinstance(container, _LiteralMap) and value in container
         return 1, _kind(value) == "string" and value in container
     return 1, CelError("no such overload")
+
+
+def _of_non_zero(values: list[Any]) -> tuple[int, Any]:
+    (value,) = values
+    if value is None or isinstance(value, (Opaque, OptionalValue)):
+        raise Unsupported("optional.ofNonZeroValue of null or an opaque value")
+    zero = value in ("", 0, False) if not isinstance(value, (list, dict)) else not value
+    return 1, NONE if zero else OptionalValue(True, value)
+
+
+def _has_value(values: list[Any]) -> tuple[int, Any]:
+    (value,) = values
+    return 1, value.present if isinstance(value, OptionalValue) else CelError("no such overload")
+
+
+def _optional_value(values: list[Any]) -> tuple[int, Any]:
+    (value,) = values
+    if not isinstance(value, OptionalValue):
+        return 1, CelError("no such overload")
+    return 1, value.value if value.present else CelError("optional.none() dereference")
 
 
 def _size_call(values: list[Any]) -> tuple[int, Any]:
@@ -900,4 +1030,10 @@ _FUNCTIONS: dict[tuple[str, bool, int], Call] = {
     **{(name, True, 2): _strings(name) for name in ("contains", "startsWith", "endsWith")},
     ("matches", True, 2): _matches,
     ("matches", False, 2): _matches,
+    # the optional library (cel-go cel/library.go): calls of the default cost, 1
+    ("optional.of", False, 1): lambda values: (1, OptionalValue(True, values[0])),
+    ("optional.none", False, 0): lambda values: (1, NONE),
+    ("optional.ofNonZeroValue", False, 1): _of_non_zero,
+    ("hasValue", True, 1): _has_value,
+    ("value", True, 1): _optional_value,
 }

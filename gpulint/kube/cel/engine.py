@@ -27,6 +27,7 @@ offline", never "invalid".
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import threading
@@ -60,7 +61,7 @@ LIST_ATTRIBUTE_KINDS = ("ints", "bools", "strings", "versions")
 QUANTITY_TYPE = "kubernetes.Quantity"  # the type names cel-go prints (k8s.io/apiserver pkg/cel)
 SEMVER_TYPE = "kubernetes.Semver"
 
-QUANTITY_TAG = "\ue000q:"  # a private-use character: no manifest string starts with it
+QUANTITY_TAG = rewrite.QUANTITY_TAG  # a private-use character: no manifest string starts with it
 SEMVER_TAG = rewrite.VERSION_TAG
 NO_SUCH_KEY_HINT = (
     ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with "
@@ -121,13 +122,25 @@ _SEMVER = re.compile(
 
 
 def quantity_value(fraction: Fraction) -> str:
-    return f"{QUANTITY_TAG}{fraction.numerator}/{fraction.denominator}"
+    """A new Quantity: its value, and an identity of its own (rewrite.IDENTITY), as each Quantity Kubernetes
+    builds is a new pointer."""
+    return f"{QUANTITY_TAG}{fraction.numerator}/{fraction.denominator}{rewrite.IDENTITY}{next(_IDENTITIES)}"
+
+
+# fresh identities, unique per process (itertools.count is atomic under the GIL): no verdict reads their values,
+# only whether two are the same (os.urandom cost more than parsing the quantity)
+_IDENTITIES = itertools.count()
+
+
+def _without_identity(value: Any) -> Any:
+    """A tagged Quantity as its value alone (equality ignores the identity); any other value as it is."""
+    return value.split(rewrite.IDENTITY, 1)[0] if isinstance(value, str) and value.startswith(QUANTITY_TAG) else value
 
 
 def _fraction(tagged: Any) -> Fraction:
     if not isinstance(tagged, str) or not tagged.startswith(QUANTITY_TAG):
         raise ValueError("no such overload: the value is not a Quantity")
-    numerator, denominator = tagged[len(QUANTITY_TAG) :].split("/")
+    numerator, denominator = _without_identity(tagged)[len(QUANTITY_TAG) :].split("/")
     return Fraction(int(numerator), int(denominator))
 
 
@@ -267,7 +280,7 @@ def _readable_tag(match: re.Match[str]) -> str:
     if match.group(1) == "f":  # a named format (library.FORMAT_TAG)
         return f"format.{match.group(2)}()"
     try:
-        numerator, denominator = match.group(2).split("/")
+        numerator, denominator = match.group(2).split(rewrite.IDENTITY, 1)[0].split("/")
         return format_amount(Fraction(int(numerator), int(denominator)))
     except (ValueError, ZeroDivisionError):
         return match.group(2)
@@ -1029,8 +1042,9 @@ def _program(env: Any, expression: str, devices: bool) -> Any:
     checked = None if formats else env.compile(expression)
     parsed = env.compile(expression, disable_check=True).serialize() if formats else None
     versions = devices or "semver" in code
-    if versions or _INT_CALL.search(code) or "bind" in code:
-        guarded = rewrite.guard(env.compile(expression, disable_check=True).serialize(), versions)
+    quantities = devices or "quantity" in code
+    if versions or quantities or _INT_CALL.search(code) or "bind" in code or "{" in code:
+        guarded = rewrite.guard(env.compile(expression, disable_check=True).serialize(), versions, quantities)
         if guarded is not None:
             try:
                 return env.deserialize((rewrite.rewrite(guarded) or guarded) if formats else guarded)
@@ -1303,6 +1317,8 @@ def _kubernetes_functions(
         table[rewrite.NO_OVERLOAD] = [("k8s_no_overload", t.DYN, [S], False, _no_overload)]
         table[rewrite.PANIC] = [("k8s_panic", t.DYN, [S], False, (panics or Panics()).fail)]
         table[rewrite.EQUAL] = [("k8s_equal", B, [t.List(t.DYN)], False, lambda pair: _equal_or_fail(*pair))]
+        table[rewrite.IN_LIST] = [("k8s_in", B, [t.List(t.DYN)], False, lambda pair: _contains(*pair))]
+        table[rewrite.MAP_OF] = [("k8s_map_of", t.Map(t.DYN, t.DYN), [t.List(t.DYN)], False, _map_of)]
         table[rewrite.NOT_EQUAL] = [
             ("k8s_not_equal", B, [t.List(t.DYN)], False, lambda pair: kubernetes_equal(*pair) is not True)
         ]
@@ -1445,7 +1461,7 @@ def kubernetes_equal(a: Any, b: Any) -> bool | None:
     if a is None or b is None:
         return a is None and b is None
     if _opaque(a):
-        return a == b if _opaque(b) and a[:3] == b[:3] else None
+        return _without_identity(a) == _without_identity(b) if _opaque(b) and a[:3] == b[:3] else None
     if isinstance(a, list):
         if not isinstance(b, list) or len(a) != len(b):
             return False
@@ -1459,6 +1475,33 @@ def kubernetes_equal(a: Any, b: Any) -> bool | None:
                 return False
         return True
     return _cel_equal(a, b)
+
+
+def _contains(item: Any, container: Any) -> bool:
+    """cel-go's ``in``: a list's Contains asks ``item.Equal(element)``, True alone finding it (a Quantity or a
+    Semver equals its own type by value, nothing else); a map's Find looks the key up (a Quantity by its
+    identity)."""
+    if isinstance(container, list):
+        if _opaque(item):
+            return any(kubernetes_equal(item, element) is True for element in container if element is not None)
+        return any(not _opaque(element) and kubernetes_equal(item, element) is True for element in container)
+    if isinstance(container, dict):
+        return _find(container, item)[0]
+    raise ValueError("no such overload")
+
+
+def _map_of(pairs: list[Any]) -> dict[Any, Any]:
+    """A map literal as cel-go's evalMap builds its Go map: a repeated key keeps the last value."""
+    built: dict[Any, Any] = {}
+    for key, value in zip(pairs[::2], pairs[1::2]):
+        if isinstance(key, (list, dict)):
+            raise ValueError(f"Invalid map key type: '{'list' if isinstance(key, list) else 'map'}'")
+        found = next((k for k in built if _cel_equal(k, key)), _NOT_FOUND)
+        built[key if found is _NOT_FOUND else found] = value
+    return built
+
+
+_NOT_FOUND = object()
 
 
 def _equal_or_fail(a: Any, b: Any) -> bool:
@@ -1478,8 +1521,8 @@ def _includes(target: Any, value: Any) -> bool:
             raise ValueError(
                 f"'includes' function cannot be applied to lists longer than {MAX_LIST_ATTRIBUTE_VALUES} values"
             )
-        return any(_cel_equal(item, value) for item in target)
-    return _cel_equal(target, value)
+        return any(_cel_equal(_without_identity(item), _without_identity(value)) for item in target)
+    return _cel_equal(_without_identity(target), _without_identity(value))
 
 
 def _valid(parse: Any, *args: Any) -> bool:

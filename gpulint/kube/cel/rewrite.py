@@ -208,6 +208,17 @@ def rewrite(serialized: bytes) -> bytes | None:
 # Kubernetes' Semver has no overload, and compares as cel-go's Equal does.
 OPAQUE_TAG = "\ue000"  # every tagged value starts with it
 VERSION_TAG = "\ue000v:"
+QUANTITY_TAG = "\ue000q:"
+# A Quantity's tag ends with its identity: Kubernetes' Quantity is a struct of one pointer, which a Go map (a map
+# literal's keys, and lookups in it) hashes and compares; each quantity(), add() or sub() is a new one, a device's
+# capacity is one per entry, a value passed on (a variable, a list) keeps it. Equality ignores it.
+IDENTITY = "#"
+IN_LIST = "@kubernetes.in"  # ([item, container]) -> cel-go's in: a list's Contains (item.Equal), a map's Find
+MAP_OF = "@kubernetes.map_of"  # ([k1, v1, k2, v2, ...]) -> a Go map: a repeated key keeps its last value
+QUALIFIER_CHECKS = [  # attributes.go newQualifier: no qualifier of these types, an index by one fails
+    (QUANTITY_TAG, "invalid qualifier type: cel.Quantity"),
+    (VERSION_TAG, "invalid qualifier type: cel.Semver"),
+]
 NO_OVERLOAD = "@kubernetes.no_overload"  # (message) -> raises it
 EQUAL = "@kubernetes.equal"  # ([a, b]) -> cel-go's Equal(a, b) == true, raising its error
 NOT_EQUAL = "@kubernetes.not_equal"  # ([a, b]) -> cel-go's Equal(a, b) != true (evalNe: never an error)
@@ -367,13 +378,22 @@ def _empty_list(expr: bytes) -> bool:
 
 
 def _map_literal(expr: bytes) -> bool:
+    """A map literal, or one the guard builds by MAP_OF (its children are rewritten before it)."""
     kind, body = _kind(expr)
+    if kind == _CALL:
+        return call_parts(body)[1] == MAP_OF
     return kind == _STRUCT and not any(n == 1 for n, _, _ in decode(body))
+
+
+def _empty_map(expr: bytes) -> bool:
+    kind, body = _kind(expr)
+    return kind == _STRUCT and not any(n == 2 for n, _, _ in decode(body))
 
 
 @dataclass
 class _Guards(_Builder):
     versions: bool = True  # values may be versions (a device, or an expression that calls semver())
+    quantities: bool = False  # values may be quantities (a device, or an expression that calls quantity())
 
     def name(self) -> str:
         return f"@g{self.next_id}"
@@ -443,8 +463,10 @@ def _guard_in(rebuilt: bytes, item: bytes, container: bytes, build: _Guards) -> 
     if _empty_list(container):
         build.changed = True
         return build.false()
-    if not build.versions or _constant(item):
+    if not (build.versions or build.quantities) or _constant(item) or _plain(item):
         return rebuilt
+    if _map_literal(container) and _empty_map(container):
+        return rebuilt  # refValMapAccessor.Find hashes nothing in an empty map: false
     if _map_literal(container):
         name = build.name()
         pointer = build.call("_||_", build.is_type(name, "list"), build.is_type(name, "map"))
@@ -455,6 +477,9 @@ def _guard_in(rebuilt: bytes, item: bytes, container: bytes, build: _Guards) -> 
         )
     if _hashed_set(container):
         return build.call("@in", build.checked(item, [(VERSION_TAG, UNHASHABLE)]), container)
+    if build.quantities:  # a Quantity equals by value in a list, its identity is not (cel-cpp compares the tags)
+        build.changed = True
+        return build.call(IN_LIST, build.items(item, container))
     return rebuilt
 
 
@@ -471,8 +496,12 @@ def _optional_field(operand: bytes, field_name: bytes, build: _Guards) -> bytes:
 def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
     target, function, args = call_parts(call)
     binary = target is None and len(args) == 2
+    if function == "_[_]" and binary and (build.versions or build.quantities):
+        if _constant(args[1]) or _plain(args[1]):
+            return rebuilt
+        return build.call("_[_]", args[0], build.checked(args[1], QUALIFIER_CHECKS))
     if function in ("_==_", "_!=_") and binary:
-        if not build.versions or _constant(args[0]) or _plain(args[0]):
+        if not (build.versions or build.quantities) or _constant(args[0]) or _plain(args[0]):
             return rebuilt
         if _constant(args[1], primitive=True):
             # against a string, number or bool: != as written (never an error, lists unequal), == fails on a
@@ -503,10 +532,32 @@ def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
 
 
 def _guard_map_keys(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
-    """A map literal hashes its keys (cel-go evalMap): a version key fails."""
+    """A map literal hashes its keys into a Go map (cel-go evalMap): a version key fails, a repeated key keeps
+    its last value (cel-cpp fails, "duplicate key in map"), a Quantity is its pointer (its tag's identity). Keys
+    that may repeat (any but distinct constants) build the map by MAP_OF, keys and values in cel-go's order."""
     fields = decode(body)
     if any(n == 1 for n, _, _ in fields):  # a message
         return rebuilt
+    entries = [decode(value) for number, _, value in fields if number == 2 and isinstance(value, bytes)]
+    keys = [v for entry in entries for n, _, v in entry if n == 3 and isinstance(v, bytes)]
+    optional = any(n == 5 and v for entry in entries for n, _, v in entry)
+    constants = [_kind(key)[1] for key in keys if _constant(key, primitive=True) and _kind(key)[0] == _CONST]
+    if optional or len(keys) != len(entries) or len(set(constants)) == len(keys):
+        return _checked_keys(rebuilt, fields, build) if build.versions else rebuilt
+    pairs: list[bytes] = []
+    for entry in entries:
+        key = next(v for n, _, v in entry if n == 3 and isinstance(v, bytes))
+        value = next((v for n, _, v in entry if n == 4 and isinstance(v, bytes)), None)
+        if value is None:
+            return rebuilt
+        checked = build.versions and not _constant(key)
+        pairs += [build.checked(key, [(VERSION_TAG, UNHASHABLE)]) if checked else key, value]
+    build.changed = True
+    return build.call(MAP_OF, build.items(*pairs))
+
+
+def _checked_keys(rebuilt: bytes, fields: list[Field], build: _Guards) -> bytes:
+    """The map literal with each key that is not a constant failing on a version (hashed, cel-go panics)."""
     out: list[Field] = []
     for number, wire, value in fields:
         if number == 2 and isinstance(value, bytes):
@@ -558,25 +609,27 @@ def _guard(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
             return _guard_presence(rebuilt, value, build)
         if number == _CALL and isinstance(value, bytes):
             return _guard_call(rebuilt, value, build)
-        if number == _STRUCT and isinstance(value, bytes) and build.versions:
+        if number == _STRUCT and isinstance(value, bytes):
             return _guard_map_keys(rebuilt, value, build)
         if number == _COMPREHENSION and isinstance(value, bytes):
             return _eager_bind(rebuilt, value, build)
     return rebuilt
 
 
-def guard(serialized: bytes, versions: bool) -> bytes | None:
+def guard(serialized: bytes, versions: bool, quantities: bool = False) -> bytes | None:
     """The serialized parsed expression with operations Kubernetes' opaque types lack guarded: on a version
     (``versions``: values may be versions) every function but its own and the few that treat it as they
     treat a string fails with cel-go's "no such overload"; ``==``/``!=`` follow cel-go's Equal; ``in`` a
-    hashed set and map literal keys fail on it; and ``int()`` of a bool fails. None: nothing to guard."""
+    hashed set and map literal keys fail on it; and ``int()`` of a bool fails. Where values may be quantities
+    (``quantities``) equality and ``in`` a list compare their values, not their identities; an index by either
+    fails; a map literal whose keys may repeat is built as cel-go's Go map. None: nothing to guard."""
     outer = decode(serialized)
     parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
     fields = decode(parsed) if parsed is not None else []
     root = next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
     if parsed is None or root is None:
         return None
-    build = _Guards(_max_id(root), versions=versions)
+    build = _Guards(_max_id(root), versions=versions, quantities=quantities)
     rewritten = _rewrite(root, build, _guard)
     if not build.changed:
         return None
