@@ -21,6 +21,8 @@ from dataclasses import replace
 import pytest
 import yaml
 from conftest import REPO, run_cli
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from rule_harness import findings_of
 
 import gpulint.lint.run
@@ -187,13 +189,33 @@ _POD = (
         ("directive", "%YAML 1.1\n---\n" + _CLAIM + "---\n" + _POD.format(image="a")),
         ("carriage returns", (_POD.format(image="a") + "---\n" + _CLAIM).replace("\n", "\r")),
         ("flow style", '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}\n---\n' + _CLAIM),
+        # a template statement YAML stops at (an Ansible template, a Terraform templatefile()): none either
+        ("jinja statement", _CLAIM + "---\n" + _POD.format(image="a").replace("  - name", "{% if gpu %}\n  - name")),
+        (
+            "terraform directive",
+            _CLAIM + "---\n" + _POD.format(image="a").replace("  - name", "  %{ for c in cs ~}\n  - name"),
+        ),
+        # a character libyaml refuses ends the file's parse before the documents ahead of it are given
+        ("control character", _CLAIM + "---\n" + _POD.format(image="a\x07")),
+        # a JSON file's parse is retried without its comments, all of its text at once: here the comment left
+        # open takes the rest of the file with it
+        ("json comments", '{"a": 1} /* the claim:\n---\n' + _CLAIM),
     ],
 )
 def test_the_first_pass_reads_what_the_whole_file_s_parse_reads(case, text):
-    whole, _ = _crossing("f.yaml", text, reduced=False)
-    assert _crossing("f.yaml", text, reduced=True)[0] == whole
+    path = "f.json" if case.startswith("json") else "f.yaml"
+    whole, _ = _crossing(path, text, reduced=False)
+    assert _crossing(path, text, reduced=True)[0] == whole
     assert case != "escaped kind" or [ref.kind for ref, _ in whole] == ["PodGroup", "ResourceClaim"]
-    assert case not in ("template", "printf verb") or whole == []  # the trap: a blanked document decides
+    refused = (
+        "template",
+        "printf verb",
+        "jinja statement",
+        "terraform directive",
+        "control character",
+        "json comments",
+    )
+    assert case not in refused or whole == []  # the trap: a blanked document decides
 
 
 def test_a_blanked_document_keeps_its_lines_and_its_kind():
@@ -318,3 +340,97 @@ def test_an_autoscaler_in_another_file_is_read_by_a_split_run(tmp_path, monkeypa
     assert run_cli(*args, "--jobs", "2").stdout == serial.stdout
     monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
     assert run_cli(*args, "--jobs", "1").stdout == serial.stdout
+
+
+# Whatever a file's documents hold and however they are spelled or broken, the first pass takes from it exactly the
+# objects the whole file's parse gives: objects that cross and objects that do not, as repositories write them (block,
+# flow and JSON style, anchors, merge keys, tags, quotes, escapes, a List), broken as real files are (templates of
+# several languages, printf verbs, unclosed quotes, brackets and comments, tabs, markers, characters YAML refuses).
+_PODGROUP = (
+    "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata:\n  name: trainers\n  namespace: ml\n"
+    "spec:\n  minMember: 2\n"
+)
+_GANG_POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: worker-0\n  namespace: ml\n"
+    "  labels: {scheduling.x-k8s.io/pod-group: trainers}\nspec:\n  containers:\n  - name: main\n    image: a\n"
+)
+_QUEUE = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: q, namespace: ml}\nspec: {clusterQueue: cq}\n"
+_SCHEDULER = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: sched, namespace: kube-system}\nspec:\n  template:\n"
+    "    spec:\n      containers:\n      - name: s\n        image: registry.k8s.io/kube-scheduler:v1.33.0\n"
+    "        command: [kube-scheduler, --scheduler-name=gpu-binpack]\n"
+)
+_CLAIMING_JOB = (
+    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ml}\nspec:\n  template:\n    spec:\n"
+    "      containers:\n      - {name: main, image: a}\n      resourceClaims:\n"
+    "      - {name: gpu, resourceClaimTemplateName: one-gpu}\n"
+)
+_SERVICE = "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: ml}\nspec:\n  ports:\n  - port: 80\n"
+_LIST = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [yaml.safe_load(_PODGROUP)]})
+_DOCUMENTS = [
+    *(_CLAIM, _PODGROUP, _GANG_POD, _QUEUE, _SCHEDULER, _CLAIMING_JOB, _APP.format(labels=_RELEASE_LABELS), _HPA),
+    *(_PHP, _LIST, _IGPU_NODE, _POD.format(image="a"), _SERVICE, _APP.format(labels=""), _UNLABELLED[1]),
+]
+_SPELLINGS = ["block", "flow", "json", "json-escaped", "escaped kind", "tagged kind", "anchored", "merged", "comment"]
+_BREAKS = [
+    "{% if gpu %}\n", "{%- endif %}\n", "  %{ for node in nodes ~}\n", "  %{ endfor ~}\n", "  image: %s\n",
+    "  image: {{ .Values.image }}\n", "metadata: {name: [\n", 'x: "unterminated\n', "x: 'unterminated\n",
+    "x: 'a\n---\nb'\n", "\t- tab\n", "...\n", "%YAML 1.1\n", "x: *undefined\n", "x: &a &b y\n", "? complex\n",
+    "x: !!binary aGk=\n", "x: !!python/name:os.system\n", "x: a\rb\n", "x: \u2028\n", "- item\n", "x: |\n  ---\n",
+    "x: \\\n", "labels: {scheduling.x-k8s.io/pod-group: g}\n", "  # kind: PodGroup\n", 'x: "%d"\n', "\ufeff\n",
+    "x: y: z\n", "x: a\x07b\n", "x: \x7f\n", "/* open\n", "  // a comment\n", "x: 1 /* c */\n", "{}\n",
+]  # fmt: skip
+_SEPARATORS = ["---\n", "--- \n", "---\n\n", "--- # next\n", "---\t\n"]
+
+
+def _spelled(text: str, how: str) -> str:
+    data = yaml.safe_load(text)
+    kind = data["kind"]
+    if how == "flow":
+        return yaml.safe_dump(data, default_flow_style=True, width=60)
+    if how == "json":
+        return json.dumps(data, indent=2) + "\n"
+    if how == "json-escaped":  # JSON may spell '/' as '\/'
+        return json.dumps(data).replace("/", "\\/") + "\n"
+    if how == "escaped kind":
+        return text.replace(f"kind: {kind}\n", f'kind: "\\x{ord(kind[0]):02x}{kind[1:]}"\n')
+    if how == "tagged kind":
+        return text.replace(f"kind: {kind}\n", f"kind: !!str '{kind}'\n")
+    if how == "anchored":
+        return text.replace("metadata:", "metadata: &meta", 1) + "x-meta: *meta\n"
+    if how == "merged":
+        return f"x-base: &base\n  kind: {kind}\n" + text.replace(f"kind: {kind}\n", "<<: *base\n")
+    if how == "comment":
+        return f"# Source: chart/templates/{kind.lower()}.yaml\n" + text
+    return text
+
+
+@st.composite
+def _files(draw: st.DrawFn) -> tuple[str, str]:
+    documents = []
+    for _ in range(draw(st.integers(1, 4))):
+        lines = _spelled(draw(st.sampled_from(_DOCUMENTS)), draw(st.sampled_from(_SPELLINGS))).splitlines(True)
+        for _ in range(draw(st.integers(0, 2))):
+            lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(_BREAKS)))
+        documents.append("".join(lines))
+    separators = [draw(st.sampled_from(_SEPARATORS)) for _ in documents]
+    first = separators[0] if draw(st.booleans()) else ""
+    text = first + documents[0] + "".join(sep + doc for sep, doc in zip(separators[1:], documents[1:]))
+    return draw(st.sampled_from(["f.yaml", "f.json"])), text
+
+
+@pytest.mark.slow
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_files())
+@example(("f.yaml", _CLAIM + "---\n" + _POD.format(image="a").replace("  - name", "{% if gpu %}\n  - name")))
+@example(("f.yaml", _CLAIM + "---\n" + _POD.format(image="a\x07")))
+@example(("f.json", '{"a": 1} /* the claim:\n---\n' + _CLAIM))
+def test_the_first_pass_never_drops_or_adds_an_object_the_whole_parse_takes(file):
+    path, text = file
+    assert _crossing(path, text, reduced=True)[0] == _crossing(path, text, reduced=False)[0]
+
+
+def test_the_generated_files_hold_objects_that_cross():
+    # the property above is about something: each kind of document it is made of crosses, or does not, as meant
+    crossing = [bool(_crossing("f.yaml", text, reduced=False)[0]) for text in _DOCUMENTS]
+    assert crossing == [True] * 10 + [False] * 5

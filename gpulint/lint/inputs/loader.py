@@ -132,6 +132,8 @@ _TEMPLATE_SYNTAXES = (
         _JINJA_NOTES,
     ),
 )
+# Text every template statement above holds: a document with one may make the whole file refused (_directive_refused).
+TEMPLATE_OPENERS = tuple(syntax.opener for syntax in _TEMPLATE_SYNTAXES)
 _PRINTF_NOTES = ("lint the file the program writes, or its output: gpulint check -",)
 # Values still to be filled in, anywhere in a field's text: envsubst and Flux post-build substitution
 # (${VAR}, ${VAR:-default}, and envsubst's bare $VAR), a template expression left in a string ({{ ... }}:
@@ -602,7 +604,8 @@ def load_bytes(
         loaded = LoadedFile(path, "", encoding=encoding)
         loaded.problems.append(LoadProblem(exc.message, exc.line, exc.column))
         return loaded
-    loaded = load_text(path, text if reduced is None else reduced(text))
+    # a JSON file's parse may be retried without its comments, the whole text at once (_retry_as_jsonc): parsed whole
+    loaded = load_text(path, text if reduced is None or _read_as_jsonc(path) else reduced(text))
     loaded.encoding = encoding
     return loaded
 
@@ -642,7 +645,7 @@ def _not_yaml_yet(loaded: LoadedFile, message: str, line: int, column: int, note
 def _load_text(path: str, text: str) -> LoadedFile:
     loaded = LoadedFile(path, text)
     _parse_stream(loaded, text, line_offset=0, first_index=0)
-    if loaded.problems and path.lower().endswith(".json"):
+    if loaded.problems and _read_as_jsonc(path):
         _retry_as_jsonc(loaded, text)
     if "{{" in text:
         template_line = _template_outside_strings(loaded, text)
@@ -701,6 +704,10 @@ def _no_manifest(problem: LoadProblem) -> LoadProblem:
             "the file names no apiVersion or kind: it is no Kubernetes manifest, and was not checked",
         ),
     )
+
+
+def _read_as_jsonc(path: str) -> bool:
+    return path.lower().endswith(".json")
 
 
 def _retry_as_jsonc(loaded: LoadedFile, text: str) -> None:

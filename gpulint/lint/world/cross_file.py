@@ -19,7 +19,7 @@ from gpulint.kube.gangs.members import COSCHEDULING_LABEL, KUEUE_GROUP_LABEL, VO
 from gpulint.kube.resources import is_extended
 from gpulint.kube.workloads import containers
 from gpulint.lint.inputs.linted_set import LintedObject
-from gpulint.lint.inputs.loader import DOC_START, PRINTF_VERB
+from gpulint.lint.inputs.loader import DOC_START, PRINTF_VERB, TEMPLATE_OPENERS
 from gpulint.lint.world.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS
 from gpulint.lint.world.kinds import crossing_kinds
 from gpulint.lint.world.resolver import DRA_GROUP
@@ -131,10 +131,14 @@ _CROSSING_WORDS = re.compile(
 # Each is looked for first with `in` (a scan in C, ~10x the regex's speed), the regex only where one may be.
 _WHOLE_FILE = re.compile(r"^(?:%|\.\.\.(?:[ \t]|$))|\r(?!\n)", re.MULTILINE)
 _WHOLE_FILE_TEXT = ("{{", "\x85", "\u2028", "\u2029")
+# The characters libyaml's reader refuses (reader.c, measured against PyYAML's CSafeLoader): it decodes 16 KiB
+# of input ahead, so a file with one ends where it stands (a ReaderError) before the documents ahead of it are
+# given, and blanking text would move it.
+_UNREAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
 
 
 def _parsed_whole(text: str) -> bool:
-    if any(word in text for word in _WHOLE_FILE_TEXT):
+    if any(word in text for word in _WHOLE_FILE_TEXT) or _UNREAD.search(text) is not None:
         return True
     may = text.startswith(("%", "...")) or "\n%" in text or "\n..." in text or "\r" in text
     return may and _WHOLE_FILE.search(text) is not None
@@ -177,7 +181,11 @@ class CrossingText:
 def may_cross(document: str) -> bool:
     """Whether a document's text may hold an object that crosses files (crosses_files): it names what that
     reads, or spells a name in a way a search of the text does not see, or may stop the file's parse at a
-    printf verb (then none of the file's objects is read: loader._printf_verb_refused)."""
+    printf verb or a template statement (then none of the file's objects is read: loader._printf_verb_refused,
+    loader._directive_refused)."""
     return bool(
-        _CROSSING_WORDS.search(document) or ("\\" in document and '"' in document) or PRINTF_VERB.search(document)
+        _CROSSING_WORDS.search(document)
+        or ("\\" in document and '"' in document)
+        or PRINTF_VERB.search(document)
+        or any(opener in document for opener in TEMPLATE_OPENERS)
     )
