@@ -9,7 +9,7 @@ error and warning with a labelled verdict (true or false, with the reason):
 - **per repository**, as a CI gate runs it: `gpulint check .` at the checkout's root.
 
     python benchmarks/precision.py --repos /tmp/heldout [--labels benchmarks/precision-labels.yaml]
-        [--helm PATH --kubectl PATH] [--mode unit|repo|both] [--unlabelled FILE]
+        [--helm PATH --kubectl PATH] [--mode unit|repo|both] [--units all|gpu] [--unlabelled FILE]
 
 ``--repos`` holds one folder per repository, named ``owner+name`` (as the search tool's `fetch` names
 its snapshots), checked out at the commit the labels name. The labels are this project's own verdicts
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -34,6 +35,11 @@ import yaml
 SERIOUS = ("error", "warning")
 SKIPPED_DIRECTORIES = {".git", "node_modules", "vendor", "third_party", ".github"}
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+# `--units gpu`: the units that can hold a GPU workload - every chart and overlay, and the files whose text
+# says "gpu" (any case) or names a TPU, Neuron or Gaudi resource, DRA (resource.k8s.io) or EFA (first 4 MB).
+GPU_MARK = re.compile(
+    rb"gpu|google\.com/tpu|aws\.amazon\.com/neuron|habana\.ai/|resource\.k8s\.io|vpc\.amazonaws\.com/efa", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,16 @@ def units(root: Path) -> list[tuple[str, str]]:
     return [("chart", c) for c in charts] + [("overlay", o) for o in overlays] + [("file", f) for f in files]
 
 
+def can_hold_gpus(root: Path, kind: str, target: str) -> bool:
+    if kind != "file":
+        return True
+    try:
+        with open(root / target, "rb") as handle:
+            return GPU_MARK.search(handle.read(4_000_000)) is not None
+    except OSError:
+        return False
+
+
 def run_gpulint(command: list[str], cwd: Path, target: str, extra: list[str]) -> tuple[list[dict], bool]:
     """The serious findings of `gpulint check TARGET`, and whether it crashed (exit 3 or a traceback)."""
     done = subprocess.run(
@@ -149,6 +165,7 @@ def main() -> int:
     parser.add_argument("--helm", default="", help="the helm binary that renders charts")
     parser.add_argument("--kubectl", default="", help="the kubectl binary that builds overlays")
     parser.add_argument("--unlabelled", type=Path, help="write the unlabelled findings here, as label entries")
+    parser.add_argument("--units", choices=("all", "gpu"), default="all", help="gpu: only units that can hold GPUs")
     parser.add_argument("--ignore-rules", default="", help="rule ids gpulint leaves out (its --ignore)")
     args = parser.parse_args()
     labels = load_labels(args.labels)
@@ -171,6 +188,8 @@ def main() -> int:
         if args.mode in ("unit", "both"):
             tally = by_repo.setdefault(("unit", repo), Tally())
             for kind, target in units(checkout):
+                if args.units == "gpu" and not can_hold_gpus(checkout, kind, target):
+                    continue
                 by_unit_kind[kind] += 1
                 findings, crashed = run_gpulint(command, checkout, target, extra)
                 tally.crashes += crashed

@@ -181,10 +181,10 @@ def schemas_for(config: Config, resolver: Resolver) -> SchemaStore:
     a linted CRD they are the inventory's alone: built once per inventory, not once per review."""
     store = _schema_store(config.kubernetes_version, config.schema_locations)
     if resolver.linted.has_kind("apiextensions.k8s.io", "CustomResourceDefinition"):
-        return store.with_crds(resolver.custom_resource_definitions)
+        return store.with_crds(resolver.linted_crds, resolver.inventory_crds)
     return resolver.cluster_fact(
         ("schemas", config.kubernetes_version, config.schema_locations),
-        lambda: store.with_crds(resolver.custom_resource_definitions),
+        lambda: store.with_crds(resolver.inventory_crds),
     )
 
 
@@ -290,7 +290,7 @@ class Engine:
             resolver = self.context.resolver
             own = [(crd, file) for crd, file in resolver.linted_crds if self._crd_snapshots[file] == snapshot]
             store = _schema_store(self.config.kubernetes_version, self.config.schema_locations)
-            found = CheckContext(self.config, store.with_crds(own + resolver.inventory_crds), resolver)
+            found = CheckContext(self.config, store.with_crds(own, resolver.inventory_crds), resolver)
             self._snapshot_contexts[snapshot] = found
         return found
 

@@ -49,6 +49,8 @@ class SchemaStore:
     locations: tuple[str, ...] = ()  # --schema-location folders and templates (gpulint.lint.schema_locations)
     # group/version/Kind -> schema that overrides the bundled one (a linted or inventory CRD)
     custom: dict[str, CustomSchema] = field(default_factory=dict)
+    # group/version/Kind -> the other linted copies of its CRD that differ from the one in `custom`
+    rivals: dict[str, tuple[CustomSchema, ...]] = field(default_factory=dict)
     _custom_validators: dict[str, Any] = field(default_factory=dict)
     # (group, Kind) -> (versions served by the CRDs that define it, their names): linted and inventory CRDs
     crd_served: dict[tuple[str, str], tuple[frozenset[str], str]] = field(default_factory=dict)
@@ -71,24 +73,45 @@ class SchemaStore:
             self._index = index
         return self._index
 
-    def with_crds(self, crds: Iterable[tuple[dict[str, Any], str]]) -> SchemaStore:
+    def with_crds(
+        self, crds: Iterable[tuple[dict[str, Any], str]], cluster: Iterable[tuple[dict[str, Any], str]] = ()
+    ) -> SchemaStore:
         """This store with the served versions of these CRDs (data, file) validating their kinds, the
-        first CRD of a kind winning; the bundled validators stay shared."""
+        first CRD of a kind winning; the bundled validators stay shared. ``crds`` are the linted files':
+        a repository may hold several copies of one CRD (a generated base and an older install bundle,
+        two releases), of which a cluster has one, so the others are its rivals and a custom resource is
+        refused only where every copy refuses it. A copy that keeps its spec's fields unknown (a "minimal" CRD
+        cut from the full one) judges no field: it is no rival, and gives way to a full copy. ``cluster`` (the inventory's) defines only the kinds no
+        linted CRD defines: a cluster has one copy."""
         from gpulint.lint.crd_schema import crd_open_api, served_versions
 
         custom: dict[str, CustomSchema] = {}
+        rivals: dict[str, tuple[CustomSchema, ...]] = {}
         served: dict[tuple[str, str], tuple[frozenset[str], str]] = {}
-        for data, file in crds:
-            name = data.get("metadata", {}).get("name") if isinstance(data.get("metadata"), dict) else None
+        sources = [*((data, file, True) for data, file in crds), *((data, file, False) for data, file in cluster)]
+        for data, file, linted in sources:
+            meta = data.get("metadata")
+            name = meta.get("name") if isinstance(meta, dict) else None
             for key, source in crd_open_api(data).items():
-                custom.setdefault(key, CustomSchema(source, f"CRD {name or key} in {file}"))
+                schema = CustomSchema(source, f"CRD {name or key} in {file}")
+                first = custom.get(key)
+                if first is None or (linted and not judges_fields(first.source) and judges_fields(source)):
+                    custom[key] = schema  # a copy without field schemas (a "minimal" CRD) gives way to a full one
+                    continue
+                known = (first, *rivals.get(key, ()))
+                if linted and judges_fields(source) and all(c.source.open_api != source.open_api for c in known):
+                    rivals[key] = (*rivals.get(key, ()), schema)
             for kind_key, versions in served_versions(data).items():
                 before, names = served.get(kind_key, (frozenset(), ""))
                 served[kind_key] = (before | versions, f"{names}, {name}" if names else str(name))
         if not custom and not served:
             return self
         return replace(
-            self, custom={**self.custom, **custom}, _custom_validators={}, crd_served={**self.crd_served, **served}
+            self,
+            custom={**self.custom, **custom},
+            rivals={**{k: v for k, v in self.rivals.items() if k not in custom}, **rivals},
+            _custom_validators={},
+            crd_served={**self.crd_served, **served},
         )
 
     def origin(self, api_version: str, kind: str) -> str:
@@ -167,15 +190,18 @@ class SchemaStore:
         self._validators[key] = validator
         return validator
 
-    def _custom_validator(self, key: str) -> Any | None:
-        if key not in self._custom_validators:
+    def _custom_validator(self, key: str, rival: int | None = None) -> Any | None:
+        """The validator of a kind's CRD, or of its rival copy number ``rival``."""
+        cache_key = key if rival is None else f"{key}#{rival}"
+        if cache_key not in self._custom_validators:
             import jsonschema_rs
 
+            schema = self.custom[key] if rival is None else self.rivals[key][rival]
             try:
-                self._custom_validators[key] = jsonschema_rs.validator_for(self.custom[key].source.converted())
+                self._custom_validators[cache_key] = jsonschema_rs.validator_for(schema.source.converted())
             except (ValueError, jsonschema_rs.ValidationError):  # a pattern or keyword the validator cannot compile
-                self._custom_validators[key] = None
-        return self._custom_validators[key]
+                self._custom_validators[cache_key] = None
+        return self._custom_validators[cache_key]
 
     def _located_validator(self, key: str, path: Any) -> Any | None:
         cache_key = f"location:{key}"
@@ -197,6 +223,19 @@ class SchemaStore:
         validator = self.validator(api_version, kind)
         if validator is None:
             return []
+        errors = self._validated(validator, data)
+        key = f"{api_version}/{kind}"
+        for index in range(len(self.rivals.get(key, ()))):
+            if not errors:
+                break
+            # an error stands only where every copy of the CRD makes it: the cluster may have any of them (a
+            # copy the validator cannot compile judges nothing, so it excuses everything)
+            rival = self._custom_validator(key, index)
+            refused = {(e.path, e.unknown_field) for e in self._validated(rival, data)} if rival is not None else set()
+            errors = [error for error in errors if (error.path, error.unknown_field) in refused]
+        return errors
+
+    def _validated(self, validator: Any, data: dict[str, Any]) -> list[SchemaError]:
         try:
             return self._check(validator, data)
         except ValueError as exc:  # jsonschema-rs: "Recursion limit reached" on a value nested very deep
@@ -235,6 +274,16 @@ class SchemaStore:
             else:
                 errors.append(SchemaError(path, _message(error, kind_name), False))
         return errors
+
+
+def judges_fields(source: OpenApiSchema) -> bool:
+    """Whether a CRD version's schema says which fields its spec has: not when the spec keeps unknown fields
+    and lists none (OME's config/crd/minimal, which hack/minimal-crdgen.sh cuts from the full CRDs)."""
+    properties = source.open_api.get("properties")
+    spec = properties.get("spec") if isinstance(properties, dict) else None
+    if not isinstance(spec, dict) or not spec.get("x-kubernetes-preserve-unknown-fields"):
+        return True
+    return bool(spec.get("properties"))
 
 
 # A word in capitals where a number or a boolean goes (`containerPort: PORT`, `replicas: NUM_NODES`): the

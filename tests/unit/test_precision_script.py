@@ -83,3 +83,25 @@ def test_a_label_for_one_severity_judges_only_findings_of_that_severity(tmp_path
     assert both[("repo", "example/gpu-demos")] == ["0", "1", "0", "0", "0.0%"]
     assert rows({**entry, "severity": "warning", "verdict": True})[("repo", "example/gpu-demos")][:3] == ["0", "0", "1"]
     assert rows({**entry, "verdict": True})[("repo", "example/gpu-demos")][:3] == ["1", "0", "0"]
+
+
+def test_gpu_units_leave_out_files_that_name_no_accelerator(tmp_path: Path):
+    checkout = tmp_path / "repos" / "example+gpu-demos"
+    (checkout / "jobs").mkdir(parents=True)
+    (checkout / "jobs" / "finetune.yaml").write_text(JOB)
+    # a CPU job with the same defect: request above limit (refused), but nothing in it can hold a GPU
+    (checkout / "jobs" / "etl.yaml").write_text(
+        JOB.replace("finetune", "etl").replace("nvidia.com/gpu: 1", "cpu: 2").replace("nvidia.com/gpu: 2", "cpu: 1")
+    )
+
+    def units_counted(choice: str) -> str:
+        done = subprocess.run(
+            [sys.executable, str(REPO / "benchmarks" / "precision.py"), "--repos", str(tmp_path / "repos"),
+             "--labels", str(tmp_path / "none.yaml"), "--mode", "unit", "--units", choice],
+            capture_output=True, text=True, timeout=300, check=True,
+        )  # fmt: skip
+        return next(line for line in done.stdout.splitlines() if line.startswith("units: "))
+
+    (tmp_path / "none.yaml").write_text("repositories: {}\n")
+    assert units_counted("all") == "units: 2 files"
+    assert units_counted("gpu") == "units: 1 files"

@@ -1512,3 +1512,68 @@ def test_a_fill_in_in_words_is_a_placeholder():
 @pytest.mark.parametrize("lun", ["ADD LUN ID Here", "<ADD LUN ID Here> or 0"])
 def test_words_that_are_no_whole_fill_in_are_still_refused(lun):
     assert [rule for rule, _ in serious_of(FC_POD.replace("lun: LUN", f"lun: {lun}"))] == ["schema-invalid"]
+
+
+# ------------------------------------------------ two copies of one CRD: a generated base and a stale bundle
+
+# vllm-project/production-stack's operator: config/crd/bases holds the CRDs controller-gen writes from today's
+# types, config/default.yaml an install bundle rendered months earlier; the samples follow today's types. A
+# cluster has one of the two, which one the repository does not say.
+GENERATED_CRD = "operator/config/crd/bases/workload.serving.volcano.sh_modelboosters.yaml"
+INSTALL_BUNDLE = "operator/config/default.yaml"
+SAMPLE = "operator/config/samples/deepseek.yaml"
+NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata: {name: operator-system}\n---\n"
+
+
+def operator_tree(repo, newer: str, example: str) -> None:
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    older = GENERATED_CRD if newer == INSTALL_BUNDLE else INSTALL_BUNDLE
+    bundle = {newer: CURRENT_CRD, older: RELEASED_CRD}
+    bundle[INSTALL_BUNDLE] = NAMESPACE + textwrap.dedent(bundle[INSTALL_BUNDLE]).lstrip("\n")
+    write_tree(repo, {**bundle, SAMPLE: example})
+
+
+@pytest.mark.parametrize("newer", [GENERATED_CRD, INSTALL_BUNDLE])
+@pytest.mark.parametrize("mode", ["alone", "repository"])
+def test_a_resource_another_copy_of_its_crd_takes_is_not_refused(repo, newer, mode):
+    operator_tree(repo, newer, booster(NEW_REPLICAS))
+    assert schema_places(run_cli("check", SAMPLE if mode == "alone" else ".", "--format", "json")) == []
+
+
+@pytest.mark.parametrize("newer", [GENERATED_CRD, INSTALL_BUNDLE])
+@pytest.mark.parametrize("mode", ["alone", "repository"])
+def test_a_field_no_copy_of_the_crd_knows_is_still_refused(repo, newer, mode):
+    # the trap: `replicaCount` is in neither copy, and each copy requires a field the sample lacks
+    operator_tree(repo, newer, booster("    replicaCount: 1"))
+    places = schema_places(run_cli("check", SAMPLE if mode == "alone" else ".", "--format", "json"))
+    assert (SAMPLE, 10, "warning") in places
+    assert any(path == SAMPLE and severity == "error" for path, _, severity in places)
+
+
+def test_one_copy_of_the_crd_still_judges_alone(repo):
+    # the clean case: with the stale bundle only, today's sample is judged by it (its fields are unknown there)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    write_tree(repo, {GENERATED_CRD: RELEASED_CRD, SAMPLE: booster(NEW_REPLICAS)})
+    assert (SAMPLE, 10, "warning") in schema_places(run_cli("check", SAMPLE, "--format", "json"))
+
+
+# sgl-project/ome: config/crd/minimal holds each CRD cut down by hack/minimal-crdgen.sh (spec keeps unknown fields),
+# beside config/crd/full, which config/crd/kustomization.yaml installs. The minimal copy judges no field.
+MINIMAL_CRD = CURRENT_CRD[: CURRENT_CRD.index("          spec:")] + (
+    "          spec:\n            type: object\n            x-kubernetes-preserve-unknown-fields: true\n"
+)
+
+
+@pytest.mark.parametrize(
+    "minimal", ["config/crd/minimal/modelboosters.yaml", "config/crd/a-minimal/modelboosters.yaml"]
+)
+@pytest.mark.parametrize("mode", ["alone", "repository"])
+def test_a_minimal_copy_of_the_crd_excuses_no_field(repo, minimal, mode):
+    # the trap: a stale sample is refused by the full CRD whether the minimal copy is met before or after it
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    sample = "config/samples/deepseek.yaml"
+    write_tree(
+        repo, {"config/crd/full/modelboosters.yaml": CURRENT_CRD, minimal: MINIMAL_CRD, sample: booster(OLD_REPLICAS)}
+    )
+    places = schema_places(run_cli("check", sample if mode == "alone" else ".", "--format", "json"))
+    assert places == [(sample, 8, "error"), (sample, 10, "warning"), (sample, 11, "warning")]
