@@ -1512,3 +1512,53 @@ def test_a_fill_in_in_words_is_a_placeholder():
 @pytest.mark.parametrize("lun", ["ADD LUN ID Here", "<ADD LUN ID Here> or 0"])
 def test_words_that_are_no_whole_fill_in_are_still_refused(lun):
     assert [rule for rule, _ in serious_of(FC_POD.replace("lun: LUN", f"lun: {lun}"))] == ["schema-invalid"]
+
+
+# ------------------------------------------- set H: a resource name a program or envsubst fills in (a key)
+
+# NVIDIA/gpu-operator's validator reads a Pod file, writes the namespace, the image and the GPU resource name
+# over FILLED_BY_VALIDATOR (cmd/nvidia-validator), then creates it; envsubst fills keys as it fills values.
+VALIDATOR_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  labels: {app: nvidia-device-plugin-validator}
+  generateName: nvidia-device-plugin-validator-
+  namespace: "FILLED_BY_VALIDATOR"
+spec:
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+  restartPolicy: OnFailure
+  initContainers:
+  - name: plugin-validation
+    image: "FILLED_BY_VALIDATOR"
+    command: ['sh', '-c']
+    args: ["vectorAdd"]
+    resources:
+      limits:
+        "RESOURCE": 1
+  containers:
+  - name: nvidia-device-plugin-validator
+    image: "FILLED_BY_VALIDATOR"
+    command: ['sh', '-c']
+    args: ["echo device-plugin workload validation is successful"]
+"""
+
+
+@pytest.mark.parametrize(
+    "key", ["FILLED_BY_VALIDATOR", "${GPU_RESOURCE}", "$GPU_RESOURCE", "<GPU_RESOURCE>", "nvidia.com/${GPU_KIND}"]
+)
+def test_a_resource_name_still_to_be_filled_in_is_a_placeholder(key):
+    findings = lint_text(VALIDATOR_POD.replace('"RESOURCE"', f'"{key}"'))
+    assert [(f.rule, f.severity.name.lower()) for f in findings] == [("not-rendered", "info")]
+
+
+def test_the_filled_in_validator_pod_is_clean():
+    text = VALIDATOR_POD.replace('"FILLED_BY_VALIDATOR"', "gpu-operator").replace('"RESOURCE"', "nvidia.com/gpu")
+    assert [(f.rule, f.severity.name.lower()) for f in lint_text(text)] == []
+
+
+@pytest.mark.parametrize("key", ["GPU_RESOURCE", "$gpu", "gpu", "nvidia.com/gpu $X"])
+def test_a_resource_name_written_wrong_is_still_refused(key):
+    text = VALIDATOR_POD.replace('"FILLED_BY_VALIDATOR"', "gpu-operator").replace('"RESOURCE"', f'"{key}"')
+    assert "api-rejected" in [rule for rule, _ in serious_of(text)]
