@@ -1562,3 +1562,64 @@ def test_the_filled_in_validator_pod_is_clean():
 def test_a_resource_name_written_wrong_is_still_refused(key):
     text = VALIDATOR_POD.replace('"FILLED_BY_VALIDATOR"', "gpu-operator").replace('"RESOURCE"', f'"{key}"')
     assert "api-rejected" in [rule for rule, _ in serious_of(text)]
+
+
+# ------------------------------- set H: a patch of a kustomize Component named alone (pre-commit's changed file)
+
+# redhat-ai-services/ai-accelerator: the GPU operator's MIG and time-slicing settings are Components that its
+# overlays list; kustomize builds a Component only inside such an overlay ("expected kind != 'Component'").
+MIG_COMPONENT_TREE = {
+    "gpu/base/kustomization.yaml": "resources:\n- cluster-policy.yaml\n",
+    "gpu/base/cluster-policy.yaml": """
+        apiVersion: nvidia.com/v1
+        kind: ClusterPolicy
+        metadata: {name: gpu-cluster-policy}
+        spec:
+          mig: {strategy: mixed}
+        """,
+    "gpu/components/mig-single/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1alpha1
+        kind: Component
+
+        patches:
+          - path: patch-gpu-cluster-policy.yaml
+            target:
+              kind: ClusterPolicy
+        """,
+    "gpu/components/mig-single/patch-gpu-cluster-policy.yaml": """
+        apiVersion: nvidia.com/v1
+        kind: ClusterPolicy
+        metadata: {name: gpu-cluster-policy}
+        spec:
+          mig: {strategy: single}
+        """,
+    "gpu/overlays/mig-single/kustomization.yaml": "resources:\n- ../../base\ncomponents:\n- ../../components/mig-single\n",
+}
+
+
+def named_findings(repo, render_tools, files, *named):
+    write_tree(repo, files)
+    result = run_cli("check", *named, "--kubectl", render_tools["kubectl"], "--format", "json")
+    return [(f["path"], f["rule"], f["severity"]) for f in result.json()["findings"]]
+
+
+def test_a_components_patch_named_alone_is_no_broken_overlay(repo, render_tools):
+    named = "gpu/components/mig-single/patch-gpu-cluster-policy.yaml"
+    assert named_findings(repo, render_tools, MIG_COMPONENT_TREE, named) == []
+
+
+def test_the_overlay_listing_the_component_renders(repo, render_tools):
+    assert named_findings(repo, render_tools, MIG_COMPONENT_TREE, "gpu/overlays/mig-single") == []
+
+
+def test_a_patch_of_an_overlay_that_cannot_build_is_still_an_error(repo, render_tools):
+    files = {
+        **MIG_COMPONENT_TREE,
+        "gpu/components/mig-single/kustomization.yaml": (
+            "kind: Kustomization\nresources:\n- missing.yaml\npatches:\n- path: patch-gpu-cluster-policy.yaml\n"
+        ),
+    }
+    named = "gpu/components/mig-single/patch-gpu-cluster-policy.yaml"
+    assert ("gpu/components/mig-single/kustomization.yaml", "not-rendered", "error") in named_findings(
+        repo, render_tools, files, named
+    )
