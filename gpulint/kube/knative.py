@@ -10,6 +10,7 @@ is Enabled, Allowed or Disabled, case-insensitive, anything else leaves the defa
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,23 @@ PLATFORM_FLAGS: dict[str, frozenset[str]] = {
 def platform_flags(label_keys: frozenset[str]) -> frozenset[str]:
     """The flags enabled where a pod that selects these node labels runs (PLATFORM_FLAGS)."""
     return frozenset(flag for key in label_keys for flag in PLATFORM_FLAGS.get(key, ()))
+
+
+# A label only one platform's own tooling writes on the objects it makes -> the flags that platform's Knative
+# Serving enables. Open Data Hub and OpenShift AI: the dashboard labels what it creates and lists
+# `opendatahub.io/dashboard`, and the ODH operator, managing KServe's serverless stack, creates the
+# KnativeServing with affinity, nodeSelector and tolerations enabled (opendatahub-io/opendatahub-operator
+# components/kserve/resources/serving-install/knative-serving.tmpl.yaml, spec.config.features).
+MAKER_FLAGS: dict[str, frozenset[str]] = {
+    "opendatahub.io/dashboard": frozenset(
+        {"kubernetes.podspec-affinity", "kubernetes.podspec-nodeselector", "kubernetes.podspec-tolerations"}
+    ),
+}
+
+
+def maker_flags(object_labels: Mapping[str, object]) -> frozenset[str]:
+    """The flags enabled where an object with these labels of its own runs (MAKER_FLAGS)."""
+    return frozenset(flag for key in object_labels for flag in MAKER_FLAGS.get(key, ()))
 
 
 class FlagState(enum.Enum):

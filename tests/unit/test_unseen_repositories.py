@@ -1577,3 +1577,114 @@ def test_a_minimal_copy_of_the_crd_excuses_no_field(repo, minimal, mode):
     )
     places = schema_places(run_cli("check", sample if mode == "alone" else ".", "--format", "json"))
     assert places == [(sample, 8, "error"), (sample, 10, "warning"), (sample, 11, "warning")]
+
+
+# ------------------------------------------- set H: a resource name a program or envsubst fills in (a key)
+
+# NVIDIA/gpu-operator's validator reads a Pod file, writes the namespace, the image and the GPU resource name
+# over FILLED_BY_VALIDATOR (cmd/nvidia-validator), then creates it; envsubst fills keys as it fills values.
+VALIDATOR_POD = """
+apiVersion: v1
+kind: Pod
+metadata:
+  labels: {app: nvidia-device-plugin-validator}
+  generateName: nvidia-device-plugin-validator-
+  namespace: "FILLED_BY_VALIDATOR"
+spec:
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+  restartPolicy: OnFailure
+  initContainers:
+  - name: plugin-validation
+    image: "FILLED_BY_VALIDATOR"
+    command: ['sh', '-c']
+    args: ["vectorAdd"]
+    resources:
+      limits:
+        "RESOURCE": 1
+  containers:
+  - name: nvidia-device-plugin-validator
+    image: "FILLED_BY_VALIDATOR"
+    command: ['sh', '-c']
+    args: ["echo device-plugin workload validation is successful"]
+"""
+
+
+@pytest.mark.parametrize(
+    "key", ["FILLED_BY_VALIDATOR", "${GPU_RESOURCE}", "$GPU_RESOURCE", "<GPU_RESOURCE>", "nvidia.com/${GPU_KIND}"]
+)
+def test_a_resource_name_still_to_be_filled_in_is_a_placeholder(key):
+    findings = lint_text(VALIDATOR_POD.replace('"RESOURCE"', f'"{key}"'))
+    assert [(f.rule, f.severity.name.lower()) for f in findings] == [("not-rendered", "info")]
+
+
+def test_the_filled_in_validator_pod_is_clean():
+    text = VALIDATOR_POD.replace('"FILLED_BY_VALIDATOR"', "gpu-operator").replace('"RESOURCE"', "nvidia.com/gpu")
+    assert [(f.rule, f.severity.name.lower()) for f in lint_text(text)] == []
+
+
+@pytest.mark.parametrize("key", ["GPU_RESOURCE", "$gpu", "gpu", "nvidia.com/gpu $X"])
+def test_a_resource_name_written_wrong_is_still_refused(key):
+    text = VALIDATOR_POD.replace('"FILLED_BY_VALIDATOR"', "gpu-operator").replace('"RESOURCE"', f'"{key}"')
+    assert "api-rejected" in [rule for rule, _ in serious_of(text)]
+
+
+# ------------------------------- set H: a patch of a kustomize Component named alone (pre-commit's changed file)
+
+# redhat-ai-services/ai-accelerator: the GPU operator's MIG and time-slicing settings are Components that its
+# overlays list; kustomize builds a Component only inside such an overlay ("expected kind != 'Component'").
+MIG_COMPONENT_TREE = {
+    "gpu/base/kustomization.yaml": "resources:\n- cluster-policy.yaml\n",
+    "gpu/base/cluster-policy.yaml": """
+        apiVersion: nvidia.com/v1
+        kind: ClusterPolicy
+        metadata: {name: gpu-cluster-policy}
+        spec:
+          mig: {strategy: mixed}
+        """,
+    "gpu/components/mig-single/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1alpha1
+        kind: Component
+
+        patches:
+          - path: patch-gpu-cluster-policy.yaml
+            target:
+              kind: ClusterPolicy
+        """,
+    "gpu/components/mig-single/patch-gpu-cluster-policy.yaml": """
+        apiVersion: nvidia.com/v1
+        kind: ClusterPolicy
+        metadata: {name: gpu-cluster-policy}
+        spec:
+          mig: {strategy: single}
+        """,
+    "gpu/overlays/mig-single/kustomization.yaml": "resources:\n- ../../base\ncomponents:\n- ../../components/mig-single\n",
+}
+
+
+def named_findings(repo, render_tools, files, *named):
+    write_tree(repo, files)
+    result = run_cli("check", *named, "--kubectl", render_tools["kubectl"], "--format", "json")
+    return [(f["path"], f["rule"], f["severity"]) for f in result.json()["findings"]]
+
+
+def test_a_components_patch_named_alone_is_no_broken_overlay(repo, render_tools):
+    named = "gpu/components/mig-single/patch-gpu-cluster-policy.yaml"
+    assert named_findings(repo, render_tools, MIG_COMPONENT_TREE, named) == []
+
+
+def test_the_overlay_listing_the_component_renders(repo, render_tools):
+    assert named_findings(repo, render_tools, MIG_COMPONENT_TREE, "gpu/overlays/mig-single") == []
+
+
+def test_a_patch_of_an_overlay_that_cannot_build_is_still_an_error(repo, render_tools):
+    files = {
+        **MIG_COMPONENT_TREE,
+        "gpu/components/mig-single/kustomization.yaml": (
+            "kind: Kustomization\nresources:\n- missing.yaml\npatches:\n- path: patch-gpu-cluster-policy.yaml\n"
+        ),
+    }
+    named = "gpu/components/mig-single/patch-gpu-cluster-policy.yaml"
+    assert ("gpu/components/mig-single/kustomization.yaml", "not-rendered", "error") in named_findings(
+        repo, render_tools, files, named
+    )

@@ -35,13 +35,16 @@ def _configured_mode(ctx: CheckContext) -> str | None:
 def _enabled_by_setup(
     obj: KubeObject, site: PodSpecSite, flag: str, state: knative.FlagState, ctx: CheckContext
 ) -> bool:
-    """With config-features unknown, whether the platform the pod selects by node label (knative.PLATFORM_FLAGS)
-    or the repository's own setup (a script, a workflow, an install guide: gpulint.lint.inputs.knative_setup, read
-    once per run) enables ``flag`` in the cluster it deploys to."""
+    """With config-features unknown, whether the platform the pod selects by node label (knative.PLATFORM_FLAGS),
+    the platform whose tooling labels the object (knative.MAKER_FLAGS) or the repository's own setup (a
+    script, a workflow, an install guide: gpulint.lint.inputs.knative_setup, read once per run) enables
+    ``flag`` in the cluster it deploys to."""
     if state is not knative.FlagState.UNKNOWN:
         return False
     if flag in knative.platform_flags(pod_requirements(site.spec, facts=obj.facts).label_keys()):
         return True  # the pod is written for a platform whose managed Knative enables the flag
+    if flag in knative.maker_flags(mapping(mapping(obj.data.get("metadata")).get("labels"))):
+        return True  # the object was made with a platform's tooling whose Knative enables the flag
     return flag in ctx.resolver.knative_setup.enabled(obj.document.path)
 
 

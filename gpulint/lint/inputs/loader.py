@@ -149,8 +149,14 @@ _SHORT = 253
 _WORDED_PLACEHOLDER = re.compile(r"<[A-Za-z_][-A-Za-z0-9_.]*(?: [-A-Za-z0-9_.]+)+>")
 # A whole value that says it is to be replaced (PLACEHOLDER_NUM_NODES, REPLACE_ME, YOUR_BUCKET, CHANGEME), as
 # scripts that sed a manifest before applying it write them: no Kubernetes field holds such a word.
-_MARKER_WORDS = ("PLACEHOLDER", "REPLACE", "CHANGE", "YOUR", "TODO", "FIXME")
+_MARKER_WORDS = ("PLACEHOLDER", "REPLACE", "CHANGE", "YOUR", "TODO", "FIXME", "FILL", "FILLED")
 _MARKER_PLACEHOLDER = re.compile(rf"(?:{'|'.join(_MARKER_WORDS)})(?:_?ME)?(?:_[A-Z0-9]+)*")
+# The same as a mapping's key (`limits: {"${GPU_RESOURCE}": 1}`, `"FILLED_BY_VALIDATOR": 1`): envsubst and a
+# program's string replacement fill keys in as they fill values. `${VAR}` anywhere in the key, the other forms
+# as the whole key, and the bare `$NAME` form in capitals only: a schema's `$ref` or `$schema` is a key as written.
+_KEY_PLACEHOLDER = re.compile(
+    rf"\$\{{[A-Za-z_][A-Za-z0-9_]*\}}|\$[A-Z_][A-Z0-9_]*|\{{\{{[^{{}}]*\}}\}}|<[A-Za-z_][-A-Za-z0-9_.]*>|{_MARKER_PLACEHOLDER.pattern}"
+)
 # API groups whose controllers fill {{ ... }} and $var in their own objects when they run (Argo Workflows
 # parameters, Kyverno variables, Tekton, Prometheus templates): applied as written, not templates.
 _RUNTIME_TEMPLATES = frozenset(
@@ -804,6 +810,18 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                 for key, value in node.value:
                     if isinstance(key, ScalarNode) and key.tag != _MERGE:
                         name = _key_text(key)
+                        if short and (keyed := _SUBSTITUTION.search(name) or _KEY_PLACEHOLDER.fullmatch(name)):
+                            found.append((*path, name))  # the field's name is still to come: nothing in it is judged
+                            mark = key.start_mark
+                            place = (
+                                mark.line + document.line_offset + 1,
+                                mark.column + 1,
+                                keyed.group(0),
+                                document.index,
+                            )
+                            if first is None or place[:2] < first[:2]:
+                                first = place
+                            continue
                         if name not in _FREE_TEXT_KEYS and not (
                             name == "value" and len(path) >= 2 and path[-2] == "env"
                         ):

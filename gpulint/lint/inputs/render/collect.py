@@ -116,8 +116,20 @@ class Renderer:
         found = layout.kustomization_file(directory)
         if found is None:
             return False
+        kustomization = layout.read_kustomization(found)
+        if kustomization.data.get("kind") == "Component":
+            # kustomize builds a Component only inside an overlay that lists it (alone it refuses it: "expected
+            # kind != 'Component'"), as the directory walk leaves it: its patch is checked as those overlays render
+            # it, and another file it lists is read raw
+            if os.path.realpath(path) not in layout.patch_files([kustomization]):
+                return False
+            self.collection.debug_notes.append(
+                f"{os.path.relpath(path)}: skipped: a patch of the kustomize Component {display}, checked as the "
+                "overlays that list the Component render it"
+            )
+            return True
         if self._first_time(directory):
-            job = self._overlay(layout.read_kustomization(found), display, path)
+            job = self._overlay(kustomization, display, path)
             if job is not None:
                 sources.append(job())
         return self.kustomize_tool() is not None  # without one, the overlay's warning, and the file read raw
