@@ -634,3 +634,201 @@ def compare_gate_defaults(version: str, answer: dict[str, Any]) -> list[str]:
         elif stage_name.upper() != (found["prerelease"] or "GA"):
             out.append(f"{gate}: gpulint stage {stage_name}, Kubernetes {version} {found['prerelease'] or 'GA'}")
     return out
+
+
+# --------------------------------------------------------------------------- scheduling.k8s.io gangs
+
+# Workload and PodGroup (scheduling.k8s.io v1beta1, v1alpha3 in 1.37): served when GenericWorkload is on
+_GANG_API_VERSIONS = ["scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3"]
+_OBJECT_NAMES = ["train", "train.a", "Train", "-a", "a..b", "x" * 253, "x" * 254, "ü"]
+# template, claim and topology names: a DNS label (k8s-short-name), then the near misses
+_SHORT_NAMES = ["a", "a", "workers", "leader", "w-0", "", "A", "-x", "x.y", "x" * 63, "x" * 64, "ü", "a_b"]
+_LONG_NAMES = ["high", "gpu.example.com", "", "High", "-a", "x" * 253, "x" * 254, "a_b"]
+_PRIORITIES = [0, 1, -1, 10**9, 10**9 + 1, 2**31 - 1, -(2**31)]
+_BAD_TYPES = ["1", True, 1.5, [], {}]
+
+
+def _maybe_bad(good: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Mostly ``good``; now and then null or a value of the wrong JSON type (a 400 from the decoder)."""
+    return st.one_of(good, good, good, st.none(), st.sampled_from(_BAD_TYPES))
+
+
+_gang_policy = st.fixed_dictionaries(
+    {}, optional={"minCount": _maybe_bad(st.sampled_from([1, 1, 2, 8, 0, -1, 2**31 - 1]))}
+)
+_SCHEDULING_POLICY = st.one_of(
+    st.just({"basic": {}}),
+    st.fixed_dictionaries({"gang": _gang_policy}),
+    st.fixed_dictionaries({"basic": st.just({}), "gang": _gang_policy}),
+    st.sampled_from([{}, {"basic": None}, {"gang": None}, {"basic": {"x": 1}}]),
+)
+_DISRUPTION = st.sampled_from([{}, {"single": {}}, {"all": {}}, {"single": {}, "all": {}}, {"single": None}])
+_PREEMPTION = st.sampled_from(["PreemptLowerPriority", "Never", "never", ""])
+_claim = st.fixed_dictionaries(
+    {"name": _maybe_bad(st.sampled_from(_SHORT_NAMES))},
+    optional={
+        "resourceClaimName": st.sampled_from(_LONG_NAMES),
+        "resourceClaimTemplateName": st.sampled_from(_LONG_NAMES),
+    },
+)
+_CONSTRAINTS = st.fixed_dictionaries(
+    {},
+    optional={
+        "topology": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "key": st.sampled_from(["topology.kubernetes.io/zone", "rack", "", "bad key", "a/b/c", "x" * 64])
+                },
+            ),
+            max_size=3,
+        )
+    },
+)
+# what a pod group template and a PodGroup's spec share
+_GROUP_FIELDS = {
+    "schedulingConstraints": _CONSTRAINTS,
+    "resourceClaims": st.lists(_claim, max_size=5),
+    "disruptionMode": _DISRUPTION,
+    "priorityClassName": st.sampled_from(_LONG_NAMES),
+    "priority": _maybe_bad(st.sampled_from(_PRIORITIES)),
+    "preemptionPolicy": _PREEMPTION,
+}
+_POD_GROUP_TEMPLATE = st.fixed_dictionaries(
+    {"name": _maybe_bad(st.sampled_from(_SHORT_NAMES)), "schedulingPolicy": _SCHEDULING_POLICY},
+    optional=_GROUP_FIELDS,
+)
+_COMPOSITE_POLICY = st.one_of(
+    st.just({"basic": {}}),
+    st.fixed_dictionaries({"gang": st.fixed_dictionaries({}, optional={"minGroupCount": st.sampled_from([1, 2, 0])})}),
+    st.just({}),
+)
+_COMPOSITE_TEMPLATE = st.recursive(
+    st.fixed_dictionaries(
+        {"name": st.sampled_from(_SHORT_NAMES), "schedulingPolicy": _COMPOSITE_POLICY},
+        optional={"podGroupTemplates": st.lists(_POD_GROUP_TEMPLATE, max_size=2)},
+    ),
+    lambda inner: st.fixed_dictionaries(
+        {
+            "name": st.sampled_from(_SHORT_NAMES),
+            "schedulingPolicy": _COMPOSITE_POLICY,
+            "compositePodGroupTemplates": st.lists(inner, min_size=1, max_size=2),
+        },
+        optional={
+            "podGroupTemplates": st.lists(_POD_GROUP_TEMPLATE, max_size=2),
+            "priorityClassName": st.sampled_from(_LONG_NAMES),
+        },
+    ),
+    max_leaves=5,
+)
+_WORKLOAD_SPEC = st.fixed_dictionaries(
+    {},
+    optional={
+        "podGroupTemplates": st.one_of(
+            st.lists(_POD_GROUP_TEMPLATE, max_size=3),
+            st.lists(_POD_GROUP_TEMPLATE, min_size=7, max_size=10),
+            st.none(),
+        ),
+        "compositePodGroupTemplates": st.lists(_COMPOSITE_TEMPLATE, max_size=2),
+        "controllerRef": st.fixed_dictionaries(
+            {},
+            optional={
+                "apiGroup": st.sampled_from(["batch", "", "jobset.x-k8s.io", "Bad_Group"]),
+                "kind": st.sampled_from(["Job", "", "a/b", "..", "JobSet"]),
+                "name": st.sampled_from(["train", "", "a/b", ".", "a%b", "Train"]),
+            },
+        ),
+    },
+)
+_CONDITION = st.fixed_dictionaries(
+    {"type": st.sampled_from(["PodGroupInitiallyScheduled", "DisruptionTarget"])},
+    optional={
+        "status": st.sampled_from(["True", "False"]),
+        "reason": st.just("Scheduled"),
+        "message": st.just(""),
+        "lastTransitionTime": st.just("2026-01-01T00:00:00Z"),
+    },
+)
+_POD_GROUP_SPEC = st.fixed_dictionaries(
+    {"schedulingPolicy": _SCHEDULING_POLICY},
+    optional={
+        **_GROUP_FIELDS,
+        "workloadRef": st.fixed_dictionaries(
+            {},
+            optional={
+                "workloadName": st.sampled_from(["train", "", "Train"]),
+                "templateName": st.sampled_from(_SHORT_NAMES),
+            },
+        ),
+        "parentCompositePodGroupName": st.sampled_from(["outer", "", "Outer"]),
+    },
+)
+
+
+def _gang_object(api_version: str, kind: str, spec: st.SearchStrategy[Any], extra: dict[str, Any]) -> Any:
+    return st.fixed_dictionaries(
+        {
+            "apiVersion": st.just(api_version),
+            "kind": st.just(kind),
+            "metadata": st.fixed_dictionaries(
+                {"name": st.sampled_from(_OBJECT_NAMES), "namespace": st.just("default")},
+                optional={"labels": st.dictionaries(st.sampled_from(_LABEL_KEYS_ODD), st.just("x"), max_size=1)},
+            ),
+        },
+        optional={"spec": st.one_of(spec, spec, spec, st.none(), st.sampled_from(_BAD_TYPES)), **extra},
+    )
+
+
+GANG_CASE = (
+    st.sampled_from(_GANG_API_VERSIONS)
+    .flatmap(
+        lambda version: st.one_of(
+            _gang_object(version, "Workload", _WORKLOAD_SPEC, {}),
+            _gang_object(
+                version,
+                "PodGroup",
+                _POD_GROUP_SPEC,
+                {"status": st.fixed_dictionaries({"conditions": st.lists(_CONDITION)})},
+            ),
+        )
+    )
+    .map(lambda obj: {"object": obj})
+)
+# the gates of the fields PrepareForCreate drops (CompositePodGroup needs TopologyAwareWorkloadScheduling)
+GANG_GATES = st.fixed_dictionaries(
+    {
+        "GenericWorkload": st.just(True),
+        "TopologyAwareWorkloadScheduling": st.booleans(),
+        "DRAWorkloadResourceClaims": st.booleans(),
+        "PodGroupPreemptionPolicy": st.booleans(),
+    }
+).flatmap(
+    lambda gates: st.builds(
+        lambda composite: {**gates, "CompositePodGroup": composite and gates["TopologyAwareWorkloadScheduling"]},
+        st.booleans(),
+    )
+)
+# the rules that say the API server refuses an object: its schema (a decoding error, a required field), its
+# validation, an API version it does not serve
+GANG_RULES = frozenset({"schema-invalid", "api-rejected", "api-version-unavailable"})
+
+
+def gpulint_gang_rejections(obj: dict[str, Any], gates: dict[str, bool]) -> list[str]:
+    from conftest import lint_text
+
+    from gpulint.lint.config import Config
+    from gpulint.lint.findings import Severity
+
+    config = Config(feature_gates=dict(gates), select=tuple(sorted(GANG_RULES)))
+    found = lint_text(yaml.safe_dump(obj, allow_unicode=True), config=config)
+    return [f"{f.rule}: {f.message}" for f in found if f.rule in GANG_RULES and f.severity == Severity.ERROR]
+
+
+def compare_gang_validate(case: dict[str, Any], answer: dict[str, Any], gates: dict[str, bool]) -> list[str]:
+    mine = gpulint_gang_rejections(case["object"], gates)
+    theirs = [f"{e['field']}: {e['type']}: {e['bad_value']}: {e['detail']}" for e in answer["errors"]]
+    if answer.get("decode_error"):
+        theirs.append(answer["decode_error"])
+    if bool(mine) != bool(theirs):
+        return [f"gpulint {mine or 'accepts it'}, Kubernetes {theirs or 'accepts it'}"]
+    return []
