@@ -31,6 +31,8 @@ class SchemaError:
     path: Path  # the offending field (for an unknown field: the field itself)
     message: str
     unknown_field: bool  # strict field validation: a warning, as the API server reports it
+    # the schema's rule: "Type" (the API server's JSON decoder refuses the value), "Required", "Enum", ...
+    rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -233,7 +235,7 @@ class SchemaStore:
             elif kind_name == "Type" and _fill_in(error):
                 continue  # `containerPort: PORT`: a value the reader is told to fill in, not a value yet
             else:
-                errors.append(SchemaError(path, _message(error, kind_name), False))
+                errors.append(SchemaError(path, _message(error, kind_name), False, kind_name))
         return errors
 
 

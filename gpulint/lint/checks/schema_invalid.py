@@ -19,6 +19,26 @@ SPEC = RuleSpec("schema-invalid", Severity.ERROR)
 # containers by design: the driver or operator adds its own container to it, and nobody applies it.
 _POD_TEMPLATE_FILE = re.compile(r"pod[-_]?template", re.IGNORECASE)
 RULE_ID = SPEC.id
+# Kinds whose registry strategy resets the status a manifest gives, on create and on update (pkg/registry in
+# kubernetes v1.37.2: core/pod, apps/{deployment,statefulset,daemonset,replicaset}, batch/{job,cronjob},
+# resource/resourceclaim, scheduling/{podgroup,compositepodgroup} strategy.go PrepareForCreate; the status
+# subresource alone writes it): the decoder still reads it, so only a value of the wrong type is refused there.
+STATUS_RESET = frozenset(
+    {
+        ("", "Pod"),
+        ("apps", "Deployment"),
+        ("apps", "StatefulSet"),
+        ("apps", "DaemonSet"),
+        ("apps", "ReplicaSet"),
+        ("batch", "Job"),
+        ("batch", "CronJob"),
+        ("resource.k8s.io", "ResourceClaim"),
+        ("scheduling.k8s.io", "PodGroup"),
+        ("scheduling.k8s.io", "CompositePodGroup"),
+    }
+)
+# The schema's rules on values that decoding does not enforce (a required field is a zero value to Go)
+VALUE_RULES = frozenset({"Required", "Enum", "Pattern", "Format", "MinLength", "MaxLength", "Minimum", "Maximum"})
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -45,7 +65,10 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _list_items(obj)
         return
     pod_template_file = obj.kind == "Pod" and _POD_TEMPLATE_FILE.search(os.path.basename(obj.document.path))
+    status_reset = (obj.ref.group, obj.kind) in STATUS_RESET
     for error in ctx.schemas.validate(data):
+        if status_reset and error.path[:1] == ("status",) and error.rule in VALUE_RULES:
+            continue  # the API server drops the status (STATUS_RESET)
         where = field_path(error.path) or obj.kind
         if pod_template_file and error.path == ("spec",) and '"containers" is required' in error.message:
             continue  # a Spark or Flink pod template file: the driver adds the containers it runs
