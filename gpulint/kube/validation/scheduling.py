@@ -213,7 +213,10 @@ def _pod_group_template(gates: FeatureGates) -> Callable[[Any, Path], Iterator[F
     return each
 
 
-def _composite_template(gates: FeatureGates) -> Callable[[Any, Path], Iterator[FieldError]]:
+def _composite_template(gates: FeatureGates, depth: int = 1) -> Callable[[Any, Path], Iterator[FieldError]]:
+    """A composite template at ``depth`` (1: the spec's own). Past DEPTH_MAX the tree is refused already and
+    what lies below is not walked: bounded work on a hostile tree."""
+
     def each(template: Any, path: Path) -> Iterator[FieldError]:
         kept = _kept(template, _COMPOSITE_GATED, gates)
         yield from _short_name(kept.get("name"), (*path, "name"))
@@ -226,16 +229,18 @@ def _composite_template(gates: FeatureGates) -> Callable[[Any, Path], Iterator[F
         yield from _items(
             kept.get("podGroupTemplates"), TEMPLATES_MAX, (*path, "podGroupTemplates"), _pod_group_template(gates)
         )
-        yield from _items(
-            kept.get("compositePodGroupTemplates"), TEMPLATES_MAX, (*path, "compositePodGroupTemplates"), each
-        )
+        if depth < DEPTH_MAX:
+            nested = _composite_template(gates, depth + 1)
+            composites = kept.get("compositePodGroupTemplates")
+            yield from _items(composites, TEMPLATES_MAX, (*path, "compositePodGroupTemplates"), nested)
 
     return each
 
 
-def _composites(body: dict[str, Any], gates: FeatureGates) -> list[dict[str, Any]]:
-    """A template's composite children as PrepareForCreate leaves them (none without CompositePodGroup)."""
-    if not gates.enabled("CompositePodGroup"):
+def _composites(body: dict[str, Any], gates: FeatureGates, depth: int = 0) -> list[dict[str, Any]]:
+    """A template's composite children as PrepareForCreate leaves them (none without CompositePodGroup); none
+    below DEPTH_MAX (``depth``: the template's own, 0 for the spec), where the tree is refused already."""
+    if not gates.enabled("CompositePodGroup") or depth >= DEPTH_MAX:
         return []
     return [item for item in _list(body.get("compositePodGroupTemplates")) if isinstance(item, dict)]
 
@@ -249,7 +254,7 @@ def _template_names(spec: dict[str, Any], path: Path, gates: FeatureGates) -> It
     the declarative rule's)."""
     seen = {name for item in _children(spec) if (name := _text(item.get("name"))) is not None}
 
-    def composite_list(where: Path, templates: list[dict[str, Any]]) -> Iterator[FieldError]:
+    def composite_list(where: Path, templates: list[dict[str, Any]], depth: int) -> Iterator[FieldError]:
         listed = []
         for index, child in enumerate(templates):
             name = _text(child.get("name"))
@@ -258,9 +263,9 @@ def _template_names(spec: dict[str, Any], path: Path, gates: FeatureGates) -> It
             listed.append(name)
         seen.update(name for name in listed if name is not None)
         for index, child in enumerate(templates):
-            yield from composite(child, (*where, "compositePodGroupTemplates", index))
+            yield from composite(child, (*where, "compositePodGroupTemplates", index), depth)
 
-    def composite(template: dict[str, Any], where: Path) -> Iterator[FieldError]:
+    def composite(template: dict[str, Any], where: Path, depth: int) -> Iterator[FieldError]:
         listed = []
         for index, child in enumerate(_children(template)):
             name = _text(child.get("name"))
@@ -268,15 +273,15 @@ def _template_names(spec: dict[str, Any], path: Path, gates: FeatureGates) -> It
                 yield FieldError((*where, "podGroupTemplates", index, "name"), DUPLICATE, name)
             listed.append(name)
         seen.update(name for name in listed if name is not None)
-        yield from composite_list(where, _composites(template, gates))
+        yield from composite_list(where, _composites(template, gates, depth), depth + 1)
 
-    yield from composite_list(path, _composites(spec, gates))
+    yield from composite_list(path, _composites(spec, gates), 1)
 
 
 def _too_deep(template: dict[str, Any], depth: int, gates: FeatureGates) -> bool:
     if depth == DEPTH_MAX:
         return True
-    return any(_too_deep(child, depth + 1, gates) for child in _composites(template, gates))
+    return any(_too_deep(child, depth + 1, gates) for child in _composites(template, gates, depth))
 
 
 def _priority(template: dict[str, Any]) -> tuple[str | None, Any]:
@@ -290,29 +295,31 @@ def _priorities(spec: dict[str, Any], path: Path, gates: FeatureGates) -> Iterat
         yield FieldError(path, INVALID, None, "detected multiple priority configurations")
         return
 
-    def walk(template: dict[str, Any]) -> None:
+    def walk(template: dict[str, Any], depth: int) -> None:
         found.add(_priority(template))
-        for child in _composites(template, gates):
-            walk(child)
+        for child in _composites(template, gates, depth):
+            walk(child, depth + 1)
         found.update(_priority(child) for child in _children(template))
 
     for template in _composites(spec, gates):
-        walk(template)
+        walk(template, 1)
     if len(found) > 1:
         detail = "all priority and priorityClassName values must be identical, detected multiple values"
         yield FieldError(path, INVALID, None, detail)
 
 
-def _childless(templates: list[dict[str, Any]], path: Path, gates: FeatureGates) -> Iterator[FieldError]:
-    """validateCompositePodGroupTemplateHasAtLeastOneChild."""
+def _childless(
+    templates: list[dict[str, Any]], path: Path, gates: FeatureGates, depth: int = 1
+) -> Iterator[FieldError]:
+    """validateCompositePodGroupTemplateHasAtLeastOneChild (above DEPTH_MAX: deeper, the tree is refused already)."""
     for index, template in enumerate(templates):
         where = (*path, index)
-        nested = _composites(template, gates)
-        if not _children(template) and not nested:
+        nested = _composites(template, gates, depth)
+        if depth < DEPTH_MAX and not _children(template) and not nested:
             name = _text(template.get("name"))
             detail = "must have at least one child PodGroupTemplate or CompositePodGroupTemplate"
             yield FieldError(where, INVALID, name or "", detail)
-        yield from _childless(nested, (*where, "compositePodGroupTemplates"), gates)
+        yield from _childless(nested, (*where, "compositePodGroupTemplates"), gates, depth + 1)
 
 
 def workload_spec(spec: Any, path: Path, gates: FeatureGates) -> Iterator[FieldError]:
