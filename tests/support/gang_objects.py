@@ -23,12 +23,17 @@ ALL_OFF = {**dict.fromkeys(ALL_ON, False), "GenericWorkload": True}
 class GangObject:
     name: str
     text: str
-    gates: dict[str, bool] | None  # None: the configuration states none (the oracle gets ALL_ON)
+    gates: dict[str, bool] | None  # None: the configuration states none
     errors: tuple[str, ...]  # api-rejected's: each the start of the API server's field error
 
     @property
-    def oracle_gates(self) -> dict[str, bool]:
-        return self.gates if self.gates is not None else ALL_ON
+    def settings(self) -> list[dict[str, bool]]:
+        """The clusters the configuration may describe: its gates, those it leaves unstated all on, then all
+        off (api-rejected reports the errors of both)."""
+        stated = self.gates or {}
+        if all(gate in stated for gate in ALL_ON):
+            return [stated]
+        return [{**ALL_ON, **stated}, {**ALL_OFF, **stated}]
 
 
 def workload(templates: str, head: str = "", version: str = "v1beta1", name: str = "training-workload") -> str:
@@ -95,6 +100,15 @@ compositePodGroupTemplates:
         schedulingPolicy: {basic: {}}
         podGroupTemplates:
         - {name: workers, schedulingPolicy: {basic: {}}}
+"""
+NULL_NAMED_COMPOSITE = """
+podGroupTemplates:
+- {name: workers, schedulingPolicy: {gang: {minCount: 4}}}
+compositePodGroupTemplates:
+- name: null
+  schedulingPolicy: {basic: {}}
+  podGroupTemplates:
+  - {name: inner, schedulingPolicy: {basic: {}}}
 """
 NO_TEMPLATES = 'spec: Invalid value: "": must specify one of: `podGroupTemplates`, `compositePodGroupTemplates`'
 NINE = "podGroupTemplates:\n" + "\n".join(f"- {{name: w{i}, schedulingPolicy: {{basic: {{}}}}}}" for i in range(9))
@@ -200,6 +214,16 @@ CASES: tuple[GangObject, ...] = (
         pod_group("workloadRef: {workloadName: Train, templateName: ''}\nschedulingPolicy: {basic: {}}"),
         None,
         ("spec.workloadRef.templateName: Required value", 'spec.workloadRef.workloadName: Invalid value: "Train"'),
+    ),
+    GangObject("a null name in composites the gate drops", workload(NULL_NAMED_COMPOSITE), ALL_OFF, ()),
+    GangObject(
+        "a null name in composites the gate keeps",
+        workload(NULL_NAMED_COMPOSITE),
+        ALL_ON,
+        (
+            "spec.compositePodGroupTemplates[0].name: Required value",
+            'spec: Invalid value: "{podGroupTemplates, compositePodGroupTemplates}": must specify exactly one of',
+        ),
     ),
     GangObject(
         "the object's name",

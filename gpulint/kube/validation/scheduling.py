@@ -45,6 +45,31 @@ _COMPOSITE_GATED = (
     ("compositePodGroupTemplates", "CompositePodGroup"),
 )
 
+
+def dropped(kind: str, api_version: str, path: Path, gates: FeatureGates) -> bool:
+    """Whether the create strategy drops the field at ``path`` (or one holding it): a field of a disabled gate,
+    at any depth of a Workload's template tree. A gate not stated is its release's default (off for all four
+    in 1.37): what lies in its fields is then never called refused, whatever the cluster runs."""
+    if kind not in KINDS or api_version not in API_VERSIONS:
+        return False
+    for index, step in enumerate(path):
+        if not isinstance(step, str) or index == 0:
+            continue
+        holder = path[index - 2] if index >= 2 else kind  # the template list, or the object at spec level
+        gated = dict(
+            _POD_GROUP_GATED
+            if holder == "PodGroup"
+            else _GROUP_GATED
+            if holder == "podGroupTemplates"
+            else _COMPOSITE_GATED
+            if holder in ("compositePodGroupTemplates", "Workload")
+            else ()
+        )
+        if step in gated and not gates.enabled(gated[step]):
+            return True
+    return False
+
+
 Check = Callable[[Any, Path, FeatureGates], Iterator[FieldError]]
 
 

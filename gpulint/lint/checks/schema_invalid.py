@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from gpulint.kube.crd_templates import SchemaBound
 from gpulint.kube.fields import type_name
+from gpulint.kube.validation import scheduling
 from gpulint.kube.workloads import read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity, first_line
@@ -37,8 +38,11 @@ STATUS_RESET = frozenset(
         ("scheduling.k8s.io", "CompositePodGroup"),
     }
 )
-# The schema's rules on values that decoding does not enforce (a required field is a zero value to Go)
-VALUE_RULES = frozenset({"Required", "Enum", "Pattern", "Format", "MinLength", "MaxLength", "Minimum", "Maximum"})
+# The schema's rules on values that decoding does not enforce (a missing or null field is a zero value to Go):
+# in a field the API server drops before validation they refuse nothing
+VALUE_RULES = frozenset(
+    {"Required", "Null", "Enum", "Pattern", "Format", "MinLength", "MaxLength", "Minimum", "Maximum"}
+)
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -67,8 +71,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     pod_template_file = obj.kind == "Pod" and _POD_TEMPLATE_FILE.search(os.path.basename(obj.document.path))
     status_reset = (obj.ref.group, obj.kind) in STATUS_RESET
     for error in ctx.schemas.validate(data):
-        if status_reset and error.path[:1] == ("status",) and error.rule in VALUE_RULES:
-            continue  # the API server drops the status (STATUS_RESET)
+        if error.rule in VALUE_RULES and (
+            (status_reset and error.path[:1] == ("status",))
+            or scheduling.dropped(obj.kind, obj.api_version, error.path, ctx.config.gates)
+        ):
+            continue  # the API server drops the field before it validates (STATUS_RESET, a disabled gate's field)
         where = field_path(error.path) or obj.kind
         if pod_template_file and error.path == ("spec",) and '"containers" is required' in error.message:
             continue  # a Spark or Flink pod template file: the driver adds the containers it runs
