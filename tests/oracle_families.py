@@ -634,3 +634,304 @@ def compare_gate_defaults(version: str, answer: dict[str, Any]) -> list[str]:
         elif stage_name.upper() != (found["prerelease"] or "GA"):
             out.append(f"{gate}: gpulint stage {stage_name}, Kubernetes {version} {found['prerelease'] or 'GA'}")
     return out
+
+
+# --------------------------------------------------------------------------- scheduling.k8s.io gangs
+
+# Workload and PodGroup (scheduling.k8s.io v1beta1, v1alpha3 in 1.37): served when GenericWorkload is on. Each
+# field is valid most of the time and now and then one of its edges (a bad value, null, a wrong JSON type), so
+# that most objects are accepted or refused for one reason: a false error hides behind no other error.
+_GANG_API_VERSIONS = ["scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3"]
+_BAD_TYPES = ["1", True, 1.5, [], {}]
+
+
+def _mostly(valid: list[Any], edges: list[Any], odds: int = 12) -> st.SearchStrategy[Any]:
+    """A valid value, or once in ``odds`` draws an edge."""
+    return st.integers(0, odds - 1).flatmap(lambda n: st.sampled_from(edges if n == 0 else valid))
+
+
+def _typed(good: st.SearchStrategy[Any], odds: int = 30) -> st.SearchStrategy[Any]:
+    """``good``, or once in ``odds`` draws null or a value of the wrong JSON type (the decoder's 400)."""
+    return st.integers(0, odds - 1).flatmap(lambda n: st.sampled_from([None, *_BAD_TYPES]) if n == 0 else good)
+
+
+# object names: DNS subdomains; template, claim and topology names: DNS labels (k8s-short-name)
+_OBJECT_NAME = _mostly(["train", "train.a", "w-0", "x" * 253], ["Train", "-a", "a..b", "x" * 254, "ü", ""])
+_SHORT_NAMES = ["workers", "leader", "w-0", "ps", "x" * 63]
+_SHORT_NAME = _typed(_mostly(_SHORT_NAMES, ["", "A", "-x", "x.y", "x" * 64, "ü", "a_b"]))
+_LONG_NAME = _mostly(["high", "gpu.example.com", "x" * 253], ["", "High", "-a", "x" * 254, "a_b"])
+_PRIORITY = _typed(_mostly([0, 1, -1, 10**9, -(2**31)], [10**9 + 1, 2**31 - 1]))
+_MIN_COUNT = _typed(_mostly([1, 2, 8, 2**31 - 1], [0, -1]))
+_GANG = st.fixed_dictionaries({"minCount": _MIN_COUNT})
+
+
+def _policy(shape: Any) -> st.SearchStrategy[Any]:
+    if shape == "gang":
+        return st.fixed_dictionaries({"gang": _GANG})
+    if shape == "both":
+        return st.fixed_dictionaries({"basic": st.just({}), "gang": _GANG})
+    return st.just(shape)
+
+
+_SCHEDULING_POLICY = _mostly(
+    [{"basic": {}}, "gang", "gang"], [{}, "both", {"basic": None}, {"gang": None}, {"basic": {"x": 1}}]
+).flatmap(_policy)
+_DISRUPTION = _mostly([{"single": {}}, {"all": {}}], [{}, {"single": {}, "all": {}}, {"single": None}])
+_PREEMPTION = _mostly(["PreemptLowerPriority", "Never"], ["never", ""])
+
+
+def _claim_of(name: Any, which: str, target: str) -> dict[str, Any]:
+    if which == "neither":
+        return {"name": name}
+    if which == "both":
+        return {"name": name, "resourceClaimName": target, "resourceClaimTemplateName": target}
+    return {"name": name, which: target}
+
+
+_claim = st.builds(
+    _claim_of, _SHORT_NAME, _mostly(["resourceClaimName", "resourceClaimTemplateName"], ["neither", "both"]), _LONG_NAME
+)
+_TOPOLOGY_KEY = _mostly(
+    ["topology.kubernetes.io/zone", "rack", "example.com/block"], ["", "bad key", "a/b/c", "x" * 64]
+)
+_CONSTRAINTS = st.one_of(
+    st.fixed_dictionaries({"topology": st.lists(st.fixed_dictionaries({"key": _TOPOLOGY_KEY}), max_size=1)}),
+    st.fixed_dictionaries(
+        {"topology": st.lists(st.fixed_dictionaries({"key": _TOPOLOGY_KEY}), min_size=2, max_size=3)}
+    ),
+    st.just({}),
+)
+_CLAIMS = st.one_of(
+    st.lists(_claim, max_size=4, unique_by=lambda claim: str(claim.get("name"))), st.lists(_claim, max_size=5)
+)
+# what a pod group template and a PodGroup's spec have, each field present or not
+_GROUP_FIELDS = {
+    "schedulingConstraints": _CONSTRAINTS,
+    "resourceClaims": _CLAIMS,
+    "disruptionMode": _DISRUPTION,
+    "preemptionPolicy": _PREEMPTION,
+}
+_PRIORITY_FIELDS = {"priorityClassName": _LONG_NAME, "priority": _PRIORITY}
+_POD_GROUP_TEMPLATE = st.fixed_dictionaries(
+    {"name": _SHORT_NAME, "schedulingPolicy": _SCHEDULING_POLICY}, optional=_GROUP_FIELDS
+)
+
+
+def _named(templates: list[dict[str, Any]]) -> bool:
+    return len({str(t.get("name")) for t in templates}) == len(templates)
+
+
+def _templates(template: st.SearchStrategy[dict[str, Any]], least: int = 1) -> st.SearchStrategy[Any]:
+    """Mostly 1-3 templates of distinct names; now and then none, nine, or names drawn as they come."""
+    return _mostly(["few", "few", "few", "any"], ["none", "nine"]).flatmap(
+        lambda size: (
+            st.lists(template, min_size=least, max_size=3).filter(_named)
+            if size == "few"
+            else st.lists(template, min_size=least, max_size=3)
+            if size == "any"
+            else st.just([])
+            if size == "none"
+            else st.lists(template, min_size=9, max_size=9)
+        )
+    )
+
+
+_COMPOSITE_POLICY = _mostly(
+    [{"basic": {}}, {"gang": {"minGroupCount": 1}}, {"gang": {"minGroupCount": 2}}],
+    [{}, {"gang": {"minGroupCount": 0}}, {"gang": {}}, {"basic": {}, "gang": {"minGroupCount": 1}}],
+)
+_COMPOSITE_TEMPLATE = st.recursive(
+    st.fixed_dictionaries(
+        {
+            "name": _SHORT_NAME,
+            "schedulingPolicy": _COMPOSITE_POLICY,
+            "podGroupTemplates": _templates(_POD_GROUP_TEMPLATE),
+        },
+        optional={"schedulingConstraints": _CONSTRAINTS, "disruptionMode": _DISRUPTION},
+    ),
+    lambda inner: st.fixed_dictionaries(
+        {
+            "name": _SHORT_NAME,
+            "schedulingPolicy": _COMPOSITE_POLICY,
+            "compositePodGroupTemplates": st.lists(inner, min_size=1, max_size=2),
+        },
+        optional={"podGroupTemplates": _templates(_POD_GROUP_TEMPLATE, 0)},
+    ),
+    max_leaves=4,
+)
+
+
+_TEMPLATE_LISTS = ("podGroupTemplates", "compositePodGroupTemplates")
+
+
+def _priorities(spec: dict[str, Any], priority: dict[str, Any], odd: dict[str, Any] | None) -> dict[str, Any]:
+    """The same priority on every template of the tree (validateWorkloadPriority), and now and then another on
+    the first one."""
+
+    def walk(templates: list[Any]) -> list[Any]:
+        return [
+            {**t, **priority, **{k: walk(t[k]) for k in _TEMPLATE_LISTS if isinstance(t.get(k), list)}}
+            for t in templates
+        ]
+
+    out = {**spec, **{k: walk(spec[k]) for k in _TEMPLATE_LISTS if isinstance(spec.get(k), list)}}
+    for key in _TEMPLATE_LISTS:
+        if odd is not None and isinstance(out.get(key), list) and out[key]:
+            out[key] = [{**out[key][0], **odd}, *out[key][1:]]
+            break
+    return out
+
+
+_CONTROLLER_REF = st.fixed_dictionaries(
+    {
+        "kind": _mostly(["Job", "JobSet", "LeaderWorkerSet"], ["", "a/b", "..", "a%b"]),
+        "name": _mostly(["train", "Train", "job.0"], ["", "a/b", ".", "a%b"]),
+    },
+    optional={"apiGroup": _mostly(["batch", "jobset.x-k8s.io", ""], ["Bad_Group", "-a"])},
+)
+_WORKLOAD_SPEC = st.builds(
+    lambda shape, templates, composites, reference, priority, odd: _priorities(
+        {
+            **({"podGroupTemplates": templates} if shape in ("templates", "both") else {}),
+            **({"compositePodGroupTemplates": composites} if shape in ("composites", "both") else {}),
+            **({"podGroupTemplates": None} if shape == "null" else {}),
+            **reference,
+        },
+        priority,
+        odd,
+    ),
+    _mostly(["templates", "templates", "composites"], ["both", "none", "null"]),
+    _templates(_POD_GROUP_TEMPLATE),
+    st.lists(_COMPOSITE_TEMPLATE, min_size=1, max_size=2),
+    st.fixed_dictionaries({}, optional={"controllerRef": _CONTROLLER_REF}),
+    st.fixed_dictionaries({}, optional=_PRIORITY_FIELDS),
+    _mostly([None], [{"priority": 7}, {"priorityClassName": "other"}]),
+)
+_CONDITION = st.fixed_dictionaries(
+    {"type": st.sampled_from(["PodGroupInitiallyScheduled", "DisruptionTarget"])},
+    optional={
+        "status": _typed(st.sampled_from(["True", "False"]), 10),
+        "reason": st.just("Scheduled"),
+        "message": st.just(""),
+        "lastTransitionTime": st.just("2026-01-01T00:00:00Z"),
+    },
+)
+_POD_GROUP_SPEC = st.fixed_dictionaries(
+    {"schedulingPolicy": _SCHEDULING_POLICY},
+    optional={
+        **_GROUP_FIELDS,
+        **_PRIORITY_FIELDS,
+        "workloadRef": st.fixed_dictionaries(
+            {
+                "workloadName": _mostly(["train", "train.a"], ["", "Train"]),
+                "templateName": _SHORT_NAME,
+            }
+        ),
+        "parentCompositePodGroupName": _mostly(["replica-0", "outer.a"], ["", "Outer"]),
+    },
+)
+
+
+def _gang_object(api_version: str, kind: str, spec: st.SearchStrategy[Any], extra: dict[str, Any]) -> Any:
+    return st.fixed_dictionaries(
+        {
+            "apiVersion": st.just(api_version),
+            "kind": st.just(kind),
+            "metadata": st.fixed_dictionaries(
+                {"name": _OBJECT_NAME, "namespace": st.just("default")},
+                optional={
+                    "labels": st.dictionaries(
+                        _mostly(["app", "example.com/team"], _LABEL_KEYS_ODD), st.just("x"), max_size=1
+                    )
+                },
+            ),
+            "spec": _typed(spec),
+        },
+        optional=extra,
+    )
+
+
+GANG_CASE = (
+    st.sampled_from(_GANG_API_VERSIONS)
+    .flatmap(
+        lambda version: st.one_of(
+            _gang_object(version, "Workload", _WORKLOAD_SPEC, {}),
+            _gang_object(
+                version,
+                "PodGroup",
+                _POD_GROUP_SPEC,
+                {"status": st.fixed_dictionaries({"conditions": st.lists(_CONDITION)})},
+            ),
+        )
+    )
+    .map(lambda obj: {"object": obj})
+)
+# the gates of the fields PrepareForCreate drops (CompositePodGroup needs TopologyAwareWorkloadScheduling)
+GANG_GATES = st.fixed_dictionaries(
+    {
+        "GenericWorkload": st.just(True),
+        "TopologyAwareWorkloadScheduling": st.booleans(),
+        "DRAWorkloadResourceClaims": st.booleans(),
+        "PodGroupPreemptionPolicy": st.booleans(),
+    }
+).flatmap(
+    lambda gates: st.builds(
+        lambda composite: {**gates, "CompositePodGroup": composite and gates["TopologyAwareWorkloadScheduling"]},
+        st.booleans(),
+    )
+)
+# the rules that say the API server refuses an object: its schema (a decoding error, a required field), its
+# validation, an API version it does not serve
+GANG_RULES = frozenset({"schema-invalid", "api-rejected", "api-version-unavailable"})
+
+
+_REQUIRED = re.compile(r'Required value: "([^"]+)" is required')
+_REJECTS = "the API server rejects this object: "
+
+
+def gpulint_gang_rejections(obj: dict[str, Any], gates: dict[str, bool]) -> list[tuple[str, str]]:
+    """(field, error) of each of gpulint's findings that say the API server refuses ``obj``: the field as the
+    API server names it (a required field: the field itself, not the object that lacks it)."""
+    from conftest import lint_text
+
+    from gpulint.lint.config import Config
+    from gpulint.lint.findings import Severity
+
+    config = Config(feature_gates=dict(gates), select=tuple(sorted(GANG_RULES)))
+    out = []
+    for found in lint_text(yaml.safe_dump(obj, allow_unicode=True), config=config):
+        if found.rule not in GANG_RULES or found.severity != Severity.ERROR:
+            continue
+        text = found.notes[0] if found.rule == "api-rejected" and found.notes else found.message.removeprefix(_REJECTS)
+        field = "" if text.startswith(f"{obj['kind']}: ") else text.split(": ")[0]
+        required = _REQUIRED.search(text) if found.rule == "schema-invalid" else None
+        if required:
+            field = f"{field}.{required.group(1)}" if field else required.group(1)
+        out.append((field, f"{found.rule}: {text}"))
+    return out
+
+
+def _related(one: str, other: str) -> bool:
+    """The same field, or one inside the other (a union names its struct, a missing spec its first field)."""
+    return one == other or any(a.startswith(b + sep) for a, b in ((one, other), (other, one)) for sep in ".[")
+
+
+def compare_gang_validate(case: dict[str, Any], answer: dict[str, Any], gates: dict[str, bool]) -> list[str]:
+    """The verdict, then each field gpulint says is refused: one Kubernetes refuses too (when the object
+    decodes; a decoding error ends the request before validation)."""
+    mine = gpulint_gang_rejections(case["object"], gates)
+    # docs/oracle.md: an object without a name is left to generators and overlays (api-rejected's rule doc)
+    errors = [e for e in answer["errors"] if (e["field"], e["type"]) != ("metadata.name", "Required value")]
+    theirs = [f"{e['field']}: {e['type']}: {e['bad_value']}: {e['detail']}" for e in errors]
+    if answer.get("decode_error"):
+        theirs.append(answer["decode_error"])
+    if bool(mine) != bool(theirs):
+        return [f"gpulint {[m for _, m in mine] or 'accepts it'}, Kubernetes {theirs or 'accepts it'}"]
+    if answer.get("decode_error"):
+        return []
+    fields = [e["field"] for e in errors]
+    return [
+        f"gpulint {error!r}, Kubernetes refuses only {theirs}"
+        for field, error in mine
+        if not any(_related(field, other) for other in fields)
+    ]

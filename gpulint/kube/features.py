@@ -30,6 +30,7 @@ GATES: dict[str, tuple[tuple[str, str, bool], ...]] = {
     "GenericWorkload": (("1.35", "alpha", False), ("1.37", "beta", False)),
     "TopologyAwareWorkloadScheduling": (("1.36", "alpha", False),),
     "CompositePodGroup": (("1.37", "alpha", False),),
+    "PodGroupPreemptionPolicy": (("1.37", "alpha", False),),
     "WorkloadWithJob": (("1.37", "alpha", False),),
 }
 

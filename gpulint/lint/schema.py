@@ -31,6 +31,9 @@ class SchemaError:
     path: Path  # the offending field (for an unknown field: the field itself)
     message: str
     unknown_field: bool  # strict field validation: a warning, as the API server reports it
+    # the schema's rule: "Type" (the API server's JSON decoder refuses the value), "Null" (a null it reads as
+    # the zero value), "Required", "Enum", ...
+    rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -272,7 +275,9 @@ class SchemaStore:
             elif kind_name == "Type" and _fill_in(error):
                 continue  # `containerPort: PORT`: a value the reader is told to fill in, not a value yet
             else:
-                errors.append(SchemaError(path, _message(error, kind_name), False))
+                # null where a type is required: Go's JSON decoder leaves the zero value, no error of its own
+                rule = "Null" if kind_name == "Type" and error.instance is None else kind_name
+                errors.append(SchemaError(path, _message(error, kind_name), False, rule))
         return errors
 
 

@@ -29,6 +29,7 @@ var families = map[string]handler{
 	"policy_budget": answerPolicyBudget,
 	"validate":      answerValidate,
 	"gate_defaults": answerGateDefaults,
+	"gang_validate": answerGangValidate,
 }
 
 func main() {

@@ -204,3 +204,49 @@ def test_a_null_quantity_is_zero_as_the_api_server_decodes_it():
     """
     assert lint_text(pod % ("null", "")) == []
     assert {f.rule for f in lint_text(pod % ("lots", "lots"))} == {"gpu-non-integer"}
+
+
+def test_a_status_the_api_server_resets_is_only_decoded():
+    """A PodGroup's or a Deployment's status is dropped on create and on update (their registry strategies'
+    PrepareForCreate and PrepareForUpdate; the oracle's gang_validate family found the PodGroup's): a
+    condition without its reason and message is no error, a value of the wrong type still is (the JSON
+    decoder refuses it). A Node keeps the status it is created with: its conditions are still validated."""
+    pod_group = """
+        apiVersion: scheduling.k8s.io/v1beta1
+        kind: PodGroup
+        metadata: {name: workers, namespace: default}
+        spec:
+          schedulingPolicy: {gang: {minCount: 2}}
+        status:
+          conditions:
+          - {type: PodGroupInitiallyScheduled, status: "True"}
+          - {type: DisruptionTarget, status: null}
+        """
+    assert by_rule(lint_text(pod_group), "schema-invalid") == []  # a null is the zero value to the decoder
+    (finding,) = by_rule(lint_text(pod_group.replace('status: "True"', "status: true")), "schema-invalid")
+    assert finding.message == 'status.conditions[0].status: Invalid value: true is not of type "string"'
+    deployment = """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: trainer}
+        spec:
+          selector: {matchLabels: {app: trainer}}
+          template:
+            metadata: {labels: {app: trainer}}
+            spec:
+              containers: [{name: trainer, image: trainer:1.0}]
+        status:
+          conditions:
+          - {status: "True"}
+        """
+    assert by_rule(lint_text(deployment), "schema-invalid") == []
+    node = """
+        apiVersion: v1
+        kind: Node
+        metadata: {name: gpu-node-1}
+        status:
+          conditions:
+          - {status: "True"}
+        """
+    (finding,) = by_rule(lint_text(node), "schema-invalid")
+    assert finding.message == 'status.conditions[0]: Required value: "type" is required'

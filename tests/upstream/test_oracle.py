@@ -9,15 +9,19 @@ them reproducible.
 from __future__ import annotations
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from oracle_families import (
     CEL_CASE,
+    GANG_CASE,
+    GANG_GATES,
     QUANTITY_CASE,
     SCHEDULE_CASE,
     VALIDATE_CASE,
     cel_device,
     compare_cel,
+    compare_gang_validate,
     compare_gate_defaults,
     compare_quantity,
     compare_schedule,
@@ -79,6 +83,37 @@ def test_pod_validation_agrees(oracle, cases, comparisons):
     found = [(case, compare_validate(case, answer, gates)) for case, answer in zip(cases, answers)]
     disagreements = [(case, problems) for case, problems in found if problems]
     assert not disagreements, report(disagreements)
+
+
+@family_settings(20)
+@given(cases=batches(GANG_CASE, 20), gates=GANG_GATES)
+def test_gang_validation_agrees(oracle, cases, gates):
+    """Workload and PodGroup (scheduling.k8s.io) created through the API server's strategies, under the gates
+    of the fields they drop, against the rules of gpulint's that say the API server refuses an object."""
+    answers = oracle.ask("gang_validate", cases, gates)
+    found = [(case, compare_gang_validate(case, answer, gates)) for case, answer in zip(cases, answers)]
+    disagreements = [(case, problems) for case, problems in found if problems]
+    assert not disagreements, report(disagreements)
+
+
+def test_recorded_gang_objects_agree(oracle):
+    """The Workloads and PodGroups tests/unit/test_scheduling_validation.py holds: Kubernetes still refuses
+    exactly those it records errors for, with the same fields."""
+    from support.gang_objects import CASES
+
+    wrong = []
+    for case in CASES:
+        obj = yaml.safe_load(case.text)
+        found = []  # per cluster the configuration may describe: the fields Kubernetes refuses
+        for gates in case.settings:
+            (answer,) = oracle.ask("gang_validate", [{"object": obj}], gates)
+            assert not answer.get("decode_error"), answer
+            found.append({f"{e['field']}: {e['type']}" for e in answer["errors"]})
+        theirs = sorted(set.intersection(*found))  # refused whatever the unstated gates
+        expected = sorted(": ".join(error.split(": ")[:2]) for error in case.errors)
+        if theirs != expected:
+            wrong.append(f"{case.name}: recorded {expected}, Kubernetes {theirs} (per setting: {found})")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_feature_gate_defaults_agree(oracle):

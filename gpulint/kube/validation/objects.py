@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping
-from gpulint.kube.validation import core, resource, resource_slice
+from gpulint.kube.validation import core, resource, resource_slice, scheduling
 from gpulint.kube.validation.errors import FieldError
 
 DRA_API = "resource.k8s.io/"
@@ -39,7 +39,9 @@ SLICE_VERSIONS = ("/v1", "/v1beta2", "/v1beta1")  # v1alpha3 slices have another
 def object_meta(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[FieldError]:
     """ValidateObjectMeta as far as gpulint checks it: the name of the kinds it knows, labels, annotations."""
     metadata = mapping(data.get("metadata"))
-    if kind in SUBDOMAIN_NAMED and (api_version in BUILT_IN or api_version.startswith(DRA_API)):
+    if (kind in SUBDOMAIN_NAMED and (api_version in BUILT_IN or api_version.startswith(DRA_API))) or (
+        kind in scheduling.KINDS and api_version in scheduling.API_VERSIONS
+    ):
         yield from core.object_name(metadata.get("name"), ("metadata", "name"))
     if metadata.get("labels"):  # nothing to say of an empty or absent map
         yield from core.labels(metadata["labels"], ("metadata", "labels"))

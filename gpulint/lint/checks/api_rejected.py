@@ -9,6 +9,7 @@ from gpulint.kube.operator_webhooks import cluster_queue_schema_errors
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.validation.objects import BUILT_IN, dra_spec, object_meta
+from gpulint.kube.validation.scheduling import scheduling_spec
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
@@ -45,6 +46,7 @@ def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
     if obj.api_version in BUILT_IN:
         yield from _pod_errors(obj, ctx)
     yield from dra_spec(obj.kind, obj.api_version, obj.data)
+    yield from scheduling_spec(obj.kind, obj.api_version, obj.data, ctx.config.gates)
     if obj.ref.group == "kueue.x-k8s.io" and obj.kind == "ClusterQueue":  # its CRD's validation rule
         yield from cluster_queue_schema_errors(obj.data)
 

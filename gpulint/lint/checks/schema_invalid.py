@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from gpulint.kube.crd_templates import SchemaBound
 from gpulint.kube.fields import type_name
+from gpulint.kube.validation import scheduling
 from gpulint.kube.workloads import read_by_shape
 from gpulint.lint.checks import CheckContext, field_path
 from gpulint.lint.findings import Diagnostic, Severity, first_line
@@ -19,6 +20,29 @@ SPEC = RuleSpec("schema-invalid", Severity.ERROR)
 # containers by design: the driver or operator adds its own container to it, and nobody applies it.
 _POD_TEMPLATE_FILE = re.compile(r"pod[-_]?template", re.IGNORECASE)
 RULE_ID = SPEC.id
+# Kinds whose registry strategy resets the status a manifest gives, on create and on update (pkg/registry in
+# kubernetes v1.37.2: core/pod, apps/{deployment,statefulset,daemonset,replicaset}, batch/{job,cronjob},
+# resource/resourceclaim, scheduling/{podgroup,compositepodgroup} strategy.go PrepareForCreate; the status
+# subresource alone writes it): the decoder still reads it, so only a value of the wrong type is refused there.
+STATUS_RESET = frozenset(
+    {
+        ("", "Pod"),
+        ("apps", "Deployment"),
+        ("apps", "StatefulSet"),
+        ("apps", "DaemonSet"),
+        ("apps", "ReplicaSet"),
+        ("batch", "Job"),
+        ("batch", "CronJob"),
+        ("resource.k8s.io", "ResourceClaim"),
+        ("scheduling.k8s.io", "PodGroup"),
+        ("scheduling.k8s.io", "CompositePodGroup"),
+    }
+)
+# The schema's rules on values that decoding does not enforce (a missing or null field is a zero value to Go):
+# in a field the API server drops before validation they refuse nothing
+VALUE_RULES = frozenset(
+    {"Required", "Null", "Enum", "Pattern", "Format", "MinLength", "MaxLength", "Minimum", "Maximum"}
+)
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -45,7 +69,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _list_items(obj)
         return
     pod_template_file = obj.kind == "Pod" and _POD_TEMPLATE_FILE.search(os.path.basename(obj.document.path))
+    status_reset = (obj.ref.group, obj.kind) in STATUS_RESET
     for error in ctx.schemas.validate(data):
+        if error.rule in VALUE_RULES and (
+            (status_reset and error.path[:1] == ("status",))
+            or scheduling.dropped(obj.kind, obj.api_version, error.path, ctx.config.gates)
+        ):
+            continue  # the API server drops the field before it validates (STATUS_RESET, a disabled gate's field)
         where = field_path(error.path) or obj.kind
         if pod_template_file and error.path == ("spec",) and '"containers" is required' in error.message:
             continue  # a Spark or Flink pod template file: the driver adds the containers it runs
