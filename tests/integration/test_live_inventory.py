@@ -118,6 +118,34 @@ def test_discovery_watches_the_served_dra_version_and_is_ready_without_one(make_
         webhook.stop()
 
 
+GANG_V1ALPHA3 = {
+    "workloads": [{"metadata": {"name": "train", "namespace": "ml"}, "spec": {"podGroupTemplates": []}}],
+    "podgroups": [{"metadata": {"name": "train-workers", "namespace": "ml"}, "spec": {"schedulingPolicy": {}}}],
+}
+
+
+@pytest.mark.slow
+def test_a_cluster_serving_workloads_and_pod_groups_only_at_v1alpha3_is_read_at_it(make_api):
+    """Kubernetes 1.37 serves scheduling.k8s.io Workload and PodGroup at v1beta1 and v1alpha3, each behind
+    --runtime-config (pkg/registry/scheduling/rest/storage_scheduling.go, v1.37.2): a cluster that turned on
+    only v1alpha3 is listed at v1alpha3, and its gang objects are found as the v1beta1 ones would be."""
+    api = make_api(cluster([node("n0", 8)], **{"scheduling.k8s.io__v1alpha3": GANG_V1ALPHA3}))
+    webhook = serve(api)
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        listed = {urlparse(r).path for r in api.requests if "watch=true" not in r and "limit=" in r}
+        assert {p for p in listed if "scheduling.k8s.io" in p} == {
+            "/apis/scheduling.k8s.io/v1alpha3/workloads",
+            "/apis/scheduling.k8s.io/v1alpha3/podgroups",
+        }
+        inventory = webhook.snapshot.inventory
+        assert inventory is not None
+        assert inventory.find_gang_object("scheduling.k8s.io", "Workload", "ml", "train") is not None
+        assert inventory.find_gang_object("scheduling.k8s.io", "PodGroup", "ml", "train-workers") is not None
+    finally:
+        webhook.stop()
+
+
 def test_not_ready_until_every_served_api_is_listed_and_readyz_says_what_it_waits_for(make_api):
     configuration = client.Configuration()
     configuration.host = "https://127.0.0.1:9"  # nothing listens: discovery fails and is retried

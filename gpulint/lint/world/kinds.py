@@ -116,9 +116,9 @@ KINDS: tuple[KindRow, ...] = (
     _row(compute_domain.GROUP, compute_domain.KIND, ("v1beta1",), "computedomains", True, True, _L, _NEVER),
     _row("nvidia.com", "ClusterPolicy", ("v1",), "clusterpolicies", False, True, _L, _NEVER),
     # gangs
-    _row("scheduling.k8s.io", "Workload", ("v1beta1", "v1alpha2", "v1alpha1"), "workloads", True, True, _I),
-    _row("scheduling.k8s.io", "PodGroup", ("v1beta1", "v1alpha2"), "podgroups", True, True, _I),
-    _row("scheduling.k8s.io", "CompositePodGroup", ("v1beta1",), "compositepodgroups", True, True, _I),
+    _row("scheduling.k8s.io", "Workload", ("v1beta1", "v1alpha3", "v1alpha2", "v1alpha1"), "workloads", True, True, _I),
+    _row("scheduling.k8s.io", "PodGroup", ("v1beta1", "v1alpha3", "v1alpha2"), "podgroups", True, True, _I),
+    _row("scheduling.k8s.io", "CompositePodGroup", ("v1alpha3",), "compositepodgroups", True, True, _I),
     _row("scheduling.x-k8s.io", "PodGroup", ("v1alpha1",), "podgroups", True, True, _I),
     _row(VOLCANO_GROUP, "PodGroup", ("v1beta1",), "podgroups", True, True, _I),
     # admission: Kueue, Volcano, KAI Scheduler

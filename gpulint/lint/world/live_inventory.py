@@ -188,8 +188,10 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     # DeviceTaintRules (DRADeviceTaints) taint the devices they select as if their slices did: v1alpha3
     # from 1.33, v1beta2 from 1.36, v1 from 1.37.
     InventoryApi("resource.k8s.io", "DeviceTaintRule", "devicetaintrules", ("v1", "v1beta2", "v1alpha3")),
-    InventoryApi("scheduling.k8s.io", "Workload", "workloads", ("v1beta1", "v1alpha2", "v1alpha1"), namespaced=True),
-    InventoryApi("scheduling.k8s.io", "PodGroup", "podgroups", ("v1beta1", "v1alpha2"), namespaced=True),
+    InventoryApi(
+        "scheduling.k8s.io", "Workload", "workloads", ("v1beta1", "v1alpha3", "v1alpha2", "v1alpha1"), namespaced=True
+    ),
+    InventoryApi("scheduling.k8s.io", "PodGroup", "podgroups", ("v1beta1", "v1alpha3", "v1alpha2"), namespaced=True),
     InventoryApi("scheduling.x-k8s.io", "PodGroup", "podgroups", ("v1alpha1",), namespaced=True),
     InventoryApi("scheduling.volcano.sh", "PodGroup", "podgroups", ("v1beta1",), namespaced=True),
     InventoryApi("node.k8s.io", "RuntimeClass", "runtimeclasses", ("v1",)),
