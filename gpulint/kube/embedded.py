@@ -34,13 +34,44 @@ def load_embedded(text: str, max_depth: int = MAX_EMBEDDED_DEPTH, max_nodes: int
     levels, holding more than ``max_nodes`` values, lists and maps, or holding aliases (an alias can expand
     without bound)."""
     import yaml
+
+    refused = _refused(text, max_depth, max_nodes)
+    if refused is not None:
+        return refused
+    try:
+        return yaml.load(text, Loader=_loader())
+    except yaml.YAMLError:
+        return NotParsed("not YAML")
+
+
+def compose_embedded(text: str) -> Any:
+    """The node tree (with positions in ``text``) of the one document a YAML string holds, within the bounds of
+    load_embedded; None when it holds none or is refused."""
+    import yaml
+
+    if _refused(text, MAX_EMBEDDED_DEPTH, MAX_EMBEDDED_NODES) is not None:
+        return None
+    try:
+        return yaml.compose(text, Loader=_loader())
+    except yaml.YAMLError:  # several documents, or none readable
+        return None
+
+
+def _loader() -> Any:
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _refused(text: str, max_depth: int, max_nodes: int) -> NotParsed | None:
+    """Why the string is not read (see load_embedded), counted on libyaml's event stream; None: it may be."""
+    import yaml
     from yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, ScalarEvent
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     depth = 0
     nodes = 0
     try:
-        for event in yaml.parse(text, Loader=loader):
+        for event in yaml.parse(text, Loader=_loader()):
             if isinstance(event, (ScalarEvent, CollectionStartEvent)):
                 nodes += 1
                 if nodes > max_nodes:
@@ -53,11 +84,11 @@ def load_embedded(text: str, max_depth: int = MAX_EMBEDDED_DEPTH, max_nodes: int
                 depth -= 1
             elif isinstance(event, AliasEvent):
                 return NotParsed("YAML aliases, which gpulint does not expand in a document held in a string")
-        return yaml.load(text, Loader=loader)
     except yaml.YAMLError as error:
         if "nesting depth" in str(getattr(error, "problem", "")):  # libyaml's own bound (1,000 flow levels)
             return NotParsed(f"it nests deeper than {max_depth} levels")
         return NotParsed("not YAML")
+    return None
 
 
 def nests_deeper(value: Any, max_depth: int) -> bool:

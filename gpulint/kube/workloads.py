@@ -10,7 +10,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from gpulint.kube import kserve, trainjob
+from gpulint.kube import held_pods, kserve, trainjob
 from gpulint.kube import pod_views as views
 from gpulint.kube.crd_templates import SchemaBound, patterns_in_order
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
@@ -357,7 +357,24 @@ def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
                 pod.path, built.spec, pod.pods, pod.role, pod.path, built.aliases, "", True, built.unfaithful, pod.names
             )
         return
-    sites = TEMPLATE_SITES.get((api_group(api_version), kind))
+    group = api_group(api_version)
+    if (group, kind) in held_pods.HELD_IN:  # pod templates written as documents in its data (a ConfigMap's)
+        for held in held_pods.held_pods(obj, group, kind):
+            built = held.view
+            yield PodSpecSite(
+                held.path,
+                built.spec,
+                held.pods,
+                held.role,
+                held.template_path,
+                built.aliases,
+                built.completed_by,
+                built.faithful,
+                built.unfaithful,
+                built.names,
+            )
+        return
+    sites = TEMPLATE_SITES.get((group, kind))
     if sites is None:
         if isinstance(obj, SchemaBound):  # its CRD is known: the pods are where its schema says
             yield from _schema_sites(obj, kind)

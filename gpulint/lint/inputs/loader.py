@@ -26,6 +26,7 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
+from gpulint.kube.embedded import compose_embedded
 from gpulint.lint.findings import Fix, Path, Severity
 
 try:  # libyaml is present in every PyYAML wheel; the pure-Python loader is ~15x slower
@@ -225,15 +226,20 @@ class LocatedDocument:
         node: Node = self.node
         key_node: Node | None = None
         complete = True
+        text, line, column = self.text, 0, 0  # the text the nodes are in, and where it starts in the document
         for step in path:
             child = _child(node, step)
+            if child is None and isinstance(node, ScalarNode):  # a document held in the string (kube/held_pods)
+                held = held_document(node, text)
+                if held is not None and (inner := _child(held.node, step)) is not None:
+                    child, text, line, column = inner, node.value, line + held.line, column + held.column
             if child is None:
                 complete = False  # point at the key of the deepest ancestor that exists
                 break
             key_node, node = child
         target = key_node if ((on_key or not complete) and key_node is not None) else node
         mark = target.start_mark
-        return mark.line + self.line_offset + 1, mark.column + 1
+        return mark.line + line + self.line_offset + 1, mark.column + column + 1
 
     def file_of(self, path: Path, on_key: bool = False) -> str:
         """The file a finding at ``path`` is reported in: this document's (a rendered one may say a patch's)."""
@@ -289,6 +295,35 @@ class LocatedDocument:
         line = self.text.count("\n", 0, absolute)
         column = absolute - (self.text.rfind("\n", 0, absolute) + 1)
         return line + self.line_offset + 1, column + 1
+
+
+@dataclass(frozen=True)
+class HeldDocument:
+    """A YAML document written as a literal block scalar (``key: |``): its nodes, and the line and column in the
+    surrounding text where the block's content starts. Each line of a literal block is the value's line with the
+    block's indentation removed, so a position in the value is that shift away in the file."""
+
+    node: Node
+    line: int  # 0-based
+    column: int
+
+
+def held_document(scalar: ScalarNode, text: str) -> HeldDocument | None:
+    """The document ``scalar`` holds, when it is a literal block (``|``, ``|-``, ``|+``) of ``text`` without an
+    indentation indicator; None otherwise (a folded or quoted string moves its characters: a finding in it is
+    placed at the string)."""
+    if scalar.style != "|" or not text or "\n" not in scalar.value:
+        return None
+    start = scalar.start_mark.index
+    header_end = text.find("\n", start)
+    if header_end < 0 or any(ch.isdigit() for ch in text[start:header_end].split("#", 1)[0]):
+        return None
+    content = text[header_end + 1 : scalar.end_mark.index]
+    first = next((row for row in content.split("\n") if row.strip()), "")
+    node = compose_embedded(scalar.value)
+    if node is None:
+        return None
+    return HeldDocument(node, scalar.start_mark.line + 1, len(first) - len(first.lstrip(" ")))
 
 
 @dataclass

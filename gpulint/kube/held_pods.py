@@ -1,0 +1,170 @@
+"""Pod specs held in configuration: a document in a ConfigMap's data that a program reads and makes pods from.
+
+Such a document is a pod template that no controller of Kubernetes knows: the program that reads it merges it
+with a pod of its own and creates that pod. One row per kind of holder, each with the code that reads it; a
+holder is recognised by what its document says, never by a key's name alone (a ConfigMap's data is free text).
+The paths of a held pod run through the string (``data.job-pod.yaml.spec``): LocatedDocument.locate places a
+finding inside a literal block (``key: |``), at the string otherwise. gpulint cannot edit the text a string
+holds, so a held pod's findings offer no fix.
+
+Only a document the reader would take as a whole pod template is read. A document holding template statements
+(``{% ... %}``) is not; a field holding a placeholder (``${GPUS}``, ``{{ .gpus }}``) is left out, and the pod
+is then not all known (``completed_by``), as for an Argo template's parameters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.embedded import NotParsed, load_embedded
+from gpulint.kube.fields import mapping, sequence, text
+from gpulint.kube.pod_views import PodView
+from gpulint.kube.refs import Path
+
+# A field whose value is still to be filled in by whatever renders the ConfigMap (envsubst, Jinja, Go templates)
+_PLACEHOLDER = re.compile(r"\$\{|\{\{")
+_STATEMENT = "{%"  # a Jinja statement: the document's shape itself is still to come
+PLACEHOLDERS = "the values of its placeholders (filled in before the program reads it)"
+
+
+@dataclass(frozen=True)
+class HeldPod:
+    """One pod a holder's document makes: where its pod spec is (from the object's root, through the string),
+    the element holding its metadata, how many pods, and the pod the reader builds."""
+
+    path: Path
+    template_path: Path
+    role: str
+    pods: int | None
+    view: PodView
+
+
+# (path of the document in the object, the document) -> the pod the reader builds from it, or None
+Reader = Callable[[Path, dict[str, Any]], "HeldPod | None"]
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A kind of document that holds a pod template, and the program that reads it."""
+
+    name: str  # as messages and docs name it
+    source: str  # the upstream code that reads it (file and release)
+    markers: tuple[str, ...]  # text every such document holds (a cheap test before it is parsed)
+    read: Reader
+
+
+# ------------------------------------------------------------------------- ARC runner container hooks
+
+# actions/runner-container-hooks v0.8.1, packages/k8s: readExtensionFromFile (src/k8s/utils.ts) reads the file
+# ACTIONS_RUNNER_CONTAINER_HOOK_TEMPLATE names as a V1PodTemplateSpec; createJobPod (src/k8s/index.ts) builds the
+# workflow job's pod and mergePodSpecWithOptions merges the template's spec into it: containers whose name starts
+# with "$" are left out (they extend the hook's own), the others appended; volumes appended; every other field
+# replaces the hook's. createContainerSpec (src/hooks/prepare-job.ts) merges the container "$job" into the job
+# container (mergeContainerWithOptions: name and image kept, env, volumeMounts and ports appended, every other
+# field replaced) and "$<service>" into a service container of the workflow's.
+ARC_PREFIX = "$"
+ARC_JOB = "$job"
+# src/hooks/constants.ts: the job container's volumes (CONTAINER_VOLUMES), emptyDirs of the pod (createJobPod)
+ARC_MOUNTS = (
+    {"name": "externals", "mountPath": "/__e"},
+    {"name": "work", "mountPath": "/__w"},
+    {"name": "github", "mountPath": "/github"},
+)
+ARC_VOLUMES = tuple({"name": mount["name"], "emptyDir": {}} for mount in ARC_MOUNTS)
+ARC_SERVICES = "the workflow's service containers (the template's {names} extend them)"
+ARC_HOOK = "ARC runner container hook template"
+
+
+def _arc_hook(path: Path, document: dict[str, Any]) -> HeldPod | None:
+    spec = document.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    listed = sequence(spec.get("containers"))
+    named = [(index, c, text(c.get("name"))) for index, c in enumerate(listed) if isinstance(c, dict)]
+    if not any(name.startswith(ARC_PREFIX) for _, _, name in named):
+        return None  # no container the hook merges: nothing says the runner reads it
+    spec_path = (*path, "spec")
+    containers: list[dict[str, Any]] = []
+    aliases: list[tuple[Path, Path]] = [(spec_path, spec_path)]  # written as in the pod, in a string: no fix
+    job = next(((index, c) for index, c, name in named if name == ARC_JOB), None)
+    own_mounts = [m for m in sequence(job[1].get("volumeMounts"))] if job is not None else []
+    job_container = {**(job[1] if job is not None else {"name": ARC_JOB}), "volumeMounts": [*own_mounts, *ARC_MOUNTS]}
+    job_container.pop("image", None)  # the workflow's `container: image:` (the template's is ignored)
+    containers.append(job_container)
+    if job is not None:
+        aliases.append(((*spec_path, "containers", 0), (*spec_path, "containers", job[0])))
+    for index, container, name in named:
+        if not name.startswith(ARC_PREFIX):
+            aliases.append(((*spec_path, "containers", len(containers)), (*spec_path, "containers", index)))
+            containers.append(container)
+    services = [name for _, _, name in named if name.startswith(ARC_PREFIX) and name != ARC_JOB]
+    view = {
+        **spec,
+        "containers": containers,
+        "volumes": [*sequence(spec.get("volumes")), *ARC_VOLUMES],
+        "restartPolicy": spec.get("restartPolicy", "Never"),
+    }
+    completed_by = ARC_SERVICES.format(names=", ".join(services)) if services else ""
+    return HeldPod(spec_path, path, "workflow job", 1, PodView(view, tuple(aliases), completed_by, faithful=False))
+
+
+HOLDERS: tuple[Holder, ...] = (
+    Holder(
+        ARC_HOOK,
+        "actions/runner-container-hooks v0.8.1 packages/k8s (utils.ts readExtensionFromFile, "
+        "mergePodSpecWithOptions; prepare-job.ts createContainerSpec)",
+        (ARC_PREFIX, "containers"),
+        _arc_hook,
+    ),
+)
+
+# Where each kind keeps the documents a program reads: (api group, kind) -> the field whose values are documents
+HELD_IN: dict[tuple[str, str], Path] = {("", "ConfigMap"): ("data",)}
+
+
+def held_pods(obj: dict[str, Any], group: str, kind: str) -> Iterator[HeldPod]:
+    """The pods the documents of ``obj`` (a ConfigMap's data) make, in the order of its keys."""
+    field = HELD_IN.get((group, kind))
+    if field is None:
+        return
+    for key, value in mapping(mapping(obj).get(field[0])).items():
+        if not isinstance(value, str) or _STATEMENT in value:
+            continue
+        holders = [h for h in HOLDERS if all(marker in value for marker in h.markers)]
+        if not holders:
+            continue
+        document = load_embedded(value)
+        if isinstance(document, NotParsed) or not isinstance(document, dict):
+            continue
+        known = _without_placeholders(document)
+        for holder in holders:
+            pod = holder.read((*field, key), known)
+            if pod is None:
+                continue
+            if known != document and not pod.view.completed_by:
+                pod = HeldPod(
+                    pod.path,
+                    pod.template_path,
+                    pod.role,
+                    pod.pods,
+                    PodView(pod.view.spec, pod.view.aliases, PLACEHOLDERS, faithful=pod.view.faithful),
+                )
+            yield pod
+            break  # one reader per document
+
+
+def _without_placeholders(value: Any) -> Any:
+    """The document without the fields whose key or value holds a placeholder (list items stay, in place, so
+    that paths into the document still hold)."""
+    if isinstance(value, dict):
+        return {
+            k: _without_placeholders(v)
+            for k, v in value.items()
+            if not (isinstance(k, str) and _PLACEHOLDER.search(k)) and not (isinstance(v, str) and _PLACEHOLDER.search(v))
+        }
+    if isinstance(value, list):
+        return [_without_placeholders(item) for item in value]
+    return value
