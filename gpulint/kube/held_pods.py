@@ -4,8 +4,8 @@ Such a document is a pod template that no controller of Kubernetes knows: the pr
 with a pod of its own and creates that pod. One row per kind of holder, each with the code that reads it; a
 holder is recognised by what its document says, never by a key's name alone (a ConfigMap's data is free text).
 The paths of a held pod run through the string (``data.job-pod.yaml.spec``): LocatedDocument.locate places a
-finding inside a literal block (``key: |``), at the string otherwise. gpulint cannot edit the text a string
-holds, so a held pod's findings offer no fix.
+finding at its field's line and column inside the string (a ``|`` block, as these are written, or any other
+style). gpulint does not edit the text a string holds, so a held pod's findings offer no fix.
 
 Only a document the reader would take as a whole pod template is read. A document holding template statements
 (``{% ... %}``) is not; a field holding a placeholder (``${GPUS}``, ``{{ .gpus }}``) is left out, and the pod
@@ -74,7 +74,6 @@ ARC_MOUNTS = (
     {"name": "github", "mountPath": "/github"},
 )
 ARC_VOLUMES = tuple({"name": mount["name"], "emptyDir": {}} for mount in ARC_MOUNTS)
-ARC_SERVICES = "the workflow's service containers (the template's {names} extend them)"
 ARC_HOOK = "ARC runner container hook template"
 
 
@@ -90,7 +89,7 @@ def _arc_hook(path: Path, document: dict[str, Any]) -> HeldPod | None:
     containers: list[dict[str, Any]] = []
     aliases: list[tuple[Path, Path]] = [(spec_path, spec_path)]  # written as in the pod, in a string: no fix
     job = next(((index, c) for index, c, name in named if name == ARC_JOB), None)
-    own_mounts = [m for m in sequence(job[1].get("volumeMounts"))] if job is not None else []
+    own_mounts = sequence(job[1].get("volumeMounts")) if job is not None else []
     job_container = {**(job[1] if job is not None else {"name": ARC_JOB}), "volumeMounts": [*own_mounts, *ARC_MOUNTS]}
     job_container.pop("image", None)  # the workflow's `container: image:` (the template's is ignored)
     containers.append(job_container)
@@ -100,15 +99,15 @@ def _arc_hook(path: Path, document: dict[str, Any]) -> HeldPod | None:
         if not name.startswith(ARC_PREFIX):
             aliases.append(((*spec_path, "containers", len(containers)), (*spec_path, "containers", index)))
             containers.append(container)
-    services = [name for _, _, name in named if name.startswith(ARC_PREFIX) and name != ARC_JOB]
     view = {
         **spec,
         "containers": containers,
         "volumes": [*sequence(spec.get("volumes")), *ARC_VOLUMES],
         "restartPolicy": spec.get("restartPolicy", "Never"),
     }
-    completed_by = ARC_SERVICES.format(names=", ".join(services)) if services else ""
-    return HeldPod(spec_path, path, "workflow job", 1, PodView(view, tuple(aliases), completed_by, faithful=False))
+    # A "$<service>" container joins the pod only with a service the workflow declares: the pod without it is
+    # the least the workflow's pod holds.
+    return HeldPod(spec_path, path, "workflow job", 1, PodView(view, tuple(aliases), faithful=False))
 
 
 HOLDERS: tuple[Holder, ...] = (
@@ -163,7 +162,8 @@ def _without_placeholders(value: Any) -> Any:
         return {
             k: _without_placeholders(v)
             for k, v in value.items()
-            if not (isinstance(k, str) and _PLACEHOLDER.search(k)) and not (isinstance(v, str) and _PLACEHOLDER.search(v))
+            if not (isinstance(k, str) and _PLACEHOLDER.search(k))
+            and not (isinstance(v, str) and _PLACEHOLDER.search(v))
         }
     if isinstance(value, list):
         return [_without_placeholders(item) for item in value]

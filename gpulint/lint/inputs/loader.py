@@ -226,20 +226,19 @@ class LocatedDocument:
         node: Node = self.node
         key_node: Node | None = None
         complete = True
-        text, line, column = self.text, 0, 0  # the text the nodes are in, and where it starts in the document
-        for step in path:
+        for index, step in enumerate(path):
             child = _child(node, step)
-            if child is None and isinstance(node, ScalarNode):  # a document held in the string (kube/held_pods)
-                held = held_document(node, text)
-                if held is not None and (inner := _child(held.node, step)) is not None:
-                    child, text, line, column = inner, node.value, line + held.line, column + held.column
             if child is None:
+                # a document held in the string (kube/held_pods): the field is that far into the string
+                offset = held_offset(node.value, path[index:], on_key) if isinstance(node, ScalarNode) else None
+                if offset is not None:
+                    return LocatedDocument.locate_in_string(self, path[:index], offset)
                 complete = False  # point at the key of the deepest ancestor that exists
                 break
             key_node, node = child
         target = key_node if ((on_key or not complete) and key_node is not None) else node
         mark = target.start_mark
-        return mark.line + line + self.line_offset + 1, mark.column + column + 1
+        return mark.line + self.line_offset + 1, mark.column + 1
 
     def file_of(self, path: Path, on_key: bool = False) -> str:
         """The file a finding at ``path`` is reported in: this document's (a rendered one may say a patch's)."""
@@ -297,33 +296,24 @@ class LocatedDocument:
         return line + self.line_offset + 1, column + 1
 
 
-@dataclass(frozen=True)
-class HeldDocument:
-    """A YAML document written as a literal block scalar (``key: |``): its nodes, and the line and column in the
-    surrounding text where the block's content starts. Each line of a literal block is the value's line with the
-    block's indentation removed, so a position in the value is that shift away in the file."""
-
-    node: Node
-    line: int  # 0-based
-    column: int
-
-
-def held_document(scalar: ScalarNode, text: str) -> HeldDocument | None:
-    """The document ``scalar`` holds, when it is a literal block (``|``, ``|-``, ``|+``) of ``text`` without an
-    indentation indicator; None otherwise (a folded or quoted string moves its characters: a finding in it is
-    placed at the string)."""
-    if scalar.style != "|" or not text or "\n" not in scalar.value:
+def held_offset(value: str, path: Path, on_key: bool = False) -> int | None:
+    """Where the field at ``path`` of the YAML document the string ``value`` holds starts in it (its key's when
+    ``on_key``, or the deepest that exists); None when the string holds no such document or not its first step."""
+    if not path or "\n" not in value:
         return None
-    start = scalar.start_mark.index
-    header_end = text.find("\n", start)
-    if header_end < 0 or any(ch.isdigit() for ch in text[start:header_end].split("#", 1)[0]):
+    node = compose_embedded(value)
+    if node is None or _child(node, path[0]) is None:
         return None
-    content = text[header_end + 1 : scalar.end_mark.index]
-    first = next((row for row in content.split("\n") if row.strip()), "")
-    node = compose_embedded(scalar.value)
-    if node is None:
-        return None
-    return HeldDocument(node, scalar.start_mark.line + 1, len(first) - len(first.lstrip(" ")))
+    key_node: Node | None = None
+    complete = True
+    for step in path:
+        child = _child(node, step)
+        if child is None:
+            complete = False
+            break
+        key_node, node = child
+    target = key_node if ((on_key or not complete) and key_node is not None) else node
+    return target.start_mark.index
 
 
 @dataclass
