@@ -110,6 +110,50 @@ def _arc_hook(path: Path, document: dict[str, Any]) -> HeldPod | None:
     return HeldPod(spec_path, path, "workflow job", 1, PodView(view, tuple(aliases), faithful=False))
 
 
+# ------------------------------------------------------------------ whole Pods read as a base pod
+
+# A program that starts from a whole Pod it reads from a file and sets the rest of each pod itself: the fields it
+# sets are not known here, and the pod is not all known (its own additions: completed_by).
+# Airflow's KubernetesExecutor (apache-airflow-providers-cncf-kubernetes pod_generator.py PodGenerator
+# construct_pod): the pod_template_file's pod, its first container merged with the worker container "base" (image,
+# args, env), then each task's executor_config pod_override.
+AIRFLOW_CONTAINER = "base"
+AIRFLOW = "each task's pod_override (Airflow's KubernetesExecutor sets the image and command and merges it)"
+# Spark on Kubernetes (apache/spark resource-managers/kubernetes BasicDriverFeatureStep, BasicExecutorFeatureStep;
+# docs/running-on-kubernetes.md "Pod Template"): spark.kubernetes.{driver,executor}.podTemplateFile's pod, its
+# Spark container (named so by default, Constants.scala DEFAULT_DRIVER_CONTAINER_NAME) given the image, command,
+# CPU, memory and the GPUs spark.*.resource.gpu.amount asks for.
+SPARK_CONTAINERS = {"spark-kubernetes-driver": "Spark driver", "spark-kubernetes-executor": "Spark executor"}
+SPARK = "Spark (the image, command, CPU, memory and GPU amounts of its configuration)"
+
+
+def _whole_pod(reader: Callable[[list[Any]], tuple[str, str] | None]) -> Reader:
+    """A whole Pod (``kind: Pod``) whose containers ``reader`` takes for its own: (role, what completes it)."""
+
+    def read(path: Path, document: dict[str, Any]) -> HeldPod | None:
+        spec = document.get("spec")
+        if document.get("kind") != "Pod" or not isinstance(spec, dict):
+            return None
+        found = reader(sequence(spec.get("containers")))
+        if found is None:
+            return None
+        spec_path = (*path, "spec")
+        view = PodView(spec, ((spec_path, spec_path),), found[1], faithful=False)
+        return HeldPod(spec_path, path, found[0], None, view)
+
+    return read
+
+
+def _airflow(containers: list[Any]) -> tuple[str, str] | None:
+    first = containers[0] if containers else None
+    return ("Airflow task", AIRFLOW) if text(mapping(first).get("name")) == AIRFLOW_CONTAINER else None
+
+
+def _spark(containers: list[Any]) -> tuple[str, str] | None:
+    roles = [SPARK_CONTAINERS[name] for c in containers if (name := text(mapping(c).get("name"))) in SPARK_CONTAINERS]
+    return (roles[0], SPARK) if roles else None
+
+
 HOLDERS: tuple[Holder, ...] = (
     Holder(
         ARC_HOOK,
@@ -117,6 +161,19 @@ HOLDERS: tuple[Holder, ...] = (
         "mergePodSpecWithOptions; prepare-job.ts createContainerSpec)",
         (ARC_PREFIX, "containers"),
         _arc_hook,
+    ),
+    Holder(
+        "Airflow KubernetesExecutor pod_template_file",
+        "apache-airflow-providers-cncf-kubernetes pod_generator.py (PodGenerator.construct_pod, reconcile_pods)",
+        ("Pod", AIRFLOW_CONTAINER),
+        _whole_pod(_airflow),
+    ),
+    Holder(
+        "Spark pod template (spark.kubernetes.driver/executor.podTemplateFile)",
+        "apache/spark resource-managers/kubernetes (KubernetesDriverBuilder, KubernetesExecutorBuilder, "
+        "BasicDriverFeatureStep, BasicExecutorFeatureStep)",
+        ("Pod", "spark-kubernetes-"),
+        _whole_pod(_spark),
     ),
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.kube.fields import dig, mapping
+from gpulint.kube.held_pods import HELD_IN
 from gpulint.kube.operator_webhooks import cluster_queue_schema_errors
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import FieldError
@@ -43,7 +44,7 @@ def _site_errors(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Itera
 
 def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
     yield from object_meta(obj.kind, obj.api_version, obj.data)
-    if obj.api_version in BUILT_IN:
+    if obj.api_version in BUILT_IN and (obj.ref.group, obj.kind) not in HELD_IN:
         yield from _pod_errors(obj, ctx)
     yield from dra_spec(obj.kind, obj.api_version, obj.data)
     yield from scheduling_spec(obj.kind, obj.api_version, obj.data, ctx.config.gates)
@@ -63,10 +64,15 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if message not in seen:
             seen.add(message)
             yield _diagnostic(error, "the API server rejects this object")
-    if obj.api_version not in BUILT_IN:
-        # a custom resource's pod templates are not validated as pods until its controller creates them
+    held = (obj.ref.group, obj.kind) in HELD_IN
+    if obj.api_version not in BUILT_IN or held:
+        # a custom resource's pod templates are not validated as pods until its controller creates them, nor a pod
+        # template held in a ConfigMap until the program that reads it does (kube/held_pods)
+        subject = (
+            "the API server rejects the pods made from it" if held else "the API server rejects the pods it creates"
+        )
         for error in _pod_errors(obj, ctx):
             message = error.message()
             if message not in seen:
                 seen.add(message)
-                yield _diagnostic(error, "the API server rejects the pods it creates")
+                yield _diagnostic(error, subject)

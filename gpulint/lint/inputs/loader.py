@@ -299,7 +299,7 @@ class LocatedDocument:
 def held_offset(value: str, path: Path, on_key: bool = False) -> int | None:
     """Where the field at ``path`` of the YAML document the string ``value`` holds starts in it (its key's when
     ``on_key``, or the deepest that exists); None when the string holds no such document or not its first step."""
-    if not path or "\n" not in value:
+    if not path:
         return None
     node = compose_embedded(value)
     if node is None or _child(node, path[0]) is None:

@@ -1,0 +1,283 @@
+"""Pod specs held in configuration (gpulint/kube/held_pods.py): a pod template written as a document in a
+ConfigMap's data, which a program reads and makes pods from, gets the pod rules; each finding sits at its
+field's line and column inside the string."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import yaml
+from rule_harness import findings_of, raw_findings_of
+
+from gpulint.kube.workloads import pod_spec_sites
+from gpulint.lint.inputs.loader import load_text
+
+SHM = "dev-shm-missing"
+
+# Shaped like pytorch/ci-infra's runner.yaml.tpl (the hook ConfigMap of an ARC runner in kubernetes mode) and
+# ARC's docs (docs/gha-runner-scale-set-controller: "Configuring the runner container hook extension").
+HOOK = """\
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: arc-runner-hook-l-x86iavx512-45-172-t4-4
+      namespace: arc-runners
+    data:
+      job-pod.yaml: |
+        metadata:
+          labels:
+            runner-type: gpu
+        spec:
+          nodeSelector:
+            instance-type: "g4dn.12xlarge"
+          tolerations:
+            - key: nvidia.com/gpu
+              operator: Exists
+              effect: NoSchedule
+          containers:
+            - name: "$job"
+              resources:
+                limits:
+                  cpu: "45"
+                  memory: "172Gi"
+                  nvidia.com/gpu: 4
+              volumeMounts:
+                - name: git-cache
+                  mountPath: /opt/git-cache
+          volumes:
+            - name: git-cache
+              hostPath:
+                path: /mnt/git-cache
+"""
+DSHM_MOUNT = """\
+                - name: git-cache
+                  mountPath: /opt/git-cache
+                - name: dshm
+                  mountPath: /dev/shm
+"""
+DSHM_VOLUME = """\
+          volumes:
+            - name: dshm
+              emptyDir:
+                medium: Memory
+"""
+
+
+def _fixed(text: str) -> str:
+    mounts = "                - name: git-cache\n                  mountPath: /opt/git-cache\n"
+    return text.replace(mounts, DSHM_MOUNT).replace("          volumes:\n", DSHM_VOLUME, 1)
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(textwrap.dedent(text).splitlines(), 1) if needle in line)
+
+
+def test_hook_template_without_dev_shm_is_found_inside_the_block():
+    found = [f for f in findings_of(None, HOOK) if f.rule == SHM]
+    assert len(found) == 1, found
+    assert found[0].severity == "warning"
+    assert "container '$job' (4 nvidia.com/gpu) has no memory-backed emptyDir at /dev/shm" in found[0].message
+    # the container's item inside the `|` block, not the data key
+    assert (found[0].line, found[0].column) == (_line_of(HOOK, '- name: "$job"'), 17)
+
+
+def test_hook_template_with_dev_shm_is_clean():
+    assert findings_of(None, _fixed(HOOK)) == []
+
+
+def test_a_held_pods_finding_offers_no_fix():
+    raw = [f for f in raw_findings_of(SHM, HOOK) if f["rule"] == SHM]
+    assert raw and all(f.get("fix") is None for f in raw), raw
+    assert not any("--fix" in note for f in raw for note in f["notes"])
+
+
+def test_gpu_limits_in_the_hook_template_meet_the_cluster(tmp_path: Path):
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "t4-1", "labels": {"instance-type": "g4dn.12xlarge"}},
+        "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
+        "status": {"allocatable": {"cpu": "47", "memory": "180Gi", "pods": "110", "nvidia.com/gpu": "4"}},
+    }
+    inventory = tmp_path / "nodes.yaml"
+    inventory.write_text(yaml.safe_dump(node), encoding="utf-8")
+    eight = _fixed(HOOK).replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 8")
+    found = [f for f in findings_of("gpu-unschedulable", eight, inventory=[str(inventory)])]
+    assert [f.rule for f in found] == ["gpu-unschedulable"], found
+    assert found[0].line > _line_of(eight, "job-pod.yaml: |")  # inside the block
+    assert findings_of("gpu-unschedulable", _fixed(HOOK), inventory=[str(inventory)]) == []
+
+
+def test_the_hook_builds_the_job_container_from_dollar_job():
+    """mergePodSpecWithOptions: "$"-named containers are left out of the pod (they extend the hook's), the others
+    appended after the job container; the hook's volumes appended; the job container keeps no template image."""
+    text = """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: hook}
+        data:
+          extension: |
+            spec:
+              containers:
+                - name: sidecar
+                  image: busybox
+                - name: $redis
+                  resources: {limits: {memory: 1Gi}}
+                - name: $job
+                  image: ignored:latest
+                  resources: {limits: {nvidia.com/gpu: 2}}
+    """
+    data = load_text("hook.yaml", textwrap.dedent(text)).documents[0].data
+    (site,) = pod_spec_sites(data)
+    assert site.path == ("data", "extension", "spec")
+    names = [c["name"] for c in site.spec["containers"]]
+    assert names == ["$job", "sidecar"]
+    assert "image" not in site.spec["containers"][0]
+    assert [v["name"] for v in site.spec["volumes"]] == ["externals", "work", "github"]
+    assert site.spec["restartPolicy"] == "Never"
+    aliases = dict(site.aliases)
+    assert aliases[("data", "extension", "spec", "containers", 0)] == ("data", "extension", "spec", "containers", 2)
+    assert aliases[("data", "extension", "spec", "containers", 1)] == ("data", "extension", "spec", "containers", 0)
+
+
+def test_a_pod_spec_no_program_is_known_to_read_is_left_alone():
+    """A ConfigMap's data is free text: a pod-shaped document with no "$" container (a copy of a manifest, a
+    chart's values) says nothing about who reads it."""
+    text = """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: saved-pod}
+        data:
+          pod.yaml: |
+            spec:
+              containers:
+                - name: trainer
+                  image: pytorch/pytorch:2.4.0
+                  resources: {limits: {nvidia.com/gpu: 8}}
+          script.sh: |
+            for c in $containers; do echo "$c"; done
+    """
+    data = load_text("cm.yaml", textwrap.dedent(text)).documents[0].data
+    assert list(pod_spec_sites(data)) == []
+    assert findings_of(SHM, text) == []
+
+
+def test_a_placeholder_makes_its_field_unknown():
+    """`nvidia.com/gpu: ${GPUS}` is filled in before the runner reads the file: not a count, and the pod is not
+    all known, so its absent /dev/shm proves nothing."""
+    text = HOOK.replace("nvidia.com/gpu: 4", "nvidia.com/gpu: ${GPUS}")
+    assert findings_of(None, text) == []
+    data = load_text("hook.yaml", textwrap.dedent(text)).documents[0].data
+    (site,) = pod_spec_sites(data)
+    assert "nvidia.com/gpu" not in site.spec["containers"][0]["resources"]["limits"]
+    assert site.completed_by
+
+
+def test_a_template_statement_leaves_the_document_unread():
+    text = HOOK.replace("        spec:\n", "        {% if gpu %}\n        spec:\n", 1)
+    data = load_text("hook.yaml", textwrap.dedent(text)).documents[0].data
+    assert list(pod_spec_sites(data)) == []
+
+
+def test_a_field_inside_a_folded_or_quoted_string_is_placed_by_its_characters():
+    """locate follows a path into any string that holds the document (locate_in_string matches characters)."""
+    doc = {"spec": {"containers": [{"name": "$job", "resources": {"limits": {"nvidia.com/gpu": 4}}}]}}
+    quoted = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: q}\ndata:\n  job.json: " + json.dumps(
+        json.dumps(doc)
+    )
+    document = load_text("q.yaml", quoted).documents[0]
+    path = ("data", "job.json", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")
+    line, column = document.locate(path)
+    assert line == 5
+    assert quoted.splitlines()[4][column - 1 :].startswith("4}")
+    # a string that holds no such field: its key, as for any field that is not there
+    assert document.locate(("data", "job.json", "metadata")) == document.locate(("data", "job.json"), on_key=True)
+
+
+def test_pytorchci490_is_caught():
+    folder = Path(__file__).parents[1] / "heldout5" / "pytorchci490-hook-template-no-shm"
+    broken = [f for f in findings_of(None, (folder / "broken.yaml").read_text()) if f.rule == SHM]
+    assert len(broken) == 1 and "container '$job' (4 nvidia.com/gpu)" in broken[0].message
+    assert findings_of(None, (folder / "fixed.yaml").read_text()) == []
+
+
+# Shaped like the Airflow chart's files/pod-template-file.kubernetes-helm-yaml as rendered into its ConfigMap
+AIRFLOW = """\
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: airflow-pod-template
+      namespace: airflow
+    data:
+      pod_template_file.yaml: |
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: placeholder-name
+        spec:
+          containers:
+            - name: base
+              image: apache/airflow:2.10.5
+              resources:
+                limits:
+                  nvidia.com/gpu: 2
+          tolerations:
+            - key: nvidia.com/gpu
+              operator: Exists
+              effect: NoSchedule
+          restartPolicy: Never
+"""
+
+
+def test_airflow_pod_template_is_the_pod_each_task_starts_from():
+    data = load_text("cm.yaml", textwrap.dedent(AIRFLOW)).documents[0].data
+    (site,) = pod_spec_sites(data)
+    assert (site.path, site.role, site.pods) == (("data", "pod_template_file.yaml", "spec"), "Airflow task", None)
+    assert "pod_override" in site.completed_by  # each task may add to it: absence proves nothing
+    assert findings_of(None, AIRFLOW) == []  # two GPUs, no /dev/shm: a task's pod_override may mount it
+
+
+def test_a_rejected_field_of_a_held_pod_is_an_error_at_its_line():
+    text = AIRFLOW.replace("operator: Exists\n", 'operator: Exists\n              value: "true"\n')
+    found = findings_of("api-rejected", text)
+    assert [(f.rule, f.severity, f.line) for f in found] == [("api-rejected", "error", _line_of(text, "operator:"))]
+    assert found[0].message.startswith("the API server rejects the pods made from it: ")
+    assert "value must be empty when `operator` is 'Exists'" in found[0].message
+
+
+def test_spark_pod_template_is_read_by_its_container_name():
+    """Spark names its container spark-kubernetes-driver / -executor unless the template names it (docs/
+    running-on-kubernetes.md, pod template properties); a Pod in a ConfigMap named otherwise is no one's known."""
+    text = """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: spark-templates}
+        data:
+          executor-pod-template.yaml: |
+            apiVersion: v1
+            kind: Pod
+            spec:
+              nodeSelector:
+                cloud.google.com/gke-accelerator: nvidia-l4
+              containers:
+                - name: spark-kubernetes-executor
+                  resources:
+                    limits:
+                      nvidia.com/gpu: 0.5
+          other-pod.yaml: |
+            apiVersion: v1
+            kind: Pod
+            spec:
+              containers:
+                - name: worker
+                  resources:
+                    limits:
+                      nvidia.com/gpu: 0.5
+    """
+    data = load_text("cm.yaml", textwrap.dedent(text)).documents[0].data
+    (site,) = pod_spec_sites(data)
+    assert (site.role, site.path[1]) == ("Spark executor", "executor-pod-template.yaml")
+    found = findings_of("gpu-non-integer", text)
+    assert [f.line for f in found] == [_line_of(text, "nvidia.com/gpu: 0.5")]
