@@ -184,9 +184,7 @@ def test_a_template_statement_leaves_the_document_unread():
 def test_a_field_inside_a_folded_or_quoted_string_is_placed_by_its_characters():
     """locate follows a path into any string that holds the document (locate_in_string matches characters)."""
     doc = {"spec": {"containers": [{"name": "$job", "resources": {"limits": {"nvidia.com/gpu": 4}}}]}}
-    quoted = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: q}\ndata:\n  job.json: " + json.dumps(
-        json.dumps(doc)
-    )
+    quoted = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: q}\ndata:\n  job.json: " + json.dumps(json.dumps(doc))
     document = load_text("q.yaml", quoted).documents[0]
     path = ("data", "job.json", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")
     line, column = document.locate(path)
