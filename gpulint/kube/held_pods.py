@@ -125,6 +125,11 @@ AIRFLOW = "each task's pod_override (Airflow's KubernetesExecutor sets the image
 # CPU, memory and the GPUs spark.*.resource.gpu.amount asks for.
 SPARK_CONTAINERS = {"spark-kubernetes-driver": "Spark driver", "spark-kubernetes-executor": "Spark executor"}
 SPARK = "Spark (the image, command, CPU, memory and GPU amounts of its configuration)"
+# Flink's native Kubernetes mode (apache/flink flink-kubernetes KubernetesUtils.loadPodFromTemplateFile, Constants
+# MAIN_CONTAINER_NAME): kubernetes.pod-template-file.{default,jobmanager,taskmanager}'s pod, its container
+# "flink-main-container" given the image, command, CPU, memory and external resources (GPUs) of the configuration.
+FLINK_CONTAINER = "flink-main-container"
+FLINK = "Flink (the image, command, CPU, memory and external resources of its configuration)"
 
 
 def _whole_pod(reader: Callable[[list[Any]], tuple[str, str] | None]) -> Reader:
@@ -154,6 +159,11 @@ def _spark(containers: list[Any]) -> tuple[str, str] | None:
     return (roles[0], SPARK) if roles else None
 
 
+def _flink(containers: list[Any]) -> tuple[str, str] | None:
+    named = any(text(mapping(c).get("name")) == FLINK_CONTAINER for c in containers)
+    return ("Flink JobManager or TaskManager", FLINK) if named else None
+
+
 HOLDERS: tuple[Holder, ...] = (
     Holder(
         ARC_HOOK,
@@ -174,6 +184,12 @@ HOLDERS: tuple[Holder, ...] = (
         "BasicDriverFeatureStep, BasicExecutorFeatureStep)",
         ("Pod", "spark-kubernetes-"),
         _whole_pod(_spark),
+    ),
+    Holder(
+        "Flink pod template (kubernetes.pod-template-file)",
+        "apache/flink flink-kubernetes (KubernetesUtils.loadPodFromTemplateFile, Constants.MAIN_CONTAINER_NAME)",
+        ("Pod", FLINK_CONTAINER),
+        _whole_pod(_flink),
     ),
 )
 

@@ -279,3 +279,29 @@ def test_spark_pod_template_is_read_by_its_container_name():
     assert (site.role, site.path[1]) == ("Spark executor", "executor-pod-template.yaml")
     found = findings_of("gpu-non-integer", text)
     assert [f.line for f in found] == [_line_of(text, "nvidia.com/gpu: 0.5")]
+
+
+def test_flink_pod_template_is_read_by_its_main_container():
+    """Flink's native mode: the template's flink-main-container is the JobManager's or TaskManager's."""
+    text = """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: flink-pod-template, namespace: flink}
+        data:
+          taskmanager-pod-template.yaml: |
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: taskmanager-pod-template
+            spec:
+              containers:
+                - name: flink-main-container
+                  resources:
+                    limits:
+                      nvidia.com/gpu: 1.5
+    """
+    data = load_text("cm.yaml", textwrap.dedent(text)).documents[0].data
+    (site,) = pod_spec_sites(data)
+    assert site.role == "Flink JobManager or TaskManager" and "Flink" in site.completed_by
+    found = findings_of("gpu-non-integer", text)
+    assert [f.line for f in found] == [_line_of(text, "nvidia.com/gpu: 1.5")]
