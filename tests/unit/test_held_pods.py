@@ -305,3 +305,37 @@ def test_flink_pod_template_is_read_by_its_main_container():
     assert site.role == "Flink JobManager or TaskManager" and "Flink" in site.completed_by
     found = findings_of("gpu-non-integer", text)
     assert [f.line for f in found] == [_line_of(text, "nvidia.com/gpu: 1.5")]
+
+
+def test_a_hook_template_in_a_chart_is_placed_in_its_template_file(tmp_path: Path, helm: Path):
+    """A chart's ConfigMap template (shaped like gha-runner-scale-set-experimental's hook_extension.yaml): the
+    finding is at the field's line in the template, inside its `|` block, after Helm renders it."""
+    from conftest import run_cli
+
+    chart = tmp_path / "arc-gpu-runner"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: arc-gpu-runner\nversion: 0.1.0\n", encoding="utf-8")
+    (chart / "values.yaml").write_text("gpus: 4\n", encoding="utf-8")
+    template = textwrap.dedent(
+        """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: {{ .Release.Name }}-hook-extension
+        data:
+          extension: |
+            spec:
+              containers:
+                - name: $job
+                  resources:
+                    limits:
+                      nvidia.com/gpu: {{ .Values.gpus }}
+        """
+    )
+    (chart / "templates" / "hook-extension.yaml").write_text(template, encoding="utf-8")
+    run = run_cli("check", str(chart), "--helm", str(helm), "--format", "json")
+    assert run.exit_code in (0, 1), run.stderr
+    found = [f for f in run.json()["findings"] if f["rule"] == SHM]
+    assert [(Path(f["path"]).name, f["line"]) for f in found] == [
+        ("hook-extension.yaml", _line_of(template, "- name: $job"))
+    ], run.json()["findings"]
