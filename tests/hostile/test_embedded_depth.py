@@ -78,3 +78,24 @@ def test_load_embedded_counts_without_recursion():
     for _ in range(50_000):
         value = [value]
     assert nests_deeper(value, 256) and not nests_deeper([[1]], 2) and nests_deeper([[[1]]], 2)
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        # a hook template nested 20,000 levels under its $job container
+        '{"spec": {"containers": [{"name": "$job", "env": ' + "[" * 20000 + "1" + "]" * 20000 + "}]}}",
+        # an alias bomb shaped as a hook template
+        "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nspec:\n  containers:\n  - name: $job\n    env: [*c, *c, *c]\n",
+    ],
+)
+def test_a_hostile_pod_spec_held_in_a_config_map_is_no_crash(tmp_path, monkeypatch, held):
+    """A ConfigMap's data is read as a pod template (gpulint/kube/held_pods.py) only within the same bounds."""
+    monkeypatch.chdir(tmp_path)
+    manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "hook"}, "data": {"job.yaml": held}}
+    (tmp_path / "cm.yaml").write_text(json.dumps(manifest))
+    result = run_cli("check", "cm.yaml", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["findings"] == []
+    assert "internal error" not in result.stdout + result.stderr
