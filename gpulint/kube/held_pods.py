@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.embedded import NotParsed, load_embedded
-from gpulint.kube.fields import mapping, sequence, text
+from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.pod_views import PodView
 from gpulint.kube.refs import Path
 
@@ -202,7 +202,7 @@ def held_pods(obj: dict[str, Any], group: str, kind: str) -> Iterator[HeldPod]:
     field = HELD_IN.get((group, kind))
     if field is None:
         return
-    for key, value in mapping(mapping(obj).get(field[0])).items():
+    for key, value in mapping(dig(obj, *field)).items():
         if not isinstance(value, str) or _STATEMENT in value:
             continue
         holders = [h for h in HOLDERS if all(marker in value for marker in h.markers)]

@@ -339,3 +339,15 @@ def test_a_hook_template_in_a_chart_is_placed_in_its_template_file(tmp_path: Pat
     assert [(Path(f["path"]).name, f["line"]) for f in found] == [
         ("hook-extension.yaml", _line_of(template, "- name: $job"))
     ], run.json()["findings"]
+
+
+def test_every_holder_is_documented_with_the_code_that_reads_it():
+    """docs/held-pods.md lists each row of the table, citing the code the row cites."""
+    from gpulint.kube.held_pods import HOLDERS
+
+    page = (Path(__file__).parents[2] / "docs" / "held-pods.md").read_text(encoding="utf-8")
+    for holder in HOLDERS:
+        words = [word.strip("(),;") for word in holder.source.split()]
+        cited = [w for w in words[1:] if any(ch.isupper() or ch in "._" for ch in w)]  # files, functions, release
+        assert words[0] in page and cited, holder.name
+        assert [w for w in cited if w not in page] == [], holder.name

@@ -223,20 +223,12 @@ class LocatedDocument:
         """1-based line and column of the node at ``path`` (or its deepest existing ancestor)."""
         if self.node is None:
             return 1, 1
-        node: Node = self.node
-        key_node: Node | None = None
-        complete = True
-        for index, step in enumerate(path):
-            child = _child(node, step)
-            if child is None:
-                # a document held in the string (kube/held_pods): the field is that far into the string
-                offset = held_offset(node.value, path[index:], on_key) if isinstance(node, ScalarNode) else None
-                if offset is not None:
-                    return LocatedDocument.locate_in_string(self, path[:index], offset)
-                complete = False  # point at the key of the deepest ancestor that exists
-                break
-            key_node, node = child
-        target = key_node if ((on_key or not complete) and key_node is not None) else node
+        target, stopped, reached = _walk(self.node, path, on_key)
+        if reached < len(path) and isinstance(stopped, ScalarNode):
+            # a document held in the string (kube/held_pods): the field is that far into the string
+            offset = held_offset(stopped.value, path[reached:], on_key)
+            if offset is not None:
+                return LocatedDocument.locate_in_string(self, path[:reached], offset)
         mark = target.start_mark
         return mark.line + self.line_offset + 1, mark.column + 1
 
@@ -296,24 +288,30 @@ class LocatedDocument:
         return line + self.line_offset + 1, column + 1
 
 
-def held_offset(value: str, path: Path, on_key: bool = False) -> int | None:
-    """Where the field at ``path`` of the YAML document the string ``value`` holds starts in it (its key's when
-    ``on_key``, or the deepest that exists); None when the string holds no such document or not its first step."""
-    if not path:
-        return None
-    node = compose_embedded(value)
-    if node is None or _child(node, path[0]) is None:
-        return None
+def _walk(node: Node, path: Path, on_key: bool) -> tuple[Node, Node, int]:
+    """The node a finding at ``path`` points at (its key's when ``on_key``; the key of the deepest ancestor that
+    exists when the path goes further), the deepest node reached, and how many steps of ``path`` were taken."""
     key_node: Node | None = None
-    complete = True
+    reached = 0
     for step in path:
         child = _child(node, step)
         if child is None:
-            complete = False
             break
         key_node, node = child
+        reached += 1
+    complete = reached == len(path)
     target = key_node if ((on_key or not complete) and key_node is not None) else node
-    return target.start_mark.index
+    return target, node, reached
+
+
+def held_offset(value: str, path: Path, on_key: bool = False) -> int | None:
+    """Where the field at ``path`` of the YAML document the string ``value`` holds starts in it (as
+    LocatedDocument.locate points); None when the string holds no such document or not its first step."""
+    node = compose_embedded(value) if path else None
+    if node is None:
+        return None
+    target, _, reached = _walk(node, path, on_key)
+    return target.start_mark.index if reached else None
 
 
 @dataclass
