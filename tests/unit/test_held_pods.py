@@ -351,3 +351,25 @@ def test_every_holder_is_documented_with_the_code_that_reads_it():
         cited = [w for w in words[1:] if any(ch.isupper() or ch in "._" for ch in w)]  # files, functions, release
         assert words[0] in page and cited, holder.name
         assert [w for w in cited if w not in page] == [], holder.name
+
+
+def test_explain_shows_the_held_pod_and_the_same_cause(tmp_path: Path):
+    """`gpulint explain` names the hook template's pod and gives the check's finding at the same place."""
+    from conftest import run_cli
+
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "t4-1", "labels": {"instance-type": "g4dn.12xlarge"}},
+        "status": {"allocatable": {"cpu": "47", "memory": "180Gi", "pods": "110", "nvidia.com/gpu": "4"}},
+    }
+    (tmp_path / "nodes.yaml").write_text(yaml.safe_dump(node), encoding="utf-8")
+    (tmp_path / "hook.yaml").write_text(textwrap.dedent(HOOK), encoding="utf-8")
+    args = (str(tmp_path / "hook.yaml"), "--inventory", str(tmp_path / "nodes.yaml"), "--format", "json")
+    explained = run_cli("explain", *args).json()["explanations"]
+    checked = [f for f in run_cli("check", *args).json()["findings"] if f["rule"] == SHM]
+    assert len(explained) == 1 and "'workflow job' pod template" in explained[0]["heading"]
+    lines = [line for step in explained[0]["steps"] if step["title"] == "gpulint check" for line in step["lines"]]
+    assert [line.split(" ", 1)[0] for line in lines if SHM in line] == [
+        f"{checked[0]['path']}:{checked[0]['line']}:{checked[0]['column']}:"
+    ]
