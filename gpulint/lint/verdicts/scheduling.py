@@ -249,7 +249,11 @@ def _scheduling_verdict(
     pod = gpu_pod_requirements(kind, site, resolver, facts) or started  # with Kueue's pins
     model = resolver.model
     result = model.evaluate(pod)
-    fits = pool_fits(pod, resolver, namespace_class) if asks_pools(resolver) and kind != "DaemonSet" else []
+    fits = (
+        pool_fits(pod, resolver, namespace_class, priorities=True)
+        if asks_pools(resolver) and kind != "DaemonSet"
+        else []
+    )
     return SchedulingVerdict(
         pod,
         written,
