@@ -201,7 +201,8 @@ def test_the_namespace_default_class_restricts_its_pods(write, tmp_path):
 
 
 def test_priorities_read_from_a_class():
-    from gpulint.kube.pools.gke import ClassPriority, compute_class as read
+    from gpulint.kube.pools.gke import ClassPriority
+    from gpulint.kube.pools.gke import compute_class as read
 
     found = read(compute_class(priorities=[L4_PRIORITY, {"tpu": {"type": "tpu-v5-lite-podslice", "count": 4}}]))
     assert found.restricts and found.when_unsatisfiable == "DoNotScaleUp"
