@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpulint.kube.fields import mapping, sequence, text
-from gpulint.kube.scheduler import PodRequirements, Toleration
+from gpulint.kube.scheduler import PodRequirements, Requirement, Toleration
 
 COMPUTE_CLASS = "cloud.google.com/compute-class"
 COMPUTE_CLASS_GROUP = "cloud.google.com"
@@ -329,3 +329,19 @@ def with_class_tolerations(pod: PodRequirements) -> PodRequirements:
         if toleration not in pod.tolerations
     )
     return replace(pod, tolerations=pod.tolerations + added) if added else pod
+
+
+def with_namespace_class(pod: PodRequirements, name: str) -> PodRequirements:
+    """The pod as GKE admits it in a namespace whose default ComputeClass is ``name``: one that selects no class
+    gets the class in its nodeSelector (how-to/run-pods-default-compute-classes, read 2026-12-06), and with it the
+    toleration of the class's taint (with_class_tolerations)."""
+    if not name or _values(pod, COMPUTE_CLASS):
+        return pod
+    requirement = Requirement(
+        f"nodeSelector {COMPUTE_CLASS}={name} (its namespace's default)",
+        ("nodeSelector", COMPUTE_CLASS),
+        COMPUTE_CLASS,
+        "In",
+        (name,),
+    )
+    return with_class_tolerations(replace(pod, node_selector=(*pod.node_selector, requirement)))
