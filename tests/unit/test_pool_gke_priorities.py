@@ -106,10 +106,10 @@ def pod(
     return POD % (namespace, selector, tolerations, gpus)
 
 
-def inventory(tmp_path, *documents: dict) -> str:
+def inventory(tmp_path, *documents: dict, nodes: str = NODES) -> str:
     folder = tmp_path / "inventory"
     folder.mkdir(parents=True)
-    (folder / "nodes.yaml").write_text(NODES)
+    (folder / "nodes.yaml").write_text(nodes)
     if documents:
         listed = {"apiVersion": "v1", "kind": "List", "items": list(documents)}
         (folder / "classes.json").write_text(json.dumps(listed))
@@ -173,6 +173,29 @@ def test_a_priority_whose_nodes_are_not_known_keeps_it_unknown(write, tmp_path):
         classes = compute_class(priorities=[L4_PRIORITY, priority])
         found = unschedulable(findings(write, pod(gpus=8), inventory(tmp_path / str(index), classes)))
         assert [f["severity"] for f in found] == ["info"], (priority, found)
+
+
+def test_a_shared_or_partitioned_gpu_keeps_it_unknown(write, tmp_path):
+    # time-sharing (or MIG partitions) makes a node with one L4 offer several nvidia.com/gpu
+    shared = {
+        **L4_PRIORITY,
+        "gpu": {
+            **L4_PRIORITY["gpu"],
+            "gpuSharing": {"gpuSharingStrategy": "time-sharing", "maxSharedClientsPerGPU": 8},
+        },
+    }
+    found = unschedulable(findings(write, pod(gpus=8), inventory(tmp_path, compute_class(priorities=[shared]))))
+    assert [f["severity"] for f in found] == ["info"], found
+
+
+def test_another_extended_resource_keeps_it_unknown(write, tmp_path):
+    # what a priority's node offers of anything but its GPUs is not stated (the L4 node here has a NIC resource)
+    nic = NODES.replace('nvidia.com/gpu: "1", pods', 'nvidia.com/gpu: "1", example.com/rdma: "1", pods')
+    manifest = pod(gpus=1).replace(
+        'limits: {nvidia.com/gpu: "1"}', 'limits: {nvidia.com/gpu: "1", example.com/rdma: "1"}'
+    )
+    found = unschedulable(findings(write, manifest, inventory(tmp_path, compute_class(), nodes=nic)))
+    assert [f["severity"] for f in found] == ["info"], found
 
 
 def test_a_cpu_family_priority_gives_no_gpu(write, tmp_path):

@@ -209,6 +209,7 @@ def compute_class(data: Mapping[str, Any]) -> ComputeClass:
 # The priority fields gpulint reads, and those that change nothing it judges (where, how and how long a node is
 # bought; its disks, reservations, pods per node): any other field may change what the nodes offer.
 _READ = frozenset({"machineFamily", "machineType", "gpu", "spot", "nodepools"})
+_GPU_READ = frozenset({"type", "count", "driverVersion"})
 _NEUTRAL = frozenset(
     {
         "minCores",
@@ -235,8 +236,10 @@ def class_priority(item: Mapping[str, Any]) -> ClassPriority:
     spot = item.get("spot")
     stated = isinstance(count, int) and not isinstance(count, bool) and count > 0 and bool(text(gpu.get("type")))
     unmodelled = {str(key) for key in item if key not in _READ and key not in _NEUTRAL}
-    if "gpu" in item and not stated:
-        unmodelled.add("gpu")  # no type or count gpulint can read (a template's ${ACCELERATOR_COUNT})
+    if "gpu" in item and (not stated or set(gpu) - _GPU_READ):
+        # no type or count gpulint can read (a template's ${ACCELERATOR_COUNT}), or a GPU shared or partitioned
+        # (gpuSharing, partitionSize: the node offers more nvidia.com/gpu than its GPUs)
+        unmodelled.add("gpu")
     return ClassPriority(
         text(item.get("machineFamily")).lower(),
         text(item.get("machineType")).lower(),

@@ -186,6 +186,8 @@ def class_priority_fits(pod: PodRequirements, resolver: Resolver, namespace_clas
     class read, a priority whose nodes are not known."""
     from gpulint.kube.pools.gke import selected_class
 
+    if any(is_extended(resource) and resource != "nvidia.com/gpu" for resource in pod.requests):
+        return None  # what a priority's node offers of any other extended resource is not stated
     name = selected_class(pod, namespace_class)
     compute_class = resolver.compute_classes.get(name) if name else None
     if compute_class is None or not compute_class.restricts:
