@@ -236,3 +236,17 @@ def test_priorities_read_from_a_class():
     # a template's placeholders are no count: the GPU is not known from the priority
     templated = read(compute_class(priorities=[{"machineType": "${MACHINE_TYPE}", "gpu": {"count": "${N}"}}]))
     assert templated.priorities[0].unmodelled == ("gpu",)
+
+
+CPU_ONLY = NODES.split("- apiVersion: v1\n  kind: Node\n  metadata:\n    name: gke-ml-l4-pool")[0]
+
+
+def test_a_class_that_makes_gpu_nodes_names_the_gpu_before_any_node_has_one(write, tmp_path):
+    # the cluster's GPU pools are all GKE's to create: GKE's device plugin publishes nvidia.com/gpu on them
+    classes = inventory(tmp_path, compute_class(), nodes=CPU_ONLY)
+    assert [f["rule"] for f in findings(write, pod(gpus=1), classes) if f["rule"] != "dev-shm-missing"] == []
+    found = [f for f in findings(write, pod(gpus=8), classes) if f["rule"] != "dev-shm-missing"]
+    assert [(f["rule"], f["severity"]) for f in found] == [("gpu-unschedulable", "warning")], found
+    # the trap: a class of CPU nodes names no GPU; no node publishes one either
+    cpu = inventory(tmp_path / "cpu", compute_class(priorities=[{"machineFamily": "n4"}]), nodes=CPU_ONLY)
+    assert "gpu-resource-unknown" in [f["rule"] for f in findings(write, pod(gpus=1), cpu)]

@@ -356,9 +356,22 @@ class Resolver:
         for pool in self.pools:
             for template in pool.templates:
                 names.update(name for name, amount in template.allocatable.items() if amount > 0)
-        if self.autopilot:
+        if self.autopilot or self._class_gpus():
             names.add("nvidia.com/gpu")
         return frozenset(names)
+
+    def _class_gpus(self) -> bool:
+        """On a GKE cluster, a ComputeClass whose priority states a GPU may get GKE to create nodes with it (its
+        nodePoolAutoCreation, or node auto-provisioning not known off): GKE's device plugin publishes
+        nvidia.com/gpu there (how-to/gpus)."""
+        auto = self.gke_auto_creation
+        if auto is None:
+            return False
+        return any(
+            (found.auto_creation or auto.autoprovisioning is not False)
+            and any(priority.gpu_count for priority in found.priorities)
+            for found in self.compute_classes.values()
+        )
 
     @cached_property
     def extended_resource_toleration(self) -> bool:
