@@ -263,3 +263,13 @@ def test_the_namespace_default_comes_before_the_clusters_default(write, tmp_path
     found = rules(findings(write, asks_three, gke_inventory(tmp_path, cluster=NAP_OFF, classes=classes)))
     assert found["gpu-unschedulable"]["severity"] == "error", found
     assert "g2-standard-24 has 2 nvidia.com/gpu; the pod asks for 3" in said(found["gpu-unschedulable"])
+
+
+def test_a_class_of_pools_read_alone_stays_unknown(write, tmp_path):
+    # its priorities name only node pools the inventory lists: GKE creates none for it, and gpulint does not
+    # turn that into an error (the pools read answer for themselves; a pool not labelled for the class cannot)
+    only_pools = l4_class(True).replace("  - machineFamily: g2\n    gpu: {type: nvidia-l4, count: 1}\n", "")
+    assert "machineFamily" not in only_pools
+    eight = pod("cloud.google.com/compute-class: l4-class").replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "8"')
+    found = rules(findings(write, eight, gke_inventory(tmp_path, cluster=NAP_OFF, classes=only_pools)))
+    assert [f["severity"] for f in found.values()] == ["info"], found

@@ -196,8 +196,8 @@ def class_priority_fits(pod: PodRequirements, resolver: Resolver, namespace_clas
 
     read = {pool.name for pool in resolver.pools if pool.spec.gke}
     found = class_pools(compute_class, resolver.pool_catalog, read, pod.label_keys())
-    if found.undecided:
-        return None
+    if found.undecided or not found.pools:
+        return None  # (none: every priority names node pools read, which answer for themselves)
     named = names_untolerated_taints(resolver.gates.version)
     return [fit_pool(pod, pool, resolver.daemon_pods, named) for pool in found.pools]
 
