@@ -32,6 +32,7 @@ from support.fake_apiserver import (
 from webhook_helpers import gpu_pod, review
 
 from gpulint.kube.pools.gke import ComputeClass, GkeAutoCreation
+from gpulint.kube.pools.gke import compute_class as read_class
 from gpulint.lint.config import Config
 from gpulint.lint.world.live_inventory import CRD_PAGE_SIZE, INVENTORY_APIS, PAGE_SIZE, LiveInventory, Transport
 from gpulint.webhook.server import ServeOptions, Webhook
@@ -1180,17 +1181,28 @@ def test_daemon_sets_added_by_watch_fill_a_pools_max_pods_and_one_moved_off_it_f
         webhook.stop()
 
 
-def compute_class(name: str, auto_creation: bool) -> dict:
+def compute_class(name: str, auto_creation: bool, priorities: list | None = None) -> dict:
     """A ComputeClass as GKE's docs write one (about-custom-compute-classes): GPU priorities, then pool
     auto-creation on or off."""
+    written = [{"gpu": {"type": "nvidia-l4", "count": 1}}, {"machineFamily": "g2", "spot": True}]
     return {
         "metadata": {"name": name, "uid": f"uid-cc-{name}", "resourceVersion": "12"},
         "spec": {
-            "priorities": [{"gpu": {"type": "nvidia-l4", "count": 1}}, {"machineFamily": "g2", "spot": True}],
+            "priorities": written if priorities is None else priorities,
             "nodePoolAutoCreation": {"enabled": auto_creation},
             "whenUnsatisfiable": "DoNotScaleUp",
         },
     }
+
+
+def kept_class(name: str, auto_creation: bool, priorities: list | None = None) -> ComputeClass:
+    """What the inventory reads of compute_class(...) (as the API server serves it: with its kind)."""
+    served = {
+        "apiVersion": "cloud.google.com/v1",
+        "kind": "ComputeClass",
+        **compute_class(name, auto_creation, priorities),
+    }
+    return read_class(served)
 
 
 def test_compute_classes_are_watched_where_served_and_kept_as_their_auto_creation(make_api):
@@ -1211,9 +1223,9 @@ def test_compute_classes_are_watched_where_served_and_kept_as_their_auto_creatio
         assert webhook.snapshot.inventory.lists("ComputeClass") and classes() == {}
         assert wait_for(lambda: (COMPUTECLASSES, "10") in api.watch_versions)
         api.events[COMPUTECLASSES].put({"type": "ADDED", "object": compute_class("default", True)})
-        assert wait_for(lambda: classes() == {"default": ComputeClass("default", True)})
+        assert wait_for(lambda: classes() == {"default": kept_class("default", True)})
         api.events[COMPUTECLASSES].put({"type": "MODIFIED", "object": compute_class("default", False)})
-        assert wait_for(lambda: classes() == {"default": ComputeClass("default", False)})
+        assert wait_for(lambda: classes() == {"default": kept_class("default", False)})
         api.events[COMPUTECLASSES].put({"type": "DELETED", "object": compute_class("default", False)})
         assert wait_for(lambda: classes() == {})
     finally:
@@ -1237,9 +1249,10 @@ def test_cli_live_inventory_reads_daemon_sets_and_compute_classes_as_their_files
         }
     }
     (kept,) = read["live:computeclasses.cloud.google.com"]
-    assert kept["spec"] == {"nodePoolAutoCreation": {"enabled": True}}
+    assert kept["spec"] == compute_class("l4-class", True)["spec"]  # all it has is what the models read
     assert set(inventory.daemon_sets) == {("kube-system", "aws-node")}
-    assert inventory.gke is not None and inventory.gke.classes == {"l4-class": ComputeClass("l4-class", True)}
+    assert inventory.gke is not None and inventory.gke.classes == {"l4-class": kept_class("l4-class", True)}
+    assert inventory.gke.classes["l4-class"].restricts
     assert inventory.lists("DaemonSet") and inventory.lists("ComputeClass")
 
 
@@ -1301,5 +1314,28 @@ def test_gke_nodes_read_live_ask_whether_gke_creates_a_node(make_api):
     try:
         assert wait_for(lambda: webhook.ready), webhook.waiting_for()
         assert denial(webhook, pod(8)) == ""
+    finally:
+        webhook.stop()
+
+
+def test_a_watched_class_whose_priorities_hold_no_such_pod_warns(make_api):
+    """The watched class keeps its priorities: once they are all G2s with one L4 (DoNotScaleUp), GKE creates no
+    node the 8-GPU pod of the class fits (a warning, admitted); the 1-GPU pod fits the node it creates."""
+    served = {"cloud.google.com__v1": {"computeclasses": [compute_class("l4-class", True)]}}
+    api = make_api(cluster([gke_node("gke-ml-l4-pool-5b7e9a21-tq4m", "l4-pool")], **served))
+    webhook = serve(api)
+    warned = lambda gpus: [w for w in answer(webhook, class_pod(gpus)).get("warnings", []) if "gpu-unschedulable" in w]
+    try:
+        assert wait_for(lambda: webhook.ready), webhook.waiting_for()
+        assert not any("ComputeClass l4-class describe" in w for w in warned(8))  # a G2 priority without its GPU
+        assert wait_for(lambda: (COMPUTECLASSES, "10") in api.watch_versions)
+        g2 = [
+            {"machineType": "g2-standard-8", "gpu": {"type": "nvidia-l4", "count": 1}, "spot": spot}
+            for spot in (False, True)
+        ]
+        api.events[COMPUTECLASSES].put({"type": "MODIFIED", "object": compute_class("l4-class", True, g2)})
+        assert wait_for(lambda: any("ComputeClass l4-class describe would hold it" in w for w in warned(8)))
+        assert answer(webhook, class_pod(8))["allowed"]
+        assert warned(1) == []
     finally:
         webhook.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from fractions import Fraction
 
-from gpulint.kube.pools.gke import ComputeClass, gke_auto_creation
+from gpulint.kube.pools.gke import ComputeClass, compute_class, gke_auto_creation
 from gpulint.kube.scheduler import pod_requirements
 from gpulint.kube.workloads import effective_pod_spec
 from gpulint.lint.world.live_inventory import INVENTORY_APIS, compute_class_essentials, daemon_set_essentials
@@ -132,24 +132,33 @@ def test_a_daemon_set_the_pool_model_cannot_read_is_kept_empty_not_an_error():
         assert daemon_pod(kept).requests == {}
 
 
-def test_a_compute_class_is_kept_as_its_name_and_auto_creation():
+def test_a_compute_class_is_kept_as_its_name_auto_creation_and_priorities():
+    priorities = [{"machineFamily": "g2", "gpu": {"type": "nvidia-l4", "count": 1}}, {"nodepools": ["l4-pool"]}]
     data = {
         "apiVersion": "cloud.google.com/v1",
         "kind": "ComputeClass",
         "metadata": {"name": "default", "uid": "uid-cc", "resourceVersion": "7", "labels": {"team": "ml"}},
         "spec": {
-            "priorities": [{"machineFamily": "g2", "gpu": {"type": "nvidia-l4", "count": 1}}],
+            "activeMigration": {"optimizeRulePriority": True},
+            "priorities": priorities,
             "nodePoolAutoCreation": {"enabled": True},
-            "whenUnsatisfiable": "ScaleUpAnyway",
+            "nodePoolConfig": {"imageStreaming": {"enabled": True}, "imageType": "cos_containerd"},
+            "whenUnsatisfiable": "DoNotScaleUp",
         },
     }
     kept = compute_class_essentials(data)
-    assert kept["spec"] == {"nodePoolAutoCreation": {"enabled": True}}
+    assert kept["spec"] == {
+        "nodePoolAutoCreation": {"enabled": True},
+        "nodePoolConfig": {"imageType": "cos_containerd"},
+        "priorities": priorities,
+        "whenUnsatisfiable": "DoNotScaleUp",
+    }
     state = gke_auto_creation(kept, None)
-    assert state is not None and state.classes == {"default": ComputeClass("default", True)}
+    assert state is not None and state.classes == {"default": compute_class(data)}
+    assert state.classes["default"].restricts and len(state.classes["default"].priorities) == 2
     # no nodePoolAutoCreation: off, as GKE reads a class without it
     bare = compute_class_essentials({**data, "spec": {"priorities": []}})
-    assert bare["spec"] == {}
+    assert bare["spec"] == {"priorities": []}
     state = gke_auto_creation(bare, None)
     assert state is not None and state.classes == {"default": ComputeClass("default", False)}
 

@@ -57,7 +57,7 @@ def gke_inventory(tmp_path, *, cluster: dict | None = None, classes: str = "", l
     prints them, or (``cluster``) inside a `gcloud container clusters describe --format json`; ``label_l4``: l4-pool made a member of l4-class as the
     docs have operators do it (node label and taint)."""
     folder = tmp_path / "gke"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     shutil.copy(ELASTIC / "gke" / "nodes.yaml", folder / "nodes.yaml")
     pools = json.loads((ELASTIC / "gke" / "cluster.json").read_text())["nodePools"]
     if label_l4:
@@ -121,10 +121,10 @@ def test_a_gpu_type_no_pool_has_with_auto_provisioning_off_is_an_error(write, tm
     assert "its nodes carry cloud.google.com/gke-accelerator In [nvidia-l4]" in said(found["over-tight-affinity"])
 
 
-def test_a_class_that_creates_pools_is_unknown_even_with_auto_provisioning_off(write, tmp_path):
+def test_a_class_that_creates_pools_serves_with_auto_provisioning_off(write, tmp_path):
+    # the class creates the pool of its first priority (a G2 with one L4): the pod fits it (test_pool_gke_priorities)
     inventory = gke_inventory(tmp_path, cluster=NAP_OFF, classes=l4_class(True))
-    found = rules(findings(write, pod("cloud.google.com/compute-class: l4-class"), inventory))
-    assert [f["severity"] for f in found.values()] == ["info"], found
+    assert rules(findings(write, pod("cloud.google.com/compute-class: l4-class"), inventory)) == {}
 
 
 def test_a_class_the_inventory_lacks_is_unknown_with_auto_provisioning_off(write, tmp_path):
@@ -229,10 +229,17 @@ def _namespace(labels: str) -> str:
 H100 = "cloud.google.com/gke-accelerator: nvidia-h100-80gb"
 
 
-def test_a_namespace_default_class_that_creates_pools_makes_its_pods_unknown(write, tmp_path):
-    # GKE writes the namespace's default class into the pod's node selector: it may create that class's pool
+def test_a_namespace_default_class_that_creates_pools_decides_its_pods(write, tmp_path):
+    # GKE writes the namespace's default class into the pod's node selector: it creates only what that class's
+    # priorities describe (DoNotScaleUp), an L4 pool, never the H100 the pod selects
     namespace = _namespace("cloud.google.com/default-compute-class: l4-class")
     inventory = gke_inventory(tmp_path, cluster=NAP_OFF, classes=l4_class(True) + namespace)
+    found = rules(findings(write, pod(H100), inventory))
+    assert [f["severity"] for f in found.values()] == ["warning"], found
+    assert "ComputeClass l4-class describe would hold it" in said(found["gpu-unschedulable"])
+    # the trap: without whenUnsatisfiable GKE may fall back to any node: GKE may create the class's pool
+    unstated = l4_class(True).replace("  whenUnsatisfiable: DoNotScaleUp\n", "")
+    inventory = gke_inventory(tmp_path / "unstated", cluster=NAP_OFF, classes=unstated + namespace)
     found = rules(findings(write, pod(H100), inventory))
     assert [f["severity"] for f in found.values()] == ["info"], found
     assert "ComputeClass l4-class, its namespace's default (nodePoolAutoCreation" in said(found["gpu-unschedulable"])
@@ -256,3 +263,13 @@ def test_the_namespace_default_comes_before_the_clusters_default(write, tmp_path
     found = rules(findings(write, asks_three, gke_inventory(tmp_path, cluster=NAP_OFF, classes=classes)))
     assert found["gpu-unschedulable"]["severity"] == "error", found
     assert "g2-standard-24 has 2 nvidia.com/gpu; the pod asks for 3" in said(found["gpu-unschedulable"])
+
+
+def test_a_class_of_pools_read_alone_stays_unknown(write, tmp_path):
+    # its priorities name only node pools the inventory lists: GKE creates none for it, and gpulint does not
+    # turn that into an error (the pools read answer for themselves; a pool not labelled for the class cannot)
+    only_pools = l4_class(True).replace("  - machineFamily: g2\n    gpu: {type: nvidia-l4, count: 1}\n", "")
+    assert "machineFamily" not in only_pools
+    eight = pod("cloud.google.com/compute-class: l4-class").replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "8"')
+    found = rules(findings(write, eight, gke_inventory(tmp_path, cluster=NAP_OFF, classes=only_pools)))
+    assert [f["severity"] for f in found.values()] == ["info"], found

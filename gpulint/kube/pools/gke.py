@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpulint.kube.fields import mapping, sequence, text
-from gpulint.kube.scheduler import PodRequirements, Toleration
+from gpulint.kube.scheduler import PodRequirements, Requirement, Toleration
 
 COMPUTE_CLASS = "cloud.google.com/compute-class"
 COMPUTE_CLASS_GROUP = "cloud.google.com"
@@ -62,12 +62,49 @@ AUTO_CREATION_KEYS: dict[str, str] = {
 }
 
 
+# whenUnsatisfiable: with DoNotScaleUp, GKE's autoscaler drops every node group of the class that matches no
+# priority, and for a pod of the class asks only for the node pools its priorities describe (GoogleCloudPlatform/
+# cluster-autoscaler 7d25050, 2026-08-21: pkg/computeclass/organizer.go organizeByRules, pkg/autoprovisioning/
+# gpu_requests.go: "For ComputeClass pods we want to derive GPU config from ComputeClass"). ScaleUpAnyway falls
+# back to any node auto-provisioning would create. Omitted, the API server defaults it by the GKE version the class
+# was created on (DoNotScaleUp from 1.33, ScaleUpAnyway before: GKE release notes and concepts/about-custom-compute-
+# classes, read 2026-12-07), so only a written value decides.
+DO_NOT_SCALE_UP = "DoNotScaleUp"
+# The system a priority's candidate pool shows (gke_classes.py): "GKE ComputeClass <class> priority <n>".
+CLASS_POOL_SYSTEM = "GKE ComputeClass"
+
+
+@dataclass(frozen=True)
+class ClassPriority:
+    """One entry of a ComputeClass's ``spec.priorities``, as far as the nodes it makes go (the CRD reference:
+    cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass, read 2026-12-07)."""
+
+    machine_family: str = ""
+    machine_type: str = ""
+    gpu_type: str = ""
+    gpu_count: int | None = None
+    driver_version: str = ""
+    spot: bool | None = None
+    nodepools: tuple[str, ...] = ()  # existing node pools it names: GKE creates none for it
+    # fields that decide what its nodes offer in ways gpulint does not model (tpu, podFamily...)
+    unmodelled: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class ComputeClass:
-    """A ``cloud.google.com/v1`` ComputeClass, as far as pool auto-creation goes."""
+    """A ``cloud.google.com/v1`` ComputeClass: its pool auto-creation, and the nodes its priorities describe."""
 
     name: str
     auto_creation: bool  # spec.nodePoolAutoCreation.enabled
+    priorities: tuple[ClassPriority, ...] = ()
+    when_unsatisfiable: str = ""  # as written ("": not stated)
+    node_labels: tuple[tuple[str, str], ...] = ()  # spec.nodePoolConfig.nodeLabels: on every node it makes
+    image_type: str = ""  # spec.nodePoolConfig.imageType
+
+    @property
+    def restricts(self) -> bool:
+        """A pod of the class gets only the nodes its priorities describe (DoNotScaleUp, some priority)."""
+        return self.when_unsatisfiable == DO_NOT_SCALE_UP and bool(self.priorities)
 
 
 @dataclass
@@ -145,10 +182,74 @@ def namespace_class(namespace: Mapping[str, Any] | None, daemon: bool) -> str:
     return next((str(labels[key]) for key in keys if labels.get(key)), "")
 
 
+def selected_class(pod: PodRequirements, namespace_class: str = "") -> str:
+    """The one ComputeClass the pod gets: the one its node selection names, else its namespace's default ("": none,
+    or several it may get)."""
+    named = _values(pod, COMPUTE_CLASS)
+    if not named:
+        return namespace_class
+    return named[0] if len(named) == 1 and named[0] != "(any)" else ""
+
+
 def compute_class(data: Mapping[str, Any]) -> ComputeClass:
     spec = mapping(data.get("spec"))
     enabled = mapping(spec.get("nodePoolAutoCreation")).get("enabled") is True
-    return ComputeClass(text(mapping(data.get("metadata")).get("name")), enabled)
+    config = mapping(spec.get("nodePoolConfig"))
+    labels = tuple(sorted((str(k), str(v)) for k, v in mapping(config.get("nodeLabels")).items() if v is not None))
+    return ComputeClass(
+        text(mapping(data.get("metadata")).get("name")),
+        enabled,
+        tuple(class_priority(item) for item in sequence(spec.get("priorities")) if isinstance(item, Mapping)),
+        text(spec.get("whenUnsatisfiable")),
+        labels,
+        text(config.get("imageType")),
+    )
+
+
+# The priority fields gpulint reads, and those that change nothing it judges (where, how and how long a node is
+# bought; its disks, reservations, pods per node): any other field may change what the nodes offer.
+_READ = frozenset({"machineFamily", "machineType", "gpu", "spot", "nodepools"})
+_GPU_READ = frozenset({"type", "count", "driverVersion"})
+_NEUTRAL = frozenset(
+    {
+        "minCores",
+        "minMemoryGb",
+        "location",
+        "reservations",
+        "flexStart",
+        "maxRunDurationSeconds",
+        "maxPodsPerNode",
+        "storage",
+        "placement",
+        "priorityScore",
+        "nodeSystemConfig",
+        "minCpuPlatform",
+        "taints",
+        "nodeLabels",
+    }
+)
+
+
+def class_priority(item: Mapping[str, Any]) -> ClassPriority:
+    gpu = mapping(item.get("gpu"))
+    count = gpu.get("count")
+    spot = item.get("spot")
+    stated = isinstance(count, int) and not isinstance(count, bool) and count > 0 and bool(text(gpu.get("type")))
+    unmodelled = {str(key) for key in item if key not in _READ and key not in _NEUTRAL}
+    if "gpu" in item and (not stated or set(gpu) - _GPU_READ):
+        # no type or count gpulint can read (a template's ${ACCELERATOR_COUNT}), or a GPU shared or partitioned
+        # (gpuSharing, partitionSize: the node offers more nvidia.com/gpu than its GPUs)
+        unmodelled.add("gpu")
+    return ClassPriority(
+        text(item.get("machineFamily")).lower(),
+        text(item.get("machineType")).lower(),
+        text(gpu.get("type")),
+        count if stated else None,
+        text(gpu.get("driverVersion")),
+        spot if isinstance(spot, bool) else None,
+        tuple(str(name) for name in sequence(item.get("nodepools")) if isinstance(name, str)),
+        tuple(sorted(unmodelled)),
+    )
 
 
 def selected_keys(pod: PodRequirements) -> list[str]:
@@ -231,3 +332,19 @@ def with_class_tolerations(pod: PodRequirements) -> PodRequirements:
         if toleration not in pod.tolerations
     )
     return replace(pod, tolerations=pod.tolerations + added) if added else pod
+
+
+def with_namespace_class(pod: PodRequirements, name: str) -> PodRequirements:
+    """The pod as GKE admits it in a namespace whose default ComputeClass is ``name``: one that selects no class
+    gets the class in its nodeSelector (how-to/run-pods-default-compute-classes, read 2026-12-06), and with it the
+    toleration of the class's taint (with_class_tolerations)."""
+    if not name or _values(pod, COMPUTE_CLASS):
+        return pod
+    requirement = Requirement(
+        f"nodeSelector {COMPUTE_CLASS}={name} (its namespace's default)",
+        ("nodeSelector", COMPUTE_CLASS),
+        COMPUTE_CLASS,
+        "In",
+        (name,),
+    )
+    return with_class_tolerations(replace(pod, node_selector=(*pod.node_selector, requirement)))

@@ -7,7 +7,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from gpulint.kube.fields import mapping
-from gpulint.kube.gangs.members import Gang, composites_of, pack_composite
+from gpulint.kube.gangs.members import Gang, GangVerdict, composites_of, pack_composite
 from gpulint.kube.gangs.packing import WORK_BUDGET
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import accelerator_noun, is_extended
@@ -83,7 +83,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             continue  # gpu-resource-unknown speaks for a resource no node publishes
         result = answer.packed
         assert result is not None
-        if result.unsatisfiable:
+        if result.unsatisfiable and answer.created:
+            yield _created(gang, result, answer.created)
+        elif result.unsatisfiable:
             cause: tuple[str, ...] = ()
             if answer.topology_is_cause:
                 cause = (topology_cause(gang.topology_key, CLUSTER_WHOLE),)
@@ -104,6 +106,19 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             )
         elif result.undecided:
             yield undecided(gang.path, gang.system, f" in one {gang.topology_key}" if gang.topology_key else "")
+
+
+def _created(gang: Gang, result: GangVerdict, why: str) -> Diagnostic:
+    """The nodes cannot hold the gang, but GKE may create nodes for its members that they do not show: unknown
+    (info), as a single pod no node fits there is."""
+    return Diagnostic(
+        RULE_ID,
+        gang.path,
+        f"{describe_gang(gang, result, gang.topology_key)}; whether GKE creates nodes that hold it is unknown",
+        notes=(*gang_detail(gang, result, gang.topology_key), why),
+        severity=Severity.INFO,
+        pinned=True,
+    )
 
 
 def _with_pools(gang: Gang, result: PoolGangVerdict, resolver: Resolver) -> Iterator[Diagnostic]:

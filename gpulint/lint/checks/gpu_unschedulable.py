@@ -7,7 +7,7 @@ from fractions import Fraction
 
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, summary
-from gpulint.kube.pools.gke import AUTO_POOL, AUTO_POOL_HINT, AUTOPILOT_POOL
+from gpulint.kube.pools.gke import AUTO_POOL, AUTO_POOL_HINT, AUTOPILOT_POOL, CLASS_POOL_SYSTEM
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
@@ -116,6 +116,10 @@ def _no_node_fits(site: PodSpecSite, verdict: SchedulingVerdict, inventory: Reso
     pod, empty, fits = verdict.pod, verdict.fit, list(verdict.pools)
     where = _where(site)
     state, chosen = scale_up_verdict(fits) if fits else (NEVER, [])
+    by_class = [fit for fit in fits if fit.pool.spec.system == CLASS_POOL_SYSTEM]
+    if state == NEVER and by_class:  # its class's priorities are all GKE may create for it: no pool unread adds more
+        yield _class_never(site, empty, fits, by_class)
+        return
     if state == NEVER and not inventory.pools_whole:
         yield _pools_unknown(site, empty, fits, inventory)
         return
@@ -167,6 +171,25 @@ def _no_node_fits(site: PodSpecSite, verdict: SchedulingVerdict, inventory: Reso
         f"{_subject(site)} can never be scheduled on this cluster, even empty, and none of its {pools} can add "
         "a node for it",
         notes=(summary(fits), f"nodes: {nodes}"),
+    )
+
+
+def _class_never(site: PodSpecSite, empty: FitResult, fits: list[PoolFit], by_class: list[PoolFit]) -> Diagnostic:
+    """No node fits, and no node its ComputeClass's priorities describe would: with whenUnsatisfiable
+    DoNotScaleUp GKE creates no other (a warning: GKE's own words for it are not published)."""
+    name = by_class[0].pool.name.rpartition(" priority ")[0]
+    return Diagnostic(
+        RULE_ID,
+        _where(site),
+        f"no node fits {_subject(site)}, and no node of the {len(by_class)} shapes the priorities of ComputeClass "
+        f"{name} describe would hold it; with whenUnsatisfiable DoNotScaleUp GKE creates no other",
+        notes=(
+            summary(fits),
+            f"nodes: {empty.summary() if empty.total else 'the inventory has no node'}",
+            "the pod stays Pending (GKE's autoscaler reports noScaleUp); give the class a priority whose nodes "
+            "offer what the pod asks for, or set whenUnsatisfiable: ScaleUpAnyway",
+        ),
+        severity=Severity.WARNING,
     )
 
 

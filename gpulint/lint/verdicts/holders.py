@@ -93,7 +93,9 @@ def scaled(ref: ObjectRef, resolver: Resolver) -> bool:
 def starved(obj: _Placed, unit: Unit, pod: PodRequirements, empty: FitResult, resolver: Resolver) -> Starved | None:
     """The unit's long-running holders leave less of an extended resource than ``pod`` asks for on every node
     it can use (None: room is left, or nothing proves the holders take it)."""
-    if not resolver.node_labels_proven or _growing(pod, resolver):
+    if not resolver.node_labels_proven or _growing(
+        pod, resolver, resolver.namespace_class(unit.namespace, obj.ref.kind)
+    ):
         return None  # a node pool (or a managed node group) may add a node
     usable = empty.fitting
     names = {node.name for node in usable}
@@ -148,9 +150,10 @@ def _by_unit(resolver: Resolver) -> dict[tuple[str, Any], list[LintedObject]]:
     return index
 
 
-def _growing(pod: PodRequirements, resolver: Resolver) -> list[PoolFit]:
-    """The node pools that may add a node for the pod."""
-    return [fit for fit in pool_fits(pod, resolver) if fit.state in (FITS, UNKNOWN)]
+def _growing(pod: PodRequirements, resolver: Resolver, namespace_class: str = "") -> list[PoolFit]:
+    """The node pools that may add a node for the pod (``namespace_class``: the default ComputeClass of its GKE
+    namespace, which GKE selects for it)."""
+    return [fit for fit in pool_fits(pod, resolver, namespace_class) if fit.state in (FITS, UNKNOWN)]
 
 
 def _holders(other: LintedObject, names: set[str], resolver: Resolver) -> list[Holder]:
@@ -165,7 +168,8 @@ def _holders(other: LintedObject, names: set[str], resolver: Resolver) -> list[H
                 pod = None
         else:
             pod = gpu_pod_requirements(other.ref.kind, site, resolver)
-        if pod is None or site.completed_by or (not per_node and _growing(pod, resolver)):
+        chosen = resolver.namespace_class(other.ref.namespace, other.ref.kind)
+        if pod is None or site.completed_by or (not per_node and _growing(pod, resolver, chosen)):
             continue
         held = _held(pod, site.pods, per_node, names, resolver)
         if held:

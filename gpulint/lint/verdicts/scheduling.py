@@ -44,6 +44,7 @@ from gpulint.lint.verdicts.shared import (
     gang_pool_domains,
     gang_verdict,
     gang_with_pools,
+    gke_created_pool,
     gpu_pod_requirements,
     pool_fits,
     referenced_claims,
@@ -249,7 +250,11 @@ def _scheduling_verdict(
     pod = gpu_pod_requirements(kind, site, resolver, facts) or started  # with Kueue's pins
     model = resolver.model
     result = model.evaluate(pod)
-    fits = pool_fits(pod, resolver, namespace_class) if asks_pools(resolver) and kind != "DaemonSet" else []
+    fits = (
+        pool_fits(pod, resolver, namespace_class, priorities=True)
+        if asks_pools(resolver) and kind != "DaemonSet"
+        else []
+    )
     return SchedulingVerdict(
         pod,
         written,
@@ -386,6 +391,9 @@ class GangAnswer:
     # packed without its topology requirement, when the requirement makes it unplaceable: the cause when it fits
     free: GangVerdict | None = None
     unpublished: bool = False  # a member asks for an extended resource no node publishes (gpu-resource-unknown's)
+    # without pools read: why GKE may create a node pool for a member ("" when it is not known to), which the
+    # nodes do not show (Autopilot, node pool auto-creation): "never" on the nodes is then unknown
+    created: str = ""
 
     @property
     def topology_is_cause(self) -> bool:
@@ -406,7 +414,18 @@ def gang_answers(
     """``memo``: the run's, to pack each distinct gang shape once; ``reported_only``: the gangs whose findings
     this object carries (a group joined by several objects is reported on the first)."""
     gangs = reported_gangs(obj, resolver) if reported_only else gangs_of(obj, resolver)
-    return [gang_answer(gang, resolver, memo) for gang in gangs]
+    chosen = resolver.namespace_class(obj.ref.namespace, obj.kind)
+    return [gang_answer(in_namespace_class(gang, chosen), resolver, memo) for gang in gangs]
+
+
+def in_namespace_class(gang: Gang, name: str) -> Gang:
+    """The gang's members as GKE admits their pods in a namespace whose default ComputeClass is ``name`` (the
+    class in their nodeSelector, as every single pod's verdict reads it)."""
+    if not name:
+        return gang
+    from gpulint.kube.pools.gke import with_namespace_class
+
+    return replace(gang, members=[replace(m, pod=with_namespace_class(m.pod, name)) for m in gang.members])
 
 
 def gang_answer(gang: Gang, resolver: Resolver, memo: Memo = _no_memo) -> GangAnswer:
@@ -416,7 +435,8 @@ def gang_answer(gang: Gang, resolver: Resolver, memo: Memo = _no_memo) -> GangAn
         return GangAnswer(gang, gang_with_pools(gang, resolver), None)
     packed = gang_verdict(gang, resolver, memo)
     free = gang_verdict(gang, resolver, memo, topology_key="") if packed.unsatisfiable and gang.topology_key else None
-    return GangAnswer(gang, None, packed, free, unpublished_demand(gang, resolver))
+    created = next((fit.why for m in gang.members if (fit := gke_created_pool(m.pod, resolver)) is not None), "")
+    return GangAnswer(gang, None, packed, free, unpublished_demand(gang, resolver), created)
 
 
 @dataclass(frozen=True)

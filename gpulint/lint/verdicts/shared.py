@@ -164,13 +164,42 @@ def with_extended_resource_tolerations(pod: PodRequirements, resolver: Resolver)
     return replace(pod, tolerations=pod.tolerations + added) if added else pod
 
 
-def pool_fits(pod: PodRequirements, resolver: Resolver, namespace_class: str = "") -> list[PoolFit]:
+def pool_fits(
+    pod: PodRequirements, resolver: Resolver, namespace_class: str = "", priorities: bool = False
+) -> list[PoolFit]:
     """How each node pool answers the pod: fits after a scale-up, never, cannot be chosen, limited, unknown.
-    ``namespace_class``: the default ComputeClass of the pod's namespace, which GKE selects for it."""
+    ``namespace_class``: the default ComputeClass of the pod's namespace, which GKE selects for it; ``priorities``:
+    the pools GKE may create for a class that gives only what its priorities describe are those priorities' (else
+    one unknown answer for them)."""
     named = names_untolerated_taints(resolver.gates.version)
     fits = [fit_pool(pod, pool, resolver.daemon_pods, named) for pool in resolver.pools]
     created = gke_created_pool(pod, resolver, namespace_class)
-    return fits if created is None else [*fits, created]
+    if created is None:
+        return fits
+    by_class = class_priority_fits(pod, resolver, namespace_class) if priorities else None
+    return [*fits, created] if by_class is None else [*fits, *by_class]
+
+
+def class_priority_fits(pod: PodRequirements, resolver: Resolver, namespace_class: str = "") -> list[PoolFit] | None:
+    """How the pools of the pod's ComputeClass's priorities answer it, when the class gives only those
+    (whenUnsatisfiable DoNotScaleUp, gpulint/kube/pools/gke_classes.py); None when they do not decide: no such
+    class read, a priority whose nodes are not known."""
+    from gpulint.kube.pools.gke import selected_class
+
+    if any(is_extended(resource) and resource != "nvidia.com/gpu" for resource in pod.requests):
+        return None  # what a priority's node offers of any other extended resource is not stated
+    name = selected_class(pod, namespace_class)
+    compute_class = resolver.compute_classes.get(name) if name else None
+    if compute_class is None or not compute_class.restricts:
+        return None
+    from gpulint.kube.pools.gke_classes import class_pools
+
+    read = {pool.name for pool in resolver.pools if pool.spec.gke}
+    found = class_pools(compute_class, resolver.pool_catalog, read, pod.label_keys())
+    if found.undecided or not found.pools:
+        return None  # (none: every priority names node pools read, which answer for themselves)
+    named = names_untolerated_taints(resolver.gates.version)
+    return [fit_pool(pod, pool, resolver.daemon_pods, named) for pool in found.pools]
 
 
 def gke_created_pool(pod: PodRequirements, resolver: Resolver, namespace_class: str = "") -> PoolFit | None:

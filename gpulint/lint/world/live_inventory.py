@@ -156,9 +156,18 @@ def daemon_set_essentials(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def compute_class_essentials(item: dict[str, Any]) -> dict[str, Any]:
-    """A GKE ComputeClass as gpulint/kube/pools/gke.py reads it: its name and spec.nodePoolAutoCreation."""
-    creation = mapping(mapping(item.get("spec")).get("nodePoolAutoCreation"))
-    spec = {"nodePoolAutoCreation": {"enabled": creation["enabled"]}} if "enabled" in creation else {}
+    """A GKE ComputeClass as gpulint/kube/pools/gke.py reads it: its name, spec.nodePoolAutoCreation, and the nodes
+    its priorities describe (priorities, whenUnsatisfiable, the node labels and image of nodePoolConfig)."""
+    written = mapping(item.get("spec"))
+    creation = mapping(written.get("nodePoolAutoCreation"))
+    spec: dict[str, Any] = {"nodePoolAutoCreation": {"enabled": creation["enabled"]}} if "enabled" in creation else {}
+    config = mapping(written.get("nodePoolConfig"))
+    kept = {key: config[key] for key in ("nodeLabels", "imageType") if key in config}
+    if kept:
+        spec["nodePoolConfig"] = kept
+    for key in ("priorities", "whenUnsatisfiable"):
+        if key in written:
+            spec[key] = written[key]
     return {"apiVersion": item["apiVersion"], "kind": item["kind"], "metadata": _identity(item), "spec": spec}
 
 
@@ -227,7 +236,8 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     # whose pod goes there takes its requests and one of the node's pods first. Kept: what the pool model reads.
     InventoryApi("apps", "DaemonSet", "daemonsets", ("v1",), namespaced=True, essentials=daemon_set_essentials),
     # GKE's ComputeClasses (a CRD GKE installs): the class named default, or one whose nodePoolAutoCreation is on,
-    # may make GKE create a node pool for a pod (gpulint/kube/pools/gke.py). Kept: its name and that switch.
+    # may make GKE create a node pool for a pod (gpulint/kube/pools/gke.py), of a shape its priorities describe
+    # (gke_classes.py). Kept: its name, that switch, and what the priorities make.
     InventoryApi("cloud.google.com", "ComputeClass", "computeclasses", ("v1",), essentials=compute_class_essentials),
     # Cluster Autoscaler's status ConfigMap: the node groups it manages (gpulint/lint/world/autoscaler_status.py). One
     # object: the chart's Role grants list and watch on that name only, in kube-system.

@@ -46,7 +46,8 @@ from gpulint.lint.world.rejections import Rejection
 if TYPE_CHECKING:  # the admission models are imported where a run meets a queue or a namespace policy
     from gpulint.kube.dra.devices import DraModel
     from gpulint.kube.pools.autoscaler_taints import TaintConfig
-    from gpulint.kube.pools.gke import GkeAutoCreation
+    from gpulint.kube.pools.catalog import Catalog
+    from gpulint.kube.pools.gke import ComputeClass, GkeAutoCreation
     from gpulint.kube.pools.model import NodePool, PoolSpec
     from gpulint.kube.queueing.kueue import KueueSetup
     from gpulint.kube.queueing.namespace import LimitItem, Quota
@@ -243,9 +244,8 @@ class Resolver:
                 volume = kubelets[spec.node_class].root_volume
                 specs[key] = replace(specs[key], kubelet=replace(spec.kubelet, root_volume=volume))
         from gpulint.kube.pools.binding import bind
-        from gpulint.lint.world.node_catalog import shipped_catalog
 
-        catalog = self._cluster.catalog or shipped_catalog()
+        catalog = self.pool_catalog
         taints = self.autoscaler_taints
         capi = self._cluster.capi
         members = capi.groups((name, o.data) for name, o in self._cluster.node_objects.items()) if capi else {}
@@ -272,6 +272,27 @@ class Resolver:
         if not (nodes.gke or (described is not None and described.autopilot) or any(p.spec.gke for p in self.pools)):
             return None
         return (described or GkeAutoCreation()).with_nodes(nodes)
+
+    @property
+    def pool_catalog(self) -> Catalog:
+        """The instance types pools launch: the operator's catalog (--node-catalog), else the shipped one."""
+        from gpulint.lint.world.node_catalog import shipped_catalog
+
+        return self._cluster.catalog or shipped_catalog()
+
+    @cached_property
+    def compute_classes(self) -> dict[str, ComputeClass]:
+        """GKE's ComputeClasses by name: the inventory's, and the linted ones (a linted class replaces the
+        inventory's of the same name: it is the change under review, and its priorities are what GKE would use)."""
+        from gpulint.kube.pools.gke import compute_class
+
+        described = self._cluster.gke
+        classes = dict(described.classes) if described is not None else {}
+        for obj in self.linted.of_kind("cloud.google.com", "ComputeClass"):
+            found = compute_class(obj.data)
+            if found.name:
+                classes[found.name] = found
+        return classes
 
     def namespace_class(self, namespace: str, kind: str) -> str:
         """The default ComputeClass GKE selects for a pod of ``kind`` in ``namespace`` that selects none: the
@@ -335,9 +356,22 @@ class Resolver:
         for pool in self.pools:
             for template in pool.templates:
                 names.update(name for name, amount in template.allocatable.items() if amount > 0)
-        if self.autopilot:
+        if self.autopilot or self._class_gpus():
             names.add("nvidia.com/gpu")
         return frozenset(names)
+
+    def _class_gpus(self) -> bool:
+        """On a GKE cluster, a ComputeClass whose priority states a GPU may get GKE to create nodes with it (its
+        nodePoolAutoCreation, or node auto-provisioning not known off): GKE's device plugin publishes
+        nvidia.com/gpu there (how-to/gpus)."""
+        auto = self.gke_auto_creation
+        if auto is None:
+            return False
+        return any(
+            (found.auto_creation or auto.autoprovisioning is not False)
+            and any(priority.gpu_count for priority in found.priorities)
+            for found in self.compute_classes.values()
+        )
 
     @cached_property
     def extended_resource_toleration(self) -> bool:
