@@ -255,6 +255,68 @@ def test_the_setup_is_read_once_per_run_and_every_split_or_streamed_run_reads_th
             assert walks.read_text().split() == [str(os.getpid())], (streamed, jobs)  # one walk, by the run itself
 
 
+CONFIG_FEATURES = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: config-features, namespace: knative-serving}
+data:
+  kubernetes.podspec-affinity: enabled
+"""
+
+
+@pytest.mark.parametrize(
+    ("namespace", "walked"),
+    [("knative-serving", False), ("knative-serving-staging", True)],  # another namespace's is not Knative's
+)
+def test_a_linted_config_features_decides_every_flag_and_no_setup_file_is_read(repo, monkeypatch, namespace, walked):
+    """With config-features linted, the setup scripts are never read: not by the run, nor by any forked or
+    streamed worker (each would walk the tree itself if the run had not, before forking)."""
+    write_tree(
+        repo,
+        {
+            "kserve/nim-models/llama3.yaml": ISVC,
+            "kserve/nim-models/mistral.yaml": TOLERATING,
+            "kserve/scripts/setup.sh": SETUP,
+            "serving/whisper.yaml": KSVC,
+            "serving/config-features.yaml": CONFIG_FEATURES.replace("knative-serving", namespace),
+        },
+    )
+    walks = repo.parent / f"{repo.name}-walks"
+    real = knative_setup.enabled_flags
+
+    def counted(*args, **kwargs):
+        with open(walks, "a", encoding="utf-8") as log:  # appended from whichever process walks
+            log.write(f"{os.getpid()}\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(knative_setup, "enabled_flags", counted)
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
+    args = ("check", ".", "--format", "json")
+    kept = run_cli(*args, "--jobs", "1")
+    found = [
+        (f["path"], f["line"], f["severity"])
+        for f in kept.json()["findings"]
+        if f["rule"] == "knative-field-disallowed"
+    ]
+    if walked:  # config-features unknown: setup.sh enables nodeSelector; tolerations stay off by default
+        assert found == [("kserve/nim-models/mistral.yaml", 16, "warning")]
+    else:  # the linted ConfigMap is the verdict: nodeSelector and tolerations off, whatever setup.sh says (a
+        # warning for an InferenceService, whose Knative mode is assumed)
+        assert found == [
+            ("kserve/nim-models/llama3.yaml", 16, "warning"),
+            ("kserve/nim-models/mistral.yaml", 16, "warning"),
+            ("serving/whisper.yaml", 7, "error"),
+        ]
+    for streamed in (False, True):
+        if streamed:
+            monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+        for jobs in ("1", "2", "3"):
+            walks.unlink(missing_ok=True)
+            run = run_cli(*args, "--jobs", jobs)
+            assert (run.stdout, run.exit_code) == (kept.stdout, kept.exit_code), (streamed, jobs)
+            assert (walks.read_text().split() if walks.exists() else []) == ([str(os.getpid())] if walked else [])
+
+
 def test_a_run_without_a_gated_object_reads_no_setup_file(repo, monkeypatch):
     plain = KSVC.replace("serving.knative.dev/v1", "apps/v1").replace("kind: Service", "kind: Deployment")
     write_tree(repo, {"apps/whisper.yaml": plain, "kserve/scripts/setup.sh": SETUP})
