@@ -29,7 +29,7 @@ from gpulint.kube.pools.gke import gke_auto_creation
 from gpulint.kube.pools.kinds import CAPI_GROUP, KARPENTER_GROUP
 from gpulint.kube.pools.readers import node_class_kubelets, node_class_zones, pools_in_document
 from gpulint.kube.queueing.batch_queues import KAI_GROUP, VOLCANO_GROUP
-from gpulint.kube.queueing.kueue_kinds import KUEUE_GROUP
+from gpulint.kube.queueing.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
 from gpulint.lint.crd_schema import crd_essentials
 from gpulint.lint.inputs.loader import LocatedDocument
 from gpulint.lint.inputs.objects import objects_in
@@ -208,20 +208,7 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     InventoryApi(BY_KEY["", "LimitRange"]),
     InventoryApi(BY_KEY["", "ResourceQuota"]),
     InventoryApi(BY_KEY["scheduling.k8s.io", "PriorityClass"]),
-    *(
-        InventoryApi(BY_KEY[KUEUE_GROUP, kind])
-        for kind in (
-            "ClusterQueue",
-            "LocalQueue",
-            "ResourceFlavor",
-            "Cohort",
-            "Topology",
-            "AdmissionCheck",
-            "ProvisioningRequestConfig",
-            "MultiKueueConfig",
-            "MultiKueueCluster",
-        )
-    ),
+    *(InventoryApi(BY_KEY[KUEUE_GROUP, kind]) for kind in KUEUE_KINDS),
     InventoryApi(BY_KEY[VOLCANO_GROUP, "Queue"]),
     InventoryApi(BY_KEY[KAI_GROUP, "Queue"]),
     # Node pools: the nodes that can exist (gpulint/kube/pools/readers.py). Karpenter's NodePools and the
