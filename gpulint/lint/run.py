@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NoReturn
 
+from gpulint.kube import knative
 from gpulint.kube.fields import mapping
 from gpulint.lint.config import ClusterScope, Config
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
-from gpulint.lint.inputs.knative_setup import KnativeSetup, knative_setup
+from gpulint.lint.inputs.knative_setup import KnativeSetup, LazySetup, mentions
 from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.inputs.objects import KubeObject, ParsedFile, is_list, is_object, object_ref, parse_file
@@ -188,12 +189,16 @@ def scope_index(path: str, scopes: Sequence[ClusterScope], root: str) -> int:
 
 def scoped_engines(run: LintRun, linted: LintedSet) -> list[Engine]:
     """The engines of a run: one for the files in no mapped cluster (against the run's inventory), then one
-    per cluster of ``clusters:`` (against its own). Each sees the linted objects of its cluster's files and
-    of the files in no cluster: a NodePool, queue or quota of clusters/dev is not clusters/prod's."""
+    per cluster of ``clusters:`` (against its own)."""
+    return [Engine(run.config, resolver, run.rules, run.routes) for resolver in scoped_resolvers(run, linted)]
+
+
+def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
+    """The resolvers of scoped_engines. Each sees the linted objects of its cluster's files and of the files in
+    no cluster: a NodePool, queue or quota of clusters/dev is not clusters/prod's."""
     declared = declared_of(run.config)
     if not run.scoped:
-        resolver = Resolver(linted, run.cluster, run.config.gates, declared, knative_setup=run.setup)
-        return [Engine(run.config, resolver, run.rules, run.routes)]
+        return [Resolver(linted, run.cluster, run.config.gates, declared, knative=run.knative)]
     # a mapped cluster without an inventory of its own: the run's, if any, and what its files describe
     inventories = [run.cluster, *(run.cluster if inventory is None else inventory for _, inventory in run.scoped)]
     scopes = [scope for scope, _ in run.scoped]
@@ -201,12 +206,11 @@ def scoped_engines(run: LintRun, linted: LintedSet) -> list[Engine]:
     for obj in linted:
         if obj.file not in where:
             where[obj.file] = scope_index(obj.file, scopes, run.config.root)
-    engines = []
+    resolvers = []
     for index, inventory in enumerate(inventories):
         kept = LintedSet((obj for obj in linted if _sees(index, where[obj.file], obj)), linted.complete)
-        resolver = Resolver(kept, inventory, run.config.gates, declared, mapped=index > 0, knative_setup=run.setup)
-        engines.append(Engine(run.config, resolver, run.rules, run.routes))
-    return engines
+        resolvers.append(Resolver(kept, inventory, run.config.gates, declared, mapped=index > 0, knative=run.knative))
+    return resolvers
 
 
 def _sees(cluster: int, scope: int, obj: LintedObject) -> bool:
@@ -268,10 +272,14 @@ class LintRun:
         return LintedSet(itertools.chain(own, self.context), self.references_complete)
 
     @cached_property
+    def knative(self) -> LazySetup:
+        """The Knative flags the linted files' own repositories turn on (lint/inputs/knative_setup.py): walked at
+        most once per run, on the first read (forked workers inherit it: _read_setup_before_fork)."""
+        return LazySetup(self.sources, self.config.exclude)
+
+    @property
     def setup(self) -> KnativeSetup:
-        """The Knative flags the linted files' own repositories turn on (lint/inputs/knative_setup.py): read once
-        per run, by the run itself (the workers fork after it, _parallel_reports, and inherit it)."""
-        return knative_setup(self.sources, self.config.exclude)
+        return self.knative.setup
 
     @property
     def references_complete(self) -> bool:
@@ -317,7 +325,7 @@ class LintRun:
             self.scoped,
         )
         run.files = [parse_source(fresh[parsed.path]) if parsed.path in fresh else parsed for parsed in self.files]
-        run.setup = self.setup  # fixes change manifests, never a setup script
+        run.knative = self.knative  # fixes change manifests, never a setup script
         return run
 
     # ------------------------------------------------------------------ checked
@@ -568,10 +576,24 @@ def _parallel_reports(run: LintRun, workers: int) -> Iterator[FileReport]:
     that streams (over KEPT_SOURCE_BYTES) has its linted set built once, by the run, before the checking
     workers are forked (_shared_first); a smaller one is parsed once, by workers that keep their parses."""
     import_checks(run.rules)  # imported once here, not once in every worker
-    _ = run.setup  # read once here: the workers inherit it
     if _streams(run, run.sources):
         return _shared_first(run, workers)
     return _exchanged(run, workers)
+
+
+def _read_setup_before_fork(run: LintRun, resolvers: Sequence[Resolver]) -> None:
+    """The Knative setup walked now, before the checking workers fork, when a check may read it (a resolver
+    lacks config-features): they inherit one walk instead of each walking its own."""
+    if not all(resolver.knative_flags_known for resolver in resolvers):
+        _ = run.knative.setup
+
+
+def _config_features_of(run: LintRun) -> LintedSet:
+    """The objects of the sources that may hold Knative's config-features (and the repository index's): what a
+    resolver reads of the linted files to decide the flags, before the workers have parsed the files."""
+    named = [source for source in run.sources if mentions(source, (knative.CONFIG_NAME.encode(),))]
+    own = (linted_object(obj) for source in named for obj in _parsed_alone(source).objects)
+    return LintedSet(itertools.chain(own, run.context), run.references_complete)
 
 
 def _fork(target: Any, args: tuple[Any, ...], share: list[int]) -> _Channel:
@@ -594,6 +616,8 @@ def _exchanged(run: LintRun, workers: int) -> Iterator[FileReport]:
     channels: list[_Channel] = []
     answered = False
     try:
+        if run.knative.may_walk():  # the workers build the linted set: the run reads only what decides the flags
+            _read_setup_before_fork(run, scoped_resolvers(run, _config_features_of(run)))
         shares = _shares(run.sources, workers)
         for mine, share in enumerate(shares):
             channels.append(_fork(_worker, (run, shares, mine, everything), share))
@@ -642,6 +666,7 @@ def _shared_first(run: LintRun, workers: int) -> Iterator[FileReport]:
         del by_file
         run.available = frozenset().union(*(engine.available for engine in run.engines))
         _warm_schemas(run.engines, kinds)
+        _read_setup_before_fork(run, [engine.context.resolver for engine in run.engines])
         gc.freeze()  # the linted set, engines and schemas out of the collector's sight: no worker's collection writes them
         for share in shares:
             channels.append(_fork(_checking_worker, (run, share, _Streamed([], kept)), share))

@@ -747,3 +747,27 @@ def test_an_expression_too_deep_for_the_guarded_program_runs_as_written():
     compiled = ENGINE.compile(f'cel.bind(a, device.attributes["gpu.nvidia.com"].type, {chained} != "")')
     assert isinstance(compiled, Compiled), compiled
     assert ENGINE.evaluate(compiled, DEVICE) is True
+
+
+def test_quantity_identities_are_the_engines_own_and_carried_across_its_evaluations():
+    """Each quantity() is a new Quantity (a new pointer in Kubernetes, its tag's identity here). The identities are
+    the engine's own, not the process's: a fresh engine makes the same ones whatever other engines made. A policy's
+    variable carries a Quantity one evaluation made into the next, where a new quantity() of the same value is still
+    another map key (cel-go's map literal hashes the pointer), so an engine never renews them per evaluation."""
+
+    def evaluate(engine: CelEngine, expression: str, variables: dict) -> object:
+        compiled = engine.compile(expression)
+        assert isinstance(compiled, Compiled), compiled
+        value, error = engine.run(compiled, {"object": {}, "variables": variables})
+        assert not error, error
+        return value
+
+    policies = CelEngine(("object", "variables"))
+    made = evaluate(policies, 'quantity("1")', {})
+    assert evaluate(policies, 'quantity("1")', {}) != made  # another Quantity, of the same value
+    assert evaluate(policies, '{variables.q: 1, quantity("1"): 2}.size() == 2', {"q": made}) is True
+    assert evaluate(policies, "{variables.q: 1, variables.q: 2}.size() == 1", {"q": made}) is True
+    assert evaluate(policies, 'variables.q == quantity("1")', {"q": made}) is True  # equal by value
+    other = CelEngine(("object", "variables"))
+    evaluate(other, 'quantity("2").add(1)', {})
+    assert evaluate(CelEngine(("object", "variables")), 'quantity("1")', {}) == made

@@ -14,47 +14,32 @@ import textwrap
 
 import pytest
 from conftest import run_cli
+from support.crds import crd
 
 from gpulint.lint.inputs.file_walk import Walk
 
-MODEL_SERVING_CRD = """
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: modelservings.workload.serving.example.io
-spec:
-  group: workload.serving.example.io
-  names: {kind: ModelServing, listKind: ModelServingList, plural: modelservings, singular: modelserving}
-  scope: Namespaced
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
+MODEL_SERVING_CRD = crd(
+    "workload.serving.example.io",
+    "ModelServing",
+    """
+    type: object
+    required: [template]
+    properties:
+      replicas: {type: integer, format: int32, default: 1}
+      schedulerName: {type: string, default: volcano}
+      template:
         type: object
         properties:
-          apiVersion: {type: string}
-          kind: {type: string}
-          metadata: {type: object}
-          spec:
-            type: object
-            required: [template]
-            properties:
-              replicas: {type: integer, format: int32, default: 1}
-              schedulerName: {type: string, default: volcano}
-              template:
-                type: object
-                properties:
-                  roles:
-                    type: array
-                    items:
-                      type: object
-                      required: [name]
-                      properties:
-                        name: {type: string}
-                        replicas: {type: integer, format: int32}
-"""
+          roles:
+            type: array
+            items:
+              type: object
+              required: [name]
+              properties:
+                name: {type: string}
+                replicas: {type: integer, format: int32}
+""",
+)
 
 # A field the CRD dropped (kthena e7c37ae6 removed spec.topologySpreadConstraints) still set by an example.
 STALE_EXAMPLE = """

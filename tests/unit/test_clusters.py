@@ -8,6 +8,7 @@ with example pools, and an example scaled to replicas: 0.
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from conftest import run_cli, said
 from gpulint.lint.world.cross_file import CROSS_FILE_KINDS
 from gpulint.lint.world.inventory import INVENTORY_KINDS
 from gpulint.lint.world.kinds import BY_KEY, DECLARABLE, KINDS, Complete
-from gpulint.lint.world.live_inventory import INVENTORY_APIS
+from gpulint.lint.world.live_inventory import INVENTORY_APIS, InventoryApi
 
 DEV_POOL = """\
 # Karpenter on EKS: g5 instances, at most 4 GPUs a node
@@ -174,21 +175,32 @@ def check(root: Path, *args: str, monkeypatch) -> list[dict]:
 # --------------------------------------------------------------------------- the kind table
 
 
-# Read by the live inventory for the pool model alone, never looked up by name: the Machines that tie a node to its
-# cluster-api group, Cluster Autoscaler's Deployment (its taint flags) and GKE's ComputeClasses (pool auto-creation)
-POOL_MODEL_ONLY = {("cluster.x-k8s.io", "Machine"), ("apps", "Deployment"), ("cloud.google.com", "ComputeClass")}
+def test_the_kind_table_has_a_row_for_every_kind_the_inventory_reads():
+    assert set(INVENTORY_KINDS) <= {row.kind for row in KINDS}
 
 
-def test_the_kind_table_has_a_row_for_every_kind_the_inventory_reads_and_agrees_with_the_live_api_list():
-    kinds = {row.kind for row in KINDS}
-    assert set(INVENTORY_KINDS) <= kinds
+def test_every_watched_kinds_paths_come_from_its_row():
+    """The live inventory lists and watches each kind at its row's group, plural, scope and versions (newest
+    first): a version added to the row (v1alpha3 Workloads, 21f3ee6) is discovered with nothing else to touch."""
     for api in INVENTORY_APIS:
-        row = BY_KEY.get((api.group, api.kind))
-        if row is None:  # a node class of another cloud, or read only for the pool model: no lookups, no row
-            assert api.kind.endswith("NodeClass") or (api.group, api.kind) in POOL_MODEL_ONLY, api
-            continue
-        assert (row.plural, row.namespaced) == (api.plural, api.namespaced), api
-        assert set(api.versions) <= set(row.versions), api
+        row = BY_KEY[api.group, api.kind]
+        assert row.plural, api
+        assert row.namespaced or not api.namespace, api  # one namespace of a namespaced kind alone
+        scope = f"/namespaces/{api.namespace}" if api.namespace else ""
+        root = f"/apis/{row.group}" if row.group else "/api"
+        assert [api.collection_path(v) for v in api.versions] == [
+            f"{root}/{v}{scope}/{row.plural}" for v in row.versions
+        ]
+    apis = {(api.group, api.kind): api for api in INVENTORY_APIS}
+    rules = apis["resource.k8s.io", "DeviceTaintRule"]
+    assert [rules.collection_path(v) for v in rules.versions] == [
+        "/apis/resource.k8s.io/v1/devicetaintrules",
+        "/apis/resource.k8s.io/v1beta2/devicetaintrules",
+        "/apis/resource.k8s.io/v1alpha3/devicetaintrules",
+    ]
+    assert apis["", "ConfigMap"].collection_path("v1") == "/api/v1/namespaces/kube-system/configmaps"
+    widened = InventoryApi(replace(BY_KEY["scheduling.k8s.io", "PodGroup"], versions=("v1", "v1beta1")))
+    assert widened.collection_path(widened.versions[0]) == "/apis/scheduling.k8s.io/v1/podgroups"
 
 
 def test_the_cross_file_table_is_the_kind_tables_column():

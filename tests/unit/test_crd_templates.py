@@ -11,6 +11,7 @@ from __future__ import annotations
 import textwrap
 
 from conftest import by_rule, lint_text
+from support.crds import crd
 
 from gpulint.kube.crd_templates import MAX_SCHEMA_DEPTH, CrdTemplates, SchemaBound, templates_of
 from gpulint.kube.workloads import pod_spec_sites
@@ -18,73 +19,58 @@ from gpulint.lint.inputs.sources import Source
 from gpulint.lint.world.inventory import load_inventory
 
 # machinelearning.seldon.io_seldondeployments.yaml as controller-gen writes it, cut to the fields read here.
-SELDON_CRD = """
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: seldondeployments.machinelearning.seldon.io
-spec:
-  group: machinelearning.seldon.io
-  names: {kind: SeldonDeployment, listKind: SeldonDeploymentList, plural: seldondeployments, singular: seldondeployment}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          apiVersion: {type: string}
-          kind: {type: string}
-          metadata: {type: object}
-          spec:
-            type: object
-            properties:
-              name: {type: string}
-              protocol: {type: string}
-              predictors:
-                type: array
-                items:
-                  type: object
-                  required: [graph, name]
-                  properties:
-                    name: {type: string}
-                    replicas: {type: integer, format: int32}
-                    graph:
-                      type: object
-                      x-kubernetes-preserve-unknown-fields: true
-                    componentSpecs:
-                      type: array
-                      items:
-                        type: object
-                        properties:
-                          metadata: {type: object}
-                          replicas: {type: integer, format: int32}
-                          spec:
-                            type: object
-                            required: [containers]
-                            properties:
-                              containers:
-                                type: array
-                                items:
-                                  type: object
-                                  required: [name]
-                                  properties:
-                                    name: {type: string}
-                                    image: {type: string}
-                                    resources:
-                                      type: object
-                                      properties:
-                                        limits: {type: object, additionalProperties: {x-kubernetes-int-or-string: true}}
-                                        requests: {type: object, additionalProperties: {x-kubernetes-int-or-string: true}}
-                              nodeSelector: {type: object, additionalProperties: {type: string}}
-                    svcOrchSpec:
-                      type: object
-                      properties:
-                        env: {type: array, items: {type: object}}
-                        resources: {type: object}
-"""
+SELDON_CRD = crd(
+    "machinelearning.seldon.io",
+    "SeldonDeployment",
+    """
+    type: object
+    properties:
+      name: {type: string}
+      protocol: {type: string}
+      predictors:
+        type: array
+        items:
+          type: object
+          required: [graph, name]
+          properties:
+            name: {type: string}
+            replicas: {type: integer, format: int32}
+            graph:
+              type: object
+              x-kubernetes-preserve-unknown-fields: true
+            componentSpecs:
+              type: array
+              items:
+                type: object
+                properties:
+                  metadata: {type: object}
+                  replicas: {type: integer, format: int32}
+                  spec:
+                    type: object
+                    required: [containers]
+                    properties:
+                      containers:
+                        type: array
+                        items:
+                          type: object
+                          required: [name]
+                          properties:
+                            name: {type: string}
+                            image: {type: string}
+                            resources:
+                              type: object
+                              properties:
+                                limits: {type: object, additionalProperties: {x-kubernetes-int-or-string: true}}
+                                requests: {type: object, additionalProperties: {x-kubernetes-int-or-string: true}}
+                      nodeSelector: {type: object, additionalProperties: {type: string}}
+            svcOrchSpec:
+              type: object
+              properties:
+                env: {type: array, items: {type: object}}
+                resources: {type: object}
+""",
+    version="v1",
+)
 
 # Seldon's Triton example with a GPU: the container named as the graph's model, its resources alone.
 SELDON_TRITON = """

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import subprocess
 import textwrap
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -229,6 +231,20 @@ def test_the_setup_is_read_once_per_run_and_every_split_or_streamed_run_reads_th
             "serving/whisper.yaml": KSVC,
         },
     )
+    walks = counted_walks(repo, monkeypatch)
+    kept = run_cli("check", ".", "--format", "json", "--jobs", "1")
+    assert [(f["path"], f["line"]) for f in kept.json()["findings"] if f["rule"] == "knative-field-disallowed"] == [
+        ("kserve/nim-models/mistral.yaml", 16)
+    ]
+    assert walks() == [str(os.getpid())]
+    for how, run in split_runs(monkeypatch):
+        assert (run.stdout, run.exit_code) == (kept.stdout, kept.exit_code), how
+        assert walks() == [str(os.getpid())], how  # one walk, by the run itself
+
+
+def counted_walks(repo, monkeypatch) -> Callable[[], list[str]]:
+    """The setup walks counted from whichever process walks: the function returns the walkers' process ids since
+    it was last called."""
     walks = repo.parent / f"{repo.name}-walks"
     real = knative_setup.enabled_flags
 
@@ -237,22 +253,71 @@ def test_the_setup_is_read_once_per_run_and_every_split_or_streamed_run_reads_th
             log.write(f"{os.getpid()}\n")
         return real(*args, **kwargs)
 
+    def taken() -> list[str]:
+        pids = walks.read_text().split() if walks.exists() else []
+        walks.unlink(missing_ok=True)
+        return pids
+
     monkeypatch.setattr(knative_setup, "enabled_flags", counted)
+    return taken
+
+
+def split_runs(monkeypatch) -> Iterator[tuple[tuple[bool, str], Any]]:
+    """``gpulint check .`` in one process and split between forked workers (2 and 3), each kept or streamed."""
     monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
-    args = ("check", ".", "--format", "json")
-    kept = run_cli(*args, "--jobs", "1")
-    assert [(f["path"], f["line"]) for f in kept.json()["findings"] if f["rule"] == "knative-field-disallowed"] == [
-        ("kserve/nim-models/mistral.yaml", 16)
-    ]
-    assert walks.read_text().split() == [str(os.getpid())]
     for streamed in (False, True):
         if streamed:
             monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
         for jobs in ("1", "2", "3"):
-            walks.unlink()
-            run = run_cli(*args, "--jobs", jobs)
-            assert (run.stdout, run.exit_code) == (kept.stdout, kept.exit_code), (streamed, jobs)
-            assert walks.read_text().split() == [str(os.getpid())], (streamed, jobs)  # one walk, by the run itself
+            yield (streamed, jobs), run_cli("check", ".", "--format", "json", "--jobs", jobs)
+
+
+CONFIG_FEATURES = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: config-features, namespace: knative-serving}
+data:
+  kubernetes.podspec-affinity: enabled
+"""
+
+
+@pytest.mark.parametrize(
+    ("namespace", "walked"),
+    [("knative-serving", False), ("knative-serving-staging", True)],  # another namespace's is not Knative's
+)
+def test_a_linted_config_features_decides_every_flag_and_no_setup_file_is_read(repo, monkeypatch, namespace, walked):
+    """With config-features linted, the setup scripts are never read: not by the run, nor by any forked or
+    streamed worker (each would walk the tree itself if the run had not, before forking)."""
+    write_tree(
+        repo,
+        {
+            "kserve/nim-models/llama3.yaml": ISVC,
+            "kserve/nim-models/mistral.yaml": TOLERATING,
+            "kserve/scripts/setup.sh": SETUP,
+            "serving/whisper.yaml": KSVC,
+            "serving/config-features.yaml": CONFIG_FEATURES.replace("knative-serving", namespace),
+        },
+    )
+    walks = counted_walks(repo, monkeypatch)
+    kept = run_cli("check", ".", "--format", "json", "--jobs", "1")
+    found = [
+        (f["path"], f["line"], f["severity"])
+        for f in kept.json()["findings"]
+        if f["rule"] == "knative-field-disallowed"
+    ]
+    if walked:  # config-features unknown: setup.sh enables nodeSelector; tolerations stay off by default
+        assert found == [("kserve/nim-models/mistral.yaml", 16, "warning")]
+    else:  # the linted ConfigMap is the verdict: nodeSelector and tolerations off, whatever setup.sh says (a
+        # warning for an InferenceService, whose Knative mode is assumed)
+        assert found == [
+            ("kserve/nim-models/llama3.yaml", 16, "warning"),
+            ("kserve/nim-models/mistral.yaml", 16, "warning"),
+            ("serving/whisper.yaml", 7, "error"),
+        ]
+    assert walks() == ([str(os.getpid())] if walked else [])
+    for how, run in split_runs(monkeypatch):
+        assert (run.stdout, run.exit_code) == (kept.stdout, kept.exit_code), how
+        assert walks() == ([str(os.getpid())] if walked else []), how
 
 
 def test_a_run_without_a_gated_object_reads_no_setup_file(repo, monkeypatch):

@@ -13,6 +13,7 @@ import textwrap
 import pytest
 from conftest import lint_text, run_cli, said
 from rule_harness import assert_findings, findings_of
+from support.crds import crd
 
 from gpulint.lint.paths import release_snapshot
 
@@ -1075,38 +1076,22 @@ def test_a_percent_at_a_line_start_that_is_no_directive_is_still_an_error():
 # ------------------------------------------ a past release's documentation judged by the current CRD (set F, Kthena)
 
 # Kthena's ModelBooster CRD as the repository holds it now: the backend's replicas replaced minReplicas/maxReplicas.
-CURRENT_CRD = """
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: modelboosters.workload.serving.volcano.sh
-spec:
-  group: workload.serving.volcano.sh
-  names: {kind: ModelBooster, listKind: ModelBoosterList, plural: modelboosters, singular: modelbooster}
-  scope: Namespaced
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
+CURRENT_CRD = crd(
+    "workload.serving.volcano.sh",
+    "ModelBooster",
+    """
+    type: object
+    properties:
+      name: {type: string}
+      backend:
         type: object
+        required: [name, replicas]
         properties:
-          apiVersion: {type: string}
-          kind: {type: string}
-          metadata: {type: object}
-          spec:
-            type: object
-            properties:
-              name: {type: string}
-              backend:
-                type: object
-                required: [name, replicas]
-                properties:
-                  name: {type: string}
-                  modelURI: {type: string}
-                  replicas: {type: integer, format: int32}
-"""
+          name: {type: string}
+          modelURI: {type: string}
+          replicas: {type: integer, format: int32}
+""",
+)
 # The same CRD as release v0.1.0 shipped it.
 RELEASED_CRD = CURRENT_CRD.replace("required: [name, replicas]", "required: [name, minReplicas]").replace(
     "replicas: {type: integer, format: int32}",
@@ -1187,37 +1172,21 @@ def test_a_snapshots_own_crd_judges_its_examples_and_only_them(repo, mode):
 
 # vllm-project/aibrix keeps each release's regression manifests in test/regression/vX.Y.Z; v0.2.1's KVCache has the
 # spec of v0.2.1's CRD (replicas, service.port, cacheSpec), which today's CRD (service.ports required) refuses
-KVCACHE_CRD = """
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: kvcaches.orchestration.aibrix.ai
-spec:
-  group: orchestration.aibrix.ai
-  names: {kind: KVCache, listKind: KVCacheList, plural: kvcaches, singular: kvcache}
-  scope: Namespaced
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
+KVCACHE_CRD = crd(
+    "orchestration.aibrix.ai",
+    "KVCache",
+    """
+    type: object
+    properties:
+      mode: {type: string}
+      service:
         type: object
+        required: [ports]
         properties:
-          apiVersion: {type: string}
-          kind: {type: string}
-          metadata: {type: object}
-          spec:
-            type: object
-            properties:
-              mode: {type: string}
-              service:
-                type: object
-                required: [ports]
-                properties:
-                  type: {type: string}
-                  ports: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-"""
+          type: {type: string}
+          ports: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+""",
+)
 OLD_KVCACHE = """
 apiVersion: orchestration.aibrix.ai/v1alpha1
 kind: KVCache
@@ -1277,59 +1246,43 @@ def test_the_folder_of_a_past_releases_docs(path, snapshot):
 # ----------------------------------------- a placeholder where a list goes in a controller's templates (set F, Kthena)
 
 # Kthena's ModelServing CRD, cut to the engine container its controller fills in.
-SERVING_CRD = """
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: modelservings.workload.serving.volcano.sh
-spec:
-  group: workload.serving.volcano.sh
-  names: {kind: ModelServing, listKind: ModelServingList, plural: modelservings, singular: modelserving}
-  scope: Namespaced
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
+SERVING_CRD = crd(
+    "workload.serving.volcano.sh",
+    "ModelServing",
+    """
+    type: object
+    properties:
+      replicas: {type: integer, format: int32}
+      template:
         type: object
         properties:
-          apiVersion: {type: string}
-          kind: {type: string}
-          metadata: {type: object}
-          spec:
-            type: object
-            properties:
-              replicas: {type: integer, format: int32}
-              template:
-                type: object
-                properties:
-                  roles:
-                    type: array
-                    items:
+          roles:
+            type: array
+            items:
+              type: object
+              properties:
+                name: {type: string}
+                replicas: {type: integer, format: int32}
+                workerReplicas: {type: integer, format: int32}
+                entryTemplate:
+                  type: object
+                  properties:
+                    spec:
                       type: object
                       properties:
-                        name: {type: string}
-                        replicas: {type: integer, format: int32}
-                        workerReplicas: {type: integer, format: int32}
-                        entryTemplate:
-                          type: object
-                          properties:
-                            spec:
-                              type: object
-                              properties:
-                                containers:
-                                  type: array
-                                  items:
-                                    type: object
-                                    properties:
-                                      name: {type: string}
-                                      image: {type: string}
-                                      command: {type: array, items: {type: string}}
-                                      args: {type: array, items: {type: string}}
-                                      env: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-                                      resources: {type: object, x-kubernetes-preserve-unknown-fields: true}
-"""
+                        containers:
+                          type: array
+                          items:
+                            type: object
+                            properties:
+                              name: {type: string}
+                              image: {type: string}
+                              command: {type: array, items: {type: string}}
+                              args: {type: array, items: {type: string}}
+                              env: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+                              resources: {type: object, x-kubernetes-preserve-unknown-fields: true}
+""",
+)
 SERVING_TEMPLATE = """
 apiVersion: workload.serving.volcano.sh/v1alpha1
 kind: ModelServing

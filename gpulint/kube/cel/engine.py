@@ -121,15 +121,24 @@ _SEMVER = re.compile(
 # --------------------------------------------------------------------------- values
 
 
-def quantity_value(fraction: Fraction) -> str:
-    """A new Quantity: its value, and an identity of its own (rewrite.IDENTITY), as each Quantity Kubernetes
-    builds is a new pointer."""
-    return f"{QUANTITY_TAG}{fraction.numerator}/{fraction.denominator}{rewrite.IDENTITY}{next(_IDENTITIES)}"
+def quantity_value(fraction: Fraction, identity: str) -> str:
+    """A Quantity: its value, and its identity (rewrite.IDENTITY): each Quantity Kubernetes builds is a new
+    pointer, so each new one here takes an identity no other value of its evaluation has."""
+    return f"{QUANTITY_TAG}{fraction.numerator}/{fraction.denominator}{rewrite.IDENTITY}{identity}"
 
 
-# fresh identities, unique per process (itertools.count is atomic under the GIL): no verdict reads their values,
-# only whether two are the same (os.urandom cost more than parsing the quantity)
-_IDENTITIES = itertools.count()
+class Identities:
+    """The identities of the Quantities an engine's evaluations make (quantity(), add(), sub()), given to the
+    functions bound to its environment. Not renewed per evaluation: a policy's variables carry the Quantities one
+    evaluation made into the next. Numbers, never a device capacity's (device_value). No verdict reads their
+    values, only whether two are the same (itertools.count is atomic under the GIL; os.urandom cost more than
+    parsing the quantity)."""
+
+    def __init__(self) -> None:
+        self._next = itertools.count()
+
+    def new(self) -> str:
+        return str(next(self._next))
 
 
 def _without_identity(value: Any) -> Any:
@@ -144,9 +153,9 @@ def _fraction(tagged: Any) -> Fraction:
     return Fraction(int(numerator), int(denominator))
 
 
-def _quantity(text: str) -> str:
+def _quantity(text: str, identity: str) -> str:
     try:
-        return quantity_value(parse_quantity(text).value)
+        return quantity_value(parse_quantity(text).value, identity)
     except QuantityError as exc:
         raise ValueError(str(exc)) from None  # resource.ParseQuantity's error, as the library returns it
 
@@ -223,9 +232,9 @@ def _compare(a: Any, b: Any) -> int:
     return (x > y) - (x < y)
 
 
-def _arith(a: Any, b: Any, sign: int) -> str:
+def _arith(a: Any, b: Any, sign: int, identity: str) -> str:
     other = Fraction(b) if isinstance(b, int) and not isinstance(b, bool) else _fraction(b)
-    return quantity_value(_fraction(a) + sign * other)
+    return quantity_value(_fraction(a) + sign * other, identity)
 
 
 def _is_integer(a: Any) -> bool:
@@ -250,18 +259,25 @@ def _as_integer(a: Any) -> int:
     return _fraction(a).numerator
 
 
-# the quantity and semver libraries on tagged values, for the cost count (gpulint.kube.cel.actual_cost checks
-# the operands' kinds first); the same implementations as the engine's own (_functions)
-COUNTED_LIBRARY: dict[str, Any] = {
-    "quantity": _quantity,
+def counted_library(identities: Identities) -> dict[str, Any]:
+    """The quantity and semver libraries on tagged values, for the cost count (gpulint.kube.cel.actual_cost
+    checks the operands' kinds first); the same implementations as the engine's own (_kubernetes_functions)."""
+    return {
+        "quantity": lambda s: _quantity(s, identities.new()),
+        "add": lambda a, b: _arith(a, b, 1, identities.new()),
+        "sub": lambda a, b: _arith(a, b, -1, identities.new()),
+        **_PURE_LIBRARY,
+    }
+
+
+# the functions of the quantity and semver libraries that make no Quantity
+_PURE_LIBRARY: dict[str, Any] = {
     "isQuantity": _is_quantity,
     "semver": lambda s, normalize=False: parse_semver(s, normalize).tag(),
     "isSemver": lambda s, normalize=False: _valid(parse_semver, s, normalize),
     "compareTo": _compare,
     "isGreaterThan": lambda a, b: _compare(a, b) > 0,
     "isLessThan": lambda a, b: _compare(a, b) < 0,
-    "add": lambda a, b: _arith(a, b, 1),
-    "sub": lambda a, b: _arith(a, b, -1),
     "asInteger": _as_integer,
     "isInteger": _is_integer,
     "asApproximateFloat": _approximate_float,
@@ -306,8 +322,10 @@ def readable(text: str) -> str:
     return _TAGGED.sub(_readable_tag, text) if "\ue000" in text else text
 
 
-def device_value(value: Any) -> Any:
-    """A ResourceSlice attribute ({int|bool|string|version: ...}) as the CEL value Kubernetes gives it."""
+def device_value(value: Any, identity: str = "c0") -> Any:
+    """A ResourceSlice attribute ({int|bool|string|version: ...}) or capacity ({value: ...}) as the CEL value
+    Kubernetes gives it. A capacity is a Quantity of its own: ``identity`` is distinct per capacity of one
+    device (the allocator numbers them), and never an engine's (Identities: numbers alone)."""
     if isinstance(value, dict):
         if "version" in value:
             try:
@@ -319,7 +337,7 @@ def device_value(value: Any) -> Any:
                 return value[kind]
         if "value" in value:  # a capacity: {value: 80Gi}
             try:
-                return _quantity(str(value["value"]))
+                return _quantity(str(value["value"]), identity)
             except ValueError:
                 return value["value"]
         for kind in LIST_ATTRIBUTE_KINDS:  # DRAListTypeAttributes: CEL lists of the same values
@@ -415,6 +433,8 @@ class CelEngine:
         self._bounds: LRU[int, tuple[Any, int]] = LRU(256)  # id(value) -> (value, its size bound)
         self._sandbox: Sandbox | None = None
         self._panics = Panics()
+        self._identities = Identities()
+        self.counted_library = counted_library(self._identities)  # for actual_cost, as the engine evaluates
         self.unavailable: str = ""
         self.variables = variables
 
@@ -435,7 +455,9 @@ class CelEngine:
                 if not self.devices
                 else {"device": cel.Type.Map(cel.Type.STRING, cel.Type.DYN)},
                 extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings(), ext_bindings.ExtBindings()],
-                functions=_kubernetes_functions(cel, libraries=self.libraries, panics=self._panics),
+                functions=_kubernetes_functions(
+                    cel, libraries=self.libraries, panics=self._panics, identities=self._identities
+                ),
             )
         return self._env
 
@@ -813,7 +835,7 @@ class CelEngine:
         counted here. With a ``composition``, its variables are read lazily and their cost reported to it."""
         if compiled.checked is None:
             return None
-        return actual_cost.count(compiled.checked, data, self.max_cost, composition, COUNTED_LIBRARY)
+        return actual_cost.count(compiled.checked, data, self.max_cost, composition, self.counted_library)
 
     def _counted(self, compiled: Compiled, data: dict[str, Any]) -> tuple[Any, str]:
         """The evaluation's actual cost counted as cel-go counts it (gpulint.kube.cel.actual_cost): Kubernetes'
@@ -822,7 +844,7 @@ class CelEngine:
         counted = None
         if compiled.checked is not None:
             roots = {name: data.get(name) for name in compiled.roots}
-            counted = actual_cost.count(compiled.checked, roots, self.max_cost, library=COUNTED_LIBRARY)
+            counted = actual_cost.count(compiled.checked, roots, self.max_cost, library=self.counted_library)
         if counted is not None and counted.exceeded:
             return None, (
                 f"{COST_EXCEEDED} (counted as Kubernetes counts it, its cost with these inputs passes the limit of "
@@ -841,7 +863,7 @@ class CelEngine:
             groups = view.get(key)
             if isinstance(groups, dict):
                 view[key] = {**groups, **{d: {} for d in compiled.domains if d not in groups}}
-        return actual_cost.count(compiled.checked, {"device": view}, self.max_cost, library=COUNTED_LIBRARY)
+        return actual_cost.count(compiled.checked, {"device": view}, self.max_cost, library=self.counted_library)
 
     def _stopped(
         self, compiled: Compiled, data: dict[str, Any], device: bool, counted_under: bool = False
@@ -1252,6 +1274,7 @@ def _kubernetes_functions(
     libraries: tuple[int, int] = (1, 36),
     base: bool = False,
     panics: Panics | None = None,
+    identities: Identities | None = None,
 ) -> list[Any]:
     """The quantity and semver libraries (k8s.io/apiserver pkg/cel/library quantity.go, semver.go),
     then the other libraries of the base environment at version ``libraries`` (gpulint.kube.cel.library).
@@ -1261,14 +1284,16 @@ def _kubernetes_functions(
     ``base``: the base environment alone (not a DRA selector's, which has quantity, semver and includes
     whatever the version): quantity, semver and includes only from the release base.go adds them in.
     ``panics``: where the guard's panics are recorded (evaluating).
+    ``identities``: the engine's, for the Quantities its evaluations make (type checking makes none).
     """
+    new = (identities or Identities()).new
     t = cel.Type
     S, B, I, D = t.STRING, t.BOOL, t.INT, t.DOUBLE  # noqa: E741 - the CEL type letters, as in signatures
     Q = t.AbstractType(QUANTITY_TYPE) if typed else S
     V = t.AbstractType(SEMVER_TYPE) if typed else S
     # name -> (overload id, result, parameters, member?, implementation); ids as in the library sources
     table: dict[str, list[tuple[str, Any, list[Any], bool, Any]]] = {
-        "quantity": [("string_to_quantity", Q, [S], False, _quantity)],
+        "quantity": [("string_to_quantity", Q, [S], False, lambda s: _quantity(s, new()))],
         "isQuantity": [("is_quantity_string", B, [S], False, _is_quantity)],
         "semver": [
             ("string_to_semver", V, [S], False, lambda s: parse_semver(s).tag()),
@@ -1291,12 +1316,12 @@ def _kubernetes_functions(
             ("semver_is_less_than", B, [V, V], True, lambda a, b: _compare(a, b) < 0),
         ],
         "add": [
-            ("quantity_add", Q, [Q, Q], True, lambda a, b: _arith(a, b, 1)),
-            ("quantity_add_int", Q, [Q, I], True, lambda a, b: _arith(a, b, 1)),
+            ("quantity_add", Q, [Q, Q], True, lambda a, b: _arith(a, b, 1, new())),
+            ("quantity_add_int", Q, [Q, I], True, lambda a, b: _arith(a, b, 1, new())),
         ],
         "sub": [
-            ("quantity_sub", Q, [Q, Q], True, lambda a, b: _arith(a, b, -1)),
-            ("quantity_sub_int", Q, [Q, I], True, lambda a, b: _arith(a, b, -1)),
+            ("quantity_sub", Q, [Q, Q], True, lambda a, b: _arith(a, b, -1, new())),
+            ("quantity_sub_int", Q, [Q, I], True, lambda a, b: _arith(a, b, -1, new())),
         ],
         "asInteger": [("quantity_get_int", I, [Q], True, _as_integer)],
         "isInteger": [("quantity_is_integer", B, [Q], True, _is_integer)],

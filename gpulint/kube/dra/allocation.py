@@ -385,9 +385,10 @@ def _grouped(values: Any, driver: str, convert: bool) -> dict[str, dict[str, Any
     """parseQualifiedName: `name` belongs to the driver's domain, `dom.ain/name` to dom.ain."""
     grouped: dict[str, dict[str, Any]] = {}
     if isinstance(values, dict):
-        for qualified, value in values.items():
+        for index, (qualified, value) in enumerate(values.items()):
             domain, _, name = str(qualified).rpartition("/")
-            grouped.setdefault(domain or driver, {})[name] = device_value(value) if convert else value
+            # each capacity a Quantity of its own (one pointer an entry, as Kubernetes builds them)
+            grouped.setdefault(domain or driver, {})[name] = device_value(value, f"c{index}") if convert else value
     return grouped
 
 

@@ -11,8 +11,10 @@ A file counts when it names the ConfigMap (``config-features``) or a KnativeServ
 to ``enabled`` or ``allowed`` (Knative's values, case-insensitive: knative/serving pkg/apis/config/features.go
 asFlag). Shell scripts, Makefiles, GitHub workflows, Markdown and YAML files are read.
 
-An input of the run, like the sources: read once per run (lint.run.LintRun.setup, before any worker forks, so
-every worker reads the same), over the work tree of each linted file that may hold an object the flags gate,
+An input of the run, like the sources: read at most once per run (LazySetup, on the first read by the check:
+only when neither the linted files nor the inventory hold config-features; a run that forks its workers reads
+it before they fork when one of its resolvers lacks config-features, lint.run, so every worker reads the same),
+over the work tree of each linted file that may hold an object the flags gate,
 walked as ``gpulint check DIR`` walks (file_walk.Walk: .gitignore, ``.git/info/exclude`` and the configured
 ``exclude`` honoured), the sources' bytes reused. Bounded: at most MAX_FILES files, the first MAX_BYTES of each,
 hidden folders (but ``.github``) and vendored trees skipped, no symbolic link followed. An admission review, or
@@ -26,6 +28,7 @@ import re
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from gpulint.lint.inputs.file_walk import Selection, Walk
 from gpulint.lint.inputs.repo_index import shown_root, work_tree
@@ -66,11 +69,27 @@ class KnativeSetup:
 NO_SETUP = KnativeSetup()
 
 
+@dataclass
+class LazySetup:
+    """The setup of a run's sources, walked on the first read of ``setup`` (never, when nothing reads it)."""
+
+    sources: Sequence[Source] = ()
+    exclude: Sequence[str] = ()
+
+    @cached_property
+    def setup(self) -> KnativeSetup:
+        return knative_setup(self.sources, self.exclude)
+
+    def may_walk(self) -> bool:
+        """Some source may hold an object the flags gate: reading ``setup`` may walk a work tree."""
+        return any(mentions(source, _GATED) for source in self.sources)
+
+
 def knative_setup(sources: Sequence[Source], exclude: Sequence[str] = ()) -> KnativeSetup:
     """The setup of the work trees of the ``sources`` that may hold an object the flags gate, each walked once."""
     roots: list[str] = []
     for source in sources:
-        root = _root_of(source) if _may_be_gated(source) else None  # its text first: a path costs system calls
+        root = _root_of(source) if mentions(source, _GATED) else None  # its text first: a path costs system calls
         if root is not None and root not in roots:
             roots.append(root)
     if not roots:
@@ -109,9 +128,10 @@ def _root_of(source: Source) -> str | None:
     return None
 
 
-def _may_be_gated(source: Source) -> bool:
+def mentions(source: Source, words: Sequence[bytes]) -> bool:
+    """The source's text (a chart's or overlay's: its render) holds one of ``words``, or is not known."""
     content = source.rendered.output if source.rendered is not None else source.content
-    return content is None or any(word in content for word in _GATED)
+    return content is None or any(word in content for word in words)
 
 
 def _text(path: str, known: Mapping[str, bytes]) -> str:

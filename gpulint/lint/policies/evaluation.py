@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.cel.actual_cost import Composition
 from gpulint.kube.cel.cost import U64
-from gpulint.kube.cel.engine import COST_EXCEEDED, COUNTED_LIBRARY, PER_CALL_LIMIT, UNDECIDED, CelEngine, Compiled
+from gpulint.kube.cel.engine import COST_EXCEEDED, PER_CALL_LIMIT, UNDECIDED, CelEngine, Compiled
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.findings import Diagnostic, Path, Severity, split_long
 from gpulint.lint.inputs.objects import KubeObject
@@ -261,7 +261,7 @@ class CostBudget:
     def of(cls, limit: int, engine: CelEngine, data: dict[str, Any], variables: dict[str, Expression]) -> CostBudget:
         plain = {name: value for name, value in data.items() if name != "variables"}
         checked = {name: e.compiled.checked if e.compiled is not None else None for name, e in variables.items()}
-        return cls(limit, engine, data, variables, Composition(checked, plain, engine.max_cost, COUNTED_LIBRARY))
+        return cls(limit, engine, data, variables, Composition(checked, plain, engine.max_cost, engine.counted_library))
 
     def new_context(self) -> None:
         """A new ForInput: variables are evaluated, and charged, again on their first read."""

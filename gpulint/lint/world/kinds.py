@@ -2,7 +2,8 @@
 
 A row says where the kind's objects come from and what their absence proves:
 
-- ``group``, ``versions`` (newest first), ``plural`` and ``namespaced``: how the API serves it;
+- ``group``, ``versions`` (newest first), ``plural`` and ``namespaced``: how the API serves it (the live
+  inventory lists and watches it at these: gpulint/lint/world/live_inventory.py);
 - ``crosses_files``: the checks of one file read the objects of this kind in other files (the
   forked workers and the repository index hand them over: gpulint/lint/world/cross_file.py);
 - ``wins``: which copy the resolver reads when the linted files and the inventory both hold an object
@@ -153,6 +154,13 @@ KINDS: tuple[KindRow, ...] = (
     _row(CAPI_GROUP, "MachineDeployment", _CAPI, "machinedeployments", True, True, _L, _NEVER, cluster=True),
     _row(CAPI_GROUP, "MachineSet", _CAPI, "machinesets", True, True, _L, _NEVER, cluster=True),
     _row(CAPI_GROUP, "MachinePool", _CAPI, "machinepools", True, True, _L, _NEVER, cluster=True),
+    # read from a cluster for the pool model alone, never looked up by name: the Machines that tie a node to its
+    # cluster-api group, another cloud's node classes, GKE's ComputeClasses (pool auto-creation) and Cluster
+    # Autoscaler's Deployment (its taint flags; a Deployment crosses files by content: cross_file.py)
+    _row(CAPI_GROUP, "Machine", _CAPI, "machines", True, False, _L, _NEVER),
+    _row("karpenter.azure.com", "AKSNodeClass", ("v1beta1", "v1alpha2"), "aksnodeclasses", False, False, _L, _NEVER),
+    _row("cloud.google.com", "ComputeClass", ("v1",), "computeclasses", False, False, _L, _NEVER),
+    _row("apps", "Deployment", ("v1",), "deployments", True, False, _L, _NEVER),
     # Multus secondary networks a pod joins (k8s.v1.cni.cncf.io/networks)
     _row(networks.GROUP, networks.KIND, ("v1",), "network-attachment-definitions", True, True, _L),
     # autoscalers that set a workload's replicas (spec.scaleTargetRef): its count is theirs, not its manifest's

@@ -3,7 +3,7 @@
 Which versions of ``resource.k8s.io`` (and of the scheduling APIs gpulint reads) a cluster
 serves depends on its Kubernetes version, its feature gates and the CRDs installed. So the
 versions are discovered (``/apis`` and each group version's resource list), newest first from
-``INVENTORY_APIS``, and rediscovered now and then (a CRD installed later is picked up). An API
+each kind's row (lint/world/kinds.py), and rediscovered now and then (a CRD installed later is picked up). An API
 the cluster does not serve means "the cluster holds no such objects", never "not ready".
 
 The kubernetes client is used only for what it does well and keeps stable across releases: its
@@ -26,7 +26,10 @@ from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.pools.autoscaler_taints import autoscaler_taint_config
 from gpulint.kube.pools.capi import CapiIndex
 from gpulint.kube.pools.gke import gke_auto_creation
+from gpulint.kube.pools.kinds import CAPI_GROUP, KARPENTER_GROUP
 from gpulint.kube.pools.readers import node_class_kubelets, node_class_zones, pools_in_document
+from gpulint.kube.queueing.batch_queues import KAI_GROUP, VOLCANO_GROUP
+from gpulint.kube.queueing.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
 from gpulint.lint.crd_schema import crd_essentials
 from gpulint.lint.inputs.loader import LocatedDocument
 from gpulint.lint.inputs.objects import objects_in
@@ -39,6 +42,7 @@ from gpulint.lint.world.autoscaler_status import (
     node_groups,
 )
 from gpulint.lint.world.inventory import CAPI_MEMBER_KINDS, ClusterInventory, compact_item
+from gpulint.lint.world.kinds import BY_KEY, DRA_GROUP, KindRow
 
 RETRY_SECONDS = 2.0  # after a failed list, watch or discovery
 REDISCOVER_SECONDS = 300.0  # look again for APIs (a CRD installed after the webhook started)
@@ -60,13 +64,10 @@ LOCATION = "live"  # the "file" of every live object in findings and notes
 
 @dataclass(frozen=True)
 class InventoryApi:
-    """One kind the inventory reads from a cluster, and the versions gpulint understands (newest first)."""
+    """One kind the inventory reads from a cluster: how the API serves it (its kind row: group, plural, scope and
+    the versions gpulint understands, newest first), and how it is read."""
 
-    group: str  # "" for the core group
-    kind: str
-    plural: str
-    versions: tuple[str, ...]
-    namespaced: bool = False
+    row: KindRow
     field_selector: str = ""
     optional: bool = False  # read only when asked (large in big clusters)
     namespace: str = ""  # read in this namespace only (with a field selector: one object)
@@ -74,6 +75,26 @@ class InventoryApi:
     page_size: int = PAGE_SIZE
     # What is kept of each object (list items and watch events), beyond the trimmed metadata
     essentials: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    @property
+    def group(self) -> str:
+        return self.row.group  # "" for the core group
+
+    @property
+    def kind(self) -> str:
+        return self.row.kind
+
+    @property
+    def plural(self) -> str:
+        return self.row.plural
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        return self.row.versions
+
+    @property
+    def namespaced(self) -> bool:
+        return self.row.namespaced
 
     def collection_path(self, version: str) -> str:
         prefix = f"/apis/{self.group}/{version}" if self.group else f"/api/{version}"
@@ -171,82 +192,58 @@ def compute_class_essentials(item: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": item["apiVersion"], "kind": item["kind"], "metadata": _identity(item), "spec": spec}
 
 
-_DRA = ("v1", "v1beta2", "v1beta1")
-_KUEUE = ("v1beta2", "v1beta1")
-_CAPI = ("v1beta2", "v1beta1")
-# What the inventory reads, as a table: the RBAC of the Helm chart (deploy/chart) grants list and
-# watch on exactly these (tests/integration/test_chart.py holds the two together).
+# What the inventory reads, as a table keyed by kind: how the API serves each (group, versions newest first,
+# plural, scope) is its row in lint/world/kinds.py; here only how it is read. The RBAC of the Helm chart
+# (deploy/chart) grants list and watch on exactly these (tests/integration/test_chart.py holds the two together).
 INVENTORY_APIS: tuple[InventoryApi, ...] = (
     # A Node as the inventory files keep it: without its cached images and volumes (lint/world/inventory.py)
-    InventoryApi("", "Node", "nodes", ("v1",), essentials=compact_item),
-    InventoryApi("", "Namespace", "namespaces", ("v1",)),
+    InventoryApi(BY_KEY["", "Node"], essentials=compact_item),
+    InventoryApi(BY_KEY["", "Namespace"]),
     # Running pods use node capacity ("does not fit now"); terminal ones do not.
-    InventoryApi(
-        "",
-        "Pod",
-        "pods",
-        ("v1",),
-        namespaced=True,
-        field_selector="status.phase!=Succeeded,status.phase!=Failed",
-        optional=True,
-    ),
-    InventoryApi("resource.k8s.io", "ResourceSlice", "resourceslices", _DRA),
-    InventoryApi("resource.k8s.io", "DeviceClass", "deviceclasses", _DRA),
-    InventoryApi("resource.k8s.io", "ResourceClaim", "resourceclaims", _DRA, namespaced=True),
-    InventoryApi("resource.k8s.io", "ResourceClaimTemplate", "resourceclaimtemplates", _DRA, namespaced=True),
+    InventoryApi(BY_KEY["", "Pod"], field_selector="status.phase!=Succeeded,status.phase!=Failed", optional=True),
+    InventoryApi(BY_KEY[DRA_GROUP, "ResourceSlice"]),
+    InventoryApi(BY_KEY[DRA_GROUP, "DeviceClass"]),
+    InventoryApi(BY_KEY[DRA_GROUP, "ResourceClaim"]),
+    InventoryApi(BY_KEY[DRA_GROUP, "ResourceClaimTemplate"]),
     # DeviceTaintRules (DRADeviceTaints) taint the devices they select as if their slices did: v1alpha3
     # from 1.33, v1beta2 from 1.36, v1 from 1.37.
-    InventoryApi("resource.k8s.io", "DeviceTaintRule", "devicetaintrules", ("v1", "v1beta2", "v1alpha3")),
-    InventoryApi(
-        "scheduling.k8s.io", "Workload", "workloads", ("v1beta1", "v1alpha3", "v1alpha2", "v1alpha1"), namespaced=True
-    ),
-    InventoryApi("scheduling.k8s.io", "PodGroup", "podgroups", ("v1beta1", "v1alpha3", "v1alpha2"), namespaced=True),
-    InventoryApi("scheduling.x-k8s.io", "PodGroup", "podgroups", ("v1alpha1",), namespaced=True),
-    InventoryApi("scheduling.volcano.sh", "PodGroup", "podgroups", ("v1beta1",), namespaced=True),
-    InventoryApi("node.k8s.io", "RuntimeClass", "runtimeclasses", ("v1",)),
+    InventoryApi(BY_KEY[DRA_GROUP, "DeviceTaintRule"]),
+    InventoryApi(BY_KEY["scheduling.k8s.io", "Workload"]),
+    InventoryApi(BY_KEY["scheduling.k8s.io", "PodGroup"]),
+    InventoryApi(BY_KEY["scheduling.x-k8s.io", "PodGroup"]),
+    InventoryApi(BY_KEY[VOLCANO_GROUP, "PodGroup"]),
+    InventoryApi(BY_KEY["node.k8s.io", "RuntimeClass"]),
     # The admission layer: namespace limits and quotas, Kueue's queues and flavors, Volcano and KAI queues.
-    InventoryApi("", "LimitRange", "limitranges", ("v1",), namespaced=True),
-    InventoryApi("", "ResourceQuota", "resourcequotas", ("v1",), namespaced=True),
-    InventoryApi("scheduling.k8s.io", "PriorityClass", "priorityclasses", ("v1",)),
-    InventoryApi("kueue.x-k8s.io", "ClusterQueue", "clusterqueues", _KUEUE),
-    InventoryApi("kueue.x-k8s.io", "LocalQueue", "localqueues", _KUEUE, namespaced=True),
-    InventoryApi("kueue.x-k8s.io", "ResourceFlavor", "resourceflavors", _KUEUE),
-    InventoryApi("kueue.x-k8s.io", "Cohort", "cohorts", (*_KUEUE, "v1alpha1")),
-    InventoryApi("kueue.x-k8s.io", "Topology", "topologies", (*_KUEUE, "v1alpha1")),
-    InventoryApi("kueue.x-k8s.io", "AdmissionCheck", "admissionchecks", _KUEUE),
-    InventoryApi("kueue.x-k8s.io", "ProvisioningRequestConfig", "provisioningrequestconfigs", _KUEUE),
-    InventoryApi("kueue.x-k8s.io", "MultiKueueConfig", "multikueueconfigs", _KUEUE),
-    InventoryApi("kueue.x-k8s.io", "MultiKueueCluster", "multikueueclusters", _KUEUE),
-    InventoryApi("scheduling.volcano.sh", "Queue", "queues", ("v1beta1",)),
-    InventoryApi("scheduling.run.ai", "Queue", "queues", ("v2",)),
+    InventoryApi(BY_KEY["", "LimitRange"]),
+    InventoryApi(BY_KEY["", "ResourceQuota"]),
+    InventoryApi(BY_KEY["scheduling.k8s.io", "PriorityClass"]),
+    *(InventoryApi(BY_KEY[KUEUE_GROUP, kind]) for kind in KUEUE_KINDS),
+    InventoryApi(BY_KEY[VOLCANO_GROUP, "Queue"]),
+    InventoryApi(BY_KEY[KAI_GROUP, "Queue"]),
     # Node pools: the nodes that can exist (gpulint/kube/pools/readers.py). Karpenter's NodePools and the
     # NodeClasses they reference (an EC2NodeClass's subnets name the zones its nodes launch in);
     # cluster-api's MachineDeployments, MachineSets and MachinePools, the node groups of Cluster Autoscaler's
     # clusterapi provider (a MachineSet a MachineDeployment owns is not a group of its own: the reader skips it).
-    InventoryApi("karpenter.sh", "NodePool", "nodepools", ("v1", "v1beta1")),
-    InventoryApi("karpenter.k8s.aws", "EC2NodeClass", "ec2nodeclasses", ("v1", "v1beta1")),
-    InventoryApi("karpenter.azure.com", "AKSNodeClass", "aksnodeclasses", ("v1beta1", "v1alpha2")),
-    InventoryApi("cluster.x-k8s.io", "MachineDeployment", "machinedeployments", _CAPI, namespaced=True),
-    InventoryApi("cluster.x-k8s.io", "MachineSet", "machinesets", _CAPI, namespaced=True),
-    InventoryApi("cluster.x-k8s.io", "MachinePool", "machinepools", _CAPI, namespaced=True),
+    InventoryApi(BY_KEY[KARPENTER_GROUP, "NodePool"]),
+    InventoryApi(BY_KEY["karpenter.k8s.aws", "EC2NodeClass"]),
+    InventoryApi(BY_KEY["karpenter.azure.com", "AKSNodeClass"]),
+    InventoryApi(BY_KEY[CAPI_GROUP, "MachineDeployment"]),
+    InventoryApi(BY_KEY[CAPI_GROUP, "MachineSet"]),
+    InventoryApi(BY_KEY[CAPI_GROUP, "MachinePool"]),
     # The Machines link a node to its MachineSet (providerID, ownerReferences: gpulint/kube/pools/capi.py), whose
     # group then takes its template from that live node, as the autoscaler does. Kept: those two fields.
-    InventoryApi("cluster.x-k8s.io", "Machine", "machines", _CAPI, namespaced=True, essentials=machine_essentials),
+    InventoryApi(BY_KEY[CAPI_GROUP, "Machine"], essentials=machine_essentials),
     # The cluster's DaemonSets (as `kubectl get daemonsets -A` in an inventory file): on a node a pool adds, each
     # whose pod goes there takes its requests and one of the node's pods first. Kept: what the pool model reads.
-    InventoryApi("apps", "DaemonSet", "daemonsets", ("v1",), namespaced=True, essentials=daemon_set_essentials),
+    InventoryApi(BY_KEY["apps", "DaemonSet"], essentials=daemon_set_essentials),
     # GKE's ComputeClasses (a CRD GKE installs): the class named default, or one whose nodePoolAutoCreation is on,
     # may make GKE create a node pool for a pod (gpulint/kube/pools/gke.py), of a shape its priorities describe
     # (gke_classes.py). Kept: its name, that switch, and what the priorities make.
-    InventoryApi("cloud.google.com", "ComputeClass", "computeclasses", ("v1",), essentials=compute_class_essentials),
+    InventoryApi(BY_KEY["cloud.google.com", "ComputeClass"], essentials=compute_class_essentials),
     # Cluster Autoscaler's status ConfigMap: the node groups it manages (gpulint/lint/world/autoscaler_status.py). One
     # object: the chart's Role grants list and watch on that name only, in kube-system.
     InventoryApi(
-        "",
-        "ConfigMap",
-        "configmaps",
-        ("v1",),
-        namespaced=True,
+        BY_KEY["", "ConfigMap"],
         field_selector=f"metadata.name={STATUS_NAME}",
         namespace=STATUS_NAMESPACE,
         whole_kind=False,
@@ -256,24 +253,12 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     # (--namespace, kube-system by default); which Deployment runs it shows only in its containers, so the chart's
     # Role grants list and watch on that namespace's Deployments, and only the autoscaler's command lines are kept.
     InventoryApi(
-        "apps",
-        "Deployment",
-        "deployments",
-        ("v1",),
-        namespaced=True,
-        namespace=STATUS_NAMESPACE,
-        whole_kind=False,
-        essentials=autoscaler_essentials,
+        BY_KEY["apps", "Deployment"], namespace=STATUS_NAMESPACE, whole_kind=False, essentials=autoscaler_essentials
     ),
     # A CRD's schema validates its instances (gpulint/lint/crd_schema.py) instead of the bundled one:
     # kept are its names and each version's schema, without descriptions (most of its bytes).
     InventoryApi(
-        "apiextensions.k8s.io",
-        "CustomResourceDefinition",
-        "customresourcedefinitions",
-        ("v1",),
-        page_size=CRD_PAGE_SIZE,
-        essentials=crd_essentials,
+        BY_KEY["apiextensions.k8s.io", "CustomResourceDefinition"], page_size=CRD_PAGE_SIZE, essentials=crd_essentials
     ),
 )
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpulint.kube import kserve, networks, trainjob
+from gpulint.kube import knative, kserve, networks, trainjob
 from gpulint.kube.crd_templates import CrdTemplates, SchemaBound
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.dra.gates import DraFeatures, gates_in_use
@@ -29,7 +29,7 @@ from gpulint.kube.queueing.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, names_untolerated_taints, pod_requirements
 from gpulint.kube.workloads import effective_pod_spec, read_by_shape
-from gpulint.lint.inputs.knative_setup import NO_SETUP, KnativeSetup
+from gpulint.lint.inputs.knative_setup import NO_SETUP, KnativeSetup, LazySetup
 from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
 from gpulint.lint.world.inventory import (
     GANG_OBJECT_KINDS,
@@ -84,7 +84,7 @@ class Resolver:
         gates: FeatureGates = DEFAULT_GATES,
         declared: Declared = NOTHING_DECLARED,
         mapped: bool = False,
-        knative_setup: KnativeSetup = NO_SETUP,
+        knative: LazySetup | None = None,
     ) -> None:
         self.linted = linted
         self.inventory = cluster  # None: no --inventory was given
@@ -92,8 +92,20 @@ class Resolver:
         self.gates = gates  # the target cluster's feature gates
         self.declared = declared  # the kinds the configuration declares complete (`complete:`)
         self.mapped = mapped  # the files of one cluster of `clusters:`: what they describe is that cluster
-        self.knative_setup = knative_setup  # the Knative flags the linted files' repositories turn on themselves
+        self._knative = knative  # the Knative flags the linted files' repositories turn on themselves, walked if read
         self._run_facts: dict[str, Any] = {}  # key -> what run_fact() worked out of the linted set and cluster
+
+    @property
+    def knative_setup(self) -> KnativeSetup:
+        """The Knative flags the linted files' own repositories turn on (their work trees walked on the first
+        read: only a check that finds config-features unknown reads it)."""
+        return self._knative.setup if self._knative is not None else NO_SETUP
+
+    @property
+    def knative_flags_known(self) -> bool:
+        """The linted files or the inventory hold Knative's config-features: every flag is decided by it (keys
+        alone: a key the inventory lists is set), and the setup is never read."""
+        return self.config_map_keys(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME) is not None
 
     def run_fact(self, key: str, work: Callable[..., _F], *args: Any) -> _F:
         """``work(*args)``, a fact of this run's linted files read against its cluster (the linted GPU
