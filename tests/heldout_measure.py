@@ -27,7 +27,9 @@ from typing import Any
 import yaml
 from rule_harness import Found, findings_of
 
-SETS = tuple(Path(__file__).parent / name for name in ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"))
+SETS = tuple(
+    Path(__file__).parent / name for name in ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
+)
 SHOWN = ("error", "warning")
 
 

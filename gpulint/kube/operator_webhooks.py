@@ -31,6 +31,12 @@
   once the CRD's own rule passed (``apis/kueue/v1beta1|v1beta2/clusterqueue_types.go`` ResourceGroup, since
   v0.10.0, the API server's: cluster_queue_schema_errors, reported by api-rejected); read at kueue ff69552e
   (v0.20.0-devel).
+- The Training Operator's PyTorchJob elastic policy (v1.9.4 ``pytorchjob_webhook.go`` validateSpec): a Worker spec
+  with at least one replica, and not both ``elasticPolicy.nProcPerNode`` and ``nprocPerNode``.
+- Kueue's ClusterQueue with no cohort and a ``borrowingLimit``: the CRD's rule (``clusterqueue_types.go``, v1beta1
+  ``cohort``, v1beta2 ``cohortName``), reported by api-rejected with the resource-group rule.
+- Volcano's Queue (v1.15.1 ``pkg/webhooks/admission/queues/validate/validate_queue.go``
+  validateResourceQuantityOfQueue): guarantee <= deserved <= capability per resource both name.
 - Volcano (volcano-sh/volcano v1.15.1): ``pkg/webhooks/admission/jobs/validate/admit_job.go``
   validateJobCreate: tasks, task names, a task's minAvailable, the job plugins
   (``pkg/controllers/job/plugins/factory.go``) and the MPI plugin's master task
@@ -46,6 +52,7 @@ from typing import Any
 
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, max_len_error
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.validation.errors import FORBIDDEN, INVALID, REQUIRED, FieldError, not_supported, too_many
 
@@ -91,6 +98,8 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         return [Refusal(error.path, "Kueue", error.message(), error) for error in errors]
     if group == "batch.volcano.sh" and kind == "Job":
         return list(_volcano_job(data))
+    if group == "scheduling.volcano.sh" and kind == "Queue":
+        return list(_volcano_queue(data))
     if group == "kueue.x-k8s.io" and kind == "ClusterQueue":
         return [Refusal(error.path, "Kueue", error.message(), error) for error in _kueue_cluster_queue(data)]
     if group == "jobset.x-k8s.io" and kind == "JobSet":
@@ -114,10 +123,16 @@ def _kueue_podset_groups(data: dict[str, Any]) -> list[Refusal]:
     return [Refusal(error.path, "Kueue", error.message(), error) for error in group_errors(data)]
 
 
+# The CRD's rule on ClusterQueueSpec (apis/kueue/v1beta1 and v1beta2 clusterqueue_types.go): a ClusterQueue in no
+# cohort borrows from no one, so it may set no borrowingLimit. The cohort field per version.
+_COHORT_FIELD = {"v1beta1": "cohort", "v1beta2": "cohortName"}
+BORROWING_WITHOUT_COHORT = "borrowingLimit must be nil when cohort is empty"
+
+
 def cluster_queue_schema_errors(data: dict[str, Any]) -> list[FieldError]:
-    """The CRD's rule on a ClusterQueue's resource groups, which the API server enforces: each flavor gives as
-    many quotas as the group covers resources (api-rejected reports it)."""
-    errors = []
+    """The CRD's rules on a ClusterQueue, which the API server enforces (api-rejected reports them): each flavor
+    gives as many quotas as the group covers resources; a queue with no cohort sets no borrowingLimit."""
+    errors = _borrowing_without_cohort(data)
     for i, group in enumerate(sequence(dig(data, "spec", "resourceGroups"))):
         covered = sequence(mapping(group).get("coveredResources"))
         flavors = sequence(mapping(group).get("flavors"))
@@ -131,6 +146,23 @@ def cluster_queue_schema_errors(data: dict[str, Any]) -> list[FieldError]:
                 )
             )
     return errors
+
+
+def _borrowing_without_cohort(data: dict[str, Any]) -> list[FieldError]:
+    """``!has(self.cohort) ... all(r, !has(r.borrowingLimit))``: the field absent, not empty (``has`` is true for
+    ""), as the CEL rule reads it. Reported at the first borrowingLimit, the message naming ``spec`` as the API
+    server does for a rule on the spec."""
+    cohort = _COHORT_FIELD.get(text(data.get("apiVersion")).rpartition("/")[2])
+    spec = data.get("spec")
+    if cohort is None or not isinstance(spec, dict) or cohort in spec:
+        return []
+    for i, group in enumerate(sequence(spec.get("resourceGroups"))):
+        for j, flavor in enumerate(sequence(mapping(group).get("flavors"))):
+            for k, quota in enumerate(sequence(mapping(flavor).get("resources"))):
+                if "borrowingLimit" in mapping(quota):
+                    at: Path = ("spec", "resourceGroups", i, "flavors", j, "resources", k, "borrowingLimit")
+                    return [FieldError(at, INVALID, "object", BORROWING_WITHOUT_COHORT, shown=("spec",))]
+    return []
 
 
 def _kueue_cluster_queue(data: dict[str, Any]) -> Iterator[FieldError]:
@@ -232,6 +264,33 @@ def _volcano_job(data: dict[str, Any]) -> Iterator[Refusal]:
     for plugin in plugins:
         if plugin not in VOLCANO_PLUGINS:
             yield Refusal(("spec", "plugins", plugin), "Volcano", f"unable to find job plugin: {plugin};")
+
+
+def _volcano_queue(data: dict[str, Any]) -> Iterator[Refusal]:
+    """validateResourceQuantityOfQueue, guarantee <= deserved <= capability, for a resource both sides name (every
+    release since v1.13 refuses those; v1.13-v1.14 word it "deserved should less equal than capability", and only
+    v1.15 also wants a deserved for each guaranteed resource, not judged here). Worded as v1.15.1 words it."""
+    spec = mapping(data.get("spec"))
+    pairs = (
+        ("deserved", mapping(spec.get("deserved")), "capability", mapping(spec.get("capability")), ">"),
+        ("deserved", mapping(spec.get("deserved")), "guarantee", mapping(dig(spec, "guarantee", "resource")), "<"),
+    )
+    for field_name, values, other_name, others, refused in pairs:
+        for name, written in values.items():
+            if name not in others:
+                continue  # an unset capability does not restrict; an unset deserved is v1.15's own check
+            try:
+                amount, other = quantity_from_yaml(written), quantity_from_yaml(others[name])
+            except QuantityError:
+                continue  # not a quantity: the CRD's schema refuses it (schema-invalid)
+            if (amount.value > other.value) if refused == ">" else (amount.value < other.value):
+                relation = "<=" if refused == ">" else ">="
+                yield Refusal(
+                    ("spec", field_name, name),
+                    "Volcano",
+                    f'requestBody.spec.{field_name}.{name}: Invalid value: "{amount}": '
+                    f"{field_name}[{name}]={amount} must be {relation} {other_name}[{name}]={other}",
+                )
 
 
 def _volcano_policies(policies: list[Any], at: Path, shown: str) -> Iterator[Refusal]:
@@ -471,8 +530,34 @@ def _training_job(data: dict[str, Any], kind: str) -> Iterator[FieldError]:
             replicas = integer(mapping(replica).get("replicas"))
             if replicas is not None and replicas < 1:
                 yield FieldError((*at, "replicas"), FORBIDDEN, detail="must be at least 1", keys=keys)
+    if kind == "PyTorchJob":
+        yield from _pytorch_elastic(data, specs)
     if job.master_required and "Master" not in roles:
         at = ("spec", job.specs)
         yield FieldError(at, REQUIRED, detail="must be present", shown=(*at, "Master"), keys=frozenset({2}))
     if kind == "TFJob" and sum(role in ("Chief", "Master") for role in roles) > 1:
         yield FieldError(("spec", job.specs), FORBIDDEN, detail="must not have more than 1 Chief or Master role")
+
+
+def _pytorch_elastic(data: dict[str, Any], specs: dict[str, Any]) -> Iterator[FieldError]:
+    """validateSpec: an elastic PyTorchJob rendezvouses through its workers, so it needs a Worker spec with at
+    least one replica; ``elasticPolicy.nProcPerNode`` (deprecated) may not be given beside ``nprocPerNode``.
+    The replica types are read as the defaulting webhook leaves them (case fixed)."""
+    spec = mapping(data.get("spec"))
+    elastic = spec.get("elasticPolicy")
+    if not isinstance(elastic, dict):
+        return
+    workers = [replica for written, replica in specs.items() if str(written).lower() == "worker"]
+    at: Path = ("spec", "pytorchReplicaSpecs", "Worker")
+    if not workers:
+        detail = "must be configured if elastic policy is used"
+        yield FieldError(at[:-1], REQUIRED, detail=detail, shown=at)  # found where the Worker would be
+    else:
+        replicas = integer(mapping(workers[0]).get("replicas"))
+        if replicas is not None and replicas < 1:
+            detail = "must be at least 1 worker if elastic policy is used"
+            yield FieldError((*at, "replicas"), FORBIDDEN, detail=detail)
+    if elastic.get("nProcPerNode") is not None and spec.get("nprocPerNode") is not None:
+        yield FieldError(
+            ("spec", "elasticPolicy", "nProcPerNode"), FORBIDDEN, detail="must not be used with spec.nprocPerNode"
+        )

@@ -126,6 +126,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
                     "LeaderWorkerSet",
                     "PaddleJob",
                     "PyTorchJob",
+                    "Queue",
                     "RayCluster",
                     "RayJob",
                     "TFJob",

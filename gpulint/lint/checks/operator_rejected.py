@@ -20,6 +20,7 @@ SPEC = RuleSpec(
             "RayJob",
             "RayCluster",
             "ClusterQueue",
+            "Queue",
             "Job",
             "JobSet",
             "LeaderWorkerSet",

@@ -39,7 +39,14 @@ from gpulint.kube.queueing.kueue_config import (
     is_configuration,
 )
 from gpulint.kube.queueing.kueue_kinds import KUEUE_GROUP
-from gpulint.kube.queueing.workload import QUEUE_LABEL, QueueName, integration, labels_path, queue_name
+from gpulint.kube.queueing.workload import (
+    QUEUE_LABEL,
+    QueueName,
+    integration,
+    is_kueue_framework,
+    labels_path,
+    queue_name,
+)
 from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import pod_requests, resource_list
 from gpulint.kube.selectors import label_text, selector_matches
@@ -550,16 +557,18 @@ def kueue_config_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     """What Kueue's Configuration does to the object: a queue-name label Kueue ignores because the kind's
     integration is not enabled; a job without one that manageJobsWithoutQueueName suspends for good."""
     how = integration(obj.data)
-    config = kueue_config(resolver) if how is not None else None
+    config = kueue_config(resolver) if is_kueue_framework(obj.data) else None
     if config is None:
         return []
     group, kind = obj.ref.group, obj.kind
     name = queue_name(obj.facts)
     if name is not None and not name.as_annotation:
         if config.manages(group, kind):
-            return _pods_ready_problems(obj, config)
-        if name.on_pods and config.manages("", "Pod"):
-            return []  # the label is the pods': Kueue's pod integration gates and admits each of them
+            return _pods_ready_problems(obj, config) if how is not None else []
+        if (name.on_pods or how is None) and config.manages("", "Pod"):
+            # the pods may carry the label (the Spark operator copies a SparkApplication's labels to its
+            # driver): Kueue's pod integration may gate and admit each of them
+            return []
         framework = framework_name(group, kind)
         return [
             Problem(
@@ -572,7 +581,7 @@ def kueue_config_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
                 ),
             )
         ]
-    if name is not None or not config.manage_without_queue_name or (group, kind) not in _UNQUEUED_JUDGED:
+    if name is not None or how is None or not config.manage_without_queue_name or (group, kind) not in _UNQUEUED_JUDGED:
         return []
     if not config.manages(group, kind):
         return []
