@@ -54,7 +54,15 @@ from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, max_len_error
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
-from gpulint.kube.validation.errors import FORBIDDEN, INVALID, REQUIRED, FieldError, not_supported, too_many
+from gpulint.kube.validation.errors import (
+    DUPLICATE,
+    FORBIDDEN,
+    INVALID,
+    REQUIRED,
+    FieldError,
+    not_supported,
+    too_many,
+)
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ELASTIC_JOB = "kueue.x-k8s.io/elastic-job"
@@ -166,18 +174,56 @@ def _borrowing_without_cohort(data: dict[str, Any]) -> list[FieldError]:
 
 
 def _kueue_cluster_queue(data: dict[str, Any]) -> Iterator[FieldError]:
-    """Each flavor's quotas in the order of the covered resources. The CRD's rule comes first (the API server
-    validates before any validating webhook): when it refuses, the webhook is never asked."""
+    """validateResourceGroups: each flavor's quotas in the order of the covered resources; a borrowing or lending
+    limit only in a cohort (``hasParent``: the cohort's name not empty), a lending limit at most the nominal quota;
+    a covered resource or a flavor named once across the groups. The CRD's rules come first (the API server
+    validates before any validating webhook): when one refuses, the webhook is never asked."""
     if cluster_queue_schema_errors(data):
         return
-    for i, group in enumerate(sequence(dig(data, "spec", "resourceGroups"))):
+    spec = mapping(data.get("spec"))
+    cohort = spec.get(_COHORT_FIELD.get(text(data.get("apiVersion")).rpartition("/")[2], "cohort"))
+    in_cohort = isinstance(cohort, str) and cohort != ""
+    resources: set[str] = set()
+    flavors: set[str] = set()
+    for i, group in enumerate(sequence(spec.get("resourceGroups"))):
         covered = [text(name) for name in sequence(mapping(group).get("coveredResources"))]
+        for j, resource in enumerate(covered):
+            if resource in resources:
+                yield FieldError(("spec", "resourceGroups", i, "coveredResources", j), DUPLICATE, resource)
+            resources.add(resource)
         for j, flavor in enumerate(sequence(mapping(group).get("flavors"))):
-            for k, quota in enumerate(sequence(mapping(flavor).get("resources"))):
-                name = text(mapping(quota).get("name"))
-                if name and name != covered[k]:
-                    path: Path = ("spec", "resourceGroups", i, "flavors", j, "resources", k, "name")
-                    yield FieldError(path, INVALID, name, "must match the name in coveredResources")
+            at: Path = ("spec", "resourceGroups", i, "flavors", j)
+            for k, quota in enumerate(map(mapping, sequence(mapping(flavor).get("resources")))):
+                yield from _flavor_quota(quota, covered[k], (*at, "resources", k), in_cohort)
+            name = text(mapping(flavor).get("name"))
+            if name in flavors:
+                yield FieldError((*at, "name"), DUPLICATE, name)
+            flavors.add(name)
+
+
+LIMIT_WITHOUT_COHORT = "must be nil when cohort is empty"
+
+
+def _quantity_text(value: Any) -> str:
+    try:
+        return str(quantity_from_yaml(value))
+    except QuantityError:
+        return str(value)
+
+
+def _flavor_quota(quota: dict[str, Any], covered: str, at: Path, in_cohort: bool) -> Iterator[FieldError]:
+    name = text(quota.get("name"))
+    if name and name != covered:
+        yield FieldError((*at, "name"), INVALID, name, "must match the name in coveredResources")
+    for limit in ("borrowingLimit", "lendingLimit"):
+        if limit in quota and not in_cohort:
+            yield FieldError((*at, limit), INVALID, _quantity_text(quota[limit]), LIMIT_WITHOUT_COHORT)
+    try:
+        lending, nominal = quantity_from_yaml(quota.get("lendingLimit")), quantity_from_yaml(quota.get("nominalQuota"))
+    except QuantityError:
+        return  # either absent or not a quantity (the schema's)
+    if lending.value > nominal.value:
+        yield FieldError((*at, "lendingLimit"), INVALID, str(lending), "must be less than or equal to the nominalQuota")
 
 
 def _kueue_rayjob(data: dict[str, Any], elastic: bool) -> Iterator[FieldError]:
