@@ -685,6 +685,34 @@ def _kai_parent_queue(use: QueueUse, children: list[str]) -> Problem:
     )
 
 
+VOLCANO_ROOT_QUEUE = "root"  # the hierarchy's root, which Volcano's controller creates
+
+
+def _volcano_root_queue(use: QueueUse) -> Problem:
+    """Volcano's job webhook (v1.15.1 pkg/webhooks/admission/jobs/validate/admit_job.go validateJobCreate,
+    "validate hierarchical queue") refuses a Job submitted to the root queue."""
+    return Problem(
+        use.path,
+        "Volcano's admission webhook refuses the Job: can not submit job to root queue",
+        True,
+        ("submit it to a leaf queue (one no other queue names as its spec.parent)",),
+    )
+
+
+def _volcano_parent_queue(use: QueueUse, children: list[str]) -> Problem:
+    """The same webhook refuses a Job submitted to a queue that other queues name as their spec.parent ("can
+    only submit job to leaf queue"). A warning: the child queues may be in the linted files only, and the
+    webhook counts those the cluster holds when the Job is created."""
+    shown = ", ".join(children[:3]) + (f" and {len(children) - 3} more" if len(children) > 3 else "")
+    return Problem(
+        use.path,
+        f"Volcano Queue {use.name} is a parent queue: Volcano's admission webhook refuses the Job "
+        "(can only submit job to leaf queue)",
+        False,
+        (f"its child queues: {shown}; submit to one of them (a leaf queue)",),
+    )
+
+
 def _misplaced(wrong: Misplaced, kind: str) -> Problem:
     if wrong.template is not None:
         where = ".".join(str(step) for step in (*wrong.template, "metadata", "annotations"))
@@ -721,6 +749,10 @@ def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
         if use is None:
             continue
         queues = resolver.batch_queues(use.group)
+        volcano_job = obj.ref.group == "batch.volcano.sh" and obj.kind == "Job"
+        if volcano_job and use.name == VOLCANO_ROOT_QUEUE:
+            problems.append(_volcano_root_queue(use))
+            continue
         listed = resolver.lists("Queue") and any(
             str(d.get("apiVersion", "")).startswith(use.group + "/") for d in resolver.inventory_admission_objects()
         )
@@ -746,6 +778,10 @@ def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
         if use.group == KAI_GROUP and (children := sorted(q.name for q in queues.values() if q.parent == use.name)):
             problems.append(_kai_parent_queue(use, children))
             continue
+        if volcano_job:
+            if children := sorted(q.name for q in queues.values() if q.parent == use.name):
+                problems.append(_volcano_parent_queue(use, children))
+                continue
         if use.system == "Volcano" and found.state and found.state != "Open":
             head = f"Volcano Queue {use.name} is {found.state}"
             problems.append(
