@@ -310,6 +310,37 @@ def _volcano_job(data: dict[str, Any]) -> Iterator[Refusal]:
     for plugin in plugins:
         if plugin not in VOLCANO_PLUGINS:
             yield Refusal(("spec", "plugins", plugin), "Volcano", f"unable to find job plugin: {plugin};")
+    yield from _volcano_task_order(tasks)
+
+
+def _volcano_task_order(tasks: list[dict[str, Any]]) -> Iterator[Refusal]:
+    """validateJobCreate's topoSort (util.go makeGraph): with any task's dependsOn, every task must be reached from
+    the tasks that depend on nothing. A cycle, or a dependsOn naming no task (its edge is never released), is not
+    a DAG."""
+    waiting = [i for i, task in enumerate(tasks) if task.get("dependsOn") is not None]
+    if not waiting:
+        return
+    names = [text(task.get("name")) for task in tasks]
+    graph: dict[str, dict[str, None]] = {}  # a set of edges, in order: a dependsOn written twice counts twice
+    degree = dict.fromkeys(names, 0)  # in the in-degree only, as in Volcano's map, so it is never released
+    for name, task in zip(names, tasks, strict=True):
+        for before in map(text, sequence(mapping(task.get("dependsOn")).get("name"))):
+            graph.setdefault(before, {})[name] = None
+            degree[name] += 1
+    ready = [name for name, count in degree.items() if count == 0]
+    placed = 0
+    while ready:
+        placed += 1
+        for after in graph.get(ready.pop(), ()):
+            degree[after] -= 1
+            if degree[after] == 0:
+                ready.append(after)
+    if placed != len(names):
+        yield Refusal(
+            ("spec", "tasks", waiting[0], "dependsOn"),
+            "Volcano",
+            "job has dependencies between tasks, but doesn't form a directed acyclic graph(DAG);",
+        )
 
 
 def _volcano_queue(data: dict[str, Any]) -> Iterator[Refusal]:
