@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
-from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, max_len_error
+from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, max_len_error, qualified_name
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.validation.errors import (
@@ -310,7 +310,63 @@ def _volcano_job(data: dict[str, Any]) -> Iterator[Refusal]:
     for plugin in plugins:
         if plugin not in VOLCANO_PLUGINS:
             yield Refusal(("spec", "plugins", plugin), "Volcano", f"unable to find job plugin: {plugin};")
+    yield from _volcano_names(data, tasks)
+    yield from _volcano_partitions(data, tasks)
     yield from _volcano_task_order(tasks)
+
+
+def _go_list(errors: list[str]) -> str:
+    """A Go []string as %v prints it."""
+    return "[" + " ".join(errors) + "]"
+
+
+def _volcano_names(data: dict[str, Any], tasks: list[dict[str, Any]]) -> Iterator[Refusal]:
+    """validateK8sPodNameLength and validateJobName: the name ``<job>-<task>-<task's index>`` (jobhelpers.MakePodName,
+    checked with the task's position, not a replica's) and the Job's name must be qualified names (at most 63
+    characters). A name from a generateName is not known here."""
+    job = dig(data, "metadata", "name")
+    if not isinstance(job, str) or not job:
+        return
+    for index, task in enumerate(tasks):
+        pod = f"{job}-{text(task.get('name'))}-{index}"
+        if errors := qualified_name(pod):
+            yield Refusal(
+                ("spec", "tasks", index, "name"),
+                "Volcano",
+                f"create pod with name {pod} validate failed {_go_list(errors)};",
+                inputs=(("metadata", "name"),),
+            )
+    if errors := qualified_name(job):
+        yield Refusal(("metadata", "name"), "Volcano", f"create job with name {job} validate failed {_go_list(errors)}")
+
+
+def _volcano_partitions(data: dict[str, Any], tasks: list[dict[str, Any]]) -> Iterator[Refusal]:
+    """validatePartitionPolicy (v1.14 and later): partitions and their size positive, the replicas exactly
+    totalPartitions x partitionSize, and a task minAvailable, when minPartitions is set, minPartitions x
+    partitionSize; the first problem of a task only."""
+    job = text(dig(data, "metadata", "name"))
+    for index, task in enumerate(tasks):
+        policy = task.get("partitionPolicy")
+        if not isinstance(policy, dict):
+            continue
+        name = text(task.get("name"))
+        total, size = integer(policy.get("totalPartitions"), 0), integer(policy.get("partitionSize"), 0)
+        least, replicas = integer(policy.get("minPartitions"), 0), integer(task.get("replicas"), 0)
+        minimum = integer(task.get("minAvailable"))
+        if total is None or size is None or least is None or replicas is None:
+            continue  # not integers: the schema's
+        at: Path = ("spec", "tasks", index, "partitionPolicy")
+        problem = ""
+        if total <= 0:
+            problem = "'TotalPartitions' must be greater than 0"
+        elif size <= 0:
+            problem = "'PartitionSize' must be greater than 0"
+        elif replicas != total * size:
+            problem = "'Replicas' are not equal to TotalPartitions*PartitionSize"
+        elif minimum is not None and least > 0 and least * size != minimum:
+            problem = "'MinAvailable' is not equal to MinPartitions*PartitionSize"
+        if problem:
+            yield Refusal(at, "Volcano", f"{problem} in task: {name}, job: {job}")
 
 
 def _volcano_task_order(tasks: list[dict[str, Any]]) -> Iterator[Refusal]:
