@@ -54,6 +54,8 @@ from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, max_len_error, qualified_name
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
+from gpulint.kube.trainjob import GROUP as TRAINER_GROUP
+from gpulint.kube.trainjob import BoundTrainJob
 from gpulint.kube.validation.errors import (
     DUPLICATE,
     FORBIDDEN,
@@ -116,6 +118,8 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         return [
             Refusal(error.path, "The Training Operator", error.message(), error) for error in _training_job(data, kind)
         ]
+    if group == TRAINER_GROUP and kind == "TrainJob" and isinstance(data, BoundTrainJob):
+        return list(_trainjob_reserved_envs(data))
     if group == "leaderworkerset.x-k8s.io" and kind == "LeaderWorkerSet":
         own = [Refusal(error.path, "LeaderWorkerSet", error.message(), error) for error in _leader_worker_set(data)]
         return [*own, *_kueue_podset_groups(data)]
@@ -694,3 +698,37 @@ def _pytorch_elastic(data: dict[str, Any], specs: dict[str, Any]) -> Iterator[Fi
         yield FieldError(
             ("spec", "elasticPolicy", "nProcPerNode"), FORBIDDEN, detail="must not be used with spec.nprocPerNode"
         )
+
+
+# Kubeflow Trainer v2 (v2.3.0 pkg/constants/constants.go): the variables its ML policy plugins set in the trainer's
+# container, which a TrainJob's spec.trainer.env may not set (torch.go and mpi.go Validate).
+RESERVED_TRAINER_ENVS = {
+    "torch": frozenset({"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}),
+    "mpi": frozenset(
+        {
+            "OMPI_MCA_orte_default_hostfile",
+            "OMPI_MCA_plm_rsh_args",
+            "OMPI_MCA_orte_keep_fqdn_hostnames",
+            "OMPI_MCA_orte_set_default_slots",
+        }
+    ),
+}
+
+
+def _trainjob_reserved_envs(data: BoundTrainJob) -> Iterator[Refusal]:
+    """The Trainer's TrainJob webhook runs its runtime's ML policy plugins' Validate: with mlPolicy.torch (or
+    .mpi), spec.trainer.env must not set the variables the plugin sets ("must not have reserved envs")."""
+    policy = mapping(dig(data.runtime, "spec", "mlPolicy"))
+    env = sequence(dig(data, "spec", "trainer", "env"))
+    names = [text(mapping(item).get("name")) for item in env]
+    for source, reserved in RESERVED_TRAINER_ENVS.items():
+        if source not in policy:
+            continue
+        found = [index for index, name in enumerate(names) if name in reserved]
+        if found:
+            listed = " ".join(sorted({names[index] for index in found}))
+            yield Refusal(
+                ("spec", "trainer", "env", found[0], "name"),
+                "The Trainer",
+                f"spec.trainer.env: must not have reserved envs, invalid envs configured: [{listed}]",
+            )

@@ -130,6 +130,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
                     "RayCluster",
                     "RayJob",
                     "TFJob",
+                    "TrainJob",
                     "XGBoostJob",
                 }
             ),
