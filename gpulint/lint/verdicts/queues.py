@@ -553,6 +553,29 @@ def _kueue_configs(linted: LintedSet) -> tuple[KueueConfig, ...]:
     return tuple(found)
 
 
+WORKLOAD_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+
+
+def workload_priority_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
+    """A job Kueue manages whose kueue.x-k8s.io/priority-class label names a WorkloadPriorityClass that does not
+    exist: Kueue makes no Workload for it (kueue pkg/controller/jobframework/reconciler.go ExtractPriority, the
+    event WorkloadPriorityClassNotFound), so it stays suspended. Judged from a complete catalog only."""
+    if integration(obj.data) is None or queue_name(obj.facts) is None:
+        return []
+    meta = labels_path(obj.data)
+    name = mapping(dig(obj.data, *meta, "labels")).get(WORKLOAD_PRIORITY_LABEL)
+    if not isinstance(name, str) or not name or not resolver.workload_priority_class_missing(name, obj.document.path):
+        return []
+    return [
+        Problem(
+            (*meta, "labels", WORKLOAD_PRIORITY_LABEL),
+            f'Kueue makes no Workload for this {obj.kind}: WorkloadPriorityClass "{name}" not found',
+            True,
+            ("the job stays suspended until the class exists (event WorkloadPriorityClassNotFound)",),
+        )
+    ]
+
+
 def kueue_config_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     """What Kueue's Configuration does to the object: a queue-name label Kueue ignores because the kind's
     integration is not enabled; a job without one that manageJobsWithoutQueueName suspends for good."""

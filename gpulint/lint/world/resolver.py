@@ -592,6 +592,16 @@ class Resolver:
             return False
         return self.catalog_complete("PriorityClass", file)
 
+    def workload_priority_class_missing(self, name: str, file: str) -> bool:
+        """No Kueue WorkloadPriorityClass ``name`` exists, as a complete catalog shows."""
+        linted = {obj.ref.name for obj in self.linted.of_kind(KUEUE_GROUP, "WorkloadPriorityClass")}
+        listed = {
+            text(dig(data, "metadata", "name"))
+            for data in self._cluster.admission_objects
+            if data.get("kind") == "WorkloadPriorityClass" and text(data.get("apiVersion")).startswith(KUEUE_GROUP)
+        }
+        return name not in linted | listed and self.catalog_complete("WorkloadPriorityClass", file)
+
     def default_priority_class(self, file: str) -> str | None:
         """The name the Priority admission plugin gives a pod without priorityClassName: the PriorityClass
         marked globalDefault (the API server allows one); "" when none is, as far as a complete catalog of
