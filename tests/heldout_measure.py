@@ -1,7 +1,7 @@
 """The held-out measure of issue #29: is each reported failure variant caught, with no false flag?
 
 Each variant in ``tests/heldout/variants.yaml`` (the first set), ``tests/heldout2/variants.yaml``,
-``tests/heldout3/variants.yaml``, ``tests/heldout4/variants.yaml`` and ``tests/heldout5/variants.yaml`` (each collected blind after
+``tests/heldout3/variants.yaml``, ``tests/heldout4/variants.yaml``, ``tests/heldout5/variants.yaml`` and ``tests/heldout6/variants.yaml`` (each collected blind after
 the one before was fixed) has ``broken.yaml``, its ``fixed.yaml``
 twin and maybe an ``inventory.yaml``; each set records its outcomes in its own ``outcomes.yaml``. Both files are linted with every rule, as ``gpulint check`` does (rule_harness).
 
@@ -27,7 +27,9 @@ from typing import Any
 import yaml
 from rule_harness import Found, findings_of
 
-SETS = tuple(Path(__file__).parent / name for name in ("heldout", "heldout2", "heldout3", "heldout4", "heldout5"))
+SETS = tuple(
+    Path(__file__).parent / name for name in ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
+)
 SHOWN = ("error", "warning")
 
 

@@ -31,6 +31,12 @@
   once the CRD's own rule passed (``apis/kueue/v1beta1|v1beta2/clusterqueue_types.go`` ResourceGroup, since
   v0.10.0, the API server's: cluster_queue_schema_errors, reported by api-rejected); read at kueue ff69552e
   (v0.20.0-devel).
+- The Training Operator's PyTorchJob elastic policy (v1.9.4 ``pytorchjob_webhook.go`` validateSpec): a Worker spec
+  with at least one replica, and not both ``elasticPolicy.nProcPerNode`` and ``nprocPerNode``.
+- Kueue's ClusterQueue with no cohort and a ``borrowingLimit``: the CRD's rule (``clusterqueue_types.go``, v1beta1
+  ``cohort``, v1beta2 ``cohortName``), reported by api-rejected with the resource-group rule.
+- Volcano's Queue (v1.15.1 ``pkg/webhooks/admission/queues/validate/validate_queue.go``
+  validateResourceQuantityOfQueue): guarantee <= deserved <= capability per resource both name.
 - Volcano (volcano-sh/volcano v1.15.1): ``pkg/webhooks/admission/jobs/validate/admit_job.go``
   validateJobCreate: tasks, task names, a task's minAvailable, the job plugins
   (``pkg/controllers/job/plugins/factory.go``) and the MPI plugin's master task
@@ -45,9 +51,20 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
-from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, max_len_error
+from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, max_len_error, qualified_name
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
-from gpulint.kube.validation.errors import FORBIDDEN, INVALID, REQUIRED, FieldError, not_supported, too_many
+from gpulint.kube.trainjob import GROUP as TRAINER_GROUP
+from gpulint.kube.trainjob import BoundTrainJob
+from gpulint.kube.validation.errors import (
+    DUPLICATE,
+    FORBIDDEN,
+    INVALID,
+    REQUIRED,
+    FieldError,
+    not_supported,
+    too_many,
+)
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ELASTIC_JOB = "kueue.x-k8s.io/elastic-job"
@@ -91,6 +108,8 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         return [Refusal(error.path, "Kueue", error.message(), error) for error in errors]
     if group == "batch.volcano.sh" and kind == "Job":
         return list(_volcano_job(data))
+    if group == "scheduling.volcano.sh" and kind == "Queue":
+        return list(_volcano_queue(data))
     if group == "kueue.x-k8s.io" and kind == "ClusterQueue":
         return [Refusal(error.path, "Kueue", error.message(), error) for error in _kueue_cluster_queue(data)]
     if group == "jobset.x-k8s.io" and kind == "JobSet":
@@ -99,6 +118,8 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         return [
             Refusal(error.path, "The Training Operator", error.message(), error) for error in _training_job(data, kind)
         ]
+    if group == TRAINER_GROUP and kind == "TrainJob" and isinstance(data, BoundTrainJob):
+        return list(_trainjob_reserved_envs(data))
     if group == "leaderworkerset.x-k8s.io" and kind == "LeaderWorkerSet":
         own = [Refusal(error.path, "LeaderWorkerSet", error.message(), error) for error in _leader_worker_set(data)]
         return [*own, *_kueue_podset_groups(data)]
@@ -114,10 +135,16 @@ def _kueue_podset_groups(data: dict[str, Any]) -> list[Refusal]:
     return [Refusal(error.path, "Kueue", error.message(), error) for error in group_errors(data)]
 
 
+# The CRD's rule on ClusterQueueSpec (apis/kueue/v1beta1 and v1beta2 clusterqueue_types.go): a ClusterQueue in no
+# cohort borrows from no one, so it may set no borrowingLimit. The cohort field per version.
+_COHORT_FIELD = {"v1beta1": "cohort", "v1beta2": "cohortName"}
+BORROWING_WITHOUT_COHORT = "borrowingLimit must be nil when cohort is empty"
+
+
 def cluster_queue_schema_errors(data: dict[str, Any]) -> list[FieldError]:
-    """The CRD's rule on a ClusterQueue's resource groups, which the API server enforces: each flavor gives as
-    many quotas as the group covers resources (api-rejected reports it)."""
-    errors = []
+    """The CRD's rules on a ClusterQueue, which the API server enforces (api-rejected reports them): each flavor
+    gives as many quotas as the group covers resources; a queue with no cohort sets no borrowingLimit."""
+    errors = _borrowing_without_cohort(data)
     for i, group in enumerate(sequence(dig(data, "spec", "resourceGroups"))):
         covered = sequence(mapping(group).get("coveredResources"))
         flavors = sequence(mapping(group).get("flavors"))
@@ -133,19 +160,74 @@ def cluster_queue_schema_errors(data: dict[str, Any]) -> list[FieldError]:
     return errors
 
 
-def _kueue_cluster_queue(data: dict[str, Any]) -> Iterator[FieldError]:
-    """Each flavor's quotas in the order of the covered resources. The CRD's rule comes first (the API server
-    validates before any validating webhook): when it refuses, the webhook is never asked."""
-    if cluster_queue_schema_errors(data):
-        return
-    for i, group in enumerate(sequence(dig(data, "spec", "resourceGroups"))):
-        covered = [text(name) for name in sequence(mapping(group).get("coveredResources"))]
+def _borrowing_without_cohort(data: dict[str, Any]) -> list[FieldError]:
+    """``!has(self.cohort) ... all(r, !has(r.borrowingLimit))``: the field absent, not empty (``has`` is true for
+    ""), as the CEL rule reads it. Reported at the first borrowingLimit, the message naming ``spec`` as the API
+    server does for a rule on the spec."""
+    cohort = _COHORT_FIELD.get(text(data.get("apiVersion")).rpartition("/")[2])
+    spec = data.get("spec")
+    if cohort is None or not isinstance(spec, dict) or cohort in spec:
+        return []
+    for i, group in enumerate(sequence(spec.get("resourceGroups"))):
         for j, flavor in enumerate(sequence(mapping(group).get("flavors"))):
             for k, quota in enumerate(sequence(mapping(flavor).get("resources"))):
-                name = text(mapping(quota).get("name"))
-                if name and name != covered[k]:
-                    path: Path = ("spec", "resourceGroups", i, "flavors", j, "resources", k, "name")
-                    yield FieldError(path, INVALID, name, "must match the name in coveredResources")
+                if "borrowingLimit" in mapping(quota):
+                    at: Path = ("spec", "resourceGroups", i, "flavors", j, "resources", k, "borrowingLimit")
+                    return [FieldError(at, INVALID, "object", BORROWING_WITHOUT_COHORT, shown=("spec",))]
+    return []
+
+
+def _kueue_cluster_queue(data: dict[str, Any]) -> Iterator[FieldError]:
+    """validateResourceGroups: each flavor's quotas in the order of the covered resources; a borrowing or lending
+    limit only in a cohort (``hasParent``: the cohort's name not empty), a lending limit at most the nominal quota;
+    a covered resource or a flavor named once across the groups. The CRD's rules come first (the API server
+    validates before any validating webhook): when one refuses, the webhook is never asked."""
+    if cluster_queue_schema_errors(data):
+        return
+    spec = mapping(data.get("spec"))
+    cohort = spec.get(_COHORT_FIELD.get(text(data.get("apiVersion")).rpartition("/")[2], "cohort"))
+    in_cohort = isinstance(cohort, str) and cohort != ""
+    resources: set[str] = set()
+    flavors: set[str] = set()
+    for i, group in enumerate(sequence(spec.get("resourceGroups"))):
+        covered = [text(name) for name in sequence(mapping(group).get("coveredResources"))]
+        for j, resource in enumerate(covered):
+            if resource in resources:
+                yield FieldError(("spec", "resourceGroups", i, "coveredResources", j), DUPLICATE, resource)
+            resources.add(resource)
+        for j, flavor in enumerate(sequence(mapping(group).get("flavors"))):
+            at: Path = ("spec", "resourceGroups", i, "flavors", j)
+            for k, quota in enumerate(map(mapping, sequence(mapping(flavor).get("resources")))):
+                yield from _flavor_quota(quota, covered[k], (*at, "resources", k), in_cohort)
+            name = text(mapping(flavor).get("name"))
+            if name in flavors:
+                yield FieldError((*at, "name"), DUPLICATE, name)
+            flavors.add(name)
+
+
+LIMIT_WITHOUT_COHORT = "must be nil when cohort is empty"
+
+
+def _quantity_text(value: Any) -> str:
+    try:
+        return str(quantity_from_yaml(value))
+    except QuantityError:
+        return str(value)
+
+
+def _flavor_quota(quota: dict[str, Any], covered: str, at: Path, in_cohort: bool) -> Iterator[FieldError]:
+    name = text(quota.get("name"))
+    if name and name != covered:
+        yield FieldError((*at, "name"), INVALID, name, "must match the name in coveredResources")
+    for limit in ("borrowingLimit", "lendingLimit"):
+        if limit in quota and not in_cohort:
+            yield FieldError((*at, limit), INVALID, _quantity_text(quota[limit]), LIMIT_WITHOUT_COHORT)
+    try:
+        lending, nominal = quantity_from_yaml(quota.get("lendingLimit")), quantity_from_yaml(quota.get("nominalQuota"))
+    except QuantityError:
+        return  # either absent or not a quantity (the schema's)
+    if lending.value > nominal.value:
+        yield FieldError((*at, "lendingLimit"), INVALID, str(lending), "must be less than or equal to the nominalQuota")
 
 
 def _kueue_rayjob(data: dict[str, Any], elastic: bool) -> Iterator[FieldError]:
@@ -232,6 +314,120 @@ def _volcano_job(data: dict[str, Any]) -> Iterator[Refusal]:
     for plugin in plugins:
         if plugin not in VOLCANO_PLUGINS:
             yield Refusal(("spec", "plugins", plugin), "Volcano", f"unable to find job plugin: {plugin};")
+    yield from _volcano_names(data, tasks)
+    yield from _volcano_partitions(data, tasks)
+    yield from _volcano_task_order(tasks)
+
+
+def _go_list(errors: list[str]) -> str:
+    """A Go []string as %v prints it."""
+    return "[" + " ".join(errors) + "]"
+
+
+def _volcano_names(data: dict[str, Any], tasks: list[dict[str, Any]]) -> Iterator[Refusal]:
+    """validateK8sPodNameLength and validateJobName: the name ``<job>-<task>-<task's index>`` (jobhelpers.MakePodName,
+    checked with the task's position, not a replica's) and the Job's name must be qualified names (at most 63
+    characters). A name from a generateName is not known here."""
+    job = dig(data, "metadata", "name")
+    if not isinstance(job, str) or not job:
+        return
+    for index, task in enumerate(tasks):
+        pod = f"{job}-{text(task.get('name'))}-{index}"
+        if errors := qualified_name(pod):
+            yield Refusal(
+                ("spec", "tasks", index, "name"),
+                "Volcano",
+                f"create pod with name {pod} validate failed {_go_list(errors)};",
+                inputs=(("metadata", "name"),),
+            )
+    if errors := qualified_name(job):
+        yield Refusal(("metadata", "name"), "Volcano", f"create job with name {job} validate failed {_go_list(errors)}")
+
+
+def _volcano_partitions(data: dict[str, Any], tasks: list[dict[str, Any]]) -> Iterator[Refusal]:
+    """validatePartitionPolicy (v1.14 and later): partitions and their size positive, the replicas exactly
+    totalPartitions x partitionSize, and a task minAvailable, when minPartitions is set, minPartitions x
+    partitionSize; the first problem of a task only."""
+    job = text(dig(data, "metadata", "name"))
+    for index, task in enumerate(tasks):
+        policy = task.get("partitionPolicy")
+        if not isinstance(policy, dict):
+            continue
+        name = text(task.get("name"))
+        total, size = integer(policy.get("totalPartitions"), 0), integer(policy.get("partitionSize"), 0)
+        least, replicas = integer(policy.get("minPartitions"), 0), integer(task.get("replicas"), 0)
+        minimum = integer(task.get("minAvailable"))
+        if total is None or size is None or least is None or replicas is None:
+            continue  # not integers: the schema's
+        at: Path = ("spec", "tasks", index, "partitionPolicy")
+        problem = ""
+        if total <= 0:
+            problem = "'TotalPartitions' must be greater than 0"
+        elif size <= 0:
+            problem = "'PartitionSize' must be greater than 0"
+        elif replicas != total * size:
+            problem = "'Replicas' are not equal to TotalPartitions*PartitionSize"
+        elif minimum is not None and least > 0 and least * size != minimum:
+            problem = "'MinAvailable' is not equal to MinPartitions*PartitionSize"
+        if problem:
+            yield Refusal(at, "Volcano", f"{problem} in task: {name}, job: {job}")
+
+
+def _volcano_task_order(tasks: list[dict[str, Any]]) -> Iterator[Refusal]:
+    """validateJobCreate's topoSort (util.go makeGraph): with any task's dependsOn, every task must be reached from
+    the tasks that depend on nothing. A cycle, or a dependsOn naming no task (its edge is never released), is not
+    a DAG."""
+    waiting = [i for i, task in enumerate(tasks) if task.get("dependsOn") is not None]
+    if not waiting:
+        return
+    names = [text(task.get("name")) for task in tasks]
+    graph: dict[str, dict[str, None]] = {}  # a set of edges, in order: a dependsOn written twice counts twice
+    degree = dict.fromkeys(names, 0)  # in the in-degree only, as in Volcano's map, so it is never released
+    for name, task in zip(names, tasks, strict=True):
+        for before in map(text, sequence(mapping(task.get("dependsOn")).get("name"))):
+            graph.setdefault(before, {})[name] = None
+            degree[name] += 1
+    ready = [name for name, count in degree.items() if count == 0]
+    placed = 0
+    while ready:
+        placed += 1
+        for after in graph.get(ready.pop(), ()):
+            degree[after] -= 1
+            if degree[after] == 0:
+                ready.append(after)
+    if placed != len(names):
+        yield Refusal(
+            ("spec", "tasks", waiting[0], "dependsOn"),
+            "Volcano",
+            "job has dependencies between tasks, but doesn't form a directed acyclic graph(DAG);",
+        )
+
+
+def _volcano_queue(data: dict[str, Any]) -> Iterator[Refusal]:
+    """validateResourceQuantityOfQueue, guarantee <= deserved <= capability, for a resource both sides name (every
+    release since v1.13 refuses those; v1.13-v1.14 word it "deserved should less equal than capability", and only
+    v1.15 also wants a deserved for each guaranteed resource, not judged here). Worded as v1.15.1 words it."""
+    spec = mapping(data.get("spec"))
+    pairs = (
+        ("deserved", mapping(spec.get("deserved")), "capability", mapping(spec.get("capability")), ">"),
+        ("deserved", mapping(spec.get("deserved")), "guarantee", mapping(dig(spec, "guarantee", "resource")), "<"),
+    )
+    for field_name, values, other_name, others, refused in pairs:
+        for name, written in values.items():
+            if name not in others:
+                continue  # an unset capability does not restrict; an unset deserved is v1.15's own check
+            try:
+                amount, other = quantity_from_yaml(written), quantity_from_yaml(others[name])
+            except QuantityError:
+                continue  # not a quantity: the CRD's schema refuses it (schema-invalid)
+            if (amount.value > other.value) if refused == ">" else (amount.value < other.value):
+                relation = "<=" if refused == ">" else ">="
+                yield Refusal(
+                    ("spec", field_name, name),
+                    "Volcano",
+                    f'requestBody.spec.{field_name}.{name}: Invalid value: "{amount}": '
+                    f"{field_name}[{name}]={amount} must be {relation} {other_name}[{name}]={other}",
+                )
 
 
 def _volcano_policies(policies: list[Any], at: Path, shown: str) -> Iterator[Refusal]:
@@ -471,8 +667,68 @@ def _training_job(data: dict[str, Any], kind: str) -> Iterator[FieldError]:
             replicas = integer(mapping(replica).get("replicas"))
             if replicas is not None and replicas < 1:
                 yield FieldError((*at, "replicas"), FORBIDDEN, detail="must be at least 1", keys=keys)
+    if kind == "PyTorchJob":
+        yield from _pytorch_elastic(data, specs)
     if job.master_required and "Master" not in roles:
         at = ("spec", job.specs)
         yield FieldError(at, REQUIRED, detail="must be present", shown=(*at, "Master"), keys=frozenset({2}))
     if kind == "TFJob" and sum(role in ("Chief", "Master") for role in roles) > 1:
         yield FieldError(("spec", job.specs), FORBIDDEN, detail="must not have more than 1 Chief or Master role")
+
+
+def _pytorch_elastic(data: dict[str, Any], specs: dict[str, Any]) -> Iterator[FieldError]:
+    """validateSpec: an elastic PyTorchJob rendezvouses through its workers, so it needs a Worker spec with at
+    least one replica; ``elasticPolicy.nProcPerNode`` (deprecated) may not be given beside ``nprocPerNode``.
+    The replica types are read as the defaulting webhook leaves them (case fixed)."""
+    spec = mapping(data.get("spec"))
+    elastic = spec.get("elasticPolicy")
+    if not isinstance(elastic, dict):
+        return
+    workers = [replica for written, replica in specs.items() if str(written).lower() == "worker"]
+    at: Path = ("spec", "pytorchReplicaSpecs", "Worker")
+    if not workers:
+        detail = "must be configured if elastic policy is used"
+        yield FieldError(at[:-1], REQUIRED, detail=detail, shown=at)  # found where the Worker would be
+    else:
+        replicas = integer(mapping(workers[0]).get("replicas"))
+        if replicas is not None and replicas < 1:
+            detail = "must be at least 1 worker if elastic policy is used"
+            yield FieldError((*at, "replicas"), FORBIDDEN, detail=detail)
+    if elastic.get("nProcPerNode") is not None and spec.get("nprocPerNode") is not None:
+        yield FieldError(
+            ("spec", "elasticPolicy", "nProcPerNode"), FORBIDDEN, detail="must not be used with spec.nprocPerNode"
+        )
+
+
+# Kubeflow Trainer v2 (v2.3.0 pkg/constants/constants.go): the variables its ML policy plugins set in the trainer's
+# container, which a TrainJob's spec.trainer.env may not set (torch.go and mpi.go Validate).
+RESERVED_TRAINER_ENVS = {
+    "torch": frozenset({"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}),
+    "mpi": frozenset(
+        {
+            "OMPI_MCA_orte_default_hostfile",
+            "OMPI_MCA_plm_rsh_args",
+            "OMPI_MCA_orte_keep_fqdn_hostnames",
+            "OMPI_MCA_orte_set_default_slots",
+        }
+    ),
+}
+
+
+def _trainjob_reserved_envs(data: BoundTrainJob) -> Iterator[Refusal]:
+    """The Trainer's TrainJob webhook runs its runtime's ML policy plugins' Validate: with mlPolicy.torch (or
+    .mpi), spec.trainer.env must not set the variables the plugin sets ("must not have reserved envs")."""
+    policy = mapping(dig(data.runtime, "spec", "mlPolicy"))
+    env = sequence(dig(data, "spec", "trainer", "env"))
+    names = [text(mapping(item).get("name")) for item in env]
+    for source, reserved in RESERVED_TRAINER_ENVS.items():
+        if source not in policy:
+            continue
+        found = [index for index, name in enumerate(names) if name in reserved]
+        if found:
+            listed = " ".join(sorted({names[index] for index in found}))
+            yield Refusal(
+                ("spec", "trainer", "env", found[0], "name"),
+                "The Trainer",
+                f"spec.trainer.env: must not have reserved envs, invalid envs configured: [{listed}]",
+            )

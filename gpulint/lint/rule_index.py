@@ -126,9 +126,11 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
                     "LeaderWorkerSet",
                     "PaddleJob",
                     "PyTorchJob",
+                    "Queue",
                     "RayCluster",
                     "RayJob",
                     "TFJob",
+                    "TrainJob",
                     "XGBoostJob",
                 }
             ),

@@ -117,7 +117,8 @@ class BatchQueue:
     # queue's guarantee (proportion and capacity plugins: realCapability = ExceededPart(total, totalGuarantee)
     # + own guarantee)
     guarantee: tuple[tuple[str, Fraction], ...] = ()
-    # KAI spec.parentQueue, and spec.resources' limits in Kubernetes units (GPUs, cores, bytes); a resource
+    # KAI spec.parentQueue (Volcano spec.parent, hierarchical queues), and KAI spec.resources' limits in
+    # Kubernetes units (GPUs, cores, bytes); a resource
     # whose limit is -1 (no limit) or not a number is absent
     parent: str = ""
     limits: tuple[KaiLimit, ...] = ()
@@ -134,7 +135,7 @@ class BatchQueue:
             state if isinstance(state, str) else "",
             tuple(sorted((name, amount) for name, amount in capability.items() if amount > 0)),
             tuple(sorted((name, amount) for name, amount in guarantee.items() if amount > 0)),
-            text(dig(data, "spec", "parentQueue")) if group == KAI_GROUP else "",
+            text(dig(data, "spec", "parentQueue" if group == KAI_GROUP else "parent")),
             _kai_limits(mapping(dig(data, "spec", "resources"))) if group == KAI_GROUP else (),
         )
 

@@ -51,6 +51,16 @@ INTEGRATIONS: dict[tuple[str, str], str] = {
     ("apps", "Deployment"): PER_POD,
     ("", "Pod"): WHOLE,
 }
+# Kueue integrations whose Workloads gpulint does not build (their pods are described in the operator's own
+# fields, not pod templates): only whether Kueue manages them at all is judged. kueue pkg/controller/jobs/
+# sparkapplication, appwrapper and rayservice FrameworkName (ff69552e, v0.20.0-devel).
+UNMODELLED_INTEGRATIONS = frozenset(
+    {
+        ("sparkoperator.k8s.io", "SparkApplication"),
+        ("workload.codeflare.dev", "AppWrapper"),
+        ("ray.io", "RayService"),
+    }
+)
 # Kinds whose pods are one distributed program: a Workload of them that cannot run whole never makes progress.
 DISTRIBUTED = frozenset(
     {
@@ -111,6 +121,12 @@ def _queue_name(facts: ObjectFacts) -> QueueName | None:
 def integration(data: dict[str, Any]) -> str | None:
     """How Kueue turns the object into Workloads; None for kinds Kueue does not manage."""
     return INTEGRATIONS.get((api_group(str(data.get("apiVersion", ""))), str(data.get("kind", ""))))
+
+
+def is_kueue_framework(data: dict[str, Any]) -> bool:
+    """A kind some Kueue integration manages, whether or not gpulint builds its Workloads."""
+    key = (api_group(str(data.get("apiVersion", ""))), str(data.get("kind", "")))
+    return key in INTEGRATIONS or key in UNMODELLED_INTEGRATIONS
 
 
 def is_distributed(data: dict[str, Any]) -> bool:

@@ -52,6 +52,24 @@ def _errors(obj: KubeObject, ctx: CheckContext) -> Iterator[FieldError]:
         yield from cluster_queue_schema_errors(obj.data)
 
 
+def _missing_priority_classes(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """The Priority admission plugin (plugin/pkg/admission/priority/admission.go admitPod): a pod naming a
+    PriorityClass that does not exist is forbidden. Judged only when the catalog of PriorityClasses is complete."""
+    pod = obj.kind == "Pod" and not obj.ref.group
+    subject = f'the API server rejects this Pod: pods "{obj.ref.name}" is forbidden' if pod else None
+    for site in obj.facts.sites():
+        name = site.spec.get("priorityClassName")
+        if not isinstance(name, str) or not name or (site.substituted and site.substituted in name):
+            continue
+        if ctx.resolver.priority_class_missing(name, obj.document.path):
+            yield Diagnostic(
+                RULE_ID,
+                (*site.path, "priorityClassName"),
+                f"{subject or 'the API server rejects the pods it creates'}: "
+                f"no PriorityClass with name {name} was found",
+            )
+
+
 def _diagnostic(error: FieldError, subject: str) -> Diagnostic:
     brief, notes = rejection_text(error, subject)
     return Diagnostic(RULE_ID, error.path, brief, on_key=error.at_key, notes=notes)
@@ -64,6 +82,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if message not in seen:
             seen.add(message)
             yield _diagnostic(error, "the API server rejects this object")
+    yield from _missing_priority_classes(obj, ctx)
     held = (obj.ref.group, obj.kind) in HELD_IN
     if obj.api_version not in BUILT_IN or held:
         # a custom resource's pod templates are not validated as pods until its controller creates them, nor a pod

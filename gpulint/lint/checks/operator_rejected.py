@@ -1,4 +1,4 @@
-"""operator-rejected: an operator's own admission webhook refuses the object (Kueue, Volcano, JobSet, LeaderWorkerSet, Training Operator), worded as it words it."""
+"""operator-rejected: an operator's own admission webhook refuses the object (Kueue, Volcano, JobSet, LeaderWorkerSet, Training Operator, Trainer), worded as it words it."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ SPEC = RuleSpec(
             "RayJob",
             "RayCluster",
             "ClusterQueue",
+            "Queue",
             "Job",
             "JobSet",
             "LeaderWorkerSet",
@@ -28,6 +29,7 @@ SPEC = RuleSpec(
             "XGBoostJob",
             "PaddleJob",
             "JAXJob",
+            "TrainJob",
         }
     ),
 )

@@ -8,7 +8,13 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
-from gpulint.lint.verdicts.queues import batch_queue_problems, kueue_config_problems, pod_group_problems, queue_route
+from gpulint.lint.verdicts.queues import (
+    batch_queue_problems,
+    kueue_config_problems,
+    pod_group_problems,
+    queue_route,
+    workload_priority_problems,
+)
 
 SPEC = RuleSpec("queue-reference-invalid", Severity.ERROR)
 RULE_ID = SPEC.id
@@ -21,6 +27,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         *batch_queue_problems(obj, ctx.resolver),
         *pod_group_problems(obj, ctx.resolver),
         *kueue_config_problems(obj, ctx.resolver),
+        *workload_priority_problems(obj, ctx.resolver),
     ]
     for problem in problems:
         brief, spilled = split_long(problem.message)  # a long name the user gave can still overflow the line

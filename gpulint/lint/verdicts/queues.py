@@ -39,7 +39,14 @@ from gpulint.kube.queueing.kueue_config import (
     is_configuration,
 )
 from gpulint.kube.queueing.kueue_kinds import KUEUE_GROUP
-from gpulint.kube.queueing.workload import QUEUE_LABEL, QueueName, integration, labels_path, queue_name
+from gpulint.kube.queueing.workload import (
+    QUEUE_LABEL,
+    QueueName,
+    integration,
+    is_kueue_framework,
+    labels_path,
+    queue_name,
+)
 from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import pod_requests, resource_list
 from gpulint.kube.selectors import label_text, selector_matches
@@ -546,20 +553,45 @@ def _kueue_configs(linted: LintedSet) -> tuple[KueueConfig, ...]:
     return tuple(found)
 
 
+WORKLOAD_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+
+
+def workload_priority_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
+    """A job Kueue manages whose kueue.x-k8s.io/priority-class label names a WorkloadPriorityClass that does not
+    exist: Kueue makes no Workload for it (kueue pkg/controller/jobframework/reconciler.go ExtractPriority, the
+    event WorkloadPriorityClassNotFound), so it stays suspended. Judged from a complete catalog only."""
+    if integration(obj.data) is None or queue_name(obj.facts) is None:
+        return []
+    meta = labels_path(obj.data)
+    name = mapping(dig(obj.data, *meta, "labels")).get(WORKLOAD_PRIORITY_LABEL)
+    if not isinstance(name, str) or not name or not resolver.workload_priority_class_missing(name, obj.document.path):
+        return []
+    return [
+        Problem(
+            (*meta, "labels", WORKLOAD_PRIORITY_LABEL),
+            f'Kueue makes no Workload for this {obj.kind}: WorkloadPriorityClass "{name}" not found',
+            True,
+            ("the job stays suspended until the class exists (event WorkloadPriorityClassNotFound)",),
+        )
+    ]
+
+
 def kueue_config_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
     """What Kueue's Configuration does to the object: a queue-name label Kueue ignores because the kind's
     integration is not enabled; a job without one that manageJobsWithoutQueueName suspends for good."""
     how = integration(obj.data)
-    config = kueue_config(resolver) if how is not None else None
+    config = kueue_config(resolver) if is_kueue_framework(obj.data) else None
     if config is None:
         return []
     group, kind = obj.ref.group, obj.kind
     name = queue_name(obj.facts)
     if name is not None and not name.as_annotation:
         if config.manages(group, kind):
-            return _pods_ready_problems(obj, config)
-        if name.on_pods and config.manages("", "Pod"):
-            return []  # the label is the pods': Kueue's pod integration gates and admits each of them
+            return _pods_ready_problems(obj, config) if how is not None else []
+        if (name.on_pods or how is None) and config.manages("", "Pod"):
+            # the pods may carry the label (the Spark operator copies a SparkApplication's labels to its
+            # driver): Kueue's pod integration may gate and admit each of them
+            return []
         framework = framework_name(group, kind)
         return [
             Problem(
@@ -572,7 +604,7 @@ def kueue_config_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
                 ),
             )
         ]
-    if name is not None or not config.manage_without_queue_name or (group, kind) not in _UNQUEUED_JUDGED:
+    if name is not None or how is None or not config.manage_without_queue_name or (group, kind) not in _UNQUEUED_JUDGED:
         return []
     if not config.manages(group, kind):
         return []
@@ -676,6 +708,34 @@ def _kai_parent_queue(use: QueueUse, children: list[str]) -> Problem:
     )
 
 
+VOLCANO_ROOT_QUEUE = "root"  # the hierarchy's root, which Volcano's controller creates
+
+
+def _volcano_root_queue(use: QueueUse) -> Problem:
+    """Volcano's job webhook (v1.15.1 pkg/webhooks/admission/jobs/validate/admit_job.go validateJobCreate,
+    "validate hierarchical queue") refuses a Job submitted to the root queue."""
+    return Problem(
+        use.path,
+        "Volcano's admission webhook refuses the Job: can not submit job to root queue",
+        True,
+        ("submit it to a leaf queue (one no other queue names as its spec.parent)",),
+    )
+
+
+def _volcano_parent_queue(use: QueueUse, children: list[str]) -> Problem:
+    """The same webhook refuses a Job submitted to a queue that other queues name as their spec.parent ("can
+    only submit job to leaf queue"). A warning: the child queues may be in the linted files only, and the
+    webhook counts those the cluster holds when the Job is created."""
+    shown = ", ".join(children[:3]) + (f" and {len(children) - 3} more" if len(children) > 3 else "")
+    return Problem(
+        use.path,
+        f"Volcano Queue {use.name} is a parent queue: Volcano's admission webhook refuses the Job "
+        "(can only submit job to leaf queue)",
+        False,
+        (f"its child queues: {shown}; submit to one of them (a leaf queue)",),
+    )
+
+
 def _misplaced(wrong: Misplaced, kind: str) -> Problem:
     if wrong.template is not None:
         where = ".".join(str(step) for step in (*wrong.template, "metadata", "annotations"))
@@ -712,6 +772,10 @@ def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
         if use is None:
             continue
         queues = resolver.batch_queues(use.group)
+        volcano_job = obj.ref.group == "batch.volcano.sh" and obj.kind == "Job"
+        if volcano_job and use.name == VOLCANO_ROOT_QUEUE:
+            problems.append(_volcano_root_queue(use))
+            continue
         listed = resolver.lists("Queue") and any(
             str(d.get("apiVersion", "")).startswith(use.group + "/") for d in resolver.inventory_admission_objects()
         )
@@ -737,6 +801,10 @@ def batch_queue_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
         if use.group == KAI_GROUP and (children := sorted(q.name for q in queues.values() if q.parent == use.name)):
             problems.append(_kai_parent_queue(use, children))
             continue
+        if volcano_job:
+            if children := sorted(q.name for q in queues.values() if q.parent == use.name):
+                problems.append(_volcano_parent_queue(use, children))
+                continue
         if use.system == "Volcano" and found.state and found.state != "Open":
             head = f"Volcano Queue {use.name} is {found.state}"
             problems.append(

@@ -43,7 +43,14 @@ if TYPE_CHECKING:  # the pool model and readers are imported when an inventory i
 CAPI_MEMBER_KINDS = ("Machine", "MachineSet", "MachinePool")  # the links from a node to its cluster-api group
 GANG_OBJECT_KINDS = ("Workload", "PodGroup", "CompositePodGroup")
 # Objects of the admission layer: Kueue's queues and flavors, namespace quotas and limits.
-ADMISSION_KINDS = (*KUEUE_KINDS, "ResourceQuota", "LimitRange", "Queue", "PriorityClass")  # Queue: Volcano and KAI
+ADMISSION_KINDS = (
+    *KUEUE_KINDS,
+    "WorkloadPriorityClass",
+    "ResourceQuota",
+    "LimitRange",
+    "Queue",  # Volcano's and KAI's
+    "PriorityClass",
+)
 # The runtimes TrainJobs and InferenceServices name
 WORKLOAD_RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime", "ServingRuntime", "ClusterServingRuntime")
 INVENTORY_KINDS = (

@@ -133,6 +133,8 @@ KINDS: tuple[KindRow, ...] = (
     _row(KUEUE_GROUP, "ProvisioningRequestConfig", _KUEUE, "provisioningrequestconfigs", False, True, _L),
     _row(KUEUE_GROUP, "MultiKueueConfig", _KUEUE, "multikueueconfigs", False, True, _L),
     _row(KUEUE_GROUP, "MultiKueueCluster", _KUEUE, "multikueueclusters", False, True, _L),
+    # the class a job's kueue.x-k8s.io/priority-class label names (no Workload is made while it is missing)
+    _row(KUEUE_GROUP, "WorkloadPriorityClass", _KUEUE, "workloadpriorityclasses", False, True, _L, cluster=True),
     # Kueue's manager Configuration (a file, or its ConfigMap's; no API serves it)
     _row(CONFIG_GROUP, CONFIG_KIND, ("v1beta2", "v1beta1"), "", False, True, _L, _NEVER, cluster=True),
     _row(VOLCANO_GROUP, "Queue", ("v1beta1",), "queues", False, True, _L),

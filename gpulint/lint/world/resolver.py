@@ -69,6 +69,10 @@ _POOL_KINDS = (
 )
 
 
+# pkg/apis/scheduling: the classes the API server creates at start (SystemPriorityClasses), in every cluster
+SYSTEM_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
+
+
 @dataclass(frozen=True)
 class _Generated:
     """An object a controller creates from a linted one (it exists once that one is applied)."""
@@ -618,14 +622,37 @@ class Resolver:
 
         return [Quota.of(data) for _, data in sorted(quotas.items())]
 
-    def default_priority_class(self, file: str) -> str | None:
-        """The name the Priority admission plugin gives a pod without priorityClassName: the PriorityClass
-        marked globalDefault (the API server allows one); "" when none is, as far as a complete catalog of
-        PriorityClasses shows; None when not known (several marked, or the set not known whole)."""
+    @cached_property
+    def _priority_classes(self) -> dict[str, dict[str, Any]]:
+        """The PriorityClasses of the linted files and the inventory, by name (the linted files' first)."""
         classes = {obj.ref.name: obj.data for obj in self.linted.of_kind("scheduling.k8s.io", "PriorityClass")}
         for data in self._cluster.admission_objects:
             if data.get("kind") == "PriorityClass" and data.get("apiVersion") == "scheduling.k8s.io/v1":
                 classes.setdefault(text(dig(data, "metadata", "name")), data)
+        return classes
+
+    def priority_class_missing(self, name: str, file: str) -> bool:
+        """No PriorityClass ``name`` exists, as a complete catalog shows (the API server creates the two
+        system classes itself, so they always exist)."""
+        if name in SYSTEM_PRIORITY_CLASSES or name in self._priority_classes:
+            return False
+        return self.catalog_complete("PriorityClass", file)
+
+    def workload_priority_class_missing(self, name: str, file: str) -> bool:
+        """No Kueue WorkloadPriorityClass ``name`` exists, as a complete catalog shows."""
+        linted = {obj.ref.name for obj in self.linted.of_kind(KUEUE_GROUP, "WorkloadPriorityClass")}
+        listed = {
+            text(dig(data, "metadata", "name"))
+            for data in self._cluster.admission_objects
+            if data.get("kind") == "WorkloadPriorityClass" and text(data.get("apiVersion")).startswith(KUEUE_GROUP)
+        }
+        return name not in linted | listed and self.catalog_complete("WorkloadPriorityClass", file)
+
+    def default_priority_class(self, file: str) -> str | None:
+        """The name the Priority admission plugin gives a pod without priorityClassName: the PriorityClass
+        marked globalDefault (the API server allows one); "" when none is, as far as a complete catalog of
+        PriorityClasses shows; None when not known (several marked, or the set not known whole)."""
+        classes = self._priority_classes
         defaults = sorted(name for name, data in classes.items() if data.get("globalDefault") is True)
         if len(defaults) == 1:
             return defaults[0]
