@@ -1790,3 +1790,72 @@ def test_with_the_nodes_known_a_pod_on_another_node_group_is_still_judged(repo):
     write_tree(repo, {"inventory/nodes.yaml": EKSCTL_LESS_NODE})
     found = load_generator_findings(repo, "alpha.eksctl.io/nodegroup-name: kub316-ng", "--inventory", "inventory")
     assert [f[:3] for f in found] == [("load.yaml", 10, "over-tight-affinity")]
+
+
+# NVIDIA's device plugin chart refuses the release namespace 'default' on purpose; its README installs it with
+# `helm upgrade -i nvdp nvdp/nvidia-device-plugin --namespace nvidia-device-plugin --create-namespace`.
+NAMESPACED_CHART = {
+    "deployments/helm/nvidia-device-plugin/Chart.yaml": "apiVersion: v2\nname: nvidia-device-plugin\nversion: 0.20.0\n",
+    "deployments/helm/nvidia-device-plugin/values.yaml": "allowDefaultNamespace: false\ngpus: 1\n",
+    "deployments/helm/nvidia-device-plugin/templates/validation.yml": """
+        {{- if and (eq .Release.Namespace "default") (not .Values.allowDefaultNamespace) }}
+        {{- $error := "" }}
+        {{- $error = printf "%s\\nRunning in the 'default' namespace is not recommended." $error }}
+        {{- $error = printf "%s\\nSet 'allowDefaultNamespace=true' to bypass this error." $error }}
+        {{- fail $error }}
+        {{- end }}
+        """,
+    "deployments/helm/nvidia-device-plugin/templates/smoke.yaml": """
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: gpu-smoke
+          namespace: {{ .Release.Namespace }}
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+              - name: smi
+                image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+                command: [nvidia-smi]
+                resources:
+                  requests:
+                    nvidia.com/gpu: {{ .Values.gpus }}
+        """,
+}
+
+
+def test_a_chart_that_refuses_the_default_namespace_is_rendered_in_its_own(repo, render_tools):
+    write_tree(repo, NAMESPACED_CHART)
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    findings = [(f["path"], f["rule"], f["severity"]) for f in result.json()["findings"]]
+    # no broken chart; checked as installed, so the Job's request without a limit is found
+    assert ("deployments/helm/nvidia-device-plugin/templates/smoke.yaml", "gpu-request-without-limit", "error") in (
+        findings
+    ), result.stdout
+    assert not [f for f in findings if f[1] == "not-rendered" and f[2] != "info"], result.stdout
+    said_namespace = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+    assert "rendered in namespace 'nvidia-device-plugin'" in said(said_namespace[0])
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        "Only one of 'config.name' or 'config.map' should ever be set.",  # another fail: the chart's own
+        "Setting an explicit 'namespace' in values.yaml is no longer supported.",  # fails in every namespace
+    ],
+)
+def test_a_chart_that_fails_for_another_reason_is_still_an_error(repo, render_tools, refusal):
+    template = NAMESPACED_CHART["deployments/helm/nvidia-device-plugin/templates/validation.yml"]
+    files = {
+        **NAMESPACED_CHART,
+        "deployments/helm/nvidia-device-plugin/templates/validation.yml": template.replace(
+            '(eq .Release.Namespace "default")', "true"
+        ).replace("Running in the 'default' namespace is not recommended.", refusal),
+    }
+    write_tree(repo, files)
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    assert ("deployments/helm/nvidia-device-plugin/templates/validation.yml", "not-rendered", "error") in [
+        (f["path"], f["rule"], f["severity"]) for f in result.json()["findings"]
+    ], result.stdout
