@@ -761,11 +761,12 @@ def test_a_chart_that_fails_on_its_namespace_says_how_to_give_one(repo, render_t
         "{{- end }}\n"
     )
     write_tree(repo / "gpu-inference", chart)
-    failing = run_cli("check", "gpu-inference", "--helm", render_tools["helm"])
-    assert places(failing.stdout) == ["gpu-inference/templates/validation.yaml:2:5 not-rendered"]
-    assert (
-        "in namespace 'default': give this chart's values, release or namespace under render.charts" in failing.stdout
-    )
+    # it installs with --namespace, as its docs say: rendered in a namespace named after the chart, and said
+    refused = run_cli("check", "gpu-inference", "--helm", render_tools["helm"])
+    assert refused.exit_code == 0 and places(refused.stdout) == ["gpu-inference/Chart.yaml:1:1 not-rendered"]
+    assert "info[not-rendered]" in refused.stdout
+    assert "rendered in namespace 'gpu-inference', as it installs with --namespace" in refused.stdout
+    assert "give its namespace under render.charts in .gpulint.yaml" in refused.stdout
     (repo / ".gpulint.yaml").write_text("render:\n  charts:\n    gpu-inference: {namespace: inference, release: llm}\n")
     passing = run_cli("check", "gpu-inference", "--helm", render_tools["helm"], "--format", "json")
     assert passing.exit_code == 0 and passing.json()["findings"] == []

@@ -1641,3 +1641,174 @@ def test_a_patch_of_an_overlay_that_cannot_build_is_still_an_error(repo, render_
     assert ("gpu/components/mig-single/kustomization.yaml", "not-rendered", "error") in named_findings(
         repo, render_tools, files, named
     )
+
+
+# ----------------------------------------------------------------------------------------------- set I
+# Causes met on set I (docs/precision.md): load generators on the node group eksctl made with the cluster,
+# beside the repository's Karpenter NodePools; a chart that refuses the release namespace 'default'.
+
+GPU_POOL = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: amd-nvidia-a10g}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: amd-nvidia}
+      requirements:
+      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+"""
+
+LOAD_GENERATOR = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: load}
+spec:
+  selector: {matchLabels: {app: load}}
+  template:
+    metadata: {labels: {app: load}}
+    spec:
+      nodeSelector:
+        {selector}
+      containers:
+      - name: load
+        image: public.ecr.aws/docker/library/python
+        command: [/bin/bash, -c, 'while true; do curl -s http://model:8000/generate; sleep 2; done']
+"""
+
+
+def load_generator_findings(repo, selector: str, *extra: str) -> list[tuple[str, int, str, str]]:
+    write_tree(
+        repo,
+        {
+            "nodepools/amd-nvidia-a10g-nodepool.yaml": GPU_POOL,
+            "load.yaml": LOAD_GENERATOR.replace("{selector}", selector),
+        },
+    )
+    result = run_cli("check", ".", "--format", "json", *extra)
+    return [f for f in serious(result) if f[2] == "over-tight-affinity"]
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        "alpha.eksctl.io/nodegroup-name: kub316-ng",
+        "eks.amazonaws.com/nodegroup: di-ng",
+        # a managed node group under Cluster Autoscaler, labelled by its eksctl config (Neuron's Ray samples)
+        "{instance-type: trn1-32xl, provisioner: cluster-autoscaler}",
+    ],
+)
+def test_a_pod_on_a_node_group_no_linted_pool_describes_is_not_judged_by_the_pools(repo, selector):
+    assert load_generator_findings(repo, selector) == []
+
+
+def test_a_pod_naming_a_nodepool_the_repository_lacks_is_still_warned(repo):
+    # the trap: a Karpenter pool the repository deleted (g5-nodepool) is judged by the pools it has
+    assert load_generator_findings(repo, "karpenter.sh/nodepool: g5-nodepool") == [
+        ("load.yaml", 10, "over-tight-affinity", "warning")
+    ]
+
+
+def test_a_users_label_a_pool_sets_to_another_value_is_still_judged_by_the_pools(repo):
+    # the trap: once a linted pool sets the label, the pools speak for it
+    write_tree(
+        repo,
+        {
+            "nodepools/cpu.yaml": GPU_POOL.replace("amd-nvidia-a10g}", "cpu}").replace(
+                "    spec:\n      nodeClassRef",
+                "    metadata: {labels: {instance-type: c7g}}\n    spec:\n      nodeClassRef",
+            )
+        },
+    )
+    assert [f[:3] for f in load_generator_findings(repo, "instance-type: trn1-32xl")] == [
+        ("load.yaml", 10, "over-tight-affinity")
+    ]
+
+
+EKSCTL_LESS_NODE = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: ip-10-0-1-12.us-west-2.compute.internal
+  labels: {karpenter.sh/nodepool: amd-nvidia-a10g, node.kubernetes.io/instance-type: g5.xlarge}
+status:
+  allocatable: {cpu: "4", memory: 15Gi, pods: "58", nvidia.com/gpu: "1"}
+  capacity: {cpu: "4", memory: 16Gi, pods: "58", nvidia.com/gpu: "1"}
+"""
+
+
+def test_with_the_nodes_known_a_pod_on_another_node_group_is_still_judged(repo):
+    # the trap: an inventory without the node group's nodes answers for it
+    write_tree(repo, {"inventory/nodes.yaml": EKSCTL_LESS_NODE})
+    found = load_generator_findings(repo, "alpha.eksctl.io/nodegroup-name: kub316-ng", "--inventory", "inventory")
+    assert [f[:3] for f in found] == [("load.yaml", 10, "over-tight-affinity")]
+
+
+# NVIDIA's device plugin chart refuses the release namespace 'default' on purpose; its README installs it with
+# `helm upgrade -i nvdp nvdp/nvidia-device-plugin --namespace nvidia-device-plugin --create-namespace`.
+NAMESPACED_CHART = {
+    "deployments/helm/nvidia-device-plugin/Chart.yaml": "apiVersion: v2\nname: nvidia-device-plugin\nversion: 0.20.0\n",
+    "deployments/helm/nvidia-device-plugin/values.yaml": "allowDefaultNamespace: false\ngpus: 1\n",
+    "deployments/helm/nvidia-device-plugin/templates/validation.yml": """
+        {{- if and (eq .Release.Namespace "default") (not .Values.allowDefaultNamespace) }}
+        {{- $error := "" }}
+        {{- $error = printf "%s\\nRunning in the 'default' namespace is not recommended." $error }}
+        {{- $error = printf "%s\\nSet 'allowDefaultNamespace=true' to bypass this error." $error }}
+        {{- fail $error }}
+        {{- end }}
+        """,
+    "deployments/helm/nvidia-device-plugin/templates/smoke.yaml": """
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: gpu-smoke
+          namespace: {{ .Release.Namespace }}
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+              - name: smi
+                image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+                command: [nvidia-smi]
+                resources:
+                  requests:
+                    nvidia.com/gpu: {{ .Values.gpus }}
+        """,
+}
+
+
+def test_a_chart_that_refuses_the_default_namespace_is_rendered_in_its_own(repo, render_tools):
+    write_tree(repo, NAMESPACED_CHART)
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    findings = [(f["path"], f["rule"], f["severity"]) for f in result.json()["findings"]]
+    # no broken chart; checked as installed, so the Job's request without a limit is found
+    assert ("deployments/helm/nvidia-device-plugin/templates/smoke.yaml", "gpu-request-without-limit", "error") in (
+        findings
+    ), result.stdout
+    assert not [f for f in findings if f[1] == "not-rendered" and f[2] != "info"], result.stdout
+    said_namespace = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+    assert "rendered in namespace 'nvidia-device-plugin'" in said(said_namespace[0])
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        "Only one of 'config.name' or 'config.map' should ever be set.",  # another fail: the chart's own
+        "Setting an explicit 'namespace' in values.yaml is no longer supported.",  # fails in every namespace
+    ],
+)
+def test_a_chart_that_fails_for_another_reason_is_still_an_error(repo, render_tools, refusal):
+    template = NAMESPACED_CHART["deployments/helm/nvidia-device-plugin/templates/validation.yml"]
+    files = {
+        **NAMESPACED_CHART,
+        "deployments/helm/nvidia-device-plugin/templates/validation.yml": template.replace(
+            '(eq .Release.Namespace "default")', "true"
+        ).replace("Running in the 'default' namespace is not recommended.", refusal),
+    }
+    write_tree(repo, files)
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    assert ("deployments/helm/nvidia-device-plugin/templates/validation.yml", "not-rendered", "error") in [
+        (f["path"], f["rule"], f["severity"]) for f in result.json()["findings"]
+    ], result.stdout

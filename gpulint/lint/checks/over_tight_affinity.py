@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from gpulint.kube.pools.labels import POOL_LABELS
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec
@@ -128,13 +129,24 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver, namespac
 
 
 def _outside_every_pool(pod: PodRequirements, inventory: Resolver) -> bool:
-    """The pod requires a label every pool stamps on its nodes to be absent (`karpenter.sh/nodepool
-    DoesNotExist`: Karpenter's controller, which must not run on the nodes it makes). Its nodes are the
-    cluster's others (a managed system pool), which no pool in the linted files describes."""
+    """The pod's nodes are ones no pool in the linted files makes, so only the nodes could answer:
+    - it requires a label every pool stamps on its nodes to be absent (`karpenter.sh/nodepool DoesNotExist`:
+      Karpenter's controller, which must not run on the nodes it makes): the cluster's others, a managed
+      system pool;
+    - it requires a label no pool sets that names another pool system's node group
+      (`alpha.eksctl.io/nodegroup-name`, `eks.amazonaws.com/nodegroup`: a load generator on the node group
+      eksctl made with the cluster, beside the repository's Karpenter NodePools), or that is the user's own
+      (a key without a prefix, `instance-type: trn1-32xl`: Kubernetes leaves those to users, and no
+      Karpenter, cloud or agent label is one), which the node group's own configuration sets."""
     return any(
-        requirement.operator == "DoesNotExist"
-        and not requirement.field
-        and all(requirement.key in pool.labels for pool in inventory.pools)
+        not requirement.field
+        and (
+            requirement.operator == "DoesNotExist"
+            and all(requirement.key in pool.labels for pool in inventory.pools)
+            or requirement.operator in ("In", "Exists")
+            and (requirement.key in POOL_LABELS or "/" not in requirement.key)
+            and not any(requirement.key in pool.labels for pool in inventory.pools)
+        )
         for requirement in pod.requirements()
     )
 

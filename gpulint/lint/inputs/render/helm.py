@@ -130,6 +130,14 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
             return rendered
         argv[3] = view.inside(directory)
         result = run(argv, cwd=argv[3], timeout=options.timeout)
+        refused = _refuses_default_namespace(result.returncode, result.stderr, settings)
+        if refused:
+            # the chart `fail`s in the release namespace 'default' and its docs install it with --namespace
+            # (NVIDIA's device plugin, templates/validation.yml): render it where it installs
+            retried = run([*argv, "--namespace", place.name], cwd=argv[3], timeout=options.timeout)
+            if retried.returncode == 0 and not retried.timed_out and not retried.too_large:
+                result = retried
+                rendered.problems.append(_in_its_namespace(chart_file, place.name, refused))
     rendered.problems.extend(left_out(view, directory, display))
     if result.timed_out:
         rendered.problems.append(
@@ -157,6 +165,30 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
         map_documents, places=(place,), fix_values=not settings.values and not settings.set_values
     )
     return rendered
+
+
+def _refuses_default_namespace(returncode: int, stderr: str, settings: ChartSettings) -> str:
+    """The sentence of a chart's `fail` that refuses the release namespace 'default' ("" otherwise), when
+    no namespace was given for the chart: "Running in the 'default' namespace is not recommended."
+    (NVIDIA's k8s-device-plugin, templates/validation.yml)."""
+    if returncode == 0 or settings.namespace or "execution error" not in stderr:
+        return ""
+    for sentence in re.split(r"[.\n]", stderr):
+        words = sentence.lower()
+        if "namespace" in words and "default" in words:
+            return sentence.rsplit("): ", 1)[-1].strip()
+    return ""
+
+
+def _in_its_namespace(chart_file: str, namespace: str, refusal: str) -> RenderProblem:
+    return RenderProblem(
+        chart_file,
+        1,
+        1,
+        f"the chart refuses the namespace 'default' ({refusal.strip()}): rendered in namespace '{namespace}', "
+        "as it installs with --namespace; give its namespace under render.charts in .gpulint.yaml",
+        Severity.INFO,
+    )
 
 
 def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSettings | None = None) -> RenderProblem:
