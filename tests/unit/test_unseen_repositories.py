@@ -1812,3 +1812,316 @@ def test_a_chart_that_fails_for_another_reason_is_still_an_error(repo, render_to
     assert ("deployments/helm/nvidia-device-plugin/templates/validation.yml", "not-rendered", "error") in [
         (f["path"], f["rule"], f["severity"]) for f in result.json()["findings"]
     ], result.stdout
+
+
+# -------------------------- set J: charts whose values a program of the repository writes, or `required` asks for
+
+# kubeflow/arena: the CLI marshals a Go struct to the values file (`yaml:"nodeSelectors"`) and runs
+# `helm template -f VALUES CHART`; values.yaml leaves those keys out, so the chart alone fails on `len` of nil.
+ARENA_CHART = {
+    "charts/mpijob/Chart.yaml": "apiVersion: v1\nname: mpijob\nversion: 0.28.0\n",
+    "charts/mpijob/values.yaml": "gpuCount: 0 # user define\nshmSize: 2Gi\n",
+    "charts/mpijob/templates/mpijob.yaml": """
+        {{- $selectors := .Values.tfNodeSelectors -}}
+        apiVersion: kubeflow.org/v2beta1
+        kind: MPIJob
+        metadata:
+          name: {{ .Release.Name }}
+        spec:
+          mpiReplicaSpecs:
+            Worker:
+              replicas: 2
+              template:
+                spec:
+                  {{- if ne (len .Values.nodeSelectors) 0 }}
+                  nodeSelector:
+                  {{- range $k, $v := .Values.nodeSelectors }}
+                    {{ $k }}: "{{ $v }}"
+                  {{- end }}
+                  {{- end }}
+                  containers:
+                  - name: mpi
+                    image: kubeflow/mpi-horovod:latest
+        """,
+}
+ARENA_TYPES = """
+    package types
+
+    type SubmitArgs struct {
+        NodeSelectors map[string]string `yaml:"nodeSelectors"` // --selector
+        TFNodeSelectors map[string]map[string]string `yaml:"tfNodeSelectors,omitempty"`
+    }
+    """
+
+
+def test_a_chart_rendered_with_values_its_repositorys_program_writes_is_not_checked(repo, render_tools):
+    write_tree(repo, {**ARENA_CHART, "pkg/apis/types/submit.go": ARENA_TYPES})
+    for target in (".", "charts/mpijob"):  # CI, pre-commit
+        result = run_cli("check", target, "--helm", render_tools["helm"], "--format", "json")
+        assert not_rendered(result) == [("charts/mpijob/templates/mpijob.yaml", 12, "warning")], result.stdout
+        assert "pkg/apis/types/submit.go writes it" in said(result.json()["findings"][0])
+
+
+def test_a_value_read_through_a_variable_is_traced_to_the_program(repo, render_tools):
+    template = ARENA_CHART["charts/mpijob/templates/mpijob.yaml"].replace(
+        "len .Values.nodeSelectors", "len $selectors.Worker"
+    )
+    write_tree(repo, {**ARENA_CHART, "charts/mpijob/templates/mpijob.yaml": template, "cmd/types.go": ARENA_TYPES})
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    assert [severity for _, _, severity in not_rendered(result)] == ["warning"], result.stdout
+    assert "no value for .Values.tfNodeSelectors.Worker" in said(result.json()["findings"][0])
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        None,  # nothing writes the values: a chart broken on its own defaults
+        'type A struct {\n\tNodeSelector map[string]string `yaml:"nodeSelector"`\n}\n',  # another key
+        'var doc = "nodeSelectors: {}"\n',  # named, not a field a program marshals
+    ],
+)
+def test_a_value_no_program_writes_is_still_an_error(repo, render_tools, program):
+    files = dict(ARENA_CHART)
+    if program is not None:
+        files["pkg/types.go"] = "package types\n\n" + program
+    write_tree(repo, files)
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    assert [severity for _, _, severity in not_rendered(result)] == ["error"], result.stdout
+
+
+# armadaproject/armada and determined-ai/determined: the author asks for the value with `required`, in the
+# template itself or in a helper another template includes (a pipeline ending in `| required "..."`).
+REQUIRED_CHART = {
+    "deployment/binoculars/Chart.yaml": "apiVersion: v2\nname: armada-binoculars\nversion: 0.0.0-latest\n",
+    "deployment/binoculars/values.yaml": "replicas: 1\ningress:\n  labels: {}\n",
+    "deployment/binoculars/templates/ingressrest.yaml": """
+        apiVersion: networking.k8s.io/v1
+        kind: Ingress
+        metadata:
+          name: binoculars-rest
+          annotations:
+            kubernetes.io/ingress.class: {{ required "A value is required for .Values.ingressClass" .Values.ingressClass }}
+        spec:
+          rules:
+          - http:
+              paths:
+              - path: /
+                pathType: Prefix
+                backend: {service: {name: binoculars, port: {number: 8080}}}
+        """,
+}
+INCLUDED_REQUIRED = {
+    "helm/determined/Chart.yaml": "apiVersion: v2\nname: determined\nversion: 0.38.0\n",
+    "helm/determined/values.yaml": "# initialUserPassword:\nmasterPort: 8080\n",
+    "helm/determined/templates/master-config.yaml": """
+        {{- $initialPassword := coalesce .Values.initialUserPassword .Values.defaultPassword | required "An initial password for admin and determined users is required!" }}
+        apiVersion: v1
+        kind: Secret
+        metadata:
+          name: determined-master-config
+        stringData:
+          password: {{ $initialPassword | quote }}
+        """,
+    "helm/determined/templates/master-deployment.yaml": """
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: determined-master
+          annotations:
+            checksum/config: {{ include (print $.Template.BasePath "/master-config.yaml") . | sha256sum }}
+        data:
+          port: "{{ .Values.masterPort }}"
+        """,
+}
+
+
+@pytest.mark.parametrize(
+    ("files", "place", "value"),
+    [
+        (REQUIRED_CHART, ("deployment/binoculars/templates/ingressrest.yaml", 6, "warning"), "ingressClass"),
+        (INCLUDED_REQUIRED, ("helm/determined/templates/master-deployment.yaml", 6, "warning"), "initialUserPassword"),
+    ],
+)
+def test_a_value_the_chart_asks_for_with_required_is_not_checked(repo, render_tools, files, place, value):
+    write_tree(repo, files)
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    assert not_rendered(result) == [place], result.stdout
+    assert f"no value for .Values.{value} (its template asks for it with `required`)" in said(
+        result.json()["findings"][0]
+    )
+
+
+def test_a_fail_the_chart_raises_on_its_own_defaults_is_still_an_error(repo, render_tools):
+    template = REQUIRED_CHART["deployment/binoculars/templates/ingressrest.yaml"].replace(
+        'required "A value is required for .Values.ingressClass" .Values.ingressClass',
+        'fail "A value is required for .Values.ingressClass"',
+    )
+    write_tree(repo, {**REQUIRED_CHART, "deployment/binoculars/templates/ingressrest.yaml": template})
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    assert [severity for _, _, severity in not_rendered(result)] == ["error"], result.stdout
+
+
+def test_a_required_value_the_user_values_leave_out_is_still_an_error(repo, render_tools):
+    write_tree(repo, {**REQUIRED_CHART, "prod.values.yaml": "replicas: 3\n"})
+    result = run_cli(
+        "check",
+        "deployment/binoculars",
+        "--helm",
+        render_tools["helm"],
+        "--values",
+        "prod.values.yaml",
+        "--format",
+        "json",
+    )
+    assert [severity for _, _, severity in not_rendered(result)] == ["error"], result.stdout
+
+
+# ------------------------------------------ set J: fill-ins a reader or a program replaces, in text YAML refuses
+
+# kubeflow/spark-operator's examples/spark-pi-prometheus.yaml: the reader builds the image and writes its registry
+SPARK_APP = """
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: spark-pi
+spec:
+  type: Scala
+  mode: cluster
+  image: {image}
+  mainClass: org.apache.spark.examples.SparkPi
+  sparkVersion: 4.0.4
+"""
+
+
+@pytest.mark.parametrize(
+    "image", ["{IMAGE_REGISTRY}/{IMAGE_REPOSITORY}/docker.io/apache/spark:4.0.4", "{REGISTRY}:5000/spark:4.0.4"]
+)
+def test_single_brace_fill_ins_joined_to_text_make_a_template(image):
+    findings = lint_text(SPARK_APP.replace("{image}", image), "examples/spark-pi-prometheus.yaml")
+    assert [(f.rule, f.severity.name.lower(), f.line) for f in findings] == [("not-rendered", "info", 8)]
+    assert "single-brace fill-in" in findings[0].message
+
+
+@pytest.mark.parametrize("image", ["{registry}/spark:4.0.4", "{a: b}/spark", "[gcr.io/spark"])
+def test_other_braces_yaml_refuses_stay_errors(image):
+    findings = lint_text(SPARK_APP.replace("{image}", image))
+    assert [f.rule for f in findings if f.severity.name.lower() == "error"] == ["yaml-invalid"]
+
+
+# kubeflow/examples: a pipeline step reads the file and applies data.replace('MODEL_NAME', args.model_name)
+SERVE_TEMPLATE = """
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  labels:
+    app: MODEL_NAME
+  name: {name}
+  namespace: {namespace}
+spec:
+  selector:
+    matchLabels: {app: MODEL_NAME}
+  template:
+    metadata:
+      labels: {app: MODEL_NAME}
+    spec:
+      containers:
+      - name: serving
+        image: tensorflow/serving:1.11.1-gpu
+        resources:
+          limits: {nvidia.com/gpu: 1}
+"""
+
+
+def serve_template(name: str, namespace: str) -> str:
+    return SERVE_TEMPLATE.replace("{name}", name).replace("{namespace}", namespace)
+
+
+@pytest.mark.parametrize(
+    ("name", "namespace"),
+    [
+        ("MODEL_NAME", "KUBEFLOW_NAMESPACE"),
+        ("MODEL_NAME-webapp", "kubeflow"),
+        ("RELEASE-NAME-seldon-apiserver", "default"),  # Helm 2's `helm template` release name, kept in a library
+    ],
+)
+def test_an_upper_case_fill_in_word_in_a_name_is_a_placeholder(name, namespace):
+    findings = lint_text(serve_template(name, namespace), "tf-serve-template.yaml")
+    assert [f.rule for f in findings if f.severity.name.lower() in ("error", "warning")] == []
+    assert any(f.rule == "not-rendered" and "is a placeholder" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("name", ["GPU-TEST", "Model_Name", "model_name", "TRAINER"])
+def test_a_name_written_wrongly_is_still_refused(name):
+    findings = lint_text(serve_template(name, "default"))
+    assert [(f.rule, f.severity.name.lower()) for f in findings if f.rule == "api-rejected"] == [
+        ("api-rejected", "error")
+    ]
+
+
+# ------------------------------------------- set J: overlays their repository builds with the load restrictor off
+
+# flyteorg/flyte's docker/devbox-bundled: its overlays list ../namespace.yaml, and its Makefile builds them with
+# `kustomize build --load-restrictor=LoadRestrictionsNone`; an unused patch file sits beside namespace.yaml.
+DEVBOX = {
+    "docker/devbox-bundled/kustomize/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: flyte\n",
+    "docker/devbox-bundled/kustomize/minio-patch.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: minio
+          namespace: flyte
+        spec:
+          template:
+            spec:
+              containers:
+              - name: minio
+                command: [minio, server, /data]
+        """,
+    "docker/devbox-bundled/kustomize/complete/kustomization.yaml": "resources:\n- ../namespace.yaml\n",
+    "docker/devbox-bundled/Makefile": """
+        KUSTOMIZE := ../../executor/bin/kustomize
+
+        manifests:
+        \t$(KUSTOMIZE) build \\
+        \t\t--enable-helm \\
+        \t\t--load-restrictor=LoadRestrictionsNone \\
+        \t\tkustomize/complete > manifests/complete.yaml
+        """,
+}
+
+
+def test_an_overlay_built_with_the_load_restrictor_off_is_not_checked(repo, render_tools):
+    write_tree(repo, DEVBOX)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert serious(result) == [
+        ("docker/devbox-bundled/kustomize/complete/kustomization.yaml", 2, "not-rendered", "warning")
+    ], result.stdout
+    assert "docker/devbox-bundled/Makefile builds it with --load-restrictor" in said(result.json()["findings"][0])
+
+
+@pytest.mark.parametrize(
+    "makefile",
+    [
+        "manifests:\n\tkubectl kustomize kustomize/complete > manifests/complete.yaml\n",  # the restrictor on
+        "other:\n\tkustomize build --load-restrictor=LoadRestrictionsNone kustomize/other\n",  # another overlay
+    ],
+)
+def test_an_overlay_kustomize_refuses_as_its_repository_builds_it_is_still_an_error(repo, render_tools, makefile):
+    write_tree(repo, {**DEVBOX, "docker/devbox-bundled/Makefile": makefile})
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert [f for f in serious(result) if f[0].endswith("kustomization.yaml")] == [
+        ("docker/devbox-bundled/kustomize/complete/kustomization.yaml", 2, "not-rendered", "error")
+    ], result.stdout
+
+
+def test_a_patch_file_in_a_folder_an_overlay_reads_from_is_no_manifest(repo, render_tools):
+    write_tree(repo, DEVBOX)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert [p for p, *_ in serious(result) if p.endswith("minio-patch.yaml")] == [], result.stdout
+
+
+def test_a_patch_named_file_in_a_folder_no_overlay_reads_is_still_linted(repo, render_tools):
+    files = {k: v for k, v in DEVBOX.items() if "kustomization" not in k and "Makefile" not in k}
+    write_tree(repo, files)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert ("docker/devbox-bundled/kustomize/minio-patch.yaml", 7, "schema-invalid", "error") in serious(result)

@@ -107,6 +107,11 @@ _JINJA_STATEMENT = re.compile(
     r"include|import|from|block|endblock|extends|raw|endraw|with|endwith)\b[^%]*[-+]?%\}"
 )
 _JINJA_NOTES = ("lint the file the template renders to (ansible's template module, jinja2)",)
+# Single-brace fill-ins joined to more text (`image: {IMAGE_REGISTRY}/{IMAGE_REPOSITORY}/spark:4.0.4`, kubeflow/
+# spark-operator's examples, for the reader to replace): YAML reads the first `{` as a flow mapping and refuses
+# what follows it. One alone as the whole value parses, and is a placeholder field (_BRACED_NAME).
+BRACED_FILL_IN = re.compile(r"\{[A-Z][A-Z0-9_]*\}(?=[^\s,}\]#])")
+_BRACED_NOTES = ("lint the file once its {NAME} fill-ins are replaced",)
 
 
 @dataclass(frozen=True)
@@ -132,9 +137,16 @@ _TEMPLATE_SYNTAXES = (
         "a Jinja statement (an Ansible template or another Jinja renderer fills the file in)",
         _JINJA_NOTES,
     ),
+    _TemplateSyntax(
+        BRACED_FILL_IN,
+        "{",
+        "a single-brace fill-in joined to more text (a program or the reader replaces it)",
+        _BRACED_NOTES,
+    ),
 )
-# Text every template statement above holds: a document with one may make the whole file refused (_directive_refused).
-TEMPLATE_OPENERS = tuple(syntax.opener for syntax in _TEMPLATE_SYNTAXES)
+# Text every template statement above holds: a document with one may make the whole file refused (_directive_refused);
+# a braced fill-in is searched for by its pattern (every flow mapping holds a `{`).
+TEMPLATE_OPENERS = tuple(syntax.opener for syntax in _TEMPLATE_SYNTAXES if syntax.pattern is not BRACED_FILL_IN)
 _PRINTF_NOTES = ("lint the file the program writes, or its output: gpulint check -",)
 # Values still to be filled in, anywhere in a field's text: envsubst and Flux post-build substitution
 # (${VAR}, ${VAR:-default}, and envsubst's bare $VAR), a template expression left in a string ({{ ... }}:
@@ -152,6 +164,14 @@ _WORDED_PLACEHOLDER = re.compile(r"<[A-Za-z_][-A-Za-z0-9_.]*(?: [-A-Za-z0-9_.]+)
 # scripts that sed a manifest before applying it write them: no Kubernetes field holds such a word.
 _MARKER_WORDS = ("PLACEHOLDER", "REPLACE", "CHANGE", "YOUR", "TODO", "FIXME", "FILL", "FILLED")
 _MARKER_PLACEHOLDER = re.compile(rf"(?:{'|'.join(_MARKER_WORDS)})(?:_?ME)?(?:_[A-Z0-9]+)*")
+# An object's name or namespace written as an upper-case word to replace, alone or joined to the rest of the name
+# by '-': `name: MODEL_NAME-webapp`, `namespace: KUBEFLOW_NAMESPACE` (kubeflow/examples' templates, which a
+# pipeline step fills with str.replace before applying them), `RELEASE-NAME-redis` (Helm 2's `helm template` name
+# for a release it was not given). A DNS name holds neither capitals nor '_', so nobody writes these as a name;
+# a name written wrongly another way (`Gemma_Run`, `GPU-TEST`, `my_app`) is still refused.
+_NAME_FILL_IN = re.compile(r"(?:^|-)(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|RELEASE-NAME)(?=-|$)")
+_NAME_FIELDS = (("metadata", "name"), ("metadata", "namespace"))
+_MAY_HOLD_NAME_FILL_IN = re.compile(r"name[\"']?\s*:\s*[\"']?(?:[a-z0-9.-]*-)?(?:[A-Z][A-Z0-9]*_[A-Z0-9]|RELEASE-NAME)")
 # The same as a mapping's key (`limits: {"${GPU_RESOURCE}": 1}`, `"FILLED_BY_VALIDATOR": 1`): envsubst and a
 # program's string replacement fill keys in as they fill values. `${VAR}` anywhere in the key, the other forms
 # as the whole key, and the bare `$NAME` form in capitals only: a schema's `$ref` or `$schema` is a key as written.
@@ -694,7 +714,11 @@ def _load_text(path: str, text: str) -> LoadedFile:
             line, column, written = found
             message = f"template: {written} is {syntax.what}, so the file is not YAML yet and was not checked"
             return _not_yaml_yet(loaded, message, line, column, syntax.notes)
-    if _MAY_HOLD_PLACEHOLDER.search(text) or any(word in text for word in _MARKER_WORDS):
+    if (
+        _MAY_HOLD_PLACEHOLDER.search(text)
+        or any(word in text for word in _MARKER_WORDS)
+        or _MAY_HOLD_NAME_FILL_IN.search(text)
+    ):
         _find_placeholders(loaded)
     if loaded.problems and _MANIFEST_WORD.search(text) is None:
         loaded.problems = [_no_manifest(problem) for problem in loaded.problems]
@@ -878,6 +902,7 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                         if short and path[-1:] not in (("name",), ("key",))
                         else None
                     )
+                    or (_NAME_FILL_IN.search(value) if short and path[-2:] in _NAME_FIELDS else None)
                 )
                 if match:
                     found.append(path)

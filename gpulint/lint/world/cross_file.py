@@ -19,7 +19,7 @@ from gpulint.kube.gangs.members import COSCHEDULING_LABEL, KUEUE_GROUP_LABEL, VO
 from gpulint.kube.resources import is_extended
 from gpulint.kube.workloads import containers
 from gpulint.lint.inputs.linted_set import LintedObject
-from gpulint.lint.inputs.loader import DOC_START, PRINTF_VERB, TEMPLATE_OPENERS
+from gpulint.lint.inputs.loader import BRACED_FILL_IN, DOC_START, PRINTF_VERB, TEMPLATE_OPENERS
 from gpulint.lint.world.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS
 from gpulint.lint.world.kinds import crossing_kinds
 from gpulint.lint.world.resolver import DRA_GROUP
@@ -188,4 +188,5 @@ def may_cross(document: str) -> bool:
         or ("\\" in document and '"' in document)
         or PRINTF_VERB.search(document)
         or any(opener in document for opener in TEMPLATE_OPENERS)
+        or BRACED_FILL_IN.search(document)
     )

@@ -99,3 +99,26 @@ def _writer_texts(directory: str) -> list[tuple[str, str]]:
         except OSError:
             continue
     return texts
+
+
+# kustomize's load restrictor turned off on the command line: `kustomize build --load-restrictor=LoadRestrictionsNone`
+_UNRESTRICTED = re.compile(r"--load[-_]restrictor[= ]\s*[\"']?LoadRestrictionsNone")
+
+
+def built_unrestricted(overlay: str, repository: str) -> str:
+    """The script or Makefile, in the overlay's folder's parents up to the repository's root, that builds the
+    overlay with kustomize's load restrictor off (flyteorg/flyte's devbox Makefile: ``$(KUSTOMIZE) build
+    --enable-helm --load-restrictor=LoadRestrictionsNone kustomize/complete``): it names the flag and the
+    overlay's path from its own folder. "" when none does."""
+    overlay = os.path.realpath(overlay)
+    top = os.path.realpath(repository)
+    directory = os.path.dirname(overlay)
+    while is_within(directory, top):
+        named = re.compile(rf"(?<![\w./-])(?:\./)?{re.escape(os.path.relpath(overlay, directory))}/?(?![\w./-])")
+        for writer, text in _writer_texts(directory):
+            if _UNRESTRICTED.search(text) and named.search(text):
+                return writer
+        if directory == top:
+            break
+        directory = os.path.dirname(directory)
+    return ""

@@ -25,6 +25,7 @@ from gpulint.lint.inputs.render.mapping import LineMap, align, template_column
 from gpulint.lint.inputs.render.options import DEFAULT_RELEASE, ChartSettings, RenderOptions
 from gpulint.lint.inputs.render.rendered import Rendered, RenderProblem, mapped
 from gpulint.lint.inputs.render.tools import Tool, run
+from gpulint.lint.inputs.render.values_writers import written_by_program
 from gpulint.lint.inputs.render.view import View, ViewError, boundary, left_out
 from gpulint.lint.paths import is_within
 
@@ -205,10 +206,10 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
         return RenderProblem(chart_file, _dependencies_line(place.directory), 1, message, severity)
     unset = _unset_value(stderr, place) if not settings.values and not settings.set_values else None
     if unset is not None:
-        where = "the chart has no values.yaml" if unset.no_values_file else "values.yaml leaves it empty"
         message += (
-            f"; the chart gives no value for .Values.{unset.value} ({where}): it is given at install (-f/--set), so "
-            "the chart was not checked - give its values under render.charts in .gpulint.yaml, or --values/--set"
+            f"; the chart gives no value for .Values.{unset.value} ({unset.where}): it is given at install "
+            "(-f/--set), so the chart was not checked - give its values under render.charts in .gpulint.yaml, or "
+            "--values/--set"
         )
         return RenderProblem(unset.display, unset.line, unset.column, message, Severity.WARNING)
     yaml_error = _YAML_ERROR.search(stderr)
@@ -246,21 +247,26 @@ class _Unset:
     line: int
     column: int
     value: str  # `workload.gpus`
-    no_values_file: bool
+    where: str  # why the installer gives it: "the chart has no values.yaml", ...
 
 
 def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
     """The chart's value that made an execution error, when the chart leaves it to the installer: it has no
-    values.yaml at all, or writes the key (or a key above it) with no value (`gcsBucket:`). Charts made to
-    be installed with a recipe's values file (`helm install -f recipe/values.yaml`) fail so on their own;
-    they are not broken. A key missing from a values.yaml that exists is no such sign (a template's typo
-    reads it), nor is a value that is set (a wrong type): those stay errors. Only the chart's own templates
-    (not a subchart's, which its parent's values may fill) are read."""
+    values.yaml at all, or writes the key (or a key above it) with no value (`gcsBucket:`), or asks for it with
+    `required` (the message helm printed is the one a template gives `required`), or a program of the repository
+    writes the values file the chart is rendered with (a Go field tagged `yaml:"nodeSelectors"`: kubeflow/arena's
+    CLI renders its charts with `helm template -f` over the values it writes). Charts made to be installed with a
+    recipe's values file (`helm install -f recipe/values.yaml CHART`) fail so on their own; they are not broken. A
+    key missing from a values.yaml that exists is no such sign (a template's typo reads it), nor is a value that is
+    set (a wrong type): those stay errors. Only the chart's own templates (not a subchart's, which its parent's
+    values may fill) are read; in an error raised inside an `include`, the innermost template."""
     if "execution error" not in stderr and "executing" not in stderr:
         return None
-    placed = ((m, place.file(m.group("file"))) for m in _ERROR_PLACE.finditer(stderr))
-    match, found = next(((m, f) for m, f in placed if f is not None), (None, None))
-    if match is None or found is None or match.group("file").split("/")[1] != "templates":
+    placed = [(m, found) for m in _ERROR_PLACE.finditer(stderr) if (found := place.file(m.group("file")))]
+    if not placed:
+        return None
+    match, found = placed[-1]
+    if match.group("file").split("/")[1] != "templates":
         return None
     lines = _read_template(found[0])
     number = int(match.group("line"))
@@ -269,27 +275,96 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
     column = int(match.group("column") or 0)  # text/template's byte offset in the line, from 0
     text = lines[number - 1]
     action = next((a.group(0) for a in _ACTION.finditer(text) if a.start() <= column <= a.end()), text)
-    node = stderr.split(" at <", 1)[1].split(">", 1)[0] if " at <" in stderr else ""  # `at <.Values.x.y>`
+    node = stderr.rsplit(" at <", 1)[1].split(">", 1)[0] if " at <" in stderr else ""  # `at <.Values.x.y>`
     read = [m.group(1)[1:] for m in (*_VALUES_READ.finditer(node), *_VALUES_READ.finditer(action))]
-    if not read:
-        return None
+    read += _variables_read(node, lines)
     shown = (found[1], number, column + 1)
     values_path = os.path.join(place.directory, "values.yaml")
-    if not place.readable(values_path):
-        return _Unset(*shown, read[0], True)
-    values_lines = _read_template(values_path)
+    if read and not place.readable(values_path):
+        return _Unset(*shown, read[0], "the chart has no values.yaml")
+    values_lines = _read_template(values_path) if place.readable(values_path) else []
     if values_lines is None:
         return None
     loaded = load_bytes(values_path, "\n".join(values_lines).encode())
-    if loaded.problems:
-        return None
     documents = [d.data for d in loaded.documents if d.data is not None]
-    if not documents:  # an empty values.yaml: every value comes from the installer
-        return _Unset(*shown, read[0], True)
-    values = documents[0]
-    for value in read:
+    if read and not loaded.problems and not documents:  # an empty values.yaml: every value comes from the installer
+        return _Unset(*shown, read[0], "the chart has no values.yaml")
+    values = documents[0] if documents and not loaded.problems else None  # None: values.yaml not read
+    for value in read if values is not None else ():
         if _left_empty(values, value.split(".")):
-            return _Unset(*shown, value, False)
+            return _Unset(*shown, value, "values.yaml leaves it empty")
+    required = _required_values(stderr, place)
+    if required:
+        return _Unset(*shown, required[0], "its template asks for it with `required`")
+    for value in read if values is not None else ():
+        missing = _first_missing(values, value.split("."))
+        writer = written_by_program(place.within or boundary(place.directory), missing) if missing else None
+        if writer is not None:
+            return _Unset(
+                *shown, value, f"values.yaml has none; {writer} writes it to the values the chart is rendered with"
+            )
+    return None
+
+
+# `{{- $tfNodeSelectors := .Values.tfNodeSelectors -}}`: a variable that holds a value
+_VARIABLE_SET = re.compile(r"\$(\w+)\s*:?=\s*(?:\$|\$root)?\.Values((?:\.[A-Za-z_]\w*)+)")
+_VARIABLE_USED = re.compile(r"\$(\w+)((?:\.[A-Za-z_]\w*)*)")
+
+
+def _variables_read(node: str, lines: list[str]) -> list[str]:
+    """The values a failing node reads through variables its template set from them (`len $sel.Worker`, with
+    `$sel := .Values.tfNodeSelectors`: `tfNodeSelectors.Worker`)."""
+    used = [(m.group(1), m.group(2)) for m in _VARIABLE_USED.finditer(node) if m.group(1) not in ("", "root")]
+    if not used:
+        return []
+    assigned: dict[str, str] = {}
+    for line in lines:
+        for m in _VARIABLE_SET.finditer(line):
+            assigned.setdefault(m.group(1), m.group(2)[1:])
+    return [assigned[name] + rest for name, rest in used if name in assigned]
+
+
+# helm prints a failed `required`'s own message: `execution error at (chart/templates/x.yaml:7:36): MESSAGE`
+_EXECUTION_MESSAGE = re.compile(r"execution error at \([^)]*\): (?P<message>[^\n]+)")
+MAX_TEMPLATES = 500
+
+
+def _required_values(stderr: str, place: ChartPlace) -> list[str]:
+    """The values read by the chart's own `required` call whose message helm printed (``required "A value is
+    required for .Values.ingressClass" .Values.ingressClass``, or a pipeline ending in ``| required "..."``): the
+    chart's author asks the installer for them. Its templates folder is read (helpers included), not a
+    subchart's."""
+    found = _EXECUTION_MESSAGE.search(stderr)
+    if found is None:
+        return []
+    message = found.group("message").strip()
+    call = re.compile(r"required\s+(?:\"" + re.escape(message) + r"\"|`" + re.escape(message) + "`)")
+    templates = os.path.join(place.directory, "templates")
+    names: list[str] = []
+    for directory, subdirectories, files in os.walk(templates):
+        subdirectories.sort()
+        names.extend(os.path.join(directory, name) for name in sorted(files))
+        if len(names) > MAX_TEMPLATES:
+            return []
+    for name in names:
+        lines = _read_template(name) if place.readable(name) else None
+        for line in lines or ():
+            hit = call.search(line)
+            if hit is None:
+                continue
+            action = next((a.group(0) for a in _ACTION.finditer(line) if a.start() <= hit.start() <= a.end()), line)
+            return [m.group(1)[1:] for m in _VALUES_READ.finditer(action)]
+    return []
+
+
+def _first_missing(values: object, keys: list[str]) -> str | None:
+    """The first key of the path that values.yaml does not write (under keys it writes as mappings), or None."""
+    for key in keys:
+        if not isinstance(values, dict):
+            return None
+        if key not in values:
+            return key
+        values = values[key]
     return None
 
 

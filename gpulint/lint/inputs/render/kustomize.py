@@ -24,7 +24,7 @@ from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes, load_text
-from gpulint.lint.inputs.render.generated import written_by_build_step
+from gpulint.lint.inputs.render.generated import built_unrestricted, written_by_build_step
 from gpulint.lint.inputs.render.layout import (
     Kustomization,
     Patch,
@@ -203,7 +203,9 @@ def render_overlay(
             )
             return rendered
         if result.returncode != 0:
-            rendered.problems.append(_failure(what, view.unmasked(result.stderr), directory, display, own, own_display))
+            rendered.problems.append(
+                _failure(what, view.unmasked(result.stderr), directory, display, own, own_display, view.repository)
+            )
             return rendered
         places = _Places(os.path.abspath(directory), display, wrapper, view)
     rendered.output = result.stdout
@@ -212,6 +214,8 @@ def render_overlay(
 
 
 MAX_KUSTOMIZATIONS = 1000
+# kustomize's load restrictor refusing a file outside the kustomization's root (api/loader fileloader.go)
+_RESTRICTED = "is not in or below"
 
 
 # kustomize fetches these over https (api/internal/git/repospec.go: a host shorthand is cloned with https)
@@ -282,13 +286,25 @@ _WRAPPER = re.compile(
 )
 
 
-def _failure(what: str, stderr: str, directory: str, display: str, own: str, own_display: str) -> RenderProblem:
+def _failure(
+    what: str, stderr: str, directory: str, display: str, own: str, own_display: str, repository: str = ""
+) -> RenderProblem:
     lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
     message = " ".join(lines).removeprefix("error: ").removeprefix("Error: ") or f"{what} failed"
     message = _WRAPPER.sub("", message)
     # An EOF while fetching a URL is the network's too (the server closed the connection mid-answer).
     environment = any(marker in message for marker in _ENVIRONMENT) or ("://" in message and "EOF" in message)
     line = _line_of_entry(own, message)
+    builder = built_unrestricted(directory, repository) if repository and _RESTRICTED in message else ""
+    if builder:
+        return RenderProblem(
+            own_display,
+            line,
+            1,
+            f"{what} failed: {message}; {os.path.relpath(builder, repository)} builds it with "
+            "--load-restrictor=LoadRestrictionsNone, which gpulint does not turn on: the overlay was not checked",
+            Severity.WARNING,
+        )
     if holds_nothing(own):
         return RenderProblem(
             own_display,

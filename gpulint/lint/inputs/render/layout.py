@@ -151,22 +151,25 @@ def disabled_files(kustomizations: list[Kustomization]) -> dict[str, str]:
 
 
 def unused_patch_files(kustomizations: list[Kustomization]) -> dict[str, str]:
-    """Real path -> the kustomization beside it, for files named as patches (kubebuilder scaffolds
-    ``manager_config_patch.yaml`` and leaves it unused) that no kustomization reads: partial objects, not
-    manifests. One listed as a resource is consumed and rendered, not skipped."""
+    """Real path -> the kustomization beside it, or reading other files of its folder, for files named as patches
+    (kubebuilder scaffolds ``manager_config_patch.yaml`` and leaves it unused; flyteorg/flyte keeps
+    ``kustomize/minio-patch.yaml`` beside the ``namespace.yaml`` its ``complete`` and ``dev`` overlays list) that
+    no kustomization reads: partial objects, not manifests. One listed as a resource is consumed and rendered,
+    not skipped."""
     used = consumed_files(kustomizations)
     unused: dict[str, str] = {}
     for k in kustomizations:
-        try:
-            names = os.listdir(k.directory)
-        except OSError:
-            continue
-        for name in names:
-            lowered = name.lower()
-            if "patch" in lowered and lowered.endswith((".yaml", ".yml", ".json")):
-                real = os.path.realpath(os.path.join(k.directory, name))
-                if real not in used and os.path.isfile(real):
-                    unused.setdefault(real, k.path)
+        for directory in dict.fromkeys([k.directory, *(os.path.dirname(f) for f in k.local_files)]):
+            try:
+                names = sorted(os.listdir(directory))
+            except OSError:
+                continue
+            for name in names:
+                lowered = name.lower()
+                if "patch" in lowered and lowered.endswith((".yaml", ".yml", ".json")):
+                    real = os.path.realpath(os.path.join(directory, name))
+                    if real not in used and os.path.isfile(real):
+                        unused.setdefault(real, k.path)
     return unused
 
 
