@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpulint.kube.device_plugin_config import ERROR, SHARED_SUFFIX, advertised, looks_like_config, validate
+from gpulint.kube.device_plugin_config import (
+    ERROR,
+    SHARED_SUFFIX,
+    advertised,
+    looks_like_config,
+    sharing_settings,
+    validate,
+)
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gpu_stack import NVIDIA_DEVICE_PLUGIN, container_component, image_repository, node_names
 from gpulint.kube.runtime import main_containers
@@ -35,6 +42,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _cluster_policy(obj, ctx.resolver)
     else:
         yield from _config_through_env(obj, ctx)
+        yield from _mps_without_root(obj, ctx)
         if not ctx.resolver.has_nodes and ctx.resolver.linted.has_any(
             (("", "ConfigMap"), ("nvidia.com", "ClusterPolicy"))
         ):
@@ -66,6 +74,91 @@ def _config_through_env(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnost
                     ),
                     severity=Severity.WARNING,
                 )
+
+
+def _mps_without_root(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """An NVIDIA device plugin container whose configuration file (a mounted ConfigMap key) shares GPUs with MPS,
+    with no MPS root: validateFlags (cmd/nvidia-device-plugin/main.go) refuses to start, 'using MPS requires
+    --mps-root to be specified'. The Helm chart sets MPS_ROOT and runs the MPS control daemon; a DaemonSet
+    written from the static manifest does neither."""
+    for site in obj.facts.sites():
+        for path, container in main_containers(site.spec):
+            if container_component(container) is not NVIDIA_DEVICE_PLUGIN or _flag_set(container, "mps-root"):
+                continue
+            found = _mounted_config(container, site.spec, namespace_config_maps(ctx, obj.ref.namespace))
+            if found is None:
+                continue
+            config_map, key, config = found
+            if sharing_settings(config)[0] != "mps" or text(_flag(config, "mpsRoot")):
+                continue
+            yield Diagnostic(
+                RULE_ID,
+                (*site.path, *path, "name"),
+                f"the NVIDIA device plugin refuses to start: its configuration '{key}' (ConfigMap {config_map}) "
+                "shares GPUs with MPS, and no MPS root is set (--mps-root, MPS_ROOT): 'using MPS requires "
+                "--mps-root to be specified'",
+                notes=(
+                    "set MPS_ROOT (the Helm chart uses /run/nvidia/mps), mount that host directory and its shm, and "
+                    "run the plugin's MPS control daemon beside it, as the chart's daemonset-mps-control-daemon does",
+                ),
+            )
+
+
+def _flag(config: Any, name: str) -> Any:
+    flags = next((v for k, v in mapping(config).items() if str(k).lower() == "flags"), None)
+    return next((v for k, v in mapping(flags).items() if str(k).lower() == name.lower()), None)
+
+
+def _env(container: Mapping[str, Any], name: str) -> str:
+    return next(
+        (text(mapping(e).get("value")) for e in sequence(container.get("env")) if mapping(e).get("name") == name), ""
+    )
+
+
+def _flag_set(container: Mapping[str, Any], flag: str) -> bool:
+    """The plugin's command-line flag, or its environment variable (urfave/cli: --mps-root or MPS_ROOT), given."""
+    if _env(container, flag.upper().replace("-", "_")):
+        return True
+    words = [text(w) for w in (*sequence(container.get("command")), *sequence(container.get("args")))]
+    return any(w == f"--{flag}" or w.startswith(f"--{flag}=") for w in words)
+
+
+def _config_file(container: Mapping[str, Any]) -> str:
+    """The path --config-file (CONFIG_FILE) names."""
+    words = [text(w) for w in (*sequence(container.get("command")), *sequence(container.get("args")))]
+    for index, word in enumerate(words):
+        if word.startswith("--config-file="):
+            return word.partition("=")[2]
+        if word == "--config-file" and index + 1 < len(words):
+            return words[index + 1]
+    return _env(container, "CONFIG_FILE")
+
+
+def _mounted_config(
+    container: Mapping[str, Any], spec: Mapping[str, Any], held: Mapping[str, Mapping[str, str]]
+) -> tuple[str, str, Any] | None:
+    """(ConfigMap, key, parsed configuration) of the file the plugin reads, when a ConfigMap volume mounted in the
+    container holds it; None when it is not known to come from one."""
+    path = _config_file(container)
+    if not path:
+        return None
+    volumes = {text(mapping(v).get("name")): mapping(v) for v in sequence(spec.get("volumes"))}
+    for mount in sequence(container.get("volumeMounts")):
+        directory = text(mapping(mount).get("mountPath")).rstrip("/")
+        if not directory or not path.startswith(directory + "/") or mapping(mount).get("subPath"):
+            continue
+        source = mapping(volumes.get(text(mapping(mount).get("name")), {}).get("configMap"))
+        name = text(source.get("name"))
+        relative = path[len(directory) + 1 :]
+        items = {text(mapping(i).get("path")): text(mapping(i).get("key")) for i in sequence(source.get("items"))}
+        key = items.get(relative, "" if items else relative)
+        data = held.get(name)
+        value = data.get(key) if data else None
+        if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+            return None
+        documents = [d.data for d in load_text(f"ConfigMap {name} data.{key}", value).documents if d.data is not None]
+        return (name, key, documents[0]) if len(documents) == 1 and looks_like_config(documents[0]) else None
+    return None
 
 
 def _config_key(data: Mapping[str, str] | None) -> str | None:
