@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ from gpulint.kube.device_plugin_config import (
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gpu_stack import NVIDIA_DEVICE_PLUGIN, container_component, image_repository, node_names
 from gpulint.kube.runtime import main_containers
+from gpulint.kube.scheduler import NodeInfo
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
@@ -23,7 +25,12 @@ from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text, text_offset
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
-from gpulint.lint.world.config_maps import MAX_EMBEDDED, device_plugin_configs, namespace_config_maps
+from gpulint.lint.world.config_maps import (
+    MAX_EMBEDDED,
+    device_plugin_configs,
+    held_config_maps,
+    namespace_config_maps,
+)
 from gpulint.lint.world.kinds import only_elsewhere, unproven
 from gpulint.lint.world.resolver import Resolver
 
@@ -40,6 +47,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _config_map(obj, ctx.resolver)
     elif obj.kind == "ClusterPolicy" and obj.ref.group == "nvidia.com":
         yield from _cluster_policy(obj, ctx.resolver)
+        yield from _single_strategy_profiles(obj, ctx.resolver)
     else:
         yield from _config_through_env(obj, ctx)
         yield from _mps_without_root(obj, ctx)
@@ -366,6 +374,74 @@ def _node_labels(resolver: Resolver, name: str, keys: frozenset[str], base: tupl
             ),
             severity=Severity.WARNING,
         )
+
+
+# The device plugin's MIG resources under the mixed strategy and GFD's count labels, one per profile.
+_MIG_RESOURCE = re.compile(r"nvidia\.com/mig-([0-9]+g\.[0-9]+gb(?:\+[a-z]+)?)")
+_MIG_COUNT_LABEL = re.compile(r"nvidia\.com/mig-([0-9]+g\.[0-9]+gb(?:\+[a-z]+)?)\.count")
+
+
+def _single_strategy_profiles(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:
+    """A ClusterPolicy with mig.strategy single, and an inventory node whose GPUs hold MIG devices of more than one
+    profile: the device plugin's single strategy requires one MIG device type per node (internal/rm/device_map.go,
+    'more than one MIG device type present on node') and advertises no GPU there. The profiles are read from the
+    node's MIG resources and GFD count labels (the mixed strategy's), or from its nvidia.com/mig.config label
+    through the linted mig-parted ConfigMap spec.migManager.config.name names. A plugin configuration of the
+    operator's (devicePlugin.config) may set its own strategy: then nothing is said."""
+    spec = mapping(obj.data.get("spec"))
+    if text(dig(spec, "mig", "strategy")) != "single" or text(dig(spec, "devicePlugin", "config", "name")):
+        return
+    layouts = _mig_parted_layouts(resolver, text(dig(spec, "migManager", "config", "name")))
+    for node in resolver.nodes:
+        profiles = _node_profiles(node, layouts)
+        if len(profiles) < 2:
+            continue
+        yield Diagnostic(
+            RULE_ID,
+            ("spec", "mig", "strategy"),
+            f"mig.strategy is single, but node {node.name} has MIG devices of {len(profiles)} profiles "
+            f"({', '.join(sorted(profiles))}): the device plugin stops there, 'more than one MIG device type "
+            "present on node', and the node advertises no nvidia.com/gpu",
+            notes=(
+                "the single strategy needs one MIG profile on every GPU of a node (all-1g.10gb, all-3g.40gb, ...)",
+                "with more than one profile on a node use mig.strategy: mixed, and ask for nvidia.com/mig-<profile>",
+            ),
+            severity=Severity.WARNING,
+        )
+
+
+def _node_profiles(node: NodeInfo, layouts: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    found = {
+        m.group(1) for name, amount in node.allocatable.items() if amount > 0 and (m := _MIG_RESOURCE.fullmatch(name))
+    }
+    for label, value in node.labels.items():
+        counted = _MIG_COUNT_LABEL.fullmatch(label)
+        if counted and value.isdigit() and int(value) > 0:
+            found.add(counted.group(1))
+    found |= layouts.get(node.labels.get("nvidia.com/mig.config", ""), frozenset())
+    return frozenset(found)
+
+
+def _mig_parted_layouts(resolver: Resolver, name: str) -> dict[str, frozenset[str]]:
+    """The MIG profiles each layout of the mig-parted configuration in ConfigMap ``name`` creates (mig-configs:
+    <layout>: [{mig-enabled, mig-devices: {profile: count}}]), when one namespace holds that ConfigMap."""
+    namespaces = resolver.namespaces_of("", "ConfigMap", name) if name else []
+    if len(namespaces) != 1:
+        return {}
+    layouts: dict[str, frozenset[str]] = {}
+    for key, value in (held_config_maps(resolver, namespaces[0]).get(name) or {}).items():
+        if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+            continue
+        for document in load_text(f"ConfigMap {name} data.{key}", value).documents:
+            for layout, entries in mapping(mapping(document.data).get("mig-configs")).items():
+                layouts[str(layout)] = frozenset(
+                    str(profile)
+                    for entry in sequence(entries)
+                    if mapping(entry).get("mig-enabled") is True
+                    for profile, count in mapping(mapping(entry).get("mig-devices")).items()
+                    if isinstance(count, int) and count > 0
+                )
+    return layouts
 
 
 def operator_namespace(resolver: Resolver) -> str:
