@@ -267,7 +267,7 @@ def _container_resources(containers: Any, path: Path) -> Iterator[FieldError]:
             for name in listed if isinstance(listed, dict) else ():
                 if _resource_name_problems(str(name)):  # the path is built only for a name that is wrong
                     yield from resource_name(str(name), (*path, index, "resources", part, name))
-                elif str(name).startswith("hugepages-"):
+                elif str(name).startswith("hugepages-") and isinstance(listed, dict):
                     yield from _huge_pages(str(name), listed[name], (*path, index, "resources", part, name))
 
 
