@@ -16,6 +16,7 @@ from gpulint.kube.device_plugin_config import (
 )
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gpu_stack import NVIDIA_DEVICE_PLUGIN, container_component, image_repository, node_names
+from gpulint.kube.refs import Path
 from gpulint.kube.runtime import main_containers
 from gpulint.kube.scheduler import NodeInfo
 from gpulint.kube.workloads import pod_spec_sites
@@ -51,6 +52,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     else:
         yield from _config_through_env(obj, ctx)
         yield from _mps_without_root(obj, ctx)
+        yield from _unshared_product(obj, ctx)
         if not ctx.resolver.has_nodes and ctx.resolver.linted.has_any(
             (("", "ConfigMap"), ("nvidia.com", "ClusterPolicy"))
         ):
@@ -112,9 +114,93 @@ def _mps_without_root(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic
             )
 
 
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+
+
+def _unshared_product(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A pod that selects nvidia.com/gpu.product by a name without -SHARED, where the linted ClusterPolicy's default
+    device plugin configuration shares nvidia.com/gpu (time-slicing or MPS) without renaming it: GPU feature
+    discovery then labels every node it applies to <product>-SHARED (internal/lm/resource.go getProductName), so
+    the selector matches none. Nodes labelled with a configuration of their own (nvidia.com/device-plugin.config)
+    may use another: then nothing is said."""
+    shared = ctx.resolver.linted.fact("shared product default", _shared_default, ctx.resolver.linted)
+    if shared is None or any(CONFIG_LABEL in node.labels for node in ctx.resolver.nodes):
+        return
+    for site in obj.facts.sites():
+        value = mapping(site.spec.get("nodeSelector")).get(PRODUCT_LABEL)
+        if isinstance(value, str):
+            yield from _unshared(value, (*site.path, "nodeSelector", PRODUCT_LABEL), shared)
+        terms = dig(
+            site.spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"
+        )
+        for t, term in enumerate(sequence(terms)):
+            for e, expression in enumerate(sequence(mapping(term).get("matchExpressions"))):
+                expression = mapping(expression)
+                values = [text(v) for v in sequence(expression.get("values"))]
+                if expression.get("key") == PRODUCT_LABEL and expression.get("operator") == "In" and values:
+                    at = (
+                        *site.path,
+                        *("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
+                        *("nodeSelectorTerms", t, "matchExpressions", e),
+                    )
+                    yield from _unshared(", ".join(values), at, shared)
+
+
+def _unshared(value: str, at: Path, shared: tuple[str, str]) -> Iterator[Diagnostic]:
+    if any(v.strip().endswith("-SHARED") for v in value.split(",")):
+        return
+    config_map, key = shared
+    yield Diagnostic(
+        RULE_ID,
+        at,
+        f"selects {PRODUCT_LABEL} {value}, but the ClusterPolicy's default device plugin configuration "
+        f"('{key}' of ConfigMap {config_map}) shares nvidia.com/gpu without renaming it: GPU feature discovery "
+        f"labels those nodes {value.split(',')[0].strip()}-SHARED, and this selector matches none of them",
+        notes=(
+            "a shared GPU that keeps the name nvidia.com/gpu has its product label suffixed -SHARED (renameByDefault: "
+            "true keeps the product label as it was and advertises nvidia.com/gpu.shared)",
+            "select the -SHARED value as well, or another label such as nvidia.com/gpu.family",
+        ),
+        severity=Severity.WARNING,
+    )
+
+
+def _shared_default(linted: LintedSet) -> tuple[str, str] | None:
+    """(ConfigMap, key) of the one linted ClusterPolicy's default device plugin configuration, when GFD runs and
+    that configuration, linted, shares nvidia.com/gpu under its own name."""
+    policies = linted.of_kind("nvidia.com", "ClusterPolicy")
+    if len(policies) != 1:
+        return None
+    spec = mapping(policies[0].data.get("spec"))
+    name, key = text(dig(spec, "devicePlugin", "config", "name")), text(dig(spec, "devicePlugin", "config", "default"))
+    if not name or not key or dig(spec, "gfd", "enabled") is False:
+        return None
+    copies = [obj for obj in linted.of_kind("", "ConfigMap") if obj.ref.name == name]
+    value = mapping(copies[0].data.get("data")).get(key) if len(copies) == 1 else None
+    if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+        return None
+    documents = [d.data for d in load_text(f"ConfigMap {name} data.{key}", value).documents if d.data is not None]
+    if len(documents) != 1 or not looks_like_config(documents[0]):
+        return None
+    strategy, _ = sharing_settings(documents[0])
+    section = _key(_key(documents[0], "sharing"), "mps" if strategy == "mps" else "timeSlicing")
+    renamed = any(mapping(r).get("name") == "nvidia.com/gpu" and "rename" in mapping(r) for r in _resources(section))
+    if advertised(documents[0]).get("nvidia.com/gpu") != "nvidia.com/gpu" or renamed:
+        return None
+    return name, key
+
+
+def _resources(section: Any) -> list[Any]:
+    return list(sequence(mapping(section).get("resources")))
+
+
+def _key(data: Any, name: str) -> Any:
+    """A key of the plugin's configuration, matched as sigs.k8s.io/yaml matches it (case-insensitively)."""
+    return next((v for k, v in mapping(data).items() if str(k).lower() == name.lower()), None)
+
+
 def _flag(config: Any, name: str) -> Any:
-    flags = next((v for k, v in mapping(config).items() if str(k).lower() == "flags"), None)
-    return next((v for k, v in mapping(flags).items() if str(k).lower() == name.lower()), None)
+    return _key(_key(config, "flags"), name)
 
 
 def _env(container: Mapping[str, Any], name: str) -> str:
