@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 from rule_harness import Found, findings_of
 
+
 def _set_number(folder: Path) -> int:
     return int(folder.name.removeprefix("heldout") or 1)
 
