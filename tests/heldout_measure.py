@@ -1,8 +1,7 @@
 """The held-out measure of issue #29: is each reported failure variant caught, with no false flag?
 
-Each variant in ``tests/heldout/variants.yaml`` (the first set), ``tests/heldout2/variants.yaml``,
-``tests/heldout3/variants.yaml``, ``tests/heldout4/variants.yaml``, ``tests/heldout5/variants.yaml`` and ``tests/heldout6/variants.yaml`` (each collected blind after
-the one before was fixed) has ``broken.yaml``, its ``fixed.yaml``
+Each variant in ``tests/heldout/variants.yaml`` (the first set) and every later set's
+``tests/heldout<N>/variants.yaml`` (each collected blind after the one before was fixed) has ``broken.yaml``, its ``fixed.yaml``
 twin and maybe an ``inventory.yaml``; each set records its outcomes in its own ``outcomes.yaml``. Both files are linted with every rule, as ``gpulint check`` does (rule_harness).
 
 A finding *names the cause* when its rule is one the report points to, it is an error or a warning, and
@@ -27,8 +26,17 @@ from typing import Any
 import yaml
 from rule_harness import Found, findings_of
 
+
+def _set_number(folder: Path) -> int:
+    return int(folder.name.removeprefix("heldout") or 1)
+
+
+# Every set folder, in the order they were collected: tests/heldout/, then heldout2/, heldout3/, ...
 SETS = tuple(
-    Path(__file__).parent / name for name in ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
+    sorted(
+        (p for p in Path(__file__).parent.glob("heldout*") if p.is_dir() and (p / "variants.yaml").is_file()),
+        key=_set_number,
+    )
 )
 SHOWN = ("error", "warning")
 

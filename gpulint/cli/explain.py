@@ -77,6 +77,7 @@ from gpulint.lint.verdicts.visibility import (
     CUDA_UUIDS,
     HIDES_GPUS,
     IGNORED_ENVVAR,
+    MIG_DEVICES,
     PRIVILEGED_SEES_ALL,
     REPLACES_GPUS,
     UNCOUNTED_GPUS,
@@ -271,6 +272,10 @@ _VISIBILITY: dict[str, Callable[[VisibilityProblem], str]] = {
     PRIVILEGED_SEES_ALL: lambda p: (
         f"container '{p.container}' holds {p.gpus} {p.resource} but is privileged: on {p.nodes} ({p.most}) it sees "
         "every GPU of the node"
+    ),
+    MIG_DEVICES: lambda p: (
+        f"container '{p.container}' asks for {p.gpus} MIG devices ({p.value}): "
+        + ("it sees one profile's devices only" if p.most > 1 else "CUDA runs on one of them")
     ),
 }
 

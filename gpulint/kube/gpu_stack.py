@@ -45,6 +45,7 @@ _VENDOR_LABELS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     AMD: (
         ("feature.node.kubernetes.io/amd-gpu", "true"),
+        ("feature.node.kubernetes.io/amd-vgpu", "true"),  # ROCm/gpu-operator NodeFeatureLabelAmdVGpu: SR-IOV VFs
         ("amd.com/gpu.product-name", ""),
         ("amd.com/gpu.device-id", ""),
     ),

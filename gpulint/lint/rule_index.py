@@ -39,7 +39,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         RuleSpec(
             "daemonset-coverage",
             Severity.ERROR,
-            kinds=frozenset({"Application", "ClusterPolicy", "DaemonSet", "HelmRelease"}),
+            kinds=frozenset({"Application", "ClusterPolicy", "DaemonSet", "DeviceConfig", "HelmRelease"}),
             needs=frozenset({Need.NODES}),
         ),
         True,

@@ -2,7 +2,7 @@
 
 A variant recorded caught must stay caught with the same shared findings (a regression, or a new finding
 on both twins to review); one recorded as a miss must stay missed (a new catch: record it, and the figure
-in docs/precision.md). The six sets, tests/heldout/ to tests/heldout6/, are held. The definition of caught is in tests/heldout_measure.py.
+in docs/precision.md). Every set, tests/heldout/ and each tests/heldout<N>/, is held. The definition of caught is in tests/heldout_measure.py.
 """
 
 from __future__ import annotations

@@ -5,13 +5,16 @@ resource names, and object names and labels."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import replace
+from fractions import Fraction
 from typing import Any
 
 from gpulint.kube import names
 from gpulint.kube.features import FeatureGates
 from gpulint.kube.lru import short_strings_remembered
+from gpulint.kube.quantity import QuantityError, parse_quantity, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.validation.errors import FORBIDDEN, INVALID, REQUIRED, FieldError, not_supported, too_long
 from gpulint.kube.validation.resource import is_extended_resource_name
@@ -264,6 +267,27 @@ def _container_resources(containers: Any, path: Path) -> Iterator[FieldError]:
             for name in listed if isinstance(listed, dict) else ():
                 if _resource_name_problems(str(name)):  # the path is built only for a name that is wrong
                     yield from resource_name(str(name), (*path, index, "resources", part, name))
+                elif str(name).startswith("hugepages-") and isinstance(listed, dict):
+                    yield from _huge_pages(str(name), listed[name], (*path, index, "resources", part, name))
+
+
+def _huge_pages(name: str, amount: Any, path: Path) -> Iterator[FieldError]:
+    """validateResourceQuantityHugePageValue (pkg/apis/core/validation): a huge page quantity is a whole number of
+    pages (IsHugePageResourceValueDivisible), checked for every new pod."""
+    try:
+        quantity = quantity_from_yaml(amount)
+    except QuantityError:
+        return  # schema-invalid says so
+    shown = quantity.text
+    try:
+        size = parse_quantity(name.removeprefix("hugepages-")).value
+    except QuantityError:
+        size = Fraction(0)
+    page = int(size) if size > 0 and size.denominator == 1 else 0  # a page size of whole bytes, or none
+    if not page or math.ceil(quantity.value) % page:
+        yield FieldError(
+            path, INVALID, shown, f"{shown} is not positive integer multiple of {name}", keys=_resource_key(path)
+        )
 
 
 def _pod_level_resources(resources: Any, path: Path) -> Iterator[FieldError]:

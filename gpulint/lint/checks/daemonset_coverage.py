@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.kube.daemonset import Coverage
+from gpulint.kube.fields import mapping
 from gpulint.kube.gpu_stack import (
+    AMD,
     OPERATOR_OPERANDS,
     StackComponent,
     advertises_gpus,
+    gpu_nodes,
     node_names,
 )
 from gpulint.kube.scheduler import NodeInfo, Taint
@@ -34,7 +37,7 @@ from gpulint.lint.world.resolver import Resolver
 SPEC = RuleSpec(
     "daemonset-coverage",
     Severity.ERROR,
-    kinds=frozenset({"DaemonSet", "ClusterPolicy", "HelmRelease", "Application"}),
+    kinds=frozenset({"DaemonSet", "ClusterPolicy", "DeviceConfig", "HelmRelease", "Application"}),
     needs=frozenset({Need.NODES}),
 )
 RULE_ID = SPEC.id
@@ -61,6 +64,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 site, OPERATOR_OPERANDS, blocks, reported, resolver, "this ClusterPolicy's DaemonSets"
             )
         return
+    if obj.kind == "DeviceConfig" and obj.ref.group == "amd.com":
+        yield from _device_config(obj, resolver)
+        return
     if obj.kind in ("HelmRelease", "Application"):
         for release in chart_releases(obj.data):
             yield from _chart_findings(release, resolver)
@@ -75,6 +81,37 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 yield found
         if covered.component is not None:
             yield from _pool_findings(site, covered.component, list(covered.blocks), set(), resolver)
+
+
+def _device_config(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:
+    """An AMD GPU operator DeviceConfig whose spec.selector (the node selector of the device plugin, node
+    labeller and driver it deploys) matches none of the inventory's AMD GPU nodes. Not said when a component sets
+    a selector of its own, or node pools may add nodes."""
+    spec = mapping(obj.data.get("spec"))
+    selector = mapping(spec.get("selector"))
+    components = [mapping(spec.get(key)) for key in ("devicePlugin", "driver")]
+    if not selector or resolver.pools or any("selector" in str(k).lower() for c in components for k in c):
+        return
+    wanted = {str(k): v for k, v in selector.items()}
+    if not all(isinstance(v, str) for v in wanted.values()):
+        return
+    amd = gpu_nodes(resolver.nodes, AMD)
+    if not amd or any(all(node.labels.get(k) == v for k, v in wanted.items()) for node in amd):
+        return
+    shown = ", ".join(f"{k}={v}" for k, v in wanted.items())
+    labels = sorted({k for node in amd for k in node.labels if k.startswith("feature.node.kubernetes.io/amd-")})
+    yield Diagnostic(
+        RULE_ID,
+        ("spec", "selector"),
+        f"this DeviceConfig selects 0 of {len(amd)} nodes with AMD GPUs ({_names(amd)}): spec.selector {shown} "
+        "matches none of them, so the operator runs no device plugin there and they advertise no amd.com/gpu",
+        notes=(
+            *((f"the AMD GPU nodes carry {', '.join(labels)} (amd-vgpu: SR-IOV virtual functions)",) if labels else ()),
+            "select a label the GPU nodes carry; a node with virtual functions needs a DeviceConfig of its own",
+        ),
+        on_key=True,
+        severity=Severity.WARNING,
+    )
 
 
 def _chart_findings(release: ChartRelease, resolver: Resolver) -> Iterator[Diagnostic]:

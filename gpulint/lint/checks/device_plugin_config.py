@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpulint.kube.device_plugin_config import ERROR, SHARED_SUFFIX, advertised, looks_like_config, validate
+from gpulint.kube.device_plugin_config import (
+    ERROR,
+    SHARED_SUFFIX,
+    advertised,
+    looks_like_config,
+    sharing_settings,
+    validate,
+)
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gpu_stack import NVIDIA_DEVICE_PLUGIN, container_component, image_repository, node_names
+from gpulint.kube.refs import Path
 from gpulint.kube.runtime import main_containers
+from gpulint.kube.scheduler import NodeInfo
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
@@ -16,7 +26,12 @@ from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.loader import load_text, text_offset
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
-from gpulint.lint.world.config_maps import MAX_EMBEDDED, device_plugin_configs, namespace_config_maps
+from gpulint.lint.world.config_maps import (
+    MAX_EMBEDDED,
+    device_plugin_configs,
+    held_config_maps,
+    namespace_config_maps,
+)
 from gpulint.lint.world.kinds import only_elsewhere, unproven
 from gpulint.lint.world.resolver import Resolver
 
@@ -33,8 +48,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield from _config_map(obj, ctx.resolver)
     elif obj.kind == "ClusterPolicy" and obj.ref.group == "nvidia.com":
         yield from _cluster_policy(obj, ctx.resolver)
+        yield from _single_strategy_profiles(obj, ctx.resolver)
     else:
         yield from _config_through_env(obj, ctx)
+        yield from _mps_without_root(obj, ctx)
+        yield from _unshared_product(obj, ctx)
         if not ctx.resolver.has_nodes and ctx.resolver.linted.has_any(
             (("", "ConfigMap"), ("nvidia.com", "ClusterPolicy"))
         ):
@@ -66,6 +84,175 @@ def _config_through_env(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnost
                     ),
                     severity=Severity.WARNING,
                 )
+
+
+def _mps_without_root(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """An NVIDIA device plugin container whose configuration file (a mounted ConfigMap key) shares GPUs with MPS,
+    with no MPS root: validateFlags (cmd/nvidia-device-plugin/main.go) refuses to start, 'using MPS requires
+    --mps-root to be specified'. The Helm chart sets MPS_ROOT and runs the MPS control daemon; a DaemonSet
+    written from the static manifest does neither."""
+    for site in obj.facts.sites():
+        for path, container in main_containers(site.spec):
+            if container_component(container) is not NVIDIA_DEVICE_PLUGIN or _flag_set(container, "mps-root"):
+                continue
+            found = _mounted_config(container, site.spec, namespace_config_maps(ctx, obj.ref.namespace))
+            if found is None:
+                continue
+            config_map, key, config = found
+            if sharing_settings(config)[0] != "mps" or text(_flag(config, "mpsRoot")):
+                continue
+            yield Diagnostic(
+                RULE_ID,
+                (*site.path, *path, "name"),
+                f"the NVIDIA device plugin refuses to start: its configuration '{key}' (ConfigMap {config_map}) "
+                "shares GPUs with MPS, and no MPS root is set (--mps-root, MPS_ROOT): 'using MPS requires "
+                "--mps-root to be specified'",
+                notes=(
+                    "set MPS_ROOT (the Helm chart uses /run/nvidia/mps), mount that host directory and its shm, and "
+                    "run the plugin's MPS control daemon beside it, as the chart's daemonset-mps-control-daemon does",
+                ),
+            )
+
+
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+
+
+def _unshared_product(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A pod that selects nvidia.com/gpu.product by a name without -SHARED, where the linted ClusterPolicy's default
+    device plugin configuration shares nvidia.com/gpu (time-slicing or MPS) without renaming it: GPU feature
+    discovery then labels every node it applies to <product>-SHARED (internal/lm/resource.go getProductName), so
+    the selector matches none. Nodes labelled with a configuration of their own (nvidia.com/device-plugin.config)
+    may use another: then nothing is said."""
+    shared = ctx.resolver.linted.fact("shared product default", _shared_default, ctx.resolver.linted)
+    if shared is None or any(CONFIG_LABEL in node.labels for node in ctx.resolver.nodes):
+        return
+    for site in obj.facts.sites():
+        value = mapping(site.spec.get("nodeSelector")).get(PRODUCT_LABEL)
+        if isinstance(value, str):
+            yield from _unshared(value, (*site.path, "nodeSelector", PRODUCT_LABEL), shared)
+        terms = dig(
+            site.spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"
+        )
+        for t, term in enumerate(sequence(terms)):
+            for e, expression in enumerate(sequence(mapping(term).get("matchExpressions"))):
+                expression = mapping(expression)
+                values = [text(v) for v in sequence(expression.get("values"))]
+                if expression.get("key") == PRODUCT_LABEL and expression.get("operator") == "In" and values:
+                    at = (
+                        *site.path,
+                        *("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
+                        *("nodeSelectorTerms", t, "matchExpressions", e),
+                    )
+                    yield from _unshared(", ".join(values), at, shared)
+
+
+def _unshared(value: str, at: Path, shared: tuple[str, str]) -> Iterator[Diagnostic]:
+    if any(v.strip().endswith("-SHARED") for v in value.split(",")):
+        return
+    config_map, key = shared
+    yield Diagnostic(
+        RULE_ID,
+        at,
+        f"selects {PRODUCT_LABEL} {value}, but the ClusterPolicy's default device plugin configuration "
+        f"('{key}' of ConfigMap {config_map}) shares nvidia.com/gpu without renaming it: GPU feature discovery "
+        f"labels those nodes {value.split(',')[0].strip()}-SHARED, and this selector matches none of them",
+        notes=(
+            "a shared GPU that keeps the name nvidia.com/gpu has its product label suffixed -SHARED (renameByDefault: "
+            "true keeps the product label as it was and advertises nvidia.com/gpu.shared)",
+            "select the -SHARED value as well, or another label such as nvidia.com/gpu.family",
+        ),
+        severity=Severity.WARNING,
+    )
+
+
+def _shared_default(linted: LintedSet) -> tuple[str, str] | None:
+    """(ConfigMap, key) of the one linted ClusterPolicy's default device plugin configuration, when GFD runs and
+    that configuration, linted, shares nvidia.com/gpu under its own name."""
+    policies = linted.of_kind("nvidia.com", "ClusterPolicy")
+    if len(policies) != 1:
+        return None
+    spec = mapping(policies[0].data.get("spec"))
+    name, key = text(dig(spec, "devicePlugin", "config", "name")), text(dig(spec, "devicePlugin", "config", "default"))
+    if not name or not key or dig(spec, "gfd", "enabled") is False:
+        return None
+    copies = [obj for obj in linted.of_kind("", "ConfigMap") if obj.ref.name == name]
+    value = mapping(copies[0].data.get("data")).get(key) if len(copies) == 1 else None
+    if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+        return None
+    documents = [d.data for d in load_text(f"ConfigMap {name} data.{key}", value).documents if d.data is not None]
+    if len(documents) != 1 or not looks_like_config(documents[0]):
+        return None
+    strategy, _ = sharing_settings(documents[0])
+    section = _key(_key(documents[0], "sharing"), "mps" if strategy == "mps" else "timeSlicing")
+    renamed = any(mapping(r).get("name") == "nvidia.com/gpu" and "rename" in mapping(r) for r in _resources(section))
+    if advertised(documents[0]).get("nvidia.com/gpu") != "nvidia.com/gpu" or renamed:
+        return None
+    return name, key
+
+
+def _resources(section: Any) -> list[Any]:
+    return list(sequence(mapping(section).get("resources")))
+
+
+def _key(data: Any, name: str) -> Any:
+    """A key of the plugin's configuration, matched as sigs.k8s.io/yaml matches it (case-insensitively)."""
+    return next((v for k, v in mapping(data).items() if str(k).lower() == name.lower()), None)
+
+
+def _flag(config: Any, name: str) -> Any:
+    return _key(_key(config, "flags"), name)
+
+
+def _env(container: Mapping[str, Any], name: str) -> str:
+    return next(
+        (text(mapping(e).get("value")) for e in sequence(container.get("env")) if mapping(e).get("name") == name), ""
+    )
+
+
+def _flag_set(container: Mapping[str, Any], flag: str) -> bool:
+    """The plugin's command-line flag, or its environment variable (urfave/cli: --mps-root or MPS_ROOT), given."""
+    if _env(container, flag.upper().replace("-", "_")):
+        return True
+    words = [text(w) for w in (*sequence(container.get("command")), *sequence(container.get("args")))]
+    return any(w == f"--{flag}" or w.startswith(f"--{flag}=") for w in words)
+
+
+def _config_file(container: Mapping[str, Any]) -> str:
+    """The path --config-file (CONFIG_FILE) names."""
+    words = [text(w) for w in (*sequence(container.get("command")), *sequence(container.get("args")))]
+    for index, word in enumerate(words):
+        if word.startswith("--config-file="):
+            return word.partition("=")[2]
+        if word == "--config-file" and index + 1 < len(words):
+            return words[index + 1]
+    return _env(container, "CONFIG_FILE")
+
+
+def _mounted_config(
+    container: Mapping[str, Any], spec: Mapping[str, Any], held: Mapping[str, Mapping[str, str]]
+) -> tuple[str, str, Any] | None:
+    """(ConfigMap, key, parsed configuration) of the file the plugin reads, when a ConfigMap volume mounted in the
+    container holds it; None when it is not known to come from one."""
+    path = _config_file(container)
+    if not path:
+        return None
+    volumes = {text(mapping(v).get("name")): mapping(v) for v in sequence(spec.get("volumes"))}
+    for mount in sequence(container.get("volumeMounts")):
+        directory = text(mapping(mount).get("mountPath")).rstrip("/")
+        if not directory or not path.startswith(directory + "/") or mapping(mount).get("subPath"):
+            continue
+        source = mapping(volumes.get(text(mapping(mount).get("name")), {}).get("configMap"))
+        name = text(source.get("name"))
+        relative = path[len(directory) + 1 :]
+        items = {text(mapping(i).get("path")): text(mapping(i).get("key")) for i in sequence(source.get("items"))}
+        key = items.get(relative, "" if items else relative)
+        data = held.get(name)
+        value = data.get(key) if data else None
+        if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+            return None
+        documents = [d.data for d in load_text(f"ConfigMap {name} data.{key}", value).documents if d.data is not None]
+        return (name, key, documents[0]) if len(documents) == 1 and looks_like_config(documents[0]) else None
+    return None
 
 
 def _config_key(data: Mapping[str, str] | None) -> str | None:
@@ -273,6 +460,74 @@ def _node_labels(resolver: Resolver, name: str, keys: frozenset[str], base: tupl
             ),
             severity=Severity.WARNING,
         )
+
+
+# The device plugin's MIG resources under the mixed strategy and GFD's count labels, one per profile.
+_MIG_RESOURCE = re.compile(r"nvidia\.com/mig-([0-9]+g\.[0-9]+gb(?:\+[a-z]+)?)")
+_MIG_COUNT_LABEL = re.compile(r"nvidia\.com/mig-([0-9]+g\.[0-9]+gb(?:\+[a-z]+)?)\.count")
+
+
+def _single_strategy_profiles(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:
+    """A ClusterPolicy with mig.strategy single, and an inventory node whose GPUs hold MIG devices of more than one
+    profile: the device plugin's single strategy requires one MIG device type per node (internal/rm/device_map.go,
+    'more than one MIG device type present on node') and advertises no GPU there. The profiles are read from the
+    node's MIG resources and GFD count labels (the mixed strategy's), or from its nvidia.com/mig.config label
+    through the linted mig-parted ConfigMap spec.migManager.config.name names. A plugin configuration of the
+    operator's (devicePlugin.config) may set its own strategy: then nothing is said."""
+    spec = mapping(obj.data.get("spec"))
+    if text(dig(spec, "mig", "strategy")) != "single" or text(dig(spec, "devicePlugin", "config", "name")):
+        return
+    layouts = _mig_parted_layouts(resolver, text(dig(spec, "migManager", "config", "name")))
+    for node in resolver.nodes:
+        profiles = _node_profiles(node, layouts)
+        if len(profiles) < 2:
+            continue
+        yield Diagnostic(
+            RULE_ID,
+            ("spec", "mig", "strategy"),
+            f"mig.strategy is single, but node {node.name} has MIG devices of {len(profiles)} profiles "
+            f"({', '.join(sorted(profiles))}): the device plugin stops there, 'more than one MIG device type "
+            "present on node', and the node advertises no nvidia.com/gpu",
+            notes=(
+                "the single strategy needs one MIG profile on every GPU of a node (all-1g.10gb, all-3g.40gb, ...)",
+                "with more than one profile on a node use mig.strategy: mixed, and ask for nvidia.com/mig-<profile>",
+            ),
+            severity=Severity.WARNING,
+        )
+
+
+def _node_profiles(node: NodeInfo, layouts: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    found = {
+        m.group(1) for name, amount in node.allocatable.items() if amount > 0 and (m := _MIG_RESOURCE.fullmatch(name))
+    }
+    for label, value in node.labels.items():
+        counted = _MIG_COUNT_LABEL.fullmatch(label)
+        if counted and value.isdigit() and int(value) > 0:
+            found.add(counted.group(1))
+    found |= layouts.get(node.labels.get("nvidia.com/mig.config", ""), frozenset())
+    return frozenset(found)
+
+
+def _mig_parted_layouts(resolver: Resolver, name: str) -> dict[str, frozenset[str]]:
+    """The MIG profiles each layout of the mig-parted configuration in ConfigMap ``name`` creates (mig-configs:
+    <layout>: [{mig-enabled, mig-devices: {profile: count}}]), when one namespace holds that ConfigMap."""
+    namespaces = resolver.namespaces_of("", "ConfigMap", name) if name else []
+    if len(namespaces) != 1:
+        return {}
+    layouts: dict[str, frozenset[str]] = {}
+    for key, value in (held_config_maps(resolver, namespaces[0]).get(name) or {}).items():
+        if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+            continue
+        for document in load_text(f"ConfigMap {name} data.{key}", value).documents:
+            for layout, entries in mapping(mapping(document.data).get("mig-configs")).items():
+                layouts[str(layout)] = frozenset(
+                    str(profile)
+                    for entry in sequence(entries)
+                    if mapping(entry).get("mig-enabled") is True
+                    for profile, count in mapping(mapping(entry).get("mig-devices")).items()
+                    if isinstance(count, int) and count > 0
+                )
+    return layouts
 
 
 def operator_namespace(resolver: Resolver) -> str:

@@ -16,6 +16,7 @@ from gpulint.lint.verdicts.visibility import (
     CUDA_UUIDS,
     HIDES_GPUS,
     IGNORED_ENVVAR,
+    MIG_DEVICES,
     PRIVILEGED_SEES_ALL,
     REPLACES_GPUS,
     UNCOUNTED_GPUS,
@@ -139,6 +140,22 @@ def _cuda_image(p: VisibilityProblem) -> tuple[str, tuple[str, ...]]:
     )
 
 
+def _mig_devices(p: VisibilityProblem) -> tuple[str, tuple[str, ...]]:
+    seen = (
+        "each MIG profile's device plugin sets NVIDIA_VISIBLE_DEVICES and the kubelet keeps one value per "
+        "container, so it sees one profile's devices only"
+        if p.most > 1
+        else "it sees them all, but CUDA runs on one MIG device"
+    )
+    return (
+        f"container '{p.container}' asks for {p.gpus} MIG devices ({p.value}): {seen}",
+        (
+            "one MIG device per container: a CUDA process can use a single MIG instance (NVIDIA/k8s-device-plugin#728)",
+            "ask for one larger MIG profile, or split the work over containers with one MIG device each",
+        ),
+    )
+
+
 _WORDS: dict[str, Callable[[VisibilityProblem], tuple[str, tuple[str, ...]]]] = {
     HIDES_GPUS: _hides,
     REPLACES_GPUS: _replaces,
@@ -149,4 +166,5 @@ _WORDS: dict[str, Callable[[VisibilityProblem], tuple[str, tuple[str, ...]]]] = 
     CUDA_IMAGE: _cuda_image,
     IGNORED_ENVVAR: _ignored,
     PRIVILEGED_SEES_ALL: _privileged,
+    MIG_DEVICES: _mig_devices,
 }

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.kube.pools.labels import POOL_LABELS
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement, pod_requirements
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
+from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 from gpulint.lint.verdicts.shared import (
@@ -58,6 +60,9 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     pod = pod_requirements(effective_pod_spec(obj.kind, site.spec), facts=obj.facts)
     if not pod.requirements():
         return  # no constraint, or only empty terms (which match nothing: gpu-unschedulable says so)
+    written: frozenset[str] = ctx.memo((RULE_ID, "nfd-labels"), lambda: nfd_rule_labels(ctx.resolver.linted))
+    if any(not r.field and r.key in written for r in pod.requirements()):
+        return  # a linted NodeFeatureRule writes the label: NFD puts it on the nodes whose features match, later
     # Workloads repeat: judge each distinct (pod, replica count) once per run, and once per inventory
     # for the webhook's reviews (the verdict reads the nodes and pools, never the object's other fields).
     # The default ComputeClass its GKE namespace names (GKE selects it for the pod) is part of the shape.
@@ -68,6 +73,22 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     )
     for relative_path, message, severity, pinned, notes in verdicts:
         yield Diagnostic(RULE_ID, (*site.path, *relative_path), message, severity=severity, pinned=pinned, notes=notes)
+
+
+# Node Feature Discovery's default label namespace: a rule's label name without one gets it (NFD nfd-master).
+_NFD_PREFIX = "feature.node.kubernetes.io/"
+
+
+def nfd_rule_labels(linted: LintedSet) -> frozenset[str]:
+    """The node labels the linted NodeFeatureRules write (nfd.k8s-sigs.io spec.rules[].labels): NFD's master
+    adds them to every node whose features match once the rule is applied, so a node of the inventory without
+    one is no evidence that no node will carry it."""
+    found: set[str] = set()
+    for rule_object in linted.of_kind("nfd.k8s-sigs.io", "NodeFeatureRule"):
+        for rule in sequence(dig(rule_object.data, "spec", "rules")):
+            for name in mapping(mapping(rule).get("labels")):
+                found.add(str(name) if "/" in str(name) else _NFD_PREFIX + str(name))
+    return frozenset(found)
 
 
 def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver, namespace_class: str = "") -> Iterator[Verdict]:

@@ -13,6 +13,7 @@ from gpulint.kube.commandline import ConfigMaps
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gpu_stack import NVIDIA, node_names
 from gpulint.kube.lru import short_strings_remembered
+from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.resources import is_gpu
 from gpulint.kube.runtime import (
@@ -58,6 +59,10 @@ CUDA_IDLE = "cuda-idle"  # fewer distinct indexes than GPUs held
 CUDA_IMAGE = "cuda-image"  # a CUDA image without GPUs on GPU nodes: it sees every GPU of the node
 IGNORED_ENVVAR = "ignored-envvar"  # NVIDIA_VISIBLE_DEVICES without GPUs, which the toolkit is set to ignore
 PRIVILEGED_SEES_ALL = "privileged-sees-all"  # a privileged container with fewer GPUs than a node it can run on
+MIG_DEVICES = "mig-devices"  # more than one MIG device in one container: one is used (one profile's are seen)
+
+# The device plugin's MIG resources under the mixed strategy, one per profile (nvidia.com/mig-1g.10gb).
+_MIG_RESOURCE = re.compile(r"nvidia\.com/mig-[0-9]+g\.[0-9]+gb(\+[a-z]+)?")
 
 # NVIDIA/gpu-operator: ClusterPolicy spec.toolkit.env reaches the container toolkit's DaemonSet, which writes
 # accept-nvidia-visible-devices-envvar-when-unprivileged into the runtime's config.toml from
@@ -134,6 +139,7 @@ def _problems(
     pod_has_gpu: bool | None = None  # read for the first container that runs a CUDA image
     for container_path, container in main_containers(site.spec):
         base = (*site.path, *container_path)
+        yield from _mig_devices(container, base)
         gpus = container_gpus(container, patterns, obj.facts)
         privileged = dig(container, "securityContext", "privileged") is True
         held = config_maps(obj.ref.namespace) if _reads_config_maps(container) else {}
@@ -166,16 +172,57 @@ def _problems(
                 )
 
 
+def _mig_devices(container: dict[str, Any], base: Path) -> Iterator[VisibilityProblem]:
+    """More than one MIG device in one container. Each MIG resource's plugin answers Allocate with its own
+    NVIDIA_VISIBLE_DEVICES and the kubelet keeps one value per variable (pkg/kubelet/cm/devicemanager
+    pod_devices.go), so the container sees one profile's devices; and CUDA runs on one MIG device anyway
+    (NVIDIA/k8s-device-plugin#728)."""
+    limits = mapping(mapping(container.get("resources")).get("limits"))
+    counts: dict[str, int] = {}
+    for name, amount in limits.items():
+        if not _MIG_RESOURCE.fullmatch(str(name)):
+            continue
+        try:
+            quantity = quantity_from_yaml(amount)
+        except QuantityError:
+            continue
+        if quantity.is_integer() and quantity.value > 0:
+            counts[str(name)] = int(quantity.value)
+    if sum(counts.values()) < 2:
+        return
+    listed = ", ".join(f"{name}: {count}" for name, count in counts.items())
+    first = next(iter(counts))
+    yield VisibilityProblem(
+        MIG_DEVICES,
+        text(container.get("name")),
+        (*base, "resources", "limits", first),
+        value=listed,
+        gpus=sum(counts.values()),
+        most=len(counts),
+    )
+
+
 def _pod_has_devices(site: PodSpecSite, patterns: tuple[str, ...]) -> bool:
     if sequence(site.spec.get("resourceClaims")):
         return True  # DRA devices: the driver decides what the container sees
     for _, container in containers(site.spec):
         resources = mapping(container.get("resources"))
         if any(
-            is_gpu(name, patterns) for section in ("limits", "requests") for name in mapping(resources.get(section))
+            is_gpu(name, patterns) and not _zero(amount)
+            for section in ("limits", "requests")
+            for name, amount in mapping(resources.get(section)).items()
         ):
             return True
     return False
+
+
+def _zero(amount: Any) -> bool:
+    """nvidia.com/gpu: 0 allocates nothing: the kubelet asks no device plugin for it, and the image's
+    NVIDIA_VISIBLE_DEVICES stays as it is (NVIDIA/k8s-device-plugin#61)."""
+    try:
+        return quantity_from_yaml(amount).value == 0
+    except QuantityError:
+        return False
 
 
 def _reads_config_maps(container: dict[str, Any]) -> bool:

@@ -116,6 +116,8 @@ KINDS: tuple[KindRow, ...] = (
     _row(DRA_GROUP, "DeviceTaintRule", ("v1", "v1beta2", "v1alpha3"), "devicetaintrules", False, True, _I, _NEVER),
     _row(compute_domain.GROUP, compute_domain.KIND, ("v1beta1",), "computedomains", True, True, _L, _NEVER),
     _row("nvidia.com", "ClusterPolicy", ("v1",), "clusterpolicies", False, True, _L, _NEVER),
+    # Node Feature Discovery's rules: the node labels they write (a node selector may wait for them)
+    _row("nfd.k8s-sigs.io", "NodeFeatureRule", ("v1alpha1",), "nodefeaturerules", False, True, _L, _NEVER),
     # gangs
     _row("scheduling.k8s.io", "Workload", ("v1beta1", "v1alpha3", "v1alpha2", "v1alpha1"), "workloads", True, True, _I),
     _row("scheduling.k8s.io", "PodGroup", ("v1beta1", "v1alpha3", "v1alpha2"), "podgroups", True, True, _I),
