@@ -1339,3 +1339,38 @@ def test_a_watched_class_whose_priorities_hold_no_such_pod_warns(make_api):
         assert warned(1) == []
     finally:
         webhook.stop()
+
+
+QUEUED_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: nightly-eval
+  labels:
+    kueue.x-k8s.io/queue-name: user-queue
+    kueue.x-k8s.io/priority-class: {priority}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: eval
+        image: nvcr.io/nvidia/pytorch:24.10-py3
+        resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+@pytest.mark.slow
+def test_cli_live_inventory_reads_kueues_workload_priority_classes(make_api, tmp_path):
+    """Kueue makes no Workload for a job whose priority class is missing (WorkloadPriorityClassNotFound): the
+    live list of classes is the complete catalog that proves it, as an inventory file's list does."""
+    prod = {"metadata": {"name": "prod", "uid": "uid-prod"}, "value": 10000}
+    api = make_api(cluster([node("n0", 8)], **{"kueue.x-k8s.io__v1beta2": {"workloadpriorityclasses": [prod]}}))
+    live = ("--live-inventory", "--kubeconfig", str(api.kubeconfig(tmp_path)), "--context", "gpu-cluster")
+    (tmp_path / "missing.yaml").write_text(QUEUED_JOB.format(priority="production"), encoding="utf-8")
+    (tmp_path / "listed.yaml").write_text(QUEUED_JOB.format(priority="prod"), encoding="utf-8")
+
+    missing = gpulint("check", "missing.yaml", *live, cwd=tmp_path)
+    assert "error[queue-reference-invalid]" in missing.stdout and "WorkloadPriorityClass" in missing.stdout
+    listed = gpulint("check", "listed.yaml", *live, cwd=tmp_path)
+    assert "WorkloadPriorityClass" not in listed.stdout, listed.stdout

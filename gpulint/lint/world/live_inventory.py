@@ -218,6 +218,8 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     InventoryApi(BY_KEY["", "ResourceQuota"]),
     InventoryApi(BY_KEY["scheduling.k8s.io", "PriorityClass"]),
     *(InventoryApi(BY_KEY[KUEUE_GROUP, kind]) for kind in KUEUE_KINDS),
+    # a queued job naming a class the live list lacks gets no Workload (WorkloadPriorityClassNotFound)
+    InventoryApi(BY_KEY[KUEUE_GROUP, "WorkloadPriorityClass"]),
     InventoryApi(BY_KEY[VOLCANO_GROUP, "Queue"]),
     InventoryApi(BY_KEY[KAI_GROUP, "Queue"]),
     # Node pools: the nodes that can exist (gpulint/kube/pools/readers.py). Karpenter's NodePools and the
