@@ -834,6 +834,38 @@ _POD_GROUP_SPEC = st.fixed_dictionaries(
 )
 
 
+_COMPOSITE_GROUP_POLICY = _mostly(
+    [{"basic": {}}, {"gang": {"minGroupCount": 1}}, {"gang": {"minGroupCount": 4}}],
+    [
+        {},
+        {"gang": {"minGroupCount": 0}},
+        {"gang": {"minGroupCount": -1}},
+        {"gang": {}},
+        {"gang": None},
+        {"basic": {}, "gang": {"minGroupCount": 1}},
+        {"gang": {"minGroupCount": "1"}},
+    ],
+)
+# a CompositePodGroup (v1alpha3 only): what a workload controller copies from a composite template, and the
+# reference to it (required)
+_COMPOSITE_POD_GROUP_SPEC = st.fixed_dictionaries(
+    {
+        "schedulingPolicy": _COMPOSITE_GROUP_POLICY,
+        "workloadRef": _mostly(
+            [{"workloadName": "train", "templateName": "replica"}, {"workloadName": "train.a", "templateName": "w-0"}],
+            [None, {}, {"workloadName": "", "templateName": "r"}, {"workloadName": "Train", "templateName": "R"}],
+        ),
+    },
+    optional={
+        "parentCompositePodGroupName": _mostly(["replica-0", "outer.a"], ["", "Outer", None, "x" * 254]),
+        "schedulingConstraints": _CONSTRAINTS,
+        "disruptionMode": _DISRUPTION,
+        "preemptionPolicy": _PREEMPTION,
+        **_PRIORITY_FIELDS,
+    },
+)
+
+
 def _gang_object(api_version: str, kind: str, spec: st.SearchStrategy[Any], extra: dict[str, Any]) -> Any:
     return st.fixed_dictionaries(
         {
@@ -864,6 +896,18 @@ GANG_CASE = (
                 _POD_GROUP_SPEC,
                 {"status": st.fixed_dictionaries({"conditions": st.lists(_CONDITION)})},
             ),
+            *(
+                [
+                    _gang_object(
+                        version,
+                        "CompositePodGroup",
+                        _COMPOSITE_POD_GROUP_SPEC,
+                        {"status": st.fixed_dictionaries({"conditions": st.lists(_CONDITION)})},
+                    )
+                ]
+                if version.endswith("/v1alpha3")
+                else []
+            ),
         )
     )
     .map(lambda obj: {"object": obj})
@@ -882,6 +926,16 @@ GANG_GATES = st.fixed_dictionaries(
         st.booleans(),
     )
 )
+
+
+def gang_gates(case: dict[str, Any], gates: dict[str, bool]) -> dict[str, bool]:
+    """The gates a case is created under: a CompositePodGroup is served only with its gate (and the one it
+    depends on), a cluster without it has no such API to create one through (api-version-unavailable's case)."""
+    if case["object"].get("kind") == "CompositePodGroup":
+        return {**gates, "CompositePodGroup": True, "TopologyAwareWorkloadScheduling": True}
+    return gates
+
+
 # the rules that say the API server refuses an object: its schema (a decoding error, a required field), its
 # validation, an API version it does not serve
 GANG_RULES = frozenset({"schema-invalid", "api-rejected", "api-version-unavailable"})
