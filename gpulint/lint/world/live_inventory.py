@@ -192,6 +192,7 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
         "scheduling.k8s.io", "Workload", "workloads", ("v1beta1", "v1alpha3", "v1alpha2", "v1alpha1"), namespaced=True
     ),
     InventoryApi("scheduling.k8s.io", "PodGroup", "podgroups", ("v1beta1", "v1alpha3", "v1alpha2"), namespaced=True),
+    InventoryApi("scheduling.k8s.io", "CompositePodGroup", "compositepodgroups", ("v1alpha3",), namespaced=True),
     InventoryApi("scheduling.x-k8s.io", "PodGroup", "podgroups", ("v1alpha1",), namespaced=True),
     InventoryApi("scheduling.volcano.sh", "PodGroup", "podgroups", ("v1beta1",), namespaced=True),
     InventoryApi("node.k8s.io", "RuntimeClass", "runtimeclasses", ("v1",)),
