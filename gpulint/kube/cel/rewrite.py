@@ -264,14 +264,8 @@ VERSION_OPERAND = frozenset(
         "or",
     }
 )
-SCALARS = ("string", "int", "uint", "double", "bool", "bytes")
-MAP_LOOKUPS = (
-    "string",
-    "int",
-    "uint",
-    "double",
-    "bool",
-)  # the kinds of key cel-cpp looks up in a map  # the kinds without fields (cel-go has() is false)
+SCALARS = ("string", "int", "uint", "double", "bool", "bytes")  # the kinds without fields (cel-go has() is false)
+MAP_LOOKUPS = ("string", "int", "uint", "double", "bool")  # the kinds of key cel-cpp looks up in a map
 NAMESPACES = frozenset({"optional", "strings", "math", "format", "sets", "lists", "base64", "cel"})
 # cel-go folds a type conversion of a constant when it plans the program (interpreter decOptimize)
 CONVERSIONS = frozenset({"int", "uint", "double", "string", "bytes", "bool", "dyn", "type", "duration", "timestamp"})
