@@ -243,6 +243,8 @@ MAP_KEY_CASES: list[tuple[str, bool | str]] = [
     ('cel.bind(m, {dyn(1): "a", dyn(true): "b"}, dyn(true) in m && dyn(1u) in m && !(dyn(2) in m))', True),
     ("{dyn(0): 1, dyn(false): 2, dyn(0u): 3}.exists(k, k == false)", True),
     ('{"k": {dyn(1): 0, dyn(true): 1}} == {"k": {dyn(true): 1, dyn(1): 0}}', True),
+    ("[{dyn(1): 0, dyn(true): 1}] == [{dyn(true): 1, dyn(1): 0}]", True),
+    ("[{dyn(1): 0, dyn(true): 1}] != [{dyn(true): 0, dyn(1): 1}]", True),
     ("cel.bind(m, {}, m[dyn(null)] == 2)", COMPILE),
     ("cel.bind(m, {1: 0, 2: 1}, 1 in m)", True),
 ]

@@ -447,21 +447,50 @@ class _Guards(_Builder):
         return self.let(name, operand, result)
 
     def equality(self, function: str, left: bytes, right: bytes) -> bytes:
-        """a == b (or a != b) as cel-go's Equal: by EQUAL (NOT_EQUAL) when a is a list or a tagged value (which
-        may fail, or compare element by element), by ``map_equal`` when a is a map, natively otherwise. Each
-        operand is bound once."""
+        """a == b (or a != b) as cel-go's Equal: by EQUAL (NOT_EQUAL) when a is a tagged value (which may fail),
+        by ``map_equal`` or ``list_equal`` when a is a map or a list (never an error: an element's error counts as
+        equal), natively otherwise. Each operand is bound once."""
         a = self.name()
         b = a + "b"
-        slow = self.call("_||_", self.is_type(a, "list"), self.tagged(a, OPAQUE_TAG))
         helper = EQUAL if function == "_==_" else NOT_EQUAL
         exact = self.call(helper, self.items(self.ident(a), self.ident(b)))
         native = self.call(function, self.ident(a), self.ident(b))
-        maps = self.map_equal(a, b)
+        maps, lists = self.map_equal(a, b), self.list_equal(a, b)
         if function == "_!=_":
-            maps = self.call("!_", maps)
-        result = self.call("_?_:_", self.is_type(a, "map"), maps, self.call("_?_:_", slow, exact, native))
+            maps, lists = self.call("!_", maps), self.call("!_", lists)
+        result = self.call("_?_:_", self.tagged(a, OPAQUE_TAG), exact, native)
+        result = self.call("_?_:_", self.is_type(a, "list"), lists, result)
+        result = self.call("_?_:_", self.is_type(a, "map"), maps, result)
         self.changed = True
         return self.let(a, left, self.let(b, right, result))
+
+    def list_equal(self, a: str, b: str) -> bytes:
+        """baseList.Equal of the lists ``a`` and ``b``: ``b`` a list of ``a``'s size whose elements are not
+        unequal to ``a``'s in order (an error counts as equal), maps among them compared in cel-cpp's own maps
+        (``map_equal``), the others by NOT_FALSE. The loop carries [index, so far equal]."""
+        element, accumulator, x, y = a + "e", a + "s", a + "ex", a + "ey"
+        index = self.call("_[_]", self.ident(accumulator), self.integer(0))
+        so_far = self.call("_[_]", self.ident(accumulator), self.integer(1))
+        values = self.call(
+            "_?_:_",
+            self.is_type(x, "map"),
+            self.map_equal(x, y, 0),
+            self.call(NOT_FALSE, self.items(self.ident(x), self.ident(y))),
+        )
+        pair = self.let(x, self.ident(element), self.let(y, self.call("_[_]", self.ident(b), index), values))
+        step = self.items(self.call("_+_", index, self.node(_CONST, _message((3, 1)))), self.call("_&&_", so_far, pair))
+        every = _message(
+            (1, element),
+            (2, self.ident(a)),
+            (3, accumulator),
+            (4, self.items(self.integer(0), self.node(_CONST, _message((2, 1))))),
+            (5, self.call("_[_]", self.ident(accumulator), self.integer(1))),
+            (6, step),
+            (7, self.call("_[_]", self.ident(accumulator), self.integer(1))),
+        )
+        sizes = self.call("_==_", self.call("size", self.ident(a)), self.call("size", self.ident(b)))
+        same = self.call("_&&_", self.is_type(b, "list"), sizes)
+        return self.call("_&&_", same, self.node(_COMPREHENSION, every))
 
     def map_equal(self, a: str, b: str, nested: int = 1) -> bytes:
         """baseMap.Equal of the maps ``a`` and ``b``, in cel-cpp's own maps (which keep 1, 1u and true apart, as
