@@ -329,7 +329,7 @@ DYN_KEYED = st.one_of(
     st.builds(lambda m, k: f"{m}.filter(k, k != {k}).size() >= 1", DYN_MAP, DYN_LOOKUP),
     st.builds(lambda m: f"[{m}][0].size() > 1", DYN_MAP),
     st.builds(lambda a, b: f'{{"k": {a}}} == {{"k": {b}}}', DYN_MAP, DYN_MAP),
-    st.builds(lambda a, b, op: f"[{a}, 1] {op} [{b}, 1]", DYN_MAP, DYN_MAP, st.sampled_from(["==", "!="])),
+    st.builds(lambda a, b, op: f"[{a}] {op} [{b}]", DYN_MAP, DYN_MAP, st.sampled_from(["==", "!="])),
 )
 DYN_SELECTOR = st.recursive(
     DYN_KEYED,

@@ -1072,7 +1072,9 @@ def _program(env: Any, expression: str, devices: bool) -> Any:
     versions = devices or "semver" in code
     quantities = devices or "quantity" in code
     if versions or quantities or _INT_CALL.search(code) or "bind" in code or "{" in code:
-        guarded = rewrite.guard(env.compile(expression, disable_check=True).serialize(), versions, quantities)
+        guarded = rewrite.guard(
+            env.compile(expression, disable_check=True).serialize(), versions, quantities, maps="{" in code
+        )
         if guarded is not None:
             try:
                 return env.deserialize((rewrite.rewrite(guarded) or guarded) if formats else guarded)

@@ -403,6 +403,9 @@ def _empty_map(expr: bytes) -> bool:
 class _Guards(_Builder):
     versions: bool = True  # values may be versions (a device, or an expression that calls semver())
     quantities: bool = False  # values may be quantities (a device, or an expression that calls quantity())
+    # maps of keys of several kinds may be built (a map literal): lists and maps are compared in cel-cpp, where a
+    # Python dict would merge 1 and true; without, no map holds such keys (data maps key by strings)
+    maps: bool = True
 
     def name(self) -> str:
         return f"@g{self.next_id}"
@@ -455,6 +458,12 @@ class _Guards(_Builder):
         helper = EQUAL if function == "_==_" else NOT_EQUAL
         exact = self.call(helper, self.items(self.ident(a), self.ident(b)))
         native = self.call(function, self.ident(a), self.ident(b))
+        self.changed = True
+        if not self.maps:  # lists and maps by EQUAL too: smaller programs (no map keys that Python merges)
+            slow = self.call(
+                "_||_", self.call("_||_", self.is_type(a, "list"), self.is_type(a, "map")), self.tagged(a, OPAQUE_TAG)
+            )
+            return self.let(a, left, self.let(b, right, self.call("_?_:_", slow, exact, native)))
         maps, lists = self.map_equal(a, b), self.list_equal(a, b)
         if function == "_!=_":
             maps, lists = self.call("!_", maps), self.call("!_", lists)
@@ -743,20 +752,21 @@ def _guard(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
     return rebuilt
 
 
-def guard(serialized: bytes, versions: bool, quantities: bool = False) -> bytes | None:
+def guard(serialized: bytes, versions: bool, quantities: bool = False, maps: bool = True) -> bytes | None:
     """The serialized parsed expression with operations Kubernetes' opaque types lack guarded: on a version
     (``versions``: values may be versions) every function but its own and the few that treat it as they
     treat a string fails with cel-go's "no such overload"; ``==``/``!=`` follow cel-go's Equal; ``in`` a
     hashed set and map literal keys fail on it; and ``int()`` of a bool fails. Where values may be quantities
     (``quantities``) equality and ``in`` a list compare their values, not their identities; an index by either
-    fails; a map literal whose keys may repeat is built as cel-go's Go map. None: nothing to guard."""
+    fails; a map literal whose keys may repeat is built as cel-go's Go map (``maps``: the expression builds maps,
+    whose keys may be of several kinds). None: nothing to guard."""
     outer = decode(serialized)
     parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
     fields = decode(parsed) if parsed is not None else []
     root = next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
     if parsed is None or root is None:
         return None
-    build = _Guards(_max_id(root), versions=versions, quantities=quantities)
+    build = _Guards(_max_id(root), versions=versions, quantities=quantities, maps=maps)
     rewritten = _rewrite(root, build, _guard)
     if not build.changed:
         return None
