@@ -1039,13 +1039,13 @@ _CONVERSION_CALL = re.compile(r"(?<![\w.])(?:" + "|".join(sorted(rewrite.CONVERS
 
 def _constant_conversion_problem(env: Any, runs: str, expression: str) -> CelProblem | None:
     """cel-go evaluates a type conversion of a constant when it plans the program (``int(dyn(true))``,
-    ``timestamp("x")``): its error is a compile error there, "program instantiation failed"."""
+    ``timestamp("x")``), and makes a constant index its qualifier (``m[dyn(null)]``): an error there is a compile
+    error, "program instantiation failed"."""
     code = _strip_strings(runs)
-    if "null" in code and "[" in code:
-        for offset in rewrite.constant_null_indexes(env.compile(runs, disable_check=True).serialize()):
-            return CelProblem(
-                "program instantiation failed: invalid qualifier type: types.Null", offset if runs == expression else 0
-            )
+    nulls = rewrite.constant_null_indexes(env.compile(runs, disable_check=True).serialize()) if "null" in code else []
+    if nulls:
+        message = "program instantiation failed: invalid qualifier type: types.Null"
+        return CelProblem(message, nulls[0] if runs == expression else 0)
     if not _CONVERSION_CALL.search(code):
         return None
     for offset, serialized in rewrite.constant_conversions(env.compile(runs, disable_check=True).serialize()):
