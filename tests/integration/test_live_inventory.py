@@ -122,14 +122,26 @@ def test_discovery_watches_the_served_dra_version_and_is_ready_without_one(make_
 GANG_V1ALPHA3 = {
     "workloads": [{"metadata": {"name": "train", "namespace": "ml"}, "spec": {"podGroupTemplates": []}}],
     "podgroups": [{"metadata": {"name": "train-workers", "namespace": "ml"}, "spec": {"schedulingPolicy": {}}}],
+    # a LeaderWorkerSet-like controller's replica: the parent its PodGroups name (parentCompositePodGroupName)
+    "compositepodgroups": [
+        {
+            "metadata": {"name": "train-replica-0", "namespace": "ml"},
+            "spec": {
+                "workloadRef": {"workloadName": "train", "templateName": "replica"},
+                "schedulingPolicy": {"gang": {"minGroupCount": 2}},
+                "schedulingConstraints": {"topology": [{"key": "example.com/rack"}]},
+            },
+        }
+    ],
 }
 
 
 @pytest.mark.slow
 def test_a_cluster_serving_workloads_and_pod_groups_only_at_v1alpha3_is_read_at_it(make_api):
     """Kubernetes 1.37 serves scheduling.k8s.io Workload and PodGroup at v1beta1 and v1alpha3, each behind
-    --runtime-config (pkg/registry/scheduling/rest/storage_scheduling.go, v1.37.2): a cluster that turned on
-    only v1alpha3 is listed at v1alpha3, and its gang objects are found as the v1beta1 ones would be."""
+    --runtime-config, and CompositePodGroup at v1alpha3 alone (pkg/registry/scheduling/rest/storage_scheduling.go,
+    v1.37.2): a cluster that turned on only v1alpha3 is listed at v1alpha3, and its gang objects are found as the
+    v1beta1 ones would be, the CompositePodGroup a PodGroup names as its parent too."""
     api = make_api(cluster([node("n0", 8)], **{"scheduling.k8s.io__v1alpha3": GANG_V1ALPHA3}))
     webhook = serve(api)
     try:
@@ -138,11 +150,14 @@ def test_a_cluster_serving_workloads_and_pod_groups_only_at_v1alpha3_is_read_at_
         assert {p for p in listed if "scheduling.k8s.io" in p} == {
             "/apis/scheduling.k8s.io/v1alpha3/workloads",
             "/apis/scheduling.k8s.io/v1alpha3/podgroups",
+            "/apis/scheduling.k8s.io/v1alpha3/compositepodgroups",
         }
         inventory = webhook.snapshot.inventory
         assert inventory is not None
         assert inventory.find_gang_object("scheduling.k8s.io", "Workload", "ml", "train") is not None
         assert inventory.find_gang_object("scheduling.k8s.io", "PodGroup", "ml", "train-workers") is not None
+        composite = inventory.find_gang_object("scheduling.k8s.io", "CompositePodGroup", "ml", "train-replica-0")
+        assert composite is not None and composite["spec"]["schedulingPolicy"] == {"gang": {"minGroupCount": 2}}
     finally:
         webhook.stop()
 

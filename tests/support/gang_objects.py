@@ -1,4 +1,4 @@
-"""scheduling.k8s.io Workloads and PodGroups with what the 1.37 API server says when they are created, as the
+"""scheduling.k8s.io Workloads, PodGroups and CompositePodGroups with what the 1.37 API server says when they are created, as the
 oracle's gang_validate family answered (docs/oracle.md): tests/unit/test_scheduling_validation.py checks
 gpulint's api-rejected says it, tests/upstream/test_oracle.py that Kubernetes still does. The shapes are
 JobSet's (jobset.x-k8s.io controllerRef, a gang of workers sharing a claim template) and the DRA example
@@ -53,6 +53,27 @@ def pod_group(spec: str, version: str = "v1beta1") -> str:
     )
 
 
+def composite_pod_group(spec: str, name: str = "lws-train-0") -> str:
+    body = textwrap.indent(textwrap.dedent(spec).strip("\n"), "  ")
+    return (
+        "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\n"
+        f"metadata: {{name: {name}, namespace: default}}\nspec:\n{body}\n"
+    )
+
+
+# what a LeaderWorkerSet-like controller creates from a Workload's composite template: one replica, its groups
+# gang-scheduled in one rack
+LWS_REPLICA = """
+workloadRef: {workloadName: lws-train, templateName: replica}
+schedulingPolicy:
+  gang: {minGroupCount: 2}
+schedulingConstraints:
+  topology:
+  - key: example.com/rack
+disruptionMode: {all: {}}
+priorityClassName: high-priority
+priority: 1000
+"""
 JOBSET_TEMPLATES = """
 podGroupTemplates:
 - name: workers
@@ -230,5 +251,50 @@ CASES: tuple[GangObject, ...] = (
         workload(JOBSET_TEMPLATES, name="Training"),
         ALL_ON,
         ('metadata.name: Invalid value: "Training": a lowercase RFC 1123 subdomain',),
+    ),
+    # CompositePodGroup (v1alpha3, 1.37): the oracle's family found gpulint accepted every one Kubernetes refuses
+    GangObject("an lws replica", composite_pod_group(LWS_REPLICA), ALL_ON, ()),
+    GangObject(
+        "an lws replica, preemption policy without its gate: dropped",
+        composite_pod_group(LWS_REPLICA + "preemptionPolicy: never\n"),
+        {**ALL_ON, "PodGroupPreemptionPolicy": False},
+        (),
+    ),
+    GangObject(
+        "an lws replica, preemption policy with its gate",
+        composite_pod_group(LWS_REPLICA + "preemptionPolicy: never\n"),
+        ALL_ON,
+        ('spec.preemptionPolicy: Unsupported value: "never"',),
+    ),
+    GangObject(
+        "a composite pod group without its workload and policy",
+        composite_pod_group("parentCompositePodGroupName: Outer\nschedulingPolicy: {}\ndisruptionMode: {}"),
+        ALL_ON,
+        (
+            "spec.workloadRef: Required value",
+            'spec.parentCompositePodGroupName: Invalid value: "Outer"',
+            "spec.schedulingPolicy: Invalid value",
+            "spec.disruptionMode: Invalid value",
+        ),
+    ),
+    GangObject(
+        "a composite pod group's counts and constraints",
+        composite_pod_group(
+            """
+            workloadRef: {workloadName: lws-train, templateName: Replica}
+            schedulingPolicy: {gang: {minGroupCount: 0}}
+            schedulingConstraints: {topology: [{key: example.com/rack}, {key: topology.kubernetes.io/zone}]}
+            priority: 1000000001
+            """,
+            name="Replica-0",
+        ),
+        ALL_ON,
+        (
+            'metadata.name: Invalid value: "Replica-0"',
+            'spec.workloadRef.templateName: Invalid value: "Replica"',
+            "spec.schedulingPolicy.gang.minGroupCount: Required value",
+            "spec.schedulingConstraints.topology: Too many: 2",
+            "spec.priority: Invalid value: 1000000001",
+        ),
     ),
 )

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from gpulint.kube.cel import cost as cel_cost
 from gpulint.kube.cel import rewrite
-from gpulint.kube.cel.engine import CelEngine, CelProblem, Compiled, device_value
+from gpulint.kube.cel.engine import UNREPRESENTED, CelEngine, CelProblem, Compiled, device_value
 from gpulint.kube.cel.sandbox import WALL_SECONDS
 
 ENGINE = CelEngine()
@@ -668,9 +668,9 @@ def _outcome(expression: str) -> bool | str:
 
 
 def _version_cases():
-    from cel_versions import HASH_CASES, INT_CASES, LITERAL_CASES, VERSION_CASES
+    from cel_versions import HASH_CASES, INT_CASES, LITERAL_CASES, MAP_KEY_CASES, VERSION_CASES
 
-    return VERSION_CASES + INT_CASES + HASH_CASES + LITERAL_CASES
+    return VERSION_CASES + INT_CASES + HASH_CASES + LITERAL_CASES + MAP_KEY_CASES
 
 
 @pytest.mark.parametrize("expression, kubernetes", _version_cases())
@@ -679,6 +679,28 @@ def test_version_attributes_behave_as_kubernetes_semver(expression, kubernetes):
     from the oracle); int() of a bool has no overload, as in cel-go; a conversion of a constant that fails
     is a compile error."""
     assert _outcome(expression) == kubernetes
+
+
+def _unrepresented_cases():
+    from cel_versions import UNREPRESENTED_CASES
+
+    return UNREPRESENTED_CASES
+
+
+@pytest.mark.parametrize("expression, kubernetes", _unrepresented_cases())
+def test_a_map_keyed_by_a_double_or_a_null_is_no_verdict(expression, kubernetes):
+    """cel-go keys a map by a double or a null (``kubernetes``: its outcome); cel-cpp's maps cannot hold one, so
+    gpulint claims nothing, even when another error ends the evaluation, and absorbs it where cel-go would."""
+    compiled = ENGINE.compile(expression)
+    assert isinstance(compiled, Compiled)
+    assert ENGINE.evaluate(compiled, _version_device()) == UNREPRESENTED
+    if kubernetes is True:
+        compiled = ENGINE.compile(f"({expression}) || true")
+        assert isinstance(compiled, Compiled)
+        assert ENGINE.evaluate(compiled, _version_device()) is True
+    compiled = ENGINE.compile(f'device.attributes["x"].missing == 1 && ({expression})')
+    assert isinstance(compiled, Compiled)
+    assert ENGINE.evaluate(compiled, _version_device()) == UNREPRESENTED
 
 
 def test_an_operation_semver_lacks_is_worded_as_kubernetes_words_it():

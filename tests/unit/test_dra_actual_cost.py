@@ -260,6 +260,9 @@ KEYED = [
     ('{"a": 1, "a": 2}.a == 2', 3, True),
     (f"{VERSION} in {{}}", 5, False),
     (f'{VERSION} in {{"1.2.3": 1}} || true', 4, "internal error: runtime error: hash of unhashable type cel.Semver"),
+    # an int or a bool looked up in a literal's Go map (the count found only strings: false, then && stopped)
+    ("cel.bind(m, {1: 0, 2: 1}, 1 in m) && device.driver == 'x'", 5, False),
+    ("cel.bind(m, {true: 0}, true in m && !(false in m)) && device.driver == 'x'", 8, False),
 ]
 
 

@@ -902,6 +902,12 @@ def _in(values: list[Any]) -> tuple[int, Any]:
             if value.kind == "semver" and isinstance(container, _LiteralMap) and container:
                 raise _Panicked(rewrite.UNHASHABLE)
             return 1, isinstance(container, _LiteralMap) and value in container
+        if isinstance(container, _LiteralMap) and _kind(value) in ("int", "bool", "double"):
+            # refValMapAccessor.Find: a key of its own kind (the literal holds string, int or bool keys, never
+            # int and bool together); a double finding an int is not counted here
+            if _kind(value) == "double":
+                raise Unsupported("a double looked up in a map")
+            return 1, any(_kind(key) == _kind(value) and key == value for key in container)
         return 1, _kind(value) == "string" and value in container
     return 1, CelError("no such overload")
 

@@ -53,6 +53,9 @@ MAX_BUILT = 1 << 24
 COST_EXCEEDED = actual_cost.COST_EXCEEDED  # cel-go's runtime message
 # No verdict: the evaluation worker did not get its CPU time (a busy machine) or could not start.
 UNDECIDED = "evaluation timed out, undecided"
+# cel-go keys a map by a double, a null, a timestamp or a duration; cel-cpp's maps cannot hold one: no verdict
+UNREPRESENTED = "undecided: a map keyed by a double, null, timestamp or duration (gpulint's CEL runtime has none)"
+NO_VERDICT = (UNDECIDED, UNREPRESENTED)  # evaluation errors that are no verdict on the object
 MUTABLE_ROOTS = ("variables",)  # policy variables are added to this map between expressions
 CACHE_SIZE = 4096  # compiled expressions (and their cost verdicts) kept per engine: the webhook sees new ones forever
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
@@ -902,11 +905,14 @@ class CelEngine:
             if not verdict.in_process:
                 return self._counted(compiled, data)
         self._panics.take()
+        self._panics.took_unrepresented()
         try:
             value = compiled.program.eval(data=data)
         except Exception as exc:
             return None, readable(str(exc))
         panic = self._panics.take()
+        if self._panics.took_unrepresented() and (panic or value.type().name() == "ERROR"):
+            return None, UNREPRESENTED
         if panic:
             return None, panic
         if value.type().name() == "ERROR":
@@ -939,11 +945,14 @@ class CelEngine:
             if missing:  # an unknown domain is an empty map in Kubernetes, not an error
                 device = {**device, key: {**groups, **{d: {} for d in missing}}}
         self._panics.take()
+        self._panics.took_unrepresented()
         try:
             value = compiled.program.eval(data={"device": device})
         except Exception as exc:
             return readable(str(exc))
         panic = self._panics.take()
+        if self._panics.took_unrepresented() and (panic or value.type().name() == "ERROR"):
+            return UNREPRESENTED
         if panic:
             return panic
         result = value.value()
@@ -1013,6 +1022,19 @@ class Panics:
         self._local.message = ""
         return message
 
+    def unrepresented(self) -> Any:
+        """A value cel-go has and cel-cpp cannot hold (engine.UNREPRESENTED): an error here, recorded so that an
+        evaluation that ends in an error, whichever, is no verdict (an || or && that absorbed it decided
+        without its value, as cel-go's would)."""
+        self._local.unrepresented = True
+        raise ValueError(UNREPRESENTED)
+
+    def took_unrepresented(self) -> bool:
+        """Whether a value was unrepresented since the last call, cleared."""
+        found: bool = getattr(self._local, "unrepresented", False)
+        self._local.unrepresented = False
+        return found
+
 
 @dataclass(frozen=True)
 class CelOptional:
@@ -1039,8 +1061,14 @@ _CONVERSION_CALL = re.compile(r"(?<![\w.])(?:" + "|".join(sorted(rewrite.CONVERS
 
 def _constant_conversion_problem(env: Any, runs: str, expression: str) -> CelProblem | None:
     """cel-go evaluates a type conversion of a constant when it plans the program (``int(dyn(true))``,
-    ``timestamp("x")``): its error is a compile error there, "program instantiation failed"."""
-    if not _CONVERSION_CALL.search(_strip_strings(runs)):
+    ``timestamp("x")``), and makes a constant index its qualifier (``m[dyn(null)]``): an error there is a compile
+    error, "program instantiation failed"."""
+    code = _strip_strings(runs)
+    nulls = rewrite.constant_null_indexes(env.compile(runs, disable_check=True).serialize()) if "null" in code else []
+    if nulls:
+        message = "program instantiation failed: invalid qualifier type: types.Null"
+        return CelProblem(message, nulls[0] if runs == expression else 0)
+    if not _CONVERSION_CALL.search(code):
         return None
     for offset, serialized in rewrite.constant_conversions(env.compile(runs, disable_check=True).serialize()):
         try:
@@ -1066,7 +1094,9 @@ def _program(env: Any, expression: str, devices: bool) -> Any:
     versions = devices or "semver" in code
     quantities = devices or "quantity" in code
     if versions or quantities or _INT_CALL.search(code) or "bind" in code or "{" in code:
-        guarded = rewrite.guard(env.compile(expression, disable_check=True).serialize(), versions, quantities)
+        guarded = rewrite.guard(
+            env.compile(expression, disable_check=True).serialize(), versions, quantities, maps="{" in code
+        )
         if guarded is not None:
             try:
                 return env.deserialize((rewrite.rewrite(guarded) or guarded) if formats else guarded)
@@ -1340,10 +1370,16 @@ def _kubernetes_functions(
     else:  # the runtime dispatches on concrete kinds, not dyn
         # the guard rewrite's helpers (gpulint.kube.cel.rewrite.guard); two operands travel as one list
         table[rewrite.NO_OVERLOAD] = [("k8s_no_overload", t.DYN, [S], False, _no_overload)]
-        table[rewrite.PANIC] = [("k8s_panic", t.DYN, [S], False, (panics or Panics()).fail)]
+        recorder = panics or Panics()
+        table[rewrite.PANIC] = [("k8s_panic", t.DYN, [S], False, recorder.fail)]
         table[rewrite.EQUAL] = [("k8s_equal", B, [t.List(t.DYN)], False, lambda pair: _equal_or_fail(*pair))]
         table[rewrite.IN_LIST] = [("k8s_in", B, [t.List(t.DYN)], False, lambda pair: _contains(*pair))]
-        table[rewrite.MAP_OF] = [("k8s_map_of", t.Map(t.DYN, t.DYN), [t.List(t.DYN)], False, _map_of)]
+        table[rewrite.MAP_KEEP] = [
+            ("k8s_map_keep", t.List(t.DYN), [t.List(t.DYN)], False, lambda keyed: _map_keep(keyed, recorder))
+        ]
+        table[rewrite.NOT_FALSE] = [
+            ("k8s_not_false", B, [t.List(t.DYN)], False, lambda pair: kubernetes_equal(*pair) is not False)
+        ]
         table[rewrite.NOT_EQUAL] = [
             ("k8s_not_equal", B, [t.List(t.DYN)], False, lambda pair: kubernetes_equal(*pair) is not True)
         ]
@@ -1515,18 +1551,18 @@ def _contains(item: Any, container: Any) -> bool:
     raise ValueError("no such overload")
 
 
-def _map_of(pairs: list[Any]) -> dict[Any, Any]:
-    """A map literal as cel-go's evalMap builds its Go map: a repeated key keeps the last value."""
-    built: dict[Any, Any] = {}
-    for key, value in zip(pairs[::2], pairs[1::2]):
+def _map_keep(keyed: list[Any], recorder: Panics) -> list[bool]:
+    """Which entries of a map literal cel-go's evalMap keeps in its Go map of ref.Val (``keyed``: each key and
+    whether it is a uint): the last of each key, two keys one only when of one kind and one value (Int(1),
+    Uint(1), Double(1) and Bool(true) are four keys; a Quantity's tag carries its pointer)."""
+    keys: list[tuple[str, Any]] = []
+    for key, unsigned in zip(keyed[::2], keyed[1::2]):
         if isinstance(key, (list, dict)):
             raise ValueError(f"Invalid map key type: '{'list' if isinstance(key, list) else 'map'}'")
-        found = next((k for k in built if _cel_equal(k, key)), _NOT_FOUND)
-        built[key if found is _NOT_FOUND else found] = value
-    return built
-
-
-_NOT_FOUND = object()
+        if not isinstance(key, (bool, int, str)):
+            recorder.unrepresented()
+        keys.append(("uint" if unsigned is True else type(key).__name__, key))
+    return [key not in keys[index + 1 :] for index, key in enumerate(keys)]
 
 
 def _equal_or_fail(a: Any, b: Any) -> bool:

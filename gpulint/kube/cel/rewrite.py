@@ -67,6 +67,9 @@ class _Builder:
     def false(self) -> bytes:
         return self.node(_CONST, _message((2, 0)))
 
+    def integer(self, number: int) -> bytes:
+        return self.node(_CONST, _message((3, number)))
+
     def call(self, function: str, *args: bytes, target: bytes | None = None) -> bytes:
         parts: list[tuple[int, int | bytes | str]] = [(1, target)] if target is not None else []
         parts += [(2, function), *((3, arg) for arg in args)]
@@ -214,7 +217,10 @@ QUANTITY_TAG = "\ue000q:"
 # capacity is one per entry, a value passed on (a variable, a list) keeps it. Equality ignores it.
 IDENTITY = "#"
 IN_LIST = "@kubernetes.in"  # ([item, container]) -> cel-go's in: a list's Contains (item.Equal), a map's Find
-MAP_OF = "@kubernetes.map_of"  # ([k1, v1, k2, v2, ...]) -> a Go map: a repeated key keeps its last value
+# ([k1, u1, k2, u2, ...], each u whether its key is a uint) -> which entries of a map literal cel-go's Go map keeps:
+# the last of each key, keys equal only when of one kind and one value (1, 1u, 1.0 and true are four keys)
+MAP_KEEP = "@kubernetes.map_keep"
+MAP_LET = "@map"  # the variable a map literal whose keys may repeat binds its keys and values to
 QUALIFIER_CHECKS = [  # attributes.go newQualifier: no qualifier of these types, an index by one fails
     (QUANTITY_TAG, "invalid qualifier type: cel.Quantity"),
     (VERSION_TAG, "invalid qualifier type: cel.Semver"),
@@ -222,6 +228,7 @@ QUALIFIER_CHECKS = [  # attributes.go newQualifier: no qualifier of these types,
 NO_OVERLOAD = "@kubernetes.no_overload"  # (message) -> raises it
 EQUAL = "@kubernetes.equal"  # ([a, b]) -> cel-go's Equal(a, b) == true, raising its error
 NOT_EQUAL = "@kubernetes.not_equal"  # ([a, b]) -> cel-go's Equal(a, b) != true (evalNe: never an error)
+NOT_FALSE = "@kubernetes.not_false"  # ([a, b]) -> cel-go's Equal(a, b) != false (an error counts as equal)
 UNHASHABLE = "internal error: runtime error: hash of unhashable type cel.Semver"
 # (message) -> raises it and records it as the whole evaluation's error: cel-go's hash of a Semver panics, and
 # Eval recovers the panic as its result, whatever ||, && or a comprehension around it would have absorbed
@@ -258,6 +265,7 @@ VERSION_OPERAND = frozenset(
     }
 )
 SCALARS = ("string", "int", "uint", "double", "bool", "bytes")  # the kinds without fields (cel-go has() is false)
+MAP_LOOKUPS = ("string", "int", "uint", "double", "bool")  # the kinds of key cel-cpp looks up in a map
 NAMESPACES = frozenset({"optional", "strings", "math", "format", "sets", "lists", "base64", "cel"})
 # cel-go folds a type conversion of a constant when it plans the program (interpreter decOptimize)
 CONVERSIONS = frozenset({"int", "uint", "double", "string", "bytes", "bool", "dyn", "type", "duration", "timestamp"})
@@ -378,10 +386,11 @@ def _empty_list(expr: bytes) -> bool:
 
 
 def _map_literal(expr: bytes) -> bool:
-    """A map literal, or one the guard builds by MAP_OF (its children are rewritten before it)."""
+    """A map literal, or one the guard builds from MAP_KEEP (its children are rewritten before it)."""
     kind, body = _kind(expr)
-    if kind == _CALL:
-        return call_parts(body)[1] == MAP_OF
+    if kind == _COMPREHENSION:
+        accumulator = next((v for n, _, v in decode(body) if n == 3 and isinstance(v, bytes)), b"")
+        return accumulator.startswith(MAP_LET.encode())
     return kind == _STRUCT and not any(n == 1 for n, _, _ in decode(body))
 
 
@@ -394,6 +403,9 @@ def _empty_map(expr: bytes) -> bool:
 class _Guards(_Builder):
     versions: bool = True  # values may be versions (a device, or an expression that calls semver())
     quantities: bool = False  # values may be quantities (a device, or an expression that calls quantity())
+    # maps of keys of several kinds may be built (a map literal): lists and maps are compared in cel-cpp, where a
+    # Python dict would merge 1 and true; without, no map holds such keys (data maps key by strings)
+    maps: bool = True
 
     def name(self) -> str:
         return f"@g{self.next_id}"
@@ -414,6 +426,12 @@ class _Guards(_Builder):
         kinds = self.items(*(self.ident(kind) for kind in SCALARS))
         return self.call("@in", self.call("type", self.ident(name)), kinds)
 
+    def keyed(self, name: str) -> bytes:
+        """type(name) in [string, int, uint, double, bool]: the kinds cel-cpp looks up in a map (cel-go's Find
+        finds no other in the maps gpulint builds)"""
+        kinds = self.items(*(self.ident(kind) for kind in MAP_LOOKUPS))
+        return self.call("@in", self.call("type", self.ident(name)), kinds)
+
     def is_type(self, name: str, kind: str) -> bytes:
         return self.call("_==_", self.call("type", self.ident(name)), self.ident(kind))
 
@@ -432,18 +450,85 @@ class _Guards(_Builder):
         return self.let(name, operand, result)
 
     def equality(self, function: str, left: bytes, right: bytes) -> bytes:
-        """a == b (or a != b) as cel-go's Equal: by EQUAL (NOT_EQUAL) when a is a list, a map or a tagged value
-        (which may fail, or compare element by element), natively otherwise. Each operand is bound once."""
+        """a == b (or a != b) as cel-go's Equal: by EQUAL (NOT_EQUAL) when a is a tagged value (which may fail),
+        by ``map_equal`` or ``list_equal`` when a is a map or a list (never an error: an element's error counts as
+        equal), natively otherwise. Each operand is bound once."""
         a = self.name()
         b = a + "b"
-        slow = self.call(
-            "_||_", self.call("_||_", self.is_type(a, "list"), self.is_type(a, "map")), self.tagged(a, OPAQUE_TAG)
-        )
         helper = EQUAL if function == "_==_" else NOT_EQUAL
         exact = self.call(helper, self.items(self.ident(a), self.ident(b)))
         native = self.call(function, self.ident(a), self.ident(b))
         self.changed = True
-        return self.let(a, left, self.let(b, right, self.call("_?_:_", slow, exact, native)))
+        if not self.maps:  # lists and maps by EQUAL too: smaller programs (no map keys that Python merges)
+            slow = self.call(
+                "_||_", self.call("_||_", self.is_type(a, "list"), self.is_type(a, "map")), self.tagged(a, OPAQUE_TAG)
+            )
+            return self.let(a, left, self.let(b, right, self.call("_?_:_", slow, exact, native)))
+        maps, lists = self.map_equal(a, b), self.list_equal(a, b)
+        if function == "_!=_":
+            maps, lists = self.call("!_", maps), self.call("!_", lists)
+        result = self.call("_?_:_", self.tagged(a, OPAQUE_TAG), exact, native)
+        result = self.call("_?_:_", self.is_type(a, "list"), lists, result)
+        result = self.call("_?_:_", self.is_type(a, "map"), maps, result)
+        self.changed = True
+        return self.let(a, left, self.let(b, right, result))
+
+    def list_equal(self, a: str, b: str) -> bytes:
+        """baseList.Equal of the lists ``a`` and ``b``: ``b`` a list of ``a``'s size whose elements are not
+        unequal to ``a``'s in order (an error counts as equal), maps among them compared in cel-cpp's own maps
+        (``map_equal``), the others by NOT_FALSE. The loop carries [index, so far equal]."""
+        element, accumulator, x, y = a + "e", a + "s", a + "ex", a + "ey"
+        index = self.call("_[_]", self.ident(accumulator), self.integer(0))
+        so_far = self.call("_[_]", self.ident(accumulator), self.integer(1))
+        values = self.call(
+            "_?_:_",
+            self.is_type(x, "map"),
+            self.map_equal(x, y, 0),
+            self.call(NOT_FALSE, self.items(self.ident(x), self.ident(y))),
+        )
+        pair = self.let(x, self.ident(element), self.let(y, self.call("_[_]", self.ident(b), index), values))
+        step = self.items(self.call("_+_", index, self.node(_CONST, _message((3, 1)))), self.call("_&&_", so_far, pair))
+        every = _message(
+            (1, element),
+            (2, self.ident(a)),
+            (3, accumulator),
+            (4, self.items(self.integer(0), self.node(_CONST, _message((2, 1))))),
+            (5, self.call("_[_]", self.ident(accumulator), self.integer(1))),
+            (6, step),
+            (7, self.call("_[_]", self.ident(accumulator), self.integer(1))),
+        )
+        sizes = self.call("_==_", self.call("size", self.ident(a)), self.call("size", self.ident(b)))
+        same = self.call("_&&_", self.is_type(b, "list"), sizes)
+        return self.call("_&&_", same, self.node(_COMPREHENSION, every))
+
+    def map_equal(self, a: str, b: str, nested: int = 1) -> bytes:
+        """baseMap.Equal of the maps ``a`` and ``b``, in cel-cpp's own maps (which keep 1, 1u and true apart, as
+        cel-go's do; a Python dict would merge them): ``b`` a map of ``a``'s size in which each key of ``a`` is
+        found (Find) with a value that is not unequal (an error counts as equal). Values that are maps are
+        compared so too ``nested`` levels down, deeper by NOT_FALSE."""
+        key, accumulator, x, y = a + "k", a + "r", a + "x", a + "y"
+        found = self.call("@in", self.ident(key), self.ident(b))
+        values = self.call(NOT_FALSE, self.items(self.ident(x), self.ident(y)))
+        if nested > 0:
+            values = self.call("_?_:_", self.is_type(x, "map"), self.map_equal(x, y, nested - 1), values)
+        read = self.let(
+            x,
+            self.call("_[_]", self.ident(a), self.ident(key)),
+            self.let(y, self.call("_[_]", self.ident(b), self.ident(key)), values),
+        )
+        each = self.call("_&&_", found, read)
+        every = _message(
+            (1, key),
+            (2, self.ident(a)),
+            (3, accumulator),
+            (4, self.node(_CONST, _message((2, 1)))),
+            (5, self.call("@not_strictly_false", self.ident(accumulator))),
+            (6, self.call("_&&_", self.ident(accumulator), each)),
+            (7, self.ident(accumulator)),
+        )
+        sizes = self.call("_==_", self.call("size", self.ident(a)), self.call("size", self.ident(b)))
+        same = self.call("_&&_", self.is_type(b, "map"), sizes)
+        return self.call("_&&_", same, self.node(_COMPREHENSION, every))
 
 
 def _operand_checks(function: str, build: _Guards) -> list[tuple[str, str]]:
@@ -458,29 +543,43 @@ def _operand_checks(function: str, build: _Guards) -> list[tuple[str, str]]:
 
 def _guard_in(rebuilt: bytes, item: bytes, container: bytes, build: _Guards) -> bytes:
     """``item in container`` as cel-go plans it: false for ``[]`` (item never read); a lookup in the Go map
-    of a list of constants (a hashed set) or of a map literal, where a Semver cannot be hashed and a list or
-    a map, looked up by its pointer, is never found."""
+    of a list of constants (a hashed set) or of a map literal, where a Semver cannot be hashed (unless the map
+    is empty: refValMapAccessor.Find hashes nothing there) and a value of no kind cel-cpp looks up (a null, a
+    list or a map, looked up by its pointer) is never found."""
     if _empty_list(container):
         build.changed = True
         return build.false()
-    if not (build.versions or build.quantities) or _constant(item) or _plain(item):
-        return rebuilt
-    if _map_literal(container) and _empty_map(container):
-        return rebuilt  # refValMapAccessor.Find hashes nothing in an empty map: false
-    if _map_literal(container):
+    if _map_literal(container) and not _constant(item, primitive=True):
         name = build.name()
-        pointer = build.call("_||_", build.is_type(name, "list"), build.is_type(name, "map"))
-        looked_up = build.call("_?_:_", pointer, build.false(), build.call("@in", build.ident(name), container))
-        build.changed = True
-        return build.let(
-            name, item, build.call("_?_:_", build.tagged(name, VERSION_TAG), build.fails(UNHASHABLE), looked_up)
+        looked_up = build.call(
+            "_?_:_", build.keyed(name), build.call("@in", build.ident(name), container), build.false()
         )
-    if _hashed_set(container):
-        return build.call("@in", build.checked(item, [(VERSION_TAG, UNHASHABLE)]), container)
-    if build.quantities:  # a Quantity equals by value in a list, its identity is not (cel-cpp compares the tags)
+        if build.versions and not _empty_map(container):
+            looked_up = build.call("_?_:_", build.tagged(name, VERSION_TAG), build.fails(UNHASHABLE), looked_up)
         build.changed = True
-        return build.call(IN_LIST, build.items(item, container))
-    return rebuilt
+        return build.let(name, item, looked_up)
+    if _constant(item, primitive=True) or _plain(item):
+        return rebuilt
+    opaque = build.versions or build.quantities
+    if opaque and _hashed_set(container):
+        return build.call("@in", build.checked(item, [(VERSION_TAG, UNHASHABLE)]), container)
+    if not (opaque or _constant(item)):
+        return rebuilt
+    # a map is cel-cpp's own (a Python dict would merge the keys 1 and true): looked up natively, as Find, a null
+    # never found; in a list a Quantity equals by value, its identity is not (cel-cpp compares the tags)
+    found, inside = build.name(), build.name() + "c"
+    listed = (
+        build.call(IN_LIST, build.items(build.ident(found), build.ident(inside)))
+        if build.quantities
+        else build.call("@in", build.ident(found), build.ident(inside))
+    )
+    looked_up = build.call(
+        "_?_:_", build.keyed(found), build.call("@in", build.ident(found), build.ident(inside)), build.false()
+    )
+    build.changed = True
+    return build.let(
+        found, item, build.let(inside, container, build.call("_?_:_", build.is_type(inside, "map"), looked_up, listed))
+    )
 
 
 def _optional_field(operand: bytes, field_name: bytes, build: _Guards) -> bytes:
@@ -531,18 +630,35 @@ def _guard_call(rebuilt: bytes, call: bytes, build: _Guards) -> bytes:
     return build.call(function, *(guarded(arg) for arg in args), target=None if target is None else guarded(target))
 
 
+_MAP_KEY_CONSTANTS = (2, 3, 4, 6)  # cel.expr.Constant bool, int64, uint64, string: the keys cel-cpp's maps hold
+
+
+def _distinct_constants(keys: list[bytes]) -> bool:
+    """Keys that are distinct bool, int, uint or string constants: cel-cpp builds that map as cel-go does."""
+    bodies = []
+    for key in keys:
+        kind, body = _kind(key)
+        if kind != _CONST or not any(n in _MAP_KEY_CONSTANTS for n, _, _ in decode(body)):
+            return False
+        bodies.append(body)
+    return len(set(bodies)) == len(bodies)
+
+
 def _guard_map_keys(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
     """A map literal hashes its keys into a Go map (cel-go evalMap): a version key fails, a repeated key keeps
-    its last value (cel-cpp fails, "duplicate key in map"), a Quantity is its pointer (its tag's identity). Keys
-    that may repeat (any but distinct constants) build the map by MAP_OF, keys and values in cel-go's order."""
+    its last value (cel-cpp fails, "duplicate key in map"), a Quantity is its pointer (its tag's identity), and
+    keys of different kinds never merge (``{dyn(1): "a", dyn(true): "b"}`` has two entries). A map whose keys
+    may repeat (any but distinct bool, int, uint or string constants) binds its keys and values once, in
+    cel-go's order, asks MAP_KEEP which entries the Go map keeps, and is built of optional entries, so that
+    cel-cpp's own map keys and looks up as cel-go's does (refValMapAccessor.Find: an int finds a uint key and
+    the reverse, a bool only a bool)."""
     fields = decode(body)
     if any(n == 1 for n, _, _ in fields):  # a message
         return rebuilt
     entries = [decode(value) for number, _, value in fields if number == 2 and isinstance(value, bytes)]
     keys = [v for entry in entries for n, _, v in entry if n == 3 and isinstance(v, bytes)]
     optional = any(n == 5 and v for entry in entries for n, _, v in entry)
-    constants = [_kind(key)[1] for key in keys if _constant(key, primitive=True) and _kind(key)[0] == _CONST]
-    if optional or len(keys) != len(entries) or len(set(constants)) == len(keys):
+    if optional or len(keys) != len(entries) or _distinct_constants(keys):
         return _checked_keys(rebuilt, fields, build) if build.versions else rebuilt
     pairs: list[bytes] = []
     for entry in entries:
@@ -552,8 +668,28 @@ def _guard_map_keys(rebuilt: bytes, body: bytes, build: _Guards) -> bytes:
             return rebuilt
         checked = build.versions and not _constant(key)
         pairs += [build.checked(key, [(VERSION_TAG, UNHASHABLE)]) if checked else key, value]
+    bound, keep = f"{MAP_LET}{build.next_id}", f"{MAP_LET}{build.next_id}k"
+
+    def element(index: int) -> bytes:
+        return build.call("_[_]", build.ident(bound), build.integer(index))
+
+    flags: list[bytes] = []
+    for index in range(0, len(pairs), 2):
+        flags += [element(index), build.call("_==_", build.call("type", element(index)), build.ident("uint"))]
+    built: list[Field] = []
+    for index in range(0, len(pairs), 2):
+        kept = build.call("_[_]", build.ident(keep), build.integer(index // 2))
+        value = build.call(
+            "_?_:_",
+            kept,
+            build.call("of", element(index + 1), target=build.ident("optional")),
+            build.call("none", target=build.ident("optional")),
+        )
+        build.next_id += 1
+        built.append((2, 2, _message((1, build.next_id), (3, element(index)), (4, value), (5, 1))))
     build.changed = True
-    return build.call(MAP_OF, build.items(*pairs))
+    literal = build.node(_STRUCT, encode(built))
+    return build.let(bound, build.items(*pairs), build.let(keep, build.call(MAP_KEEP, build.items(*flags)), literal))
 
 
 def _checked_keys(rebuilt: bytes, fields: list[Field], build: _Guards) -> bytes:
@@ -616,20 +752,21 @@ def _guard(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
     return rebuilt
 
 
-def guard(serialized: bytes, versions: bool, quantities: bool = False) -> bytes | None:
+def guard(serialized: bytes, versions: bool, quantities: bool = False, maps: bool = True) -> bytes | None:
     """The serialized parsed expression with operations Kubernetes' opaque types lack guarded: on a version
     (``versions``: values may be versions) every function but its own and the few that treat it as they
     treat a string fails with cel-go's "no such overload"; ``==``/``!=`` follow cel-go's Equal; ``in`` a
     hashed set and map literal keys fail on it; and ``int()`` of a bool fails. Where values may be quantities
     (``quantities``) equality and ``in`` a list compare their values, not their identities; an index by either
-    fails; a map literal whose keys may repeat is built as cel-go's Go map. None: nothing to guard."""
+    fails; a map literal whose keys may repeat is built as cel-go's Go map (``maps``: the expression builds maps,
+    whose keys may be of several kinds). None: nothing to guard."""
     outer = decode(serialized)
     parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
     fields = decode(parsed) if parsed is not None else []
     root = next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
     if parsed is None or root is None:
         return None
-    build = _Guards(_max_id(root), versions=versions, quantities=quantities)
+    build = _Guards(_max_id(root), versions=versions, quantities=quantities, maps=maps)
     rewritten = _rewrite(root, build, _guard)
     if not build.changed:
         return None
@@ -645,6 +782,42 @@ def _wrapped(outer: list[Field], fields: list[Field], root: bytes) -> bytes:
 
 def _node_id(expr: bytes) -> int:
     return next((v for n, w, v in decode(expr) if n == _ID and isinstance(v, int)), 0)
+
+
+def _null_constant(expr: bytes) -> bool:
+    """A null literal, or a conversion of one (``dyn(null)``): a constant cel-go plans."""
+    kind, body = _kind(expr)
+    if kind == _CONST:
+        return any(n == 1 for n, _, _ in decode(body))  # cel.expr.Constant null_value
+    if kind == _CALL:
+        target, function, args = call_parts(body)
+        return target is None and function == "dyn" and len(args) == 1 and _null_constant(args[0])
+    return False
+
+
+def constant_null_indexes(serialized: bytes) -> list[int]:
+    """The source offsets of the indexes by a constant null (``m[dyn(null)]``): cel-go makes a constant index
+    its qualifier when it plans the program, and null is none (interpreter/attributes.go newQualifier: "invalid
+    qualifier type: types.Null", a compile error there)."""
+    outer = decode(serialized)
+    parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
+    fields = decode(parsed) if parsed is not None else []
+    root = next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
+    if root is None:
+        return []
+    found: list[bytes] = []
+
+    def visit(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
+        kind, body = _kind(rebuilt)
+        if kind == _CALL:
+            target, function, args = call_parts(body)
+            if function == "_[_]" and target is None and len(args) == 2 and _null_constant(args[1]):
+                found.append(rebuilt)
+        return rebuilt
+
+    _rewrite(root, _Builder(_max_id(root)), visit)
+    positions = source_positions(fields, 3)
+    return [positions.get(_node_id(node), 0) for node in found]
 
 
 def constant_conversions(serialized: bytes) -> list[tuple[int, bytes]]:

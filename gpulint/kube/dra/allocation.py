@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from gpulint.kube.cel.cost import dra_within_limits
-from gpulint.kube.cel.engine import CACHE_SIZE, LRU, UNDECIDED, CelEngine, CelProblem, device_value
+from gpulint.kube.cel.engine import CACHE_SIZE, LRU, NO_VERDICT, CelEngine, CelProblem, device_value
 from gpulint.kube.dra import pools
 from gpulint.kube.dra.gates import ALL_ON, DraFeatures
 from gpulint.kube.fields import dig, mapping, sequence
@@ -597,7 +597,7 @@ class SelectorCache:
                     cached = SelectorOutcome(True)  # cannot evaluate offline: assume it matches (never a false error)
             else:
                 result = self.engine.evaluate(compiled, device.cel_view, device.within_limits)
-                if isinstance(result, str) and result.startswith(UNDECIDED):
+                if isinstance(result, str) and result.startswith(NO_VERDICT):
                     return SelectorOutcome(True, undecided=result)  # never a false error; not kept: asked again
                 cached = SelectorOutcome(result is True, result if isinstance(result, str) else "")
             self._results.put(key, cached)

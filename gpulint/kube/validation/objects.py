@@ -40,7 +40,7 @@ def object_meta(kind: str, api_version: str, data: dict[str, Any]) -> Iterator[F
     """ValidateObjectMeta as far as gpulint checks it: the name of the kinds it knows, labels, annotations."""
     metadata = mapping(data.get("metadata"))
     if (kind in SUBDOMAIN_NAMED and (api_version in BUILT_IN or api_version.startswith(DRA_API))) or (
-        kind in scheduling.KINDS and api_version in scheduling.API_VERSIONS
+        scheduling.validated(kind, api_version)
     ):
         yield from core.object_name(metadata.get("name"), ("metadata", "name"))
     if metadata.get("labels"):  # nothing to say of an empty or absent map

@@ -1,10 +1,11 @@
 """scheduling.k8s.io validation of Workload and PodGroup (Kubernetes 1.37: v1beta1 and v1alpha3, served when
-GenericWorkload is on), beyond what the OpenAPI schema says.
+GenericWorkload is on) and CompositePodGroup (v1alpha3, with CompositePodGroup), beyond what the OpenAPI schema
+says.
 
 Translated from kubernetes v1.37.2: the declarative rules of k8s.io/api scheduling/v1beta1/types.go (its
 ``+k8s:`` tags, generated into pkg/apis/scheduling/v1beta1/zz_generated.validations.go) and the handwritten
 ones of pkg/apis/scheduling/validation/validation.go (ValidateWorkloadSpec, ValidatePodGroup), as a create
-meets them: the strategy's PrepareForCreate (pkg/registry/scheduling/{workload,podgroup}/strategy.go) first
+meets them: the strategy's PrepareForCreate (pkg/registry/scheduling/*/strategy.go) first
 drops the fields of disabled gates and resets a PodGroup's status, and defaulting gives a PodGroup its
 ``disruptionMode``. The oracle's ``gang_validate`` family (docs/oracle.md) checks it against that code.
 
@@ -25,7 +26,14 @@ from gpulint.kube.validation.errors import DUPLICATE, INVALID, REQUIRED, FieldEr
 
 # The versions of that shape (1.36's v1alpha2 and 1.35's v1alpha1 had others: not checked here)
 API_VERSIONS = ("scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3")
-KINDS = ("Workload", "PodGroup")  # their names are DNS subdomains (validateWorkloadName, ValidatePodGroupName)
+# each kind at the versions 1.37 serves it (storage_scheduling.go: CompositePodGroup at v1alpha3 alone); their
+# names are DNS subdomains (validateWorkloadName, ValidatePodGroupName, validateCompositePodGroupName)
+SERVED = {
+    "Workload": API_VERSIONS,
+    "PodGroup": API_VERSIONS,
+    "CompositePodGroup": ("scheduling.k8s.io/v1alpha3",),
+}
+KINDS = tuple(SERVED)
 TEMPLATES_MAX = 8  # WorkloadMaxPodGroupTemplates: +k8s:maxItems=8 on each template list
 CLAIMS_MAX = 4  # MaxPodGroupResourceClaims
 TOPOLOGY_MAX = 1  # +k8s:maxItems=1 on schedulingConstraints.topology
@@ -44,13 +52,19 @@ _COMPOSITE_GATED = (
     ("preemptionPolicy", "PodGroupPreemptionPolicy"),
     ("compositePodGroupTemplates", "CompositePodGroup"),
 )
+_COMPOSITE_GROUP_GATED = (("preemptionPolicy", "PodGroupPreemptionPolicy"),)  # dropDisabledPreemptionPolicyField
+
+
+def validated(kind: str, api_version: str) -> bool:
+    """Whether gpulint validates ``kind`` at ``api_version`` as the API server would (a version it serves)."""
+    return api_version in SERVED.get(kind, ())
 
 
 def dropped(kind: str, api_version: str, path: Path, gates: FeatureGates) -> bool:
     """Whether the create strategy drops the field at ``path`` (or one holding it): a field of a disabled gate,
     at any depth of a Workload's template tree. A gate not stated is its release's default (off for all four
     in 1.37): what lies in its fields is then never called refused, whatever the cluster runs."""
-    if kind not in KINDS or api_version not in API_VERSIONS:
+    if not validated(kind, api_version):
         return False
     for index, step in enumerate(path):
         if not isinstance(step, str) or index == 0:
@@ -59,6 +73,8 @@ def dropped(kind: str, api_version: str, path: Path, gates: FeatureGates) -> boo
         gated = dict(
             _POD_GROUP_GATED
             if holder == "PodGroup"
+            else _COMPOSITE_GROUP_GATED
+            if holder == "CompositePodGroup"
             else _GROUP_GATED
             if holder == "podGroupTemplates"
             else _COMPOSITE_GATED
@@ -385,7 +401,34 @@ def pod_group_spec(spec: Any, path: Path, gates: FeatureGates) -> Iterator[Field
     yield from _group_fields(body, path)
 
 
-SPECS: dict[str, Check] = {"Workload": workload_spec, "PodGroup": pod_group_spec}
+def composite_pod_group_spec(spec: Any, path: Path, gates: FeatureGates) -> Iterator[FieldError]:
+    """Validate_CompositePodGroupSpec (v1alpha3; its disruptionMode defaulted to single); the handwritten
+    ValidateCompositePodGroup checks its metadata alone."""
+    body = _kept(spec, _COMPOSITE_GROUP_GATED, gates)
+    if body.get("parentCompositePodGroupName") is not None:  # an optional pointer: set, even "" is checked
+        text = _text(body["parentCompositePodGroupName"])
+        if text is not None:
+            for message in names.dns1123_subdomain(text):
+                yield FieldError((*path, "parentCompositePodGroupName"), INVALID, text, message)
+    reference = body.get("workloadRef")
+    if reference is None:
+        yield FieldError((*path, "workloadRef"), REQUIRED)
+    elif isinstance(reference, dict):
+        yield from _long_name(reference.get("workloadName"), (*path, "workloadRef", "workloadName"), required=True)
+        yield from _short_name(reference.get("templateName"), (*path, "workloadRef", "templateName"))
+    policy = mapping(body.get("schedulingPolicy"))
+    yield from _union(policy, ("basic", "gang"), (*path, "schedulingPolicy"), _pointer_set)
+    if isinstance(policy.get("gang"), dict):
+        yield from _minimum_one(policy["gang"], "minGroupCount", (*path, "schedulingPolicy", "gang"))
+    yield from _topology(body.get("schedulingConstraints"), (*path, "schedulingConstraints"))
+    yield from _shared(body, path)
+
+
+SPECS: dict[str, Check] = {
+    "Workload": workload_spec,
+    "PodGroup": pod_group_spec,
+    "CompositePodGroup": composite_pod_group_spec,
+}
 # The gates whose fields PrepareForCreate drops
 FIELD_GATES = (
     "TopologyAwareWorkloadScheduling",
@@ -402,7 +445,7 @@ def scheduling_spec(kind: str, api_version: str, data: dict[str, Any], gates: Fe
     (a Workload of composite templates alone has no templates once they are dropped): only the errors found
     both with every unstated gate on and with every one off are the API server's."""
     validate = SPECS.get(kind)
-    if validate is None or api_version not in API_VERSIONS:
+    if validate is None or not validated(kind, api_version):
         return []
     unstated = [gate for gate in FIELD_GATES if not gates.is_stated(gate)]
     if not unstated:

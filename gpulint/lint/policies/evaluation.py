@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.cel.actual_cost import Composition
 from gpulint.kube.cel.cost import U64
-from gpulint.kube.cel.engine import COST_EXCEEDED, PER_CALL_LIMIT, UNDECIDED, CelEngine, Compiled
+from gpulint.kube.cel.engine import COST_EXCEEDED, NO_VERDICT, PER_CALL_LIMIT, CelEngine, Compiled
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.findings import Diagnostic, Path, Severity, split_long
 from gpulint.lint.inputs.objects import KubeObject
@@ -147,7 +147,7 @@ def _evaluate_once(policy: Policy, obj: KubeObject, data: dict[str, Any], engine
             return
     for validation, value, error in results:
         cause = _cause(error)
-        if cause.startswith(UNDECIDED):
+        if cause.startswith(NO_VERDICT):
             yield _undecided(policy, validation.field_path, error)
             continue
         if cause.startswith(COST_EXCEEDED):  # fails in the API server too (failurePolicy Fail denies)
@@ -328,7 +328,8 @@ def reached_variables(texts: list[str], defined: dict[str, Expression]) -> set[s
 
 
 def _undecided(policy: Policy, path: Path, error: str) -> Diagnostic:
-    """An evaluation that gave no answer in its time: neither a pass nor a failure (never more than info)."""
+    """An evaluation that gave no answer (no CPU time, or a map key gpulint cannot hold): neither a pass nor a
+    failure (never more than info)."""
     brief, notes = split_long(f"policy {policy.name}: {error}")
     return Diagnostic(policy.name, path, brief, notes=notes, severity=Severity.INFO, pinned=True)
 

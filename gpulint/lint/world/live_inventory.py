@@ -210,6 +210,7 @@ INVENTORY_APIS: tuple[InventoryApi, ...] = (
     InventoryApi(BY_KEY[DRA_GROUP, "DeviceTaintRule"]),
     InventoryApi(BY_KEY["scheduling.k8s.io", "Workload"]),
     InventoryApi(BY_KEY["scheduling.k8s.io", "PodGroup"]),
+    InventoryApi(BY_KEY["scheduling.k8s.io", "CompositePodGroup"]),
     InventoryApi(BY_KEY["scheduling.x-k8s.io", "PodGroup"]),
     InventoryApi(BY_KEY[VOLCANO_GROUP, "PodGroup"]),
     InventoryApi(BY_KEY["node.k8s.io", "RuntimeClass"]),
