@@ -186,21 +186,23 @@ def _unwrapped(root: bytes, build: _Builder) -> bytes:
 
 def rewrite(serialized: bytes) -> bytes | None:
     """The serialized parsed expression with the format library's calls rewritten; None: none to rewrite."""
-    outer = decode(serialized)  # google.protobuf.Any: type_url, value
-    parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
-    if parsed is None:
-        return None
-    fields = decode(parsed)  # cel.expr.ParsedExpr: expr (2), source_info (3)
-    root = next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
+    outer, fields, root = _parts(serialized)
     if root is None:
         return None
     build = _Builder(_max_id(root))
     rewritten = _rewrite(root, build)
     if not build.changed:
         return None
-    rewritten = _unwrapped(rewritten, build)
-    parsed = encode([(n, w, rewritten if n == 2 else v) for n, w, v in fields])
-    return encode([(n, w, parsed if n == 2 else v) for n, w, v in outer])
+    return _wrapped(outer, fields, _unwrapped(rewritten, build))
+
+
+def _parts(serialized: bytes) -> tuple[list[Field], list[Field], bytes | None]:
+    """A serialized parsed expression's parts: the google.protobuf.Any around it (type_url, value), the
+    cel.expr.ParsedExpr's fields (expr 2, source_info 3) and its root expression (None: none)."""
+    outer = decode(serialized)
+    parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
+    fields = decode(parsed) if parsed is not None else []
+    return outer, fields, next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
 
 
 # --------------------------------------------------------------------------- Kubernetes' opaque types
@@ -760,18 +762,14 @@ def guard(serialized: bytes, versions: bool, quantities: bool = False, maps: boo
     (``quantities``) equality and ``in`` a list compare their values, not their identities; an index by either
     fails; a map literal whose keys may repeat is built as cel-go's Go map (``maps``: the expression builds maps,
     whose keys may be of several kinds). None: nothing to guard."""
-    outer = decode(serialized)
-    parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
-    fields = decode(parsed) if parsed is not None else []
-    root = next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
-    if parsed is None or root is None:
+    outer, fields, root = _parts(serialized)
+    if root is None:
         return None
     build = _Guards(_max_id(root), versions=versions, quantities=quantities, maps=maps)
     rewritten = _rewrite(root, build, _guard)
     if not build.changed:
         return None
-    parsed = encode([(n, w, rewritten if n == 2 else v) for n, w, v in fields])
-    return encode([(n, w, parsed if n == 2 else v) for n, w, v in outer])
+    return _wrapped(outer, fields, rewritten)
 
 
 def _wrapped(outer: list[Field], fields: list[Field], root: bytes) -> bytes:
@@ -799,10 +797,7 @@ def constant_null_indexes(serialized: bytes) -> list[int]:
     """The source offsets of the indexes by a constant null (``m[dyn(null)]``): cel-go makes a constant index
     its qualifier when it plans the program, and null is none (interpreter/attributes.go newQualifier: "invalid
     qualifier type: types.Null", a compile error there)."""
-    outer = decode(serialized)
-    parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
-    fields = decode(parsed) if parsed is not None else []
-    root = next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
+    outer, fields, root = _parts(serialized)
     if root is None:
         return []
     found: list[bytes] = []
@@ -824,10 +819,7 @@ def constant_conversions(serialized: bytes) -> list[tuple[int, bytes]]:
     """The type conversions of constants cel-go evaluates when it plans the program (interpreter
     decOptimize: maybeOptimizeConstUnary, so that an error there is a compile error, "program instantiation
     failed"), innermost first: each its source offset and a serialized parsed expression of it alone."""
-    outer = decode(serialized)
-    parsed = next((v for n, w, v in outer if n == 2 and isinstance(v, bytes)), None)
-    fields = decode(parsed) if parsed is not None else []
-    root = next((v for n, w, v in fields if n == 2 and isinstance(v, bytes)), None)
+    outer, fields, root = _parts(serialized)
     if root is None:
         return []
     found: list[bytes] = []

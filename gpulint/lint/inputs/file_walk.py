@@ -148,3 +148,20 @@ class Walk:
             self.notes.append(f"{link}: skipped: a symbolic link to {kind_of_mode(mode)}, not a regular file")
             return False
         return True
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def read_head(path: str, limit: int) -> bytes:
+    """The first ``limit`` bytes of a regular file a walk found; nothing for a link, a FIFO or a file that
+    cannot be read (a repository's files are read, never waited on)."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:
+        return b""
+    try:
+        with open(fd, "rb") as handle:
+            return handle.read(limit) if stat.S_ISREG(os.fstat(handle.fileno()).st_mode) else b""
+    except OSError:
+        return b""

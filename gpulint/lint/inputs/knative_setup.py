@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from gpulint.lint.inputs.file_walk import Selection, Walk
+from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
 from gpulint.lint.inputs.repo_index import shown_root, work_tree
 from gpulint.lint.inputs.sources import Source, SourceError
 
@@ -48,7 +47,6 @@ _GATED = (b"serving.knative.dev", b"InferenceService")
 _CONTEXT = re.compile(r"config-features|\bKnativeServing\b")
 # "kubernetes.podspec-nodeselector": "enabled", kubernetes.podspec-tolerations: enabled, ...=Enabled
 _ENABLED = re.compile(r"(kubernetes\.podspec-[a-z0-9-]+)[\"']?\s*[:=]\s*[\"']?(?:enabled|allowed)\b", re.IGNORECASE)
-_OPEN = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 @dataclass(frozen=True)
@@ -137,18 +135,5 @@ def mentions(source: Source, words: Sequence[bytes]) -> bool:
 def _text(path: str, known: Mapping[str, bytes]) -> str:
     content = known.get(os.path.abspath(path))
     if content is None:
-        content = _read(path)
+        content = read_head(path, MAX_BYTES)
     return content[:MAX_BYTES].decode("utf-8", errors="replace")
-
-
-def _read(path: str) -> bytes:
-    """The first MAX_BYTES of a regular file; nothing for a link, a FIFO or a file that cannot be read."""
-    try:
-        fd = os.open(path, _OPEN)
-    except OSError:
-        return b""
-    try:
-        with open(fd, "rb") as handle:
-            return handle.read(MAX_BYTES) if stat.S_ISREG(os.fstat(handle.fileno()).st_mode) else b""
-    except OSError:
-        return b""

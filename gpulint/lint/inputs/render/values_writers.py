@@ -15,13 +15,12 @@ from __future__ import annotations
 import os
 import re
 
-from gpulint.lint.inputs.file_walk import Selection, Walk
+from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
 from gpulint.lint.inputs.sources import SourceError
 
 MAX_FILES = 5_000
 MAX_BYTES = 1024 * 1024
 GO_SOURCES = Selection(suffixes=(".go",), skipped=frozenset({"node_modules", "vendor", "third_party", "testdata"}))
-_OPEN = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def written_by_program(root: str, key: str) -> str | None:
@@ -35,20 +34,8 @@ def written_by_program(root: str, key: str) -> str | None:
         for count, candidate in enumerate(walk.files()):
             if count >= MAX_FILES or candidate.follow:
                 return None
-            if tag.search(_read(candidate.path)):
+            if tag.search(read_head(candidate.path, MAX_BYTES)):
                 return os.path.relpath(candidate.path, root)
     except SourceError:
         return None
     return None
-
-
-def _read(path: str) -> bytes:
-    try:
-        fd = os.open(path, _OPEN)
-    except OSError:
-        return b""
-    try:
-        with open(fd, "rb") as handle:
-            return handle.read(MAX_BYTES)
-    except OSError:
-        return b""
