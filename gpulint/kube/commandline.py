@@ -653,3 +653,16 @@ def dataloader_workers(commands: Sequence[Command]) -> tuple[int, str] | None:
             if value.isdigit() and int(value) > 0:
                 return int(value), f"{key} {value}"
     return None
+
+
+def go_flag(arguments: Sequence[Any], name: str) -> str | None:
+    """A Go program's flag among its arguments as its flag parser reads it (Go's flag package, urfave/cli):
+    ``--name=value``, ``-name=value``, ``--name value`` or ``-name value``; None when it is not given."""
+    for index, argument in enumerate(arguments):
+        argument = text(argument)
+        for prefix in (f"--{name}", f"-{name}"):
+            if argument.startswith(prefix + "="):
+                return argument[len(prefix) + 1 :]
+            if argument == prefix:
+                return text(arguments[index + 1]) if index + 1 < len(arguments) else ""
+    return None

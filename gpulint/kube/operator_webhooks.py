@@ -50,6 +50,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gpulint.kube.commandline import go_flag
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, max_len_error, qualified_name
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
@@ -288,7 +289,7 @@ def _volcano_job(data: dict[str, Any]) -> Iterator[Refusal]:
         return
     plugins = mapping(spec.get("plugins"))
     if "mpi" in plugins:
-        master = _flag(sequence(plugins["mpi"]), "master") or VOLCANO_MPI_MASTER
+        master = go_flag(sequence(plugins["mpi"]), "master") or VOLCANO_MPI_MASTER
         if master not in {text(task.get("name")) for task in tasks}:
             yield Refusal(("spec", "plugins", "mpi"), "Volcano", "The specified mpi master task was not found")
             return
@@ -470,18 +471,6 @@ def _volcano_policies(policies: list[Any], at: Path, shown: str) -> Iterator[Ref
             events.add(event)
     if "*" in events and len(events) > 1:
         yield Refusal(at, "Volcano", "if there's * here, no other policy should be here")
-
-
-def _flag(arguments: list[Any], name: str) -> str:
-    """A Go flag's value among plugin arguments: ``--name=value``, ``-name=value`` or ``--name value``."""
-    for index, argument in enumerate(arguments):
-        argument = text(argument)
-        for prefix in (f"--{name}", f"-{name}"):
-            if argument.startswith(prefix + "="):
-                return argument[len(prefix) + 1 :]
-            if argument == prefix and index + 1 < len(arguments):
-                return text(arguments[index + 1])
-    return ""
 
 
 JOB_NAME_TOO_LONG = "JobSet name is too long, job names generated for this JobSet will exceed 63 characters"

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from gpulint.kube.commandline import go_flag
 from gpulint.kube.device_plugin_config import (
     ERROR,
     SHARED_SUFFIX,
@@ -17,7 +18,7 @@ from gpulint.kube.device_plugin_config import (
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gpu_stack import NVIDIA_DEVICE_PLUGIN, container_component, image_repository, node_names
 from gpulint.kube.refs import Path
-from gpulint.kube.runtime import main_containers
+from gpulint.kube.runtime import env_value, main_containers
 from gpulint.kube.scheduler import NodeInfo
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.checks import CheckContext
@@ -204,28 +205,26 @@ def _flag(config: Any, name: str) -> Any:
 
 
 def _env(container: Mapping[str, Any], name: str) -> str:
-    return next(
-        (text(mapping(e).get("value")) for e in sequence(container.get("env")) if mapping(e).get("name") == name), ""
-    )
+    """The value the container's ``env`` gives ``name`` (its last entry, as the kubelet keeps)."""
+    found = env_value(container, name)
+    return text(found[1].get("value")) if found else ""
 
 
 def _flag_set(container: Mapping[str, Any], flag: str) -> bool:
     """The plugin's command-line flag, or its environment variable (urfave/cli: --mps-root or MPS_ROOT), given."""
     if _env(container, flag.upper().replace("-", "_")):
         return True
-    words = [text(w) for w in (*sequence(container.get("command")), *sequence(container.get("args")))]
-    return any(w == f"--{flag}" or w.startswith(f"--{flag}=") for w in words)
+    return go_flag(_words(container), flag) is not None
 
 
 def _config_file(container: Mapping[str, Any]) -> str:
     """The path --config-file (CONFIG_FILE) names."""
-    words = [text(w) for w in (*sequence(container.get("command")), *sequence(container.get("args")))]
-    for index, word in enumerate(words):
-        if word.startswith("--config-file="):
-            return word.partition("=")[2]
-        if word == "--config-file" and index + 1 < len(words):
-            return words[index + 1]
-    return _env(container, "CONFIG_FILE")
+    given = go_flag(_words(container), "config-file")
+    return given if given is not None else _env(container, "CONFIG_FILE")
+
+
+def _words(container: Mapping[str, Any]) -> list[str]:
+    return [text(w) for w in (*sequence(container.get("command")), *sequence(container.get("args")))]
 
 
 def _mounted_config(
