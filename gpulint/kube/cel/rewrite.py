@@ -797,39 +797,40 @@ def constant_null_indexes(serialized: bytes) -> list[int]:
     """The source offsets of the indexes by a constant null (``m[dyn(null)]``): cel-go makes a constant index
     its qualifier when it plans the program, and null is none (interpreter/attributes.go newQualifier: "invalid
     qualifier type: types.Null", a compile error there)."""
-    outer, fields, root = _parts(serialized)
-    if root is None:
-        return []
-    found: list[bytes] = []
-
-    def visit(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
-        kind, body = _kind(rebuilt)
-        if kind == _CALL:
-            target, function, args = call_parts(body)
-            if function == "_[_]" and target is None and len(args) == 2 and _null_constant(args[1]):
-                found.append(rebuilt)
-        return rebuilt
-
-    _rewrite(root, _Builder(_max_id(root)), visit)
-    positions = source_positions(fields, 3)
+    _, fields, found = _calls_found(serialized, _null_index)
+    positions = source_positions(fields, 3)  # ParsedExpr.source_info
     return [positions.get(_node_id(node), 0) for node in found]
+
+
+def _null_index(body: bytes) -> bool:
+    target, function, args = call_parts(body)
+    return function == "_[_]" and target is None and len(args) == 2 and _null_constant(args[1])
 
 
 def constant_conversions(serialized: bytes) -> list[tuple[int, bytes]]:
     """The type conversions of constants cel-go evaluates when it plans the program (interpreter
     decOptimize: maybeOptimizeConstUnary, so that an error there is a compile error, "program instantiation
     failed"), innermost first: each its source offset and a serialized parsed expression of it alone."""
+    outer, fields, found = _calls_found(serialized, lambda body: call_parts(body)[1] in CONVERSIONS, constant=True)
+    positions = source_positions(fields, 3)  # ParsedExpr.source_info
+    return [(positions.get(_node_id(node), 0), _wrapped(outer, fields, node)) for node in found]
+
+
+def _calls_found(
+    serialized: bytes, keep: Callable[[bytes], bool], constant: bool = False
+) -> tuple[list[Field], list[Field], list[bytes]]:
+    """The parts of a serialized parsed expression (_parts) and its calls whose body ``keep`` takes (only those of
+    constants when ``constant``), innermost first."""
     outer, fields, root = _parts(serialized)
-    if root is None:
-        return []
     found: list[bytes] = []
+    if root is None:
+        return outer, fields, found
 
     def visit(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
         kind, body = _kind(rebuilt)
-        if kind == _CALL and _constant(rebuilt) and call_parts(body)[1] in CONVERSIONS:
+        if kind == _CALL and (not constant or _constant(rebuilt)) and keep(body):
             found.append(rebuilt)
         return rebuilt
 
     _rewrite(root, _Builder(_max_id(root)), visit)
-    positions = source_positions(fields, 3)  # ParsedExpr.source_info
-    return [(positions.get(_node_id(node), 0), _wrapped(outer, fields, node)) for node in found]
+    return outer, fields, found

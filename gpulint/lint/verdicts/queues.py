@@ -698,7 +698,7 @@ def _kai_parent_queue(use: QueueUse, children: list[str]) -> Problem:
     """KAI schedules jobs from leaf queues only (NVIDIA/KAI-Scheduler v0.17.0 pkg/scheduler/actions/utils/
     job_order_by_queue.go PushJob: "job <%v> is targeting a non-leaf queue <%v>", and the job is left out).
     A warning: the child queues may be in the linted files only."""
-    shown = ", ".join(children[:3]) + (f" and {len(children) - 3} more" if len(children) > 3 else "")
+    shown = _first_children(children)
     return Problem(
         use.path,
         f"KAI Scheduler Queue {use.name} is a parent queue: the scheduler skips a job that targets a non-leaf "
@@ -706,6 +706,10 @@ def _kai_parent_queue(use: QueueUse, children: list[str]) -> Problem:
         False,
         (f"its child queues: {shown}; submit to one of them (a leaf queue)",),
     )
+
+
+def _first_children(children: list[str]) -> str:
+    return ", ".join(children[:3]) + (f" and {len(children) - 3} more" if len(children) > 3 else "")
 
 
 VOLCANO_ROOT_QUEUE = "root"  # the hierarchy's root, which Volcano's controller creates
@@ -726,7 +730,7 @@ def _volcano_parent_queue(use: QueueUse, children: list[str]) -> Problem:
     """The same webhook refuses a Job submitted to a queue that other queues name as their spec.parent ("can
     only submit job to leaf queue"). A warning: the child queues may be in the linted files only, and the
     webhook counts those the cluster holds when the Job is created."""
-    shown = ", ".join(children[:3]) + (f" and {len(children) - 3} more" if len(children) > 3 else "")
+    shown = _first_children(children)
     return Problem(
         use.path,
         f"Volcano Queue {use.name} is a parent queue: Volcano's admission webhook refuses the Job "
