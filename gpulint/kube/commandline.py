@@ -566,6 +566,19 @@ def _shell_script_index(words: list[Word]) -> int | None:
     return None
 
 
+def written_words(container: Mapping[str, Any]) -> list[Any] | None:
+    """The container's ``command`` then ``args`` as written, or None when they are over the bounds on the
+    work per container. Counted before anything is joined or scanned: a review of a million arguments
+    costs a length check, not a pass over each of them per rule."""
+    command, args = sequence(container.get("command")), sequence(container.get("args"))
+    if len(command) + len(args) > MAX_WORDS:
+        return None
+    raw = [*command, *args]
+    if sum(len(item) for item in raw if isinstance(item, str)) > MAX_SCRIPT_CHARS:
+        return None
+    return raw
+
+
 def container_commands(
     container: Mapping[str, Any],
     injected: Env | None = None,
@@ -578,10 +591,10 @@ def container_commands(
     show; its ``args`` are returned as they are (the caller knows a few images' entrypoints).
     """
     command, args = sequence(container.get("command")), sequence(container.get("args"))
-    raw = [*command, *args]
-    chars = sum(len(item) for item in raw if isinstance(item, str))
-    if len(raw) > MAX_WORDS or chars > MAX_SCRIPT_CHARS:
+    raw = written_words(container)
+    if raw is None:
         return []
+    chars = sum(len(item) for item in raw if isinstance(item, str))
     # only a '$' reads the environment (Kubernetes' $(VAR), the shell's $VAR): without one it is not built
     expands = any(isinstance(item, str) and "$" in item for item in raw)
     if not expands and not files and chars <= MEMO_MAX_CHARS and all(type(item) is str for item in raw):

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gpulint.kube.commandline import written_words
 from gpulint.kube.fields import sequence, text
 from gpulint.kube.scheduler import NodeInfo
 
@@ -212,7 +213,7 @@ def image_repository(image: str) -> str:
 
 
 def _command_line(container: dict[str, Any]) -> str:
-    parts = [*sequence(container.get("command")), *sequence(container.get("args"))]
+    parts = written_words(container) or []  # over the bounds: no command is known
     return " ".join(str(part) for part in parts if isinstance(part, (str, int, float)))
 
 

@@ -280,7 +280,7 @@ def test_a_million_values_are_checked_quickly_and_in_little_memory(server):
     assert status == 200 and answer["response"]["allowed"] is False
     assert "schema-invalid" in answer["response"]["status"]["message"]
     assert len(json.dumps(answer)) < 10_000  # the denial lists a bounded number of findings
-    assert cpu_seconds(server.process.pid) - used < 2  # 0.4 s here; was 18 s and 50 s of wall time
+    assert cpu_seconds(server.process.pid) - used < 2  # 0.3 s here; 1-2 s when every rule scanned each value
     status_file = Path(f"/proc/{server.process.pid}/status").read_text()
     peak_kib = int(next(line for line in status_file.splitlines() if line.startswith("VmHWM")).split()[1])
     assert peak_kib < 300 * 1024, peak_kib  # was 430 MB and 3 GB

@@ -11,7 +11,16 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from gpulint.kube.commandline import ContainerEnv, Origin, OriginRun, _commands, container_commands
+from gpulint.kube.commandline import (
+    MAX_SCRIPT_CHARS,
+    MAX_WORDS,
+    ContainerEnv,
+    Origin,
+    OriginRun,
+    _commands,
+    container_commands,
+    written_words,
+)
 
 # Pieces of a script without what the lexer leaves unknown or splits commands on ($, `, ;, &, |, parentheses,
 # newlines) or what the shell expands on its own (globs, ~): words, blanks, quotes, escapes, comments.
@@ -122,3 +131,19 @@ def test_a_known_file_read_by_cat_is_its_content():
     assert _words("run $(cat /etc/hosts)", files)[-1] == ["run", None]
     assert _words("run $(cat /etc/volcano/worker.host | head -1)", files)[-1] == ["run", None]
     assert _words("run $(cat /etc/volcano/worker.host)")[-1] == ["run", None]  # no file known
+
+
+@pytest.mark.parametrize(
+    ("args", "read"),
+    [
+        (["x"] * (MAX_WORDS - 1), True),
+        (["x"] * MAX_WORDS, False),  # command + args over MAX_WORDS words
+        (["x" * (MAX_SCRIPT_CHARS - 3)], True),
+        (["x" * (MAX_SCRIPT_CHARS - 2)], False),  # over MAX_SCRIPT_CHARS characters
+        ([0] * 10_000, False),  # numbers are words too (a schema-invalid line is still bounded)
+    ],
+)
+def test_a_command_line_is_read_within_the_bounds_only(args, read):
+    container = {"command": ["run"], "args": args}
+    assert (written_words(container) is not None) is read
+    assert bool(container_commands(container)) is read

@@ -7,6 +7,7 @@ import textwrap
 import pytest
 from conftest import REPO, by_rule, lint_text, run_cli, said
 
+from gpulint.kube.commandline import MAX_WORDS
 from gpulint.kube.gpu_stack import gpu_nodes, image_repository, stack_component
 from gpulint.kube.scheduler import NodeInfo
 from gpulint.kube.workloads import effective_pod_spec
@@ -363,3 +364,11 @@ def test_cluster_policy_tolerations_replace_the_operands_own(stack):
 )
 def test_cluster_policy_that_tolerates_the_gpu_taint_or_keeps_the_defaults(stack, tolerations):
     assert by_rule(lint(CLUSTER_POLICY.replace("TOLERATIONS", tolerations), stack), RULE) == []
+
+
+def test_a_command_line_over_the_bounds_is_not_read():
+    # A component known by its command is not recognised from a line gpulint does not read (the same bound
+    # as every rule that reads command lines: gpulint.kube.commandline.MAX_WORDS).
+    nfd = {"name": "c", "image": "registry.k8s.io/nfd/node-feature-discovery:v0.16.0", "command": ["nfd-worker"]}
+    assert stack_component({"containers": [{**nfd, "args": ["-v"] * (MAX_WORDS - 1)}]}) is not None
+    assert stack_component({"containers": [{**nfd, "args": ["-v"] * MAX_WORDS}]}) is None

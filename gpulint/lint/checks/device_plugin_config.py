@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpulint.kube.commandline import go_flag
+from gpulint.kube.commandline import go_flag, written_words
 from gpulint.kube.device_plugin_config import (
     ERROR,
     SHARED_SUFFIX,
@@ -224,7 +224,7 @@ def _config_file(container: Mapping[str, Any]) -> str:
 
 
 def _words(container: Mapping[str, Any]) -> list[str]:
-    return [text(w) for w in (*sequence(container.get("command")), *sequence(container.get("args")))]
+    return [text(w) for w in written_words(container) or []]
 
 
 def _mounted_config(

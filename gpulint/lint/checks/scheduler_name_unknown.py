@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gpulint.kube.commandline import written_words
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.typos import typo_of
 from gpulint.lint.checks import CheckContext
@@ -46,10 +47,7 @@ def declared_schedulers(resolver: Resolver) -> set[str]:
         for obj in resolver.linted.of_kind("apps", kind):
             for site in obj.facts.sites():
                 for container in sequence(site.spec.get("containers")):
-                    for arg in (
-                        *sequence(mapping(container).get("args")),
-                        *sequence(mapping(container).get("command")),
-                    ):
+                    for arg in written_words(mapping(container)) or []:
                         found = _FLAG.match(arg) if isinstance(arg, str) else None
                         if found:
                             names.add(found.group(1))

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from gpulint.kube.commandline import written_words
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.gangs.members import COSCHEDULING_LABEL, KUEUE_GROUP_LABEL, VOLCANO_ANNOTATIONS, group_references
 from gpulint.kube.resources import is_extended
@@ -96,7 +97,7 @@ def _starts_a_scheduler(spec: dict) -> bool:
     return any(
         isinstance(arg, str) and arg.startswith(SCHEDULER_FLAG)
         for container in sequence(spec.get("containers"))
-        for arg in (*sequence(mapping(container).get("args")), *sequence(mapping(container).get("command")))
+        for arg in written_words(mapping(container)) or []
     )
 
 
