@@ -328,3 +328,48 @@ def test_the_depth_limit_is_the_same_with_or_without_aliases(text):
         (p.message, p.line, p.column) for p in counted.problems
     ]
     assert [d.data for d in without.documents] == [d.data for d in counted.documents]
+
+
+ENV_ONLY = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: trainer:1.0
+        env:
+        - name: NCCL_DEBUG
+          value: INFO
+        -   "name": CUDA_VISIBLE_DEVICES
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: MODEL_NAME\n", ("metadata", "name")),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: MODEL_NAME-webapp}\n", ("metadata", "name")),
+        ('apiVersion: v1\nkind: Pod\nmetadata:\n  "name": "MODEL_NAME"\n', ("metadata", "name")),
+        ("- apiVersion: v1\n  kind: Pod\n  metadata: {name: RELEASE-NAME-redis}\n", None),  # not a mapping
+        ("apiVersion: v1\nkind: List\nitems:\n- metadata:\n    name: MODEL_NAME\n", ("items", 0, "metadata", "name")),
+        ("apiVersion: v1\nkind: Pod\nm: &m\n  name: MODEL_NAME\nmetadata: *m\n", ("metadata", "name")),
+        ("apiVersion: v1\nkind: Pod\nmetadata:\n    name:\n      MODEL_NAME\n", ("metadata", "name")),
+    ],
+)
+def test_a_fill_in_name_is_found_beside_env_var_names(text, path):
+    # the env vars' `- name: NCCL_DEBUG` lines are passed over by the text's test, the metadata's name is not
+    loaded = load_text("f.yaml", ENV_ONLY + "---\n" + text)
+    found = [p for document in loaded.documents for p in document.placeholders]
+    assert found == ([] if path is None else [path])
+    assert any(p.rule == "not-rendered" for p in loaded.problems) is (path is not None)
+
+
+def test_env_var_names_alone_are_no_reason_to_walk_for_placeholders():
+    from gpulint.lint.inputs import loader
+
+    assert not loader._may_hold_name_fill_in(ENV_ONLY)
+    assert loader._may_hold_name_fill_in(ENV_ONLY.replace("{name: train}", "{name: TRAIN_JOB}"))
+    assert loader._may_hold_name_fill_in(ENV_ONLY.replace("- name: NCCL", "- value: x\n          name: NCCL"))

@@ -172,6 +172,9 @@ _MARKER_PLACEHOLDER = re.compile(rf"(?:{'|'.join(_MARKER_WORDS)})(?:_?ME)?(?:_[A
 _NAME_FILL_IN = re.compile(r"(?:^|-)(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|RELEASE-NAME)(?=-|$)")
 _NAME_FIELDS = (("metadata", "name"), ("metadata", "namespace"))
 _MAY_HOLD_NAME_FILL_IN = re.compile(r"name[\"']?\s*:\s*[\"']?(?:[a-z0-9.-]*-)?(?:[A-Z][A-Z0-9]*_[A-Z0-9]|RELEASE-NAME)")
+# A `name:` that is a block sequence item's first key (`- name: NCCL_DEBUG`, an env var, in most GPU manifests)
+# is never metadata's: its parent is an item of a list. Only a line's text before the key is looked at.
+_SEQUENCE_ITEM_KEY = re.compile(r"[ \t]*(?:-[ \t]+)+[\"']?")
 # The same as a mapping's key (`limits: {"${GPU_RESOURCE}": 1}`, `"FILLED_BY_VALIDATOR": 1`): envsubst and a
 # program's string replacement fill keys in as they fill values. `${VAR}` anywhere in the key, the other forms
 # as the whole key, and the bare `$NAME` form in capitals only: a schema's `$ref` or `$schema` is a key as written.
@@ -717,12 +720,21 @@ def _load_text(path: str, text: str) -> LoadedFile:
     if (
         _MAY_HOLD_PLACEHOLDER.search(text)
         or any(word in text for word in _MARKER_WORDS)
-        or _MAY_HOLD_NAME_FILL_IN.search(text)
+        or _may_hold_name_fill_in(text)
     ):
         _find_placeholders(loaded)
     if loaded.problems and _MANIFEST_WORD.search(text) is None:
         loaded.problems = [_no_manifest(problem) for problem in loaded.problems]
     return loaded
+
+
+def _may_hold_name_fill_in(text: str) -> bool:
+    """Whether a `name:` in the text may be a metadata name written as a fill-in word (_NAME_FILL_IN)."""
+    for match in _MAY_HOLD_NAME_FILL_IN.finditer(text):
+        start = match.start()
+        if not _SEQUENCE_ITEM_KEY.fullmatch(text, text.rfind("\n", 0, start) + 1, start):
+            return True
+    return False
 
 
 def _decoded_strictly(data: Any) -> bool:
