@@ -16,7 +16,6 @@ default), so a finding is placed at the profile's lines.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,44 +116,47 @@ def hub_pods(values: JupyterHubValues) -> Iterator[HubPod]:
         return
     made = 0
     for index, profile in profiles:
+        if made >= MAX_PROFILES:
+            return
         at = (*prefix, "singleuser", "profileList", index)
-        traits = copy.deepcopy(base)
+        traits = _copied(base)
         _override(traits, mapping(profile.get("kubespawner_override")), (*at, "kubespawner_override"))
         options = [(str(name), mapping(o)) for name, o in mapping(profile.get("profile_options")).items()]
         name = text(profile.get("display_name")) or text(profile.get("slug")) or str(index)
-        defaults = copy.deepcopy(traits)
-        for option, settings in options:  # the pod with each option's default choice
-            choice = _default_choice(settings)
-            if choice is not None:
-                choice_at = (*at, "profile_options", option, "choices", choice, "kubespawner_override")
-                _override(
-                    defaults,
-                    mapping(mapping(mapping(settings.get("choices")).get(choice)).get("kubespawner_override")),
-                    choice_at,
-                )
-        yield HubPod((*at, POD), f"profile {name}", _view(defaults, (*at, POD), at, completed_by))
+        yield HubPod(
+            (*at, POD), f"profile {name}", _view(_chosen(traits, options, at, {}), (*at, POD), at, completed_by)
+        )
         made += 1
         for option, settings in options:  # each other choice, the other options at their defaults
             for choice, chosen in mapping(settings.get("choices")).items():
-                if made >= MAX_PROFILES or choice == _default_choice(settings):
-                    continue
-                overrides = mapping(mapping(chosen).get("kubespawner_override"))
-                if not overrides:
+                if (
+                    made >= MAX_PROFILES
+                    or choice == _default_choice(settings)
+                    or not _choice_overrides(settings, choice)
+                ):
                     continue
                 choice_at = (*at, "profile_options", option, "choices", choice)
-                pod = copy.deepcopy(traits)
-                for other, other_settings in options:
-                    picked = choice if other == option else _default_choice(other_settings)
-                    if picked is None:
-                        continue
-                    picked_at = (*at, "profile_options", other, "choices", picked, "kubespawner_override")
-                    picked_overrides = mapping(
-                        mapping(mapping(other_settings.get("choices")).get(picked)).get("kubespawner_override")
-                    )
-                    _override(pod, picked_overrides, picked_at)
+                pod = _chosen(traits, options, at, {option: str(choice)})
                 role = f"profile {name}, {option} {text(mapping(chosen).get('display_name')) or choice}"
                 yield HubPod((*choice_at, POD), role, _view(pod, (*choice_at, POD), choice_at, completed_by))
                 made += 1
+
+
+def _chosen(
+    traits: dict[str, _Trait], options: list[tuple[str, dict[str, Any]]], at: Path, picked: dict[str, str]
+) -> dict[str, _Trait]:
+    """The profile's traits with the override of each option's picked choice (else its default) applied."""
+    pod = _copied(traits)
+    for option, settings in options:
+        choice = picked.get(option, _default_choice(settings))
+        if choice is not None:
+            where = (*at, "profile_options", option, "choices", choice, "kubespawner_override")
+            _override(pod, _choice_overrides(settings, choice), where)
+    return pod
+
+
+def _choice_overrides(settings: dict[str, Any], choice: str) -> dict[str, Any]:
+    return mapping(mapping(mapping(settings.get("choices")).get(choice)).get("kubespawner_override"))
 
 
 def _default_choice(settings: dict[str, Any]) -> str | None:
@@ -167,10 +169,23 @@ def _default_choice(settings: dict[str, Any]) -> str | None:
 
 def _written(value: Any, at: Path) -> _Trait:
     if isinstance(value, dict):
-        return _Trait(copy.deepcopy(value), at, keys={str(k): (*at, k) for k in value})
+        return _Trait(dict(value), at, keys={str(k): (*at, k) for k in value})
     if isinstance(value, list):
-        return _Trait(copy.deepcopy(value), at, items=[(*at, i) for i in range(len(value))])
+        return _Trait(list(value), at, items=[(*at, i) for i in range(len(value))])
     return _Trait(value, at)
+
+
+def _copied(traits: dict[str, _Trait]) -> dict[str, _Trait]:
+    """The traits, each container copied one level (the document's values are shared, never changed: a merge
+    copies what it changes), so a pod per profile costs its traits, not the document's size."""
+    return {
+        name: _Trait(_shallow(trait.value), trait.at, dict(trait.keys), list(trait.items))
+        for name, trait in traits.items()
+    }
+
+
+def _shallow(value: Any) -> Any:
+    return dict(value) if isinstance(value, dict) else list(value) if isinstance(value, list) else value
 
 
 def _defaults(section: dict[str, Any], singleuser: dict[str, Any], at: Path) -> dict[str, _Trait]:
@@ -247,9 +262,10 @@ def _merge(target: dict[str, Any], changes: dict[str, Any]) -> None:
         if value is None:
             target.pop(key, None)
         elif isinstance(value, dict) and isinstance(target.get(key), dict):
+            target[key] = dict(target[key])  # shared with the document and other pods: changed as a copy
             _merge(target[key], value)
         else:
-            target[key] = copy.deepcopy(value)
+            target[key] = value
 
 
 def _view(traits: dict[str, _Trait], base: Path, home: Path, completed_by: str) -> PodView:

@@ -283,3 +283,36 @@ def test_a_values_file_by_its_name_is_read_too(tmp_path: Path):
     (tmp_path / "jhub-values.yaml").write_text(textwrap.dedent(CONFIG), encoding="utf-8")
     found = [f for f in check_json(str(tmp_path)) if f["rule"] == "dev-shm-missing"]
     assert [(Path(f["path"]).name, f["line"]) for f in found] == [("jhub-values.yaml", _line(CONFIG, "4 GPUs"))]
+
+
+def test_a_hostile_profile_list_is_bounded():
+    """Pods are read for at most MAX_PROFILES profiles and choices; the document is shared, not copied per pod."""
+    from gpulint.kube.jupyterhub import MAX_PROFILES
+
+    profile = '  - display_name: "p"\n    kubespawner_override: {extra_resource_limits: {nvidia.com/gpu: "8"}}\n'
+    big = "{" + ", ".join(f"k{i}: {i}" for i in range(20_000)) + "}"
+    text = f"hub: {{}}\nsingleuser:\n  extraPodConfig: {{annotations: {big}}}\n  profileList:\n" + profile * 500
+    assert len(_sites(text)) == MAX_PROFILES
+
+
+def test_explain_shows_the_profiles_pod_and_the_same_cause(tmp_path: Path):
+    """`gpulint explain` names the profile's pod and gives the check's finding at the same place."""
+    from conftest import run_cli
+
+    inventory = _inventory(tmp_path)
+    untolerated = CONFIG.replace(
+        "            tolerations:\n              - key: nvidia.com/gpu\n                operator: Exists\n"
+        "                effect: NoSchedule\n",
+        "",
+    )
+    (tmp_path / "config.yaml").write_text(textwrap.dedent(untolerated), encoding="utf-8")
+    args = (str(tmp_path / "config.yaml"), "--inventory", inventory, "--format", "json")
+    explained = run_cli("explain", *args).json()["explanations"]
+    checked = [f for f in run_cli("check", *args).json()["findings"] if f["rule"] == "gpu-unschedulable"]
+    heading = [e for e in explained if "'profile 1 GPU' pod template" in e["heading"]]
+    assert len(heading) == 1 and len(checked) == 2
+    lines = [line for step in heading[0]["steps"] if step["title"] == "gpulint check" for line in step["lines"]]
+    placed = {f"{f['path']}:{f['line']}:{f['column']}:" for f in checked}
+    assert [line.split(" ", 1)[0] for line in lines if "gpu-unschedulable" in line and "'profile 1 GPU'" in line] == [
+        next(p for p in placed if f":{_line(untolerated, 'nvidia.com/gpu', '1 GPU', 'extra_resource_limits')}:" in p)
+    ]
