@@ -25,7 +25,7 @@ from gpulint.kube.pod_views import PodView
 from gpulint.kube.refs import Path
 
 ROOT_KEYS = ("hub", "proxy", "scheduling", "cull", "prePuller")  # z2jh's other top-level sections
-UMBRELLA = "jupyterhub"  # a chart that depends on z2jh keeps its values under the dependency's name
+UMBRELLA = "jupyterhub"  # z2jh's chart name: a chart that depends on it keeps its values under it (or its alias)
 NOTEBOOK = "notebook"  # make_pod's container name
 POD = "pod"  # the virtual element under a profile (or choice) that holds its pod (no key KubeSpawner reads)
 # z2jh values.yaml: the user pods' tolerations of its dedicated user nodes, and the memory guarantee
@@ -82,16 +82,18 @@ class HubPod:
     view: PodView
 
 
-def values_of(data: Any) -> JupyterHubValues | None:
+def values_of(data: Any, section: str = UMBRELLA) -> JupyterHubValues | None:
     """``data`` as z2jh values when it is shaped so: a ``singleuser`` mapping beside another of z2jh's sections,
-    or holding a ``profileList`` (at the root, or under ``jupyterhub:`` for a chart that depends on z2jh)."""
+    or holding a ``profileList`` (at the root, or under ``section``, the key of a chart that depends on z2jh)."""
+    if isinstance(data, JupyterHubValues):
+        return data
     if not isinstance(data, dict) or "apiVersion" in data or "kind" in data:
         return None
-    for prefix in ((), (UMBRELLA,)):
-        section = mapping(data.get(prefix[0])) if prefix else data
-        singleuser = section.get("singleuser")
+    for prefix in ((), (section,)):
+        hub = mapping(data.get(prefix[0])) if prefix else data
+        singleuser = hub.get("singleuser")
         if isinstance(singleuser, dict) and (
-            isinstance(singleuser.get("profileList"), list) or any(isinstance(section.get(k), dict) for k in ROOT_KEYS)
+            isinstance(singleuser.get("profileList"), list) or any(isinstance(hub.get(k), dict) for k in ROOT_KEYS)
         ):
             values = JupyterHubValues(data)
             values.prefix = prefix

@@ -316,3 +316,36 @@ def test_explain_shows_the_profiles_pod_and_the_same_cause(tmp_path: Path):
     assert [line.split(" ", 1)[0] for line in lines if "gpu-unschedulable" in line and "'profile 1 GPU'" in line] == [
         next(p for p in placed if f":{_line(untolerated, 'nvidia.com/gpu', '1 GPU', 'extra_resource_limits')}:" in p)
     ]
+
+
+@pytest.mark.parametrize("alias", ["", "hub-chart"])
+def test_a_chart_depending_on_z2jh_has_its_profiles_read_from_its_values(tmp_path: Path, helm: Path, alias: str):
+    """An umbrella chart (as 2i2c's basehub): its values.yaml gives z2jh's values under the dependency's name or
+    alias. The dependency is not vendored here (helm cannot render it offline): the values are read all the
+    same, and the finding is in values.yaml at the profile."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    chart = tmp_path / "lab-hub"
+    chart.mkdir()
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: lab-hub\nversion: 0.1.0\ndependencies:\n  - name: jupyterhub\n    version: 4.4.0\n"
+        f"    repository: https://hub.jupyter.org/helm-chart/\n{f'    alias: {alias}' if alias else ''}\n",
+        encoding="utf-8",
+    )
+    section = alias or "jupyterhub"
+    values = f"{section}:\n" + textwrap.indent(textwrap.dedent(CONFIG), "  ")
+    (chart / "values.yaml").write_text(values, encoding="utf-8")
+    found = [f for f in check_json(str(tmp_path), "--helm", str(helm)) if f["rule"] == "dev-shm-missing"]
+    assert [(Path(f["path"]).name, f["line"]) for f in found] == [("values.yaml", _line(values, "4 GPUs"))]
+    # values given for the chart are the release's: the chart's own are not what the hub reads
+    other = tmp_path / "release.yaml"
+    other.write_text("replicas: 1\n", encoding="utf-8")
+    config = tmp_path / ".gpulint.yaml"
+    config.write_text(f"render:\n  charts:\n    lab-hub:\n      values: [{other}]\n", encoding="utf-8")
+    found = [
+        f
+        for f in check_json(str(chart), "--helm", str(helm), "--config", str(config))
+        if f["rule"] == "dev-shm-missing"
+    ]
+    assert found == []
