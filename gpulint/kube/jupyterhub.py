@@ -49,6 +49,7 @@ SINGLEUSER_TRAITS: tuple[tuple[str, Path], ...] = (
     ("extra_containers", ("extraContainers",)),
     ("init_containers", ("initContainers",)),
     ("node_affinity_required", ("extraNodeAffinity", "required")),
+    ("environment", ("extraEnv",)),
 )
 # make_pod: trait -> (the container's resources section, the resource) for the scalar resources
 SCALAR_RESOURCES = {
@@ -293,6 +294,9 @@ def _view(traits: dict[str, _Trait], base: Path, home: Path, completed_by: str) 
                 ((*at_container, "resources", section, key), found.keys.get(str(key), found.at) if found else home)
             )
     notebook["resources"] = {k: v for k, v in resources.items() if v}
+    environment = traits.get("environment")
+    if environment is not None and mapping(environment.value):
+        notebook["env"] = _env(environment, (*at_container, "env"), aliases)
     mounts = traits.get("volume_mounts")
     notebook["volumeMounts"] = _listed(mounts, (*at_container, "volumeMounts"), aliases)
     spec: dict[str, Any] = {"containers": [notebook]}
@@ -356,6 +360,17 @@ def _listed(trait: _Trait | None, at: Path, aliases: list[tuple[Path, Path]]) ->
         if isinstance(item, dict):
             aliases.append(((*at, len(listed)), trait.keys.get(str(key), trait.at)))
             listed.append(item)
+    return listed
+
+
+def _env(environment: _Trait, at: Path, aliases: list[tuple[Path, Path]]) -> list[dict[str, Any]]:
+    """make_pod's env of the environment trait: a value, or an EnvVar's fields (valueFrom) under the name, in
+    the order of the names (make_pod sorts them, those another one's $(NAME) reads after it)."""
+    listed: list[dict[str, Any]] = []
+    for key, value in sorted(mapping(environment.value).items(), key=lambda item: str(item[0])):
+        var = {"name": str(key), **value} if isinstance(value, dict) else {"name": str(key), "value": str(value)}
+        aliases.append(((*at, len(listed)), environment.keys.get(str(key), environment.at)))
+        listed.append(var)
     return listed
 
 

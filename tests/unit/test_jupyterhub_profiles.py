@@ -349,3 +349,19 @@ def test_a_chart_depending_on_z2jh_has_its_profiles_read_from_its_values(tmp_pat
         if f["rule"] == "dev-shm-missing"
     ]
     assert found == []
+
+
+def test_a_profiles_environment_joins_extra_env_and_is_placed_at_its_variable():
+    """singleuser.extraEnv is the environment trait; a profile's `environment` dict is merged into it."""
+    text = CONFIG.replace(
+        "      nodeSelector:\n", '      extraEnv:\n        JUPYTER_ENABLE_LAB: "yes"\n      nodeSelector:\n'
+    )
+    text = text.replace(
+        '              nvidia.com/gpu: "4"\n',
+        '              nvidia.com/gpu: "4"\n            environment:\n              CUDA_VISIBLE_DEVICES: "0"\n',
+    )
+    env = _sites(text)[2].spec["containers"][0]["env"]
+    assert env == [{"name": "CUDA_VISIBLE_DEVICES", "value": "0"}, {"name": "JUPYTER_ENABLE_LAB", "value": "yes"}]
+    found = findings_of("gpu-visibility-override", text)
+    assert [f.line for f in found] == [_line(text, "CUDA_VISIBLE_DEVICES")], found
+    assert "holds 4 GPUs but CUDA_VISIBLE_DEVICES=0" in found[0].message
