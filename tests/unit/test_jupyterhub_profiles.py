@@ -272,6 +272,12 @@ def test_traps_other_values_are_not_jupyterhub_pods(document: str):
     assert (values_of(data) is None) == (not document.startswith("hub:"))
 
 
+def test_an_object_of_kind_jupyterhub_keeps_every_rule():
+    """Only values documents are read as pods alone: a manifest whose kind is JupyterHub is an object."""
+    found = findings_of("schema-invalid", "kind: JupyterHub\nmetadata: {name: lab}\n")
+    assert [f.message for f in found] == ["JupyterHub has no apiVersion: kubectl refuses it (apiVersion not set)"]
+
+
 def test_a_chart_depending_on_z2jh_keeps_its_values_under_jupyterhub():
     text = "jupyterhub:\n" + textwrap.indent(textwrap.dedent(CONFIG), "  ")
     found = findings_of("dev-shm-missing", text)
