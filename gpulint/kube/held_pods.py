@@ -164,6 +164,106 @@ def _flink(containers: list[Any]) -> tuple[str, str] | None:
     return ("Flink JobManager or TaskManager", FLINK) if named else None
 
 
+# Flink's configuration names its pod templates by path (apache/flink release-1.20 flink-kubernetes
+# KubernetesConfigOptions: KUBERNETES_POD_TEMPLATE "kubernetes.pod-template-file.default", deprecated key
+# "kubernetes.pod-template-file"; JOB_MANAGER_POD_TEMPLATE and TASK_MANAGER_POD_TEMPLATE fall back to it). A
+# ConfigMap holding the configuration (flink-conf.yaml; config.yaml, standard YAML, from Flink 1.19) is mounted
+# as the conf directory, so a path whose file is another key of the same ConfigMap names that key's document,
+# read as the pod (KubernetesUtils.loadPodFromTemplateFile), with or without flink-main-container (Flink then
+# makes the main container itself).
+FLINK_CONFIGS = ("flink-conf.yaml", "config.yaml")
+FLINK_JM, FLINK_TM = "Flink JobManager", "Flink TaskManager"
+FLINK_TEMPLATE_KEYS = {
+    FLINK_JM: (
+        "kubernetes.pod-template-file.jobmanager",
+        "kubernetes.pod-template-file.default",
+        "kubernetes.pod-template-file",
+    ),
+    FLINK_TM: (
+        "kubernetes.pod-template-file.taskmanager",
+        "kubernetes.pod-template-file.default",
+        "kubernetes.pod-template-file",
+    ),
+}
+# The Flink Kubernetes operator's default configuration (its flink-operator-config ConfigMap, mounted as the
+# operator's conf directory) holds its own options. apache/flink-kubernetes-operator release-1.15.0
+# FlinkConfigBuilder.applyPodTemplate: a FlinkDeployment's own podTemplate replaces both templates, and the
+# JobManager's is always replaced while the startup probe is enabled (its default); the TaskManager's of a
+# FlinkDeployment with no podTemplate (and no ephemeral storage) is the configuration's.
+FLINK_MARKER = "pod-template-file"
+FLINK_OPERATOR_PREFIX = "kubernetes.operator."
+FLINK_OPERATOR_PROBE = "kubernetes.operator.jm-deployment.startup.probe.enabled"
+FLINK_OPERATOR_TM = "Flink TaskManager (of each FlinkDeployment without a podTemplate of its own)"
+FLINK_CONFIGURED = "Flink pod template named by its configuration (kubernetes.pod-template-file)"
+FLINK_CONFIGURED_SOURCE = (
+    "apache/flink release-1.20 flink-kubernetes (KubernetesConfigOptions.KUBERNETES_POD_TEMPLATE, "
+    "KubernetesUtils.loadPodFromTemplateFile); apache/flink-kubernetes-operator release-1.15.0 "
+    "(FlinkConfigBuilder.applyPodTemplate)"
+)
+MAX_FLINK_DEPTH = 8  # config.yaml nests keys by their dots: kubernetes.pod-template-file.default is 3 deep
+
+
+def flink_templates(data: dict[str, Any]) -> dict[str, str]:
+    """The keys of a ConfigMap's ``data`` that its Flink configuration names as pod templates -> the role of
+    the pods made from each ("Flink JobManager and TaskManager" when both are)."""
+    options: dict[str, str] = {}
+    for name in FLINK_CONFIGS:
+        written = data.get(name)
+        if isinstance(written, str) and FLINK_MARKER in written:  # parsed only when it names a template
+            options.update(_flink_options(written))
+    if not options:
+        return {}
+    operator = any(option.startswith(FLINK_OPERATOR_PREFIX) for option in options)
+    roles: dict[str, list[str]] = {}
+    for role, keys in FLINK_TEMPLATE_KEYS.items():
+        if operator and role == FLINK_JM and options.get(FLINK_OPERATOR_PROBE, "true").lower() != "false":
+            continue  # the operator writes the JobManager's template itself
+        path = next((options[key] for key in keys if options.get(key)), "")
+        held = path.rstrip("/").rpartition("/")[2]
+        if held and isinstance(data.get(held), str) and held not in FLINK_CONFIGS:
+            roles.setdefault(held, []).append(FLINK_OPERATOR_TM if operator and role == FLINK_TM else role)
+    both = f"{FLINK_JM} and TaskManager"
+    return {key: named[0] if len(named) == 1 else both for key, named in roles.items()}
+
+
+def _flink_options(document: str) -> dict[str, str]:
+    """Flink's options as ``key: value`` (config.yaml may nest them by their dots; flink-conf.yaml is read a
+    line at a time, ``key: value``, by Flink's own parser before 1.19)."""
+    parsed = load_embedded(document)
+    if isinstance(parsed, dict):
+        return dict(_flattened(parsed, "", 0))
+    options: dict[str, str] = {}
+    for line in document.splitlines():
+        key, colon, value = line.partition(": ")
+        if colon and not key.lstrip().startswith("#"):
+            options[key.strip()] = value.split(" #", 1)[0].strip().strip("'\"")
+    return options
+
+
+def _flattened(value: dict[str, Any], prefix: str, depth: int) -> Iterator[tuple[str, str]]:
+    for key, item in value.items():
+        name = f"{prefix}{key}"
+        if isinstance(item, dict) and depth < MAX_FLINK_DEPTH:
+            yield from _flattened(item, f"{name}.", depth + 1)
+        elif isinstance(item, bool):
+            yield name, str(item).lower()
+        elif isinstance(item, (str, int, float)):
+            yield name, str(item)
+
+
+def _flink_configured(role: str) -> Reader:
+    """A pod template Flink's configuration names: the pod's spec, whatever containers it lists."""
+
+    def read(path: Path, document: dict[str, Any]) -> HeldPod | None:
+        spec = document.get("spec")
+        if document.get("kind", "Pod") != "Pod" or not isinstance(spec, dict):
+            return None
+        spec_path = (*path, "spec")
+        return HeldPod(spec_path, path, role, None, PodView(spec, ((spec_path, spec_path),), FLINK, faithful=False))
+
+    return read
+
+
 HOLDERS: tuple[Holder, ...] = (
     Holder(
         ARC_HOOK,
@@ -202,10 +302,14 @@ def held_pods(obj: dict[str, Any], group: str, kind: str) -> Iterator[HeldPod]:
     field = HELD_IN.get((group, kind))
     if field is None:
         return
-    for key, value in mapping(dig(obj, *field)).items():
+    data = mapping(dig(obj, *field))
+    configured = flink_templates(data)
+    for key, value in data.items():
         if not isinstance(value, str) or _STATEMENT in value:
             continue
         holders = [h for h in HOLDERS if all(marker in value for marker in h.markers)]
+        if key in configured:  # named by the configuration beside it: what it is, whatever it holds
+            holders = [Holder(FLINK_CONFIGURED, FLINK_CONFIGURED_SOURCE, (), _flink_configured(configured[key]))]
         if not holders:
             continue
         document = load_embedded(value)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from gpulint.kube import held_pods, kserve, trainjob
+from gpulint.kube import held_pods, jupyterhub, kserve, trainjob
 from gpulint.kube import pod_views as views
 from gpulint.kube.crd_templates import SchemaBound, patterns_in_order
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
@@ -346,6 +346,21 @@ def part_fact(
 
 
 def _pod_spec_sites(obj: dict[str, Any]) -> Iterator[PodSpecSite]:
+    if isinstance(obj, jupyterhub.JupyterHubValues):  # no object: the user pods KubeSpawner makes from it
+        for hub_pod in jupyterhub.hub_pods(obj):
+            made = hub_pod.view
+            yield PodSpecSite(
+                hub_pod.path,
+                made.spec,
+                None,
+                hub_pod.role,
+                hub_pod.path,
+                made.aliases,
+                made.completed_by,
+                False,
+                names=made.names,
+            )
+        return
     kind = obj.get("kind")
     api_version = obj.get("apiVersion")
     if not isinstance(kind, str) or not isinstance(api_version, str):

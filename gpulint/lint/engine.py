@@ -27,7 +27,7 @@ from gpulint.lint.findings import (
     tail_or_note,
 )
 from gpulint.lint.inputs.loader import LoadedFile
-from gpulint.lint.inputs.objects import KubeObject, ParsedFile
+from gpulint.lint.inputs.objects import NOT_OBJECTS, KubeObject, ParsedFile
 from gpulint.lint.output.suppress import (
     ANNOTATION,
     Directive,
@@ -169,6 +169,7 @@ class Routes:
                 (rule_id, rule, resolved(check))
                 for rule_id, rule, check in self.routed(available)[0]
                 if rule.reads(kind)
+                and (kind not in NOT_OBJECTS or rule.scope is Scope.POD_TEMPLATE or rule_id in NOT_OBJECTS[kind])
             ]
             if len(self._by_kind) >= MAX_ROUTED_KINDS:
                 self._by_kind.clear()

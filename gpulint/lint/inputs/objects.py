@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.jupyterhub import values_of
 from gpulint.kube.workloads import ObjectFacts
 from gpulint.lint.findings import ObjectRef, Path
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument
@@ -118,6 +119,9 @@ def parse_file(loaded: LoadedFile, complete_objects_only: bool = False) -> Parse
     not_objects = 0
     for document in loaded.documents:
         data = document.data
+        if (values := values_of(data)) is not None:  # no object, but the pods JupyterHub makes from it
+            objects.append(KubeObject(values, document, (), HUB_VALUES))
+            continue
         if complete_objects_only and not (
             isinstance(data, dict) and isinstance(data.get("apiVersion"), str) and isinstance(data.get("kind"), str)
         ):
@@ -128,3 +132,11 @@ def parse_file(loaded: LoadedFile, complete_objects_only: bool = False) -> Parse
         elif document.data is not None:
             not_objects += 1
     return ParsedFile(loaded, objects, not_objects)
+
+
+# How messages name a zero-to-jupyterhub values document: its user pods are made by the hub's KubeSpawner. No
+# object can have this kind (a kind has no space), so no custom resource is routed as one.
+HUB_VALUES = ObjectRef("", "JupyterHub values", "", "singleuser")
+# Documents read for the pods a program makes from them, no objects themselves: the rules that judge pod
+# templates read them, and of the others only these (kind -> rule ids), which judge their pods
+NOT_OBJECTS: dict[str, frozenset[str]] = {HUB_VALUES.kind: frozenset({"api-rejected"})}

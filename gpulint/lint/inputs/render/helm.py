@@ -17,7 +17,8 @@ from functools import partial
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from gpulint.kube.fields import dig
+from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.jupyterhub import UMBRELLA, values_of
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes
 from gpulint.lint.inputs.render.layout import holds_nothing
@@ -119,6 +120,8 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
     within = boundary(directory, named)
     place = ChartPlace(chart_name(directory), os.path.abspath(directory), display, within)
     rendered = Rendered("helm", display)
+    if not settings.values and not settings.set_values:  # the chart's own values are the release's
+        rendered.held = _hub_values(place)
     chart_file = os.path.join(display, "Chart.yaml")
     with tempfile.TemporaryDirectory(prefix="gpulint-chart-") as copy:
         view = View(within, copy)
@@ -377,6 +380,27 @@ def _left_empty(values: object, keys: list[str]) -> bool:
         if values is None or values == "":
             return True
     return False
+
+
+def _hub_values(place: ChartPlace) -> list[LoadedFile]:
+    """A chart that depends on zero-to-jupyterhub: its values.yaml, when the section it gives z2jh (the
+    dependency's alias, else its name) makes user pods (kube/jupyterhub), read whether or not helm renders it."""
+    chart = _read_template(os.path.join(place.directory, "Chart.yaml"))
+    if chart is None or UMBRELLA not in "\n".join(chart):
+        return []
+    manifest = load_bytes("Chart.yaml", "\n".join(chart).encode()).documents
+    dependencies = sequence(mapping(manifest[0].data if manifest else None).get("dependencies"))
+    sections = [text(d.get("alias")) or UMBRELLA for d in map(mapping, dependencies) if d.get("name") == UMBRELLA]
+    values_path = os.path.join(place.directory, "values.yaml")
+    lines = _read_template(values_path) if sections and place.readable(values_path) else None
+    if lines is None:
+        return []
+    loaded = load_bytes(os.path.join(place.display, "values.yaml"), "\n".join(lines).encode())
+    held = [d for d in loaded.documents if any(values_of(d.data, section) for section in sections)]
+    for document in held:
+        document.data = next(v for section in sections if (v := values_of(document.data, section)) is not None)
+    loaded.documents = held
+    return [loaded] if held else []
 
 
 def _dependencies_line(directory: str) -> int:

@@ -25,6 +25,7 @@ from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes, load_text
 from gpulint.lint.inputs.render.generated import built_unrestricted, written_by_build_step
+from gpulint.lint.inputs.render.generator_places import GENERATOR, place_in_source, written
 from gpulint.lint.inputs.render.layout import (
     Kustomization,
     Patch,
@@ -411,6 +412,10 @@ def map_documents(loaded: LoadedFile, places: _Places) -> LoadedFile:
             source = places.file(places.resolve(text(origin.get("path")))) if origin.get("path") else None
             if source is not None:
                 loaded.texts[file] = source.text
+        for generated in origin_object.generated_sources():  # their comments suppress findings placed in them
+            source = places.file(generated)
+            if source is not None:
+                loaded.texts.setdefault(places.shown(generated), source.text)
     loaded.documents = documents
     return loaded
 
@@ -458,7 +463,34 @@ class _ObjectOrigin:
             document, shown = resource
             line, column = document.locate(path, on_key)
             return shown, line, column
-        return self.root()
+        return self._generated(path, on_key) or self.root()
+
+    def _generator(self) -> Kustomization | None:
+        """The kustomization whose configMapGenerator made the object, if one did."""
+        configured_in = text(self.origin.get("configuredIn"))
+        if text(mapping(self.origin.get("configuredBy")).get("kind")) != GENERATOR or not configured_in:
+            return None
+        return self.places.kustomization(self.places.resolve(configured_in))
+
+    def generated_sources(self) -> list[str]:
+        """The files (absolute) a generator read for the object's data, one per key."""
+        kustomization = self._generator()
+        if kustomization is None:
+            return []
+        name = text(dig(self.data, "metadata", "name"))
+        found = (written(kustomization, name, key) for key in mapping(self.data.get("data")) if isinstance(key, str))
+        return list(dict.fromkeys(source.file for source in found if source is not None))
+
+    def _generated(self, path: Path, on_key: bool) -> tuple[str, int, int] | None:
+        """A data field of a ConfigMap a generator made: in the file (or line) the generator read for its key."""
+        kustomization = self._generator()
+        if kustomization is None or len(path) < 2 or path[0] != "data" or not isinstance(path[1], str):
+            return None
+        source = written(kustomization, text(dig(self.data, "metadata", "name")), path[1])
+        if source is None:
+            return None
+        line, column = place_in_source(source, path[2:], on_key, self.places.file)
+        return self.places.shown(source.file), line, column
 
     def fix(self, fix: Fix) -> Fix:
         """The fix applied to the plain YAML that holds the field: the patch that set it, else the base

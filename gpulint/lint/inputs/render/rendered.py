@@ -96,11 +96,16 @@ class Rendered:
     mapper: Callable[[LoadedFile], LoadedFile] | None = None
     texts: dict[str, str] = field(default_factory=dict)  # file shown -> its text (for suppression comments)
     fix_refusal: str = ""  # why --fix does not edit this render's sources
+    # documents of the chart's own files read beside its output: values that make pods (kube/jupyterhub)
+    held: list[LoadedFile] = field(default_factory=list)
 
     def loaded(self, loaded: LoadedFile) -> LoadedFile:
         if self.mapper is not None:
             loaded = self.mapper(loaded)
             loaded.problems = [_at_source(problem, loaded.documents) for problem in loaded.problems]
+        for held in self.held:
+            loaded.documents.extend(held.documents)
+            loaded.texts[held.path] = held.text
         for document in loaded.documents:  # one `helm template` (a release) or `kustomize build` (an overlay)
             document.render = self.directory
         loaded.problems.extend(problem.as_load_problem() for problem in self.problems)
