@@ -46,6 +46,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -98,15 +99,25 @@ class Refusal:
     words: str
     error: FieldError | None = None  # Kueue's: a field.Error, worded as apimachinery words it
     inputs: tuple[Path, ...] = ()  # other fields the refused value is made from (a Job name from metadata.name)
+    controller: str = ""  # set when the operator's controller refuses it (no webhook): what it does then
 
 
 def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
-    if group == "ray.io" and kind in ("RayJob", "RayCluster"):
-        if not text(dig(data, "metadata", "labels", QUEUE_LABEL)):
-            return []  # Kueue validates what it manages: the label (manageJobsWithoutQueueName aside)
+    if group == "ray.io" and kind in KUBERAY_CLUSTER_SPECS:
+        own = list(_kuberay_cluster(data, kind))
+        if kind == "RayService" or not text(dig(data, "metadata", "labels", QUEUE_LABEL)):
+            return own  # Kueue validates what it manages: the label (manageJobsWithoutQueueName aside)
         elastic = text(dig(data, "metadata", "annotations", ELASTIC_JOB)) == "true"
         errors = _kueue_rayjob(data, elastic) if kind == "RayJob" else _kueue_cluster(data, ("spec",), elastic, True)
-        return [Refusal(error.path, "Kueue", error.message(), error) for error in errors]
+        return [*own, *(Refusal(error.path, "Kueue", error.message(), error) for error in errors)]
+    if group == KSERVE_GROUP and kind == "InferenceService":
+        return [Refusal(path, "KServe", words) for path, words in _kserve_isvc(data)][:1]  # it stops at the first
+    if group == "kubeflow.org" and kind == "MPIJob" and text(data.get("apiVersion")) == MPI_V2:
+        errors = list(_mpi_job(data))
+        if not errors:
+            return []
+        words = f"Found validation errors: {_aggregate([error.message() for error in errors])}"
+        return [Refusal(errors[0].path, "The MPI operator", words, controller=MPI_REFUSES)]
     if group == "batch.volcano.sh" and kind == "Job":
         return list(_volcano_job(data))
     if group == "scheduling.volcano.sh" and kind == "Queue":
@@ -125,6 +136,128 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         own = [Refusal(error.path, "LeaderWorkerSet", error.message(), error) for error in _leader_worker_set(data)]
         return [*own, *_kueue_podset_groups(data)]
     return []
+
+
+# KubeRay (ray-project/kuberay ray-operator v1.6.0 on, controllers/ray/utils/validation.go): ValidateRayClusterSpec
+# runs on a RayCluster, on a RayJob's rayClusterSpec (ValidateRayJobSpec) and on a RayService's rayClusterConfig
+# (ValidateRayServiceSpec) before each reconcile; it returns its first error, the controller records the event
+# Invalid<Kind>Spec and creates nothing. The CRD defaults minReplicas to 0 and maxReplicas to 2147483647.
+KUBERAY_CLUSTER_SPECS: dict[str, Path] = {
+    "RayCluster": ("spec",),
+    "RayJob": ("spec", "rayClusterSpec"),
+    "RayService": ("spec", "rayClusterConfig"),
+}
+
+
+def _kuberay_cluster(data: dict[str, Any], kind: str) -> Iterator[Refusal]:
+    """A worker group's replica bounds: negative, or minReplicas above maxReplicas (KubeRay before v1.6 ran
+    maxReplicas workers instead, with a log line)."""
+    path = KUBERAY_CLUSTER_SPECS[kind]
+    done = f"KubeRay validates the spec before it reconciles (event Invalid{kind}Spec) and creates no pods"
+    for index, raw in enumerate(sequence(dig(data, *path, "workerGroupSpecs"))):
+        group = mapping(raw)
+        name, at = text(group.get("groupName")), (*path, "workerGroupSpecs", index)
+        low, high = integer(group.get("minReplicas")), integer(group.get("maxReplicas"))
+        for key, value in (("minReplicas", low), ("maxReplicas", high)):
+            if value is not None and value < 0:
+                yield Refusal((*at, key), "KubeRay", f"worker group {name} has negative {key} {value}", controller=done)
+                return
+        if low is not None and high is not None and low > high:
+            words = f"worker group {name} has minReplicas {low} greater than maxReplicas {high}"
+            yield Refusal((*at, "minReplicas"), "KubeRay", words, controller=done)
+            return
+
+
+# The MPI operator (kubeflow/mpi-operator v0.4.0 to v0.8.0, kubeflow.org/v2beta1): no webhook; the controller
+# defaults the MPIJob (pkg/apis/kubeflow/v2beta1/default.go: Launcher replicas 1, Worker replicas 0,
+# restartPolicy OnFailure / Never, cleanPodPolicy None, slotsPerWorker 1, mpiImplementation OpenMPI), then
+# validates it (pkg/apis/kubeflow/validation/validation.go ValidateMPIJob) and on an error records the event
+# ValidationError "Found validation errors: ..." and does nothing more.
+MPI_V2 = "kubeflow.org/v2beta1"
+MPI_REFUSES = "the controller records the event ValidationError and creates no launcher, workers or Services"
+
+
+def _mpi_job(data: dict[str, Any]) -> Iterator[FieldError]:
+    """ValidateMPIJob on the defaulted job, the checks the CRD's schema does not make (the enums it does)."""
+    specs = dig(data, "spec", "mpiReplicaSpecs")
+    at: Path = ("spec", "mpiReplicaSpecs")
+    keys = frozenset({2})
+    workers = mapping(specs).get("Worker")
+    count = integer(workers.get("replicas"), 0) if isinstance(workers, dict) else None
+    name = text(dig(data, "metadata", "name"))
+    if name:  # validateMPIJobName: the last worker's hostname, <name>-worker-<replicas - 1> (worker-0 at least)
+        hostname = f"{name}-worker-{max((count or 0) - 1, 0)}"
+        problems = dns1035_label(hostname)
+        if problems:
+            detail = (
+                f'will not able to create pod and service with invalid DNS label "{hostname}": {", ".join(problems)}'
+            )
+            yield FieldError(("metadata", "name"), INVALID, name, detail)
+    if not isinstance(specs, dict):
+        return  # absent: the schema requires it (schema-invalid)
+    launcher = specs.get("Launcher")
+    if not isinstance(launcher, dict):
+        yield FieldError((*at, "Launcher"), REQUIRED, detail="must have Launcher replica spec", keys=keys)
+    elif integer(launcher.get("replicas"), 1) not in (1, None):
+        replicas = integer(launcher.get("replicas"), 1)
+        yield FieldError((*at, "Launcher", "replicas"), INVALID, replicas, "must be 1", keys=keys)
+    if isinstance(workers, dict) and count is not None and count <= 0:
+        shown: Path = (*at, "Worker", "replicas")
+        place = shown if "replicas" in workers else (*at, "Worker")  # defaulted to 0: the spec that omits it
+        yield FieldError(place, INVALID, count, "must be greater than or equal to 1", shown=shown, keys=keys)
+
+
+# KServe (kserve/kserve v0.19.0, pkg/apis/serving/v1beta1): the InferenceService webhook's validateInferenceService
+# returns its first error. validateMultiNodeVariables (inference_service_validation.go), for a predictor with a
+# workerSpec and a model: the autoscaler class must be 'none' (v0.15.2 on; v0.15.0 asked for 'external', so
+# only a class that is neither is said). ComponentExtensionSpec.Validate (component.go validateReplicas), for
+# the predictor, transformer and explainer: minReplicas (default 1) and maxReplicas (0: no limit) not negative,
+# and minReplicas not above a maxReplicas that is not 0.
+KSERVE_GROUP = "serving.kserve.io"
+KSERVE_AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"
+KSERVE_MULTINODE_CLASSES = ("none", "external")
+KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
+
+
+def _kserve_isvc(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
+    name = text(dig(data, "metadata", "name"))
+    predictor = mapping(dig(data, "spec", "predictor"))
+    if isinstance(predictor.get("workerSpec"), dict) and isinstance(predictor.get("model"), dict):
+        annotations = mapping(dig(data, "metadata", "annotations"))
+        written = annotations.get(KSERVE_AUTOSCALER_CLASS)
+        chosen = text(written)
+        if chosen not in KSERVE_MULTINODE_CLASSES:
+            at: Path = (
+                ("metadata", "annotations", KSERVE_AUTOSCALER_CLASS)
+                if written is not None
+                else ("spec", "predictor", "workerSpec")
+            )
+            yield (
+                at,
+                f"the InferenceService {json.dumps(name)} is invalid: Multinode only supports 'none' autoscaler({chosen})",
+            )
+    for component in KSERVE_COMPONENTS:
+        spec = dig(data, "spec", component)
+        if not isinstance(spec, dict):
+            continue
+        low, high = integer(spec.get("minReplicas"), 1), integer(spec.get("maxReplicas"), 0)
+        if low is None or high is None:
+            continue  # not numbers: the schema's to say
+        where = ("spec", component)
+        if low < 0:
+            yield (*where, "minReplicas"), "'MinReplicas' cannot be less than 0"
+        elif high < 0:
+            yield (*where, "maxReplicas"), "'MaxReplicas' cannot be less than 0"
+        elif low > high and high != 0:
+            yield (
+                (*where, "minReplicas" if "minReplicas" in spec else "maxReplicas"),
+                "'MinReplicas' cannot be greater than MaxReplicas",
+            )
+
+
+def _aggregate(messages: list[str]) -> str:
+    """utilerrors.NewAggregate(...).Error(): one error as itself, several as [a, b]."""
+    return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
 
 
 def _kueue_podset_groups(data: dict[str, Any]) -> list[Refusal]:
