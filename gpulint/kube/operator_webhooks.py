@@ -113,11 +113,11 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
     if group == KSERVE_GROUP and kind == "InferenceService":
         return [Refusal(path, "KServe", words) for path, words in _kserve_isvc(data)][:1]  # it stops at the first
     if group == "kubeflow.org" and kind == "MPIJob" and text(data.get("apiVersion")) == MPI_V2:
-        errors = list(_mpi_job(data))
-        if not errors:
+        found = list(_mpi_job(data))
+        if not found:
             return []
-        words = f"Found validation errors: {_aggregate([error.message() for error in errors])}"
-        return [Refusal(errors[0].path, "The MPI operator", words, controller=MPI_REFUSES)]
+        words = f"Found validation errors: {_aggregate([error.message() for error in found])}"
+        return [Refusal(found[0].path, "The MPI operator", words, controller=MPI_REFUSES)]
     if group == "batch.volcano.sh" and kind == "Job":
         return list(_volcano_job(data))
     if group == "scheduling.volcano.sh" and kind == "Queue":

@@ -654,7 +654,10 @@ spec:
 def test_kserve_refuses_a_minimum_above_the_maximum():
     (finding,) = findings_of(RULE, ISVC)
     assert (finding.line, finding.column) == (9, 18)
-    assert finding.message == "KServe's webhook rejects this InferenceService: 'MinReplicas' cannot be greater than MaxReplicas"
+    assert (
+        finding.message
+        == "KServe's webhook rejects this InferenceService: 'MinReplicas' cannot be greater than MaxReplicas"
+    )
     assert findings_of(RULE, ISVC.replace("maxReplicas: 1", "maxReplicas: 3")) == []
     assert findings_of(RULE, ISVC.replace("maxReplicas: 1", "maxReplicas: 0")) == []  # 0: no limit
     # the default minimum (1) is not above a maximum of 1
