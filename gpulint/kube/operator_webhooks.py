@@ -138,34 +138,72 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
     return []
 
 
-# KubeRay (ray-project/kuberay ray-operator v1.6.0 on, controllers/ray/utils/validation.go): ValidateRayClusterSpec
-# runs on a RayCluster, on a RayJob's rayClusterSpec (ValidateRayJobSpec) and on a RayService's rayClusterConfig
-# (ValidateRayServiceSpec) before each reconcile; it returns its first error, the controller records the event
-# Invalid<Kind>Spec and creates nothing. The CRD defaults minReplicas to 0 and maxReplicas to 2147483647.
+# KubeRay (ray-project/kuberay ray-operator, controllers/ray/utils/validation.go, read at v1.7.0): before each
+# reconcile the controller validates the object's metadata (ValidateRayClusterMetadata, ValidateRayJobMetadata,
+# ValidateRayServiceMetadata, v1.4.0 on: the name a DNS-1035 label of at most 53 characters, 47 for a RayJob or
+# RayService whose cluster adds a 6-character suffix), then its cluster spec (ValidateRayClusterSpec, on a
+# RayCluster, a RayJob's rayClusterSpec and a RayService's rayClusterConfig): the head group's, then each worker
+# group's, resources given both in rayStartParams and in `resources` (v1.5.0 on) or labels in rayStartParams, and a
+# worker group's replica bounds negative or crossed (v1.6.0 on; before, maxReplicas workers ran). It stops at the
+# first error, records the event Invalid<Kind>Metadata or Invalid<Kind>Spec and creates nothing. The CRD defaults
+# minReplicas to 0 and maxReplicas to 2147483647.
 KUBERAY_CLUSTER_SPECS: dict[str, Path] = {
     "RayCluster": ("spec",),
     "RayJob": ("spec", "rayClusterSpec"),
     "RayService": ("spec", "rayClusterConfig"),
 }
+KUBERAY_NAME_MAX = {"RayCluster": 53, "RayJob": 47, "RayService": 47}  # MaxRayClusterNameLength (- 6)
+_KUBERAY_START_RESOURCES = ("num-cpus", "num-gpus", "memory", "resources")
 
 
 def _kuberay_cluster(data: dict[str, Any], kind: str) -> Iterator[Refusal]:
-    """A worker group's replica bounds: negative, or minReplicas above maxReplicas (KubeRay before v1.6 ran
-    maxReplicas workers instead, with a log line)."""
+    """The first error KubeRay's controller finds in the metadata, then in the cluster spec."""
+    name = dig(data, "metadata", "name")
+    if isinstance(name, str) and name:
+        words = ""
+        if len(name) > KUBERAY_NAME_MAX[kind]:
+            words = f"{kind} name should be no more than {KUBERAY_NAME_MAX[kind]} characters"
+        elif problems := dns1035_label(name):
+            words = f"{kind} name should be a valid DNS1035 label: [{' '.join(problems)}]"
+        if words:
+            prefix = "" if kind == "RayCluster" else f"The {kind} metadata is invalid: "
+            done = f"KubeRay validates the name before it reconciles (event Invalid{kind}Metadata) and creates nothing"
+            yield Refusal(("metadata", "name"), "KubeRay", prefix + words, controller=done)
+            return
     path = KUBERAY_CLUSTER_SPECS[kind]
     done = f"KubeRay validates the spec before it reconciles (event Invalid{kind}Spec) and creates no pods"
-    for index, raw in enumerate(sequence(dig(data, *path, "workerGroupSpecs"))):
-        group = mapping(raw)
-        name, at = text(group.get("groupName")), (*path, "workerGroupSpecs", index)
+    head = mapping(dig(data, *path, "headGroupSpec"))
+    groups = [("Head", (*path, "headGroupSpec"), head)] + [
+        (text(mapping(raw).get("groupName")), (*path, "workerGroupSpecs", index), mapping(raw))
+        for index, raw in enumerate(sequence(dig(data, *path, "workerGroupSpecs")))
+    ]
+    for number, (group_name, at, group) in enumerate(groups):
+        problem = _kuberay_group(group_name, at, group, worker=number > 0)
+        if problem is not None:
+            yield replace(problem, controller=done)
+            return
+
+
+def _kuberay_group(name: str, at: Path, group: dict[str, Any], worker: bool) -> Refusal | None:
+    """One group's first error, in ValidateRayClusterSpec's order."""
+    if worker:
         low, high = integer(group.get("minReplicas")), integer(group.get("maxReplicas"))
         for key, value in (("minReplicas", low), ("maxReplicas", high)):
             if value is not None and value < 0:
-                yield Refusal((*at, key), "KubeRay", f"worker group {name} has negative {key} {value}", controller=done)
-                return
+                return Refusal((*at, key), "KubeRay", f"worker group {name} has negative {key} {value}")
         if low is not None and high is not None and low > high:
             words = f"worker group {name} has minReplicas {low} greater than maxReplicas {high}"
-            yield Refusal((*at, "minReplicas"), "KubeRay", words, controller=done)
-            return
+            return Refusal((*at, "minReplicas"), "KubeRay", words)
+    params = mapping(group.get("rayStartParams"))
+    if any(text(params.get(key)) for key in _KUBERAY_START_RESOURCES) and mapping(group.get("resources")):
+        words = f"resource fields should not be set in both rayStartParams and Resources for {name} group; please use only one"
+        return Refusal((*at, "resources"), "KubeRay", words)
+    if "labels" in params:
+        words = (
+            f"rayStartParams['labels'] is not supported for {name} group; please use the top-level Labels field instead"
+        )
+        return Refusal((*at, "rayStartParams", "labels"), "KubeRay", words)
+    return None
 
 
 # The MPI operator (kubeflow/mpi-operator v0.4.0 to v0.8.0, kubeflow.org/v2beta1): no webhook; the controller

@@ -752,3 +752,42 @@ def test_knative_refuses_a_max_scale_below_the_min_scale():
     assert findings_of(RULE, unlimited) == []  # 0 is no maximum
     old_keys = broken.replace("min-scale", "minScale").replace("max-scale", "maxScale")
     assert len(findings_of(RULE, old_keys)) == 1
+
+
+def test_kuberay_refuses_a_cluster_name_that_is_no_dns1035_label():
+    """ValidateRayClusterMetadata (v1.4.0 on): a model name with a dot is a valid object name, not a KubeRay one
+    (the cluster's Services and pods are named after it)."""
+    fixed = GPU_RAYCLUSTER.replace("maxReplicas: 2", "maxReplicas: 4")
+    (finding,) = findings_of(RULE, fixed.replace("name: embeddings-batch", "name: llama-3.1-8b"))
+    assert (finding.line, finding.column) == (4, 9)
+    assert finding.message.startswith(
+        "KubeRay refuses this RayCluster: RayCluster name should be a valid DNS1035 label\n[a DNS-1035 label must "
+    )  # the regular expression makes it too long for the line: it is the note under it
+    assert finding.message.endswith("(event InvalidRayClusterMetadata) and creates nothing")
+    # the name is checked first: the crossed bounds of the broken cluster are not said beside it
+    (first,) = findings_of(RULE, GPU_RAYCLUSTER.replace("name: embeddings-batch", "name: llama-3.1-8b"))
+    assert "DNS1035" in first.message
+
+
+def test_kuberay_name_lengths_leave_room_for_the_clusters_suffix():
+    fixed = GPU_RAYCLUSTER.replace("maxReplicas: 2", "maxReplicas: 4")
+    assert findings_of(RULE, fixed.replace("embeddings-batch", "e" * 53)) == []
+    (finding,) = findings_of(RULE, fixed.replace("embeddings-batch", "e" * 54))
+    assert "RayCluster name should be no more than 53 characters" in finding.message
+    job = fixed.replace("kind: RayCluster", "kind: RayJob").replace("\nspec:\n", "\nspec:\n  rayClusterSpec:\n", 1)
+    job = job.replace("\n  ", "\n    ").replace("\n    rayClusterSpec:", "\n  rayClusterSpec:")
+    assert findings_of(RULE, job.replace("embeddings-batch", "j" * 47)) == []
+    (finding,) = findings_of(RULE, job.replace("embeddings-batch", "j" * 48))
+    assert "The RayJob metadata is invalid: RayJob name should be no more than 47 characters" in finding.message
+
+
+def test_kuberay_refuses_gpus_given_twice_to_a_group():
+    """validateRayGroupResources (v1.5.0 on): num-gpus in rayStartParams beside the group's own resources."""
+    fixed = GPU_RAYCLUSTER.replace("maxReplicas: 2", "maxReplicas: 4")
+    broken = fixed.replace("    rayStartParams: {}\n", '    rayStartParams: {num-gpus: "1"}\n    resources: {GPU: "1"}\n')
+    (finding,) = findings_of(RULE, broken)
+    assert finding.message.startswith(
+        "KubeRay refuses this RayCluster: resource fields should not be set in both rayStartParams and Resources for "
+        "gpu-workers group; please use only one"
+    )
+    assert findings_of(RULE, fixed.replace("    rayStartParams: {}\n", '    rayStartParams: {num-gpus: "1"}\n')) == []
