@@ -784,7 +784,9 @@ def test_kuberay_name_lengths_leave_room_for_the_clusters_suffix():
 def test_kuberay_refuses_gpus_given_twice_to_a_group():
     """validateRayGroupResources (v1.5.0 on): num-gpus in rayStartParams beside the group's own resources."""
     fixed = GPU_RAYCLUSTER.replace("maxReplicas: 2", "maxReplicas: 4")
-    broken = fixed.replace("    rayStartParams: {}\n", '    rayStartParams: {num-gpus: "1"}\n    resources: {GPU: "1"}\n')
+    broken = fixed.replace(
+        "    rayStartParams: {}\n", '    rayStartParams: {num-gpus: "1"}\n    resources: {GPU: "1"}\n'
+    )
     (finding,) = findings_of(RULE, broken)
     assert finding.message.startswith(
         "KubeRay refuses this RayCluster: resource fields should not be set in both rayStartParams and Resources for "
