@@ -255,25 +255,15 @@ KSERVE_GROUP = "serving.kserve.io"
 KSERVE_AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"
 KSERVE_MULTINODE_CLASSES = ("none", "external")
 KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
+KSERVE_PARALLEL_ENVS = ("PIPELINE_PARALLEL_SIZE", "TENSOR_PARALLEL_SIZE")  # set from the workerSpec by KServe
+KSERVE_MULTINODE_STORAGE = ("pvc", "oci")  # oci since v0.16.0: v0.15 refuses it too, which is not said
 
 
 def _kserve_isvc(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
-    name = text(dig(data, "metadata", "name"))
+    name = json.dumps(text(dig(data, "metadata", "name")))  # Go's %q, for the names Kubernetes allows
     predictor = mapping(dig(data, "spec", "predictor"))
-    if isinstance(predictor.get("workerSpec"), dict) and isinstance(predictor.get("model"), dict):
-        annotations = mapping(dig(data, "metadata", "annotations"))
-        written = annotations.get(KSERVE_AUTOSCALER_CLASS)
-        chosen = text(written)
-        if chosen not in KSERVE_MULTINODE_CLASSES:
-            at: Path = (
-                ("metadata", "annotations", KSERVE_AUTOSCALER_CLASS)
-                if written is not None
-                else ("spec", "predictor", "workerSpec")
-            )
-            yield (
-                at,
-                f"the InferenceService {json.dumps(name)} is invalid: Multinode only supports 'none' autoscaler({chosen})",
-            )
+    if isinstance(predictor.get("workerSpec"), dict):
+        yield from _kserve_multinode(data, name, predictor)
     for component in KSERVE_COMPONENTS:
         spec = dig(data, "spec", component)
         if not isinstance(spec, dict):
@@ -291,6 +281,37 @@ def _kserve_isvc(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
                 (*where, "minReplicas" if "minReplicas" in spec else "maxReplicas"),
                 "'MinReplicas' cannot be greater than MaxReplicas",
             )
+
+
+def _kserve_multinode(data: dict[str, Any], name: str, predictor: dict[str, Any]) -> Iterator[tuple[Path, str]]:
+    """validateMultiNodeVariables in its order (a workerSpec's GPU resource types aside)."""
+    worker: Path = ("spec", "predictor", "workerSpec")
+    invalid = f"the InferenceService {name} is invalid"
+    if len(sequence(dig(predictor, "workerSpec", "containers"))) > 1:
+        yield (*worker, "containers"), f"{invalid}: setting multiple containers in workerSpec is not allowed"
+    model = predictor.get("model")
+    if isinstance(model, dict):
+        env = {text(mapping(item).get("name")): index for index, item in enumerate(sequence(model.get("env")))}
+        for variable in KSERVE_PARALLEL_ENVS:
+            if variable in env:
+                at: Path = ("spec", "predictor", "model", "env", env[variable], "name")
+                yield at, f"{invalid}: setting {variable} in environment variables is not allowed"
+        uri = model.get("storageUri")
+        if not isinstance(uri, str):
+            yield ("spec", "predictor", "model"), f"{invalid}: StorageURI must be set for multinode enabled"
+        elif (protocol := uri.split("://")[0]) not in KSERVE_MULTINODE_STORAGE:
+            at = ("spec", "predictor", "model", "storageUri")
+            yield at, f"{invalid}: Multinode only supports 'pvc' and 'oci' Storage Protocol({protocol})"
+        annotations = mapping(dig(data, "metadata", "annotations"))
+        written = annotations.get(KSERVE_AUTOSCALER_CLASS)
+        chosen = text(written)
+        if chosen not in KSERVE_MULTINODE_CLASSES:
+            place: Path = ("metadata", "annotations", KSERVE_AUTOSCALER_CLASS) if written is not None else worker
+            yield place, f"{invalid}: Multinode only supports 'none' autoscaler({chosen})"
+    for key, words in (("pipelineParallelSize", "PipelineParallelSize"), ("tensorParallelSize", "TensorParallelSize")):
+        size = integer(dig(predictor, "workerSpec", key))
+        if size is not None and size < 1:
+            yield (*worker, key), f"{invalid}: WorkerSpec.{words} cannot be less than 1({size})"
 
 
 def _aggregate(messages: list[str]) -> str:

@@ -793,3 +793,40 @@ def test_kuberay_refuses_gpus_given_twice_to_a_group():
         "gpu-workers group; please use only one"
     )
     assert findings_of(RULE, fixed.replace("    rayStartParams: {}\n", '    rayStartParams: {num-gpus: "1"}\n')) == []
+
+
+def test_kserve_multinode_storage_and_parallel_sizes():
+    """validateMultiNodeVariables (v0.19, multi-node since v0.15.0): the model is read from a PVC (or an OCI image,
+    v0.16 on), the parallel sizes come from the workerSpec, not the model's env, and are at least 1."""
+    off = MULTINODE.replace("Standard\n", "Standard\n    serving.kserve.io/autoscalerClass: none\n")
+    hub = off.replace("pvc://llama-3-8b-pvc/hf/8b_instruction_tuned", "hf://meta-llama/Meta-Llama-3-8B-Instruct")
+    (finding,) = findings_of(RULE, hub)
+    assert finding.message.endswith("Multinode only supports 'pvc' and 'oci' Storage Protocol(hf)")
+    assert (
+        findings_of(RULE, off.replace("pvc://llama-3-8b-pvc/hf/8b_instruction_tuned", "oci://registry/llama3:8b")) == []
+    )
+    unset = off.replace("      storageUri: pvc://llama-3-8b-pvc/hf/8b_instruction_tuned\n", "")
+    (finding,) = findings_of(RULE, unset)
+    assert finding.message.endswith("StorageURI must be set for multinode enabled")
+    env = off.replace(
+        "      modelFormat:", "      env:\n      - {name: TENSOR_PARALLEL_SIZE, value: '2'}\n      modelFormat:"
+    )
+    (finding,) = findings_of(RULE, env)
+    assert finding.message.endswith("setting TENSOR_PARALLEL_SIZE in environment variables is not allowed")
+    zero = off.replace("tensorParallelSize: 1", "tensorParallelSize: 0")
+    (finding,) = findings_of(RULE, zero)
+    assert finding.message.endswith("WorkerSpec.TensorParallelSize cannot be less than 1(0)")
+    # KServe stops at its first error: one finding for the first of several
+    (finding,) = findings_of(
+        RULE, hub.replace("serving.kserve.io/autoscalerClass: none", "serving.kserve.io/autoscalerClass: hpa")
+    )
+    assert finding.message.endswith("Storage Protocol(hf)")
+
+
+def test_a_single_node_inferenceservice_is_no_multinode_one():
+    """Without a workerSpec nothing of the multi-node rules applies (an hf:// model, the default autoscaler)."""
+    single = MULTINODE.replace(
+        "pvc://llama-3-8b-pvc/hf/8b_instruction_tuned", "hf://meta-llama/Meta-Llama-3-8B-Instruct"
+    )
+    single = single[: single.index("    workerSpec:")]
+    assert findings_of(RULE, single) == []
