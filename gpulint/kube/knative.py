@@ -133,6 +133,7 @@ TEMPLATE_ANNOTATIONS = "spec.template.metadata.annotations"
 class ScaleProblem:
     key: str  # the annotation the refusal points at
     message: str  # as apis.FieldError.Error() words it
+    by_limit: bool = False  # config-autoscaler's max-scale-limit decides it
 
 
 def _scale(annotations: Mapping[str, object], keys: tuple[str, ...]) -> tuple[str, int | None]:
@@ -165,7 +166,9 @@ def scale_problems(annotations: Mapping[str, object], limit: int | None) -> list
     if max_key and high is not None and limit:
         where = f"{TEMPLATE_ANNOTATIONS}.{max_key}"
         if high > limit:
-            found.append(ScaleProblem(max_key, f"expected 1 <= {high} <= {limit}: {where}"))
+            found.append(ScaleProblem(max_key, f"expected 1 <= {high} <= {limit}: {where}", by_limit=True))
         if high == 0:
-            found.append(ScaleProblem(max_key, f"max-scale=0 (unlimited), must be less than {limit}: {where}"))
+            found.append(
+                ScaleProblem(max_key, f"max-scale=0 (unlimited), must be less than {limit}: {where}", by_limit=True)
+            )
     return found

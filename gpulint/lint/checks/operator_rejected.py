@@ -1,5 +1,5 @@
 """operator-rejected: an operator's own admission webhook (Kueue, Volcano, JobSet, LeaderWorkerSet, Training Operator,
-Trainer, KServe) or its controller's validation (KubeRay, the MPI operator) refuses the object, worded as it words it."""
+Trainer, KServe, Knative Serving) or its controller's validation (KubeRay, the MPI operator) refuses the object, worded as it words it."""
 
 from __future__ import annotations
 
@@ -85,5 +85,5 @@ def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             RULE_ID,
             ("spec", "template", "metadata", "annotations", problem.key),
             brief,
-            notes=(*notes, where) if "<=" in problem.message or "unlimited" in problem.message else notes,
+            notes=(*notes, where) if problem.by_limit else notes,
         )
