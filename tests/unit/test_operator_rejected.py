@@ -688,14 +688,18 @@ def test_kserve_multinode_needs_autoscaling_off():
     (finding,) = findings_of(RULE, MULTINODE)
     assert finding.message == (
         'KServe\'s webhook rejects this InferenceService: the InferenceService "huggingface-llama3" is invalid: '
-        "Multinode only supports 'none' autoscaler()"
+        "Multinode only supports 'none' autoscaler()\n"
+        "KServe v0.15.0 and later refuse it without the annotation; v0.14 set a multi-node predictor's autoscaler "
+        "itself"
     )
+    assert finding.severity == "warning"  # the annotation left out: which release runs decides it
     for allowed in ("none", "external"):
         fixed = MULTINODE.replace("Standard\n", f"Standard\n    serving.kserve.io/autoscalerClass: {allowed}\n")
         assert findings_of(RULE, fixed) == []
     hpa = MULTINODE.replace("Standard\n", "Standard\n    serving.kserve.io/autoscalerClass: hpa\n")
     (finding,) = findings_of(RULE, hpa)
     assert (finding.line, finding.column) == (7, 40) and finding.message.endswith("autoscaler(hpa)")
+    assert finding.severity == "error"  # a class written that no release with multi-node takes
 
 
 # ------------------------------------------------------------------ Knative's autoscaling annotations
