@@ -100,7 +100,6 @@ class Refusal:
     error: FieldError | None = None  # Kueue's: a field.Error, worded as apimachinery words it
     inputs: tuple[Path, ...] = ()  # other fields the refused value is made from (a Job name from metadata.name)
     controller: str = ""  # set when the operator's controller refuses it (no webhook): what it does then
-    releases: str = ""  # set when only some releases refuse it: which (the finding is then a warning)
 
 
 def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
@@ -112,7 +111,7 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         errors = _kueue_rayjob(data, elastic) if kind == "RayJob" else _kueue_cluster(data, ("spec",), elastic, True)
         return [*own, *(Refusal(error.path, "Kueue", error.message(), error) for error in errors)]
     if group == KSERVE_GROUP and kind == "InferenceService":
-        return list(_kserve_isvc(data))[:1]  # it stops at the first
+        return [Refusal(path, "KServe", words) for path, words in _kserve_isvc(data)][:1]  # it stops at the first
     if group == "kubeflow.org" and kind == "MPIJob" and text(data.get("apiVersion")) == MPI_V2:
         found = list(_mpi_job(data))
         if not found:
@@ -255,20 +254,16 @@ def _mpi_job(data: dict[str, Any]) -> Iterator[FieldError]:
 KSERVE_GROUP = "serving.kserve.io"
 KSERVE_AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"
 KSERVE_MULTINODE_CLASSES = ("none", "external")
-KSERVE_ANNOTATION_RELEASES = (
-    "KServe v0.15.0 and later refuse it without the annotation; v0.14 set a multi-node predictor's autoscaler itself"
-)
 KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
 KSERVE_PARALLEL_ENVS = ("PIPELINE_PARALLEL_SIZE", "TENSOR_PARALLEL_SIZE")  # set from the workerSpec by KServe
 KSERVE_MULTINODE_STORAGE = ("pvc", "oci")  # oci since v0.16.0: v0.15 refuses it too, which is not said
 
 
-def _kserve_isvc(data: dict[str, Any]) -> Iterator[Refusal]:
+def _kserve_isvc(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
     name = json.dumps(text(dig(data, "metadata", "name")))  # Go's %q, for the names Kubernetes allows
     predictor = mapping(dig(data, "spec", "predictor"))
     if isinstance(predictor.get("workerSpec"), dict):
-        for path, words, releases in _kserve_multinode(data, name, predictor):
-            yield Refusal(path, "KServe", words, releases=releases)
+        yield from _kserve_multinode(data, name, predictor)
     for component in KSERVE_COMPONENTS:
         spec = dig(data, "spec", component)
         if not isinstance(spec, dict):
@@ -278,46 +273,45 @@ def _kserve_isvc(data: dict[str, Any]) -> Iterator[Refusal]:
             continue  # not numbers: the schema's to say
         where = ("spec", component)
         if low < 0:
-            yield Refusal((*where, "minReplicas"), "KServe", "'MinReplicas' cannot be less than 0")
+            yield (*where, "minReplicas"), "'MinReplicas' cannot be less than 0"
         elif high < 0:
-            yield Refusal((*where, "maxReplicas"), "KServe", "'MaxReplicas' cannot be less than 0")
+            yield (*where, "maxReplicas"), "'MaxReplicas' cannot be less than 0"
         elif low > high and high != 0:
-            at = (*where, "minReplicas" if "minReplicas" in spec else "maxReplicas")
-            yield Refusal(at, "KServe", "'MinReplicas' cannot be greater than MaxReplicas")
+            yield (
+                (*where, "minReplicas" if "minReplicas" in spec else "maxReplicas"),
+                "'MinReplicas' cannot be greater than MaxReplicas",
+            )
 
 
-def _kserve_multinode(data: dict[str, Any], name: str, predictor: dict[str, Any]) -> Iterator[tuple[Path, str, str]]:
-    """validateMultiNodeVariables in its order (a workerSpec's GPU resource types aside): where, the words, and
-    which releases refuse it when not all that have multi-node do."""
+def _kserve_multinode(data: dict[str, Any], name: str, predictor: dict[str, Any]) -> Iterator[tuple[Path, str]]:
+    """validateMultiNodeVariables in its order (a workerSpec's GPU resource types aside)."""
     worker: Path = ("spec", "predictor", "workerSpec")
     invalid = f"the InferenceService {name} is invalid"
     if len(sequence(dig(predictor, "workerSpec", "containers"))) > 1:
-        yield (*worker, "containers"), f"{invalid}: setting multiple containers in workerSpec is not allowed", ""
+        yield (*worker, "containers"), f"{invalid}: setting multiple containers in workerSpec is not allowed"
     model = predictor.get("model")
     if isinstance(model, dict):
         env = {text(mapping(item).get("name")): index for index, item in enumerate(sequence(model.get("env")))}
         for variable in KSERVE_PARALLEL_ENVS:
             if variable in env:
                 at: Path = ("spec", "predictor", "model", "env", env[variable], "name")
-                yield at, f"{invalid}: setting {variable} in environment variables is not allowed", ""
+                yield at, f"{invalid}: setting {variable} in environment variables is not allowed"
         uri = model.get("storageUri")
         if not isinstance(uri, str):
-            yield ("spec", "predictor", "model"), f"{invalid}: StorageURI must be set for multinode enabled", ""
+            yield ("spec", "predictor", "model"), f"{invalid}: StorageURI must be set for multinode enabled"
         elif (protocol := uri.split("://")[0]) not in KSERVE_MULTINODE_STORAGE:
             at = ("spec", "predictor", "model", "storageUri")
-            yield at, f"{invalid}: Multinode only supports 'pvc' and 'oci' Storage Protocol({protocol})", ""
+            yield at, f"{invalid}: Multinode only supports 'pvc' and 'oci' Storage Protocol({protocol})"
         annotations = mapping(dig(data, "metadata", "annotations"))
         written = annotations.get(KSERVE_AUTOSCALER_CLASS)
         chosen = text(written)
         if chosen not in KSERVE_MULTINODE_CLASSES:
             place: Path = ("metadata", "annotations", KSERVE_AUTOSCALER_CLASS) if written is not None else worker
-            # v0.14 set a multi-node predictor's autoscaler itself and validated nothing of it
-            releases = "" if written is not None else KSERVE_ANNOTATION_RELEASES
-            yield place, f"{invalid}: Multinode only supports 'none' autoscaler({chosen})", releases
+            yield place, f"{invalid}: Multinode only supports 'none' autoscaler({chosen})"
     for key, words in (("pipelineParallelSize", "PipelineParallelSize"), ("tensorParallelSize", "TensorParallelSize")):
         size = integer(dig(predictor, "workerSpec", key))
         if size is not None and size < 1:
-            yield (*worker, key), f"{invalid}: WorkerSpec.{words} cannot be less than 1({size})", ""
+            yield (*worker, key), f"{invalid}: WorkerSpec.{words} cannot be less than 1({size})"
 
 
 def _aggregate(messages: list[str]) -> str:

@@ -684,22 +684,20 @@ spec:
 
 
 def test_kserve_multinode_needs_autoscaling_off():
-    """validateMultiNodeVariables (v0.19): 'none' (v0.15.2 on); v0.15.0 asked for 'external', which is let be."""
+    """validateMultiNodeVariables (v0.19): 'none' (v0.15.2 on); v0.15.0 asked for 'external', which is let be. Left
+    out, every release with a multi-node controller (v0.15.0 on; v0.14 had the field and ignored it) refuses it."""
     (finding,) = findings_of(RULE, MULTINODE)
+    assert finding.severity == "error"
     assert finding.message == (
         'KServe\'s webhook rejects this InferenceService: the InferenceService "huggingface-llama3" is invalid: '
-        "Multinode only supports 'none' autoscaler()\n"
-        "KServe v0.15.0 and later refuse it without the annotation; v0.14 set a multi-node predictor's autoscaler "
-        "itself"
+        "Multinode only supports 'none' autoscaler()"
     )
-    assert finding.severity == "warning"  # the annotation left out: which release runs decides it
     for allowed in ("none", "external"):
         fixed = MULTINODE.replace("Standard\n", f"Standard\n    serving.kserve.io/autoscalerClass: {allowed}\n")
         assert findings_of(RULE, fixed) == []
     hpa = MULTINODE.replace("Standard\n", "Standard\n    serving.kserve.io/autoscalerClass: hpa\n")
     (finding,) = findings_of(RULE, hpa)
     assert (finding.line, finding.column) == (7, 40) and finding.message.endswith("autoscaler(hpa)")
-    assert finding.severity == "error"  # a class written that no release with multi-node takes
 
 
 # ------------------------------------------------------------------ Knative's autoscaling annotations

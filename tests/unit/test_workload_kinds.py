@@ -1068,7 +1068,7 @@ metadata:
   namespace: kserve-test
   annotations:
     serving.kserve.io/deploymentMode: RawDeployment
-    serving.kserve.io/autoscalerClass: none  # KServe v0.15.2 on refuses a multi-node predictor without it
+    serving.kserve.io/autoscalerClass: none  # KServe refuses a multi-node predictor without it
 spec:
   predictor:
     model:

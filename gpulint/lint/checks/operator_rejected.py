@@ -69,9 +69,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             brief, notes = rejection_text(refusal.error, subject)
         else:
             brief, notes = split_long(f"{subject}: {refusal.words}")
-        notes = (*notes, *(more for more in (refusal.controller, refusal.releases) if more))
-        severity = Severity.WARNING if refusal.releases else None  # the cluster's release decides it
-        yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs, severity=severity)
+        notes = (*notes, refusal.controller) if refusal.controller else notes
+        yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs)
 
 
 def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
