@@ -114,3 +114,61 @@ def port_problems(spec: dict[str, Any]) -> list[PortProblem]:
     if not ports and len(containers) > 1:
         return [PortProblem(("containers",), MISSING_FIELD)]
     return []
+
+
+# Knative Serving's autoscaling annotations on a revision template, as its webhook validates them
+# (knative/serving knative-v1.23, pkg/apis/autoscaling/annotation_validation.go validateMinMaxScale and
+# validateMaxScaleWithinLimit; the keys and their older spellings in pkg/apis/autoscaling/register.go, the first
+# present wins). max-scale-limit is the ConfigMap config-autoscaler's (pkg/autoscaler/config/config.go; 0, the
+# default, is no limit); the errors are knative.dev/pkg apis.FieldError's, the paths under the template.
+AUTOSCALER_CONFIG = "config-autoscaler"
+MAX_SCALE_LIMIT = "max-scale-limit"
+MIN_SCALE_KEYS = ("autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/minScale")
+MAX_SCALE_KEYS = ("autoscaling.knative.dev/max-scale", "autoscaling.knative.dev/maxScale")
+INT32_MAX = 2**31 - 1
+TEMPLATE_ANNOTATIONS = "spec.template.metadata.annotations"
+
+
+@dataclass(frozen=True)
+class ScaleProblem:
+    key: str  # the annotation the refusal points at
+    message: str  # as apis.FieldError.Error() words it
+    by_limit: bool = False  # config-autoscaler's max-scale-limit decides it
+
+
+def _scale(annotations: Mapping[str, object], keys: tuple[str, ...]) -> tuple[str, int | None]:
+    """The first of ``keys`` present and its value when it is an int32 >= 0 (getIntGE0); ("", None) when absent."""
+    for key in keys:
+        if key in annotations:
+            value = str(annotations[key]).strip()
+            number = int(value) if value.isdigit() else None
+            return key, number if number is not None and number <= INT32_MAX else None
+    return "", None
+
+
+def max_scale_limit(config: Mapping[str, object] | None) -> int | None:
+    """config-autoscaler's max-scale-limit; None when the ConfigMap is unknown or the value is not a number."""
+    if config is None:
+        return None
+    value = str(config.get(MAX_SCALE_LIMIT, "0")).strip()
+    return int(value) if value.isdigit() else None
+
+
+def scale_problems(annotations: Mapping[str, object], limit: int | None) -> list[ScaleProblem]:
+    """max-scale below min-scale (max-scale 0 is no maximum), and max-scale above, or 0 under, a known limit.
+    Values that are not numbers are left to the webhook's own wording (not said here)."""
+    min_key, low = _scale(annotations, MIN_SCALE_KEYS)
+    max_key, high = _scale(annotations, MAX_SCALE_KEYS)
+    found = []
+    if max_key and high is not None and high != 0 and high < (low or 0):
+        paths = f"{TEMPLATE_ANNOTATIONS}.{max_key}, {TEMPLATE_ANNOTATIONS}.{min_key}"
+        found.append(ScaleProblem(max_key, f"max-scale={high} is less than min-scale={low}: {paths}"))
+    if max_key and high is not None and limit:
+        where = f"{TEMPLATE_ANNOTATIONS}.{max_key}"
+        if high > limit:
+            found.append(ScaleProblem(max_key, f"expected 1 <= {high} <= {limit}: {where}", by_limit=True))
+        if high == 0:
+            found.append(
+                ScaleProblem(max_key, f"max-scale=0 (unlimited), must be less than {limit}: {where}", by_limit=True)
+            )
+    return found

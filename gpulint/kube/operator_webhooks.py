@@ -46,6 +46,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -98,15 +99,25 @@ class Refusal:
     words: str
     error: FieldError | None = None  # Kueue's: a field.Error, worded as apimachinery words it
     inputs: tuple[Path, ...] = ()  # other fields the refused value is made from (a Job name from metadata.name)
+    controller: str = ""  # set when the operator's controller refuses it (no webhook): what it does then
 
 
 def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
-    if group == "ray.io" and kind in ("RayJob", "RayCluster"):
-        if not text(dig(data, "metadata", "labels", QUEUE_LABEL)):
-            return []  # Kueue validates what it manages: the label (manageJobsWithoutQueueName aside)
+    if group == "ray.io" and kind in KUBERAY_CLUSTER_SPECS:
+        own = list(_kuberay_cluster(data, kind))
+        if kind == "RayService" or not text(dig(data, "metadata", "labels", QUEUE_LABEL)):
+            return own  # Kueue validates what it manages: the label (manageJobsWithoutQueueName aside)
         elastic = text(dig(data, "metadata", "annotations", ELASTIC_JOB)) == "true"
         errors = _kueue_rayjob(data, elastic) if kind == "RayJob" else _kueue_cluster(data, ("spec",), elastic, True)
-        return [Refusal(error.path, "Kueue", error.message(), error) for error in errors]
+        return [*own, *(Refusal(error.path, "Kueue", error.message(), error) for error in errors)]
+    if group == KSERVE_GROUP and kind == "InferenceService":
+        return [Refusal(path, "KServe", words) for path, words in _kserve_isvc(data)][:1]  # it stops at the first
+    if group == "kubeflow.org" and kind == "MPIJob" and text(data.get("apiVersion")) == MPI_V2:
+        found = list(_mpi_job(data))
+        if not found:
+            return []
+        words = f"Found validation errors: {_aggregate([error.message() for error in found])}"
+        return [Refusal(found[0].path, "The MPI operator", words, controller=MPI_REFUSES)]
     if group == "batch.volcano.sh" and kind == "Job":
         return list(_volcano_job(data))
     if group == "scheduling.volcano.sh" and kind == "Queue":
@@ -125,6 +136,187 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         own = [Refusal(error.path, "LeaderWorkerSet", error.message(), error) for error in _leader_worker_set(data)]
         return [*own, *_kueue_podset_groups(data)]
     return []
+
+
+# KubeRay (ray-project/kuberay ray-operator, controllers/ray/utils/validation.go, read at v1.7.0): before each
+# reconcile the controller validates the object's metadata (ValidateRayClusterMetadata, ValidateRayJobMetadata,
+# ValidateRayServiceMetadata, v1.4.0 on: the name a DNS-1035 label of at most 53 characters, 47 for a RayJob or
+# RayService whose cluster adds a 6-character suffix), then its cluster spec (ValidateRayClusterSpec, on a
+# RayCluster, a RayJob's rayClusterSpec and a RayService's rayClusterConfig): the head group's, then each worker
+# group's, resources given both in rayStartParams and in `resources` (v1.5.0 on) or labels in rayStartParams, and a
+# worker group's replica bounds negative or crossed (v1.6.0 on; before, maxReplicas workers ran). It stops at the
+# first error, records the event Invalid<Kind>Metadata or Invalid<Kind>Spec and creates nothing. The CRD defaults
+# minReplicas to 0 and maxReplicas to 2147483647.
+KUBERAY_CLUSTER_SPECS: dict[str, Path] = {
+    "RayCluster": ("spec",),
+    "RayJob": ("spec", "rayClusterSpec"),
+    "RayService": ("spec", "rayClusterConfig"),
+}
+KUBERAY_NAME_MAX = {"RayCluster": 53, "RayJob": 47, "RayService": 47}  # MaxRayClusterNameLength (- 6)
+_KUBERAY_START_RESOURCES = ("num-cpus", "num-gpus", "memory", "resources")
+
+
+def _kuberay_cluster(data: dict[str, Any], kind: str) -> Iterator[Refusal]:
+    """The first error KubeRay's controller finds in the metadata, then in the cluster spec."""
+    name = dig(data, "metadata", "name")
+    if isinstance(name, str) and name:
+        words = ""
+        if len(name) > KUBERAY_NAME_MAX[kind]:
+            words = f"{kind} name should be no more than {KUBERAY_NAME_MAX[kind]} characters"
+        elif problems := dns1035_label(name):
+            words = f"{kind} name should be a valid DNS1035 label: [{' '.join(problems)}]"
+        if words:
+            prefix = "" if kind == "RayCluster" else f"The {kind} metadata is invalid: "
+            done = f"KubeRay validates the name before it reconciles (event Invalid{kind}Metadata) and creates nothing"
+            yield Refusal(("metadata", "name"), "KubeRay", prefix + words, controller=done)
+            return
+    path = KUBERAY_CLUSTER_SPECS[kind]
+    done = f"KubeRay validates the spec before it reconciles (event Invalid{kind}Spec) and creates no pods"
+    head = mapping(dig(data, *path, "headGroupSpec"))
+    groups = [("Head", (*path, "headGroupSpec"), head)] + [
+        (text(mapping(raw).get("groupName")), (*path, "workerGroupSpecs", index), mapping(raw))
+        for index, raw in enumerate(sequence(dig(data, *path, "workerGroupSpecs")))
+    ]
+    for number, (group_name, at, group) in enumerate(groups):
+        problem = _kuberay_group(group_name, at, group, worker=number > 0)
+        if problem is not None:
+            yield replace(problem, controller=done)
+            return
+
+
+def _kuberay_group(name: str, at: Path, group: dict[str, Any], worker: bool) -> Refusal | None:
+    """One group's first error, in ValidateRayClusterSpec's order."""
+    if worker:
+        low, high = integer(group.get("minReplicas")), integer(group.get("maxReplicas"))
+        for key, value in (("minReplicas", low), ("maxReplicas", high)):
+            if value is not None and value < 0:
+                return Refusal((*at, key), "KubeRay", f"worker group {name} has negative {key} {value}")
+        if low is not None and high is not None and low > high:
+            words = f"worker group {name} has minReplicas {low} greater than maxReplicas {high}"
+            return Refusal((*at, "minReplicas"), "KubeRay", words)
+    params = mapping(group.get("rayStartParams"))
+    if any(text(params.get(key)) for key in _KUBERAY_START_RESOURCES) and mapping(group.get("resources")):
+        words = f"resource fields should not be set in both rayStartParams and Resources for {name} group; please use only one"
+        return Refusal((*at, "resources"), "KubeRay", words)
+    if "labels" in params:
+        words = (
+            f"rayStartParams['labels'] is not supported for {name} group; please use the top-level Labels field instead"
+        )
+        return Refusal((*at, "rayStartParams", "labels"), "KubeRay", words)
+    return None
+
+
+# The MPI operator (kubeflow/mpi-operator v0.4.0 to v0.8.0, kubeflow.org/v2beta1): no webhook; the controller
+# defaults the MPIJob (pkg/apis/kubeflow/v2beta1/default.go: Launcher replicas 1, Worker replicas 0,
+# restartPolicy OnFailure / Never, cleanPodPolicy None, slotsPerWorker 1, mpiImplementation OpenMPI), then
+# validates it (pkg/apis/kubeflow/validation/validation.go ValidateMPIJob) and on an error records the event
+# ValidationError "Found validation errors: ..." and does nothing more.
+MPI_V2 = "kubeflow.org/v2beta1"
+MPI_REFUSES = "the controller records the event ValidationError and creates no launcher, workers or Services"
+
+
+def _mpi_job(data: dict[str, Any]) -> Iterator[FieldError]:
+    """ValidateMPIJob on the defaulted job, the checks the CRD's schema does not make (the enums it does)."""
+    specs = dig(data, "spec", "mpiReplicaSpecs")
+    at: Path = ("spec", "mpiReplicaSpecs")
+    keys = frozenset({2})
+    workers = mapping(specs).get("Worker")
+    count = integer(workers.get("replicas"), 0) if isinstance(workers, dict) else None
+    name = text(dig(data, "metadata", "name"))
+    if name:  # validateMPIJobName: the last worker's hostname, <name>-worker-<replicas - 1> (worker-0 at least)
+        hostname = f"{name}-worker-{max((count or 0) - 1, 0)}"
+        problems = dns1035_label(hostname)
+        if problems:
+            detail = (
+                f'will not able to create pod and service with invalid DNS label "{hostname}": {", ".join(problems)}'
+            )
+            yield FieldError(("metadata", "name"), INVALID, name, detail)
+    if not isinstance(specs, dict):
+        return  # absent: the schema requires it (schema-invalid)
+    launcher = specs.get("Launcher")
+    if not isinstance(launcher, dict):
+        yield FieldError((*at, "Launcher"), REQUIRED, detail="must have Launcher replica spec", keys=keys)
+    elif integer(launcher.get("replicas"), 1) not in (1, None):
+        replicas = integer(launcher.get("replicas"), 1)
+        yield FieldError((*at, "Launcher", "replicas"), INVALID, replicas, "must be 1", keys=keys)
+    if isinstance(workers, dict) and count is not None and count <= 0:
+        shown: Path = (*at, "Worker", "replicas")
+        place = shown if "replicas" in workers else (*at, "Worker")  # defaulted to 0: the spec that omits it
+        yield FieldError(place, INVALID, count, "must be greater than or equal to 1", shown=shown, keys=keys)
+
+
+# KServe (kserve/kserve v0.19.0, pkg/apis/serving/v1beta1): the InferenceService webhook's validateInferenceService
+# returns its first error. validateMultiNodeVariables (inference_service_validation.go), for a predictor with a
+# workerSpec and a model: the autoscaler class must be 'none' (v0.15.2 on; v0.15.0 asked for 'external', so
+# only a class that is neither is said). ComponentExtensionSpec.Validate (component.go validateReplicas), for
+# the predictor, transformer and explainer: minReplicas (default 1) and maxReplicas (0: no limit) not negative,
+# and minReplicas not above a maxReplicas that is not 0.
+KSERVE_GROUP = "serving.kserve.io"
+KSERVE_AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"
+KSERVE_MULTINODE_CLASSES = ("none", "external")
+KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
+KSERVE_PARALLEL_ENVS = ("PIPELINE_PARALLEL_SIZE", "TENSOR_PARALLEL_SIZE")  # set from the workerSpec by KServe
+KSERVE_MULTINODE_STORAGE = ("pvc", "oci")  # oci since v0.16.0: v0.15 refuses it too, which is not said
+
+
+def _kserve_isvc(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
+    name = json.dumps(text(dig(data, "metadata", "name")))  # Go's %q, for the names Kubernetes allows
+    predictor = mapping(dig(data, "spec", "predictor"))
+    if isinstance(predictor.get("workerSpec"), dict):
+        yield from _kserve_multinode(data, name, predictor)
+    for component in KSERVE_COMPONENTS:
+        spec = dig(data, "spec", component)
+        if not isinstance(spec, dict):
+            continue
+        low, high = integer(spec.get("minReplicas"), 1), integer(spec.get("maxReplicas"), 0)
+        if low is None or high is None:
+            continue  # not numbers: the schema's to say
+        where = ("spec", component)
+        if low < 0:
+            yield (*where, "minReplicas"), "'MinReplicas' cannot be less than 0"
+        elif high < 0:
+            yield (*where, "maxReplicas"), "'MaxReplicas' cannot be less than 0"
+        elif low > high and high != 0:
+            yield (
+                (*where, "minReplicas" if "minReplicas" in spec else "maxReplicas"),
+                "'MinReplicas' cannot be greater than MaxReplicas",
+            )
+
+
+def _kserve_multinode(data: dict[str, Any], name: str, predictor: dict[str, Any]) -> Iterator[tuple[Path, str]]:
+    """validateMultiNodeVariables in its order (a workerSpec's GPU resource types aside)."""
+    worker: Path = ("spec", "predictor", "workerSpec")
+    invalid = f"the InferenceService {name} is invalid"
+    if len(sequence(dig(predictor, "workerSpec", "containers"))) > 1:
+        yield (*worker, "containers"), f"{invalid}: setting multiple containers in workerSpec is not allowed"
+    model = predictor.get("model")
+    if isinstance(model, dict):
+        env = {text(mapping(item).get("name")): index for index, item in enumerate(sequence(model.get("env")))}
+        for variable in KSERVE_PARALLEL_ENVS:
+            if variable in env:
+                at: Path = ("spec", "predictor", "model", "env", env[variable], "name")
+                yield at, f"{invalid}: setting {variable} in environment variables is not allowed"
+        uri = model.get("storageUri")
+        if not isinstance(uri, str):
+            yield ("spec", "predictor", "model"), f"{invalid}: StorageURI must be set for multinode enabled"
+        elif (protocol := uri.split("://")[0]) not in KSERVE_MULTINODE_STORAGE:
+            at = ("spec", "predictor", "model", "storageUri")
+            yield at, f"{invalid}: Multinode only supports 'pvc' and 'oci' Storage Protocol({protocol})"
+        annotations = mapping(dig(data, "metadata", "annotations"))
+        written = annotations.get(KSERVE_AUTOSCALER_CLASS)
+        chosen = text(written)
+        if chosen not in KSERVE_MULTINODE_CLASSES:
+            place: Path = ("metadata", "annotations", KSERVE_AUTOSCALER_CLASS) if written is not None else worker
+            yield place, f"{invalid}: Multinode only supports 'none' autoscaler({chosen})"
+    for key, words in (("pipelineParallelSize", "PipelineParallelSize"), ("tensorParallelSize", "TensorParallelSize")):
+        size = integer(dig(predictor, "workerSpec", key))
+        if size is not None and size < 1:
+            yield (*worker, key), f"{invalid}: WorkerSpec.{words} cannot be less than 1({size})"
+
+
+def _aggregate(messages: list[str]) -> str:
+    """utilerrors.NewAggregate(...).Error(): one error as itself, several as [a, b]."""
+    return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
 
 
 def _kueue_podset_groups(data: dict[str, Any]) -> list[Refusal]:

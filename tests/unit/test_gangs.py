@@ -155,6 +155,10 @@ def test_several_member_shapes_use_the_exact_search():
 def test_minimum_larger_than_the_pods():
     (finding,) = by_rule(lint(volcano_job(4, min_available=6), with_inventory=False), "gang-inconsistent")
     assert "requires 6 pods at once but the workload creates only 4" in finding.message
+    # Volcano's job webhook refuses such a Job at creation (admit_job.go, v1.15.1): said in its words
+    assert said(finding).endswith(
+        "Volcano's webhook refuses the Job: job 'minAvailable' should not be greater than total replicas in tasks"
+    )
 
 
 def test_coscheduling_group_minimum_and_missing_groups():

@@ -493,3 +493,342 @@ def test_training_operator_replicas_names_and_roles():
     (finding,) = findings_of(RULE, tfjob)
     assert "spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role" in finding.message
     assert findings_of(RULE, tfjob.replace("    Master:", "    PS:")) == []
+
+
+# ------------------------------------------------------------------ KubeRay's own spec validation (v1.6 on)
+
+GPU_RAYCLUSTER = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: embeddings-batch
+  namespace: ray
+spec:
+  rayVersion: "2.40.0"
+  headGroupSpec:
+    rayStartParams: {num-cpus: "0"}
+    template:
+      spec:
+        containers:
+        - {name: ray-head, image: "rayproject/ray:2.40.0-py310"}
+  workerGroupSpecs:
+  - groupName: gpu-workers
+    replicas: 4
+    minReplicas: 4
+    maxReplicas: 2
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - name: ray-worker
+          image: rayproject/ray:2.40.0-py310-gpu
+          resources:
+            limits: {nvidia.com/gpu: "1"}
+"""
+
+
+def test_kuberay_refuses_a_worker_group_whose_minimum_exceeds_its_maximum():
+    """ValidateRayClusterSpec (validation.go, ray-operator v1.6.0): the controller records InvalidRayClusterSpec and
+    creates no pods; no Kueue label is needed, KubeRay validates every cluster."""
+    (finding,) = findings_of(RULE, GPU_RAYCLUSTER)
+    assert (finding.line, finding.column) == (17, 18)  # minReplicas of the group
+    assert finding.message == (
+        "KubeRay refuses this RayCluster: worker group gpu-workers has minReplicas 4 greater than maxReplicas 2\n"
+        "KubeRay validates the spec before it reconciles (event InvalidRayClusterSpec) and creates no pods"
+    )
+    assert findings_of(RULE, GPU_RAYCLUSTER.replace("maxReplicas: 2", "maxReplicas: 4")) == []
+
+
+def test_kuberay_bounds_left_to_the_crd_defaults_are_not_judged():
+    """The CRD defaults minReplicas to 0 and maxReplicas to 2147483647: one bound alone cannot cross the other."""
+    only_min = GPU_RAYCLUSTER.replace("    maxReplicas: 2\n", "")
+    assert findings_of(RULE, only_min) == []
+    only_max = GPU_RAYCLUSTER.replace("    minReplicas: 4\n", "")
+    assert findings_of(RULE, only_max) == []
+
+
+def test_kuberay_checks_the_cluster_of_a_rayservice_and_a_rayjob():
+    workers = GPU_RAYCLUSTER[GPU_RAYCLUSTER.index("  headGroupSpec:") :]
+    service = (
+        "apiVersion: ray.io/v1\nkind: RayService\nmetadata: {name: llm-serve}\nspec:\n"
+        "  serveConfigV2: |\n    applications: []\n  rayClusterConfig:\n"
+        + "\n".join("  " + line if line else line for line in workers.splitlines())
+        + "\n"
+    )
+    (finding,) = findings_of(RULE, service)
+    assert finding.message.startswith(
+        "KubeRay refuses this RayService: worker group gpu-workers has minReplicas 4 greater than maxReplicas 2\n"
+    )
+    assert "event InvalidRayServiceSpec" in finding.message
+    job = service.replace("kind: RayService", "kind: RayJob").replace("rayClusterConfig:", "rayClusterSpec:")
+    job = job.replace("  serveConfigV2: |\n    applications: []\n", "  entrypoint: python embed.py\n")
+    (finding,) = findings_of(RULE, job)
+    assert "event InvalidRayJobSpec" in finding.message
+
+
+# ------------------------------------------------------------------ the MPI operator's validation (v2beta1)
+
+MPIJOB = """\
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: megatron-gpt-2node
+spec:
+  slotsPerWorker: 8
+  runLauncherAsWorker: true
+  runPolicy:
+    cleanPodPolicy: Running
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: nvcr.io/nvidia/nemo:24.07
+            command: [mpirun, --allow-run-as-root, -np, "16", python, pretrain.py]
+            resources:
+              limits: {nvidia.com/gpu: 8}
+    Worker:
+      template:
+        spec:
+          containers:
+          - name: worker
+            image: nvcr.io/nvidia/nemo:24.07
+            resources:
+              limits: {nvidia.com/gpu: 8}
+"""
+
+
+def test_an_mpijob_worker_without_replicas_is_defaulted_to_none_and_refused():
+    """mpi-operator default.go sets Worker replicas to 0, validation.go wants at least 1 (kubeflow/mpi-operator#833:
+    the launcher Job never shows up)."""
+    (finding,) = findings_of(RULE, MPIJOB)
+    assert (finding.line, finding.column) == (22, 7)  # the Worker spec that omits replicas
+    assert finding.message == (
+        "The MPI operator refuses this MPIJob: Found validation errors: spec.mpiReplicaSpecs[Worker].replicas: "
+        "Invalid value: 0: must be greater than or equal to 1\n"
+        "the controller records the event ValidationError and creates no launcher, workers or Services"
+    )
+    assert findings_of(RULE, MPIJOB.replace("    Worker:\n", "    Worker:\n      replicas: 1\n")) == []
+
+
+def test_an_mpijob_launcher_of_two_and_a_name_that_is_no_dns_label():
+    broken = MPIJOB.replace("    Worker:\n", "    Worker:\n      replicas: 2\n")
+    broken = broken.replace("      replicas: 1\n", "      replicas: 2\n", 1).replace("megatron-gpt-2node", "3d-unet")
+    (finding,) = findings_of(RULE, broken)
+    # two errors, aggregated as Go prints them: too long for the line, so whole in the note under it
+    assert finding.message.startswith(
+        'The MPI operator refuses this MPIJob: Found validation errors\n[metadata.name: Invalid value: "3d-unet": '
+        'will not able to create pod and service with invalid DNS label "3d-unet-worker-1": a DNS-1035 label'
+    )
+    assert "spec.mpiReplicaSpecs[Launcher].replicas: Invalid value: 2: must be 1]" in finding.message
+
+
+def test_a_v1_mpijob_is_not_the_mpi_operators():
+    """kubeflow.org/v1 MPIJob is the Training Operator's, with other defaults: not judged by these rules."""
+    assert findings_of(RULE, MPIJOB.replace("kubeflow.org/v2beta1", "kubeflow.org/v1")) == []
+
+
+# ------------------------------------------------------------------ KServe's InferenceService webhook
+
+ISVC = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llama31-8b-chat
+  annotations:
+    serving.kserve.io/deploymentMode: RawDeployment
+spec:
+  predictor:
+    minReplicas: 2
+    maxReplicas: 1
+    model:
+      modelFormat: {name: huggingface}
+      args: [--model_id=meta-llama/Llama-3.1-8B-Instruct]
+      resources:
+        limits: {nvidia.com/gpu: "1"}
+"""
+
+
+def test_kserve_refuses_a_minimum_above_the_maximum():
+    (finding,) = findings_of(RULE, ISVC)
+    assert (finding.line, finding.column) == (9, 18)
+    assert (
+        finding.message
+        == "KServe's webhook rejects this InferenceService: 'MinReplicas' cannot be greater than MaxReplicas"
+    )
+    assert findings_of(RULE, ISVC.replace("maxReplicas: 1", "maxReplicas: 3")) == []
+    assert findings_of(RULE, ISVC.replace("maxReplicas: 1", "maxReplicas: 0")) == []  # 0: no limit
+    # the default minimum (1) is not above a maximum of 1
+    assert findings_of(RULE, ISVC.replace("    minReplicas: 2\n", "")) == []
+
+
+MULTINODE = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: huggingface-llama3
+  annotations:
+    serving.kserve.io/deploymentMode: Standard
+spec:
+  predictor:
+    model:
+      runtime: kserve-huggingfaceserver-multinode
+      modelFormat: {name: huggingface}
+      storageUri: pvc://llama-3-8b-pvc/hf/8b_instruction_tuned
+    workerSpec:
+      pipelineParallelSize: 2
+      tensorParallelSize: 1
+"""
+
+
+def test_kserve_multinode_needs_autoscaling_off():
+    """validateMultiNodeVariables (v0.19): 'none' (v0.15.2 on); v0.15.0 asked for 'external', which is let be. Left
+    out, every release with a multi-node controller (v0.15.0 on; v0.14 had the field and ignored it) refuses it."""
+    (finding,) = findings_of(RULE, MULTINODE)
+    assert finding.severity == "error"
+    assert finding.message == (
+        'KServe\'s webhook rejects this InferenceService: the InferenceService "huggingface-llama3" is invalid: '
+        "Multinode only supports 'none' autoscaler()"
+    )
+    for allowed in ("none", "external"):
+        fixed = MULTINODE.replace("Standard\n", f"Standard\n    serving.kserve.io/autoscalerClass: {allowed}\n")
+        assert findings_of(RULE, fixed) == []
+    hpa = MULTINODE.replace("Standard\n", "Standard\n    serving.kserve.io/autoscalerClass: hpa\n")
+    (finding,) = findings_of(RULE, hpa)
+    assert (finding.line, finding.column) == (7, 40) and finding.message.endswith("autoscaler(hpa)")
+
+
+# ------------------------------------------------------------------ Knative's autoscaling annotations
+
+KSVC = """\
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: whisper-large-v3
+  namespace: speech
+spec:
+  template:
+    metadata:
+      annotations:
+        autoscaling.knative.dev/min-scale: "0"
+        autoscaling.knative.dev/max-scale: "10"
+    spec:
+      containers:
+      - image: ghcr.io/speaches-ai/speaches:0.7.0-cuda
+        resources:
+          limits: {nvidia.com/gpu: "1"}
+"""
+
+AUTOSCALER_CONFIG = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: config-autoscaler
+  namespace: knative-serving
+data:
+  max-scale: "2"
+  max-scale-limit: "4"
+---
+"""
+
+
+def test_knative_refuses_a_max_scale_above_the_clusters_limit():
+    (finding,) = findings_of(RULE, AUTOSCALER_CONFIG + KSVC)
+    assert finding.message == (
+        "Knative's webhook rejects this Service: validation failed: expected 1 <= 10 <= 4: "
+        "spec.template.metadata.annotations.autoscaling.knative.dev/max-scale\n"
+        "max-scale-limit is 4 in ConfigMap knative-serving/config-autoscaler"
+    )
+    assert findings_of(RULE, AUTOSCALER_CONFIG + KSVC.replace('max-scale: "10"', 'max-scale: "4"')) == []
+    # without config-autoscaler among the files the limit is unknown: no limit is assumed
+    assert findings_of(RULE, KSVC) == []
+
+
+def test_knative_refuses_a_max_scale_below_the_min_scale():
+    broken = KSVC.replace('min-scale: "0"', 'min-scale: "3"').replace('max-scale: "10"', 'max-scale: "2"')
+    (finding,) = findings_of(RULE, broken)
+    assert finding.message.startswith("Knative's webhook rejects this Service: validation failed: max-scale=2 is less")
+    unlimited = KSVC.replace('min-scale: "0"', 'min-scale: "3"').replace('max-scale: "10"', 'max-scale: "0"')
+    assert findings_of(RULE, unlimited) == []  # 0 is no maximum
+    old_keys = broken.replace("min-scale", "minScale").replace("max-scale", "maxScale")
+    assert len(findings_of(RULE, old_keys)) == 1
+
+
+def test_kuberay_refuses_a_cluster_name_that_is_no_dns1035_label():
+    """ValidateRayClusterMetadata (v1.4.0 on): a model name with a dot is a valid object name, not a KubeRay one
+    (the cluster's Services and pods are named after it)."""
+    fixed = GPU_RAYCLUSTER.replace("maxReplicas: 2", "maxReplicas: 4")
+    (finding,) = findings_of(RULE, fixed.replace("name: embeddings-batch", "name: llama-3.1-8b"))
+    assert (finding.line, finding.column) == (4, 9)
+    assert finding.message.startswith(
+        "KubeRay refuses this RayCluster: RayCluster name should be a valid DNS1035 label\n[a DNS-1035 label must "
+    )  # the regular expression makes it too long for the line: it is the note under it
+    assert finding.message.endswith("(event InvalidRayClusterMetadata) and creates nothing")
+    # the name is checked first: the crossed bounds of the broken cluster are not said beside it
+    (first,) = findings_of(RULE, GPU_RAYCLUSTER.replace("name: embeddings-batch", "name: llama-3.1-8b"))
+    assert "DNS1035" in first.message
+
+
+def test_kuberay_name_lengths_leave_room_for_the_clusters_suffix():
+    fixed = GPU_RAYCLUSTER.replace("maxReplicas: 2", "maxReplicas: 4")
+    assert findings_of(RULE, fixed.replace("embeddings-batch", "e" * 53)) == []
+    (finding,) = findings_of(RULE, fixed.replace("embeddings-batch", "e" * 54))
+    assert "RayCluster name should be no more than 53 characters" in finding.message
+    job = fixed.replace("kind: RayCluster", "kind: RayJob").replace("\nspec:\n", "\nspec:\n  rayClusterSpec:\n", 1)
+    job = job.replace("\n  ", "\n    ").replace("\n    rayClusterSpec:", "\n  rayClusterSpec:")
+    assert findings_of(RULE, job.replace("embeddings-batch", "j" * 47)) == []
+    (finding,) = findings_of(RULE, job.replace("embeddings-batch", "j" * 48))
+    assert "The RayJob metadata is invalid: RayJob name should be no more than 47 characters" in finding.message
+
+
+def test_kuberay_refuses_gpus_given_twice_to_a_group():
+    """validateRayGroupResources (v1.5.0 on): num-gpus in rayStartParams beside the group's own resources."""
+    fixed = GPU_RAYCLUSTER.replace("maxReplicas: 2", "maxReplicas: 4")
+    broken = fixed.replace(
+        "    rayStartParams: {}\n", '    rayStartParams: {num-gpus: "1"}\n    resources: {GPU: "1"}\n'
+    )
+    (finding,) = findings_of(RULE, broken)
+    assert finding.message.startswith(
+        "KubeRay refuses this RayCluster: resource fields should not be set in both rayStartParams and Resources for "
+        "gpu-workers group; please use only one"
+    )
+    assert findings_of(RULE, fixed.replace("    rayStartParams: {}\n", '    rayStartParams: {num-gpus: "1"}\n')) == []
+
+
+def test_kserve_multinode_storage_and_parallel_sizes():
+    """validateMultiNodeVariables (v0.19, multi-node since v0.15.0): the model is read from a PVC (or an OCI image,
+    v0.16 on), the parallel sizes come from the workerSpec, not the model's env, and are at least 1."""
+    off = MULTINODE.replace("Standard\n", "Standard\n    serving.kserve.io/autoscalerClass: none\n")
+    hub = off.replace("pvc://llama-3-8b-pvc/hf/8b_instruction_tuned", "hf://meta-llama/Meta-Llama-3-8B-Instruct")
+    (finding,) = findings_of(RULE, hub)
+    assert finding.message.endswith("Multinode only supports 'pvc' and 'oci' Storage Protocol(hf)")
+    assert (
+        findings_of(RULE, off.replace("pvc://llama-3-8b-pvc/hf/8b_instruction_tuned", "oci://registry/llama3:8b")) == []
+    )
+    unset = off.replace("      storageUri: pvc://llama-3-8b-pvc/hf/8b_instruction_tuned\n", "")
+    (finding,) = findings_of(RULE, unset)
+    assert finding.message.endswith("StorageURI must be set for multinode enabled")
+    env = off.replace(
+        "      modelFormat:", "      env:\n      - {name: TENSOR_PARALLEL_SIZE, value: '2'}\n      modelFormat:"
+    )
+    (finding,) = findings_of(RULE, env)
+    assert finding.message.endswith("setting TENSOR_PARALLEL_SIZE in environment variables is not allowed")
+    zero = off.replace("tensorParallelSize: 1", "tensorParallelSize: 0")
+    (finding,) = findings_of(RULE, zero)
+    assert finding.message.endswith("WorkerSpec.TensorParallelSize cannot be less than 1(0)")
+    # KServe stops at its first error: one finding for the first of several
+    (finding,) = findings_of(
+        RULE, hub.replace("serving.kserve.io/autoscalerClass: none", "serving.kserve.io/autoscalerClass: hpa")
+    )
+    assert finding.message.endswith("Storage Protocol(hf)")
+
+
+def test_a_single_node_inferenceservice_is_no_multinode_one():
+    """Without a workerSpec nothing of the multi-node rules applies (an hf:// model, the default autoscaler)."""
+    single = MULTINODE.replace(
+        "pvc://llama-3-8b-pvc/hf/8b_instruction_tuned", "hf://meta-llama/Meta-Llama-3-8B-Instruct"
+    )
+    single = single[: single.index("    workerSpec:")]
+    assert findings_of(RULE, single) == []

@@ -1068,6 +1068,7 @@ metadata:
   namespace: kserve-test
   annotations:
     serving.kserve.io/deploymentMode: RawDeployment
+    serving.kserve.io/autoscalerClass: none  # KServe refuses a multi-node predictor without it
 spec:
   predictor:
     model:
@@ -1118,12 +1119,12 @@ def test_kserve_multi_node_fit_verdicts_at_the_parallel_size(tmp_path):
     path.write_text(_multinode(backend="mp", pp=2, tp=16))
     found = _findings(str(path), "--inventory", FLEET)
     # 16 GPUs per pod: the head and the worker, each reported at the predictor's tensorParallelSize
-    assert found == [("gpu-unschedulable", "isvc.yaml", 19, 7)] * 2
+    assert found == [("gpu-unschedulable", "isvc.yaml", 20, 7)] * 2
     # the worker's own nodeSelector is its pod's: a product no node has is the worker's finding alone
     path.write_text(
         _multinode(backend="mp", pp=2, tp=4).replace("HBM3}\n      tolerations", "HBM9}\n      tolerations")
     )
-    assert _findings(str(path), "--inventory", FLEET) == [("over-tight-affinity", "isvc.yaml", 20, 46)]
+    assert _findings(str(path), "--inventory", FLEET) == [("over-tight-affinity", "isvc.yaml", 21, 46)]
     # without the runtime the workers' count and GPUs are unknown: nothing said
     path.write_text(_multinode(backend="mp", pp=2, tp=16).split("---")[0])
     assert not any(rule == "gpu-unschedulable" for rule, *_ in _findings(str(path), "--inventory", FLEET))

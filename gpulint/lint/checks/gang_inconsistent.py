@@ -37,7 +37,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 brief,
                 notes=(
                     *((f"members: {gang.roles()}",) if roles and brief == head else ()),
-                    "the gang can never reach quorum and its pods wait forever",
+                    REFUSED_AT_ADMISSION.get(gang.system, "the gang can never reach quorum and its pods wait forever"),
                 ),
             )
         schedulers = sorted({member.scheduler for member in gang.members})
@@ -86,6 +86,13 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     Severity.INFO,
                 )
 
+
+# Gangs whose operator refuses the object itself when its minimum exceeds its pods, in its own words:
+# Volcano v1.15.1 pkg/webhooks/admission/jobs/validate/admit_job.go validateJobCreate (totalReplicas <
+# job.Spec.MinAvailable).
+REFUSED_AT_ADMISSION = {
+    "Volcano Job": "Volcano's webhook refuses the Job: job 'minAvailable' should not be greater than total replicas in tasks",
+}
 
 SYSTEM_OBJECTS = {
     "PodGroup": ("scheduling.k8s.io", "PodGroup"),

@@ -1,9 +1,12 @@
-"""operator-rejected: an operator's own admission webhook refuses the object (Kueue, Volcano, JobSet, LeaderWorkerSet, Training Operator, Trainer), worded as it words it."""
+"""operator-rejected: an operator's own admission webhook (Kueue, Volcano, JobSet, LeaderWorkerSet, Training Operator,
+Trainer, KServe, Knative Serving) or its controller's validation (KubeRay, the MPI operator) refuses the object, worded as it words it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.kube import knative
+from gpulint.kube.fields import dig, mapping
 from gpulint.kube.operator_webhooks import refusals
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
@@ -19,6 +22,8 @@ SPEC = RuleSpec(
         {
             "RayJob",
             "RayCluster",
+            "RayService",
+            "MPIJob",
             "ClusterQueue",
             "Queue",
             "Job",
@@ -30,6 +35,9 @@ SPEC = RuleSpec(
             "PaddleJob",
             "JAXJob",
             "TrainJob",
+            "InferenceService",
+            "Service",  # Knative's (serving.knative.dev)
+            "Configuration",
         }
     ),
 )
@@ -37,6 +45,9 @@ RULE_ID = SPEC.id
 
 
 def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    if obj.ref.group == knative.GROUP and obj.kind in knative.KINDS:
+        yield from _knative_scale(obj, ctx)
+        return
     found = refusals(obj.data, obj.ref.group, obj.kind)
     if not found:
         return
@@ -50,9 +61,29 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             and not config.manages(obj.ref.group, obj.kind)
         ):
             continue  # the integration is off: Kueue registers no webhook for the kind
-        subject = f"{refusal.operator}'s webhook rejects this {obj.kind}"
+        if refusal.controller:  # no webhook: the operator's controller validates what the API server stored
+            subject = f"{refusal.operator} refuses this {obj.kind}"
+        else:
+            subject = f"{refusal.operator}'s webhook rejects this {obj.kind}"
         if refusal.error is not None:
             brief, notes = rejection_text(refusal.error, subject)
         else:
             brief, notes = split_long(f"{subject}: {refusal.words}")
+        notes = (*notes, refusal.controller) if refusal.controller else notes
         yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs)
+
+
+def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A Knative Service's or Configuration's scale bounds, against config-autoscaler's max-scale-limit when the
+    linted files hold it (no limit is assumed otherwise)."""
+    annotations = mapping(dig(obj.data, "spec", "template", "metadata", "annotations"))
+    limit = knative.max_scale_limit(ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.AUTOSCALER_CONFIG))
+    for problem in knative.scale_problems(annotations, limit):
+        brief, notes = split_long(f"Knative's webhook rejects this {obj.kind}: validation failed: {problem.message}")
+        where = f"max-scale-limit is {limit} in ConfigMap knative-serving/config-autoscaler"
+        yield Diagnostic(
+            RULE_ID,
+            ("spec", "template", "metadata", "annotations", problem.key),
+            brief,
+            notes=(*notes, where) if problem.by_limit else notes,
+        )
