@@ -247,6 +247,20 @@ MAP_KEY_CASES: list[tuple[str, bool | str]] = [
     ("[{dyn(1): 0, dyn(true): 1}] != [{dyn(true): 0, dyn(1): 1}]", True),
     ("cel.bind(m, {}, m[dyn(null)] == 2)", COMPILE),
     ("cel.bind(m, {1: 0, 2: 1}, 1 in m)", True),
+    # two levels down and more, and `in` a list (baseList.Equal, baseMap.Equal and Contains recurse; a Python dict
+    # merged 1 and true: false, where Kubernetes says true)
+    ('{"a": [{dyn(1): 0, dyn(true): 1}]} == {"a": [{dyn(true): 1, dyn(1): 0}]}', True),
+    ("[[{dyn(1): 0, dyn(true): 1}]] == [[{dyn(true): 1, dyn(1): 0}]]", True),
+    ('{"a": {"b": {dyn(1): 0, dyn(true): 1}}} == {"a": {"b": {dyn(true): 1, dyn(1): 0}}}', True),
+    ("[[{dyn(1): 0, dyn(1u): 1}]] == [[{dyn(1u): 1, dyn(1): 0}]]", True),
+    ("[[[{dyn(1): 0, dyn(true): 1}]]] != [[[{dyn(true): 0, dyn(1): 1}]]]", True),
+    ("[{dyn(1): 0, dyn(true): 1}] in [[{dyn(true): 1, dyn(1): 0}]]", True),
+    ("[{dyn(1): 0, dyn(true): 1}] in [[{dyn(true): 0, dyn(1): 1}]]", False),
+    ('[{"k": [{dyn(1): 0, dyn(true): 1}]}].exists(x, x == {"k": [{dyn(true): 1, dyn(1): 0}]})', True),
+    (
+        '[[{dyn(1): dyn(quantity("1")), dyn(true): dyn(1)}]] == [[{dyn(true): dyn(1), dyn(1): dyn(quantity("1000m"))}]]',
+        True,
+    ),
 ]
 # keys cel-go holds and cel-cpp cannot (a double, a null): Kubernetes' outcome, where gpulint gives no verdict
 UNREPRESENTED_CASES: list[tuple[str, bool | str]] = [
@@ -254,4 +268,12 @@ UNREPRESENTED_CASES: list[tuple[str, bool | str]] = [
     ('{dyn(1): "a", dyn(1.0): "b"}.size() == 2', True),
     ('{dyn(1.0): "a"}[1] == "a"', ERROR),  # an int never finds a double key
     ("{dyn(null): 1}.size() == 1", True),
+    # cel-go folds the conversion of a constant map at planning: gpulint refused it ("program instantiation failed")
+    ("dyn({dyn(1.5): 0}).size() == 1", True),
+    # keyed by 1 and true beside a Quantity, nested past the levels gpulint compares in cel-cpp (7)
+    (
+        "[{" + '"k": [{"k": [{"k": [{dyn(1): dyn(quantity("1")), dyn(true): dyn(1)}]}]}]}] == '
+        "[{" + '"k": [{"k": [{"k": [{dyn(true): dyn(1), dyn(1): dyn(quantity("1000m"))}]}]}]}]',
+        True,
+    ),
 ]

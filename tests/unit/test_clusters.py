@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, said
 
+from gpulint.lint.config import ClusterScope, Config
+from gpulint.lint.inputs.sources import Source
+from gpulint.lint.run import LintRun, scoped_resolvers
 from gpulint.lint.world.cross_file import CROSS_FILE_KINDS
 from gpulint.lint.world.inventory import INVENTORY_KINDS
 from gpulint.lint.world.kinds import BY_KEY, DECLARABLE, KINDS, Complete
@@ -493,4 +496,151 @@ def test_forked_workers_judge_each_file_against_its_cluster_as_one_process_does(
     assert sorted((f["path"], f["severity"]) for f in split) == [
         ("clusters/dev/apps/train.yaml", "error"),
         ("clusters/prod/apps/copy-7.yaml", "error"),
+    ]
+
+
+# --------------------------------------------------------------------------- node classes and compute classes
+
+# Shaped as karpenter-provider-azure's examples (examples/v1beta1) and GoogleCloudPlatform/accelerated-platforms'
+# classes (platforms/gke/base/core/custom_compute_class: gpu-l4-24gb-s8-x1)
+AKS_NODE_CLASS = """\
+apiVersion: karpenter.azure.com/v1beta1
+kind: AKSNodeClass
+metadata:
+  name: gpu
+spec:
+  imageFamily: {family}
+  osDiskSizeGB: {disk}
+"""
+EC2_NODE_CLASS = """\
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: gpu
+spec:
+  amiSelectorTerms: [{{alias: al2023@latest}}]
+  role: KarpenterNodeRole-{family}
+  subnetSelectorTerms: [{{tags: {{karpenter.sh/discovery: {family}}}}}]
+  securityGroupSelectorTerms: [{{tags: {{karpenter.sh/discovery: {family}}}}}]
+  blockDeviceMappings: [{{deviceName: /dev/xvda, ebs: {{volumeSize: {disk}Gi}}}}]
+"""
+COMPUTE_CLASS = """\
+apiVersion: cloud.google.com/v1
+kind: ComputeClass
+metadata:
+  name: gpu-l4-24gb-s8-x1
+spec:
+  nodePoolAutoCreation: {{enabled: true}}
+  whenUnsatisfiable: DoNotScaleUp
+  priorities:
+  - machineType: g2-standard-{disk}
+    gpu: {{type: nvidia-l4, count: 1, driverVersion: latest}}
+    spot: {family}
+"""
+NODE_CLASS_LIKE = [
+    ("karpenter.azure.com", "AKSNodeClass", AKS_NODE_CLASS, ("Ubuntu2204", "AzureLinux", "Ubuntu2204")),
+    ("karpenter.k8s.aws", "EC2NodeClass", EC2_NODE_CLASS, ("dev", "prod", "platform")),
+    ("cloud.google.com", "ComputeClass", COMPUTE_CLASS, ("false", "true", "false")),
+]
+
+
+@pytest.mark.parametrize(
+    ("group", "kind", "text", "families"), NODE_CLASS_LIKE, ids=("AKSNodeClass", "EC2NodeClass", "ComputeClass")
+)
+def test_a_mapped_cluster_reads_only_its_own_node_classes(group, kind, text, families):
+    """A two-cluster monorepo with a node class of one name in each cluster's folder and in a shared platform
+    folder: each mapped cluster reads its own, the files in no cluster the shared one. Before, AKSNodeClass and
+    ComputeClass were not marked as describing a cluster, and both mapped clusters read the shared folder's too."""
+    files = {
+        "clusters/eastus/nodeclasses.yaml": text.format(family=families[0], disk=8),
+        "clusters/westus/nodeclasses.yaml": text.format(family=families[1], disk=16),
+        "platform/nodeclasses.yaml": text.format(family=families[2], disk=32),
+    }
+    sources = [Source(path, content=body.encode()) for path, body in files.items()]
+    scopes = tuple(ClusterScope(name, (f"clusters/{name}/*",), ()) for name in ("eastus", "westus"))
+    run = LintRun(Config(clusters=scopes), sources, scoped=[(scope, None) for scope in scopes])
+    read = [sorted(obj.file for obj in r.linted.of_kind(group, kind)) for r in scoped_resolvers(run, run.linted)]
+    assert read == [
+        ["platform/nodeclasses.yaml"],
+        ["clusters/eastus/nodeclasses.yaml"],
+        ["clusters/westus/nodeclasses.yaml"],
+    ]
+
+
+GKE_NODES = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gke-ml-default-pool-8f2c1d3e-k9wz
+    labels:
+      cloud.google.com/gke-nodepool: default-pool
+      cloud.google.com/machine-family: e2
+      kubernetes.io/hostname: gke-ml-default-pool-8f2c1d3e-k9wz
+      kubernetes.io/os: linux
+      node.kubernetes.io/instance-type: e2-standard-4
+      topology.kubernetes.io/zone: us-central1-a
+  status:
+    capacity: {cpu: "4", memory: 16374524Ki, pods: "110"}
+    allocatable: {cpu: 3920m, memory: 13207804Ki, pods: "110"}
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gke-ml-l4-pool-5b7e9a21-tq4m
+    labels:
+      cloud.google.com/gke-accelerator: nvidia-l4
+      cloud.google.com/gke-nodepool: l4-pool
+      cloud.google.com/machine-family: g2
+      kubernetes.io/hostname: gke-ml-l4-pool-5b7e9a21-tq4m
+      kubernetes.io/os: linux
+      node.kubernetes.io/instance-type: g2-standard-8
+      topology.kubernetes.io/zone: us-central1-a
+  spec:
+    taints:
+    - {key: nvidia.com/gpu, value: present, effect: NoSchedule}
+  status:
+    capacity: {cpu: "8", memory: 32880372Ki, nvidia.com/gpu: "1", pods: "110"}
+    allocatable: {cpu: 7910m, memory: 29004532Ki, nvidia.com/gpu: "1", pods: "110"}
+"""
+
+
+def class_job(gpus: int, name: str = "train") -> str:
+    selector = "      nodeSelector: {cloud.google.com/compute-class: gpu-l4-24gb-s8-x1}\n"
+    return job(gpus, name).replace("      restartPolicy: Never\n", "      restartPolicy: Never\n" + selector)
+
+
+def gke_monorepo(root: Path, class_in: str) -> Path:
+    return tree(
+        root,
+        {
+            "inventory/gke/nodes.yaml": GKE_NODES,
+            "clusters/gke/apps/train.yaml": class_job(8),
+            f"{class_in}/computeclass.yaml": COMPUTE_CLASS.format(family="false", disk=8),
+            ".gpulint.yaml": 'clusters:\n  gke: {paths: ["clusters/gke/*"], inventory: [inventory/gke]}\n',
+        },
+    )
+
+
+def test_a_mapped_gke_cluster_takes_its_own_compute_class_not_a_shared_folders(tmp_path, monkeypatch):
+    # 8 GPUs of a class whose only priority is a g2-standard-8 with one L4: GKE creates no node that holds them
+    (own,) = check(gke_monorepo(tmp_path / "own", "clusters/gke/classes"), monkeypatch=monkeypatch)
+    assert (own["rule"], own["severity"]) == ("gpu-unschedulable", "warning"), own
+    assert "ComputeClass gpu-l4-24gb-s8-x1" in said(own) and "DoNotScaleUp" in said(own)
+    # the same class in a shared folder may be another cluster's: the class the pod selects is not known
+    (shared,) = check(gke_monorepo(tmp_path / "shared", "platform/classes"), monkeypatch=monkeypatch)
+    assert (shared["rule"], shared["severity"]) == ("gpu-unschedulable", "info"), shared
+
+
+def test_forked_workers_read_a_compute_class_of_another_file_as_one_process_does(tmp_path, monkeypatch):
+    """Before, a ComputeClass did not cross files: split over workers, the pod's class was unknown (info)."""
+    root = gke_monorepo(tmp_path, "clusters/gke/classes")
+    for index in range(50):  # enough files for the run to fork its workers
+        (root / f"clusters/gke/apps/copy-{index}.yaml").write_text(class_job(8 if index == 7 else 1, f"t-{index}"))
+    split = check(root, "--jobs", "2", monkeypatch=monkeypatch)
+    assert split == check(root, "--jobs", "1", monkeypatch=monkeypatch)
+    assert sorted((f["path"], f["severity"]) for f in split) == [
+        ("clusters/gke/apps/copy-7.yaml", "warning"),
+        ("clusters/gke/apps/train.yaml", "warning"),
     ]

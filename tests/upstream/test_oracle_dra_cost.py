@@ -342,6 +342,57 @@ DYN_SELECTOR = st.recursive(
 )
 
 
+# issue #33: maps keyed by both 1 and true (or 1 and 1u) compared at any depth inside lists and maps, by `==`, `!=`
+# and `in` a list. cel-go's baseList.Equal and baseMap.Equal recurse (common/types list.go, map.go); gpulint compares
+# lists and maps in cel-cpp as deep as the expression's values nest, a Python dict (which merges those keys) never.
+# A value is drawn as a tree and written twice, its maps' entries in order and reversed, so that equal values
+# differ in the order a dict would merge them; every element and value is dyn() (HomogeneousAggregateLiterals).
+_NESTED_LEAF = st.sampled_from(
+    ["0", "1", "1u", "true", "false", '"a"', "null", "2.0", MEMORY, VERSION, 'quantity("1")']
+)
+_NESTED_KEY = st.one_of(_COMMON_KEY, st.just('dyn("k")'))
+NESTED_TREE = st.recursive(
+    _NESTED_LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=1, max_size=3).map(lambda items: ("list", items)),
+        st.lists(st.tuples(_NESTED_KEY, inner), min_size=1, max_size=3).map(lambda entries: ("map", entries)),
+    ),
+    max_leaves=6,
+)
+
+
+def written(tree: Any, reversed_maps: bool = False) -> str:
+    """A tree of NESTED_TREE as a CEL literal, each map's entries in order or reversed."""
+    if isinstance(tree, str):
+        return f"dyn({tree})"
+    kind, items = tree
+    if kind == "list":
+        return "dyn([" + ", ".join(written(item, reversed_maps) for item in items) + "])"
+    entries = list(reversed(items)) if reversed_maps else items
+    return "dyn({" + ", ".join(f"{key}: {written(value, reversed_maps)}" for key, value in entries) + "})"
+
+
+NESTED_COMPARED = st.one_of(
+    st.builds(lambda t, op: f"{written(t)} {op} {written(t, True)}", NESTED_TREE, st.sampled_from(["==", "!="])),
+    st.builds(
+        lambda t, u, op: f"{written(t)} {op} {written(u)}", NESTED_TREE, NESTED_TREE, st.sampled_from(["==", "!="])
+    ),
+    st.builds(lambda t, u: f"{written(t)} in [{written(u)}, {written(t, True)}]", NESTED_TREE, NESTED_TREE),
+    st.builds(lambda t, u: f"{written(t)} in [{written(u)}]", NESTED_TREE, NESTED_TREE),
+    st.builds(lambda t: f"[{written(t)}].exists(x, x == {written(t, True)})", NESTED_TREE),
+    st.builds(lambda t: f'{{"a": [{written(t)}]}} == {{"a": [{written(t, True)}]}}', NESTED_TREE),
+    st.builds(lambda t: f"cel.bind(v, [[{written(t)}]], v == [[{written(t, True)}]])", NESTED_TREE),
+)
+NESTED_SELECTOR = st.recursive(
+    NESTED_COMPARED,
+    lambda inner: st.one_of(
+        st.builds(lambda a, b, op: f"({a}) {op} ({b})", inner, inner, st.sampled_from(["&&", "||"])),
+        st.builds(lambda a: f"!({a})", inner),
+    ),
+    max_leaves=2,
+)
+
+
 def test_maps_keyed_by_dyn_values_key_as_cel_go_keys(oracle):
     """Cases found by hand and by the family below, each asked of the oracle."""
     device = {"memory": "40Gi", "version": "1.2.3", "model": "a100"}
@@ -357,6 +408,15 @@ def test_maps_keyed_by_dyn_values_key_as_cel_go_keys(oracle):
         'cel.bind(m, {dyn(1): "a", dyn(true): "b"}, dyn(true) in m && dyn(1u) in m && !(dyn(2) in m))',
         "{dyn(0): 1, dyn(false): 2, dyn(0u): 3}.exists(k, k == false)",
         '{"k": {dyn(1): 0, dyn(true): 1}} == {"k": {dyn(true): 1, dyn(1): 0}}',
+        # two levels down and more (a Python dict merged 1 and true: false where Kubernetes says true)
+        '{"a": [{dyn(1): 0, dyn(true): 1}]} == {"a": [{dyn(true): 1, dyn(1): 0}]}',
+        "[[{dyn(1): 0, dyn(true): 1}]] == [[{dyn(true): 1, dyn(1): 0}]]",
+        '{"a": {"b": {dyn(1): 0, dyn(true): 1}}} == {"a": {"b": {dyn(true): 1, dyn(1): 0}}}',
+        "[[{dyn(1): 0, dyn(1u): 1}]] == [[{dyn(1u): 1, dyn(1): 0}]]",
+        "[{dyn(1): 0, dyn(true): 1}] in [[{dyn(true): 1, dyn(1): 0}]]",
+        "[{dyn(1): 0, dyn(true): 1}] in [[{dyn(true): 0, dyn(1): 1}]]",
+        f"[[{{dyn(1): dyn({MEMORY}), dyn(true): dyn(1)}}]] == [[{{dyn(true): dyn(1), dyn(1): dyn(quantity('40Gi'))}}]]",
+        f"[[[{{dyn(1): dyn({VERSION}), dyn(true): dyn(1)}}]]] != [[[{{dyn(true): dyn(1), dyn(1): dyn('1.2.3')}}]]]",
     ]
     found, _ = differences(oracle, [case(e, device) for e in expressions], verdicts=True, uncounted=True)
     assert not found, "\n".join(found)
@@ -367,5 +427,14 @@ def test_maps_keyed_by_dyn_values_key_as_cel_go_keys(oracle):
 def test_generated_maps_keyed_by_dyn_values_agree_with_kubernetes(oracle, batch):
     """Compiled, estimated and evaluated as Kubernetes (a key cel-cpp cannot hold: no verdict), and counted as
     cel-go counts where counted (a map of mixed kinds is left to the evaluation worker)."""
+    found, _ = differences(oracle, [case(e, d) for e, d in batch], verdicts=True, uncounted=True)
+    assert not found, "\n".join(found[:10])
+
+
+@family_settings(50)
+@given(st.lists(st.tuples(NESTED_SELECTOR, DEVICE), min_size=50, max_size=50))
+def test_generated_nested_maps_keyed_by_dyn_values_compare_as_cel_go(oracle, batch):
+    """Lists and maps of maps keyed by 1, 1u and true compared at any depth: compiled, estimated and evaluated as
+    Kubernetes (where gpulint cannot hold a value, no verdict), and counted as cel-go counts where counted."""
     found, _ = differences(oracle, [case(e, d) for e, d in batch], verdicts=True, uncounted=True)
     assert not found, "\n".join(found[:10])

@@ -54,7 +54,10 @@ COST_EXCEEDED = actual_cost.COST_EXCEEDED  # cel-go's runtime message
 # No verdict: the evaluation worker did not get its CPU time (a busy machine) or could not start.
 UNDECIDED = "evaluation timed out, undecided"
 # cel-go keys a map by a double, a null, a timestamp or a duration; cel-cpp's maps cannot hold one: no verdict
-UNREPRESENTED = "undecided: a map keyed by a double, null, timestamp or duration (gpulint's CEL runtime has none)"
+UNREPRESENTED = (
+    "undecided: a map keyed by a double, null, timestamp or duration, or by both 1 and true nested deeper than gpulint "
+    "compares beside a Quantity or a Semver (gpulint's CEL runtime has none)"
+)
 NO_VERDICT = (UNDECIDED, UNREPRESENTED)  # evaluation errors that are no verdict on the object
 MUTABLE_ROOTS = ("variables",)  # policy variables are added to this map between expressions
 CACHE_SIZE = 4096  # compiled expressions (and their cost verdicts) kept per engine: the webhook sees new ones forever
@@ -1072,11 +1075,12 @@ def _constant_conversion_problem(env: Any, runs: str, expression: str) -> CelPro
         return None
     for offset, serialized in rewrite.constant_conversions(env.compile(runs, disable_check=True).serialize()):
         try:
-            value = env.deserialize(rewrite.guard(serialized, True) or serialized).eval(data={})
+            program = _guarded(env, serialized, True, False, True, False) or env.deserialize(serialized)
+            value = program.eval(data={})
             error = str(value.value()) if value.type().name() == "ERROR" else ""
         except Exception as exc:  # the binding raises some runtime errors
             error = str(exc)
-        if error:
+        if error and UNREPRESENTED not in error:  # a value cel-go holds and cel-cpp cannot: for the evaluation
             return CelProblem(f"program instantiation failed: {readable(error)}", offset if runs == expression else 0)
     return None
 
@@ -1094,20 +1098,30 @@ def _program(env: Any, expression: str, devices: bool) -> Any:
     versions = devices or "semver" in code
     quantities = devices or "quantity" in code
     if versions or quantities or _INT_CALL.search(code) or "bind" in code or "{" in code:
-        guarded = rewrite.guard(
-            env.compile(expression, disable_check=True).serialize(), versions, quantities, maps="{" in code
-        )
+        serialized = env.compile(expression, disable_check=True).serialize()
+        guarded = _guarded(env, serialized, versions, quantities, "{" in code, formats)
         if guarded is not None:
-            try:
-                return env.deserialize((rewrite.rewrite(guarded) or guarded) if formats else guarded)
-            except RuntimeError:
-                # nested past the depth protobuf parses (an expression of ~30 nested operators): as written
-                pass
+            return guarded
     if parsed is not None:
         rewritten = rewrite.rewrite(parsed)
         if rewritten is not None:
             return env.deserialize(rewritten)
     return checked if checked is not None else env.compile(expression)
+
+
+def _guarded(env: Any, serialized: bytes, versions: bool, quantities: bool, maps: bool, formats: bool) -> Any:
+    """The program of the serialized parsed expression with its guards (rewrite.guard), lists and maps compared in
+    cel-cpp as deep as its values nest, or fewer levels where protobuf's parse (100 levels of nesting) stops; None:
+    nothing to guard, or an expression of ~30 nested operators, which runs as written."""
+    for depth in range(rewrite.compared_depth(serialized) if maps else 0, -1, -1):
+        guarded = rewrite.guard(serialized, versions, quantities, maps=maps, depth=depth)
+        if guarded is None:
+            return None
+        try:
+            return env.deserialize((rewrite.rewrite(guarded) or guarded) if formats else guarded)
+        except RuntimeError:
+            continue
+    return None
 
 
 def _mixed_literal(typed: Any, expression: str, runs: str) -> CelProblem | None:
@@ -1380,6 +1394,9 @@ def _kubernetes_functions(
         table[rewrite.NOT_FALSE] = [
             ("k8s_not_false", B, [t.List(t.DYN)], False, lambda pair: kubernetes_equal(*pair) is not False)
         ]
+        table[rewrite.NOT_FALSE_DEEP] = [
+            ("k8s_not_false_deep", B, [t.List(t.DYN)], False, lambda given: _not_false(given, recorder))
+        ]
         table[rewrite.NOT_EQUAL] = [
             ("k8s_not_equal", B, [t.List(t.DYN)], False, lambda pair: kubernetes_equal(*pair) is not True)
         ]
@@ -1563,6 +1580,29 @@ def _map_keep(keyed: list[Any], recorder: Panics) -> list[bool]:
             recorder.unrepresented()
         keys.append(("uint" if unsigned is True else type(key).__name__, key))
     return [key not in keys[index + 1 :] for index, key in enumerate(keys)]
+
+
+def _not_false(given: list[Any], recorder: Panics) -> bool:
+    """cel-go's Equal(a, b) != false, ``given`` [a, b, cel-cpp's a == b, whether values may be tagged (a Quantity,
+    a Semver)]. ``a`` and ``b`` are Python values, whose dicts merge the keys 1, 1u and true that
+    cel-cpp's maps, as cel-go's, keep apart: where no map keys by an int or a bool they are whole, and compared
+    as cel-go does (kubernetes_equal); else cel-cpp's answer stands where it is true or no tagged value may
+    differ from its equal by identity alone, and there is no verdict otherwise."""
+    a, b, native, tagged = given
+    if not (_int_keyed(a) or _int_keyed(b)):
+        return kubernetes_equal(a, b) is not False
+    if native is True or (tagged is False and native is False):
+        return bool(native)
+    return bool(recorder.unrepresented())
+
+
+def _int_keyed(value: Any) -> bool:
+    """Whether ``value`` holds a map with a key that is not a string (an int, a uint or a bool in Python)."""
+    if isinstance(value, list):
+        return any(_int_keyed(item) for item in value)
+    if isinstance(value, dict):
+        return any(not isinstance(key, str) or _int_keyed(item) for key, item in value.items())
+    return False
 
 
 def _equal_or_fail(a: Any, b: Any) -> bool:

@@ -231,6 +231,9 @@ NO_OVERLOAD = "@kubernetes.no_overload"  # (message) -> raises it
 EQUAL = "@kubernetes.equal"  # ([a, b]) -> cel-go's Equal(a, b) == true, raising its error
 NOT_EQUAL = "@kubernetes.not_equal"  # ([a, b]) -> cel-go's Equal(a, b) != true (evalNe: never an error)
 NOT_FALSE = "@kubernetes.not_false"  # ([a, b]) -> cel-go's Equal(a, b) != false (an error counts as equal)
+# ([a, b, a == b in cel-cpp, whether values may be tagged]) -> NOT_FALSE's answer where no map keys by an int or a
+# bool (which a Python dict merges: 1, 1u and true), else cel-cpp's where it is exact, else no verdict
+NOT_FALSE_DEEP = "@kubernetes.not_false_deep"
 UNHASHABLE = "internal error: runtime error: hash of unhashable type cel.Semver"
 # (message) -> raises it and records it as the whole evaluation's error: cel-go's hash of a Semver panics, and
 # Eval recovers the panic as its result, whatever ||, && or a comprehension around it would have absorbed
@@ -408,6 +411,9 @@ class _Guards(_Builder):
     # maps of keys of several kinds may be built (a map literal): lists and maps are compared in cel-cpp, where a
     # Python dict would merge 1 and true; without, no map holds such keys (data maps key by strings)
     maps: bool = True
+    # how many levels of lists and maps the values the expression builds may nest (value_depth): lists and maps
+    # are compared in cel-cpp that far down
+    depth: int = 1
 
     def name(self) -> str:
         return f"@g{self.next_id}"
@@ -453,7 +459,7 @@ class _Guards(_Builder):
 
     def equality(self, function: str, left: bytes, right: bytes) -> bytes:
         """a == b (or a != b) as cel-go's Equal: by EQUAL (NOT_EQUAL) when a is a tagged value (which may fail),
-        by ``map_equal`` or ``list_equal`` when a is a map or a list (never an error: an element's error counts as
+        by ``container_equal`` when a is a map or a list (never an error: an element's error counts as
         equal), natively otherwise. Each operand is bound once."""
         a = self.name()
         b = a + "b"
@@ -462,75 +468,83 @@ class _Guards(_Builder):
         native = self.call(function, self.ident(a), self.ident(b))
         self.changed = True
         if not self.maps:  # lists and maps by EQUAL too: smaller programs (no map keys that Python merges)
-            slow = self.call(
-                "_||_", self.call("_||_", self.is_type(a, "list"), self.is_type(a, "map")), self.tagged(a, OPAQUE_TAG)
-            )
+            slow = self.call("_||_", self.container(a), self.tagged(a, OPAQUE_TAG))
             return self.let(a, left, self.let(b, right, self.call("_?_:_", slow, exact, native)))
-        maps, lists = self.map_equal(a, b), self.list_equal(a, b)
+        deep = self.container_equal(a, b, self.depth)
         if function == "_!=_":
-            maps, lists = self.call("!_", maps), self.call("!_", lists)
+            deep = self.call("!_", deep)
         result = self.call("_?_:_", self.tagged(a, OPAQUE_TAG), exact, native)
-        result = self.call("_?_:_", self.is_type(a, "list"), lists, result)
-        result = self.call("_?_:_", self.is_type(a, "map"), maps, result)
+        result = self.call("_?_:_", self.container(a), deep, result)
         self.changed = True
         return self.let(a, left, self.let(b, right, result))
 
-    def list_equal(self, a: str, b: str) -> bytes:
-        """baseList.Equal of the lists ``a`` and ``b``: ``b`` a list of ``a``'s size whose elements are not
-        unequal to ``a``'s in order (an error counts as equal), maps among them compared in cel-cpp's own maps
-        (``map_equal``), the others by NOT_FALSE. The loop carries [index, so far equal]."""
-        element, accumulator, x, y = a + "e", a + "s", a + "ex", a + "ey"
-        index = self.call("_[_]", self.ident(accumulator), self.integer(0))
-        so_far = self.call("_[_]", self.ident(accumulator), self.integer(1))
-        values = self.call(
-            "_?_:_",
-            self.is_type(x, "map"),
-            self.map_equal(x, y, 0),
-            self.call(NOT_FALSE, self.items(self.ident(x), self.ident(y))),
-        )
-        pair = self.let(x, self.ident(element), self.let(y, self.call("_[_]", self.ident(b), index), values))
-        step = self.items(self.call("_+_", index, self.node(_CONST, _message((3, 1)))), self.call("_&&_", so_far, pair))
-        every = _message(
-            (1, element),
-            (2, self.ident(a)),
-            (3, accumulator),
-            (4, self.items(self.integer(0), self.node(_CONST, _message((2, 1))))),
-            (5, self.call("_[_]", self.ident(accumulator), self.integer(1))),
-            (6, step),
-            (7, self.call("_[_]", self.ident(accumulator), self.integer(1))),
-        )
-        sizes = self.call("_==_", self.call("size", self.ident(a)), self.call("size", self.ident(b)))
-        same = self.call("_&&_", self.is_type(b, "list"), sizes)
-        return self.call("_&&_", same, self.node(_COMPREHENSION, every))
+    def container(self, name: str) -> bytes:
+        """type(name) == list || type(name) == map"""
+        return self.call("_||_", self.is_type(name, "list"), self.is_type(name, "map"))
 
-    def map_equal(self, a: str, b: str, nested: int = 1) -> bytes:
-        """baseMap.Equal of the maps ``a`` and ``b``, in cel-cpp's own maps (which keep 1, 1u and true apart, as
-        cel-go's do; a Python dict would merge them): ``b`` a map of ``a``'s size in which each key of ``a`` is
-        found (Find) with a value that is not unequal (an error counts as equal). Values that are maps are
-        compared so too ``nested`` levels down, deeper by NOT_FALSE."""
-        key, accumulator, x, y = a + "k", a + "r", a + "x", a + "y"
-        found = self.call("@in", self.ident(key), self.ident(b))
-        values = self.call(NOT_FALSE, self.items(self.ident(x), self.ident(y)))
-        if nested > 0:
-            values = self.call("_?_:_", self.is_type(x, "map"), self.map_equal(x, y, nested - 1), values)
-        read = self.let(
-            x,
-            self.call("_[_]", self.ident(a), self.ident(key)),
-            self.let(y, self.call("_[_]", self.ident(b), self.ident(key)), values),
+    def container_equal(self, a: str, b: str, depth: int) -> bytes:
+        """baseList.Equal or baseMap.Equal of ``a`` (a list or a map) and ``b``, in cel-cpp's own values (which keep
+        the keys 1, 1u and true apart, as cel-go's maps do; a Python dict merges them): ``b`` of ``a``'s kind and
+        size, each element of ``a`` in order (a list) or each key's value (a map, the key found in ``b`` as Find
+        finds it) not unequal to ``b``'s (an error counts as equal), lists and maps among them compared so
+        ``depth`` - 1 levels further down (``value_equal``). One loop serves both kinds, so that the program grows
+        with the depth, not 2^depth, and nests as little as it can (protobuf parses 100 levels): it carries the
+        index, -1 once unequal."""
+        item, index, x, y = a + "i", a + "a", a + "x", a + "y"
+        mine = self.call(
+            "_?_:_", self.is_type(a, "map"), self.call("_[_]", self.ident(a), self.ident(item)), self.ident(item)
         )
-        each = self.call("_&&_", found, read)
+        theirs = self.call(
+            "_?_:_",
+            self.is_type(a, "map"),
+            self.call("_[_]", self.ident(b), self.ident(item)),
+            self.call("_[_]", self.ident(b), self.ident(index)),
+        )
+        found = self.call(
+            "_||_", self.call("!_", self.is_type(a, "map")), self.call("@in", self.ident(item), self.ident(b))
+        )
+        pair = self.call("_&&_", found, self.let(x, mine, self.let(y, theirs, self.value_equal(x, y, depth - 1))))
+        step = self.call("_?_:_", pair, self.call("_+_", self.ident(index), self.integer(1)), self.integer(-1))
         every = _message(
-            (1, key),
+            (1, item),
             (2, self.ident(a)),
+            (3, index),
+            (4, self.integer(0)),
+            (5, self.call("_>=_", self.ident(index), self.integer(0))),
+            (6, step),
+            (7, self.call("_>=_", self.ident(index), self.integer(0))),
+        )
+        kinds = self.call("_==_", self.call("type", self.ident(b)), self.call("type", self.ident(a)))
+        sizes = self.call("_==_", self.call("size", self.ident(a)), self.call("size", self.ident(b)))
+        return self.call("_&&_", self.call("_&&_", kinds, sizes), self.node(_COMPREHENSION, every))
+
+    def value_equal(self, x: str, y: str, depth: int) -> bytes:
+        """cel-go's Equal(x, y) != false: lists and maps compared in cel-cpp ``depth`` levels down
+        (``container_equal``), deeper and the rest by NOT_FALSE_DEEP, which takes cel-cpp's own answer where no
+        tagged value is involved."""
+        native = self.call("_==_", self.ident(x), self.ident(y))
+        tagged = self.node(_CONST, _message((2, int(self.versions or self.quantities))))
+        leaf = self.call(NOT_FALSE_DEEP, self.items(self.ident(x), self.ident(y), native, tagged))
+        if depth <= 0:
+            return leaf
+        return self.call("_?_:_", self.container(x), self.container_equal(x, y, depth), leaf)
+
+    def contains(self, item: str, inside: str, listed: bytes) -> bytes:
+        """cel-go's ``item in inside`` for a list ``inside``: its Contains asks ``item.Equal(element)``, True alone
+        finding it; a list or a map ``item`` is compared in cel-cpp (``container_equal``), the others by
+        ``listed``."""
+        element, accumulator = item + "l", item + "r"
+        each = self.call("_||_", self.ident(accumulator), self.container_equal(item, element, self.depth))
+        any_equal = _message(
+            (1, element),
+            (2, self.ident(inside)),
             (3, accumulator),
-            (4, self.node(_CONST, _message((2, 1)))),
-            (5, self.call("@not_strictly_false", self.ident(accumulator))),
-            (6, self.call("_&&_", self.ident(accumulator), each)),
+            (4, self.false()),
+            (5, self.call("!_", self.ident(accumulator))),
+            (6, each),
             (7, self.ident(accumulator)),
         )
-        sizes = self.call("_==_", self.call("size", self.ident(a)), self.call("size", self.ident(b)))
-        same = self.call("_&&_", self.is_type(b, "map"), sizes)
-        return self.call("_&&_", same, self.node(_COMPREHENSION, every))
+        return self.call("_?_:_", self.container(item), self.node(_COMPREHENSION, any_equal), listed)
 
 
 def _operand_checks(function: str, build: _Guards) -> list[tuple[str, str]]:
@@ -575,6 +589,8 @@ def _guard_in(rebuilt: bytes, item: bytes, container: bytes, build: _Guards) -> 
         if build.quantities
         else build.call("@in", build.ident(found), build.ident(inside))
     )
+    if build.maps:  # a list or a map looked up in a list is compared in cel-cpp's values, which keep 1 and true apart
+        listed = build.contains(found, inside, listed)
     looked_up = build.call(
         "_?_:_", build.keyed(found), build.call("@in", build.ident(found), build.ident(inside)), build.false()
     )
@@ -754,18 +770,69 @@ def _guard(rebuilt: bytes, out: list[Field], build: _Builder) -> bytes:
     return rebuilt
 
 
-def guard(serialized: bytes, versions: bool, quantities: bool = False, maps: bool = True) -> bytes | None:
+# At most this many levels of lists and maps are compared in cel-cpp (each adds ~14 levels of message nesting to
+# the program, whose parse stops at 100: the engine compares fewer where it must); deeper, NOT_FALSE_DEEP compares
+MAX_COMPARED_DEPTH = 8
+
+
+def value_depth(expr: bytes, bound: dict[str, int] | None = None) -> int:
+    """How many levels of lists and maps the values ``expr`` builds may nest, an upper bound: a list or map literal
+    adds one to its elements', a call or a selection passes on its operands', a comprehension's variables are
+    bound to its range's and its accumulator's (a macro's step adds a level at most: map() appends a list of its
+    body's values). A name it does not bind is data (the object, a device), whose maps key by strings alone: 0."""
+    names = bound or {}
+    kind, body = _kind(expr)
+    if kind == _IDENT:
+        return names.get(_ident_name(expr) or "", 0)
+    if kind in (_LIST, _STRUCT):
+        children = [v for n, _, v in decode(body) if isinstance(v, bytes) and n in _NESTED[kind]]
+        if kind == _STRUCT:
+            children = [v for entry in children for n, _, v in decode(entry) if n == 4 and isinstance(v, bytes)]
+        return 1 + max((value_depth(child, names) for child in children), default=0)
+    if kind in (_SELECT, _CALL):
+        children = [v for n, _, v in decode(body) if isinstance(v, bytes) and n in _NESTED[kind]]
+        return max((value_depth(child, names) for child in children), default=0)
+    if kind == _COMPREHENSION:
+        parts = {n: v for n, _, v in decode(body)}
+        text = {n: v.decode("utf-8", "replace") for n, v in parts.items() if n in (1, 3, 8) and isinstance(v, bytes)}
+        expressions = {n: v for n, v in parts.items() if n in (2, 4, 5, 6, 7) and isinstance(v, bytes)}
+        inner = dict(names)
+        for variable in (text.get(1), text.get(8)):
+            if variable:
+                inner[variable] = value_depth(expressions.get(2, b""), names)
+        accumulated = value_depth(expressions.get(4, b""), names)
+        for _ in range(2):  # a macro's step reaches its bound at once: map() is the accumulator plus [body]
+            inner[text.get(3, "")] = accumulated
+            accumulated = max(accumulated, value_depth(expressions.get(6, b""), inner))
+        inner[text.get(3, "")] = accumulated
+        return value_depth(expressions.get(7, b""), inner)
+    return 0
+
+
+def compared_depth(serialized: bytes) -> int:
+    """How many levels of lists and maps the guards of the serialized parsed expression compare in cel-cpp: as
+    deep as its values may nest (value_depth), at most MAX_COMPARED_DEPTH."""
+    root = _parts(serialized)[2]
+    return 0 if root is None else min(value_depth(root), MAX_COMPARED_DEPTH)
+
+
+def guard(
+    serialized: bytes, versions: bool, quantities: bool = False, maps: bool = True, depth: int | None = None
+) -> bytes | None:
     """The serialized parsed expression with operations Kubernetes' opaque types lack guarded: on a version
     (``versions``: values may be versions) every function but its own and the few that treat it as they
     treat a string fails with cel-go's "no such overload"; ``==``/``!=`` follow cel-go's Equal; ``in`` a
     hashed set and map literal keys fail on it; and ``int()`` of a bool fails. Where values may be quantities
     (``quantities``) equality and ``in`` a list compare their values, not their identities; an index by either
     fails; a map literal whose keys may repeat is built as cel-go's Go map (``maps``: the expression builds maps,
-    whose keys may be of several kinds). None: nothing to guard."""
+    whose keys may be of several kinds), and lists and maps compared in cel-cpp ``depth`` levels down (by default
+    compared_depth's). None: nothing to guard."""
     outer, fields, root = _parts(serialized)
     if root is None:
         return None
-    build = _Guards(_max_id(root), versions=versions, quantities=quantities, maps=maps)
+    if depth is None:
+        depth = min(value_depth(root), MAX_COMPARED_DEPTH) if maps else 0
+    build = _Guards(_max_id(root), versions=versions, quantities=quantities, maps=maps, depth=depth)
     rewritten = _rewrite(root, build, _guard)
     if not build.changed:
         return None

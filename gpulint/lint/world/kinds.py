@@ -75,6 +75,7 @@ _LISTED, _DECLARED, _NEVER = Complete.LISTED, Complete.DECLARED, Complete.NEVER
 _DRA = ("v1", "v1beta2", "v1beta1")
 _KUEUE = ("v1beta2", "v1beta1")
 _CAPI = ("v1beta2", "v1beta1")
+_AKS = ("v1beta1", "v1alpha2")
 
 
 def _row(
@@ -158,12 +159,16 @@ KINDS: tuple[KindRow, ...] = (
     _row(CAPI_GROUP, "MachineDeployment", _CAPI, "machinedeployments", True, True, _L, _NEVER, cluster=True),
     _row(CAPI_GROUP, "MachineSet", _CAPI, "machinesets", True, True, _L, _NEVER, cluster=True),
     _row(CAPI_GROUP, "MachinePool", _CAPI, "machinepools", True, True, _L, _NEVER, cluster=True),
+    # GKE's ComputeClasses: the node pools GKE may create for a pod of the class (its priorities), read by the
+    # name a pod or its namespace selects, in any file
+    _row("cloud.google.com", "ComputeClass", ("v1",), "computeclasses", False, True, _L, _NEVER, cluster=True),
+    # Azure's node classes: read from a cluster's inventory alone (a linted one is read by no check yet), a
+    # cluster's all the same: a shared folder's is no mapped cluster's
+    _row("karpenter.azure.com", "AKSNodeClass", _AKS, "aksnodeclasses", False, False, _L, _NEVER, cluster=True),
     # read from a cluster for the pool model alone, never looked up by name: the Machines that tie a node to its
-    # cluster-api group, another cloud's node classes, GKE's ComputeClasses (pool auto-creation) and Cluster
-    # Autoscaler's Deployment (its taint flags; a Deployment crosses files by content: cross_file.py)
+    # cluster-api group and Cluster Autoscaler's Deployment (its taint flags; a Deployment crosses files by
+    # content: cross_file.py)
     _row(CAPI_GROUP, "Machine", _CAPI, "machines", True, False, _L, _NEVER),
-    _row("karpenter.azure.com", "AKSNodeClass", ("v1beta1", "v1alpha2"), "aksnodeclasses", False, False, _L, _NEVER),
-    _row("cloud.google.com", "ComputeClass", ("v1",), "computeclasses", False, False, _L, _NEVER),
     _row("apps", "Deployment", ("v1",), "deployments", True, False, _L, _NEVER),
     # Multus secondary networks a pod joins (k8s.v1.cni.cncf.io/networks)
     _row(networks.GROUP, networks.KIND, ("v1",), "network-attachment-definitions", True, True, _L),
