@@ -1,0 +1,186 @@
+"""Issue #28, `not-rendered` inverted: an error only for a fault in the chart's or overlay's own text; a failure
+that depends on what the repository does not hold (a value, the cluster, a flag) is a "not checked" warning.
+
+Real helm and kubectl (tests/k8s_binaries.py) render each chart; the class is read from their own messages.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from conftest import run_cli, said
+
+pytestmark = pytest.mark.integration
+
+CHART_YAML = "apiVersion: v2\nname: inference\nversion: 0.1.0\n"
+VALUES = """
+    image:
+      repository: vllm/vllm-openai
+      tag: v0.6.3
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+    """
+DEPLOYMENT = """
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: {{ .Release.Name }}
+    spec:
+      selector:
+        matchLabels: {app: vllm}
+      template:
+        metadata:
+          labels: {app: vllm}
+        spec:
+          containers:
+          - name: vllm
+            image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+            LINE
+            resources:
+              {{- toYaml .Values.resources | nindent 14 }}
+    """
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write_tree(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+
+
+def chart(line: str, **extra: str) -> dict[str, str]:
+    """The chart with ``line`` written where the container's args would be (line 15 of the template)."""
+    return {
+        "charts/inference/Chart.yaml": CHART_YAML,
+        "charts/inference/values.yaml": VALUES,
+        "charts/inference/templates/deployment.yaml": DEPLOYMENT.replace("LINE", line),
+        **extra,
+    }
+
+
+def rendered(repo, render_tools, files: dict[str, str], target: str = ".") -> list[dict]:
+    write_tree(repo, files)
+    result = run_cli("check", target, "--helm", render_tools["helm"], "--format", "json")
+    return [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+
+
+@pytest.mark.parametrize(
+    ("line", "said_by_helm", "place"),
+    [
+        ("args: [{{ .Values.image.tag }]", "parse error at", 15),  # a template that does not parse
+        ("args: [{{ quotee .Values.image.tag }}]", 'function "quotee" not defined', 15),  # no such function
+        ('args: [{{ include "inference.args" . }}]', 'no template "inference.args"', 15),  # no such template
+        ("args: [--port {{ .Values.image.tag }}]: x", "YAML parse error on", 1),  # output that is not YAML
+        ('{{- fail "this chart is retired: use charts/serving" }}', "this chart is retired", 15),  # fails always
+        ('{{- if .Values.image.tag }}{{ fail "give a digest, not a tag" }}{{ end }}', "give a digest", 15),
+        ("args: [{{ .Values.imgae.tag }}]", "nil pointer evaluating", 15),  # a misspelling of `image`
+    ],
+)
+def test_a_fault_in_the_charts_own_text_is_an_error(repo, render_tools, line, said_by_helm, place):
+    (finding,) = rendered(repo, render_tools, chart(line))
+    assert (finding["path"], finding["line"], finding["severity"]) == (
+        "charts/inference/templates/deployment.yaml",
+        place,
+        "error",
+    ), said(finding)
+    assert said_by_helm in said(finding) and "not checked" not in said(finding)
+
+
+def test_a_misspelt_value_names_the_key_values_yaml_writes(repo, render_tools):
+    (finding,) = rendered(repo, render_tools, chart("args: [{{ .Values.imgae.tag }}]"))
+    assert "values.yaml writes 'image' (a misspelling?)" in said(finding)
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        # a value values.yaml leaves out and writes nothing like: the installer's
+        ("args: [--served-model-name, {{ .Values.model.name }}]", "values.yaml does not write 'model'"),
+        ('args: [{{ index .Values.engineArgs "model" }}]', "values.yaml does not write 'engineArgs'"),
+        ('{{- if not .Values.hfTokenSecret }}{{ fail "set hfTokenSecret" }}{{ end }}', "'hfTokenSecret'"),
+        # what the cluster serves: helm template has no cluster
+        (
+            '{{- if not (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") }}'
+            '{{ fail "install the Prometheus operator first" }}{{ end }}',
+            "reads the cluster (.Capabilities or lookup)",
+        ),
+        ('args: [{{ (lookup "v1" "Secret" "models" "hf").data.token }}]', "reads the cluster"),
+    ],
+)
+def test_a_failure_on_what_the_repository_does_not_hold_is_not_checked(repo, render_tools, line, why):
+    for target in (".", "charts/inference"):  # CI, pre-commit
+        (finding,) = rendered(repo, render_tools, chart(line), target)
+        assert (finding["path"], finding["line"], finding["severity"]) == (
+            "charts/inference/templates/deployment.yaml",
+            15,
+            "warning",
+        ), said(finding)
+        assert why in said(finding) and "not checked" in said(finding)
+
+
+def test_a_kubernetes_version_the_chart_requires_is_a_flag(repo, render_tools):
+    files = chart("args: []", **{"charts/inference/Chart.yaml": CHART_YAML + 'kubeVersion: "<1.31.0-0"\n'})
+    (finding,) = rendered(repo, render_tools, files)
+    assert (finding["path"], finding["severity"]) == ("charts/inference/Chart.yaml", "warning")
+    assert "chart requires kubeVersion" in said(finding) and "--kubernetes-version" in said(finding)
+    write_tree(repo, {".gpulint.yaml": "kubernetes-version: '1.30'\n"})
+    result = run_cli("check", ".", "--helm", render_tools["helm"], "--format", "json")
+    assert [f for f in result.json()["findings"] if f["rule"] == "not-rendered"] == []  # given: rendered
+
+
+# NVIDIA/nim-deploy cds-blueprint-aks: `helm upgrade --install visual-search visual-search --values values.yaml`,
+# the values file of the folder above the chart, which the chart's own values.yaml does not repeat.
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"values.yaml": "imgae:\n  tag: v1\n"},  # a values file above the chart
+        {"charts/inference/ci/gpu-values.yaml": "imgae: {tag: v1}\n"},  # the chart's ci/ values
+        {"README.md": "helm install vllm charts/inference --set replicas=2,imgae.tag=v1\n"},  # a README's --set
+    ],
+)
+def test_a_key_another_file_of_the_repository_gives_is_no_typo(repo, render_tools, given):
+    (finding,) = rendered(repo, render_tools, chart("args: [{{ .Values.imgae.tag }}]", **given))
+    assert finding["severity"] == "warning", said(finding)
+    assert f"values.yaml has none; {next(iter(given))} gives it" in said(finding)
+
+
+@pytest.mark.parametrize(
+    "elsewhere",
+    [
+        {"values.yaml": "image:\n  tag: v1\n"},  # another key than the one the template reads
+        {"docs/README.md": "--set imgae.tag=v1\n"},  # a folder the chart's installer does not read
+        {"charts/inference/NOTES.md": "imgae.tag: see the chart's values\n"},  # named, not given
+    ],
+)
+def test_a_misspelling_nothing_gives_stays_an_error(repo, render_tools, elsewhere):
+    (finding,) = rendered(repo, render_tools, chart("args: [{{ .Values.imgae.tag }}]", **elsewhere))
+    assert finding["severity"] == "error", said(finding)
+
+
+def test_a_value_set_with_the_wrong_shape_stays_an_error(repo, render_tools):
+    files = chart("args: [{{ .Values.image.tag.name }}]")  # `tag` is a string: the chart's own default is wrong
+    (finding,) = rendered(repo, render_tools, files)
+    assert finding["severity"] == "error", said(finding)
+
+
+def test_an_overlay_that_runs_a_plugin_is_not_checked(repo, render_tools):
+    write_tree(
+        repo,
+        {
+            "deploy/kustomization.yaml": "resources:\n- deployment.yaml\ntransformers:\n- sops.yaml\n",
+            "deploy/deployment.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+            "deploy/sops.yaml": "apiVersion: viaduct.ai/v1\nkind: ksops\nmetadata: {name: secrets}\n",
+        },
+    )
+    result = run_cli("check", "deploy", "--kubectl", render_tools["kubectl"], "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+    assert (finding["path"], finding["severity"]) == ("deploy/kustomization.yaml", "warning"), said(finding)
+    assert "external plugins disabled" in said(finding) and "--enable-alpha-plugins" in said(finding)
