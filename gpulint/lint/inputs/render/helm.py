@@ -62,7 +62,7 @@ _ENVIRONMENT = (
 _CHART_TEXT = (
     "parse error at (",
     "parse error in (",
-    "no template \"",
+    'no template "',
     "YAML parse error on",
     "validation: chart.metadata",
     "cannot load values.yaml",
@@ -279,6 +279,7 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
 # `.Values.a.b` as a template reads it (also `$.Values`, `$root.Values`); `index .Values "a-b"` is not read
 _VALUES_READ = re.compile(r"\.Values((?:\.[A-Za-z_]\w*)+)")
 _ACTION = re.compile(r"\{\{.*?(?:\}\}|$)")
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|`[^`]*`')
 
 
 @dataclass(frozen=True)
@@ -326,8 +327,8 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
     action = next((a.group(0) for a in _ACTION.finditer(text) if a.start() <= column <= a.end()), text)
     node = stderr.rsplit(" at <", 1)[1].split(">", 1)[0] if " at <" in stderr else ""  # `at <.Values.x.y>`
     condition = _condition_above(lines, number, column) if _FAIL.search(action) else ""
-    read = [m.group(1)[1:] for m in (*_VALUES_READ.finditer(node), *_VALUES_READ.finditer(action))]
-    read += [m.group(1)[1:] for m in _VALUES_READ.finditer(condition)]
+    code = [_STRINGS.sub('""', part) for part in (node, action, condition)]  # a message names, it does not read
+    read = [m.group(1)[1:] for part in code for m in _VALUES_READ.finditer(part)]
     read += _variables_read(node, lines)
     shown = (found[1], number, column + 1)
     if _CLUSTER.search(action) or _CLUSTER.search(condition):
