@@ -184,3 +184,40 @@ def test_an_overlay_that_runs_a_plugin_is_not_checked(repo, render_tools):
     (finding,) = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
     assert (finding["path"], finding["severity"]) == ("deploy/kustomization.yaml", "warning"), said(finding)
     assert "external plugins disabled" in said(finding) and "--enable-alpha-plugins" in said(finding)
+
+
+# intel/helm-charts trusted-attestation-controller: values.yaml writes `plugin: ""` for the installer to choose.
+PLUGIN_CHECK = """
+    {{ $plugins := list "null" "kmra" "isecl" }}
+    {{- if not .Values.plugin }}
+    {{ $message := printf "No plugin name selected. Available plugins are: %v" $plugins }}
+    {{- fail $message }}
+    {{- else if not (has .Values.plugin $plugins) }}
+    {{ $message := printf "Invalid plugin name: %q. Valid plugins are: %v" .Values.plugin $plugins }}
+    {{- fail $message }}
+    {{- end }}
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: {{ .Release.Name }}
+    """
+
+
+@pytest.mark.parametrize(
+    ("plugin", "severity", "line"),
+    [
+        ('""', "warning", 4),  # left for the installer to choose: the `if` around the fail reads it empty
+        ("tdx", "error", 7),  # the chart's own default is one it refuses
+        ("kmra", None, 0),  # renders
+    ],
+)
+def test_a_fail_is_judged_by_the_condition_around_it(repo, render_tools, plugin, severity, line):
+    files = {
+        "tac/Chart.yaml": "apiVersion: v2\nname: tac\nversion: 0.2.0\n",
+        "tac/values.yaml": f"plugin: {plugin}\n",
+        "tac/templates/deployment.yaml": PLUGIN_CHECK,
+    }
+    found = rendered(repo, render_tools, files, "tac")
+    assert [(f["line"], f["severity"]) for f in found] == ([(line, severity)] if severity else []), found
+    if severity == "warning":
+        assert "no value for .Values.plugin (values.yaml leaves it empty)" in said(found[0])
