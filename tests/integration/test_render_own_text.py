@@ -156,7 +156,7 @@ def test_a_key_another_file_of_the_repository_gives_is_no_typo(repo, render_tool
     "elsewhere",
     [
         {"values.yaml": "image:\n  tag: v1\n"},  # another key than the one the template reads
-        {"docs/README.md": "--set imgae.tag=v1\n"},  # a folder the chart's installer does not read
+        {"examples/other/README.md": "--set imgae.tag=v1\n"},  # another folder's guide, for another chart
         {"charts/inference/NOTES.md": "imgae.tag: see the chart's values\n"},  # named, not given
     ],
 )
@@ -221,3 +221,49 @@ def test_a_fail_is_judged_by_the_condition_around_it(repo, render_tools, plugin,
     assert [(f["line"], f["severity"]) for f in found] == ([(line, severity)] if severity else []), found
     if severity == "warning":
         assert "no value for .Values.plugin (values.yaml leaves it empty)" in said(found[0])
+
+
+# NVIDIA/k8s-dra-driver-gpu: the chart refuses the namespace 'default', then its own default
+# `resources.gpus.enabled: true` until the installer sets `gpuResourcesEnabledOverride=true` (docs/install.md).
+DRA_VALIDATION = """
+    {{- if and (eq .Release.Namespace "default") (not .Values.allowDefaultNamespace) }}
+    {{- fail "Running in the 'default' namespace is not recommended." }}
+    {{- end }}
+    {{- if and .Values.resources.gpus.enabled (not .Values.gpuResourcesEnabledOverride) }}
+    {{- fail "The default value of 'resources.gpus.enabled == true' ... you must also: --set 'gpuResourcesEnabledOverride=true'" }}
+    {{- end }}
+    """
+
+
+@pytest.mark.parametrize(
+    ("guide", "severity"),
+    [
+        (
+            "helm install dra oci://registry.k8s.io/dra --namespace dra --set gpuResourcesEnabledOverride=true\n",
+            "warning",
+        ),
+        ("helm install dra oci://registry.k8s.io/dra --namespace dra --set resources.gpus.enabled=false\n", "warning"),
+        (
+            "helm install dra oci://registry.k8s.io/dra --namespace dra --set gpuResourcesEnabledOverride=false\n",
+            "error",
+        ),
+        (None, "error"),  # nothing in the repository installs it otherwise: the chart refuses its own defaults
+    ],
+)
+def test_a_fail_on_a_default_the_repositorys_install_changes_is_not_checked(repo, render_tools, guide, severity):
+    files = {
+        "deployments/helm/dra/Chart.yaml": "apiVersion: v2\nname: dra\nversion: 25.8.0\n",
+        "deployments/helm/dra/values.yaml": (
+            "allowDefaultNamespace: false\ngpuResourcesEnabledOverride: false\nresources:\n  gpus:\n    enabled: true\n"
+        ),
+        "deployments/helm/dra/templates/validation.yaml": DRA_VALIDATION,
+    }
+    if guide is not None:
+        files["docs/install.md"] = guide
+    found = [f for f in rendered(repo, render_tools, files, "deployments/helm/dra") if f["severity"] != "info"]
+    # rendered again in a namespace of its own (an info), then judged by what stops it there: line 5
+    assert [(f["path"], f["line"], f["severity"]) for f in found] == [
+        ("deployments/helm/dra/templates/validation.yaml", 5, severity)
+    ], found
+    if severity == "warning":
+        assert "another value than the chart's default" in said(found[0]) and "docs/install.md" in said(found[0])

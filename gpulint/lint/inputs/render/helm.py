@@ -9,6 +9,7 @@ directory, and subcharts under ``CHART/charts/SUB/``. Errors name the template t
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -159,7 +160,8 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
             # the chart `fail`s in the release namespace 'default' and its docs install it with --namespace
             # (NVIDIA's device plugin, templates/validation.yml): render it where it installs
             retried = run([*argv, "--namespace", place.name], cwd=argv[3], timeout=options.timeout)
-            if retried.returncode == 0 and not retried.timed_out and not retried.too_large:
+            if not retried.timed_out and not retried.too_large and (retried.returncode == 0 or retried.stderr):
+                # rendered there, or stopped by what comes next: that is the failure to judge
                 result = retried
                 rendered.problems.append(_in_its_namespace(chart_file, place.name, refused))
     rendered.problems.extend(left_out(view, directory, display))
@@ -249,7 +251,7 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
         return RenderProblem(unset.display, unset.line, unset.column, message, Severity.WARNING)
     if unset is not None:
         message += (
-            f"; the chart gives no value for .Values.{unset.value} ({unset.where}): it is given at install "
+            f"; {unset.said()}: it is given at install "
             "(-f/--set), so the chart was not checked - give its values under render.charts in .gpulint.yaml, or "
             "--values/--set"
         )
@@ -294,6 +296,12 @@ class _Unset:
     where: str  # why the installer gives it: "the chart has no values.yaml", ...
     misspelt: str = ""  # the key values.yaml writes that the template's is a misspelling of: an error
     cluster: bool = False  # the template reads .Capabilities or lookup
+    overridden: bool = False  # values.yaml sets it; the repository's install gives another value
+
+    def said(self) -> str:
+        if self.overridden:
+            return f"the install gives .Values.{self.value} another value than the chart's default ({self.where})"
+        return f"the chart gives no value for .Values.{self.value} ({self.where})"
 
 
 def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
@@ -355,6 +363,12 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
         keys = value.split(".")
         missing = _missing_at(values, keys)
         if missing is None:
+            current = dig(values, *keys)
+            given = given_elsewhere(place.directory, root, keys, current) if current is not None else None
+            if given is not None:  # the chart's default is one the repository's install does not keep
+                return _Unset(
+                    *shown, value, f"values.yaml sets {json.dumps(current)}; {given} gives another", overridden=True
+                )
             continue
         depth, level = missing
         writer = written_by_program(root, keys[depth])

@@ -2,12 +2,13 @@
 
 A chart is often installed with a values file that is not its own values.yaml: one beside it or in a folder
 above it (NVIDIA/nim-deploy's cds-blueprint-aks installs `visual-search` with `--values values.yaml` of the
-folder above; a chart's `ci/*-values.yaml`), or a `--set KEY=...` a README or script passes. Such a value is
-the installer's, not a template's typo.
+folder above; a chart's `ci/*-values.yaml`), or a `--set KEY=...` a README, script or install guide passes
+(NVIDIA/k8s-dra-driver-gpu's chart fails on its own default until `--set gpuResourcesEnabledOverride=true`,
+which docs/install.md gives). Such a value is the installer's, not a template's typo.
 
 Bounded: the chart's folder two levels deep (its templates/, charts/ and crds/ skipped), the files directly in
-at most MAX_LEVELS folders above it inside the repository, at most MAX_FILES files, the first MAX_BYTES of
-each; no link followed.
+at most MAX_LEVELS folders above it inside the repository and in their `docs`/`doc` folders (two levels), at
+most MAX_FILES files, the first MAX_BYTES of each; no link followed.
 """
 
 from __future__ import annotations
@@ -30,14 +31,20 @@ _TEXTS = (".md", ".rst", ".txt", ".sh", ".bash", ".yaml", ".yml", ".mk", ".tf")
 _TEXT_NAMES = frozenset({"Makefile", "Justfile", "Taskfile", "README"})
 
 
-def given_elsewhere(chart: str, root: str, keys: list[str]) -> str | None:
-    """The first file (relative to ``root``) that gives the value at ``keys``: a YAML file other than the chart's
-    values.yaml whose mapping holds it, or a text passing ``--set KEY=`` (also --set-string, --set-json, one of
-    a comma-separated list); None when nothing does."""
+ABSENT = object()  # the chart's values.yaml does not write the value
+
+
+def given_elsewhere(chart: str, root: str, keys: list[str], current: object = ABSENT) -> str | None:
+    """The first file (relative to ``root``) that gives the value at ``keys`` otherwise than values.yaml does
+    (``current``): a YAML file other than the chart's values.yaml whose mapping holds another value there, or a
+    text passing ``--set KEY=VALUE`` (also --set-string, --set-json, one of a comma-separated list) with another
+    value; None when nothing does."""
     if not keys or not all(re.fullmatch(r"[A-Za-z_][\w-]*", key) for key in keys):
         return None
     dotted = re.escape(".".join(keys))
-    flag = re.compile(r"--set(?:-string|-json|-file)?[=\s]+['\"]?(?:[^\s,'\"]+=[^\s,'\"]*,)*" + dotted + "=")
+    flag = re.compile(
+        r"--set(?:-string|-json|-file)?[=\s]+['\"]?(?:[^\s,'\"]+=[^\s,'\"]*,)*" + dotted + r"=(?P<value>[^\s,'\"]*)"
+    )
     own = os.path.realpath(os.path.join(chart, "values.yaml"))
     for count, path in enumerate(_candidates(chart, root)):
         if count >= MAX_FILES:
@@ -45,16 +52,26 @@ def given_elsewhere(chart: str, root: str, keys: list[str]) -> str | None:
         raw = read_head(path, MAX_BYTES)
         if not raw:
             continue
-        if flag.search(raw.decode("utf-8", "replace")):
+        if any(_differs(_scalar(m.group("value")), current) for m in flag.finditer(raw.decode("utf-8", "replace"))):
             return os.path.relpath(path, root)
-        if path.endswith(_VALUES_FILES) and os.path.realpath(path) != own and _holds(path, raw, keys):
+        if path.endswith(_VALUES_FILES) and os.path.realpath(path) != own and _holds(path, raw, keys, current):
             return os.path.relpath(path, root)
     return None
 
 
-def _holds(path: str, raw: bytes, keys: list[str]) -> bool:
+def _holds(path: str, raw: bytes, keys: list[str], current: object) -> bool:
     loaded = load_bytes(path, raw)
-    return any(isinstance(d.data, dict) and dig(d.data, *keys) is not None for d in loaded.documents)
+    found = [dig(d.data, *keys) for d in loaded.documents if isinstance(d.data, dict)]
+    return any(value is not None and _differs(value, current) for value in found)
+
+
+def _differs(value: object, current: object) -> bool:
+    return current is ABSENT or str(value).lower() != str(current).lower()
+
+
+def _scalar(text: str) -> object:
+    """A `--set` value as helm's strvals reads it: true/false are booleans, the rest compared as written."""
+    return {"true": True, "false": False}.get(text, text)
 
 
 def _candidates(chart: str, root: str) -> Iterator[str]:
@@ -76,6 +93,12 @@ def _candidates(chart: str, root: str) -> Iterator[str]:
         except OSError:
             return
         yield from _texts(current, names)
+        for guide in ("docs", "doc"):
+            folder = os.path.join(current, guide)
+            if guide in names and not os.path.islink(folder):
+                for directory, subdirectories, files in os.walk(folder):
+                    subdirectories[:] = sorted(d for d in subdirectories if directory == folder)
+                    yield from _texts(directory, files)
 
 
 def _texts(directory: str, names: list[str]) -> Iterator[str]:
