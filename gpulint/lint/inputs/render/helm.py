@@ -58,8 +58,8 @@ _ENVIRONMENT = (
 # or calls a function that does not exist (pkg/engine/engine.go cleanupParseError: "parse error at (FILE:LINE):
 # function \"x\" not defined"), an include of a template nobody defines (text/template exec.go: "no template
 # %q associated with template"), output that is not YAML (pkg/release/v1/util/manifest_sorter.go: "YAML parse
-# error on FILE"), a Chart.yaml or values.yaml helm refuses (pkg/chart: "validation: chart.metadata.name is
-# required", chartutil: "cannot load values.yaml").
+# error on FILE"), a Chart.yaml or values.yaml helm refuses (chart/v3 metadata.go: "validation: chart.metadata.name
+# is required", loader/load.go: "cannot load values.yaml: ...").
 _CHART_TEXT = (
     "parse error at (",
     "parse error in (",
