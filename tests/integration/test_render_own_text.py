@@ -267,3 +267,16 @@ def test_a_fail_on_a_default_the_repositorys_install_changes_is_not_checked(repo
     ], found
     if severity == "warning":
         assert "another value than the chart's default" in said(found[0]) and "docs/install.md" in said(found[0])
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "said_by_helm"),
+    [
+        ("values.yaml", "image: [vllm/vllm-openai\n", "cannot load values.yaml"),  # not YAML
+        ("Chart.yaml", "apiVersion: v2\nversion: 0.1.0\n", "chart.metadata.name is required"),
+    ],
+)
+def test_a_chart_file_helm_refuses_is_an_error(repo, render_tools, file, text, said_by_helm):
+    (finding,) = rendered(repo, render_tools, chart("args: []", **{f"charts/inference/{file}": text}))
+    assert (finding["path"], finding["severity"]) == ("charts/inference/Chart.yaml", "error"), said(finding)
+    assert said_by_helm in said(finding)

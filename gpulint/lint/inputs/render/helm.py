@@ -282,6 +282,7 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
 _VALUES_READ = re.compile(r"\.Values((?:\.[A-Za-z_]\w*)+)")
 _ACTION = re.compile(r"\{\{.*?(?:\}\}|$)")
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|`[^`]*`')
+MAX_VALUES_READ = 8
 
 
 @dataclass(frozen=True)
@@ -338,6 +339,7 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
     code = [_STRINGS.sub('""', part) for part in (node, action, condition)]  # a message names, it does not read
     read = [m.group(1)[1:] for part in code for m in _VALUES_READ.finditer(part)]
     read += _variables_read(node, lines)
+    read = list(dict.fromkeys(read))[:MAX_VALUES_READ]  # each one may walk the repository's values files
     shown = (found[1], number, column + 1)
     if _CLUSTER.search(action) or _CLUSTER.search(condition):
         return _Unset(*shown, "", "", cluster=True)
