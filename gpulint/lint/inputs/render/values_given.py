@@ -29,6 +29,7 @@ _SKIPPED = frozenset({"templates", "charts", "crds", "node_modules", "vendor"})
 _VALUES_FILES = (".yaml", ".yml")
 _TEXTS = (".md", ".rst", ".txt", ".sh", ".bash", ".yaml", ".yml", ".mk", ".tf")
 _TEXT_NAMES = frozenset({"Makefile", "Justfile", "Taskfile", "README"})
+_NOT_VALUES = frozenset({"Chart.yaml", "Chart.lock", "requirements.yaml", "kustomization.yaml", "kustomization.yml"})
 
 
 ABSENT = object()  # the chart's values.yaml does not write the value
@@ -54,7 +55,8 @@ def given_elsewhere(chart: str, root: str, keys: list[str], current: object = AB
             continue
         if any(_differs(_scalar(m.group("value")), current) for m in flag.finditer(raw.decode("utf-8", "replace"))):
             return os.path.relpath(path, root)
-        if path.endswith(_VALUES_FILES) and os.path.realpath(path) != own and _holds(path, raw, keys, current):
+        values_file = path.endswith(_VALUES_FILES) and os.path.basename(path) not in _NOT_VALUES
+        if values_file and os.path.realpath(path) != own and _holds(path, raw, keys, current):
             return os.path.relpath(path, root)
     return None
 
