@@ -9,6 +9,7 @@ directory, and subcharts under ``CHART/charts/SUB/``. Errors name the template t
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -19,6 +20,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.jupyterhub import UMBRELLA, values_of
+from gpulint.kube.typos import typo_of
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes
 from gpulint.lint.inputs.render.layout import holds_nothing
@@ -26,6 +28,7 @@ from gpulint.lint.inputs.render.mapping import LineMap, align, template_column
 from gpulint.lint.inputs.render.options import DEFAULT_RELEASE, ChartSettings, RenderOptions
 from gpulint.lint.inputs.render.rendered import Rendered, RenderProblem, mapped
 from gpulint.lint.inputs.render.tools import Tool, run
+from gpulint.lint.inputs.render.values_given import given_elsewhere
 from gpulint.lint.inputs.render.values_writers import written_by_program
 from gpulint.lint.inputs.render.view import View, ViewError, boundary, left_out
 from gpulint.lint.paths import is_within
@@ -52,6 +55,27 @@ _ENVIRONMENT = (
     "no cached repository",
     "repo not found",
 )
+# Helm's words for a fault in the chart's own text, whatever values it is given: a template that does not parse
+# or calls a function that does not exist (pkg/engine/engine.go cleanupParseError: "parse error at (FILE:LINE):
+# function \"x\" not defined"), an include of a template nobody defines (text/template exec.go: "no template
+# %q associated with template"), output that is not YAML (pkg/release/v1/util/manifest_sorter.go: "YAML parse
+# error on FILE"), a Chart.yaml or values.yaml helm refuses (chart/v3 metadata.go: "validation: chart.metadata.name
+# is required", loader/load.go: "cannot load values.yaml: ...").
+_CHART_TEXT = (
+    "parse error at (",
+    "parse error in (",
+    'no template "',
+    "YAML parse error on",
+    "validation: chart.metadata",
+    "cannot load values.yaml",
+    "cannot load Chart.yaml",
+)
+# What a flag decides, not the chart: the Kubernetes version it is rendered for (pkg/action/action.go: "chart
+# requires kubeVersion: %s which is incompatible with Kubernetes %s").
+_KUBE_VERSION = "chart requires kubeVersion"
+# A template that reads the cluster: `helm template` has none (lookup returns an empty map, pkg/engine/funcs.go;
+# .Capabilities are helm's defaults unless --api-versions/--kube-version are given)
+_CLUSTER = re.compile(r"\.Capabilities\b|\blookup\s")
 
 
 def chart_name(directory: str) -> str:
@@ -139,7 +163,8 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
             # the chart `fail`s in the release namespace 'default' and its docs install it with --namespace
             # (NVIDIA's device plugin, templates/validation.yml): render it where it installs
             retried = run([*argv, "--namespace", place.name], cwd=argv[3], timeout=options.timeout)
-            if retried.returncode == 0 and not retried.timed_out and not retried.too_large:
+            if not retried.timed_out and not retried.too_large and (retried.returncode == 0 or retried.stderr):
+                # rendered there, or stopped by what comes next: that is the failure to judge
                 result = retried
                 rendered.problems.append(_in_its_namespace(chart_file, place.name, refused))
     rendered.problems.extend(left_out(view, directory, display))
@@ -207,10 +232,29 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
     if severity is Severity.WARNING:
         message += "; the chart was not checked (vendor its dependencies with `helm dependency build`, or render where the repository is reachable)"
         return RenderProblem(chart_file, _dependencies_line(place.directory), 1, message, severity)
-    unset = _unset_value(stderr, place) if not settings.values and not settings.set_values else None
+    if _KUBE_VERSION in text:
+        message += (
+            "; rendered for the Kubernetes version helm assumes, so the chart was not checked - give the cluster's "
+            "with --kubernetes-version (kubernetes-version in .gpulint.yaml)"
+        )
+        return RenderProblem(chart_file, 1, 1, message, Severity.WARNING)
+    own_text = any(marker in text for marker in _CHART_TEXT)
+    unset = _unset_value(stderr, place) if not own_text and not settings.values and not settings.set_values else None
+    if unset is not None and unset.misspelt:
+        message += (
+            f"; the template reads .Values.{unset.value}, which values.yaml does not write and nothing in the "
+            f"repository gives: values.yaml writes '{unset.misspelt}' (a misspelling?)"
+        )
+        return RenderProblem(unset.display, unset.line, unset.column, message, Severity.ERROR)
+    if unset is not None and unset.cluster:
+        message += (
+            "; the template reads the cluster (.Capabilities or lookup), which helm template does not know: "
+            "the chart was not checked"
+        )
+        return RenderProblem(unset.display, unset.line, unset.column, message, Severity.WARNING)
     if unset is not None:
         message += (
-            f"; the chart gives no value for .Values.{unset.value} ({unset.where}): it is given at install "
+            f"; {unset.said()}: it is given at install "
             "(-f/--set), so the chart was not checked - give its values under render.charts in .gpulint.yaml, or "
             "--values/--set"
         )
@@ -222,7 +266,7 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
             return RenderProblem(
                 found[1], 1, 1, f"{message} (line {yaml_error.group('line')} of the template's output)", severity
             )
-    if "execution error" in text or "executing" in text:  # `required`, `fail`, a nil value: maybe ours to give
+    if not own_text and ("execution error" in text or "executing" in text):  # a value maybe ours to give
         message += (
             f" (rendered as release '{settings.release or DEFAULT_RELEASE}' in namespace "
             f"'{settings.namespace or 'default'}': give this chart's values, release or namespace under "
@@ -240,29 +284,44 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
 # `.Values.a.b` as a template reads it (also `$.Values`, `$root.Values`); `index .Values "a-b"` is not read
 _VALUES_READ = re.compile(r"\.Values((?:\.[A-Za-z_]\w*)+)")
 _ACTION = re.compile(r"\{\{.*?(?:\}\}|$)")
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|`[^`]*`')
+MAX_VALUES_READ = 8
 
 
 @dataclass(frozen=True)
 class _Unset:
-    """A value the failing template reads and the chart leaves for the installer to give."""
+    """A value the failing template reads and the chart leaves for the installer to give (or, with ``misspelt``,
+    a key its values.yaml writes under another spelling; with ``cluster``, what the cluster serves)."""
 
     display: str  # the template, as shown
     line: int
     column: int
     value: str  # `workload.gpus`
     where: str  # why the installer gives it: "the chart has no values.yaml", ...
+    misspelt: str = ""  # the key values.yaml writes that the template's is a misspelling of: an error
+    cluster: bool = False  # the template reads .Capabilities or lookup
+    overridden: bool = False  # values.yaml sets it; the repository's install gives another value
+
+    def said(self) -> str:
+        if self.overridden:
+            return f"the install gives .Values.{self.value} another value than the chart's default ({self.where})"
+        return f"the chart gives no value for .Values.{self.value} ({self.where})"
 
 
 def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
-    """The chart's value that made an execution error, when the chart leaves it to the installer: it has no
-    values.yaml at all, or writes the key (or a key above it) with no value (`gcsBucket:`), or asks for it with
-    `required` (the message helm printed is the one a template gives `required`), or a program of the repository
-    writes the values file the chart is rendered with (a Go field tagged `yaml:"nodeSelectors"`: kubeflow/arena's
-    CLI renders its charts with `helm template -f` over the values it writes). Charts made to be installed with a
-    recipe's values file (`helm install -f recipe/values.yaml CHART`) fail so on their own; they are not broken. A
-    key missing from a values.yaml that exists is no such sign (a template's typo reads it), nor is a value that is
-    set (a wrong type): those stay errors. Only the chart's own templates (not a subchart's, which its parent's
-    values may fill) are read; in an error raised inside an `include`, the innermost template."""
+    """Why an execution error depends on what the installer gives, or None (the chart is broken on its own).
+
+    The failing action (or, for a `fail`, the condition of the `if` around it) reads a value the chart leaves to
+    the installer: it has no values.yaml at all, writes the key (or one above it) with no value (`gcsBucket:`),
+    asks for it with `required` (the message helm printed is the one a template gives `required`), a program of
+    the repository writes it (a Go field tagged `yaml:"nodeSelectors"`: kubeflow/arena), another file of the
+    repository gives it (a values file beside or above the chart, a `--set KEY=` in a README or script), or its
+    values.yaml does not write it at all (`helm install -f recipe/values.yaml CHART`). Or the template reads the
+    cluster (.Capabilities, lookup). A key values.yaml does not write that is a misspelling of one it writes at
+    the same level (`imgae` beside `image`), which nothing in the repository gives, is the template's typo:
+    ``misspelt``, an error. A value that is set (a wrong type) is no sign either way: None, an error. Only the
+    chart's own templates (not a subchart's, which its parent's values may fill) are read; in an error raised
+    inside an `include`, the innermost template."""
     if "execution error" not in stderr and "executing" not in stderr:
         return None
     placed = [(m, found) for m in _ERROR_PLACE.finditer(stderr) if (found := place.file(m.group("file")))]
@@ -279,9 +338,14 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
     text = lines[number - 1]
     action = next((a.group(0) for a in _ACTION.finditer(text) if a.start() <= column <= a.end()), text)
     node = stderr.rsplit(" at <", 1)[1].split(">", 1)[0] if " at <" in stderr else ""  # `at <.Values.x.y>`
-    read = [m.group(1)[1:] for m in (*_VALUES_READ.finditer(node), *_VALUES_READ.finditer(action))]
+    condition = _condition_above(lines, number, column) if _FAIL.search(action) else ""
+    code = [_STRINGS.sub('""', part) for part in (node, action, condition)]  # a message names, it does not read
+    read = [m.group(1)[1:] for part in code for m in _VALUES_READ.finditer(part)]
     read += _variables_read(node, lines)
+    read = list(dict.fromkeys(read))[:MAX_VALUES_READ]  # each one may walk the repository's values files
     shown = (found[1], number, column + 1)
+    if _CLUSTER.search(action) or _CLUSTER.search(condition):
+        return _Unset(*shown, "", "", cluster=True)
     values_path = os.path.join(place.directory, "values.yaml")
     if read and not place.readable(values_path):
         return _Unset(*shown, read[0], "the chart has no values.yaml")
@@ -299,14 +363,58 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
     required = _required_values(stderr, place)
     if required:
         return _Unset(*shown, required[0], "its template asks for it with `required`")
+    root = place.within or boundary(place.directory)
     for value in read if values is not None else ():
-        missing = _first_missing(values, value.split("."))
-        writer = written_by_program(place.within or boundary(place.directory), missing) if missing else None
+        keys = value.split(".")
+        missing = _missing_at(values, keys)
+        if missing is None:
+            current = dig(values, *keys)
+            given = given_elsewhere(place.directory, root, keys, current) if current is not None else None
+            if given is not None:  # the chart's default is one the repository's install does not keep
+                return _Unset(
+                    *shown, value, f"values.yaml sets {json.dumps(current)}; {given} gives another", overridden=True
+                )
+            continue
+        depth, level = missing
+        writer = written_by_program(root, keys[depth])
         if writer is not None:
             return _Unset(
                 *shown, value, f"values.yaml has none; {writer} writes it to the values the chart is rendered with"
             )
+        given = given_elsewhere(place.directory, root, keys)
+        if given is not None:
+            return _Unset(*shown, value, f"values.yaml has none; {given} gives it")
+        misspelt = typo_of(keys[depth], [k for k in level if isinstance(k, str)])
+        if misspelt is not None:
+            return _Unset(*shown, value, "", misspelt=misspelt)
+        return _Unset(*shown, value, f"values.yaml does not write '{'.'.join(keys[: depth + 1])}'")
     return None
+
+
+# `{{ fail "..." }}`, `{{- fail (printf ...) }}`: the chart stops on purpose; the `if` around it says when
+_FAIL = re.compile(r"\{\{-?\s*fail\b")
+_OPENS = re.compile(r"^\{\{-?\s*(?:if|with|range|define|block)\b")
+_ELSE_IF = re.compile(r"^\{\{-?\s*else\s+(?:if|with)\b")
+_ENDS = re.compile(r"^\{\{-?\s*end\b")
+MAX_CONDITION_LINES = 200
+
+
+def _condition_above(lines: list[str], number: int, column: int) -> str:
+    """The action that opens the innermost `if` (or `else if`, `with`) around the action at ``number``:``column``
+    (1-based line, 0-based column), looking up at most MAX_CONDITION_LINES lines; "" when there is none."""
+    depth = 0
+    for index in range(number - 1, max(number - 1 - MAX_CONDITION_LINES, -1), -1):
+        text = lines[index] if index != number - 1 else lines[index][:column]
+        for action in reversed([a.group(0) for a in _ACTION.finditer(text)]):
+            if _ENDS.match(action):
+                depth += 1
+            elif _ELSE_IF.match(action) and depth == 0:
+                return action
+            elif _OPENS.match(action):
+                if depth == 0:
+                    return action if not action.lstrip("{- ").startswith(("define", "block", "range")) else ""
+                depth -= 1
+    return ""
 
 
 # `{{- $tfNodeSelectors := .Values.tfNodeSelectors -}}`: a variable that holds a value
@@ -360,13 +468,14 @@ def _required_values(stderr: str, place: ChartPlace) -> list[str]:
     return []
 
 
-def _first_missing(values: object, keys: list[str]) -> str | None:
-    """The first key of the path that values.yaml does not write (under keys it writes as mappings), or None."""
-    for key in keys:
+def _missing_at(values: object, keys: list[str]) -> tuple[int, dict[object, object]] | None:
+    """The index of the first key of the path that values.yaml does not write (under keys it writes as mappings),
+    and the mapping it is missing from; None when it writes the whole path (or something else than a mapping)."""
+    for depth, key in enumerate(keys):
         if not isinstance(values, dict):
             return None
         if key not in values:
-            return key
+            return depth, values
         values = values[key]
     return None
 

@@ -60,6 +60,9 @@ _ENVIRONMENT = (
     "git clone",
     "i/o timeout",
     "must specify --enable-helm",
+    # a generator or transformer run as a plugin (exec, container, Go): kustomize's --enable-alpha-plugins
+    # (api/types/erronlybuiltinpluginsallowed.go), which gpulint never turns on: it runs nothing a repository names
+    "external plugins disabled",
     'exec: "helm"',
     "executable file not found",
     # a remote base's server answered badly: TLS, a reset, a plain-HTTP answer (what it says varies with timing)
@@ -319,6 +322,9 @@ def _failure(
         hint = (
             "render helmCharts with --kustomize-enable-helm"
             if "--enable-helm" in message
+            else "it runs a plugin, which needs kustomize's --enable-alpha-plugins; gpulint runs no program a "
+            "repository names"
+            if "external plugins disabled" in message
             else "a remote base or chart could not be fetched; render where it is reachable, or vendor it"
         )
         return RenderProblem(
