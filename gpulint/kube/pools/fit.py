@@ -25,6 +25,7 @@ from gpulint.kube.pools.model import ABSENT, Domain, NodePool, Template
 from gpulint.kube.quantity import format_amount, format_bytes
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import PodRequirements, Requirement, Toleration, untolerated
+from gpulint.kube.wording import first_and_more
 
 FITS, LIMITED, NEVER, EXCLUDED, UNKNOWN = "fits", "limited", "never", "excluded", "unknown"
 
@@ -229,7 +230,7 @@ def _never_why(
     for resource, offers in sorted(short.items()):
         largest = max(amount for amount, _ in offers)
         names = sorted({name for amount, name in offers if amount == largest})
-        listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        listed = first_and_more(names)
         left = " left after the DaemonSets' requests" if resource in after_overhead else ""
         if len(offers) > 1:
             every = "every instance type it allows has"
