@@ -14,18 +14,16 @@ is then not all known (``completed_by``), as for an Argo template's parameters.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.placeholders import HELD_FILL_IN
 from gpulint.kube.pod_views import PodView
 from gpulint.kube.refs import Path
 
-# A field whose value is still to be filled in by whatever renders the ConfigMap (envsubst, Jinja, Go templates)
-_PLACEHOLDER = re.compile(r"\$\{|\{\{")
 _STATEMENT = "{%"  # a Jinja statement: the document's shape itself is still to come
 PLACEHOLDERS = "the values of its placeholders (filled in before the program reads it)"
 
@@ -235,8 +233,8 @@ def _without_placeholders(value: Any) -> Any:
         return {
             k: _without_placeholders(v)
             for k, v in value.items()
-            if not (isinstance(k, str) and _PLACEHOLDER.search(k))
-            and not (isinstance(v, str) and _PLACEHOLDER.search(v))
+            if not (isinstance(k, str) and HELD_FILL_IN.search(k))
+            and not (isinstance(v, str) and HELD_FILL_IN.search(v))
         }
     if isinstance(value, list):
         return [_without_placeholders(item) for item in value]
