@@ -14,6 +14,7 @@ is then not all known (``completed_by``), as for an Argo template's parameters.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,7 @@ class Holder:
     source: str  # the upstream code that reads it (file and release)
     markers: tuple[str, ...]  # text every such document holds (a cheap test before it is parsed)
     read: Reader
+    shape: re.Pattern[str] | None = None  # a finer test of the text than the markers, before it is parsed
 
 
 # ------------------------------------------------------------------------- ARC runner container hooks
@@ -65,6 +67,9 @@ class Holder:
 # field replaced) and "$<service>" into a service container of the workflow's.
 ARC_PREFIX = "$"
 ARC_JOB = "$job"
+# A container named with ARC_PREFIX, as YAML or JSON writes the key (`- name: $job`, `"name": "$redis"`): a
+# script holding a "$" and "containers" is no hook template and is not parsed.
+ARC_EXTENSION_NAME = re.compile(r"""\bname["']?\s*:\s*["']?\$""")
 # src/hooks/constants.ts: the job container's volumes (CONTAINER_VOLUMES), emptyDirs of the pod (createJobPod)
 ARC_MOUNTS = (
     {"name": "externals", "mountPath": "/__e"},
@@ -169,6 +174,7 @@ HOLDERS: tuple[Holder, ...] = (
         "mergePodSpecWithOptions; prepare-job.ts createContainerSpec)",
         (ARC_PREFIX, "containers"),
         _arc_hook,
+        ARC_EXTENSION_NAME,
     ),
     Holder(
         "Airflow KubernetesExecutor pod_template_file",
@@ -203,7 +209,9 @@ def held_pods(obj: dict[str, Any], group: str, kind: str) -> Iterator[HeldPod]:
     for key, value in mapping(dig(obj, *field)).items():
         if not isinstance(value, str) or _STATEMENT in value:
             continue
-        holders = [h for h in HOLDERS if all(marker in value for marker in h.markers)]
+        holders = [
+            h for h in HOLDERS if all(m in value for m in h.markers) and (h.shape is None or h.shape.search(value))
+        ]
         if not holders:
             continue
         document = load_embedded(value)
