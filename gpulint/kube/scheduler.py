@@ -10,7 +10,7 @@ that fails, and the summary uses the scheduler's own words:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property, lru_cache
@@ -610,16 +610,26 @@ class FitResult:
         )
 
 
-def copies_on(pod: PodRequirements, node: NodeInfo) -> int:
-    """How many copies of ``pod`` fit on an empty ``node`` (its most constraining resource decides)."""
+def copies_in(
+    pod: PodRequirements, allocatable: Mapping[str, Fraction], judged: Callable[[str], bool] | None = None
+) -> int:
+    """How many copies of ``pod`` fit in an empty node's ``allocatable`` (its most constraining resource decides;
+    a resource ``judged`` rejects, whose figure is not known, decides nothing)."""
     copies: int | None = None
     for resource, amount in pod.requests.items():
-        fit = int(node.allocatable.get(resource, Fraction(0)) // amount)
+        if judged is not None and not judged(resource):
+            continue
+        fit = int(allocatable.get(resource, Fraction(0)) // amount)
         copies = fit if copies is None else min(copies, fit)
-    pods_allowed = node.allocatable.get("pods")
+    pods_allowed = allocatable.get("pods")
     if pods_allowed is not None:
         copies = int(pods_allowed) if copies is None else min(copies, int(pods_allowed))
     return copies if copies is not None else 1_000_000
+
+
+def copies_on(pod: PodRequirements, node: NodeInfo) -> int:
+    """How many copies of ``pod`` fit on an empty ``node`` (its most constraining resource decides)."""
+    return copies_in(pod, node.allocatable)
 
 
 MEMO_SIZE = 1024  # results kept per distinct pod (each may hold a verdict per node group)
