@@ -9,6 +9,7 @@ from typing import Any
 from gpulint.kube.pools.model import NodePool
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
+from gpulint.kube.wording import first_and_more
 from gpulint.lint.world.resolver import Resolver
 
 
@@ -99,7 +100,7 @@ def render_pools(rows: list[PoolRow]) -> list[str]:
             f"{name} {format_amount(limit)} ({format_amount(used)} in use)"
             for name, (limit, used) in row.limits.items()
         )
-        shown = ", ".join(row.types[:4]) + (f" and {len(row.types) - 4} more" if len(row.types) > 4 else "")
+        shown = first_and_more(row.types, 4)
         lines.append(f"  {row.title}: {size}{per_node}" + (f"; limits: {limits}" if limits else ""))
         if shown:
             lines.append(f"    instance types: {shown}")

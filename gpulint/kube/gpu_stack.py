@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gpulint.kube.commandline import written_words
 from gpulint.kube.fields import sequence, text
 from gpulint.kube.scheduler import NodeInfo
+from gpulint.kube.wording import first_and_more
 
 if TYPE_CHECKING:  # the pool model is imported where a run meets a node pool
     from gpulint.kube.pools.model import InstanceType, NodePool
@@ -133,9 +134,7 @@ def present_but_silent(nodes: Iterable[NodeInfo]) -> list[NodeInfo]:
 
 
 def node_names(nodes: Iterable[NodeInfo], shown: int = 5) -> str:
-    names = [node.name for node in nodes]
-    listed = ", ".join(names[:shown])
-    return listed + (f" and {len(names) - shown} more" if len(names) > shown else "")
+    return first_and_more([node.name for node in nodes], shown)
 
 
 # --------------------------------------------------------------------------- the infrastructure

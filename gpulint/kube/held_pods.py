@@ -21,11 +21,10 @@ from typing import Any
 
 from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.placeholders import HELD_FILL_IN
 from gpulint.kube.pod_views import PodView
 from gpulint.kube.refs import Path
 
-# A field whose value is still to be filled in by whatever renders the ConfigMap (envsubst, Jinja, Go templates)
-_PLACEHOLDER = re.compile(r"\$\{|\{\{")
 _STATEMENT = "{%"  # a Jinja statement: the document's shape itself is still to come
 PLACEHOLDERS = "the values of its placeholders (filled in before the program reads it)"
 
@@ -54,6 +53,7 @@ class Holder:
     source: str  # the upstream code that reads it (file and release)
     markers: tuple[str, ...]  # text every such document holds (a cheap test before it is parsed)
     read: Reader
+    shape: re.Pattern[str] | None = None  # a finer test of the text than the markers, before it is parsed
 
 
 # ------------------------------------------------------------------------- ARC runner container hooks
@@ -67,6 +67,9 @@ class Holder:
 # field replaced) and "$<service>" into a service container of the workflow's.
 ARC_PREFIX = "$"
 ARC_JOB = "$job"
+# A container named with ARC_PREFIX, as YAML or JSON writes the key (`- name: $job`, `"name": "$redis"`): a
+# script holding a "$" and "containers" is no hook template and is not parsed.
+ARC_EXTENSION_NAME = re.compile(r"""\bname["']?\s*:\s*["']?\$""")
 # src/hooks/constants.ts: the job container's volumes (CONTAINER_VOLUMES), emptyDirs of the pod (createJobPod)
 ARC_MOUNTS = (
     {"name": "externals", "mountPath": "/__e"},
@@ -271,6 +274,7 @@ HOLDERS: tuple[Holder, ...] = (
         "mergePodSpecWithOptions; prepare-job.ts createContainerSpec)",
         (ARC_PREFIX, "containers"),
         _arc_hook,
+        ARC_EXTENSION_NAME,
     ),
     Holder(
         "Airflow KubernetesExecutor pod_template_file",
@@ -307,7 +311,9 @@ def held_pods(obj: dict[str, Any], group: str, kind: str) -> Iterator[HeldPod]:
     for key, value in data.items():
         if not isinstance(value, str) or _STATEMENT in value:
             continue
-        holders = [h for h in HOLDERS if all(marker in value for marker in h.markers)]
+        holders = [
+            h for h in HOLDERS if all(m in value for m in h.markers) and (h.shape is None or h.shape.search(value))
+        ]
         if key in configured:  # named by the configuration beside it: what it is, whatever it holds
             holders = [Holder(FLINK_CONFIGURED, FLINK_CONFIGURED_SOURCE, (), _flink_configured(configured[key]))]
         if not holders:
@@ -339,8 +345,8 @@ def _without_placeholders(value: Any) -> Any:
         return {
             k: _without_placeholders(v)
             for k, v in value.items()
-            if not (isinstance(k, str) and _PLACEHOLDER.search(k))
-            and not (isinstance(v, str) and _PLACEHOLDER.search(v))
+            if not (isinstance(k, str) and HELD_FILL_IN.search(k))
+            and not (isinstance(v, str) and HELD_FILL_IN.search(v))
         }
     if isinstance(value, list):
         return [_without_placeholders(item) for item in value]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -129,6 +130,26 @@ def quantity_from_yaml(value: Any) -> Quantity:
     if isinstance(value, str):  # Quantity.UnmarshalJSON trims surrounding white space
         return parse_quantity(value.strip())
     raise QuantityError(f"a {type(value).__name__} is not a quantity")
+
+
+def amount_or_none(value: Any) -> Fraction | None:
+    """The value of a quantity as written in a manifest, or None where it is not one."""
+    try:
+        return quantity_from_yaml(value).value
+    except QuantityError:
+        return None
+
+
+def amounts(raw: Any, read: Callable[[Any], Fraction | None] = amount_or_none) -> dict[str, Fraction]:
+    """A ResourceList (name -> quantity) as ``read`` reads each value; those that are not quantities are left
+    out, and so is all of ``raw`` when it is not a mapping."""
+    out: dict[str, Fraction] = {}
+    if isinstance(raw, dict):
+        for name, value in raw.items():
+            amount = read(value)
+            if amount is not None:
+                out[str(name)] = amount
+    return out
 
 
 def _yaml_repr(value: Any) -> str:

@@ -287,27 +287,8 @@ def _neuron_cores_per_device(container: Mapping[str, Any], spec: Mapping[str, An
 
 def _selected_instance_families(spec: Mapping[str, Any]) -> set[str]:
     """The EC2 instance families (inf2, trn1) the pod's nodeSelector or required node affinity pins."""
-    found: set[str] = set()
-    selector = mapping(spec.get("nodeSelector"))
-    for key in _INSTANCE_TYPE_LABELS:
-        if key in selector:
-            found.add(text(selector[key]).split(".", 1)[0])
-    if _INSTANCE_FAMILY_LABEL in selector:
-        found.add(text(selector[_INSTANCE_FAMILY_LABEL]))
-    terms = sequence(
-        dig(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-    )
-    for term in terms:
-        for item in sequence(mapping(term).get("matchExpressions")):
-            expression = mapping(item)
-            label, values = text(expression.get("key")), sequence(expression.get("values"))
-            if expression.get("operator") != "In" or not values:
-                continue
-            if label in _INSTANCE_TYPE_LABELS:
-                found.update(text(value).split(".", 1)[0] for value in values)
-            elif label == _INSTANCE_FAMILY_LABEL:
-                found.update(text(value) for value in values)
-    return found
+    types = _selected_values(spec, _INSTANCE_TYPE_LABELS)
+    return {value.split(".", 1)[0] for value in types} | _selected_values(spec, (_INSTANCE_FAMILY_LABEL,))
 
 
 def main_containers(spec: Mapping[str, Any]) -> list[tuple[Path, dict[str, Any]]]:

@@ -10,7 +10,7 @@ that fails, and the summary uses the scheduler's own words:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property, lru_cache
@@ -21,7 +21,7 @@ from gpulint.kube.lru import LRU
 from gpulint.kube.names import decimal_integer, field_requirement_errors, selector_requirement_errors
 from gpulint.kube.node_index import LabelIndex
 from gpulint.kube.pools.labels import DEPRECATED_LABELS
-from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.quantity import amount_or_none, amounts
 from gpulint.kube.workloads import ObjectFacts, part_fact
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -68,30 +68,17 @@ def to_amount(value: Any) -> Fraction | None:
     kind = value.__class__  # a bool is a class of its own: never a quantity
     if kind is int or kind is float or (kind is str and len(value) <= _CACHED_TEXT):  # small and hashable
         return _scalar_amount(value)
-    return _amount(value)
+    return amount_or_none(value)
 
 
 @lru_cache(maxsize=4096, typed=True)  # a pure function of a scalar; requests repeat the same few values
 def _scalar_amount(value: str | int | float) -> Fraction | None:
-    return _amount(value)
-
-
-def _amount(value: Any) -> Fraction | None:
-    try:
-        return quantity_from_yaml(value).value
-    except QuantityError:
-        return None
+    return amount_or_none(value)
 
 
 def resource_list(raw: Any) -> dict[str, Fraction]:
     """A ResourceList (name -> quantity); values that are not quantities are left out."""
-    out: dict[str, Fraction] = {}
-    if isinstance(raw, dict):
-        for name, value in raw.items():
-            amount = to_amount(value)
-            if amount is not None:
-                out[str(name)] = amount
-    return out
+    return amounts(raw, to_amount)
 
 
 _ZERO = Fraction(0)
@@ -610,16 +597,26 @@ class FitResult:
         )
 
 
-def copies_on(pod: PodRequirements, node: NodeInfo) -> int:
-    """How many copies of ``pod`` fit on an empty ``node`` (its most constraining resource decides)."""
+def copies_in(
+    pod: PodRequirements, allocatable: Mapping[str, Fraction], judged: Callable[[str], bool] | None = None
+) -> int:
+    """How many copies of ``pod`` fit in an empty node's ``allocatable`` (its most constraining resource decides;
+    a resource ``judged`` rejects, whose figure is not known, decides nothing)."""
     copies: int | None = None
     for resource, amount in pod.requests.items():
-        fit = int(node.allocatable.get(resource, Fraction(0)) // amount)
+        if judged is not None and not judged(resource):
+            continue
+        fit = int(allocatable.get(resource, Fraction(0)) // amount)
         copies = fit if copies is None else min(copies, fit)
-    pods_allowed = node.allocatable.get("pods")
+    pods_allowed = allocatable.get("pods")
     if pods_allowed is not None:
         copies = int(pods_allowed) if copies is None else min(copies, int(pods_allowed))
     return copies if copies is not None else 1_000_000
+
+
+def copies_on(pod: PodRequirements, node: NodeInfo) -> int:
+    """How many copies of ``pod`` fit on an empty ``node`` (its most constraining resource decides)."""
+    return copies_in(pod, node.allocatable)
 
 
 MEMO_SIZE = 1024  # results kept per distinct pod (each may hold a verdict per node group)

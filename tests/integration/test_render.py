@@ -684,6 +684,15 @@ def test_a_chart_home_outside_the_repository_is_left_out(repo, render_tools):
 # ------------------------------------------------------------------------------------------ security
 
 
+def renderer(repo: Path, name: str, script: str) -> Path:
+    """An executable ``name`` in the repository's bin/ running ``script``: a renderer that misbehaves."""
+    fake = repo / "bin" / name
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(script)
+    fake.chmod(0o755)
+    return fake
+
+
 FAKE_RENDERER = """#!/bin/sh
 # prints what a renderer would see of the environment gpulint gives it, then a manifest
 for variable in HOME HELM_PLUGINS HELM_CONFIG_HOME HELM_DATA_HOME KUSTOMIZE_PLUGIN_HOME GIT_CONFIG_GLOBAL; do
@@ -698,10 +707,7 @@ exit 3
 
 def test_renderers_get_empty_plugin_and_config_directories(repo, monkeypatch):
     write_tree(repo / "gpu-inference", CHART)
-    fake = repo / "bin" / "helm"
-    fake.parent.mkdir()
-    fake.write_text(FAKE_RENDERER)
-    fake.chmod(0o755)
+    fake = renderer(repo, "helm", FAKE_RENDERER)
     plugins = repo / "user-plugins"
     (plugins / "evil").mkdir(parents=True)
     monkeypatch.setenv("HELM_PLUGINS", str(plugins))
@@ -718,14 +724,33 @@ def test_renderers_get_empty_plugin_and_config_directories(repo, monkeypatch):
 
 def test_a_renderer_that_never_ends_is_stopped(repo):
     write_tree(repo / "gpu-inference", CHART)
-    fake = repo / "bin" / "helm"
-    fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\nexec sleep 60\n")
-    fake.chmod(0o755)
+    fake = renderer(repo, "helm", "#!/bin/sh\nexec sleep 60\n")
     (repo / ".gpulint.yaml").write_text("render:\n  timeout: 1\n")
     result = run_cli("check", "gpu-inference", "--helm", str(fake), "--format", "json")
     (finding,) = result.json()["findings"]
     assert finding["severity"] == "warning" and "did not finish within 1 s" in finding["message"]
+
+
+def test_an_overlay_whose_build_never_ends_is_stopped(repo):
+    write_tree(repo, OVERLAYS)
+    fake = renderer(repo, "kubectl", "#!/bin/sh\nexec sleep 60\n")
+    (repo / ".gpulint.yaml").write_text("render:\n  timeout: 1\n")
+    result = run_cli("check", "overlays/prod", "--kubectl", str(fake), "--format", "json")
+    stopped = [f for f in result.json()["findings"] if "did not finish" in f["message"]]
+    assert [(f["severity"], f["message"]) for f in stopped] == [
+        ("warning", "kubectl kustomize did not finish within 1 s; the overlay was not checked")
+    ], result.json()
+
+
+def test_a_renderer_that_prints_without_end_is_stopped_at_the_output_bound(repo):
+    write_tree(repo / "gpu-inference", CHART)
+    fake = renderer(repo, "helm", "#!/bin/sh\nexec cat /dev/zero\n")
+    result = run_cli("check", "gpu-inference", "--helm", str(fake), "--format", "json")
+    (finding,) = result.json()["findings"]
+    assert (finding["severity"], finding["message"]) == (
+        "warning",
+        "helm template printed more than 64 MiB; the chart was not checked",
+    )
 
 
 def test_entries_a_kustomization_lists_only_in_comments_are_neither_rendered_nor_linted_raw(repo, render_tools):

@@ -159,6 +159,22 @@ def test_torchrun_over_neuroncores_shares_memory():
     )
     assert_findings(SHM, trn1, [(12, 15, "'server' (16 aws.amazon.com/neuron)")])
     assert_findings(PARALLEL, trn1, [])  # 16 devices are 32 NeuronCores
+    # the family pinned as Karpenter's NodePools label it, by required node affinity, is read the same
+    affinity = (
+        "    spec:\n      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+        "[{matchExpressions: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [trn1]}]}]}}}\n"
+        "      containers:"
+    )
+    by_family = trn1.replace(
+        "    spec:\n      nodeSelector: {node.kubernetes.io/instance-type: trn1.32xlarge}\n      containers:", affinity
+    )
+    assert "instance-family" in by_family
+    assert_findings(PARALLEL, by_family, [])
+    # 64 ranks over trn1's 32 NeuronCores: known only from the family the affinity pins
+    over = by_family.replace("--nproc_per_node=32", "--nproc_per_node=64")
+    assert [f.rule for f in findings_of(PARALLEL, over)] == [PARALLEL]
+    unpinned = over.replace("karpenter.k8s.aws/instance-family", "example.com/pool")
+    assert findings_of(PARALLEL, unpinned) == []  # the trap: no family pinned, no NeuronCore count
 
 
 def test_vllm_on_one_neuron_device_is_one_process():

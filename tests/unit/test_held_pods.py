@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 from rule_harness import findings_of, raw_findings_of
 
+from gpulint.kube import held_pods as held_pods_module
 from gpulint.kube.workloads import pod_spec_sites
 from gpulint.lint.inputs.loader import load_text
 
@@ -162,6 +163,44 @@ def test_a_pod_spec_no_program_is_known_to_read_is_left_alone():
     data = load_text("cm.yaml", textwrap.dedent(text)).documents[0].data
     assert list(pod_spec_sites(data)) == []
     assert findings_of(SHM, text) == []
+
+
+def test_a_script_with_a_dollar_and_containers_is_not_parsed(monkeypatch):
+    """A ConfigMap's script that holds "$" and "containers" but names no "$" container is no hook template
+    (runner-container-hooks v0.8.1 reads only containers named "$job" or "$<service>"): it is not parsed at all,
+    while a hook template whose only extension is a service container is."""
+    calls: list[str] = []
+    real = held_pods_module.load_embedded
+
+    def spy(text: str) -> object:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(held_pods_module, "load_embedded", spy)
+    script = """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: debug-tools}
+        data:
+          names.sh: |
+            pod=$(kubectl get pod -l app=trainer -o name)
+            kubectl get "$pod" -o jsonpath='{.spec.containers[*].name}'
+    """
+    data = load_text("cm.yaml", textwrap.dedent(script)).documents[0].data
+    assert list(pod_spec_sites(data)) == []
+    assert calls == []
+    service = """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: hook}
+        data:
+          extension: |
+            {"spec": {"containers": [{"name": "$redis", "resources": {"limits": {"memory": "1Gi"}}}]}}
+    """
+    data = load_text("hook.yaml", textwrap.dedent(service)).documents[0].data
+    (site,) = pod_spec_sites(data)
+    assert [c["name"] for c in site.spec["containers"]] == ["$job"]
+    assert len(calls) == 1
 
 
 def test_a_placeholder_makes_its_field_unknown():

@@ -13,33 +13,12 @@ import json
 import shutil
 
 from conftest import said
+from support.gke import deployment, placement
 from support.pools import ELASTIC, findings
-
-L4_CLASS_POD = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: vllm-l4, namespace: inference}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: vllm}
-  template:
-    metadata:
-      labels: {app: vllm}
-    spec:
-      nodeSelector:
-        %s
-      %s
-      containers:
-      - name: vllm
-        image: vllm/vllm-openai:v0.6.4
-        resources:
-          limits: {nvidia.com/gpu: "1"}
-"""
 
 
 def pod(selector: str, tolerations: str = "") -> str:
-    return L4_CLASS_POD % (selector, tolerations)
+    return deployment(selector, tolerations=tolerations)
 
 
 def l4_class(auto_creation: bool | None) -> str:
@@ -76,12 +55,8 @@ NAP_OFF = {"name": "ml", "location": "us-central1", "autoscaling": {"autoscaling
 NAP_ON = {**NAP_OFF, "autoscaling": {"enableNodeAutoprovisioning": True, "autoscalingProfile": "OPTIMIZE_UTILIZATION"}}
 
 
-def rules(found: list[dict]) -> dict[str, dict]:
-    return {f["rule"]: f for f in found if f["rule"] in ("over-tight-affinity", "gpu-unschedulable")}
-
-
 def test_a_compute_class_against_a_node_pools_list_is_unknown_not_an_error(write, tmp_path):
-    found = rules(findings(write, pod("cloud.google.com/compute-class: l4-class"), gke_inventory(tmp_path)))
+    found = placement(findings(write, pod("cloud.google.com/compute-class: l4-class"), gke_inventory(tmp_path)))
     assert list(found) == ["gpu-unschedulable"], found
     info = found["gpu-unschedulable"]
     assert info["severity"] == "info"
@@ -92,21 +67,21 @@ def test_a_compute_class_against_a_node_pools_list_is_unknown_not_an_error(write
 
 def test_a_gpu_type_with_auto_provisioning_unknown_is_unknown(write, tmp_path):
     selector = "cloud.google.com/gke-accelerator: nvidia-h100-80gb"
-    found = rules(findings(write, pod(selector), gke_inventory(tmp_path)))
+    found = placement(findings(write, pod(selector), gke_inventory(tmp_path)))
     assert list(found) == ["gpu-unschedulable"], found
     assert "GKE node auto-provisioning may create a node pool for the GPU type" in said(found["gpu-unschedulable"])
 
 
 def test_auto_provisioning_on_leaves_a_gpu_type_no_pool_has_unknown(write, tmp_path):
     selector = "cloud.google.com/gke-accelerator: nvidia-h100-80gb"
-    found = rules(findings(write, pod(selector), gke_inventory(tmp_path, cluster=NAP_ON)))
+    found = placement(findings(write, pod(selector), gke_inventory(tmp_path, cluster=NAP_ON)))
     assert [f["severity"] for f in found.values()] == ["info"], found
 
 
 def test_auto_creation_proven_off_keeps_the_error(write, tmp_path):
     # the cluster says NAP is off and the inventory's l4-class enables no auto-creation: no pool carries the label
     inventory = gke_inventory(tmp_path, cluster=NAP_OFF, classes=l4_class(None))
-    found = rules(findings(write, pod("cloud.google.com/compute-class: l4-class"), inventory))
+    found = placement(findings(write, pod("cloud.google.com/compute-class: l4-class"), inventory))
     error = found["over-tight-affinity"]
     assert error["severity"] == "error"
     assert "GKE node pool l4-pool: nodeSelector cloud.google.com/compute-class=l4-class: its nodes do not carry" in (
@@ -116,7 +91,7 @@ def test_auto_creation_proven_off_keeps_the_error(write, tmp_path):
 
 def test_a_gpu_type_no_pool_has_with_auto_provisioning_off_is_an_error(write, tmp_path):
     selector = "cloud.google.com/gke-accelerator: nvidia-h100-80gb"
-    found = rules(findings(write, pod(selector), gke_inventory(tmp_path, cluster=NAP_OFF)))
+    found = placement(findings(write, pod(selector), gke_inventory(tmp_path, cluster=NAP_OFF)))
     assert found["over-tight-affinity"]["severity"] == "error"
     assert "its nodes carry cloud.google.com/gke-accelerator In [nvidia-l4]" in said(found["over-tight-affinity"])
 
@@ -124,39 +99,39 @@ def test_a_gpu_type_no_pool_has_with_auto_provisioning_off_is_an_error(write, tm
 def test_a_class_that_creates_pools_serves_with_auto_provisioning_off(write, tmp_path):
     # the class creates the pool of its first priority (a G2 with one L4): the pod fits it (test_pool_gke_priorities)
     inventory = gke_inventory(tmp_path, cluster=NAP_OFF, classes=l4_class(True))
-    assert rules(findings(write, pod("cloud.google.com/compute-class: l4-class"), inventory)) == {}
+    assert placement(findings(write, pod("cloud.google.com/compute-class: l4-class"), inventory)) == {}
 
 
 def test_a_class_the_inventory_lacks_is_unknown_with_auto_provisioning_off(write, tmp_path):
     # absence is evidence only from a complete catalog: the class may exist and create pools
     inventory = gke_inventory(tmp_path, cluster=NAP_OFF, classes=l4_class(None).replace("l4-class", "t4-class"))
-    found = rules(findings(write, pod("cloud.google.com/compute-class: l4-class"), inventory))
+    found = placement(findings(write, pod("cloud.google.com/compute-class: l4-class"), inventory))
     assert [f["severity"] for f in found.values()] == ["info"], found
 
 
 def test_a_pool_labelled_and_tainted_for_the_class_serves_its_pods(write, tmp_path):
     # GKE gives a pod that selects a class the toleration of the class's taint: no untolerated-taint error
     inventory = gke_inventory(tmp_path, cluster=NAP_OFF, classes=l4_class(None), label_l4=True)
-    assert rules(findings(write, pod("cloud.google.com/compute-class: l4-class"), inventory)) == {}
+    assert placement(findings(write, pod("cloud.google.com/compute-class: l4-class"), inventory)) == {}
 
 
 def test_the_class_taint_of_another_class_still_keeps_the_pod_off(write, tmp_path):
     inventory = gke_inventory(tmp_path, cluster=NAP_OFF, classes=l4_class(None), label_l4=True)
     # the pod selects the pool by name, not the class: GKE adds no toleration, the class's taint refuses it
-    found = rules(findings(write, pod("cloud.google.com/gke-nodepool: l4-pool"), inventory))
+    found = placement(findings(write, pod("cloud.google.com/gke-nodepool: l4-pool"), inventory))
     assert found["gpu-unschedulable"]["severity"] == "error"
     assert "GKE node pool l4-pool: node(s) had untolerated taint(s)" in said(found["gpu-unschedulable"])
 
 
 def test_a_custom_label_without_a_toleration_is_still_an_error(write, tmp_path):
     # auto-creation makes pools for GKE's labels, or a custom label the pod also tolerates (workload separation)
-    found = rules(findings(write, pod("team: research"), gke_inventory(tmp_path)))
+    found = placement(findings(write, pod("team: research"), gke_inventory(tmp_path)))
     assert found["over-tight-affinity"]["severity"] == "error"
 
 
 def test_workload_separation_is_unknown(write, tmp_path):
     tolerations = "tolerations: [{key: team, operator: Equal, value: research, effect: NoSchedule}]"
-    found = rules(findings(write, pod("team: research", tolerations), gke_inventory(tmp_path)))
+    found = placement(findings(write, pod("team: research", tolerations), gke_inventory(tmp_path)))
     assert [f["severity"] for f in found.values()] == ["info"], found
     assert "label (team)" in said(found["gpu-unschedulable"])
 
@@ -166,7 +141,7 @@ def test_the_clusters_default_class_that_creates_pools_makes_any_pod_unknown(wri
     selector = "cloud.google.com/gke-accelerator: nvidia-l4"
     asks_three = pod(selector).replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "3"')
     created = gke_inventory(tmp_path, cluster=NAP_OFF, classes=_default_class(True))
-    found = rules(findings(write, asks_three, created))
+    found = placement(findings(write, asks_three, created))
     assert [f["severity"] for f in found.values()] == ["info"], found
     assert "the cluster's default ComputeClass (default, nodePoolAutoCreation)" in said(found["gpu-unschedulable"])
 
@@ -175,7 +150,7 @@ def test_a_default_class_without_auto_creation_leaves_the_error(write, tmp_path)
     selector = "cloud.google.com/gke-accelerator: nvidia-l4"
     asks_three = pod(selector).replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "3"')
     (tmp_path / "b").mkdir()
-    found = rules(
+    found = placement(
         findings(write, asks_three, gke_inventory(tmp_path / "b", cluster=NAP_OFF, classes=_default_class(False)))
     )
     assert found["gpu-unschedulable"]["severity"] == "error"
@@ -187,7 +162,9 @@ def test_a_default_class_without_auto_creation_leaves_the_error(write, tmp_path)
 def test_a_pod_naming_an_existing_pool_gets_no_created_pool(write, tmp_path):
     # GKE names the pools it creates itself: a pod that selects l4-pool by name waits for l4-pool alone
     asks_three = pod("cloud.google.com/gke-nodepool: l4-pool").replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "3"')
-    found = rules(findings(write, asks_three, gke_inventory(tmp_path, cluster=NAP_ON, classes=_default_class(True))))
+    found = placement(
+        findings(write, asks_three, gke_inventory(tmp_path, cluster=NAP_ON, classes=_default_class(True)))
+    )
     assert found["gpu-unschedulable"]["severity"] == "error"
 
 
@@ -234,20 +211,20 @@ def test_a_namespace_default_class_that_creates_pools_decides_its_pods(write, tm
     # priorities describe (DoNotScaleUp), an L4 pool, never the H100 the pod selects
     namespace = _namespace("cloud.google.com/default-compute-class: l4-class")
     inventory = gke_inventory(tmp_path, cluster=NAP_OFF, classes=l4_class(True) + namespace)
-    found = rules(findings(write, pod(H100), inventory))
+    found = placement(findings(write, pod(H100), inventory))
     assert [f["severity"] for f in found.values()] == ["warning"], found
     assert "ComputeClass l4-class describe would hold it" in said(found["gpu-unschedulable"])
     # the trap: without whenUnsatisfiable GKE may fall back to any node: GKE may create the class's pool
     unstated = l4_class(True).replace("  whenUnsatisfiable: DoNotScaleUp\n", "")
     inventory = gke_inventory(tmp_path / "unstated", cluster=NAP_OFF, classes=unstated + namespace)
-    found = rules(findings(write, pod(H100), inventory))
+    found = placement(findings(write, pod(H100), inventory))
     assert [f["severity"] for f in found.values()] == ["info"], found
     assert "ComputeClass l4-class, its namespace's default (nodePoolAutoCreation" in said(found["gpu-unschedulable"])
 
 
 def test_a_namespace_without_the_label_leaves_the_error(write, tmp_path):
     inventory = gke_inventory(tmp_path, cluster=NAP_OFF, classes=l4_class(True) + _namespace("team: ml"))
-    found = rules(findings(write, pod(H100), inventory))
+    found = placement(findings(write, pod(H100), inventory))
     assert found["over-tight-affinity"]["severity"] == "error", found
 
 
@@ -260,7 +237,7 @@ def test_the_namespace_default_comes_before_the_clusters_default(write, tmp_path
     classes = (
         _default_class(True) + "---\n" + l4_class(None) + _namespace("cloud.google.com/default-compute-class: l4-class")
     )
-    found = rules(findings(write, asks_three, gke_inventory(tmp_path, cluster=NAP_OFF, classes=classes)))
+    found = placement(findings(write, asks_three, gke_inventory(tmp_path, cluster=NAP_OFF, classes=classes)))
     assert found["gpu-unschedulable"]["severity"] == "error", found
     assert "g2-standard-24 has 2 nvidia.com/gpu; the pod asks for 3" in said(found["gpu-unschedulable"])
 
@@ -271,5 +248,5 @@ def test_a_class_of_pools_read_alone_stays_unknown(write, tmp_path):
     only_pools = l4_class(True).replace("  - machineFamily: g2\n    gpu: {type: nvidia-l4, count: 1}\n", "")
     assert "machineFamily" not in only_pools
     eight = pod("cloud.google.com/compute-class: l4-class").replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "8"')
-    found = rules(findings(write, eight, gke_inventory(tmp_path, cluster=NAP_OFF, classes=only_pools)))
+    found = placement(findings(write, eight, gke_inventory(tmp_path, cluster=NAP_OFF, classes=only_pools)))
     assert [f["severity"] for f in found.values()] == ["info"], found

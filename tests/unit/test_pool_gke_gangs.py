@@ -8,31 +8,11 @@ tutorial write it, four L4 GPUs a pod; the nodes are a g2-standard-8 L4 pool's, 
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 from conftest import check_json, inventory_args, said
-
-NODE = """\
-- apiVersion: v1
-  kind: Node
-  metadata:
-    name: {prefix}-ml-{pool}-5b7e9a21-tq4m
-    labels:
-      cloud.google.com/gke-accelerator: nvidia-l4
-      cloud.google.com/gke-nodepool: {pool}
-      cloud.google.com/machine-family: g2
-      kubernetes.io/hostname: {prefix}-ml-{pool}-5b7e9a21-tq4m
-      kubernetes.io/os: linux
-      node.kubernetes.io/instance-type: g2-standard-8
-      topology.kubernetes.io/zone: us-central1-a
-  spec:
-    taints:
-    - {{key: nvidia.com/gpu, value: present, effect: NoSchedule}}
-  status:
-    capacity: {{cpu: "8", memory: 32880372Ki, nvidia.com/gpu: "1", pods: "110"}}
-    allocatable: {{cpu: 7910m, memory: 29004532Ki, nvidia.com/gpu: "1", pods: "110"}}
-"""
+from support.gke import inventory as gke_inventory
+from support.gke import l4_node, node_list
 
 
 def lws(selector: str = "cloud.google.com/gke-accelerator: nvidia-l4") -> str:
@@ -64,13 +44,9 @@ def lws(selector: str = "cloud.google.com/gke-accelerator: nvidia-l4") -> str:
         """)
 
 
-def inventory(tmp_path, prefix: str, pool: str, *documents: dict) -> str:
-    folder = tmp_path / prefix
-    folder.mkdir(parents=True)
-    (folder / "nodes.yaml").write_text("apiVersion: v1\nkind: List\nitems:\n" + NODE.format(prefix=prefix, pool=pool))
-    if documents:
-        (folder / "more.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(documents)}))
-    return str(folder)
+def inventory(tmp_path, prefix: str, pool: str, *documents: dict, described: dict | None = None) -> str:
+    """The cluster's L4 nodes, its ``documents`` and its ``described`` cluster."""
+    return gke_inventory(tmp_path / prefix, node_list(l4_node(prefix, pool)), *documents, described=described)
 
 
 def gang(write, manifest: str, folder: str) -> list[dict]:
@@ -95,7 +71,7 @@ def test_the_same_gang_on_standard_nodes_is_an_error(write, tmp_path):
         "autoscaling": {"autoscalingProfile": "BALANCED"},
         "nodePools": [{"name": "l4-pool", "config": {"machineType": "g2-standard-8"}}],
     }
-    found = gang(write, lws(), inventory(tmp_path, "gke", "l4-pool", described))
+    found = gang(write, lws(), inventory(tmp_path, "gke", "l4-pool", described=described))
     assert [f["severity"] for f in found] == ["error"], found
 
 

@@ -14,45 +14,9 @@ from __future__ import annotations
 import json
 
 from conftest import said
+from support import gke
+from support.gke import NODES, default_node, deployment, node_list
 from support.pools import findings
-
-NODES = """\
-apiVersion: v1
-kind: List
-items:
-- apiVersion: v1
-  kind: Node
-  metadata:
-    name: gke-ml-default-pool-8f2c1d3e-k9wz
-    labels:
-      cloud.google.com/gke-nodepool: default-pool
-      cloud.google.com/machine-family: e2
-      kubernetes.io/hostname: gke-ml-default-pool-8f2c1d3e-k9wz
-      kubernetes.io/os: linux
-      node.kubernetes.io/instance-type: e2-standard-4
-      topology.kubernetes.io/zone: us-central1-a
-  status:
-    capacity: {cpu: "4", memory: 16374524Ki, pods: "110"}
-    allocatable: {cpu: 3920m, memory: 13207804Ki, pods: "110"}
-- apiVersion: v1
-  kind: Node
-  metadata:
-    name: gke-ml-l4-pool-5b7e9a21-tq4m
-    labels:
-      cloud.google.com/gke-accelerator: nvidia-l4
-      cloud.google.com/gke-nodepool: l4-pool
-      cloud.google.com/machine-family: g2
-      kubernetes.io/hostname: gke-ml-l4-pool-5b7e9a21-tq4m
-      kubernetes.io/os: linux
-      node.kubernetes.io/instance-type: g2-standard-8
-      topology.kubernetes.io/zone: us-central1-a
-  spec:
-    taints:
-    - {key: nvidia.com/gpu, value: present, effect: NoSchedule}
-  status:
-    capacity: {cpu: "8", memory: 32880372Ki, nvidia.com/gpu: "1", pods: "110"}
-    allocatable: {cpu: 7910m, memory: 29004532Ki, nvidia.com/gpu: "1", pods: "110"}
-"""
 
 L4_PRIORITY = {
     "gpu": {"count": 1, "driverVersion": "latest", "type": "nvidia-l4"},
@@ -75,45 +39,17 @@ def compute_class(name: str = "gpu-l4-24gb-s8-x1", when: str | None = "DoNotScal
     return {"apiVersion": "cloud.google.com/v1", "kind": "ComputeClass", "metadata": {"name": name}, "spec": spec}
 
 
-POD = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: vllm, namespace: %s}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: vllm}
-  template:
-    metadata:
-      labels: {app: vllm}
-    spec:
-      nodeSelector: {%s}
-      %s
-      containers:
-      - name: vllm
-        image: vllm/vllm-openai:v0.6.4
-        resources:
-          limits: {nvidia.com/gpu: "%d"}
-"""
-
-
 def pod(
     selector: str = "cloud.google.com/compute-class: gpu-l4-24gb-s8-x1",
     gpus: int = 1,
     namespace: str = "inference",
     tolerations: str = "",
 ) -> str:
-    return POD % (namespace, selector, tolerations, gpus)
+    return deployment(selector, gpus, namespace=namespace, tolerations=tolerations)
 
 
 def inventory(tmp_path, *documents: dict, nodes: str = NODES) -> str:
-    folder = tmp_path / "inventory"
-    folder.mkdir(parents=True)
-    (folder / "nodes.yaml").write_text(nodes)
-    if documents:
-        listed = {"apiVersion": "v1", "kind": "List", "items": list(documents)}
-        (folder / "classes.json").write_text(json.dumps(listed))
-    return str(folder)
+    return gke.inventory(tmp_path / "inventory", nodes, *documents)
 
 
 def unschedulable(found: list[dict]) -> list[dict]:
@@ -238,7 +174,7 @@ def test_priorities_read_from_a_class():
     assert templated.priorities[0].unmodelled == ("gpu",)
 
 
-CPU_ONLY = NODES.split("- apiVersion: v1\n  kind: Node\n  metadata:\n    name: gke-ml-l4-pool")[0]
+CPU_ONLY = node_list(default_node())
 
 
 def test_a_class_that_makes_gpu_nodes_names_the_gpu_before_any_node_has_one(write, tmp_path):

@@ -2,7 +2,14 @@ from fractions import Fraction
 
 import pytest
 
-from gpulint.kube.quantity import QuantityError, format_amount, parse_quantity, quantity_from_yaml
+from gpulint.kube.quantity import (
+    QuantityError,
+    amount_or_none,
+    amounts,
+    format_amount,
+    parse_quantity,
+    quantity_from_yaml,
+)
 
 
 # Vectors from k8s.io/apimachinery quantity docs and the Kubernetes CEL quantity library docs.
@@ -180,3 +187,13 @@ def test_an_exponent_past_int32_wraps_as_in_kubernetes(text, value):
 def test_an_exponent_past_int64_or_whose_scale_wraps_is_refused(text):
     with pytest.raises(QuantityError):
         parse_quantity(text)
+
+
+def test_a_resource_list_keeps_the_quantities_and_leaves_the_rest_out():
+    assert amount_or_none("1500m") == Fraction(3, 2)
+    assert amount_or_none(True) is None and amount_or_none(None) is None and amount_or_none("${GPUS}") is None
+    assert amounts({"cpu": "500m", "memory": 1024, "nvidia.com/gpu": "two", "pods": None}) == {
+        "cpu": Fraction(1, 2),
+        "memory": Fraction(1024),
+    }
+    assert amounts(["cpu", "1"]) == {}

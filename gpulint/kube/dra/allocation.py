@@ -26,6 +26,7 @@ from gpulint.kube.cel.engine import CACHE_SIZE, LRU, NO_VERDICT, CelEngine, CelP
 from gpulint.kube.dra import pools
 from gpulint.kube.dra.gates import ALL_ON, DraFeatures
 from gpulint.kube.fields import dig, mapping, sequence
+from gpulint.kube.quantity import amount_or_none
 from gpulint.kube.refs import Path
 from gpulint.kube.scheduler import NodeInfo, pod_requirements
 
@@ -149,7 +150,7 @@ def _alternative(raw: dict[str, Any], name: str, path: Path) -> tuple[Alternativ
     class_name = raw.get("deviceClassName")
     requested = []
     for key, value in mapping(mapping(raw.get("capacity")).get("requests")).items():
-        found = pools.amount(value)
+        found = amount_or_none(value)
         if found is not None:
             requested.append((str(key), found))
     return Alternative(
@@ -305,19 +306,19 @@ class DeviceCapacity:
 
 
 def _device_capacity(raw: Any) -> DeviceCapacity | None:
-    value = pools.amount(mapping(raw).get("value"))
+    value = amount_or_none(mapping(raw).get("value"))
     if value is None:
         return None
     policy = mapping(mapping(raw).get("requestPolicy"))
     valid_range = mapping(policy.get("validRange"))
-    minimum = pools.amount(valid_range.get("min")) if valid_range else None
+    minimum = amount_or_none(valid_range.get("min")) if valid_range else None
     return DeviceCapacity(
         value,
-        pools.amount(policy["default"]) if "default" in policy else None,
-        tuple(v for v in (pools.amount(x) for x in sequence(policy.get("validValues"))) if v is not None),
+        amount_or_none(policy["default"]) if "default" in policy else None,
+        tuple(v for v in (amount_or_none(x) for x in sequence(policy.get("validValues"))) if v is not None),
         minimum,
-        pools.amount(valid_range["max"]) if minimum is not None and "max" in valid_range else None,
-        pools.amount(valid_range["step"]) if minimum is not None and "step" in valid_range else None,
+        amount_or_none(valid_range["max"]) if minimum is not None and "max" in valid_range else None,
+        amount_or_none(valid_range["step"]) if minimum is not None and "step" in valid_range else None,
     )
 
 
@@ -429,7 +430,7 @@ def slice_devices(slice_spec: dict[str, Any]) -> list[Device]:
                 (
                     str(mapping(c).get("counterSet") or ""),
                     str(counter),
-                    pools.amount(mapping(value).get("value")) or Fraction(0),
+                    amount_or_none(mapping(value).get("value")) or Fraction(0),
                 )
                 for c in sequence(body.get("consumesCounters"))
                 for counter, value in mapping(mapping(c).get("counters")).items()

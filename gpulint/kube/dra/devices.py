@@ -11,8 +11,9 @@ from typing import Any, Protocol
 from gpulint.kube.cel.engine import CACHE_SIZE, LRU, CelEngine
 from gpulint.kube.dra.allocation import Allocator, ClaimSpec, Device, NodeVerdict, SelectorCache, node_devices
 from gpulint.kube.dra.gates import ALL_ON, DraFeatures
-from gpulint.kube.dra.pools import CounterKey, amount
+from gpulint.kube.dra.pools import CounterKey
 from gpulint.kube.fields import dig, mapping, sequence
+from gpulint.kube.quantity import amount_or_none
 from gpulint.kube.scheduler import NodeInfo
 
 
@@ -141,7 +142,7 @@ class DraModel:
                 if result.get("shareID"):  # a shared allocation (allowMultipleAllocations): it uses capacity
                     uses = shared.setdefault(key, {})
                     for name, value in mapping(result.get("consumedCapacity")).items():
-                        found = amount(value)
+                        found = amount_or_none(value)
                         if found is not None:
                             uses[str(name)] = uses.get(str(name), Fraction(0)) + found
                 else:

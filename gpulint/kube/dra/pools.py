@@ -24,7 +24,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.fields import dig, integer, mapping, sequence
-from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.quantity import amount_or_none
 
 CounterKey = tuple[str, str, str, str]  # driver, pool, counter set, counter
 
@@ -55,13 +55,6 @@ def is_partitionable(spec: dict[str, Any]) -> bool:
     return spec.get("perDeviceNodeSelection") is not None or bool(sequence(spec.get("sharedCounters")))
 
 
-def amount(value: Any) -> Fraction | None:
-    try:
-        return quantity_from_yaml(value).value
-    except QuantityError:
-        return None
-
-
 def _duplicate_device(specs: list[dict[str, Any]]) -> str:
     names: Counter[str] = Counter(
         str(device.get("name"))
@@ -83,7 +76,7 @@ def _counter_sets(pool: tuple[str, str], specs: list[dict[str, Any]]) -> tuple[d
                 return {}, f"duplicate counter set name {name}"
             seen.add(name)
             for counter, value in mapping(mapping(counter_set).get("counters")).items():
-                found = amount(mapping(value).get("value"))
+                found = amount_or_none(mapping(value).get("value"))
                 counters[(*pool, name, str(counter))] = found if found is not None else Fraction(0)
     return counters, ""
 

@@ -31,6 +31,8 @@ from fractions import Fraction
 from itertools import combinations
 from typing import Any
 
+from gpulint.kube.wording import first_and_more
+
 # Steps (node configurations tried) the exact search may spend on one gang verdict, across all
 # of its topology domains: about 0.25 s of CPU (5 us a step; ~0.35 s with node pools, whose use
 # is tracked), so a webhook review stays quick.
@@ -364,8 +366,7 @@ class _Problem:
 
     def _names(self, shapes: Sequence[int], shown: int = 3) -> str:
         names = list(dict.fromkeys(self.shapes[i].name for i in shapes))  # two shapes of one role: once
-        more = f" and {len(names) - shown} more" if len(names) > shown else ""
-        return " and ".join(names[:shown]) + more
+        return first_and_more(names, shown, sep=" and ")
 
     def _pods(self, shapes: Sequence[int]) -> str:
         """ "worker pods", or just "pods" for members named only "pod" (never "pod pods")."""

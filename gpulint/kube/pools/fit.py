@@ -24,7 +24,8 @@ from gpulint.kube.pools.labels import karpenter_key, node_key
 from gpulint.kube.pools.model import ABSENT, Domain, NodePool, Template
 from gpulint.kube.quantity import format_amount, format_bytes
 from gpulint.kube.resources import is_extended
-from gpulint.kube.scheduler import PodRequirements, Requirement, Toleration, untolerated
+from gpulint.kube.scheduler import PodRequirements, Requirement, Toleration, copies_in, untolerated
+from gpulint.kube.wording import first_and_more
 
 FITS, LIMITED, NEVER, EXCLUDED, UNKNOWN = "fits", "limited", "never", "excluded", "unknown"
 
@@ -229,7 +230,7 @@ def _never_why(
     for resource, offers in sorted(short.items()):
         largest = max(amount for amount, _ in offers)
         names = sorted({name for amount, name in offers if amount == largest})
-        listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        listed = first_and_more(names)
         left = " left after the DaemonSets' requests" if resource in after_overhead else ""
         if len(offers) > 1:
             every = "every instance type it allows has"
@@ -291,19 +292,6 @@ def _within_limits(pod: PodRequirements, pool: NodePool, fitting: list[Template]
     return PoolFit(pool, FITS, "", within, room)
 
 
-def copies_on(pod: PodRequirements, template: Template) -> int:
-    copies = None
-    for resource, amount in pod.requests.items():
-        if not template.judged(resource):
-            continue
-        fit = int(template.allocatable.get(resource, Fraction(0)) // amount)
-        copies = fit if copies is None else min(copies, fit)
-    pods = template.allocatable.get("pods")
-    if pods is not None:
-        copies = int(pods) if copies is None else min(copies, int(pods))
-    return copies if copies is not None else 1_000_000
-
-
 def _room(pod: PodRequirements, template: Template, left: int | None, remaining: dict[str, Fraction]) -> int | None:
     """Copies of the pod the pool may still add with nodes of this type (None: unbounded)."""
     nodes: int | None = left
@@ -312,7 +300,7 @@ def _room(pod: PodRequirements, template: Template, left: int | None, remaining:
         if per_node > 0:
             allowed = int(rest // per_node)
             nodes = allowed if nodes is None else min(nodes, allowed)
-    return None if nodes is None else nodes * copies_on(pod, template)
+    return None if nodes is None else nodes * copies_in(pod, template.allocatable, template.judged)
 
 
 def summary(fits: list[PoolFit]) -> str:

@@ -34,7 +34,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.fields import integer, mapping, sequence, text
-from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.quantity import amount_or_none, amounts
 
 MIB = 1024 * 1024
 # kubeReservedResources: cpu reserved per range of millicores (start, end, share)
@@ -82,8 +82,8 @@ def kubelet_settings(raw: Any, ami_family: str = "") -> KubeletSettings | None:
     settings = KubeletSettings(
         max_pods=_count(block.get("maxPods")),
         pods_per_core=_count(block.get("podsPerCore")),
-        kube_reserved=_amounts(block.get("kubeReserved")),
-        system_reserved=_amounts(block.get("systemReserved")),
+        kube_reserved=amounts(block.get("kubeReserved")),
+        system_reserved=amounts(block.get("systemReserved")),
         eviction_memory=text(mapping(block.get("evictionHard")).get("memory.available")).strip(),
         ami_family=ami_family.lower(),
     )
@@ -140,10 +140,7 @@ def root_volume(mappings: Any, ami_family: str) -> Fraction | None:
     if chosen is None:
         return None
     size = mapping(chosen.get("ebs")).get("volumeSize")
-    try:
-        amount = quantity_from_yaml(size).value if size is not None else None
-    except QuantityError:
-        return None
+    amount = amount_or_none(size)
     return amount if amount else None
 
 
@@ -194,23 +191,7 @@ def _eviction_memory(value: str, memory: Fraction | None) -> Fraction | None:
         if memory is None or not 0 <= percent <= 100:
             return None
         return Fraction(0) if percent == 100 else Fraction(int(memory * percent / 100))  # 100%: disabled
-    return _amount(value)
-
-
-def _amounts(raw: Any) -> dict[str, Fraction]:
-    found = {}
-    for name, value in mapping(raw).items():
-        amount = _amount(value)
-        if amount is not None:
-            found[str(name)] = amount
-    return found
-
-
-def _amount(value: Any) -> Fraction | None:
-    try:
-        return quantity_from_yaml(value).value
-    except QuantityError:
-        return None
+    return amount_or_none(value)
 
 
 def _count(value: Any) -> int | None:

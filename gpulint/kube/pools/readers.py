@@ -24,7 +24,7 @@ from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.kubelet import KubeletSettings, kubelet_settings, root_volume
 from gpulint.kube.pools.labels import EKS_AUTO_GROUP, EKS_AUTO_NODE_LABELS, karpenter_key
 from gpulint.kube.pools.model import PoolRequirement, PoolSpec
-from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.quantity import amount_or_none, amounts
 from gpulint.kube.refs import Path
 from gpulint.kube.scheduler import Taint
 
@@ -44,22 +44,6 @@ EKS_POOL_LABEL = "eks.amazonaws.com/nodegroup"
 AKS_POOL_LABEL = "kubernetes.azure.com/agentpool"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 ZONE = "topology.kubernetes.io/zone"
-
-
-def _quantity(value: Any) -> Fraction | None:
-    try:
-        return quantity_from_yaml(value).value
-    except QuantityError:
-        return None
-
-
-def _resources(raw: Any) -> dict[str, Fraction]:
-    out = {}
-    for name, value in mapping(raw).items():
-        amount = _quantity(value)
-        if amount is not None:
-            out[str(name)] = amount
-    return out
 
 
 def _labels(raw: Any) -> dict[str, str]:
@@ -118,8 +102,8 @@ def karpenter_nodepool(data: dict[str, Any], file: str) -> PoolSpec:
     labels = {**_labels(mapping(template.get("metadata")).get("labels")), KARPENTER_POOL_LABEL: name}
     if group == EKS_AUTO_GROUP:
         labels.update(EKS_AUTO_NODE_LABELS)
-    limits = _resources(spec.get("limits"))
-    status = _resources(mapping(data.get("status")).get("resources"))
+    limits = amounts(spec.get("limits"))
+    status = amounts(mapping(data.get("status")).get("resources"))
     return PoolSpec(
         "Karpenter NodePool",
         name,
@@ -188,7 +172,7 @@ def capi_pool(data: dict[str, Any], file: str) -> PoolSpec:
     annotations = {str(k): str(v) for k, v in mapping(metadata.get("annotations")).items()}
     capacity: dict[str, Fraction] = {}
     for key, resource in (("cpu", "cpu"), ("memory", "memory"), ("ephemeral-disk", "ephemeral-storage")):
-        amount = _quantity(annotations.get(CAPACITY + key))
+        amount = amount_or_none(annotations.get(CAPACITY + key))
         if amount is not None:
             capacity[resource] = amount
     max_pods = _int(annotations.get(CAPACITY + "maxPods"))
@@ -375,7 +359,7 @@ def node_template_tags(tags: dict[str, str]) -> tuple[dict[str, str], tuple[Tain
             if effect:
                 taints.append(Taint(name, taint_value, effect))
         elif kind == "resources" and name:
-            amount = _quantity(value)
+            amount = amount_or_none(value)
             if amount is not None:
                 resources[name] = amount
     return labels, tuple(taints), resources

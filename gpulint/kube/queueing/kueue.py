@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
-from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.quantity import amount_or_none
 from gpulint.kube.queueing.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
 from gpulint.kube.scheduler import Taint, Toleration
 from gpulint.kube.selectors import label_text, selector_matches
@@ -27,13 +27,6 @@ UNLIMITED = Fraction(2**63 - 1)  # Kueue's saturated Amount
 MAX_DEPTH = 64  # cohort levels followed (Kueue's trees are a few deep; a longer chain is hostile input)
 FlavorResource = tuple[str, str]  # (flavor, resource)
 CHECK_CONFIG_KINDS = ("ProvisioningRequestConfig", "MultiKueueConfig")  # the built-in checks' parameters
-
-
-def _amount(value: Any) -> Fraction | None:
-    try:
-        return quantity_from_yaml(value).value
-    except QuantityError:
-        return None
 
 
 @dataclass(frozen=True)
@@ -67,7 +60,7 @@ def _resource_groups(spec: Any) -> tuple[ResourceGroup, ...]:
             quotas = []
             for resource in sequence(mapping(flavor).get("resources")):
                 resource = mapping(resource)
-                nominal = _amount(resource.get("nominalQuota", 0))
+                nominal = amount_or_none(resource.get("nominalQuota", 0))
                 if not isinstance(resource.get("name"), str) or nominal is None:
                     continue
                 quotas.append(
@@ -75,8 +68,8 @@ def _resource_groups(spec: Any) -> tuple[ResourceGroup, ...]:
                         resource["name"],
                         Quota(
                             nominal,
-                            _amount(resource["borrowingLimit"]) if "borrowingLimit" in resource else None,
-                            _amount(resource["lendingLimit"]) if "lendingLimit" in resource else None,
+                            amount_or_none(resource["borrowingLimit"]) if "borrowingLimit" in resource else None,
+                            amount_or_none(resource["lendingLimit"]) if "lendingLimit" in resource else None,
                         ),
                     )
                 )
@@ -107,7 +100,7 @@ class ClusterQueue:
         usage = []
         for flavor in sequence(reserved):
             for resource in sequence(mapping(flavor).get("resources")):
-                total = _amount(mapping(resource).get("total", 0))
+                total = amount_or_none(mapping(resource).get("total", 0))
                 if total:
                     usage.append(((text(mapping(flavor).get("name")), text(mapping(resource).get("name"))), total))
         return cls(

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from gpulint.kube import names
-from gpulint.kube.dra.pools import amount
+from gpulint.kube.quantity import amount_or_none
 from gpulint.kube.refs import Path
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import (
@@ -197,13 +197,13 @@ def _request_policy(capacity: dict[str, Any], path: Path, shared: bool) -> Itera
             detail='exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time',
         )
         return
-    value = amount(capacity.get("value"))
+    value = amount_or_none(capacity.get("value"))
     if policy.get("validValues"):
         if policy.get("default") is None:
             yield FieldError((*at, "default"), REQUIRED, detail="required when validValues is defined")
         elif value is not None:
-            options = [amount(v) for v in _items(policy["validValues"])]
-            if amount(policy["default"]) not in options:
+            options = [amount_or_none(v) for v in _items(policy["validValues"])]
+            if amount_or_none(policy["default"]) not in options:
                 yield FieldError(
                     (*at, "validValues"),
                     INVALID,
@@ -225,7 +225,7 @@ def _request_policy(capacity: dict[str, Any], path: Path, shared: bool) -> Itera
             yield FieldError((*at, "default"), REQUIRED, detail="required when validRange is defined")
         elif valid_range.get("min") is None:
             yield FieldError((*at, "validRange", "min"), REQUIRED, detail="required when validRange is defined")
-        step = amount(valid_range.get("step")) if valid_range.get("step") is not None else None
+        step = amount_or_none(valid_range.get("step")) if valid_range.get("step") is not None else None
         if step is not None and step <= 0:
             yield FieldError(
                 (*at, "validRange", "step"), INVALID, str(valid_range["step"]), "must be greater than zero"

@@ -221,13 +221,19 @@ def _claim(claim: dict[str, Any], path: Path) -> Iterator[FieldError]:
                     yield FieldError((*path, field), INVALID, text, message)
 
 
-def _group_fields(body: dict[str, Any], path: Path) -> Iterator[FieldError]:
-    """What a pod group template and a PodGroup's spec share."""
+def _policy(body: dict[str, Any], path: Path, minimum: str) -> Iterator[FieldError]:
+    """schedulingPolicy (basic or gang, the gang's ``minimum`` at least 1) and schedulingConstraints: every
+    template, a PodGroup and a CompositePodGroup."""
     policy = mapping(body.get("schedulingPolicy"))
     yield from _union(policy, ("basic", "gang"), (*path, "schedulingPolicy"), _pointer_set)
     if isinstance(policy.get("gang"), dict):
-        yield from _minimum_one(policy["gang"], "minCount", (*path, "schedulingPolicy", "gang"))
+        yield from _minimum_one(policy["gang"], minimum, (*path, "schedulingPolicy", "gang"))
     yield from _topology(body.get("schedulingConstraints"), (*path, "schedulingConstraints"))
+
+
+def _group_fields(body: dict[str, Any], path: Path) -> Iterator[FieldError]:
+    """What a pod group template and a PodGroup's spec share."""
+    yield from _policy(body, path, "minCount")
     yield from _items(body.get("resourceClaims"), CLAIMS_MAX, (*path, "resourceClaims"), _claim)
     yield from _shared(body, path)
 
@@ -261,11 +267,7 @@ def _composite_template(gates: FeatureGates, depth: int = 1) -> Callable[[Any, P
     def each(template: Any, path: Path) -> Iterator[FieldError]:
         kept = _kept(template, _COMPOSITE_GATED, gates)
         yield from _short_name(kept.get("name"), (*path, "name"))
-        policy = mapping(kept.get("schedulingPolicy"))
-        yield from _union(policy, ("basic", "gang"), (*path, "schedulingPolicy"), _pointer_set)
-        if isinstance(policy.get("gang"), dict):
-            yield from _minimum_one(policy["gang"], "minGroupCount", (*path, "schedulingPolicy", "gang"))
-        yield from _topology(kept.get("schedulingConstraints"), (*path, "schedulingConstraints"))
+        yield from _policy(kept, path, "minGroupCount")
         yield from _shared(kept, path)
         yield from _items(
             kept.get("podGroupTemplates"), TEMPLATES_MAX, (*path, "podGroupTemplates"), _pod_group_template(gates)
@@ -384,16 +386,21 @@ def workload_spec(spec: Any, path: Path, gates: FeatureGates) -> Iterator[FieldE
     yield from _childless(_composites(body, gates), composites, gates)
 
 
-def pod_group_spec(spec: Any, path: Path, gates: FeatureGates) -> Iterator[FieldError]:
-    """Validate_PodGroupSpec (its disruptionMode defaulted to single), then ValidatePodGroup."""
-    body = _kept(spec, _POD_GROUP_GATED, gates)
-    if body.get("parentCompositePodGroupName") is not None and body.get("workloadRef") is None:
-        yield FieldError((*path, "workloadRef"), REQUIRED, detail="must be set when parentCompositePodGroupName is set")
+def _parent_name(body: dict[str, Any], path: Path) -> Iterator[FieldError]:
+    """parentCompositePodGroupName, an optional pointer: set, even "" is checked."""
     if body.get("parentCompositePodGroupName") is not None:
         text = _text(body["parentCompositePodGroupName"])
         if text is not None:
             for message in names.dns1123_subdomain(text):
                 yield FieldError((*path, "parentCompositePodGroupName"), INVALID, text, message)
+
+
+def pod_group_spec(spec: Any, path: Path, gates: FeatureGates) -> Iterator[FieldError]:
+    """Validate_PodGroupSpec (its disruptionMode defaulted to single), then ValidatePodGroup."""
+    body = _kept(spec, _POD_GROUP_GATED, gates)
+    if body.get("parentCompositePodGroupName") is not None and body.get("workloadRef") is None:
+        yield FieldError((*path, "workloadRef"), REQUIRED, detail="must be set when parentCompositePodGroupName is set")
+    yield from _parent_name(body, path)
     reference = body.get("workloadRef")
     if isinstance(reference, dict):
         yield from _long_name(reference.get("workloadName"), (*path, "workloadRef", "workloadName"), required=True)
@@ -405,22 +412,14 @@ def composite_pod_group_spec(spec: Any, path: Path, gates: FeatureGates) -> Iter
     """Validate_CompositePodGroupSpec (v1alpha3; its disruptionMode defaulted to single); the handwritten
     ValidateCompositePodGroup checks its metadata alone."""
     body = _kept(spec, _COMPOSITE_GROUP_GATED, gates)
-    if body.get("parentCompositePodGroupName") is not None:  # an optional pointer: set, even "" is checked
-        text = _text(body["parentCompositePodGroupName"])
-        if text is not None:
-            for message in names.dns1123_subdomain(text):
-                yield FieldError((*path, "parentCompositePodGroupName"), INVALID, text, message)
+    yield from _parent_name(body, path)
     reference = body.get("workloadRef")
     if reference is None:
         yield FieldError((*path, "workloadRef"), REQUIRED)
     elif isinstance(reference, dict):
         yield from _long_name(reference.get("workloadName"), (*path, "workloadRef", "workloadName"), required=True)
         yield from _short_name(reference.get("templateName"), (*path, "workloadRef", "templateName"))
-    policy = mapping(body.get("schedulingPolicy"))
-    yield from _union(policy, ("basic", "gang"), (*path, "schedulingPolicy"), _pointer_set)
-    if isinstance(policy.get("gang"), dict):
-        yield from _minimum_one(policy["gang"], "minGroupCount", (*path, "schedulingPolicy", "gang"))
-    yield from _topology(body.get("schedulingConstraints"), (*path, "schedulingConstraints"))
+    yield from _policy(body, path, "minGroupCount")
     yield from _shared(body, path)
 
 

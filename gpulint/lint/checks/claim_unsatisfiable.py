@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
@@ -120,7 +121,7 @@ def _pools_unknown(ctx: CheckContext) -> str:
     pools = ctx.cluster.pools if ctx.cluster is not None else []
     if not pools:
         return ""
-    names = ", ".join(pool.title for pool in pools[:3]) + (f" and {len(pools) - 3} more" if len(pools) > 3 else "")
+    names = first_and_more([pool.title for pool in pools])
     return f"the devices of the nodes {names} can add are not described by any ResourceSlice in the inventory"
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.gpu_stack import node_names
+from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import PodSpecSite, extended_resource_path
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, first_line
@@ -49,8 +50,7 @@ def _too_many_vgpus(excess: VgpuExcess) -> Diagnostic:
         excess.path,
         first_line(f"{head}: its pods stay Pending", head),
         notes=(
-            f"physical GPUs: {', '.join(f'{n} {b.devices}' for n, b in known[:5])}"
-            + (f" and {len(known) - 5} more nodes" if len(known) > 5 else ""),
+            f"physical GPUs: {first_and_more([f'{n} {b.devices}' for n, b in known], 5, noun='nodes')}",
             excess.refusal,
             f"ask for at most {most.devices}, or pin nodes with more GPUs",
         ),

@@ -48,14 +48,29 @@ def _enabled_by_setup(
     return flag in ctx.resolver.knative_setup.enabled(obj.document.path)
 
 
+def _refused_fields(
+    obj: KubeObject, site: PodSpecSite, ctx: CheckContext
+) -> Iterator[tuple[str, str, knative.FlagState]]:
+    """The pod fields ``site`` sets that a Knative feature flag keeps off, as config-features says (disabled) or
+    by default (unknown): (field, flag, state). SET (a value gpulint cannot read) and ALLOWED fields pass."""
+    values = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
+    keys = None if values is not None else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
+    for field, flag in knative.FEATURE_FLAGS.items():
+        if site.spec.get(field) in (None, False, "", [], {}):
+            continue
+        state = knative.flag_state(flag, values, keys)
+        if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
+            continue  # SET: the operator chose a value gpulint cannot see; no proof either way
+        if not _enabled_by_setup(obj, site, flag, state, ctx):
+            yield field, flag, state
+
+
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.ref.group in (kserve.GROUP, kserve.KFSERVING_GROUP) and obj.kind == "InferenceService":
         yield from _inference_service(obj, site, ctx)
         return
     if obj.ref.group != knative.GROUP:
         return
-    values = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
-    keys = None if values is not None else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
     for problem in knative.port_problems(site.spec):
         yield Diagnostic(
             RULE_ID,
@@ -72,14 +87,7 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
                 if note
             ),
         )
-    for field, flag in knative.FEATURE_FLAGS.items():
-        if site.spec.get(field) in (None, False, "", [], {}):
-            continue
-        state = knative.flag_state(flag, values, keys)
-        if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
-            continue
-        if _enabled_by_setup(obj, site, flag, state, ctx):
-            continue  # SET: the operator chose a value gpulint cannot see; no proof either way
+    for field, flag, state in _refused_fields(obj, site, ctx):
         path = (*site.path, field)
         refused = f"must not set the field(s): {field_path(path)}"
         if state is knative.FlagState.DISABLED:
@@ -117,17 +125,8 @@ def _inference_service(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
     mode = kserve.deployment_mode(obj.data, ctx.memo(("kserve-default-mode",), lambda: _configured_mode(ctx)))
     if mode is kserve.DeploymentMode.OTHER:
         return
-    values = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
-    keys = None if values is not None else ctx.resolver.config_map_keys(knative.CONFIG_NAMESPACE, knative.CONFIG_NAME)
     assumed = mode is kserve.DeploymentMode.ASSUMED_KNATIVE
-    for field, flag in knative.FEATURE_FLAGS.items():
-        if site.spec.get(field) in (None, False, "", [], {}):
-            continue
-        state = knative.flag_state(flag, values, keys)
-        if state in (knative.FlagState.ALLOWED, knative.FlagState.SET):
-            continue
-        if _enabled_by_setup(obj, site, flag, state, ctx):
-            continue
+    for field, flag, state in _refused_fields(obj, site, ctx):
         disabled = state is knative.FlagState.DISABLED
         notes = [
             f"{maker} copies the {component}'s {field} into the Knative Service it makes for it; Knative's "

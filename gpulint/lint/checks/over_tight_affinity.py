@@ -9,6 +9,7 @@ from gpulint.kube.fields import dig, mapping, sequence
 from gpulint.kube.pools.labels import POOL_LABELS
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement, pod_requirements
+from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import PodSpecSite, effective_pod_spec
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
@@ -44,9 +45,8 @@ def values_in_cluster(key: str, nodes: list[NodeInfo], limit: int = 5) -> str:
     counts = Counter(node.labels[key] for node in nodes if key in node.labels)
     if not counts:
         return f"no node has the label {key}"
-    shown = ", ".join(f"{value} ({count})" for value, count in counts.most_common(limit))
-    more = f", and {len(counts) - limit} more" if len(counts) > limit else ""
-    return f"nodes carry {key} = {shown}{more}"
+    shown = first_and_more([f"{value} ({count})" for value, count in counts.most_common()], limit, last=", and ")
+    return f"nodes carry {key} = {shown}"
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:

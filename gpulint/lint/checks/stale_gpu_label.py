@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.fields import mapping, sequence
-from gpulint.kube.quantity import QuantityError, quantity_from_yaml
+from gpulint.kube.quantity import amount_or_none
 from gpulint.kube.resources import is_gpu
 from gpulint.kube.scheduler import NodeInfo, PodRequirements, pod_requirements, resource_list
 from gpulint.lint.checks import CheckContext
@@ -70,10 +70,7 @@ def _capacity(device: dict[str, Any], name: str) -> Fraction | None:
     value = capacity.get(name)
     if isinstance(value, dict):
         value = value.get("value")
-    try:
-        return quantity_from_yaml(value).value if value is not None else None
-    except QuantityError:
-        return None
+    return amount_or_none(value)
 
 
 def _gpu_amounts(raw: Any, gpu_resources: tuple[str, ...]) -> dict[str, Fraction]:

@@ -27,6 +27,15 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
 from gpulint.kube.embedded import compose_embedded
+from gpulint.kube.placeholders import (
+    KEY_PLACEHOLDER,
+    MARKER_PLACEHOLDER,
+    MARKER_WORDS,
+    SHORT,
+    SHORT_PLACEHOLDER,
+    SUBSTITUTION,
+    WORDED_PLACEHOLDER,
+)
 from gpulint.lint.findings import Fix, Path, Severity
 
 try:  # libyaml is present in every PyYAML wheel; the pure-Python loader is ~15x slower
@@ -148,22 +157,8 @@ _TEMPLATE_SYNTAXES = (
 # a braced fill-in is searched for by its pattern (every flow mapping holds a `{`).
 TEMPLATE_OPENERS = tuple(syntax.opener for syntax in _TEMPLATE_SYNTAXES if syntax.pattern is not BRACED_FILL_IN)
 _PRINTF_NOTES = ("lint the file the program writes, or its output: gpulint check -",)
-# Values still to be filled in, anywhere in a field's text: envsubst and Flux post-build substitution
-# (${VAR}, ${VAR:-default}, and envsubst's bare $VAR), a template expression left in a string ({{ ... }}:
-# Argo parameters, a Jinja or Go template quoted in YAML), and a documentation placeholder (<ACCOUNT_ID>,
-# <your-bucket>). No Kubernetes field outside free text holds a '$' name, '{{' or '<word>' as a value.
-_SUBSTITUTION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}")
-# The same, in a one-line value of a field (a long or multi-line string is a document of its own: a
-# dashboard's JSON with $datasource, a description with <namespace>/<name>).
-_SHORT_PLACEHOLDER = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]*\}\}|<[A-Za-z_][-A-Za-z0-9_.]*>")
-_SHORT = 253
-# A fill-in in words, as the whole value (`lun: <ADD LUN ID Here>`, `<your bucket name>`): documentation asks the
-# reader to write something there; no Kubernetes value is words in angle brackets.
-_WORDED_PLACEHOLDER = re.compile(r"<[A-Za-z_][-A-Za-z0-9_.]*(?: [-A-Za-z0-9_.]+)+>")
-# A whole value that says it is to be replaced (PLACEHOLDER_NUM_NODES, REPLACE_ME, YOUR_BUCKET, CHANGEME), as
-# scripts that sed a manifest before applying it write them: no Kubernetes field holds such a word.
-_MARKER_WORDS = ("PLACEHOLDER", "REPLACE", "CHANGE", "YOUR", "TODO", "FIXME", "FILL", "FILLED")
-_MARKER_PLACEHOLDER = re.compile(rf"(?:{'|'.join(_MARKER_WORDS)})(?:_?ME)?(?:_[A-Z0-9]+)*")
+# The placeholders a field may hold (${VAR}, $VAR, {{ ... }}, <name>, REPLACE_ME) are kube/placeholders.py's, where
+# held documents (kube/held_pods.py) take theirs from too. The forms below are the loader's own.
 # An object's name or namespace written as an upper-case word to replace, alone or joined to the rest of the name
 # by '-': `name: MODEL_NAME-webapp`, `namespace: KUBEFLOW_NAMESPACE` (kubeflow/examples' templates, which a
 # pipeline step fills with str.replace before applying them), `RELEASE-NAME-redis` (Helm 2's `helm template` name
@@ -175,12 +170,6 @@ _MAY_HOLD_NAME_FILL_IN = re.compile(r"name[\"']?\s*:\s*[\"']?(?:[a-z0-9.-]*-)?(?
 # A `name:` that is a block sequence item's first key (`- name: NCCL_DEBUG`, an env var, in most GPU manifests)
 # is never metadata's: its parent is an item of a list. Only a line's text before the key is looked at.
 _SEQUENCE_ITEM_KEY = re.compile(r"[ \t]*(?:-[ \t]+)+[\"']?")
-# The same as a mapping's key (`limits: {"${GPU_RESOURCE}": 1}`, `"FILLED_BY_VALIDATOR": 1`): envsubst and a
-# program's string replacement fill keys in as they fill values. `${VAR}` anywhere in the key, the other forms
-# as the whole key, and the bare `$NAME` form in capitals only: a schema's `$ref` or `$schema` is a key as written.
-_KEY_PLACEHOLDER = re.compile(
-    rf"\$\{{[A-Za-z_][A-Za-z0-9_]*\}}|\$[A-Z_][A-Z0-9_]*|\{{\{{[^{{}}]*\}}\}}|<[A-Za-z_][-A-Za-z0-9_.]*>|{_MARKER_PLACEHOLDER.pattern}"
-)
 # API groups whose controllers fill {{ ... }} and $var in their own objects when they run (Argo Workflows
 # parameters, Kyverno variables, Tekton, Prometheus templates): applied as written, not templates.
 _RUNTIME_TEMPLATES = frozenset(
@@ -717,11 +706,7 @@ def _load_text(path: str, text: str) -> LoadedFile:
             line, column, written = found
             message = f"template: {written} is {syntax.what}, so the file is not YAML yet and was not checked"
             return _not_yaml_yet(loaded, message, line, column, syntax.notes)
-    if (
-        _MAY_HOLD_PLACEHOLDER.search(text)
-        or any(word in text for word in _MARKER_WORDS)
-        or _may_hold_name_fill_in(text)
-    ):
+    if _MAY_HOLD_PLACEHOLDER.search(text) or any(word in text for word in MARKER_WORDS) or _may_hold_name_fill_in(text):
         _find_placeholders(loaded)
     if loaded.problems and _MANIFEST_WORD.search(text) is None:
         loaded.problems = [_no_manifest(problem) for problem in loaded.problems]
@@ -869,7 +854,7 @@ def _find_placeholders(loaded: LoadedFile) -> None:
                 for key, value in node.value:
                     if isinstance(key, ScalarNode) and key.tag != _MERGE:
                         name = _key_text(key)
-                        if short and (keyed := _SUBSTITUTION.search(name) or _KEY_PLACEHOLDER.fullmatch(name)):
+                        if short and (keyed := SUBSTITUTION.search(name) or KEY_PLACEHOLDER.fullmatch(name)):
                             found.append((*path, name))  # the field's name is still to come: nothing in it is judged
                             mark = key.start_mark
                             place = (
@@ -901,16 +886,16 @@ def _find_placeholders(loaded: LoadedFile) -> None:
             elif isinstance(node, ScalarNode) and node.style not in ("|", ">"):
                 value = node.value
                 match = (
-                    _SUBSTITUTION.search(value)
+                    SUBSTITUTION.search(value)
                     or _KUSTOMIZE_VAR.fullmatch(value)
                     or (
-                        _SHORT_PLACEHOLDER.search(value) or _WORDED_PLACEHOLDER.fullmatch(value)
-                        if short and len(value) <= _SHORT and "\n" not in value
+                        SHORT_PLACEHOLDER.search(value) or WORDED_PLACEHOLDER.fullmatch(value)
+                        if short and len(value) <= SHORT and "\n" not in value
                         else None
                     )
                     # an env var's or a key's name may be any upper-case word; a name is valid text anyway
                     or (
-                        _MARKER_PLACEHOLDER.fullmatch(value)
+                        MARKER_PLACEHOLDER.fullmatch(value)
                         if short and path[-1:] not in (("name",), ("key",))
                         else None
                     )
@@ -946,7 +931,7 @@ def _whole_placeholder(node: ScalarNode, short: bool) -> str | None:
     if node.style in ("|", ">"):
         return None
     value = node.value
-    if _SUBSTITUTION.fullmatch(value) or (short and len(value) <= _SHORT and _SHORT_PLACEHOLDER.fullmatch(value)):
+    if SUBSTITUTION.fullmatch(value) or (short and len(value) <= SHORT and SHORT_PLACEHOLDER.fullmatch(value)):
         return value
     return None
 

@@ -51,6 +51,7 @@ from gpulint.kube.refs import ObjectLike, Path
 from gpulint.kube.scheduler import pod_requests, resource_list
 from gpulint.kube.selectors import label_text, selector_matches
 from gpulint.kube.typos import typo_of
+from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import api_group, effective_pod_spec
 from gpulint.lint.findings import first_line, tail_or_note
 from gpulint.lint.inputs.linted_set import LintedSet
@@ -161,8 +162,7 @@ def _did_you_mean(name: str, known: list[str]) -> str:
         return f"did you mean '{close}'?"
     if not known:
         return ""
-    more = f" and {len(known) - 6} more" if len(known) > 6 else ""
-    return f"defined: {', '.join(sorted(known)[:6])}{more}"
+    return f"defined: {first_and_more(sorted(known), 6)}"
 
 
 def _hinted(head: str, hint: str, *notes: str) -> tuple[str, tuple[str, ...]]:
@@ -709,7 +709,7 @@ def _kai_parent_queue(use: QueueUse, children: list[str]) -> Problem:
 
 
 def _first_children(children: list[str]) -> str:
-    return ", ".join(children[:3]) + (f" and {len(children) - 3} more" if len(children) > 3 else "")
+    return first_and_more(children)
 
 
 VOLCANO_ROOT_QUEUE = "root"  # the hierarchy's root, which Volcano's controller creates

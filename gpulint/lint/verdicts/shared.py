@@ -44,6 +44,7 @@ from gpulint.kube.scheduler import (
     names_untolerated_taints,
     pod_requirements,
 )
+from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import ObjectFacts, PodSpecSite, containers, effective_pod_spec, part_fact
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.verdicts.runtime_classes import runtime_class_admission
@@ -228,9 +229,7 @@ def scale_up_verdict(fits: list[PoolFit]) -> tuple[str, list[PoolFit]]:
 
 def describe_scale_up(fit: PoolFit) -> str:
     best = fit.best()
-    types = ", ".join(t.name for t in fit.fitting[:3]) + (
-        f" and {len(fit.fitting) - 3} more" if len(fit.fitting) > 3 else ""
-    )
+    types = first_and_more([t.name for t in fit.fitting])
     room = "" if fit.room is None else f"; room for {fit.room} more of these pods"
     return f"{fit.pool.title} adds a node ({types}){room}" if best else fit.pool.title
 

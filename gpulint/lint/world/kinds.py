@@ -30,6 +30,7 @@ from gpulint.kube.pools.kinds import CAPI_GROUP, KARPENTER_GROUP
 from gpulint.kube.queueing.batch_queues import KAI_GROUP, VOLCANO_GROUP
 from gpulint.kube.queueing.kueue_config import CONFIG_GROUP, CONFIG_KIND
 from gpulint.kube.queueing.kueue_kinds import KUEUE_GROUP
+from gpulint.kube.wording import first_and_more
 from gpulint.lint.paths import path_matches
 
 DRA_GROUP = "resource.k8s.io"
@@ -220,6 +221,6 @@ def unproven(kind: str) -> str:
 def only_elsewhere(subject: str, namespaces: list[str], own: str, reader: str = "the pod's") -> str:
     """A namespaced reference (``subject``: "ResourceClaimTemplate 'x'") whose object the files or the inventory
     hold only in other namespaces: Kubernetes resolves it in the referrer's own namespace, so those are no match."""
-    shown = ", ".join(namespaces[:3]) + (f" and {len(namespaces) - 3} more" if len(namespaces) > 3 else "")
+    shown = first_and_more(namespaces)
     plural = "s" if len(namespaces) > 1 else ""
     return f"{subject} is only in namespace{plural} {shown}, not in {reader} namespace {own}"

@@ -28,6 +28,7 @@ from gpulint.kube.queueing.batch_queues import BatchQueue
 from gpulint.kube.queueing.kueue_kinds import KUEUE_GROUP, KUEUE_KINDS
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, names_untolerated_taints, pod_requirements
+from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import effective_pod_spec, read_by_shape
 from gpulint.lint.inputs.knative_setup import NO_SETUP, KnativeSetup, LazySetup
 from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
@@ -217,8 +218,7 @@ class Resolver:
             return ""
         backoff = {g.name for g in self._cluster.autoscaler_groups if g.backoff is not None}
         named = [f"{name} (in backoff after failed scale-up now)" if name in backoff else name for name in groups]
-        shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
-        return f"Cluster Autoscaler may grow node groups whose nodes no pool read describes: {shown}"
+        return f"Cluster Autoscaler may grow node groups whose nodes no pool read describes: {first_and_more(named)}"
 
     @cached_property
     def pools(self) -> list[NodePool]:

@@ -26,7 +26,7 @@ from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes
 from gpulint.lint.inputs.render.layout import holds_nothing
 from gpulint.lint.inputs.render.mapping import LineMap, align, template_column
 from gpulint.lint.inputs.render.options import DEFAULT_RELEASE, ChartSettings, RenderOptions
-from gpulint.lint.inputs.render.rendered import Rendered, RenderProblem, mapped
+from gpulint.lint.inputs.render.rendered import Rendered, RenderProblem, mapped, stopped
 from gpulint.lint.inputs.render.tools import Tool, run
 from gpulint.lint.inputs.render.values_given import given_elsewhere
 from gpulint.lint.inputs.render.values_writers import written_by_program
@@ -168,23 +168,9 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
                 result = retried
                 rendered.problems.append(_in_its_namespace(chart_file, place.name, refused))
     rendered.problems.extend(left_out(view, directory, display))
-    if result.timed_out:
-        rendered.problems.append(
-            RenderProblem(
-                chart_file,
-                1,
-                1,
-                f"helm template did not finish within {options.timeout:g} s; the chart was not checked",
-                Severity.WARNING,
-            )
-        )
-        return rendered
-    if result.too_large:
-        rendered.problems.append(
-            RenderProblem(
-                chart_file, 1, 1, "helm template printed more than 64 MiB; the chart was not checked", Severity.WARNING
-            )
-        )
+    unfinished = stopped(result, chart_file, "helm template", "chart", options.timeout)
+    if unfinished is not None:
+        rendered.problems.append(unfinished)
         return rendered
     if result.returncode != 0:
         rendered.problems.append(failure(view.unmasked(result.stderr), place, chart_file, settings))

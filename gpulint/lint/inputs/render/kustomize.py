@@ -34,7 +34,7 @@ from gpulint.lint.inputs.render.layout import (
     read_kustomization,
 )
 from gpulint.lint.inputs.render.options import RenderOptions
-from gpulint.lint.inputs.render.rendered import Rendered, RenderProblem, mapped
+from gpulint.lint.inputs.render.rendered import Rendered, RenderProblem, mapped, stopped
 from gpulint.lint.inputs.render.tools import Tool, run
 from gpulint.lint.inputs.render.view import View, ViewError, boundary, left_out
 from gpulint.lint.paths import is_within
@@ -188,23 +188,9 @@ def render_overlay(
             git_protocols="https" if options.remote_bases else "",
         )
         what = "kustomize build" if kustomize.name == "kustomize" else "kubectl kustomize"
-        if result.timed_out:
-            rendered.problems.append(
-                RenderProblem(
-                    own_display,
-                    1,
-                    1,
-                    f"{what} did not finish within {options.timeout:g} s; the overlay was not checked",
-                    Severity.WARNING,
-                )
-            )
-            return rendered
-        if result.too_large:
-            rendered.problems.append(
-                RenderProblem(
-                    own_display, 1, 1, f"{what} printed more than 64 MiB; the overlay was not checked", Severity.WARNING
-                )
-            )
+        unfinished = stopped(result, own_display, what, "overlay", options.timeout)
+        if unfinished is not None:
+            rendered.problems.append(unfinished)
             return rendered
         if result.returncode != 0:
             rendered.problems.append(

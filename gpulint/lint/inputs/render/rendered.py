@@ -10,6 +10,7 @@ from typing import Any
 
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.inputs.loader import LoadedFile, LoadProblem, LocatedDocument
+from gpulint.lint.inputs.render.tools import MAX_OUTPUT_BYTES, Result
 
 RENDER_FAILED = "not-rendered"
 
@@ -26,6 +27,18 @@ class RenderProblem:
         return LoadProblem(
             self.message, self.line, self.column, rule=RENDER_FAILED, severity=self.severity, file=self.file
         )
+
+
+def stopped(result: Result, file: str, what: str, unit: str, timeout: float) -> RenderProblem | None:
+    """The warning for a render its bounds stopped (``what``: the command, "helm template"; ``unit``: "chart" or
+    "overlay"), or None when it ran to its end."""
+    if result.timed_out:
+        said = f"did not finish within {timeout:g} s"
+    elif result.too_large:
+        said = f"printed more than {MAX_OUTPUT_BYTES // (1024 * 1024)} MiB"
+    else:
+        return None
+    return RenderProblem(file, 1, 1, f"{what} {said}; the {unit} was not checked", Severity.WARNING)
 
 
 @dataclass
