@@ -9,7 +9,7 @@ NFD worker, the GPU operator's validator) is known by its image, as a table.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -133,9 +133,13 @@ def present_but_silent(nodes: Iterable[NodeInfo]) -> list[NodeInfo]:
 
 
 def node_names(nodes: Iterable[NodeInfo], shown: int = 5) -> str:
-    names = [node.name for node in nodes]
-    listed = ", ".join(names[:shown])
-    return listed + (f" and {len(names) - shown} more" if len(names) > shown else "")
+    return listed([node.name for node in nodes], shown)
+
+
+def listed(names: Sequence[str], shown: int = 5) -> str:
+    """The first ``shown`` names, then how many more: "a, b and 3 more"."""
+    head = ", ".join(names[:shown])
+    return head + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 # --------------------------------------------------------------------------- the infrastructure

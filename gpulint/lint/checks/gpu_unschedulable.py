@@ -6,12 +6,14 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from gpulint.kube.fields import dig, mapping
+from gpulint.kube.gpu_stack import listed
 from gpulint.kube.pools.fit import FITS, LIMITED, NEVER, UNKNOWN, PoolFit, summary
 from gpulint.kube.pools.gke import AUTO_POOL, AUTO_POOL_HINT, AUTOPILOT_POOL, CLASS_POOL_SYSTEM
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
 from gpulint.kube.scheduler import FitResult, PodRequirements
+from gpulint.kube.topology_spread import own_hard_constraints, spread_bound
 from gpulint.kube.workloads import PodSpecSite, extended_resource_path
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
@@ -71,7 +73,10 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
         if not held and obj.kind == "CronJob" and obj.ref.group == "batch":
             yield from _unit_holds(obj, site, pod, empty, inventory)
     if site.pods and site.pods > 1 and verdict.selection_limits is None:  # else over-tight-affinity's
-        yield from _replicas(site, pod, empty, fits, inventory)
+        replicas = list(_replicas(site, pod, empty, fits, inventory))
+        yield from replicas
+        if not replicas and not grows_any(fits):
+            yield from _spread(obj, site, pod, empty, inventory)
     if obj.kind == "Deployment" and obj.ref.group == "apps" and site.pods:
         yield from _rollout(obj, site, pod, fits, inventory)
     grows = any((fit.state == FITS and fit.room != 0) or _gke_created(fit) for fit in fits)  # a scale-up makes room
@@ -236,6 +241,37 @@ def _replicas(
         notes=(rooms,) if fits and rooms else (),
         severity=Severity.WARNING,
     )
+
+
+def _spread(
+    obj: KubeObject, site: PodSpecSite, pod: PodRequirements, empty: FitResult, inventory: Resolver
+) -> Iterator[Diagnostic]:
+    """A hard topology spread over the workload's own pods that counts domains where no node can hold one
+    (kube/topology_spread): each other domain takes at most maxSkew of them, the rest stay Pending."""
+    assert site.pods is not None
+    labels = mapping(mapping(dig(obj.data, *site.template_path, "metadata")).get("labels"))
+    for constraint in own_hard_constraints(site.spec, labels):
+        bound = spread_bound(constraint, pod, inventory.nodes, inventory.model.matching_affinity(pod), empty.fitting)
+        if bound is None or bound.most >= site.pods:
+            continue
+        skew = constraint.max_skew
+        counted = "the nodes the pod's node affinity and selector allow" if constraint.honor_affinity else "all nodes"
+        yield Diagnostic(
+            RULE_ID,
+            (*site.path, *constraint.path),
+            f"the workload runs {site.pods} of these pods, but its topology spread over {constraint.key} lets "
+            f"at most {bound.most} run: it counts {listed(bound.empty)}, where no node can hold one",
+            notes=(
+                f"maxSkew {skew}: {skew} in each of {listed(bound.holding)}; the other {site.pods - bound.most} "
+                "would stay Pending",
+                f"whenUnsatisfiable DoNotSchedule: the scheduler counts every {constraint.key} of {counted}, and a "
+                "domain left with none of these pods caps every other at maxSkew; the Pending pods report "
+                '"node(s) didn\'t match pod topology spread constraints"',
+                "select the nodes that can run the pod (nodeSelector or node affinity), so only their domains "
+                "count, or use whenUnsatisfiable: ScheduleAnyway",
+            ),
+            severity=Severity.WARNING,
+        )
 
 
 def grows_any(fits: list[PoolFit]) -> bool:
