@@ -511,10 +511,11 @@ def _node_profiles(node: NodeInfo, layouts: Mapping[str, frozenset[str]]) -> fro
 
 
 def _mig_parted_layouts(resolver: Resolver, name: str) -> dict[str, frozenset[str]]:
-    """The MIG profiles each layout of the mig-parted configuration in ConfigMap ``name`` creates (mig-configs:
-    <layout>: [{mig-enabled, mig-devices: {profile: count}}]), when one namespace holds that ConfigMap."""
+    """The MIG profiles each layout of the mig-parted configuration in ConfigMap ``name`` surely creates on a node
+    (mig-configs: <layout>: [{mig-enabled, mig-devices: {profile: count}}]), when one namespace holds that
+    ConfigMap: an entry behind a device-filter applies to some GPU models only, so its profiles are left out."""
     return {
-        layout: frozenset(profile for entry in entries for profile in entry.profiles)
+        layout: frozenset(profile for entry in entries if not entry.filtered for profile in entry.profiles)
         for layout, entries in _mig_parted_entries(resolver, name).items()
     }
 
