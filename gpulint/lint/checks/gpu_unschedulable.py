@@ -13,7 +13,6 @@ from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
 from gpulint.kube.scheduler import FitResult, PodRequirements
-from gpulint.kube.topology_spread import own_hard_constraints, spread_bound
 from gpulint.kube.workloads import PodSpecSite, extended_resource_path
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
@@ -32,9 +31,11 @@ from gpulint.lint.verdicts.shared import (
     emptied_offers,
     gpu_daemons,
     gpu_pod_requirements,
+    grows_any,
     kueue_admitted,
     kueue_pins,
     scale_up_verdict,
+    spread_limits,
 )
 from gpulint.lint.world.resolver import Resolver
 
@@ -247,14 +248,10 @@ def _spread(
     obj: KubeObject, site: PodSpecSite, pod: PodRequirements, empty: FitResult, inventory: Resolver
 ) -> Iterator[Diagnostic]:
     """A hard topology spread over the workload's own pods that counts domains where no node can hold one
-    (kube/topology_spread): each other domain takes at most maxSkew of them, the rest stay Pending."""
+    (verdicts.shared.spread_limits): each other domain takes at most maxSkew of them, the rest stay Pending."""
     assert site.pods is not None
-    labels = mapping(mapping(dig(obj.data, *site.template_path, "metadata")).get("labels"))
-    for constraint in own_hard_constraints(site.spec, labels):
-        bound = spread_bound(constraint, pod, inventory.nodes, inventory.model.matching_affinity(pod), empty.fitting)
-        if bound is None or bound.most >= site.pods:
-            continue
-        skew = constraint.max_skew
+    for bound in spread_limits(obj.data, site, pod, empty.fitting, inventory):
+        constraint, skew = bound.constraint, bound.constraint.max_skew
         counted = "the nodes the pod's node affinity and selector allow" if constraint.honor_affinity else "all nodes"
         yield Diagnostic(
             RULE_ID,
@@ -272,11 +269,6 @@ def _spread(
             ),
             severity=Severity.WARNING,
         )
-
-
-def grows_any(fits: list[PoolFit]) -> bool:
-    """A pool may add a node for the pod (or whether one can is unknown)."""
-    return any(fit.state in (FITS, UNKNOWN) for fit in fits)
 
 
 def _daemons_hold(
