@@ -66,9 +66,11 @@ from gpulint.lint.verdicts.shared import (
     describe_scale_up,
     describe_taint,
     gang_detail,
+    grows_any,
     kueue_admitted,
     kueue_pins,
     role_pods,
+    spread_limits,
 )
 from gpulint.lint.verdicts.visibility import (
     CUDA_IDLE,
@@ -180,6 +182,20 @@ def explain_site(
         steps.append(_coverage_step(daemon_coverage(obj.kind, site, inventory)))
     if inventory.pools or verdict.pools:
         steps.append(_pools_step(verdict, obj.kind))
+    spreads = spread_limits(obj.data, site, pod, result.fitting, inventory) if result.fits else []
+    if spreads and not grows_any(list(verdict.pools)):  # as gpu-unschedulable
+        steps.append(
+            Step(
+                "Topology spread",
+                FAIL,
+                [
+                    f"maxSkew {b.constraint.max_skew} over {b.constraint.key} counts {', '.join(b.empty)}, where no "
+                    f"node can hold a pod: at most {b.most} of the {site.pods} pods run "
+                    f"({b.constraint.max_skew} in each of {', '.join(b.holding)})"
+                    for b in spreads
+                ],
+            )
+        )
 
     steps.append(_dra_step(obj, site, inventory, verdict))
     problems = visibility_problems(

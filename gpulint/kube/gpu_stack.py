@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.commandline import written_words
-from gpulint.kube.fields import sequence, text
+from gpulint.kube.fields import mapping, sequence, text
 from gpulint.kube.scheduler import NodeInfo
 from gpulint.kube.wording import first_and_more
 
@@ -195,6 +195,24 @@ STACK_COMPONENTS: tuple[StackComponent, ...] = (
     ),
     StackComponent("AMD GPU node labeller", AMD, _re(r"(^|/)rocm/k8s-device-plugin$"), _re(r"labeller")),
 )
+
+
+# Device plugins of the extended resources GPU jobs use beside their GPUs: image repository -> the resource the
+# plugin makes its node advertise. Source: aws/eks-charts stable/aws-efa-k8s-device-plugin (image
+# .../eks/aws-efa-k8s-device-plugin, resource vpc.amazonaws.com/efa).
+RESOURCE_PLUGINS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (_re(r"(^|/)aws-efa-k8s-device-plugin$"), "vpc.amazonaws.com/efa", "AWS EFA device plugin"),
+)
+
+
+def resource_plugin(spec: dict[str, Any]) -> tuple[str, str] | None:
+    """(resource, plugin name) of the non-GPU device plugin a pod spec runs (None: not one)."""
+    for container in sequence(spec.get("containers")):
+        repository = image_repository(text(mapping(container).get("image")))
+        for pattern, resource, name in RESOURCE_PLUGINS:
+            if pattern.search(repository):
+                return resource, name
+    return None
 
 
 # What a GPU operator ClusterPolicy deploys on every NVIDIA GPU node (with spec.daemonsets.tolerations).

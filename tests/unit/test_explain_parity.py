@@ -516,3 +516,53 @@ def test_explain_json_of_templated_files_is_still_a_document(write):
     as_text = run_cli("explain", str(templated), "--inventory", DRA)
     assert as_text.exit_code == 0 and as_text.stdout == ""
     assert "templated file" in as_text.stderr
+
+
+SPREAD_INVENTORY = """
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: cpu-c, labels: {topology.kubernetes.io/zone: zone-c}},
+   status: {allocatable: {cpu: "8", memory: 30Gi, pods: "58"}}}
+- {apiVersion: v1, kind: Node, metadata: {name: gpu-a, labels: {topology.kubernetes.io/zone: zone-a}},
+   status: {allocatable: {cpu: "48", memory: 185Gi, pods: "110", nvidia.com/gpu: "4"}}}
+- {apiVersion: v1, kind: Node, metadata: {name: gpu-b, labels: {topology.kubernetes.io/zone: zone-b}},
+   status: {allocatable: {cpu: "48", memory: 185Gi, pods: "110", nvidia.com/gpu: "4"}}}
+"""
+
+SPREAD_DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: embedder, namespace: ml}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: embedder}}
+  template:
+    metadata: {labels: {app: embedder}}
+    spec:
+      topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule,
+         labelSelector: {matchLabels: {app: embedder}}}
+      containers:
+      - name: main
+        image: registry.example.com/embedder:2.3
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_a_zone_spread_that_caps_the_replicas_is_a_failed_step(write):
+    """gpu-unschedulable's topology spread warning (zone-c counted, no GPU node there) is explain's step too."""
+    path = write("embedder.yaml", SPREAD_DEPLOYMENT)
+    inventory = write("inventory.yaml", SPREAD_INVENTORY)
+    checked = check(path, str(inventory))
+    assert [f["rule"] for f in checked.json()["findings"]] == ["gpu-unschedulable"]
+    assert "lets at most 2 run: it counts zone-c" in checked.json()["findings"][0]["message"]
+    spread = steps(only_explanation(explain(path, str(inventory))))["Topology spread"]
+    assert spread == {
+        "title": "Topology spread",
+        "status": "FAIL",
+        "lines": [
+            "maxSkew 1 over topology.kubernetes.io/zone counts zone-c, where no node can hold a pod: at most 2 of "
+            "the 3 pods run (1 in each of zone-a, zone-b)"
+        ],
+    }

@@ -351,6 +351,10 @@ class Quota:
             _scope_requirements(spec),
         )
 
+    def covers_priority_class(self, spec: dict[str, Any]) -> bool:
+        """The quota selects the pod by a PriorityClass scope (so a limited PriorityClass scope is covered)."""
+        return any(r.scope == "PriorityClass" for r in self.scopes) and self.applies_to(spec) is True
+
     def applies_to(self, spec: dict[str, Any], default_priority_class: str | None = None) -> bool | None:
         """Whether the quota covers a pod of this spec (every scope must match; None: not known here).
         ``spec``: the pod as the quota plugin sees it, LimitRange defaults applied; ``default_priority_class``:

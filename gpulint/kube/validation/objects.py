@@ -57,6 +57,17 @@ def _claim(kind: str, api_version: str, data: dict[str, Any], stored: bool) -> I
     return resource.device_claim(dig(data, *base), base, flat)
 
 
+def admin_access_request(kind: str, api_version: str, data: dict[str, Any]) -> FieldError | None:
+    """A ResourceClaim's or ResourceClaimTemplate's request for admin access (None: none asks for it)."""
+    if kind not in ("ResourceClaim", "ResourceClaimTemplate") or not api_version.startswith(DRA_API):
+        return None
+    from gpulint.kube.dra.allocation import claim_spec_path
+
+    base = claim_spec_path(kind)
+    flat = not api_version.endswith(("/v1", "/v1beta2"))
+    return resource.admin_access_request(dig(data, *base), base, flat)
+
+
 def _device_class(kind: str, api_version: str, data: dict[str, Any], stored: bool) -> Iterator[FieldError]:
     return resource.device_class_spec(data.get("spec"), ("spec",), stored)
 

@@ -15,9 +15,11 @@ from functools import lru_cache
 from typing import Any
 
 from gpulint.kube import names
+from gpulint.kube.fields import mapping
 from gpulint.kube.refs import Path
 from gpulint.kube.validation.errors import (
     DUPLICATE,
+    FORBIDDEN,
     INVALID,
     REQUIRED,
     FieldError,
@@ -303,6 +305,29 @@ def device_claim(devices: Any, path: Path, flat: bool) -> Iterator[FieldError]:
         devices.get("constraints"), CONSTRAINTS_MAX, (*path, "constraints"), lambda c, at: _constraint(c, at, known)
     )
     yield from _set(devices.get("config"), CONFIG_MAX, (*path, "config"), lambda c, at: _config(c, at, known))
+
+
+ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"  # DRAAdminNamespaceLabelKey (pkg/apis/resource)
+
+
+def admin_access_request(devices: Any, path: Path, flat: bool) -> FieldError | None:
+    """AuthorizedForAdmin (pkg/registry/resource/utils.go, v1.33+): the first request with adminAccess,
+    as the error the API server gives when the claim's namespace lacks the admin-access label. The
+    finding points at the field; the message names it as the registry does (spec.devices.requests[i])."""
+    if not isinstance(devices, dict):
+        return None
+    for index, request in enumerate(_items(devices.get("requests"))):
+        body = request if flat else mapping(mapping(request).get("exactly"))
+        if mapping(body).get("adminAccess") is True:
+            at = (*path, "requests", index) if flat else (*path, "requests", index, "exactly")
+            return FieldError(
+                (*at, "adminAccess"),
+                FORBIDDEN,
+                detail=f"admin access to devices requires the `{ADMIN_NAMESPACE_LABEL}: true` label on the "
+                "containing namespace",
+                shown=("spec", "devices", "requests", index, "adminAccess"),
+            )
+    return None
 
 
 # --------------------------------------------------------------------------- classes

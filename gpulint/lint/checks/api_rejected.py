@@ -9,7 +9,8 @@ from gpulint.kube.held_pods import HELD_IN
 from gpulint.kube.operator_webhooks import cluster_queue_schema_errors
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import FieldError
-from gpulint.kube.validation.objects import BUILT_IN, dra_spec, object_meta
+from gpulint.kube.validation.objects import BUILT_IN, admin_access_request, dra_spec, object_meta
+from gpulint.kube.validation.resource import ADMIN_NAMESPACE_LABEL
 from gpulint.kube.validation.scheduling import scheduling_spec
 from gpulint.kube.workloads import PodSpecSite
 from gpulint.lint.checks import CheckContext
@@ -70,6 +71,20 @@ def _missing_priority_classes(obj: KubeObject, ctx: CheckContext) -> Iterator[Di
             )
 
 
+def _admin_access_forbidden(obj: KubeObject, ctx: CheckContext) -> FieldError | None:
+    """AuthorizedForAdmin: a claim (template) asking for admin access is refused unless its namespace is labelled
+    resource.kubernetes.io/admin-access: "true". Judged only for a namespace the linted files or the inventory
+    hold (its labels known) and when DRAAdminAccess is on (off, the API server drops the field)."""
+    error = admin_access_request(obj.kind, obj.api_version, obj.data)
+    if error is None or not obj.ref.namespace or not ctx.config.gates.enabled("DRAAdminAccess"):
+        return None
+    namespace = ctx.resolver.namespaces.get(obj.ref.namespace)
+    if namespace is None:
+        return None
+    labels = mapping(dig(namespace, "metadata", "labels"))
+    return None if labels.get(ADMIN_NAMESPACE_LABEL) == "true" else error
+
+
 def _diagnostic(error: FieldError, subject: str) -> Diagnostic:
     brief, notes = rejection_text(error, subject)
     return Diagnostic(RULE_ID, error.path, brief, on_key=error.at_key, notes=notes)
@@ -82,6 +97,9 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         if message not in seen:
             seen.add(message)
             yield _diagnostic(error, "the API server rejects this object")
+    admin = _admin_access_forbidden(obj, ctx)
+    if admin is not None:
+        yield _diagnostic(admin, "the API server rejects this object")
     yield from _missing_priority_classes(obj, ctx)
     held = (obj.ref.group, obj.kind) in HELD_IN
     if obj.api_version not in BUILT_IN or held:

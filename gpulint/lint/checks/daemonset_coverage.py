@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
-from gpulint.kube.daemonset import Coverage
+from gpulint.kube.daemonset import Coverage, coverage
 from gpulint.kube.fields import mapping
 from gpulint.kube.gpu_stack import (
     AMD,
@@ -13,6 +14,7 @@ from gpulint.kube.gpu_stack import (
     advertises_gpus,
     gpu_nodes,
     node_names,
+    resource_plugin,
 )
 from gpulint.kube.scheduler import NodeInfo, Taint
 from gpulint.kube.workloads import PodSpecSite
@@ -26,7 +28,9 @@ from gpulint.lint.verdicts.shared import (
     blocked_pools,
     chart_verdict,
     daemon_coverage,
+    daemon_pod,
     describe_taint,
+    gpu_pod_requirements,
     operator_operand_pods,
     operator_operands_verdict,
     pools_refuse,
@@ -81,6 +85,52 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                 yield found
         if covered.component is not None:
             yield from _pool_findings(site, covered.component, list(covered.blocks), set(), resolver)
+        yield from _resource_plugin(obj, site, resolver)
+
+
+def _resource_plugin(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -> Iterator[Diagnostic]:
+    """A device plugin of a resource GPU jobs ask for beside their GPUs (the EFA plugin's vpc.amazonaws.com/efa)
+    that runs on none of the nodes where the linted pods asking for that resource can run (every filter passed
+    but the resource itself): no node there will advertise it, and the pods stay Pending (aws-do-eks#56: an
+    instance-type allowlist without p5en.48xlarge). Said only when it covers none of them: a workload that may
+    also run on nodes the plugin leaves out (types without EFA) is not a failure."""
+    found = resource_plugin(site.spec)
+    if found is None:
+        return
+    resource, plugin = found
+    pod = daemon_pod(obj.kind, site.spec, resolver)
+    target: dict[str, NodeInfo] = {}
+    askers: list[str] = []
+    for other in resolver.linted:
+        for other_site in other.facts.sites():
+            asking = gpu_pod_requirements(other.kind, other_site, resolver, other.facts)
+            if asking is None or asking.requests.get(resource, 0) <= 0:
+                continue
+            without = replace(asking, requests={k: v for k, v in asking.requests.items() if k != resource})
+            nodes = resolver.model.evaluate(without).fitting
+            if nodes:
+                askers.append(f"{other.kind} {other.ref.name}")
+                target.update((node.name, node) for node in nodes)
+    if not target:
+        return
+    covered = coverage(pod, target.values())
+    if covered.runs:
+        return
+    nodes = list(target.values())
+    selection = bool(covered.outside_selection)
+    why = "its nodeSelector/required node affinity leaves them out" if selection else _blocked_reasons(covered, False)
+    yield Diagnostic(
+        RULE_ID,
+        _selection_path(site) if selection else _tolerations_path(site),
+        f"the {plugin} runs on none of the {len(nodes)} nodes where {', '.join(sorted(set(askers)))} can run "
+        f"({node_names(nodes)}): {why}",
+        notes=(
+            f"no node there advertises {resource}, so pods asking for it stay Pending (Insufficient {resource})",
+            "let the plugin's node affinity or selector take these nodes (an instance-type allowlist needs the "
+            "new types), or its tolerations their taints",
+        ),
+        severity=Severity.WARNING,
+    )
 
 
 def _device_config(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.commandline import go_flag, written_words
@@ -17,6 +18,7 @@ from gpulint.kube.device_plugin_config import (
 )
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.gpu_stack import NVIDIA_DEVICE_PLUGIN, container_component, image_repository, node_names
+from gpulint.kube.mig_profiles import base_profile, profiles_of
 from gpulint.kube.refs import Path
 from gpulint.kube.runtime import env_value, main_containers
 from gpulint.kube.scheduler import NodeInfo
@@ -50,6 +52,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     elif obj.kind == "ClusterPolicy" and obj.ref.group == "nvidia.com":
         yield from _cluster_policy(obj, ctx.resolver)
         yield from _single_strategy_profiles(obj, ctx.resolver)
+        yield from _profiles_the_gpus_lack(obj, ctx.resolver)
     else:
         yield from _config_through_env(obj, ctx)
         yield from _mps_without_root(obj, ctx)
@@ -508,25 +511,88 @@ def _node_profiles(node: NodeInfo, layouts: Mapping[str, frozenset[str]]) -> fro
 
 
 def _mig_parted_layouts(resolver: Resolver, name: str) -> dict[str, frozenset[str]]:
-    """The MIG profiles each layout of the mig-parted configuration in ConfigMap ``name`` creates (mig-configs:
-    <layout>: [{mig-enabled, mig-devices: {profile: count}}]), when one namespace holds that ConfigMap."""
+    """The MIG profiles each layout of the mig-parted configuration in ConfigMap ``name`` surely creates on a node
+    (mig-configs: <layout>: [{mig-enabled, mig-devices: {profile: count}}]), when one namespace holds that
+    ConfigMap: an entry behind a device-filter applies to some GPU models only, so its profiles are left out."""
+    return {
+        layout: frozenset(profile for entry in entries if not entry.filtered for profile in entry.profiles)
+        for layout, entries in _mig_parted_entries(resolver, name).items()
+    }
+
+
+@dataclass(frozen=True)
+class MigEntry:
+    """One entry of a mig-parted layout: the profiles it creates on the devices it applies to."""
+
+    profiles: frozenset[str]
+    filtered: bool  # a device-filter limits it to some GPU models (PCI device ids)
+
+
+def _mig_parted_entries(resolver: Resolver, name: str) -> dict[str, list[MigEntry]]:
+    """The MIG-enabled entries of each layout of the mig-parted configuration in ConfigMap ``name``, when one
+    namespace holds that ConfigMap (mig-configs: <layout>: [{device-filter, mig-enabled, mig-devices}])."""
     namespaces = resolver.namespaces_of("", "ConfigMap", name) if name else []
     if len(namespaces) != 1:
         return {}
-    layouts: dict[str, frozenset[str]] = {}
+    layouts: dict[str, list[MigEntry]] = {}
     for key, value in (held_config_maps(resolver, namespaces[0]).get(name) or {}).items():
         if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
             continue
         for document in load_text(f"ConfigMap {name} data.{key}", value).documents:
             for layout, entries in mapping(mapping(document.data).get("mig-configs")).items():
-                layouts[str(layout)] = frozenset(
-                    str(profile)
+                layouts[str(layout)] = [
+                    MigEntry(
+                        frozenset(
+                            str(profile)
+                            for profile, count in mapping(mapping(entry).get("mig-devices")).items()
+                            if isinstance(count, int) and count > 0
+                        ),
+                        mapping(entry).get("device-filter") not in (None, "", []),
+                    )
                     for entry in sequence(entries)
                     if mapping(entry).get("mig-enabled") is True
-                    for profile, count in mapping(mapping(entry).get("mig-devices")).items()
-                    if isinstance(count, int) and count > 0
-                )
+                ]
     return layouts
+
+
+def _profiles_the_gpus_lack(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:
+    """A ClusterPolicy's MIG manager configuration (spec.migManager.config: a mig-parted ConfigMap, and the
+    layout it applies to MIG-capable nodes without an nvidia.com/mig.config label) whose layout, on an inventory
+    node, asks for a MIG profile the node's GPU does not offer (kube/mig_profiles): mig-parted cannot create it
+    and the MIG manager marks the node nvidia.com/mig.config.state=failed (NVIDIA/mig-parted#18). Entries with a
+    device-filter (some GPU models only) are left out."""
+    spec = mapping(obj.data.get("spec"))
+    manager = mapping(spec.get("migManager"))
+    name = text(dig(manager, "config", "name"))
+    if manager.get("enabled") is False or not name:
+        return
+    layouts = _mig_parted_entries(resolver, name)
+    default = text(dig(manager, "config", "default"))
+    lacking: dict[tuple[str, str, str], list[NodeInfo]] = {}  # (layout, product, profile) -> nodes
+    for node in resolver.nodes:
+        labelled = node.labels.get("nvidia.com/mig.config", "")
+        layout = labelled or (default if node.labels.get("nvidia.com/mig.capable") == "true" else "")
+        offered = profiles_of(node.labels.get(PRODUCT_LABEL, ""))
+        if not layout or offered is None:
+            continue
+        for entry in layouts.get(layout, ()):
+            for profile in sorted(entry.profiles):
+                if not entry.filtered and base_profile(profile) not in offered:
+                    lacking.setdefault((layout, node.labels[PRODUCT_LABEL], profile), []).append(node)
+    for (layout, product, profile), nodes in sorted(lacking.items()):
+        field = "default" if layout == default else "name"
+        yield Diagnostic(
+            RULE_ID,
+            ("spec", "migManager", "config", field),
+            f"MIG configuration {layout} asks for profile {profile}, which {product} does not offer: "
+            f"the MIG manager cannot apply it on {node_names(nodes)} (nvidia.com/mig.config.state=failed)",
+            notes=(
+                f"{product} offers {', '.join(profiles_of(product) or ())} (NVIDIA MIG user guide)",
+                f"layout {layout} of ConfigMap {name}; a layout for several GPU models can name each model's "
+                "profiles in an entry of its own, with a device-filter",
+            ),
+            severity=Severity.WARNING,
+        )
 
 
 def operator_namespace(resolver: Resolver) -> str:

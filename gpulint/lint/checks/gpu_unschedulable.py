@@ -12,6 +12,7 @@ from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
 from gpulint.kube.scheduler import FitResult, PodRequirements
+from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import PodSpecSite, extended_resource_path
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Path, Severity
@@ -30,9 +31,11 @@ from gpulint.lint.verdicts.shared import (
     emptied_offers,
     gpu_daemons,
     gpu_pod_requirements,
+    grows_any,
     kueue_admitted,
     kueue_pins,
     scale_up_verdict,
+    spread_limits,
 )
 from gpulint.lint.world.resolver import Resolver
 
@@ -71,7 +74,10 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
         if not held and obj.kind == "CronJob" and obj.ref.group == "batch":
             yield from _unit_holds(obj, site, pod, empty, inventory)
     if site.pods and site.pods > 1 and verdict.selection_limits is None:  # else over-tight-affinity's
-        yield from _replicas(site, pod, empty, fits, inventory)
+        replicas = list(_replicas(site, pod, empty, fits, inventory))
+        yield from replicas
+        if not replicas and not grows_any(fits):
+            yield from _spread(obj, site, pod, empty, inventory)
     if obj.kind == "Deployment" and obj.ref.group == "apps" and site.pods:
         yield from _rollout(obj, site, pod, fits, inventory)
     grows = any((fit.state == FITS and fit.room != 0) or _gke_created(fit) for fit in fits)  # a scale-up makes room
@@ -238,9 +244,31 @@ def _replicas(
     )
 
 
-def grows_any(fits: list[PoolFit]) -> bool:
-    """A pool may add a node for the pod (or whether one can is unknown)."""
-    return any(fit.state in (FITS, UNKNOWN) for fit in fits)
+def _spread(
+    obj: KubeObject, site: PodSpecSite, pod: PodRequirements, empty: FitResult, inventory: Resolver
+) -> Iterator[Diagnostic]:
+    """A hard topology spread over the workload's own pods that counts domains where no node can hold one
+    (verdicts.shared.spread_limits): each other domain takes at most maxSkew of them, the rest stay Pending."""
+    assert site.pods is not None
+    for bound in spread_limits(obj.data, site, pod, empty.fitting, inventory):
+        constraint, skew = bound.constraint, bound.constraint.max_skew
+        counted = "the nodes the pod's node affinity and selector allow" if constraint.honor_affinity else "all nodes"
+        yield Diagnostic(
+            RULE_ID,
+            (*site.path, *constraint.path),
+            f"the workload runs {site.pods} of these pods, but its topology spread over {constraint.key} lets "
+            f"at most {bound.most} run: it counts {first_and_more(bound.empty, 5)}, where no node can hold one",
+            notes=(
+                f"maxSkew {skew}: {skew} in each of {first_and_more(bound.holding, 5)}; the other {site.pods - bound.most} "
+                "would stay Pending",
+                f"whenUnsatisfiable DoNotSchedule: the scheduler counts every {constraint.key} of {counted}, and a "
+                "domain left with none of these pods caps every other at maxSkew; the Pending pods report "
+                '"node(s) didn\'t match pod topology spread constraints"',
+                "select the nodes that can run the pod (nodeSelector or node affinity), so only their domains "
+                "count, or use whenUnsatisfiable: ScheduleAnyway",
+            ),
+            severity=Severity.WARNING,
+        )
 
 
 def _daemons_hold(

@@ -53,6 +53,8 @@ def _check_site(
         return
     for resource, names in sorted(needed.items()):
         asked = _requested(site, resource)
+        if asked is not None and asked > len(names):
+            yield _unattached(resource, names, asked, path)
         if asked is None or asked >= len(names):
             continue
         joins = (
@@ -72,6 +74,27 @@ def _check_site(
             ),
             severity=Severity.WARNING,
         )
+
+
+def _unattached(resource: str, names: list[str], asked: int, path: Path) -> Diagnostic:
+    """More devices of a network's resource than the pod joins networks naming it: Multus attaches one interface
+    per network listed, each from one of the pod's devices, so the rest are allocated and never attached
+    (k8snetworkplumbingwg/sriov-network-operator#767: two VFs requested, one interface)."""
+    joined = len(names)
+    networks_named = ", ".join(sorted(set(names)))
+    return Diagnostic(
+        RULE_ID,
+        path,
+        f"the pod requests {asked} {resource} but joins {networks_named} "
+        f"{'once' if joined == 1 else f'{joined} times'}: only {joined} of its {asked} devices "
+        f"{'gets' if joined == 1 else 'get'} an interface",
+        notes=(
+            f"Multus attaches one interface per network listed in {networks.NETWORKS_ANNOTATION}, each taking one "
+            f"of the {resource} devices kubelet allocated to the pod; the other {asked - joined} stay unattached",
+            "list the network once per device (name it again, with its own interface name), or request fewer",
+        ),
+        severity=Severity.WARNING,
+    )
 
 
 def _missing(obj: KubeObject, name: str, namespace: str, path: Path, resolver: Resolver) -> Iterator[Diagnostic]:

@@ -16,6 +16,7 @@ from gpulint.lint.findings import FIRST_LINE_MAX, Diagnostic, Path, Severity, fi
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import RuleSpec
 from gpulint.lint.verdicts.queues import quota_charges
+from gpulint.lint.world.resolver import Resolver
 
 if TYPE_CHECKING:  # kube/queueing/namespace is imported when a namespace has a ResourceQuota
     from gpulint.kube.queueing.namespace import Quota
@@ -50,6 +51,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.kind == "ResourceQuota" and obj.api_version == "v1":
         yield from _uncounted(obj)
         return
+    yield from _gke_critical_pods(obj, ctx.resolver)
     for quota, sites in quota_charges(obj, ctx.resolver):
         totals: dict[str, Fraction] = {}
         pods = 0
@@ -75,6 +77,44 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             pods += site.pods
         if pods > 1:
             yield from _all_pods(obj, quota, totals, pods)
+
+
+# GKE's API server makes the two system priority classes a limited scope (ResourceQuota admission's
+# limitedResources): a pod of either needs a quota in its namespace whose scope selector covers its class, as
+# GKE puts in its own namespaces (gcp-critical-pods in kube-system).
+CRITICAL_CLASSES = ("system-node-critical", "system-cluster-critical")
+GKE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+LIMITED_SCOPES = "[{PriorityClass In [system-node-critical system-cluster-critical]}]"
+
+
+def _gke_critical_pods(obj: KubeObject, resolver: Resolver) -> Iterator[Diagnostic]:
+    """A pod of a system priority class, outside kube-system, on a GKE cluster whose ResourceQuotas are known
+    (the inventory lists them) with none in its namespace covering that class: the API server refuses it,
+    'insufficient quota to match these scopes' (modelplane#202: the NVIDIA DRA driver's kubelet plugin)."""
+    namespace = obj.ref.namespace
+    if not namespace or namespace == "kube-system" or not resolver.lists("ResourceQuota"):
+        return
+    if not any(GKE_POOL_LABEL in node.labels for node in resolver.nodes):
+        return
+    for site in obj.facts.sites():
+        name = site.spec.get("priorityClassName")
+        if name not in CRITICAL_CLASSES:
+            continue
+        if any(quota.covers_priority_class(site.spec) for quota in resolver.quotas(namespace)):
+            continue
+        creator = "the DaemonSet controller" if obj.kind == "DaemonSet" else "the API server"
+        yield Diagnostic(
+            RULE_ID,
+            (*site.path, "priorityClassName"),
+            f"GKE refuses pods of {name} in namespace {namespace} without a ResourceQuota for that class: "
+            f"insufficient quota to match these scopes: {LIMITED_SCOPES}",
+            notes=(
+                f"{creator} creates none of them; GKE admits these priority classes only in a namespace whose "
+                "ResourceQuota selects them (scopeSelector PriorityClass In [...]), as its own kube-system has",
+                f"add such a ResourceQuota to namespace {namespace}, or run the pods without a system priority class",
+            ),
+            severity=Severity.WARNING,
+        )
 
 
 def _charged_to_claims(key: str) -> bool:

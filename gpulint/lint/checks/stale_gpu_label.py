@@ -79,8 +79,13 @@ def _gpu_amounts(raw: Any, gpu_resources: tuple[str, ...]) -> dict[str, Fraction
 
 
 def node_staleness(
-    node: dict[str, Any], slices: list[dict[str, Any]], gpu_resources: tuple[str, ...] = ()
+    node: dict[str, Any],
+    slices: list[dict[str, Any]],
+    gpu_resources: tuple[str, ...] = (),
+    slices_unknown: bool = False,
 ) -> list[Staleness]:
+    """``slices_unknown``: the NVIDIA DRA driver serves the cluster's GPUs but the inventory does not list
+    ResourceSlices, so a node publishing no nvidia.com/gpu may well publish its GPUs in a slice."""
     labels = _labels(node)
     status = mapping(node.get("status"))
     capacity = _gpu_amounts(status.get("capacity"), gpu_resources)
@@ -101,7 +106,7 @@ def node_staleness(
         for name, amount in capacity.items()
         if name.startswith("nvidia.com/gpu") or name.startswith("nvidia.com/mig-")
     )
-    if nvidia_label and not nvidia_published and not nvidia_slices:
+    if nvidia_label and not nvidia_published and not nvidia_slices and not slices_unknown:
         found.append(
             Staleness(
                 ("metadata", "labels", nvidia_label),
@@ -176,13 +181,31 @@ def node_staleness(
     return found
 
 
-def stale_nodes(inventory: Resolver, gpu_resources: tuple[str, ...] = ()) -> dict[str, list[Staleness]]:
+def nvidia_slices_unlisted(resolver: Resolver) -> bool:
+    """A DeviceClass selects the NVIDIA DRA driver's devices while no ResourceSlice list is known: the
+    driver, not the device plugin, may publish the GPUs (nvidia.com/gpu.present without nvidia.com/gpu is
+    then no evidence of stale labels)."""
+    if resolver.lists("ResourceSlice") or resolver.slices:
+        return False
+    return any(_selects_nvidia_driver(mapping(c.data.get("spec"))) for c in resolver.device_classes.values())
+
+
+def _selects_nvidia_driver(spec: dict[str, Any]) -> bool:
+    expressions = (
+        mapping(mapping(selector).get("cel")).get("expression") for selector in sequence(spec.get("selectors"))
+    )
+    return any(isinstance(e, str) and NVIDIA_DRIVER in e for e in expressions)
+
+
+def stale_nodes(
+    inventory: Resolver, gpu_resources: tuple[str, ...] = (), unknown: bool = False
+) -> dict[str, list[Staleness]]:
     """Nodes whose GPU *labels* are wrong (unhealthy devices alone do not make a label stale)."""
     out = {}
     for name, located in inventory.node_objects.items():
         problems = [
             p
-            for p in node_staleness(located.data, inventory.slices_for_node(name), gpu_resources)
+            for p in node_staleness(located.data, inventory.slices_for_node(name), gpu_resources, unknown)
             if p.path[:2] == ("metadata", "labels")
         ]
         if problems:
@@ -192,7 +215,8 @@ def stale_nodes(inventory: Resolver, gpu_resources: tuple[str, ...] = ()) -> dic
 
 def _check_node(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     slices = ctx.resolver.slices_for_node(obj.ref.name)
-    for problem in node_staleness(obj.data, slices, ctx.config.gpu_resources):
+    unknown = nvidia_slices_unlisted(ctx.resolver)
+    for problem in node_staleness(obj.data, slices, ctx.config.gpu_resources, unknown):
         brief, notes = split_long(problem.message)
         yield Diagnostic(RULE_ID, problem.path, brief, on_key=problem.path[0] == "metadata", notes=notes)
 
@@ -202,6 +226,7 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if inventory is None:
         return
     gpu_resources = ctx.config.gpu_resources
+    unknown = nvidia_slices_unlisted(inventory)  # the linted files may add a DeviceClass: part of the key
     for site in obj.facts.sites():
         pod = pod_requirements(site.spec, facts=obj.facts)
         gpu_requirements = [
@@ -211,7 +236,9 @@ def _check_workload(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         ]
         if not gpu_requirements:
             continue
-        stale = inventory.cluster_fact(("stale-nodes", gpu_resources), lambda: stale_nodes(inventory, gpu_resources))
+        stale = inventory.cluster_fact(
+            ("stale-nodes", gpu_resources, unknown), lambda: stale_nodes(inventory, gpu_resources, unknown)
+        )
         if not stale:
             continue  # no node has stale labels (the common case): the selected nodes need not be listed
         selected = inventory.model.matching_affinity(pod)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpulint.kube.daemonset import Coverage, coverage, first_untolerated, may_select, selects, untolerated_taint
 from gpulint.kube.dra.allocation import Alternative, ClaimSpec, NodeVerdict, Request, claim_spec_of
-from gpulint.kube.fields import mapping
+from gpulint.kube.fields import dig, mapping
 from gpulint.kube.gangs.members import Gang, GangVerdict, NewNodes, member_demand, pack, pack_with_new_nodes
 from gpulint.kube.gangs.packing import PoolLimit
 from gpulint.kube.gpu_stack import (
@@ -44,6 +44,7 @@ from gpulint.kube.scheduler import (
     names_untolerated_taints,
     pod_requirements,
 )
+from gpulint.kube.topology_spread import SpreadBound, own_hard_constraints, spread_bound
 from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import ObjectFacts, PodSpecSite, containers, effective_pod_spec, part_fact
 from gpulint.lint.inputs.objects import KubeObject
@@ -911,3 +912,26 @@ def emptied_offers(inventory: Resolver) -> frozenset[str]:
     empties them: a resource only they could offer is missing for that reason (gpu-unschedulable words it,
     gpu-resource-unknown leaves it)."""
     return frozenset(name for pool in inventory.pools if pool.filtered_out for name in pool.emptied_offers)
+
+
+def spread_limits(
+    obj_data: dict[str, Any], site: PodSpecSite, pod: PodRequirements, fitting: list[NodeInfo], inventory: Resolver
+) -> list[SpreadBound]:
+    """The hard topology spreads over the workload's own pods that let fewer of them run than it makes
+    (kube/topology_spread): a domain they count where no node can hold one caps every other at maxSkew.
+    ``fitting``: the nodes where the pod passes every filter on the empty cluster. gpu-unschedulable's
+    warning and explain's step."""
+    if not site.pods or site.pods < 2:
+        return []
+    labels = mapping(mapping(dig(obj_data, *site.template_path, "metadata")).get("labels"))
+    found = []
+    for constraint in own_hard_constraints(site.spec, labels):
+        bound = spread_bound(constraint, pod, inventory.nodes, inventory.model.matching_affinity(pod), fitting)
+        if bound is not None and bound.most < site.pods:
+            found.append(bound)
+    return found
+
+
+def grows_any(fits: list[PoolFit]) -> bool:
+    """A pool may add a node for the pod (or whether one can is unknown)."""
+    return any(fit.state in (FITS, UNKNOWN) for fit in fits)
