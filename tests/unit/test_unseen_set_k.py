@@ -8,6 +8,8 @@ import textwrap
 
 from conftest import lint_text, said
 
+from gpulint.lint.findings import Severity
+
 # JobSet's workload-aware scheduling examples: a JobSet whose pods join a scheduling.k8s.io PodGroup by
 # `schedulingGroup`, beside a second example (another folder) whose JobSet joins a group of the same name.
 PODGROUP = """
@@ -83,3 +85,63 @@ def test_pods_of_one_group_still_count_one_each():
     text = "---".join([PODGROUP % 3, *(pod % i for i in range(2))])
     (finding,) = [f for f in lint_text(text) if f.rule == "gang-inconsistent"]
     assert "the 2 objects that join it create only 2" in said(finding)
+
+
+# NVIDIA's DRA driver's bats tests: one Pod spec a test copies N times, `sed "s/__INDEX__/${i}/g"`, before it
+# applies them; the file's comment says the index is filled in.
+STRESS_POD = """
+# Pod referencing a shared claim; the test writes one copy per index.
+apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+  restartPolicy: Never
+  containers:
+  - name: ctr
+    image: ubuntu:24.04
+    command: ["bash", "-lc", "nvidia-smi -L; sleep 60"]
+    resources:
+      claims:
+      - name: gpu
+  resourceClaims:
+  - name: gpu
+    resourceClaimName: shared-gpu
+"""
+
+
+def _serious(text: str) -> list[tuple[str, int]]:
+    return [(f.rule, f.line) for f in lint_text(text) if f.severity >= Severity.WARNING]
+
+
+def test_a_double_underscore_fill_in_in_a_name_is_a_placeholder():
+    findings = lint_text(STRESS_POD % "stress-pod-__INDEX__")
+    assert [(f.rule, f.severity, f.line) for f in findings] == [("not-rendered", Severity.INFO, 5)]
+    assert said(findings[0]).startswith("template: __INDEX__ is a placeholder")
+
+
+def test_a_double_underscore_fill_in_where_a_number_goes_is_a_placeholder():
+    text = """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: bench}
+        spec:
+          replicas: __REPLICAS__
+          selector: {matchLabels: {app: bench}}
+          template:
+            metadata: {labels: {app: bench}}
+            spec:
+              containers:
+              - {name: bench, image: registry.example.com/bench:1.0}
+        """
+    assert _serious(text) == []
+
+
+def test_a_pod_with_a_plain_name_is_still_checked():
+    assert _serious(STRESS_POD % "stress-pod-0") == []
+
+
+def test_names_kubernetes_refuses_are_still_refused():
+    # lower-case dunders, single underscores and capitals are written names, not fill-ins
+    for name in ("stress-pod-__index__", "stress_pod", "Stress-Pod", "stress-pod-_INDEX_"):
+        assert ("api-rejected", 5) in _serious(STRESS_POD % name), name

@@ -154,8 +154,12 @@ _PRINTF_NOTES = ("lint the file the program writes, or its output: gpulint check
 # <your-bucket>). No Kubernetes field outside free text holds a '$' name, '{{' or '<word>' as a value.
 _SUBSTITUTION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}")
 # The same, in a one-line value of a field (a long or multi-line string is a document of its own: a
-# dashboard's JSON with $datasource, a description with <namespace>/<name>).
-_SHORT_PLACEHOLDER = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]*\}\}|<[A-Za-z_][-A-Za-z0-9_.]*>")
+# dashboard's JSON with $datasource, a description with <namespace>/<name>), and a double-underscore word that a
+# script's sed or a token-replace step fills in (`name: stress-pod-__INDEX__`, `replicas: __REPLICAS__`): no
+# Kubernetes name, label or number holds '__' and capitals.
+_SHORT_PLACEHOLDER = re.compile(
+    r"\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]*\}\}|<[A-Za-z_][-A-Za-z0-9_.]*>|__[A-Z][A-Z0-9_]*__"
+)
 _SHORT = 253
 # A fill-in in words, as the whole value (`lun: <ADD LUN ID Here>`, `<your bucket name>`): documentation asks the
 # reader to write something there; no Kubernetes value is words in angle brackets.
@@ -183,7 +187,7 @@ _KEY_PLACEHOLDER = re.compile(
 _RUNTIME_TEMPLATES = frozenset(
     {"argoproj.io", "kyverno.io", "tekton.dev", "triggers.tekton.dev", "monitoring.coreos.com"}
 )
-_MAY_HOLD_PLACEHOLDER = re.compile(r"\$[{(A-Za-z_]|\{\{|<[A-Za-z_]|\{[A-Z]")  # a file without any is not walked
+_MAY_HOLD_PLACEHOLDER = re.compile(r"\$[{(A-Za-z_]|\{\{|<[A-Za-z_]|\{[A-Z]|__[A-Z]")  # a file without any is not walked
 # A single-brace name where a value goes (`repository: {NEMO_REPO}`), replaced by a program's string
 # replacement (Go's strings.ReplaceAll, Python's str.format) before the file is read: YAML reads it as a
 # flow mapping of one upper-case key without a value, which no Kubernetes field holds.
