@@ -145,3 +145,29 @@ def test_names_kubernetes_refuses_are_still_refused():
     # lower-case dunders, single underscores and capitals are written names, not fill-ins
     for name in ("stress-pod-__index__", "stress_pod", "Stress-Pod", "stress-pod-_INDEX_"):
         assert ("api-rejected", 5) in _serious(STRESS_POD % name), name
+
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %s, namespace: default}
+spec:
+  replicas: %s
+  selector: {matchLabels: {app: server}}
+  template:
+    metadata: {labels: {app: server}}
+    spec:
+      schedulingGroup: {podGroupName: trainers-workers}
+      containers:
+      - {name: server, image: registry.example.com/server:1.0}
+"""
+
+
+def test_a_pod_count_not_written_is_no_evidence_of_too_few_pods():
+    """`replicas: ${REPLICAS}` (envsubst): the count is unknown, not 0, alone or beside another joiner."""
+    for joiners in (("a",), ("a", "b")):
+        text = "---".join([PODGROUP % 2, *(DEPLOYMENT % (name, "${REPLICAS}") for name in joiners)])
+        assert [f for f in lint_text(text) if f.rule == "gang-inconsistent"] == [], joiners
+    text = "---".join([PODGROUP % 4, DEPLOYMENT % ("a", "1"), DEPLOYMENT % ("b", "2")])
+    (finding,) = [f for f in lint_text(text) if f.rule == "gang-inconsistent"]
+    assert "the 2 objects that join it create only 3" in said(finding)

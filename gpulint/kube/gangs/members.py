@@ -56,6 +56,7 @@ class Member:
     pod: PodRequirements
     count: int  # pods of this template in the gang
     scheduler: str
+    counted: bool = True  # False: the count is not written (`replicas: ${N}`), 0 stands in for it
 
 
 @dataclass
@@ -76,6 +77,11 @@ class Gang:
     @property
     def total(self) -> int:
         return sum(member.count for member in self.members)
+
+    @property
+    def counted(self) -> bool:
+        """Every member's pod count is known, so ``total`` is the gang's size, not a lower bound."""
+        return all(member.counted for member in self.members)
 
     def roles(self) -> str:
         """The members by role, for messages: "launcher 1, worker 4" ("" when all are one role)."""
@@ -102,6 +108,7 @@ def _member(
         pod_requirements(effective_pod_spec(kind, site.spec), facts=facts),
         max(count if count is not None else (site.pods or 0), 0),  # a negative count makes no pods
         scheduler if isinstance(scheduler, str) else default_scheduler,
+        count is not None or site.pods is not None,
     )
 
 
