@@ -56,6 +56,7 @@ class Member:
     pod: PodRequirements
     count: int  # pods of this template in the gang
     scheduler: str
+    counted: bool = True  # False: the count is not written (`replicas: ${N}`), 0 stands in for it
 
 
 @dataclass
@@ -76,6 +77,11 @@ class Gang:
     @property
     def total(self) -> int:
         return sum(member.count for member in self.members)
+
+    @property
+    def counted(self) -> bool:
+        """Every member's pod count is known, so ``total`` is the gang's size, not a lower bound."""
+        return all(member.counted for member in self.members)
 
     def roles(self) -> str:
         """The members by role, for messages: "launcher 1, worker 4" ("" when all are one role)."""
@@ -102,6 +108,7 @@ def _member(
         pod_requirements(effective_pod_spec(kind, site.spec), facts=facts),
         max(count if count is not None else (site.pods or 0), 0),  # a negative count makes no pods
         scheduler if isinstance(scheduler, str) else default_scheduler,
+        count is not None or site.pods is not None,
     )
 
 
@@ -463,16 +470,18 @@ def _asks_kueue_topology(data: dict[str, Any], site: PodSpecSite) -> bool:
     )
 
 
-def _pinned_members(pod: ObjectLike, inventory: GangLookup | None) -> list[Member]:
-    """A Pod of a Kueue pod group as a member, with what admission adds to it (its flavor's nodeLabels and
-    tolerations; judged for this Pod alone, so every flavor the group could get is among its candidates)."""
-    pins = _flavor_pins(inventory, pod)
+def _pinned_members(joiner: ObjectLike, inventory: GangLookup | None) -> list[Member]:
+    """The pods of an object that joins a group (a Pod of a Kueue pod group, a JobSet or Deployment of a
+    PodGroup) as members, each template with its own pod count and what admission adds to it (its flavor's
+    nodeLabels and tolerations; judged for this object alone, so every flavor the group could get is among
+    its candidates)."""
+    pins = _flavor_pins(inventory, joiner)
     members = []
-    for site in pod.facts.sites():
+    for site in joiner.facts.sites():
         pin = pins.get(site.path)
         spec = pin.apply(site.spec) if pin is not None else site.spec
-        site_as_admitted = PodSpecSite(site.path, spec, 1, site.role, site.template_path)
-        members.append(_member(pod.kind, site_as_admitted, facts=pod.facts))
+        site_as_admitted = PodSpecSite(site.path, spec, site.pods, site.role, site.template_path)
+        members.append(_member(joiner.kind, site_as_admitted, facts=joiner.facts))
     return members
 
 

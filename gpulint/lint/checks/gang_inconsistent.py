@@ -22,7 +22,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.ref.group == "jobset.x-k8s.io" and obj.kind == "JobSet":
         yield from _kai_jobset_tails(obj)
     for gang in reported_gangs(obj, ctx.resolver):
-        if gang.required > gang.total:
+        if gang.required > gang.total and gang.counted:  # a count not written is no evidence of too few
             source = "its group" if gang.declared_by_group else "it"
             if gang.joiners > 1:
                 creators = f"the {gang.joiners} objects that join it create"

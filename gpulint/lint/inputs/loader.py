@@ -175,7 +175,7 @@ _SEQUENCE_ITEM_KEY = re.compile(r"[ \t]*(?:-[ \t]+)+[\"']?")
 _RUNTIME_TEMPLATES = frozenset(
     {"argoproj.io", "kyverno.io", "tekton.dev", "triggers.tekton.dev", "monitoring.coreos.com"}
 )
-_MAY_HOLD_PLACEHOLDER = re.compile(r"\$[{(A-Za-z_]|\{\{|<[A-Za-z_]|\{[A-Z]")  # a file without any is not walked
+_MAY_HOLD_PLACEHOLDER = re.compile(r"\$[{(A-Za-z_]|\{\{|<[A-Za-z_]|\{[A-Z]|__[A-Z]")  # a file without any is not walked
 # A single-brace name where a value goes (`repository: {NEMO_REPO}`), replaced by a program's string
 # replacement (Go's strings.ReplaceAll, Python's str.format) before the file is read: YAML reads it as a
 # flow mapping of one upper-case key without a value, which no Kubernetes field holds.
