@@ -280,3 +280,30 @@ def test_a_chart_file_helm_refuses_is_an_error(repo, render_tools, file, text, s
     (finding,) = rendered(repo, render_tools, chart("args: []", **{f"charts/inference/{file}": text}))
     assert (finding["path"], finding["severity"]) == ("charts/inference/Chart.yaml", "error"), said(finding)
     assert said_by_helm in said(finding)
+
+
+def test_a_kustomize_failure_is_said_by_its_error_not_its_deprecation_notes(repo, render_tools):
+    # kubernetes-sigs/lws test/e2e/config/certmanager: a replacement whose source a script adds to the base with
+    # `kustomize edit` before it builds; kubectl prints klog's prefix and kustomize's deprecation note first.
+    write_tree(
+        repo,
+        {
+            "config/default/kustomization.yaml": "commonLabels: {app: lws}\nresources:\n- cm.yaml\n",
+            "config/default/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+            "e2e/kustomization.yaml": """
+                resources:
+                - ../config/default
+                replacements:
+                - source: {kind: Certificate, group: cert-manager.io, name: serving-cert, fieldPath: .metadata.namespace}
+                  targets:
+                  - select: {kind: ConfigMap}
+                    fieldPaths: [.metadata.annotations.x]
+            """,
+        },
+    )
+    result = run_cli("check", "e2e", "--kubectl", render_tools["kubectl"], "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+    assert finding["message"].startswith(
+        "kubectl kustomize failed: nothing selected by Certificate.[noVer].cert-manager.io/serving-cert"
+    ), said(finding)
+    assert "# Warning" not in finding["message"] and "run.go" not in finding["message"]

@@ -276,10 +276,22 @@ _WRAPPER = re.compile(
 )
 
 
+# kubectl kustomize reports through klog: `E1207 07:28:09.522672 1971 run.go:72] "command failed" err="<error>"`.
+_KLOG = re.compile(r'^[EWF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] "command failed" err="(.*)"$')
+
+
+def _klog_error(found: re.Match[str]) -> str:
+    """The error of a klog line, its Go-quoted escapes read back."""
+    return found.group(1).replace('\\"', '"').replace("\\\\", "\\")
+
+
 def _failure(
     what: str, stderr: str, directory: str, display: str, own: str, own_display: str, repository: str = ""
 ) -> RenderProblem:
-    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    lines = [_KLOG.sub(_klog_error, line.strip()) for line in stderr.strip().splitlines() if line.strip()]
+    # kustomize's deprecation notes come first on stderr ("# Warning: 'commonLabels' is deprecated..."): the error
+    # is what follows them.
+    lines = [line for line in lines if not line.startswith("# Warning:")] or lines
     message = " ".join(lines).removeprefix("error: ").removeprefix("Error: ") or f"{what} failed"
     message = _WRAPPER.sub("", message)
     # An EOF while fetching a URL is the network's too (the server closed the connection mid-answer).
