@@ -282,28 +282,65 @@ def test_a_chart_file_helm_refuses_is_an_error(repo, render_tools, file, text, s
     assert said_by_helm in said(finding)
 
 
+# kubernetes-sigs/lws test/e2e/config/certmanager: a replacement whose source hack/e2e-test.sh adds to the base with
+# `kustomize edit` before it builds the overlay.
+LWS_CERT_MANAGER = {
+    "config/default/kustomization.yaml": "commonLabels: {app: lws}\nresources:\n- cm.yaml\n",
+    "config/default/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    "test/e2e/config/certmanager/kustomization.yaml": """
+        resources:
+        - ../../../../config/default
+        replacements:
+        - source: {kind: Certificate, group: cert-manager.io, name: serving-cert, fieldPath: .metadata.namespace}
+          targets:
+          - select: {kind: ConfigMap}
+            fieldPaths: [.metadata.annotations.x]
+    """,
+}
+E2E_SCRIPT = """
+    pushd "$CWD/config/default"
+      $KUSTOMIZE edit add resource "../certmanager"
+      $KUSTOMIZE build $CWD/test/e2e/config/certmanager | $KUBECTL apply --server-side -f -
+    popd
+"""
+
+
 def test_a_kustomize_failure_is_said_by_its_error_not_its_deprecation_notes(repo, render_tools):
-    # kubernetes-sigs/lws test/e2e/config/certmanager: a replacement whose source a script adds to the base with
-    # `kustomize edit` before it builds; kubectl prints klog's prefix and kustomize's deprecation note first.
-    write_tree(
-        repo,
-        {
-            "config/default/kustomization.yaml": "commonLabels: {app: lws}\nresources:\n- cm.yaml\n",
-            "config/default/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
-            "e2e/kustomization.yaml": """
-                resources:
-                - ../config/default
-                replacements:
-                - source: {kind: Certificate, group: cert-manager.io, name: serving-cert, fieldPath: .metadata.namespace}
-                  targets:
-                  - select: {kind: ConfigMap}
-                    fieldPaths: [.metadata.annotations.x]
-            """,
-        },
-    )
-    result = run_cli("check", "e2e", "--kubectl", render_tools["kubectl"], "--format", "json")
+    # kubectl prints klog's prefix, and kustomize's deprecation note before the error.
+    write_tree(repo, LWS_CERT_MANAGER)
+    result = run_cli("check", "test/e2e/config/certmanager", "--kubectl", render_tools["kubectl"], "--format", "json")
     (finding,) = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
     assert finding["message"].startswith(
         "kubectl kustomize failed: nothing selected by Certificate.[noVer].cert-manager.io/serving-cert"
     ), said(finding)
     assert "# Warning" not in finding["message"] and "run.go" not in finding["message"]
+    assert finding["severity"] == "error"  # nothing in the repository changes the overlay before it is built
+
+
+@pytest.mark.parametrize(
+    ("script", "text", "severity"),
+    [
+        ("hack/e2e-test.sh", E2E_SCRIPT, "warning"),  # edits, then builds this overlay
+        (
+            "Makefile",
+            "e2e:\n\tcd config/default && $(KUSTOMIZE) edit add resource ../certmanager\n"
+            "\t$(KUSTOMIZE) build test/e2e/config/certmanager | kubectl apply -f -\n",
+            "warning",
+        ),
+        ("hack/e2e-test.sh", E2E_SCRIPT.replace("$KUSTOMIZE edit add resource", "echo"), "error"),  # builds, no edit
+        (
+            "Makefile",
+            "deploy:\n\tcd config/default && $(KUSTOMIZE) edit set image controller=x\n"
+            "\t$(KUSTOMIZE) build test/e2e/config/certmanager | kubectl apply -f -\n",
+            "error",
+        ),  # sets a value only
+        ("hack/e2e-test.sh", E2E_SCRIPT.replace("test/e2e/config/certmanager", "test/e2e/config/default"), "error"),
+        ("docs/e2e-test.sh", E2E_SCRIPT, "error"),  # a folder no build step is read from
+    ],
+)
+def test_an_overlay_a_script_edits_before_it_builds_is_not_checked(repo, render_tools, script, text, severity):
+    write_tree(repo, {**LWS_CERT_MANAGER, script: text})
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    (finding,) = [f for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+    assert (finding["path"], finding["severity"]) == ("test/e2e/config/certmanager/kustomization.yaml", severity)
+    assert ("`kustomize edit` before it builds this overlay" in said(finding)) is (severity == "warning")

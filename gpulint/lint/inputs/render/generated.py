@@ -122,3 +122,36 @@ def built_unrestricted(overlay: str, repository: str) -> str:
             break
         directory = os.path.dirname(directory)
     return ""
+
+
+# A build step that adds to or removes from kustomizations before it builds: `kustomize edit add resource
+# ../certmanager`, written with the binary's variable as Makefiles and scripts do (`$(KUSTOMIZE) edit`,
+# `${KUSTOMIZE} edit`, `$KUSTOMIZE edit`). Not `edit set` (kubebuilder's `edit set image controller=${IMG}` in every
+# operator's Makefile): a value it sets does not make an overlay build that failed.
+_EDITS = re.compile(r"(?:\bkustomize|\$\(KUSTOMIZE\)|\$\{KUSTOMIZE\}|\$KUSTOMIZE\b)\s+edit\s+(?:add|remove)\b")
+# Folders at the repository's root where projects keep such steps (kubebuilder's `hack/`, `scripts/`), read beside the
+# overlay's own folder and the folders above it.
+_STEP_FOLDERS = ("hack", "scripts", "script")
+
+
+def built_after_edit(overlay: str, repository: str) -> str:
+    """The script or Makefile that runs ``kustomize edit`` and builds the overlay, named by its path from the
+    repository's root (kubernetes-sigs/lws's hack/e2e-test.sh: ``$KUSTOMIZE edit add resource "../certmanager"`` in
+    config/default, then ``$KUSTOMIZE build $CWD/test/e2e/config/certmanager``): the overlay as written is not what
+    is built. Read in the overlay's folder, the folders above it and the root's ``hack``/``scripts``; "" when none."""
+    overlay = os.path.realpath(overlay)
+    top = os.path.realpath(repository)
+    if not is_within(overlay, top) or overlay == top:
+        return ""
+    named = re.compile(rf"(?<![\w.-]){re.escape(os.path.relpath(overlay, top))}/?(?![\w.-])")
+    folders: list[str] = []
+    directory = os.path.dirname(overlay)
+    while is_within(directory, top) and directory not in folders:
+        folders.append(directory)
+        directory = os.path.dirname(directory)
+    folders += [os.path.join(top, name) for name in _STEP_FOLDERS]
+    for folder in folders:
+        for writer, text in _writer_texts(folder):
+            if _EDITS.search(text) and named.search(text):
+                return writer
+    return ""

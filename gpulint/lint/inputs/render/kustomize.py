@@ -24,7 +24,7 @@ from gpulint.kube.embedded import NotParsed, load_embedded
 from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes, load_text
-from gpulint.lint.inputs.render.generated import built_unrestricted, written_by_build_step
+from gpulint.lint.inputs.render.generated import built_after_edit, built_unrestricted, written_by_build_step
 from gpulint.lint.inputs.render.generator_places import GENERATOR, place_in_source, written
 from gpulint.lint.inputs.render.layout import (
     Kustomization,
@@ -305,6 +305,16 @@ def _failure(
             1,
             f"{what} failed: {message}; {os.path.relpath(builder, repository)} builds it with "
             "--load-restrictor=LoadRestrictionsNone, which gpulint does not turn on: the overlay was not checked",
+            Severity.WARNING,
+        )
+    edited = built_after_edit(directory, repository) if repository and not environment else ""
+    if edited:
+        return RenderProblem(
+            own_display,
+            line,
+            1,
+            f"{what} failed: {message}; {os.path.relpath(edited, repository)} changes kustomizations with "
+            "`kustomize edit` before it builds this overlay, which gpulint does not run: the overlay was not checked",
             Severity.WARNING,
         )
     if holds_nothing(own):
