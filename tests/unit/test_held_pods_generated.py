@@ -4,6 +4,7 @@ overlay (rendered by the real `kubectl kustomize`) and on the file alone."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -128,3 +129,21 @@ def test_each_source_kind_of_a_generator(tmp_path: Path, name: str, key: str, wh
     source = written(read_kustomization(str(base / "kustomization.yaml")), name, key)
     placed = None if source is None else (Path(source.file).name, source.line, source.column)
     assert placed == where
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_an_env_file_that_is_no_regular_file_is_not_read(tmp_path: Path, kind: str):
+    # A working tree (pre-commit runs on one) may hold a FIFO or a link where the generator's env file was: the
+    # place is then not found, and nothing waits on the FIFO or reads through the link.
+    base = _overlay(tmp_path, TEMPLATE).parent / "base"
+    env = base / "runner.env"
+    outside = tmp_path / "outside.env"
+    outside.write_text(env.read_text())
+    env.unlink()
+    if kind == "fifo":
+        os.mkfifo(env)
+    else:
+        env.symlink_to(outside)
+    assert (
+        written(read_kustomization(str(base / "kustomization.yaml")), "prod-runner-env-7h2c5m", "MAX_RUNNERS") is None
+    )

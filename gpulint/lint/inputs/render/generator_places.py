@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from gpulint.kube.fields import mapping, sequence, text
 from gpulint.lint.findings import Path
+from gpulint.lint.inputs.file_walk import read_head
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument
 from gpulint.lint.inputs.render.layout import Kustomization
 
@@ -78,11 +79,7 @@ MAX_ENV_BYTES = 1024 * 1024
 def _env_line(file: str, key: str) -> tuple[int, int] | None:
     """Line and column (1-based) of ``key``'s value in an env file (api/kv/kv.go: ``KEY=VALUE`` lines, ``#``
     comments; the last line of a key wins, as kustomize keeps the last)."""
-    try:
-        with open(file, "rb") as handle:
-            content = handle.read(MAX_ENV_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return None
+    content = read_head(file, MAX_ENV_BYTES).decode("utf-8", "replace")  # a link, a FIFO: nothing read
     found = None
     for number, line in enumerate(content.splitlines(), 1):
         stripped = line.lstrip()
