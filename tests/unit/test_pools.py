@@ -1063,6 +1063,50 @@ def zone_job(zone: str) -> str:
     return gpu_job(1, spec=TOLERATE_GPU + f"      nodeSelector: {{topology.kubernetes.io/zone: {zone}}}\n")
 
 
+G5_NODES = """\
+# two g5.2xlarge of an EKS managed node group (1 x A10G each; no EFA adapter: no vpc.amazonaws.com/efa)
+apiVersion: v1
+kind: List
+items:
+""" + "".join(
+    f"""\
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: ip-192-168-50-{i}.us-west-2.compute.internal
+    labels:
+      kubernetes.io/hostname: ip-192-168-50-{i}.us-west-2.compute.internal
+      node.kubernetes.io/instance-type: g5.2xlarge
+      topology.kubernetes.io/zone: us-west-2b
+      eks.amazonaws.com/nodegroup: gpu-ng
+  status:
+    capacity: {{cpu: "8", memory: 32386544Ki, pods: "58", nvidia.com/gpu: "1"}}
+    allocatable: {{cpu: 7910m, memory: 31369712Ki, pods: "58", nvidia.com/gpu: "1"}}
+"""
+    for i in (11, 12)
+)
+
+
+def test_a_node_group_with_gpus_but_no_efa_is_said_to_lack_efa_not_gpus(write, tmp_path):
+    # issue #28: the nodes offer GPUs, and NodeResourcesFit fails them on `Insufficient vpc.amazonaws.com/efa`
+    # only; the Karpenter pools (whose g5.12xlarge has EFA) launch in us-west-2a and lack the node group's label
+    inventory = one_zone_karpenter(tmp_path, nodes=True)
+    (tmp_path / "one-zone-nodes" / "g5-nodes.yaml").write_text(G5_NODES)
+    selector = TOLERATE_GPU + "      nodeSelector: {eks.amazonaws.com/nodegroup: gpu-ng}\n"
+    with_efa = gpu_job(1, spec=selector).replace("{nvidia.com/gpu: 1}", "{nvidia.com/gpu: 1, vpc.amazonaws.com/efa: 1}")
+    finding = only(findings(write, with_efa, inventory), "over-tight-affinity")
+    assert finding["message"] == (
+        "the required node affinity/selector matches 2 nodes, none of which offers vpc.amazonaws.com/efa, "
+        "and no node that its 2 node pools can add"
+    )
+    assert finding["notes"][0] == "those nodes offer nvidia.com/gpu"
+    assert "Insufficient vpc.amazonaws.com/efa" in said(finding) and "Insufficient nvidia.com/gpu" not in said(finding)
+    # the GPU alone fits on those nodes
+    assert [
+        f for f in findings(write, gpu_job(1, spec=selector), inventory) if f["rule"] == "over-tight-affinity"
+    ] == []
+
+
 def test_a_selection_only_tainted_system_nodes_and_no_pool_match_is_one_finding(write, tmp_path):
     # us-west-2b has a tainted system node and no pool launches there (the EC2NodeClass's subnets are in
     # 2a): one cause, one finding - over-tight-affinity, with the pools' reasons and the scheduler's summary

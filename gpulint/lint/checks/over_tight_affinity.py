@@ -135,14 +135,14 @@ def _judge(pod: PodRequirements, pods: int | None, inventory: Resolver, namespac
     if gpu_resources and not offering and not uses_unpublished(pod, inventory):
         # the pod is unschedulable for it: proven when the inventory holds every node there can be
         severity = Severity.ERROR if inventory.node_labels_proven else Severity.WARNING
+        lacking, offered = _lacking(groups, gpu_resources, "none of them offers")
         yield (
             requirement.path,
-            f"the required node affinity/selector matches {matched} nodes, but none of them "
-            f"offers {', '.join(gpu_resources)}; '{requirement.description}' excludes "
-            f"{excluded} of {len(nodes)} nodes",
+            f"the required node affinity/selector matches {matched} nodes, but {lacking}; "
+            f"'{requirement.description}' excludes {excluded} of {len(nodes)} nodes",
             severity,
             severity != Severity.ERROR,
-            (_pending(pod, inventory), *((_UNPROVEN[severity],) if severity in _UNPROVEN else ())),
+            (*offered, _pending(pod, inventory), *((_UNPROVEN[severity],) if severity in _UNPROVEN else ())),
         )
         return
     allowed = sum(len(group) for group in offering) if gpu_resources else matched
@@ -181,20 +181,47 @@ def _no_pool_offers(
     if not wanted or any(all(g.representative.allocatable.get(n, 0) > 0 for n in wanted) for g in groups):
         return
     matched = sum(len(group) for group in groups)
-    offers = "which does not offer" if matched == 1 else "none of which offers"
+    lacking, offered = _lacking(groups, wanted, "which does not offer" if matched == 1 else "none of which offers")
     yield (
         requirement.path,
-        f"the required node affinity/selector matches {_nodes(matched)}, {offers} {', '.join(wanted)}, "
+        f"the required node affinity/selector matches {_nodes(matched)}, {lacking}, "
         f"and no node that its {_pools(len(inventory.pools))} can add",
         _pooled_severity(inventory),
         not inventory.pools_whole,
         (
+            *offered,
             f"'{requirement.description}' excludes {excluded} of {len(inventory.nodes)} nodes",
             pool_label_reasons(pod, inventory),
             _pending(pod, inventory),
             *_not_whole(inventory),
         ),
     )
+
+
+def _lacking(groups: list[NodeGroup], wanted: list[str], none_offers: str) -> tuple[str, tuple[str, ...]]:
+    """What the matched nodes lack of the extended resources the pod asks, after ``none_offers`` ("none of
+    them offers", "which does not offer"), and what they do offer as a note. kube-scheduler's NodeResourcesFit
+    fails a node once per resource (`Insufficient <resource>`), so nodes that offer the GPUs but not the EFA
+    adapters are said to lack the adapters, never the GPUs:
+    - every node lacks every resource: "none of them offers A" ("A or B");
+    - every node lacks the same ones: "none of them offers B", noted "those nodes offer A";
+    - else: "none of them offers all of A and B", noted "3 nodes lack B, one node lacks A"."""
+    lacks: Counter[tuple[str, ...]] = Counter()
+    for group in groups:
+        lacks[tuple(n for n in wanted if group.representative.allocatable.get(n, 0) <= 0)] += len(group)
+    if len(lacks) > 1:
+        each = ", ".join(
+            f"{_nodes(count)} {'lacks' if count == 1 else 'lack'} {_and(gap)}" for gap, count in lacks.most_common()
+        )
+        return f"{none_offers} all of {_and(wanted)}", (each,)
+    ((missing, count),) = lacks.items()
+    offered = [n for n in wanted if n not in missing]
+    those = "that node offers" if count == 1 else "those nodes offer"
+    return f"{none_offers} {_and(missing, 'or')}", ((f"{those} {_and(offered)}",) if offered else ())
+
+
+def _and(names: tuple[str, ...] | list[str], conjunction: str = "and") -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {conjunction} {names[-1]}"
 
 
 _UNPROVEN = {
