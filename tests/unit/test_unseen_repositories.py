@@ -1998,7 +1998,12 @@ spec:
 
 
 @pytest.mark.parametrize(
-    "image", ["{IMAGE_REGISTRY}/{IMAGE_REPOSITORY}/docker.io/apache/spark:4.0.4", "{REGISTRY}:5000/spark:4.0.4"]
+    "image",
+    [
+        "{IMAGE_REGISTRY}/{IMAGE_REPOSITORY}/docker.io/apache/spark:4.0.4",
+        "{REGISTRY}:5000/spark:4.0.4",
+        "{registry}/spark:4.0.4",  # lower case, as KServe's samples write `{username}/torchserve` (set L)
+    ],
 )
 def test_single_brace_fill_ins_joined_to_text_make_a_template(image):
     findings = lint_text(SPARK_APP.replace("{image}", image), "examples/spark-pi-prometheus.yaml")
@@ -2006,7 +2011,7 @@ def test_single_brace_fill_ins_joined_to_text_make_a_template(image):
     assert "single-brace fill-in" in findings[0].message
 
 
-@pytest.mark.parametrize("image", ["{registry}/spark:4.0.4", "{a: b}/spark", "[gcr.io/spark"])
+@pytest.mark.parametrize("image", ["{a: b}/spark", "{registry} /spark", "[gcr.io/spark"])
 def test_other_braces_yaml_refuses_stay_errors(image):
     findings = lint_text(SPARK_APP.replace("{image}", image))
     assert [f.rule for f in findings if f.severity.name.lower() == "error"] == ["yaml-invalid"]

@@ -118,8 +118,10 @@ _JINJA_STATEMENT = re.compile(
 _JINJA_NOTES = ("lint the file the template renders to (ansible's template module, jinja2)",)
 # Single-brace fill-ins joined to more text (`image: {IMAGE_REGISTRY}/{IMAGE_REPOSITORY}/spark:4.0.4`, kubeflow/
 # spark-operator's examples, for the reader to replace): YAML reads the first `{` as a flow mapping and refuses
-# what follows it. One alone as the whole value parses, and is a placeholder field (_BRACED_NAME).
-BRACED_FILL_IN = re.compile(r"\{[A-Z][A-Z0-9_]*\}(?=[^\s,}\]#])")
+# what follows it. One alone as the whole value parses, and is a placeholder field (_BRACED_NAME). A lower-case
+# name counts where a plain value starts (`image: {username}/torchserve:latest`, KServe's torchserve samples, whose
+# README says "replace {username} with your Docker Hub username"): there YAML refuses it, in a quoted string it is text.
+BRACED_FILL_IN = re.compile(r"(?:\{[A-Z][A-Z0-9_]*\}|(?<=[:-] )\{[a-z][A-Za-z0-9_]*\})(?=[^\s,}\]#])")
 _BRACED_NOTES = ("lint the file once its {NAME} fill-ins are replaced",)
 
 
