@@ -4,8 +4,11 @@ is copied): lower-case single-brace fill-ins the reader replaces."""
 
 from __future__ import annotations
 
+import subprocess
+import textwrap
+
 import pytest
-from conftest import lint_text
+from conftest import lint_text, run_cli, said
 
 from gpulint.lint.findings import Severity
 
@@ -54,3 +57,62 @@ def test_the_image_written_out_is_checked():
 def test_other_refused_braces_stay_yaml_errors(line):
     text = ISVC.replace("    - image: {image}", line)
     assert [rule for rule, _ in serious(lint_text(text))] == ["yaml-invalid"]
+
+
+# bentoml/yatai-deployment, as operator-sdk scaffolds every operator: config/manifests/kustomization.yaml lists
+# bases/<project>.clusterserviceversion.yaml, which `operator-sdk generate kustomize manifests` (the Makefile's
+# bundle target) writes before `kustomize build config/manifests`; nothing else holds it.
+OPERATOR = {
+    "config/manifests/kustomization.yaml": "resources:\n- bases/gpu-operator.clusterserviceversion.yaml\n- ../samples\n",
+    "config/samples/kustomization.yaml": "resources:\n- sample.yaml\n",
+    "config/samples/sample.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sample}\ndata: {a: b}\n",
+    "Makefile": """
+        .PHONY: bundle
+        bundle: manifests kustomize
+        \t{generator} generate kustomize manifests -q
+        \t$(KUSTOMIZE) build config/manifests | $(OPERATOR_SDK) generate bundle -q --overwrite
+        """,
+}
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write_tree(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def generated_findings(repo, render_tools, files: dict[str, str]) -> list[tuple[str, str, str]]:
+    write_tree(repo, files)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    return [(f["path"], f["severity"], said(f)) for f in result.json()["findings"] if f["rule"] == "not-rendered"]
+
+
+@pytest.mark.parametrize("generator", ["operator-sdk", "$(OPERATOR_SDK)"])
+def test_a_csv_base_operator_sdk_generates_is_not_checked_not_broken(repo, render_tools, generator):
+    files = {**OPERATOR, "Makefile": OPERATOR["Makefile"].replace("{generator}", generator)}
+    ((path, severity, message),) = generated_findings(repo, render_tools, files)
+    assert (path, severity) == ("config/manifests/kustomization.yaml", "warning")
+    assert "Makefile generates it" in message
+
+
+@pytest.mark.parametrize(
+    "makefile",
+    [
+        "bundle:\n\t$(OPERATOR_SDK) generate bundle -q\n",  # another generator: not the base's
+        "bundle:\n\t$(OPERATOR_SDK) generate kustomize manifests -q\n",  # the right one, but the file is no CSV base
+    ],
+)
+def test_an_absent_base_nothing_generates_stays_a_broken_overlay(repo, render_tools, makefile):
+    files = {**OPERATOR, "Makefile": makefile}
+    if "kustomize manifests" in makefile:
+        files["config/manifests/kustomization.yaml"] = "resources:\n- bases/gpu-operator.yaml\n- ../samples\n"
+    ((path, severity, _),) = generated_findings(repo, render_tools, files)
+    assert (path, severity) == ("config/manifests/kustomization.yaml", "error")

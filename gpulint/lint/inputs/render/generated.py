@@ -9,7 +9,8 @@ overlay was not checked. The evidence, read and never run:
   for ``deployment.env``, as ``envsubst`` fills it in);
 - a shell script, Makefile or Terraform file in its folder or a folder above it, up to the repository's
   root, writes a path ending in its name (``| sponge "$DIR/deployment.env"``, ``> vllm.env``,
-  ``wget ... -O $DIR/manifests.yaml``, ``tee``, ``--output``, a Terraform ``local_file``'s ``filename``).
+  ``wget ... -O $DIR/manifests.yaml``, ``tee``, ``--output``, a Terraform ``local_file``'s ``filename``);
+- such a file runs a known generator whose output it is (_GENERATORS: operator-sdk's CSV base).
 
 Bounded: at most MAX_WRITERS files of at most MAX_WRITER_BYTES are read per folder.
 """
@@ -36,7 +37,42 @@ def written_by_build_step(path: str, repository: str) -> str:
     if template:
         return f"its template {template} is in the repository"
     writer = _writer(path, repository)
-    return f"{os.path.relpath(writer, repository)} writes it" if writer else ""
+    if writer:
+        return f"{os.path.relpath(writer, repository)} writes it"
+    generator = _generator(path, repository)
+    return f"{os.path.relpath(generator, repository)} generates it" if generator else ""
+
+
+# Generators whose output an overlay names, by the command a Makefile or script runs and the path it writes:
+# operator-sdk's `generate kustomize manifests` writes config/manifests/bases/<project>.clusterserviceversion.yaml,
+# which the kustomization it scaffolds beside it lists (operator-sdk v1.x, internal/cmd/operator-sdk/generate/
+# kustomize/manifests.go; bentoml/yatai-deployment's Makefile runs it in `bundle` before `kustomize build`).
+_GENERATORS = (
+    (
+        re.compile(
+            r"(?:\boperator-sdk|\$\(OPERATOR_SDK\)|\$\{OPERATOR_SDK\}|\$OPERATOR_SDK\b)\s+generate\s+kustomize\s+manifests\b"
+        ),
+        re.compile(r"(?:^|/)bases/[^/]+\.clusterserviceversion\.yaml$"),
+    ),
+)
+
+
+def _generator(path: str, repository: str) -> str:
+    """The Makefile or script, from the file's folder up to the repository's root, that runs a generator of
+    _GENERATORS whose output ``path`` is; "" when none does."""
+    commands = [command for command, output in _GENERATORS if output.search(path.replace(os.sep, "/"))]
+    if not commands:
+        return ""
+    directory = os.path.dirname(path)
+    top = os.path.realpath(repository)
+    while is_within(directory, top):
+        for writer, text in _writer_texts(directory):
+            if any(command.search(text) for command in commands):
+                return writer
+        if os.path.realpath(directory) == top:
+            break
+        directory = os.path.dirname(directory)
+    return ""
 
 
 def _template_names(name: str) -> tuple[str, ...]:
