@@ -61,9 +61,12 @@ SCALAR_RESOURCES = {
 
 
 class JupyterHubValues(dict[str, Any]):
-    """A z2jh values document (or its ``jupyterhub:`` section's parent), read as the pods it makes."""
+    """A z2jh values document (or its ``jupyterhub:`` section's parent), read as the pods it makes; ``prefix`` is
+    where z2jh's sections sit in it (``()`` at the root, or the umbrella chart's key)."""
 
-    prefix: Path = ()
+    def __init__(self, data: dict[str, Any], prefix: Path = ()) -> None:
+        super().__init__(data)
+        self.prefix: Path = prefix
 
 
 @dataclass
@@ -96,9 +99,7 @@ def values_of(data: Any, section: str = UMBRELLA) -> JupyterHubValues | None:
         if isinstance(singleuser, dict) and (
             isinstance(singleuser.get("profileList"), list) or any(isinstance(hub.get(k), dict) for k in ROOT_KEYS)
         ):
-            values = JupyterHubValues(data)
-            values.prefix = prefix
-            return values
+            return JupyterHubValues(data, prefix)
     return None
 
 
