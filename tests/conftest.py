@@ -80,6 +80,13 @@ def by_rule(findings: list[Finding], rule: str) -> list[Finding]:
 
 
 @pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty folder the test runs in, as a user runs gpulint from their repository's root."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
 def write(tmp_path: Path):
     def _write(name: str, text: str) -> Path:
         path = tmp_path / name

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA, said
 from conftest import run_cli as _run_cli
+from support.trees import write_tree
 
 pytestmark = pytest.mark.integration
 
@@ -134,13 +135,6 @@ CHART = {
 }
 
 
-def write_tree(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
-
 CHART = {name: textwrap.dedent(text).lstrip("\n") for name, text in CHART.items()}
 
 
@@ -156,17 +150,11 @@ def places(stdout: str, rule: str | None = None) -> list[str]:
     return found
 
 
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 # ---------------------------------------------------------------------------------------------- Helm
 
 
 def test_chart_findings_are_at_the_template_line_that_produced_them(repo, render_tools):
-    write_tree(repo / "charts" / "gpu-inference", CHART)
+    write_tree(repo / "charts" / "gpu-inference", CHART, dedent=False)
     result = run_cli("check", "charts", "--helm", render_tools["helm"], "--set", "warmup=true", "--color", "never")
     assert result.exit_code == 1, result.stdout + result.stderr
     assert places(result.stdout) == [
@@ -180,7 +168,7 @@ def test_chart_findings_are_at_the_template_line_that_produced_them(repo, render
 def test_a_range_maps_every_iteration_to_the_loop_body(repo, render_tools):
     chart = dict(CHART)
     chart["templates/deployment.yaml"] = CHART["templates/deployment.yaml"].replace("limits:", "requests:")
-    write_tree(repo / "gpu-inference", chart)
+    write_tree(repo / "gpu-inference", chart, dedent=False)
     result = run_cli("check", "gpu-inference", "--helm", render_tools["helm"])
     assert places(result.stdout) == [
         "gpu-inference/templates/deployment.yaml:25:15 gpu-request-without-limit",
@@ -190,7 +178,7 @@ def test_a_range_maps_every_iteration_to_the_loop_body(repo, render_tools):
 
 
 def test_values_files_and_per_chart_configuration(repo, render_tools):
-    write_tree(repo / "charts" / "gpu-inference", CHART)
+    write_tree(repo / "charts" / "gpu-inference", CHART, dedent=False)
     (repo / "prod-values.yaml").write_text("warmup: true\nresources:\n  limits:\n    nvidia.com/gpu: 2\n")
     clean = run_cli("check", "charts", "--helm", render_tools["helm"], "--values", "prod-values.yaml")
     assert clean.exit_code == 0, clean.stdout
@@ -205,7 +193,7 @@ def test_values_files_and_per_chart_configuration(repo, render_tools):
 
 
 def test_chart_tests_are_skipped_unless_asked(repo, render_tools):
-    write_tree(repo / "gpu-inference", CHART)
+    write_tree(repo / "gpu-inference", CHART, dedent=False)
     assert places(run_cli("check", "gpu-inference", "--helm", render_tools["helm"]).stdout) == []
     asked = run_cli("check", "gpu-inference", "--helm", render_tools["helm"], "--helm-tests")
     assert places(asked.stdout) == [
@@ -218,7 +206,7 @@ def test_suppression_comment_in_the_template(repo, render_tools):
     chart["templates/warmup-job.yaml"] = CHART["templates/warmup-job.yaml"].replace(
         "resources:\n", "resources:  # gpulint: disable=gpu-request-without-limit\n", 1
     )
-    write_tree(repo / "c", chart)
+    write_tree(repo / "c", chart, dedent=False)
     result = run_cli("check", "c", "--helm", render_tools["helm"], "--set", "warmup=true")
     # the comment is on the template line above the toYaml line the finding is placed at: not this one
     assert places(result.stdout) == ["c/templates/warmup-job.yaml:14:13 gpu-request-without-limit"]
@@ -226,7 +214,7 @@ def test_suppression_comment_in_the_template(repo, render_tools):
         "{{- toYaml .Values.resources | nindent 12 }}",
         "# gpulint: disable=gpu-request-without-limit\n            {{- toYaml .Values.resources | nindent 12 }}",
     )
-    write_tree(repo / "c", chart)
+    write_tree(repo / "c", chart, dedent=False)
     result = run_cli("check", "c", "--helm", render_tools["helm"], "--set", "warmup=true")
     assert places(result.stdout) == [] and "1 suppressed" in result.stdout
 
@@ -237,7 +225,7 @@ def test_a_missing_required_value_is_an_error_at_its_template(repo, render_tools
         'image: "{{ $.Values.image.repository }}',
         'image: "{{ required "image.registry is required" $.Values.image.registry }}/{{ $.Values.image.repository }}',
     )
-    write_tree(repo / "gpu-inference", chart)
+    write_tree(repo / "gpu-inference", chart, dedent=False)
     (repo / "job.yaml").write_text(
         textwrap.dedent(
             """
@@ -269,7 +257,7 @@ def test_an_unvendored_dependency_is_a_warning_at_chart_yaml(repo, render_tools)
     chart["Chart.yaml"] = CHART["Chart.yaml"] + (
         "dependencies:\n  - name: redis\n    version: 20.1.0\n    repository: oci://registry-1.docker.io/bitnamicharts\n"
     )
-    write_tree(repo / "gpu-inference", chart)
+    write_tree(repo / "gpu-inference", chart, dedent=False)
     result = run_cli("check", "gpu-inference", "--helm", render_tools["helm"], "--format", "json")
     assert result.exit_code == 0, result.stdout
     (finding,) = result.json()["findings"]
@@ -284,7 +272,7 @@ def test_an_unvendored_dependency_is_a_warning_at_chart_yaml(repo, render_tools)
 
 def test_without_helm_the_chart_is_a_warning_and_other_files_are_linted(repo, monkeypatch):
     """Issue #28: a chart never read used to pass ("No problems found in 0 files", exit 0) as a note."""
-    write_tree(repo / "gpu-inference", CHART)
+    write_tree(repo / "gpu-inference", CHART, dedent=False)
     (repo / "pod.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: i, resources: {requests: {nvidia.com/gpu: 1}}}\n"
     )
@@ -302,7 +290,7 @@ def test_without_helm_the_chart_is_a_warning_and_other_files_are_linted(repo, mo
 
 def test_a_chart_alone_without_helm_fails_under_fail_on_warning(repo, monkeypatch):
     """As pre-commit passes one template: the chart is named, counted, and --fail-on decides."""
-    write_tree(repo / "gpu-inference", CHART)
+    write_tree(repo / "gpu-inference", CHART, dedent=False)
     monkeypatch.setenv("PATH", str(repo / "no-binaries-here"))
     template = "gpu-inference/templates/deployment.yaml"
     assert run_cli("check", template).exit_code == 0
@@ -313,13 +301,13 @@ def test_a_chart_alone_without_helm_fails_under_fail_on_warning(repo, monkeypatc
 
 
 def test_an_explicit_helm_that_is_no_executable_is_a_usage_error(repo):
-    write_tree(repo / "gpu-inference", CHART)
+    write_tree(repo / "gpu-inference", CHART, dedent=False)
     result = run_cli("check", "gpu-inference", "--helm", str(repo / "nope" / "helm"))
     assert result.exit_code == 2 and "--helm:" in result.stderr and "not an executable file" in result.stderr
 
 
 def test_fix_refuses_template_logic_with_a_message(repo, render_tools):
-    write_tree(repo / "gpu-inference", CHART)
+    write_tree(repo / "gpu-inference", CHART, dedent=False)
     before = (repo / "gpu-inference/templates/warmup-job.yaml").read_text()
     result = run_cli("check", "gpu-inference", "--helm", render_tools["helm"], "--set", "warmup=true", "--fix")
     assert (
@@ -333,7 +321,7 @@ def test_fix_refuses_template_logic_with_a_message(repo, render_tools):
 
 
 def test_piped_helm_template_output_is_reported_at_the_templates(repo, render_tools):
-    write_tree(repo / "gpu-inference", CHART)
+    write_tree(repo / "gpu-inference", CHART, dedent=False)
     rendered = subprocess.run(
         [render_tools["helm"], "template", "llm", "gpu-inference", "--set", "warmup=true", "--skip-tests"],
         capture_output=True,
@@ -445,7 +433,7 @@ OVERLAYS = {name: textwrap.dedent(text).lstrip("\n") for name, text in OVERLAYS.
 
 
 def test_overlay_findings_are_at_the_patch_or_base_that_set_the_field(repo, render_tools):
-    write_tree(repo, OVERLAYS)
+    write_tree(repo, OVERLAYS, dedent=False)
     result = run_cli("check", ".", "--kubectl", render_tools["kubectl"])
     found = places(result.stdout)
     # the JSON 6902 patch inline in kustomization.yaml set the limit to 1.5 (line 15, its `value`);
@@ -462,7 +450,7 @@ def test_base_findings_are_at_the_base_resource(repo, render_tools):
     files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].split("patches:")[0]
     files["base/deployment.yaml"] = OVERLAYS["base/deployment.yaml"].replace("limits:", "requests:")
     del files["overlays/prod/gpu-patch.yaml"]
-    write_tree(repo, files)
+    write_tree(repo, files, dedent=False)
     result = run_cli("check", "overlays/prod", "--kubectl", render_tools["kubectl"])
     assert places(result.stdout) == ["base/deployment.yaml:23:15 gpu-request-without-limit"]
 
@@ -471,7 +459,7 @@ def test_base_findings_are_at_the_base_resource(repo, render_tools):
 def test_fix_edits_the_patch_that_set_the_field(repo, render_tools):
     files = dict(OVERLAYS)
     files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].split("  - target:")[0]
-    write_tree(repo, files)
+    write_tree(repo, files, dedent=False)
     # the patch's request differs from its limit: which one was meant is a guess, so the fix is unsafe
     safe_only = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--fix")
     assert safe_only.exit_code == 1 and "(1 more with --unsafe-fixes)" in safe_only.stdout
@@ -487,7 +475,7 @@ def test_overlay_failures_are_findings_at_the_kustomization(repo, render_tools):
     files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].replace(
         "  - ../../base\n", "  - ../../base\n  - gpu-quota.yaml\n"
     )
-    write_tree(repo, files)
+    write_tree(repo, files, dedent=False)
     result = run_cli("check", "overlays/prod", "--kubectl", render_tools["kubectl"], "--format", "json")
     (finding,) = result.json()["findings"]
     assert (finding["path"], finding["line"], finding["severity"]) == ("overlays/prod/kustomization.yaml", 7, "error")
@@ -500,7 +488,7 @@ def test_an_unreachable_remote_base_is_a_warning(repo, render_tools):
     files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].replace(
         "  - ../../base\n", "  - ../../base\n  - https://gitlab.example.invalid/platform/gpu-quota?ref=v1.2.0\n"
     )
-    write_tree(repo, files)
+    write_tree(repo, files, dedent=False)
     # the user allowed remote bases (https); by default none is fetched (tests/hostile/test_render_network.py)
     result = run_cli(
         "check", "overlays/prod", "--kubectl", render_tools["kubectl"], "--format", "json", "--render-remote-bases"
@@ -512,7 +500,7 @@ def test_an_unreachable_remote_base_is_a_warning(repo, render_tools):
 
 
 def test_without_kubectl_the_overlay_resources_are_linted_raw_and_patches_skipped(repo, monkeypatch):
-    write_tree(repo, OVERLAYS)
+    write_tree(repo, OVERLAYS, dedent=False)
     monkeypatch.setenv("PATH", str(repo / "no-binaries-here"))
     result = run_cli("check", ".")
     # the base is fine on its own; the patches are partial objects, and the overlay is a warning
@@ -595,7 +583,7 @@ GATEWAY = {name: textwrap.dedent(text).lstrip("\n") for name, text in GATEWAY.it
 
 
 def test_a_kustomization_repeating_a_key_renders_with_every_base_it_reaches(repo, render_tools):
-    write_tree(repo, GATEWAY)
+    write_tree(repo, GATEWAY, dedent=False)
     built = subprocess.run(
         [render_tools["kubectl"], "kustomize", "config/experimentals/gpu-optimizer"], capture_output=True, text=True
     )
@@ -642,7 +630,7 @@ CHART_HOME = {name: textwrap.dedent(text).lstrip("\n") for name, text in CHART_H
 
 
 def test_an_overlay_inflates_a_chart_from_a_chart_home_outside_its_root(repo, render_tools):
-    write_tree(repo, CHART_HOME)
+    write_tree(repo, CHART_HOME, dedent=False)
     tools = ["--kubectl", render_tools["kubectl"], "--helm", render_tools["helm"]]
     built = subprocess.run(
         [render_tools["kubectl"], "kustomize", "deploy/prod", "--enable-helm", "--helm-command", render_tools["helm"]],
@@ -662,8 +650,10 @@ def test_a_chart_home_outside_the_repository_is_left_out(repo, render_tools):
         "../../charts", "../../../charts"
     )
     (repo / "inner").mkdir()
-    write_tree(repo, {f"charts/{name}": text for name, text in CHART_HOME.items() if name.startswith("charts/")})
-    write_tree(repo / "inner", files)
+    write_tree(
+        repo, {f"charts/{name}": text for name, text in CHART_HOME.items() if name.startswith("charts/")}, dedent=False
+    )
+    write_tree(repo / "inner", files, dedent=False)
     subprocess.run(["git", "init", "-q", str(repo / "inner")], check=True)
     result = run_cli(
         "check",
@@ -706,7 +696,7 @@ exit 3
 
 
 def test_renderers_get_empty_plugin_and_config_directories(repo, monkeypatch):
-    write_tree(repo / "gpu-inference", CHART)
+    write_tree(repo / "gpu-inference", CHART, dedent=False)
     fake = renderer(repo, "helm", FAKE_RENDERER)
     plugins = repo / "user-plugins"
     (plugins / "evil").mkdir(parents=True)
@@ -723,7 +713,7 @@ def test_renderers_get_empty_plugin_and_config_directories(repo, monkeypatch):
 
 
 def test_a_renderer_that_never_ends_is_stopped(repo):
-    write_tree(repo / "gpu-inference", CHART)
+    write_tree(repo / "gpu-inference", CHART, dedent=False)
     fake = renderer(repo, "helm", "#!/bin/sh\nexec sleep 60\n")
     (repo / ".gpulint.yaml").write_text("render:\n  timeout: 1\n")
     result = run_cli("check", "gpu-inference", "--helm", str(fake), "--format", "json")
@@ -732,7 +722,7 @@ def test_a_renderer_that_never_ends_is_stopped(repo):
 
 
 def test_an_overlay_whose_build_never_ends_is_stopped(repo):
-    write_tree(repo, OVERLAYS)
+    write_tree(repo, OVERLAYS, dedent=False)
     fake = renderer(repo, "kubectl", "#!/bin/sh\nexec sleep 60\n")
     (repo / ".gpulint.yaml").write_text("render:\n  timeout: 1\n")
     result = run_cli("check", "overlays/prod", "--kubectl", str(fake), "--format", "json")
@@ -743,7 +733,7 @@ def test_an_overlay_whose_build_never_ends_is_stopped(repo):
 
 
 def test_a_renderer_that_prints_without_end_is_stopped_at_the_output_bound(repo):
-    write_tree(repo / "gpu-inference", CHART)
+    write_tree(repo / "gpu-inference", CHART, dedent=False)
     fake = renderer(repo, "helm", "#!/bin/sh\nexec cat /dev/zero\n")
     result = run_cli("check", "gpu-inference", "--helm", str(fake), "--format", "json")
     (finding,) = result.json()["findings"]
@@ -767,7 +757,7 @@ def test_entries_a_kustomization_lists_only_in_comments_are_neither_rendered_nor
         "apiVersion: v1\nkind: Pod\nmetadata: {name: probe}\nspec:\n"
         "  containers: [{name: c, image: i, resources: {requests: {nvidia.com/gpu: 1}}}]\n"
     )
-    write_tree(repo, files)
+    write_tree(repo, files, dedent=False)
     result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "-v")
     assert result.exit_code == 0, result.stdout
     assert places(result.stdout) == []
@@ -785,7 +775,7 @@ def test_a_chart_that_fails_on_its_namespace_says_how_to_give_one(repo, render_t
         "{{- fail \"Running in the 'default' namespace is not recommended.\" }}\n"
         "{{- end }}\n"
     )
-    write_tree(repo / "gpu-inference", chart)
+    write_tree(repo / "gpu-inference", chart, dedent=False)
     # it installs with --namespace, as its docs say: rendered in a namespace named after the chart, and said
     refused = run_cli("check", "gpu-inference", "--helm", render_tools["helm"])
     assert refused.exit_code == 0 and places(refused.stdout) == ["gpu-inference/Chart.yaml:1:1 not-rendered"]
@@ -800,7 +790,7 @@ def test_a_chart_that_fails_on_its_namespace_says_how_to_give_one(repo, render_t
 def test_fix_goes_to_values_yaml_for_a_value_the_chart_prints_from_it(repo, render_tools):
     chart = dict(CHART)
     chart["values.yaml"] = CHART["values.yaml"].replace("warmup: false", "warmup: true")
-    write_tree(repo / "gpu-inference", chart)
+    write_tree(repo / "gpu-inference", chart, dedent=False)
     template = (repo / "gpu-inference/templates/warmup-job.yaml").read_text()
     result = run_cli("check", "gpu-inference", "--helm", render_tools["helm"], "--diff")
     assert result.stdout.startswith("--- a/gpu-inference/values.yaml\n+++ b/gpu-inference/values.yaml\n"), result.stdout
@@ -813,8 +803,8 @@ def test_fix_goes_to_values_yaml_for_a_value_the_chart_prints_from_it(repo, rend
 
 
 def test_files_named_as_pre_commit_names_them_render_their_chart_or_overlay(repo, render_tools):
-    write_tree(repo / "charts" / "gpu-inference", CHART)
-    write_tree(repo / "deploy", OVERLAYS)
+    write_tree(repo / "charts" / "gpu-inference", CHART, dedent=False)
+    write_tree(repo / "deploy", OVERLAYS, dedent=False)
     changed = (
         "charts/gpu-inference/templates/warmup-job.yaml",
         "charts/gpu-inference/values.yaml",  # the same chart: rendered once
@@ -838,8 +828,9 @@ def test_a_library_chart_is_not_rendered_on_its_own(repo, render_tools):
             "Chart.yaml": "apiVersion: v2\nname: common\ntype: library\nversion: 1.2.0\n",
             "templates/_labels.tpl": '{{- define "common.labels" -}}\napp.kubernetes.io/name: {{ .Chart.Name }}\n{{- end }}\n',
         },
+        dedent=False,
     )
-    write_tree(repo / "charts" / "gpu-inference", CHART)
+    write_tree(repo / "charts" / "gpu-inference", CHART, dedent=False)
     result = run_cli("check", "charts", "--helm", render_tools["helm"], "-v")
     assert result.exit_code == 0, result.stdout
     assert "note: charts/common: skipped: a library chart" in result.stdout
@@ -850,7 +841,7 @@ def test_a_library_chart_is_not_rendered_on_its_own(repo, render_tools):
 
 
 def test_explain_renders_a_chart_as_check_does_and_points_at_its_templates(repo, render_tools):
-    write_tree(repo / "charts" / "gpu-inference", CHART)
+    write_tree(repo / "charts" / "gpu-inference", CHART, dedent=False)
     args = ("charts/gpu-inference", "--helm", render_tools["helm"], "--set", "warmup=true")
     check = _run_cli("check", *args, "--color", "never")
     args = (*args, "--inventory", FLEET)
@@ -868,7 +859,7 @@ def test_explain_renders_a_chart_as_check_does_and_points_at_its_templates(repo,
 
 
 def test_explain_without_helm_names_the_chart_and_reads_no_template_raw(repo, monkeypatch):
-    write_tree(repo / "charts" / "gpu-inference", CHART)
+    write_tree(repo / "charts" / "gpu-inference", CHART, dedent=False)
     monkeypatch.setenv("PATH", str(repo / "no-binaries"))
     result = _run_cli("explain", "charts", "--inventory", FLEET)
     assert "charts/gpu-inference/Chart.yaml:1:1: Helm chart not rendered: no helm binary" in result.stderr
@@ -879,7 +870,7 @@ def test_explain_without_helm_names_the_chart_and_reads_no_template_raw(repo, mo
 def test_explain_renders_an_overlay_and_points_at_the_patch(repo, render_tools):
     files = dict(OVERLAYS)
     files["overlays/prod/kustomization.yaml"] = OVERLAYS["overlays/prod/kustomization.yaml"].split("  - target:")[0]
-    write_tree(repo, files)
+    write_tree(repo, files, dedent=False)
     result = _run_cli("explain", "overlays/prod", "--kubectl", render_tools["kubectl"], "--inventory", FLEET)
     assert result.exit_code == 1, result.stdout + result.stderr
     assert "== Deployment/inference/prod-vllm" in result.stdout
@@ -892,7 +883,7 @@ def test_explain_renders_a_bad_chart_as_a_finding_not_a_traceback(repo, render_t
     files["templates/warmup-job.yaml"] = (
         "{{- if .Values.warmup }}\nkind: Job\n{{ .Values.missing.field }}\n{{- end }}\n"
     )
-    write_tree(repo / "charts" / "gpu-inference", files)
+    write_tree(repo / "charts" / "gpu-inference", files, dedent=False)
     result = _run_cli(
         "explain", "charts/gpu-inference", "--helm", render_tools["helm"], "--set", "warmup=true", "--inventory", FLEET
     )

@@ -6,10 +6,9 @@ Real helm and kubectl (tests/k8s_binaries.py) render each chart; the class is re
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 from conftest import run_cli, said
+from support.trees import write_tree
 
 pytestmark = pytest.mark.integration
 
@@ -41,19 +40,6 @@ DEPLOYMENT = """
             resources:
               {{- toYaml .Values.resources | nindent 14 }}
     """
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def write_tree(root, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
 
 
 def chart(line: str, **extra: str) -> dict[str, str]:

@@ -15,6 +15,7 @@ import textwrap
 import pytest
 from conftest import run_cli
 from support.crds import crd
+from support.trees import write_tree
 
 from gpulint.lint.inputs.file_walk import Walk
 
@@ -92,13 +93,6 @@ CHART = {
           replicas: "{{ .Values.replicas | default 1 }}"
         """,
 }
-
-
-def write_tree(root, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import run_cli
+from support.trees import write_tree
 
 import gpulint.lint.run
 from gpulint.lint.config import Config
@@ -86,13 +87,6 @@ def repo(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     return tmp_path
-
-
-def write_tree(root, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
 
 
 def knative_findings(*args: str) -> list[tuple[str, int, str]]:

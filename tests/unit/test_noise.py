@@ -35,12 +35,6 @@ spec:
 """
 
 
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def put(root, name: str, text: str):
     path = root / name
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,21 +14,9 @@ import pytest
 from conftest import lint_text, run_cli, said
 from rule_harness import assert_findings, findings_of
 from support.crds import crd
+from support.trees import write_tree
 
 from gpulint.lint.paths import release_snapshot
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def write_tree(root, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
 
 
 def serious(result) -> list[tuple[str, int, str, str]]:

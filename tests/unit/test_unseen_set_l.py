@@ -5,10 +5,10 @@ is copied): lower-case single-brace fill-ins the reader replaces."""
 from __future__ import annotations
 
 import subprocess
-import textwrap
 
 import pytest
 from conftest import lint_text, run_cli, said
+from support.trees import write_tree
 
 from gpulint.lint.findings import Severity
 
@@ -73,19 +73,6 @@ OPERATOR = {
         \t$(KUSTOMIZE) build config/manifests | $(OPERATOR_SDK) generate bundle -q --overwrite
         """,
 }
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def write_tree(root, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
 
 
 def generated_findings(repo, render_tools, files: dict[str, str]) -> list[tuple[str, str, str]]:
