@@ -37,7 +37,10 @@ spec:
           limits:
             nvidia.com/gpu: 1
 """
-SELECTED = VLLM.replace("    spec:\n      containers:", "    spec:\n      nodeSelector:\n        cloud.google.com/gke-accelerator: nvidia-l4\n      containers:")
+SELECTED = VLLM.replace(
+    "    spec:\n      containers:",
+    "    spec:\n      nodeSelector:\n        cloud.google.com/gke-accelerator: nvidia-l4\n      containers:",
+)
 
 A100_JOB = """
 apiVersion: batch/v1
@@ -158,8 +161,16 @@ def messages(*args: str) -> list[str]:
         ("terraform/gke.tf", MODULE_TF, "terraform/gke.tf:1"),
         ("config-connector/cluster.yaml", CONFIG_CONNECTOR, "config-connector/cluster.yaml:2"),
         ("README.md", GUIDE, "README.md:6"),
-        ("Makefile", "cluster:\n\t@gcloud container clusters create-auto $(CLUSTER) --region $(REGION)\n", "Makefile:2"),
-        (".github/workflows/e2e.yaml", "jobs:\n  e2e:\n    steps:\n    - run: gcloud beta container clusters create-auto e2e\n", ".github/workflows/e2e.yaml:4"),
+        (
+            "Makefile",
+            "cluster:\n\t@gcloud container clusters create-auto $(CLUSTER) --region $(REGION)\n",
+            "Makefile:2",
+        ),
+        (
+            ".github/workflows/e2e.yaml",
+            "jobs:\n  e2e:\n    steps:\n    - run: gcloud beta container clusters create-auto e2e\n",
+            ".github/workflows/e2e.yaml:4",
+        ),
     ],
     ids=["terraform", "module", "config-connector", "guide", "makefile", "workflow"],
 )
@@ -179,7 +190,11 @@ def test_a_pod_that_selects_the_gpu_type_is_admitted(repo):
     [
         {"infra/main.tf": STANDARD_TF},
         {"infra/main.tf": AUTOPILOT_TF.replace("  enable_autopilot = true", "  # enable_autopilot = true")},
-        {"infra/main.tf": AUTOPILOT_TF.replace("/*", "").replace("  enable_autopilot = true", "  /* enable_autopilot = true */")},
+        {
+            "infra/main.tf": AUTOPILOT_TF.replace("/*", "").replace(
+                "  enable_autopilot = true", "  /* enable_autopilot = true */"
+            )
+        },
         {"infra/main.tf": AUTOPILOT_TF.replace("enable_autopilot = true", "enable_autopilot = var.autopilot")},
         {"infra/main.tf": AUTOPILOT_TF.replace("enable_autopilot = true", "enable_autopilot = false")},
         # an Autopilot and a Standard cluster as near the workload: which one it deploys to is not known
@@ -188,7 +203,11 @@ def test_a_pod_that_selects_the_gpu_type_is_admitted(repo):
         # the command in prose or commented out, never run
         {"docs/modes.md": "Autopilot clusters come from `gcloud container clusters create-auto`, not create.\n"},
         {"setup.sh": "#!/bin/bash\n# gcloud container clusters create-auto ml --region us-central1\n"},
-        {"config-connector/cluster.yaml": CONFIG_CONNECTOR.replace("enableAutopilot: true", "enableAutopilot: {{ .Values.autopilot }}")},
+        {
+            "config-connector/cluster.yaml": CONFIG_CONNECTOR.replace(
+                "enableAutopilot: true", "enableAutopilot: {{ .Values.autopilot }}"
+            )
+        },
         {"terraform/gke.tf": MODULE_TF.replace("beta-autopilot-private-cluster", "beta-private-cluster")},
         # the configuration says the linted files deploy elsewhere
         {"infra/main.tf": AUTOPILOT_TF, ".gpulint.yaml": "gke-autopilot: false\n"},

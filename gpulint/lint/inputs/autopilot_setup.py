@@ -28,8 +28,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gpulint.lint.inputs.file_walk import Selection, Walk
-from gpulint.lint.inputs.setup_walk import MAX_FILES, file_text, mentions, root_of
 from gpulint.lint.inputs.repo_index import shown_root, work_tree
+from gpulint.lint.inputs.setup_walk import MAX_FILES, file_text, mentions, root_of
 from gpulint.lint.inputs.sources import Source, SourceError
 
 CLUSTER_FILES = Selection(
@@ -123,7 +123,9 @@ def cluster_words(sources: Sequence[Source], exclude: Sequence[str] = ()) -> Clu
     return ClusterWords({root: tuple(words_of_tree(root, exclude, known)) for root in roots})
 
 
-def words_of_tree(root: str, exclude: Sequence[str] = (), known: Mapping[str, bytes] | None = None) -> list[ClusterWord]:
+def words_of_tree(
+    root: str, exclude: Sequence[str] = (), known: Mapping[str, bytes] | None = None
+) -> list[ClusterWord]:
     """Every cluster word of the work tree at ``root`` (paths relative to it)."""
     found: list[ClusterWord] = []
     shown = shown_root(root)
