@@ -366,3 +366,50 @@ def test_the_walk_skips_vendored_and_hidden_trees(repo):
         },
     )
     assert [w.where for w in words_of_tree(str(repo))] == ["infra/main.tf:1", "infra/main.tf:8"]
+
+
+def test_one_walk_by_the_run_whether_it_checks_alone_or_forks_its_workers(repo, monkeypatch):
+    """The repository is walked once, by the run, before any worker forks (each would walk it again otherwise);
+    the findings are the same with 1, 2 or 3 workers, kept or streamed."""
+    import os
+
+    import gpulint.lint.run
+    from gpulint.lint.inputs import autopilot_setup
+
+    write_tree(repo, {"infra/main.tf": AUTOPILOT_TF, **{f"k8s/vllm-{n}.yaml": VLLM for n in range(3)}})
+    walks = repo.parent / f"{repo.name}-walks"
+    real = autopilot_setup.words_of_tree
+
+    def counted(*args, **kwargs):
+        with open(walks, "a", encoding="utf-8") as log:  # appended from whichever process walks
+            log.write(f"{os.getpid()}\n")
+        return real(*args, **kwargs)
+
+    def taken() -> list[str]:
+        pids = walks.read_text().split() if walks.exists() else []
+        walks.unlink(missing_ok=True)
+        return pids
+
+    monkeypatch.setattr(autopilot_setup, "words_of_tree", counted)
+    alone = run_cli("check", ".", "--format", "json", "--jobs", "1")
+    assert len([f for f in alone.json()["findings"] if f["rule"] == "autopilot-rejected"]) == 3
+    assert taken() == [str(os.getpid())]
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
+    for streamed in (False, True):
+        if streamed:
+            monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+        for jobs in ("2", "3"):
+            run = run_cli("check", ".", "--format", "json", "--jobs", jobs)
+            assert (run.stdout, run.exit_code) == (alone.stdout, alone.exit_code), (streamed, jobs)
+            assert taken() == [str(os.getpid())], (streamed, jobs)
+
+
+def test_a_run_without_a_gpu_pod_walks_nothing(repo, monkeypatch):
+    from gpulint.lint.inputs import autopilot_setup
+
+    cpu = VLLM.replace("            nvidia.com/gpu: 1\n", "            cpu: 1\n")
+    write_tree(repo, {"infra/main.tf": AUTOPILOT_TF, "k8s/web.yaml": cpu})
+    read: list[str] = []
+    monkeypatch.setattr(autopilot_setup, "words_of_tree", lambda root, *rest: read.append(root) or [])
+    assert autopilot_findings(".") == []
+    assert read == []

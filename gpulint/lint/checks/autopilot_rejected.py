@@ -60,17 +60,20 @@ class Autopilot:
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
     if site.completed_by:
         return  # the selector may come from the object that completes the pod
+    gpu = _requests_gpu(site)
+    tolerations = [] if gpu else _gpu_tolerations(site)
+    if not gpu and not tolerations:
+        return  # nothing Autopilot's GPU rules judge: no word on the cluster is needed
     autopilot = _autopilot(obj, ctx)
     if autopilot is None:
         return
     resolver = ctx.resolver
     notes = [autopilot.note]
-    if not _requests_gpu(site):
-        for index, toleration in enumerate(sequence(site.spec.get("tolerations"))):
-            if mapping(toleration).get("key") == GPU and mapping(toleration).get("operator") == "Exists":
-                path = (*site.path, "tolerations", index)
-                severity = Severity.ERROR if autopilot.proven else Severity.WARNING
-                yield Diagnostic(RULE_ID, path, TOLERATION_REFUSAL, severity=severity, notes=tuple(notes))
+    for index in tolerations:
+        severity = Severity.ERROR if autopilot.proven else Severity.WARNING
+        path = (*site.path, "tolerations", index)
+        yield Diagnostic(RULE_ID, path, TOLERATION_REFUSAL, severity=severity, notes=tuple(notes))
+    if not gpu:
         return
     if _selects_type(site.spec):
         yield from _over_maxima(obj, site, autopilot)
@@ -101,7 +104,8 @@ def _autopilot(obj: KubeObject, ctx: CheckContext) -> Autopilot | None:
         return Autopilot(True, note) if declared else None
     if resolver.gke_known or not obj.document.path:
         return None  # the inventory shows the cluster, and it is not Autopilot
-    word = resolver.cluster_words.autopilot(obj.document.path)
+    path = obj.document.path
+    word = ctx.memo(("autopilot-word", path), lambda: resolver.cluster_words.autopilot(path))
     if word is None:
         return None
     return Autopilot(
@@ -173,6 +177,15 @@ def _request(resources: dict, resource: str) -> Fraction | None:
 def _written(container: object, resource: str) -> bool:
     resources = mapping(mapping(container).get("resources"))
     return any(resource in mapping(resources.get(section)) for section in ("requests", "limits"))
+
+
+def _gpu_tolerations(site: PodSpecSite) -> list[int]:
+    """The indexes of the pod's tolerations of the GPU taint by key with operator Exists."""
+    return [
+        index
+        for index, toleration in enumerate(sequence(site.spec.get("tolerations")))
+        if mapping(toleration).get("key") == GPU and mapping(toleration).get("operator") == "Exists"
+    ]
 
 
 def _requests_gpu(site: PodSpecSite) -> bool:
