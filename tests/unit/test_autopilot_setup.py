@@ -331,10 +331,18 @@ def test_an_init_container_over_the_maximum_is_refused_as_warden_words_it(repo):
     ]
 
 
-def test_the_heldout_a100_step_is_caught_with_the_repositorys_autopilot_cluster(repo):
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "heldout3/substratus8-autopilot-no-accelerator-selector",
+        "heldout3/stackdriver1079-autopilot-gpu-toleration-no-request",
+        "heldout10/argo13073-autopilot-a100-cpu-over-max",
+    ],
+)
+def test_the_heldout_autopilot_twins_are_told_apart_beside_the_repositorys_autopilot_cluster(repo, variant):
     from pathlib import Path
 
-    twins = Path(__file__).parents[1] / "heldout10" / "argo13073-autopilot-a100-cpu-over-max"
+    twins = Path(__file__).parents[1] / variant
     write_tree(repo, {"infra/main.tf": AUTOPILOT_TF})
     for twin in ("broken", "fixed"):
         (repo / f"{twin}.yaml").write_bytes((twins / f"{twin}.yaml").read_bytes())
