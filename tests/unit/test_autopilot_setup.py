@@ -421,3 +421,10 @@ def test_a_run_without_a_gpu_pod_walks_nothing(repo, monkeypatch):
     monkeypatch.setattr(autopilot_setup, "words_of_tree", lambda root, *rest: read.append(root) or [])
     assert autopilot_findings(".") == []
     assert read == []
+
+
+def test_a_gke_autopilot_value_that_is_no_switch_is_a_usage_error_at_its_place(repo):
+    write_tree(repo, {"k8s/vllm.yaml": VLLM, ".gpulint.yaml": "select: [autopilot-rejected]\ngke-autopilot: maybe\n"})
+    run = run_cli("check", ".")
+    assert run.exit_code == 2
+    assert ".gpulint.yaml:2:16: 'gke-autopilot' must be true, false or auto, not 'maybe'" in run.stderr
