@@ -70,6 +70,7 @@ class Config:
     node_catalog: tuple[str, ...] = ()  # instance-type catalog files that extend or override the shipped one
     schema_locations: tuple[str, ...] = ()  # --schema-location: kubeconform-style schema folders or templates
     extended_resource_toleration: bool | None = None  # the admission plugin; None: detected (GKE)
+    gke_autopilot: bool | None = None  # the clusters are GKE Autopilot; None: detected (inventory, repository files)
     render: RenderOptions = field(default_factory=RenderOptions)  # how charts and overlays are rendered
     # suppressions: a reason required after `--`; unused ones reported; globs where in-manifest ones are not honoured
     require_reason: bool = False
@@ -920,6 +921,15 @@ OPTIONS: tuple[Option, ...] = (
         SWITCH,
         "auto",
         "The ExtendedResourceToleration admission plugin: true, false or auto (on when the inventory shows GKE).",
+        "auto",
+    ),
+    Option(
+        "gke-autopilot",
+        _field("gke_autopilot", lambda value, context: parse_switch(value, _quoted_key("gke-autopilot")(context))),
+        SWITCH,
+        "true",
+        "The linted files deploy to GKE Autopilot: true, false or auto (the inventory's word, else a cluster the "
+        "repository's own Terraform, gcloud commands or Config Connector files create: a warning).",
         "auto",
     ),
     Option(

@@ -11,11 +11,7 @@ from gpulint.lint.rule_spec import Need, RuleSpec, Scope
 RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("api_rejected", RuleSpec("api-rejected", Severity.ERROR), True),
     ("api_version_unavailable", RuleSpec("api-version-unavailable", Severity.ERROR), True),
-    (
-        "autopilot_rejected",
-        RuleSpec("autopilot-rejected", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE),
-        True,
-    ),
+    ("autopilot_rejected", RuleSpec("autopilot-rejected", Severity.ERROR, scope=Scope.POD_TEMPLATE), True),
     (
         "cel_invalid",
         RuleSpec(

@@ -33,10 +33,11 @@ from gpulint.kube.fields import mapping
 from gpulint.lint.config import ClusterScope, Config
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
-from gpulint.lint.inputs.knative_setup import KnativeSetup, LazySetup, mentions
+from gpulint.lint.inputs.knative_setup import KnativeSetup, LazySetup
 from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.inputs.objects import KubeObject, ParsedFile, is_list, is_object, object_ref, parse_file
+from gpulint.lint.inputs.setup_walk import mentions
 from gpulint.lint.inputs.sources import Source
 from gpulint.lint.output.suppress import ALL, path_ignores
 from gpulint.lint.paths import path_matches
@@ -586,6 +587,8 @@ def _read_setup_before_fork(run: LintRun, resolvers: Sequence[Resolver]) -> None
     lacks config-features): they inherit one walk instead of each walking its own."""
     if not all(resolver.knative_flags_known for resolver in resolvers):
         _ = run.knative.setup
+    if run.knative.may_walk_clusters() and not all(resolver.gke_known for resolver in resolvers):
+        _ = run.knative.clusters  # autopilot-rejected reads it on a GPU pod of a cluster not known to be GKE
 
 
 def _config_features_of(run: LintRun) -> LintedSet:
@@ -616,7 +619,9 @@ def _exchanged(run: LintRun, workers: int) -> Iterator[FileReport]:
     channels: list[_Channel] = []
     answered = False
     try:
-        if run.knative.may_walk():  # the workers build the linted set: the run reads only what decides the flags
+        if (
+            run.knative.may_walk() or run.knative.may_walk_clusters()
+        ):  # the workers build the linted set: the run reads only what decides the flags
             _read_setup_before_fork(run, scoped_resolvers(run, _config_features_of(run)))
         shares = _shares(run.sources, workers)
         for mine, share in enumerate(shares):

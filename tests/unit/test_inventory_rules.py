@@ -313,11 +313,11 @@ def test_without_inventory_the_rules_are_skipped_and_the_summary_says_so(write):
     # every rule whose spec needs nodes, named once (the note is derived from the rules' specs)
     # too many to name on one line: counted on it, listed under it
     listed = (
-        "autopilot-rejected, claim-unsatisfiable, daemonset-coverage, gang-unsatisfiable, gpu-resource-unknown, "
+        "claim-unsatisfiable, daemonset-coverage, gang-unsatisfiable, gpu-resource-unknown, "
         "gpu-sharing, gpu-unschedulable, over-tight-affinity, over-tight-topology"
     )
-    assert f"note: no cluster inventory with nodes (--inventory): skipped 9 rules\n    {listed}\n" in result.stdout
-    note = f"no cluster inventory with nodes (--inventory): skipped 9 rules\n{listed}"
+    assert f"note: no cluster inventory with nodes (--inventory): skipped 8 rules\n    {listed}\n" in result.stdout
+    note = f"no cluster inventory with nodes (--inventory): skipped 8 rules\n{listed}"
     assert run_cli("check", str(path), "--format", "json").json()["notes"] == [note]
     only = run_cli("check", str(path), "--select", "gpu-unschedulable,gpu-non-integer", "--format", "json").json()
     assert only["notes"] == ["no cluster inventory with nodes (--inventory): skipped gpu-unschedulable"]

@@ -1,19 +1,23 @@
-"""autopilot-rejected: GKE Autopilot's admission (GKE Warden) refuses a pod that requests GPUs without selecting their type, or tolerates the GPU taint without requesting one, worded as Warden words it."""
+"""autopilot-rejected: GKE Autopilot's admission (GKE Warden) refuses a pod that requests GPUs without selecting their type, tolerates the GPU taint without requesting one, or asks more CPU or memory beside its GPUs than Autopilot allows, worded as Warden words it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
 
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.pools.gke import COMPUTE_CLASS
+from gpulint.kube.quantity import amount_or_none, format_amount, format_bytes
 from gpulint.kube.workloads import PodSpecSite, containers, extended_resource_path
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity
 from gpulint.lint.inputs.objects import KubeObject
-from gpulint.lint.rule_spec import Need, RuleSpec, Scope
+from gpulint.lint.rule_spec import RuleSpec, Scope
 from gpulint.lint.world.resolver import Resolver
 
-SPEC = RuleSpec("autopilot-rejected", Severity.ERROR, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
+# Needs no nodes: the repository's own files may say Autopilot (lint/inputs/autopilot_setup.py).
+SPEC = RuleSpec("autopilot-rejected", Severity.ERROR, scope=Scope.POD_TEMPLATE)
 RULE_ID = SPEC.id
 
 GPU = "nvidia.com/gpu"
@@ -36,39 +40,152 @@ TOLERATION_REFUSAL = (
     "GKE Warden rejected the request: [denied by autogke-gpu-limitation] The toleration with key 'nvidia.com/gpu' "
     "and operator 'Exists' cannot be specified if the pod does not request to use GPU in Autopilot."
 )
+# The most CPU and memory a pod may request beside its GPUs, by GPU type and count, as Warden enforced it: only
+# rows GKE printed (a type or count without a row gives no verdict). argoproj/argo-workflows#13073 (2024-05-21):
+# one nvidia-tesla-a100, "higher than the Autopilot maximum of '11'" (cpu) and "of '74Gi'" (memory).
+GPU_MAXIMA: dict[tuple[str, int], tuple[Fraction, Fraction]] = {
+    ("nvidia-tesla-a100", 1): (Fraction(11), Fraction(74 * 2**30)),
+}
+LIMIT_REFUSAL = "GKE Warden rejected the request: [denied by autogke-pod-limit-constraints] {what} requested by {whose} for workload '{name}' is higher than the Autopilot maximum of '{maximum}'."
+
+
+@dataclass(frozen=True)
+class Autopilot:
+    """What says the pod's cluster is Autopilot, and whether that is proof enough for an error."""
+
+    proven: bool  # the cluster's description or the configuration says it (not the nodes' names, or a file)
+    note: str
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
-    resolver = ctx.cluster
-    if resolver is None or not resolver.autopilot:
-        return
     if site.completed_by:
         return  # the selector may come from the object that completes the pod
-    described = _described_autopilot(resolver)
-    evidence = "the cluster is GKE Autopilot: " + _evidence(resolver)
-    if not _requests_gpu(site):
-        for index, toleration in enumerate(sequence(site.spec.get("tolerations"))):
-            if mapping(toleration).get("key") == GPU and mapping(toleration).get("operator") == "Exists":
-                path = (*site.path, "tolerations", index)
-                severity = Severity.ERROR if described else Severity.WARNING
-                yield Diagnostic(RULE_ID, path, TOLERATION_REFUSAL, severity=severity, notes=(evidence,))
+    gpu = _requests_gpu(site)
+    tolerations = [] if gpu else _gpu_tolerations(site)
+    if not gpu and not tolerations:
+        return  # nothing Autopilot's GPU rules judge: no word on the cluster is needed
+    autopilot = _autopilot(obj, ctx)
+    if autopilot is None:
+        return
+    resolver = ctx.resolver
+    notes = [autopilot.note]
+    for index in tolerations:
+        severity = Severity.ERROR if autopilot.proven else Severity.WARNING
+        path = (*site.path, "tolerations", index)
+        yield Diagnostic(RULE_ID, path, TOLERATION_REFUSAL, severity=severity, notes=tuple(notes))
+    if not gpu:
         return
     if _selects_type(site.spec):
+        yield from _over_maxima(obj, site, autopilot)
         return
     defaults = _namespace_defaults(obj, resolver)
     if defaults:
         return  # GKE selects the namespace's default ComputeClass for it
-    notes = [evidence]
     if defaults is None:
         notes.append(
             f"the inventory does not list namespace {obj.ref.namespace or 'default'}: a default ComputeClass it "
             "names (cloud.google.com/default-compute-class) would be selected for the pod"
         )
-    proven = defaults is not None and described
+    proven = defaults is not None and autopilot.proven
     path = extended_resource_path(site, frozenset({GPU})) or site.path
     yield Diagnostic(
         RULE_ID, path, REFUSAL, severity=Severity.ERROR if proven else Severity.WARNING, notes=tuple(notes)
     )
+
+
+def _autopilot(obj: KubeObject, ctx: CheckContext) -> Autopilot | None:
+    """Whether the pod's cluster is GKE Autopilot, and on whose word: the inventory's, the configuration's
+    (``gke-autopilot``), else the repository's own files when the inventory says nothing of the cluster."""
+    resolver, declared = ctx.resolver, ctx.config.gke_autopilot
+    if resolver.autopilot:
+        return Autopilot(_described_autopilot(resolver), "the cluster is GKE Autopilot: " + _evidence(resolver))
+    if declared is not None:
+        note = f"the configuration says gke-autopilot: true ({ctx.config.source or '.gpulint.yaml'})"
+        return Autopilot(True, note) if declared else None
+    if resolver.gke_known or not obj.document.path:
+        return None  # the inventory shows the cluster, and it is not Autopilot
+    path = obj.document.path
+    word = ctx.memo(("autopilot-word", path), lambda: resolver.cluster_words.autopilot(path))
+    if word is None:
+        return None
+    return Autopilot(
+        False,
+        f"{word.where} creates a GKE Autopilot cluster ({word.says}), the nearest cluster the repository "
+        "creates: the workload is taken to deploy to it (a warning: nothing else says which cluster it is)",
+    )
+
+
+def _over_maxima(obj: KubeObject, site: PodSpecSite, autopilot: Autopilot) -> Iterator[Diagnostic]:
+    """What the pod asks beside its GPUs over Autopilot's maxima for their type and count (a cited row only)."""
+    if obj.kind == "DaemonSet":
+        return  # DaemonSets have maxima of their own
+    gpu_type = mapping(site.spec.get("nodeSelector")).get(GPU_TYPE)
+    count = _gpu_count(site.spec)
+    maxima = GPU_MAXIMA.get((str(gpu_type), count)) if isinstance(gpu_type, str) and count else None
+    if maxima is None:
+        return
+    for resource, maximum, shown in (("cpu", maxima[0], format_amount), ("memory", maxima[1], format_bytes)):
+        total, largest_init = _requested(site.spec, resource)
+        for asked, what, whose in ((largest_init, "Max", "init containers"), (total, "Total", "containers")):
+            if asked is not None and asked > maximum:
+                message = LIMIT_REFUSAL.format(
+                    what=f"{what} {resource}", whose=whose, name=obj.ref.name, maximum=shown(maximum)
+                )
+                note = f"{resource} requested: {shown(asked)} beside {count} {gpu_type}"
+                severity = Severity.ERROR if autopilot.proven else Severity.WARNING
+                yield Diagnostic(RULE_ID, site.path, message, severity=severity, notes=(autopilot.note, note))
+
+
+def _gpu_count(spec: dict) -> int:
+    """The GPUs the pod's app containers request (0: none, or one not written as a whole number)."""
+    total = 0
+    for container in sequence(spec.get("containers")):
+        resources = mapping(mapping(container).get("resources"))
+        amount = _request(resources, GPU)
+        if amount is not None and amount.denominator != 1:
+            return 0
+        total += int(amount or 0)
+    return total
+
+
+def _requested(spec: dict, resource: str) -> tuple[Fraction | None, Fraction | None]:
+    """The sum of the app containers' requests of ``resource`` and the largest init container's (None: not
+    known, a value not a quantity, or no init container asks it). A request left out is the limit's."""
+    total: Fraction | None = Fraction(0)
+    for container in sequence(spec.get("containers")):
+        amount = _request(mapping(mapping(container).get("resources")), resource)
+        if amount is None and _written(container, resource):
+            total = None  # written, but no quantity: the sum is not known
+            break
+        total = (total or Fraction(0)) + (amount or 0)
+    largest: Fraction | None = None
+    for container in sequence(spec.get("initContainers")):
+        amount = _request(mapping(mapping(container).get("resources")), resource)
+        if amount is not None and (largest is None or amount > largest):
+            largest = amount
+    return total, largest
+
+
+def _request(resources: dict, resource: str) -> Fraction | None:
+    for section in ("requests", "limits"):  # the API server defaults a request left out to its limit
+        value = mapping(resources.get(section)).get(resource)
+        if value is not None:
+            return amount_or_none(value)
+    return None
+
+
+def _written(container: object, resource: str) -> bool:
+    resources = mapping(mapping(container).get("resources"))
+    return any(resource in mapping(resources.get(section)) for section in ("requests", "limits"))
+
+
+def _gpu_tolerations(site: PodSpecSite) -> list[int]:
+    """The indexes of the pod's tolerations of the GPU taint by key with operator Exists."""
+    return [
+        index
+        for index, toleration in enumerate(sequence(site.spec.get("tolerations")))
+        if mapping(toleration).get("key") == GPU and mapping(toleration).get("operator") == "Exists"
+    ]
 
 
 def _requests_gpu(site: PodSpecSite) -> bool:

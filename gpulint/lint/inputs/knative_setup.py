@@ -29,12 +29,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
+from gpulint.lint.inputs.autopilot_setup import GPU_WORDS, ClusterWords, cluster_words
+from gpulint.lint.inputs.file_walk import Selection, Walk
 from gpulint.lint.inputs.repo_index import shown_root, work_tree
+from gpulint.lint.inputs.setup_walk import MAX_FILES, file_text, mentions, root_of
 from gpulint.lint.inputs.sources import Source, SourceError
 
-MAX_FILES = 5_000
-MAX_BYTES = 1024 * 1024
 SETUP_FILES = Selection(
     suffixes=(".sh", ".bash", ".mk", ".md", ".mdx", ".yaml", ".yml"),
     names=frozenset({"Makefile", "makefile", "GNUmakefile"}),
@@ -78,6 +78,15 @@ class LazySetup:
     def setup(self) -> KnativeSetup:
         return knative_setup(self.sources, self.exclude)
 
+    @cached_property
+    def clusters(self) -> ClusterWords:
+        """The GKE clusters the sources' repositories create (lint/inputs/autopilot_setup.py)."""
+        return cluster_words(self.sources, self.exclude)
+
+    def may_walk_clusters(self) -> bool:
+        """Some source may hold a GPU pod: reading ``clusters`` may walk a work tree."""
+        return any(mentions(source, GPU_WORDS) for source in self.sources)
+
     def may_walk(self) -> bool:
         """Some source may hold an object the flags gate: reading ``setup`` may walk a work tree."""
         return any(mentions(source, _GATED) for source in self.sources)
@@ -87,7 +96,7 @@ def knative_setup(sources: Sequence[Source], exclude: Sequence[str] = ()) -> Kna
     """The setup of the work trees of the ``sources`` that may hold an object the flags gate, each walked once."""
     roots: list[str] = []
     for source in sources:
-        root = _root_of(source) if mentions(source, _GATED) else None  # its text first: a path costs system calls
+        root = root_of(source) if mentions(source, _GATED) else None  # its text first: a path costs system calls
         if root is not None and root not in roots:
             roots.append(root)
     if not roots:
@@ -106,7 +115,7 @@ def enabled_flags(root: str, exclude: Sequence[str] = (), known: Mapping[str, by
         for count, candidate in enumerate(walk.files()):
             if count >= MAX_FILES or candidate.follow:
                 break  # in-tree links come last: none is followed
-            text = _text(candidate.path, known or {})
+            text = file_text(candidate.path, known or {})
             if not _CONTEXT.search(text):
                 continue
             for match in _ENABLED.finditer(text):
@@ -114,26 +123,3 @@ def enabled_flags(root: str, exclude: Sequence[str] = (), known: Mapping[str, by
     except SourceError:
         pass  # a folder that cannot be read ends the walk: what was found before it stands
     return found
-
-
-def _root_of(source: Source) -> str | None:
-    """The work tree of the file (or the chart's or overlay's folder) a source comes from."""
-    where = source.fs_path or source.display
-    if os.path.isdir(where):
-        return work_tree(os.path.realpath(where))
-    if os.path.isfile(where):
-        return work_tree(os.path.dirname(os.path.realpath(where)))
-    return None
-
-
-def mentions(source: Source, words: Sequence[bytes]) -> bool:
-    """The source's text (a chart's or overlay's: its render) holds one of ``words``, or is not known."""
-    content = source.rendered.output if source.rendered is not None else source.content
-    return content is None or any(word in content for word in words)
-
-
-def _text(path: str, known: Mapping[str, bytes]) -> str:
-    content = known.get(os.path.abspath(path))
-    if content is None:
-        content = read_head(path, MAX_BYTES)
-    return content[:MAX_BYTES].decode("utf-8", errors="replace")

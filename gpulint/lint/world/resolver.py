@@ -30,6 +30,7 @@ from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeInfo, PodRequirements, names_untolerated_taints, pod_requirements
 from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import effective_pod_spec, read_by_shape
+from gpulint.lint.inputs.autopilot_setup import NO_WORDS, ClusterWords
 from gpulint.lint.inputs.knative_setup import NO_SETUP, KnativeSetup, LazySetup
 from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
 from gpulint.lint.world.inventory import (
@@ -105,6 +106,17 @@ class Resolver:
         """The Knative flags the linted files' own repositories turn on (their work trees walked on the first
         read: only a check that finds config-features unknown reads it)."""
         return self._knative.setup if self._knative is not None else NO_SETUP
+
+    @property
+    def cluster_words(self) -> ClusterWords:
+        """The GKE clusters the linted files' own repositories create, and which are Autopilot (their work trees
+        walked on the first read: only autopilot-rejected reads it, on a GPU pod the inventory does not place)."""
+        return self._knative.clusters if self._knative is not None else NO_WORDS
+
+    @property
+    def gke_known(self) -> bool:
+        """The inventory says what cluster it is: GKE (Autopilot or not), or nodes of another kind."""
+        return self.gke_auto_creation is not None or (self.inventory is not None and self._cluster.has_nodes)
 
     @property
     def knative_flags_known(self) -> bool:
