@@ -121,6 +121,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
                 {
                     "ClusterQueue",
                     "Configuration",
+                    "Experiment",
                     "InferenceService",
                     "JAXJob",
                     "Job",
@@ -136,6 +137,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
                     "Service",
                     "TFJob",
                     "TrainJob",
+                    "Workspace",
                     "XGBoostJob",
                 }
             ),
