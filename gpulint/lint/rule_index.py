@@ -84,7 +84,9 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("gpu_runtime_class", RuleSpec("gpu-runtime-class", Severity.WARNING, scope=Scope.POD_TEMPLATE), True),
     (
         "gpu_sharing",
-        RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE),
+        RuleSpec(
+            "gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE, in_part=True
+        ),
         True,
     ),
     (
