@@ -43,6 +43,9 @@
 - Katib (kubeflow/katib v0.19.0, ``pkg/webhook/v1beta1/experiment/validator/validator.go`` ValidateExperiment,
   after the mutating webhook's defaults): the name and the trial counts; the controller names the suggestion's
   Service ``<experiment>-<algorithm>`` (``pkg/controller.v1beta1/util/suggestion.go`` GetSuggestionServiceName).
+- The NIM operator (NVIDIA/k8s-nim-operator v3.1.2): its NIMService webhook does not check the name, and the
+  standalone controller renders the NIMService's Service with its name (``api/apps/v1alpha1/nimservice_types.go``
+  GetServiceParams, ``manifests/service.yaml``), which must be a DNS-1035 label.
 - Volcano (volcano-sh/volcano v1.15.1): ``pkg/webhooks/admission/jobs/validate/admit_job.go``
   validateJobCreate: tasks, task names, a task's minAvailable, the job plugins
   (``pkg/controllers/job/plugins/factory.go``) and the MPI plugin's master task
@@ -142,6 +145,8 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         return list(_kaito_workspace(data))
     if group == "kubeflow.org" and kind == "Experiment":
         return list(_katib_experiment(data))
+    if group == NIM_GROUP and kind == "NIMService":
+        return list(_nim_service(data))
     if group == TRAINER_GROUP and kind == "TrainJob" and isinstance(data, BoundTrainJob):
         return list(_trainjob_reserved_envs(data))
     if group == "leaderworkerset.x-k8s.io" and kind == "LeaderWorkerSet":
@@ -996,3 +1001,17 @@ def _katib_webhook(data: dict[str, Any]) -> Iterator[FieldError]:
     for key, value in (("maxFailedTrialCount", failed), ("parallelTrialCount", parallel)):
         if value is not None and value > most:
             yield FieldError(("spec", key), INVALID, value, "should be less than or equal to spec.maxTrialCount")
+
+
+# The NIM operator names the NIMService's Service after it; a model name with a dot (llama-3.1-8b-instruct) is a
+# valid NIMService and Deployment name, not a Service one.
+NIM_GROUP = "apps.nvidia.com"
+NIM_SERVICE_FAILS = "the controller's render of the Service fails on each reconcile: the NIMService never gets ready"
+
+
+def _nim_service(data: dict[str, Any]) -> Iterator[Refusal]:
+    if text(dig(data, "spec", "inferencePlatform")) not in ("", "standalone"):
+        return  # on KServe it makes an InferenceService, which KServe's own rules judge
+    name = text(dig(data, "metadata", "name"))
+    if name and (words := _service_refused(name)):
+        yield Refusal(("metadata", "name"), "The NIM operator", words, controller=NIM_SERVICE_FAILS)

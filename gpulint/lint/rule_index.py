@@ -130,6 +130,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
                     "JobSet",
                     "LeaderWorkerSet",
                     "MPIJob",
+                    "NIMService",
                     "PaddleJob",
                     "PyTorchJob",
                     "Queue",

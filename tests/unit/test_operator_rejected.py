@@ -973,3 +973,51 @@ def test_katib_trial_counts_after_its_defaults():
 def test_an_argo_rollouts_experiment_is_not_katibs():
     rollout = katib("1524-test").replace("kubeflow.org/v1beta1", "argoproj.io/v1alpha1")
     assert findings_of(RULE, rollout) == []
+
+
+# The NIM operator's sample config/samples/nim/serving/advanced/dra/manual/llm.yaml (v3.1.2), without DRA.
+NIM_SERVICE = """\
+apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMService
+metadata:
+  name: NAME
+  namespace: nim-service
+spec:
+  image:
+    repository: nvcr.io/nim/meta/llama-3.2-1b-instruct
+    tag: "1.12.0"
+    pullPolicy: IfNotPresent
+    pullSecrets:
+      - ngc-secret
+  authSecret: ngc-api-secret
+  storage:
+    nimCache:
+      name: meta-llama3-2-1b-instruct
+      profile: ''
+  replicas: 1
+  resources:
+    limits:
+      nvidia.com/gpu: 1
+  expose:
+    service:
+      type: ClusterIP
+      port: 8000
+"""
+
+
+def test_the_nim_operator_names_the_service_after_the_nimservice():
+    """GetServiceParams (params.Name = the NIMService's name) and no name check in its webhook: the model's
+    version dot makes a valid NIMService and Deployment, not a Service."""
+    assert findings_of(RULE, NIM_SERVICE.replace("NAME", "meta-llama3-2-1b-instruct")) == []
+    (finding,) = findings_of(RULE, NIM_SERVICE.replace("NAME", "llama-3.2-1b-instruct"))
+    assert (finding.line, finding.column) == (4, 9)
+    assert finding.message.startswith(
+        'The NIM operator refuses this NIMService: Service "llama-3.2-1b-instruct" is invalid: metadata.name: '
+        'Invalid value: "llama-3.2-1b-instruct"\na DNS-1035 label must consist of'
+    )  # the regular expression makes it too long for the line: it is the note under it
+    on_kserve = NIM_SERVICE.replace("NAME", "llama-3.2-1b-instruct").replace(
+        "spec:\n", "spec:\n  inferencePlatform: kserve\n", 1
+    )
+    assert findings_of(RULE, on_kserve) == []  # an InferenceService then, judged by KServe's rules
+    cache = NIM_SERVICE.replace("kind: NIMService", "kind: NIMCache").replace("NAME", "llama-3.2-1b-instruct")
+    assert findings_of(RULE, cache) == []  # a NIMCache makes a PVC and a Job: a dot is fine there

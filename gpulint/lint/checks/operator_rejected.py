@@ -1,6 +1,6 @@
 """operator-rejected: an operator's own admission webhook (Kueue, Volcano, JobSet, LeaderWorkerSet, Training Operator,
 Trainer, KServe, Knative Serving, KAITO, Katib) or its controller's validation (KubeRay, the MPI operator) refuses the object,
-or the Service its controller names after it (KAITO, Katib), worded as it words it."""
+or the Service its controller names after it (KAITO, Katib, the NIM operator), worded as it words it."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ SPEC = RuleSpec(
             "InferenceService",
             "Workspace",  # KAITO's
             "Experiment",  # Katib's
+            "NIMService",
             "Service",  # Knative's (serving.knative.dev)
             "Configuration",
         }
