@@ -39,6 +39,8 @@ def spec_source(spec: RuleSpec) -> str:
         out += f", needs=frozenset({{{', '.join(f'Need.{need.name}' for need in sorted(spec.needs, key=str))}}})"
     if spec.scope is not Scope.OBJECT:
         out += f", scope=Scope.{spec.scope.name}"
+    if spec.in_part:
+        out += ", in_part=True"
     return out + ")"
 
 

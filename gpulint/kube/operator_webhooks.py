@@ -37,6 +37,15 @@
   ``cohort``, v1beta2 ``cohortName``), reported by api-rejected with the resource-group rule.
 - Volcano's Queue (v1.15.1 ``pkg/webhooks/admission/queues/validate/validate_queue.go``
   validateResourceQuantityOfQueue): guarantee <= deserved <= capability per resource both name.
+- KAITO (kaito-project/kaito v0.12.0, ``api/v1alpha1|v1beta1/workspace_validation.go`` Validate, since v0.4.0):
+  a Workspace's name is a DNS-1123 label; the controller names the Workspace's Service after it
+  (``pkg/workspace/manifests/manifests.go`` GenerateServiceManifest), which must be a DNS-1035 label.
+- Katib (kubeflow/katib v0.19.0, ``pkg/webhook/v1beta1/experiment/validator/validator.go`` ValidateExperiment,
+  after the mutating webhook's defaults): the name and the trial counts; the controller names the suggestion's
+  Service ``<experiment>-<algorithm>`` (``pkg/controller.v1beta1/util/suggestion.go`` GetSuggestionServiceName).
+- The NIM operator (NVIDIA/k8s-nim-operator v3.1.2): its NIMService webhook does not check the name, and the
+  standalone controller renders the NIMService's Service with its name (``api/apps/v1alpha1/nimservice_types.go``
+  GetServiceParams, ``manifests/service.yaml``), which must be a DNS-1035 label.
 - Volcano (volcano-sh/volcano v1.15.1): ``pkg/webhooks/admission/jobs/validate/admit_job.go``
   validateJobCreate: tasks, task names, a task's minAvailable, the job plugins
   (``pkg/controllers/job/plugins/factory.go``) and the MPI plugin's master task
@@ -47,13 +56,14 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulint.kube.commandline import go_flag
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
-from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, max_len_error, qualified_name
+from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, dns1123_label, max_len_error, qualified_name
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.trainjob import GROUP as TRAINER_GROUP
@@ -100,6 +110,7 @@ class Refusal:
     error: FieldError | None = None  # Kueue's: a field.Error, worded as apimachinery words it
     inputs: tuple[Path, ...] = ()  # other fields the refused value is made from (a Job name from metadata.name)
     controller: str = ""  # set when the operator's controller refuses it (no webhook): what it does then
+    before: str = ""  # what older releases, which took the object, did with it instead
 
 
 def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
@@ -130,6 +141,12 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         return [
             Refusal(error.path, "The Training Operator", error.message(), error) for error in _training_job(data, kind)
         ]
+    if group == KAITO_GROUP and kind == "Workspace":
+        return list(_kaito_workspace(data))
+    if group == "kubeflow.org" and kind == "Experiment":
+        return list(_katib_experiment(data))
+    if group == NIM_GROUP and kind == "NIMService":
+        return list(_nim_service(data))
     if group == TRAINER_GROUP and kind == "TrainJob" and isinstance(data, BoundTrainJob):
         return list(_trainjob_reserved_envs(data))
     if group == "leaderworkerset.x-k8s.io" and kind == "LeaderWorkerSet":
@@ -913,3 +930,88 @@ def _trainjob_reserved_envs(data: BoundTrainJob) -> Iterator[Refusal]:
                 "The Trainer",
                 f"spec.trainer.env: must not have reserved envs, invalid envs configured: [{listed}]",
             )
+
+
+def _service_refused(service: str) -> str:
+    """The API server's answer to a Service of this name (ValidateObjectMeta with NameIsDNS1035Label), or ""."""
+    problems = dns1035_label(service)
+    errors = [FieldError(("metadata", "name"), INVALID, service, problem).message() for problem in problems]
+    return f'Service "{service}" is invalid: {_aggregate(errors)}' if errors else ""
+
+
+# KAITO's webhook is knative's: apis.ErrInvalidValue(<IsDNS1123Label's messages>, "name"), denied as
+# "validation failed: invalid value: <messages>: name". A name it takes may still start with a digit (a DNS-1123
+# label may, a DNS-1035 one may not), and releases before v0.4.0 took any name (kaito#725): the Service the
+# controller names after the Workspace is then refused.
+KAITO_GROUP = "kaito.sh"
+KAITO_SERVICE_FAILS = "the controller's create of the Service fails on each reconcile: the Workspace gets no endpoint"
+
+
+def _kaito_workspace(data: dict[str, Any]) -> Iterator[Refusal]:
+    name = text(dig(data, "metadata", "name"))
+    if not name:
+        return
+    service = _service_refused(name)
+    if problems := dns1123_label(name):
+        words = f"validation failed: invalid value: {', '.join(problems)}: name"
+        before = (
+            f"releases before v0.4.0 took it and the Service named after it was refused: {service}" if service else ""
+        )
+        yield Refusal(("metadata", "name"), "KAITO", words, before=before)
+    elif service:
+        yield Refusal(("metadata", "name"), "KAITO", service, controller=KAITO_SERVICE_FAILS)
+
+
+# Katib's name check is regexp MatchString, anchored at the start only: a name that starts like a DNS-1035 label
+# passes even with a dot later, and its suggestion's Service (<experiment>-<algorithm>) is then refused.
+KATIB_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?")
+KATIB_NAME_MAX = 40
+KATIB_NAME_WORDS = (
+    "name must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end "
+    "with an alphanumeric character (e.g. 'my-name', or 'abc-123', regex used for validation is "
+    "'^[a-z]([-a-z0-9]*[a-z0-9])?)') and may not be longer than 40 characters. "
+)
+KATIB_PARALLEL_DEFAULT = 3  # experiment_defaults.go setDefaultParallelTrialCount (DefaultTrialParallelCount)
+KATIB_SERVICE_FAILS = "the suggestion's Service is never created: the Experiment runs no trials"
+
+
+def _katib_experiment(data: dict[str, Any]) -> Iterator[Refusal]:
+    found = list(_katib_webhook(data))
+    yield from (Refusal(error.path, "Katib", error.message(), error) for error in found)
+    name = text(dig(data, "metadata", "name"))
+    algorithm = text(dig(data, "spec", "algorithm", "algorithmName"))
+    if not found and name and algorithm and (words := _service_refused(f"{name}-{algorithm}")):
+        yield Refusal(("metadata", "name"), "Katib", words, controller=KATIB_SERVICE_FAILS)
+
+
+def _katib_webhook(data: dict[str, Any]) -> Iterator[FieldError]:
+    name = text(dig(data, "metadata", "name"))
+    if name and (not KATIB_NAME.match(name) or len(name) > KATIB_NAME_MAX):
+        yield FieldError(("metadata", "name"), INVALID, name, KATIB_NAME_WORDS)
+    spec = mapping(data.get("spec"))
+    failed, most = integer(spec.get("maxFailedTrialCount")), integer(spec.get("maxTrialCount"))
+    parallel = integer(spec.get("parallelTrialCount"), KATIB_PARALLEL_DEFAULT)
+    if failed is not None and failed < 0:
+        yield FieldError(("spec", "maxFailedTrialCount"), INVALID, failed, "should not be less than 0")
+    for key, value in (("maxTrialCount", most), ("parallelTrialCount", parallel)):
+        if value is not None and value <= 0:
+            yield FieldError(("spec", key), INVALID, value, "must be greater than 0")
+    if most is None:
+        return
+    for key, value in (("maxFailedTrialCount", failed), ("parallelTrialCount", parallel)):
+        if value is not None and value > most:
+            yield FieldError(("spec", key), INVALID, value, "should be less than or equal to spec.maxTrialCount")
+
+
+# The NIM operator names the NIMService's Service after it; a model name with a dot (llama-3.1-8b-instruct) is a
+# valid NIMService and Deployment name, not a Service one.
+NIM_GROUP = "apps.nvidia.com"
+NIM_SERVICE_FAILS = "the controller's render of the Service fails on each reconcile: the NIMService never gets ready"
+
+
+def _nim_service(data: dict[str, Any]) -> Iterator[Refusal]:
+    if text(dig(data, "spec", "inferencePlatform")) not in ("", "standalone"):
+        return  # on KServe it makes an InferenceService, which KServe's own rules judge
+    name = text(dig(data, "metadata", "name"))
+    if name and (words := _service_refused(name)):
+        yield Refusal(("metadata", "name"), "The NIM operator", words, controller=NIM_SERVICE_FAILS)

@@ -116,7 +116,7 @@ def skipped_notes(rules: dict[str, Rule], available: frozenset[Need]) -> tuple[s
     for rule_id, rule in rules.items():
         missing = [need for need in Need if need in rule.needs and need not in available]
         if missing:  # the first missing need explains it: no nodes means no devices either
-            skipped.setdefault(missing[0], []).append(rule_id)
+            skipped.setdefault(missing[0], []).append(f"{rule_id} (in part)" if rule.in_part else rule_id)
     notes = []
     for need, ids in skipped.items():
         listed = ", ".join(ids)
@@ -153,9 +153,11 @@ class Routes:
             runnable = [
                 (rule_id, rule, rule.check)
                 for rule_id, rule in self.rules.items()
-                if rule.check is not None and rule.needs <= available
+                if rule.check is not None and (rule.needs <= available or rule.in_part)
             ]
-            ran = {rule_id for rule_id, _, _ in runnable} | ({YAML_INVALID} if YAML_INVALID in self.rules else set())
+            # a rule that ran only in part did not judge all it can: a suppression of it is not said unused
+            whole = {rule_id for rule_id, rule, _ in runnable if rule.needs <= available}
+            ran = whole | ({YAML_INVALID} if YAML_INVALID in self.rules else set())
             found = self._routed[available] = (runnable, frozenset(ran))
         return found
 

@@ -172,6 +172,7 @@ def _rule_from(raw: Any, source: str, spec: RuleSpec, check: ObjectCheck | None)
         check=check,
         kinds=spec.kinds,
         needs=spec.needs,
+        in_part=spec.in_part,
         scope=spec.scope,
         example_findings=_expected_findings(raw["example-findings"], source, "example-findings"),
         example_inventory=inventory,

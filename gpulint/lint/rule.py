@@ -41,6 +41,7 @@ class Rule:
     reads_objects: bool = False  # a policy that reads every linted object (`objects`)
     kinds: frozenset[str] | None = None  # object kinds the check reads (None: any)
     needs: frozenset[Need] = frozenset()  # what the check cannot judge without
+    in_part: bool = False  # runs without its needs too, judging what the linted files alone show
     scope: Scope = Scope.OBJECT  # POD_TEMPLATE: check(obj, site, ctx), once per pod template
 
     def reads(self, kind: str) -> bool:

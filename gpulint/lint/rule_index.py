@@ -80,7 +80,9 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("gpu_runtime_class", RuleSpec("gpu-runtime-class", Severity.WARNING, scope=Scope.POD_TEMPLATE), True),
     (
         "gpu_sharing",
-        RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE),
+        RuleSpec(
+            "gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE, in_part=True
+        ),
         True,
     ),
     (
@@ -117,12 +119,14 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
                 {
                     "ClusterQueue",
                     "Configuration",
+                    "Experiment",
                     "InferenceService",
                     "JAXJob",
                     "Job",
                     "JobSet",
                     "LeaderWorkerSet",
                     "MPIJob",
+                    "NIMService",
                     "PaddleJob",
                     "PyTorchJob",
                     "Queue",
@@ -132,6 +136,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
                     "Service",
                     "TFJob",
                     "TrainJob",
+                    "Workspace",
                     "XGBoostJob",
                 }
             ),

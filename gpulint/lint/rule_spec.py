@@ -34,6 +34,7 @@ class RuleSpec:
     kinds: frozenset[str] | None = None  # object kinds the check reads; None: any object
     needs: frozenset[Need] = frozenset()
     scope: Scope = Scope.OBJECT
+    in_part: bool = False  # with its needs unmet it still runs: what the linted files alone show (the note says so)
 
     def reads(self, kind: str) -> bool:
         return self.kinds is None or kind in self.kinds

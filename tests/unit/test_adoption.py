@@ -667,3 +667,16 @@ def test_write_baseline_never_overwrites_a_manifest(write):
     assert result.exit_code == 2
     assert "is one of the files to check; the baseline would overwrite it" in result.stderr
     assert job.read_text() == TRAINING_JOB
+
+
+def test_a_rule_that_ran_only_in_part_is_not_said_unused(write):
+    """gpu-sharing runs without an inventory for what the files alone show (Volcano's share switch): a
+    suppression of one of its inventory findings is not called unused when no inventory was given."""
+    pod = write(
+        "pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: notebook}\nspec:\n  containers:\n  - name: jupyter\n"
+        "    image: quay.io/jupyter/pytorch-notebook:cuda12-latest\n    resources:\n"
+        "      limits: {nvidia.com/gpu: 2}  # gpulint: disable=gpu-sharing -- the T4 pool shares 4 ways\n",
+    )
+    found = run_cli("check", str(pod), "--report-unused", "--format", "json").json()["findings"]
+    assert [f for f in found if f["rule"] == "suppression-unused"] == []

@@ -298,3 +298,115 @@ def test_inventory_command_tells_physical_replicated_and_mig_apart():
     assert data["summary"]["nvidiaGpus"]["physicalGpus"] == 24 and data["summary"]["nvidiaGpus"]["sharedUnits"] == {
         "time-slicing": 32
     }
+
+
+# Volcano's default scheduler configuration (installer/helm/chart/volcano/config/volcano-scheduler.conf) and the
+# GPU-share example of docs/user-guide/how_to_use_gpu_sharing.md.
+VOLCANO_CONF = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: volcano-scheduler-configmap
+  namespace: volcano-system
+data:
+  volcano-scheduler.conf: |
+    actions: "enqueue, allocate, backfill"
+    tiers:
+    - plugins:
+      - name: priority
+      - name: gang
+        enablePreemptable: false
+      - name: conformance
+    - plugins:
+      - name: overcommit
+      - name: drf
+        enablePreemptable: false
+      - name: predicates
+      - name: proportion
+      - name: nodeorder
+      - name: binpackARGS
+"""
+GPU_SHARE_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: gpu-pod1
+spec:
+  schedulerName: volcano
+  containers:
+    - name: cuda-container
+      image: nvidia/cuda:10.1-base-ubuntu18.04
+      command: ["sleep"]
+      args: ["100000"]
+      resources:
+        limits:
+          volcano.sh/gpu-memory: 1024
+"""
+DEVICESHARE = "\n      - name: deviceshare\n        arguments:\n          deviceshare.GPUSharingEnable: true"
+OLD_PREDICATE = "\n      - name: predicates\n        arguments:\n          predicate.GPUSharingEnable: true"
+
+
+def volcano(switch: str = "", pod: str = GPU_SHARE_POD) -> str:
+    return VOLCANO_CONF.replace("ARGS", switch) + "---\n" + pod
+
+
+def test_a_volcano_gpu_share_needs_the_schedulers_switch():
+    """volcano-sh/devices#10: with GPUSharingEnable off the scheduler binds the pod with no GPU chosen and the
+    device plugin's Allocate fails; no inventory is needed, the switch is in the linted ConfigMap."""
+    (finding,) = by_rule(lint_text(volcano()), RULE)
+    assert finding.severity is Severity.WARNING
+    assert said(finding).startswith(
+        "container 'cuda-container' asks volcano.sh/gpu-memory, which Volcano's scheduler allocates only with "
+        "GPUSharingEnable on\nvolcano-scheduler.conf in ConfigMap volcano-system/volcano-scheduler-configmap leaves "
+        "it off"
+    )
+    assert "failed to find gpu id" in said(finding)
+    assert by_rule(lint_text(volcano(DEVICESHARE)), RULE) == []  # v1.9.0 on
+    assert by_rule(lint_text(volcano(OLD_PREDICATE)), RULE) == []  # before
+    quoted = DEVICESHARE.replace("true", '"true"')
+    assert by_rule(lint_text(volcano(quoted)), RULE) == []  # GetBool reads a string too
+
+
+def test_each_volcano_share_has_its_own_switch():
+    number = GPU_SHARE_POD.replace("volcano.sh/gpu-memory: 1024", "volcano.sh/gpu-number: 1")
+    (finding,) = by_rule(lint_text(volcano(DEVICESHARE, number)), RULE)
+    assert "asks volcano.sh/gpu-number, which Volcano's scheduler allocates only with GPUNumberEnable on" in (
+        said(finding)
+    )
+    vgpu = GPU_SHARE_POD.replace("volcano.sh/gpu-memory: 1024", "volcano.sh/vgpu-number: 1")
+    assert len(by_rule(lint_text(volcano(DEVICESHARE, vgpu)), RULE)) == 1
+    assert by_rule(lint_text(volcano(DEVICESHARE.replace("GPUSharingEnable", "VGPUEnable"), vgpu)), RULE) == []
+
+
+def test_a_volcano_job_takes_volcano_as_its_scheduler():
+    job = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: share-job
+spec:
+  minAvailable: 1
+  tasks:
+  - name: worker
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers:
+        - name: worker
+          image: nvidia/cuda:12.4.1-base-ubuntu22.04
+          resources:
+            limits:
+              volcano.sh/gpu-memory: 2048
+"""
+    assert len(by_rule(lint_text(volcano("", job)), RULE)) == 1
+    other = job.replace("  minAvailable: 1\n", "  minAvailable: 1\n  schedulerName: kai-scheduler\n")
+    assert by_rule(lint_text(volcano("", other)), RULE) == []
+
+
+def test_no_volcano_share_verdict_without_its_configuration_or_its_scheduler():
+    assert by_rule(lint_text(GPU_SHARE_POD), RULE) == []  # the cluster's configuration may turn it on
+    unnamed = GPU_SHARE_POD.replace("  schedulerName: volcano\n", "")
+    assert by_rule(lint_text(volcano("", unnamed)), RULE) == []  # a webhook may still make it Volcano's
+    on = VOLCANO_CONF.replace("ARGS", DEVICESHARE).replace("name: volcano-scheduler-configmap", "name: volcano-b")
+    assert by_rule(lint_text(volcano() + "---\n" + on), RULE) == []  # a repository is not one cluster

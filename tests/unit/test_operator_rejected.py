@@ -832,3 +832,192 @@ def test_a_single_node_inferenceservice_is_no_multinode_one():
     )
     single = single[: single.index("    workerSpec:")]
     assert findings_of(RULE, single) == []
+
+
+# KAITO's example examples/inference/kaito_workspace_phi_3.5-instruct.yaml (v0.12.0).
+KAITO_WORKSPACE = """\
+apiVersion: kaito.sh/v1beta1
+kind: Workspace
+metadata:
+  name: NAME
+resource:
+  instanceType: "Standard_NC24ads_A100_v4"
+  labelSelector:
+    matchLabels:
+      apps: phi-3-5
+inference:
+  preset:
+    name: phi-3.5-mini-instruct
+"""
+
+
+def test_kaito_refuses_a_workspace_name_with_a_dot():
+    """workspace_validation.go Validate (v0.4.0 on, kaito#725): the name is a DNS-1123 label; older releases took it
+    and the Service the controller names after the Workspace was refused."""
+    assert findings_of(RULE, KAITO_WORKSPACE.replace("NAME", "workspace-phi-3-5-mini")) == []
+    (finding,) = findings_of(RULE, KAITO_WORKSPACE.replace("NAME", "workspace-phi-3.5-mini"))
+    assert (finding.line, finding.column) == (4, 9)
+    assert finding.message.startswith(
+        "KAITO's webhook rejects this Workspace: validation failed: invalid value: must not contain dots: name\n"
+        "releases before v0.4.0 took it and the Service named after it was refused: "
+        'Service "workspace-phi-3.5-mini" is invalid: metadata.name: Invalid value: "workspace-phi-3.5-mini": '
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-'"
+    )
+
+
+def test_kaito_webhook_takes_a_leading_digit_that_the_service_refuses():
+    """A DNS-1123 label may start with a digit, a DNS-1035 label (a Service's name) may not."""
+    (finding,) = findings_of(RULE, KAITO_WORKSPACE.replace("NAME", "3-5-mini-phi"))
+    assert finding.message.startswith(
+        'KAITO refuses this Workspace: Service "3-5-mini-phi" is invalid: metadata.name: Invalid value: "3-5-mini-phi"'
+    )
+    assert finding.message.endswith("fails on each reconcile: the Workspace gets no endpoint")
+
+
+def test_a_workspace_of_another_operator_is_not_kaitos():
+    other = KAITO_WORKSPACE.replace("kaito.sh/v1beta1", "app.terraform.io/v1alpha2").replace("NAME", "infra.gpu-pool")
+    assert findings_of(RULE, other) == []
+
+
+# Katib's example examples/v1beta1/hp-tuning/random.yaml (v0.19.0), with a GPU trial.
+KATIB_EXPERIMENT = """\
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata:
+  namespace: kubeflow
+  name: NAME
+spec:
+  objective:
+    type: minimize
+    goal: 0.001
+    objectiveMetricName: loss
+  algorithm:
+    algorithmName: random
+  parallelTrialCount: 3
+  maxTrialCount: 12
+  maxFailedTrialCount: 3
+  parameters:
+    - name: lr
+      parameterType: double
+      feasibleSpace:
+        min: "0.01"
+        max: "0.05"
+  trialTemplate:
+    primaryContainerName: training-container
+    trialParameters:
+      - name: learningRate
+        description: Learning rate for the training model
+        reference: lr
+    trialSpec:
+      apiVersion: batch/v1
+      kind: Job
+      spec:
+        template:
+          spec:
+            containers:
+              - name: training-container
+                image: ghcr.io/kubeflow/katib/pytorch-mnist-gpu:latest
+                command: ["python3", "/opt/pytorch-mnist/mnist.py", "--lr=${trialParameters.learningRate}"]
+                resources:
+                  limits:
+                    nvidia.com/gpu: 1
+            restartPolicy: Never
+"""
+
+
+def katib(name: str = "random") -> str:
+    return KATIB_EXPERIMENT.replace("NAME", name)
+
+
+def test_katib_refuses_an_experiment_name_that_starts_with_a_digit():
+    """validator.go ValidateExperiment (v0.12.0 on, katib#1541 after katib#1538): at most 40 characters, starting
+    like a DNS-1035 label."""
+    assert findings_of(RULE, katib()) == []
+    (finding,) = findings_of(RULE, katib("1524-test"))
+    assert (finding.line, finding.column) == (5, 9)
+    assert finding.message.startswith("Katib's webhook rejects this Experiment: metadata.name: Invalid value")
+    assert "start with an alphabetic character" in finding.message
+    assert findings_of(RULE, katib("e" * 40)) == []
+    assert len(findings_of(RULE, katib("e" * 41))) == 1
+
+
+def test_katib_takes_a_dot_its_suggestion_service_cannot():
+    """Katib's expression is anchored at the start only: 'bert.lr' passes, and the suggestion's Service
+    'bert.lr-random' (GetSuggestionServiceName) is refused."""
+    (finding,) = findings_of(RULE, katib("bert.lr"))
+    assert finding.message.startswith(
+        'Katib refuses this Experiment: Service "bert.lr-random" is invalid: metadata.name: Invalid value: "bert.lr-random"'
+    )
+    assert finding.message.endswith("the suggestion's Service is never created: the Experiment runs no trials")
+
+
+def test_katib_trial_counts_after_its_defaults():
+    """parallelTrialCount defaults to 3 before the validating webhook runs: a maxTrialCount of 2 refuses it."""
+    unset = katib().replace("  parallelTrialCount: 3\n", "")
+    assert findings_of(RULE, unset) == []
+    two = unset.replace("maxTrialCount: 12", "maxTrialCount: 2").replace(
+        "maxFailedTrialCount: 3", "maxFailedTrialCount: 1"
+    )
+    (finding,) = findings_of(RULE, two)
+    assert "spec.parallelTrialCount: Invalid value: 3: should be less than or equal to spec.maxTrialCount" in (
+        finding.message
+    )
+    messages = [
+        f.message for f in findings_of(RULE, katib().replace("maxFailedTrialCount: 3", "maxFailedTrialCount: -1"))
+    ]
+    assert messages == [
+        "Katib's webhook rejects this Experiment: spec.maxFailedTrialCount: Invalid value: -1: should not be less than 0"
+    ]
+
+
+def test_an_argo_rollouts_experiment_is_not_katibs():
+    rollout = katib("1524-test").replace("kubeflow.org/v1beta1", "argoproj.io/v1alpha1")
+    assert findings_of(RULE, rollout) == []
+
+
+# The NIM operator's sample config/samples/nim/serving/advanced/dra/manual/llm.yaml (v3.1.2), without DRA.
+NIM_SERVICE = """\
+apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMService
+metadata:
+  name: NAME
+  namespace: nim-service
+spec:
+  image:
+    repository: nvcr.io/nim/meta/llama-3.2-1b-instruct
+    tag: "1.12.0"
+    pullPolicy: IfNotPresent
+    pullSecrets:
+      - ngc-secret
+  authSecret: ngc-api-secret
+  storage:
+    nimCache:
+      name: meta-llama3-2-1b-instruct
+      profile: ''
+  replicas: 1
+  resources:
+    limits:
+      nvidia.com/gpu: 1
+  expose:
+    service:
+      type: ClusterIP
+      port: 8000
+"""
+
+
+def test_the_nim_operator_names_the_service_after_the_nimservice():
+    """GetServiceParams (params.Name = the NIMService's name) and no name check in its webhook: the model's
+    version dot makes a valid NIMService and Deployment, not a Service."""
+    assert findings_of(RULE, NIM_SERVICE.replace("NAME", "meta-llama3-2-1b-instruct")) == []
+    (finding,) = findings_of(RULE, NIM_SERVICE.replace("NAME", "llama-3.2-1b-instruct"))
+    assert (finding.line, finding.column) == (4, 9)
+    assert finding.message.startswith(
+        'The NIM operator refuses this NIMService: Service "llama-3.2-1b-instruct" is invalid: metadata.name: '
+        'Invalid value: "llama-3.2-1b-instruct"\na DNS-1035 label must consist of'
+    )  # the regular expression makes it too long for the line: it is the note under it
+    on_kserve = NIM_SERVICE.replace("NAME", "llama-3.2-1b-instruct").replace(
+        "spec:\n", "spec:\n  inferencePlatform: kserve\n", 1
+    )
+    assert findings_of(RULE, on_kserve) == []  # an InferenceService then, judged by KServe's rules
+    cache = NIM_SERVICE.replace("kind: NIMService", "kind: NIMCache").replace("NAME", "llama-3.2-1b-instruct")
+    assert findings_of(RULE, cache) == []  # a NIMCache makes a PVC and a Job: a dot is fine there

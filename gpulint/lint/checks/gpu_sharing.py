@@ -1,13 +1,16 @@
-"""gpu-sharing: GPUs that are replicas or MIG slices, asked for as if they were whole GPUs."""
+"""gpu-sharing: GPUs that are replicas or MIG slices, asked for as if they were whole GPUs, and Volcano GPU shares its
+scheduler's configuration does not turn on."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gpu_sharing import NVIDIA_GPU
 from gpulint.kube.gpu_stack import node_names
+from gpulint.kube.volcano_scheduler import CONF_KEY, SWITCHES, enabled_switches, switch_words
 from gpulint.kube.wording import first_and_more
-from gpulint.kube.workloads import PodSpecSite, extended_resource_path
+from gpulint.kube.workloads import PodSpecSite, extended_resource_path, site_resources
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.inputs.objects import KubeObject
@@ -21,11 +24,15 @@ from gpulint.lint.verdicts.device_filters import (
     vgpu_excesses,
 )
 
-SPEC = RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE)
+# The Volcano share switch is read from the linted files alone; the rest needs the inventory's nodes.
+SPEC = RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE, in_part=True)
 RULE_ID = SPEC.id
+VOLCANO = "volcano"
+VOLCANO_JOB = ("batch.volcano.sh", "Job")  # its pods take the job's schedulerName, volcano by default
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
+    yield from _volcano_share_off(obj, site, ctx)
     resolver = ctx.cluster
     if resolver is None:
         return
@@ -108,3 +115,56 @@ def _mig_mixture(site: PodSpecSite, mixture: MigMixture) -> Diagnostic:
             "where it lands decides which it gets: pin the product with a nodeSelector on nvidia.com/gpu.product",
         ),
     )
+
+
+def _volcano_share_off(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A Volcano GPU share asked of Volcano's scheduler while every volcano-scheduler.conf among the linted files
+    leaves its switch off (none among them: nothing is said)."""
+    if _scheduler(obj, site) != VOLCANO:
+        return  # another scheduler, or one a webhook may still set: Volcano's configuration says nothing of it
+    asked = [
+        (block, kind, name)
+        for block in site_resources(site)
+        for kind, values in (("limits", block.limits), ("requests", block.requests))
+        for name in values
+        if name in SWITCHES
+    ]
+    configs = _volcano_configs(ctx) if asked else []
+    seen: set[tuple[str, str]] = set()
+    for block, kind, name in asked:
+        switch = SWITCHES[name]
+        if not configs or (block.container, name) in seen or any(switch in on for _, on in configs):
+            continue
+        seen.add((block.container, name))
+        yield Diagnostic(
+            RULE_ID,
+            (*block.path, kind, name),
+            f"container '{block.container}' asks {name}, which Volcano's scheduler allocates only with {switch} on",
+            on_key=True,
+            notes=(
+                f"{CONF_KEY} in {', '.join(where for where, _ in configs)} leaves it off",
+                "the scheduler binds the pod without choosing a GPU, and the device plugin's Allocate finds none "
+                "on it (failed to find candidate pod / failed to find gpu id): the kubelet rejects the pod "
+                "(UnexpectedAdmissionError)",
+                f"turn it on: {switch_words(switch)}",
+            ),
+        )
+
+
+def _scheduler(obj: KubeObject, site: PodSpecSite) -> str:
+    named = text(site.spec.get("schedulerName"))
+    if named or (obj.ref.group, obj.kind) != VOLCANO_JOB:
+        return named
+    return text(dig(obj.data, "spec", "schedulerName")) or VOLCANO
+
+
+def _volcano_configs(ctx: CheckContext) -> list[tuple[str, frozenset[str]]]:
+    """Each Volcano scheduler configuration the linted files hold: where, and the switches it turns on."""
+    found = []
+    for config_map in ctx.resolver.linted.of_kind("", "ConfigMap"):
+        conf = mapping(config_map.data.get("data")).get(CONF_KEY)
+        on = enabled_switches(conf) if isinstance(conf, str) else None
+        if on is not None:
+            meta = mapping(config_map.data.get("metadata"))
+            found.append((f"ConfigMap {text(meta.get('namespace')) or 'default'}/{text(meta.get('name'))}", on))
+    return found

@@ -1,5 +1,6 @@
 """operator-rejected: an operator's own admission webhook (Kueue, Volcano, JobSet, LeaderWorkerSet, Training Operator,
-Trainer, KServe, Knative Serving) or its controller's validation (KubeRay, the MPI operator) refuses the object, worded as it words it."""
+Trainer, KServe, Knative Serving, KAITO, Katib) or its controller's validation (KubeRay, the MPI operator) refuses the object,
+or the Service its controller names after it (KAITO, Katib, the NIM operator), worded as it words it."""
 
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ SPEC = RuleSpec(
             "JAXJob",
             "TrainJob",
             "InferenceService",
+            "Workspace",  # KAITO's
+            "Experiment",  # Katib's
+            "NIMService",
             "Service",  # Knative's (serving.knative.dev)
             "Configuration",
         }
@@ -69,7 +73,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             brief, notes = rejection_text(refusal.error, subject)
         else:
             brief, notes = split_long(f"{subject}: {refusal.words}")
-        notes = (*notes, refusal.controller) if refusal.controller else notes
+        notes = (*notes, *(note for note in (refusal.controller, refusal.before) if note))
         yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs)
 
 
