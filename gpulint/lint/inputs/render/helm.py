@@ -28,7 +28,7 @@ from gpulint.lint.inputs.render.mapping import LineMap, align, template_column
 from gpulint.lint.inputs.render.options import DEFAULT_RELEASE, ChartSettings, RenderOptions
 from gpulint.lint.inputs.render.rendered import Rendered, RenderProblem, mapped, stopped
 from gpulint.lint.inputs.render.tools import Tool, run
-from gpulint.lint.inputs.render.values_given import given_elsewhere
+from gpulint.lint.inputs.render.values_given import GivenElsewhere
 from gpulint.lint.inputs.render.values_writers import written_by_program
 from gpulint.lint.inputs.render.view import View, ViewError, boundary, left_out
 from gpulint.lint.paths import is_within
@@ -328,7 +328,7 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
     code = [_STRINGS.sub('""', part) for part in (node, action, condition)]  # a message names, it does not read
     read = [m.group(1)[1:] for part in code for m in _VALUES_READ.finditer(part)]
     read += _variables_read(node, lines)
-    read = list(dict.fromkeys(read))[:MAX_VALUES_READ]  # each one may walk the repository's values files
+    read = list(dict.fromkeys(read))[:MAX_VALUES_READ]
     shown = (found[1], number, column + 1)
     if _CLUSTER.search(action) or _CLUSTER.search(condition):
         return _Unset(*shown, "", "", cluster=True)
@@ -350,12 +350,13 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
     if required:
         return _Unset(*shown, required[0], "its template asks for it with `required`")
     root = place.within or boundary(place.directory)
+    elsewhere = GivenElsewhere(place.directory, root)  # read once for all the values judged
     for value in read if values is not None else ():
         keys = value.split(".")
         missing = _missing_at(values, keys)
         if missing is None:
             current = dig(values, *keys)
-            given = given_elsewhere(place.directory, root, keys, current) if current is not None else None
+            given = elsewhere.find(keys, current) if current is not None else None
             if given is not None:  # the chart's default is one the repository's install does not keep
                 return _Unset(
                     *shown, value, f"values.yaml sets {json.dumps(current)}; {given} gives another", overridden=True
@@ -367,7 +368,7 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
             return _Unset(
                 *shown, value, f"values.yaml has none; {writer} writes it to the values the chart is rendered with"
             )
-        given = given_elsewhere(place.directory, root, keys)
+        given = elsewhere.find(keys)
         if given is not None:
             return _Unset(*shown, value, f"values.yaml has none; {given} gives it")
         misspelt = typo_of(keys[depth], [k for k in level if isinstance(k, str)])
