@@ -232,6 +232,7 @@ class LocatedDocument:
     placeholders: tuple[Path, ...] = ()  # fields holding ${VAR} placeholders: nothing is reported under them
     # the chart or overlay whose one render made it, as displayed ('': a file as written): they deploy together
     render: str = ""
+    release: str = ""  # the release of the repository it was rendered as ("release 'x' of helmfile.yaml:3")
 
     def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
         """1-based line and column of the node at ``path`` (or its deepest existing ancestor)."""

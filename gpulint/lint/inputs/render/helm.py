@@ -26,8 +26,9 @@ from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes
 from gpulint.lint.inputs.render.layout import holds_nothing
 from gpulint.lint.inputs.render.mapping import LineMap, align, template_column
 from gpulint.lint.inputs.render.options import DEFAULT_RELEASE, ChartSettings, RenderOptions
+from gpulint.lint.inputs.render.releases import Release
 from gpulint.lint.inputs.render.rendered import Rendered, RenderProblem, mapped, stopped
-from gpulint.lint.inputs.render.tools import Tool, run
+from gpulint.lint.inputs.render.tools import Result, Tool, run
 from gpulint.lint.inputs.render.values_given import GivenElsewhere
 from gpulint.lint.inputs.render.values_writers import written_by_program
 from gpulint.lint.inputs.render.view import View, ViewError, boundary, left_out
@@ -127,9 +128,50 @@ class ChartPlace:
         return os.path.isfile(path) and is_within(path, self.within or boundary(self.directory))
 
 
-def render_chart(directory: str, display: str, options: RenderOptions, helm: Tool, named: str = ".") -> Rendered:
-    """``named``: the path the user named for linting (what may be read outside git)."""
+def render_chart(
+    directory: str,
+    display: str,
+    options: RenderOptions,
+    helm: Tool,
+    named: str = ".",
+    release: Release | None = None,
+) -> Rendered:
+    """``named``: the path the user named for linting (what may be read outside git); ``release``: a release the
+    repository gives the chart (render/releases), rendered with its name, namespace and values."""
     settings = options.for_chart(directory)
+    if release is not None:
+        settings = replace(
+            settings,
+            release=release.name or settings.release,
+            namespace=release.namespace or settings.namespace,
+            layers=release.layers,
+            set_values=(*release.set_values, *settings.set_values),
+            set_strings=release.set_strings,
+            label=release.label,
+        )
+    within = boundary(directory, named)
+    place = ChartPlace(chart_name(directory), os.path.abspath(directory), display, within)
+    rendered = Rendered("helm", display, release=settings.label)
+    if not settings.given:  # the chart's own values are the release's
+        rendered.held = _hub_values(place)
+    with tempfile.TemporaryDirectory(prefix="gpulint-values-") as written:
+        argv = _template_argv(directory, options, settings, helm, written)
+        result = _template(argv, directory, display, options, settings, place, rendered)
+    if result is None:
+        return rendered
+    if result.returncode != 0:
+        rendered.problems.append(failure(result.stderr, place, os.path.join(display, "Chart.yaml"), settings))
+        return rendered
+    rendered.output = result.stdout
+    rendered.mapper = partial(map_documents, places=(place,), fix_values=not settings.given)
+    return rendered
+
+
+def _template_argv(
+    directory: str, options: RenderOptions, settings: ChartSettings, helm: Tool, written: str
+) -> list[str]:
+    """`helm template` as helm takes the chart's settings: values files, then --set, then --set-string (helm's
+    pkg/cli/values/options.go MergeValues order); a release's inline values written to files in ``written``."""
     argv = [helm.path, "template", settings.release or DEFAULT_RELEASE, os.path.abspath(directory)]
     if not options.helm_tests:
         argv.append("--skip-tests")
@@ -137,25 +179,42 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
         argv += ["--namespace", settings.namespace]
     if options.kubernetes_version:
         argv += ["--kube-version", f"v{options.kubernetes_version}.0"]
-    for values in settings.values:
-        argv += ["--values", os.path.abspath(values)]
+    for index, layer in enumerate((*settings.layers, *settings.values)):
+        if isinstance(layer, dict):
+            path = os.path.join(written, f"values-{index}.yaml")
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(layer, handle, default=str)  # JSON is YAML helm reads
+            argv += ["--values", path]
+        else:
+            argv += ["--values", os.path.abspath(layer)]
     for value in settings.set_values:
         argv += ["--set", value]
-    within = boundary(directory, named)
-    place = ChartPlace(chart_name(directory), os.path.abspath(directory), display, within)
-    rendered = Rendered("helm", display)
-    if not settings.values and not settings.set_values:  # the chart's own values are the release's
-        rendered.held = _hub_values(place)
+    for value in settings.set_strings:
+        argv += ["--set-string", value]
+    return argv
+
+
+def _template(
+    argv: list[str],
+    directory: str,
+    display: str,
+    options: RenderOptions,
+    settings: ChartSettings,
+    place: ChartPlace,
+    rendered: Rendered,
+) -> Result | None:
+    """Run `helm template` on a copy of the chart (View); None when it did not run to its end (said in
+    ``rendered.problems``). Its stderr speaks of the chart's own paths."""
     chart_file = os.path.join(display, "Chart.yaml")
     with tempfile.TemporaryDirectory(prefix="gpulint-chart-") as copy:
-        view = View(within, copy)
+        view = View(place.within, copy)
         try:
             view.add(directory)
         except ViewError as exc:
             rendered.problems.append(
                 RenderProblem(chart_file, 1, 1, f"the chart was not rendered: {exc}", Severity.WARNING)
             )
-            return rendered
+            return None
         argv[3] = view.inside(directory)
         result = run(argv, cwd=argv[3], timeout=options.timeout)
         refused = _refuses_default_namespace(result.returncode, result.stderr, settings)
@@ -167,19 +226,13 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
                 # rendered there, or stopped by what comes next: that is the failure to judge
                 result = retried
                 rendered.problems.append(_in_its_namespace(chart_file, place.name, refused))
+        result = replace(result, stderr=view.unmasked(result.stderr))
     rendered.problems.extend(left_out(view, directory, display))
     unfinished = stopped(result, chart_file, "helm template", "chart", options.timeout)
     if unfinished is not None:
         rendered.problems.append(unfinished)
-        return rendered
-    if result.returncode != 0:
-        rendered.problems.append(failure(view.unmasked(result.stderr), place, chart_file, settings))
-        return rendered
-    rendered.output = result.stdout
-    rendered.mapper = partial(
-        map_documents, places=(place,), fix_values=not settings.values and not settings.set_values
-    )
-    return rendered
+        return None
+    return result
 
 
 def _refuses_default_namespace(returncode: int, stderr: str, settings: ChartSettings) -> str:
@@ -225,7 +278,17 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
         )
         return RenderProblem(chart_file, 1, 1, message, Severity.WARNING)
     own_text = any(marker in text for marker in _CHART_TEXT)
-    unset = _unset_value(stderr, place) if not own_text and not settings.values and not settings.set_values else None
+    if settings.label and own_text:
+        message += f" (rendered as {settings.label})"
+    elif settings.label:
+        # rendered with what the release gives: a value it leaves to what gpulint does not read (a secret, an
+        # entry with a template, the cluster) may be the one the template lacks
+        message += (
+            f"; rendered as {settings.label} with the values given there, so the chart was not checked as it "
+            "installs - give the rest of its values under render.charts in .gpulint.yaml, or --values/--set"
+        )
+        severity = Severity.WARNING
+    unset = _unset_value(stderr, place) if not own_text and not settings.given else None
     if unset is not None and unset.misspelt:
         message += (
             f"; the template reads .Values.{unset.value}, which values.yaml does not write and nothing in the "
@@ -252,7 +315,7 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
             return RenderProblem(
                 found[1], 1, 1, f"{message} (line {yaml_error.group('line')} of the template's output)", severity
             )
-    if not own_text and ("execution error" in text or "executing" in text):  # a value maybe ours to give
+    if not own_text and not settings.label and ("execution error" in text or "executing" in text):
         message += (
             f" (rendered as release '{settings.release or DEFAULT_RELEASE}' in namespace "
             f"'{settings.namespace or 'default'}': give this chart's values, release or namespace under "
