@@ -294,3 +294,65 @@ def test_the_configuration_wins_over_the_releases(repo, render_tools):
     }
     found = findings(repo, render_tools, files)
     assert not by_rule(found, "parallelism-mismatch") and not by_rule(found, "not-rendered")
+
+
+# A subchart's template judged by the values its parent passes it: helm names it by the dependency's alias.
+PARENT = {
+    "platform/Chart.yaml": """
+        apiVersion: v2
+        name: platform
+        version: 0.1.0
+        dependencies:
+          - name: worker
+            alias: trainer
+            version: 0.1.0
+        """,
+    "platform/values.yaml": "global:\n  image: nvcr.io/nvidia/pytorch:24.05-py3\ntrainer:\n  gpus: 8\nPASSED\n",
+    "platform/charts/worker/Chart.yaml": "apiVersion: v2\nname: worker\nversion: 0.1.0\n",
+    "platform/charts/worker/values.yaml": "gpus: 1\ndataset: ''\n",
+    "platform/charts/worker/templates/job.yaml": """
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: {{ .Release.Name }}-train
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+              - name: train
+                image: {{ required "global.image is required" .Values.global.image }}
+                args: ["--data", {{ .Values.dataset | required "dataset is required" | quote }}, "--workers", "{{ .Values.WORKERS }}"]
+                resources:
+                  limits:
+                    nvidia.com/gpu: {{ .Values.gpus }}
+        """,
+}
+
+
+def subchart(repo, render_tools, passed: str, read: str = "gpus") -> list[dict]:
+    files = {name: body.replace("PASSED", passed).replace("WORKERS", read) for name, body in PARENT.items()}
+    for name, body in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
+    result = run_cli("check", "platform", "--helm", render_tools["helm"], "--format", "json")
+    return result.json()["findings"]
+
+
+def test_subchart_value_its_parent_leaves_empty_is_the_installers(repo, render_tools):
+    """On main: an error at the parent's Chart.yaml (the alias `trainer` is no folder)."""
+    (failed,) = subchart(repo, render_tools, "")
+    assert failed["severity"] == "warning" and failed["path"] == "platform/charts/worker/templates/job.yaml"
+    assert "its parent's 'trainer:' and 'global:' over its values.yaml leaves it empty" in said(failed)
+
+
+def test_subchart_renders_with_the_value_its_parent_passes(repo, render_tools):
+    found = subchart(repo, render_tools, "  dataset: s3://bucket/train")
+    assert not by_rule(found, "not-rendered")
+    assert all(f["object"]["name"] == "release-name-train" for f in found)
+
+
+def test_subchart_value_of_the_wrong_shape_is_an_error(repo, render_tools):
+    (failed,) = subchart(repo, render_tools, "  dataset: s3://bucket/train", read="gpus.count")
+    assert failed["severity"] == "error" and failed["line"] == 12
