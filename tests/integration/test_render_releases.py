@@ -113,6 +113,28 @@ def test_helmfile_release_that_fits_gives_no_error(repo, render_tools):
     assert by_rule(found, "dev-shm-missing")  # rendered and checked: 4 GPUs with no /dev/shm
 
 
+def test_helmfile_release_not_installed_is_no_release(repo, render_tools):
+    files = {
+        "helmfile.yaml": HELMFILE.replace("GPUS", "2").replace(
+            "chart: ./charts/inference", "chart: ./charts/inference\n        installed: false"
+        ),
+        "values/llama.yaml": "model:\n  name: meta-llama/Llama-3.1-8B\ntensorParallel: 4\n",
+    }
+    found = findings(repo, render_tools, files)
+    assert [(f["rule"], f["severity"]) for f in found] == [("not-rendered", "warning")]
+
+
+def test_precommit_naming_a_template_renders_the_release(repo, render_tools):
+    """pre-commit names the changed files: the chart they belong to renders as the repository's release."""
+    files = {
+        "helmfile.yaml": HELMFILE.replace("GPUS", "2"),
+        "values/llama.yaml": "model:\n  name: meta-llama/Llama-3.1-8B\ntensorParallel: 4\n",
+    }
+    found = findings(repo, render_tools, files, TEMPLATE)
+    (mismatch,) = by_rule(found, "parallelism-mismatch")
+    assert "rendered as release 'llama' of helmfile.yaml:5" in said(mismatch)
+
+
 def test_helmfile_entry_with_a_template_is_skipped(repo, render_tools):
     """helmfile renders `{{ .Environment.Name }}` itself: the values are not known, the chart renders as before."""
     files = {

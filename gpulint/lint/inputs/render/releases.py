@@ -141,8 +141,8 @@ def _helmfile(scan: _Scan, found: _File) -> Iterator[Release]:
             chart = _chart_dir(scan.root, base, entry.get("chart"))
             if chart is None or _templated(entry.get("name")) or _templated(entry.get("namespace")):
                 continue
-            if "valuesTemplate" in entry or "setTemplate" in entry:
-                continue
+            if "valuesTemplate" in entry or "setTemplate" in entry or entry.get("installed", True) is not True:
+                continue  # values helmfile computes, or a release not installed (or installed on a condition)
             layers: list[Layer] = []
             for item in sequence(entry.get("values")):
                 if isinstance(item, dict) and not _templated(item):
