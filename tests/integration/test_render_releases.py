@@ -53,7 +53,7 @@ def repo(tmp_path, monkeypatch):
 
 
 def findings(repo, render_tools, files: dict[str, str], *target: str) -> list[dict]:
-    for name, body in {**CHART, **files}.items():
+    for name, body in {**CHART, **files}.items():  # a file given replaces the chart's
         path = repo / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
@@ -378,3 +378,21 @@ def test_subchart_renders_with_the_value_its_parent_passes(repo, render_tools):
 def test_subchart_value_of_the_wrong_shape_is_an_error(repo, render_tools):
     (failed,) = subchart(repo, render_tools, "  dataset: s3://bucket/train", read="gpus.count")
     assert failed["severity"] == "error" and failed["line"] == 12
+
+
+def test_a_fault_in_the_charts_text_is_one_error_whatever_the_releases(repo, render_tools):
+    files = {
+        "helmfile.yaml": """
+            releases:
+              - name: small
+                chart: ./charts/inference
+                values: [{model: {name: m}}]
+              - name: big
+                chart: ./charts/inference
+                values: [{model: {name: m}, gpus: 8}]
+            """,
+        TEMPLATE: textwrap.dedent(CHART[TEMPLATE]).replace("{{ .Values.gpus }}", "{{ .Values.gpus }"),
+    }
+    (failed,) = findings(repo, render_tools, files)
+    assert (failed["rule"], failed["severity"], failed["line"]) == ("not-rendered", "error", 18)
+    assert "parse error" in failed["message"]

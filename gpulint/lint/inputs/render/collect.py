@@ -114,7 +114,9 @@ class Renderer:
         )
         if kind == "helm":  # without helm, _chart's warning stands for the chart: its templates are not manifests
             if self._first_time(directory):
-                sources.extend(job() for job in self._chart(display, path))
+                rendered = [job() for job in self._chart(display, path)]
+                _said_once(rendered)  # a chart's own fault, found by each release's render
+                sources.extend(rendered)
             return True
         found = layout.kustomization_file(directory)
         if found is None:

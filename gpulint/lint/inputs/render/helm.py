@@ -305,9 +305,7 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
         )
         return RenderProblem(chart_file, 1, 1, message, Severity.WARNING)
     own_text = any(marker in text for marker in _CHART_TEXT)
-    if settings.label and own_text:
-        message += f" (rendered as {settings.label})"
-    elif settings.label:
+    if settings.label and not own_text:  # a fault in the chart's text is the same in every release: said once
         # rendered with what the release gives: a value it leaves to what gpulint does not read (a secret, an
         # entry with a template, the cluster) may be the one the template lacks
         message += (
