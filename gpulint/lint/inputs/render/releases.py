@@ -116,7 +116,9 @@ def _values_file(root: str, base: str, relative: Any) -> str | None:
     if not isinstance(relative, str) or not relative or _templated(relative) or "://" in relative:
         return None
     path = os.path.realpath(os.path.join(base, relative))
-    return path if is_within(path, root) and os.path.isfile(path) else None
+    if not is_within(path, root) or not os.path.isfile(path) or os.path.getsize(path) > MAX_BYTES:
+        return None  # out of the repository (a link), not a file, or larger than helm values are
+    return path
 
 
 def _set_value(name: Any, value: Any) -> str | None:
