@@ -416,7 +416,7 @@ class Engine:
             obj.ref,
             fix,
             obj.document.index,
-            (*more, *diagnostic.notes, *((assumed,) if assumed else ())),
+            (*more, *diagnostic.notes, *((assumed,) if assumed else ()), *_released(obj)),
             diagnostic.run_note,
             stable_field(obj.data, diagnostic.path),
         )
@@ -567,6 +567,11 @@ def _internal_error(rule_id: str, obj: KubeObject, exc: Exception) -> Finding:
         obj.ref,
         document=obj.document.index,
     )
+
+
+def _released(obj: KubeObject) -> tuple[str, ...]:
+    """The note naming the release of the repository whose render made the object (render/releases)."""
+    return (f"rendered as {obj.document.release}",) if obj.document.release else ()
 
 
 def _as_written(obj: KubeObject, diagnostic: Diagnostic) -> Diagnostic:

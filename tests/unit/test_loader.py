@@ -357,6 +357,12 @@ spec:
         ("apiVersion: v1\nkind: List\nitems:\n- metadata:\n    name: MODEL_NAME\n", ("items", 0, "metadata", "name")),
         ("apiVersion: v1\nkind: Pod\nm: &m\n  name: MODEL_NAME\nmetadata: *m\n", ("metadata", "name")),
         ("apiVersion: v1\nkind: Pod\nmetadata:\n    name:\n      MODEL_NAME\n", ("metadata", "name")),
+        # a namespace alone written as the word a script's sed fills in (`namespace: KUBEFLOW_NAMESPACE`)
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: train\n  namespace: KUBEFLOW_NAMESPACE\n",
+            ("metadata", "namespace"),
+        ),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: train, namespace: kubeflow}\n", None),
     ],
 )
 def test_a_fill_in_name_is_found_beside_env_var_names(text, path):

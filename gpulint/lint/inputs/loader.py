@@ -168,7 +168,9 @@ _PRINTF_NOTES = ("lint the file the program writes, or its output: gpulint check
 # a name written wrongly another way (`Gemma_Run`, `GPU-TEST`, `my_app`) is still refused.
 _NAME_FILL_IN = re.compile(r"(?:^|-)(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|RELEASE-NAME)(?=-|$)")
 _NAME_FIELDS = (("metadata", "name"), ("metadata", "namespace"))
-_MAY_HOLD_NAME_FILL_IN = re.compile(r"name[\"']?\s*:\s*[\"']?(?:[a-z0-9.-]*-)?(?:[A-Z][A-Z0-9]*_[A-Z0-9]|RELEASE-NAME)")
+_MAY_HOLD_NAME_FILL_IN = re.compile(
+    r"(?:name|namespace)[\"']?\s*:\s*[\"']?(?:[a-z0-9.-]*-)?(?:[A-Z][A-Z0-9]*_[A-Z0-9]|RELEASE-NAME)"
+)
 # A `name:` that is a block sequence item's first key (`- name: NCCL_DEBUG`, an env var, in most GPU manifests)
 # is never metadata's: its parent is an item of a list. Only a line's text before the key is looked at.
 _SEQUENCE_ITEM_KEY = re.compile(r"[ \t]*(?:-[ \t]+)+[\"']?")
@@ -232,6 +234,7 @@ class LocatedDocument:
     placeholders: tuple[Path, ...] = ()  # fields holding ${VAR} placeholders: nothing is reported under them
     # the chart or overlay whose one render made it, as displayed ('': a file as written): they deploy together
     render: str = ""
+    release: str = ""  # the release of the repository it was rendered as ("release 'x' of helmfile.yaml:3")
 
     def locate(self, path: Path, on_key: bool = False) -> tuple[int, int]:
         """1-based line and column of the node at ``path`` (or its deepest existing ancestor)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from gpulint.lint.inputs.render import layout
@@ -12,6 +13,7 @@ from gpulint.lint.inputs.render.noise import not_kubernetes
 from gpulint.lint.inputs.render.options import RenderOptions
 
 if TYPE_CHECKING:  # the renderers' tools (gpulint.lint.inputs.render.tools) are imported for charts and overlays
+    from gpulint.lint.inputs.render.releases import Releases
     from gpulint.lint.inputs.render.rendered import RenderProblem
     from gpulint.lint.inputs.render.tools import Tool
     from gpulint.lint.inputs.sources import Collection, CollectOptions, Source
@@ -29,6 +31,7 @@ class Renderer:
         self._kustomizations: dict[str, list[layout.Kustomization]] = {}
         self._partial_files: dict[str, set[str]] = {}  # folder -> the patches its kustomizations read or leave
         self._rendered: set[str] = set()  # real paths of the charts and overlays rendered: each once
+        self._releases: dict[str, Releases] = {}  # per repository: the releases it gives its charts
 
     def _first_time(self, directory: str) -> bool:
         key = os.path.realpath(directory)
@@ -111,7 +114,9 @@ class Renderer:
         )
         if kind == "helm":  # without helm, _chart's warning stands for the chart: its templates are not manifests
             if self._first_time(directory):
-                sources.extend(job() for job in self._chart(display, path))
+                rendered = [job() for job in self._chart(display, path)]
+                _said_once(rendered)  # a chart's own fault, found by each release's render
+                sources.extend(rendered)
             return True
         found = layout.kustomization_file(directory)
         if found is None:
@@ -265,13 +270,30 @@ class Renderer:
             )
             return []
         helm = self.tool("helm")
+        display = os.path.normpath(directory)
         if helm is None:
-            return [lambda: Source(directory, rendered=not_renderable("helm", os.path.normpath(directory), None))]
-        return [
-            lambda: Source(
-                directory, rendered=render_chart(directory, os.path.normpath(directory), options, helm, named)
-            )
-        ]
+            return [lambda: Source(directory, rendered=not_renderable("helm", display, None))]
+        # a chart the repository installs with values it gives (helmfile, Argo CD, Flux, kustomize) is checked as
+        # each of those releases installs it, instead of with its defaults alone; .gpulint.yaml's settings win
+        releases = [] if options.configured(directory) else self.releases(directory, named).of(directory)
+        if releases:
+            return [
+                partial(
+                    lambda r: Source(directory, rendered=render_chart(directory, display, options, helm, named, r)), r
+                )
+                for r in releases
+            ]
+        return [lambda: Source(directory, rendered=render_chart(directory, display, options, helm, named))]
+
+    def releases(self, directory: str, named: str) -> Releases:
+        """The releases of the repository that holds the chart (its boundary: the git work tree), found once."""
+        from gpulint.lint.inputs.render.releases import Releases
+        from gpulint.lint.inputs.render.view import boundary
+
+        root = boundary(directory, named)
+        if root not in self._releases:
+            self._releases[root] = Releases(root)
+        return self._releases[root]
 
     def _overlay(self, kustomization: layout.Kustomization, display: str, named: str) -> Callable[[], Source] | None:
         from gpulint.lint.inputs.render.kustomize import render_overlay

@@ -15,6 +15,7 @@ import re
 import tempfile
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -26,9 +27,10 @@ from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes
 from gpulint.lint.inputs.render.layout import holds_nothing
 from gpulint.lint.inputs.render.mapping import LineMap, align, template_column
 from gpulint.lint.inputs.render.options import DEFAULT_RELEASE, ChartSettings, RenderOptions
+from gpulint.lint.inputs.render.releases import Release
 from gpulint.lint.inputs.render.rendered import Rendered, RenderProblem, mapped, stopped
-from gpulint.lint.inputs.render.tools import Tool, run
-from gpulint.lint.inputs.render.values_given import given_elsewhere
+from gpulint.lint.inputs.render.tools import Result, Tool, run
+from gpulint.lint.inputs.render.values_given import GivenElsewhere
 from gpulint.lint.inputs.render.values_writers import written_by_program
 from gpulint.lint.inputs.render.view import View, ViewError, boundary, left_out
 from gpulint.lint.paths import is_within
@@ -116,8 +118,9 @@ class ChartPlace:
             return None
         parts = rest.split("/")
         directory, display = self.directory, self.display
-        while len(parts) > 2 and parts[0] == "charts":  # CHART/charts/SUB/templates/x.yaml
-            directory, display = os.path.join(directory, parts[0], parts[1]), os.path.join(display, parts[0], parts[1])
+        while len(parts) > 2 and parts[0] == "charts":  # CHART/charts/SUB/templates/x.yaml (SUB: alias or name)
+            folder = subchart_folder(directory, parts[1])
+            directory, display = os.path.join(directory, "charts", folder), os.path.join(display, "charts", folder)
             parts = parts[2:]
         disk = os.path.join(directory, *parts)
         return (disk, os.path.normpath(os.path.join(display, *parts))) if self.readable(disk) else None
@@ -127,9 +130,75 @@ class ChartPlace:
         return os.path.isfile(path) and is_within(path, self.within or boundary(self.directory))
 
 
-def render_chart(directory: str, display: str, options: RenderOptions, helm: Tool, named: str = ".") -> Rendered:
-    """``named``: the path the user named for linting (what may be read outside git)."""
+def subchart_folder(directory: str, shown: str) -> str:
+    """The folder under ``directory``/charts of the subchart helm names ``shown`` in its template paths: the
+    dependency's alias when Chart.yaml gives one (pkg/chart/v2/util/dependencies.go sets the alias as the
+    subchart's name), else its name; the folder holds the chart of that name."""
+    charts = os.path.join(directory, "charts")
+    if os.path.isdir(os.path.join(charts, shown)):
+        return shown
+    lines = _read_template(os.path.join(directory, "Chart.yaml"))
+    loaded = load_bytes("Chart.yaml", "\n".join(lines or ()).encode()).documents
+    dependencies = sequence(mapping(loaded[0].data if loaded else None).get("dependencies"))
+    name = next((text(d.get("name")) for d in map(mapping, dependencies) if d.get("alias") == shown), "")
+    if not name:
+        return shown
+    if os.path.isdir(os.path.join(charts, name)):
+        return name
+    try:
+        folders = sorted(os.listdir(charts))
+    except OSError:
+        return shown
+    return next(
+        (f for f in folders if os.path.isdir(os.path.join(charts, f)) and chart_name(os.path.join(charts, f)) == name),
+        shown,
+    )
+
+
+def render_chart(
+    directory: str,
+    display: str,
+    options: RenderOptions,
+    helm: Tool,
+    named: str = ".",
+    release: Release | None = None,
+) -> Rendered:
+    """``named``: the path the user named for linting (what may be read outside git); ``release``: a release the
+    repository gives the chart (render/releases), rendered with its name, namespace and values."""
     settings = options.for_chart(directory)
+    if release is not None:
+        settings = replace(
+            settings,
+            release=release.name or settings.release,
+            namespace=release.namespace or settings.namespace,
+            layers=release.layers,
+            set_values=(*release.set_values, *settings.set_values),
+            set_strings=release.set_strings,
+            label=release.label,
+        )
+    within = boundary(directory, named)
+    place = ChartPlace(chart_name(directory), os.path.abspath(directory), display, within)
+    rendered = Rendered("helm", display, release=settings.label)
+    if not settings.given:  # the chart's own values are the release's
+        rendered.held = _hub_values(place)
+    with tempfile.TemporaryDirectory(prefix="gpulint-values-") as written:
+        argv = _template_argv(directory, options, settings, helm, written)
+        result = _template(argv, directory, display, options, settings, place, rendered)
+    if result is None:
+        return rendered
+    if result.returncode != 0:
+        rendered.problems.append(failure(result.stderr, place, os.path.join(display, "Chart.yaml"), settings))
+        return rendered
+    rendered.output = result.stdout
+    rendered.mapper = partial(map_documents, places=(place,), fix_values=not settings.given)
+    return rendered
+
+
+def _template_argv(
+    directory: str, options: RenderOptions, settings: ChartSettings, helm: Tool, written: str
+) -> list[str]:
+    """`helm template` as helm takes the chart's settings: values files, then --set, then --set-string (helm's
+    pkg/cli/values/options.go MergeValues order); a release's inline values written to files in ``written``."""
     argv = [helm.path, "template", settings.release or DEFAULT_RELEASE, os.path.abspath(directory)]
     if not options.helm_tests:
         argv.append("--skip-tests")
@@ -137,25 +206,42 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
         argv += ["--namespace", settings.namespace]
     if options.kubernetes_version:
         argv += ["--kube-version", f"v{options.kubernetes_version}.0"]
-    for values in settings.values:
-        argv += ["--values", os.path.abspath(values)]
+    for index, layer in enumerate((*settings.layers, *settings.values)):
+        if isinstance(layer, dict):
+            path = os.path.join(written, f"values-{index}.yaml")
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(layer, handle, default=str)  # JSON is YAML helm reads
+            argv += ["--values", path]
+        else:
+            argv += ["--values", os.path.abspath(layer)]
     for value in settings.set_values:
         argv += ["--set", value]
-    within = boundary(directory, named)
-    place = ChartPlace(chart_name(directory), os.path.abspath(directory), display, within)
-    rendered = Rendered("helm", display)
-    if not settings.values and not settings.set_values:  # the chart's own values are the release's
-        rendered.held = _hub_values(place)
+    for value in settings.set_strings:
+        argv += ["--set-string", value]
+    return argv
+
+
+def _template(
+    argv: list[str],
+    directory: str,
+    display: str,
+    options: RenderOptions,
+    settings: ChartSettings,
+    place: ChartPlace,
+    rendered: Rendered,
+) -> Result | None:
+    """Run `helm template` on a copy of the chart (View); None when it did not run to its end (said in
+    ``rendered.problems``). Its stderr speaks of the chart's own paths."""
     chart_file = os.path.join(display, "Chart.yaml")
     with tempfile.TemporaryDirectory(prefix="gpulint-chart-") as copy:
-        view = View(within, copy)
+        view = View(place.within, copy)
         try:
             view.add(directory)
         except ViewError as exc:
             rendered.problems.append(
                 RenderProblem(chart_file, 1, 1, f"the chart was not rendered: {exc}", Severity.WARNING)
             )
-            return rendered
+            return None
         argv[3] = view.inside(directory)
         result = run(argv, cwd=argv[3], timeout=options.timeout)
         refused = _refuses_default_namespace(result.returncode, result.stderr, settings)
@@ -167,19 +253,13 @@ def render_chart(directory: str, display: str, options: RenderOptions, helm: Too
                 # rendered there, or stopped by what comes next: that is the failure to judge
                 result = retried
                 rendered.problems.append(_in_its_namespace(chart_file, place.name, refused))
+        result = replace(result, stderr=view.unmasked(result.stderr))
     rendered.problems.extend(left_out(view, directory, display))
     unfinished = stopped(result, chart_file, "helm template", "chart", options.timeout)
     if unfinished is not None:
         rendered.problems.append(unfinished)
-        return rendered
-    if result.returncode != 0:
-        rendered.problems.append(failure(view.unmasked(result.stderr), place, chart_file, settings))
-        return rendered
-    rendered.output = result.stdout
-    rendered.mapper = partial(
-        map_documents, places=(place,), fix_values=not settings.values and not settings.set_values
-    )
-    return rendered
+        return None
+    return result
 
 
 def _refuses_default_namespace(returncode: int, stderr: str, settings: ChartSettings) -> str:
@@ -225,7 +305,15 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
         )
         return RenderProblem(chart_file, 1, 1, message, Severity.WARNING)
     own_text = any(marker in text for marker in _CHART_TEXT)
-    unset = _unset_value(stderr, place) if not own_text and not settings.values and not settings.set_values else None
+    if settings.label and not own_text:  # a fault in the chart's text is the same in every release: said once
+        # rendered with what the release gives: a value it leaves to what gpulint does not read (a secret, an
+        # entry with a template, the cluster) may be the one the template lacks
+        message += (
+            f"; rendered as {settings.label} with the values given there, so the chart was not checked as it "
+            "installs - give the rest of its values under render.charts in .gpulint.yaml, or --values/--set"
+        )
+        severity = Severity.WARNING
+    unset = _unset_value(stderr, place) if not own_text and not settings.given else None
     if unset is not None and unset.misspelt:
         message += (
             f"; the template reads .Values.{unset.value}, which values.yaml does not write and nothing in the "
@@ -252,7 +340,7 @@ def failure(stderr: str, place: ChartPlace, chart_file: str, settings: ChartSett
             return RenderProblem(
                 found[1], 1, 1, f"{message} (line {yaml_error.group('line')} of the template's output)", severity
             )
-    if not own_text and ("execution error" in text or "executing" in text):  # a value maybe ours to give
+    if not own_text and not settings.label and ("execution error" in text or "executing" in text):
         message += (
             f" (rendered as release '{settings.release or DEFAULT_RELEASE}' in namespace "
             f"'{settings.namespace or 'default'}': give this chart's values, release or namespace under "
@@ -305,16 +393,23 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
     values.yaml does not write it at all (`helm install -f recipe/values.yaml CHART`). Or the template reads the
     cluster (.Capabilities, lookup). A key values.yaml does not write that is a misspelling of one it writes at
     the same level (`imgae` beside `image`), which nothing in the repository gives, is the template's typo:
-    ``misspelt``, an error. A value that is set (a wrong type) is no sign either way: None, an error. Only the
-    chart's own templates (not a subchart's, which its parent's values may fill) are read; in an error raised
-    inside an `include`, the innermost template."""
+    ``misspelt``, an error. A value that is set (a wrong type) is no sign either way: None, an error. A template of
+    the chart or of a subchart one level down (judged by the values its parent passes it, _PassedValues) is read;
+    in an error raised inside an `include`, the innermost template."""
     if "execution error" not in stderr and "executing" not in stderr:
         return None
     placed = [(m, found) for m in _ERROR_PLACE.finditer(stderr) if (found := place.file(m.group("file")))]
     if not placed:
         return None
     match, found = placed[-1]
-    if match.group("file").split("/")[1] != "templates":
+    parts = match.group("file").split("/")
+    if parts[1] == "charts" and len(parts) > 4 and parts[3] == "templates":  # a subchart's: its parent's values
+        section = _PassedValues.of(place, parts[2])
+        if section is None:
+            return None
+    elif parts[1] == "templates":
+        section = None
+    else:
         return None
     lines = _read_template(found[0])
     number = int(match.group("line"))
@@ -328,53 +423,120 @@ def _unset_value(stderr: str, place: ChartPlace) -> _Unset | None:
     code = [_STRINGS.sub('""', part) for part in (node, action, condition)]  # a message names, it does not read
     read = [m.group(1)[1:] for part in code for m in _VALUES_READ.finditer(part)]
     read += _variables_read(node, lines)
-    read = list(dict.fromkeys(read))[:MAX_VALUES_READ]  # each one may walk the repository's values files
+    read = list(dict.fromkeys(read))[:MAX_VALUES_READ]
     shown = (found[1], number, column + 1)
     if _CLUSTER.search(action) or _CLUSTER.search(condition):
         return _Unset(*shown, "", "", cluster=True)
-    values_path = os.path.join(place.directory, "values.yaml")
-    if read and not place.readable(values_path):
-        return _Unset(*shown, read[0], "the chart has no values.yaml")
-    values_lines = _read_template(values_path) if place.readable(values_path) else []
-    if values_lines is None:
-        return None
-    loaded = load_bytes(values_path, "\n".join(values_lines).encode())
-    documents = [d.data for d in loaded.documents if d.data is not None]
-    if read and not loaded.problems and not documents:  # an empty values.yaml: every value comes from the installer
-        return _Unset(*shown, read[0], "the chart has no values.yaml")
-    values = documents[0] if documents and not loaded.problems else None  # None: values.yaml not read
+    if section is not None:
+        values: Any = section.values
+        said = section.said
+        if read and not values:
+            return _Unset(*shown, read[0], f"neither the subchart's values.yaml nor {said} writes any")
+    else:
+        said = "values.yaml"
+        values_path = os.path.join(place.directory, "values.yaml")
+        if read and not place.readable(values_path):
+            return _Unset(*shown, read[0], "the chart has no values.yaml")
+        values_lines = _read_template(values_path) if place.readable(values_path) else []
+        if values_lines is None:
+            return None
+        loaded = load_bytes(values_path, "\n".join(values_lines).encode())
+        documents = [d.data for d in loaded.documents if d.data is not None]
+        if read and not loaded.problems and not documents:  # an empty values.yaml: every value is the installer's
+            return _Unset(*shown, read[0], "the chart has no values.yaml")
+        values = documents[0] if documents and not loaded.problems else None  # None: values.yaml not read
     for value in read if values is not None else ():
         if _left_empty(values, value.split(".")):
-            return _Unset(*shown, value, "values.yaml leaves it empty")
-    required = _required_values(stderr, place)
+            return _Unset(*shown, value, f"{said} leaves it empty")
+    required = _required_values(stderr, place, section.directory if section else place.directory)
     if required:
         return _Unset(*shown, required[0], "its template asks for it with `required`")
     root = place.within or boundary(place.directory)
+    elsewhere = GivenElsewhere(place.directory, root)  # read once for all the values judged
     for value in read if values is not None else ():
         keys = value.split(".")
+        asked = section.installed(keys) if section else keys  # as the parent's install gives it
         missing = _missing_at(values, keys)
         if missing is None:
             current = dig(values, *keys)
-            given = given_elsewhere(place.directory, root, keys, current) if current is not None else None
+            given = elsewhere.find(asked, current) if current is not None else None
             if given is not None:  # the chart's default is one the repository's install does not keep
                 return _Unset(
-                    *shown, value, f"values.yaml sets {json.dumps(current)}; {given} gives another", overridden=True
+                    *shown, value, f"{said} sets {json.dumps(current)}; {given} gives another", overridden=True
                 )
             continue
         depth, level = missing
         writer = written_by_program(root, keys[depth])
         if writer is not None:
             return _Unset(
-                *shown, value, f"values.yaml has none; {writer} writes it to the values the chart is rendered with"
+                *shown, value, f"{said} has none; {writer} writes it to the values the chart is rendered with"
             )
-        given = given_elsewhere(place.directory, root, keys)
+        given = elsewhere.find(asked)
         if given is not None:
-            return _Unset(*shown, value, f"values.yaml has none; {given} gives it")
+            return _Unset(*shown, value, f"{said} has none; {given} gives it")
         misspelt = typo_of(keys[depth], [k for k in level if isinstance(k, str)])
         if misspelt is not None:
             return _Unset(*shown, value, "", misspelt=misspelt)
-        return _Unset(*shown, value, f"values.yaml does not write '{'.'.join(keys[: depth + 1])}'")
+        return _Unset(*shown, value, f"{said} does not write '{'.'.join(keys[: depth + 1])}'")
     return None
+
+
+@dataclass(frozen=True)
+class _PassedValues:
+    """A subchart's values as helm renders it inside its parent (pkg/chart/v2/util/coalesce.go): its own
+    values.yaml under the parent's section for it (the dependency's alias, else its name) and the parent's
+    `global:` (which the parent's wins)."""
+
+    directory: str  # the subchart's, on disk
+    key: str  # the parent's section for it
+    values: dict[str, Any]
+    said: str  # how a message names them
+
+    @staticmethod
+    def of(place: ChartPlace, key: str) -> _PassedValues | None:
+        """``key``: the subchart as helm names it in template paths, the parent's section for its values."""
+        directory = os.path.join(place.directory, "charts", subchart_folder(place.directory, key))
+        own, parent = _values_mapping(place, directory), _values_mapping(place, place.directory)
+        if own is None or parent is None:
+            return None  # a values.yaml that does not read: nothing to judge by
+        values = _coalesced(own, mapping(parent.get(key)))
+        if isinstance(own.get("global"), dict) or isinstance(parent.get("global"), dict):
+            values["global"] = _coalesced(mapping(own.get("global")), mapping(parent.get("global")))
+        said = f"its parent's '{key}:' and 'global:' over its values.yaml"
+        return _PassedValues(directory, key, values, said)
+
+    def installed(self, keys: list[str]) -> list[str]:
+        """The keys an install of the parent sets the value at (`--set SUB.x`, `global.x` as written)."""
+        return keys if keys[:1] == ["global"] else [self.key, *keys]
+
+
+def _values_mapping(place: ChartPlace, directory: str) -> dict[str, Any] | None:
+    """A chart's values.yaml as a mapping ({} when it has none or it is empty; None when it does not read)."""
+    path = os.path.join(directory, "values.yaml")
+    if not place.readable(path):
+        return {}
+    lines = _read_template(path)
+    if lines is None:
+        return None
+    loaded = load_bytes(path, "\n".join(lines).encode())
+    documents = [d.data for d in loaded.documents if d.data is not None]
+    if loaded.problems or (documents and not isinstance(documents[0], dict)):
+        return None
+    return documents[0] if documents else {}
+
+
+def _coalesced(defaults: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """Helm's merge of values given over a chart's defaults: mappings merged key by key, anything else replaced,
+    a null deleting the key."""
+    merged = dict(defaults)
+    for key, value in given.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _coalesced(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 # `{{ fail "..." }}`, `{{- fail (printf ...) }}`: the chart stops on purpose; the `if` around it says when
@@ -426,17 +588,17 @@ _EXECUTION_MESSAGE = re.compile(r"execution error at \([^)]*\): (?P<message>[^\n
 MAX_TEMPLATES = 500
 
 
-def _required_values(stderr: str, place: ChartPlace) -> list[str]:
+def _required_values(stderr: str, place: ChartPlace, chart: str) -> list[str]:
     """The values read by the chart's own `required` call whose message helm printed (``required "A value is
     required for .Values.ingressClass" .Values.ingressClass``, or a pipeline ending in ``| required "..."``): the
-    chart's author asks the installer for them. Its templates folder is read (helpers included), not a
-    subchart's."""
+    chart's author asks the installer for them. The templates folder of ``chart`` (the chart or the subchart whose
+    template failed) is read, helpers included."""
     found = _EXECUTION_MESSAGE.search(stderr)
     if found is None:
         return []
     message = found.group("message").strip()
     call = re.compile(r"required\s+(?:\"" + re.escape(message) + r"\"|`" + re.escape(message) + "`)")
-    templates = os.path.join(place.directory, "templates")
+    templates = os.path.join(chart, "templates")
     names: list[str] = []
     for directory, subdirectories, files in os.walk(templates):
         subdirectories.sort()

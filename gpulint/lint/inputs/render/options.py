@@ -21,6 +21,16 @@ class ChartSettings:
     set_values: tuple[str, ...] = ()
     release: str = ""
     namespace: str = ""
+    # a release the repository gives the chart (gpulint.lint.inputs.render.releases): its values files and inline
+    # values, in helm's order, before ``values``; its --set-string values; where it is given
+    layers: tuple[str | dict[str, Any], ...] = ()
+    set_strings: tuple[str, ...] = ()
+    label: str = ""
+
+    @property
+    def given(self) -> bool:
+        """Values other than the chart's own values.yaml."""
+        return bool(self.values or self.set_values or self.layers or self.set_strings)
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,12 @@ class RenderOptions:
 
     def with_overrides(self, **changes: Any) -> RenderOptions:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def configured(self, directory: str) -> bool:
+        """The chart has settings under render.charts in .gpulint.yaml (they win over the releases found)."""
+        import os
+
+        return os.path.realpath(directory) in self.charts
 
     def for_chart(self, directory: str) -> ChartSettings:
         """The configured settings of this chart, plus the command line's values (which come last,

@@ -111,6 +111,7 @@ class Rendered:
     fix_refusal: str = ""  # why --fix does not edit this render's sources
     # documents of the chart's own files read beside its output: values that make pods (kube/jupyterhub)
     held: list[LoadedFile] = field(default_factory=list)
+    release: str = ""  # the release the repository gives the chart, as labelled (render/releases): its own unit
 
     def loaded(self, loaded: LoadedFile) -> LoadedFile:
         if self.mapper is not None:
@@ -120,7 +121,8 @@ class Rendered:
             loaded.documents.extend(held.documents)
             loaded.texts[held.path] = held.text
         for document in loaded.documents:  # one `helm template` (a release) or `kustomize build` (an overlay)
-            document.render = self.directory
+            document.render = f"{self.directory} ({self.release})" if self.release else self.directory
+            document.release = self.release
         loaded.problems.extend(problem.as_load_problem() for problem in self.problems)
         loaded.texts.update(self.texts)
         return loaded

@@ -13,9 +13,11 @@ most MAX_FILES files, the first MAX_BYTES of each; no link followed.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from gpulint.kube.fields import dig
 from gpulint.lint.inputs.file_walk import read_head
@@ -35,36 +37,62 @@ _NOT_VALUES = frozenset({"Chart.yaml", "Chart.lock", "requirements.yaml", "kusto
 ABSENT = object()  # the chart's values.yaml does not write the value
 
 
-def given_elsewhere(chart: str, root: str, keys: list[str], current: object = ABSENT) -> str | None:
-    """The first file (relative to ``root``) that gives the value at ``keys`` otherwise than values.yaml does
-    (``current``): a YAML file other than the chart's values.yaml whose mapping holds another value there, or a
-    text passing ``--set KEY=VALUE`` (also --set-string, --set-json, one of a comma-separated list) with another
-    value; None when nothing does."""
-    if not keys or not all(re.fullmatch(r"[A-Za-z_][\w-]*", key) for key in keys):
-        return None
-    dotted = re.escape(".".join(keys))
-    flag = re.compile(
-        r"--set(?:-string|-json|-file)?[=\s]+['\"]?(?:[^\s,'\"]+=[^\s,'\"]*,)*" + dotted + r"=(?P<value>[^\s,'\"]*)"
-    )
-    own = os.path.realpath(os.path.join(chart, "values.yaml"))
-    for count, path in enumerate(_candidates(chart, root)):
-        if count >= MAX_FILES:
+@dataclass(frozen=True)
+class _Text:
+    path: str  # relative to the repository root
+    text: str
+    values: tuple[object, ...]  # its YAML documents, when it is a values file other than the chart's values.yaml
+
+
+class GivenElsewhere:
+    """The chart's candidate files, read once (lazily, at the first key asked about) and searched per key:
+    a failing chart asks about up to MAX_VALUES_READ values, each of which would otherwise walk them again."""
+
+    def __init__(self, chart: str, root: str) -> None:
+        self.chart = chart
+        self.root = root
+        self._texts: list[_Text] | None = None
+
+    def texts(self) -> list[_Text]:
+        if self._texts is None:
+            own = os.path.realpath(os.path.join(self.chart, "values.yaml"))
+            self._texts = []
+            for path in itertools.islice(_candidates(self.chart, self.root), MAX_FILES):
+                raw = read_head(path, MAX_BYTES)
+                if not raw:
+                    continue
+                values: tuple[object, ...] = ()
+                if (
+                    path.endswith(_VALUES_FILES)
+                    and os.path.basename(path) not in _NOT_VALUES
+                    and os.path.realpath(path) != own
+                ):
+                    values = tuple(d.data for d in load_bytes(path, raw).documents if isinstance(d.data, dict))
+                text = raw.decode("utf-8", "replace")
+                self._texts.append(_Text(os.path.relpath(path, self.root), text, values))
+        return self._texts
+
+    def find(self, keys: list[str], current: object = ABSENT) -> str | None:
+        """The first file (relative to the root) that gives the value at ``keys`` otherwise than values.yaml does
+        (``current``): a YAML file other than the chart's values.yaml whose mapping holds another value there, or a
+        text passing ``--set KEY=VALUE`` (also --set-string, --set-json, one of a comma-separated list) with
+        another value; None when nothing does."""
+        if not keys or not all(re.fullmatch(r"[A-Za-z_][\w-]*", key) for key in keys):
             return None
-        raw = read_head(path, MAX_BYTES)
-        if not raw:
-            continue
-        if any(_differs(_scalar(m.group("value")), current) for m in flag.finditer(raw.decode("utf-8", "replace"))):
-            return os.path.relpath(path, root)
-        values_file = path.endswith(_VALUES_FILES) and os.path.basename(path) not in _NOT_VALUES
-        if values_file and os.path.realpath(path) != own and _holds(path, raw, keys, current):
-            return os.path.relpath(path, root)
-    return None
-
-
-def _holds(path: str, raw: bytes, keys: list[str], current: object) -> bool:
-    loaded = load_bytes(path, raw)
-    found = [dig(d.data, *keys) for d in loaded.documents if isinstance(d.data, dict)]
-    return any(value is not None and _differs(value, current) for value in found)
+        dotted = ".".join(keys)
+        flag = re.compile(
+            r"--set(?:-string|-json|-file)?[=\s]+['\"]?(?:[^\s,'\"]+=[^\s,'\"]*,)*"
+            + re.escape(dotted)
+            + r"=(?P<value>[^\s,'\"]*)"
+        )
+        for candidate in self.texts():
+            if dotted in candidate.text and any(
+                _differs(_scalar(m.group("value")), current) for m in flag.finditer(candidate.text)
+            ):
+                return candidate.path
+            if any(_differs(found, current) for data in candidate.values if (found := dig(data, *keys)) is not None):
+                return candidate.path
+        return None
 
 
 def _differs(value: object, current: object) -> bool:

@@ -1,0 +1,449 @@
+"""Releases: a chart of the repository installed with values the repository gives it elsewhere, read, never run.
+
+A chart's values.yaml holds its defaults; the values it is deployed with are often written beside the tool that
+installs it. One table, SOURCES, says for each such tool where the chart's path and its values are:
+
+- helmfile (`helmfile.yaml`, `helmfile.yaml.gotmpl`, `helmfile.d/*`): `releases[].chart` a local path (relative to
+  the helmfile), `values` files and inline maps, `set` (helmfile pkg/state/state.go ReleaseSpec);
+- Argo CD `Application` (and an `ApplicationSet`'s template): `spec.source(s).path` a chart of this repository
+  (relative to its root), `helm.valueFiles` (relative to the chart), `helm.values` (a string) or
+  `helm.valuesObject` (which wins), `helm.parameters` (`--set`; `forceString`: `--set-string`), release name
+  `helm.releaseName` else the Application's name, namespace `destination.namespace` (argo-cd
+  reposerver/repository/repository.go helmTemplate: value files, then values, then parameters);
+- Flux `HelmRelease` (helm.toolkit.fluxcd.io): `spec.chart.spec.chart` a local path of a GitRepository (this
+  repository, relative to its root), `valuesFiles`, then `valuesFrom` (a ConfigMap or Secret of the repository,
+  key `valuesKey`, default `values.yaml`; `targetPath` sets one value), then `spec.values` (helm-controller
+  internal/chartutil/values.go ChartValuesFromReferences); release name `releaseName`, else
+  `[targetNamespace-]name`;
+- kustomize `helmCharts`: the chart at `chartHome/name`, `valuesFile`, `additionalValuesFiles`, `valuesInline`
+  (api/types/helmchartargs.go; `valuesMerge: replace` drops the files).
+
+Whether a repository URL names this repository is not knowable from its files: a path that exists in it is taken
+as its own. An entry with a template (`{{`, `${`, Argo's `$values/` reference), a values file missing, or a
+ConfigMap not found is skipped: its values are not known, and the chart renders with its defaults as before.
+
+Bounded: at most MAX_FILES files visited (`.git`, `node_modules`, `vendor`, hidden folders and charts' `templates/`
+skipped, no link followed), files of at most MAX_BYTES, at most MAX_RELEASES per chart.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.workloads import api_group
+from gpulint.lint.inputs.file_walk import read_head
+from gpulint.lint.inputs.loader import LocatedDocument, load_bytes
+from gpulint.lint.paths import is_within
+
+MAX_FILES = 5000
+MAX_BYTES = 512 * 1024
+MAX_RELEASES = 8
+_SKIPPED = frozenset({"node_modules", "vendor", "templates", "__pycache__"})
+_YAML = (".yaml", ".yml", ".gotmpl")
+_HELMFILE = re.compile(r"^helmfile(?:\.[\w-]+)*\.(?:ya?ml|gotmpl)$")
+_KUSTOMIZATION = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+# Markers that a YAML file may hold a ConfigMap or Secret a valuesFrom names.
+_HOLDERS = (b"ConfigMap", b"Secret", b"configMapGenerator")
+
+Layer = str | dict[str, Any]  # a values file (absolute path) or values written inline, in the order helm merges them
+
+
+@dataclass(frozen=True)
+class Release:
+    chart: str  # the chart's directory (real path)
+    name: str  # the release name ('': helm template's default)
+    namespace: str
+    layers: tuple[Layer, ...]
+    set_values: tuple[str, ...] = ()  # --set
+    set_strings: tuple[str, ...] = ()  # --set-string
+    origin: str = ""  # where it is given: "deploy/helmfile.yaml:12", relative to the repository
+
+    @property
+    def label(self) -> str:
+        return f"release '{self.name or 'release-name'}' of {self.origin}"
+
+
+@dataclass
+class _File:
+    path: str  # absolute
+    documents: list[LocatedDocument]
+    readers: tuple[Callable[[_Scan, _File], Iterator[Release]], ...] = ()
+
+
+@dataclass
+class _Scan:
+    root: str
+    sources: list[_File] = field(default_factory=list)  # files that may give releases
+    holders: list[_File] | None = None  # files that may hold ConfigMaps and Secrets (read when first asked)
+    candidates: list[str] = field(default_factory=list)  # every YAML file visited, for the holders
+
+
+def _templated(value: Any) -> bool:
+    if isinstance(value, str):
+        return "{{" in value or "${" in value or value.startswith("$")
+    if isinstance(value, dict):
+        return any(_templated(k) or _templated(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_templated(v) for v in value)
+    return False
+
+
+def _line(document: LocatedDocument, path: tuple[Any, ...]) -> int:
+    try:
+        return document.locate(path)[0]
+    except (IndexError, KeyError, TypeError, ValueError):
+        return 1
+
+
+def _chart_dir(root: str, base: str, relative: Any) -> str | None:
+    """A local chart's real directory: ``relative`` to ``base``, a folder with a Chart.yaml inside the repository."""
+    if not isinstance(relative, str) or not relative or _templated(relative) or "://" in relative:
+        return None
+    directory = os.path.realpath(os.path.join(base, relative))
+    if not is_within(directory, root) or not os.path.isfile(os.path.join(directory, "Chart.yaml")):
+        return None
+    return directory
+
+
+def _values_file(root: str, base: str, relative: Any) -> str | None:
+    if not isinstance(relative, str) or not relative or _templated(relative) or "://" in relative:
+        return None
+    path = os.path.realpath(os.path.join(base, relative))
+    if not is_within(path, root) or not os.path.isfile(path) or os.path.getsize(path) > MAX_BYTES:
+        return None  # out of the repository (a link), not a file, or larger than helm values are
+    return path
+
+
+def _set_value(name: Any, value: Any) -> str | None:
+    """``name=value`` as `--set` reads it (a comma in the value escaped, as Argo CD and helmfile escape it)."""
+    if not isinstance(name, str) or not name or _templated(name) or _templated(value):
+        return None
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    if not isinstance(value, (str, int, float)):
+        return None
+    return f"{name}={str(value).replace(',', chr(92) + ',')}"
+
+
+# ---------------------------------------------------------------------------------------------- the sources
+
+
+def _helmfile(scan: _Scan, found: _File) -> Iterator[Release]:
+    base = os.path.dirname(found.path)
+    for document in found.documents:
+        for index, entry in enumerate(sequence(mapping(document.data).get("releases"))):
+            entry = mapping(entry)
+            chart = _chart_dir(scan.root, base, entry.get("chart"))
+            if chart is None or _templated(entry.get("name")) or _templated(entry.get("namespace")):
+                continue
+            if "valuesTemplate" in entry or "setTemplate" in entry or entry.get("installed", True) is not True:
+                continue  # values helmfile computes, or a release not installed (or installed on a condition)
+            layers: list[Layer] = []
+            for item in sequence(entry.get("values")):
+                if isinstance(item, dict) and not _templated(item):
+                    layers.append(item)
+                elif (path := _values_file(scan.root, base, item)) is not None and not path.endswith(".gotmpl"):
+                    layers.append(path)
+                else:
+                    break
+            else:
+                sets = [_set_value(mapping(s).get("name"), mapping(s).get("value")) for s in sequence(entry.get("set"))]
+                if None in sets or not (layers or sets):
+                    continue
+                yield Release(
+                    chart,
+                    text(entry.get("name")),
+                    text(entry.get("namespace")),
+                    tuple(layers),
+                    tuple(s for s in sets if s),
+                    origin=_origin(scan, found, document, ("releases", index)),
+                )
+
+
+def _argo(scan: _Scan, found: _File) -> Iterator[Release]:
+    for document in found.documents:
+        data = mapping(document.data)
+        if api_group(text(data.get("apiVersion"))) != "argoproj.io":
+            continue
+        kind = text(data.get("kind"))
+        prefix: tuple[Any, ...] = ("spec",)
+        if kind == "ApplicationSet":
+            prefix = ("spec", "template", "spec")
+            name = dig(data, "spec", "template", "metadata", "name")
+            name = name if isinstance(name, str) and not _templated(name) else text(dig(data, "metadata", "name"))
+        elif kind == "Application":
+            name = text(dig(data, "metadata", "name"))
+        else:
+            continue
+        spec = mapping(dig(data, *prefix))
+        namespace = dig(spec, "destination", "namespace")
+        namespace = namespace if isinstance(namespace, str) and not _templated(namespace) else ""
+        sources: list[tuple[tuple[Any, ...], Any]] = [(("source",), spec.get("source"))] if "source" in spec else []
+        sources += [(("sources", i), s) for i, s in enumerate(sequence(spec.get("sources")))]
+        for where, source in sources:
+            release = _argo_source(scan, mapping(source), name, namespace)
+            if release is not None:
+                yield replace(release, origin=_origin(scan, found, document, (*prefix, *where)))
+
+
+def _argo_source(scan: _Scan, source: dict[str, Any], name: str, namespace: str) -> Release | None:
+    helm = mapping(source.get("helm"))
+    chart = _chart_dir(scan.root, scan.root, source.get("path"))
+    if chart is None or not helm or source.get("chart"):
+        return None
+    release = helm.get("releaseName")
+    if release is not None and (not isinstance(release, str) or _templated(release)):
+        return None
+    layers: list[Layer] = []
+    for item in sequence(helm.get("valueFiles")):
+        path = _values_file(scan.root, chart, item)
+        if path is None:
+            if helm.get("ignoreMissingValueFiles") is True and isinstance(item, str) and not _templated(item):
+                continue
+            return None
+        layers.append(path)
+    if isinstance(helm.get("valuesObject"), dict):  # Argo CD: valuesObject wins over values
+        inline: Any = helm["valuesObject"]
+    elif isinstance(helm.get("values"), str) and helm["values"].strip():
+        loaded = load_bytes("values", helm["values"].encode()[:MAX_BYTES])
+        documents = [d.data for d in loaded.documents if d.data is not None]
+        if loaded.problems or len(documents) != 1:
+            return None
+        inline = documents[0]
+    else:
+        inline = None
+    if inline is not None:
+        if not isinstance(inline, dict) or _templated(inline):
+            return None
+        layers.append(inline)
+    sets: list[str] = []
+    strings: list[str] = []
+    for parameter in map(mapping, sequence(helm.get("parameters"))):
+        said = _set_value(parameter.get("name"), parameter.get("value"))
+        if said is None:
+            return None
+        (strings if parameter.get("forceString") is True else sets).append(said)
+    if not (layers or sets or strings):
+        return None  # nothing the chart's defaults do not say
+    return Release(chart, release or name, namespace, tuple(layers), tuple(sets), tuple(strings))
+
+
+def _flux(scan: _Scan, found: _File) -> Iterator[Release]:
+    for document in found.documents:
+        data = mapping(document.data)
+        if api_group(text(data.get("apiVersion"))) != "helm.toolkit.fluxcd.io" or data.get("kind") != "HelmRelease":
+            continue
+        spec = mapping(data.get("spec"))
+        chart_spec = mapping(dig(spec, "chart", "spec"))
+        if text(dig(chart_spec, "sourceRef", "kind")) != "GitRepository":
+            continue
+        chart = _chart_dir(scan.root, scan.root, chart_spec.get("chart"))
+        name, namespace = text(dig(data, "metadata", "name")), text(dig(data, "metadata", "namespace"))
+        target = text(spec.get("targetNamespace"))
+        if chart is None or _templated([name, namespace, target, spec.get("releaseName")]):
+            continue
+        layers: list[Layer] = []
+        sets: list[str] = []
+        files = [
+            *sequence(chart_spec.get("valuesFiles")),
+            *([chart_spec["valuesFile"]] if "valuesFile" in chart_spec else []),
+        ]
+        paths = [_values_file(scan.root, scan.root, item) for item in files]
+        if None in paths:
+            continue
+        layers += [p for p in paths if p]
+        known = True
+        for reference in map(mapping, sequence(spec.get("valuesFrom"))):
+            given = _held_values(scan, reference, namespace)
+            if given is None:
+                known = reference.get("optional") is True
+                if not known:
+                    break
+                continue
+            target_path = text(reference.get("targetPath"))
+            if target_path:
+                said = _set_value(target_path, given)
+                if said is None:
+                    known = False
+                    break
+                sets.append(said)
+            elif isinstance(given, dict):
+                layers.append(given)
+            else:
+                known = False
+                break
+        values = spec.get("values")
+        if not known or (values is not None and (not isinstance(values, dict) or _templated(values))):
+            continue
+        if values:
+            layers.append(values)
+        if not (layers or sets):
+            continue
+        release = text(spec.get("releaseName")) or (f"{target}-{name}" if target else name)
+        yield Release(
+            chart, release, target or namespace, tuple(layers), tuple(sets), origin=_origin(scan, found, document, ())
+        )
+
+
+def _held_values(scan: _Scan, reference: dict[str, Any], namespace: str) -> Any:
+    """What a valuesFrom reference reads: the key (default values.yaml) of a ConfigMap or Secret written in the
+    repository (a manifest, or a kustomize configMapGenerator's file), parsed as values when it has no targetPath."""
+    kind, name = text(reference.get("kind")), text(reference.get("name"))
+    key = text(reference.get("valuesKey")) or "values.yaml"
+    if kind not in ("ConfigMap", "Secret") or not name or _templated([name, key]):
+        return None
+    for raw in _held(scan, kind, name, namespace, key):
+        if reference.get("targetPath"):
+            return raw
+        loaded = load_bytes(key, raw.encode()[:MAX_BYTES])
+        documents = [d.data for d in loaded.documents if d.data is not None]
+        if not loaded.problems and len(documents) == 1 and isinstance(documents[0], dict):
+            return None if _templated(documents[0]) else documents[0]
+        return None
+    return None
+
+
+def _held(scan: _Scan, kind: str, name: str, namespace: str, key: str) -> Iterator[str]:
+    if scan.holders is None:
+        scan.holders = []
+        for path in scan.candidates:
+            raw = read_head(path, MAX_BYTES + 1)
+            if len(raw) <= MAX_BYTES and any(marker in raw for marker in _HOLDERS):
+                scan.holders.append(_File(path, load_bytes(path, raw).documents))
+    for found in scan.holders:
+        for document in found.documents:
+            data = mapping(document.data)
+            if os.path.basename(found.path) in _KUSTOMIZATION and kind == "ConfigMap":
+                yield from _generated(found.path, data, name, key, scan.root)
+                continue
+            meta = mapping(data.get("metadata"))
+            if data.get("kind") != kind or meta.get("name") != name:
+                continue
+            if namespace and meta.get("namespace") not in (None, namespace):
+                continue
+            value = mapping(data.get("stringData")).get(key) if kind == "Secret" else None
+            if value is None and kind == "Secret" and isinstance(mapping(data.get("data")).get(key), str):
+                try:
+                    value = base64.b64decode(mapping(data.get("data"))[key], validate=True).decode("utf-8")
+                except (binascii.Error, UnicodeDecodeError):
+                    continue
+            elif value is None:
+                value = mapping(data.get("data")).get(key)
+            if isinstance(value, str):
+                yield value
+
+
+def _generated(kustomization: str, data: dict[str, Any], name: str, key: str, root: str) -> Iterator[str]:
+    """A configMapGenerator's file given under ``key`` (``files: [values.yaml=path]``, or a file of that name)."""
+    base = os.path.dirname(kustomization)
+    for generator in map(mapping, sequence(data.get("configMapGenerator"))):
+        if generator.get("name") != name:
+            continue
+        for entry in sequence(generator.get("files")):
+            if not isinstance(entry, str):
+                continue
+            given, _, path = entry.partition("=") if "=" in entry else (os.path.basename(entry), "", entry)
+            if given != key:
+                continue
+            file = _values_file(root, base, path)
+            raw = read_head(file, MAX_BYTES) if file else b""
+            if raw:
+                yield raw.decode("utf-8", "replace")
+
+
+def _kustomize(scan: _Scan, found: _File) -> Iterator[Release]:
+    base = os.path.dirname(found.path)
+    for document in found.documents:
+        data = mapping(document.data)
+        home = text(mapping(data.get("helmGlobals")).get("chartHome")) or "charts"
+        for index, entry in enumerate(map(mapping, sequence(data.get("helmCharts")))):
+            if not isinstance(entry.get("name"), str) or _templated(entry):
+                continue
+            chart = _chart_dir(scan.root, os.path.join(base, home), entry["name"])
+            if chart is None:
+                continue
+            files = [] if entry.get("valuesMerge") == "replace" else [entry.get("valuesFile")] * ("valuesFile" in entry)
+            files += sequence(entry.get("additionalValuesFiles"))
+            paths = [_values_file(scan.root, base, item) for item in files]
+            inline = entry.get("valuesInline")
+            if None in paths or (inline is not None and not isinstance(inline, dict)):
+                continue
+            layers: list[Layer] = [p for p in paths if p] + ([inline] if inline else [])
+            if layers:
+                origin = _origin(scan, found, document, ("helmCharts", index))
+                yield Release(
+                    chart, text(entry.get("releaseName")), text(entry.get("namespace")), tuple(layers), origin=origin
+                )
+
+
+def _origin(scan: _Scan, found: _File, document: LocatedDocument, path: tuple[Any, ...]) -> str:
+    return f"{os.path.relpath(found.path, scan.root)}:{_line(document, path)}"
+
+
+def _is_helmfile(name: str, raw: bytes, in_helmfile_d: bool) -> bool:
+    return _HELMFILE.match(name) is not None or (in_helmfile_d and name.endswith(_YAML))
+
+
+# Each source: which files may hold it (by name, head and folder), and how its releases are read.
+SOURCES: tuple[tuple[str, Callable[[str, bytes, bool], bool], Callable[[_Scan, _File], Iterator[Release]]], ...] = (
+    ("helmfile", _is_helmfile, _helmfile),
+    ("Argo CD Application", lambda name, raw, _: not name.endswith(".gotmpl") and b"argoproj.io" in raw, _argo),
+    ("Flux HelmRelease", lambda name, raw, _: not name.endswith(".gotmpl") and b"HelmRelease" in raw, _flux),
+    ("kustomize helmCharts", lambda name, raw, _: name in _KUSTOMIZATION and b"helmCharts" in raw, _kustomize),
+)
+
+
+class Releases:
+    """The releases a repository gives its charts, found by one bounded walk (when first asked)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.realpath(root)
+        self._by_chart: dict[str, list[Release]] | None = None
+
+    def of(self, chart: str) -> list[Release]:
+        if self._by_chart is None:
+            self._by_chart = {}
+            scan = _walk(self.root)
+            for found in scan.sources:
+                for read in found.readers:
+                    for release in read(scan, found):
+                        kept = self._by_chart.setdefault(release.chart, [])
+                        if release not in kept:
+                            kept.append(release)
+        return self._by_chart.get(os.path.realpath(chart), [])[:MAX_RELEASES]
+
+
+def _walk(root: str) -> _Scan:
+    scan = _Scan(root)
+    visited = 0
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = sorted(
+            d
+            for d in subdirectories
+            if not d.startswith(".") and d not in _SKIPPED and not os.path.islink(os.path.join(directory, d))
+        )
+        in_helmfile_d = os.path.basename(directory) == "helmfile.d"
+        for name in sorted(files):
+            if not name.endswith(_YAML) and name != "Kustomization":
+                continue
+            visited += 1
+            if visited > MAX_FILES:
+                return scan
+            path = os.path.join(directory, name)
+            if os.path.islink(path):
+                continue
+            scan.candidates.append(path)
+            raw = read_head(path, MAX_BYTES + 1)
+            if len(raw) > MAX_BYTES:
+                continue
+            readers = tuple(read for _what, holds, read in SOURCES if holds(name, raw, in_helmfile_d))
+            if readers:
+                scan.sources.append(_File(path, load_bytes(path, raw).documents, readers))
+    return scan

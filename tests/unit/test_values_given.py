@@ -1,0 +1,31 @@
+"""render/values_given: the chart's candidate files are read once per chart, then searched per value."""
+
+from __future__ import annotations
+
+from gpulint.lint.inputs.render import values_given
+from gpulint.lint.inputs.render.values_given import GivenElsewhere
+
+
+def test_each_file_is_read_once_for_all_the_values_judged(tmp_path, monkeypatch):
+    chart = tmp_path / "deploy" / "charts" / "inference"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: inference\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("model:\n  name: ''\n")
+    (chart / "ci").mkdir()
+    (chart / "ci" / "gpu-values.yaml").write_text("model:\n  name: llama\ngpus: 2\n")
+    (tmp_path / "deploy" / "install.sh").write_text("helm install x ./charts/inference --set image.tag=v1\n")
+    reads: list[str] = []
+    real = values_given.read_head
+
+    def counted(path: str, limit: int) -> bytes:
+        reads.append(path)
+        return real(path, limit)
+
+    monkeypatch.setattr(values_given, "read_head", counted)
+    given = GivenElsewhere(str(chart), str(tmp_path))
+    assert given.find(["model", "name"], "") == "deploy/charts/inference/ci/gpu-values.yaml"
+    assert given.find(["gpus"]) == "deploy/charts/inference/ci/gpu-values.yaml"
+    assert given.find(["image", "tag"]) == "deploy/install.sh"
+    assert given.find(["image", "tag"], "v1") is None  # the same value as the chart's: not another
+    assert given.find(["replicas"]) is None
+    assert reads and len(reads) == len(set(reads))  # five questions, each file read once
