@@ -136,7 +136,7 @@ def test_every_inventory_in_the_repo_loads_the_same_either_way(monkeypatch):
     )
     assert paths
     fast = load_inventory(paths)
-    monkeypatch.setattr(fast_yaml_module, "load_unambiguous", lambda *args: (False, None))
+    monkeypatch.setattr(fast_yaml_module, "load_unambiguous", lambda *args, **kwargs: (False, None))
     slow = load_inventory(paths)
     assert [n.name for n in fast.nodes] == [n.name for n in slow.nodes]
     assert {k: v.data for k, v in fast.node_objects.items()} == {k: v.data for k, v in slow.node_objects.items()}
