@@ -45,9 +45,11 @@ _CONTROL = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 # a few characters occurs: in UTF-8, a byte below 0x80 is always the ASCII character itself.
 _ALL_BUT_CONTROL = bytes(sorted(set(range(256)) - set(_CONTROL)))
 _ALL_BUT_SPECIAL = bytes(sorted(set(range(256)) - set(b"&*!<?%")))
-# For _EMPTY_KEY: its delimiters as "D", blanks and dashes deleted: an empty key leaves "D:" behind (the regex
-# then says whether it is one); none, and the regex's pass over every line's indentation is spared.
-_EMPTY_KEY_TABLE = bytes.maketrans(b"\n{[,", b"DDDD")
+# For _EMPTY_KEY: its delimiters as NUL, blanks and dashes deleted: an empty key leaves NUL ":" behind (the regex
+# then says whether it is one); none, and the regex's pass over every line's indentation is spared. NUL, not a
+# letter: a text with a control character never gets here, while a letter before ":" is in most Nodes' labels
+# (NFD's `feature.node.kubernetes.io/system-os_release.ID: amzn`), which sent every inventory to the regex.
+_EMPTY_KEY_TABLE = bytes.maketrans(b"\n{[,", b"\0\0\0\0")
 _BLANKS = b" \t-"
 # A plain scalar that may resolve to something other than a string, where a plain scalar can
 # start, up to where it must end (end of line, a flow indicator, a comment, or ": " for a key). The
@@ -79,7 +81,7 @@ def load_unambiguous(
     if _DEEP_INDENT in text or "{{" in text or encoded.translate(None, _ALL_BUT_CONTROL):
         return False, None
     specials = bool(encoded.translate(None, _ALL_BUT_SPECIAL))
-    maybe_empty_key = b"D:" in b"D" + encoded.translate(_EMPTY_KEY_TABLE, _BLANKS)
+    maybe_empty_key = b"\0:" in b"\0" + encoded.translate(_EMPTY_KEY_TABLE, _BLANKS)
     del encoded
     if compact is not None and node_images_dropped:
         cut = _cut_node_images(text)
