@@ -12,6 +12,10 @@ YAML 1.1 reads otherwise - ``yes``/``on``/``n``, ``010``, ``1e3``, ``12:30``, no
 anchors, aliases, tags, merge keys, complex keys, directives, several documents, very deep
 indentation); each candidate scalar is resolved by both and must agree. Anything else, and any
 error (duplicate keys, syntax), goes to the full loader, which reports it at its line.
+
+The images cached on each Node, two thirds of its text, are dropped as the inventory keeps it: when
+kubectl printed them, in its one regular shape, they are cut from the text before it is scanned or
+parsed (``_cut_node_images``; 5,000 nodes: 63 -> 23 MB read).
 """
 
 from __future__ import annotations
