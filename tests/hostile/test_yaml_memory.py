@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.manifests import WORKFLOW  # an Argo Workflow whose podSpecPatch holds the YAML
 
 from gpulint.kube.embedded import MAX_EMBEDDED_NODES, NotParsed, load_embedded
@@ -233,3 +235,17 @@ def test_an_inventory_is_not_held_to_the_manifests_node_budget(write, monkeypatc
     assert result.exit_code == 0, result.stderr
     result = run_cli("check", str(inventory))
     assert result.exit_code == 2 and "(max YAML nodes)" in result.stderr
+
+
+@given(st.binary(max_size=300), st.integers(min_value=1, max_value=64))
+@settings(max_examples=200, deadline=None)
+def test_the_bound_counted_a_slice_at_a_time_is_the_bound_of_six_counts(raw, slice_bytes):
+    # the marks are counted in slices (one bytes.translate each) so that a file made of them is never copied whole
+    separators = raw.count(b",") + raw.count(b":") + raw.count(b"-") + raw.count(b"?")
+    expected = 1 + 2 * separators + 3 * (raw.count(b"[") + raw.count(b"{"))
+    original = yaml_budget._COUNTED
+    try:
+        yaml_budget._COUNTED = slice_bytes  # hypothesis runs the examples itself: no fixture around each
+        assert node_bound(raw) == expected
+    finally:
+        yaml_budget._COUNTED = original

@@ -136,7 +136,7 @@ def test_every_inventory_in_the_repo_loads_the_same_either_way(monkeypatch):
     )
     assert paths
     fast = load_inventory(paths)
-    monkeypatch.setattr(fast_yaml_module, "load_unambiguous", lambda *args: (False, None))
+    monkeypatch.setattr(fast_yaml_module, "load_unambiguous", lambda *args, **kwargs: (False, None))
     slow = load_inventory(paths)
     assert [n.name for n in fast.nodes] == [n.name for n in slow.nodes]
     assert {k: v.data for k, v in fast.node_objects.items()} == {k: v.data for k, v in slow.node_objects.items()}
@@ -182,3 +182,19 @@ def test_a_long_plain_scalar_is_judged_without_being_remembered():
         "data": {"cert": certificate, "port": "8080x"}
     }
     assert fast_yaml_module._agree.cache_info().currsize == 1  # "8080x", not the certificate
+
+
+def test_a_key_ending_in_a_capital_letter_does_not_send_the_text_to_the_empty_key_search(monkeypatch):
+    """The search for an empty key (": value" with no key) runs only where a delimiter, blanks or dashes and ":"
+    follow each other; it once ran for most Nodes, whose NFD labels end in "ID:", over the whole text."""
+    import gpulint.lint.inputs.fast_yaml as fast_yaml_module
+
+    class Refused:
+        def search(self, *args: object) -> None:
+            raise AssertionError("searched for an empty key")
+
+    monkeypatch.setattr(fast_yaml_module, "_EMPTY_KEY", Refused())
+    text = "metadata:\n  labels:\n    feature.node.kubernetes.io/system-os_release.ID: amzn\n    DD: x\n"
+    assert load_unambiguous(text) == (True, load_text("node.yaml", text).documents[0].data)
+    with pytest.raises(AssertionError, match="empty key"):
+        load_unambiguous("name:\n  : x\n")

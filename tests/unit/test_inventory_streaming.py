@@ -10,6 +10,8 @@ import json
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpulint.kube.scheduler import NodeInfo
 from gpulint.lint.inputs import fast_yaml
@@ -180,10 +182,157 @@ def test_an_inventory_reads_the_same_nodes_from_json_yaml_and_the_full_loader(tm
     monkeypatch.setattr(fast_yaml, "CHUNK_CHARS", 4096)
     from_json = load_inventory([str(tmp_path / "nodes.json")])
     from_yaml = load_inventory([str(tmp_path / "nodes.yaml")])
-    monkeypatch.setattr(fast_yaml, "load_unambiguous", lambda *args: (False, None))
+    monkeypatch.setattr(fast_yaml, "load_unambiguous", lambda *args, **kwargs: (False, None))
     from_loader = load_inventory([str(tmp_path / "nodes.yaml")])
     for inventory in (from_json, from_yaml, from_loader):
         assert [vars(n) for n in inventory.nodes] == [vars(NodeInfo.from_object(item)) for item in data["items"]]
         assert {k: v.data for k, v in inventory.node_objects.items()} == {
             item["metadata"]["name"]: item for item in compacted(data)["items"]
         }
+
+
+# --- a Node's images cut unread ---------------------------------------------------------------------
+# `kubectl get nodes -o yaml` prints each Node's cached images (two thirds of its text) in one regular shape;
+# compact_item drops them, so the fast reader cuts that text out before it is scanned or parsed. Hypothesis
+# writes Lists in kubectl's layout, the images in its shape and in every way out of it, and the reader must
+# answer as the full loader does with the items compacted, whenever it answers.
+
+KUBELET_NAMES = [
+    "registry.k8s.io/pause:3.9", "nvcr.io/nvidia/k8s-device-plugin@sha256:" + "ab" * 32,
+    "602401143452.dkr.ecr.us-west-2.amazonaws.com/amazon-k8s-cni:v1.19.2", "busybox:1.36", "sha256:" + "0" * 64,
+]  # fmt: skip
+OTHER_NAMES = ["yes", "no", "on", "y", "null", "010", "1e3", "12:30", "1.5", "a b", "x:", "#x", "-x", "'q'", "a/b c"]
+SIZES = ["123456", "0", "999999999999999999"]
+OTHER_SIZES = ["010", "9999999999999999999", "1e3", '"12"', "-1", "0x1F", "1_000"]
+LABELS = ["true", "yes", "010", "8", "nvidia.com/gpu", "a b", "12:30", ""]
+
+
+def plain_or_quoted(value: str, plain: bool) -> str:
+    """Plain whatever it reads as, or as go-yaml prints a string: quoted when YAML would read it otherwise."""
+    if plain and value and value.strip() == value:
+        return value
+    try:
+        same = bool(value) and yaml.safe_load(value) == value
+    except yaml.YAMLError:
+        same = False
+    return value if same else json.dumps(value)
+
+
+@st.composite
+def image_block(draw: st.DrawFn) -> str:
+    """A Node's images as kubectl prints them, or with one thing that is not kubectl's (then it is read, not cut)."""
+    lines = ["    images:\n"]
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        lines.append("    - names:\n")
+        names = draw(st.lists(st.sampled_from(KUBELET_NAMES), min_size=1, max_size=3))
+        lines += [f"      - {name}\n" for name in names]
+        lines.append(f"      sizeBytes: {draw(st.sampled_from(SIZES))}\n")
+    change = draw(st.sampled_from(["kubectl's"] * 7 + ["name", "plain name", "size", "line", "no names"]))
+    names_at = [i for i, line in enumerate(lines) if line.startswith("      - ")]
+    sizes_at = [i for i, line in enumerate(lines) if line.startswith("      sizeBytes")]
+    if change in ("name", "plain name"):
+        name = plain_or_quoted(draw(st.sampled_from(OTHER_NAMES)), plain=change == "plain name")
+        lines[draw(st.sampled_from(names_at))] = f"      - {name}\n"
+    elif change == "size":
+        lines[draw(st.sampled_from(sizes_at))] = f"      sizeBytes: {draw(st.sampled_from(OTHER_SIZES))}\n"
+    elif change == "line":
+        lines.insert(draw(st.integers(min_value=1, max_value=len(lines))), draw(st.sampled_from(OUT_OF_SHAPE)))
+    elif change == "no names":
+        lines = ["    images:\n", "    - names: []\n", "      sizeBytes: 1\n"]
+    return "".join(lines)
+
+
+OUT_OF_SHAPE = [
+    "\n",
+    "    # a comment\n",
+    "      sizeBytes: 1\n",
+    "      names: []\n",
+    "    - names:\n",
+    "       - x/y\n",
+]
+
+
+@st.composite
+def kubectl_node(draw: st.DrawFn, index: int) -> str:
+    version = draw(st.sampled_from(["v1"] * 6 + ["v1beta1"]))
+    kind = draw(st.sampled_from(["Node"] * 6 + ["Pod"]))
+    label = plain_or_quoted(draw(st.sampled_from(LABELS)), draw(st.sampled_from([False, False, False, True])))
+    where = draw(st.sampled_from(["status"] * 12 + ["metadata", "spec", "twice", "none", "quoted", "flow"]))
+    images = draw(image_block())
+    text = f"- apiVersion: {version}\n  kind: {kind}\n  metadata:\n"
+    if where == "metadata":
+        text += images
+    if where == "quoted":  # an annotation whose double-quoted text runs over lines shaped like images
+        text += '    annotations:\n      note: "x\n' + images + '      y"\n'
+    text += f"    labels:\n      gpu: {label}\n    name: n{index}\n  spec:\n"
+    text += images if where == "spec" else "    unschedulable: false\n"
+    text += '  status:\n    capacity:\n      nvidia.com/gpu: "8"\n'
+    if where in ("status", "twice"):
+        text += images
+    if where == "twice":
+        text += images
+    if where == "flow":
+        text += "    images: []\n"
+    return text + "    nodeInfo:\n      kubeletVersion: v1.33.1\n"
+
+
+@st.composite
+def kubectl_lists(draw: st.DrawFn) -> str:
+    nodes = [draw(kubectl_node(i)) for i in range(draw(st.integers(min_value=1, max_value=4)))]
+    tail = draw(st.sampled_from(['kind: List\nmetadata:\n  resourceVersion: ""\n', "kind: List\n", ""]))
+    return "apiVersion: v1\nitems:\n" + "".join(nodes) + tail
+
+
+def compacted_by_the_loader(text: str) -> dict | None:
+    loaded = load_text("nodes.yaml", text)
+    if loaded.problems or len(loaded.documents) != 1:
+        return None
+    data = copy.deepcopy(loaded.documents[0].data)
+    data["items"] = [compact_item(item) for item in data["items"]]
+    return data
+
+
+@settings(max_examples=300, deadline=None)
+@given(kubectl_lists(), st.sampled_from([1, 1 << 20]))
+@pytest.mark.slow
+def test_node_images_cut_unread_answer_as_the_loader_with_the_nodes_compacted(text, chunk):
+    original = fast_yaml.CHUNK_CHARS
+    try:
+        fast_yaml.CHUNK_CHARS = chunk  # hypothesis runs the examples itself: no fixture around each
+        fast, data = fast_yaml.load_unambiguous(text, compact_item, node_images_dropped=True)
+    finally:
+        fast_yaml.CHUNK_CHARS = original
+    if not fast:
+        return
+    expected = compacted_by_the_loader(text)
+    assert expected is not None, text
+    assert data == expected, text
+    assert repr(data) == repr(expected), text  # types too: "010" vs 8 vs 10
+
+
+def test_kubectl_printed_images_are_cut_and_nothing_else_is(monkeypatch):
+    images = "    images:\n    - names:\n      - registry.k8s.io/pause:3.9\n      sizeBytes: 123\n"
+    node = "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n{i}\n  status:\n{images}    nodeInfo: {{}}\n"
+    text = "apiVersion: v1\nitems:\n" + "".join(node.format(i=i, images=images) for i in range(3)) + "kind: List\n"
+    assert fast_yaml._cut_node_images(text).count == 3
+    fast, data = fast_yaml.load_unambiguous(text, compact_item, node_images_dropped=True)
+    assert fast and data == compacted_by_the_loader(text)
+    # the cut text is never read: a spy on the reader sees no image
+    seen: list[str] = []
+    real = fast_yaml.yaml_rs.loads
+    monkeypatch.setattr(fast_yaml.yaml_rs, "loads", lambda chunk, **kw: seen.append(chunk) or real(chunk, **kw))
+    assert fast_yaml.load_unambiguous(text, compact_item, node_images_dropped=True)[0]
+    assert seen and not any("pause" in chunk for chunk in seen)
+    # images under metadata, a Pod's, a v1beta1 Node's: cut, found out of place, and the text read uncut
+    for moved in (
+        text.replace("  metadata:\n    name: n1\n", "  metadata:\n" + images + "    name: n1\n"),
+        text.replace("kind: Node\n  metadata:\n    name: n2", "kind: Pod\n  metadata:\n    name: n2"),
+        text.replace(
+            "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n0",
+            "- apiVersion: v1beta1\n  kind: Node\n  metadata:\n    name: n0",
+        ),
+    ):
+        seen.clear()
+        fast, data = fast_yaml.load_unambiguous(moved, compact_item, node_images_dropped=True)
+        assert fast and data == compacted_by_the_loader(moved)
+        assert any("pause" in chunk for chunk in seen)

@@ -88,6 +88,27 @@ def test_json_is_held_to_the_inventory_budget_and_counted_outside_its_strings(tm
     assert len(load_inventory([str(path)]).nodes) == 1
 
 
+def test_json_whose_marks_stay_under_the_budget_is_not_counted_outside_its_strings(tmp_path, monkeypatch):
+    """The exact count (a regular expression over the text, and a copy of it: ~15 s for a 20,000-node `kubectl get
+    -o json`) runs only when the JSON's own marks, strings included, pass the budget: dashes and question marks,
+    which YAML's bound counts twice, say nothing of JSON's values."""
+    from gpulint.lint.inputs import yaml_budget
+
+    padded = dict(NODE, metadata={**NODE["metadata"], "annotations": {"a": "-?" * 20_000}})
+    raw = json.dumps({"apiVersion": "v1", "kind": "List", "items": [padded]}).encode()
+    assert yaml_budget.node_bound(raw) > 40_000  # YAML's bound is over the budget below, JSON's is not
+
+    class Refused:
+        def sub(self, *args: object) -> bytes:
+            raise AssertionError("counted outside its strings")
+
+    monkeypatch.setattr(yaml_budget, "_JSON_STRING", Refused())
+    assert yaml_budget.too_many_values(raw, 40_000) is None
+    # past the budget by its marks, it is still counted exactly, and refused only if its values pass it
+    with pytest.raises(AssertionError, match="counted outside its strings"):
+        yaml_budget.too_many_values(raw, 30)
+
+
 def test_a_wide_json_list_of_empty_maps_is_refused_before_it_is_read(tmp_path, manifests, monkeypatch):
     # my own variant: the fast reader's worst shape, ~80 bytes of memory a value; it had no bound but bytes
     monkeypatch.setattr(inventory_module, "MAX_INVENTORY_NODES", 10_000)

