@@ -47,13 +47,15 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulint.kube.commandline import go_flag
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
-from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, max_len_error, qualified_name
+from gpulint.kube.kserve import KSERVE_CONTAINER, KSERVE_FRAMEWORKS
+from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, dns1123_subdomain, max_len_error, qualified_name
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.trainjob import GROUP as TRAINER_GROUP
@@ -102,7 +104,10 @@ class Refusal:
     controller: str = ""  # set when the operator's controller refuses it (no webhook): what it does then
 
 
-def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
+def refusals(
+    data: dict[str, Any], group: str, kind: str, kserve_gpu_types: frozenset[str] = frozenset()
+) -> list[Refusal]:
+    """``kserve_gpu_types``: the GPU resource types a linted inferenceservice-config adds to KServe's."""
     if group == "ray.io" and kind in KUBERAY_CLUSTER_SPECS:
         own = list(_kuberay_cluster(data, kind))
         if kind == "RayService" or not text(dig(data, "metadata", "labels", QUEUE_LABEL)):
@@ -111,7 +116,9 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         errors = _kueue_rayjob(data, elastic) if kind == "RayJob" else _kueue_cluster(data, ("spec",), elastic, True)
         return [*own, *(Refusal(error.path, "Kueue", error.message(), error) for error in errors)]
     if group == KSERVE_GROUP and kind == "InferenceService":
-        return [Refusal(path, "KServe", words) for path, words in _kserve_isvc(data)][:1]  # it stops at the first
+        return [Refusal(path, "KServe", words) for path, words in _kserve_isvc(data, kserve_gpu_types)][
+            :1
+        ]  # it stops at the first
     if group == "kubeflow.org" and kind == "MPIJob" and text(data.get("apiVersion")) == MPI_V2:
         found = list(_mpi_job(data))
         if not found:
@@ -207,19 +214,25 @@ def _kuberay_group(name: str, at: Path, group: dict[str, Any], worker: bool) -> 
 
 
 # The MPI operator (kubeflow/mpi-operator v0.4.0 to v0.8.0, kubeflow.org/v2beta1): no webhook; the controller
-# defaults the MPIJob (pkg/apis/kubeflow/v2beta1/default.go: Launcher replicas 1, Worker replicas 0,
-# restartPolicy OnFailure / Never, cleanPodPolicy None, slotsPerWorker 1, mpiImplementation OpenMPI), then
-# validates it (pkg/apis/kubeflow/validation/validation.go ValidateMPIJob) and on an error records the event
-# ValidationError "Found validation errors: ..." and does nothing more.
+# defaults the MPIJob (pkg/apis/kubeflow/v2beta1/default.go: Launcher replicas 1 and restartPolicy OnFailure, Worker
+# replicas 0 and restartPolicy Never, cleanPodPolicy None, slotsPerWorker 1, sshAuthMountPath /root/.ssh,
+# mpiImplementation OpenMPI), then validates it (pkg/apis/kubeflow/validation/validation.go ValidateMPIJob) and on an
+# error records the event ValidationError "Found validation errors: ..." and does nothing more. The CRD's schema
+# has the mpiImplementation enum (the API server's, api-rejected); the rest is the controller's alone.
 MPI_V2 = "kubeflow.org/v2beta1"
 MPI_REFUSES = "the controller records the event ValidationError and creates no launcher, workers or Services"
+# sets.String.List(): sorted. managedBy since v0.6.0 (releases before have no such field: it is dropped).
+MPI_RESTART_POLICIES = ("Never", "OnFailure")
+MPI_CLEAN_POD_POLICIES = ("All", "None", "Running")
+MPI_MANAGED_BY = ("kubeflow.org/mpi-operator", "kueue.x-k8s.io/multikueue")
+MPI_RUN_POLICY_COUNTS = ("ttlSecondsAfterFinished", "activeDeadlineSeconds", "backoffLimit")  # ValidateNonnegativeField
+NEGATIVE = "must be greater than or equal to 0"  # apimachinery's IsNegativeErrorMsg
+_MPI_DEFAULTS = {"Launcher": (1, "OnFailure"), "Worker": (0, "Never")}  # replicas, restartPolicy
 
 
 def _mpi_job(data: dict[str, Any]) -> Iterator[FieldError]:
-    """ValidateMPIJob on the defaulted job, the checks the CRD's schema does not make (the enums it does)."""
+    """ValidateMPIJob on the defaulted job, in its order, the checks the CRD's schema does not make."""
     specs = dig(data, "spec", "mpiReplicaSpecs")
-    at: Path = ("spec", "mpiReplicaSpecs")
-    keys = frozenset({2})
     workers = mapping(specs).get("Worker")
     count = integer(workers.get("replicas"), 0) if isinstance(workers, dict) else None
     name = text(dig(data, "metadata", "name"))
@@ -233,60 +246,203 @@ def _mpi_job(data: dict[str, Any]) -> Iterator[FieldError]:
             yield FieldError(("metadata", "name"), INVALID, name, detail)
     if not isinstance(specs, dict):
         return  # absent: the schema requires it (schema-invalid)
-    launcher = specs.get("Launcher")
-    if not isinstance(launcher, dict):
-        yield FieldError((*at, "Launcher"), REQUIRED, detail="must have Launcher replica spec", keys=keys)
-    elif integer(launcher.get("replicas"), 1) not in (1, None):
-        replicas = integer(launcher.get("replicas"), 1)
-        yield FieldError((*at, "Launcher", "replicas"), INVALID, replicas, "must be 1", keys=keys)
-    if isinstance(workers, dict) and count is not None and count <= 0:
-        shown: Path = (*at, "Worker", "replicas")
-        place = shown if "replicas" in workers else (*at, "Worker")  # defaulted to 0: the spec that omits it
-        yield FieldError(place, INVALID, count, "must be greater than or equal to 1", shown=shown, keys=keys)
+    for role in ("Launcher", "Worker"):
+        yield from _mpi_replica(specs, role)
+    spec = mapping(data.get("spec"))
+    slots = integer(spec.get("slotsPerWorker"))
+    if slots is not None and slots < 0:
+        yield FieldError(("spec", "slotsPerWorker"), INVALID, slots, NEGATIVE)
+    yield from _mpi_run_policy(mapping(spec.get("runPolicy")))
 
 
-# KServe (kserve/kserve v0.19.0, pkg/apis/serving/v1beta1): the InferenceService webhook's validateInferenceService
-# returns its first error. validateMultiNodeVariables (inference_service_validation.go), for a predictor with a
-# workerSpec and a model: the autoscaler class must be 'none' (v0.15.2 on; v0.15.0 asked for 'external', so
-# only a class that is neither is said). ComponentExtensionSpec.Validate (component.go validateReplicas), for
-# the predictor, transformer and explainer: minReplicas (default 1) and maxReplicas (0: no limit) not negative,
-# and minReplicas not above a maxReplicas that is not 0.
+def _mpi_replica(specs: dict[str, Any], role: str) -> Iterator[FieldError]:
+    """validateLauncherReplicaSpec / validateWorkerReplicaSpec, after the defaults (an omitted Worker is not checked)."""
+    at: Path = ("spec", "mpiReplicaSpecs", role)
+    keys = frozenset({2})
+    spec = specs.get(role)
+    if not isinstance(spec, dict):
+        if role == "Launcher":
+            yield FieldError(at, REQUIRED, detail="must have Launcher replica spec", keys=keys)
+        return
+    default_replicas, default_policy = _MPI_DEFAULTS[role]
+    policy = spec.get("restartPolicy") or default_policy
+    if isinstance(policy, str) and policy not in MPI_RESTART_POLICIES:
+        yield replace(not_supported((*at, "restartPolicy"), policy, MPI_RESTART_POLICIES), keys=keys)
+    containers = dig(spec, "template", "spec", "containers")
+    if isinstance(containers, list) and not containers:
+        where: Path = (*at, "template", "spec", "containers")
+        yield FieldError(where, REQUIRED, detail="must define at least one container", keys=keys)
+    replicas = integer(spec.get("replicas"), default_replicas)
+    if replicas is None:
+        return  # not a number: the schema's
+    if role == "Launcher" and replicas != 1:
+        yield FieldError((*at, "replicas"), INVALID, replicas, "must be 1", keys=keys)
+    if role == "Worker" and replicas <= 0:
+        shown: Path = (*at, "replicas")
+        place = shown if "replicas" in spec else at  # defaulted to 0: the spec that omits it
+        yield FieldError(place, INVALID, replicas, "must be greater than or equal to 1", shown=shown, keys=keys)
+
+
+def _mpi_run_policy(policy: dict[str, Any]) -> Iterator[FieldError]:
+    """validateRunPolicy: cleanPodPolicy (None when unset), the counts not negative, managedBy one of two."""
+    at: Path = ("spec", "runPolicy")
+    clean = policy.get("cleanPodPolicy")
+    if isinstance(clean, str) and clean not in MPI_CLEAN_POD_POLICIES:
+        yield not_supported((*at, "cleanPodPolicy"), clean, MPI_CLEAN_POD_POLICIES)
+    for key in MPI_RUN_POLICY_COUNTS:
+        value = integer(policy.get(key))
+        if value is not None and value < 0:
+            yield FieldError((*at, key), INVALID, value, NEGATIVE)
+    managed = policy.get("managedBy")
+    if isinstance(managed, str) and managed not in MPI_MANAGED_BY:
+        yield not_supported((*at, "managedBy"), managed, MPI_MANAGED_BY)
+
+
+# KServe (kserve/kserve v0.20.0, pkg/apis/serving/v1beta1/inference_service_validation.go): the InferenceService
+# webhook's validateInferenceService returns its first error, checking in this order: the name
+# (validateInferenceServiceName, v0.5 on: the Knative Service and the model's host are named after it), the
+# serving.kserve.io/autoscalerClass annotation (validateInferenceServiceAutoscaler: a class no release takes),
+# PYTHONPATH in a container (validateBlockedEnvVars, pkg/validation/env_policy.go, v0.18 on), a multi-node predictor
+# (validateMultiNodeVariables: one worker container, no parallel sizes in the env, resources only of the GPU types
+# KServe knows, storageUri pvc:// or oci://, autoscaler class 'none' (v0.15.2 on; v0.15.0 asked for 'external', so
+# only a class that is neither is said), sizes of at least 1), STORAGE_URI in a collocated transformer container
+# (validateCollocationStorageURI, v0.12 on), a `name` on the predictor's model or framework container
+# (validatePredictor, v0.16 on); then per component: exactly one implementation (validateExactlyOneImplementation,
+# the predictor's), ComponentExtensionSpec.Validate (component.go: containerConcurrency, then the replica bounds:
+# minReplicas (default 1) and maxReplicas (0: no limit) not negative, minReplicas not above a maxReplicas that is not
+# 0) and validateAutoScalingCompExtension (scaleMetric and scaleTarget for the deployment mode and class written).
 KSERVE_GROUP = "serving.kserve.io"
 KSERVE_AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"
+KSERVE_DEPLOYMENT_MODE = "serving.kserve.io/deploymentMode"
+KSERVE_GPU_TYPES_ANNOTATION = "serving.kserve.io/gpu-resource-types"
+KSERVE_AUTOSCALER_CLASSES = ("hpa", "external", "keda", "none")  # every release's: keda v0.15.0 on, none v0.15.1 on
 KSERVE_MULTINODE_CLASSES = ("none", "external")
 KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
 KSERVE_PARALLEL_ENVS = ("PIPELINE_PARALLEL_SIZE", "TENSOR_PARALLEL_SIZE")  # set from the workerSpec by KServe
 KSERVE_MULTINODE_STORAGE = ("pvc", "oci")  # oci since v0.16.0: v0.15 refuses it too, which is not said
+KSERVE_NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")  # IsvcNameFmt
+KSERVE_NAME_ERROR = (
+    "a InferenceService name must consist of lower case alphanumeric characters or '-', and must start with "
+    'alphabetical character. (e.g. "my-name" or "abc-123", regex used for validation is '
+    "'[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+KSERVE_BLOCKED_ENVS = ("PYTHONPATH",)  # validation.DefaultBlockedEnvVars
+# constants.DefaultGPUResourceTypeList; a cluster adds to it in inferenceservice-config's multiNode
+# customGPUResourceTypeList, an InferenceService in its serving.kserve.io/gpu-resource-types annotation (a JSON list).
+KSERVE_GPU_TYPES = ("nvidia.com/gpu", "amd.com/gpu", "intel.com/gpu", "habana.ai/gaudi")
+KSERVE_BASIC_RESOURCES = frozenset({"cpu", "memory", "storage", "ephemeral-storage"})
+KSERVE_UNKNOWN_GPU = (
+    "Unknown GPU resource type. Set 'serving.kserve.io/gpu-resource-types' annotation to use custom gpu resource type"
+)
+KSERVE_TRANSFORMER_CONTAINER = "transformer-container"
+# PredictorSpec's implementations (GetImplementations) and, for the message, its Go fields but the last
+# (ExactlyOneErrorFor names every field of the struct but ComponentExtensionSpec), at v0.20.0.
+KSERVE_PREDICTOR_FIELDS = (
+    "Name, SKLearn, XGBoost, Tensorflow, PyTorch, Triton, ONNX, HuggingFace, PMML, LightGBM, Paddle, Model, "
+    "StorageUris, StorageContainerName, WorkerSpec, PodSpec"
+)
+KSERVE_STANDARD_MODES = ("Standard", "RawDeployment")  # the defaulter reads RawDeployment as Standard (v0.19 on)
+KSERVE_KNATIVE_MODES = ("Serverless", "Knative")
+KNATIVE_HPA_CLASS = "hpa.autoscaling.knative.dev"
+KSERVE_HPA_METRICS = ("cpu", "memory")
+KSERVE_KPA_METRICS = ("concurrency", "rps")
 
 
-def _kserve_isvc(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
-    name = json.dumps(text(dig(data, "metadata", "name")))  # Go's %q, for the names Kubernetes allows
+def kserve_config_gpu_types(multi_node: object) -> frozenset[str]:
+    """inferenceservice-config's multiNode value (JSON): its customGPUResourceTypeList."""
+    try:
+        value = json.loads(multi_node) if isinstance(multi_node, str) else None
+    except ValueError:
+        return frozenset()
+    listed = value.get("customGPUResourceTypeList") if isinstance(value, dict) else None
+    return frozenset(item for item in listed if isinstance(item, str)) if isinstance(listed, list) else frozenset()
+
+
+def _kserve_isvc(data: dict[str, Any], cluster_gpu_types: frozenset[str]) -> Iterator[tuple[Path, str]]:
+    raw_name = text(dig(data, "metadata", "name"))
+    name = json.dumps(raw_name)  # Go's %q, for the names Kubernetes allows
+    invalid = f"the InferenceService {name} is invalid"
+    if raw_name and not dns1123_subdomain(raw_name) and not KSERVE_NAME.fullmatch(raw_name):
+        yield ("metadata", "name"), f'the InferenceService "{raw_name}" is invalid: {KSERVE_NAME_ERROR}'
+    annotations = mapping(dig(data, "metadata", "annotations"))
+    written = annotations.get(KSERVE_AUTOSCALER_CLASS)
+    if isinstance(written, str) and written not in KSERVE_AUTOSCALER_CLASSES:
+        yield (
+            ("metadata", "annotations", KSERVE_AUTOSCALER_CLASS),
+            f"[{written}] is not a supported autoscaler class type",
+        )
+    for at, variable, container in _kserve_blocked_envs(data):
+        yield (
+            at,
+            f"{invalid}: setting {variable} in container {json.dumps(container)} is not allowed for security reasons",
+        )
     predictor = mapping(dig(data, "spec", "predictor"))
     if isinstance(predictor.get("workerSpec"), dict):
-        yield from _kserve_multinode(data, name, predictor)
+        yield from _kserve_multinode(data, invalid, predictor, cluster_gpu_types)
+    yield from _kserve_predictor(predictor)
     for component in KSERVE_COMPONENTS:
         spec = dig(data, "spec", component)
-        if not isinstance(spec, dict):
-            continue
-        low, high = integer(spec.get("minReplicas"), 1), integer(spec.get("maxReplicas"), 0)
-        if low is None or high is None:
-            continue  # not numbers: the schema's to say
-        where = ("spec", component)
-        if low < 0:
-            yield (*where, "minReplicas"), "'MinReplicas' cannot be less than 0"
-        elif high < 0:
-            yield (*where, "maxReplicas"), "'MaxReplicas' cannot be less than 0"
-        elif low > high and high != 0:
-            yield (
-                (*where, "minReplicas" if "minReplicas" in spec else "maxReplicas"),
-                "'MinReplicas' cannot be greater than MaxReplicas",
+        if isinstance(spec, dict):
+            yield from _kserve_component(component, spec, annotations)
+
+
+_KSERVE_CONTAINER_LISTS = (
+    ("predictor", "containers"),
+    ("predictor", "initContainers"),
+    None,  # the predictor's model or framework container
+    ("predictor", "workerSpec", "containers"),
+    ("predictor", "workerSpec", "initContainers"),
+    ("transformer", "containers"),
+    ("transformer", "initContainers"),
+    ("explainer", "containers"),
+    ("explainer", "initContainers"),
+)
+
+
+def _kserve_blocked_envs(data: dict[str, Any]) -> Iterator[tuple[Path, str, str]]:
+    """validateBlockedEnvVars: the first blocked variable, in its order of containers."""
+    spec = mapping(data.get("spec"))
+    for where in _KSERVE_CONTAINER_LISTS:
+        if where is None:
+            framework = next((key for key in KSERVE_FRAMEWORKS if isinstance(dig(spec, "predictor", key), dict)), "")
+            found: list[tuple[Path, Any]] = (
+                [(("predictor", framework), dig(spec, "predictor", framework))] if framework else []
             )
+        else:
+            found = [((*where, index), item) for index, item in enumerate(sequence(dig(spec, *where)))]
+        for at, container in found:
+            for position, env in enumerate(map(mapping, sequence(mapping(container).get("env")))):
+                if text(env.get("name")) in KSERVE_BLOCKED_ENVS:
+                    yield (
+                        ("spec", *at, "env", position, "name"),
+                        text(env.get("name")),
+                        text(mapping(container).get("name")),
+                    )
+                    return
 
 
-def _kserve_multinode(data: dict[str, Any], name: str, predictor: dict[str, Any]) -> Iterator[tuple[Path, str]]:
-    """validateMultiNodeVariables in its order (a workerSpec's GPU resource types aside)."""
+def _unknown_gpu_types(resources: dict[str, Any], annotations: dict[str, Any], cluster: frozenset[str]) -> list[str]:
+    """HasUnknownGpuResourceType: the resources a container names that are neither basic nor a known GPU type."""
+    known = {*KSERVE_GPU_TYPES, *cluster}
+    custom = annotations.get(KSERVE_GPU_TYPES_ANNOTATION)
+    if isinstance(custom, str) and custom:
+        try:
+            listed = json.loads(custom)
+        except ValueError:
+            listed = None
+        if not isinstance(listed, list) or not listed or not all(isinstance(item, str) and item for item in listed):
+            return []  # KServe's own error ("invalid GPU format"), not said here
+        known.update(listed)
+    named = [*mapping(resources.get("limits")), *mapping(resources.get("requests"))]
+    return [str(name) for name in dict.fromkeys(named) if name not in KSERVE_BASIC_RESOURCES and name not in known]
+
+
+def _kserve_multinode(
+    data: dict[str, Any], invalid: str, predictor: dict[str, Any], cluster: frozenset[str]
+) -> Iterator[tuple[Path, str]]:
+    """validateMultiNodeVariables in its order."""
     worker: Path = ("spec", "predictor", "workerSpec")
-    invalid = f"the InferenceService {name} is invalid"
+    annotations = mapping(dig(data, "metadata", "annotations"))
     if len(sequence(dig(predictor, "workerSpec", "containers"))) > 1:
         yield (*worker, "containers"), f"{invalid}: setting multiple containers in workerSpec is not allowed"
     model = predictor.get("model")
@@ -296,13 +452,15 @@ def _kserve_multinode(data: dict[str, Any], name: str, predictor: dict[str, Any]
             if variable in env:
                 at: Path = ("spec", "predictor", "model", "env", env[variable], "name")
                 yield at, f"{invalid}: setting {variable} in environment variables is not allowed"
+        unknown = _unknown_gpu_types(mapping(model.get("resources")), annotations, cluster)
+        if unknown:
+            yield ("spec", "predictor", "model", "resources"), f"{invalid}: {KSERVE_UNKNOWN_GPU}"
         uri = model.get("storageUri")
         if not isinstance(uri, str):
             yield ("spec", "predictor", "model"), f"{invalid}: StorageURI must be set for multinode enabled"
         elif (protocol := uri.split("://")[0]) not in KSERVE_MULTINODE_STORAGE:
             at = ("spec", "predictor", "model", "storageUri")
             yield at, f"{invalid}: Multinode only supports 'pvc' and 'oci' Storage Protocol({protocol})"
-        annotations = mapping(dig(data, "metadata", "annotations"))
         written = annotations.get(KSERVE_AUTOSCALER_CLASS)
         chosen = text(written)
         if chosen not in KSERVE_MULTINODE_CLASSES:
@@ -312,6 +470,89 @@ def _kserve_multinode(data: dict[str, Any], name: str, predictor: dict[str, Any]
         size = integer(dig(predictor, "workerSpec", key))
         if size is not None and size < 1:
             yield (*worker, key), f"{invalid}: WorkerSpec.{words} cannot be less than 1({size})"
+    for index, container in enumerate(map(mapping, sequence(dig(predictor, "workerSpec", "containers")))):
+        if _unknown_gpu_types(mapping(container.get("resources")), annotations, cluster):
+            yield (*worker, "containers", index, "resources"), f"{invalid}: {KSERVE_UNKNOWN_GPU}"
+
+
+def _kserve_predictor(predictor: dict[str, Any]) -> Iterator[tuple[Path, str]]:
+    """validateCollocationStorageURI, validatePredictor and the predictor's validateExactlyOneImplementation."""
+    at: Path = ("spec", "predictor")
+    containers = [mapping(item) for item in sequence(predictor.get("containers"))]
+    for index, container in enumerate(containers):
+        if text(container.get("name")) == KSERVE_TRANSFORMER_CONTAINER:
+            for position, env in enumerate(map(mapping, sequence(container.get("env")))):
+                if text(env.get("name")) == "STORAGE_URI":
+                    yield (
+                        (*at, "containers", index, "env", position),
+                        "storage uri should not be specified in transformer container",
+                    )
+            break
+    frameworks = [key for key in KSERVE_FRAMEWORKS if isinstance(predictor.get(key), dict)]
+    for key in (*frameworks[1:], *frameworks[:1]):  # validatePredictor's order: sklearn ... paddle, then model
+        if text(mapping(predictor[key]).get("name")):
+            yield (*at, key, "name"), "the 'name' field is not allowed in standard predictor"
+            break
+    # GetImplementations: each framework, and a custom predictor for each container named kserve-container (for the
+    # containers when no other is). None at all is not said: a predictor key gpulint does not know may be one.
+    named = sum(text(container.get("name")) == KSERVE_CONTAINER for container in containers)
+    if len(frameworks) + named > 1:
+        place: Path = (*at, frameworks[1]) if len(frameworks) > 1 else (*at, "containers")
+        yield place, f"exactly one of [{KSERVE_PREDICTOR_FIELDS}] must be specified in PredictorSpec"
+
+
+def _kserve_component(component: str, spec: dict[str, Any], annotations: dict[str, Any]) -> Iterator[tuple[Path, str]]:
+    """ComponentExtensionSpec.Validate, then validateAutoScalingCompExtension for the deployment mode written."""
+    where: Path = ("spec", component)
+    concurrency = integer(spec.get("containerConcurrency"))
+    if concurrency is not None and concurrency < 0:
+        yield (*where, "containerConcurrency"), "parallelism cannot be less than 0"
+    low, high = integer(spec.get("minReplicas"), 1), integer(spec.get("maxReplicas"), 0)
+    if low is not None and high is not None:  # not numbers: the schema's to say
+        if low < 0:
+            yield (*where, "minReplicas"), "'MinReplicas' cannot be less than 0"
+        elif high < 0:
+            yield (*where, "maxReplicas"), "'MaxReplicas' cannot be less than 0"
+        elif low > high and high != 0:
+            yield (
+                (*where, "minReplicas" if "minReplicas" in spec else "maxReplicas"),
+                "'MinReplicas' cannot be greater than MaxReplicas",
+            )
+    yield from _kserve_scaling(where, spec, annotations)
+
+
+def _kserve_scaling(where: Path, spec: dict[str, Any], annotations: dict[str, Any]) -> Iterator[tuple[Path, str]]:
+    """validateAutoScalingCompExtension, only where the InferenceService writes its deployment mode (without it the
+    installation's default decides): Standard with the hpa or keda class, Knative (the Knative HPA class aside)."""
+    mode = text(annotations.get(KSERVE_DEPLOYMENT_MODE))
+    autoscaler = text(annotations.get(KSERVE_AUTOSCALER_CLASS))
+    metric_written = spec.get("scaleMetric")
+    metric = text(metric_written)
+    target = integer(spec.get("scaleTarget"))
+    if mode in KSERVE_STANDARD_MODES and autoscaler == "keda" and metric_written is not None:
+        yield (*where, "scaleMetric"), "ScaleMetric is not supported for KEDA"
+    hpa = (mode in KSERVE_STANDARD_MODES and autoscaler == "hpa") or (
+        mode in KSERVE_KNATIVE_MODES and text(annotations.get("autoscaling.knative.dev/class")) == KNATIVE_HPA_CLASS
+    )
+    if hpa:
+        metric = metric or "cpu"
+        if metric not in KSERVE_HPA_METRICS:
+            yield (*where, "scaleMetric"), f"[{metric}] is not a supported metric"
+        elif target is not None and ((metric == "cpu" and target < 1) or target > 100):  # KServe's precedence
+            yield (*where, "scaleTarget"), "the target utilization percentage should be a [1-100] integer"
+        elif target is not None and metric == "memory" and target < 1:
+            yield (*where, "scaleTarget"), "the target memory should be greater than 1 MiB"
+    elif mode in KSERVE_KNATIVE_MODES:
+        metric = metric or "concurrency"
+        if spec.get("deploymentStrategy") is not None:
+            yield (
+                (*where, "deploymentStrategy"),
+                "customizing deploymentStrategy is only supported for raw deployment mode",
+            )
+        elif metric not in KSERVE_KPA_METRICS:
+            yield (*where, "scaleMetric"), f"[{metric}] is not a supported metric"
+        elif metric == "rps" and target is not None and target < 1:
+            yield (*where, "scaleTarget"), "the target for rps should be greater than 1"
 
 
 def _aggregate(messages: list[str]) -> str:

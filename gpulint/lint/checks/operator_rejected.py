@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kube import knative
+from gpulint.kube import knative, kserve
 from gpulint.kube.fields import dig, mapping
-from gpulint.kube.operator_webhooks import refusals
+from gpulint.kube.operator_webhooks import kserve_config_gpu_types, refusals
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.inputs.objects import KubeObject
@@ -48,7 +48,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.ref.group == knative.GROUP and obj.kind in knative.KINDS:
         yield from _knative_scale(obj, ctx)
         return
-    found = refusals(obj.data, obj.ref.group, obj.kind)
+    gpu_types = _kserve_gpu_types(ctx) if obj.kind == "InferenceService" else frozenset()
+    found = refusals(obj.data, obj.ref.group, obj.kind, gpu_types)
     if not found:
         return
     config = kueue_config(ctx.resolver)
@@ -73,17 +74,43 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs)
 
 
+def _kserve_gpu_types(ctx: CheckContext) -> frozenset[str]:
+    """The GPU resource types a linted inferenceservice-config (any namespace: kserve, or kubeflow in Kubeflow) adds."""
+    for config in ctx.resolver.linted.of_kind("", "ConfigMap"):
+        if config.ref.name == kserve.CONFIG_MAP:
+            return kserve_config_gpu_types(mapping(config.data.get("data")).get("multiNode"))
+    return frozenset()
+
+
 def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    """A Knative Service's or Configuration's scale bounds, against config-autoscaler's max-scale-limit when the
-    linted files hold it (no limit is assumed otherwise)."""
+    """A Knative Service's or Configuration's autoscaling annotations: none on its own metadata, valid ones on the
+    revision template, against config-autoscaler when the linted files hold it (its defaults otherwise)."""
+    webhook = f"Knative's webhook rejects this {obj.kind}: validation failed"
+    for key in knative.misplaced_autoscaling(mapping(dig(obj.data, "metadata", "annotations"))):
+        brief, notes = split_long(f'{webhook}: invalid key name "{key}": metadata.annotations')
+        notes = (*notes, knative.MISPLACED_DETAIL)  # apis.FieldError's Details, on the line under it
+        yield Diagnostic(RULE_ID, ("metadata", "annotations", key), brief, on_key=True, notes=notes)
     annotations = mapping(dig(obj.data, "spec", "template", "metadata", "annotations"))
-    limit = knative.max_scale_limit(ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.AUTOSCALER_CONFIG))
-    for problem in knative.scale_problems(annotations, limit):
-        brief, notes = split_long(f"Knative's webhook rejects this {obj.kind}: validation failed: {problem.message}")
-        where = f"max-scale-limit is {limit} in ConfigMap knative-serving/config-autoscaler"
+    data = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.AUTOSCALER_CONFIG)
+    config = knative.autoscaler_config(data)
+    for problem in knative.scale_problems(annotations, config):
+        brief, notes = split_long(f"{webhook}: {problem.message}")
+        if problem.by_limit:
+            notes = (
+                *notes,
+                f"max-scale-limit is {config.max_scale_limit} in ConfigMap knative-serving/config-autoscaler",
+            )
+        severity = None
+        if problem.unless:  # the cluster's setting decides, and the linted files do not hold it: its default refuses
+            severity = Severity.WARNING
+            notes = (
+                *notes,
+                f"unless ConfigMap knative-serving/config-autoscaler sets {problem.unless} (its default refuses)",
+            )
         yield Diagnostic(
             RULE_ID,
             ("spec", "template", "metadata", "annotations", problem.key),
             brief,
-            notes=(*notes, where) if problem.by_limit else notes,
+            notes=notes,
+            severity=severity,
         )
