@@ -19,6 +19,7 @@ from gpulint.kube.placeholders import SHORT_PLACEHOLDER
 from gpulint.kube.quantity import go_duration
 
 GROUP = "serving.knative.dev"
+OPERATOR_GROUP = "operator.knative.dev"  # the Knative operator's KnativeServing
 KINDS = ("Service", "Configuration")
 CONFIG_NAMESPACE = "knative-serving"
 CONFIG_NAME = "config-features"

@@ -1151,3 +1151,23 @@ data:
     )
     (finding,) = findings_of(RULE, worker)
     assert _said(finding).endswith("use custom gpu resource type")
+
+
+def test_knative_operator_settings_are_the_clusters_autoscaler_config():
+    """The Knative operator writes a KnativeServing's spec.config.autoscaler into config-autoscaler."""
+    serving = """\
+apiVersion: operator.knative.dev/v1beta1
+kind: KnativeServing
+metadata:
+  name: knative-serving
+  namespace: knative-serving
+spec:
+  config:
+    autoscaler:
+      allow-zero-initial-scale: "true"
+---
+"""
+    zero = _ksvc('        autoscaling.knative.dev/initial-scale: "0"\n')
+    assert findings_of(RULE, serving + zero) == []
+    (refused,) = findings_of(RULE, serving.replace('"true"', '"false"') + zero)
+    assert refused.severity == "error"

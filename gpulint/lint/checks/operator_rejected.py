@@ -4,6 +4,7 @@ Trainer, KServe, Knative Serving) or its controller's validation (KubeRay, the M
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from gpulint.kube import knative, kserve
 from gpulint.kube.fields import dig, mapping
@@ -82,6 +83,19 @@ def _kserve_gpu_types(ctx: CheckContext) -> frozenset[str]:
     return frozenset()
 
 
+def _autoscaler_data(ctx: CheckContext) -> dict[str, Any] | None:
+    """config-autoscaler's data: the linted ConfigMap, else a linted KnativeServing's spec.config.autoscaler (the
+    Knative operator writes it into the ConfigMap)."""
+    data = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.AUTOSCALER_CONFIG)
+    if data is not None:
+        return data
+    for serving in ctx.resolver.linted.of_kind(knative.OPERATOR_GROUP, "KnativeServing"):
+        written = dig(serving.data, "spec", "config", "autoscaler")
+        if isinstance(written, dict):
+            return written
+    return None
+
+
 def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     """A Knative Service's or Configuration's autoscaling annotations: none on its own metadata, valid ones on the
     revision template, against config-autoscaler when the linted files hold it (its defaults otherwise)."""
@@ -91,8 +105,7 @@ def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         notes = (*notes, knative.MISPLACED_DETAIL)  # apis.FieldError's Details, on the line under it
         yield Diagnostic(RULE_ID, ("metadata", "annotations", key), brief, on_key=True, notes=notes)
     annotations = mapping(dig(obj.data, "spec", "template", "metadata", "annotations"))
-    data = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.AUTOSCALER_CONFIG)
-    config = knative.autoscaler_config(data)
+    config = knative.autoscaler_config(_autoscaler_data(ctx))
     for problem in knative.scale_problems(annotations, config):
         brief, notes = split_long(f"{webhook}: {problem.message}")
         if problem.by_limit:
