@@ -102,6 +102,7 @@ class Refusal:
     error: FieldError | None = None  # Kueue's: a field.Error, worded as apimachinery words it
     inputs: tuple[Path, ...] = ()  # other fields the refused value is made from (a Job name from metadata.name)
     controller: str = ""  # set when the operator's controller refuses it (no webhook): what it does then
+    since: str = ""  # the release that began refusing it, when releases still run that accept it (a warning)
 
 
 def refusals(
@@ -116,9 +117,12 @@ def refusals(
         errors = _kueue_rayjob(data, elastic) if kind == "RayJob" else _kueue_cluster(data, ("spec",), elastic, True)
         return [*own, *(Refusal(error.path, "Kueue", error.message(), error) for error in errors)]
     if group == KSERVE_GROUP and kind == "InferenceService":
-        return [Refusal(path, "KServe", words) for path, words in _kserve_isvc(data, kserve_gpu_types)][
-            :1
-        ]  # it stops at the first
+        first = next(iter(_kserve_isvc(data, kserve_gpu_types)), None)  # it stops at the first
+        if first is None:
+            return []
+        path, words = first
+        since = next((release for end, release in KSERVE_SINCE.items() if words.endswith(end)), "")
+        return [Refusal(path, "KServe", words, since=since)]
     if group == "kubeflow.org" and kind == "MPIJob" and text(data.get("apiVersion")) == MPI_V2:
         found = list(_mpi_job(data))
         if not found:
@@ -335,6 +339,10 @@ KSERVE_UNKNOWN_GPU = (
     "Unknown GPU resource type. Set 'serving.kserve.io/gpu-resource-types' annotation to use custom gpu resource type"
 )
 KSERVE_TRANSFORMER_CONTAINER = "transformer-container"
+KSERVE_NAMED_PREDICTOR = "the 'name' field is not allowed in standard predictor"
+# Refusals recent enough that clusters still run releases that accept them (by the end of KServe's words): said as
+# warnings, with the release that began refusing them.
+KSERVE_SINCE = {KSERVE_NAMED_PREDICTOR: "v0.16.0", "is not allowed for security reasons": "v0.18.0"}
 # PredictorSpec's implementations (GetImplementations) and, for the message, its Go fields but the last
 # (ExactlyOneErrorFor names every field of the struct but ComponentExtensionSpec), at v0.20.0.
 KSERVE_PREDICTOR_FIELDS = (
@@ -491,7 +499,7 @@ def _kserve_predictor(predictor: dict[str, Any]) -> Iterator[tuple[Path, str]]:
     frameworks = [key for key in KSERVE_FRAMEWORKS if isinstance(predictor.get(key), dict)]
     for key in (*frameworks[1:], *frameworks[:1]):  # validatePredictor's order: sklearn ... paddle, then model
         if text(mapping(predictor[key]).get("name")):
-            yield (*at, key, "name"), "the 'name' field is not allowed in standard predictor"
+            yield (*at, key, "name"), KSERVE_NAMED_PREDICTOR
             break
     # GetImplementations: each framework, and a custom predictor for each container named kserve-container (for the
     # containers when no other is). None at all is not said: a predictor key gpulint does not know may be one.

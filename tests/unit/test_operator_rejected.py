@@ -1101,19 +1101,28 @@ def test_kserve_exactly_one_predictor_implementation():
 
 def test_kserve_blocked_env_and_predictor_container_name():
     """validateBlockedEnvVars (v0.18 on): PYTHONPATH in any component container; validatePredictor (v0.16 on): no
-    `name` on the model's container."""
+    `name` on the model's or a framework's container (the defaulter moves a framework's container to the model).
+    Releases before them still run: warnings that name the release."""
     env = SERVERLESS.replace(
         "      resources:\n", "      env:\n      - {name: PYTHONPATH, value: /workspace}\n      resources:\n"
     )
     (finding,) = findings_of(RULE, env)
+    assert finding.severity == "warning"
     assert _said(finding).endswith(
         'the InferenceService "flan-t5-small" is invalid: setting PYTHONPATH in container "" is not allowed for '
-        "security reasons"
+        "security reasons: KServe v0.18.0 and later refuse it; earlier releases accept it"
     )
     assert findings_of(RULE, env.replace("PYTHONPATH", "HF_HOME")) == []
     named = SERVERLESS.replace("    model:\n", "    model:\n      name: kserve-container\n")
     (finding,) = findings_of(RULE, named)
-    assert _said(finding).endswith("the 'name' field is not allowed in standard predictor")
+    assert finding.severity == "warning" and "the 'name' field is not allowed in standard predictor" in finding.message
+    assert "KServe v0.16.0 and later refuse it" in finding.message
+    # KFServing 0.5's samples named the framework container: the same once written as serving.kserve.io
+    triton = SERVERLESS.replace(
+        "    model:\n      modelFormat: {name: huggingface}\n", "    triton:\n      name: kfserving-container\n"
+    )
+    (finding,) = findings_of(RULE, triton)
+    assert (finding.line, finding.column) == (12, 13)
 
 
 def test_kserve_multinode_gpu_resource_types():

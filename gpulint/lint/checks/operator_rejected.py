@@ -72,7 +72,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         else:
             brief, notes = split_long(f"{subject}: {refusal.words}")
         notes = (*notes, refusal.controller) if refusal.controller else notes
-        yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs)
+        severity = None
+        if refusal.since:  # older releases, still run, accept it
+            severity = Severity.WARNING
+            notes = (*notes, f"{refusal.operator} {refusal.since} and later refuse it; earlier releases accept it")
+        yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs, severity=severity)
 
 
 def _kserve_gpu_types(ctx: CheckContext) -> frozenset[str]:
