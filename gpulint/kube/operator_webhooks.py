@@ -14,7 +14,8 @@
   of the Jobs and pods it generates (``pkg/util/placement`` GenJobName ``<jobset>-<replicatedJob>-<index>``,
   GenPodName ``<job>-<pod index>`` plus a 5-character suffix) must be DNS-1035 labels, dependsOn may
   name only an earlier replicatedJob (and not be set on the first), and the success policy, the
-  failure policy's rules and the coordinator must name replicatedJobs that exist.
+  failure policy's rules and the coordinator must name replicatedJobs that exist; validateFailurePolicy (rule names,
+  Job failure reasons), validateCoordinator (its indices) and the network subdomain (a DNS-1035 label).
 - The Training Operator (kubeflow/trainer v1.9.4, ``pkg/webhooks/<framework>/*_webhook.go``): a job's name is
   a DNS-1035 label; each replica type is one the framework has (after the defaulting webhook's
   case fix, ``master`` -> ``Master``), has containers with images and one named for the framework
@@ -24,8 +25,9 @@
 - LeaderWorkerSet (kubernetes-sigs/lws v0.10.0): ``pkg/webhooks/leaderworkerset_webhook.go`` generalValidate:
   the name is a DNS-1035 label (it names the headless Service), ``subGroupSize`` divides ``size`` or
   ``size - 1`` (``size - 1`` with LeaderExcluded) and is not larger, and a rolling update may not have
-  both ``maxSurge`` and ``maxUnavailable`` at 0. The defaults (webhook Default): size 1, replicas 1,
-  maxUnavailable 1, maxSurge 0.
+  both ``maxSurge`` and ``maxUnavailable`` at 0; size, replicas, the rolling update's numbers and percents, and the
+  subgroup-exclusive-topology annotation only with a subGroupPolicy. The defaults (webhook Default): size 1,
+  replicas 1, maxUnavailable 1, maxSurge 0.
 - Kueue's ClusterQueue: ``pkg/webhooks/clusterqueue_webhook.go`` validateFlavorQuotas (since v0.8.0): each
   flavor's resources[i] must be coveredResources[i] ("must match the name in coveredResources"), asked only
   once the CRD's own rule passed (``apis/kueue/v1beta1|v1beta2/clusterqueue_types.go`` ResourceGroup, since
@@ -55,7 +57,14 @@ from typing import Any
 from gpulint.kube.commandline import go_flag
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.kserve import KSERVE_CONTAINER, KSERVE_FRAMEWORKS
-from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, dns1123_subdomain, max_len_error, qualified_name
+from gpulint.kube.names import (
+    DNS1123_LABEL_MAX,
+    dns1035_label,
+    dns1123_subdomain,
+    max_len_error,
+    qualified_name,
+    regex_error,
+)
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.trainjob import GROUP as TRAINER_GROUP
@@ -949,22 +958,107 @@ def _jobset(data: dict[str, Any]) -> Iterator[Refusal]:
                 "JobSet",
                 f"invalid replicatedJob name '{text(target)}' does not appear in .spec.ReplicatedJobs",
             )
+    yield from _jobset_failure_rules(spec, known)
+    coordinator = mapping(spec.get("coordinator"))
+    if isinstance(coordinator.get("replicatedJob"), str):
+        yield from _jobset_coordinator(coordinator, jobs)
+    subdomain = dig(spec, "network", "subdomain")
+    if isinstance(subdomain, str) and subdomain:
+        yield from _jobset_subdomain(subdomain)
+
+
+# pkg/webhooks/jobset_webhook.go validateFailurePolicy (v0.6.0 on, with the rules): a rule's name (the defaulting
+# webhook names an unnamed rule failurePolicyRule<index>) of 1 to 128 characters matching ruleNameFmt, named once;
+# onJobFailureReasons among the Job conditions' reasons.
+JOBSET_RULE_NAME = re.compile(r"[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?")
+JOBSET_RULE_NAME_MAX = 128
+JOBSET_FAILURE_REASONS = (
+    "BackoffLimitExceeded",
+    "DeadlineExceeded",
+    "FailedIndexes",
+    "MaxFailedIndexesExceeded",
+    "PodFailurePolicy",
+)
+SUBDOMAIN_TOO_LONG = ".spec.network.subdomain is too long, must be less than 63 characters"
+
+
+def _jobset_failure_rules(spec: dict[str, Any], known: set[str]) -> Iterator[Refusal]:
+    at: Path = ("spec", "failurePolicy", "rules")
+    named: dict[str, list[int]] = {}
     for rule_index, rule in enumerate(map(mapping, sequence(dig(spec, "failurePolicy", "rules")))):
+        name = text(rule.get("name")) or f"failurePolicyRule{rule_index}"
+        if len(name) > JOBSET_RULE_NAME_MAX:
+            words = (
+                f"invalid failure policy rule name of length {len(name)}, the rule name must be at least 1 characters "
+                f"long and at most {JOBSET_RULE_NAME_MAX} characters long"
+            )
+            yield Refusal((*at, rule_index, "name"), "JobSet", words)
+        named.setdefault(name, []).append(rule_index)
+        if not JOBSET_RULE_NAME.fullmatch(name):
+            words = (
+                f"invalid failure policy rule name '{name}', a failure policy rule name must start with an alphabetic "
+                "character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an "
+                "alphanumeric character or '_'"
+            )
+            yield Refusal((*at, rule_index, "name"), "JobSet", words)
         for position, target in enumerate(sequence(rule.get("targetReplicatedJobs"))):
             if text(target) not in known:
                 yield Refusal(
-                    ("spec", "failurePolicy", "rules", rule_index, "targetReplicatedJobs", position),
+                    (*at, rule_index, "targetReplicatedJobs", position),
                     "JobSet",
                     f"invalid replicatedJob name '{text(target)}' in failure policy does not appear in "
                     ".spec.ReplicatedJobs",
                 )
-    coordinator = dig(spec, "coordinator", "replicatedJob")
-    if isinstance(coordinator, str) and coordinator not in known:
+        for position, reason in enumerate(sequence(rule.get("onJobFailureReasons"))):
+            if text(reason) not in JOBSET_FAILURE_REASONS:
+                words = f"invalid job failure reason '{text(reason)}' in failure policy is not a recognized job failure reason"
+                yield Refusal((*at, rule_index, "onJobFailureReasons", position), "JobSet", words)
+    for name, indices in named.items():
+        if len(indices) > 1:
+            shown = "[" + " ".join(map(str, indices)) + "]"  # Go's %v of a []int
+            words = f"rule names are not unique, rules with indices {shown} all have the same name '{name}'"
+            yield Refusal((*at, indices[1], "name"), "JobSet", words)
+
+
+def _jobset_coordinator(coordinator: dict[str, Any], jobs: list[dict[str, Any]]) -> Iterator[Refusal]:
+    """validateCoordinator: the replicatedJob exists, the job index is one of its replicas, its Job is Indexed with
+    completions, and the pod index is one of them (the first problem only, as JobSet returns it)."""
+    at: Path = ("spec", "coordinator")
+    name = text(coordinator.get("replicatedJob"))
+    job = next((job for job in jobs if text(job.get("name")) == name), None)
+    if job is None:
+        yield Refusal((*at, "replicatedJob"), "JobSet", f"coordinator replicatedJob {name} does not exist")
+        return
+    job_index, pod_index = integer(coordinator.get("jobIndex"), 0), integer(coordinator.get("podIndex"), 0)
+    replicas = integer(job.get("replicas"), 1)
+    if job_index is None or pod_index is None or replicas is None:
+        return
+    if job_index < 0 or job_index >= replicas:
         yield Refusal(
-            ("spec", "coordinator", "replicatedJob"),
-            "JobSet",
-            f"coordinator replicatedJob {coordinator} does not exist",
+            (*at, "jobIndex"), "JobSet", f"coordinator job index {job_index} is invalid for replicatedJob {name}"
         )
+        return
+    template = mapping(dig(job, "template", "spec"))
+    completions = integer(template.get("completions"))
+    if template.get("completionMode") != "Indexed" or completions is None:
+        words = "job for coordinator pod must be indexed completion mode, and completions number must be set"
+        yield Refusal((*at, "replicatedJob"), "JobSet", words)
+        return
+    if pod_index < 0 or pod_index >= completions:
+        words = f"coordinator pod index {pod_index} is invalid for replicatedJob {name} job index {job_index}"
+        yield Refusal((*at, "podIndex"), "JobSet", words)
+
+
+def _jobset_subdomain(subdomain: str) -> Iterator[Refusal]:
+    """spec.network.subdomain: a DNS-1123 subdomain and a DNS-1035 label (no dot: it is the headless Service's
+    name)."""
+    at: Path = ("spec", "network", "subdomain")
+    messages = [*dns1123_subdomain(subdomain)]
+    for message in dns1035_label(subdomain):
+        messages.append(SUBDOMAIN_TOO_LONG if message == max_len_error(DNS1123_LABEL_MAX) else message)
+    for message in messages:
+        error = FieldError(at, INVALID, subdomain, message)
+        yield Refusal(at, "JobSet", error.message(), error)
 
 
 _JOBSET_NAME: tuple[Path, ...] = (("metadata", "name"),)  # the generated names start with it
@@ -994,38 +1088,90 @@ def _generated_names(jobset: str, job: dict[str, Any], at: Path) -> Iterator[Ref
 SUB_GROUP_SHOWN = ("spec", "leaderWorkerTemplate", "SubGroupPolicy", "subGroupSize")  # as LWS names the field
 
 
+LWS_MAX_REPLICAS = 1_000_000  # v0.10.0
+INT32_MAX = 2**31 - 1
+LWS_SUBGROUP_EXCLUSIVE = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
+PERCENT = re.compile(r"[0-9]+%")  # validation.IsValidPercent
+PERCENT_ERROR = regex_error(
+    "a valid percent string must be a numeric string followed by an ending '%'", "[0-9]+%", "1%", "93%"
+)
+_ROLLING: Path = ("spec", "rolloutStrategy", "rollingUpdateConfiguration")
+
+
 def _leader_worker_set(data: dict[str, Any]) -> Iterator[FieldError]:
+    """generalValidate in its order, on the CRD's defaults (replicas 1, size 1, maxUnavailable 1, maxSurge 0)."""
     name = dig(data, "metadata", "name")
     if isinstance(name, str) and name:
         for message in dns1035_label(name):
             yield FieldError(("metadata", "name"), INVALID, name, message)
     template = mapping(dig(data, "spec", "leaderWorkerTemplate"))
-    size = integer(template.get("size"), 1)
-    policy = mapping(template.get("subGroupPolicy"))
-    sub = integer(policy.get("subGroupSize"))
-    if size is not None and sub is not None and "subGroupPolicy" in template:
-        at = ("spec", "leaderWorkerTemplate", "subGroupPolicy", "subGroupSize")
-        if sub < 1:
-            yield FieldError(at, INVALID, sub, "subGroupSize must be equal or greater than 1", shown=SUB_GROUP_SHOWN)
-        else:
-            if size % sub and (size - 1) % sub:
-                detail = "size or size - 1 must be divisible by subGroupSize"
-                yield FieldError(at, INVALID, sub, detail, shown=SUB_GROUP_SHOWN)
-            if size < sub:
-                yield FieldError(at, INVALID, sub, "subGroupSize cannot be larger than size", shown=SUB_GROUP_SHOWN)
-            if policy.get("subGroupPolicyType") == "LeaderExcluded" and (size - 1) % sub:
-                detail = "size-1 must be divisible by subGroupSize when using LeaderExcluded"
-                yield FieldError(at, INVALID, sub, detail, shown=SUB_GROUP_SHOWN)
-    rolling = dig(data, "spec", "rolloutStrategy", "rollingUpdateConfiguration")
     replicas = integer(dig(data, "spec", "replicas"), 1)
+    size = integer(template.get("size"), 1)
+    if replicas is not None and replicas < 0:
+        yield FieldError(("spec", "replicas"), INVALID, replicas, "replicas must be equal or greater than 0")
+    if replicas is not None and replicas > LWS_MAX_REPLICAS:  # v0.10.0 on
+        yield FieldError(("spec", "replicas"), INVALID, replicas, "replicas must be equal or less than 1000000")
+    if size is not None and size < 1:
+        where = ("spec", "leaderWorkerTemplate", "size")
+        yield FieldError(where, INVALID, size, "size must be equal or greater than 1")
+    if replicas is not None and size is not None and replicas * size > INT32_MAX:
+        detail = f"the product of replicas and worker replicas must not exceed {INT32_MAX}"
+        yield FieldError(("spec", "replicas"), INVALID, replicas, detail)
+    rolling = dig(data, *_ROLLING)
+    if isinstance(rolling, dict):
+        for key in ("maxUnavailable", "maxSurge"):
+            yield from _int_or_percent(rolling.get(key), (*_ROLLING, key))
+        partition = integer(rolling.get("partition"))
+        if partition is not None and partition < 0:
+            yield FieldError((*_ROLLING, "partition"), INVALID, partition, "must be greater than or equal to 0")
     if isinstance(rolling, dict) and replicas:
         unavailable = _scaled(rolling.get("maxUnavailable", 1), replicas, False)
         surge = _scaled(rolling.get("maxSurge", 0), replicas, True)
         if unavailable == 0 and surge == 0:
-            at = ("spec", "rolloutStrategy", "rollingUpdateConfiguration", "maxUnavailable")
+            at = (*_ROLLING, "maxUnavailable")
             where = at if "maxUnavailable" in rolling else at[:-1]
             value = rolling.get("maxUnavailable", 1)
             yield FieldError(where, INVALID, value, "must not be 0 when `maxSurge` is 0", shown=at)
+    if "subGroupPolicy" in template:
+        yield from _lws_sub_groups(template, size)
+    else:
+        annotations = mapping(dig(data, "metadata", "annotations"))
+        if LWS_SUBGROUP_EXCLUSIVE in annotations:  # v0.3.0 on
+            at = ("metadata", "annotations", LWS_SUBGROUP_EXCLUSIVE)
+            detail = "cannot have subgroup-exclusive-topology without subGroupSize set"
+            yield FieldError(at, INVALID, text(annotations[LWS_SUBGROUP_EXCLUSIVE]), detail, keys=frozenset({2}))
+
+
+def _int_or_percent(value: Any, at: Path) -> Iterator[FieldError]:
+    """ValidatePositiveIntOrPercent and IsNotMoreThan100Percent (a value neither int nor string is the schema's)."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and value < 0:
+        yield FieldError(at, INVALID, value, "must be greater than or equal to 0")
+    elif isinstance(value, str) and not PERCENT.fullmatch(value):
+        yield FieldError(at, INVALID, value, PERCENT_ERROR)
+    elif isinstance(value, str) and int(value[:-1]) > 100:
+        yield FieldError(at, INVALID, value, "must not be greater than 100%")
+
+
+def _lws_sub_groups(template: dict[str, Any], size: int | None) -> Iterator[FieldError]:
+    """validateUpdateSubGroupPolicy."""
+    policy = mapping(template.get("subGroupPolicy"))
+    sub = integer(policy.get("subGroupSize"))
+    if size is None or sub is None:
+        return
+    at = ("spec", "leaderWorkerTemplate", "subGroupPolicy", "subGroupSize")
+    if sub < 1:
+        yield FieldError(at, INVALID, sub, "subGroupSize must be equal or greater than 1", shown=SUB_GROUP_SHOWN)
+        return  # LWS would divide by it
+    if size % sub and (size - 1) % sub:
+        detail = "size or size - 1 must be divisible by subGroupSize"
+        yield FieldError(at, INVALID, sub, detail, shown=SUB_GROUP_SHOWN)
+    if size < sub:
+        yield FieldError(at, INVALID, sub, "subGroupSize cannot be larger than size", shown=SUB_GROUP_SHOWN)
+    if policy.get("subGroupPolicyType") == "LeaderExcluded" and (size - 1) % sub:
+        detail = "size-1 must be divisible by subGroupSize when using LeaderExcluded"
+        yield FieldError(at, INVALID, sub, detail, shown=SUB_GROUP_SHOWN)
 
 
 def _scaled(value: Any, total: int, round_up: bool) -> int | None:

@@ -323,6 +323,55 @@ def test_jobset_references_between_replicated_jobs():
     assert findings_of(RULE, fixed) == []
 
 
+def test_jobset_failure_policy_rules_coordinator_and_subdomain():
+    """jobset v0.12.0 jobset_webhook.go: validateFailurePolicy (v0.6.0 on: rule names, unnamed ones named
+    failurePolicyRule<index> by the defaulting webhook; the Job reasons), validateCoordinator, the subdomain."""
+
+    def with_spec(lines: str) -> str:
+        return jobset().replace("spec:\n  successPolicy:", "spec:\n" + lines + "  successPolicy:", 1)
+
+    rules = (
+        "  failurePolicy:\n    maxRestarts: 3\n    rules:\n"
+        "    - name: restart-on-preemption\n      action: RestartJobSet\n"
+        "      onJobFailureReasons: [PodFailurePolicy]\n"
+        "    - action: FailJobSet\n      onJobFailureReasons: [BackoffLimitExceeded]\n"
+    )
+    (finding,) = findings_of(RULE, with_spec(rules))
+    assert "invalid failure policy rule name 'restart-on-preemption', a failure policy rule name must start" in (
+        finding.message
+    )  # a dash is not among the characters a rule name may hold
+    fixed = rules.replace("restart-on-preemption", "restart_on_preemption")
+    assert findings_of(RULE, with_spec(fixed)) == []
+    (finding,) = findings_of(RULE, with_spec(fixed.replace("[BackoffLimitExceeded]", "[OOMKilled]")))
+    assert finding.message.endswith(
+        "invalid job failure reason 'OOMKilled' in failure policy is not a recognized job failure reason"
+    )
+    twice = fixed.replace("    - action: FailJobSet\n", "    - name: restart_on_preemption\n      action: FailJobSet\n")
+    (finding,) = findings_of(RULE, with_spec(twice))
+    assert finding.message.endswith(
+        "rule names are not unique, rules with indices [0 1] all have the same name 'restart_on_preemption'"
+    )
+
+    coordinator = "  coordinator:\n    replicatedJob: workers\n    jobIndex: 0\n    podIndex: 0\n"
+    assert findings_of(RULE, with_spec(coordinator)) == []
+    (finding,) = findings_of(RULE, with_spec(coordinator.replace("jobIndex: 0", "jobIndex: 4")))
+    assert finding.message.endswith("coordinator job index 4 is invalid for replicatedJob workers")
+    (finding,) = findings_of(RULE, with_spec(coordinator.replace("podIndex: 0", "podIndex: 2")))
+    assert finding.message.endswith("coordinator pod index 2 is invalid for replicatedJob workers job index 0")
+    (finding,) = findings_of(RULE, with_spec(coordinator.replace("workers", "driver")))
+    assert finding.message.endswith(
+        "job for coordinator pod must be indexed completion mode, and completions number must be set"
+    )
+
+    (finding,) = findings_of(RULE, with_spec("  network:\n    subdomain: llama3.1-pretrain\n"))
+    assert 'spec.network.subdomain: Invalid value: "llama3.1-pretrain": a DNS-1035 label must consist of' in (
+        finding.message
+    )
+    assert (
+        findings_of(RULE, with_spec("  network:\n    enableDNSHostnames: true\n    subdomain: llama-pretrain\n")) == []
+    )
+
+
 def test_volcano_lifecycle_policies():
     restart = VOLCANO.replace(
         "  tasks:\n",
@@ -422,6 +471,49 @@ def test_leader_worker_set_sub_groups_and_rollout():
     assert findings_of(RULE, frozen.replace("maxSurge: 0", "maxSurge: 1")) == []
     assert findings_of(RULE, frozen.replace("maxUnavailable: 0", "maxUnavailable: 50%")) == []
     assert len(findings_of(RULE, frozen.replace("maxUnavailable: 0", "maxUnavailable: 10%"))) == 1  # rounds down to 0
+
+
+def test_leader_worker_set_sizes_percentages_and_sub_group_topology():
+    """generalValidate (lws v0.10.0): size at least 1, replicas 0 to 1000000, a rolling update's maxUnavailable and
+    maxSurge an integer of at least 0 or a percent of at most 100%, a partition not negative; the
+    subgroup-exclusive-topology annotation (v0.3.0 on) only with a subGroupPolicy."""
+    (finding,) = findings_of(RULE, lws().replace("    size: 4\n", "    size: 0\n"))
+    assert finding.message.endswith(
+        "spec.leaderWorkerTemplate.size: Invalid value: 0: size must be equal or greater than 1"
+    )
+    (finding,) = findings_of(RULE, lws().replace("  replicas: 2\n", "  replicas: -1\n"))
+    assert "spec.replicas: Invalid value: -1: replicas must be equal or greater than 0" in finding.message
+    assert findings_of(RULE, lws().replace("  replicas: 2\n", "  replicas: 0\n")) == []  # scaled to zero
+
+    def rolling(lines: str) -> str:
+        return lws().replace(
+            "  leaderWorkerTemplate:\n",
+            "  rolloutStrategy:\n    type: RollingUpdate\n    rollingUpdateConfiguration:\n"
+            + lines
+            + "  leaderWorkerTemplate:\n",
+        )
+
+    (finding,) = findings_of(RULE, rolling("      maxSurge: 150%\n"))
+    assert 'maxSurge: Invalid value: "150%": must not be greater than 100%' in finding.message
+    (finding,) = findings_of(RULE, rolling("      maxUnavailable: one\n"))
+    assert "a valid percent string must be a numeric string followed by an ending '%'" in finding.message
+    (finding,) = findings_of(RULE, rolling("      partition: -1\n"))
+    assert "partition: Invalid value: -1: must be greater than or equal to 0" in finding.message
+    assert findings_of(RULE, rolling("      maxUnavailable: 25%\n      maxSurge: 100%\n      partition: 1\n")) == []
+
+    exclusive = lws().replace(
+        "  name: vllm-llama3-405b\n",
+        "  name: vllm-llama3-405b\n  annotations:\n    leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology: "
+        "cloud.google.com/gke-nodepool\n",
+    )
+    (finding,) = findings_of(RULE, exclusive)
+    assert (finding.line, finding.column) == (6, 62)
+    assert finding.message.endswith("cannot have subgroup-exclusive-topology without subGroupSize set")
+    grouped = exclusive.replace("    size: 4\n", "    size: 4\n    subGroupPolicy:\n      subGroupSize: 2\n")
+    assert findings_of(RULE, grouped) == []
+    # the group-wide annotation needs no sub groups
+    whole = exclusive.replace("subgroup-exclusive-topology", "exclusive-topology")
+    assert findings_of(RULE, whole) == []
 
 
 PYTORCHJOB = """\
