@@ -56,7 +56,7 @@ from typing import Any
 
 from gpulint.kube.commandline import go_flag
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
-from gpulint.kube.kserve import KSERVE_CONTAINER, KSERVE_FRAMEWORKS
+from gpulint.kube.kserve import KSERVE_CONTAINER, KSERVE_FRAMEWORKS, WORKER_CONTAINER
 from gpulint.kube.names import (
     DNS1123_LABEL_MAX,
     dns1035_label,
@@ -130,6 +130,13 @@ def refusals(
         if first is None:
             return []
         path, words = first
+        since = next((release for end, release in KSERVE_SINCE.items() if words.endswith(end)), "")
+        return [Refusal(path, "KServe", words, since=since)]
+    if group == KSERVE_GROUP and kind in ("ServingRuntime", "ClusterServingRuntime"):
+        problem = next(iter(_kserve_runtime(data, kind, kserve_gpu_types)), None)
+        if problem is None:
+            return []
+        path, words = problem
         since = next((release for end, release in KSERVE_SINCE.items() if words.endswith(end)), "")
         return [Refusal(path, "KServe", words, since=since)]
     if group == "kubeflow.org" and kind == "MPIJob" and text(data.get("apiVersion")) == MPI_V2:
@@ -348,6 +355,7 @@ KSERVE_UNKNOWN_GPU = (
     "Unknown GPU resource type. Set 'serving.kserve.io/gpu-resource-types' annotation to use custom gpu resource type"
 )
 KSERVE_TRANSFORMER_CONTAINER = "transformer-container"
+KSERVE_RUNTIME_UNKNOWN_GPU = "unknown GPU resource type in a container"
 KSERVE_NAMED_PREDICTOR = "the 'name' field is not allowed in standard predictor"
 # Refusals recent enough that clusters still run releases that accept them (by the end of KServe's words): said as
 # warnings, with the release that began refusing them.
@@ -490,6 +498,63 @@ def _kserve_multinode(
     for index, container in enumerate(map(mapping, sequence(dig(predictor, "workerSpec", "containers")))):
         if _unknown_gpu_types(mapping(container.get("resources")), annotations, cluster):
             yield (*worker, "containers", index, "resources"), f"{invalid}: {KSERVE_UNKNOWN_GPU}"
+
+
+def _kserve_runtime(data: dict[str, Any], kind: str, cluster: frozenset[str]) -> Iterator[tuple[Path, str]]:
+    """The ServingRuntime webhook (pkg/webhook/admission/servingruntime/servingruntime_webhook.go, v0.15 on): a
+    disabled runtime is let be; validateMultiNodeSpec (one worker container, no parallel sizes in the
+    kserve-container's env, resources of known GPU types only, in the runtime's spec.annotations' list too, sizes
+    of at least 1), then validateBlockedEnvVars. The priorities against the namespace's other runtimes are not
+    judged (a repository is not one namespace)."""
+    spec = mapping(data.get("spec"))
+    if spec.get("disabled") is True:
+        return
+    name = text(dig(data, "metadata", "name"))
+    invalid = f"the {kind} {name} is invalid"
+    worker = spec.get("workerSpec")
+    if isinstance(worker, dict):
+        at: Path = ("spec", "workerSpec")
+        annotations = mapping(spec.get("annotations"))
+        workers = [mapping(item) for item in sequence(worker.get("containers"))]
+        if len(workers) > 1:
+            yield (*at, "containers"), f"{invalid}: setting multiple containers in workerSpec is not allowed"
+            return
+        for index, container in enumerate(map(mapping, sequence(spec.get("containers")))):
+            if text(container.get("name")) != KSERVE_CONTAINER:
+                continue
+            env = {text(mapping(item).get("name")): i for i, item in enumerate(sequence(container.get("env")))}
+            for variable in KSERVE_PARALLEL_ENVS:
+                if variable in env:
+                    place: Path = ("spec", "containers", index, "env", env[variable], "name")
+                    yield place, f"{invalid}: setting {variable} in environment variables is not allowed"
+                    return
+            if _unknown_gpu_types(mapping(container.get("resources")), annotations, cluster):
+                yield (
+                    ("spec", "containers", index, "resources"),
+                    f"{invalid}: {KSERVE_RUNTIME_UNKNOWN_GPU}({KSERVE_CONTAINER})",
+                )
+                return
+        if workers and text(workers[0].get("name")) == WORKER_CONTAINER:
+            if _unknown_gpu_types(mapping(workers[0].get("resources")), annotations, cluster):
+                where: Path = (*at, "containers", 0, "resources")
+                yield where, f"{invalid}: {KSERVE_RUNTIME_UNKNOWN_GPU}({WORKER_CONTAINER})"
+                return
+        for key, words in (
+            ("pipelineParallelSize", "PipelineParallelSize"),
+            ("tensorParallelSize", "TensorParallelSize"),
+        ):
+            size = integer(worker.get(key), 1)
+            if size is not None and size < 1:
+                yield (*at, key), f"{invalid}: the WorkerSpec.{words} cannot be less than 1({size})"
+                return
+    for where_list in (("spec", "containers"), ("spec", "workerSpec", "containers")):
+        for index, container in enumerate(map(mapping, sequence(dig(data, *where_list)))):
+            for position, env in enumerate(map(mapping, sequence(container.get("env")))):
+                if text(env.get("name")) in KSERVE_BLOCKED_ENVS:
+                    variable, owner = text(env.get("name")), json.dumps(text(container.get("name")))
+                    words = f"the {kind} {json.dumps(name)} is invalid: setting {variable} in container {owner} is not allowed for security reasons"
+                    yield (*where_list, index, "env", position, "name"), words
+                    return
 
 
 def _kserve_predictor(predictor: dict[str, Any]) -> Iterator[tuple[Path, str]]:

@@ -120,6 +120,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
             kinds=frozenset(
                 {
                     "ClusterQueue",
+                    "ClusterServingRuntime",
                     "Configuration",
                     "InferenceService",
                     "JAXJob",
@@ -134,6 +135,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
                     "RayJob",
                     "RayService",
                     "Service",
+                    "ServingRuntime",
                     "TFJob",
                     "TrainJob",
                     "XGBoostJob",

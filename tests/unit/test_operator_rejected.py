@@ -1272,3 +1272,68 @@ spec:
     assert findings_of(RULE, serving + zero) == []
     (refused,) = findings_of(RULE, serving.replace('"true"', '"false"') + zero)
     assert refused.severity == "error"
+
+
+MULTINODE_RUNTIME = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: ClusterServingRuntime
+metadata:
+  name: kserve-huggingfaceserver-multinode
+spec:
+  annotations:
+    prometheus.kserve.io/port: "8080"
+  supportedModelFormats:
+  - {name: huggingface, version: "1", autoSelect: true, priority: 2}
+  protocolVersions: [v2, v1]
+  containers:
+  - name: kserve-container
+    image: kserve/huggingfaceserver:v0.15.2-gpu
+    args: [--model_name=llama3]
+    env:
+    - {name: RAY_PORT, value: "6379"}
+    resources:
+      limits: {cpu: "4", memory: 12Gi, nvidia.com/gpu: "1"}
+  workerSpec:
+    pipelineParallelSize: 1
+    tensorParallelSize: 1
+    containers:
+    - name: worker-container
+      image: kserve/huggingfaceserver:v0.15.2-gpu
+      resources:
+        limits: {cpu: "4", memory: 12Gi, nvidia.com/gpu: "1"}
+"""
+
+
+def test_kserve_multinode_serving_runtime():
+    """The ServingRuntime webhook's validateMultiNodeSpec (v0.20.0; shaped as config/runtimes/
+    kserve-huggingfaceserver-multinode.yaml): known GPU types only (the runtime's spec.annotations may add some),
+    no parallel sizes in the kserve-container's env, sizes of at least 1."""
+    assert findings_of(RULE, MULTINODE_RUNTIME) == []
+    rdma = MULTINODE_RUNTIME.replace(
+        '        limits: {cpu: "4", memory: 12Gi, nvidia.com/gpu: "1"}\n',
+        '        limits: {cpu: "4", memory: 12Gi, nvidia.com/gpu: "1", rdma/rdma_shared_device_a: "1"}\n',
+    )
+    (finding,) = findings_of(RULE, rdma)
+    assert (finding.line, finding.column) == (26, 9)
+    assert finding.severity == "error"
+    assert _said(finding) == (
+        "KServe's webhook rejects this ClusterServingRuntime: the ClusterServingRuntime "
+        "kserve-huggingfaceserver-multinode is invalid: unknown GPU resource type in a container(worker-container)"
+    )
+    listed = rdma.replace(
+        '    prometheus.kserve.io/port: "8080"\n',
+        '    prometheus.kserve.io/port: "8080"\n    serving.kserve.io/gpu-resource-types: \'["rdma/rdma_shared_device_a"]\'\n',
+    )
+    assert findings_of(RULE, listed) == []
+    env = MULTINODE_RUNTIME.replace(
+        '    - {name: RAY_PORT, value: "6379"}\n', "    - {name: TENSOR_PARALLEL_SIZE, value: '2'}\n"
+    )
+    (finding,) = findings_of(RULE, env)
+    assert finding.message.endswith("setting TENSOR_PARALLEL_SIZE in environment variables is not allowed")
+    (finding,) = findings_of(RULE, MULTINODE_RUNTIME.replace("pipelineParallelSize: 1", "pipelineParallelSize: 0"))
+    assert finding.message.endswith("the WorkerSpec.PipelineParallelSize cannot be less than 1(0)")
+    # a single-node runtime's env and resources are its own (no workerSpec: nothing of this applies)
+    single = env[: env.index("  workerSpec:")]
+    assert findings_of(RULE, single) == []
+    disabled = rdma.replace("spec:\n", "spec:\n  disabled: true\n", 1)
+    assert findings_of(RULE, disabled) == []
