@@ -1165,6 +1165,12 @@ def test_kserve_autoscaler_class_and_scale_metric_per_mode():
         RULE, raw.replace("scaleMetric: concurrency", "scaleMetric: cpu").replace("scaleTarget: 4", "scaleTarget: 160")
     )
     assert _said(over).endswith("the target utilization percentage should be a [1-100] integer")
+    # KServe's `metric == cpu && target < 1 || target > 100`: a memory target above 100 is refused too
+    memory = raw.replace("scaleMetric: concurrency", "scaleMetric: memory").replace(
+        "scaleTarget: 4", "scaleTarget: 200"
+    )
+    (refused,) = findings_of(RULE, memory)
+    assert _said(refused).endswith("the target utilization percentage should be a [1-100] integer")
     # no deployment mode written: the installation's default decides, and it is not known
     unwritten = SERVERLESS.replace("  annotations:\n    serving.kserve.io/deploymentMode: Serverless\n", "")
     assert findings_of(RULE, unwritten.replace("scaleMetric: concurrency", "scaleMetric: cpu")) == []
