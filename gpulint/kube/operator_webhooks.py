@@ -56,7 +56,7 @@ from typing import Any
 
 from gpulint.kube.commandline import go_flag
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
-from gpulint.kube.kserve import KSERVE_CONTAINER, KSERVE_FRAMEWORKS, WORKER_CONTAINER
+from gpulint.kube.kserve import KSERVE_CONTAINER, WORKER_CONTAINER
 from gpulint.kube.names import (
     DNS1123_LABEL_MAX,
     dns1035_label,
@@ -373,6 +373,30 @@ KSERVE_HPA_METRICS = ("cpu", "memory")
 KSERVE_KPA_METRICS = ("concurrency", "rps")
 
 
+# setPredictorModelDefaults (inference_service_defaults.go, v0.9 on, the defaulting webhook, before validation): the
+# first framework written, in this order, becomes the predictor's model (replacing a model written beside it).
+KSERVE_LEGACY_FRAMEWORKS = (
+    "sklearn",
+    "tensorflow",
+    "xgboost",
+    "pytorch",
+    "triton",
+    "onnx",
+    "huggingface",
+    "pmml",
+    "lightgbm",
+    "paddle",
+)
+
+
+def _kserve_model_key(predictor: dict[str, Any]) -> str:
+    """The predictor field that holds the model container once defaulted ("" when none does)."""
+    legacy = [key for key in KSERVE_LEGACY_FRAMEWORKS if isinstance(predictor.get(key), dict)]
+    if legacy:
+        return legacy[0]
+    return "model" if isinstance(predictor.get("model"), dict) else ""
+
+
 def kserve_config_gpu_types(multi_node: object) -> frozenset[str]:
     """inferenceservice-config's multiNode value (JSON): its customGPUResourceTypeList."""
     try:
@@ -429,7 +453,7 @@ def _kserve_blocked_envs(data: dict[str, Any]) -> Iterator[tuple[Path, str, str]
     spec = mapping(data.get("spec"))
     for where in _KSERVE_CONTAINER_LISTS:
         if where is None:
-            framework = next((key for key in KSERVE_FRAMEWORKS if isinstance(dig(spec, "predictor", key), dict)), "")
+            framework = _kserve_model_key(mapping(spec.get("predictor")))
             found: list[tuple[Path, Any]] = (
                 [(("predictor", framework), dig(spec, "predictor", framework))] if framework else []
             )
@@ -470,21 +494,22 @@ def _kserve_multinode(
     annotations = mapping(dig(data, "metadata", "annotations"))
     if len(sequence(dig(predictor, "workerSpec", "containers"))) > 1:
         yield (*worker, "containers"), f"{invalid}: setting multiple containers in workerSpec is not allowed"
-    model = predictor.get("model")
+    key = _kserve_model_key(predictor)  # a framework written is the model once defaulted
+    model = predictor.get(key) if key else None
     if isinstance(model, dict):
         env = {text(mapping(item).get("name")): index for index, item in enumerate(sequence(model.get("env")))}
         for variable in KSERVE_PARALLEL_ENVS:
             if variable in env:
-                at: Path = ("spec", "predictor", "model", "env", env[variable], "name")
+                at: Path = ("spec", "predictor", key, "env", env[variable], "name")
                 yield at, f"{invalid}: setting {variable} in environment variables is not allowed"
         unknown = _unknown_gpu_types(mapping(model.get("resources")), annotations, cluster)
         if unknown:
-            yield ("spec", "predictor", "model", "resources"), f"{invalid}: {KSERVE_UNKNOWN_GPU}"
+            yield ("spec", "predictor", key, "resources"), f"{invalid}: {KSERVE_UNKNOWN_GPU}"
         uri = model.get("storageUri")
         if not isinstance(uri, str):
-            yield ("spec", "predictor", "model"), f"{invalid}: StorageURI must be set for multinode enabled"
+            yield ("spec", "predictor", key), f"{invalid}: StorageURI must be set for multinode enabled"
         elif (protocol := uri.split("://")[0]) not in KSERVE_MULTINODE_STORAGE:
-            at = ("spec", "predictor", "model", "storageUri")
+            at = ("spec", "predictor", key, "storageUri")
             yield at, f"{invalid}: Multinode only supports 'pvc' and 'oci' Storage Protocol({protocol})"
         written = annotations.get(KSERVE_AUTOSCALER_CLASS)
         chosen = text(written)
@@ -570,16 +595,20 @@ def _kserve_predictor(predictor: dict[str, Any]) -> Iterator[tuple[Path, str]]:
                         "storage uri should not be specified in transformer container",
                     )
             break
-    frameworks = [key for key in KSERVE_FRAMEWORKS if isinstance(predictor.get(key), dict)]
-    for key in (*frameworks[1:], *frameworks[:1]):  # validatePredictor's order: sklearn ... paddle, then model
-        if text(mapping(predictor[key]).get("name")):
-            yield (*at, key, "name"), KSERVE_NAMED_PREDICTOR
-            break
-    # GetImplementations: each framework, and a custom predictor for each container named kserve-container (for the
+    # What the defaults leave (setPredictorModelDefaults): the first framework written is the model, the other
+    # frameworks stay. validatePredictor refuses a name on any of them.
+    legacy = [key for key in KSERVE_LEGACY_FRAMEWORKS if isinstance(predictor.get(key), dict)]
+    model_key = _kserve_model_key(predictor)
+    left = [*legacy[1:], model_key] if model_key else []
+    named_key = next((key for key in left if text(mapping(predictor[key]).get("name"))), None)
+    if named_key is not None:
+        yield (*at, named_key, "name"), KSERVE_NAMED_PREDICTOR
+    # GetImplementations: each of them, and a custom predictor for each container named kserve-container (for the
     # containers when no other is). None at all is not said: a predictor key gpulint does not know may be one.
+    implementations = len(left)
     named = sum(text(container.get("name")) == KSERVE_CONTAINER for container in containers)
-    if len(frameworks) + named > 1:
-        place: Path = (*at, frameworks[1]) if len(frameworks) > 1 else (*at, "containers")
+    if implementations + named > 1:
+        place: Path = (*at, legacy[1]) if len(legacy) > 1 else (*at, "containers")
         yield place, f"exactly one of [{KSERVE_PREDICTOR_FIELDS}] must be specified in PredictorSpec"
 
 

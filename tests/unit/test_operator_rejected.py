@@ -1190,6 +1190,13 @@ def test_kserve_exactly_one_predictor_implementation():
     assert "exactly one of [Name, SKLearn, XGBoost, Tensorflow, PyTorch" in _said(finding)
     sidecar = both.replace("name: kserve-container", "name: model-downloader")
     assert findings_of(RULE, sidecar) == []
+    # the defaulting webhook makes the first framework written the model, replacing a model beside it: one left
+    framework = SERVERLESS.replace(
+        "    model:\n", "    sklearn:\n      storageUri: gs://kfserving-examples/models/sklearn/1.0/model\n    model:\n"
+    )
+    assert findings_of(RULE, framework) == []
+    (finding,) = findings_of(RULE, framework.replace("    model:\n", "    xgboost:\n"))
+    assert (finding.line, finding.column) == (14, 7) and finding.message.endswith("must be specified in PredictorSpec")
     custom = SERVERLESS[: SERVERLESS.index("    model:\n")] + (
         "    containers:\n    - name: kserve-container\n      image: vllm/vllm-openai:v0.6.3\n"
         "      resources: {limits: {nvidia.com/gpu: '1'}}\n"
