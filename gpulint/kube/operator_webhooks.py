@@ -1134,13 +1134,19 @@ def _jobset_coordinator(coordinator: dict[str, Any], jobs: list[dict[str, Any]])
         return
     template = mapping(dig(job, "template", "spec"))
     completions = integer(template.get("completions"))
-    if template.get("completionMode") != "Indexed" or completions is None:
+    if not _indexed(template) or completions is None:
         words = "job for coordinator pod must be indexed completion mode, and completions number must be set"
         yield Refusal((*at, "replicatedJob"), "JobSet", words)
         return
     if pod_index < 0 or pod_index >= completions:
         words = f"coordinator pod index {pod_index} is invalid for replicatedJob {name} job index {job_index}"
         yield Refusal((*at, "podIndex"), "JobSet", words)
+
+
+def _indexed(job_spec: dict[str, Any]) -> bool:
+    """Whether a replicatedJob's Job is Indexed once JobSet's defaulting webhook (v0.3 on) set an unset
+    completionMode to Indexed."""
+    return job_spec.get("completionMode", "Indexed") in ("Indexed", None)
 
 
 def _jobset_subdomain(subdomain: str) -> Iterator[Refusal]:
@@ -1170,7 +1176,7 @@ def _generated_names(jobset: str, job: dict[str, Any], at: Path) -> Iterator[Ref
         yield Refusal(error.path, "JobSet", error.message(), error, _JOBSET_NAME)
     template = mapping(dig(job, "template", "spec"))
     completions = integer(template.get("completions"))
-    if template.get("completionMode") == "Indexed" and completions is not None and completions > 0:
+    if _indexed(template) and completions is not None and completions > 0:
         longest_pod = f"{longest_job}-{completions - 1}{POD_SUFFIX}"
         for message in dns1035_label(longest_pod):
             if message == max_len_error(DNS1123_LABEL_MAX):

@@ -285,6 +285,10 @@ def test_jobset_names_its_jobs_and_pods_within_63_characters():
     found = findings_of(RULE, jobset(longer))
     assert [f.line for f in found] == [11, 21, 21]  # driver's job name; workers' job and pod names
     assert "job names generated for this JobSet will exceed 63 characters" in found[0].message
+    # JobSet's defaulting webhook makes a Job with no completionMode Indexed: its pod names are checked the same
+    (unwritten,) = findings_of(RULE, jobset(name).replace("        completionMode: Indexed\n", ""))
+    assert "pod names generated for this JobSet will exceed 63 characters" in unwritten.message
+    assert findings_of(RULE, jobset(name).replace("completionMode: Indexed", "completionMode: NonIndexed")) == []
     # the fixed twin: a shorter name
     assert findings_of(RULE, jobset("x" * 40)) == []
     # no name (generateName): nothing to judge
@@ -361,6 +365,21 @@ def test_jobset_failure_policy_rules_coordinator_and_subdomain():
     (finding,) = findings_of(RULE, with_spec(coordinator.replace("workers", "driver")))
     assert finding.message.endswith(
         "job for coordinator pod must be indexed completion mode, and completions number must be set"
+    )
+    # JobSet's defaulting webhook makes a Job with no completionMode Indexed (jobset/examples/simple/coordinator.yaml)
+    unwritten = jobset().replace("        completionMode: Indexed\n", "")
+    assert (
+        findings_of(RULE, unwritten.replace("spec:\n  successPolicy:", "spec:\n" + coordinator + "  successPolicy:", 1))
+        == []
+    )
+    non_indexed = jobset().replace("completionMode: Indexed", "completionMode: NonIndexed")
+    assert (
+        len(
+            findings_of(
+                RULE, non_indexed.replace("spec:\n  successPolicy:", "spec:\n" + coordinator + "  successPolicy:", 1)
+            )
+        )
+        == 1
     )
 
     (finding,) = findings_of(RULE, with_spec("  network:\n    subdomain: llama3.1-pretrain\n"))
