@@ -401,7 +401,7 @@ def kserve_config_gpu_types(multi_node: object) -> frozenset[str]:
     """inferenceservice-config's multiNode value (JSON): its customGPUResourceTypeList."""
     try:
         value = json.loads(multi_node) if isinstance(multi_node, str) else None
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile document nests without end
         return frozenset()
     listed = value.get("customGPUResourceTypeList") if isinstance(value, dict) else None
     return frozenset(item for item in listed if isinstance(item, str)) if isinstance(listed, list) else frozenset()
@@ -477,7 +477,7 @@ def _unknown_gpu_types(resources: dict[str, Any], annotations: dict[str, Any], c
     if isinstance(custom, str) and custom:
         try:
             listed = json.loads(custom)
-        except ValueError:
+        except (ValueError, RecursionError):
             listed = None
         if not isinstance(listed, list) or not listed or not all(isinstance(item, str) and item for item in listed):
             return []  # KServe's own error ("invalid GPU format"), not said here
