@@ -10,11 +10,16 @@ is Enabled, Allowed or Disabled, case-insensitive, anything else leaves the defa
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpulint.kube.placeholders import SHORT_PLACEHOLDER
+from gpulint.kube.quantity import go_duration
+
 GROUP = "serving.knative.dev"
+OPERATOR_GROUP = "operator.knative.dev"  # the Knative operator's KnativeServing
 KINDS = ("Service", "Configuration")
 CONFIG_NAMESPACE = "knative-serving"
 CONFIG_NAME = "config-features"
@@ -116,17 +121,94 @@ def port_problems(spec: dict[str, Any]) -> list[PortProblem]:
     return []
 
 
-# Knative Serving's autoscaling annotations on a revision template, as its webhook validates them
-# (knative/serving knative-v1.23, pkg/apis/autoscaling/annotation_validation.go validateMinMaxScale and
-# validateMaxScaleWithinLimit; the keys and their older spellings in pkg/apis/autoscaling/register.go, the first
-# present wins). max-scale-limit is the ConfigMap config-autoscaler's (pkg/autoscaler/config/config.go; 0, the
-# default, is no limit); the errors are knative.dev/pkg apis.FieldError's, the paths under the template.
+# Knative Serving's autoscaling annotations, as its webhook validates them (knative/serving knative-v1.23,
+# pkg/apis/autoscaling/annotation_validation.go ValidateAnnotations, on a revision template; the keys and their
+# older spellings in register.go, the first present wins). The cluster's side is the ConfigMap config-autoscaler
+# (pkg/autoscaler/config/config.go: max-scale-limit, 0 = no limit; allow-zero-initial-scale, false;
+# pod-autoscaler-class, kpa). The errors are knative.dev/pkg apis.FieldError's, the paths under the template.
 AUTOSCALER_CONFIG = "config-autoscaler"
 MAX_SCALE_LIMIT = "max-scale-limit"
-MIN_SCALE_KEYS = ("autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/minScale")
-MAX_SCALE_KEYS = ("autoscaling.knative.dev/max-scale", "autoscaling.knative.dev/maxScale")
+ALLOW_ZERO_INITIAL_SCALE = "allow-zero-initial-scale"
+POD_AUTOSCALER_CLASS = "pod-autoscaler-class"
+GROUP_PREFIX = "autoscaling.knative.dev"
+KPA = "kpa.autoscaling.knative.dev"
+HPA = "hpa.autoscaling.knative.dev"
+CLASS_KEY = "autoscaling.knative.dev/class"
+METRIC_KEY = "autoscaling.knative.dev/metric"
+ACTIVATION_KEY = "autoscaling.knative.dev/activation-scale"
+
+
+def _keys(name: str, old: str = "") -> tuple[str, ...]:
+    return (f"{GROUP_PREFIX}/{name}", f"{GROUP_PREFIX}/{old}") if old else (f"{GROUP_PREFIX}/{name}",)
+
+
+MIN_SCALE_KEYS = _keys("min-scale", "minScale")
+MAX_SCALE_KEYS = _keys("max-scale", "maxScale")
+INITIAL_SCALE_KEYS = _keys("initial-scale", "initialScale")
+ALGORITHM_KEYS = _keys("metric-aggregation-algorithm", "metricAggregationAlgorithm")
+ALGORITHMS = ("linear", "weighted-exponential", "weightedExponential")
+KPA_METRICS = ("concurrency", "rps")
 INT32_MAX = 2**31 - 1
 TEMPLATE_ANNOTATIONS = "spec.template.metadata.annotations"
+
+
+@dataclass(frozen=True)
+class FloatBounds:
+    """A float annotation's range, as validateFloats words it (``expected low <= v <= high``)."""
+
+    keys: tuple[str, ...]
+    low: float
+    high: float | None = None  # None: only the lower bound, worded ``target v should be at least low``
+
+
+FLOATS = (
+    FloatBounds(_keys("panic-window-percentage", "panicWindowPercentage"), 1, 100),
+    FloatBounds(_keys("panic-threshold-percentage", "panicThresholdPercentage"), 110, 1000),
+    FloatBounds(_keys("target"), 0.01),
+    FloatBounds(_keys("target-utilization-percentage", "targetUtilizationPercentage"), 1, 100),
+)
+BURST_KEYS = _keys("target-burst-capacity", "targetBurstCapacity")
+HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class DurationBounds:
+    """A duration annotation: its range (Go's Duration.String() of the bounds) and whether it must be whole seconds."""
+
+    keys: tuple[str, ...]
+    low: float
+    low_text: str
+    whole_seconds: bool
+
+
+DURATIONS = (  # in ValidateAnnotations' order: window, last pod retention, scale-down delay
+    DurationBounds(_keys("window"), 6.0, "6s", True),
+    DurationBounds(_keys("scale-to-zero-pod-retention-period", "scaleToZeroPodRetentionPeriod"), 0.0, "0s", False),
+    DurationBounds(_keys("scale-down-delay", "scaleDownDelay"), 0.0, "0s", True),
+)
+_GO_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+@dataclass(frozen=True)
+class AutoscalerConfig:
+    """config-autoscaler as far as the linted files tell: None where they do not hold the ConfigMap."""
+
+    max_scale_limit: int | None = None
+    allow_zero_initial_scale: bool | None = None
+    pod_autoscaler_class: str | None = None
+
+
+def autoscaler_config(data: Mapping[str, object] | None) -> AutoscalerConfig:
+    if data is None:
+        return AutoscalerConfig()
+    limit = str(data.get(MAX_SCALE_LIMIT, "0")).strip()
+    allow = str(data.get(ALLOW_ZERO_INITIAL_SCALE, "false")).strip().lower()
+    return AutoscalerConfig(
+        max_scale_limit=int(limit) if limit.isdigit() else None,
+        allow_zero_initial_scale=allow in ("1", "t", "true"),  # strconv.ParseBool
+        pod_autoscaler_class=str(data.get(POD_AUTOSCALER_CLASS, KPA)).strip(),
+    )
 
 
 @dataclass(frozen=True)
@@ -134,41 +216,158 @@ class ScaleProblem:
     key: str  # the annotation the refusal points at
     message: str  # as apis.FieldError.Error() words it
     by_limit: bool = False  # config-autoscaler's max-scale-limit decides it
+    # config-autoscaler's key that decides it when the linted files do not hold the ConfigMap (its default refuses)
+    unless: str = ""
 
 
-def _scale(annotations: Mapping[str, object], keys: tuple[str, ...]) -> tuple[str, int | None]:
-    """The first of ``keys`` present and its value when it is an int32 >= 0 (getIntGE0); ("", None) when absent."""
+def _get(annotations: Mapping[str, object], keys: tuple[str, ...]) -> tuple[str, str | None]:
+    """kmap.KeyPriority.Get: the first of ``keys`` present and its value; ("", None) when none is or the value is
+    still a template (left to the webhook)."""
     for key in keys:
         if key in annotations:
-            value = str(annotations[key]).strip()
-            number = int(value) if value.isdigit() else None
-            return key, number if number is not None and number <= INT32_MAX else None
+            value = str(annotations[key])
+            return (key, None) if SHORT_PLACEHOLDER.search(value) else (key, value)
     return "", None
 
 
-def max_scale_limit(config: Mapping[str, object] | None) -> int | None:
-    """config-autoscaler's max-scale-limit; None when the ConfigMap is unknown or the value is not a number."""
-    if config is None:
-        return None
-    value = str(config.get(MAX_SCALE_LIMIT, "0")).strip()
-    return int(value) if value.isdigit() else None
+def _go_float(value: str) -> float | None:
+    return float(value) if _GO_FLOAT.fullmatch(value) else None
 
 
-def scale_problems(annotations: Mapping[str, object], limit: int | None) -> list[ScaleProblem]:
-    """max-scale below min-scale (max-scale 0 is no maximum), and max-scale above, or 0 under, a known limit.
-    Values that are not numbers are left to the webhook's own wording (not said here)."""
-    min_key, low = _scale(annotations, MIN_SCALE_KEYS)
-    max_key, high = _scale(annotations, MAX_SCALE_KEYS)
-    found = []
-    if max_key and high is not None and high != 0 and high < (low or 0):
-        paths = f"{TEMPLATE_ANNOTATIONS}.{max_key}, {TEMPLATE_ANNOTATIONS}.{min_key}"
+def _go_int32(value: str) -> int | None:
+    """strconv.ParseInt(v, 10, 32), out-of-range values included (the caller words the range)."""
+    return int(value) if _GO_INT.fullmatch(value) else None
+
+
+def _at(key: str) -> str:
+    return f"{TEMPLATE_ANNOTATIONS}.{key}"
+
+
+def _scale(annotations: Mapping[str, object], keys: tuple[str, ...], found: list[ScaleProblem]) -> tuple[str, int]:
+    """getIntGE0: the key and the value (0 when absent or refused); a negative or out-of-range number refused."""
+    key, value = _get(annotations, keys)
+    number = _go_int32(value) if value is not None else None
+    if number is None:
+        return "", 0  # absent, or not a number: left to the webhook's wording
+    if number < 0 or number > INT32_MAX:
+        found.append(ScaleProblem(key, f"expected 0 <= {value} <= {INT32_MAX}: {_at(key)}"))
+        return key, 0
+    return key, number
+
+
+def _min_max_scale(annotations: Mapping[str, object], config: AutoscalerConfig) -> list[ScaleProblem]:
+    """validateMinMaxScale (the activation-scale bounds since knative-v1.4, v0.34.0)."""
+    found: list[ScaleProblem] = []
+    _, low = _scale(annotations, MIN_SCALE_KEYS, found)
+    max_key, high = _scale(annotations, MAX_SCALE_KEYS, found)
+    if high != 0 and high < low:
+        paths = f"{_at(MAX_SCALE_KEYS[0])}, {_at(MIN_SCALE_KEYS[0])}"  # the constants, whichever key is written
         found.append(ScaleProblem(max_key, f"max-scale={high} is less than min-scale={low}: {paths}"))
-    if max_key and high is not None and limit:
-        where = f"{TEMPLATE_ANNOTATIONS}.{max_key}"
+    limit = config.max_scale_limit
+    if max_key and limit:
         if high > limit:
-            found.append(ScaleProblem(max_key, f"expected 1 <= {high} <= {limit}: {where}", by_limit=True))
+            found.append(ScaleProblem(max_key, f"expected 1 <= {high} <= {limit}: {_at(max_key)}", by_limit=True))
         if high == 0:
-            found.append(
-                ScaleProblem(max_key, f"max-scale=0 (unlimited), must be less than {limit}: {where}", by_limit=True)
-            )
+            words = f"max-scale=0 (unlimited), must be less than {limit}: {_at(max_key)}"
+            found.append(ScaleProblem(max_key, words, by_limit=True))
+    key, value = _get(annotations, (ACTIVATION_KEY,))
+    active = _go_int32(value) if value is not None else None
+    if active is not None and abs(active) <= INT32_MAX:
+        if low > active:
+            found.append(ScaleProblem(key, f"min-scale={low} is greater than activation-scale={active}: {_at(key)}"))
+        elif high != 0 and high < active:
+            found.append(ScaleProblem(key, f"max-scale={high} is less than activation-scale={active}: {_at(key)}"))
+        elif active < 2:
+            found.append(ScaleProblem(key, f"activation-scale={active} must be greater than 1: {_at(key)}"))
     return found
+
+
+def _floats(annotations: Mapping[str, object]) -> Iterator[ScaleProblem]:
+    """validateFloats: a value that is not a number is left to the webhook (a template, most often)."""
+    for bounds in FLOATS:
+        key, value = _get(annotations, bounds.keys)
+        number = _go_float(value) if value is not None else None
+        if number is None:
+            continue
+        if bounds.high is None:
+            if number < bounds.low:
+                yield ScaleProblem(key, f"target {value} should be at least {bounds.low:g}: {_at(key)}")
+        elif not bounds.low <= number <= bounds.high:
+            yield ScaleProblem(key, f"expected {bounds.low:g} <= {value} <= {bounds.high:g}: {_at(key)}")
+    key, value = _get(annotations, BURST_KEYS)
+    burst = _go_float(value) if value is not None else None
+    if burst is not None and burst < 0 and burst != -1:
+        yield ScaleProblem(key, f"invalid value: {value}: {_at(key)}")
+
+
+def _durations(annotations: Mapping[str, object]) -> Iterator[ScaleProblem]:
+    """validateWindow, validateLastPodRetention, validateScaleDownDelay (time.ParseDuration)."""
+    for bounds in DURATIONS:
+        key, value = _get(annotations, bounds.keys)
+        seconds = go_duration(value) if value is not None else None
+        if seconds is None:
+            continue
+        if not bounds.low <= seconds <= HOUR:
+            yield ScaleProblem(key, f"expected {bounds.low_text} <= {value} <= 1h0m0s: {_at(key)}")
+        elif bounds.whole_seconds and abs(seconds - round(seconds)) > 1e-9:
+            yield ScaleProblem(key, f"must be specified with at most second precision: {_at(key)}")
+
+
+def _class(annotations: Mapping[str, object]) -> Iterator[ScaleProblem]:
+    """validateClass: a class in Knative's own domain must be kpa or hpa (others are custom autoscalers')."""
+    key, written = _get(annotations, (CLASS_KEY,))
+    if written is not None and written.endswith(".knative.dev") and written not in (KPA, HPA):
+        yield ScaleProblem(key, f"invalid value: {written}: {_at(key)}")
+
+
+def _metric(annotations: Mapping[str, object], config: AutoscalerConfig) -> Iterator[ScaleProblem]:
+    """validateMetric (the class written, else config-autoscaler's pod-autoscaler-class, kpa by default: kpa takes
+    concurrency or rps, hpa any metric but none) and validateAlgorithm (only under a written kpa class)."""
+    key, written = _get(annotations, (CLASS_KEY,))
+    metric_key, metric = _get(annotations, (METRIC_KEY,))
+    if metric is not None:
+        chosen = written if key else config.pod_autoscaler_class
+        unless = "" if key or chosen is not None else POD_AUTOSCALER_CLASS
+        chosen = chosen if chosen is not None else KPA
+        if (chosen == KPA and metric not in KPA_METRICS) or (chosen == HPA and metric == ""):
+            yield ScaleProblem(metric_key, f"invalid value: {metric}: {_at(METRIC_KEY)}", unless=unless)
+    if written == KPA:
+        key, algorithm = _get(annotations, ALGORITHM_KEYS)
+        if algorithm and algorithm not in ALGORITHMS:
+            yield ScaleProblem(key, f"invalid value: {algorithm}: {_at(key)}")
+
+
+def _initial_scale(annotations: Mapping[str, object], config: AutoscalerConfig) -> Iterator[ScaleProblem]:
+    """validateInitialScale: not negative, and 0 only where config-autoscaler allows it (false by default)."""
+    key, value = _get(annotations, INITIAL_SCALE_KEYS)
+    number = _go_int32(value) if value is not None else None
+    if number is None:
+        return
+    if number < 0:
+        yield ScaleProblem(key, f"invalid value: {value}: {_at(key)} must be greater than 0")
+    elif number == 0 and not config.allow_zero_initial_scale:
+        unless = ALLOW_ZERO_INITIAL_SCALE if config.allow_zero_initial_scale is None else ""
+        yield ScaleProblem(key, f"invalid value: {value}: {_at(key)}=0 not allowed by cluster", unless=unless)
+
+
+def scale_problems(annotations: Mapping[str, object], config: AutoscalerConfig) -> list[ScaleProblem]:
+    """ValidateAnnotations on a revision template, in its order. Values that are not numbers or durations are left
+    to the webhook's own wording (a template still to be filled in, most often)."""
+    return [
+        *_class(annotations),
+        *_min_max_scale(annotations, config),
+        *_floats(annotations),
+        *_durations(annotations),
+        *_metric(annotations, config),
+        *_initial_scale(annotations, config),
+    ]
+
+
+# pkg/apis/serving/metadata_validation.go ValidateHasNoAutoscalingAnnotation (since v0.18.0): a Service's or
+# Configuration's own metadata may hold no autoscaling annotation (they act only on the revision template).
+MISPLACED_DETAIL = 'autoscaling annotations must be put under "spec.template.metadata.annotations" to work'
+
+
+def misplaced_autoscaling(annotations: Mapping[str, object]) -> list[str]:
+    """The keys of the object's own annotations that Knative refuses there."""
+    return [str(key) for key in annotations if str(key).startswith(GROUP_PREFIX)]

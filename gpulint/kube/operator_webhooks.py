@@ -14,7 +14,8 @@
   of the Jobs and pods it generates (``pkg/util/placement`` GenJobName ``<jobset>-<replicatedJob>-<index>``,
   GenPodName ``<job>-<pod index>`` plus a 5-character suffix) must be DNS-1035 labels, dependsOn may
   name only an earlier replicatedJob (and not be set on the first), and the success policy, the
-  failure policy's rules and the coordinator must name replicatedJobs that exist.
+  failure policy's rules and the coordinator must name replicatedJobs that exist; validateFailurePolicy (rule names,
+  Job failure reasons), validateCoordinator (its indices) and the network subdomain (a DNS-1035 label).
 - The Training Operator (kubeflow/trainer v1.9.4, ``pkg/webhooks/<framework>/*_webhook.go``): a job's name is
   a DNS-1035 label; each replica type is one the framework has (after the defaulting webhook's
   case fix, ``master`` -> ``Master``), has containers with images and one named for the framework
@@ -24,8 +25,9 @@
 - LeaderWorkerSet (kubernetes-sigs/lws v0.10.0): ``pkg/webhooks/leaderworkerset_webhook.go`` generalValidate:
   the name is a DNS-1035 label (it names the headless Service), ``subGroupSize`` divides ``size`` or
   ``size - 1`` (``size - 1`` with LeaderExcluded) and is not larger, and a rolling update may not have
-  both ``maxSurge`` and ``maxUnavailable`` at 0. The defaults (webhook Default): size 1, replicas 1,
-  maxUnavailable 1, maxSurge 0.
+  both ``maxSurge`` and ``maxUnavailable`` at 0; size, replicas, the rolling update's numbers and percents, and the
+  subgroup-exclusive-topology annotation only with a subGroupPolicy. The defaults (webhook Default): size 1,
+  replicas 1, maxUnavailable 1, maxSurge 0.
 - Kueue's ClusterQueue: ``pkg/webhooks/clusterqueue_webhook.go`` validateFlavorQuotas (since v0.8.0): each
   flavor's resources[i] must be coveredResources[i] ("must match the name in coveredResources"), asked only
   once the CRD's own rule passed (``apis/kueue/v1beta1|v1beta2/clusterqueue_types.go`` ResourceGroup, since
@@ -63,7 +65,16 @@ from typing import Any
 
 from gpulint.kube.commandline import go_flag
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
-from gpulint.kube.names import DNS1123_LABEL_MAX, dns1035_label, dns1123_label, max_len_error, qualified_name
+from gpulint.kube.kserve import KSERVE_CONTAINER, WORKER_CONTAINER
+from gpulint.kube.names import (
+    DNS1123_LABEL_MAX,
+    dns1035_label,
+    dns1123_label,
+    dns1123_subdomain,
+    max_len_error,
+    qualified_name,
+    regex_error,
+)
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
 from gpulint.kube.trainjob import GROUP as TRAINER_GROUP
@@ -111,9 +122,13 @@ class Refusal:
     inputs: tuple[Path, ...] = ()  # other fields the refused value is made from (a Job name from metadata.name)
     controller: str = ""  # set when the operator's controller refuses it (no webhook): what it does then
     before: str = ""  # what older releases, which took the object, did with it instead
+    since: str = ""  # the release that began refusing it, when releases still run that accept it (a warning)
 
 
-def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
+def refusals(
+    data: dict[str, Any], group: str, kind: str, kserve_gpu_types: frozenset[str] = frozenset()
+) -> list[Refusal]:
+    """``kserve_gpu_types``: the GPU resource types a linted inferenceservice-config adds to KServe's."""
     if group == "ray.io" and kind in KUBERAY_CLUSTER_SPECS:
         own = list(_kuberay_cluster(data, kind))
         if kind == "RayService" or not text(dig(data, "metadata", "labels", QUEUE_LABEL)):
@@ -122,7 +137,19 @@ def refusals(data: dict[str, Any], group: str, kind: str) -> list[Refusal]:
         errors = _kueue_rayjob(data, elastic) if kind == "RayJob" else _kueue_cluster(data, ("spec",), elastic, True)
         return [*own, *(Refusal(error.path, "Kueue", error.message(), error) for error in errors)]
     if group == KSERVE_GROUP and kind == "InferenceService":
-        return [Refusal(path, "KServe", words) for path, words in _kserve_isvc(data)][:1]  # it stops at the first
+        first = next(iter(_kserve_isvc(data, kserve_gpu_types)), None)  # it stops at the first
+        if first is None:
+            return []
+        path, words = first
+        since = next((release for end, release in KSERVE_SINCE.items() if words.endswith(end)), "")
+        return [Refusal(path, "KServe", words, since=since)]
+    if group == KSERVE_GROUP and kind in ("ServingRuntime", "ClusterServingRuntime"):
+        problem = next(iter(_kserve_runtime(data, kind, kserve_gpu_types)), None)
+        if problem is None:
+            return []
+        path, words = problem
+        since = next((release for end, release in KSERVE_SINCE.items() if words.endswith(end)), "")
+        return [Refusal(path, "KServe", words, since=since)]
     if group == "kubeflow.org" and kind == "MPIJob" and text(data.get("apiVersion")) == MPI_V2:
         found = list(_mpi_job(data))
         if not found:
@@ -224,19 +251,25 @@ def _kuberay_group(name: str, at: Path, group: dict[str, Any], worker: bool) -> 
 
 
 # The MPI operator (kubeflow/mpi-operator v0.4.0 to v0.8.0, kubeflow.org/v2beta1): no webhook; the controller
-# defaults the MPIJob (pkg/apis/kubeflow/v2beta1/default.go: Launcher replicas 1, Worker replicas 0,
-# restartPolicy OnFailure / Never, cleanPodPolicy None, slotsPerWorker 1, mpiImplementation OpenMPI), then
-# validates it (pkg/apis/kubeflow/validation/validation.go ValidateMPIJob) and on an error records the event
-# ValidationError "Found validation errors: ..." and does nothing more.
+# defaults the MPIJob (pkg/apis/kubeflow/v2beta1/default.go: Launcher replicas 1 and restartPolicy OnFailure, Worker
+# replicas 0 and restartPolicy Never, cleanPodPolicy None, slotsPerWorker 1, sshAuthMountPath /root/.ssh,
+# mpiImplementation OpenMPI), then validates it (pkg/apis/kubeflow/validation/validation.go ValidateMPIJob) and on an
+# error records the event ValidationError "Found validation errors: ..." and does nothing more. The CRD's schema
+# has the mpiImplementation enum (the API server's, api-rejected); the rest is the controller's alone.
 MPI_V2 = "kubeflow.org/v2beta1"
 MPI_REFUSES = "the controller records the event ValidationError and creates no launcher, workers or Services"
+# sets.String.List(): sorted. managedBy since v0.6.0 (releases before have no such field: it is dropped).
+MPI_RESTART_POLICIES = ("Never", "OnFailure")
+MPI_CLEAN_POD_POLICIES = ("All", "None", "Running")
+MPI_MANAGED_BY = ("kubeflow.org/mpi-operator", "kueue.x-k8s.io/multikueue")
+MPI_RUN_POLICY_COUNTS = ("ttlSecondsAfterFinished", "activeDeadlineSeconds", "backoffLimit")  # ValidateNonnegativeField
+NEGATIVE = "must be greater than or equal to 0"  # apimachinery's IsNegativeErrorMsg
+_MPI_DEFAULTS = {"Launcher": (1, "OnFailure"), "Worker": (0, "Never")}  # replicas, restartPolicy
 
 
 def _mpi_job(data: dict[str, Any]) -> Iterator[FieldError]:
-    """ValidateMPIJob on the defaulted job, the checks the CRD's schema does not make (the enums it does)."""
+    """ValidateMPIJob on the defaulted job, in its order, the checks the CRD's schema does not make."""
     specs = dig(data, "spec", "mpiReplicaSpecs")
-    at: Path = ("spec", "mpiReplicaSpecs")
-    keys = frozenset({2})
     workers = mapping(specs).get("Worker")
     count = integer(workers.get("replicas"), 0) if isinstance(workers, dict) else None
     name = text(dig(data, "metadata", "name"))
@@ -250,76 +283,251 @@ def _mpi_job(data: dict[str, Any]) -> Iterator[FieldError]:
             yield FieldError(("metadata", "name"), INVALID, name, detail)
     if not isinstance(specs, dict):
         return  # absent: the schema requires it (schema-invalid)
-    launcher = specs.get("Launcher")
-    if not isinstance(launcher, dict):
-        yield FieldError((*at, "Launcher"), REQUIRED, detail="must have Launcher replica spec", keys=keys)
-    elif integer(launcher.get("replicas"), 1) not in (1, None):
-        replicas = integer(launcher.get("replicas"), 1)
-        yield FieldError((*at, "Launcher", "replicas"), INVALID, replicas, "must be 1", keys=keys)
-    if isinstance(workers, dict) and count is not None and count <= 0:
-        shown: Path = (*at, "Worker", "replicas")
-        place = shown if "replicas" in workers else (*at, "Worker")  # defaulted to 0: the spec that omits it
-        yield FieldError(place, INVALID, count, "must be greater than or equal to 1", shown=shown, keys=keys)
+    for role in ("Launcher", "Worker"):
+        yield from _mpi_replica(specs, role)
+    spec = mapping(data.get("spec"))
+    slots = integer(spec.get("slotsPerWorker"))
+    if slots is not None and slots < 0:
+        yield FieldError(("spec", "slotsPerWorker"), INVALID, slots, NEGATIVE)
+    yield from _mpi_run_policy(mapping(spec.get("runPolicy")))
 
 
-# KServe (kserve/kserve v0.19.0, pkg/apis/serving/v1beta1): the InferenceService webhook's validateInferenceService
-# returns its first error. validateMultiNodeVariables (inference_service_validation.go), for a predictor with a
-# workerSpec and a model: the autoscaler class must be 'none' (v0.15.2 on; v0.15.0 asked for 'external', so
-# only a class that is neither is said). ComponentExtensionSpec.Validate (component.go validateReplicas), for
-# the predictor, transformer and explainer: minReplicas (default 1) and maxReplicas (0: no limit) not negative,
-# and minReplicas not above a maxReplicas that is not 0.
+def _mpi_replica(specs: dict[str, Any], role: str) -> Iterator[FieldError]:
+    """validateLauncherReplicaSpec / validateWorkerReplicaSpec, after the defaults (an omitted Worker is not checked)."""
+    at: Path = ("spec", "mpiReplicaSpecs", role)
+    keys = frozenset({2})
+    spec = specs.get(role)
+    if not isinstance(spec, dict):
+        if role == "Launcher":
+            yield FieldError(at, REQUIRED, detail="must have Launcher replica spec", keys=keys)
+        return
+    default_replicas, default_policy = _MPI_DEFAULTS[role]
+    policy = spec.get("restartPolicy") or default_policy
+    if isinstance(policy, str) and policy not in MPI_RESTART_POLICIES:
+        yield replace(not_supported((*at, "restartPolicy"), policy, MPI_RESTART_POLICIES), keys=keys)
+    containers = dig(spec, "template", "spec", "containers")
+    if isinstance(containers, list) and not containers:
+        where: Path = (*at, "template", "spec", "containers")
+        yield FieldError(where, REQUIRED, detail="must define at least one container", keys=keys)
+    replicas = integer(spec.get("replicas"), default_replicas)
+    if replicas is None:
+        return  # not a number: the schema's
+    if role == "Launcher" and replicas != 1:
+        yield FieldError((*at, "replicas"), INVALID, replicas, "must be 1", keys=keys)
+    if role == "Worker" and replicas <= 0:
+        shown: Path = (*at, "replicas")
+        place = shown if "replicas" in spec else at  # defaulted to 0: the spec that omits it
+        yield FieldError(place, INVALID, replicas, "must be greater than or equal to 1", shown=shown, keys=keys)
+
+
+def _mpi_run_policy(policy: dict[str, Any]) -> Iterator[FieldError]:
+    """validateRunPolicy: cleanPodPolicy (None when unset), the counts not negative, managedBy one of two."""
+    at: Path = ("spec", "runPolicy")
+    clean = policy.get("cleanPodPolicy")
+    if isinstance(clean, str) and clean not in MPI_CLEAN_POD_POLICIES:
+        yield not_supported((*at, "cleanPodPolicy"), clean, MPI_CLEAN_POD_POLICIES)
+    for key in MPI_RUN_POLICY_COUNTS:
+        value = integer(policy.get(key))
+        if value is not None and value < 0:
+            yield FieldError((*at, key), INVALID, value, NEGATIVE)
+    managed = policy.get("managedBy")
+    if isinstance(managed, str) and managed not in MPI_MANAGED_BY:
+        yield not_supported((*at, "managedBy"), managed, MPI_MANAGED_BY)
+
+
+# KServe (kserve/kserve v0.20.0, pkg/apis/serving/v1beta1/inference_service_validation.go): the InferenceService
+# webhook's validateInferenceService returns its first error, checking in this order: the name
+# (validateInferenceServiceName, v0.5 on: the Knative Service and the model's host are named after it), the
+# serving.kserve.io/autoscalerClass annotation (validateInferenceServiceAutoscaler: a class no release takes),
+# PYTHONPATH in a container (validateBlockedEnvVars, pkg/validation/env_policy.go, v0.18 on), a multi-node predictor
+# (validateMultiNodeVariables: one worker container, no parallel sizes in the env, resources only of the GPU types
+# KServe knows, storageUri pvc:// or oci://, autoscaler class 'none' (v0.15.2 on; v0.15.0 asked for 'external', so
+# only a class that is neither is said), sizes of at least 1), STORAGE_URI in a collocated transformer container
+# (validateCollocationStorageURI, v0.12 on), a `name` on the predictor's model or framework container
+# (validatePredictor, v0.16 on); then per component: exactly one implementation (validateExactlyOneImplementation,
+# the predictor's), ComponentExtensionSpec.Validate (component.go: containerConcurrency, then the replica bounds:
+# minReplicas (default 1) and maxReplicas (0: no limit) not negative, minReplicas not above a maxReplicas that is not
+# 0) and validateAutoScalingCompExtension (scaleMetric and scaleTarget for the deployment mode and class written).
 KSERVE_GROUP = "serving.kserve.io"
 KSERVE_AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"
+KSERVE_DEPLOYMENT_MODE = "serving.kserve.io/deploymentMode"
+KSERVE_GPU_TYPES_ANNOTATION = "serving.kserve.io/gpu-resource-types"
+KSERVE_AUTOSCALER_CLASSES = ("hpa", "external", "keda", "none")  # every release's: keda v0.15.0 on, none v0.15.1 on
 KSERVE_MULTINODE_CLASSES = ("none", "external")
 KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
 KSERVE_PARALLEL_ENVS = ("PIPELINE_PARALLEL_SIZE", "TENSOR_PARALLEL_SIZE")  # set from the workerSpec by KServe
 KSERVE_MULTINODE_STORAGE = ("pvc", "oci")  # oci since v0.16.0: v0.15 refuses it too, which is not said
+KSERVE_NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")  # IsvcNameFmt
+KSERVE_NAME_ERROR = (
+    "a InferenceService name must consist of lower case alphanumeric characters or '-', and must start with "
+    'alphabetical character. (e.g. "my-name" or "abc-123", regex used for validation is '
+    "'[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+KSERVE_BLOCKED_ENVS = ("PYTHONPATH",)  # validation.DefaultBlockedEnvVars
+# constants.DefaultGPUResourceTypeList; a cluster adds to it in inferenceservice-config's multiNode
+# customGPUResourceTypeList, an InferenceService in its serving.kserve.io/gpu-resource-types annotation (a JSON list).
+KSERVE_GPU_TYPES = ("nvidia.com/gpu", "amd.com/gpu", "intel.com/gpu", "habana.ai/gaudi")
+KSERVE_BASIC_RESOURCES = frozenset({"cpu", "memory", "storage", "ephemeral-storage"})
+KSERVE_UNKNOWN_GPU = (
+    "Unknown GPU resource type. Set 'serving.kserve.io/gpu-resource-types' annotation to use custom gpu resource type"
+)
+KSERVE_TRANSFORMER_CONTAINER = "transformer-container"
+KSERVE_RUNTIME_UNKNOWN_GPU = "unknown GPU resource type in a container"
+KSERVE_NAMED_PREDICTOR = "the 'name' field is not allowed in standard predictor"
+# Refusals recent enough that clusters still run releases that accept them (by the end of KServe's words): said as
+# warnings, with the release that began refusing them.
+KSERVE_SINCE = {KSERVE_NAMED_PREDICTOR: "v0.16.0", "is not allowed for security reasons": "v0.18.0"}
+# PredictorSpec's implementations (GetImplementations) and, for the message, its Go fields but the last
+# (ExactlyOneErrorFor names every field of the struct but ComponentExtensionSpec), at v0.20.0.
+KSERVE_PREDICTOR_FIELDS = (
+    "Name, SKLearn, XGBoost, Tensorflow, PyTorch, Triton, ONNX, HuggingFace, PMML, LightGBM, Paddle, Model, "
+    "StorageUris, StorageContainerName, WorkerSpec, PodSpec"
+)
+KSERVE_STANDARD_MODES = ("Standard", "RawDeployment")  # the defaulter reads RawDeployment as Standard (v0.19 on)
+KSERVE_KNATIVE_MODES = ("Serverless", "Knative")
+KNATIVE_HPA_CLASS = "hpa.autoscaling.knative.dev"
+KSERVE_HPA_METRICS = ("cpu", "memory")
+KSERVE_KPA_METRICS = ("concurrency", "rps")
 
 
-def _kserve_isvc(data: dict[str, Any]) -> Iterator[tuple[Path, str]]:
-    name = json.dumps(text(dig(data, "metadata", "name")))  # Go's %q, for the names Kubernetes allows
+# setPredictorModelDefaults (inference_service_defaults.go, v0.9 on, the defaulting webhook, before validation): the
+# first framework written, in this order, becomes the predictor's model (replacing a model written beside it).
+KSERVE_LEGACY_FRAMEWORKS = (
+    "sklearn",
+    "tensorflow",
+    "xgboost",
+    "pytorch",
+    "triton",
+    "onnx",
+    "huggingface",
+    "pmml",
+    "lightgbm",
+    "paddle",
+)
+
+
+def _kserve_model_key(predictor: dict[str, Any]) -> str:
+    """The predictor field that holds the model container once defaulted ("" when none does)."""
+    legacy = [key for key in KSERVE_LEGACY_FRAMEWORKS if isinstance(predictor.get(key), dict)]
+    if legacy:
+        return legacy[0]
+    return "model" if isinstance(predictor.get("model"), dict) else ""
+
+
+def kserve_config_gpu_types(multi_node: object) -> frozenset[str]:
+    """inferenceservice-config's multiNode value (JSON): its customGPUResourceTypeList."""
+    try:
+        value = json.loads(multi_node) if isinstance(multi_node, str) else None
+    except (ValueError, RecursionError):  # a hostile document nests without end
+        return frozenset()
+    listed = value.get("customGPUResourceTypeList") if isinstance(value, dict) else None
+    return frozenset(item for item in listed if isinstance(item, str)) if isinstance(listed, list) else frozenset()
+
+
+def _kserve_isvc(data: dict[str, Any], cluster_gpu_types: frozenset[str]) -> Iterator[tuple[Path, str]]:
+    raw_name = text(dig(data, "metadata", "name"))
+    name = json.dumps(raw_name)  # Go's %q, for the names Kubernetes allows
+    invalid = f"the InferenceService {name} is invalid"
+    if raw_name and not dns1123_subdomain(raw_name) and not KSERVE_NAME.fullmatch(raw_name):
+        yield ("metadata", "name"), f'the InferenceService "{raw_name}" is invalid: {KSERVE_NAME_ERROR}'
+    annotations = mapping(dig(data, "metadata", "annotations"))
+    written = annotations.get(KSERVE_AUTOSCALER_CLASS)
+    if isinstance(written, str) and written not in KSERVE_AUTOSCALER_CLASSES:
+        yield (
+            ("metadata", "annotations", KSERVE_AUTOSCALER_CLASS),
+            f"[{written}] is not a supported autoscaler class type",
+        )
+    for at, variable, container in _kserve_blocked_envs(data):
+        yield (
+            at,
+            f"{invalid}: setting {variable} in container {json.dumps(container)} is not allowed for security reasons",
+        )
     predictor = mapping(dig(data, "spec", "predictor"))
     if isinstance(predictor.get("workerSpec"), dict):
-        yield from _kserve_multinode(data, name, predictor)
+        yield from _kserve_multinode(data, invalid, predictor, cluster_gpu_types)
+    yield from _kserve_predictor(predictor)
     for component in KSERVE_COMPONENTS:
         spec = dig(data, "spec", component)
-        if not isinstance(spec, dict):
-            continue
-        low, high = integer(spec.get("minReplicas"), 1), integer(spec.get("maxReplicas"), 0)
-        if low is None or high is None:
-            continue  # not numbers: the schema's to say
-        where = ("spec", component)
-        if low < 0:
-            yield (*where, "minReplicas"), "'MinReplicas' cannot be less than 0"
-        elif high < 0:
-            yield (*where, "maxReplicas"), "'MaxReplicas' cannot be less than 0"
-        elif low > high and high != 0:
-            yield (
-                (*where, "minReplicas" if "minReplicas" in spec else "maxReplicas"),
-                "'MinReplicas' cannot be greater than MaxReplicas",
+        if isinstance(spec, dict):
+            yield from _kserve_component(component, spec, annotations)
+
+
+_KSERVE_CONTAINER_LISTS = (
+    ("predictor", "containers"),
+    ("predictor", "initContainers"),
+    None,  # the predictor's model or framework container
+    ("predictor", "workerSpec", "containers"),
+    ("predictor", "workerSpec", "initContainers"),
+    ("transformer", "containers"),
+    ("transformer", "initContainers"),
+    ("explainer", "containers"),
+    ("explainer", "initContainers"),
+)
+
+
+def _kserve_blocked_envs(data: dict[str, Any]) -> Iterator[tuple[Path, str, str]]:
+    """validateBlockedEnvVars: the first blocked variable, in its order of containers."""
+    spec = mapping(data.get("spec"))
+    for where in _KSERVE_CONTAINER_LISTS:
+        if where is None:
+            framework = _kserve_model_key(mapping(spec.get("predictor")))
+            found: list[tuple[Path, Any]] = (
+                [(("predictor", framework), dig(spec, "predictor", framework))] if framework else []
             )
+        else:
+            found = [((*where, index), item) for index, item in enumerate(sequence(dig(spec, *where)))]
+        for at, container in found:
+            for position, env in enumerate(map(mapping, sequence(mapping(container).get("env")))):
+                if text(env.get("name")) in KSERVE_BLOCKED_ENVS:
+                    yield (
+                        ("spec", *at, "env", position, "name"),
+                        text(env.get("name")),
+                        text(mapping(container).get("name")),
+                    )
+                    return
 
 
-def _kserve_multinode(data: dict[str, Any], name: str, predictor: dict[str, Any]) -> Iterator[tuple[Path, str]]:
-    """validateMultiNodeVariables in its order (a workerSpec's GPU resource types aside)."""
+def _unknown_gpu_types(resources: dict[str, Any], annotations: dict[str, Any], cluster: frozenset[str]) -> list[str]:
+    """HasUnknownGpuResourceType: the resources a container names that are neither basic nor a known GPU type."""
+    known = {*KSERVE_GPU_TYPES, *cluster}
+    custom = annotations.get(KSERVE_GPU_TYPES_ANNOTATION)
+    if isinstance(custom, str) and custom:
+        try:
+            listed = json.loads(custom)
+        except (ValueError, RecursionError):
+            listed = None
+        if not isinstance(listed, list) or not listed or not all(isinstance(item, str) and item for item in listed):
+            return []  # KServe's own error ("invalid GPU format"), not said here
+        known.update(listed)
+    named = [*mapping(resources.get("limits")), *mapping(resources.get("requests"))]
+    return [str(name) for name in dict.fromkeys(named) if name not in KSERVE_BASIC_RESOURCES and name not in known]
+
+
+def _kserve_multinode(
+    data: dict[str, Any], invalid: str, predictor: dict[str, Any], cluster: frozenset[str]
+) -> Iterator[tuple[Path, str]]:
+    """validateMultiNodeVariables in its order."""
     worker: Path = ("spec", "predictor", "workerSpec")
-    invalid = f"the InferenceService {name} is invalid"
+    annotations = mapping(dig(data, "metadata", "annotations"))
     if len(sequence(dig(predictor, "workerSpec", "containers"))) > 1:
         yield (*worker, "containers"), f"{invalid}: setting multiple containers in workerSpec is not allowed"
-    model = predictor.get("model")
+    key = _kserve_model_key(predictor)  # a framework written is the model once defaulted
+    model = predictor.get(key) if key else None
     if isinstance(model, dict):
         env = {text(mapping(item).get("name")): index for index, item in enumerate(sequence(model.get("env")))}
         for variable in KSERVE_PARALLEL_ENVS:
             if variable in env:
-                at: Path = ("spec", "predictor", "model", "env", env[variable], "name")
+                at: Path = ("spec", "predictor", key, "env", env[variable], "name")
                 yield at, f"{invalid}: setting {variable} in environment variables is not allowed"
+        unknown = _unknown_gpu_types(mapping(model.get("resources")), annotations, cluster)
+        if unknown:
+            yield ("spec", "predictor", key, "resources"), f"{invalid}: {KSERVE_UNKNOWN_GPU}"
         uri = model.get("storageUri")
         if not isinstance(uri, str):
-            yield ("spec", "predictor", "model"), f"{invalid}: StorageURI must be set for multinode enabled"
+            yield ("spec", "predictor", key), f"{invalid}: StorageURI must be set for multinode enabled"
         elif (protocol := uri.split("://")[0]) not in KSERVE_MULTINODE_STORAGE:
-            at = ("spec", "predictor", "model", "storageUri")
+            at = ("spec", "predictor", key, "storageUri")
             yield at, f"{invalid}: Multinode only supports 'pvc' and 'oci' Storage Protocol({protocol})"
-        annotations = mapping(dig(data, "metadata", "annotations"))
         written = annotations.get(KSERVE_AUTOSCALER_CLASS)
         chosen = text(written)
         if chosen not in KSERVE_MULTINODE_CLASSES:
@@ -329,6 +537,150 @@ def _kserve_multinode(data: dict[str, Any], name: str, predictor: dict[str, Any]
         size = integer(dig(predictor, "workerSpec", key))
         if size is not None and size < 1:
             yield (*worker, key), f"{invalid}: WorkerSpec.{words} cannot be less than 1({size})"
+    for index, container in enumerate(map(mapping, sequence(dig(predictor, "workerSpec", "containers")))):
+        if _unknown_gpu_types(mapping(container.get("resources")), annotations, cluster):
+            yield (*worker, "containers", index, "resources"), f"{invalid}: {KSERVE_UNKNOWN_GPU}"
+
+
+def _kserve_runtime(data: dict[str, Any], kind: str, cluster: frozenset[str]) -> Iterator[tuple[Path, str]]:
+    """The ServingRuntime webhook (pkg/webhook/admission/servingruntime/servingruntime_webhook.go, v0.15 on): a
+    disabled runtime is let be; validateMultiNodeSpec (one worker container, no parallel sizes in the
+    kserve-container's env, resources of known GPU types only, in the runtime's spec.annotations' list too, sizes
+    of at least 1), then validateBlockedEnvVars. The priorities against the namespace's other runtimes are not
+    judged (a repository is not one namespace)."""
+    spec = mapping(data.get("spec"))
+    if spec.get("disabled") is True:
+        return
+    name = text(dig(data, "metadata", "name"))
+    invalid = f"the {kind} {name} is invalid"
+    worker = spec.get("workerSpec")
+    if isinstance(worker, dict):
+        at: Path = ("spec", "workerSpec")
+        annotations = mapping(spec.get("annotations"))
+        workers = [mapping(item) for item in sequence(worker.get("containers"))]
+        if len(workers) > 1:
+            yield (*at, "containers"), f"{invalid}: setting multiple containers in workerSpec is not allowed"
+            return
+        for index, container in enumerate(map(mapping, sequence(spec.get("containers")))):
+            if text(container.get("name")) != KSERVE_CONTAINER:
+                continue
+            env = {text(mapping(item).get("name")): i for i, item in enumerate(sequence(container.get("env")))}
+            for variable in KSERVE_PARALLEL_ENVS:
+                if variable in env:
+                    place: Path = ("spec", "containers", index, "env", env[variable], "name")
+                    yield place, f"{invalid}: setting {variable} in environment variables is not allowed"
+                    return
+            if _unknown_gpu_types(mapping(container.get("resources")), annotations, cluster):
+                yield (
+                    ("spec", "containers", index, "resources"),
+                    f"{invalid}: {KSERVE_RUNTIME_UNKNOWN_GPU}({KSERVE_CONTAINER})",
+                )
+                return
+        if workers and text(workers[0].get("name")) == WORKER_CONTAINER:
+            if _unknown_gpu_types(mapping(workers[0].get("resources")), annotations, cluster):
+                where: Path = (*at, "containers", 0, "resources")
+                yield where, f"{invalid}: {KSERVE_RUNTIME_UNKNOWN_GPU}({WORKER_CONTAINER})"
+                return
+        for key, words in (
+            ("pipelineParallelSize", "PipelineParallelSize"),
+            ("tensorParallelSize", "TensorParallelSize"),
+        ):
+            size = integer(worker.get(key), 1)
+            if size is not None and size < 1:
+                yield (*at, key), f"{invalid}: the WorkerSpec.{words} cannot be less than 1({size})"
+                return
+    for where_list in (("spec", "containers"), ("spec", "workerSpec", "containers")):
+        for index, container in enumerate(map(mapping, sequence(dig(data, *where_list)))):
+            for position, env in enumerate(map(mapping, sequence(container.get("env")))):
+                if text(env.get("name")) in KSERVE_BLOCKED_ENVS:
+                    variable, owner = text(env.get("name")), json.dumps(text(container.get("name")))
+                    words = f"the {kind} {json.dumps(name)} is invalid: setting {variable} in container {owner} is not allowed for security reasons"
+                    yield (*where_list, index, "env", position, "name"), words
+                    return
+
+
+def _kserve_predictor(predictor: dict[str, Any]) -> Iterator[tuple[Path, str]]:
+    """validateCollocationStorageURI, validatePredictor and the predictor's validateExactlyOneImplementation."""
+    at: Path = ("spec", "predictor")
+    containers = [mapping(item) for item in sequence(predictor.get("containers"))]
+    for index, container in enumerate(containers):
+        if text(container.get("name")) == KSERVE_TRANSFORMER_CONTAINER:
+            for position, env in enumerate(map(mapping, sequence(container.get("env")))):
+                if text(env.get("name")) == "STORAGE_URI":
+                    yield (
+                        (*at, "containers", index, "env", position),
+                        "storage uri should not be specified in transformer container",
+                    )
+            break
+    # What the defaults leave (setPredictorModelDefaults): the first framework written is the model, the other
+    # frameworks stay. validatePredictor refuses a name on any of them.
+    legacy = [key for key in KSERVE_LEGACY_FRAMEWORKS if isinstance(predictor.get(key), dict)]
+    model_key = _kserve_model_key(predictor)
+    left = [*legacy[1:], model_key] if model_key else []
+    named_key = next((key for key in left if text(mapping(predictor[key]).get("name"))), None)
+    if named_key is not None:
+        yield (*at, named_key, "name"), KSERVE_NAMED_PREDICTOR
+    # GetImplementations: each of them, and a custom predictor for each container named kserve-container (for the
+    # containers when no other is). None at all is not said: a predictor key gpulint does not know may be one.
+    implementations = len(left)
+    named = sum(text(container.get("name")) == KSERVE_CONTAINER for container in containers)
+    if implementations + named > 1:
+        place: Path = (*at, legacy[1]) if len(legacy) > 1 else (*at, "containers")
+        yield place, f"exactly one of [{KSERVE_PREDICTOR_FIELDS}] must be specified in PredictorSpec"
+
+
+def _kserve_component(component: str, spec: dict[str, Any], annotations: dict[str, Any]) -> Iterator[tuple[Path, str]]:
+    """ComponentExtensionSpec.Validate, then validateAutoScalingCompExtension for the deployment mode written."""
+    where: Path = ("spec", component)
+    concurrency = integer(spec.get("containerConcurrency"))
+    if concurrency is not None and concurrency < 0:
+        yield (*where, "containerConcurrency"), "parallelism cannot be less than 0"
+    low, high = integer(spec.get("minReplicas"), 1), integer(spec.get("maxReplicas"), 0)
+    if low is not None and high is not None:  # not numbers: the schema's to say
+        if low < 0:
+            yield (*where, "minReplicas"), "'MinReplicas' cannot be less than 0"
+        elif high < 0:
+            yield (*where, "maxReplicas"), "'MaxReplicas' cannot be less than 0"
+        elif low > high and high != 0:
+            yield (
+                (*where, "minReplicas" if "minReplicas" in spec else "maxReplicas"),
+                "'MinReplicas' cannot be greater than MaxReplicas",
+            )
+    yield from _kserve_scaling(where, spec, annotations)
+
+
+def _kserve_scaling(where: Path, spec: dict[str, Any], annotations: dict[str, Any]) -> Iterator[tuple[Path, str]]:
+    """validateAutoScalingCompExtension, only where the InferenceService writes its deployment mode (without it the
+    installation's default decides): Standard with the hpa or keda class, Knative (the Knative HPA class aside)."""
+    mode = text(annotations.get(KSERVE_DEPLOYMENT_MODE))
+    autoscaler = text(annotations.get(KSERVE_AUTOSCALER_CLASS))
+    metric_written = spec.get("scaleMetric")
+    metric = text(metric_written)
+    target = integer(spec.get("scaleTarget"))
+    if mode in KSERVE_STANDARD_MODES and autoscaler == "keda" and metric_written is not None:
+        yield (*where, "scaleMetric"), "ScaleMetric is not supported for KEDA"
+    hpa = (mode in KSERVE_STANDARD_MODES and autoscaler == "hpa") or (
+        mode in KSERVE_KNATIVE_MODES and text(annotations.get("autoscaling.knative.dev/class")) == KNATIVE_HPA_CLASS
+    )
+    if hpa:
+        metric = metric or "cpu"
+        if metric not in KSERVE_HPA_METRICS:
+            yield (*where, "scaleMetric"), f"[{metric}] is not a supported metric"
+        elif target is not None and ((metric == "cpu" and target < 1) or target > 100):  # KServe's precedence
+            yield (*where, "scaleTarget"), "the target utilization percentage should be a [1-100] integer"
+        elif target is not None and metric == "memory" and target < 1:
+            yield (*where, "scaleTarget"), "the target memory should be greater than 1 MiB"
+    elif mode in KSERVE_KNATIVE_MODES:
+        metric = metric or "concurrency"
+        if spec.get("deploymentStrategy") is not None:
+            yield (
+                (*where, "deploymentStrategy"),
+                "customizing deploymentStrategy is only supported for raw deployment mode",
+            )
+        elif metric not in KSERVE_KPA_METRICS:
+            yield (*where, "scaleMetric"), f"[{metric}] is not a supported metric"
+        elif metric == "rps" and target is not None and target < 1:
+            yield (*where, "scaleTarget"), "the target for rps should be greater than 1"
 
 
 def _aggregate(messages: list[str]) -> str:
@@ -717,22 +1069,113 @@ def _jobset(data: dict[str, Any]) -> Iterator[Refusal]:
                 "JobSet",
                 f"invalid replicatedJob name '{text(target)}' does not appear in .spec.ReplicatedJobs",
             )
+    yield from _jobset_failure_rules(spec, known)
+    coordinator = mapping(spec.get("coordinator"))
+    if isinstance(coordinator.get("replicatedJob"), str):
+        yield from _jobset_coordinator(coordinator, jobs)
+    subdomain = dig(spec, "network", "subdomain")
+    if isinstance(subdomain, str) and subdomain:
+        yield from _jobset_subdomain(subdomain)
+
+
+# pkg/webhooks/jobset_webhook.go validateFailurePolicy (v0.6.0 on, with the rules): a rule's name (the defaulting
+# webhook names an unnamed rule failurePolicyRule<index>) of 1 to 128 characters matching ruleNameFmt, named once;
+# onJobFailureReasons among the Job conditions' reasons.
+JOBSET_RULE_NAME = re.compile(r"[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?")
+JOBSET_RULE_NAME_MAX = 128
+JOBSET_FAILURE_REASONS = (
+    "BackoffLimitExceeded",
+    "DeadlineExceeded",
+    "FailedIndexes",
+    "MaxFailedIndexesExceeded",
+    "PodFailurePolicy",
+)
+SUBDOMAIN_TOO_LONG = ".spec.network.subdomain is too long, must be less than 63 characters"
+
+
+def _jobset_failure_rules(spec: dict[str, Any], known: set[str]) -> Iterator[Refusal]:
+    at: Path = ("spec", "failurePolicy", "rules")
+    named: dict[str, list[int]] = {}
     for rule_index, rule in enumerate(map(mapping, sequence(dig(spec, "failurePolicy", "rules")))):
+        name = text(rule.get("name")) or f"failurePolicyRule{rule_index}"
+        if len(name) > JOBSET_RULE_NAME_MAX:
+            words = (
+                f"invalid failure policy rule name of length {len(name)}, the rule name must be at least 1 characters "
+                f"long and at most {JOBSET_RULE_NAME_MAX} characters long"
+            )
+            yield Refusal((*at, rule_index, "name"), "JobSet", words)
+        named.setdefault(name, []).append(rule_index)
+        if not JOBSET_RULE_NAME.fullmatch(name):
+            words = (
+                f"invalid failure policy rule name '{name}', a failure policy rule name must start with an alphabetic "
+                "character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an "
+                "alphanumeric character or '_'"
+            )
+            yield Refusal((*at, rule_index, "name"), "JobSet", words)
         for position, target in enumerate(sequence(rule.get("targetReplicatedJobs"))):
             if text(target) not in known:
                 yield Refusal(
-                    ("spec", "failurePolicy", "rules", rule_index, "targetReplicatedJobs", position),
+                    (*at, rule_index, "targetReplicatedJobs", position),
                     "JobSet",
                     f"invalid replicatedJob name '{text(target)}' in failure policy does not appear in "
                     ".spec.ReplicatedJobs",
                 )
-    coordinator = dig(spec, "coordinator", "replicatedJob")
-    if isinstance(coordinator, str) and coordinator not in known:
+        for position, reason in enumerate(sequence(rule.get("onJobFailureReasons"))):
+            if text(reason) not in JOBSET_FAILURE_REASONS:
+                words = f"invalid job failure reason '{text(reason)}' in failure policy is not a recognized job failure reason"
+                yield Refusal((*at, rule_index, "onJobFailureReasons", position), "JobSet", words)
+    for name, indices in named.items():
+        if len(indices) > 1:
+            shown = "[" + " ".join(map(str, indices)) + "]"  # Go's %v of a []int
+            words = f"rule names are not unique, rules with indices {shown} all have the same name '{name}'"
+            yield Refusal((*at, indices[1], "name"), "JobSet", words)
+
+
+def _jobset_coordinator(coordinator: dict[str, Any], jobs: list[dict[str, Any]]) -> Iterator[Refusal]:
+    """validateCoordinator: the replicatedJob exists, the job index is one of its replicas, its Job is Indexed with
+    completions, and the pod index is one of them (the first problem only, as JobSet returns it)."""
+    at: Path = ("spec", "coordinator")
+    name = text(coordinator.get("replicatedJob"))
+    job = next((job for job in jobs if text(job.get("name")) == name), None)
+    if job is None:
+        yield Refusal((*at, "replicatedJob"), "JobSet", f"coordinator replicatedJob {name} does not exist")
+        return
+    job_index, pod_index = integer(coordinator.get("jobIndex"), 0), integer(coordinator.get("podIndex"), 0)
+    replicas = integer(job.get("replicas"), 1)
+    if job_index is None or pod_index is None or replicas is None:
+        return
+    if job_index < 0 or job_index >= replicas:
         yield Refusal(
-            ("spec", "coordinator", "replicatedJob"),
-            "JobSet",
-            f"coordinator replicatedJob {coordinator} does not exist",
+            (*at, "jobIndex"), "JobSet", f"coordinator job index {job_index} is invalid for replicatedJob {name}"
         )
+        return
+    template = mapping(dig(job, "template", "spec"))
+    completions = integer(template.get("completions"))
+    if not _indexed(template) or completions is None:
+        words = "job for coordinator pod must be indexed completion mode, and completions number must be set"
+        yield Refusal((*at, "replicatedJob"), "JobSet", words)
+        return
+    if pod_index < 0 or pod_index >= completions:
+        words = f"coordinator pod index {pod_index} is invalid for replicatedJob {name} job index {job_index}"
+        yield Refusal((*at, "podIndex"), "JobSet", words)
+
+
+def _indexed(job_spec: dict[str, Any]) -> bool:
+    """Whether a replicatedJob's Job is Indexed once JobSet's defaulting webhook (v0.3 on) set an unset
+    completionMode to Indexed."""
+    return job_spec.get("completionMode", "Indexed") in ("Indexed", None)
+
+
+def _jobset_subdomain(subdomain: str) -> Iterator[Refusal]:
+    """spec.network.subdomain: a DNS-1123 subdomain and a DNS-1035 label (no dot: it is the headless Service's
+    name)."""
+    at: Path = ("spec", "network", "subdomain")
+    messages = [*dns1123_subdomain(subdomain)]
+    for message in dns1035_label(subdomain):
+        messages.append(SUBDOMAIN_TOO_LONG if message == max_len_error(DNS1123_LABEL_MAX) else message)
+    for message in messages:
+        error = FieldError(at, INVALID, subdomain, message)
+        yield Refusal(at, "JobSet", error.message(), error)
 
 
 _JOBSET_NAME: tuple[Path, ...] = (("metadata", "name"),)  # the generated names start with it
@@ -750,7 +1193,7 @@ def _generated_names(jobset: str, job: dict[str, Any], at: Path) -> Iterator[Ref
         yield Refusal(error.path, "JobSet", error.message(), error, _JOBSET_NAME)
     template = mapping(dig(job, "template", "spec"))
     completions = integer(template.get("completions"))
-    if template.get("completionMode") == "Indexed" and completions is not None and completions > 0:
+    if _indexed(template) and completions is not None and completions > 0:
         longest_pod = f"{longest_job}-{completions - 1}{POD_SUFFIX}"
         for message in dns1035_label(longest_pod):
             if message == max_len_error(DNS1123_LABEL_MAX):
@@ -762,38 +1205,90 @@ def _generated_names(jobset: str, job: dict[str, Any], at: Path) -> Iterator[Ref
 SUB_GROUP_SHOWN = ("spec", "leaderWorkerTemplate", "SubGroupPolicy", "subGroupSize")  # as LWS names the field
 
 
+LWS_MAX_REPLICAS = 1_000_000  # v0.10.0
+INT32_MAX = 2**31 - 1
+LWS_SUBGROUP_EXCLUSIVE = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
+PERCENT = re.compile(r"[0-9]+%")  # validation.IsValidPercent
+PERCENT_ERROR = regex_error(
+    "a valid percent string must be a numeric string followed by an ending '%'", "[0-9]+%", "1%", "93%"
+)
+_ROLLING: Path = ("spec", "rolloutStrategy", "rollingUpdateConfiguration")
+
+
 def _leader_worker_set(data: dict[str, Any]) -> Iterator[FieldError]:
+    """generalValidate in its order, on the CRD's defaults (replicas 1, size 1, maxUnavailable 1, maxSurge 0)."""
     name = dig(data, "metadata", "name")
     if isinstance(name, str) and name:
         for message in dns1035_label(name):
             yield FieldError(("metadata", "name"), INVALID, name, message)
     template = mapping(dig(data, "spec", "leaderWorkerTemplate"))
-    size = integer(template.get("size"), 1)
-    policy = mapping(template.get("subGroupPolicy"))
-    sub = integer(policy.get("subGroupSize"))
-    if size is not None and sub is not None and "subGroupPolicy" in template:
-        at = ("spec", "leaderWorkerTemplate", "subGroupPolicy", "subGroupSize")
-        if sub < 1:
-            yield FieldError(at, INVALID, sub, "subGroupSize must be equal or greater than 1", shown=SUB_GROUP_SHOWN)
-        else:
-            if size % sub and (size - 1) % sub:
-                detail = "size or size - 1 must be divisible by subGroupSize"
-                yield FieldError(at, INVALID, sub, detail, shown=SUB_GROUP_SHOWN)
-            if size < sub:
-                yield FieldError(at, INVALID, sub, "subGroupSize cannot be larger than size", shown=SUB_GROUP_SHOWN)
-            if policy.get("subGroupPolicyType") == "LeaderExcluded" and (size - 1) % sub:
-                detail = "size-1 must be divisible by subGroupSize when using LeaderExcluded"
-                yield FieldError(at, INVALID, sub, detail, shown=SUB_GROUP_SHOWN)
-    rolling = dig(data, "spec", "rolloutStrategy", "rollingUpdateConfiguration")
     replicas = integer(dig(data, "spec", "replicas"), 1)
+    size = integer(template.get("size"), 1)
+    if replicas is not None and replicas < 0:
+        yield FieldError(("spec", "replicas"), INVALID, replicas, "replicas must be equal or greater than 0")
+    if replicas is not None and replicas > LWS_MAX_REPLICAS:  # v0.10.0 on
+        yield FieldError(("spec", "replicas"), INVALID, replicas, "replicas must be equal or less than 1000000")
+    if size is not None and size < 1:
+        where = ("spec", "leaderWorkerTemplate", "size")
+        yield FieldError(where, INVALID, size, "size must be equal or greater than 1")
+    if replicas is not None and size is not None and replicas * size > INT32_MAX:
+        detail = f"the product of replicas and worker replicas must not exceed {INT32_MAX}"
+        yield FieldError(("spec", "replicas"), INVALID, replicas, detail)
+    rolling = dig(data, *_ROLLING)
+    if isinstance(rolling, dict):
+        for key in ("maxUnavailable", "maxSurge"):
+            yield from _int_or_percent(rolling.get(key), (*_ROLLING, key))
+        partition = integer(rolling.get("partition"))
+        if partition is not None and partition < 0:
+            yield FieldError((*_ROLLING, "partition"), INVALID, partition, "must be greater than or equal to 0")
     if isinstance(rolling, dict) and replicas:
         unavailable = _scaled(rolling.get("maxUnavailable", 1), replicas, False)
         surge = _scaled(rolling.get("maxSurge", 0), replicas, True)
         if unavailable == 0 and surge == 0:
-            at = ("spec", "rolloutStrategy", "rollingUpdateConfiguration", "maxUnavailable")
+            at = (*_ROLLING, "maxUnavailable")
             where = at if "maxUnavailable" in rolling else at[:-1]
             value = rolling.get("maxUnavailable", 1)
             yield FieldError(where, INVALID, value, "must not be 0 when `maxSurge` is 0", shown=at)
+    if "subGroupPolicy" in template:
+        yield from _lws_sub_groups(template, size)
+    else:
+        annotations = mapping(dig(data, "metadata", "annotations"))
+        if LWS_SUBGROUP_EXCLUSIVE in annotations:  # v0.3.0 on
+            at = ("metadata", "annotations", LWS_SUBGROUP_EXCLUSIVE)
+            detail = "cannot have subgroup-exclusive-topology without subGroupSize set"
+            yield FieldError(at, INVALID, text(annotations[LWS_SUBGROUP_EXCLUSIVE]), detail, keys=frozenset({2}))
+
+
+def _int_or_percent(value: Any, at: Path) -> Iterator[FieldError]:
+    """ValidatePositiveIntOrPercent and IsNotMoreThan100Percent (a value neither int nor string is the schema's)."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and value < 0:
+        yield FieldError(at, INVALID, value, "must be greater than or equal to 0")
+    elif isinstance(value, str) and not PERCENT.fullmatch(value):
+        yield FieldError(at, INVALID, value, PERCENT_ERROR)
+    elif isinstance(value, str) and int(value[:-1]) > 100:
+        yield FieldError(at, INVALID, value, "must not be greater than 100%")
+
+
+def _lws_sub_groups(template: dict[str, Any], size: int | None) -> Iterator[FieldError]:
+    """validateUpdateSubGroupPolicy."""
+    policy = mapping(template.get("subGroupPolicy"))
+    sub = integer(policy.get("subGroupSize"))
+    if size is None or sub is None:
+        return
+    at = ("spec", "leaderWorkerTemplate", "subGroupPolicy", "subGroupSize")
+    if sub < 1:
+        yield FieldError(at, INVALID, sub, "subGroupSize must be equal or greater than 1", shown=SUB_GROUP_SHOWN)
+        return  # LWS would divide by it
+    if size % sub and (size - 1) % sub:
+        detail = "size or size - 1 must be divisible by subGroupSize"
+        yield FieldError(at, INVALID, sub, detail, shown=SUB_GROUP_SHOWN)
+    if size < sub:
+        yield FieldError(at, INVALID, sub, "subGroupSize cannot be larger than size", shown=SUB_GROUP_SHOWN)
+    if policy.get("subGroupPolicyType") == "LeaderExcluded" and (size - 1) % sub:
+        detail = "size-1 must be divisible by subGroupSize when using LeaderExcluded"
+        yield FieldError(at, INVALID, sub, detail, shown=SUB_GROUP_SHOWN)
 
 
 def _scaled(value: Any, total: int, round_up: bool) -> int | None:

@@ -118,6 +118,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
             kinds=frozenset(
                 {
                     "ClusterQueue",
+                    "ClusterServingRuntime",
                     "Configuration",
                     "Experiment",
                     "InferenceService",
@@ -134,6 +135,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
                     "RayJob",
                     "RayService",
                     "Service",
+                    "ServingRuntime",
                     "TFJob",
                     "TrainJob",
                     "Workspace",

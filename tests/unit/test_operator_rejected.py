@@ -285,6 +285,10 @@ def test_jobset_names_its_jobs_and_pods_within_63_characters():
     found = findings_of(RULE, jobset(longer))
     assert [f.line for f in found] == [11, 21, 21]  # driver's job name; workers' job and pod names
     assert "job names generated for this JobSet will exceed 63 characters" in found[0].message
+    # JobSet's defaulting webhook makes a Job with no completionMode Indexed: its pod names are checked the same
+    (unwritten,) = findings_of(RULE, jobset(name).replace("        completionMode: Indexed\n", ""))
+    assert "pod names generated for this JobSet will exceed 63 characters" in unwritten.message
+    assert findings_of(RULE, jobset(name).replace("completionMode: Indexed", "completionMode: NonIndexed")) == []
     # the fixed twin: a shorter name
     assert findings_of(RULE, jobset("x" * 40)) == []
     # no name (generateName): nothing to judge
@@ -321,6 +325,70 @@ def test_jobset_references_between_replicated_jobs():
     assert "coordinator replicatedJob leader does not exist" in finding.message
     fixed = coordinator.replace("replicatedJob: leader", "replicatedJob: workers")
     assert findings_of(RULE, fixed) == []
+
+
+def test_jobset_failure_policy_rules_coordinator_and_subdomain():
+    """jobset v0.12.0 jobset_webhook.go: validateFailurePolicy (v0.6.0 on: rule names, unnamed ones named
+    failurePolicyRule<index> by the defaulting webhook; the Job reasons), validateCoordinator, the subdomain."""
+
+    def with_spec(lines: str) -> str:
+        return jobset().replace("spec:\n  successPolicy:", "spec:\n" + lines + "  successPolicy:", 1)
+
+    rules = (
+        "  failurePolicy:\n    maxRestarts: 3\n    rules:\n"
+        "    - name: restart-on-preemption\n      action: RestartJobSet\n"
+        "      onJobFailureReasons: [PodFailurePolicy]\n"
+        "    - action: FailJobSet\n      onJobFailureReasons: [BackoffLimitExceeded]\n"
+    )
+    (finding,) = findings_of(RULE, with_spec(rules))
+    assert "invalid failure policy rule name 'restart-on-preemption', a failure policy rule name must start" in (
+        finding.message
+    )  # a dash is not among the characters a rule name may hold
+    fixed = rules.replace("restart-on-preemption", "restart_on_preemption")
+    assert findings_of(RULE, with_spec(fixed)) == []
+    (finding,) = findings_of(RULE, with_spec(fixed.replace("[BackoffLimitExceeded]", "[OOMKilled]")))
+    assert finding.message.endswith(
+        "invalid job failure reason 'OOMKilled' in failure policy is not a recognized job failure reason"
+    )
+    twice = fixed.replace("    - action: FailJobSet\n", "    - name: restart_on_preemption\n      action: FailJobSet\n")
+    (finding,) = findings_of(RULE, with_spec(twice))
+    assert finding.message.endswith(
+        "rule names are not unique, rules with indices [0 1] all have the same name 'restart_on_preemption'"
+    )
+
+    coordinator = "  coordinator:\n    replicatedJob: workers\n    jobIndex: 0\n    podIndex: 0\n"
+    assert findings_of(RULE, with_spec(coordinator)) == []
+    (finding,) = findings_of(RULE, with_spec(coordinator.replace("jobIndex: 0", "jobIndex: 4")))
+    assert finding.message.endswith("coordinator job index 4 is invalid for replicatedJob workers")
+    (finding,) = findings_of(RULE, with_spec(coordinator.replace("podIndex: 0", "podIndex: 2")))
+    assert finding.message.endswith("coordinator pod index 2 is invalid for replicatedJob workers job index 0")
+    (finding,) = findings_of(RULE, with_spec(coordinator.replace("workers", "driver")))
+    assert finding.message.endswith(
+        "job for coordinator pod must be indexed completion mode, and completions number must be set"
+    )
+    # JobSet's defaulting webhook makes a Job with no completionMode Indexed (jobset/examples/simple/coordinator.yaml)
+    unwritten = jobset().replace("        completionMode: Indexed\n", "")
+    assert (
+        findings_of(RULE, unwritten.replace("spec:\n  successPolicy:", "spec:\n" + coordinator + "  successPolicy:", 1))
+        == []
+    )
+    non_indexed = jobset().replace("completionMode: Indexed", "completionMode: NonIndexed")
+    assert (
+        len(
+            findings_of(
+                RULE, non_indexed.replace("spec:\n  successPolicy:", "spec:\n" + coordinator + "  successPolicy:", 1)
+            )
+        )
+        == 1
+    )
+
+    (finding,) = findings_of(RULE, with_spec("  network:\n    subdomain: llama3.1-pretrain\n"))
+    assert 'spec.network.subdomain: Invalid value: "llama3.1-pretrain": a DNS-1035 label must consist of' in (
+        finding.message
+    )
+    assert (
+        findings_of(RULE, with_spec("  network:\n    enableDNSHostnames: true\n    subdomain: llama-pretrain\n")) == []
+    )
 
 
 def test_volcano_lifecycle_policies():
@@ -422,6 +490,49 @@ def test_leader_worker_set_sub_groups_and_rollout():
     assert findings_of(RULE, frozen.replace("maxSurge: 0", "maxSurge: 1")) == []
     assert findings_of(RULE, frozen.replace("maxUnavailable: 0", "maxUnavailable: 50%")) == []
     assert len(findings_of(RULE, frozen.replace("maxUnavailable: 0", "maxUnavailable: 10%"))) == 1  # rounds down to 0
+
+
+def test_leader_worker_set_sizes_percentages_and_sub_group_topology():
+    """generalValidate (lws v0.10.0): size at least 1, replicas 0 to 1000000, a rolling update's maxUnavailable and
+    maxSurge an integer of at least 0 or a percent of at most 100%, a partition not negative; the
+    subgroup-exclusive-topology annotation (v0.3.0 on) only with a subGroupPolicy."""
+    (finding,) = findings_of(RULE, lws().replace("    size: 4\n", "    size: 0\n"))
+    assert finding.message.endswith(
+        "spec.leaderWorkerTemplate.size: Invalid value: 0: size must be equal or greater than 1"
+    )
+    (finding,) = findings_of(RULE, lws().replace("  replicas: 2\n", "  replicas: -1\n"))
+    assert "spec.replicas: Invalid value: -1: replicas must be equal or greater than 0" in finding.message
+    assert findings_of(RULE, lws().replace("  replicas: 2\n", "  replicas: 0\n")) == []  # scaled to zero
+
+    def rolling(lines: str) -> str:
+        return lws().replace(
+            "  leaderWorkerTemplate:\n",
+            "  rolloutStrategy:\n    type: RollingUpdate\n    rollingUpdateConfiguration:\n"
+            + lines
+            + "  leaderWorkerTemplate:\n",
+        )
+
+    (finding,) = findings_of(RULE, rolling("      maxSurge: 150%\n"))
+    assert 'maxSurge: Invalid value: "150%": must not be greater than 100%' in finding.message
+    (finding,) = findings_of(RULE, rolling("      maxUnavailable: one\n"))
+    assert "a valid percent string must be a numeric string followed by an ending '%'" in finding.message
+    (finding,) = findings_of(RULE, rolling("      partition: -1\n"))
+    assert "partition: Invalid value: -1: must be greater than or equal to 0" in finding.message
+    assert findings_of(RULE, rolling("      maxUnavailable: 25%\n      maxSurge: 100%\n      partition: 1\n")) == []
+
+    exclusive = lws().replace(
+        "  name: vllm-llama3-405b\n",
+        "  name: vllm-llama3-405b\n  annotations:\n    leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology: "
+        "cloud.google.com/gke-nodepool\n",
+    )
+    (finding,) = findings_of(RULE, exclusive)
+    assert (finding.line, finding.column) == (6, 62)
+    assert finding.message.endswith("cannot have subgroup-exclusive-topology without subGroupSize set")
+    grouped = exclusive.replace("    size: 4\n", "    size: 4\n    subGroupPolicy:\n      subGroupSize: 2\n")
+    assert findings_of(RULE, grouped) == []
+    # the group-wide annotation needs no sub groups
+    whole = exclusive.replace("subgroup-exclusive-topology", "exclusive-topology")
+    assert findings_of(RULE, whole) == []
 
 
 PYTORCHJOB = """\
@@ -1021,3 +1132,433 @@ def test_the_nim_operator_names_the_service_after_the_nimservice():
     assert findings_of(RULE, on_kserve) == []  # an InferenceService then, judged by KServe's rules
     cache = NIM_SERVICE.replace("kind: NIMService", "kind: NIMCache").replace("NAME", "llama-3.2-1b-instruct")
     assert findings_of(RULE, cache) == []  # a NIMCache makes a PVC and a Job: a dot is fine there
+
+
+# ------------------------------------------------------------------ Knative's other autoscaling annotations
+# knative/serving knative-v1.23 pkg/apis/autoscaling/annotation_validation.go ValidateAnnotations; shapes from
+# knative/docs code-samples/serving/autoscale-go and the GPU services of the corpus.
+
+
+def _said(finding) -> str:
+    """The message on one line, as the webhook words it: split_long breaks a long one at a ": " into a note."""
+    return finding.message.replace("\n", ": ")
+
+
+def _ksvc(annotations: str, own: str = "") -> str:
+    head = KSVC.replace("  namespace: speech\n", "  namespace: speech\n" + own) if own else KSVC
+    return head.replace(
+        '        autoscaling.knative.dev/min-scale: "0"\n        autoscaling.knative.dev/max-scale: "10"\n',
+        annotations,
+    )
+
+
+def test_knative_refuses_autoscaling_annotations_on_the_service_itself():
+    """ValidateHasNoAutoscalingAnnotation (v0.18 on): they act only on the revision template."""
+    own = '  annotations:\n    autoscaling.knative.dev/min-scale: "1"\n'
+    (finding,) = findings_of(RULE, _ksvc('        autoscaling.knative.dev/max-scale: "4"\n', own))
+    assert (finding.line, finding.column) == (7, 5)  # the key
+    assert _said(finding) == (
+        "Knative's webhook rejects this Service: validation failed: invalid key name "
+        '"autoscaling.knative.dev/min-scale": metadata.annotations: '
+        'autoscaling annotations must be put under "spec.template.metadata.annotations" to work'
+    )
+    # other annotations on the Service (serving.knative.dev/rollout-duration, a team's own) are not autoscaling's
+    other = '  annotations:\n    serving.knative.dev/rollout-duration: "380s"\n    example.com/team: speech\n'
+    assert findings_of(RULE, _ksvc('        autoscaling.knative.dev/max-scale: "4"\n', other)) == []
+
+
+def test_knative_activation_scale_between_min_and_max_and_above_one():
+    def scaled(activation: str, low: str = "0", high: str = "10") -> list:
+        return findings_of(
+            RULE,
+            _ksvc(
+                f'        autoscaling.knative.dev/min-scale: "{low}"\n'
+                f'        autoscaling.knative.dev/max-scale: "{high}"\n'
+                f'        autoscaling.knative.dev/activation-scale: "{activation}"\n'
+            ),
+        )
+
+    (one,) = scaled("1")
+    assert _said(one).endswith(
+        "validation failed: activation-scale=1 must be greater than 1: "
+        "spec.template.metadata.annotations.autoscaling.knative.dev/activation-scale"
+    )
+    (below,) = scaled("2", low="3")
+    assert "min-scale=3 is greater than activation-scale=2" in _said(below)
+    (above,) = scaled("12")
+    assert "max-scale=10 is less than activation-scale=12" in _said(above)
+    assert scaled("3") == [] and scaled("12", high="0") == []  # max-scale 0: no maximum
+
+
+def test_knative_metric_must_suit_the_class():
+    """validateMetric: the KPA takes concurrency or rps; cpu and memory need the HPA class. With no class written,
+    config-autoscaler's pod-autoscaler-class decides (kpa by default): a warning while it is not linted."""
+    hpa_cpu = '        autoscaling.knative.dev/class: "hpa.autoscaling.knative.dev"\n        autoscaling.knative.dev/metric: "cpu"\n'
+    assert findings_of(RULE, _ksvc(hpa_cpu)) == []
+    (kpa,) = findings_of(RULE, _ksvc(hpa_cpu.replace("hpa.", "kpa.")))
+    assert kpa.severity == "error" and _said(kpa).endswith(
+        "validation failed: invalid value: cpu: spec.template.metadata.annotations.autoscaling.knative.dev/metric"
+    )
+    no_class = '        autoscaling.knative.dev/metric: "cpu"\n'
+    (default,) = findings_of(RULE, _ksvc(no_class))
+    assert default.severity == "warning"
+    assert _said(default).endswith(
+        "unless ConfigMap knative-serving/config-autoscaler sets pod-autoscaler-class (its default refuses)"
+    )
+    hpa_default = AUTOSCALER_CONFIG.replace(
+        '  max-scale: "2"\n', '  pod-autoscaler-class: "hpa.autoscaling.knative.dev"\n'
+    )
+    assert findings_of(RULE, hpa_default + _ksvc(no_class)) == []
+    (known,) = findings_of(RULE, AUTOSCALER_CONFIG + _ksvc(no_class))
+    assert known.severity == "error"
+    # a class in Knative's domain is kpa or hpa on a Service (Eventing's keda class is its sources'); a class outside
+    # it is a custom autoscaler's, left alone with its metric
+    (keda,) = findings_of(RULE, _ksvc('        autoscaling.knative.dev/class: "keda.autoscaling.knative.dev"\n'))
+    assert _said(keda).endswith(
+        "invalid value: keda.autoscaling.knative.dev: spec.template.metadata.annotations.autoscaling.knative.dev/class"
+    )
+    assert findings_of(RULE, _ksvc('        autoscaling.knative.dev/class: "keda.sh/autoscaler"\n' + no_class)) == []
+
+
+def test_knative_target_utilization_and_window_ranges():
+    (utilization,) = findings_of(RULE, _ksvc('        autoscaling.knative.dev/target-utilization-percentage: "150"\n'))
+    assert "validation failed: expected 1 <= 150 <= 100:" in _said(utilization)
+    (target,) = findings_of(RULE, _ksvc('        autoscaling.knative.dev/target: "0"\n'))
+    assert "validation failed: target 0 should be at least 0.01:" in _said(target)
+    (window,) = findings_of(RULE, _ksvc('        autoscaling.knative.dev/window: "2s"\n'))
+    assert "validation failed: expected 6s <= 2s <= 1h0m0s:" in _said(window)
+    (precision,) = findings_of(RULE, _ksvc('        autoscaling.knative.dev/scale-down-delay: "1500ms"\n'))
+    assert "must be specified with at most second precision" in _said(precision)
+    (burst,) = findings_of(RULE, _ksvc('        autoscaling.knative.dev/target-burst-capacity: "-2"\n'))
+    assert "invalid value: -2:" in _said(burst)
+    fine = (
+        '        autoscaling.knative.dev/target-utilization-percentage: "70"\n'
+        '        autoscaling.knative.dev/target: "0.5"\n'
+        '        autoscaling.knative.dev/window: "90s"\n'
+        '        autoscaling.knative.dev/scale-down-delay: "15m"\n'
+        '        autoscaling.knative.dev/scale-to-zero-pod-retention-period: "1m5s"\n'
+        '        autoscaling.knative.dev/target-burst-capacity: "-1"\n'
+        '        autoscaling.knative.dev/panic-threshold-percentage: "200.0"\n'
+    )
+    assert findings_of(RULE, _ksvc(fine)) == []
+    # a value still to be filled in is the template's, not Knative's
+    assert findings_of(RULE, _ksvc('        autoscaling.knative.dev/target: "${TARGET}"\n')) == []
+
+
+def test_knative_initial_scale_zero_needs_the_cluster_to_allow_it():
+    zero = _ksvc('        autoscaling.knative.dev/initial-scale: "0"\n')
+    (unknown,) = findings_of(RULE, zero)
+    assert unknown.severity == "warning"
+    assert (
+        "invalid value: 0: spec.template.metadata.annotations.autoscaling.knative.dev/initial-scale=0 not allowed by cluster"
+        in _said(unknown)
+    )
+    allowed = AUTOSCALER_CONFIG.replace('  max-scale: "2"\n', '  allow-zero-initial-scale: "true"\n')
+    assert findings_of(RULE, allowed + zero) == []
+    (refused,) = findings_of(RULE, AUTOSCALER_CONFIG.replace('  max-scale-limit: "4"\n', "") + zero)
+    assert refused.severity == "error"
+    (negative,) = findings_of(RULE, _ksvc('        autoscaling.knative.dev/initialScale: "-1"\n'))
+    assert negative.severity == "error" and _said(negative).endswith("initialScale must be greater than 0")
+    assert findings_of(RULE, _ksvc('        autoscaling.knative.dev/initial-scale: "2"\n')) == []
+
+
+def test_knative_negative_scale_bounds():
+    (finding,) = findings_of(RULE, _ksvc('        autoscaling.knative.dev/min-scale: "-1"\n'))
+    assert _said(finding).endswith(
+        "expected 0 <= -1 <= 2147483647: spec.template.metadata.annotations.autoscaling.knative.dev/min-scale"
+    )
+
+
+# ------------------------------------------------------------------ the MPI operator's other checks
+# kubeflow/mpi-operator v0.8.0 pkg/apis/kubeflow/validation/validation.go, on examples/v2beta1 shapes.
+
+FIXED_MPIJOB = MPIJOB.replace("    Worker:\n", "    Worker:\n      replicas: 2\n")
+
+
+def test_an_mpijob_replica_restart_policy_is_never_or_on_failure():
+    """validateReplicaSpec: the CRD's description lists Always and ExitCode (the Training Operator's), the
+    controller takes Never and OnFailure only (the defaults: OnFailure for the Launcher, Never for Workers)."""
+    broken = FIXED_MPIJOB.replace("    Worker:\n", "    Worker:\n      restartPolicy: ExitCode\n")
+    (finding,) = findings_of(RULE, broken)
+    assert _said(finding).startswith(
+        "The MPI operator refuses this MPIJob: Found validation errors: spec.mpiReplicaSpecs[Worker].restartPolicy: "
+        'Unsupported value: "ExitCode": supported values: "Never", "OnFailure"'
+    )
+    fine = FIXED_MPIJOB.replace("    Worker:\n", "    Worker:\n      restartPolicy: OnFailure\n")
+    assert findings_of(RULE, fine) == []
+    # the pod template's own restartPolicy is the pod's, not the replica spec's
+    pod_level = FIXED_MPIJOB.replace(
+        "        spec:\n          containers:\n          - name: worker",
+        "        spec:\n          restartPolicy: Always\n          containers:\n          - name: worker",
+    )
+    assert findings_of(RULE, pod_level) == []
+
+
+def test_an_mpijob_run_policy_and_slots():
+    """validateRunPolicy: cleanPodPolicy None, Running or All; the counts not negative; managedBy (v0.6.0 on) the
+    operator or MultiKueue. validateMPIJobSpec: slotsPerWorker not negative (0 is accepted)."""
+    broken = FIXED_MPIJOB.replace("cleanPodPolicy: Running", "cleanPodPolicy: OnCompletion\n    backoffLimit: -1")
+    (finding,) = findings_of(RULE, broken)
+    assert (finding.line, finding.column) == (9, 21)
+    assert _said(finding).startswith(
+        "The MPI operator refuses this MPIJob: Found validation errors: "
+        '[spec.runPolicy.cleanPodPolicy: Unsupported value: "OnCompletion": supported values: "All", "None", "Running", '
+        "spec.runPolicy.backoffLimit: Invalid value: -1: must be greater than or equal to 0]"
+    )
+    managed = FIXED_MPIJOB.replace(
+        "cleanPodPolicy: Running", "cleanPodPolicy: Running\n    managedBy: kueue.x-k8s.io/multikueue"
+    )
+    assert findings_of(RULE, managed) == []
+    (other,) = findings_of(RULE, managed.replace("kueue.x-k8s.io/multikueue", "kueue"))
+    assert 'spec.runPolicy.managedBy: Unsupported value: "kueue"' in _said(other)
+    (slots,) = findings_of(RULE, FIXED_MPIJOB.replace("slotsPerWorker: 8", "slotsPerWorker: -1"))
+    assert "spec.slotsPerWorker: Invalid value: -1: must be greater than or equal to 0" in _said(slots)
+    assert findings_of(RULE, FIXED_MPIJOB.replace("slotsPerWorker: 8", "slotsPerWorker: 0")) == []
+
+
+# ------------------------------------------------------------------ KServe's other InferenceService checks
+# kserve/kserve v0.20.0 pkg/apis/serving/v1beta1/inference_service_validation.go, on docs/samples shapes.
+
+SERVERLESS = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: flan-t5-small
+  annotations:
+    serving.kserve.io/deploymentMode: Serverless
+spec:
+  predictor:
+    scaleMetric: concurrency
+    scaleTarget: 4
+    model:
+      modelFormat: {name: huggingface}
+      args: [--model_name=t5, --model_id=google/flan-t5-small]
+      resources:
+        limits: {nvidia.com/gpu: "1"}
+"""
+
+
+def test_kserve_refuses_a_name_with_a_dot_or_a_leading_digit():
+    """validateInferenceServiceName (v0.5 on): a valid object name is not always a valid InferenceService name."""
+    (finding,) = findings_of(RULE, SERVERLESS.replace("flan-t5-small", "llama-3.1-8b"))
+    assert (finding.line, finding.column) == (4, 9)
+    assert _said(finding).startswith(
+        'KServe\'s webhook rejects this InferenceService: the InferenceService "llama-3.1-8b" is invalid: a '
+        "InferenceService name must consist of lower case alphanumeric characters or '-'"
+    )
+    assert len(findings_of(RULE, SERVERLESS.replace("flan-t5-small", "7b-chat"))) == 1
+    assert findings_of(RULE, SERVERLESS) == []
+
+
+def test_kserve_autoscaler_class_and_scale_metric_per_mode():
+    """validateInferenceServiceAutoscaler: hpa, external, keda, none (kpa is Knative's class annotation, not this
+    one); validateAutoScalingCompExtension: the Knative mode's KPA takes concurrency or rps, Standard with hpa takes
+    cpu or memory."""
+    kpa = SERVERLESS.replace("Serverless\n", "Serverless\n    serving.kserve.io/autoscalerClass: kpa\n")
+    (finding,) = findings_of(RULE, kpa)
+    assert _said(finding).endswith("[kpa] is not a supported autoscaler class type")
+    (cpu,) = findings_of(RULE, SERVERLESS.replace("scaleMetric: concurrency", "scaleMetric: cpu"))
+    assert (cpu.line, _said(finding) and _said(cpu).endswith("[cpu] is not a supported metric")) == (9, True)
+    raw = SERVERLESS.replace("Serverless\n", "RawDeployment\n    serving.kserve.io/autoscalerClass: hpa\n")
+    (concurrency,) = findings_of(RULE, raw)
+    assert _said(concurrency).endswith("[concurrency] is not a supported metric")
+    assert (
+        findings_of(
+            RULE,
+            raw.replace("scaleMetric: concurrency", "scaleMetric: cpu").replace("scaleTarget: 4", "scaleTarget: 60"),
+        )
+        == []
+    )
+    (over,) = findings_of(
+        RULE, raw.replace("scaleMetric: concurrency", "scaleMetric: cpu").replace("scaleTarget: 4", "scaleTarget: 160")
+    )
+    assert _said(over).endswith("the target utilization percentage should be a [1-100] integer")
+    # KServe's `metric == cpu && target < 1 || target > 100`: a memory target above 100 is refused too
+    memory = raw.replace("scaleMetric: concurrency", "scaleMetric: memory").replace(
+        "scaleTarget: 4", "scaleTarget: 200"
+    )
+    (refused,) = findings_of(RULE, memory)
+    assert _said(refused).endswith("the target utilization percentage should be a [1-100] integer")
+    # no deployment mode written: the installation's default decides, and it is not known
+    unwritten = SERVERLESS.replace("  annotations:\n    serving.kserve.io/deploymentMode: Serverless\n", "")
+    assert findings_of(RULE, unwritten.replace("scaleMetric: concurrency", "scaleMetric: cpu")) == []
+    keda = SERVERLESS.replace("Serverless\n", "Standard\n    serving.kserve.io/autoscalerClass: keda\n")
+    (finding,) = findings_of(RULE, keda)
+    assert _said(finding).endswith("ScaleMetric is not supported for KEDA")
+
+
+def test_kserve_exactly_one_predictor_implementation():
+    """validateExactlyOneImplementation: a model and a container named kserve-container are two; sidecars are not."""
+    both = SERVERLESS.replace(
+        "    model:\n",
+        "    containers:\n    - name: kserve-container\n      image: kserve/huggingfaceserver:v0.15.2-gpu\n    model:\n",
+    )
+    (finding,) = findings_of(RULE, both)
+    assert _said(finding).endswith("must be specified in PredictorSpec")
+    assert "exactly one of [Name, SKLearn, XGBoost, Tensorflow, PyTorch" in _said(finding)
+    sidecar = both.replace("name: kserve-container", "name: model-downloader")
+    assert findings_of(RULE, sidecar) == []
+    # the defaulting webhook makes the first framework written the model, replacing a model beside it: one left
+    framework = SERVERLESS.replace(
+        "    model:\n", "    sklearn:\n      storageUri: gs://kfserving-examples/models/sklearn/1.0/model\n    model:\n"
+    )
+    assert findings_of(RULE, framework) == []
+    (finding,) = findings_of(RULE, framework.replace("    model:\n", "    xgboost:\n"))
+    assert (finding.line, finding.column) == (14, 7) and finding.message.endswith("must be specified in PredictorSpec")
+    custom = SERVERLESS[: SERVERLESS.index("    model:\n")] + (
+        "    containers:\n    - name: kserve-container\n      image: vllm/vllm-openai:v0.6.3\n"
+        "      resources: {limits: {nvidia.com/gpu: '1'}}\n"
+    )
+    assert findings_of(RULE, custom) == []
+
+
+def test_kserve_blocked_env_and_predictor_container_name():
+    """validateBlockedEnvVars (v0.18 on): PYTHONPATH in any component container; validatePredictor (v0.16 on): no
+    `name` on the model's or a framework's container (the defaulter moves a framework's container to the model).
+    Releases before them still run: warnings that name the release."""
+    env = SERVERLESS.replace(
+        "      resources:\n", "      env:\n      - {name: PYTHONPATH, value: /workspace}\n      resources:\n"
+    )
+    (finding,) = findings_of(RULE, env)
+    assert finding.severity == "warning"
+    assert _said(finding).endswith(
+        'the InferenceService "flan-t5-small" is invalid: setting PYTHONPATH in container "" is not allowed for '
+        "security reasons: KServe v0.18.0 and later refuse it; earlier releases accept it"
+    )
+    assert findings_of(RULE, env.replace("PYTHONPATH", "HF_HOME")) == []
+    named = SERVERLESS.replace("    model:\n", "    model:\n      name: kserve-container\n")
+    (finding,) = findings_of(RULE, named)
+    assert finding.severity == "warning" and "the 'name' field is not allowed in standard predictor" in finding.message
+    assert "KServe v0.16.0 and later refuse it" in finding.message
+    # KFServing 0.5's samples named the framework container: the same once written as serving.kserve.io
+    triton = SERVERLESS.replace(
+        "    model:\n      modelFormat: {name: huggingface}\n", "    triton:\n      name: kfserving-container\n"
+    )
+    (finding,) = findings_of(RULE, triton)
+    assert (finding.line, finding.column) == (12, 13)
+
+
+def test_kserve_multinode_gpu_resource_types():
+    """validateMultiNodeVariables (v0.15.1 on): a multi-node model or worker asks only for resources of the GPU
+    types KServe knows, unless serving.kserve.io/gpu-resource-types or inferenceservice-config's multiNode
+    customGPUResourceTypeList adds them (an RDMA device, a MIG profile)."""
+    off = MULTINODE.replace("Standard\n", "Standard\n    serving.kserve.io/autoscalerClass: none\n")
+    rdma = off.replace(
+        "      storageUri:", "      resources:\n        limits: {nvidia.com/gpu: '8', rdma/ib: '1'}\n      storageUri:"
+    )
+    (finding,) = findings_of(RULE, rdma)
+    assert (finding.line, finding.column) == (14, 9)
+    assert 'the InferenceService "huggingface-llama3" is invalid: Unknown GPU resource type' in _said(finding)
+    assert _said(finding).endswith(
+        "Set 'serving.kserve.io/gpu-resource-types' annotation to use custom gpu resource type"
+    )
+    annotated = rdma.replace("none\n", "none\n    serving.kserve.io/gpu-resource-types: '[\"rdma/ib\"]'\n")
+    assert findings_of(RULE, annotated) == []
+    # an annotation that is no JSON list is KServe's own error, not said; one nested without end does not crash
+    for written in ("rdma/ib", "[" * 100_000):
+        odd = rdma.replace("none\n", f"none\n    serving.kserve.io/gpu-resource-types: '{written}'\n")
+        assert findings_of(RULE, odd) == []
+    config = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: inferenceservice-config, namespace: kserve}
+data:
+  multiNode: |-
+    {"customGPUResourceTypeList": ["rdma/ib"]}
+---
+"""
+    assert findings_of(RULE, config + rdma) == []
+    plain = off.replace(
+        "      storageUri:", "      resources:\n        limits: {nvidia.com/gpu: '8', memory: 200Gi}\n      storageUri:"
+    )
+    assert findings_of(RULE, plain) == []
+    worker = (
+        off + "      containers:\n      - name: worker-container\n        resources: {limits: {hugepages-2Mi: 1Gi}}\n"
+    )
+    (finding,) = findings_of(RULE, worker)
+    assert _said(finding).endswith("use custom gpu resource type")
+
+
+def test_knative_operator_settings_are_the_clusters_autoscaler_config():
+    """The Knative operator writes a KnativeServing's spec.config.autoscaler into config-autoscaler."""
+    serving = """\
+apiVersion: operator.knative.dev/v1beta1
+kind: KnativeServing
+metadata:
+  name: knative-serving
+  namespace: knative-serving
+spec:
+  config:
+    autoscaler:
+      allow-zero-initial-scale: "true"
+---
+"""
+    zero = _ksvc('        autoscaling.knative.dev/initial-scale: "0"\n')
+    assert findings_of(RULE, serving + zero) == []
+    (refused,) = findings_of(RULE, serving.replace('"true"', '"false"') + zero)
+    assert refused.severity == "error"
+
+
+MULTINODE_RUNTIME = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: ClusterServingRuntime
+metadata:
+  name: kserve-huggingfaceserver-multinode
+spec:
+  annotations:
+    prometheus.kserve.io/port: "8080"
+  supportedModelFormats:
+  - {name: huggingface, version: "1", autoSelect: true, priority: 2}
+  protocolVersions: [v2, v1]
+  containers:
+  - name: kserve-container
+    image: kserve/huggingfaceserver:v0.15.2-gpu
+    args: [--model_name=llama3]
+    env:
+    - {name: RAY_PORT, value: "6379"}
+    resources:
+      limits: {cpu: "4", memory: 12Gi, nvidia.com/gpu: "1"}
+  workerSpec:
+    pipelineParallelSize: 1
+    tensorParallelSize: 1
+    containers:
+    - name: worker-container
+      image: kserve/huggingfaceserver:v0.15.2-gpu
+      resources:
+        limits: {cpu: "4", memory: 12Gi, nvidia.com/gpu: "1"}
+"""
+
+
+def test_kserve_multinode_serving_runtime():
+    """The ServingRuntime webhook's validateMultiNodeSpec (v0.20.0; shaped as config/runtimes/
+    kserve-huggingfaceserver-multinode.yaml): known GPU types only (the runtime's spec.annotations may add some),
+    no parallel sizes in the kserve-container's env, sizes of at least 1."""
+    assert findings_of(RULE, MULTINODE_RUNTIME) == []
+    rdma = MULTINODE_RUNTIME.replace(
+        '        limits: {cpu: "4", memory: 12Gi, nvidia.com/gpu: "1"}\n',
+        '        limits: {cpu: "4", memory: 12Gi, nvidia.com/gpu: "1", rdma/rdma_shared_device_a: "1"}\n',
+    )
+    (finding,) = findings_of(RULE, rdma)
+    assert (finding.line, finding.column) == (26, 9)
+    assert finding.severity == "error"
+    assert _said(finding) == (
+        "KServe's webhook rejects this ClusterServingRuntime: the ClusterServingRuntime "
+        "kserve-huggingfaceserver-multinode is invalid: unknown GPU resource type in a container(worker-container)"
+    )
+    listed = rdma.replace(
+        '    prometheus.kserve.io/port: "8080"\n',
+        '    prometheus.kserve.io/port: "8080"\n    serving.kserve.io/gpu-resource-types: \'["rdma/rdma_shared_device_a"]\'\n',
+    )
+    assert findings_of(RULE, listed) == []
+    env = MULTINODE_RUNTIME.replace(
+        '    - {name: RAY_PORT, value: "6379"}\n', "    - {name: TENSOR_PARALLEL_SIZE, value: '2'}\n"
+    )
+    (finding,) = findings_of(RULE, env)
+    assert finding.message.endswith("setting TENSOR_PARALLEL_SIZE in environment variables is not allowed")
+    (finding,) = findings_of(RULE, MULTINODE_RUNTIME.replace("pipelineParallelSize: 1", "pipelineParallelSize: 0"))
+    assert finding.message.endswith("the WorkerSpec.PipelineParallelSize cannot be less than 1(0)")
+    # a single-node runtime's env and resources are its own (no workerSpec: nothing of this applies)
+    single = env[: env.index("  workerSpec:")]
+    assert findings_of(RULE, single) == []
+    disabled = rdma.replace("spec:\n", "spec:\n  disabled: true\n", 1)
+    assert findings_of(RULE, disabled) == []

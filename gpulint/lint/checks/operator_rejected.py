@@ -5,10 +5,11 @@ or the Service its controller names after it (KAITO, Katib, the NIM operator), w
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from gpulint.kube import knative
+from gpulint.kube import knative, kserve
 from gpulint.kube.fields import dig, mapping
-from gpulint.kube.operator_webhooks import refusals
+from gpulint.kube.operator_webhooks import kserve_config_gpu_types, refusals
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.inputs.objects import KubeObject
@@ -40,6 +41,8 @@ SPEC = RuleSpec(
             "Workspace",  # KAITO's
             "Experiment",  # Katib's
             "NIMService",
+            "ServingRuntime",
+            "ClusterServingRuntime",
             "Service",  # Knative's (serving.knative.dev)
             "Configuration",
         }
@@ -52,7 +55,8 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.ref.group == knative.GROUP and obj.kind in knative.KINDS:
         yield from _knative_scale(obj, ctx)
         return
-    found = refusals(obj.data, obj.ref.group, obj.kind)
+    gpu_types = _kserve_gpu_types(ctx) if obj.ref.group == kserve.GROUP else frozenset()
+    found = refusals(obj.data, obj.ref.group, obj.kind, gpu_types)
     if not found:
         return
     config = kueue_config(ctx.resolver)
@@ -74,20 +78,62 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
         else:
             brief, notes = split_long(f"{subject}: {refusal.words}")
         notes = (*notes, *(note for note in (refusal.controller, refusal.before) if note))
-        yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs)
+        severity = None
+        if refusal.since:  # older releases, still run, accept it
+            severity = Severity.WARNING
+            notes = (*notes, f"{refusal.operator} {refusal.since} and later refuse it; earlier releases accept it")
+        yield Diagnostic(RULE_ID, refusal.path, brief, notes=notes, inputs=refusal.inputs, severity=severity)
+
+
+def _kserve_gpu_types(ctx: CheckContext) -> frozenset[str]:
+    """The GPU resource types a linted inferenceservice-config (any namespace: kserve, or kubeflow in Kubeflow) adds."""
+    for config in ctx.resolver.linted.of_kind("", "ConfigMap"):
+        if config.ref.name == kserve.CONFIG_MAP:
+            return kserve_config_gpu_types(mapping(config.data.get("data")).get("multiNode"))
+    return frozenset()
+
+
+def _autoscaler_data(ctx: CheckContext) -> dict[str, Any] | None:
+    """config-autoscaler's data: the linted ConfigMap, else a linted KnativeServing's spec.config.autoscaler (the
+    Knative operator writes it into the ConfigMap)."""
+    data = ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.AUTOSCALER_CONFIG)
+    if data is not None:
+        return data
+    for serving in ctx.resolver.linted.of_kind(knative.OPERATOR_GROUP, "KnativeServing"):
+        written = dig(serving.data, "spec", "config", "autoscaler")
+        if isinstance(written, dict):
+            return written
+    return None
 
 
 def _knative_scale(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
-    """A Knative Service's or Configuration's scale bounds, against config-autoscaler's max-scale-limit when the
-    linted files hold it (no limit is assumed otherwise)."""
+    """A Knative Service's or Configuration's autoscaling annotations: none on its own metadata, valid ones on the
+    revision template, against config-autoscaler when the linted files hold it (its defaults otherwise)."""
+    webhook = f"Knative's webhook rejects this {obj.kind}: validation failed"
+    for key in knative.misplaced_autoscaling(mapping(dig(obj.data, "metadata", "annotations"))):
+        brief, notes = split_long(f'{webhook}: invalid key name "{key}": metadata.annotations')
+        notes = (*notes, knative.MISPLACED_DETAIL)  # apis.FieldError's Details, on the line under it
+        yield Diagnostic(RULE_ID, ("metadata", "annotations", key), brief, on_key=True, notes=notes)
     annotations = mapping(dig(obj.data, "spec", "template", "metadata", "annotations"))
-    limit = knative.max_scale_limit(ctx.resolver.config_map_data(knative.CONFIG_NAMESPACE, knative.AUTOSCALER_CONFIG))
-    for problem in knative.scale_problems(annotations, limit):
-        brief, notes = split_long(f"Knative's webhook rejects this {obj.kind}: validation failed: {problem.message}")
-        where = f"max-scale-limit is {limit} in ConfigMap knative-serving/config-autoscaler"
+    config = knative.autoscaler_config(_autoscaler_data(ctx))
+    for problem in knative.scale_problems(annotations, config):
+        brief, notes = split_long(f"{webhook}: {problem.message}")
+        if problem.by_limit:
+            notes = (
+                *notes,
+                f"max-scale-limit is {config.max_scale_limit} in ConfigMap knative-serving/config-autoscaler",
+            )
+        severity = None
+        if problem.unless:  # the cluster's setting decides, and the linted files do not hold it: its default refuses
+            severity = Severity.WARNING
+            notes = (
+                *notes,
+                f"unless ConfigMap knative-serving/config-autoscaler sets {problem.unless} (its default refuses)",
+            )
         yield Diagnostic(
             RULE_ID,
             ("spec", "template", "metadata", "annotations", problem.key),
             brief,
-            notes=(*notes, where) if problem.by_limit else notes,
+            notes=notes,
+            severity=severity,
         )

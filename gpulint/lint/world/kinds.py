@@ -24,7 +24,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpulint.kube import kserve, networks, trainjob
+from gpulint.kube import knative, kserve, networks, trainjob
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.pools.kinds import CAPI_GROUP, KARPENTER_GROUP
 from gpulint.kube.queueing.batch_queues import KAI_GROUP, VOLCANO_GROUP
@@ -152,6 +152,8 @@ KINDS: tuple[KindRow, ...] = (
         _row(kserve.GROUP, kind, ("v1alpha1",), kind.lower() + "s", kind == "ServingRuntime", True, _L)
         for kind in kserve.RUNTIME_KINDS
     ),
+    # the Knative operator's KnativeServing: its spec.config is what it writes into Knative's ConfigMaps
+    _row(knative.OPERATOR_GROUP, "KnativeServing", ("v1beta1",), "knativeservings", True, True, _L, _NEVER),
     # node pools: the nodes that can exist (a linted pool is the change under review)
     _row(KARPENTER_GROUP, "NodePool", ("v1", "v1beta1"), "nodepools", False, True, _L, _NEVER, cluster=True),
     _row(
