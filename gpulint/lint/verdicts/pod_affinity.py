@@ -1,0 +1,95 @@
+"""A pod template's required inter-pod affinity against the linted pods it names: the InterPodAffinity filter
+(gpulint.kube.pod_affinity) run after the node filters, so that gpu-unschedulable words it and `explain` shows
+the step. The pods it may join are those of the linted files whose templates match every term; each can run
+only on the nodes that pass the scheduler's filters for it (the same model, ClusterModel.evaluate), and the
+pod passes a node only when one of them can run in that node's topology domain.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from gpulint.kube.fields import dig, mapping, text
+from gpulint.kube.pod_affinity import REASON_POD_AFFINITY, AffinityTerm, required_affinity_terms
+from gpulint.kube.refs import ObjectLike
+from gpulint.kube.scheduler import FitResult, NodeGroup, NodeInfo, pod_requirements
+from gpulint.kube.wording import first_and_more
+from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, template_metadata
+from gpulint.lint.world.resolver import Resolver
+
+
+@dataclass(frozen=True)
+class PodAffinityVerdict:
+    terms: tuple[AffinityTerm, ...]
+    peers: tuple[str, ...]  # the linted pod templates every term matches ("Pod/devpod/helper")
+    peer_nodes: tuple[str, ...]  # the nodes where one of them passes the scheduler's filters
+    fit: FitResult  # the pod's verdict with InterPodAffinity's filter run on the nodes that passed the others
+
+    @property
+    def blocked(self) -> bool:
+        return not self.fit.fits
+
+    def peers_text(self) -> str:
+        return first_and_more(list(self.peers))
+
+    def peer_nodes_text(self) -> str:
+        return first_and_more(list(self.peer_nodes)) or "no node"
+
+    def topology(self) -> str:
+        keys = sorted({term.topology_key for term in self.terms})
+        return ", ".join(keys)
+
+
+def pod_affinity_verdict(
+    obj: ObjectLike, site: PodSpecSite, resolver: Resolver, fit: FitResult
+) -> PodAffinityVerdict | None:
+    """The verdict once the pod's required pod affinity is judged; None when it cannot be: no term, no node fits
+    already (the other filters' finding), node pools that may add nodes for both pods, the pod matching its own
+    terms (the scheduler lets the first one pass), a selector on a label a controller adds, or no linted pod
+    matching (pods outside the linted files may)."""
+    if not fit.fits or resolver.pools:
+        return None
+    namespace = obj.ref.namespace
+    labels = mapping(template_metadata(obj.data, site).get("labels"))
+    terms = required_affinity_terms(site.spec, labels, namespace)
+    if not terms or any(term.uses_controller_labels() for term in terms):
+        return None
+    if all(term.matches(labels, namespace) for term in terms):
+        return None  # it may be the first of pods that gather with each other
+    peers: list[str] = []
+    nodes: dict[str, NodeInfo] = {}
+    for other in resolver.linted:
+        for peer in other.facts.sites():
+            peer_labels = mapping(template_metadata(other.data, peer).get("labels"))
+            if not peer.runs or not all(term.matches(peer_labels, other.ref.namespace) for term in terms):
+                continue
+            if peer.completed_by:
+                return None  # its node selection may come from elsewhere
+            peers.append(other.ref.display() + (f" ('{peer.role}')" if peer.role else ""))
+            wanted = pod_requirements(effective_pod_spec(other.kind, peer.spec), facts=other.facts)
+            nodes.update((node.name, node) for node in resolver.model.evaluate(wanted).fitting)
+    by_name = {node.name: node for node in resolver.nodes}
+    for running in resolver.pods:  # the inventory's running pods: they count where they run
+        metadata = mapping(running.data.get("metadata"))
+        node = by_name.get(text(dig(running.data, "spec", "nodeName")))
+        pod_labels, pod_namespace = mapping(metadata.get("labels")), text(metadata.get("namespace"))
+        if node is not None and all(term.matches(pod_labels, pod_namespace) for term in terms):
+            peers.append(f"running Pod/{pod_namespace}/{text(metadata.get('name'))}")
+            nodes[node.name] = node
+    if not peers:
+        return None
+    domains = [{node.labels.get(term.topology_key) for node in nodes.values()} - {None} for term in terms]
+    passing: list[NodeGroup] = []
+    failing = 0
+    for group in fit.fitting_groups:
+        for node in group.nodes:
+            if all(node.labels.get(term.topology_key) in domain for term, domain in zip(terms, domains, strict=True)):
+                passing.append(NodeGroup([node]))
+            else:
+                failing += 1
+    reasons = Counter(fit.reasons)
+    if failing:
+        reasons[REASON_POD_AFFINITY] += failing
+    judged = FitResult(fit.total, passing, reasons, fit.failing)
+    return PodAffinityVerdict(terms, tuple(peers), tuple(sorted(nodes)), judged)
