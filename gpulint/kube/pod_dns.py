@@ -18,6 +18,10 @@ is the pod's subdomain). Each operator sets both, in its own way (a table below,
   reconcileHeadlessServices; pkg/utils/pod LWS_LEADER_ADDRESS ``<lws>-<group>.<subdomain>.<namespace>``): leaders
   ``<lws>-<group>``, workers ``<lws>-<group>-<index>`` (1 to size-1); the Shared subdomain policy (the default)
   names the headless Service after the LeaderWorkerSet (UniquePerReplica, one per group, is not modelled).
+- MPIJob v2beta1 (kubeflow/mpi-operator v0.8.0 pkg/controller/mpi_job_controller.go newWorker, newLauncherPodTemplate):
+  hostnames ``<job>-worker-<i>`` and ``<job>-launcher``, subdomain the MPIJob's name, its Service the operator's.
+- Volcano Job with the svc plugin (volcano-sh/volcano v1.15.1 pkg/controllers/job/plugins/svc/svc.go): hostnames
+  ``<job>-<task>-<i>``, subdomain the Job's name (unless a task sets its own), the headless Service the plugin's.
 """
 
 from __future__ import annotations
@@ -143,11 +147,38 @@ def _leader_worker_set(data: dict[str, Any]) -> PodNames | None:
     return PodNames(f"LeaderWorkerSet '{name}'", name, "the LeaderWorkerSet's name", tuple(sets), True)
 
 
+def _mpi_job(data: dict[str, Any]) -> PodNames | None:
+    name, spec = text(dig(data, "metadata", "name")), mapping(data.get("spec"))
+    if not name or text(data.get("apiVersion")).rpartition("/")[2] != "v2beta1":
+        return None
+    workers = integer(dig(spec, "mpiReplicaSpecs", "Worker", "replicas"), 0)
+    sets = (PodSet(f"{name}-launcher", ()), PodSet(f"{name}-worker-", (workers,)))
+    return PodNames(f"MPIJob '{name}'", name, "the MPIJob's name", sets, True)
+
+
+def _volcano_job(data: dict[str, Any]) -> PodNames | None:
+    name, spec = text(dig(data, "metadata", "name")), mapping(data.get("spec"))
+    if not name or "svc" not in mapping(spec.get("plugins")):
+        return None
+    tasks = [mapping(task) for task in sequence(spec.get("tasks"))]
+    if any(_own_name(task) or text(task.get("name")) == "" for task in tasks):
+        return None  # a task that names its pods itself: they answer under its names
+    sets = tuple(PodSet(f"{name}-{text(task.get('name'))}-", (integer(task.get("replicas"), 1),)) for task in tasks)
+    return PodNames(f"Volcano Job '{name}'", name, "the Job's name", sets, True)
+
+
+def _own_name(task: dict[str, Any]) -> bool:
+    pod = mapping(dig(task, "template", "spec"))
+    return bool(text(pod.get("subdomain")) or text(pod.get("hostname")))
+
+
 _NAMING: dict[tuple[str, str], Callable[[dict[str, Any]], PodNames | None]] = {
     ("jobset.x-k8s.io", "JobSet"): _jobset,
     ("batch", "Job"): _job,
     ("apps", "StatefulSet"): _stateful_set,
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): _leader_worker_set,
+    ("kubeflow.org", "MPIJob"): _mpi_job,
+    ("batch.volcano.sh", "Job"): _volcano_job,
 }
 
 

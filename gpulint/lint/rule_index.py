@@ -161,7 +161,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         RuleSpec(
             "service-dns-mismatch",
             Severity.WARNING,
-            kinds=frozenset({"Job", "JobSet", "LeaderWorkerSet", "StatefulSet"}),
+            kinds=frozenset({"Job", "JobSet", "LeaderWorkerSet", "MPIJob", "StatefulSet"}),
             scope=Scope.POD_TEMPLATE,
         ),
         True,

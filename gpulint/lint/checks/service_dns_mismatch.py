@@ -18,7 +18,7 @@ from gpulint.lint.world.config_maps import namespace_config_maps
 SPEC = RuleSpec(
     "service-dns-mismatch",
     Severity.WARNING,
-    kinds=frozenset({"JobSet", "Job", "StatefulSet", "LeaderWorkerSet"}),
+    kinds=frozenset({"JobSet", "Job", "StatefulSet", "LeaderWorkerSet", "MPIJob"}),
     scope=Scope.POD_TEMPLATE,
 )
 RULE_ID = SPEC.id
@@ -42,21 +42,23 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     services = _services(ctx, namespace)
     for container_path, container in main_containers(site.spec):
         base = (*site.path, *container_path)
-        seen: set[str] = set()
+        seen: set[HostName] = set()  # a host judged once per container (MASTER_ADDR, then the flag that reads it)
         env = container_env(container, injected, config_maps)
         written = env_entries(container, HOST_VARIABLES)
         values = ((name, env.values.get(name)) for name in HOST_VARIABLES if name in written)
         for variable, value, host in hosts_in((n, v) for n, v in values if v is not None):
-            seen.add(value)
+            seen.add(host)
             index, _ = written[variable]
             yield from _judge(variable, value, host, names, namespace, services, (*base, "env", index, "value"), None)
         for launch in container_launches(container, injected, config_maps, obj.facts).launches:
             for flag, spelt in HOST_FLAGS.items():
                 word = launch.values.get(flag)
-                if word is None or word.text is None or word.text in seen:
-                    continue  # unknown, or the variable it expands was judged where it is written
+                if word is None or word.text is None:
+                    continue  # not given, or not known offline
                 for _, value, host in hosts_in(iter([(spelt, word.text)])):
-                    seen.add(value)
+                    if host in seen:
+                        continue  # the variable it expands was judged where it is written
+                    seen.add(host)
                     where = (*base, *word.origin.path)
                     yield from _judge(spelt, value, host, names, namespace, services, where, word.origin.offset)
 
