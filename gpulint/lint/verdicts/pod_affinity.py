@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.pod_affinity import REASON_POD_AFFINITY, AffinityTerm, required_affinity_terms
 from gpulint.kube.refs import ObjectLike
 from gpulint.kube.scheduler import FitResult, NodeGroup, NodeInfo, pod_requirements
 from gpulint.kube.wording import first_and_more
-from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, template_metadata
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, effective_pod_spec, template_metadata
+from gpulint.lint.inputs.linted_set import LintedSet
 from gpulint.lint.world.resolver import Resolver
 
 
@@ -41,6 +43,31 @@ class PodAffinityVerdict:
         return ", ".join(keys)
 
 
+@dataclass(frozen=True)
+class _Template:
+    """A linted pod template as another pod's affinity sees it."""
+
+    name: str  # "Pod/devpod/helper", with the template's role
+    namespace: str
+    labels: dict[str, Any]
+    kind: str
+    site: PodSpecSite
+    facts: ObjectFacts
+
+
+def _templates(linted: LintedSet) -> tuple[_Template, ...]:
+    """Every pod template of the linted objects that starts pods (read once per linted set)."""
+    found = []
+    for other in linted:
+        facts = other.facts  # worked out afresh on each read: once here
+        for site in facts.sites():
+            if site.runs:
+                labels = mapping(template_metadata(other.data, site).get("labels"))
+                name = other.ref.display() + (f" ('{site.role}')" if site.role else "")
+                found.append(_Template(name, other.ref.namespace, labels, other.kind, site, facts))
+    return tuple(found)
+
+
 def pod_affinity_verdict(
     obj: ObjectLike, site: PodSpecSite, resolver: Resolver, fit: FitResult
 ) -> PodAffinityVerdict | None:
@@ -59,16 +86,14 @@ def pod_affinity_verdict(
         return None  # it may be the first of pods that gather with each other
     peers: list[str] = []
     nodes: dict[str, NodeInfo] = {}
-    for other in resolver.linted:
-        for peer in other.facts.sites():
-            peer_labels = mapping(template_metadata(other.data, peer).get("labels"))
-            if not peer.runs or not all(term.matches(peer_labels, other.ref.namespace) for term in terms):
-                continue
-            if peer.completed_by:
-                return None  # its node selection may come from elsewhere
-            peers.append(other.ref.display() + (f" ('{peer.role}')" if peer.role else ""))
-            wanted = pod_requirements(effective_pod_spec(other.kind, peer.spec), facts=other.facts)
-            nodes.update((node.name, node) for node in resolver.model.evaluate(wanted).fitting)
+    for template in resolver.linted.fact("pod templates", _templates, resolver.linted):
+        if not all(term.matches(template.labels, template.namespace) for term in terms):
+            continue
+        if template.site.completed_by:
+            return None  # its node selection may come from elsewhere
+        peers.append(template.name)
+        wanted = pod_requirements(effective_pod_spec(template.kind, template.site.spec), facts=template.facts)
+        nodes.update((node.name, node) for node in resolver.model.evaluate(wanted).fitting)
     by_name = {node.name: node for node in resolver.nodes}
     for running in resolver.pods:  # the inventory's running pods: they count where they run
         metadata = mapping(running.data.get("metadata"))
