@@ -439,8 +439,8 @@ def _pod_affinity(site: PodSpecSite, verdict: PodAffinityVerdict, empty: FitResu
     return Diagnostic(
         RULE_ID,
         (*site.path, *verdict.terms[0].path),
-        f"{_subject(site)} can never be scheduled: its required pod affinity ({verdict.topology()}) matches "
-        f"{peers}, which cannot run in the same domain as any node where it fits",
+        f"{_subject(site)} cannot be scheduled beside the pods its required pod affinity "
+        f"({verdict.topology()}) matches: {peers} cannot run in the domain of any node where it fits",
         severity=Severity.WARNING,
         notes=(
             verdict.fit.summary(),

@@ -102,8 +102,8 @@ def pod_affinity_verdict(
         if node is not None and all(term.matches(pod_labels, pod_namespace) for term in terms):
             peers.append(f"running Pod/{pod_namespace}/{text(metadata.get('name'))}")
             nodes[node.name] = node
-    if not peers:
-        return None
+    if not peers or not nodes:
+        return None  # none of them fits anywhere: their own findings say why, and nothing here is evidence
     domains = [{node.labels.get(term.topology_key) for node in nodes.values()} - {None} for term in terms]
     passing: list[NodeGroup] = []
     failing = 0
