@@ -43,9 +43,9 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     for container_path, container in main_containers(site.spec):
         base = (*site.path, *container_path)
         seen: set[HostName] = set()  # a host judged once per container (MASTER_ADDR, then the flag that reads it)
-        env = container_env(container, injected, config_maps)
         written = env_entries(container, HOST_VARIABLES)
-        values = ((name, env.values.get(name)) for name in HOST_VARIABLES if name in written)
+        env = container_env(container, injected, config_maps).values if written else {}  # $(VAR) expanded
+        values = ((name, env.get(name)) for name in HOST_VARIABLES if name in written)
         for variable, value, host in hosts_in((n, v) for n, v in values if v is not None):
             seen.add(host)
             index, _ = written[variable]
