@@ -48,8 +48,9 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         values = ((name, env.get(name)) for name in HOST_VARIABLES if name in written)
         for variable, value, host in hosts_in((n, v) for n, v in values if v is not None):
             seen.add(host)
-            index, _ = written[variable]
-            yield from _judge(variable, value, host, names, namespace, services, (*base, "env", index, "value"), None)
+            index, item = written[variable]
+            where = (*base, "env", index, "valueFrom" if "valueFrom" in item else "value")  # a ConfigMap's key
+            yield from _judge(variable, value, host, names, namespace, services, where, None)
         for launch in container_launches(container, injected, config_maps, obj.facts).launches:
             for flag, spelt in HOST_FLAGS.items():
                 word = launch.values.get(flag)
