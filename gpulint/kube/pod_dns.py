@@ -151,7 +151,7 @@ def _mpi_job(data: dict[str, Any]) -> PodNames | None:
     name, spec = text(dig(data, "metadata", "name")), mapping(data.get("spec"))
     if not name or text(data.get("apiVersion")).rpartition("/")[2] != "v2beta1":
         return None
-    workers = integer(dig(spec, "mpiReplicaSpecs", "Worker", "replicas"), 0)
+    workers = integer(dig(spec, "mpiReplicaSpecs", "Worker", "replicas"), None)  # unset: the defaulting decides
     sets = (PodSet(f"{name}-launcher", ()), PodSet(f"{name}-worker-", (workers,)))
     return PodNames(f"MPIJob '{name}'", name, "the MPIJob's name", sets, True)
 
