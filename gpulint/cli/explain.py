@@ -29,6 +29,7 @@ from gpulint.lint.verdicts.device_filters import (
     sharing_verdict,
     vgpu_excesses,
 )
+from gpulint.lint.verdicts.pod_affinity import PodAffinityVerdict, pod_affinity_verdict
 from gpulint.lint.verdicts.queues import (
     admission_verdict,
     batch_queue_problems,
@@ -178,6 +179,9 @@ def explain_site(
         )
     blocked = not result.fits and not verdict.scales_up and (excluded.affinity or excluded.taints)
     steps.append(Step("Node affinity and taints", FAIL if blocked or limited is not None else OK, lines))
+    affinity = pod_affinity_verdict(obj, site, inventory, result)  # as gpu-unschedulable judges it
+    if affinity is not None:
+        steps.append(_pod_affinity_step(affinity))
     if obj.kind == "DaemonSet" and obj.ref.group == "apps":
         steps.append(_coverage_step(daemon_coverage(obj.kind, site, inventory)))
     if inventory.pools or verdict.pools:
@@ -211,6 +215,8 @@ def explain_site(
         if result.fits
         else verdict.cause.reason + verdict.cause.hint
     )
+    if affinity is not None and affinity.blocked:
+        summary = affinity.fit.summary()
     refusals = (
         ([KAI_GPU_MEMORY_REFUSAL] if memory is not None else [])
         + [excess.refusal for excess in vgpus]
@@ -552,6 +558,20 @@ def _gang_with_pools(answer: GangAnswer, lines: list[str], status: str) -> str:
     lines.append("  fits on the nodes and the nodes its pools can still add")
     lines.extend(f"    a placement: {line}" for line in verdict.layout)
     return status
+
+
+def _pod_affinity_step(verdict: PodAffinityVerdict) -> Step:
+    """InterPodAffinity, after the node filters: where the pods its required pod affinity names can run."""
+    lines = [
+        f"{len(verdict.terms)} required pod affinity term(s) over {verdict.topology()}; the linted pods they match: "
+        f"{verdict.peers_text()}, which can run on {verdict.peer_nodes_text()}",
+    ]
+    passing = verdict.fit.fitting_count
+    if passing:
+        lines.append(f"{passing} node(s) that pass the other filters share a domain with one of them")
+        return Step("Inter-pod affinity", OK, lines)
+    lines.append(verdict.fit.summary())
+    return Step("Inter-pod affinity", FAIL, lines)
 
 
 def _dra_step(obj: KubeObject, site: PodSpecSite, inventory: Resolver, verdict: SchedulingVerdict) -> Step:

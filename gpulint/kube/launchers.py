@@ -90,7 +90,12 @@ TORCHRUN = Launcher(
     "torchrun",
     programs=(("torchrun",),),
     modules=("torch.distributed.run", "torch.distributed.launch"),
-    flags={"nproc-per-node": ("--nproc-per-node", "--nproc_per_node"), "nnodes": ("--nnodes",)},
+    flags={
+        "nproc-per-node": ("--nproc-per-node", "--nproc_per_node"),
+        "nnodes": ("--nnodes",),
+        "master-addr": ("--master-addr", "--master_addr"),
+        "rdzv-endpoint": ("--rdzv-endpoint", "--rdzv_endpoint"),
+    },
     env={"nproc-per-node": "PET_NPROC_PER_NODE"},
     options_end_at_positional=True,
     switches=frozenset(
@@ -114,6 +119,7 @@ DEEPSPEED = Launcher(
         "num-gpus": ("--num_gpus", "--num-gpus"),
         "include": ("--include", "-i"),
         "exclude": ("--exclude", "-e"),
+        "master-addr": ("--master_addr", "--master-addr"),
     },
     options_end_at_positional=True,
     switches=frozenset(

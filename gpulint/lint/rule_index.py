@@ -159,6 +159,16 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
     ("runtime_class_unknown", RuleSpec("runtime-class-unknown", Severity.ERROR, scope=Scope.POD_TEMPLATE), True),
     ("scheduler_name_unknown", RuleSpec("scheduler-name-unknown", Severity.WARNING), True),
     ("schema_invalid", RuleSpec("schema-invalid", Severity.ERROR), True),
+    (
+        "service_dns_mismatch",
+        RuleSpec(
+            "service-dns-mismatch",
+            Severity.WARNING,
+            kinds=frozenset({"Job", "JobSet", "LeaderWorkerSet", "MPIJob", "StatefulSet"}),
+            scope=Scope.POD_TEMPLATE,
+        ),
+        True,
+    ),
     ("stale_gpu_label", RuleSpec("stale-gpu-label", Severity.WARNING), True),
     ("suppression_invalid", RuleSpec("suppression-invalid", Severity.WARNING), False),
     ("suppression_unused", RuleSpec("suppression-unused", Severity.WARNING), False),

@@ -566,3 +566,80 @@ def test_a_zone_spread_that_caps_the_replicas_is_a_failed_step(write):
             "the 3 pods run (1 in each of zone-a, zone-b)"
         ],
     }
+
+
+# --------------------------------------------------------------------------- required pod affinity
+
+# loft-sh/devpod-provider-kubernetes#63: the workspace follows its helper (same hostname); the helper has no
+# toleration for the only GPU node's taint.
+DEVPOD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ws-helper
+  namespace: devpod
+  labels: {devpod.sh/workspace: ws, devpod.sh/role: init}
+spec:
+  containers:
+  - {name: devpod, image: ghcr.io/loft-sh/dockerless:0.1.4, resources: {requests: {cpu: 100m}}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ws
+  namespace: devpod
+  labels: {devpod.sh/workspace: ws, devpod.sh/role: workspace}
+spec:
+  affinity:
+    podAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {matchLabels: {devpod.sh/workspace: ws, devpod.sh/role: init}}
+        topologyKey: kubernetes.io/hostname
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+  containers:
+  - {name: devpod, image: ghcr.io/loft-sh/dockerless:0.1.4, resources: {limits: {nvidia.com/gpu: 1}}}
+"""
+DEVPOD_NODES = """\
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: cpu-1, labels: {kubernetes.io/hostname: cpu-1}}, status: {allocatable: {cpu: "8", memory: 31Gi, pods: "110"}}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: gpu-1, labels: {kubernetes.io/hostname: gpu-1}}
+  spec: {taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]}
+  status: {allocatable: {cpu: "16", memory: 62Gi, pods: "110", nvidia.com/gpu: "1"}}
+"""
+
+
+def test_required_pod_affinity_is_a_step_of_explain(write):
+    """check's warning and explain's step read one verdict: the helper runs on cpu-1 only, the workspace fits
+    gpu-1 only, and InterPodAffinity refuses it there."""
+    path = write("devpod.yaml", DEVPOD)
+    inventory = write("nodes.yaml", DEVPOD_NODES)
+    summary = "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match pod affinity rules."
+    (finding,) = check(path, str(inventory)).json()["findings"]
+    assert (finding["rule"], finding["severity"], finding["line"]) == ("gpu-unschedulable", "warning", 21)
+    assert summary in finding["notes"]
+    data = json.loads(explain(path, str(inventory), "--object", "Pod/devpod/ws").stdout)
+    (explanation,) = data["explanations"]
+    assert steps(explanation)["Inter-pod affinity"] == {
+        "title": "Inter-pod affinity",
+        "status": "FAIL",
+        "lines": [
+            "1 required pod affinity term(s) over kubernetes.io/hostname; the linted pods they match: "
+            "Pod/devpod/ws-helper, which can run on cpu-1",
+            summary,
+        ],
+    }
+    fixed = DEVPOD.replace(
+        "  containers:\n  - {name: devpod, image: ghcr.io/loft-sh/dockerless:0.1.4, resources: {requests",
+        "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n  containers:\n"
+        "  - {name: devpod, image: ghcr.io/loft-sh/dockerless:0.1.4, resources: {requests",
+        1,
+    )
+    path = write("devpod.yaml", fixed)
+    assert check(path, str(inventory)).json()["findings"] == []
+    (explanation,) = json.loads(explain(path, str(inventory), "--object", "Pod/devpod/ws").stdout)["explanations"]
+    assert steps(explanation)["Inter-pod affinity"]["status"] == "ok"

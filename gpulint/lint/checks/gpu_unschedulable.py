@@ -26,6 +26,7 @@ from gpulint.lint.verdicts.device_filters import (
     gpu_memory_verdict,
 )
 from gpulint.lint.verdicts.holders import Starved, scaled, starved, unit_of
+from gpulint.lint.verdicts.pod_affinity import PodAffinityVerdict, pod_affinity_verdict
 from gpulint.lint.verdicts.scheduling import SchedulingVerdict, scheduling_cause, scheduling_verdict
 from gpulint.lint.verdicts.shared import (
     emptied_offers,
@@ -67,6 +68,10 @@ def check(obj: KubeObject, written: PodSpecSite, ctx: CheckContext) -> Iterator[
     empty, fits = verdict.fit, list(verdict.pools)
     if not empty.fits:
         yield from _no_node_fits(site, verdict, inventory)
+        return
+    affinity = pod_affinity_verdict(obj, site, inventory, empty)  # as explain
+    if affinity is not None and affinity.blocked:
+        yield _pod_affinity(site, affinity, empty)
         return
     if obj.kind != "DaemonSet" and not grows_any(fits):
         held = list(_daemons_hold(site, pod, empty, inventory))
@@ -424,6 +429,26 @@ def _nodes(count: int) -> str:
 
 def _subject(site: PodSpecSite) -> str:
     return f"the '{site.role}' pod template" if site.role else "this pod"
+
+
+def _pod_affinity(site: PodSpecSite, verdict: PodAffinityVerdict, empty: FitResult) -> Diagnostic:
+    """InterPodAffinity refuses every node the other filters leave: the pods its required pod affinity names
+    cannot run in the topology domain of any of them. A warning: pods outside the linted files may match."""
+    peers, where = verdict.peers_text(), verdict.peer_nodes_text()
+    own = first_and_more([node.name for node in empty.fitting])
+    return Diagnostic(
+        RULE_ID,
+        (*site.path, *verdict.terms[0].path),
+        f"{_subject(site)} cannot be scheduled beside the pods its required pod affinity "
+        f"({verdict.topology()}) matches: {peers} cannot run in the domain of any node where it fits",
+        severity=Severity.WARNING,
+        notes=(
+            verdict.fit.summary(),
+            f"{peers} can run on {where}; this pod fits only on {own}",
+            "pods outside the linted files that the selector matches are not known: place the pods it follows "
+            "where it can run (tolerations, node selector), or drop the required pod affinity",
+        ),
+    )
 
 
 def _gpu_memory(verdict: GpuMemoryVerdict) -> Diagnostic:

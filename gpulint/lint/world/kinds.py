@@ -100,6 +100,8 @@ KINDS: tuple[KindRow, ...] = (
     _row("", "Pod", ("v1",), "pods", True, False, _I, _NEVER),
     _row("", "Namespace", ("v1",), "namespaces", False, True, _I),
     _row("", "ConfigMap", ("v1",), "configmaps", True, True, _L),
+    # a pod's <hostname>.<subdomain> answers through the Service named as its subdomain (service-dns-mismatch)
+    _row("", "Service", ("v1",), "services", True, True, _L, _NEVER),
     # a container's env reads them by name; no inventory holds Secrets (their values): complete only by declaration
     _row("", "Secret", ("v1",), "secrets", True, True, _L, _DECLARED),
     _row("", "LimitRange", ("v1",), "limitranges", True, True, _L, cluster=True),

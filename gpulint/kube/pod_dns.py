@@ -1,0 +1,253 @@
+"""The DNS names the operators give a workload's pods: ``<hostname>.<subdomain>`` in the pod's namespace.
+
+A pod is reachable by its hostname only through a headless Service named as its ``spec.subdomain`` that
+selects it (kubernetes/kubernetes pkg/controller/endpointslice: a hostname record only when the Service's name
+is the pod's subdomain). Each operator sets both, in its own way (a table below, one entry per kind):
+
+- JobSet (kubernetes-sigs/jobset v0.12.0 pkg/controllers/jobset_controller.go): the child Job of replicated job
+  ``r``, index ``j`` is ``<jobset>-<r>-<j>`` (pkg/util/placement GenJobName); with ``spec.network
+  .enableDNSHostnames`` (true unless false: pkg/webhooks/jobset_webhook.go Default) its pods get the subdomain
+  ``spec.network.subdomain``, else the JobSet's name (GetSubdomain), and the controller creates the headless
+  Service of that name selecting ``jobset.sigs.k8s.io/jobset-name`` (createHeadlessSvcIfNecessary) - unless one
+  of that name exists already. Its replicated jobs are Indexed (the webhook's default).
+- an Indexed Job (kubernetes/kubernetes pkg/controller/job/job_controller.go): pod ``i`` gets the hostname
+  ``<job>-<i>``; its template's ``subdomain`` is the user's, and so is the Service.
+- StatefulSet (pkg/controller/statefulset/stateful_set_utils.go initIdentity): hostname ``<sts>-<ordinal>``,
+  subdomain ``spec.serviceName``.
+- LeaderWorkerSet (kubernetes-sigs/lws v0.10.0 pkg/controllers/leaderworkerset_controller.go
+  reconcileHeadlessServices; pkg/utils/pod LWS_LEADER_ADDRESS ``<lws>-<group>.<subdomain>.<namespace>``): leaders
+  ``<lws>-<group>``, workers ``<lws>-<group>-<index>`` (1 to size-1); the Shared subdomain policy (the default)
+  names the headless Service after the LeaderWorkerSet (UniquePerReplica, one per group, is not modelled).
+- MPIJob v2beta1 (kubeflow/mpi-operator v0.8.0 pkg/controller/mpi_job_controller.go newWorker, newLauncherPodTemplate):
+  hostnames ``<job>-worker-<i>`` and ``<job>-launcher``, subdomain the MPIJob's name, its Service the operator's.
+- Volcano Job with the svc plugin (volcano-sh/volcano v1.15.1 pkg/controllers/job/plugins/svc/svc.go): hostnames
+  ``<job>-<task>-<i>``, subdomain the Job's name (unless a task sets its own), the headless Service the plugin's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.workloads import api_group
+
+# DNS label digits as Go's %d writes them: no leading zero
+_INDEX = r"(0|[1-9][0-9]{0,8})"
+# A cluster's search domains: <subdomain>.<namespace>.svc.<cluster domain> (pkg/kubelet/network/dns)
+_SVC = "svc"
+
+
+@dataclass(frozen=True)
+class PodSet:
+    """Pods named ``<stem><i>[-<j>...]`` with each index below its count (None: not known)."""
+
+    stem: str
+    counts: tuple[int | None, ...]
+    first: tuple[int, ...] = ()  # the lowest value of each index (0 unless given)
+
+    def index_of(self, hostname: str) -> tuple[int, ...] | None:
+        """The indices of ``hostname`` when it has this set's shape (whether or not they are in range)."""
+        if not hostname.startswith(self.stem):
+            return None
+        found = re.fullmatch("-".join([_INDEX] * len(self.counts)), hostname[len(self.stem) :])
+        return None if found is None else tuple(int(group) for group in found.groups())
+
+    def holds(self, indices: tuple[int, ...]) -> bool | None:
+        """Whether every index is in range (None: a count is not known)."""
+        lows = self.first or (0,) * len(self.counts)
+        if any(index < low for index, low in zip(indices, lows, strict=True)):
+            return False
+        if any(count is None for count in self.counts):
+            return None
+        return all(index < low + count for index, low, count in zip(indices, lows, self.counts, strict=True))  # type: ignore[operator]
+
+    def show(self) -> str:
+        """The names, as `pytorch-workers-0-{0..1}`."""
+        lows = self.first or (0,) * len(self.counts)
+        parts = []
+        for low, count in zip(lows, self.counts, strict=True):
+            if count == 1:
+                parts.append(str(low))
+            else:
+                parts.append(f"{{{low}..{'N' if count is None else low + count - 1}}}")
+        return self.stem + "-".join(parts)
+
+
+@dataclass(frozen=True)
+class PodNames:
+    """How a workload's pods are reached: ``<hostname>.<subdomain>`` for each hostname of its pod sets."""
+
+    owner: str  # "JobSet 'pytorch'"
+    subdomain: str
+    subdomain_from: str  # where the subdomain comes from, for the message
+    sets: tuple[PodSet, ...]
+    service_made: bool  # the operator creates the headless Service (else the user must)
+
+    def hostname(self, label: str) -> tuple[PodSet, bool | None] | None:
+        """The set whose shape ``label`` has, and whether its indices are in range."""
+        for pod_set in self.sets:
+            indices = pod_set.index_of(label)
+            if indices is not None:
+                return pod_set, pod_set.holds(indices)
+        return None
+
+    def show(self) -> str:
+        return ", ".join(f"{pod_set.show()}.{self.subdomain}" for pod_set in self.sets)
+
+
+def _jobset(data: dict[str, Any]) -> PodNames | None:
+    name, spec = text(dig(data, "metadata", "name")), mapping(data.get("spec"))
+    network = mapping(spec.get("network"))
+    if not name or network.get("enableDNSHostnames") is False:
+        return None
+    sets = []
+    for rjob in sequence(spec.get("replicatedJobs")):
+        rjob = mapping(rjob)
+        job = mapping(dig(rjob, "template", "spec"))
+        if text(rjob.get("name")) == "" or job.get("completionMode") not in (None, "Indexed"):
+            continue
+        pods = integer(job.get("completions"), None) if "completions" in job else integer(job.get("parallelism"), 1)
+        sets.append(PodSet(f"{name}-{text(rjob.get('name'))}-", (integer(rjob.get("replicas"), 1), pods)))
+    subdomain = text(network.get("subdomain"))
+    source = "spec.network.subdomain" if subdomain else "the JobSet's name; spec.network.subdomain is not set"
+    return PodNames(f"JobSet '{name}'", subdomain or name, source, tuple(sets), True)
+
+
+def _job(data: dict[str, Any]) -> PodNames | None:
+    name, spec = text(dig(data, "metadata", "name")), mapping(data.get("spec"))
+    subdomain = text(dig(spec, "template", "spec", "subdomain"))
+    if not name or not subdomain or spec.get("completionMode") != "Indexed":
+        return None
+    pods = integer(spec.get("completions"), None)
+    return PodNames(f"Job '{name}'", subdomain, "its pod template's subdomain", (PodSet(f"{name}-", (pods,)),), False)
+
+
+def _stateful_set(data: dict[str, Any]) -> PodNames | None:
+    name, spec = text(dig(data, "metadata", "name")), mapping(data.get("spec"))
+    service = text(spec.get("serviceName"))
+    if not name or not service:
+        return None
+    start = integer(dig(spec, "ordinals", "start"), 0) or 0
+    pod_set = PodSet(f"{name}-", (integer(spec.get("replicas"), 1),), (start,))
+    return PodNames(f"StatefulSet '{name}'", service, "spec.serviceName", (pod_set,), False)
+
+
+def _leader_worker_set(data: dict[str, Any]) -> PodNames | None:
+    name, spec = text(dig(data, "metadata", "name")), mapping(data.get("spec"))
+    policy = text(dig(spec, "networkConfig", "subdomainPolicy")) or "Shared"
+    if not name or policy != "Shared":
+        return None
+    groups, size = integer(spec.get("replicas"), 1), integer(dig(spec, "leaderWorkerTemplate", "size"), 1)
+    sets = [PodSet(f"{name}-", (groups,))]
+    if size is None or size > 1:
+        sets.append(PodSet(f"{name}-", (groups, None if size is None else size - 1), (0, 1)))
+    return PodNames(f"LeaderWorkerSet '{name}'", name, "the LeaderWorkerSet's name", tuple(sets), True)
+
+
+def _mpi_job(data: dict[str, Any]) -> PodNames | None:
+    name, spec = text(dig(data, "metadata", "name")), mapping(data.get("spec"))
+    if not name or text(data.get("apiVersion")).rpartition("/")[2] != "v2beta1":
+        return None
+    workers = integer(dig(spec, "mpiReplicaSpecs", "Worker", "replicas"), None)  # unset: the defaulting decides
+    sets = (PodSet(f"{name}-launcher", ()), PodSet(f"{name}-worker-", (workers,)))
+    return PodNames(f"MPIJob '{name}'", name, "the MPIJob's name", sets, True)
+
+
+def _volcano_job(data: dict[str, Any]) -> PodNames | None:
+    name, spec = text(dig(data, "metadata", "name")), mapping(data.get("spec"))
+    if not name or "svc" not in mapping(spec.get("plugins")):
+        return None
+    tasks = [mapping(task) for task in sequence(spec.get("tasks"))]
+    if any(_own_name(task) or text(task.get("name")) == "" for task in tasks):
+        return None  # a task that names its pods itself: they answer under its names
+    sets = tuple(PodSet(f"{name}-{text(task.get('name'))}-", (integer(task.get("replicas"), 1),)) for task in tasks)
+    return PodNames(f"Volcano Job '{name}'", name, "the Job's name", sets, True)
+
+
+def _own_name(task: dict[str, Any]) -> bool:
+    pod = mapping(dig(task, "template", "spec"))
+    return bool(text(pod.get("subdomain")) or text(pod.get("hostname")))
+
+
+_NAMING: dict[tuple[str, str], Callable[[dict[str, Any]], PodNames | None]] = {
+    ("jobset.x-k8s.io", "JobSet"): _jobset,
+    ("batch", "Job"): _job,
+    ("apps", "StatefulSet"): _stateful_set,
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): _leader_worker_set,
+    ("kubeflow.org", "MPIJob"): _mpi_job,
+    ("batch.volcano.sh", "Job"): _volcano_job,
+}
+
+
+def pod_names(data: dict[str, Any]) -> PodNames | None:
+    """How the object's pods are reached by name (None: its kind gives them no hostname and subdomain)."""
+    naming = _NAMING.get((api_group(text(data.get("apiVersion"))), text(data.get("kind"))))
+    return naming(data) if naming is not None else None
+
+
+@dataclass(frozen=True)
+class HostName:
+    """A host name split as the cluster DNS reads it: ``<first>.<second>[.<namespace>[.svc[.<domain>]]]``."""
+
+    first: str
+    second: str
+    namespace: str  # "" when not written (the pod's own: its search path)
+
+
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def host_name(value: str) -> HostName | None:
+    """The host of ``value`` (``host``, ``host:port``, a URL's ``scheme://host:port/...``) when it is a cluster
+    name of two labels or more; None for an address, a bare name (a Service's) or what is not a DNS name."""
+    host = value.strip()
+    if "://" in host:
+        host = host.split("://", 1)[1]
+    host = host.split("/", 1)[0].rsplit(":", 1)[0] if host.count(":") <= 1 else ""
+    labels = host.rstrip(".").split(".")
+    if len(labels) < 2 or not all(_LABEL.fullmatch(label) for label in labels):
+        return None
+    if len(labels) > 2 and (len(labels) > 3 and labels[3] != _SVC):
+        return None  # another domain than the cluster's: <a>.<b>.<c>.com
+    return HostName(labels[0], labels[1], labels[2] if len(labels) > 2 else "")
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A host named like the workload's own pods that none of them answers to."""
+
+    message: str
+    certain: bool  # the host has the shape of the pods' names with one part wrong (a warning; else info)
+
+
+def mismatch(
+    variable: str, value: str, host: HostName, names: PodNames, services: Callable[[str], bool]
+) -> Mismatch | None:
+    """Whether ``host`` (written in ``variable``) misses the pods ``names`` describes. ``services(name)``: a
+    Service of that name is among the linted objects in the pod's namespace (it may make the name resolve)."""
+    found = names.hostname(host.first)
+    if found is None:
+        return None  # not named like these pods: another workload's, or a Service's
+    _, in_range = found
+    pods = f"the pods of {names.owner} are reached as {names.show()}"
+    if host.second == names.subdomain:
+        if in_range is not False:
+            return None
+        return Mismatch(f"{variable} names {value}, but no pod of {names.owner} is named {host.first}: {pods}", True)
+    if services(host.second):
+        return None  # a Service of that name in the linted files: it may be made to answer
+    wrong = f"{variable} names {value}, but the pods' subdomain is {names.subdomain} ({names.subdomain_from}): {pods}"
+    return Mismatch(wrong, in_range is not False)
+
+
+def hosts_in(values: Iterator[tuple[str, str]]) -> Iterator[tuple[str, str, HostName]]:
+    """(variable, value, host) of each value that names a cluster host (templated values are skipped)."""
+    for variable, value in values:
+        if "{{" in value or "${" in value:
+            continue  # a template's placeholder (Helm, envsubst): not the value the pod gets
+        host = host_name(value)
+        if host is not None:
+            yield variable, value, host

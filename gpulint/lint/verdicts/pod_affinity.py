@@ -1,0 +1,120 @@
+"""A pod template's required inter-pod affinity against the linted pods it names: the InterPodAffinity filter
+(gpulint.kube.pod_affinity) run after the node filters, so that gpu-unschedulable words it and `explain` shows
+the step. The pods it may join are those of the linted files whose templates match every term; each can run
+only on the nodes that pass the scheduler's filters for it (the same model, ClusterModel.evaluate), and the
+pod passes a node only when one of them can run in that node's topology domain.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.kube.fields import dig, mapping, text
+from gpulint.kube.pod_affinity import REASON_POD_AFFINITY, AffinityTerm, required_affinity_terms
+from gpulint.kube.refs import ObjectLike
+from gpulint.kube.scheduler import FitResult, NodeGroup, NodeInfo, pod_requirements
+from gpulint.kube.wording import first_and_more
+from gpulint.kube.workloads import ObjectFacts, PodSpecSite, effective_pod_spec, template_metadata
+from gpulint.lint.inputs.linted_set import LintedSet
+from gpulint.lint.world.resolver import Resolver
+
+
+@dataclass(frozen=True)
+class PodAffinityVerdict:
+    terms: tuple[AffinityTerm, ...]
+    peers: tuple[str, ...]  # the linted pod templates every term matches ("Pod/devpod/helper")
+    peer_nodes: tuple[str, ...]  # the nodes where one of them passes the scheduler's filters
+    fit: FitResult  # the pod's verdict with InterPodAffinity's filter run on the nodes that passed the others
+
+    @property
+    def blocked(self) -> bool:
+        return not self.fit.fits
+
+    def peers_text(self) -> str:
+        return first_and_more(list(self.peers))
+
+    def peer_nodes_text(self) -> str:
+        return first_and_more(list(self.peer_nodes)) or "no node"
+
+    def topology(self) -> str:
+        keys = sorted({term.topology_key for term in self.terms})
+        return ", ".join(keys)
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A linted pod template as another pod's affinity sees it."""
+
+    name: str  # "Pod/devpod/helper", with the template's role
+    namespace: str
+    labels: dict[str, Any]
+    kind: str
+    site: PodSpecSite
+    facts: ObjectFacts
+
+
+def _templates(linted: LintedSet) -> tuple[_Template, ...]:
+    """Every pod template of the linted objects that starts pods (read once per linted set)."""
+    found = []
+    for other in linted:
+        facts = other.facts  # worked out afresh on each read: once here
+        for site in facts.sites():
+            if site.runs:
+                labels = mapping(template_metadata(other.data, site).get("labels"))
+                name = other.ref.display() + (f" ('{site.role}')" if site.role else "")
+                found.append(_Template(name, other.ref.namespace, labels, other.kind, site, facts))
+    return tuple(found)
+
+
+def pod_affinity_verdict(
+    obj: ObjectLike, site: PodSpecSite, resolver: Resolver, fit: FitResult
+) -> PodAffinityVerdict | None:
+    """The verdict once the pod's required pod affinity is judged; None when it cannot be: no term, no node fits
+    already (the other filters' finding), node pools that may add nodes for both pods, the pod matching its own
+    terms (the scheduler lets the first one pass), a selector on a label a controller adds, or no linted pod
+    matching (pods outside the linted files may)."""
+    if not fit.fits or resolver.pools:
+        return None
+    namespace = obj.ref.namespace
+    labels = mapping(template_metadata(obj.data, site).get("labels"))
+    terms = required_affinity_terms(site.spec, labels, namespace)
+    if not terms or any(term.uses_controller_labels() for term in terms):
+        return None
+    if all(term.matches(labels, namespace) for term in terms):
+        return None  # it may be the first of pods that gather with each other
+    peers: list[str] = []
+    nodes: dict[str, NodeInfo] = {}
+    for template in resolver.linted.fact("pod templates", _templates, resolver.linted):
+        if not all(term.matches(template.labels, template.namespace) for term in terms):
+            continue
+        if template.site.completed_by:
+            return None  # its node selection may come from elsewhere
+        peers.append(template.name)
+        wanted = pod_requirements(effective_pod_spec(template.kind, template.site.spec), facts=template.facts)
+        nodes.update((node.name, node) for node in resolver.model.evaluate(wanted).fitting)
+    by_name = {node.name: node for node in resolver.nodes}
+    for running in resolver.pods:  # the inventory's running pods: they count where they run
+        metadata = mapping(running.data.get("metadata"))
+        node = by_name.get(text(dig(running.data, "spec", "nodeName")))
+        pod_labels, pod_namespace = mapping(metadata.get("labels")), text(metadata.get("namespace"))
+        if node is not None and all(term.matches(pod_labels, pod_namespace) for term in terms):
+            peers.append(f"running Pod/{pod_namespace}/{text(metadata.get('name'))}")
+            nodes[node.name] = node
+    if not peers or not nodes:
+        return None  # none of them fits anywhere: their own findings say why, and nothing here is evidence
+    domains = [{node.labels.get(term.topology_key) for node in nodes.values()} - {None} for term in terms]
+    passing: list[NodeGroup] = []
+    failing = 0
+    for group in fit.fitting_groups:
+        for node in group.nodes:
+            if all(node.labels.get(term.topology_key) in domain for term, domain in zip(terms, domains, strict=True)):
+                passing.append(NodeGroup([node]))
+            else:
+                failing += 1
+    reasons = Counter(fit.reasons)
+    if failing:
+        reasons[REASON_POD_AFFINITY] += failing
+    judged = FitResult(fit.total, passing, reasons, fit.failing)
+    return PodAffinityVerdict(terms, tuple(peers), tuple(sorted(nodes)), judged)
