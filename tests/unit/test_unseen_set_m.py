@@ -381,3 +381,15 @@ def test_a_patches_folder_no_kustomization_reads_from_is_still_linted(repo, rend
         "apps/poddefaults/base/patches/add_controller_config.yaml",
         "apps/poddefaults/base/patches/add_service_account.yaml",
     }, result.stdout
+
+
+def test_a_folder_that_only_holds_the_word_patch_is_no_patch_folder(repo, render_tools):
+    # the trap: dispatcher/ holds the base's resource and, beside it, a manifest applied alone
+    files = {
+        "deploy/kustomization.yaml": "resources:\n- dispatcher/deployment.yaml\n",
+        "deploy/dispatcher/deployment.yaml": KUBEFLOW["apps/poddefaults/base/deployment.yaml"],
+        "deploy/dispatcher/job.yaml": KUBEFLOW["apps/poddefaults/base/patches/add_service_account.yaml"],
+    }
+    write_tree(repo, files)
+    result = run_cli("check", ".", "--kubectl", render_tools["kubectl"], "--format", "json")
+    assert "deploy/dispatcher/job.yaml" in {f[0] for f in serious(result)}, result.stdout

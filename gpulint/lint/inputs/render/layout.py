@@ -150,6 +150,10 @@ def disabled_files(kustomizations: list[Kustomization]) -> dict[str, str]:
     return disabled
 
 
+# A folder named for patches (`patches`, `patch`, `gpu-patches`), not one that holds the word (`dispatcher`)
+_PATCH_FOLDER = re.compile(r"(?:^|[-_.])patch(?:es)?(?:$|[-_.])", re.IGNORECASE)
+
+
 def unused_patch_files(kustomizations: list[Kustomization]) -> dict[str, str]:
     """Real path -> the kustomization beside it, or reading other files of its folder, for files named as patches
     (kubebuilder scaffolds ``manager_config_patch.yaml`` and leaves it unused; flyteorg/flyte keeps
@@ -166,7 +170,7 @@ def unused_patch_files(kustomizations: list[Kustomization]) -> dict[str, str]:
                 names = sorted(os.listdir(directory))
             except OSError:
                 continue
-            patch_folder = "patch" in os.path.basename(directory).lower() and directory != k.directory
+            patch_folder = directory != k.directory and _PATCH_FOLDER.search(os.path.basename(directory)) is not None
             for name in names:
                 lowered = name.lower()
                 if (patch_folder or "patch" in lowered) and lowered.endswith((".yaml", ".yml", ".json")):
