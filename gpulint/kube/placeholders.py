@@ -23,9 +23,11 @@ SUBSTITUTION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}")
 # The same, in a one-line value of a field (a long or multi-line string is a document of its own: a
 # dashboard's JSON with $datasource, a description with <namespace>/<name>), and a double-underscore word that a
 # script's sed or a token-replace step fills in (`name: stress-pod-__INDEX__`, `replicas: __REPLICAS__`): no
-# Kubernetes name, label or number holds '__' and capitals.
+# Kubernetes name, label or number holds '__' and capitals. An expression in ``${...}`` is one too: kro fills
+# ``${schema.spec.appName}`` in from its CEL when it makes the resources of a ResourceGraphDefinition
+# (kubernetes-sigs/kro, docs "Simple Schema" and "CEL expressions"), as Terraform's templatefile fills ``${var.name}``.
 SHORT_PLACEHOLDER = re.compile(
-    r"\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]*\}\}|<[A-Za-z_][-A-Za-z0-9_.]*>|__[A-Z][A-Z0-9_]*__"
+    r"\$[A-Za-z_][A-Za-z0-9_]*|\$\{[^{}\n]+\}|\{\{[^{}]*\}\}|<[A-Za-z_][-A-Za-z0-9_.]*>|__[A-Z][A-Z0-9_]*__"
 )
 SHORT = 253
 # A fill-in in words, as the whole value (`lun: <ADD LUN ID Here>`, `<your bucket name>`): documentation asks the

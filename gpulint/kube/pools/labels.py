@@ -14,6 +14,13 @@ POOL_LABELS: dict[str, str] = {
     "kubernetes.azure.com/agentpool": "AKS node pool",
     "agentpool": "AKS node pool",
 }
+# Labels only one system's managed node groups set, beside the pool's name (an EKS managed node group: its capacity
+# type and AMI, aws/amazon-eks-ami and the EKS docs "Managed node groups"; Karpenter writes karpenter.sh/capacity-type
+# instead). A selector on one asks for such a node group, which Karpenter's NodePools cannot make.
+GROUP_ONLY_LABELS: dict[str, str] = {
+    "eks.amazonaws.com/capacityType": "EKS managed node group",
+    "eks.amazonaws.com/nodegroup-image": "EKS managed node group",
+}
 
 
 def pool_of(labels: Mapping[str, str]) -> tuple[str, str] | None:

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from gpulint.kube.fields import dig, mapping, sequence
-from gpulint.kube.pools.labels import POOL_LABELS
+from gpulint.kube.pools.labels import GROUP_ONLY_LABELS, POOL_LABELS
 from gpulint.kube.resources import is_extended
 from gpulint.kube.scheduler import ClusterModel, NodeGroup, NodeInfo, PodRequirements, Requirement, pod_requirements
 from gpulint.kube.wording import first_and_more
@@ -156,7 +156,8 @@ def _outside_every_pool(pod: PodRequirements, inventory: Resolver) -> bool:
       system pool;
     - it requires a label no pool sets that names another pool system's node group
       (`alpha.eksctl.io/nodegroup-name`, `eks.amazonaws.com/nodegroup`: a load generator on the node group
-      eksctl made with the cluster, beside the repository's Karpenter NodePools), or that is the user's own
+      eksctl made with the cluster, beside the repository's Karpenter NodePools; `eks.amazonaws.com/capacityType: SPOT`,
+      which only a managed node group sets: the EKS workshop's spot module), or that is the user's own
       (a key without a prefix, `instance-type: trn1-32xl`: Kubernetes leaves those to users, and no
       Karpenter, cloud or agent label is one), which the node group's own configuration sets."""
     return any(
@@ -165,7 +166,7 @@ def _outside_every_pool(pod: PodRequirements, inventory: Resolver) -> bool:
             requirement.operator == "DoesNotExist"
             and all(requirement.key in pool.labels for pool in inventory.pools)
             or requirement.operator in ("In", "Exists")
-            and (requirement.key in POOL_LABELS or "/" not in requirement.key)
+            and (requirement.key in POOL_LABELS or requirement.key in GROUP_ONLY_LABELS or "/" not in requirement.key)
             and not any(requirement.key in pool.labels for pool in inventory.pools)
         )
         for requirement in pod.requirements()

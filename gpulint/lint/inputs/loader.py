@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
+from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
@@ -84,6 +85,18 @@ class _Loader(_SafeLoader):
 
     def ascend_resolver(self) -> None:
         return None
+
+
+class _AnchorsRedefined(yaml.SafeLoader):
+    """PyYAML's pure loader, an anchor defined again naming the later node as go-yaml reads it (gopkg.in/yaml.v3
+    decode.go ``parser.anchor``: ``p.anchors[n.Anchor] = n``; YAML 1.2 §3.2.2.2 lets an alias refer to the most recent
+    node of its anchor). libyaml's composer refuses it ("found duplicate anchor"): the file is read again with this."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if not isinstance(event, AliasEvent) and getattr(event, "anchor", None) in self.anchors:
+            del self.anchors[event.anchor]
+        return super().compose_node(parent, index)
 
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -1017,10 +1030,12 @@ def _scalar_spans(root: Node) -> list[tuple[int, int]]:
 
 def _parse_stream(loaded: LoadedFile, text: str, line_offset: int, first_index: int) -> None:
     index = first_index
+    loader: type[yaml.SafeLoader] | type[_Loader] = _Loader
     while True:
+        documents, problems, first = len(loaded.documents), len(loaded.problems), index
         try:
             aliases = "*" in text
-            for root in yaml.compose_all(text, Loader=_Loader):
+            for root in yaml.compose_all(text, Loader=loader):
                 if root is not None:
                     builder = _Builder(loaded.path)
                     try:
@@ -1037,6 +1052,10 @@ def _parse_stream(loaded: LoadedFile, text: str, line_offset: int, first_index: 
                 index += 1
             return
         except yaml.MarkedYAMLError as exc:
+            if loader is _Loader and "found duplicate anchor" in str(exc):
+                del loaded.documents[documents:], loaded.problems[problems:]  # read this part again, anchors redefined
+                loader, index = _AnchorsRedefined, first
+                continue
             mark = exc.problem_mark or exc.context_mark
             line = mark.line if mark is not None else 0
             column = mark.column if mark is not None else 0

@@ -202,11 +202,14 @@ class Renderer:
             found = layout.kustomization_file(directory)
             if found is not None:
                 kustomizations.append(layout.read_kustomization(found))
-        overlays: list[tuple[layout.Kustomization, int]] = []  # each with its job's index
         if kustomizations:
             consumed |= self._not_raw(kustomizations)
-            disabled = layout.disabled_directories(kustomizations)
-            for kustomization in layout.roots(kustomizations):
+        pending = layout.roots(kustomizations) if kustomizations else []
+        disabled = layout.disabled_directories(kustomizations) if kustomizations else set()
+        rendered: list[Source] = []
+        for level in range(MAX_FALLBACK_LEVELS):
+            overlays: list[tuple[layout.Kustomization, int]] = []  # each with its job's index
+            for kustomization in pending:
                 if os.path.realpath(kustomization.directory) in disabled:  # switched off: neither rendered nor raw
                     consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
                     continue
@@ -219,12 +222,27 @@ class Renderer:
                 if job is not None:
                     overlays.append((kustomization, len(jobs)))
                     jobs.append(job)
-        rendered = _run_all(jobs)
-        for kustomization, index in overlays:
-            result = rendered[index].rendered
-            if result is not None and not result.problems:
-                # rendered: its resources (and its bases') are checked in the render, not raw
-                consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
+            done = _run_all(jobs)
+            failed: list[layout.Kustomization] = []
+            for kustomization, index in overlays:
+                result = done[index].rendered
+                if result is not None and not result.problems:
+                    # rendered: its resources (and its bases') are checked in the render, not raw
+                    consumed |= layout.consumed_files(layout.closure(kustomization, kustomizations))
+                elif result is not None:
+                    failed.append(kustomization)
+            if level:  # the failed overlay's problem stands for its tree: these renders only spare files a raw read
+                for source in done:
+                    if source.rendered is not None:
+                        source.rendered.problems.clear()
+            rendered += done
+            jobs = []
+            # An overlay that failed (a remote base, a file outside its root) builds from others that may build alone
+            # (kubeflow/manifests' example/ lists every application's overlay): they are rendered, so that their
+            # files are not read raw (a base's Deployment whose selector commonLabels makes).
+            pending = _built_from(failed, kustomizations)
+            if not pending:
+                break
         _said_once(rendered)
         sources.extend(rendered)
         return consumed
@@ -311,6 +329,19 @@ class Renderer:
         return lambda: Source(
             display, rendered=render_overlay(kustomization.directory, display, options, kustomize, helm, named)
         )
+
+
+# How many times the overlays a failed overlay builds from are rendered in its place, a level down each time
+MAX_FALLBACK_LEVELS = 4
+
+
+def _built_from(
+    failed: list[layout.Kustomization], kustomizations: list[layout.Kustomization]
+) -> list[layout.Kustomization]:
+    """The overlays of the set the failed ones list (their bases and sub-overlays), each once."""
+    by_directory = {os.path.realpath(k.directory): k for k in kustomizations}
+    listed = dict.fromkeys(os.path.realpath(d) for k in failed for d in k.local_dirs)
+    return [by_directory[d] for d in listed if d in by_directory]
 
 
 MAX_PARALLEL_RENDERS = 4  # renderers are processes: threads only wait for them

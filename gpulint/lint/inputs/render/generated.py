@@ -142,22 +142,89 @@ _UNRESTRICTED = re.compile(r"--load[-_]restrictor[= ]\s*[\"']?LoadRestrictionsNo
 
 
 def built_unrestricted(overlay: str, repository: str) -> str:
-    """The script or Makefile, in the overlay's folder's parents up to the repository's root, that builds the
-    overlay with kustomize's load restrictor off (flyteorg/flyte's devbox Makefile: ``$(KUSTOMIZE) build
-    --enable-helm --load-restrictor=LoadRestrictionsNone kustomize/complete``): it names the flag and the
-    overlay's path from its own folder. "" when none does."""
+    """The script or Makefile that builds the overlay with kustomize's load restrictor off, "" when none does. Read in
+    the overlay's folder, the folders above it up to the repository's root and the root's ``hack``/``scripts``. It
+    names the flag and the overlay: by its path from the file's own folder (flyteorg/flyte's devbox Makefile:
+    ``$(KUSTOMIZE) build --enable-helm --load-restrictor=LoadRestrictionsNone kustomize/complete``), or by a path
+    through variables (kubernetes-sigs/cluster-api-provider-azure's hack/gen-flavors.sh loops ``${KUSTOMIZE} build
+    --load-restrictor LoadRestrictionsNone "${flavors_dir}${name}"`` over ``flavors_dir="${REPO_ROOT}/templates/
+    flavors/"``; its Makefile builds ``$(AZURE_TEMPLATES)/v1beta1/cluster-template-aks``)."""
     overlay = os.path.realpath(overlay)
     top = os.path.realpath(repository)
-    directory = os.path.dirname(overlay)
-    while is_within(directory, top):
+    if not is_within(overlay, top) or overlay == top:
+        return ""
+    from_top = "/" + os.path.relpath(overlay, top).replace(os.sep, "/")
+    for directory in [*_folders_up(overlay, top), *(os.path.join(top, name) for name in _STEP_FOLDERS)]:
         named = re.compile(rf"(?<![\w./-])(?:\./)?{re.escape(os.path.relpath(overlay, directory))}/?(?![\w./-])")
         for writer, text in _writer_texts(directory):
-            if _UNRESTRICTED.search(text) and named.search(text):
+            if _UNRESTRICTED.search(text) and (named.search(text) or _built_through_variables(text, from_top)):
                 return writer
-        if directory == top:
-            break
-        directory = os.path.dirname(directory)
     return ""
+
+
+def _folders_up(overlay: str, top: str) -> list[str]:
+    folders: list[str] = []
+    directory = os.path.dirname(overlay)
+    while is_within(directory, top) and directory not in folders:
+        folders.append(directory)
+        directory = os.path.dirname(directory)
+    return folders
+
+
+# A shell or make variable: ${name}, $(NAME), $name
+_VARIABLE = re.compile(r"\$\{[^}\n]*\}|\$\([^)\n]*\)|\$[A-Za-z_]\w*")
+# An assignment in a script or Makefile: `flavors_dir="${REPO_ROOT}/templates/flavors/"`, `DIR := $(ROOT)/data`
+_ASSIGNMENT = re.compile(
+    r"^[ \t]*(?:export[ \t]+|local[ \t]+|readonly[ \t]+)?([A-Za-z_]\w*)[ \t]*[:?+]?=[ \t]*(\S.*?)[ \t]*$", re.M
+)
+_COMMAND = re.compile(r"\$\([a-z][\w-]*\s|`")
+_NAME_OF = re.compile(r"^\$[{(]?([A-Za-z_]\w*)[})]?$")
+MAX_EXPANSIONS = 8
+
+
+def _built_through_variables(text: str, from_top: str) -> bool:
+    """A ``kustomize build`` with the restrictor off whose path, its variables expanded where the file assigns them
+    (up to MAX_EXPANSIONS deep) and any other variable read as any text, ends in the overlay's path from the
+    repository's root. The path must keep a folder's name of its own: a bare ``"$dir"`` names no overlay."""
+    assigned: dict[str, str] = {}
+    for found in _ASSIGNMENT.finditer(text):
+        value = found.group(2).strip("\"'")
+        if not _COMMAND.search(value):  # `$(dirname ...)`, `$(shell ...)`: its output is not read, any text
+            assigned.setdefault(found.group(1), value)
+    for line in text.replace("\\\n", " ").splitlines():
+        if not _UNRESTRICTED.search(line) or "build" not in line:
+            continue
+        for word in line.split():
+            if word.startswith((">", "|", "&")):  # what follows writes the output: no overlay of the build
+                break
+            word = word.strip("\"';")
+            if "$" not in word or word.startswith("-"):
+                continue
+            path = _expanded(word, assigned)
+            literal = _VARIABLE.sub("", path)
+            if not re.search(r"[A-Za-z0-9]", literal.replace("/", "")):
+                continue
+            pattern = "".join(
+                ".*" if _VARIABLE.fullmatch(part) else re.escape(part)
+                for part in re.split(f"({_VARIABLE.pattern})", path)
+            )
+            if re.fullmatch(rf"(?:.*/)?{pattern.removeprefix('./')}/?", from_top):
+                return True
+    return False
+
+
+def _expanded(word: str, assigned: dict[str, str]) -> str:
+    for _ in range(MAX_EXPANSIONS):
+
+        def value(found: re.Match[str]) -> str:
+            name = _NAME_OF.match(found.group(0))
+            return assigned.get(name.group(1), found.group(0)) if name else found.group(0)
+
+        expanded = _VARIABLE.sub(value, word)
+        if expanded == word:
+            break
+        word = expanded
+    return word
 
 
 # A build step that adds to or removes from kustomizations before it builds: `kustomize edit add resource

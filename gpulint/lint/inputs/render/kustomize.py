@@ -280,6 +280,10 @@ _WRAPPER = re.compile(
 _KLOG = re.compile(r'^[EWF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] "command failed" err="(.*)"$')
 
 
+# ... or, for an error of several lines, opens it with `err=<` and closes it with a line `>`.
+_KLOG_OPEN = re.compile(r'^[EWF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] "command failed" err=<$')
+
+
 def _klog_error(found: re.Match[str]) -> str:
     """The error of a klog line, its Go-quoted escapes read back."""
     return found.group(1).replace('\\"', '"').replace("\\\\", "\\")
@@ -289,6 +293,8 @@ def _failure(
     what: str, stderr: str, directory: str, display: str, own: str, own_display: str, repository: str = ""
 ) -> RenderProblem:
     lines = [_KLOG.sub(_klog_error, line.strip()) for line in stderr.strip().splitlines() if line.strip()]
+    if any(_KLOG_OPEN.match(line) for line in lines):
+        lines = [line for line in lines if not _KLOG_OPEN.match(line) and line != ">"]
     # kustomize's deprecation notes come first on stderr ("# Warning: 'commonLabels' is deprecated..."): the error
     # is what follows them.
     lines = [line for line in lines if not line.startswith("# Warning:")] or lines

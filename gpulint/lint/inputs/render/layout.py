@@ -150,12 +150,18 @@ def disabled_files(kustomizations: list[Kustomization]) -> dict[str, str]:
     return disabled
 
 
+# A folder named for patches (`patches`, `patch`, `gpu-patches`), not one that holds the word (`dispatcher`)
+_PATCH_FOLDER = re.compile(r"(?:^|[-_.])patch(?:es)?(?:$|[-_.])", re.IGNORECASE)
+
+
 def unused_patch_files(kustomizations: list[Kustomization]) -> dict[str, str]:
     """Real path -> the kustomization beside it, or reading other files of its folder, for files named as patches
     (kubebuilder scaffolds ``manager_config_patch.yaml`` and leaves it unused; flyteorg/flyte keeps
-    ``kustomize/minio-patch.yaml`` beside the ``namespace.yaml`` its ``complete`` and ``dev`` overlays list) that
-    no kustomization reads: partial objects, not manifests. One listed as a resource is consumed and rendered,
-    not skipped."""
+    ``kustomize/minio-patch.yaml`` beside the ``namespace.yaml`` its ``complete`` and ``dev`` overlays list), or kept
+    in a patch folder a kustomization reads patches from (kubeflow/manifests' tensorboard-controller
+    ``base/patches/add_service_account.yaml`` beside the ``add_controller_config.yaml`` it lists), that no
+    kustomization reads: partial objects, not manifests. One listed as a resource is consumed and rendered, not
+    skipped."""
     used = consumed_files(kustomizations)
     unused: dict[str, str] = {}
     for k in kustomizations:
@@ -164,9 +170,10 @@ def unused_patch_files(kustomizations: list[Kustomization]) -> dict[str, str]:
                 names = sorted(os.listdir(directory))
             except OSError:
                 continue
+            patch_folder = directory != k.directory and _PATCH_FOLDER.search(os.path.basename(directory)) is not None
             for name in names:
                 lowered = name.lower()
-                if "patch" in lowered and lowered.endswith((".yaml", ".yml", ".json")):
+                if (patch_folder or "patch" in lowered) and lowered.endswith((".yaml", ".yml", ".json")):
                     real = os.path.realpath(os.path.join(directory, name))
                     if real not in used and os.path.isfile(real):
                         unused.setdefault(real, k.path)
