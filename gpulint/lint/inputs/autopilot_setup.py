@@ -15,9 +15,9 @@ create`` or ``node-pools create``, a ``ContainerNodePool``. A mode written as a 
 A repository is not one cluster: a file deploys to the clusters whose words lie nearest to it (the deepest
 folder they share with it); it is on Autopilot only when every one of them is (``ClusterWords.autopilot``).
 
-Walked as knative_setup walks (file_walk.Walk, .gitignore and ``exclude`` honoured, at most MAX_FILES files, the
-first MAX_BYTES of each, no link followed), over the work tree of each source that may hold a GPU pod, once per
-run on the first read.
+Walked as knative_setup walks (setup_walk.setup_files: file_walk.Walk, .gitignore and ``exclude`` honoured, at
+most MAX_FILES files, the first MAX_BYTES of each, no link followed), over the work tree of each source that may
+hold a GPU pod, once per run on the first read.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gpulint.lint.inputs.file_walk import Selection, Walk
-from gpulint.lint.inputs.repo_index import shown_root, work_tree
-from gpulint.lint.inputs.setup_walk import MAX_FILES, file_text, mentions, root_of
-from gpulint.lint.inputs.sources import Source, SourceError
+from gpulint.lint.inputs.file_walk import Selection
+from gpulint.lint.inputs.repo_index import work_tree
+from gpulint.lint.inputs.setup_walk import known_contents, roots_mentioning, setup_files
+from gpulint.lint.inputs.sources import Source
 
 CLUSTER_FILES = Selection(
     suffixes=(".tf", ".sh", ".bash", ".mk", ".md", ".mdx", ".yaml", ".yml"),
@@ -112,14 +112,10 @@ NO_WORDS = ClusterWords()
 
 def cluster_words(sources: Sequence[Source], exclude: Sequence[str] = ()) -> ClusterWords:
     """The cluster words of the work trees of the ``sources`` that may hold a GPU pod, each walked once."""
-    roots: list[str] = []
-    for source in sources:
-        root = root_of(source) if mentions(source, GPU_WORDS) else None
-        if root is not None and root not in roots:
-            roots.append(root)
+    roots = roots_mentioning(sources, GPU_WORDS)
     if not roots:
         return NO_WORDS
-    known = {os.path.abspath(s.fs_path): s.content for s in sources if s.fs_path and s.content is not None}
+    known = known_contents(sources)
     return ClusterWords({root: tuple(words_of_tree(root, exclude, known)) for root in roots})
 
 
@@ -128,17 +124,9 @@ def words_of_tree(
 ) -> list[ClusterWord]:
     """Every cluster word of the work tree at ``root`` (paths relative to it)."""
     found: list[ClusterWord] = []
-    shown = shown_root(root)
-    walk = Walk(shown, tuple(exclude), [], select=CLUSTER_FILES)  # its notes are the manifest walk's to give
-    try:
-        for count, candidate in enumerate(walk.files()):
-            if count >= MAX_FILES or candidate.follow:
-                break  # in-tree links come last: none is followed
-            text = file_text(candidate.path, known or {})
-            if _CONTEXT.search(text):
-                found += words_of_file(os.path.relpath(candidate.path, shown), text)
-    except SourceError:
-        pass  # a folder that cannot be read ends the walk: what was found before it stands
+    for path, text in setup_files(root, CLUSTER_FILES, exclude, known):
+        if _CONTEXT.search(text):
+            found += words_of_file(path, text)
     return found
 
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from gpulint.lint.inputs.autopilot_setup import GPU_WORDS, ClusterWords, cluster_words
-from gpulint.lint.inputs.file_walk import Selection, Walk
-from gpulint.lint.inputs.repo_index import shown_root, work_tree
-from gpulint.lint.inputs.setup_walk import MAX_FILES, file_text, mentions, root_of
-from gpulint.lint.inputs.sources import Source, SourceError
+from gpulint.lint.inputs.file_walk import Selection
+from gpulint.lint.inputs.repo_index import work_tree
+from gpulint.lint.inputs.setup_walk import known_contents, mentions, roots_mentioning, setup_files
+from gpulint.lint.inputs.sources import Source
 
 SETUP_FILES = Selection(
     suffixes=(".sh", ".bash", ".mk", ".md", ".mdx", ".yaml", ".yml"),
@@ -94,14 +94,10 @@ class LazySetup:
 
 def knative_setup(sources: Sequence[Source], exclude: Sequence[str] = ()) -> KnativeSetup:
     """The setup of the work trees of the ``sources`` that may hold an object the flags gate, each walked once."""
-    roots: list[str] = []
-    for source in sources:
-        root = root_of(source) if mentions(source, _GATED) else None  # its text first: a path costs system calls
-        if root is not None and root not in roots:
-            roots.append(root)
+    roots = roots_mentioning(sources, _GATED)
     if not roots:
         return NO_SETUP
-    known = {os.path.abspath(s.fs_path): s.content for s in sources if s.fs_path and s.content is not None}
+    known = known_contents(sources)
     return KnativeSetup({root: enabled_flags(root, exclude, known) for root in roots})
 
 
@@ -109,17 +105,8 @@ def enabled_flags(root: str, exclude: Sequence[str] = (), known: Mapping[str, by
     """Flag -> the file (relative to ``root``) that first enables it, over the work tree at ``root``; ``known``:
     files already read (absolute path -> bytes), not read again."""
     found: dict[str, str] = {}
-    shown = shown_root(root)
-    walk = Walk(shown, tuple(exclude), [], select=SETUP_FILES)  # its notes are the manifest walk's to give
-    try:
-        for count, candidate in enumerate(walk.files()):
-            if count >= MAX_FILES or candidate.follow:
-                break  # in-tree links come last: none is followed
-            text = file_text(candidate.path, known or {})
-            if not _CONTEXT.search(text):
-                continue
+    for path, text in setup_files(root, SETUP_FILES, exclude, known):
+        if _CONTEXT.search(text):
             for match in _ENABLED.finditer(text):
-                found.setdefault(match.group(1).lower(), os.path.relpath(candidate.path, shown))
-    except SourceError:
-        pass  # a folder that cannot be read ends the walk: what was found before it stands
+                found.setdefault(match.group(1).lower(), path)
     return found

@@ -4,11 +4,11 @@ comes from, a file's text read once and bounded, and whether a source may hold w
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
-from gpulint.lint.inputs.file_walk import read_head
-from gpulint.lint.inputs.repo_index import work_tree
-from gpulint.lint.inputs.sources import Source
+from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
+from gpulint.lint.inputs.repo_index import shown_root, work_tree
+from gpulint.lint.inputs.sources import Source, SourceError
 
 MAX_FILES = 5_000
 MAX_BYTES = 1024 * 1024
@@ -30,8 +30,41 @@ def mentions(source: Source, words: Sequence[bytes]) -> bool:
     return content is None or any(word in content for word in words)
 
 
+def roots_mentioning(sources: Sequence[Source], words: Sequence[bytes]) -> list[str]:
+    """The work trees, each once and in order, of the sources that may hold one of ``words`` (their text first: a
+    path costs system calls)."""
+    roots: list[str] = []
+    for source in sources:
+        root = root_of(source) if mentions(source, words) else None
+        if root is not None and root not in roots:
+            roots.append(root)
+    return roots
+
+
+def known_contents(sources: Sequence[Source]) -> dict[str, bytes]:
+    """The sources' bytes already read, by absolute path: a setup walk does not read them again."""
+    return {os.path.abspath(s.fs_path): s.content for s in sources if s.fs_path and s.content is not None}
+
+
 def file_text(path: str, known: Mapping[str, bytes]) -> str:
     content = known.get(os.path.abspath(path))
     if content is None:
         content = read_head(path, MAX_BYTES)
     return content[:MAX_BYTES].decode("utf-8", errors="replace")
+
+
+def setup_files(
+    root: str, select: Selection, exclude: Sequence[str] = (), known: Mapping[str, bytes] | None = None
+) -> Iterator[tuple[str, str]]:
+    """Each file of the work tree at ``root`` that ``select`` takes, walked as ``gpulint check DIR`` walks: its
+    path relative to ``root`` and its text (``known``: files already read, absolute path -> bytes). At most
+    MAX_FILES files, no link followed; a folder that cannot be read ends the walk (what came before it stands)."""
+    shown = shown_root(root)
+    walk = Walk(shown, tuple(exclude), [], select=select)  # its notes are the manifest walk's to give
+    try:
+        for count, candidate in enumerate(walk.files()):
+            if count >= MAX_FILES or candidate.follow:
+                return  # in-tree links come last: none is followed
+            yield os.path.relpath(candidate.path, shown), file_text(candidate.path, known or {})
+    except SourceError:
+        return
