@@ -33,13 +33,13 @@ KFSERVING_GROUP = "serving.kubeflow.org"
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 
 KSERVE_CONTAINER = "kserve-container"
-# The model-format shorthand (``model``) and the framework fields it replaced: one container each,
-# completed by the ServingRuntime the InferenceService selects (its image, args, and pod fields).
-KSERVE_FRAMEWORKS = (
-    "model",
+# The framework fields the model-format shorthand replaced, in the order setPredictorModelDefaults
+# (inference_service_defaults.go, v0.9 on, the defaulting webhook, before validation) reads them: the first written
+# becomes the predictor's model (replacing a model written beside it).
+KSERVE_LEGACY_FRAMEWORKS = (
     "sklearn",
-    "xgboost",
     "tensorflow",
+    "xgboost",
     "pytorch",
     "triton",
     "onnx",
@@ -48,6 +48,9 @@ KSERVE_FRAMEWORKS = (
     "lightgbm",
     "paddle",
 )
+# The model-format shorthand (``model``) and those framework fields: one container each,
+# completed by the ServingRuntime the InferenceService selects (its image, args, and pod fields).
+KSERVE_FRAMEWORKS = ("model", *KSERVE_LEGACY_FRAMEWORKS)
 KSERVE_PREDICTOR_SLOTS = (
     *(Slot((name,), KSERVE_CONTAINER) for name in KSERVE_FRAMEWORKS),
     Slot(("containers",), KSERVE_CONTAINER, is_list=True),

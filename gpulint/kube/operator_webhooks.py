@@ -65,7 +65,7 @@ from typing import Any
 
 from gpulint.kube.commandline import go_flag
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
-from gpulint.kube.kserve import KSERVE_CONTAINER, WORKER_CONTAINER
+from gpulint.kube.kserve import KSERVE_CONTAINER, KSERVE_LEGACY_FRAMEWORKS, WORKER_CONTAINER
 from gpulint.kube.names import (
     DNS1123_LABEL_MAX,
     dns1035_label,
@@ -388,22 +388,6 @@ KSERVE_KNATIVE_MODES = ("Serverless", "Knative")
 KNATIVE_HPA_CLASS = "hpa.autoscaling.knative.dev"
 KSERVE_HPA_METRICS = ("cpu", "memory")
 KSERVE_KPA_METRICS = ("concurrency", "rps")
-
-
-# setPredictorModelDefaults (inference_service_defaults.go, v0.9 on, the defaulting webhook, before validation): the
-# first framework written, in this order, becomes the predictor's model (replacing a model written beside it).
-KSERVE_LEGACY_FRAMEWORKS = (
-    "sklearn",
-    "tensorflow",
-    "xgboost",
-    "pytorch",
-    "triton",
-    "onnx",
-    "huggingface",
-    "pmml",
-    "lightgbm",
-    "paddle",
-)
 
 
 def _kserve_model_key(predictor: dict[str, Any]) -> str:
