@@ -7,11 +7,18 @@ checked (a not-rendered warning); with a release's values it renders, and what t
 
 from __future__ import annotations
 
+import subprocess
 import textwrap
 
 import pytest
+import yaml
 from conftest import run_cli, said
 from support.trees import write_tree
+
+from gpulint.lint.inputs.render.helm import render_chart
+from gpulint.lint.inputs.render.options import RenderOptions
+from gpulint.lint.inputs.render.releases import Releases
+from gpulint.lint.inputs.render.tools import Tool
 
 pytestmark = pytest.mark.integration
 
@@ -297,6 +304,41 @@ def test_kustomize_helm_charts_values_inline(repo, render_tools):
     found = findings(repo, render_tools, files, "charts")
     (mismatch,) = by_rule(found, "parallelism-mismatch")
     assert "rendered as release 'llama' of deploy/kustomization.yaml:4" in said(mismatch)
+
+
+# A chart that renders its values, each written by one of the places kustomize reads values from.
+VALUES_CHART = {
+    "charts/app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+    "charts/app/values.yaml": "a: chart\nb: chart\nc: chart\nd: chart\n",
+    "charts/app/templates/values.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: values}\ndata: {{ toJson .Values }}\n",
+    "file.yaml": "a: file\nb: file\n",
+    "extra.yaml": "b: extra\n",
+}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "valuesFile: file.yaml",  # valuesMerge override, the default: the inline values win over the file's
+        "valuesFile: file.yaml\n  valuesMerge: merge",  # the file's win
+        "valuesFile: file.yaml\n  valuesMerge: replace",  # the file is not read
+        "valuesMerge: merge",  # the chart's defaults win over the inline values
+    ],
+)
+def test_kustomize_joins_inline_values_and_files_as_kustomize_does(tmp_path, render_tools, entry):
+    """The values a helmCharts release renders with are those `kubectl kustomize --enable-helm` renders with:
+    valuesInline joined with valuesFile as valuesMerge says, additionalValuesFiles over both."""
+    kustomization = f"helmCharts:\n- name: app\n  {entry}\n  additionalValuesFiles: [extra.yaml]\n"
+    kustomization += "  valuesInline: {a: inline, b: inline, c: inline}\n"
+    write_tree(tmp_path, {**VALUES_CHART, "kustomization.yaml": kustomization}, dedent=False)
+    helm, kubectl = render_tools["helm"], render_tools["kubectl"]
+    argv = [kubectl, "kustomize", "--enable-helm", "--helm-command", helm, str(tmp_path)]
+    built = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True)
+    (release,) = Releases(str(tmp_path)).of(str(tmp_path / "charts" / "app"))
+    chart = str(tmp_path / "charts" / "app")
+    rendered = render_chart(chart, "charts/app", RenderOptions(), Tool("helm", helm), release=release)
+    assert not rendered.problems
+    assert yaml.safe_load(rendered.output)["data"] == yaml.safe_load(built.stdout)["data"]
 
 
 def test_the_configuration_wins_over_the_releases(repo, render_tools):

@@ -15,8 +15,8 @@ installs it. One table, SOURCES, says for each such tool where the chart's path 
   key `valuesKey`, default `values.yaml`; `targetPath` sets one value), then `spec.values` (helm-controller
   internal/chartutil/values.go ChartValuesFromReferences); release name `releaseName`, else
   `[targetNamespace-]name`;
-- kustomize `helmCharts`: the chart at `chartHome/name`, `valuesFile`, `additionalValuesFiles`, `valuesInline`
-  (api/types/helmchartargs.go; `valuesMerge: replace` drops the files).
+- kustomize `helmCharts`: the chart at `chartHome/name`, `valuesInline` joined with `valuesFile` as `valuesMerge`
+  says, then `additionalValuesFiles` (v5.8.1 api/types/helmchartargs.go, HelmChartInflationGenerator.go).
 
 Whether a repository URL names this repository is not knowable from its files: a path that exists in it is taken
 as its own. An entry with a template (`{{`, `${`, Argo's `$values/` reference), a values file missing, or a
@@ -369,18 +369,33 @@ def _kustomize(scan: _Scan, found: _File) -> Iterator[Release]:
             chart = _chart_dir(scan.root, os.path.join(base, home), entry["name"])
             if chart is None:
                 continue
-            files = [] if entry.get("valuesMerge") == "replace" else [entry.get("valuesFile")] * ("valuesFile" in entry)
-            files += sequence(entry.get("additionalValuesFiles"))
-            paths = [_values_file(scan.root, base, item) for item in files]
-            inline = entry.get("valuesInline")
-            if None in paths or (inline is not None and not isinstance(inline, dict)):
-                continue
-            layers: list[Layer] = [p for p in paths if p] + ([inline] if inline else [])
+            layers = _kustomize_layers(scan.root, base, chart, entry)
             if layers:
                 origin = _origin(scan, found, document, ("helmCharts", index))
                 yield Release(
                     chart, text(entry.get("releaseName")), text(entry.get("namespace")), tuple(layers), origin=origin
                 )
+
+
+def _kustomize_layers(root: str, base: str, chart: str, entry: dict[str, Any]) -> list[Layer] | None:
+    """The values of a helmCharts entry in helm's order (kustomize v5.8.1 HelmChartInflationGenerator.go
+    replaceValuesInline, types/helmchartargs.go AsHelmArgs): valuesInline joined with valuesFile (default: the
+    chart's values.yaml) as valuesMerge says (override, the default: the inline values win; merge: the file's win;
+    replace: the inline values alone), then additionalValuesFiles over both. None: not known."""
+    mode, inline = entry.get("valuesMerge") or "override", entry.get("valuesInline")
+    if mode not in ("override", "merge", "replace") or (inline is not None and not isinstance(inline, dict)):
+        return None  # kustomize refuses the entry
+    own: list[Any] = []
+    if not inline or mode != "replace":
+        own = [entry["valuesFile"]] if "valuesFile" in entry else []
+        if inline and mode == "merge" and not own:  # the chart's defaults win over the inline values
+            own = [os.path.join(chart, "values.yaml")]
+    paths = [_values_file(root, base, item) for item in (*own, *sequence(entry.get("additionalValuesFiles")))]
+    if None in paths:
+        return None
+    files: list[Layer] = [p for p in paths[: len(own)] if p]
+    joined = [*files, inline] if mode == "override" else [inline, *files]
+    return [*(joined if inline else files), *(p for p in paths[len(own) :] if p)]
 
 
 def _origin(scan: _Scan, found: _File, document: LocatedDocument, path: tuple[Any, ...]) -> str:
