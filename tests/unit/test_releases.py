@@ -70,6 +70,38 @@ def test_flux_layers_in_helm_controllers_order_with_a_secret(tmp_path):
     assert release.set_values == ("model.name=llama\\, 8b",)
 
 
+def test_flux_target_path_values_are_merged_in_their_place(tmp_path):
+    """helm-controller (ChartValuesFromReferences) merges a targetPath value in its place: spec.values, merged last,
+    wins over it at the same path; a quoted value is a string without its quotes (ReplacePathValue)."""
+    write_tree(
+        tmp_path,
+        {
+            **CHART,
+            "flux/app.yaml": """
+                apiVersion: helm.toolkit.fluxcd.io/v2
+                kind: HelmRelease
+                metadata: {name: app, namespace: ml}
+                spec:
+                  chart: {spec: {chart: ./charts/app, sourceRef: {kind: GitRepository, name: repo}}}
+                  valuesFrom:
+                    - {kind: ConfigMap, name: app-model, valuesKey: model, targetPath: model.name}
+                    - {kind: ConfigMap, name: app-model, valuesKey: gpus, targetPath: gpus}
+                    - {kind: ConfigMap, name: app-model, valuesKey: tag, targetPath: image.tag}
+                  values: {model: {name: llama}, image: {repository: vllm}}
+                """,
+            "flux/model.yaml": """
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: app-model}
+                data: {model: mistral, gpus: "2", tag: "'0.6'"}
+                """,
+        },
+    )
+    (release,) = releases(tmp_path)
+    assert release.layers == ({"model": {"name": "llama"}, "image": {"repository": "vllm"}},)
+    assert (release.set_values, release.set_strings) == (("gpus=2",), ("image.tag=0.6",))
+
+
 def test_a_flux_configmap_of_another_namespace_is_not_the_one(tmp_path):
     write_tree(
         tmp_path,

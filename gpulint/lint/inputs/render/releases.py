@@ -12,8 +12,8 @@ installs it. One table, SOURCES, says for each such tool where the chart's path 
   reposerver/repository/repository.go helmTemplate: value files, then values, then parameters);
 - Flux `HelmRelease` (helm.toolkit.fluxcd.io): `spec.chart.spec.chart` a local path of a GitRepository (this
   repository, relative to its root), `valuesFiles`, then `valuesFrom` (a ConfigMap or Secret of the repository,
-  key `valuesKey`, default `values.yaml`; `targetPath` sets one value), then `spec.values` (helm-controller
-  internal/chartutil/values.go ChartValuesFromReferences); release name `releaseName`, else
+  key `valuesKey`, default `values.yaml`; `targetPath` sets one value in its place), then `spec.values`
+  (helm-controller internal/chartutil/values.go ChartValuesFromReferences, ReplacePathValue); release name `releaseName`, else
   `[targetNamespace-]name`;
 - kustomize `helmCharts`: the chart at `chartHome/name`, `valuesInline` joined with `valuesFile` as `valuesMerge`
   says, then `additionalValuesFiles` (v5.8.1 api/types/helmchartargs.go, HelmChartInflationGenerator.go).
@@ -250,7 +250,6 @@ def _flux(scan: _Scan, found: _File) -> Iterator[Release]:
         if chart is None or _templated([name, namespace, target, spec.get("releaseName")]):
             continue
         layers: list[Layer] = []
-        sets: list[str] = []
         files = [
             *sequence(chart_spec.get("valuesFiles")),
             *([chart_spec["valuesFile"]] if "valuesFile" in chart_spec else []),
@@ -259,6 +258,7 @@ def _flux(scan: _Scan, found: _File) -> Iterator[Release]:
         if None in paths:
             continue
         layers += [p for p in paths if p]
+        targets: list[tuple[str, str, int]] = []  # targetPath, its value, how many layers came before it
         known = True
         for reference in map(mapping, sequence(spec.get("valuesFrom"))):
             given = _held_values(scan, reference, namespace)
@@ -268,12 +268,8 @@ def _flux(scan: _Scan, found: _File) -> Iterator[Release]:
                     break
                 continue
             target_path = text(reference.get("targetPath"))
-            if target_path:
-                said = _set_value(target_path, given)
-                if said is None:
-                    known = False
-                    break
-                sets.append(said)
+            if target_path and isinstance(given, str):
+                targets.append((target_path, given, len(layers)))
             elif isinstance(given, dict):
                 layers.append(given)
             else:
@@ -284,12 +280,45 @@ def _flux(scan: _Scan, found: _File) -> Iterator[Release]:
             continue
         if values:
             layers.append(values)
-        if not (layers or sets):
+        sets, strings = _flux_targets(targets, layers)
+        if sets is None or not (layers or sets or strings):
             continue
         release = text(spec.get("releaseName")) or (f"{target}-{name}" if target else name)
-        yield Release(
-            chart, release, target or namespace, tuple(layers), tuple(sets), origin=_origin(scan, found, document, ())
-        )
+        origin = _origin(scan, found, document, ())
+        yield Release(chart, release, target or namespace, tuple(layers), tuple(sets), tuple(strings), origin=origin)
+
+
+def _flux_targets(targets: list[tuple[str, str, int]], layers: list[Layer]) -> tuple[list[str] | None, list[str]]:
+    """The targetPath values as --set and --set-string (None: one not known). helm-controller merges them in their
+    place among the layers (ChartValuesFromReferences, ReplacePathValue): a value a later layer writes at the same
+    path is that layer's, so it is dropped here, where --set comes after every layer; a value in quotes is a string
+    without them (strvals.ParseIntoString)."""
+    sets: list[str] = []
+    strings: list[str] = []
+    for path, given, before in targets:
+        if any(isinstance(layer, dict) and _writes(layer, path) for layer in layers[before:]):
+            continue
+        quoted = len(given) > 0 and given[0] == given[-1] and given[0] in "'\""
+        said = _set_value(path, given.strip("'\"") if quoted else given)
+        if said is None:
+            return None, []
+        (strings if quoted else sets).append(said)
+    return sets, strings
+
+
+def _writes(layer: dict[str, Any], path: str) -> bool:
+    """The layer writes the dotted ``path`` or a value that is not a map above it (a path in brackets or escapes:
+    not known, False)."""
+    if not re.fullmatch(r"[\w-]+(?:\.[\w-]+)*", path):
+        return False
+    node: Any = layer
+    for key in path.split("."):
+        if not isinstance(node, dict):
+            return True
+        if key not in node:
+            return False
+        node = node[key]
+    return True
 
 
 def _held_values(scan: _Scan, reference: dict[str, Any], namespace: str) -> Any:
