@@ -7,6 +7,7 @@ import os
 
 from support.trees import write_tree
 
+from gpulint.lint.inputs.render import releases as releases_module
 from gpulint.lint.inputs.render.releases import MAX_BYTES, Releases
 
 CHART = {"charts/app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n", "charts/app/values.yaml": "a: 1\n"}
@@ -33,6 +34,15 @@ def test_a_values_file_larger_than_values_are_is_not_read(tmp_path):
         tmp_path, {**CHART, "helmfile.yaml": "releases:\n- name: app\n  chart: ./charts/app\n  values: [big.yaml]\n"}
     )
     (tmp_path / "big.yaml").write_text("a: " + "x" * (MAX_BYTES + 1) + "\n")
+    assert releases(tmp_path) == []
+
+
+def test_the_walk_ends_after_so_many_names_of_any_kind(tmp_path, monkeypatch):
+    """Files that are not YAML count too: a tree of many of them is not listed to its end."""
+    helmfile = "releases:\n- name: app\n  chart: ../charts/app\n  values: [{a: 2}]\n"
+    write_tree(tmp_path, {**CHART, "z/helmfile.yaml": helmfile, **{f"a/{n}.txt": "" for n in range(20)}})
+    assert len(releases(tmp_path)) == 1
+    monkeypatch.setattr(releases_module, "MAX_ENTRIES", 20)
     assert releases(tmp_path) == []
 
 

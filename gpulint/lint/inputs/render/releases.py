@@ -22,7 +22,7 @@ Whether a repository URL names this repository is not knowable from its files: a
 as its own. An entry with a template (`{{`, `${`, Argo's `$values/` reference), a values file missing, or a
 ConfigMap not found is skipped: its values are not known, and the chart renders with its defaults as before.
 
-Bounded: at most MAX_FILES files visited (`.git`, `node_modules`, `vendor`, hidden folders and charts' `templates/`
+Bounded: at most MAX_ENTRIES names listed and MAX_FILES YAML files visited (`.git`, `node_modules`, `vendor`, hidden folders and charts' `templates/`
 skipped, no link followed), files of at most MAX_BYTES, at most MAX_RELEASES per chart.
 """
 
@@ -42,7 +42,8 @@ from gpulint.lint.inputs.file_walk import read_head
 from gpulint.lint.inputs.loader import LocatedDocument, load_bytes
 from gpulint.lint.paths import is_within
 
-MAX_FILES = 5000
+MAX_FILES = 5000  # YAML files read
+MAX_ENTRIES = 100_000  # names listed, of any kind: what bounds the walk's time
 MAX_BYTES = 512 * 1024
 MAX_RELEASES = 8
 _SKIPPED = frozenset({"node_modules", "vendor", "templates", "__pycache__"})
@@ -466,8 +467,11 @@ class Releases:
 
 def _walk(root: str) -> _Scan:
     scan = _Scan(root)
-    visited = 0
+    visited = entries = 0
     for directory, subdirectories, files in os.walk(root):
+        entries += len(subdirectories) + len(files)
+        if entries > MAX_ENTRIES:
+            return scan  # a tree of many files that are not YAML ends the walk too
         subdirectories[:] = sorted(
             d
             for d in subdirectories
