@@ -203,9 +203,10 @@ def autoscaler_config(data: Mapping[str, object] | None) -> AutoscalerConfig:
     if data is None:
         return AutoscalerConfig()
     limit = str(data.get(MAX_SCALE_LIMIT, "0")).strip()
+    limit_number = _go_int32(limit)  # cm.AsInt32: one it refuses leaves the limit unknown
     allow = str(data.get(ALLOW_ZERO_INITIAL_SCALE, "false")).strip().lower()
     return AutoscalerConfig(
-        max_scale_limit=int(limit) if limit.isdigit() else None,
+        max_scale_limit=limit_number if limit_number is not None and 0 <= limit_number <= INT32_MAX else None,
         allow_zero_initial_scale=allow in ("1", "t", "true"),  # strconv.ParseBool
         pod_autoscaler_class=str(data.get(POD_AUTOSCALER_CLASS, KPA)).strip(),
     )
@@ -235,8 +236,13 @@ def _go_float(value: str) -> float | None:
 
 
 def _go_int32(value: str) -> int | None:
-    """strconv.ParseInt(v, 10, 32), out-of-range values included (the caller words the range)."""
-    return int(value) if _GO_INT.fullmatch(value) else None
+    """strconv.ParseInt(v, 10, 32), out-of-range values included (the caller words the range): one of more digits
+    than an int64 holds is taken as INT32_MAX + 1 or its negative (Python converts no more than 4,300 digits)."""
+    if not _GO_INT.fullmatch(value):
+        return None
+    if len(value.lstrip("+-").lstrip("0")) > 18:
+        return -(INT32_MAX + 1) if value.startswith("-") else INT32_MAX + 1
+    return int(value)
 
 
 def _at(key: str) -> str:

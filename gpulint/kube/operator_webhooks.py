@@ -1251,7 +1251,7 @@ def _int_or_percent(value: Any, at: Path) -> Iterator[FieldError]:
         yield FieldError(at, INVALID, value, "must be greater than or equal to 0")
     elif isinstance(value, str) and not PERCENT.fullmatch(value):
         yield FieldError(at, INVALID, value, PERCENT_ERROR)
-    elif isinstance(value, str) and int(value[:-1]) > 100:
+    elif isinstance(value, str) and (len(value[:-1].lstrip("0")) > 3 or int(value[:-1]) > 100):  # Atoi saturates
         yield FieldError(at, INVALID, value, "must not be greater than 100%")
 
 
@@ -1279,7 +1279,7 @@ def _scaled(value: Any, total: int, round_up: bool) -> int | None:
     """intstr.GetScaledValueFromIntOrPercent; None when it is neither."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
+    if isinstance(value, str) and PERCENT.fullmatch(value) and len(value) <= 19:  # Atoi fails past int64
         scaled = int(value[:-1]) * total
         return -(-scaled // 100) if round_up else scaled // 100
     return None

@@ -514,6 +514,8 @@ def test_leader_worker_set_sizes_percentages_and_sub_group_topology():
 
     (finding,) = findings_of(RULE, rolling("      maxSurge: 150%\n"))
     assert 'maxSurge: Invalid value: "150%": must not be greater than 100%' in finding.message
+    (finding,) = findings_of(RULE, rolling(f"      maxSurge: {'9' * 5000}%\n"))  # Atoi saturates: over 100%
+    assert "must not be greater than 100%" in finding.message
     (finding,) = findings_of(RULE, rolling("      maxUnavailable: one\n"))
     assert "a valid percent string must be a numeric string followed by an ending '%'" in finding.message
     (finding,) = findings_of(RULE, rolling("      partition: -1\n"))
@@ -855,6 +857,15 @@ def test_knative_refuses_a_max_scale_above_the_clusters_limit():
     assert findings_of(RULE, AUTOSCALER_CONFIG + KSVC.replace('max-scale: "10"', 'max-scale: "4"')) == []
     # without config-autoscaler among the files the limit is unknown: no limit is assumed
     assert findings_of(RULE, KSVC) == []
+
+
+def test_knative_numbers_of_any_length_are_read_as_go_reads_them():
+    """getIntGE0 (strconv.ParseInt, 32 bits): a number past int64 is out of bounds, not a crash; a max-scale-limit
+    cm.AsInt32 cannot read (a superscript digit) leaves the limit unknown."""
+    huge = "9" * 5000
+    (finding,) = findings_of(RULE, KSVC.replace('max-scale: "10"', f'max-scale: "{huge}"'))
+    assert f"expected 0 <= {huge} <= 2147483647" in finding.message
+    assert findings_of(RULE, AUTOSCALER_CONFIG.replace('"4"', '"\u00b2"') + KSVC) == []
 
 
 def test_knative_refuses_a_max_scale_below_the_min_scale():
