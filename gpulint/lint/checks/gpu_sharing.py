@@ -129,7 +129,9 @@ def _volcano_share_off(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) ->
         for name in values
         if name in SWITCHES
     ]
-    configs = _volcano_configs(ctx) if asked else []
+    configs: list[tuple[str, frozenset[str]]] = (
+        ctx.memo(("volcano-scheduler-configs",), lambda: _volcano_configs(ctx)) if asked else []
+    )  # each ConfigMap's configuration parsed once per run, not once per pod
     seen: set[tuple[str, str]] = set()
     for block, kind, name in asked:
         switch = SWITCHES[name]

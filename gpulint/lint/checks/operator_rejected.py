@@ -55,7 +55,11 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     if obj.ref.group == knative.GROUP and obj.kind in knative.KINDS:
         yield from _knative_scale(obj, ctx)
         return
-    gpu_types = _kserve_gpu_types(ctx) if obj.ref.group == kserve.GROUP else frozenset()
+    gpu_types: frozenset[str] = (
+        ctx.memo(("kserve-gpu-types",), lambda: _kserve_gpu_types(ctx))
+        if obj.ref.group == kserve.GROUP
+        else frozenset()
+    )
     found = refusals(obj.data, obj.ref.group, obj.kind, gpu_types)
     if not found:
         return
