@@ -23,7 +23,7 @@ from functools import lru_cache, partial
 from itertools import repeat
 from typing import Any, NamedTuple, cast, overload
 
-from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.fields import counted, dig, mapping, sequence, text
 from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.refs import Path
 
@@ -663,8 +663,8 @@ def dataloader_workers(commands: Sequence[Command]) -> tuple[int, str] | None:
                 continue
             if not equals:
                 value = (words[index + 1] or "") if index + 1 < len(words) else ""
-            if value.isdigit() and int(value) > 0:
-                return int(value), f"{key} {value}"
+            if count := counted(value):
+                return count, f"{key} {value}"
     return None
 
 

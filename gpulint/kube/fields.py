@@ -35,6 +35,20 @@ def integer(value: Any, default: int | None = None) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def decimal(word: str) -> int | None:
+    """A number written as text (an annotation, a flag, a label): a decimal of ASCII digits that an int64 holds,
+    else None. ``str.isdigit`` takes superscripts (``"²"``) that ``int`` refuses, and Python converts no more
+    than 4,300 digits: either would end a check in an internal error."""
+    if not 0 < len(word) <= 18 or not word.isascii() or not word.isdigit():
+        return None
+    return int(word)
+
+
+def counted(word: str) -> int | None:
+    """A count written as text (``host:slots``, ``--np 4``): a positive :func:`decimal`, else None."""
+    return decimal(word) or None
+
+
 def type_name(value: Any) -> str:
     """How a value's type is named in messages, in YAML's words ("a number", "a list", ...)."""
     if value is None:

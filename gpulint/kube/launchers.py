@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from gpulint.kube.commandline import Command, Word, basename
+from gpulint.kube.fields import counted
 
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
 _PYTHON_VALUED = frozenset({"-W", "-X", "-Q"})
@@ -211,7 +212,7 @@ class Launch:
         if word is None or word.text is None:
             return None
         value = word.text.strip()
-        return int(value) if value.isdigit() and int(value) > 0 else None
+        return counted(value)
 
     def has(self, flag: str) -> bool:
         return flag in self.values

@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from gpulint.kube.fields import dig, mapping
+from gpulint.kube.fields import decimal, dig, mapping
 
 HAMI_REGISTER = "hami.io/node-nvidia-register"
 VOLCANO_REGISTER = "volcano.sh/node-vgpu-register"
@@ -69,7 +69,7 @@ def device_bound(node: dict[str, Any], labels: dict[str, str], resource: str) ->
         return DeviceBound(devices, "HAMi") if devices else None
     if resource == VOLCANO_VGPU:
         devices = registered_devices(annotations.get(VOLCANO_REGISTER))
-        if devices is None and labels.get(GFD_COUNT, "").isdigit():
-            devices = int(labels[GFD_COUNT])
+        if devices is None:
+            devices = decimal(labels.get(GFD_COUNT, ""))
         return DeviceBound(devices, "Volcano") if devices else None
     return None

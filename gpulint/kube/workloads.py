@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from gpulint.kube import held_pods, jupyterhub, kserve, trainjob
 from gpulint.kube import pod_views as views
 from gpulint.kube.crd_templates import SchemaBound, patterns_in_order
-from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.fields import decimal, dig, integer, mapping, sequence, text
 from gpulint.kube.refs import Path
 
 PodCount = Callable[[dict[str, Any], dict[str, Any]], "int | None"]  # (object, owner) -> pods
@@ -106,7 +106,7 @@ def _knative_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:
     """The revision's initial pods: min-scale (the autoscaler keeps at least that many), else 1."""
     annotations = mapping(dig(owner, "metadata", "annotations"))
     value = str(annotations.get("autoscaling.knative.dev/min-scale", "")).strip()
-    return max(int(value), 1) if value.isdigit() else 1
+    return max(decimal(value) or 1, 1)
 
 
 def _llm_workload_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | None:

@@ -19,7 +19,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
-from gpulint.kube.fields import integer, mapping, sequence, text
+from gpulint.kube.fields import decimal, integer, mapping, sequence, text
 from gpulint.kube.pools.kinds import CAPI_GROUP, CAPI_KINDS, KARPENTER_GROUP
 from gpulint.kube.pools.kubelet import KubeletSettings, kubelet_settings, root_volume
 from gpulint.kube.pools.labels import EKS_AUTO_GROUP, EKS_AUTO_NODE_LABELS, karpenter_key
@@ -70,8 +70,8 @@ def parse_taint(spec: str) -> Taint | None:
 
 
 def _int(value: Any) -> int | None:
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
+    if isinstance(value, str):
+        return decimal(value.strip())
     return integer(value)
 
 

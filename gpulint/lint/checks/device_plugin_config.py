@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpulint.kube import fields
 from gpulint.kube.commandline import go_flag, written_words
 from gpulint.kube.device_plugin_config import (
     ERROR,
@@ -504,7 +505,7 @@ def _node_profiles(node: NodeInfo, layouts: Mapping[str, frozenset[str]]) -> fro
     }
     for label, value in node.labels.items():
         counted = _MIG_COUNT_LABEL.fullmatch(label)
-        if counted and value.isdigit() and int(value) > 0:
+        if counted and fields.counted(value):
             found.add(counted.group(1))
     found |= layouts.get(node.labels.get("nvidia.com/mig.config", ""), frozenset())
     return frozenset(found)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.fields import counted, dig, integer, mapping, sequence, text
 from gpulint.kube.gangs.members import group_minimum, group_references, reported_gangs
 from gpulint.kube.typos import typo_of
 from gpulint.lint.checks import CheckContext
@@ -129,7 +129,7 @@ def _kai_jobset_tails(obj: KubeObject) -> Iterator[Diagnostic]:
         parallelism = integer(job_spec.get("parallelism"), 1)
         completions = integer(job_spec.get("completions"))
         override = text(mapping(dig(job, "template", "metadata", "annotations")).get(KAI_MIN_MEMBER))
-        minimum = int(override) if override.isdigit() and int(override) >= 1 else parallelism
+        minimum = counted(override) or parallelism
         if not parallelism or not completions or not minimum or completions <= parallelism:
             continue
         tail = completions % parallelism

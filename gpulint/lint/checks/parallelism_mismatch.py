@@ -9,7 +9,7 @@ from typing import Any
 
 from gpulint.kube import ray_serve
 from gpulint.kube.commandline import ConfigMaps, Origin, Word
-from gpulint.kube.fields import dig, integer, mapping, text
+from gpulint.kube.fields import counted, decimal, dig, integer, mapping, text
 from gpulint.kube.launchers import Launch
 from gpulint.kube.refs import Path
 from gpulint.kube.runtime import (
@@ -156,9 +156,11 @@ def _demand(obj: KubeObject, launch: Launch) -> _Demand | None:
         return _Demand(product, formula, where, True, name)
     if name == "torchrun":
         word = launch.values.get("nproc-per-node")
-        if word is None or word.text is None or not word.text.strip().isdigit():
+        written = (word.text or "").strip() if word is not None else ""
+        nproc = decimal(written)
+        if nproc is None or word is None:
             return None  # "gpu" and "auto" start one process per visible GPU
-        return _Demand(int(word.text), f"--nproc-per-node {word.text.strip()}", word.origin, False, name)
+        return _Demand(nproc, f"--nproc-per-node {written}", word.origin, False, name)
     if name == "DeepSpeed":
         if launch.has("include") or launch.has("exclude"):
             return None
@@ -611,8 +613,8 @@ def host_slots(hosts: str) -> int | None:
         name, colon, count = entry.rpartition(":")
         if not colon:
             total += 1
-        elif name and count.isdigit() and int(count) > 0:
-            total += int(count)
+        elif name and (slots := counted(count)):
+            total += slots
         else:
             return None
     return total or None
@@ -663,9 +665,9 @@ def _pytorchjob(spec: dict[str, Any], sites: list[PodSpecSite], patterns: tuple[
     value = spec.get("nprocPerNode")
     if field is None:
         return
-    if not isinstance(value, (str, int)) or isinstance(value, bool) or not str(value).strip().isdigit():
+    nproc = _written_number(value)
+    if nproc is None:
         return  # auto, gpu, cpu
-    nproc = int(str(value).strip())
     for site in sites:
         injected = injected_env({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "spec": spec}, site)
         for _, container in main_containers(site.spec):
@@ -696,7 +698,8 @@ def _trainjob(
     field is gone since Trainer v2.2.0, where torchrun then runs one process per GPU (auto)."""
     trainer = mapping(spec.get("trainer"))
     value = trainer.get("numProcPerNode")
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
+    nproc = _written_number(value)
+    if nproc is None:
         return
     holder = {"resources": mapping(trainer.get("resourcesPerNode"))}
     held = device_ranks(holder, {}, patterns, obj.facts)
@@ -707,7 +710,6 @@ def _trainjob(
         held = found[1] if found is not None else None
     if held is None:
         return
-    nproc = int(str(value).strip())
     demand = _Demand(nproc, f"numProcPerNode {nproc}", Origin((), 0), False, "torchrun")
     subject = "resourcesPerNode" if "resourcesPerNode" in trainer else "the runtime's trainer container"
     for diagnostic in _compare(demand, held, (), subject):
@@ -728,10 +730,10 @@ def _ray(obj: KubeObject, sites: list[PodSpecSite], patterns: tuple[str, ...]) -
         owner = site.template_path[:-1]
         containers = [c for _, c in main_containers(site.spec)]
         raw = dig(obj.data, *owner, "rayStartParams", "num-gpus")
-        if not containers or isinstance(raw, bool) or not isinstance(raw, (int, str)) or not str(raw).strip().isdigit():
+        declared = _written_number(raw)
+        if not containers or declared is None:
             continue
         gpus = container_gpus(containers[0], patterns, obj.facts)  # KubeRay: the first container runs Ray
-        declared = int(str(raw).strip())
         resource = gpu_resource_name(containers[0], patterns, obj.facts)
         if not gpus or declared == gpus or not resource.endswith("gpu"):
             # no GPU limit: num-gpus is then a logical resource (or the head kept at 0); KubeRay derives num-gpus
@@ -823,3 +825,12 @@ def _ray_groups(
 
 def _show(amount: Fraction) -> str:
     return str(amount.numerator) if amount.denominator == 1 else f"{float(amount):g}"
+
+
+def _written_number(value: object) -> int | None:
+    """A count written as a YAML number or as text (``"8"``); None for ``auto``, ``gpu``, a template or a flag."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    return decimal(value.strip()) if isinstance(value, str) else None

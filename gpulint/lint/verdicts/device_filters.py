@@ -10,7 +10,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpulint.kube.device_plugin_config import sharing_settings
-from gpulint.kube.fields import mapping
+from gpulint.kube.fields import counted, mapping
 from gpulint.kube.gpu_sharing import MPS, NVIDIA_GPU, NodeResource, node_resource
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.queueing.batch_queues import KAI_SCHEDULER
@@ -48,7 +48,7 @@ def gpu_memory_verdict(obj: KubeObject, site: PodSpecSite, resolver: Resolver) -
         return None
     annotations = mapping(template_metadata(obj.data, site).get("annotations"))
     written = annotations.get(KAI_GPU_MEMORY)
-    if not isinstance(written, str) or not written.isdigit() or int(written) <= 0:
+    if not isinstance(written, str) or counted(written) is None:
         return None  # KAI's binder refuses any other value (gpu_request_validator.go); not this verdict's
     if gpu_pod_requirements(obj.kind, site, resolver, obj.facts) is not None:
         return None  # a GPU resource too: the resource's own verdicts judge it

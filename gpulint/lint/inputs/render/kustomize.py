@@ -21,7 +21,7 @@ from functools import partial
 from typing import Any
 
 from gpulint.kube.embedded import NotParsed, load_embedded
-from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.fields import decimal, dig, mapping, sequence, text
 from gpulint.lint.findings import Fix, Path, Severity
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, load_bytes, load_text
 from gpulint.lint.inputs.render.generated import built_after_edit, built_unrestricted, written_by_build_step
@@ -684,7 +684,7 @@ def _pointer(pointer: str, rendered: Any) -> list[Any]:
     for raw in pointer.split("/")[1:]:
         token = raw.replace("~1", "/").replace("~0", "~")
         if isinstance(node, list):
-            index = len(node) - 1 if token == "-" else (int(token) if token.isdigit() else -1)
+            index = len(node) - 1 if token == "-" else (_list_index(token))
             steps.append(index)
             node = node[index] if 0 <= index < len(node) else None
         else:
@@ -708,3 +708,9 @@ def _json6902_path(operations: Any, path: Path, rendered: Any) -> Path | None:
             rest = tuple(path[len(steps) :])
             found = (index, "value", *rest) if "value" in operation else (index, "path")
     return found
+
+
+def _list_index(token: str) -> int:
+    """A JSON pointer's list index; -1 (no item) for anything but a decimal an int64 holds."""
+    index = decimal(token)
+    return -1 if index is None else index
