@@ -29,12 +29,11 @@ from functools import cached_property
 from typing import Any, NoReturn
 
 from gpulint.kube import knative
-from gpulint.kube.fields import mapping
 from gpulint.lint.config import ClusterScope, Config
 from gpulint.lint.engine import Deadline, Engine, Routes, enabled_rules, skipped_notes
 from gpulint.lint.findings import FileReport, Report
 from gpulint.lint.inputs.knative_setup import KnativeSetup, LazySetup
-from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
+from gpulint.lint.inputs.linted_set import LintedObject, LintedSet, secret_outline
 from gpulint.lint.inputs.loader import LoadedFile, LocatedDocument, collector_paused, load_bytes
 from gpulint.lint.inputs.objects import KubeObject, ParsedFile, is_list, is_object, object_ref, parse_file
 from gpulint.lint.inputs.setup_walk import mentions
@@ -227,13 +226,6 @@ def linted_object(obj: KubeObject) -> LintedObject:
     if obj.ref.kind == "Secret" and not obj.ref.group:
         return LintedObject(obj.ref, secret_outline(obj.data), obj.document.path, obj.document.render)
     return LintedObject(obj.ref, obj.data, obj.document.path, obj.document.render)
-
-
-def secret_outline(data: dict[str, Any]) -> dict[str, Any]:
-    """A Secret as other objects' checks see it: its name and its keys, never its values (the linted set crosses
-    to forked workers and into the repository index's cache)."""
-    keys = {str(key): "" for section in ("data", "stringData") for key in mapping(data.get(section))}
-    return {"apiVersion": data.get("apiVersion"), "kind": "Secret", "metadata": data.get("metadata"), "data": keys}
 
 
 @dataclass

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rule_harness import assert_findings, findings_of
 
-from gpulint.lint.run import secret_outline
+from gpulint.lint.inputs.linted_set import secret_outline
 
 RULE = "env-reference-invalid"
 SECRETS = {"complete": ["Secret"]}

@@ -295,3 +295,75 @@ def test_explain_sees_the_repository_as_check_does(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "coscheduling PodGroup nccl-allreduce: 2 of 2 pods at once" in result.stdout
     assert "1 resource claim(s); 1 found in the linted files or the inventory" in result.stdout
+
+
+# kserve/kserve's docs/samples/llmisvc: the e2e sample's Secret writes its key in stringData with a value the reader
+# replaces; the tool-calling sample in another folder reads that key. Set "H-L per unit" in docs/precision.md.
+HF_SECRET = """\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: hf-token
+type: Opaque
+stringData:
+  {key}: <REPLACE_WITH_YOUR_HF_TOKEN>
+"""
+HF_READER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: qwen3-coder-tool-calling}
+spec:
+  selector: {matchLabels: {app: qwen3}}
+  template:
+    metadata: {labels: {app: qwen3}}
+    spec:
+      containers:
+      - name: main
+        image: ghcr.io/llm-d/llm-d-cuda:v0.9.0
+        env:
+        - name: HF_TOKEN
+          valueFrom:
+            secretKeyRef: {name: hf-token, key: HF_TOKEN}
+        resources:
+          limits: {nvidia.com/gpu: "1"}
+"""
+
+
+def secret_repo(root: Path, key: str) -> Path:
+    (root / "e2e").mkdir(parents=True)
+    (root / "e2e" / "hf-token-secret.yaml").write_text(HF_SECRET.format(key=key))
+    (root / "tool-calling").mkdir()
+    (root / "tool-calling" / "serve.yaml").write_text(HF_READER)
+    (root / ".git").mkdir()
+    return root
+
+
+def env_findings(repo: Path) -> list[tuple[str, str]]:
+    result = run_cli("check", "tool-calling/serve.yaml", "--format", "json")
+    return [(f["severity"], f["message"]) for f in result.json()["findings"] if f["rule"] == "env-reference-invalid"]
+
+
+def test_a_secrets_string_data_keys_resolve_from_the_index(tmp_path, monkeypatch):
+    repo = secret_repo(tmp_path / "repo", "HF_TOKEN")
+    monkeypatch.chdir(repo)
+    assert env_findings(repo) == []
+    assert env_findings(repo) == []  # from the cache as well
+    whole = run_cli("check", ".", "--format", "json").json()["findings"]
+    assert [f for f in whole if f["rule"] == "env-reference-invalid"] == []
+
+
+def test_a_key_the_indexed_secret_lacks_is_still_reported(tmp_path, monkeypatch):
+    repo = secret_repo(tmp_path / "repo", "token")
+    monkeypatch.chdir(repo)
+    ((severity, message),) = env_findings(repo)
+    assert severity == "error"
+    assert message.startswith("couldn't find key HF_TOKEN in Secret <namespace>/hf-token")
+
+
+def test_the_index_cache_holds_a_secrets_keys_never_its_values(tmp_path, monkeypatch):
+    repo = secret_repo(tmp_path / "repo", "HF_TOKEN")
+    monkeypatch.chdir(repo)
+    env_findings(repo)
+    cached = (repo / CACHE_DIR / CACHE_FILE).read_text()
+    assert "HF_TOKEN" in cached
+    assert "REPLACE_WITH_YOUR_HF_TOKEN" not in cached

@@ -103,3 +103,69 @@ def test_an_absent_base_nothing_generates_stays_a_broken_overlay(repo, render_to
         files["config/manifests/kustomization.yaml"] = "resources:\n- bases/gpu-operator.yaml\n- ../samples\n"
     ((path, severity, _),) = generated_findings(repo, render_tools, files)
     assert (path, severity) == ("config/manifests/kustomization.yaml", "error")
+
+
+# kserve/kserve's test/overlays/istio: its one resource is istio's manifest, generated-manifest.yaml, which nothing in
+# the checkout writes (the repository's validate-manifests workflow skips the overlay); two patches edit it.
+ISTIO_OVERLAY = {
+    "test/overlays/istio/kustomization.yaml": """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+
+        resources:
+        - {resource}
+
+        patches:
+        - path: istiod_deployment_patch.yaml
+        """,
+    "test/overlays/istio/istiod_deployment_patch.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: istiod
+          namespace: istio-system
+        spec:
+          replicas: 1
+        """,
+}
+ISTIOD = """
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: istiod
+  namespace: istio-system
+spec:
+  selector: {matchLabels: {app: istiod}}
+  template:
+    metadata: {labels: {app: istiod}}
+    spec:
+      containers:
+      - name: discovery
+        image: docker.io/istio/pilot:1.27.0
+"""
+
+
+def istio_overlay(resource: str) -> dict[str, str]:
+    kustomization = ISTIO_OVERLAY["test/overlays/istio/kustomization.yaml"].replace("{resource}", resource)
+    return {**ISTIO_OVERLAY, "test/overlays/istio/kustomization.yaml": kustomization}
+
+
+@pytest.mark.parametrize("name", ["generated-manifest.yaml", "generated.yaml", "istio.generated.yaml"])
+def test_an_absent_resource_named_generated_is_not_checked_not_broken(repo, render_tools, name):
+    ((path, severity, message),) = generated_findings(repo, render_tools, istio_overlay(name))
+    assert (path, severity) == ("test/overlays/istio/kustomization.yaml", "warning")
+    assert f"'{name}' is not in the checkout" in message
+    assert "its name says it is generated output" in message
+
+
+def test_the_generated_resource_present_is_built_and_checked(repo, render_tools):
+    files = {**istio_overlay("generated-manifest.yaml"), "test/overlays/istio/generated-manifest.yaml": ISTIOD}
+    assert generated_findings(repo, render_tools, files) == []
+
+
+@pytest.mark.parametrize("name", ["generator.yaml", "generate.yaml", "regenerated.yaml", "manifest.yaml"])
+def test_an_absent_resource_whose_name_says_nothing_stays_a_broken_overlay(repo, render_tools, name):
+    ((path, severity, message),) = generated_findings(repo, render_tools, istio_overlay(name))
+    assert (path, severity) == ("test/overlays/istio/kustomization.yaml", "error")
+    assert f"accumulating resources from '{name}'" in message
+    assert "no such file or directory" in message

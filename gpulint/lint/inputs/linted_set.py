@@ -10,10 +10,19 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from gpulint.kube.fields import mapping
 from gpulint.kube.workloads import ObjectFacts
 from gpulint.lint.findings import ObjectRef
 
 _T = TypeVar("_T")
+
+
+def secret_outline(data: dict[str, Any]) -> dict[str, Any]:
+    """A Secret as other objects' checks see it: its name and its keys (``data``'s and ``stringData``'s, as the
+    API server merges them into ``data``), never its values (the linted set crosses to forked workers, and the
+    repository index's objects are cached on disk)."""
+    keys = {str(key): "" for section in ("data", "stringData") for key in mapping(data.get(section))}
+    return {"apiVersion": data.get("apiVersion"), "kind": "Secret", "metadata": data.get("metadata"), "data": keys}
 
 
 @dataclass(frozen=True)

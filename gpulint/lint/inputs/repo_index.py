@@ -28,7 +28,7 @@ from gpulint import __version__
 from gpulint.lint.atomic import replace_file
 from gpulint.lint.findings import ObjectRef
 from gpulint.lint.inputs.file_walk import Walk
-from gpulint.lint.inputs.linted_set import LintedObject
+from gpulint.lint.inputs.linted_set import LintedObject, secret_outline
 from gpulint.lint.inputs.loader import collector_paused, load_bytes
 from gpulint.lint.inputs.objects import parse_file
 from gpulint.lint.inputs.sources import DEFAULT_MAX_FILE_BYTES, SkippedEntry, Source, SourceError, read_file
@@ -36,7 +36,8 @@ from gpulint.lint.inputs.sources import DEFAULT_MAX_FILE_BYTES, SkippedEntry, So
 CACHE_DIR = ".gpulint_cache"
 CACHE_FILE = "repo-index-v1.json"
 CACHE_FORMAT = (
-    4  # 2: the cross-file table of gpulint/lint/world/cross_file.py (more kinds than 1 kept); 3: NADs; 4: Secrets
+    5  # 2: the cross-file table of gpulint/lint/world/cross_file.py (more kinds than 1 kept); 3: NADs; 4: Secrets;
+    # 5: Secrets kept as their outline (keys, no values)
 )
 MAX_INDEXED_FILES = 20_000  # beyond: the index is partial, and absence proves nothing
 MAX_CACHE_BYTES = 64 * 1024 * 1024
@@ -161,9 +162,11 @@ def _index_file(path: str, keep: Any, limit: int) -> list[dict[str, Any]]:
         parsed = parse_file(load_bytes(path, read.content))
     out = []
     for obj in parsed.objects:
-        linted = LintedObject(obj.ref, obj.data, path)
+        # a Secret as the linted set holds it (run.linted_object): its keys, stringData's too, and never a value on disk
+        data = secret_outline(obj.data) if obj.ref.kind == "Secret" and not obj.ref.group else obj.data
+        linted = LintedObject(obj.ref, data, path)
         if keep(linted):
-            out.append({"ref": [obj.ref.api_version, obj.ref.kind, obj.ref.namespace, obj.ref.name], "data": obj.data})
+            out.append({"ref": [obj.ref.api_version, obj.ref.kind, obj.ref.namespace, obj.ref.name], "data": data})
     return out
 
 

@@ -10,7 +10,9 @@ overlay was not checked. The evidence, read and never run:
 - a shell script, Makefile or Terraform file in its folder or a folder above it, up to the repository's
   root, writes a path ending in its name (``| sponge "$DIR/deployment.env"``, ``> vllm.env``,
   ``wget ... -O $DIR/manifests.yaml``, ``tee``, ``--output``, a Terraform ``local_file``'s ``filename``);
-- such a file runs a known generator whose output it is (_GENERATORS: operator-sdk's CSV base).
+- such a file runs a known generator whose output it is (_GENERATORS: operator-sdk's CSV base);
+- its own name says it is generated output (``generated-manifest.yaml``, ``generated.yaml``,
+  ``manifests.generated.yaml``): a name nobody types for a file they write by hand, nor by mistake.
 
 Bounded: at most MAX_WRITERS files of at most MAX_WRITER_BYTES are read per folder.
 """
@@ -40,7 +42,16 @@ def written_by_build_step(path: str, repository: str) -> str:
     if writer:
         return f"{os.path.relpath(writer, repository)} writes it"
     generator = _generator(path, repository)
-    return f"{os.path.relpath(generator, repository)} generates it" if generator else ""
+    if generator:
+        return f"{os.path.relpath(generator, repository)} generates it"
+    return "its name says it is generated output" if _GENERATED_NAME.search(os.path.basename(path)) else ""
+
+
+# The word "generated" in a file's name, between separators (kserve/kserve's test/overlays/istio lists
+# generated-manifest.yaml, istio's manifest, which nothing in the checkout writes and its validate-manifests workflow
+# skips; tools that write a kustomization beside their output name it generated.yaml). Not "generator.yaml",
+# "generate.yaml" or "regenerated.yaml": their names say no such thing.
+_GENERATED_NAME = re.compile(r"(?:^|[-_.])generated(?:[-_.]|$)", re.IGNORECASE)
 
 
 # Generators whose output an overlay names, by the command a Makefile or script runs and the path it writes:
