@@ -17,7 +17,10 @@ is the pod's subdomain). Each operator sets both, in its own way (a table below,
 - LeaderWorkerSet (kubernetes-sigs/lws v0.10.0 pkg/controllers/leaderworkerset_controller.go
   reconcileHeadlessServices; pkg/utils/pod LWS_LEADER_ADDRESS ``<lws>-<group>.<subdomain>.<namespace>``): leaders
   ``<lws>-<group>``, workers ``<lws>-<group>-<index>`` (1 to size-1); the Shared subdomain policy (the default)
-  names the headless Service after the LeaderWorkerSet (UniquePerReplica, one per group, is not modelled).
+  names the headless Service after the LeaderWorkerSet; UniquePerReplica gives each group its own, named as its
+  leader ``<lws>-<group>`` (pkg/webhooks/pod_webhook.go: the leader's subdomain is its name;
+  pkg/controllers/pod_controller.go: the workers' StatefulSet serviceName is the leader's name, the Service made
+  per leader pod).
 - MPIJob v2beta1 (kubeflow/mpi-operator v0.8.0 pkg/controller/mpi_job_controller.go newWorker, newLauncherPodTemplate):
   hostnames ``<job>-worker-<i>`` and ``<job>-launcher``, subdomain the MPIJob's name, its Service the operator's.
 - Volcano Job with the svc plugin (volcano-sh/volcano v1.15.1 pkg/controllers/job/plugins/svc/svc.go): hostnames
@@ -85,17 +88,27 @@ class PodNames:
     subdomain_from: str  # where the subdomain comes from, for the message
     sets: tuple[PodSet, ...]
     service_made: bool  # the operator creates the headless Service (else the user must)
+    per_group: bool = False  # the subdomain is ``<subdomain>-<first index>``: one Service per group
 
-    def hostname(self, label: str) -> tuple[PodSet, bool | None] | None:
-        """The set whose shape ``label`` has, and whether its indices are in range."""
+    def hostname(self, label: str) -> tuple[tuple[int, ...], bool | None] | None:
+        """The indices of ``label`` in the first set whose shape it has, and whether they are in range."""
         for pod_set in self.sets:
             indices = pod_set.index_of(label)
             if indices is not None:
-                return pod_set, pod_set.holds(indices)
+                return indices, pod_set.holds(indices)
         return None
 
+    def subdomain_of(self, indices: tuple[int, ...]) -> str:
+        """The subdomain of the pod with these indices."""
+        return f"{self.subdomain}-{indices[0]}" if self.per_group and indices else self.subdomain
+
+    @property
+    def service(self) -> str:
+        """The headless Service's name as the messages write it."""
+        return f"{self.subdomain}-<group>" if self.per_group else self.subdomain
+
     def show(self) -> str:
-        return ", ".join(f"{pod_set.show()}.{self.subdomain}" for pod_set in self.sets)
+        return ", ".join(f"{pod_set.show()}.{self.service}" for pod_set in self.sets)
 
 
 def _jobset(data: dict[str, Any]) -> PodNames | None:
@@ -138,13 +151,18 @@ def _stateful_set(data: dict[str, Any]) -> PodNames | None:
 def _leader_worker_set(data: dict[str, Any]) -> PodNames | None:
     name, spec = text(dig(data, "metadata", "name")), mapping(data.get("spec"))
     policy = text(dig(spec, "networkConfig", "subdomainPolicy")) or "Shared"
-    if not name or policy != "Shared":
+    if not name or policy not in _LWS_POLICIES:
         return None
     groups, size = integer(spec.get("replicas"), 1), integer(dig(spec, "leaderWorkerTemplate", "size"), 1)
     sets = [PodSet(f"{name}-", (groups,))]
     if size is None or size > 1:
         sets.append(PodSet(f"{name}-", (groups, None if size is None else size - 1), (0, 1)))
-    return PodNames(f"LeaderWorkerSet '{name}'", name, "the LeaderWorkerSet's name", tuple(sets), True)
+    shared = policy == "Shared"
+    source = "the LeaderWorkerSet's name" if shared else "the group's leader, subdomainPolicy UniquePerReplica"
+    return PodNames(f"LeaderWorkerSet '{name}'", name, source, tuple(sets), True, per_group=not shared)
+
+
+_LWS_POLICIES = ("Shared", "UniquePerReplica")
 
 
 def _mpi_job(data: dict[str, Any]) -> PodNames | None:
@@ -231,15 +249,16 @@ def mismatch(
     found = names.hostname(host.first)
     if found is None:
         return None  # not named like these pods: another workload's, or a Service's
-    _, in_range = found
+    indices, in_range = found
+    subdomain = names.subdomain_of(indices)
     pods = f"the pods of {names.owner} are reached as {names.show()}"
-    if host.second == names.subdomain:
+    if host.second == subdomain:
         if in_range is not False:
             return None
         return Mismatch(f"{variable} names {value}, but no pod of {names.owner} is named {host.first}: {pods}", True)
     if services(host.second):
         return None  # a Service of that name in the linted files: it may be made to answer
-    wrong = f"{variable} names {value}, but the pods' subdomain is {names.subdomain} ({names.subdomain_from}): {pods}"
+    wrong = f"{variable} names {value}, but the pods' subdomain is {subdomain} ({names.subdomain_from}): {pods}"
     return Mismatch(wrong, in_range is not False)
 
 

@@ -80,10 +80,10 @@ def _judge(
     if found is None:
         return
     made = (
-        f"the {names.owner.split(' ')[0]} controller creates the headless Service {names.subdomain}, "
+        f"the {names.owner.split(' ')[0]} controller creates the headless Service {names.service}, "
         "which answers only for its pods"
         if names.service_made
-        else f"the pods answer as <hostname>.{names.subdomain} once a headless Service {names.subdomain} selects them"
+        else f"the pods answer as <hostname>.{names.service} once a headless Service {names.service} selects them"
     )
     yield Diagnostic(
         RULE_ID,
