@@ -23,6 +23,11 @@ is the pod's subdomain). Each operator sets both, in its own way (a table below,
   per leader pod).
 - MPIJob v2beta1 (kubeflow/mpi-operator v0.8.0 pkg/controller/mpi_job_controller.go newWorker, newLauncherPodTemplate):
   hostnames ``<job>-worker-<i>`` and ``<job>-launcher``, subdomain the MPIJob's name, its Service the operator's.
+- PyTorchJob (kubeflow/trainer v1.9.4 pkg/controller.v1/common/service.go CreateNewService, pkg/core/utils.go
+  GenGeneralName): no pod hostname, but a headless Service per replica, ``<job>-<master|worker>-<i>``, selecting
+  that one pod; with a Master replica the operator appends ``MASTER_ADDR`` and ``PET_MASTER_ADDR``
+  ``<job>-master-0`` after the container's own (pkg/controller.v1/pytorch/envvar.go setPodEnv, master.go), and
+  the kubelet keeps the last of a name.
 - Volcano Job with the svc plugin (volcano-sh/volcano v1.15.1 pkg/controllers/job/plugins/svc/svc.go): hostnames
   ``<job>-<task>-<i>``, subdomain the Job's name (unless a task sets its own), the headless Service the plugin's.
 """
@@ -30,7 +35,7 @@ is the pod's subdomain). Each operator sets both, in its own way (a table below,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,6 +212,92 @@ def pod_names(data: dict[str, Any]) -> PodNames | None:
 
 
 @dataclass(frozen=True)
+class ServiceNames:
+    """The Services an operator creates for a workload, one per pod, each named ``<stem><i>``."""
+
+    owner: str  # "PyTorchJob 'mnist'"
+    sets: tuple[PodSet, ...]
+    shape: re.Pattern[str]  # any such workload's Service names: (<workload>)-<role>-<i>
+    appended: tuple[tuple[str, str], ...]  # variables the operator appends after the container's own
+
+    def show(self) -> str:
+        return ", ".join(pod_set.show() for pod_set in self.sets)
+
+
+# PyTorchJob's replica types as the Service names write them (strings.ToLower of the ReplicaType)
+_PYTORCH_ROLES = {"Master": "master", "Worker": "worker"}
+_PYTORCH_SHAPE = re.compile(rf"([a-z0-9][-a-z0-9]*)-(?:master|worker)-{_INDEX}")
+
+
+def _pytorch_job(data: dict[str, Any]) -> ServiceNames | None:
+    name = text(dig(data, "metadata", "name"))
+    specs = mapping(dig(data, "spec", "pytorchReplicaSpecs"))
+    if not name or text(data.get("apiVersion")).rpartition("/")[2] != "v1":
+        return None
+    sets = tuple(
+        PodSet(f"{name}-{role}-", (integer(dig(specs, kind, "replicas"), 1),))  # unset: the defaulter's 1
+        for kind, role in _PYTORCH_ROLES.items()
+        if kind in specs
+    )
+    master = f"{name}-master-0"
+    appended = (("MASTER_ADDR", master), ("PET_MASTER_ADDR", master)) if "Master" in specs else ()
+    return ServiceNames(f"PyTorchJob '{name}'", sets, _PYTORCH_SHAPE, appended)
+
+
+_SERVICES: dict[tuple[str, str], Callable[[dict[str, Any]], ServiceNames | None]] = {
+    ("kubeflow.org", "PyTorchJob"): _pytorch_job,
+}
+
+
+def service_names(data: dict[str, Any]) -> ServiceNames | None:
+    """The per-pod Services the object's operator creates (None: its kind gets none)."""
+    naming = _SERVICES.get((api_group(text(data.get("apiVersion"))), text(data.get("kind"))))
+    return naming(data) if naming is not None else None
+
+
+@dataclass(frozen=True)
+class ServiceHost:
+    """A host read as a Service's name: ``<service>[.<namespace>[.svc[.<domain>]]]``."""
+
+    service: str
+    namespace: str  # "" when not written
+    plain: bool  # bare, or with ``.svc``: not a pod's ``<hostname>.<subdomain>`` either
+
+
+def service_host(value: str) -> ServiceHost | None:
+    """The Service a ``value`` names (``svc``, ``svc.ns``, ``svc.ns.svc[.<domain>]``, with a port or a URL's
+    scheme and path); None for what is not such a name."""
+    host = value.strip()
+    if "://" in host:
+        host = host.split("://", 1)[1]
+    host = host.split("/", 1)[0].rsplit(":", 1)[0] if host.count(":") <= 1 else ""
+    labels = host.rstrip(".").split(".")
+    if not all(_LABEL.fullmatch(label) for label in labels) or (len(labels) > 2 and labels[2] != _SVC):
+        return None
+    return ServiceHost(labels[0], labels[1] if len(labels) > 1 else "", len(labels) != 2)
+
+
+def service_mismatch(
+    variable: str, value: str, host: ServiceHost, names: ServiceNames, known: Callable[[str], bool]
+) -> Mismatch | None:
+    """Whether ``host`` (written in ``variable``) has the shape of the operator's Service names but is none of
+    this workload's. ``known(name)``: a linted Service of that name is in the pod's namespace."""
+    service = host.service
+    services = f"the {names.owner.split(' ')[0]} operator creates the Services {names.show()}"
+    for pod_set in names.sets:
+        indices = pod_set.index_of(service)
+        if indices is not None:
+            if pod_set.holds(indices) is not False or known(service):
+                return None
+            return Mismatch(f"{variable} names {value}, but {names.owner} has no replica {service}: {services}", True)
+    other = names.shape.fullmatch(service)
+    if other is None or not host.plain or known(service):
+        # <a>.<b> may as well be another workload's pod <hostname>.<subdomain>
+        return None
+    return Mismatch(f"{variable} names {value}, a Service of a workload named {other.group(1)}: {services}", False)
+
+
+@dataclass(frozen=True)
 class HostName:
     """A host name split as the cluster DNS reads it: ``<first>.<second>[.<namespace>[.svc[.<domain>]]]``."""
 
@@ -260,13 +351,3 @@ def mismatch(
         return None  # a Service of that name in the linted files: it may be made to answer
     wrong = f"{variable} names {value}, but the pods' subdomain is {subdomain} ({names.subdomain_from}): {pods}"
     return Mismatch(wrong, in_range is not False)
-
-
-def hosts_in(values: Iterator[tuple[str, str]]) -> Iterator[tuple[str, str, HostName]]:
-    """(variable, value, host) of each value that names a cluster host (templated values are skipped)."""
-    for variable, value in values:
-        if "{{" in value or "${" in value:
-            continue  # a template's placeholder (Helm, envsubst): not the value the pod gets
-        host = host_name(value)
-        if host is not None:
-            yield variable, value, host
