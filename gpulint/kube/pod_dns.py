@@ -28,6 +28,9 @@ is the pod's subdomain). Each operator sets both, in its own way (a table below,
   that one pod; with a Master replica the operator appends ``MASTER_ADDR`` and ``PET_MASTER_ADDR``
   ``<job>-master-0`` after the container's own (pkg/controller.v1/pytorch/envvar.go setPodEnv, master.go), and
   the kubelet keeps the last of a name.
+- RayCluster (ray-project/kuberay v1.7.0 ray-operator/controllers/ray/utils/util.go GenerateHeadServiceName):
+  the head Service ``<cluster>-head-svc``, or ``spec.headGroupSpec.headService.metadata.name``; the operator
+  sets ``RAY_ADDRESS`` only where the container does not (common/pod.go setContainerEnvVars, EnvVarExists).
 - Volcano Job with the svc plugin (volcano-sh/volcano v1.15.1 pkg/controllers/job/plugins/svc/svc.go): hostnames
   ``<job>-<task>-<i>``, subdomain the Job's name (unless a task sets its own), the headless Service the plugin's.
 """
@@ -216,6 +219,7 @@ class ServiceNames:
     """The Services an operator creates for a workload, one per pod, each named ``<stem><i>``."""
 
     owner: str  # "PyTorchJob 'mnist'"
+    name: str  # the workload's
     sets: tuple[PodSet, ...]
     shape: re.Pattern[str]  # any such workload's Service names: (<workload>)-<role>-<i>
     appended: tuple[tuple[str, str], ...]  # variables the operator appends after the container's own
@@ -241,11 +245,23 @@ def _pytorch_job(data: dict[str, Any]) -> ServiceNames | None:
     )
     master = f"{name}-master-0"
     appended = (("MASTER_ADDR", master), ("PET_MASTER_ADDR", master)) if "Master" in specs else ()
-    return ServiceNames(f"PyTorchJob '{name}'", sets, _PYTORCH_SHAPE, appended)
+    return ServiceNames(f"PyTorchJob '{name}'", name, sets, _PYTORCH_SHAPE, appended)
+
+
+_RAY_SHAPE = re.compile(r"([a-z0-9][-a-z0-9]*)-head-svc")
+
+
+def _ray_cluster(data: dict[str, Any]) -> ServiceNames | None:
+    name = text(dig(data, "metadata", "name"))
+    if not name:
+        return None
+    head = text(dig(data, "spec", "headGroupSpec", "headService", "metadata", "name")) or f"{name}-head-svc"
+    return ServiceNames(f"RayCluster '{name}'", name, (PodSet(head, ()),), _RAY_SHAPE, ())
 
 
 _SERVICES: dict[tuple[str, str], Callable[[dict[str, Any]], ServiceNames | None]] = {
     ("kubeflow.org", "PyTorchJob"): _pytorch_job,
+    ("ray.io", "RayCluster"): _ray_cluster,
 }
 
 
@@ -294,6 +310,8 @@ def service_mismatch(
     if other is None or not host.plain or known(service):
         # <a>.<b> may as well be another workload's pod <hostname>.<subdomain>
         return None
+    if other.group(1) == names.name:  # its own default name, which the spec replaces
+        return Mismatch(f"{variable} names {value}, but {names.owner} has no Service {service}: {services}", True)
     return Mismatch(f"{variable} names {value}, a Service of a workload named {other.group(1)}: {services}", False)
 
 

@@ -164,7 +164,7 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         RuleSpec(
             "service-dns-mismatch",
             Severity.WARNING,
-            kinds=frozenset({"Job", "JobSet", "LeaderWorkerSet", "MPIJob", "PyTorchJob", "StatefulSet"}),
+            kinds=frozenset({"Job", "JobSet", "LeaderWorkerSet", "MPIJob", "PyTorchJob", "RayCluster", "StatefulSet"}),
             scope=Scope.POD_TEMPLATE,
         ),
         True,

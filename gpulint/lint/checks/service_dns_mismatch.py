@@ -29,14 +29,14 @@ from gpulint.lint.world.config_maps import namespace_config_maps
 SPEC = RuleSpec(
     "service-dns-mismatch",
     Severity.WARNING,
-    kinds=frozenset({"JobSet", "Job", "StatefulSet", "LeaderWorkerSet", "MPIJob", "PyTorchJob"}),
+    kinds=frozenset({"JobSet", "Job", "StatefulSet", "LeaderWorkerSet", "MPIJob", "PyTorchJob", "RayCluster"}),
     scope=Scope.POD_TEMPLATE,
 )
 RULE_ID = SPEC.id
 
 # Variables the launchers read the rendezvous host from (torch.distributed's env:// init, torchrun's
-# PET_ twins, JAX's jax.distributed.initialize): the ranks all dial the host written.
-HOST_VARIABLES = ("MASTER_ADDR", "PET_MASTER_ADDR", "JAX_COORDINATOR_ADDRESS")
+# PET_ twins, JAX's jax.distributed.initialize, Ray's ray.init()): the ranks all dial the host written.
+HOST_VARIABLES = ("MASTER_ADDR", "PET_MASTER_ADDR", "JAX_COORDINATOR_ADDRESS", "RAY_ADDRESS")
 # Launcher flags (gpulint.kube.launchers' canonical names) that name the rendezvous host.
 HOST_FLAGS = {"master-addr": "--master_addr", "rdzv-endpoint": "--rdzv_endpoint"}
 
@@ -109,7 +109,7 @@ def _judge(
     if made is not None and service is not None and not _elsewhere(service.namespace, namespace):
         found = service_mismatch(variable, value, service, made, lambda name: name in services)
         if found is not None:
-            note = f"each is a headless Service selecting that one pod; no other name of that shape is {made.owner}'s"
+            note = f"no other Service of that shape is {made.owner}'s, and none answers for its pods"
             yield _diagnostic(found, path, offset, note)
 
 
