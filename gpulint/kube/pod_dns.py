@@ -31,6 +31,9 @@ is the pod's subdomain). Each operator sets both, in its own way (a table below,
 - RayCluster (ray-project/kuberay v1.7.0 ray-operator/controllers/ray/utils/util.go GenerateHeadServiceName):
   the head Service ``<cluster>-head-svc``, or ``spec.headGroupSpec.headService.metadata.name``; the operator
   sets ``RAY_ADDRESS`` only where the container does not (common/pod.go setContainerEnvVars, EnvVarExists).
+- TrainJob (Kubeflow Trainer v2, kubeflow/trainer v2.3.0 pkg/runtime/framework/plugins/torch/torch.go): the
+  JobSet its runtime's template makes, named after the TrainJob, the trainer's replicated job running numNodes
+  pods; the torch plugin's PET_MASTER_ADDR is ``<trainjob>-node-0-0.<trainjob>``.
 - Volcano Job with the svc plugin (volcano-sh/volcano v1.15.1 pkg/controllers/job/plugins/svc/svc.go): hostnames
   ``<job>-<task>-<i>``, subdomain the Job's name (unless a task sets its own), the headless Service the plugin's.
 """
@@ -39,9 +42,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from gpulint.kube import trainjob
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.workloads import api_group
 
@@ -137,6 +141,23 @@ def _jobset(data: dict[str, Any]) -> PodNames | None:
     return PodNames(f"JobSet '{name}'", subdomain or name, source, tuple(sets), True)
 
 
+def _train_job(data: dict[str, Any]) -> PodNames | None:
+    if not isinstance(data, trainjob.BoundTrainJob):
+        return None  # its runtime is not among the linted objects: its replicated jobs are not known
+    name, template = text(dig(data, "metadata", "name")), mapping(dig(data.runtime, "spec", "template", "spec"))
+    nodes = dig(data, "spec", "trainer", "numNodes")
+    nodes = nodes if nodes is not None else dig(data.runtime, "spec", "mlPolicy", "numNodes")
+    jobs = []
+    for rjob in sequence(template.get("replicatedJobs")):
+        rjob = mapping(rjob)
+        if text(dig(rjob, "template", "metadata", "labels", trainjob.ANCESTOR_LABEL)) == trainjob.TRAINER:
+            job = {**mapping(dig(rjob, "template", "spec")), "parallelism": nodes or 1, "completions": nodes or 1}
+            rjob = {**rjob, "template": {**mapping(rjob.get("template")), "spec": job}}
+        jobs.append(rjob)
+    names = _jobset({"metadata": {"name": name}, "spec": {**template, "replicatedJobs": jobs}})
+    return None if names is None else replace(names, owner=f"the JobSet of TrainJob '{name}'")
+
+
 def _job(data: dict[str, Any]) -> PodNames | None:
     name, spec = text(dig(data, "metadata", "name")), mapping(data.get("spec"))
     subdomain = text(dig(spec, "template", "spec", "subdomain"))
@@ -200,6 +221,7 @@ def _own_name(task: dict[str, Any]) -> bool:
 
 _NAMING: dict[tuple[str, str], Callable[[dict[str, Any]], PodNames | None]] = {
     ("jobset.x-k8s.io", "JobSet"): _jobset,
+    (trainjob.GROUP, "TrainJob"): _train_job,
     ("batch", "Job"): _job,
     ("apps", "StatefulSet"): _stateful_set,
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): _leader_worker_set,

@@ -29,7 +29,9 @@ from gpulint.lint.world.config_maps import namespace_config_maps
 SPEC = RuleSpec(
     "service-dns-mismatch",
     Severity.WARNING,
-    kinds=frozenset({"JobSet", "Job", "StatefulSet", "LeaderWorkerSet", "MPIJob", "PyTorchJob", "RayCluster"}),
+    kinds=frozenset(
+        {"JobSet", "Job", "StatefulSet", "LeaderWorkerSet", "MPIJob", "PyTorchJob", "RayCluster", "TrainJob"}
+    ),
     scope=Scope.POD_TEMPLATE,
 )
 RULE_ID = SPEC.id
@@ -120,7 +122,7 @@ def _elsewhere(written: str, namespace: str) -> bool:
 def _made_note(names: PodNames) -> str:
     if names.service_made:
         return (
-            f"the {names.owner.split(' ')[0]} controller creates the headless Service {names.service}, "
+            f"the {names.owner.removeprefix('the ').split(' ')[0]} controller creates the headless Service {names.service}, "
             "which answers only for its pods"
         )
     return f"the pods answer as <hostname>.{names.service} once a headless Service {names.service} selects them"
