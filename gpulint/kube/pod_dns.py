@@ -17,9 +17,23 @@ is the pod's subdomain). Each operator sets both, in its own way (a table below,
 - LeaderWorkerSet (kubernetes-sigs/lws v0.10.0 pkg/controllers/leaderworkerset_controller.go
   reconcileHeadlessServices; pkg/utils/pod LWS_LEADER_ADDRESS ``<lws>-<group>.<subdomain>.<namespace>``): leaders
   ``<lws>-<group>``, workers ``<lws>-<group>-<index>`` (1 to size-1); the Shared subdomain policy (the default)
-  names the headless Service after the LeaderWorkerSet (UniquePerReplica, one per group, is not modelled).
+  names the headless Service after the LeaderWorkerSet; UniquePerReplica gives each group its own, named as its
+  leader ``<lws>-<group>`` (pkg/webhooks/pod_webhook.go: the leader's subdomain is its name;
+  pkg/controllers/pod_controller.go: the workers' StatefulSet serviceName is the leader's name, the Service made
+  per leader pod).
 - MPIJob v2beta1 (kubeflow/mpi-operator v0.8.0 pkg/controller/mpi_job_controller.go newWorker, newLauncherPodTemplate):
   hostnames ``<job>-worker-<i>`` and ``<job>-launcher``, subdomain the MPIJob's name, its Service the operator's.
+- PyTorchJob (kubeflow/trainer v1.9.4 pkg/controller.v1/common/service.go CreateNewService, pkg/core/utils.go
+  GenGeneralName): no pod hostname, but a headless Service per replica, ``<job>-<master|worker>-<i>``, selecting
+  that one pod; with a Master replica the operator appends ``MASTER_ADDR`` and ``PET_MASTER_ADDR``
+  ``<job>-master-0`` after the container's own (pkg/controller.v1/pytorch/envvar.go setPodEnv, master.go), and
+  the kubelet keeps the last of a name.
+- RayCluster (ray-project/kuberay v1.7.0 ray-operator/controllers/ray/utils/util.go GenerateHeadServiceName):
+  the head Service ``<cluster>-head-svc``, or ``spec.headGroupSpec.headService.metadata.name``; the operator
+  sets ``RAY_ADDRESS`` only where the container does not (common/pod.go setContainerEnvVars, EnvVarExists).
+- TrainJob (Kubeflow Trainer v2, kubeflow/trainer v2.3.0 pkg/runtime/framework/plugins/torch/torch.go): the
+  JobSet its runtime's template makes, named after the TrainJob, the trainer's replicated job running numNodes
+  pods; the torch plugin's PET_MASTER_ADDR is ``<trainjob>-node-0-0.<trainjob>``.
 - Volcano Job with the svc plugin (volcano-sh/volcano v1.15.1 pkg/controllers/job/plugins/svc/svc.go): hostnames
   ``<job>-<task>-<i>``, subdomain the Job's name (unless a task sets its own), the headless Service the plugin's.
 """
@@ -27,10 +41,11 @@ is the pod's subdomain). Each operator sets both, in its own way (a table below,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
+from gpulint.kube import trainjob
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
 from gpulint.kube.workloads import api_group
 
@@ -85,17 +100,27 @@ class PodNames:
     subdomain_from: str  # where the subdomain comes from, for the message
     sets: tuple[PodSet, ...]
     service_made: bool  # the operator creates the headless Service (else the user must)
+    per_group: bool = False  # the subdomain is ``<subdomain>-<first index>``: one Service per group
 
-    def hostname(self, label: str) -> tuple[PodSet, bool | None] | None:
-        """The set whose shape ``label`` has, and whether its indices are in range."""
+    def hostname(self, label: str) -> tuple[tuple[int, ...], bool | None] | None:
+        """The indices of ``label`` in the first set whose shape it has, and whether they are in range."""
         for pod_set in self.sets:
             indices = pod_set.index_of(label)
             if indices is not None:
-                return pod_set, pod_set.holds(indices)
+                return indices, pod_set.holds(indices)
         return None
 
+    def subdomain_of(self, indices: tuple[int, ...]) -> str:
+        """The subdomain of the pod with these indices."""
+        return f"{self.subdomain}-{indices[0]}" if self.per_group and indices else self.subdomain
+
+    @property
+    def service(self) -> str:
+        """The headless Service's name as the messages write it."""
+        return f"{self.subdomain}-<group>" if self.per_group else self.subdomain
+
     def show(self) -> str:
-        return ", ".join(f"{pod_set.show()}.{self.subdomain}" for pod_set in self.sets)
+        return ", ".join(f"{pod_set.show()}.{self.service}" for pod_set in self.sets)
 
 
 def _jobset(data: dict[str, Any]) -> PodNames | None:
@@ -114,6 +139,23 @@ def _jobset(data: dict[str, Any]) -> PodNames | None:
     subdomain = text(network.get("subdomain"))
     source = "spec.network.subdomain" if subdomain else "the JobSet's name; spec.network.subdomain is not set"
     return PodNames(f"JobSet '{name}'", subdomain or name, source, tuple(sets), True)
+
+
+def _train_job(data: dict[str, Any]) -> PodNames | None:
+    if not isinstance(data, trainjob.BoundTrainJob):
+        return None  # its runtime is not among the linted objects: its replicated jobs are not known
+    name, template = text(dig(data, "metadata", "name")), mapping(dig(data.runtime, "spec", "template", "spec"))
+    nodes = dig(data, "spec", "trainer", "numNodes")
+    nodes = nodes if nodes is not None else dig(data.runtime, "spec", "mlPolicy", "numNodes")
+    jobs = []
+    for rjob in sequence(template.get("replicatedJobs")):
+        rjob = mapping(rjob)
+        if text(dig(rjob, "template", "metadata", "labels", trainjob.ANCESTOR_LABEL)) == trainjob.TRAINER:
+            job = {**mapping(dig(rjob, "template", "spec")), "parallelism": nodes or 1, "completions": nodes or 1}
+            rjob = {**rjob, "template": {**mapping(rjob.get("template")), "spec": job}}
+        jobs.append(rjob)
+    names = _jobset({"metadata": {"name": name}, "spec": {**template, "replicatedJobs": jobs}})
+    return None if names is None else replace(names, owner=f"the JobSet of TrainJob '{name}'")
 
 
 def _job(data: dict[str, Any]) -> PodNames | None:
@@ -138,13 +180,18 @@ def _stateful_set(data: dict[str, Any]) -> PodNames | None:
 def _leader_worker_set(data: dict[str, Any]) -> PodNames | None:
     name, spec = text(dig(data, "metadata", "name")), mapping(data.get("spec"))
     policy = text(dig(spec, "networkConfig", "subdomainPolicy")) or "Shared"
-    if not name or policy != "Shared":
+    if not name or policy not in _LWS_POLICIES:
         return None
     groups, size = integer(spec.get("replicas"), 1), integer(dig(spec, "leaderWorkerTemplate", "size"), 1)
     sets = [PodSet(f"{name}-", (groups,))]
     if size is None or size > 1:
         sets.append(PodSet(f"{name}-", (groups, None if size is None else size - 1), (0, 1)))
-    return PodNames(f"LeaderWorkerSet '{name}'", name, "the LeaderWorkerSet's name", tuple(sets), True)
+    shared = policy == "Shared"
+    source = "the LeaderWorkerSet's name" if shared else "the group's leader, subdomainPolicy UniquePerReplica"
+    return PodNames(f"LeaderWorkerSet '{name}'", name, source, tuple(sets), True, per_group=not shared)
+
+
+_LWS_POLICIES = ("Shared", "UniquePerReplica")
 
 
 def _mpi_job(data: dict[str, Any]) -> PodNames | None:
@@ -174,6 +221,7 @@ def _own_name(task: dict[str, Any]) -> bool:
 
 _NAMING: dict[tuple[str, str], Callable[[dict[str, Any]], PodNames | None]] = {
     ("jobset.x-k8s.io", "JobSet"): _jobset,
+    (trainjob.GROUP, "TrainJob"): _train_job,
     ("batch", "Job"): _job,
     ("apps", "StatefulSet"): _stateful_set,
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): _leader_worker_set,
@@ -186,6 +234,107 @@ def pod_names(data: dict[str, Any]) -> PodNames | None:
     """How the object's pods are reached by name (None: its kind gives them no hostname and subdomain)."""
     naming = _NAMING.get((api_group(text(data.get("apiVersion"))), text(data.get("kind"))))
     return naming(data) if naming is not None else None
+
+
+@dataclass(frozen=True)
+class ServiceNames:
+    """The Services an operator creates for a workload, one per pod, each named ``<stem><i>``."""
+
+    owner: str  # "PyTorchJob 'mnist'"
+    name: str  # the workload's
+    sets: tuple[PodSet, ...]
+    shape: re.Pattern[str]  # any such workload's Service names: (<workload>)-<role>-<i>
+    appended: tuple[tuple[str, str], ...]  # variables the operator appends after the container's own
+
+    def show(self) -> str:
+        return ", ".join(pod_set.show() for pod_set in self.sets)
+
+
+# PyTorchJob's replica types as the Service names write them (strings.ToLower of the ReplicaType)
+_PYTORCH_ROLES = {"Master": "master", "Worker": "worker"}
+_PYTORCH_SHAPE = re.compile(rf"([a-z0-9][-a-z0-9]*)-(?:master|worker)-{_INDEX}")
+
+
+def _pytorch_job(data: dict[str, Any]) -> ServiceNames | None:
+    name = text(dig(data, "metadata", "name"))
+    specs = mapping(dig(data, "spec", "pytorchReplicaSpecs"))
+    if not name or text(data.get("apiVersion")).rpartition("/")[2] != "v1":
+        return None
+    sets = tuple(
+        PodSet(f"{name}-{role}-", (integer(dig(specs, kind, "replicas"), 1),))  # unset: the defaulter's 1
+        for kind, role in _PYTORCH_ROLES.items()
+        if kind in specs
+    )
+    master = f"{name}-master-0"
+    appended = (("MASTER_ADDR", master), ("PET_MASTER_ADDR", master)) if "Master" in specs else ()
+    return ServiceNames(f"PyTorchJob '{name}'", name, sets, _PYTORCH_SHAPE, appended)
+
+
+_RAY_SHAPE = re.compile(r"([a-z0-9][-a-z0-9]*)-head-svc")
+
+
+def _ray_cluster(data: dict[str, Any]) -> ServiceNames | None:
+    name = text(dig(data, "metadata", "name"))
+    if not name:
+        return None
+    head = text(dig(data, "spec", "headGroupSpec", "headService", "metadata", "name")) or f"{name}-head-svc"
+    return ServiceNames(f"RayCluster '{name}'", name, (PodSet(head, ()),), _RAY_SHAPE, ())
+
+
+_SERVICES: dict[tuple[str, str], Callable[[dict[str, Any]], ServiceNames | None]] = {
+    ("kubeflow.org", "PyTorchJob"): _pytorch_job,
+    ("ray.io", "RayCluster"): _ray_cluster,
+}
+
+
+def service_names(data: dict[str, Any]) -> ServiceNames | None:
+    """The per-pod Services the object's operator creates (None: its kind gets none)."""
+    naming = _SERVICES.get((api_group(text(data.get("apiVersion"))), text(data.get("kind"))))
+    return naming(data) if naming is not None else None
+
+
+@dataclass(frozen=True)
+class ServiceHost:
+    """A host read as a Service's name: ``<service>[.<namespace>[.svc[.<domain>]]]``."""
+
+    service: str
+    namespace: str  # "" when not written
+    plain: bool  # bare, or with ``.svc``: not a pod's ``<hostname>.<subdomain>`` either
+
+
+def service_host(value: str) -> ServiceHost | None:
+    """The Service a ``value`` names (``svc``, ``svc.ns``, ``svc.ns.svc[.<domain>]``, with a port or a URL's
+    scheme and path); None for what is not such a name."""
+    host = value.strip()
+    if "://" in host:
+        host = host.split("://", 1)[1]
+    host = host.split("/", 1)[0].rsplit(":", 1)[0] if host.count(":") <= 1 else ""
+    labels = host.rstrip(".").split(".")
+    if not all(_LABEL.fullmatch(label) for label in labels) or (len(labels) > 2 and labels[2] != _SVC):
+        return None
+    return ServiceHost(labels[0], labels[1] if len(labels) > 1 else "", len(labels) != 2)
+
+
+def service_mismatch(
+    variable: str, value: str, host: ServiceHost, names: ServiceNames, known: Callable[[str], bool]
+) -> Mismatch | None:
+    """Whether ``host`` (written in ``variable``) has the shape of the operator's Service names but is none of
+    this workload's. ``known(name)``: a linted Service of that name is in the pod's namespace."""
+    service = host.service
+    services = f"the {names.owner.split(' ')[0]} operator creates the Services {names.show()}"
+    for pod_set in names.sets:
+        indices = pod_set.index_of(service)
+        if indices is not None:
+            if pod_set.holds(indices) is not False or known(service):
+                return None
+            return Mismatch(f"{variable} names {value}, but {names.owner} has no replica {service}: {services}", True)
+    other = names.shape.fullmatch(service)
+    if other is None or not host.plain or known(service):
+        # <a>.<b> may as well be another workload's pod <hostname>.<subdomain>
+        return None
+    if other.group(1) == names.name:  # its own default name, which the spec replaces
+        return Mismatch(f"{variable} names {value}, but {names.owner} has no Service {service}: {services}", True)
+    return Mismatch(f"{variable} names {value}, a Service of a workload named {other.group(1)}: {services}", False)
 
 
 @dataclass(frozen=True)
@@ -231,23 +380,14 @@ def mismatch(
     found = names.hostname(host.first)
     if found is None:
         return None  # not named like these pods: another workload's, or a Service's
-    _, in_range = found
+    indices, in_range = found
+    subdomain = names.subdomain_of(indices)
     pods = f"the pods of {names.owner} are reached as {names.show()}"
-    if host.second == names.subdomain:
+    if host.second == subdomain:
         if in_range is not False:
             return None
         return Mismatch(f"{variable} names {value}, but no pod of {names.owner} is named {host.first}: {pods}", True)
     if services(host.second):
         return None  # a Service of that name in the linted files: it may be made to answer
-    wrong = f"{variable} names {value}, but the pods' subdomain is {names.subdomain} ({names.subdomain_from}): {pods}"
+    wrong = f"{variable} names {value}, but the pods' subdomain is {subdomain} ({names.subdomain_from}): {pods}"
     return Mismatch(wrong, in_range is not False)
-
-
-def hosts_in(values: Iterator[tuple[str, str]]) -> Iterator[tuple[str, str, HostName]]:
-    """(variable, value, host) of each value that names a cluster host (templated values are skipped)."""
-    for variable, value in values:
-        if "{{" in value or "${" in value:
-            continue  # a template's placeholder (Helm, envsubst): not the value the pod gets
-        host = host_name(value)
-        if host is not None:
-            yield variable, value, host

@@ -164,7 +164,9 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
         RuleSpec(
             "service-dns-mismatch",
             Severity.WARNING,
-            kinds=frozenset({"Job", "JobSet", "LeaderWorkerSet", "MPIJob", "StatefulSet"}),
+            kinds=frozenset(
+                {"Job", "JobSet", "LeaderWorkerSet", "MPIJob", "PyTorchJob", "RayCluster", "StatefulSet", "TrainJob"}
+            ),
             scope=Scope.POD_TEMPLATE,
         ),
         True,
