@@ -209,7 +209,9 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
             where[obj.file] = scope_index(obj.file, scopes, run.config.root)
     resolvers = []
     for index, inventory in enumerate(inventories):
-        kept = LintedSet((obj for obj in linted if _sees(index, where[obj.file], obj)), linted.complete)
+        kept = LintedSet(
+            (obj for obj in linted if _sees(index, where[obj.file], obj)), linted.complete, pods_whole=linted.pods_whole
+        )
         resolvers.append(Resolver(kept, inventory, run.config.gates, declared, mapped=index > 0, knative=run.knative))
     return resolvers
 
@@ -253,6 +255,9 @@ class LintRun:
     # report() may drop each file's parse once it is checked (`check` without --fix): the files are not
     # asked for afterwards, so a large input is checked in memory that does not grow with it
     streamed: bool = False
+    # The files are some of a repository's, its other files read through the repository index: only the objects
+    # that cross files, so not every pod template of what is applied (LintedSet.pods_whole).
+    indexed: bool = False
 
     def __post_init__(self) -> None:
         if self.routes is not None:
@@ -270,7 +275,7 @@ class LintRun:
     @cached_property
     def linted(self) -> LintedSet:
         own = (linted_object(obj) for parsed in self.files for obj in parsed.objects)
-        return LintedSet(itertools.chain(own, self.context), self.references_complete)
+        return LintedSet(itertools.chain(own, self.context), self.references_complete, pods_whole=self.pods_whole)
 
     @cached_property
     def knative(self) -> LazySetup:
@@ -281,6 +286,11 @@ class LintRun:
     @property
     def setup(self) -> KnativeSetup:
         return self.knative.setup
+
+    @property
+    def pods_whole(self) -> bool:
+        """Whether the linted files are every file applied with them (LintedSet.pods_whole, when each is read whole)."""
+        return not self.indexed and not self.partial
 
     @property
     def references_complete(self) -> bool:
@@ -324,6 +334,7 @@ class LintRun:
             self.partial,
             self.routes,
             self.scoped,
+            indexed=self.indexed,
         )
         run.files = [parse_source(fresh[parsed.path]) if parsed.path in fresh else parsed for parsed in self.files]
         run.knative = self.knative  # fixes change manifests, never a setup script
@@ -354,9 +365,11 @@ class LintRun:
     def _streamed_reports(self, deadline: Deadline | None) -> Iterator[FileReport]:
         """Every file checked while at most one file's parse is held: each is parsed once for the objects
         other files read (cross_file.py), its parse dropped, then parsed again to be checked and dropped."""
-        streamed = _shared_streamed(self.sources, _policies_read_objects(self.rules))
+        everything = _policies_read_objects(self.rules)
+        streamed = _shared_streamed(self.sources, everything)
         own = (obj for objects in streamed.shared for obj in objects)
-        self.linted = LintedSet(itertools.chain(own, self.context), self.references_complete)
+        whole = everything and self.pods_whole
+        self.linted = LintedSet(itertools.chain(own, self.context), self.references_complete, pods_whole=whole)
         self.available = frozenset().union(*(engine.available for engine in self.engines))
         for index, source in enumerate(self.sources):
             parsed = streamed.parsed(index, source)
@@ -496,7 +509,8 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, everything: bool, 
         for other in shares[:mine] + shares[mine + 1 :]:
             by_file.update(zip(other, _receive(conn)))
         own = (obj for index in sorted(by_file) for obj in by_file[index])
-        linted = LintedSet(itertools.chain(own, run.context), run.references_complete)
+        whole = everything and run.pods_whole
+        linted = LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=whole)
         engines = scoped_engines(run, linted)
         scopes = [scope for scope, _ in run.scoped]
         batch: list[FileReport] = []
@@ -596,7 +610,7 @@ def _config_features_of(run: LintRun) -> LintedSet:
     resolver reads of the linted files to decide the flags, before the workers have parsed the files."""
     named = [source for source in run.sources if mentions(source, (knative.CONFIG_NAME.encode(),))]
     own = (linted_object(obj) for source in named for obj in _parsed_alone(source).objects)
-    return LintedSet(itertools.chain(own, run.context), run.references_complete)
+    return LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=False)
 
 
 def _fork(target: Any, args: tuple[Any, ...], share: list[int]) -> _Channel:
@@ -667,7 +681,8 @@ def _shared_first(run: LintRun, workers: int) -> Iterator[FileReport]:
         _reap(channels, answered=True)
         channels = []
         own = (obj for index in sorted(by_file) for obj in by_file[index])
-        run.linted = LintedSet(itertools.chain(own, run.context), run.references_complete)
+        whole = everything and run.pods_whole
+        run.linted = LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=whole)
         del by_file
         run.available = frozenset().union(*(engine.available for engine in run.engines))
         _warm_schemas(run.engines, kinds)

@@ -45,10 +45,15 @@ class LintedSet:
     ``complete`` says whether the set is everything the user is about to apply (a
     repository, a rendered chart) or a single object seen on its own (an admission
     review): only a complete set proves that a referenced object does not exist.
+
+    ``pods_whole`` says whether it holds every pod template of the files applied with it: a run split over
+    workers, streamed, or through the repository index holds only the objects that cross files
+    (gpulint/lint/world/cross_file.py), so a pod another pod may join can be missing.
     """
 
-    def __init__(self, objects: Iterable[LintedObject] = (), complete: bool = True) -> None:
+    def __init__(self, objects: Iterable[LintedObject] = (), complete: bool = True, *, pods_whole: bool = True) -> None:
         self.complete = complete
+        self.pods_whole = pods_whole
         self._objects: list[LintedObject] = []
         self._by_kind: dict[tuple[str, str], list[LintedObject]] = {}
         self._facts: dict[str, Any] = {}  # key -> what fact() worked out of these objects

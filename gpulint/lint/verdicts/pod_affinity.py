@@ -74,8 +74,9 @@ def pod_affinity_verdict(
     """The verdict once the pod's required pod affinity is judged; None when it cannot be: no term, no node fits
     already (the other filters' finding), node pools that may add nodes for both pods, the pod matching its own
     terms (the scheduler lets the first one pass), a selector on a label a controller adds, or no linted pod
-    matching (pods outside the linted files may)."""
-    if not fit.fits or resolver.pools:
+    matching (pods outside the linted files may), or a linted set without every pod template of the files
+    applied (a split or indexed run: a pod of another file that can reach the pod's nodes may match)."""
+    if not fit.fits or resolver.pools or not resolver.linted.pods_whole:
         return None
     namespace = obj.ref.namespace
     labels = mapping(template_metadata(obj.data, site).get("labels"))
