@@ -46,6 +46,7 @@ from gpulint.lint.rule_spec import Need
 from gpulint.lint.world.cross_file import CrossingText, crosses_files, kept_of_file
 from gpulint.lint.world.inventory import ClusterInventory
 from gpulint.lint.world.kinds import CLUSTER_KINDS, Declared
+from gpulint.lint.world.pod_outlines import outlined
 from gpulint.lint.world.rejections import API_REJECTED, inventory_reports
 from gpulint.lint.world.resolver import Resolver
 
@@ -94,10 +95,18 @@ def _parsed_alone(source: Source, reduced: Callable[[str], str] | None = None) -
     return parsed
 
 
-def shared_objects(parsed: ParsedFile, everything: bool) -> list[LintedObject]:
-    """The objects of a file that the checks read in a split or streamed run (all of them: ``everything``)."""
+def shared_objects(parsed: ParsedFile, everything: bool, outline: bool = False) -> list[LintedObject]:
+    """The objects of a file that the checks read in a split or streamed run (all of them: ``everything``);
+    with ``outline``, the pod templates of the others as outlines (pod_outlines.outlined)."""
     objects = [linted_object(obj) for obj in parsed.objects]
-    return objects if everything else kept_of_file(objects, crosses_files)
+    if everything:
+        return objects
+    kept = kept_of_file(objects, crosses_files)
+    if not outline:
+        return kept
+    crossing = {id(obj) for obj in kept}
+    carried = (outlined(obj) for obj in objects if id(obj) not in crossing)
+    return kept + [obj for obj in carried if obj is not None]
 
 
 # Strings up to this long are interned in the objects a streamed run keeps: a repository repeats its keys, labels
@@ -204,14 +213,13 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
     inventories = [run.cluster, *(run.cluster if inventory is None else inventory for _, inventory in run.scoped)]
     scopes = [scope for scope, _ in run.scoped]
     where: dict[str, int] = {}
-    for obj in linted:
+    for obj in itertools.chain(linted, linted.outlines):
         if obj.file not in where:
             where[obj.file] = scope_index(obj.file, scopes, run.config.root)
     resolvers = []
     for index, inventory in enumerate(inventories):
-        kept = LintedSet(
-            (obj for obj in linted if _sees(index, where[obj.file], obj)), linted.complete, pods_whole=linted.pods_whole
-        )
+        seen = (obj for obj in itertools.chain(linted, linted.outlines) if _sees(index, where[obj.file], obj))
+        kept = LintedSet(seen, linted.complete, pods_whole=linted.pods_whole)
         resolvers.append(Resolver(kept, inventory, run.config.gates, declared, mapped=index > 0, knative=run.knative))
     return resolvers
 
@@ -503,13 +511,14 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, everything: bool, 
         streams = _streams(run, sources)
         parsed: list[ParsedFile] = [] if streams else parse_all(sources)
         streamed = _shared_streamed(sources, everything) if streams else None
-        shared = streamed.shared if streamed is not None else [shared_objects(p, everything) for p in parsed]
+        # a share parsed whole carries the pod templates of what does not cross (outlines); a streamed one not
+        shared = streamed.shared if streamed is not None else [shared_objects(p, everything, True) for p in parsed]
         _send(conn, shared)
         by_file = dict(zip(share, shared))
         for other in shares[:mine] + shares[mine + 1 :]:
             by_file.update(zip(other, _receive(conn)))
         own = (obj for index in sorted(by_file) for obj in by_file[index])
-        whole = everything and run.pods_whole
+        whole = (everything or not streams) and run.pods_whole
         linted = LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=whole)
         engines = scoped_engines(run, linted)
         scopes = [scope for scope, _ in run.scoped]

@@ -438,9 +438,10 @@ def test_the_generated_files_hold_objects_that_cross():
 
 
 # Required pod affinity (lint/verdicts/pod_affinity.py): the pods a pod may join are every linted pod template, of
-# every file; a split, streamed or indexed run holds only what crosses files (here the DaemonSet), so the verdict
-# is judged only by a run that holds every file whole. A node-local cache: its DaemonSet on the CPU nodes (no
-# toleration for the GPU node's taint), a replica on the GPU node in another file; the trainer follows the cache.
+# every file. A split run carries the templates of what does not cross as outlines (lint/world/pod_outlines.py); a
+# streamed or indexed run holds only what crosses (here the DaemonSet) and says nothing. A node-local cache: its
+# DaemonSet on the CPU nodes (no toleration for the GPU node's taint), a replica on the GPU node in another file;
+# the trainer follows the cache.
 _CACHE_NODES = """\
 apiVersion: v1
 kind: List
@@ -513,18 +514,27 @@ def test_a_pod_affinity_peer_in_another_file_is_never_missed_by_a_split_run(tmp_
     monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
     # one process holding every file: the replica on gpu-1 is a pod the trainer can join there
     assert _affinity_findings(*args, "--jobs", "1") == []
-    # split over workers, and one parse at a time: only the DaemonSet crosses files, yet no false warning
+    # split over workers: the replica's Deployment does not cross, its outline does; no false warning
     assert _affinity_findings(*args, "--jobs", "2") == []
-    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
-    assert _affinity_findings(*args, "--jobs", "1") == _affinity_findings(*args, "--jobs", "2") == []
-    # pre-commit on the trainer's file: the repository index carries the DaemonSet, not the Deployment
+    # one parse at a time, and pre-commit on the trainer's file (the repository index carries the DaemonSet,
+    # not the Deployment): the run does not hold every pod template, and says nothing
+    with monkeypatch.context() as patch:
+        patch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+        assert _affinity_findings(*args, "--jobs", "1") == _affinity_findings(*args, "--jobs", "2") == []
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
     assert _affinity_findings("check", str(tree / "trainer.yaml"), "--inventory", str(inventory)) == []
-    # the trap: without the replica, a run holding every file whole judges it (the DaemonSet stays off gpu-1)
-    (tree / "cache-gpu.yaml").unlink()
     (tree / ".git").rename(tmp_path / "git")
-    monkeypatch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 6 * 1024 * 1024)
-    found = _affinity_findings(*args, "--jobs", "1")
-    assert found == [
+    # the trap: without the replica, the cache stays off gpu-1 (the DaemonSet crosses files)
+    (tree / "cache-gpu.yaml").unlink()
+    blocked = [
         "this pod cannot be scheduled beside the pods its required pod affinity (kubernetes.io/hostname) matches"
     ]
+    assert _affinity_findings(*args, "--jobs", "1") == _affinity_findings(*args, "--jobs", "2") == blocked
+    # and the cache as a Deployment, which does not cross: the split run judges it from its outline
+    (tree / "cache.yaml").write_text(
+        _CACHE_ON_GPU.replace("cache-gpu", "cache").replace(
+            "kubernetes.io/hostname: gpu-1", "kubernetes.io/hostname: cpu-1"
+        ),
+        encoding="utf-8",
+    )
+    assert _affinity_findings(*args, "--jobs", "1") == _affinity_findings(*args, "--jobs", "2") == blocked
