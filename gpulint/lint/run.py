@@ -46,7 +46,7 @@ from gpulint.lint.rule_spec import Need
 from gpulint.lint.world.cross_file import CrossingText, crosses_files, kept_of_file
 from gpulint.lint.world.inventory import ClusterInventory
 from gpulint.lint.world.kinds import CLUSTER_KINDS, Declared
-from gpulint.lint.world.pod_outlines import outlined
+from gpulint.lint.world.pod_outlines import AFFINITY_WORD, outlined
 from gpulint.lint.world.rejections import API_REJECTED, inventory_reports
 from gpulint.lint.world.resolver import Resolver
 
@@ -499,7 +499,7 @@ def _receive(conn: Any) -> Any:
     return value
 
 
-def _worker(run: LintRun, shares: list[list[int]], mine: int, everything: bool, conn: Any) -> NoReturn:
+def _worker(run: LintRun, shares: list[list[int]], mine: int, everything: bool, outline: bool, conn: Any) -> NoReturn:
     """Phase 1: parse this worker's share, send the objects other files may refer to; phase 2: the other
     workers' objects arrive as they sent them (the run forwards them), the linted set is built from all,
     in file order, and the share is checked. Then the process ends at once, as the CLI does
@@ -511,14 +511,16 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, everything: bool, 
         streams = _streams(run, sources)
         parsed: list[ParsedFile] = [] if streams else parse_all(sources)
         streamed = _shared_streamed(sources, everything) if streams else None
-        # a share parsed whole carries the pod templates of what does not cross (outlines); a streamed one not
-        shared = streamed.shared if streamed is not None else [shared_objects(p, everything, True) for p in parsed]
+        # a share parsed whole carries the pod templates of what does not cross (outlines) when a pod may follow
+        # them (a file names podAffinity); a streamed one does not
+        carried = outline and streamed is None
+        shared = streamed.shared if streamed is not None else [shared_objects(p, everything, carried) for p in parsed]
         _send(conn, shared)
         by_file = dict(zip(share, shared))
         for other in shares[:mine] + shares[mine + 1 :]:
             by_file.update(zip(other, _receive(conn)))
         own = (obj for index in sorted(by_file) for obj in by_file[index])
-        whole = (everything or not streams) and run.pods_whole
+        whole = (everything or carried) and run.pods_whole
         linted = LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=whole)
         engines = scoped_engines(run, linted)
         scopes = [scope for scope, _ in run.scoped]
@@ -647,8 +649,9 @@ def _exchanged(run: LintRun, workers: int) -> Iterator[FileReport]:
         ):  # the workers build the linted set: the run reads only what decides the flags
             _read_setup_before_fork(run, scoped_resolvers(run, _config_features_of(run)))
         shares = _shares(run.sources, workers)
+        outline = any(mentions(source, (AFFINITY_WORD,)) for source in run.sources)
         for mine, share in enumerate(shares):
-            channels.append(_fork(_worker, (run, shares, mine, everything), share))
+            channels.append(_fork(_worker, (run, shares, mine, everything, outline), share))
         # Each worker's objects to every other worker, as sent: all are read before any is sent on, so
         # no worker still sending can be blocked by one the run writes to.
         objects = [channel.receive_bytes() for channel in channels]

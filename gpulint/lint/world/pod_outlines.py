@@ -15,6 +15,9 @@ from gpulint.kube.refs import ObjectRef
 from gpulint.kube.workloads import template_metadata
 from gpulint.lint.inputs.linted_set import OUTLINE_API_VERSION, OUTLINE_KIND, LintedObject
 
+# Without this word in any file no pod has a pod affinity: a split run carries no outline (and judges none: a
+# name spelled with escapes is not seen, and the verdict then says nothing).
+AFFINITY_WORD = b"podAffinity"
 # The pod spec fields the scheduler's filters read for a pod that may be joined (kube/scheduler.py
 # pod_requirements: nodeSelector, required node affinity, tolerations, nodeName, requests; hostNetwork: a
 # DaemonSet's added toleration), and of each container the fields pod_requests reads.
