@@ -138,19 +138,20 @@ def _apply_fixes(
 
 def repository_context(
     paths: list[str], sources: list[Source], config: Config
-) -> tuple[list[LintedObject], bool, list[str]]:
+) -> tuple[list[LintedObject], bool, list[str], bool]:
     """Files named one by one (pre-commit, ``gpulint check changed.yaml``) are part of something
-    larger: the objects of the rest of their git repository, for references to resolve against, and
-    whether the linted set is still partial (no repository, or the index was cut short)."""
+    larger: the objects of the rest of their git repository, for references to resolve against,
+    whether the linted set is still partial (no repository, or the index was cut short), and whether
+    the repository was indexed (then the other files are read only for what crosses files)."""
     if not paths or any(path == STDIN or os.path.isdir(path) for path in paths):
-        return [], False, []  # a directory walked, or a rendered stream: the set is what is applied
+        return [], False, [], False  # a directory walked, or a rendered stream: the set is what is applied
     if not config.repo_index:
-        return [], True, []
+        return [], True, [], False
     root = repository_of(sources)
     if root is None:  # no repository to index: the files named are taken as the whole set, as before
-        return [], False, []
+        return [], False, [], False
     context = build_context(root, sources, crosses_files, config.exclude)
-    return context.objects, not context.complete, context.notes
+    return context.objects, not context.complete, context.notes, True
 
 
 def run_check(
@@ -189,7 +190,7 @@ def run_check(
         return CheckResult("", True, [f"gpulint: error: {exc}"], usage_error=True)
     if cluster is not None:
         gc.freeze()  # the inventory lives for the whole run: keep the collector from rescanning it
-    context, partial, index_notes = repository_context(paths, collected.sources, config)
+    context, partial, index_notes, indexed = repository_context(paths, collected.sources, config)
     fixing = fix or show_diff
     run = LintRun(
         config,
@@ -200,6 +201,7 @@ def run_check(
         partial=partial,
         scoped=scoped,
         streamed=not fixing,  # fixing reuses the parsed files
+        indexed=indexed,
     )
     streamed = None if fixing or adoption.write_baseline else get_streamed(output_format)
     if streamed is not None:
@@ -222,7 +224,14 @@ def run_check(
             except (SourceError, ToolError) as exc:
                 return CheckResult("", True, [*messages, f"gpulint: error: {exc}"], usage_error=True)
             run = LintRun(
-                config, collected.sources, cluster, rules=rules, context=context, partial=partial, scoped=scoped
+                config,
+                collected.sources,
+                cluster,
+                rules=rules,
+                context=context,
+                partial=partial,
+                scoped=scoped,
+                indexed=indexed,
             )
             report = run.report(1)
         elif changed:  # report what is left after the fixes

@@ -45,6 +45,7 @@ from gpulint.lint.rule_spec import Need
 from gpulint.lint.world.cross_file import CrossingText, crosses_files, kept_of_file
 from gpulint.lint.world.inventory import ClusterInventory
 from gpulint.lint.world.kinds import CLUSTER_KINDS, Declared
+from gpulint.lint.world.pod_outlines import AFFINITY_WORD, outlined
 from gpulint.lint.world.rejections import API_REJECTED, inventory_reports
 from gpulint.lint.world.resolver import Resolver
 
@@ -93,10 +94,18 @@ def _parsed_alone(source: Source, reduced: Callable[[str], str] | None = None) -
     return parsed
 
 
-def shared_objects(parsed: ParsedFile, everything: bool) -> list[LintedObject]:
-    """The objects of a file that the checks read in a split or streamed run (all of them: ``everything``)."""
+def shared_objects(parsed: ParsedFile, everything: bool, outline: bool = False) -> list[LintedObject]:
+    """The objects of a file that the checks read in a split or streamed run (all of them: ``everything``);
+    with ``outline``, the pod templates of the others as outlines (pod_outlines.outlined)."""
     objects = [linted_object(obj) for obj in parsed.objects]
-    return objects if everything else kept_of_file(objects, crosses_files)
+    if everything:
+        return objects
+    kept = kept_of_file(objects, crosses_files)
+    if not outline:
+        return kept
+    crossing = {id(obj) for obj in kept}
+    carried = (outlined(obj) for obj in objects if id(obj) not in crossing)
+    return kept + [obj for obj in carried if obj is not None]
 
 
 # Strings up to this long are interned in the objects a streamed run keeps: a repository repeats its keys, labels
@@ -203,12 +212,13 @@ def scoped_resolvers(run: LintRun, linted: LintedSet) -> list[Resolver]:
     inventories = [run.cluster, *(run.cluster if inventory is None else inventory for _, inventory in run.scoped)]
     scopes = [scope for scope, _ in run.scoped]
     where: dict[str, int] = {}
-    for obj in linted:
+    for obj in itertools.chain(linted, linted.outlines):
         if obj.file not in where:
             where[obj.file] = scope_index(obj.file, scopes, run.config.root)
     resolvers = []
     for index, inventory in enumerate(inventories):
-        kept = LintedSet((obj for obj in linted if _sees(index, where[obj.file], obj)), linted.complete)
+        seen = (obj for obj in itertools.chain(linted, linted.outlines) if _sees(index, where[obj.file], obj))
+        kept = LintedSet(seen, linted.complete, pods_whole=linted.pods_whole)
         resolvers.append(Resolver(kept, inventory, run.config.gates, declared, mapped=index > 0, knative=run.knative))
     return resolvers
 
@@ -245,6 +255,9 @@ class LintRun:
     # report() may drop each file's parse once it is checked (`check` without --fix): the files are not
     # asked for afterwards, so a large input is checked in memory that does not grow with it
     streamed: bool = False
+    # The files are some of a repository's, its other files read through the repository index: only the objects
+    # that cross files, so not every pod template of what is applied (LintedSet.pods_whole).
+    indexed: bool = False
 
     def __post_init__(self) -> None:
         if self.routes is not None:
@@ -262,7 +275,7 @@ class LintRun:
     @cached_property
     def linted(self) -> LintedSet:
         own = (linted_object(obj) for parsed in self.files for obj in parsed.objects)
-        return LintedSet(itertools.chain(own, self.context), self.references_complete)
+        return LintedSet(itertools.chain(own, self.context), self.references_complete, pods_whole=self.pods_whole)
 
     @cached_property
     def knative(self) -> LazySetup:
@@ -273,6 +286,11 @@ class LintRun:
     @property
     def setup(self) -> KnativeSetup:
         return self.knative.setup
+
+    @property
+    def pods_whole(self) -> bool:
+        """Whether the linted files are every file applied with them (LintedSet.pods_whole, when each is read whole)."""
+        return not self.indexed and not self.partial
 
     @property
     def references_complete(self) -> bool:
@@ -316,6 +334,7 @@ class LintRun:
             self.partial,
             self.routes,
             self.scoped,
+            indexed=self.indexed,
         )
         run.files = [parse_source(fresh[parsed.path]) if parsed.path in fresh else parsed for parsed in self.files]
         run.knative = self.knative  # fixes change manifests, never a setup script
@@ -346,9 +365,11 @@ class LintRun:
     def _streamed_reports(self, deadline: Deadline | None) -> Iterator[FileReport]:
         """Every file checked while at most one file's parse is held: each is parsed once for the objects
         other files read (cross_file.py), its parse dropped, then parsed again to be checked and dropped."""
-        streamed = _shared_streamed(self.sources, _policies_read_objects(self.rules))
+        everything = _policies_read_objects(self.rules)
+        streamed = _shared_streamed(self.sources, everything)
         own = (obj for objects in streamed.shared for obj in objects)
-        self.linted = LintedSet(itertools.chain(own, self.context), self.references_complete)
+        whole = everything and self.pods_whole
+        self.linted = LintedSet(itertools.chain(own, self.context), self.references_complete, pods_whole=whole)
         self.available = frozenset().union(*(engine.available for engine in self.engines))
         for index, source in enumerate(self.sources):
             parsed = streamed.parsed(index, source)
@@ -470,7 +491,7 @@ def _receive(conn: Any) -> Any:
     return value
 
 
-def _worker(run: LintRun, shares: list[list[int]], mine: int, everything: bool, conn: Any) -> NoReturn:
+def _worker(run: LintRun, shares: list[list[int]], mine: int, everything: bool, outline: bool, conn: Any) -> NoReturn:
     """Phase 1: parse this worker's share, send the objects other files may refer to; phase 2: the other
     workers' objects arrive as they sent them (the run forwards them), the linted set is built from all,
     in file order, and the share is checked. Then the process ends at once, as the CLI does
@@ -482,13 +503,17 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, everything: bool, 
         streams = _streams(run, sources)
         parsed: list[ParsedFile] = [] if streams else parse_all(sources)
         streamed = _shared_streamed(sources, everything) if streams else None
-        shared = streamed.shared if streamed is not None else [shared_objects(p, everything) for p in parsed]
+        # a share parsed whole carries the pod templates of what does not cross (outlines) when a pod may follow
+        # them (a file names podAffinity); a streamed one does not
+        carried = outline and streamed is None
+        shared = streamed.shared if streamed is not None else [shared_objects(p, everything, carried) for p in parsed]
         _send(conn, shared)
         by_file = dict(zip(share, shared))
         for other in shares[:mine] + shares[mine + 1 :]:
             by_file.update(zip(other, _receive(conn)))
         own = (obj for index in sorted(by_file) for obj in by_file[index])
-        linted = LintedSet(itertools.chain(own, run.context), run.references_complete)
+        whole = (everything or carried) and run.pods_whole
+        linted = LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=whole)
         engines = scoped_engines(run, linted)
         scopes = [scope for scope, _ in run.scoped]
         batch: list[FileReport] = []
@@ -588,7 +613,7 @@ def _config_features_of(run: LintRun) -> LintedSet:
     resolver reads of the linted files to decide the flags, before the workers have parsed the files."""
     named = [source for source in run.sources if mentions(source, (knative.CONFIG_NAME.encode(),))]
     own = (linted_object(obj) for source in named for obj in _parsed_alone(source).objects)
-    return LintedSet(itertools.chain(own, run.context), run.references_complete)
+    return LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=False)
 
 
 def _fork(target: Any, args: tuple[Any, ...], share: list[int]) -> _Channel:
@@ -616,8 +641,9 @@ def _exchanged(run: LintRun, workers: int) -> Iterator[FileReport]:
         ):  # the workers build the linted set: the run reads only what decides the flags
             _read_setup_before_fork(run, scoped_resolvers(run, _config_features_of(run)))
         shares = _shares(run.sources, workers)
+        outline = any(mentions(source, (AFFINITY_WORD,)) for source in run.sources)
         for mine, share in enumerate(shares):
-            channels.append(_fork(_worker, (run, shares, mine, everything), share))
+            channels.append(_fork(_worker, (run, shares, mine, everything, outline), share))
         # Each worker's objects to every other worker, as sent: all are read before any is sent on, so
         # no worker still sending can be blocked by one the run writes to.
         objects = [channel.receive_bytes() for channel in channels]
@@ -659,7 +685,8 @@ def _shared_first(run: LintRun, workers: int) -> Iterator[FileReport]:
         _reap(channels, answered=True)
         channels = []
         own = (obj for index in sorted(by_file) for obj in by_file[index])
-        run.linted = LintedSet(itertools.chain(own, run.context), run.references_complete)
+        whole = everything and run.pods_whole
+        run.linted = LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=whole)
         del by_file
         run.available = frozenset().union(*(engine.available for engine in run.engines))
         _warm_schemas(run.engines, kinds)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from collections import defaultdict
 from dataclasses import replace
 
@@ -434,3 +435,106 @@ def test_the_generated_files_hold_objects_that_cross():
     # the property above is about something: each kind of document it is made of crosses, or does not, as meant
     crossing = [bool(_crossing("f.yaml", text, reduced=False)[0]) for text in _DOCUMENTS]
     assert crossing == [True] * 11 + [False] * 4  # a Service crosses: service-dns-mismatch reads it by name
+
+
+# Required pod affinity (lint/verdicts/pod_affinity.py): the pods a pod may join are every linted pod template, of
+# every file. A split run carries the templates of what does not cross as outlines (lint/world/pod_outlines.py); a
+# streamed or indexed run holds only what crosses (here the DaemonSet) and says nothing. A node-local cache: its
+# DaemonSet on the CPU nodes (no toleration for the GPU node's taint), a replica on the GPU node in another file;
+# the trainer follows the cache.
+_CACHE_NODES = """\
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: cpu-1, labels: {kubernetes.io/hostname: cpu-1}}, status: {allocatable: {cpu: "8", memory: 31Gi, pods: "110"}}}
+- {apiVersion: v1, kind: Node, metadata: {name: cpu-2, labels: {kubernetes.io/hostname: cpu-2}}, status: {allocatable: {cpu: "8", memory: 31Gi, pods: "110"}}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: gpu-1, labels: {kubernetes.io/hostname: gpu-1}}
+  spec: {taints: [{key: nvidia.com/gpu, value: "true", effect: NoSchedule}]}
+  status: {allocatable: {cpu: "16", memory: 62Gi, pods: "110", nvidia.com/gpu: "1"}}
+"""
+_CACHE_DAEMONSET = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: cache, namespace: ml}
+spec:
+  selector: {matchLabels: {app: cache}}
+  template:
+    metadata: {labels: {app: cache}}
+    spec:
+      containers:
+      - {name: cache, image: redis:7.2, resources: {requests: {cpu: 100m, memory: 128Mi}}}
+"""
+_CACHE_ON_GPU = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: cache-gpu, namespace: ml}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: cache, tier: gpu}}
+  template:
+    metadata: {labels: {app: cache, tier: gpu}}
+    spec:
+      nodeSelector: {kubernetes.io/hostname: gpu-1}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      containers:
+      - {name: cache, image: redis:7.2, resources: {requests: {cpu: 100m, memory: 128Mi}}}
+"""
+_TRAINER = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml, labels: {app: trainer}}
+spec:
+  affinity:
+    podAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - {labelSelector: {matchLabels: {app: cache}}, topologyKey: kubernetes.io/hostname}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+  - {name: train, image: registry.example.com/train:1.0, resources: {limits: {nvidia.com/gpu: 1}}}
+"""
+_AFFINITY = "cannot be scheduled beside the pods its required pod affinity"
+
+
+def _affinity_findings(*args: str) -> list[str]:
+    run = run_cli(*args, "--format", "json", "--select", "gpu-unschedulable")
+    assert run.exit_code in (0, 1), run.stderr
+    return [f["message"] for f in json.loads(run.stdout)["findings"] if _AFFINITY in f["message"]]
+
+
+def test_a_pod_affinity_peer_in_another_file_is_never_missed_by_a_split_run(tmp_path, monkeypatch):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name, text in (("cache.yaml", _CACHE_DAEMONSET), ("cache-gpu.yaml", _CACHE_ON_GPU), ("trainer.yaml", _TRAINER)):
+        (tree / name).write_text(text, encoding="utf-8")
+    inventory = tmp_path / "nodes.yaml"
+    inventory.write_text(_CACHE_NODES, encoding="utf-8")
+    args = ("check", str(tree), "--inventory", str(inventory))
+    monkeypatch.setattr(gpulint.lint.run, "PARALLEL_MIN_FILES", 2)
+    # one process holding every file: the replica on gpu-1 is a pod the trainer can join there
+    assert _affinity_findings(*args, "--jobs", "1") == []
+    # split over workers: the replica's Deployment does not cross, its outline does; no false warning
+    assert _affinity_findings(*args, "--jobs", "2") == []
+    # one parse at a time, and pre-commit on the trainer's file (the repository index carries the DaemonSet,
+    # not the Deployment): the run does not hold every pod template, and says nothing
+    with monkeypatch.context() as patch:
+        patch.setattr(gpulint.lint.run, "KEPT_SOURCE_BYTES", 0)
+        assert _affinity_findings(*args, "--jobs", "1") == _affinity_findings(*args, "--jobs", "2") == []
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    assert _affinity_findings("check", str(tree / "trainer.yaml"), "--inventory", str(inventory)) == []
+    (tree / ".git").rename(tmp_path / "git")
+    # the trap: without the replica, the cache stays off gpu-1 (the DaemonSet crosses files)
+    (tree / "cache-gpu.yaml").unlink()
+    blocked = [
+        "this pod cannot be scheduled beside the pods its required pod affinity (kubernetes.io/hostname) matches"
+    ]
+    assert _affinity_findings(*args, "--jobs", "1") == _affinity_findings(*args, "--jobs", "2") == blocked
+    # and the cache as a Deployment, which does not cross: the split run judges it from its outline
+    (tree / "cache.yaml").write_text(
+        _CACHE_ON_GPU.replace("cache-gpu", "cache").replace(
+            "kubernetes.io/hostname: gpu-1", "kubernetes.io/hostname: cpu-1"
+        ),
+        encoding="utf-8",
+    )
+    assert _affinity_findings(*args, "--jobs", "1") == _affinity_findings(*args, "--jobs", "2") == blocked

@@ -16,6 +16,11 @@ from gpulint.lint.findings import ObjectRef
 
 _T = TypeVar("_T")
 
+# The pod templates of an object that does not cross files, carried in its place to the checks of the others
+# (lint/world/pod_outlines.py): held apart from the objects, which no lookup or walk of the set meets.
+OUTLINE_API_VERSION = "outline.gpulint.dev/v1"
+OUTLINE_KIND = "PodTemplates"
+
 
 def secret_outline(data: dict[str, Any]) -> dict[str, Any]:
     """A Secret as other objects' checks see it: its name and its keys (``data``'s and ``stringData``'s, as the
@@ -54,17 +59,27 @@ class LintedSet:
     ``complete`` says whether the set is everything the user is about to apply (a
     repository, a rendered chart) or a single object seen on its own (an admission
     review): only a complete set proves that a referenced object does not exist.
+
+    ``pods_whole`` says whether it holds every pod template of the files applied with it, in its object or in
+    an outline carried for it (``outlines``): a streamed run, or one through the repository index, holds only
+    the objects that cross files (gpulint/lint/world/cross_file.py), so a pod another pod may join can be missing.
     """
 
-    def __init__(self, objects: Iterable[LintedObject] = (), complete: bool = True) -> None:
+    def __init__(self, objects: Iterable[LintedObject] = (), complete: bool = True, *, pods_whole: bool = True) -> None:
         self.complete = complete
+        self.pods_whole = pods_whole
         self._objects: list[LintedObject] = []
+        self._outlines: list[LintedObject] = []
         self._by_kind: dict[tuple[str, str], list[LintedObject]] = {}
         self._facts: dict[str, Any] = {}  # key -> what fact() worked out of these objects
         for obj in objects:
             self.add(obj)
 
     def add(self, obj: LintedObject) -> None:
+        if obj.ref.kind == OUTLINE_KIND and obj.ref.api_version == OUTLINE_API_VERSION:
+            self._outlines.append(obj)
+            self._facts.clear()
+            return
         self._objects.append(obj)
         self._by_kind.setdefault((obj.ref.group, obj.ref.kind), []).append(obj)
         self._facts.clear()  # worked out of fewer objects
@@ -77,6 +92,11 @@ class LintedSet:
             return self._facts[key]  # type: ignore[no-any-return]  # stored by this key's own work
         value = self._facts[key] = work(*args)
         return value
+
+    @property
+    def outlines(self) -> list[LintedObject]:
+        """The outlines carried for the objects of other files that did not cross (pod_outlines.outlined)."""
+        return self._outlines
 
     def __iter__(self) -> Iterator[LintedObject]:
         return iter(self._objects)

@@ -11,13 +11,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from gpulint.kube.fields import dig, mapping, text
+from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.pod_affinity import REASON_POD_AFFINITY, AffinityTerm, required_affinity_terms
 from gpulint.kube.refs import ObjectLike
 from gpulint.kube.scheduler import FitResult, NodeGroup, NodeInfo, pod_requirements
 from gpulint.kube.wording import first_and_more
-from gpulint.kube.workloads import ObjectFacts, PodSpecSite, effective_pod_spec, template_metadata
+from gpulint.kube.workloads import PodSpecSite, effective_pod_spec, template_metadata
 from gpulint.lint.inputs.linted_set import LintedSet
+from gpulint.lint.world.pod_outlines import outlines_of
 from gpulint.lint.world.resolver import Resolver
 
 
@@ -45,27 +46,32 @@ class PodAffinityVerdict:
 
 @dataclass(frozen=True)
 class _Template:
-    """A linted pod template as another pod's affinity sees it."""
+    """A linted pod template as another pod's affinity sees it (its outline: lint/world/pod_outlines.py)."""
 
     name: str  # "Pod/devpod/helper", with the template's role
     namespace: str
     labels: dict[str, Any]
     kind: str
-    site: PodSpecSite
-    facts: ObjectFacts
+    completed: bool  # another object completes its spec (PodSpecSite.completed_by)
+    spec: dict[str, Any]  # the fields of its pod spec the scheduler's filters read
 
 
 def _templates(linted: LintedSet) -> tuple[_Template, ...]:
-    """Every pod template of the linted objects that starts pods (read once per linted set)."""
-    found = []
-    for other in linted:
-        facts = other.facts  # worked out afresh on each read: once here
-        for site in facts.sites():
-            if site.runs:
-                labels = mapping(template_metadata(other.data, site).get("labels"))
-                name = other.ref.display() + (f" ('{site.role}')" if site.role else "")
-                found.append(_Template(name, other.ref.namespace, labels, other.kind, site, facts))
-    return tuple(found)
+    """Every pod template of the linted objects that starts pods, each read through its outline, and those
+    carried for the objects of other files that did not cross (read once per linted set)."""
+    outlines = [outline for obj in linted for outline in outlines_of(obj)]
+    outlines += [mapping(outline) for carried in linted.outlines for outline in sequence(carried.data.get("templates"))]
+    return tuple(
+        _Template(
+            text(outline.get("name")),
+            text(outline.get("namespace")),
+            mapping(outline.get("labels")),
+            text(outline.get("kind")),
+            outline.get("completed") is True,
+            mapping(outline.get("spec")),
+        )
+        for outline in outlines
+    )
 
 
 def pod_affinity_verdict(
@@ -74,8 +80,9 @@ def pod_affinity_verdict(
     """The verdict once the pod's required pod affinity is judged; None when it cannot be: no term, no node fits
     already (the other filters' finding), node pools that may add nodes for both pods, the pod matching its own
     terms (the scheduler lets the first one pass), a selector on a label a controller adds, or no linted pod
-    matching (pods outside the linted files may)."""
-    if not fit.fits or resolver.pools:
+    matching (pods outside the linted files may), or a linted set without every pod template of the files
+    applied (a split or indexed run: a pod of another file that can reach the pod's nodes may match)."""
+    if not fit.fits or resolver.pools or not resolver.linted.pods_whole:
         return None
     namespace = obj.ref.namespace
     labels = mapping(template_metadata(obj.data, site).get("labels"))
@@ -89,10 +96,10 @@ def pod_affinity_verdict(
     for template in resolver.linted.fact("pod templates", _templates, resolver.linted):
         if not all(term.matches(template.labels, template.namespace) for term in terms):
             continue
-        if template.site.completed_by:
+        if template.completed:
             return None  # its node selection may come from elsewhere
         peers.append(template.name)
-        wanted = pod_requirements(effective_pod_spec(template.kind, template.site.spec), facts=template.facts)
+        wanted = pod_requirements(effective_pod_spec(template.kind, template.spec))
         nodes.update((node.name, node) for node in resolver.model.evaluate(wanted).fitting)
     by_name = {node.name: node for node in resolver.nodes}
     for running in resolver.pods:  # the inventory's running pods: they count where they run
