@@ -117,7 +117,9 @@ def check_modules(modules: set[str]) -> set[str]:
 def routed(kind: str, available: frozenset = frozenset()) -> set[str]:
     """The rule modules the index routes an object of this kind to, with these needs met."""
     return {
-        module for module, spec, has_check in RULE_INDEX if has_check and spec.needs <= available and spec.reads(kind)
+        module
+        for module, spec, has_check in RULE_INDEX
+        if has_check and (spec.needs <= available or spec.in_part) and spec.reads(kind)
     }
 
 

@@ -4,6 +4,7 @@ scheduler's configuration does not turn on."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from gpulint.kube.fields import dig, mapping, text
 from gpulint.kube.gpu_sharing import NVIDIA_GPU
@@ -15,14 +16,9 @@ from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, first_line
 from gpulint.lint.inputs.objects import KubeObject
 from gpulint.lint.rule_spec import Need, RuleSpec, Scope
-from gpulint.lint.verdicts.device_filters import (
-    SHARED_REFUSAL,
-    MigMixture,
-    SharedRequest,
-    VgpuExcess,
-    sharing_verdict,
-    vgpu_excesses,
-)
+
+if TYPE_CHECKING:
+    from gpulint.lint.verdicts.device_filters import MigMixture, SharedRequest, VgpuExcess
 
 # The Volcano share switch is read from the linted files alone; the rest needs the inventory's nodes.
 SPEC = RuleSpec("gpu-sharing", Severity.WARNING, needs=frozenset({Need.NODES}), scope=Scope.POD_TEMPLATE, in_part=True)
@@ -36,6 +32,9 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
     resolver = ctx.cluster
     if resolver is None:
         return
+    # imported here: without nodes the rule runs in part (the Volcano switch), and a one-file check stays lean
+    from gpulint.lint.verdicts.device_filters import sharing_verdict, vgpu_excesses
+
     verdict = sharing_verdict(obj.kind, site, resolver, obj.facts)  # the one explain shows
     yield from (_shared_request(request) for request in verdict.shared)
     # HAMi and Volcano's device count, on the nodes the other filters pass (the verdict explain shows)
@@ -66,6 +65,8 @@ def _too_many_vgpus(excess: VgpuExcess) -> Diagnostic:
 
 def _shared_request(request: SharedRequest) -> Diagnostic:
     """More than one unit of a shared resource is not more GPU (the verdict explain shows)."""
+    from gpulint.lint.verdicts.device_filters import SHARED_REFUSAL
+
     name, amount = request.resource, request.amount
     where = (
         "every node it can use"
