@@ -16,6 +16,8 @@ import textwrap
 
 import pytest
 from conftest import run_cli
+from support.spies import calls_by_process
+from support.trees import write_tree
 
 from gpulint.lint.inputs.autopilot_setup import words_of_file, words_of_tree
 
@@ -121,13 +123,6 @@ def repo(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     return tmp_path
-
-
-def write_tree(root, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
 
 
 def autopilot_findings(*args: str) -> list[tuple[str, int, str, str]]:
@@ -385,20 +380,7 @@ def test_one_walk_by_the_run_whether_it_checks_alone_or_forks_its_workers(repo, 
     from gpulint.lint.inputs import autopilot_setup
 
     write_tree(repo, {"infra/main.tf": AUTOPILOT_TF, **{f"k8s/vllm-{n}.yaml": VLLM for n in range(3)}})
-    walks = repo.parent / f"{repo.name}-walks"
-    real = autopilot_setup.words_of_tree
-
-    def counted(*args, **kwargs):
-        with open(walks, "a", encoding="utf-8") as log:  # appended from whichever process walks
-            log.write(f"{os.getpid()}\n")
-        return real(*args, **kwargs)
-
-    def taken() -> list[str]:
-        pids = walks.read_text().split() if walks.exists() else []
-        walks.unlink(missing_ok=True)
-        return pids
-
-    monkeypatch.setattr(autopilot_setup, "words_of_tree", counted)
+    taken = calls_by_process(monkeypatch, autopilot_setup, "words_of_tree", repo.parent / f"{repo.name}-walks")
     alone = run_cli("check", ".", "--format", "json", "--jobs", "1")
     assert len([f for f in alone.json()["findings"] if f["rule"] == "autopilot-rejected"]) == 3
     assert taken() == [str(os.getpid())]

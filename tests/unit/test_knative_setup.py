@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import run_cli
+from support.spies import calls_by_process
 from support.trees import write_tree
 
 import gpulint.lint.run
@@ -239,21 +240,7 @@ def test_the_setup_is_read_once_per_run_and_every_split_or_streamed_run_reads_th
 def counted_walks(repo, monkeypatch) -> Callable[[], list[str]]:
     """The setup walks counted from whichever process walks: the function returns the walkers' process ids since
     it was last called."""
-    walks = repo.parent / f"{repo.name}-walks"
-    real = knative_setup.enabled_flags
-
-    def counted(*args, **kwargs):
-        with open(walks, "a", encoding="utf-8") as log:  # appended from whichever process walks
-            log.write(f"{os.getpid()}\n")
-        return real(*args, **kwargs)
-
-    def taken() -> list[str]:
-        pids = walks.read_text().split() if walks.exists() else []
-        walks.unlink(missing_ok=True)
-        return pids
-
-    monkeypatch.setattr(knative_setup, "enabled_flags", counted)
-    return taken
+    return calls_by_process(monkeypatch, knative_setup, "enabled_flags", repo.parent / f"{repo.name}-walks")
 
 
 def split_runs(monkeypatch) -> Iterator[tuple[tuple[bool, str], Any]]:
