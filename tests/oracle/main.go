@@ -30,6 +30,7 @@ var families = map[string]handler{
 	"validate":      answerValidate,
 	"gate_defaults": answerGateDefaults,
 	"gang_validate": answerGangValidate,
+	"go_text":       answerGoText,
 }
 
 func main() {

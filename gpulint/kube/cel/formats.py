@@ -14,24 +14,7 @@ import re
 from collections.abc import Callable
 
 from gpulint.kube import names
-
-
-def go_quote(text: str) -> str:
-    """strconv.Quote for the texts these errors show."""
-    out = []
-    for char in text:
-        if char in '"\\':
-            out.append("\\" + char)
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif ord(char) < 0x20 or ord(char) == 0x7F:
-            out.append(f"\\x{ord(char):02x}")
-        else:
-            out.append(char)
-    return '"' + "".join(out) + '"'
-
+from gpulint.kube.go_text import quote as go_quote
 
 # --------------------------------------------------------------------------- net/url, as Go parses a request URI
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.cel import formats, rewrite
-from gpulint.kube.cel.formats import go_quote as _go_quote
+from gpulint.kube.go_text import quote as _go_quote
 
 # --------------------------------------------------------------------------- the table
 

@@ -4,7 +4,6 @@ resource names, and object names and labels."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from dataclasses import replace
@@ -13,6 +12,7 @@ from typing import Any
 
 from gpulint.kube import names
 from gpulint.kube.features import FeatureGates
+from gpulint.kube.go_text import quote
 from gpulint.kube.lru import short_strings_remembered
 from gpulint.kube.quantity import QuantityError, parse_quantity, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -143,7 +143,7 @@ def _compared_value(value: str, path: Path) -> Iterator[FieldError]:
         yield FieldError(path, INVALID, value, "must be a valid decimal integer in canonical form")
     if names.parse_int64(value) is None:
         reason = "value out of range" if names.SIGNED_DIGITS.fullmatch(value) else "invalid syntax"
-        yield FieldError(path, INVALID, value, f"strconv.ParseInt: parsing {json.dumps(value)}: {reason}")
+        yield FieldError(path, INVALID, value, f"strconv.ParseInt: parsing {quote(value)}: {reason}")
 
 
 def _requirement(requirement: Any, path: Path, label_values: bool) -> Iterator[FieldError]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from gpulint.kube.go_text import quote
 from gpulint.kube.refs import Path
 
 REQUIRED = "Required value"
@@ -64,7 +65,7 @@ class FieldError:
         elif isinstance(self.value, (int, float)):
             body = f"{self.kind}: {self.value}"
         elif isinstance(self.value, str):
-            body = f"{self.kind}: {json.dumps(self.value)}"
+            body = f"{self.kind}: {quote(self.value)}"
         else:
             body = f"{self.kind}: {json.dumps(self.value, separators=(',', ':'), default=str)}"
         return f"{self.field}: {body}" + (f": {self.detail}" if self.detail and detail else "")
@@ -79,4 +80,4 @@ def too_long(path: Path, maximum: int) -> FieldError:
 
 
 def not_supported(path: Path, value: Any, supported: tuple[str, ...]) -> FieldError:
-    return FieldError(path, NOT_SUPPORTED, value, "supported values: " + ", ".join(json.dumps(v) for v in supported))
+    return FieldError(path, NOT_SUPPORTED, value, "supported values: " + ", ".join(quote(str(v)) for v in supported))
