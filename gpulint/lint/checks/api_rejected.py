@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpulint.kube.fields import dig, mapping
 from gpulint.kube.held_pods import HELD_IN
-from gpulint.kube.operator_webhooks import cluster_queue_schema_errors
+from gpulint.kube.operators import cluster_queue_schema_errors
 from gpulint.kube.validation import core
 from gpulint.kube.validation.errors import FieldError
 from gpulint.kube.validation.objects import BUILT_IN, admin_access_request, dra_spec, object_meta

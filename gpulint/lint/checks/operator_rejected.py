@@ -9,7 +9,7 @@ from typing import Any
 
 from gpulint.kube import knative, kserve
 from gpulint.kube.fields import dig, mapping
-from gpulint.kube.operator_webhooks import kserve_config_gpu_types, refusals
+from gpulint.kube.operators import CHECKS, kserve_config_gpu_types, refusals
 from gpulint.lint.checks import CheckContext
 from gpulint.lint.findings import Diagnostic, Severity, split_long
 from gpulint.lint.inputs.objects import KubeObject
@@ -20,33 +20,7 @@ from gpulint.lint.world.rejections import rejection_text
 SPEC = RuleSpec(
     "operator-rejected",
     Severity.ERROR,
-    kinds=frozenset(
-        {
-            "RayJob",
-            "RayCluster",
-            "RayService",
-            "MPIJob",
-            "ClusterQueue",
-            "Queue",
-            "Job",
-            "JobSet",
-            "LeaderWorkerSet",
-            "PyTorchJob",
-            "TFJob",
-            "XGBoostJob",
-            "PaddleJob",
-            "JAXJob",
-            "TrainJob",
-            "InferenceService",
-            "Workspace",  # KAITO's
-            "Experiment",  # Katib's
-            "NIMService",
-            "ServingRuntime",
-            "ClusterServingRuntime",
-            "Service",  # Knative's (serving.knative.dev)
-            "Configuration",
-        }
-    ),
+    kinds=frozenset({kind for _, kind in CHECKS}) | frozenset(knative.KINDS),  # Knative's are Service and Configuration
 )
 RULE_ID = SPEC.id
 

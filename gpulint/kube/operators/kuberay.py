@@ -1,0 +1,89 @@
+"""KubeRay's controller validation of a RayCluster, RayJob or RayService (no webhook).
+
+KubeRay (ray-project/kuberay ray-operator, controllers/ray/utils/validation.go, read at v1.7.0): before each
+reconcile the controller validates the object's metadata (ValidateRayClusterMetadata, ValidateRayJobMetadata,
+ValidateRayServiceMetadata, v1.4.0 on: the name a DNS-1035 label of at most 53 characters, 47 for a RayJob or
+RayService whose cluster adds a 6-character suffix), then its cluster spec (ValidateRayClusterSpec, on a
+RayCluster, a RayJob's rayClusterSpec and a RayService's rayClusterConfig): the head group's, then each worker
+group's, resources given both in rayStartParams and in `resources` (v1.5.0 on) or labels in rayStartParams, and a
+worker group's replica bounds negative or crossed (v1.6.0 on; before, maxReplicas workers ran). It stops at the
+first error, records the event Invalid<Kind>Metadata or Invalid<Kind>Spec and creates nothing. The CRD defaults
+minReplicas to 0 and maxReplicas to 2147483647.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.names import (
+    dns1035_label,
+)
+from gpulint.kube.operators.common import Refusal, Submitted
+from gpulint.kube.refs import Path
+
+GROUP = "ray.io"
+KUBERAY_CLUSTER_SPECS: dict[str, Path] = {
+    "RayCluster": ("spec",),
+    "RayJob": ("spec", "rayClusterSpec"),
+    "RayService": ("spec", "rayClusterConfig"),
+}
+KUBERAY_NAME_MAX = {"RayCluster": 53, "RayJob": 47, "RayService": 47}  # MaxRayClusterNameLength (- 6)
+_KUBERAY_START_RESOURCES = ("num-cpus", "num-gpus", "memory", "resources")
+
+
+def _kuberay_cluster(data: dict[str, Any], kind: str) -> Iterator[Refusal]:
+    """The first error KubeRay's controller finds in the metadata, then in the cluster spec."""
+    name = dig(data, "metadata", "name")
+    if isinstance(name, str) and name:
+        words = ""
+        if len(name) > KUBERAY_NAME_MAX[kind]:
+            words = f"{kind} name should be no more than {KUBERAY_NAME_MAX[kind]} characters"
+        elif problems := dns1035_label(name):
+            words = f"{kind} name should be a valid DNS1035 label: [{' '.join(problems)}]"
+        if words:
+            prefix = "" if kind == "RayCluster" else f"The {kind} metadata is invalid: "
+            done = f"KubeRay validates the name before it reconciles (event Invalid{kind}Metadata) and creates nothing"
+            yield Refusal(("metadata", "name"), "KubeRay", prefix + words, controller=done)
+            return
+    path = KUBERAY_CLUSTER_SPECS[kind]
+    done = f"KubeRay validates the spec before it reconciles (event Invalid{kind}Spec) and creates no pods"
+    head = mapping(dig(data, *path, "headGroupSpec"))
+    groups = [("Head", (*path, "headGroupSpec"), head)] + [
+        (text(mapping(raw).get("groupName")), (*path, "workerGroupSpecs", index), mapping(raw))
+        for index, raw in enumerate(sequence(dig(data, *path, "workerGroupSpecs")))
+    ]
+    for number, (group_name, at, group) in enumerate(groups):
+        problem = _kuberay_group(group_name, at, group, worker=number > 0)
+        if problem is not None:
+            yield replace(problem, controller=done)
+            return
+
+
+def _kuberay_group(name: str, at: Path, group: dict[str, Any], worker: bool) -> Refusal | None:
+    """One group's first error, in ValidateRayClusterSpec's order."""
+    if worker:
+        low, high = integer(group.get("minReplicas")), integer(group.get("maxReplicas"))
+        for key, value in (("minReplicas", low), ("maxReplicas", high)):
+            if value is not None and value < 0:
+                return Refusal((*at, key), "KubeRay", f"worker group {name} has negative {key} {value}")
+        if low is not None and high is not None and low > high:
+            words = f"worker group {name} has minReplicas {low} greater than maxReplicas {high}"
+            return Refusal((*at, "minReplicas"), "KubeRay", words)
+    params = mapping(group.get("rayStartParams"))
+    if any(text(params.get(key)) for key in _KUBERAY_START_RESOURCES) and mapping(group.get("resources")):
+        words = f"resource fields should not be set in both rayStartParams and Resources for {name} group; please use only one"
+        return Refusal((*at, "resources"), "KubeRay", words)
+    if "labels" in params:
+        words = (
+            f"rayStartParams['labels'] is not supported for {name} group; please use the top-level Labels field instead"
+        )
+        return Refusal((*at, "rayStartParams", "labels"), "KubeRay", words)
+    return None
+
+
+def refusals(submitted: Submitted) -> list[Refusal]:
+    """The first error KubeRay's controller finds (a RayJob's or RayCluster's Kueue refusals are kueue.py's)."""
+    return list(_kuberay_cluster(submitted.data, submitted.kind))
