@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.go_text import quote
 from gpulint.kube.kserve import KSERVE_CONTAINER, KSERVE_LEGACY_FRAMEWORKS, WORKER_CONTAINER
 from gpulint.kube.names import (
     dns1123_subdomain,
@@ -92,7 +93,7 @@ def kserve_config_gpu_types(multi_node: object) -> frozenset[str]:
 
 def _kserve_isvc(data: dict[str, Any], cluster_gpu_types: frozenset[str]) -> Iterator[tuple[Path, str]]:
     raw_name = text(dig(data, "metadata", "name"))
-    name = json.dumps(raw_name)  # Go's %q, for the names Kubernetes allows
+    name = quote(raw_name)  # apierrors.NewInvalid: %q
     invalid = f"the InferenceService {name} is invalid"
     if raw_name and not dns1123_subdomain(raw_name) and not KSERVE_NAME.fullmatch(raw_name):
         yield ("metadata", "name"), f'the InferenceService "{raw_name}" is invalid: {KSERVE_NAME_ERROR}'
@@ -106,7 +107,7 @@ def _kserve_isvc(data: dict[str, Any], cluster_gpu_types: frozenset[str]) -> Ite
     for at, variable, container in _kserve_blocked_envs(data):
         yield (
             at,
-            f"{invalid}: setting {variable} in container {json.dumps(container)} is not allowed for security reasons",
+            f"{invalid}: setting {variable} in container {quote(container)} is not allowed for security reasons",
         )
     predictor = mapping(dig(data, "spec", "predictor"))
     if isinstance(predictor.get("workerSpec"), dict):
@@ -259,8 +260,8 @@ def _kserve_runtime(data: dict[str, Any], kind: str, cluster: frozenset[str]) ->
         for index, container in enumerate(map(mapping, sequence(dig(data, *where_list)))):
             for position, env in enumerate(map(mapping, sequence(container.get("env")))):
                 if text(env.get("name")) in KSERVE_BLOCKED_ENVS:
-                    variable, owner = text(env.get("name")), json.dumps(text(container.get("name")))
-                    words = f"the {kind} {json.dumps(name)} is invalid: setting {variable} in container {owner} is not allowed for security reasons"
+                    variable, owner = text(env.get("name")), quote(text(container.get("name")))
+                    words = f"the {kind} {quote(name)} is invalid: setting {variable} in container {owner} is not allowed for security reasons"
                     yield (*where_list, index, "env", position, "name"), words
                     return
 
