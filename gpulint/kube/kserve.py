@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.fields import dig, integer, mapping, sequence, text
+from gpulint.kube.kserve_runtimes import Installed
 from gpulint.kube.pod_views import PodView, Slot, slotted
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -92,11 +93,20 @@ def kserve_predictor_pods(obj: dict[str, Any], owner: dict[str, Any]) -> int | N
 
 
 class BoundInferenceService(dict[str, Any]):
-    """An InferenceService's data with the ServingRuntime its predictor names (found by the resolver)."""
+    """An InferenceService's data with the ServingRuntime its predictor names, or that KServe selects for its
+    model format (``selected``), found by the resolver."""
 
-    def __init__(self, data: dict[str, Any], runtime: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, Any], runtime: dict[str, Any], selected: bool = False) -> None:
         super().__init__(data)
         self.runtime = runtime
+        self.selected = selected
+
+
+def installed_runtime(isvc: dict[str, Any]) -> str:
+    """The name of the ClusterServingRuntime KServe installs that the resolver chose for the predictor by its
+    model format (kube/kserve_runtimes), "" when the runtime is named, written in the files or not known."""
+    runtime = getattr(isvc, "runtime", None)
+    return text(dig(runtime, "metadata", "name")) if isinstance(runtime, Installed) else ""
 
 
 def runtime_name(isvc: dict[str, Any]) -> str:
@@ -207,6 +217,8 @@ def predictor_view(
     aliases += [((*spec_path, "containers", i + 1), (*spec_path, "containers", i)) for i in range(len(others))]
     aliases += [((*spec_path, key), reference) for key in from_runtime]
     runtime_ref = f"{text(runtime.get('kind'))}/{text(dig(runtime, 'metadata', 'name'))}"
+    if isinstance(runtime, Installed):
+        runtime_ref += " (as KServe installs it)"
     names = tuple(((*spec_path, key), f"{runtime_ref} spec.{key}") for key in from_runtime)
     unfaithful = tuple((*spec_path, key) for key in from_runtime if key != "volumes")
     nodes = multi_node(spec, pod, runtime_spec)
@@ -214,8 +226,15 @@ def predictor_view(
         at = _set_gpus(pod, 0, nodes.gpu, nodes.head_gpus, spec_path)
         aliases.append((at, _parallelism_path(spec, spec_path, reference)))
         unfaithful += (at,)
-    return PodView(pod, tuple(aliases), unfaithful=unfaithful, names=names)
+    completed_by = SELECTED_RUNTIME if getattr(obj, "selected", False) else ""
+    return PodView(pod, tuple(aliases), completed_by, unfaithful=unfaithful, names=names)
 
+
+# A predictor completed by the runtime KServe selects for its model format (kube/kserve_runtimes): its pod is
+# known as far as the files and the inventory show the cluster's runtimes. Rules that raise errors treat it as
+# completed by another object (a ServingRuntime the files do not show may be selected first); the warnings
+# dev-shm-missing and parallelism-mismatch judge it.
+SELECTED_RUNTIME = "the runtime KServe selects for the model format (another the files do not show may come first)"
 
 KSERVE_PREDICTOR = predictor_view
 

@@ -58,10 +58,13 @@ def test_kserve_shorthand_container_is_checked_at_its_line():
 
 def test_kserve_shorthand_clean_and_its_false_positive_traps():
     assert lint_text(ISVC_SHORTHAND % "1") == []
-    # 4 GPUs and requests only: the ServingRuntime supplies the rest of the container and pod (its
-    # /dev/shm volume, limits, runtime class): absence proves nothing, and the shorthand has no name.
+    # 4 GPUs and requests only: KServe selects kserve-huggingfaceserver for the format, which sets no GPU
+    # limit; but a ServingRuntime the files do not show may be selected first, so nothing is refused on the
+    # assumption (gpu-request-without-limit is an error), and dev-shm-missing, a warning, names it.
     partial = ISVC_SHORTHAND.replace('          nvidia.com/gpu: "%s"\n', "").replace('gpu: "1"', 'gpu: "4"')
-    assert lint_text(partial) == []
+    (shm,) = lint_text(partial)
+    assert shm.rule == "dev-shm-missing"
+    assert any("ClusterServingRuntime/kserve-huggingfaceserver, which KServe selects" in n for n in shm.notes)
 
 
 ISVC_CUSTOM = """
@@ -910,10 +913,17 @@ def test_kserve_named_runtime_makes_absence_provable():
         ("spec", "predictor", "model", "volumeMounts"),
     ]
     assert _serving({"gpus": 4, "shm": SHM}, {"requested": 4, "tp": 4}) == []  # the runtime mounts it
-    # a model-format shorthand without a runtime named: KServe picks one, gpulint does not guess
+    # a model-format shorthand without a runtime named: KServe selects one by format, and the namespace's
+    # runtime only when its format has autoSelect (else the ClusterServingRuntime KServe installs)
     unnamed = (ISVC_NAMED_RUNTIME % {"requested": 4, "tp": 4}).replace("      runtime: vllm-runtime\n", "")
-    found = by_rule(lint_text(SERVING_RUNTIME % {"gpus": 4, "shm": ""} + "---" + unnamed), "dev-shm-missing")
-    assert [f.obj.kind for f in found] == ["ServingRuntime"]
+    for auto, runtime in (("false", "ClusterServingRuntime/kserve-huggingfaceserver"), ("true", "")):
+        own = (SERVING_RUNTIME % {"gpus": 4, "shm": ""}).replace("autoSelect: false", f"autoSelect: {auto}")
+        found = by_rule(lint_text(own + "---" + unnamed), "dev-shm-missing")
+        assert [f.obj.kind for f in found] == ["ServingRuntime", "InferenceService"]
+        assert any(runtime in n for n in found[1].notes if "selects" in n) == bool(runtime)
+        own_shm = (SERVING_RUNTIME % {"gpus": 4, "shm": SHM}).replace("autoSelect: false", f"autoSelect: {auto}")
+        found = by_rule(lint_text(own_shm + "---" + unnamed), "dev-shm-missing")
+        assert [f.obj.kind for f in found] == ([] if auto == "true" else ["InferenceService"])
 
 
 # A TrainJob through Kueue (Kueue docs, "Run A TrainJob": the queue label on the TrainJob; Kueue's

@@ -8,6 +8,7 @@ from typing import Any
 
 from gpulint.kube.commandline import container_commands, dataloader_workers, image_name
 from gpulint.kube.fields import dig, mapping, sequence, text
+from gpulint.kube.kserve import SELECTED_RUNTIME, installed_runtime
 from gpulint.kube.pod_views import ARGO_PARAMETERS, argo_storage_known
 from gpulint.kube.quantity import QuantityError, quantity_from_yaml
 from gpulint.kube.refs import Path
@@ -69,7 +70,18 @@ def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Dia
         elif reason:
             affected.append(_Unmounted(path, container, *reason, family.collective_shm))
     if affected:
-        yield _finding(site, affected)
+        yield _finding(site, affected, _installed_runtime_note(obj, site))
+
+
+def _installed_runtime_note(obj: KubeObject, site: PodSpecSite) -> str:
+    """Why an InferenceService's predictor, completed by a runtime the files do not hold, is judged at all."""
+    runtime = installed_runtime(obj.data) if site.path == ("spec", "predictor") else ""
+    if not runtime:
+        return ""
+    return (
+        f"the predictor's runtime is ClusterServingRuntime/{runtime}, which KServe selects for its model format "
+        "(autoSelect): KServe's Helm chart installs it with no /dev/shm (its default values)"
+    )
 
 
 def _kuberay_mounts_shm(obj: KubeObject, site: PodSpecSite, path: Path) -> bool:
@@ -93,7 +105,10 @@ def _program_unknown(obj: KubeObject, path: Path, container: dict[str, Any]) -> 
 
 def _mounts_written(obj: KubeObject, site: PodSpecSite) -> bool:
     """An Argo template whose only unknowns are {{...}} parameters outside its volumes and mounts: its
-    /dev/shm is as written, whatever Argo substitutes."""
+    /dev/shm is as written, whatever Argo substitutes. A KServe predictor merged with the runtime KServe
+    selects for its model format: its volumes are that runtime's and its own."""
+    if site.completed_by == SELECTED_RUNTIME:
+        return True
     return site.completed_by == ARGO_PARAMETERS and argo_storage_known(obj.data, site.path)
 
 
@@ -207,7 +222,7 @@ def _one_rank_of_several(
     return sum(site.pods or 0 for site in sites if pod_gpus(site.spec, patterns, obj.facts)) > 1
 
 
-def _finding(site: PodSpecSite, affected: list[_Unmounted]) -> Diagnostic:
+def _finding(site: PodSpecSite, affected: list[_Unmounted], runtime_note: str = "") -> Diagnostic:
     first = affected[0]
     quoted = [f"'{text(each.container.get('name'))}'" for each in affected]
     names = ", ".join([f"{name} ({each.tag})" for name, each in zip(quoted, affected)])
@@ -238,6 +253,7 @@ def _finding(site: PodSpecSite, affected: list[_Unmounted]) -> Diagnostic:
         ),
         notes=(
             *reasons,
+            *((runtime_note,) if runtime_note else ()),
             (
                 'NCCL fails with "Error while creating shared memory segment /dev/shm/nccl-... No space left on '
                 'device" and PyTorch DataLoader workers with "Unexpected bus error encountered in worker. This '

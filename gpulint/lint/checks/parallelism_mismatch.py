@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
 from gpulint.kube import ray_serve
 from gpulint.kube.commandline import ConfigMaps, Origin, Word
 from gpulint.kube.fields import counted, decimal, dig, integer, mapping, text
+from gpulint.kube.kserve import SELECTED_RUNTIME
 from gpulint.kube.launchers import Launch
 from gpulint.kube.refs import Path
 from gpulint.kube.runtime import (
@@ -55,7 +56,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
     patterns = ctx.config.gpu_resources
     sites = [site for site in obj.facts.sites() if site.runs]  # a PodTemplate object starts nothing
     for site in sites:
-        if site.completed_by:
+        if site.completed_by and site.completed_by != SELECTED_RUNTIME:
             continue  # the command and arguments may come from the object that completes the pod
         injected: dict[str, str | None] | None = None  # read for the first GPU container
         for container_path, container in main_containers(site.spec):
@@ -94,8 +95,16 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
                     continue
                 demand = _demand(obj, launch)
                 if demand is not None and not (may_show_more and demand.processes > held.ranks):
-                    yield from _compare(demand, held, base, f"container '{text(container.get('name'))}'")
+                    compared = _compare(demand, held, base, f"container '{text(container.get('name'))}'")
+                    yield from (_assumed(d) for d in compared) if site.completed_by else compared
     yield from _operator_fields(obj, sites, patterns)
+
+
+def _assumed(diagnostic: Diagnostic) -> Diagnostic:
+    """A finding on a KServe predictor completed by the runtime selected for its model format: a warning, since
+    a ServingRuntime the files do not show (another launcher) may be selected first."""
+    note = f"the program is that of {SELECTED_RUNTIME}"
+    return replace(diagnostic, severity=None, notes=(*diagnostic.notes, note))
 
 
 def _sets_visibility(container: dict[str, Any], config_maps: ConfigMaps) -> bool:

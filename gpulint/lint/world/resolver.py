@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpulint.kube import knative, kserve, networks, trainjob
+from gpulint.kube import knative, kserve, kserve_runtimes, networks, trainjob
 from gpulint.kube.crd_templates import CrdTemplates, SchemaBound
 from gpulint.kube.dra import compute_domain
 from gpulint.kube.dra.gates import DraFeatures, gates_in_use
@@ -727,13 +727,38 @@ class Resolver:
         if data.get("kind") == "InferenceService" and str(data.get("apiVersion", "")).startswith(kserve.GROUP + "/"):
             name = kserve.runtime_name(data)
             if not name:
-                return data  # KServe picks a runtime by model format: gpulint does not guess which
+                chosen = self._kserve_chosen_runtime(data, namespace)
+                return data if chosen is None else kserve.BoundInferenceService(data, chosen, selected=True)
             for kind in kserve.RUNTIME_KINDS:  # GetServingRuntime: the namespace's first
                 runtime = self.workload_runtime(kserve.GROUP, kind, namespace, name)
                 if runtime is not None:
                     return kserve.BoundInferenceService(data, runtime)
             return data
         return self._with_crd_templates(data)
+
+    def _kserve_chosen_runtime(self, isvc: dict[str, Any], namespace: str) -> dict[str, Any] | None:
+        """The runtime KServe selects for a predictor whose model names none (kube/kserve_runtimes): among the
+        namespace's ServingRuntimes, then the ClusterServingRuntimes - the inventory's when it lists any (the
+        cluster's), else the linted ones beside those each KServe release installs."""
+        predictor = mapping(dig(isvc, "spec", "predictor"))
+        model = predictor.get("model")
+        if not isinstance(model, dict):
+            return None
+        multinode = isinstance(predictor.get("workerSpec"), dict)
+        namespaced = [
+            obj.data
+            for obj in self.linted.of_kind(kserve.GROUP, "ServingRuntime")
+            if obj.ref.namespace in (namespace, "") or not namespace
+        ]
+        held = self._cluster.workload_runtimes.items()
+        namespaced += [
+            data for key, data in held if key[:2] == (kserve.GROUP, "ServingRuntime") and key[2] == namespace
+        ]
+        inventory = [data for key, data in held if key[:2] == (kserve.GROUP, "ClusterServingRuntime")]
+        cluster = [obj.data for obj in self.linted.of_kind(kserve.GROUP, "ClusterServingRuntime")]
+        if inventory:
+            return kserve_runtimes.choose(model, namespaced, [*cluster, *inventory], multinode).runtime
+        return kserve_runtimes.choose_installed(model, namespaced, cluster, multinode).runtime
 
     def _with_crd_templates(self, data: dict[str, Any]) -> dict[str, Any]:
         """A custom resource of a kind gpulint has no model of, with the pod templates its CRD's schema
