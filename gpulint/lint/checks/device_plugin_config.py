@@ -62,6 +62,7 @@ def check(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
             (("", "ConfigMap"), ("nvidia.com", "ClusterPolicy"))
         ):
             yield from _renamed_requests(obj, ctx)
+            yield from _labelled_only(obj, ctx)
 
 
 def _config_through_env(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
@@ -278,6 +279,8 @@ def _renamed_requests(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic
     single = ctx.resolver.linted.fact("single MIG strategy", _single_mig_strategy, ctx.resolver.linted)
     if not names and not single:
         return
+    if ctx.resolver.linted.fact("device plugin configs without default", _no_default, ctx.resolver.linted):
+        names = {name: {*under, name} for name, under in names.items()}  # unlabelled nodes: the empty one
     for site in obj.facts.sites():
         for path, container in main_containers(site.spec):
             limits = mapping(mapping(container.get("resources")).get("limits"))
@@ -322,6 +325,96 @@ def _renamed(resource: str, names: dict[str, set[str]]) -> str | None:
             f"(renameByDefault is not true): the shared resource is advertised as {base}"
         )
     return None
+
+
+@dataclass(frozen=True)
+class _NoDefault:
+    """The one linted ClusterPolicy names its device plugin's ConfigMap and no ``default`` entry: a node without
+    the nvidia.com/device-plugin.config label runs the plugin with an empty configuration (the operator sets
+    FALLBACK_STRATEGIES=empty), and advertises only what that does."""
+
+    policy: str
+    config_map: str
+    labelled: dict[str, tuple[str, ...]]  # a renamed resource -> the entries (label values) that advertise it
+
+
+def _no_default(linted: LintedSet) -> _NoDefault | None:
+    policies = linted.of_kind("nvidia.com", "ClusterPolicy")
+    if len(policies) != 1:
+        return None
+    config = mapping(dig(policies[0].data, "spec", "devicePlugin", "config"))
+    name = text(config.get("name"))
+    if not name or text(config.get("default")) or dig(policies[0].data, "spec", "devicePlugin", "enabled") is False:
+        return None
+    copies = [obj for obj in linted.of_kind("", "ConfigMap") if obj.ref.name == name]
+    data = mapping(copies[0].data.get("data")) if len(copies) == 1 else {}
+    labelled: dict[str, list[str]] = {}
+    for key, value in data.items():
+        if not isinstance(value, str) or len(value) > MAX_EMBEDDED:
+            return None
+        documents = [d.data for d in load_text(f"ConfigMap {name} data.{key}", value).documents if d.data is not None]
+        if len(documents) != 1 or not looks_like_config(documents[0]):
+            return None  # an entry gpulint cannot read may advertise anything
+        for resource, shared in advertised(documents[0]).items():
+            if shared != resource:  # renamed: the empty configuration advertises the resource itself
+                labelled.setdefault(shared, []).append(str(key))
+    if not labelled:
+        return None
+    return _NoDefault(policies[0].ref.name, name, {k: tuple(v) for k, v in labelled.items()})
+
+
+def _labels_nodes(linted: LintedSet) -> bool:
+    """Some linted object writes the nvidia.com/device-plugin.config label (a node pool's labels, a NodeFeatureRule,
+    a node itself): nodes may carry it, and what they advertise is theirs."""
+    return any(_mentions(obj.data, CONFIG_LABEL) for obj in linted if obj.kind not in ("ClusterPolicy", "ConfigMap"))
+
+
+def _mentions(value: Any, word: str, depth: int = 0) -> bool:
+    if depth > 64:
+        return True  # deeper than any manifest: taken as saying it
+    if isinstance(value, str):
+        return word in value
+    if isinstance(value, dict):
+        return any(_mentions(k, word, depth + 1) or _mentions(v, word, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_mentions(v, word, depth + 1) for v in value)
+    return False
+
+
+def _labelled_only(obj: KubeObject, ctx: CheckContext) -> Iterator[Diagnostic]:
+    """A pod that asks for a resource the ClusterPolicy's device plugin configurations advertise only under a
+    nvidia.com/device-plugin.config label no linted object gives a node (NVIDIA/gpu-operator
+    controllers/object_controls.go: DEFAULT_CONFIG from devicePlugin.config.default, FALLBACK_STRATEGIES empty;
+    NVIDIA/k8s-device-plugin cmd/config-manager/main.go: no label and no default selects the empty
+    configuration, which shares nothing). Without nodes only, as _renamed_requests."""
+    found = ctx.resolver.linted.fact("device plugin configs without default", _no_default, ctx.resolver.linted)
+    if found is None or obj.kind in ("ClusterPolicy", "ConfigMap"):
+        return
+    if ctx.resolver.linted.fact("device plugin config label written", _labels_nodes, ctx.resolver.linted):
+        return
+    for site in obj.facts.sites():
+        for path, container in main_containers(site.spec):
+            for resource in mapping(mapping(container.get("resources")).get("limits")):
+                entries = found.labelled.get(str(resource))
+                if entries is None:
+                    continue
+                values = " or ".join(entries)
+                yield Diagnostic(
+                    RULE_ID,
+                    (*site.path, *path, "resources", "limits", resource),
+                    f"asks for {resource}, which the device plugin advertises only on nodes labelled "
+                    f"{CONFIG_LABEL}={values}: ClusterPolicy {found.policy}'s devicePlugin.config names ConfigMap "
+                    f"{found.config_map} and no default, so every other node runs the plugin with an empty "
+                    "configuration and advertises nvidia.com/gpu",
+                    on_key=True,
+                    severity=Severity.WARNING,
+                    notes=(
+                        "the GPU operator sets FALLBACK_STRATEGIES=empty: a node without the label and no "
+                        "devicePlugin.config.default shares nothing",
+                        f"set devicePlugin.config.default to one of {', '.join(sorted(set(e for v in found.labelled.values() for e in v)))}, "
+                        f"or label the nodes {CONFIG_LABEL}=<entry>",
+                    ),
+                )
 
 
 MIG_PREFIX = "nvidia.com/mig-"
