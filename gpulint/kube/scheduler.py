@@ -614,6 +614,21 @@ def copies_in(
     return copies if copies is not None else 1_000_000
 
 
+def binding_resources(pod: PodRequirements, node: NodeInfo) -> frozenset[str]:
+    """The resources of an empty ``node`` that run out first for copies of ``pod`` (the next copy finds them
+    Insufficient); "pods" when the node's pod count binds."""
+    copies = copies_on(pod, node)
+    found = {
+        resource
+        for resource, amount in pod.requests.items()
+        if int(node.allocatable.get(resource, Fraction(0)) // amount) == copies
+    }
+    pods_allowed = node.allocatable.get("pods")
+    if pods_allowed is not None and int(pods_allowed) == copies:
+        found.add("pods")
+    return frozenset(found)
+
+
 def copies_on(pod: PodRequirements, node: NodeInfo) -> int:
     """How many copies of ``pod`` fit on an empty ``node`` (its most constraining resource decides)."""
     return copies_in(pod, node.allocatable)

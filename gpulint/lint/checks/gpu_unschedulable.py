@@ -11,7 +11,7 @@ from gpulint.kube.pools.gke import AUTO_POOL, AUTO_POOL_HINT, AUTOPILOT_POOL, CL
 from gpulint.kube.quantity import format_amount
 from gpulint.kube.resources import is_extended
 from gpulint.kube.rollout import fenceposts
-from gpulint.kube.scheduler import FitResult, PodRequirements
+from gpulint.kube.scheduler import FitResult, PodRequirements, binding_resources
 from gpulint.kube.wording import first_and_more
 from gpulint.kube.workloads import PodSpecSite, extended_resource_path
 from gpulint.lint.checks import CheckContext
@@ -238,15 +238,29 @@ def _replicas(
         if placed
         else "no node that exists fits one"
     )
+    short = _short_of(pod, empty) if placed else ""
     pools = f", and its node pools may add room for {added} more" if fits else ""
     yield Diagnostic(
         RULE_ID,
         _where(site),
         f"the workload runs {site.pods} of these pods, but {now}{pools}; the other "
         f"{site.pods - placed - added} would stay Pending",
-        notes=(rooms,) if fits and rooms else (),
+        notes=((rooms,) if fits and rooms else ()) + ((short,) if short else ()),
         severity=Severity.WARNING,
     )
+
+
+def _short_of(pod: PodRequirements, empty: FitResult) -> str:
+    """What the next copy finds short on every node that fits, as the scheduler names it ("Insufficient
+    aws.amazon.com/neuron"), when one resource runs out first on all of them; "" otherwise."""
+    binding = {binding_resources(pod, group.representative) for group in empty.fitting_groups}
+    if len(binding) != 1:
+        return ""
+    (resources,) = binding
+    if len(resources) != 1 or "pods" in resources:
+        return ""
+    resource = next(iter(resources))
+    return f"{resource} runs out first on each of those nodes: the next pod reports Insufficient {resource}"
 
 
 def _spread(
