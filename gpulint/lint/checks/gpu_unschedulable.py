@@ -239,13 +239,14 @@ def _replicas(
         else "no node that exists fits one"
     )
     short = _short_of(pod, empty) if placed else ""
+    never = summary([fit for fit in fits if fit.state == NEVER])  # why those pools add no room (their words)
     pools = f", and its node pools may add room for {added} more" if fits else ""
     yield Diagnostic(
         RULE_ID,
         _where(site),
         f"the workload runs {site.pods} of these pods, but {now}{pools}; the other "
         f"{site.pods - placed - added} would stay Pending",
-        notes=((rooms,) if fits and rooms else ()) + ((short,) if short else ()),
+        notes=((rooms,) if fits and rooms else ()) + ((never,) if never else ()) + ((short,) if short else ()),
         severity=Severity.WARNING,
     )
 
