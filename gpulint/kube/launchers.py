@@ -183,11 +183,11 @@ MPIRUN = Launcher(
     pairs=frozenset({"--mca", "-mca", "--gmca", "-gmca"}),
 )
 # Ray's CLI (python/ray/scripts/scripts.py, `ray start`): --num-gpus is the GPU count the node advertises to
-# Ray's scheduler, detected from the visible GPUs when absent.
+# Ray's scheduler, detected from the visible GPUs when absent; --address the head a worker joins (host:port).
 RAY = Launcher(
     "Ray",
     programs=(("ray", "start"),),
-    flags={"num-gpus": ("--num-gpus",)},
+    flags={"num-gpus": ("--num-gpus",), "address": ("--address",)},
     switches=frozenset({"--head", "--block", "--disable-usage-stats"}),
 )
 LAUNCHERS: tuple[Launcher, ...] = (VLLM, SGLANG, TORCHRUN, DEEPSPEED, MPIRUN, RAY)

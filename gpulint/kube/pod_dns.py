@@ -281,9 +281,30 @@ def _ray_cluster(data: dict[str, Any]) -> ServiceNames | None:
     return ServiceNames(f"RayCluster '{name}'", name, (PodSet(head, ()),), _RAY_SHAPE, ())
 
 
+# A RayJob's and a RayService's cluster is named <owner>-<5 random characters> (GenerateRayClusterName), its own
+# head Service <cluster>-head-svc unknown to the files; the operator adds a head Service named after the owner,
+# <owner>-head-svc, that follows the cluster serving it (GenerateHeadServiceName for RayJobCRD and RayServiceCRD:
+# common/job.go BuildHeadServiceForRayJob, unless the RayJob selects a running cluster with clusterSelector;
+# common/service.go BuildHeadServiceForRayService), and a RayService its serve Service <owner>-serve-svc
+# (GenerateServeServiceName). A headService name in the cluster spec names the cluster's own head Service.
+_RAY_OWNERS = {"RayJob": "rayClusterSpec", "RayService": "rayClusterConfig"}
+
+
+def _ray_owner(data: dict[str, Any]) -> ServiceNames | None:
+    kind, name = text(data.get("kind")), text(dig(data, "metadata", "name"))
+    if not name or (kind == "RayJob" and mapping(dig(data, "spec", "clusterSelector"))):
+        return None  # a RayJob on a running cluster: that cluster's Services, not the files'
+    names = [f"{name}-head-svc", *([f"{name}-serve-svc"] if kind == "RayService" else [])]
+    own = text(dig(data, "spec", _RAY_OWNERS[kind], "headGroupSpec", "headService", "metadata", "name"))
+    names += [own] if own else []
+    return ServiceNames(f"{kind} '{name}'", name, tuple(PodSet(n, ()) for n in names), _RAY_SHAPE, ())
+
+
 _SERVICES: dict[tuple[str, str], Callable[[dict[str, Any]], ServiceNames | None]] = {
     ("kubeflow.org", "PyTorchJob"): _pytorch_job,
     ("ray.io", "RayCluster"): _ray_cluster,
+    ("ray.io", "RayJob"): _ray_owner,
+    ("ray.io", "RayService"): _ray_owner,
 }
 
 

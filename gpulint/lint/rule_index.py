@@ -165,7 +165,18 @@ RULE_INDEX: tuple[tuple[str, RuleSpec, bool], ...] = (
             "service-dns-mismatch",
             Severity.WARNING,
             kinds=frozenset(
-                {"Job", "JobSet", "LeaderWorkerSet", "MPIJob", "PyTorchJob", "RayCluster", "StatefulSet", "TrainJob"}
+                {
+                    "Job",
+                    "JobSet",
+                    "LeaderWorkerSet",
+                    "MPIJob",
+                    "PyTorchJob",
+                    "RayCluster",
+                    "RayJob",
+                    "RayService",
+                    "StatefulSet",
+                    "TrainJob",
+                }
             ),
             scope=Scope.POD_TEMPLATE,
         ),

@@ -30,7 +30,18 @@ SPEC = RuleSpec(
     "service-dns-mismatch",
     Severity.WARNING,
     kinds=frozenset(
-        {"JobSet", "Job", "StatefulSet", "LeaderWorkerSet", "MPIJob", "PyTorchJob", "RayCluster", "TrainJob"}
+        {
+            "JobSet",
+            "Job",
+            "StatefulSet",
+            "LeaderWorkerSet",
+            "MPIJob",
+            "PyTorchJob",
+            "RayCluster",
+            "RayJob",
+            "RayService",
+            "TrainJob",
+        }
     ),
     scope=Scope.POD_TEMPLATE,
 )
@@ -40,7 +51,7 @@ RULE_ID = SPEC.id
 # PET_ twins, JAX's jax.distributed.initialize, Ray's ray.init()): the ranks all dial the host written.
 HOST_VARIABLES = ("MASTER_ADDR", "PET_MASTER_ADDR", "JAX_COORDINATOR_ADDRESS", "RAY_ADDRESS")
 # Launcher flags (gpulint.kube.launchers' canonical names) that name the rendezvous host.
-HOST_FLAGS = {"master-addr": "--master_addr", "rdzv-endpoint": "--rdzv_endpoint"}
+HOST_FLAGS = {"master-addr": "--master_addr", "rdzv-endpoint": "--rdzv_endpoint", "address": "--address"}
 
 
 def check(obj: KubeObject, site: PodSpecSite, ctx: CheckContext) -> Iterator[Diagnostic]:
