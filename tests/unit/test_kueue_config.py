@@ -229,3 +229,45 @@ def test_the_queue_name_says_whether_the_pods_carry_it():
     assert own is not None and not own.on_pods
     job_template = queue_name(ObjectFacts.afresh(cron))
     assert job_template is not None and not job_template.on_pods
+
+
+# kubernetes-sigs/kueue#7929: a Pod of a managed namespace, no queue name, no LocalQueue to default it to.
+MANAGE_PODS = manager_config("""\
+    manageJobsWithoutQueueName: true
+    integrations:
+      frameworks:
+      - "batch/job"
+      - "pod"
+    """)
+
+
+def pod(metadata: str = "") -> str:
+    return (
+        f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod-debug\n  namespace: ml\n{metadata}"
+        "spec:\n  containers:\n  - name: debug\n    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+        '    command: ["sleep", "3600"]\n    resources:\n      limits: {nvidia.com/gpu: 1}\n'
+    )
+
+
+def test_a_pod_written_alone_is_gated_by_the_pod_integration():
+    """The pod webhook (pkg/controller/jobs/pod/pod_webhook.go Default) gates a Pod no Kueue job owns."""
+    (alone,) = findings_of(RULE, docs(MANAGE_PODS, pod()))
+    assert alone.severity == "info"  # the default LocalQueue may be made elsewhere
+    assert alone.message.startswith("Kueue suspends this Pod: manageJobsWithoutQueueName is true")
+    (likely,) = findings_of(RULE, docs(MANAGE_PODS, pod(), local_queue("user-queue")))
+    assert likely.severity == "warning"
+    assert findings_of(RULE, docs(MANAGE_PODS, pod(QUEUED), local_queue("user-queue"))) == []
+    assert findings_of(RULE, docs(MANAGE_PODS, pod(), local_queue("default"))) == []
+
+
+def test_pods_kueue_leaves_to_others():
+    assert findings_of(RULE, docs(MANAGE_ALL, pod(), local_queue("user-queue"))) == []  # pod integration off
+    owned = "  ownerReferences:\n  - {apiVersion: v1, kind: ReplicationController, name: rc, uid: u}\n"
+    assert findings_of(RULE, docs(MANAGE_PODS, pod(owned), local_queue("user-queue"))) == []
+    # podOptions' selectors (kept for backwards compatibility) choose Pods as well: not judged
+    selected = MANAGE_PODS.replace(
+        '      - "pod"\n',
+        '      - "pod"\n      podOptions:\n        podSelector:\n          matchLabels: {queued: "yes"}\n',
+    )
+    assert "podOptions" in selected
+    assert findings_of(RULE, docs(selected, pod(), local_queue("user-queue"))) == []

@@ -121,6 +121,9 @@ class KueueConfig:
     frameworks: frozenset[str]
     managed_namespaces: dict[str, Any]  # managedJobsNamespaceSelector, defaulted
     pods_ready: PodsReady | None = None  # waitForPodsReady, when it is on
+    # integrations.podOptions' namespaceSelector or podSelector, kept by the pod webhook for backwards
+    # compatibility (pkg/controller/jobs/pod/pod_webhook.go Default): which Pods it gates is then theirs too
+    pod_selectors: bool = False
 
     @classmethod
     def of(cls, data: dict[str, Any], where: str) -> KueueConfig:
@@ -139,6 +142,9 @@ class KueueConfig:
             frameworks or DEFAULT_FRAMEWORKS,
             selector,
             pods_ready(data),
+            any(
+                key in mapping(dig(data, "integrations", "podOptions")) for key in ("namespaceSelector", "podSelector")
+            ),
         )
 
     def manages(self, group: str, kind: str) -> bool:

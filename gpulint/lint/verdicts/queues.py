@@ -604,7 +604,7 @@ def kueue_config_problems(obj: KubeObject, resolver: Resolver) -> list[Problem]:
                 ),
             )
         ]
-    if name is not None or how is None or not config.manage_without_queue_name or (group, kind) not in _UNQUEUED_JUDGED:
+    if name is not None or how is None or not config.manage_without_queue_name or not _unqueued_judged(obj, config):
         return []
     if not config.manages(group, kind):
         return []
@@ -655,6 +655,17 @@ def _pods_ready_problems(obj: KubeObject, config: KueueConfig) -> list[Problem]:
             )
         ]
     return []
+
+
+def _unqueued_judged(obj: KubeObject, config: KueueConfig) -> bool:
+    """A kind manageJobsWithoutQueueName is judged for; a Pod written alone too: the pod webhook gates every Pod of
+    a managed namespace that no Kueue-managed job owns (kubernetes-sigs/kueue v0.19.2 pkg/controller/jobs/pod/
+    pod_webhook.go Default: the namespace selectors, LocalQueue defaulting, then suspend when the Pod has a queue
+    name or manageJobsWithoutQueueName is on), unless podOptions' selectors choose Pods as well."""
+    if (obj.ref.group, obj.kind) in _UNQUEUED_JUDGED:
+        return True
+    owned = bool(sequence(dig(obj.data, "metadata", "ownerReferences")))
+    return (obj.ref.group, obj.kind) == ("", "Pod") and not owned and not config.pod_selectors
 
 
 def _unqueued_problems(obj: KubeObject, config: KueueConfig, resolver: Resolver) -> list[Problem]:
