@@ -426,6 +426,7 @@ def _files(draw: st.DrawFn) -> tuple[str, str]:
 @example(("f.yaml", _CLAIM + "---\n" + _POD.format(image="a").replace("  - name", "{% if gpu %}\n  - name")))
 @example(("f.yaml", _CLAIM + "---\n" + _POD.format(image="a\x07")))
 @example(("f.json", '{"a": 1} /* the claim:\n---\n' + _CLAIM))
+@example(("f.yaml", _UNLABELLED[0] + "---\n" + _UNLABELLED[1].replace("kind: CronJob", 'kind: "\\x43ronJob"')))
 def test_the_first_pass_never_drops_or_adds_an_object_the_whole_parse_takes(file):
     path, text = file
     assert _crossing(path, text, reduced=True)[0] == _crossing(path, text, reduced=False)[0]

@@ -167,7 +167,8 @@ class CrossingText:
         if not starts or starts[0] > 0:
             starts.insert(0, 0)  # the bare document before the first marker
         bounds = zip(starts, [*starts[1:], len(text)])
-        beside_cronjob = "CronJob" in text  # its Deployments and StatefulSets may be kept (kept_of_file)
+        # its Deployments and StatefulSets may be kept (kept_of_file); a kind may be spelt with escapes
+        beside_cronjob = "CronJob" in text or _may_spell_with_escapes(text)
         return "".join(self._kept(text[start:end], beside_cronjob) for start, end in bounds)
 
     def _kept(self, document: str, beside_cronjob: bool) -> str:
@@ -179,6 +180,11 @@ class CrossingText:
         return ("---" if DOC_START.match(document) else "") + "\n" * document.count("\n")
 
 
+def _may_spell_with_escapes(text: str) -> bool:
+    """A double-quoted YAML or JSON string may spell any word with escapes ("\\x43ronJob")."""
+    return "\\" in text and '"' in text
+
+
 def may_cross(document: str) -> bool:
     """Whether a document's text may hold an object that crosses files (crosses_files): it names what that
     reads, or spells a name in a way a search of the text does not see, or may stop the file's parse at a
@@ -186,7 +192,7 @@ def may_cross(document: str) -> bool:
     loader._directive_refused)."""
     return bool(
         _CROSSING_WORDS.search(document)
-        or ("\\" in document and '"' in document)
+        or _may_spell_with_escapes(document)
         or PRINTF_VERB.search(document)
         or any(opener in document for opener in TEMPLATE_OPENERS)
         or BRACED_FILL_IN.search(document)
