@@ -24,6 +24,7 @@ from gpulint.lint.rule import Rule
 from gpulint.lint.run import LintRun
 from gpulint.lint.world.cross_file import crosses_files
 from gpulint.lint.world.inventory import InventoryError
+from gpulint.lint.world.pod_outlines import names_pod_affinity, outlines_of
 from gpulint.report import FormatOptions, StreamedPieces, get_pieces, get_streamed
 
 if TYPE_CHECKING:  # a run with a baseline imports it
@@ -142,7 +143,8 @@ def repository_context(
     """Files named one by one (pre-commit, ``gpulint check changed.yaml``) are part of something
     larger: the objects of the rest of their git repository, for references to resolve against,
     whether the linted set is still partial (no repository, or the index was cut short), and whether
-    the repository was indexed (then the other files are read only for what crosses files)."""
+    the repository was indexed without the pod templates of the other files (then those are read only for
+    what crosses files: LintRun.indexed). The index hands them as outlines when a linted file names podAffinity."""
     if not paths or any(path == STDIN or os.path.isdir(path) for path in paths):
         return [], False, [], False  # a directory walked, or a rendered stream: the set is what is applied
     if not config.repo_index:
@@ -150,8 +152,9 @@ def repository_context(
     root = repository_of(sources)
     if root is None:  # no repository to index: the files named are taken as the whole set, as before
         return [], False, [], False
-    context = build_context(root, sources, crosses_files, config.exclude)
-    return context.objects, not context.complete, context.notes, True
+    pods = names_pod_affinity(sources)
+    context = build_context(root, sources, crosses_files, outlines_of, config.exclude, pods=pods)
+    return context.objects, not context.complete, context.notes, not context.pods
 
 
 def run_check(

@@ -45,7 +45,7 @@ from gpulint.lint.rule_spec import Need
 from gpulint.lint.world.cross_file import CrossingText, crosses_files, kept_of_file
 from gpulint.lint.world.inventory import ClusterInventory
 from gpulint.lint.world.kinds import CLUSTER_KINDS, Declared
-from gpulint.lint.world.pod_outlines import AFFINITY_WORD, outlined
+from gpulint.lint.world.pod_outlines import names_pod_affinity, outlined
 from gpulint.lint.world.rejections import API_REJECTED, inventory_reports
 from gpulint.lint.world.resolver import Resolver
 
@@ -151,19 +151,19 @@ class _Streamed:
         return kept if kept is not None else _parsed_alone(source)
 
 
-def _shared_streamed(sources: Sequence[Source], everything: bool) -> _Streamed:
-    """Each file's shared objects, each file's parse dropped as soon as they are taken from it: the values
-    of these objects are all that is kept of it until it is parsed again to be checked. Only the documents
-    that may hold such objects are parsed (cross_file.CrossingText): the others' text is blanked, their kind
-    read from it. A rendered chart's or overlay's parse is kept instead: placing its documents reads its
-    templates, which are read once."""
+def _shared_streamed(sources: Sequence[Source], everything: bool, outline: bool = False) -> _Streamed:
+    """Each file's shared objects (with ``outline``, and the outlines of the pod templates of the others), each
+    file's parse dropped as soon as they are taken from it: the values of these objects are all that is kept of
+    it until it is parsed again to be checked. Only the documents that may hold such objects are parsed
+    (cross_file.CrossingText): the others' text is blanked, their kind read from it. A rendered chart's or
+    overlay's parse is kept instead: placing its documents reads its templates, which are read once."""
     streamed = _Streamed([], {})
     for index, source in enumerate(sources):
         if source.rendered is not None or everything:
             parsed = _parsed_alone(source)
         else:
-            parsed = _parsed_alone(source, CrossingText(streamed.kinds))
-        streamed.shared.append([_compact(obj) for obj in shared_objects(parsed, everything)])
+            parsed = _parsed_alone(source, CrossingText(streamed.kinds, pods=outline))
+        streamed.shared.append([_compact(obj) for obj in shared_objects(parsed, everything, outline)])
         streamed.kinds.update(_kind_of(obj.data) for obj in parsed.objects)
         if source.rendered is not None:
             streamed.kept[index] = parsed
@@ -255,8 +255,9 @@ class LintRun:
     # report() may drop each file's parse once it is checked (`check` without --fix): the files are not
     # asked for afterwards, so a large input is checked in memory that does not grow with it
     streamed: bool = False
-    # The files are some of a repository's, its other files read through the repository index: only the objects
-    # that cross files, so not every pod template of what is applied (LintedSet.pods_whole).
+    # The files are some of a repository's, its other files read through the repository index for the objects
+    # that cross files only, without the outlines of their pod templates: not every pod template of what is
+    # applied (LintedSet.pods_whole).
     indexed: bool = False
 
     def __post_init__(self) -> None:
@@ -366,9 +367,10 @@ class LintRun:
         """Every file checked while at most one file's parse is held: each is parsed once for the objects
         other files read (cross_file.py), its parse dropped, then parsed again to be checked and dropped."""
         everything = _policies_read_objects(self.rules)
-        streamed = _shared_streamed(self.sources, everything)
+        outline = names_pod_affinity(self.sources)
+        streamed = _shared_streamed(self.sources, everything, outline)
         own = (obj for objects in streamed.shared for obj in objects)
-        whole = everything and self.pods_whole
+        whole = (everything or outline) and self.pods_whole
         self.linted = LintedSet(itertools.chain(own, self.context), self.references_complete, pods_whole=whole)
         self.available = frozenset().union(*(engine.available for engine in self.engines))
         for index, source in enumerate(self.sources):
@@ -502,17 +504,16 @@ def _worker(run: LintRun, shares: list[list[int]], mine: int, everything: bool, 
         sources = [run.sources[index] for index in share]
         streams = _streams(run, sources)
         parsed: list[ParsedFile] = [] if streams else parse_all(sources)
-        streamed = _shared_streamed(sources, everything) if streams else None
-        # a share parsed whole carries the pod templates of what does not cross (outlines) when a pod may follow
-        # them (a file names podAffinity); a streamed one does not
-        carried = outline and streamed is None
-        shared = streamed.shared if streamed is not None else [shared_objects(p, everything, carried) for p in parsed]
+        streamed = _shared_streamed(sources, everything, outline) if streams else None
+        # each share carries the pod templates of what does not cross (outlines) when a pod may follow them (a
+        # file names podAffinity)
+        shared = streamed.shared if streamed is not None else [shared_objects(p, everything, outline) for p in parsed]
         _send(conn, shared)
         by_file = dict(zip(share, shared))
         for other in shares[:mine] + shares[mine + 1 :]:
             by_file.update(zip(other, _receive(conn)))
         own = (obj for index in sorted(by_file) for obj in by_file[index])
-        whole = (everything or carried) and run.pods_whole
+        whole = (everything or outline) and run.pods_whole
         linted = LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=whole)
         engines = scoped_engines(run, linted)
         scopes = [scope for scope, _ in run.scoped]
@@ -641,7 +642,7 @@ def _exchanged(run: LintRun, workers: int) -> Iterator[FileReport]:
         ):  # the workers build the linted set: the run reads only what decides the flags
             _read_setup_before_fork(run, scoped_resolvers(run, _config_features_of(run)))
         shares = _shares(run.sources, workers)
-        outline = any(mentions(source, (AFFINITY_WORD,)) for source in run.sources)
+        outline = names_pod_affinity(run.sources)
         for mine, share in enumerate(shares):
             channels.append(_fork(_worker, (run, shares, mine, everything, outline), share))
         # Each worker's objects to every other worker, as sent: all are read before any is sent on, so
@@ -666,15 +667,17 @@ def _shared_first(run: LintRun, workers: int) -> Iterator[FileReport]:
     three of them. A rendered source is parsed by the run itself and its parse kept for its checks (placing
     its documents reads its templates, which are read once)."""
     everything = _policies_read_objects(run.rules)
+    outline = names_pod_affinity(run.sources)
     shares = _shares(run.sources, workers)
     channels: list[_Channel] = []
     answered = False
     try:
-        rendered = _shared_streamed([source for source in run.sources if source.rendered is not None], everything)
+        renders = [source for source in run.sources if source.rendered is not None]
+        rendered = _shared_streamed(renders, everything, outline)
         indexes = [index for index, source in enumerate(run.sources) if source.rendered is not None]
         kept = {indexes[index]: parsed for index, parsed in rendered.kept.items()}
         for share in shares:
-            channels.append(_fork(_sharing_worker, (run, share, everything), share))
+            channels.append(_fork(_sharing_worker, (run, share, everything, outline), share))
         kinds = rendered.kinds
         by_file: dict[int, list[LintedObject]] = {}
         for channel in channels:
@@ -685,7 +688,7 @@ def _shared_first(run: LintRun, workers: int) -> Iterator[FileReport]:
         _reap(channels, answered=True)
         channels = []
         own = (obj for index in sorted(by_file) for obj in by_file[index])
-        whole = everything and run.pods_whole
+        whole = (everything or outline) and run.pods_whole
         run.linted = LintedSet(itertools.chain(own, run.context), run.references_complete, pods_whole=whole)
         del by_file
         run.available = frozenset().union(*(engine.available for engine in run.engines))
@@ -701,12 +704,13 @@ def _shared_first(run: LintRun, workers: int) -> Iterator[FileReport]:
         _reap(channels, answered)
 
 
-def _sharing_worker(run: LintRun, share: list[int], everything: bool, conn: Any) -> NoReturn:
-    """The first set of _shared_first: each non-rendered file of ``share`` parsed, its shared objects taken and
-    its parse dropped; the objects sent, a list per file (a rendered file's are the run's: empty here)."""
+def _sharing_worker(run: LintRun, share: list[int], everything: bool, outline: bool, conn: Any) -> NoReturn:
+    """The first set of _shared_first: each non-rendered file of ``share`` parsed, its shared objects (and pod
+    outlines) taken and its parse dropped; the objects sent, a list per file (a rendered file's are the run's:
+    empty here)."""
     try:
         plain = [index for index in share if run.sources[index].rendered is None]
-        streamed = _shared_streamed([run.sources[index] for index in plain], everything)
+        streamed = _shared_streamed([run.sources[index] for index in plain], everything, outline)
         by_file = dict(zip(plain, streamed.shared))
         _send(conn, ([by_file.get(index, []) for index in share], streamed.kinds))
     except BaseException:

@@ -15,6 +15,7 @@ from gpulint.lint.config import Config
 from gpulint.lint.inputs.collect import collect
 from gpulint.lint.inputs.repo_index import CACHE_DIR, CACHE_FILE, CACHE_FORMAT, build_context, repository_of
 from gpulint.lint.world.cross_file import crosses_files
+from gpulint.lint.world.pod_outlines import outlines_of
 
 GROUP = """\
 apiVersion: scheduling.x-k8s.io/v1alpha1
@@ -150,7 +151,7 @@ def _context(repo: Path):
     sources = collect([str(repo / "gang" / "pod-1.yaml")])
     root = repository_of(sources)
     assert root == os.path.realpath(repo)
-    return build_context(root, sources, crosses_files, Config().exclude)
+    return build_context(root, sources, crosses_files, outlines_of, Config().exclude)
 
 
 def test_the_second_run_parses_only_what_changed(tmp_path):

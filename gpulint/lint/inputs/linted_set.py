@@ -53,6 +53,16 @@ class LintedObject:
         return ObjectFacts.afresh(self.data)
 
 
+def outline_object(
+    outlines: list[dict[str, Any]], file: str, name: str, namespace: str = "", render: str = ""
+) -> LintedObject:
+    """The pod templates' ``outlines`` (lint/world/pod_outlines.py) of an object or a file as one object that
+    crosses files in their place (the linted set holds it apart)."""
+    return LintedObject(
+        ObjectRef(OUTLINE_API_VERSION, OUTLINE_KIND, namespace, name), {"templates": outlines}, file, render
+    )
+
+
 class LintedSet:
     """Objects by (API group, kind, namespace, name).
 

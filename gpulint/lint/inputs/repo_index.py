@@ -4,7 +4,9 @@ Pre-commit (and ``gpulint check changed.yaml``) passes only some files of a repo
 one of them may join a PodGroup, or use a ResourceClaimTemplate, defined in a file that did not
 change. The index holds the objects of the rest of the repository that references cross files
 for (gpulint.lint.world.cross_file.crosses_files), so those references resolve and a group's members are
-counted whole; its files are never reported on.
+counted whole; its files are never reported on. Of the others it keeps the outlines of their pod templates
+(gpulint.lint.world.pod_outlines), which a pod's required pod affinity may join: the run is handed them when a
+linted file names podAffinity.
 
 The walk is the one ``gpulint check DIR`` does: .gitignore files, ``.git/info/exclude``, the
 index and the configured ``exclude`` are honoured; no program is run. Parsed objects are cached
@@ -20,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +30,7 @@ from gpulint import __version__
 from gpulint.lint.atomic import replace_file
 from gpulint.lint.findings import ObjectRef
 from gpulint.lint.inputs.file_walk import Walk
-from gpulint.lint.inputs.linted_set import LintedObject, secret_outline
+from gpulint.lint.inputs.linted_set import LintedObject, outline_object, secret_outline
 from gpulint.lint.inputs.loader import collector_paused, load_bytes
 from gpulint.lint.inputs.objects import parse_file
 from gpulint.lint.inputs.sources import DEFAULT_MAX_FILE_BYTES, SkippedEntry, Source, SourceError, read_file
@@ -36,14 +38,27 @@ from gpulint.lint.inputs.sources import DEFAULT_MAX_FILE_BYTES, SkippedEntry, So
 CACHE_DIR = ".gpulint_cache"
 CACHE_FILE = "repo-index-v1.json"
 CACHE_FORMAT = (
-    5  # 2: the cross-file table of gpulint/lint/world/cross_file.py (more kinds than 1 kept); 3: NADs; 4: Secrets;
-    # 5: Secrets kept as their outline (keys, no values)
+    6  # 2: the cross-file table of gpulint/lint/world/cross_file.py (more kinds than 1 kept); 3: NADs; 4: Secrets;
+    # 5: Secrets kept as their outline (keys, no values); 6: the pod templates of the others' objects as outlines
 )
 MAX_INDEXED_FILES = 20_000  # beyond: the index is partial, and absence proves nothing
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 GIT = ".git"
 
 Stat = tuple[int, int, int]  # size, mtime in ns, inode: a file whose three agree is read from the cache
+Keep = Callable[[LintedObject], bool]
+Outline = Callable[[LintedObject], list[dict[str, Any]]]
+# An outline's fields as the cache holds them, and their types (lint/world/pod_outlines.outlines_of: each but the
+# name and kind left out when empty)
+_OUTLINE_FIELDS: dict[str, type] = {
+    "name": str,
+    "kind": str,
+    "namespace": str,
+    "labels": dict,
+    "completed": bool,
+    "spec": dict,
+}
+_OUTLINE_NEEDS = ("name", "kind")
 
 
 @dataclass
@@ -51,6 +66,7 @@ class RepoContext:
     root: str  # the work tree's real path
     objects: list[LintedObject] = field(default_factory=list)
     complete: bool = True  # every manifest of the repository was indexed
+    pods: bool = False  # ``objects`` carries the outlines of the pod templates of the objects not kept
     notes: list[str] = field(default_factory=list)
     parsed: int = 0  # files parsed this run (the others came from the cache)
 
@@ -83,16 +99,19 @@ def work_tree(directory: str) -> str | None:
 def build_context(
     root: str,
     linted: Sequence[Source],
-    keep: Any,
+    keep: Keep,
+    outline: Outline,
     exclude: Sequence[str] = (),
     *,
+    pods: bool = False,
     use_cache: bool = True,
     limit: int = DEFAULT_MAX_FILE_BYTES,
     max_files: int = MAX_INDEXED_FILES,
 ) -> RepoContext:
     """The objects ``keep(obj)`` selects from every manifest of the repository at ``root`` except the
-    ``linted`` files."""
-    context = RepoContext(root)
+    ``linted`` files; with ``pods``, and the ``outline(obj)`` of the others, one object per file (indexed
+    always, cached with the objects)."""
+    context = RepoContext(root, pods=pods)
     linted_files = {_identity(source.fs_path) for source in linted if source.fs_path is not None}
     cache = _load_cache(root) if use_cache else {}
     fresh: dict[str, dict[str, Any]] = {}
@@ -117,10 +136,13 @@ def build_context(
         signature: Stat = (info.st_size, info.st_mtime_ns, info.st_ino)
         entry = cache.get(key)
         if entry is None or tuple(entry["stat"]) != signature:
-            entry = {"stat": list(signature), "objects": _index_file(path, keep, limit)}
+            objects, outlines = _index_file(path, keep, outline, limit)
+            entry = {"stat": list(signature), "objects": objects, "outlines": outlines}
             context.parsed += 1
         fresh[key] = entry
         context.objects.extend(LintedObject(ObjectRef(*item["ref"]), item["data"], path) for item in entry["objects"])
+        if pods and entry["outlines"]:
+            context.objects.append(outline_object(entry["outlines"], path, key))
     if use_cache and (context.parsed or set(fresh) != set(cache)):
         _save_cache(root, fresh)
     return context
@@ -153,21 +175,25 @@ def shown_root(root: str) -> str:
     return relative if not relative.startswith("..") else root
 
 
-def _index_file(path: str, keep: Any, limit: int) -> list[dict[str, Any]]:
+def _index_file(path: str, keep: Keep, outline: Outline, limit: int) -> tuple[list[Any], list[Any]]:
+    """The objects of the file ``keep`` selects, and the outlines of the pod templates of the others."""
     try:
         read = read_file(path, display=path, limit=limit, walked=True, follow=True)
     except (SourceError, SkippedEntry, OSError):
-        return []  # too large, unreadable, not a regular file: nothing to resolve against
+        return [], []  # too large, unreadable, not a regular file: nothing to resolve against
     with collector_paused():
         parsed = parse_file(load_bytes(path, read.content))
-    out = []
+    out: list[Any] = []
+    outlines: list[Any] = []
     for obj in parsed.objects:
         # a Secret as the linted set holds it (run.linted_object): its keys, stringData's too, and never a value on disk
         data = secret_outline(obj.data) if obj.ref.kind == "Secret" and not obj.ref.group else obj.data
         linted = LintedObject(obj.ref, data, path)
         if keep(linted):
             out.append({"ref": [obj.ref.api_version, obj.ref.kind, obj.ref.namespace, obj.ref.name], "data": data})
-    return out
+        else:
+            outlines.extend(outline(linted))
+    return out, outlines
 
 
 # --------------------------------------------------------------------------- the cache (untrusted data)
@@ -219,7 +245,14 @@ def _valid_entry(key: Any, entry: Any) -> bool:
         ref = item.get("ref")
         if not (isinstance(ref, list) and len(ref) == 4 and all(isinstance(part, str) for part in ref)):
             return False
-    return True
+    outlines = entry.get("outlines")
+    return isinstance(outlines, list) and all(_valid_outline(outline) for outline in outlines)
+
+
+def _valid_outline(outline: Any) -> bool:
+    if not isinstance(outline, dict) or not all(key in outline for key in _OUTLINE_NEEDS):
+        return False
+    return all(isinstance(value, _OUTLINE_FIELDS.get(key, ())) for key, value in outline.items())
 
 
 def _save_cache(root: str, files: dict[str, dict[str, Any]]) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulint.kube.fields import dig, mapping, sequence, text
-from gpulint.kube.pod_affinity import REASON_POD_AFFINITY, AffinityTerm, required_affinity_terms
+from gpulint.kube.pod_affinity import REASON_POD_AFFINITY, AffinityTerm, required_affinity_terms, unfilled_labels
 from gpulint.kube.refs import ObjectLike
 from gpulint.kube.scheduler import FitResult, NodeGroup, NodeInfo, pod_requirements
 from gpulint.kube.wording import first_and_more
@@ -80,20 +80,24 @@ def pod_affinity_verdict(
     """The verdict once the pod's required pod affinity is judged; None when it cannot be: no term, no node fits
     already (the other filters' finding), node pools that may add nodes for both pods, the pod matching its own
     terms (the scheduler lets the first one pass), a selector on a label a controller adds, or no linted pod
-    matching (pods outside the linted files may), or a linted set without every pod template of the files
-    applied (a split or indexed run: a pod of another file that can reach the pod's nodes may match)."""
+    matching (pods outside the linted files may), a label, selector or namespace still to be filled in (the pod's,
+    or that of a template it may then match), or a linted set without every pod template of the files applied
+    (a run through the repository index without outlines: a pod of another file that can reach the pod's nodes
+    may match)."""
     if not fit.fits or resolver.pools or not resolver.linted.pods_whole:
         return None
     namespace = obj.ref.namespace
     labels = mapping(template_metadata(obj.data, site).get("labels"))
     terms = required_affinity_terms(site.spec, labels, namespace)
-    if not terms or any(term.uses_controller_labels() for term in terms):
+    if not terms or any(term.uses_controller_labels() or term.unfilled for term in terms) or unfilled_labels(labels):
         return None
     if all(term.matches(labels, namespace) for term in terms):
         return None  # it may be the first of pods that gather with each other
     peers: list[str] = []
     nodes: dict[str, NodeInfo] = {}
     for template in resolver.linted.fact("pod templates", _templates, resolver.linted):
+        if any(term.undecided(template.labels, template.namespace) for term in terms):
+            return None  # its labels are still to be filled in: it may be a pod the terms match
         if not all(term.matches(template.labels, template.namespace) for term in terms):
             continue
         if template.completed:

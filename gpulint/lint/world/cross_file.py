@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from gpulint.kube.commandline import written_words
 from gpulint.kube.fields import mapping, sequence
 from gpulint.kube.gangs.members import COSCHEDULING_LABEL, KUEUE_GROUP_LABEL, VOLCANO_ANNOTATIONS, group_references
+from gpulint.kube.held_pods import HELD_IN
 from gpulint.kube.resources import is_extended
-from gpulint.kube.workloads import containers
+from gpulint.kube.workloads import TEMPLATE_SITES, containers
 from gpulint.lint.inputs.linted_set import LintedObject
 from gpulint.lint.inputs.loader import BRACED_FILL_IN, DOC_START, PRINTF_VERB, TEMPLATE_OPENERS
 from gpulint.lint.world.inventory import GANG_OBJECT_KINDS, WORKLOAD_RUNTIME_KINDS
@@ -152,13 +153,24 @@ _TOP_LEVEL = re.compile(
 )
 
 
+# A streamed run that carries pod outlines (lint/world/pod_outlines.py) parses every document that may hold a
+# running pod template as well: one that names `containers` (a pod spec found by shape or by a CRD's schema has
+# that key), or whose kind (any group) is one gpulint reads pod templates of by a table (workloads.TEMPLATE_SITES,
+# whose views may build a container from other fields: KServe's model shorthand) or in its data (held pods), or
+# whose kind is not read from its text.
+_POD_WORD = "containers"
+_POD_KINDS = frozenset({_POD_WORD, *(kind for _, kind in (*TEMPLATE_SITES, *HELD_IN))})  # the word: no kind read
+
+
 @dataclass
 class CrossingText:
     """A streamed run's first pass over one file: the text to parse for the objects other files read, each
     document that cannot hold one blanked (its lines kept, so that a broken document is resumed after as in
-    the whole file's parse), and the apiVersion and kind of the blanked ones, as written."""
+    the whole file's parse), and the apiVersion and kind of the blanked ones, as written. With ``pods``, the
+    documents that may hold a running pod template are parsed too (their outlines cross)."""
 
     kinds: set[tuple[str, str]] = field(default_factory=set)
+    pods: bool = False
 
     def __call__(self, text: str) -> str:
         if _parsed_whole(text):
@@ -174,7 +186,11 @@ class CrossingText:
     def _kept(self, document: str, beside_cronjob: bool) -> str:
         if may_cross(document) or (beside_cronjob and _BESIDE_CRONJOB.search(document)):
             return document
+        if self.pods and _POD_WORD in document:
+            return document
         found = {match[1]: match[2] for match in _TOP_LEVEL.finditer(document)}
+        if self.pods and found.get("kind", _POD_WORD) in _POD_KINDS:
+            return document
         if "kind" in found:
             self.kinds.add((found.get("apiVersion", ""), found["kind"]))
         return ("---" if DOC_START.match(document) else "") + "\n" * document.count("\n")

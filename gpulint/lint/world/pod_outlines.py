@@ -8,12 +8,14 @@ its outline, whether the object is held whole or not, so a split run and one pro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from gpulint.kube.fields import mapping, sequence
-from gpulint.kube.refs import ObjectRef
 from gpulint.kube.workloads import template_metadata
-from gpulint.lint.inputs.linted_set import OUTLINE_API_VERSION, OUTLINE_KIND, LintedObject
+from gpulint.lint.inputs.linted_set import LintedObject, outline_object
+from gpulint.lint.inputs.setup_walk import mentions
+from gpulint.lint.inputs.sources import Source
 
 # Without this word in any file no pod has a pod affinity: a split run carries no outline (and judges none: a
 # name spelled with escapes is not seen, and the verdict then says nothing).
@@ -25,23 +27,30 @@ _SPEC_FIELDS = ("nodeSelector", "tolerations", "nodeName", "hostNetwork", "overh
 _CONTAINER_FIELDS = ("name", "resources", "restartPolicy")
 
 
+def names_pod_affinity(sources: Sequence[Source]) -> bool:
+    """Whether a source may hold a pod with a pod affinity: then a split, streamed or indexed run carries the pod
+    templates of the objects that do not cross files as outlines (AFFINITY_WORD)."""
+    return any(mentions(source, (AFFINITY_WORD,)) for source in sources)
+
+
 def outlines_of(obj: LintedObject) -> list[dict[str, Any]]:
-    """One outline per running pod template of ``obj``: its name (with the template's role), namespace, kind,
-    labels, whether another object completes its spec, and the fields of the spec the filters read."""
+    """One outline per running pod template of ``obj``: its name (with the template's role), kind, and, when
+    there is one, its namespace, labels, whether another object completes its spec, and the fields of the spec
+    the filters read. Compact: a field left out is empty (the repository index caches them on disk, split runs
+    pickle them)."""
     facts = obj.facts  # worked out afresh on each read: once here
     found = []
     for site in facts.sites():
         if site.runs:
-            found.append(
-                {
-                    "name": obj.ref.display() + (f" ('{site.role}')" if site.role else ""),
-                    "namespace": obj.ref.namespace,
-                    "kind": obj.kind,
-                    "labels": mapping(template_metadata(obj.data, site).get("labels")),
-                    "completed": bool(site.completed_by),
-                    "spec": _spec_outline(site.spec),
-                }
-            )
+            outline: dict[str, Any] = {
+                "name": obj.ref.display() + (f" ('{site.role}')" if site.role else ""),
+                "kind": obj.kind,
+                "namespace": obj.ref.namespace,
+                "labels": mapping(template_metadata(obj.data, site).get("labels")),
+                "completed": bool(site.completed_by),
+                "spec": _spec_outline(site.spec),
+            }
+            found.append({key: value for key, value in outline.items() if value})
     return found
 
 
@@ -65,5 +74,4 @@ def outlined(obj: LintedObject) -> LintedObject | None:
     found = outlines_of(obj)
     if not found:
         return None
-    ref = ObjectRef(OUTLINE_API_VERSION, OUTLINE_KIND, obj.ref.namespace, obj.ref.display())
-    return LintedObject(ref, {"templates": found}, obj.file, obj.render)
+    return outline_object(found, obj.file, obj.ref.display(), obj.ref.namespace, obj.render)
