@@ -28,7 +28,7 @@ from rule_harness import findings_of
 
 import gpulint.lint.run
 from gpulint.lint.config import Config
-from gpulint.lint.inputs.linted_set import LintedObject, LintedSet
+from gpulint.lint.inputs.linted_set import OUTLINE_KIND, LintedObject, LintedSet
 from gpulint.lint.inputs.loader import LoadedFile, load_bytes
 from gpulint.lint.inputs.objects import object_ref, parse_file
 from gpulint.lint.inputs.render.rendered import Rendered, mapped
@@ -140,10 +140,12 @@ def test_the_parity_fails_when_nothing_crosses_files(tmp_path, monkeypatch):
 # (cross_file.CrossingText); the objects it takes must be the ones the whole file's parse gives.
 
 
-def _crossing(path: str, text: str, reduced: bool) -> tuple[list[tuple[object, object]], int]:
-    """The objects of ``text`` that cross files, and how many objects were parsed."""
-    parsed = parse_file(load_bytes(path, text.encode(), reduced=CrossingText() if reduced else None))
-    return [(obj.ref, obj.data) for obj in shared_objects(parsed, everything=False)], len(parsed.objects)
+def _crossing(path: str, text: str, reduced: bool, outline: bool = False) -> tuple[list[tuple[object, object]], int]:
+    """The objects of ``text`` that cross files (with ``outline``, and the outlines of the others' pod templates,
+    as a run carries them when a file names podAffinity), and how many objects were parsed."""
+    crossing = CrossingText(pods=outline) if reduced else None
+    parsed = parse_file(load_bytes(path, text.encode(), reduced=crossing))
+    return [(obj.ref, obj.data) for obj in shared_objects(parsed, False, outline)], len(parsed.objects)
 
 
 def _example_files() -> list[tuple[str, str]]:
@@ -154,15 +156,21 @@ def _example_files() -> list[tuple[str, str]]:
     return files
 
 
-def test_the_first_pass_takes_the_same_objects_from_the_documents_it_parses():
+@pytest.mark.parametrize("outline", [False, True], ids=["crossing", "with-outlines"])
+def test_the_first_pass_takes_the_same_objects_from_the_documents_it_parses(outline):
     parsed = {True: 0, False: 0}
+    outlines = 0
     for path, text in _example_files():
-        whole, parsed_whole = _crossing(path, text, reduced=False)
-        fewer, parsed_fewer = _crossing(path, text, reduced=True)
+        whole, parsed_whole = _crossing(path, text, reduced=False, outline=outline)
+        fewer, parsed_fewer = _crossing(path, text, reduced=True, outline=outline)
         assert fewer == whole, path
         parsed[True] += parsed_fewer
         parsed[False] += parsed_whole
-    assert parsed[True] < parsed[False] / 2  # most documents hold nothing another file reads: not parsed
+        outlines += sum(ref.kind == OUTLINE_KIND for ref, _ in whole)
+    if not outline:
+        assert parsed[True] < parsed[False] / 2  # most documents hold nothing another file reads: not parsed
+    else:  # most hold a pod template, outlined; the others are still not parsed
+        assert outlines > 40 and parsed[True] < parsed[False]
 
 
 def test_the_first_pass_misses_objects_when_the_words_are_left_out(monkeypatch):
@@ -176,6 +184,30 @@ _POD = (
 )
 
 
+# Pod templates whose text does not name `containers`: KServe's model shorthand (the predictor's container is
+# built from it, kube/kserve.py), and a Deployment whose template has none written (refused by the API server,
+# still a template gpulint reads).
+_SHORTHAND = (
+    "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: llama, namespace: ml}\n"
+    "spec:\n  predictor:\n    model:\n      modelFormat: {name: huggingface}\n"
+    '      resources: {limits: {nvidia.com/gpu: "1"}}\n'
+)
+_NO_CONTAINERS = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: empty, namespace: ml}\nspec:\n  template:\n"
+    "    metadata: {labels: {app: cache}}\n    spec: {nodeSelector: {pool: cpu}}\n"
+)
+
+
+@pytest.mark.parametrize("document", [_SHORTHAND, _NO_CONTAINERS], ids=["kserve-shorthand", "no-containers"])
+def test_the_first_pass_outlines_pod_templates_that_name_no_containers(document):
+    text = _SERVICE + "---\n" + document
+    whole, _ = _crossing("f.yaml", text, reduced=False, outline=True)
+    assert [ref.kind for ref, _ in whole] == ["Service", OUTLINE_KIND]
+    assert _crossing("f.yaml", text, reduced=True, outline=True)[0] == whole
+    assert _crossing("f.yaml", text, reduced=True)[0] == whole[:1]  # without outlines, not parsed
+
+
+@pytest.mark.parametrize("outline", [False, True], ids=["crossing", "with-outlines"])
 @pytest.mark.parametrize(
     ("case", "text"),
     [
@@ -203,10 +235,10 @@ _POD = (
         ("json comments", '{"a": 1} /* the claim:\n---\n' + _CLAIM),
     ],
 )
-def test_the_first_pass_reads_what_the_whole_file_s_parse_reads(case, text):
+def test_the_first_pass_reads_what_the_whole_file_s_parse_reads(case, text, outline):
     path = "f.json" if case.startswith("json") else "f.yaml"
-    whole, _ = _crossing(path, text, reduced=False)
-    assert _crossing(path, text, reduced=True)[0] == whole
+    whole, _ = _crossing(path, text, reduced=False, outline=outline)
+    assert _crossing(path, text, reduced=True, outline=outline)[0] == whole
     assert case != "escaped kind" or [ref.kind for ref, _ in whole] == ["PodGroup", "ResourceClaim"]
     refused = (
         "template",
@@ -410,7 +442,8 @@ def _spelled(text: str, how: str) -> str:
 def _files(draw: st.DrawFn) -> tuple[str, str]:
     documents = []
     for _ in range(draw(st.integers(1, 4))):
-        lines = _spelled(draw(st.sampled_from(_DOCUMENTS)), draw(st.sampled_from(_SPELLINGS))).splitlines(True)
+        written = draw(st.sampled_from([*_DOCUMENTS, _SHORTHAND, _NO_CONTAINERS]))
+        lines = _spelled(written, draw(st.sampled_from(_SPELLINGS))).splitlines(True)
         for _ in range(draw(st.integers(0, 2))):
             lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(_BREAKS)))
         documents.append("".join(lines))
@@ -430,6 +463,8 @@ def _files(draw: st.DrawFn) -> tuple[str, str]:
 def test_the_first_pass_never_drops_or_adds_an_object_the_whole_parse_takes(file):
     path, text = file
     assert _crossing(path, text, reduced=True)[0] == _crossing(path, text, reduced=False)[0]
+    # nor, when the run carries them, a pod template's outline
+    assert _crossing(path, text, True, outline=True)[0] == _crossing(path, text, False, outline=True)[0]
 
 
 def test_the_generated_files_hold_objects_that_cross():
