@@ -110,7 +110,8 @@ def pre_commit(trees: dict[str, Path], work: Path, documents: int, runs: int) ->
     for commit, repo in repos.items():
         cache = next((repo / ".gpulint_cache").glob("*.json"))
         files = json.loads(cache.read_text())["files"]
-        outlines = sum(len(entry.get("outlines", [])) for entry in files.values())
+        written = [entry.get("outlines") or [] for entry in files.values()]  # a list, or its JSON text
+        outlines = sum(len(json.loads(o) if isinstance(o, str) else o) for o in written)
         sizes.append(f"{commit}: {cache.stat().st_size / 2**20:.1f} MiB, {outlines:,} outlines")
     print(f"\ncache on disk: {'; '.join(sizes)}")
 

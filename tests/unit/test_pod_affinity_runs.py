@@ -191,13 +191,33 @@ def test_a_cache_written_by_the_previous_format_is_dropped(tmp_path):
     cold = affinity_findings(*one_file)
     cache = tree / CACHE_DIR / CACHE_FILE
     written = json.loads(cache.read_text())
-    assert written["format"] == CACHE_FORMAT == 6 and written["files"]["helper.yaml"]["outlines"]
+    assert written["format"] == CACHE_FORMAT == 6 and json.loads(written["files"]["helper.yaml"]["outlines"])
     # as format 5 wrote it: the same stat and objects, no outlines
     previous = {**written, "format": 5, "files": {key: {k: v for k, v in entry.items() if k != "outlines"}
                                                   for key, entry in written["files"].items()}}  # fmt: skip
     cache.write_text(json.dumps(previous))
     assert affinity_findings(*one_file) == cold and [m.split("\n")[0] for *_, m in cold] == expected
     assert json.loads(cache.read_text())["format"] == CACHE_FORMAT  # rewritten in this format
+
+
+@pytest.mark.parametrize("written", ["not json", '[{"name": 1, "kind": "Pod"}]', '{"name": "x"}', "[" * 100_000])
+def test_outlines_not_as_written_send_their_file_to_the_index_again(tmp_path, written):
+    """A cached file's outlines are read only by a run that carries them, and checked then: when they are off,
+    that file is parsed again (and its entry rewritten), and the run judges as a cold one does."""
+    files, trainer_text, expected = TREES["peer in another file, off the GPU node"]
+    tree = tmp_path / "tree"
+    write_tree(tree, files, trainer_text)
+    (tmp_path / "nodes.yaml").write_text(NODES, encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    one_file = (str(tree / "trainer.yaml"), "--inventory", str(tmp_path / "nodes.yaml"))
+    cold = affinity_findings(*one_file)
+    cache = tree / CACHE_DIR / CACHE_FILE
+    document = json.loads(cache.read_text())
+    good = document["files"]["helper.yaml"]["outlines"]
+    document["files"]["helper.yaml"]["outlines"] = written
+    cache.write_text(json.dumps(document))
+    assert affinity_findings(*one_file) == cold and [m.split("\n")[0] for *_, m in cold] == expected
+    assert json.loads(cache.read_text())["files"]["helper.yaml"]["outlines"] == good
 
 
 @pytest.mark.slow

@@ -13,8 +13,9 @@ index and the configured ``exclude`` are honoured; no program is run. Parsed obj
 by file stat under ``<repository>/.gpulint_cache/`` (ignored by git through its own .gitignore),
 so a second run parses only what changed. The cache is data from disk, never trusted: it is
 size-bounded, read as JSON (never unpickled), validated field by field, and dropped whole when
-anything in it is off; it is never followed through a symbolic link nor written outside the
-repository.
+anything in it is off (a file's outlines, kept as JSON text and read only by a run that carries them,
+are validated when read: that file is indexed again when they are off); it is never followed through a
+symbolic link nor written outside the repository.
 """
 
 from __future__ import annotations
@@ -135,14 +136,17 @@ def build_context(
         key = _key(path, shown, root, candidate.follow)
         signature: Stat = (info.st_size, info.st_mtime_ns, info.st_ino)
         entry = cache.get(key)
-        if entry is None or tuple(entry["stat"]) != signature:
+        outlines = None
+        if entry is not None and tuple(entry["stat"]) == signature:
+            outlines = _outlines(entry["outlines"]) if pods else []
+        if entry is None or outlines is None:  # not cached, changed, or its outlines not as written
             objects, outlines = _index_file(path, keep, outline, limit)
-            entry = {"stat": list(signature), "objects": objects, "outlines": outlines}
+            entry = {"stat": list(signature), "objects": objects, "outlines": _outlines_text(outlines)}
             context.parsed += 1
         fresh[key] = entry
         context.objects.extend(LintedObject(ObjectRef(*item["ref"]), item["data"], path) for item in entry["objects"])
-        if pods and entry["outlines"]:
-            context.objects.append(outline_object(entry["outlines"], path, key))
+        if pods and outlines:
+            context.objects.append(outline_object(outlines, path, key))
     if use_cache and (context.parsed or set(fresh) != set(cache)):
         _save_cache(root, fresh)
     return context
@@ -245,8 +249,24 @@ def _valid_entry(key: Any, entry: Any) -> bool:
         ref = item.get("ref")
         if not (isinstance(ref, list) and len(ref) == 4 and all(isinstance(part, str) for part in ref)):
             return False
-    outlines = entry.get("outlines")
-    return isinstance(outlines, list) and all(_valid_outline(outline) for outline in outlines)
+    return isinstance(entry.get("outlines"), str)
+
+
+def _outlines_text(outlines: list[dict[str, Any]]) -> str:
+    """A file's outlines as the cache holds them: JSON text within the cache's, decoded only by a run that carries
+    them (most do not: no linted file names podAffinity), so the others read a string, not the objects."""
+    return json.dumps(outlines, separators=(",", ":"), default=str) if outlines else ""
+
+
+def _outlines(written: str) -> list[dict[str, Any]] | None:
+    """The outlines of a cached file's text, or None when they are not as written (the file is indexed again)."""
+    try:
+        outlines = json.loads(written) if written else []
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(outlines, list) or not all(_valid_outline(outline) for outline in outlines):
+        return None
+    return outlines
 
 
 def _valid_outline(outline: Any) -> bool:
