@@ -175,8 +175,13 @@ def test_without_outlines_the_index_says_nothing(tmp_path, monkeypatch):
     subprocess.run(["git", "init", "-q", str(tmp_path / "tree")], check=True)
     one_file = (str(tmp_path / "tree" / "trainer.yaml"), "--inventory", str(tmp_path / "nodes.yaml"))
     assert [message.split("\n")[0] for *_, message in affinity_findings(*one_file)] == expected == [BLOCKED]
+    explained = run_cli("explain", *one_file)  # explain reads the repository as check does: the same cause
+    assert "Inter-pod affinity: FAIL" in explained.stdout and "Deployment/ml/helper, which can run on cpu-1" in (
+        explained.stdout
+    )
     monkeypatch.setattr("gpulint.cli.check.names_pod_affinity", lambda sources: False)
     assert affinity_findings(*one_file) == []
+    assert "Inter-pod affinity: FAIL" not in run_cli("explain", *one_file).stdout
 
 
 def test_a_cache_written_by_the_previous_format_is_dropped(tmp_path):
