@@ -430,3 +430,37 @@ def test_a_fault_in_the_charts_text_is_one_error_whatever_the_releases(repo, ren
     (failed,) = findings(repo, render_tools, files)
     assert (failed["rule"], failed["severity"], failed["line"]) == ("not-rendered", "error", 18)
     assert "parse error" in failed["message"]
+
+
+HELMFILE_IN_DEPLOY = {
+    "deploy/helmfile.yaml": HELMFILE.replace("GPUS", "2")
+    .replace("./charts/inference", "../charts/inference")
+    .replace("values/llama.yaml", "../values/llama.yaml"),
+    "values/llama.yaml": "model:\n  name: meta-llama/Llama-3.1-8B\ntensorParallel: 4\n",
+}
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {".git/HEAD": "ref: refs/heads/main\n", ".gitignore": "deploy/\n"},  # a local helmfile git never sees
+        {".git/info/exclude": "/deploy/\n"},
+        {".gpulint.yaml": "exclude: [deploy]\n"},  # the configuration's exclude
+    ],
+    ids=["gitignored-folder", "info-exclude", "configured-exclude"],
+)
+def test_a_release_in_an_ignored_or_excluded_folder_is_not_read(repo, render_tools, files):
+    """The release walk is the manifest walk (file_walk.Walk): what `gpulint check .` leaves out gives no values."""
+    found = findings(repo, render_tools, {**HELMFILE_IN_DEPLOY, **files})
+    assert [(f["rule"], f["severity"]) for f in found] == [("not-rendered", "warning")]
+
+
+def test_trap_a_release_the_ignore_rules_do_not_reach_is_read(repo, render_tools):
+    files = {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        ".gitignore": "/charts/deploy/\n",
+        ".gpulint.yaml": "exclude: [old]\n",
+    }
+    found = findings(repo, render_tools, {**HELMFILE_IN_DEPLOY, **files})
+    (mismatch,) = by_rule(found, "parallelism-mismatch")
+    assert "rendered as release 'llama' of deploy/helmfile.yaml:5" in said(mismatch)

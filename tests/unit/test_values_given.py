@@ -29,3 +29,24 @@ def test_each_file_is_read_once_for_all_the_values_judged(tmp_path, monkeypatch)
     assert given.find(["image", "tag"], "v1") is None  # the same value as the chart's: not another
     assert given.find(["replicas"]) is None
     assert reads and len(reads) == len(set(reads))  # five questions, each file read once
+
+
+def test_a_file_ignored_or_excluded_gives_no_value(repo):
+    """The candidates are walked as `gpulint check DIR` walks: .gitignore and the configured exclude honoured."""
+    chart = repo / "deploy" / "charts" / "inference"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: inference\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("gpus: 1\n")
+    (chart / "ci").mkdir()
+    (chart / "ci" / "gpu-values.yaml").write_text("gpus: 2\n")
+    (repo / "deploy" / "install.sh").write_text("helm install x ./charts/inference --set image.tag=v1\n")
+    (repo / "deploy" / "docs").mkdir()
+    (repo / "deploy" / "docs" / "guide.md").write_text("helm install x ./charts/inference --set model.name=llama\n")
+    assert GivenElsewhere(str(chart), str(repo)).find(["image", "tag"]) == "deploy/install.sh"
+    assert GivenElsewhere(str(chart), str(repo)).find(["model", "name"]) == "deploy/docs/guide.md"
+    (repo / ".git").mkdir()
+    (repo / ".gitignore").write_text("install.sh\ndocs/\n")
+    assert GivenElsewhere(str(chart), str(repo)).find(["image", "tag"]) is None
+    assert GivenElsewhere(str(chart), str(repo)).find(["model", "name"]) is None
+    assert GivenElsewhere(str(chart), str(repo)).find(["gpus"], 1) == "deploy/charts/inference/ci/gpu-values.yaml"
+    assert GivenElsewhere(str(chart), str(repo), ["ci"]).find(["gpus"], 1) is None

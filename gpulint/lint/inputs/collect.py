@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 from gpulint.lint.inputs.file_walk import Candidate, Walk
 from gpulint.lint.inputs.render.collect import Renderer
@@ -38,7 +39,10 @@ def collect_all(
     sources: list[Source] = []
     notes: list[str] = []
     collection = Collection(sources, notes)
-    renderer = Renderer(options.render, collection)
+    render = options.render
+    if render is not None and tuple(exclude) != render.exclude:
+        render = replace(render, exclude=tuple(exclude))
+    renderer = Renderer(render, collection)
     seen: set[tuple[int, int]] = set()
     stdin_read = False
     for path in paths:

@@ -310,7 +310,8 @@ class Renderer:
 
         root = boundary(directory, named)
         if root not in self._releases:
-            self._releases[root] = Releases(root)
+            assert self.options is not None
+            self._releases[root] = Releases(root, self.options.exclude)
         return self._releases[root]
 
     def _overlay(self, kustomization: layout.Kustomization, display: str, named: str) -> Callable[[], Source] | None:
