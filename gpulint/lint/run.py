@@ -58,7 +58,8 @@ def parse_source(source: Source, reduced: Callable[[str], str] | None = None) ->
         raw = source.read()
     except OSError as exc:
         return ParsedFile(LoadedFile(source.display, ""), [], read_error=exc.strerror or str(exc))
-    loaded = load_bytes(source.display, raw, reduced=reduced)
+    kept = source.parsed.take(raw, source.display) if source.parsed is not None and reduced is None else None
+    loaded = kept if kept is not None else load_bytes(source.display, raw, reduced=reduced)
     if source.rendered is not None:  # documents placed in the templates, bases and patches that made them
         loaded = source.rendered.loaded(loaded)
     return parse_file(loaded, complete_objects_only=source.values)

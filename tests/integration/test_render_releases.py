@@ -7,6 +7,7 @@ checked (a not-rendered warning); with a release's values it renders, and what t
 
 from __future__ import annotations
 
+import os
 import subprocess
 import textwrap
 
@@ -15,6 +16,7 @@ import yaml
 from conftest import run_cli, said
 from support.trees import write_tree
 
+from gpulint.lint.inputs import loader
 from gpulint.lint.inputs.render.helm import render_chart
 from gpulint.lint.inputs.render.options import RenderOptions
 from gpulint.lint.inputs.render.releases import Releases
@@ -464,3 +466,30 @@ def test_trap_a_release_the_ignore_rules_do_not_reach_is_read(repo, render_tools
     found = findings(repo, render_tools, {**HELMFILE_IN_DEPLOY, **files})
     (mismatch,) = by_rule(found, "parallelism-mismatch")
     assert "rendered as release 'llama' of deploy/helmfile.yaml:5" in said(mismatch)
+
+
+def test_each_yaml_file_is_parsed_once_per_run(repo, render_tools, monkeypatch):
+    """The Argo CD Application and the Flux HelmRelease give the chart its releases and are linted too, as is the
+    ConfigMap a valuesFrom names: the run lints the release readers' parse of them (parsed_once), not a second."""
+    parsed: list[tuple[str, str]] = []  # (real path, the text parsed): a value held in a file is parsed on its own
+    real = loader.load_text
+
+    def counted(path: str, text: str) -> loader.LoadedFile:
+        parsed.append((os.path.realpath(path), text))
+        return real(path, text)
+
+    monkeypatch.setattr(loader, "load_text", counted)
+    files = {
+        "argocd/llama.yaml": ARGO.replace("TP", "2"),
+        "envs/prod/llama.yaml": "model:\n  name: meta-llama/Llama-3.1-8B\ntensorParallel: 8\n",
+        "flux/llama.yaml": FLUX.replace("./charts/inference", "charts/inference"),
+        "flux/llama-values.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: llama-values, namespace: serving}\n"
+        "data:\n  values.yaml: |\n    model:\n      name: meta-llama/Llama-3.1-8B\n    tensorParallel: 4\n",
+    }
+    found = findings(repo, render_tools, files)
+    labels = {said(f).split("rendered as ")[1].split("\n")[0] for f in by_rule(found, "parallelism-mismatch")}
+    assert labels == {"release 'llama' of flux/llama.yaml:1"}  # both releases rendered, the ConfigMap's values read
+    whole = [path for path, text in parsed if os.path.isfile(path) and text == open(path, encoding="utf-8").read()]
+    for name in ("argocd/llama.yaml", "flux/llama.yaml", "flux/llama-values.yaml"):  # release readers' and linted
+        assert whole.count(os.path.realpath(repo / name)) == 1, name
+    assert len(whole) == len(set(whole)), sorted(whole)

@@ -86,7 +86,8 @@ def collect_all(
             seen.add(read.identity)
             fs_path = candidate.path if read.regular else None
             content = within_node_budget(display, read.content, options)
-            sources.append(Source(display, fs_path, content, values=renderer.values_file(display)))
+            parsed = renderer.parses.taken(candidate.path) if fs_path is not None else None
+            sources.append(Source(display, fs_path, content, values=renderer.values_file(display), parsed=parsed))
     return collection
 
 

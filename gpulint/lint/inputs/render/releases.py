@@ -42,6 +42,7 @@ from gpulint.kube.fields import dig, mapping, sequence, text
 from gpulint.kube.workloads import api_group
 from gpulint.lint.inputs.file_walk import Selection, Walk, read_head
 from gpulint.lint.inputs.loader import LocatedDocument, load_bytes
+from gpulint.lint.inputs.parsed_once import Parses
 from gpulint.lint.inputs.repo_index import shown_root
 from gpulint.lint.inputs.sources import SourceError
 from gpulint.lint.paths import is_within
@@ -89,6 +90,7 @@ class _File:
 @dataclass
 class _Scan:
     root: str
+    parses: Parses
     sources: list[_File] = field(default_factory=list)  # files that may give releases
     holders: list[_File] | None = None  # files that may hold ConfigMaps and Secrets (read when first asked)
     candidates: list[str] = field(default_factory=list)  # every YAML file visited, for the holders
@@ -354,7 +356,7 @@ def _held(scan: _Scan, kind: str, name: str, namespace: str, key: str) -> Iterat
         for path in scan.candidates:
             raw = read_head(path, MAX_BYTES + 1)
             if len(raw) <= MAX_BYTES and any(marker in raw for marker in _HOLDERS):
-                scan.holders.append(_File(path, load_bytes(path, raw).documents))
+                scan.holders.append(_File(path, scan.parses.load(path, raw).documents))
     for found in scan.holders:
         for document in found.documents:
             data = mapping(document.data)
@@ -456,15 +458,16 @@ SOURCES: tuple[tuple[str, Callable[[str, bytes, bool], bool], Callable[[_Scan, _
 class Releases:
     """The releases a repository gives its charts, found by one bounded walk (when first asked)."""
 
-    def __init__(self, root: str, exclude: Sequence[str] = ()) -> None:
+    def __init__(self, root: str, exclude: Sequence[str] = (), parses: Parses | None = None) -> None:
         self.root = os.path.realpath(root)
         self.exclude = tuple(exclude)
+        self.parses = parses if parses is not None else Parses()  # the collection's: the run lints these parses
         self._by_chart: dict[str, list[Release]] | None = None
 
     def of(self, chart: str) -> list[Release]:
         if self._by_chart is None:
             self._by_chart = {}
-            scan = _walk(self.root, self.exclude)
+            scan = _walk(self.root, self.exclude, self.parses)
             for found in scan.sources:
                 for read in found.readers:
                     for release in read(scan, found):
@@ -474,10 +477,10 @@ class Releases:
         return self._by_chart.get(os.path.realpath(chart), [])[:MAX_RELEASES]
 
 
-def _walk(root: str, exclude: Sequence[str]) -> _Scan:
+def _walk(root: str, exclude: Sequence[str], parses: Parses) -> _Scan:
     """The repository's YAML files, walked as ``gpulint check DIR`` walks (file_walk.Walk: .gitignore,
     ``.git/info/exclude`` and the configured ``exclude`` honoured, hidden folders skipped, no link followed)."""
-    scan = _Scan(root)
+    scan = _Scan(root, parses)
     shown = shown_root(root)  # as the manifest walk shows paths, for `exclude` to match alike
     walk = Walk(shown, exclude, [], select=_RELEASE_FILES, max_entries=MAX_ENTRIES)  # notes: the manifest walk's
     visited = 0
@@ -497,7 +500,7 @@ def _walk(root: str, exclude: Sequence[str]) -> _Scan:
                 continue
             readers = tuple(read for _what, holds, read in SOURCES if holds(name, raw, in_helmfile_d))
             if readers:
-                scan.sources.append(_File(path, load_bytes(path, raw).documents, readers))
+                scan.sources.append(_File(path, parses.load(path, raw).documents, readers))
     except SourceError:
         pass  # a folder that cannot be read ends the walk: what came before it stands
     return scan
